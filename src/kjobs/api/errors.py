@@ -1,0 +1,188 @@
+"""Field errors and API errors, one to one with Kubernetes' `field.Error` and `metav1.Status`.
+
+Validation returns `FieldError`s; anything that rejects a request raises an `ApiError`, which renders
+as the `Status` object a Kubernetes API server sends (the HTTP server and the in-process client share it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any
+
+import orjson
+
+from kjobs.api.types import Obj
+
+
+class ErrorType(StrEnum):
+    """Kubernetes' `field.ErrorType`, named as the Go constants and carrying the cause reason string."""
+
+    FieldValueInvalid = "FieldValueInvalid"
+    FieldValueRequired = "FieldValueRequired"
+    FieldValueNotSupported = "FieldValueNotSupported"
+    FieldValueDuplicate = "FieldValueDuplicate"
+    FieldValueTooMany = "FieldValueTooMany"
+    FieldValueTooLong = "FieldValueTooLong"
+    FieldValueForbidden = "FieldValueForbidden"
+    FieldValueNotFound = "FieldValueNotFound"
+    InternalError = "InternalError"
+
+    @property
+    def text(self) -> str:
+        """The phrase Kubernetes prints for this type (`Invalid value`, `Required value`, ...)."""
+        return _TYPE_TEXT[self]
+
+
+_TYPE_TEXT = {
+    ErrorType.FieldValueInvalid: "Invalid value",
+    ErrorType.FieldValueRequired: "Required value",
+    ErrorType.FieldValueNotSupported: "Unsupported value",
+    ErrorType.FieldValueDuplicate: "Duplicate value",
+    ErrorType.FieldValueTooMany: "Too many",
+    ErrorType.FieldValueTooLong: "Too long",
+    ErrorType.FieldValueForbidden: "Forbidden",
+    ErrorType.FieldValueNotFound: "Not found",
+    ErrorType.InternalError: "Internal error",
+}
+
+OMIT = object()
+"""Sentinel bad value: the error is rendered without a value (Go's `field.Invalid(path, nil, ...)` forms)."""
+
+
+@dataclass(frozen=True)
+class FieldError:
+    """One validation error: where (`field`), what kind (`type`), the offending value and why (`detail`)."""
+
+    field: str
+    type: ErrorType
+    detail: str = ""
+    bad_value: Any = field(default=OMIT, compare=False)
+
+    def __str__(self) -> str:
+        """Render as Kubernetes' `field.Error.Error()` does, e.g. `spec.x: Invalid value: 1: must be ...`."""
+        head = f"{self.field}: {self.type.text}"
+        if self.type in (ErrorType.FieldValueRequired, ErrorType.FieldValueForbidden, ErrorType.InternalError):
+            return f"{head}: {self.detail}" if self.detail else head
+        if self.type is ErrorType.FieldValueTooMany:
+            value = "" if self.bad_value is OMIT else f": {self.bad_value}"
+            return f"{head}{value}: {self.detail}" if self.detail else f"{head}{value}"
+        value = "" if self.bad_value is OMIT else f": {render_value(self.bad_value)}"
+        return f"{head}{value}: {self.detail}" if self.detail else f"{head}{value}"
+
+    def cause(self) -> Obj:
+        """The `StatusCause` an API server sends for this error (message without the field prefix)."""
+        text = str(self)
+        message = text[len(self.field) + 2 :] if text.startswith(self.field + ": ") else text
+        return {"reason": self.type.value, "message": message, "field": self.field}
+
+
+def render_value(value: Any) -> str:
+    """Render a bad value as Go's `%#v`-like form Kubernetes uses: strings quoted, lists as `[]int32{1, 2}`."""
+    if isinstance(value, str):
+        return orjson.dumps(value).decode()
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        if all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            return "[]int32{" + ", ".join(str(v) for v in value) + "}"
+        return "[" + ", ".join(render_value(v) for v in value) + "]"
+    if value is None:
+        return "null"
+    return str(value)
+
+
+class ApiError(Exception):
+    """An API request failed; carries the Kubernetes `Status` (reason, code, details) to send or raise."""
+
+    def __init__(
+        self,
+        code: int,
+        reason: str,
+        message: str,
+        *,
+        details: Obj | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.code = code
+        self.reason = reason
+        self.message = message
+        self.details = details
+
+    def status(self) -> Obj:
+        """The `metav1.Status` object for this error."""
+        body: Obj = {
+            "kind": "Status",
+            "apiVersion": "v1",
+            "metadata": {},
+            "status": "Failure",
+            "message": self.message,
+            "reason": self.reason,
+            "code": self.code,
+        }
+        if self.details is not None:
+            body["details"] = self.details
+        return body
+
+    @classmethod
+    def from_status(cls, status: Obj) -> ApiError:
+        """Rebuild the error from a `Status` a server sent (the HTTP client raises what the server said)."""
+        return cls(
+            int(status.get("code") or 500),
+            str(status.get("reason") or "InternalError"),
+            str(status.get("message") or ""),
+            details=status.get("details"),
+        )
+
+
+def invalid(kind: str, name: str, errors: list[FieldError], *, group: str = "") -> ApiError:
+    """422 Invalid, exactly as Kubernetes' `errors.NewInvalid` builds it (message lists every error)."""
+    qualified = f"{kind}.{group}" if group else kind
+    summary = str(errors[0]) if len(errors) == 1 else "[" + ", ".join(str(e) for e in errors) + "]"
+    details: Obj = {"name": name, "kind": kind, "causes": [e.cause() for e in errors]}
+    if group:
+        details["group"] = group
+    return ApiError(422, "Invalid", f'{qualified} "{name}" is invalid: {summary}', details=details)
+
+
+def not_found(resource: str, name: str, *, group: str = "") -> ApiError:
+    """404 NotFound, worded as Kubernetes words it (`jobs.batch "x" not found`)."""
+    qualified = f"{resource}.{group}" if group else resource
+    details: Obj = {"name": name, "kind": resource}
+    if group:
+        details["group"] = group
+    return ApiError(404, "NotFound", f'{qualified} "{name}" not found', details=details)
+
+
+def already_exists(resource: str, name: str, *, group: str = "") -> ApiError:
+    """409 AlreadyExists."""
+    qualified = f"{resource}.{group}" if group else resource
+    details: Obj = {"name": name, "kind": resource}
+    if group:
+        details["group"] = group
+    return ApiError(409, "AlreadyExists", f'{qualified} "{name}" already exists', details=details)
+
+
+def conflict(resource: str, name: str, *, group: str = "") -> ApiError:
+    """409 Conflict for a stale resourceVersion, with Kubernetes' exact message."""
+    qualified = f"{resource}.{group}" if group else resource
+    details: Obj = {"name": name, "kind": resource}
+    if group:
+        details["group"] = group
+    return ApiError(
+        409,
+        "Conflict",
+        f'Operation cannot be fulfilled on {qualified} "{name}": the object has been modified; '
+        "please apply your changes to the latest version and try again",
+        details=details,
+    )
+
+
+def bad_request(message: str) -> ApiError:
+    """400 BadRequest."""
+    return ApiError(400, "BadRequest", message)
+
+
+def gone(message: str) -> ApiError:
+    """410 Expired: a watch or list asked for a revision the store no longer holds."""
+    return ApiError(410, "Expired", message)
