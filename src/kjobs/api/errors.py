@@ -6,7 +6,8 @@ as the `Status` object a Kubernetes API server sends (the HTTP server and the in
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import dataclasses
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -57,7 +58,7 @@ class FieldError:
     field: str
     type: ErrorType
     detail: str = ""
-    bad_value: Any = field(default=OMIT, compare=False)
+    bad_value: Any = dataclasses.field(default=OMIT, compare=False)
 
     def __str__(self) -> str:
         """Render as Kubernetes' `field.Error.Error()` does, e.g. `spec.x: Invalid value: 1: must be ...`."""
