@@ -1,0 +1,16 @@
+"""The `kjobs` command line: one module per command, registered on the group here."""
+
+from __future__ import annotations
+
+import click
+
+from kjobs import __version__
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="kjobs")
+def main() -> None:
+    """kjobs: Kubernetes batch Jobs, with their failure-handling semantics, on one machine."""
+
+
+# Commands register themselves below (one line each).

@@ -1,0 +1,43 @@
+"""Loads the shared conformance corpus (`KJOBS_CONFORMANCE_DIR`, default `../shared/conformance`).
+
+Each case becomes one pytest parameter whose id is the case name; a missing corpus is an error, never a skip.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+_DEFAULT = Path(__file__).resolve().parents[3] / "shared" / "conformance"
+
+
+def corpus_dir() -> Path:
+    """The corpus folder: `$KJOBS_CONFORMANCE_DIR`, else `../shared/conformance` beside the checkout."""
+    configured = os.environ.get("KJOBS_CONFORMANCE_DIR")
+    return Path(configured) if configured else _DEFAULT
+
+
+def load_cases(set_name: str) -> list[dict[str, Any]]:
+    """All cases of one set (`policy`, `validation`, `scenarios`); raises if the file is missing."""
+    path = corpus_dir() / f"{set_name}.json"
+    data = orjson.loads(path.read_bytes())
+    cases: list[dict[str, Any]] = data["cases"]
+    return cases
+
+
+def params(set_name: str, *, kinds: tuple[str, ...] | None = None) -> list[Any]:
+    """pytest parameters for a set, optionally only the scenario kinds given; ids are unique case names."""
+    out = []
+    seen: dict[str, int] = {}
+    for case in load_cases(set_name):
+        if kinds is not None and case.get("kind") not in kinds:
+            continue
+        name = case["name"]
+        seen[name] = seen.get(name, 0) + 1
+        case_id = name if seen[name] == 1 else f"{name} #{seen[name]}"
+        out.append(pytest.param(case, id=case_id))
+    return out
