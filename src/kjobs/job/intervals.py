@@ -1,0 +1,115 @@
+"""Ordered index intervals: the compressed form of `status.completedIndexes` / `status.failedIndexes`.
+
+The string form is Kubernetes': sorted, comma separated, runs of three or more as `a-b`, a pair as `a,b`.
+Parsing drops indexes at or above `completions` (so scaling an elastic Indexed Job down forgets them).
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left
+from collections.abc import Iterable
+
+
+class Intervals:
+    """An immutable, sorted, non-overlapping, non-adjacent list of closed intervals of indexes."""
+
+    __slots__ = ("_firsts", "_spans")
+
+    def __init__(self, spans: Iterable[tuple[int, int]] = ()) -> None:
+        merged: list[tuple[int, int]] = []
+        for first, last in spans:
+            if merged and first <= merged[-1][1] + 1:
+                if last > merged[-1][1]:
+                    merged[-1] = (merged[-1][0], last)
+            else:
+                merged.append((first, last))
+        self._spans = tuple(merged)
+        self._firsts = [s[0] for s in merged]
+
+    @classmethod
+    def of(cls, indexes: Iterable[int]) -> Intervals:
+        """Intervals covering exactly the given indexes."""
+        return cls((i, i) for i in sorted(set(indexes)))
+
+    @classmethod
+    def parse(cls, text: str | None, completions: int) -> Intervals:
+        """Parse Kubernetes' interval string, ignoring corrupt parts and indexes >= completions."""
+        if not text:
+            return cls()
+        spans: list[tuple[int, int]] = []
+        for part in text.split(","):
+            limits = part.split("-")
+            try:
+                first = int(limits[0])
+            except ValueError:
+                continue
+            if first >= completions:
+                break
+            if len(limits) > 1:
+                try:
+                    last = int(limits[1])
+                except ValueError:
+                    continue
+                last = min(last, completions - 1)
+            else:
+                last = first
+            spans.append((first, last))
+        return cls(_sorted_spans(spans))
+
+    def merge(self, other: Intervals) -> Intervals:
+        """The union of both interval lists."""
+        return Intervals(_sorted_spans([*self._spans, *other._spans]))
+
+    def with_indexes(self, indexes: Iterable[int]) -> Intervals:
+        """The union with individual indexes."""
+        return self.merge(Intervals.of(indexes))
+
+    def total(self) -> int:
+        """How many indexes the intervals hold."""
+        return sum(last - first + 1 for first, last in self._spans)
+
+    def has(self, index: int) -> bool:
+        """Whether `index` is covered."""
+        pos = bisect_left(self._firsts, index + 1) - 1
+        return pos >= 0 and self._spans[pos][1] >= index
+
+    @property
+    def spans(self) -> tuple[tuple[int, int], ...]:
+        """The (first, last) pairs, ascending."""
+        return self._spans
+
+    def __iter__(self) -> Iterable[int]:  # type: ignore[override]
+        for first, last in self._spans:
+            yield from range(first, last + 1)
+
+    def __len__(self) -> int:
+        return len(self._spans)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Intervals) and self._spans == other._spans
+
+    def __hash__(self) -> int:
+        return hash(self._spans)
+
+    def __str__(self) -> str:
+        parts = []
+        for first, last in self._spans:
+            if last == first:
+                parts.append(str(first))
+            elif last == first + 1:
+                parts.append(f"{first},{last}")
+            else:
+                parts.append(f"{first}-{last}")
+        return ",".join(parts)
+
+    def __repr__(self) -> str:
+        return f"Intervals({str(self)!r})"
+
+
+def _sorted_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    return sorted(spans)
+
+
+def count_indexes(text: str | None, completions: int) -> int:
+    """Number of indexes in an interval string that are below `completions` (absent string: 0)."""
+    return 0 if text is None else Intervals.parse(text, completions).total()

@@ -1,0 +1,197 @@
+"""Facts about one pod as the Job controller sees it: phase, readiness, index, finish time, failure counts.
+
+All functions read a pod in its JSON form and never mutate it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kjobs.api.names import (
+    JOB_COMPLETION_INDEX_ANNOTATION,
+    JOB_INDEX_FAILURE_COUNT_ANNOTATION,
+    JOB_INDEX_IGNORED_FAILURE_COUNT_ANNOTATION,
+    JOB_TRACKING_FINALIZER,
+    MAX_INT32,
+)
+from kjobs.api.timeutil import parse_time
+from kjobs.api.types import Obj
+
+UNKNOWN_INDEX = -1
+GO_ZERO_TIME = parse_time("0001-01-01T00:00:00Z")
+
+
+def meta(pod: Obj) -> Obj:
+    """The pod's metadata (empty dict when absent)."""
+    value: Obj = pod.get("metadata") or {}
+    return value
+
+
+def status(pod: Obj) -> Obj:
+    """The pod's status (empty dict when absent)."""
+    value: Obj = pod.get("status") or {}
+    return value
+
+
+def uid(pod: Obj) -> str:
+    """The pod's UID."""
+    return str(meta(pod).get("uid") or "")
+
+
+def phase(pod: Obj) -> str:
+    """The pod's phase (`""` when unset)."""
+    return str(status(pod).get("phase") or "")
+
+
+def is_terminal(pod: Obj) -> bool:
+    """Succeeded or Failed."""
+    return phase(pod) in ("Succeeded", "Failed")
+
+
+def is_deleting(pod: Obj) -> bool:
+    """Has a deletionTimestamp."""
+    return bool(meta(pod).get("deletionTimestamp"))
+
+
+def is_active(pod: Obj) -> bool:
+    """Not terminal and not being deleted (`controller.FilterActivePods`)."""
+    return not is_terminal(pod) and not is_deleting(pod)
+
+
+def is_terminating(pod: Obj) -> bool:
+    """Being deleted but not yet terminal: counted in `status.terminating`."""
+    return is_deleting(pod) and not is_terminal(pod)
+
+
+def has_tracking_finalizer(pod: Obj) -> bool:
+    """Carries `batch.kubernetes.io/job-tracking`, i.e. not yet counted in the Job status."""
+    return JOB_TRACKING_FINALIZER in (meta(pod).get("finalizers") or ())
+
+
+def condition(pod: Obj, cond_type: str) -> Obj | None:
+    """The pod condition of a type, if present."""
+    for cond in status(pod).get("conditions") or ():
+        if isinstance(cond, dict) and cond.get("type") == cond_type:
+            return cond
+    return None
+
+
+def is_ready(pod: Obj) -> bool:
+    """Ready=True (`podutil.IsPodReady`)."""
+    cond = condition(pod, "Ready")
+    return cond is not None and cond.get("status") == "True"
+
+
+def completion_index(pod: Obj) -> int:
+    """The completion index annotation as an int, or UNKNOWN_INDEX when absent, unparsable or negative."""
+    annotations = meta(pod).get("annotations") or {}
+    value = annotations.get(JOB_COMPLETION_INDEX_ANNOTATION)
+    if value is None:
+        return UNKNOWN_INDEX
+    try:
+        index = int(str(value), 10)
+    except ValueError:
+        return UNKNOWN_INDEX
+    return index if index >= 0 else UNKNOWN_INDEX
+
+
+def _annotation_int32(pod: Obj, key: str) -> int:
+    annotations = meta(pod).get("annotations") or {}
+    value = annotations.get(key)
+    if value is None:
+        return 0
+    try:
+        number = int(str(value), 10)
+    except ValueError:
+        return 0
+    return number if 0 <= number <= MAX_INT32 else 0
+
+
+def index_failure_count(pod: Obj) -> int:
+    """`batch.kubernetes.io/job-index-failure-count` (0 when absent or invalid)."""
+    return _annotation_int32(pod, JOB_INDEX_FAILURE_COUNT_ANNOTATION)
+
+
+def index_ignored_failure_count(pod: Obj) -> int:
+    """`batch.kubernetes.io/job-index-ignored-failure-count` (0 when absent or invalid)."""
+    return _annotation_int32(pod, JOB_INDEX_IGNORED_FAILURE_COUNT_ANNOTATION)
+
+
+def index_absolute_failure_count(pod: Obj) -> int:
+    """Counted plus ignored failures of the pod's index before this pod."""
+    return index_failure_count(pod) + index_ignored_failure_count(pod)
+
+
+def _time(value: Any) -> float | None:
+    if not value:
+        return None
+    try:
+        return parse_time(str(value))
+    except ValueError:
+        return None
+
+
+def creation_time(pod: Obj) -> float:
+    """creationTimestamp, or Go's zero time when absent."""
+    return _time(meta(pod).get("creationTimestamp")) or GO_ZERO_TIME
+
+
+def finish_time(pod: Obj) -> float:
+    """When the pod finished, as the Job controller's back-off estimates it (semantics §5.7)."""
+    latest: float | None = None
+    all_terminated = True
+    for cstatus in status(pod).get("containerStatuses") or ():
+        terminated = ((cstatus or {}).get("state") or {}).get("terminated")
+        finished = _time((terminated or {}).get("finishedAt")) if terminated is not None else None
+        if finished is None or finished == GO_ZERO_TIME:
+            all_terminated = False
+            break
+        if latest is None or finished > latest:
+            latest = finished
+    if all_terminated and latest is not None:
+        return latest
+    ready = condition(pod, "Ready")
+    if ready is not None and ready.get("status") == "False":
+        changed = _time(ready.get("lastTransitionTime"))
+        if changed is not None and changed != GO_ZERO_TIME:
+            return changed
+    deleted = _time(meta(pod).get("deletionTimestamp"))
+    if deleted is not None:
+        return deleted - float(meta(pod).get("deletionGracePeriodSeconds") or 0)
+    return creation_time(pod)
+
+
+def max_restarts(pod: Obj) -> int:
+    """The highest container restartCount."""
+    return max((int((c or {}).get("restartCount") or 0) for c in status(pod).get("containerStatuses") or ()), default=0)
+
+
+def ready_time(pod: Obj) -> float | None:
+    """When the pod became Ready, if it is."""
+    cond = condition(pod, "Ready")
+    if cond is None or cond.get("status") != "True":
+        return None
+    return _time(cond.get("lastTransitionTime"))
+
+
+_PHASE_ORDINAL = {"Pending": 0, "Unknown": 1, "Running": 2}
+
+
+def removal_order_key(pod: Obj) -> tuple[Any, ...]:
+    """Sort key putting the pods cheapest to delete first (`controller.ActivePods`).
+
+    Unscheduled before scheduled, Pending < Unknown < Running, not ready before ready, more recently ready
+    first, more restarts first, newer before older.
+    """
+    node = (pod.get("spec") or {}).get("nodeName") or ""
+    ready = is_ready(pod)
+    rtime = ready_time(pod) if ready else None
+    created = meta(pod).get("creationTimestamp")
+    return (
+        1 if node else 0,
+        _PHASE_ORDINAL.get(phase(pod), 0),
+        1 if ready else 0,
+        -(rtime if rtime is not None else float("inf")) if ready else 0.0,
+        -max_restarts(pod),
+        -(creation_time(pod) if created else float("inf")),
+    )
