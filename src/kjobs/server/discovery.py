@@ -1,0 +1,170 @@
+"""Discovery documents: `/version`, legacy (`/api`, `/apis`, `/api/v1`, …) and aggregated (apidiscovery v2).
+
+All are derived from the registry, so a resource added there appears everywhere at once. The aggregated
+form is only sent when the client's `Accept` asks for `g=apidiscovery.k8s.io;v=v2` (kubectl ≤1.29 asks only
+for v2beta1 and must get the legacy form). Documents are built once and kept as encoded bytes.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import orjson
+
+from kjobs.api.types import Obj
+from kjobs.server.registry import GROUPS, SUBRESOURCE_KINDS, SUBRESOURCE_VERBS, VERBS, Resource, resources_of
+
+VERSION: Obj = {
+    "major": "1",
+    "minor": "32",
+    "gitVersion": "v1.32.0+kjobs",
+    "gitCommit": "0000000000000000000000000000000000000000",
+    "gitTreeState": "clean",
+    "buildDate": "2024-12-11T00:00:00Z",
+    "goVersion": "go1.23.4",
+    "compiler": "gc",
+    "platform": "linux/amd64",
+}
+
+AGGREGATED_CONTENT_TYPE = "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+
+
+def wants_aggregated(accept: str) -> bool:
+    """Whether the Accept header asks for aggregated discovery v2."""
+    for part in accept.split(","):
+        params = {p.strip() for p in part.split(";")}
+        if "g=apidiscovery.k8s.io" in params and "v=v2" in params:
+            return True
+    return False
+
+
+def _group_versions(group: str) -> list[Obj]:
+    return [{"groupVersion": f"{group}/{v}", "version": v} for v in GROUPS[group]]
+
+
+def api_group(group: str) -> Obj:
+    """`GET /apis/{group}`."""
+    versions = _group_versions(group)
+    return {
+        "kind": "APIGroup",
+        "apiVersion": "v1",
+        "name": group,
+        "versions": versions,
+        "preferredVersion": versions[0],
+    }
+
+
+@functools.cache
+def legacy_api(server_address: str = "127.0.0.1:6443") -> bytes:
+    """`GET /api`."""
+    return orjson.dumps(
+        {
+            "kind": "APIVersions",
+            "versions": ["v1"],
+            "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": server_address}],
+        }
+    )
+
+
+@functools.cache
+def legacy_apis() -> bytes:
+    """`GET /apis`."""
+    groups = [api_group(g) for g in GROUPS if g]
+    for g in groups:
+        del g["kind"], g["apiVersion"]
+    return orjson.dumps({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
+
+
+def _resource_entries(r: Resource) -> list[Obj]:
+    entry: Obj = {
+        "name": r.plural,
+        "singularName": r.singular,
+        "namespaced": r.namespaced,
+        "kind": r.kind,
+        "verbs": VERBS,
+    }
+    if r.short_names:
+        entry["shortNames"] = list(r.short_names)
+    if r.categories:
+        entry["categories"] = list(r.categories)
+    entries = [entry]
+    for sub in r.subresources:
+        item: Obj = {
+            "name": f"{r.plural}/{sub}",
+            "singularName": "",
+            "namespaced": r.namespaced,
+            "kind": r.kind,
+            "verbs": SUBRESOURCE_VERBS[sub],
+        }
+        if sub in SUBRESOURCE_KINDS:
+            group, version, kind = SUBRESOURCE_KINDS[sub]
+            if group:
+                item["group"], item["version"] = group, version
+            item["kind"] = kind
+        entries.append(item)
+    return entries
+
+
+@functools.cache
+def resource_list(group: str, version: str) -> bytes | None:
+    """`GET /api/v1` or `/apis/{group}/{version}`: an APIResourceList (None if the group version is unknown)."""
+    if group not in GROUPS or version not in GROUPS[group]:
+        return None
+    resources = [e for r in resources_of(group, version) for e in _resource_entries(r)]
+    gv = f"{group}/{version}" if group else version
+    return orjson.dumps({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": gv, "resources": resources})
+
+
+def _aggregated_resource(r: Resource) -> Obj:
+    item: Obj = {
+        "resource": r.plural,
+        "responseKind": {"group": "", "version": "", "kind": r.kind},
+        "scope": "Namespaced" if r.namespaced else "Cluster",
+        "singularResource": r.singular,
+        "verbs": VERBS,
+    }
+    if r.short_names:
+        item["shortNames"] = list(r.short_names)
+    if r.categories:
+        item["categories"] = list(r.categories)
+    subs = []
+    for sub in r.subresources:
+        group, version, kind = SUBRESOURCE_KINDS.get(sub, ("", "", r.kind))
+        subs.append(
+            {
+                "subresource": sub,
+                "responseKind": {"group": group, "version": version, "kind": kind},
+                "verbs": SUBRESOURCE_VERBS[sub],
+            }
+        )
+    if subs:
+        item["subresources"] = subs
+    return item
+
+
+def _aggregated_group(group: str) -> Obj:
+    return {
+        "metadata": {"name": group} if group else {},
+        "versions": [
+            {
+                "version": v,
+                "freshness": "Current",
+                "resources": [_aggregated_resource(r) for r in resources_of(group, v)],
+            }
+            for v in GROUPS[group]
+        ],
+    }
+
+
+@functools.cache
+def aggregated(core: bool) -> bytes:
+    """Aggregated discovery for `/api` (core=True) or `/apis`."""
+    groups = [""] if core else [g for g in GROUPS if g]
+    return orjson.dumps(
+        {
+            "kind": "APIGroupDiscoveryList",
+            "apiVersion": "apidiscovery.k8s.io/v2",
+            "metadata": {},
+            "items": [_aggregated_group(g) for g in groups],
+        }
+    )

@@ -1,0 +1,128 @@
+"""OpenAPI v3 documents: `/openapi/v3` (index) and `/openapi/v3/{api/v1|apis/G/V}` per group version.
+
+kubectl (1.29+) reads them for two reasons: to learn that the server honours `fieldValidation` (then it
+sends `fieldValidation=Strict` and skips client-side validation), and for `kubectl explain`. Each operation
+therefore carries `x-kubernetes-group-version-kind` and the `fieldValidation` parameter; PATCH lists the
+patch media types, and `components.schemas` are Kubernetes' own 1.32 definitions (see `schema`).
+Documents are content-addressed: the index links them with `?hash=`, served immutable with an ETag.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+
+import orjson
+
+from kjobs.api.types import Obj
+from kjobs.server import schema
+from kjobs.server.registry import GROUPS, Resource, resources_of
+
+PATCH_TYPES = [
+    "application/apply-patch+yaml",
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+]
+
+
+def _gv_key(group: str, version: str) -> str:
+    return f"apis/{group}/{version}" if group else f"api/{version}"
+
+
+def _ref(r: Resource, *, list_kind: bool = False) -> Obj:
+    name = r.schema_name
+    if name is None:
+        return {"type": "object"}
+    return {"$ref": f"#/components/schemas/{name}List" if list_kind else f"#/components/schemas/{name}"}
+
+
+def _op(r: Resource, action: str, *, body: bool = False, patch: bool = False, list_kind: bool = False) -> Obj:
+    params: list[Obj] = [{"name": "pretty", "in": "query", "schema": {"type": "string", "uniqueItems": True}}]
+    if action in ("post", "put", "patch"):
+        params += [
+            {"name": "dryRun", "in": "query", "schema": {"type": "string", "uniqueItems": True}},
+            {"name": "fieldManager", "in": "query", "schema": {"type": "string", "uniqueItems": True}},
+            {"name": "fieldValidation", "in": "query", "schema": {"type": "string", "uniqueItems": True}},
+        ]
+    if patch:
+        params.append({"name": "force", "in": "query", "schema": {"type": "boolean", "uniqueItems": True}})
+    op: Obj = {
+        "tags": [r.group or "core"],
+        "operationId": f"{action}{r.kind}",
+        "parameters": params,
+        "responses": {
+            "200": {"description": "OK", "content": {"application/json": {"schema": _ref(r, list_kind=list_kind)}}}
+        },
+        "x-kubernetes-action": action,
+        "x-kubernetes-group-version-kind": {"group": r.group, "version": r.version, "kind": r.kind},
+    }
+    if body:
+        op["requestBody"] = {"content": {"*/*": {"schema": _ref(r)}}, "required": True}
+    if patch:
+        op["requestBody"] = {"content": {t: {"schema": {"type": "object"}} for t in PATCH_TYPES}, "required": True}
+    return op
+
+
+def _paths(r: Resource) -> Obj:
+    base = f"/{_gv_key(r.group, r.version)}"
+    scope = f"{base}/namespaces/{{namespace}}" if r.namespaced else base
+    common: list[Obj] = [{"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}]
+    if r.namespaced:
+        common.append({"name": "namespace", "in": "path", "required": True, "schema": {"type": "string"}})
+    item = {
+        "get": _op(r, "get"),
+        "put": _op(r, "put", body=True),
+        "patch": _op(r, "patch", patch=True),
+        "delete": _op(r, "delete"),
+        "parameters": common,
+    }
+    collection = {
+        "get": _op(r, "list", list_kind=True),
+        "post": _op(r, "post", body=True),
+        "delete": _op(r, "deletecollection"),
+        "parameters": common[1:],
+    }
+    paths: Obj = {f"{scope}/{r.plural}": collection, f"{scope}/{r.plural}/{{name}}": item}
+    if "status" in r.subresources:
+        paths[f"{scope}/{r.plural}/{{name}}/status"] = {
+            "get": _op(r, "get"),
+            "put": _op(r, "put", body=True),
+            "patch": _op(r, "patch", patch=True),
+            "parameters": common,
+        }
+    return paths
+
+
+@functools.cache
+def group_version_document(group: str, version: str) -> bytes | None:
+    """The OpenAPI v3 document of one group version (None if not served)."""
+    if group not in GROUPS or version not in GROUPS[group]:
+        return None
+    paths: Obj = {}
+    for r in resources_of(group, version):
+        paths.update(_paths(r))
+    doc = {
+        "openapi": "3.0.0",
+        "info": {"title": "Kubernetes", "version": "v1.32.0"},
+        "paths": paths,
+        "components": {"schemas": schema.schemas()},
+    }
+    return orjson.dumps(doc)
+
+
+def document_hash(group: str, version: str) -> str:
+    """The content hash the index links a document with (also its ETag)."""
+    doc = group_version_document(group, version) or b""
+    return hashlib.sha512(doc).hexdigest()[:128].upper()
+
+
+@functools.cache
+def index() -> bytes:
+    """`GET /openapi/v3`."""
+    paths = {
+        _gv_key(g, v): {"serverRelativeURL": f"/openapi/v3/{_gv_key(g, v)}?hash={document_hash(g, v)}"}
+        for g, versions in GROUPS.items()
+        for v in versions
+    }
+    return orjson.dumps({"paths": paths})

@@ -1,0 +1,256 @@
+"""The table of resources the server serves, with everything that differs between them.
+
+The router and the request handlers are generic; whatever is specific to one resource lives in its
+`Resource` row here: names for URLs and discovery (plural, singular, kind, short names, categories), scope,
+subresources, the store key, whether writes split spec and status, whether `metadata.generation` tracks
+spec changes, the default deletion propagation, graceful deletion, which field selectors it supports, and
+the defaulting/validation hooks of the core (`kjobs.api.defaults`, `kjobs.api.validation`).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kjobs.api.errors import FieldError
+from kjobs.api.types import Obj
+from kjobs.server import schema
+
+VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
+STATUS_VERBS = ["get", "patch", "update"]
+
+Defaulter = Callable[[Obj], Obj]
+Validator = Callable[[Obj], list[FieldError]]
+UpdateValidator = Callable[[Obj, Obj], list[FieldError]]
+FieldGetter = Callable[[Obj], dict[str, str]]
+
+
+def _core(module: str, name: str) -> Any:
+    """A hook from the core packages, looked up when first used (None while that module has no such name)."""
+    try:
+        return getattr(importlib.import_module(module), name, None)
+    except ImportError:
+        return None
+
+
+def _meta_fields(obj: Obj, namespaced: bool) -> dict[str, str]:
+    meta = obj.get("metadata") or {}
+    fields = {"metadata.name": str(meta.get("name", ""))}
+    if namespaced:
+        fields["metadata.namespace"] = str(meta.get("namespace", ""))
+    return fields
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def pod_fields(pod: Obj) -> dict[str, str]:
+    """Field-selector values of a Pod (`pkg/registry/core/pod/strategy.go` PodToSelectableFields)."""
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    ips = status.get("podIPs") or []
+    return {
+        **_meta_fields(pod, True),
+        "spec.nodeName": _text(spec.get("nodeName")),
+        "spec.restartPolicy": _text(spec.get("restartPolicy")),
+        "spec.schedulerName": _text(spec.get("schedulerName")),
+        "spec.serviceAccountName": _text(spec.get("serviceAccountName")),
+        "spec.hostNetwork": _text(bool(spec.get("hostNetwork"))),
+        "status.phase": _text(status.get("phase")),
+        "status.podIP": _text(ips[0].get("ip") if ips else status.get("podIP")),
+        "status.nominatedNodeName": _text(status.get("nominatedNodeName")),
+    }
+
+
+def event_fields(event: Obj) -> dict[str, str]:
+    """Field-selector values of a core Event (`pkg/registry/core/event/strategy.go`)."""
+    involved = event.get("involvedObject") or {}
+    source = event.get("source") or {}
+    return {
+        **_meta_fields(event, True),
+        **{
+            f"involvedObject.{k}": _text(involved.get(k))
+            for k in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
+        },
+        "reason": _text(event.get("reason")),
+        "reportingComponent": _text(event.get("reportingComponent")),
+        "source": _text(source.get("component")),
+        "type": _text(event.get("type")),
+    }
+
+
+def job_fields(job: Obj) -> dict[str, str]:
+    """Field-selector values of a Job."""
+    return {**_meta_fields(job, True), "status.successful": _text((job.get("status") or {}).get("succeeded") or 0)}
+
+
+def node_fields(node: Obj) -> dict[str, str]:
+    """Field-selector values of a Node."""
+    return {
+        **_meta_fields(node, False),
+        "spec.unschedulable": _text(bool((node.get("spec") or {}).get("unschedulable"))),
+    }
+
+
+def namespace_fields(ns: Obj) -> dict[str, str]:
+    """Field-selector values of a Namespace."""
+    return {**_meta_fields(ns, False), "status.phase": _text((ns.get("status") or {}).get("phase"))}
+
+
+@dataclass(frozen=True)
+class Resource:
+    """One served resource and its per-resource behaviour."""
+
+    group: str
+    version: str
+    plural: str
+    singular: str
+    kind: str
+    namespaced: bool
+    short_names: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()
+    subresources: tuple[str, ...] = ()
+    has_status: bool = True
+    tracks_generation: bool = False
+    default_propagation: str = "Background"
+    orphan_warning: bool = False
+    graceful: bool = False
+    fields: FieldGetter | None = None
+    hooks: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    @property
+    def api_version(self) -> str:
+        """`batch/v1` or `v1`."""
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    @property
+    def store_key(self) -> str:
+        """The resource string the store uses (`jobs.batch`, `pods`, `leases.coordination.k8s.io`)."""
+        return f"{self.plural}.{self.group}" if self.group else self.plural
+
+    @property
+    def list_kind(self) -> str:
+        """`JobList`."""
+        return self.kind + "List"
+
+    @functools.cached_property
+    def schema_name(self) -> str | None:
+        """The OpenAPI schema of this kind."""
+        return schema.schema_name(self.group, self.version, self.kind)
+
+    def selectable_fields(self, obj: Obj) -> dict[str, str]:
+        """The values field selectors match against."""
+        return self.fields(obj) if self.fields else _meta_fields(obj, self.namespaced)
+
+    def hook(self, name: str) -> Any:
+        """The core's function for `name` (`default`, `validate`, `validate_update`, `validate_status_update`)."""
+        target = self.hooks.get(name)
+        return _core(*target) if target else None
+
+
+_DEFAULTS = "kjobs.api.defaults"
+_VALIDATION = "kjobs.api.validation"
+
+RESOURCES: list[Resource] = [
+    Resource(
+        "",
+        "v1",
+        "namespaces",
+        "namespace",
+        "Namespace",
+        False,
+        ("ns",),
+        subresources=("status",),
+        fields=namespace_fields,
+    ),
+    Resource("", "v1", "nodes", "node", "Node", False, ("no",), subresources=("status",), fields=node_fields),
+    Resource(
+        "",
+        "v1",
+        "pods",
+        "pod",
+        "Pod",
+        True,
+        ("po",),
+        ("all",),
+        subresources=("status", "log", "eviction", "binding"),
+        graceful=True,
+        fields=pod_fields,
+        hooks={"default": (_DEFAULTS, "default_pod"), "validate": (_VALIDATION, "validate_pod")},
+    ),
+    Resource("", "v1", "events", "event", "Event", True, ("ev",), has_status=False, fields=event_fields),
+    Resource(
+        "batch",
+        "v1",
+        "jobs",
+        "job",
+        "Job",
+        True,
+        (),
+        ("all",),
+        subresources=("status",),
+        tracks_generation=True,
+        default_propagation="Orphan",
+        orphan_warning=True,
+        fields=job_fields,
+        hooks={
+            "default": (_DEFAULTS, "default_job"),
+            "validate": (_VALIDATION, "validate_job"),
+            "validate_update": (_VALIDATION, "validate_job_update"),
+            "validate_status_update": (_VALIDATION, "validate_job_status_update"),
+        },
+    ),
+    Resource("coordination.k8s.io", "v1", "leases", "lease", "Lease", True, has_status=False),
+    Resource(
+        "policy",
+        "v1",
+        "poddisruptionbudgets",
+        "poddisruptionbudget",
+        "PodDisruptionBudget",
+        True,
+        ("pdb",),
+        subresources=("status",),
+        tracks_generation=True,
+    ),
+    Resource(
+        "scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", False, ("pc",), has_status=False
+    ),
+]
+
+BY_PATH: dict[tuple[str, str, str], Resource] = {(r.group, r.version, r.plural): r for r in RESOURCES}
+GROUPS: dict[str, list[str]] = {}
+for _r in RESOURCES:
+    GROUPS.setdefault(_r.group, [])
+    if _r.version not in GROUPS[_r.group]:
+        GROUPS[_r.group].append(_r.version)
+
+
+def lookup(group: str, version: str, plural: str) -> Resource | None:
+    """The resource served at `/apis/{group}/{version}/{plural}` (core: group `""`)."""
+    return BY_PATH.get((group, version, plural))
+
+
+def resources_of(group: str, version: str) -> list[Resource]:
+    """The resources of one group version, in discovery order."""
+    return [r for r in RESOURCES if r.group == group and r.version == version]
+
+
+SUBRESOURCE_KINDS: dict[str, tuple[str, str, str]] = {
+    "eviction": ("policy", "v1", "Eviction"),
+    "binding": ("", "v1", "Binding"),
+}
+"""Subresources whose request/response kind is not the parent's: (group, version, kind)."""
+
+SUBRESOURCE_VERBS: dict[str, list[str]] = {
+    "status": STATUS_VERBS,
+    "log": ["get"],
+    "eviction": ["create"],
+    "binding": ["create"],
+}

@@ -1,0 +1,498 @@
+"""Server-side `Table` rendering (`Accept: application/json;as=Table;v=v1;g=meta.k8s.io`), as the apiserver does.
+
+kubectl prints whatever cells the server sends, so the columns and cell rules here are Kubernetes' own
+(`pkg/printers/internalversion/printers.go`): Job, Pod, Node and Event have their printers; every other
+resource gets the default `Name`/`Age` table. Cells are always the wide set (kubectl hides priority-1 columns
+itself). Rendering is pure: it takes `now` (epoch seconds) from the caller's clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from kjobs.api.timeutil import parse_time
+from kjobs.api.types import Obj
+
+Column = tuple[str, str, int, str]
+"""(name, type, priority, description)"""
+
+Cells = Callable[[Obj, float], list[Any]]
+
+_DESC_NAME = (
+    "Name must be unique within a namespace. Is required when creating resources, although some resources may "
+    "allow a client to request the generation of an appropriate name automatically. Name is primarily intended "
+    "for creation idempotence and configuration definition. Cannot be updated. More info: "
+    "https://kubernetes.io/docs/concepts/overview/working-with-objects/names#names"
+)
+_DESC_AGE = (
+    "CreationTimestamp is a timestamp representing the server time when this object was created. It is not "
+    "guaranteed to be set in happens-before order across separate operations. Clients may not set this value. "
+    "It is represented in RFC3339 form and is in UTC.\n\nPopulated by the system. Read-only. Null for lists. "
+    "More info: https://git.k8s.io/community/contributors/devel/sig-architecture/api-conventions.md#metadata"
+)
+
+
+def human_duration(seconds: float) -> str:
+    """Kubernetes' `duration.HumanDuration` (what AGE and DURATION columns show)."""
+    if seconds < -1:
+        return "<invalid>"
+    if seconds < 0:
+        return "0s"
+    s = int(seconds)
+    if s < 120:
+        return f"{s}s"
+    m = s // 60
+    if m < 10:
+        return f"{m}m{s % 60}s" if s % 60 else f"{m}m"
+    if m < 180:
+        return f"{m}m"
+    h = s // 3600
+    if h < 8:
+        return f"{h}h{m % 60}m" if m % 60 else f"{h}h"
+    if h < 48:
+        return f"{h}h"
+    d = h // 24
+    if h < 24 * 8:
+        return f"{d}d{h % 24}h" if h % 24 else f"{d}d"
+    if h < 24 * 365 * 2:
+        return f"{d}d"
+    y = d // 365
+    if h < 24 * 365 * 8:
+        return f"{y}y{d % 365}d" if d % 365 else f"{y}y"
+    return f"{y}y"
+
+
+def _since(stamp: Any, now: float) -> str:
+    if not stamp:
+        return "<unknown>"
+    try:
+        return human_duration(now - parse_time(str(stamp)))
+    except ValueError:
+        return "<unknown>"
+
+
+def _age(obj: Obj, now: float) -> str:
+    return _since(obj.get("metadata", {}).get("creationTimestamp"), now)
+
+
+def format_label_selector(selector: Obj | None) -> str:
+    """`metav1.FormatLabelSelector`: `k=v` pairs and expressions joined by commas, `<none>` when empty."""
+    if not selector:
+        return "<none>"
+    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
+    for expr in selector.get("matchExpressions") or []:
+        key, op, values = expr.get("key", ""), expr.get("operator", ""), expr.get("values") or []
+        if op == "In":
+            parts.append(f"{key} in ({','.join(sorted(values))})")
+        elif op == "NotIn":
+            parts.append(f"{key} notin ({','.join(sorted(values))})")
+        elif op == "Exists":
+            parts.append(key)
+        elif op == "DoesNotExist":
+            parts.append(f"!{key}")
+    return ",".join(parts) if parts else "<none>"
+
+
+def _true_condition(obj: Obj, kind: str) -> bool:
+    for cond in obj.get("status", {}).get("conditions") or []:
+        if cond.get("type") == kind:
+            return bool(cond.get("status") == "True")
+    return False
+
+
+# ---------------------------------------------------------------------------------------------- Job
+
+JOB_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _DESC_NAME),
+    ("Status", "string", 0, "Status of the job."),
+    ("Completions", "string", 0, "The completion status of the job."),
+    ("Duration", "string", 0, "Time required to complete the job."),
+    ("Age", "string", 0, _DESC_AGE),
+    ("Containers", "string", 1, "Names of each container in the template."),
+    ("Images", "string", 1, "Images referenced by each container in the template."),
+    ("Selector", "string", 1, "A label query over pods that should match the pod count."),
+]
+
+
+def job_status(job: Obj) -> str:
+    """The STATUS column of a Job."""
+    if _true_condition(job, "Complete"):
+        return "Complete"
+    if _true_condition(job, "Failed"):
+        return "Failed"
+    if job.get("metadata", {}).get("deletionTimestamp"):
+        return "Terminating"
+    if _true_condition(job, "Suspended"):
+        return "Suspended"
+    if _true_condition(job, "FailureTarget"):
+        return "FailureTarget"
+    return "Running"
+
+
+def job_cells(job: Obj, now: float) -> list[Any]:
+    """One Job row."""
+    spec, status = job.get("spec") or {}, job.get("status") or {}
+    succeeded = status.get("succeeded") or 0
+    if spec.get("completions") is not None:
+        completions = f"{succeeded}/{spec['completions']}"
+    elif (spec.get("parallelism") or 0) > 1:
+        completions = f"{succeeded}/1 of {spec['parallelism']}"
+    else:
+        completions = f"{succeeded}/1"
+    duration = ""
+    if status.get("startTime"):
+        start = parse_time(status["startTime"])
+        end = parse_time(status["completionTime"]) if status.get("completionTime") else now
+        duration = human_duration(end - start)
+    containers = ((spec.get("template") or {}).get("spec") or {}).get("containers") or []
+    return [
+        job.get("metadata", {}).get("name", ""),
+        job_status(job),
+        completions,
+        duration,
+        _age(job, now),
+        ",".join(c.get("name", "") for c in containers),
+        ",".join(c.get("image", "") for c in containers),
+        format_label_selector(spec.get("selector")),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------- Pod
+
+POD_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _DESC_NAME),
+    ("Ready", "string", 0, "The aggregate readiness state of this pod for accepting traffic."),
+    ("Status", "string", 0, "The aggregate status of the containers in this pod."),
+    (
+        "Restarts",
+        "string",
+        0,
+        "The number of times the containers in this pod have been restarted and when the "
+        "last container in this pod has restarted.",
+    ),
+    ("Age", "string", 0, _DESC_AGE),
+    (
+        "IP",
+        "string",
+        1,
+        "IP address allocated to the pod. Routable at least within the cluster. Empty if not yet allocated.",
+    ),
+    (
+        "Node",
+        "string",
+        1,
+        "NodeName is a request to schedule this pod onto a specific node. If it is non-empty, "
+        "the scheduler simply schedules this pod onto that node, assuming that it fits resource requirements.",
+    ),
+    (
+        "Nominated Node",
+        "string",
+        1,
+        "nominatedNodeName is set only when this pod preempts other pods on the node, "
+        "but it cannot be scheduled right away as preemption victims receive their graceful termination periods.",
+    ),
+    (
+        "Readiness Gates",
+        "string",
+        1,
+        "If specified, all readiness gates will be evaluated for pod readiness. A pod "
+        "is ready when all its containers are ready AND all conditions specified in the readiness gates have status "
+        'equal to "True" More info: https://git.k8s.io/enhancements/keps/sig-network/580-pod-readiness-gates',
+    ),
+]
+
+
+def pod_status_text(pod: Obj) -> str:
+    """The STATUS column of a Pod (`printPod`)."""
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    reason = status.get("reason") or status.get("phase") or ""
+    for cond in status.get("conditions") or []:
+        if cond.get("type") == "PodScheduled" and cond.get("reason") == "SchedulingGated":
+            reason = "SchedulingGated"
+    initializing = False
+    init_statuses = status.get("initContainerStatuses") or []
+    init_count = len(spec.get("initContainers") or [])
+    for i, cs in enumerate(init_statuses):
+        state = cs.get("state") or {}
+        term, waiting = state.get("terminated"), state.get("waiting")
+        if term is not None and term.get("exitCode", 0) == 0:
+            continue
+        if term is not None:
+            if term.get("reason"):
+                reason = "Init:" + term["reason"]
+            elif term.get("signal"):
+                reason = f"Init:Signal:{term['signal']}"
+            else:
+                reason = f"Init:ExitCode:{term.get('exitCode', 0)}"
+        elif waiting is not None and waiting.get("reason") and waiting["reason"] != "PodInitializing":
+            reason = "Init:" + waiting["reason"]
+        else:
+            reason = f"Init:{i}/{init_count}"
+        initializing = True
+        break
+    if not initializing:
+        has_running = False
+        for cs in reversed(status.get("containerStatuses") or []):
+            state = cs.get("state") or {}
+            waiting, term = state.get("waiting"), state.get("terminated")
+            if waiting is not None and waiting.get("reason"):
+                reason = waiting["reason"]
+            elif term is not None and term.get("reason"):
+                reason = term["reason"]
+            elif term is not None:
+                reason = f"Signal:{term['signal']}" if term.get("signal") else f"ExitCode:{term.get('exitCode', 0)}"
+            elif state.get("running") is not None and cs.get("ready"):
+                has_running = True
+        if reason == "Completed" and has_running:
+            reason = "Running" if _true_condition(pod, "Ready") else "NotReady"
+    if pod.get("metadata", {}).get("deletionTimestamp"):
+        if status.get("reason") == "NodeLost":
+            reason = "Unknown"
+        elif status.get("phase") not in ("Failed", "Succeeded"):
+            reason = "Terminating"
+    return str(reason)
+
+
+def pod_cells(pod: Obj, now: float) -> list[Any]:
+    """One Pod row."""
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    statuses = status.get("containerStatuses") or []
+    ready = sum(1 for cs in statuses if cs.get("ready") and (cs.get("state") or {}).get("running") is not None)
+    restarts = sum(int(cs.get("restartCount") or 0) for cs in statuses)
+    last_restart = 0.0
+    for cs in statuses:
+        finished = ((cs.get("lastState") or {}).get("terminated") or {}).get("finishedAt")
+        if finished:
+            last_restart = max(last_restart, parse_time(finished))
+    restarts_text = str(restarts)
+    if restarts and last_restart:
+        restarts_text = f"{restarts} ({human_duration(now - last_restart)} ago)"
+    ips = status.get("podIPs") or []
+    ip = ips[0].get("ip") if ips else status.get("podIP")
+    gates = spec.get("readinessGates") or []
+    gates_text = "<none>"
+    if gates:
+        types = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
+        ok = sum(1 for g in gates if types.get(g.get("conditionType")) == "True")
+        gates_text = f"{ok}/{len(gates)}"
+    return [
+        pod.get("metadata", {}).get("name", ""),
+        f"{ready}/{len(spec.get('containers') or [])}",
+        pod_status_text(pod),
+        restarts_text,
+        _age(pod, now),
+        ip or "<none>",
+        spec.get("nodeName") or "<none>",
+        status.get("nominatedNodeName") or "<none>",
+        gates_text,
+    ]
+
+
+def pod_row_conditions(pod: Obj) -> list[Obj] | None:
+    """Terminal pods carry a `Completed` row condition (kubectl hides them unless `--show-all`)."""
+    phase = (pod.get("status") or {}).get("phase")
+    if phase == "Succeeded":
+        return [
+            {
+                "type": "Completed",
+                "status": "True",
+                "reason": "Succeeded",
+                "message": "The pod has completed successfully.",
+            }
+        ]
+    if phase == "Failed":
+        return [{"type": "Completed", "status": "True", "reason": "Failed", "message": "The pod failed."}]
+    return None
+
+
+# ---------------------------------------------------------------------------------------------- Node
+
+NODE_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _DESC_NAME),
+    ("Status", "string", 0, "The status of the node"),
+    ("Roles", "string", 0, "The roles of the node"),
+    ("Age", "string", 0, _DESC_AGE),
+    ("Version", "string", 0, "Kubelet Version reported by the node."),
+    (
+        "Internal-IP",
+        "string",
+        1,
+        "List of addresses reachable to the node. Queried from cloud provider, if "
+        "available. More info: https://kubernetes.io/docs/reference/node/node-status/#addresses",
+    ),
+    (
+        "External-IP",
+        "string",
+        1,
+        "List of addresses reachable to the node. Queried from cloud provider, if "
+        "available. More info: https://kubernetes.io/docs/reference/node/node-status/#addresses",
+    ),
+    ("OS-Image", "string", 1, "OS Image reported by the node from /etc/os-release (e.g. Debian GNU/Linux 7 (wheezy))."),
+    ("Kernel-Version", "string", 1, "Kernel Version reported by the node from 'uname -r' (e.g. 3.16.0-0.bpo.4-amd64)."),
+    (
+        "Container-Runtime",
+        "string",
+        1,
+        "ContainerRuntime Version reported by the node through runtime remote API (e.g. containerd://1.4.2).",
+    ),
+]
+
+
+def node_cells(node: Obj, now: float) -> list[Any]:
+    """One Node row."""
+    spec, status = node.get("spec") or {}, node.get("status") or {}
+    ready = next((c.get("status") for c in status.get("conditions") or [] if c.get("type") == "Ready"), None)
+    text = "Ready" if ready == "True" else ("NotReady" if ready is not None else "Unknown")
+    if spec.get("unschedulable"):
+        text += ",SchedulingDisabled"
+    roles: set[str] = set()
+    for key, value in (node.get("metadata", {}).get("labels") or {}).items():
+        if key.startswith("node-role.kubernetes.io/"):
+            role = key[len("node-role.kubernetes.io/") :]
+            if role:
+                roles.add(role)
+        elif key == "kubernetes.io/role" and value:
+            roles.add(value)
+    info = status.get("nodeInfo") or {}
+
+    def address(kind: str) -> str:
+        return next((a.get("address", "") for a in status.get("addresses") or [] if a.get("type") == kind), "<none>")
+
+    return [
+        node.get("metadata", {}).get("name", ""),
+        text,
+        ",".join(sorted(roles)) if roles else "<none>",
+        _age(node, now),
+        info.get("kubeletVersion", ""),
+        address("InternalIP"),
+        address("ExternalIP"),
+        info.get("osImage") or "<unknown>",
+        info.get("kernelVersion") or "<unknown>",
+        info.get("containerRuntimeVersion") or "<unknown>",
+    ]
+
+
+# ---------------------------------------------------------------------------------------------- Event
+
+EVENT_COLUMNS: list[Column] = [
+    ("Last Seen", "string", 0, "The time the event was last observed."),
+    ("Type", "string", 0, "Type of this event (Normal, Warning), new types could be added in the future."),
+    (
+        "Reason",
+        "string",
+        0,
+        "This should be a short, machine understandable string that gives the reason for "
+        "the transition into the object's current status.",
+    ),
+    ("Object", "string", 0, "The object that this event is about."),
+    ("Subobject", "string", 1, "If the event is about a subobject (e.g. a container), the path of it."),
+    ("Source", "string", 1, "The component reporting this event. Should be a short machine understandable string."),
+    ("Message", "string", 0, "A human-readable description of the status of this operation."),
+    (
+        "First Seen",
+        "string",
+        1,
+        "The time at which the event was first recorded. (Time of server receipt is in TypeMeta.)",
+    ),
+    ("Count", "string", 1, "The number of times this event has occurred."),
+    ("Name", "string", 1, _DESC_NAME),
+]
+
+
+def event_cells(event: Obj, now: float) -> list[Any]:
+    """One Event row (always the ten wide cells)."""
+    first_stamp = event.get("firstTimestamp") or event.get("eventTime")
+    first = _since(first_stamp, now)
+    last = _since(event.get("lastTimestamp"), now) if event.get("lastTimestamp") else first
+    series = event.get("series")
+    if series:
+        last = _since(series.get("lastObservedTime"), now)
+        count = int(series.get("count") or 0)
+    else:
+        count = int(event.get("count") or 0) or 1
+    involved = event.get("involvedObject") or {}
+    source = event.get("source") or {}
+    component = source.get("component") or event.get("reportingComponent") or ""
+    host = source.get("host") or event.get("reportingInstance") or ""
+    return [
+        last,
+        event.get("type", ""),
+        event.get("reason", ""),
+        f"{str(involved.get('kind', '')).lower()}/{involved.get('name', '')}",
+        involved.get("fieldPath", ""),
+        f"{component}, {host}" if host else component,
+        str(event.get("message", "")).strip(),
+        first,
+        count,
+        event.get("metadata", {}).get("name", ""),
+    ]
+
+
+# ---------------------------------------------------------------------------------------------- default
+
+DEFAULT_COLUMNS: list[Column] = [("Name", "string", 0, _DESC_NAME), ("Created At", "date", 0, _DESC_AGE)]
+
+
+def default_cells(obj: Obj, now: float) -> list[Any]:
+    """The generic `Name`/`Created At` row the apiserver uses for resources without a printer."""
+    meta = obj.get("metadata", {})
+    return [meta.get("name", ""), meta.get("creationTimestamp")]
+
+
+PRINTERS: dict[str, tuple[list[Column], Cells]] = {
+    "Job": (JOB_COLUMNS, job_cells),
+    "Pod": (POD_COLUMNS, pod_cells),
+    "Node": (NODE_COLUMNS, node_cells),
+    "Event": (EVENT_COLUMNS, event_cells),
+}
+
+
+def column_definitions(kind: str) -> list[Obj]:
+    """The `columnDefinitions` of a kind's table."""
+    columns = PRINTERS.get(kind, (DEFAULT_COLUMNS, default_cells))[0]
+    return [
+        {"name": n, "type": t, "format": "name" if n == "Name" else "", "description": d, "priority": p}
+        for n, t, p, d in columns
+    ]
+
+
+def _row_object(obj: Obj, include: str, api_version: str, kind: str) -> Obj | None:
+    if include == "None":
+        return None
+    if include == "Object":
+        return obj
+    return {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": obj.get("metadata", {})}
+
+
+def to_table(
+    objs: Iterable[Obj],
+    *,
+    kind: str,
+    api_version: str,
+    now: float,
+    resource_version: str = "",
+    include_object: str = "Metadata",
+    with_headers: bool = True,
+) -> Obj:
+    """A `meta.k8s.io/v1` Table of `objs` (already in the order to show)."""
+    cells = PRINTERS.get(kind, (DEFAULT_COLUMNS, default_cells))[1]
+    rows = []
+    for obj in objs:
+        row: Obj = {"cells": cells(obj, now)}
+        if kind == "Pod":
+            conditions = pod_row_conditions(obj)
+            if conditions:
+                row["conditions"] = conditions
+        row_object = _row_object(obj, include_object, api_version, kind)
+        if row_object is not None:
+            row["object"] = row_object
+        rows.append(row)
+    meta: Obj = {"resourceVersion": resource_version} if resource_version else {}
+    return {
+        "kind": "Table",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": meta,
+        "columnDefinitions": column_definitions(kind) if with_headers else [],
+        "rows": rows,
+    }

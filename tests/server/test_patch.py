@@ -1,0 +1,160 @@
+"""Strategic merge, JSON merge and JSON patch, table-driven against Kubernetes' documented behaviour."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kjobs.api.errors import ApiError
+from kjobs.server import schema
+from kjobs.server.patch import PatchError, apply_patch, json_merge, json_patch, strategic_merge
+
+JOB = schema.strategies_for(schema.schema_name("batch", "v1", "Job"))
+NODE = schema.strategies_for(schema.schema_name("", "v1", "Node"))
+POD = schema.strategies_for(schema.schema_name("", "v1", "Pod"))
+
+SMP_CASES = [
+    pytest.param(
+        JOB,
+        {"status": {"conditions": [{"type": "Complete", "status": "True"}]}},
+        {"status": {"conditions": [{"type": "Checked", "status": "True", "reason": "R"}]}},
+        {
+            "status": {
+                "conditions": [
+                    {"type": "Complete", "status": "True"},
+                    {"type": "Checked", "status": "True", "reason": "R"},
+                ]
+            }
+        },
+        id="job-conditions-merge-by-type",
+    ),
+    pytest.param(
+        JOB,
+        {"status": {"conditions": [{"type": "Complete", "status": "False"}]}},
+        {"status": {"conditions": [{"type": "Complete", "status": "True"}]}},
+        {"status": {"conditions": [{"type": "Complete", "status": "True"}]}},
+        id="job-condition-updated-in-place",
+    ),
+    pytest.param(
+        NODE,
+        {"spec": {"taints": [{"key": "a", "effect": "NoSchedule"}, {"key": "b", "effect": "NoSchedule"}]}},
+        {"spec": {"taints": [{"key": "b", "effect": "NoSchedule"}]}},
+        {"spec": {"taints": [{"key": "b", "effect": "NoSchedule"}]}},
+        id="node-taints-replace",
+    ),
+    pytest.param(
+        NODE, {"spec": {"unschedulable": True}}, {"spec": {"unschedulable": None}}, {"spec": {}}, id="null-deletes"
+    ),
+    pytest.param(
+        POD,
+        {"spec": {"containers": [{"name": "a", "image": "x", "command": ["a", "b"]}, {"name": "b", "image": "y"}]}},
+        {"spec": {"containers": [{"name": "a", "command": ["c"]}]}},
+        {"spec": {"containers": [{"name": "a", "image": "x", "command": ["c"]}, {"name": "b", "image": "y"}]}},
+        id="containers-merge-by-name-command-replaces",
+    ),
+    pytest.param(
+        POD,
+        {"spec": {"containers": [{"name": "a"}, {"name": "b"}]}},
+        {"spec": {"containers": [{"name": "a", "$patch": "delete"}]}},
+        {"spec": {"containers": [{"name": "b"}]}},
+        id="patch-delete-list-element",
+    ),
+    pytest.param(
+        POD,
+        {"spec": {"containers": [{"name": "a"}, {"name": "b"}]}},
+        {"spec": {"containers": [{"name": "c"}, {"$patch": "replace"}]}},
+        {"spec": {"containers": [{"name": "c"}]}},
+        id="patch-replace-list",
+    ),
+    pytest.param(
+        POD,
+        {"metadata": {"labels": {"a": "1", "b": "2"}}},
+        {"metadata": {"labels": {"$patch": "replace", "c": "3"}}},
+        {"metadata": {"labels": {"c": "3"}}},
+        id="patch-replace-map",
+    ),
+    pytest.param(
+        POD,
+        {"metadata": {"finalizers": ["a", "b"]}},
+        {"metadata": {"$deleteFromPrimitiveList/finalizers": ["a"]}},
+        {"metadata": {"finalizers": ["b"]}},
+        id="delete-from-primitive-list",
+    ),
+    pytest.param(
+        POD,
+        {"metadata": {"finalizers": ["a"]}},
+        {"metadata": {"finalizers": ["b", "a"]}},
+        {"metadata": {"finalizers": ["a", "b"]}},
+        id="primitive-merge-list-union",
+    ),
+    pytest.param(
+        POD,
+        {"spec": {"strategy": {"type": "A", "rollingUpdate": {"x": 1}}}},
+        {"spec": {"strategy": {"$retainKeys": ["type"], "type": "B"}}},
+        {"spec": {"strategy": {"type": "B"}}},
+        id="retain-keys",
+    ),
+    pytest.param(
+        POD,
+        {"spec": {"containers": [{"name": "a"}]}},
+        {"$setElementOrder/x": [], "spec": {"$setElementOrder/containers": [{"name": "a"}]}},
+        {"spec": {"containers": [{"name": "a"}]}},
+        id="set-element-order-ignored",
+    ),
+]
+
+
+@pytest.mark.parametrize(("lookup", "original", "patch", "expected"), SMP_CASES)
+def test_strategic_merge(lookup: Any, original: Any, patch: Any, expected: Any) -> None:
+    before = repr(original)
+    assert strategic_merge(original, patch, strategies=lookup) == expected
+    assert repr(original) == before  # input untouched
+
+
+def test_merge_patch_replaces_lists_and_null_deletes() -> None:
+    original = {"a": [1, 2], "b": {"c": 1, "d": 2}}
+    assert json_merge(original, {"a": [3], "b": {"c": None}}) == {"a": [3], "b": {"d": 2}}
+
+
+JSON_PATCH_CASES = [
+    pytest.param([{"op": "add", "path": "/a/-", "value": 3}], {"a": [1, 2, 3], "b/c": 4}, id="append"),
+    pytest.param([{"op": "add", "path": "/a/0", "value": 0}], {"a": [0, 1, 2], "b/c": 4}, id="insert"),
+    pytest.param([{"op": "remove", "path": "/a/1"}], {"a": [1], "b/c": 4}, id="remove"),
+    pytest.param([{"op": "replace", "path": "/b~1c", "value": 5}], {"a": [1, 2], "b/c": 5}, id="escaped"),
+    pytest.param([{"op": "move", "from": "/a", "path": "/m"}], {"b/c": 4, "m": [1, 2]}, id="move"),
+    pytest.param([{"op": "copy", "from": "/a/0", "path": "/z"}], {"a": [1, 2], "b/c": 4, "z": 1}, id="copy"),
+    pytest.param([{"op": "test", "path": "/b~1c", "value": 4}], {"a": [1, 2], "b/c": 4}, id="test-ok"),
+]
+
+
+@pytest.mark.parametrize(("ops", "expected"), JSON_PATCH_CASES)
+def test_json_patch(ops: Any, expected: Any) -> None:
+    original = {"a": [1, 2], "b/c": 4}
+    assert json_patch(original, ops) == expected
+    assert original == {"a": [1, 2], "b/c": 4}
+
+
+@pytest.mark.parametrize(
+    "ops",
+    [
+        pytest.param([{"op": "test", "path": "/a", "value": 0}], id="test-fails"),
+        pytest.param([{"op": "remove", "path": "/nope"}], id="remove-missing"),
+        pytest.param([{"op": "add", "path": "/a/9", "value": 0}], id="index-out-of-range"),
+        pytest.param([{"op": "frobnicate", "path": "/a"}], id="unknown-op"),
+        pytest.param({"op": "add"}, id="not-a-list"),
+    ],
+)
+def test_json_patch_errors(ops: Any) -> None:
+    with pytest.raises(PatchError):
+        json_patch({"a": 1}, ops)
+
+
+def test_apply_patch_dispatches_and_reports_errors() -> None:
+    assert apply_patch("application/merge-patch+json", {"a": 1}, {"b": 2}) == {"a": 1, "b": 2}
+    with pytest.raises(ApiError) as bad:
+        apply_patch("application/json-patch+json", {}, [{"op": "remove", "path": "/x"}])
+    assert bad.value.code == 422
+    with pytest.raises(ApiError) as unsupported:
+        apply_patch("text/plain", {}, {})
+    assert unsupported.value.code == 415
