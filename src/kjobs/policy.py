@@ -78,9 +78,7 @@ def _decide(action: str, index: int, pod: Obj, **what: Any) -> PolicyDecision:
                 f"Container {what['container_name']} for pod {where} failed with exit code "
                 f"{what['exit_code']} matching FailJob rule at index {index}"
             )
-    return PolicyDecision(
-        action=action, count_failed=action != IGNORE, message=message, rule_index=index, **what
-    )
+    return PolicyDecision(action=action, count_failed=action != IGNORE, message=message, rule_index=index, **what)
 
 
 def _match_exit_codes(requirement: Obj, pod: Obj) -> tuple[str, int, bool] | None:

@@ -7,7 +7,7 @@ Parsing drops indexes at or above `completions` (so scaling an elastic Indexed J
 from __future__ import annotations
 
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 
 class Intervals:
@@ -78,7 +78,7 @@ class Intervals:
         """The (first, last) pairs, ascending."""
         return self._spans
 
-    def __iter__(self) -> Iterable[int]:  # type: ignore[override]
+    def __iter__(self) -> Iterator[int]:
         for first, last in self._spans:
             yield from range(first, last + 1)
 

@@ -1,0 +1,142 @@
+"""What one sync of one Job knows: the Job, its pods, and everything derived from them (Go's `syncJobCtx`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kjobs.api.names import COND_COMPLETE, COND_FAILED, JOB_CONTROLLER_NAME, MAX_INT32
+from kjobs.api.types import Obj
+from kjobs.job import conditions as C
+from kjobs.job import pods as P
+from kjobs.job.backoff import BackoffRecord
+from kjobs.job.intervals import Intervals
+from kjobs.policy import match_pod_failure_policy
+
+
+@dataclass
+class SyncContext:
+    """Mutable working state of one sync; `status` is the JobStatus being built (a private copy)."""
+
+    job: Obj
+    pods: list[Obj]
+    status: Obj
+    now: float
+    active_pods: list[Obj]
+    ready: int
+    terminating: int
+    uncounted_succeeded: frozenset[str]
+    uncounted_failed: frozenset[str]
+    expected_rm_finalizers: frozenset[str]
+    succeeded: int = 0
+    failed: int = 0
+    finished_condition: Obj | None = None
+    prev_succeeded_indexes: Intervals = field(default_factory=Intervals)
+    succeeded_indexes: Intervals = field(default_factory=Intervals)
+    failed_indexes: Intervals | None = None
+    pods_with_delayed_deletion: dict[int, Obj] = field(default_factory=dict)
+    new_backoff: BackoffRecord = field(default_factory=BackoffRecord)
+
+    @property
+    def spec(self) -> Obj:
+        """The Job spec."""
+        value: Obj = self.job.get("spec") or {}
+        return value
+
+
+def spec_of(job: Obj) -> Obj:
+    """The Job spec (empty when absent)."""
+    value: Obj = job.get("spec") or {}
+    return value
+
+
+def is_indexed(job: Obj) -> bool:
+    """completionMode Indexed."""
+    return spec_of(job).get("completionMode") == "Indexed"
+
+
+def has_backoff_limit_per_index(job: Obj) -> bool:
+    """backoffLimitPerIndex is set."""
+    return spec_of(job).get("backoffLimitPerIndex") is not None
+
+
+def completions(job: Obj) -> int | None:
+    """spec.completions, or None for work-queue Jobs."""
+    value = spec_of(job).get("completions")
+    return int(value) if value is not None else None
+
+
+def backoff_limit(job: Obj) -> int:
+    """spec.backoffLimit (6 when absent, as defaulting would set; MaxInt32 with backoffLimitPerIndex)."""
+    value = spec_of(job).get("backoffLimit")
+    if value is None:
+        return MAX_INT32 if has_backoff_limit_per_index(job) else 6
+    return int(value)
+
+
+def is_suspended(job: Obj) -> bool:
+    """spec.suspend is true."""
+    return spec_of(job).get("suspend") is True
+
+
+def only_replace_failed_pods(job: Obj) -> bool:
+    """podReplacementPolicy Failed: terminating pods are not failures and still occupy a slot."""
+    return spec_of(job).get("podReplacementPolicy") == "Failed"
+
+
+def restart_policy(job: Obj) -> str:
+    """The pod template's restartPolicy."""
+    return str(((spec_of(job).get("template") or {}).get("spec") or {}).get("restartPolicy") or "")
+
+
+def completion_mode(job: Obj) -> str:
+    """`Indexed` or `NonIndexed` (the metrics label)."""
+    return "Indexed" if is_indexed(job) else "NonIndexed"
+
+
+def external_controller(job: Obj) -> str | None:
+    """The foreign controller named in spec.managedBy, if any."""
+    managed_by = spec_of(job).get("managedBy")
+    if managed_by is not None and managed_by != JOB_CONTROLLER_NAME:
+        return str(managed_by)
+    return None
+
+
+def is_finished(job: Obj) -> bool:
+    """Complete=True or Failed=True: nothing left to reconcile."""
+    conds = (job.get("status") or {}).get("conditions")
+    return C.is_true(conds, COND_COMPLETE) or C.is_true(conds, COND_FAILED)
+
+
+def is_pod_failed(pod: Obj, job: Obj) -> bool:
+    """Failed phase; or, unless only Failed pods are replaced, deleted and not Succeeded."""
+    phase = P.phase(pod)
+    if phase == "Failed":
+        return True
+    if only_replace_failed_pods(job):
+        return False
+    return P.is_deleting(pod) and phase != "Succeeded"
+
+
+def is_index_failed(job: Obj, pod: Obj) -> bool:
+    """Whether this pod's failure makes its index failed (FailIndex rule, or per-index limit reached)."""
+    counted = False
+    if is_pod_failed(pod, job):
+        policy = spec_of(job).get("podFailurePolicy")
+        if policy is not None:
+            decision = match_pod_failure_policy(policy, pod)
+            if decision.action == "FailIndex":
+                return True
+            counted = decision.count_failed
+        else:
+            counted = True
+    limit = spec_of(job).get("backoffLimitPerIndex")
+    return counted and limit is not None and P.index_failure_count(pod) >= int(limit)
+
+
+def valid_index(job: Obj, pod: Obj) -> int | None:
+    """The pod's completion index if it is within [0, completions), else None."""
+    index = P.completion_index(pod)
+    total = completions(job)
+    if index == P.UNKNOWN_INDEX or total is None or index >= total:
+        return None
+    return index

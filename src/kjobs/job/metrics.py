@@ -1,0 +1,121 @@
+"""The Job controller's Prometheus metrics, with Kubernetes' names, help texts and labels (semantics §9).
+
+Each controller instance owns a `JobMetrics` on its own registry (tests and `kjobs run` get a fresh one;
+`kjobs up` serves the default one at /metrics).
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Histogram
+
+from kjobs.api.types import Obj
+from kjobs.job.context import completion_mode, has_backoff_limit_per_index, is_indexed
+from kjobs.job.intervals import count_indexes
+from kjobs.job.status import counter
+
+_NS = "job_controller"
+
+
+class JobMetrics:
+    """All job_controller_* metrics registered on one registry."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
+        reg = self.registry
+        self.sync_duration = Histogram(
+            "job_sync_duration_seconds",
+            "The time it took to sync a job",
+            ["completion_mode", "result", "action"],
+            namespace=_NS,
+            registry=reg,
+            buckets=[0.004 * 2**i for i in range(15)],
+        )
+        self.syncs = Counter(
+            "job_syncs", "The number of job syncs", ["completion_mode", "result", "action"], namespace=_NS, registry=reg
+        )
+        self.jobs_finished = Counter(
+            "jobs_finished",
+            "The number of finished jobs",
+            ["completion_mode", "result", "reason"],
+            namespace=_NS,
+            registry=reg,
+        )
+        self.pods_finished = Counter(
+            "job_pods_finished",
+            "The number of finished Pods that are fully tracked",
+            ["completion_mode", "result"],
+            namespace=_NS,
+            registry=reg,
+        )
+        self.pod_failures_handled = Counter(
+            "pod_failures_handled_by_failure_policy",
+            "The number of failed Pods handled by failure policy with respect to the failure policy action applied "
+            "based on the matched rule.",
+            ["action"],
+            namespace=_NS,
+            registry=reg,
+        )
+        self.tracking_finalizer = Counter(
+            "terminated_pods_tracking_finalizer",
+            "The number of terminated pods (phase=Failed|Succeeded) that have the finalizer "
+            "batch.kubernetes.io/job-tracking",
+            ["event"],
+            namespace=_NS,
+            registry=reg,
+        )
+        self.finished_indexes = Counter(
+            "job_finished_indexes",
+            "The number of finished indexes.",
+            ["status", "backoffLimit"],
+            namespace=_NS,
+            registry=reg,
+        )
+        self.pods_creation = Counter(
+            "job_pods_creation",
+            "The number of Pods created by the Job controller labelled with a reason for the Pod creation.",
+            ["reason", "status"],
+            namespace=_NS,
+            registry=reg,
+        )
+        self.by_external_controller = Counter(
+            "jobs_by_external_controller",
+            "The number of Jobs managed by an external controller",
+            ["controller_name"],
+            namespace=_NS,
+            registry=reg,
+        )
+
+    def value(self, name: str, labels: dict[str, str]) -> float:
+        """The current value of a sample (0 when never set); `name` may omit the `_total` suffix."""
+        for candidate in (name, f"{name}_total"):
+            sample = self.registry.get_sample_value(candidate, labels)
+            if sample is not None:
+                return float(sample)
+        return 0.0
+
+    def record_pods_finished(self, job: Obj, old: Obj, new: Obj) -> None:
+        """Count pods moved into the counters between two written statuses (`recordJobPodFinished`)."""
+        mode = completion_mode(job)
+        if is_indexed(job):
+            total = int((job.get("spec") or {}).get("completions") or 0)
+            diff = 0
+            if new.get("completedIndexes", "") != old.get("completedIndexes", ""):
+                diff = count_indexes(new.get("completedIndexes", ""), total) - count_indexes(
+                    old.get("completedIndexes", ""), total
+                )
+            label = "perIndex" if has_backoff_limit_per_index(job) else "global"
+            if diff > 0:
+                self.finished_indexes.labels("succeeded", label).inc(diff)
+            if has_backoff_limit_per_index(job) and new.get("failedIndexes") != old.get("failedIndexes"):
+                failed_diff = count_indexes(new.get("failedIndexes"), total) - count_indexes(
+                    old.get("failedIndexes"), total
+                )
+                if failed_diff > 0:
+                    self.finished_indexes.labels("failed", label).inc(failed_diff)
+        else:
+            diff = counter(new, "succeeded") - counter(old, "succeeded")
+        if diff > 0:
+            self.pods_finished.labels(mode, "succeeded").inc(diff)
+        failed = counter(new, "failed") - counter(old, "failed")
+        if failed > 0:
+            self.pods_finished.labels(mode, "failed").inc(failed)

@@ -1,0 +1,617 @@
+"""One reconcile of one Job, as a plan (Kubernetes' `syncJob` and `manageJob`).
+
+`plan_sync(job, pods, now=..., bookkeeping=..., config=...)` decides, without I/O:
+  1. whether the Job is finishing (sticky SuccessCriteriaMet/FailureTarget, FailJob rule, backoffLimit,
+     OnFailure restarts, activeDeadlineSeconds, per-index failures, successPolicy) — semantics §5.4;
+  2. the pod deletions (finishing, suspension, surplus, bad indexes) or creations (slots, back-off, indexes);
+  3. via `SyncPlan.after_pod_actions(...)`, told how many creations/deletions succeeded, the completion check,
+     the Suspended condition and the tracking step (`tracking.plan_tracking`).
+The executor (`kjobs.job.execute`) carries the plan out against the API.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kjobs.api.names import (
+    COND_FAILURE_TARGET,
+    COND_SUCCESS_CRITERIA_MET,
+    COND_SUSPENDED,
+    JOB_COMPLETION_INDEX_ANNOTATION,
+    JOB_COMPLETION_INDEX_ENV,
+    JOB_INDEX_FAILURE_COUNT_ANNOTATION,
+    JOB_INDEX_IGNORED_FAILURE_COUNT_ANNOTATION,
+    JOB_TRACKING_FINALIZER,
+)
+from kjobs.api.timeutil import format_time, parse_time
+from kjobs.api.types import Obj
+from kjobs.job import conditions as C
+from kjobs.job import pods as P
+from kjobs.job.backoff import next_backoff_record, remaining_time, remaining_time_per_index
+from kjobs.job.config import Bookkeeping, SyncConfig
+from kjobs.job.context import (
+    SyncContext,
+    backoff_limit,
+    completion_mode,
+    completions,
+    external_controller,
+    has_backoff_limit_per_index,
+    is_finished,
+    is_index_failed,
+    is_indexed,
+    is_pod_failed,
+    is_suspended,
+    only_replace_failed_pods,
+    restart_policy,
+    spec_of,
+    valid_index,
+)
+from kjobs.job.intervals import Intervals
+from kjobs.job.status import copy_status, counter
+from kjobs.job.success_policy import match_success_policy
+from kjobs.job.tracking import TrackingPlan, plan_tracking
+from kjobs.policy import match_pod_failure_policy
+
+# Values of the `action` label of job_controller_job_sync_* metrics.
+ACTION_RECONCILING = "reconciling"
+ACTION_TRACKING = "tracking"
+ACTION_PODS_CREATED = "pods_created"
+ACTION_PODS_DELETED = "pods_deleted"
+
+MAX_GENERATED_NAME_LENGTH = 58
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """A Kubernetes Event about the Job (type Normal/Warning, reason, message)."""
+
+    type: str
+    reason: str
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
+class PodDeletion:
+    """A pod to delete; `strip_finalizer` first patches the tracking finalizer away (pod management deletions
+    are never counted), while pods deleted because the Job is finishing keep it (and are counted)."""
+
+    pod: Obj
+    strip_finalizer: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PodActionsOutcome:
+    """How the executor's pod creations and deletions went."""
+
+    created: int = 0
+    deleted: int = 0
+    deleted_ready: int = 0
+
+
+@dataclass
+class SyncPlan:
+    """The decisions of one sync. `skip` set means: nothing to do for this Job (and why)."""
+
+    key: str
+    skip: str | None = None
+    creations: list[Obj] = field(default_factory=list)
+    deletions: list[PodDeletion] = field(default_factory=list)
+    action: str = ACTION_RECONCILING
+    creation_reason: str = "new"
+    requeue_after: float | None = None
+    events: list[Event] = field(default_factory=list)
+    ctx: SyncContext | None = None
+    _finishing: bool = False
+    _manage_called: bool = False
+    _satisfied: bool = True
+    _config: SyncConfig = field(default_factory=SyncConfig)
+
+    def after_pod_actions(self, outcome: PodActionsOutcome | None = None) -> TrackingPlan:
+        """Complete the sync once pod actions are done: success check, Suspended condition, tracking plan.
+
+        Without an outcome, every planned creation and deletion is taken as successful.
+        """
+        ctx = self.ctx
+        assert ctx is not None, "a skipped sync has no tracking step"
+        if outcome is None:
+            outcome = PodActionsOutcome(
+                created=len(self.creations),
+                deleted=len(self.deletions),
+                deleted_ready=sum(1 for d in self.deletions if P.is_ready(d.pod)),
+            )
+        job, status = ctx.job, ctx.status
+        active = len(ctx.active_pods)
+        suspend_changed = False
+        if self._finishing:
+            if outcome.deleted != active or not self._satisfied:
+                ctx.finished_condition = None
+            active -= outcome.deleted
+            ctx.terminating += outcome.deleted
+            ctx.ready -= outcome.deleted_ready
+        else:
+            if self._manage_called:
+                active += outcome.created - outcome.deleted
+                ctx.terminating += outcome.deleted
+                ctx.ready -= outcome.deleted_ready
+            wanted = completions(job)
+            complete = ctx.succeeded > 0 and active == 0 if wanted is None else ctx.succeeded >= wanted and active == 0
+            if complete:
+                ctx.finished_condition = C.new_condition(
+                    COND_SUCCESS_CRITERIA_MET, "True", C.REASON_COMPLETIONS_REACHED, C.MSG_COMPLETIONS_REACHED, ctx.now
+                )
+            elif self._manage_called:
+                if is_suspended(job):
+                    status["conditions"], changed = C.ensure_status(
+                        status["conditions"], COND_SUSPENDED, "True", "JobSuspended", "Job suspended", ctx.now
+                    )
+                    if changed:
+                        suspend_changed = True
+                        self.events.append(Event("Normal", "Suspended", "Job suspended"))
+                        status["startTime"] = None
+                else:
+                    status["conditions"], changed = C.ensure_status(
+                        status["conditions"], COND_SUSPENDED, "False", "JobResumed", "Job resumed", ctx.now
+                    )
+                    if changed:
+                        suspend_changed = True
+                        self.events.append(Event("Normal", "Resumed", "Job resumed"))
+                        status["startTime"] = format_time(ctx.now)
+        old = job.get("status") or {}
+        needs_update = (
+            suspend_changed
+            or active != counter(old, "active")
+            or ctx.ready != old.get("ready")
+            or ctx.terminating != old.get("terminating")
+        )
+        status["active"] = active
+        status["ready"] = ctx.ready
+        status["terminating"] = ctx.terminating
+        return plan_tracking(ctx, needs_flush=needs_update, max_uncounted=self._config.max_uncounted_pods)
+
+
+def job_key(job: Obj) -> str:
+    """`namespace/name`, the work-queue key."""
+    meta = job.get("metadata") or {}
+    return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+
+
+def new_context(job: Obj, pods: list[Obj], *, now: float, expected_rm_finalizers: frozenset[str]) -> SyncContext:
+    """Classify the pods and copy the status: the starting point of a sync (and of a lone tracking step)."""
+    status = copy_status(job.get("status"))
+    active_pods = [p for p in pods if P.is_active(p)]
+    uncounted = status["uncountedTerminatedPods"]
+    return SyncContext(
+        job=job,
+        pods=pods,
+        status=status,
+        now=now,
+        active_pods=active_pods,
+        ready=sum(1 for p in active_pods if P.is_ready(p)),
+        terminating=sum(1 for p in pods if P.is_terminating(p)),
+        uncounted_succeeded=frozenset(uncounted["succeeded"]),
+        uncounted_failed=frozenset(uncounted["failed"]),
+        expected_rm_finalizers=expected_rm_finalizers,
+    )
+
+
+def plan_sync(
+    job: Obj,
+    pods: list[Obj],
+    *,
+    now: float,
+    bookkeeping: Bookkeeping | None = None,
+    config: SyncConfig | None = None,
+) -> SyncPlan:
+    """Decide one reconcile of `job` given the pods it owns (see the module note)."""
+    book = bookkeeping or Bookkeeping()
+    cfg = config or SyncConfig()
+    key = job_key(job)
+    if is_finished(job):
+        return SyncPlan(key=key, skip="finished")
+    foreign = external_controller(job)
+    if foreign is not None:
+        return SyncPlan(key=key, skip=f"managed by {foreign}")
+    mode = spec_of(job).get("completionMode")
+    if mode is not None and mode not in ("NonIndexed", "Indexed"):
+        return SyncPlan(
+            key=key,
+            skip="unknown completion mode",
+            events=[Event("Warning", "UnknownCompletionMode", "Skipped Job sync because completion mode is unknown")],
+        )
+    ctx = new_context(job, pods, now=now, expected_rm_finalizers=book.expected_rm_finalizers)
+    plan = SyncPlan(key=key, ctx=ctx, _satisfied=book.expectations_satisfied, _config=cfg)
+    status, spec = ctx.status, spec_of(job)
+    new_succeeded, new_failed = _new_finished_pods(ctx)
+    ctx.succeeded = counter(status, "succeeded") + len(new_succeeded) + len(ctx.uncounted_succeeded)
+    ctx.failed = counter(status, "failed") + _counted_failures(job, new_failed) + len(ctx.uncounted_failed)
+    if not status.get("startTime") and not is_suspended(job):
+        status["startTime"] = format_time(now)
+    ctx.new_backoff = next_backoff_record(book.backoff, new_succeeded, new_failed)
+
+    _decide_finish(ctx, plan)
+
+    if ctx.finished_condition is not None:
+        plan._finishing = True
+        plan.deletions = [PodDeletion(p, strip_finalizer=False) for p in ctx.active_pods]
+        return plan
+    if book.expectations_satisfied and not (job.get("metadata") or {}).get("deletionTimestamp"):
+        plan._manage_called = True
+        _manage_pods(ctx, plan, cfg)
+    del spec
+    return plan
+
+
+def _new_finished_pods(ctx: SyncContext) -> tuple[list[Obj], list[Obj]]:
+    """Finished pods not yet accounted for: with finalizer, not uncounted, not in flight, valid index."""
+    succeeded: list[Obj] = []
+    failed: list[Obj] = []
+    indexed = is_indexed(ctx.job)
+    for pod in ctx.pods:
+        pod_uid = P.uid(pod)
+        if not P.has_tracking_finalizer(pod) or pod_uid in ctx.expected_rm_finalizers:
+            continue
+        if indexed and valid_index(ctx.job, pod) is None:
+            continue
+        if P.phase(pod) == "Succeeded":
+            if pod_uid not in ctx.uncounted_succeeded:
+                succeeded.append(pod)
+        elif is_pod_failed(pod, ctx.job) and pod_uid not in ctx.uncounted_failed:
+            failed.append(pod)
+    return succeeded, failed
+
+
+def _counted_failures(job: Obj, failed: list[Obj]) -> int:
+    policy = spec_of(job).get("podFailurePolicy")
+    if policy is None:
+        return len(failed)
+    return sum(1 for p in failed if match_pod_failure_policy(policy, p).count_failed)
+
+
+def _fail_job_message(ctx: SyncContext) -> str | None:
+    """The first FailJob message among all failed pods, in list order (semantics §4.3)."""
+    policy = ctx.spec.get("podFailurePolicy")
+    if policy is None:
+        return None
+    for pod in ctx.pods:
+        if is_pod_failed(pod, ctx.job):
+            decision = match_pod_failure_policy(policy, pod)
+            if decision.message is not None:
+                return decision.message
+    return None
+
+
+def _past_backoff_limit_on_failure(job: Obj, pods: list[Obj]) -> bool:
+    """OnFailure Jobs: restarts of running/pending pods' containers reach the backoff limit."""
+    if restart_policy(job) != "OnFailure":
+        return False
+    restarts = 0
+    for pod in pods:
+        if P.phase(pod) in ("Running", "Pending"):
+            st = P.status(pod)
+            for key in ("initContainerStatuses", "containerStatuses"):
+                restarts += sum(int((c or {}).get("restartCount") or 0) for c in st.get(key) or ())
+    limit = backoff_limit(job)
+    return restarts > 0 if limit == 0 else restarts >= limit
+
+
+def _decide_finish(ctx: SyncContext, plan: SyncPlan) -> None:
+    """Set `ctx.finished_condition` following Kubernetes' evaluation order (semantics §5.4)."""
+    job, status, now = ctx.job, ctx.status, ctx.now
+    conds = status["conditions"]
+    met = C.find(conds, COND_SUCCESS_CRITERIA_MET)
+    if met is not None and met.get("status") == "True":
+        ctx.finished_condition = met
+    else:
+        target = C.find(conds, COND_FAILURE_TARGET)
+        if target is not None and target.get("status") == "True":
+            ctx.finished_condition = C.new_condition(
+                "Failed", "True", target.get("reason") or "", target.get("message") or "", now
+            )
+        else:
+            message = _fail_job_message(ctx)
+            if message is not None:
+                ctx.finished_condition = C.new_condition(
+                    COND_FAILURE_TARGET, "True", C.REASON_POD_FAILURE_POLICY, message, now
+                )
+    if ctx.finished_condition is None:
+        deadline = ctx.spec.get("activeDeadlineSeconds")
+        if ctx.failed > backoff_limit(job) or _past_backoff_limit_on_failure(job, ctx.pods):
+            ctx.finished_condition = _failure(C.REASON_BACKOFF_LIMIT_EXCEEDED, C.MSG_BACKOFF_LIMIT_EXCEEDED, now)
+        elif deadline is not None and not is_suspended(job) and status.get("startTime"):
+            elapsed = now - parse_time(status["startTime"])
+            if elapsed >= float(deadline):
+                ctx.finished_condition = _failure(C.REASON_DEADLINE_EXCEEDED, C.MSG_DEADLINE_EXCEEDED, now)
+            else:
+                plan.requeue_after = _earliest(plan.requeue_after, float(deadline) - elapsed)
+    if is_indexed(job):
+        total = completions(job) or 0
+        compute_index_state(ctx)
+        ctx.succeeded = ctx.succeeded_indexes.total()
+        if ctx.failed_indexes is not None and ctx.finished_condition is None:
+            max_failed = ctx.spec.get("maxFailedIndexes")
+            failed_total = ctx.failed_indexes.total()
+            if max_failed is not None and failed_total > int(max_failed):
+                ctx.finished_condition = _failure(
+                    C.REASON_MAX_FAILED_INDEXES_EXCEEDED, C.MSG_MAX_FAILED_INDEXES_EXCEEDED, now
+                )
+            elif failed_total > 0 and failed_total + ctx.succeeded_indexes.total() >= total:
+                ctx.finished_condition = _failure(C.REASON_FAILED_INDEXES, C.MSG_FAILED_INDEXES, now)
+        if ctx.finished_condition is None:
+            message = match_success_policy(ctx.spec.get("successPolicy"), total, ctx.succeeded_indexes)
+            if message is not None:
+                ctx.finished_condition = C.new_condition(
+                    COND_SUCCESS_CRITERIA_MET, "True", C.REASON_SUCCESS_POLICY, message, now
+                )
+
+
+def compute_index_state(ctx: SyncContext) -> None:
+    """Succeeded indexes (before and with this sync's pods) and, for per-index Jobs, failed indexes and the
+    failed pods whose finalizer is held until their index is replaced."""
+    job = ctx.job
+    total = completions(job) or 0
+    ctx.prev_succeeded_indexes, ctx.succeeded_indexes = _succeeded_indexes(job, ctx.pods, total)
+    if has_backoff_limit_per_index(job):
+        ctx.failed_indexes = _failed_indexes(job, ctx.pods, total)
+        ctx.pods_with_delayed_deletion = _pods_with_delayed_deletion(ctx)
+
+
+def _failure(reason: str, message: str, now: float) -> Obj:
+    return C.new_condition(COND_FAILURE_TARGET, "True", reason, message, now)
+
+
+def _earliest(current: float | None, candidate: float) -> float:
+    return candidate if current is None else min(current, candidate)
+
+
+def _succeeded_indexes(job: Obj, pods: list[Obj], total: int) -> tuple[Intervals, Intervals]:
+    prev = Intervals.parse((job.get("status") or {}).get("completedIndexes"), total)
+    new = [
+        ix
+        for p in pods
+        if P.phase(p) == "Succeeded" and P.has_tracking_finalizer(p) and (ix := valid_index(job, p)) is not None
+    ]
+    return prev, prev.with_indexes(new)
+
+
+def _failed_indexes(job: Obj, pods: list[Obj], total: int) -> Intervals:
+    text = (job.get("status") or {}).get("failedIndexes")
+    prev = Intervals.parse(text, total) if text is not None else Intervals()
+    new = [
+        ix
+        for p in pods
+        if P.has_tracking_finalizer(p) and (ix := valid_index(job, p)) is not None and is_index_failed(job, p)
+    ]
+    return prev.with_indexes(new)
+
+
+def _pods_with_delayed_deletion(ctx: SyncContext) -> dict[int, Obj]:
+    """Per index without an active pod, the last failed pod: its finalizer stays until it is replaced."""
+    active_indexes = {P.completion_index(p) for p in ctx.active_pods} - {P.UNKNOWN_INDEX}
+    failed_indexes = ctx.failed_indexes or Intervals()
+    held: dict[int, Obj] = {}
+    for pod in ctx.pods:
+        if not P.has_tracking_finalizer(pod) or P.uid(pod) in ctx.expected_rm_finalizers:
+            continue
+        index = valid_index(ctx.job, pod)
+        if index is None or not is_pod_failed(pod, ctx.job):
+            continue
+        if ctx.succeeded_indexes.has(index) or failed_indexes.has(index) or index in active_indexes:
+            continue
+        last = held.get(index)
+        if last is None or (
+            P.index_absolute_failure_count(last) <= P.index_absolute_failure_count(pod)
+            and not P.finish_time(pod) < P.finish_time(last)
+        ):
+            held[index] = pod
+    return held
+
+
+def _manage_pods(ctx: SyncContext, plan: SyncPlan, cfg: SyncConfig) -> None:
+    """Plan deletions or creations so that the right number of pods is active (`manageJob`)."""
+    job, spec = ctx.job, ctx.spec
+    active = len(ctx.active_pods)
+    parallelism = int(spec.get("parallelism") or 0) if spec.get("parallelism") is not None else 1
+    if is_suspended(job):
+        plan.action = ACTION_PODS_DELETED
+        plan.deletions = [PodDeletion(p, strip_finalizer=True) for p in _pods_for_removal(job, ctx.active_pods, active)]
+        return
+    wanted_total = completions(job)
+    if wanted_total is None:
+        want = active if ctx.succeeded > 0 else parallelism
+    else:
+        want = max(0, min(wanted_total - ctx.succeeded, parallelism))
+    surplus = _pods_for_removal(job, ctx.active_pods, max(0, active - want))[: cfg.max_pod_create_delete_per_sync]
+    if surplus:
+        plan.action = ACTION_PODS_DELETED
+        plan.deletions = [PodDeletion(p, strip_finalizer=True) for p in surplus]
+        return
+    terminating = ctx.terminating if only_replace_failed_pods(job) else 0
+    diff = want - terminating - active
+    if diff <= 0:
+        plan.action = ACTION_TRACKING
+        return
+    plan.action = ACTION_PODS_CREATED
+    per_index = has_backoff_limit_per_index(job)
+    if not per_index:
+        global_wait = remaining_time(
+            ctx.new_backoff.failures_after_last_success,
+            ctx.new_backoff.last_failure_time,
+            now=ctx.now,
+            base=cfg.pod_failure_backoff,
+            cap=cfg.max_pod_failure_backoff,
+        )
+        if global_wait > 0:
+            plan.requeue_after = _earliest(plan.requeue_after, global_wait)
+            return
+    diff = min(diff, cfg.max_pod_create_delete_per_sync)
+    indexes: list[int | None]
+    if is_indexed(job):
+        pending = _first_pending_indexes(ctx, diff, wanted_total or 0)
+        if per_index:
+            ready_now: list[int] = []
+            wait: float | None = None
+            for index in pending:
+                left = remaining_time_per_index(
+                    ctx.pods_with_delayed_deletion.get(index),
+                    now=ctx.now,
+                    base=cfg.pod_failure_backoff,
+                    cap=cfg.max_pod_failure_backoff,
+                )
+                if left == 0:
+                    ready_now.append(index)
+                elif wait is None or left < wait:
+                    wait = left
+            if not ready_now and wait:
+                plan.requeue_after = _earliest(plan.requeue_after, wait)
+                return
+            pending = ready_now
+        indexes = list(pending)
+    else:
+        indexes = [None] * diff
+    plan.creations = [_pod_from_template(ctx, index) for index in indexes]
+    if only_replace_failed_pods(job) and ctx.failed > 0:
+        plan.creation_reason = "recreate_failed"
+    elif ctx.failed > 0 or ctx.terminating > 0:
+        plan.creation_reason = "recreate_terminating_or_failed"
+
+
+def _pods_for_removal(job: Obj, active_pods: list[Obj], at_least: int) -> list[Obj]:
+    """Pods to delete: for Indexed Jobs every bad or duplicate index first, then the cheapest to lose."""
+    remove: list[Obj] = []
+    left: list[Obj] = active_pods
+    if is_indexed(job):
+        remove, left = _duplicate_index_pods(active_pods, completions(job) or 0)
+    if len(remove) < at_least:
+        left = sorted(left, key=P.removal_order_key)
+        remove = remove + left[: at_least - len(remove)]
+    return remove
+
+
+def _duplicate_index_pods(pods: list[Obj], total: int) -> tuple[list[Obj], list[Obj]]:
+    remove: list[Obj] = []
+    keep: list[Obj] = []
+    by_index: dict[int, list[Obj]] = {}
+    for pod in sorted(pods, key=P.completion_index):
+        index = P.completion_index(pod)
+        if index == P.UNKNOWN_INDEX or index >= total:
+            remove.append(pod)
+        else:
+            by_index.setdefault(index, []).append(pod)
+    for group in by_index.values():
+        if len(group) > 1:
+            group = sorted(group, key=P.removal_order_key)
+        remove.extend(group[:-1])
+        keep.append(group[-1])
+    return remove, keep
+
+
+def _first_pending_indexes(ctx: SyncContext, count: int, total: int) -> list[int]:
+    """The lowest `count` indexes that are neither succeeded, active, failed nor (policy Failed) terminating."""
+    if count == 0:
+        return []
+    taken = ctx.succeeded_indexes.with_indexes(P.completion_index(p) for p in ctx.active_pods)
+    if only_replace_failed_pods(ctx.job):
+        taken = taken.with_indexes(P.completion_index(p) for p in ctx.pods if P.is_terminating(p))
+    if ctx.failed_indexes is not None:
+        taken = taken.merge(ctx.failed_indexes)
+    result: list[int] = []
+    candidate = 0
+    for first, last in taken.spans:
+        while candidate < total and len(result) < count and candidate < first:
+            result.append(candidate)
+            candidate += 1
+        candidate = max(candidate, last + 1)
+    while candidate < total and len(result) < count:
+        result.append(candidate)
+        candidate += 1
+    return result
+
+
+def _pod_from_template(ctx: SyncContext, index: int | None) -> Obj:
+    """The pod a Job creates: template copy, tracking finalizer, controller reference, index wiring."""
+    job = ctx.job
+    meta = job.get("metadata") or {}
+    name = str(meta.get("name") or "")
+    template = ctx.spec.get("template") or {}
+    tmeta = template.get("metadata") or {}
+    pod_spec = _copy_pod_spec(template.get("spec") or {})
+    labels = dict(tmeta.get("labels") or {})
+    annotations = dict(tmeta.get("annotations") or {})
+    finalizers = list(tmeta.get("finalizers") or ())
+    if JOB_TRACKING_FINALIZER not in finalizers:
+        finalizers.append(JOB_TRACKING_FINALIZER)
+    generate_name = f"{name}-"
+    if index is not None:
+        _add_index_env(pod_spec)
+        annotations[JOB_COMPLETION_INDEX_ANNOTATION] = str(index)
+        labels[JOB_COMPLETION_INDEX_ANNOTATION] = str(index)
+        pod_spec["hostname"] = f"{name}-{index}"
+        generate_name = _generate_name_with_index(name, index)
+        if has_backoff_limit_per_index(job):
+            failures, ignored = _new_index_failure_counts(job, ctx.pods_with_delayed_deletion.get(index))
+            annotations[JOB_INDEX_FAILURE_COUNT_ANNOTATION] = str(failures)
+            if ignored > 0:
+                annotations[JOB_INDEX_IGNORED_FAILURE_COUNT_ANNOTATION] = str(ignored)
+    pod_meta: Obj = {
+        "generateName": generate_name,
+        "namespace": meta.get("namespace") or "default",
+        "labels": labels,
+        "annotations": annotations,
+        "finalizers": finalizers,
+        "ownerReferences": [
+            {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "name": name,
+                "uid": meta.get("uid") or "",
+                "controller": True,
+                "blockOwnerDeletion": True,
+            }
+        ],
+    }
+    if not annotations:
+        del pod_meta["annotations"]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": pod_spec}
+
+
+def _copy_pod_spec(spec: Obj) -> Obj:
+    out = dict(spec)
+    for key in ("containers", "initContainers"):
+        if key in out:
+            out[key] = [dict(c, env=list(c.get("env") or ())) if "env" in c else dict(c) for c in out[key] or ()]
+    return out
+
+
+def _add_index_env(pod_spec: Obj) -> None:
+    field_path = f"metadata.labels['{JOB_COMPLETION_INDEX_ANNOTATION}']"
+    for key in ("initContainers", "containers"):
+        for container in pod_spec.get(key) or ():
+            env = list(container.get("env") or ())
+            if any(v.get("name") == JOB_COMPLETION_INDEX_ENV for v in env):
+                continue
+            env.append({"name": JOB_COMPLETION_INDEX_ENV, "valueFrom": {"fieldRef": {"fieldPath": field_path}}})
+            container["env"] = env
+
+
+def _generate_name_with_index(name: str, index: int) -> str:
+    suffix = f"-{index}-"
+    prefix = name + suffix
+    if len(prefix) > MAX_GENERATED_NAME_LENGTH:
+        prefix = prefix[: MAX_GENERATED_NAME_LENGTH - len(suffix)] + suffix
+    return prefix
+
+
+def _new_index_failure_counts(job: Obj, replaced: Obj | None) -> tuple[int, int]:
+    """Failure/ignored-failure annotations for the replacement of `replaced` (its index's last failed pod)."""
+    if replaced is None:
+        return 0, 0
+    failures, ignored = P.index_failure_count(replaced), P.index_ignored_failure_count(replaced)
+    policy = spec_of(job).get("podFailurePolicy")
+    if policy is not None and not match_pod_failure_policy(policy, replaced).count_failed:
+        return failures, ignored + 1
+    return failures + 1, ignored
+
+
+def completion_mode_label(job: Obj) -> str:
+    """The `completion_mode` metrics label."""
+    return completion_mode(job)

@@ -1,0 +1,281 @@
+"""Runs `controller-sync` and `tracking` scenarios through kjobs' public sync/tracking functions.
+
+The pod control and status writer are recording fakes (as upstream's fake PodControl and status handler):
+creations, deletions and finalizer patches are counted but do not change the seeded pods.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from kjobs.api.errors import ApiError
+from kjobs.api.names import JOB_COMPLETION_INDEX_ANNOTATION, JOB_COMPLETION_INDEX_ENV
+from kjobs.api.timeutil import format_time, parse_duration, parse_time
+from kjobs.api.types import Obj
+from kjobs.job.backoff import BackoffRecord
+from kjobs.job.bookkeeping import BookkeepingStore
+from kjobs.job.config import SyncConfig
+from kjobs.job.context import is_indexed
+from kjobs.job.execute import SyncOutcome, TrackingOutcome, run_tracking, sync_job
+from kjobs.job.metrics import JobMetrics
+from kjobs.job.sync import compute_index_state, job_key, new_context
+from kjobs.job.tracking import plan_tracking
+
+_REL = re.compile(r"^@now(?:-(\d+)s)?$")
+
+
+def resolve_times(value: Any, now: float) -> Any:
+    """Replace `@now` / `@now-Ns` markers by timestamps relative to the scenario clock."""
+    if isinstance(value, str):
+        m = _REL.match(value)
+        if m:
+            return format_time(now - int(m.group(1) or 0))
+        return value
+    if isinstance(value, list):
+        return [resolve_times(v, now) for v in value]
+    if isinstance(value, dict):
+        return {k: resolve_times(v, now) for k, v in value.items()}
+    return value
+
+
+@dataclass
+class RecordingPodControl:
+    """Counts pod writes; can be told to fail finalizer patches."""
+
+    patch_error: bool = False
+    created: list[Obj] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    finalizer_patches: int = 0
+
+    async def create_pod(self, namespace: str, pod: Obj) -> Obj:
+        created = dict(
+            pod, metadata=dict(pod["metadata"], name=f"{pod['metadata']['generateName']}{len(self.created)}")
+        )
+        self.created.append(created)
+        return created
+
+    async def delete_pod(self, namespace: str, name: str) -> None:
+        self.deleted.append(name)
+
+    async def remove_tracking_finalizer(self, namespace: str, name: str) -> None:
+        self.finalizer_patches += 1
+        if self.patch_error:
+            raise ApiError(500, "InternalError", "injected pod patch error")
+
+
+@dataclass
+class RecordingStatusWriter:
+    """Captures status writes; can be told to fail them."""
+
+    error: bool = False
+    writes: list[Obj] = field(default_factory=list)
+
+    async def update_job_status(self, job: Obj, status: Obj) -> Obj:
+        if self.error:
+            raise ApiError(500, "InternalError", "injected status update error")
+        self.writes.append(status)
+        return dict(job, status=status)
+
+
+@dataclass
+class RecordingEvents:
+    """Collects Events as (type, reason, message)."""
+
+    items: list[tuple[str, str, str]] = field(default_factory=list)
+
+    def event(self, obj: Obj, type_: str, reason: str, message: str) -> None:
+        self.items.append((type_, reason, message))
+
+
+class UnitScenario:
+    """State of one unit-style scenario while its steps run."""
+
+    def __init__(self, case: dict[str, Any]) -> None:
+        env = case["env"]
+        self.now = parse_time(env["now"]) if env.get("now") else parse_time("2025-01-01T00:00:00Z")
+        self.config = SyncConfig(
+            pod_failure_backoff=parse_duration(env.get("podFailureBackoff", "10s")),
+            max_pod_failure_backoff=parse_duration(env.get("maxPodFailureBackoff", "10m")),
+            max_uncounted_pods=int(env.get("maxUncountedPods", 500)),
+            max_pod_create_delete_per_sync=int(env.get("maxPodCreateDeletePerSync", 500)),
+        )
+        self.job: Obj = resolve_times(case["job"], self.now)
+        self.job.setdefault("metadata", {}).setdefault("namespace", "default")
+        self.key = job_key(self.job)
+        self.pods: list[Obj] = []
+        self.book = BookkeepingStore()
+        self.metrics = JobMetrics()
+        self.pod_control = RecordingPodControl()
+        self.status_writer = RecordingStatusWriter()
+        self.events = RecordingEvents()
+        self.status: Obj = dict(self.job.get("status") or {})
+        self.last_sync: SyncOutcome | None = None
+        self.last_tracking: TrackingOutcome | None = None
+        self.metric_baseline: dict[tuple[str, tuple[tuple[str, str], ...]], float] = {}
+
+    def seed_pods(self, pods: list[Obj]) -> None:
+        meta = self.job["metadata"]
+        selector = ((self.job.get("spec") or {}).get("selector") or {}).get("matchLabels") or {}
+        for raw in pods:
+            pod = resolve_times(raw, self.now)
+            pmeta = pod.setdefault("metadata", {})
+            pmeta.setdefault("namespace", meta["namespace"])
+            pmeta.setdefault("uid", pmeta.get("name"))
+            pmeta["labels"] = {**selector, **(pmeta.get("labels") or {})}
+            pmeta.setdefault(
+                "ownerReferences",
+                [
+                    {
+                        "apiVersion": "batch/v1",
+                        "kind": "Job",
+                        "name": meta.get("name"),
+                        "uid": meta.get("uid", ""),
+                        "controller": True,
+                    }
+                ],
+            )
+            pod.setdefault("status", {})
+            self.pods.append(pod)
+
+    def sync(self) -> None:
+        self.last_sync = asyncio.run(
+            sync_job(
+                self.job,
+                self.pods,
+                now=self.now,
+                book=self.book,
+                config=self.config,
+                pod_control=self.pod_control,
+                status_writer=self.status_writer,
+                events=self.events,
+                metrics=self.metrics,
+            )
+        )
+        if self.status_writer.writes:
+            self.status = self.status_writer.writes[-1]
+
+    def track(self, step: dict[str, Any]) -> None:
+        inject = step.get("inject") or {}
+        self.pod_control.patch_error = bool(inject.get("podPatchError"))
+        self.status_writer.error = bool(inject.get("statusUpdateError"))
+        ctx = new_context(
+            self.job, self.pods, now=self.now, expected_rm_finalizers=frozenset(step.get("expectedRmFinalizers") or ())
+        )
+        finished = step.get("finishedCondition")
+        ctx.finished_condition = resolve_times(finished, self.now) if finished else None
+        if is_indexed(self.job):
+            compute_index_state(ctx)
+        plan = plan_tracking(
+            ctx, needs_flush=bool(step.get("needsFlush")), max_uncounted=self.config.max_uncounted_pods
+        )
+        self.last_tracking = asyncio.run(
+            run_tracking(
+                self.job,
+                plan,
+                key=self.key,
+                book=self.book,
+                pod_control=self.pod_control,
+                status_writer=self.status_writer,
+                events=self.events,
+                metrics=self.metrics,
+            )
+        )
+        if inject.get("expectError"):
+            assert self.last_tracking.errors, "the injected failure must surface as a sync error"
+        else:
+            assert not self.last_tracking.errors, self.last_tracking.errors
+
+
+def seed_backoff(sc: UnitScenario, step: dict[str, Any]) -> None:
+    last = step.get("lastFailureTime")
+    sc.book.backoff[sc.key] = BackoffRecord(
+        int(step["failuresAfterLastSuccess"]), parse_time(resolve_times(last, sc.now)) if last else None
+    )
+
+
+def check_created_indexes(sc: UnitScenario, expected: list[int]) -> None:
+    created = sc.pod_control.created
+    indexes = sorted(int(p["metadata"]["annotations"][JOB_COMPLETION_INDEX_ANNOTATION]) for p in created)
+    assert indexes == sorted(expected)
+    name = sc.job["metadata"]["name"]
+    for pod in created:
+        ix = pod["metadata"]["annotations"][JOB_COMPLETION_INDEX_ANNOTATION]
+        assert pod["spec"]["hostname"] == f"{name}-{ix}"
+        assert pod["metadata"]["generateName"] == f"{name}-{ix}-"
+        assert pod["metadata"]["labels"][JOB_COMPLETION_INDEX_ANNOTATION] == ix
+        for container in pod["spec"]["containers"]:
+            assert any(e["name"] == JOB_COMPLETION_INDEX_ENV for e in container.get("env") or ())
+
+
+def normalise_status(status: Obj) -> Obj:
+    """Drop zero/empty values so absent and zero compare equal; conditions reduced to compared keys."""
+    out: Obj = {}
+    for key, value in (status or {}).items():
+        if key == "uncountedTerminatedPods":
+            value = {k: v for k, v in (value or {}).items() if v}
+            if not value:
+                continue
+        if key == "conditions":
+            value = [{k: c.get(k) for k in ("type", "status", "reason", "message")} for c in value or ()]
+            if not value:
+                continue
+        if value in (None, 0, "", [], {}) and key not in ("failedIndexes",):
+            continue
+        if value is None:
+            continue
+        out[key] = value
+    return out
+
+
+def compare_conditions(actual: list[Obj] | None, expected: list[Obj]) -> None:
+    got = list(actual or ())
+    assert len(got) == len(expected), f"conditions {got} != {expected}"
+    for g, e in zip(got, expected, strict=True):
+        for k in ("type", "status", "reason", "message"):
+            if k in e:
+                assert g.get(k) == e[k], f"condition {k}: {g} != {e}"
+
+
+def expect_job(sc: UnitScenario, step: dict[str, Any]) -> None:
+    actual = normalise_status(sc.status)
+    expected = resolve_times(step["status"], sc.now)
+    for key, value in expected.items():
+        if key == "conditions":
+            compare_conditions(sc.status.get("conditions"), value)
+        elif key == "uncountedTerminatedPods":
+            assert actual.get(key, {}) == {k: v for k, v in (value or {}).items() if v}, key
+        elif value is None:
+            assert sc.status.get(key) is None, f"{key}: {sc.status.get(key)!r} should be absent"
+        elif value in (0, "") and key not in ("failedIndexes",):
+            assert not sc.status.get(key), f"{key}: {sc.status.get(key)!r} != {value!r}"
+        else:
+            assert sc.status.get(key) == value, f"{key}: {sc.status.get(key)!r} != {value!r}"
+    if step.get("exact"):
+        ignored = {"startTime", "completionTime", "ready"}
+        extra = {k for k in actual if k not in expected and k not in ignored and k != "terminating"}
+        assert not extra, f"unexpected status fields {extra}: {actual}"
+    if "startTimeSet" in step:
+        assert bool(sc.status.get("startTime")) == step["startTimeSet"]
+
+
+def expect_status_updates(sc: UnitScenario, updates: list[Obj]) -> None:
+    writes = sc.status_writer.writes
+    assert len(writes) == len(updates), f"{len(writes)} writes: {writes}"
+    for got, want in zip(writes, updates, strict=True):
+        want = resolve_times(want, sc.now)
+        got_n, want_n = normalise_status(got), normalise_status(want)
+        got_n.pop("startTime", None)
+        want_n.pop("startTime", None)
+        got_n.pop("terminating", None)
+        want_n.pop("terminating", None)
+        got_n.pop("ready", None)
+        want_n.pop("ready", None)
+        assert got_n == want_n, f"{got_n} != {want_n}"
+
+
+def expect_metric(sc: UnitScenario, step: dict[str, Any]) -> None:
+    for item in step["values"]:
+        assert sc.metrics.value(step["name"], item["labels"]) == item["value"], (step["name"], item)
