@@ -14,3 +14,9 @@ def main() -> None:
 
 
 # Commands register themselves below (one line each).
+from kjobs.cli.explain import explain_command  # noqa: E402
+
+main.add_command(explain_command)
+from kjobs.cli.validate import validate_command  # noqa: E402
+
+main.add_command(validate_command)

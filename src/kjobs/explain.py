@@ -1,0 +1,177 @@
+"""`kjobs explain`: what a Job's podFailurePolicy does with one failed pod, and why.
+
+Works on any pod JSON/YAML, including `kubectl get pod -o yaml` from a real cluster. The verdict is the policy
+matcher's (`kjobs.policy`); this module adds the reasoning a person wants: whether the pod is failed at all,
+each rule's evaluation in order, and the consequence for the Job.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kjobs.api.types import Obj
+from kjobs.job.context import backoff_limit, is_pod_failed
+from kjobs.policy import FAIL_INDEX, FAIL_JOB, IGNORE, PolicyDecision, match_pod_failure_policy
+
+
+@dataclass(frozen=True)
+class RuleTrace:
+    """One rule's evaluation: did it match this pod, and a sentence saying what it looked at."""
+
+    index: int
+    action: str
+    matched: bool
+    reason: str
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """The verdict for one pod, with the rule-by-rule reasoning and the effect on the Job."""
+
+    pod: str
+    pod_failed: bool
+    action: str | None
+    counts_toward_backoff_limit: bool
+    rule_index: int | None
+    message: str | None
+    matched: str | None
+    effect: str
+    rules: list[RuleTrace] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (camelCase keys, as Kubernetes tools print)."""
+        raw = asdict(self)
+        return {
+            "pod": raw["pod"],
+            "podFailed": raw["pod_failed"],
+            "action": raw["action"],
+            "countsTowardBackoffLimit": raw["counts_toward_backoff_limit"],
+            "ruleIndex": raw["rule_index"],
+            "message": raw["message"],
+            "matched": raw["matched"],
+            "effect": raw["effect"],
+            "rules": [
+                {"index": r["index"], "action": r["action"], "matched": r["matched"], "reason": r["reason"]}
+                for r in raw["rules"]
+            ],
+        }
+
+    def render(self) -> str:
+        """Human-readable text."""
+        lines = [f"Pod {self.pod}:"]
+        if not self.pod_failed:
+            lines.append(f"  {self.effect}")
+            return "\n".join(lines)
+        verdict = self.action or "no rule matched"
+        lines.append(f"  Decision: {verdict}" + (f" (rule {self.rule_index})" if self.rule_index is not None else ""))
+        if self.matched:
+            lines.append(f"  Matched:  {self.matched}")
+        lines.append(f"  Counts toward backoffLimit: {'yes' if self.counts_toward_backoff_limit else 'no'}")
+        lines.append(f"  Effect:   {self.effect}")
+        if self.message:
+            lines.append(f"  Message:  {self.message}")
+        if self.rules:
+            lines.append("  Rules:")
+            for rule in self.rules:
+                mark = "✔" if rule.matched else "·"
+                lines.append(f"    {mark} [{rule.index}] {rule.action}: {rule.reason}")
+        return "\n".join(lines)
+
+
+def explain(job: Obj, pod: Obj) -> Explanation:
+    """Explain what `job`'s pod failure policy does with `pod`."""
+    meta = pod.get("metadata") or {}
+    name = f"{meta.get('namespace') or 'default'}/{meta.get('name') or '<unnamed>'}"
+    spec = job.get("spec") or {}
+    policy = spec.get("podFailurePolicy")
+    phase = (pod.get("status") or {}).get("phase") or "<none>"
+    job_for_failure = job if spec.get("podReplacementPolicy") else _with_policy_default(job)
+    if not is_pod_failed(pod, job_for_failure):
+        effect = (
+            f"not failed (phase {phase}): the Job controller evaluates its podFailurePolicy only for failed pods"
+            + ("; a deleted pod is evaluated once it reaches phase Failed" if meta.get("deletionTimestamp") else "")
+        )
+        return Explanation(name, False, None, False, None, None, None, effect)
+    decision = match_pod_failure_policy(policy, pod)
+    traces = [
+        _trace(i, rule, pod) for i, rule in enumerate((policy or {}).get("rules") or ()) if isinstance(rule, dict)
+    ]
+    return Explanation(
+        pod=name,
+        pod_failed=True,
+        action=decision.action,
+        counts_toward_backoff_limit=decision.count_failed,
+        rule_index=decision.rule_index,
+        message=decision.message,
+        matched=_describe_match(decision),
+        effect=_effect(job, decision, policy is not None),
+        rules=traces,
+    )
+
+
+def _with_policy_default(job: Obj) -> Obj:
+    """Apply podReplacementPolicy's default (Failed with a policy) to an undefaulted manifest."""
+    spec = dict(job.get("spec") or {})
+    spec["podReplacementPolicy"] = "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed"
+    return dict(job, spec=spec)
+
+
+def _describe_match(decision: PolicyDecision) -> str | None:
+    if decision.rule_index is None:
+        return None
+    if decision.condition_type is not None:
+        return f"pod condition {decision.condition_type}={decision.condition_status}"
+    kind = "init container" if decision.init_container else "container"
+    return f"{kind} {decision.container_name or '<unnamed>'} exited with code {decision.exit_code}"
+
+
+def _effect(job: Obj, decision: PolicyDecision, has_policy: bool) -> str:
+    limit = backoff_limit(job)
+    per_index = (job.get("spec") or {}).get("backoffLimitPerIndex")
+    if decision.action == FAIL_JOB:
+        return "the Job fails: FailureTarget (reason PodFailurePolicy), its running pods are deleted, then Failed"
+    if decision.action == IGNORE:
+        return "ignored: not counted in status.failed nor toward any backoff limit; the pod is replaced"
+    if decision.action == FAIL_INDEX:
+        return "the pod's index is marked failed at once (status.failedIndexes) and is not retried"
+    prefix = (
+        "counted (rule action Count)"
+        if decision.action
+        else ("counted: no rule matched" if has_policy else "counted: the Job has no podFailurePolicy")
+    )
+    if per_index is not None:
+        return f"{prefix}; the index is retried until it has failed backoffLimitPerIndex+1 = {int(per_index) + 1} times"
+    return f"{prefix}; the Job fails once status.failed exceeds backoffLimit ({limit})"
+
+
+def _trace(index: int, rule: Obj, pod: Obj) -> RuleTrace:
+    action = str(rule.get("action") or "")
+    alone = match_pod_failure_policy({"rules": [rule]}, pod)
+    matched = alone.rule_index is not None
+    if rule.get("onExitCodes") is not None:
+        req = rule["onExitCodes"]
+        who = f"container {req['containerName']}" if req.get("containerName") else "any container"
+        what = f"exit code {req.get('operator')} {req.get('values')} in {who}"
+        reason = f"{what}: " + (f"{_describe_match(alone)}" if matched else _exit_summary(pod))
+    else:
+        patterns = ", ".join(
+            f"{p.get('type')}={p.get('status', 'True')}"
+            for p in rule.get("onPodConditions") or ()
+            if isinstance(p, dict)
+        )
+        reason = f"pod condition {patterns}: " + ("the pod has it" if matched else "the pod has no such condition")
+    return RuleTrace(index, action, matched, reason)
+
+
+def _exit_summary(pod: Obj) -> str:
+    codes = []
+    status = pod.get("status") or {}
+    for key in ("containerStatuses", "initContainerStatuses"):
+        for cs in status.get(key) or ():
+            term = ((cs or {}).get("state") or {}).get("terminated")
+            if isinstance(term, dict):
+                codes.append(f"{cs.get('name') or '<unnamed>'}={term.get('exitCode', 0)}")
+    return (
+        "no match (terminated containers: " + (", ".join(codes) if codes else "none") + "; exit code 0 never matches)"
+    )
