@@ -43,33 +43,38 @@ NO_MATCH = PolicyDecision(action=None, count_failed=True)
 
 def match_pod_failure_policy(policy: Obj | None, pod: Obj) -> PolicyDecision:
     """Decide what `policy` (a `spec.podFailurePolicy`, or None) does with the failed `pod`."""
-    if not policy:
+    if not isinstance(policy, dict) or not policy:
         return NO_MATCH
-    rules = policy.get("rules") or ()
-    for index, rule in enumerate(rules):
+    rules = policy.get("rules")
+    for index, rule in enumerate(rules if isinstance(rules, list) else ()):
         if not isinstance(rule, dict):
             continue
         action = rule.get("action")
-        if action not in KNOWN_ACTIONS:
+        if not isinstance(action, str) or action not in KNOWN_ACTIONS:
             continue
         on_exit_codes = rule.get("onExitCodes")
         if on_exit_codes is not None:
-            found = _match_exit_codes(on_exit_codes, pod)
+            found = _match_exit_codes(on_exit_codes, pod) if isinstance(on_exit_codes, dict) else None
             if found is None:
                 continue
             name, code, is_init = found
             return _decide(action, index, pod, container_name=name, exit_code=code, init_container=is_init)
-        cond = _match_pod_conditions(rule.get("onPodConditions") or (), pod)
+        patterns = rule.get("onPodConditions")
+        cond = _match_pod_conditions(patterns if isinstance(patterns, list) else (), pod)
         if cond is None:
             continue
         return _decide(action, index, pod, condition_type=cond[0], condition_status=cond[1])
     return NO_MATCH
 
 
+def _dict(value: Any) -> Obj:
+    return value if isinstance(value, dict) else {}
+
+
 def _decide(action: str, index: int, pod: Obj, **what: Any) -> PolicyDecision:
     message = None
     if action == FAIL_JOB:
-        meta = pod.get("metadata") or {}
+        meta = _dict(pod.get("metadata"))
         where = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
         if what.get("condition_type") is not None:
             message = f"Pod {where} has condition {what['condition_type']} matching FailJob rule at index {index}"
@@ -83,22 +88,24 @@ def _decide(action: str, index: int, pod: Obj, **what: Any) -> PolicyDecision:
 
 def _match_exit_codes(requirement: Obj, pod: Obj) -> tuple[str, int, bool] | None:
     """First terminated, non-zero container status (containers, then init containers) the requirement matches."""
-    status = pod.get("status") or {}
+    status = _dict(pod.get("status"))
     wanted_name = requirement.get("containerName")
     operator = requirement.get("operator")
-    values = requirement.get("values") or ()
+    raw_values = requirement.get("values")
+    values = [v for v in raw_values if isinstance(v, int)] if isinstance(raw_values, list) else []
     for key, is_init in (("containerStatuses", False), ("initContainerStatuses", True)):
-        for cstatus in status.get(key) or ():
+        statuses = status.get(key)
+        for cstatus in statuses if isinstance(statuses, list) else ():
             if not isinstance(cstatus, dict):
                 continue
-            terminated = (cstatus.get("state") or {}).get("terminated")
+            terminated = _dict(cstatus.get("state")).get("terminated")
             if not isinstance(terminated, dict):
                 continue
             name = cstatus.get("name") or ""
             if wanted_name is not None and name != wanted_name:
                 continue
             code = terminated.get("exitCode") or 0
-            if not isinstance(code, int) or code == 0:
+            if not isinstance(code, int) or isinstance(code, bool) or code == 0:
                 continue
             if operator == "In" and code in values:
                 return name, code, is_init
@@ -109,7 +116,8 @@ def _match_exit_codes(requirement: Obj, pod: Obj) -> tuple[str, int, bool] | Non
 
 def _match_pod_conditions(patterns: Any, pod: Obj) -> tuple[str, str] | None:
     """First pod condition (in pod order) equal in type and status to one of the patterns."""
-    for cond in (pod.get("status") or {}).get("conditions") or ():
+    conditions = _dict(pod.get("status")).get("conditions")
+    for cond in conditions if isinstance(conditions, list) else ():
         if not isinstance(cond, dict):
             continue
         for pattern in patterns:
