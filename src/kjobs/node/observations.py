@@ -1,0 +1,118 @@
+"""What a runtime has observed about one pod: the facts the kubelet's status and restart logic read.
+
+Design note: runtimes (real processes or simulated) only record facts here — a container attempt started,
+exited with a code or a signal, was OOM-killed, could not be created; the node asked to kill the pod.
+Everything a user sees (phase, conditions, container states, restart decisions) is derived from these
+records by pure functions in `restart` and `podstatus`, so both runtimes behave identically.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kjobs.api.types import Obj
+
+
+@dataclass(slots=True)
+class Attempt:
+    """One run of one container (Kubernetes keeps one container ID per attempt)."""
+
+    container: str
+    number: int
+    """The container's restartCount when this attempt started (0 for the first run)."""
+    container_id: str
+    started_at: float
+    finished_at: float | None = None
+    exit_code: int | None = None
+    signal: int | None = None
+    """Signal number when the process died of a signal (exit code is then 128 + signal)."""
+    oom: bool = False
+    """The memory limit's enforcer killed the container (from the cgroup's OOM counter or the watchdog)."""
+    reason: str = ""
+    """A reason the runtime forces (e.g. `StartError`); else derived: Completed / Error / OOMKilled."""
+    message: str = ""
+
+    @property
+    def running(self) -> bool:
+        return self.finished_at is None
+
+    def terminated_reason(self) -> str:
+        """The kubelet's `state.terminated.reason` for this attempt."""
+        if self.reason:
+            return self.reason
+        if self.oom:
+            return "OOMKilled"
+        return "Completed" if self.exit_code == 0 else "Error"
+
+
+@dataclass(frozen=True, slots=True)
+class BackoffEntry:
+    """Crash-loop back-off state of one container (client-go flowcontrol.Backoff entry)."""
+
+    duration: float
+    last_update: float
+
+
+@dataclass(frozen=True, slots=True)
+class KillReason:
+    """Why the node itself kills a pod (eviction, node shutdown, preemption); None for an API deletion."""
+
+    reason: str
+    """The pod's `status.reason`: `Evicted`, `Terminated`, `Preempting`."""
+    message: str
+    keep_succeeded: bool = False
+    """Node shutdown: the phase becomes Failed unless the pod already Succeeded. Eviction: always Failed."""
+
+
+NODE_SHUTDOWN = KillReason(
+    reason="Terminated",
+    message="Pod was terminated in response to imminent node shutdown.",
+    keep_succeeded=True,
+)
+"""The kubelet's graceful node shutdown (`pkg/kubelet/nodeshutdown`)."""
+
+CRITICAL_POD_PREEMPTION = KillReason(
+    reason="Preempting",
+    message="Pod was preempted by Kubelet to accommodate a critical pod.",
+)
+"""The kubelet's critical-pod preemption (`pkg/kubelet/preemption`)."""
+
+
+def eviction(message: str) -> KillReason:
+    """Node-pressure eviction (`pkg/kubelet/eviction`): phase Failed, reason Evicted, the eviction message."""
+    return KillReason(reason="Evicted", message=message)
+
+
+@dataclass(frozen=True, slots=True)
+class KillRequest:
+    """The node asked to stop the pod at `requested_at` with `grace_seconds` before SIGKILL."""
+
+    requested_at: float
+    grace_seconds: float
+    reason: KillReason | None = None
+
+
+@dataclass(slots=True)
+class PodRecord:
+    """Everything observed about one pod on this node."""
+
+    pod: Obj
+    admitted_at: float
+    attempts: dict[str, list[Attempt]] = field(default_factory=dict)
+    backoff: dict[str, BackoffEntry] = field(default_factory=dict)
+    config_errors: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Containers that cannot be created: name -> (waiting reason, message)."""
+    kill: KillRequest | None = None
+    killed_phase: str | None = None
+    """The phase fixed when a KillReason asked for one (eviction/shutdown), so it never changes later."""
+
+    @property
+    def uid(self) -> str:
+        return str(self.pod.get("metadata", {}).get("uid", ""))
+
+    def any_running(self) -> bool:
+        return any(a[-1].running for a in self.attempts.values() if a)
+
+    def last(self, container: str) -> Attempt | None:
+        attempts = self.attempts.get(container)
+        return attempts[-1] if attempts else None

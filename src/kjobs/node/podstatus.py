@@ -1,0 +1,332 @@
+"""The Kubernetes `PodStatus` of a pod, computed from what the runtime observed (the kubelet's view).
+
+Design note: pure and total. Given a `PodRecord` (attempts with exit codes, OOM flags and times, back-off
+state, a kill request), the time and the status last reported, it returns the status object the kubelet
+would write: phase by `getPhase` (kubelet_pods.go), container states as `convertToAPIContainerStatuses`,
+conditions as `pkg/kubelet/status/generate.go`, terminal handling as the status manager's `TerminatePod`.
+Runtimes call it after every observation and publish the result when it changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from kjobs.api.names import DISRUPTION_TARGET
+from kjobs.api.timeutil import format_time
+from kjobs.api.types import Obj
+from kjobs.node.observations import Attempt, PodRecord
+from kjobs.node.resources import qos_class
+from kjobs.node.restart import DEFAULT_BACKOFF_CAP, Plan, plan
+
+PENDING, RUNNING, SUCCEEDED, FAILED = "Pending", "Running", "Succeeded", "Failed"
+TERMINAL_PHASES = (SUCCEEDED, FAILED)
+
+# Conditions the kubelet owns (kubetypes.PodConditionByKubelet); every other condition is preserved.
+KUBELET_CONDITIONS = ("PodScheduled", "Ready", "Initialized", "ContainersReady", "PodReadyToStartContainers")
+
+CONTAINER_STATUS_UNKNOWN = "ContainerStatusUnknown"
+_UNKNOWN_MESSAGE = "The container could not be located when the pod was terminated"
+
+
+def go_duration(seconds: float) -> str:
+    """Format seconds like Go's `time.Duration.String` (`10s`, `1m20s`, `5m0s`, `50ms`)."""
+    ns = round(seconds * 1e9)
+    if ns == 0:
+        return "0s"
+    sign = "-" if ns < 0 else ""
+    ns = abs(ns)
+    if ns < 1_000_000_000:
+        for unit, size in (("ms", 1_000_000), ("µs", 1_000), ("ns", 1)):
+            if ns >= size:
+                return sign + _trim(ns, size) + unit
+    hours, rest = divmod(ns, 3600 * 10**9)
+    minutes, rest = divmod(rest, 60 * 10**9)
+    text = _trim(rest, 10**9) + "s"
+    if hours or minutes:
+        text = f"{minutes}m" + text
+    if hours:
+        text = f"{hours}h" + text
+    return sign + text
+
+
+def _trim(value: int, size: int) -> str:
+    whole, frac = divmod(value, size)
+    if not frac:
+        return str(whole)
+    digits = len(str(size)) - 1
+    return f"{whole}.{str(frac).rjust(digits, '0').rstrip('0')}"
+
+
+def crash_loop_message(duration: float, container: str, pod: Obj) -> str:
+    """The kubelet's CrashLoopBackOff waiting message."""
+    meta = pod.get("metadata", {})
+    return (
+        f"back-off {go_duration(duration)} restarting failed container={container} "
+        f"pod={meta.get('name', '')}_{meta.get('namespace', '')}({meta.get('uid', '')})"
+    )
+
+
+def _terminated(attempt: Attempt) -> Obj:
+    state: Obj = {
+        "exitCode": attempt.exit_code if attempt.exit_code is not None else 0,
+        "reason": attempt.terminated_reason(),
+        "startedAt": format_time(attempt.started_at),
+        "finishedAt": format_time(attempt.finished_at if attempt.finished_at is not None else attempt.started_at),
+        "containerID": attempt.container_id,
+    }
+    if attempt.signal:
+        state["signal"] = attempt.signal
+    if attempt.message:
+        state["message"] = attempt.message
+    return state
+
+
+def _container_status(record: PodRecord, container: Obj, *, init: bool, has_init: bool, decisions: Plan) -> Obj:
+    name = container["name"]
+    attempts = record.attempts.get(name) or []
+    status: Obj = {
+        "name": name,
+        "image": container.get("image", ""),
+        "imageID": "",
+        "ready": False,
+        "restartCount": 0,
+        "started": False,
+        "state": {},
+        "lastState": {},
+    }
+    if not attempts:
+        if name in record.config_errors:
+            reason, message = record.config_errors[name]
+            status["state"] = {"waiting": {"reason": reason, "message": message}}
+        else:
+            status["state"] = {"waiting": {"reason": "PodInitializing" if has_init else "ContainerCreating"}}
+        return status
+    last = attempts[-1]
+    status["containerID"] = last.container_id
+    status["restartCount"] = last.number
+    previous = _terminated(attempts[-2]) if len(attempts) > 1 else None
+    if last.running:
+        status["state"] = {"running": {"startedAt": format_time(last.started_at)}}
+        status["started"] = True
+        status["ready"] = not init
+        if previous:
+            status["lastState"] = {"terminated": previous}
+        return status
+    if name in decisions.backing_off:
+        entry = record.backoff.get(name)
+        duration = entry.duration if entry is not None else 0.0
+        status["state"] = {
+            "waiting": {"reason": "CrashLoopBackOff", "message": crash_loop_message(duration, name, record.pod)}
+        }
+        status["lastState"] = {"terminated": _terminated(last)}
+        return status
+    status["state"] = {"terminated": _terminated(last)}
+    if previous:
+        status["lastState"] = {"terminated": previous}
+    status["ready"] = init and last.exit_code == 0
+    return status
+
+
+def _mark_unknown(status: Obj) -> None:
+    status["state"] = {"terminated": {"exitCode": 137, "reason": CONTAINER_STATUS_UNKNOWN, "message": _UNKNOWN_MESSAGE}}
+
+
+def get_phase(pod: Obj, init_statuses: list[Obj], statuses: list[Obj], *, pod_is_terminal: bool) -> str:
+    """The kubelet's getPhase for pods without sidecars or container restart rules."""
+    spec = pod.get("spec", {})
+    policy = spec.get("restartPolicy") or "Always"
+    pending_init = failed_init = 0
+    for cs in init_statuses:
+        state, last = cs["state"], cs.get("lastState") or {}
+        if "running" in state:
+            pending_init += 1
+        elif "terminated" in state:
+            failed_init += state["terminated"].get("exitCode", 0) != 0
+        elif "terminated" in last:
+            failed_init += last["terminated"].get("exitCode", 0) != 0
+        else:
+            pending_init += 1
+    running = waiting = stopped = succeeded = 0
+    for cs in statuses:
+        state, last = cs["state"], cs.get("lastState") or {}
+        if "running" in state:
+            running += 1
+        elif "terminated" in state:
+            stopped += 1
+            succeeded += state["terminated"].get("exitCode", 0) == 0
+        elif "terminated" in last:
+            stopped += 1
+        else:
+            waiting += 1
+    if failed_init and policy == "Never":
+        return FAILED
+    if pending_init or waiting:
+        return PENDING
+    if running:
+        return RUNNING
+    if stopped:
+        if pod_is_terminal:
+            return SUCCEEDED if stopped == succeeded else FAILED
+        if policy == "Always":
+            return RUNNING
+        if stopped == succeeded:
+            return SUCCEEDED
+        return FAILED if policy == "Never" else RUNNING
+    return PENDING
+
+
+def _names(values: Iterable[str]) -> str:
+    return "[" + " ".join(values) + "]"
+
+
+def _condition(ctype: str, ok: bool, reason: str = "", message: str = "") -> Obj:
+    cond: Obj = {"type": ctype, "status": "True" if ok else "False", "lastProbeTime": None}
+    if reason:
+        cond["reason"] = reason
+    if message:
+        cond["message"] = message
+    return cond
+
+
+def _kubelet_conditions(
+    pod: Obj, init_statuses: list[Obj], statuses: list[Obj], phase: str, sandbox_ready: bool, others: list[Obj]
+) -> list[Obj]:
+    conditions = [_condition("PodReadyToStartContainers", sandbox_ready)]
+    # Initialized
+    incomplete = [s["name"] for s in init_statuses if not s["ready"]]
+    regular_started = any("running" in s["state"] or "terminated" in s["state"] for s in statuses)
+    if phase == SUCCEEDED:
+        conditions.append(_condition("Initialized", True, "PodCompleted"))
+    elif regular_started or not incomplete:
+        conditions.append(_condition("Initialized", True))
+    else:
+        conditions.append(
+            _condition(
+                "Initialized",
+                False,
+                "ContainersNotInitialized",
+                f"containers with incomplete status: {_names(incomplete)}",
+            )
+        )
+    # ContainersReady, then Ready derived from it and the readiness gates.
+    unready = [s["name"] for s in statuses if not s["ready"]]
+    if phase == SUCCEEDED:
+        containers_ready = _condition("ContainersReady", False, "PodCompleted")
+    elif phase == FAILED:
+        containers_ready = _condition("ContainersReady", False, "PodFailed")
+    elif unready:
+        containers_ready = _condition(
+            "ContainersReady", False, "ContainersNotReady", f"containers with unready status: {_names(unready)}"
+        )
+    else:
+        containers_ready = _condition("ContainersReady", True)
+    if containers_ready["status"] != "True":
+        ready = dict(containers_ready, type="Ready")
+    else:
+        gate_messages = []
+        by_type = {c.get("type"): c for c in others}
+        for gate in pod.get("spec", {}).get("readinessGates") or []:
+            ctype = gate.get("conditionType", "")
+            found = by_type.get(ctype)
+            if found is None:
+                gate_messages.append(f'corresponding condition of pod readiness gate "{ctype}" does not exist.')
+            elif found.get("status") != "True":
+                gate_messages.append(
+                    f'the status of pod readiness gate "{ctype}" is not "True", but {found.get("status")}'
+                )
+        ready = (
+            _condition("Ready", False, "ReadinessGatesNotReady", ", ".join(gate_messages))
+            if gate_messages
+            else _condition("Ready", True)
+        )
+    conditions += [ready, containers_ready, _condition("PodScheduled", True)]
+    return conditions
+
+
+def _carry_transition_times(conditions: list[Obj], previous: list[Obj], now: float) -> None:
+    before = {c.get("type"): c for c in previous}
+    for cond in conditions:
+        old = before.get(cond["type"])
+        if old is not None and old.get("status") == cond["status"] and old.get("lastTransitionTime"):
+            cond["lastTransitionTime"] = old["lastTransitionTime"]
+        elif not cond.get("lastTransitionTime"):
+            cond["lastTransitionTime"] = format_time(now)
+
+
+def compute_pod_status(
+    record: PodRecord,
+    now: float,
+    *,
+    previous: Obj | None = None,
+    host_ip: str = "127.0.0.1",
+    pod_ip: str = "127.0.0.1",
+    backoff_cap: float = DEFAULT_BACKOFF_CAP,
+) -> Obj:
+    """The pod's status as the kubelet would report it now; `previous` is the status last reported."""
+    pod = record.pod
+    spec = pod.get("spec", {})
+    api_status = pod.get("status") or {}
+    before = previous if previous is not None else api_status
+    decisions = plan(record, now, cap=backoff_cap)
+    init_specs = spec.get("initContainers") or []
+    has_init = bool(init_specs)
+    init_statuses = [
+        _container_status(record, c, init=True, has_init=has_init, decisions=decisions) for c in init_specs
+    ]
+    statuses = sorted(
+        (
+            _container_status(record, c, init=False, has_init=has_init, decisions=decisions)
+            for c in spec.get("containers") or []
+        ),
+        key=lambda s: str(s["name"]),
+    )
+    killing = record.kill is not None
+    pod_is_terminal = killing and decisions.done
+    if pod_is_terminal:
+        # TerminatePod: once initialized, a container with no terminated state is reported as unknown/failed.
+        initialized = all(s["ready"] for s in init_statuses)
+        if initialized:
+            for cs in statuses:
+                if "terminated" not in cs["state"]:
+                    _mark_unknown(cs)
+    phase = get_phase(pod, init_statuses, statuses, pod_is_terminal=pod_is_terminal)
+    if pod_is_terminal and phase not in TERMINAL_PHASES:
+        phase = FAILED
+    if record.killed_phase is not None:
+        phase = record.killed_phase
+    previous_phase = before.get("phase")
+    if previous_phase in TERMINAL_PHASES and phase not in TERMINAL_PHASES:
+        phase = previous_phase
+
+    others = [c for c in api_status.get("conditions") or [] if c.get("type") not in KUBELET_CONDITIONS]
+    kill_reason = record.kill.reason if record.kill is not None else None
+    if kill_reason is not None:
+        others = [c for c in others if c.get("type") != DISRUPTION_TARGET]
+        others.append(_condition(DISRUPTION_TARGET, True, "TerminationByKubelet", kill_reason.message))
+    sandbox_ready = not (decisions.done and not record.any_running())
+    conditions = [dict(c) for c in others] + _kubelet_conditions(
+        pod, init_statuses, statuses, phase, sandbox_ready, others
+    )
+    _carry_transition_times(conditions, before.get("conditions") or [], now)
+
+    status: Obj = {
+        "phase": phase,
+        "conditions": conditions,
+        "hostIP": host_ip,
+        "hostIPs": [{"ip": host_ip}],
+        "podIP": pod_ip,
+        "podIPs": [{"ip": pod_ip}],
+        "startTime": format_time(record.admitted_at),
+        "qosClass": qos_class(pod),
+        "containerStatuses": statuses,
+    }
+    if init_statuses:
+        status["initContainerStatuses"] = init_statuses
+    if kill_reason is not None:
+        status["reason"] = kill_reason.reason
+        status["message"] = kill_reason.message
+    elif phase == previous_phase:
+        for key in ("reason", "message"):
+            if before.get(key):
+                status[key] = before[key]
+    return status

@@ -1,0 +1,132 @@
+"""Restart decisions: which container the node starts next, and when (the kubelet's rules).
+
+Design note: this module is the single place that answers "should this container run (again), and not
+before when?". It is pure (observations and a time in, a `Plan` out) so both runtimes, the node agent and
+future extensions (a pod-level restart limit, per-container restart rules) share one table-tested rule set.
+
+Rules, as the kubelet applies them (`computePodActions`, `doBackOff`, `ShouldContainerBeRestarted`):
+* init containers run one at a time in spec order; a failed init container is restarted unless the pod's
+  restartPolicy is Never, in which case the pod has failed and nothing else starts;
+* regular containers start together once every init container succeeded; an exited container restarts
+  under Always, under OnFailure when its exit code is not 0, never under Never;
+* crash-loop back-off per container (client-go `flowcontrol.Backoff` keyed by container): the first restart
+  is immediate and records `base`; each later restart waits `entry.duration` after the last exit, the
+  duration doubling up to `cap`; an entry whose last update is older than 2×cap before the exit is forgotten.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from kjobs.api.types import Obj
+from kjobs.node.observations import Attempt, BackoffEntry, PodRecord
+
+DEFAULT_BACKOFF_BASE = 10.0
+"""Seconds: the kubelet's initial crash-loop back-off."""
+DEFAULT_BACKOFF_CAP = 300.0
+"""Seconds: the kubelet's MaxContainerBackOff (5 min)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What the runtime should do for one pod now."""
+
+    start: tuple[str, ...] = ()
+    """Containers to start now (init containers: at most one)."""
+    wake_at: float | None = None
+    """When to plan again because a back-off expires."""
+    backing_off: dict[str, float] = field(default_factory=dict)
+    """Containers waiting in CrashLoopBackOff, with the time their restart becomes due."""
+    done: bool = False
+    """Nothing runs and nothing will start again: the pod's phase is final."""
+
+
+def restart_policy(pod: Obj) -> str:
+    """The pod's restartPolicy with the API default (Always)."""
+    return str(pod.get("spec", {}).get("restartPolicy") or "Always")
+
+
+def should_restart(policy: str, exit_code: int) -> bool:
+    """Whether an exited regular container runs again under `policy` (kubelet ShouldContainerBeRestarted)."""
+    if policy == "Always":
+        return True
+    if policy == "OnFailure":
+        return exit_code != 0
+    return False
+
+
+def _expired(event_time: float, entry: BackoffEntry, cap: float) -> bool:
+    return event_time - entry.last_update > 2 * cap
+
+
+def restart_due(entry: BackoffEntry | None, finished_at: float, *, cap: float) -> float:
+    """Earliest time an exited container may restart: its exit time, or exit + the current back-off."""
+    if entry is None or _expired(finished_at, entry, cap):
+        return finished_at
+    return finished_at + entry.duration
+
+
+def next_backoff(
+    entry: BackoffEntry | None, finished_at: float, now: float, *, base: float, cap: float
+) -> BackoffEntry:
+    """The back-off entry after a restart at `now` of a container that exited at `finished_at`."""
+    if entry is None or _expired(finished_at, entry, cap):
+        return BackoffEntry(duration=min(base, cap), last_update=now)
+    return BackoffEntry(duration=min(entry.duration * 2, cap), last_update=now)
+
+
+def plan(record: PodRecord, now: float, *, cap: float = DEFAULT_BACKOFF_CAP) -> Plan:
+    """Decide which containers of the pod start now, and when to look again."""
+    if record.kill is not None:
+        return Plan(done=not record.any_running())
+    spec = record.pod.get("spec", {})
+    policy = restart_policy(record.pod)
+
+    for container in spec.get("initContainers") or []:
+        name = container["name"]
+        attempts = record.attempts.get(name)
+        if not attempts:
+            if name in record.config_errors:
+                return Plan()
+            return Plan(start=(name,))
+        last = attempts[-1]
+        if last.running:
+            return Plan()
+        if last.exit_code == 0:
+            continue
+        if policy == "Never":
+            return Plan(done=True)
+        due = restart_due(record.backoff.get(name), _finished(last), cap=cap)
+        if due <= now:
+            return Plan(start=(name,))
+        return Plan(wake_at=due, backing_off={name: due})
+
+    starts: list[str] = []
+    backing_off: dict[str, float] = {}
+    alive = False
+    for container in spec.get("containers") or []:
+        name = container["name"]
+        attempts = record.attempts.get(name)
+        if not attempts:
+            alive = True
+            if name not in record.config_errors:
+                starts.append(name)
+            continue
+        last = attempts[-1]
+        if last.running:
+            alive = True
+            continue
+        if not should_restart(policy, last.exit_code or 0):
+            continue
+        alive = True
+        due = restart_due(record.backoff.get(name), _finished(last), cap=cap)
+        if due <= now:
+            starts.append(name)
+        else:
+            backing_off[name] = due
+    wake = min(backing_off.values()) if backing_off else None
+    return Plan(start=tuple(starts), wake_at=wake, backing_off=backing_off, done=not alive)
+
+
+def _finished(attempt: Attempt) -> float:
+    return attempt.finished_at if attempt.finished_at is not None else attempt.started_at

@@ -1,0 +1,106 @@
+"""Container environment, downward API and $(VAR) expansion as the kubelet does them."""
+
+from __future__ import annotations
+
+import pytest
+
+from kjobs.node.envvars import ConfigError, container_command, container_env, expand
+from tests.node.helpers import make_pod
+
+VARS = {"A": "alpha", "EMPTY": ""}
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param("$(A)", "alpha", id="defined"),
+        pytest.param("x-$(A)-y", "x-alpha-y", id="inside"),
+        pytest.param("$(MISSING)", "$(MISSING)", id="undefined-kept"),
+        pytest.param("$$(A)", "$(A)", id="escaped"),
+        pytest.param("$$", "$", id="double-dollar"),
+        pytest.param("$(A", "$(A", id="incomplete"),
+        pytest.param("$A", "$A", id="no-parens"),
+        pytest.param("cost $", "cost $", id="trailing-dollar"),
+        pytest.param("$(EMPTY)x", "x", id="empty-value"),
+        pytest.param("$(A)$(A)", "alphaalpha", id="adjacent"),
+    ],
+)
+def test_expand(text: str, expected: str) -> None:
+    assert expand(text, VARS.get) == expected
+
+
+def test_env_values_fieldrefs_and_order() -> None:
+    pod = make_pod()
+    pod["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"] = "7"
+    pod["metadata"]["annotations"]["note"] = "hello"
+    pod["spec"]["nodeName"] = "node-1"
+    container = {
+        "name": "main",
+        "env": [
+            {"name": "LATER_REF", "value": "$(INDEX)"},
+            {
+                "name": "JOB_COMPLETION_INDEX",
+                "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels['batch.kubernetes.io/job-completion-index']"}},
+            },
+            {"name": "INDEX", "value": "i=$(JOB_COMPLETION_INDEX)"},
+            {"name": "NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+            {"name": "NS", "valueFrom": {"fieldRef": {"fieldPath": "metadata.namespace"}}},
+            {"name": "UID", "valueFrom": {"fieldRef": {"fieldPath": "metadata.uid"}}},
+            {"name": "NODE", "valueFrom": {"fieldRef": {"fieldPath": "spec.nodeName"}}},
+            {"name": "NOTE", "valueFrom": {"fieldRef": {"fieldPath": "metadata.annotations['note']"}}},
+            {"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+            {"name": "HOST_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIP"}}},
+        ],
+    }
+    env = container_env(pod, container, host_ip="10.0.0.1", pod_ip="10.0.0.2")
+    assert env == {
+        "LATER_REF": "$(INDEX)",
+        "JOB_COMPLETION_INDEX": "7",
+        "INDEX": "i=7",
+        "NAME": "job-0-abcde",
+        "NS": "ns",
+        "UID": "uid-1",
+        "NODE": "node-1",
+        "NOTE": "hello",
+        "POD_IP": "10.0.0.2",
+        "HOST_IP": "10.0.0.1",
+    }
+
+
+def test_command_and_args_expand_against_the_final_env() -> None:
+    container = {"command": ["sh", "-c", "echo $(MSG) $$(MSG)"], "args": ["$(MSG)", "$(NOPE)"]}
+    assert container_command(container, {"MSG": "hi"}) == ["sh", "-c", "echo hi $(MSG)", "hi", "$(NOPE)"]
+
+
+def test_resource_field_ref() -> None:
+    container = {
+        "name": "main",
+        "resources": {"limits": {"memory": "64Mi"}},
+        "env": [{"name": "MEM", "valueFrom": {"resourceFieldRef": {"resource": "limits.memory", "divisor": "1Mi"}}}],
+    }
+    assert container_env(make_pod(), container)["MEM"] == "64"
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        pytest.param(
+            {"name": "X", "valueFrom": {"configMapKeyRef": {"name": "cfg", "key": "k"}}},
+            'configmap "cfg" not found',
+            id="configmap",
+        ),
+        pytest.param(
+            {"name": "X", "valueFrom": {"fieldRef": {"fieldPath": "spec.bogus"}}},
+            'unsupported fieldPath: "spec.bogus"',
+            id="bad-fieldpath",
+        ),
+    ],
+)
+def test_unresolvable_env_is_a_config_error(item: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        container_env(make_pod(), {"name": "main", "env": [item]})
+
+
+def test_optional_missing_reference_is_skipped() -> None:
+    item = {"name": "X", "valueFrom": {"secretKeyRef": {"name": "s", "key": "k", "optional": True}}}
+    assert container_env(make_pod(), {"name": "main", "env": [item]}) == {}
