@@ -46,77 +46,98 @@ def match_pod_failure_policy(policy: Obj | None, pod: Obj) -> PolicyDecision:
     if not isinstance(policy, dict) or not policy:
         return NO_MATCH
     rules = policy.get("rules")
-    for index, rule in enumerate(rules if isinstance(rules, list) else ()):
+    if not isinstance(rules, list):
+        return NO_MATCH
+    status = pod.get("status")
+    if not isinstance(status, dict):
+        status = {}
+    for index, rule in enumerate(rules):
         if not isinstance(rule, dict):
             continue
         action = rule.get("action")
-        if not isinstance(action, str) or action not in KNOWN_ACTIONS:
+        if type(action) is not str or action not in KNOWN_ACTIONS:
             continue
         on_exit_codes = rule.get("onExitCodes")
         if on_exit_codes is not None:
-            found = _match_exit_codes(on_exit_codes, pod) if isinstance(on_exit_codes, dict) else None
+            found = _match_exit_codes(on_exit_codes, status) if isinstance(on_exit_codes, dict) else None
             if found is None:
                 continue
             name, code, is_init = found
-            return _decide(action, index, pod, container_name=name, exit_code=code, init_container=is_init)
+            return _decide(action, index, pod, name, code, is_init, None, None)
         patterns = rule.get("onPodConditions")
-        cond = _match_pod_conditions(patterns if isinstance(patterns, list) else (), pod)
+        cond = _match_pod_conditions(patterns if isinstance(patterns, list) else (), status)
         if cond is None:
             continue
-        return _decide(action, index, pod, condition_type=cond[0], condition_status=cond[1])
+        return _decide(action, index, pod, None, None, False, cond[0], cond[1])
     return NO_MATCH
 
 
-def _dict(value: Any) -> Obj:
-    return value if isinstance(value, dict) else {}
-
-
-def _decide(action: str, index: int, pod: Obj, **what: Any) -> PolicyDecision:
+def _decide(
+    action: str,
+    index: int,
+    pod: Obj,
+    container: str | None,
+    code: int | None,
+    is_init: bool,
+    cond_type: str | None,
+    cond_status: str | None,
+) -> PolicyDecision:
     message = None
     if action == FAIL_JOB:
-        meta = _dict(pod.get("metadata"))
+        meta = pod.get("metadata")
+        meta = meta if isinstance(meta, dict) else {}
         where = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
-        if what.get("condition_type") is not None:
-            message = f"Pod {where} has condition {what['condition_type']} matching FailJob rule at index {index}"
+        if cond_type is not None:
+            message = f"Pod {where} has condition {cond_type} matching FailJob rule at index {index}"
         else:
             message = (
-                f"Container {what['container_name']} for pod {where} failed with exit code "
-                f"{what['exit_code']} matching FailJob rule at index {index}"
+                f"Container {container} for pod {where} failed with exit code {code} "
+                f"matching FailJob rule at index {index}"
             )
-    return PolicyDecision(action=action, count_failed=action != IGNORE, message=message, rule_index=index, **what)
+    return PolicyDecision(action, action != IGNORE, message, index, container, code, is_init, cond_type, cond_status)
 
 
-def _match_exit_codes(requirement: Obj, pod: Obj) -> tuple[str, int, bool] | None:
+def _match_exit_codes(requirement: Obj, status: Obj) -> tuple[str, int, bool] | None:
     """First terminated, non-zero container status (containers, then init containers) the requirement matches."""
-    status = _dict(pod.get("status"))
     wanted_name = requirement.get("containerName")
     operator = requirement.get("operator")
-    raw_values = requirement.get("values")
-    values = [v for v in raw_values if isinstance(v, int)] if isinstance(raw_values, list) else []
-    for key, is_init in (("containerStatuses", False), ("initContainerStatuses", True)):
+    if operator == "In":
+        want_in = True
+    elif operator == "NotIn":
+        want_in = False
+    else:
+        return None
+    values = requirement.get("values")
+    if not isinstance(values, list):
+        values = []
+    for key, is_init in _STATUS_KEYS:
         statuses = status.get(key)
-        for cstatus in statuses if isinstance(statuses, list) else ():
+        if not statuses or not isinstance(statuses, list):
+            continue
+        for cstatus in statuses:
             if not isinstance(cstatus, dict):
                 continue
-            terminated = _dict(cstatus.get("state")).get("terminated")
+            state = cstatus.get("state")
+            terminated = state.get("terminated") if isinstance(state, dict) else None
             if not isinstance(terminated, dict):
                 continue
             name = cstatus.get("name") or ""
             if wanted_name is not None and name != wanted_name:
                 continue
             code = terminated.get("exitCode") or 0
-            if not isinstance(code, int) or isinstance(code, bool) or code == 0:
+            if code == 0 or type(code) is not int:
                 continue
-            if operator == "In" and code in values:
-                return name, code, is_init
-            if operator == "NotIn" and code not in values:
+            if (code in values) is want_in:
                 return name, code, is_init
     return None
 
 
-def _match_pod_conditions(patterns: Any, pod: Obj) -> tuple[str, str] | None:
+_STATUS_KEYS = (("containerStatuses", False), ("initContainerStatuses", True))
+
+
+def _match_pod_conditions(patterns: Any, status: Obj) -> tuple[str, str] | None:
     """First pod condition (in pod order) equal in type and status to one of the patterns."""
-    conditions = _dict(pod.get("status")).get("conditions")
+    conditions = status.get("conditions")
     for cond in conditions if isinstance(conditions, list) else ():
         if not isinstance(cond, dict):
             continue
