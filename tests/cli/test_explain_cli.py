@@ -1,0 +1,79 @@
+"""`kjobs explain` as a user runs it: example manifests, JSON output, and clear errors on bad input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import orjson
+from click.testing import CliRunner
+
+from kjobs.cli import main
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def run(*args: str) -> tuple[int, str, str]:
+    result = CliRunner().invoke(main, list(args))
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_failjob_on_exit_42_explained() -> None:
+    code, out, _ = run(
+        "explain", "--job", str(EXAMPLES / "failjob-exit-42.yaml"), "--pod", str(EXAMPLES / "pods/failed-exit-42.yaml")
+    )
+    assert code == 0
+    assert "Decision: FailJob (rule 0)" in out
+    assert "container main exited with code 42" in out
+    assert (
+        "Container main for pod default/job-pod-failure-policy-failjob-8f6vd failed with exit code 42 "
+        "matching FailJob rule at index 0" in out
+    )
+
+
+def test_disruption_ignored_json() -> None:
+    code, out, _ = run(
+        "explain",
+        "--job",
+        str(EXAMPLES / "ignore-disruptions.yaml"),
+        "--pod",
+        str(EXAMPLES / "pods/evicted-by-drain.yaml"),
+        "-o",
+        "json",
+    )
+    assert code == 0
+    body = orjson.loads(out)
+    assert body["action"] == "Ignore"
+    assert body["countsTowardBackoffLimit"] is False
+    assert body["ruleIndex"] == 0
+    assert body["matched"] == "pod condition DisruptionTarget=True"
+    assert body["rules"] == [
+        {
+            "index": 0,
+            "action": "Ignore",
+            "matched": True,
+            "reason": "pod condition DisruptionTarget=True: the pod has it",
+        }
+    ]
+
+
+def test_running_pod_is_not_evaluated(tmp_path: Path) -> None:
+    pod = tmp_path / "pod.yaml"
+    pod.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nstatus: {phase: Running}\n")
+    code, out, _ = run("explain", "--job", str(EXAMPLES / "failjob-exit-42.yaml"), "--pod", str(pod))
+    assert code == 0
+    assert "not failed (phase Running)" in out
+
+
+def test_bad_yaml_is_a_clear_error_not_a_traceback(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("spec:\n  template: [unclosed\n")
+    code, out, err = run("explain", "--job", str(bad), "--pod", str(EXAMPLES / "pods/failed-exit-42.yaml"))
+    assert code == 2
+    assert err.startswith(f"error: {bad}: invalid YAML (line ")
+    assert "Traceback" not in out + err
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    code, _, err = run("explain", "--job", str(tmp_path / "nope.yaml"), "--pod", str(tmp_path / "nope.yaml"))
+    assert code == 2
+    assert "does not exist" in err
