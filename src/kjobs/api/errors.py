@@ -11,8 +11,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-import orjson
-
 from kjobs.api.types import Obj
 
 
@@ -62,14 +60,15 @@ class FieldError:
 
     def __str__(self) -> str:
         """Render as Kubernetes' `field.Error.Error()` does, e.g. `spec.x: Invalid value: 1: must be ...`."""
-        head = f"{self.field}: {self.type.text}"
-        if self.type in (ErrorType.FieldValueRequired, ErrorType.FieldValueForbidden, ErrorType.InternalError):
-            return f"{head}: {self.detail}" if self.detail else head
-        if self.type is ErrorType.FieldValueTooMany:
-            value = "" if self.bad_value is OMIT else f": {self.bad_value}"
-            return f"{head}{value}: {self.detail}" if self.detail else f"{head}{value}"
-        value = "" if self.bad_value is OMIT else f": {render_value(self.bad_value)}"
-        return f"{head}{value}: {self.detail}" if self.detail else f"{head}{value}"
+        return f"{self.field}: {self.body()}"
+
+    def body(self) -> str:
+        """Kubernetes' `ErrorBody()`: the message without the field path (what a `StatusCause` carries)."""
+        if self.type in _VALUELESS or self.bad_value is OMIT:
+            head = self.type.text
+        else:
+            head = f"{self.type.text}: {render_value(self.bad_value)}"
+        return f"{head}: {self.detail}" if self.detail else head
 
     def cause(self) -> Obj:
         """The `StatusCause` an API server sends for this error (message without the field prefix)."""
@@ -78,19 +77,87 @@ class FieldError:
         return {"reason": self.type.value, "message": message, "field": self.field}
 
 
+_VALUELESS = frozenset(
+    {ErrorType.FieldValueRequired, ErrorType.FieldValueForbidden, ErrorType.FieldValueTooLong, ErrorType.InternalError}
+)
+
+
+def go_quote(text: str) -> str:
+    """Go's `strconv.Quote` (`%q`): double quotes, printable characters kept, the rest escaped."""
+    out = ['"']
+    for ch in text:
+        code = ord(ch)
+        if ch in _GO_ESCAPES:
+            out.append(_GO_ESCAPES[ch])
+        elif ch.isprintable() or ch == " ":
+            out.append(ch)
+        elif code < 0x80:
+            out.append(f"\\x{code:02x}")
+        elif code < 0x10000:
+            out.append(f"\\u{code:04x}")
+        else:
+            out.append(f"\\U{code:08x}")
+    out.append('"')
+    return "".join(out)
+
+
+_GO_ESCAPES = {
+    "\a": "\\a",
+    "\b": "\\b",
+    "\f": "\\f",
+    "\n": "\\n",
+    "\r": "\\r",
+    "\t": "\\t",
+    "\v": "\\v",
+    "\\": "\\\\",
+    '"': '\\"',
+}
+
+
 def render_value(value: Any) -> str:
-    """Render a bad value as Go's `%#v`-like form Kubernetes uses: strings quoted, lists as `[]int32{1, 2}`."""
+    """Render a bad value as Kubernetes does: `%q` strings, `%v` numbers, Go's `%#v` for lists and maps.
+
+    Lists of integers are the only list type batch validation reports (`[]int32{1, 2}`); lists of strings render
+    as `[]string{"a", "b"}`, string maps as `map[string]string{"k":"v"}` (keys sorted, as Go prints maps).
+    """
     if isinstance(value, str):
-        return orjson.dumps(value).decode()
+        return go_quote(value)
     if isinstance(value, bool):
         return "true" if value else "false"
+    if value is None:
+        return "null"
+    if isinstance(value, float):
+        return _go_float(value)
     if isinstance(value, list):
         if all(isinstance(v, int) and not isinstance(v, bool) for v in value):
             return "[]int32{" + ", ".join(str(v) for v in value) + "}"
-        return "[" + ", ".join(render_value(v) for v in value) + "]"
-    if value is None:
-        return "null"
+        if all(isinstance(v, str) for v in value):
+            return "[]string{" + ", ".join(go_quote(v) for v in value) + "}"
+        return "[]interface {}{" + ", ".join(render_value(v) for v in value) + "}"
+    if isinstance(value, dict):
+        if all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
+            items = ", ".join(f"{go_quote(k)}:{go_quote(v)}" for k, v in sorted(value.items()))
+            return "map[string]string{" + items + "}"
+        items = ", ".join(f"{go_quote(str(k))}:{render_value(v)}" for k, v in sorted(value.items(), key=str))
+        return "map[string]interface {}{" + items + "}"
     return str(value)
+
+
+def _go_float(value: float) -> str:
+    """Go's `%v` for a float64 (shortest representation, exponent form from 1e21)."""
+    if value != value:
+        return "NaN"
+    if value in (float("inf"), float("-inf")):
+        return "+Inf" if value > 0 else "-Inf"
+    if value == int(value) and abs(value) < 1e21:
+        return str(int(value))
+    text = repr(value)
+    if "e" in text:
+        mantissa, exp = text.split("e")
+        sign = "-" if exp.startswith("-") else "+"
+        digits = exp.lstrip("+-").rjust(2, "0")
+        return f"{mantissa}e{sign}{digits}"
+    return text
 
 
 class ApiError(Exception):

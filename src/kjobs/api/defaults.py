@@ -1,0 +1,346 @@
+"""Defaulting and registry preparation for Jobs and Pods, as the Kubernetes API server applies them.
+
+Owns what a manifest gains between the request body and validation: batch/v1 Job defaults
+(`pkg/apis/batch/v1/defaults.go`, job-semantics.md §2), core/v1 pod-spec defaults (`pkg/apis/core/v1/defaults.go`:
+policies, grace period, scheduler, container pull policy and termination message, port protocol, probe timings,
+volume source and modes, quantities rounded to milli precision), the Pod-only defaults plus the priority the
+Priority admission plugin sets, and the Job registry strategy's `PrepareForCreate` (cleared status, generation 1,
+generated selector and labels). Every function returns a new object and leaves its argument untouched; fields of
+the wrong type are left as they are for validation to report.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any
+
+import orjson
+
+from kjobs.api import names
+from kjobs.api.quantity import QuantityError, canonical
+from kjobs.api.types import Obj
+from kjobs.api.validation_meta import semantic_equal
+
+DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS = 30
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+TERMINATION_MESSAGE_PATH = "/dev/termination-log"
+_DEFAULT_MODE = 0o644
+
+_VOLUME_SOURCE_KEYS = (
+    "emptyDir",
+    "hostPath",
+    "gitRepo",
+    "gcePersistentDisk",
+    "awsElasticBlockStore",
+    "secret",
+    "nfs",
+    "iscsi",
+    "glusterfs",
+    "flocker",
+    "persistentVolumeClaim",
+    "rbd",
+    "cinder",
+    "cephfs",
+    "quobyte",
+    "downwardAPI",
+    "fc",
+    "flexVolume",
+    "configMap",
+    "azureFile",
+    "vsphereVolume",
+    "photonPersistentDisk",
+    "portworxVolume",
+    "azureDisk",
+    "storageos",
+    "projected",
+    "scaleIO",
+    "csi",
+    "ephemeral",
+    "image",
+)
+
+
+def copy_json(value: Any) -> Any:
+    """A deep copy of a JSON value (orjson round trip; a structural copy for what orjson cannot encode)."""
+    try:
+        return orjson.loads(orjson.dumps(value))
+    except TypeError:
+        return _copy(value)
+
+
+def _copy(value: Any) -> Any:
+    if type(value) is dict:
+        return {k: _copy(v) for k, v in value.items()}
+    if type(value) is list:
+        return [_copy(v) for v in value]
+    return value
+
+
+def _dict(parent: Obj, key: str, *, create: bool = False) -> Obj | None:
+    """The object under `key` (created empty when asked and absent); None when absent or of another type."""
+    value = parent.get(key)
+    if value is None and create:
+        value = parent[key] = {}
+    return value if type(value) is dict else None
+
+
+def _dicts(parent: Obj, key: str) -> list[Obj]:
+    value = parent.get(key)
+    if type(value) is not list:
+        return []
+    return [item for item in value if type(item) is dict]
+
+
+def _set_default(obj: Obj, key: str, value: Any) -> None:
+    """Set `key` when it is absent, null or the empty string (Go's zero value for the field)."""
+    if obj.get(key) is None or obj.get(key) == "":
+        obj[key] = value
+
+
+def _pull_policy(image: Any) -> str:
+    """Always for `:latest` (or no tag and no digest), else IfNotPresent; unparsable images get IfNotPresent."""
+    if type(image) is not str or not image or any(c.isspace() for c in image):
+        return "IfNotPresent"
+    name, _, digest = image.partition("@")
+    last = name.rsplit("/", 1)[-1]
+    repository, _, tag = last.partition(":")
+    if not repository or repository != repository.lower():
+        return "IfNotPresent"
+    if not tag and not digest:
+        tag = "latest"
+    return "Always" if tag == "latest" else "IfNotPresent"
+
+
+def _default_resource_list(resources: Obj, key: str) -> None:
+    values = _dict(resources, key)
+    if not values:
+        return
+    for name, raw in values.items():
+        if type(raw) in (str, int, float):
+            with contextlib.suppress(QuantityError):
+                values[name] = canonical(raw)
+
+
+def _default_handler(handler: Obj | None) -> None:
+    if handler is None:
+        return
+    http_get = _dict(handler, "httpGet")
+    if http_get is not None:
+        _set_default(http_get, "path", "/")
+        _set_default(http_get, "scheme", "HTTP")
+
+
+def _default_probe(probe: Obj | None) -> None:
+    if probe is None:
+        return
+    for key, value in (("timeoutSeconds", 1), ("periodSeconds", 10), ("successThreshold", 1), ("failureThreshold", 3)):
+        if not probe.get(key):
+            probe[key] = value
+    _default_handler(probe)
+
+
+def _default_container(container: Obj) -> None:
+    _set_default(container, "imagePullPolicy", _pull_policy(container.get("image")))
+    _set_default(container, "terminationMessagePath", TERMINATION_MESSAGE_PATH)
+    _set_default(container, "terminationMessagePolicy", "File")
+    for port in _dicts(container, "ports"):
+        _set_default(port, "protocol", "TCP")
+    for var in _dicts(container, "env"):
+        value_from = _dict(var, "valueFrom")
+        field_ref = _dict(value_from, "fieldRef") if value_from is not None else None
+        if field_ref is not None:
+            _set_default(field_ref, "apiVersion", "v1")
+    resources = _dict(container, "resources")
+    if resources is not None:
+        _default_resource_list(resources, "limits")
+        _default_resource_list(resources, "requests")
+    for kind in ("livenessProbe", "readinessProbe", "startupProbe"):
+        _default_probe(_dict(container, kind))
+    lifecycle = _dict(container, "lifecycle")
+    if lifecycle is not None:
+        _default_handler(_dict(lifecycle, "postStart"))
+        _default_handler(_dict(lifecycle, "preStop"))
+
+
+def _default_volume(volume: Obj) -> None:
+    if all(volume.get(key) is None for key in _VOLUME_SOURCE_KEYS):
+        volume["emptyDir"] = {}
+    for key in ("secret", "configMap", "downwardAPI", "projected"):
+        source = _dict(volume, key)
+        if source is not None and source.get("defaultMode") is None:
+            source["defaultMode"] = _DEFAULT_MODE
+    downward = _dict(volume, "downwardAPI")
+    for item in _dicts(downward, "items") if downward is not None else []:
+        field_ref = _dict(item, "fieldRef")
+        if field_ref is not None:
+            _set_default(field_ref, "apiVersion", "v1")
+    host_path = _dict(volume, "hostPath")
+    if host_path is not None and host_path.get("type") is None:
+        host_path["type"] = ""
+    empty_dir = _dict(volume, "emptyDir")
+    if empty_dir is not None and type(empty_dir.get("sizeLimit")) in (str, int, float):
+        with contextlib.suppress(QuantityError):
+            empty_dir["sizeLimit"] = canonical(empty_dir["sizeLimit"])
+
+
+def _default_pod_spec(spec: Obj) -> None:
+    """`SetDefaults_PodSpec` and the nested container/volume/probe defaults (in place)."""
+    _set_default(spec, "dnsPolicy", "ClusterFirst")
+    _set_default(spec, "restartPolicy", "Always")
+    if spec.get("securityContext") is None:
+        spec["securityContext"] = {}
+    if spec.get("terminationGracePeriodSeconds") is None:
+        spec["terminationGracePeriodSeconds"] = DEFAULT_TERMINATION_GRACE_PERIOD_SECONDS
+    _set_default(spec, "schedulerName", DEFAULT_SCHEDULER_NAME)
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        for container in _dicts(spec, key):
+            _default_container(container)
+    for volume in _dicts(spec, "volumes"):
+        _default_volume(volume)
+
+
+def _default_pod_template(template: Obj | None) -> None:
+    if template is None:
+        return
+    spec = _dict(template, "spec", create=True)
+    if spec is not None:
+        _default_pod_spec(spec)
+
+
+def default_pod(pod: Obj) -> Obj:
+    """A copy of `pod` with the core/v1 defaults an API server applies to a created Pod.
+
+    Pod-only on top of the pod-spec defaults: requests default to limits, `enableServiceLinks: true`, container
+    ports take the container port as host port on the host network, and (Priority admission) `priority: 0`
+    with `preemptionPolicy: PreemptLowerPriority` when no priority class is named.
+    """
+    out = copy_json(pod)
+    if type(out) is not dict:
+        return out  # type: ignore[no-any-return]
+    spec = _dict(out, "spec", create=True)
+    if spec is None:
+        return out
+    _default_pod_spec(spec)
+    for key in ("containers", "initContainers"):
+        for container in _dicts(spec, key):
+            resources = _dict(container, "resources")
+            limits = _dict(resources, "limits") if resources is not None else None
+            if resources is None or not limits:
+                continue
+            requests = _dict(resources, "requests", create=True)
+            if requests is not None:
+                for name, value in limits.items():
+                    requests.setdefault(name, value)
+    if spec.get("enableServiceLinks") is None:
+        spec["enableServiceLinks"] = True
+    if spec.get("hostNetwork") is True:
+        for key in ("containers", "initContainers"):
+            for container in _dicts(spec, key):
+                for port in _dicts(container, "ports"):
+                    if not port.get("hostPort"):
+                        port["hostPort"] = port.get("containerPort")
+    if not spec.get("priorityClassName") and spec.get("priority") is None:
+        spec["priority"] = 0
+    if spec.get("preemptionPolicy") is None:
+        spec["preemptionPolicy"] = "PreemptLowerPriority"
+    return out
+
+
+def default_job(job: Obj) -> Obj:
+    """A copy of `job` with batch/v1 Job defaults and pod-template defaults applied (job-semantics.md §2)."""
+    out = copy_json(job)
+    if type(out) is not dict:
+        return out  # type: ignore[no-any-return]
+    spec = _dict(out, "spec", create=True)
+    if spec is None:
+        return out
+    if spec.get("completions") is None and spec.get("parallelism") is None:
+        spec["completions"] = 1
+        spec["parallelism"] = 1
+    if spec.get("parallelism") is None:
+        spec["parallelism"] = 1
+    if spec.get("backoffLimit") is None:
+        spec["backoffLimit"] = names.MAX_INT32 if spec.get("backoffLimitPerIndex") is not None else 6
+    template = _dict(spec, "template", create=True)
+    template_meta = _dict(template, "metadata") if template is not None else None
+    template_labels = template_meta.get("labels") if template_meta is not None else None
+    if template_labels is not None:
+        meta = _dict(out, "metadata", create=True)
+        if meta is not None and not meta.get("labels"):
+            meta["labels"] = copy_json(template_labels)
+    if spec.get("completionMode") is None:
+        spec["completionMode"] = "NonIndexed"
+    if spec.get("suspend") is None:
+        spec["suspend"] = False
+    policy = _dict(spec, "podFailurePolicy")
+    if policy is not None:
+        for rule in _dicts(policy, "rules"):
+            for pattern in _dicts(rule, "onPodConditions"):
+                _set_default(pattern, "status", "True")
+    if spec.get("podReplacementPolicy") is None:
+        spec["podReplacementPolicy"] = "Failed" if spec.get("podFailurePolicy") is not None else "TerminatingOrFailed"
+    _default_pod_template(template)
+    return out
+
+
+def prepare_job_for_create(job: Obj, *, uid: str) -> Obj:
+    """The Job registry strategy's `PrepareForCreate` on a copy: system fields, cleared status, generated selector.
+
+    Sets `metadata.uid` and `metadata.generation: 1`, replaces `status` by `{}` and, unless `spec.manualSelector`
+    is true, adds the job-name and controller-uid labels (prefixed and legacy) to the pod template where missing
+    and `batch.kubernetes.io/controller-uid: <uid>` to `spec.selector.matchLabels` where missing. Conflicting
+    values a user wrote are kept, for validation to reject.
+    """
+    out = copy_json(job)
+    if type(out) is not dict:
+        return out  # type: ignore[no-any-return]
+    meta = _dict(out, "metadata", create=True)
+    if meta is not None:
+        meta["uid"] = uid
+        meta["generation"] = 1
+    out["status"] = {}
+    spec = _dict(out, "spec", create=True)
+    if spec is None or spec.get("manualSelector") is True:
+        return out
+    name = meta.get("name") if meta is not None and type(meta.get("name")) is str else ""
+    template = _dict(spec, "template", create=True)
+    template_meta = _dict(template, "metadata", create=True) if template is not None else None
+    labels = _dict(template_meta, "labels", create=True) if template_meta is not None else None
+    if labels is not None:
+        for key in (names.LEGACY_JOB_NAME_LABEL, names.JOB_NAME_LABEL):
+            labels.setdefault(key, name)
+        for key in (names.LEGACY_CONTROLLER_UID_LABEL, names.CONTROLLER_UID_LABEL):
+            labels.setdefault(key, uid)
+    selector = _dict(spec, "selector", create=True)
+    match_labels = _dict(selector, "matchLabels", create=True) if selector is not None else None
+    if match_labels is not None:
+        match_labels.setdefault(names.CONTROLLER_UID_LABEL, uid)
+    return out
+
+
+def prepare_job_for_update(job: Obj, old: Obj) -> Obj:
+    """The strategy's `PrepareForUpdate` on a copy: status kept from `old`, generation +1 when the spec changed."""
+    out = copy_json(job)
+    if type(out) is not dict or type(old) is not dict:
+        return out  # type: ignore[no-any-return]
+    if "status" in old:
+        out["status"] = copy_json(old["status"])
+    else:
+        out.pop("status", None)
+    meta = _dict(out, "metadata", create=True)
+    old_meta = _dict(old, "metadata") or {}
+    raw_generation = old_meta.get("generation")
+    old_generation = raw_generation if type(raw_generation) is int else 0
+    if meta is not None:
+        changed = not semantic_equal(out.get("spec"), old.get("spec"))
+        meta["generation"] = old_generation + 1 if changed else old_generation
+    return out
+
+
+def prepare_job_status_update(job: Obj, old: Obj) -> Obj:
+    """The status strategy's `PrepareForUpdate` on a copy: the spec is kept from `old`."""
+    out = copy_json(job)
+    if type(out) is not dict or type(old) is not dict:
+        return out  # type: ignore[no-any-return]
+    out["spec"] = copy_json(old.get("spec"))
+    return out

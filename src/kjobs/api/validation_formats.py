@@ -1,0 +1,249 @@
+"""String format checks with Kubernetes' exact messages (apimachinery `util/validation`, `validate/content`).
+
+Each `is_*` function returns the list of problems Kubernetes reports for a value (empty = valid); callers turn
+each message into a `FieldError` at their own path. The texts are Kubernetes' byte for byte, because they end up
+in API responses that users and tests compare against.
+"""
+
+from __future__ import annotations
+
+import re
+
+DNS1123_LABEL_MAX = 63
+DNS1123_SUBDOMAIN_MAX = 253
+LABEL_VALUE_MAX = 63
+QUALIFIED_NAME_MAX = 63
+
+_DNS1123_LABEL_FMT = "[a-z0-9]([-a-z0-9]*[a-z0-9])?"
+_DNS1123_LABEL_MSG = (
+    "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', "
+    "and must start and end with an alphanumeric character"
+)
+_DNS1123_SUBDOMAIN_FMT = _DNS1123_LABEL_FMT + "(\\." + _DNS1123_LABEL_FMT + ")*"
+_DNS1123_SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+    "and must start and end with an alphanumeric character"
+)
+_DNS1035_LABEL_FMT = "[a-z]([-a-z0-9]*[a-z0-9])?"
+_DNS1035_LABEL_MSG = (
+    "a DNS-1035 label must consist of lower case alphanumeric characters or '-', start with an alphabetic "
+    "character, and end with an alphanumeric character"
+)
+_LABEL_KEY_FMT = "([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]"
+_LABEL_KEY_MSG = (
+    "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character"
+)
+_LABEL_VALUE_FMT = "(" + _LABEL_KEY_FMT + ")?"
+_LABEL_VALUE_MSG = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', "
+    "and must start and end with an alphanumeric character"
+)
+_ENV_VAR_FMT = "[-._a-zA-Z][-._a-zA-Z0-9]*"
+_ENV_VAR_MSG = (
+    "a valid environment variable name must consist of alphabetic characters, digits, '_', '-', or '.', "
+    "and must not start with a digit"
+)
+_RELAXED_ENV_VAR_MSG = (
+    "a valid environment variable name must consist only of printable ASCII characters other than '='"
+)
+_CONFIG_MAP_KEY_FMT = "[-._a-zA-Z0-9]+"
+_CONFIG_MAP_KEY_MSG = "a valid config key must consist of alphanumeric characters, '-', '_' or '.'"
+_HTTP_PATH_FMT = "[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+"
+
+_dns1123_label = re.compile(_DNS1123_LABEL_FMT)
+_dns1123_subdomain = re.compile(_DNS1123_SUBDOMAIN_FMT)
+_dns1035_label = re.compile(_DNS1035_LABEL_FMT)
+_label_key = re.compile(_LABEL_KEY_FMT)
+_label_value = re.compile(_LABEL_VALUE_FMT)
+_env_var = re.compile(_ENV_VAR_FMT)
+_config_map_key = re.compile(_CONFIG_MAP_KEY_FMT)
+_http_path = re.compile(_HTTP_PATH_FMT)
+_port_name_charset = re.compile("[-a-z0-9]+")
+_port_name_letter = re.compile("[a-z]")
+
+
+def _blen(value: str) -> int:
+    """Length in bytes, as Go's `len` counts it."""
+    return len(value) if value.isascii() else len(value.encode())
+
+
+def max_len_error(length: int) -> str:
+    """Kubernetes' `MaxLenError`."""
+    return f"must be no more than {length} characters"
+
+
+def regex_error(msg: str, fmt: str, *examples: str) -> str:
+    """Kubernetes' `RegexError` (note its double space before each ` or `)."""
+    if not examples:
+        return f"{msg} (regex used for validation is '{fmt}')"
+    text = msg + " (e.g. "
+    for i, example in enumerate(examples):
+        if i > 0:
+            text += " or "
+        text += f"'{example}', "
+    return text + f"regex used for validation is '{fmt}')"
+
+
+def inclusive_range_error(lo: int, hi: int) -> str:
+    """Kubernetes' `InclusiveRangeError`."""
+    return f"must be between {lo} and {hi}, inclusive"
+
+
+EMPTY_ERROR = "must be non-empty"
+
+
+def is_dns1123_label(value: str) -> list[str]:
+    """RFC 1123 label: container names, volume names, hostnames."""
+    errs = []
+    if _blen(value) > DNS1123_LABEL_MAX:
+        errs.append(max_len_error(DNS1123_LABEL_MAX))
+    if not _dns1123_label.fullmatch(value):
+        if _dns1123_subdomain.fullmatch(value):
+            errs.append("must not contain dots")
+        else:
+            errs.append(regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
+    return errs
+
+
+def is_dns1123_subdomain(value: str) -> list[str]:
+    """RFC 1123 subdomain: most object names."""
+    errs = []
+    if _blen(value) > DNS1123_SUBDOMAIN_MAX:
+        errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX))
+    if not _dns1123_subdomain.fullmatch(value):
+        errs.append(regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
+    return errs
+
+
+def is_dns1035_label(value: str) -> list[str]:
+    """RFC 1035 label (service names)."""
+    errs = []
+    if _blen(value) > DNS1123_LABEL_MAX:
+        errs.append(max_len_error(DNS1123_LABEL_MAX))
+    if not _dns1035_label.fullmatch(value):
+        errs.append(regex_error(_DNS1035_LABEL_MSG, _DNS1035_LABEL_FMT, "my-name", "abc-123"))
+    return errs
+
+
+def _mask_trailing_dash(name: str) -> str:
+    return name[:-1] + "a" if len(name) > 1 and name.endswith("-") else name
+
+
+def name_is_dns_subdomain(name: str, prefix: bool) -> list[str]:
+    """`NameIsDNSSubdomain`: object names; a generateName prefix may end with '-'."""
+    return is_dns1123_subdomain(_mask_trailing_dash(name) if prefix else name)
+
+
+def name_is_dns_label(name: str, prefix: bool) -> list[str]:
+    """`NameIsDNSLabel` (namespace names)."""
+    return is_dns1123_label(_mask_trailing_dash(name) if prefix else name)
+
+
+def is_qualified_name(value: str) -> list[str]:
+    """Label keys, annotation keys (lower-cased), condition types, finalizers."""
+    errs: list[str] = []
+    parts = value.split("/")
+    if len(parts) == 1:
+        name = parts[0]
+    elif len(parts) == 2:
+        prefix, name = parts
+        if not prefix:
+            errs.append("prefix part " + EMPTY_ERROR)
+        else:
+            errs.extend("prefix part " + m for m in is_dns1123_subdomain(prefix))
+    else:
+        return [
+            "a valid label key "
+            + regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc")
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
+        ]
+    if not name:
+        errs.append("name part " + EMPTY_ERROR)
+    elif _blen(name) > QUALIFIED_NAME_MAX:
+        errs.append("name part " + max_len_error(QUALIFIED_NAME_MAX))
+    if not _label_key.fullmatch(name):
+        errs.append("name part " + regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc"))
+    return errs
+
+
+def is_label_value(value: str) -> list[str]:
+    """Label values (≤ 63 characters)."""
+    errs = []
+    if _blen(value) > LABEL_VALUE_MAX:
+        errs.append(max_len_error(LABEL_VALUE_MAX))
+    if not _label_value.fullmatch(value):
+        errs.append(regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
+    return errs
+
+
+def _chdir_prefix(value: str) -> list[str]:
+    if value == ".":
+        return ["must not be '.'"]
+    if value == "..":
+        return ["must not be '..'"]
+    if value.startswith(".."):
+        return ["must not start with '..'"]
+    return []
+
+
+def is_env_var_name(value: str) -> list[str]:
+    """Strict environment variable names (clusters with RelaxedEnvironmentVariableValidation off)."""
+    errs = []
+    if not _env_var.fullmatch(value):
+        errs.append(regex_error(_ENV_VAR_MSG, _ENV_VAR_FMT, "my.env-name", "MY_ENV.NAME", "MyEnvName1"))
+    return errs + _chdir_prefix(value)
+
+
+def is_relaxed_env_var_name(value: str) -> list[str]:
+    """Environment variable names as current Kubernetes accepts them (printable ASCII except '=')."""
+    errs = []
+    if not value:
+        errs.append("environment variable name " + EMPTY_ERROR)
+    for ch in value:
+        if ord(ch) > 0x7E or ord(ch) < 0x20 or ch == "=":
+            errs.append(_RELAXED_ENV_VAR_MSG)
+            break
+    return errs
+
+
+def is_config_map_key(value: str) -> list[str]:
+    """ConfigMap / Secret keys."""
+    errs = []
+    if _blen(value) > DNS1123_SUBDOMAIN_MAX:
+        errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX))
+    if not _config_map_key.fullmatch(value):
+        errs.append(regex_error(_CONFIG_MAP_KEY_MSG, _CONFIG_MAP_KEY_FMT, "key.name", "KEY_NAME", "key-name"))
+    return errs + _chdir_prefix(value)
+
+
+def is_valid_port_num(port: int) -> list[str]:
+    """1..65535."""
+    return [] if 1 <= port <= 65535 else [inclusive_range_error(1, 65535)]
+
+
+def is_valid_port_name(port: str) -> list[str]:
+    """IANA_SVC_NAME: ≤ 15 chars, [-a-z0-9], at least one letter, no leading/trailing/double hyphen."""
+    errs = []
+    if _blen(port) > 15:
+        errs.append(max_len_error(15))
+    if not _port_name_charset.fullmatch(port):
+        errs.append("must contain only alpha-numeric characters (a-z, 0-9), and hyphens (-)")
+    if not _port_name_letter.search(port):
+        errs.append("must contain at least one letter (a-z)")
+    if "--" in port:
+        errs.append("must not contain consecutive hyphens")
+    if port and (port[0] == "-" or port[-1] == "-"):
+        errs.append("must not begin or end with a hyphen")
+    return errs
+
+
+def is_domain_prefixed_path(value: str) -> list[tuple[str, str]]:
+    """`IsDomainPrefixedPath` as (bad value, message) pairs; an empty value is the caller's Required error."""
+    segments = value.split("/", 1)
+    if len(segments) != 2 or not segments[0] or not segments[1]:
+        return [(value, 'must be a domain-prefixed path (such as "acme.io/foo")')]
+    host, path = segments
+    out = [(host, msg) for msg in is_dns1123_subdomain(host)]
+    if not _http_path.fullmatch(path):
+        out.append((path, regex_error("Invalid path", _HTTP_PATH_FMT)))
+    return out

@@ -1,0 +1,304 @@
+"""ObjectMeta, labels, annotations and label-selector validation, as Kubernetes' apimachinery does it.
+
+Owns the checks every object kind shares (`ValidateObjectMeta`, `ValidateObjectMetaUpdate`, `ValidateLabels`,
+`ValidateAnnotations`, `ValidateLabelSelector`) plus two small helpers the kind-specific validators need:
+`selector_matches` (does a valid selector match a label set) and `semantic_equal` (Kubernetes'
+`apiequality.Semantic.DeepEqual` on JSON: null, empty lists and empty maps count as absent).
+Label-selector *parsing* for list/watch lives in `kjobs.api.selectors`; this module only validates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kjobs.api.errors import ErrorType, FieldError
+from kjobs.api.types import Obj
+from kjobs.api.validation_access import Errors, get_int, get_list, get_obj, get_str, get_str_map, items_of
+from kjobs.api.validation_formats import (
+    is_label_value,
+    is_qualified_name,
+    name_is_dns_label,
+    name_is_dns_subdomain,
+)
+
+Invalid = ErrorType.FieldValueInvalid
+Required = ErrorType.FieldValueRequired
+Forbidden = ErrorType.FieldValueForbidden
+
+NEGATIVE_MSG = "must be greater than or equal to 0"
+IMMUTABLE_MSG = "field is immutable"
+TOTAL_ANNOTATION_SIZE_LIMIT = 256 * (1 << 10)
+_STANDARD_FINALIZERS = frozenset({"kubernetes", "orphan", "foregroundDeletion"})
+
+NameFn = Callable[[str, bool], list[str]]
+
+
+def validate_nonnegative(value: int | None, path: str, errs: Errors) -> None:
+    """`ValidateNonnegativeField` for an optional number."""
+    if value is not None and value < 0:
+        errs.append(FieldError(path, Invalid, NEGATIVE_MSG, value))
+
+
+def validate_label_name(name: str, path: str, errs: Errors) -> None:
+    """`ValidateLabelName`: a qualified name."""
+    for msg in is_qualified_name(name):
+        errs.append(FieldError(path, Invalid, msg, name))
+
+
+def validate_labels(labels: dict[str, str] | None, path: str, errs: Errors) -> None:
+    """`ValidateLabels`: keys are qualified names, values valid label values (errors at the map's path)."""
+    if not labels:
+        return
+    for key, value in labels.items():
+        validate_label_name(key, path, errs)
+        for msg in is_label_value(value):
+            errs.append(FieldError(path, Invalid, msg, value))
+
+
+def validate_annotations(annotations: dict[str, str] | None, path: str, errs: Errors) -> None:
+    """`ValidateAnnotations`: keys are qualified names (case-insensitive); total size at most 256 KiB."""
+    if not annotations:
+        return
+    total = 0
+    for key, value in annotations.items():
+        for msg in is_qualified_name(key.lower()):
+            errs.append(FieldError(path, Invalid, msg, key))
+        total += len(key.encode()) + len(value.encode())
+    if total > TOTAL_ANNOTATION_SIZE_LIMIT:
+        errs.append(
+            FieldError(path, ErrorType.FieldValueTooLong, f"must have at most {TOTAL_ANNOTATION_SIZE_LIMIT} bytes", "")
+        )
+
+
+def _validate_owner_references(refs: list[Any] | None, path: str, errs: Errors) -> None:
+    first_controller = ""
+    for i, ref in items_of(refs, path, errs):
+        item = f"{path}[{i}]"
+        api_version = get_str(ref, "apiVersion", f"{item}.apiVersion", errs) or ""
+        kind = get_str(ref, "kind", f"{item}.kind", errs) or ""
+        name = get_str(ref, "name", f"{item}.name", errs) or ""
+        uid = get_str(ref, "uid", f"{item}.uid", errs) or ""
+        parts = api_version.split("/")
+        version = parts[0] if len(parts) == 1 else parts[1] if len(parts) == 2 else ""
+        group = parts[0] if len(parts) == 2 else ""
+        if not version:
+            errs.append(FieldError(f"{path}.apiVersion", Invalid, "version must not be empty", api_version))
+        if not kind:
+            errs.append(FieldError(f"{path}.kind", Invalid, "must not be empty", kind))
+        if not name:
+            errs.append(FieldError(f"{path}.name", Invalid, "must not be empty", name))
+        if not uid:
+            errs.append(FieldError(f"{path}.uid", Invalid, "must not be empty", uid))
+        if group == "" and version == "v1" and kind == "Event":
+            errs.append(FieldError(path, Invalid, "/v1, Kind=Event is disallowed from being an owner", ref))
+        if ref.get("controller") is True:
+            current = f"{kind}/{name}"
+            if first_controller:
+                errs.append(
+                    FieldError(
+                        path,
+                        Invalid,
+                        'Only one reference can have Controller set to true. Found "true" in references for '
+                        f"{first_controller} and {current}",
+                        refs,
+                    )
+                )
+            else:
+                first_controller = current
+
+
+def _validate_finalizers(finalizers: list[Any] | None, path: str, errs: Errors) -> None:
+    names = [f for f in finalizers or [] if isinstance(f, str)]
+    for i, item in enumerate(finalizers or []):
+        if not isinstance(item, str):
+            errs.append(FieldError(f"{path}[{i}]", Invalid, "must be of type string", item))
+    for name in names:
+        for msg in is_qualified_name(name):
+            errs.append(FieldError(path, Invalid, msg, name))
+    if "orphan" in names and "foregroundDeletion" in names:
+        errs.append(FieldError(path, Invalid, "finalizer orphan and foregroundDeletion cannot be both set", names))
+    for i, name in enumerate(finalizers or []):
+        if not isinstance(name, str):
+            continue
+        msgs = is_qualified_name(name)
+        for msg in msgs:
+            errs.append(FieldError(f"{path}[{i}]", Invalid, msg, name))
+        if not msgs and "/" not in name and name not in _STANDARD_FINALIZERS:
+            errs.append(
+                FieldError(
+                    f"{path}[{i}]", Invalid, "name is neither a standard finalizer name nor is it fully qualified", name
+                )
+            )
+
+
+def validate_object_meta(
+    meta: Obj, *, namespaced: bool, path: str = "metadata", name_fn: NameFn = name_is_dns_subdomain
+) -> list[FieldError]:
+    """Kubernetes' `ValidateObjectMeta` (core flavour, with the finalizer-name check) for a create."""
+    errs: Errors = []
+    if type(meta) is not dict:
+        return [FieldError(path, Invalid, "must be of type object", meta)]
+    generate_name = get_str(meta, "generateName", f"{path}.generateName", errs) or ""
+    if generate_name:
+        for msg in name_fn(generate_name, True):
+            errs.append(FieldError(f"{path}.generateName", Invalid, msg, generate_name))
+    name = get_str(meta, "name", f"{path}.name", errs) or ""
+    if not name:
+        errs.append(FieldError(f"{path}.name", Required, "name or generateName is required"))
+    else:
+        for msg in name_fn(name, False):
+            errs.append(FieldError(f"{path}.name", Invalid, msg, name))
+    namespace = get_str(meta, "namespace", f"{path}.namespace", errs) or ""
+    if namespaced:
+        if not namespace:
+            errs.append(FieldError(f"{path}.namespace", Required))
+        else:
+            for msg in name_is_dns_label(namespace, False):
+                errs.append(FieldError(f"{path}.namespace", Invalid, msg, namespace))
+    elif namespace:
+        errs.append(FieldError(f"{path}.namespace", Forbidden, "not allowed on this type"))
+    validate_nonnegative(get_int(meta, "generation", f"{path}.generation", errs, bits=64), f"{path}.generation", errs)
+    validate_labels(get_str_map(meta, "labels", f"{path}.labels", errs), f"{path}.labels", errs)
+    validate_annotations(get_str_map(meta, "annotations", f"{path}.annotations", errs), f"{path}.annotations", errs)
+    refs_path = f"{path}.ownerReferences"
+    _validate_owner_references(get_list(meta, "ownerReferences", refs_path, errs), refs_path, errs)
+    _validate_finalizers(get_list(meta, "finalizers", f"{path}.finalizers", errs), f"{path}.finalizers", errs)
+    return errs
+
+
+def validate_object_meta_update(meta: Obj, old: Obj, *, path: str = "metadata") -> list[FieldError]:
+    """Kubernetes' `ValidateObjectMetaUpdate`: identity fields immutable, resourceVersion required."""
+    errs: Errors = []
+    if type(meta) is not dict:
+        return [FieldError(path, Invalid, "must be of type object", meta)]
+    if type(old) is not dict:
+        old = {}
+    finalizers = get_list(meta, "finalizers", f"{path}.finalizers", errs)
+    if old.get("deletionTimestamp"):
+        new_set = {f for f in finalizers or [] if isinstance(f, str)}
+        old_set = {f for f in old.get("finalizers") or [] if isinstance(f, str)}
+        extra = sorted(new_set - old_set)
+        if extra:
+            listing = "[]string{" + ", ".join(f'"{f}"' for f in extra) + "}"
+            errs.append(
+                FieldError(
+                    f"{path}.finalizers",
+                    Forbidden,
+                    f"no new finalizers can be added if the object is being deleted, found new finalizers {listing}",
+                )
+            )
+    resource_version = get_str(meta, "resourceVersion", f"{path}.resourceVersion", errs) or ""
+    if not resource_version:
+        errs.append(FieldError(f"{path}.resourceVersion", Invalid, "must be specified for an update", ""))
+    generation = get_int(meta, "generation", f"{path}.generation", errs, bits=64) or 0
+    raw_old_generation = old.get("generation")
+    old_generation = raw_old_generation if type(raw_old_generation) is int else 0
+    if generation < old_generation:
+        errs.append(FieldError(f"{path}.generation", Invalid, "must not be decremented", generation))
+    for key in ("name", "namespace", "uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds"):
+        new_value = meta.get(key)
+        old_value = old.get(key)
+        if not semantic_equal(new_value, old_value):
+            shown = new_value if new_value is not None else ("" if key in ("name", "namespace", "uid") else None)
+            errs.append(FieldError(f"{path}.{key}", Invalid, IMMUTABLE_MSG, shown))
+    validate_labels(get_str_map(meta, "labels", f"{path}.labels", errs), f"{path}.labels", errs)
+    validate_annotations(get_str_map(meta, "annotations", f"{path}.annotations", errs), f"{path}.annotations", errs)
+    refs_path = f"{path}.ownerReferences"
+    _validate_owner_references(get_list(meta, "ownerReferences", refs_path, errs), refs_path, errs)
+    _validate_finalizers(finalizers, f"{path}.finalizers", errs)
+    return errs
+
+
+_SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
+
+
+def validate_label_selector(selector: Obj | None, path: str, errs: Errors) -> None:
+    """`ValidateLabelSelector` (values validated as label values, the create-time behaviour)."""
+    if selector is None:
+        return
+    validate_labels(get_str_map(selector, "matchLabels", f"{path}.matchLabels", errs), f"{path}.matchLabels", errs)
+    exprs_path = f"{path}.matchExpressions"
+    for i, expr in items_of(get_list(selector, "matchExpressions", exprs_path, errs), exprs_path, errs):
+        item = f"{exprs_path}[{i}]"
+        operator = get_str(expr, "operator", f"{item}.operator", errs) or ""
+        raw_values = get_list(expr, "values", f"{item}.values", errs) or []
+        if operator in ("In", "NotIn"):
+            if not raw_values:
+                errs.append(
+                    FieldError(f"{item}.values", Required, "must be specified when `operator` is 'In' or 'NotIn'")
+                )
+        elif operator in ("Exists", "DoesNotExist"):
+            if raw_values:
+                errs.append(
+                    FieldError(
+                        f"{item}.values",
+                        Forbidden,
+                        "may not be specified when `operator` is 'Exists' or 'DoesNotExist'",
+                    )
+                )
+        else:
+            errs.append(FieldError(f"{item}.operator", Invalid, "not a valid selector operator", operator))
+        validate_label_name(get_str(expr, "key", f"{item}.key", errs) or "", f"{item}.key", errs)
+        for j, value in enumerate(raw_values):
+            if type(value) is not str:
+                errs.append(FieldError(f"{item}.values[{j}]", Invalid, "must be of type string", value))
+                continue
+            for msg in is_label_value(value):
+                errs.append(FieldError(f"{item}.values[{j}]", Invalid, msg, value))
+
+
+def selector_matches(selector: Obj | None, labels: dict[str, str] | None) -> bool:
+    """Whether a selector (already validated) matches a label set; an absent selector matches nothing."""
+    if selector is None:
+        return False
+    labels = labels or {}
+    for key, value in (selector.get("matchLabels") or {}).items():
+        if labels.get(key) != value:
+            return False
+    for expr in selector.get("matchExpressions") or []:
+        key = expr.get("key")
+        operator = expr.get("operator")
+        values = expr.get("values") or []
+        present = key in labels
+        if operator == "In" and not (present and labels[key] in values):
+            return False
+        if operator == "NotIn" and present and labels[key] in values:
+            return False
+        if operator == "Exists" and not present:
+            return False
+        if operator == "DoesNotExist" and present:
+            return False
+    return True
+
+
+def _is_empty(value: Any) -> bool:
+    return value is None or value == [] or value == {}
+
+
+def semantic_equal(a: Any, b: Any) -> bool:
+    """Kubernetes' semantic deep equality on JSON: absent, null, `[]` and `{}` are all the same empty value."""
+    if _is_empty(a) and _is_empty(b):
+        return True
+    if type(a) is dict and type(b) is dict:
+        keys = a.keys() | b.keys()
+        return all(semantic_equal(a.get(k), b.get(k)) for k in keys)
+    if type(a) is list and type(b) is list:
+        return len(a) == len(b) and all(semantic_equal(x, y) for x, y in zip(a, b, strict=True))
+    return bool(type(a) is type(b) and a == b)
+
+
+__all__ = [
+    "IMMUTABLE_MSG",
+    "NEGATIVE_MSG",
+    "get_obj",
+    "selector_matches",
+    "semantic_equal",
+    "validate_annotations",
+    "validate_label_name",
+    "validate_label_selector",
+    "validate_labels",
+    "validate_nonnegative",
+    "validate_object_meta",
+    "validate_object_meta_update",
+]

@@ -1,0 +1,952 @@
+"""Pod spec and pod template validation: the parts of Kubernetes' core validation a Job manifest touches.
+
+Follows `pkg/apis/core/validation/validation.go` (`ValidatePodTemplateSpec`, `ValidatePodSpec`,
+`validateContainers`, `validateInitContainers`, `validateContainerCommon`, ports, env, volume mounts, resources,
+probes, tolerations, restart/DNS policies, `ValidatePodCreate`) with Kubernetes' paths, error types, details and
+emission order. Deliberately not covered (accepted as written): volume source internals beyond the required
+fields, affinity, topology spread, security-context details beyond id ranges, sysctls, seccomp/AppArmor,
+resource claims, pod OS rules. Map iteration (resources, labels) is in sorted key order, where Go's is random.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kjobs.api.errors import ErrorType, FieldError
+from kjobs.api.quantity import Quantity, QuantityError, parse_quantity
+from kjobs.api.types import Obj
+from kjobs.api.validation_access import (
+    Errors,
+    check_int,
+    get_bool,
+    get_int,
+    get_list,
+    get_obj,
+    get_str,
+    get_str_map,
+    items_of,
+    strings_of,
+)
+from kjobs.api.validation_formats import (
+    inclusive_range_error,
+    is_config_map_key,
+    is_dns1123_label,
+    is_label_value,
+    is_qualified_name,
+    is_relaxed_env_var_name,
+    is_valid_port_name,
+    is_valid_port_num,
+    name_is_dns_subdomain,
+)
+from kjobs.api.validation_meta import (
+    NEGATIVE_MSG,
+    validate_annotations,
+    validate_label_name,
+    validate_labels,
+    validate_nonnegative,
+    validate_object_meta,
+)
+
+Invalid = ErrorType.FieldValueInvalid
+Required = ErrorType.FieldValueRequired
+Forbidden = ErrorType.FieldValueForbidden
+NotSupported = ErrorType.FieldValueNotSupported
+Duplicate = ErrorType.FieldValueDuplicate
+NotFound = ErrorType.FieldValueNotFound
+
+MAX_INT32 = 2**31 - 1
+
+
+def not_supported(path: str, value: Any, supported: list[str] | tuple[str, ...]) -> FieldError:
+    """Kubernetes' `field.NotSupported` (detail lists the supported values, quoted)."""
+    detail = "supported values: " + ", ".join(f'"{v}"' for v in supported) if supported else ""
+    return FieldError(path, NotSupported, detail, value)
+
+
+def _enum(value: str | None, path: str, supported: tuple[str, ...], errs: Errors) -> None:
+    """Required when empty, NotSupported when unknown (the pattern most enum fields share)."""
+    if not value:
+        errs.append(FieldError(path, Required))
+    elif value not in supported:
+        errs.append(not_supported(path, value, supported))
+
+
+# --- volumes -------------------------------------------------------------------------------------------------
+
+# JSON key of each volume source, in Kubernetes' check order, and the path child it uses in "more than 1" errors.
+_VOLUME_SOURCES = (
+    ("emptyDir", "emptyDir"),
+    ("hostPath", "hostPath"),
+    ("gitRepo", "gitRepo"),
+    ("gcePersistentDisk", "gcePersistentDisk"),
+    ("awsElasticBlockStore", "awsElasticBlockStore"),
+    ("secret", "secret"),
+    ("nfs", "nfs"),
+    ("iscsi", "iscsi"),
+    ("glusterfs", "glusterfs"),
+    ("flocker", "flocker"),
+    ("persistentVolumeClaim", "persistentVolumeClaim"),
+    ("rbd", "rbd"),
+    ("cinder", "cinder"),
+    ("cephfs", "cephFS"),
+    ("quobyte", "quobyte"),
+    ("downwardAPI", "downwarAPI"),
+    ("fc", "fc"),
+    ("flexVolume", "flexVolume"),
+    ("configMap", "configMap"),
+    ("azureFile", "azureFile"),
+    ("vsphereVolume", "vsphereVolume"),
+    ("photonPersistentDisk", "photonPersistentDisk"),
+    ("portworxVolume", "portworxVolume"),
+    ("azureDisk", "azureDisk"),
+    ("storageos", "storageos"),
+    ("projected", "projected"),
+    ("scaleIO", "scaleIO"),
+    ("csi", "csi"),
+    ("ephemeral", "ephemeral"),
+    ("image", "image"),
+)
+# Required string field checked for the common sources.
+_VOLUME_REQUIRED = {
+    "hostPath": "path",
+    "secret": "secretName",
+    "configMap": "name",
+    "persistentVolumeClaim": "claimName",
+    "nfs": "server",
+}
+
+
+def _validate_volume_source(volume: Obj, path: str, errs: Errors) -> bool:
+    """Check the one volume source; returns whether it is claim-backed (usable for block devices)."""
+    count = 0
+    claim_or_ephemeral = False
+    for key, child in _VOLUME_SOURCES:
+        source = volume.get(key)
+        if source is None:
+            continue
+        if count > 0:
+            errs.append(FieldError(f"{path}.{child}", Forbidden, "may not specify more than 1 volume type"))
+            continue
+        count += 1
+        if type(source) is not dict:
+            errs.append(FieldError(f"{path}.{key}", Invalid, "must be of type object", source))
+            continue
+        claim_or_ephemeral = key in ("persistentVolumeClaim", "ephemeral")
+        required = _VOLUME_REQUIRED.get(key)
+        if required is not None and not get_str(source, required, f"{path}.{key}.{required}", errs):
+            errs.append(FieldError(f"{path}.{key}.{required}", Required))
+        if key == "nfs" and not get_str(source, "path", f"{path}.nfs.path", errs):
+            errs.append(FieldError(f"{path}.nfs.path", Required))
+        if key == "emptyDir" and source.get("sizeLimit") is not None:
+            q = _quantity(source["sizeLimit"], f"{path}.emptyDir.sizeLimit", errs)
+            if q is not None and q.value < 0:
+                errs.append(
+                    FieldError(
+                        f"{path}.emptyDir.sizeLimit", Forbidden, "SizeLimit field must be a valid resource quantity"
+                    )
+                )
+    if count == 0:
+        errs.append(FieldError(path, Required, "must specify a volume type"))
+    return claim_or_ephemeral
+
+
+def _validate_volumes(volumes: list[Any] | None, path: str, errs: Errors) -> dict[str, bool]:
+    """Volume names → whether the volume is claim-backed (for block devices)."""
+    names: dict[str, bool] = {}
+    for i, volume in items_of(volumes, path, errs):
+        item = f"{path}[{i}]"
+        local: Errors = []
+        claim_backed = _validate_volume_source(volume, item, local)
+        name = get_str(volume, "name", f"{item}.name", local) or ""
+        if not name:
+            local.append(FieldError(f"{item}.name", Required))
+        else:
+            for msg in is_dns1123_label(name):
+                local.append(FieldError(f"{item}.name", Invalid, msg, name))
+        if name in names:
+            local.append(FieldError(f"{item}.name", Duplicate, "", name))
+        if local:
+            errs.extend(local)
+        else:
+            names[name] = claim_backed
+    return names
+
+
+# --- quantities and resources ---------------------------------------------------------------------------------
+
+
+def _quantity(raw: Any, path: str, errs: Errors) -> Quantity | None:
+    if type(raw) not in (str, int, float):
+        errs.append(FieldError(path, Invalid, "must be of type quantity (string or number)", raw))
+        return None
+    try:
+        return parse_quantity(raw)
+    except QuantityError as exc:
+        errs.append(FieldError(path, Invalid, str(exc), raw))
+        return None
+
+
+_STANDARD_CONTAINER_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
+_STANDARD_RESOURCES = frozenset(
+    {
+        "cpu",
+        "memory",
+        "ephemeral-storage",
+        "requests.cpu",
+        "requests.memory",
+        "requests.ephemeral-storage",
+        "requests.storage",
+        "limits.cpu",
+        "limits.memory",
+        "limits.ephemeral-storage",
+        "pods",
+        "services",
+        "replicationcontrollers",
+        "resourcequotas",
+        "secrets",
+        "configmaps",
+        "persistentvolumeclaims",
+        "storage",
+        "services.nodeports",
+        "services.loadbalancers",
+    }
+)
+
+
+def _is_hugepages(name: str) -> bool:
+    return name.startswith("hugepages-")
+
+
+def _is_native(name: str) -> bool:
+    return "/" not in name or "kubernetes.io/" in name
+
+
+def _is_extended(name: str) -> bool:
+    return not _is_native(name) and not name.startswith("requests.") and not is_qualified_name("requests." + name)
+
+
+def _overcommit_allowed(name: str) -> bool:
+    return _is_native(name) and not _is_hugepages(name)
+
+
+def _validate_container_resource_name(name: str, path: str, errs: Errors) -> None:
+    msgs = is_qualified_name(name)
+    for msg in msgs:
+        errs.append(FieldError(path, Invalid, msg, name))
+    if not msgs and "/" not in name and name not in _STANDARD_RESOURCES and not _is_hugepages(name):
+        errs.append(FieldError(path, Invalid, "must be a standard resource type or fully qualified", name))
+    if "/" not in name:
+        if name not in _STANDARD_CONTAINER_RESOURCES and not _is_hugepages(name):
+            errs.append(FieldError(path, Invalid, "must be a standard resource for containers", name))
+    elif not _is_native(name) and not _is_extended(name):
+        errs.append(FieldError(path, Invalid, "doesn't follow extended resource name standard", name))
+
+
+def _resource_list(raw: Obj | None, path: str, errs: Errors) -> dict[str, Quantity]:
+    out: dict[str, Quantity] = {}
+    for name in sorted(raw or {}):
+        key_path = f"{path}[{name}]"
+        _validate_container_resource_name(name, key_path, errs)
+        q = _quantity(raw[name] if raw else None, key_path, errs)
+        if q is None:
+            continue
+        if q.value < 0:
+            errs.append(FieldError(key_path, Invalid, NEGATIVE_MSG, str(q)))
+        if _is_extended(name) and q.milli_value() % 1000 != 0:
+            errs.append(FieldError(key_path, Invalid, "must be an integer", _Unquoted(str(q))))
+        out[name] = q
+    return out
+
+
+class _Unquoted:
+    """A bad value printed through its `String()` without quotes, as Go prints a `resource.Quantity`."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+
+def _validate_resources(resources: Obj | None, path: str, errs: Errors) -> None:
+    if resources is None:
+        return
+    limits = _resource_list(get_obj(resources, "limits", f"{path}.limits", errs), f"{path}.limits", errs)
+    requests = _resource_list(get_obj(resources, "requests", f"{path}.requests", errs), f"{path}.requests", errs)
+    for name, q in requests.items():
+        limit = limits.get(name)
+        if limit is not None:
+            if q.value != limit.value and not _overcommit_allowed(name):
+                errs.append(
+                    FieldError(f"{path}.requests", Invalid, f"must be equal to {name} limit of {limit}", str(q))
+                )
+            elif q.value > limit.value:
+                errs.append(
+                    FieldError(
+                        f"{path}.requests", Invalid, f"must be less than or equal to {name} limit of {limit}", str(q)
+                    )
+                )
+        elif not _overcommit_allowed(name):
+            errs.append(FieldError(f"{path}.limits", Required, "Limit must be set for non overcommitable resources"))
+    has_cpu_memory = any(n in ("cpu", "memory") for n in (*limits, *requests))
+    if not has_cpu_memory and any(_is_hugepages(n) for n in (*limits, *requests)):
+        errs.append(FieldError(path, Forbidden, "HugePages require cpu or memory"))
+
+
+# --- containers -----------------------------------------------------------------------------------------------
+
+
+def _validate_ports(ports: list[Any] | None, path: str, errs: Errors) -> None:
+    names: set[str] = set()
+    for i, port in items_of(ports, path, errs):
+        item = f"{path}[{i}]"
+        name = get_str(port, "name", f"{item}.name", errs) or ""
+        if name:
+            msgs = is_valid_port_name(name)
+            for msg in msgs:
+                errs.append(FieldError(f"{item}.name", Invalid, msg, name))
+            if not msgs:
+                if name in names:
+                    errs.append(FieldError(f"{item}.name", Duplicate, "", name))
+                names.add(name)
+        container_port = get_int(port, "containerPort", f"{item}.containerPort", errs) or 0
+        if container_port == 0:
+            errs.append(FieldError(f"{item}.containerPort", Required))
+        else:
+            for msg in is_valid_port_num(container_port):
+                errs.append(FieldError(f"{item}.containerPort", Invalid, msg, container_port))
+        host_port = get_int(port, "hostPort", f"{item}.hostPort", errs) or 0
+        if host_port:
+            for msg in is_valid_port_num(host_port):
+                errs.append(FieldError(f"{item}.hostPort", Invalid, msg, host_port))
+        protocol = get_str(port, "protocol", f"{item}.protocol", errs) or ""
+        if not protocol:
+            errs.append(FieldError(f"{item}.protocol", Required))
+        elif protocol not in ("SCTP", "TCP", "UDP"):
+            errs.append(not_supported(f"{item}.protocol", protocol, ("SCTP", "TCP", "UDP")))
+
+
+def _host_port_conflicts(containers: list[tuple[int, Obj]], path: str, seen: set[str], errs: Errors) -> None:
+    for ci, container in containers:
+        for pi, port in enumerate(container.get("ports") or []):
+            if type(port) is not dict:
+                continue
+            host_port = port.get("hostPort")
+            if not host_port or type(host_port) is not int:
+                continue
+            key = f"{port.get('protocol') or ''}/{port.get('hostIP') or ''}/{host_port}"
+            if key in seen:
+                errs.append(FieldError(f"{path}[{ci}].ports[{pi}].hostPort", Duplicate, "", key))
+            else:
+                seen.add(key)
+
+
+_ENV_FIELD_PATHS = (
+    "metadata.name",
+    "metadata.namespace",
+    "metadata.uid",
+    "spec.nodeName",
+    "spec.serviceAccountName",
+    "status.hostIP",
+    "status.hostIPs",
+    "status.podIP",
+    "status.podIPs",
+)
+_DOWNWARD_CONVERTIBLE = frozenset(
+    {
+        "metadata.annotations",
+        "metadata.labels",
+        "metadata.name",
+        "metadata.namespace",
+        "metadata.uid",
+        "spec.nodeName",
+        "spec.restartPolicy",
+        "spec.serviceAccountName",
+        "spec.schedulerName",
+        "status.phase",
+        "status.hostIP",
+        "status.hostIPs",
+        "status.podIP",
+        "status.podIPs",
+    }
+)
+_RESOURCE_FIELD_PATHS = (
+    "limits.cpu",
+    "limits.ephemeral-storage",
+    "limits.memory",
+    "requests.cpu",
+    "requests.ephemeral-storage",
+    "requests.memory",
+)
+
+
+def _split_subscript(field_path: str) -> tuple[str, str] | None:
+    if not field_path.endswith("']"):
+        return None
+    start = field_path.find("['")
+    if start == -1:
+        return None
+    return field_path[:start], field_path[start + 2 : -2]
+
+
+def _validate_field_ref(ref: Obj, path: str, errs: Errors) -> None:
+    api_version = get_str(ref, "apiVersion", f"{path}.apiVersion", errs) or ""
+    if not api_version:
+        errs.append(FieldError(f"{path}.apiVersion", Required))
+        return
+    field_path = get_str(ref, "fieldPath", f"{path}.fieldPath", errs) or ""
+    if not field_path:
+        errs.append(FieldError(f"{path}.fieldPath", Required))
+        return
+    if api_version != "v1":
+        errs.append(
+            FieldError(
+                f"{path}.fieldPath",
+                Invalid,
+                f"error converting fieldPath: unsupported pod version: {api_version}",
+                field_path,
+            )
+        )
+        return
+    subscripted = _split_subscript(field_path)
+    base = subscripted[0] if subscripted else field_path
+    if base not in _DOWNWARD_CONVERTIBLE:
+        errs.append(
+            FieldError(
+                f"{path}.fieldPath",
+                Invalid,
+                f"error converting fieldPath: field label not supported: {field_path}",
+                field_path,
+            )
+        )
+        return
+    if subscripted:
+        base, key = subscripted
+        if base == "metadata.annotations":
+            for msg in is_qualified_name(key.lower()):
+                errs.append(FieldError(path, Invalid, msg, key.lower()))
+        elif base == "metadata.labels":
+            for msg in is_qualified_name(key):
+                errs.append(FieldError(path, Invalid, msg, key))
+        else:
+            errs.append(FieldError(path, Invalid, "does not support subscript", base))
+    elif field_path not in _ENV_FIELD_PATHS:
+        errs.append(not_supported(f"{path}.fieldPath", field_path, sorted(_ENV_FIELD_PATHS)))
+
+
+def _validate_key_selector(ref: Obj, path: str, errs: Errors) -> None:
+    name = get_str(ref, "name", f"{path}.name", errs) or ""
+    for msg in name_is_dns_subdomain(name, False):
+        errs.append(FieldError(f"{path}.name", Invalid, msg, name))
+    key = get_str(ref, "key", f"{path}.key", errs) or ""
+    if not key:
+        errs.append(FieldError(f"{path}.key", Required))
+    else:
+        for msg in is_config_map_key(key):
+            errs.append(FieldError(f"{path}.key", Invalid, msg, key))
+
+
+def _validate_env(env: list[Any] | None, path: str, errs: Errors) -> None:
+    for i, var in items_of(env, path, errs):
+        item = f"{path}[{i}]"
+        name = get_str(var, "name", f"{item}.name", errs) or ""
+        if not name:
+            errs.append(FieldError(f"{item}.name", Required))
+        else:
+            for msg in is_relaxed_env_var_name(name):
+                errs.append(FieldError(f"{item}.name", Invalid, msg, name))
+        value = get_str(var, "value", f"{item}.value", errs) or ""
+        value_from = get_obj(var, "valueFrom", f"{item}.valueFrom", errs)
+        if value_from is None:
+            continue
+        vf = f"{item}.valueFrom"
+        sources = 0
+        field_ref = get_obj(value_from, "fieldRef", f"{vf}.fieldRef", errs)
+        if field_ref is not None:
+            sources += 1
+            _validate_field_ref(field_ref, f"{vf}.fieldRef", errs)
+        resource_ref = get_obj(value_from, "resourceFieldRef", f"{vf}.resourceFieldRef", errs)
+        if resource_ref is not None:
+            sources += 1
+            resource = get_str(resource_ref, "resource", f"{vf}.resourceFieldRef.resource", errs) or ""
+            if not resource:
+                errs.append(FieldError(f"{vf}.resourceFieldRef.resource", Required))
+            elif resource not in _RESOURCE_FIELD_PATHS and not resource.startswith(
+                ("requests.hugepages-", "limits.hugepages-")
+            ):
+                errs.append(not_supported(f"{vf}.resourceFieldRef.resource", resource, _RESOURCE_FIELD_PATHS))
+        for key in ("configMapKeyRef", "secretKeyRef"):
+            ref = get_obj(value_from, key, f"{vf}.{key}", errs)
+            if ref is not None:
+                sources += 1
+                _validate_key_selector(ref, f"{vf}.{key}", errs)
+        if sources == 0:
+            errs.append(
+                FieldError(
+                    vf,
+                    Invalid,
+                    "must specify one of: `fieldRef`, `resourceFieldRef`, `configMapKeyRef` or `secretKeyRef`",
+                    "",
+                )
+            )
+        elif value:
+            errs.append(FieldError(vf, Invalid, "may not be specified when `value` is not empty", ""))
+        elif sources > 1:
+            errs.append(FieldError(vf, Invalid, "may not have more than one field specified at a time", ""))
+
+
+def _validate_env_from(env_from: list[Any] | None, path: str, errs: Errors) -> None:
+    for i, source in items_of(env_from, path, errs):
+        item = f"{path}[{i}]"
+        prefix = get_str(source, "prefix", f"{item}.prefix", errs) or ""
+        if prefix:
+            for msg in is_relaxed_env_var_name(prefix):
+                errs.append(FieldError(f"{item}.prefix", Invalid, msg, prefix))
+        sources = 0
+        for key in ("configMapRef", "secretRef"):
+            ref = get_obj(source, key, f"{item}.{key}", errs)
+            if ref is None:
+                continue
+            sources += 1
+            name = get_str(ref, "name", f"{item}.{key}.name", errs) or ""
+            if not name:
+                errs.append(FieldError(f"{item}.{key}.name", Required))
+            else:
+                for msg in name_is_dns_subdomain(name, True):
+                    errs.append(FieldError(f"{item}.{key}.name", Invalid, msg, name))
+        if sources == 0:
+            errs.append(FieldError(path, Invalid, "must specify one of: `configMapRef` or `secretRef`", ""))
+        elif sources > 1:
+            errs.append(FieldError(path, Invalid, "may not have more than one field specified at a time", ""))
+
+
+def _validate_local_descending_path(value: str, path: str, errs: Errors) -> None:
+    if value.startswith("/"):
+        errs.append(FieldError(path, Invalid, "must be a relative path", value))
+    if ".." in value.replace("\\", "/").split("/"):
+        errs.append(FieldError(path, Invalid, "must not contain '..'", value))
+
+
+def _validate_volume_mounts(mounts: list[Any] | None, volumes: dict[str, bool], path: str, errs: Errors) -> None:
+    mount_points: set[str] = set()
+    for i, mount in items_of(mounts, path, errs):
+        item = f"{path}[{i}]"
+        name = get_str(mount, "name", f"{item}.name", errs) or ""
+        if not name:
+            errs.append(FieldError(f"{item}.name", Required))
+        if name not in volumes:
+            errs.append(FieldError(f"{item}.name", NotFound, "", name))
+        mount_path = get_str(mount, "mountPath", f"{item}.mountPath", errs) or ""
+        if not mount_path:
+            errs.append(FieldError(f"{item}.mountPath", Required))
+        if mount_path in mount_points:
+            errs.append(FieldError(f"{item}.mountPath", Invalid, "must be unique", mount_path))
+        mount_points.add(mount_path)
+        sub_path = get_str(mount, "subPath", f"{item}.subPath", errs) or ""
+        if sub_path:
+            _validate_local_descending_path(sub_path, f"{path}.subPath", errs)
+        sub_path_expr = get_str(mount, "subPathExpr", f"{item}.subPathExpr", errs) or ""
+        if sub_path_expr:
+            if sub_path:
+                errs.append(
+                    FieldError(
+                        f"{item}.subPathExpr", Invalid, "subPathExpr and subPath are mutually exclusive", sub_path_expr
+                    )
+                )
+            _validate_local_descending_path(sub_path_expr, f"{path}.subPathExpr", errs)
+
+
+def _validate_port_num_or_name(value: Any, path: str, errs: Errors) -> None:
+    if type(value) is int:
+        for msg in is_valid_port_num(value):
+            errs.append(FieldError(path, Invalid, msg, value))
+    elif type(value) is str:
+        for msg in is_valid_port_name(value):
+            errs.append(FieldError(path, Invalid, msg, value))
+    else:
+        errs.append(FieldError(path, Invalid, "must be of type int-or-string", value))
+
+
+_HANDLERS_PROBE = ("exec", "httpGet", "tcpSocket", "grpc")
+_HANDLERS_LIFECYCLE = ("exec", "httpGet", "tcpSocket", "sleep")
+
+
+def _validate_handler(handler: Obj, kinds: tuple[str, ...], grace: int | None, path: str, errs: Errors) -> None:
+    count = 0
+    for kind in kinds:
+        action = handler.get(kind)
+        if action is None:
+            continue
+        if count > 0:
+            errs.append(FieldError(f"{path}.{kind}", Forbidden, "may not specify more than 1 handler type"))
+            continue
+        count += 1
+        if type(action) is not dict:
+            errs.append(FieldError(f"{path}.{kind}", Invalid, "must be of type object", action))
+            continue
+        sub = f"{path}.{kind}"
+        if kind == "exec" and not get_list(action, "command", f"{sub}.command", errs):
+            errs.append(FieldError(f"{sub}.command", Required))
+        elif kind == "httpGet":
+            if not get_str(action, "path", f"{sub}.path", errs):
+                errs.append(FieldError(f"{sub}.path", Required))
+            _validate_port_num_or_name(action.get("port"), f"{sub}.port", errs)
+            scheme = get_str(action, "scheme", f"{sub}.scheme", errs) or ""
+            if scheme not in ("HTTP", "HTTPS"):
+                errs.append(not_supported(f"{sub}.scheme", scheme, ("HTTP", "HTTPS")))
+        elif kind == "tcpSocket":
+            _validate_port_num_or_name(action.get("port"), f"{sub}.port", errs)
+        elif kind == "grpc":
+            port = get_int(action, "port", f"{sub}.port", errs) or 0
+            for msg in is_valid_port_num(port):
+                errs.append(FieldError(f"{sub}.port", Invalid, msg, port))
+        elif kind == "sleep":
+            seconds = get_int(action, "seconds", f"{sub}.seconds", errs, bits=64) or 0
+            if grace is not None and (seconds < 0 or seconds > grace):
+                errs.append(
+                    FieldError(
+                        sub,
+                        Invalid,
+                        f"must be non-negative and less than terminationGracePeriodSeconds ({grace})",
+                        seconds,
+                    )
+                )
+    if count == 0:
+        errs.append(FieldError(path, Required, "must specify a handler type"))
+
+
+def _validate_probe(probe: Obj | None, kind: str, grace: int | None, path: str, errs: Errors) -> None:
+    if probe is None:
+        return
+    _validate_handler(probe, _HANDLERS_PROBE, grace, path, errs)
+    for key in ("initialDelaySeconds", "timeoutSeconds", "periodSeconds", "successThreshold", "failureThreshold"):
+        validate_nonnegative(get_int(probe, key, f"{path}.{key}", errs), f"{path}.{key}", errs)
+    probe_grace = get_int(
+        probe, "terminationGracePeriodSeconds", f"{path}.terminationGracePeriodSeconds", errs, bits=64
+    )
+    if probe_grace is not None and probe_grace <= 0:
+        errs.append(FieldError(f"{path}.terminationGracePeriodSeconds", Invalid, "must be greater than 0", probe_grace))
+    if kind in ("livenessProbe", "startupProbe"):
+        success = probe.get("successThreshold")
+        if success != 1:
+            errs.append(FieldError(f"{path}.successThreshold", Invalid, "must be 1", success if success else 0))
+    elif probe_grace is not None:
+        errs.append(
+            FieldError(
+                f"{path}.terminationGracePeriodSeconds", Invalid, "must not be set for readinessProbes", probe_grace
+            )
+        )
+
+
+def _validate_lifecycle(lifecycle: Obj, grace: int | None, path: str, errs: Errors) -> None:
+    for hook in ("postStart", "preStop"):
+        handler = get_obj(lifecycle, hook, f"{path}.{hook}", errs)
+        if handler is not None:
+            _validate_handler(handler, _HANDLERS_LIFECYCLE, grace, f"{path}.{hook}", errs)
+
+
+def _validate_container_common(container: Obj, volumes: dict[str, bool], path: str, errs: Errors) -> None:
+    name = get_str(container, "name", f"{path}.name", errs) or ""
+    if not name:
+        errs.append(FieldError(f"{path}.name", Required))
+    else:
+        for msg in is_dns1123_label(name):
+            errs.append(FieldError(f"{path}.name", Invalid, msg, name))
+    if not get_str(container, "image", f"{path}.image", errs):
+        errs.append(FieldError(f"{path}.image", Required))
+    policy = get_str(container, "terminationMessagePolicy", f"{path}.terminationMessagePolicy", errs) or ""
+    _enum(policy, f"{path}.terminationMessagePolicy", ("File", "FallbackToLogsOnError"), errs)
+    _validate_ports(get_list(container, "ports", f"{path}.ports", errs), f"{path}.ports", errs)
+    _validate_env(get_list(container, "env", f"{path}.env", errs), f"{path}.env", errs)
+    _validate_env_from(get_list(container, "envFrom", f"{path}.envFrom", errs), f"{path}.envFrom", errs)
+    mounts = get_list(container, "volumeMounts", f"{path}.volumeMounts", errs)
+    _validate_volume_mounts(mounts, volumes, f"{path}.volumeMounts", errs)
+    pull = get_str(container, "imagePullPolicy", f"{path}.imagePullPolicy", errs) or ""
+    _enum(pull, f"{path}.imagePullPolicy", ("Always", "IfNotPresent", "Never"), errs)
+    _validate_resources(get_obj(container, "resources", f"{path}.resources", errs), f"{path}.resources", errs)
+    for key in ("command", "args"):
+        strings_of(get_list(container, key, f"{path}.{key}", errs), f"{path}.{key}", errs)
+
+
+def _validate_containers(
+    containers: list[tuple[int, Obj]], volumes: dict[str, bool], grace: int | None, path: str, errs: Errors
+) -> None:
+    names: set[str] = set()
+    for i, container in containers:
+        item = f"{path}[{i}]"
+        _validate_container_common(container, volumes, item, errs)
+        raw_name = container.get("name")
+        name = raw_name if type(raw_name) is str else ""
+        if name in names:
+            errs.append(FieldError(f"{item}.name", Duplicate, "", name))
+        else:
+            names.add(name)
+        lifecycle = get_obj(container, "lifecycle", f"{item}.lifecycle", errs)
+        if lifecycle is not None:
+            _validate_lifecycle(lifecycle, grace, f"{item}.lifecycle", errs)
+        for kind in ("livenessProbe", "readinessProbe", "startupProbe"):
+            _validate_probe(get_obj(container, kind, f"{item}.{kind}", errs), kind, grace, f"{item}.{kind}", errs)
+        if container.get("restartPolicy") is not None:
+            errs.append(FieldError(f"{item}.restartPolicy", Forbidden, "may not be set for non-init containers"))
+    _host_port_conflicts(containers, path, set(), errs)
+
+
+def _validate_init_containers(
+    init: list[tuple[int, Obj]],
+    regular: list[tuple[int, Obj]],
+    volumes: dict[str, bool],
+    grace: int | None,
+    path: str,
+    errs: Errors,
+) -> None:
+    names = {c.get("name") for _, c in regular if type(c.get("name")) is str}
+    for i, container in init:
+        item = f"{path}[{i}]"
+        _validate_container_common(container, volumes, item, errs)
+        restart = get_str(container, "restartPolicy", f"{item}.restartPolicy", errs)
+        restart_always = restart == "Always"
+        if restart is not None and not restart_always:
+            errs.append(not_supported(f"{item}.restartPolicy", restart, ("Always",)))
+        raw_name = container.get("name")
+        name = raw_name if type(raw_name) is str else ""
+        if name in names:
+            errs.append(FieldError(f"{item}.name", Duplicate, "", name))
+        elif name:
+            names.add(name)
+        _host_port_conflicts([(i, container)], path, set(), errs)
+        if restart_always:
+            lifecycle = get_obj(container, "lifecycle", f"{item}.lifecycle", errs)
+            if lifecycle is not None:
+                _validate_lifecycle(lifecycle, grace, f"{item}.lifecycle", errs)
+            for kind in ("livenessProbe", "readinessProbe", "startupProbe"):
+                _validate_probe(get_obj(container, kind, f"{item}.{kind}", errs), kind, grace, f"{item}.{kind}", errs)
+        else:
+            for kind in ("lifecycle", "livenessProbe", "readinessProbe", "startupProbe"):
+                if container.get(kind) is not None:
+                    errs.append(
+                        FieldError(
+                            f"{item}.{kind}",
+                            Forbidden,
+                            "may not be set for init containers without restartPolicy=Always",
+                        )
+                    )
+
+
+# --- scheduling -----------------------------------------------------------------------------------------------
+
+
+def _validate_tolerations(tolerations: list[Any] | None, path: str, errs: Errors) -> None:
+    for i, toleration in items_of(tolerations, path, errs):
+        item = f"{path}[{i}]"
+        key = get_str(toleration, "key", f"{item}.key", errs) or ""
+        operator = get_str(toleration, "operator", f"{item}.operator", errs) or ""
+        value = get_str(toleration, "value", f"{item}.value", errs) or ""
+        effect = get_str(toleration, "effect", f"{item}.effect", errs) or ""
+        seconds = get_int(toleration, "tolerationSeconds", f"{item}.tolerationSeconds", errs, bits=64)
+        if key:
+            validate_label_name(key, f"{item}.key", errs)
+        if not key and operator != "Exists":
+            errs.append(
+                FieldError(
+                    f"{item}.operator",
+                    Invalid,
+                    'operator must be Exists when `key` is empty, which means "match all values and all keys"',
+                    operator,
+                )
+            )
+        if seconds is not None and effect != "NoExecute":
+            errs.append(
+                FieldError(
+                    f"{item}.effect", Invalid, "effect must be 'NoExecute' when `tolerationSeconds` is set", effect
+                )
+            )
+        if operator in ("Equal", ""):
+            msgs = is_label_value(value)
+            if msgs:
+                errs.append(FieldError(f"{item}.operator", Invalid, ";".join(msgs), value))
+        elif operator == "Exists":
+            if value:
+                errs.append(
+                    FieldError(f"{item}.operator", Invalid, "value must be empty when `operator` is 'Exists'", value)
+                )
+        else:
+            errs.append(not_supported(f"{item}.operator", operator, ("Equal", "Exists")))
+        if effect and effect not in ("NoSchedule", "PreferNoSchedule", "NoExecute"):
+            errs.append(not_supported(f"{item}.effect", effect, ("NoSchedule", "PreferNoSchedule", "NoExecute")))
+
+
+def _validate_name_field(spec: Obj, key: str, path: str, errs: Errors, *, label: bool = False) -> None:
+    value = get_str(spec, key, f"{path}.{key}", errs) or ""
+    if value:
+        msgs = is_dns1123_label(value) if label else name_is_dns_subdomain(value, False)
+        for msg in msgs:
+            errs.append(FieldError(f"{path}.{key}", Invalid, msg, value))
+
+
+def _validate_security_context(spec: Obj, path: str, errs: Errors) -> None:
+    context = get_obj(spec, "securityContext", f"{path}.securityContext", errs)
+    if context is None:
+        return
+    sc = f"{path}.securityContext"
+    for key in ("fsGroup", "runAsUser", "runAsGroup"):
+        value = get_int(context, key, f"{sc}.{key}", errs, bits=64)
+        if value is not None and not 0 <= value <= 0xFFFFFFFF:
+            errs.append(FieldError(f"{sc}.{key}", Invalid, inclusive_range_error(0, 0xFFFFFFFF), value))
+    for j, gid in enumerate(get_list(context, "supplementalGroups", f"{sc}.supplementalGroups", errs) or []):
+        gid = check_int(gid, f"{sc}.supplementalGroups[{j}]", errs, bits=64)
+        if gid is not None and not 0 <= gid <= 0xFFFFFFFF:
+            errs.append(FieldError(f"{sc}.supplementalGroups[{j}]", Invalid, inclusive_range_error(0, 0xFFFFFFFF), gid))
+
+
+def validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool = False) -> None:
+    """Kubernetes' `ValidatePodSpec` for the fields listed in the module note."""
+    # Kubernetes also requires terminationGracePeriodSeconds here; defaulting always sets it, so that error is
+    # unreachable through the API, and the conformance corpus validates raw manifests without it.
+    grace = get_int(spec, "terminationGracePeriodSeconds", f"{path}.terminationGracePeriodSeconds", errs, bits=64)
+    volumes = _validate_volumes(get_list(spec, "volumes", f"{path}.volumes", errs), f"{path}.volumes", errs)
+    containers = items_of(get_list(spec, "containers", f"{path}.containers", errs), f"{path}.containers", errs)
+    if not spec.get("containers"):
+        errs.append(FieldError(f"{path}.containers", Required))
+    else:
+        _validate_containers(containers, volumes, grace, f"{path}.containers", errs)
+    init_path = f"{path}.initContainers"
+    init = items_of(get_list(spec, "initContainers", init_path, errs), init_path, errs)
+    _validate_init_containers(init, containers, volumes, grace, init_path, errs)
+    if get_bool(spec, "hostNetwork", f"{path}.hostNetwork", errs):
+        for ci, container in containers:
+            for pi, port in enumerate(container.get("ports") or []):
+                if type(port) is not dict:
+                    continue
+                host_port, container_port = port.get("hostPort") or 0, port.get("containerPort") or 0
+                if (is_pod or host_port != 0) and host_port != container_port:
+                    errs.append(
+                        FieldError(
+                            f"{path}.containers[{ci}].ports[{pi}].hostPort",
+                            Invalid,
+                            "must match `containerPort` when `hostNetwork` is true",
+                            host_port,
+                        )
+                    )
+    restart = get_str(spec, "restartPolicy", f"{path}.restartPolicy", errs) or ""
+    _enum(restart, f"{path}.restartPolicy", ("Always", "OnFailure", "Never"), errs)
+    dns_policy = get_str(spec, "dnsPolicy", f"{path}.dnsPolicy", errs) or ""
+    _enum(dns_policy, f"{path}.dnsPolicy", ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"), errs)
+    validate_labels(get_str_map(spec, "nodeSelector", f"{path}.nodeSelector", errs), f"{path}.nodeSelector", errs)
+    _validate_security_context(spec, path, errs)
+    for i, secret in items_of(
+        get_list(spec, "imagePullSecrets", f"{path}.imagePullSecrets", errs), f"{path}.imagePullSecrets", errs
+    ):
+        if set(secret) - {"name"}:
+            errs.append(FieldError(f"{path}.imagePullSecrets[{i}]", Invalid, "only name may be set", secret))
+    if dns_policy == "None":
+        dns_config = get_obj(spec, "dnsConfig", f"{path}.dnsConfig", errs)
+        if dns_config is None:
+            errs.append(FieldError(f"{path}.dnsConfig", Required, "must provide `dnsConfig` when `dnsPolicy` is None"))
+        elif not dns_config.get("nameservers"):
+            errs.append(
+                FieldError(
+                    f"{path}.dnsConfig.nameservers",
+                    Required,
+                    "must provide at least one DNS nameserver when `dnsPolicy` is None",
+                )
+            )
+    gates_path = f"{path}.readinessGates"
+    for i, gate in items_of(get_list(spec, "readinessGates", gates_path, errs), gates_path, errs):
+        condition_type = get_str(gate, "conditionType", f"{gates_path}[{i}].conditionType", errs) or ""
+        for msg in is_qualified_name(condition_type):
+            errs.append(FieldError(f"{gates_path}[{i}].conditionType", Invalid, msg, condition_type))
+    sched_path = f"{path}.schedulingGates"
+    seen_gates: set[str] = set()
+    for i, gate in items_of(get_list(spec, "schedulingGates", sched_path, errs), sched_path, errs):
+        gate_name = get_str(gate, "name", f"{sched_path}[{i}].name", errs) or ""
+        for msg in is_qualified_name(gate_name):
+            errs.append(FieldError(f"{sched_path}[{i}]", Invalid, msg, gate_name))
+        if gate_name in seen_gates:
+            errs.append(FieldError(f"{sched_path}[{i}]", Duplicate, "", gate_name))
+        seen_gates.add(gate_name)
+    _validate_name_field(spec, "serviceAccountName", path, errs)
+    _validate_name_field(spec, "nodeName", path, errs)
+    deadline = get_int(spec, "activeDeadlineSeconds", f"{path}.activeDeadlineSeconds", errs, bits=64)
+    if deadline is not None and not 1 <= deadline <= MAX_INT32:
+        errs.append(FieldError(f"{path}.activeDeadlineSeconds", Invalid, inclusive_range_error(1, MAX_INT32), deadline))
+    _validate_name_field(spec, "hostname", path, errs, label=True)
+    _validate_name_field(spec, "subdomain", path, errs, label=True)
+    _validate_tolerations(get_list(spec, "tolerations", f"{path}.tolerations", errs), f"{path}.tolerations", errs)
+    _validate_name_field(spec, "priorityClassName", path, errs)
+    runtime_class = get_str(spec, "runtimeClassName", f"{path}.runtimeClassName", errs)
+    if runtime_class is not None:
+        for msg in name_is_dns_subdomain(runtime_class, False):
+            errs.append(FieldError(f"{path}.runtimeClassName", Invalid, msg, runtime_class))
+    preemption = get_str(spec, "preemptionPolicy", f"{path}.preemptionPolicy", errs)
+    if preemption is not None:
+        _enum(preemption, f"{path}.preemptionPolicy", ("PreemptLowerPriority", "Never"), errs)
+
+
+def _validate_pod_annotations(annotations: dict[str, str] | None, spec: Obj, path: str, errs: Errors) -> None:
+    """`ValidatePodSpecificAnnotations`: mirror pods need a node; the deletion cost must be an int32."""
+    if not annotations:
+        return
+    mirror = annotations.get("kubernetes.io/config.mirror")
+    if mirror is not None and not spec.get("nodeName"):
+        errs.append(
+            FieldError(
+                f"{path}[kubernetes.io/config.mirror]",
+                Invalid,
+                "must set spec.nodeName if mirror pod annotation is set",
+                mirror,
+            )
+        )
+    cost = annotations.get("controller.kubernetes.io/pod-deletion-cost")
+    if cost is not None:
+        body = cost[1:] if cost[:1] in ("+", "-") else cost
+        if not (body.isascii() and body.isdigit() and -(2**31) <= int(cost) <= MAX_INT32):
+            errs.append(
+                FieldError(
+                    f"{path}[controller.kubernetes.io/pod-deletion-cost]", Invalid, "must be a 32bit integer", cost
+                )
+            )
+
+
+def validate_pod_template_spec(template: Obj | None, path: str, errs: Errors) -> None:
+    """Kubernetes' `ValidatePodTemplateSpec` (labels and annotations at `<path>.labels`, then the pod spec)."""
+    template = template or {}
+    meta = get_obj(template, "metadata", f"{path}.metadata", errs) or {}
+    validate_labels(get_str_map(meta, "labels", f"{path}.metadata.labels", errs), f"{path}.labels", errs)
+    annotations = get_str_map(meta, "annotations", f"{path}.metadata.annotations", errs)
+    validate_annotations(annotations, f"{path}.annotations", errs)
+    spec = get_obj(template, "spec", f"{path}.spec", errs) or {}
+    _validate_pod_annotations(annotations, spec, f"{path}.annotations", errs)
+    validate_pod_spec(spec, f"{path}.spec", errs)
+    if spec.get("ephemeralContainers"):
+        errs.append(
+            FieldError(
+                f"{path}.spec.ephemeralContainers", Forbidden, "ephemeral containers not allowed in pod template"
+            )
+        )
+
+
+def validate_pod(pod: Obj) -> list[FieldError]:
+    """Kubernetes' `ValidatePodCreate` for a core/v1 Pod (metadata and spec) as the API server runs it."""
+    if type(pod) is not dict:
+        return [FieldError("", Invalid, "must be of type object", pod)]
+    errs: Errors = []
+    meta = pod.get("metadata")
+    errs.extend(validate_object_meta(meta if meta is not None else {}, namespaced=True))
+    spec = get_obj(pod, "spec", "spec", errs) or {}
+    annotations = get_str_map(meta, "annotations", "metadata.annotations", []) if type(meta) is dict else None
+    _validate_pod_annotations(annotations, spec, "metadata.annotations", errs)
+    validate_pod_spec(spec, "spec", errs, is_pod=True)
+    for key in ("containers", "initContainers"):
+        for i, container in items_of(spec.get(key) if type(spec.get(key)) is list else None, f"spec.{key}", []):
+            image = container.get("image")
+            if type(image) is str and image != image.strip():
+                errs.append(
+                    FieldError(f"spec.{key}[{i}].image", Invalid, "must not have leading or trailing whitespace", image)
+                )
+    if spec.get("ephemeralContainers"):
+        errs.append(FieldError("spec.ephemeralContainers", Forbidden, "cannot be set on create"))
+    if spec.get("nodeName") and spec.get("schedulingGates"):
+        errs.append(FieldError("spec.nodeName", Forbidden, "cannot be set until all schedulingGates have been cleared"))
+    return errs

@@ -1,0 +1,44 @@
+"""Conformance: every case of the shared `validation` corpus through defaulting and validation.
+
+`create` cases are defaulted (batch/v1 + pod template defaults) and validated as the API server would; when a
+case also records the raw upstream expectation (`expectWithoutDefaulting`), the undefaulted manifest is checked
+against it too. `update` cases are validated as an update of `oldJob`, without defaulting. Error lists are
+compared as multisets of (field, type, detail).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from kjobs.api.defaults import default_job
+from kjobs.api.errors import FieldError
+from kjobs.api.validation import validate_job, validate_job_update
+from tests.conformance.corpus import params
+
+
+def _got(errors: list[FieldError]) -> Counter[tuple[str, str, str]]:
+    return Counter((e.field, e.type.value, e.detail) for e in errors)
+
+
+def _want(expect: dict[str, Any]) -> Counter[tuple[str, str, str]]:
+    return Counter((e["field"], e["type"], e["detail"]) for e in expect["errors"])
+
+
+def _check(errors: list[FieldError], expect: dict[str, Any]) -> None:
+    assert _got(errors) == _want(expect), [str(e) for e in errors]
+    assert (not errors) == expect["valid"]
+
+
+@pytest.mark.parametrize("case", params("validation"))
+def test_validation_case(case: dict[str, Any]) -> None:
+    if case["operation"] == "update":
+        _check(validate_job_update(case["job"], case["oldJob"]), case["expect"])
+        return
+    options = case.get("validationOptions") or {}
+    prefixed = bool(options.get("requirePrefixedLabels", False))
+    _check(validate_job(default_job(case["job"]), require_prefixed_labels=prefixed), case["expect"])
+    if "expectWithoutDefaulting" in case:
+        _check(validate_job(case["job"], require_prefixed_labels=prefixed), case["expectWithoutDefaulting"])
