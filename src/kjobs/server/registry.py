@@ -3,7 +3,7 @@
 The router and the request handlers are generic; whatever is specific to one resource lives in its
 `Resource` row here: names for URLs and discovery (plural, singular, kind, short names, categories), scope,
 subresources, the store key, whether writes split spec and status, whether `metadata.generation` tracks
-spec changes, the default deletion propagation, graceful deletion, which field selectors it supports, and
+spec changes, the default deletion propagation, graceful deletion, and
 the defaulting/validation hooks of the core (`kjobs.api.defaults`, `kjobs.api.validation`).
 """
 
@@ -25,7 +25,6 @@ STATUS_VERBS = ["get", "patch", "update"]
 Defaulter = Callable[[Obj], Obj]
 Validator = Callable[[Obj], list[FieldError]]
 UpdateValidator = Callable[[Obj, Obj], list[FieldError]]
-FieldGetter = Callable[[Obj], dict[str, str]]
 
 
 def _core(module: str, name: str) -> Any:
@@ -34,74 +33,6 @@ def _core(module: str, name: str) -> Any:
         return getattr(importlib.import_module(module), name, None)
     except ImportError:
         return None
-
-
-def _meta_fields(obj: Obj, namespaced: bool) -> dict[str, str]:
-    meta = obj.get("metadata") or {}
-    fields = {"metadata.name": str(meta.get("name", ""))}
-    if namespaced:
-        fields["metadata.namespace"] = str(meta.get("namespace", ""))
-    return fields
-
-
-def _text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    return str(value)
-
-
-def pod_fields(pod: Obj) -> dict[str, str]:
-    """Field-selector values of a Pod (`pkg/registry/core/pod/strategy.go` PodToSelectableFields)."""
-    spec, status = pod.get("spec") or {}, pod.get("status") or {}
-    ips = status.get("podIPs") or []
-    return {
-        **_meta_fields(pod, True),
-        "spec.nodeName": _text(spec.get("nodeName")),
-        "spec.restartPolicy": _text(spec.get("restartPolicy")),
-        "spec.schedulerName": _text(spec.get("schedulerName")),
-        "spec.serviceAccountName": _text(spec.get("serviceAccountName")),
-        "spec.hostNetwork": _text(bool(spec.get("hostNetwork"))),
-        "status.phase": _text(status.get("phase")),
-        "status.podIP": _text(ips[0].get("ip") if ips else status.get("podIP")),
-        "status.nominatedNodeName": _text(status.get("nominatedNodeName")),
-    }
-
-
-def event_fields(event: Obj) -> dict[str, str]:
-    """Field-selector values of a core Event (`pkg/registry/core/event/strategy.go`)."""
-    involved = event.get("involvedObject") or {}
-    source = event.get("source") or {}
-    return {
-        **_meta_fields(event, True),
-        **{
-            f"involvedObject.{k}": _text(involved.get(k))
-            for k in ("kind", "namespace", "name", "uid", "apiVersion", "resourceVersion", "fieldPath")
-        },
-        "reason": _text(event.get("reason")),
-        "reportingComponent": _text(event.get("reportingComponent")),
-        "source": _text(source.get("component")),
-        "type": _text(event.get("type")),
-    }
-
-
-def job_fields(job: Obj) -> dict[str, str]:
-    """Field-selector values of a Job."""
-    return {**_meta_fields(job, True), "status.successful": _text((job.get("status") or {}).get("succeeded") or 0)}
-
-
-def node_fields(node: Obj) -> dict[str, str]:
-    """Field-selector values of a Node."""
-    return {
-        **_meta_fields(node, False),
-        "spec.unschedulable": _text(bool((node.get("spec") or {}).get("unschedulable"))),
-    }
-
-
-def namespace_fields(ns: Obj) -> dict[str, str]:
-    """Field-selector values of a Namespace."""
-    return {**_meta_fields(ns, False), "status.phase": _text((ns.get("status") or {}).get("phase"))}
 
 
 @dataclass(frozen=True)
@@ -122,7 +53,6 @@ class Resource:
     default_propagation: str = "Background"
     orphan_warning: bool = False
     graceful: bool = False
-    fields: FieldGetter | None = None
     hooks: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
@@ -145,10 +75,6 @@ class Resource:
         """The OpenAPI schema of this kind."""
         return schema.schema_name(self.group, self.version, self.kind)
 
-    def selectable_fields(self, obj: Obj) -> dict[str, str]:
-        """The values field selectors match against."""
-        return self.fields(obj) if self.fields else _meta_fields(obj, self.namespaced)
-
     def hook(self, name: str) -> Any:
         """The core's function for `name` (`default`, `validate`, `validate_update`, `validate_status_update`)."""
         target = self.hooks.get(name)
@@ -168,9 +94,8 @@ RESOURCES: list[Resource] = [
         False,
         ("ns",),
         subresources=("status",),
-        fields=namespace_fields,
     ),
-    Resource("", "v1", "nodes", "node", "Node", False, ("no",), subresources=("status",), fields=node_fields),
+    Resource("", "v1", "nodes", "node", "Node", False, ("no",), subresources=("status",)),
     Resource(
         "",
         "v1",
@@ -182,10 +107,9 @@ RESOURCES: list[Resource] = [
         ("all",),
         subresources=("status", "log", "eviction", "binding"),
         graceful=True,
-        fields=pod_fields,
         hooks={"default": (_DEFAULTS, "default_pod"), "validate": (_VALIDATION, "validate_pod")},
     ),
-    Resource("", "v1", "events", "event", "Event", True, ("ev",), has_status=False, fields=event_fields),
+    Resource("", "v1", "events", "event", "Event", True, ("ev",), has_status=False),
     Resource(
         "batch",
         "v1",
@@ -199,7 +123,6 @@ RESOURCES: list[Resource] = [
         tracks_generation=True,
         default_propagation="Orphan",
         orphan_warning=True,
-        fields=job_fields,
         hooks={
             "default": (_DEFAULTS, "default_job"),
             "validate": (_VALIDATION, "validate_job"),

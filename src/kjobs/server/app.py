@@ -1,0 +1,591 @@
+"""The ASGI application: HTTP framing of the Kubernetes API over `ApiService`.
+
+Owns everything that is about HTTP rather than about objects: routing (`routing.parse`), body decoding
+(JSON, or YAML for `application/yaml` / apply patches; a missing Content-Type means JSON), content
+negotiation (Table, aggregated discovery), query parameters, `Warning` headers, `Status` error bodies for
+every failure (never a traceback), optional bearer-token auth, streaming (watch as chunked JSON lines, pod
+logs as chunked text) with client-disconnect detection, and the lifespan hook that creates the built-in
+namespaces. Reads of plain objects stream the store's JSON bytes without decoding them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+from urllib.parse import parse_qsl, unquote
+
+import orjson
+import yaml
+
+from kjobs.api.errors import ApiError, bad_request
+from kjobs.api.selectors import parse_field_selector, parse_label_selector
+from kjobs.api.types import Obj
+from kjobs.server import discovery, openapi, registry, routing, tables
+from kjobs.server.logs import LogOptions, LogSource
+from kjobs.server.registry import Resource
+from kjobs.server.service import ApiService, DeleteOptions, Result
+from kjobs.server.storage import Storage
+from kjobs.store import Store
+
+log = logging.getLogger("kjobs.server")
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+JSON = b"application/json"
+MAX_BODY = 3 * 1024 * 1024
+BOOKMARK_INTERVAL = 10.0
+
+
+def _headers(content_type: bytes = JSON, warnings: list[str] | None = None) -> list[tuple[bytes, bytes]]:
+    headers = [(b"content-type", content_type), (b"cache-control", b"no-cache, private")]
+    for text in warnings or ():
+        headers.append((b"warning", f'299 - "{text}"'.encode()))
+    return headers
+
+
+async def _respond(
+    send: Send,
+    code: int,
+    body: bytes,
+    content_type: bytes = JSON,
+    warnings: list[str] | None = None,
+    extra: list[tuple[bytes, bytes]] | None = None,
+) -> None:
+    headers = _headers(content_type, warnings)
+    headers.append((b"content-length", str(len(body)).encode()))
+    if extra:
+        headers.extend(extra)
+    await send({"type": "http.response.start", "status": code, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
+
+
+def _error(exc: ApiError) -> bytes:
+    return orjson.dumps(exc.status())
+
+
+def not_found_resource() -> ApiError:
+    """The apiserver's 404 for a path it does not serve."""
+    return ApiError(
+        404,
+        "NotFound",
+        "the server could not find the requested resource",
+        details={"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]},
+    )
+
+
+def method_not_allowed() -> ApiError:
+    """405 for a verb the path does not support."""
+    return ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
+
+
+class Request:
+    """The parts of an HTTP request the handlers read."""
+
+    __slots__ = ("accept", "auth", "content_type", "method", "path", "query", "receive")
+
+    def __init__(self, scope: Scope, receive: Receive) -> None:
+        self.method: str = scope["method"]
+        self.path: str = unquote(scope["path"]) if "%" in scope["path"] else scope["path"]
+        raw_query: bytes = scope.get("query_string", b"")
+        self.query: dict[str, str] = dict(parse_qsl(raw_query.decode("latin-1"), keep_blank_values=True))
+        self.accept = ""
+        self.content_type = ""
+        self.auth = ""
+        for key, value in scope.get("headers", ()):
+            if key == b"accept":
+                self.accept = value.decode("latin-1")
+            elif key == b"content-type":
+                self.content_type = value.decode("latin-1")
+            elif key == b"authorization":
+                self.auth = value.decode("latin-1")
+        self.receive = receive
+
+    async def body(self) -> bytes:
+        """The whole request body (413 beyond MAX_BODY)."""
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await self.receive()
+            if message["type"] == "http.disconnect":
+                raise asyncio.CancelledError
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > MAX_BODY:
+                raise ApiError(413, "RequestEntityTooLarge", "Request entity too large: limit is 3145728")
+            chunks.append(chunk)
+            if not message.get("more_body"):
+                return b"".join(chunks)
+
+    async def decoded(self) -> Any:
+        """The body as JSON (or YAML when so declared); 400 BadRequest when it does not parse."""
+        raw = await self.body()
+        media = self.content_type.split(";", 1)[0].strip().lower()
+        if not raw.strip():
+            return None
+        try:
+            if media in ("application/yaml", "application/apply-patch+yaml", "text/yaml"):
+                return yaml.safe_load(raw)
+            return orjson.loads(raw)
+        except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
+            raise bad_request(f"couldn't get version/kind; json parse error: {_first_line(exc)}") from None
+
+    def flag(self, name: str) -> bool:
+        """A boolean query parameter (`true`/`1`)."""
+        return self.query.get(name, "").lower() in ("true", "1")
+
+    @property
+    def wants_table(self) -> bool:
+        """Whether the client asked for a `meta.k8s.io` Table."""
+        return "as=Table" in self.accept
+
+
+def _first_line(exc: Exception) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+class App:
+    """The Kubernetes API as an ASGI application (see `create_app`)."""
+
+    def __init__(
+        self,
+        store: Store,
+        *,
+        clock: Callable[[], float],
+        logs: LogSource | None,
+        token: str | None,
+        bookmark_interval: float = BOOKMARK_INTERVAL,
+    ) -> None:
+        self.storage = Storage(store)
+        self.service = ApiService(self.storage, clock=clock, logs=logs)
+        self.clock = clock
+        self.token = token
+        self.bookmark_interval = bookmark_interval
+        self.started = False
+        self._watches: set[Any] = set()
+
+    async def startup(self) -> None:
+        """Create the built-in namespaces (idempotent; a resumed data directory already has them)."""
+        if not self.started:
+            await self.service.ensure_namespaces()
+            self.started = True
+
+    def close_streams(self) -> None:
+        """End every open watch stream cleanly (thread-safe; used before shutting the server down)."""
+        for watch in list(self._watches):
+            watch.close()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            await self._http(scope, receive, send)
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self.startup()
+                except Exception as exc:  # pragma: no cover - reported to the server, which exits
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        try:
+            await self._dispatch(request, send)
+        except ApiError as exc:
+            await _respond(send, exc.code, _error(exc))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            log.exception("internal error serving %s %s", request.method, request.path)
+            err = ApiError(500, "InternalError", f"Internal error occurred: {exc}")
+            with contextlib.suppress(Exception):  # the response may already have started
+                await _respond(send, 500, _error(err))
+
+    # ------------------------------------------------------------------------------------------- dispatch
+
+    async def _dispatch(self, request: Request, send: Send) -> None:
+        route = routing.parse(request.path)
+        kind = route.kind
+        if kind == "health":
+            await _respond(send, 200, b"ok", b"text/plain; charset=utf-8")
+            return
+        if kind == "version":
+            await _respond(send, 200, orjson.dumps(discovery.VERSION))
+            return
+        if self.token is not None and request.auth != f"Bearer {self.token}":
+            raise ApiError(401, "Unauthorized", "Unauthorized")
+        if kind == "resource":
+            await self._resource(request, route, send)
+            return
+        if request.method != "GET":
+            raise method_not_allowed() if kind != "notfound" else not_found_resource()
+        body = self._discovery(request, route)
+        if body is None:
+            raise not_found_resource()
+        if kind in ("api", "apis") and discovery.wants_aggregated(request.accept):
+            await _respond(send, 200, discovery.aggregated(kind == "api"), discovery.AGGREGATED_CONTENT_TYPE.encode())
+            return
+        extra = None
+        if kind == "openapi":
+            extra = [(b"etag", f'"{openapi.document_hash(route.group, route.version)}"'.encode())]
+            if "hash" in request.query:
+                extra.append((b"cache-control", b"public, immutable"))
+        await _respond(send, 200, body, extra=extra)
+
+    def _discovery(self, request: Request, route: routing.Route) -> bytes | None:
+        kind = route.kind
+        if kind == "api":
+            return discovery.legacy_api()
+        if kind == "apis":
+            return discovery.legacy_apis()
+        if kind == "group":
+            if route.group not in registry.GROUPS or not route.group:
+                return None
+            return orjson.dumps(discovery.api_group(route.group))
+        if kind == "resources":
+            return discovery.resource_list(route.group, route.version)
+        if kind == "openapi-index":
+            return openapi.index()
+        if kind == "openapi":
+            return openapi.group_version_document(route.group, route.version)
+        return None
+
+    async def _resource(self, request: Request, route: routing.Route, send: Send) -> None:
+        r = route.resource
+        assert r is not None
+        method, sub = request.method, route.subresource
+        namespace = route.namespace if r.namespaced else ""
+        if not route.name:
+            if method == "GET":
+                if request.flag("watch"):
+                    await self._watch(request, r, route.namespace, send)
+                else:
+                    await self._list(request, r, route.namespace, send)
+                return
+            if method == "POST" and (route.namespace is not None or not r.namespaced):
+                body = await request.decoded()
+                result = await self.service.create(
+                    r,
+                    namespace or "",
+                    body,
+                    field_validation=request.query.get("fieldValidation", ""),
+                    manager=request.query.get("fieldManager") or None,
+                    dry_run=bool(request.query.get("dryRun")),
+                )
+                await self._send_result(send, result)
+                return
+            if method == "DELETE":
+                await self._delete_collection(request, r, route.namespace, send)
+                return
+            raise method_not_allowed()
+        name = route.name
+        ns = namespace or ""
+        if sub == "log":
+            if method != "GET":
+                raise method_not_allowed()
+            await self._log(request, ns, name, send)
+            return
+        if sub in ("eviction", "binding"):
+            if method != "POST":
+                raise method_not_allowed()
+            body = await request.decoded()
+            result = await (
+                self.service.evict(ns, name, body) if sub == "eviction" else self.service.bind(ns, name, body)
+            )
+            await self._send_result(send, result)
+            return
+        if method == "GET":
+            if request.wants_table:
+                obj = self.service.get(r, ns, name)
+                table = tables.to_table(
+                    [obj],
+                    kind=r.kind,
+                    api_version=r.api_version,
+                    now=self.clock(),
+                    include_object=request.query.get("includeObject", "Metadata"),
+                )
+                await _respond(send, 200, orjson.dumps(table))
+                return
+            try:
+                raw = self.storage.get_raw(r.store_key, ns, name)
+            except ApiError as exc:
+                if exc.code == 404:
+                    raise ApiError(exc.code, exc.reason, exc.message, details=exc.details) from None
+                raise
+            await _respond(send, 200, raw)
+            return
+        query = request.query
+        if method == "PUT":
+            body = await request.decoded()
+            result = await self.service.update(
+                r,
+                ns,
+                name,
+                body,
+                subresource=sub,
+                field_validation=query.get("fieldValidation", ""),
+                manager=query.get("fieldManager") or None,
+                dry_run=bool(query.get("dryRun")),
+            )
+        elif method == "PATCH":
+            body = await request.decoded()
+            result = await self.service.patch(
+                r,
+                ns,
+                name,
+                request.content_type or "application/strategic-merge-patch+json",
+                body,
+                subresource=sub,
+                field_validation=query.get("fieldValidation", ""),
+                manager=query.get("fieldManager") or None,
+                force=request.flag("force"),
+                dry_run=bool(query.get("dryRun")),
+            )
+        elif method == "DELETE" and not sub:
+            body = await request.decoded()
+            if body is not None and not isinstance(body, dict):
+                raise bad_request("DeleteOptions must be a JSON object")
+            result = await self.service.delete(r, ns, name, DeleteOptions.parse(body, query))
+        else:
+            raise method_not_allowed()
+        await self._send_result(send, result)
+
+    async def _send_result(self, send: Send, result: Result) -> None:
+        await _respond(send, result.code, orjson.dumps(result.obj), warnings=result.warnings)
+
+    # ------------------------------------------------------------------------------------------- list / watch
+
+    async def _list(self, request: Request, r: Resource, namespace: str | None, send: Send) -> None:
+        labels = parse_label_selector(request.query.get("labelSelector"))
+        fields = parse_field_selector(request.query.get("fieldSelector"))
+        fields.check_supported(r.store_key)
+        if request.wants_table:
+            items, revision = self.storage.list(r.store_key, namespace, label_selector=labels, field_selector=fields)
+            table = tables.to_table(
+                items,
+                kind=r.kind,
+                api_version=r.api_version,
+                now=self.clock(),
+                resource_version=str(revision),
+                include_object=request.query.get("includeObject", "Metadata"),
+            )
+            await _respond(send, 200, orjson.dumps(table))
+            return
+        raws, revision = self.storage.list_raw(r.store_key, namespace, label_selector=labels, field_selector=fields)
+        head = (
+            f'{{"kind":"{r.list_kind}","apiVersion":"{r.api_version}",'
+            f'"metadata":{{"resourceVersion":"{revision}"}},"items":['
+        )
+        await _respond(send, 200, head.encode() + b",".join(raws) + b"]}")
+
+    async def _delete_collection(self, request: Request, r: Resource, namespace: str | None, send: Send) -> None:
+        labels = parse_label_selector(request.query.get("labelSelector"))
+        fields = parse_field_selector(request.query.get("fieldSelector"))
+        fields.check_supported(r.store_key)
+        body = await request.decoded()
+        options = DeleteOptions.parse(body if isinstance(body, dict) else None, request.query)
+        items, _ = self.storage.list(r.store_key, namespace, label_selector=labels, field_selector=fields)
+        deleted: list[Obj] = []
+        for obj in items:
+            meta = obj.get("metadata") or {}
+            try:
+                result = await self.service.delete(r, str(meta.get("namespace") or ""), str(meta.get("name")), options)
+            except ApiError as exc:
+                if exc.code == 404:
+                    continue
+                raise
+            deleted.append(result.obj if result.obj.get("kind") != "Status" else obj)
+        body_out = {
+            "kind": r.list_kind,
+            "apiVersion": r.api_version,
+            "metadata": {"resourceVersion": str(self.storage.revision)},
+            "items": deleted,
+        }
+        await _respond(send, 200, orjson.dumps(body_out))
+
+    async def _watch(self, request: Request, r: Resource, namespace: str | None, send: Send) -> None:
+        labels = parse_label_selector(request.query.get("labelSelector"))
+        fields = parse_field_selector(request.query.get("fieldSelector"))
+        fields.check_supported(r.store_key)
+        rv_text = request.query.get("resourceVersion", "")
+        try:
+            since = int(rv_text) if rv_text else 0
+        except ValueError:
+            raise bad_request(f'resourceVersion: Invalid value: "{rv_text}": must be an integer') from None
+        timeout = request.query.get("timeoutSeconds")
+        try:
+            deadline = time.monotonic() + float(timeout) if timeout else None
+        except ValueError:
+            raise bad_request(f"invalid timeoutSeconds: {timeout!r}") from None
+        table = request.wants_table
+        include = request.query.get("includeObject", "Metadata")
+        bookmarks = request.flag("allowWatchBookmarks")
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", JSON), (b"cache-control", b"no-cache, private")],
+            }
+        )
+        try:
+            watch = self.storage.watch(
+                r.store_key, namespace, since=since, label_selector=labels, field_selector=fields
+            )
+        except ApiError as exc:
+            line = orjson.dumps({"type": "ERROR", "object": exc.status()}) + b"\n"
+            await send({"type": "http.response.body", "body": line, "more_body": False})
+            return
+        self._watches.add(watch)
+        disconnected = asyncio.ensure_future(_wait_disconnect(request.receive))
+        first_table = True
+        last_rv = since if since else self.storage.revision
+        try:
+            while True:
+                events = watch.drain()
+                if not events:
+                    if watch.closed:
+                        break
+                    wait: float | None = None
+                    if deadline is not None:
+                        wait = deadline - time.monotonic()
+                        if wait <= 0:
+                            break
+                    if bookmarks:
+                        wait = self.bookmark_interval if wait is None else min(wait, self.bookmark_interval)
+                    nxt = asyncio.ensure_future(watch.__anext__())
+                    done, _ = await asyncio.wait({nxt, disconnected}, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
+                    if disconnected in done:
+                        nxt.cancel()
+                        return
+                    if nxt not in done:
+                        nxt.cancel()
+                        if bookmarks and (deadline is None or time.monotonic() < deadline):
+                            mark = {
+                                "type": "BOOKMARK",
+                                "object": {
+                                    "kind": r.kind,
+                                    "apiVersion": r.api_version,
+                                    "metadata": {"resourceVersion": str(last_rv)},
+                                },
+                            }
+                            await send(
+                                {"type": "http.response.body", "body": orjson.dumps(mark) + b"\n", "more_body": True}
+                            )
+                        continue
+                    try:
+                        events = [nxt.result()]
+                    except StopAsyncIteration:
+                        break
+                    events.extend(watch.drain())
+                chunks: list[bytes] = []
+                for event in events:
+                    last_rv = event.revision
+                    if table:
+                        obj = tables.to_table(
+                            [event.object],
+                            kind=r.kind,
+                            api_version=r.api_version,
+                            now=self.clock(),
+                            include_object=include,
+                            with_headers=first_table,
+                        )
+                        first_table = False
+                        chunks.append(orjson.dumps({"type": event.type.value, "object": obj}) + b"\n")
+                    else:
+                        chunks.append(b'{"type":"' + event.type.value.encode() + b'","object":' + event.raw + b"}\n")
+                await send({"type": "http.response.body", "body": b"".join(chunks), "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            self._watches.discard(watch)
+            watch.close()
+            disconnected.cancel()
+
+    # ------------------------------------------------------------------------------------------- logs
+
+    async def _log(self, request: Request, namespace: str, name: str, send: Send) -> None:
+        q = request.query
+
+        def number(key: str) -> int | None:
+            if not q.get(key):
+                return None
+            try:
+                return int(q[key])
+            except ValueError:
+                raise bad_request(f"{key}: Invalid value: {q[key]!r}: must be an integer") from None
+
+        options = LogOptions(
+            container=q.get("container", ""),
+            follow=request.flag("follow"),
+            tail_lines=number("tailLines"),
+            timestamps=request.flag("timestamps"),
+            since_seconds=number("sinceSeconds"),
+            limit_bytes=number("limitBytes"),
+            previous=request.flag("previous"),
+        )
+        _, chunks = self.service.open_log(namespace, name, options)
+        iterator = chunks.__aiter__()
+        try:
+            first = await iterator.__anext__()
+        except StopAsyncIteration:
+            first = b""
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [(b"content-type", b"text/plain"), (b"cache-control", b"no-cache, private")],
+            }
+        )
+        disconnected = asyncio.ensure_future(_wait_disconnect(request.receive))
+        try:
+            if first:
+                await send({"type": "http.response.body", "body": first, "more_body": True})
+            while True:
+                nxt = asyncio.ensure_future(iterator.__anext__())
+                done, _ = await asyncio.wait({nxt, disconnected}, return_when=asyncio.FIRST_COMPLETED)
+                if disconnected in done:
+                    nxt.cancel()
+                    return
+                try:
+                    chunk = nxt.result()
+                except StopAsyncIteration:
+                    break
+                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+            await send({"type": "http.response.body", "body": b"", "more_body": False})
+        finally:
+            disconnected.cancel()
+            closer = getattr(iterator, "aclose", None)
+            if closer is not None:
+                await closer()
+
+
+async def _wait_disconnect(receive: Receive) -> None:
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+def create_app(
+    store: Store,
+    *,
+    clock: Callable[[], float] = time.time,
+    logs: LogSource | None = None,
+    token: str | None = None,
+    bookmark_interval: float = BOOKMARK_INTERVAL,
+) -> App:
+    """The API server application over `store` (call `startup()` or run it with lifespan to create namespaces)."""
+    return App(store, clock=clock, logs=logs, token=token, bookmark_interval=bookmark_interval)

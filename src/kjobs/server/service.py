@@ -1,0 +1,878 @@
+"""Kubernetes' generic registry semantics, per verb, over the `Storage` seam.
+
+This is what the apiserver's `genericregistry.Store` plus the per-resource strategies do, in one place:
+create (name generation, uid/creationTimestamp/generation, status reset, defaulting, validation, strict
+field validation), update and the three patch types (status-subresource split, immutable metadata,
+generation bumps, no-op detection, conflict checks, patch retries), server-side apply (simplified: merge of
+the applied configuration, managedFields entry), delete (preconditions, propagation policy, graceful pod
+deletion, finalizers, cascading to dependents), the pod subresources (binding, eviction) and watch (initial
+ADDED events, selector filtering, bookmarks on request). HTTP framing lives in `app`; this module raises
+`ApiError`s and returns objects plus warnings.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from kjobs.api.errors import ApiError, ErrorType, FieldError, already_exists, bad_request, conflict, invalid, not_found
+from kjobs.api.selectors import FieldSelector, LabelSelector
+from kjobs.api.timeutil import format_time
+from kjobs.api.types import Obj
+from kjobs.server import schema
+from kjobs.server.logs import LogOptions, LogSource, NoLogs
+from kjobs.server.patch import apply_patch, strategic_merge
+from kjobs.server.registry import Resource, lookup
+from kjobs.server.storage import Storage
+
+NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+"""The alphabet of `generateName` suffixes (apimachinery `utilrand.String`)."""
+
+ORPHAN_WARNING = (
+    "child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to remove "
+    "them or set propagationPolicy=Orphan to suppress this warning"
+)
+_SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
+_PATCH_RETRIES = 5
+
+NAMESPACES = ("default", "kube-system", "kube-node-lease", "kube-public")
+
+
+@dataclass
+class Result:
+    """A handler's answer: the body object, the HTTP status and any `Warning` headers."""
+
+    obj: Obj
+    code: int = 200
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class DeleteOptions:
+    """`metav1.DeleteOptions`, merged from the body and the query."""
+
+    grace_period: int | None = None
+    propagation: str | None = None
+    precondition_uid: str | None = None
+    precondition_rv: str | None = None
+    dry_run: bool = False
+
+    @classmethod
+    def parse(cls, body: Obj | None, query: dict[str, str]) -> DeleteOptions:
+        """Read DeleteOptions from a JSON body and/or query parameters (the Python client uses the query)."""
+        body = body or {}
+        grace = body.get("gracePeriodSeconds", query.get("gracePeriodSeconds"))
+        propagation = body.get("propagationPolicy") or query.get("propagationPolicy")
+        orphan = body.get("orphanDependents", query.get("orphanDependents"))
+        if propagation is None and orphan is not None:
+            propagation = "Orphan" if str(orphan).lower() == "true" else "Background"
+        if propagation is not None and propagation not in ("Orphan", "Background", "Foreground"):
+            raise invalid(
+                "DeleteOptions",
+                "",
+                [
+                    FieldError(
+                        "propagationPolicy",
+                        ErrorType.FieldValueNotSupported,
+                        'supported values: "Foreground", "Background", "Orphan", "nil"',
+                        propagation,
+                    )
+                ],
+            )
+        pre = body.get("preconditions") or {}
+        try:
+            grace_value = None if grace is None else int(grace)
+        except (TypeError, ValueError):
+            raise bad_request(f"invalid gracePeriodSeconds: {grace!r}") from None
+        dry = body.get("dryRun") or query.get("dryRun")
+        return cls(grace_value, propagation, pre.get("uid"), pre.get("resourceVersion"), bool(dry))
+
+
+def _random_suffix() -> str:
+    return "".join(secrets.choice(NAME_ALPHABET) for _ in range(5))
+
+
+def _meta(obj: Obj) -> Obj:
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        meta = {}
+        obj["metadata"] = meta
+    return meta
+
+
+def _copy(obj: Obj) -> Obj:
+    result: Obj = orjson.loads(orjson.dumps(obj))
+    return result
+
+
+def _qos_class(pod: Obj) -> str:
+    spec = pod.get("spec") or {}
+    containers = [*(spec.get("containers") or []), *(spec.get("initContainers") or [])]
+    requests: dict[str, Any] = {}
+    limits: dict[str, Any] = {}
+    guaranteed = bool(containers)
+    for c in containers:
+        res = c.get("resources") or {}
+        req, lim = res.get("requests") or {}, res.get("limits") or {}
+        requests.update(req)
+        limits.update(lim)
+        if not all(k in lim for k in ("cpu", "memory")) or any(req.get(k, lim[k]) != lim[k] for k in lim):
+            guaranteed = False
+    if not requests and not limits:
+        return "BestEffort"
+    return "Guaranteed" if guaranteed else "Burstable"
+
+
+def _initial_status(r: Resource, obj: Obj) -> Any:
+    """The status an object starts with, as each strategy's PrepareForCreate sets it."""
+    if r.kind == "Pod":
+        return {"phase": "Pending", "qosClass": _qos_class(obj)}
+    if r.kind == "Namespace":
+        return {"phase": "Active"}
+    if r.kind in ("Node",):
+        return obj.get("status") or {}
+    return {}
+
+
+def _strip_for_compare(obj: Obj) -> Obj:
+    clone = dict(obj)
+    meta = dict(clone.get("metadata") or {})
+    meta.pop("resourceVersion", None)
+    meta.pop("managedFields", None)
+    clone["metadata"] = meta
+    return clone
+
+
+def _group_of(r: Resource) -> str:
+    return r.group
+
+
+class ApiService:
+    """The API's behaviour, independent of HTTP. Collaborators are injected by keyword."""
+
+    def __init__(
+        self,
+        store: Storage,
+        *,
+        clock: Callable[[], float],
+        logs: LogSource | None = None,
+        new_uid: Callable[[], str] = lambda: str(uuid.uuid4()),
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self.logs = logs or NoLogs()
+        self.new_uid = new_uid
+        self._background: set[asyncio.Task[Any]] = set()
+
+    # ------------------------------------------------------------------------------------------- helpers
+
+    def now(self) -> str:
+        """The current time as Kubernetes writes it."""
+        return format_time(self.clock())
+
+    def _get_or_404(self, r: Resource, namespace: str, name: str) -> Obj:
+        obj = self.store.get(r.store_key, namespace, name)
+        if obj is None:
+            raise not_found(r.plural, name, group=r.group)
+        return obj
+
+    def check_namespace(self, namespace: str) -> None:
+        """404 `namespaces "x" not found` when a namespaced write targets a missing namespace."""
+        if self.store.get("namespaces", "", namespace) is None:
+            raise not_found("namespaces", namespace)
+
+    async def ensure_namespaces(self) -> None:
+        """Create the namespaces every cluster has (`default`, `kube-system`, `kube-node-lease`, ...)."""
+        r = lookup("", "v1", "namespaces")
+        assert r is not None
+        for name in NAMESPACES:
+            if self.store.get("namespaces", "", name) is None:
+                try:
+                    await self.create(r, "", {"metadata": {"name": name}}, field_validation="Ignore")
+                except ApiError as exc:
+                    if exc.reason != "AlreadyExists":
+                        raise
+
+    def _decode_check(self, r: Resource, body: Any, field_validation: str, kind: str | None = None) -> list[str]:
+        """Type/version checks and strict field validation of a request body; returns warnings."""
+        kind = kind or r.kind
+        if not isinstance(body, dict):
+            raise bad_request(
+                f'{kind} in version "{r.version}" cannot be handled as a {kind}: '
+                f"json: cannot unmarshal {_json_type(body)} into Go value of type struct"
+            )
+        api_version, body_kind = body.get("apiVersion"), body.get("kind")
+        if api_version not in (None, "", r.api_version) and kind == r.kind:
+            raise bad_request(
+                f"the API version in the data ({api_version}) does not match the expected API version ({r.api_version})"
+            )
+        if body_kind not in (None, "", kind):
+            raise bad_request(f"the kind in the data ({body_kind}) does not match the expected kind ({kind})")
+        unknown = schema.unknown_fields(body, r.schema_name if kind == r.kind else None)
+        if not unknown:
+            return []
+        mode = (field_validation or "Warn").capitalize()
+        if mode == "Strict":
+            text = ", ".join(f'unknown field "{u}"' for u in unknown)
+            raise bad_request(
+                f'{kind} in version "{r.version}" cannot be handled as a {kind}: strict decoding error: {text}'
+            )
+        _prune(body, unknown)
+        return [] if mode == "Ignore" else [f'unknown field "{u}"' for u in unknown]
+
+    def _default(self, r: Resource, obj: Obj) -> Obj:
+        hook = r.hook("default")
+        if hook is None:
+            return obj
+        result: Obj = hook(obj)
+        return result if isinstance(result, dict) else obj
+
+    def _validate(self, r: Resource, obj: Obj, old: Obj | None, subresource: str) -> None:
+        errors: list[FieldError] = []
+        name = str(_meta(obj).get("name", ""))
+        if subresource == "status" and old is not None:
+            hook = r.hook("validate_status_update")
+            if hook is not None:
+                errors = hook(obj, old)
+        elif old is not None and r.hook("validate_update") is not None:
+            errors = r.hook("validate_update")(obj, old)
+        elif r.hook("validate") is not None:
+            errors = r.hook("validate")(obj)
+        else:
+            meta_hook = _core_meta_validator()
+            if meta_hook is not None:
+                errors = meta_hook(_meta(obj), namespaced=r.namespaced)
+        if errors:
+            raise invalid(r.kind, name, errors, group=r.group)
+
+    def _managed(self, obj: Obj, manager: str | None, operation: str, api_version: str, subresource: str) -> None:
+        if not manager:
+            return
+        meta = _meta(obj)
+        entries = [
+            e
+            for e in meta.get("managedFields") or []
+            if not (
+                e.get("manager") == manager
+                and e.get("operation") == operation
+                and e.get("subresource", "") == subresource
+            )
+        ]
+        entry: Obj = {
+            "manager": manager,
+            "operation": operation,
+            "apiVersion": api_version,
+            "time": self.now(),
+            "fieldsType": "FieldsV1",
+            "fieldsV1": {},
+        }
+        if subresource:
+            entry["subresource"] = subresource
+        entries.append(entry)
+        meta["managedFields"] = entries
+
+    # ------------------------------------------------------------------------------------------- read
+
+    def get(self, r: Resource, namespace: str, name: str) -> Obj:
+        """GET an item."""
+        return self._get_or_404(r, namespace, name)
+
+    def list(
+        self, r: Resource, namespace: str | None, labels: LabelSelector, fields: FieldSelector
+    ) -> tuple[list[Obj], int]:
+        """LIST a collection (objects in name order, and the revision)."""
+        items, revision = self.store.list(r.store_key, namespace, label_selector=labels, field_selector=fields)
+        return items, revision
+
+    # ------------------------------------------------------------------------------------------- create
+
+    async def create(
+        self,
+        r: Resource,
+        namespace: str,
+        body: Any,
+        *,
+        field_validation: str = "",
+        manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Result:
+        """POST to a collection."""
+        warnings = self._decode_check(r, body, field_validation)
+        obj: Obj = body
+        obj["apiVersion"], obj["kind"] = r.api_version, r.kind
+        meta = _meta(obj)
+        if r.namespaced:
+            if meta.get("namespace") not in (None, "", namespace):
+                raise bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
+            meta["namespace"] = namespace
+        else:
+            meta.pop("namespace", None)
+        if not meta.get("name") and meta.get("generateName"):
+            meta["name"] = f"{meta['generateName']}{_random_suffix()}"
+        for key in (*_SERVER_META, "resourceVersion", "selfLink"):
+            meta.pop(key, None)
+        meta["uid"] = self.new_uid()
+        meta["creationTimestamp"] = self.now()
+        if r.tracks_generation:
+            meta["generation"] = 1
+        if r.has_status:
+            obj["status"] = _initial_status(r, obj)
+        if r.kind == "Job":
+            prepare = _core_job_prepare()
+            if prepare is not None:
+                obj = prepare(obj, uid=meta["uid"])
+        obj = self._default(r, obj)
+        if not _meta(obj).get("name"):
+            raise invalid(
+                r.kind,
+                "",
+                [FieldError("metadata.name", ErrorType.FieldValueRequired, "name or generateName is required")],
+                group=r.group,
+            )
+        self._validate(r, obj, None, "")
+        if r.namespaced:
+            self.check_namespace(namespace)
+        self._managed(obj, manager, "Update", r.api_version, "")
+        if dry_run:
+            return Result(obj, 201, warnings)
+        if self.store.get(r.store_key, namespace if r.namespaced else "", _meta(obj)["name"]) is not None:
+            raise already_exists(r.plural, _meta(obj)["name"], group=r.group)
+        created = await self.store.create(r.store_key, obj)
+        return Result(created, 201, warnings)
+
+    # ------------------------------------------------------------------------------------------- update / patch
+
+    def _merge_update(self, r: Resource, old: Obj, new: Obj, subresource: str) -> Obj:
+        """Apply the status split and keep server-owned metadata, as the strategies' PrepareForUpdate do."""
+        if subresource == "status":
+            merged = _copy(old)
+            if "status" in new:
+                merged["status"] = new["status"]
+            else:
+                merged.pop("status", None)
+            return merged
+        merged = new
+        merged["apiVersion"], merged["kind"] = r.api_version, r.kind
+        if r.has_status:
+            if "status" in old:
+                merged["status"] = old["status"]
+            else:
+                merged.pop("status", None)
+        meta, old_meta = _meta(merged), old.get("metadata") or {}
+        for key in (*_SERVER_META, "namespace", "name"):
+            if key in old_meta:
+                meta[key] = old_meta[key]
+            else:
+                meta.pop(key, None)
+        return merged
+
+    async def _write(
+        self,
+        r: Resource,
+        old: Obj,
+        new: Obj,
+        *,
+        subresource: str,
+        expected_rv: str | None,
+        manager: str | None,
+        operation: str,
+        dry_run: bool,
+    ) -> Obj:
+        new = self._default(r, new)
+        if r.tracks_generation and subresource != "status" and new.get("spec") != old.get("spec"):
+            _meta(new)["generation"] = int((old.get("metadata") or {}).get("generation") or 0) + 1
+        self._validate(r, new, old, subresource)
+        if _strip_for_compare(new) == _strip_for_compare(old):
+            if expected_rv and expected_rv != (old.get("metadata") or {}).get("resourceVersion"):
+                meta = old.get("metadata") or {}
+                raise conflict(r.plural, str(meta.get("name", "")), group=r.group)
+            return old
+        self._managed(new, manager, operation, r.api_version, subresource)
+        meta = _meta(new)
+        meta["resourceVersion"] = expected_rv or (old.get("metadata") or {}).get("resourceVersion")
+        if dry_run:
+            return new
+        if meta.get("deletionTimestamp") and not meta.get("finalizers") and not r.graceful:
+            return await self.store.delete(
+                r.store_key, meta.get("namespace", ""), meta["name"], expected_rv=meta["resourceVersion"]
+            )
+        updated = await self.store.update(r.store_key, new, expected_rv=meta["resourceVersion"])
+        if r.graceful and meta.get("deletionTimestamp") and not meta.get("finalizers"):
+            pass  # the node agent finishes graceful deletions
+        return updated
+
+    async def update(
+        self,
+        r: Resource,
+        namespace: str,
+        name: str,
+        body: Any,
+        *,
+        subresource: str = "",
+        field_validation: str = "",
+        manager: str | None = None,
+        dry_run: bool = False,
+    ) -> Result:
+        """PUT an item or its status."""
+        warnings = self._decode_check(r, body, field_validation)
+        meta = _meta(body)
+        if meta.get("name") not in (None, name):
+            raise bad_request(
+                f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})"
+            )
+        if r.namespaced and meta.get("namespace") not in (None, "", namespace):
+            raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
+        old = self._get_or_404(r, namespace, name)
+        expected = meta.get("resourceVersion") or None
+        new = self._merge_update(r, old, body, subresource)
+        written = await self._write(
+            r,
+            old,
+            new,
+            subresource=subresource,
+            expected_rv=expected,
+            manager=manager,
+            operation="Update",
+            dry_run=dry_run,
+        )
+        return Result(written, 200, warnings)
+
+    async def patch(
+        self,
+        r: Resource,
+        namespace: str,
+        name: str,
+        content_type: str,
+        patch: Any,
+        *,
+        subresource: str = "",
+        field_validation: str = "",
+        manager: str | None = None,
+        force: bool = False,
+        dry_run: bool = False,
+    ) -> Result:
+        """PATCH an item or its status (strategic merge, JSON merge, JSON patch or server-side apply)."""
+        base = content_type.split(";", 1)[0].strip().lower()
+        if base == "application/apply-patch+yaml":
+            return await self._apply(
+                r,
+                namespace,
+                name,
+                patch,
+                subresource=subresource,
+                field_validation=field_validation,
+                manager=manager,
+                dry_run=dry_run,
+            )
+        if not manager and base != "application/apply-patch+yaml":
+            manager = None
+        for attempt in range(_PATCH_RETRIES):
+            old = self._get_or_404(r, namespace, name)
+            patched = apply_patch(base, old, patch, strategies=schema.strategies_for(r.schema_name))
+            if not isinstance(patched, dict):
+                raise bad_request("the patched object is not a JSON object")
+            warnings = self._decode_check(r, patched, field_validation)
+            old_rv = (old.get("metadata") or {}).get("resourceVersion")
+            expected = (patched.get("metadata") or {}).get("resourceVersion") or old_rv
+            pinned = expected != old_rv
+            new = self._merge_update(r, old, patched, subresource)
+            try:
+                written = await self._write(
+                    r,
+                    old,
+                    new,
+                    subresource=subresource,
+                    expected_rv=expected,
+                    manager=manager,
+                    operation="Update",
+                    dry_run=dry_run,
+                )
+            except ApiError as exc:
+                if exc.reason == "Conflict" and not pinned and attempt < _PATCH_RETRIES - 1:
+                    continue
+                raise
+            return Result(written, 200, warnings)
+        raise conflict(r.plural, name, group=r.group)  # pragma: no cover - loop always returns or raises
+
+    async def _apply(
+        self,
+        r: Resource,
+        namespace: str,
+        name: str,
+        config: Any,
+        *,
+        subresource: str,
+        field_validation: str,
+        manager: str | None,
+        dry_run: bool,
+    ) -> Result:
+        if not manager:
+            raise bad_request("PATCH, application/apply-patch+yaml requires fieldManager to be set")
+        if not isinstance(config, dict):
+            raise bad_request("the body of an apply patch must be a YAML or JSON object")
+        meta = _meta(config)
+        if meta.get("name") not in (None, name):
+            raise bad_request(
+                f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})"
+            )
+        old = self.store.get(r.store_key, namespace if r.namespaced else "", name)
+        if old is None:
+            meta["name"] = name
+            result = await self.create(
+                r, namespace, config, field_validation=field_validation, manager=None, dry_run=dry_run
+            )
+            obj = result.obj
+            if not dry_run:
+                self._managed(obj, manager, "Apply", r.api_version, subresource)
+                obj = await self.store.update(r.store_key, obj, expected_rv=obj["metadata"]["resourceVersion"])
+            return Result(obj, 201, result.warnings)
+        warnings = self._decode_check(r, config, field_validation)
+        merged = strategic_merge(old, config, strategies=schema.strategies_for(r.schema_name))
+        new = self._merge_update(r, old, merged, subresource)
+        self._managed(new, manager, "Apply", r.api_version, subresource)
+        written = await self._write(
+            r,
+            old,
+            new,
+            subresource=subresource,
+            expected_rv=(old.get("metadata") or {}).get("resourceVersion"),
+            manager=None,
+            operation="Apply",
+            dry_run=dry_run,
+        )
+        return Result(written, 200, warnings)
+
+    # ------------------------------------------------------------------------------------------- delete
+
+    async def delete(self, r: Resource, namespace: str, name: str, options: DeleteOptions) -> Result:
+        """DELETE an item: preconditions, graceful deletion, finalizers and propagation."""
+        old = self._get_or_404(r, namespace, name)
+        meta = old.get("metadata") or {}
+        if options.precondition_uid and options.precondition_uid != meta.get("uid"):
+            raise ApiError(
+                409,
+                "Conflict",
+                f'Operation cannot be fulfilled on {_qualified(r)} "{name}": '
+                f"Precondition failed: UID in precondition: {options.precondition_uid}, UID in "
+                f"object meta: {meta.get('uid', '')}",
+                details={"name": name, "group": r.group, "kind": r.plural},
+            )
+        if options.precondition_rv and options.precondition_rv != meta.get("resourceVersion"):
+            raise ApiError(
+                409,
+                "Conflict",
+                f'Operation cannot be fulfilled on {_qualified(r)} "{name}": '
+                f"Precondition failed: ResourceVersion in precondition: {options.precondition_rv}, "
+                f"ResourceVersion in object meta: {meta.get('resourceVersion', '')}",
+                details={"name": name, "group": r.group, "kind": r.plural},
+            )
+        warnings: list[str] = []
+        propagation = options.propagation
+        if propagation is None:
+            propagation = r.default_propagation
+            if r.orphan_warning:
+                warnings.append(ORPHAN_WARNING)
+        if options.dry_run:
+            return Result(old, 200, warnings)
+        uid = str(meta.get("uid", ""))
+        if propagation == "Foreground":
+            new = _copy(old)
+            new_meta = _meta(new)
+            finalizers = list(new_meta.get("finalizers") or [])
+            if "foregroundDeletion" not in finalizers:
+                finalizers.append("foregroundDeletion")
+            new_meta["finalizers"] = finalizers
+            new_meta.setdefault("deletionTimestamp", self.now())
+            new_meta.setdefault("deletionGracePeriodSeconds", 0)
+            written = await self.store.update(r.store_key, new, expected_rv=meta.get("resourceVersion"))
+            await self._cascade(r, namespace, uid, "Foreground")
+            written = await self._finish_foreground(r, namespace, name) or written
+            return Result(written, 202 if written.get("metadata") else 200, warnings)
+        if r.graceful:
+            result = await self._delete_pod(r, old, options)
+        elif meta.get("finalizers"):
+            new = _copy(old)
+            new_meta = _meta(new)
+            if not new_meta.get("deletionTimestamp"):
+                new_meta["deletionTimestamp"] = self.now()
+                new_meta["deletionGracePeriodSeconds"] = 0
+                new = await self.store.update(r.store_key, new, expected_rv=meta.get("resourceVersion"))
+            result = Result(new, 200)
+        else:
+            gone = await self.store.delete(r.store_key, namespace if r.namespaced else "", name)
+            result = Result(_success_status(r, name, gone), 200)
+        result.warnings.extend(warnings)
+        await self._cascade(r, namespace, uid, propagation)
+        return result
+
+    async def _delete_pod(self, r: Resource, pod: Obj, options: DeleteOptions) -> Result:
+        meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
+        grace = options.grace_period
+        if grace is None:
+            grace = spec.get("terminationGracePeriodSeconds")
+        if grace is None:
+            grace = 30
+        if not spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
+            grace = 0
+        current = meta.get("deletionGracePeriodSeconds")
+        if grace == 0 and not meta.get("finalizers"):
+            gone = await self.store.delete(r.store_key, meta.get("namespace", ""), meta["name"])
+            return Result(gone, 200)
+        if current is not None and current <= grace:
+            return Result(pod, 200)
+        new = _copy(pod)
+        new_meta = _meta(new)
+        new_meta["deletionTimestamp"] = format_time(self.clock() + grace)
+        new_meta["deletionGracePeriodSeconds"] = grace
+        written = await self.store.update(r.store_key, new, expected_rv=meta.get("resourceVersion"))
+        return Result(written, 200)
+
+    async def finalize_pod_deletion(self, namespace: str, name: str, *, uid: str | None = None) -> bool:
+        """Remove a pod marked for deletion once its containers are gone (called by the node agent).
+
+        Returns False if the pod is absent, not marked, has another uid, or still has finalizers.
+        """
+        pod = self.store.get("pods", namespace, name)
+        if pod is None:
+            return False
+        meta = pod.get("metadata") or {}
+        if not meta.get("deletionTimestamp") or meta.get("finalizers") or (uid and meta.get("uid") != uid):
+            return False
+        await self.store.delete("pods", namespace, name, expected_rv=meta.get("resourceVersion"))
+        await self._on_dependent_gone(pod)
+        return True
+
+    async def _cascade(self, owner: Resource, namespace: str, uid: str, propagation: str) -> None:
+        """Act on dependents (objects whose ownerReferences name `uid`) as the garbage collector would."""
+        if not uid or owner.kind != "Job":
+            return
+        pods = lookup("", "v1", "pods")
+        assert pods is not None
+        items, _ = self.store.list("pods", namespace)
+        for pod in items:
+            refs = (pod.get("metadata") or {}).get("ownerReferences") or []
+            if not any(ref.get("uid") == uid for ref in refs):
+                continue
+            try:
+                if propagation == "Orphan":
+                    new = _copy(pod)
+                    _meta(new)["ownerReferences"] = [ref for ref in refs if ref.get("uid") != uid]
+                    if not _meta(new)["ownerReferences"]:
+                        del _meta(new)["ownerReferences"]
+                    await self.store.update("pods", new, expected_rv=pod["metadata"].get("resourceVersion"))
+                else:
+                    await self._delete_pod(pods, pod, DeleteOptions())
+            except ApiError as exc:
+                if exc.code not in (404, 409):
+                    raise
+
+    async def _on_dependent_gone(self, dependent: Obj) -> None:
+        for ref in (dependent.get("metadata") or {}).get("ownerReferences") or []:
+            if ref.get("kind") == "Job":
+                jobs = lookup("batch", "v1", "jobs")
+                assert jobs is not None
+                await self._finish_foreground(jobs, dependent["metadata"].get("namespace", ""), ref.get("name", ""))
+
+    async def _finish_foreground(self, r: Resource, namespace: str, name: str) -> Obj | None:
+        """Remove a foreground-deleted owner once no dependents remain; returns it if it still exists."""
+        owner = self.store.get(r.store_key, namespace, name)
+        if owner is None:
+            return None
+        meta = owner.get("metadata") or {}
+        if "foregroundDeletion" not in (meta.get("finalizers") or []):
+            return owner
+        uid = meta.get("uid")
+        items, _ = self.store.list("pods", namespace)
+        if any(
+            any(ref.get("uid") == uid for ref in (p.get("metadata") or {}).get("ownerReferences") or []) for p in items
+        ):
+            return owner
+        new = _copy(owner)
+        rest = [f for f in _meta(new).get("finalizers") or [] if f != "foregroundDeletion"]
+        if rest:
+            _meta(new)["finalizers"] = rest
+            return await self.store.update(r.store_key, new, expected_rv=meta.get("resourceVersion"))
+        await self.store.delete(r.store_key, namespace, name)
+        return None
+
+    # ------------------------------------------------------------------------------------------- pod subresources
+
+    async def bind(self, namespace: str, name: str, body: Any) -> Result:
+        """POST pods/{name}/binding: set `spec.nodeName` (409 when already bound)."""
+        pods = lookup("", "v1", "pods")
+        assert pods is not None
+        if not isinstance(body, dict):
+            raise bad_request('Binding in version "v1" cannot be handled as a Binding')
+        target = (body.get("target") or {}).get("name")
+        if not target:
+            raise invalid("Binding", name, [FieldError("target.name", ErrorType.FieldValueRequired, "")])
+        pod = self._get_or_404(pods, namespace, name)
+        node = (pod.get("spec") or {}).get("nodeName")
+        if node:
+            raise ApiError(
+                409,
+                "Conflict",
+                f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} '
+                f'is already assigned to node "{node}"',
+                details={"name": name, "kind": "pods/binding"},
+            )
+        if (pod.get("metadata") or {}).get("deletionTimestamp"):
+            raise ApiError(
+                409,
+                "Conflict",
+                f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} '
+                "is being deleted, cannot be assigned to a host",
+                details={"name": name, "kind": "pods/binding"},
+            )
+        new = _copy(pod)
+        new.setdefault("spec", {})["nodeName"] = target
+        await self.store.update("pods", new, expected_rv=pod["metadata"].get("resourceVersion"))
+        return Result({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201)
+
+    async def evict(self, namespace: str, name: str, body: Any) -> Result:
+        """POST pods/{name}/eviction: PDB check, `DisruptionTarget` condition, then a delete."""
+        pods = lookup("", "v1", "pods")
+        assert pods is not None
+        if not isinstance(body, dict):
+            raise bad_request('Eviction in version "v1" cannot be handled as an Eviction')
+        pod = self._get_or_404(pods, namespace, name)
+        self._check_disruption_budgets(pod)
+        status = dict(pod.get("status") or {})
+        if status.get("phase") not in ("Succeeded", "Failed"):
+            conditions = [c for c in status.get("conditions") or [] if c.get("type") != "DisruptionTarget"]
+            conditions.append(
+                {
+                    "type": "DisruptionTarget",
+                    "status": "True",
+                    "lastTransitionTime": self.now(),
+                    "reason": "EvictionByEvictionAPI",
+                    "message": "Eviction API: evicting",
+                }
+            )
+            status["conditions"] = conditions
+            new = _copy(pod)
+            new["status"] = status
+            pod = await self.store.update("pods", new, expected_rv=pod["metadata"].get("resourceVersion"))
+        opts = body.get("deleteOptions") or {}
+        await self.delete(pods, namespace, name, DeleteOptions.parse(opts, {}))
+        return Result({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201)
+
+    def _check_disruption_budgets(self, pod: Obj) -> None:
+        from kjobs.api.selectors import label_selector_from_object
+
+        namespace = pod["metadata"].get("namespace", "")
+        budgets, _ = self.store.list("poddisruptionbudgets.policy", namespace)
+        for pdb in budgets:
+            try:
+                selector = label_selector_from_object((pdb.get("spec") or {}).get("selector"))
+            except ApiError:
+                continue
+            if not selector.matches(pod):
+                continue
+            status = pdb.get("status") or {}
+            if int(status.get("disruptionsAllowed") or 0) < 1:
+                pdb_name = pdb["metadata"]["name"]
+                raise ApiError(
+                    429,
+                    "TooManyRequests",
+                    "Cannot evict pod as it would violate the pod's disruption budget.",
+                    details={
+                        "causes": [
+                            {
+                                "reason": "DisruptionBudget",
+                                "message": f"The disruption budget {pdb_name} needs "
+                                f"{status.get('desiredHealthy', 0)} healthy pods and has "
+                                f"{status.get('currentHealthy', 0)} currently",
+                            }
+                        ]
+                    },
+                )
+
+    def open_log(self, namespace: str, name: str, options: LogOptions) -> tuple[Obj, AsyncIterator[bytes]]:
+        """GET pods/{name}/log: the pod and an async iterator of its log chunks."""
+        pods = lookup("", "v1", "pods")
+        assert pods is not None
+        pod = self._get_or_404(pods, namespace, name)
+        containers = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
+        if not options.container:
+            if len(containers) != 1:
+                raise bad_request(
+                    f"a container name must be specified for pod {name}, choose one of: "
+                    f"[{' '.join(str(c) for c in containers)}]"
+                )
+            options = LogOptions(**{**options.__dict__, "container": containers[0]})
+        elif options.container not in containers:
+            raise bad_request(f"container {options.container} is not valid for pod {name}")
+        return pod, self.logs.open(pod, options)
+
+
+def _json_type(value: Any) -> str:
+    if isinstance(value, list):
+        return "array"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    return "null"
+
+
+def _qualified(r: Resource) -> str:
+    return f"{r.plural}.{r.group}" if r.group else r.plural
+
+
+def _success_status(r: Resource, name: str, gone: Obj) -> Obj:
+    if r.graceful:
+        return gone
+    details: Obj = {"name": name, "kind": r.plural, "uid": (gone.get("metadata") or {}).get("uid", "")}
+    if r.group:
+        details["group"] = r.group
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
+
+
+def _prune(obj: Obj, paths: list[str]) -> None:
+    """Drop unknown fields (dotted/indexed paths as `schema.unknown_fields` reports them) from `obj`."""
+    for path in paths:
+        node: Any = obj
+        tokens = _tokens(path)
+        for token in tokens[:-1]:
+            node = node[token] if isinstance(node, (dict, list)) else None
+            if node is None:
+                break
+        if isinstance(node, dict):
+            node.pop(tokens[-1], None)
+
+
+def _tokens(path: str) -> list[Any]:
+    tokens: list[Any] = []
+    for part in path.split("."):
+        while "[" in part:
+            head, rest = part.split("[", 1)
+            if head:
+                tokens.append(head)
+            index, part = rest.split("]", 1)
+            tokens.append(int(index) if index.isdigit() else index)
+        if part:
+            tokens.append(part)
+    return tokens
+
+
+def _core_meta_validator() -> Any:
+    from kjobs.server.registry import _core
+
+    return _core("kjobs.api.validation", "validate_object_meta")
+
+
+def _core_job_prepare() -> Any:
+    from kjobs.server.registry import _core
+
+    return _core("kjobs.api.defaults", "prepare_job_for_create")

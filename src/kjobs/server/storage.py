@@ -1,0 +1,97 @@
+"""The server's view of the store: the few operations request handling needs, in one place.
+
+`kjobs.store.Store` is the durable, watchable object store. The handlers reach it only through `Storage`,
+which speaks in whole objects (namespace and name read from `metadata`), returns None for a missing object
+on reads, and uses the store's async writes so durability never blocks the event loop. The raw-bytes
+reads are passed through for the GET/LIST fast paths that stream stored JSON without decoding it.
+"""
+
+from __future__ import annotations
+
+from kjobs.api.errors import ApiError
+from kjobs.api.selectors import FieldSelector, LabelSelector
+from kjobs.api.types import Obj
+from kjobs.store import Store, Watch
+
+Objects = list[Obj]
+Raws = list[bytes]
+
+
+def _key(obj: Obj) -> tuple[str, str]:
+    meta = obj.get("metadata") or {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
+class Storage:
+    """Adapter from the handlers' calls to `kjobs.store.Store`."""
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    @property
+    def revision(self) -> int:
+        """The store's current revision."""
+        return self.store.revision
+
+    def get(self, resource: str, namespace: str, name: str) -> Obj | None:
+        """The object, or None."""
+        try:
+            return self.store.get(resource, namespace, name)
+        except ApiError as exc:
+            if exc.code == 404:
+                return None
+            raise
+
+    def get_raw(self, resource: str, namespace: str, name: str) -> bytes:
+        """The stored JSON bytes (404 ApiError if absent)."""
+        return self.store.get_raw(resource, namespace, name)
+
+    def list(
+        self,
+        resource: str,
+        namespace: str | None,
+        *,
+        label_selector: LabelSelector | None = None,
+        field_selector: FieldSelector | None = None,
+    ) -> tuple[Objects, int]:
+        """Matching objects in Kubernetes' order and the revision they were read at."""
+        return self.store.list(resource, namespace, label_selector=label_selector, field_selector=field_selector)
+
+    def list_raw(
+        self,
+        resource: str,
+        namespace: str | None,
+        *,
+        label_selector: LabelSelector | None = None,
+        field_selector: FieldSelector | None = None,
+    ) -> tuple[Raws, int]:
+        """Like `list`, as stored JSON bytes."""
+        return self.store.list_raw(resource, namespace, label_selector=label_selector, field_selector=field_selector)
+
+    async def create(self, resource: str, obj: Obj) -> Obj:
+        """Create; 409 AlreadyExists if taken."""
+        namespace, name = _key(obj)
+        return await self.store.acreate(resource, namespace, name, obj)
+
+    async def update(self, resource: str, obj: Obj, *, expected_rv: str | None) -> Obj:
+        """Compare-and-swap update; 409 Conflict if stale, 404 if gone."""
+        namespace, name = _key(obj)
+        return await self.store.aupdate(resource, namespace, name, obj, expected_rv=expected_rv)
+
+    async def delete(self, resource: str, namespace: str, name: str, *, expected_rv: str | None = None) -> Obj:
+        """Remove; the last state with the deletion's resourceVersion."""
+        return await self.store.adelete(resource, namespace, name, expected_rv=expected_rv)
+
+    def watch(
+        self,
+        resource: str,
+        namespace: str | None,
+        *,
+        since: int | None,
+        label_selector: LabelSelector | None = None,
+        field_selector: FieldSelector | None = None,
+    ) -> Watch:
+        """Changes after `since` (None/0: an ADDED per current object first); 410 when `since` is too old."""
+        return self.store.watch(
+            resource, namespace, since=since, label_selector=label_selector, field_selector=field_selector
+        )

@@ -1,0 +1,300 @@
+"""The official `kubernetes` Python client (37.0.2) against the server, as a user would drive it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import orjson
+import pytest
+from kubernetes import client, watch
+from kubernetes.client.rest import ApiException
+
+from kjobs.server.runner import serve
+from kjobs.store import MemoryStore
+from tests.server.conftest import Server, job_manifest, pod_manifest
+
+NS = "default"
+
+
+@pytest.fixture
+def api(server: Server) -> Iterator[client.ApiClient]:
+    config = client.Configuration(host=server.url)
+    with client.ApiClient(config) as api_client:
+        yield api_client
+
+
+def _status(exc: pytest.ExceptionInfo[ApiException]) -> dict[str, Any]:
+    body: dict[str, Any] = orjson.loads(exc.value.body)
+    return body
+
+
+def test_job_lifecycle(api: client.ApiClient) -> None:
+    batch = client.BatchV1Api(api)
+    created = batch.create_namespaced_job(NS, job_manifest("life"))
+    assert created.metadata.uid and created.metadata.creation_timestamp
+    assert created.metadata.generation == 1
+    assert created.spec.backoff_limit == 6 and created.spec.completions == 1
+    assert created.spec.selector.match_labels["batch.kubernetes.io/controller-uid"] == created.metadata.uid
+
+    read = batch.read_namespaced_job("life", NS)
+    assert read.metadata.resource_version == created.metadata.resource_version
+
+    listed = batch.list_namespaced_job(NS, label_selector="app=t")
+    assert [j.metadata.name for j in listed.items] == ["life"]
+    assert batch.list_namespaced_job(NS, label_selector="app!=t").items == []
+
+    read.metadata.labels["extra"] = "yes"
+    replaced = batch.replace_namespaced_job("life", NS, read)
+    assert replaced.metadata.labels["extra"] == "yes"
+    assert replaced.metadata.generation == 1  # labels are not spec
+
+    patched = batch.patch_namespaced_job("life", NS, {"spec": {"backoffLimit": 2}})
+    assert patched.spec.backoff_limit == 2 and patched.metadata.generation == 2
+
+    batch.delete_namespaced_job("life", NS, propagation_policy="Background")
+    with pytest.raises(ApiException) as gone:
+        batch.read_namespaced_job("life", NS)
+    assert gone.value.status == 404
+    assert _status(gone)["message"] == 'jobs.batch "life" not found'
+
+
+def test_patch_job_status_merges_conditions_and_main_resource_ignores_status(api: client.ApiClient) -> None:
+    batch = client.BatchV1Api(api)
+    batch.create_namespaced_job(NS, job_manifest("st"))
+    first = {"status": {"conditions": [{"type": "Audited", "status": "True"}], "succeeded": 1}}
+    batch.patch_namespaced_job_status("st", NS, first)
+    second = {"status": {"conditions": [{"type": "Checked", "status": "True", "reason": "R"}]}}
+    job = batch.patch_namespaced_job_status("st", NS, second)
+    assert sorted(c.type for c in job.status.conditions) == ["Audited", "Checked"]
+    # spec changes through /status are ignored
+    job = batch.patch_namespaced_job_status("st", NS, {"spec": {"backoffLimit": 1}})
+    assert job.spec.backoff_limit == 6
+    # status changes through the main resource are ignored, and nothing is written
+    before = job.metadata.resource_version
+    job = batch.patch_namespaced_job("st", NS, {"status": {"succeeded": 7}})
+    assert job.status.succeeded == 1 and job.metadata.resource_version == before
+
+
+def test_replace_with_stale_resource_version_conflicts(api: client.ApiClient) -> None:
+    batch = client.BatchV1Api(api)
+    batch.create_namespaced_job(NS, job_manifest("cf"))
+    stale = batch.read_namespaced_job("cf", NS)
+    batch.patch_namespaced_job("cf", NS, {"metadata": {"labels": {"touched": "yes"}}})
+    with pytest.raises(ApiException) as conflict:
+        batch.replace_namespaced_job("cf", NS, stale)
+    assert conflict.value.status == 409
+    assert _status(conflict)["message"] == (
+        'Operation cannot be fulfilled on jobs.batch "cf": the object has been modified; '
+        "please apply your changes to the latest version and try again"
+    )
+
+
+def test_create_twice_and_invalid(api: client.ApiClient) -> None:
+    core = client.CoreV1Api(api)
+    core.create_namespaced_pod(NS, pod_manifest("twice"))
+    with pytest.raises(ApiException) as exists:
+        core.create_namespaced_pod(NS, pod_manifest("twice"))
+    assert exists.value.status == 409 and _status(exists)["reason"] == "AlreadyExists"
+    nameless = pod_manifest("")
+    with pytest.raises(ApiException) as bad:
+        core.create_namespaced_pod(NS, nameless)
+    status = _status(bad)
+    assert bad.value.status == 422 and status["reason"] == "Invalid"
+    assert status["details"]["causes"] == [
+        {
+            "reason": "FieldValueRequired",
+            "message": "Required value: name or generateName is required",
+            "field": "metadata.name",
+        }
+    ]
+
+
+def test_invalid_job_reports_causes_as_kubernetes_does(api: client.ApiClient) -> None:
+    job = job_manifest("bad")
+    job["spec"]["template"]["spec"]["restartPolicy"] = "Always"  # type: ignore[index]
+    with pytest.raises(ApiException) as bad:
+        client.BatchV1Api(api).create_namespaced_job(NS, job)
+    status = _status(bad)
+    assert bad.value.status == 422
+    assert status["details"]["kind"] == "Job" and status["details"]["group"] == "batch"
+    assert {
+        "reason": "FieldValueNotSupported",
+        "field": "spec.template.spec.restartPolicy",
+        "message": 'Unsupported value: "Always": supported values: "OnFailure", "Never"',
+    } in status["details"]["causes"]
+    assert status["message"].startswith('Job.batch "bad" is invalid: ')
+
+
+def test_generate_name_and_missing_namespace(api: client.ApiClient) -> None:
+    core = client.CoreV1Api(api)
+    body = pod_manifest("")
+    body["metadata"] = {"generateName": "gen-"}  # type: ignore[index]
+    pod = core.create_namespaced_pod(NS, body)
+    assert pod.metadata.name.startswith("gen-") and len(pod.metadata.name) == 9
+    assert pod.status.phase == "Pending" and pod.status.qos_class == "BestEffort"
+    with pytest.raises(ApiException) as missing:
+        core.create_namespaced_pod("nope", pod_manifest("p"))
+    assert missing.value.status == 404 and _status(missing)["message"] == 'namespaces "nope" not found'
+
+
+def test_pods_nodes_events_and_selectors(api: client.ApiClient) -> None:
+    core = client.CoreV1Api(api)
+    node = {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "n1"},
+        "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+    }
+    core.create_node(node)
+    core.patch_node("n1", {"spec": {"unschedulable": True}})
+    assert core.read_node("n1").spec.unschedulable is True
+    core.patch_node("n1", {"spec": {"unschedulable": None}})
+    assert core.read_node("n1").spec.unschedulable is None
+    assert [n.metadata.name for n in core.list_node(field_selector="spec.unschedulable=false").items] == ["n1"]
+
+    core.create_namespaced_pod(NS, pod_manifest("on-node", labels={"tier": "a"}, node="n1"))
+    core.create_namespaced_pod(NS, pod_manifest("off-node", labels={"tier": "b"}))
+    pod = core.read_namespaced_pod("on-node", NS)
+    pod.status.phase = "Running"
+    core.replace_namespaced_pod_status("on-node", NS, pod)
+    running = core.list_namespaced_pod(NS, field_selector="status.phase=Running")
+    assert [p.metadata.name for p in running.items] == ["on-node"]
+    everywhere = core.list_pod_for_all_namespaces(field_selector="spec.nodeName=n1,status.phase!=Succeeded")
+    assert [p.metadata.name for p in everywhere.items] == ["on-node"]
+    assert [p.metadata.name for p in core.list_namespaced_pod(NS, label_selector="tier in (b,c)").items] == ["off-node"]
+    with pytest.raises(ApiException) as unsupported:
+        core.list_namespaced_pod(NS, field_selector="spec.bogus=1")
+    assert unsupported.value.status == 400
+    assert _status(unsupported)["message"] == "field label not supported: spec.bogus"
+
+    event = {
+        "metadata": {"name": "e1"},
+        "involvedObject": {"kind": "Pod", "name": "on-node", "namespace": NS},
+        "reason": "Scheduled",
+        "message": "Successfully assigned",
+        "type": "Normal",
+        "source": {"component": "default-scheduler"},
+    }
+    core.create_namespaced_event(NS, event)
+    found = core.list_namespaced_event(NS, field_selector="involvedObject.name=on-node,source=default-scheduler")
+    assert [e.reason for e in found.items] == ["Scheduled"]
+    core.delete_namespaced_event("e1", NS)
+    assert core.list_namespaced_event(NS).items == []
+
+
+def test_pod_graceful_delete_and_finalize(server: Server, api: client.ApiClient) -> None:
+    core = client.CoreV1Api(api)
+    core.create_namespaced_pod(NS, pod_manifest("unbound"))
+    core.delete_namespaced_pod("unbound", NS)
+    with pytest.raises(ApiException):
+        core.read_namespaced_pod("unbound", NS)  # unscheduled pods go at once
+
+    core.create_namespaced_pod(NS, pod_manifest("bound", node="n1"))
+    core.delete_namespaced_pod("bound", NS)
+    pod = core.read_namespaced_pod("bound", NS)
+    assert pod.metadata.deletion_timestamp is not None and pod.metadata.deletion_grace_period_seconds == 30
+
+    core.delete_namespaced_pod("bound", NS, grace_period_seconds=0)
+    with pytest.raises(ApiException):
+        core.read_namespaced_pod("bound", NS)
+
+
+def test_job_delete_cascades(server: Server, api: client.ApiClient) -> None:
+    batch, core = client.BatchV1Api(api), client.CoreV1Api(api)
+    for name, policy in (("bg", "Background"), ("orph", "Orphan")):
+        job = batch.create_namespaced_job(NS, job_manifest(name))
+        pod = pod_manifest(f"{name}-pod")
+        pod["metadata"]["ownerReferences"] = [  # type: ignore[index]
+            {"apiVersion": "batch/v1", "kind": "Job", "name": name, "uid": job.metadata.uid, "controller": True}
+        ]
+        core.create_namespaced_pod(NS, pod)
+        batch.delete_namespaced_job(name, NS, propagation_policy=policy)
+    names = [p.metadata.name for p in core.list_namespaced_pod(NS).items]
+    assert names == ["orph-pod"]
+    assert core.read_namespaced_pod("orph-pod", NS).metadata.owner_references is None
+
+
+def test_eviction_and_binding(api: client.ApiClient) -> None:
+    core = client.CoreV1Api(api)
+    core.create_namespaced_pod(NS, pod_manifest("ev"))
+    # the apiserver answers a binding with a Success Status, which the 37.0.2 models cannot parse as a Binding
+    response = core.create_namespaced_pod_binding(
+        "ev",
+        NS,
+        {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "ev"}, "target": {"name": "n1"}},
+        _preload_content=False,
+    )
+    assert response.status == 201 and orjson.loads(response.data)["status"] == "Success"
+    assert core.read_namespaced_pod("ev", NS).spec.node_name == "n1"
+    with pytest.raises(ApiException) as bound:
+        core.create_namespaced_pod_binding(
+            "ev", NS, {"metadata": {"name": "ev"}, "target": {"name": "n2"}}, _preload_content=False
+        )
+    assert bound.value.status == 409
+    core.create_namespaced_pod_eviction(
+        "ev", NS, {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "ev", "namespace": NS}}
+    )
+    pod = core.read_namespaced_pod("ev", NS)
+    assert pod.metadata.deletion_timestamp is not None
+    (target,) = [c for c in pod.status.conditions if c.type == "DisruptionTarget"]
+    assert (target.status, target.reason, target.message) == ("True", "EvictionByEvictionAPI", "Eviction API: evicting")
+
+
+def test_logs_before_start_are_a_kubelet_style_error(api: client.ApiClient) -> None:
+    core = client.CoreV1Api(api)
+    core.create_namespaced_pod(NS, pod_manifest("lg"))
+    with pytest.raises(ApiException) as waiting:
+        core.read_namespaced_pod_log("lg", NS)
+    assert waiting.value.status == 400
+    assert _status(waiting)["message"] == 'container "main" in pod "lg" is waiting to start: ContainerCreating'
+
+
+def test_watch_streams_initial_and_later_events(api: client.ApiClient) -> None:
+    core = client.CoreV1Api(api)
+    core.create_namespaced_pod(NS, pod_manifest("w1", labels={"w": "y"}))
+    seen: list[tuple[str, str]] = []
+    w = watch.Watch()
+    for event in w.stream(core.list_namespaced_pod, NS, label_selector="w=y", timeout_seconds=5):
+        seen.append((event["type"], event["object"].metadata.name))
+        if len(seen) == 1:
+            core.create_namespaced_pod(NS, pod_manifest("w2", labels={"w": "y"}))
+            core.patch_namespaced_pod("w2", NS, {"metadata": {"labels": {"w": "n"}}})
+        if len(seen) == 3:
+            w.stop()
+    assert seen == [("ADDED", "w1"), ("ADDED", "w2"), ("DELETED", "w2")]
+
+
+def test_watch_timeout_closes_the_stream(api: client.ApiClient) -> None:
+    core = client.CoreV1Api(api)
+    events = list(watch.Watch().stream(core.list_namespaced_pod, NS, timeout_seconds=1))
+    assert events == []
+
+
+def test_watch_after_410_relists_and_continues() -> None:
+    store = MemoryStore(history_size=2)
+    with serve(store) as url, client.ApiClient(client.Configuration(host=url)) as api_client:
+        core = client.CoreV1Api(api_client)
+        listed = core.list_namespaced_pod(NS)
+        for i in range(4):
+            core.create_namespaced_pod(NS, pod_manifest(f"old-{i}"))
+        with pytest.raises(ApiException) as expired:
+            list(
+                watch.Watch().stream(
+                    core.list_namespaced_pod, NS, resource_version=listed.metadata.resource_version, timeout_seconds=2
+                )
+            )
+        assert expired.value.status == 410
+        # the client's recovery: list again and watch from the new revision
+        fresh = core.list_namespaced_pod(NS)
+        assert len(fresh.items) == 4
+        core.create_namespaced_pod(NS, pod_manifest("new"))
+        w = watch.Watch()
+        got = []
+        for event in w.stream(
+            core.list_namespaced_pod, NS, resource_version=fresh.metadata.resource_version, timeout_seconds=5
+        ):
+            got.append((event["type"], event["object"].metadata.name))
+            w.stop()
+        assert got == [("ADDED", "new")]
+    store.close()
