@@ -1,0 +1,94 @@
+"""The client seam (see the package note)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from kjobs.api.types import Obj
+from kjobs.client.resources import ResourceRef
+
+
+@dataclass(frozen=True, slots=True)
+class WatchEvent:
+    """One watch event: ADDED, MODIFIED, DELETED, BOOKMARK (or ERROR with a Status as object)."""
+
+    type: str
+    object: Obj
+
+
+class Client(Protocol):
+    """Kubernetes API operations; every failure is an ApiError carrying the server's Status."""
+
+    async def get(self, resource: ResourceRef, namespace: str | None, name: str) -> Obj:
+        """GET one object."""
+
+    async def list(
+        self,
+        resource: ResourceRef,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> tuple[list[Obj], str]:
+        """LIST objects; returns the items and the list's resourceVersion."""
+
+    def watch(
+        self,
+        resource: ResourceRef,
+        namespace: str | None = None,
+        *,
+        resource_version: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        timeout_seconds: int | None = None,
+    ) -> AsyncIterator[WatchEvent]:
+        """WATCH from a resourceVersion; raises ApiError 410 when it is too old."""
+
+    async def create(self, resource: ResourceRef, namespace: str | None, obj: Obj) -> Obj:
+        """POST a new object."""
+
+    async def update(
+        self, resource: ResourceRef, namespace: str | None, obj: Obj, *, subresource: str | None = None
+    ) -> Obj:
+        """PUT an object (compare-and-swap on its resourceVersion), or its `status` subresource."""
+
+    async def patch(
+        self,
+        resource: ResourceRef,
+        namespace: str | None,
+        name: str,
+        patch: Any,
+        *,
+        patch_type: str = "strategic",
+        subresource: str | None = None,
+    ) -> Obj:
+        """PATCH (`strategic`, `merge` or `json`)."""
+
+    async def delete(
+        self,
+        resource: ResourceRef,
+        namespace: str | None,
+        name: str,
+        *,
+        grace_period_seconds: int | None = None,
+        propagation_policy: str | None = None,
+        preconditions: Obj | None = None,
+    ) -> Obj:
+        """DELETE; returns the object as it is after the call (or a Status for an immediate removal)."""
+
+    async def post_subresource(
+        self, resource: ResourceRef, namespace: str | None, name: str, subresource: str, body: Obj
+    ) -> Obj:
+        """POST to a subresource (`eviction`, `binding`)."""
+
+    async def close(self) -> None:
+        """Release connections."""
+
+
+PATCH_CONTENT_TYPES = {
+    "strategic": "application/strategic-merge-patch+json",
+    "merge": "application/merge-patch+json",
+    "json": "application/json-patch+json",
+}

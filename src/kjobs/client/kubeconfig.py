@@ -1,0 +1,96 @@
+"""Reading a kubeconfig the way kubectl does (current context, cluster, user) into connection settings."""
+
+from __future__ import annotations
+
+import base64
+import os
+import ssl
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+
+class KubeconfigError(Exception):
+    """The kubeconfig is missing, unreadable or incomplete; the message says what to fix."""
+
+
+@dataclass(frozen=True)
+class Connection:
+    """Where the API server is and how to authenticate."""
+
+    server: str
+    ssl_context: ssl.SSLContext | None = None
+    token: str | None = None
+    namespace: str = "default"
+
+
+def default_path() -> Path:
+    """$KUBECONFIG (first entry), else ~/.kube/config."""
+    env = os.environ.get("KUBECONFIG")
+    if env:
+        return Path(env.split(os.pathsep)[0])
+    return Path.home() / ".kube" / "config"
+
+
+def load(path: str | Path | None = None, *, context: str | None = None) -> Connection:
+    """Connection settings for `context` (default: current-context) of the kubeconfig at `path`."""
+    file = Path(path) if path else default_path()
+    try:
+        config = yaml.safe_load(file.read_text()) or {}
+    except FileNotFoundError:
+        raise KubeconfigError(f"kubeconfig {file} does not exist") from None
+    except (OSError, yaml.YAMLError) as exc:
+        raise KubeconfigError(f"cannot read kubeconfig {file}: {exc}") from None
+    name = context or config.get("current-context")
+    ctx = _named(config, "contexts", name, "context")
+    cluster = _named(config, "clusters", ctx.get("cluster"), "cluster")
+    user = _named(config, "users", ctx.get("user"), "user") if ctx.get("user") else {}
+    server = str(cluster.get("server") or "")
+    if not server:
+        raise KubeconfigError(f"kubeconfig {file}: cluster {ctx.get('cluster')!r} has no server")
+    token = user.get("token")
+    if not token and user.get("tokenFile"):
+        token = Path(user["tokenFile"]).read_text().strip()
+    return Connection(
+        server=server.rstrip("/"),
+        ssl_context=_ssl_context(cluster, user, file.parent) if server.startswith("https") else None,
+        token=token,
+        namespace=str(ctx.get("namespace") or "default"),
+    )
+
+
+def _named(config: dict[str, Any], section: str, name: Any, key: str) -> dict[str, Any]:
+    for entry in config.get(section) or ():
+        if entry.get("name") == name:
+            value: dict[str, Any] = entry.get(key) or {}
+            return value
+    raise KubeconfigError(f"kubeconfig has no {key} named {name!r}")
+
+
+def _material(spec: dict[str, Any], key: str, base: Path) -> str | None:
+    """Path to a PEM file given inline (`key-data`, base64) or by path (`key`)."""
+    data = spec.get(f"{key}-data")
+    if data:
+        handle = tempfile.NamedTemporaryFile(prefix="kjobs-", suffix=".pem", delete=False)  # noqa: SIM115
+        handle.write(base64.b64decode(data))
+        handle.close()
+        return handle.name
+    value = spec.get(key)
+    if value:
+        candidate = Path(value)
+        return str(candidate if candidate.is_absolute() else base / candidate)
+    return None
+
+
+def _ssl_context(cluster: dict[str, Any], user: dict[str, Any], base: Path) -> ssl.SSLContext:
+    ctx = ssl.create_default_context(cafile=_material(cluster, "certificate-authority", base))
+    if cluster.get("insecure-skip-tls-verify"):
+        ctx.check_hostname = False
+        ctx.verify_mode = ssl.CERT_NONE
+    cert = _material(user, "client-certificate", base)
+    if cert:
+        ctx.load_cert_chain(cert, _material(user, "client-key", base))
+    return ctx

@@ -1,0 +1,76 @@
+"""Time, injected: every component that waits or stamps reads a `Clock` it was given.
+
+`RealClock` is wall time. `FakeClock` is virtual time that only moves when a test (or the simulator) advances
+it; sleepers wake in deadline order as it passes them, so back-off, deadlines, TTLs, pod GC and stale
+conditions are tested without sleeping.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import heapq
+import itertools
+import time
+from typing import Protocol
+
+
+class Clock(Protocol):
+    """Now, and a way to wait until later."""
+
+    def now(self) -> float:
+        """Seconds since the Unix epoch."""
+
+    async def sleep(self, seconds: float) -> None:
+        """Wait `seconds` of this clock's time."""
+
+
+class RealClock:
+    """Wall-clock time."""
+
+    def now(self) -> float:
+        """time.time()."""
+        return time.time()
+
+    async def sleep(self, seconds: float) -> None:
+        """asyncio.sleep."""
+        await asyncio.sleep(max(0.0, seconds))
+
+
+class FakeClock:
+    """Virtual time for tests and simulation: `advance`/`set` move it and wake the sleepers it passes."""
+
+    def __init__(self, start: float = 1_767_225_600.0) -> None:  # 2026-01-01T00:00:00Z
+        self._now = start
+        self._sleepers: list[tuple[float, int, asyncio.Future[None]]] = []
+        self._seq = itertools.count()
+
+    def now(self) -> float:
+        """The virtual now."""
+        return self._now
+
+    async def sleep(self, seconds: float) -> None:
+        """Wait until the virtual clock reaches now + seconds."""
+        if seconds <= 0:
+            await asyncio.sleep(0)
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._sleepers, (self._now + seconds, next(self._seq), fut))
+        await fut
+
+    def next_deadline(self) -> float | None:
+        """The earliest time a sleeper waits for (None when nobody sleeps)."""
+        while self._sleepers and self._sleepers[0][2].done():
+            heapq.heappop(self._sleepers)
+        return self._sleepers[0][0] if self._sleepers else None
+
+    def advance(self, seconds: float) -> None:
+        """Move time forward and wake every sleeper whose deadline passed."""
+        self.set(self._now + seconds)
+
+    def set(self, moment: float) -> None:
+        """Jump to `moment` (never backwards)."""
+        self._now = max(self._now, moment)
+        while self._sleepers and self._sleepers[0][0] <= self._now:
+            _, _, fut = heapq.heappop(self._sleepers)
+            if not fut.done():
+                fut.set_result(None)

@@ -1,0 +1,5 @@
+"""Controllers: each a loop of watch → informer cache → rate-limited work queue → reconcile → write.
+
+They run on the `kjobs.client.Client` interface, so the same controller runs inside `kjobs up`, inside
+`kjobs run`, or alone against any Kubernetes API server (`kjobs controller --kubeconfig ...`).
+"""

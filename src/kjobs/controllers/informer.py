@@ -1,0 +1,153 @@
+"""Informers: a local cache of one resource kept current by list + watch, with change handlers.
+
+On start the informer lists (handlers see ADDED for each object), then watches from the list's
+resourceVersion. When the watch ends it resumes from the last seen version; a 410 Expired makes it relist
+and diff the cache against the fresh list, so handlers still see every add, update and delete exactly once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from kjobs.api.errors import ApiError
+from kjobs.api.types import Obj
+from kjobs.client.base import Client
+from kjobs.client.resources import ResourceRef
+from kjobs.clock import Clock, RealClock
+
+log = logging.getLogger(__name__)
+
+Key = tuple[str, str]
+Handler = Callable[[Obj | None, Obj | None], None]
+"""Called with (old, new): add = (None, new), update = (old, new), delete = (old, None)."""
+
+
+def _version_of(obj: Obj) -> str:
+    return str((obj.get("metadata") or {}).get("resourceVersion") or "")
+
+
+def key_of(obj: Obj) -> Key:
+    """(namespace, name)."""
+    meta = obj.get("metadata") or {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
+@dataclass
+class Informer:
+    """Cache of `resource` objects (optionally one namespace / selected), kept by list + watch."""
+
+    client: Client
+    resource: ResourceRef
+    namespace: str | None = None
+    label_selector: str | None = None
+    field_selector: str | None = None
+    clock: Clock = field(default_factory=RealClock)
+    cache: dict[Key, Obj] = field(default_factory=dict)
+    handlers: list[Handler] = field(default_factory=list)
+    synced: asyncio.Event = field(default_factory=asyncio.Event)
+    _task: asyncio.Task[None] | None = None
+    _version: str = ""
+
+    def add_handler(self, handler: Handler) -> None:
+        """Register a change handler (also called for objects already cached)."""
+        self.handlers.append(handler)
+        for obj in list(self.cache.values()):
+            handler(None, obj)
+
+    def get(self, namespace: str, name: str) -> Obj | None:
+        """The cached object."""
+        return self.cache.get((namespace, name))
+
+    def list(self, namespace: str | None = None) -> list[Obj]:
+        """Cached objects, optionally of one namespace."""
+        if namespace is None:
+            return list(self.cache.values())
+        return [o for (ns, _), o in self.cache.items() if ns == namespace]
+
+    def start(self) -> None:
+        """Begin listing and watching in the background."""
+        if self._task is None:
+            self._task = asyncio.get_running_loop().create_task(self._run(), name=f"informer-{self.resource.plural}")
+
+    async def stop(self) -> None:
+        """Stop watching."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+
+    async def _run(self) -> None:
+        delay = 0.2
+        while True:
+            try:
+                if not self._version:
+                    await self._relist()
+                    self.synced.set()
+                await self._watch()
+                delay = 0.2
+            except asyncio.CancelledError:
+                raise
+            except ApiError as exc:
+                if exc.code == 410:
+                    self._version = ""
+                    continue
+                log.warning("watch %s failed: %s", self.resource.plural, exc)
+                await self.clock.sleep(delay)
+                delay = min(delay * 2, 5.0)
+            except Exception as exc:
+                log.warning("watch %s interrupted: %s", self.resource.plural, exc)
+                await self.clock.sleep(delay)
+                delay = min(delay * 2, 5.0)
+
+    async def _relist(self) -> None:
+        items, version = await self.client.list(
+            self.resource, self.namespace, label_selector=self.label_selector, field_selector=self.field_selector
+        )
+        fresh = {key_of(o): o for o in items}
+        for key, gone in list(self.cache.items()):
+            if key not in fresh:
+                del self.cache[key]
+                self._notify(gone, None)
+        for key, obj in fresh.items():
+            previous = self.cache.get(key)
+            self.cache[key] = obj
+            if previous is None or _version_of(previous) != _version_of(obj):
+                self._notify(previous, obj)
+        self._version = version
+
+    async def _watch(self) -> None:
+        async for event in self.client.watch(
+            self.resource,
+            self.namespace,
+            resource_version=self._version,
+            label_selector=self.label_selector,
+            field_selector=self.field_selector,
+            timeout_seconds=300,
+        ):
+            obj = event.object
+            version = str((obj.get("metadata") or {}).get("resourceVersion") or "")
+            if event.type == "BOOKMARK":
+                self._version = version or self._version
+                continue
+            key = key_of(obj)
+            old = self.cache.get(key)
+            if event.type == "DELETED":
+                self.cache.pop(key, None)
+                self._notify(old or obj, None)
+            else:
+                self.cache[key] = obj
+                self._notify(old, obj)
+            if version:
+                self._version = version
+
+    def _notify(self, old: Obj | None, new: Obj | None) -> None:
+        for handler in self.handlers:
+            try:
+                handler(old, new)
+            except Exception:
+                log.exception("informer handler failed")
