@@ -1,0 +1,40 @@
+"""The versioned object store: JSON objects keyed by (resource, namespace, name), one global revision.
+
+`Store` (in `base`) is the interface and the shared in-memory engine; `MemoryStore` keeps nothing on disk,
+`SqliteStore` makes every acknowledged write durable in one SQLite file. `open_store` picks one for a data
+directory. Watches (`Watch`) deliver `Event`s from a bounded per-resource history.
+"""
+
+from __future__ import annotations
+
+import os
+
+from kjobs.store.base import DEFAULT_HISTORY, Store, split_resource
+from kjobs.store.events import Event, EventType
+from kjobs.store.memory import MemoryStore
+from kjobs.store.sqlite import SqliteStore
+from kjobs.store.watch import Watch
+
+DB_FILE = "kjobs.db"
+"""The database file inside a data directory."""
+
+
+def open_store(data_dir: str | None, *, history_size: int = DEFAULT_HISTORY) -> Store:
+    """The store for a data directory (`<dir>/kjobs.db`, created if missing), or a `MemoryStore` for None."""
+    if data_dir is None:
+        return MemoryStore(history_size=history_size)
+    os.makedirs(data_dir, exist_ok=True)
+    return SqliteStore(os.path.join(data_dir, DB_FILE), history_size=history_size)
+
+
+__all__ = [
+    "DB_FILE",
+    "Event",
+    "EventType",
+    "MemoryStore",
+    "SqliteStore",
+    "Store",
+    "Watch",
+    "open_store",
+    "split_resource",
+]

@@ -1,0 +1,564 @@
+"""The versioned object store: in-memory index, compare-and-swap writes, bounded history, watch fan-out.
+
+`Store` owns everything both backends share. Objects are JSON dicts keyed by `(resource, namespace, name)`;
+one global revision counter stamps every write into `metadata.resourceVersion`. The whole data set lives in
+memory, so reads never touch the disk; a backend only has to make a batch of writes durable (`_persist`).
+
+Write pipeline (`_apply`), run by one writer at a time:
+  1. evaluate each op in order against the index plus the batch's own earlier ops (an overlay), checking
+     existence and preconditions and assigning consecutive revisions; a failing op does not stop the batch;
+  2. `_persist` the final state of every touched key and the new revision in one transaction;
+  3. only then publish: update the index, append to per-resource histories, feed watchers, acknowledge.
+If step 2 fails nothing is published and every op in the batch fails, so nothing is ever acknowledged or
+shown to a reader or watcher that is not durable. An update that changes nothing keeps its revision (as
+Kubernetes' storage does), so `kubectl apply` can report `unchanged`.
+
+Watch history is kept per resource (as Kubernetes keeps one watch cache per resource), so churn in events
+does not expire a watch on jobs. A `since` older than what a resource's history still holds raises 410.
+"""
+
+from __future__ import annotations
+
+import bisect
+import builtins
+import threading
+from abc import ABC, abstractmethod
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Literal
+
+import orjson
+
+from kjobs.api.errors import ApiError, already_exists, bad_request, conflict, gone, not_found
+from kjobs.api.selectors import (
+    FieldSelector,
+    LabelSelector,
+    parse_field_selector,
+    parse_label_selector,
+)
+from kjobs.api.types import Obj
+from kjobs.store.events import Change, Event, EventType, Record
+from kjobs.store.watch import DEFAULT_MAX_QUEUE, Watch
+
+DEFAULT_HISTORY = 5000
+"""Changes kept per resource for watches that resume from a revision."""
+
+OpKind = Literal["create", "update", "delete"]
+Key = tuple[str, str, str]
+
+
+def split_resource(resource: str) -> tuple[str, str]:
+    """`"jobs.batch"` → `("jobs", "batch")`; `"pods"` → `("pods", "")` (for Kubernetes-worded errors)."""
+    plural, _, group = resource.partition(".")
+    return plural, group
+
+
+def precondition_failed(resource: str, name: str, detail: str) -> ApiError:
+    """409 Conflict for a failed delete/update precondition, worded as Kubernetes' storage layer words it."""
+    plural, group = split_resource(resource)
+    qualified = f"{plural}.{group}" if group else plural
+    details: Obj = {"name": name, "kind": plural}
+    if group:
+        details["group"] = group
+    return ApiError(
+        409, "Conflict", f'Operation cannot be fulfilled on {qualified} "{name}": {detail}', details=details
+    )
+
+
+def internal_error(message: str) -> ApiError:
+    """500 InternalError (a write could not be made durable)."""
+    return ApiError(500, "InternalError", f"Internal error occurred: {message}")
+
+
+@dataclass(slots=True, eq=False)
+class Op:
+    """One requested write and, once applied, its outcome (`result` or `error`)."""
+
+    kind: OpKind
+    resource: str
+    namespace: str
+    name: str
+    obj: Obj | None = None
+    expected_rv: str | None = None
+    expected_uid: str | None = None
+    result: Record | None = None
+    error: ApiError | None = None
+    waiter: object = field(default=None)
+
+    @property
+    def key(self) -> Key:
+        return (self.resource, self.namespace, self.name)
+
+    def outcome(self) -> Obj:
+        """The stored object (a fresh dict), or raise the op's error."""
+        if self.error is not None:
+            raise self.error
+        assert self.result is not None
+        obj: Obj = orjson.loads(self.result.raw)
+        return obj
+
+
+class _History:
+    """The last `size` changes of one resource; `compacted` is the newest revision no longer fully covered."""
+
+    __slots__ = ("changes", "compacted")
+
+    def __init__(self, size: int, compacted: int) -> None:
+        self.changes: deque[Change] = deque(maxlen=size)
+        self.compacted = compacted
+
+    def append(self, change: Change) -> None:
+        if self.changes.maxlen is not None and len(self.changes) == self.changes.maxlen:
+            self.compacted = self.changes[0].revision
+        self.changes.append(change)
+
+    def after(self, revision: int, current: int) -> list[Change]:
+        if revision < self.compacted:
+            raise gone(f"too old resource version: {revision} ({self.compacted})")
+        out: list[Change] = []
+        for change in reversed(self.changes):
+            if change.revision <= revision:
+                break
+            out.append(change)
+        out.reverse()
+        return out
+
+
+class _Bucket:
+    """The objects of one resource: records by `"ns/name"` plus the keys in Kubernetes' list order."""
+
+    __slots__ = ("keys", "records")
+
+    def __init__(self) -> None:
+        self.records: dict[str, Record] = {}
+        self.keys: list[str] = []
+
+    def put(self, path: str, record: Record) -> None:
+        if path not in self.records:
+            bisect.insort(self.keys, path)
+        self.records[path] = record
+
+    def remove(self, path: str) -> None:
+        if self.records.pop(path, None) is not None:
+            i = bisect.bisect_left(self.keys, path)
+            del self.keys[i]
+
+    def paths(self, namespace: str | None) -> list[str]:
+        if namespace is None:
+            return self.keys
+        lo = bisect.bisect_left(self.keys, namespace + "/")
+        hi = bisect.bisect_left(self.keys, namespace + "0")  # '0' sorts right after '/'
+        return self.keys[lo:hi]
+
+
+def _path(namespace: str, name: str) -> str:
+    return f"{namespace}/{name}"
+
+
+def _as_label_selector(sel: LabelSelector | str | None) -> LabelSelector:
+    return sel if isinstance(sel, LabelSelector) else parse_label_selector(sel)
+
+
+def _as_field_selector(sel: FieldSelector | str | None) -> FieldSelector:
+    return sel if isinstance(sel, FieldSelector) else parse_field_selector(sel)
+
+
+def _private_copy(obj: Obj) -> Obj:
+    """An independent copy of a caller's object (JSON round trip: cheaper than deepcopy, validates JSON-ness)."""
+    if not isinstance(obj, dict):
+        raise bad_request("the object to store must be a JSON object")
+    try:
+        copy: Obj = orjson.loads(orjson.dumps(obj))
+    except TypeError as err:
+        raise bad_request(f"object is not representable as JSON: {err}") from None
+    meta = copy.get("metadata")
+    if meta is None:
+        copy["metadata"] = {}
+    elif not isinstance(meta, dict):
+        raise bad_request("metadata must be a JSON object")
+    return copy
+
+
+def _stamp(obj: Obj, revision: int) -> Record:
+    obj["metadata"]["resourceVersion"] = str(revision)
+    return Record(obj, orjson.dumps(obj), revision)
+
+
+class Store(ABC):
+    """Versioned JSON objects with CAS writes, list at the current revision, and watches from a revision.
+
+    Every method is thread-safe. Writes return only once durable; `acreate`/`aupdate`/`adelete` do the same
+    without blocking an asyncio event loop. Objects returned are fresh dicts the caller may modify.
+    """
+
+    def __init__(self, *, history_size: int = DEFAULT_HISTORY, watch_queue: int = DEFAULT_MAX_QUEUE) -> None:
+        self._lock = threading.RLock()  # guards the index, histories and watcher lists
+        self._write_lock = threading.Lock()  # one writer applies a batch at a time
+        self._buckets: dict[str, _Bucket] = {}
+        self._histories: dict[str, _History] = {}
+        self._watchers: dict[str, list[Watch]] = {}
+        self._revision = 0
+        self._compacted_at_open = 0
+        self._history_size = history_size
+        self._watch_queue = watch_queue
+
+    # --- backend hooks --------------------------------------------------------------------------------------
+
+    @abstractmethod
+    def _persist(self, final: dict[Key, Record | None], revision: int) -> None:
+        """Make a batch durable: the final state of each touched key (None = deleted) and the revision."""
+
+    @abstractmethod
+    def _submit(self, ops: list[Op]) -> None:
+        """Apply ops and return once they are durable (or failed)."""
+
+    @abstractmethod
+    async def _asubmit(self, op: Op) -> None:
+        """Apply an op without blocking the running event loop; return once it is durable (or failed)."""
+
+    def close(self) -> None:
+        """Release resources; ends every open watch."""
+        with self._lock:
+            watchers = [w for ws in self._watchers.values() for w in ws]
+        for w in watchers:
+            w.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- loading (backends restoring from disk) -------------------------------------------------------------
+
+    def _load(self, records: list[tuple[str, str, str, Record]], revision: int) -> None:
+        for resource, namespace, name, record in records:
+            self._bucket(resource).put(_path(namespace, name), record)
+            revision = max(revision, record.revision)
+        self._revision = revision
+        self._compacted_at_open = revision
+
+    def _bucket(self, resource: str) -> _Bucket:
+        bucket = self._buckets.get(resource)
+        if bucket is None:
+            bucket = self._buckets[resource] = _Bucket()
+        return bucket
+
+    def _history(self, resource: str) -> _History:
+        history = self._histories.get(resource)
+        if history is None:
+            history = self._histories[resource] = _History(self._history_size, self._compacted_at_open)
+        return history
+
+    # --- the write pipeline ---------------------------------------------------------------------------------
+
+    def _lookup(self, key: Key) -> Record | None:
+        bucket = self._buckets.get(key[0])
+        return None if bucket is None else bucket.records.get(_path(key[1], key[2]))
+
+    def _check(self, op: Op, current: Record) -> None:
+        meta = current.obj.get("metadata") or {}
+        uid = meta.get("uid") or ""
+        if op.expected_uid is not None and op.expected_uid != uid:
+            raise precondition_failed(
+                op.resource,
+                op.name,
+                f"Precondition failed: UID in precondition: {op.expected_uid}, UID in object meta: {uid}",
+            )
+        if op.expected_rv and op.expected_rv != str(current.revision):
+            if op.kind == "update":
+                plural, group = split_resource(op.resource)
+                raise conflict(plural, op.name, group=group)
+            raise precondition_failed(
+                op.resource,
+                op.name,
+                "Precondition failed: ResourceVersion in precondition: "
+                f"{op.expected_rv}, ResourceVersion in object meta: {current.revision}",
+            )
+
+    def _apply(self, ops: list[Op]) -> None:
+        """Evaluate, persist and publish a batch (caller holds `_write_lock`); sets each op's outcome."""
+        overlay: dict[Key, Record | None] = {}
+        changes: list[tuple[str, Change]] = []
+        revision = self._revision
+        for op in ops:
+            key = op.key
+            current = overlay[key] if key in overlay else self._lookup(key)
+            plural, group = split_resource(op.resource)
+            try:
+                if op.kind == "create":
+                    if current is not None:
+                        raise already_exists(plural, op.name, group=group)
+                    assert op.obj is not None
+                    revision += 1
+                    record = _stamp(op.obj, revision)
+                    overlay[key] = op.result = record
+                    changes.append((op.resource, Change(EventType.ADDED, op.namespace, op.name, record, None)))
+                    continue
+                if current is None:
+                    raise not_found(plural, op.name, group=group)
+                self._check(op, current)
+                if op.kind == "update":
+                    assert op.obj is not None
+                    op.obj["metadata"]["resourceVersion"] = str(current.revision)
+                    if op.obj == current.obj:
+                        op.result = current
+                        continue
+                    revision += 1
+                    record = _stamp(op.obj, revision)
+                    overlay[key] = op.result = record
+                    changes.append((op.resource, Change(EventType.MODIFIED, op.namespace, op.name, record, current)))
+                else:
+                    revision += 1
+                    record = _stamp(dict(current.obj, metadata=dict(current.obj["metadata"])), revision)
+                    overlay[key] = None
+                    op.result = record
+                    changes.append((op.resource, Change(EventType.DELETED, op.namespace, op.name, record, current)))
+            except ApiError as err:
+                op.error = err
+        if changes:
+            try:
+                self._persist(overlay, revision)
+            except Exception as err:  # nothing was published: fail the whole batch
+                failure = internal_error(f"storage write failed: {err}")
+                for op in ops:
+                    op.result = None
+                    op.error = op.error or failure
+                return
+            self._publish(overlay, changes, revision)
+
+    def _publish(self, final: dict[Key, Record | None], changes: list[tuple[str, Change]], revision: int) -> None:
+        with self._lock:
+            for (resource, namespace, name), record in final.items():
+                bucket = self._bucket(resource)
+                if record is None:
+                    bucket.remove(_path(namespace, name))
+                else:
+                    bucket.put(_path(namespace, name), record)
+            self._revision = revision
+            per_watcher: dict[int, tuple[Watch, list[Event]]] = {}
+            for resource, change in changes:
+                self._history(resource).append(change)
+                for w in self._watchers.get(resource, ()):
+                    event = w.filter(change)
+                    if event is not None:
+                        per_watcher.setdefault(id(w), (w, []))[1].append(event)
+            for w, events in per_watcher.values():
+                w.push(events)
+
+    # --- writes ---------------------------------------------------------------------------------------------
+
+    def create(self, resource: str, namespace: str, name: str, obj: Obj) -> Obj:
+        """Store a new object; 409 AlreadyExists if the key is taken. Returns it with its resourceVersion."""
+        op = Op("create", resource, namespace, name, _private_copy(obj))
+        self._submit([op])
+        return op.outcome()
+
+    def update(
+        self,
+        resource: str,
+        namespace: str,
+        name: str,
+        obj: Obj,
+        *,
+        expected_rv: str | None = None,
+        expected_uid: str | None = None,
+    ) -> Obj:
+        """Replace an object; with `expected_rv`, only if it is still at that revision (else 409 Conflict).
+
+        404 if it does not exist. An update that changes nothing returns the object at its current revision.
+        """
+        op = Op("update", resource, namespace, name, _private_copy(obj), expected_rv, expected_uid)
+        self._submit([op])
+        return op.outcome()
+
+    def delete(
+        self,
+        resource: str,
+        namespace: str,
+        name: str,
+        *,
+        expected_rv: str | None = None,
+        expected_uid: str | None = None,
+    ) -> Obj:
+        """Remove an object and return its last state stamped with the deletion's new resourceVersion."""
+        op = Op("delete", resource, namespace, name, None, expected_rv, expected_uid)
+        self._submit([op])
+        return op.outcome()
+
+    async def acreate(self, resource: str, namespace: str, name: str, obj: Obj) -> Obj:
+        """`create` for asyncio callers: awaits durability without blocking the event loop."""
+        op = Op("create", resource, namespace, name, _private_copy(obj))
+        await self._asubmit(op)
+        return op.outcome()
+
+    async def aupdate(
+        self,
+        resource: str,
+        namespace: str,
+        name: str,
+        obj: Obj,
+        *,
+        expected_rv: str | None = None,
+        expected_uid: str | None = None,
+    ) -> Obj:
+        """`update` for asyncio callers."""
+        op = Op("update", resource, namespace, name, _private_copy(obj), expected_rv, expected_uid)
+        await self._asubmit(op)
+        return op.outcome()
+
+    async def adelete(
+        self,
+        resource: str,
+        namespace: str,
+        name: str,
+        *,
+        expected_rv: str | None = None,
+        expected_uid: str | None = None,
+    ) -> Obj:
+        """`delete` for asyncio callers."""
+        op = Op("delete", resource, namespace, name, None, expected_rv, expected_uid)
+        await self._asubmit(op)
+        return op.outcome()
+
+    # --- reads ----------------------------------------------------------------------------------------------
+
+    @property
+    def revision(self) -> int:
+        """The revision of the last committed write."""
+        return self._revision
+
+    def get_raw(self, resource: str, namespace: str, name: str) -> bytes:
+        """The stored JSON bytes of an object (404 if absent); for servers that stream without decoding."""
+        record = self._lookup((resource, namespace, name))
+        if record is None:
+            plural, group = split_resource(resource)
+            raise not_found(plural, name, group=group)
+        return record.raw
+
+    def get(self, resource: str, namespace: str, name: str) -> Obj:
+        """The current object (a fresh dict); 404 NotFound if absent."""
+        obj: Obj = orjson.loads(self.get_raw(resource, namespace, name))
+        return obj
+
+    def _select(
+        self,
+        resource: str,
+        namespace: str | None,
+        label_selector: LabelSelector,
+        field_selector: FieldSelector,
+    ) -> list[Record]:
+        bucket = self._buckets.get(resource)
+        if bucket is None:
+            return []
+        records = bucket.records
+        selected = [records[p] for p in bucket.paths(namespace)]
+        if not label_selector.empty:
+            selected = [r for r in selected if label_selector.matches(r.obj)]
+        if not field_selector.empty:
+            selected = [r for r in selected if field_selector.matches(r.obj)]
+        return selected
+
+    def list_raw(
+        self,
+        resource: str,
+        namespace: str | None = None,
+        *,
+        label_selector: LabelSelector | str | None = None,
+        field_selector: FieldSelector | str | None = None,
+    ) -> tuple[list[bytes], int]:
+        """Like `list`, but the objects' JSON bytes (for servers that stream without decoding)."""
+        labels, fields = _as_label_selector(label_selector), _as_field_selector(field_selector)
+        with self._lock:
+            records = self._select(resource, namespace, labels, fields)
+            revision = self._revision
+        return [r.raw for r in records], revision
+
+    def list(
+        self,
+        resource: str,
+        namespace: str | None = None,
+        *,
+        label_selector: LabelSelector | str | None = None,
+        field_selector: FieldSelector | str | None = None,
+    ) -> tuple[list[Obj], int]:
+        """Matching objects sorted by namespace/name (Kubernetes' order) and the revision they were read at."""
+        raws, revision = self.list_raw(
+            resource, namespace, label_selector=label_selector, field_selector=field_selector
+        )
+        return [orjson.loads(raw) for raw in raws], revision
+
+    def list_page(
+        self,
+        resource: str,
+        namespace: str | None = None,
+        *,
+        label_selector: LabelSelector | str | None = None,
+        field_selector: FieldSelector | str | None = None,
+        limit: int = 0,
+        continue_after: str | None = None,
+    ) -> tuple[builtins.list[bytes], int, str | None]:
+        """One page of `list_raw`: at most `limit` objects after the key `continue_after` (`"ns/name"`).
+
+        Returns `(raws, revision, last_key)`; `last_key` is None when no objects remain. Each page reads the
+        current state (no snapshot is kept between pages), which is enough for kubectl's `limit=500`.
+        """
+        labels, fields = _as_label_selector(label_selector), _as_field_selector(field_selector)
+        with self._lock:
+            bucket = self._buckets.get(resource)
+            paths = bucket.paths(namespace) if bucket is not None else []
+            if continue_after is not None:
+                paths = paths[bisect.bisect_right(paths, continue_after) :]
+            revision = self._revision
+            page: builtins.list[bytes] = []
+            last: str | None = None
+            for path in paths:
+                record = bucket.records[path] if bucket is not None else None
+                if record is None or not (labels.matches(record.obj) and fields.matches(record.obj)):
+                    continue
+                if limit > 0 and len(page) == limit:
+                    return page, revision, last
+                page.append(record.raw)
+                last = path
+        return page, revision, None
+
+    # --- watches --------------------------------------------------------------------------------------------
+
+    def watch(
+        self,
+        resource: str,
+        namespace: str | None = None,
+        *,
+        since: int | None,
+        label_selector: LabelSelector | str | None = None,
+        field_selector: FieldSelector | str | None = None,
+    ) -> Watch:
+        """Watch a resource. `since` None or 0: an ADDED per current matching object, then every change;
+        `since=N`: the changes after revision N (410 Gone if the history no longer reaches back to N)."""
+        labels, fields = _as_label_selector(label_selector), _as_field_selector(field_selector)
+        w = Watch(
+            resource=resource,
+            namespace=namespace,
+            label_selector=labels,
+            field_selector=fields,
+            on_close=self._forget,
+            max_queue=self._watch_queue,
+        )
+        with self._lock:
+            if not since:
+                initial = [
+                    Event(EventType.ADDED, r.raw, r.revision) for r in self._select(resource, namespace, labels, fields)
+                ]
+            else:
+                changes = self._history(resource).after(since, self._revision)
+                initial = [e for e in (w.filter(c) for c in changes) if e is not None]
+            w.push(initial)
+            self._watchers.setdefault(resource, []).append(w)
+        return w
+
+    def _forget(self, w: Watch) -> None:
+        with self._lock:
+            watchers = self._watchers.get(w.resource)
+            if watchers is not None and w in watchers:
+                # copy-on-write: a publish may be iterating over the current list
+                self._watchers[w.resource] = [x for x in watchers if x is not w]

@@ -1,0 +1,172 @@
+"""One watcher's view of a resource: filtering of committed changes and a private, unbounded-ish queue.
+
+The store pushes changes into every watcher of a resource while it publishes a commit; a push only appends
+to this watcher's own deque under the watcher's own lock, so a slow consumer never blocks writers or other
+watchers. A watcher that falls more than `max_queue` events behind is closed (as Kubernetes' watch cache
+terminates slow watchers); its consumer sees the end of the stream and re-watches from its last revision.
+
+Selector semantics are Kubernetes' (the watch cache's `convertToWatchEvent`): a modification that moves an
+object into the selection is sent as ADDED, one that moves it out as DELETED carrying the previous state at
+the event's revision. Consumers read synchronously (`next(timeout)`) or with `async for`; an asyncio
+consumer is woken from the writer thread with `loop.call_soon_threadsafe`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+from collections import deque
+from collections.abc import Callable
+
+import orjson
+
+from kjobs.api.selectors import FieldSelector, LabelSelector
+from kjobs.api.types import Obj
+from kjobs.store.events import Change, Event, EventType, Record
+
+DEFAULT_MAX_QUEUE = 100_000
+
+
+def _wake(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
+class Watch:
+    """A stream of events for one resource (optionally one namespace and selectors); close it when done."""
+
+    def __init__(
+        self,
+        *,
+        resource: str,
+        namespace: str | None,
+        label_selector: LabelSelector,
+        field_selector: FieldSelector,
+        on_close: Callable[[Watch], None] | None = None,
+        max_queue: int = DEFAULT_MAX_QUEUE,
+    ) -> None:
+        self.resource = resource
+        self.namespace = namespace
+        self.label_selector = label_selector
+        self.field_selector = field_selector
+        self.max_queue = max_queue
+        self.overflowed = False
+        self._on_close = on_close
+        self._lock = threading.Lock()
+        self._cond = threading.Condition(self._lock)
+        self._queue: deque[Event] = deque()
+        self._closed = False
+        self._waiter: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None
+        self._filtered = not (label_selector.empty and field_selector.empty)
+
+    # --- producer side (called by the store while it publishes) ---------------------------------------------
+
+    def _selects(self, obj: Obj) -> bool:
+        return self.label_selector.matches(obj) and self.field_selector.matches(obj)
+
+    def filter(self, change: Change) -> Event | None:
+        """The event this watcher should see for a committed change, or None if it is outside its view."""
+        if self.namespace is not None and change.namespace != self.namespace:
+            return None
+        record = change.record
+        if not self._filtered:
+            return Event(change.type, record.raw, record.revision)
+        if change.type is EventType.DELETED:
+            return Event(EventType.DELETED, record.raw, record.revision) if self._selects(record.obj) else None
+        now = self._selects(record.obj)
+        before = change.prev is not None and self._selects(change.prev.obj)
+        if now:
+            kind = EventType.MODIFIED if before else EventType.ADDED
+            return Event(kind, record.raw, record.revision)
+        if before and change.prev is not None:
+            return Event(EventType.DELETED, _at_revision(change.prev, record.revision), record.revision)
+        return None
+
+    def push(self, events: list[Event]) -> None:
+        """Append events to this watcher's queue and wake its consumer; never blocks on the consumer."""
+        if not events:
+            return
+        waiter = None
+        with self._lock:
+            if self._closed:
+                return
+            self._queue.extend(events)
+            if len(self._queue) > self.max_queue:
+                self.overflowed = True
+                self._queue.clear()
+                self._closed = True
+            self._cond.notify_all()
+            waiter, self._waiter = self._waiter, None
+        if waiter is not None:
+            _call_threadsafe(*waiter)
+        if self.overflowed and self._on_close is not None:
+            self._on_close(self)
+
+    # --- consumer side --------------------------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """True once the watch has ended (closed by its consumer, by the store, or for falling behind)."""
+        return self._closed
+
+    def next(self, timeout: float | None = None) -> Event | None:
+        """The next event; None when `timeout` seconds pass first or the watch has ended and is drained."""
+        with self._cond:
+            if not self._queue and not self._closed:
+                self._cond.wait_for(lambda: bool(self._queue) or self._closed, timeout)
+            if self._queue:
+                return self._queue.popleft()
+            return None
+
+    def drain(self) -> list[Event]:
+        """All events queued right now, without waiting."""
+        with self._lock:
+            events = list(self._queue)
+            self._queue.clear()
+            return events
+
+    def __aiter__(self) -> Watch:
+        return self
+
+    async def __anext__(self) -> Event:
+        while True:
+            with self._lock:
+                if self._queue:
+                    return self._queue.popleft()
+                if self._closed:
+                    raise StopAsyncIteration
+                loop = asyncio.get_running_loop()
+                fut: asyncio.Future[None] = loop.create_future()
+                self._waiter = (loop, fut)
+            await fut
+
+    def close(self) -> None:
+        """End the watch: the store stops feeding it and consumers see the end of the stream."""
+        with self._lock:
+            already = self._closed
+            self._closed = True
+            self._cond.notify_all()
+            waiter, self._waiter = self._waiter, None
+        if waiter is not None:
+            _call_threadsafe(*waiter)
+        if not already and self._on_close is not None:
+            self._on_close(self)
+
+    def __enter__(self) -> Watch:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _call_threadsafe(loop: asyncio.AbstractEventLoop, fut: asyncio.Future[None]) -> None:
+    with contextlib.suppress(RuntimeError):  # the consumer's loop is closed: nobody is waiting any more
+        loop.call_soon_threadsafe(_wake, fut)
+
+
+def _at_revision(record: Record, revision: int) -> bytes:
+    """The previous state re-stamped with the event's revision (a DELETED for an object leaving the selection)."""
+    obj = dict(record.obj)
+    obj["metadata"] = {**(obj.get("metadata") or {}), "resourceVersion": str(revision)}
+    return orjson.dumps(obj)

@@ -1,0 +1,170 @@
+"""Watches: initial state, resuming from a revision, selector transitions, 410, and consumers (both backends)."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+from kjobs.api.errors import ApiError
+from kjobs.store import Event, EventType, Store, Watch
+from tests.store.conftest import StoreFactory, pod, rv
+
+WAIT = 10.0  # generous bound for an event that is already due; never reached when things work
+
+
+def take(w: Watch, n: int) -> list[Event]:
+    events: list[Event] = []
+    for _ in range(n):
+        ev = w.next(WAIT)
+        assert ev is not None, f"expected {n} events, got {len(events)}"
+        events.append(ev)
+    return events
+
+
+def summary(events: list[Event]) -> list[tuple[str, str, int]]:
+    return [(e.type.value, e.object["metadata"]["name"], rv(e.object)) for e in events]
+
+
+def test_watch_without_revision_starts_with_current_objects(store: Store) -> None:
+    a = store.create("pods", "ns", "a", pod("a", "ns"))
+    b = store.create("pods", "ns", "b", pod("b", "ns"))
+    with store.watch("pods", since=None) as w:
+        assert summary(take(w, 2)) == [("ADDED", "a", rv(a)), ("ADDED", "b", rv(b))]
+        c = store.create("pods", "ns", "c", pod("c", "ns"))
+        assert summary(take(w, 1)) == [("ADDED", "c", rv(c))]
+        assert w.next(0) is None
+
+
+def test_watch_from_a_revision_replays_only_later_changes_in_order(store: Store) -> None:
+    a = store.create("pods", "ns", "a", pod("a", "ns"))
+    _, listed_at = store.list("pods")
+    a2 = store.update("pods", "ns", "a", pod("a", "ns", x="1"))
+    b = store.create("pods", "ns", "b", pod("b", "ns"))
+    store.create("nodes", "", "n", {"metadata": {"name": "n"}})  # other resources are not delivered
+    gone = store.delete("pods", "ns", "a")
+    with store.watch("pods", since=listed_at) as w:
+        events = take(w, 3)
+        assert w.next(0) is None
+    assert summary(events) == [("MODIFIED", "a", rv(a2)), ("ADDED", "b", rv(b)), ("DELETED", "a", rv(gone))]
+    assert rv(a) == listed_at
+    assert events[2].object["metadata"]["labels"] == {"x": "1"}  # the last state, at the deletion revision
+
+
+def test_namespace_scoped_watch(store: Store) -> None:
+    with store.watch("pods", "ns1", since=store.revision or None) as w:
+        store.create("pods", "ns2", "a", pod("a", "ns2"))
+        store.create("pods", "ns1", "b", pod("b", "ns1"))
+        assert [e.object["metadata"]["name"] for e in take(w, 1)] == ["b"]
+        assert w.next(0) is None
+
+
+def test_label_selector_transitions_become_added_and_deleted(store: Store) -> None:
+    store.create("pods", "ns", "a", pod("a", "ns", app="web"))
+    with store.watch("pods", since=None, label_selector="app=web") as w:
+        assert summary(take(w, 1))[0][0] == "ADDED"
+        out = store.update("pods", "ns", "a", pod("a", "ns", app="db"))
+        [left] = take(w, 1)
+        assert (left.type, rv(left.object)) == (EventType.DELETED, rv(out))
+        assert left.object["metadata"]["labels"] == {"app": "web"}  # previous state, stamped with the new revision
+        store.update("pods", "ns", "a", pod("a", "ns", app="db", v="2"))  # outside the selection: nothing
+        back = store.update("pods", "ns", "a", pod("a", "ns", app="web"))
+        changed = store.update("pods", "ns", "a", pod("a", "ns", app="web", v="3"))
+        assert summary(take(w, 2)) == [("ADDED", "a", rv(back)), ("MODIFIED", "a", rv(changed))]
+        store.create("pods", "ns", "other", pod("other", "ns", app="db"))
+        store.delete("pods", "ns", "a")
+        assert [e.type for e in take(w, 1)] == [EventType.DELETED]
+        assert w.next(0) is None
+
+
+def test_field_selector_watch_on_one_name_like_kubectl_wait(store: Store) -> None:
+    store.create("jobs.batch", "ns", "x", {"metadata": {"name": "x", "namespace": "ns"}})
+    store.create("jobs.batch", "ns", "y", {"metadata": {"name": "y", "namespace": "ns"}})
+    with store.watch("jobs.batch", "ns", since=0, field_selector="metadata.name=x") as w:
+        store.update("jobs.batch", "ns", "y", {"metadata": {"name": "y", "namespace": "ns"}, "status": {}})
+        store.delete("jobs.batch", "ns", "x")
+        assert [(e.type.value, e.object["metadata"]["name"]) for e in take(w, 2)] == [
+            ("ADDED", "x"),
+            ("DELETED", "x"),
+        ]
+        assert w.next(0) is None
+
+
+def test_watch_from_revision_older_than_history_is_gone(make_store: StoreFactory) -> None:
+    store = make_store(history_size=3)
+    for i in range(6):
+        store.create("pods", "ns", f"p{i}", pod(f"p{i}", "ns"))
+    with pytest.raises(ApiError) as info:
+        store.watch("pods", since=2)
+    assert (info.value.code, info.value.reason) == (410, "Expired")
+    assert info.value.message == "too old resource version: 2 (3)"
+    with store.watch("pods", since=3) as w:
+        assert [rv(e.object) for e in take(w, 3)] == [4, 5, 6]
+
+
+def test_history_is_per_resource(make_store: StoreFactory) -> None:
+    store = make_store(history_size=3)
+    store.create("pods", "ns", "p", pod("p", "ns"))
+    for i in range(10):
+        store.create("events", "ns", f"e{i}", {"metadata": {"name": f"e{i}"}})
+    with store.watch("pods", since=1) as w:
+        store.update("pods", "ns", "p", pod("p", "ns", x="1"))
+        assert [e.type for e in take(w, 1)] == [EventType.MODIFIED]
+
+
+def test_async_iteration_receives_writes_from_other_threads(store: Store) -> None:
+    async def main() -> list[str]:
+        w = store.watch("pods", since=store.revision or None)
+
+        def writer() -> None:
+            for i in range(5):
+                store.create("pods", "ns", f"p{i}", pod(f"p{i}", "ns"))
+            store.delete("pods", "ns", "p0")
+
+        thread = threading.Thread(target=writer)
+        thread.start()
+        seen: list[str] = []
+        async with asyncio.timeout(WAIT):
+            async for ev in w:
+                seen.append(f"{ev.type.value} {ev.object['metadata']['name']}")
+                if len(seen) == 6:
+                    w.close()
+        thread.join()
+        return seen
+
+    assert asyncio.run(main()) == [f"ADDED p{i}" for i in range(5)] + ["DELETED p0"]
+
+
+def test_closing_a_watch_ends_a_waiting_consumer(store: Store) -> None:
+    w = store.watch("pods", since=None)
+
+    async def consume() -> list[Event]:
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.01, w.close)
+        return [ev async for ev in w]
+
+    assert asyncio.run(consume()) == []
+    assert w.closed
+    store.create("pods", "ns", "a", pod("a", "ns"))  # a closed watch is no longer fed
+    assert w.next(0) is None
+
+
+def test_a_watcher_that_falls_behind_is_closed_without_blocking_writers(make_store: StoreFactory) -> None:
+    store = make_store(watch_queue=5)
+    slow = store.watch("pods", since=None)
+    keeping_up = store.watch("pods", since=None)
+    for i in range(10):
+        store.create("pods", "ns", f"p{i}", pod(f"p{i}", "ns"))
+        assert keeping_up.next(WAIT) is not None
+    assert slow.closed and slow.overflowed
+    assert slow.next(0) is None
+    assert not keeping_up.closed
+
+
+def test_events_unpack_as_type_and_object(store: Store) -> None:
+    with store.watch("pods", since=None) as w:
+        store.create("pods", "ns", "a", pod("a", "ns"))
+        event_type, obj = take(w, 1)[0]
+    assert event_type == "ADDED"
+    assert obj["metadata"]["name"] == "a"
