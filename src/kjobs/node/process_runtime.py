@@ -1,0 +1,248 @@
+"""`ProcessRuntime`: containers as local processes (the `ContainerRuntime` that really runs Jobs).
+
+Design note: spawning follows engineering.md's measurements — `subprocess.Popen` without `preexec_fn`
+(vfork path), `start_new_session=True` so every container is its own process group (signals and kills
+reach the whole tree), and reaping through a pidfd registered with the asyncio loop (no SIGCHLD watcher,
+no thread per child). When a container's main process exits its group is SIGKILLed before it is reaped,
+as a container's processes die with its PID 1 and so the group id cannot be reused meanwhile.
+
+Per pod: `<root>/pods/<uid>/work` is the default working directory (shared by its containers, like an
+emptyDir), `<root>/pods/<uid>/logs/<container>/<n>.log` holds each attempt's interleaved stdout+stderr.
+The image is recorded in the status, never pulled: the command must exist on this machine. A missing
+command or executable ends the attempt at once as `StartError`, exit code 128, like containerd.
+Memory limits go through the `MemoryGuard` probed at start (`cgroups.probe_memory_guard`).
+
+The injected clock stamps times; timers (back-off, grace periods) run on the asyncio loop in real time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import shutil
+import signal as signals
+import subprocess
+import uuid
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from kjobs.api.types import Obj
+from kjobs.node.cgroups import MemoryGuard, Placement, probe_memory_guard
+from kjobs.node.logs import attempt_log_path, prune_old_logs, read_log
+from kjobs.node.observations import Attempt, KillReason, PodRecord
+from kjobs.node.resources import memory_limit_bytes
+from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP
+from kjobs.node.runtime import Clock, PodHandle, StatusCallback, SystemClock
+from kjobs.node.supervisor import Cancel, Supervisor, _noop
+
+START_ERROR = "StartError"
+START_ERROR_EXIT_CODE = 128
+_SHUTDOWN_WAIT_SECONDS = 5.0
+
+
+@dataclass(slots=True)
+class _Running:
+    uid: str
+    attempt: Attempt
+    proc: subprocess.Popen[bytes]
+    pidfd: int
+    placement: Placement | None
+
+
+def default_base_env() -> dict[str, str]:
+    """Variables every container gets before the pod spec's own (PATH and locale from this process)."""
+    keep = ("PATH", "HOME", "LANG", "LC_ALL", "TZ")
+    env = {key: os.environ[key] for key in keep if key in os.environ}
+    env.setdefault("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+    return env
+
+
+class ProcessRuntime(Supervisor):
+    """Runs each container attempt as a local process group; see the module note."""
+
+    def __init__(
+        self,
+        *,
+        root_dir: Path,
+        clock: Clock | None = None,
+        on_status: StatusCallback = _noop,
+        memory_guard: MemoryGuard | None = None,
+        backoff_base: float = DEFAULT_BACKOFF_BASE,
+        backoff_cap: float = DEFAULT_BACKOFF_CAP,
+        host_ip: str = "127.0.0.1",
+        pod_ip: str = "127.0.0.1",
+        base_env: Mapping[str, str] | None = None,
+    ) -> None:
+        super().__init__(
+            clock=clock or SystemClock(),
+            on_status=on_status,
+            backoff_base=backoff_base,
+            backoff_cap=backoff_cap,
+            host_ip=host_ip,
+            pod_ip=pod_ip,
+        )
+        self.root_dir = Path(root_dir)
+        self.memory_guard = memory_guard if memory_guard is not None else probe_memory_guard()
+        self.base_env = dict(base_env) if base_env is not None else default_base_env()
+        self._running: dict[str, _Running] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    # -- ContainerRuntime ----------------------------------------------------------------------------------
+    async def run_pod(self, pod: Obj) -> PodHandle:
+        """Admit the pod and start its first containers."""
+        self._loop = asyncio.get_running_loop()
+        return self.admit(pod)
+
+    async def kill_pod(self, uid: str, *, grace_seconds: float, reason: KillReason | None = None) -> None:
+        """SIGTERM the pod's process groups, SIGKILL them after `grace_seconds`."""
+        self._loop = asyncio.get_running_loop()
+        self.request_kill(uid, grace_seconds=grace_seconds, reason=reason)
+
+    def logs(
+        self,
+        uid: str,
+        container: str,
+        *,
+        follow: bool = False,
+        tail_lines: int | None = None,
+        previous: bool = False,
+        limit_bytes: int | None = None,
+    ) -> AsyncIterator[bytes]:
+        """The chosen attempt's log file, tailed and optionally followed until the attempt exits."""
+        attempt = self.log_attempt(uid, container, previous=previous)
+        path = attempt_log_path(self.pod_dir(uid), container, attempt.number)
+        return read_log(
+            path, tail_lines=tail_lines, limit_bytes=limit_bytes, follow=follow, finished=lambda: not attempt.running
+        )
+
+    def forget(self, uid: str) -> None:
+        """Drop the pod's records and remove its directory."""
+        super().forget(uid)
+        shutil.rmtree(self.pod_dir(uid), ignore_errors=True)
+
+    async def shutdown(self) -> None:
+        """SIGKILL every container, wait (bounded) until all are reaped, release cgroups."""
+        for running in list(self._running.values()):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(running.proc.pid, signals.SIGKILL)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + _SHUTDOWN_WAIT_SECONDS
+        while self._running and loop.time() < deadline:
+            await asyncio.sleep(0.01)
+        for running in list(self._running.values()):  # pragma: no cover - only if reaping hung
+            self._reap(running)
+        self.memory_guard.close()
+
+    # -- Supervisor hooks ----------------------------------------------------------------------------------
+    def pod_dir(self, uid: str) -> Path:
+        """The directory holding the pod's scratch space and logs."""
+        return self.root_dir / "pods" / uid
+
+    def _prepare(self, record: PodRecord) -> None:
+        (self.pod_dir(record.uid) / "work").mkdir(parents=True, exist_ok=True)
+
+    def _call_later(self, delay: float, callback: Callable[[], None]) -> Cancel:
+        loop = self._loop or asyncio.get_running_loop()
+        return loop.call_later(delay, callback).cancel
+
+    def _signal(self, record: PodRecord, attempt: Attempt, signum: int) -> None:
+        running = self._running.get(attempt.container_id)
+        if running is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(running.proc.pid, signum)
+
+    def _spawn(self, record: PodRecord, container: Obj, number: int, env: dict[str, str], argv: list[str]) -> Attempt:
+        name = str(container["name"])
+        now = self.clock.now()
+        attempt = Attempt(container=name, number=number, container_id=f"kjobs://{uuid.uuid4().hex}", started_at=now)
+        pod_dir = self.pod_dir(record.uid)
+        log_path = attempt_log_path(pod_dir, name, number)
+        log_path.parent.mkdir(parents=True, exist_ok=True)
+        if number >= 2:
+            prune_old_logs(pod_dir, name, number - 1)
+        full_env = dict(self.base_env)
+        full_env["HOSTNAME"] = str(record.pod.get("spec", {}).get("hostname") or record.pod["metadata"].get("name", ""))
+        full_env.update(env)
+        problem = self._start_problem(container, argv, full_env)
+        if problem:
+            log_path.touch()
+            return self._start_error(attempt, problem)
+        workdir = Path(container.get("workingDir") or pod_dir / "work")
+        placement: Placement | None = None
+        limit = memory_limit_bytes(container)
+        fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            workdir.mkdir(parents=True, exist_ok=True)
+            if limit is not None:
+                placement = self.memory_guard.place(attempt.container_id.removeprefix("kjobs://"), limit)
+            proc = subprocess.Popen(
+                [*placement.argv_prefix, *argv] if placement else argv,
+                stdin=subprocess.DEVNULL,
+                stdout=fd,
+                stderr=fd,
+                cwd=workdir,
+                env=full_env,
+                start_new_session=True,
+                close_fds=True,
+            )
+        except OSError as exc:
+            if placement is not None:
+                self.memory_guard.release(placement)
+            return self._start_error(attempt, f"failed to start container process: {exc.strerror or exc}")
+        finally:
+            os.close(fd)
+        if placement is not None:
+            self.memory_guard.attach(placement, proc.pid)
+        pidfd = os.pidfd_open(proc.pid)
+        running = _Running(uid=record.uid, attempt=attempt, proc=proc, pidfd=pidfd, placement=placement)
+        self._running[attempt.container_id] = running
+        loop = self._loop or asyncio.get_running_loop()
+        loop.add_reader(pidfd, self._reap, running)
+        return attempt
+
+    def _start_problem(self, container: Obj, argv: list[str], env: Mapping[str, str]) -> str:
+        if not argv:
+            return (
+                f'no command specified: container "{container["name"]}" has no command and the entrypoint of '
+                f'image "{container.get("image", "")}" is not available to the local runtime'
+            )
+        program = argv[0]
+        if "/" in program:
+            found = os.access(program, os.X_OK) and not os.path.isdir(program)
+        else:
+            found = shutil.which(program, path=env.get("PATH", "")) is not None
+        if not found:
+            where = "executable file not found in $PATH" if "/" not in program else "no such file or directory"
+            return f'failed to start container process: exec: "{program}": {where}'
+        return ""
+
+    def _start_error(self, attempt: Attempt, message: str) -> Attempt:
+        attempt.finished_at = attempt.started_at
+        attempt.exit_code = START_ERROR_EXIT_CODE
+        attempt.reason = START_ERROR
+        attempt.message = message
+        return attempt
+
+    def _reap(self, running: _Running) -> None:
+        loop = self._loop
+        if loop is not None:
+            loop.remove_reader(running.pidfd)
+        with contextlib.suppress(OSError):
+            os.close(running.pidfd)
+        # The leader is a zombie until waited for: its group id is still reserved, so this kills only
+        # processes the container left behind.
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(running.proc.pid, signals.SIGKILL)
+        returncode = running.proc.wait()
+        self._running.pop(running.attempt.container_id, None)
+        oom = False
+        if running.placement is not None:
+            oom = self.memory_guard.oom_killed(running.placement)
+            self.memory_guard.release(running.placement)
+        if returncode < 0:
+            exit_code, signum = 128 - returncode, -returncode
+        else:
+            exit_code, signum = returncode, None
+        self.exited(running.uid, running.attempt, exit_code=exit_code, signal=signum, oom=oom)

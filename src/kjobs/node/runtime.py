@@ -1,0 +1,107 @@
+"""The container runtime seam of the node agent: start pods, watch their status, kill them, read logs.
+
+Design note: the node agent (registering the Node, watching pods bound to it, patching their status,
+eviction, shutdown) talks to a `ContainerRuntime` and nothing else. Two implementations exist:
+`ProcessRuntime` runs containers as local processes; `SimulatedRuntime` runs none and takes each
+container's outcome from a function, in the virtual time of an injected clock (`kjobs simulate`, tests).
+Both report every change of a pod's Kubernetes `PodStatus` through the `on_status` callback given at
+construction, and expose the latest status on the pod's `PodHandle`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable
+from typing import Protocol
+
+from kjobs.api.types import Obj
+from kjobs.node.observations import KillReason
+
+StatusCallback = Callable[[str, Obj], None]
+"""Called with (pod uid, new status) on every change of a pod's status."""
+
+
+class Clock(Protocol):
+    """Wall-clock time in epoch seconds (virtual in simulations and tests)."""
+
+    def now(self) -> float: ...
+
+
+class SystemClock:
+    """The real clock."""
+
+    def now(self) -> float:
+        return time.time()
+
+
+class PodHandle:
+    """A pod admitted by a runtime: its latest status and whether it reached its final phase."""
+
+    def __init__(self, pod: Obj) -> None:
+        meta = pod.get("metadata", {})
+        self.uid: str = str(meta.get("uid", ""))
+        self.namespace: str = str(meta.get("namespace", ""))
+        self.name: str = str(meta.get("name", ""))
+        self.status: Obj = {}
+        self.terminal = False
+        self._waiters: list[asyncio.Future[Obj]] = []
+
+    @property
+    def phase(self) -> str:
+        return str(self.status.get("phase", ""))
+
+    def publish(self, status: Obj, *, terminal: bool) -> None:
+        """Record a new status (runtimes only)."""
+        self.status = status
+        if terminal and not self.terminal:
+            self.terminal = True
+            for waiter in self._waiters:
+                if not waiter.done():
+                    waiter.set_result(status)
+            self._waiters.clear()
+
+    async def wait(self) -> Obj:
+        """Wait until the pod is in its final phase and nothing of it runs; returns that status."""
+        if self.terminal:
+            return self.status
+        waiter: asyncio.Future[Obj] = asyncio.get_running_loop().create_future()
+        self._waiters.append(waiter)
+        return await waiter
+
+
+class ContainerRuntime(Protocol):
+    """What the node agent needs from a container runtime."""
+
+    async def run_pod(self, pod: Obj) -> PodHandle:
+        """Admit the pod (bound to this node) and start its containers; idempotent per pod uid."""
+        ...
+
+    def get(self, uid: str) -> PodHandle | None:
+        """The handle of an admitted pod."""
+        ...
+
+    async def kill_pod(self, uid: str, *, grace_seconds: float, reason: KillReason | None = None) -> None:
+        """Stop the pod: SIGTERM, then SIGKILL after the grace period; `reason` for node-initiated kills."""
+        ...
+
+    def logs(
+        self,
+        uid: str,
+        container: str,
+        *,
+        follow: bool = False,
+        tail_lines: int | None = None,
+        previous: bool = False,
+        limit_bytes: int | None = None,
+    ) -> AsyncIterator[bytes]:
+        """The container's output; raises ApiError(400) at once when there is none to show (kubelet messages)."""
+        ...
+
+    def forget(self, uid: str) -> None:
+        """Drop a terminal pod's records and files (the pod object was removed from the API)."""
+        ...
+
+    async def shutdown(self) -> None:
+        """Kill everything at once and release the runtime's resources."""
+        ...

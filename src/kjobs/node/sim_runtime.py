@@ -1,0 +1,212 @@
+"""`SimulatedRuntime`: the container runtime without processes, in virtual time.
+
+Design note: each container attempt's fate comes from an outcome function of (pod, container, attempt
+number) — how long it runs, its exit code, whether it is OOM-killed, how long it takes to honour SIGTERM,
+what it prints. Exits and timers are events on a heap ordered by the injected clock's time; whoever
+drives the simulation (`kjobs simulate`, a test) moves the clock and calls `run_due()`, or asks
+`next_wakeup()` when the next event is due. Restart decisions, back-off, termination and statuses are
+the shared `Supervisor`'s, so a simulated pod reports exactly what a real one would.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import signal as signals
+import uuid
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+
+from kjobs.api.types import Obj
+from kjobs.node.observations import Attempt, KillReason, PodRecord
+from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP
+from kjobs.node.runtime import Clock, PodHandle, StatusCallback
+from kjobs.node.supervisor import Cancel, Supervisor, _noop
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How one simulated container attempt ends."""
+
+    duration: float = 0.0
+    exit_code: int = 0
+    oom: bool = False
+    """Killed by its memory limit after `duration`: exit code 137, signal 9, reason OOMKilled."""
+    term_delay: float = 0.0
+    """Seconds the container takes to exit after SIGTERM (it then exits 143, signal 15)."""
+    output: bytes = b""
+
+
+OutcomeFn = Callable[[Obj, Obj, int], Outcome]
+"""(pod, container spec, attempt number) -> Outcome."""
+
+
+def succeed_at_once(pod: Obj, container: Obj, attempt: int) -> Outcome:
+    """Default outcome: every container exits 0 immediately."""
+    return Outcome()
+
+
+class ManualClock:
+    """A clock that moves only when told to."""
+
+    def __init__(self, start: float = 1_700_000_000.0) -> None:
+        self._now = start
+
+    def now(self) -> float:
+        return self._now
+
+    def advance(self, seconds: float) -> None:
+        self._now += seconds
+
+    def set(self, when: float) -> None:
+        self._now = max(self._now, when)
+
+
+class SimulatedRuntime(Supervisor):
+    """Runs no processes; container outcomes come from `outcome`, time from `clock`."""
+
+    def __init__(
+        self,
+        *,
+        clock: Clock,
+        outcome: OutcomeFn = succeed_at_once,
+        on_status: StatusCallback = _noop,
+        backoff_base: float = DEFAULT_BACKOFF_BASE,
+        backoff_cap: float = DEFAULT_BACKOFF_CAP,
+        host_ip: str = "127.0.0.1",
+        pod_ip: str = "127.0.0.1",
+    ) -> None:
+        super().__init__(
+            clock=clock,
+            on_status=on_status,
+            backoff_base=backoff_base,
+            backoff_cap=backoff_cap,
+            host_ip=host_ip,
+            pod_ip=pod_ip,
+        )
+        self.outcome = outcome
+        self._heap: list[tuple[float, int, list[Callable[[], None] | None]]] = []
+        self._seq = itertools.count()
+        self._exits: dict[str, tuple[float, Cancel]] = {}
+        self._outcomes: dict[str, Outcome] = {}
+        self._outputs: dict[str, bytes] = {}
+
+    # -- driving virtual time ------------------------------------------------------------------------------
+    def next_wakeup(self) -> float | None:
+        """When the next event is due (None when nothing is scheduled)."""
+        while self._heap and self._heap[0][2][0] is None:
+            heapq.heappop(self._heap)
+        return self._heap[0][0] if self._heap else None
+
+    def run_due(self) -> int:
+        """Run every event due at the clock's current time (including ones they schedule); returns how many."""
+        count = 0
+        while self._heap and self._heap[0][0] <= self.clock.now():
+            _, _, slot = heapq.heappop(self._heap)
+            callback = slot[0]
+            if callback is not None:
+                slot[0] = None
+                callback()
+                count += 1
+        return count
+
+    def run_until_idle(self, clock: ManualClock, *, limit: float = float("inf")) -> None:
+        """Advance `clock` from event to event until nothing is scheduled (or `limit` is reached)."""
+        while True:
+            self.run_due()
+            wake = self.next_wakeup()
+            if wake is None or wake > limit:
+                return
+            clock.set(wake)
+
+    # -- ContainerRuntime ----------------------------------------------------------------------------------
+    async def run_pod(self, pod: Obj) -> PodHandle:
+        """Admit the pod; its containers start in virtual time."""
+        return self.admit(pod)
+
+    async def kill_pod(self, uid: str, *, grace_seconds: float, reason: KillReason | None = None) -> None:
+        """Ask the pod's containers to stop (SIGTERM; SIGKILL after `grace_seconds` of virtual time)."""
+        self.request_kill(uid, grace_seconds=grace_seconds, reason=reason)
+
+    def logs(
+        self,
+        uid: str,
+        container: str,
+        *,
+        follow: bool = False,
+        tail_lines: int | None = None,
+        previous: bool = False,
+        limit_bytes: int | None = None,
+    ) -> AsyncIterator[bytes]:
+        """The attempt's simulated output (never followed: virtual time does not pass while reading)."""
+        attempt = self.log_attempt(uid, container, previous=previous)
+        data = self._outputs.get(attempt.container_id, b"")
+        if tail_lines is not None and tail_lines >= 0:
+            lines = data.splitlines(keepends=True)
+            data = b"".join(lines[len(lines) - tail_lines :]) if tail_lines else b""
+        if limit_bytes is not None and limit_bytes > 0:
+            data = data[:limit_bytes]
+        return _once(data)
+
+    async def shutdown(self) -> None:
+        """Kill every pod at once."""
+        for uid in list(self.records):
+            self.request_kill(uid, grace_seconds=0)
+        self.run_due()
+
+    # -- Supervisor hooks ----------------------------------------------------------------------------------
+    def _call_later(self, delay: float, callback: Callable[[], None]) -> Cancel:
+        slot: list[Callable[[], None] | None] = [callback]
+        heapq.heappush(self._heap, (self.clock.now() + max(delay, 0.0), next(self._seq), slot))
+
+        def cancel() -> None:
+            slot[0] = None
+
+        return cancel
+
+    def _spawn(self, record: PodRecord, container: Obj, number: int, env: dict[str, str], argv: list[str]) -> Attempt:
+        outcome = self.outcome(record.pod, container, number)
+        attempt = Attempt(
+            container=str(container["name"]),
+            number=number,
+            container_id=f"sim://{uuid.uuid4().hex}",
+            started_at=self.clock.now(),
+        )
+        self._outcomes[attempt.container_id] = outcome
+        self._outputs[attempt.container_id] = outcome.output
+        if outcome.oom:
+            self._schedule_exit(record.uid, attempt, outcome.duration, 137, signals.SIGKILL, oom=True)
+        else:
+            self._schedule_exit(record.uid, attempt, outcome.duration, outcome.exit_code, None)
+        return attempt
+
+    def _schedule_exit(
+        self, uid: str, attempt: Attempt, delay: float, exit_code: int, signum: int | None, *, oom: bool = False
+    ) -> None:
+        previous = self._exits.pop(attempt.container_id, None)
+        if previous is not None:
+            previous[1]()
+
+        def fire() -> None:
+            self._exits.pop(attempt.container_id, None)
+            if attempt.running:
+                self.exited(uid, attempt, exit_code=exit_code, signal=signum, oom=oom)
+
+        self._exits[attempt.container_id] = (self.clock.now() + delay, self._call_later(delay, fire))
+
+    def _signal(self, record: PodRecord, attempt: Attempt, signum: int) -> None:
+        if not attempt.running:
+            return
+        pending = self._exits.get(attempt.container_id)
+        if signum == signals.SIGKILL:
+            self._schedule_exit(record.uid, attempt, 0.0, 128 + signum, signum)
+            return
+        outcome = self._outcomes.get(attempt.container_id, Outcome())
+        when = self.clock.now() + outcome.term_delay
+        if pending is None or when < pending[0]:
+            self._schedule_exit(record.uid, attempt, outcome.term_delay, 128 + signum, signum)
+
+
+async def _once(data: bytes) -> AsyncIterator[bytes]:
+    if data:
+        yield data

@@ -1,0 +1,268 @@
+"""The imperative core both runtimes share: turn restart plans into starts, exits into statuses.
+
+Design note: `Supervisor` owns the per-pod records and the loop "observe → plan → act → publish":
+after every observation (a container started or exited, a back-off expired, a kill was requested) it
+asks `restart.plan` what to start, starts it through the subclass, schedules the next wake-up, computes
+the status with `podstatus.compute_pod_status` and publishes it when it changed. Subclasses only say how
+to spawn a container, deliver a signal and schedule a timer — real processes and asyncio timers in
+`ProcessRuntime`, virtual ones in `SimulatedRuntime` — so restart, termination and status rules exist once.
+"""
+
+from __future__ import annotations
+
+import signal as signals
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Callable
+
+from kjobs.api.errors import ApiError, bad_request
+from kjobs.api.types import Obj
+from kjobs.node.envvars import ConfigError, container_command, container_env
+from kjobs.node.observations import Attempt, KillReason, KillRequest, PodRecord
+from kjobs.node.podstatus import SUCCEEDED, TERMINAL_PHASES, compute_pod_status
+from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP, next_backoff, plan
+from kjobs.node.runtime import Clock, PodHandle, StatusCallback
+
+Cancel = Callable[[], None]
+_MAX_STARTS_PER_SYNC = 64
+
+
+def _noop(uid: str, status: Obj) -> None:
+    """Default status callback."""
+
+
+def find_container(pod: Obj, name: str) -> Obj | None:
+    """The init or regular container spec called `name`."""
+    spec = pod.get("spec", {})
+    for container in list(spec.get("initContainers") or []) + list(spec.get("containers") or []):
+        if container.get("name") == name:
+            return dict(container)
+    return None
+
+
+class Supervisor(ABC):
+    """Per-pod bookkeeping and the observe → plan → act → publish loop."""
+
+    def __init__(
+        self,
+        *,
+        clock: Clock,
+        on_status: StatusCallback = _noop,
+        backoff_base: float = DEFAULT_BACKOFF_BASE,
+        backoff_cap: float = DEFAULT_BACKOFF_CAP,
+        host_ip: str = "127.0.0.1",
+        pod_ip: str = "127.0.0.1",
+    ) -> None:
+        self.clock = clock
+        self.on_status = on_status
+        self.backoff_base = backoff_base
+        self.backoff_cap = backoff_cap
+        self.host_ip = host_ip
+        self.pod_ip = pod_ip
+        self.records: dict[str, PodRecord] = {}
+        self.handles: dict[str, PodHandle] = {}
+        self._wakeups: dict[str, Cancel] = {}
+        self._kill_timers: dict[str, Cancel] = {}
+
+    # -- what subclasses provide -------------------------------------------------------------------------
+    @abstractmethod
+    def _spawn(self, record: PodRecord, container: Obj, number: int, env: dict[str, str], argv: list[str]) -> Attempt:
+        """Start one container attempt; return it (already finished when it could not start)."""
+
+    @abstractmethod
+    def _signal(self, record: PodRecord, attempt: Attempt, signum: int) -> None:
+        """Deliver a signal to a running attempt (its whole process group)."""
+
+    @abstractmethod
+    def _call_later(self, delay: float, callback: Callable[[], None]) -> Cancel:
+        """Run `callback` after `delay` seconds of this runtime's time; returns a cancel function."""
+
+    def _prepare(self, record: PodRecord) -> None:
+        """Hook: set up per-pod resources (directories) when a pod is admitted."""
+        return None
+
+    def _finished(self, record: PodRecord) -> None:
+        """Hook: the pod reached its final phase and nothing of it runs."""
+        return None
+
+    # -- the loop ------------------------------------------------------------------------------------------
+    def admit(self, pod: Obj) -> PodHandle:
+        """Admit a pod and start what its plan says; a pod already admitted keeps its handle."""
+        uid = str(pod.get("metadata", {}).get("uid", ""))
+        if not uid:
+            raise bad_request("pod has no metadata.uid")
+        existing = self.handles.get(uid)
+        if existing is not None:
+            return existing
+        handle = PodHandle(pod)
+        record = PodRecord(pod=pod, admitted_at=self.clock.now())
+        self.records[uid] = record
+        self.handles[uid] = handle
+        self._prepare(record)
+        self.sync(uid)
+        return handle
+
+    def sync(self, uid: str) -> None:
+        """Plan, act and publish for one pod."""
+        record = self.records.get(uid)
+        handle = self.handles.get(uid)
+        if record is None or handle is None or handle.terminal:
+            return
+        now = self.clock.now()
+        decisions = plan(record, now, cap=self.backoff_cap)
+        for _ in range(_MAX_STARTS_PER_SYNC):
+            if not decisions.start:
+                break
+            for name in decisions.start:
+                self._start(record, name, now)
+            decisions = plan(record, now, cap=self.backoff_cap)
+        cancel = self._wakeups.pop(uid, None)
+        if cancel is not None:
+            cancel()
+        if decisions.wake_at is not None:
+            self._wakeups[uid] = self._call_later(max(decisions.wake_at - now, 0.0), lambda: self.sync(uid))
+        self._publish(record, handle, now, done=decisions.done and not record.any_running())
+
+    def _publish(self, record: PodRecord, handle: PodHandle, now: float, *, done: bool) -> None:
+        status = compute_pod_status(
+            record,
+            now,
+            previous=handle.status or None,
+            host_ip=self.host_ip,
+            pod_ip=self.pod_ip,
+            backoff_cap=self.backoff_cap,
+        )
+        terminal = done and status.get("phase") in TERMINAL_PHASES
+        if status != handle.status:
+            handle.publish(status, terminal=terminal)
+            self.on_status(handle.uid, status)
+        elif terminal:
+            handle.publish(status, terminal=True)
+        if terminal:
+            for timers in (self._wakeups, self._kill_timers):
+                cancel = timers.pop(handle.uid, None)
+                if cancel is not None:
+                    cancel()
+            self._finished(record)
+
+    def _start(self, record: PodRecord, name: str, now: float) -> None:
+        container = find_container(record.pod, name)
+        if container is None:  # pragma: no cover - plan only names containers of the spec
+            return
+        attempts = record.attempts.setdefault(name, [])
+        number = len(attempts)
+        if attempts:
+            last = attempts[-1]
+            finished = last.finished_at if last.finished_at is not None else now
+            record.backoff[name] = next_backoff(
+                record.backoff.get(name), finished, now, base=self.backoff_base, cap=self.backoff_cap
+            )
+        try:
+            env = container_env(record.pod, container, host_ip=self.host_ip, pod_ip=self.pod_ip)
+            argv = container_command(container, env)
+        except ConfigError as exc:
+            record.config_errors[name] = ("CreateContainerConfigError", str(exc))
+            return
+        attempts.append(self._spawn(record, container, number, env, argv))
+
+    def exited(self, uid: str, attempt: Attempt, *, exit_code: int, signal: int | None, oom: bool) -> None:
+        """Record that an attempt ended, then re-plan the pod."""
+        attempt.finished_at = self.clock.now()
+        attempt.exit_code = exit_code
+        attempt.signal = signal
+        attempt.oom = oom
+        self.sync(uid)
+
+    # -- termination ---------------------------------------------------------------------------------------
+    def request_kill(self, uid: str, *, grace_seconds: float, reason: KillReason | None = None) -> None:
+        """SIGTERM every running container of the pod, SIGKILL after the grace period."""
+        record = self.records.get(uid)
+        handle = self.handles.get(uid)
+        if record is None or handle is None or handle.terminal:
+            return
+        now = self.clock.now()
+        if record.kill is None:
+            if reason is not None:
+                keep = reason.keep_succeeded and handle.status.get("phase") == SUCCEEDED
+                record.killed_phase = SUCCEEDED if keep else "Failed"
+            record.kill = KillRequest(requested_at=now, grace_seconds=grace_seconds, reason=reason)
+            for attempts in record.attempts.values():
+                if attempts and attempts[-1].running:
+                    self._signal(record, attempts[-1], signals.SIGTERM if grace_seconds > 0 else signals.SIGKILL)
+        else:
+            # A second request may only shorten the grace period (like a force delete).
+            deadline = record.kill.requested_at + record.kill.grace_seconds
+            if now + grace_seconds >= deadline:
+                self.sync(uid)
+                return
+            record.kill = KillRequest(requested_at=now, grace_seconds=grace_seconds, reason=record.kill.reason)
+        cancel = self._kill_timers.pop(uid, None)
+        if cancel is not None:
+            cancel()
+        if grace_seconds > 0:
+            self._kill_timers[uid] = self._call_later(grace_seconds, lambda: self._kill_now(uid))
+        else:
+            self._kill_now(uid)
+        self.sync(uid)
+
+    def _kill_now(self, uid: str) -> None:
+        record = self.records.get(uid)
+        if record is None:
+            return
+        self._kill_timers.pop(uid, None)
+        for attempts in record.attempts.values():
+            if attempts and attempts[-1].running:
+                self._signal(record, attempts[-1], signals.SIGKILL)
+
+    # -- logs ----------------------------------------------------------------------------------------------
+    def log_attempt(self, uid: str, container: str, *, previous: bool) -> Attempt:
+        """The attempt whose output `kubectl logs` shows, or the kubelet's 400 error when there is none."""
+        record = self.records.get(uid)
+        handle = self.handles.get(uid)
+        if record is None or handle is None:
+            raise ApiError(404, "NotFound", f'pod with uid "{uid}" is not running on this node')
+        if find_container(record.pod, container) is None:
+            raise bad_request(f"container {container} is not valid for pod {handle.name}")
+        attempts = record.attempts.get(container) or []
+        statuses = (handle.status.get("initContainerStatuses") or []) + (handle.status.get("containerStatuses") or [])
+        status: Obj = next((s for s in statuses if s.get("name") == container), {})
+        state, last_state = status.get("state", {}), status.get("lastState", {})
+        if previous:
+            if "terminated" not in last_state or not attempts:
+                raise bad_request(f'previous terminated container "{container}" in pod "{handle.name}" not found')
+            return attempts[-1] if "waiting" in state else attempts[-2]
+        if ("running" in state or "terminated" in state) and not attempts:
+            raise bad_request(f'container "{container}" in pod "{handle.name}" is terminated')
+        if not attempts:
+            reason = state.get("waiting", {}).get("reason", "ContainerCreating")
+            raise bad_request(f'container "{container}" in pod "{handle.name}" is waiting to start: {reason}')
+        return attempts[-1]
+
+    @abstractmethod
+    def logs(
+        self,
+        uid: str,
+        container: str,
+        *,
+        follow: bool = False,
+        tail_lines: int | None = None,
+        previous: bool = False,
+        limit_bytes: int | None = None,
+    ) -> AsyncIterator[bytes]:
+        """See `ContainerRuntime.logs`."""
+
+    # -- bookkeeping ---------------------------------------------------------------------------------------
+    def get(self, uid: str) -> PodHandle | None:
+        """The handle of an admitted pod."""
+        return self.handles.get(uid)
+
+    def forget(self, uid: str) -> None:
+        """Drop a pod's records; running containers are killed first."""
+        record = self.records.get(uid)
+        if record is not None and record.any_running():
+            self.request_kill(uid, grace_seconds=0)
+        for timers in (self._wakeups, self._kill_timers):
+            cancel = timers.pop(uid, None)
+            if cancel is not None:
+                cancel()
+        self.records.pop(uid, None)
+        self.handles.pop(uid, None)

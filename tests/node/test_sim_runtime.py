@@ -1,0 +1,220 @@
+"""SimulatedRuntime: the shared restart/termination/status rules, driven in virtual time."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from kjobs.api.errors import ApiError
+from kjobs.api.types import Obj
+from kjobs.node.observations import NODE_SHUTDOWN, eviction
+from kjobs.node.sim_runtime import ManualClock, Outcome, SimulatedRuntime
+from tests.node.helpers import T0, make_pod
+
+
+def sim(outcome: object = None, **kwargs: object) -> tuple[SimulatedRuntime, ManualClock, list[Obj]]:
+    clock = ManualClock(T0)
+    seen: list[Obj] = []
+    runtime = SimulatedRuntime(
+        clock=clock,
+        outcome=outcome or (lambda pod, c, n: Outcome()),  # type: ignore[arg-type]
+        on_status=lambda uid, status: seen.append(status),
+        **kwargs,  # type: ignore[arg-type]
+    )
+    return runtime, clock, seen
+
+
+def run(coro: object) -> object:
+    return asyncio.run(coro)  # type: ignore[arg-type]
+
+
+def main_state(status: Obj) -> Obj:
+    return status["containerStatuses"][0]["state"]
+
+
+def test_succeeds_after_duration() -> None:
+    runtime, clock, seen = sim(lambda pod, c, n: Outcome(duration=5, output=b"done\n"))
+    handle = run(runtime.run_pod(make_pod()))
+    assert handle.phase == "Running"
+    clock.advance(4.9)
+    runtime.run_due()
+    assert handle.phase == "Running"
+    clock.advance(0.1)
+    runtime.run_due()
+    assert handle.phase == "Succeeded"
+    assert handle.terminal
+    terminated = main_state(handle.status)["terminated"]
+    assert terminated["finishedAt"] == "2023-11-14T22:13:25Z"
+    assert [s["phase"] for s in seen] == ["Running", "Succeeded"]
+
+    async def read() -> bytes:
+        return b"".join([c async for c in runtime.logs(handle.uid, "main")])
+
+    assert run(read()) == b"done\n"
+
+
+def test_on_failure_crash_loop_timing() -> None:
+    """Each attempt fails after 1s; restarts come after 0, 10, 20, 40 s of back-off (kubelet's defaults)."""
+    starts: list[float] = []
+
+    def outcome(pod: Obj, container: Obj, attempt: int) -> Outcome:
+        starts.append(clock.now())
+        return Outcome(duration=1, exit_code=1 if attempt < 4 else 0)
+
+    runtime, clock, _ = sim(outcome)
+    handle = run(runtime.run_pod(make_pod(policy="OnFailure")))
+    clock.advance(1)
+    runtime.run_due()  # first failure: immediate restart
+    clock.advance(1)
+    runtime.run_due()  # second failure: back-off 10 s
+    main = handle.status["containerStatuses"][0]
+    assert main["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+    assert main["state"]["waiting"]["message"].startswith("back-off 10s restarting failed container=main")
+    assert main["restartCount"] == 1
+    assert handle.phase == "Running"
+    runtime.run_until_idle(clock)
+    assert [s - T0 for s in starts] == [0, 1, 12, 33, 74]
+    assert handle.phase == "Succeeded"
+    assert handle.status["containerStatuses"][0]["restartCount"] == 4
+
+
+def test_back_off_base_is_configurable() -> None:
+    starts: list[float] = []
+
+    def outcome(pod: Obj, container: Obj, attempt: int) -> Outcome:
+        starts.append(clock.now())
+        return Outcome(duration=0, exit_code=1 if attempt < 3 else 0)
+
+    runtime, clock, _ = sim(outcome, backoff_base=0.5, backoff_cap=1.0)
+    run(runtime.run_pod(make_pod(policy="OnFailure")))
+    runtime.run_until_idle(clock)
+    assert [s - T0 for s in starts] == [0, 0, 0.5, 1.5]
+
+
+def test_init_containers_in_order_then_main() -> None:
+    order: list[tuple[str, float]] = []
+
+    def outcome(pod: Obj, container: Obj, attempt: int) -> Outcome:
+        order.append((container["name"], clock.now() - T0))
+        return Outcome(duration=2)
+
+    runtime, clock, _ = sim(outcome)
+    pod = make_pod(init=[{"name": "i1", "image": "x"}, {"name": "i2", "image": "x"}])
+    handle = run(runtime.run_pod(pod))
+    assert handle.phase == "Pending"
+    runtime.run_until_idle(clock)
+    assert order == [("i1", 0), ("i2", 2), ("main", 4)]
+    assert handle.phase == "Succeeded"
+
+
+def test_init_failure_never_fails_without_running_main() -> None:
+    started: list[str] = []
+
+    def outcome(pod: Obj, container: Obj, attempt: int) -> Outcome:
+        started.append(container["name"])
+        return Outcome(duration=1, exit_code=5)
+
+    runtime, clock, _ = sim(outcome)
+    handle = run(runtime.run_pod(make_pod(init=[{"name": "i1", "image": "x"}])))
+    runtime.run_until_idle(clock)
+    assert started == ["i1"]
+    assert handle.phase == "Failed"
+
+
+def test_graceful_termination_within_grace() -> None:
+    runtime, clock, _ = sim(lambda pod, c, n: Outcome(duration=1000, term_delay=3))
+    handle = run(runtime.run_pod(make_pod()))
+    run(runtime.kill_pod(handle.uid, grace_seconds=30))
+    runtime.run_until_idle(clock)
+    assert clock.now() - T0 == 3
+    terminated = main_state(handle.status)["terminated"]
+    assert (terminated["exitCode"], terminated["signal"]) == (143, 15)
+    assert handle.phase == "Failed"
+
+
+def test_sigkill_after_grace() -> None:
+    runtime, clock, _ = sim(lambda pod, c, n: Outcome(duration=1000, term_delay=100))
+    handle = run(runtime.run_pod(make_pod()))
+    run(runtime.kill_pod(handle.uid, grace_seconds=5))
+    runtime.run_until_idle(clock)
+    assert clock.now() - T0 == 5
+    terminated = main_state(handle.status)["terminated"]
+    assert (terminated["exitCode"], terminated["signal"], terminated["reason"]) == (137, 9, "Error")
+
+
+def test_kill_during_back_off_ends_the_pod() -> None:
+    runtime, clock, _ = sim(
+        lambda pod, c, n: Outcome(duration=1, exit_code=1),
+    )
+    handle = run(runtime.run_pod(make_pod(policy="Always")))
+    clock.advance(1)
+    runtime.run_due()
+    clock.advance(1)
+    runtime.run_due()
+    assert "waiting" in main_state(handle.status)
+    run(runtime.kill_pod(handle.uid, grace_seconds=30))
+    assert handle.terminal
+    assert handle.phase == "Failed"
+    assert runtime.next_wakeup() is None
+
+
+def test_eviction_is_failed_with_disruption_target() -> None:
+    runtime, clock, _ = sim(lambda pod, c, n: Outcome(duration=1000))
+    handle = run(runtime.run_pod(make_pod()))
+    run(runtime.kill_pod(handle.uid, grace_seconds=0, reason=eviction("The node was low on resource: memory.")))
+    assert handle.phase == "Failed"  # set at once, before the containers stop
+    runtime.run_until_idle(clock)
+    assert handle.terminal
+    assert handle.status["reason"] == "Evicted"
+    target = next(c for c in handle.status["conditions"] if c["type"] == "DisruptionTarget")
+    assert (target["reason"], target["status"]) == ("TerminationByKubelet", "True")
+
+
+def test_node_shutdown_keeps_succeeded_pods_succeeded() -> None:
+    runtime, clock, _ = sim(lambda pod, c, n: Outcome(duration=1))
+    handle = run(runtime.run_pod(make_pod(policy="Never")))
+    runtime.run_until_idle(clock)
+    assert handle.phase == "Succeeded"
+    run(runtime.kill_pod(handle.uid, grace_seconds=10, reason=NODE_SHUTDOWN))
+    assert handle.phase == "Succeeded"
+
+
+def test_oom_outcome() -> None:
+    runtime, clock, _ = sim(lambda pod, c, n: Outcome(duration=2, oom=True))
+    handle = run(runtime.run_pod(make_pod()))
+    runtime.run_until_idle(clock)
+    terminated = main_state(handle.status)["terminated"]
+    assert (terminated["reason"], terminated["exitCode"], terminated["signal"]) == ("OOMKilled", 137, 9)
+
+
+def test_logs_errors_like_kubelet() -> None:
+    runtime, _clock, _ = sim(lambda pod, c, n: Outcome(duration=1))
+    pod = make_pod(init=[{"name": "init", "image": "x"}])
+    handle = run(runtime.run_pod(pod))
+    with pytest.raises(ApiError) as waiting:
+        runtime.logs(handle.uid, "main")
+    assert (waiting.value.code, waiting.value.message) == (
+        400,
+        'container "main" in pod "job-0-abcde" is waiting to start: PodInitializing',
+    )
+    with pytest.raises(ApiError, match="container other is not valid for pod job-0-abcde"):
+        runtime.logs(handle.uid, "other")
+    with pytest.raises(ApiError, match='previous terminated container "init" in pod "job-0-abcde" not found'):
+        runtime.logs(handle.uid, "init", previous=True)
+
+
+def test_pod_without_uid_is_rejected() -> None:
+    runtime, _, _ = sim()
+    pod = make_pod()
+    del pod["metadata"]["uid"]
+    with pytest.raises(ApiError):
+        run(runtime.run_pod(pod))
+
+
+def test_run_pod_is_idempotent() -> None:
+    runtime, _clock, _ = sim(lambda pod, c, n: Outcome(duration=10))
+    first = run(runtime.run_pod(make_pod()))
+    second = run(runtime.run_pod(make_pod()))
+    assert first is second
+    assert len(runtime.records[first.uid].attempts["main"]) == 1
