@@ -1,0 +1,266 @@
+"""The Job controller: informers on Jobs and Pods, a work queue keyed by Job, and the core's sync.
+
+Everything Kubernetes' Job controller decides is in `kjobs.job` (pure); this module only moves objects in and
+out: it indexes pods by their controlling Job, keeps expectations current from pod events (so a sync never acts
+on a cache that has not seen its own writes), batches pod events per Job (1 s by default, like Kubernetes),
+executes plans through the client, and removes the tracking finalizer from pods whose Job is gone or finished.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+
+from kjobs.api.errors import ApiError
+from kjobs.api.names import JOB_TRACKING_FINALIZER
+from kjobs.api.types import Obj
+from kjobs.client.base import Client
+from kjobs.client.resources import JOBS, PODS
+from kjobs.clock import Clock
+from kjobs.controllers.events import EventRecorder
+from kjobs.controllers.informer import Informer
+from kjobs.controllers.queue import WorkQueue
+from kjobs.job import pods as P
+from kjobs.job.bookkeeping import BookkeepingStore
+from kjobs.job.config import SyncConfig
+from kjobs.job.context import external_controller, is_finished
+from kjobs.job.execute import SyncOutcome, sync_job
+from kjobs.job.metrics import JobMetrics
+
+log = logging.getLogger(__name__)
+
+REMOVE_FINALIZER_PATCH = {"metadata": {"$deleteFromPrimitiveList/finalizers": [JOB_TRACKING_FINALIZER]}}
+
+
+@dataclass(frozen=True)
+class JobControllerSettings:
+    """Controller knobs: the core's `SyncConfig`, pod-event batching and worker count."""
+
+    sync: SyncConfig = field(default_factory=SyncConfig)
+    batch_period: float = 1.0
+    workers: int = 4
+
+
+class ClientPodControl:
+    """`PodControl` over the API client."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    async def create_pod(self, namespace: str, pod: Obj) -> Obj:
+        return await self._client.create(PODS, namespace, pod)
+
+    async def delete_pod(self, namespace: str, name: str) -> None:
+        await self._client.delete(PODS, namespace, name)
+
+    async def remove_tracking_finalizer(self, namespace: str, name: str) -> None:
+        await self._client.patch(PODS, namespace, name, REMOVE_FINALIZER_PATCH)
+
+
+class ClientStatusWriter:
+    """`StatusWriter` over the API client (PUT /status with the Job's resourceVersion)."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+
+    async def update_job_status(self, job: Obj, status: Obj) -> Obj:
+        body = dict(job, status=status)
+        return await self._client.update(JOBS, job["metadata"]["namespace"], body, subresource="status")
+
+
+class JobController:
+    """Reconciles every Job whose `spec.managedBy` is unset or `kubernetes.io/job-controller`."""
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        clock: Clock,
+        settings: JobControllerSettings | None = None,
+        metrics: JobMetrics | None = None,
+    ) -> None:
+        self.client = client
+        self.clock = clock
+        self.settings = settings or JobControllerSettings()
+        self.metrics = metrics or JobMetrics()
+        self.book = BookkeepingStore()
+        self.events = EventRecorder(client, component="job-controller", clock=clock)
+        self.jobs = Informer(client, JOBS, clock=clock)
+        self.pods = Informer(client, PODS, clock=clock)
+        self.queue: WorkQueue[str] = WorkQueue(clock=clock)
+        self._pod_control = ClientPodControl(client)
+        self._status_writer = ClientStatusWriter(client)
+        self._pods_by_owner: dict[str, dict[str, Obj]] = {}
+        self._finished_uids: set[str] = set()
+        self._external_seen: set[str] = set()
+        self._tasks: list[asyncio.Task[None]] = []
+        self.last_outcome: dict[str, SyncOutcome] = {}
+
+    # ----------------------------------------------------------------------------------------- lifecycle
+
+    async def start(self) -> None:
+        """Start informers, wait for their first list, then start the workers."""
+        self.jobs.add_handler(self._on_job)
+        self.pods.add_handler(self._on_pod)
+        self.jobs.start()
+        self.pods.start()
+        await asyncio.gather(self.jobs.synced.wait(), self.pods.synced.wait())
+        loop = asyncio.get_running_loop()
+        self._tasks = [loop.create_task(self._worker(), name=f"job-worker-{i}") for i in range(self.settings.workers)]
+
+    async def stop(self) -> None:
+        """Stop workers and informers."""
+        self.queue.shutdown()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await self.jobs.stop()
+        await self.pods.stop()
+        await self.events.flush()
+
+    # ------------------------------------------------------------------------------------------ handlers
+
+    def _on_job(self, old: Obj | None, new: Obj | None) -> None:
+        job = new or old
+        assert job is not None
+        key = _key(job)
+        if new is None:
+            self.queue.add(key)
+            return
+        controller = external_controller(new)
+        if controller is not None:
+            uid = str(new["metadata"].get("uid") or "")
+            if uid not in self._external_seen:
+                self._external_seen.add(uid)
+                self.metrics.by_external_controller.labels(controller).inc()
+            return
+        if is_finished(new):
+            self._finished_uids.discard(str(new["metadata"].get("uid") or ""))
+        self.queue.add(key)
+
+    def _on_pod(self, old: Obj | None, new: Obj | None) -> None:
+        pod = new or old
+        assert pod is not None
+        owner = _controller_uid(pod)
+        pod_uid = P.uid(pod)
+        if owner is not None:
+            bucket = self._pods_by_owner.setdefault(owner, {})
+            if new is None:
+                bucket.pop(pod_uid, None)
+            else:
+                bucket[pod_uid] = new
+        job = self._job_for(pod)
+        if _terminal_tracked(new) and not _terminal_tracked(old):
+            self.metrics.tracking_finalizer.labels("add").inc()
+        if _terminal_tracked(old) and (new is None or not P.has_tracking_finalizer(new)):
+            self.metrics.tracking_finalizer.labels("delete").inc()
+        if job is None:
+            if new is not None and P.has_tracking_finalizer(new) and owner is not None:
+                asyncio.get_running_loop().create_task(self._remove_orphan_finalizer(new))
+            return
+        key = _key(job)
+        if old is None and new is not None and not P.is_deleting(new):
+            self.book.creation_observed(key)
+        if new is not None and P.is_deleting(new) and (old is None or not P.is_deleting(old)):
+            self.book.deletion_observed(key)
+        if new is None and (old is None or not P.is_deleting(old)):
+            self.book.deletion_observed(key)
+        if (new is None or not P.has_tracking_finalizer(new)) and old is not None and P.has_tracking_finalizer(old):
+            self.book.finalizer_removal_observed(key, pod_uid)
+        if new is None:
+            self.book.finalizer_removal_observed(key, pod_uid)
+        if is_finished(job):
+            if new is not None and P.has_tracking_finalizer(new):
+                asyncio.get_running_loop().create_task(self._remove_orphan_finalizer(new))
+            return
+        self.queue.add_after(key, self.settings.batch_period)
+
+    def _job_for(self, pod: Obj) -> Obj | None:
+        for ref in (pod.get("metadata") or {}).get("ownerReferences") or ():
+            if ref.get("controller") and ref.get("kind") == "Job":
+                job = self.jobs.get(str(pod["metadata"].get("namespace") or ""), str(ref.get("name") or ""))
+                if job is not None and job["metadata"].get("uid") == ref.get("uid"):
+                    return job
+        return None
+
+    async def _remove_orphan_finalizer(self, pod: Obj) -> None:
+        try:
+            await self.client.patch(PODS, pod["metadata"]["namespace"], pod["metadata"]["name"], REMOVE_FINALIZER_PATCH)
+        except ApiError as exc:
+            if exc.code != 404:
+                log.warning("removing finalizer of orphan pod %s: %s", pod["metadata"]["name"], exc)
+
+    # ----------------------------------------------------------------------------------------- reconcile
+
+    async def _worker(self) -> None:
+        while True:
+            key = await self.queue.get()
+            if key is None:
+                return
+            try:
+                await self.sync(key)
+            except Exception:
+                log.exception("syncing job %s", key)
+                self.queue.add_rate_limited(key)
+            finally:
+                self.queue.done(key)
+
+    async def sync(self, key: str) -> None:
+        """One reconcile of the Job `key` (`namespace/name`)."""
+        namespace, name = key.split("/", 1)
+        job = self.jobs.get(namespace, name)
+        if job is None:
+            self.book.forget(key)
+            return
+        uid = str(job["metadata"].get("uid") or "")
+        if uid in self._finished_uids and not is_finished(job):
+            return  # our own terminal write has not reached the cache yet
+        pods = list(self._pods_by_owner.get(uid, {}).values())
+        pods.sort(key=lambda p: str(p["metadata"].get("name") or ""))
+        if is_finished(job):
+            for pod in pods:
+                if P.has_tracking_finalizer(pod):
+                    await self._remove_orphan_finalizer(pod)
+            self.book.forget(key)
+            return
+        outcome = await sync_job(
+            job,
+            pods,
+            now=self.clock.now(),
+            book=self.book,
+            config=self.settings.sync,
+            pod_control=self._pod_control,
+            status_writer=self._status_writer,
+            events=self.events,
+            metrics=self.metrics,
+        )
+        self.last_outcome[key] = outcome
+        if outcome.finished is not None:
+            self._finished_uids.add(uid)
+        if outcome.error is not None:
+            log.info("sync of job %s failed: %s", key, outcome.error)
+            self.queue.add_rate_limited(key)
+        else:
+            self.queue.forget(key)
+        if outcome.requeue_after is not None:
+            self.queue.add_after(key, outcome.requeue_after)
+
+
+def _terminal_tracked(pod: Obj | None) -> bool:
+    return pod is not None and P.is_terminal(pod) and P.has_tracking_finalizer(pod)
+
+
+def _key(job: Obj) -> str:
+    meta = job.get("metadata") or {}
+    return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+
+
+def _controller_uid(pod: Obj) -> str | None:
+    for ref in (pod.get("metadata") or {}).get("ownerReferences") or ():
+        if ref.get("controller"):
+            return str(ref.get("uid") or "")
+    return None
