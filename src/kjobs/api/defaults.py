@@ -290,6 +290,10 @@ def prepare_job_for_create(job: Obj, *, uid: str) -> Obj:
     is true, adds the job-name and controller-uid labels (prefixed and legacy) to the pod template where missing
     and `batch.kubernetes.io/controller-uid: <uid>` to `spec.selector.matchLabels` where missing. Conflicting
     values a user wrote are kept, for validation to reject.
+
+    Kubernetes re-applies defaults whenever it reads the object back from storage, so a created Job ends up with
+    its (generated) template labels as `metadata.labels` when it had none: call `default_job` again on the
+    validated object before storing it to get what Kubernetes returns.
     """
     out = copy_json(job)
     if type(out) is not dict:

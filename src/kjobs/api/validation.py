@@ -80,6 +80,18 @@ _STATUSES = ("False", "True", "Unknown")
 _REPLACEMENT_POLICIES = ("Failed", "TerminatingOrFailed")
 
 
+class _Raw:
+    """A bad value printed verbatim (Go values whose `String()` Kubernetes prints)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+
 def _go_list(values: tuple[str, ...]) -> str:
     """Go's `%q` of a []string: `["a" "b"]`."""
     return "[" + " ".join(f'"{v}"' for v in values) + "]"
@@ -549,7 +561,9 @@ def _validate_generated_selector(meta: Obj, spec: Obj, require_prefixed_labels: 
     expected[names.LEGACY_JOB_NAME_LABEL] = name
     selector = spec.get("selector")
     if type(selector) is dict and _selector_usable(selector) and not selector_matches(selector, expected):
-        errs.append(FieldError("spec.selector", Invalid, "`selector` not auto-generated", selector))
+        errs.append(
+            FieldError("spec.selector", Invalid, "`selector` not auto-generated", _Raw(label_selector_string(selector)))
+        )
 
 
 def validate_job(job: Obj, *, require_prefixed_labels: bool = True) -> list[FieldError]:
@@ -579,9 +593,32 @@ def validate_job(job: Obj, *, require_prefixed_labels: bool = True) -> list[Fiel
 # --- updates --------------------------------------------------------------------------------------------------
 
 
-def _immutable(new: Any, old: Any, path: str, errs: Errors) -> None:
+def _immutable(new: Any, old: Any, path: str, errs: Errors, *, shown: Any = None) -> None:
     if not semantic_equal(new, old):
-        errs.append(FieldError(path, Invalid, IMMUTABLE_MSG, new))
+        errs.append(FieldError(path, Invalid, IMMUTABLE_MSG, new if shown is None else shown))
+
+
+def label_selector_string(selector: Any) -> str:
+    """A label selector as Go's generated `(*LabelSelector).String()` prints it in error messages."""
+    if type(selector) is not dict:
+        return "nil"
+    match_labels = _dict_or_empty(selector.get("matchLabels"))
+    labels = "".join(f"{k}: {v}," for k, v in sorted(match_labels.items(), key=lambda kv: str(kv[0])))
+    raw_exprs = selector.get("matchExpressions")
+    rendered = []
+    for raw_expr in raw_exprs if type(raw_exprs) is list else []:
+        expr = _dict_or_empty(raw_expr)
+        raw_values = expr.get("values")
+        values = raw_values if type(raw_values) is list else []
+        joined = " ".join(str(v) for v in values)
+        rendered.append(
+            f"LabelSelectorRequirement{{Key:{expr.get('key') or ''},Operator:{expr.get('operator') or ''},"
+            f"Values:[{joined}],}},"
+        )
+    return (
+        f"&LabelSelector{{MatchLabels:map[string]string{{{labels}}},"
+        f"MatchExpressions:[]LabelSelectorRequirement{{{''.join(rendered)}}},}}"
+    )
 
 
 def _dict_or_empty(value: Any) -> Obj:
@@ -645,7 +682,9 @@ def validate_job_update(job: Obj, old: Obj) -> list[FieldError]:
     old_spec = _dict_or_empty(old.get("spec"))
     _validate_job_spec(spec, "spec", errs)
     _validate_completions_update(spec, old_spec, errs)
-    _immutable(spec.get("selector"), old_spec.get("selector"), "spec.selector", errs)
+    selector = spec.get("selector")
+    shown = _Raw(label_selector_string(selector)) if selector is not None else None
+    _immutable(selector, old_spec.get("selector"), "spec.selector", errs, shown=shown)
     old_status = _dict_or_empty(old.get("status"))
     allow_scheduling = old_spec.get("suspend") is True and old_status.get("startTime") is None
     _validate_template_update(spec, old_spec, allow_scheduling, errs)
@@ -748,16 +787,6 @@ def _uncounted_repr(view: _StatusView) -> str:
     succeeded = ",".join(view.uncounted_succeeded)
     failed = ",".join(view.uncounted_failed)
     return f"&UncountedTerminatedPods{{Succeeded:[{succeeded}],Failed:[{failed}],}}"
-
-
-class _Raw:
-    __slots__ = ("text",)
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __str__(self) -> str:
-        return self.text
 
 
 def _validate_status(new: _StatusView, old: _StatusView, errs: Errors) -> None:
