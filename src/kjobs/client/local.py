@@ -1,0 +1,155 @@
+"""`LocalClient`: the `Client` interface straight onto kjobs' API service, in process, with no HTTP.
+
+Writes go through `kjobs.server.service.ApiService`, so defaulting, validation, graceful deletion, finalizers,
+the status-subresource split and eviction behave exactly as over HTTP; watches read the store's event stream.
+Objects are copied at the boundary (orjson round trip) so callers can never mutate stored state.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import orjson
+
+from kjobs.api.errors import bad_request
+from kjobs.api.selectors import parse_field_selector, parse_label_selector
+from kjobs.api.types import Obj
+from kjobs.client.base import PATCH_CONTENT_TYPES, WatchEvent
+from kjobs.client.resources import ResourceRef
+from kjobs.server.registry import Resource, lookup
+from kjobs.server.service import ApiService, DeleteOptions
+
+
+def _copy(obj: Obj) -> Obj:
+    result: Obj = orjson.loads(orjson.dumps(obj))
+    return result
+
+
+class LocalClient:
+    """A client bound to an in-process `ApiService`."""
+
+    def __init__(self, service: ApiService, *, manager: str = "kjobs") -> None:
+        self.service = service
+        self._manager = manager
+
+    def _resource(self, ref: ResourceRef) -> Resource:
+        resource = lookup(ref.group, ref.version, ref.plural)
+        if resource is None:
+            raise bad_request(f"the server could not find the requested resource ({ref.plural})")
+        return resource
+
+    async def close(self) -> None:
+        """Nothing to release."""
+
+    async def get(self, resource: ResourceRef, namespace: str | None, name: str) -> Obj:
+        """GET one object."""
+        return _copy(self.service.get(self._resource(resource), namespace or "", name))
+
+    async def list(
+        self,
+        resource: ResourceRef,
+        namespace: str | None = None,
+        *,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> tuple[list[Obj], str]:
+        """LIST."""
+        items, revision = self.service.list(
+            self._resource(resource),
+            namespace,
+            parse_label_selector(label_selector),
+            parse_field_selector(field_selector),
+        )
+        return [_copy(i) for i in items], str(revision)
+
+    async def watch(
+        self,
+        resource: ResourceRef,
+        namespace: str | None = None,
+        *,
+        resource_version: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+        timeout_seconds: int | None = None,
+    ) -> AsyncIterator[WatchEvent]:
+        """Stream the store's events after `resource_version`."""
+        r = self._resource(resource)
+        since = int(resource_version) if resource_version else None
+        stream = self.service.store.store.watch(
+            r.store_key, namespace, since=since, label_selector=label_selector, field_selector=field_selector
+        )
+        try:
+            async for event in stream:
+                yield WatchEvent(str(event.type), _copy(event.object))
+        finally:
+            stream.close()
+
+    async def create(self, resource: ResourceRef, namespace: str | None, obj: Obj) -> Obj:
+        """POST."""
+        result = await self.service.create(self._resource(resource), namespace or "", _copy(obj), manager=self._manager)
+        return _copy(result.obj)
+
+    async def update(
+        self, resource: ResourceRef, namespace: str | None, obj: Obj, *, subresource: str | None = None
+    ) -> Obj:
+        """PUT."""
+        result = await self.service.update(
+            self._resource(resource),
+            namespace or "",
+            str(obj["metadata"]["name"]),
+            _copy(obj),
+            subresource=subresource or "",
+            manager=self._manager,
+        )
+        return _copy(result.obj)
+
+    async def patch(
+        self,
+        resource: ResourceRef,
+        namespace: str | None,
+        name: str,
+        patch: Any,
+        *,
+        patch_type: str = "strategic",
+        subresource: str | None = None,
+    ) -> Obj:
+        """PATCH."""
+        result = await self.service.patch(
+            self._resource(resource),
+            namespace or "",
+            name,
+            PATCH_CONTENT_TYPES[patch_type],
+            _copy(patch) if isinstance(patch, dict) else orjson.loads(orjson.dumps(patch)),
+            subresource=subresource or "",
+            manager=self._manager,
+        )
+        return _copy(result.obj)
+
+    async def delete(
+        self,
+        resource: ResourceRef,
+        namespace: str | None,
+        name: str,
+        *,
+        grace_period_seconds: int | None = None,
+        propagation_policy: str | None = None,
+        preconditions: Obj | None = None,
+    ) -> Obj:
+        """DELETE."""
+        pre = preconditions or {}
+        options = DeleteOptions(grace_period_seconds, propagation_policy, pre.get("uid"), pre.get("resourceVersion"))
+        result = await self.service.delete(self._resource(resource), namespace or "", name, options)
+        return _copy(result.obj)
+
+    async def post_subresource(
+        self, resource: ResourceRef, namespace: str | None, name: str, subresource: str, body: Obj
+    ) -> Obj:
+        """POST to `eviction` or `binding`."""
+        if resource.plural != "pods" or subresource not in ("eviction", "binding"):
+            raise bad_request(f"the server does not allow this method on the requested resource ({subresource})")
+        if subresource == "eviction":
+            result = await self.service.evict(namespace or "", name, _copy(body))
+        else:
+            result = await self.service.bind(namespace or "", name, _copy(body))
+        return _copy(result.obj)
