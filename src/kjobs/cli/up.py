@@ -1,0 +1,94 @@
+"""`kjobs up`: run the API server (and, later, the controllers and node agent) in the foreground.
+
+Writes a kubeconfig (context `kjobs`) and prints the `export KUBECONFIG=...` line once the server answers.
+On 127.0.0.1 it serves plain http without authentication (kubectl sends no credentials over http anyway);
+on any other address it serves TLS with a self-signed certificate and requires the generated bearer token.
+The data directory keeps the objects (SQLite), so a second `kjobs up` resumes where the first stopped.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+DEFAULT_PORT = 6443
+
+
+def default_data_dir() -> Path:
+    """`$XDG_DATA_HOME/kjobs`, or `~/.local/share/kjobs`."""
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "kjobs"
+
+
+def _loopback(host: str) -> bool:
+    return host in ("127.0.0.1", "localhost", "::1") or host.startswith("127.")
+
+
+@click.command("up")
+@click.option(
+    "--port", type=click.IntRange(0, 65535), default=DEFAULT_PORT, show_default=True, help="Port to listen on."
+)
+@click.option(
+    "--host",
+    default="127.0.0.1",
+    show_default=True,
+    help="Address to listen on; anything but loopback gets TLS and a bearer token.",
+)
+@click.option(
+    "--data-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where objects are kept [default: $XDG_DATA_HOME/kjobs].",
+)
+@click.option(
+    "--kubeconfig",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Kubeconfig file to write [default: ~/.kube/kjobs.yaml].",
+)
+def up(port: int, host: str, data_dir: Path | None, kubeconfig: Path | None) -> None:
+    """Start the Kubernetes API server for kjobs."""
+    from kjobs.api.errors import ApiError
+    from kjobs.server import kubeconfig as kubeconfig_file
+    from kjobs.server import tls
+    from kjobs.server.app import create_app
+    from kjobs.server.runner import bind, run_forever
+    from kjobs.store import open_store
+
+    data = data_dir or default_data_dir()
+    config_path = kubeconfig or Path(os.path.expanduser("~")) / ".kube" / "kjobs.yaml"
+    try:
+        store = open_store(str(data))
+    except (ApiError, OSError) as exc:
+        raise click.ClickException(f"cannot open the data directory {data}: {exc}") from None
+    try:
+        sock = bind(host, port)
+    except OSError as exc:
+        store.close()
+        raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    actual_port = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    certfile = keyfile = None
+    token = ca = None
+    if _loopback(host):
+        url = f"http://{shown}:{actual_port}"
+    else:
+        creds = tls.ensure(data / "pki", host)
+        certfile, keyfile, token, ca = str(creds.certfile), str(creds.keyfile), creds.token, creds.cert_pem
+        url = f"https://{shown}:{actual_port}"
+    kubeconfig_file.write(config_path, url, ca_pem=ca, token=token)
+    app = create_app(store, token=token)
+
+    def ready() -> None:
+        click.echo(f"kjobs API server listening on {url} (data in {data})", err=True)
+        click.echo(f"export KUBECONFIG={config_path}")
+        sys.stdout.flush()
+
+    try:
+        run_forever(app, sock, ssl_certfile=certfile, ssl_keyfile=keyfile, on_ready=ready)
+    finally:
+        store.close()
+        sock.close()
