@@ -20,3 +20,6 @@ main.add_command(explain_command)
 from kjobs.cli.validate import validate_command  # noqa: E402
 
 main.add_command(validate_command)
+from kjobs.cli.up import up  # noqa: E402
+
+main.add_command(up)
