@@ -242,20 +242,17 @@ def _validate_container_resource_name(name: str, path: str, errs: Errors) -> Non
         errs.append(FieldError(path, Invalid, "doesn't follow extended resource name standard", name))
 
 
-def _resource_list(raw: Obj | None, path: str, errs: Errors) -> dict[str, Quantity]:
-    out: dict[str, Quantity] = {}
-    for name in sorted(raw or {}):
-        key_path = f"{path}[{name}]"
-        _validate_container_resource_name(name, key_path, errs)
-        q = _quantity(raw[name] if raw else None, key_path, errs)
-        if q is None:
-            continue
-        if q.value < 0:
-            errs.append(FieldError(key_path, Invalid, NEGATIVE_MSG, str(q)))
-        if _is_extended(name) and q.milli_value() % 1000 != 0:
-            errs.append(FieldError(key_path, Invalid, "must be an integer", _Unquoted(str(q))))
-        out[name] = q
-    return out
+def _resource_quantity(name: str, raw: Any, path: str, errs: Errors) -> Quantity | None:
+    """One entry of a resource list: name rules, then quantity rules (`ValidateResourceQuantityValue`)."""
+    _validate_container_resource_name(name, path, errs)
+    q = _quantity(raw, path, errs)
+    if q is None:
+        return None
+    if q.value < 0:
+        errs.append(FieldError(path, Invalid, NEGATIVE_MSG, str(q)))
+    if _is_extended(name) and q.milli_value() % 1000 != 0:
+        errs.append(FieldError(path, Invalid, "must be an integer", _Unquoted(str(q))))
+    return q
 
 
 class _Unquoted:
@@ -271,11 +268,20 @@ class _Unquoted:
 
 
 def _validate_resources(resources: Obj | None, path: str, errs: Errors) -> None:
+    """`ValidateContainerResourceRequirements` (map entries in sorted key order)."""
     if resources is None:
         return
-    limits = _resource_list(get_obj(resources, "limits", f"{path}.limits", errs), f"{path}.limits", errs)
-    requests = _resource_list(get_obj(resources, "requests", f"{path}.requests", errs), f"{path}.requests", errs)
-    for name, q in requests.items():
+    raw_limits = get_obj(resources, "limits", f"{path}.limits", errs) or {}
+    raw_requests = get_obj(resources, "requests", f"{path}.requests", errs) or {}
+    limits: dict[str, Quantity] = {}
+    for name in sorted(raw_limits):
+        q = _resource_quantity(name, raw_limits[name], f"{path}.limits[{name}]", errs)
+        if q is not None:
+            limits[name] = q
+    for name in sorted(raw_requests):
+        q = _resource_quantity(name, raw_requests[name], f"{path}.requests[{name}]", errs)
+        if q is None:
+            continue
         limit = limits.get(name)
         if limit is not None:
             if q.value != limit.value and not _overcommit_allowed(name):
@@ -288,10 +294,10 @@ def _validate_resources(resources: Obj | None, path: str, errs: Errors) -> None:
                         f"{path}.requests", Invalid, f"must be less than or equal to {name} limit of {limit}", str(q)
                     )
                 )
-        elif not _overcommit_allowed(name):
+        elif name not in raw_limits and not _overcommit_allowed(name):
             errs.append(FieldError(f"{path}.limits", Required, "Limit must be set for non overcommitable resources"))
-    has_cpu_memory = any(n in ("cpu", "memory") for n in (*limits, *requests))
-    if not has_cpu_memory and any(_is_hugepages(n) for n in (*limits, *requests)):
+    names = (*raw_limits, *raw_requests)
+    if not any(n in ("cpu", "memory") for n in names) and any(_is_hugepages(n) for n in names):
         errs.append(FieldError(path, Forbidden, "HugePages require cpu or memory"))
 
 
