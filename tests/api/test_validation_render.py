@@ -1,0 +1,58 @@
+"""`str(FieldError)` prints exactly what Kubernetes' `field.Error.Error()` prints."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kjobs.api.errors import OMIT, ErrorType, FieldError
+
+T = ErrorType
+
+
+@pytest.mark.parametrize(
+    ("error", "text"),
+    [
+        (
+            FieldError("a.b", T.FieldValueInvalid, "must be ordered", [19, 11]),
+            "a.b: Invalid value: []int32{19, 11}: must be ordered",
+        ),
+        (FieldError("a", T.FieldValueInvalid, "x", []), "a: Invalid value: []int32{}: x"),
+        (FieldError("a", T.FieldValueInvalid, "x", 'q"\n\x01é'), 'a: Invalid value: "q\\"\\n\\x01é": x'),
+        (FieldError("a", T.FieldValueInvalid, "x", None), "a: Invalid value: null: x"),
+        (FieldError("a", T.FieldValueInvalid, "x", True), "a: Invalid value: true: x"),
+        (FieldError("a", T.FieldValueInvalid, "x", 1.5), "a: Invalid value: 1.5: x"),
+        (FieldError("a", T.FieldValueInvalid, "x", 1e21), "a: Invalid value: 1e+21: x"),
+        (FieldError("a", T.FieldValueInvalid, "x", ["p", "q"]), 'a: Invalid value: []string{"p", "q"}: x'),
+        (
+            FieldError("a", T.FieldValueInvalid, "x", {"b": "1", "a": "2"}),
+            'a: Invalid value: map[string]string{"a":"2", "b":"1"}: x',
+        ),
+        (FieldError("a", T.FieldValueInvalid, "specifying both", OMIT), "a: Invalid value: specifying both"),
+        (FieldError("a", T.FieldValueRequired), "a: Required value"),
+        (FieldError("a", T.FieldValueRequired, "when x"), "a: Required value: when x"),
+        (FieldError("a", T.FieldValueForbidden, "no"), "a: Forbidden: no"),
+        (
+            FieldError("a", T.FieldValueTooLong, "may not be longer than 63", "x" * 70),
+            "a: Too long: may not be longer than 63",
+        ),
+        (
+            FieldError("a", T.FieldValueTooMany, "must have at most 20 items", 21),
+            "a: Too many: 21: must have at most 20 items",
+        ),
+        (FieldError("a[1]", T.FieldValueDuplicate, "", 2), "a[1]: Duplicate value: 2"),
+        (FieldError("a", T.FieldValueNotFound, "", "data"), 'a: Not found: "data"'),
+        (
+            FieldError("a", T.FieldValueNotSupported, 'supported values: "In", "NotIn"', "Is"),
+            'a: Unsupported value: "Is": supported values: "In", "NotIn"',
+        ),
+    ],
+)
+def test_rendering(error: FieldError, text: str) -> None:
+    assert str(error) == text
+
+
+def test_status_cause_has_the_message_without_the_field() -> None:
+    error: Any = FieldError("spec.x", T.FieldValueInvalid, "bad", 1)
+    assert error.cause() == {"reason": "FieldValueInvalid", "message": "Invalid value: 1: bad", "field": "spec.x"}
