@@ -227,3 +227,30 @@ def test_table_shape() -> None:
     assert row["conditions"][0]["reason"] == "Succeeded"
     bare = to_table([pod], kind="Pod", api_version="v1", now=NOW, include_object="None", with_headers=False)
     assert bare["columnDefinitions"] == [] and "object" not in bare["rows"][0]
+
+
+def test_other_printers() -> None:
+    ns = {"metadata": {"name": "default", "creationTimestamp": "2025-01-01T00:00:00Z"}, "status": {"phase": "Active"}}
+    assert to_table([ns], kind="Namespace", api_version="v1", now=NOW)["rows"][0]["cells"] == [
+        "default",
+        "Active",
+        "60m",
+    ]
+    pdb = {
+        "metadata": {"name": "p", "creationTimestamp": "2025-01-01T00:59:00Z"},
+        "spec": {"minAvailable": 1},
+        "status": {"disruptionsAllowed": 0},
+    }
+    assert to_table([pdb], kind="PodDisruptionBudget", api_version="policy/v1", now=NOW)["rows"][0]["cells"] == [
+        "p",
+        "1",
+        "N/A",
+        0,
+        "60s",
+    ]
+    lease = {"metadata": {"name": "n1"}, "spec": {"holderIdentity": "n1"}}
+    assert to_table([lease], kind="Lease", api_version="coordination.k8s.io/v1", now=NOW)["rows"][0]["cells"] == [
+        "n1",
+        "n1",
+        "<unknown>",
+    ]

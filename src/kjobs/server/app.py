@@ -58,9 +58,10 @@ async def _respond(
     extra: list[tuple[bytes, bytes]] | None = None,
 ) -> None:
     headers = _headers(content_type, warnings)
-    headers.append((b"content-length", str(len(body)).encode()))
     if extra:
-        headers.extend(extra)
+        names = {k for k, _ in extra}
+        headers = [h for h in headers if h[0] not in names] + extra
+    headers.append((b"content-length", str(len(body)).encode()))
     await send({"type": "http.response.start", "status": code, "headers": headers})
     await send({"type": "http.response.body", "body": body})
 

@@ -429,6 +429,81 @@ def event_cells(event: Obj, now: float) -> list[Any]:
     ]
 
 
+# ---------------------------------------------------------------------------------------------- others
+
+NAMESPACE_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _DESC_NAME),
+    ("Status", "string", 0, "The status of the namespace"),
+    ("Age", "string", 0, _DESC_AGE),
+]
+
+
+def namespace_cells(ns: Obj, now: float) -> list[Any]:
+    """One Namespace row."""
+    return [ns.get("metadata", {}).get("name", ""), (ns.get("status") or {}).get("phase", ""), _age(ns, now)]
+
+
+LEASE_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _DESC_NAME),
+    ("Holder", "string", 0, "The holder of the lease."),
+    ("Age", "string", 0, _DESC_AGE),
+]
+
+
+def lease_cells(lease: Obj, now: float) -> list[Any]:
+    """One Lease row."""
+    holder = (lease.get("spec") or {}).get("holderIdentity") or ""
+    return [lease.get("metadata", {}).get("name", ""), holder, _age(lease, now)]
+
+
+PDB_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _DESC_NAME),
+    ("Min Available", "string", 0, "The minimum number of pods that must be available."),
+    ("Max Unavailable", "string", 0, "The maximum number of pods that may be unavailable."),
+    ("Allowed Disruptions", "integer", 0, "Calculated number of pods that may be disrupted at this time."),
+    ("Age", "string", 0, _DESC_AGE),
+]
+
+
+def pdb_cells(pdb: Obj, now: float) -> list[Any]:
+    """One PodDisruptionBudget row."""
+    spec = pdb.get("spec") or {}
+    min_available = spec.get("minAvailable")
+    max_unavailable = spec.get("maxUnavailable")
+    return [
+        pdb.get("metadata", {}).get("name", ""),
+        "N/A" if min_available is None else str(min_available),
+        "N/A" if max_unavailable is None else str(max_unavailable),
+        int((pdb.get("status") or {}).get("disruptionsAllowed") or 0),
+        _age(pdb, now),
+    ]
+
+
+PRIORITY_CLASS_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _DESC_NAME),
+    ("Value", "integer", 0, "The value of this priority class."),
+    (
+        "Global-Default",
+        "boolean",
+        0,
+        "globalDefault specifies whether this PriorityClass should be considered as the default priority.",
+    ),
+    ("Age", "string", 0, _DESC_AGE),
+    ("Preemption-Policy", "string", 1, "PreemptionPolicy is the Policy for preempting pods with lower priority."),
+]
+
+
+def priority_class_cells(pc: Obj, now: float) -> list[Any]:
+    """One PriorityClass row."""
+    return [
+        pc.get("metadata", {}).get("name", ""),
+        int(pc.get("value") or 0),
+        bool(pc.get("globalDefault")),
+        _age(pc, now),
+        pc.get("preemptionPolicy") or "PreemptLowerPriority",
+    ]
+
+
 # ---------------------------------------------------------------------------------------------- default
 
 DEFAULT_COLUMNS: list[Column] = [("Name", "string", 0, _DESC_NAME), ("Created At", "date", 0, _DESC_AGE)]
@@ -445,6 +520,10 @@ PRINTERS: dict[str, tuple[list[Column], Cells]] = {
     "Pod": (POD_COLUMNS, pod_cells),
     "Node": (NODE_COLUMNS, node_cells),
     "Event": (EVENT_COLUMNS, event_cells),
+    "Namespace": (NAMESPACE_COLUMNS, namespace_cells),
+    "Lease": (LEASE_COLUMNS, lease_cells),
+    "PodDisruptionBudget": (PDB_COLUMNS, pdb_cells),
+    "PriorityClass": (PRIORITY_CLASS_COLUMNS, priority_class_cells),
 }
 
 

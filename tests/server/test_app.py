@@ -1,0 +1,235 @@
+"""HTTP behaviour of the API server: discovery negotiation, OpenAPI, errors, Tables, watch framing, auth."""
+
+from __future__ import annotations
+
+import httpx
+import orjson
+import pytest
+
+from kjobs.server.app import create_app
+from kjobs.server.runner import serve
+from kjobs.store import MemoryStore
+from tests.server.conftest import Server, job_manifest, pod_manifest
+
+TABLE = (
+    "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
+)
+JOBS = "/apis/batch/v1/namespaces/default/jobs"
+PODS = "/api/v1/namespaces/default/pods"
+
+
+def _watch_lines(http: httpx.Client, url: str, count: int, **headers: str) -> list[dict[str, object]]:
+    events: list[dict[str, object]] = []
+    with http.stream("GET", url, headers=headers) as response:
+        assert response.status_code == 200
+        for line in response.iter_lines():
+            if line:
+                events.append(orjson.loads(line))
+            if len(events) == count:
+                break
+    return events
+
+
+def test_version_reports_1_32(http: httpx.Client) -> None:
+    version = http.get("/version").json()
+    assert (version["major"], version["minor"]) == ("1", "32")
+    assert version["gitVersion"].startswith("v1.32.0")
+
+
+@pytest.mark.parametrize(
+    ("accept", "aggregated"),
+    [
+        ("application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,application/json", True),
+        ("application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json", False),
+        ("application/json", False),
+    ],
+)
+def test_discovery_negotiation(http: httpx.Client, accept: str, aggregated: bool) -> None:
+    response = http.get("/apis", headers={"Accept": accept})
+    body = response.json()
+    if aggregated:
+        assert (
+            response.headers["content-type"] == "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList"
+        )
+        assert body["kind"] == "APIGroupDiscoveryList"
+        batch = next(i for i in body["items"] if i["metadata"]["name"] == "batch")
+        jobs = batch["versions"][0]["resources"][0]
+        assert (jobs["resource"], jobs["scope"], jobs["categories"]) == ("jobs", "Namespaced", ["all"])
+    else:
+        assert body["kind"] == "APIGroupList"
+        assert {g["name"] for g in body["groups"]} >= {"batch", "policy"}
+
+
+def test_core_resource_list_advertises_eviction(http: httpx.Client) -> None:
+    resources = http.get("/api/v1").json()["resources"]
+    eviction = next(r for r in resources if r["name"] == "pods/eviction")
+    assert (eviction["group"], eviction["version"], eviction["kind"], eviction["verbs"]) == (
+        "policy",
+        "v1",
+        "Eviction",
+        ["create"],
+    )
+    pods = next(r for r in resources if r["name"] == "pods")
+    assert pods["shortNames"] == ["po"] and pods["categories"] == ["all"]
+    jobs = next(r for r in http.get("/apis/batch/v1").json()["resources"] if r["name"] == "jobs")
+    assert "shortNames" not in jobs
+
+
+def test_openapi_v3_index_and_document(http: httpx.Client) -> None:
+    index = http.get("/openapi/v3").json()["paths"]
+    url = index["apis/batch/v1"]["serverRelativeURL"]
+    response = http.get(url)
+    assert response.headers["cache-control"] == "public, immutable" and response.headers["etag"]
+    doc = response.json()
+    patch = doc["paths"]["/apis/batch/v1/namespaces/{namespace}/jobs/{name}"]["patch"]
+    assert patch["x-kubernetes-group-version-kind"] == {"group": "batch", "version": "v1", "kind": "Job"}
+    assert "fieldValidation" in [p["name"] for p in patch["parameters"]]
+    assert "application/strategic-merge-patch+json" in patch["requestBody"]["content"]
+    assert "podFailurePolicy" in doc["components"]["schemas"]["io.k8s.api.batch.v1.JobSpec"]["properties"]
+
+
+@pytest.mark.parametrize(
+    ("method", "path", "code", "reason"),
+    [
+        ("GET", "/api/v1/namespaces/default/widgets", 404, "NotFound"),
+        ("GET", "/apis/nope/v1", 404, "NotFound"),
+        ("GET", "/api/v1/nodes/n1/eviction", 404, "NotFound"),
+        ("PUT", "/api/v1/namespaces/default/pods", 405, "MethodNotAllowed"),
+        ("POST", "/apis", 405, "MethodNotAllowed"),
+        ("GET", "/api/v1/namespaces/default/pods/p/log/extra/segments", 404, "NotFound"),
+    ],
+)
+def test_routing_errors_are_status_objects(
+    http: httpx.Client, method: str, path: str, code: int, reason: str | None
+) -> None:
+    response = http.request(method, path)
+    assert response.status_code == code
+    if reason:
+        body = response.json()
+        assert (body["kind"], body["status"], body["reason"], body["code"]) == ("Status", "Failure", reason, code)
+
+
+@pytest.mark.parametrize(
+    ("content", "content_type"),
+    [(b"{not json", "application/json"), (b"[1, 2", None), (b"a: [", "application/yaml")],
+)
+def test_bad_bodies_are_400(http: httpx.Client, content: bytes, content_type: str | None) -> None:
+    headers = {"content-type": content_type} if content_type else {}
+    response = http.post(JOBS, content=content, headers=headers)
+    assert response.status_code == 400 and response.json()["reason"] == "BadRequest"
+
+
+def test_yaml_and_untyped_bodies(http: httpx.Client) -> None:
+    import yaml
+
+    created = http.post(
+        PODS, content=yaml.safe_dump(pod_manifest("y")).encode(), headers={"content-type": "application/yaml"}
+    )
+    assert created.status_code == 201
+    untyped = http.post(PODS, content=orjson.dumps(pod_manifest("u")))  # the Python client sends no Content-Type
+    assert untyped.status_code == 201
+    wrong = http.post(PODS, json={**pod_manifest("w"), "apiVersion": "v2"})
+    assert wrong.status_code == 400
+
+
+def test_tables(http: httpx.Client) -> None:
+    http.post(JOBS, json=job_manifest("t1"))
+    http.post(JOBS, json=job_manifest("t0"))
+    table = http.get(JOBS, headers={"Accept": TABLE}).json()
+    assert table["kind"] == "Table" and table["metadata"]["resourceVersion"]
+    assert [row["cells"][0] for row in table["rows"]] == ["t0", "t1"]
+    assert table["rows"][0]["object"]["kind"] == "PartialObjectMetadata"
+    full = http.get(JOBS + "?includeObject=Object", headers={"Accept": TABLE}).json()
+    assert full["rows"][0]["object"]["kind"] == "Job"
+    one = http.get(JOBS + "/t1", headers={"Accept": TABLE}).json()
+    assert len(one["rows"]) == 1 and one["rows"][0]["cells"][:3] == ["t1", "Running", "0/1"]
+
+
+def test_watch_framing(http: httpx.Client) -> None:
+    http.post(PODS, json=pod_manifest("a"))
+    listed = http.get(PODS).json()
+    rv = listed["metadata"]["resourceVersion"]
+    http.post(PODS, json=pod_manifest("b"))
+    # from a list revision: only later changes
+    events = _watch_lines(http, f"{PODS}?watch=true&resourceVersion={rv}", 1)
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "b")]  # type: ignore[index]
+    # RV 0 / unset: a synthetic ADDED per object first
+    events = _watch_lines(http, f"{PODS}?watch=1&resourceVersion=0", 2)
+    assert [e["object"]["metadata"]["name"] for e in events] == ["a", "b"]  # type: ignore[index]
+    # Table watch: header only on the first event
+    events = _watch_lines(http, f"{PODS}?watch=true", 2, Accept=TABLE)
+    assert events[0]["object"]["columnDefinitions"] and events[1]["object"]["columnDefinitions"] == []  # type: ignore[index]
+    # bookmarks only when asked, with the watched kind
+    events = _watch_lines(http, f"{PODS}?watch=true&resourceVersion={rv}&allowWatchBookmarks=true", 2)
+    assert events[1]["type"] == "BOOKMARK" and events[1]["object"]["kind"] == "Pod"  # type: ignore[index]
+    events = _watch_lines(http, f"{PODS}?watch=true&resourceVersion={rv}&timeoutSeconds=1", 99)
+    assert [e["type"] for e in events] == ["ADDED"]
+
+
+def test_watch_from_a_forgotten_revision_is_an_expired_error_event() -> None:
+    store = MemoryStore(history_size=1)
+    with serve(store) as url, httpx.Client(base_url=url) as http:
+        rv = http.get(PODS).json()["metadata"]["resourceVersion"]
+        for name in ("x", "y", "z"):
+            http.post(PODS, json=pod_manifest(name))
+        events = _watch_lines(http, f"{PODS}?watch=true&resourceVersion={rv}", 99)
+    store.close()
+    assert len(events) == 1 and events[0]["type"] == "ERROR"
+    status = events[0]["object"]
+    assert status["code"] == 410 and status["reason"] == "Expired"  # type: ignore[index]
+    assert status["message"].startswith(f"too old resource version: {rv} (")  # type: ignore[index]
+
+
+def test_job_delete_without_policy_orphans_with_warning(http: httpx.Client) -> None:
+    http.post(JOBS, json=job_manifest("o"))
+    response = http.delete(JOBS + "/o")
+    assert response.status_code == 200
+    assert response.headers["warning"] == (
+        '299 - "child pods are preserved by default when jobs are deleted; set propagationPolicy=Background to '
+        'remove them or set propagationPolicy=Orphan to suppress this warning"'
+    )
+    assert "warning" not in http.request("DELETE", JOBS + "/o", json={"propagationPolicy": "Orphan"}).headers
+
+
+def test_delete_preconditions(http: httpx.Client) -> None:
+    http.post(PODS, json=pod_manifest("pre"))
+    response = http.request("DELETE", PODS + "/pre", json={"preconditions": {"uid": "nope"}})
+    assert (
+        response.status_code == 409 and "Precondition failed: UID in precondition: nope" in response.json()["message"]
+    )
+
+
+def test_finalizers_hold_deletion_until_removed(server: Server, http: httpx.Client) -> None:
+    body = job_manifest("fin")
+    body["metadata"]["finalizers"] = ["example.com/hold"]  # type: ignore[index]
+    http.post(JOBS, json=body)
+    marked = http.request("DELETE", JOBS + "/fin", json={"propagationPolicy": "Background"}).json()
+    assert marked["metadata"]["deletionTimestamp"]
+    patch = http.patch(
+        JOBS + "/fin",
+        content=b'{"metadata":{"finalizers":null}}',
+        headers={"content-type": "application/merge-patch+json"},
+    )
+    assert patch.status_code == 200
+    assert http.get(JOBS + "/fin").status_code == 404
+
+
+def test_json_patch_and_unsupported_patch_type(http: httpx.Client) -> None:
+    http.post(JOBS, json=job_manifest("jp"))
+    ops = [{"op": "add", "path": "/metadata/labels/x", "value": "1"}]
+    response = http.patch(
+        JOBS + "/jp", content=orjson.dumps(ops), headers={"content-type": "application/json-patch+json"}
+    )
+    assert response.status_code == 200 and response.json()["metadata"]["labels"]["x"] == "1"
+    response = http.patch(JOBS + "/jp", content=b"{}", headers={"content-type": "text/plain"})
+    assert response.status_code == 415
+
+
+def test_bearer_token_required_when_configured() -> None:
+    store = MemoryStore()
+    with serve(store, app=create_app(store, token="s3cret")) as url, httpx.Client(base_url=url) as http:
+        assert http.get("/version").status_code == 200  # like the apiserver, /version is public
+        denied = http.get("/api/v1/pods")
+        assert denied.status_code == 401 and denied.json()["reason"] == "Unauthorized"
+        assert http.get("/api/v1/pods", headers={"Authorization": "Bearer s3cret"}).status_code == 200
+    store.close()
