@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from kjobs.node.logs import attempt_log_path, prune_old_logs, read_log, tail_offset
+from kjobs.node.logs import attempt_log_path, pod_log_paths, prune_old_logs, read_log, tail_offset
 
 
 def collect(path: Path, **kwargs: object) -> bytes:
@@ -61,8 +61,8 @@ def test_follow_streams_until_finished(tmp_path: Path) -> None:
 
 def test_prune_keeps_current_and_previous(tmp_path: Path) -> None:
     for number in range(4):
-        path = attempt_log_path(tmp_path, "main", number)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(b"x")
-    prune_old_logs(tmp_path, "main", keep_from=2)
-    assert sorted(p.name for p in (tmp_path / "logs" / "main").iterdir()) == ["2.log", "3.log"]
+        attempt_log_path(tmp_path, "uid", "main", number).write_bytes(b"x")
+    attempt_log_path(tmp_path, "uid", "main-2", 0).write_bytes(b"x")
+    prune_old_logs(tmp_path, "uid", "main", keep_from=2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["uid_main-2_0.log", "uid_main_2.log", "uid_main_3.log"]
+    assert len(pod_log_paths(tmp_path, "uid")) == 3

@@ -85,7 +85,7 @@ def test_init_containers_run_in_order_in_shared_workdir(tmp_path: Path) -> None:
         )
         status = await finish(runtime, pod)
         assert status["phase"] == "Succeeded"
-        assert (runtime.pod_dir("uid-1") / "work" / "result").read_text() == "one\ntwo\n"
+        assert (runtime.pod_dir("uid-1") / "result").read_text() == "one\ntwo\n"
         assert [s["ready"] for s in status["initContainerStatuses"]] == [True, True]
 
     with_runtime(tmp_path, body)
@@ -98,7 +98,7 @@ def test_init_failure_fails_pod_and_skips_containers(tmp_path: Path) -> None:
         assert status["phase"] == "Failed"
         assert state(status, "setup", init=True)["state"]["terminated"]["exitCode"] == 3
         assert state(status)["state"] == {"waiting": {"reason": "PodInitializing"}}
-        assert not (runtime.pod_dir("uid-1") / "work" / "ran").exists()
+        assert not (runtime.pod_dir("uid-1") / "ran").exists()
 
     with_runtime(tmp_path, body)
 
@@ -126,7 +126,7 @@ def test_on_failure_restarts_with_back_off(tmp_path: Path) -> None:
 def test_sigterm_handled_within_grace(tmp_path: Path) -> None:
     async def body(runtime: ProcessRuntime) -> None:
         handle = await runtime.run_pod(make_pod([sh("trap 'echo bye; exit 3' TERM; echo up; sleep 30 & wait")]))
-        await eventually(lambda: (runtime.pod_dir("uid-1") / "logs/main/0.log").read_bytes() == b"up\n", "start")
+        await eventually(lambda: (runtime.log_dir / "uid-1_main_0.log").read_bytes() == b"up\n", "start")
         started = time.monotonic()
         await runtime.kill_pod(handle.uid, grace_seconds=5)
         status = await handle.wait()
@@ -142,7 +142,7 @@ def test_sigterm_handled_within_grace(tmp_path: Path) -> None:
 def test_sigkill_after_grace(tmp_path: Path) -> None:
     async def body(runtime: ProcessRuntime) -> None:
         handle = await runtime.run_pod(make_pod([sh("trap '' TERM; echo up; while :; do sleep 0.02; done")]))
-        await eventually(lambda: (runtime.pod_dir("uid-1") / "logs/main/0.log").read_bytes() == b"up\n", "start")
+        await eventually(lambda: (runtime.log_dir / "uid-1_main_0.log").read_bytes() == b"up\n", "start")
         started = time.monotonic()
         await runtime.kill_pod(handle.uid, grace_seconds=0.3)
         status = await handle.wait()
@@ -157,7 +157,7 @@ def test_sigkill_after_grace(tmp_path: Path) -> None:
 def test_all_zero_exits_during_deletion_succeed(tmp_path: Path) -> None:
     async def body(runtime: ProcessRuntime) -> None:
         handle = await runtime.run_pod(make_pod([sh("trap 'exit 0' TERM; echo up; sleep 30 & wait")], policy="Always"))
-        await eventually(lambda: (runtime.pod_dir("uid-1") / "logs/main/0.log").read_bytes() == b"up\n", "start")
+        await eventually(lambda: (runtime.log_dir / "uid-1_main_0.log").read_bytes() == b"up\n", "start")
         await runtime.kill_pod(handle.uid, grace_seconds=5)
         assert (await handle.wait())["phase"] == "Succeeded"
 
@@ -262,7 +262,7 @@ def _alive(pid: int) -> bool:
 def test_no_orphans_after_kill(tmp_path: Path) -> None:
     async def body(runtime: ProcessRuntime) -> None:
         handle = await runtime.run_pod(make_pod([sh("sleep 300 & echo $! > child.pid; wait")]))
-        pid_file = runtime.pod_dir("uid-1") / "work" / "child.pid"
+        pid_file = runtime.pod_dir("uid-1") / "child.pid"
         await eventually(lambda: pid_file.exists() and pid_file.read_text().strip() != "", "child pid")
         child = int(pid_file.read_text())
         assert _alive(child)
@@ -277,7 +277,7 @@ def test_background_children_die_with_the_main_process(tmp_path: Path) -> None:
     async def body(runtime: ProcessRuntime) -> None:
         status = await finish(runtime, make_pod([sh("sleep 300 & echo $! > child.pid")]))
         assert status["phase"] == "Succeeded"
-        child = int((runtime.pod_dir("uid-1") / "work" / "child.pid").read_text())
+        child = int((runtime.pod_dir("uid-1") / "child.pid").read_text())
         await eventually(lambda: not _alive(child), "the background child to die")
 
     with_runtime(tmp_path, body)
@@ -323,8 +323,10 @@ def test_forget_removes_pod_files(tmp_path: Path) -> None:
         handle: PodHandle = await runtime.run_pod(make_pod([sh("echo x")]))
         await handle.wait()
         assert runtime.pod_dir(handle.uid).exists()
+        assert list(runtime.log_dir.iterdir())
         runtime.forget(handle.uid)
         assert not runtime.pod_dir(handle.uid).exists()
+        assert not list(runtime.log_dir.iterdir())
         assert runtime.get(handle.uid) is None
 
     with_runtime(tmp_path, body)

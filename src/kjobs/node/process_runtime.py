@@ -6,8 +6,8 @@ reach the whole tree), and reaping through a pidfd registered with the asyncio l
 no thread per child). When a container's main process exits its group is SIGKILLed before it is reaped,
 as a container's processes die with its PID 1 and so the group id cannot be reused meanwhile.
 
-Per pod: `<root>/pods/<uid>/work` is the default working directory (shared by its containers, like an
-emptyDir), `<root>/pods/<uid>/logs/<container>/<n>.log` holds each attempt's interleaved stdout+stderr.
+Per pod: `<root>/pods/<uid>` is the default working directory (shared by its containers, like an
+emptyDir), `<root>/logs/<uid>_<container>_<n>.log` holds each attempt's interleaved stdout+stderr.
 The image is recorded in the status, never pulled: the command must exist on this machine. A missing
 command or executable ends the attempt at once as `StartError`, exit code 128, like containerd.
 Memory limits go through the `MemoryGuard` probed at start (`cgroups.probe_memory_guard`).
@@ -30,7 +30,7 @@ from pathlib import Path
 
 from kjobs.api.types import Obj
 from kjobs.node.cgroups import MemoryGuard, Placement, probe_memory_guard
-from kjobs.node.logs import attempt_log_path, prune_old_logs, read_log
+from kjobs.node.logs import attempt_log_path, pod_log_paths, prune_old_logs, read_log
 from kjobs.node.observations import Attempt, KillReason, PodRecord
 from kjobs.node.resources import memory_limit_bytes
 from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP
@@ -84,6 +84,9 @@ class ProcessRuntime(Supervisor):
             pod_ip=pod_ip,
         )
         self.root_dir = Path(root_dir)
+        self.log_dir = self.root_dir / "logs"
+        (self.root_dir / "pods").mkdir(parents=True, exist_ok=True)
+        self.log_dir.mkdir(exist_ok=True)
         self.memory_guard = memory_guard if memory_guard is not None else probe_memory_guard()
         self.base_env = dict(base_env) if base_env is not None else default_base_env()
         self._running: dict[str, _Running] = {}
@@ -112,15 +115,33 @@ class ProcessRuntime(Supervisor):
     ) -> AsyncIterator[bytes]:
         """The chosen attempt's log file, tailed and optionally followed until the attempt exits."""
         attempt = self.log_attempt(uid, container, previous=previous)
-        path = attempt_log_path(self.pod_dir(uid), container, attempt.number)
+        path = attempt_log_path(self.log_dir, uid, container, attempt.number)
         return read_log(
             path, tail_lines=tail_lines, limit_bytes=limit_bytes, follow=follow, finished=lambda: not attempt.running
         )
 
     def forget(self, uid: str) -> None:
         """Drop the pod's records and remove its directory."""
+        record = self.records.get(uid)
         super().forget(uid)
-        shutil.rmtree(self.pod_dir(uid), ignore_errors=True)
+        pod_dir = self.pod_dir(uid)
+        try:
+            os.rmdir(pod_dir)  # the common case: containers left nothing behind
+        except FileNotFoundError:
+            pass
+        except OSError:
+            shutil.rmtree(pod_dir, ignore_errors=True)
+        if record is None:
+            paths = pod_log_paths(self.log_dir, uid)
+        else:
+            paths = [
+                attempt_log_path(self.log_dir, uid, name, attempt.number)
+                for name, attempts in record.attempts.items()
+                for attempt in attempts[-2:]
+            ]
+        for path in paths:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
 
     async def shutdown(self) -> None:
         """SIGKILL every container, wait (bounded) until all are reaped, release cgroups."""
@@ -137,11 +158,11 @@ class ProcessRuntime(Supervisor):
 
     # -- Supervisor hooks ----------------------------------------------------------------------------------
     def pod_dir(self, uid: str) -> Path:
-        """The directory holding the pod's scratch space and logs."""
+        """The pod's scratch directory: its containers' default working directory."""
         return self.root_dir / "pods" / uid
 
     def _prepare(self, record: PodRecord) -> None:
-        (self.pod_dir(record.uid) / "work").mkdir(parents=True, exist_ok=True)
+        self.pod_dir(record.uid).mkdir(exist_ok=True)
 
     def _call_later(self, delay: float, callback: Callable[[], None]) -> Cancel:
         loop = self._loop or asyncio.get_running_loop()
@@ -158,10 +179,9 @@ class ProcessRuntime(Supervisor):
         now = self.clock.now()
         attempt = Attempt(container=name, number=number, container_id=f"kjobs://{uuid.uuid4().hex}", started_at=now)
         pod_dir = self.pod_dir(record.uid)
-        log_path = attempt_log_path(pod_dir, name, number)
-        log_path.parent.mkdir(parents=True, exist_ok=True)
+        log_path = attempt_log_path(self.log_dir, record.uid, name, number)
         if number >= 2:
-            prune_old_logs(pod_dir, name, number - 1)
+            prune_old_logs(self.log_dir, record.uid, name, number - 1)
         full_env = dict(self.base_env)
         full_env["HOSTNAME"] = str(record.pod.get("spec", {}).get("hostname") or record.pod["metadata"].get("name", ""))
         full_env.update(env)
@@ -169,12 +189,14 @@ class ProcessRuntime(Supervisor):
         if problem:
             log_path.touch()
             return self._start_error(attempt, problem)
-        workdir = Path(container.get("workingDir") or pod_dir / "work")
+        custom_workdir = container.get("workingDir")
+        workdir = Path(custom_workdir) if custom_workdir else pod_dir
         placement: Placement | None = None
         limit = memory_limit_bytes(container)
         fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:
-            workdir.mkdir(parents=True, exist_ok=True)
+            if custom_workdir:
+                workdir.mkdir(parents=True, exist_ok=True)
             if limit is not None:
                 placement = self.memory_guard.place(attempt.container_id.removeprefix("kjobs://"), limit)
             proc = subprocess.Popen(
