@@ -218,3 +218,20 @@ def test_run_pod_is_idempotent() -> None:
     second = run(runtime.run_pod(make_pod()))
     assert first is second
     assert len(runtime.records[first.uid].attempts["main"]) == 1
+
+
+def test_active_deadline_fails_pod_without_disruption_condition() -> None:
+    runtime, clock, _ = sim(lambda pod, c, n: Outcome(duration=1000, term_delay=2))
+    handle = run(runtime.run_pod(make_pod(activeDeadlineSeconds=60, terminationGracePeriodSeconds=5)))
+    clock.advance(59)
+    runtime.run_due()
+    assert handle.phase == "Running"
+    clock.advance(1)
+    runtime.run_due()
+    assert (handle.phase, handle.status["reason"]) == ("Failed", "DeadlineExceeded")
+    assert handle.status["message"] == "Pod was active on the node longer than the specified deadline"
+    assert all(c["type"] != "DisruptionTarget" for c in handle.status["conditions"])
+    runtime.run_until_idle(clock)
+    assert handle.terminal
+    assert clock.now() - T0 == 62
+    assert handle.status["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 143

@@ -62,6 +62,8 @@ class KillReason:
     message: str
     keep_succeeded: bool = False
     """Node shutdown: the phase becomes Failed unless the pod already Succeeded. Eviction: always Failed."""
+    disruption: bool = True
+    """Add the `DisruptionTarget` condition (reason `TerminationByKubelet`) with this message."""
 
 
 NODE_SHUTDOWN = KillReason(
@@ -76,6 +78,14 @@ CRITICAL_POD_PREEMPTION = KillReason(
     message="Pod was preempted by Kubelet to accommodate a critical pod.",
 )
 """The kubelet's critical-pod preemption (`pkg/kubelet/preemption`)."""
+
+
+ACTIVE_DEADLINE_EXCEEDED = KillReason(
+    reason="DeadlineExceeded",
+    message="Pod was active on the node longer than the specified deadline",
+    disruption=False,
+)
+"""The kubelet's activeDeadlineSeconds handler (`pkg/kubelet/active_deadline.go`): Failed, no DisruptionTarget."""
 
 
 def eviction(message: str) -> KillReason:

@@ -300,7 +300,7 @@ def compute_pod_status(
 
     others = [c for c in api_status.get("conditions") or [] if c.get("type") not in KUBELET_CONDITIONS]
     kill_reason = record.kill.reason if record.kill is not None else None
-    if kill_reason is not None:
+    if kill_reason is not None and kill_reason.disruption:
         others = [c for c in others if c.get("type") != DISRUPTION_TARGET]
         others.append(_condition(DISRUPTION_TARGET, True, "TerminationByKubelet", kill_reason.message))
     sandbox_ready = not (decisions.done and not record.any_running())

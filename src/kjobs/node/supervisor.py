@@ -17,12 +17,14 @@ from collections.abc import AsyncIterator, Callable
 from kjobs.api.errors import ApiError, bad_request
 from kjobs.api.types import Obj
 from kjobs.node.envvars import ConfigError, container_command, container_env
-from kjobs.node.observations import Attempt, KillReason, KillRequest, PodRecord
+from kjobs.node.observations import ACTIVE_DEADLINE_EXCEEDED, Attempt, KillReason, KillRequest, PodRecord
 from kjobs.node.podstatus import SUCCEEDED, TERMINAL_PHASES, compute_pod_status
 from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP, next_backoff, plan
 from kjobs.node.runtime import Clock, PodHandle, StatusCallback
 
 Cancel = Callable[[], None]
+DEFAULT_GRACE_SECONDS = 30.0
+"""The API default of `terminationGracePeriodSeconds`."""
 _MAX_STARTS_PER_SYNC = 64
 
 
@@ -62,6 +64,7 @@ class Supervisor(ABC):
         self.handles: dict[str, PodHandle] = {}
         self._wakeups: dict[str, Cancel] = {}
         self._kill_timers: dict[str, Cancel] = {}
+        self._deadlines: dict[str, Cancel] = {}
 
     # -- what subclasses provide -------------------------------------------------------------------------
     @abstractmethod
@@ -98,8 +101,20 @@ class Supervisor(ABC):
         self.records[uid] = record
         self.handles[uid] = handle
         self._prepare(record)
+        deadline = pod.get("spec", {}).get("activeDeadlineSeconds")
+        if isinstance(deadline, int | float) and not isinstance(deadline, bool) and deadline >= 0:
+            self._deadlines[uid] = self._call_later(float(deadline), lambda: self._deadline_exceeded(uid))
         self.sync(uid)
         return handle
+
+    def _deadline_exceeded(self, uid: str) -> None:
+        self._deadlines.pop(uid, None)
+        record = self.records.get(uid)
+        if record is None:
+            return
+        grace = record.pod.get("spec", {}).get("terminationGracePeriodSeconds")
+        grace_seconds = float(grace) if isinstance(grace, int | float) else DEFAULT_GRACE_SECONDS
+        self.request_kill(uid, grace_seconds=grace_seconds, reason=ACTIVE_DEADLINE_EXCEEDED)
 
     def sync(self, uid: str) -> None:
         """Plan, act and publish for one pod."""
@@ -138,7 +153,7 @@ class Supervisor(ABC):
         elif terminal:
             handle.publish(status, terminal=True)
         if terminal:
-            for timers in (self._wakeups, self._kill_timers):
+            for timers in (self._wakeups, self._kill_timers, self._deadlines):
                 cancel = timers.pop(handle.uid, None)
                 if cancel is not None:
                     cancel()
@@ -260,7 +275,7 @@ class Supervisor(ABC):
         record = self.records.get(uid)
         if record is not None and record.any_running():
             self.request_kill(uid, grace_seconds=0)
-        for timers in (self._wakeups, self._kill_timers):
+        for timers in (self._wakeups, self._kill_timers, self._deadlines):
             cancel = timers.pop(uid, None)
             if cancel is not None:
                 cancel()
