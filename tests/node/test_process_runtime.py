@@ -341,3 +341,16 @@ def test_many_pods_concurrently(tmp_path: Path) -> None:
         assert os.listdir(runtime.root_dir / "pods")
 
     with_runtime(tmp_path, body)
+
+
+def test_shutdown_kills_without_restarting(tmp_path: Path) -> None:
+    async def run() -> None:
+        runtime = ProcessRuntime(root_dir=tmp_path, backoff_base=0.05)
+        handle = await runtime.run_pod(make_pod([sh("echo up; sleep 30")], policy="Always"))
+        await eventually(lambda: (runtime.log_dir / "uid-1_main_0.log").read_bytes() == b"up\n", "start")
+        await asyncio.wait_for(runtime.shutdown(), DEADLINE)
+        assert handle.terminal
+        assert handle.phase == "Failed"
+        assert len(runtime.records["uid-1"].attempts["main"]) == 1
+
+    asyncio.run(run())

@@ -144,10 +144,11 @@ class ProcessRuntime(Supervisor):
                 os.unlink(path)
 
     async def shutdown(self) -> None:
-        """SIGKILL every container, wait (bounded) until all are reaped, release cgroups."""
-        for running in list(self._running.values()):
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(running.proc.pid, signals.SIGKILL)
+        """Kill every pod at once (no restarts), wait (bounded) until all are reaped, release cgroups."""
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+        for uid in list(self.records):
+            self.request_kill(uid, grace_seconds=0)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + _SHUTDOWN_WAIT_SECONDS
         while self._running and loop.time() < deadline:
