@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 from enum import Enum
 from fractions import Fraction
+from functools import lru_cache
 
 QUANTITY_REGEX = "^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$"
 ERR_FORMAT_WRONG = f"quantities must match the regular expression '{QUANTITY_REGEX}'"
@@ -121,6 +122,7 @@ def _interpret(suffix: str) -> tuple[int, int, Format]:
     raise QuantityError(ERR_SUFFIX)
 
 
+@lru_cache(maxsize=4096, typed=True)
 def parse_quantity(raw: str | int | float) -> Quantity:
     """Parse a quantity as the API server decodes it (a JSON string or number); raises `QuantityError`."""
     if isinstance(raw, bool):

@@ -1,13 +1,15 @@
 """String format checks with Kubernetes' exact messages (apimachinery `util/validation`, `validate/content`).
 
-Each `is_*` function returns the list of problems Kubernetes reports for a value (empty = valid); callers turn
-each message into a `FieldError` at their own path. The texts are Kubernetes' byte for byte, because they end up
-in API responses that users and tests compare against.
+Each `is_*` function returns the problems Kubernetes reports for a value (empty = valid); callers turn each
+message into a `FieldError` at their own path. The texts are Kubernetes' byte for byte, because they end up in
+API responses that users and tests compare against. The checks run on every label and name of every request,
+so the common ones are memoised (they are pure and return tuples).
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 DNS1123_LABEL_MAX = 63
 DNS1123_SUBDOMAIN_MAX = 253
@@ -92,7 +94,8 @@ def inclusive_range_error(lo: int, hi: int) -> str:
 EMPTY_ERROR = "must be non-empty"
 
 
-def is_dns1123_label(value: str) -> list[str]:
+@lru_cache(maxsize=8192)
+def is_dns1123_label(value: str) -> tuple[str, ...]:
     """RFC 1123 label: container names, volume names, hostnames."""
     errs = []
     if _blen(value) > DNS1123_LABEL_MAX:
@@ -102,17 +105,18 @@ def is_dns1123_label(value: str) -> list[str]:
             errs.append("must not contain dots")
         else:
             errs.append(regex_error(_DNS1123_LABEL_MSG, _DNS1123_LABEL_FMT, "my-name", "123-abc"))
-    return errs
+    return tuple(errs)
 
 
-def is_dns1123_subdomain(value: str) -> list[str]:
+@lru_cache(maxsize=8192)
+def is_dns1123_subdomain(value: str) -> tuple[str, ...]:
     """RFC 1123 subdomain: most object names."""
     errs = []
     if _blen(value) > DNS1123_SUBDOMAIN_MAX:
         errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX))
     if not _dns1123_subdomain.fullmatch(value):
         errs.append(regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
-    return errs
+    return tuple(errs)
 
 
 def is_dns1035_label(value: str) -> list[str]:
@@ -129,17 +133,18 @@ def _mask_trailing_dash(name: str) -> str:
     return name[:-1] + "a" if len(name) > 1 and name.endswith("-") else name
 
 
-def name_is_dns_subdomain(name: str, prefix: bool) -> list[str]:
+def name_is_dns_subdomain(name: str, prefix: bool) -> tuple[str, ...]:
     """`NameIsDNSSubdomain`: object names; a generateName prefix may end with '-'."""
     return is_dns1123_subdomain(_mask_trailing_dash(name) if prefix else name)
 
 
-def name_is_dns_label(name: str, prefix: bool) -> list[str]:
+def name_is_dns_label(name: str, prefix: bool) -> tuple[str, ...]:
     """`NameIsDNSLabel` (namespace names)."""
     return is_dns1123_label(_mask_trailing_dash(name) if prefix else name)
 
 
-def is_qualified_name(value: str) -> list[str]:
+@lru_cache(maxsize=8192)
+def is_qualified_name(value: str) -> tuple[str, ...]:
     """Label keys, annotation keys (lower-cased), condition types, finalizers."""
     errs: list[str] = []
     parts = value.split("/")
@@ -152,28 +157,29 @@ def is_qualified_name(value: str) -> list[str]:
         else:
             errs.extend("prefix part " + m for m in is_dns1123_subdomain(prefix))
     else:
-        return [
+        return (
             "a valid label key "
             + regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc")
-            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
+            + " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')",
+        )
     if not name:
         errs.append("name part " + EMPTY_ERROR)
     elif _blen(name) > QUALIFIED_NAME_MAX:
         errs.append("name part " + max_len_error(QUALIFIED_NAME_MAX))
     if not _label_key.fullmatch(name):
         errs.append("name part " + regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc"))
-    return errs
+    return tuple(errs)
 
 
-def is_label_value(value: str) -> list[str]:
+@lru_cache(maxsize=8192)
+def is_label_value(value: str) -> tuple[str, ...]:
     """Label values (≤ 63 characters)."""
     errs = []
     if _blen(value) > LABEL_VALUE_MAX:
         errs.append(max_len_error(LABEL_VALUE_MAX))
     if not _label_value.fullmatch(value):
         errs.append(regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
-    return errs
+    return tuple(errs)
 
 
 def _chdir_prefix(value: str) -> list[str]:

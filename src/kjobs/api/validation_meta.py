@@ -9,7 +9,7 @@ Label-selector *parsing* for list/watch lives in `kjobs.api.selectors`; this mod
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from kjobs.api.errors import ErrorType, FieldError
@@ -31,7 +31,7 @@ IMMUTABLE_MSG = "field is immutable"
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * (1 << 10)
 _STANDARD_FINALIZERS = frozenset({"kubernetes", "orphan", "foregroundDeletion"})
 
-NameFn = Callable[[str, bool], list[str]]
+NameFn = Callable[[str, bool], Sequence[str]]
 
 
 def validate_nonnegative(value: int | None, path: str, errs: Errors) -> None:
