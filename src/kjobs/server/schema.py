@@ -85,16 +85,30 @@ def strategies_for(root: str | None) -> StrategyLookup:
     return functools.partial(_strategy, root)
 
 
-def unknown_fields(obj: Any, root: str | None) -> list[str]:
-    """Paths of fields in `obj` that the schema `root` does not declare, in document order."""
+FieldPath2 = tuple[str | int, ...]
+
+
+def format_path(path: FieldPath2) -> str:
+    """Render a path as the strict decoder does: `spec.template.spec.containers[0].cmmand`."""
+    text = ""
+    for token in path:
+        if isinstance(token, int):
+            text += f"[{token}]"
+        else:
+            text += f".{token}" if text else token
+    return text
+
+
+def unknown_fields(obj: Any, root: str | None) -> list[FieldPath2]:
+    """Paths (keys and list indexes) of fields in `obj` that schema `root` does not declare, in document order."""
     if root is None:
         return []
-    found: list[str] = []
-    _walk(obj, schemas()[root], "", found)
+    found: list[FieldPath2] = []
+    _walk(obj, schemas()[root], (), found)
     return found
 
 
-def _walk(value: Any, node: dict[str, Any], prefix: str, found: list[str]) -> None:
+def _walk(value: Any, node: dict[str, Any], prefix: FieldPath2, found: list[FieldPath2]) -> None:
     schema = _resolve(node)
     if schema.get("x-kubernetes-preserve-unknown-fields"):
         return
@@ -104,14 +118,13 @@ def _walk(value: Any, node: dict[str, Any], prefix: str, found: list[str]) -> No
         if props is None:
             if isinstance(extra, dict):
                 for key, item in value.items():
-                    _walk(item, extra, f"{prefix}[{key}]" if prefix else key, found)
+                    _walk(item, extra, (*prefix, key), found)
             return
         for key, item in value.items():
-            path = f"{prefix}.{key}" if prefix else key
             if key in props:
-                _walk(item, props[key], path, found)
+                _walk(item, props[key], (*prefix, key), found)
             else:
-                found.append(path)
+                found.append((*prefix, key))
     elif isinstance(value, list) and "items" in schema:
         for i, item in enumerate(value):
-            _walk(item, schema["items"], f"{prefix}[{i}]", found)
+            _walk(item, schema["items"], (*prefix, i), found)

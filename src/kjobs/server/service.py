@@ -218,13 +218,14 @@ class ApiService:
         if not unknown:
             return []
         mode = (field_validation or "Warn").capitalize()
+        texts = [f'unknown field "{schema.format_path(u)}"' for u in unknown]
         if mode == "Strict":
-            text = ", ".join(f'unknown field "{u}"' for u in unknown)
+            text = ", ".join(texts)
             raise bad_request(
                 f'{kind} in version "{r.version}" cannot be handled as a {kind}: strict decoding error: {text}'
             )
         _prune(body, unknown)
-        return [] if mode == "Ignore" else [f'unknown field "{u}"' for u in unknown]
+        return [] if mode == "Ignore" else texts
 
     def _default(self, r: Resource, obj: Obj) -> Obj:
         hook = r.hook("default")
@@ -839,31 +840,13 @@ def _success_status(r: Resource, name: str, gone: Obj) -> Obj:
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
 
 
-def _prune(obj: Obj, paths: list[str]) -> None:
-    """Drop unknown fields (dotted/indexed paths as `schema.unknown_fields` reports them) from `obj`."""
+def _prune(obj: Obj, paths: list[schema.FieldPath2]) -> None:
+    """Drop unknown fields (as `schema.unknown_fields` reports them) from `obj`."""
     for path in paths:
         node: Any = obj
-        tokens = _tokens(path)
-        for token in tokens[:-1]:
-            node = node[token] if isinstance(node, (dict, list)) else None
-            if node is None:
-                break
-        if isinstance(node, dict):
-            node.pop(tokens[-1], None)
-
-
-def _tokens(path: str) -> list[Any]:
-    tokens: list[Any] = []
-    for part in path.split("."):
-        while "[" in part:
-            head, rest = part.split("[", 1)
-            if head:
-                tokens.append(head)
-            index, part = rest.split("]", 1)
-            tokens.append(int(index) if index.isdigit() else index)
-        if part:
-            tokens.append(part)
-    return tokens
+        for token in path[:-1]:
+            node = node[token]
+        node.pop(path[-1], None)
 
 
 def _core_meta_validator() -> Any:

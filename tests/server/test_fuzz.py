@@ -1,0 +1,185 @@
+"""Fuzzing the served API with hypothesis: malformed requests and mangled objects never cause a 5xx or a hang.
+
+Every answer that is not a success must be a Kubernetes `Status` with a matching code.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from kjobs.server.patch import PatchError, json_merge, json_patch, strategic_merge
+from kjobs.server.runner import serve
+from kjobs.store import MemoryStore
+from tests.server.conftest import job_manifest, pod_manifest
+
+pytestmark = pytest.mark.slow
+
+json_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**40), 2**40), st.floats(allow_nan=False), st.text(max_size=12)
+)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=8), inner, max_size=4)),
+    max_leaves=12,
+)
+
+PATHS = [
+    "/api/v1/namespaces/default/pods",
+    "/api/v1/namespaces/default/pods/p",
+    "/api/v1/namespaces/default/pods/p/status",
+    "/api/v1/namespaces/default/pods/p/log",
+    "/api/v1/namespaces/default/pods/p/eviction",
+    "/api/v1/namespaces/default/pods/p/binding",
+    "/apis/batch/v1/namespaces/default/jobs",
+    "/apis/batch/v1/namespaces/default/jobs/j",
+    "/apis/batch/v1/namespaces/default/jobs/j/status",
+    "/api/v1/nodes",
+    "/api/v1/nodes/n",
+    "/api/v1/namespaces/default/events",
+    "/api/v1/namespaces",
+    "/api/v1/namespaces/default",
+    "/apis/policy/v1/namespaces/default/poddisruptionbudgets",
+    "/apis/coordination.k8s.io/v1/namespaces/x/leases/l",
+    "/apis/scheduling.k8s.io/v1/priorityclasses",
+    "/api",
+    "/apis",
+    "/api/v1",
+    "/openapi/v3",
+    "/version",
+    "/x/y",
+]
+CONTENT_TYPES = [
+    None,
+    "application/json",
+    "application/yaml",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+    "application/json-patch+json",
+    "application/apply-patch+yaml",
+    "text/plain",
+    "application/vnd.kubernetes.protobuf",
+]
+QUERY_KEYS = [
+    "labelSelector",
+    "fieldSelector",
+    "resourceVersion",
+    "fieldValidation",
+    "fieldManager",
+    "dryRun",
+    "propagationPolicy",
+    "gracePeriodSeconds",
+    "tailLines",
+    "container",
+    "includeObject",
+    "limit",
+    "timeoutSeconds",
+    "force",
+    "follow",
+]
+
+
+@pytest.fixture(scope="module")
+def http() -> Iterator[httpx.Client]:
+    store = MemoryStore()
+    with serve(store) as url, httpx.Client(base_url=url, timeout=10) as client:
+        client.post("/apis/batch/v1/namespaces/default/jobs", json=job_manifest("j"))
+        client.post("/api/v1/namespaces/default/pods", json=pod_manifest("p"))
+        client.post("/api/v1/nodes", json={"metadata": {"name": "n"}})
+        yield client
+    store.close()
+
+
+def _check(response: httpx.Response) -> None:
+    assert response.status_code < 500, response.text
+    if response.status_code >= 400:
+        status = response.json()
+        assert status["kind"] == "Status" and status["code"] == response.status_code
+
+
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    method=st.sampled_from(["GET", "POST", "PUT", "PATCH", "DELETE"]),
+    path=st.sampled_from(PATHS),
+    content_type=st.sampled_from(CONTENT_TYPES),
+    body=st.one_of(json_values.map(orjson.dumps), st.binary(max_size=40)),
+    query=st.dictionaries(st.sampled_from(QUERY_KEYS), st.text(max_size=10), max_size=3),
+    watch=st.booleans(),
+)
+def test_raw_requests_never_fail_the_server(
+    http: httpx.Client,
+    method: str,
+    path: str,
+    content_type: str | None,
+    body: bytes,
+    query: dict[str, str],
+    watch: bool,
+) -> None:
+    params = dict(query)
+    if watch:
+        params.update(watch="true", timeoutSeconds="0.2")
+    params.pop("follow", None)
+    headers = {"content-type": content_type} if content_type else {}
+    response = http.request(method, path, params=params, content=body if method != "GET" else None, headers=headers)
+    _check(response)
+
+
+def _mutations() -> st.SearchStrategy[tuple[list[str], Any]]:
+    paths = [
+        ["spec", "parallelism"],
+        ["spec", "completions"],
+        ["spec", "backoffLimit"],
+        ["spec", "template"],
+        ["spec", "template", "spec", "containers"],
+        ["spec", "template", "spec", "restartPolicy"],
+        ["metadata", "name"],
+        ["metadata", "labels"],
+        ["spec", "selector"],
+        ["spec", "podFailurePolicy"],
+        ["metadata"],
+        ["spec"],
+        ["status"],
+        ["spec", "completionMode"],
+        ["spec", "activeDeadlineSeconds"],
+    ]
+    return st.tuples(st.sampled_from(paths), json_values)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(mutations=st.lists(_mutations(), min_size=1, max_size=3), update=st.booleans())
+def test_mangled_jobs_are_rejected_cleanly(
+    http: httpx.Client, mutations: list[tuple[list[str], Any]], update: bool
+) -> None:
+    job: Any = copy.deepcopy(job_manifest("j" if update else "fz"))
+    for path, value in mutations:
+        node = job
+        for key in path[:-1]:
+            if not isinstance(node, dict):
+                break
+            node = node.setdefault(key, {})
+        if isinstance(node, dict):
+            node[path[-1]] = value
+    if update:
+        response = http.put("/apis/batch/v1/namespaces/default/jobs/j", content=orjson.dumps(job))
+    else:
+        response = http.post("/apis/batch/v1/namespaces/default/jobs", content=orjson.dumps(job))
+        if response.status_code == 201:
+            http.delete("/apis/batch/v1/namespaces/default/jobs/" + response.json()["metadata"]["name"])
+    _check(response)
+
+
+@settings(max_examples=300, deadline=None)
+@given(original=json_values, patch=json_values)
+def test_patch_functions_only_raise_patch_errors(original: Any, patch: Any) -> None:
+    for apply in (json_merge, json_patch, strategic_merge):
+        try:
+            apply(original, patch)
+        except PatchError:
+            pass
