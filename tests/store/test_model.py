@@ -55,7 +55,8 @@ def _expected(version: str, current: int) -> str | None:
 
 
 def _obj(key: tuple[str, str, str], payload: Obj) -> Obj:
-    return {"metadata": {"name": key[2], "namespace": key[1]}, "data": payload}
+    group = "one" if payload["v"] == 1 else "two"
+    return {"metadata": {"name": key[2], "namespace": key[1], "labels": {"grp": group}}, "data": payload}
 
 
 def run(store: Store, op: tuple[Any, ...], model_rv: int | None) -> tuple[str, Any]:
@@ -121,6 +122,12 @@ def test_backends_agree_with_the_model(sequence: list[tuple[Any, ...]]) -> None:
             )
             assert got == want
             assert snapshot(sqlite) == snapshot(memory)
+            for store in (memory, sqlite):
+                for group in ("one", "two"):
+                    for namespace in (None, "a"):
+                        everything, _ = store.list("pods", namespace)
+                        brute = [o for o in everything if o["metadata"]["labels"]["grp"] == group]
+                        assert store.list("pods", namespace, label_selector=f"grp={group}")[0] == brute
         finally:
             sqlite.close()
         with SqliteStore(path) as reopened:

@@ -162,6 +162,25 @@ def test_list_filters_by_label_and_field_selectors(store: Store) -> None:
     assert info.value.code == 400
 
 
+def test_label_lists_follow_relabeling_and_deletion(store: Store) -> None:
+    store.create("pods", "a", "p1", pod("p1", "a", job="x"))
+    store.create("pods", "b", "p2", pod("p2", "b", job="x"))
+    store.create("pods", "a", "p3", pod("p3", "a", job="y"))
+
+    def names(selector: str, namespace: str | None = None) -> list[str]:
+        return [o["metadata"]["name"] for o in store.list("pods", namespace, label_selector=selector)[0]]
+
+    assert names("job=x") == ["p1", "p2"]
+    assert names("job in (x),job!=y", "a") == ["p1"]
+    store.update("pods", "a", "p1", pod("p1", "a", job="y"))
+    assert names("job=x") == ["p2"]
+    assert names("job==y") == ["p1", "p3"]
+    store.delete("pods", "a", "p3")
+    assert names("job=y") == ["p1"]
+    assert names("job=z") == []
+    assert names("!job") == []
+
+
 def test_list_page_continues_after_the_last_key(store: Store) -> None:
     for i in range(7):
         store.create("pods", "ns", f"p{i}", pod(f"p{i}", "ns", odd=str(i % 2)))

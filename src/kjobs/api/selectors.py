@@ -15,7 +15,7 @@ reject unknown field labels as Kubernetes does (`field label not supported: x`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
@@ -472,20 +472,30 @@ _FIELD_DEFAULTS = {
 """Typed fields whose Go zero value (what Kubernetes matches when the field is omitted) is not the empty string."""
 
 
+def _field_path(field: str) -> tuple[str, ...]:
+    path = _PATHS.get(field)
+    if path is None:
+        path = _PATHS[field] = tuple(_FIELD_ALIASES.get(field, field).split("."))
+    return path
+
+
+_PATHS: dict[str, tuple[str, ...]] = {}
+
+
 def field_value(obj: Obj, field: str) -> str:
     """The string a field selector compares for `field` (dotted JSON path; absent → Kubernetes' zero value)."""
     node: Any = obj
-    for part in _FIELD_ALIASES.get(field, field).split("."):
+    for part in _field_path(field):
         if not isinstance(node, dict):
             node = None
             break
         node = node.get(part)
     if node is None or isinstance(node, (dict, list)):
         return _FIELD_DEFAULTS.get(field, "")
-    if isinstance(node, bool):
-        return "true" if node else "false"
     if isinstance(node, str):
         return node
+    if isinstance(node, bool):
+        return "true" if node else "false"
     return str(node)
 
 
@@ -503,6 +513,19 @@ class FieldSelector:
     def matches(self, obj: Obj) -> bool:
         """Whether every term holds for the object."""
         return all((field_value(obj, t.field) == t.value) != t.negate for t in self.terms)
+
+    def matches_fields(self, fields: Mapping[str, str], load: Callable[[], Obj]) -> bool:
+        """Match against precomputed field values (see `selectable_fields`), loading the object only for others."""
+        obj: Obj | None = None
+        for term in self.terms:
+            value = fields.get(term.field)
+            if value is None:
+                if obj is None:
+                    obj = load()
+                value = field_value(obj, term.field)
+            if (value == term.value) == term.negate:
+                return False
+        return True
 
     def exact_match(self, field: str) -> str | None:
         """The value `field` must equal, if some `field=value` term pins it."""
@@ -555,6 +578,11 @@ FIELD_LABELS: dict[str, frozenset[str]] = {
     "namespaces": _METADATA_FIELDS | {"status.phase"},
 }
 """Field labels a Kubernetes API server accepts per resource (plus `metadata.name`/`metadata.namespace`)."""
+
+
+def selectable_fields(resource: str, obj: Obj) -> dict[str, str]:
+    """The values of every field label `resource` supports, for stores that index them once per write."""
+    return {f: field_value(obj, f) for f in FIELD_LABELS.get(resource, _METADATA_FIELDS)}
 
 
 def _split_terms(text: str) -> list[str]:

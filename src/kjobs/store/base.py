@@ -31,6 +31,9 @@ import orjson
 
 from kjobs.api.errors import ApiError, already_exists, bad_request, conflict, gone, not_found
 from kjobs.api.selectors import (
+    DOUBLE_EQUALS,
+    EQUALS,
+    IN,
     FieldSelector,
     LabelSelector,
     parse_field_selector,
@@ -125,25 +128,59 @@ class _History:
 
 
 class _Bucket:
-    """The objects of one resource: records by `"ns/name"` plus the keys in Kubernetes' list order."""
+    """The objects of one resource: records by `"ns/name"`, the keys in Kubernetes' list order, and an
+    inverted index label → keys so `job-name=x`-style lists do not scan every object."""
 
-    __slots__ = ("keys", "records")
+    __slots__ = ("by_label", "keys", "records")
 
     def __init__(self) -> None:
         self.records: dict[str, Record] = {}
         self.keys: list[str] = []
+        self.by_label: dict[tuple[str, str], set[str]] = {}
 
     def put(self, path: str, record: Record) -> None:
-        if path not in self.records:
+        old = self.records.get(path)
+        if old is None:
             bisect.insort(self.keys, path)
+            self._index(path, record.labels)
+        elif old.labels != record.labels:
+            self._unindex(path, old.labels)
+            self._index(path, record.labels)
         self.records[path] = record
 
     def remove(self, path: str) -> None:
-        if self.records.pop(path, None) is not None:
-            i = bisect.bisect_left(self.keys, path)
-            del self.keys[i]
+        old = self.records.pop(path, None)
+        if old is not None:
+            del self.keys[bisect.bisect_left(self.keys, path)]
+            self._unindex(path, old.labels)
 
-    def paths(self, namespace: str | None) -> list[str]:
+    def _index(self, path: str, labels: dict[str, str]) -> None:
+        for item in labels.items():
+            paths = self.by_label.get(item)
+            if paths is None:
+                self.by_label[item] = {path}
+            else:
+                paths.add(path)
+
+    def _unindex(self, path: str, labels: dict[str, str]) -> None:
+        for item in labels.items():
+            paths = self.by_label.get(item)
+            if paths is not None:
+                paths.discard(path)
+                if not paths:
+                    del self.by_label[item]
+
+    def paths(self, namespace: str | None, labels: LabelSelector) -> list[str]:
+        """Keys in list order, narrowed by namespace and, when `labels` pins a label value, by the index."""
+        narrowest: set[str] | None = None
+        for r in labels.requirements:
+            if r.operator in (EQUALS, DOUBLE_EQUALS, IN) and len(r.values) == 1:
+                found = self.by_label.get((r.key, r.values[0]), set())
+                if narrowest is None or len(found) < len(narrowest):
+                    narrowest = found
+        if narrowest is not None:
+            prefix = None if namespace is None else namespace + "/"
+            return sorted(p for p in narrowest if prefix is None or p.startswith(prefix))
         if namespace is None:
             return self.keys
         lo = bisect.bisect_left(self.keys, namespace + "/")
@@ -179,9 +216,21 @@ def _private_copy(obj: Obj) -> Obj:
     return copy
 
 
-def _stamp(obj: Obj, revision: int) -> Record:
+def _stamp(resource: str, obj: Obj, revision: int) -> Record:
     obj["metadata"]["resourceVersion"] = str(revision)
-    return Record(obj, orjson.dumps(obj), revision)
+    return Record.of(resource, obj, orjson.dumps(obj), revision)
+
+
+def _unchanged(obj: Obj, current: Record) -> bool:
+    """Whether `obj` (already carrying the current resourceVersion) equals the stored object.
+
+    Equal JSON bytes settle it; a different length means a change (orjson renders equal values alike); only
+    same-length bytes (e.g. keys in another order) need the stored object decoded.
+    """
+    raw = orjson.dumps(obj)
+    if raw == current.raw:
+        return True
+    return len(raw) == len(current.raw) and obj == current.decode()
 
 
 class Store(ABC):
@@ -257,8 +306,7 @@ class Store(ABC):
         return None if bucket is None else bucket.records.get(_path(key[1], key[2]))
 
     def _check(self, op: Op, current: Record) -> None:
-        meta = current.obj.get("metadata") or {}
-        uid = meta.get("uid") or ""
+        uid = current.uid
         if op.expected_uid is not None and op.expected_uid != uid:
             raise precondition_failed(
                 op.resource,
@@ -291,7 +339,7 @@ class Store(ABC):
                         raise already_exists(plural, op.name, group=group)
                     assert op.obj is not None
                     revision += 1
-                    record = _stamp(op.obj, revision)
+                    record = _stamp(op.resource, op.obj, revision)
                     overlay[key] = op.result = record
                     changes.append((op.resource, Change(EventType.ADDED, op.namespace, op.name, record, None)))
                     continue
@@ -301,16 +349,16 @@ class Store(ABC):
                 if op.kind == "update":
                     assert op.obj is not None
                     op.obj["metadata"]["resourceVersion"] = str(current.revision)
-                    if op.obj == current.obj:
+                    if _unchanged(op.obj, current):
                         op.result = current
                         continue
                     revision += 1
-                    record = _stamp(op.obj, revision)
+                    record = _stamp(op.resource, op.obj, revision)
                     overlay[key] = op.result = record
                     changes.append((op.resource, Change(EventType.MODIFIED, op.namespace, op.name, record, current)))
                 else:
                     revision += 1
-                    record = _stamp(dict(current.obj, metadata=dict(current.obj["metadata"])), revision)
+                    record = _stamp(op.resource, current.decode(), revision)
                     overlay[key] = None
                     op.result = record
                     changes.append((op.resource, Change(EventType.DELETED, op.namespace, op.name, record, current)))
@@ -452,11 +500,11 @@ class Store(ABC):
         if bucket is None:
             return []
         records = bucket.records
-        selected = [records[p] for p in bucket.paths(namespace)]
+        selected = [records[p] for p in bucket.paths(namespace, label_selector)]
         if not label_selector.empty:
-            selected = [r for r in selected if label_selector.matches(r.obj)]
+            selected = [r for r in selected if label_selector.matches_labels(r.labels)]
         if not field_selector.empty:
-            selected = [r for r in selected if field_selector.matches(r.obj)]
+            selected = [r for r in selected if field_selector.matches_fields(r.fields, r.decode)]
         return selected
 
     def list_raw(
@@ -506,7 +554,7 @@ class Store(ABC):
         labels, fields = _as_label_selector(label_selector), _as_field_selector(field_selector)
         with self._lock:
             bucket = self._buckets.get(resource)
-            paths = bucket.paths(namespace) if bucket is not None else []
+            paths = bucket.paths(namespace, labels) if bucket is not None else []
             if continue_after is not None:
                 paths = paths[bisect.bisect_right(paths, continue_after) :]
             revision = self._revision
@@ -514,7 +562,9 @@ class Store(ABC):
             last: str | None = None
             for path in paths:
                 record = bucket.records[path] if bucket is not None else None
-                if record is None or not (labels.matches(record.obj) and fields.matches(record.obj)):
+                if record is None or not (
+                    labels.matches_labels(record.labels) and fields.matches_fields(record.fields, record.decode)
+                ):
                     continue
                 if limit > 0 and len(page) == limit:
                     return page, revision, last

@@ -1,10 +1,11 @@
-"""Watch events and the change records they are cut from.
+"""Watch events, and the stored records and change records they are cut from.
 
-A `Change` is one committed write as the store remembers it in its bounded history: the revision, the new
-state and the previous one (needed to tell a watcher with a selector that an object left or entered its
-view). An `Event` is what one watcher receives; it carries the object's JSON bytes and decodes them only
-when asked, so an HTTP server can stream `raw` without a decode/encode round trip and every consumer that
-does decode gets its own dict.
+A `Record` is one stored object version: its JSON bytes plus a small index (labels, selectable fields,
+uid). A `Change` is one committed write as the store remembers it in its bounded history: the new record
+and the previous one (needed to tell a watcher with a selector that an object left or entered its view).
+An `Event` is what one watcher receives; it carries the object's JSON bytes and decodes them only when
+asked, so an HTTP server can stream `raw` without a decode/encode round trip and every consumer that does
+decode gets its own dict.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 
 import orjson
 
+from kjobs.api.selectors import selectable_fields
 from kjobs.api.types import Obj
 
 
@@ -63,13 +65,39 @@ class Event:
         return f"Event({self.type.value}, {meta.get('namespace', '')}/{meta.get('name', '')}@{self.revision})"
 
 
+_NO_LABELS: dict[str, str] = {}
+
+
 @dataclass(frozen=True, slots=True)
 class Record:
-    """A stored object: the store's private dict (never handed out), its JSON bytes, and its revision."""
+    """A stored object: its JSON bytes and revision, plus what selectors and preconditions need (labels,
+    precomputed selectable fields, uid). The decoded object is not kept: a few small objects per record
+    instead of a hundred keeps memory and the garbage collector's full passes small."""
 
-    obj: Obj
     raw: bytes
     revision: int
+    labels: dict[str, str]
+    fields: dict[str, str]
+    uid: str
+
+    @classmethod
+    def of(cls, resource: str, obj: Obj, raw: bytes, revision: int) -> Record:
+        """Index an object whose JSON form is `raw`."""
+        meta = obj.get("metadata") or {}
+        labels = meta.get("labels")
+        if not isinstance(labels, dict) or not labels:
+            labels = _NO_LABELS
+        elif not all(isinstance(v, str) for v in labels.values()):
+            labels = {str(k): v if isinstance(v, str) else str(v) for k, v in labels.items()}
+        else:
+            labels = dict(labels)
+        uid = meta.get("uid")
+        return cls(raw, revision, labels, selectable_fields(resource, obj), uid if isinstance(uid, str) else "")
+
+    def decode(self) -> Obj:
+        """A fresh dict of the stored object."""
+        obj: Obj = orjson.loads(self.raw)
+        return obj
 
 
 @dataclass(frozen=True, slots=True)

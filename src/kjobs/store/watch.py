@@ -22,7 +22,6 @@ from collections.abc import Callable
 import orjson
 
 from kjobs.api.selectors import FieldSelector, LabelSelector
-from kjobs.api.types import Obj
 from kjobs.store.events import Change, Event, EventType, Record
 
 DEFAULT_MAX_QUEUE = 100_000
@@ -62,8 +61,10 @@ class Watch:
 
     # --- producer side (called by the store while it publishes) ---------------------------------------------
 
-    def _selects(self, obj: Obj) -> bool:
-        return self.label_selector.matches(obj) and self.field_selector.matches(obj)
+    def _selects(self, record: Record) -> bool:
+        return self.label_selector.matches_labels(record.labels) and self.field_selector.matches_fields(
+            record.fields, record.decode
+        )
 
     def filter(self, change: Change) -> Event | None:
         """The event this watcher should see for a committed change, or None if it is outside its view."""
@@ -73,9 +74,9 @@ class Watch:
         if not self._filtered:
             return Event(change.type, record.raw, record.revision)
         if change.type is EventType.DELETED:
-            return Event(EventType.DELETED, record.raw, record.revision) if self._selects(record.obj) else None
-        now = self._selects(record.obj)
-        before = change.prev is not None and self._selects(change.prev.obj)
+            return Event(EventType.DELETED, record.raw, record.revision) if self._selects(record) else None
+        now = self._selects(record)
+        before = change.prev is not None and self._selects(change.prev)
         if now:
             kind = EventType.MODIFIED if before else EventType.ADDED
             return Event(kind, record.raw, record.revision)
@@ -167,6 +168,6 @@ def _call_threadsafe(loop: asyncio.AbstractEventLoop, fut: asyncio.Future[None])
 
 def _at_revision(record: Record, revision: int) -> bytes:
     """The previous state re-stamped with the event's revision (a DELETED for an object leaving the selection)."""
-    obj = dict(record.obj)
+    obj = record.decode()
     obj["metadata"] = {**(obj.get("metadata") or {}), "resourceVersion": str(revision)}
     return orjson.dumps(obj)
