@@ -56,3 +56,23 @@ def test_rendering(error: FieldError, text: str) -> None:
 def test_status_cause_has_the_message_without_the_field() -> None:
     error: Any = FieldError("spec.x", T.FieldValueInvalid, "bad", 1)
     assert error.cause() == {"reason": "FieldValueInvalid", "message": "Invalid value: 1: bad", "field": "spec.x"}
+
+
+def _invalid_create_cases() -> list[Any]:
+    from tests.conformance.corpus import params
+
+    return [
+        p for p in params("validation") if p.values[0]["operation"] == "create" and not p.values[0]["expect"]["valid"]
+    ]
+
+
+@pytest.mark.parametrize("case", _invalid_create_cases())
+def test_corpus_names_are_the_rendered_errors(case: dict[str, Any]) -> None:
+    """Upstream names error cases `<field>:<text of the error>`; one rendered error must carry that text."""
+    from kjobs.api.defaults import default_job
+    from kjobs.api.validation import validate_job
+
+    field, text = case["name"].split(":", 1)
+    prefixed = bool((case.get("validationOptions") or {}).get("requirePrefixedLabels", False))
+    errors = validate_job(default_job(case["job"]), require_prefixed_labels=prefixed)
+    assert any(e.field == field and text.strip() in str(e) for e in errors), [str(e) for e in errors]
