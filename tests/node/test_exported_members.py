@@ -4,17 +4,18 @@ from __future__ import annotations
 
 import inspect
 
+from kjobs.clock import FakeClock
 from kjobs.node import observations, podstatus, restart
 from kjobs.node.process_runtime import ProcessRuntime
 from kjobs.node.runtime import ContainerRuntime
-from kjobs.node.sim_runtime import ManualClock, SimulatedRuntime
+from kjobs.node.sim_runtime import SimulatedRuntime
 
 
 def test_both_runtimes_implement_the_protocol(tmp_path: object) -> None:
     from kjobs.node.cgroups import RssWatchdog
 
     runtimes: list[ContainerRuntime] = [
-        SimulatedRuntime(clock=ManualClock()),
+        SimulatedRuntime(clock=FakeClock()),
         ProcessRuntime(root_dir=tmp_path, memory_guard=RssWatchdog()),  # type: ignore[arg-type]
     ]
     protocol = {name for name in vars(ContainerRuntime) if not name.startswith("_")}

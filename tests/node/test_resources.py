@@ -1,40 +1,24 @@
-"""Quantities and QoS class."""
+"""Memory limits and the QoS class."""
 
 from __future__ import annotations
 
-from decimal import Decimal
-
 import pytest
 
-from kjobs.node.resources import memory_limit_bytes, parse_quantity, qos_class
+from kjobs.node.envvars import ConfigError
+from kjobs.node.resources import memory_limit_bytes, qos_class
 from tests.node.helpers import make_pod
-
-
-@pytest.mark.parametrize(
-    ("text", "value"),
-    [
-        pytest.param("50Mi", Decimal(50 * 2**20), id="Mi"),
-        pytest.param("1Gi", Decimal(2**30), id="Gi"),
-        pytest.param("128974848", Decimal(128974848), id="plain"),
-        pytest.param("129e6", Decimal(129_000_000), id="exponent"),
-        pytest.param("129M", Decimal(129_000_000), id="M"),
-        pytest.param("100m", Decimal("0.1"), id="milli"),
-        pytest.param("0.5", Decimal("0.5"), id="fraction"),
-    ],
-)
-def test_parse_quantity(text: str, value: Decimal) -> None:
-    assert parse_quantity(text) == value
-
-
-def test_bad_quantity_names_the_text() -> None:
-    with pytest.raises(ValueError, match="12Qi"):
-        parse_quantity("12Qi")
 
 
 def test_memory_limit_bytes() -> None:
     assert memory_limit_bytes({"resources": {"limits": {"memory": "50Mi"}}}) == 52428800
     assert memory_limit_bytes({"resources": {"requests": {"memory": "50Mi"}}}) is None
     assert memory_limit_bytes({}) is None
+    assert memory_limit_bytes({"resources": {"limits": {"memory": "129e6"}}}) == 129_000_000
+
+
+def test_bad_memory_limit_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="invalid memory limit '12Qi'"):
+        memory_limit_bytes({"resources": {"limits": {"memory": "12Qi"}}})
 
 
 @pytest.mark.parametrize(

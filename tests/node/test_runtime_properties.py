@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kjobs.api.types import Obj
-from kjobs.node.sim_runtime import ManualClock, Outcome, SimulatedRuntime
+from kjobs.clock import FakeClock
+from kjobs.node.sim_runtime import Outcome, SimulatedRuntime
 from tests.node.helpers import T0, make_pod
 
 outcomes = st.lists(
@@ -36,7 +37,7 @@ outcomes = st.lists(
 def test_runtime_invariants(
     policy: str, n_init: int, n_containers: int, script: list[Outcome], kill_at: float | None
 ) -> None:
-    clock = ManualClock(T0)
+    clock = FakeClock(T0)
     starts: list[tuple[str, int, float]] = []
     statuses: list[Obj] = []
 

@@ -8,13 +8,14 @@ import pytest
 
 from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
+from kjobs.clock import FakeClock
 from kjobs.node.observations import NODE_SHUTDOWN, eviction
-from kjobs.node.sim_runtime import ManualClock, Outcome, SimulatedRuntime
+from kjobs.node.sim_runtime import Outcome, SimulatedRuntime
 from tests.node.helpers import T0, make_pod
 
 
-def sim(outcome: object = None, **kwargs: object) -> tuple[SimulatedRuntime, ManualClock, list[Obj]]:
-    clock = ManualClock(T0)
+def sim(outcome: object = None, **kwargs: object) -> tuple[SimulatedRuntime, FakeClock, list[Obj]]:
+    clock = FakeClock(T0)
     seen: list[Obj] = []
     runtime = SimulatedRuntime(
         clock=clock,
@@ -235,3 +236,32 @@ def test_active_deadline_fails_pod_without_disruption_condition() -> None:
     assert handle.terminal
     assert clock.now() - T0 == 62
     assert handle.status["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 143
+
+
+def test_drive_runs_events_as_a_fake_clock_advances() -> None:
+    """With drive(), the runtime's next event is the clock's next deadline: a simulator advances one clock."""
+
+    async def scenario() -> list[tuple[float, str]]:
+        clock = FakeClock(T0)
+        runtime = SimulatedRuntime(
+            clock=clock, outcome=lambda pod, c, n: Outcome(duration=5, exit_code=1 if n < 2 else 0), backoff_base=10
+        )
+        driver = asyncio.ensure_future(runtime.drive())
+        handle = await runtime.run_pod(make_pod(policy="OnFailure"))
+        timeline: list[tuple[float, str]] = []
+        for _ in range(100):
+            for _ in range(5):
+                await asyncio.sleep(0)
+            timeline.append((clock.now() - T0, handle.phase))
+            if handle.terminal:
+                break
+            deadline = clock.next_deadline()
+            assert deadline is not None
+            clock.set(deadline)
+        driver.cancel()
+        return timeline
+
+    timeline = asyncio.run(scenario())
+    # Attempts fail at 5 and 10 (immediate restart, then 10 s back-off), the third succeeds at 25.
+    assert [t for t, _ in timeline] == [0, 5, 10, 20, 25]
+    assert timeline[-1] == (25, "Succeeded")

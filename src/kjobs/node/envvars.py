@@ -11,9 +11,11 @@ container's `CreateContainerConfigError` waiting state, like the kubelet.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 
+from kjobs.api.quantity import QuantityError, parse_quantity
 from kjobs.api.types import Obj
 
 
@@ -115,17 +117,20 @@ def container_env(pod: Obj, container: Obj, *, host_ip: str = "127.0.0.1", pod_i
 
 
 def _resource_field(container: Obj, ref: Obj) -> str:
-    from kjobs.node.resources import parse_quantity
-
+    """`resourceFieldRef`: the container's request or limit divided by `divisor`, rounded up."""
     resource = str(ref.get("resource", ""))
     section, _, name = resource.partition(".")
     value = (container.get("resources") or {}).get(section, {}).get(name)
     if value is None:
         raise ConfigError(f"resource {resource!r} is not set on container {container.get('name', '')!r}")
-    quantity = parse_quantity(value)
-    divisor = parse_quantity(ref.get("divisor") or "1")
-    result = quantity / divisor
-    return str(int(result.to_integral_value(rounding="ROUND_CEILING")))
+    try:
+        quantity = parse_quantity(value).value
+        divisor = parse_quantity(ref.get("divisor") or "1").value
+    except QuantityError as exc:
+        raise ConfigError(f"invalid quantity for {resource}: {exc}") from exc
+    if divisor <= 0:
+        raise ConfigError(f"invalid divisor for {resource}")
+    return str(math.ceil(quantity / divisor))
 
 
 def container_command(container: Obj, env: Mapping[str, str]) -> list[str]:

@@ -29,12 +29,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kjobs.api.types import Obj
+from kjobs.clock import Clock, RealClock
 from kjobs.node.cgroups import MemoryGuard, Placement, probe_memory_guard
 from kjobs.node.logs import attempt_log_path, pod_log_paths, prune_old_logs, read_log
 from kjobs.node.observations import Attempt, KillReason, PodRecord
 from kjobs.node.resources import memory_limit_bytes
 from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP
-from kjobs.node.runtime import Clock, PodHandle, StatusCallback, SystemClock
+from kjobs.node.runtime import PodHandle, StatusCallback
 from kjobs.node.supervisor import Cancel, Supervisor, _noop
 
 START_ERROR = "StartError"
@@ -76,7 +77,7 @@ class ProcessRuntime(Supervisor):
         base_env: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(
-            clock=clock or SystemClock(),
+            clock=clock or RealClock(),
             on_status=on_status,
             backoff_base=backoff_base,
             backoff_cap=backoff_cap,

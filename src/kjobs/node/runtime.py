@@ -5,13 +5,12 @@ eviction, shutdown) talks to a `ContainerRuntime` and nothing else. Two implemen
 `ProcessRuntime` runs containers as local processes; `SimulatedRuntime` runs none and takes each
 container's outcome from a function, in the virtual time of an injected clock (`kjobs simulate`, tests).
 Both report every change of a pod's Kubernetes `PodStatus` through the `on_status` callback given at
-construction, and expose the latest status on the pod's `PodHandle`.
+construction, and expose the latest status on the pod's `PodHandle`. Time comes from a `kjobs.clock.Clock`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import AsyncIterator, Callable
 from typing import Protocol
 
@@ -20,19 +19,6 @@ from kjobs.node.observations import KillReason
 
 StatusCallback = Callable[[str, Obj], None]
 """Called with (pod uid, new status) on every change of a pod's status."""
-
-
-class Clock(Protocol):
-    """Wall-clock time in epoch seconds (virtual in simulations and tests)."""
-
-    def now(self) -> float: ...
-
-
-class SystemClock:
-    """The real clock."""
-
-    def now(self) -> float:
-        return time.time()
 
 
 class PodHandle:

@@ -2,14 +2,17 @@
 
 Design note: each container attempt's fate comes from an outcome function of (pod, container, attempt
 number) — how long it runs, its exit code, whether it is OOM-killed, how long it takes to honour SIGTERM,
-what it prints. Exits and timers are events on a heap ordered by the injected clock's time; whoever
-drives the simulation (`kjobs simulate`, a test) moves the clock and calls `run_due()`, or asks
-`next_wakeup()` when the next event is due. Restart decisions, back-off, termination and statuses are
-the shared `Supervisor`'s, so a simulated pod reports exactly what a real one would.
+what it prints. Exits and timers are events on a heap ordered by the injected clock's time. Whoever drives
+the simulation either moves the clock itself and calls `run_due()` (asking `next_wakeup()` when the next
+event is due — synchronous tests), or runs `drive()` as a task: it sleeps on the clock until the next event,
+so with a `kjobs.clock.FakeClock` the runtime's events appear in `clock.next_deadline()` beside every other
+component's and a simulator only has to advance the one clock. Restart decisions, back-off, termination
+and statuses are the shared `Supervisor`'s, so a simulated pod reports exactly what a real one would.
 """
 
 from __future__ import annotations
 
+import asyncio
 import heapq
 import itertools
 import signal as signals
@@ -18,9 +21,10 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 
 from kjobs.api.types import Obj
+from kjobs.clock import Clock, FakeClock
 from kjobs.node.observations import Attempt, KillReason, PodRecord
 from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP
-from kjobs.node.runtime import Clock, PodHandle, StatusCallback
+from kjobs.node.runtime import PodHandle, StatusCallback
 from kjobs.node.supervisor import Cancel, Supervisor, _noop
 
 
@@ -44,22 +48,6 @@ OutcomeFn = Callable[[Obj, Obj, int], Outcome]
 def succeed_at_once(pod: Obj, container: Obj, attempt: int) -> Outcome:
     """Default outcome: every container exits 0 immediately."""
     return Outcome()
-
-
-class ManualClock:
-    """A clock that moves only when told to."""
-
-    def __init__(self, start: float = 1_700_000_000.0) -> None:
-        self._now = start
-
-    def now(self) -> float:
-        return self._now
-
-    def advance(self, seconds: float) -> None:
-        self._now += seconds
-
-    def set(self, when: float) -> None:
-        self._now = max(self._now, when)
 
 
 class SimulatedRuntime(Supervisor):
@@ -90,6 +78,7 @@ class SimulatedRuntime(Supervisor):
         self._exits: dict[str, tuple[float, Cancel]] = {}
         self._outcomes: dict[str, Outcome] = {}
         self._outputs: dict[str, bytes] = {}
+        self._scheduled: asyncio.Event | None = None
 
     # -- driving virtual time ------------------------------------------------------------------------------
     def next_wakeup(self) -> float | None:
@@ -110,7 +99,7 @@ class SimulatedRuntime(Supervisor):
                 count += 1
         return count
 
-    def run_until_idle(self, clock: ManualClock, *, limit: float = float("inf")) -> None:
+    def run_until_idle(self, clock: FakeClock, *, limit: float = float("inf")) -> None:
         """Advance `clock` from event to event until nothing is scheduled (or `limit` is reached)."""
         while True:
             self.run_due()
@@ -118,6 +107,24 @@ class SimulatedRuntime(Supervisor):
             if wake is None or wake > limit:
                 return
             clock.set(wake)
+
+    async def drive(self) -> None:
+        """Run events as the clock reaches them, forever (cancel the task to stop)."""
+        self._scheduled = asyncio.Event()
+        while True:
+            self.run_due()
+            self._scheduled.clear()
+            wake = self.next_wakeup()
+            if wake is None:
+                await self._scheduled.wait()
+                continue
+            sleeper = asyncio.ensure_future(self.clock.sleep(wake - self.clock.now()))
+            rescheduled = asyncio.ensure_future(self._scheduled.wait())
+            try:
+                await asyncio.wait((sleeper, rescheduled), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                sleeper.cancel()
+                rescheduled.cancel()
 
     # -- ContainerRuntime ----------------------------------------------------------------------------------
     async def run_pod(self, pod: Obj) -> PodHandle:
@@ -158,6 +165,8 @@ class SimulatedRuntime(Supervisor):
     def _call_later(self, delay: float, callback: Callable[[], None]) -> Cancel:
         slot: list[Callable[[], None] | None] = [callback]
         heapq.heappush(self._heap, (self.clock.now() + max(delay, 0.0), next(self._seq), slot))
+        if self._scheduled is not None:
+            self._scheduled.set()
 
         def cancel() -> None:
             slot[0] = None

@@ -16,11 +16,12 @@ from collections.abc import AsyncIterator, Callable
 
 from kjobs.api.errors import ApiError, bad_request
 from kjobs.api.types import Obj
+from kjobs.clock import Clock
 from kjobs.node.envvars import ConfigError, container_command, container_env
 from kjobs.node.observations import ACTIVE_DEADLINE_EXCEEDED, Attempt, KillReason, KillRequest, PodRecord
 from kjobs.node.podstatus import SUCCEEDED, TERMINAL_PHASES, compute_pod_status
 from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP, next_backoff, plan
-from kjobs.node.runtime import Clock, PodHandle, StatusCallback
+from kjobs.node.runtime import PodHandle, StatusCallback
 
 Cancel = Callable[[], None]
 DEFAULT_GRACE_SECONDS = 30.0
@@ -174,10 +175,9 @@ class Supervisor(ABC):
         try:
             env = container_env(record.pod, container, host_ip=self.host_ip, pod_ip=self.pod_ip)
             argv = container_command(container, env)
+            attempts.append(self._spawn(record, container, number, env, argv))
         except ConfigError as exc:
             record.config_errors[name] = ("CreateContainerConfigError", str(exc))
-            return
-        attempts.append(self._spawn(record, container, number, env, argv))
 
     def exited(self, uid: str, attempt: Attempt, *, exit_code: int, signal: int | None, oom: bool) -> None:
         """Record that an attempt ended, then re-plan the pod."""
