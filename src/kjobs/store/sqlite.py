@@ -15,6 +15,7 @@ file.
 
 from __future__ import annotations
 
+import _thread
 import asyncio
 import contextlib
 import fcntl
@@ -163,8 +164,8 @@ class SqliteStore(Store):
                 loop, fut = waiter
                 by_loop.setdefault(loop, []).append(fut)
             else:
-                assert isinstance(waiter, threading.Event)
-                waiter.set()
+                assert isinstance(waiter, _thread.LockType)
+                waiter.release()
         for loop, futures in by_loop.items():
             with contextlib.suppress(RuntimeError):  # that loop is closed; nobody is waiting
                 loop.call_soon_threadsafe(_resolve_all, futures)
@@ -177,11 +178,13 @@ class SqliteStore(Store):
 
     def _submit(self, ops: list[Op]) -> None:
         for op in ops:
-            op.waiter = threading.Event()
+            done = threading.Lock()  # held until the writer releases it: the cheapest one-shot latch
+            done.acquire()
+            op.waiter = done
             self._enqueue(op)
         for op in ops:
-            assert isinstance(op.waiter, threading.Event)
-            op.waiter.wait()
+            assert isinstance(op.waiter, _thread.LockType)
+            op.waiter.acquire()
 
     async def _asubmit(self, op: Op) -> None:
         loop = asyncio.get_running_loop()
