@@ -28,7 +28,12 @@ def sh(script: str, name: str = "main", **extra: object) -> Obj:
 
 def with_runtime(tmp_path: Path, body: Callable[[ProcessRuntime], Awaitable[None]], **kwargs: object) -> None:
     async def run() -> None:
-        runtime = ProcessRuntime(root_dir=tmp_path, backoff_base=0.05, **kwargs)  # type: ignore[arg-type]
+        runtime = ProcessRuntime(
+            root_dir=tmp_path,
+            backoff_base=0.05,
+            minimum_grace_seconds=0.0,
+            **kwargs,  # type: ignore[arg-type]
+        )
         try:
             await asyncio.wait_for(body(runtime), DEADLINE)
         finally:
@@ -354,3 +359,14 @@ def test_shutdown_kills_without_restarting(tmp_path: Path) -> None:
         assert len(runtime.records["uid-1"].attempts["main"]) == 1
 
     asyncio.run(run())
+
+
+def test_relative_command_resolves_in_working_dir(tmp_path: Path) -> None:
+    async def body(runtime: ProcessRuntime) -> None:
+        writer = sh("printf '#!/bin/sh\\necho from-script\\n' > run.sh; chmod +x run.sh", "write")
+        pod = make_pod([{"name": "main", "image": "x", "command": ["./run.sh"]}], init=[writer])
+        status = await finish(runtime, pod)
+        assert status["phase"] == "Succeeded"
+        assert b"".join([c async for c in runtime.logs("uid-1", "main")]) == b"from-script\n"
+
+    with_runtime(tmp_path, body)

@@ -265,3 +265,19 @@ def test_drive_runs_events_as_a_fake_clock_advances() -> None:
     # Attempts fail at 5 and 10 (immediate restart, then 10 s back-off), the third succeeds at 25.
     assert [t for t, _ in timeline] == [0, 5, 10, 20, 25]
     assert timeline[-1] == (25, "Succeeded")
+
+
+@pytest.mark.parametrize(
+    ("reason", "killed_after"),
+    [
+        pytest.param(None, 2.0, id="api-deletion-gets-kubelet-minimum"),
+        pytest.param(eviction("memory pressure"), 0.0, id="eviction-override-is-exact"),
+    ],
+)
+def test_minimum_grace_period(reason: object, killed_after: float) -> None:
+    runtime, clock, _ = sim(lambda pod, c, n: Outcome(duration=1000, term_delay=100))
+    handle = run(runtime.run_pod(make_pod()))
+    run(runtime.kill_pod(handle.uid, grace_seconds=0, reason=reason))  # type: ignore[arg-type]
+    runtime.run_until_idle(clock)
+    assert clock.now() - T0 == killed_after
+    assert handle.status["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 137

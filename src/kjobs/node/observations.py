@@ -64,6 +64,8 @@ class KillReason:
     """Node shutdown: the phase becomes Failed unless the pod already Succeeded. Eviction: always Failed."""
     disruption: bool = True
     """Add the `DisruptionTarget` condition (reason `TerminationByKubelet`) with this message."""
+    overrides_grace: bool = True
+    """The grace period given is the kubelet's override, used as is (no 2 s minimum)."""
 
 
 NODE_SHUTDOWN = KillReason(
@@ -84,6 +86,7 @@ ACTIVE_DEADLINE_EXCEEDED = KillReason(
     reason="DeadlineExceeded",
     message="Pod was active on the node longer than the specified deadline",
     disruption=False,
+    overrides_grace=False,
 )
 """The kubelet's activeDeadlineSeconds handler (`pkg/kubelet/active_deadline.go`): Failed, no DisruptionTarget."""
 

@@ -36,7 +36,7 @@ from kjobs.node.observations import Attempt, KillReason, PodRecord
 from kjobs.node.resources import memory_limit_bytes
 from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP
 from kjobs.node.runtime import PodHandle, StatusCallback
-from kjobs.node.supervisor import Cancel, Supervisor, _noop
+from kjobs.node.supervisor import MINIMUM_GRACE_SECONDS, Cancel, Supervisor, _noop
 
 START_ERROR = "StartError"
 START_ERROR_EXIT_CODE = 128
@@ -75,6 +75,7 @@ class ProcessRuntime(Supervisor):
         host_ip: str = "127.0.0.1",
         pod_ip: str = "127.0.0.1",
         base_env: Mapping[str, str] | None = None,
+        minimum_grace_seconds: float = MINIMUM_GRACE_SECONDS,
     ) -> None:
         super().__init__(
             clock=clock or RealClock(),
@@ -83,6 +84,7 @@ class ProcessRuntime(Supervisor):
             backoff_cap=backoff_cap,
             host_ip=host_ip,
             pod_ip=pod_ip,
+            minimum_grace_seconds=minimum_grace_seconds,
         )
         self.root_dir = Path(root_dir)
         self.log_dir = self.root_dir / "logs"
@@ -149,7 +151,7 @@ class ProcessRuntime(Supervisor):
         if self._loop is None:
             self._loop = asyncio.get_running_loop()
         for uid in list(self.records):
-            self.request_kill(uid, grace_seconds=0)
+            self.request_kill(uid, grace_seconds=0, exact=True)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + _SHUTDOWN_WAIT_SECONDS
         while self._running and loop.time() < deadline:
@@ -187,12 +189,12 @@ class ProcessRuntime(Supervisor):
         full_env = dict(self.base_env)
         full_env["HOSTNAME"] = str(record.pod.get("spec", {}).get("hostname") or record.pod["metadata"].get("name", ""))
         full_env.update(env)
-        problem = self._start_problem(container, argv, full_env)
+        custom_workdir = container.get("workingDir")
+        workdir = Path(custom_workdir) if custom_workdir else pod_dir
+        problem = self._start_problem(container, argv, full_env, workdir)
         if problem:
             log_path.touch()
             return self._start_error(attempt, problem)
-        custom_workdir = container.get("workingDir")
-        workdir = Path(custom_workdir) if custom_workdir else pod_dir
         placement: Placement | None = None
         limit = memory_limit_bytes(container)
         fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
@@ -226,7 +228,7 @@ class ProcessRuntime(Supervisor):
         loop.add_reader(pidfd, self._reap, running)
         return attempt
 
-    def _start_problem(self, container: Obj, argv: list[str], env: Mapping[str, str]) -> str:
+    def _start_problem(self, container: Obj, argv: list[str], env: Mapping[str, str], workdir: Path) -> str:
         if not argv:
             return (
                 f'no command specified: container "{container["name"]}" has no command and the entrypoint of '
@@ -234,7 +236,8 @@ class ProcessRuntime(Supervisor):
             )
         program = argv[0]
         if "/" in program:
-            found = os.access(program, os.X_OK) and not os.path.isdir(program)
+            path = workdir / program  # an absolute program ignores workdir
+            found = os.access(path, os.X_OK) and not path.is_dir()
         else:
             found = shutil.which(program, path=env.get("PATH", "")) is not None
         if not found:

@@ -25,7 +25,7 @@ from kjobs.clock import Clock, FakeClock
 from kjobs.node.observations import Attempt, KillReason, PodRecord
 from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP
 from kjobs.node.runtime import PodHandle, StatusCallback
-from kjobs.node.supervisor import Cancel, Supervisor, _noop
+from kjobs.node.supervisor import MINIMUM_GRACE_SECONDS, Cancel, Supervisor, _noop
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +63,7 @@ class SimulatedRuntime(Supervisor):
         backoff_cap: float = DEFAULT_BACKOFF_CAP,
         host_ip: str = "127.0.0.1",
         pod_ip: str = "127.0.0.1",
+        minimum_grace_seconds: float = MINIMUM_GRACE_SECONDS,
     ) -> None:
         super().__init__(
             clock=clock,
@@ -71,6 +72,7 @@ class SimulatedRuntime(Supervisor):
             backoff_cap=backoff_cap,
             host_ip=host_ip,
             pod_ip=pod_ip,
+            minimum_grace_seconds=minimum_grace_seconds,
         )
         self.outcome = outcome
         self._heap: list[tuple[float, int, list[Callable[[], None] | None]]] = []
@@ -158,7 +160,7 @@ class SimulatedRuntime(Supervisor):
     async def shutdown(self) -> None:
         """Kill every pod at once."""
         for uid in list(self.records):
-            self.request_kill(uid, grace_seconds=0)
+            self.request_kill(uid, grace_seconds=0, exact=True)
         self.run_due()
 
     # -- Supervisor hooks ----------------------------------------------------------------------------------

@@ -26,6 +26,8 @@ from kjobs.node.runtime import PodHandle, StatusCallback
 Cancel = Callable[[], None]
 DEFAULT_GRACE_SECONDS = 30.0
 """The API default of `terminationGracePeriodSeconds`."""
+MINIMUM_GRACE_SECONDS = 2.0
+"""The kubelet's minimumGracePeriodInSeconds: the least time between SIGTERM and SIGKILL without an override."""
 _MAX_STARTS_PER_SYNC = 64
 
 
@@ -54,8 +56,10 @@ class Supervisor(ABC):
         backoff_cap: float = DEFAULT_BACKOFF_CAP,
         host_ip: str = "127.0.0.1",
         pod_ip: str = "127.0.0.1",
+        minimum_grace_seconds: float = MINIMUM_GRACE_SECONDS,
     ) -> None:
         self.clock = clock
+        self.minimum_grace_seconds = minimum_grace_seconds
         self.on_status = on_status
         self.backoff_base = backoff_base
         self.backoff_cap = backoff_cap
@@ -188,12 +192,20 @@ class Supervisor(ABC):
         self.sync(uid)
 
     # -- termination ---------------------------------------------------------------------------------------
-    def request_kill(self, uid: str, *, grace_seconds: float, reason: KillReason | None = None) -> None:
-        """SIGTERM every running container of the pod, SIGKILL after the grace period."""
+    def request_kill(
+        self, uid: str, *, grace_seconds: float, reason: KillReason | None = None, exact: bool = False
+    ) -> None:
+        """SIGTERM every running container of the pod, SIGKILL after the grace period.
+
+        Like the kubelet, a grace period that is not an override (API deletions, the active deadline) is at
+        least `minimum_grace_seconds`; node-initiated kills (eviction, shutdown) and `exact` use it as given.
+        """
         record = self.records.get(uid)
         handle = self.handles.get(uid)
         if record is None or handle is None or handle.terminal:
             return
+        if not exact and (reason is None or not reason.overrides_grace):
+            grace_seconds = max(grace_seconds, self.minimum_grace_seconds)
         now = self.clock.now()
         if record.kill is None:
             if reason is not None:
@@ -274,7 +286,7 @@ class Supervisor(ABC):
         """Drop a pod's records; running containers are killed first."""
         record = self.records.get(uid)
         if record is not None and record.any_running():
-            self.request_kill(uid, grace_seconds=0)
+            self.request_kill(uid, grace_seconds=0, exact=True)
         for timers in (self._wakeups, self._kill_timers, self._deadlines):
             cancel = timers.pop(uid, None)
             if cancel is not None:
