@@ -237,6 +237,14 @@ def test_async_writes_from_one_event_loop(store: Store) -> None:
     assert len(store.list("pods")[0]) == 49
 
 
+@pytest.mark.parametrize(("namespace", "name"), [("ns", ""), ("ns", "a/b"), ("n/s", "a")])
+def test_keys_that_would_collide_are_rejected(store: Store, namespace: str, name: str) -> None:
+    with pytest.raises(ApiError) as info:
+        store.create("pods", namespace, name, pod(name or "x", namespace))
+    assert info.value.code == 400
+    assert store.revision == 0
+
+
 def test_non_json_object_is_rejected(store: Store) -> None:
     with pytest.raises(ApiError) as info:
         store.create("pods", "ns", "a", {"metadata": {"name": "a"}, "spec": {1, 2}})

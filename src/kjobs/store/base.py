@@ -40,7 +40,7 @@ from kjobs.api.selectors import (
     parse_label_selector,
 )
 from kjobs.api.types import Obj
-from kjobs.store.events import Change, Event, EventType, Record
+from kjobs.store.events import Change, Event, EventType, Index, Record, index_of
 from kjobs.store.watch import DEFAULT_MAX_QUEUE, Watch
 
 DEFAULT_HISTORY = 5000
@@ -73,6 +73,9 @@ def internal_error(message: str) -> ApiError:
     return ApiError(500, "InternalError", f"Internal error occurred: {message}")
 
 
+_NO_INDEX: Index = ({}, {}, "")
+
+
 @dataclass(slots=True, eq=False)
 class Op:
     """One requested write and, once applied, its outcome (`result` or `error`)."""
@@ -84,6 +87,7 @@ class Op:
     obj: Obj | None = None
     expected_rv: str | None = None
     expected_uid: str | None = None
+    index: Index = _NO_INDEX
     result: Record | None = None
     error: ApiError | None = None
     waiter: object = field(default=None)
@@ -216,9 +220,25 @@ def _private_copy(obj: Obj) -> Obj:
     return copy
 
 
-def _stamp(resource: str, obj: Obj, revision: int) -> Record:
+def _write(
+    kind: OpKind,
+    resource: str,
+    namespace: str,
+    name: str,
+    obj: Obj,
+    expected_rv: str | None = None,
+    expected_uid: str | None = None,
+) -> Op:
+    """A create/update op carrying a private copy of `obj` and its index, both computed on the caller's thread."""
+    if not name or "/" in name or "/" in namespace:
+        raise bad_request(f"invalid object key: namespace {namespace!r}, name {name!r}")
+    copy = _private_copy(obj)
+    return Op(kind, resource, namespace, name, copy, expected_rv, expected_uid, index_of(resource, copy))
+
+
+def _stamp(obj: Obj, revision: int, index: Index) -> Record:
     obj["metadata"]["resourceVersion"] = str(revision)
-    return Record.of(resource, obj, orjson.dumps(obj), revision)
+    return Record(orjson.dumps(obj), revision, *index)
 
 
 def _unchanged(obj: Obj, current: Record) -> bool:
@@ -339,7 +359,7 @@ class Store(ABC):
                         raise already_exists(plural, op.name, group=group)
                     assert op.obj is not None
                     revision += 1
-                    record = _stamp(op.resource, op.obj, revision)
+                    record = _stamp(op.obj, revision, op.index)
                     overlay[key] = op.result = record
                     changes.append((op.resource, Change(EventType.ADDED, op.namespace, op.name, record, None)))
                     continue
@@ -353,12 +373,12 @@ class Store(ABC):
                         op.result = current
                         continue
                     revision += 1
-                    record = _stamp(op.resource, op.obj, revision)
+                    record = _stamp(op.obj, revision, op.index)
                     overlay[key] = op.result = record
                     changes.append((op.resource, Change(EventType.MODIFIED, op.namespace, op.name, record, current)))
                 else:
                     revision += 1
-                    record = _stamp(op.resource, current.decode(), revision)
+                    record = _stamp(current.decode(), revision, (current.labels, current.fields, current.uid))
                     overlay[key] = None
                     op.result = record
                     changes.append((op.resource, Change(EventType.DELETED, op.namespace, op.name, record, current)))
@@ -398,7 +418,7 @@ class Store(ABC):
 
     def create(self, resource: str, namespace: str, name: str, obj: Obj) -> Obj:
         """Store a new object; 409 AlreadyExists if the key is taken. Returns it with its resourceVersion."""
-        op = Op("create", resource, namespace, name, _private_copy(obj))
+        op = _write("create", resource, namespace, name, obj)
         self._submit([op])
         return op.outcome()
 
@@ -416,7 +436,7 @@ class Store(ABC):
 
         404 if it does not exist. An update that changes nothing returns the object at its current revision.
         """
-        op = Op("update", resource, namespace, name, _private_copy(obj), expected_rv, expected_uid)
+        op = _write("update", resource, namespace, name, obj, expected_rv, expected_uid)
         self._submit([op])
         return op.outcome()
 
@@ -436,7 +456,7 @@ class Store(ABC):
 
     async def acreate(self, resource: str, namespace: str, name: str, obj: Obj) -> Obj:
         """`create` for asyncio callers: awaits durability without blocking the event loop."""
-        op = Op("create", resource, namespace, name, _private_copy(obj))
+        op = _write("create", resource, namespace, name, obj)
         await self._asubmit(op)
         return op.outcome()
 
@@ -451,7 +471,7 @@ class Store(ABC):
         expected_uid: str | None = None,
     ) -> Obj:
         """`update` for asyncio callers."""
-        op = Op("update", resource, namespace, name, _private_copy(obj), expected_rv, expected_uid)
+        op = _write("update", resource, namespace, name, obj, expected_rv, expected_uid)
         await self._asubmit(op)
         return op.outcome()
 

@@ -67,6 +67,23 @@ class Event:
 
 _NO_LABELS: dict[str, str] = {}
 
+Index = tuple[dict[str, str], dict[str, str], str]
+"""What a record keeps besides its bytes: labels, selectable field values, uid."""
+
+
+def index_of(resource: str, obj: Obj) -> Index:
+    """The labels, selectable fields and uid of an object (none of which depend on its resourceVersion)."""
+    meta = obj.get("metadata") or {}
+    labels = meta.get("labels")
+    if not isinstance(labels, dict) or not labels:
+        labels = _NO_LABELS
+    elif not all(isinstance(v, str) for v in labels.values()):
+        labels = {str(k): v if isinstance(v, str) else str(v) for k, v in labels.items()}
+    else:
+        labels = dict(labels)
+    uid = meta.get("uid")
+    return labels, selectable_fields(resource, obj), uid if isinstance(uid, str) else ""
+
 
 @dataclass(frozen=True, slots=True)
 class Record:
@@ -83,16 +100,7 @@ class Record:
     @classmethod
     def of(cls, resource: str, obj: Obj, raw: bytes, revision: int) -> Record:
         """Index an object whose JSON form is `raw`."""
-        meta = obj.get("metadata") or {}
-        labels = meta.get("labels")
-        if not isinstance(labels, dict) or not labels:
-            labels = _NO_LABELS
-        elif not all(isinstance(v, str) for v in labels.values()):
-            labels = {str(k): v if isinstance(v, str) else str(v) for k, v in labels.items()}
-        else:
-            labels = dict(labels)
-        uid = meta.get("uid")
-        return cls(raw, revision, labels, selectable_fields(resource, obj), uid if isinstance(uid, str) else "")
+        return cls(raw, revision, *index_of(resource, obj))
 
     def decode(self) -> Obj:
         """A fresh dict of the stored object."""
