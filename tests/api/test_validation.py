@@ -264,10 +264,10 @@ CREATE_CASES = [
         id="unknown replacement policy",
     ),
     pytest.param(
-        {"successPolicy": {"rules": [{"succeededCount": 1}]}},
+        {"successPolicy": {"rules": []}},
         [
-            'spec.successPolicy: Invalid value: map[string]interface {}{"rules":[]interface {}'
-            '{map[string]interface {}{"succeededCount":1}}}: requires indexed completion mode'
+            "spec.successPolicy: Invalid value: batch.SuccessPolicy{Rules:[]batch.SuccessPolicyRule{}}: requires "
+            "indexed completion mode"
         ],
         id="success policy needs Indexed",
     ),
@@ -447,7 +447,8 @@ def test_immutable_fields() -> None:
     ]
     policy = {"rules": [_exit_codes()]}
     assert _update(old, lambda s: s.update(podFailurePolicy=policy, podReplacementPolicy="Failed"))[0].startswith(
-        "spec.podFailurePolicy: Invalid value: map[string]interface {}{"
+        "spec.podFailurePolicy: Invalid value: batch.PodFailurePolicy{Rules:[]batch.PodFailurePolicyRule{"
+        'batch.PodFailurePolicyRule{Action:"FailJob", OnExitCodes:(*batch.PodFailurePolicyOnExitCodesRequirement)('
     )
 
 
@@ -543,3 +544,16 @@ def test_index_interval_format(text: str, completions: int, result: int | str) -
     else:
         with pytest.raises(ValueError, match="^" + __import__("re").escape(result) + "$"):
             validate_indexes_format(text, completions)
+
+
+def test_overlong_succeeded_indexes() -> None:
+    digits = "1" * (64 * 1024 + 1)
+    job = api_job(completionMode="Indexed", completions=5, successPolicy={"rules": [{"succeededIndexes": digits}]})
+    assert [(e.field, e.type.value, e.detail) for e in validate_job(job)] == [
+        ("spec.successPolicy.rules[0].succeededIndexes", "FieldValueTooLong", "must have at most 65536 bytes"),
+        (
+            "spec.successPolicy.rules[0].succeededIndexes",
+            "FieldValueInvalid",
+            f'error parsing succeededIndexes: cannot convert string to integer for index: "{digits}"',
+        ),
+    ]

@@ -92,6 +92,54 @@ class _Raw:
         return self.text
 
 
+_GO_POINTER = "0xc000010000"  # Go prints pointer fields of a struct as addresses; any fixed one will do
+
+
+def _go_ptr(type_name: str, value: Any) -> str:
+    return f"({type_name})(nil)" if value is None else f"({type_name})({_GO_POINTER})"
+
+
+def _go_success_policy(policy: Obj) -> str:
+    """`%#v` of a `batch.SuccessPolicy`, the bad value Kubernetes prints for it."""
+    rules = policy.get("rules")
+    if not isinstance(rules, list):
+        return "batch.SuccessPolicy{Rules:[]batch.SuccessPolicyRule(nil)}"
+    items = ", ".join(
+        "batch.SuccessPolicyRule{"
+        f"SucceededIndexes:{_go_ptr('*string', _dict_or_empty(r).get('succeededIndexes'))}, "
+        f"SucceededCount:{_go_ptr('*int32', _dict_or_empty(r).get('succeededCount'))}}}"
+        for r in rules
+    )
+    return f"batch.SuccessPolicy{{Rules:[]batch.SuccessPolicyRule{{{items}}}}}"
+
+
+def _go_pod_failure_policy(policy: Obj) -> str:
+    """`%#v` of a `batch.PodFailurePolicy`, the bad value Kubernetes prints for it."""
+    rules = policy.get("rules")
+    if not isinstance(rules, list):
+        return "batch.PodFailurePolicy{Rules:[]batch.PodFailurePolicyRule(nil)}"
+    items = []
+    for raw in rules:
+        rule = _dict_or_empty(raw)
+        patterns = rule.get("onPodConditions")
+        if isinstance(patterns, list):
+            shown = ", ".join(
+                "batch.PodFailurePolicyOnPodConditionsPattern{"
+                f"Type:{go_quote(str(_dict_or_empty(p).get('type') or ''))}, "
+                f"Status:{go_quote(str(_dict_or_empty(p).get('status') or ''))}}}"
+                for p in patterns
+            )
+            conditions = f"[]batch.PodFailurePolicyOnPodConditionsPattern{{{shown}}}"
+        else:
+            conditions = "[]batch.PodFailurePolicyOnPodConditionsPattern(nil)"
+        items.append(
+            f"batch.PodFailurePolicyRule{{Action:{go_quote(str(rule.get('action') or ''))}, "
+            f"OnExitCodes:{_go_ptr('*batch.PodFailurePolicyOnExitCodesRequirement', rule.get('onExitCodes'))}, "
+            f"OnPodConditions:{conditions}}}"
+        )
+    return f"batch.PodFailurePolicy{{Rules:[]batch.PodFailurePolicyRule{{{', '.join(items)}}}}}"
+
+
 def _go_list(values: tuple[str, ...]) -> str:
     """Go's `%q` of a []string: `["a" "b"]`."""
     return "[" + " ".join(f'"{v}"' for v in values) + "]"
@@ -101,8 +149,9 @@ def _go_list(values: tuple[str, ...]) -> str:
 
 
 def _atoi(text: str) -> int | None:
+    """Go's `strconv.Atoi` on a 64-bit platform (None where it fails)."""
     body = text[1:] if text[:1] in ("+", "-") else text
-    if not body or not body.isascii() or not body.isdigit():
+    if not body or not body.isascii() or not body.isdigit() or len(body.lstrip("0")) > 19:
         return None
     value = int(text)
     return value if -(2**63) <= value < 2**63 else None
@@ -462,9 +511,8 @@ def _validate_job_spec_fields(spec: Obj, path: str, errs: Errors) -> None:
     success_policy = get_obj(spec, "successPolicy", f"{path}.successPolicy", errs)
     if success_policy is not None:
         if mode != "Indexed":
-            errs.append(
-                FieldError(f"{path}.successPolicy", Invalid, "requires indexed completion mode", success_policy)
-            )
+            shown = _Raw(_go_success_policy(success_policy))
+            errs.append(FieldError(f"{path}.successPolicy", Invalid, "requires indexed completion mode", shown))
         else:
             _validate_success_policy(success_policy, completions, f"{path}.successPolicy", errs)
     replacement = get_str(spec, "podReplacementPolicy", f"{path}.podReplacementPolicy", errs)
@@ -688,8 +736,15 @@ def validate_job_update(job: Obj, old: Obj) -> list[FieldError]:
     old_status = _dict_or_empty(old.get("status"))
     allow_scheduling = old_spec.get("suspend") is True and old_status.get("startTime") is None
     _validate_template_update(spec, old_spec, allow_scheduling, errs)
-    for key in ("completionMode", "podFailurePolicy", "backoffLimitPerIndex", "managedBy", "successPolicy"):
+    _immutable(spec.get("completionMode"), old_spec.get("completionMode"), "spec.completionMode", errs)
+    policy = spec.get("podFailurePolicy")
+    shown_policy = _Raw(_go_pod_failure_policy(policy)) if type(policy) is dict else None
+    _immutable(policy, old_spec.get("podFailurePolicy"), "spec.podFailurePolicy", errs, shown=shown_policy)
+    for key in ("backoffLimitPerIndex", "managedBy"):
         _immutable(spec.get(key), old_spec.get(key), f"spec.{key}", errs)
+    success = spec.get("successPolicy")
+    shown_success = _Raw(_go_success_policy(success)) if type(success) is dict else None
+    _immutable(success, old_spec.get("successPolicy"), "spec.successPolicy", errs, shown=shown_success)
     return errs
 
 
