@@ -168,3 +168,19 @@ def test_events_unpack_as_type_and_object(store: Store) -> None:
         event_type, obj = take(w, 1)[0]
     assert event_type == "ADDED"
     assert obj["metadata"]["name"] == "a"
+
+
+def test_a_failing_watcher_is_closed_and_the_write_still_succeeds(store: Store) -> None:
+    broken = store.watch("pods", since=None)
+    healthy = store.watch("pods", since=None)
+
+    def explode(change: object) -> None:
+        raise RuntimeError("selector bug")
+
+    broken.filter = explode  # type: ignore[method-assign]
+    created = store.create("pods", "ns", "a", pod("a", "ns"))
+    assert store.get("pods", "ns", "a") == created
+    assert broken.closed
+    ev = healthy.next(WAIT)
+    assert ev is not None and ev.object == created
+    healthy.close()

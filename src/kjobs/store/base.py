@@ -384,6 +384,8 @@ class Store(ABC):
                     changes.append((op.resource, Change(EventType.DELETED, op.namespace, op.name, record, current)))
             except ApiError as err:
                 op.error = err
+            except Exception as err:  # a malformed object must not take the rest of the batch down
+                op.error = internal_error(f"cannot store {op.resource} {op.namespace}/{op.name}: {err!r}")
         if changes:
             try:
                 self._persist(overlay, revision)
@@ -405,14 +407,21 @@ class Store(ABC):
                     bucket.put(_path(namespace, name), record)
             self._revision = revision
             per_watcher: dict[int, tuple[Watch, list[Event]]] = {}
+            broken: list[Watch] = []
             for resource, change in changes:
                 self._history(resource).append(change)
                 for w in self._watchers.get(resource, ()):
-                    event = w.filter(change)
+                    try:
+                        event = w.filter(change)
+                    except Exception:  # one watcher's selector must not fail a committed write: end that watch
+                        broken.append(w)
+                        continue
                     if event is not None:
                         per_watcher.setdefault(id(w), (w, []))[1].append(event)
             for w, events in per_watcher.values():
                 w.push(events)
+            for w in broken:
+                w.close()
 
     # --- writes ---------------------------------------------------------------------------------------------
 

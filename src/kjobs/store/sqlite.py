@@ -146,11 +146,11 @@ class SqliteStore(Store):
             try:
                 with self._write_lock:
                     self._apply(ops)
-            except BaseException as err:  # a bug must not leave callers waiting forever
+            except BaseException as err:  # a bug must not leave callers waiting forever, nor look like success
                 failure = _unavailable(f"store writer failed: {err!r}")
                 for op in ops:
-                    if op.result is None and op.error is None:
-                        op.error = failure
+                    op.result = None
+                    op.error = op.error or failure
             self._acknowledge(ops)
             if stop:
                 return
