@@ -1,0 +1,204 @@
+"""The pod garbage collector (`pkg/controller/podgc`): pods nobody else will ever clean up.
+
+Every `period` (20 s) it force-deletes (grace 0), after setting phase `Failed` on pods that are not terminal yet:
+* terminated pods beyond `terminated_pod_threshold` (12500; 0 disables), evicted ones first, then oldest;
+* terminating pods on a node that is not Ready and carries the `node.kubernetes.io/out-of-service` taint;
+* orphaned pods, bound to a node that is gone: a missing node is quarantined for 40 s, then confirmed with a
+  live GET; these pods also get `DisruptionTarget` (`DeletionByPodGC`, "PodGC: node no longer exists");
+* unscheduled pods that are terminating.
+The phase and condition go in one status patch before the delete, so a Job's pod failure policy sees them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+
+from prometheus_client import CollectorRegistry, Counter
+
+from kjobs.api.errors import ApiError
+from kjobs.api.types import Obj
+from kjobs.client.base import Client
+from kjobs.client.resources import NODES, PODS
+from kjobs.clock import Clock
+from kjobs.controllers.conditions import DELETION_BY_POD_GC, disruption_target, update_pod_condition
+from kjobs.controllers.informer import Informer, key_of
+from kjobs.controllers.nodehealth import is_ready
+from kjobs.controllers.taints import TAINT_OUT_OF_SERVICE, taints_of
+from kjobs.job import pods as P
+
+log = logging.getLogger(__name__)
+
+REASON_TERMINATED = "terminated"
+REASON_ORPHANED = "orphaned"
+REASON_TERMINATING_OUT_OF_SERVICE = "terminating_out_of_service"
+REASON_TERMINATING_UNSCHEDULED = "terminating_unscheduled"
+
+
+@dataclass(frozen=True)
+class PodGCSettings:
+    """kube-controller-manager's pod GC knobs, with their defaults."""
+
+    period: float = 20.0
+    quarantine: float = 40.0
+    terminated_pod_threshold: int = 12500
+
+
+class PodGCMetrics:
+    """`pod_gc_collector_force_delete_pods_total` / `..._force_delete_pod_errors_total` {namespace, reason}."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry or CollectorRegistry()
+        self.deleting = Counter(
+            "pod_gc_collector_force_delete_pods",
+            "Number of pods that are being forcefully deleted since the Pod GC Controller started.",
+            ["namespace", "reason"],
+            registry=self.registry,
+        )
+        self.errors = Counter(
+            "pod_gc_collector_force_delete_pod_errors",
+            "Number of errors encountered when forcefully deleting the pods since the Pod GC Controller started.",
+            ["namespace", "reason"],
+            registry=self.registry,
+        )
+
+
+def is_terminated(pod: Obj) -> bool:
+    """`isPodTerminated`: any phase but Pending, Running and Unknown."""
+    return P.phase(pod) not in ("Pending", "Running", "Unknown")
+
+
+def _evicted(pod: Obj) -> bool:
+    status = pod.get("status") or {}
+    return status.get("phase") == "Failed" and status.get("reason") == "Evicted"
+
+
+def collection_order(pod: Obj) -> tuple[bool, float, str]:
+    """`byEvictionAndCreationTimestamp`: evicted pods first, then oldest, then by name."""
+    return (not _evicted(pod), P.creation_time(pod), str((pod.get("metadata") or {}).get("name") or ""))
+
+
+@dataclass
+class PodGCController:
+    """Periodic force-deletion of terminated, orphaned and stuck terminating pods."""
+
+    client: Client
+    clock: Clock
+    settings: PodGCSettings = field(default_factory=PodGCSettings)
+    metrics: PodGCMetrics = field(default_factory=PodGCMetrics)
+
+    def __post_init__(self) -> None:
+        self.nodes = Informer(self.client, NODES, clock=self.clock)
+        self.pods = Informer(self.client, PODS, clock=self.clock)
+        self.quarantined: dict[str, float] = {}
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        """Start informers, wait for their first list, then collect every `period`."""
+        self.nodes.start()
+        self.pods.start()
+        await asyncio.gather(self.nodes.synced.wait(), self.pods.synced.wait())
+        self._task = asyncio.get_running_loop().create_task(self._loop(), name="pod-gc")
+
+    async def stop(self) -> None:
+        """Stop the loop and informers."""
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        await self.nodes.stop()
+        await self.pods.stop()
+
+    async def _loop(self) -> None:
+        while True:
+            try:
+                await self.gc()
+            except Exception:
+                log.exception("pod GC pass")
+            await self.clock.sleep(self.settings.period)
+
+    async def gc(self) -> None:
+        """One pass, in Kubernetes' order."""
+        pods = self.pods.list()
+        nodes = {key_of(n)[1]: n for n in self.nodes.list()}
+        if self.settings.terminated_pod_threshold > 0:
+            await self._gc_terminated(pods)
+        await self._gc_terminating(pods, nodes)
+        await self._gc_orphaned(pods, nodes)
+        await self._gc_unscheduled_terminating(pods)
+
+    async def _gc_terminated(self, pods: list[Obj]) -> None:
+        terminated = [p for p in pods if is_terminated(p)]
+        excess = len(terminated) - self.settings.terminated_pod_threshold
+        if excess <= 0:
+            return
+        log.info("garbage collecting %d terminated pods", excess)
+        terminated.sort(key=collection_order)
+        await asyncio.gather(*(self._collect(p, REASON_TERMINATED) for p in terminated[:excess]))
+
+    async def _gc_terminating(self, pods: list[Obj], nodes: dict[str, Obj]) -> None:
+        chosen = []
+        for pod in pods:
+            if not P.is_deleting(pod):
+                continue
+            node = nodes.get(str((pod.get("spec") or {}).get("nodeName") or ""))
+            if node is None:
+                continue
+            if not is_ready(node) and any(t.get("key") == TAINT_OUT_OF_SERVICE for t in taints_of(node)):
+                chosen.append(pod)
+        chosen.sort(key=collection_order)
+        await asyncio.gather(*(self._collect(p, REASON_TERMINATING_OUT_OF_SERVICE) for p in chosen))
+
+    async def _gc_orphaned(self, pods: list[Obj], nodes: dict[str, Obj]) -> None:
+        now = self.clock.now()
+        for pod in pods:
+            node_name = str((pod.get("spec") or {}).get("nodeName") or "")
+            if node_name and node_name not in nodes:
+                self.quarantined.setdefault(node_name, now + self.settings.quarantine)
+        deleted: set[str] = set()
+        for name, due in sorted(self.quarantined.items()):
+            if due > now:
+                continue
+            del self.quarantined[name]
+            if name in nodes:
+                continue
+            try:
+                await self.client.get(NODES, None, name)
+            except ApiError as exc:
+                if exc.code == 404:
+                    deleted.add(name)
+                else:
+                    log.info("checking node %s: %s", name, exc)
+        for pod in pods:
+            if str((pod.get("spec") or {}).get("nodeName") or "") in deleted:
+                log.info("found orphaned pod %s assigned to a deleted node, deleting", key_of(pod))
+                await self._collect(pod, REASON_ORPHANED, disruption_target(DELETION_BY_POD_GC))
+
+    async def _gc_unscheduled_terminating(self, pods: list[Obj]) -> None:
+        for pod in pods:
+            if P.is_deleting(pod) and not (pod.get("spec") or {}).get("nodeName"):
+                await self._collect(pod, REASON_TERMINATING_UNSCHEDULED)
+
+    async def _collect(self, pod: Obj, reason: str, condition: Obj | None = None) -> None:
+        namespace, name = key_of(pod)
+        self.metrics.deleting.labels(namespace, reason).inc()
+        try:
+            await self.mark_failed_and_delete(pod, condition)
+        except ApiError as exc:
+            if exc.code != 404:
+                log.info("force deleting pod %s/%s: %s", namespace, name, exc)
+                self.metrics.errors.labels(namespace, reason).inc()
+
+    async def mark_failed_and_delete(self, pod: Obj, condition: Obj | None = None) -> None:
+        """`markFailedAndDeletePodWithCondition`: phase Failed (+ condition) unless terminal, then grace-0 delete."""
+        namespace, name = key_of(pod)
+        if not P.is_terminal(pod):
+            status: Obj = dict(pod.get("status") or {})
+            patch_status: Obj = {"phase": "Failed"}
+            if condition is not None and update_pod_condition(status, condition, self.clock.now()):
+                patch_status["conditions"] = [c for c in status["conditions"] if c.get("type") == condition["type"]]
+            patch: Obj = {"metadata": {"uid": (pod.get("metadata") or {}).get("uid")}, "status": patch_status}
+            await self.client.patch(PODS, namespace, name, patch, subresource="status")
+        await self.client.delete(PODS, namespace, name, grace_period_seconds=0)
