@@ -557,3 +557,22 @@ def test_overlong_succeeded_indexes() -> None:
             f'error parsing succeededIndexes: cannot convert string to integer for index: "{digits}"',
         ),
     ]
+
+
+def test_update_options_can_be_pinned() -> None:
+    running = stored_job()
+    new = copy.deepcopy(running)
+    term = {"matchExpressions": [{"key": "zone", "operator": "In", "values": ["a"]}]}
+    required = {"nodeSelectorTerms": [term]}
+    new["spec"]["template"]["spec"]["affinity"] = {
+        "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}
+    }
+    assert [e.field for e in validate_job_update(new, running)] == ["spec.template"]
+    assert validate_job_update(new, running, allow_mutable_scheduling_directives=True) == []
+    indexed = stored_job(completionMode="Indexed", completions=4, parallelism=4)
+    scaled = copy.deepcopy(indexed)
+    scaled["spec"].update(completions=6, parallelism=6)
+    assert validate_job_update(scaled, indexed) == []
+    assert [str(e) for e in validate_job_update(scaled, indexed, allow_elastic_indexed_jobs=False)] == [
+        "spec.completions: Invalid value: 6: field is immutable"
+    ]

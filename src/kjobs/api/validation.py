@@ -700,9 +700,9 @@ def _validate_template_update(spec: Obj, old_spec: Obj, allow_scheduling: bool, 
     _immutable(template, old_template, "spec.template", errs)
 
 
-def _validate_completions_update(spec: Obj, old_spec: Obj, errs: Errors) -> None:
+def _validate_completions_update(spec: Obj, old_spec: Obj, elastic: bool, errs: Errors) -> None:
     completions, old_completions = spec.get("completions"), old_spec.get("completions")
-    if spec.get("completionMode") != "Indexed":
+    if not elastic or spec.get("completionMode") != "Indexed":
         _immutable(completions, old_completions, "spec.completions", errs)
         return
     if semantic_equal(completions, old_completions) or completions is None:
@@ -713,12 +713,19 @@ def _validate_completions_update(spec: Obj, old_spec: Obj, errs: Errors) -> None
         )
 
 
-def validate_job_update(job: Obj, old: Obj) -> list[FieldError]:
+def validate_job_update(
+    job: Obj,
+    old: Obj,
+    *,
+    allow_mutable_scheduling_directives: bool | None = None,
+    allow_elastic_indexed_jobs: bool = True,
+) -> list[FieldError]:
     """Kubernetes' `ValidateJobUpdate`: metadata update rules, the spec re-validated, immutable fields.
 
-    Options as the registry sets them with every feature GA: elastic Indexed Jobs, and scheduling directives of
-    the template (node affinity, node selector, tolerations, scheduling gates, template labels and annotations)
-    mutable while the old Job is suspended and has never started.
+    The options default to what the registry sets with every feature GA: elastic Indexed Jobs (completions may
+    change together with parallelism), and scheduling directives of the template (node affinity, node selector,
+    tolerations, scheduling gates, template labels and annotations) mutable exactly when the old Job is suspended
+    and has never started (`allow_mutable_scheduling_directives=None`); pass a bool to force either way.
     """
     if type(job) is not dict:
         return [type_error("", job, "object")]
@@ -729,12 +736,16 @@ def validate_job_update(job: Obj, old: Obj) -> list[FieldError]:
     spec = get_obj(job, "spec", "spec", errs) or {}
     old_spec = _dict_or_empty(old.get("spec"))
     _validate_job_spec(spec, "spec", errs)
-    _validate_completions_update(spec, old_spec, errs)
+    _validate_completions_update(spec, old_spec, allow_elastic_indexed_jobs, errs)
     selector = spec.get("selector")
     shown = _Raw(label_selector_string(selector)) if selector is not None else None
     _immutable(selector, old_spec.get("selector"), "spec.selector", errs, shown=shown)
     old_status = _dict_or_empty(old.get("status"))
-    allow_scheduling = old_spec.get("suspend") is True and old_status.get("startTime") is None
+    allow_scheduling = (
+        old_spec.get("suspend") is True and old_status.get("startTime") is None
+        if allow_mutable_scheduling_directives is None
+        else allow_mutable_scheduling_directives
+    )
     _validate_template_update(spec, old_spec, allow_scheduling, errs)
     _immutable(spec.get("completionMode"), old_spec.get("completionMode"), "spec.completionMode", errs)
     policy = spec.get("podFailurePolicy")
