@@ -8,6 +8,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -172,3 +173,26 @@ def test_kill_minus_nine_loses_no_acknowledged_write(tmp_path: Path) -> None:
         assert store.revision >= highest
         fresh = store.create("pods", "ns", "after-restart", pod("after-restart", "ns"))
         assert rv(fresh) > highest
+
+
+def _garbage_file(directory: Path) -> Path:
+    path = directory / "db"
+    path.write_bytes(b"not a database" * 100)
+    return path
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        pytest.param(lambda d: d / "missing" / "db", "cannot open the data file", id="missing-directory"),
+        pytest.param(
+            lambda d: (d / "db").write_bytes(b"not a database" * 100) and d / "db", "cannot open", id="garbage"
+        ),
+    ],
+)
+def test_unusable_data_file_is_a_clean_error(tmp_path: Path, setup: Callable[[Path], Path], message: str) -> None:
+    path = setup(tmp_path)
+    with pytest.raises(ApiError) as info:
+        SqliteStore(str(path))
+    assert info.value.code == 503
+    assert message in info.value.message

@@ -75,19 +75,25 @@ class SqliteStore(Store):
         super().__init__(history_size=history_size, watch_queue=watch_queue)
         self.path = path
         self._max_batch = max_batch
-        self._lockfile: IO[bytes] | None = open(path + ".lock", "wb")  # noqa: SIM115 - held until close()
+        try:
+            self._lockfile: IO[bytes] | None = open(path + ".lock", "wb")  # noqa: SIM115 - held until close()
+        except OSError as err:
+            raise _unavailable(f"cannot open the data file {path}: {err.strerror or err}") from None
         try:
             fcntl.flock(self._lockfile, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            self._lockfile.close()
-            self._lockfile = None
+            self._release_lock()
             raise _unavailable(f"the data file {path} is in use by another process") from None
-        self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute("PRAGMA synchronous=FULL")
-        for statement in _SCHEMA:
-            self._conn.execute(statement)
-        self._restore()
+        try:
+            self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute("PRAGMA synchronous=FULL")
+            for statement in _SCHEMA:
+                self._conn.execute(statement)
+            self._restore()
+        except (sqlite3.Error, ValueError) as err:  # not a database, or rows that are not JSON
+            self._release_lock()
+            raise _unavailable(f"cannot open the data file {path}: {err}") from None
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._closed = False
         self._closing = threading.Lock()  # orders every enqueue before the stop marker
@@ -203,6 +209,9 @@ class SqliteStore(Store):
         self._writer.join()
         super().close()
         self._conn.close()
+        self._release_lock()
+
+    def _release_lock(self) -> None:
         if self._lockfile is not None:
             fcntl.flock(self._lockfile, fcntl.LOCK_UN)
             self._lockfile.close()
