@@ -79,6 +79,7 @@ def test_silent_node_becomes_unknown_and_unreachable_tainted_while_its_neighbour
         assert not taint_keys(alive)
         pod = await client.get(PODS, "default", "p")
         assert condition(pod, "Ready")["status"] == "False"
+        await controller.events.flush()
         assert await events_about(client, "dead", "NodeNotReady")
         assert await events_about(client, "p", "NodeNotReady")
 

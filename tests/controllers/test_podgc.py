@@ -1,0 +1,152 @@
+"""Pod GC on virtual time: orphans after the quarantine, out-of-service terminating pods, thresholds."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from kjobs.api.timeutil import format_time
+from kjobs.api.types import Obj
+from kjobs.client.resources import NODES, PODS
+from kjobs.clock import FakeClock
+from kjobs.controllers.podgc import PodGCController, PodGCSettings, collection_order
+from tests.controllers.disruption_support import condition, get_or_none, node_manifest, pod_manifest
+from tests.support import local_api, settle
+
+
+async def setup(**settings: Any) -> tuple[FakeClock, Any, PodGCController]:
+    clock = FakeClock()
+    client = await local_api(clock)
+    await client.create(NODES, None, node_manifest("n1", clock))
+    controller = PodGCController(client, clock=clock, settings=PodGCSettings(**settings))
+    return clock, client, controller
+
+
+async def run_pod(client: Any, name: str, node: str | None, *, finalizer: bool = False) -> Obj:
+    body = pod_manifest(name, node)
+    if finalizer:
+        body["metadata"]["finalizers"] = ["batch.kubernetes.io/job-tracking"]
+    await client.create(PODS, "default", body)
+    pod: Obj = await client.get(PODS, "default", name)
+    pod["status"]["phase"] = "Running"
+    updated: Obj = await client.update(PODS, "default", pod, subresource="status")
+    return updated
+
+
+def test_pod_of_a_deleted_node_becomes_failed_with_disruption_target_after_quarantine() -> None:
+    async def scenario() -> None:
+        clock, client, controller = await setup()
+        await client.create(NODES, None, node_manifest("gone", clock))
+        await run_pod(client, "orphan", "gone", finalizer=True)
+        await run_pod(client, "fine", "n1")
+        await controller.start()
+        start = clock.now()
+        await client.delete(NODES, None, "gone")
+
+        def collected() -> bool:
+            pod = controller.pods.get("default", "orphan")
+            return pod is not None and bool(pod["metadata"].get("deletionTimestamp"))
+
+        await settle(clock, collected)
+        assert 40 <= clock.now() - start <= 60  # quarantine 40 s, checked on the 20 s period
+        pod = await client.get(PODS, "default", "orphan")
+        assert pod["status"]["phase"] == "Failed"
+        target = condition(pod, "DisruptionTarget")
+        assert target is not None
+        assert (target["status"], target["reason"], target["message"]) == (
+            "True",
+            "DeletionByPodGC",
+            "PodGC: node no longer exists",
+        )
+        assert pod["metadata"]["deletionGracePeriodSeconds"] == 0  # forced; the finalizer keeps it for now
+        assert (await client.get(PODS, "default", "fine"))["status"]["phase"] == "Running"
+        sample = controller.metrics.registry.get_sample_value(
+            "pod_gc_collector_force_delete_pods_total", {"namespace": "default", "reason": "orphaned"}
+        )
+        assert sample == 1.0
+        await controller.stop()
+
+    asyncio.run(scenario())
+
+
+def test_node_back_within_quarantine_saves_its_pods() -> None:
+    async def scenario() -> None:
+        clock, client, controller = await setup()
+        await run_pod(client, "early", "late-node")
+        await controller.start()
+        await settle(clock, lambda: clock.now() - 1_767_225_600.0 >= 21)
+        await client.create(NODES, None, node_manifest("late-node", clock))
+        await settle(clock, lambda: clock.now() - 1_767_225_600.0 >= 100)
+        pod = await get_or_none(client, PODS, "default", "early")
+        assert pod is not None and not pod["metadata"].get("deletionTimestamp")
+        await controller.stop()
+
+    asyncio.run(scenario())
+
+
+def test_terminating_pod_on_out_of_service_node_is_failed_and_force_deleted() -> None:
+    async def scenario() -> None:
+        clock, client, controller = await setup()
+        node = await client.create(NODES, None, node_manifest("down", clock, ready="False"))
+        node["spec"] = {"taints": [{"key": "node.kubernetes.io/out-of-service", "effect": "NoExecute"}]}
+        await client.update(NODES, None, node)
+        await run_pod(client, "stuck", "down")
+        await run_pod(client, "stuck-ready-node", "n1")
+        await client.delete(PODS, "default", "stuck")
+        await client.delete(PODS, "default", "stuck-ready-node")
+        await controller.start()
+        await settle(clock, lambda: controller.pods.get("default", "stuck") is None, max_virtual=30)
+        still = await client.get(PODS, "default", "stuck-ready-node")
+        assert still["metadata"]["deletionGracePeriodSeconds"] == 30
+        await controller.stop()
+
+    asyncio.run(scenario())
+
+
+def test_unscheduled_terminating_pod_is_removed() -> None:
+    async def scenario() -> None:
+        clock, client, controller = await setup()
+        body = pod_manifest("pending", None)
+        body["metadata"]["finalizers"] = ["example.com/hold"]
+        await client.create(PODS, "default", body)
+        await client.delete(PODS, "default", "pending")
+        await controller.start()
+
+        def failed() -> bool:
+            pod = controller.pods.get("default", "pending")
+            return pod is not None and pod["status"].get("phase") == "Failed"
+
+        await settle(clock, failed, max_virtual=30)
+        pod = await client.get(PODS, "default", "pending")
+        assert condition(pod, "DisruptionTarget") is None
+        await controller.stop()
+
+    asyncio.run(scenario())
+
+
+def test_terminated_pods_over_the_threshold_go_oldest_and_evicted_first() -> None:
+    async def scenario() -> None:
+        clock, client, controller = await setup(terminated_pod_threshold=2)
+        for i, name in enumerate(["a", "b", "c", "d"]):
+            await client.create(PODS, "default", pod_manifest(name, "n1"))
+            pod = await client.get(PODS, "default", name)
+            pod["status"]["phase"] = "Succeeded"
+            if name == "d":
+                pod["status"].update(phase="Failed", reason="Evicted")
+            await client.update(PODS, "default", pod, subresource="status")
+            clock.advance(1 + i)
+        await controller.start()
+        await settle(clock, lambda: len(controller.pods.list("default")) == 2, max_virtual=30)
+        assert sorted(p["metadata"]["name"] for p in controller.pods.list("default")) == ["b", "c"]
+        await controller.stop()
+
+    asyncio.run(scenario())
+
+
+def test_collection_order() -> None:
+    def pod(name: str, created: float, evicted: bool = False) -> Obj:
+        status: Obj = {"phase": "Failed", "reason": "Evicted"} if evicted else {"phase": "Succeeded"}
+        return {"metadata": {"name": name, "creationTimestamp": format_time(created)}, "status": status}
+
+    pods = [pod("new", 200), pod("old", 100), pod("evicted", 300, True), pod("also-old", 100)]
+    assert [p["metadata"]["name"] for p in sorted(pods, key=collection_order)] == ["evicted", "also-old", "old", "new"]
