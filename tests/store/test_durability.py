@@ -82,16 +82,7 @@ def test_a_failed_commit_acknowledges_nothing_and_publishes_nothing(
         assert [o["metadata"]["name"] for o in reopened.list("pods")[0]] == ["a", "b"]
 
 
-def test_concurrent_writers_share_commits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    commits = 0
-    real = SqliteStore._persist
-
-    def counting(self: SqliteStore, final: dict[Key, Record | None], revision: int) -> None:
-        nonlocal commits
-        commits += 1
-        real(self, final, revision)
-
-    monkeypatch.setattr(SqliteStore, "_persist", counting)
+def test_concurrent_writers_share_commits(tmp_path: Path) -> None:
     threads, per_thread = 16, 20
     with SqliteStore(str(tmp_path / "db")) as store:
 
@@ -104,8 +95,10 @@ def test_concurrent_writers_share_commits(tmp_path: Path, monkeypatch: pytest.Mo
             w.start()
         for w in workers:
             w.join(timeout=120)
-        assert store.revision == threads * per_thread
-    assert commits < threads * per_thread
+        stats = store.stats()
+    assert stats.revision == stats.committed_changes == threads * per_thread
+    assert stats.objects == {"pods": threads * per_thread}
+    assert stats.commits < threads * per_thread
 
 
 def test_a_second_process_cannot_open_the_same_file(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ def test_exported_members() -> None:
         "MemoryStore",
         "SqliteStore",
         "Store",
+        "StoreStats",
         "Watch",
         "open_store",
         "split_resource",

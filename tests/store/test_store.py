@@ -250,3 +250,17 @@ def test_non_json_object_is_rejected(store: Store) -> None:
         store.create("pods", "ns", "a", {"metadata": {"name": "a"}, "spec": {1, 2}})
     assert info.value.code == 400
     assert store.revision == 0
+
+
+def test_stats_count_objects_watchers_and_commits(store: Store) -> None:
+    store.create("pods", "ns", "a", pod("a", "ns"))
+    store.create("pods", "ns", "b", pod("b", "ns"))
+    store.create("nodes", "", "n", {"metadata": {"name": "n"}})
+    store.delete("pods", "ns", "b")
+    with store.watch("pods", since=None):
+        stats = store.stats()
+    assert stats.revision == 4
+    assert stats.objects == {"pods": 1, "nodes": 1}
+    assert stats.watchers == {"pods": 1}
+    assert stats.commits == stats.committed_changes == 4
+    assert store.stats().watchers == {}

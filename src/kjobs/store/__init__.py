@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 
-from kjobs.store.base import DEFAULT_HISTORY, Store, split_resource
+from kjobs.store.base import DEFAULT_HISTORY, Store, StoreStats, split_resource
 from kjobs.store.events import Event, EventType
 from kjobs.store.memory import MemoryStore
 from kjobs.store.sqlite import SqliteStore
@@ -34,6 +34,7 @@ __all__ = [
     "MemoryStore",
     "SqliteStore",
     "Store",
+    "StoreStats",
     "Watch",
     "open_store",
     "split_resource",

@@ -76,6 +76,17 @@ def internal_error(message: str) -> ApiError:
 _NO_INDEX: Index = ({}, {}, "")
 
 
+@dataclass(frozen=True)
+class StoreStats:
+    """A snapshot of the store's size and activity."""
+
+    revision: int
+    objects: dict[str, int]
+    watchers: dict[str, int]
+    commits: int
+    committed_changes: int
+
+
 @dataclass(slots=True, eq=False)
 class Op:
     """One requested write and, once applied, its outcome (`result` or `error`)."""
@@ -270,6 +281,8 @@ class Store(ABC):
         self._compacted_at_open = 0
         self._history_size = history_size
         self._watch_queue = watch_queue
+        self._commits = 0
+        self._committed_changes = 0
 
     # --- backend hooks --------------------------------------------------------------------------------------
 
@@ -395,6 +408,8 @@ class Store(ABC):
                     op.result = None
                     op.error = op.error or failure
                 return
+            self._commits += 1
+            self._committed_changes += len(changes)
             self._publish(overlay, changes, revision)
 
     def _publish(self, final: dict[Key, Record | None], changes: list[tuple[str, Change]], revision: int) -> None:
@@ -600,6 +615,17 @@ class Store(ABC):
                 page.append(record.raw)
                 last = path
         return page, revision, None
+
+    def stats(self) -> StoreStats:
+        """Counts for metrics (`apiserver_storage_objects` per resource) and for checking group commit."""
+        with self._lock:
+            return StoreStats(
+                revision=self._revision,
+                objects={r: len(b.records) for r, b in self._buckets.items() if b.records},
+                watchers={r: len(ws) for r, ws in self._watchers.items() if ws},
+                commits=self._commits,
+                committed_changes=self._committed_changes,
+            )
 
     # --- watches --------------------------------------------------------------------------------------------
 
