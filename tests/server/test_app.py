@@ -233,3 +233,11 @@ def test_bearer_token_required_when_configured() -> None:
         assert denied.status_code == 401 and denied.json()["reason"] == "Unauthorized"
         assert http.get("/api/v1/pods", headers={"Authorization": "Bearer s3cret"}).status_code == 200
     store.close()
+
+
+def test_field_validation_warn_reports_escaped_warning(http: httpx.Client) -> None:
+    body = job_manifest("warned", bogus=1)
+    response = http.post(JOBS + "?fieldValidation=Warn", json=body)
+    assert response.status_code == 201
+    assert response.headers["warning"] == '299 - "unknown field \\"spec.bogus\\""'
+    assert "bogus" not in response.json()["spec"]

@@ -45,8 +45,15 @@ BOOKMARK_INTERVAL = 10.0
 def _headers(content_type: bytes = JSON, warnings: list[str] | None = None) -> list[tuple[bytes, bytes]]:
     headers = [(b"content-type", content_type), (b"cache-control", b"no-cache, private")]
     for text in warnings or ():
-        headers.append((b"warning", f'299 - "{text}"'.encode()))
+        headers.append((b"warning", warning_header(text)))
     return headers
+
+
+def warning_header(text: str) -> bytes:
+    """A `Warning: 299 - "text"` value: quotes and backslashes escaped, control characters blanked."""
+    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
+    clean = "".join(" " if ord(c) < 32 or ord(c) == 127 else c for c in escaped)
+    return f'299 - "{clean}"'.encode()
 
 
 async def _respond(
