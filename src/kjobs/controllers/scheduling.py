@@ -1,0 +1,558 @@
+"""Scheduling decisions as pure functions: a pod's effective requests, whether a node fits it, node scores, and
+the `FailedScheduling` message — Kubernetes' default plugins, reduced to what kjobs' pods use.
+
+The scheduler shell (`kjobs.controllers.scheduler`) keeps a `NodeInfo` per node (its allocatable resources and
+the requests of the pods bound or assumed there) and a `PodInfo` per pod, both built once per object change, so
+one scheduling attempt is a few integer comparisons per node. Filters run in Kubernetes' default order
+(NodeUnschedulable, TaintToleration, NodeAffinity, NodeResourcesFit) and a node reports the reasons of the first
+filter that rejects it, as the framework does; only NodeResourcesFit failures can be resolved by preemption.
+Scoring is NodeResourcesFit's LeastAllocated (cpu and memory, equal weights, non-zero defaults for containers
+without requests); ties go to the node whose name sorts first, so placements are deterministic.
+
+Sources (kubernetes/kubernetes): `pkg/scheduler/framework/plugins/{noderesources,nodeaffinity,tainttoleration,
+nodeunschedulable}`, `pkg/scheduler/framework/types.go` (`FitError`), `component-helpers/scheduling/corev1`
+(`ToleratesTaint`, node selector terms), `component-helpers/resource` (`PodRequests`),
+`pkg/controller/nodelifecycle` (condition taints).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kjobs.api.names import DISRUPTION_TARGET
+from kjobs.api.quantity import QuantityError, parse_quantity
+from kjobs.api.timeutil import parse_time
+from kjobs.api.types import Obj
+
+DEFAULT_SCHEDULER_NAME = "default-scheduler"
+MAX_NODE_SCORE = 100
+DEFAULT_MILLI_CPU_REQUEST = 100
+"""Non-zero CPU a container without a request counts as, for scoring only (`schedutil.DefaultMilliCPURequest`)."""
+DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
+"""Non-zero memory a container without a request counts as, for scoring only (`schedutil.DefaultMemoryRequest`)."""
+
+NO_EXECUTE, NO_SCHEDULE = "NoExecute", "NoSchedule"
+TAINT_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
+TAINT_NOT_READY = "node.kubernetes.io/not-ready"
+TAINT_UNREACHABLE = "node.kubernetes.io/unreachable"
+CONDITION_TAINTS = {
+    ("MemoryPressure", "True"): "node.kubernetes.io/memory-pressure",
+    ("DiskPressure", "True"): "node.kubernetes.io/disk-pressure",
+    ("PIDPressure", "True"): "node.kubernetes.io/pid-pressure",
+    ("NetworkUnavailable", "True"): "node.kubernetes.io/network-unavailable",
+}
+"""Node conditions the node lifecycle controller turns into NoSchedule taints (TaintNodesByCondition)."""
+
+# Filter reasons, exactly as the plugins word them.
+REASON_UNSCHEDULABLE = "node(s) were unschedulable"
+REASON_TAINTS = "node(s) had untolerated taint(s)"
+REASON_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
+REASON_TOO_MANY_PODS = "Too many pods"
+NO_NODES_AVAILABLE = "no nodes available to schedule pods"
+NOTE_LENGTH_LIMIT = 1024
+
+_CPU, _MEMORY, _STORAGE, _PODS = "cpu", "memory", "ephemeral-storage", "pods"
+
+
+# ------------------------------------------------------------------------------------------------ resources
+
+
+@dataclass(slots=True)
+class Resources:
+    """Milli-CPU, bytes of memory and ephemeral storage, and integer scalar (extended) resources."""
+
+    milli_cpu: int = 0
+    memory: int = 0
+    ephemeral_storage: int = 0
+    scalars: dict[str, int] = field(default_factory=dict)
+
+    def copy(self) -> Resources:
+        """An independent copy."""
+        return Resources(self.milli_cpu, self.memory, self.ephemeral_storage, dict(self.scalars))
+
+    def add(self, other: Resources, sign: int = 1) -> None:
+        """Add (or with `sign=-1` subtract) `other` in place."""
+        self.milli_cpu += sign * other.milli_cpu
+        self.memory += sign * other.memory
+        self.ephemeral_storage += sign * other.ephemeral_storage
+        for name, value in other.scalars.items():
+            self.scalars[name] = self.scalars.get(name, 0) + sign * value
+
+    def set_max(self, other: Resources) -> None:
+        """Raise each dimension to at least `other`'s."""
+        self.milli_cpu = max(self.milli_cpu, other.milli_cpu)
+        self.memory = max(self.memory, other.memory)
+        self.ephemeral_storage = max(self.ephemeral_storage, other.ephemeral_storage)
+        for name, value in other.scalars.items():
+            self.scalars[name] = max(self.scalars.get(name, 0), value)
+
+    def is_zero(self) -> bool:
+        """Nothing requested at all."""
+        return not (self.milli_cpu or self.memory or self.ephemeral_storage or any(self.scalars.values()))
+
+
+@functools.lru_cache(maxsize=4096)
+def _quantity(raw: str | int | float, milli: bool) -> int:
+    try:
+        q = parse_quantity(raw)
+    except (QuantityError, TypeError, ValueError):
+        return 0
+    return q.milli_value() if milli else q.int_value()
+
+
+def resource_list(values: Mapping[str, Any] | None) -> tuple[Resources, int]:
+    """A `ResourceList` (`{"cpu": "500m", "memory": "1Gi", ...}`) as `Resources`, plus its `pods` count."""
+    result = Resources()
+    pods = 0
+    for name, raw in (values or {}).items():
+        if not isinstance(raw, str | int | float) or isinstance(raw, bool):
+            continue
+        if name == _CPU:
+            result.milli_cpu += _quantity(raw, True)
+        elif name == _MEMORY:
+            result.memory += _quantity(raw, False)
+        elif name == _STORAGE:
+            result.ephemeral_storage += _quantity(raw, False)
+        elif name == _PODS:
+            pods += _quantity(raw, False)
+        else:
+            result.scalars[name] = result.scalars.get(name, 0) + _quantity(raw, False)
+    return result, pods
+
+
+def _container_requests(container: Obj) -> Resources:
+    resources = container.get("resources") or {}
+    return resource_list(resources.get("requests") if isinstance(resources, dict) else None)[0]
+
+
+def pod_requests(spec: Obj) -> Resources:
+    """The pod's effective request (Kubernetes' `PodRequests`): regular containers and restartable init
+    containers (sidecars) run together and add up; each other init container runs alone next to the sidecars
+    started before it, and the pod needs the largest of those moments; `overhead` is added on top.
+    """
+    total = Resources()
+    for container in _dicts(spec.get("containers")):
+        total.add(_container_requests(container))
+    sidecars = Resources()
+    peak_init = Resources()
+    for container in _dicts(spec.get("initContainers")):
+        request = _container_requests(container)
+        if container.get("restartPolicy") == "Always":
+            sidecars.add(request)
+            peak_init.set_max(sidecars)
+        else:
+            moment = request.copy()
+            moment.add(sidecars)
+            peak_init.set_max(moment)
+    total.add(sidecars)
+    total.set_max(peak_init)
+    overhead = spec.get("overhead")
+    if isinstance(overhead, dict):
+        total.add(resource_list(overhead)[0])
+    return total
+
+
+def non_zero_requests(spec: Obj) -> tuple[int, int]:
+    """(milli-CPU, memory) for scoring: containers without a CPU or memory request count the defaults."""
+    cpu = memory = 0
+    for container in _dicts(spec.get("containers")):
+        request = _container_requests(container)
+        requests = (container.get("resources") or {}).get("requests") or {}
+        cpu += request.milli_cpu if _CPU in requests else DEFAULT_MILLI_CPU_REQUEST
+        memory += request.memory if _MEMORY in requests else DEFAULT_MEMORY_REQUEST
+    return cpu, memory
+
+
+def _dicts(value: Any) -> list[Obj]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+# ------------------------------------------------------------------------------------------------ pods and nodes
+
+
+@dataclass(frozen=True, slots=True)
+class Toleration:
+    """One `spec.tolerations` entry."""
+
+    key: str = ""
+    operator: str = ""
+    value: str = ""
+    effect: str = ""
+
+    def tolerates(self, taint: Taint) -> bool:
+        """Kubernetes' `ToleratesTaint`: effect (empty = all), key (empty with Exists = all), then operator."""
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.key and self.key != taint.key:
+            return False
+        if self.operator == "Exists":
+            return True
+        if self.operator in ("", "Equal"):
+            return self.value == taint.value
+        return False
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    """One node taint."""
+
+    key: str
+    value: str = ""
+    effect: str = NO_SCHEDULE
+
+
+@dataclass(frozen=True, slots=True)
+class PodInfo:
+    """What scheduling needs to know about a pod, computed once per pod change."""
+
+    uid: str
+    namespace: str
+    name: str
+    node_name: str
+    scheduler_name: str
+    priority: int
+    preempt_never: bool
+    requests: Resources
+    non_zero_cpu: int
+    non_zero_memory: int
+    labels: Mapping[str, str]
+    node_selector: Mapping[str, str]
+    required_terms: tuple[Obj, ...] | None
+    tolerations: tuple[Toleration, ...]
+    created: float
+    started: float | None
+    deleting: bool
+    terminal: bool
+    preemption_target: bool
+    nominated_node: str
+    pod: Obj
+
+    @property
+    def key(self) -> str:
+        """`namespace/name`."""
+        return f"{self.namespace}/{self.name}"
+
+    def wants_scheduling(self, scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> bool:
+        """Ours, not yet bound, not being deleted, not finished."""
+        return (
+            not self.node_name
+            and not self.deleting
+            and not self.terminal
+            and (self.scheduler_name or DEFAULT_SCHEDULER_NAME) == scheduler_name
+        )
+
+
+def pod_info(pod: Obj, *, priority: int, preempt_never: bool) -> PodInfo:
+    """Build a `PodInfo` (the priority comes from `kjobs.controllers.preemption.resolve_priority`)."""
+    meta = pod.get("metadata") or {}
+    spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+    affinity = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    )
+    terms = tuple(_dicts(affinity.get("nodeSelectorTerms"))) if isinstance(affinity, dict) else None
+    cpu, memory = non_zero_requests(spec)
+    target = False
+    for condition in _dicts(status.get("conditions")):
+        if condition.get("type") == DISRUPTION_TARGET:
+            target = condition.get("status") == "True" and condition.get("reason") == "PreemptionByScheduler"
+    return PodInfo(
+        uid=str(meta.get("uid") or ""),
+        namespace=str(meta.get("namespace") or ""),
+        name=str(meta.get("name") or ""),
+        node_name=str(spec.get("nodeName") or ""),
+        scheduler_name=str(spec.get("schedulerName") or ""),
+        priority=priority,
+        preempt_never=preempt_never,
+        requests=pod_requests(spec),
+        non_zero_cpu=cpu,
+        non_zero_memory=memory,
+        labels=meta.get("labels") or {},
+        node_selector=spec.get("nodeSelector") or {},
+        required_terms=terms,
+        tolerations=tuple(
+            Toleration(*(str(t.get(k) or "") for k in ("key", "operator", "value", "effect")))
+            for t in _dicts(spec.get("tolerations"))
+        ),
+        created=_time(meta.get("creationTimestamp")) or 0.0,
+        started=_time(status.get("startTime")),
+        deleting=bool(meta.get("deletionTimestamp")),
+        terminal=status.get("phase") in ("Succeeded", "Failed"),
+        preemption_target=target,
+        nominated_node=str(status.get("nominatedNodeName") or ""),
+        pod=pod,
+    )
+
+
+def _time(value: Any) -> float | None:
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        return parse_time(value)
+    except ValueError:
+        return None
+
+
+@dataclass(slots=True)
+class NodeInfo:
+    """A node as the scheduler sees it: labels, effective taints, allocatable, and the pods placed on it.
+
+    `node` is None while pods name a node the cache has not seen (yet); such nodes are never candidates.
+    """
+
+    name: str
+    node: Obj | None = None
+    labels: Mapping[str, str] = field(default_factory=dict)
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False
+    allocatable: Resources = field(default_factory=Resources)
+    allowed_pods: int = 0
+    requested: Resources = field(default_factory=Resources)
+    non_zero_cpu: int = 0
+    non_zero_memory: int = 0
+    pods: dict[str, PodInfo] = field(default_factory=dict)
+
+    def set_node(self, node: Obj | None) -> None:
+        """Take labels, taints (with the condition taints the node lifecycle controller would add),
+        `unschedulable` and allocatable from a Node object."""
+        self.node = node
+        if node is None:
+            return
+        meta, spec, status = node.get("metadata") or {}, node.get("spec") or {}, node.get("status") or {}
+        self.labels = meta.get("labels") or {}
+        self.unschedulable = bool(spec.get("unschedulable"))
+        self.taints = node_taints(node)
+        self.allocatable, self.allowed_pods = resource_list(status.get("allocatable"))
+
+    def add_pod(self, info: PodInfo) -> None:
+        """Count a pod bound (or assumed) here."""
+        self.pods[info.uid] = info
+        self.requested.add(info.requests)
+        self.non_zero_cpu += info.non_zero_cpu
+        self.non_zero_memory += info.non_zero_memory
+
+    def remove_pod(self, uid: str) -> PodInfo | None:
+        """Stop counting a pod; returns what was counted."""
+        info = self.pods.pop(uid, None)
+        if info is not None:
+            self.requested.add(info.requests, -1)
+            self.non_zero_cpu -= info.non_zero_cpu
+            self.non_zero_memory -= info.non_zero_memory
+        return info
+
+    def signature(self) -> tuple[Any, ...]:
+        """Everything filters read from the Node object: a change here may make pending pods schedulable."""
+        alloc = self.allocatable
+        return (
+            self.node is not None,
+            tuple(sorted(self.labels.items())),
+            self.taints,
+            self.unschedulable,
+            (alloc.milli_cpu, alloc.memory, alloc.ephemeral_storage, tuple(sorted(alloc.scalars.items()))),
+            self.allowed_pods,
+        )
+
+
+def node_taints(node: Obj) -> tuple[Taint, ...]:
+    """The node's NoSchedule/NoExecute taints, plus those its conditions imply when the node lifecycle
+    controller has not added them yet: Ready False or missing → not-ready, Unknown → unreachable, pressure →
+    the pressure taint. So a NotReady node is excluded exactly the way Kubernetes excludes it (tolerably)."""
+    taints = [
+        Taint(str(t.get("key") or ""), str(t.get("value") or ""), str(t.get("effect") or ""))
+        for t in _dicts((node.get("spec") or {}).get("taints"))
+        if t.get("effect") in (NO_SCHEDULE, NO_EXECUTE)
+    ]
+    present = {t.key for t in taints}
+    ready = None
+    implied: list[str] = []
+    for condition in _dicts((node.get("status") or {}).get("conditions")):
+        kind, value = str(condition.get("type")), str(condition.get("status"))
+        if kind == "Ready":
+            ready = value
+        elif (kind, value) in CONDITION_TAINTS:
+            implied.append(CONDITION_TAINTS[(kind, value)])
+    if ready != "True":
+        implied.append(TAINT_UNREACHABLE if ready == "Unknown" else TAINT_NOT_READY)
+    taints.extend(Taint(key, "", NO_SCHEDULE) for key in implied if key not in present)
+    return tuple(taints)
+
+
+# ------------------------------------------------------------------------------------------------ filters
+
+
+@dataclass(frozen=True, slots=True)
+class FilterStatus:
+    """Why a node was rejected; `resolvable` = preemption might help (only NodeResourcesFit failures)."""
+
+    reasons: tuple[str, ...]
+    resolvable: bool
+
+
+def tolerates_all(tolerations: Sequence[Toleration], taints: Iterable[Taint]) -> bool:
+    """Every NoSchedule/NoExecute taint is tolerated by some toleration."""
+    return all(any(t.tolerates(taint) for t in tolerations) for taint in taints)
+
+
+_UNSCHEDULABLE_TAINT = Taint(TAINT_UNSCHEDULABLE, "", NO_SCHEDULE)
+
+
+def _match_expression(expr: Obj, labels: Mapping[str, str]) -> bool:
+    key, op = str(expr.get("key") or ""), expr.get("operator")
+    values = [str(v) for v in expr.get("values") or []]
+    present = key in labels
+    if op == "In":
+        return present and labels[key] in values
+    if op == "NotIn":
+        return not present or labels[key] not in values
+    if op == "Exists":
+        return present
+    if op == "DoesNotExist":
+        return not present
+    if op in ("Gt", "Lt"):
+        if not present or len(values) != 1:
+            return False
+        try:
+            have, want = int(labels[key]), int(values[0])
+        except ValueError:
+            return False
+        return have > want if op == "Gt" else have < want
+    return False
+
+
+def _match_term(term: Obj, labels: Mapping[str, str], node_name: str) -> bool:
+    expressions = _dicts(term.get("matchExpressions"))
+    fields = _dicts(term.get("matchFields"))
+    if not expressions and not fields:
+        return False  # an empty term matches no objects
+    if not all(_match_expression(e, labels) for e in expressions):
+        return False
+    # matchFields supports one field, the node's name.
+    return all(f.get("key") == "metadata.name" and _match_expression(f, {"metadata.name": node_name}) for f in fields)
+
+
+def matches_node_affinity(pod: PodInfo, node: NodeInfo) -> bool:
+    """`nodeSelector` labels all present, and (if any) one of the required node selector terms matches."""
+    labels = node.labels
+    for key, value in pod.node_selector.items():
+        if labels.get(key) != value:
+            return False
+    if pod.required_terms is None:
+        return True
+    return any(_match_term(term, labels, node.name) for term in pod.required_terms)
+
+
+def insufficient(
+    request: Resources, allocatable: Resources, allowed_pods: int, requested: Resources, pod_count: int
+) -> list[str]:
+    """NodeResourcesFit's reasons: pod count first, then cpu, memory, ephemeral-storage, scalars by name;
+    a dimension the pod does not request never fails."""
+    reasons: list[str] = []
+    if pod_count + 1 > allowed_pods:
+        reasons.append(REASON_TOO_MANY_PODS)
+    if request.milli_cpu > 0 and request.milli_cpu > allocatable.milli_cpu - requested.milli_cpu:
+        reasons.append("Insufficient cpu")
+    if request.memory > 0 and request.memory > allocatable.memory - requested.memory:
+        reasons.append("Insufficient memory")
+    if request.ephemeral_storage > 0 and (
+        request.ephemeral_storage > allocatable.ephemeral_storage - requested.ephemeral_storage
+    ):
+        reasons.append("Insufficient ephemeral-storage")
+    for name in sorted(request.scalars):
+        want = request.scalars[name]
+        if want > 0 and want > allocatable.scalars.get(name, 0) - requested.scalars.get(name, 0):
+            reasons.append(f"Insufficient {name}")
+    return reasons
+
+
+def static_filter(pod: PodInfo, node: NodeInfo) -> FilterStatus | None:
+    """The filters that removing pods cannot change (NodeUnschedulable, TaintToleration, NodeAffinity)."""
+    if node.unschedulable and not tolerates_all(pod.tolerations, (_UNSCHEDULABLE_TAINT,)):
+        return FilterStatus((REASON_UNSCHEDULABLE,), False)
+    if node.taints and not tolerates_all(pod.tolerations, node.taints):
+        return FilterStatus((REASON_TAINTS,), False)
+    if not matches_node_affinity(pod, node):
+        return FilterStatus((REASON_AFFINITY,), False)
+    return None
+
+
+def filter_node(pod: PodInfo, node: NodeInfo, nominated: Sequence[PodInfo] = ()) -> FilterStatus | None:
+    """None when `pod` fits `node`; else the first failing filter's reasons. `nominated` are pods of at least
+    the pod's priority waiting for this node (preemptors), counted as if already there."""
+    status = static_filter(pod, node)
+    if status is not None:
+        return status
+    requested, count = node.requested, len(node.pods)
+    if nominated:
+        requested = requested.copy()
+        for other in nominated:
+            requested.add(other.requests)
+        count += len(nominated)
+    reasons = insufficient(pod.requests, node.allocatable, node.allowed_pods, requested, count)
+    return FilterStatus(tuple(reasons), True) if reasons else None
+
+
+# ------------------------------------------------------------------------------------------------ scoring
+
+
+def _least_requested(requested: int, capacity: int) -> int:
+    if capacity <= 0 or requested > capacity:
+        return 0
+    return (capacity - requested) * MAX_NODE_SCORE // capacity
+
+
+def least_allocated_score(pod: PodInfo, node: NodeInfo) -> int:
+    """LeastAllocated: the mean over cpu and memory of the free share (0-100) after placing the pod."""
+    cpu = _least_requested(node.non_zero_cpu + pod.non_zero_cpu, node.allocatable.milli_cpu)
+    memory = _least_requested(node.non_zero_memory + pod.non_zero_memory, node.allocatable.memory)
+    return (cpu + memory) // 2
+
+
+def select_host(pod: PodInfo, feasible: Sequence[NodeInfo]) -> str:
+    """The feasible node with the highest score; ties go to the name that sorts first."""
+    best_name, best_score = "", -1
+    for node in feasible:
+        score = least_allocated_score(pod, node)
+        if score > best_score or (score == best_score and node.name < best_name):
+            best_name, best_score = node.name, score
+    return best_name
+
+
+# ------------------------------------------------------------------------------------------------ messages
+
+
+def fit_error(
+    num_nodes: int,
+    statuses: Mapping[str, Sequence[str]],
+    *,
+    absent_reason: str = "",
+    post_filter: str = "",
+) -> str:
+    """Kubernetes' `FitError.Error()`: `0/N nodes are available: <count reason, ...>. <post-filter message>`.
+
+    The histogram counts each reason once per node; nodes without a status count `absent_reason`; entries are
+    sorted as strings (so `10 x` sorts before `2 y`, as Go's `sort.Strings` does).
+    """
+    counts: dict[str, int] = {}
+    for reasons in statuses.values():
+        for reason in reasons:
+            counts[reason] = counts.get(reason, 0) + 1
+    absent = num_nodes - len(statuses)
+    if absent > 0 and absent_reason:
+        counts[absent_reason] = counts.get(absent_reason, 0) + absent
+    message = f"0/{num_nodes} nodes are available:"
+    histogram = sorted(f"{n} {reason}" for reason, n in counts.items())
+    if histogram:
+        message += f" {', '.join(histogram)}."
+    if post_filter:
+        message += f" {post_filter}"
+    return message
+
+
+def truncate_message(message: str) -> str:
+    """Event notes are cut at 1024 bytes with ` ...` (Kubernetes' `truncateMessage`)."""
+    if len(message) <= NOTE_LENGTH_LIMIT:
+        return message
+    return message[: NOTE_LENGTH_LIMIT - 4] + " ..."

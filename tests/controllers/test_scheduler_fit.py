@@ -1,0 +1,426 @@
+"""Pure scheduling rules, table-tested: effective requests, taints and tolerations, node affinity, resource fit,
+scoring and Kubernetes' FailedScheduling wording."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kjobs.api.types import Obj
+from kjobs.controllers.scheduling import (
+    NodeInfo,
+    PodInfo,
+    Resources,
+    Taint,
+    Toleration,
+    filter_node,
+    fit_error,
+    insufficient,
+    matches_node_affinity,
+    node_taints,
+    non_zero_requests,
+    pod_info,
+    pod_requests,
+    select_host,
+    truncate_message,
+)
+
+GI = 1024**3
+
+
+def container(name: str = "c", restart: str | None = None, **requests: str) -> Obj:
+    c: Obj = {"name": name, "image": "busybox"}
+    if requests:
+        c["resources"] = {"requests": {k.replace("_", "-"): v for k, v in requests.items()}}
+    if restart:
+        c["restartPolicy"] = restart
+    return c
+
+
+def pod(
+    name: str = "p",
+    *,
+    containers: list[Obj] | None = None,
+    node: str = "",
+    priority: int = 0,
+    **spec: Any,
+) -> PodInfo:
+    body: Obj = {
+        "metadata": {"name": name, "namespace": "default", "uid": f"uid-{name}"},
+        "spec": {"containers": containers if containers is not None else [container(cpu="1")], **spec},
+    }
+    if node:
+        body["spec"]["nodeName"] = node
+    return pod_info(body, priority=priority, preempt_never=False)
+
+
+def node(
+    name: str = "n1",
+    *,
+    cpu: str = "4",
+    memory: str = "8Gi",
+    pods: str = "110",
+    labels: dict[str, str] | None = None,
+    taints: list[Obj] | None = None,
+    unschedulable: bool = False,
+    ready: str | None = "True",
+    extra: dict[str, str] | None = None,
+) -> NodeInfo:
+    body: Obj = {
+        "metadata": {"name": name, "labels": labels or {}},
+        "spec": {"taints": taints or [], "unschedulable": unschedulable},
+        "status": {
+            "allocatable": {"cpu": cpu, "memory": memory, "pods": pods, **(extra or {})},
+            "conditions": [] if ready is None else [{"type": "Ready", "status": ready}],
+        },
+    }
+    info = NodeInfo(name)
+    info.set_node(body)
+    return info
+
+
+# ------------------------------------------------------------------------------------------------ requests
+
+
+@pytest.mark.parametrize(
+    ("spec", "cpu", "memory"),
+    [
+        pytest.param(
+            {"containers": [container(cpu="2", memory="1G"), container(cpu="1", memory="1G")]},
+            3000,
+            2 * 10**9,
+            id="sum",
+        ),
+        pytest.param(
+            {
+                "initContainers": [container(cpu="2", memory="1G"), container(cpu="2", memory="3G")],
+                "containers": [container(cpu="2", memory="1G"), container(cpu="1", memory="1G")],
+            },
+            3000,
+            3 * 10**9,
+            id="init-max-vs-sum-kubernetes-example",
+        ),
+        pytest.param(
+            {
+                "initContainers": [container(cpu="500m", restart="Always"), container(cpu="3")],
+                "containers": [container(cpu="1")],
+            },
+            3500,
+            0,
+            id="sidecar-runs-next-to-later-init-and-adds-to-regular",
+        ),
+        pytest.param({"containers": [container(cpu="250m")], "overhead": {"cpu": "100m"}}, 350, 0, id="overhead"),
+        pytest.param({"containers": [container()]}, 0, 0, id="no-requests"),
+        pytest.param({"containers": [container(cpu="0.1", memory="1.5Gi")]}, 100, 1536 * 1024**2, id="decimal-binary"),
+    ],
+)
+def test_effective_pod_requests(spec: Obj, cpu: int, memory: int) -> None:
+    request = pod_requests(spec)
+    assert (request.milli_cpu, request.memory) == (cpu, memory)
+
+
+def test_scalar_and_storage_requests_are_counted() -> None:
+    request = pod_requests({"containers": [container(**{"nvidia.com/gpu": "2", "ephemeral_storage": "1Gi"})]})
+    assert request.scalars == {"nvidia.com/gpu": 2}
+    assert request.ephemeral_storage == GI
+
+
+def test_scoring_counts_defaults_for_containers_without_requests() -> None:
+    spec = {"containers": [container(cpu="1"), container()]}
+    assert non_zero_requests(spec) == (1100, 2 * 200 * 1024**2)
+
+
+# ------------------------------------------------------------------------------------------------ taints
+
+
+@pytest.mark.parametrize(
+    ("toleration", "taint", "expected"),
+    [
+        pytest.param(Toleration("k", "Equal", "v", "NoSchedule"), Taint("k", "v", "NoSchedule"), True, id="equal"),
+        pytest.param(
+            Toleration("k", "", "v", "NoSchedule"), Taint("k", "v", "NoSchedule"), True, id="empty-op-is-equal"
+        ),
+        pytest.param(
+            Toleration("k", "Equal", "w", "NoSchedule"), Taint("k", "v", "NoSchedule"), False, id="value-differs"
+        ),
+        pytest.param(Toleration("k", "Exists", "", ""), Taint("k", "v", "NoExecute"), True, id="exists-any-effect"),
+        pytest.param(Toleration("", "Exists", "", ""), Taint("any", "v", "NoSchedule"), True, id="exists-no-key-all"),
+        pytest.param(
+            Toleration("k", "Exists", "", "NoExecute"), Taint("k", "", "NoSchedule"), False, id="effect-differs"
+        ),
+        pytest.param(Toleration("other", "Exists", "", ""), Taint("k", "", "NoSchedule"), False, id="key-differs"),
+        pytest.param(Toleration("k", "Bogus", "v", ""), Taint("k", "v", "NoSchedule"), False, id="unknown-operator"),
+    ],
+)
+def test_toleration_matches_taint_like_kubernetes(toleration: Toleration, taint: Taint, expected: bool) -> None:
+    assert toleration.tolerates(taint) is expected
+
+
+@pytest.mark.parametrize(
+    ("conditions", "taints", "expected"),
+    [
+        pytest.param([{"type": "Ready", "status": "True"}], [], (), id="ready"),
+        pytest.param([{"type": "Ready", "status": "False"}], [], ("node.kubernetes.io/not-ready",), id="not-ready"),
+        pytest.param([{"type": "Ready", "status": "Unknown"}], [], ("node.kubernetes.io/unreachable",), id="unknown"),
+        pytest.param([], [], ("node.kubernetes.io/not-ready",), id="no-ready-condition"),
+        pytest.param(
+            [{"type": "Ready", "status": "False"}],
+            [{"key": "node.kubernetes.io/not-ready", "effect": "NoSchedule"}],
+            ("node.kubernetes.io/not-ready",),
+            id="lifecycle-taint-already-there",
+        ),
+        pytest.param(
+            [{"type": "Ready", "status": "True"}, {"type": "DiskPressure", "status": "True"}],
+            [{"key": "soft", "effect": "PreferNoSchedule"}],
+            ("node.kubernetes.io/disk-pressure",),
+            id="pressure-and-prefer-ignored",
+        ),
+    ],
+)
+def test_node_taints_include_condition_taints(
+    conditions: list[Obj], taints: list[Obj], expected: tuple[str, ...]
+) -> None:
+    body = {"metadata": {"name": "n"}, "spec": {"taints": taints}, "status": {"conditions": conditions}}
+    assert tuple(t.key for t in node_taints(body)) == expected
+
+
+# ------------------------------------------------------------------------------------------------ affinity
+
+
+def affinity(*terms: Obj) -> Obj:
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": list(terms)}}}
+
+
+def expr(key: str, op: str, *values: str) -> Obj:
+    return {"key": key, "operator": op, "values": list(values)}
+
+
+LABELS = {"zone": "a", "gpu": "true", "cores": "16"}
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        pytest.param({"nodeSelector": {"zone": "a"}}, True, id="selector-match"),
+        pytest.param({"nodeSelector": {"zone": "b"}}, False, id="selector-mismatch"),
+        pytest.param({"nodeSelector": {"disk": "ssd"}}, False, id="selector-missing-label"),
+        pytest.param({"affinity": affinity({"matchExpressions": [expr("zone", "In", "a", "b")]})}, True, id="in"),
+        pytest.param({"affinity": affinity({"matchExpressions": [expr("zone", "NotIn", "a")]})}, False, id="notin"),
+        pytest.param(
+            {"affinity": affinity({"matchExpressions": [expr("disk", "NotIn", "hdd")]})}, True, id="notin-absent"
+        ),
+        pytest.param({"affinity": affinity({"matchExpressions": [expr("gpu", "Exists")]})}, True, id="exists"),
+        pytest.param(
+            {"affinity": affinity({"matchExpressions": [expr("gpu", "DoesNotExist")]})}, False, id="doesnotexist"
+        ),
+        pytest.param({"affinity": affinity({"matchExpressions": [expr("cores", "Gt", "8")]})}, True, id="gt"),
+        pytest.param({"affinity": affinity({"matchExpressions": [expr("cores", "Lt", "8")]})}, False, id="lt"),
+        pytest.param({"affinity": affinity({"matchExpressions": [expr("zone", "Gt", "8")]})}, False, id="gt-not-int"),
+        pytest.param(
+            {"affinity": affinity({"matchFields": [expr("metadata.name", "In", "n1")]})}, True, id="fields-name"
+        ),
+        pytest.param(
+            {"affinity": affinity({"matchFields": [expr("metadata.name", "NotIn", "n1")]})}, False, id="fields-notin"
+        ),
+        pytest.param(
+            {
+                "affinity": affinity(
+                    {"matchExpressions": [expr("zone", "In", "b")]}, {"matchExpressions": [expr("gpu", "Exists")]}
+                )
+            },
+            True,
+            id="terms-are-ored",
+        ),
+        pytest.param(
+            {"affinity": affinity({"matchExpressions": [expr("zone", "In", "a"), expr("gpu", "DoesNotExist")]})},
+            False,
+            id="expressions-are-anded",
+        ),
+        pytest.param({"affinity": affinity({})}, False, id="empty-term-matches-nothing"),
+        pytest.param({"affinity": affinity()}, False, id="no-terms-matches-nothing"),
+        pytest.param(
+            {"nodeSelector": {"zone": "b"}, "affinity": affinity({"matchExpressions": [expr("gpu", "Exists")]})},
+            False,
+            id="selector-and-affinity-both-needed",
+        ),
+    ],
+)
+def test_node_affinity(spec: Obj, expected: bool) -> None:
+    assert matches_node_affinity(pod(**spec), node(labels=LABELS)) is expected
+
+
+# ------------------------------------------------------------------------------------------------ fit
+
+
+@pytest.mark.parametrize(
+    ("request_", "requested", "count", "allowed", "reasons"),
+    [
+        pytest.param(Resources(1000, GI), Resources(3000, 7 * GI), 2, 110, [], id="exactly-fits"),
+        pytest.param(Resources(1001, GI), Resources(3000, 7 * GI), 2, 110, ["Insufficient cpu"], id="cpu"),
+        pytest.param(
+            Resources(4001, 9 * GI), Resources(), 0, 110, ["Insufficient cpu", "Insufficient memory"], id="cpu-memory"
+        ),
+        pytest.param(Resources(), Resources(9000, 9 * GI), 2, 3, [], id="zero-request-fits-overcommitted-node"),
+        pytest.param(Resources(), Resources(), 3, 3, ["Too many pods"], id="pod-count"),
+        pytest.param(
+            Resources(0, 0, 0, {"nvidia.com/gpu": 1}), Resources(), 0, 110, ["Insufficient nvidia.com/gpu"], id="gpu"
+        ),
+    ],
+)
+def test_insufficient_resources(
+    request_: Resources, requested: Resources, count: int, allowed: int, reasons: list[str]
+) -> None:
+    assert insufficient(request_, Resources(4000, 8 * GI), allowed, requested, count) == reasons
+
+
+def test_bound_pods_use_up_the_node() -> None:
+    n = node(cpu="2")
+    n.add_pod(pod("a", node="n1"))
+    assert filter_node(pod("b"), n) is None
+    n.add_pod(pod("b", node="n1"))
+    status = filter_node(pod("c"), n)
+    assert status is not None and status.reasons == ("Insufficient cpu",) and status.resolvable
+    n.remove_pod("uid-a")
+    assert filter_node(pod("c"), n) is None
+
+
+def test_nominated_pods_reserve_their_room() -> None:
+    n = node(cpu="2")
+    n.add_pod(pod("a", node="n1"))
+    assert filter_node(pod("b"), n, [pod("waiting", priority=5)]) is not None
+    assert filter_node(pod("b"), n) is None
+
+
+@pytest.mark.parametrize(
+    ("n", "spec", "reason"),
+    [
+        pytest.param(node(unschedulable=True), {}, "node(s) were unschedulable", id="cordoned"),
+        pytest.param(
+            node(taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]),
+            {},
+            "node(s) had untolerated taint(s)",
+            id="taint",
+        ),
+        pytest.param(node(ready="False"), {}, "node(s) had untolerated taint(s)", id="not-ready"),
+        pytest.param(
+            node(), {"nodeSelector": {"zone": "z"}}, "node(s) didn't match Pod's node affinity/selector", id="selector"
+        ),
+        pytest.param(
+            node(unschedulable=True, cpu="0"),
+            {"nodeSelector": {"zone": "z"}},
+            "node(s) were unschedulable",
+            id="first-failing-filter-wins",
+        ),
+    ],
+)
+def test_static_filters_report_unresolvable_reasons(n: NodeInfo, spec: Obj, reason: str) -> None:
+    status = filter_node(pod(**spec), n)
+    assert status is not None and status.reasons == (reason,) and not status.resolvable
+
+
+@pytest.mark.parametrize(
+    ("n", "tolerations"),
+    [
+        pytest.param(
+            node(unschedulable=True),
+            [{"key": "node.kubernetes.io/unschedulable", "operator": "Exists", "effect": "NoSchedule"}],
+            id="cordon-tolerated",
+        ),
+        pytest.param(
+            node(taints=[{"key": "dedicated", "value": "gpu", "effect": "NoExecute"}]),
+            [{"key": "dedicated", "value": "gpu"}],
+            id="taint-tolerated",
+        ),
+        pytest.param(node(ready="False"), [{"operator": "Exists"}], id="tolerate-everything"),
+        pytest.param(node(taints=[{"key": "soft", "effect": "PreferNoSchedule"}]), [], id="prefer-no-schedule-ignored"),
+    ],
+)
+def test_tolerations_let_pods_through(n: NodeInfo, tolerations: list[Obj]) -> None:
+    assert filter_node(pod(tolerations=tolerations), n) is None
+
+
+# ------------------------------------------------------------------------------------------------ score
+
+
+def test_least_allocated_prefers_the_emptier_node_and_ties_go_to_the_first_name() -> None:
+    busy, idle, twin = node("a"), node("b"), node("c")
+    busy.add_pod(pod("x", node="a", containers=[container(cpu="2", memory="4Gi")]))
+    assert select_host(pod("p"), [busy, idle, twin]) == "b"
+    assert select_host(pod("p"), [twin, idle]) == "b"
+
+
+def test_bigger_node_scores_higher_for_the_same_pod() -> None:
+    assert (
+        select_host(pod("p"), [node("small", cpu="2", memory="2Gi"), node("large", cpu="8", memory="8Gi")]) == "large"
+    )
+
+
+# ------------------------------------------------------------------------------------------------ messages
+
+
+@pytest.mark.parametrize(
+    ("num", "statuses", "kwargs", "message"),
+    [
+        pytest.param(
+            3,
+            {
+                "a": ["node(s) didn't match Pod's node affinity/selector"],
+                "b": ["Insufficient cpu"],
+                "c": ["Insufficient cpu"],
+            },
+            {},
+            "0/3 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, 2 Insufficient cpu.",
+            id="histogram",
+        ),
+        pytest.param(
+            2,
+            {"a": ["Insufficient cpu", "Insufficient memory"], "b": ["Insufficient cpu"]},
+            {},
+            "0/2 nodes are available: 1 Insufficient memory, 2 Insufficient cpu.",
+            id="several-reasons-per-node",
+        ),
+        pytest.param(
+            12,
+            {f"n{i}": ["Insufficient cpu"] for i in range(10)} | {"x": ["Too many pods"], "y": ["Too many pods"]},
+            {},
+            "0/12 nodes are available: 10 Insufficient cpu, 2 Too many pods.",
+            id="sorted-as-strings",
+        ),
+        pytest.param(
+            3,
+            {"a": ["No preemption victims found for incoming pod"]},
+            {"absent_reason": "Preemption is not helpful for scheduling"},
+            "0/3 nodes are available: 1 No preemption victims found for incoming pod, "
+            "2 Preemption is not helpful for scheduling.",
+            id="absent-nodes",
+        ),
+        pytest.param(
+            1,
+            {"a": ["Insufficient cpu"]},
+            {"post_filter": "preemption: not eligible due to preemptionPolicy=Never."},
+            "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never.",
+            id="post-filter",
+        ),
+    ],
+)
+def test_fit_error_message(num: int, statuses: dict[str, list[str]], kwargs: dict[str, str], message: str) -> None:
+    assert fit_error(num, statuses, **kwargs) == message
+
+
+def test_event_messages_are_truncated_like_kubernetes() -> None:
+    assert truncate_message("x" * 1024) == "x" * 1024
+    long = truncate_message("y" * 2000)
+    assert len(long) == 1024 and long.endswith("y ...")
+
+
+def test_malformed_fields_do_not_raise() -> None:
+    info = pod_info(
+        {
+            "metadata": {"name": "bad", "creationTimestamp": "not a time"},
+            "spec": {"containers": [{"resources": {"requests": {"cpu": "lots", "memory": True}}}], "tolerations": "x"},
+        },
+        priority=0,
+        preempt_never=False,
+    )
+    assert info.requests.is_zero() and info.tolerations == () and info.created == 0.0
