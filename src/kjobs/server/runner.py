@@ -117,6 +117,8 @@ def run_forever(
     def handle_exit(sig: int, frame: Any) -> None:
         app.close_streams()
         original(sig, frame)
+        # a requested stop is a normal exit (status 0): do not let uvicorn re-raise the signal afterwards
+        server._captured_signals.clear()
 
     server.handle_exit = handle_exit  # type: ignore[method-assign]
     server.run(sockets=[sock])

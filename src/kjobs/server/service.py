@@ -401,7 +401,9 @@ class ApiService:
         meta["resourceVersion"] = expected_rv or (old.get("metadata") or {}).get("resourceVersion")
         if dry_run:
             return new
-        if meta.get("deletionTimestamp") and not meta.get("finalizers") and not r.graceful:
+        zero_grace = not r.graceful or meta.get("deletionGracePeriodSeconds") == 0
+        if meta.get("deletionTimestamp") and not meta.get("finalizers") and zero_grace:
+            # The registry's ShouldDeleteDuringUpdate: the last finalizer of an object whose grace is over.
             return await self.store.delete(
                 r.store_key, meta.get("namespace", ""), meta["name"], expected_rv=meta["resourceVersion"]
             )
