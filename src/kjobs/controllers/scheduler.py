@@ -1,0 +1,465 @@
+"""The scheduler (`default-scheduler`): binds pending pods to nodes, and preempts lower-priority pods for
+higher-priority ones that fit nowhere.
+
+It owns a cache of nodes and of the pods counted on them, built from informers on Pods, Nodes, PriorityClasses
+and PodDisruptionBudgets. Decisions are the pure functions of `kjobs.controllers.scheduling` (fit, score,
+messages) and `kjobs.controllers.preemption` (priority, victims); this module only moves objects in and out:
+
+* Queue. Pending pods are keys in a `WorkQueue`; the worker drains whatever is queued and schedules it highest
+  priority first (then oldest), one pod at a time, like Kubernetes' activeQ with PrioritySort.
+* Assume, then bind. A chosen node counts the pod at once (assumed), so the next decision already sees it; the
+  Binding is POSTed in the background (bounded concurrency) and the `Scheduled` event follows it. A failed
+  binding forgets the assumption and retries the pod after its back-off.
+* Unschedulable pods get `PodScheduled=False`/`Unschedulable` with Kubernetes' message and a `FailedScheduling`
+  event, then wait for a cluster change that may help (a node added or changed, a bound pod gone or finished)
+  — but never before their back-off (1 s doubling to 10 s per attempt) — or at most 5 minutes.
+* Preemption. If the pod may preempt and some node fits once lower-priority pods are gone, each victim gets
+  `DisruptionTarget=True` (`PreemptionByScheduler`), is deleted gracefully and gets a `Preempted` event; the
+  preemptor gets `status.nominatedNodeName`, and the room on that node is reserved for it (lower-priority pods
+  cannot take it) until the victims are gone and it binds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from kjobs.api.errors import ApiError
+from kjobs.api.names import DISRUPTION_TARGET
+from kjobs.api.timeutil import format_time
+from kjobs.api.types import Obj
+from kjobs.client.base import Client
+from kjobs.client.resources import NODES, PDBS, PODS, PRIORITY_CLASSES
+from kjobs.clock import Clock
+from kjobs.controllers.events import EventRecorder
+from kjobs.controllers.informer import Informer
+from kjobs.controllers.preemption import (
+    Budget,
+    Candidate,
+    PriorityClass,
+    budgets,
+    nominated_on,
+    preempt,
+    priority_classes,
+    resolve_priority,
+)
+from kjobs.controllers.queue import WorkQueue
+from kjobs.controllers.scheduling import (
+    DEFAULT_SCHEDULER_NAME,
+    NO_NODES_AVAILABLE,
+    FilterStatus,
+    NodeInfo,
+    PodInfo,
+    filter_node,
+    fit_error,
+    pod_info,
+    select_host,
+    truncate_message,
+)
+
+log = logging.getLogger(__name__)
+
+POD_SCHEDULED = "PodScheduled"
+REASON_UNSCHEDULABLE = "Unschedulable"
+PREEMPTION_REASON = "PreemptionByScheduler"
+
+
+@dataclass(frozen=True)
+class SchedulerSettings:
+    """Knobs, with Kubernetes' defaults: podInitialBackoff 1 s, podMaxBackoff 10 s, at most 5 min unschedulable
+    before a retry without any cluster change; bindings in flight at once."""
+
+    scheduler_name: str = DEFAULT_SCHEDULER_NAME
+    initial_backoff: float = 1.0
+    max_backoff: float = 10.0
+    max_unschedulable_wait: float = 300.0
+    bind_concurrency: int = 32
+
+
+class Scheduler:
+    """Schedules every pod whose `spec.schedulerName` is unset or `settings.scheduler_name`."""
+
+    def __init__(self, client: Client, *, clock: Clock, settings: SchedulerSettings | None = None) -> None:
+        self.client = client
+        self.clock = clock
+        self.settings = settings or SchedulerSettings()
+        self.events = EventRecorder(client, component=self.settings.scheduler_name, clock=clock)
+        self.pods = Informer(client, PODS, clock=clock)
+        self.nodes = Informer(client, NODES, clock=clock)
+        self.priority_classes = Informer(client, PRIORITY_CLASSES, clock=clock)
+        self.pdbs = Informer(client, PDBS, clock=clock)
+        self.queue: WorkQueue[str] = WorkQueue(
+            clock=clock, base_delay=self.settings.initial_backoff, max_delay=self.settings.max_backoff
+        )
+        self._classes: dict[str, PriorityClass] = {}
+        self._default_class: PriorityClass | None = None
+        self._budgets: list[Budget] = []
+        self._node_infos: dict[str, NodeInfo] = {}
+        self._ready: list[NodeInfo] | None = None
+        self._placed: dict[str, str] = {}
+        self._assumed: set[str] = set()
+        self._pending: dict[str, PodInfo] = {}
+        self._nominated_node: dict[str, str] = {}
+        self._nominated: dict[str, dict[str, PodInfo]] = {}
+        self._attempts: dict[str, int] = {}
+        self._backoff_until: dict[str, float] = {}
+        self._parked: set[str] = set()
+        self._event_seq = 0
+        self._bind_slots = asyncio.Semaphore(self.settings.bind_concurrency)
+        self._background: set[asyncio.Task[None]] = set()
+        self._worker_task: asyncio.Task[None] | None = None
+
+    # ----------------------------------------------------------------------------------------- lifecycle
+
+    async def start(self) -> None:
+        """Start informers (priority classes and budgets first, so pods resolve their priority), then the worker."""
+        self.priority_classes.add_handler(self._on_priority_class)
+        self.pdbs.add_handler(self._on_pdb)
+        self.nodes.add_handler(self._on_node)
+        self.pods.add_handler(self._on_pod)
+        self.priority_classes.start()
+        self.pdbs.start()
+        await asyncio.gather(self.priority_classes.synced.wait(), self.pdbs.synced.wait())
+        self.nodes.start()
+        self.pods.start()
+        await asyncio.gather(self.nodes.synced.wait(), self.pods.synced.wait())
+        self._worker_task = asyncio.get_running_loop().create_task(self._worker(), name="scheduler-worker")
+
+    async def stop(self) -> None:
+        """Stop the worker, pending bindings/writes and the informers."""
+        self.queue.shutdown()
+        if self._worker_task is not None:
+            self._worker_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._worker_task
+            self._worker_task = None
+        for task in list(self._background):
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
+        for informer in (self.pods, self.nodes, self.pdbs, self.priority_classes):
+            await informer.stop()
+        await self.events.flush()
+
+    # ----------------------------------------------------------------------------------------- views
+
+    def node_info(self, name: str) -> NodeInfo | None:
+        """The cached view of a node (requests counted there, including assumed pods)."""
+        return self._node_infos.get(name)
+
+    def pending(self) -> list[str]:
+        """Keys of pods waiting to be scheduled."""
+        return sorted(self._pending)
+
+    # ----------------------------------------------------------------------------------------- handlers
+
+    def _info(self, pod: Obj) -> PodInfo:
+        priority, never = resolve_priority(pod, self._classes, self._default_class)
+        return pod_info(pod, priority=priority, preempt_never=never)
+
+    def _on_priority_class(self, old: Obj | None, new: Obj | None) -> None:
+        self._classes, self._default_class = priority_classes(self.priority_classes.list())
+        if self.pods.synced.is_set():
+            for pod in self.pods.list():
+                self._on_pod(pod, pod)
+
+    def _on_pdb(self, old: Obj | None, new: Obj | None) -> None:
+        self._budgets = budgets(self.pdbs.list())
+
+    def _on_node(self, old: Obj | None, new: Obj | None) -> None:
+        name = str(((new or old) or {}).get("metadata", {}).get("name") or "")
+        info = self._node_infos.get(name)
+        if new is None:
+            if info is not None:
+                info.set_node(None)
+                if not info.pods:
+                    del self._node_infos[name]
+            self._ready = None
+            return
+        before = info.signature() if info is not None else None
+        if info is None:
+            info = self._node_infos[name] = NodeInfo(name)
+        info.set_node(new)
+        if info.signature() != before:
+            self._ready = None
+            self._cluster_changed()
+
+    def _on_pod(self, old: Obj | None, new: Obj | None) -> None:
+        obj = new if new is not None else old
+        assert obj is not None
+        meta = obj.get("metadata") or {}
+        uid = str(meta.get("uid") or "")
+        key = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+        info = self._info(new) if new is not None else None
+        # Placement: bound, unfinished pods count on their node; an assumed pod keeps counting until bound.
+        if info is not None and info.node_name and not info.terminal:
+            self._assumed.discard(uid)
+            self._place(info)
+        elif uid in self._assumed and info is not None and info.wants_scheduling(self.settings.scheduler_name):
+            pass
+        else:
+            self._assumed.discard(uid)
+            if self._unplace(uid):
+                self._cluster_changed()
+        # Pending pods.
+        current = self._pending.get(key)
+        if info is not None and info.wants_scheduling(self.settings.scheduler_name):
+            self._pending[key] = info
+            if old is not None and (old.get("status") or {}).get("nominatedNodeName") != info.nominated_node:
+                self._nominated_node[uid] = info.nominated_node
+            self._refresh_nomination(info)
+            if current is None or current.uid != uid:
+                self.queue.add(key)
+            elif old is not None and old.get("spec") != obj.get("spec"):
+                self._requeue(key)
+        elif current is not None and current.uid == uid:
+            self._forget_pending(key, uid)
+
+    def _forget_pending(self, key: str, uid: str) -> None:
+        del self._pending[key]
+        self._set_nomination(uid, "")
+        self._nominated_node.pop(uid, None)
+        self._attempts.pop(key, None)
+        self._backoff_until.pop(key, None)
+        self._parked.discard(key)
+
+    # ----------------------------------------------------------------------------------------- cache
+
+    def _place(self, info: PodInfo) -> None:
+        previous = self._placed.get(info.uid)
+        if previous is not None:
+            self._node_infos[previous].remove_pod(info.uid)
+        node = self._node_infos.get(info.node_name)
+        if node is None:
+            node = self._node_infos[info.node_name] = NodeInfo(info.node_name)
+        node.add_pod(info)
+        self._placed[info.uid] = info.node_name
+        if previous is not None and previous != info.node_name:
+            self._drop_ghost(previous)
+
+    def _unplace(self, uid: str) -> bool:
+        name = self._placed.pop(uid, None)
+        if name is None:
+            return False
+        self._node_infos[name].remove_pod(uid)
+        self._drop_ghost(name)
+        return True
+
+    def _drop_ghost(self, name: str) -> None:
+        node = self._node_infos.get(name)
+        if node is not None and node.node is None and not node.pods:
+            del self._node_infos[name]
+
+    def _ready_nodes(self) -> list[NodeInfo]:
+        if self._ready is None:
+            self._ready = sorted((n for n in self._node_infos.values() if n.node is not None), key=lambda n: n.name)
+        return self._ready
+
+    def _set_nomination(self, uid: str, node: str, info: PodInfo | None = None) -> None:
+        for bucket in self._nominated.values():
+            bucket.pop(uid, None)
+        if node and info is not None:
+            self._nominated.setdefault(node, {})[uid] = info
+        if node:
+            self._nominated_node[uid] = node
+
+    def _refresh_nomination(self, info: PodInfo) -> None:
+        node = self._nominated_node.get(info.uid, info.nominated_node)
+        self._set_nomination(info.uid, node, info)
+        if not node:
+            self._nominated_node.pop(info.uid, None)
+
+    # ----------------------------------------------------------------------------------------- queueing
+
+    def _cluster_changed(self) -> None:
+        """Something that may make unschedulable pods fit happened: retry them once their back-off ends."""
+        self._event_seq += 1
+        parked, self._parked = self._parked, set()
+        for key in parked:
+            self._requeue(key)
+
+    def _requeue(self, key: str) -> None:
+        self.queue.add_after(key, max(0.0, self._backoff_until.get(key, 0.0) - self.clock.now()))
+
+    def _back_off(self, key: str) -> float:
+        attempts = self._attempts[key] = self._attempts.get(key, 0) + 1
+        delay = min(self.settings.initial_backoff * (1 << min(attempts - 1, 30)), self.settings.max_backoff)
+        self._backoff_until[key] = self.clock.now() + delay
+        return delay
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.get_running_loop().create_task(coro)
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
+
+    async def _worker(self) -> None:
+        while True:
+            first = await self.queue.get()
+            if first is None:
+                return
+            batch = [first]
+            while len(self.queue):
+                key = await self.queue.get()
+                if key is None:
+                    break
+                batch.append(key)
+            batch.sort(key=self._order)
+            for key in batch:
+                try:
+                    await self.schedule_one(key)
+                except Exception:
+                    log.exception("scheduling %s", key)
+                    if key in self._pending:
+                        self.queue.add_after(key, self._back_off(key))
+                finally:
+                    self.queue.done(key)
+
+    def _order(self, key: str) -> tuple[int, float, str]:
+        info = self._pending.get(key)
+        return (-info.priority, info.created, key) if info is not None else (0, 0.0, key)
+
+    # ----------------------------------------------------------------------------------------- one attempt
+
+    async def schedule_one(self, key: str) -> None:
+        """One scheduling attempt for the pending pod `key` (`namespace/name`)."""
+        pod = self._pending.get(key)
+        if pod is None or pod.uid in self._assumed:
+            return
+        seq = self._event_seq
+        nodes = self._ready_nodes()
+        if not nodes:
+            self._unschedulable(pod, NO_NODES_AVAILABLE, seq, None)
+            return
+        feasible: list[NodeInfo] = []
+        statuses: dict[str, FilterStatus] = {}
+        for node in nodes:
+            reserved = nominated_on(node.name, pod, self._nominated)
+            status = filter_node(pod, node, reserved)
+            if status is None:
+                feasible.append(node)
+            else:
+                statuses[node.name] = status
+        if feasible:
+            self._assume(pod, select_host(pod, feasible))
+            return
+        reasons = {name: status.reasons for name, status in statuses.items()}
+        result = preempt(pod, nodes, statuses, nominated=self._nominated, pdbs=self._budgets, now=self.clock.now())
+        nomination: str | None = None
+        if result.candidate is not None:
+            await self._preempt(pod, result.candidate)
+            nomination = result.candidate.node
+        elif result.clear_nomination:
+            nomination = ""
+        self._unschedulable(pod, fit_error(len(nodes), reasons, post_filter=result.message), seq, nomination)
+
+    def _assume(self, pod: PodInfo, host: str) -> None:
+        assumed = dataclasses.replace(pod, node_name=host)
+        self._assumed.add(pod.uid)
+        self._place(assumed)
+        self._set_nomination(pod.uid, "")
+        self._spawn(self._bind(assumed))
+
+    async def _bind(self, pod: PodInfo) -> None:
+        body: Obj = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": pod.name, "namespace": pod.namespace},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": pod.node_name},
+        }
+        async with self._bind_slots:
+            try:
+                await self.client.post_subresource(PODS, pod.namespace, pod.name, "binding", body)
+            except Exception as exc:
+                if pod.uid in self._assumed:
+                    self._assumed.discard(pod.uid)
+                    if self._unplace(pod.uid):
+                        self._cluster_changed()
+                if isinstance(exc, ApiError) and exc.code in (404, 409):
+                    log.info("binding %s/%s: %s", pod.namespace, pod.name, exc)
+                    return
+                log.warning("binding %s/%s to %s failed: %s", pod.namespace, pod.name, pod.node_name, exc)
+                if pod.key in self._pending:
+                    self.queue.add_after(pod.key, self._back_off(pod.key))
+                return
+        self.events.event(
+            pod.pod, "Normal", "Scheduled", f"Successfully assigned {pod.namespace}/{pod.name} to {pod.node_name}"
+        )
+
+    def _unschedulable(self, pod: PodInfo, message: str, seq: int, nomination: str | None) -> None:
+        """Record the failure (event, condition, nomination) and park the pod until a change or its back-off."""
+        key = pod.key
+        delay = self._back_off(key)
+        if self._event_seq != seq:
+            self.queue.add_after(key, delay)  # the cluster changed during the attempt: just back off
+        else:
+            self._parked.add(key)
+            self.queue.add_after(key, self.settings.max_unschedulable_wait)
+        if nomination is not None:
+            self._set_nomination(pod.uid, nomination, pod)
+            if not nomination:
+                self._nominated_node[pod.uid] = ""
+        self.events.event(pod.pod, "Warning", "FailedScheduling", truncate_message(message))
+        patch = self._status_patch(pod, message, nomination)
+        if patch is not None:
+            self._spawn(self._patch_status(pod, patch))
+
+    def _status_patch(self, pod: PodInfo, message: str, nomination: str | None) -> Obj | None:
+        status: Obj = {}
+        existing = next(
+            (c for c in (pod.pod.get("status") or {}).get("conditions") or () if c.get("type") == POD_SCHEDULED), None
+        )
+        condition: Obj = {"type": POD_SCHEDULED, "status": "False", "reason": REASON_UNSCHEDULABLE, "message": message}
+        if existing is None or any(existing.get(k) != condition[k] for k in ("status", "reason", "message")):
+            if existing is None or existing.get("status") != "False" or not existing.get("lastTransitionTime"):
+                condition["lastTransitionTime"] = format_time(self.clock.now())
+            status["conditions"] = [condition]
+        if nomination is not None and nomination != pod.nominated_node:
+            status["nominatedNodeName"] = nomination or None
+        return {"status": status} if status else None
+
+    async def _patch_status(self, pod: PodInfo, patch: Obj) -> None:
+        try:
+            await self.client.patch(PODS, pod.namespace, pod.name, patch, subresource="status")
+        except ApiError as exc:
+            if exc.code != 404:
+                log.warning("updating status of %s: %s", pod.key, exc)
+        except Exception as exc:
+            log.warning("updating status of %s: %s", pod.key, exc)
+
+    # ----------------------------------------------------------------------------------------- preemption
+
+    async def _preempt(self, preemptor: PodInfo, candidate: Candidate) -> None:
+        """Evict the victims (DisruptionTarget, graceful delete, event) and un-nominate lower-priority pods."""
+        await asyncio.gather(*(self._evict(preemptor, victim, candidate.node) for victim in candidate.victims))
+        for other in list(self._nominated.get(candidate.node, {}).values()):
+            if other.uid != preemptor.uid and other.priority < preemptor.priority:
+                self._set_nomination(other.uid, "")
+                self._nominated_node[other.uid] = ""
+                self._spawn(self._patch_status(other, {"status": {"nominatedNodeName": None}}))
+                self._requeue(other.key)
+
+    async def _evict(self, preemptor: PodInfo, victim: PodInfo, node: str) -> None:
+        condition: Obj = {
+            "type": DISRUPTION_TARGET,
+            "status": "True",
+            "reason": PREEMPTION_REASON,
+            "message": f"{preemptor.scheduler_name or self.settings.scheduler_name}: "
+            "preempting to accommodate a higher priority pod",
+            "lastTransitionTime": format_time(self.clock.now()),
+        }
+        try:
+            if not victim.preemption_target:
+                await self.client.patch(
+                    PODS, victim.namespace, victim.name, {"status": {"conditions": [condition]}}, subresource="status"
+                )
+            if not victim.deleting:
+                await self.client.delete(PODS, victim.namespace, victim.name, preconditions={"uid": victim.uid})
+        except ApiError as exc:
+            if exc.code not in (404, 409):
+                raise
+            return
+        self.events.event(victim.pod, "Normal", "Preempted", f"Preempted by pod {preemptor.uid} on node {node}")
