@@ -400,3 +400,38 @@ def test_a_thousand_pods_schedule_fast_and_evenly() -> None:
         assert cpu < 3.0, cpu
 
     asyncio.run(scenario())
+
+
+def test_a_nominated_pod_goes_to_its_nominated_node_when_it_fits() -> None:
+    async def scenario() -> None:
+        clock = FakeClock()
+        client = await local_api(clock)
+        for name in ("a", "b"):
+            await client.create(NODES, None, node(name))
+        await client.create(PODS, "default", pod("preemptor"))
+        await client.patch(PODS, "default", "preemptor", {"status": {"nominatedNodeName": "b"}}, subresource="status")
+        sched = Scheduler(client, clock=clock)
+        await sched.start()
+        env = Env(clock, client, sched)
+        # Both nodes are empty and equal: by score and name the pod would go to "a".
+        await env.settle(lambda: bool(env.node_of("preemptor")))
+        assert env.node_of("preemptor") == "b"
+        await sched.stop()
+
+    asyncio.run(scenario())
+
+
+def test_scheduling_gates_hold_a_pod_until_removed() -> None:
+    async def scenario() -> None:
+        env = await start(node("a"))
+        await env.client.create(PODS, "default", pod("gated", schedulingGates=[{"name": "example.com/quota"}]))
+        await env.client.create(PODS, "default", pod("free"))
+        await env.settle(lambda: env.node_of("free") == "a")
+        for _ in range(200):
+            await asyncio.sleep(0)
+        assert env.node_of("gated") == "" and await env.events("FailedScheduling", "gated") == []
+        await env.client.patch(PODS, "default", "gated", {"spec": {"schedulingGates": None}})
+        await env.settle(lambda: env.node_of("gated") == "a")
+        await env.sched.stop()
+
+    asyncio.run(scenario())

@@ -344,7 +344,10 @@ class Scheduler:
             else:
                 statuses[node.name] = status
         if feasible:
-            self._assume(pod, select_host(pod, feasible))
+            # A preemptor whose nominated node now fits goes there (Kubernetes evaluates that node first).
+            target = self._nominated_node.get(pod.uid) or pod.nominated_node
+            chosen = target if any(n.name == target for n in feasible) else select_host(pod, feasible)
+            self._assume(pod, chosen)
             return
         reasons = {name: status.reasons for name, status in statuses.items()}
         result = preempt(pod, nodes, statuses, nominated=self._nominated, pdbs=self._budgets, now=self.clock.now())

@@ -228,6 +228,7 @@ class PodInfo:
     terminal: bool
     preemption_target: bool
     nominated_node: str
+    gated: bool
     pod: Obj
 
     @property
@@ -236,11 +237,12 @@ class PodInfo:
         return f"{self.namespace}/{self.name}"
 
     def wants_scheduling(self, scheduler_name: str = DEFAULT_SCHEDULER_NAME) -> bool:
-        """Ours, not yet bound, not being deleted, not finished."""
+        """Ours, not yet bound, not being deleted, not finished, no scheduling gates left."""
         return (
             not self.node_name
             and not self.deleting
             and not self.terminal
+            and not self.gated
             and (self.scheduler_name or DEFAULT_SCHEDULER_NAME) == scheduler_name
         )
 
@@ -283,6 +285,7 @@ def pod_info(pod: Obj, *, priority: int, preempt_never: bool) -> PodInfo:
         terminal=status.get("phase") in ("Succeeded", "Failed"),
         preemption_target=target,
         nominated_node=str(status.get("nominatedNodeName") or ""),
+        gated=bool(spec.get("schedulingGates")),
         pod=pod,
     )
 
