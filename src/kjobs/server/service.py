@@ -407,10 +407,7 @@ class ApiService:
             return await self.store.delete(
                 r.store_key, meta.get("namespace", ""), meta["name"], expected_rv=meta["resourceVersion"]
             )
-        updated = await self.store.update(r.store_key, new, expected_rv=meta["resourceVersion"])
-        if r.graceful and meta.get("deletionTimestamp") and not meta.get("finalizers"):
-            pass  # the node agent finishes graceful deletions
-        return updated
+        return await self.store.update(r.store_key, new, expected_rv=meta["resourceVersion"])
 
     async def update(
         self,
@@ -599,6 +596,8 @@ class ApiService:
             await self._cascade(r, namespace, uid, "Foreground")
             written = await self._finish_foreground(r, namespace, name) or written
             return Result(written, 202 if written.get("metadata") else 200, warnings)
+        if propagation == "Orphan":  # dependents let go before the owner disappears, as the orphan finalizer ensures
+            await self._cascade(r, namespace, uid, propagation)
         if r.graceful:
             result = await self._delete_pod(r, old, options)
         elif meta.get("finalizers"):
@@ -613,7 +612,8 @@ class ApiService:
             gone = await self.store.delete(r.store_key, namespace if r.namespaced else "", name)
             result = Result(_success_status(r, name, gone), 200)
         result.warnings.extend(warnings)
-        await self._cascade(r, namespace, uid, propagation)
+        if propagation != "Orphan":
+            await self._cascade(r, namespace, uid, propagation)
         return result
 
     async def _delete_pod(self, r: Resource, pod: Obj, options: DeleteOptions) -> Result:
