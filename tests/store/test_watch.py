@@ -184,3 +184,13 @@ def test_a_failing_watcher_is_closed_and_the_write_still_succeeds(store: Store) 
     ev = healthy.next(WAIT)
     assert ev is not None and ev.object == created
     healthy.close()
+
+
+def test_initial_state_larger_than_the_queue_bound_is_delivered(make_store: StoreFactory) -> None:
+    store = make_store(watch_queue=3)
+    for i in range(10):
+        store.create("pods", "ns", f"p{i}", pod(f"p{i}", "ns"))
+    with store.watch("pods", since=None) as w:
+        store.update("pods", "ns", "p0", pod("p0", "ns", live="1"))
+        assert len(take(w, 11)) == 11
+        assert not w.closed

@@ -657,7 +657,7 @@ class Store(ABC):
             else:
                 changes = self._history(resource).after(since, self._revision)
                 initial = [e for e in (w.filter(c) for c in changes) if e is not None]
-            w.push(initial)
+            w.push(initial, bounded=False)
             self._watchers.setdefault(resource, []).append(w)
         return w
 

@@ -58,6 +58,7 @@ class Watch:
         self._closed = False
         self._waiter: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None
         self._filtered = not (label_selector.empty and field_selector.empty)
+        self._backlog = 0  # initial events, allowed on top of max_queue
 
     # --- producer side (called by the store while it publishes) ---------------------------------------------
 
@@ -84,8 +85,11 @@ class Watch:
             return Event(EventType.DELETED, _at_revision(change.prev, record.revision), record.revision)
         return None
 
-    def push(self, events: list[Event]) -> None:
-        """Append events to this watcher's queue and wake its consumer; never blocks on the consumer."""
+    def push(self, events: list[Event], *, bounded: bool = True) -> None:
+        """Append events to this watcher's queue and wake its consumer; never blocks on the consumer.
+
+        The initial state of a new watch is pushed unbounded: only falling behind live changes ends a watch.
+        """
         if not events:
             return
         waiter = None
@@ -93,7 +97,9 @@ class Watch:
             if self._closed:
                 return
             self._queue.extend(events)
-            if len(self._queue) > self.max_queue:
+            if not bounded:
+                self._backlog += len(events)
+            elif len(self._queue) > self.max_queue + self._backlog:
                 self.overflowed = True
                 self._queue.clear()
                 self._closed = True
