@@ -295,3 +295,62 @@ def test_watch_after_410_relists_and_continues() -> None:
             w.stop()
         assert got == [("ADDED", "new")]
     store.close()
+
+
+def test_terminal_pod_with_finalizer_goes_when_the_finalizer_is_removed(api: client.ApiClient) -> None:
+    core = client.CoreV1Api(api)
+    pod = pod_manifest("tracked", node="n1")
+    pod["metadata"]["finalizers"] = ["batch.kubernetes.io/job-tracking"]  # type: ignore[index]
+    core.create_namespaced_pod(NS, pod)
+    core.patch_namespaced_pod_status("tracked", NS, {"status": {"phase": "Succeeded"}})
+    core.delete_namespaced_pod("tracked", NS)
+    marked = core.read_namespaced_pod("tracked", NS)
+    assert marked.metadata.deletion_timestamp is not None and marked.metadata.deletion_grace_period_seconds == 0
+    core.patch_namespaced_pod(
+        "tracked", NS, {"metadata": {"$deleteFromPrimitiveList/finalizers": ["batch.kubernetes.io/job-tracking"]}}
+    )
+    with pytest.raises(ApiException) as gone:
+        core.read_namespaced_pod("tracked", NS)
+    assert gone.value.status == 404
+
+
+def test_eviction_blocked_by_a_disruption_budget(api: client.ApiClient) -> None:
+    core, policy = client.CoreV1Api(api), client.PolicyV1Api(api)
+    core.create_namespaced_pod(NS, pod_manifest("guarded", labels={"app": "db"}, node="n1"))
+    policy.create_namespaced_pod_disruption_budget(
+        NS,
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "db-pdb"},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "db"}}},
+        },
+    )
+    policy.patch_namespaced_pod_disruption_budget_status(
+        "db-pdb",
+        NS,
+        {
+            "status": {
+                "disruptionsAllowed": 0,
+                "currentHealthy": 1,
+                "desiredHealthy": 1,
+                "expectedPods": 1,
+                "observedGeneration": 1,
+            }
+        },
+    )
+    with pytest.raises(ApiException) as blocked:
+        core.create_namespaced_pod_eviction(
+            "guarded",
+            NS,
+            {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "guarded", "namespace": NS}},
+        )
+    status = _status(blocked)
+    assert blocked.value.status == 429 and "retry-after" not in {k.lower() for k in blocked.value.headers}
+    assert status["message"] == "Cannot evict pod as it would violate the pod's disruption budget."
+    assert status["details"]["causes"] == [
+        {
+            "reason": "DisruptionBudget",
+            "message": "The disruption budget db-pdb needs 1 healthy pods and has 1 currently",
+        }
+    ]
