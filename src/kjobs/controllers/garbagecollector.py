@@ -1,0 +1,343 @@
+"""The garbage collector for `ownerReferences` (`pkg/controller/garbagecollector`).
+
+It watches the configured resources (Pods and Jobs by default), indexes every object by uid and every owner by
+its dependents, and works a queue of two actions, as Kubernetes' GC does:
+* attempt to delete an object: read it live; if it is being deleted it is left alone, unless it waits for its
+  dependents (`foregroundDeletion` finalizer), in which case the finalizer is removed once no dependent with
+  `blockOwnerDeletion` remains, and the blocking ones are queued. Otherwise its owners are classified with
+  live GETs: solid (exists), dangling (gone or another uid) or waiting (being deleted in the foreground). With
+  a solid owner, dangling and waiting references are removed; with only waiting owners and dependents of its
+  own it is deleted in the foreground; otherwise it is deleted, honouring its own orphan/foreground finalizer
+  (Background by default). Deletes carry uid and resourceVersion preconditions; a conflict re-reads the
+  object and gives up if its owners changed.
+* orphan: strip the owner's reference from each dependent, then remove the owner's `orphan` finalizer.
+kjobs' API service also cascades Job deletions in process (`ApiService._cascade`): it marks a Job's pods for
+deletion (Background/Foreground) or strips their references (Orphan) itself, and finishes foreground deletions
+when the node agent removes the last pod. The collector then finds those pods already being deleted or
+unowned and does nothing; it is what makes deletion cascade for every other owner/dependent pair, for pods
+removed without the node agent, and against a real API server (which only adds the finalizers).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+
+from kjobs.api.errors import ApiError
+from kjobs.api.types import Obj
+from kjobs.client import resources as R
+from kjobs.client.base import Client
+from kjobs.client.resources import JOBS, PODS, ResourceRef
+from kjobs.clock import Clock
+from kjobs.controllers.informer import Handler, Informer, key_of
+from kjobs.controllers.queue import WorkQueue
+
+log = logging.getLogger(__name__)
+
+FOREGROUND = "foregroundDeletion"
+ORPHAN = "orphan"
+KNOWN: tuple[ResourceRef, ...] = (R.PODS, R.NODES, R.EVENTS, R.NAMESPACES, R.JOBS, R.LEASES, R.PDBS, R.PRIORITY_CLASSES)
+
+Item = tuple[str, ResourceRef, str, str, str]
+"""(action, resource, namespace, name, uid); action is "delete" or "orphan"."""
+
+
+@dataclass(frozen=True)
+class GarbageCollectorSettings:
+    """Which resources to watch (dependents and owners) and how many workers."""
+
+    resources: tuple[ResourceRef, ...] = (PODS, JOBS)
+    workers: int = 4
+
+
+def _meta(obj: Obj) -> Obj:
+    meta: Obj = obj.get("metadata") or {}
+    return meta
+
+
+def _refs(obj: Obj | None) -> list[Obj]:
+    return [r for r in _meta(obj or {}).get("ownerReferences") or [] if isinstance(r, dict)]
+
+
+def _finalizers(obj: Obj) -> list[str]:
+    return [str(f) for f in _meta(obj).get("finalizers") or []]
+
+
+def is_deleting_dependents(obj: Obj) -> bool:
+    """Being deleted in the foreground: deletionTimestamp and the `foregroundDeletion` finalizer."""
+    return bool(_meta(obj).get("deletionTimestamp")) and FOREGROUND in _finalizers(obj)
+
+
+def is_orphaning(obj: Obj) -> bool:
+    """Being deleted with propagation Orphan: deletionTimestamp and the `orphan` finalizer."""
+    return bool(_meta(obj).get("deletionTimestamp")) and ORPHAN in _finalizers(obj)
+
+
+def resource_for(ref: Obj, known: tuple[ResourceRef, ...] = KNOWN) -> ResourceRef | None:
+    """The resource an ownerReference points at (by apiVersion and kind), if kjobs knows it."""
+    return next((r for r in known if r.api_version == ref.get("apiVersion") and r.kind == ref.get("kind")), None)
+
+
+@dataclass
+class _Node:
+    resource: ResourceRef
+    namespace: str
+    name: str
+    obj: Obj
+
+
+@dataclass
+class GarbageCollector:
+    """Deletes dependents whose owners are gone, and carries out Foreground and Orphan deletions."""
+
+    client: Client
+    clock: Clock
+    settings: GarbageCollectorSettings = field(default_factory=GarbageCollectorSettings)
+
+    def __post_init__(self) -> None:
+        self.informers = {r: Informer(self.client, r, clock=self.clock) for r in self.settings.resources}
+        self.nodes: dict[str, _Node] = {}
+        self.dependents: dict[str, set[str]] = {}
+        self.queue: WorkQueue[Item] = WorkQueue(clock=self.clock)
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def start(self) -> None:
+        """Start informers, wait for their first list, then the workers."""
+        for resource, informer in self.informers.items():
+            informer.add_handler(self._handler(resource))
+            informer.start()
+        await asyncio.gather(*(i.synced.wait() for i in self.informers.values()))
+        loop = asyncio.get_running_loop()
+        self._tasks = [loop.create_task(self._worker(), name=f"gc-{i}") for i in range(self.settings.workers)]
+
+    async def stop(self) -> None:
+        """Stop workers and informers."""
+        self.queue.shutdown()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        for informer in self.informers.values():
+            await informer.stop()
+
+    # ------------------------------------------------------------------------------------------- graph
+
+    def _handler(self, resource: ResourceRef) -> Handler:
+        def handle(old: Obj | None, new: Obj | None) -> None:
+            self._observe(resource, old, new)
+
+        return handle
+
+    def _enqueue(self, action: str, node: _Node) -> None:
+        self.queue.add((action, node.resource, node.namespace, node.name, str(_meta(node.obj).get("uid") or "")))
+
+    def _observe(self, resource: ResourceRef, old: Obj | None, new: Obj | None) -> None:
+        obj = new or old
+        assert obj is not None
+        uid = str(_meta(obj).get("uid") or "")
+        if not uid:
+            return
+        namespace, name = key_of(obj)
+        old_owners = {str(r.get("uid")) for r in _refs(old)}
+        new_owners = {str(r.get("uid")) for r in _refs(new)}
+        for owner in old_owners - new_owners:
+            self.dependents.get(owner, set()).discard(uid)
+            owner_node = self.nodes.get(owner)
+            if owner_node is not None and is_deleting_dependents(owner_node.obj):
+                self._enqueue("delete", owner_node)
+        if new is None:
+            self.nodes.pop(uid, None)
+            for dependent in sorted(self.dependents.get(uid, ())):
+                node = self.nodes.get(dependent)
+                if node is not None:
+                    self._enqueue("delete", node)
+            return
+        node = _Node(resource, namespace, name, new)
+        self.nodes[uid] = node
+        for owner in new_owners:
+            self.dependents.setdefault(owner, set()).add(uid)
+        unsure = any(o not in self.nodes or _meta(self.nodes[o].obj).get("deletionTimestamp") for o in new_owners)
+        if new_owners and (old is None or new_owners != old_owners) and unsure:
+            self._enqueue("delete", node)
+        if is_orphaning(new) and not (old is not None and is_orphaning(old)):
+            self._enqueue("orphan", node)
+        if is_deleting_dependents(new) and not (old is not None and is_deleting_dependents(old)):
+            self._enqueue("delete", node)
+            for dependent in sorted(self.dependents.get(uid, ())):
+                dep = self.nodes.get(dependent)
+                if dep is not None:
+                    self._enqueue("delete", dep)
+
+    def _blocking_dependents(self, uid: str) -> list[_Node]:
+        blocking = []
+        for dependent in sorted(self.dependents.get(uid, ())):
+            node = self.nodes.get(dependent)
+            if node is None:
+                continue
+            if any(str(r.get("uid")) == uid and r.get("blockOwnerDeletion") for r in _refs(node.obj)):
+                blocking.append(node)
+        return blocking
+
+    # ---------------------------------------------------------------------------------------- workers
+
+    async def _worker(self) -> None:
+        while True:
+            item = await self.queue.get()
+            if item is None:
+                return
+            try:
+                if item[0] == "orphan":
+                    await self.attempt_to_orphan(item)
+                else:
+                    await self.attempt_to_delete(item)
+                self.queue.forget(item)
+            except Exception as exc:
+                log.info("garbage collecting %s %s/%s: %s", item[1].plural, item[2], item[3], exc)
+                self.queue.add_rate_limited(item)
+            finally:
+                self.queue.done(item)
+
+    async def _get(self, resource: ResourceRef, namespace: str, name: str) -> Obj | None:
+        try:
+            obj: Obj = await self.client.get(resource, namespace if resource.namespaced else None, name)
+            return obj
+        except ApiError as exc:
+            if exc.code == 404:
+                return None
+            raise
+
+    async def attempt_to_delete(self, item: Item) -> None:
+        """`attemptToDeleteItem`."""
+        _, resource, namespace, name, uid = item
+        latest = await self._get(resource, namespace, name)
+        if latest is None or _meta(latest).get("uid") != uid:
+            return
+        if _meta(latest).get("deletionTimestamp"):
+            if is_deleting_dependents(latest):
+                await self._process_deleting_dependents(resource, latest)
+            return
+        refs = _refs(latest)
+        if not refs:
+            return
+        solid, dangling, waiting = await self._classify(latest, refs)
+        if solid:
+            drop = {str(r.get("uid")) for r in dangling + waiting}
+            if drop:
+                await self._patch_refs(resource, latest, [r for r in refs if str(r.get("uid")) not in drop])
+            return
+        if waiting and self.dependents.get(uid):
+            await self._delete(resource, latest, "Foreground")
+            return
+        if ORPHAN in _finalizers(latest):
+            policy = "Orphan"
+        elif FOREGROUND in _finalizers(latest):
+            policy = "Foreground"
+        else:
+            policy = "Background"
+        await self._delete(resource, latest, policy)
+
+    async def _process_deleting_dependents(self, resource: ResourceRef, owner: Obj) -> None:
+        uid = str(_meta(owner).get("uid"))
+        blocking = self._blocking_dependents(uid)
+        if not blocking:
+            await self._remove_finalizer(resource, owner, FOREGROUND)
+            return
+        for dependent in blocking:
+            if not is_deleting_dependents(dependent.obj):
+                self._enqueue("delete", dependent)
+
+    async def _classify(self, item: Obj, refs: list[Obj]) -> tuple[list[Obj], list[Obj], list[Obj]]:
+        solid: list[Obj] = []
+        dangling: list[Obj] = []
+        waiting: list[Obj] = []
+        namespace = str(_meta(item).get("namespace") or "")
+        for ref in refs:
+            owner_resource = resource_for(ref)
+            if owner_resource is None:
+                raise LookupError(f"unable to get REST mapping for {ref.get('apiVersion')}/{ref.get('kind')}")
+            if owner_resource.namespaced and not namespace:
+                raise LookupError("cluster-scoped object refers to a namespaced owner")
+            owner = await self._get(owner_resource, namespace, str(ref.get("name") or ""))
+            if owner is None or _meta(owner).get("uid") != ref.get("uid"):
+                dangling.append(ref)
+            elif is_deleting_dependents(owner):
+                waiting.append(ref)
+            else:
+                solid.append(ref)
+        return solid, dangling, waiting
+
+    async def _delete(self, resource: ResourceRef, latest: Obj, policy: str) -> None:
+        meta = _meta(latest)
+        namespace = str(meta.get("namespace") or "") or None
+        preconditions = {"uid": meta.get("uid"), "resourceVersion": meta.get("resourceVersion")}
+        try:
+            await self.client.delete(
+                resource, namespace, str(meta["name"]), propagation_policy=policy, preconditions=preconditions
+            )
+            return
+        except ApiError as exc:
+            if exc.code == 404:
+                return
+            if exc.code != 409:
+                raise
+        live = await self._get(resource, namespace or "", str(meta["name"]))
+        if live is None or _meta(live).get("uid") != meta.get("uid"):
+            return
+        if _refs(live) != _refs(latest):
+            return  # its owners changed since we decided: it will be looked at again
+        try:
+            await self.client.delete(
+                resource,
+                namespace,
+                str(meta["name"]),
+                propagation_policy=policy,
+                preconditions={"uid": meta.get("uid")},
+            )
+        except ApiError as exc:
+            if exc.code != 404:
+                raise
+
+    async def _patch_refs(self, resource: ResourceRef, obj: Obj, refs: list[Obj]) -> None:
+        meta = _meta(obj)
+        patch: Obj = {"metadata": {"ownerReferences": refs or None, "resourceVersion": meta.get("resourceVersion")}}
+        try:
+            await self.client.patch(
+                resource, str(meta.get("namespace") or "") or None, str(meta["name"]), patch, patch_type="merge"
+            )
+        except ApiError as exc:
+            if exc.code != 404:
+                raise
+
+    async def _remove_finalizer(self, resource: ResourceRef, obj: Obj, finalizer: str) -> None:
+        meta = _meta(obj)
+        rest = [f for f in _finalizers(obj) if f != finalizer]
+        if len(rest) == len(_finalizers(obj)):
+            return
+        patch: Obj = {"metadata": {"finalizers": rest or None, "resourceVersion": meta.get("resourceVersion")}}
+        try:
+            await self.client.patch(
+                resource, str(meta.get("namespace") or "") or None, str(meta["name"]), patch, patch_type="merge"
+            )
+        except ApiError as exc:
+            if exc.code != 404:
+                raise
+
+    async def attempt_to_orphan(self, item: Item) -> None:
+        """`attemptToOrphanWorker`: remove the owner from its dependents' references, then its `orphan` finalizer."""
+        _, resource, namespace, name, uid = item
+        for dependent in sorted(self.dependents.get(uid, ())):
+            node = self.nodes.get(dependent)
+            if node is None:
+                continue
+            latest = await self._get(node.resource, node.namespace, node.name)
+            if latest is None or str(_meta(latest).get("uid")) != dependent:
+                continue
+            refs = _refs(latest)
+            if any(str(r.get("uid")) == uid for r in refs):
+                await self._patch_refs(node.resource, latest, [r for r in refs if str(r.get("uid")) != uid])
+        owner = await self._get(resource, namespace, name)
+        if owner is not None and _meta(owner).get("uid") == uid:
+            await self._remove_finalizer(resource, owner, ORPHAN)
