@@ -370,3 +370,18 @@ def test_relative_command_resolves_in_working_dir(tmp_path: Path) -> None:
         assert b"".join([c async for c in runtime.logs("uid-1", "main")]) == b"from-script\n"
 
     with_runtime(tmp_path, body)
+
+
+def test_without_pidfd_a_waiting_thread_reaps(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import kjobs.node.process_runtime as module
+
+    monkeypatch.setattr(module, "_HAVE_PIDFD", False)
+
+    async def body(runtime: ProcessRuntime) -> None:
+        assert state(await finish(runtime, make_pod([sh("exit 42")])))["state"]["terminated"]["exitCode"] == 42
+        handle = await runtime.run_pod(make_pod([sh("sleep 30")], uid="u2"))
+        await runtime.kill_pod(handle.uid, grace_seconds=1)
+        terminated = state(await handle.wait())["state"]["terminated"]
+        assert (terminated["exitCode"], terminated["signal"]) == (143, 15)
+
+    with_runtime(tmp_path, body)

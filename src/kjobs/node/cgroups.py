@@ -191,7 +191,11 @@ class CgroupV2Guard(_CgroupGuard):
 def _read_group_rss(pgids: set[int]) -> dict[int, int]:
     page = os.sysconf("SC_PAGE_SIZE")
     totals = dict.fromkeys(pgids, 0)
-    for entry in os.scandir("/proc"):
+    try:
+        entries = list(os.scandir("/proc"))
+    except OSError:  # pragma: no cover - no procfs (not Linux): nothing can be measured
+        return totals
+    for entry in entries:
         if not entry.name.isdigit():
             continue
         try:

@@ -38,6 +38,7 @@ from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP
 from kjobs.node.runtime import PodHandle, StatusCallback
 from kjobs.node.supervisor import MINIMUM_GRACE_SECONDS, Cancel, Supervisor, _noop
 
+_HAVE_PIDFD = hasattr(os, "pidfd_open")
 START_ERROR = "StartError"
 START_ERROR_EXIT_CODE = 128
 _SHUTDOWN_WAIT_SECONDS = 5.0
@@ -50,6 +51,12 @@ class _Running:
     proc: subprocess.Popen[bytes]
     pidfd: int
     placement: Placement | None
+
+
+def _wait_exited(pid: int) -> None:
+    """Block until the process has exited, leaving it to be reaped (waitid with WNOWAIT)."""
+    with contextlib.suppress(ChildProcessError):
+        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
 
 
 def default_base_env() -> dict[str, str]:
@@ -221,11 +228,15 @@ class ProcessRuntime(Supervisor):
             os.close(fd)
         if placement is not None:
             self.memory_guard.attach(placement, proc.pid)
-        pidfd = os.pidfd_open(proc.pid)
+        loop = self._loop or asyncio.get_running_loop()
+        pidfd = os.pidfd_open(proc.pid) if _HAVE_PIDFD else -1
         running = _Running(uid=record.uid, attempt=attempt, proc=proc, pidfd=pidfd, placement=placement)
         self._running[attempt.container_id] = running
-        loop = self._loop or asyncio.get_running_loop()
-        loop.add_reader(pidfd, self._reap, running)
+        if pidfd >= 0:
+            loop.add_reader(pidfd, self._reap, running)
+        else:  # kernels/platforms without pidfd: one waiting thread per process
+            waiter = loop.run_in_executor(None, _wait_exited, proc.pid)
+            waiter.add_done_callback(lambda _: self._reap(running))
         return attempt
 
     def _start_problem(self, container: Obj, argv: list[str], env: Mapping[str, str], workdir: Path) -> str:
@@ -253,11 +264,14 @@ class ProcessRuntime(Supervisor):
         return attempt
 
     def _reap(self, running: _Running) -> None:
+        if running.attempt.container_id not in self._running:
+            return
         loop = self._loop
-        if loop is not None:
-            loop.remove_reader(running.pidfd)
-        with contextlib.suppress(OSError):
-            os.close(running.pidfd)
+        if running.pidfd >= 0:
+            if loop is not None:
+                loop.remove_reader(running.pidfd)
+            with contextlib.suppress(OSError):
+                os.close(running.pidfd)
         # The leader is a zombie until waited for: its group id is still reserved, so this kills only
         # processes the container left behind.
         with contextlib.suppress(ProcessLookupError, PermissionError):
