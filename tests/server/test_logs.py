@@ -1,0 +1,101 @@
+"""The pods/log endpoint over a `LogSource`: chunks are flushed as they come, and the stream ends with the log."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import subprocess
+import threading
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from kjobs.api.types import Obj
+from kjobs.server import kubeconfig
+from kjobs.server.app import create_app
+from kjobs.server.logs import LogOptions, waiting_error
+from kjobs.server.runner import serve
+from kjobs.store import MemoryStore
+from tests.server.conftest import pod_manifest
+
+PODS = "/api/v1/namespaces/default/pods"
+
+
+class ScriptedLogs:
+    """A log source for pod `p`: two lines, then (when following) one more after `release` is set."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.seen: list[LogOptions] = []
+
+    def open(self, pod: Obj, options: LogOptions) -> AsyncIterator[bytes]:
+        if pod["metadata"]["name"] != "p":
+            raise waiting_error(pod, options.container)
+        self.seen.append(options)
+        return self._lines(options)
+
+    async def _lines(self, options: LogOptions) -> AsyncIterator[bytes]:
+        lines = [b"first\n", b"second\n"]
+        if options.tail_lines is not None:
+            lines = lines[-options.tail_lines :]
+        for line in lines:
+            yield line
+        if options.follow:
+            await asyncio.to_thread(self.release.wait, 10)
+            yield b"last\n"
+
+
+@pytest.fixture
+def logs_server() -> Iterator[tuple[str, ScriptedLogs]]:
+    store = MemoryStore()
+    source = ScriptedLogs()
+    with serve(store, app=create_app(store, logs=source)) as url:
+        with httpx.Client(base_url=url) as http:
+            for name in ("p", "q"):
+                assert http.post(PODS, json=pod_manifest(name, node="n1")).status_code == 201
+        yield url, source
+    store.close()
+
+
+def test_follow_streams_each_chunk_then_ends(logs_server: tuple[str, ScriptedLogs]) -> None:
+    url, source = logs_server
+    with (
+        httpx.Client(base_url=url, timeout=10) as http,
+        http.stream("GET", f"{PODS}/p/log", params={"follow": "true", "container": "main"}) as response,
+    ):
+        assert response.status_code == 200 and response.headers["content-type"] == "text/plain"
+        lines = response.iter_lines()
+        assert [next(lines), next(lines)] == ["first", "second"]  # delivered while the source is still open
+        source.release.set()
+        assert list(lines) == ["last"]
+    assert source.seen[0].container == "main" and source.seen[0].follow
+
+
+def test_plain_log_tail_and_default_container(logs_server: tuple[str, ScriptedLogs]) -> None:
+    url, source = logs_server
+    with httpx.Client(base_url=url) as http:
+        assert http.get(f"{PODS}/p/log", params={"tailLines": "1"}).text == "second\n"
+        assert source.seen[-1].container == "main"  # the only container is the default
+        wrong = http.get(f"{PODS}/p/log", params={"container": "sidecar"})
+        assert wrong.status_code == 400 and wrong.json()["message"] == "container sidecar is not valid for pod p"
+        waiting = http.get(f"{PODS}/q/log")
+        assert waiting.status_code == 400
+        assert waiting.json()["message"] == 'container "main" in pod "q" is waiting to start: ContainerCreating'
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+def test_kubectl_logs_follow(logs_server: tuple[str, ScriptedLogs], tmp_path: Path) -> None:
+    url, source = logs_server
+    kubeconfig.write(tmp_path / "kc", url)
+    env = {"HOME": str(tmp_path), "KUBECONFIG": str(tmp_path / "kc"), "PATH": "/usr/local/bin:/usr/bin:/bin"}
+    tail = subprocess.run(["kubectl", "logs", "p", "--tail=1"], capture_output=True, text=True, env=env, timeout=30)
+    assert tail.stdout == "second\n"
+    proc = subprocess.Popen(["kubectl", "logs", "-f", "p"], stdout=subprocess.PIPE, text=True, env=env)
+    assert proc.stdout is not None
+    assert proc.stdout.readline() == "first\n"  # printed while the container is still running
+    source.release.set()
+    rest, _ = proc.communicate(timeout=30)
+    assert proc.returncode == 0 and rest == "second\nlast\n"
