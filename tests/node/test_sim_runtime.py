@@ -281,3 +281,27 @@ def test_minimum_grace_period(reason: object, killed_after: float) -> None:
     runtime.run_until_idle(clock)
     assert clock.now() - T0 == killed_after
     assert handle.status["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 137
+
+
+def test_update_pod_carries_conditions_set_by_others() -> None:
+    runtime, _clock, seen = sim(lambda pod, c, n: Outcome(duration=100))
+    pod = make_pod()
+    handle = run(runtime.run_pod(pod))
+    newer = {**pod, "status": {"conditions": [{"type": "DisruptionTarget", "status": "True", "reason": "X"}]}}
+    runtime.update_pod(newer)
+    assert handle.status["conditions"][0]["type"] == "DisruptionTarget"
+    assert seen[-1] is handle.status
+
+
+@pytest.mark.parametrize(
+    ("meta", "spec", "grace"),
+    [
+        pytest.param({"deletionGracePeriodSeconds": 5}, {"terminationGracePeriodSeconds": 60}, 5.0, id="deletion"),
+        pytest.param({}, {"terminationGracePeriodSeconds": 60}, 60.0, id="spec"),
+        pytest.param({}, {}, 30.0, id="default"),
+    ],
+)
+def test_deletion_grace_seconds(meta: dict, spec: dict, grace: float) -> None:
+    from kjobs.node.supervisor import deletion_grace_seconds
+
+    assert deletion_grace_seconds({"metadata": meta, "spec": spec}) == grace

@@ -67,6 +67,10 @@ class ContainerRuntime(Protocol):
         """The handle of an admitted pod."""
         ...
 
+    def update_pod(self, pod: Obj) -> None:
+        """Take a newer version of an admitted pod (its metadata and others' conditions) and re-publish."""
+        ...
+
     async def kill_pod(self, uid: str, *, grace_seconds: float, reason: KillReason | None = None) -> None:
         """Stop the pod: SIGTERM, then SIGKILL after the grace period; `reason` for node-initiated kills."""
         ...

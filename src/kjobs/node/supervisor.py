@@ -35,6 +35,15 @@ def _noop(uid: str, status: Obj) -> None:
     """Default status callback."""
 
 
+def deletion_grace_seconds(pod: Obj) -> float:
+    """The grace period for stopping `pod`: its deletionGracePeriodSeconds, else terminationGracePeriodSeconds."""
+    meta, spec = pod.get("metadata", {}), pod.get("spec", {})
+    for value in (meta.get("deletionGracePeriodSeconds"), spec.get("terminationGracePeriodSeconds")):
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+    return DEFAULT_GRACE_SECONDS
+
+
 def find_container(pod: Obj, name: str) -> Obj | None:
     """The init or regular container spec called `name`."""
     spec = pod.get("spec", {})
@@ -117,9 +126,20 @@ class Supervisor(ABC):
         record = self.records.get(uid)
         if record is None:
             return
-        grace = record.pod.get("spec", {}).get("terminationGracePeriodSeconds")
-        grace_seconds = float(grace) if isinstance(grace, int | float) else DEFAULT_GRACE_SECONDS
-        self.request_kill(uid, grace_seconds=grace_seconds, reason=ACTIVE_DEADLINE_EXCEEDED)
+        self.request_kill(uid, grace_seconds=deletion_grace_seconds(record.pod), reason=ACTIVE_DEADLINE_EXCEEDED)
+
+    def update_pod(self, pod: Obj) -> None:
+        """Take a newer version of an admitted pod (labels, annotations, conditions others set), re-publish.
+
+        The kubelet keeps every condition it does not own from the API's copy of the pod, so the node agent
+        passes each update it sees; container specs are immutable, so running containers are unaffected.
+        """
+        uid = str(pod.get("metadata", {}).get("uid", ""))
+        record = self.records.get(uid)
+        if record is None:
+            return
+        record.pod = pod
+        self.sync(uid)
 
     def sync(self, uid: str) -> None:
         """Plan, act and publish for one pod."""
