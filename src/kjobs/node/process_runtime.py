@@ -36,7 +36,7 @@ from kjobs.node.observations import Attempt, KillReason, PodRecord
 from kjobs.node.resources import memory_limit_bytes
 from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP
 from kjobs.node.runtime import PodHandle, StatusCallback
-from kjobs.node.supervisor import MINIMUM_GRACE_SECONDS, Cancel, Supervisor, _noop
+from kjobs.node.supervisor import MINIMUM_GRACE_SECONDS, Cancel, Supervisor, ignore_status
 
 _HAVE_PIDFD = hasattr(os, "pidfd_open")
 START_ERROR = "StartError"
@@ -75,7 +75,7 @@ class ProcessRuntime(Supervisor):
         *,
         root_dir: Path,
         clock: Clock | None = None,
-        on_status: StatusCallback = _noop,
+        on_status: StatusCallback = ignore_status,
         memory_guard: MemoryGuard | None = None,
         backoff_base: float = DEFAULT_BACKOFF_BASE,
         backoff_cap: float = DEFAULT_BACKOFF_CAP,

@@ -25,7 +25,7 @@ from kjobs.clock import Clock, FakeClock
 from kjobs.node.observations import Attempt, KillReason, PodRecord
 from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP
 from kjobs.node.runtime import PodHandle, StatusCallback
-from kjobs.node.supervisor import MINIMUM_GRACE_SECONDS, Cancel, Supervisor, _noop
+from kjobs.node.supervisor import MINIMUM_GRACE_SECONDS, Cancel, Supervisor, ignore_status
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,7 +58,7 @@ class SimulatedRuntime(Supervisor):
         *,
         clock: Clock,
         outcome: OutcomeFn = succeed_at_once,
-        on_status: StatusCallback = _noop,
+        on_status: StatusCallback = ignore_status,
         backoff_base: float = DEFAULT_BACKOFF_BASE,
         backoff_cap: float = DEFAULT_BACKOFF_CAP,
         host_ip: str = "127.0.0.1",

@@ -31,8 +31,8 @@ MINIMUM_GRACE_SECONDS = 2.0
 _MAX_STARTS_PER_SYNC = 64
 
 
-def _noop(uid: str, status: Obj) -> None:
-    """Default status callback."""
+def ignore_status(uid: str, status: Obj) -> None:
+    """The default status callback: statuses are still kept on each PodHandle."""
 
 
 def deletion_grace_seconds(pod: Obj) -> float:
@@ -60,7 +60,7 @@ class Supervisor(ABC):
         self,
         *,
         clock: Clock,
-        on_status: StatusCallback = _noop,
+        on_status: StatusCallback = ignore_status,
         backoff_base: float = DEFAULT_BACKOFF_BASE,
         backoff_cap: float = DEFAULT_BACKOFF_CAP,
         host_ip: str = "127.0.0.1",
