@@ -241,3 +241,14 @@ def test_field_validation_warn_reports_escaped_warning(http: httpx.Client) -> No
     assert response.status_code == 201
     assert response.headers["warning"] == '299 - "unknown field \\"spec.bogus\\""'
     assert "bogus" not in response.json()["spec"]
+
+
+def test_namespaces_lifecycle(http: httpx.Client) -> None:
+    denied = http.delete("/api/v1/namespaces/default")
+    assert denied.status_code == 403
+    assert denied.json()["message"] == 'namespaces "default" is forbidden: this namespace may not be deleted'
+    assert http.post("/api/v1/namespaces", json={"metadata": {"name": "team"}}).json()["status"] == {"phase": "Active"}
+    http.post("/apis/batch/v1/namespaces/team/jobs", json=job_manifest("inside"))
+    assert http.delete("/api/v1/namespaces/team").status_code == 200
+    assert http.get("/api/v1/namespaces/team").status_code == 404
+    assert http.get("/apis/batch/v1/namespaces/team/jobs").json()["items"] == []

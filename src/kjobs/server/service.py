@@ -28,7 +28,7 @@ from kjobs.api.types import Obj
 from kjobs.server import schema
 from kjobs.server.logs import LogOptions, LogSource, NoLogs
 from kjobs.server.patch import apply_patch, strategic_merge
-from kjobs.server.registry import Resource, lookup
+from kjobs.server.registry import RESOURCES, Resource, lookup
 from kjobs.server.storage import Storage
 
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
@@ -42,6 +42,8 @@ _SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGraceP
 _PATCH_RETRIES = 5
 
 NAMESPACES = ("default", "kube-system", "kube-node-lease", "kube-public")
+IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
+"""Namespaces the NamespaceLifecycle admission plugin refuses to delete."""
 
 
 @dataclass
@@ -563,7 +565,7 @@ class ApiService:
                 f'Operation cannot be fulfilled on {_qualified(r)} "{name}": '
                 f"Precondition failed: UID in precondition: {options.precondition_uid}, UID in "
                 f"object meta: {meta.get('uid', '')}",
-                details={"name": name, "group": r.group, "kind": r.plural},
+                details=_details(r, name),
             )
         if options.precondition_rv and options.precondition_rv != meta.get("resourceVersion"):
             raise ApiError(
@@ -572,8 +574,17 @@ class ApiService:
                 f'Operation cannot be fulfilled on {_qualified(r)} "{name}": '
                 f"Precondition failed: ResourceVersion in precondition: {options.precondition_rv}, "
                 f"ResourceVersion in object meta: {meta.get('resourceVersion', '')}",
-                details={"name": name, "group": r.group, "kind": r.plural},
+                details=_details(r, name),
             )
+        if r.kind == "Namespace" and name in IMMORTAL_NAMESPACES:
+            raise ApiError(
+                403,
+                "Forbidden",
+                f'namespaces "{name}" is forbidden: this namespace may not be deleted',
+                details={"name": name, "kind": "namespaces"},
+            )
+        if r.kind == "Namespace" and not options.dry_run:
+            await self._empty_namespace(name)
         warnings: list[str] = []
         propagation = options.propagation
         if propagation is None:
@@ -595,7 +606,7 @@ class ApiService:
             written = await self.store.update(r.store_key, new, expected_rv=meta.get("resourceVersion"))
             await self._cascade(r, namespace, uid, "Foreground")
             written = await self._finish_foreground(r, namespace, name) or written
-            return Result(written, 202 if written.get("metadata") else 200, warnings)
+            return Result(written, 200, warnings)
         if propagation == "Orphan":  # dependents let go before the owner disappears, as the orphan finalizer ensures
             await self._cascade(r, namespace, uid, propagation)
         if r.graceful:
@@ -615,6 +626,21 @@ class ApiService:
         if propagation != "Orphan":
             await self._cascade(r, namespace, uid, propagation)
         return result
+
+    async def _empty_namespace(self, namespace: str) -> None:
+        """Delete everything in a namespace (what the namespace controller does before the namespace goes)."""
+        for resource in RESOURCES:
+            if not resource.namespaced:
+                continue
+            items, _ = self.store.list(resource.store_key, namespace)
+            for obj in items:
+                try:
+                    await self.delete(
+                        resource, namespace, obj["metadata"]["name"], DeleteOptions(propagation="Background")
+                    )
+                except ApiError as exc:
+                    if exc.code not in (404, 409):
+                        raise
 
     async def _delete_pod(self, r: Resource, pod: Obj, options: DeleteOptions) -> Result:
         meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
@@ -827,6 +853,13 @@ def _json_type(value: Any) -> str:
     if isinstance(value, (int, float)):
         return "number"
     return "null"
+
+
+def _details(r: Resource, name: str) -> Obj:
+    details: Obj = {"name": name, "kind": r.plural}
+    if r.group:
+        details["group"] = r.group
+    return details
 
 
 def _qualified(r: Resource) -> str:
