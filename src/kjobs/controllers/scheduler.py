@@ -370,7 +370,7 @@ class Scheduler:
         body: Obj = {
             "apiVersion": "v1",
             "kind": "Binding",
-            "metadata": {"name": pod.name, "namespace": pod.namespace},
+            "metadata": {"name": pod.name, "namespace": pod.namespace, "uid": pod.uid},
             "target": {"apiVersion": "v1", "kind": "Node", "name": pod.node_name},
         }
         async with self._bind_slots:
@@ -395,6 +395,9 @@ class Scheduler:
     def _unschedulable(self, pod: PodInfo, message: str, seq: int, nomination: str | None) -> None:
         """Record the failure (event, condition, nomination) and park the pod until a change or its back-off."""
         key = pod.key
+        current = self._pending.get(key)
+        if current is None or current.uid != pod.uid:
+            return  # deleted or bound while the attempt awaited the API
         delay = self._back_off(key)
         if self._event_seq != seq:
             self.queue.add_after(key, delay)  # the cluster changed during the attempt: just back off
