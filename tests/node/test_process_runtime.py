@@ -385,3 +385,12 @@ def test_without_pidfd_a_waiting_thread_reaps(tmp_path: Path, monkeypatch: pytes
         assert (terminated["exitCode"], terminated["signal"]) == (143, 15)
 
     with_runtime(tmp_path, body)
+
+
+def test_default_root_dir_prefers_runtime_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kjobs.node.process_runtime import default_root_dir
+
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    assert default_root_dir() == tmp_path / "kjobs"
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "missing"))
+    assert default_root_dir() != tmp_path / "missing" / "kjobs"

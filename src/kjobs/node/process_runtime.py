@@ -23,6 +23,7 @@ import os
 import shutil
 import signal as signals
 import subprocess
+import tempfile
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
@@ -57,6 +58,21 @@ def _wait_exited(pid: int) -> None:
     """Block until the process has exited, leaving it to be reaped (waitid with WNOWAIT)."""
     with contextlib.suppress(ChildProcessError):
         os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
+
+
+def default_root_dir() -> Path:
+    """Where a node keeps pod scratch dirs and logs: a RAM-backed dir when there is one.
+
+    Measured here: mkdir 0.3 ms on the ext4 /tmp against 5 µs on tmpfs, which decides whether a pod start
+    costs ≈2× or ≈1× a bare process start. `$XDG_RUNTIME_DIR/kjobs`, else `/dev/shm/kjobs-<uid>`, else the
+    temp dir. Pod files there live as long as the pod object (`forget`) or the machine.
+    """
+    runtime_dir = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime_dir and os.path.isdir(runtime_dir) and os.access(runtime_dir, os.W_OK):
+        return Path(runtime_dir) / "kjobs"
+    if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK):
+        return Path("/dev/shm") / f"kjobs-{os.getuid()}"
+    return Path(tempfile.gettempdir()) / f"kjobs-{os.getuid()}"
 
 
 def default_base_env() -> dict[str, str]:
