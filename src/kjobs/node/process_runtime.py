@@ -214,13 +214,16 @@ class ProcessRuntime(Supervisor):
         full_env.update(env)
         custom_workdir = container.get("workingDir")
         workdir = Path(custom_workdir) if custom_workdir else pod_dir
+        limit = memory_limit_bytes(container)
+        try:
+            fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        except OSError as exc:
+            return self._start_error(attempt, f"failed to create container log {log_path}: {exc.strerror or exc}")
         problem = self._start_problem(container, argv, full_env, workdir)
         if problem:
-            log_path.touch()
+            os.close(fd)
             return self._start_error(attempt, problem)
         placement: Placement | None = None
-        limit = memory_limit_bytes(container)
-        fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         try:
             if custom_workdir:
                 workdir.mkdir(parents=True, exist_ok=True)
