@@ -154,3 +154,19 @@ def test_a_wrong_type_is_reported_where_it_is() -> None:
         'spec.template.spec.containers[0].ports[0].containerPort: Invalid value: "80": must be of type int32',
         "spec.template.spec.containers[0].ports[0].containerPort: Required value",
     ]
+
+
+def test_deeply_nested_values_do_not_exhaust_the_stack() -> None:
+    deep: Any = {}
+    cursor = deep
+    for _ in range(5000):
+        cursor["a"] = [{}]
+        cursor = cursor["a"][0]
+    job = copy.deepcopy(STORED)
+    job["spec"]["template"]["spec"]["containers"][0]["extra"] = deep
+    job["spec"]["podFailurePolicy"] = deep
+    _all_render(validate_job_update(job, STORED))
+    _all_render(validate_job(default_job(job)))
+    _all_render(validate_job_status_update(job, STORED))
+    rendered = [str(e) for e in validate_job_update(job, STORED)]
+    assert any(r.startswith("spec.template: Invalid value: ") and "..." in r for r in rendered)

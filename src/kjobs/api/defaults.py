@@ -69,11 +69,25 @@ def copy_json(value: Any) -> Any:
 
 
 def _copy(value: Any) -> Any:
-    if type(value) is dict:
-        return {k: _copy(v) for k, v in value.items()}
-    if type(value) is list:
-        return [_copy(v) for v in value]
-    return value
+    """Structural copy of dicts and lists without recursion (any nesting depth)."""
+    if type(value) is not dict and type(value) is not list:
+        return value
+    root: Any = {} if type(value) is dict else []
+    stack = [(value, root)]
+    while stack:
+        source, target = stack.pop()
+        items = source.items() if type(source) is dict else enumerate(source)
+        for key, item in items:
+            if type(item) is dict or type(item) is list:
+                child: Any = {} if type(item) is dict else []
+                stack.append((item, child))
+            else:
+                child = item
+            if type(target) is dict:
+                target[key] = child
+            else:
+                target.append(child)
+    return root
 
 
 def _dict(parent: Obj, key: str, *, create: bool = False) -> Obj | None:

@@ -114,11 +114,15 @@ _GO_ESCAPES = {
 }
 
 
-def render_value(value: Any) -> str:
+_MAX_RENDER_DEPTH = 32
+
+
+def render_value(value: Any, _depth: int = 0) -> str:
     """Render a bad value as Kubernetes does: `%q` strings, `%v` numbers, Go's `%#v` for lists and maps.
 
     Lists of integers are the only list type batch validation reports (`[]int32{1, 2}`); lists of strings render
     as `[]string{"a", "b"}`, string maps as `map[string]string{"k":"v"}` (keys sorted, as Go prints maps).
+    Nesting deeper than 32 levels is elided as `...`.
     """
     if isinstance(value, str):
         return go_quote(value)
@@ -128,17 +132,22 @@ def render_value(value: Any) -> str:
         return "null"
     if isinstance(value, float):
         return _go_float(value)
+    if isinstance(value, (list, dict)) and _depth >= _MAX_RENDER_DEPTH:
+        return "..."
     if isinstance(value, list):
         if all(isinstance(v, int) and not isinstance(v, bool) for v in value):
             return "[]int32{" + ", ".join(str(v) for v in value) + "}"
         if all(isinstance(v, str) for v in value):
             return "[]string{" + ", ".join(go_quote(v) for v in value) + "}"
-        return "[]interface {}{" + ", ".join(render_value(v) for v in value) + "}"
+        return "[]interface {}{" + ", ".join(render_value(v, _depth + 1) for v in value) + "}"
     if isinstance(value, dict):
         if all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
             items = ", ".join(f"{go_quote(k)}:{go_quote(v)}" for k, v in sorted(value.items()))
             return "map[string]string{" + items + "}"
-        items = ", ".join(f"{go_quote(str(k))}:{render_value(v)}" for k, v in sorted(value.items(), key=str))
+        items = ", ".join(
+            f"{go_quote(str(k))}:{render_value(v, _depth + 1)}"
+            for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))
+        )
         return "map[string]interface {}{" + items + "}"
     return str(value)
 

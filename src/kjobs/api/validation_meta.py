@@ -277,15 +277,24 @@ def _is_empty(value: Any) -> bool:
 
 
 def semantic_equal(a: Any, b: Any) -> bool:
-    """Kubernetes' semantic deep equality on JSON: absent, null, `[]` and `{}` are all the same empty value."""
-    if _is_empty(a) and _is_empty(b):
-        return True
-    if type(a) is dict and type(b) is dict:
-        keys = a.keys() | b.keys()
-        return all(semantic_equal(a.get(k), b.get(k)) for k in keys)
-    if type(a) is list and type(b) is list:
-        return len(a) == len(b) and all(semantic_equal(x, y) for x, y in zip(a, b, strict=True))
-    return bool(type(a) is type(b) and a == b)
+    """Kubernetes' semantic deep equality on JSON: absent, null, `[]` and `{}` are all the same empty value.
+
+    Iterative, so arbitrarily deep input cannot exhaust the interpreter stack.
+    """
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if _is_empty(x) and _is_empty(y):
+            continue
+        if type(x) is dict and type(y) is dict:
+            stack.extend((x.get(k), y.get(k)) for k in x.keys() | y.keys())
+        elif type(x) is list and type(y) is list:
+            if len(x) != len(y):
+                return False
+            stack.extend(zip(x, y, strict=True))
+        elif type(x) is not type(y) or x != y:
+            return False
+    return True
 
 
 __all__ = [
