@@ -56,7 +56,7 @@ class IntegrationScenario:
                 max_uncounted_pods=int(env.get("maxUncountedPods", 500)),
                 max_pod_create_delete_per_sync=int(env.get("maxPodCreateDeletePerSync", 500)),
             ),
-            batch_period=0.01,
+            batch_period=1.0,  # Kubernetes' SyncJobBatchPeriod: intermediate states last as long as upstream's
         )
         self.metrics = JobMetrics()
         self.controller: JobController | None = None
@@ -89,7 +89,8 @@ class IntegrationScenario:
         pods, _ = await self.client.list(PODS, self.ns)
         uid = self.job["metadata"]["uid"]
         owned = [
-            p for p in pods
+            p
+            for p in pods
             if any(r.get("uid") == uid and r.get("controller") for r in p["metadata"].get("ownerReferences") or ())
         ]
         return sorted(owned, key=lambda p: p["metadata"]["name"])
@@ -106,7 +107,11 @@ class IntegrationScenario:
             chosen = [p for p in chosen if p["metadata"].get("deletionTimestamp")]
         if "index" in sel:
             want = str(sel["index"])
-            chosen = [p for p in chosen if (p["metadata"].get("annotations") or {}).get(JOB_COMPLETION_INDEX_ANNOTATION) == want]
+            chosen = [
+                p
+                for p in chosen
+                if (p["metadata"].get("annotations") or {}).get(JOB_COMPLETION_INDEX_ANNOTATION) == want
+            ]
         if "ordinal" in sel:
             chosen = chosen[int(sel["ordinal"]) : int(sel["ordinal"]) + 1]
         count = sel.get("count", 1 if not sel.get("all") else "all")
@@ -141,8 +146,14 @@ class IntegrationScenario:
                 status["phase"] = step["phase"]
                 if step["phase"] in ("Failed", "Succeeded"):
                     status["containerStatuses"] = [
-                        {"name": "", "image": "", "imageID": "", "ready": False, "restartCount": 0,
-                         "state": {"terminated": {"exitCode": 0, "finishedAt": format_time(time.time())}}}
+                        {
+                            "name": "",
+                            "image": "",
+                            "imageID": "",
+                            "ready": False,
+                            "restartCount": 0,
+                            "state": {"terminated": {"exitCode": 0, "finishedAt": format_time(time.time())}},
+                        }
                     ]
             else:
                 status["phase"] = step["phaseOnly"]
@@ -157,8 +168,9 @@ class IntegrationScenario:
 
     async def delete_pods(self, step: dict[str, Any]) -> None:
         for pod in await self.select(step["select"]):
-            await self.client.delete(PODS, self.ns, pod["metadata"]["name"],
-                                     grace_period_seconds=step.get("gracePeriodSeconds"))
+            await self.client.delete(
+                PODS, self.ns, pod["metadata"]["name"], grace_period_seconds=step.get("gracePeriodSeconds")
+            )
 
     async def update_job(self, spec: dict[str, Any]) -> None:
         for _ in range(20):
@@ -181,8 +193,10 @@ class IntegrationScenario:
                     continue
                 assert got == value, f"status.{key} = {got!r}, want {value!r} (status {status})"
             for cond in step.get("hasConditions") or ():
-                assert any(c.get("type") == cond["type"] and c.get("status") == cond["status"]
-                           for c in status.get("conditions") or ()), f"no condition {cond}: {status.get('conditions')}"
+                assert any(
+                    c.get("type") == cond["type"] and c.get("status") == cond["status"]
+                    for c in status.get("conditions") or ()
+                ), f"no condition {cond}: {status.get('conditions')}"
             if "conditionStatus" in step:
                 cs = step["conditionStatus"]
                 found = next((c for c in status.get("conditions") or () if c.get("type") == cs["type"]), None)
@@ -196,7 +210,8 @@ class IntegrationScenario:
             pods = await self.job_pods()
             active = sorted(
                 int((p["metadata"].get("annotations") or {}).get(JOB_COMPLETION_INDEX_ANNOTATION, -1))
-                for p in pods if (p.get("status") or {}).get("phase") in ("Pending", "Running")
+                for p in pods
+                if (p.get("status") or {}).get("phase") in ("Pending", "Running")
             )
             assert active == sorted(step["activeIndexes"]), f"active indexes {active}"
             status = (await self.refresh()).get("status") or {}
@@ -264,7 +279,8 @@ class IntegrationScenario:
         created = sorted(parse_time(p["metadata"]["creationTimestamp"]) for p in pods)
         finished = sorted(
             parse_time(cs["state"]["terminated"]["finishedAt"])
-            for p in pods for cs in (p.get("status") or {}).get("containerStatuses") or ()
+            for p in pods
+            for cs in (p.get("status") or {}).get("containerStatuses") or ()
             if (cs.get("state") or {}).get("terminated", {}).get("finishedAt")
         )
         for k, (lo, hi) in enumerate(step["windows"]):

@@ -66,6 +66,21 @@ class Cluster:
             and not p["metadata"].get("deletionTimestamp")
         ]
 
+    async def bind(self, pod: Obj, node: str) -> None:
+        name = pod["metadata"]["name"]
+        await self.client.post_subresource(
+            PODS,
+            "default",
+            name,
+            "binding",
+            {
+                "apiVersion": "v1",
+                "kind": "Binding",
+                "metadata": {"name": name},
+                "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+            },
+        )
+
     async def finish(self, pod: Obj, phase: str, code: int) -> None:
         pod = await self.client.get(PODS, "default", pod["metadata"]["name"])
         pod["status"] = terminated(phase, code, self.clock)
@@ -111,6 +126,8 @@ def test_failjob_on_exit_42_fails_the_job_and_counts_the_deleted_pod() -> None:
         c = await start({"completions": 4, "parallelism": 2, "podFailurePolicy": policy})
         await settle(c.clock, lambda: len(c.active()) == 2)
         first, second = c.active()
+        for pod in (first, second):  # bound pods terminate gracefully (unbound ones vanish at once)
+            await c.bind(pod, "node-1")
         await c.finish(first, "Failed", 42)
         job = await wait_status(
             c,
@@ -128,6 +145,9 @@ def test_failjob_on_exit_42_fails_the_job_and_counts_the_deleted_pod() -> None:
         assert job["status"]["failed"] == 2  # the running pod was deleted and counted
         # The deleted pod must reach a terminal phase before the Job is Failed (podReplacementPolicy Failed).
         assert c.condition("Failed") is None
+        assert job["status"]["terminating"] == 1
+        deleted = await c.client.get(PODS, "default", second["metadata"]["name"])
+        assert deleted["metadata"]["deletionTimestamp"]
         await c.finish(second, "Failed", 143)
         job = await wait_status(c, lambda j: any(x["type"] == "Failed" for x in j["status"].get("conditions", [])))
         assert c.condition("Failed")["reason"] == "PodFailurePolicy"  # type: ignore[index]

@@ -140,7 +140,11 @@ class JobController:
             return
         if is_finished(new):
             self._finished_uids.discard(str(new["metadata"].get("uid") or ""))
-        self.queue.add(key)
+        if old is not None and _generation(old) == _generation(new):
+            # Status-only changes (mostly our own writes) are batched like pod events; spec changes sync now.
+            self.queue.add_after(key, self.settings.batch_period)
+        else:
+            self.queue.add(key)
 
     def _on_pod(self, old: Obj | None, new: Obj | None) -> None:
         pod = new or old
@@ -248,6 +252,10 @@ class JobController:
             self.queue.forget(key)
         if outcome.requeue_after is not None:
             self.queue.add_after(key, outcome.requeue_after)
+
+
+def _generation(job: Obj) -> int:
+    return int((job.get("metadata") or {}).get("generation") or 0)
 
 
 def _terminal_tracked(pod: Obj | None) -> bool:
