@@ -281,6 +281,11 @@ def semantic_equal(a: Any, b: Any) -> bool:
 
     Iterative, so arbitrarily deep input cannot exhaust the interpreter stack.
     """
+    try:
+        if a == b:  # the common case (unchanged objects), at C speed
+            return True
+    except RecursionError:
+        pass
     stack = [(a, b)]
     while stack:
         x, y = stack.pop()
