@@ -170,3 +170,14 @@ def test_deeply_nested_values_do_not_exhaust_the_stack() -> None:
     _all_render(validate_job_status_update(job, STORED))
     rendered = [str(e) for e in validate_job_update(job, STORED)]
     assert any(r.startswith("spec.template: Invalid value: ") and "..." in r for r in rendered)
+
+
+def test_type_errors_are_recognisable() -> None:
+    from kjobs.api.validation_access import is_type_error
+
+    job = copy.deepcopy(BASE_JOB)
+    job["spec"]["parallelism"] = "3"
+    job["spec"]["backoffLimit"] = -1
+    errors = validate_job(job)
+    assert [e.field for e in errors if is_type_error(e)] == ["spec.parallelism"]
+    assert [e.field for e in errors if not is_type_error(e)] == ["spec.backoffLimit"]

@@ -21,9 +21,17 @@ INT64_MAX = 2**63 - 1
 Errors = list[FieldError]
 
 
+TYPE_ERROR_PREFIX = "must be of type "
+
+
 def type_error(path: str, value: Any, kind: str) -> FieldError:
     """The error recorded for a value of the wrong JSON type (Kubernetes would reject it at decode time)."""
-    return FieldError(path, ErrorType.FieldValueInvalid, f"must be of type {kind}", value)
+    return FieldError(path, ErrorType.FieldValueInvalid, TYPE_ERROR_PREFIX + kind, value)
+
+
+def is_type_error(error: FieldError) -> bool:
+    """Whether `error` is a wrong-JSON-type error, which a real API server reports as a 400 decode error."""
+    return error.type is ErrorType.FieldValueInvalid and error.detail.startswith(TYPE_ERROR_PREFIX)
 
 
 def get_obj(parent: Obj, key: str, path: str, errs: Errors) -> Obj | None:
