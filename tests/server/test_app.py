@@ -252,3 +252,13 @@ def test_namespaces_lifecycle(http: httpx.Client) -> None:
     assert http.delete("/api/v1/namespaces/team").status_code == 200
     assert http.get("/api/v1/namespaces/team").status_code == 404
     assert http.get("/apis/batch/v1/namespaces/team/jobs").json()["items"] == []
+
+
+def test_job_warnings_are_sent_as_warning_headers(http: httpx.Client) -> None:
+    body = job_manifest("not.a.label")
+    response = http.post(JOBS, json=body)
+    assert response.status_code == 201
+    assert response.headers["warning"] == (
+        '299 - "metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; '
+        'a DNS label is recommended: [must not contain dots]"'
+    )

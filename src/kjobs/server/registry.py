@@ -128,6 +128,7 @@ RESOURCES: list[Resource] = [
             "validate": (_VALIDATION, "validate_job"),
             "validate_update": (_VALIDATION, "validate_job_update"),
             "validate_status_update": (_VALIDATION, "validate_job_status_update"),
+            "warnings": ("kjobs.api.validation_warnings", "warnings_for_job"),
         },
     ),
     Resource("coordination.k8s.io", "v1", "leases", "lease", "Lease", True, has_status=False),

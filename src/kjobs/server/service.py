@@ -31,6 +31,8 @@ from kjobs.server.patch import apply_patch, strategic_merge
 from kjobs.server.registry import RESOURCES, Resource, lookup
 from kjobs.server.storage import Storage
 
+Warnings = list[str]
+
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 """The alphabet of `generateName` suffixes (apimachinery `utilrand.String`)."""
 
@@ -254,6 +256,13 @@ class ApiService:
         if errors:
             raise invalid(r.kind, name, errors, group=r.group)
 
+    def _object_warnings(self, r: Resource, new: Obj, old: Obj | None) -> list[str]:
+        hook = r.hook("warnings")
+        if hook is None:
+            return []
+        result: list[str] = hook(new, old)
+        return result
+
     def _managed(self, obj: Obj, manager: str | None, operation: str, api_version: str, subresource: str) -> None:
         if not manager:
             return
@@ -341,6 +350,7 @@ class ApiService:
                 group=r.group,
             )
         self._validate(r, obj, None, "")
+        warnings.extend(self._object_warnings(r, obj, None))
         if r.namespaced:
             self.check_namespace(namespace)
         self._managed(obj, manager, "Update", r.api_version, "")
@@ -388,11 +398,14 @@ class ApiService:
         manager: str | None,
         operation: str,
         dry_run: bool,
+        warnings: Warnings | None = None,
     ) -> Obj:
         new = self._default(r, new)
         if r.tracks_generation and subresource != "status" and new.get("spec") != old.get("spec"):
             _meta(new)["generation"] = int((old.get("metadata") or {}).get("generation") or 0) + 1
         self._validate(r, new, old, subresource)
+        if warnings is not None and subresource != "status":
+            warnings.extend(self._object_warnings(r, new, old))
         if _strip_for_compare(new) == _strip_for_compare(old):
             if expected_rv and expected_rv != (old.get("metadata") or {}).get("resourceVersion"):
                 meta = old.get("metadata") or {}
@@ -444,6 +457,7 @@ class ApiService:
             manager=manager,
             operation="Update",
             dry_run=dry_run,
+            warnings=warnings,
         )
         return Result(written, 200, warnings)
 
@@ -496,6 +510,7 @@ class ApiService:
                     manager=manager,
                     operation="Update",
                     dry_run=dry_run,
+                    warnings=warnings,
                 )
             except ApiError as exc:
                 if exc.reason == "Conflict" and not pinned and attempt < _PATCH_RETRIES - 1:
@@ -549,6 +564,7 @@ class ApiService:
             manager=None,
             operation="Apply",
             dry_run=dry_run,
+            warnings=warnings,
         )
         return Result(written, 200, warnings)
 
