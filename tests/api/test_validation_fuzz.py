@@ -178,6 +178,6 @@ def test_type_errors_are_recognisable() -> None:
     job = copy.deepcopy(BASE_JOB)
     job["spec"]["parallelism"] = "3"
     job["spec"]["backoffLimit"] = -1
-    errors = validate_job(job)
+    errors = validate_job(default_job(job))
     assert [e.field for e in errors if is_type_error(e)] == ["spec.parallelism"]
     assert [e.field for e in errors if not is_type_error(e)] == ["spec.backoffLimit"]
