@@ -13,7 +13,13 @@ from kjobs.clock import FakeClock
 from kjobs.controllers.job import JobController
 from kjobs.controllers.nodelifecycle import NodeLifecycleController
 from kjobs.controllers.tainteviction import TaintEvictionController
-from kjobs.controllers.taints import FOREVER, matching_tolerations, min_toleration_seconds, tolerates
+from kjobs.controllers.taints import (
+    FOREVER,
+    default_tolerations,
+    matching_tolerations,
+    min_toleration_seconds,
+    tolerates,
+)
 from tests.controllers.disruption_support import Heartbeats, condition, events_about, node_manifest, pod_manifest
 from tests.support import local_api, settle
 
@@ -175,3 +181,30 @@ def test_job_pod_on_a_dead_node_is_disrupted_and_the_job_ignores_it() -> None:
             await controller.stop()
 
     asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("given", "added"),
+    [
+        pytest.param([], ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"], id="none"),
+        pytest.param([{"operator": "Exists"}], [], id="tolerates-everything"),
+        pytest.param(
+            [{"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"}],
+            ["node.kubernetes.io/not-ready"],
+            id="one-already",
+        ),
+        pytest.param(
+            [{"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoSchedule"}],
+            ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"],
+            id="other-effect",
+        ),
+    ],
+)
+def test_default_toleration_seconds(given: list[Obj], added: list[str]) -> None:
+    result = default_tolerations(given)
+    assert result[: len(given)] == given
+    extra = result[len(given) :]
+    assert [t["key"] for t in extra] == added
+    assert all(
+        t == {"key": t["key"], "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300} for t in extra
+    )
