@@ -261,3 +261,18 @@ def test_pod_wrong_types() -> None:
     assert 'metadata.labels: Invalid value: []string{"a"}: must be of type object' in rendered
     assert "spec.containers[0].name: Invalid value: 3: must be of type string" in rendered
     assert 'spec.containers[1]: Invalid value: "not a container": must be of type object' in rendered
+
+
+def test_object_meta_update_rules() -> None:
+    from kjobs.api.validation_meta import validate_object_meta_update
+
+    old = {"name": "a", "namespace": "d", "uid": "u1", "resourceVersion": "5", "generation": 3}
+    deleting = dict(old, deletionTimestamp="2025-01-01T00:00:00Z", finalizers=["x.io/keep"])
+    new = dict(deleting, finalizers=["x.io/keep", "y.io/new"], generation=2, uid="u2")
+    assert [str(e) for e in validate_object_meta_update(new, deleting)] == [
+        "metadata.finalizers: Forbidden: no new finalizers can be added if the object is being deleted, found new "
+        'finalizers []string{"y.io/new"}',
+        "metadata.generation: Invalid value: 2: must not be decremented",
+        'metadata.uid: Invalid value: "u2": field is immutable',
+    ]
+    assert validate_object_meta_update(dict(old), old) == []
