@@ -1,0 +1,178 @@
+"""What `kjobs run` shows: pods per state, each failure decision with its reason, conditions as they appear.
+
+`RunView` is fed the Job and its pods whenever they change; it derives the display (a rich table for a terminal,
+plain lines otherwise) and remembers every failure it has explained, so the final summary can list them all.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from rich.console import Group, RenderableType
+from rich.table import Table
+from rich.text import Text
+
+from kjobs.api.names import JOB_COMPLETION_INDEX_ANNOTATION
+from kjobs.api.types import Obj
+from kjobs.explain import Explanation, explain
+from kjobs.job import pods as P
+
+STATES = ("Pending", "Running", "Terminating", "Succeeded", "Failed")
+
+
+def pod_state(pod: Obj) -> str:
+    """The column a pod counts in."""
+    phase = P.phase(pod) or "Pending"
+    if P.is_deleting(pod) and phase not in ("Succeeded", "Failed"):
+        return "Terminating"
+    return phase if phase in STATES else "Pending"
+
+
+@dataclass
+class Decision:
+    """One failed pod and what the Job's policy made of it."""
+
+    pod: str
+    index: str | None
+    explanation: Explanation
+    exits: str = ""
+
+    def line(self) -> str:
+        """One line for the log and the summary."""
+        e = self.explanation
+        where = f" (index {self.index})" if self.index is not None else ""
+        what = e.matched or (f"{self.exits}, no rule matched" if e.rules else self.exits or "failed")
+        verdict = e.action or "counted"
+        rule = f" by rule {e.rule_index}" if e.rule_index is not None else ""
+        count = "counts toward the backoff limit" if e.counts_toward_backoff_limit else "not counted"
+        return f"pod {self.pod}{where} failed: {what} → {verdict}{rule}; {count}"
+
+
+def exit_summary(pod: Obj) -> str:
+    """`container main exited with code 1` (or the pod's reason when no container terminated)."""
+    parts = []
+    status = P.status(pod)
+    for key in ("initContainerStatuses", "containerStatuses"):
+        for cs in status.get(key) or ():
+            term = ((cs or {}).get("state") or {}).get("terminated")
+            if isinstance(term, dict) and term.get("exitCode"):
+                reason = f" ({term['reason']})" if term.get("reason") not in (None, "", "Error") else ""
+                parts.append(f"container {cs.get('name') or '<unnamed>'} exited with code {term['exitCode']}{reason}")
+    if parts:
+        return ", ".join(parts)
+    return f"pod {status.get('reason') or 'failed'}"
+
+
+@dataclass
+class RunView:
+    """The state of one `kjobs run`."""
+
+    job: Obj
+    pods: dict[str, Obj] = field(default_factory=dict)
+    decisions: list[Decision] = field(default_factory=list)
+    conditions: list[str] = field(default_factory=list)
+    _explained: set[str] = field(default_factory=set)
+    _states: dict[str, str] = field(default_factory=dict)
+
+    def update_job(self, job: Obj) -> list[str]:
+        """Take a new Job state; returns lines about conditions that appeared."""
+        self.job = job
+        lines = []
+        for cond in (job.get("status") or {}).get("conditions") or ():
+            text = f"{cond.get('type')}={cond.get('status')}"
+            if cond.get("reason"):
+                text += f" ({cond['reason']}"
+                text += f": {cond['message']})" if cond.get("message") else ")"
+            if text not in self.conditions:
+                self.conditions.append(text)
+                lines.append(f"job condition {text}")
+        return lines
+
+    def update_pod(self, pod: Obj | None, *, deleted: Obj | None = None) -> list[str]:
+        """Take a pod change; returns lines about state changes and new failure decisions."""
+        lines: list[str] = []
+        if pod is None:
+            if deleted is not None:
+                self.pods.pop(P.uid(deleted), None)
+            return lines
+        uid = P.uid(pod)
+        self.pods[uid] = pod
+        name = str(pod["metadata"].get("name"))
+        state = pod_state(pod)
+        if self._states.get(uid) != state:
+            self._states[uid] = state
+            lines.append(f"pod {name} {state}")
+        if P.phase(pod) == "Failed" and uid not in self._explained:
+            self._explained.add(uid)
+            index = (pod["metadata"].get("annotations") or {}).get(JOB_COMPLETION_INDEX_ANNOTATION)
+            decision = Decision(name, index, explain(self.job, pod), exit_summary(pod))
+            self.decisions.append(decision)
+            lines.append(decision.line())
+        return lines
+
+    def counts(self) -> Counter[str]:
+        """Pods per state."""
+        return Counter(pod_state(p) for p in self.pods.values())
+
+    def finished(self) -> str | None:
+        """`Complete` or `Failed` once the Job has that condition."""
+        for cond in (self.job.get("status") or {}).get("conditions") or ():
+            if cond.get("type") in ("Complete", "Failed") and cond.get("status") == "True":
+                return str(cond["type"])
+        return None
+
+    def renderable(self) -> RenderableType:
+        """The live view for a terminal."""
+        status = self.job.get("status") or {}
+        counts = self.counts()
+        table = Table(title=f"Job {self.job['metadata']['namespace']}/{self.job['metadata']['name']}", expand=False)
+        for state in STATES:
+            table.add_column(state, justify="right")
+        table.add_row(*(str(counts.get(s, 0)) for s in STATES))
+        totals = Text(
+            f"status: active {status.get('active', 0)}  succeeded {status.get('succeeded', 0)}  "
+            f"failed {status.get('failed', 0)}  terminating {status.get('terminating', 0)}"
+        )
+        parts: list[RenderableType] = [table, totals]
+        if status.get("completedIndexes") or status.get("failedIndexes"):
+            parts.append(
+                Text(
+                    f"completedIndexes {status.get('completedIndexes') or '-'}  "
+                    f"failedIndexes {status.get('failedIndexes') or '-'}"
+                )
+            )
+        for line in self.conditions[-4:]:
+            parts.append(Text(f"condition {line}", style="bold"))
+        for decision in self.decisions[-6:]:
+            parts.append(Text(decision.line(), style="yellow"))
+        return Group(*parts)
+
+    def summary(self) -> str:
+        """The final report: outcome, counters, and every failure decision explained."""
+        status = self.job.get("status") or {}
+        meta = self.job["metadata"]
+        outcome = self.finished() or "Unfinished"
+        cond: Obj = next(
+            (c for c in status.get("conditions") or () if c.get("type") == outcome and c.get("status") == "True"),
+            {},
+        )
+        lines = [f"Job {meta['namespace']}/{meta['name']}: {outcome}"]
+        if cond:
+            lines.append(f"  reason: {cond.get('reason', '')}")
+            if cond.get("message"):
+                lines.append(f"  message: {cond['message']}")
+        lines.append(
+            f"  succeeded: {status.get('succeeded', 0)}  failed: {status.get('failed', 0)}"
+            + (f"  completedIndexes: {status['completedIndexes']}" if status.get("completedIndexes") else "")
+            + (f"  failedIndexes: {status['failedIndexes']}" if status.get("failedIndexes") else "")
+        )
+        ignored = sum(1 for d in self.decisions if not d.explanation.counts_toward_backoff_limit)
+        if self.decisions:
+            lines.append(f"  failures: {len(self.decisions)} pod(s) failed, {ignored} ignored by the policy")
+            for decision in self.decisions:
+                lines.append(f"  - {decision.line()}")
+                lines.append(f"      effect: {decision.explanation.effect}")
+        else:
+            lines.append("  failures: none")
+        return "\n".join(lines)
