@@ -33,8 +33,8 @@ log = logging.getLogger(__name__)
 
 REASON_TERMINATED = "terminated"
 REASON_ORPHANED = "orphaned"
-REASON_TERMINATING_OUT_OF_SERVICE = "terminating_out_of_service"
-REASON_TERMINATING_UNSCHEDULED = "terminating_unscheduled"
+REASON_TERMINATING_OUT_OF_SERVICE = "out-of-service"
+REASON_TERMINATING_UNSCHEDULED = "unscheduled"
 
 
 @dataclass(frozen=True)
