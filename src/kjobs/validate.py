@@ -17,14 +17,28 @@ def validate_manifest(obj: Obj, *, apply_defaults: bool = True) -> list[FieldErr
     from kjobs.api import defaults, validation
 
     kind = obj.get("kind")
+    if kind not in SUPPORTED_KINDS:
+        supported = ", ".join(f'"{k}"' for k in SUPPORTED_KINDS)
+        return [FieldError("kind", ErrorType.FieldValueNotSupported, f"supported values: {supported}", kind)]
+    if apply_defaults:
+        obj = _as_created(obj)
     if kind == "Job":
-        job = defaults.default_job(obj) if apply_defaults else obj
+        job = defaults.prepare_job_for_create(defaults.default_job(obj), uid=PLACEHOLDER_UID) if apply_defaults else obj
         return validation.validate_job(job)
-    if kind == "Pod":
-        pod = defaults.default_pod(obj) if apply_defaults else obj
-        return validation.validate_pod(pod)
-    supported = ", ".join(f'"{k}"' for k in SUPPORTED_KINDS)
-    return [FieldError("kind", ErrorType.FieldValueNotSupported, f"supported values: {supported}", kind)]
+    pod = defaults.default_pod(obj) if apply_defaults else obj
+    return validation.validate_pod(pod)
+
+
+PLACEHOLDER_UID = "00000000-0000-0000-0000-000000000000"
+"""The uid a create would assign; the selector and labels generated from it are then validated as usual."""
+
+
+def _as_created(obj: Obj) -> Obj:
+    """The object as the API server sees it in a create: namespace from the request (kubectl's default)."""
+    meta = obj.get("metadata")
+    if isinstance(meta, dict) and not meta.get("namespace"):
+        return dict(obj, metadata=dict(meta, namespace="default"))
+    return obj
 
 
 def invalid_status(obj: Obj, errors: list[FieldError]) -> Obj:
