@@ -247,6 +247,33 @@ def test_unrelated_changes_do_not_retry_an_unschedulable_pod() -> None:
     asyncio.run(scenario())
 
 
+def test_repeated_failures_are_reported_once_per_five_minutes_and_retried_then() -> None:
+    async def scenario() -> None:
+        env = await start(node("n1", cpu="1"))
+        t0 = env.clock.now()
+        for name in ("big-a", "big-b"):
+            await env.client.create(PODS, "default", pod(name, cpu="2"))
+        await env.settle(lambda: env.unschedulable("big-a") and env.unschedulable("big-b"))
+        message = env.condition("big-a", "PodScheduled")["message"]  # type: ignore[index]
+        assert env.condition("big-b", "PodScheduled")["message"] == message  # type: ignore[index]
+        # Node changes make the scheduler retry; the answer is the same, so no new event (Kubernetes aggregates).
+        for i in range(3):
+            await env.client.patch(NODES, None, "n1", {"metadata": {"labels": {"round": str(i)}}})
+            env.clock.advance(11)
+            for _ in range(300):
+                await asyncio.sleep(0)
+        assert len(await env.events("FailedScheduling", "big-a")) == 1
+        # Five minutes after the first failure the pods are retried anyway, and the event is repeated.
+        await env.settle(lambda: env.clock.now() >= t0 + 330)
+        for _ in range(300):
+            await asyncio.sleep(0)
+        assert len(await env.events("FailedScheduling", "big-a")) == 2
+        assert len(await env.events("FailedScheduling", "big-b")) == 2
+        await env.sched.stop()
+
+    asyncio.run(scenario())
+
+
 async def priority_class(env: Env, name: str, value: int) -> None:
     await env.client.create(
         PRIORITY_CLASSES,

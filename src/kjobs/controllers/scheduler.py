@@ -12,7 +12,12 @@ messages) and `kjobs.controllers.preemption` (priority, victims); this module on
   binding forgets the assumption and retries the pod after its back-off.
 * Unschedulable pods get `PodScheduled=False`/`Unschedulable` with Kubernetes' message and a `FailedScheduling`
   event, then wait for a cluster change that may help (a node added or changed, a bound pod gone or finished)
-  — but never before their back-off (1 s doubling to 10 s per attempt) — or at most 5 minutes.
+  — but never before their back-off (1 s doubling to 10 s per attempt) — or at most 5 minutes (one sweep every
+  30 s, like Kubernetes' leftover flush). A repeated identical message is recorded as an event at most once per
+  5 minutes per pod (what Kubernetes' event spam filter and aggregation make visible).
+* Failures are reused: while nothing in the cluster changed (placements, nodes, nominations, budgets, classes —
+  tracked by a state counter), a pod with the same scheduling signature as one that just failed (Job pods of one
+  template) gets the same answer without re-running filters and the preemption search.
 * Preemption. If the pod may preempt and some node fits once lower-priority pods are gone, each victim gets
   `DisruptionTarget=True` (`PreemptionByScheduler`), is deleted gracefully and gets a `Preempted` event; the
   preemptor gets `status.nominatedNodeName`, and the room on that node is reserved for it (lower-priority pods
@@ -72,12 +77,13 @@ PREEMPTION_REASON = "PreemptionByScheduler"
 @dataclass(frozen=True)
 class SchedulerSettings:
     """Knobs, with Kubernetes' defaults: podInitialBackoff 1 s, podMaxBackoff 10 s, at most 5 min unschedulable
-    before a retry without any cluster change; bindings in flight at once."""
+    before a retry without any cluster change (checked every 30 s); bindings in flight at once."""
 
     scheduler_name: str = DEFAULT_SCHEDULER_NAME
     initial_backoff: float = 1.0
     max_backoff: float = 10.0
     max_unschedulable_wait: float = 300.0
+    unschedulable_flush_period: float = 30.0
     bind_concurrency: int = 32
 
 
@@ -108,11 +114,15 @@ class Scheduler:
         self._nominated: dict[str, dict[str, PodInfo]] = {}
         self._attempts: dict[str, int] = {}
         self._backoff_until: dict[str, float] = {}
-        self._parked: set[str] = set()
+        self._parked: dict[str, float] = {}
         self._event_seq = 0
+        self._state = 0
+        self._failures: dict[tuple[Any, ...], tuple[int, str, str | None]] = {}
+        self._last_event: dict[str, tuple[str, float]] = {}
         self._bind_slots = asyncio.Semaphore(self.settings.bind_concurrency)
         self._background: set[asyncio.Task[None]] = set()
         self._worker_task: asyncio.Task[None] | None = None
+        self._flush_task: asyncio.Task[None] | None = None
 
     # ----------------------------------------------------------------------------------------- lifecycle
 
@@ -128,16 +138,19 @@ class Scheduler:
         self.nodes.start()
         self.pods.start()
         await asyncio.gather(self.nodes.synced.wait(), self.pods.synced.wait())
-        self._worker_task = asyncio.get_running_loop().create_task(self._worker(), name="scheduler-worker")
+        loop = asyncio.get_running_loop()
+        self._worker_task = loop.create_task(self._worker(), name="scheduler-worker")
+        self._flush_task = loop.create_task(self._flush_leftovers(), name="scheduler-unschedulable-flush")
 
     async def stop(self) -> None:
         """Stop the worker, pending bindings/writes and the informers."""
         self.queue.shutdown()
-        if self._worker_task is not None:
-            self._worker_task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._worker_task
-            self._worker_task = None
+        for task in (self._worker_task, self._flush_task):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        self._worker_task = self._flush_task = None
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
@@ -162,12 +175,14 @@ class Scheduler:
         return pod_info(pod, priority=priority, preempt_never=never)
 
     def _on_priority_class(self, old: Obj | None, new: Obj | None) -> None:
+        self._state += 1
         self._classes, self._default_class = priority_classes(self.priority_classes.list())
         if self.pods.synced.is_set():
             for pod in self.pods.list():
                 self._on_pod(pod, pod)
 
     def _on_pdb(self, old: Obj | None, new: Obj | None) -> None:
+        self._state += 1
         self._budgets = budgets(self.pdbs.list())
 
     def _on_node(self, old: Obj | None, new: Obj | None) -> None:
@@ -179,6 +194,7 @@ class Scheduler:
                 if not info.pods:
                     del self._node_infos[name]
             self._ready = None
+            self._state += 1
             return
         before = info.signature() if info is not None else None
         if info is None:
@@ -186,6 +202,7 @@ class Scheduler:
         info.set_node(new)
         if info.signature() != before:
             self._ready = None
+            self._state += 1
             self._cluster_changed()
 
     def _on_pod(self, old: Obj | None, new: Obj | None) -> None:
@@ -225,14 +242,19 @@ class Scheduler:
         self._nominated_node.pop(uid, None)
         self._attempts.pop(key, None)
         self._backoff_until.pop(key, None)
-        self._parked.discard(key)
+        self._parked.pop(key, None)
+        self._last_event.pop(uid, None)
 
     # ----------------------------------------------------------------------------------------- cache
 
     def _place(self, info: PodInfo) -> None:
         previous = self._placed.get(info.uid)
         if previous is not None:
-            self._node_infos[previous].remove_pod(info.uid)
+            counted = self._node_infos[previous].remove_pod(info.uid)
+            if counted is None or _victim_view(counted) != _victim_view(info):
+                self._state += 1
+        else:
+            self._state += 1
         node = self._node_infos.get(info.node_name)
         if node is None:
             node = self._node_infos[info.node_name] = NodeInfo(info.node_name)
@@ -245,6 +267,7 @@ class Scheduler:
         name = self._placed.pop(uid, None)
         if name is None:
             return False
+        self._state += 1
         self._node_infos[name].remove_pod(uid)
         self._drop_ghost(name)
         return True
@@ -261,9 +284,11 @@ class Scheduler:
 
     def _set_nomination(self, uid: str, node: str, info: PodInfo | None = None) -> None:
         for bucket in self._nominated.values():
-            bucket.pop(uid, None)
+            if bucket.pop(uid, None) is not None:
+                self._state += 1
         if node and info is not None:
             self._nominated.setdefault(node, {})[uid] = info
+            self._state += 1
         if node:
             self._nominated_node[uid] = node
 
@@ -278,9 +303,20 @@ class Scheduler:
     def _cluster_changed(self) -> None:
         """Something that may make unschedulable pods fit happened: retry them once their back-off ends."""
         self._event_seq += 1
-        parked, self._parked = self._parked, set()
+        parked, self._parked = self._parked, {}
         for key in parked:
             self._requeue(key)
+
+    async def _flush_leftovers(self) -> None:
+        """Every 30 s, retry pods unschedulable for 5 minutes even without a cluster change (Kubernetes'
+        `flushUnschedulablePodsLeftover`): one sweep instead of a timer per pod."""
+        while True:
+            await self.clock.sleep(self.settings.unschedulable_flush_period)
+            now = self.clock.now()
+            stale = [k for k, since in self._parked.items() if now - since >= self.settings.max_unschedulable_wait]
+            for key in stale:
+                del self._parked[key]
+                self._requeue(key)
 
     def _requeue(self, key: str) -> None:
         self.queue.add_after(key, max(0.0, self._backoff_until.get(key, 0.0) - self.clock.now()))
@@ -330,6 +366,11 @@ class Scheduler:
         if pod is None or pod.uid in self._assumed:
             return
         seq = self._event_seq
+        signature = None if pod.nominated_node or self._nominated_node.get(pod.uid) else _signature(pod)
+        cached = self._failures.get(signature) if signature is not None else None
+        if cached is not None and cached[0] == self._state:
+            self._unschedulable(pod, cached[1], seq, cached[2])  # same pod shape, same cluster: same answer
+            return
         nodes = self._ready_nodes()
         if not nodes:
             self._unschedulable(pod, NO_NODES_AVAILABLE, seq, None)
@@ -357,7 +398,12 @@ class Scheduler:
             nomination = result.candidate.node
         elif result.clear_nomination:
             nomination = ""
-        self._unschedulable(pod, fit_error(len(nodes), reasons, post_filter=result.message), seq, nomination)
+        message = fit_error(len(nodes), reasons, post_filter=result.message)
+        if signature is not None and result.candidate is None:
+            if len(self._failures) > 10_000:
+                self._failures.clear()
+            self._failures[signature] = (self._state, message, nomination)
+        self._unschedulable(pod, message, seq, nomination)
 
     def _assume(self, pod: PodInfo, host: str) -> None:
         assumed = dataclasses.replace(pod, node_name=host)
@@ -402,13 +448,17 @@ class Scheduler:
         if self._event_seq != seq:
             self.queue.add_after(key, delay)  # the cluster changed during the attempt: just back off
         else:
-            self._parked.add(key)
-            self.queue.add_after(key, self.settings.max_unschedulable_wait)
+            self._parked[key] = self.clock.now()
         if nomination is not None:
             self._set_nomination(pod.uid, nomination, pod)
             if not nomination:
                 self._nominated_node[pod.uid] = ""
-        self.events.event(pod.pod, "Warning", "FailedScheduling", truncate_message(message))
+        last = self._last_event.get(pod.uid)
+        now = self.clock.now()
+        if last is None or last[0] != message or now - last[1] >= self.settings.max_unschedulable_wait:
+            # Kubernetes' event spam filter and aggregation show a repeated message about once per 5 minutes.
+            self._last_event[pod.uid] = (message, now)
+            self.events.event(pod.pod, "Warning", "FailedScheduling", truncate_message(message))
         patch = self._status_patch(pod, message, nomination)
         if patch is not None:
             self._spawn(self._patch_status(pod, patch))
@@ -469,3 +519,33 @@ class Scheduler:
                 raise
             return
         self.events.event(victim.pod, "Normal", "Preempted", f"Preempted by pod {preemptor.uid} on node {node}")
+
+
+def _signature(pod: PodInfo) -> tuple[Any, ...]:
+    """Everything a scheduling attempt reads from the pod (Job pods of one template share it)."""
+    r = pod.requests
+    return (
+        pod.scheduler_name,
+        pod.priority,
+        pod.preempt_never,
+        (r.milli_cpu, r.memory, r.ephemeral_storage, tuple(sorted(r.scalars.items()))),
+        tuple(sorted(pod.node_selector.items())),
+        repr(pod.required_terms) if pod.required_terms is not None else None,
+        pod.tolerations,
+    )
+
+
+def _victim_view(pod: PodInfo) -> tuple[Any, ...]:
+    """What a placed pod contributes to decisions (fit, victim choice, PDBs); status-only updates leave it as is."""
+    r = pod.requests
+    return (
+        pod.node_name,
+        pod.priority,
+        (r.milli_cpu, r.memory, r.ephemeral_storage, tuple(sorted(r.scalars.items()))),
+        pod.non_zero_cpu,
+        pod.non_zero_memory,
+        pod.started,
+        pod.deleting,
+        pod.preemption_target,
+        tuple(sorted(pod.labels.items())),
+    )
