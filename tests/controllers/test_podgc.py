@@ -38,6 +38,7 @@ def test_pod_of_a_deleted_node_becomes_failed_with_disruption_target_after_quara
         clock, client, controller = await setup()
         await client.create(NODES, None, node_manifest("gone", clock))
         await run_pod(client, "orphan", "gone", finalizer=True)
+        await run_pod(client, "plain-orphan", "gone")
         await run_pod(client, "fine", "n1")
         await controller.start()
         start = clock.now()
@@ -59,11 +60,12 @@ def test_pod_of_a_deleted_node_becomes_failed_with_disruption_target_after_quara
             "PodGC: node no longer exists",
         )
         assert pod["metadata"]["deletionGracePeriodSeconds"] == 0  # forced; the finalizer keeps it for now
+        assert await get_or_none(client, PODS, "default", "plain-orphan") is None  # forced and removed
         assert (await client.get(PODS, "default", "fine"))["status"]["phase"] == "Running"
         sample = controller.metrics.registry.get_sample_value(
             "pod_gc_collector_force_delete_pods_total", {"namespace": "default", "reason": "orphaned"}
         )
-        assert sample == 1.0
+        assert sample == 2.0
         await controller.stop()
 
     asyncio.run(scenario())
@@ -150,3 +152,49 @@ def test_collection_order() -> None:
 
     pods = [pod("new", 200), pod("old", 100), pod("evicted", 300, True), pod("also-old", 100)]
     assert [p["metadata"]["name"] for p in sorted(pods, key=collection_order)] == ["evicted", "also-old", "old", "new"]
+
+
+def test_job_pod_on_a_deleted_node_fails_with_disruption_target_and_the_job_ignores_it() -> None:
+    async def scenario() -> None:
+        from kjobs.client.resources import JOBS
+        from kjobs.controllers.job import JobController
+
+        clock, client, controller = await setup()
+        jobs = JobController(client, clock=clock)
+        await jobs.start()
+        await controller.start()
+        await client.create(NODES, None, node_manifest("doomed", clock))
+        policy = {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]}
+        template = {"spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox"}]}}
+        await client.create(
+            JOBS,
+            "default",
+            {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "metadata": {"name": "work", "namespace": "default"},
+                "spec": {"podFailurePolicy": policy, "template": template},
+            },
+        )
+        await settle(clock, lambda: len(jobs.pods.list("default")) == 1)
+        first = jobs.pods.list("default")[0]["metadata"]["name"]
+        binding = {"apiVersion": "v1", "kind": "Binding", "target": {"name": "doomed"}}
+        await client.post_subresource(PODS, "default", first, "binding", binding)
+        await client.delete(NODES, None, "doomed")
+
+        def failed() -> bool:
+            pod = jobs.pods.get("default", first)
+            return pod is None or pod["status"].get("phase") == "Failed"
+
+        await settle(clock, failed, max_virtual=120)
+        await settle(clock, lambda: len([p for p in jobs.pods.list("default") if p["metadata"]["name"] != first]) == 1)
+        job = await client.get(JOBS, "default", "work")
+        assert job["status"].get("failed", 0) == 0
+        pod = await get_or_none(client, PODS, "default", first)
+        if pod is not None:  # still held by the tracking finalizer, already marked for removal
+            assert pod["metadata"]["deletionGracePeriodSeconds"] == 0
+            assert condition(pod, "DisruptionTarget")["reason"] == "DeletionByPodGC"  # type: ignore[index]
+        await controller.stop()
+        await jobs.stop()
+
+    asyncio.run(scenario())
