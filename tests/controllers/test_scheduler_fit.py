@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from kjobs.api.types import Obj
+from kjobs.controllers import taints
 from kjobs.controllers.scheduling import (
     NodeInfo,
     PodInfo,
@@ -155,6 +156,13 @@ def test_scoring_counts_defaults_for_containers_without_requests() -> None:
 )
 def test_toleration_matches_taint_like_kubernetes(toleration: Toleration, taint: Taint, expected: bool) -> None:
     assert toleration.tolerates(taint) is expected
+    # The typed hot-path matcher agrees with the shared dict-based rule.
+    as_dict = {"key": toleration.key, "operator": toleration.operator, "value": toleration.value}
+    assert taints.tolerates(dict(as_dict, effect=toleration.effect), vars_of(taint)) is expected
+
+
+def vars_of(taint: Taint) -> Obj:
+    return {"key": taint.key, "value": taint.value, "effect": taint.effect}
 
 
 @pytest.mark.parametrize(

@@ -26,6 +26,17 @@ from kjobs.api.names import DISRUPTION_TARGET
 from kjobs.api.quantity import QuantityError, parse_quantity
 from kjobs.api.timeutil import parse_time
 from kjobs.api.types import Obj
+from kjobs.controllers.taints import (
+    NO_EXECUTE,
+    NO_SCHEDULE,
+    TAINT_DISK_PRESSURE,
+    TAINT_MEMORY_PRESSURE,
+    TAINT_NETWORK_UNAVAILABLE,
+    TAINT_NOT_READY,
+    TAINT_PID_PRESSURE,
+    TAINT_UNREACHABLE,
+    TAINT_UNSCHEDULABLE,
+)
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 MAX_NODE_SCORE = 100
@@ -34,15 +45,11 @@ DEFAULT_MILLI_CPU_REQUEST = 100
 DEFAULT_MEMORY_REQUEST = 200 * 1024 * 1024
 """Non-zero memory a container without a request counts as, for scoring only (`schedutil.DefaultMemoryRequest`)."""
 
-NO_EXECUTE, NO_SCHEDULE = "NoExecute", "NoSchedule"
-TAINT_UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
-TAINT_NOT_READY = "node.kubernetes.io/not-ready"
-TAINT_UNREACHABLE = "node.kubernetes.io/unreachable"
 CONDITION_TAINTS = {
-    ("MemoryPressure", "True"): "node.kubernetes.io/memory-pressure",
-    ("DiskPressure", "True"): "node.kubernetes.io/disk-pressure",
-    ("PIDPressure", "True"): "node.kubernetes.io/pid-pressure",
-    ("NetworkUnavailable", "True"): "node.kubernetes.io/network-unavailable",
+    ("MemoryPressure", "True"): TAINT_MEMORY_PRESSURE,
+    ("DiskPressure", "True"): TAINT_DISK_PRESSURE,
+    ("PIDPressure", "True"): TAINT_PID_PRESSURE,
+    ("NetworkUnavailable", "True"): TAINT_NETWORK_UNAVAILABLE,
 }
 """Node conditions the node lifecycle controller turns into NoSchedule taints (TaintNodesByCondition)."""
 
@@ -175,7 +182,7 @@ def _dicts(value: Any) -> list[Obj]:
 
 @dataclass(frozen=True, slots=True)
 class Toleration:
-    """One `spec.tolerations` entry."""
+    """One `spec.tolerations` entry, typed and hashable for the hot path (same rule as `taints.tolerates`)."""
 
     key: str = ""
     operator: str = ""
