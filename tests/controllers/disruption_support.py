@@ -7,7 +7,7 @@ from typing import Any
 
 from kjobs.api.timeutil import format_time
 from kjobs.api.types import Obj
-from kjobs.client.resources import EVENTS, LEASES, NODES, PODS
+from kjobs.client.resources import EVENTS, LEASES
 from kjobs.clock import FakeClock
 
 
@@ -110,6 +110,3 @@ async def get_or_none(client: Any, resource: Any, namespace: str | None, name: s
         if exc.code == 404:
             return None
         raise
-
-
-__all__ = ["NODES", "PODS"]
