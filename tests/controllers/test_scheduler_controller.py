@@ -462,3 +462,38 @@ def test_scheduling_gates_hold_a_pod_until_removed() -> None:
         await env.sched.stop()
 
     asyncio.run(scenario())
+
+
+def test_metrics_count_attempts_preemptions_and_pending_queues() -> None:
+    async def scenario() -> None:
+        env = await start(node("a", cpu="1"))
+        kubelet = FakeKubelet(env)
+        await kubelet.start()
+        await priority_class(env, "high", 1000)
+        await env.client.create(PODS, "default", pod("low"))
+        await env.settle(lambda: env.node_of("low") == "a")
+        await env.client.create(PODS, "default", pod("gated", schedulingGates=[{"name": "example.com/wait"}]))
+        await env.client.create(PODS, "default", pod("big", cpu="2"))
+        await env.client.create(PODS, "default", pod("urgent", priorityClassName="high"))
+        reg = env.sched.metrics.registry
+
+        def value(name: str, **labels: str) -> float:
+            return reg.get_sample_value(name, labels) or 0.0
+
+        await env.settle(
+            lambda: env.node_of("urgent") == "a" and value("scheduler_pending_pods", queue="unschedulable") == 1
+        )
+        profile = {"profile": "default-scheduler"}
+        assert value("scheduler_schedule_attempts_total", result="scheduled", **profile) == 2
+        assert value("scheduler_schedule_attempts_total", result="unschedulable", **profile) >= 2
+        assert value("scheduler_schedule_attempts_total", result="error", **profile) == 0
+        assert value("scheduler_preemption_attempts_total") >= 1
+        assert (value("scheduler_preemption_victims_count"), value("scheduler_preemption_victims_sum")) == (1, 1)
+        assert value("scheduler_pod_scheduling_attempts_count") == 2
+        assert value("scheduler_pod_scheduling_attempts_sum") == 3  # low at once, urgent on its second attempt
+        assert value("scheduler_pending_pods", queue="gated") == 1
+        assert value("scheduler_pending_pods", queue="active") == 0
+        await kubelet.stop()
+        await env.sched.stop()
+
+    asyncio.run(scenario())

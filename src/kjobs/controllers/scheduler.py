@@ -15,6 +15,9 @@ messages) and `kjobs.controllers.preemption` (priority, victims); this module on
   — but never before their back-off (1 s doubling to 10 s per attempt) — or at most 5 minutes (one sweep every
   30 s, like Kubernetes' leftover flush). A repeated identical message is recorded as an event at most once per
   5 minutes per pod (what Kubernetes' event spam filter and aggregation make visible).
+* Metrics: kube-scheduler's `scheduler_schedule_attempts_total`, `scheduler_preemption_attempts_total`,
+  `scheduler_preemption_victims`, `scheduler_pod_scheduling_attempts`, `scheduler_pending_pods`
+  (`kjobs.controllers.scheduler_metrics`).
 * Failures are reused: while nothing in the cluster changed (placements, nodes, nominations, budgets, classes —
   tracked by a state counter), a pod with the same scheduling signature as one that just failed (Job pods of one
   template) gets the same answer without re-running filters and the preemption search.
@@ -54,6 +57,7 @@ from kjobs.controllers.preemption import (
     resolve_priority,
 )
 from kjobs.controllers.queue import WorkQueue
+from kjobs.controllers.scheduler_metrics import SchedulerMetrics
 from kjobs.controllers.scheduling import (
     DEFAULT_SCHEDULER_NAME,
     NO_NODES_AVAILABLE,
@@ -90,10 +94,18 @@ class SchedulerSettings:
 class Scheduler:
     """Schedules every pod whose `spec.schedulerName` is unset or `settings.scheduler_name`."""
 
-    def __init__(self, client: Client, *, clock: Clock, settings: SchedulerSettings | None = None) -> None:
+    def __init__(
+        self,
+        client: Client,
+        *,
+        clock: Clock,
+        settings: SchedulerSettings | None = None,
+        metrics: SchedulerMetrics | None = None,
+    ) -> None:
         self.client = client
         self.clock = clock
         self.settings = settings or SchedulerSettings()
+        self.metrics = metrics or SchedulerMetrics(profile=self.settings.scheduler_name)
         self.events = EventRecorder(client, component=self.settings.scheduler_name, clock=clock)
         self.pods = Informer(client, PODS, clock=clock)
         self.nodes = Informer(client, NODES, clock=clock)
@@ -123,6 +135,8 @@ class Scheduler:
         self._background: set[asyncio.Task[None]] = set()
         self._worker_task: asyncio.Task[None] | None = None
         self._flush_task: asyncio.Task[None] | None = None
+        self._gated: set[str] = set()
+        self.metrics.bind_queue(self._queue_counts)
 
     # ----------------------------------------------------------------------------------------- lifecycle
 
@@ -167,6 +181,12 @@ class Scheduler:
     def pending(self) -> list[str]:
         """Keys of pods waiting to be scheduled."""
         return sorted(self._pending)
+
+    def _queue_counts(self) -> dict[str, int]:
+        active, parked = len(self.queue), len(self._parked)
+        in_flight = sum(1 for info in self._pending.values() if info.uid in self._assumed)
+        backoff = max(0, len(self._pending) - active - parked - in_flight)
+        return {"active": active, "backoff": backoff, "unschedulable": parked, "gated": len(self._gated)}
 
     # ----------------------------------------------------------------------------------------- handlers
 
@@ -223,6 +243,10 @@ class Scheduler:
             if self._unplace(uid):
                 self._cluster_changed()
         # Pending pods.
+        if info is not None and info.gated and not info.node_name and not info.deleting and not info.terminal:
+            self._gated.add(key)
+        else:
+            self._gated.discard(key)
         current = self._pending.get(key)
         if info is not None and info.wants_scheduling(self.settings.scheduler_name):
             self._pending[key] = info
@@ -349,6 +373,7 @@ class Scheduler:
                     await self.schedule_one(key)
                 except Exception:
                     log.exception("scheduling %s", key)
+                    self.metrics.errors.inc()
                     if key in self._pending:
                         self.queue.add_after(key, self._back_off(key))
                 finally:
@@ -391,10 +416,12 @@ class Scheduler:
             self._assume(pod, chosen)
             return
         reasons = {name: status.reasons for name, status in statuses.items()}
+        self.metrics.preemption_attempts.inc()
         result = preempt(pod, nodes, statuses, nominated=self._nominated, pdbs=self._budgets, now=self.clock.now())
         nomination: str | None = None
         if result.candidate is not None:
             await self._preempt(pod, result.candidate)
+            self.metrics.preemption_victims.observe(len(result.candidate.victims))
             nomination = result.candidate.node
         elif result.clear_nomination:
             nomination = ""
@@ -410,9 +437,9 @@ class Scheduler:
         self._assumed.add(pod.uid)
         self._place(assumed)
         self._set_nomination(pod.uid, "")
-        self._spawn(self._bind(assumed))
+        self._spawn(self._bind(assumed, self._attempts.get(pod.key, 0) + 1))
 
-    async def _bind(self, pod: PodInfo) -> None:
+    async def _bind(self, pod: PodInfo, attempts: int) -> None:
         body: Obj = {
             "apiVersion": "v1",
             "kind": "Binding",
@@ -431,9 +458,12 @@ class Scheduler:
                     log.info("binding %s/%s: %s", pod.namespace, pod.name, exc)
                     return
                 log.warning("binding %s/%s to %s failed: %s", pod.namespace, pod.name, pod.node_name, exc)
+                self.metrics.errors.inc()
                 if pod.key in self._pending:
                     self.queue.add_after(pod.key, self._back_off(pod.key))
                 return
+        self.metrics.scheduled.inc()
+        self.metrics.pod_scheduling_attempts.observe(attempts)
         self.events.event(
             pod.pod, "Normal", "Scheduled", f"Successfully assigned {pod.namespace}/{pod.name} to {pod.node_name}"
         )
@@ -444,6 +474,7 @@ class Scheduler:
         current = self._pending.get(key)
         if current is None or current.uid != pod.uid:
             return  # deleted or bound while the attempt awaited the API
+        self.metrics.unschedulable.inc()
         delay = self._back_off(key)
         if self._event_seq != seq:
             self.queue.add_after(key, delay)  # the cluster changed during the attempt: just back off
