@@ -12,11 +12,11 @@ from kjobs.api.types import Obj
 from kjobs.client.resources import JOBS, PDBS, PODS
 from kjobs.clock import FakeClock
 from kjobs.controllers.disruption import DisruptionController, format_selector
-from kjobs.controllers.pdbstatus import Counts, expected_and_desired, scaled_value, status_for
+from kjobs.controllers.pdbstatus import Counts, expected_and_desired, no_scale, scaled_value, status_for
 from tests.controllers.disruption_support import condition, events_about, pod_manifest
 from tests.support import local_api, settle
 
-SERVED = {("batch", "Job"): "jobs", ("", "Pod"): "pods"}
+SERVED = no_scale({("batch", "Job"): "jobs", ("", "Pod"): "pods"})
 
 
 async def ready_pod(client: Any, name: str, *, ready: bool = True, owner: Obj | None = None) -> None:
@@ -174,6 +174,28 @@ def test_stale_disruption_target_is_set_false_after_two_minutes() -> None:
 def test_expected_and_desired(spec: Obj, pods: int, expected: Counts) -> None:
     selected = [{"metadata": {"name": f"p{i}"}} for i in range(pods)]
     assert expected_and_desired({"spec": spec}, selected, SERVED) == expected
+
+
+def managed(n: int, uid: str) -> list[Obj]:
+    ref = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": uid, "uid": uid, "controller": True}
+    return [{"metadata": {"name": f"{uid}-{i}", "ownerReferences": [ref]}} for i in range(n)]
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        pytest.param({"maxUnavailable": 1}, Counts(10, 9), id="max-int"),
+        pytest.param({"maxUnavailable": "25%"}, Counts(10, 7), id="max-percent-rounds-up"),
+        pytest.param({"maxUnavailable": 20}, Counts(10, 0), id="max-above-scale"),
+        pytest.param({"minAvailable": "25%"}, Counts(10, 3), id="min-percent-rounds-up"),
+        pytest.param({"minAvailable": 4}, Counts(5, 4), id="min-int-counts-pods-not-scale"),
+    ],
+)
+def test_scale_based_counts(spec: Obj, expected: Counts) -> None:
+    """Two controllers (scales 6 and 4) over five selected pods."""
+    pods = managed(3, "rs-a") + managed(2, "rs-b")
+    scales = {"rs-a": 6, "rs-b": 4}
+    assert expected_and_desired({"spec": spec}, pods, lambda ref: scales[ref["uid"]]) == expected
 
 
 def test_unmanaged_pods_are_listed_and_unknown_controllers_fail() -> None:

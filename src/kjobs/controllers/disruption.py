@@ -36,6 +36,7 @@ from kjobs.controllers.pdbstatus import (
     disrupted_pods,
     expected_and_desired,
     fail_safe_status,
+    no_scale,
     status_for,
 )
 from kjobs.controllers.queue import WorkQueue
@@ -224,7 +225,7 @@ class DisruptionController:
         if not pods:
             self.events.event(ref, "Normal", "NoPods", "No matching pods found")
         try:
-            counts = expected_and_desired(pdb, pods, SERVED)
+            counts = expected_and_desired(pdb, pods, no_scale(SERVED))
         except ExpectedCountError as exc:
             self.events.event(
                 ref,

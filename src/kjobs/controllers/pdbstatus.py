@@ -11,6 +11,7 @@ condition (`SufficientPods`/`InsufficientPods`).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kjobs.api.timeutil import parse_time
@@ -54,41 +55,59 @@ def _controller_ref(pod: Obj) -> Obj | None:
     return next((r for r in (pod.get("metadata") or {}).get("ownerReferences") or [] if r.get("controller")), None)
 
 
-def expected_scale(pods: list[Obj], served: dict[tuple[str, str], str]) -> tuple[int, tuple[str, ...]]:
-    """`getExpectedScale`: the sum of the selected pods' controllers' scales; unmanaged pods are listed.
+ScaleLookup = Callable[[Obj], int]
+"""A controller reference → its scale (`spec.replicas` of its scale subresource); raises ExpectedCountError."""
 
-    `served` maps (group, kind) to the resource name the server serves (e.g. ("batch", "Job") → "jobs");
-    none of kjobs' kinds implements the scale subresource, so any managed pod yields Kubernetes' error.
+
+def no_scale(served: dict[tuple[str, str], str]) -> ScaleLookup:
+    """The lookup for a server whose kinds have no scale subresource (kjobs): Kubernetes' errors.
+
+    `served` maps (group, kind) to the resource the server serves it as, e.g. ("batch", "Job") → "jobs".
     """
-    unmanaged: list[str] = []
-    for pod in pods:
-        ref = _controller_ref(pod)
-        if ref is None:
-            unmanaged.append(str(pod["metadata"].get("name") or ""))
-            continue
+
+    def lookup(ref: Obj) -> int:
         api_version = str(ref.get("apiVersion") or "")
         group = api_version.rpartition("/")[0]
         kind = str(ref.get("kind") or "")
         resource = served.get((group, kind))
         if resource is None:
             raise ExpectedCountError(f'no matches for kind "{kind}" in version "{api_version}"')
-        gr = f"{resource}.{group}" if group else resource
-        raise ExpectedCountError(f"{gr} does not implement the scale subresource")
-    return 0, tuple(unmanaged)
+        name = f"{resource}.{group}" if group else resource
+        raise ExpectedCountError(f"{name} does not implement the scale subresource")
+
+    return lookup
 
 
-def expected_and_desired(pdb: Obj, pods: list[Obj], served: dict[tuple[str, str], str]) -> Counts:
+def expected_scale(pods: list[Obj], scale_of: ScaleLookup) -> tuple[int, tuple[str, ...]]:
+    """`getExpectedScale`: the sum of the scales of the selected pods' controllers (each counted once).
+
+    Pods without a controller are returned as unmanaged instead.
+    """
+    unmanaged: list[str] = []
+    scales: dict[str, int] = {}
+    for pod in pods:
+        ref = _controller_ref(pod)
+        if ref is None:
+            unmanaged.append(str(pod["metadata"].get("name") or ""))
+            continue
+        uid = str(ref.get("uid") or "")
+        if uid not in scales:
+            scales[uid] = scale_of(ref)
+    return sum(scales.values()), tuple(unmanaged)
+
+
+def expected_and_desired(pdb: Obj, pods: list[Obj], scale_of: ScaleLookup) -> Counts:
     """`getExpectedPodCount`."""
     spec = pdb.get("spec") or {}
     if spec.get("maxUnavailable") is not None:
-        expected, unmanaged = expected_scale(pods, served)
+        expected, unmanaged = expected_scale(pods, scale_of)
         desired = max(0, expected - scaled_value(spec["maxUnavailable"], expected))
         return Counts(expected, desired, unmanaged)
     min_available = spec.get("minAvailable")
     if isinstance(min_available, int) and not isinstance(min_available, bool):
         return Counts(len(pods), min_available)
     if isinstance(min_available, str):
-        expected, unmanaged = expected_scale(pods, served)
+        expected, unmanaged = expected_scale(pods, scale_of)
         return Counts(expected, scaled_value(min_available, expected), unmanaged)
     return Counts(0, 0)
 
@@ -190,4 +209,3 @@ def fail_safe_status(pdb: Obj, message: str, now: float) -> Obj:
     set_status_condition(conditions, condition, now)
     status["conditions"] = conditions
     return status
-
