@@ -509,3 +509,15 @@ def test_explain_and_server_side_apply(kubectl: Kubectl) -> None:
         r'jsonpath={range .metadata.managedFields[*]}{.manager}:{.operation}{"\n"}{end}',
     )
     assert "kubectl:Apply" in managers.splitlines()
+
+
+def test_server_side_apply_conflict_with_kubectl_create(kubectl: Kubectl) -> None:
+    path = kubectl.file("ssa-conflict.yaml", job_manifest("ssac", backoffLimit=2))
+    assert kubectl.ok("create", "-f", path) == "job.batch/ssac created"
+    assert kubectl.ok("apply", "--server-side", "-f", path) == "job.batch/ssac serverside-applied"
+    kubectl.file("ssa-conflict.yaml", job_manifest("ssac", backoffLimit=4))
+    out = kubectl.bad("apply", "--server-side", "-f", path)
+    assert 'Apply failed with 1 conflict: conflict with "kubectl-create" using batch/v1: .spec.backoffLimit' in out
+    assert "--force-conflicts" in out  # kubectl's help text for FieldManagerConflict causes
+    assert kubectl.ok("apply", "--server-side", "--force-conflicts", "-f", path) == "job.batch/ssac serverside-applied"
+    assert kubectl.ok("get", "job", "ssac", "-o", "jsonpath={.spec.backoffLimit}") == "4"

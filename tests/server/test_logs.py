@@ -94,8 +94,20 @@ def test_kubectl_logs_follow(logs_server: tuple[str, ScriptedLogs], tmp_path: Pa
     tail = subprocess.run(["kubectl", "logs", "p", "--tail=1"], capture_output=True, text=True, env=env, timeout=30)
     assert tail.stdout == "second\n"
     proc = subprocess.Popen(["kubectl", "logs", "-f", "p"], stdout=subprocess.PIPE, text=True, env=env)
-    assert proc.stdout is not None
-    assert proc.stdout.readline() == "first\n"  # printed while the container is still running
+    lines: list[str] = []
+    first = threading.Event()
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line)
+            first.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    assert first.wait(20)  # printed while the container is still running
+    assert lines[0] == "first\n"
     source.release.set()
-    rest, _ = proc.communicate(timeout=30)
-    assert proc.returncode == 0 and rest == "second\nlast\n"
+    assert proc.wait(30) == 0
+    reader.join(10)
+    assert lines == ["first\n", "second\n", "last\n"]

@@ -25,7 +25,8 @@ from kjobs.api.errors import ApiError, ErrorType, FieldError, already_exists, ba
 from kjobs.api.selectors import FieldSelector, LabelSelector
 from kjobs.api.timeutil import format_time
 from kjobs.api.types import Obj
-from kjobs.server import schema
+from kjobs.server import apply, schema
+from kjobs.server.apply import FieldPath
 from kjobs.server.logs import LogOptions, LogSource, NoLogs
 from kjobs.server.patch import apply_patch, strategic_merge
 from kjobs.server.registry import RESOURCES, Resource, lookup
@@ -148,7 +149,10 @@ def _strip_for_compare(obj: Obj) -> Obj:
     clone = dict(obj)
     meta = dict(clone.get("metadata") or {})
     meta.pop("resourceVersion", None)
-    meta.pop("managedFields", None)
+    if "managedFields" in meta:  # ownership changes count, the timestamps of entries do not
+        meta["managedFields"] = [
+            {k: v for k, v in e.items() if k != "time"} if isinstance(e, dict) else e for e in meta["managedFields"]
+        ]
     clone["metadata"] = meta
     return clone
 
@@ -263,31 +267,75 @@ class ApiService:
         result: list[str] = hook(new, old)
         return result
 
-    def _managed(self, obj: Obj, manager: str | None, operation: str, api_version: str, subresource: str) -> None:
+    def _scoped(self, r: Resource, paths: set[FieldPath], subresource: str) -> set[FieldPath]:
+        """The paths a write may own: only status through /status, everything else otherwise."""
+        if subresource == "status":
+            return {p for p in paths if p[0] == "f:status"}
+        if r.has_status:
+            return {p for p in paths if p[0] != "f:status"}
+        return paths
+
+    def _managed(
+        self, r: Resource, obj: Obj, old: Obj | None, manager: str | None, operation: str, subresource: str
+    ) -> None:
+        """Record that `manager` now owns the fields this create/update set or changed (taking them from others)."""
         if not manager:
             return
+        fields = self._scoped(
+            r, apply.field_set(obj, schema.strategies_for(r.schema_name), include_status=True), subresource
+        )
+        changed = {p for p in fields if old is None or apply.differs(old, obj, p)}
+        self._set_owner(obj, r, manager, operation, subresource, changed, take=changed, replace=False)
+
+    def _set_owner(
+        self,
+        obj: Obj,
+        r: Resource,
+        manager: str,
+        operation: str,
+        subresource: str,
+        paths: set[FieldPath],
+        *,
+        take: set[FieldPath],
+        replace: bool,
+    ) -> None:
+        """Update `metadata.managedFields`: `manager` owns `paths`; other managers lose `take`."""
         meta = _meta(obj)
-        entries = [
-            e
-            for e in meta.get("managedFields") or []
-            if not (
-                e.get("manager") == manager
-                and e.get("operation") == operation
-                and e.get("subresource", "") == subresource
-            )
-        ]
-        entry: Obj = {
-            "manager": manager,
-            "operation": operation,
-            "apiVersion": api_version,
-            "time": self.now(),
-            "fieldsType": "FieldsV1",
-            "fieldsV1": {},
-        }
-        if subresource:
-            entry["subresource"] = subresource
-        entries.append(entry)
-        meta["managedFields"] = entries
+        entries: list[Obj] = []
+        mine: set[FieldPath] = set()
+        for entry in meta.get("managedFields") or []:
+            if not isinstance(entry, dict):
+                continue
+            owned = apply.from_fields_v1(entry.get("fieldsV1"))
+            if (entry.get("manager"), entry.get("operation"), entry.get("subresource", "")) == (
+                manager,
+                operation,
+                subresource,
+            ):
+                mine = owned
+                continue
+            remaining = owned - take
+            if remaining != owned:
+                entry = {**entry, "fieldsV1": apply.to_fields_v1(remaining)}
+            if remaining or entry.get("operation") == "Apply":
+                entries.append(entry)
+        mine = set(paths) if replace else mine | paths
+        if mine or operation == "Apply":
+            entry = {
+                "manager": manager,
+                "operation": operation,
+                "apiVersion": r.api_version,
+                "time": self.now(),
+                "fieldsType": "FieldsV1",
+                "fieldsV1": apply.to_fields_v1(mine),
+            }
+            if subresource:
+                entry["subresource"] = subresource
+            entries.append(entry)
+        if entries:
+            meta["managedFields"] = entries
+        else:
+            meta.pop("managedFields", None)
 
     # ------------------------------------------------------------------------------------------- read
 
@@ -353,7 +401,7 @@ class ApiService:
         warnings.extend(self._object_warnings(r, obj, None))
         if r.namespaced:
             self.check_namespace(namespace)
-        self._managed(obj, manager, "Update", r.api_version, "")
+        self._managed(r, obj, None, manager, "Update", "")
         if dry_run:
             return Result(obj, 201, warnings)
         if self.store.get(r.store_key, namespace if r.namespaced else "", _meta(obj)["name"]) is not None:
@@ -411,7 +459,7 @@ class ApiService:
                 meta = old.get("metadata") or {}
                 raise conflict(r.plural, str(meta.get("name", "")), group=r.group)
             return old
-        self._managed(new, manager, operation, r.api_version, subresource)
+        self._managed(r, new, old, manager, operation, subresource)
         meta = _meta(new)
         meta["resourceVersion"] = expected_rv or (old.get("metadata") or {}).get("resourceVersion")
         if dry_run:
@@ -486,10 +534,9 @@ class ApiService:
                 subresource=subresource,
                 field_validation=field_validation,
                 manager=manager,
+                force=force,
                 dry_run=dry_run,
             )
-        if not manager and base != "application/apply-patch+yaml":
-            manager = None
         for attempt in range(_PATCH_RETRIES):
             old = self._get_or_404(r, namespace, name)
             patched = apply_patch(base, old, patch, strategies=schema.strategies_for(r.schema_name))
@@ -529,6 +576,7 @@ class ApiService:
         subresource: str,
         field_validation: str,
         manager: str | None,
+        force: bool,
         dry_run: bool,
     ) -> Result:
         if not manager:
@@ -540,6 +588,8 @@ class ApiService:
             raise bad_request(
                 f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})"
             )
+        strategies = schema.strategies_for(r.schema_name)
+        applied = self._scoped(r, apply.field_set(config, strategies, include_status=True), subresource)
         old = self.store.get(r.store_key, namespace if r.namespaced else "", name)
         if old is None:
             meta["name"] = name
@@ -547,14 +597,32 @@ class ApiService:
                 r, namespace, config, field_validation=field_validation, manager=None, dry_run=dry_run
             )
             obj = result.obj
+            self._set_owner(obj, r, manager, "Apply", subresource, applied, take=set(), replace=True)
             if not dry_run:
-                self._managed(obj, manager, "Apply", r.api_version, subresource)
                 obj = await self.store.update(r.store_key, obj, expected_rv=obj["metadata"]["resourceVersion"])
             return Result(obj, 201, result.warnings)
         warnings = self._decode_check(r, config, field_validation)
-        merged = strategic_merge(old, config, strategies=schema.strategies_for(r.schema_name))
+        entries = [e for e in (old.get("metadata") or {}).get("managedFields") or [] if isinstance(e, dict)]
+        key = (manager, "Apply", subresource)
+        previous: set[FieldPath] = set()
+        others: list[tuple[Obj, set[FieldPath]]] = []
+        for entry in entries:
+            owned = apply.from_fields_v1(entry.get("fieldsV1"))
+            if (entry.get("manager"), entry.get("operation"), entry.get("subresource", "")) == key:
+                previous = owned
+            else:
+                others.append((entry, owned))
+        found = apply.conflicts(old, config, applied, others)
+        if found and not force:
+            raise apply.conflict_error(found)
+        forced = {path for _, path in found}
+        still_owned = set().union(*(owned - forced for _, owned in others)) if others else set()
+        merged = strategic_merge(old, config, strategies=strategies)
+        for path in sorted(previous - applied - still_owned, key=len, reverse=True):
+            apply.remove_at(merged, path)
         new = self._merge_update(r, old, merged, subresource)
-        self._managed(new, manager, "Apply", r.api_version, subresource)
+        _meta(new)["managedFields"] = entries
+        self._set_owner(new, r, manager, "Apply", subresource, applied, take=forced, replace=True)
         written = await self._write(
             r,
             old,

@@ -1,0 +1,96 @@
+"""Server-side apply: field ownership in managedFields, conflicts with other managers, removal of dropped fields."""
+
+from __future__ import annotations
+
+import httpx
+import orjson
+import pytest
+
+from kjobs.server import apply, schema
+from tests.server.conftest import job_manifest
+
+JOBS = "/apis/batch/v1/namespaces/default/jobs"
+APPLY = {"content-type": "application/apply-patch+yaml"}
+JOB_STRATEGIES = schema.strategies_for(schema.schema_name("batch", "v1", "Job"))
+
+
+def _apply(http: httpx.Client, body: object, manager: str, *, force: bool = False) -> httpx.Response:
+    params = {"fieldManager": manager, "fieldValidation": "Strict"}
+    if force:
+        params["force"] = "true"
+    return http.patch(f"{JOBS}/ssa", params=params, content=orjson.dumps(body), headers=APPLY)
+
+
+def _managers(job: dict[str, object]) -> dict[tuple[str, str], set[str]]:
+    result = {}
+    for entry in job["metadata"]["managedFields"]:  # type: ignore[index]
+        paths = apply.from_fields_v1(entry["fieldsV1"])
+        result[(entry["manager"], entry["operation"])] = {apply.format_path(p) for p in paths}
+    return result
+
+
+def test_field_set_uses_merge_keys() -> None:
+    job = job_manifest("x")
+    paths = {apply.format_path(p) for p in apply.field_set(job, JOB_STRATEGIES)}
+    assert '.spec.template.spec.containers[name="main"].image' in paths
+    assert '.spec.template.spec.containers[name="main"].command' in paths  # atomic list: one leaf
+    assert ".metadata.labels.app" in paths and ".metadata.name" not in paths
+
+
+def test_apply_creates_then_owns_and_removes_dropped_fields(http: httpx.Client) -> None:
+    config = job_manifest("ssa", backoffLimit=3)
+    config["metadata"]["labels"]["extra"] = "1"  # type: ignore[index]
+    created = _apply(http, config, "alice")
+    assert created.status_code == 201
+    owned = _managers(created.json())[("alice", "Apply")]
+    assert {".spec.backoffLimit", ".metadata.labels.extra"} <= owned
+    del config["metadata"]["labels"]["extra"]  # type: ignore[index]
+    updated = _apply(http, config, "alice")
+    assert updated.status_code == 200
+    assert "extra" not in updated.json()["metadata"]["labels"]  # no longer applied, nobody else owns it
+
+
+def test_conflicting_apply_is_409_unless_forced(http: httpx.Client) -> None:
+    assert _apply(http, job_manifest("ssa", backoffLimit=3), "alice").status_code == 201
+    same = _apply(http, job_manifest("ssa", backoffLimit=3), "bob")
+    assert same.status_code == 200  # same value: shared ownership, no conflict
+    clash = _apply(http, job_manifest("ssa", backoffLimit=5), "bob")
+    assert clash.status_code == 409
+    status = clash.json()
+    assert status["reason"] == "Conflict"
+    assert status["message"] == 'Apply failed with 1 conflict: conflict with "alice" using batch/v1: .spec.backoffLimit'
+    assert status["details"]["causes"] == [
+        {
+            "type": "FieldManagerConflict",
+            "message": 'conflict with "alice" using batch/v1',
+            "field": ".spec.backoffLimit",
+        }
+    ]
+    forced = _apply(http, job_manifest("ssa", backoffLimit=5), "bob", force=True)
+    assert forced.status_code == 200 and forced.json()["spec"]["backoffLimit"] == 5
+    managers = _managers(forced.json())
+    assert ".spec.backoffLimit" in managers[("bob", "Apply")]
+    assert ".spec.backoffLimit" not in managers[("alice", "Apply")]
+
+
+def test_an_update_takes_ownership_from_the_applier(http: httpx.Client) -> None:
+    assert _apply(http, job_manifest("ssa", backoffLimit=3), "alice").status_code == 201
+    patch = http.patch(
+        f"{JOBS}/ssa",
+        params={"fieldManager": "editor"},
+        content=b'{"spec":{"backoffLimit":4}}',
+        headers={"content-type": "application/merge-patch+json"},
+    )
+    managers = _managers(patch.json())
+    assert managers[("editor", "Update")] == {".spec.backoffLimit"}
+    assert ".spec.backoffLimit" not in managers[("alice", "Apply")]
+    # re-applying the old value now conflicts with the editor
+    again = _apply(http, job_manifest("ssa", backoffLimit=3), "alice")
+    assert again.status_code == 409 and 'conflict with "editor" using batch/v1' in again.json()["message"]
+
+
+@pytest.mark.parametrize("manager", [None, ""])
+def test_apply_needs_a_field_manager(http: httpx.Client, manager: str | None) -> None:
+    params = {} if manager is None else {"fieldManager": manager}
+    response = http.patch(f"{JOBS}/ssa", params=params, content=orjson.dumps(job_manifest("ssa")), headers=APPLY)
+    assert response.status_code == 400
