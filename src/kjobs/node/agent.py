@@ -1,0 +1,566 @@
+"""`NodeAgent`: the kubelet of kjobs — one per node, between the API and a `ContainerRuntime`.
+
+Design note: the agent owns the conversation with the API about its node; the runtime owns processes and
+computes every pod status (`supervisor`/`podstatus`). The agent
+- registers its Node (creating it, or adopting one that exists: labels merged, spec kept), renews the Lease
+  `kube-node-lease/<node>` every 10 s and posts the Node status (conditions with heartbeat) every 10 s;
+- watches pods with `spec.nodeName=<node>` and its own Node; each pod event and each runtime status change
+  queues the pod's key on one de-duplicating `WorkQueue`, so a burst of changes becomes one status write;
+- `_sync` decides per pod: admit and start it, pass a newer version to the runtime, kill it when it has a
+  deletionTimestamp, write the runtime's status when it changed (strategic merge on `status`), and once a
+  deleted pod's processes are gone and its terminal status is written, finish the deletion with a DELETE
+  (grace 0, precondition uid) as the kubelet's status manager does;
+- reports pods it does not run but that ran before (after an agent crash) as lost (`recovery`), never reruns;
+- evicts under memory pressure (`eviction`, one pod per monitoring interval) and shuts the node down
+  gracefully on request (`shutdown`).
+Time comes from the injected clock, so heartbeats, eviction and grace periods all run in virtual time in tests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kjobs.api.errors import ApiError
+from kjobs.api.types import Obj
+from kjobs.client.base import Client
+from kjobs.client.resources import LEASES, NODES, PODS
+from kjobs.clock import Clock
+from kjobs.controllers.events import EventRecorder
+from kjobs.controllers.informer import Informer, Key
+from kjobs.controllers.queue import WorkQueue
+from kjobs.controllers.taints import NO_SCHEDULE, TAINT_MEMORY_PRESSURE, taints_of, with_taints
+from kjobs.node import nodestatus
+from kjobs.node.eviction import (
+    DEFAULT_THRESHOLD,
+    EVICTED,
+    IMMEDIATE_EVICTION_GRACE_SECONDS,
+    MemoryMonitor,
+    ProcMemoryMonitor,
+    Threshold,
+    eviction_message,
+    is_critical,
+    rank_for_memory_pressure,
+    threshold_met,
+)
+from kjobs.node.observations import NODE_SHUTDOWN, eviction
+from kjobs.node.podstatus import TERMINAL_PHASES
+from kjobs.node.recovery import lost_pod_status, ran_before
+from kjobs.node.runtime import ContainerRuntime, PodHandle, StatusCallback
+from kjobs.node.shutdown import (
+    DEFAULT_SHUTDOWN_GRACE_SECONDS,
+    NOT_ADMITTED_MESSAGE,
+    NOT_ADMITTED_REASON,
+    rejected_status,
+    shutdown_grace_seconds,
+    shutdown_requested,
+)
+from kjobs.node.supervisor import deletion_grace_seconds
+
+log = logging.getLogger(__name__)
+
+NODE_LEASE_NAMESPACE = "kube-node-lease"
+COMPONENT = "kubelet"
+_OWNED_STATUS_KEYS = ("reason", "message")
+"""Status keys the agent removes (with null) when a newer status no longer has them."""
+
+
+@dataclass(frozen=True)
+class NodeAgentSettings:
+    """The kubelet knobs kjobs honours (names follow KubeletConfiguration)."""
+
+    node_status_update_frequency: float = 10.0
+    node_lease_duration_seconds: int = 40
+    node_lease_renew_interval: float = 10.0
+    """The kubelet renews at a quarter of the lease duration (10 s for 40 s)."""
+    eviction_hard: str = DEFAULT_THRESHOLD
+    eviction_monitoring_interval: float = 10.0
+    eviction_pressure_transition_period: float = 300.0
+    shutdown_grace_period: float = DEFAULT_SHUTDOWN_GRACE_SECONDS
+    address: str = "127.0.0.1"
+    workers: int = 4
+    machine: nodestatus.MachineInfo | None = None
+    """Machine facts for the Node; probed from this machine when None."""
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+def _key(pod: Obj) -> Key:
+    meta = pod.get("metadata") or {}
+    return str(meta.get("namespace") or ""), str(meta.get("name") or "")
+
+
+def _uid(pod: Obj) -> str:
+    return str((pod.get("metadata") or {}).get("uid") or "")
+
+
+def _deleting(pod: Obj) -> bool:
+    return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
+
+
+def _phase(pod: Obj) -> str:
+    return str((pod.get("status") or {}).get("phase") or "")
+
+
+class NodeAgent:
+    """Runs the pods bound to node `name` through a container runtime; see the module note."""
+
+    def __init__(
+        self,
+        client: Client,
+        *,
+        name: str,
+        clock: Clock,
+        runtime: ContainerRuntime | None = None,
+        runtime_factory: Callable[[StatusCallback], ContainerRuntime] | None = None,
+        settings: NodeAgentSettings | None = None,
+        memory_monitor: MemoryMonitor | None = None,
+    ) -> None:
+        if (runtime is None) == (runtime_factory is None):
+            raise ValueError("give exactly one of runtime and runtime_factory")
+        self.client = client
+        self.name = name
+        self.clock = clock
+        self.settings = settings or NodeAgentSettings()
+        self.threshold = Threshold.parse(self.settings.eviction_hard)
+        if runtime_factory is not None:
+            self.runtime: ContainerRuntime = runtime_factory(self._on_runtime_status)
+        else:
+            assert runtime is not None
+            self.runtime = runtime
+            if hasattr(runtime, "on_status"):
+                runtime.on_status = self._on_runtime_status  # the Supervisor's callback attribute
+        self.machine = self.settings.machine or nodestatus.MachineInfo.probe()
+        self.memory_monitor: MemoryMonitor = memory_monitor or ProcMemoryMonitor(usage=self._runtime_usage)
+        self.events = EventRecorder(client, component=COMPONENT, clock=clock, host=name)
+        self.pods = Informer(client, PODS, field_selector=f"spec.nodeName={name}", clock=clock)
+        self.node_informer = Informer(client, NODES, field_selector=f"metadata.name={name}", clock=clock)
+        self.queue: WorkQueue[Key] = WorkQueue(clock=clock)
+        self.state = nodestatus.NodeState()
+        self.node: Obj = {}
+        self._uid_of: dict[Key, str] = {}
+        self._key_of: dict[str, Key] = {}
+        self._written: dict[str, Obj] = {}
+        self._announced: dict[str, set[str]] = {}
+        self._killing: set[str] = set()
+        self._finishing: set[str] = set()
+        self._pressure_seen_at: float | None = None
+        self._shutdown_task: asyncio.Task[None] | None = None
+        self._changed = asyncio.Event()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._running = False
+
+    # ----------------------------------------------------------------------------------------- lifecycle
+
+    async def start(self) -> None:
+        """Register the Node and Lease, relist this node's pods, then run workers and heartbeats."""
+        await self.register()
+        await self.renew_lease()
+        self.pods.add_handler(self._on_pod)
+        self.node_informer.add_handler(self._on_node)
+        self.pods.start()
+        self.node_informer.start()
+        await asyncio.gather(self.pods.synced.wait(), self.node_informer.synced.wait())
+        loop = asyncio.get_running_loop()
+        self._running = True
+        self._tasks = [
+            loop.create_task(self._worker(), name=f"node-{self.name}-worker-{i}") for i in range(self.settings.workers)
+        ]
+        self._tasks.append(loop.create_task(self._every(self.settings.node_lease_renew_interval, self.renew_lease)))
+        self._tasks.append(loop.create_task(self._every(self.settings.node_status_update_frequency, self.post_status)))
+        self._tasks.append(loop.create_task(self._every(self.settings.eviction_monitoring_interval, self.check_memory)))
+        drive = getattr(self.runtime, "drive", None)
+        if callable(drive):  # the simulated runtime runs its virtual-time events as a task
+            self._tasks.append(loop.create_task(drive(), name=f"node-{self.name}-runtime"))
+
+    async def stop(self) -> None:
+        """Stop watching and working, then stop every container (statuses are reported by the next agent)."""
+        self._running = False
+        self.queue.shutdown()
+        tasks = self._tasks + ([self._shutdown_task] if self._shutdown_task else [])
+        for task in tasks:
+            task.cancel()
+        for task in tasks:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        self._tasks = []
+        await self.pods.stop()
+        await self.node_informer.stop()
+        with contextlib.suppress(Exception):
+            await self.runtime.shutdown()
+        await self.events.flush()
+
+    async def _every(self, interval: float, action: Callable[[], Any]) -> None:
+        while True:
+            await self.clock.sleep(interval)
+            try:
+                await action()
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                log.warning("node %s: %s failed: %s", self.name, getattr(action, "__name__", action), exc)
+
+    # ------------------------------------------------------------------------------------ node and lease
+
+    async def register(self) -> None:
+        """Create the Node, or adopt the existing one (labels merged, spec and taints kept), and post status."""
+        reserved = self.threshold.bytes_for(self.machine.memory_bytes)
+        body = nodestatus.new_node(
+            self.name, self.machine, self.state, self.clock.now(), memory_reserved_bytes=reserved
+        )
+        body["metadata"]["labels"].update(self.settings.labels)
+        try:
+            self.node = await self.client.create(NODES, None, body)
+        except ApiError as exc:
+            if exc.code != 409:
+                raise
+            self.node = await self.client.patch(
+                NODES, None, self.name, {"metadata": {"labels": body["metadata"]["labels"]}}
+            )
+        await self.post_status()
+
+    async def post_status(self) -> None:
+        """Write the Node's status: capacity, nodeInfo, and conditions with a fresh heartbeat."""
+        previous = (self.node.get("status") or {}) if self.node else {}
+        status = nodestatus.node_status(
+            self.machine,
+            self.state,
+            self.clock.now(),
+            name=self.name,
+            previous=previous,
+            memory_reserved_bytes=self.threshold.bytes_for(self.machine.memory_bytes),
+            address=self.settings.address,
+        )
+        self.node = await self.client.patch(NODES, None, self.name, {"status": status}, subresource="status")
+
+    async def renew_lease(self) -> None:
+        """Create or renew `kube-node-lease/<node>` (holder = node, 40 s, renewTime = now)."""
+        renew = nodestatus.micro_time(self.clock.now())
+        try:
+            await self.client.patch(
+                LEASES,
+                NODE_LEASE_NAMESPACE,
+                self.name,
+                {"spec": {"holderIdentity": self.name, "renewTime": renew}},
+                patch_type="merge",
+            )
+            return
+        except ApiError as exc:
+            if exc.code != 404:
+                raise
+        owner = []
+        node_uid = (self.node.get("metadata") or {}).get("uid")
+        if node_uid:
+            owner = [{"apiVersion": "v1", "kind": "Node", "name": self.name, "uid": node_uid}]
+        lease: Obj = {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "metadata": {"name": self.name, "namespace": NODE_LEASE_NAMESPACE, "ownerReferences": owner},
+            "spec": {
+                "holderIdentity": self.name,
+                "leaseDurationSeconds": self.settings.node_lease_duration_seconds,
+                "renewTime": renew,
+            },
+        }
+        with contextlib.suppress(ApiError):
+            await self.client.create(LEASES, NODE_LEASE_NAMESPACE, lease)
+
+    async def _set_taint(self, taint: Obj, present: bool) -> None:
+        for _ in range(5):
+            node = await self.client.get(NODES, None, self.name)
+            current = taints_of(node)
+            wanted = with_taints(current, [taint] if present else [], [] if present else [taint])
+            if wanted == current:
+                return
+            node.setdefault("spec", {})["taints"] = wanted
+            try:
+                self.node = await self.client.update(NODES, None, node)
+                return
+            except ApiError as exc:
+                if exc.code != 409:
+                    raise
+
+    def _on_node(self, old: Obj | None, new: Obj | None) -> None:
+        if new is None:
+            return
+        if shutdown_requested(new) and self._shutdown_task is None and self._running:
+            self._shutdown_task = asyncio.get_running_loop().create_task(self.shutdown_node())
+
+    # ------------------------------------------------------------------------------------------------ pods
+
+    def _on_pod(self, old: Obj | None, new: Obj | None) -> None:
+        pod = new or old
+        if pod is not None:
+            self.queue.add(_key(pod))
+
+    def _on_runtime_status(self, uid: str, status: Obj) -> None:
+        key = self._key_of.get(uid)
+        if key is not None:
+            self.queue.add(key)
+
+    async def _worker(self) -> None:
+        while True:
+            key = await self.queue.get()
+            if key is None:
+                return
+            try:
+                await self._sync(key)
+                self.queue.forget(key)
+            except asyncio.CancelledError:
+                raise
+            except ApiError as exc:
+                log.info("node %s: sync %s/%s: %s", self.name, key[0], key[1], exc)
+                self.queue.add_rate_limited(key)
+            except Exception:
+                log.exception("node %s: sync %s/%s failed", self.name, key[0], key[1])
+                self.queue.add_rate_limited(key)
+            finally:
+                self.queue.done(key)
+                self._changed.set()
+
+    async def _sync(self, key: Key) -> None:
+        """Bring one pod's processes and API status in line (see the module note)."""
+        pod = self.pods.get(*key)
+        tracked = self._uid_of.get(key)
+        if tracked and (pod is None or _uid(pod) != tracked):
+            self._release(tracked)
+        if pod is None:
+            return
+        uid = _uid(pod)
+        handle = self.runtime.get(uid)
+        if handle is None:
+            handle = await self._admit(pod)
+            if handle is None:
+                return
+        else:
+            self.runtime.update_pod(pod)
+        if _deleting(pod) and not handle.terminal and uid not in self._killing:
+            self._killing.add(uid)
+            self._record_killing(pod, handle)
+            await self.runtime.kill_pod(uid, grace_seconds=deletion_grace_seconds(pod))
+        await self._publish(pod, handle.status, terminal=handle.terminal)
+        if _deleting(pod) and handle.terminal and self._written.get(uid, {}).get("phase") in TERMINAL_PHASES:
+            await self._finish_deletion(pod)
+
+    async def _admit(self, pod: Obj) -> PodHandle | None:
+        """Start a new pod, or settle one this runtime does not run; returns the handle when it runs here."""
+        uid = _uid(pod)
+        if _phase(pod) in TERMINAL_PHASES:
+            if _deleting(pod):
+                await self._finish_deletion(pod)
+            return None
+        if ran_before(pod) or _deleting(pod):
+            await self._publish(pod, lost_pod_status(pod, self.clock.now()), terminal=True)
+            if _deleting(pod):
+                await self._finish_deletion(pod)
+            return None
+        if self.state.shutting_down:
+            self.events.event(pod, "Warning", NOT_ADMITTED_REASON, NOT_ADMITTED_MESSAGE)
+            await self._publish(pod, rejected_status(pod, NOT_ADMITTED_REASON, NOT_ADMITTED_MESSAGE), terminal=True)
+            return None
+        key = _key(pod)
+        self._uid_of[key] = uid
+        self._key_of[uid] = key
+        return await self.runtime.run_pod(pod)
+
+    def _release(self, uid: str) -> None:
+        """The pod object is gone (or replaced): stop what is left of it and forget it."""
+        key = self._key_of.pop(uid, None)
+        if key is not None and self._uid_of.get(key) == uid:
+            del self._uid_of[key]
+        self.runtime.forget(uid)
+        for book in (self._written, self._announced):
+            book.pop(uid, None)
+        self._killing.discard(uid)
+        self._finishing.discard(uid)
+
+    async def _publish(self, pod: Obj, status: Obj, *, terminal: bool) -> None:
+        """Write `status` to the pod's status subresource unless it is what was last written."""
+        uid = _uid(pod)
+        if not status or status == self._written.get(uid):
+            return
+        api_status = pod.get("status") or {}
+        if terminal is False and _phase(pod) in TERMINAL_PHASES and status.get("phase") not in TERMINAL_PHASES:
+            return  # never move a pod out of a terminal phase
+        self._announce(pod, status)
+        body: Obj = dict(status)
+        for key in _OWNED_STATUS_KEYS:
+            if key in api_status and key not in status:
+                body[key] = None
+        namespace, name = _key(pod)
+        try:
+            await self.client.patch(PODS, namespace, name, {"status": body}, subresource="status")
+        except ApiError as exc:
+            if exc.code == 404:
+                return
+            raise
+        self._written[uid] = status
+        self._changed.set()
+
+    async def _finish_deletion(self, pod: Obj) -> None:
+        uid = _uid(pod)
+        if uid in self._finishing:
+            return
+        self._finishing.add(uid)
+        namespace, name = _key(pod)
+        try:
+            await self.client.delete(PODS, namespace, name, grace_period_seconds=0, preconditions={"uid": uid})
+        except ApiError as exc:
+            if exc.code not in (404, 409):
+                self._finishing.discard(uid)
+                raise
+
+    # ---------------------------------------------------------------------------------------------- events
+
+    def _announce(self, pod: Obj, status: Obj) -> None:
+        """Pulled/Created/Started (or Failed) events for container attempts not announced before."""
+        seen = self._announced.setdefault(_uid(pod), set())
+        specs = {c.get("name"): c for c in ((pod.get("spec") or {}).get("initContainers") or [])}
+        specs.update({c.get("name"): c for c in ((pod.get("spec") or {}).get("containers") or [])})
+        for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
+            container_id = cs.get("containerID")
+            if not container_id or container_id in seen:
+                continue
+            seen.add(container_id)
+            name = str(cs.get("name") or "")
+            image = str((specs.get(name) or {}).get("image") or cs.get("image") or "")
+            self.events.event(pod, "Normal", "Pulled", f'Container image "{image}" already present on machine')
+            terminated = (cs.get("state") or {}).get("terminated") or {}
+            if terminated.get("reason") == "StartError":
+                self.events.event(pod, "Warning", "Failed", f"Error: {terminated.get('message', '')}")
+                continue
+            self.events.event(pod, "Normal", "Created", f"Created container: {name}")
+            self.events.event(pod, "Normal", "Started", f"Started container {name}")
+
+    def _record_killing(self, pod: Obj, handle: PodHandle) -> None:
+        for cs in (handle.status.get("initContainerStatuses") or []) + (handle.status.get("containerStatuses") or []):
+            if "running" in (cs.get("state") or {}):
+                self.events.event(pod, "Normal", "Killing", f"Stopping container {cs.get('name')}")
+
+    # ------------------------------------------------------------------------------------ memory pressure
+
+    def _active(self) -> list[tuple[Obj, PodHandle]]:
+        """Pods running here and not being stopped, in a stable order."""
+        result = []
+        for key, uid in sorted(self._uid_of.items()):
+            handle = self.runtime.get(uid)
+            pod = self.pods.get(*key)
+            if handle is None or pod is None or handle.terminal or uid in self._killing:
+                continue
+            result.append((pod, handle))
+        return result
+
+    def _runtime_usage(self) -> dict[str, dict[str, int]]:
+        usage = getattr(self.runtime, "memory_usage", None)
+        return usage() if callable(usage) else {}
+
+    async def check_memory(self) -> None:
+        """One eviction-manager pass: observe, update MemoryPressure (and its taint), evict at most one pod."""
+        observation = self.memory_monitor.observe()
+        now = self.clock.now()
+        met = threshold_met(self.threshold, observation)
+        if met:
+            self._pressure_seen_at = now
+        pressure = self._pressure_seen_at is not None and (
+            met or now - self._pressure_seen_at < self.settings.eviction_pressure_transition_period
+        )
+        if pressure != self.state.memory_pressure:
+            self.state = nodestatus.NodeState(memory_pressure=pressure, shutting_down=self.state.shutting_down)
+            await self.post_status()
+            await self._set_taint({"key": TAINT_MEMORY_PRESSURE, "effect": NO_SCHEDULE}, pressure)
+        if not met:
+            return
+        self.events.event(self._node_ref(), "Warning", "EvictionThresholdMet", "Attempting to reclaim memory")
+        candidates = [(pod, handle) for pod, handle in self._active() if not is_critical(pod)]
+        if not candidates:
+            return
+        ranked = rank_for_memory_pressure([pod for pod, _ in candidates], observation)
+        victim = ranked[0]
+        message = eviction_message(victim, self.threshold, observation)
+        await self.evict(victim, message)
+
+    async def evict(self, pod: Obj, message: str) -> None:
+        """Kill `pod` for node pressure: Failed, reason Evicted, DisruptionTarget TerminationByKubelet."""
+        uid = _uid(pod)
+        handle = self.runtime.get(uid)
+        if handle is None or handle.terminal or uid in self._killing:
+            return
+        self._killing.add(uid)
+        self.events.event(pod, "Warning", EVICTED, message)
+        self._record_killing(pod, handle)
+        await self.runtime.kill_pod(uid, grace_seconds=IMMEDIATE_EVICTION_GRACE_SECONDS, reason=eviction(message))
+        self.queue.add(_key(pod))
+
+    def _node_ref(self) -> Obj:
+        meta = self.node.get("metadata") or {}
+        return {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": self.name, "namespace": "default", "uid": meta.get("uid", self.name)},
+        }
+
+    # ------------------------------------------------------------------------------------------- shutdown
+
+    async def shutdown_node(self, *, wait: bool = True) -> None:
+        """Graceful node shutdown: Ready=False, then every pod killed (Failed, Terminated, DisruptionTarget).
+
+        Waits (bounded by the grace period plus a margin, on the agent's clock) until every killed pod's
+        terminal status is written.
+        """
+        if not self.state.shutting_down:
+            self.state = nodestatus.NodeState(memory_pressure=self.state.memory_pressure, shutting_down=True)
+            self.events.event(self._node_ref(), "Normal", "Shutdown", "Shutdown manager detected shutdown event")
+            await self.post_status()
+        uids = []
+        for pod, handle in self._active():
+            uid = _uid(pod)
+            self._killing.add(uid)
+            self._record_killing(pod, handle)
+            grace = shutdown_grace_seconds(pod, self.settings.shutdown_grace_period)
+            await self.runtime.kill_pod(uid, grace_seconds=grace, reason=NODE_SHUTDOWN)
+            self.queue.add(_key(pod))
+            uids.append(uid)
+        if wait:
+            await self._wait_until(
+                lambda: all(
+                    self._written.get(u, {}).get("phase") in TERMINAL_PHASES or u not in self._key_of for u in uids
+                ),
+                timeout=self.settings.shutdown_grace_period + 10.0,
+            )
+
+    async def _wait_until(self, done: Callable[[], bool], *, timeout: float) -> bool:
+        deadline = self.clock.now() + timeout
+        while not done():
+            remaining = deadline - self.clock.now()
+            if remaining <= 0:
+                return False
+            self._changed.clear()
+            changed = asyncio.ensure_future(self._changed.wait())
+            timer = asyncio.ensure_future(self.clock.sleep(min(remaining, 1.0)))
+            try:
+                await asyncio.wait((changed, timer), return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                changed.cancel()
+                timer.cancel()
+        return True
+
+    # --------------------------------------------------------------------------------------------- queries
+
+    def handles(self) -> Iterable[PodHandle]:
+        """Handles of the pods this agent runs (for log sources and tools)."""
+        for uid in list(self._key_of):
+            handle = self.runtime.get(uid)
+            if handle is not None:
+                yield handle
+
+    def status_written(self, uid: str) -> Obj | None:
+        """The status last written for pod `uid` (None if none yet)."""
+        return self._written.get(uid)
+
+    @property
+    def shutting_down(self) -> bool:
+        """A graceful shutdown was started."""
+        return self.state.shutting_down

@@ -1,0 +1,432 @@
+"""The node agent against the in-process API, with the simulated runtime, on virtual time."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from kjobs.api.errors import ApiError
+from kjobs.api.types import Obj
+from kjobs.client.local import LocalClient
+from kjobs.client.resources import EVENTS, LEASES, NODES, PODS
+from kjobs.clock import FakeClock
+from kjobs.node.agent import NodeAgent, NodeAgentSettings
+from kjobs.node.eviction import FakeMemoryMonitor
+from kjobs.node.nodestatus import MachineInfo
+from kjobs.node.sim_runtime import Outcome, SimulatedRuntime
+from tests.support import local_api, settle
+
+NODE = "node-1"
+MACHINE = MachineInfo(
+    cpu_cores=4,
+    memory_bytes=8 << 30,
+    ephemeral_storage_bytes=100 << 30,
+    machine_id="m",
+    system_uuid="s",
+    boot_id="b",
+    kernel_version="6.1.0",
+    os_image="Test Linux",
+)
+
+
+def by_name(outcomes: dict[str, Outcome]) -> Any:
+    def outcome(pod: Obj, container: Obj, attempt: int) -> Outcome:
+        return outcomes.get(pod["metadata"]["name"], Outcome())
+
+    return outcome
+
+
+@dataclass
+class Node:
+    clock: FakeClock
+    client: LocalClient
+    agent: NodeAgent
+    runtime: SimulatedRuntime
+    monitor: FakeMemoryMonitor
+
+    def pod(self, name: str) -> Obj | None:
+        return self.agent.pods.get("default", name)
+
+    def phase(self, name: str) -> str:
+        pod = self.pod(name)
+        return str(((pod or {}).get("status") or {}).get("phase") or "")
+
+    async def create_pod(self, name: str, *, node: str = NODE, **spec: Any) -> Obj:
+        body: Obj = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": "default"},
+            "spec": {
+                "restartPolicy": "Never",
+                "nodeName": node,
+                "containers": [{"name": "main", "image": "busybox:1.36"}],
+                **spec,
+            },
+        }
+        return await self.client.create(PODS, "default", body)
+
+    async def events(self, reason: str) -> list[Obj]:
+        await self.agent.events.flush()
+        items, _ = await self.client.list(EVENTS, "default")
+        return [e for e in items if e["reason"] == reason]
+
+
+async def start_node(
+    outcomes: dict[str, Outcome] | None = None,
+    *,
+    clock: FakeClock | None = None,
+    client: LocalClient | None = None,
+    **settings: Any,
+) -> Node:
+    clock = clock or FakeClock()
+    client = client or await local_api(clock)
+    runtime = SimulatedRuntime(clock=clock, outcome=by_name(outcomes or {}))
+    monitor = FakeMemoryMonitor(available_bytes=4 << 30, capacity_bytes=8 << 30)
+    agent = NodeAgent(
+        client,
+        name=NODE,
+        clock=clock,
+        runtime=runtime,
+        settings=NodeAgentSettings(machine=MACHINE, **settings),
+        memory_monitor=monitor,
+    )
+    await agent.start()
+    return Node(clock, client, agent, runtime, monitor)
+
+
+def with_node(test: Callable[[Node], Awaitable[None]]) -> Callable[[], None]:
+    """Run an async test against a started node agent (on a fresh loop), stopping the agent afterwards."""
+
+    def run() -> None:
+        async def scenario() -> None:
+            started = await start_node({"fails": Outcome(duration=3, exit_code=42)})
+            try:
+                await test(started)
+            finally:
+                await started.agent.stop()
+
+        asyncio.run(scenario())
+
+    run.__name__, run.__doc__ = test.__name__, test.__doc__
+    return run
+
+
+def run_async(test: Callable[[], Awaitable[None]]) -> Callable[[], None]:
+    def run() -> None:
+        async def scenario() -> None:
+            await test()
+
+        asyncio.run(scenario())
+
+    run.__name__, run.__doc__ = test.__name__, test.__doc__
+    return run
+
+
+def condition(obj: Obj, ctype: str) -> Obj:
+    return next(c for c in obj["status"].get("conditions") or [] if c["type"] == ctype)
+
+
+# ------------------------------------------------------------------------------------------- registration
+
+
+@with_node
+async def test_registers_a_ready_node_with_capacity_and_node_info(node: Node) -> None:
+    registered = await node.client.get(NODES, None, NODE)
+    status = registered["status"]
+    assert status["capacity"] == {"cpu": "4", "ephemeral-storage": "104857600Ki", "memory": "8388608Ki", "pods": "110"}
+    assert status["allocatable"]["memory"] == "8286208Ki"  # capacity minus the 100Mi hard eviction threshold
+    ready = condition(registered, "Ready")
+    assert (ready["status"], ready["reason"], ready["message"]) == (
+        "True",
+        "KubeletReady",
+        "kubelet is posting ready status",
+    )
+    assert [c["type"] for c in status["conditions"]] == ["MemoryPressure", "DiskPressure", "PIDPressure", "Ready"]
+    assert condition(registered, "MemoryPressure")["reason"] == "KubeletHasSufficientMemory"
+    assert status["addresses"] == [
+        {"type": "InternalIP", "address": "127.0.0.1"},
+        {"type": "Hostname", "address": NODE},
+    ]
+    assert status["daemonEndpoints"] == {"kubeletEndpoint": {"Port": 10250}}
+    info = status["nodeInfo"]
+    assert set(info) >= {
+        "machineID", "systemUUID", "bootID", "kernelVersion", "osImage", "containerRuntimeVersion",
+        "kubeletVersion", "kubeProxyVersion", "operatingSystem", "architecture",
+    }  # fmt: skip
+    assert info["kubeletVersion"].startswith("v1.32")
+    assert registered["metadata"]["labels"]["kubernetes.io/hostname"] == NODE
+    assert registered["metadata"]["labels"]["kubernetes.io/os"] == "linux"
+
+
+@with_node
+async def test_lease_and_ready_heartbeat_are_renewed_every_ten_seconds(node: Node) -> None:
+    first = await node.client.get(LEASES, "kube-node-lease", NODE)
+    assert first["spec"]["holderIdentity"] == NODE
+    assert first["spec"]["leaseDurationSeconds"] == 40
+    heartbeat = condition(await node.client.get(NODES, None, NODE), "Ready")["lastHeartbeatTime"]
+    start = node.clock.now()
+    await settle(node.clock, lambda: node.clock.now() >= start + 10.5)
+    renewed = await node.client.get(LEASES, "kube-node-lease", NODE)
+    assert renewed["spec"]["renewTime"] > first["spec"]["renewTime"]
+    again = condition(await node.client.get(NODES, None, NODE), "Ready")
+    assert again["lastHeartbeatTime"] > heartbeat
+    assert again["lastTransitionTime"] <= heartbeat  # still Ready: the transition time is kept
+
+
+@run_async
+async def test_adopts_an_existing_node_keeping_its_spec() -> None:
+    clock = FakeClock()
+    client = await local_api(clock)
+    await client.create(
+        NODES,
+        None,
+        {
+            "apiVersion": "v1",
+            "kind": "Node",
+            "metadata": {"name": NODE, "labels": {"team": "a"}},
+            "spec": {"unschedulable": True},
+        },
+    )
+    started = await start_node(clock=clock, client=client)
+    try:
+        node = await client.get(NODES, None, NODE)
+        assert node["spec"]["unschedulable"] is True
+        assert node["metadata"]["labels"]["team"] == "a"
+        assert node["metadata"]["labels"]["kubernetes.io/hostname"] == NODE
+        assert condition(node, "Ready")["status"] == "True"
+    finally:
+        await started.agent.stop()
+
+
+# ------------------------------------------------------------------------------------------ pod lifecycle
+
+
+@with_node
+async def test_bound_pod_runs_and_succeeds_with_container_statuses(node: Node) -> None:
+    node.runtime.outcome = by_name({"ok": Outcome(duration=5, output=b"hi\n")})
+    await node.create_pod("ok")
+    await settle(node.clock, lambda: node.phase("ok") == "Running")
+    running = node.pod("ok")
+    assert running is not None
+    state = running["status"]["containerStatuses"][0]["state"]
+    assert "running" in state
+    assert condition(running, "Ready")["status"] == "True"
+    await settle(node.clock, lambda: node.phase("ok") == "Succeeded")
+    done = node.pod("ok")
+    assert done is not None
+    cs = done["status"]["containerStatuses"][0]
+    assert cs["name"] == "main" and cs["image"] == "busybox:1.36" and cs["imageID"] == ""
+    assert cs["state"]["terminated"]["exitCode"] == 0
+    assert cs["state"]["terminated"]["reason"] == "Completed"
+    assert done["status"]["hostIP"] == "127.0.0.1"
+    messages = [(e["reason"], e["message"], e["source"]["component"]) for e in await node.events("Created")]
+    assert messages == [("Created", "Created container: main", "kubelet")]
+    assert [e["message"] for e in await node.events("Pulled")] == [
+        'Container image "busybox:1.36" already present on machine'
+    ]
+    assert [e["message"] for e in await node.events("Started")] == ["Started container main"]
+
+
+@with_node
+async def test_exit_42_makes_the_pod_failed(node: Node) -> None:
+    await node.create_pod("fails")
+    await settle(node.clock, lambda: node.phase("fails") == "Failed")
+    pod = node.pod("fails")
+    assert pod is not None
+    terminated = pod["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert (terminated["exitCode"], terminated["reason"]) == (42, "Error")
+
+
+@with_node
+async def test_pods_of_other_nodes_are_not_run(node: Node) -> None:
+    await node.create_pod("elsewhere", node="node-2")
+    await node.create_pod("fails")
+    await settle(node.clock, lambda: node.phase("fails") == "Failed")
+    other = await node.client.get(PODS, "default", "elsewhere")
+    assert "phase" not in other["status"] or other["status"]["phase"] == "Pending"
+    assert node.runtime.get(other["metadata"]["uid"]) is None
+
+
+@with_node
+async def test_delete_during_run_terminates_then_removes_the_pod(node: Node) -> None:
+    node.runtime.outcome = by_name({"long": Outcome(duration=600, term_delay=3)})
+    created = await node.create_pod("long", terminationGracePeriodSeconds=20)
+    await settle(node.clock, lambda: node.phase("long") == "Running")
+    await node.client.delete(PODS, "default", "long")
+    deleted_at = node.clock.now()
+    seen: list[Obj] = []
+    node.agent.pods.add_handler(lambda old, new: seen.append(new) if new is not None else None)
+    uid = created["metadata"]["uid"]
+    await settle(node.clock, lambda: node.pod("long") is None and node.runtime.get(uid) is None)
+    with pytest.raises(ApiError) as gone:
+        await node.client.get(PODS, "default", "long")
+    assert gone.value.code == 404
+    last = seen[-1]
+    assert last["status"]["phase"] == "Failed"
+    terminated = last["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert (terminated["exitCode"], terminated.get("signal")) == (143, 15)  # SIGTERM honoured within the grace
+    assert node.clock.now() - deleted_at < 20
+    assert [e["message"] for e in await node.events("Killing")] == ["Stopping container main"]
+
+
+@with_node
+async def test_delete_with_a_finalizer_keeps_the_terminal_pod_until_the_finalizer_goes(node: Node) -> None:
+    node.runtime.outcome = by_name({"held": Outcome(duration=600)})
+    await node.create_pod("held")
+    await node.client.patch(PODS, "default", "held", {"metadata": {"finalizers": ["example.com/hold"]}})
+    await settle(node.clock, lambda: node.phase("held") == "Running")
+    await node.client.delete(PODS, "default", "held", grace_period_seconds=5)
+    await settle(node.clock, lambda: node.phase("held") == "Failed")
+    pod = await node.client.get(PODS, "default", "held")
+    assert pod["metadata"]["deletionTimestamp"]
+    await node.client.patch(PODS, "default", "held", {"metadata": {"finalizers": None}})
+    await settle(node.clock, lambda: node.pod("held") is None)
+
+
+# -------------------------------------------------------------------------------------- memory pressure
+
+
+@with_node
+async def test_memory_pressure_evicts_one_pod_by_the_kubelet_ranking(node: Node) -> None:
+    outcomes = {name: Outcome(duration=3600) for name in ("small", "hog", "important")}
+    node.runtime.outcome = by_name(outcomes)
+    small = await node.create_pod(
+        "small", containers=[{"name": "main", "image": "busybox", "resources": {"requests": {"memory": "64Mi"}}}]
+    )
+    hog = await node.create_pod("hog")
+    important = await node.create_pod("important", priority=1000)
+    await settle(node.clock, lambda: all(node.phase(n) == "Running" for n in ("small", "hog", "important")))
+    node.monitor.pods = {
+        small["metadata"]["uid"]: {"main": 32 << 20},  # within its request
+        hog["metadata"]["uid"]: {"main": 200 << 20},
+        important["metadata"]["uid"]: {"main": 300 << 20},  # exceeds too, but higher priority
+    }
+    node.monitor.available_bytes = 50 << 20
+    await settle(node.clock, lambda: node.phase("hog") == "Failed")
+    pod = node.pod("hog")
+    assert pod is not None
+    message = (
+        "The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi. "
+        "Container main was using 200Mi, request is 0, has larger consumption of memory. "
+    )
+    assert pod["status"]["reason"] == "Evicted"
+    assert pod["status"]["message"] == message
+    target = condition(pod, "DisruptionTarget")
+    assert (target["status"], target["reason"], target["message"]) == ("True", "TerminationByKubelet", message)
+    assert node.phase("important") == "Running" and node.phase("small") == "Running"  # one pod per interval
+    evicted = await node.events("Evicted")
+    assert [(e["type"], e["message"]) for e in evicted] == [("Warning", message)]
+    registered = await node.client.get(NODES, None, NODE)
+    pressure = condition(registered, "MemoryPressure")
+    assert (pressure["status"], pressure["reason"]) == ("True", "KubeletHasInsufficientMemory")
+    assert {"key": "node.kubernetes.io/memory-pressure", "effect": "NoSchedule"} in registered["spec"]["taints"]
+    # Next interval: the next in rank (exceeds its request, higher priority than nothing else left) goes.
+    await settle(node.clock, lambda: node.phase("important") == "Failed")
+    assert node.phase("small") == "Running"
+
+
+@with_node
+async def test_memory_pressure_clears_after_the_transition_period(node: Node) -> None:
+    node.monitor.available_bytes = 10 << 20
+    await settle(node.clock, lambda: node.agent.state.memory_pressure)
+    node.monitor.available_bytes = 4 << 30
+    relieved = node.clock.now()
+    await settle(node.clock, lambda: not node.agent.state.memory_pressure)
+    assert node.clock.now() - relieved >= 290  # evictionPressureTransitionPeriod 5m
+    registered = await node.client.get(NODES, None, NODE)
+    assert condition(registered, "MemoryPressure")["status"] == "False"
+    assert not registered["spec"].get("taints")
+
+
+# --------------------------------------------------------------------------------------------- shutdown
+
+
+@with_node
+async def test_graceful_shutdown_fails_every_pod_with_termination_by_kubelet(node: Node) -> None:
+    node.runtime.outcome = by_name({"a": Outcome(duration=3600, term_delay=2), "b": Outcome(duration=3600)})
+    await node.create_pod("a")
+    await node.create_pod("b")
+    await settle(node.clock, lambda: node.phase("a") == "Running" and node.phase("b") == "Running")
+    await node.agent.shutdown_node()
+    message = "Pod was terminated in response to imminent node shutdown."
+    for name in ("a", "b"):
+        pod = await node.client.get(PODS, "default", name)
+        assert pod["status"]["phase"] == "Failed"
+        assert (pod["status"]["reason"], pod["status"]["message"]) == ("Terminated", message)
+        target = condition(pod, "DisruptionTarget")
+        assert (target["status"], target["reason"], target["message"]) == ("True", "TerminationByKubelet", message)
+    ready = condition(await node.client.get(NODES, None, NODE), "Ready")
+    assert (ready["status"], ready["reason"], ready["message"]) == ("False", "KubeletNotReady", "node is shutting down")
+    # Pods bound afterwards are rejected, not run.
+    await node.create_pod("late")
+    await settle(node.clock, lambda: node.phase("late") == "Failed")
+    late = node.pod("late")
+    assert late is not None
+    assert late["status"]["reason"] == "NodeShutdown"
+    assert late["status"]["message"] == "Pod was rejected: Pod was rejected as the node is shutting down."
+
+
+@with_node
+async def test_shutdown_requested_through_the_node_annotation(node: Node) -> None:
+    node.runtime.outcome = by_name({"a": Outcome(duration=3600)})
+    await node.create_pod("a")
+    await settle(node.clock, lambda: node.phase("a") == "Running")
+    await node.client.patch(NODES, None, NODE, {"metadata": {"annotations": {"node.kjobs.io/shutdown-requested": "x"}}})
+    await settle(node.clock, lambda: node.phase("a") == "Failed")
+    assert node.agent.shutting_down
+    pod = node.pod("a")
+    assert pod is not None and pod["status"]["reason"] == "Terminated"
+
+
+# ------------------------------------------------------------------------------------------ restart safety
+
+
+@run_async
+async def test_restarted_agent_does_not_rerun_a_finished_never_pod() -> None:
+    first = await start_node({"done": Outcome(duration=1), "running": Outcome(duration=3600)})
+    await first.create_pod("done")
+    await first.create_pod("running")
+    await settle(first.clock, lambda: first.phase("done") == "Succeeded" and first.phase("running") == "Running")
+    await first.agent.stop()  # the agent dies; its runtime's processes with it
+    starts: list[str] = []
+
+    def record(pod: Obj, container: Obj, attempt: int) -> Outcome:
+        starts.append(pod["metadata"]["name"])
+        return Outcome(duration=1)
+
+    second = await start_node(clock=first.clock, client=first.client)
+    second.runtime.outcome = record
+    try:
+        await settle(second.clock, lambda: second.phase("running") == "Failed")
+        assert starts == []
+        assert second.phase("done") == "Succeeded"
+        lost = second.pod("running")
+        assert lost is not None
+        terminated = lost["status"]["containerStatuses"][0]["state"]["terminated"]
+        assert (terminated["exitCode"], terminated["reason"]) == (137, "ContainerStatusUnknown")
+        # A new pod still runs.
+        await second.create_pod("fresh")
+        await settle(second.clock, lambda: second.phase("fresh") == "Succeeded")
+        assert starts == ["fresh"]
+    finally:
+        await second.agent.stop()
+
+
+@run_async
+async def test_pod_deleted_while_the_agent_was_down_is_finished_on_return() -> None:
+    first = await start_node({"running": Outcome(duration=3600)})
+    await first.create_pod("running")
+    await settle(first.clock, lambda: first.phase("running") == "Running")
+    await first.agent.stop()
+    await first.client.delete(PODS, "default", "running")
+    second = await start_node(clock=first.clock, client=first.client)
+    try:
+        await settle(second.clock, lambda: second.agent.pods.synced.is_set() and second.pod("running") is None)
+        with pytest.raises(ApiError):
+            await second.client.get(PODS, "default", "running")
+    finally:
+        await second.agent.stop()
