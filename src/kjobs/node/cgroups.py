@@ -211,6 +211,11 @@ def _read_group_rss(pgids: set[int]) -> dict[int, int]:
     return totals
 
 
+def read_group_rss(pgids: set[int]) -> dict[int, int]:
+    """Resident bytes of every process in each of the process groups `pgids` (node-pressure eviction stats)."""
+    return _read_group_rss(pgids)
+
+
 class RssWatchdog:
     """Polls the resident memory of each limited container's process group; SIGKILLs it past the limit."""
 

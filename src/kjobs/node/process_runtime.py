@@ -31,7 +31,7 @@ from pathlib import Path
 
 from kjobs.api.types import Obj
 from kjobs.clock import Clock, RealClock
-from kjobs.node.cgroups import MemoryGuard, Placement, probe_memory_guard
+from kjobs.node.cgroups import MemoryGuard, Placement, probe_memory_guard, read_group_rss
 from kjobs.node.logs import attempt_log_path, pod_log_paths, prune_old_logs, read_log
 from kjobs.node.observations import Attempt, KillReason, PodRecord
 from kjobs.node.resources import memory_limit_bytes
@@ -168,6 +168,15 @@ class ProcessRuntime(Supervisor):
         for path in paths:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
+
+    def memory_usage(self) -> dict[str, dict[str, int]]:
+        """Resident memory of each running container's process group: pod uid -> container -> bytes."""
+        running = list(self._running.values())
+        usage = read_group_rss({r.proc.pid for r in running})
+        result: dict[str, dict[str, int]] = {}
+        for r in running:
+            result.setdefault(r.uid, {})[r.attempt.container] = usage.get(r.proc.pid, 0)
+        return result
 
     async def shutdown(self) -> None:
         """Kill every pod at once (no restarts), wait (bounded) until all are reaped, release cgroups."""
