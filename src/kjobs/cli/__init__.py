@@ -23,3 +23,6 @@ main.add_command(validate_command)
 from kjobs.cli.up import up  # noqa: E402
 
 main.add_command(up)
+from kjobs.cli.node import node_group  # noqa: E402
+
+main.add_command(node_group)

@@ -1,0 +1,164 @@
+"""`kjobs node join` (run a node agent against any API server) and `kjobs node shutdown` (ask one to stop).
+
+`join` runs in the foreground until SIGTERM/SIGINT, which trigger the graceful node shutdown (pods end Failed
+with `DisruptionTarget`/`TerminationByKubelet`) before the process exits 0. `shutdown` reaches an agent
+wherever it runs by annotating its Node (see `kjobs.node.shutdown`) and, unless `--no-wait`, waits until the
+Node reports `node is shutting down` and none of its pods is still running.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import click
+
+_RUNTIMES = ("process", "sim")
+
+
+@click.group("node")
+def node_group() -> None:
+    """Run or stop a node agent (the kjobs kubelet)."""
+
+
+def _connection(kubeconfig: Path | None) -> Any:
+    from kjobs.client.kubeconfig import KubeconfigError, load
+
+    try:
+        return load(kubeconfig)
+    except KubeconfigError as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+@node_group.command("join")
+@click.option("--kubeconfig", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Kubeconfig file.")
+@click.option("--name", required=True, help="The Node's name.")
+@click.option(
+    "--runtime", type=click.Choice(_RUNTIMES), default="process", show_default=True, help="Container runtime."
+)
+@click.option(
+    "--root-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Pod directories and logs."
+)
+@click.option("--eviction-hard", default="memory.available<100Mi", show_default=True, help="Hard eviction threshold.")
+@click.option(
+    "--shutdown-grace-period", type=click.FloatRange(0), default=30.0, show_default=True, help="Seconds for pods."
+)
+def join(
+    kubeconfig: Path | None,
+    name: str,
+    runtime: str,
+    root_dir: Path | None,
+    eviction_hard: str,
+    shutdown_grace_period: float,
+) -> None:
+    """Register node NAME with the API server of KUBECONFIG and run the pods bound to it."""
+    from kjobs.node.eviction import Threshold, ThresholdError
+
+    try:
+        Threshold.parse(eviction_hard)
+    except ThresholdError as exc:
+        raise click.BadParameter(str(exc), param_hint="--eviction-hard") from None
+    connection = _connection(kubeconfig)
+    try:
+        asyncio.run(_join(connection, name, runtime, root_dir, eviction_hard, shutdown_grace_period))
+    except _Failed as exc:
+        raise click.ClickException(str(exc)) from None
+
+
+class _Failed(Exception):
+    pass
+
+
+async def _join(
+    connection: Any, name: str, runtime: str, root_dir: Path | None, eviction_hard: str, grace: float
+) -> None:
+    from kjobs.api.errors import ApiError
+    from kjobs.client.http import HttpClient
+    from kjobs.clock import RealClock
+    from kjobs.node.agent import NodeAgent, NodeAgentSettings
+    from kjobs.node.runtime import ContainerRuntime, StatusCallback
+
+    clock = RealClock()
+
+    def make_runtime(on_status: StatusCallback) -> ContainerRuntime:
+        if runtime == "sim":
+            from kjobs.node.sim_runtime import SimulatedRuntime
+
+            return SimulatedRuntime(clock=clock, on_status=on_status)
+        from kjobs.node.process_runtime import ProcessRuntime, default_root_dir
+
+        return ProcessRuntime(root_dir=root_dir or default_root_dir() / name, clock=clock, on_status=on_status)
+
+    client = HttpClient(connection, user_agent=f"kjobs-node/{name}")
+    settings = NodeAgentSettings(eviction_hard=eviction_hard, shutdown_grace_period=grace)
+    agent = NodeAgent(client, name=name, clock=clock, runtime_factory=make_runtime, settings=settings)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    try:
+        try:
+            await agent.start()
+        except (ApiError, OSError) as exc:
+            raise _Failed(f"cannot register node {name} with {connection.server}: {exc}") from None
+        click.echo(f"node {name} joined {connection.server}", err=True)
+        await stop.wait()
+        click.echo(f"node {name}: shutting down", err=True)
+        with contextlib.suppress(Exception):
+            await agent.shutdown_node()
+    finally:
+        await agent.stop()
+        await client.close()
+
+
+@node_group.command("shutdown")
+@click.argument("name")
+@click.option("--kubeconfig", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Kubeconfig file.")
+@click.option("--wait/--no-wait", default=True, show_default=True, help="Wait until the node's pods have stopped.")
+@click.option("--timeout", type=click.FloatRange(0), default=120.0, show_default=True, help="Seconds to wait.")
+def shutdown(name: str, kubeconfig: Path | None, wait: bool, timeout: float) -> None:
+    """Ask the agent of node NAME for a graceful node shutdown."""
+    connection = _connection(kubeconfig)
+    try:
+        done = asyncio.run(_shutdown(connection, name, wait, timeout))
+    except _Failed as exc:
+        raise click.ClickException(str(exc)) from None
+    if not done:
+        raise click.ClickException(f"node {name} did not finish shutting down within {timeout:g}s")
+    click.echo(f"node/{name} shut down" if wait else f"node/{name} shutdown requested")
+
+
+async def _shutdown(connection: Any, name: str, wait: bool, timeout: float) -> bool:
+    from kjobs.api.errors import ApiError
+    from kjobs.api.timeutil import format_time
+    from kjobs.client.http import HttpClient
+    from kjobs.client.resources import NODES, PODS
+    from kjobs.node.nodestatus import SHUTTING_DOWN_MESSAGE
+    from kjobs.node.shutdown import SHUTDOWN_ANNOTATION
+
+    client = HttpClient(connection, user_agent="kjobs-node-shutdown")
+    try:
+        try:
+            patch = {"metadata": {"annotations": {SHUTDOWN_ANNOTATION: format_time(time.time())}}}
+            await client.patch(NODES, None, name, patch)
+        except ApiError as exc:
+            raise _Failed(exc.message) from None
+        if not wait:
+            return True
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            node = await client.get(NODES, None, name)
+            conditions = node.get("status", {}).get("conditions") or []
+            ready: dict[str, Any] = next((c for c in conditions if c.get("type") == "Ready"), {})
+            if ready.get("message") == SHUTTING_DOWN_MESSAGE:
+                pods, _ = await client.list(PODS, None, field_selector=f"spec.nodeName={name}")
+                if all((p.get("status") or {}).get("phase") in ("Succeeded", "Failed") for p in pods):
+                    return True
+            await asyncio.sleep(0.2)
+        return False
+    finally:
+        await client.close()

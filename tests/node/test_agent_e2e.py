@@ -1,0 +1,224 @@
+"""The node agent with real processes: in process over LocalClient, and as `kjobs node join` over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from kjobs.api.types import Obj
+from kjobs.client.local import LocalClient
+from kjobs.client.resources import PODS
+from kjobs.clock import RealClock
+from kjobs.node.agent import NodeAgent
+from kjobs.node.logsource import AgentLogs
+from kjobs.node.process_runtime import ProcessRuntime
+from kjobs.server import kubeconfig
+from kjobs.server.logs import LogOptions
+from kjobs.server.runner import serve
+from kjobs.server.service import ApiService
+from kjobs.server.storage import Storage
+from kjobs.store import MemoryStore
+
+pytestmark = pytest.mark.e2e
+DEADLINE = 20.0
+
+
+def pod_manifest(name: str, node: str, command: list[str], **spec: Any) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "restartPolicy": "Never",
+            "nodeName": node,
+            "containers": [{"name": "main", "image": "busybox:1.36", "command": command}],
+            **spec,
+        },
+    }
+
+
+async def eventually(check: Callable[[], Any], *, timeout: float = DEADLINE) -> Any:
+    """Poll an async or sync check until it returns something truthy, within a bounded deadline."""
+    deadline = time.monotonic() + timeout
+    while True:
+        result = check()
+        if asyncio.iscoroutine(result):
+            result = await result
+        if result:
+            return result
+        if time.monotonic() > deadline:
+            raise AssertionError("condition not reached in time")
+        await asyncio.sleep(0.05)
+
+
+def test_process_pods_run_log_and_are_deleted_in_process(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        clock = RealClock()
+        service = ApiService(Storage(MemoryStore()), clock=clock.now)
+        await service.ensure_namespaces()
+        client = LocalClient(service)
+        agent = NodeAgent(
+            client,
+            name="local",
+            clock=clock,
+            runtime_factory=lambda on_status: ProcessRuntime(root_dir=tmp_path, clock=clock, on_status=on_status),
+        )
+        service.logs = AgentLogs([agent])
+        await agent.start()
+        try:
+
+            async def phase(name: str) -> str:
+                pod = await client.get(PODS, "default", name)
+                return str(pod.get("status", {}).get("phase", ""))
+
+            await client.create(PODS, "default", pod_manifest("ok", "local", ["sh", "-c", "echo one; echo two"]))
+            await client.create(PODS, "default", pod_manifest("bad", "local", ["sh", "-c", "exit 42"]))
+            assert await eventually(lambda: _is(phase("ok"), "Succeeded"))
+            assert await eventually(lambda: _is(phase("bad"), "Failed"))
+            bad = await client.get(PODS, "default", "bad")
+            assert bad["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 42
+            _, chunks = service.open_log("default", "ok", LogOptions(container="main"))
+            assert b"".join([c async for c in chunks]) == b"one\ntwo\n"
+            _, chunks = service.open_log("default", "ok", LogOptions(container="main", tail_lines=1))
+            assert b"".join([c async for c in chunks]) == b"two\n"
+
+            await client.create(
+                PODS, "default", pod_manifest("long", "local", ["sleep", "300"], terminationGracePeriodSeconds=10)
+            )
+            assert await eventually(lambda: _is(phase("long"), "Running"))
+            started = time.monotonic()
+            await client.delete(PODS, "default", "long")
+
+            async def gone() -> bool:
+                try:
+                    await client.get(PODS, "default", "long")
+                except Exception:
+                    return True
+                return False
+
+            assert await eventually(gone)
+            assert time.monotonic() - started < 5  # sleep dies of SIGTERM at once; no wait for the grace period
+        finally:
+            await agent.stop()
+
+    asyncio.run(scenario())
+
+
+async def _is(value: Any, expected: str) -> bool:
+    return bool(await value == expected)
+
+
+@pytest.fixture
+def api(tmp_path: Path) -> Iterator[tuple[str, Path]]:
+    store = MemoryStore()
+    with serve(store) as url:
+        config = tmp_path / "kubeconfig.yaml"
+        kubeconfig.write(config, url)
+        yield url, config
+    store.close()
+
+
+def _kjobs(*args: str) -> list[str]:
+    return [sys.executable, "-c", "from kjobs.cli import main; main()", *args]
+
+
+def _wait_http(check: Callable[[], Any], timeout: float = DEADLINE) -> Any:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        result = check()
+        if result:
+            return result
+        time.sleep(0.1)
+    raise AssertionError("condition not reached in time")
+
+
+def test_node_join_runs_pods_and_shuts_down_gracefully(api: tuple[str, Path], tmp_path: Path) -> None:
+    url, config = api
+    agent = subprocess.Popen(
+        _kjobs("node", "join", "--kubeconfig", str(config), "--name", "n1", "--root-dir", str(tmp_path / "n1")),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        with httpx.Client(base_url=url, timeout=10) as http:
+
+            def ready() -> bool:
+                response = http.get("/api/v1/nodes/n1")
+                if response.status_code != 200:
+                    return False
+                conditions = response.json()["status"].get("conditions") or []
+                return any(c["type"] == "Ready" and c["status"] == "True" for c in conditions)
+
+            _wait_http(ready)
+            lease_path = "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/n1"
+            _wait_http(lambda: http.get(lease_path).status_code == 200)
+            assert http.get(lease_path).json()["spec"]["holderIdentity"] == "n1"
+
+            def phase(name: str) -> str:
+                return str(http.get(f"/api/v1/namespaces/default/pods/{name}").json().get("status", {}).get("phase"))
+
+            http.post("/api/v1/namespaces/default/pods", json=pod_manifest("quick", "n1", ["sh", "-c", "exit 3"]))
+            http.post("/api/v1/namespaces/default/pods", json=pod_manifest("long", "n1", ["sleep", "300"]))
+            _wait_http(lambda: phase("quick") == "Failed")
+            _wait_http(lambda: phase("long") == "Running")
+
+            result = subprocess.run(
+                _kjobs("node", "shutdown", "n1", "--kubeconfig", str(config), "--timeout", "20"),
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
+            assert result.returncode == 0, result.stderr
+            assert "node/n1 shut down" in result.stdout
+            pod = http.get("/api/v1/namespaces/default/pods/long").json()
+            assert pod["status"]["phase"] == "Failed"
+            assert pod["status"]["reason"] == "Terminated"
+            target = next(c for c in pod["status"]["conditions"] if c["type"] == "DisruptionTarget")
+            assert (target["status"], target["reason"]) == ("True", "TerminationByKubelet")
+            node = http.get("/api/v1/nodes/n1").json()
+            ready_condition = next(c for c in node["status"]["conditions"] if c["type"] == "Ready")
+            assert (ready_condition["status"], ready_condition["message"]) == ("False", "node is shutting down")
+        agent.send_signal(signal.SIGTERM)
+        assert agent.wait(timeout=30) == 0
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.wait()
+
+
+def test_sigterm_to_a_joined_agent_terminates_its_pods(api: tuple[str, Path], tmp_path: Path) -> None:
+    url, config = api
+    agent = subprocess.Popen(
+        _kjobs("node", "join", "--kubeconfig", str(config), "--name", "n2", "--root-dir", str(tmp_path / "n2")),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        with httpx.Client(base_url=url, timeout=10) as http:
+            _wait_http(lambda: http.get("/api/v1/nodes/n2").status_code == 200)
+            http.post("/api/v1/namespaces/default/pods", json=pod_manifest("work", "n2", ["sleep", "300"]))
+
+            def phase() -> str:
+                return str(http.get("/api/v1/namespaces/default/pods/work").json().get("status", {}).get("phase"))
+
+            _wait_http(lambda: phase() == "Running")
+            agent.send_signal(signal.SIGTERM)
+            assert agent.wait(timeout=30) == 0
+            pod = http.get("/api/v1/namespaces/default/pods/work").json()
+            assert pod["status"]["phase"] == "Failed"
+            assert pod["status"]["message"] == "Pod was terminated in response to imminent node shutdown."
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.wait()
