@@ -430,3 +430,56 @@ async def test_pod_deleted_while_the_agent_was_down_is_finished_on_return() -> N
             await second.client.get(PODS, "default", "running")
     finally:
         await second.agent.stop()
+
+
+@with_node
+async def test_a_pod_that_does_not_fit_is_rejected_out_of_cpu(node: Node) -> None:
+    node.runtime.outcome = by_name({"big": Outcome(duration=3600)})
+    resources = {"requests": {"cpu": "3"}}
+    await node.create_pod("big", containers=[{"name": "main", "image": "busybox", "resources": resources}])
+    await node.create_pod("more", containers=[{"name": "main", "image": "busybox", "resources": resources}])
+    await settle(node.clock, lambda: node.phase("big") == "Running" and node.phase("more") == "Failed")
+    rejected = node.pod("more")
+    assert rejected is not None
+    assert rejected["status"]["reason"] == "OutOfcpu"
+    assert rejected["status"]["message"] == (
+        "Pod was rejected: Node didn't have enough resource: cpu, requested: 3000, used: 3000, capacity: 4000"
+    )
+    assert [e["type"] for e in await node.events("OutOfcpu")] == ["Warning"]
+    assert node.runtime.get(rejected["metadata"]["uid"]) is None
+
+
+@run_async
+async def test_a_rejoining_agent_clears_an_old_shutdown_request() -> None:
+    first = await start_node()
+    await first.client.patch(
+        NODES, None, NODE, {"metadata": {"annotations": {"node.kjobs.io/shutdown-requested": "then"}}}
+    )
+    await settle(first.clock, lambda: first.agent.shutting_down)
+    await first.agent.stop()
+    second = await start_node(clock=first.clock, client=first.client)
+    try:
+        node = await second.client.get(NODES, None, NODE)
+        assert "node.kjobs.io/shutdown-requested" not in (node["metadata"].get("annotations") or {})
+        assert condition(node, "Ready")["status"] == "True"
+        await second.create_pod("fresh")
+        await settle(second.clock, lambda: second.phase("fresh") == "Succeeded")
+        assert not second.agent.shutting_down
+    finally:
+        await second.agent.stop()
+
+
+@run_async
+async def test_a_restarted_agent_announces_no_old_containers() -> None:
+    first = await start_node({"running": Outcome(duration=3600)})
+    await first.create_pod("running")
+    await settle(first.clock, lambda: first.phase("running") == "Running")
+    assert len(await first.events("Started")) == 1
+    await first.agent.stop()
+    second = await start_node(clock=first.clock, client=first.client)
+    try:
+        await settle(second.clock, lambda: second.phase("running") == "Failed")
+        assert len(await second.events("Started")) == 1
+        assert len(await second.events("Pulled")) == 1
+    finally:
+        await second.agent.stop()

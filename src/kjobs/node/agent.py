@@ -35,6 +35,7 @@ from kjobs.controllers.informer import Informer, Key
 from kjobs.controllers.queue import WorkQueue
 from kjobs.controllers.taints import NO_SCHEDULE, TAINT_MEMORY_PRESSURE, taints_of, with_taints
 from kjobs.node import nodestatus
+from kjobs.node.admission import admit
 from kjobs.node.eviction import (
     DEFAULT_THRESHOLD,
     EVICTED,
@@ -53,8 +54,7 @@ from kjobs.node.recovery import lost_pod_status, ran_before
 from kjobs.node.runtime import ContainerRuntime, PodHandle, StatusCallback
 from kjobs.node.shutdown import (
     DEFAULT_SHUTDOWN_GRACE_SECONDS,
-    NOT_ADMITTED_MESSAGE,
-    NOT_ADMITTED_REASON,
+    SHUTDOWN_ANNOTATION,
     rejected_status,
     shutdown_grace_seconds,
     shutdown_requested,
@@ -207,7 +207,7 @@ class NodeAgent:
 
     async def register(self) -> None:
         """Create the Node, or adopt the existing one (labels merged, spec and taints kept), and post status."""
-        reserved = self.threshold.bytes_for(self.machine.memory_bytes)
+        reserved = self._reserved_memory()
         body = nodestatus.new_node(
             self.name, self.machine, self.state, self.clock.now(), memory_reserved_bytes=reserved
         )
@@ -217,9 +217,9 @@ class NodeAgent:
         except ApiError as exc:
             if exc.code != 409:
                 raise
-            self.node = await self.client.patch(
-                NODES, None, self.name, {"metadata": {"labels": body["metadata"]["labels"]}}
-            )
+            # A fresh agent is a fresh boot: a shutdown request addressed to the previous one is done with.
+            meta_patch = {"labels": body["metadata"]["labels"], "annotations": {SHUTDOWN_ANNOTATION: None}}
+            self.node = await self.client.patch(NODES, None, self.name, {"metadata": meta_patch})
         await self.post_status()
 
     async def post_status(self) -> None:
@@ -231,7 +231,7 @@ class NodeAgent:
             self.clock.now(),
             name=self.name,
             previous=previous,
-            memory_reserved_bytes=self.threshold.bytes_for(self.machine.memory_bytes),
+            memory_reserved_bytes=self._reserved_memory(),
             address=self.settings.address,
         )
         self.node = await self.client.patch(NODES, None, self.name, {"status": status}, subresource="status")
@@ -353,13 +353,22 @@ class NodeAgent:
                 await self._finish_deletion(pod)
             return None
         if ran_before(pod) or _deleting(pod):
-            await self._publish(pod, lost_pod_status(pod, self.clock.now()), terminal=True)
+            await self._publish(pod, lost_pod_status(pod, self.clock.now()), terminal=True, announce=False)
             if _deleting(pod):
                 await self._finish_deletion(pod)
             return None
-        if self.state.shutting_down:
-            self.events.event(pod, "Warning", NOT_ADMITTED_REASON, NOT_ADMITTED_MESSAGE)
-            await self._publish(pod, rejected_status(pod, NOT_ADMITTED_REASON, NOT_ADMITTED_MESSAGE), terminal=True)
+        running = [other for other, _ in self._running_pods() if _uid(other) != uid]
+        rejection = admit(
+            pod,
+            running,
+            nodestatus.allocatable(self.machine, memory_reserved_bytes=self._reserved_memory()),
+            memory_pressure=self.state.memory_pressure,
+            shutting_down=self.state.shutting_down,
+        )
+        if rejection is not None:
+            self.events.event(pod, "Warning", rejection.reason, rejection.message)
+            status = rejected_status(pod, rejection.reason, rejection.message)
+            await self._publish(pod, status, terminal=True, announce=False)
             return None
         key = _key(pod)
         self._uid_of[key] = uid
@@ -377,7 +386,7 @@ class NodeAgent:
         self._killing.discard(uid)
         self._finishing.discard(uid)
 
-    async def _publish(self, pod: Obj, status: Obj, *, terminal: bool) -> None:
+    async def _publish(self, pod: Obj, status: Obj, *, terminal: bool, announce: bool = True) -> None:
         """Write `status` to the pod's status subresource unless it is what was last written."""
         uid = _uid(pod)
         if not status or status == self._written.get(uid):
@@ -385,7 +394,8 @@ class NodeAgent:
         api_status = pod.get("status") or {}
         if terminal is False and _phase(pod) in TERMINAL_PHASES and status.get("phase") not in TERMINAL_PHASES:
             return  # never move a pod out of a terminal phase
-        self._announce(pod, status)
+        if announce:
+            self._announce(pod, status)
         body: Obj = dict(status)
         for key in _OWNED_STATUS_KEYS:
             if key in api_status and key not in status:
@@ -442,16 +452,23 @@ class NodeAgent:
 
     # ------------------------------------------------------------------------------------ memory pressure
 
-    def _active(self) -> list[tuple[Obj, PodHandle]]:
-        """Pods running here and not being stopped, in a stable order."""
+    def _running_pods(self) -> list[tuple[Obj, PodHandle]]:
+        """Pods admitted here that have not reached their final phase, in a stable order."""
         result = []
         for key, uid in sorted(self._uid_of.items()):
             handle = self.runtime.get(uid)
             pod = self.pods.get(*key)
-            if handle is None or pod is None or handle.terminal or uid in self._killing:
+            if handle is None or pod is None or handle.terminal:
                 continue
             result.append((pod, handle))
         return result
+
+    def _active(self) -> list[tuple[Obj, PodHandle]]:
+        """Running pods not already being stopped."""
+        return [(pod, handle) for pod, handle in self._running_pods() if _uid(pod) not in self._killing]
+
+    def _reserved_memory(self) -> int:
+        return self.threshold.bytes_for(self.machine.memory_bytes)
 
     def _runtime_usage(self) -> dict[str, dict[str, int]]:
         usage = getattr(self.runtime, "memory_usage", None)

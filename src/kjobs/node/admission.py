@@ -1,0 +1,91 @@
+"""Pod admission on the node: the kubelet's checks before it starts a pod bound to it, pure.
+
+Design note: the scheduler already placed the pod, but the kubelet checks again with what it knows (a pod
+bound by `spec.nodeName` skips the scheduler entirely). In the kubelet's order: the eviction manager refuses
+BestEffort pods while the node is under memory pressure (reason `Evicted`, `The node had condition:
+[MemoryPressure]. `); the predicate handler refuses pods whose requests do not fit the allocatable room left by
+the pods already admitted (`OutOfpods`, `OutOfcpu`, `OutOfmemory`, `OutOfephemeral-storage` with
+`Node didn't have enough resource: cpu, requested: 1000, used: 3500, capacity: 4000`, cpu in millicores,
+the rest in units); the shutdown manager refuses every pod once the node is shutting down. A refusal makes
+the pod Failed with the reason and `Pod was rejected: <message>` (`rejectPod`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from kjobs.api.quantity import QuantityError, parse_quantity
+from kjobs.api.types import Obj
+from kjobs.node.resources import qos_class
+from kjobs.node.shutdown import NOT_ADMITTED_MESSAGE, NOT_ADMITTED_REASON
+
+MEMORY_PRESSURE_MESSAGE = "The node had condition: [MemoryPressure]. "
+_FIT_ORDER = ("cpu", "memory", "ephemeral-storage")
+
+
+@dataclass(frozen=True)
+class Rejection:
+    """Why a pod is not admitted: the pod's `status.reason` and the message (before the `rejectPod` prefix)."""
+
+    reason: str
+    message: str
+
+
+def _amount(raw: object, resource: str) -> int:
+    try:
+        quantity = parse_quantity(raw if isinstance(raw, str | int | float) else str(raw))
+    except QuantityError:
+        return 0
+    return quantity.milli_value() if resource == "cpu" else quantity.int_value()
+
+
+def pod_requests(pod: Obj) -> dict[str, int]:
+    """The pod's effective requests: per resource, max(sum of containers, largest init container) + overhead."""
+    spec = pod.get("spec") or {}
+    total: dict[str, int] = {}
+    for container in spec.get("containers") or []:
+        for name, raw in ((container.get("resources") or {}).get("requests") or {}).items():
+            total[name] = total.get(name, 0) + _amount(raw, name)
+    for init in spec.get("initContainers") or []:
+        for name, raw in ((init.get("resources") or {}).get("requests") or {}).items():
+            total[name] = max(total.get(name, 0), _amount(raw, name))
+    for name, raw in (spec.get("overhead") or {}).items():
+        total[name] = total.get(name, 0) + _amount(raw, name)
+    return total
+
+
+def admit(
+    pod: Obj,
+    admitted: Iterable[Obj],
+    allocatable: Obj,
+    *,
+    memory_pressure: bool = False,
+    shutting_down: bool = False,
+) -> Rejection | None:
+    """None when the kubelet would start `pod` next to the `admitted` (active) pods, else why not."""
+    if memory_pressure and qos_class(pod) == "BestEffort":
+        return Rejection("Evicted", MEMORY_PRESSURE_MESSAGE)
+    others = list(admitted)
+    max_pods = _amount(allocatable.get("pods", "110"), "pods")
+    if len(others) + 1 > max_pods:
+        return Rejection("OutOfpods", _insufficient("pods", 1, len(others), max_pods))
+    wanted = pod_requests(pod)
+    used: dict[str, int] = {}
+    for other in others:
+        for name, amount in pod_requests(other).items():
+            used[name] = used.get(name, 0) + amount
+    for name in _FIT_ORDER:
+        requested = wanted.get(name, 0)
+        if requested == 0 or name not in allocatable:
+            continue
+        capacity = _amount(allocatable[name], name)
+        if requested > capacity - used.get(name, 0):
+            return Rejection(f"OutOf{name}", _insufficient(name, requested, used.get(name, 0), capacity))
+    if shutting_down:
+        return Rejection(NOT_ADMITTED_REASON, NOT_ADMITTED_MESSAGE)
+    return None
+
+
+def _insufficient(name: str, requested: int, used: int, capacity: int) -> str:
+    return f"Node didn't have enough resource: {name}, requested: {requested}, used: {used}, capacity: {capacity}"
