@@ -74,6 +74,11 @@ def test_silent_node_becomes_unknown_and_unreachable_tainted_while_its_neighbour
                 ("node.kubernetes.io/unreachable", "NoSchedule") in taint_keys(controller.nodes.get("", "dead") or {})
             ),
         )
+        sample = controller.metrics.registry.get_sample_value
+        assert sample("node_collector_evictions_total", {"zone": ""}) == 1.0
+        assert sample("node_collector_zone_size", {"zone": ""}) == 2.0
+        assert sample("node_collector_unhealthy_nodes_in_zone", {"zone": ""}) == 1.0
+        assert sample("node_collector_zone_health", {"zone": ""}) == 50.0
         alive = await client.get(NODES, None, "alive")
         assert condition(alive, "Ready")["status"] == "True"
         assert not taint_keys(alive)

@@ -67,6 +67,7 @@ def test_untolerated_noexecute_taint_marks_disruption_target_then_deletes() -> N
         assert [e["message"] for e in events] == ["Marking for deletion Pod default/victim"]
         assert events[0]["source"]["component"] == "taint-eviction-controller"
         assert not (await client.get(PODS, "default", "elsewhere"))["metadata"].get("deletionTimestamp")
+        assert controller.metrics.registry.get_sample_value("taint_eviction_controller_pod_deletions_total") == 1.0
         await controller.stop()
 
     asyncio.run(scenario())

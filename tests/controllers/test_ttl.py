@@ -67,6 +67,8 @@ def test_finished_job_and_its_pods_are_deleted_after_the_ttl(ttl: int) -> None:
         )
         await settle(clock, lambda: ttl_controller.jobs.get("default", "done") is None)
         assert finished + ttl <= clock.now() <= finished + ttl + 2
+        count = "ttl_after_finished_controller_job_deletion_duration_seconds_count"
+        assert ttl_controller.metrics.registry.get_sample_value(count) == 1.0
         await settle(clock, lambda: not jobs.pods.list("default"))
         await ttl_controller.stop()
         await jobs.stop()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from dataclasses import dataclass, field
 
 import orjson
@@ -27,6 +28,7 @@ from kjobs.client.base import Client
 from kjobs.client.resources import LEASES, NODES, PODS
 from kjobs.clock import Clock
 from kjobs.controllers.conditions import update_pod_condition
+from kjobs.controllers.disruption_metrics import NodeLifecycleMetrics
 from kjobs.controllers.events import EventRecorder
 from kjobs.controllers.informer import Informer, Key, key_of
 from kjobs.controllers.nodehealth import (
@@ -114,6 +116,7 @@ class NodeLifecycleController:
     client: Client
     clock: Clock
     settings: NodeLifecycleSettings = field(default_factory=NodeLifecycleSettings)
+    metrics: NodeLifecycleMetrics = field(default_factory=NodeLifecycleMetrics)
 
     def __post_init__(self) -> None:
         self.nodes = Informer(self.client, NODES, clock=self.clock)
@@ -200,10 +203,15 @@ class NodeLifecycleController:
         if evictor is None:
             bucket = TokenBucket(self.settings.eviction_qps, 1, now=self.clock.now())
             evictor = self.zones[zone] = _ZoneEvictor(STATE_INITIAL, RateLimitedTimedQueue(bucket))
+            self.metrics.evictions.labels(zone)
         return evictor
 
     async def monitor_node_health(self) -> None:
         """One pass over all nodes (`monitorNodeHealth`)."""
+        with self.metrics.update_all_nodes_health.time():
+            await self._monitor_node_health()
+
+    async def _monitor_node_health(self) -> None:
         nodes = sorted(self.nodes.list(), key=lambda n: key_of(n)[1])
         names = {key_of(n)[1] for n in nodes}
         for node in nodes:
@@ -220,7 +228,9 @@ class NodeLifecycleController:
         for cached in nodes:
             node = _copy(cached)
             name = key_of(node)[1]
+            started = time.perf_counter()
             outcome = await self._update_node_health(node)
+            self.metrics.update_node_health.observe(time.perf_counter() - started)
             if outcome is None:
                 continue
             node, observed, current = outcome
@@ -335,10 +345,16 @@ class NodeLifecycleController:
         new_states: dict[str, str] = {}
         all_fully = True
         for zone, conditions in zone_conditions.items():
-            _, state = zone_state(conditions, self.settings.unhealthy_zone_threshold)
+            unhealthy, state = zone_state(conditions, self.settings.unhealthy_zone_threshold)
+            self.metrics.zone_size.labels(zone).set(len(conditions))
+            self.metrics.zone_health.labels(zone).set(100 * (len(conditions) - unhealthy) / len(conditions))
+            self.metrics.unhealthy_nodes.labels(zone).set(unhealthy)
             all_fully = all_fully and state == STATE_FULL_DISRUPTION
             new_states[zone] = state
         for zone in [z for z in self.zones if z not in zone_conditions]:
+            self.metrics.zone_size.labels(zone).set(0)
+            self.metrics.zone_health.labels(zone).set(100)
+            self.metrics.unhealthy_nodes.labels(zone).set(0)
             del self.zones[zone]
         all_were_fully = all(z.state == STATE_FULL_DISRUPTION for z in self.zones.values())
         if all_fully and all_were_fully:
@@ -420,7 +436,10 @@ class NodeLifecycleController:
             add, opposite = UNREACHABLE_TAINT, NOT_READY_TAINT
         else:
             return True, 0.0
-        return await self.swap_taints(item.value, [add], [opposite]), 0.0
+        done = await self.swap_taints(item.value, [add], [opposite])
+        if done:
+            self.metrics.evictions.labels(zone_key(node)).inc()
+        return done, 0.0
 
     async def swap_taints(self, name: str, add: list[Obj], remove: list[Obj]) -> bool:
         """`SwapNodeControllerTaint`: add (stamped with `timeAdded`) and remove taints, retrying conflicts."""

@@ -16,14 +16,13 @@ import contextlib
 import logging
 from dataclasses import dataclass, field
 
-from prometheus_client import CollectorRegistry, Counter
-
 from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
 from kjobs.client.base import Client
 from kjobs.client.resources import NODES, PODS
 from kjobs.clock import Clock
 from kjobs.controllers.conditions import DELETION_BY_POD_GC, disruption_target, update_pod_condition
+from kjobs.controllers.disruption_metrics import PodGCMetrics
 from kjobs.controllers.informer import Informer, key_of
 from kjobs.controllers.nodehealth import is_ready
 from kjobs.controllers.taints import TAINT_OUT_OF_SERVICE, taints_of
@@ -44,25 +43,6 @@ class PodGCSettings:
     period: float = 20.0
     quarantine: float = 40.0
     terminated_pod_threshold: int = 12500
-
-
-class PodGCMetrics:
-    """`pod_gc_collector_force_delete_pods_total` / `..._force_delete_pod_errors_total` {namespace, reason}."""
-
-    def __init__(self, registry: CollectorRegistry | None = None) -> None:
-        self.registry = registry or CollectorRegistry()
-        self.deleting = Counter(
-            "pod_gc_collector_force_delete_pods",
-            "Number of pods that are being forcefully deleted since the Pod GC Controller started.",
-            ["namespace", "reason"],
-            registry=self.registry,
-        )
-        self.errors = Counter(
-            "pod_gc_collector_force_delete_pod_errors",
-            "Number of errors encountered when forcefully deleting the pods since the Pod GC Controller started.",
-            ["namespace", "reason"],
-            registry=self.registry,
-        )
 
 
 def is_terminated(pod: Obj) -> bool:

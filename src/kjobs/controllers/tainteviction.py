@@ -23,6 +23,7 @@ from kjobs.client.base import Client
 from kjobs.client.resources import NODES, PODS
 from kjobs.clock import Clock
 from kjobs.controllers.conditions import DELETION_BY_TAINT_MANAGER, disruption_target, update_pod_condition
+from kjobs.controllers.disruption_metrics import TaintEvictionMetrics
 from kjobs.controllers.events import EventRecorder
 from kjobs.controllers.informer import Informer, Key, key_of
 from kjobs.controllers.taints import FOREVER, matching_tolerations, min_toleration_seconds, no_execute_taints, taints_of
@@ -67,6 +68,7 @@ class TaintEvictionController:
     client: Client
     clock: Clock
     settings: TaintEvictionSettings = field(default_factory=TaintEvictionSettings)
+    metrics: TaintEvictionMetrics = field(default_factory=TaintEvictionMetrics)
 
     def __post_init__(self) -> None:
         self.nodes = Informer(self.client, NODES, clock=self.clock)
@@ -214,6 +216,8 @@ class TaintEvictionController:
         for attempt in range(self.settings.retries):
             try:
                 await self._add_condition_and_delete(namespace, name)
+                self.metrics.deletions.inc()
+                self.metrics.deletion_latency.observe(max(0.0, self.clock.now() - fire_at))
                 error = None
                 break
             except ApiError as exc:

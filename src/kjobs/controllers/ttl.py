@@ -20,6 +20,7 @@ from kjobs.api.types import Obj
 from kjobs.client.base import Client
 from kjobs.client.resources import JOBS
 from kjobs.clock import Clock
+from kjobs.controllers.disruption_metrics import TTLMetrics
 from kjobs.controllers.informer import Informer, Key, key_of
 from kjobs.controllers.queue import WorkQueue
 
@@ -79,6 +80,7 @@ class TTLAfterFinishedController:
     client: Client
     clock: Clock
     settings: TTLSettings = field(default_factory=TTLSettings)
+    metrics: TTLMetrics = field(default_factory=TTLMetrics)
 
     def __post_init__(self) -> None:
         self.jobs = Informer(self.client, JOBS, clock=self.clock)
@@ -121,19 +123,20 @@ class TTLAfterFinishedController:
             finally:
                 self.queue.done(key)
 
-    def _expired(self, job: Obj, key: Key) -> bool:
+    def _expired(self, job: Obj, key: Key) -> float | None:
+        """The expiry time if the TTL has passed (else requeue for when it will)."""
         left = time_left(job, self.clock.now())
         if left is None:
-            return False
+            return None
         if left[0] > 0:
             self.queue.add_after(key, left[0])
-            return False
-        return True
+            return None
+        return left[1]
 
     async def process(self, key: Key) -> None:
         """`processJob`: check the cached Job, re-check the live one, delete it in the foreground."""
         job = self.jobs.get(*key)
-        if job is None or not self._expired(job, key):
+        if job is None or self._expired(job, key) is None:
             return
         try:
             fresh = await self.client.get(JOBS, key[0], key[1])
@@ -141,7 +144,8 @@ class TTLAfterFinishedController:
             if exc.code == 404:
                 return
             raise
-        if not self._expired(fresh, key):
+        expired_at = self._expired(fresh, key)
+        if expired_at is None:
             return
         log.info("cleaning up job %s/%s", *key)
         await self.client.delete(
@@ -151,3 +155,4 @@ class TTLAfterFinishedController:
             propagation_policy="Foreground",
             preconditions={"uid": (fresh.get("metadata") or {}).get("uid")},
         )
+        self.metrics.deletion_duration.observe(max(0.0, self.clock.now() - expired_at))
