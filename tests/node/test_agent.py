@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from kjobs.api.errors import ApiError
+from kjobs.api.timeutil import parse_time
 from kjobs.api.types import Obj
 from kjobs.client.local import LocalClient
 from kjobs.client.resources import EVENTS, LEASES, NODES, PODS
@@ -483,3 +484,30 @@ async def test_a_restarted_agent_announces_no_old_containers() -> None:
         assert len(await second.events("Pulled")) == 1
     finally:
         await second.agent.stop()
+
+
+@with_node
+async def test_a_condition_message_the_kubelet_no_longer_sets_is_removed(node: Node) -> None:
+    node.runtime.outcome = by_name({"ok": Outcome(duration=30)})
+    await node.create_pod("ok")
+    await settle(node.clock, lambda: node.phase("ok") == "Running")
+    stale = {"type": "Ready", "status": "True", "message": "stale words", "reason": "Old"}
+    await node.client.patch(PODS, "default", "ok", {"status": {"conditions": [stale]}}, subresource="status")
+    await settle(node.clock, lambda: node.phase("ok") == "Succeeded")
+    ready = condition(await node.client.get(PODS, "default", "ok"), "Ready")
+    assert (ready["status"], ready["reason"]) == ("False", "PodCompleted")
+    assert "message" not in ready
+
+
+@with_node
+async def test_a_pod_failed_by_someone_else_is_stopped(node: Node) -> None:
+    node.runtime.outcome = by_name({"ok": Outcome(duration=3600)})
+    created = await node.create_pod("ok")
+    await settle(node.clock, lambda: node.phase("ok") == "Running")
+    patch = {"status": {"phase": "Failed", "reason": "DeadlineExceeded", "message": "set by a controller"}}
+    await node.client.patch(PODS, "default", "ok", patch, subresource="status")
+    handle = node.runtime.get(created["metadata"]["uid"])
+    assert handle is not None
+    await settle(node.clock, lambda: handle.terminal)
+    assert node.clock.now() - parse_time(created["metadata"]["creationTimestamp"]) < 60
+    assert node.phase("ok") == "Failed"

@@ -88,6 +88,30 @@ class NodeAgentSettings:
     labels: dict[str, str] = field(default_factory=dict)
 
 
+def status_patch(api_status: Obj, status: Obj, last_written: Obj) -> Obj:
+    """The strategic-merge body that makes the API's status `status`, as the status manager's patch does.
+
+    Strategic merge keeps keys the patch omits, so keys the kubelet owns that the new status no longer has
+    (`reason`/`message`, a condition's old `message`/`reason`) are sent as null; conditions others own and
+    keys others set (`nominatedNodeName`) are left alone.
+    """
+    body: Obj = dict(status)
+    for key in _OWNED_STATUS_KEYS:
+        if key not in status and (key in api_status or key in last_written):
+            body[key] = None
+    before: dict[str, set[str]] = {}
+    for source in (api_status, last_written):
+        for condition in source.get("conditions") or []:
+            before.setdefault(str(condition.get("type")), set()).update(condition)
+    conditions = []
+    for condition in status.get("conditions") or []:
+        stale = before.get(str(condition.get("type")), set()) - set(condition)
+        conditions.append({**condition, **dict.fromkeys(sorted(stale))} if stale else condition)
+    if "conditions" in status:
+        body["conditions"] = conditions
+    return body
+
+
 def _key(pod: Obj) -> Key:
     meta = pod.get("metadata") or {}
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
@@ -337,7 +361,8 @@ class NodeAgent:
                 return
         else:
             self.runtime.update_pod(pod)
-        if _deleting(pod) and not handle.terminal and uid not in self._killing:
+        stop = _deleting(pod) or _phase(pod) in TERMINAL_PHASES  # a terminal phase in the API is final too
+        if stop and not handle.terminal and uid not in self._killing:
             self._killing.add(uid)
             self._record_killing(pod, handle)
             await self.runtime.kill_pod(uid, grace_seconds=deletion_grace_seconds(pod))
@@ -396,10 +421,7 @@ class NodeAgent:
             return  # never move a pod out of a terminal phase
         if announce:
             self._announce(pod, status)
-        body: Obj = dict(status)
-        for key in _OWNED_STATUS_KEYS:
-            if key in api_status and key not in status:
-                body[key] = None
+        body = status_patch(api_status, status, self._written.get(uid) or {})
         namespace, name = _key(pod)
         try:
             await self.client.patch(PODS, namespace, name, {"status": body}, subresource="status")
