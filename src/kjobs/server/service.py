@@ -847,6 +847,15 @@ class ApiService:
             )
         new = _copy(pod)
         new.setdefault("spec", {})["nodeName"] = target
+        # As setPodNodeAndMetadata: binding also sets PodScheduled=True, replacing an Unschedulable condition.
+        conditions = new.setdefault("status", {}).setdefault("conditions", [])
+        scheduled: Obj = {"type": "PodScheduled", "status": "True", "lastProbeTime": None}
+        index = next((i for i, c in enumerate(conditions) if c.get("type") == "PodScheduled"), None)
+        if index is None:
+            conditions.append(dict(scheduled, lastTransitionTime=self.now()))
+        else:
+            kept = conditions[index].get("status") == "True" and conditions[index].get("lastTransitionTime")
+            conditions[index] = dict(scheduled, lastTransitionTime=kept or self.now())
         await self.store.update("pods", new, expected_rv=pod["metadata"].get("resourceVersion"))
         return Result({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201)
 
