@@ -221,6 +221,10 @@ def test_failed_scheduling_backs_off_doubling_and_retries_on_node_changes() -> N
         await env.client.update(NODES, None, grown, subresource="status")
         await env.settle(lambda: env.node_of("waiting") == "n1")
         assert env.clock.now() == t0 + 3.0
+        # Binding replaces the Unschedulable condition (as the API server's binding does).
+        scheduled = env.condition("waiting", "PodScheduled")
+        assert scheduled is not None and scheduled["status"] == "True"
+        assert "reason" not in scheduled and "message" not in scheduled
         assert len(await env.events("FailedScheduling", "waiting")) == 2
         await env.sched.stop()
 
