@@ -19,7 +19,7 @@ from kjobs.api.types import Obj
 from kjobs.client.local import LocalClient
 from kjobs.client.resources import PODS
 from kjobs.clock import RealClock
-from kjobs.node.agent import NodeAgent
+from kjobs.node.agent import NodeAgent, NodeAgentSettings
 from kjobs.node.logsource import AgentLogs
 from kjobs.node.process_runtime import ProcessRuntime
 from kjobs.server import kubeconfig
@@ -222,3 +222,48 @@ def test_sigterm_to_a_joined_agent_terminates_its_pods(api: tuple[str, Path], tm
         if agent.poll() is None:
             agent.kill()
             agent.wait()
+
+
+def test_real_memory_pressure_evicts_a_process_pod(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        clock = RealClock()
+        service = ApiService(Storage(MemoryStore()), clock=clock.now)
+        await service.ensure_namespaces()
+        client = LocalClient(service)
+        # Every machine is "low on memory" below 100% of its memory: the real monitor, a real process, evicted.
+        settings = NodeAgentSettings(eviction_hard="memory.available<100%", eviction_monitoring_interval=0.2)
+        agent = NodeAgent(
+            client,
+            name="local",
+            clock=clock,
+            settings=settings,
+            runtime_factory=lambda on_status: ProcessRuntime(root_dir=tmp_path, clock=clock, on_status=on_status),
+        )
+        await agent.start()
+        try:
+            container = {
+                "name": "main",
+                "image": "busybox",
+                "command": ["sleep", "300"],
+                "resources": {"requests": {"cpu": "10m"}},  # Burstable: admitted under memory pressure
+            }
+            manifest = pod_manifest("victim", "local", [])
+            manifest["spec"]["containers"] = [container]
+            await client.create(PODS, "default", manifest)
+
+            async def evicted() -> Obj | None:
+                pod = await client.get(PODS, "default", "victim")
+                return pod if pod["status"].get("reason") == "Evicted" and pod["status"]["phase"] == "Failed" else None
+
+            pod = await eventually(evicted)
+            message = pod["status"]["message"]
+            assert message.startswith("The node was low on resource: memory. Threshold quantity: ")
+            assert (
+                "Container main was using " in message and "request is 0, has larger consumption of memory. " in message
+            )
+            target = next(c for c in pod["status"]["conditions"] if c["type"] == "DisruptionTarget")
+            assert (target["reason"], target["message"]) == ("TerminationByKubelet", message)
+        finally:
+            await agent.stop()
+
+    asyncio.run(scenario())
