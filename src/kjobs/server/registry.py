@@ -27,7 +27,7 @@ Validator = Callable[[Obj], list[FieldError]]
 UpdateValidator = Callable[[Obj, Obj], list[FieldError]]
 
 
-def _core(module: str, name: str) -> Any:
+def core_hook(module: str, name: str) -> Any:
     """A hook from the core packages, looked up when first used (None while that module has no such name)."""
     try:
         return getattr(importlib.import_module(module), name, None)
@@ -78,7 +78,7 @@ class Resource:
     def hook(self, name: str) -> Any:
         """The core's function for `name` (`default`, `validate`, `validate_update`, `validate_status_update`)."""
         target = self.hooks.get(name)
-        return _core(*target) if target else None
+        return core_hook(*target) if target else None
 
 
 _DEFAULTS = "kjobs.api.defaults"
@@ -126,7 +126,7 @@ RESOURCES: list[Resource] = [
         hooks={
             "default": (_DEFAULTS, "default_job"),
             "validate": (_VALIDATION, "validate_job"),
-            "validate_update": (_VALIDATION, "validate_job_update"),
+            "validate_update": (_VALIDATION, "validate_job_for_update"),
             "validate_status_update": (_VALIDATION, "validate_job_status_update"),
             "warnings": ("kjobs.api.validation_warnings", "warnings_for_job"),
         },

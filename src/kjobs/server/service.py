@@ -29,7 +29,7 @@ from kjobs.server import apply, schema
 from kjobs.server.apply import FieldPath
 from kjobs.server.logs import LogOptions, LogSource, NoLogs
 from kjobs.server.patch import apply_patch, strategic_merge
-from kjobs.server.registry import RESOURCES, Resource, lookup
+from kjobs.server.registry import RESOURCES, Resource, core_hook, lookup
 from kjobs.server.storage import Storage
 
 Warnings = list[str]
@@ -251,12 +251,16 @@ class ApiService:
                 errors = hook(obj, old)
         elif old is not None and r.hook("validate_update") is not None:
             errors = r.hook("validate_update")(obj, old)
-        elif r.hook("validate") is not None:
-            errors = r.hook("validate")(obj)
         else:
-            meta_hook = _core_meta_validator()
-            if meta_hook is not None:
-                errors = meta_hook(_meta(obj), namespaced=r.namespaced)
+            if r.hook("validate") is not None:
+                errors = r.hook("validate")(obj)
+            else:
+                meta_hook = core_hook("kjobs.api.validation_meta", "validate_object_meta")
+                if meta_hook is not None:
+                    errors = meta_hook(_meta(obj), namespaced=r.namespaced)
+            update_hook = core_hook("kjobs.api.validation_meta", "validate_object_meta_update")
+            if old is not None and update_hook is not None:
+                errors = errors + update_hook(_meta(obj), old.get("metadata") or {})
         if errors:
             raise invalid(r.kind, name, errors, group=r.group)
 
@@ -977,13 +981,5 @@ def _prune(obj: Obj, paths: list[schema.FieldPath2]) -> None:
         node.pop(path[-1], None)
 
 
-def _core_meta_validator() -> Any:
-    from kjobs.server.registry import _core
-
-    return _core("kjobs.api.validation", "validate_object_meta")
-
-
 def _core_job_prepare() -> Any:
-    from kjobs.server.registry import _core
-
-    return _core("kjobs.api.defaults", "prepare_job_for_create")
+    return core_hook("kjobs.api.defaults", "prepare_job_for_create")
