@@ -92,6 +92,17 @@ def test_process_pods_run_log_and_are_deleted_in_process(tmp_path: Path) -> None
             _, chunks = service.open_log("default", "ok", LogOptions(container="main", tail_lines=1))
             assert b"".join([c async for c in chunks]) == b"two\n"
 
+            stream_command = ["sh", "-c", "echo first; sleep 1.5; echo second"]
+            await client.create(PODS, "default", pod_manifest("stream", "local", stream_command))
+            assert await eventually(lambda: _is(phase("stream"), "Running"))
+            _, chunks = service.open_log("default", "stream", LogOptions(container="main", follow=True))
+            iterator = aiter(chunks)
+            first = await asyncio.wait_for(anext(iterator), timeout=1.2)  # streamed while still running
+            assert first.startswith(b"first\n")
+            assert await phase("stream") == "Running"
+            rest = b"".join([chunk async for chunk in iterator])
+            assert first + rest == b"first\nsecond\n"
+
             await client.create(
                 PODS, "default", pod_manifest("long", "local", ["sleep", "300"], terminationGracePeriodSeconds=10)
             )
