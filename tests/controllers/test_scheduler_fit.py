@@ -15,16 +15,22 @@ from kjobs.controllers.scheduling import (
     Resources,
     Taint,
     Toleration,
+    balanced_allocation_score,
     filter_node,
     fit_error,
     insufficient,
+    least_allocated_score,
     matches_node_affinity,
+    node_scores,
     node_taints,
     non_zero_requests,
+    normalize,
     pod_info,
     pod_requests,
+    preferred_affinity,
     select_host,
     truncate_message,
+    untolerated_soft_taints,
 )
 
 GI = 1024**3
@@ -362,6 +368,70 @@ def test_bigger_node_scores_higher_for_the_same_pod() -> None:
     assert (
         select_host(pod("p"), [node("small", cpu="2", memory="2Gi"), node("large", cpu="8", memory="8Gi")]) == "large"
     )
+
+
+@pytest.mark.parametrize(
+    ("scores", "reverse", "expected"),
+    [
+        pytest.param([0, 0], False, [0, 0], id="all-zero"),
+        pytest.param([0, 0], True, [100, 100], id="all-zero-reversed"),
+        pytest.param([1, 3], False, [33, 100], id="scaled-by-max"),
+        pytest.param([1, 3], True, [67, 0], id="reversed"),
+    ],
+)
+def test_default_normalize_score(scores: list[int], reverse: bool, expected: list[int]) -> None:
+    assert normalize(scores, reverse=reverse) == expected
+
+
+@pytest.mark.parametrize(
+    ("cpu", "memory", "node_cpu", "node_memory", "expected"),
+    [
+        pytest.param("2", "4Gi", "4", "8Gi", 100, id="balanced"),
+        pytest.param("4", "0", "4", "8Gi", 50, id="cpu-only"),
+        pytest.param("8", "0", "4", "8Gi", 50, id="fraction-capped-at-one"),
+        pytest.param("1", "0", "4", "0", 100, id="resource-without-allocatable-left-out"),
+    ],
+)
+def test_balanced_allocation(cpu: str, memory: str, node_cpu: str, node_memory: str, expected: int) -> None:
+    p = pod(containers=[container(cpu=cpu, memory=memory)])
+    assert balanced_allocation_score(p, node(cpu=node_cpu, memory=node_memory)) == expected
+
+
+def preferring(weight: int, *exprs: Obj, **kwargs: Any) -> PodInfo:
+    pref = {
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": weight, "preference": {"matchExpressions": list(exprs)}}
+        ]
+    }
+    return pod(affinity={"nodeAffinity": pref}, **kwargs)
+
+
+def test_preferred_node_affinity_outweighs_free_room() -> None:
+    busy = node("busy", labels={"disk": "ssd"})
+    busy.add_pod(pod("x", node="busy", containers=[container(cpu="2", memory="4Gi")]))
+    idle = node("idle")
+    assert select_host(pod("p"), [busy, idle]) == "idle"
+    assert select_host(preferring(50, expr("disk", "In", "ssd")), [busy, idle]) == "busy"
+    assert preferred_affinity(preferring(50, expr("disk", "In", "ssd")), idle) == 0
+
+
+def test_prefer_no_schedule_taints_are_avoided_unless_tolerated() -> None:
+    soft = node("a-soft", taints=[{"key": "spot", "value": "true", "effect": "PreferNoSchedule"}])
+    plain = node("b-plain")
+    assert select_host(pod("p"), [soft, plain]) == "b-plain"
+    tolerant = pod("t", tolerations=[{"key": "spot", "operator": "Exists", "effect": "PreferNoSchedule"}])
+    assert untolerated_soft_taints(tolerant, soft) == 0
+    assert select_host(tolerant, [soft, plain]) == "a-soft"  # equal scores: the first name
+    no_execute_only = pod("n", tolerations=[{"key": "spot", "operator": "Exists", "effect": "NoExecute"}])
+    assert untolerated_soft_taints(no_execute_only, soft) == 1
+
+
+def test_scores_add_up_with_the_default_weights() -> None:
+    soft = node("soft", taints=[{"key": "spot", "effect": "PreferNoSchedule"}], labels={"disk": "ssd"})
+    plain = node("plain")
+    p = preferring(10, expr("disk", "Exists"))
+    base = [least_allocated_score(p, n) + balanced_allocation_score(p, n) for n in (soft, plain)]
+    assert node_scores(p, [soft, plain]) == [base[0] + 3 * 0 + 2 * 100, base[1] + 3 * 100 + 2 * 0]
 
 
 # ------------------------------------------------------------------------------------------------ messages

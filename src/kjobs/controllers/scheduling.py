@@ -6,8 +6,10 @@ the requests of the pods bound or assumed there) and a `PodInfo` per pod, both b
 one scheduling attempt is a few integer comparisons per node. Filters run in Kubernetes' default order
 (NodeUnschedulable, TaintToleration, NodeAffinity, NodeResourcesFit) and a node reports the reasons of the first
 filter that rejects it, as the framework does; only NodeResourcesFit failures can be resolved by preemption.
-Scoring is NodeResourcesFit's LeastAllocated (cpu and memory, equal weights, non-zero defaults for containers
-without requests); ties go to the node whose name sorts first, so placements are deterministic.
+Scoring is the default profile's weighted sum: TaintToleration (PreferNoSchedule, ×3), NodeAffinity (preferred
+terms, ×2), NodeResourcesFit LeastAllocated (cpu and memory, non-zero defaults for containers without requests,
+×1) and BalancedAllocation (×1), each normalised as Kubernetes does; ties go to the node whose name sorts first,
+so placements are deterministic (Kubernetes picks among ties at random).
 
 Sources (kubernetes/kubernetes): `pkg/scheduler/framework/plugins/{noderesources,nodeaffinity,tainttoleration,
 nodeunschedulable}`, `pkg/scheduler/framework/types.go` (`FitError`), `component-helpers/scheduling/corev1`
@@ -62,6 +64,10 @@ NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 NOTE_LENGTH_LIMIT = 1024
 
 _CPU, _MEMORY, _STORAGE, _PODS = "cpu", "memory", "ephemeral-storage", "pods"
+PREFER_NO_SCHEDULE = "PreferNoSchedule"
+SCORE_WEIGHTS = {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "NodeResourcesBalancedAllocation": 1}
+"""The default profile's score plugin weights (ImageLocality, PodTopologySpread and InterPodAffinity are not
+modelled: kjobs knows no images, and Job pods get no default spreading constraints)."""
 
 
 # ------------------------------------------------------------------------------------------------ resources
@@ -228,6 +234,7 @@ class PodInfo:
     labels: Mapping[str, str]
     node_selector: Mapping[str, str]
     required_terms: tuple[Obj, ...] | None
+    preferred_terms: tuple[tuple[int, Obj], ...]
     tolerations: tuple[Toleration, ...]
     created: float
     started: float | None
@@ -282,6 +289,7 @@ def pod_info(pod: Obj, *, priority: int, preempt_never: bool) -> PodInfo:
         labels=meta.get("labels") or {},
         node_selector=spec.get("nodeSelector") or {},
         required_terms=terms,
+        preferred_terms=_preferred_terms(spec),
         tolerations=tuple(
             Toleration(*(str(t.get(k) or "") for k in ("key", "operator", "value", "effect")))
             for t in _dicts(spec.get("tolerations"))
@@ -295,6 +303,16 @@ def pod_info(pod: Obj, *, priority: int, preempt_never: bool) -> PodInfo:
         gated=bool(spec.get("schedulingGates")),
         pod=pod,
     )
+
+
+def _preferred_terms(spec: Obj) -> tuple[tuple[int, Obj], ...]:
+    node_affinity = (spec.get("affinity") or {}).get("nodeAffinity") or {}
+    terms = []
+    for item in _dicts(node_affinity.get("preferredDuringSchedulingIgnoredDuringExecution")):
+        weight, term = item.get("weight"), item.get("preference")
+        if isinstance(weight, int) and not isinstance(weight, bool) and weight > 0 and isinstance(term, dict):
+            terms.append((weight, term))
+    return tuple(terms)
 
 
 def _time(value: Any) -> float | None:
@@ -317,6 +335,7 @@ class NodeInfo:
     node: Obj | None = None
     labels: Mapping[str, str] = field(default_factory=dict)
     taints: tuple[Taint, ...] = ()
+    soft_taints: tuple[Taint, ...] = ()
     unschedulable: bool = False
     allocatable: Resources = field(default_factory=Resources)
     allowed_pods: int = 0
@@ -335,6 +354,11 @@ class NodeInfo:
         self.labels = meta.get("labels") or {}
         self.unschedulable = bool(spec.get("unschedulable"))
         self.taints = node_taints(node)
+        self.soft_taints = tuple(
+            Taint(str(t.get("key") or ""), str(t.get("value") or ""), PREFER_NO_SCHEDULE)
+            for t in _dicts(spec.get("taints"))
+            if t.get("effect") == PREFER_NO_SCHEDULE
+        )
         self.allocatable, self.allowed_pods = resource_list(status.get("allocatable"))
 
     def add_pod(self, info: PodInfo) -> None:
@@ -360,6 +384,7 @@ class NodeInfo:
             self.node is not None,
             tuple(sorted(self.labels.items())),
             self.taints,
+            self.soft_taints,
             self.unschedulable,
             (alloc.milli_cpu, alloc.memory, alloc.ephemeral_storage, tuple(sorted(alloc.scalars.items()))),
             self.allowed_pods,
@@ -520,11 +545,66 @@ def least_allocated_score(pod: PodInfo, node: NodeInfo) -> int:
     return (cpu + memory) // 2
 
 
+def balanced_allocation_score(pod: PodInfo, node: NodeInfo) -> int:
+    """BalancedAllocation: 100 × (1 − |cpu fraction − memory fraction| / 2), on actual requests after placing
+    the pod (fractions capped at 1; a resource the node does not have is left out)."""
+    fractions = []
+    for requested, allocatable in (
+        (node.requested.milli_cpu + pod.requests.milli_cpu, node.allocatable.milli_cpu),
+        (node.requested.memory + pod.requests.memory, node.allocatable.memory),
+    ):
+        if allocatable > 0:
+            fractions.append(min(requested / allocatable, 1.0))
+    std = abs(fractions[0] - fractions[1]) / 2 if len(fractions) == 2 else 0.0
+    return int((1 - std) * MAX_NODE_SCORE)
+
+
+def untolerated_soft_taints(pod: PodInfo, node: NodeInfo) -> int:
+    """TaintToleration's raw score: PreferNoSchedule taints no toleration (with no effect or that effect) covers."""
+    if not node.soft_taints:
+        return 0
+    usable = [t for t in pod.tolerations if t.effect in ("", PREFER_NO_SCHEDULE)]
+    return sum(1 for taint in node.soft_taints if not any(t.tolerates(taint) for t in usable))
+
+
+def preferred_affinity(pod: PodInfo, node: NodeInfo) -> int:
+    """NodeAffinity's raw score: the weights of the preferred terms the node matches."""
+    return sum(weight for weight, term in pod.preferred_terms if _match_term(term, node.labels, node.name))
+
+
+def normalize(scores: list[int], *, reverse: bool = False) -> list[int]:
+    """Kubernetes' `DefaultNormalizeScore`: scale to 0-100 by the maximum (reversed: 100 minus that)."""
+    top = max(scores, default=0)
+    if top == 0:
+        return [MAX_NODE_SCORE] * len(scores) if reverse else scores
+    scaled = [MAX_NODE_SCORE * s // top for s in scores]
+    return [MAX_NODE_SCORE - s for s in scaled] if reverse else scaled
+
+
+def node_scores(pod: PodInfo, feasible: Sequence[NodeInfo]) -> list[int]:
+    """The default profile's weighted sum per feasible node (same order)."""
+    w = SCORE_WEIGHTS
+    totals = [
+        w["NodeResourcesFit"] * least_allocated_score(pod, n)
+        + w["NodeResourcesBalancedAllocation"] * balanced_allocation_score(pod, n)
+        for n in feasible
+    ]
+    if any(n.soft_taints for n in feasible):
+        taints = normalize([untolerated_soft_taints(pod, n) for n in feasible], reverse=True)
+        totals = [t + w["TaintToleration"] * x for t, x in zip(totals, taints, strict=True)]
+    if pod.preferred_terms:
+        affinity = normalize([preferred_affinity(pod, n) for n in feasible])
+        totals = [t + w["NodeAffinity"] * x for t, x in zip(totals, affinity, strict=True)]
+    return totals
+
+
 def select_host(pod: PodInfo, feasible: Sequence[NodeInfo]) -> str:
-    """The feasible node with the highest score; ties go to the name that sorts first."""
+    """The feasible node with the highest score; ties go to the name that sorts first (Kubernetes picks among
+    ties at random). A single feasible node is taken without scoring, as Kubernetes does."""
+    if len(feasible) == 1:
+        return feasible[0].name
     best_name, best_score = "", -1
-    for node in feasible:
-        score = least_allocated_score(pod, node)
+    for node, score in zip(feasible, node_scores(pod, feasible), strict=True):
         if score > best_score or (score == best_score and node.name < best_name):
             best_name, best_score = node.name, score
     return best_name
