@@ -167,6 +167,8 @@ class NodeAgent:
         self.node: Obj = {}
         self._uid_of: dict[Key, str] = {}
         self._key_of: dict[str, Key] = {}
+        self._live: dict[str, Key] = {}
+        """Pods admitted and not yet in their final phase (what admission and eviction look at)."""
         self._written: dict[str, Obj] = {}
         self._announced: dict[str, set[str]] = {}
         self._killing: set[str] = set()
@@ -367,6 +369,8 @@ class NodeAgent:
             self._record_killing(pod, handle)
             await self.runtime.kill_pod(uid, grace_seconds=deletion_grace_seconds(pod))
         await self._publish(pod, handle.status, terminal=handle.terminal)
+        if handle.terminal:
+            self._live.pop(uid, None)
         if _deleting(pod) and handle.terminal and self._written.get(uid, {}).get("phase") in TERMINAL_PHASES:
             await self._finish_deletion(pod)
 
@@ -398,6 +402,7 @@ class NodeAgent:
         key = _key(pod)
         self._uid_of[key] = uid
         self._key_of[uid] = key
+        self._live[uid] = key
         return await self.runtime.run_pod(pod)
 
     def _release(self, uid: str) -> None:
@@ -406,6 +411,7 @@ class NodeAgent:
         if key is not None and self._uid_of.get(key) == uid:
             del self._uid_of[key]
         self.runtime.forget(uid)
+        self._live.pop(uid, None)
         for book in (self._written, self._announced):
             book.pop(uid, None)
         self._killing.discard(uid)
@@ -477,7 +483,7 @@ class NodeAgent:
     def _running_pods(self) -> list[tuple[Obj, PodHandle]]:
         """Pods admitted here that have not reached their final phase, in a stable order."""
         result = []
-        for key, uid in sorted(self._uid_of.items()):
+        for uid, key in sorted(self._live.items(), key=lambda item: item[1]):
             handle = self.runtime.get(uid)
             pod = self.pods.get(*key)
             if handle is None or pod is None or handle.terminal:
