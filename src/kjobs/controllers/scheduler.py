@@ -249,6 +249,10 @@ class Scheduler:
             self._gated.discard(key)
         current = self._pending.get(key)
         if info is not None and info.wants_scheduling(self.settings.scheduler_name):
+            if current is not None and current.uid != uid:
+                # Same name, new pod (an informer relist reports it as an update): nothing carries over.
+                self._forget_pending(key, current.uid)
+                current = None
             self._pending[key] = info
             if old is not None and (old.get("status") or {}).get("nominatedNodeName") != info.nominated_node:
                 self._nominated_node[uid] = info.nominated_node
