@@ -123,10 +123,16 @@ async def _join(
 def shutdown(name: str, kubeconfig: Path | None, wait: bool, timeout: float) -> None:
     """Ask the agent of node NAME for a graceful node shutdown."""
     connection = _connection(kubeconfig)
+    from kjobs.api.errors import ApiError
+
     try:
         done = asyncio.run(_shutdown(connection, name, wait, timeout))
     except _Failed as exc:
         raise click.ClickException(str(exc)) from None
+    except ApiError as exc:
+        raise click.ClickException(exc.message) from None
+    except OSError as exc:
+        raise click.ClickException(f"cannot reach {connection.server}: {exc}") from None
     if not done:
         raise click.ClickException(f"node {name} did not finish shutting down within {timeout:g}s")
     click.echo(f"node/{name} shut down" if wait else f"node/{name} shutdown requested")

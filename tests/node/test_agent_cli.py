@@ -1,0 +1,73 @@
+"""`kjobs node join|shutdown`: bad input and unreachable servers are one-line errors, never tracebacks."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from kjobs.cli import main
+from kjobs.server import kubeconfig
+from kjobs.server.runner import serve
+from kjobs.store import MemoryStore
+
+
+@pytest.fixture
+def unreachable(tmp_path: Path) -> Path:
+    config = tmp_path / "kubeconfig.yaml"
+    kubeconfig.write(config, "http://127.0.0.1:1")
+    return config
+
+
+def test_join_without_a_kubeconfig_says_so(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["node", "join", "--kubeconfig", str(tmp_path / "none"), "--name", "n"])
+    assert result.exit_code == 1
+    assert "does not exist" in result.output
+    assert "Traceback" not in result.output
+
+
+def test_join_rejects_a_bad_threshold(unreachable: Path) -> None:
+    args = ["node", "join", "--kubeconfig", str(unreachable), "--name", "n", "--eviction-hard", "memory.free<1Gi"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    assert "unsupported eviction signal memory.free" in result.output
+
+
+def test_join_against_an_unreachable_server_fails_cleanly(unreachable: Path) -> None:
+    result = CliRunner().invoke(main, ["node", "join", "--kubeconfig", str(unreachable), "--name", "n"])
+    assert result.exit_code == 1
+    assert "cannot register node n with http://127.0.0.1:1" in result.output
+
+
+def test_shutdown_against_an_unreachable_server_fails_cleanly(unreachable: Path) -> None:
+    result = CliRunner().invoke(main, ["node", "shutdown", "n", "--kubeconfig", str(unreachable)])
+    assert result.exit_code == 1
+    assert "cannot reach http://127.0.0.1:1" in result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+
+
+@pytest.mark.e2e
+def test_shutdown_of_an_unknown_node_is_not_found(tmp_path: Path) -> None:
+    store = MemoryStore()
+    with serve(store) as url:
+        config = tmp_path / "kubeconfig.yaml"
+        kubeconfig.write(config, url)
+        result = CliRunner().invoke(main, ["node", "shutdown", "ghost", "--kubeconfig", str(config)])
+    store.close()
+    assert result.exit_code == 1
+    assert 'nodes "ghost" not found' in result.output
+
+
+@pytest.mark.e2e
+def test_join_with_an_invalid_node_name_shows_the_api_error(tmp_path: Path) -> None:
+    store = MemoryStore()
+    with serve(store) as url:
+        config = tmp_path / "kubeconfig.yaml"
+        kubeconfig.write(config, url)
+        args = ["node", "join", "--kubeconfig", str(config), "--name", "Bad_Name", "--root-dir", str(tmp_path / "r")]
+        result = CliRunner().invoke(main, args)
+    store.close()
+    assert result.exit_code == 1
+    assert "cannot register node Bad_Name" in result.output
+    assert 'metadata.name: Invalid value: "Bad_Name"' in result.output
