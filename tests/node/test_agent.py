@@ -511,3 +511,19 @@ async def test_a_pod_failed_by_someone_else_is_stopped(node: Node) -> None:
     await settle(node.clock, lambda: handle.terminal)
     assert node.clock.now() - parse_time(created["metadata"]["creationTimestamp"]) < 60
     assert node.phase("ok") == "Failed"
+
+
+@run_async
+async def test_a_rejoining_agent_without_pressure_removes_a_stale_memory_pressure_taint() -> None:
+    clock = FakeClock()
+    client = await local_api(clock)
+    stale = {"key": "node.kubernetes.io/memory-pressure", "effect": "NoSchedule"}
+    other = {"key": "dedicated", "value": "batch", "effect": "NoSchedule"}
+    body = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": NODE}, "spec": {"taints": [stale, other]}}
+    await client.create(NODES, None, body)
+    started = await start_node(clock=clock, client=client)
+    try:
+        node = await client.get(NODES, None, NODE)
+        assert node["spec"]["taints"] == [other]
+    finally:
+        await started.agent.stop()

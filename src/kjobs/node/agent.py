@@ -65,6 +65,7 @@ log = logging.getLogger(__name__)
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 COMPONENT = "kubelet"
+MEMORY_PRESSURE_TAINT: Obj = {"key": TAINT_MEMORY_PRESSURE, "effect": NO_SCHEDULE}
 _OWNED_STATUS_KEYS = ("reason", "message")
 """Status keys the agent removes (with null) when a newer status no longer has them."""
 
@@ -246,6 +247,8 @@ class NodeAgent:
             # A fresh agent is a fresh boot: a shutdown request addressed to the previous one is done with.
             meta_patch = {"labels": body["metadata"]["labels"], "annotations": {SHUTDOWN_ANNOTATION: None}}
             self.node = await self.client.patch(NODES, None, self.name, {"metadata": meta_patch})
+            if not self.state.memory_pressure:  # the taint is this agent's; a previous one may have left it
+                await self._set_taint(MEMORY_PRESSURE_TAINT, False)
         await self.post_status()
 
     async def post_status(self) -> None:
@@ -515,7 +518,7 @@ class NodeAgent:
         if pressure != self.state.memory_pressure:
             self.state = nodestatus.NodeState(memory_pressure=pressure, shutting_down=self.state.shutting_down)
             await self.post_status()
-            await self._set_taint({"key": TAINT_MEMORY_PRESSURE, "effect": NO_SCHEDULE}, pressure)
+            await self._set_taint(MEMORY_PRESSURE_TAINT, pressure)
         if not met:
             return
         self.events.event(self._node_ref(), "Warning", "EvictionThresholdMet", "Attempting to reclaim memory")
