@@ -395,7 +395,10 @@ class Scheduler:
         if pod is None or pod.uid in self._assumed:
             return
         seq = self._event_seq
-        signature = None if pod.nominated_node or self._nominated_node.get(pod.uid) else _signature(pod)
+        nominated = self._nominated_node.get(pod.uid, pod.nominated_node)
+        if nominated != pod.nominated_node:  # our nomination, before its status patch is seen
+            pod = dataclasses.replace(pod, nominated_node=nominated)
+        signature = None if nominated else _signature(pod)
         cached = self._failures.get(signature) if signature is not None else None
         if cached is not None and cached[0] == self._state:
             self._unschedulable(pod, cached[1], seq, cached[2])  # same pod shape, same cluster: same answer
@@ -415,8 +418,7 @@ class Scheduler:
                 statuses[node.name] = status
         if feasible:
             # A preemptor whose nominated node now fits goes there (Kubernetes evaluates that node first).
-            target = self._nominated_node.get(pod.uid) or pod.nominated_node
-            chosen = target if any(n.name == target for n in feasible) else select_host(pod, feasible)
+            chosen = nominated if any(n.name == nominated for n in feasible) else select_host(pod, feasible)
             self._assume(pod, chosen)
             return
         reasons = {name: status.reasons for name, status in statuses.items()}
