@@ -321,10 +321,8 @@ class Scheduler:
             self._nominated_node[uid] = node
 
     def _refresh_nomination(self, info: PodInfo) -> None:
-        node = self._nominated_node.get(info.uid, info.nominated_node)
-        self._set_nomination(info.uid, node, info)
-        if not node:
-            self._nominated_node.pop(info.uid, None)
+        """Index the pending pod under its nomination: ours (set or cleared) until its status shows a change."""
+        self._set_nomination(info.uid, self._nominated_node.get(info.uid, info.nominated_node), info)
 
     # ----------------------------------------------------------------------------------------- queueing
 
