@@ -521,3 +521,38 @@ def test_server_side_apply_conflict_with_kubectl_create(kubectl: Kubectl) -> Non
     assert "--force-conflicts" in out  # kubectl's help text for FieldManagerConflict causes
     assert kubectl.ok("apply", "--server-side", "--force-conflicts", "-f", path) == "job.batch/ssac serverside-applied"
     assert kubectl.ok("get", "job", "ssac", "-o", "jsonpath={.spec.backoffLimit}") == "4"
+
+
+def test_get_single_object_watch_starts_with_its_row(kubectl: Kubectl) -> None:
+    kubectl.ok("create", "-f", kubectl.file("single.yaml", job_manifest("single")))
+    proc = subprocess.Popen(
+        ["kubectl", "get", "job", "single", "-w"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=kubectl.env(),
+    )
+    lines: list[str] = []
+    first_row, complete = threading.Event(), threading.Event()
+
+    def read() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.append(line.rstrip())
+            if line.startswith("single"):
+                first_row.set()
+            if "Complete" in line:
+                complete.set()
+
+    threading.Thread(target=read, daemon=True).start()
+    try:
+        assert first_row.wait(20), lines
+        _complete(kubectl, "single")
+        assert complete.wait(20), lines
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    assert re.match(r"NAME\s+STATUS\s+COMPLETIONS\s+DURATION\s+AGE$", lines[0])
+    rows = [line.split()[:2] for line in lines[1:]]
+    assert rows[-1] == ["single", "Complete"]
+    assert rows[0] == ["single", "Running"] and len(rows) == 2, lines  # its row once, then the change

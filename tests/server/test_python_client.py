@@ -354,3 +354,31 @@ def test_eviction_blocked_by_a_disruption_budget(api: client.ApiClient) -> None:
             "message": "The disruption budget db-pdb needs 1 healthy pods and has 1 currently",
         }
     ]
+
+
+def test_replace_and_delete_nodes_and_events(api: client.ApiClient) -> None:
+    core = client.CoreV1Api(api)
+    core.create_node({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "rn"}})
+    node = core.read_node("rn")
+    node.metadata.labels = {"zone": "a"}
+    assert core.replace_node("rn", node).metadata.labels == {"zone": "a"}
+    core.delete_node("rn")
+    assert [n.metadata.name for n in core.list_node().items] == []
+
+    event = {
+        "metadata": {"name": "ev1"},
+        "involvedObject": {"kind": "Job", "name": "j", "namespace": NS},
+        "reason": "Started",
+        "message": "m",
+        "type": "Normal",
+        "count": 1,
+    }
+    core.create_namespaced_event(NS, event)
+    read = core.read_namespaced_event("ev1", NS)
+    read.count = 2
+    assert core.replace_namespaced_event("ev1", NS, read).count == 2
+    assert core.patch_namespaced_event("ev1", NS, {"message": "m2"}).message == "m2"
+    core.delete_namespaced_event("ev1", NS)
+    with pytest.raises(ApiException) as gone:
+        core.read_namespaced_event("ev1", NS)
+    assert gone.value.status == 404
