@@ -9,7 +9,8 @@ filter that rejects it, as the framework does; only NodeResourcesFit failures ca
 Scoring is the default profile's weighted sum: TaintToleration (PreferNoSchedule, ×3), NodeAffinity (preferred
 terms, ×2), NodeResourcesFit LeastAllocated (cpu and memory, non-zero defaults for containers without requests,
 ×1) and BalancedAllocation (×1), each normalised as Kubernetes does; ties go to the node whose name sorts first,
-so placements are deterministic (Kubernetes picks among ties at random).
+so placements are deterministic (Kubernetes picks among ties at random). Not modelled: NodePorts, InterPodAffinity,
+PodTopologySpread, ImageLocality and the volume/DRA plugins.
 
 Sources (kubernetes/kubernetes): `pkg/scheduler/framework/plugins/{noderesources,nodeaffinity,tainttoleration,
 nodeunschedulable}`, `pkg/scheduler/framework/types.go` (`FitError`), `component-helpers/scheduling/corev1`
