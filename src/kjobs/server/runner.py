@@ -1,21 +1,23 @@
 """Running the API server: uvicorn (uvloop + httptools) in the foreground or in a background thread.
 
-`serve()` is for tests and for embedding: it binds the socket first (port 0 picks a free one), runs
-uvicorn in a daemon thread and returns once the server has started (a threading event set by the server's
-startup, so no sleeping), yielding the base URL; leaving the block closes open watch streams and stops the
-server. `run_forever()` is what `kjobs up` uses: the main thread, where uvicorn turns SIGINT/SIGTERM into a
-graceful shutdown.
+`serve()` is for tests: it binds the socket first (port 0 picks a free one), runs uvicorn in a daemon
+thread and returns once the server has started (an event set by the server's startup, so no sleeping),
+yielding the base URL; leaving the block closes open watch streams and stops the server.
+`start_in_loop()` embeds the server in a running event loop (beside controllers and node agents), and
+`run_forever()` is what `kjobs up` uses: the main thread, where uvicorn turns SIGINT/SIGTERM into a graceful
+shutdown, with components started after the server and stopped after it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Protocol
 
 import uvicorn
 
@@ -32,10 +34,13 @@ class _Server(uvicorn.Server):
     def __init__(self, config: uvicorn.Config) -> None:
         super().__init__(config)
         self.ready = threading.Event()
+        self.on_started: Callable[[], object] | None = None
 
     async def startup(self, sockets: list[socket.socket] | None = None) -> None:
         await super().startup(sockets=sockets)
         self.ready.set()
+        if self.on_started is not None:
+            self.on_started()
 
 
 def _config(app: App, *, ssl_certfile: str | None, ssl_keyfile: str | None, **extra: Any) -> uvicorn.Config:
@@ -99,19 +104,45 @@ def serve(
         sock.close()
 
 
-def run_forever(
-    app: App,
-    sock: socket.socket,
-    *,
-    ssl_certfile: str | None = None,
-    ssl_keyfile: str | None = None,
-    on_ready: Callable[[], None] | None = None,
-) -> None:
-    """Serve in the calling (main) thread until SIGINT/SIGTERM, then shut down gracefully."""
-    server = _Server(_config(app, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile))
-    if on_ready is not None:
-        threading.Thread(target=lambda: server.ready.wait() and on_ready(), daemon=True).start()
+class Component(Protocol):
+    """Something started after the server and stopped before it (controllers, node agents)."""
 
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+class Served:
+    """A server running as a task of the current event loop."""
+
+    def __init__(self, server: _Server, task: asyncio.Task[None], app: App) -> None:
+        self.server = server
+        self.task = task
+        self.app = app
+
+    async def stop(self) -> None:
+        """Close the open streams and shut the server down gracefully."""
+        self.app.close_streams()
+        self.server.should_exit = True
+        await self.task
+
+
+async def start_in_loop(
+    app: App, sock: socket.socket, *, ssl_certfile: str | None = None, ssl_keyfile: str | None = None
+) -> Served:
+    """Start serving `app` on `sock` inside the running event loop; returns once the server accepts requests.
+
+    In the main thread uvicorn turns SIGINT/SIGTERM into a graceful stop: `Served.task` then finishes.
+    """
+    server = _Server(_config(app, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile))
+    loop = asyncio.get_running_loop()
+    started: asyncio.Future[None] = loop.create_future()
+
+    def mark_started() -> None:
+        if not started.done():
+            started.set_result(None)
+
+    server.on_started = mark_started
     original = server.handle_exit
 
     def handle_exit(sig: int, frame: Any) -> None:
@@ -121,4 +152,46 @@ def run_forever(
         server._captured_signals.clear()
 
     server.handle_exit = handle_exit  # type: ignore[method-assign]
-    server.run(sockets=[sock])
+    task = loop.create_task(server.serve(sockets=[sock]))
+    done, _ = await asyncio.wait({task, started}, return_when=asyncio.FIRST_COMPLETED)
+    if task in done:  # it stopped before it started: surface why
+        task.result()
+        raise RuntimeError("the API server stopped during startup")
+    return Served(server, task, app)
+
+
+def run_forever(
+    app: App,
+    sock: socket.socket,
+    *,
+    ssl_certfile: str | None = None,
+    ssl_keyfile: str | None = None,
+    on_ready: Callable[[], None] | None = None,
+    components: Sequence[Component] = (),
+) -> None:
+    """Serve in the calling (main) thread until SIGINT/SIGTERM, then shut down gracefully.
+
+    `components` are started (in order) once the server accepts requests and stopped (in reverse) after
+    it stopped; `on_ready` runs when all of them have started.
+    """
+
+    async def main() -> None:
+        served = await start_in_loop(app, sock, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile)
+        started: list[Component] = []
+        try:
+            for component in components:
+                await component.start()
+                started.append(component)
+            if on_ready is not None:
+                on_ready()
+            await served.task
+        finally:
+            if not served.task.done():
+                await served.stop()
+            for component in reversed(started):
+                with contextlib.suppress(Exception):
+                    await component.stop()
+
+    import uvloop
+
+    uvloop.run(main())

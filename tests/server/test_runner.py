@@ -1,0 +1,33 @@
+"""Embedding the server in a running event loop (as `kjobs up` does beside controllers and node agents)."""
+
+from __future__ import annotations
+
+import asyncio
+
+import httpx
+
+from kjobs.server.app import create_app
+from kjobs.server.runner import bind, start_in_loop
+from kjobs.store import MemoryStore
+
+
+def test_start_in_loop_serves_until_stopped_and_ends_open_watches() -> None:
+    async def main() -> None:
+        store = MemoryStore()
+        app = create_app(store)
+        sock = bind("127.0.0.1", 0)
+        served = await start_in_loop(app, sock)
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        async with httpx.AsyncClient(base_url=url) as client:
+            assert (await client.get("/version")).json()["minor"] == "32"
+            namespaces = (await client.get("/api/v1/namespaces")).json()["items"]
+            assert "default" in {n["metadata"]["name"] for n in namespaces}  # lifespan startup ran
+            async with client.stream("GET", "/api/v1/pods?watch=true") as watch:
+                assert watch.status_code == 200
+                await served.stop()  # ends the stream cleanly instead of waiting for the client
+                assert [line async for line in watch.aiter_lines()] == []
+        assert served.task.done()
+        sock.close()
+        store.close()
+
+    asyncio.run(asyncio.wait_for(main(), 20))
