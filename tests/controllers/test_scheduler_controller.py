@@ -278,6 +278,31 @@ def test_repeated_failures_are_reported_once_per_five_minutes_and_retried_then()
     asyncio.run(scenario())
 
 
+def test_host_network_pods_with_the_same_port_spread_then_wait() -> None:
+    async def scenario() -> None:
+        env = await start(node("a"), node("b"))
+        ports = [{"containerPort": 8080}]  # on the host network the API server defaults hostPort to 8080
+
+        def web(name: str) -> Obj:
+            body = pod(name, cpu="100m", hostNetwork=True)
+            body["spec"]["containers"][0]["ports"] = ports
+            return body
+
+        for name in ("web-1", "web-2", "web-3"):
+            await env.client.create(PODS, "default", web(name))
+        await env.settle(lambda: bool(env.node_of("web-1") and env.node_of("web-2")) and env.unschedulable("web-3"))
+        assert {env.node_of("web-1"), env.node_of("web-2")} == {"a", "b"}
+        assert env.condition("web-3", "PodScheduled")["message"] == (  # type: ignore[index]
+            "0/2 nodes are available: 2 node(s) didn't have free ports for the requested pod ports. "
+            "preemption: 0/2 nodes are available: 2 No preemption victims found for incoming pod."
+        )
+        await env.client.delete(PODS, "default", "web-1", grace_period_seconds=0)
+        await env.settle(lambda: bool(env.node_of("web-3")))
+        await env.sched.stop()
+
+    asyncio.run(scenario())
+
+
 async def priority_class(env: Env, name: str, value: int) -> None:
     await env.client.create(
         PRIORITY_CLASSES,

@@ -10,6 +10,8 @@ import pytest
 from kjobs.api.types import Obj
 from kjobs.controllers import taints
 from kjobs.controllers.scheduling import (
+    FilterStatus,
+    HostPort,
     NodeInfo,
     PodInfo,
     Resources,
@@ -18,6 +20,7 @@ from kjobs.controllers.scheduling import (
     balanced_allocation_score,
     filter_node,
     fit_error,
+    host_ports,
     insufficient,
     least_allocated_score,
     matches_node_affinity,
@@ -27,6 +30,7 @@ from kjobs.controllers.scheduling import (
     normalize,
     pod_info,
     pod_requests,
+    port_conflict,
     preferred_affinity,
     select_host,
     truncate_message,
@@ -352,6 +356,50 @@ def test_static_filters_report_unresolvable_reasons(n: NodeInfo, spec: Obj, reas
 )
 def test_tolerations_let_pods_through(n: NodeInfo, tolerations: list[Obj]) -> None:
     assert filter_node(pod(tolerations=tolerations), n) is None
+
+
+@pytest.mark.parametrize(
+    ("wanted", "used", "conflict"),
+    [
+        pytest.param(("0.0.0.0", "TCP", 80), ("10.0.0.1", "TCP", 80), True, id="any-vs-specific"),
+        pytest.param(("10.0.0.1", "TCP", 80), ("0.0.0.0", "TCP", 80), True, id="specific-vs-any"),
+        pytest.param(("10.0.0.1", "TCP", 80), ("10.0.0.2", "TCP", 80), False, id="different-addresses"),
+        pytest.param(("0.0.0.0", "UDP", 80), ("0.0.0.0", "TCP", 80), False, id="different-protocols"),
+        pytest.param(("0.0.0.0", "TCP", 81), ("0.0.0.0", "TCP", 80), False, id="different-ports"),
+    ],
+)
+def test_host_port_conflicts(wanted: HostPort, used: HostPort, conflict: bool) -> None:
+    assert port_conflict([wanted], {used: 1}) is conflict
+
+
+def test_host_ports_of_containers_and_sidecars_with_defaults() -> None:
+    spec = {
+        "containers": [{"name": "a", "ports": [{"containerPort": 80, "hostPort": 8080}, {"containerPort": 9000}]}],
+        "initContainers": [
+            {
+                "name": "side",
+                "restartPolicy": "Always",
+                "ports": [{"hostPort": 53, "protocol": "UDP", "hostIP": "127.0.0.1"}],
+            },
+            {"name": "once", "ports": [{"hostPort": 7}]},
+        ],
+    }
+    assert host_ports(spec) == (("0.0.0.0", "TCP", 8080), ("127.0.0.1", "UDP", 53))
+
+
+def test_node_ports_filter_counts_bound_and_nominated_pods() -> None:
+    ports = [{"containerPort": 8080, "hostPort": 8080}]
+    n = node()
+    web = pod("web", containers=[container(cpu="1") | {"ports": ports}])
+    assert filter_node(web, n) is None
+    assert filter_node(web, n, [pod("reserved", containers=[container() | {"ports": ports}], priority=9)]) == (
+        FilterStatus(("node(s) didn't have free ports for the requested pod ports",), True)
+    )
+    n.add_pod(pod("holder", node="n1", containers=[container() | {"ports": ports}]))
+    status = filter_node(web, n)
+    assert status is not None and status.reasons == ("node(s) didn't have free ports for the requested pod ports",)
+    n.remove_pod("uid-holder")
+    assert filter_node(web, n) is None and n.used_ports == {}
 
 
 # ------------------------------------------------------------------------------------------------ score

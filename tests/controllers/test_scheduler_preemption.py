@@ -152,6 +152,26 @@ def test_reserved_room_of_nominated_pods_counts() -> None:
     ]
 
 
+def with_port(info: PodInfo, port: int = 8080) -> PodInfo:
+    body = info.pod
+    body["spec"]["containers"][0]["ports"] = [{"containerPort": port, "hostPort": port}]
+    return pod_info(body, priority=info.priority, preempt_never=False)
+
+
+def test_victims_free_a_host_port() -> None:
+    holder = with_port(pod("holder", cpu="100m"))
+    n = node("n", holder, pod("busy", cpu="1"))
+    assert names(select_victims(with_port(pod("hi", cpu="1", priority=5)), n, reserved=[], pdbs=[], now=NOW)) == [
+        "holder"
+    ]
+
+
+def test_a_port_held_by_a_more_important_pod_cannot_be_freed() -> None:
+    n = node("n", with_port(pod("holder", cpu="100m", priority=9)), pod("low", cpu="1"))
+    status = select_victims(with_port(pod("hi", cpu="1", priority=5)), n, reserved=[], pdbs=[], now=NOW)
+    assert status == FilterStatus(("node(s) didn't have free ports for the requested pod ports",), True)
+
+
 def pdb(allowed: int, disrupted: tuple[str, ...] = (), selector: Obj | None = None) -> Obj:
     return {
         "metadata": {"name": "budget", "namespace": "default"},

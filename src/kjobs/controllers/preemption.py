@@ -1,11 +1,11 @@
 """Priority and preemption as pure functions: a pod's priority from PriorityClasses, whether it may preempt, the
 fewest lower-priority victims per node, and the node to preempt on — Kubernetes' DefaultPreemption plugin.
 
-When a pod fits nowhere, only nodes that failed on resources are candidates (removing pods cannot fix taints,
-selectors or cordons). On each, every lower-priority pod is removed; if the pod still does not fit, the node is
-out. Otherwise pods are given back, most important first (higher priority, then longer running), PDB-protected
-ones before the others, keeping each one that still leaves room: what remains removed are the victims. The
-node is chosen by fewest PDB violations, then lowest highest victim priority, lowest priority sum, fewest
+When a pod fits nowhere, only nodes that failed on resources or host ports are candidates (removing pods cannot
+fix taints, selectors or cordons). On each, every lower-priority pod is removed; if the pod still does not fit,
+the node is out. Otherwise pods are given back, most important first (higher priority, then longer running), PDB-
+protected ones before the others, keeping each one that still leaves room: what remains removed are the victims.
+The node is chosen by fewest PDB violations, then lowest highest victim priority, lowest priority sum, fewest
 victims, latest start of the most important victims, then node name (Kubernetes picks the first of its random
 walk; kjobs is deterministic). The shell executes the choice: `DisruptionTarget`, delete, `Preempted` event,
 `nominatedNodeName`.
@@ -23,7 +23,16 @@ from dataclasses import dataclass
 from kjobs.api.errors import ApiError
 from kjobs.api.selectors import LabelSelector, label_selector_from_object
 from kjobs.api.types import Obj
-from kjobs.controllers.scheduling import FilterStatus, NodeInfo, PodInfo, fit_error, insufficient
+from kjobs.controllers.scheduling import (
+    REASON_PORTS,
+    FilterStatus,
+    NodeInfo,
+    PodInfo,
+    count_ports,
+    fit_error,
+    insufficient,
+    port_conflict,
+)
 
 REASON_NO_VICTIMS = "No preemption victims found for incoming pod"
 REASON_NOT_HELPFUL = "Preemption is not helpful for scheduling"
@@ -176,13 +185,18 @@ def select_victims(
     if not potential:
         return FilterStatus((REASON_NO_VICTIMS,), False)
     requested = node.requested.copy()
+    ports = dict(node.used_ports)
     for p in potential:
         requested.add(p.requests, -1)
+        count_ports(ports, p.host_ports, -1)
     for p in reserved:
         requested.add(p.requests)
+        count_ports(ports, p.host_ports)
     count = len(node.pods) - len(potential) + len(reserved)
 
     def misfit() -> list[str]:
+        if preemptor.host_ports and port_conflict(preemptor.host_ports, ports):
+            return [REASON_PORTS]  # NodePorts runs before NodeResourcesFit
         return insufficient(preemptor.requests, node.allocatable, node.allowed_pods, requested, count)
 
     reasons = misfit()
@@ -195,9 +209,11 @@ def select_victims(
     for group, counts in ((violating, True), (fine, False)):
         for pod in group:
             requested.add(pod.requests)
+            count_ports(ports, pod.host_ports)
             count += 1
             if misfit():
                 requested.add(pod.requests, -1)
+                count_ports(ports, pod.host_ports, -1)
                 count -= 1
                 victims.append(pod)
                 violations += counts

@@ -567,6 +567,7 @@ def _signature(pod: PodInfo) -> tuple[Any, ...]:
         tuple(sorted(pod.node_selector.items())),
         repr(pod.required_terms) if pod.required_terms is not None else None,
         pod.tolerations,
+        pod.host_ports,
     )
 
 
@@ -583,4 +584,5 @@ def _victim_view(pod: PodInfo) -> tuple[Any, ...]:
         pod.deleting,
         pod.preemption_target,
         tuple(sorted(pod.labels.items())),
+        pod.host_ports,
     )

@@ -4,12 +4,13 @@ the `FailedScheduling` message — Kubernetes' default plugins, reduced to what 
 The scheduler shell (`kjobs.controllers.scheduler`) keeps a `NodeInfo` per node (its allocatable resources and
 the requests of the pods bound or assumed there) and a `PodInfo` per pod, both built once per object change, so
 one scheduling attempt is a few integer comparisons per node. Filters run in Kubernetes' default order
-(NodeUnschedulable, TaintToleration, NodeAffinity, NodeResourcesFit) and a node reports the reasons of the first
-filter that rejects it, as the framework does; only NodeResourcesFit failures can be resolved by preemption.
+(NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit) and a node reports the reasons of
+the first filter that rejects it, as the framework does; only NodePorts and NodeResourcesFit failures can be
+resolved by preemption.
 Scoring is the default profile's weighted sum: TaintToleration (PreferNoSchedule, ×3), NodeAffinity (preferred
 terms, ×2), NodeResourcesFit LeastAllocated (cpu and memory, non-zero defaults for containers without requests,
 ×1) and BalancedAllocation (×1), each normalised as Kubernetes does; ties go to the node whose name sorts first,
-so placements are deterministic (Kubernetes picks among ties at random). Not modelled: NodePorts, InterPodAffinity,
+so placements are deterministic (Kubernetes picks among ties at random). Not modelled: InterPodAffinity,
 PodTopologySpread, ImageLocality and the volume/DRA plugins.
 
 Sources (kubernetes/kubernetes): `pkg/scheduler/framework/plugins/{noderesources,nodeaffinity,tainttoleration,
@@ -60,6 +61,7 @@ CONDITION_TAINTS = {
 REASON_UNSCHEDULABLE = "node(s) were unschedulable"
 REASON_TAINTS = "node(s) had untolerated taint(s)"
 REASON_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
+REASON_PORTS = "node(s) didn't have free ports for the requested pod ports"
 REASON_TOO_MANY_PODS = "Too many pods"
 NO_NODES_AVAILABLE = "no nodes available to schedule pods"
 NOTE_LENGTH_LIMIT = 1024
@@ -236,6 +238,7 @@ class PodInfo:
     node_selector: Mapping[str, str]
     required_terms: tuple[Obj, ...] | None
     preferred_terms: tuple[tuple[int, Obj], ...]
+    host_ports: tuple[HostPort, ...]
     tolerations: tuple[Toleration, ...]
     created: float
     started: float | None
@@ -291,6 +294,7 @@ def pod_info(pod: Obj, *, priority: int, preempt_never: bool) -> PodInfo:
         node_selector=spec.get("nodeSelector") or {},
         required_terms=terms,
         preferred_terms=_preferred_terms(spec),
+        host_ports=host_ports(spec),
         tolerations=tuple(
             Toleration(*(str(t.get(k) or "") for k in ("key", "operator", "value", "effect")))
             for t in _dicts(spec.get("tolerations"))
@@ -304,6 +308,47 @@ def pod_info(pod: Obj, *, priority: int, preempt_never: bool) -> PodInfo:
         gated=bool(spec.get("schedulingGates")),
         pod=pod,
     )
+
+
+HostPort = tuple[str, str, int]
+"""(host IP, protocol, port) a container claims on its node; IP `0.0.0.0` means every address."""
+BIND_ALL = "0.0.0.0"
+
+
+def host_ports(spec: Obj) -> tuple[HostPort, ...]:
+    """The host ports of the regular containers and sidecars (`hostPort` > 0; IP and protocol defaulted)."""
+    containers = _dicts(spec.get("containers")) + [
+        c for c in _dicts(spec.get("initContainers")) if c.get("restartPolicy") == "Always"
+    ]
+    ports: list[HostPort] = []
+    for container in containers:
+        for port in _dicts(container.get("ports")):
+            number = port.get("hostPort")
+            if isinstance(number, int) and not isinstance(number, bool) and number > 0:
+                ports.append((str(port.get("hostIP") or BIND_ALL), str(port.get("protocol") or "TCP"), number))
+    return tuple(ports)
+
+
+def count_ports(used: dict[HostPort, int], ports: Iterable[HostPort], sign: int = 1) -> None:
+    """Add (or remove) claimed host ports to a per-node counter, in place."""
+    for port in ports:
+        left = used.get(port, 0) + sign
+        if left > 0:
+            used[port] = left
+        else:
+            used.pop(port, None)
+
+
+def port_conflict(wanted: Iterable[HostPort], used: Mapping[HostPort, int]) -> bool:
+    """Kubernetes' `HostPortInfo.CheckConflict`: `0.0.0.0` clashes with the port on any address; a specific
+    address clashes with itself and with `0.0.0.0`."""
+    for ip, protocol, port in wanted:
+        if ip == BIND_ALL:
+            if any(p == port and proto == protocol for (_, proto, p) in used):
+                return True
+        elif (ip, protocol, port) in used or (BIND_ALL, protocol, port) in used:
+            return True
+    return False
 
 
 def _preferred_terms(spec: Obj) -> tuple[tuple[int, Obj], ...]:
@@ -344,6 +389,7 @@ class NodeInfo:
     non_zero_cpu: int = 0
     non_zero_memory: int = 0
     pods: dict[str, PodInfo] = field(default_factory=dict)
+    used_ports: dict[HostPort, int] = field(default_factory=dict)
 
     def set_node(self, node: Obj | None) -> None:
         """Take labels, taints (with the condition taints the node lifecycle controller would add),
@@ -368,6 +414,8 @@ class NodeInfo:
         self.requested.add(info.requests)
         self.non_zero_cpu += info.non_zero_cpu
         self.non_zero_memory += info.non_zero_memory
+        if info.host_ports:
+            count_ports(self.used_ports, info.host_ports)
 
     def remove_pod(self, uid: str) -> PodInfo | None:
         """Stop counting a pod; returns what was counted."""
@@ -376,6 +424,8 @@ class NodeInfo:
             self.requested.add(info.requests, -1)
             self.non_zero_cpu -= info.non_zero_cpu
             self.non_zero_memory -= info.non_zero_memory
+            if info.host_ports:
+                count_ports(self.used_ports, info.host_ports, -1)
         return info
 
     def signature(self) -> tuple[Any, ...]:
@@ -520,6 +570,14 @@ def filter_node(pod: PodInfo, node: NodeInfo, nominated: Sequence[PodInfo] = ())
     status = static_filter(pod, node)
     if status is not None:
         return status
+    if pod.host_ports:
+        used = node.used_ports
+        if any(other.host_ports for other in nominated):
+            used = dict(used)
+            for other in nominated:
+                count_ports(used, other.host_ports)
+        if port_conflict(pod.host_ports, used):
+            return FilterStatus((REASON_PORTS,), True)
     requested, count = node.requested, len(node.pods)
     if nominated:
         requested = requested.copy()
