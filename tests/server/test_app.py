@@ -262,3 +262,16 @@ def test_job_warnings_are_sent_as_warning_headers(http: httpx.Client) -> None:
         '299 - "metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; '
         'a DNS label is recommended: [must not contain dots]"'
     )
+
+
+def test_metrics_endpoint_serves_the_given_registries() -> None:
+    from prometheus_client import CollectorRegistry, Counter
+
+    registry = CollectorRegistry()
+    Counter("job_syncs", "The number of job syncs", namespace="job_controller", registry=registry).inc()
+    store = MemoryStore()
+    with serve(store, app=create_app(store, metrics=[registry])) as url, httpx.Client(base_url=url) as http:
+        response = http.get("/metrics")
+    store.close()
+    assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain; version=0.0.4")
+    assert "job_controller_job_syncs_total 1.0" in response.text

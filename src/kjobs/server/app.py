@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 from urllib.parse import parse_qsl, unquote
 
@@ -38,6 +38,7 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 JSON = b"application/json"
+METRICS_CONTENT_TYPE = b"text/plain; version=0.0.4; charset=utf-8"
 MAX_BODY = 3 * 1024 * 1024
 BOOKMARK_INTERVAL = 10.0
 
@@ -168,12 +169,14 @@ class App:
         logs: LogSource | None,
         token: str | None,
         bookmark_interval: float = BOOKMARK_INTERVAL,
+        metrics: Sequence[Any] | None = None,
     ) -> None:
         self.storage = Storage(store)
         self.service = ApiService(self.storage, clock=clock, logs=logs)
         self.clock = clock
         self.token = token
         self.bookmark_interval = bookmark_interval
+        self.metrics = metrics
         self.started = False
         self._watches: set[Any] = set()
 
@@ -239,6 +242,9 @@ class App:
         if kind == "resource":
             await self._resource(request, route, send)
             return
+        if kind == "metrics":
+            await _respond(send, 200, self._metrics(), METRICS_CONTENT_TYPE)
+            return
         if request.method != "GET":
             raise method_not_allowed() if kind != "notfound" else not_found_resource()
         body = self._discovery(request, route)
@@ -253,6 +259,12 @@ class App:
             if "hash" in request.query:
                 extra.append((b"cache-control", b"public, immutable"))
         await _respond(send, 200, body, extra=extra)
+
+    def _metrics(self) -> bytes:
+        from prometheus_client import REGISTRY, generate_latest
+
+        registries = self.metrics if self.metrics is not None else [REGISTRY]
+        return b"".join(generate_latest(registry) for registry in registries)
 
     def _discovery(self, request: Request, route: routing.Route) -> bytes | None:
         kind = route.kind
@@ -594,6 +606,10 @@ def create_app(
     logs: LogSource | None = None,
     token: str | None = None,
     bookmark_interval: float = BOOKMARK_INTERVAL,
+    metrics: Sequence[Any] | None = None,
 ) -> App:
-    """The API server application over `store` (call `startup()` or run it with lifespan to create namespaces)."""
-    return App(store, clock=clock, logs=logs, token=token, bookmark_interval=bookmark_interval)
+    """The API server application over `store` (call `startup()` or run it with lifespan to create namespaces).
+
+    `/metrics` serves the given Prometheus registries (default: the process-wide one).
+    """
+    return App(store, clock=clock, logs=logs, token=token, bookmark_interval=bookmark_interval, metrics=metrics)

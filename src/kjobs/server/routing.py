@@ -1,6 +1,6 @@
 """Kubernetes' closed URL grammar, parsed into a `Route` (pure; no I/O).
 
-    /version  /healthz  /livez  /readyz
+    /version  /healthz  /livez  /readyz  /metrics
     /api                                   /apis                /apis/{group}
     /api/v1                                /apis/{group}/{version}
     /openapi/v3                            /openapi/v3/api/v1   /openapi/v3/apis/{group}/{version}
@@ -21,7 +21,7 @@ _NAMESPACE_SUBRESOURCES = ("status", "finalize")
 
 @dataclass(frozen=True)
 class Route:
-    """What a path addresses. `kind` is one of: version, health, api, apis, group, resources, openapi-index,
+    """What a path addresses. `kind` is one of: version, health, metrics, api, apis, group, resources, openapi-index,
     openapi, resource (with `resource`, `namespace`, `name`, `subresource`), or notfound."""
 
     kind: str
@@ -46,6 +46,8 @@ def parse(path: str) -> Route:
         return Route("version")
     if head in ("healthz", "livez", "readyz"):
         return Route("health")
+    if head == "metrics" and len(parts) == 1:
+        return Route("metrics")
     if head == "openapi":
         return _openapi(parts[1:])
     if head == "api":
