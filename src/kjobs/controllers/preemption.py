@@ -3,8 +3,9 @@ fewest lower-priority victims per node, and the node to preempt on — Kubernete
 
 When a pod fits nowhere, only nodes that failed on resources or host ports are candidates (removing pods cannot
 fix taints, selectors or cordons). On each, every lower-priority pod is removed; if the pod still does not fit,
-the node is out. Otherwise pods are given back, most important first (higher priority, then longer running), PDB-
-protected ones before the others, keeping each one that still leaves room: what remains removed are the victims.
+the node is out. Otherwise pods are given back, most important first (higher priority, then longer running),
+PDB-protected ones before the others, keeping each one that still leaves room: what remains removed are the
+victims.
 The node is chosen by fewest PDB violations, then lowest highest victim priority, lowest priority sum, fewest
 victims, latest start of the most important victims, then node name (Kubernetes picks the first of its random
 walk; kjobs is deterministic). The shell executes the choice: `DisruptionTarget`, delete, `Preempted` event,
