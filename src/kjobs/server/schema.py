@@ -41,8 +41,19 @@ def schema_name(group: str, version: str, kind: str) -> str | None:
     return None
 
 
+_RESOLVED: dict[int, dict[str, Any]] = {}
+
+
 def _resolve(node: dict[str, Any]) -> dict[str, Any]:
-    """Follow `$ref` / single `allOf` wrappers to the referenced definition."""
+    """Follow `$ref` / single `allOf` wrappers to the referenced definition (cached: the schemas never change)."""
+    key = id(node)
+    cached = _RESOLVED.get(key)
+    if cached is None:
+        cached = _RESOLVED[key] = _follow(node)
+    return cached
+
+
+def _follow(node: dict[str, Any]) -> dict[str, Any]:
     while True:
         if "$ref" in node:
             node = schemas()[str(node["$ref"])[len(_REF_PREFIX) :]]
