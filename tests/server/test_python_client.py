@@ -382,3 +382,21 @@ def test_replace_and_delete_nodes_and_events(api: client.ApiClient) -> None:
     with pytest.raises(ApiException) as gone:
         core.read_namespaced_event("ev1", NS)
     assert gone.value.status == 404
+
+
+def test_foreground_delete_finishes_when_the_last_dependent_goes(api: client.ApiClient) -> None:
+    batch, core = client.BatchV1Api(api), client.CoreV1Api(api)
+    job = batch.create_namespaced_job(NS, job_manifest("fgd"))
+    pod = pod_manifest("fgd-pod", node="n1")
+    pod["metadata"]["ownerReferences"] = [  # type: ignore[index]
+        {"apiVersion": "batch/v1", "kind": "Job", "name": "fgd", "uid": job.metadata.uid, "controller": True}
+    ]
+    core.create_namespaced_pod(NS, pod)
+    batch.delete_namespaced_job("fgd", NS, propagation_policy="Foreground")
+    marked = batch.read_namespaced_job("fgd", NS)
+    assert marked.metadata.finalizers == ["foregroundDeletion"] and marked.metadata.deletion_timestamp
+    assert core.read_namespaced_pod("fgd-pod", NS).metadata.deletion_timestamp  # dependents are being deleted
+    core.delete_namespaced_pod("fgd-pod", NS, grace_period_seconds=0)  # what the node agent does at the end
+    with pytest.raises(ApiException) as gone:
+        batch.read_namespaced_job("fgd", NS)
+    assert gone.value.status == 404

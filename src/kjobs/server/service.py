@@ -471,9 +471,11 @@ class ApiService:
         zero_grace = not r.graceful or meta.get("deletionGracePeriodSeconds") == 0
         if meta.get("deletionTimestamp") and not meta.get("finalizers") and zero_grace:
             # The registry's ShouldDeleteDuringUpdate: the last finalizer of an object whose grace is over.
-            return await self.store.delete(
+            gone = await self.store.delete(
                 r.store_key, meta.get("namespace", ""), meta["name"], expected_rv=meta["resourceVersion"]
             )
+            await self._on_dependent_gone(gone)
+            return gone
         return await self.store.update(r.store_key, new, expected_rv=meta["resourceVersion"])
 
     async def update(
@@ -742,6 +744,7 @@ class ApiService:
         current = meta.get("deletionGracePeriodSeconds")
         if grace == 0 and not meta.get("finalizers"):
             gone = await self.store.delete(r.store_key, meta.get("namespace", ""), meta["name"])
+            await self._on_dependent_gone(gone)
             return Result(gone, 200)
         if current is not None and current <= grace:
             return Result(pod, 200)
@@ -792,11 +795,16 @@ class ApiService:
                     raise
 
     async def _on_dependent_gone(self, dependent: Obj) -> None:
+        """A pod went away: an owner Job being deleted in the foreground may now be removable."""
         for ref in (dependent.get("metadata") or {}).get("ownerReferences") or []:
-            if ref.get("kind") == "Job":
+            if ref.get("kind") == "Job" and ref.get("apiVersion", "batch/v1") == "batch/v1":
                 jobs = lookup("batch", "v1", "jobs")
                 assert jobs is not None
-                await self._finish_foreground(jobs, dependent["metadata"].get("namespace", ""), ref.get("name", ""))
+                try:
+                    await self._finish_foreground(jobs, dependent["metadata"].get("namespace", ""), ref.get("name", ""))
+                except ApiError as exc:  # someone else (the garbage collector) got there first
+                    if exc.code not in (404, 409):
+                        raise
 
     async def _finish_foreground(self, r: Resource, namespace: str, name: str) -> Obj | None:
         """Remove a foreground-deleted owner once no dependents remain; returns it if it still exists."""
