@@ -527,3 +527,23 @@ async def test_a_rejoining_agent_without_pressure_removes_a_stale_memory_pressur
         assert node["spec"]["taints"] == [other]
     finally:
         await started.agent.stop()
+
+
+@with_node
+async def test_a_crash_looping_container_restarts_with_back_off_events(node: Node) -> None:
+    attempts: list[int] = []
+
+    def crash(pod: Obj, container: Obj, attempt: int) -> Outcome:
+        attempts.append(attempt)
+        return Outcome(duration=1, exit_code=1 if attempt < 2 else 0)
+
+    node.runtime.outcome = crash
+    created = await node.create_pod("flaky", restartPolicy="OnFailure")
+    await settle(node.clock, lambda: node.phase("flaky") == "Succeeded")
+    pod = node.pod("flaky")
+    assert pod is not None
+    assert pod["status"]["containerStatuses"][0]["restartCount"] == 2
+    ref = f"flaky_default({created['metadata']['uid']})"
+    backoffs = [e["message"] for e in await node.events("BackOff")]
+    assert backoffs == [f"Back-off restarting failed container main in pod {ref}"]  # the 1st restart is at once
+    assert len(await node.events("Started")) == 3

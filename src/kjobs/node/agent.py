@@ -113,6 +113,13 @@ def status_patch(api_status: Obj, status: Obj, last_written: Obj) -> Obj:
     return body
 
 
+def backoff_message(pod: Obj, container: str) -> str:
+    """The kubelet's BackOff event: `Back-off restarting failed container C in pod NAME_NS(UID)`."""
+    meta = pod.get("metadata") or {}
+    pod_ref = f"{meta.get('name', '')}_{meta.get('namespace', '')}({meta.get('uid', '')})"
+    return f"Back-off restarting failed container {container} in pod {pod_ref}"
+
+
 def _key(pod: Obj) -> Key:
     meta = pod.get("metadata") or {}
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
@@ -462,6 +469,12 @@ class NodeAgent:
         specs = {c.get("name"): c for c in ((pod.get("spec") or {}).get("initContainers") or [])}
         specs.update({c.get("name"): c for c in ((pod.get("spec") or {}).get("containers") or [])})
         for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
+            waiting = (cs.get("state") or {}).get("waiting") or {}
+            if waiting.get("reason") == "CrashLoopBackOff":
+                backoff_key = f"backoff:{cs.get('containerID')}"
+                if backoff_key not in seen:
+                    seen.add(backoff_key)
+                    self.events.event(pod, "Warning", "BackOff", backoff_message(pod, str(cs.get("name") or "")))
             container_id = cs.get("containerID")
             if not container_id or container_id in seen:
                 continue
