@@ -508,9 +508,12 @@ async def test_a_pod_failed_by_someone_else_is_stopped(node: Node) -> None:
     await node.client.patch(PODS, "default", "ok", patch, subresource="status")
     handle = node.runtime.get(created["metadata"]["uid"])
     assert handle is not None
-    await settle(node.clock, lambda: handle.terminal)
+    await settle(node.clock, lambda: handle.terminal and node.agent.status_written(handle.uid) == handle.status)
     assert node.clock.now() - parse_time(created["metadata"]["creationTimestamp"]) < 60
-    assert node.phase("ok") == "Failed"
+    pod = await node.client.get(PODS, "default", "ok")
+    assert pod["status"]["phase"] == "Failed"
+    assert (pod["status"]["reason"], pod["status"]["message"]) == ("DeadlineExceeded", "set by a controller")
+    assert pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 143
 
 
 @run_async

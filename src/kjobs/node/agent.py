@@ -92,13 +92,13 @@ class NodeAgentSettings:
 def status_patch(api_status: Obj, status: Obj, last_written: Obj) -> Obj:
     """The strategic-merge body that makes the API's status `status`, as the status manager's patch does.
 
-    Strategic merge keeps keys the patch omits, so keys the kubelet owns that the new status no longer has
-    (`reason`/`message`, a condition's old `message`/`reason`) are sent as null; conditions others own and
-    keys others set (`nominatedNodeName`) are left alone.
+    Strategic merge keeps keys the patch omits, so keys the agent wrote that the new status no longer has
+    (`reason`/`message`) and stale keys of the conditions the kubelet owns are sent as null; conditions
+    others own and keys others set (`nominatedNodeName`, a controller's `reason`) are left alone.
     """
     body: Obj = dict(status)
-    for key in _OWNED_STATUS_KEYS:
-        if key not in status and (key in api_status or key in last_written):
+    for key in _OWNED_STATUS_KEYS:  # only what this agent wrote: a controller's reason on a pod it failed stays
+        if key not in status and key in last_written:
             body[key] = None
     before: dict[str, set[str]] = {}
     for source in (api_status, last_written):
