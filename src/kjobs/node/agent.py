@@ -301,8 +301,11 @@ class NodeAgent:
                 "renewTime": renew,
             },
         }
-        with contextlib.suppress(ApiError):
+        try:
             await self.client.create(LEASES, NODE_LEASE_NAMESPACE, lease)
+        except ApiError as exc:
+            if exc.code != 409:  # 409: created meanwhile, renewed next time
+                log.warning("node %s: cannot create its Lease: %s", self.name, exc)
 
     async def _set_taint(self, taint: Obj, present: bool) -> None:
         for _ in range(5):
