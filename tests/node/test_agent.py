@@ -152,7 +152,7 @@ async def test_registers_a_ready_node_with_capacity_and_node_info(node: Node) ->
         {"type": "InternalIP", "address": "127.0.0.1"},
         {"type": "Hostname", "address": NODE},
     ]
-    assert status["daemonEndpoints"] == {"kubeletEndpoint": {"Port": 10250}}
+    assert status["daemonEndpoints"] == {"kubeletEndpoint": {"Port": 0}}  # no log endpoint served
     info = status["nodeInfo"]
     assert set(info) >= {
         "machineID", "systemUUID", "bootID", "kernelVersion", "osImage", "containerRuntimeVersion",

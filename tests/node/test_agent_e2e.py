@@ -15,12 +15,13 @@ from typing import Any
 import httpx
 import pytest
 
+from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
 from kjobs.client.local import LocalClient
 from kjobs.client.resources import PODS
 from kjobs.clock import RealClock
 from kjobs.node.agent import NodeAgent, NodeAgentSettings
-from kjobs.node.logsource import AgentLogs
+from kjobs.node.logsource import AgentLogs, RemoteLogs
 from kjobs.node.process_runtime import ProcessRuntime
 from kjobs.server import kubeconfig
 from kjobs.server.logs import LogOptions
@@ -278,3 +279,58 @@ def test_real_memory_pressure_evicts_a_process_pod(tmp_path: Path) -> None:
             await agent.stop()
 
     asyncio.run(scenario())
+
+
+def test_logs_of_an_agent_in_another_process_stream_through_the_api(tmp_path: Path) -> None:
+    store = MemoryStore()
+
+    def node(name: str) -> Obj | None:
+        try:
+            return store.get("nodes", "", name)
+        except ApiError:
+            return None
+
+    with serve(store, logs=RemoteLogs(node)) as url:
+        config = tmp_path / "kubeconfig.yaml"
+        kubeconfig.write(config, url)
+        agent = subprocess.Popen(
+            _kjobs("node", "join", "--kubeconfig", str(config), "--name", "n3", "--root-dir", str(tmp_path / "n3")),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        try:
+            with httpx.Client(base_url=url, timeout=10) as http:
+
+                def port() -> int:
+                    response = http.get("/api/v1/nodes/n3")
+                    if response.status_code != 200:
+                        return 0
+                    return int(response.json()["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"])
+
+                assert _wait_http(port) > 0
+                command = ["sh", "-c", "echo first; sleep 2; echo second"]
+                http.post("/api/v1/namespaces/default/pods", json=pod_manifest("talk", "n3", command))
+
+                def phase() -> str:
+                    return str(http.get("/api/v1/namespaces/default/pods/talk").json().get("status", {}).get("phase"))
+
+                _wait_http(lambda: phase() == "Running")
+                with http.stream("GET", "/api/v1/namespaces/default/pods/talk/log", params={"follow": "true"}) as log:
+                    assert log.status_code == 200
+                    lines = log.iter_lines()
+                    started = time.monotonic()
+                    assert next(lines) == "first"
+                    assert time.monotonic() - started < 1.8 and phase() == "Running"  # streamed, not buffered
+                    assert list(lines) == ["second"]
+                tail = http.get("/api/v1/namespaces/default/pods/talk/log", params={"tailLines": "1"})
+                assert tail.text == "second\n"
+                previous = http.get("/api/v1/namespaces/default/pods/talk/log", params={"previous": "true"})
+                assert previous.status_code == 400
+                assert previous.json()["message"] == 'previous terminated container "main" in pod "talk" not found'
+            agent.send_signal(signal.SIGTERM)
+            assert agent.wait(timeout=30) == 0
+        finally:
+            if agent.poll() is None:
+                agent.kill()
+                agent.wait()
+    store.close()

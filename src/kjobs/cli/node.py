@@ -47,6 +47,14 @@ def _connection(kubeconfig: Path | None) -> Any:
 @click.option(
     "--shutdown-grace-period", type=click.FloatRange(0), default=30.0, show_default=True, help="Seconds for pods."
 )
+@click.option("--address", default="127.0.0.1", show_default=True, help="The Node's InternalIP; logs served there.")
+@click.option(
+    "--log-port",
+    type=click.IntRange(0, 65535),
+    default=0,
+    show_default=True,
+    help="Port for container logs (the kubelet endpoint; 0: any free port).",
+)
 def join(
     kubeconfig: Path | None,
     name: str,
@@ -54,8 +62,11 @@ def join(
     root_dir: Path | None,
     eviction_hard: str,
     shutdown_grace_period: float,
+    address: str,
+    log_port: int,
 ) -> None:
     """Register node NAME with the API server of KUBECONFIG and run the pods bound to it."""
+    from kjobs.node.agent import NodeAgentSettings
     from kjobs.node.eviction import Threshold, ThresholdError
 
     try:
@@ -64,7 +75,10 @@ def join(
         raise click.BadParameter(str(exc), param_hint="--eviction-hard") from None
     connection = _connection(kubeconfig)
     try:
-        asyncio.run(_join(connection, name, runtime, root_dir, eviction_hard, shutdown_grace_period))
+        settings = NodeAgentSettings(
+            eviction_hard=eviction_hard, shutdown_grace_period=shutdown_grace_period, address=address, log_port=log_port
+        )
+        asyncio.run(_join(connection, name, runtime, root_dir, settings))
     except _Failed as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -73,13 +87,11 @@ class _Failed(Exception):
     pass
 
 
-async def _join(
-    connection: Any, name: str, runtime: str, root_dir: Path | None, eviction_hard: str, grace: float
-) -> None:
+async def _join(connection: Any, name: str, runtime: str, root_dir: Path | None, settings: Any) -> None:
     from kjobs.api.errors import ApiError
     from kjobs.client.http import HttpClient
     from kjobs.clock import RealClock
-    from kjobs.node.agent import NodeAgent, NodeAgentSettings
+    from kjobs.node.agent import NodeAgent
     from kjobs.node.runtime import ContainerRuntime, StatusCallback
 
     clock = RealClock()
@@ -94,7 +106,6 @@ async def _join(
         return ProcessRuntime(root_dir=root_dir or default_root_dir() / name, clock=clock, on_status=on_status)
 
     client = HttpClient(connection, user_agent=f"kjobs-node/{name}")
-    settings = NodeAgentSettings(eviction_hard=eviction_hard, shutdown_grace_period=grace)
     agent = NodeAgent(client, name=name, clock=clock, runtime_factory=make_runtime, settings=settings)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

@@ -48,6 +48,7 @@ from kjobs.node.eviction import (
     rank_for_memory_pressure,
     threshold_met,
 )
+from kjobs.node.logserver import LogServer
 from kjobs.node.observations import NODE_SHUTDOWN, eviction
 from kjobs.node.podstatus import TERMINAL_PHASES
 from kjobs.node.recovery import lost_pod_status, ran_before
@@ -84,6 +85,8 @@ class NodeAgentSettings:
     shutdown_grace_period: float = DEFAULT_SHUTDOWN_GRACE_SECONDS
     address: str = "127.0.0.1"
     workers: int = 4
+    log_port: int | None = None
+    """Serve container logs over HTTP on this port of `address` (0: any free port; None: do not serve)."""
     machine: nodestatus.MachineInfo | None = None
     """Machine facts for the Node; probed from this machine when None."""
     labels: dict[str, str] = field(default_factory=dict)
@@ -186,11 +189,17 @@ class NodeAgent:
         self._changed = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
         self._running = False
+        self.log_server: LogServer | None = None
 
     # ----------------------------------------------------------------------------------------- lifecycle
 
     async def start(self) -> None:
         """Register the Node and Lease, relist this node's pods, then run workers and heartbeats."""
+        if self.settings.log_port is not None:
+            self.log_server = LogServer(
+                self.runtime, uid_of=self._uid_of_pod, host=self.settings.address, port=self.settings.log_port
+            )
+            await self.log_server.start()
         await self.register()
         await self.renew_lease()
         self.pods.add_handler(self._on_pod)
@@ -223,6 +232,8 @@ class NodeAgent:
         self._tasks = []
         await self.pods.stop()
         await self.node_informer.stop()
+        if self.log_server is not None:
+            await self.log_server.stop()
         with contextlib.suppress(Exception):
             await self.runtime.shutdown()
         await self.events.flush()
@@ -269,6 +280,7 @@ class NodeAgent:
             previous=previous,
             memory_reserved_bytes=self._reserved_memory(),
             address=self.settings.address,
+            kubelet_port=self.log_server.port if self.log_server is not None else 0,
         )
         self.node = await self.client.patch(NODES, None, self.name, {"status": status}, subresource="status")
 
@@ -334,6 +346,9 @@ class NodeAgent:
         pod = new or old
         if pod is not None:
             self.queue.add(_key(pod))
+
+    def _uid_of_pod(self, namespace: str, name: str) -> str | None:
+        return self._uid_of.get((namespace, name))
 
     def _on_runtime_status(self, uid: str, status: Obj) -> None:
         key = self._key_of.get(uid)

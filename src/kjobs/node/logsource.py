@@ -6,18 +6,21 @@ tail, previous and limitBytes are the runtime's). A pod no agent here runs — n
 another process, or never started — gets the kubelet's `waiting to start` 400. `timestamps` and
 `sinceSeconds` are accepted and ignored (the runtimes keep no per-line times).
 
-For an agent in another process the API server would need to reach it (the kubelet's port 10250 and
-`daemonEndpoints`); kjobs does not serve logs across processes yet.
+`RemoteLogs` is the source for agents in other processes: it reads the pod's Node (InternalIP and
+`daemonEndpoints.kubeletEndpoint.Port`) and streams from that agent's `LogServer` (`kjobs.node.logserver`),
+passing the agent's errors on. `AgentLogs(agents, remote=RemoteLogs(...))` serves both kinds.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Protocol
+from urllib.parse import quote
 
+from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
 from kjobs.node.runtime import ContainerRuntime
-from kjobs.server.logs import LogOptions, waiting_error
+from kjobs.server.logs import LogOptions, LogSource, waiting_error
 
 
 class _Agent(Protocol):
@@ -28,7 +31,8 @@ class _Agent(Protocol):
 class AgentLogs:
     """Dispatches log reads to the agent of each pod's node."""
 
-    def __init__(self, agents: Iterable[_Agent] = ()) -> None:
+    def __init__(self, agents: Iterable[_Agent] = (), *, remote: LogSource | None = None) -> None:
+        self._remote = remote
         self._agents: dict[str, _Agent] = {}
         for agent in agents:
             self.add(agent)
@@ -42,6 +46,8 @@ class AgentLogs:
         node = str((pod.get("spec") or {}).get("nodeName") or "")
         agent = self._agents.get(node)
         uid = str((pod.get("metadata") or {}).get("uid") or "")
+        if agent is None and self._remote is not None and node:
+            return self._remote.open(pod, options)
         if agent is None or agent.runtime.get(uid) is None:
             raise waiting_error(pod, options.container)
         return agent.runtime.logs(
@@ -52,3 +58,74 @@ class AgentLogs:
             previous=options.previous,
             limit_bytes=options.limit_bytes,
         )
+
+
+NodeLookup = Callable[[str], Obj | None]
+"""Node name -> the Node object (None when there is none)."""
+
+
+def kubelet_endpoint(node: Obj | None) -> str | None:
+    """`http://<InternalIP>:<kubeletEndpoint.Port>` of a Node whose agent serves logs, else None."""
+    status = (node or {}).get("status") or {}
+    port = ((status.get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}).get("Port")
+    address = next((a.get("address") for a in status.get("addresses") or [] if a.get("type") == "InternalIP"), None)
+    if not isinstance(port, int) or port <= 0 or not address:
+        return None
+    host = f"[{address}]" if ":" in str(address) else str(address)
+    return f"http://{host}:{port}"
+
+
+class RemoteLogs:
+    """A `LogSource` that streams from the log endpoint of the pod's node agent over HTTP."""
+
+    def __init__(self, nodes: NodeLookup, *, connect_timeout: float = 5.0) -> None:
+        self._nodes = nodes
+        self._connect_timeout = connect_timeout
+
+    def open(self, pod: Obj, options: LogOptions) -> AsyncIterator[bytes]:
+        """Chunks from the agent; the agent's error Status (or the waiting-to-start 400) when there is none."""
+        node_name = str((pod.get("spec") or {}).get("nodeName") or "")
+        endpoint = kubelet_endpoint(self._nodes(node_name)) if node_name else None
+        if endpoint is None:
+            raise waiting_error(pod, options.container)
+        meta = pod.get("metadata") or {}
+        path = "/containerLogs/" + "/".join(
+            quote(str(part), safe="") for part in (meta.get("namespace", ""), meta.get("name", ""), options.container)
+        )
+        query = {"follow": "true" if options.follow else "false", "previous": "true" if options.previous else "false"}
+        if options.tail_lines is not None:
+            query["tailLines"] = str(options.tail_lines)
+        if options.limit_bytes is not None:
+            query["limitBytes"] = str(options.limit_bytes)
+        return self._stream(pod, options, endpoint + path, query)
+
+    async def _stream(self, pod: Obj, options: LogOptions, url: str, query: dict[str, str]) -> AsyncIterator[bytes]:
+        import aiohttp  # only servers that proxy logs pay for the import
+
+        timeout = aiohttp.ClientTimeout(total=None, sock_connect=self._connect_timeout)
+        started = False
+        try:
+            async with (
+                aiohttp.ClientSession(timeout=timeout) as session,
+                session.get(url, params=query) as response,
+            ):
+                if response.status != 200:
+                    raise _error(response.status, await response.read())
+                async for chunk in response.content.iter_any():
+                    started = True
+                    yield chunk
+        except aiohttp.ClientConnectionError:
+            if not started:  # an agent that cannot be reached has nothing to show yet
+                raise waiting_error(pod, options.container) from None
+
+
+def _error(code: int, raw: bytes) -> ApiError:
+    import orjson
+
+    try:
+        body = orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        body = None
+    if isinstance(body, dict) and body.get("kind") == "Status":
+        return ApiError.from_status(body)
+    return ApiError(code, "InternalError", raw.decode("utf-8", "replace").strip() or f"kubelet answered HTTP {code}")

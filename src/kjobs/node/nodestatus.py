@@ -22,7 +22,6 @@ from kjobs.api.types import Obj
 KUBELET_VERSION = "v1.32.0+kjobs"
 """What `kubectl get nodes` shows under VERSION (the API server reports v1.32.0+kjobs too)."""
 MAX_PODS = 110
-KUBELET_PORT = 10250
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 OS_LABEL = "kubernetes.io/os"
 ARCH_LABEL = "kubernetes.io/arch"
@@ -211,15 +210,16 @@ def node_status(
     previous: Obj | None = None,
     memory_reserved_bytes: int = 0,
     address: str = "127.0.0.1",
+    kubelet_port: int = 0,
 ) -> Obj:
-    """The whole `status` of the agent's Node."""
+    """The whole `status` of the agent's Node; `kubelet_port` is where its logs are served (0: nowhere)."""
     before = previous or {}
     return {
         "capacity": capacity(machine),
         "allocatable": allocatable(machine, memory_reserved_bytes=memory_reserved_bytes),
         "conditions": conditions(state, now, before.get("conditions") or []),
         "addresses": [{"type": "InternalIP", "address": address}, {"type": "Hostname", "address": name}],
-        "daemonEndpoints": {"kubeletEndpoint": {"Port": KUBELET_PORT}},
+        "daemonEndpoints": {"kubeletEndpoint": {"Port": kubelet_port}},
         "nodeInfo": node_info(machine),
     }
 

@@ -1,0 +1,109 @@
+"""The agent's log endpoint: the kubelet's `GET /containerLogs/{namespace}/{pod}/{container}`, over HTTP.
+
+Design note: when the API server and a node agent run in different processes (`kjobs node join`), the server
+cannot read the agent's log files; like the kube-apiserver, it asks the node. The agent serves its runtime's
+logs on `daemonEndpoints.kubeletEndpoint.Port` of its Node (an ephemeral port unless one is set), on the
+Node's InternalIP, and `kjobs.node.logsource.RemoteLogs` is the server-side `LogSource` that proxies to it.
+Query parameters are the kubelet's (`follow`, `tailLines`, `previous`, `limitBytes`); errors are Kubernetes
+`Status` bodies with the runtime's code and message, so the server passes them on unchanged. Plain HTTP and
+no authentication: it listens on the agent's address, loopback by default.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable
+
+import orjson
+from aiohttp import web
+
+from kjobs.api.errors import ApiError, bad_request, not_found
+from kjobs.node.runtime import ContainerRuntime
+
+UidOf = Callable[[str, str], str | None]
+"""(namespace, pod name) -> the uid of that pod on this node, or None."""
+
+
+def _number(request: web.Request, key: str) -> int | None:
+    raw = request.query.get(key)
+    if not raw:
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        raise bad_request(f"{key}: Invalid value: {raw!r}: must be an integer") from None
+
+
+def _flag(request: web.Request, key: str) -> bool:
+    return request.query.get(key, "").lower() in ("true", "1")
+
+
+class LogServer:
+    """Serves container logs of one agent's runtime."""
+
+    def __init__(self, runtime: ContainerRuntime, *, uid_of: UidOf, host: str = "127.0.0.1", port: int = 0) -> None:
+        self._runtime = runtime
+        self._uid_of = uid_of
+        self._host, self._port = host, port
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    async def start(self) -> int:
+        """Listen; returns the bound port."""
+        app = web.Application()
+        app.router.add_get("/containerLogs/{namespace}/{name}/{container}", self._handle)
+        self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, self._host, self._port)
+        await site.start()
+        server = site._server  # aiohttp exposes the bound sockets only here
+        sockets = getattr(server, "sockets", None) or []
+        self.port = int(sockets[0].getsockname()[1]) if sockets else self._port
+        return self.port
+
+    async def stop(self) -> None:
+        """Stop listening (open streams end)."""
+        if self._runner is not None:
+            await self._runner.cleanup()
+            self._runner = None
+
+    async def _handle(self, request: web.Request) -> web.StreamResponse:
+        namespace, name = request.match_info["namespace"], request.match_info["name"]
+        container = request.match_info["container"]
+        try:
+            uid = self._uid_of(namespace, name)
+            if uid is None or self._runtime.get(uid) is None:
+                raise not_found("pods", name)
+            chunks = self._runtime.logs(
+                uid,
+                container,
+                follow=_flag(request, "follow"),
+                tail_lines=_number(request, "tailLines"),
+                previous=_flag(request, "previous"),
+                limit_bytes=_number(request, "limitBytes"),
+            )
+            iterator = aiter(chunks)
+            first = await anext(iterator, b"")
+        except ApiError as exc:
+            return web.Response(status=exc.code, body=orjson.dumps(exc.status()), content_type="application/json")
+        response = web.StreamResponse(headers={"Content-Type": "text/plain"})
+        await response.prepare(request)
+        try:
+            if first:
+                await response.write(first)
+            async for chunk in iterator:
+                await response.write(chunk)
+        except (ConnectionResetError, ApiError):
+            return response
+        finally:
+            await _close(iterator)
+        with contextlib.suppress(ConnectionResetError):
+            await response.write_eof()
+        return response
+
+
+async def _close(iterator: AsyncIterator[bytes]) -> None:
+    closer = getattr(iterator, "aclose", None)
+    if closer is not None:
+        with contextlib.suppress(Exception):
+            await closer()
