@@ -8,6 +8,7 @@ import pytest
 
 from kjobs.api.types import Obj
 from kjobs.node.admission import MEMORY_PRESSURE_MESSAGE, admit, pod_requests
+from kjobs.node.logsource import kubelet_endpoint
 from kjobs.node.nodestatus import MachineInfo, NodeState, conditions, micro_time, node_status
 from kjobs.node.recovery import lost_pod_status, ran_before
 from kjobs.node.shutdown import rejected_status, shutdown_grace_seconds, shutdown_requested
@@ -183,3 +184,24 @@ def test_shutdown_request_is_an_annotation() -> None:
     assert shutdown_requested({"metadata": {"annotations": {"node.kjobs.io/shutdown-requested": "now"}}})
     assert not shutdown_requested({"metadata": {}})
     assert not shutdown_requested(None)
+
+
+# --------------------------------------------------------------------------------------------------- logs
+
+
+@pytest.mark.parametrize(
+    ("address", "port", "expected"),
+    [
+        ("127.0.0.1", 4321, "http://127.0.0.1:4321"),
+        ("::1", 4321, "http://[::1]:4321"),
+        ("127.0.0.1", 0, None),
+        (None, 4321, None),
+    ],
+)
+def test_kubelet_endpoint_of_a_node(address: str | None, port: int, expected: str | None) -> None:
+    addresses = [{"type": "Hostname", "address": "n"}]
+    if address:
+        addresses.append({"type": "InternalIP", "address": address})
+    node = {"status": {"addresses": addresses, "daemonEndpoints": {"kubeletEndpoint": {"Port": port}}}}
+    assert kubelet_endpoint(node) == expected
+    assert kubelet_endpoint(None) is None
