@@ -550,3 +550,19 @@ async def test_a_crash_looping_container_restarts_with_back_off_events(node: Nod
     backoffs = [e["message"] for e in await node.events("BackOff")]
     assert backoffs == [f"Back-off restarting failed container main in pod {ref}"]  # the 1st restart is at once
     assert len(await node.events("Started")) == 3
+
+
+@with_node
+async def test_a_container_ignoring_sigterm_is_killed_after_the_grace_period(node: Node) -> None:
+    node.runtime.outcome = by_name({"stubborn": Outcome(duration=3600, term_delay=1000)})
+    created = await node.create_pod("stubborn", terminationGracePeriodSeconds=5)
+    await settle(node.clock, lambda: node.phase("stubborn") == "Running")
+    seen: list[Obj] = []
+    node.agent.pods.add_handler(lambda old, new: seen.append(new) if new is not None else None)
+    await node.client.delete(PODS, "default", "stubborn")
+    deleted_at = node.clock.now()
+    uid = created["metadata"]["uid"]
+    await settle(node.clock, lambda: node.pod("stubborn") is None and node.runtime.get(uid) is None)
+    assert 5 <= node.clock.now() - deleted_at < 10
+    terminated = seen[-1]["status"]["containerStatuses"][0]["state"]["terminated"]
+    assert (seen[-1]["status"]["phase"], terminated["exitCode"], terminated.get("signal")) == ("Failed", 137, 9)
