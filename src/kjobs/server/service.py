@@ -157,10 +157,6 @@ def _strip_for_compare(obj: Obj) -> Obj:
     return clone
 
 
-def _group_of(r: Resource) -> str:
-    return r.group
-
-
 class ApiService:
     """The API's behaviour, independent of HTTP. Collaborators are injected by keyword."""
 
