@@ -400,3 +400,16 @@ def test_foreground_delete_finishes_when_the_last_dependent_goes(api: client.Api
     with pytest.raises(ApiException) as gone:
         batch.read_namespaced_job("fgd", NS)
     assert gone.value.status == 404
+
+
+def test_binding_uid_is_a_precondition(api: client.ApiClient) -> None:
+    core = client.CoreV1Api(api)
+    core.create_namespaced_pod(NS, pod_manifest("bu"))
+    with pytest.raises(ApiException) as stale:
+        core.create_namespaced_pod_binding(
+            "bu", NS, {"metadata": {"name": "bu", "uid": "old-uid"}, "target": {"name": "n1"}}, _preload_content=False
+        )
+    assert (
+        stale.value.status == 409 and "Precondition failed: UID in precondition: old-uid" in _status(stale)["message"]
+    )
+    assert core.read_namespaced_pod("bu", NS).spec.node_name is None

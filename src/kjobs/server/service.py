@@ -836,6 +836,16 @@ class ApiService:
         if not target:
             raise invalid("Binding", name, [FieldError("target.name", ErrorType.FieldValueRequired, "")])
         pod = self._get_or_404(pods, namespace, name)
+        want_uid = (body.get("metadata") or {}).get("uid")
+        have_uid = (pod.get("metadata") or {}).get("uid", "")
+        if want_uid and want_uid != have_uid:  # the binding's UID is a precondition (assignPod)
+            raise ApiError(
+                409,
+                "Conflict",
+                f'Operation cannot be fulfilled on pods/binding "{name}": Precondition failed: UID in precondition: '
+                f"{want_uid}, UID in object meta: {have_uid}",
+                details={"name": name, "kind": "pods/binding"},
+            )
         node = (pod.get("spec") or {}).get("nodeName")
         if node:
             raise ApiError(
