@@ -23,6 +23,9 @@ main.add_command(validate_command)
 from kjobs.cli.up import up  # noqa: E402
 
 main.add_command(up)
+from kjobs.cli.run import run_command  # noqa: E402
+
+main.add_command(run_command)
 from kjobs.cli.node import node_group  # noqa: E402
 
 main.add_command(node_group)

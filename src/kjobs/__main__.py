@@ -1,0 +1,5 @@
+"""`python -m kjobs` runs the CLI."""
+
+from kjobs.cli import main
+
+main()

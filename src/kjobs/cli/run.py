@@ -1,0 +1,96 @@
+"""`kjobs run JOB.yaml`: run a Job on an embedded cluster whose pods are local processes.
+
+Exit status: 0 when the Job completed, 1 when it failed, 2 on bad input (missing file, invalid YAML, invalid Job).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from typing import Any
+
+import click
+
+from kjobs.api.manifest import ManifestError, load_manifests
+from kjobs.api.types import Obj
+
+
+@click.command("run")
+@click.argument("manifest")
+@click.option(
+    "--backoff",
+    type=float,
+    default=10.0,
+    show_default=True,
+    help="Base pod-failure back-off in seconds (Kubernetes: 10 s, doubling to 10 min).",
+)
+@click.option("--nodes", type=click.IntRange(1, 64), default=1, show_default=True, help="Local node agents.")
+@click.option("--logs", "show_logs", is_flag=True, help="Print each pod's log when it finishes.")
+@click.option(
+    "--serve",
+    "serve_port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help="Also serve the Kubernetes API on 127.0.0.1:PORT (0: any free port) so kubectl can watch.",
+)
+@click.option(
+    "--kubeconfig",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="With --serve: where to write the kubeconfig [default: a temporary file].",
+)
+@click.option("--plain", is_flag=True, help="Plain progress lines even on a terminal.")
+@click.option("--timeout", type=float, default=None, help="Give up (exit 1) after this many seconds.")
+def run_command(
+    manifest: str,
+    backoff: float,
+    nodes: int,
+    show_logs: bool,
+    serve_port: int | None,
+    kubeconfig: str | None,
+    plain: bool,
+    timeout: float | None,
+) -> None:
+    """Run a Job manifest on an embedded cluster and explain every failure decision."""
+    job = _load_job(manifest)
+    from kjobs.run import RunOptions, run_job
+
+    options = RunOptions(
+        backoff=backoff,
+        nodes=nodes,
+        show_logs=show_logs,
+        serve_port=serve_port,
+        kubeconfig=kubeconfig,
+        live=not plain and sys.stdout.isatty(),
+        timeout=timeout,
+    )
+    with contextlib.suppress(KeyboardInterrupt):
+        code = asyncio.run(run_job(job, options))
+        sys.exit(code)
+    sys.exit(130)
+
+
+def _load_job(path: str) -> Obj:
+    from kjobs.validate import validate_manifest
+
+    try:
+        objects = load_manifests(path)
+    except ManifestError as exc:
+        _fail(str(exc))
+    jobs = [o for o in objects if o.get("kind") == "Job"]
+    if len(jobs) != 1:
+        kinds = ", ".join(str(o.get("kind")) for o in objects) or "nothing"
+        _fail(f"{path}: expected exactly one Job, found {kinds}")
+    job: dict[str, Any] = jobs[0]
+    errors = validate_manifest(job)
+    if errors:
+        name = (job.get("metadata") or {}).get("name") or ""
+        lines = [f'{path}: The Job "{name}" is invalid:'] + [f"* {e}" for e in errors]
+        _fail("\n".join(lines))
+    return job
+
+
+def _fail(message: str) -> Any:
+    click.echo(f"error: {message}", err=True)
+    sys.exit(2)

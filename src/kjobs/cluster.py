@@ -1,0 +1,151 @@
+"""An embedded cluster: store, API service, every controller and N node agents in one asyncio process.
+
+`kjobs run` and `kjobs up` both assemble their cluster here, so they run the same control plane: the Job
+controller, the scheduler, node lifecycle, taint eviction, pod GC, the disruption controller, the garbage
+collector, TTL-after-finished, and node agents whose pods are local processes. Components talk through
+`LocalClient` (no HTTP); `kjobs up` additionally serves the same `ApiService` over HTTP for kubectl.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from kjobs.client.local import LocalClient
+from kjobs.clock import Clock, RealClock
+from kjobs.controllers.disruption import DisruptionController
+from kjobs.controllers.garbagecollector import GarbageCollector
+from kjobs.controllers.job import JobController, JobControllerSettings
+from kjobs.controllers.nodelifecycle import NodeLifecycleController
+from kjobs.controllers.podgc import PodGCController
+from kjobs.controllers.scheduler import Scheduler
+from kjobs.controllers.tainteviction import TaintEvictionController
+from kjobs.controllers.ttl import TTLAfterFinishedController
+from kjobs.job.config import SyncConfig
+from kjobs.job.metrics import JobMetrics
+from kjobs.node.logsource import AgentLogs
+from kjobs.node.runtime import ContainerRuntime, StatusCallback
+from kjobs.server.service import ApiService
+
+log = logging.getLogger(__name__)
+
+
+class Component(Protocol):
+    """Anything with an async start/stop."""
+
+    async def start(self) -> None: ...
+
+    async def stop(self) -> None: ...
+
+
+@dataclass(frozen=True)
+class ClusterSettings:
+    """What differs between `kjobs run`, `kjobs up` and tests."""
+
+    nodes: int = 1
+    node_prefix: str = "kjobs-node"
+    pod_failure_backoff: float = 10.0
+    job_batch_period: float = 1.0
+    runtime: str = "process"
+    root_dir: str | None = None
+    node_options: dict[str, Any] = field(default_factory=dict)
+
+
+def _process_runtime(root: Path, clock: Clock) -> Callable[[StatusCallback], ContainerRuntime]:
+    from kjobs.node.process_runtime import ProcessRuntime
+
+    def make(on_status: StatusCallback) -> ContainerRuntime:
+        return ProcessRuntime(root_dir=root, clock=clock, on_status=on_status)
+
+    return make
+
+
+class LocalCluster:
+    """All components of a one-machine cluster around one `ApiService`."""
+
+    def __init__(
+        self,
+        service: ApiService,
+        *,
+        settings: ClusterSettings | None = None,
+        clock: Clock | None = None,
+        job_metrics: JobMetrics | None = None,
+        logs: AgentLogs | None = None,
+    ) -> None:
+        self.service = service
+        self.logs = logs
+        self.settings = settings or ClusterSettings()
+        self.clock = clock or RealClock()
+        self.client = LocalClient(service, manager="kjobs")
+        self.job_controller = JobController(
+            self.client,
+            clock=self.clock,
+            settings=JobControllerSettings(
+                sync=SyncConfig(pod_failure_backoff=self.settings.pod_failure_backoff),
+                batch_period=self.settings.job_batch_period,
+            ),
+            metrics=job_metrics,
+        )
+        self.controllers: list[Component] = [
+            self.job_controller,
+            Scheduler(self.client, clock=self.clock),
+            NodeLifecycleController(self.client, self.clock),
+            TaintEvictionController(self.client, self.clock),
+            PodGCController(self.client, self.clock),
+            DisruptionController(self.client, self.clock),
+            GarbageCollector(self.client, self.clock),
+            TTLAfterFinishedController(self.client, self.clock),
+        ]
+        self.agents: list[Any] = []
+        self._started: list[Component] = []
+
+    def node_names(self) -> list[str]:
+        """Names of the local nodes (`kjobs-node`, `kjobs-node-2`, ...)."""
+        prefix = self.settings.node_prefix
+        return [prefix if i == 0 else f"{prefix}-{i + 1}" for i in range(self.settings.nodes)]
+
+    async def start(self) -> None:
+        """Create the standard namespaces, then start node agents and controllers."""
+        await self.service.ensure_namespaces()
+        for agent in self._make_agents():
+            await agent.start()
+            self._started.append(agent)
+            self.agents.append(agent)
+            if self.logs is not None:
+                self.logs.add(agent)  # type: ignore[arg-type]
+        for controller in self.controllers:
+            await controller.start()
+            self._started.append(controller)
+
+    def _make_agents(self) -> list[Component]:
+        if self.settings.nodes <= 0:
+            return []
+        from pathlib import Path
+
+        from kjobs.node.agent import NodeAgent, NodeAgentSettings
+        from kjobs.node.process_runtime import default_root_dir
+
+        agents: list[Component] = []
+        root = Path(self.settings.root_dir) if self.settings.root_dir else default_root_dir()
+        for name in self.node_names():
+            agents.append(
+                NodeAgent(
+                    self.client,
+                    name=name,
+                    runtime_factory=_process_runtime(root / name, self.clock),
+                    clock=self.clock,
+                    settings=NodeAgentSettings(**self.settings.node_options),
+                )
+            )
+        return agents
+
+    async def stop(self) -> None:
+        """Stop everything, newest first (controllers, then node agents, which stop their pods)."""
+        while self._started:
+            component = self._started.pop()
+            with contextlib.suppress(Exception):
+                await component.stop()

@@ -1,0 +1,186 @@
+"""The `kjobs run` session: an embedded cluster, one Job, live progress, and the final explanation.
+
+Progress comes from two informers (the Job, and the pods it owns) feeding a `RunView`; on a terminal it is a
+rich live table, otherwise one plain line per change. The session ends when the Job has a terminal condition
+(Complete → exit 0, Failed → exit 1) or the timeout passes (exit 1). With `serve_port` the same API is served
+over HTTP and a kubeconfig is written, so `kubectl get pods -w` can watch the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import os
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from rich.console import Console
+from rich.live import Live
+
+from kjobs.api.errors import ApiError
+from kjobs.api.names import CONTROLLER_UID_LABEL
+from kjobs.api.types import Obj
+from kjobs.client.resources import JOBS, PODS
+from kjobs.cluster import ClusterSettings, LocalCluster
+from kjobs.controllers.informer import Informer
+from kjobs.node.logsource import AgentLogs
+from kjobs.progress import RunView
+from kjobs.server.app import create_app
+from kjobs.store import MemoryStore
+
+
+@dataclass
+class RunOptions:
+    """How to run: back-off base, nodes, output, optional API serving."""
+
+    backoff: float = 10.0
+    nodes: int = 1
+    show_logs: bool = False
+    serve_port: int | None = None
+    kubeconfig: str | None = None
+    live: bool = False
+    timeout: float | None = None
+    batch_period: float = 0.05
+    out: TextIO = field(default_factory=lambda: sys.stdout)
+    node_options: dict[str, Any] = field(default_factory=dict)
+
+
+async def run_job(job: Obj, options: RunOptions) -> int:
+    """Run `job` to its end on a fresh embedded cluster; returns the process exit code."""
+    store = MemoryStore()
+    logs = AgentLogs()
+    app = create_app(store, clock=time.time, logs=logs)
+    cluster = LocalCluster(
+        app.service,
+        settings=ClusterSettings(
+            nodes=options.nodes,
+            pod_failure_backoff=options.backoff,
+            job_batch_period=options.batch_period,
+            node_options=options.node_options,
+        ),
+        logs=logs,
+    )
+    out = options.out
+    await cluster.start()
+    server: Any = None
+    try:
+        if options.serve_port is not None:
+            server = await _serve(app, options, out)
+        namespace = str((job.get("metadata") or {}).get("namespace") or "default")
+        try:
+            created = await cluster.client.create(JOBS, namespace, job)
+        except ApiError as exc:
+            print(f"error: {exc.message}", file=sys.stderr)
+            return 2
+        return await _follow(cluster, created, options)
+    finally:
+        if server is not None:
+            server.should_exit = True
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(server.task, 5)
+        await cluster.stop()
+        store.close()
+
+
+async def _follow(cluster: LocalCluster, job: Obj, options: RunOptions) -> int:
+    meta = job["metadata"]
+    view = RunView(job)
+    out = options.out
+    changed = asyncio.Event()
+    lines: list[str] = []
+    logged: set[str] = set()
+
+    def on_job(_old: Obj | None, new: Obj | None) -> None:
+        if new is not None:
+            lines.extend(view.update_job(new))
+            changed.set()
+
+    def on_pod(old: Obj | None, new: Obj | None) -> None:
+        lines.extend(view.update_pod(new, deleted=old if new is None else None))
+        finished = new is not None and new.get("status", {}).get("phase") in ("Succeeded", "Failed")
+        if new is not None and finished and options.show_logs and new["metadata"]["uid"] not in logged:
+            logged.add(new["metadata"]["uid"])
+            asyncio.get_running_loop().create_task(_print_logs(cluster, new, out))
+        changed.set()
+
+    jobs = Informer(cluster.client, JOBS, namespace=meta["namespace"], field_selector=f"metadata.name={meta['name']}")
+    pods = Informer(
+        cluster.client, PODS, namespace=meta["namespace"], label_selector=f"{CONTROLLER_UID_LABEL}={meta['uid']}"
+    )
+    jobs.add_handler(on_job)
+    pods.add_handler(on_pod)
+    jobs.start()
+    pods.start()
+    deadline = None if options.timeout is None else time.monotonic() + options.timeout
+    live = Live(view.renderable(), console=Console(file=out), refresh_per_second=8) if options.live else None
+    try:
+        if live is not None:
+            live.start()
+        while view.finished() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                break
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), 0.5)
+            changed.clear()
+            if live is not None:
+                for line in lines:
+                    live.console.print(line)
+                live.update(view.renderable())
+            else:
+                for line in lines:
+                    print(line, file=out, flush=True)
+            lines.clear()
+    finally:
+        if live is not None:
+            live.stop()
+        await jobs.stop()
+        await pods.stop()
+    print("", file=out)
+    print(view.summary(), file=out, flush=True)
+    return 0 if view.finished() == "Complete" else 1
+
+
+async def _print_logs(cluster: LocalCluster, pod: Obj, out: TextIO) -> None:
+    from kjobs.server.logs import LogOptions
+
+    meta = pod["metadata"]
+    for container in (pod.get("spec") or {}).get("containers") or ():
+        try:
+            _, chunks = cluster.service.open_log(
+                meta["namespace"], meta["name"], LogOptions(container=container["name"])
+            )
+            text = b"".join([chunk async for chunk in chunks]).decode("utf-8", "replace")
+        except ApiError as exc:
+            text = f"(no log: {exc.message})\n"
+        for line in text.splitlines():
+            print(f"[{meta['name']}/{container['name']}] {line}", file=out, flush=True)
+
+
+@dataclass
+class _Served:
+    should_exit: bool
+    task: asyncio.Task[None]
+
+
+async def _serve(app: Any, options: RunOptions, out: TextIO) -> Any:
+    """Serve the API on loopback in this event loop and write a kubeconfig for it."""
+    import uvicorn
+
+    from kjobs.server import kubeconfig as kubeconfig_file
+    from kjobs.server.runner import bind
+
+    sock = bind("127.0.0.1", options.serve_port or 0)
+    port = sock.getsockname()[1]
+    config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
+    server = uvicorn.Server(config)
+    server.config.setup_event_loop = lambda: None  # type: ignore[method-assign]
+    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
+    path = Path(options.kubeconfig or os.path.join(tempfile.mkdtemp(prefix="kjobs-run-"), "kubeconfig"))
+    kubeconfig_file.write(path, f"http://127.0.0.1:{port}")
+    print(f"serving the API on http://127.0.0.1:{port}; to watch: export KUBECONFIG={path}", file=out, flush=True)
+    server.task = task  # type: ignore[attr-defined]
+    return server

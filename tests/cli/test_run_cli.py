@@ -1,0 +1,76 @@
+"""`kjobs run` end to end: real processes, the embedded control plane, outcome, explanation and exit code."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+pytestmark = pytest.mark.e2e
+
+
+def kjobs(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kjobs", *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def test_failjob_on_exit_42() -> None:
+    result = kjobs("run", str(EXAMPLES / "failjob-exit-42.yaml"), "--plain")
+    assert result.returncode == 1, result.stderr
+    out = result.stdout
+    assert "Job default/job-pod-failure-policy-failjob: Failed\n  reason: PodFailurePolicy\n" in out
+    assert "failed with exit code 42 matching FailJob rule at index 0" in out
+    assert "container main exited with code 42 → FailJob by rule 0" in out
+
+
+def test_completes_and_exits_0() -> None:
+    result = kjobs("run", str(EXAMPLES / "ignore-disruptions.yaml"), "--plain")
+    assert result.returncode == 0, result.stderr
+    assert "Job default/job-pod-failure-policy-ignore: Complete\n  reason: CompletionsReached\n" in result.stdout
+    assert "succeeded: 4  failed: 0" in result.stdout
+
+
+def test_failindex_with_backoff_limit_per_index() -> None:
+    result = kjobs("run", str(EXAMPLES / "failindex-per-index.yaml"), "--plain", "--backoff", "0.2")
+    assert result.returncode == 1, result.stderr
+    out = result.stdout.split("\nJob default/", 1)[1]  # the final summary
+    assert "  reason: FailedIndexes\n" in out
+    assert "completedIndexes: 0-2,4  failedIndexes: 3,5" in out
+    assert "(index 3) failed: container main exited with code 42 → FailIndex by rule 0" in out
+    assert out.count("(index 5) failed: container main exited with code 1, no rule matched") == 2
+
+
+def test_count_against_backoff_limit_with_logs() -> None:
+    result = kjobs("run", str(EXAMPLES / "count-with-backoff-limit.yaml"), "--plain", "--backoff", "0.2", "--logs")
+    assert result.returncode == 1, result.stderr
+    assert "  reason: BackoffLimitExceeded\n" in result.stdout
+    assert "succeeded: 0  failed: 3" in result.stdout
+    assert "/main] flaky" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (None, "does not exist"),
+        ("kind: Job\nspec: [unclosed\n", "invalid YAML"),
+        ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n", "expected exactly one Job"),
+        (
+            "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n"
+            "      restartPolicy: Always\n      containers: [{name: main, image: x}]\n",
+            'spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"',
+        ),
+    ],
+    ids=["missing-file", "invalid-yaml", "no-job", "invalid-job"],
+)
+def test_bad_input_exits_2_with_a_clear_error(tmp_path: Path, content: str | None, message: str) -> None:
+    path = tmp_path / "job.yaml"
+    if content is not None:
+        path.write_text(content)
+    result = kjobs("run", str(path))
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
