@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -71,7 +72,7 @@ def test_up_writes_kubeconfig_is_ready_fast_and_resumes(tmp_path: Path) -> None:
     with _up(tmp_path, *args) as (_, line, _elapsed):
         assert line.startswith("export KUBECONFIG=")
         names = [n["metadata"]["name"] for n in httpx.get(f"{url}/api/v1/nodes").json()["items"]]
-        assert names == ["kept"]
+        assert names == ["kept", "kjobs-node"]  # the resumed object, and the local node agent's Node
         assert {n["metadata"]["name"] for n in httpx.get(f"{url}/api/v1/namespaces").json()["items"]} >= {
             "default",
             "kube-system",
@@ -119,3 +120,45 @@ def test_up_beyond_loopback_serves_tls_and_requires_the_token(tmp_path: Path) ->
             assert http.get(f"{url}/api/v1/pods").status_code == 401
             ok = http.get(f"{url}/api/v1/pods", headers={"Authorization": f"Bearer {token}"})
             assert ok.status_code == 200 and ok.json()["kind"] == "PodList"
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+def test_up_runs_a_job_to_completion_for_kubectl(tmp_path: Path) -> None:
+    port, config = _free_port(), tmp_path / "kc.yaml"
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "hello"},
+        "spec": {
+            "backoffLimit": 0,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [
+                        {"name": "main", "image": "busybox:1.36", "command": ["sh", "-c", "echo hello-from-up"]}
+                    ],
+                }
+            },
+        },
+    }
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(job))
+    env = {"HOME": str(tmp_path / "home"), "KUBECONFIG": str(config), "PATH": "/usr/local/bin:/usr/bin:/bin"}
+
+    def kubectl(*args: str) -> str:
+        proc = subprocess.run(["kubectl", *args], capture_output=True, text=True, env=env, timeout=60)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return proc.stdout.strip()
+
+    with _up(tmp_path, "--port", str(port), "--data-dir", str(tmp_path / "d"), "--kubeconfig", str(config)) as (
+        _,
+        line,
+        _elapsed,
+    ):
+        assert line.startswith("export KUBECONFIG=")
+        assert kubectl("create", "-f", str(tmp_path / "job.yaml")) == "job.batch/hello created"
+        assert kubectl("wait", "--for=condition=Complete", "job/hello", "--timeout=30s") == (
+            "job.batch/hello condition met"
+        )
+        assert kubectl("logs", "job/hello") == "hello-from-up"
+        metrics = httpx.get(f"http://127.0.0.1:{port}/metrics").text
+        assert "job_controller_job_syncs_total" in metrics

@@ -1,6 +1,11 @@
-"""`kjobs up`: run the API server (and, later, the controllers and node agent) in the foreground.
+"""`kjobs up`: run the API server, every controller and the local node agents in the foreground.
 
-Writes a kubeconfig (context `kjobs`) and prints the `export KUBECONFIG=...` line once the server answers.
+One process, one event loop: the HTTP API (for kubectl and the Python client) and the embedded cluster
+(`kjobs.cluster.LocalCluster`: Job controller, scheduler, node lifecycle, taint eviction, pod GC,
+disruption, garbage collector, TTL, and `--nodes` node agents running pods as local processes) share one
+`ApiService`; pod logs come from the agents (`AgentLogs`), or from agents that joined from other processes
+(`kjobs node join`) through their log endpoint. `/metrics` serves the controllers' metrics.
+Writes a kubeconfig (context `kjobs`) and prints the `export KUBECONFIG=...` line once everything runs.
 On 127.0.0.1 it serves plain http without authentication (kubectl sends no credentials over http anyway);
 on any other address it serves TLS with a self-signed certificate and requires the generated bearer token.
 The data directory keeps the objects (SQLite), so a second `kjobs up` resumes where the first stopped.
@@ -11,6 +16,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -49,12 +55,18 @@ def _loopback(host: str) -> bool:
     default=None,
     help="Kubeconfig file to write [default: ~/.kube/kjobs.yaml].",
 )
-def up(port: int, host: str, data_dir: Path | None, kubeconfig: Path | None) -> None:
-    """Start the Kubernetes API server for kjobs."""
+@click.option(
+    "--nodes",
+    type=click.IntRange(0, 64),
+    default=1,
+    show_default=True,
+    help="Local node agents to run (0: the API and controllers only).",
+)
+def up(port: int, host: str, data_dir: Path | None, kubeconfig: Path | None, nodes: int) -> None:
+    """Start kjobs: the Kubernetes API server, the controllers and a local node."""
     from kjobs.api.errors import ApiError
     from kjobs.server import kubeconfig as kubeconfig_file
     from kjobs.server import tls
-    from kjobs.server.app import create_app
     from kjobs.server.runner import bind, run_forever
     from kjobs.store import open_store
 
@@ -80,7 +92,7 @@ def up(port: int, host: str, data_dir: Path | None, kubeconfig: Path | None) -> 
         certfile, keyfile, token, ca = str(creds.certfile), str(creds.keyfile), creds.token, creds.cert_pem
         url = f"https://{shown}:{actual_port}"
     kubeconfig_file.write(config_path, url, ca_pem=ca, token=token)
-    app = create_app(store, token=token)
+    cluster, app = _assemble(store, token=token, nodes=nodes, data=data)
 
     def ready() -> None:
         click.echo(f"kjobs API server listening on {url} (data in {data})", err=True)
@@ -88,7 +100,39 @@ def up(port: int, host: str, data_dir: Path | None, kubeconfig: Path | None) -> 
         sys.stdout.flush()
 
     try:
-        run_forever(app, sock, ssl_certfile=certfile, ssl_keyfile=keyfile, on_ready=ready)
+        run_forever(app, sock, ssl_certfile=certfile, ssl_keyfile=keyfile, on_ready=ready, components=[cluster])
     finally:
         store.close()
         sock.close()
+
+
+def _assemble(store: Any, *, token: str | None, nodes: int, data: Path) -> tuple[Any, Any]:
+    """The app and the embedded cluster around its `ApiService`, with logs and metrics wired between them."""
+    from prometheus_client import REGISTRY
+
+    from kjobs.cluster import ClusterSettings, LocalCluster
+    from kjobs.job.metrics import JobMetrics
+    from kjobs.node.logsource import AgentLogs, RemoteLogs
+    from kjobs.server.app import create_app
+
+    app_ref: list[Any] = []
+
+    def node_of(name: str) -> Any:
+        return app_ref[0].storage.get("nodes", "", name)
+
+    logs = AgentLogs(remote=RemoteLogs(node_of))
+    app = create_app(store, token=token, logs=logs)
+    app_ref.append(app)
+    cluster = LocalCluster(
+        app.service,
+        settings=ClusterSettings(nodes=nodes, root_dir=str(data / "nodes")),
+        job_metrics=JobMetrics(REGISTRY),
+        logs=logs,
+    )
+    registries = [REGISTRY]
+    for component in cluster.controllers:
+        registry = getattr(getattr(component, "metrics", None), "registry", None)
+        if registry is not None and registry not in registries:
+            registries.append(registry)
+    app.metrics = registries
+    return cluster, app
