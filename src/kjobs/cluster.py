@@ -9,6 +9,7 @@ collector, TTL-after-finished, and node agents whose pods are local processes. C
 from __future__ import annotations
 
 import contextlib
+import gc
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -53,6 +54,15 @@ class ClusterSettings:
     runtime: str = "process"
     root_dir: str | None = None
     node_options: dict[str, Any] = field(default_factory=dict)
+
+
+def tune_gc() -> None:
+    """Raise the cyclic GC's thresholds for a long-lived control-plane process.
+
+    Informer caches keep many small dicts alive, so default generation-0 collections (every 700 allocations)
+    rescan them constantly; measured on `kjobs run` of 300 pods: 115 → 155 pods/s with (100000, 50, 1000).
+    """
+    gc.set_threshold(100_000, 50, 1000)
 
 
 def _process_runtime(root: Path, clock: Clock) -> Callable[[StatusCallback], ContainerRuntime]:

@@ -25,7 +25,7 @@ from kjobs.api.errors import ApiError
 from kjobs.api.names import CONTROLLER_UID_LABEL
 from kjobs.api.types import Obj
 from kjobs.client.resources import JOBS, PODS
-from kjobs.cluster import ClusterSettings, LocalCluster
+from kjobs.cluster import ClusterSettings, LocalCluster, tune_gc
 from kjobs.controllers.informer import Informer
 from kjobs.node.logsource import AgentLogs
 from kjobs.progress import RunView
@@ -51,6 +51,7 @@ class RunOptions:
 
 async def run_job(job: Obj, options: RunOptions) -> int:
     """Run `job` to its end on a fresh embedded cluster; returns the process exit code."""
+    tune_gc()
     store = MemoryStore()
     logs = AgentLogs()
     app = create_app(store, clock=time.time, logs=logs)

@@ -2,7 +2,8 @@
 
 Writes go through `kjobs.server.service.ApiService`, so defaulting, validation, graceful deletion, finalizers,
 the status-subresource split and eviction behave exactly as over HTTP; watches read the store's event stream.
-Objects are copied at the boundary (orjson round trip) so callers can never mutate stored state.
+Callers never share mutable state with the store: reads and watch events are fresh decodes of the stored bytes
+(each watcher gets its own), and objects written or returned by writes are copied at the boundary.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ class LocalClient:
 
     async def get(self, resource: ResourceRef, namespace: str | None, name: str) -> Obj:
         """GET one object."""
-        return _copy(self.service.get(self._resource(resource), namespace or "", name))
+        return self.service.get(self._resource(resource), namespace or "", name)
 
     async def list(
         self,
@@ -61,7 +62,7 @@ class LocalClient:
             parse_label_selector(label_selector),
             parse_field_selector(field_selector),
         )
-        return [_copy(i) for i in items], str(revision)
+        return items, str(revision)
 
     async def watch(
         self,
@@ -81,7 +82,7 @@ class LocalClient:
         )
         try:
             async for event in stream:
-                yield WatchEvent(str(event.type), _copy(event.object))
+                yield WatchEvent(str(event.type), event.object)
         finally:
             stream.close()
 
