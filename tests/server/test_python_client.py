@@ -413,3 +413,23 @@ def test_binding_uid_is_a_precondition(api: client.ApiClient) -> None:
         stale.value.status == 409 and "Precondition failed: UID in precondition: old-uid" in _status(stale)["message"]
     )
     assert core.read_namespaced_pod("bu", NS).spec.node_name is None
+
+
+def test_paging_with_limit_and_continue(api: client.ApiClient) -> None:
+    core = client.CoreV1Api(api)
+    for i in range(5):
+        core.create_namespaced_pod(NS, pod_manifest(f"pg-{i}", labels={"pg": "y"}))
+    names: list[str] = []
+    token = None
+    pages = 0
+    while True:
+        page = core.list_namespaced_pod(NS, label_selector="pg=y", limit=2, _continue=token)
+        names += [p.metadata.name for p in page.items]
+        pages += 1
+        token = page.metadata._continue
+        if not token:
+            break
+    assert names == [f"pg-{i}" for i in range(5)] and pages == 3
+    with pytest.raises(ApiException) as bad:
+        core.list_namespaced_pod(NS, limit=2, _continue="not-a-token")
+    assert bad.value.status == 400

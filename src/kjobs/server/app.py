@@ -11,6 +11,7 @@ namespaces. Reads of plain objects stream the store's JSON bytes without decodin
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import logging
 import time
@@ -80,12 +81,7 @@ def _error(exc: ApiError) -> bytes:
 
 def not_found_resource() -> ApiError:
     """The apiserver's 404 for a path it does not serve."""
-    return ApiError(
-        404,
-        "NotFound",
-        "the server could not find the requested resource",
-        details={"causes": [{"reason": "UnexpectedServerResponse", "message": "404 page not found"}]},
-    )
+    return ApiError(404, "NotFound", "the server could not find the requested resource", details={})
 
 
 def method_not_allowed() -> ApiError:
@@ -393,24 +389,28 @@ class App:
         labels = parse_label_selector(request.query.get("labelSelector"))
         fields = parse_field_selector(request.query.get("fieldSelector"))
         fields.check_supported(r.store_key)
+        limit = _limit(request.query.get("limit"))
+        after = _continue_key(request.query.get("continue"))
+        raws, revision, last = self.storage.list_page(
+            r.store_key, namespace, label_selector=labels, field_selector=fields, limit=limit, continue_after=after
+        )
+        meta: Obj = {"resourceVersion": str(revision)}
+        if last is not None:
+            meta["continue"] = _continue_token(revision, last)
         if request.wants_table:
-            items, revision = self.storage.list(r.store_key, namespace, label_selector=labels, field_selector=fields)
             table = tables.to_table(
-                items,
+                [orjson.loads(raw) for raw in raws],
                 kind=r.kind,
                 api_version=r.api_version,
                 now=self.clock(),
                 resource_version=str(revision),
                 include_object=request.query.get("includeObject", "Metadata"),
             )
+            table["metadata"] = meta
             await _respond(send, 200, orjson.dumps(table))
             return
-        raws, revision = self.storage.list_raw(r.store_key, namespace, label_selector=labels, field_selector=fields)
-        head = (
-            f'{{"kind":"{r.list_kind}","apiVersion":"{r.api_version}",'
-            f'"metadata":{{"resourceVersion":"{revision}"}},"items":['
-        )
-        await _respond(send, 200, head.encode() + b",".join(raws) + b"]}")
+        head = f'{{"kind":"{r.list_kind}","apiVersion":"{r.api_version}","metadata":'
+        await _respond(send, 200, head.encode() + orjson.dumps(meta) + b',"items":[' + b",".join(raws) + b"]}")
 
     async def _delete_collection(self, request: Request, r: Resource, namespace: str | None, send: Send) -> None:
         labels = parse_label_selector(request.query.get("labelSelector"))
@@ -590,6 +590,35 @@ class App:
             closer = getattr(iterator, "aclose", None)
             if closer is not None:
                 await closer()
+
+
+def _limit(text: str | None) -> int:
+    """The `limit` query parameter (0: everything); nonsense is ignored, as the apiserver ignores it."""
+    try:
+        return max(int(text or 0), 0)
+    except ValueError:
+        return 0
+
+
+def _continue_token(revision: int, last_key: str) -> str:
+    """An opaque continue token: where the next page starts (the apiserver's is base64 JSON too)."""
+    raw = orjson.dumps({"v": "meta.k8s.io/v1", "rv": revision, "start": last_key})
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _continue_key(token: str | None) -> str | None:
+    """The key a continue token resumes after; 400 for a token this server did not issue."""
+    if not token:
+        return None
+    try:
+        raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
+        decoded = orjson.loads(raw)
+        key = decoded["start"]
+        if not isinstance(key, str):
+            raise TypeError("start")
+    except (ValueError, TypeError, KeyError, orjson.JSONDecodeError):
+        raise bad_request("continue key is not valid: the continue token could not be decoded") from None
+    return key
 
 
 async def _wait_disconnect(receive: Receive) -> None:

@@ -68,6 +68,26 @@ class Storage:
         """Like `list`, as stored JSON bytes."""
         return self.store.list_raw(resource, namespace, label_selector=label_selector, field_selector=field_selector)
 
+    def list_page(
+        self,
+        resource: str,
+        namespace: str | None,
+        *,
+        label_selector: LabelSelector | None = None,
+        field_selector: FieldSelector | None = None,
+        limit: int = 0,
+        continue_after: str | None = None,
+    ) -> tuple[Raws, int, str | None]:
+        """One page (at most `limit` objects, 0: all) after key `continue_after`; the last key if more remain."""
+        return self.store.list_page(
+            resource,
+            namespace,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            limit=limit,
+            continue_after=continue_after,
+        )
+
     async def create(self, resource: str, obj: Obj) -> Obj:
         """Create; 409 AlreadyExists if taken."""
         namespace, name = _key(obj)
