@@ -69,6 +69,8 @@ CONTENT_TYPES = [
     "application/vnd.kubernetes.protobuf",
 ]
 QUERY_KEYS = [
+    "continue",
+    "allowWatchBookmarks",
     "labelSelector",
     "fieldSelector",
     "resourceVersion",
