@@ -275,3 +275,9 @@ def test_metrics_endpoint_serves_the_given_registries() -> None:
     store.close()
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain; version=0.0.4")
     assert "job_controller_job_syncs_total 1.0" in response.text
+
+
+def test_yaml_aliases_are_refused(http: httpx.Client) -> None:
+    bomb = b"a: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b]\n"
+    response = http.post(PODS, content=bomb, headers={"content-type": "application/yaml"})
+    assert response.status_code == 400 and "aliases are not supported" in response.json()["message"]

@@ -89,6 +89,15 @@ def method_not_allowed() -> ApiError:
     return ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
 
 
+class _NoAliasLoader(yaml.SafeLoader):
+    """YAML without anchors/aliases: a few bytes of aliases can expand to gigabytes (a "billion laughs")."""
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            raise yaml.YAMLError("aliases are not supported")
+        return super().compose_node(parent, index)
+
+
 class Request:
     """The parts of an HTTP request the handlers read."""
 
@@ -135,7 +144,7 @@ class Request:
             return None
         try:
             if media in ("application/yaml", "application/apply-patch+yaml", "text/yaml"):
-                return yaml.safe_load(raw)
+                return yaml.load(raw, Loader=_NoAliasLoader)  # a SafeLoader without aliases
             return orjson.loads(raw)
         except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
             raise bad_request(f"couldn't get version/kind; json parse error: {_first_line(exc)}") from None
