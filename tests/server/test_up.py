@@ -162,3 +162,17 @@ def test_up_runs_a_job_to_completion_for_kubectl(tmp_path: Path) -> None:
         assert kubectl("logs", "job/hello") == "hello-from-up"
         metrics = httpx.get(f"http://127.0.0.1:{port}/metrics").text
         assert "job_controller_job_syncs_total" in metrics
+
+
+def test_a_second_up_on_a_data_dir_in_use_is_refused(tmp_path: Path) -> None:
+    data = tmp_path / "d"
+    with _up(tmp_path, "--port", "0", "--data-dir", str(data), "--kubeconfig", str(tmp_path / "k1")) as (_, line, _e):
+        assert line.startswith("export KUBECONFIG=")
+        second = subprocess.run(
+            [*KJOBS, "up", "--port", "0", "--data-dir", str(data), "--kubeconfig", str(tmp_path / "k2")],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    assert second.returncode == 1
+    assert f"Error: cannot open the data directory {data}: " in second.stderr and "in use" in second.stderr
