@@ -281,3 +281,9 @@ def test_yaml_aliases_are_refused(http: httpx.Client) -> None:
     bomb = b"a: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b]\n"
     response = http.post(PODS, content=bomb, headers={"content-type": "application/yaml"})
     assert response.status_code == 400 and "aliases are not supported" in response.json()["message"]
+
+
+def test_patch_without_content_type_is_415(http: httpx.Client) -> None:
+    http.post(PODS, json=pod_manifest("ct"))
+    response = http.patch(PODS + "/ct", content=b'{"metadata":{"labels":{"a":"b"}}}')
+    assert response.status_code == 415 and response.json()["reason"] == "UnsupportedMediaType"

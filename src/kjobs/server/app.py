@@ -345,13 +345,7 @@ class App:
                 )
                 await _respond(send, 200, orjson.dumps(table))
                 return
-            try:
-                raw = self.storage.get_raw(r.store_key, ns, name)
-            except ApiError as exc:
-                if exc.code == 404:
-                    raise ApiError(exc.code, exc.reason, exc.message, details=exc.details) from None
-                raise
-            await _respond(send, 200, raw)
+            await _respond(send, 200, self.storage.get_raw(r.store_key, ns, name))
             return
         query = request.query
         if method == "PUT":
@@ -372,7 +366,7 @@ class App:
                 r,
                 ns,
                 name,
-                request.content_type or "application/strategic-merge-patch+json",
+                request.content_type,
                 body,
                 subresource=sub,
                 field_validation=query.get("fieldValidation", ""),
