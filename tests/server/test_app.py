@@ -287,3 +287,10 @@ def test_patch_without_content_type_is_415(http: httpx.Client) -> None:
     http.post(PODS, json=pod_manifest("ct"))
     response = http.patch(PODS + "/ct", content=b'{"metadata":{"labels":{"a":"b"}}}')
     assert response.status_code == 415 and response.json()["reason"] == "UnsupportedMediaType"
+
+
+def test_protobuf_bodies_are_415(http: httpx.Client) -> None:
+    response = http.post(
+        JOBS, content=b"k8s\x00\n\x0f\n\x08batch/v1", headers={"content-type": "application/vnd.kubernetes.protobuf"}
+    )
+    assert response.status_code == 415 and response.json()["reason"] == "UnsupportedMediaType"

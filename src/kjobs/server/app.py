@@ -89,6 +89,10 @@ def method_not_allowed() -> ApiError:
     return ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
 
 
+_BINARY_MEDIA = ("application/vnd.kubernetes.protobuf", "application/cbor", "application/apply-patch+cbor")
+_TEXT_MEDIA = ("application/json", "application/yaml")
+
+
 class _NoAliasLoader(yaml.SafeLoader):
     """YAML without anchors/aliases: a few bytes of aliases can expand to gigabytes (a "billion laughs")."""
 
@@ -140,6 +144,13 @@ class Request:
         """The body as JSON (or YAML when so declared); 400 BadRequest when it does not parse."""
         raw = await self.body()
         media = self.content_type.split(";", 1)[0].strip().lower()
+        if media in _BINARY_MEDIA:
+            raise ApiError(
+                415,
+                "UnsupportedMediaType",
+                "the body of the request was in an unknown format - accepted media types include: "
+                + ", ".join(_TEXT_MEDIA),
+            )
         if not raw.strip():
             return None
         try:
