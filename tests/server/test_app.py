@@ -289,8 +289,9 @@ def test_patch_without_content_type_is_415(http: httpx.Client) -> None:
     assert response.status_code == 415 and response.json()["reason"] == "UnsupportedMediaType"
 
 
-def test_protobuf_bodies_are_415(http: httpx.Client) -> None:
-    response = http.post(
-        JOBS, content=b"k8s\x00\n\x0f\n\x08batch/v1", headers={"content-type": "application/vnd.kubernetes.protobuf"}
-    )
+def test_protobuf_bodies_beyond_kubectl_create_job_are_415(http: httpx.Client) -> None:
+    pod = b"k8s\x00\n\x08\n\x02v1\x12\x03Pod\x12\x00"  # a Pod: not a kind this server reads as protobuf
+    response = http.post(PODS, content=pod, headers={"content-type": "application/vnd.kubernetes.protobuf"})
     assert response.status_code == 415 and response.json()["reason"] == "UnsupportedMediaType"
+    cbor = http.post(JOBS, content=b"\xa0", headers={"content-type": "application/cbor"})
+    assert cbor.status_code == 415

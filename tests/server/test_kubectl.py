@@ -556,3 +556,12 @@ def test_get_single_object_watch_starts_with_its_row(kubectl: Kubectl) -> None:
     rows = [line.split()[:2] for line in lines[1:]]
     assert rows[-1] == ["single", "Complete"]
     assert rows[0] == ["single", "Running"] and len(rows) == 2, lines  # its row once, then the change
+
+
+def test_kubectl_create_job_with_the_typed_protobuf_client(kubectl: Kubectl) -> None:
+    out = kubectl.ok("create", "job", "typed", "--image=busybox:1.36", "--", "sh", "-c", "echo hi")
+    assert out == "job.batch/typed created"
+    assert kubectl.ok("get", "job", "typed", "-o", "jsonpath={.spec.template.spec.containers[0].command}") == (
+        '["sh","-c","echo hi"]'
+    )
+    assert kubectl.ok("get", "job", "typed", "-o", "jsonpath={.spec.backoffLimit}") == "6"  # defaulted

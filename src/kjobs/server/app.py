@@ -25,7 +25,7 @@ import yaml
 from kjobs.api.errors import ApiError, bad_request
 from kjobs.api.selectors import parse_field_selector, parse_label_selector
 from kjobs.api.types import Obj
-from kjobs.server import discovery, openapi, registry, routing, tables
+from kjobs.server import discovery, openapi, protobuf, registry, routing, tables
 from kjobs.server.logs import LogOptions, LogSource
 from kjobs.server.registry import Resource
 from kjobs.server.service import ApiService, DeleteOptions, Result
@@ -144,6 +144,8 @@ class Request:
         """The body as JSON (or YAML when so declared); 400 BadRequest when it does not parse."""
         raw = await self.body()
         media = self.content_type.split(";", 1)[0].strip().lower()
+        if media == "application/vnd.kubernetes.protobuf" and raw:
+            return protobuf.decode(raw)  # what kubectl's typed client sends for `kubectl create job`
         if media in _BINARY_MEDIA:
             raise ApiError(
                 415,
