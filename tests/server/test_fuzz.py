@@ -184,3 +184,28 @@ def test_patch_functions_only_raise_patch_errors(original: Any, patch: Any) -> N
     for apply in (json_merge, json_patch, strategic_merge):
         with contextlib.suppress(PatchError):
             apply(original, patch)
+
+
+@settings(max_examples=500, deadline=None)
+@given(payload=st.binary(max_size=200), prefix=st.booleans())
+def test_protobuf_decoder_only_raises_api_errors(payload: bytes, prefix: bool) -> None:
+    from kjobs.api.errors import ApiError
+    from kjobs.server import protobuf
+
+    body = protobuf.MAGIC + payload if prefix else payload
+    with contextlib.suppress(ApiError):
+        assert isinstance(protobuf.decode(body), dict)
+
+
+@settings(max_examples=500, deadline=None)
+@given(edits=st.lists(st.tuples(st.integers(0, 169), st.integers(0, 255)), min_size=1, max_size=4))
+def test_mutated_kubectl_protobuf_bodies_only_raise_api_errors(edits: list[tuple[int, int]]) -> None:
+    from kjobs.api.errors import ApiError
+    from kjobs.server import protobuf
+    from tests.server.test_protobuf import CREATE_JOB
+
+    body = bytearray(CREATE_JOB)
+    for at, value in edits:
+        body[at % len(body)] = value
+    with contextlib.suppress(ApiError):
+        assert isinstance(protobuf.decode(bytes(body)), dict)
