@@ -295,3 +295,29 @@ def test_protobuf_bodies_beyond_kubectl_create_job_are_415(http: httpx.Client) -
     assert response.status_code == 415 and response.json()["reason"] == "UnsupportedMediaType"
     cbor = http.post(JOBS, content=b"\xa0", headers={"content-type": "application/cbor"})
     assert cbor.status_code == 415
+
+
+def test_dry_run_writes_nothing(http: httpx.Client) -> None:
+    created = http.post(JOBS + "?dryRun=All", json=job_manifest("dry"))
+    assert created.status_code == 201 and created.json()["spec"]["backoffLimit"] == 6  # defaulted, validated
+    assert http.get(JOBS + "/dry").status_code == 404
+    http.post(JOBS, json=job_manifest("dry"))
+    before = http.get(JOBS + "/dry").json()
+    patched = http.patch(
+        JOBS + "/dry?dryRun=All",
+        content=b'{"spec":{"backoffLimit":1}}',
+        headers={"content-type": "application/merge-patch+json"},
+    )
+    assert patched.status_code == 200 and patched.json()["spec"]["backoffLimit"] == 1
+    assert http.get(JOBS + "/dry").json() == before
+    assert http.request("DELETE", JOBS + "/dry?dryRun=All").status_code == 200
+    assert http.get(JOBS + "/dry").json() == before
+
+
+def test_delete_collection_by_label(http: httpx.Client) -> None:
+    for name, tier in (("c1", "a"), ("c2", "a"), ("c3", "b")):
+        http.post(PODS, json=pod_manifest(name, labels={"tier": tier}))
+    response = http.delete(PODS + "?labelSelector=tier%3Da")
+    assert response.status_code == 200 and response.json()["kind"] == "PodList"
+    assert [p["metadata"]["name"] for p in response.json()["items"]] == ["c1", "c2"]
+    assert [p["metadata"]["name"] for p in http.get(PODS).json()["items"]] == ["c3"]
