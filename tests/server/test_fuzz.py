@@ -209,3 +209,54 @@ def test_mutated_kubectl_protobuf_bodies_only_raise_api_errors(edits: list[tuple
         body[at % len(body)] = value
     with contextlib.suppress(ApiError):
         assert isinstance(protobuf.decode(bytes(body)), dict)
+
+
+def _from_schema(node: Any, depth: int = 0) -> st.SearchStrategy[Any]:
+    """Values shaped by a Kubernetes OpenAPI schema (types, nested properties), to depth 6."""
+    from kjobs.server import schema as k8s_schema
+
+    resolved = k8s_schema._resolve(node)
+    kind = resolved.get("type")
+    if depth > 6:
+        return st.none()
+    if "properties" in resolved:
+        props = resolved["properties"]
+        keys = sorted(props)
+        return st.fixed_dictionaries(
+            {}, optional={k: st.deferred(lambda k=k: _from_schema(props[k], depth + 1)) for k in keys}
+        )
+    if kind == "array":
+        return st.lists(_from_schema(resolved.get("items", {}), depth + 1), max_size=2)
+    if kind == "object":
+        extra = resolved.get("additionalProperties")
+        values = _from_schema(extra, depth + 1) if isinstance(extra, dict) else json_scalars
+        return st.dictionaries(st.text(max_size=6), values, max_size=2)
+    if kind == "integer":
+        return st.integers(-3, 2**31)
+    if kind == "boolean":
+        return st.booleans()
+    if kind == "number":
+        return st.floats(allow_nan=False, allow_infinity=False)
+    if "enum" in resolved:
+        return st.sampled_from(resolved["enum"])
+    return st.one_of(st.text(max_size=8), st.sampled_from(["Never", "OnFailure", "Indexed", "In", "FailJob", "main"]))
+
+
+def _job_spec_strategy() -> st.SearchStrategy[Any]:
+    from kjobs.server import schema as k8s_schema
+
+    return _from_schema(k8s_schema.schemas()["io.k8s.api.batch.v1.JobSpec"])
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+@given(spec=st.deferred(_job_spec_strategy))
+def test_schema_shaped_jobs_never_fail_the_server(http: httpx.Client, spec: Any) -> None:
+    job = job_manifest("sf")
+    base_template = job["spec"]["template"]  # type: ignore[index]
+    job["spec"] = {"template": base_template, **spec}  # a valid pod template unless the draw replaces it
+    response = http.post("/apis/batch/v1/namespaces/default/jobs?fieldValidation=Strict", content=orjson.dumps(job))
+    _check(response)
+    if response.status_code == 201:
+        http.delete("/apis/batch/v1/namespaces/default/jobs/sf")
