@@ -107,7 +107,7 @@ def _check(response: httpx.Response) -> None:
         assert status["kind"] == "Status" and status["code"] == response.status_code
 
 
-@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     method=st.sampled_from(["GET", "POST", "PUT", "PATCH", "DELETE"]),
     path=st.sampled_from(PATHS),
@@ -155,7 +155,7 @@ def _mutations() -> st.SearchStrategy[tuple[list[str], Any]]:
     return st.tuples(st.sampled_from(paths), json_values)
 
 
-@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(mutations=st.lists(_mutations(), min_size=1, max_size=3), update=st.booleans())
 def test_mangled_jobs_are_rejected_cleanly(
     http: httpx.Client, mutations: list[tuple[list[str], Any]], update: bool
@@ -249,7 +249,7 @@ def _job_spec_strategy() -> st.SearchStrategy[Any]:
 
 
 @settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
 )
 @given(spec=st.deferred(_job_spec_strategy))
 def test_schema_shaped_jobs_never_fail_the_server(http: httpx.Client, spec: Any) -> None:
@@ -260,3 +260,41 @@ def test_schema_shaped_jobs_never_fail_the_server(http: httpx.Client, spec: Any)
     _check(response)
     if response.status_code == 201:
         http.delete("/apis/batch/v1/namespaces/default/jobs/sf")
+
+
+def _schema_strategy(name: str) -> st.SearchStrategy[Any]:
+    from kjobs.server import schema as k8s_schema
+
+    return _from_schema(k8s_schema.schemas()[name])
+
+
+@settings(
+    max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+@given(
+    pod_spec=st.deferred(lambda: _schema_strategy("io.k8s.api.core.v1.PodSpec")),
+    pod_status=st.deferred(lambda: _schema_strategy("io.k8s.api.core.v1.PodStatus")),
+    node_status=st.deferred(lambda: _schema_strategy("io.k8s.api.core.v1.NodeStatus")),
+)
+def test_schema_shaped_pods_and_statuses_never_fail_the_server(
+    http: httpx.Client, pod_spec: Any, pod_status: Any, node_status: Any
+) -> None:
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "sp"}, "spec": pod_spec}
+    created = http.post("/api/v1/namespaces/default/pods", content=orjson.dumps(pod))
+    _check(created)
+    if created.status_code == 201:
+        http.request("DELETE", "/api/v1/namespaces/default/pods/sp", json={"gracePeriodSeconds": 0})
+    _check(
+        http.patch(
+            "/api/v1/namespaces/default/pods/p/status",
+            content=orjson.dumps({"status": pod_status}),
+            headers={"content-type": "application/merge-patch+json"},
+        )
+    )
+    _check(
+        http.patch(
+            "/api/v1/nodes/n/status",
+            content=orjson.dumps({"status": node_status}),
+            headers={"content-type": "application/strategic-merge-patch+json"},
+        )
+    )
