@@ -321,3 +321,23 @@ def test_delete_collection_by_label(http: httpx.Client) -> None:
     assert response.status_code == 200 and response.json()["kind"] == "PodList"
     assert [p["metadata"]["name"] for p in response.json()["items"]] == ["c1", "c2"]
     assert [p["metadata"]["name"] for p in http.get(PODS).json()["items"]] == ["c3"]
+
+
+def test_apiserver_request_metrics(http: httpx.Client) -> None:
+    http.post(JOBS, json=job_manifest("m"))
+    http.get(JOBS + "/m")
+    http.get(JOBS + "/missing")
+    http.get(JOBS)
+    text = http.get("/metrics").text
+    for line in (
+        'apiserver_request_total{code="201",component="apiserver",dry_run="",group="batch",resource="jobs",'
+        'scope="namespace",subresource="",verb="POST",version="v1"} 1.0',
+        'apiserver_request_total{code="200",component="apiserver",dry_run="",group="batch",resource="jobs",'
+        'scope="resource",subresource="",verb="GET",version="v1"} 1.0',
+        'apiserver_request_total{code="404",component="apiserver",dry_run="",group="batch",resource="jobs",'
+        'scope="resource",subresource="",verb="GET",version="v1"} 1.0',
+        'apiserver_request_total{code="200",component="apiserver",dry_run="",group="batch",resource="jobs",'
+        'scope="namespace",subresource="",verb="LIST",version="v1"} 1.0',
+    ):
+        assert line in text, line
+    assert 'apiserver_request_duration_seconds_count{component="apiserver",dry_run="",group="batch"' in text

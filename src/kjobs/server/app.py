@@ -27,6 +27,7 @@ from kjobs.api.selectors import parse_field_selector, parse_label_selector
 from kjobs.api.types import Obj
 from kjobs.server import discovery, openapi, protobuf, registry, routing, tables
 from kjobs.server.logs import LogOptions, LogSource
+from kjobs.server.metrics import ApiMetrics, clean_verb
 from kjobs.server.registry import Resource
 from kjobs.server.service import ApiService, DeleteOptions, Result
 from kjobs.server.storage import Storage
@@ -195,6 +196,7 @@ class App:
         self.token = token
         self.bookmark_interval = bookmark_interval
         self.metrics = metrics
+        self.api_metrics = ApiMetrics()
         self.started = False
         self._watches: set[Any] = set()
 
@@ -232,8 +234,26 @@ class App:
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
+        route = routing.parse(request.path)
+        if route.kind != "resource":
+            await self._guarded(request, route, send)
+            return
+        start = time.perf_counter()
+        status = [500]
+
+        async def tracking_send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+
         try:
-            await self._dispatch(request, send)
+            await self._guarded(request, route, tracking_send)
+        finally:
+            self.api_metrics.observe(_metric_labels(request, route), status[0], time.perf_counter() - start)
+
+    async def _guarded(self, request: Request, route: routing.Route, send: Send) -> None:
+        try:
+            await self._dispatch(request, route, send)
         except ApiError as exc:
             await _respond(send, exc.code, _error(exc))
         except asyncio.CancelledError:
@@ -246,8 +266,7 @@ class App:
 
     # ------------------------------------------------------------------------------------------- dispatch
 
-    async def _dispatch(self, request: Request, send: Send) -> None:
-        route = routing.parse(request.path)
+    async def _dispatch(self, request: Request, route: routing.Route, send: Send) -> None:
         kind = route.kind
         if kind == "health":
             await _respond(send, 200, b"ok", b"text/plain; charset=utf-8")
@@ -281,7 +300,8 @@ class App:
     def _metrics(self) -> bytes:
         from prometheus_client import REGISTRY, generate_latest
 
-        registries = self.metrics if self.metrics is not None else [REGISTRY]
+        registries = list(self.metrics) if self.metrics is not None else [REGISTRY]
+        registries.append(self.api_metrics.registry)
         return b"".join(generate_latest(registry) for registry in registries)
 
     def _discovery(self, request: Request, route: routing.Route) -> bytes | None:
@@ -635,6 +655,22 @@ def _continue_key(token: str | None) -> str | None:
     except (ValueError, TypeError, KeyError, orjson.JSONDecodeError):
         raise bad_request("continue key is not valid: the continue token could not be decoded") from None
     return key
+
+
+def _metric_labels(request: Request, route: routing.Route) -> tuple[str, ...]:
+    """The `apiserver_request_*` labels of a resource request (verb, dry_run, group, ..., scope, component)."""
+    r = route.resource
+    assert r is not None
+    method, named = request.method, bool(route.name)
+    verb = clean_verb(
+        method,
+        has_name=named,
+        watch=method == "GET" and not named and request.flag("watch"),
+        apply=method == "PATCH" and request.content_type.startswith("application/apply-patch"),
+    )
+    scope = "resource" if named else ("namespace" if route.namespace is not None else "cluster")
+    dry_run = "All" if request.query and request.query.get("dryRun") else ""
+    return (verb, dry_run, r.group, r.version, r.plural, route.subresource, scope, "apiserver")
 
 
 async def _wait_disconnect(receive: Receive) -> None:
