@@ -351,3 +351,21 @@ async def local_client() -> AsyncIterator[Client]:
     service = ApiService(Storage(MemoryStore()), clock=time.time)
     await service.ensure_namespaces()
     yield LocalClient(service)
+
+
+@contextlib.asynccontextmanager
+async def http_client() -> AsyncIterator[Client]:
+    """A fresh kjobs API server (memory store) on a loopback port, reached over HTTP with `HttpClient`."""
+    from kjobs.client.http import HttpClient
+    from kjobs.client.kubeconfig import Connection
+    from kjobs.server.runner import serve
+    from kjobs.store import MemoryStore
+
+    store = MemoryStore()
+    with serve(store) as url:
+        client = HttpClient(Connection(server=url))
+        try:
+            yield client
+        finally:
+            await client.close()
+    store.close()
