@@ -21,7 +21,6 @@ removed without the node agent, and against a real API server (which only adds t
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from dataclasses import dataclass, field
 
@@ -32,7 +31,7 @@ from kjobs.client.base import Client
 from kjobs.client.resources import JOBS, PODS, ResourceRef
 from kjobs.clock import Clock
 from kjobs.controllers.informer import Handler, Informer, key_of
-from kjobs.controllers.queue import WorkQueue
+from kjobs.controllers.queue import WorkerPool, WorkQueue
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +100,7 @@ class GarbageCollector:
         self.nodes: dict[str, _Node] = {}
         self.dependents: dict[str, set[str]] = {}
         self.queue: WorkQueue[Item] = WorkQueue(clock=self.clock)
-        self._tasks: list[asyncio.Task[None]] = []
+        self._workers = WorkerPool(self.queue, self._attempt, name="gc", workers=self.settings.workers)
 
     async def start(self) -> None:
         """Start informers, wait for their first list, then the workers."""
@@ -109,17 +108,11 @@ class GarbageCollector:
             informer.add_handler(self._handler(resource))
             informer.start()
         await asyncio.gather(*(i.synced.wait() for i in self.informers.values()))
-        loop = asyncio.get_running_loop()
-        self._tasks = [loop.create_task(self._worker(), name=f"gc-{i}") for i in range(self.settings.workers)]
+        self._workers.start()
 
     async def stop(self) -> None:
         """Stop workers and informers."""
-        self.queue.shutdown()
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self._workers.stop()
         for informer in self.informers.values():
             await informer.stop()
 
@@ -183,22 +176,11 @@ class GarbageCollector:
 
     # ---------------------------------------------------------------------------------------- workers
 
-    async def _worker(self) -> None:
-        while True:
-            item = await self.queue.get()
-            if item is None:
-                return
-            try:
-                if item[0] == "orphan":
-                    await self.attempt_to_orphan(item)
-                else:
-                    await self.attempt_to_delete(item)
-                self.queue.forget(item)
-            except Exception as exc:
-                log.info("garbage collecting %s %s/%s: %s", item[1].plural, item[2], item[3], exc)
-                self.queue.add_rate_limited(item)
-            finally:
-                self.queue.done(item)
+    async def _attempt(self, item: Item) -> None:
+        if item[0] == "orphan":
+            await self.attempt_to_orphan(item)
+        else:
+            await self.attempt_to_delete(item)
 
     async def _get(self, resource: ResourceRef, namespace: str, name: str) -> Obj | None:
         try:

@@ -9,7 +9,6 @@ executes plans through the client, and removes the tracking finalizer from pods 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from dataclasses import dataclass, field
 
@@ -21,7 +20,7 @@ from kjobs.client.resources import JOBS, PODS
 from kjobs.clock import Clock
 from kjobs.controllers.events import EventRecorder
 from kjobs.controllers.informer import Informer
-from kjobs.controllers.queue import WorkQueue
+from kjobs.controllers.queue import WorkerPool, WorkQueue
 from kjobs.job import pods as P
 from kjobs.job.bookkeeping import BookkeepingStore
 from kjobs.job.config import SyncConfig
@@ -90,12 +89,12 @@ class JobController:
         self.jobs = Informer(client, JOBS, clock=clock)
         self.pods = Informer(client, PODS, clock=clock)
         self.queue: WorkQueue[str] = WorkQueue(clock=clock)
+        self._workers = WorkerPool(self.queue, self.sync, name="job-worker", workers=self.settings.workers)
         self._pod_control = ClientPodControl(client)
         self._status_writer = ClientStatusWriter(client)
         self._pods_by_owner: dict[str, dict[str, Obj]] = {}
         self._finished_uids: set[str] = set()
         self._external_seen: set[str] = set()
-        self._tasks: list[asyncio.Task[None]] = []
         self.last_outcome: dict[str, SyncOutcome] = {}
 
     # ----------------------------------------------------------------------------------------- lifecycle
@@ -107,17 +106,11 @@ class JobController:
         self.jobs.start()
         self.pods.start()
         await asyncio.gather(self.jobs.synced.wait(), self.pods.synced.wait())
-        loop = asyncio.get_running_loop()
-        self._tasks = [loop.create_task(self._worker(), name=f"job-worker-{i}") for i in range(self.settings.workers)]
+        self._workers.start()
 
     async def stop(self) -> None:
         """Stop workers and informers."""
-        self.queue.shutdown()
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self._workers.stop()
         await self.jobs.stop()
         await self.pods.stop()
         await self.events.flush()
@@ -200,19 +193,6 @@ class JobController:
 
     # ----------------------------------------------------------------------------------------- reconcile
 
-    async def _worker(self) -> None:
-        while True:
-            key = await self.queue.get()
-            if key is None:
-                return
-            try:
-                await self.sync(key)
-            except Exception:
-                log.exception("syncing job %s", key)
-                self.queue.add_rate_limited(key)
-            finally:
-                self.queue.done(key)
-
     async def sync(self, key: str) -> None:
         """One reconcile of the Job `key` (`namespace/name`)."""
         namespace, name = key.split("/", 1)
@@ -245,13 +225,10 @@ class JobController:
         self.last_outcome[key] = outcome
         if outcome.finished is not None:
             self._finished_uids.add(uid)
-        if outcome.error is not None:
-            log.info("sync of job %s failed: %s", key, outcome.error)
-            self.queue.add_rate_limited(key)
-        else:
-            self.queue.forget(key)
         if outcome.requeue_after is not None:
             self.queue.add_after(key, outcome.requeue_after)
+        if outcome.error is not None:
+            raise outcome.error  # the worker pool retries with the Job API back-off (1 s doubling to 60 s)
 
 
 def _generation(job: Obj) -> int:

@@ -9,13 +9,16 @@ per-key exponential back-off (1 s doubling to 60 s, Kubernetes' Job API back-off
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import logging
 from collections import deque
-from collections.abc import Hashable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Generic, TypeVar
 
 from kjobs.clock import Clock
 
 K = TypeVar("K", bound=Hashable)
+log = logging.getLogger(__name__)
 
 
 class WorkQueue(Generic[K]):
@@ -116,3 +119,51 @@ class WorkQueue(Generic[K]):
             task.cancel()
         self._timers.clear()
         self._ready.set()
+
+
+class WorkerPool(Generic[K]):
+    """`workers` tasks draining a `WorkQueue` into `handle`: success forgets the key's back-off, an exception
+    is logged and retried with it. Every controller's worker loop, in one place."""
+
+    def __init__(
+        self,
+        queue: WorkQueue[K],
+        handle: Callable[[K], Awaitable[None]],
+        *,
+        name: str,
+        workers: int,
+    ) -> None:
+        self.queue = queue
+        self._handle = handle
+        self._name = name
+        self._count = workers
+        self._tasks: list[asyncio.Task[None]] = []
+
+    def start(self) -> None:
+        """Start the workers on the running loop."""
+        loop = asyncio.get_running_loop()
+        self._tasks = [loop.create_task(self._work(), name=f"{self._name}-{i}") for i in range(self._count)]
+
+    async def stop(self) -> None:
+        """Shut the queue down and wait for the workers to end."""
+        self.queue.shutdown()
+        for task in self._tasks:
+            task.cancel()
+        for task in self._tasks:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        self._tasks = []
+
+    async def _work(self) -> None:
+        while True:
+            key = await self.queue.get()
+            if key is None:
+                return
+            try:
+                await self._handle(key)
+                self.queue.forget(key)
+            except Exception as exc:
+                log.info("%s: %r failed, will retry: %s", self._name, key, exc)
+                self.queue.add_rate_limited(key)
+            finally:
+                self.queue.done(key)

@@ -9,8 +9,6 @@ deleted, or without a TTL, are ignored.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from dataclasses import dataclass, field
 
@@ -22,7 +20,7 @@ from kjobs.client.resources import JOBS
 from kjobs.clock import Clock
 from kjobs.controllers.disruption_metrics import TTLMetrics
 from kjobs.controllers.informer import Informer, Key, key_of
-from kjobs.controllers.queue import WorkQueue
+from kjobs.controllers.queue import WorkerPool, WorkQueue
 
 log = logging.getLogger(__name__)
 
@@ -85,43 +83,23 @@ class TTLAfterFinishedController:
     def __post_init__(self) -> None:
         self.jobs = Informer(self.client, JOBS, clock=self.clock)
         self.queue: WorkQueue[Key] = WorkQueue(clock=self.clock)
-        self._tasks: list[asyncio.Task[None]] = []
+        self._workers = WorkerPool(self.queue, self.process, name="ttl", workers=self.settings.workers)
 
     async def start(self) -> None:
         """Start the Job informer, then the workers."""
         self.jobs.add_handler(self._on_job)
         self.jobs.start()
         await self.jobs.synced.wait()
-        loop = asyncio.get_running_loop()
-        self._tasks = [loop.create_task(self._worker(), name=f"ttl-{i}") for i in range(self.settings.workers)]
+        self._workers.start()
 
     async def stop(self) -> None:
         """Stop workers and the informer."""
-        self.queue.shutdown()
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await self._workers.stop()
         await self.jobs.stop()
 
     def _on_job(self, old: Obj | None, new: Obj | None) -> None:
         if new is not None and not (new.get("metadata") or {}).get("deletionTimestamp") and needs_cleanup(new):
             self.queue.add(key_of(new))
-
-    async def _worker(self) -> None:
-        while True:
-            key = await self.queue.get()
-            if key is None:
-                return
-            try:
-                await self.process(key)
-                self.queue.forget(key)
-            except Exception as exc:
-                log.info("cleaning up job %s/%s, will retry: %s", key[0], key[1], exc)
-                self.queue.add_rate_limited(key)
-            finally:
-                self.queue.done(key)
 
     def _expired(self, job: Obj, key: Key) -> float | None:
         """The expiry time if the TTL has passed (else requeue for when it will)."""
