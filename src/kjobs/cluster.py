@@ -18,12 +18,12 @@ from typing import Any, Protocol
 
 from kjobs.client.local import LocalClient
 from kjobs.clock import Clock, RealClock
-from kjobs.controllers.disruption import DisruptionController
+from kjobs.controllers.disruption import DisruptionController, DisruptionSettings
 from kjobs.controllers.garbagecollector import GarbageCollector
 from kjobs.controllers.job import JobController, JobControllerSettings
-from kjobs.controllers.nodelifecycle import NodeLifecycleController
-from kjobs.controllers.podgc import PodGCController
-from kjobs.controllers.scheduler import Scheduler
+from kjobs.controllers.nodelifecycle import NodeLifecycleController, NodeLifecycleSettings
+from kjobs.controllers.podgc import PodGCController, PodGCSettings
+from kjobs.controllers.scheduler import Scheduler, SchedulerSettings
 from kjobs.controllers.tainteviction import TaintEvictionController
 from kjobs.controllers.ttl import TTLAfterFinishedController
 from kjobs.job.config import SyncConfig
@@ -54,6 +54,11 @@ class ClusterSettings:
     runtime: str = "process"
     root_dir: str | None = None
     node_options: dict[str, Any] = field(default_factory=dict)
+    scheduler: SchedulerSettings = field(default_factory=SchedulerSettings)
+    node_lifecycle: NodeLifecycleSettings = field(default_factory=NodeLifecycleSettings)
+    pod_gc: PodGCSettings = field(default_factory=PodGCSettings)
+    disruption: DisruptionSettings = field(default_factory=DisruptionSettings)
+    """Per-controller knobs (Kubernetes' defaults unless a caller, usually a test, shortens them)."""
 
 
 def tune_gc() -> None:
@@ -102,11 +107,11 @@ class LocalCluster:
         )
         self.controllers: list[Component] = [
             self.job_controller,
-            Scheduler(self.client, clock=self.clock),
-            NodeLifecycleController(self.client, self.clock),
+            Scheduler(self.client, clock=self.clock, settings=self.settings.scheduler),
+            NodeLifecycleController(self.client, self.clock, self.settings.node_lifecycle),
             TaintEvictionController(self.client, self.clock),
-            PodGCController(self.client, self.clock),
-            DisruptionController(self.client, self.clock),
+            PodGCController(self.client, self.clock, self.settings.pod_gc),
+            DisruptionController(self.client, self.clock, self.settings.disruption),
             GarbageCollector(self.client, self.clock),
             TTLAfterFinishedController(self.client, self.clock),
         ]
