@@ -20,6 +20,7 @@ from kjobs.client.local import LocalClient
 from kjobs.clock import Clock, RealClock
 from kjobs.controllers.disruption import DisruptionController, DisruptionSettings
 from kjobs.controllers.garbagecollector import GarbageCollector
+from kjobs.controllers.informer import InformerFactory
 from kjobs.controllers.job import JobController, JobControllerSettings
 from kjobs.controllers.nodelifecycle import NodeLifecycleController, NodeLifecycleSettings
 from kjobs.controllers.podgc import PodGCController, PodGCSettings
@@ -96,6 +97,10 @@ class LocalCluster:
         self.settings = settings or ClusterSettings()
         self.clock = clock or RealClock()
         self.client = LocalClient(service, manager="kjobs")
+        # One informer per resource for every controller (one watch and one decode per change), as
+        # kube-controller-manager shares client-go informers; node agents keep their own node-scoped ones.
+        self.informers = InformerFactory(self.client, clock=self.clock)
+        shared = self.informers
         self.job_controller = JobController(
             self.client,
             clock=self.clock,
@@ -104,16 +109,17 @@ class LocalCluster:
                 batch_period=self.settings.job_batch_period,
             ),
             metrics=job_metrics,
+            shared=shared,
         )
         self.controllers: list[Component] = [
             self.job_controller,
-            Scheduler(self.client, clock=self.clock, settings=self.settings.scheduler),
-            NodeLifecycleController(self.client, self.clock, self.settings.node_lifecycle),
-            TaintEvictionController(self.client, self.clock),
-            PodGCController(self.client, self.clock, self.settings.pod_gc),
-            DisruptionController(self.client, self.clock, self.settings.disruption),
-            GarbageCollector(self.client, self.clock),
-            TTLAfterFinishedController(self.client, self.clock),
+            Scheduler(self.client, clock=self.clock, settings=self.settings.scheduler, shared=shared),
+            NodeLifecycleController(self.client, self.clock, self.settings.node_lifecycle, shared=shared),
+            TaintEvictionController(self.client, self.clock, shared=shared),
+            PodGCController(self.client, self.clock, self.settings.pod_gc, shared=shared),
+            DisruptionController(self.client, self.clock, self.settings.disruption, shared=shared),
+            GarbageCollector(self.client, self.clock, shared=shared),
+            TTLAfterFinishedController(self.client, self.clock, shared=shared),
         ]
         self.agents: list[Any] = []
         self._started: list[Component] = []

@@ -12,8 +12,9 @@ from kjobs.controllers.scheduler_metrics import SchedulerMetrics
 
 def test_scheduler_constructor_and_lifecycle() -> None:
     params = inspect.signature(Scheduler).parameters
-    assert list(params) == ["client", "clock", "settings", "metrics"]
-    assert all(params[name].kind is inspect.Parameter.KEYWORD_ONLY for name in ("clock", "settings", "metrics"))
+    assert list(params) == ["client", "clock", "settings", "metrics", "shared"]
+    keyword_only = ("clock", "settings", "metrics", "shared")
+    assert all(params[name].kind is inspect.Parameter.KEYWORD_ONLY for name in keyword_only)
     for name in ("start", "stop", "schedule_one"):
         assert inspect.iscoroutinefunction(getattr(Scheduler, name)), name
     assert callable(Scheduler.pending) and callable(Scheduler.node_info)

@@ -29,7 +29,7 @@ from kjobs.client.resources import PDBS, PODS
 from kjobs.clock import Clock
 from kjobs.controllers.conditions import TERMINATION_BY_KUBELET, find_condition, update_pod_condition
 from kjobs.controllers.events import EventRecorder
-from kjobs.controllers.informer import Informer, Key, key_of
+from kjobs.controllers.informer import InformerFactory, Key, key_of
 from kjobs.controllers.pdbstatus import (
     ExpectedCountError,
     count_healthy,
@@ -108,10 +108,13 @@ class DisruptionController:
     client: Client
     clock: Clock
     settings: DisruptionSettings = field(default_factory=DisruptionSettings)
+    shared: InformerFactory | None = None
+    """Informers shared with other controllers (a private set when None)."""
 
     def __post_init__(self) -> None:
-        self.pods = Informer(self.client, PODS, clock=self.clock)
-        self.pdbs = Informer(self.client, PDBS, clock=self.clock)
+        factory = self.shared or InformerFactory(self.client, clock=self.clock)
+        self.pods = factory.informer(PODS)
+        self.pdbs = factory.informer(PDBS)
         self.events = EventRecorder(self.client, component="controllermanager", clock=self.clock)
         self.queue: WorkQueue[Key] = WorkQueue(clock=self.clock)
         self.stale_queue: WorkQueue[Key] = WorkQueue(clock=self.clock)

@@ -30,7 +30,7 @@ from kjobs.client import resources as R
 from kjobs.client.base import Client
 from kjobs.client.resources import JOBS, PODS, ResourceRef
 from kjobs.clock import Clock
-from kjobs.controllers.informer import Handler, Informer, key_of
+from kjobs.controllers.informer import Handler, InformerFactory, key_of
 from kjobs.controllers.queue import WorkerPool, WorkQueue
 
 log = logging.getLogger(__name__)
@@ -94,9 +94,12 @@ class GarbageCollector:
     client: Client
     clock: Clock
     settings: GarbageCollectorSettings = field(default_factory=GarbageCollectorSettings)
+    shared: InformerFactory | None = None
+    """Informers shared with other controllers (a private set when None)."""
 
     def __post_init__(self) -> None:
-        self.informers = {r: Informer(self.client, r, clock=self.clock) for r in self.settings.resources}
+        factory = self.shared or InformerFactory(self.client, clock=self.clock)
+        self.informers = {r: factory.informer(r) for r in self.settings.resources}
         self.nodes: dict[str, _Node] = {}
         self.dependents: dict[str, set[str]] = {}
         self.queue: WorkQueue[Item] = WorkQueue(clock=self.clock)

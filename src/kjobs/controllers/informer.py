@@ -51,6 +51,7 @@ class Informer:
     synced: asyncio.Event = field(default_factory=asyncio.Event)
     _task: asyncio.Task[None] | None = None
     _version: str = ""
+    _users: int = 0
 
     def add_handler(self, handler: Handler) -> None:
         """Register a change handler (also called for objects already cached)."""
@@ -69,13 +70,15 @@ class Informer:
         return [o for (ns, _), o in self.cache.items() if ns == namespace]
 
     def start(self) -> None:
-        """Begin listing and watching in the background."""
+        """Begin listing and watching in the background (a shared informer counts its users)."""
+        self._users += 1
         if self._task is None:
             self._task = asyncio.get_running_loop().create_task(self._run(), name=f"informer-{self.resource.plural}")
 
     async def stop(self) -> None:
-        """Stop watching."""
-        if self._task is not None:
+        """Stop watching once the last user has stopped."""
+        self._users = max(0, self._users - 1)
+        if self._users == 0 and self._task is not None:
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task
@@ -151,3 +154,37 @@ class Informer:
                 handler(old, new)
             except Exception:
                 log.exception("informer handler failed")
+
+
+class InformerFactory:
+    """One informer per (resource, namespace, selectors), shared by every component given this factory — as
+    client-go's SharedInformerFactory: one watch and one decoded object per change, however many controllers
+    look. Objects in a shared cache are read-only by convention: copy before changing anything."""
+
+    def __init__(self, client: Client, *, clock: Clock) -> None:
+        self._client = client
+        self._clock = clock
+        self._informers: dict[tuple[str, str, str | None, str | None, str | None], Informer] = {}
+
+    def informer(
+        self,
+        resource: ResourceRef,
+        *,
+        namespace: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> Informer:
+        """The shared informer for this view of `resource` (created on first use)."""
+        key = (resource.group, resource.plural, namespace, label_selector, field_selector)
+        found = self._informers.get(key)
+        if found is None:
+            found = Informer(
+                self._client,
+                resource,
+                namespace=namespace,
+                label_selector=label_selector,
+                field_selector=field_selector,
+                clock=self._clock,
+            )
+            self._informers[key] = found
+        return found

@@ -19,7 +19,7 @@ from kjobs.client.base import Client
 from kjobs.client.resources import JOBS, PODS
 from kjobs.clock import Clock
 from kjobs.controllers.events import EventRecorder
-from kjobs.controllers.informer import Informer
+from kjobs.controllers.informer import InformerFactory
 from kjobs.controllers.queue import WorkerPool, WorkQueue
 from kjobs.job import pods as P
 from kjobs.job.bookkeeping import BookkeepingStore
@@ -79,6 +79,7 @@ class JobController:
         clock: Clock,
         settings: JobControllerSettings | None = None,
         metrics: JobMetrics | None = None,
+        shared: InformerFactory | None = None,
     ) -> None:
         self.client = client
         self.clock = clock
@@ -86,8 +87,9 @@ class JobController:
         self.metrics = metrics or JobMetrics()
         self.book = BookkeepingStore()
         self.events = EventRecorder(client, component="job-controller", clock=clock)
-        self.jobs = Informer(client, JOBS, clock=clock)
-        self.pods = Informer(client, PODS, clock=clock)
+        factory = shared or InformerFactory(client, clock=clock)
+        self.jobs = factory.informer(JOBS)
+        self.pods = factory.informer(PODS)
         self.queue: WorkQueue[str] = WorkQueue(clock=clock)
         self._workers = WorkerPool(self.queue, self.sync, name="job-worker", workers=self.settings.workers)
         self._pod_control = ClientPodControl(client)

@@ -30,7 +30,7 @@ from kjobs.clock import Clock
 from kjobs.controllers.conditions import update_pod_condition
 from kjobs.controllers.disruption_metrics import NodeLifecycleMetrics
 from kjobs.controllers.events import EventRecorder
-from kjobs.controllers.informer import Informer, Key, key_of
+from kjobs.controllers.informer import InformerFactory, Key, key_of
 from kjobs.controllers.nodehealth import (
     CONDITION_TAINT_KEYS,
     READY,
@@ -117,11 +117,14 @@ class NodeLifecycleController:
     clock: Clock
     settings: NodeLifecycleSettings = field(default_factory=NodeLifecycleSettings)
     metrics: NodeLifecycleMetrics = field(default_factory=NodeLifecycleMetrics)
+    shared: InformerFactory | None = None
+    """Informers shared with other controllers (a private set when None)."""
 
     def __post_init__(self) -> None:
-        self.nodes = Informer(self.client, NODES, clock=self.clock)
-        self.pods = Informer(self.client, PODS, clock=self.clock)
-        self.leases = Informer(self.client, LEASES, namespace=NODE_LEASE_NAMESPACE, clock=self.clock)
+        factory = self.shared or InformerFactory(self.client, clock=self.clock)
+        self.nodes = factory.informer(NODES)
+        self.pods = factory.informer(PODS)
+        self.leases = factory.informer(LEASES, namespace=NODE_LEASE_NAMESPACE)
         self.events = EventRecorder(self.client, component="node-controller", clock=self.clock)
         self.health: dict[str, NodeHealth] = {}
         self.known: dict[str, Obj] = {}

@@ -23,7 +23,7 @@ from kjobs.client.resources import NODES, PODS
 from kjobs.clock import Clock
 from kjobs.controllers.conditions import DELETION_BY_POD_GC, disruption_target, update_pod_condition
 from kjobs.controllers.disruption_metrics import PodGCMetrics
-from kjobs.controllers.informer import Informer, key_of
+from kjobs.controllers.informer import InformerFactory, key_of
 from kjobs.controllers.nodehealth import is_ready
 from kjobs.controllers.taints import TAINT_OUT_OF_SERVICE, taints_of
 from kjobs.job import pods as P
@@ -68,10 +68,13 @@ class PodGCController:
     clock: Clock
     settings: PodGCSettings = field(default_factory=PodGCSettings)
     metrics: PodGCMetrics = field(default_factory=PodGCMetrics)
+    shared: InformerFactory | None = None
+    """Informers shared with other controllers (a private set when None)."""
 
     def __post_init__(self) -> None:
-        self.nodes = Informer(self.client, NODES, clock=self.clock)
-        self.pods = Informer(self.client, PODS, clock=self.clock)
+        factory = self.shared or InformerFactory(self.client, clock=self.clock)
+        self.nodes = factory.informer(NODES)
+        self.pods = factory.informer(PODS)
         self.quarantined: dict[str, float] = {}
         self._task: asyncio.Task[None] | None = None
 

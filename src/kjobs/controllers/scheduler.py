@@ -45,7 +45,7 @@ from kjobs.client.base import Client
 from kjobs.client.resources import NODES, PDBS, PODS, PRIORITY_CLASSES
 from kjobs.clock import Clock
 from kjobs.controllers.events import EventRecorder
-from kjobs.controllers.informer import Informer
+from kjobs.controllers.informer import InformerFactory
 from kjobs.controllers.preemption import (
     Budget,
     Candidate,
@@ -101,16 +101,18 @@ class Scheduler:
         clock: Clock,
         settings: SchedulerSettings | None = None,
         metrics: SchedulerMetrics | None = None,
+        shared: InformerFactory | None = None,
     ) -> None:
         self.client = client
         self.clock = clock
         self.settings = settings or SchedulerSettings()
         self.metrics = metrics or SchedulerMetrics(profile=self.settings.scheduler_name)
         self.events = EventRecorder(client, component=self.settings.scheduler_name, clock=clock)
-        self.pods = Informer(client, PODS, clock=clock)
-        self.nodes = Informer(client, NODES, clock=clock)
-        self.priority_classes = Informer(client, PRIORITY_CLASSES, clock=clock)
-        self.pdbs = Informer(client, PDBS, clock=clock)
+        factory = shared or InformerFactory(client, clock=clock)
+        self.pods = factory.informer(PODS)
+        self.nodes = factory.informer(NODES)
+        self.priority_classes = factory.informer(PRIORITY_CLASSES)
+        self.pdbs = factory.informer(PDBS)
         self.queue: WorkQueue[str] = WorkQueue(
             clock=clock, base_delay=self.settings.initial_backoff, max_delay=self.settings.max_backoff
         )

@@ -25,7 +25,7 @@ from kjobs.clock import Clock
 from kjobs.controllers.conditions import DELETION_BY_TAINT_MANAGER, disruption_target, update_pod_condition
 from kjobs.controllers.disruption_metrics import TaintEvictionMetrics
 from kjobs.controllers.events import EventRecorder
-from kjobs.controllers.informer import Informer, Key, key_of
+from kjobs.controllers.informer import InformerFactory, Key, key_of
 from kjobs.controllers.taints import FOREVER, matching_tolerations, min_toleration_seconds, no_execute_taints, taints_of
 
 log = logging.getLogger(__name__)
@@ -69,10 +69,13 @@ class TaintEvictionController:
     clock: Clock
     settings: TaintEvictionSettings = field(default_factory=TaintEvictionSettings)
     metrics: TaintEvictionMetrics = field(default_factory=TaintEvictionMetrics)
+    shared: InformerFactory | None = None
+    """Informers shared with other controllers (a private set when None)."""
 
     def __post_init__(self) -> None:
-        self.nodes = Informer(self.client, NODES, clock=self.clock)
-        self.pods = Informer(self.client, PODS, clock=self.clock)
+        factory = self.shared or InformerFactory(self.client, clock=self.clock)
+        self.nodes = factory.informer(NODES)
+        self.pods = factory.informer(PODS)
         self.events = EventRecorder(self.client, component="taint-eviction-controller", clock=self.clock)
         self.tainted: dict[str, list[Obj]] = {}
         self.work: dict[Key, _Work | None] = {}

@@ -19,7 +19,7 @@ from kjobs.client.base import Client
 from kjobs.client.resources import JOBS
 from kjobs.clock import Clock
 from kjobs.controllers.disruption_metrics import TTLMetrics
-from kjobs.controllers.informer import Informer, Key, key_of
+from kjobs.controllers.informer import InformerFactory, Key, key_of
 from kjobs.controllers.queue import WorkerPool, WorkQueue
 
 log = logging.getLogger(__name__)
@@ -79,9 +79,12 @@ class TTLAfterFinishedController:
     clock: Clock
     settings: TTLSettings = field(default_factory=TTLSettings)
     metrics: TTLMetrics = field(default_factory=TTLMetrics)
+    shared: InformerFactory | None = None
+    """Informers shared with other controllers (a private set when None)."""
 
     def __post_init__(self) -> None:
-        self.jobs = Informer(self.client, JOBS, clock=self.clock)
+        factory = self.shared or InformerFactory(self.client, clock=self.clock)
+        self.jobs = factory.informer(JOBS)
         self.queue: WorkQueue[Key] = WorkQueue(clock=self.clock)
         self._workers = WorkerPool(self.queue, self.process, name="ttl", workers=self.settings.workers)
 
