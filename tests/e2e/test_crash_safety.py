@@ -1,0 +1,242 @@
+"""Crash safety: `kjobs up` killed with SIGKILL mid-job and restarted on its data directory.
+
+The control plane (`kjobs up --nodes 0`: API, controllers, SQLite data dir) and a node agent (`kjobs node join`)
+run as separate processes, so the pods outlive the server. An Indexed Job with `backoffLimitPerIndex: 0` runs six
+pods, each blocked on its own gate file: two finish (one fails) before the kill, two while the server is dead,
+two after the restart. The Job must end exactly as if nothing had happened: `FailedIndexes`, succeeded 4,
+failed 2 (what the pods' final phases say — nothing counted twice), six pods in all (none lost, none recreated),
+every tracking finalizer removed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kjobs.api.errors import ApiError
+from kjobs.api.names import CONTROLLER_UID_LABEL
+from kjobs.api.types import Obj
+from kjobs.client.http import HttpClient
+from kjobs.client.kubeconfig import load
+from kjobs.client.resources import JOBS, NODES, PODS
+from tests.e2e.support import condition, eventually, job_manifest, phase, terminal_condition
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
+NODE = "crash-node"
+FAILING = {1, 4}
+"""Indexes whose pod exits 1 (a counted failure: with backoffLimitPerIndex 0 the index fails)."""
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class Processes:
+    """`kjobs up` and `kjobs node join` subprocesses of one test, with output in files."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.port = _free_port()
+        self.kubeconfig = root / "kubeconfig"
+        self.env = {**os.environ, "HOME": str(root), "KUBECONFIG": str(self.kubeconfig)}
+        self.started: list[subprocess.Popen[bytes]] = []
+        self.server: subprocess.Popen[bytes] | None = None
+
+    def _spawn(self, name: str, *args: str) -> subprocess.Popen[bytes]:
+        out = (self.root / f"{name}-{len(self.started)}.log").open("wb")
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kjobs", *args], stdout=out, stderr=subprocess.STDOUT, env=self.env
+        )
+        out.close()
+        self.started.append(proc)
+        return proc
+
+    def start_server(self) -> None:
+        self.server = self._spawn(
+            "up",
+            "up",
+            "--nodes",
+            "0",
+            "--port",
+            str(self.port),
+            "--data-dir",
+            str(self.root / "data"),
+            "--kubeconfig",
+            str(self.kubeconfig),
+        )
+
+    def kill_server(self) -> None:
+        assert self.server is not None
+        self.server.send_signal(signal.SIGKILL)
+        self.server.wait(10)
+
+    def join_node(self) -> subprocess.Popen[bytes]:
+        return self._spawn(
+            "node",
+            "node",
+            "join",
+            "--name",
+            NODE,
+            "--kubeconfig",
+            str(self.kubeconfig),
+            "--root-dir",
+            str(self.root / "node"),
+            "--shutdown-grace-period",
+            "2",
+        )
+
+    def stop_all(self) -> None:
+        for proc in reversed(self.started):
+            if proc.poll() is None:
+                proc.terminate()
+                try:
+                    proc.wait(10)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait(5)
+
+    def logs(self) -> str:
+        return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}" for p in self.root.glob("*.log"))
+
+
+@pytest.fixture
+def processes(tmp_path: Path) -> Iterator[Processes]:
+    procs = Processes(tmp_path)
+    try:
+        yield procs
+    finally:
+        procs.stop_all()
+
+
+async def _answers(client: HttpClient) -> bool:
+    try:
+        await client.list(NODES, None)
+    except (ApiError, OSError, Exception):  # refused while the server is down or starting
+        return False
+    return True
+
+
+async def _node_ready(client: HttpClient) -> bool:
+    try:
+        node = await client.get(NODES, None, NODE)
+    except Exception:
+        return False
+    return bool(condition(node, "Ready").get("status") == "True")
+
+
+def _index(pod: Obj) -> int:
+    return int(pod["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"])
+
+
+async def _pods(client: HttpClient, job: Obj) -> list[Obj]:
+    pods, _ = await client.list(PODS, "default", label_selector=f"{CONTROLLER_UID_LABEL}={job['metadata']['uid']}")
+    return list(pods)
+
+
+@pytest.mark.parametrize(
+    "kill_delay",
+    [None, 0.0, 0.15],
+    ids=["after-the-statuses-are-written", "as-the-pods-finish", "while-the-controller-counts"],
+)
+def test_server_killed_mid_job_and_restarted_counts_exactly(
+    tmp_path: Path, processes: Processes, kill_delay: float | None
+) -> None:
+    """`kill_delay` None: kill once indexes 0 and 1 are terminal in the API; a number: that long after their
+    gates open (their exit then races the agent's status write and the Job controller's accounting)."""
+    gates = tmp_path / "gates"
+    gates.mkdir()
+    command = (
+        f"while [ ! -e {gates}/$JOB_COMPLETION_INDEX ]; do sleep 0.05; done; "
+        f'case "$JOB_COMPLETION_INDEX" in {"|".join(str(i) for i in sorted(FAILING))}) exit 1;; esac; exit 0'
+    )
+    manifest = job_manifest(
+        "survivor", command, completionMode="Indexed", completions=6, parallelism=6, backoffLimitPerIndex=0
+    )
+
+    def open_gates(*indexes: int) -> None:
+        for index in indexes:
+            (gates / str(index)).touch()
+
+    async def scenario() -> None:
+        processes.start_server()
+        await eventually(lambda: processes.kubeconfig.exists(), what="kubeconfig written")
+        client = HttpClient(load(processes.kubeconfig))
+        try:
+            await eventually(lambda: _answers(client), what="API up")
+            node = processes.join_node()
+            await eventually(lambda: _node_ready(client), what="node Ready")
+            job = await client.create(JOBS, "default", manifest)
+
+            async def all_running() -> bool:
+                pods = await _pods(client, job)
+                return len(pods) == 6 and all(phase(p) == "Running" for p in pods)
+
+            await eventually(all_running, what="six pods running")
+            open_gates(0, 1)
+
+            async def first_two_finished() -> bool:
+                pods = {_index(p): p for p in await _pods(client, job)}
+                return all(phase(pods[i]) in ("Succeeded", "Failed") for i in (0, 1))
+
+            if kill_delay is None:
+                await eventually(first_two_finished, what="indexes 0 and 1 finished")
+            else:
+                await asyncio.sleep(kill_delay)
+            processes.kill_server()  # mid-job: the Job controller may not have counted them yet
+            open_gates(2, 3)  # these finish while no API server is there to hear about it
+            await asyncio.sleep(0)
+            processes.start_server()
+            await eventually(lambda: _answers(client), what="API back")
+            assert node.poll() is None, "the node agent must survive the server's death"
+
+            async def reported(indexes: tuple[int, ...]) -> bool:
+                pods = {_index(p): p for p in await _pods(client, job)}
+                return all(phase(pods[i]) in ("Succeeded", "Failed") for i in indexes)
+
+            await eventually(lambda: reported((0, 1, 2, 3)), what="indexes 0-3 reported after the restart")
+            open_gates(4, 5)
+
+            async def finished() -> Obj | None:
+                current: Obj = await client.get(JOBS, "default", "survivor")
+                return current if terminal_condition(current) else None
+
+            done: Obj = await eventually(finished, timeout=30, what="job finished")
+            pods = await _pods(client, job)
+            assert sorted(_index(p) for p in pods) == [0, 1, 2, 3, 4, 5]  # none lost, none recreated
+            phases = {_index(p): phase(p) for p in pods}
+            assert phases == {i: "Failed" if i in FAILING else "Succeeded" for i in range(6)}
+            status = done["status"]
+            assert terminal_condition(done)["type"] == "Failed"
+            assert terminal_condition(done)["reason"] == "FailedIndexes"
+            assert (status.get("succeeded"), status.get("failed")) == (4, 2)  # each pod counted exactly once
+            assert status["failedIndexes"] == "1,4"
+            assert status["completedIndexes"] == "0,2,3,5"  # Kubernetes writes two adjacent indexes as "2,3"
+            assert status.get("active", 0) == 0
+            assert status.get("uncountedTerminatedPods") in (None, {}, {"succeeded": [], "failed": []})
+
+            async def finalizers_removed() -> bool:
+                return all(
+                    TRACKING_FINALIZER not in (p["metadata"].get("finalizers") or []) for p in await _pods(client, job)
+                )
+
+            await eventually(finalizers_removed, what="tracking finalizers removed")
+        finally:
+            await client.close()
+
+    try:
+        asyncio.run(asyncio.wait_for(scenario(), 90))
+    except BaseException:
+        print(processes.logs())
+        raise
