@@ -317,6 +317,7 @@ def test_terminal_pod_with_finalizer_goes_when_the_finalizer_is_removed(api: cli
 def test_eviction_blocked_by_a_disruption_budget(api: client.ApiClient) -> None:
     core, policy = client.CoreV1Api(api), client.PolicyV1Api(api)
     core.create_namespaced_pod(NS, pod_manifest("guarded", labels={"app": "db"}, node="n1"))
+    _run_ready(core, "guarded")
     policy.create_namespaced_pod_disruption_budget(
         NS,
         {
@@ -433,3 +434,76 @@ def test_paging_with_limit_and_continue(api: client.ApiClient) -> None:
     with pytest.raises(ApiException) as bad:
         core.list_namespaced_pod(NS, limit=2, _continue="not-a-token")
     assert bad.value.status == 400
+
+
+def _run_ready(core: client.CoreV1Api, name: str, *, ready: bool = True) -> None:
+    """Set the pod Running (and Ready), as its node agent would."""
+    conditions = [{"type": "Ready", "status": "True" if ready else "False"}]
+    core.patch_namespaced_pod_status(name, NS, {"status": {"phase": "Running", "conditions": conditions}})
+
+
+def _budget(policy: client.PolicyV1Api, name: str, app: str, **status: Any) -> None:
+    policy.create_namespaced_pod_disruption_budget(
+        NS,
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": name},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": app}}},
+        },
+    )
+    policy.patch_namespaced_pod_disruption_budget_status(name, NS, {"status": {"observedGeneration": 1, **status}})
+
+
+def _evict(core: client.CoreV1Api, name: str) -> Any:
+    body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name, "namespace": NS}}
+    return core.create_namespaced_pod_eviction(name, NS, body, _preload_content=False)
+
+
+def test_eviction_uses_up_the_budget_and_records_the_disrupted_pod(api: client.ApiClient) -> None:
+    core, policy = client.CoreV1Api(api), client.PolicyV1Api(api)
+    for name in ("w1", "w2"):
+        core.create_namespaced_pod(NS, pod_manifest(name, labels={"app": "web"}, node="n1"))
+        _run_ready(core, name)
+    _budget(policy, "web-pdb", "web", disruptionsAllowed=1, currentHealthy=2, desiredHealthy=1, expectedPods=2)
+    assert _evict(core, "w1").status == 201
+    pdb = policy.read_namespaced_pod_disruption_budget("web-pdb", NS)
+    assert pdb.status.disruptions_allowed == 0 and set(pdb.status.disrupted_pods) == {"w1"}
+    with pytest.raises(ApiException) as second:
+        _evict(core, "w2")  # the budget is used up until the disruption controller recomputes it
+    assert second.value.status == 429
+
+
+def test_eviction_of_an_unready_pod_and_budget_edge_cases(api: client.ApiClient) -> None:
+    core, policy = client.CoreV1Api(api), client.PolicyV1Api(api)
+    core.create_namespaced_pod(NS, pod_manifest("sick", labels={"app": "q"}, node="n1"))
+    _run_ready(core, "sick", ready=False)
+    _budget(policy, "q-pdb", "q", disruptionsAllowed=0, currentHealthy=1, desiredHealthy=1, expectedPods=2)
+    assert _evict(core, "sick").status == 201  # unready, and the healthy ones satisfy the budget
+    assert policy.read_namespaced_pod_disruption_budget("q-pdb", NS).status.disruptions_allowed == 0
+
+    core.create_namespaced_pod(NS, pod_manifest("fresh", labels={"app": "r"}, node="n1"))
+    _run_ready(core, "fresh")
+    policy.create_namespaced_pod_disruption_budget(
+        NS,
+        {
+            "apiVersion": "policy/v1",
+            "kind": "PodDisruptionBudget",
+            "metadata": {"name": "r-pdb"},
+            "spec": {"minAvailable": 1, "selector": {"matchLabels": {"app": "r"}}},
+        },
+    )  # never synced
+    with pytest.raises(ApiException) as pending:
+        _evict(core, "fresh")
+    assert pending.value.status == 429 and pending.value.headers["Retry-After"] == "10"
+    assert _status(pending)["details"]["causes"][0]["message"] == (
+        "The disruption budget r-pdb is still being processed by the server."
+    )
+
+    _budget(policy, "r-pdb-2", "r", disruptionsAllowed=1)
+    with pytest.raises(ApiException) as two:
+        _evict(core, "fresh")
+    assert two.value.status == 500
+    assert _status(two)["message"] == (
+        "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
+    )

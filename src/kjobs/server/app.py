@@ -255,7 +255,9 @@ class App:
         try:
             await self._dispatch(request, route, send)
         except ApiError as exc:
-            await _respond(send, exc.code, _error(exc))
+            retry = (exc.details or {}).get("retryAfterSeconds")
+            extra = [(b"retry-after", str(retry).encode())] if retry else None
+            await _respond(send, exc.code, _error(exc), extra=extra)
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -362,7 +364,9 @@ class App:
                 raise method_not_allowed()
             body = await request.decoded()
             result = await (
-                self.service.evict(ns, name, body) if sub == "eviction" else self.service.bind(ns, name, body)
+                self.service.evict(ns, name, body, dry_run=bool(request.query.get("dryRun")))
+                if sub == "eviction"
+                else self.service.bind(ns, name, body)
             )
             await self._send_result(send, result)
             return

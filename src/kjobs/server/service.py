@@ -877,14 +877,140 @@ class ApiService:
         await self.store.update("pods", new, expected_rv=pod["metadata"].get("resourceVersion"))
         return Result({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201)
 
-    async def evict(self, namespace: str, name: str, body: Any) -> Result:
-        """POST pods/{name}/eviction: PDB check, `DisruptionTarget` condition, then a delete."""
+    async def evict(self, namespace: str, name: str, body: Any, *, dry_run: bool = False) -> Result:
+        """POST pods/{name}/eviction: the disruption-budget check-and-decrement, then condition + delete.
+
+        As the apiserver's EvictionREST: terminal, pending or already deleting pods go without a budget check;
+        otherwise the one matching PodDisruptionBudget must allow a disruption (429 when not), which is used
+        up and recorded in its `status.disruptedPods` before the pod gets `DisruptionTarget` and is deleted.
+        """
         pods = lookup("", "v1", "pods")
         assert pods is not None
         if not isinstance(body, dict):
             raise bad_request('Eviction in version "v1" cannot be handled as an Eviction')
+        if (body.get("metadata") or {}).get("name") not in (None, "", name):
+            raise bad_request("name in URL does not match name in Eviction object")
+        raw_options = body.get("deleteOptions") or {}
+        options = DeleteOptions.parse(raw_options if isinstance(raw_options, dict) else {}, {})
+        dry_run = dry_run or options.dry_run
         pod = self._get_or_404(pods, namespace, name)
-        self._check_disruption_budgets(pod)
+        meta, status = pod.get("metadata") or {}, pod.get("status") or {}
+        phase = status.get("phase")
+        pinned_by: str | None = None
+        if not (phase in ("Succeeded", "Failed", "Pending") or meta.get("deletionTimestamp")):
+            pinned_by = await self._use_disruption_budget(pod, dry_run=dry_run)
+        if not dry_run:
+            await self._mark_and_delete(pods, pod, options, pinned_by=pinned_by)
+        return Result({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201)
+
+    async def _use_disruption_budget(self, pod: Obj, *, dry_run: bool) -> str | None:
+        """Check (and, unless dry run, decrement) the pod's budget; the budget's name when the delete must pin
+        the pod's resourceVersion (an unready pod let through without using the budget)."""
+        from kjobs.api.selectors import label_selector_from_object
+
+        namespace = pod["metadata"].get("namespace", "")
+        matching = []
+        for pdb in self.store.list("poddisruptionbudgets.policy", namespace)[0]:
+            try:
+                selector = label_selector_from_object((pdb.get("spec") or {}).get("selector"))
+            except ApiError:
+                continue  # an invalid selector matches nothing
+            if selector.matches(pod):
+                matching.append(pdb)
+        if not matching:
+            return None
+        if len(matching) > 1:
+            raise ApiError(
+                500,
+                "InternalError",
+                "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
+            )
+        pdb = matching[0]
+        status = pdb.get("status") or {}
+        if not _pod_ready(pod):
+            policy = (pdb.get("spec") or {}).get("unhealthyPodEvictionPolicy")
+            desired, healthy = int(status.get("desiredHealthy") or 0), int(status.get("currentHealthy") or 0)
+            if policy == "AlwaysAllow" or (healthy >= desired > 0):
+                return str(pdb["metadata"]["name"])  # an unready pod does not count towards the budget
+        for _ in range(_PATCH_RETRIES):
+            try:
+                await self._check_and_decrement(pdb, pod["metadata"]["name"], dry_run=dry_run)
+                return None
+            except ApiError as exc:
+                if exc.reason != "Conflict":
+                    raise
+            fresh = self.store.get("poddisruptionbudgets.policy", namespace, pdb["metadata"]["name"])
+            if fresh is None:
+                return None
+            pdb = fresh
+        raise ApiError(
+            504,
+            "Timeout",
+            f'couldn\'t update PodDisruptionBudget "{pdb["metadata"]["name"]}" due to conflicts',
+            details={"retryAfterSeconds": 10},
+        )
+
+    async def _check_and_decrement(self, pdb: Obj, pod_name: str, *, dry_run: bool) -> None:
+        meta, status = pdb.get("metadata") or {}, dict(pdb.get("status") or {})
+        name = str(meta.get("name", ""))
+        allowed = int(status.get("disruptionsAllowed") or 0)
+        if int(status.get("observedGeneration") or 0) < int(meta.get("generation") or 0):
+            raise _budget_busy(name, f"The disruption budget {name} is still being processed by the server.", 10)
+        if allowed < 0:
+            raise _pdb_forbidden(name, "pdb disruptions allowed is negative")
+        if len(status.get("disruptedPods") or {}) > MAX_DISRUPTED_PODS:
+            raise _pdb_forbidden(name, "DisruptedPods map too big - too many evictions not confirmed by PDB controller")
+        if allowed == 0:
+            raise _budget_busy(
+                name,
+                f"The disruption budget {name} needs {int(status.get('desiredHealthy') or 0)} healthy pods and has "
+                f"{int(status.get('currentHealthy') or 0)} currently",
+                0,
+            )
+        if dry_run:
+            return
+        status["disruptionsAllowed"] = allowed - 1
+        if allowed - 1 == 0:
+            conditions = [c for c in status.get("conditions") or [] if c.get("type") != "DisruptionAllowed"]
+            old = next((c for c in status.get("conditions") or [] if c.get("type") == "DisruptionAllowed"), None)
+            changed = old is None or old.get("status") != "False"
+            conditions.append(
+                {
+                    "type": "DisruptionAllowed",
+                    "status": "False",
+                    "reason": "InsufficientPods",
+                    "message": "",
+                    "observedGeneration": status.get("observedGeneration", 0),
+                    "lastTransitionTime": self.now() if changed else old.get("lastTransitionTime"),  # type: ignore[union-attr]
+                }
+            )
+            status["conditions"] = conditions
+        status["disruptedPods"] = {**(status.get("disruptedPods") or {}), pod_name: self.now()}
+        new = _copy(pdb)
+        new["status"] = status
+        await self.store.update("poddisruptionbudgets.policy", new, expected_rv=meta.get("resourceVersion"))
+
+    async def _mark_and_delete(
+        self, pods: Resource, pod: Obj, options: DeleteOptions, *, pinned_by: str | None
+    ) -> None:
+        """Add `DisruptionTarget` to the latest pod (unless terminal), then delete it with `options`."""
+        meta = pod.get("metadata") or {}
+        if options.precondition_uid and options.precondition_uid != meta.get("uid"):
+            raise conflict("Pod", str(meta.get("name", "")))
+        if pinned_by and options.precondition_rv is None:
+            options = DeleteOptions(
+                options.grace_period,
+                options.propagation,
+                options.precondition_uid,
+                meta.get("resourceVersion"),
+                options.dry_run,
+            )
+        if options.precondition_rv and options.precondition_rv != meta.get("resourceVersion"):
+            if pinned_by:
+                raise _budget_busy(
+                    pinned_by, f"The disruption budget {pinned_by} is still being processed by the server.", 10
+                )
+            raise conflict("Pod", str(meta.get("name", "")))
         status = dict(pod.get("status") or {})
         if status.get("phase") not in ("Succeeded", "Failed"):
             conditions = [c for c in status.get("conditions") or [] if c.get("type") != "DisruptionTarget"]
@@ -900,41 +1026,16 @@ class ApiService:
             status["conditions"] = conditions
             new = _copy(pod)
             new["status"] = status
-            pod = await self.store.update("pods", new, expected_rv=pod["metadata"].get("resourceVersion"))
-        opts = body.get("deleteOptions") or {}
-        await self.delete(pods, namespace, name, DeleteOptions.parse(opts, {}))
-        return Result({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201)
-
-    def _check_disruption_budgets(self, pod: Obj) -> None:
-        from kjobs.api.selectors import label_selector_from_object
-
-        namespace = pod["metadata"].get("namespace", "")
-        budgets, _ = self.store.list("poddisruptionbudgets.policy", namespace)
-        for pdb in budgets:
-            try:
-                selector = label_selector_from_object((pdb.get("spec") or {}).get("selector"))
-            except ApiError:
-                continue
-            if not selector.matches(pod):
-                continue
-            status = pdb.get("status") or {}
-            if int(status.get("disruptionsAllowed") or 0) < 1:
-                pdb_name = pdb["metadata"]["name"]
-                raise ApiError(
-                    429,
-                    "TooManyRequests",
-                    "Cannot evict pod as it would violate the pod's disruption budget.",
-                    details={
-                        "causes": [
-                            {
-                                "reason": "DisruptionBudget",
-                                "message": f"The disruption budget {pdb_name} needs "
-                                f"{status.get('desiredHealthy', 0)} healthy pods and has "
-                                f"{status.get('currentHealthy', 0)} currently",
-                            }
-                        ]
-                    },
+            pod = await self.store.update("pods", new, expected_rv=meta.get("resourceVersion"))
+            if options.precondition_rv:  # we made the newest version ourselves
+                options = DeleteOptions(
+                    options.grace_period,
+                    options.propagation,
+                    options.precondition_uid,
+                    pod["metadata"].get("resourceVersion"),
+                    options.dry_run,
                 )
+        await self.delete(pods, meta.get("namespace", ""), meta["name"], options)
 
     def open_log(self, namespace: str, name: str, options: LogOptions) -> tuple[Obj, AsyncIterator[bytes]]:
         """GET pods/{name}/log: the pod and an async iterator of its log chunks."""
@@ -964,6 +1065,36 @@ def _json_type(value: Any) -> str:
     if isinstance(value, (int, float)):
         return "number"
     return "null"
+
+
+MAX_DISRUPTED_PODS = 2000
+"""The apiserver refuses evictions while a budget has more unconfirmed disruptions than this."""
+
+
+def _pod_ready(pod: Obj) -> bool:
+    return any(
+        c.get("type") == "Ready" and c.get("status") == "True"
+        for c in (pod.get("status") or {}).get("conditions") or []
+    )
+
+
+def _budget_busy(name: str, message: str, retry_after: int) -> ApiError:
+    """The eviction API's 429 (with a `DisruptionBudget` cause; a Retry-After only when `retry_after`)."""
+    details: Obj = {"causes": [{"reason": "DisruptionBudget", "message": message}]}
+    if retry_after:
+        details["retryAfterSeconds"] = retry_after
+    return ApiError(
+        429, "TooManyRequests", "Cannot evict pod as it would violate the pod's disruption budget.", details=details
+    )
+
+
+def _pdb_forbidden(name: str, why: str) -> ApiError:
+    return ApiError(
+        403,
+        "Forbidden",
+        f'poddisruptionbudget.policy "{name}" is forbidden: {why}',
+        details={"name": name, "group": "policy", "kind": "poddisruptionbudget"},
+    )
 
 
 def _details(r: Resource, name: str) -> Obj:
