@@ -1,0 +1,52 @@
+"""Pins the server's public API: what `kjobs up`, `kjobs run`, LocalClient and the node agent build on."""
+
+from __future__ import annotations
+
+import inspect
+
+from kjobs.server import app, logs, runner, service
+
+
+def test_app_factory_and_runner() -> None:
+    assert list(inspect.signature(app.create_app).parameters) == [
+        "store",
+        "clock",
+        "logs",
+        "token",
+        "bookmark_interval",
+        "metrics",
+    ]
+    for name in ("serve", "start_in_loop", "run_forever", "bind"):
+        assert callable(getattr(runner, name))
+
+
+def test_api_service_verbs() -> None:
+    for name in (
+        "get",
+        "list",
+        "create",
+        "update",
+        "patch",
+        "delete",
+        "evict",
+        "bind",
+        "open_log",
+        "finalize_pod_deletion",
+        "ensure_namespaces",
+        "check_namespace",
+    ):
+        assert callable(getattr(service.ApiService, name)), name
+    assert list(inspect.signature(service.ApiService.__init__).parameters) == [
+        "self",
+        "store",
+        "clock",
+        "logs",
+        "new_uid",
+    ]
+
+
+def test_log_seam() -> None:
+    assert {"container", "follow", "tail_lines", "timestamps", "since_seconds", "limit_bytes", "previous"} == set(
+        inspect.signature(logs.LogOptions).parameters
+    )
+    assert callable(logs.waiting_error) and hasattr(logs.LogSource, "open")
