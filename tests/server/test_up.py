@@ -120,6 +120,16 @@ def test_up_beyond_loopback_serves_tls_and_requires_the_token(tmp_path: Path) ->
             assert http.get(f"{url}/api/v1/pods").status_code == 401
             ok = http.get(f"{url}/api/v1/pods", headers={"Authorization": f"Bearer {token}"})
             assert ok.status_code == 200 and ok.json()["kind"] == "PodList"
+        if shutil.which("kubectl"):  # kubectl verifies the certificate from the kubeconfig and sends the token
+            env = {"HOME": str(tmp_path / "home"), "KUBECONFIG": str(config), "PATH": "/usr/local/bin:/usr/bin:/bin"}
+            out = subprocess.run(
+                ["kubectl", "get", "namespace", "default", "-o", "name"],
+                capture_output=True,
+                text=True,
+                env=env,
+                timeout=30,
+            )
+            assert out.returncode == 0 and out.stdout.strip() == "namespace/default", out.stderr
 
 
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
