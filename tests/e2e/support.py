@@ -27,6 +27,9 @@ from kjobs.controllers.nodelifecycle import NodeLifecycleSettings
 from kjobs.controllers.podgc import PodGCSettings
 from kjobs.controllers.scheduler import SchedulerSettings
 from kjobs.node.agent import NodeAgent
+from kjobs.server import kubeconfig
+from kjobs.server.app import create_app
+from kjobs.server.runner import Served, bind, start_in_loop
 from kjobs.server.service import ApiService
 from kjobs.server.storage import Storage
 from kjobs.store import MemoryStore
@@ -147,17 +150,27 @@ class Gates:
 
 
 class Scenario:
-    """A started `LocalCluster` on an in-memory store, with a pod history; use as `async with`."""
+    """A started `LocalCluster` on an in-memory store, with a pod history; use as `async with`.
 
-    def __init__(self, root: Path, settings: ClusterSettings) -> None:
+    With `serve`, the same API is also served over HTTP on loopback and `kubeconfig` points at it (for kubectl).
+    """
+
+    def __init__(self, root: Path, settings: ClusterSettings, *, serve: bool = False) -> None:
         self.root = root
-        self.service = ApiService(Storage(MemoryStore()), clock=time.time)
+        self.app = create_app(MemoryStore(), clock=time.time) if serve else None
+        self.service = self.app.service if self.app is not None else ApiService(Storage(MemoryStore()), clock=time.time)
         self.cluster = LocalCluster(self.service, settings=settings)
         self.client = self.cluster.client
         self.history = PodHistory(self.cluster)
         self.gates = Gates(root)
+        self.kubeconfig = root / "kubeconfig"
+        self._served: Served | None = None
 
     async def __aenter__(self) -> Scenario:
+        if self.app is not None:
+            sock = bind("127.0.0.1", 0)
+            self._served = await start_in_loop(self.app, sock)
+            kubeconfig.write(self.kubeconfig, f"http://127.0.0.1:{sock.getsockname()[1]}")
         await self.cluster.start()
         await self.history.start()
         names = self.cluster.node_names()
@@ -167,6 +180,8 @@ class Scenario:
     async def __aexit__(self, *exc: object) -> None:
         await self.history.stop()
         await self.cluster.stop()
+        if self._served is not None:
+            await self._served.stop()
 
     async def _nodes_ready(self, names: list[str]) -> bool:
         nodes, _ = await self.client.list(NODES, None)

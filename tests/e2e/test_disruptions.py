@@ -8,6 +8,9 @@ replacement pod ran (on another node when the first one became unusable).
 
 from __future__ import annotations
 
+import asyncio
+import os
+import shutil
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -20,8 +23,10 @@ from kjobs.api.timeutil import format_time
 from kjobs.api.types import Obj
 from kjobs.client.resources import NODES, PODS, PRIORITY_CLASSES
 from kjobs.controllers.taints import TAINT_OUT_OF_SERVICE, TAINT_UNREACHABLE
+from kjobs.node.agent import NodeAgent
 from kjobs.node.eviction import FakeMemoryMonitor
 from kjobs.node.nodestatus import MachineInfo
+from kjobs.node.process_runtime import ProcessRuntime
 from kjobs.node.shutdown import SHUTDOWN_ANNOTATION
 from tests.e2e.support import (
     IGNORE_DISRUPTIONS,
@@ -127,6 +132,33 @@ def test_drain_eviction_is_ignored_and_the_pod_replaced_elsewhere(tmp_path: Path
 
             expected = {"reason": "EvictionByEvictionAPI", "message": "Eviction API: evicting"}
             await ignored_disruption(s, drain, expected, name="drained")
+
+    run(scenario)
+
+
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed on this machine")
+def test_kubectl_drain_evicts_through_the_served_api(tmp_path: Path) -> None:
+    async def scenario() -> None:
+        async with Scenario(tmp_path, fast_settings(tmp_path), serve=True) as s:
+
+            async def kubectl_drain(pod: Obj) -> None:
+                node = pod["spec"]["nodeName"]
+                env = {**os.environ, "KUBECONFIG": str(s.kubeconfig), "HOME": str(tmp_path)}
+                args = ["drain", node, "--ignore-daemonsets", "--delete-emptydir-data", "--timeout=30s"]
+                proc = await asyncio.create_subprocess_exec(
+                    "kubectl", *args, env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT
+                )
+                output, _ = await asyncio.wait_for(proc.communicate(), 40)
+                text = output.decode()
+                assert proc.returncode == 0, text
+                assert f"node/{node} cordoned" in text
+                assert f"evicting pod default/{pod['metadata']['name']}" in text
+                assert f"node/{node} drained" in text
+                drained = await s.client.get(NODES, None, node)
+                assert drained["spec"].get("unschedulable") is True
+
+            expected = {"reason": "EvictionByEvictionAPI", "message": "Eviction API: evicting"}
+            await ignored_disruption(s, kubectl_drain, expected, name="kubectl-drained")
 
     run(scenario)
 
@@ -381,7 +413,12 @@ def test_stale_disruption_target_is_cleared_and_the_pod_keeps_running(tmp_path: 
     run(scenario)
 
 
-def test_node_agent_killed_mid_job(tmp_path: Path) -> None:
+@pytest.mark.parametrize("recovery", ["out-of-service-taint", "agent-restarts"])
+def test_node_agent_killed_mid_job(tmp_path: Path, recovery: str) -> None:
+    """The agent dies with its processes → Unknown + unreachable taint → taint eviction → the pod stays
+    terminating until an administrator taints the node out-of-service (pod GC fails and removes it) or the
+    agent comes back (it reports the lost pod Failed and finishes the deletion) → replacement, nothing counted."""
+
     async def scenario() -> None:
         async with Scenario(tmp_path, fast_settings(tmp_path)) as s:
             job = await s.create_job(job_manifest("lostnode", first_waits(s), podFailurePolicy=IGNORE_DISRUPTIONS))
@@ -415,17 +452,39 @@ def test_node_agent_killed_mid_job(tmp_path: Path) -> None:
                 return bool((await s.job(job))["status"].get("terminating") == 1)
 
             await eventually(counted_terminating, what="status.terminating 1")
-            # the administrator declares the node out of service (non-graceful node shutdown)
-            taint = {"key": TAINT_OUT_OF_SERVICE, "value": "nodeshutdown", "effect": "NoExecute"}
-            taints = lost["spec"]["taints"] + [taint]
-            await s.client.patch(NODES, None, node, {"spec": {"taints": taints}})
-            final = await s.final_pod(victim["metadata"]["uid"])
-            assert phase(final) == "Failed"
-            assert disruption(final)["reason"] == "DeletionByTaintManager"
-            done = await s.finished(job)
-            assert outcome(done) == {**COMPLETE, "failed": 0, "succeeded": 1}
-            pods = s.history.of_job(job)
-            assert len(pods) == 2 and phase(pods[1]) == "Succeeded" and pods[1]["spec"]["nodeName"] != node
-            assert await gone(s.client, PODS, "default", victim["metadata"]["name"])
+            revived: NodeAgent | None = None
+            if recovery == "out-of-service-taint":  # non-graceful node shutdown, declared by an administrator
+                taint = {"key": TAINT_OUT_OF_SERVICE, "value": "nodeshutdown", "effect": "NoExecute"}
+                taints = lost["spec"]["taints"] + [taint]
+                await s.client.patch(NODES, None, node, {"spec": {"taints": taints}})
+            else:
+                old = s.agent(node)
+                revived = NodeAgent(
+                    s.client,
+                    name=node,
+                    clock=old.clock,
+                    settings=old.settings,
+                    runtime_factory=lambda on_status: ProcessRuntime(
+                        root_dir=tmp_path / "nodes" / f"{node}-again", clock=old.clock, on_status=on_status
+                    ),
+                )
+                await revived.start()
+            try:
+                final = await s.final_pod(victim["metadata"]["uid"])
+                assert phase(final) == "Failed"
+                assert disruption(final)["reason"] == "DeletionByTaintManager"
+                if revived is not None:  # what the kubelet reports for a container it cannot find
+                    lost_container = terminated(final)
+                    assert (lost_container["exitCode"], lost_container["reason"]) == (137, "ContainerStatusUnknown")
+                done = await s.finished(job)
+                assert outcome(done) == {**COMPLETE, "failed": 0, "succeeded": 1}
+                pods = s.history.of_job(job)
+                assert len(pods) == 2 and phase(pods[1]) == "Succeeded"
+                if revived is None:
+                    assert pods[1]["spec"]["nodeName"] != node
+                assert await eventually(lambda: gone(s.client, PODS, "default", victim["metadata"]["name"]))
+            finally:
+                if revived is not None:
+                    await revived.stop()
 
     run(scenario)
