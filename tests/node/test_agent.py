@@ -566,3 +566,32 @@ async def test_a_container_ignoring_sigterm_is_killed_after_the_grace_period(nod
     assert 5 <= node.clock.now() - deleted_at < 10
     terminated = seen[-1]["status"]["containerStatuses"][0]["state"]["terminated"]
     assert (seen[-1]["status"]["phase"], terminated["exitCode"], terminated.get("signal")) == ("Failed", 137, 9)
+
+
+def test_an_unreachable_api_server_is_retried_without_a_traceback(caplog: pytest.LogCaptureFixture) -> None:
+    """While the API server restarts, status writes fail with connection errors: retried, logged in one line."""
+
+    class Flaky(LocalClient):
+        refusals = 2
+
+        async def patch(self, resource: Any, namespace: str | None, name: str, patch: Any, **kw: Any) -> Obj:
+            if resource == PODS and self.refusals > 0:
+                self.refusals -= 1
+                raise ConnectionRefusedError(111, "Connect call failed ('127.0.0.1', 6443)")
+            return await super().patch(resource, namespace, name, patch, **kw)
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        base = await local_api(clock)
+        node = await start_node(clock=clock, client=Flaky(base.service))
+        try:
+            with caplog.at_level("INFO", logger="kjobs.node.agent"):
+                await node.create_pod("ok")
+                await settle(node.clock, lambda: node.phase("ok") == "Succeeded")
+        finally:
+            await node.agent.stop()
+
+    asyncio.run(scenario())
+    refused = [r for r in caplog.records if "Connect call failed" in r.getMessage()]
+    assert refused, "the refused writes are logged"
+    assert all(r.exc_info is None for r in caplog.records if r.name == "kjobs.node.agent")

@@ -365,7 +365,7 @@ class NodeAgent:
                 self.queue.forget(key)
             except asyncio.CancelledError:
                 raise
-            except ApiError as exc:
+            except (ApiError, OSError) as exc:  # OSError: the API server is unreachable (e.g. restarting)
                 log.info("node %s: sync %s/%s: %s", self.name, key[0], key[1], exc)
                 self.queue.add_rate_limited(key)
             except Exception:
