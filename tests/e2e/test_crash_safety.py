@@ -27,7 +27,7 @@ from kjobs.api.types import Obj
 from kjobs.client.http import HttpClient
 from kjobs.client.kubeconfig import load
 from kjobs.client.resources import JOBS, NODES, PODS
-from tests.e2e.support import condition, eventually, job_manifest, phase, terminal_condition
+from tests.e2e.support import condition, eventually, job_manifest, phase, terminal_condition, terminated
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -217,6 +217,9 @@ def test_server_killed_mid_job_and_restarted_counts_exactly(
             assert sorted(_index(p) for p in pods) == [0, 1, 2, 3, 4, 5]  # none lost, none recreated
             phases = {_index(p): phase(p) for p in pods}
             assert phases == {i: "Failed" if i in FAILING else "Succeeded" for i in range(6)}
+            # every pod kept its process through the restart: its own exit code, not a lost container's 137
+            exit_codes = {_index(p): terminated(p).get("exitCode") for p in pods}
+            assert exit_codes == {i: 1 if i in FAILING else 0 for i in range(6)}
             status = done["status"]
             assert terminal_condition(done)["type"] == "Failed"
             assert terminal_condition(done)["reason"] == "FailedIndexes"
@@ -237,6 +240,5 @@ def test_server_killed_mid_job_and_restarted_counts_exactly(
 
     try:
         asyncio.run(asyncio.wait_for(scenario(), 90))
-    except BaseException:
+    finally:
         print(processes.logs())
-        raise
