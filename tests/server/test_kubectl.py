@@ -565,3 +565,24 @@ def test_kubectl_create_job_with_the_typed_protobuf_client(kubectl: Kubectl) -> 
         '["sh","-c","echo hi"]'
     )
     assert kubectl.ok("get", "job", "typed", "-o", "jsonpath={.spec.backoffLimit}") == "6"  # defaulted
+
+
+KUBECTL_DIR = Path("/usr/lib/google-cloud-sdk/bin")
+
+
+@pytest.mark.parametrize("minor", [29, 30, 31, 33])
+def test_other_kubectl_minors_apply_and_get(kubectl: Kubectl, minor: int, tmp_path: Path) -> None:
+    binary = KUBECTL_DIR / f"kubectl.1.{minor}"
+    if not binary.exists():
+        pytest.skip(f"{binary} is not installed")
+    env = {"HOME": str(tmp_path), "KUBECONFIG": str(kubectl.config), "PATH": "/usr/local/bin:/usr/bin:/bin"}
+
+    def run(*args: str) -> str:
+        proc = subprocess.run([str(binary), *args], capture_output=True, text=True, env=env, timeout=30)
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        return proc.stdout.strip()
+
+    path = kubectl.file(f"minor-{minor}.yaml", job_manifest(f"minor-{minor}"))
+    assert run("apply", "-f", path) == f"job.batch/minor-{minor} created"  # discovery + OpenAPI v3 + strict
+    assert run("apply", "-f", path) == f"job.batch/minor-{minor} unchanged"
+    assert re.match(r"NAME\s+STATUS\s+COMPLETIONS", run("get", "job", f"minor-{minor}"))
