@@ -146,15 +146,22 @@ async def _pods(client: HttpClient, job: Obj) -> list[Obj]:
 
 
 @pytest.mark.parametrize(
-    "kill_delay",
-    [None, 0.0, 0.15],
-    ids=["after-the-statuses-are-written", "as-the-pods-finish", "while-the-controller-counts"],
+    ("kill_at", "delay"),
+    [("creating", 0.05), ("finishing", None), ("finishing", 0.0), ("finishing", 0.15), ("completing", 0.1)],
+    ids=[
+        "while-the-pods-are-created",
+        "after-the-statuses-are-written",
+        "as-the-pods-finish",
+        "while-the-controller-counts",
+        "while-the-job-completes",
+    ],
 )
 def test_server_killed_mid_job_and_restarted_counts_exactly(
-    tmp_path: Path, processes: Processes, kill_delay: float | None
+    tmp_path: Path, processes: Processes, kill_at: str, delay: float | None
 ) -> None:
-    """`kill_delay` None: kill once indexes 0 and 1 are terminal in the API; a number: that long after their
-    gates open (their exit then races the agent's status write and the Job controller's accounting)."""
+    """The server is killed `delay` seconds after the Job is created (`creating`), after gates 0 and 1 open
+    (`finishing`; None: once both pods are terminal in the API; 0 races their exit against the agent's status
+    write, 0.15 against the Job controller's accounting), or after the last gates open (`completing`)."""
     gates = tmp_path / "gates"
     gates.mkdir()
     command = (
@@ -173,11 +180,22 @@ def test_server_killed_mid_job_and_restarted_counts_exactly(
         processes.start_server()
         await eventually(lambda: processes.kubeconfig.exists(), what="kubeconfig written")
         client = HttpClient(load(processes.kubeconfig))
+
+        async def crash_and_restart(*, while_down: tuple[int, ...] = ()) -> None:
+            processes.kill_server()
+            open_gates(*while_down)  # these finish while no API server is there to hear about it
+            processes.start_server()
+            await eventually(lambda: _answers(client), what="API back")
+            assert node.poll() is None, "the node agent must survive the server's death"
+
         try:
             await eventually(lambda: _answers(client), what="API up")
             node = processes.join_node()
             await eventually(lambda: _node_ready(client), what="node Ready")
             job = await client.create(JOBS, "default", manifest)
+            if kill_at == "creating":
+                await asyncio.sleep(delay or 0)
+                await crash_and_restart()
 
             async def all_running() -> bool:
                 pods = await _pods(client, job)
@@ -186,27 +204,23 @@ def test_server_killed_mid_job_and_restarted_counts_exactly(
             await eventually(all_running, what="six pods running")
             open_gates(0, 1)
 
-            async def first_two_finished() -> bool:
-                pods = {_index(p): p for p in await _pods(client, job)}
-                return all(phase(pods[i]) in ("Succeeded", "Failed") for i in (0, 1))
-
-            if kill_delay is None:
-                await eventually(first_two_finished, what="indexes 0 and 1 finished")
-            else:
-                await asyncio.sleep(kill_delay)
-            processes.kill_server()  # mid-job: the Job controller may not have counted them yet
-            open_gates(2, 3)  # these finish while no API server is there to hear about it
-            await asyncio.sleep(0)
-            processes.start_server()
-            await eventually(lambda: _answers(client), what="API back")
-            assert node.poll() is None, "the node agent must survive the server's death"
-
             async def reported(indexes: tuple[int, ...]) -> bool:
                 pods = {_index(p): p for p in await _pods(client, job)}
-                return all(phase(pods[i]) in ("Succeeded", "Failed") for i in indexes)
+                return all(i in pods and phase(pods[i]) in ("Succeeded", "Failed") for i in indexes)
 
-            await eventually(lambda: reported((0, 1, 2, 3)), what="indexes 0-3 reported after the restart")
+            if kill_at == "finishing":
+                if delay is None:
+                    await eventually(lambda: reported((0, 1)), what="indexes 0 and 1 finished")
+                else:
+                    await asyncio.sleep(delay)
+                await crash_and_restart(while_down=(2, 3))
+            else:
+                open_gates(2, 3)
+            await eventually(lambda: reported((0, 1, 2, 3)), what="indexes 0-3 reported")
             open_gates(4, 5)
+            if kill_at == "completing":
+                await asyncio.sleep(delay or 0)
+                await crash_and_restart()
 
             async def finished() -> Obj | None:
                 current: Obj = await client.get(JOBS, "default", "survivor")
