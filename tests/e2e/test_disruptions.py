@@ -488,3 +488,29 @@ def test_node_agent_killed_mid_job(tmp_path: Path, recovery: str) -> None:
                     await revived.stop()
 
     run(scenario)
+
+
+def test_without_a_policy_an_eviction_counts_as_a_failure(tmp_path: Path) -> None:
+    """The contrast to the Ignore scenarios: no podFailurePolicy (replacement policy TerminatingOrFailed)."""
+
+    async def scenario() -> None:
+        async with Scenario(tmp_path, fast_settings(tmp_path)) as s:
+            job = await s.create_job(job_manifest("counted-eviction", first_waits(s), backoffLimit=6))
+            victim = await s.running_pod(job)
+            meta = {"name": victim["metadata"]["name"], "namespace": "default"}
+            body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": meta}
+            await s.client.post_subresource(PODS, "default", meta["name"], "eviction", body)
+            done = await s.finished(job)
+            assert outcome(done) == {**COMPLETE, "failed": 1, "succeeded": 1}
+            final = await s.final_pod(victim["metadata"]["uid"])
+            assert phase(final) == "Failed"
+            assert disruption(final) == {
+                "type": "DisruptionTarget",
+                "status": "True",
+                "reason": "EvictionByEvictionAPI",
+                "message": "Eviction API: evicting",
+            }
+            pods = s.history.of_job(job)
+            assert len(pods) == 2 and phase(pods[1]) == "Succeeded"
+
+    run(scenario)
