@@ -11,6 +11,8 @@ emptyDir), `<root>/logs/<uid>_<container>_<n>.log` holds each attempt's interlea
 The image is recorded in the status, never pulled: the command must exist on this machine. A missing
 command or executable ends the attempt at once as `StartError`, exit code 128, like containerd.
 Memory limits go through the `MemoryGuard` probed at start (`cgroups.probe_memory_guard`).
+Each running container's process group is recorded under `<root>/procs`, and a runtime starting on a root
+kills the groups that an agent process which died (SIGKILL, crash) left running (`leftovers`).
 
 The injected clock stamps times; timers (back-off, grace periods) run on the asyncio loop in real time.
 """
@@ -31,6 +33,7 @@ from pathlib import Path
 
 from kjobs.api.types import Obj
 from kjobs.clock import Clock, RealClock
+from kjobs.node import leftovers
 from kjobs.node.cgroups import MemoryGuard, Placement, probe_memory_guard, read_group_rss
 from kjobs.node.logs import attempt_log_path, pod_log_paths, prune_old_logs, read_log
 from kjobs.node.observations import Attempt, KillReason, PodRecord
@@ -113,6 +116,8 @@ class ProcessRuntime(Supervisor):
         self.log_dir = self.root_dir / "logs"
         (self.root_dir / "pods").mkdir(parents=True, exist_ok=True)
         self.log_dir.mkdir(exist_ok=True)
+        leftovers.kill_leftovers(self.root_dir / "procs")
+        self.procs_dir = leftovers.owner_dir(self.root_dir / "procs")
         self.memory_guard = memory_guard if memory_guard is not None else probe_memory_guard()
         self.base_env = dict(base_env) if base_env is not None else default_base_env()
         self._running: dict[str, _Running] = {}
@@ -191,6 +196,7 @@ class ProcessRuntime(Supervisor):
         for running in list(self._running.values()):  # pragma: no cover - only if reaping hung
             self._reap(running)
         self.memory_guard.close()
+        leftovers.release(self.procs_dir)
 
     # -- Supervisor hooks ----------------------------------------------------------------------------------
     def pod_dir(self, uid: str) -> Path:
@@ -256,6 +262,7 @@ class ProcessRuntime(Supervisor):
             os.close(fd)
         if placement is not None:
             self.memory_guard.attach(placement, proc.pid)
+        leftovers.record(self.procs_dir, proc.pid)
         loop = self._loop or asyncio.get_running_loop()
         pidfd = os.pidfd_open(proc.pid) if _HAVE_PIDFD else -1
         running = _Running(uid=record.uid, attempt=attempt, proc=proc, pidfd=pidfd, placement=placement)
@@ -305,6 +312,7 @@ class ProcessRuntime(Supervisor):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(running.proc.pid, signals.SIGKILL)
         returncode = running.proc.wait()
+        leftovers.forget(self.procs_dir, running.proc.pid)
         self._running.pop(running.attempt.container_id, None)
         oom = False
         if running.placement is not None:
