@@ -136,6 +136,15 @@ async def _node_ready(client: HttpClient) -> bool:
     return bool(condition(node, "Ready").get("status") == "True")
 
 
+def _alive(pid: int) -> bool:
+    """The process exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2 :].split()[0] not in (b"Z", b"X")
+
+
 def _index(pod: Obj) -> int:
     return int(pod["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"])
 
@@ -251,6 +260,71 @@ def test_server_killed_mid_job_and_restarted_counts_exactly(
             await eventually(finalizers_removed, what="tracking finalizers removed")
         finally:
             await client.close()
+
+    try:
+        asyncio.run(asyncio.wait_for(scenario(), 90))
+    finally:
+        print(processes.logs())
+
+
+def test_node_agent_killed_and_restarted_ends_the_lost_pod_and_replaces_it(
+    tmp_path: Path, processes: Processes
+) -> None:
+    """`kjobs node join` killed with SIGKILL mid-job, then started again: the pod it ran is reported lost
+    (Failed, 137 `ContainerStatusUnknown`), its process does not outlive the report, and the Job replaces it
+    (a counted failure: no podFailurePolicy) and completes."""
+    pids = tmp_path / "pids"
+    first = tmp_path / "first.ran"
+    command = f"echo $$$$ >> {pids}; if [ ! -e {first} ] && touch {first}; then exec sleep 60; fi; exit 0"
+    manifest = job_manifest("agentloss", command, backoffLimit=2)
+
+    async def scenario() -> None:
+        processes.start_server()
+        await eventually(lambda: processes.kubeconfig.exists(), what="kubeconfig written")
+        client = HttpClient(load(processes.kubeconfig))
+        try:
+            await eventually(lambda: _answers(client), what="API up")
+            node = processes.join_node()
+            await eventually(lambda: _node_ready(client), what="node Ready")
+            job = await client.create(JOBS, "default", manifest)
+
+            async def running() -> Obj | None:
+                pods = await _pods(client, job)
+                return pods[0] if len(pods) == 1 and phase(pods[0]) == "Running" and pids.exists() else None
+
+            victim: Obj = await eventually(running, what="the pod running")
+            original = int(pids.read_text().split()[0])
+            node.send_signal(signal.SIGKILL)
+            node.wait(10)
+            assert _alive(original), "the container outlives a killed agent"
+            processes.join_node()
+
+            async def lost() -> Obj | None:
+                current: Obj = await client.get(PODS, "default", victim["metadata"]["name"])
+                return current if phase(current) == "Failed" else None
+
+            reported: Obj = await eventually(lost, what="the lost pod reported")
+            state = terminated(reported)
+            assert (state["exitCode"], state["reason"]) == (137, "ContainerStatusUnknown")
+            await eventually(lambda: not _alive(original), timeout=5, what="the lost container's process ended")
+
+            async def finished() -> Obj | None:
+                current: Obj = await client.get(JOBS, "default", "agentloss")
+                return current if terminal_condition(current) else None
+
+            done: Obj = await eventually(finished, timeout=30, what="job finished")  # 10 s pod-failure back-off
+            assert (terminal_condition(done)["type"], terminal_condition(done)["reason"]) == (
+                "Complete",
+                "CompletionsReached",
+            )
+            assert (done["status"].get("succeeded"), done["status"].get("failed")) == (1, 1)
+            pods = await _pods(client, job)
+            assert sorted(phase(p) for p in pods) == ["Failed", "Succeeded"]
+        finally:
+            await client.close()
+            for line in pids.read_text().split() if pids.exists() else []:
+                if _alive(int(line)):  # never leave the test's own process behind
+                    os.killpg(int(line), signal.SIGKILL)
 
     try:
         asyncio.run(asyncio.wait_for(scenario(), 90))
