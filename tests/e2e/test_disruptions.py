@@ -472,7 +472,7 @@ def test_node_agent_killed_mid_job(tmp_path: Path, recovery: str) -> None:
             try:
                 final = await s.final_pod(victim["metadata"]["uid"])
                 assert phase(final) == "Failed"
-                assert disruption(final)["reason"] == "DeletionByTaintManager"
+                assert disruption(final) == disruption(terminating)  # the taint manager's condition is what stays
                 if revived is not None:  # what the kubelet reports for a container it cannot find
                     lost_container = terminated(final)
                     assert (lost_container["exitCode"], lost_container["reason"]) == (137, "ContainerStatusUnknown")
