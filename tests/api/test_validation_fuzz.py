@@ -181,3 +181,15 @@ def test_type_errors_are_recognisable() -> None:
     errors = validate_job(default_job(job))
     assert [e.field for e in errors if is_type_error(e)] == ["spec.parallelism"]
     assert [e.field for e in errors if not is_type_error(e)] == ["spec.backoffLimit"]
+
+
+def test_ports_of_the_wrong_type_is_an_error_not_a_crash() -> None:
+    """Found by hypothesis: `ports: true` crashed the host-port conflict check."""
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {"containers": [{"name": "a", "image": "x", "ports": True}]},
+    }
+    errors = validate_pod(default_pod(pod))
+    assert [e.field for e in errors] == ["spec.containers[0].ports"]

@@ -336,7 +336,10 @@ def _validate_ports(ports: list[Any] | None, path: str, errs: Errors) -> None:
 
 def _host_port_conflicts(containers: list[tuple[int, Obj]], path: str, seen: set[str], errs: Errors) -> None:
     for ci, container in containers:
-        for pi, port in enumerate(container.get("ports") or []):
+        ports = container.get("ports")
+        if type(ports) is not list:
+            continue  # a wrong type is reported where the ports are validated
+        for pi, port in enumerate(ports):
             if type(port) is not dict:
                 continue
             host_port = port.get("hostPort")
