@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from kjobs.client.base import Client
 from kjobs.client.local import LocalClient
 from kjobs.clock import Clock, RealClock
 from kjobs.controllers.disruption import DisruptionController, DisruptionSettings
@@ -80,6 +81,54 @@ def _process_runtime(root: Path, clock: Clock) -> Callable[[StatusCallback], Con
     return make
 
 
+CONTROLLER_NAMES = (
+    "job",
+    "scheduler",
+    "nodelifecycle",
+    "tainteviction",
+    "podgc",
+    "disruption",
+    "garbagecollector",
+    "ttl",
+)
+
+
+def build_controllers(
+    client: Client,
+    clock: Clock,
+    *,
+    names: tuple[str, ...] = CONTROLLER_NAMES,
+    settings: ClusterSettings | None = None,
+    job_metrics: JobMetrics | None = None,
+    managed_by: str | None = None,
+) -> dict[str, Any]:
+    """The named controllers over one client, sharing one informer per resource — one watch and one decoded
+    object per change, as kube-controller-manager shares client-go informers. `managed_by` makes the Job
+    controller own the Jobs with that `spec.managedBy` instead of the built-in controller's."""
+    cfg = settings or ClusterSettings()
+    shared = InformerFactory(client, clock=clock)
+    sync = SyncConfig(pod_failure_backoff=cfg.pod_failure_backoff)
+    if managed_by is not None:
+        sync = SyncConfig(pod_failure_backoff=cfg.pod_failure_backoff, controller_name=managed_by)
+    makers: dict[str, Callable[[], Any]] = {
+        "job": lambda: JobController(
+            client,
+            clock=clock,
+            settings=JobControllerSettings(sync=sync, batch_period=cfg.job_batch_period),
+            metrics=job_metrics,
+            shared=shared,
+        ),
+        "scheduler": lambda: Scheduler(client, clock=clock, settings=cfg.scheduler, shared=shared),
+        "nodelifecycle": lambda: NodeLifecycleController(client, clock, cfg.node_lifecycle, shared=shared),
+        "tainteviction": lambda: TaintEvictionController(client, clock, shared=shared),
+        "podgc": lambda: PodGCController(client, clock, cfg.pod_gc, shared=shared),
+        "disruption": lambda: DisruptionController(client, clock, cfg.disruption, shared=shared),
+        "garbagecollector": lambda: GarbageCollector(client, clock, shared=shared),
+        "ttl": lambda: TTLAfterFinishedController(client, clock, shared=shared),
+    }
+    return {name: makers[name]() for name in names}
+
+
 class LocalCluster:
     """All components of a one-machine cluster around one `ApiService`."""
 
@@ -97,30 +146,9 @@ class LocalCluster:
         self.settings = settings or ClusterSettings()
         self.clock = clock or RealClock()
         self.client = LocalClient(service, manager="kjobs")
-        # One informer per resource for every controller (one watch and one decode per change), as
-        # kube-controller-manager shares client-go informers; node agents keep their own node-scoped ones.
-        self.informers = InformerFactory(self.client, clock=self.clock)
-        shared = self.informers
-        self.job_controller = JobController(
-            self.client,
-            clock=self.clock,
-            settings=JobControllerSettings(
-                sync=SyncConfig(pod_failure_backoff=self.settings.pod_failure_backoff),
-                batch_period=self.settings.job_batch_period,
-            ),
-            metrics=job_metrics,
-            shared=shared,
-        )
-        self.controllers: list[Component] = [
-            self.job_controller,
-            Scheduler(self.client, clock=self.clock, settings=self.settings.scheduler, shared=shared),
-            NodeLifecycleController(self.client, self.clock, self.settings.node_lifecycle, shared=shared),
-            TaintEvictionController(self.client, self.clock, shared=shared),
-            PodGCController(self.client, self.clock, self.settings.pod_gc, shared=shared),
-            DisruptionController(self.client, self.clock, self.settings.disruption, shared=shared),
-            GarbageCollector(self.client, self.clock, shared=shared),
-            TTLAfterFinishedController(self.client, self.clock, shared=shared),
-        ]
+        components = build_controllers(self.client, self.clock, settings=self.settings, job_metrics=job_metrics)
+        self.job_controller = components["job"]
+        self.controllers: list[Component] = list(components.values())
         self.agents: list[Any] = []
         self._started: list[Component] = []
 

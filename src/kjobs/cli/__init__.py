@@ -29,3 +29,6 @@ main.add_command(run_command)
 from kjobs.cli.node import node_group  # noqa: E402
 
 main.add_command(node_group)
+from kjobs.cli.controller import controller_command  # noqa: E402
+
+main.add_command(controller_command)

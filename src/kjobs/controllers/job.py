@@ -126,7 +126,7 @@ class JobController:
         if new is None:
             self.queue.add(key)
             return
-        controller = external_controller(new)
+        controller = external_controller(new, self.settings.sync.controller_name)
         if controller is not None:
             uid = str(new["metadata"].get("uid") or "")
             if uid not in self._external_seen:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kjobs.api.names import JOB_CONTROLLER_NAME
 from kjobs.job.backoff import BackoffRecord
 
 
@@ -11,6 +12,8 @@ from kjobs.job.backoff import BackoffRecord
 class SyncConfig:
     """Kubernetes' exported knobs, with its defaults (pod-failure back-off 10 s doubling to 10 min, 500 caps)."""
 
+    controller_name: str = JOB_CONTROLLER_NAME
+    """The `spec.managedBy` value this controller owns (unset managedBy means the built-in controller's)."""
     pod_failure_backoff: float = 10.0
     max_pod_failure_backoff: float = 600.0
     max_uncounted_pods: int = 500

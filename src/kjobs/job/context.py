@@ -93,12 +93,11 @@ def completion_mode(job: Obj) -> str:
     return "Indexed" if is_indexed(job) else "NonIndexed"
 
 
-def external_controller(job: Obj) -> str | None:
-    """The foreign controller named in spec.managedBy, if any."""
+def external_controller(job: Obj, controller_name: str = JOB_CONTROLLER_NAME) -> str | None:
+    """The controller other than `controller_name` that `spec.managedBy` names (unset means the built-in one)."""
     managed_by = spec_of(job).get("managedBy")
-    if managed_by is not None and managed_by != JOB_CONTROLLER_NAME:
-        return str(managed_by)
-    return None
+    owner = JOB_CONTROLLER_NAME if managed_by is None else str(managed_by)
+    return None if owner == controller_name else owner
 
 
 def is_finished(job: Obj) -> bool:

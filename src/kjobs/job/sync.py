@@ -208,7 +208,7 @@ def plan_sync(
     key = job_key(job)
     if is_finished(job):
         return SyncPlan(key=key, skip="finished")
-    foreign = external_controller(job)
+    foreign = external_controller(job, cfg.controller_name)
     if foreign is not None:
         return SyncPlan(key=key, skip=f"managed by {foreign}")
     mode = spec_of(job).get("completionMode")

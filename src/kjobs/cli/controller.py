@@ -1,0 +1,112 @@
+"""`kjobs controller --kubeconfig FILE`: kjobs' controllers alone, against any Kubernetes API server.
+
+By default only the Job controller runs. On a real cluster, which runs its own Job controller, give
+`--managed-by NAME` (for example `kjobs.io/job-controller`): kjobs then reconciles exactly the Jobs whose
+`spec.managedBy` is NAME, and the cluster's controller leaves those alone — Kubernetes' own hand-over mechanism.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from typing import Any
+
+import click
+
+from kjobs.controllers import CONTROLLER_NAMES as CONTROLLERS
+
+
+@click.command("controller")
+@click.option(
+    "--kubeconfig",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="Kubeconfig of the API server [default: $KUBECONFIG or ~/.kube/config].",
+)
+@click.option("--context", default=None, help="Kubeconfig context [default: the current context].")
+@click.option(
+    "--controllers",
+    default="job",
+    show_default=True,
+    help=f"Comma-separated controllers to run, or 'all' ({', '.join(CONTROLLERS)}).",
+)
+@click.option(
+    "--managed-by",
+    default=None,
+    help="Reconcile only Jobs whose spec.managedBy is this value [default: Jobs of the built-in controller].",
+)
+@click.option("--backoff", type=float, default=10.0, show_default=True, help="Pod-failure back-off base, seconds.")
+@click.option(
+    "--metrics-port",
+    type=click.IntRange(0, 65535),
+    default=None,
+    help="Serve Prometheus metrics on this port of 127.0.0.1.",
+)
+def controller_command(
+    kubeconfig: str | None,
+    context: str | None,
+    controllers: str,
+    managed_by: str | None,
+    backoff: float,
+    metrics_port: int | None,
+) -> None:
+    """Run kjobs' controllers against a Kubernetes API server until interrupted."""
+    from kjobs.client.kubeconfig import KubeconfigError, load
+
+    names = CONTROLLERS if controllers.strip() == "all" else tuple(n.strip() for n in controllers.split(",") if n)
+    unknown = [n for n in names if n not in CONTROLLERS]
+    if unknown or not names:
+        raise click.UsageError(
+            f"unknown controller(s) {', '.join(unknown) or '(none)'}; choose from {', '.join(CONTROLLERS)}"
+        )
+    try:
+        connection = load(kubeconfig, context=context)
+    except KubeconfigError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(_run(connection, names, managed_by=managed_by, backoff=backoff, metrics_port=metrics_port))
+
+
+async def _run(
+    connection: Any, names: tuple[str, ...], *, managed_by: str | None, backoff: float, metrics_port: int | None
+) -> None:
+    from prometheus_client import REGISTRY, start_http_server
+
+    from kjobs.client.http import HttpClient
+    from kjobs.clock import RealClock
+    from kjobs.cluster import ClusterSettings, build_controllers, tune_gc
+    from kjobs.job.metrics import JobMetrics
+
+    tune_gc()
+    client = HttpClient(connection, user_agent="kjobs-controller")
+    components = list(
+        build_controllers(
+            client,
+            RealClock(),
+            names=names,
+            settings=ClusterSettings(pod_failure_backoff=backoff),
+            job_metrics=JobMetrics(REGISTRY),
+            managed_by=managed_by,
+        ).values()
+    )
+    if metrics_port is not None:
+        start_http_server(metrics_port, addr="127.0.0.1")
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    started = []
+    try:
+        for component in components:
+            await component.start()
+            started.append(component)
+        click.echo(f"kjobs controllers running against {connection.server}: {', '.join(names)}", err=True)
+        await stop.wait()
+    finally:
+        for component in reversed(started):
+            with contextlib.suppress(Exception):
+                await component.stop()
+        await client.close()

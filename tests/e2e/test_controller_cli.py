@@ -1,0 +1,74 @@
+"""`kjobs controller --kubeconfig`: the Job controller alone, against an API server reached over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kjobs.api.types import Obj
+from kjobs.client.http import HttpClient
+from kjobs.client.kubeconfig import load
+from kjobs.client.resources import JOBS, PODS
+from kjobs.server import kubeconfig as kubeconfig_file
+from kjobs.server.runner import serve
+from kjobs.store import MemoryStore
+
+pytestmark = pytest.mark.e2e
+
+
+def job(name: str, managed_by: str | None = None) -> Obj:
+    spec: Obj = {
+        "parallelism": 2,
+        "completions": 2,
+        "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox"}]}},
+    }
+    if managed_by is not None:
+        spec["managedBy"] = managed_by
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name}, "spec": spec}
+
+
+@pytest.mark.parametrize("managed_by", [None, "kjobs.io/job-controller"])
+def test_job_controller_alone_over_http(tmp_path: Path, managed_by: str | None) -> None:
+    store = MemoryStore()
+    with serve(store) as url:
+        config = tmp_path / "kubeconfig"
+        kubeconfig_file.write(config, url)
+        args = [sys.executable, "-m", "kjobs", "controller", "--kubeconfig", str(config)]
+        if managed_by is not None:
+            args += ["--managed-by", managed_by]
+        proc = subprocess.Popen(args, stderr=subprocess.PIPE, text=True, env={**os.environ, "HOME": str(tmp_path)})
+        try:
+            asyncio.run(_scenario(config, managed_by))
+        finally:
+            proc.terminate()
+            proc.wait(20)
+        assert proc.returncode == 0
+
+
+async def _scenario(config: Path, managed_by: str | None) -> None:
+    client = HttpClient(load(config))
+    try:
+        mine = await client.create(JOBS, "default", job("mine", managed_by))
+        other = await client.create(JOBS, "default", job("theirs", "example.com/other-controller"))
+        deadline = time.monotonic() + 30
+        while True:
+            pods, _ = await client.list(PODS, "default")
+            owners = {ref["name"] for p in pods for ref in p["metadata"].get("ownerReferences") or ()}
+            status = (await client.get(JOBS, "default", "mine")).get("status") or {}
+            if status.get("active") == 2 and len(pods) == 2:
+                break
+            assert time.monotonic() < deadline, f"controller did not create the pods: {status} {owners}"
+            await asyncio.sleep(0.05)
+        assert owners == {"mine"}
+        assert mine["metadata"]["uid"] != other["metadata"]["uid"]
+        untouched = await client.get(JOBS, "default", "theirs")
+        assert not (untouched.get("status") or {}).get("active")
+        assert not (untouched.get("status") or {}).get("startTime")
+    finally:
+        await client.close()
