@@ -46,6 +46,7 @@ from kjobs.api.validation_meta import (
     validate_object_meta_update,
 )
 from kjobs.api.validation_pod import not_supported, validate_pod, validate_pod_template_spec
+from kjobs.api.validation_pod_update import validate_pod_update
 
 __all__ = [
     "validate_job",
@@ -54,6 +55,7 @@ __all__ = [
     "validate_job_update",
     "validate_object_meta",
     "validate_pod",
+    "validate_pod_update",
 ]
 
 Invalid = ErrorType.FieldValueInvalid

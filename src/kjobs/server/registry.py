@@ -107,7 +107,11 @@ RESOURCES: list[Resource] = [
         ("all",),
         subresources=("status", "log", "eviction", "binding"),
         graceful=True,
-        hooks={"default": (_DEFAULTS, "default_pod"), "validate": (_VALIDATION, "validate_pod")},
+        hooks={
+            "default": (_DEFAULTS, "default_pod"),
+            "validate": (_VALIDATION, "validate_pod"),
+            "validate_update": (_VALIDATION, "validate_pod_update"),
+        },
     ),
     Resource("", "v1", "events", "event", "Event", True, ("ev",), has_status=False),
     Resource(

@@ -1,0 +1,114 @@
+"""Pod updates (`ValidatePodUpdate`): after creation a pod's spec is fixed except for a few fields.
+
+Allowed: container and init-container images, `activeDeadlineSeconds` (set, or lowered — never raised nor
+removed), additional tolerations, removed `schedulingGates`, and `terminationGracePeriodSeconds` from a
+negative value to 1. Anything else is
+Kubernetes' Forbidden error on `spec`, whose text lists the updatable fields and then the difference (kjobs
+writes the difference as changed field paths rather than Go's `cmp.Diff`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kjobs.api.errors import ErrorType, FieldError
+from kjobs.api.types import Obj
+from kjobs.api.validation_meta import validate_object_meta_update
+from kjobs.api.validation_pod import validate_pod
+
+MAX_INT32 = 2**31 - 1
+UPDATABLE = ",".join(
+    (
+        "`spec.containers[*].image`",
+        "`spec.initContainers[*].image`",
+        "`spec.activeDeadlineSeconds`",
+        "`spec.tolerations` (only additions to existing tolerations)",
+        "`spec.terminationGracePeriodSeconds` (allow it to be set to 1 if it was previously negative)",
+    )
+)
+
+
+def validate_pod_update(pod: Obj, old: Obj) -> list[FieldError]:
+    """The errors Kubernetes returns for updating `old` to `pod` (the spec rules above, plus create rules)."""
+    errors = validate_pod(pod)
+    new_meta, old_meta = pod.get("metadata"), old.get("metadata")
+    if isinstance(new_meta, dict) and isinstance(old_meta, dict):
+        errors.extend(validate_object_meta_update(new_meta, old_meta))
+    spec, old_spec = pod.get("spec"), old.get("spec")
+    if not isinstance(spec, dict) or not isinstance(old_spec, dict):
+        return errors
+    deadline = _active_deadline_errors(spec.get("activeDeadlineSeconds"), old_spec.get("activeDeadlineSeconds"))
+    if deadline:
+        return errors + deadline
+    munged = _munge(spec, old_spec)
+    if munged != old_spec:
+        changed = ", ".join(_differences(old_spec, munged, "spec")) or "spec"
+        errors.append(
+            FieldError(
+                "spec",
+                ErrorType.FieldValueForbidden,
+                f"pod updates may not change fields other than {UPDATABLE}\n{changed}",
+            )
+        )
+    return errors
+
+
+def _active_deadline_errors(new: Any, old: Any) -> list[FieldError]:
+    path = "spec.activeDeadlineSeconds"
+    if new is not None:
+        if not isinstance(new, int) or new < 0 or new > MAX_INT32:
+            return [FieldError(path, ErrorType.FieldValueInvalid, f"must be between 0 and {MAX_INT32}, inclusive", new)]
+        if isinstance(old, int) and old < new:
+            return [FieldError(path, ErrorType.FieldValueInvalid, "must be less than or equal to previous value", new)]
+    elif old is not None:
+        return [
+            FieldError(path, ErrorType.FieldValueInvalid, "must not update from a positive integer to nil value", None)
+        ]
+    return []
+
+
+def _munge(spec: Obj, old: Obj) -> Obj:
+    """`spec` with every allowed change undone, so that equality with `old` means only allowed changes."""
+    out = dict(spec)
+    for key in ("containers", "initContainers"):
+        new_list, old_list = spec.get(key), old.get(key)
+        if isinstance(new_list, list) and isinstance(old_list, list) and len(new_list) == len(old_list):
+            out[key] = [
+                dict(n, image=o.get("image")) if isinstance(n, dict) and isinstance(o, dict) else n
+                for n, o in zip(new_list, old_list, strict=True)
+            ]
+    _restore(out, old, "activeDeadlineSeconds")
+    new_tol, old_tol = spec.get("tolerations") or [], old.get("tolerations") or []
+    if isinstance(new_tol, list) and isinstance(old_tol, list) and all(t in new_tol for t in old_tol):
+        _restore(out, old, "tolerations")
+    new_gates, old_gates = spec.get("schedulingGates") or [], old.get("schedulingGates") or []
+    if isinstance(new_gates, list) and isinstance(old_gates, list) and all(g in old_gates for g in new_gates):
+        _restore(out, old, "schedulingGates")
+    grace, old_grace = spec.get("terminationGracePeriodSeconds"), old.get("terminationGracePeriodSeconds")
+    if isinstance(old_grace, int) and old_grace < 0 and grace == 1:
+        _restore(out, old, "terminationGracePeriodSeconds")
+    return out
+
+
+def _restore(out: Obj, old: Obj, key: str) -> None:
+    if key in old:
+        out[key] = old[key]
+    else:
+        out.pop(key, None)
+
+
+def _differences(old: Any, new: Any, path: str) -> list[str]:
+    """Field paths where `new` differs from `old`."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        found: list[str] = []
+        for key in sorted(set(old) | set(new)):
+            if old.get(key) != new.get(key):
+                found.extend(_differences(old.get(key), new.get(key), f"{path}.{key}"))
+        return found
+    if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+        found = []
+        for i, (a, b) in enumerate(zip(old, new, strict=True)):
+            if a != b:
+                found.extend(_differences(a, b, f"{path}[{i}]"))
+        return found
+    return [path]
