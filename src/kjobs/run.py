@@ -24,6 +24,7 @@ from rich.live import Live
 from kjobs.api.errors import ApiError
 from kjobs.api.names import CONTROLLER_UID_LABEL
 from kjobs.api.types import Obj
+from kjobs.client.local import LocalClient
 from kjobs.client.resources import JOBS, PODS
 from kjobs.cluster import ClusterSettings, LocalCluster, tune_gc
 from kjobs.controllers.informer import Informer
@@ -73,7 +74,8 @@ async def run_job(job: Obj, options: RunOptions) -> int:
             server = await _serve(app, options, out)
         namespace = str((job.get("metadata") or {}).get("namespace") or "default")
         try:
-            created = await cluster.client.create(JOBS, namespace, job)
+            user = LocalClient(app.service, manager="kjobs-run", typed=False)  # the manifest is checked as JSON
+            created = await user.create(JOBS, namespace, job)
         except ApiError as exc:
             print(f"error: {exc.message}", file=sys.stderr)
             return 2

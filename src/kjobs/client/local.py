@@ -28,11 +28,16 @@ def _copy(obj: Obj) -> Obj:
 
 
 class LocalClient:
-    """A client bound to an in-process `ApiService`."""
+    """A client bound to an in-process `ApiService`.
 
-    def __init__(self, service: ApiService, *, manager: str = "kjobs") -> None:
+    `typed` (the default) is for kjobs' own components, whose bodies are built by code that knows the API's
+    fields: the server skips its unknown-field walk, as Kubernetes does for protobuf. Objects from outside
+    (a user's manifest) go through a client with `typed=False`, checked like any JSON request."""
+
+    def __init__(self, service: ApiService, *, manager: str = "kjobs", typed: bool = True) -> None:
         self.service = service
         self._manager = manager
+        self._typed = typed
 
     def _resource(self, ref: ResourceRef) -> Resource:
         resource = lookup(ref.group, ref.version, ref.plural)
@@ -88,7 +93,9 @@ class LocalClient:
 
     async def create(self, resource: ResourceRef, namespace: str | None, obj: Obj) -> Obj:
         """POST."""
-        result = await self.service.create(self._resource(resource), namespace or "", _copy(obj), manager=self._manager)
+        result = await self.service.create(
+            self._resource(resource), namespace or "", _copy(obj), manager=self._manager, typed=self._typed
+        )
         return _copy(result.obj)
 
     async def update(
@@ -102,6 +109,7 @@ class LocalClient:
             _copy(obj),
             subresource=subresource or "",
             manager=self._manager,
+            typed=self._typed,
         )
         return _copy(result.obj)
 
@@ -124,6 +132,7 @@ class LocalClient:
             _copy(patch) if isinstance(patch, dict) else orjson.loads(orjson.dumps(patch)),
             subresource=subresource or "",
             manager=self._manager,
+            typed=self._typed,
         )
         return _copy(result.obj)
 

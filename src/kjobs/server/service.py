@@ -203,8 +203,14 @@ class ApiService:
                     if exc.reason != "AlreadyExists":
                         raise
 
-    def _decode_check(self, r: Resource, body: Any, field_validation: str, kind: str | None = None) -> list[str]:
-        """Type/version checks and strict field validation of a request body; returns warnings."""
+    def _decode_check(
+        self, r: Resource, body: Any, field_validation: str, kind: str | None = None, *, typed: bool = False
+    ) -> list[str]:
+        """Type/version checks and strict field validation of a request body; returns warnings.
+
+        A `typed` body was built in this process by code that only knows the API's fields (kjobs' own
+        controllers): like a protobuf body in Kubernetes it cannot carry unknown fields, so the schema walk
+        that looks for them is skipped."""
         kind = kind or r.kind
         if not isinstance(body, dict):
             raise bad_request(
@@ -218,6 +224,8 @@ class ApiService:
             )
         if body_kind not in (None, "", kind):
             raise bad_request(f"the kind in the data ({body_kind}) does not match the expected kind ({kind})")
+        if typed:
+            return []
         unknown = schema.unknown_fields(body, r.schema_name if kind == r.kind else None)
         if not unknown:
             return []
@@ -281,10 +289,8 @@ class ApiService:
         """Record that `manager` now owns the fields this create/update set or changed (taking them from others)."""
         if not manager:
             return
-        fields = self._scoped(
-            r, apply.field_set(obj, schema.strategies_for(r.schema_name), include_status=True), subresource
-        )
-        changed = {p for p in fields if old is None or apply.differs(old, obj, p)}
+        strategies = schema.strategies_for(r.schema_name)
+        changed = self._scoped(r, apply.changed_field_set(old, obj, strategies, include_status=True), subresource)
         self._set_owner(obj, r, manager, operation, subresource, changed, take=changed, replace=False)
 
     def _set_owner(
@@ -302,32 +308,36 @@ class ApiService:
         """Update `metadata.managedFields`: `manager` owns `paths`; other managers lose `take`."""
         meta = _meta(obj)
         entries: list[Obj] = []
-        mine: set[FieldPath] = set()
+        mine_tree: Any = None
         for entry in meta.get("managedFields") or []:
             if not isinstance(entry, dict):
                 continue
-            owned = apply.from_fields_v1(entry.get("fieldsV1"))
+            tree = entry.get("fieldsV1")
             if (entry.get("manager"), entry.get("operation"), entry.get("subresource", "")) == (
                 manager,
                 operation,
                 subresource,
             ):
-                mine = owned
+                mine_tree = tree
                 continue
-            remaining = owned - take
-            if remaining != owned:
-                entry = {**entry, "fieldsV1": apply.to_fields_v1(remaining)}
-            if remaining or entry.get("operation") == "Apply":
+            if any(apply.tree_has(tree, p) for p in take):  # decode only an entry that loses fields
+                tree = apply.to_fields_v1(apply.from_fields_v1(tree) - take)
+                entry = {**entry, "fieldsV1": tree}
+            if tree or entry.get("operation") == "Apply":
                 entries.append(entry)
-        mine = set(paths) if replace else mine | paths
-        if mine or operation == "Apply":
+        if not replace and mine_tree and all(apply.tree_has(mine_tree, p) for p in paths):
+            fields_v1 = mine_tree  # the manager already owns all of it: nothing to re-encode
+        else:
+            mine = set(paths) if replace else apply.from_fields_v1(mine_tree) | paths
+            fields_v1 = apply.to_fields_v1(mine)
+        if fields_v1 or operation == "Apply":  # a manager that owns nothing has no entry
             entry = {
                 "manager": manager,
                 "operation": operation,
                 "apiVersion": r.api_version,
                 "time": self.now(),
                 "fieldsType": "FieldsV1",
-                "fieldsV1": apply.to_fields_v1(mine),
+                "fieldsV1": fields_v1,
             }
             if subresource:
                 entry["subresource"] = subresource
@@ -361,9 +371,10 @@ class ApiService:
         field_validation: str = "",
         manager: str | None = None,
         dry_run: bool = False,
+        typed: bool = False,
     ) -> Result:
-        """POST to a collection."""
-        warnings = self._decode_check(r, body, field_validation)
+        """POST to a collection (`typed`: see `_decode_check`)."""
+        warnings = self._decode_check(r, body, field_validation, typed=typed)
         obj: Obj = body
         obj["apiVersion"], obj["kind"] = r.api_version, r.kind
         meta = _meta(obj)
@@ -485,9 +496,10 @@ class ApiService:
         field_validation: str = "",
         manager: str | None = None,
         dry_run: bool = False,
+        typed: bool = False,
     ) -> Result:
-        """PUT an item or its status."""
-        warnings = self._decode_check(r, body, field_validation)
+        """PUT an item or its status (`typed`: see `_decode_check`)."""
+        warnings = self._decode_check(r, body, field_validation, typed=typed)
         meta = _meta(body)
         if meta.get("name") not in (None, name):
             raise bad_request(
@@ -524,8 +536,10 @@ class ApiService:
         manager: str | None = None,
         force: bool = False,
         dry_run: bool = False,
+        typed: bool = False,
     ) -> Result:
-        """PATCH an item or its status (strategic merge, JSON merge, JSON patch or server-side apply)."""
+        """PATCH an item or its status (strategic merge, JSON merge, JSON patch or server-side apply;
+        `typed`: see `_decode_check`)."""
         base = content_type.split(";", 1)[0].strip().lower()
         if base == "application/apply-patch+yaml":
             return await self._apply(
@@ -544,7 +558,7 @@ class ApiService:
             patched = apply_patch(base, old, patch, strategies=schema.strategies_for(r.schema_name))
             if not isinstance(patched, dict):
                 raise bad_request("the patched object is not a JSON object")
-            warnings = self._decode_check(r, patched, field_validation)
+            warnings = self._decode_check(r, patched, field_validation, typed=typed)
             old_rv = (old.get("metadata") or {}).get("resourceVersion")
             expected = (patched.get("metadata") or {}).get("resourceVersion") or old_rv
             pinned = expected != old_rv

@@ -1,0 +1,142 @@
+"""`changed_field_set` skips unchanged subtrees, and must name exactly the paths the plain definition does:
+the leaves of the new object whose value reads differently in the old one."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kjobs.server import apply, schema
+
+POD_STRATEGIES = schema.strategies_for(schema.schema_name("", "v1", "Pod"))
+
+BASE_POD: dict[str, Any] = {
+    "apiVersion": "v1",
+    "kind": "Pod",
+    "metadata": {
+        "name": "p",
+        "namespace": "default",
+        "labels": {"app": "x", "batch.kubernetes.io/job-completion-index": "0"},
+        "finalizers": ["batch.kubernetes.io/job-tracking"],
+        "ownerReferences": [{"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": "u1"}],
+    },
+    "spec": {
+        "restartPolicy": "Never",
+        "containers": [
+            {"name": "main", "image": "busybox", "command": ["true"], "env": [{"name": "A", "value": "1"}]},
+            {"name": "side", "image": "busybox", "ports": [{"containerPort": 80, "protocol": "TCP"}]},
+        ],
+        "tolerations": [{"key": "k", "operator": "Exists"}],
+    },
+    "status": {
+        "phase": "Pending",
+        "conditions": [{"type": "PodScheduled", "status": "True"}],
+        "containerStatuses": [{"name": "main", "ready": False, "state": {"waiting": {"reason": "ContainerCreating"}}}],
+    },
+}
+
+_PATHS = [
+    ("metadata", "labels", "app"),
+    ("metadata", "labels", "new"),
+    ("metadata", "finalizers"),
+    ("metadata", "annotations"),
+    ("spec", "containers"),
+    ("spec", "nodeName"),
+    ("spec", "tolerations"),
+    ("status", "phase"),
+    ("status", "conditions"),
+    ("status", "containerStatuses"),
+    ("status", "startTime"),
+    ("status",),
+]
+
+_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-2, 2) | st.sampled_from(["a", "main", "side", "Ready", "True"]),
+    lambda inner: (
+        st.lists(inner, max_size=3)
+        | st.dictionaries(st.sampled_from(["name", "type", "status", "image", "x"]), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+_lists = st.lists(
+    st.fixed_dictionaries(
+        {"name": st.sampled_from(["main", "side", "third"]), "type": st.sampled_from(["Ready", "PodScheduled"])},
+        optional={"image": st.sampled_from(["a", "b"]), "status": st.sampled_from(["True", "False"])},
+    ),
+    max_size=3,
+)
+
+
+def _mutate(pod: dict[str, Any], edits: list[tuple[tuple[str, ...], Any]]) -> dict[str, Any]:
+    result = copy.deepcopy(pod)
+    for path, value in edits:
+        node = result
+        for key in path[:-1]:
+            node = node.setdefault(key, {}) if isinstance(node, dict) else {}
+        if not isinstance(node, dict):
+            continue
+        if value == "<delete>":
+            node.pop(path[-1], None)
+        else:
+            node[path[-1]] = value
+    return result
+
+
+_edits = st.lists(
+    st.tuples(
+        st.sampled_from(_PATHS), _values | _lists | st.just("<delete>") | st.lists(st.sampled_from(["f1", "f2"]))
+    ),
+    max_size=4,
+)
+
+
+def _reference(old: dict[str, Any] | None, new: dict[str, Any], include_status: bool) -> set[apply.FieldPath]:
+    fields = apply.field_set(new, POD_STRATEGIES, include_status=include_status)
+    return {p for p in fields if old is None or apply.differs(old, new, p)}
+
+
+@settings(max_examples=400, deadline=None)
+@given(before=_edits, after=_edits, include_status=st.booleans())
+def test_changed_field_set_matches_the_definition(before: Any, after: Any, include_status: bool) -> None:
+    old = _mutate(BASE_POD, before)
+    new = _mutate(old, after)
+    assert apply.changed_field_set(old, new, POD_STRATEGIES, include_status=include_status) == _reference(
+        old, new, include_status
+    )
+
+
+def test_a_status_write_names_only_what_it_changed() -> None:
+    new = copy.deepcopy(BASE_POD)
+    new["status"]["phase"] = "Running"
+    new["status"]["conditions"].append({"type": "Ready", "status": "True"})
+    changed = {
+        apply.format_path(p) for p in apply.changed_field_set(BASE_POD, new, POD_STRATEGIES, include_status=True)
+    }
+    assert changed == {
+        ".status.phase",
+        '.status.conditions[type="Ready"]',
+        '.status.conditions[type="Ready"].type',
+        '.status.conditions[type="Ready"].status',
+    }
+
+
+def test_without_an_old_object_every_field_is_new() -> None:
+    assert apply.changed_field_set(None, BASE_POD, POD_STRATEGIES) == apply.field_set(BASE_POD, POD_STRATEGIES)
+
+
+_segments = st.sampled_from(["f:a", "f:b", ".", 'k:{"name":"main"}', "v:1"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    owned=st.sets(st.lists(_segments, min_size=1, max_size=3).map(tuple), max_size=6),
+    probe=st.lists(_segments, max_size=3).map(tuple),
+)
+def test_tree_has_reads_a_leaf_without_decoding(owned: set[apply.FieldPath], probe: apply.FieldPath) -> None:
+    tree = apply.to_fields_v1(owned)
+    decoded = apply.from_fields_v1(tree)
+    for path in [*owned, probe]:
+        assert apply.tree_has(tree, path) == (path in decoded)
