@@ -228,7 +228,11 @@ def default_pod(pod: Obj) -> Obj:
     ports take the container port as host port on the host network, and (Priority admission) `priority: 0`
     with `preemptionPolicy: PreemptLowerPriority` when no priority class is named.
     """
-    out = copy_json(pod)
+    return default_pod_in_place(copy_json(pod))
+
+
+def default_pod_in_place(out: Obj) -> Obj:
+    """`default_pod` without the copy, for the API server, which owns the object it defaults."""
     if type(out) is not dict:
         return out  # type: ignore[no-any-return]
     spec = _dict(out, "spec", create=True)
@@ -262,7 +266,11 @@ def default_pod(pod: Obj) -> Obj:
 
 def default_job(job: Obj) -> Obj:
     """A copy of `job` with batch/v1 Job defaults and pod-template defaults applied (job-semantics.md §2)."""
-    out = copy_json(job)
+    return default_job_in_place(copy_json(job))
+
+
+def default_job_in_place(out: Obj) -> Obj:
+    """`default_job` without the copy, for the API server, which owns the object it defaults."""
     if type(out) is not dict:
         return out  # type: ignore[no-any-return]
     spec = _dict(out, "spec", create=True)

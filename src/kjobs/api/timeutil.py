@@ -21,9 +21,19 @@ def parse_time(text: str) -> float:
 
 
 def format_time(seconds: float) -> str:
-    """Format epoch seconds as Kubernetes' metav1.Time JSON (whole seconds, `Z`)."""
-    moment = datetime.fromtimestamp(int(seconds // 1), tz=UTC) if seconds >= 0 else _from_negative(seconds)
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ").rjust(20, "0")
+    """Format epoch seconds as Kubernetes' metav1.Time JSON (whole seconds, `Z`).
+
+    Every write stamps a time or two and they mostly fall in the same second: the last one is remembered."""
+    whole = int(seconds // 1)
+    if whole == _last[0]:
+        return _last[1]
+    moment = datetime.fromtimestamp(whole, tz=UTC) if seconds >= 0 else _from_negative(seconds)
+    text = moment.strftime("%Y-%m-%dT%H:%M:%SZ").rjust(20, "0")
+    _last[:] = [whole, text]
+    return text
+
+
+_last: list = [None, ""]  # type: ignore[type-arg]
 
 
 def _from_negative(seconds: float) -> datetime:

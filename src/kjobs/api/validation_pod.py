@@ -936,8 +936,11 @@ def validate_pod_template_spec(template: Obj | None, path: str, errs: Errors) ->
         )
 
 
-def validate_pod(pod: Obj) -> list[FieldError]:
-    """Kubernetes' `ValidatePodCreate` for a core/v1 Pod (metadata and spec) as the API server runs it."""
+def validate_pod(pod: Obj, *, spec_validated: bool = False) -> list[FieldError]:
+    """Kubernetes' `ValidatePodCreate` for a core/v1 Pod (metadata and spec) as the API server runs it.
+
+    `spec_validated`: the spec is one that passed this validation before (an update that leaves the stored
+    spec as it was), so only what depends on metadata is checked again."""
     if type(pod) is not dict:
         return [FieldError("", Invalid, "must be of type object", pod)]
     errs: Errors = []
@@ -946,6 +949,8 @@ def validate_pod(pod: Obj) -> list[FieldError]:
     spec = get_obj(pod, "spec", "spec", errs) or {}
     annotations = get_str_map(meta, "annotations", "metadata.annotations", []) if type(meta) is dict else None
     _validate_pod_annotations(annotations, spec, "metadata.annotations", errs)
+    if spec_validated:
+        return errs
     validate_pod_spec(spec, "spec", errs, is_pod=True)
     for key in ("containers", "initContainers"):
         for i, container in items_of(spec.get(key) if type(spec.get(key)) is list else None, f"spec.{key}", []):

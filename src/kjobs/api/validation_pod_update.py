@@ -30,7 +30,8 @@ UPDATABLE = ",".join(
 
 def validate_pod_update(pod: Obj, old: Obj) -> list[FieldError]:
     """The errors Kubernetes returns for updating `old` to `pod` (the spec rules above, plus create rules)."""
-    errors = validate_pod(pod)
+    # A spec equal to the stored one passed validation when it was stored: re-checking it cannot find more.
+    errors = validate_pod(pod, spec_validated=pod.get("spec") == old.get("spec"))
     new_meta, old_meta = pod.get("metadata"), old.get("metadata")
     if isinstance(new_meta, dict) and isinstance(old_meta, dict):
         errors.extend(validate_object_meta_update(new_meta, old_meta))

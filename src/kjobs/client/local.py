@@ -96,7 +96,7 @@ class LocalClient:
         result = await self.service.create(
             self._resource(resource), namespace or "", _copy(obj), manager=self._manager, typed=self._typed
         )
-        return _copy(result.obj)
+        return result.obj  # a write's result is a fresh object nothing else holds
 
     async def update(
         self, resource: ResourceRef, namespace: str | None, obj: Obj, *, subresource: str | None = None
@@ -111,7 +111,7 @@ class LocalClient:
             manager=self._manager,
             typed=self._typed,
         )
-        return _copy(result.obj)
+        return result.obj  # a write's result is a fresh object nothing else holds
 
     async def patch(
         self,
@@ -134,7 +134,7 @@ class LocalClient:
             manager=self._manager,
             typed=self._typed,
         )
-        return _copy(result.obj)
+        return result.obj  # a write's result is a fresh object nothing else holds
 
     async def delete(
         self,
@@ -150,7 +150,7 @@ class LocalClient:
         pre = preconditions or {}
         options = DeleteOptions(grace_period_seconds, propagation_policy, pre.get("uid"), pre.get("resourceVersion"))
         result = await self.service.delete(self._resource(resource), namespace or "", name, options)
-        return _copy(result.obj)
+        return result.obj  # a write's result is a fresh object nothing else holds
 
     async def post_subresource(
         self, resource: ResourceRef, namespace: str | None, name: str, subresource: str, body: Obj
@@ -162,4 +162,4 @@ class LocalClient:
             result = await self.service.evict(namespace or "", name, _copy(body))
         else:
             result = await self.service.bind(namespace or "", name, _copy(body))
-        return _copy(result.obj)
+        return result.obj  # a write's result is a fresh object nothing else holds

@@ -108,7 +108,7 @@ RESOURCES: list[Resource] = [
         subresources=("status", "log", "eviction", "binding"),
         graceful=True,
         hooks={
-            "default": (_DEFAULTS, "default_pod"),
+            "default": (_DEFAULTS, "default_pod_in_place"),
             "validate": (_VALIDATION, "validate_pod"),
             "validate_update": (_VALIDATION, "validate_pod_update"),
         },
@@ -128,7 +128,7 @@ RESOURCES: list[Resource] = [
         default_propagation="Orphan",
         orphan_warning=True,
         hooks={
-            "default": (_DEFAULTS, "default_job"),
+            "default": (_DEFAULTS, "default_job_in_place"),
             "validate": (_VALIDATION, "validate_job"),
             "validate_update": (_VALIDATION, "validate_job_for_update"),
             "validate_status_update": (_VALIDATION, "validate_job_status_update"),

@@ -13,7 +13,7 @@ ADDED events, selector filtering, bookmarks on request). HTTP framing lives in `
 from __future__ import annotations
 
 import asyncio
-import secrets
+import random
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -100,7 +100,8 @@ class DeleteOptions:
 
 
 def _random_suffix() -> str:
-    return "".join(secrets.choice(NAME_ALPHABET) for _ in range(5))
+    """generateName's five characters (Kubernetes uses a non-cryptographic generator for them too)."""
+    return "".join(random.choices(NAME_ALPHABET, k=5))
 
 
 def _meta(obj: Obj) -> Obj:

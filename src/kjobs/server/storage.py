@@ -89,14 +89,15 @@ class Storage:
         )
 
     async def create(self, resource: str, obj: Obj) -> Obj:
-        """Create; 409 AlreadyExists if taken."""
+        """Create; 409 AlreadyExists if taken. The store takes `obj` itself (the API service builds a fresh
+        object for every write and keeps no reference to it); the result may be that same object."""
         namespace, name = _key(obj)
-        return await self.store.acreate(resource, namespace, name, obj)
+        return await self.store.acreate(resource, namespace, name, obj, adopt=True)
 
     async def update(self, resource: str, obj: Obj, *, expected_rv: str | None) -> Obj:
         """Compare-and-swap update; 409 Conflict if stale, 404 if gone."""
         namespace, name = _key(obj)
-        return await self.store.aupdate(resource, namespace, name, obj, expected_rv=expected_rv)
+        return await self.store.aupdate(resource, namespace, name, obj, expected_rv=expected_rv, adopt=True)
 
     async def delete(self, resource: str, namespace: str, name: str, *, expected_rv: str | None = None) -> Obj:
         """Remove; the last state with the deletion's resourceVersion."""

@@ -102,6 +102,7 @@ class Op:
     result: Record | None = None
     error: ApiError | None = None
     waiter: object = field(default=None)
+    from_obj: bool = False  # `result` was cut from `obj`, so `obj` is the stored object, free to hand out
 
     @property
     def key(self) -> Key:
@@ -112,6 +113,8 @@ class Op:
         if self.error is not None:
             raise self.error
         assert self.result is not None
+        if self.from_obj and self.obj is not None:
+            return self.obj  # the private copy the record was encoded from; the store keeps only the bytes
         obj: Obj = orjson.loads(self.result.raw)
         return obj
 
@@ -231,6 +234,18 @@ def _private_copy(obj: Obj) -> Obj:
     return copy
 
 
+def _adopted(obj: Obj) -> Obj:
+    """`obj` itself, checked as `_private_copy` checks a copy (its JSON-ness is checked when it is encoded)."""
+    if not isinstance(obj, dict):
+        raise bad_request("the object to store must be a JSON object")
+    meta = obj.get("metadata")
+    if meta is None:
+        obj["metadata"] = {}
+    elif not isinstance(meta, dict):
+        raise bad_request("metadata must be a JSON object")
+    return obj
+
+
 def _write(
     kind: OpKind,
     resource: str,
@@ -239,11 +254,14 @@ def _write(
     obj: Obj,
     expected_rv: str | None = None,
     expected_uid: str | None = None,
+    adopt: bool = False,
 ) -> Op:
-    """A create/update op carrying a private copy of `obj` and its index, both computed on the caller's thread."""
+    """A create/update op carrying a private copy of `obj` and its index, both computed on the caller's thread.
+
+    With `adopt` the caller hands `obj` over (it keeps no reference and will not change it): no copy is made."""
     if not name or "/" in name or "/" in namespace:
         raise bad_request(f"invalid object key: namespace {namespace!r}, name {name!r}")
-    copy = _private_copy(obj)
+    copy = _adopted(obj) if adopt else _private_copy(obj)
     return Op(kind, resource, namespace, name, copy, expected_rv, expected_uid, index_of(resource, copy))
 
 
@@ -374,6 +392,7 @@ class Store(ABC):
                     revision += 1
                     record = _stamp(op.obj, revision, op.index)
                     overlay[key] = op.result = record
+                    op.from_obj = True
                     changes.append((op.resource, Change(EventType.ADDED, op.namespace, op.name, record, None)))
                     continue
                 if current is None:
@@ -384,10 +403,12 @@ class Store(ABC):
                     op.obj["metadata"]["resourceVersion"] = str(current.revision)
                     if _unchanged(op.obj, current):
                         op.result = current
+                        op.from_obj = True  # equal to the stored object, resourceVersion included
                         continue
                     revision += 1
                     record = _stamp(op.obj, revision, op.index)
                     overlay[key] = op.result = record
+                    op.from_obj = True
                     changes.append((op.resource, Change(EventType.MODIFIED, op.namespace, op.name, record, current)))
                 else:
                     revision += 1
@@ -478,9 +499,10 @@ class Store(ABC):
         self._submit([op])
         return op.outcome()
 
-    async def acreate(self, resource: str, namespace: str, name: str, obj: Obj) -> Obj:
-        """`create` for asyncio callers: awaits durability without blocking the event loop."""
-        op = _write("create", resource, namespace, name, obj)
+    async def acreate(self, resource: str, namespace: str, name: str, obj: Obj, *, adopt: bool = False) -> Obj:
+        """`create` for asyncio callers: awaits durability without blocking the event loop. With `adopt` the
+        store takes `obj` itself rather than a copy, and may return it: the caller must not use it again."""
+        op = _write("create", resource, namespace, name, obj, adopt=adopt)
         await self._asubmit(op)
         return op.outcome()
 
@@ -493,9 +515,10 @@ class Store(ABC):
         *,
         expected_rv: str | None = None,
         expected_uid: str | None = None,
+        adopt: bool = False,
     ) -> Obj:
-        """`update` for asyncio callers."""
-        op = _write("update", resource, namespace, name, obj, expected_rv, expected_uid)
+        """`update` for asyncio callers (`adopt`: see `acreate`)."""
+        op = _write("update", resource, namespace, name, obj, expected_rv, expected_uid, adopt=adopt)
         await self._asubmit(op)
         return op.outcome()
 
