@@ -234,7 +234,7 @@ def default_pod(pod: Obj) -> Obj:
 def default_pod_in_place(out: Obj) -> Obj:
     """`default_pod` without the copy, for the API server, which owns the object it defaults."""
     if type(out) is not dict:
-        return out  # type: ignore[no-any-return]
+        return out
     spec = _dict(out, "spec", create=True)
     if spec is None:
         return out
@@ -272,7 +272,7 @@ def default_job(job: Obj) -> Obj:
 def default_job_in_place(out: Obj) -> Obj:
     """`default_job` without the copy, for the API server, which owns the object it defaults."""
     if type(out) is not dict:
-        return out  # type: ignore[no-any-return]
+        return out
     spec = _dict(out, "spec", create=True)
     if spec is None:
         return out

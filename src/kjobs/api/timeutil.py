@@ -26,14 +26,14 @@ def format_time(seconds: float) -> str:
     Every write stamps a time or two and they mostly fall in the same second: the last one is remembered."""
     whole = int(seconds // 1)
     if whole == _last[0]:
-        return _last[1]
+        return str(_last[1])
     moment = datetime.fromtimestamp(whole, tz=UTC) if seconds >= 0 else _from_negative(seconds)
     text = moment.strftime("%Y-%m-%dT%H:%M:%SZ").rjust(20, "0")
     _last[:] = [whole, text]
     return text
 
 
-_last: list = [None, ""]  # type: ignore[type-arg]
+_last: list[object] = [None, ""]
 
 
 def _from_negative(seconds: float) -> datetime:
