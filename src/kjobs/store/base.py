@@ -41,6 +41,7 @@ from kjobs.api.selectors import (
 )
 from kjobs.api.types import Obj
 from kjobs.store.events import Change, Event, EventType, Index, Record, index_of
+from kjobs.store.mutation import SharedDecode
 from kjobs.store.watch import DEFAULT_MAX_QUEUE, Watch
 
 DEFAULT_HISTORY = 5000
@@ -446,9 +447,10 @@ class Store(ABC):
             broken: list[Watch] = []
             for resource, change in changes:
                 self._history(resource).append(change)
+                shared = SharedDecode(change.record.raw)
                 for w in self._watchers.get(resource, ()):
                     try:
-                        event = w.filter(change)
+                        event = w.filter(change, shared)
                     except Exception:  # one watcher's selector must not fail a committed write: end that watch
                         broken.append(w)
                         continue

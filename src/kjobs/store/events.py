@@ -4,8 +4,8 @@ A `Record` is one stored object version: its JSON bytes plus a small index (labe
 uid). A `Change` is one committed write as the store remembers it in its bounded history: the new record
 and the previous one (needed to tell a watcher with a selector that an object left or entered its view).
 An `Event` is what one watcher receives; it carries the object's JSON bytes and decodes them only when
-asked, so an HTTP server can stream `raw` without a decode/encode round trip and every consumer that does
-decode gets its own dict.
+asked, so an HTTP server can stream `raw` without a decode/encode round trip; the in-process watchers of
+one change share one decoded, read-only dict.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import orjson
 
 from kjobs.api.selectors import selectable_fields
 from kjobs.api.types import Obj
+from kjobs.store.mutation import SharedDecode
 
 
 class EventType(StrEnum):
@@ -34,19 +35,22 @@ class EventType(StrEnum):
 class Event:
     """One watch event: `type` and the object (`object` decoded lazily from `raw`); unpacks as `(type, obj)`."""
 
-    __slots__ = ("_obj", "raw", "revision", "type")
+    __slots__ = ("_obj", "_shared", "raw", "revision", "type")
 
-    def __init__(self, type: EventType, raw: bytes, revision: int) -> None:
+    def __init__(self, type: EventType, raw: bytes, revision: int, shared: SharedDecode | None = None) -> None:
         self.type = type
         self.raw = raw
         self.revision = revision
         self._obj: Obj | None = None
+        self._shared = shared
 
     @property
     def object(self) -> Obj:
-        """The object at this event's revision (its `metadata.resourceVersion` is the event revision)."""
+        """The object at this event's revision (its `metadata.resourceVersion` is the event revision).
+
+        Read-only: the watchers of one change share one decoded dict (see `kjobs.store.mutation`)."""
         if self._obj is None:
-            self._obj = orjson.loads(self.raw)
+            self._obj = self._shared.get() if self._shared is not None else orjson.loads(self.raw)
         return self._obj
 
     def __iter__(self) -> Iterator[Any]:

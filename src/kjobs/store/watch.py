@@ -23,6 +23,7 @@ import orjson
 
 from kjobs.api.selectors import FieldSelector, LabelSelector
 from kjobs.store.events import Change, Event, EventType, Record
+from kjobs.store.mutation import SharedDecode
 
 DEFAULT_MAX_QUEUE = 100_000
 
@@ -67,20 +68,22 @@ class Watch:
             record.fields, record.decode
         )
 
-    def filter(self, change: Change) -> Event | None:
-        """The event this watcher should see for a committed change, or None if it is outside its view."""
+    def filter(self, change: Change, shared: SharedDecode | None = None) -> Event | None:
+        """The event this watcher should see for a committed change, or None if it is outside its view.
+
+        `shared` decodes the change's object once for all the watchers that receive it."""
         if self.namespace is not None and change.namespace != self.namespace:
             return None
         record = change.record
         if not self._filtered:
-            return Event(change.type, record.raw, record.revision)
+            return Event(change.type, record.raw, record.revision, shared)
         if change.type is EventType.DELETED:
-            return Event(EventType.DELETED, record.raw, record.revision) if self._selects(record) else None
+            return Event(EventType.DELETED, record.raw, record.revision, shared) if self._selects(record) else None
         now = self._selects(record)
         before = change.prev is not None and self._selects(change.prev)
         if now:
             kind = EventType.MODIFIED if before else EventType.ADDED
-            return Event(kind, record.raw, record.revision)
+            return Event(kind, record.raw, record.revision, shared)
         if before and change.prev is not None:
             return Event(EventType.DELETED, _at_revision(change.prev, record.revision), record.revision)
         return None
