@@ -1,18 +1,35 @@
-"""Recording Kubernetes Events (core/v1) about objects, as client-go's EventRecorder does, fire-and-forget."""
+"""Recording Kubernetes Events (core/v1) about objects, as client-go's tools/record does, fire-and-forget.
+
+`EventRecorder.event` builds the Event as client-go's recorder makes it (makeEvent: name
+`<involvedObject.name>.<UnixNano hex>`, count 1, first = last timestamp, source and reporting component), runs it
+through the `EventCorrelator` (aggregation, deduplication, spam filter; see `eventcorrelator`) at once, in call
+order, and writes the outcome in the background: a create, or a strategic-merge patch of the Event already
+written (a patch that finds the Event gone creates it instead, as recordEvent does). The server's answer goes back
+into the correlator. Writes of one Event are chained so that its create lands before its patches; different
+Events are written concurrently. Failures are logged, never raised; client-go's retries of transport errors
+(12 tries, 10 s apart) are left out, an unreachable server loses the event.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import secrets
 
+from kjobs.api.errors import ApiError
 from kjobs.api.timeutil import format_time
 from kjobs.api.types import Obj
 from kjobs.client.base import Client
 from kjobs.client.resources import EVENTS
 from kjobs.clock import Clock
+from kjobs.controllers.eventcorrelator import EventCorrelateResult, EventCorrelator, EventNamer
 
 log = logging.getLogger(__name__)
+
+EVENT_TYPES = frozenset({"Normal", "Warning"})
+
+# One namer per process: two recorders stamping events about one object at one (virtual) instant still get
+# different names.
+_NAMES = EventNamer()
 
 
 class EventRecorder:
@@ -23,44 +40,90 @@ class EventRecorder:
         self._component = component
         self._clock = clock
         self._host = host
+        self._source: Obj = {"component": component, **({"host": host} if host else {})}
+        self.correlator = EventCorrelator(namer=_NAMES)
         self._pending: set[asyncio.Task[None]] = set()
+        self._tails: dict[tuple[str, str], asyncio.Task[None]] = {}  # the last write queued per Event
 
     def event(self, obj: Obj, type_: str, reason: str, message: str) -> None:
         """Record an Event about `obj` in the background (failures are logged, never raised)."""
+        if type_ not in EVENT_TYPES:
+            log.error("unsupported event type %r (reason %s), not recorded", type_, reason)
+            return
+        now = self._clock.now()
+        result = self.correlator.event_correlate(self._make_event(obj, type_, reason, message, now), now)
+        if result.event is None:
+            log.debug("event %s about %s dropped by the spam filter", reason, (obj.get("metadata") or {}).get("name"))
+            return
+        meta = result.event["metadata"]
+        key = (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+        task = asyncio.get_running_loop().create_task(self._record(result, after=self._tails.get(key)))
+        self._tails[key] = task
+        self._pending.add(task)
+        task.add_done_callback(lambda done: self._finished(key, done))
+
+    def _make_event(self, obj: Obj, type_: str, reason: str, message: str, now: float) -> Obj:
         meta = obj.get("metadata") or {}
-        namespace = str(meta.get("namespace") or "default")
-        stamp = format_time(self._clock.now())
-        body: Obj = {
+        name = str(meta.get("name") or "")
+        ref_namespace = str(meta.get("namespace") or "")
+        reference: Obj = {"kind": obj.get("kind") or ""}
+        for field, value in (
+            ("namespace", ref_namespace),
+            ("name", name),
+            ("uid", meta.get("uid")),
+            ("apiVersion", obj.get("apiVersion")),
+            ("resourceVersion", meta.get("resourceVersion")),
+        ):
+            if value:
+                reference[field] = value
+        stamp = format_time(now)
+        return {
             "apiVersion": "v1",
             "kind": "Event",
-            "metadata": {"name": f"{meta.get('name')}.{secrets.token_hex(8)}", "namespace": namespace},
-            "involvedObject": {
-                "apiVersion": obj.get("apiVersion") or "",
-                "kind": obj.get("kind") or "",
-                "name": meta.get("name") or "",
-                "namespace": namespace,
-                "uid": meta.get("uid") or "",
-                "resourceVersion": meta.get("resourceVersion") or "",
-            },
+            # An event about a cluster-scoped object (a Node) lives in `default`; its reference has no namespace.
+            "metadata": {"name": _NAMES.name(name, now), "namespace": ref_namespace or "default"},
+            "involvedObject": reference,
             "reason": reason,
             "message": message,
-            "type": type_,
-            "source": {"component": self._component, **({"host": self._host} if self._host else {})},
+            "source": self._source,
             "firstTimestamp": stamp,
             "lastTimestamp": stamp,
             "count": 1,
+            "type": type_,
             "reportingComponent": self._component,
             "reportingInstance": self._host,
         }
-        task = asyncio.get_running_loop().create_task(self._send(namespace, body))
-        self._pending.add(task)
-        task.add_done_callback(self._pending.discard)
 
-    async def _send(self, namespace: str, body: Obj) -> None:
+    def _finished(self, key: tuple[str, str], task: asyncio.Task[None]) -> None:
+        self._pending.discard(task)
+        if self._tails.get(key) is task:
+            del self._tails[key]
+
+    async def _record(self, result: EventCorrelateResult, *, after: asyncio.Task[None] | None) -> None:
+        if after is not None:
+            await asyncio.wait([after])
+        event = result.event
+        assert event is not None
+        namespace = str(event["metadata"].get("namespace") or "default")
         try:
-            await self._client.create(EVENTS, namespace, body)
+            written: Obj | None = None
+            if result.action == "patch" and result.patch is not None:
+                try:
+                    written = await self._client.patch(
+                        EVENTS, namespace, str(event["metadata"]["name"]), result.patch, patch_type="strategic"
+                    )
+                except ApiError as exc:
+                    if exc.code != 404:
+                        raise
+            if written is None:
+                body = dict(event)
+                body["metadata"] = {k: v for k, v in event["metadata"].items() if k != "resourceVersion"}
+                written = await self._client.create(EVENTS, namespace, body)
+            self.correlator.update_state(written)
+        except ApiError as exc:
+            log.debug("server rejected event %s (will not retry): %s", event.get("reason"), exc.message)
         except Exception as exc:
-            log.debug("event %s not recorded: %s", body["reason"], exc)
+            log.debug("event %s not recorded: %s", event.get("reason"), exc)
 
     async def flush(self) -> None:
         """Wait for events in flight (tests, shutdown)."""
