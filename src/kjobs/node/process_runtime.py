@@ -1,10 +1,12 @@
 """`ProcessRuntime`: containers as local processes (the `ContainerRuntime` that really runs Jobs).
 
-Design note: spawning follows engineering.md's measurements — `subprocess.Popen` without `preexec_fn`
-(vfork path), `start_new_session=True` so every container is its own process group (signals and kills
-reach the whole tree), and reaping through a pidfd registered with the asyncio loop (no SIGCHLD watcher,
-no thread per child). When a container's main process exits its group is SIGKILLed before it is reaped,
-as a container's processes die with its PID 1 and so the group id cannot be reused meanwhile.
+Design note: processes are started, signalled and reaped by a shim process (`kjobs.node.shim`, driven
+through `kjobs.node.spawner`), as containerd's shims do for a kubelet: a process start costs its parent
+CPU, and in the shim that cost runs beside the agent instead of on its thread. The shim spawns as
+engineering.md measured best — `subprocess.Popen` without `preexec_fn` (vfork path), `start_new_session=True`
+so every container is its own process group (signals and kills reach the whole tree), reaping through a
+pidfd. When a container's main process exits its group is SIGKILLed before it is reaped, as a container's
+processes die with its PID 1 and so the group id cannot be reused meanwhile.
 
 Per pod: `<root>/pods/<uid>` is the default working directory (shared by its containers, like an
 emptyDir), `<root>/logs/<uid>_<container>_<n>.log` holds each attempt's interleaved stdout+stderr.
@@ -24,7 +26,6 @@ import contextlib
 import os
 import shutil
 import signal as signals
-import subprocess
 import tempfile
 import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -40,6 +41,7 @@ from kjobs.node.observations import Attempt, KillReason, PodRecord
 from kjobs.node.resources import memory_limit_bytes
 from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP
 from kjobs.node.runtime import PodHandle, StatusCallback
+from kjobs.node.spawner import Spawner
 from kjobs.node.supervisor import MINIMUM_GRACE_SECONDS, Cancel, Supervisor, ignore_status
 
 _HAVE_PIDFD = hasattr(os, "pidfd_open")
@@ -52,15 +54,8 @@ _SHUTDOWN_WAIT_SECONDS = 5.0
 class _Running:
     uid: str
     attempt: Attempt
-    proc: subprocess.Popen[bytes]
-    pidfd: int
+    pid: int | None  # known once the shim reports the start
     placement: Placement | None
-
-
-def _wait_exited(pid: int) -> None:
-    """Block until the process has exited, leaving it to be reaped (waitid with WNOWAIT)."""
-    with contextlib.suppress(ChildProcessError):
-        os.waitid(os.P_PID, pid, os.WEXITED | os.WNOWAIT)
 
 
 def default_root_dir() -> Path:
@@ -121,7 +116,15 @@ class ProcessRuntime(Supervisor):
         self.memory_guard = memory_guard if memory_guard is not None else probe_memory_guard()
         self.base_env = dict(base_env) if base_env is not None else default_base_env()
         self._running: dict[str, _Running] = {}
+        self._found: set[tuple[str, str]] = set()
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._spawner = Spawner(
+            base_env=self.base_env,
+            procs_dir=self.procs_dir,
+            on_started=self._started,
+            on_failed=self._failed_to_start,
+            on_exited=self._exited,
+        )
 
     # -- ContainerRuntime ----------------------------------------------------------------------------------
     async def run_pod(self, pod: Obj) -> PodHandle:
@@ -176,11 +179,11 @@ class ProcessRuntime(Supervisor):
 
     def memory_usage(self) -> dict[str, dict[str, int]]:
         """Resident memory of each running container's process group: pod uid -> container -> bytes."""
-        running = list(self._running.values())
-        usage = read_group_rss({r.proc.pid for r in running})
+        running = [r for r in self._running.values() if r.pid is not None]
+        usage = read_group_rss({r.pid for r in running if r.pid is not None})
         result: dict[str, dict[str, int]] = {}
         for r in running:
-            result.setdefault(r.uid, {})[r.attempt.container] = usage.get(r.proc.pid, 0)
+            result.setdefault(r.uid, {})[r.attempt.container] = usage.get(r.pid or 0, 0)
         return result
 
     async def shutdown(self) -> None:
@@ -193,8 +196,12 @@ class ProcessRuntime(Supervisor):
         deadline = loop.time() + _SHUTDOWN_WAIT_SECONDS
         while self._running and loop.time() < deadline:
             await asyncio.sleep(0.01)
-        for running in list(self._running.values()):  # pragma: no cover - only if reaping hung
-            self._reap(running)
+        for container_id, running in list(self._running.items()):  # pragma: no cover - only if reaping hung
+            if running.pid is not None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(running.pid, signals.SIGKILL)
+            self._exited(container_id, -signals.SIGKILL)
+        self._spawner.close()
         self.memory_guard.close()
         leftovers.release(self.procs_dir)
 
@@ -211,70 +218,80 @@ class ProcessRuntime(Supervisor):
         return loop.call_later(delay, callback).cancel
 
     def _signal(self, record: PodRecord, attempt: Attempt, signum: int) -> None:
-        running = self._running.get(attempt.container_id)
-        if running is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(running.proc.pid, signum)
+        if attempt.container_id in self._running:
+            self._spawner.signal(attempt.container_id, signum)
 
     def _spawn(self, record: PodRecord, container: Obj, number: int, env: dict[str, str], argv: list[str]) -> Attempt:
         name = str(container["name"])
         now = self.clock.now()
         attempt = Attempt(container=name, number=number, container_id=f"kjobs://{uuid.uuid4().hex}", started_at=now)
-        pod_dir = self.pod_dir(record.uid)
         log_path = attempt_log_path(self.log_dir, record.uid, name, number)
         if number >= 2:
             prune_old_logs(self.log_dir, record.uid, name, number - 1)
-        full_env = dict(self.base_env)
-        full_env["HOSTNAME"] = str(record.pod.get("spec", {}).get("hostname") or record.pod["metadata"].get("name", ""))
-        full_env.update(env)
+        own_env = {
+            "HOSTNAME": str(record.pod.get("spec", {}).get("hostname") or record.pod["metadata"].get("name", ""))
+        }
+        own_env.update(env)
         custom_workdir = container.get("workingDir")
-        workdir = Path(custom_workdir) if custom_workdir else pod_dir
-        limit = memory_limit_bytes(container)
-        try:
-            fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        workdir = Path(custom_workdir) if custom_workdir else self.pod_dir(record.uid)
+        try:  # the log exists from the start (readers may look before the shim opens it)
+            os.close(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644))
         except OSError as exc:
             return self._start_error(attempt, f"failed to create container log {log_path}: {exc.strerror or exc}")
-        problem = self._start_problem(container, argv, full_env, workdir)
+        problem = self._start_problem(container, argv, own_env.get("PATH", self.base_env.get("PATH", "")), workdir)
         if problem:
-            os.close(fd)
             return self._start_error(attempt, problem)
         placement: Placement | None = None
         try:
             if custom_workdir:
                 workdir.mkdir(parents=True, exist_ok=True)
+            limit = memory_limit_bytes(container)
             if limit is not None:
                 placement = self.memory_guard.place(attempt.container_id.removeprefix("kjobs://"), limit)
-            proc = subprocess.Popen(
-                [*placement.argv_prefix, *argv] if placement else argv,
-                stdin=subprocess.DEVNULL,
-                stdout=fd,
-                stderr=fd,
-                cwd=workdir,
-                env=full_env,
-                start_new_session=True,
-                close_fds=True,
-            )
         except OSError as exc:
-            if placement is not None:
-                self.memory_guard.release(placement)
             return self._start_error(attempt, f"failed to start container process: {exc.strerror or exc}")
-        finally:
-            os.close(fd)
-        if placement is not None:
-            self.memory_guard.attach(placement, proc.pid)
-        leftovers.record(self.procs_dir, proc.pid)
-        loop = self._loop or asyncio.get_running_loop()
-        pidfd = os.pidfd_open(proc.pid) if _HAVE_PIDFD else -1
-        running = _Running(uid=record.uid, attempt=attempt, proc=proc, pidfd=pidfd, placement=placement)
-        self._running[attempt.container_id] = running
-        if pidfd >= 0:
-            loop.add_reader(pidfd, self._reap, running)
-        else:  # kernels/platforms without pidfd: one waiting thread per process
-            waiter = loop.run_in_executor(None, _wait_exited, proc.pid)
-            waiter.add_done_callback(lambda _: self._reap(running))
+        self._running[attempt.container_id] = _Running(uid=record.uid, attempt=attempt, pid=None, placement=placement)
+        self._spawner.spawn(
+            attempt.container_id,
+            [*placement.argv_prefix, *argv] if placement else argv,
+            own_env,
+            str(workdir),
+            str(log_path),
+        )
         return attempt
 
-    def _start_problem(self, container: Obj, argv: list[str], env: Mapping[str, str], workdir: Path) -> str:
+    # -- the shim's reports ----------------------------------------------------------------------------------
+    def _started(self, container_id: str, pid: int) -> None:
+        running = self._running.get(container_id)
+        if running is not None:
+            running.pid = pid
+            if running.placement is not None:
+                self.memory_guard.attach(running.placement, pid)
+
+    def _failed_to_start(self, container_id: str, message: str) -> None:
+        running = self._running.pop(container_id, None)
+        if running is None:
+            return
+        if running.placement is not None:
+            self.memory_guard.release(running.placement)
+        self._start_error(running.attempt, message)
+        self.exited(running.uid, running.attempt, exit_code=START_ERROR_EXIT_CODE, signal=None, oom=False)
+
+    def _exited(self, container_id: str, returncode: int) -> None:
+        running = self._running.pop(container_id, None)
+        if running is None:
+            return
+        oom = False
+        if running.placement is not None:
+            oom = self.memory_guard.oom_killed(running.placement)
+            self.memory_guard.release(running.placement)
+        if returncode < 0:
+            exit_code, signum = 128 - returncode, -returncode
+        else:
+            exit_code, signum = returncode, None
+        self.exited(running.uid, running.attempt, exit_code=exit_code, signal=signum, oom=oom)
+
+    def _start_problem(self, container: Obj, argv: list[str], path: str, workdir: Path) -> str:
         if not argv:
             return (
                 f'no command specified: container "{container["name"]}" has no command and the entrypoint of '
@@ -282,10 +299,14 @@ class ProcessRuntime(Supervisor):
             )
         program = argv[0]
         if "/" in program:
-            path = workdir / program  # an absolute program ignores workdir
-            found = os.access(path, os.X_OK) and not path.is_dir()
+            target = workdir / program  # an absolute program ignores workdir
+            found = os.access(target, os.X_OK) and not target.is_dir()
         else:
-            found = shutil.which(program, path=env.get("PATH", "")) is not None
+            # Found once, a command is not looked up again for every start (a program removed since fails
+            # at exec, with the same StartError); a missing one is looked up each time.
+            found = (program, path) in self._found or shutil.which(program, path=path) is not None
+            if found:
+                self._found.add((program, path))
         if not found:
             where = "executable file not found in $PATH" if "/" not in program else "no such file or directory"
             return f'failed to start container process: exec: "{program}": {where}'
@@ -297,29 +318,3 @@ class ProcessRuntime(Supervisor):
         attempt.reason = START_ERROR
         attempt.message = message
         return attempt
-
-    def _reap(self, running: _Running) -> None:
-        if running.attempt.container_id not in self._running:
-            return
-        loop = self._loop
-        if running.pidfd >= 0:
-            if loop is not None:
-                loop.remove_reader(running.pidfd)
-            with contextlib.suppress(OSError):
-                os.close(running.pidfd)
-        # The leader is a zombie until waited for: its group id is still reserved, so this kills only
-        # processes the container left behind.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(running.proc.pid, signals.SIGKILL)
-        returncode = running.proc.wait()
-        leftovers.forget(self.procs_dir, running.proc.pid)
-        self._running.pop(running.attempt.container_id, None)
-        oom = False
-        if running.placement is not None:
-            oom = self.memory_guard.oom_killed(running.placement)
-            self.memory_guard.release(running.placement)
-        if returncode < 0:
-            exit_code, signum = 128 - returncode, -returncode
-        else:
-            exit_code, signum = returncode, None
-        self.exited(running.uid, running.attempt, exit_code=exit_code, signal=signum, oom=oom)

@@ -1,0 +1,177 @@
+"""`Spawner`: the node agent's side of the process shim (`kjobs.node.shim`), on the asyncio loop.
+
+Design note: requests are JSON lines written without blocking (a buffer drained by a writer callback when
+the pipe is full); replies are read by a reader callback and dispatched to the three callbacks the runtime
+gives: started (pid), failed to start (message), exited (returncode). Everything is synchronous from the
+caller's side, so the runtime's `Supervisor` hooks stay synchronous. If the shim dies while containers
+run, their groups are SIGKILLed (pids are known) and each is reported exited by SIGKILL; the next start
+launches a new shim.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import errno
+import logging
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+log = logging.getLogger(__name__)
+
+_SHIM = str(Path(__file__).with_name("shim.py"))
+
+
+class Spawner:
+    """Starts container processes through a shim process; see the module note."""
+
+    def __init__(
+        self,
+        *,
+        base_env: Mapping[str, str],
+        procs_dir: Path | None,
+        on_started: Callable[[str, int], None],
+        on_failed: Callable[[str, str], None],
+        on_exited: Callable[[str, int], None],
+    ) -> None:
+        self._base_env = dict(base_env)
+        self._procs_dir = procs_dir
+        self._on_started = on_started
+        self._on_failed = on_failed
+        self._on_exited = on_exited
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._out = b""
+        self._pending = b""
+        self._pids: dict[str, int | None] = {}  # live ids -> pid once started
+
+    def spawn(self, cid: str, argv: list[str], env: Mapping[str, str], cwd: str, log_path: str) -> None:
+        """Ask for a container process; `on_started`/`on_failed`, then `on_exited`, follow."""
+        self._ensure_shim()
+        self._pids[cid] = None
+        self._send(["s", cid, argv, dict(env), cwd, log_path])
+
+    def signal(self, cid: str, signum: int) -> None:
+        """Signal a container's process group (nothing if it has been reaped)."""
+        if cid in self._pids and self._proc is not None:
+            self._send(["k", cid, signum])
+
+    def pid(self, cid: str) -> int | None:
+        """The container's main process id, once started."""
+        return self._pids.get(cid)
+
+    def close(self) -> None:
+        """Stop the shim (containers still running are left to `leftovers`, as after an agent crash)."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        self._detach(proc)
+        assert proc.stdin is not None
+        with contextlib.suppress(OSError):
+            proc.stdin.close()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=5)
+
+    # -- the pipe -----------------------------------------------------------------------------------------
+    def _ensure_shim(self) -> None:
+        if self._proc is not None:
+            return
+        self._loop = asyncio.get_running_loop()
+        proc = subprocess.Popen(
+            [sys.executable, "-E", "-s", "-S", _SHIM],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            close_fds=True,
+            env={},
+        )
+        assert proc.stdin is not None and proc.stdout is not None
+        os.set_blocking(proc.stdin.fileno(), False)
+        os.set_blocking(proc.stdout.fileno(), False)
+        self._proc = proc
+        self._out = b""
+        self._loop.add_reader(proc.stdout.fileno(), self._readable)
+        self._send(["b", self._base_env, str(self._procs_dir) if self._procs_dir is not None else ""])
+
+    def _send(self, message: list[Any]) -> None:
+        self._out += orjson.dumps(message) + b"\n"
+        self._write()
+
+    def _write(self) -> None:
+        proc = self._proc
+        if proc is None or proc.stdin is None or not self._out:
+            return
+        fd = proc.stdin.fileno()
+        try:
+            written = os.write(fd, self._out)
+        except BlockingIOError:
+            written = 0
+        except OSError as exc:
+            if exc.errno != errno.EPIPE:
+                raise
+            return  # the shim is gone: the reader sees its end
+        self._out = self._out[written:]
+        assert self._loop is not None
+        if self._out:
+            self._loop.add_writer(fd, self._write)
+        else:
+            self._loop.remove_writer(fd)
+
+    def _readable(self) -> None:
+        proc = self._proc
+        if proc is None or proc.stdout is None:
+            return
+        try:
+            chunk = os.read(proc.stdout.fileno(), 1 << 16)
+        except BlockingIOError:
+            return
+        if not chunk:
+            self._lost(proc)
+            return
+        self._pending += chunk
+        *lines, self._pending = self._pending.split(b"\n")
+        for line in lines:
+            if line:
+                self._dispatch(orjson.loads(line))
+
+    def _dispatch(self, reply: list[Any]) -> None:
+        kind, cid, value = reply
+        if kind == "p":
+            self._pids[cid] = int(value)
+            self._on_started(cid, int(value))
+        elif kind == "e":
+            self._pids.pop(cid, None)
+            self._on_failed(cid, str(value))
+        elif kind == "x":
+            self._pids.pop(cid, None)
+            self._on_exited(cid, int(value))
+
+    def _detach(self, proc: subprocess.Popen[bytes]) -> None:
+        loop = self._loop
+        if loop is None:
+            return
+        with contextlib.suppress(Exception):
+            assert proc.stdout is not None and proc.stdin is not None
+            loop.remove_reader(proc.stdout.fileno())
+            loop.remove_writer(proc.stdin.fileno())
+
+    def _lost(self, proc: subprocess.Popen[bytes]) -> None:
+        """The shim died: end what it ran and report each container killed."""
+        log.warning("process shim exited unexpectedly (%s); its containers are killed", proc.poll())
+        self._detach(proc)
+        self._proc = None
+        self._pending = b""
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=1)
+        for cid, pid in list(self._pids.items()):
+            if pid is not None:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signal.SIGKILL)
+            self._pids.pop(cid, None)
+            self._on_exited(cid, -signal.SIGKILL)

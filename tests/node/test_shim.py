@@ -1,0 +1,92 @@
+"""The process shim: containers start, are signalled and reaped in a helper process; its failures are reported."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from pathlib import Path
+
+import pytest
+
+from kjobs.node.process_runtime import ProcessRuntime
+from tests.node.helpers import make_pod
+from tests.node.test_process_runtime import eventually, finish, sh, state, with_runtime
+
+pytestmark = pytest.mark.e2e
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def test_containers_are_children_of_the_shim_not_of_the_agent(tmp_path: Path) -> None:
+    async def body(runtime: ProcessRuntime) -> None:
+        pod = make_pod([sh("sleep 30")])
+        await runtime.run_pod(pod)
+        await eventually(lambda: bool(runtime.memory_usage()), "the container's pid")
+        uid = pod["metadata"]["uid"]
+        pid = next(r.pid for r in runtime._running.values() if r.uid == uid)
+        assert pid is not None
+        ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        assert ppid != os.getpid()
+        assert ppid == runtime._spawner._proc.pid  # type: ignore[union-attr]
+
+    with_runtime(tmp_path, body)
+
+
+def test_a_program_removed_after_its_first_start_fails_to_start(tmp_path: Path) -> None:
+    tool = tmp_path / "bin" / "tool"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\nexit 0\n")
+    tool.chmod(0o755)
+    path = f"{tool.parent}:{os.environ.get('PATH', '')}"
+
+    async def body(runtime: ProcessRuntime) -> None:
+        container = {"name": "main", "image": "x", "command": ["tool"], "env": [{"name": "PATH", "value": path}]}
+        first = await finish(runtime, make_pod([container], uid="uid-a", name="a"))
+        assert first["phase"] == "Succeeded"
+        tool.unlink()  # the lookup was remembered: the shim's exec is what fails now
+        second = await finish(runtime, make_pod([container], uid="uid-b", name="b"))
+        terminated = state(second)["state"]["terminated"]
+        assert (terminated["reason"], terminated["exitCode"]) == ("StartError", 128)
+        assert terminated["message"].startswith("failed to start container process:")
+        assert second["phase"] == "Failed"
+
+    with_runtime(tmp_path, body)
+
+
+def test_a_dead_shim_kills_its_containers_and_reports_them_killed(tmp_path: Path) -> None:
+    async def body(runtime: ProcessRuntime) -> None:
+        pod = make_pod([sh("sleep 30")])
+        handle = await runtime.run_pod(pod)
+        await eventually(lambda: bool(runtime.memory_usage()), "the container's pid")
+        pid = next(r.pid for r in runtime._running.values())
+        assert pid is not None
+        runtime._spawner._proc.kill()  # type: ignore[union-attr]
+        status = await handle.wait()
+        terminated = state(status)["state"]["terminated"]
+        assert (terminated["exitCode"], terminated.get("signal")) == (137, 9)
+        assert status["phase"] == "Failed"
+        await eventually(lambda: not _alive(pid), "the orphaned container to be killed")
+        # the next start brings a new shim up
+        again = await finish(runtime, make_pod([sh("exit 0")], uid="uid-2", name="p2"))
+        assert again["phase"] == "Succeeded"
+
+    with_runtime(tmp_path, body)
+
+
+def test_shutdown_stops_the_shim(tmp_path: Path) -> None:
+    async def run() -> None:
+        runtime = ProcessRuntime(root_dir=tmp_path, minimum_grace_seconds=0.0)
+        status = await asyncio.wait_for(finish(runtime, make_pod([sh("exit 0")])), 10)
+        assert status["phase"] == "Succeeded"
+        shim = runtime._spawner._proc
+        assert shim is not None
+        await runtime.shutdown()
+        assert shim.poll() is not None
+
+    asyncio.run(run())
