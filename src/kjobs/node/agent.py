@@ -23,7 +23,7 @@ import contextlib
 import logging
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
@@ -48,7 +48,6 @@ from kjobs.node.eviction import (
     rank_for_memory_pressure,
     threshold_met,
 )
-from kjobs.node.logserver import LogServer
 from kjobs.node.observations import NODE_SHUTDOWN, eviction
 from kjobs.node.podstatus import TERMINAL_PHASES
 from kjobs.node.recovery import lost_pod_status, ran_before
@@ -61,6 +60,9 @@ from kjobs.node.shutdown import (
     shutdown_requested,
 )
 from kjobs.node.supervisor import deletion_grace_seconds
+
+if TYPE_CHECKING:
+    from kjobs.node.logserver import LogServer
 
 log = logging.getLogger(__name__)
 
@@ -196,6 +198,8 @@ class NodeAgent:
     async def start(self) -> None:
         """Register the Node and Lease, relist this node's pods, then run workers and heartbeats."""
         if self.settings.log_port is not None:
+            from kjobs.node.logserver import LogServer  # aiohttp: only for agents that serve logs over HTTP
+
             self.log_server = LogServer(
                 self.runtime, uid_of=self._uid_of_pod, host=self.settings.address, port=self.settings.log_port
             )
@@ -574,12 +578,8 @@ class NodeAgent:
         self.queue.add(_key(pod))
 
     def _node_ref(self) -> Obj:
-        meta = self.node.get("metadata") or {}
-        return {
-            "apiVersion": "v1",
-            "kind": "Node",
-            "metadata": {"name": self.name, "namespace": "default", "uid": meta.get("uid", self.name)},
-        }
+        # The kubelet's node reference: no namespace (its events land in "default"), the node's name as uid.
+        return {"apiVersion": "v1", "kind": "Node", "metadata": {"name": self.name, "uid": self.name}}
 
     # ------------------------------------------------------------------------------------------- shutdown
 
