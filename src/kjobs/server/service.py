@@ -426,7 +426,10 @@ class ApiService:
     def _merge_update(self, r: Resource, old: Obj, new: Obj, subresource: str) -> Obj:
         """Apply the status split and keep server-owned metadata, as the strategies' PrepareForUpdate do."""
         if subresource == "status":
-            merged = _copy(old)
+            # A shallow copy: only status (replaced) and metadata (copied; its server fields change) differ
+            # from `old`, a private read of this request.
+            old_meta = old.get("metadata")
+            merged = {**old, "metadata": dict(old_meta)} if isinstance(old_meta, dict) else _copy(old)
             if "status" in new:
                 merged["status"] = new["status"]
             else:
