@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -140,3 +141,13 @@ def test_tree_has_reads_a_leaf_without_decoding(owned: set[apply.FieldPath], pro
     decoded = apply.from_fields_v1(tree)
     for path in [*owned, probe]:
         assert apply.tree_has(tree, path) == (path in decoded)
+
+
+@settings(max_examples=400, deadline=None)
+@given(edits=_edits, include_status=st.booleans())
+def test_fields_v1_of_is_the_encoded_field_set(edits: Any, include_status: bool) -> None:
+    pod = _mutate(BASE_POD, edits)
+    expected = apply.to_fields_v1(apply.field_set(pod, POD_STRATEGIES, include_status=include_status))
+    got = apply.fields_v1_of(pod, POD_STRATEGIES, include_status=include_status)
+    assert got == expected
+    assert orjson.dumps(got) == orjson.dumps(expected)  # the same key order too

@@ -56,6 +56,58 @@ def field_set(obj: Obj, strategies: StrategyLookup, *, include_status: bool = Fa
     return found
 
 
+def fields_v1_of(obj: Obj, strategies: StrategyLookup, *, include_status: bool = False) -> Obj:
+    """`to_fields_v1(field_set(obj))` in one walk: the FieldsV1 tree of everything `obj` sets (for creates)."""
+    root: Obj = {}
+    for key in sorted(obj):
+        value = obj[key]
+        if key in _IGNORED_TOP or (key == "status" and not include_status):
+            continue
+        if key == "metadata" and isinstance(value, dict):
+            meta: Obj = {}
+            for mkey in sorted(value):
+                if mkey not in _IGNORED_META:
+                    meta[f"f:{mkey}"] = _tree(value[mkey], ("metadata", mkey), strategies)
+            if meta:
+                root["f:metadata"] = meta
+            continue
+        root[f"f:{key}"] = _tree(value, (key,), strategies)
+    return {k: root[k] for k in sorted(root)}
+
+
+def _tree(value: Any, names: tuple[str, ...], lookup: StrategyLookup) -> Obj:
+    """The FieldsV1 subtree under a field holding `value` (what `_collect` adds below it, as a sorted tree)."""
+    if isinstance(value, dict) and value:
+        return {f"f:{key}": _tree(value[key], (*names, key), lookup) for key in sorted(value)}
+    if isinstance(value, list) and value:
+        strategy, merge_key = lookup(names)
+        if "merge" in strategy.split(","):
+            if merge_key and all(isinstance(e, dict) and merge_key in e for e in value):
+                elements: Obj = {}
+                for element in value:
+                    node = elements.setdefault(_key_segment(element, merge_key), {".": {}})
+                    for key, item in element.items():
+                        _merge_tree(node, f"f:{key}", _tree(item, (*names, key), lookup))
+                return {k: {s: elements[k][s] for s in sorted(elements[k])} for k in sorted(elements)}
+            if not merge_key and all(not isinstance(e, (dict, list)) for e in value):
+                return {s: {} for s in sorted({"v:" + orjson.dumps(e).decode() for e in value})}
+    return {}
+
+
+def _merge_tree(node: Obj, segment: str, subtree: Obj) -> None:
+    """Add `subtree` under `segment` (elements with duplicate keys add up, as their paths do in a set)."""
+    existing = node.get(segment)
+    if existing is None:
+        node[segment] = subtree
+        return
+    if not existing or not subtree:  # a leaf and a subtree: the set keeps both paths, the tree the deeper
+        node[segment] = existing or subtree
+        return
+    for key, child in subtree.items():
+        _merge_tree(existing, key, child)
+    node[segment] = {k: existing[k] for k in sorted(existing)}
+
+
 def _collect(
     value: Any, path: FieldPath, names: tuple[str, ...], lookup: StrategyLookup, found: set[FieldPath]
 ) -> None:

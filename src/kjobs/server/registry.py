@@ -29,10 +29,19 @@ UpdateValidator = Callable[[Obj, Obj], list[FieldError]]
 
 def core_hook(module: str, name: str) -> Any:
     """A hook from the core packages, looked up when first used (None while that module has no such name)."""
+    key = (module, name)
+    if key in _hooks:
+        return _hooks[key]
     try:
-        return getattr(importlib.import_module(module), name, None)
+        hook = getattr(importlib.import_module(module), name, None)
     except ImportError:
         return None
+    if hook is not None:  # found hooks are kept: every request asks for them
+        _hooks[key] = hook
+    return hook
+
+
+_hooks: dict[tuple[str, str], Any] = {}
 
 
 @dataclass(frozen=True)

@@ -291,8 +291,28 @@ class ApiService:
         if not manager:
             return
         strategies = schema.strategies_for(r.schema_name)
+        meta = _meta(obj)
+        if old is None and not subresource and not meta.get("managedFields"):
+            # A create with no ownership yet: the manager owns every field it set, encoded in one walk.
+            tree = apply.fields_v1_of(obj, strategies, include_status=not r.has_status)
+            if tree:
+                meta["managedFields"] = [self._entry(r, manager, operation, subresource, tree)]
+            return
         changed = self._scoped(r, apply.changed_field_set(old, obj, strategies, include_status=True), subresource)
         self._set_owner(obj, r, manager, operation, subresource, changed, take=changed, replace=False)
+
+    def _entry(self, r: Resource, manager: str, operation: str, subresource: str, fields_v1: Obj) -> Obj:
+        entry = {
+            "manager": manager,
+            "operation": operation,
+            "apiVersion": r.api_version,
+            "time": self.now(),
+            "fieldsType": "FieldsV1",
+            "fieldsV1": fields_v1,
+        }
+        if subresource:
+            entry["subresource"] = subresource
+        return entry
 
     def _set_owner(
         self,
@@ -332,17 +352,7 @@ class ApiService:
             mine = set(paths) if replace else apply.from_fields_v1(mine_tree) | paths
             fields_v1 = apply.to_fields_v1(mine)
         if fields_v1 or operation == "Apply":  # a manager that owns nothing has no entry
-            entry = {
-                "manager": manager,
-                "operation": operation,
-                "apiVersion": r.api_version,
-                "time": self.now(),
-                "fieldsType": "FieldsV1",
-                "fieldsV1": fields_v1,
-            }
-            if subresource:
-                entry["subresource"] = subresource
-            entries.append(entry)
+            entries.append(self._entry(r, manager, operation, subresource, fields_v1))
         if entries:
             meta["managedFields"] = entries
         else:
@@ -463,7 +473,8 @@ class ApiService:
         dry_run: bool,
         warnings: Warnings | None = None,
     ) -> Obj:
-        new = self._default(r, new)
+        if subresource != "status":  # a status write keeps the stored (defaulted) object apart from status
+            new = self._default(r, new)
         if r.tracks_generation and subresource != "status" and new.get("spec") != old.get("spec"):
             _meta(new)["generation"] = int((old.get("metadata") or {}).get("generation") or 0) + 1
         self._validate(r, new, old, subresource)
