@@ -171,6 +171,13 @@ class Watch:
 
 
 def _call_threadsafe(loop: asyncio.AbstractEventLoop, fut: asyncio.Future[None]) -> None:
+    try:
+        same_thread = asyncio.get_running_loop() is loop
+    except RuntimeError:
+        same_thread = False
+    if same_thread:  # a write made on the consumer's own loop (in-process clients): no self-pipe wake-up
+        loop.call_soon(_wake, fut)
+        return
     with contextlib.suppress(RuntimeError):  # the consumer's loop is closed: nobody is waiting any more
         loop.call_soon_threadsafe(_wake, fut)
 
