@@ -45,7 +45,8 @@ class RunOptions:
     kubeconfig: str | None = None
     live: bool = False
     timeout: float | None = None
-    batch_period: float = 0.05
+    batch_period: float = 0.02  # the Job controller's pod-event batching: 1 s in Kubernetes; shorter here
+    # only changes timing (measured: at 0.2 s a 1,000-pod run waits on it, at 0.02 s it is CPU-bound)
     out: TextIO = field(default_factory=lambda: sys.stdout)
     node_options: dict[str, Any] = field(default_factory=dict)
 
