@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from kjobs.api.errors import ApiError, ErrorType, FieldError, already_exists, bad_request, conflict, invalid, not_found
+from kjobs.api.errors import ApiError, ErrorType, FieldError, bad_request, conflict, invalid, not_found
 from kjobs.api.selectors import FieldSelector, LabelSelector
 from kjobs.api.timeutil import format_time
 from kjobs.api.types import Obj
@@ -97,6 +97,10 @@ class DeleteOptions:
             raise bad_request(f"invalid gracePeriodSeconds: {grace!r}") from None
         dry = body.get("dryRun") or query.get("dryRun")
         return cls(grace_value, propagation, pre.get("uid"), pre.get("resourceVersion"), bool(dry))
+
+
+_GENERATE_NAME_ATTEMPTS = 8
+"""Kubernetes' apiserver tries a generated name up to 8 times before answering AlreadyExists."""
 
 
 def _random_suffix() -> str:
@@ -426,10 +430,18 @@ class ApiService:
         self._managed(r, obj, None, manager, "Update", "")
         if dry_run:
             return Result(obj, 201, warnings)
-        if self.store.get(r.store_key, namespace if r.namespaced else "", _meta(obj)["name"]) is not None:
-            raise already_exists(r.plural, _meta(obj)["name"], group=r.group)
-        created = await self.store.create(r.store_key, obj)
-        return Result(created, 201, warnings)
+        generated = bool(meta.get("generateName")) and meta["name"].startswith(meta["generateName"])
+        for attempt in range(_GENERATE_NAME_ATTEMPTS):
+            try:
+                created = await self.store.create(r.store_key, obj)
+            except ApiError as exc:
+                # RetryGenerateName (GA in 1.32): a generated name that is taken is generated again.
+                if exc.reason != "AlreadyExists" or not generated or attempt == _GENERATE_NAME_ATTEMPTS - 1:
+                    raise
+                _meta(obj)["name"] = f"{meta['generateName']}{_random_suffix()}"
+                continue
+            return Result(created, 201, warnings)
+        raise AssertionError("unreachable")
 
     # ------------------------------------------------------------------------------------------- update / patch
 

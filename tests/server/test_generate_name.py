@@ -1,0 +1,60 @@
+"""generateName: a generated name that is already taken is generated again (RetryGenerateName, GA in 1.32)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+
+from kjobs.api.errors import ApiError
+from kjobs.client.resources import PODS
+from kjobs.clock import FakeClock
+from kjobs.server import service
+from tests.support import local_api
+
+POD = {"metadata": {"generateName": "p-"}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+
+
+@pytest.fixture
+def suffixes(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
+    queue: list[str] = []
+    monkeypatch.setattr(service, "_random_suffix", lambda: queue.pop(0))
+    yield queue
+
+
+def test_a_taken_generated_name_is_generated_again(suffixes: list[str]) -> None:
+    async def run() -> None:
+        client = await local_api(FakeClock())
+        suffixes.extend(["aaaaa", "aaaaa", "bbbbb"])
+        first = await client.create(PODS, "default", POD)
+        second = await client.create(PODS, "default", POD)
+        assert (first["metadata"]["name"], second["metadata"]["name"]) == ("p-aaaaa", "p-bbbbb")
+
+    asyncio.run(run())
+
+
+def test_after_eight_taken_names_the_create_is_refused(suffixes: list[str]) -> None:
+    async def run() -> None:
+        client = await local_api(FakeClock())
+        suffixes.extend(["aaaaa"] * 9)
+        await client.create(PODS, "default", POD)
+        with pytest.raises(ApiError) as err:
+            await client.create(PODS, "default", POD)
+        assert (err.value.code, err.value.reason) == (409, "AlreadyExists")
+        assert suffixes == []  # eight attempts after the first pod's one
+
+    asyncio.run(run())
+
+
+def test_a_chosen_name_that_is_taken_is_not_changed() -> None:
+    async def run() -> None:
+        client = await local_api(FakeClock())
+        named = {**POD, "metadata": {"name": "fixed", "generateName": "p-"}}
+        await client.create(PODS, "default", named)
+        with pytest.raises(ApiError) as err:
+            await client.create(PODS, "default", named)
+        assert err.value.reason == "AlreadyExists"
+        assert 'pods "fixed" already exists' in err.value.message
+
+    asyncio.run(run())
