@@ -64,10 +64,12 @@ from kjobs.controllers.scheduling import (
     FilterStatus,
     NodeInfo,
     PodInfo,
+    SpecInfo,
     filter_node,
     fit_error,
     pod_info,
     select_host,
+    spec_info,
     truncate_message,
 )
 
@@ -123,6 +125,7 @@ class Scheduler:
         self._ready: list[NodeInfo] | None = None
         self._placed: dict[str, str] = {}
         self._assumed: set[str] = set()
+        self._spec_infos: dict[str, tuple[Obj, SpecInfo]] = {}  # by pod uid, dropped with the pod
         self._pending: dict[str, PodInfo] = {}
         self._nominated_node: dict[str, str] = {}
         self._nominated: dict[str, dict[str, PodInfo]] = {}
@@ -194,7 +197,12 @@ class Scheduler:
 
     def _info(self, pod: Obj) -> PodInfo:
         priority, never = resolve_priority(pod, self._classes, self._default_class)
-        return pod_info(pod, priority=priority, preempt_never=never)
+        uid = str((pod.get("metadata") or {}).get("uid") or "")
+        spec = pod.get("spec") or {}
+        known = self._spec_infos.get(uid)
+        if known is None or known[0] != spec:  # a pod's spec rarely changes: its parsed requests are kept
+            known = self._spec_infos[uid] = (spec, spec_info(spec))
+        return pod_info(pod, priority=priority, preempt_never=never, spec=known[1])
 
     def _on_priority_class(self, old: Obj | None, new: Obj | None) -> None:
         self._state += 1
@@ -234,6 +242,8 @@ class Scheduler:
         uid = str(meta.get("uid") or "")
         key = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
         info = self._info(new) if new is not None else None
+        if new is None:
+            self._spec_infos.pop(uid, None)
         # Placement: bound, unfinished pods count on their node; an assumed pod keeps counting until bound.
         if info is not None and info.node_name and not info.terminal:
             self._assumed.discard(uid)

@@ -265,16 +265,48 @@ class PodInfo:
         )
 
 
-def pod_info(pod: Obj, *, priority: int, preempt_never: bool) -> PodInfo:
-    """Build a `PodInfo` (the priority comes from `kjobs.controllers.preemption.resolve_priority`)."""
-    meta = pod.get("metadata") or {}
-    spec = pod.get("spec") or {}
-    status = pod.get("status") or {}
+@dataclass(frozen=True, slots=True)
+class SpecInfo:
+    """What `PodInfo` takes from the pod's spec alone: the same for every change of a pod whose spec stays."""
+
+    requests: Resources
+    non_zero_cpu: int
+    non_zero_memory: int
+    node_selector: Mapping[str, str]
+    required_terms: tuple[Obj, ...] | None
+    preferred_terms: tuple[tuple[int, Obj], ...]
+    host_ports: tuple[HostPort, ...]
+    tolerations: tuple[Toleration, ...]
+
+
+def spec_info(spec: Obj) -> SpecInfo:
+    """The spec-derived part of a `PodInfo` (requests are parsed quantities: worth keeping per pod)."""
     affinity = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
         "requiredDuringSchedulingIgnoredDuringExecution"
     )
-    terms = tuple(_dicts(affinity.get("nodeSelectorTerms"))) if isinstance(affinity, dict) else None
     cpu, memory = non_zero_requests(spec)
+    return SpecInfo(
+        requests=pod_requests(spec),
+        non_zero_cpu=cpu,
+        non_zero_memory=memory,
+        node_selector=spec.get("nodeSelector") or {},
+        required_terms=tuple(_dicts(affinity.get("nodeSelectorTerms"))) if isinstance(affinity, dict) else None,
+        preferred_terms=_preferred_terms(spec),
+        host_ports=host_ports(spec),
+        tolerations=tuple(
+            Toleration(*(str(t.get(k) or "") for k in ("key", "operator", "value", "effect")))
+            for t in _dicts(spec.get("tolerations"))
+        ),
+    )
+
+
+def pod_info(pod: Obj, *, priority: int, preempt_never: bool, spec: SpecInfo | None = None) -> PodInfo:
+    """Build a `PodInfo` (the priority comes from `kjobs.controllers.preemption.resolve_priority`; `spec`, when
+    given, is `spec_info` of this pod's spec, computed earlier)."""
+    meta = pod.get("metadata") or {}
+    pod_spec = pod.get("spec") or {}
+    status = pod.get("status") or {}
+    derived = spec if spec is not None else spec_info(pod_spec)
     target = False
     for condition in _dicts(status.get("conditions")):
         if condition.get("type") == DISRUPTION_TARGET:
@@ -283,29 +315,26 @@ def pod_info(pod: Obj, *, priority: int, preempt_never: bool) -> PodInfo:
         uid=str(meta.get("uid") or ""),
         namespace=str(meta.get("namespace") or ""),
         name=str(meta.get("name") or ""),
-        node_name=str(spec.get("nodeName") or ""),
-        scheduler_name=str(spec.get("schedulerName") or ""),
+        node_name=str(pod_spec.get("nodeName") or ""),
+        scheduler_name=str(pod_spec.get("schedulerName") or ""),
         priority=priority,
         preempt_never=preempt_never,
-        requests=pod_requests(spec),
-        non_zero_cpu=cpu,
-        non_zero_memory=memory,
+        requests=derived.requests,
+        non_zero_cpu=derived.non_zero_cpu,
+        non_zero_memory=derived.non_zero_memory,
         labels=meta.get("labels") or {},
-        node_selector=spec.get("nodeSelector") or {},
-        required_terms=terms,
-        preferred_terms=_preferred_terms(spec),
-        host_ports=host_ports(spec),
-        tolerations=tuple(
-            Toleration(*(str(t.get(k) or "") for k in ("key", "operator", "value", "effect")))
-            for t in _dicts(spec.get("tolerations"))
-        ),
+        node_selector=derived.node_selector,
+        required_terms=derived.required_terms,
+        preferred_terms=derived.preferred_terms,
+        host_ports=derived.host_ports,
+        tolerations=derived.tolerations,
         created=_time(meta.get("creationTimestamp")) or 0.0,
         started=_time(status.get("startTime")),
         deleting=bool(meta.get("deletionTimestamp")),
         terminal=status.get("phase") in ("Succeeded", "Failed"),
         preemption_target=target,
         nominated_node=str(status.get("nominatedNodeName") or ""),
-        gated=bool(spec.get("schedulingGates")),
+        gated=bool(pod_spec.get("schedulingGates")),
         pod=pod,
     )
 
