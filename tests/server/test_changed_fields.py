@@ -151,3 +151,16 @@ def test_fields_v1_of_is_the_encoded_field_set(edits: Any, include_status: bool)
     got = apply.fields_v1_of(pod, POD_STRATEGIES, include_status=include_status)
     assert got == expected
     assert orjson.dumps(got) == orjson.dumps(expected)  # the same key order too
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    owned=st.sets(st.lists(_segments, min_size=1, max_size=3).map(tuple), max_size=6),
+    added=st.sets(st.lists(_segments, min_size=1, max_size=3).map(tuple), max_size=4),
+)
+def test_tree_union_is_the_encoded_union(owned: set[apply.FieldPath], added: set[apply.FieldPath]) -> None:
+    tree = apply.to_fields_v1(owned)
+    expected = apply.to_fields_v1(apply.from_fields_v1(tree) | added)
+    got = apply.tree_union(tree, added)
+    assert orjson.dumps(got) == orjson.dumps(expected)
+    assert tree == apply.to_fields_v1(owned)  # the old tree is left as it was

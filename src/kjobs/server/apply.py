@@ -295,6 +295,22 @@ def from_fields_v1(tree: Any) -> set[FieldPath]:
     return found
 
 
+def tree_union(tree: Any, paths: set[FieldPath]) -> Obj:
+    """`to_fields_v1(from_fields_v1(tree) | paths)`, copying only the branches `paths` reach."""
+    return _merge_trees(tree if isinstance(tree, dict) else {}, to_fields_v1(paths))
+
+
+def _merge_trees(a: Obj, b: Obj) -> Obj:
+    if not b:
+        return a
+    if not a:
+        return b
+    merged = dict(a)
+    for key, child in b.items():
+        merged[key] = _merge_trees(a[key], child) if isinstance(a.get(key), dict) else child
+    return {key: merged[key] for key in sorted(merged)}
+
+
 def tree_has(tree: Any, path: FieldPath) -> bool:
     """Whether the FieldsV1 `tree` holds `path` as a leaf, i.e. `path in from_fields_v1(tree)`, without
     decoding the whole tree."""

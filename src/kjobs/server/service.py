@@ -193,7 +193,7 @@ class ApiService:
 
     def check_namespace(self, namespace: str) -> None:
         """404 `namespaces "x" not found` when a namespaced write targets a missing namespace."""
-        if self.store.get("namespaces", "", namespace) is None:
+        if not self.store.exists("namespaces", "", namespace):
             raise not_found("namespaces", namespace)
 
     async def ensure_namespaces(self) -> None:
@@ -352,9 +352,10 @@ class ApiService:
                 entries.append(entry)
         if not replace and mine_tree and all(apply.tree_has(mine_tree, p) for p in paths):
             fields_v1 = mine_tree  # the manager already owns all of it: nothing to re-encode
+        elif replace:
+            fields_v1 = apply.to_fields_v1(set(paths))
         else:
-            mine = set(paths) if replace else apply.from_fields_v1(mine_tree) | paths
-            fields_v1 = apply.to_fields_v1(mine)
+            fields_v1 = apply.tree_union(mine_tree, paths)
         if fields_v1 or operation == "Apply":  # a manager that owns nothing has no entry
             entries.append(self._entry(r, manager, operation, subresource, fields_v1))
         if entries:

@@ -33,6 +33,10 @@ class Storage:
         """The store's current revision."""
         return self.store.revision
 
+    def exists(self, resource: str, namespace: str, name: str) -> bool:
+        """Whether the object exists (no decode)."""
+        return self.store.exists(resource, namespace, name)
+
     def get(self, resource: str, namespace: str, name: str) -> Obj | None:
         """The object, or None."""
         try:

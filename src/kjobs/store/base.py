@@ -545,6 +545,10 @@ class Store(ABC):
         """The revision of the last committed write."""
         return self._revision
 
+    def exists(self, resource: str, namespace: str, name: str) -> bool:
+        """Whether the object is stored now (nothing decoded)."""
+        return self._lookup((resource, namespace, name)) is not None
+
     def get_raw(self, resource: str, namespace: str, name: str) -> bytes:
         """The stored JSON bytes of an object (404 if absent); for servers that stream without decoding."""
         record = self._lookup((resource, namespace, name))
