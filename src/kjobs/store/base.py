@@ -227,16 +227,11 @@ def _private_copy(obj: Obj) -> Obj:
         copy: Obj = orjson.loads(orjson.dumps(obj))
     except TypeError as err:
         raise bad_request(f"object is not representable as JSON: {err}") from None
-    meta = copy.get("metadata")
-    if meta is None:
-        copy["metadata"] = {}
-    elif not isinstance(meta, dict):
-        raise bad_request("metadata must be a JSON object")
-    return copy
+    return _adopted(copy)
 
 
 def _adopted(obj: Obj) -> Obj:
-    """`obj` itself, checked as `_private_copy` checks a copy (its JSON-ness is checked when it is encoded)."""
+    """`obj` itself, checked to be an object with object metadata (its JSON-ness is checked when it is encoded)."""
     if not isinstance(obj, dict):
         raise bad_request("the object to store must be a JSON object")
     meta = obj.get("metadata")
