@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_spawn import raw_spawn_ceiling
 
-from kjobs.run import RunOptions, run_job
+from kjobs.run import RunOptions, run
 
 
 def job(pods: int, parallelism: int) -> dict[str, object]:
@@ -47,11 +47,11 @@ def _cpu_seconds() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-async def kjobs_run_rate(pods: int, parallelism: int) -> tuple[float, float, str]:
-    """(pods/s, control-plane CPU ms per pod, the run's summary line)."""
+def kjobs_run_rate(pods: int, parallelism: int) -> tuple[float, float, str]:
+    """(pods/s, control-plane CPU ms per pod, the run's summary line), run as `kjobs run` runs it."""
     out = io.StringIO()
     cpu, start = _cpu_seconds(), time.perf_counter()
-    code = await run_job(job(pods, parallelism), RunOptions(out=out))
+    code = run(job(pods, parallelism), RunOptions(out=out))
     elapsed, cpu = time.perf_counter() - start, _cpu_seconds() - cpu
     summary = [line for line in out.getvalue().splitlines() if line.startswith("Job default/")]
     return pods / elapsed, cpu / pods * 1e3, (summary[-1] if summary else f"exit {code}")
@@ -63,7 +63,7 @@ def main(pods: int, parallelism: int, rounds: int) -> None:
     print(f"{pods} pods running `true`, {parallelism} at a time")
     for r in range(rounds):
         ceiling = asyncio.run(raw_spawn_ceiling(pods, parallelism, ["true"]))
-        rate, cpu_ms, outcome = asyncio.run(kjobs_run_rate(pods, parallelism))
+        rate, cpu_ms, outcome = kjobs_run_rate(pods, parallelism)
         print(
             f"round {r + 1}: raw spawn ceiling {ceiling:8.0f} processes/s | kjobs run {rate:7.0f} pods/s "
             f"({rate / ceiling:.0%} of ceiling), control plane {cpu_ms:.2f} ms CPU/pod — {outcome}"

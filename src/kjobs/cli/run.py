@@ -5,7 +5,6 @@ Exit status: 0 when the Job completed, 1 when it failed, 2 on bad input (missing
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import sys
 from typing import Any
@@ -54,7 +53,7 @@ def run_command(
 ) -> None:
     """Run a Job manifest on an embedded cluster and explain every failure decision."""
     job = _load_job(manifest)
-    from kjobs.run import RunOptions, run_job
+    from kjobs.run import RunOptions, run
 
     options = RunOptions(
         backoff=backoff,
@@ -66,7 +65,7 @@ def run_command(
         timeout=timeout,
     )
     with contextlib.suppress(KeyboardInterrupt):
-        code = asyncio.run(run_job(job, options))
+        code = run(job, options)
         sys.exit(code)
     sys.exit(130)
 
