@@ -150,16 +150,28 @@ def _initial_status(r: Resource, obj: Obj) -> Any:
     return {}
 
 
-def _strip_for_compare(obj: Obj) -> Obj:
-    clone = dict(obj)
-    meta = dict(clone.get("metadata") or {})
-    meta.pop("resourceVersion", None)
-    if "managedFields" in meta:  # ownership changes count, the timestamps of entries do not
-        meta["managedFields"] = [
-            {k: v for k, v in e.items() if k != "time"} if isinstance(e, dict) else e for e in meta["managedFields"]
-        ]
-    clone["metadata"] = meta
-    return clone
+def _same_but_bookkeeping(new: Obj, old: Obj) -> bool:
+    """Whether an update changes nothing but `resourceVersion` and the times of managedFields entries (a no-op
+    write). Compared part by part so a real change (the usual case) is found at the first differing field."""
+    if new.keys() != old.keys():
+        return False
+    for key, value in new.items():
+        if key != "metadata" and value != old[key]:
+            return False
+    meta, old_meta = new.get("metadata"), old.get("metadata")
+    if not isinstance(meta, dict) or not isinstance(old_meta, dict):
+        return meta == old_meta
+    ignored = ("resourceVersion", "managedFields")
+    if {k: v for k, v in meta.items() if k not in ignored} != {k: v for k, v in old_meta.items() if k not in ignored}:
+        return False
+    return bool(_untimed(meta.get("managedFields")) == _untimed(old_meta.get("managedFields")))
+
+
+def _untimed(entries: Any) -> Any:
+    """managedFields without the entries' times: ownership changes count, timestamps do not."""
+    if not isinstance(entries, list):
+        return entries
+    return [{k: v for k, v in e.items() if k != "time"} if isinstance(e, dict) else e for e in entries]
 
 
 class ApiService:
@@ -493,7 +505,7 @@ class ApiService:
         self._validate(r, new, old, subresource)
         if warnings is not None and subresource != "status":
             warnings.extend(self._object_warnings(r, new, old))
-        if _strip_for_compare(new) == _strip_for_compare(old):
+        if _same_but_bookkeeping(new, old):
             if expected_rv and expected_rv != (old.get("metadata") or {}).get("resourceVersion"):
                 meta = old.get("metadata") or {}
                 raise conflict(r.plural, str(meta.get("name", "")), group=r.group)
