@@ -90,3 +90,17 @@ def test_shutdown_stops_the_shim(tmp_path: Path) -> None:
         assert shim.poll() is not None
 
     asyncio.run(run())
+
+
+def test_a_container_reads_running_only_once_the_shim_has_started_it(tmp_path: Path) -> None:
+    async def body(runtime: ProcessRuntime) -> None:
+        handle = await runtime.run_pod(make_pod([sh("sleep 30")]))
+        # The start was asked for; the shim has not answered (no loop turn since): the container is being created.
+        assert handle.status["phase"] == "Pending"
+        assert state(handle.status)["state"] == {"waiting": {"reason": "ContainerCreating"}}
+        await eventually(lambda: "running" in state(handle.status)["state"], "the container to run")
+        assert handle.status["phase"] == "Running"
+        (running,) = runtime._running.values()
+        assert running.pid is not None and _alive(running.pid)
+
+    with_runtime(tmp_path, body)

@@ -31,6 +31,9 @@ class Attempt:
     reason: str = ""
     """A reason the runtime forces (e.g. `StartError`); else derived: Completed / Error / OOMKilled."""
     message: str = ""
+    started: bool = True
+    """The runtime has confirmed the process exists. Until then the container reads as being created: a
+    runtime that starts processes elsewhere (the process shim) must not report one running that is not."""
 
     @property
     def running(self) -> bool:

@@ -84,6 +84,8 @@ def _terminated(attempt: Attempt) -> Obj:
 def _container_status(record: PodRecord, container: Obj, *, init: bool, has_init: bool, decisions: Plan) -> Obj:
     name = container["name"]
     attempts = record.attempts.get(name) or []
+    if attempts and not attempts[-1].started:  # still being created: reported as it was before this attempt
+        attempts = attempts[:-1]
     status: Obj = {
         "name": name,
         "image": container.get("image", ""),

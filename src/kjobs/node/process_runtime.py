@@ -224,7 +224,9 @@ class ProcessRuntime(Supervisor):
     def _spawn(self, record: PodRecord, container: Obj, number: int, env: dict[str, str], argv: list[str]) -> Attempt:
         name = str(container["name"])
         now = self.clock.now()
-        attempt = Attempt(container=name, number=number, container_id=f"kjobs://{uuid.uuid4().hex}", started_at=now)
+        attempt = Attempt(
+            container=name, number=number, container_id=f"kjobs://{uuid.uuid4().hex}", started_at=now, started=False
+        )
         log_path = attempt_log_path(self.log_dir, record.uid, name, number)
         if number >= 2:
             prune_old_logs(self.log_dir, record.uid, name, number - 1)
@@ -267,6 +269,8 @@ class ProcessRuntime(Supervisor):
             running.pid = pid
             if running.placement is not None:
                 self.memory_guard.attach(running.placement, pid)
+            running.attempt.started = True
+            self.sync(running.uid)
 
     def _failed_to_start(self, container_id: str, message: str) -> None:
         running = self._running.pop(container_id, None)
@@ -289,6 +293,7 @@ class ProcessRuntime(Supervisor):
             exit_code, signum = 128 - returncode, -returncode
         else:
             exit_code, signum = returncode, None
+        running.attempt.started = True  # it ran (a start and an exit may arrive together)
         self.exited(running.uid, running.attempt, exit_code=exit_code, signal=signum, oom=oom)
 
     def _start_problem(self, container: Obj, argv: list[str], path: str, workdir: Path) -> str:
@@ -313,6 +318,7 @@ class ProcessRuntime(Supervisor):
         return ""
 
     def _start_error(self, attempt: Attempt, message: str) -> Attempt:
+        attempt.started = True  # settled: it ended before it began
         attempt.finished_at = attempt.started_at
         attempt.exit_code = START_ERROR_EXIT_CODE
         attempt.reason = START_ERROR
