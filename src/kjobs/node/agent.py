@@ -400,7 +400,10 @@ class NodeAgent:
             self._killing.add(uid)
             self._record_killing(pod, handle)
             await self.runtime.kill_pod(uid, grace_seconds=deletion_grace_seconds(pod))
-        await self._publish(pod, handle.status, terminal=handle.terminal)
+        if handle.terminal or not self.runtime.starting(uid):
+            # A start in flight is answered within milliseconds, with a status of its own: like the kubelet's
+            # status manager, which writes only the latest status, the agent skips the one in between.
+            await self._publish(pod, handle.status, terminal=handle.terminal)
         if handle.terminal:
             self._live.pop(uid, None)
         if _deleting(pod) and handle.terminal and self._written.get(uid, {}).get("phase") in TERMINAL_PHASES:

@@ -71,6 +71,10 @@ class ContainerRuntime(Protocol):
         """Take a newer version of an admitted pod (its metadata and others' conditions) and re-publish."""
         ...
 
+    def starting(self, uid: str) -> bool:
+        """Whether a container start of the pod awaits the runtime's answer (a status follows it)."""
+        ...
+
     async def kill_pod(self, uid: str, *, grace_seconds: float, reason: KillReason | None = None) -> None:
         """Stop the pod: SIGTERM, then SIGKILL after the grace period; `reason` for node-initiated kills."""
         ...

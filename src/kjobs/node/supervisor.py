@@ -302,6 +302,11 @@ class Supervisor(ABC):
         """The handle of an admitted pod."""
         return self.handles.get(uid)
 
+    def starting(self, uid: str) -> bool:
+        """Whether a container start of the pod awaits the runtime's answer (its status is published then)."""
+        record = self.records.get(uid)
+        return record is not None and any(a and not a[-1].started for a in record.attempts.values())
+
     def forget(self, uid: str) -> None:
         """Drop a pod's records; running containers are killed first."""
         record = self.records.get(uid)
