@@ -163,3 +163,34 @@ def test_the_job_controller_writes_the_events_kubernetes_would_for_30_pods() -> 
         assert aggregate["count"] == 16
 
     asyncio.run(run())
+
+
+def test_a_rate_limited_recorder_writes_its_burst_then_qps_and_drops_past_its_queue() -> None:
+    """The kubelet's event client (eventRecordQPS 50, eventBurst 100): a burst at once, then 50 a second; at
+    most 1,000 wait, more are dropped."""
+
+    async def run() -> None:
+        clock = FakeClock()
+        client = await local_api(clock)
+        recorder = EventRecorder(client, component="kubelet", clock=clock, host="n1", qps=50, burst=100)
+        for i in range(1500):
+            pod = {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"p{i}", "namespace": "default", "uid": f"u{i}"},
+            }
+            recorder.event(pod, "Normal", "Started", "Started container main")
+        assert recorder.dropped == 500  # the queue holds 1,000
+        for _ in range(50):
+            await asyncio.sleep(0)
+        written, _ = await client.list(EVENTS, "default")
+        assert len(written) == 100  # the burst
+        clock.advance(1.0)
+        for _ in range(200):
+            await asyncio.sleep(0)
+        written, _ = await client.list(EVENTS, "default")
+        assert len(written) == 150  # one second later: 50 more
+        await recorder.shutdown()
+        assert recorder.dropped == 500 + 850  # what was still queued at shutdown
+
+    asyncio.run(run())

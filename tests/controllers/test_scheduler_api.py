@@ -29,6 +29,8 @@ def test_settings_defaults_are_kubernetes_defaults() -> None:
         "max_unschedulable_wait": 300.0,
         "unschedulable_flush_period": 30.0,
         "bind_concurrency": 32,
+        "event_qps": 50.0,  # clientConnection.qps / burst of kube-scheduler's event client
+        "event_burst": 100,
     }
 
 

@@ -8,12 +8,18 @@ written (a patch that finds the Event gone creates it instead, as recordEvent do
 into the correlator. Writes of one Event are chained so that its create lands before its patches; different
 Events are written concurrently. Failures are logged, never raised; client-go's retries of transport errors
 (12 tries, 10 s apart) are left out, an unreachable server loses the event.
+
+With `qps` (the kubelet's `eventRecordQPS`, 50, and `eventBurst`, 100), the recorder behaves as a component
+whose event client is rate limited: events wait in a queue of at most 1,000 (client-go's `maxQueuedEvents`;
+more are dropped, as its broadcaster drops when full), and one writer correlates and writes them in order,
+each write taking a token of a bucket refilled at `qps` and holding at most `burst`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from collections import deque
 
 from kjobs.api.errors import ApiError
 from kjobs.api.timeutil import format_time
@@ -26,6 +32,8 @@ from kjobs.controllers.eventcorrelator import EventCorrelateResult, EventCorrela
 log = logging.getLogger(__name__)
 
 EVENT_TYPES = frozenset({"Normal", "Warning"})
+MAX_QUEUED_EVENTS = 1000
+"""client-go's `maxQueuedEvents`: what a rate-limited recorder holds before it drops new events."""
 
 # One namer per process: two recorders stamping events about one object at one (virtual) instant still get
 # different names.
@@ -35,7 +43,17 @@ _NAMES = EventNamer()
 class EventRecorder:
     """Writes Events with `source.component` = the controller's name (what `kubectl describe` shows as From)."""
 
-    def __init__(self, client: Client, *, component: str, clock: Clock, host: str = "") -> None:
+    def __init__(
+        self,
+        client: Client,
+        *,
+        component: str,
+        clock: Clock,
+        host: str = "",
+        qps: float = 0.0,
+        burst: int = 0,
+        queue_limit: int = MAX_QUEUED_EVENTS,
+    ) -> None:
         self._client = client
         self._component = component
         self._clock = clock
@@ -44,6 +62,12 @@ class EventRecorder:
         self.correlator = EventCorrelator(namer=_NAMES)
         self._pending: set[asyncio.Task[None]] = set()
         self._tails: dict[tuple[str, str], asyncio.Task[None]] = {}  # the last write queued per Event
+        self._limiter = TokenBucketLimiter(qps, burst, clock) if qps > 0 else None
+        self._queue: deque[Obj] = deque()
+        self._queue_limit = queue_limit
+        self._writer: asyncio.Task[None] | None = None
+        self.dropped = 0
+        """Events dropped because the queue of a rate-limited recorder was full."""
 
     def event(self, obj: Obj, type_: str, reason: str, message: str) -> None:
         """Record an Event about `obj` in the background (failures are logged, never raised)."""
@@ -51,6 +75,9 @@ class EventRecorder:
             log.error("unsupported event type %r (reason %s), not recorded", type_, reason)
             return
         now = self._clock.now()
+        if self._limiter is not None:
+            self._enqueue(self._make_event(obj, type_, reason, message, now))
+            return
         result = self.correlator.event_correlate(self._make_event(obj, type_, reason, message, now), now)
         if result.event is None:
             log.debug("event %s about %s dropped by the spam filter", reason, (obj.get("metadata") or {}).get("name"))
@@ -125,7 +152,65 @@ class EventRecorder:
         except Exception as exc:
             log.debug("event %s not recorded: %s", event.get("reason"), exc)
 
+    def _enqueue(self, event: Obj) -> None:
+        if len(self._queue) >= self._queue_limit:
+            self.dropped += 1
+            log.debug("event queue full, dropping %s about %s", event["reason"], event["involvedObject"].get("name"))
+            return
+        self._queue.append(event)
+        if self._writer is None or self._writer.done():
+            self._writer = asyncio.get_running_loop().create_task(self._write_queued())
+
+    async def _write_queued(self) -> None:
+        """The rate-limited writer: correlate each queued event now, then write it once a token is free."""
+        assert self._limiter is not None
+        while self._queue:
+            event = self._queue.popleft()
+            result = self.correlator.event_correlate(event, self._clock.now())
+            if result.event is None:
+                continue
+            try:
+                await self._limiter.wait()
+            except asyncio.CancelledError:
+                self.dropped += 1  # taken from the queue, never written
+                raise
+            await self._record(result, after=None)
+
     async def flush(self) -> None:
-        """Wait for events in flight (tests, shutdown)."""
-        while self._pending:
-            await asyncio.gather(*list(self._pending), return_exceptions=True)
+        """Wait for events in flight and queued (tests, shutdown)."""
+        while self._pending or (self._writer is not None and not self._writer.done()):
+            waiting = [*self._pending, *([self._writer] if self._writer is not None else [])]
+            await asyncio.gather(*waiting, return_exceptions=True)
+
+    async def shutdown(self) -> None:
+        """Stop: events still queued are dropped (as a stopping component's broadcaster drops them), writes
+        already under way finish."""
+        self.dropped += len(self._queue)
+        self._queue.clear()
+        if self._writer is not None and not self._writer.done():
+            self._writer.cancel()
+            await asyncio.gather(self._writer, return_exceptions=True)
+        await self.flush()
+
+
+class TokenBucketLimiter:
+    """client-go's token-bucket rate limiter on the injected clock: `qps` tokens a second, at most `burst`,
+    starting full; `wait` returns once a token is taken."""
+
+    def __init__(self, qps: float, burst: int, clock: Clock) -> None:
+        self._qps = qps
+        self._burst = float(max(burst, 1))
+        self._clock = clock
+        self._tokens = self._burst
+        self._last = clock.now()
+
+    async def wait(self) -> None:
+        """Take a token, sleeping until one is there."""
+        while True:
+            now = self._clock.now()
+            self._tokens = min(self._burst, self._tokens + (now - self._last) * self._qps)
+            self._last = now
+            if self._tokens >= 1.0:
+                self._tokens -= 1.0
+                return
+            await self._clock.sleep((1.0 - self._tokens) / self._qps)

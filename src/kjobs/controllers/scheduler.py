@@ -91,6 +91,10 @@ class SchedulerSettings:
     max_unschedulable_wait: float = 300.0
     unschedulable_flush_period: float = 30.0
     bind_concurrency: int = 32
+    event_qps: float = 50.0
+    """Event writes a second (0: no limit): kube-scheduler's events client has clientConnection's qps 50 and
+    burst 100 (`event_burst`)."""
+    event_burst: int = 100
 
 
 class Scheduler:
@@ -109,7 +113,13 @@ class Scheduler:
         self.clock = clock
         self.settings = settings or SchedulerSettings()
         self.metrics = metrics or SchedulerMetrics(profile=self.settings.scheduler_name)
-        self.events = EventRecorder(client, component=self.settings.scheduler_name, clock=clock)
+        self.events = EventRecorder(
+            client,
+            component=self.settings.scheduler_name,
+            clock=clock,
+            qps=self.settings.event_qps,
+            burst=self.settings.event_burst,
+        )
         factory = shared or InformerFactory(client, clock=clock)
         self.pods = factory.informer(PODS)
         self.nodes = factory.informer(NODES)
@@ -175,7 +185,7 @@ class Scheduler:
         await asyncio.gather(*self._background, return_exceptions=True)
         for informer in (self.pods, self.nodes, self.pdbs, self.priority_classes):
             await informer.stop()
-        await self.events.flush()
+        await self.events.shutdown()  # rate-limited: what is still queued is dropped, as when kube-scheduler stops
 
     # ----------------------------------------------------------------------------------------- views
 

@@ -85,6 +85,9 @@ class NodeAgentSettings:
     eviction_monitoring_interval: float = 10.0
     eviction_pressure_transition_period: float = 300.0
     shutdown_grace_period: float = DEFAULT_SHUTDOWN_GRACE_SECONDS
+    event_record_qps: float = 50.0
+    """Event writes a second (0: no limit), as the kubelet's `eventRecordQPS`; `event_burst` above it."""
+    event_burst: int = 100
     address: str = "127.0.0.1"
     workers: int = 4
     log_port: int | None = None
@@ -172,7 +175,14 @@ class NodeAgent:
                 runtime.on_status = self._on_runtime_status  # the Supervisor's callback attribute
         self.machine = self.settings.machine or nodestatus.MachineInfo.probe()
         self.memory_monitor: MemoryMonitor = memory_monitor or ProcMemoryMonitor(usage=self._runtime_usage)
-        self.events = EventRecorder(client, component=COMPONENT, clock=clock, host=name)
+        self.events = EventRecorder(
+            client,
+            component=COMPONENT,
+            clock=clock,
+            host=name,
+            qps=self.settings.event_record_qps,
+            burst=self.settings.event_burst,
+        )
         self.pods = Informer(client, PODS, field_selector=f"spec.nodeName={name}", clock=clock)
         self.node_informer = Informer(client, NODES, field_selector=f"metadata.name={name}", clock=clock)
         self.queue: WorkQueue[Key] = WorkQueue(clock=clock)
@@ -240,7 +250,7 @@ class NodeAgent:
             await self.log_server.stop()
         with contextlib.suppress(Exception):
             await self.runtime.shutdown()
-        await self.events.flush()
+        await self.events.shutdown()
 
     async def _every(self, interval: float, action: Callable[[], Any]) -> None:
         while True:
