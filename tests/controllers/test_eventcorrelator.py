@@ -13,6 +13,7 @@ from kjobs.controllers.eventcorrelator import (
     DEFAULT_AGGREGATE_MAX_EVENTS,
     DEFAULT_SPAM_BURST,
     MAX_LRU_CACHE_ENTRIES,
+    CorrelatorOptions,
     EventCorrelator,
     EventNamer,
     LRUCache,
@@ -28,7 +29,7 @@ class Recorder:
 
     def __init__(self, **options: int) -> None:
         self.names = EventNamer()
-        self.correlator = EventCorrelator(namer=self.names, **options)
+        self.correlator = EventCorrelator(namer=self.names, options=CorrelatorOptions(**options))
         self.now = T0
         self.version = 0
 

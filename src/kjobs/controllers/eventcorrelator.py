@@ -216,25 +216,31 @@ class AggregateRecord:
     last_timestamp: float
 
 
+@dataclass(frozen=True, slots=True)
+class CorrelatorOptions:
+    """client-go's `CorrelatorOptions`, with its defaults."""
+
+    lru_cache_size: int = MAX_LRU_CACHE_ENTRIES
+    burst: int = DEFAULT_SPAM_BURST
+    qps: float = DEFAULT_SPAM_QPS
+    max_events: int = DEFAULT_AGGREGATE_MAX_EVENTS
+    max_interval_in_seconds: int = DEFAULT_AGGREGATE_INTERVAL_IN_SECONDS
+    key_func: EventAggregatorKeyFunc = event_aggregator_by_reason_func
+    message_func: EventAggregatorMessageFunc = event_aggregator_by_reason_message_func
+    spam_key_func: EventSpamKeyFunc = get_spam_key
+
+
 class EventAggregator:
     """Turns a group of similar events into one aggregate event once it has seen `max_events` distinct messages."""
 
-    def __init__(
-        self,
-        *,
-        namer: EventNamer,
-        lru_cache_size: int = MAX_LRU_CACHE_ENTRIES,
-        key_func: EventAggregatorKeyFunc = event_aggregator_by_reason_func,
-        message_func: EventAggregatorMessageFunc = event_aggregator_by_reason_message_func,
-        max_events: int = DEFAULT_AGGREGATE_MAX_EVENTS,
-        max_interval_in_seconds: int = DEFAULT_AGGREGATE_INTERVAL_IN_SECONDS,
-    ) -> None:
-        self.cache: LRUCache[str, AggregateRecord] = LRUCache(lru_cache_size)
+    def __init__(self, *, namer: EventNamer, options: CorrelatorOptions | None = None) -> None:
+        opts = options or CorrelatorOptions()
+        self.cache: LRUCache[str, AggregateRecord] = LRUCache(opts.lru_cache_size)
         self.namer = namer
-        self.key_func = key_func
-        self.message_func = message_func
-        self.max_events = max_events
-        self.max_interval_in_seconds = max_interval_in_seconds
+        self.key_func = opts.key_func
+        self.message_func = opts.message_func
+        self.max_events = opts.max_events
+        self.max_interval_in_seconds = opts.max_interval_in_seconds
 
     def event_aggregate(self, new_event: Obj, now: float) -> tuple[Obj, str]:
         """The event to write (the incoming one, or a new aggregate) and its cache key for deduplication."""
@@ -362,31 +368,13 @@ class EventCorrelateResult:
 class EventCorrelator:
     """Filters, aggregates, counts and de-duplicates events before they are written, with client-go's defaults."""
 
-    def __init__(
-        self,
-        *,
-        namer: EventNamer,
-        lru_cache_size: int = MAX_LRU_CACHE_ENTRIES,
-        burst: int = DEFAULT_SPAM_BURST,
-        qps: float = DEFAULT_SPAM_QPS,
-        max_events: int = DEFAULT_AGGREGATE_MAX_EVENTS,
-        max_interval_in_seconds: int = DEFAULT_AGGREGATE_INTERVAL_IN_SECONDS,
-        key_func: EventAggregatorKeyFunc = event_aggregator_by_reason_func,
-        message_func: EventAggregatorMessageFunc = event_aggregator_by_reason_message_func,
-        spam_key_func: EventSpamKeyFunc = get_spam_key,
-    ) -> None:
+    def __init__(self, *, namer: EventNamer, options: CorrelatorOptions | None = None) -> None:
+        opts = options or CorrelatorOptions()
         self.spam_filter = EventSourceObjectSpamFilter(
-            lru_cache_size=lru_cache_size, burst=burst, qps=qps, spam_key_func=spam_key_func
+            lru_cache_size=opts.lru_cache_size, burst=opts.burst, qps=opts.qps, spam_key_func=opts.spam_key_func
         )
-        self.aggregator = EventAggregator(
-            namer=namer,
-            lru_cache_size=lru_cache_size,
-            key_func=key_func,
-            message_func=message_func,
-            max_events=max_events,
-            max_interval_in_seconds=max_interval_in_seconds,
-        )
-        self.logger = EventLogger(lru_cache_size=lru_cache_size)
+        self.aggregator = EventAggregator(namer=namer, options=opts)
+        self.logger = EventLogger(lru_cache_size=opts.lru_cache_size)
 
     def event_correlate(self, new_event: Obj, now: float) -> EventCorrelateResult:
         """Aggregate, then count against what was written, then apply the spam filter."""
