@@ -125,6 +125,12 @@ class ProcessRuntime(Supervisor):
             on_failed=self._failed_to_start,
             on_exited=self._exited,
         )
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            pass  # made outside an event loop: the shim starts with the first container
+        else:
+            self._spawner.start()  # a node agent starting: its shim comes up while the rest of the cluster does
 
     # -- ContainerRuntime ----------------------------------------------------------------------------------
     async def run_pod(self, pod: Obj) -> PodHandle:

@@ -29,8 +29,10 @@ import selectors
 import signal
 import subprocess
 import sys
-from pathlib import Path
-from typing import Any
+
+TYPE_CHECKING = False  # `typing` is not imported at run time: every import delays the first container
+if TYPE_CHECKING:
+    from typing import Any
 
 if __package__:
     from kjobs.node import leftovers
@@ -44,7 +46,7 @@ class Shim:
     def __init__(self, out_fd: int) -> None:
         self.out_fd = out_fd
         self.base_env: dict[str, str] = {}
-        self.procs_dir: Path | None = None
+        self.procs_dir = ""
         self.running: dict[str, tuple[subprocess.Popen[bytes], int]] = {}
         self.by_pidfd: dict[int, str] = {}
         self.selector = selectors.DefaultSelector()
@@ -59,7 +61,7 @@ class Shim:
         elif kind == "k":
             self.kill(message[1], message[2])
         elif kind == "b":
-            self.base_env, self.procs_dir = dict(message[1]), Path(message[2]) if message[2] else None
+            self.base_env, self.procs_dir = dict(message[1]), str(message[2])
 
     def spawn(self, cid: str, argv: list[str], env: dict[str, str], cwd: str, log_path: str) -> None:
         """Start one container process with its output appended to its log file."""
@@ -84,7 +86,7 @@ class Shim:
             return
         finally:
             os.close(fd)
-        if self.procs_dir is not None:
+        if self.procs_dir:
             leftovers.record(self.procs_dir, proc.pid)
         pidfd = os.pidfd_open(proc.pid)
         self.running[cid] = (proc, pidfd)
@@ -108,7 +110,7 @@ class Shim:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pid, signal.SIGKILL)
         returncode = proc.wait()
-        if self.procs_dir is not None:
+        if self.procs_dir:
             leftovers.forget(self.procs_dir, proc.pid)
         self.replies.append(["x", cid, returncode])
 

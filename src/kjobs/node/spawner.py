@@ -52,6 +52,11 @@ class Spawner:
         self._pending = b""
         self._pids: dict[str, int | None] = {}  # live ids -> pid once started
 
+    def start(self) -> None:
+        """Start the shim now (on the running event loop) rather than at the first spawn, so that the first
+        container does not wait the shim interpreter's start-up (tens of milliseconds)."""
+        self._ensure_shim()
+
     def spawn(self, cid: str, argv: list[str], env: Mapping[str, str], cwd: str, log_path: str) -> None:
         """Ask for a container process; `on_started`/`on_failed`, then `on_exited`, follow."""
         self._ensure_shim()
