@@ -145,7 +145,8 @@ class LocalCluster:
         self.logs = logs
         self.settings = settings or ClusterSettings()
         self.clock = clock or RealClock()
-        self.client = LocalClient(service, manager="kjobs")
+        # The components treat what their writes return as read-only, like their informers' objects.
+        self.client = LocalClient(service, manager="kjobs", shared_results=True)
         components = build_controllers(self.client, self.clock, settings=self.settings, job_metrics=job_metrics)
         self.job_controller = components["job"]
         self.controllers: list[Component] = list(components.values())

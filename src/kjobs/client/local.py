@@ -2,8 +2,9 @@
 
 Writes go through `kjobs.server.service.ApiService`, so defaulting, validation, graceful deletion, finalizers,
 the status-subresource split and eviction behave exactly as over HTTP; watches read the store's event stream.
-Callers never share mutable state with the store: reads and watch events are fresh decodes of the stored bytes
-(each watcher gets its own), and objects written or returned by writes are copied at the boundary.
+Reads return fresh objects; watch events carry the object the store shares with all in-process watchers
+(read-only, as an informer's). Bodies passed to writes are copied at the boundary; what a write returns is a
+copy too, unless the client was made with `shared_results` for kjobs' own components.
 """
 
 from __future__ import annotations
@@ -27,17 +28,28 @@ def _copy(obj: Obj) -> Obj:
     return result
 
 
+def _same(obj: Obj) -> Obj:
+    return obj
+
+
 class LocalClient:
     """A client bound to an in-process `ApiService`.
 
     `typed` (the default) is for kjobs' own components, whose bodies are built by code that knows the API's
     fields: the server skips its unknown-field walk, as Kubernetes does for protobuf. Objects from outside
-    (a user's manifest) go through a client with `typed=False`, checked like any JSON request."""
+    (a user's manifest) go through a client with `typed=False`, checked like any JSON request.
 
-    def __init__(self, service: ApiService, *, manager: str = "kjobs", typed: bool = True) -> None:
+    `shared_results` is for the same components: a write returns the stored object itself, the one its watchers
+    share, so it is read-only like an informer's objects (the cache mutation detector checks that). Otherwise
+    a write returns a private copy the caller may change, as over HTTP."""
+
+    def __init__(
+        self, service: ApiService, *, manager: str = "kjobs", typed: bool = True, shared_results: bool = False
+    ) -> None:
         self.service = service
         self._manager = manager
         self._typed = typed
+        self._own = _copy if not shared_results else _same
 
     def _resource(self, ref: ResourceRef) -> Resource:
         resource = lookup(ref.group, ref.version, ref.plural)
@@ -96,7 +108,7 @@ class LocalClient:
         result = await self.service.create(
             self._resource(resource), namespace or "", _copy(obj), manager=self._manager, typed=self._typed
         )
-        return result.obj  # a write's result is a fresh object nothing else holds
+        return self._own(result.obj)
 
     async def update(
         self, resource: ResourceRef, namespace: str | None, obj: Obj, *, subresource: str | None = None
@@ -111,7 +123,7 @@ class LocalClient:
             manager=self._manager,
             typed=self._typed,
         )
-        return result.obj  # a write's result is a fresh object nothing else holds
+        return self._own(result.obj)
 
     async def patch(
         self,
@@ -134,7 +146,7 @@ class LocalClient:
             manager=self._manager,
             typed=self._typed,
         )
-        return result.obj  # a write's result is a fresh object nothing else holds
+        return self._own(result.obj)
 
     async def delete(
         self,
@@ -150,7 +162,7 @@ class LocalClient:
         pre = preconditions or {}
         options = DeleteOptions(grace_period_seconds, propagation_policy, pre.get("uid"), pre.get("resourceVersion"))
         result = await self.service.delete(self._resource(resource), namespace or "", name, options)
-        return result.obj  # a write's result is a fresh object nothing else holds
+        return self._own(result.obj)
 
     async def post_subresource(
         self, resource: ResourceRef, namespace: str | None, name: str, subresource: str, body: Obj
@@ -162,4 +174,4 @@ class LocalClient:
             result = await self.service.evict(namespace or "", name, _copy(body))
         else:
             result = await self.service.bind(namespace or "", name, _copy(body))
-        return result.obj  # a write's result is a fresh object nothing else holds
+        return self._own(result.obj)

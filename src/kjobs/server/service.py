@@ -652,7 +652,7 @@ class ApiService:
             result = await self.create(
                 r, namespace, config, field_validation=field_validation, manager=None, dry_run=dry_run
             )
-            obj = result.obj
+            obj = _copy(result.obj)  # the stored object is shared with watchers: read-only
             self._set_owner(obj, r, manager, "Apply", subresource, applied, take=set(), replace=True)
             if not dry_run:
                 obj = await self.store.update(r.store_key, obj, expected_rv=obj["metadata"]["resourceVersion"])

@@ -104,6 +104,7 @@ class Op:
     error: ApiError | None = None
     waiter: object = field(default=None)
     from_obj: bool = False  # `result` was cut from `obj`, so `obj` is the stored object, free to hand out
+    adopted: bool = False  # `obj` was handed over by a writer that treats the outcome as read-only
 
     @property
     def key(self) -> Key:
@@ -254,11 +255,20 @@ def _write(
 ) -> Op:
     """A create/update op carrying a private copy of `obj` and its index, both computed on the caller's thread.
 
-    With `adopt` the caller hands `obj` over (it keeps no reference and will not change it): no copy is made."""
+    With `adopt` the caller hands `obj` over (it keeps no reference and will not change it): no copy is made,
+    and the object goes to in-process watchers as is."""
     if not name or "/" in name or "/" in namespace:
         raise bad_request(f"invalid object key: namespace {namespace!r}, name {name!r}")
     copy = _adopted(obj) if adopt else _private_copy(obj)
-    return Op(kind, resource, namespace, name, copy, expected_rv, expected_uid, index_of(resource, copy))
+    op = Op(kind, resource, namespace, name, copy, expected_rv, expected_uid, index_of(resource, copy))
+    op.adopted = adopt
+    return op
+
+
+def _shareable(op: Op) -> Obj | None:
+    """The written object itself, for in-process watchers, when its writer handed it over (`adopt`): the writer
+    reads the outcome only, so the watchers can share it with no decode (see `kjobs.store.mutation`)."""
+    return op.obj if op.adopted else None
 
 
 def _stamp(obj: Obj, revision: int, index: Index) -> Record:
@@ -266,16 +276,22 @@ def _stamp(obj: Obj, revision: int, index: Index) -> Record:
     return Record(orjson.dumps(obj), revision, *index)
 
 
-def _unchanged(obj: Obj, current: Record) -> bool:
-    """Whether `obj` (already carrying the current resourceVersion) equals the stored object.
+def _stamp_update(obj: Obj, revision: int, index: Index, current: Record) -> Record | None:
+    """The record of an update at `revision`, or None if `obj` equals the stored object but for the revision.
 
-    Equal JSON bytes settle it; a different length means a change (orjson renders equal values alike); only
-    same-length bytes (e.g. keys in another order) need the stored object decoded.
+    One encode settles it: a change of length beyond the revision's own digits means a change (orjson renders
+    equal values alike); only a length that fits (e.g. the same keys in another order, or a timestamp changed
+    for one of the same width) needs the stored object decoded and compared.
     """
+    meta = obj["metadata"]
+    meta["resourceVersion"] = stamp = str(revision)
     raw = orjson.dumps(obj)
-    if raw == current.raw:
-        return True
-    return len(raw) == len(current.raw) and obj == current.decode()
+    if len(raw) - len(stamp) == len(current.raw) - len(str(current.revision)):
+        meta["resourceVersion"] = str(current.revision)
+        if obj == current.decode():
+            return None
+        meta["resourceVersion"] = stamp
+    return Record(raw, revision, *index)
 
 
 class Store(ABC):
@@ -374,7 +390,7 @@ class Store(ABC):
     def _apply(self, ops: list[Op]) -> None:
         """Evaluate, persist and publish a batch (caller holds `_write_lock`); sets each op's outcome."""
         overlay: dict[Key, Record | None] = {}
-        changes: list[tuple[str, Change]] = []
+        changes: list[tuple[str, Change, Obj | None]] = []
         revision = self._revision
         for op in ops:
             key = op.key
@@ -389,29 +405,33 @@ class Store(ABC):
                     record = _stamp(op.obj, revision, op.index)
                     overlay[key] = op.result = record
                     op.from_obj = True
-                    changes.append((op.resource, Change(EventType.ADDED, op.namespace, op.name, record, None)))
+                    changes.append(
+                        (op.resource, Change(EventType.ADDED, op.namespace, op.name, record, None), _shareable(op))
+                    )
                     continue
                 if current is None:
                     raise not_found(plural, op.name, group=group)
                 self._check(op, current)
                 if op.kind == "update":
                     assert op.obj is not None
-                    op.obj["metadata"]["resourceVersion"] = str(current.revision)
-                    if _unchanged(op.obj, current):
+                    stamped = _stamp_update(op.obj, revision + 1, op.index, current)
+                    if stamped is None:
                         op.result = current
                         op.from_obj = True  # equal to the stored object, resourceVersion included
                         continue
                     revision += 1
-                    record = _stamp(op.obj, revision, op.index)
-                    overlay[key] = op.result = record
+                    overlay[key] = op.result = record = stamped
                     op.from_obj = True
-                    changes.append((op.resource, Change(EventType.MODIFIED, op.namespace, op.name, record, current)))
+                    change = Change(EventType.MODIFIED, op.namespace, op.name, record, current)
+                    changes.append((op.resource, change, _shareable(op)))
                 else:
                     revision += 1
                     record = _stamp(current.decode(), revision, (current.labels, current.fields, current.uid))
                     overlay[key] = None
                     op.result = record
-                    changes.append((op.resource, Change(EventType.DELETED, op.namespace, op.name, record, current)))
+                    changes.append(
+                        (op.resource, Change(EventType.DELETED, op.namespace, op.name, record, current), None)
+                    )
             except ApiError as err:
                 op.error = err
             except Exception as err:  # a malformed object must not take the rest of the batch down
@@ -429,7 +449,9 @@ class Store(ABC):
             self._committed_changes += len(changes)
             self._publish(overlay, changes, revision)
 
-    def _publish(self, final: dict[Key, Record | None], changes: list[tuple[str, Change]], revision: int) -> None:
+    def _publish(
+        self, final: dict[Key, Record | None], changes: list[tuple[str, Change, Obj | None]], revision: int
+    ) -> None:
         with self._lock:
             for (resource, namespace, name), record in final.items():
                 bucket = self._bucket(resource)
@@ -440,9 +462,9 @@ class Store(ABC):
             self._revision = revision
             per_watcher: dict[int, tuple[Watch, list[Event]]] = {}
             broken: list[Watch] = []
-            for resource, change in changes:
+            for resource, change, obj in changes:
                 self._history(resource).append(change)
-                shared = SharedDecode(change.record.raw)
+                shared = SharedDecode(change.record.raw, obj)
                 for w in self._watchers.get(resource, ()):
                     try:
                         event = w.filter(change, shared)
@@ -498,7 +520,8 @@ class Store(ABC):
 
     async def acreate(self, resource: str, namespace: str, name: str, obj: Obj, *, adopt: bool = False) -> Obj:
         """`create` for asyncio callers: awaits durability without blocking the event loop. With `adopt` the
-        store takes `obj` itself rather than a copy, and may return it: the caller must not use it again."""
+        store takes `obj` itself rather than a copy and shares it with in-process watchers; the object returned may be
+        that same one, so it is read-only for the caller too."""
         op = _write("create", resource, namespace, name, obj, adopt=adopt)
         await self._asubmit(op)
         return op.outcome()

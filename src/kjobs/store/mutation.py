@@ -27,9 +27,13 @@ class SharedDecode:
 
     __slots__ = ("obj", "raw")
 
-    def __init__(self, raw: bytes) -> None:
+    def __init__(self, raw: bytes, obj: Obj | None = None) -> None:
+        """`obj`, when given, is the object `raw` was encoded from, handed over by its writer: it is shared as is
+        (no decode at all), under the same read-only rule."""
         self.raw = raw
-        self.obj: Obj | None = None
+        self.obj = obj
+        if obj is not None and _remembered is not None:
+            _remembered.append((obj, raw))
 
     def get(self) -> Obj:
         """The decoded object (the same dict for every caller: read-only)."""
