@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from kjobs.store import MemoryStore, mutation
@@ -33,3 +35,30 @@ def test_a_changed_shared_object_is_reported_with_its_name() -> None:
     with pytest.raises(mutation.CacheMutationError, match="default/a"):
         mutation.check()
     mutation.check()  # reported once, then forgotten
+
+
+def test_an_adopted_write_is_the_object_its_watchers_receive_and_a_copied_one_is_not() -> None:
+    store = MemoryStore()
+    w = store.watch("pods", None, since=store.revision)
+    handed_over = _pod("a")
+    adopted = asyncio.run(store.acreate("pods", "default", "a", handed_over, adopt=True))
+    mine = _pod("b")
+    copied = store.create("pods", "default", "b", mine)
+    first, second = w.next(timeout=1), w.next(timeout=1)
+    assert first is not None and second is not None
+    assert first.object is adopted is handed_over  # no decode: the writer handed it over and reads it only
+    assert second.object is not copied and second.object is not mine and second.object == copied
+    copied["spec"]["nodeName"] = "mine to change"  # a plain write's result is the caller's own
+    mutation.check()
+
+
+def test_an_update_is_a_no_op_exactly_when_only_key_order_differs() -> None:
+    store = MemoryStore()
+    created = store.create("pods", "default", "a", _pod("a"))
+    rv = created["metadata"]["resourceVersion"]
+    reordered = {"spec": dict(created["spec"]), "metadata": dict(reversed(list(created["metadata"].items())))}
+    assert store.update("pods", "default", "a", reordered)["metadata"]["resourceVersion"] == rv
+    same_width = {**_pod("a"), "spec": {"nodeName": "n2"}}  # same encoded length, another value
+    changed = store.update("pods", "default", "a", same_width)
+    assert changed["metadata"]["resourceVersion"] != rv
+    assert store.get("pods", "default", "a")["spec"]["nodeName"] == "n2"
