@@ -76,6 +76,10 @@ class EventRecorder:
             return
         now = self._clock.now()
         if self._limiter is not None:
+            if len(self._queue) >= self._queue_limit:  # dropped, as client-go's full channel drops: nothing to build
+                self.dropped += 1
+                log.debug("event queue full, dropping %s about %s", reason, (obj.get("metadata") or {}).get("name"))
+                return
             self._enqueue(self._make_event(obj, type_, reason, message, now))
             return
         result = self.correlator.event_correlate(self._make_event(obj, type_, reason, message, now), now)
