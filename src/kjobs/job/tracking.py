@@ -120,9 +120,13 @@ def plan_tracking(ctx: SyncContext, *, needs_flush: bool, max_uncounted: int) ->
     """Decide write 1 and the finalizer removals for this sync (mutates `ctx.status` into the post-state)."""
     job, status = ctx.job, ctx.status
     indexed = is_indexed(job)
-    pods = sorted(ctx.pods, key=P.completion_index) if indexed else ctx.pods
     expected_rm = ctx.expected_rm_finalizers
-    with_finalizer = {P.uid(p) for p in pods if P.has_tracking_finalizer(p) and P.uid(p) not in expected_rm}
+    # Only pods still carrying the finalizer (and not already being stripped of it) take part; they are few
+    # next to the pods already counted, so they are picked out before the index sort.
+    pods = [p for p in ctx.pods if P.has_tracking_finalizer(p) and P.uid(p) not in expected_rm]
+    if indexed:
+        pods.sort(key=P.completion_index)
+    with_finalizer = {P.uid(p) for p in pods}
     if _move_uncounted(status, with_finalizer):
         needs_flush = True
     uncounted = status["uncountedTerminatedPods"]
@@ -134,8 +138,6 @@ def plan_tracking(ctx: SyncContext, *, needs_flush: bool, max_uncounted: int) ->
     failing = ctx.finished_condition is not None and ctx.finished_condition.get("type") != COND_SUCCESS_CRITERIA_MET
     for pod in pods:
         pod_uid = P.uid(pod)
-        if not P.has_tracking_finalizer(pod) or pod_uid in expected_rm:
-            continue
         considered_failed = is_pod_failed(pod, job)
         if not can_remove_finalizer(ctx, pod, considered_failed):
             continue
