@@ -12,7 +12,7 @@ the pod Failed with the reason and `Pod was rejected: <message>` (`rejectPod`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from kjobs.api.quantity import QuantityError, parse_quantity
@@ -62,18 +62,22 @@ def admit(
     *,
     memory_pressure: bool = False,
     shutting_down: bool = False,
+    requests_of: Callable[[Obj], dict[str, int]] = pod_requests,
 ) -> Rejection | None:
-    """None when the kubelet would start `pod` next to the `admitted` (active) pods, else why not."""
+    """None when the kubelet would start `pod` next to the `admitted` (active) pods, else why not.
+
+    `requests_of` gives a pod's requests (`pod_requests`; a caller may remember them per pod, since a pod's
+    container resources never change)."""
     if memory_pressure and qos_class(pod) == "BestEffort":
         return Rejection("Evicted", MEMORY_PRESSURE_MESSAGE)
     others = list(admitted)
     max_pods = _amount(allocatable.get("pods", "110"), "pods")
     if len(others) + 1 > max_pods:
         return Rejection("OutOfpods", _insufficient("pods", 1, len(others), max_pods))
-    wanted = pod_requests(pod)
+    wanted = requests_of(pod)
     used: dict[str, int] = {}
     for other in others:
-        for name, amount in pod_requests(other).items():
+        for name, amount in requests_of(other).items():
             used[name] = used.get(name, 0) + amount
     for name in _FIT_ORDER:
         requested = wanted.get(name, 0)

@@ -35,7 +35,7 @@ from kjobs.controllers.informer import Informer, Key
 from kjobs.controllers.queue import WorkQueue
 from kjobs.controllers.taints import NO_SCHEDULE, TAINT_MEMORY_PRESSURE, taints_of, with_taints
 from kjobs.node import nodestatus
-from kjobs.node.admission import admit
+from kjobs.node.admission import admit, pod_requests
 from kjobs.node.eviction import (
     DEFAULT_THRESHOLD,
     EVICTED,
@@ -192,6 +192,7 @@ class NodeAgent:
         self._key_of: dict[str, Key] = {}
         self._live: dict[str, Key] = {}
         """Pods admitted and not yet in their final phase (what admission and eviction look at)."""
+        self._requests: dict[str, dict[str, int]] = {}  # per admitted pod uid, for admission
         self._written: dict[str, Obj] = {}
         self._announced: dict[str, set[str]] = {}
         self._killing: set[str] = set()
@@ -416,6 +417,7 @@ class NodeAgent:
             await self._publish(pod, handle.status, terminal=handle.terminal)
         if handle.terminal:
             self._live.pop(uid, None)
+            self._requests.pop(uid, None)
         if _deleting(pod) and handle.terminal and self._written.get(uid, {}).get("phase") in TERMINAL_PHASES:
             await self._finish_deletion(pod)
 
@@ -431,13 +433,14 @@ class NodeAgent:
             if _deleting(pod):
                 await self._finish_deletion(pod)
             return None
-        running = [other for other, _ in self._running_pods() if _uid(other) != uid]
+        running = [other for other, _ in self._running_pods(ordered=False) if _uid(other) != uid]
         rejection = admit(
             pod,
             running,
             nodestatus.allocatable(self.machine, memory_reserved_bytes=self._reserved_memory()),
             memory_pressure=self.state.memory_pressure,
             shutting_down=self.state.shutting_down,
+            requests_of=self._requests_of,
         )
         if rejection is not None:
             self.events.event(pod, "Warning", rejection.reason, rejection.message)
@@ -457,6 +460,7 @@ class NodeAgent:
             del self._uid_of[key]
         self.runtime.forget(uid)
         self._live.pop(uid, None)
+        self._requests.pop(uid, None)
         for book in (self._written, self._announced):
             book.pop(uid, None)
         self._killing.discard(uid)
@@ -531,10 +535,20 @@ class NodeAgent:
 
     # ------------------------------------------------------------------------------------ memory pressure
 
-    def _running_pods(self) -> list[tuple[Obj, PodHandle]]:
-        """Pods admitted here that have not reached their final phase, in a stable order."""
+    def _requests_of(self, pod: Obj) -> dict[str, int]:
+        """A pod's requests for admission, computed once per pod (container resources are immutable)."""
+        uid = _uid(pod)
+        known = self._requests.get(uid)
+        if known is None:
+            known = self._requests[uid] = pod_requests(pod)
+        return known
+
+    def _running_pods(self, *, ordered: bool = True) -> list[tuple[Obj, PodHandle]]:
+        """Pods admitted here that have not reached their final phase, in a stable order unless not `ordered`
+        (admission only sums them)."""
         result = []
-        for uid, key in sorted(self._live.items(), key=lambda item: item[1]):
+        live = self._live.items()
+        for uid, key in sorted(live, key=lambda item: item[1]) if ordered else live:
             handle = self.runtime.get(uid)
             pod = self.pods.get(*key)
             if handle is None or pod is None or handle.terminal:
