@@ -99,6 +99,7 @@ class DeleteOptions:
         return cls(grace_value, propagation, pre.get("uid"), pre.get("resourceVersion"), bool(dry))
 
 
+_COPY_ON_WRITE_PATCHES = ("application/strategic-merge-patch+json", "application/merge-patch+json")
 _GENERATE_NAME_ATTEMPTS = 8
 """Kubernetes' apiserver tries a generated name up to 8 times before answering AlreadyExists."""
 
@@ -197,8 +198,8 @@ class ApiService:
         """The current time as Kubernetes writes it."""
         return format_time(self.clock())
 
-    def _get_or_404(self, r: Resource, namespace: str, name: str) -> Obj:
-        obj = self.store.get(r.store_key, namespace, name)
+    def _get_or_404(self, r: Resource, namespace: str, name: str, *, shared: bool = False) -> Obj:
+        obj = self.store.get(r.store_key, namespace, name, shared=shared)
         if obj is None:
             raise not_found(r.plural, name, group=r.group)
         return obj
@@ -462,7 +463,7 @@ class ApiService:
         """Apply the status split and keep server-owned metadata, as the strategies' PrepareForUpdate do."""
         if subresource == "status":
             # A shallow copy: only status (replaced) and metadata (copied; its server fields change) differ
-            # from `old`, a private read of this request.
+            # from `old`, which is left unchanged (a status patch may read the store's shared object).
             old_meta = old.get("metadata")
             merged = {**old, "metadata": dict(old_meta)} if isinstance(old_meta, dict) else _copy(old)
             if "status" in new:
@@ -593,8 +594,11 @@ class ApiService:
                 force=force,
                 dry_run=dry_run,
             )
+        # A status patch merged copy-on-write changes nothing it read (the status split copies metadata and
+        # replaces status; no defaulting): it may read the store's shared object instead of a decode.
+        read_only = subresource == "status" and base in _COPY_ON_WRITE_PATCHES
         for attempt in range(_PATCH_RETRIES):
-            old = self._get_or_404(r, namespace, name)
+            old = self._get_or_404(r, namespace, name, shared=read_only)
             patched = apply_patch(base, old, patch, strategies=schema.strategies_for(r.schema_name))
             if not isinstance(patched, dict):
                 raise bad_request("the patched object is not a JSON object")

@@ -37,9 +37,11 @@ class Storage:
         """Whether the object exists (no decode)."""
         return self.store.exists(resource, namespace, name)
 
-    def get(self, resource: str, namespace: str, name: str) -> Obj | None:
-        """The object, or None."""
+    def get(self, resource: str, namespace: str, name: str, *, shared: bool = False) -> Obj | None:
+        """The object, or None; with `shared`, possibly the read-only object the store shares with watchers."""
         try:
+            if shared:
+                return self.store.get_shared(resource, namespace, name)
             return self.store.get(resource, namespace, name)
         except ApiError as exc:
             if exc.code == 404:
