@@ -58,6 +58,13 @@ class _Running:
     placement: Placement | None
 
 
+START_REPORT_DELAY = 0.02
+"""Seconds between a container process starting and its Running state being reported. A kubelet learns of
+container state changes from its pod lifecycle event generator, which relists every second, so a container
+that starts and ends within a relist is reported once, already ended. kjobs waits far less, to the same end:
+a container that ends within this delay costs its pod one status write instead of two."""
+
+
 def default_root_dir() -> Path:
     """Where a node keeps pod scratch dirs and logs: a RAM-backed dir when there is one.
 
@@ -97,6 +104,7 @@ class ProcessRuntime(Supervisor):
         pod_ip: str = "127.0.0.1",
         base_env: Mapping[str, str] | None = None,
         minimum_grace_seconds: float = MINIMUM_GRACE_SECONDS,
+        start_report_delay: float = START_REPORT_DELAY,
     ) -> None:
         super().__init__(
             clock=clock or RealClock(),
@@ -107,6 +115,7 @@ class ProcessRuntime(Supervisor):
             pod_ip=pod_ip,
             minimum_grace_seconds=minimum_grace_seconds,
         )
+        self.start_report_delay = start_report_delay
         self.root_dir = Path(root_dir)
         self.log_dir = self.root_dir / "logs"
         (self.root_dir / "pods").mkdir(parents=True, exist_ok=True)
@@ -271,12 +280,23 @@ class ProcessRuntime(Supervisor):
     # -- the shim's reports ----------------------------------------------------------------------------------
     def _started(self, container_id: str, pid: int) -> None:
         running = self._running.get(container_id)
-        if running is not None:
-            running.pid = pid
-            if running.placement is not None:
-                self.memory_guard.attach(running.placement, pid)
-            running.attempt.started = True
-            self.sync(running.uid)
+        if running is None:
+            return
+        running.pid = pid
+        if running.placement is not None:
+            self.memory_guard.attach(running.placement, pid)
+        if self.start_report_delay <= 0:
+            self._report_started(container_id)
+        else:
+            self._call_later(self.start_report_delay, lambda: self._report_started(container_id))
+
+    def _report_started(self, container_id: str) -> None:
+        """The container reads Running from now on, unless its exit was reported first (then it read its end)."""
+        running = self._running.get(container_id)
+        if running is None or running.attempt.started:
+            return
+        running.attempt.started = True
+        self.sync(running.uid)
 
     def _failed_to_start(self, container_id: str, message: str) -> None:
         running = self._running.pop(container_id, None)
