@@ -396,3 +396,38 @@ def test_default_root_dir_prefers_runtime_dir(tmp_path: Path, monkeypatch: pytes
     assert default_root_dir() == tmp_path / "kjobs"
     monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "missing"))
     assert default_root_dir() != tmp_path / "missing" / "kjobs"
+
+
+def _reported(statuses: list[Obj]) -> list[str]:
+    """The main container's reported states, in order, repeats folded."""
+    seen: list[str] = []
+    for status in statuses:
+        current = next(iter(state(status)["state"])) if status.get("containerStatuses") else "none"
+        if not seen or seen[-1] != current:
+            seen.append(current)
+    return seen
+
+
+def test_a_container_that_ends_within_the_start_report_delay_is_reported_once_ended(tmp_path: Path) -> None:
+    statuses: list[Obj] = []
+
+    async def body(runtime: ProcessRuntime) -> None:
+        status = await finish(runtime, make_pod([sh("exit 0")]))
+        assert status["phase"] == "Succeeded"
+        assert "running" not in _reported(statuses)  # like a start and an end within one PLEG relist
+        assert _reported(statuses)[-1] == "terminated"
+
+    with_runtime(tmp_path, body, start_report_delay=5.0, on_status=lambda _uid, s: statuses.append(s))
+
+
+def test_a_container_still_running_after_the_start_report_delay_reads_running(tmp_path: Path) -> None:
+    statuses: list[Obj] = []
+
+    async def body(runtime: ProcessRuntime) -> None:
+        handle = await runtime.run_pod(make_pod([sh("sleep 30")]))
+        await eventually(lambda: "running" in _reported(statuses), "the Running report")
+        assert _reported(statuses)[-2:] == ["waiting", "running"]
+        await runtime.kill_pod(handle.uid, grace_seconds=0)
+        await handle.wait()
+
+    with_runtime(tmp_path, body, start_report_delay=5.05, on_status=lambda _uid, s: statuses.append(s))

@@ -6,6 +6,7 @@ import asyncio
 
 import pytest
 
+from kjobs.api.errors import ApiError
 from kjobs.store import MemoryStore, mutation
 
 
@@ -62,3 +63,17 @@ def test_an_update_is_a_no_op_exactly_when_only_key_order_differs() -> None:
     changed = store.update("pods", "default", "a", same_width)
     assert changed["metadata"]["resourceVersion"] != rv
     assert store.get("pods", "default", "a")["spec"]["nodeName"] == "n2"
+
+
+def test_get_shared_returns_the_shared_object_of_the_current_revision_only() -> None:
+    store = MemoryStore()
+    written = asyncio.run(store.acreate("pods", "default", "a", _pod("a"), adopt=True))
+    assert store.get_shared("pods", "default", "a") is written  # no decode
+    assert store.get("pods", "default", "a") is not written  # a plain read is the caller's own
+    store.update("pods", "default", "a", {**_pod("a"), "spec": {"nodeName": "n2"}})  # not handed over
+    fresh = store.get_shared("pods", "default", "a")
+    assert fresh is not written and fresh["spec"]["nodeName"] == "n2"
+    store.delete("pods", "default", "a")
+    with pytest.raises(ApiError) as gone:
+        store.get_shared("pods", "default", "a")
+    assert gone.value.code == 404
