@@ -55,6 +55,12 @@ async def eventually(check: Callable[[], bool], what: str) -> None:
         await asyncio.sleep(0.01)
 
 
+def _log(runtime: ProcessRuntime) -> bytes:
+    """The main container's first log so far (none before the shim creates it)."""
+    path = runtime.log_dir / "uid-1_main_0.log"
+    return path.read_bytes() if path.exists() else b""
+
+
 def state(status: Obj, name: str = "main", *, init: bool = False) -> Obj:
     key = "initContainerStatuses" if init else "containerStatuses"
     return next(s for s in status[key] if s["name"] == name)
@@ -133,7 +139,7 @@ def test_on_failure_restarts_with_back_off(tmp_path: Path) -> None:
 def test_sigterm_handled_within_grace(tmp_path: Path) -> None:
     async def body(runtime: ProcessRuntime) -> None:
         handle = await runtime.run_pod(make_pod([sh("trap 'echo bye; exit 3' TERM; echo up; sleep 30 & wait")]))
-        await eventually(lambda: (runtime.log_dir / "uid-1_main_0.log").read_bytes() == b"up\n", "start")
+        await eventually(lambda: _log(runtime) == b"up\n", "start")
         started = time.monotonic()
         await runtime.kill_pod(handle.uid, grace_seconds=5)
         status = await handle.wait()
@@ -149,7 +155,7 @@ def test_sigterm_handled_within_grace(tmp_path: Path) -> None:
 def test_sigkill_after_grace(tmp_path: Path) -> None:
     async def body(runtime: ProcessRuntime) -> None:
         handle = await runtime.run_pod(make_pod([sh("trap '' TERM; echo up; while :; do sleep 0.02; done")]))
-        await eventually(lambda: (runtime.log_dir / "uid-1_main_0.log").read_bytes() == b"up\n", "start")
+        await eventually(lambda: _log(runtime) == b"up\n", "start")
         started = time.monotonic()
         await runtime.kill_pod(handle.uid, grace_seconds=0.3)
         status = await handle.wait()
@@ -164,7 +170,7 @@ def test_sigkill_after_grace(tmp_path: Path) -> None:
 def test_all_zero_exits_during_deletion_succeed(tmp_path: Path) -> None:
     async def body(runtime: ProcessRuntime) -> None:
         handle = await runtime.run_pod(make_pod([sh("trap 'exit 0' TERM; echo up; sleep 30 & wait")], policy="Always"))
-        await eventually(lambda: (runtime.log_dir / "uid-1_main_0.log").read_bytes() == b"up\n", "start")
+        await eventually(lambda: _log(runtime) == b"up\n", "start")
         await runtime.kill_pod(handle.uid, grace_seconds=5)
         assert (await handle.wait())["phase"] == "Succeeded"
 
@@ -354,7 +360,7 @@ def test_shutdown_kills_without_restarting(tmp_path: Path) -> None:
     async def run() -> None:
         runtime = ProcessRuntime(root_dir=tmp_path, backoff_base=0.05)
         handle = await runtime.run_pod(make_pod([sh("echo up; sleep 30")], policy="Always"))
-        await eventually(lambda: (runtime.log_dir / "uid-1_main_0.log").read_bytes() == b"up\n", "start")
+        await eventually(lambda: _log(runtime) == b"up\n", "start")
         await asyncio.wait_for(runtime.shutdown(), DEADLINE)
         assert handle.terminal
         assert handle.phase == "Failed"
@@ -430,4 +436,4 @@ def test_a_container_still_running_after_the_start_report_delay_reads_running(tm
         await runtime.kill_pod(handle.uid, grace_seconds=0)
         await handle.wait()
 
-    with_runtime(tmp_path, body, start_report_delay=5.05, on_status=lambda _uid, s: statuses.append(s))
+    with_runtime(tmp_path, body, start_report_delay=0.05, on_status=lambda _uid, s: statuses.append(s))

@@ -104,3 +104,19 @@ def test_a_container_reads_running_only_once_the_shim_has_started_it(tmp_path: P
         assert running.pid is not None and _alive(running.pid)
 
     with_runtime(tmp_path, body)
+
+
+def test_the_shim_creates_a_missing_working_directory_and_a_blocked_one_is_a_start_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+
+    async def body(runtime: ProcessRuntime) -> None:
+        made = await finish(runtime, make_pod([sh("pwd > where", workingDir=str(tmp_path / "new" / "dir"))]))
+        assert made["phase"] == "Succeeded"
+        assert (tmp_path / "new" / "dir" / "where").read_text().strip() == str(tmp_path / "new" / "dir")
+        blocked = await finish(runtime, make_pod([sh("true", workingDir=str(blocker / "sub"))], uid="uid-2", name="p2"))
+        terminated = state(blocked)["state"]["terminated"]
+        assert (terminated["reason"], terminated["exitCode"]) == ("StartError", 128)
+        assert terminated["message"] == "failed to start container process: Not a directory"
+
+    with_runtime(tmp_path, body)

@@ -4,13 +4,17 @@ Times inside kjobs are float seconds since the Unix epoch, so that a `Clock` can
 converts at the edges. Go's zero time (year 1) is representable and sorts before any real time.
 """
 
+import functools
 from datetime import UTC, datetime
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_time(text: str) -> float:
-    """Parse an RFC 3339 timestamp (`2025-01-01T00:00:00Z`, fractions and offsets allowed) to epoch seconds."""
+    """Parse an RFC 3339 timestamp (`2025-01-01T00:00:00Z`, fractions and offsets allowed) to epoch seconds.
+
+    Remembered: the same few timestamps (whole seconds) are read from every pod on every change."""
     value = text.strip()
     if value.endswith(("Z", "z")):
         value = value[:-1] + "+00:00"

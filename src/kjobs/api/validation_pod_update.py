@@ -31,13 +31,14 @@ UPDATABLE = ",".join(
 def validate_pod_update(pod: Obj, old: Obj) -> list[FieldError]:
     """The errors Kubernetes returns for updating `old` to `pod` (the spec rules above, plus create rules)."""
     # A spec equal to the stored one passed validation when it was stored: re-checking it cannot find more.
-    errors = validate_pod(pod, spec_validated=pod.get("spec") == old.get("spec"))
+    same_spec = pod.get("spec") == old.get("spec")
+    errors = validate_pod(pod, spec_validated=same_spec)
     new_meta, old_meta = pod.get("metadata"), old.get("metadata")
     if isinstance(new_meta, dict) and isinstance(old_meta, dict):
         errors.extend(validate_object_meta_update(new_meta, old_meta))
     spec, old_spec = pod.get("spec"), old.get("spec")
-    if not isinstance(spec, dict) or not isinstance(old_spec, dict):
-        return errors
+    if same_spec or not isinstance(spec, dict) or not isinstance(old_spec, dict):
+        return errors  # an unchanged spec changes nothing forbidden (most updates: metadata or status only)
     deadline = _active_deadline_errors(spec.get("activeDeadlineSeconds"), old_spec.get("activeDeadlineSeconds"))
     if deadline:
         return errors + deadline

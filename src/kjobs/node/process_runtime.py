@@ -225,9 +225,6 @@ class ProcessRuntime(Supervisor):
         """The pod's scratch directory: its containers' default working directory."""
         return self.root_dir / "pods" / uid
 
-    def _prepare(self, record: PodRecord) -> None:
-        self.pod_dir(record.uid).mkdir(exist_ok=True)
-
     def _call_later(self, delay: float, callback: Callable[[], None]) -> Cancel:
         loop = self._loop or asyncio.get_running_loop()
         return loop.call_later(delay, callback).cancel
@@ -250,18 +247,14 @@ class ProcessRuntime(Supervisor):
         }
         own_env.update(env)
         custom_workdir = container.get("workingDir")
+        # The working directory (the pod's scratch directory unless the container names one) and the log are
+        # created by the shim, on its core, before the process starts; nobody reads a log before that.
         workdir = Path(custom_workdir) if custom_workdir else self.pod_dir(record.uid)
-        try:  # the log exists from the start (readers may look before the shim opens it)
-            os.close(os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644))
-        except OSError as exc:
-            return self._start_error(attempt, f"failed to create container log {log_path}: {exc.strerror or exc}")
         problem = self._start_problem(container, argv, own_env.get("PATH", self.base_env.get("PATH", "")), workdir)
         if problem:
             return self._start_error(attempt, problem)
         placement: Placement | None = None
         try:
-            if custom_workdir:
-                workdir.mkdir(parents=True, exist_ok=True)
             limit = memory_limit_bytes(container)
             if limit is not None:
                 placement = self.memory_guard.place(attempt.container_id.removeprefix("kjobs://"), limit)

@@ -7,7 +7,8 @@ runs on another core. It is started by `kjobs.node.spawner.Spawner` as `python -
 library only, so it is up in milliseconds) and speaks JSON lines over its stdin/stdout:
 
     → ["b", base_env, procs_dir]                    once, first: every container's base environment
-    → ["s", id, argv, env, cwd, log_path]           start a container process (env on top of base_env)
+    → ["s", id, argv, env, cwd, log_path]           start a container process (env on top of base_env) in cwd,
+                                                    created if missing, output appended to log_path
     → ["k", id, signum]                             signal its process group (ignored once reaped)
     ← ["p", id, pid]                                started
     ← ["e", id, message]                            could not start (message as containerd words it)
@@ -64,7 +65,12 @@ class Shim:
             self.base_env, self.procs_dir = dict(message[1]), str(message[2])
 
     def spawn(self, cid: str, argv: list[str], env: dict[str, str], cwd: str, log_path: str) -> None:
-        """Start one container process with its output appended to its log file."""
+        """Start one container process in `cwd` (created if missing) with its output appended to its log file."""
+        try:
+            os.makedirs(cwd, exist_ok=True)
+        except OSError as exc:
+            self.replies.append(["e", cid, f"failed to start container process: {exc.strerror or exc}"])
+            return
         try:
             fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
         except OSError as exc:

@@ -893,7 +893,7 @@ class ApiService:
         target = (body.get("target") or {}).get("name")
         if not target:
             raise invalid("Binding", name, [FieldError("target.name", ErrorType.FieldValueRequired, "")])
-        pod = self._get_or_404(pods, namespace, name)
+        pod = self._get_or_404(pods, namespace, name, shared=True)  # read-only: `new` is built beside it
         want_uid = (body.get("metadata") or {}).get("uid")
         have_uid = (pod.get("metadata") or {}).get("uid", "")
         if want_uid and want_uid != have_uid:  # the binding's UID is a precondition (assignPod)
@@ -921,10 +921,15 @@ class ApiService:
                 "is being deleted, cannot be assigned to a host",
                 details={"name": name, "kind": "pods/binding"},
             )
-        new = _copy(pod)
-        new.setdefault("spec", {})["nodeName"] = target
+        status = pod.get("status") or {}
+        conditions = list(status.get("conditions") or [])
+        new = {
+            **pod,
+            "metadata": dict(pod.get("metadata") or {}),
+            "spec": {**(pod.get("spec") or {}), "nodeName": target},
+            "status": {**status, "conditions": conditions},
+        }
         # As setPodNodeAndMetadata: binding also sets PodScheduled=True, replacing an Unschedulable condition.
-        conditions = new.setdefault("status", {}).setdefault("conditions", [])
         scheduled: Obj = {"type": "PodScheduled", "status": "True", "lastProbeTime": None}
         index = next((i for i, c in enumerate(conditions) if c.get("type") == "PodScheduled"), None)
         if index is None:
