@@ -164,3 +164,13 @@ def test_tree_union_is_the_encoded_union(owned: set[apply.FieldPath], added: set
     got = apply.tree_union(tree, added)
     assert orjson.dumps(got) == orjson.dumps(expected)
     assert tree == apply.to_fields_v1(owned)  # the old tree is left as it was
+
+
+def test_pods_from_one_template_share_their_containers_tree_and_others_do_not() -> None:
+    first, second = copy.deepcopy(BASE_POD), copy.deepcopy(BASE_POD)
+    second["metadata"]["name"] = "another"
+    other = copy.deepcopy(BASE_POD)
+    other["spec"]["containers"][0]["name"] = "renamed"
+    trees = [apply.fields_v1_of(p, POD_STRATEGIES)["f:spec"]["f:containers"] for p in (first, second, other)]
+    assert trees[0] is trees[1]  # remembered by the containers' JSON
+    assert trees[2] != trees[0] and 'k:{"name":"renamed"}' in trees[2]

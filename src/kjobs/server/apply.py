@@ -71,8 +71,34 @@ def fields_v1_of(obj: Obj, strategies: StrategyLookup, *, include_status: bool =
             if meta:
                 root["f:metadata"] = meta
             continue
+        if key == "spec" and isinstance(value, dict) and value:
+            root["f:spec"] = {f"f:{k}": _spec_tree(value[k], ("spec", k), strategies) for k in sorted(value)}
+            continue
         root[f"f:{key}"] = _tree(value, (key,), strategies)
     return {k: root[k] for k in sorted(root)}
+
+
+_SPEC_TREES: dict[tuple[tuple[str, ...], bytes, StrategyLookup], Obj] = {}
+_SPEC_TREES_KEPT = 512
+
+
+def _spec_tree(value: Any, names: tuple[str, ...], lookup: StrategyLookup) -> Obj:
+    """`_tree` of one field of a spec, remembered by its JSON: the objects a controller creates from one
+    template (a Job's pods) repeat the same containers, volumes and tolerations, and a tree depends only on
+    the JSON (keys, merge keys, list values). A remembered tree is shared by the objects that use it, which,
+    like all stored objects, are read-only."""
+    if not isinstance(value, dict | list) or not value:
+        return _tree(value, names, lookup)
+    try:
+        key = (names, orjson.dumps(value), lookup)
+    except TypeError:
+        return _tree(value, names, lookup)
+    tree = _SPEC_TREES.get(key)
+    if tree is None:
+        if len(_SPEC_TREES) >= _SPEC_TREES_KEPT:
+            _SPEC_TREES.clear()
+        tree = _SPEC_TREES[key] = _tree(value, names, lookup)
+    return tree
 
 
 def _tree(value: Any, names: tuple[str, ...], lookup: StrategyLookup) -> Obj:

@@ -89,8 +89,10 @@ def _strategy(root: str, path: FieldPath) -> tuple[str, str]:
     return str(node.get("x-kubernetes-patch-strategy", "")), str(node.get("x-kubernetes-patch-merge-key", ""))
 
 
+@functools.cache
 def strategies_for(root: str | None) -> StrategyLookup:
-    """The strategic-merge lookup for objects of schema `root` (no schema: lists replace)."""
+    """The strategic-merge lookup for objects of schema `root` (no schema: lists replace); one per schema, so
+    that it can key what is remembered per schema."""
     if root is None:
         return lambda path: ("", "")
     return functools.partial(_strategy, root)
