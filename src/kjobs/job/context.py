@@ -27,6 +27,9 @@ class SyncContext:
     uncounted_succeeded: frozenset[str]
     uncounted_failed: frozenset[str]
     expected_rm_finalizers: frozenset[str]
+    tracked_pods: list[Obj]
+    """The pods still carrying the tracking finalizer (not yet counted in the status), in `pods` order: the
+    few every counting pass looks at, next to the many already counted."""
     succeeded: int = 0
     failed: int = 0
     finished_condition: Obj | None = None

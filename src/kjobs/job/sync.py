@@ -178,7 +178,18 @@ def job_key(job: Obj) -> str:
 def new_context(job: Obj, pods: list[Obj], *, now: float, expected_rm_finalizers: frozenset[str]) -> SyncContext:
     """Classify the pods and copy the status: the starting point of a sync (and of a lone tracking step)."""
     status = copy_status(job.get("status"))
-    active_pods = [p for p in pods if P.is_active(p)]
+    active_pods: list[Obj] = []
+    tracked_pods: list[Obj] = []
+    terminating = 0
+    for pod in pods:  # one pass: most pods of a long-running Job are finished and counted
+        terminal, deleting = P.is_terminal(pod), P.is_deleting(pod)
+        if not terminal:
+            if deleting:
+                terminating += 1
+            else:
+                active_pods.append(pod)
+        if P.has_tracking_finalizer(pod):
+            tracked_pods.append(pod)
     uncounted = status["uncountedTerminatedPods"]
     return SyncContext(
         job=job,
@@ -187,10 +198,11 @@ def new_context(job: Obj, pods: list[Obj], *, now: float, expected_rm_finalizers
         now=now,
         active_pods=active_pods,
         ready=sum(1 for p in active_pods if P.is_ready(p)),
-        terminating=sum(1 for p in pods if P.is_terminating(p)),
+        terminating=terminating,
         uncounted_succeeded=frozenset(uncounted["succeeded"]),
         uncounted_failed=frozenset(uncounted["failed"]),
         expected_rm_finalizers=expected_rm_finalizers,
+        tracked_pods=tracked_pods,
     )
 
 
@@ -246,9 +258,9 @@ def _new_finished_pods(ctx: SyncContext) -> tuple[list[Obj], list[Obj]]:
     succeeded: list[Obj] = []
     failed: list[Obj] = []
     indexed = is_indexed(ctx.job)
-    for pod in ctx.pods:
+    for pod in ctx.tracked_pods:
         pod_uid = P.uid(pod)
-        if not P.has_tracking_finalizer(pod) or pod_uid in ctx.expected_rm_finalizers:
+        if pod_uid in ctx.expected_rm_finalizers:
             continue
         if indexed and valid_index(ctx.job, pod) is None:
             continue
@@ -349,7 +361,7 @@ def compute_index_state(ctx: SyncContext) -> None:
     failed pods whose finalizer is held until their index is replaced."""
     job = ctx.job
     total = completions(job) or 0
-    ctx.prev_succeeded_indexes, ctx.succeeded_indexes = _succeeded_indexes(job, ctx.pods, total)
+    ctx.prev_succeeded_indexes, ctx.succeeded_indexes = _succeeded_indexes(job, ctx.tracked_pods, total)
     if has_backoff_limit_per_index(job):
         ctx.failed_indexes = _failed_indexes(job, ctx.pods, total)
         ctx.pods_with_delayed_deletion = _pods_with_delayed_deletion(ctx)
@@ -389,8 +401,8 @@ def _pods_with_delayed_deletion(ctx: SyncContext) -> dict[int, Obj]:
     active_indexes = {P.completion_index(p) for p in ctx.active_pods} - {P.UNKNOWN_INDEX}
     failed_indexes = ctx.failed_indexes or Intervals()
     held: dict[int, Obj] = {}
-    for pod in ctx.pods:
-        if not P.has_tracking_finalizer(pod) or P.uid(pod) in ctx.expected_rm_finalizers:
+    for pod in ctx.tracked_pods:
+        if P.uid(pod) in ctx.expected_rm_finalizers:
             continue
         index = valid_index(ctx.job, pod)
         if index is None or not is_pod_failed(pod, ctx.job):

@@ -123,7 +123,7 @@ def plan_tracking(ctx: SyncContext, *, needs_flush: bool, max_uncounted: int) ->
     expected_rm = ctx.expected_rm_finalizers
     # Only pods still carrying the finalizer (and not already being stripped of it) take part; they are few
     # next to the pods already counted, so they are picked out before the index sort.
-    pods = [p for p in ctx.pods if P.has_tracking_finalizer(p) and P.uid(p) not in expected_rm]
+    pods = [p for p in ctx.tracked_pods if P.uid(p) not in expected_rm]
     if indexed:
         pods.sort(key=P.completion_index)
     with_finalizer = {P.uid(p) for p in pods}
