@@ -169,6 +169,10 @@ class SyncPlan:
         return plan_tracking(ctx, needs_flush=needs_update, max_uncounted=self._config.max_uncounted_pods)
 
 
+_EMPTY: Obj = {}
+_TERMINAL_PHASES = ("Succeeded", "Failed")
+
+
 def job_key(job: Obj) -> str:
     """`namespace/name`, the work-queue key."""
     meta = job.get("metadata") or {}
@@ -181,14 +185,14 @@ def new_context(job: Obj, pods: list[Obj], *, now: float, expected_rm_finalizers
     active_pods: list[Obj] = []
     tracked_pods: list[Obj] = []
     terminating = 0
-    for pod in pods:  # one pass: most pods of a long-running Job are finished and counted
-        terminal, deleting = P.is_terminal(pod), P.is_deleting(pod)
-        if not terminal:
-            if deleting:
+    for pod in pods:  # one pass over all pods, most of them finished and counted: P's tests, inlined
+        meta = pod.get("metadata") or _EMPTY
+        if (pod.get("status") or _EMPTY).get("phase") not in _TERMINAL_PHASES:
+            if meta.get("deletionTimestamp"):
                 terminating += 1
             else:
                 active_pods.append(pod)
-        if P.has_tracking_finalizer(pod):
+        if JOB_TRACKING_FINALIZER in (meta.get("finalizers") or ()):
             tracked_pods.append(pod)
     uncounted = status["uncountedTerminatedPods"]
     return SyncContext(
