@@ -37,3 +37,10 @@ def test_bad_memory_limit_is_a_config_error() -> None:
 )
 def test_qos_class(resources: dict, qos: str) -> None:
     assert qos_class(make_pod([{"name": "main", "image": "x", "resources": resources}])) == qos
+
+
+def test_qos_class_reads_the_class_the_api_server_set_as_get_pod_qos_does() -> None:
+    pod = {"spec": {"containers": [{"name": "c", "image": "i"}]}}
+    assert qos_class(pod) == "BestEffort"
+    assert qos_class({**pod, "status": {"qosClass": "Burstable"}}) == "Burstable"
+    assert qos_class({**pod, "status": {"qosClass": "bogus"}}) == "BestEffort"  # computed when unknown

@@ -34,7 +34,11 @@ def memory_limit_bytes(container: Obj) -> int | None:
 
 
 def qos_class(pod: Obj) -> str:
-    """The pod's QoS class (`Guaranteed`, `Burstable`, `BestEffort`) from its containers' requests/limits."""
+    """The pod's QoS class (`Guaranteed`, `Burstable`, `BestEffort`): `status.qosClass` when the API server has
+    set it (as `GetPodQOS` reads it: resources are fixed at creation), else from its containers' requests/limits."""
+    known = (pod.get("status") or {}).get("qosClass")
+    if known in ("Guaranteed", "Burstable", "BestEffort"):
+        return str(known)
     spec = pod.get("spec", {})
     containers = list(spec.get("initContainers") or []) + list(spec.get("containers") or [])
     any_set = False
