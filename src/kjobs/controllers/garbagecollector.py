@@ -64,6 +64,16 @@ def _finalizers(obj: Obj) -> list[str]:
     return [str(f) for f in _meta(obj).get("finalizers") or []]
 
 
+def _same_graph_facts(old: Obj, new: Obj) -> bool:
+    """Whether an update leaves what the graph acts on as it was: owners, finalizers, deletion."""
+    before, after = _meta(old), _meta(new)
+    return (
+        before.get("ownerReferences") == after.get("ownerReferences")
+        and before.get("finalizers") == after.get("finalizers")
+        and before.get("deletionTimestamp") == after.get("deletionTimestamp")
+    )
+
+
 def is_deleting_dependents(obj: Obj) -> bool:
     """Being deleted in the foreground: deletionTimestamp and the `foregroundDeletion` finalizer."""
     return bool(_meta(obj).get("deletionTimestamp")) and FOREGROUND in _finalizers(obj)
@@ -137,6 +147,10 @@ class GarbageCollector:
         if not uid:
             return
         namespace, name = key_of(obj)
+        if old is not None and new is not None and uid in self.nodes and _same_graph_facts(old, new):
+            # Most updates (status, labels) change nothing the graph holds: keep the newest object, no more.
+            self.nodes[uid] = _Node(resource, namespace, name, new)
+            return
         old_owners = {str(r.get("uid")) for r in _refs(old)}
         new_owners = {str(r.get("uid")) for r in _refs(new)}
         for owner in old_owners - new_owners:
