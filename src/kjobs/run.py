@@ -45,8 +45,9 @@ class RunOptions:
     kubeconfig: str | None = None
     live: bool = False
     timeout: float | None = None
-    batch_period: float = 0.02  # the Job controller's pod-event batching: 1 s in Kubernetes; shorter here
-    # only changes timing (measured: at 0.2 s a 1,000-pod run waits on it, at 0.02 s it is CPU-bound)
+    batch_period: float = 0.01  # the Job controller's pod-event batching: 1 s in Kubernetes; shorter here
+    # only changes timing (measured, 1,000 pods of `true`: at 0.04 s ~720 pods/s, 0.02 s ~830, 0.01 s ~870,
+    # 0.005 s ~860: below 0.01 s the extra syncs cost what the shorter wait gains)
     out: TextIO = field(default_factory=lambda: sys.stdout)
     node_options: dict[str, Any] = field(default_factory=dict)
 
