@@ -494,19 +494,28 @@ class App:
         table = request.wants_table
         include = request.query.get("includeObject", "Metadata")
         bookmarks = request.flag("allowWatchBookmarks")
-        await send(
-            {
-                "type": "http.response.start",
-                "status": 200,
-                "headers": [(b"content-type", JSON), (b"cache-control", b"no-cache, private")],
-            }
-        )
+        # The watch starts before the response does: a client that has the response's headers sees every
+        # change made after it, as kubectl's single-object watch relies on (it skips the watch's first event).
         try:
             watch = self.storage.watch(
                 r.store_key, namespace, since=since, label_selector=labels, field_selector=fields
             )
         except ApiError as exc:
-            line = orjson.dumps({"type": "ERROR", "object": exc.status()}) + b"\n"
+            watch, refused = None, exc
+        try:
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [(b"content-type", JSON), (b"cache-control", b"no-cache, private")],
+                }
+            )
+        except BaseException:
+            if watch is not None:
+                watch.close()
+            raise
+        if watch is None:
+            line = orjson.dumps({"type": "ERROR", "object": refused.status()}) + b"\n"
             await send({"type": "http.response.body", "body": line, "more_body": False})
             return
         self._watches.add(watch)
