@@ -472,6 +472,8 @@ class ApiService:
                 merged.pop("status", None)
             return merged
         merged = new
+        if merged.get("metadata") is old.get("metadata"):  # a patch that left metadata alone: it changes here
+            merged["metadata"] = dict(merged["metadata"])
         merged["apiVersion"], merged["kind"] = r.api_version, r.kind
         if r.has_status:
             if "status" in old:
@@ -594,9 +596,13 @@ class ApiService:
                 force=force,
                 dry_run=dry_run,
             )
-        # A status patch merged copy-on-write changes nothing it read (the status split copies metadata and
-        # replaces status; no defaulting): it may read the store's shared object instead of a decode.
-        read_only = subresource == "status" and base in _COPY_ON_WRITE_PATCHES
+        # A patch merged copy-on-write changes nothing it read, so it may read the store's shared object instead
+        # of a decode: a status patch (the status split copies metadata and replaces status; no defaulting), or
+        # one that leaves the spec alone (its metadata is copied before it is changed, and defaulting, which
+        # Kubernetes applies on every decode, sets nothing on an already defaulted spec).
+        read_only = base in _COPY_ON_WRITE_PATCHES and (
+            subresource == "status" or (isinstance(patch, dict) and "spec" not in patch)
+        )
         for attempt in range(_PATCH_RETRIES):
             old = self._get_or_404(r, namespace, name, shared=read_only)
             patched = apply_patch(base, old, patch, strategies=schema.strategies_for(r.schema_name))
