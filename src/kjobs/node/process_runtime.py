@@ -27,12 +27,12 @@ import os
 import shutil
 import signal as signals
 import tempfile
-import uuid
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from kjobs.api.types import Obj
+from kjobs.api.uids import random_uuid
 from kjobs.clock import Clock, RealClock
 from kjobs.node import leftovers
 from kjobs.node.cgroups import MemoryGuard, Placement, probe_memory_guard, read_group_rss
@@ -236,9 +236,8 @@ class ProcessRuntime(Supervisor):
     def _spawn(self, record: PodRecord, container: Obj, number: int, env: dict[str, str], argv: list[str]) -> Attempt:
         name = str(container["name"])
         now = self.clock.now()
-        attempt = Attempt(
-            container=name, number=number, container_id=f"kjobs://{uuid.uuid4().hex}", started_at=now, started=False
-        )
+        container_id = f"kjobs://{random_uuid().replace('-', '')}"
+        attempt = Attempt(container=name, number=number, container_id=container_id, started_at=now, started=False)
         log_path = attempt_log_path(self.log_dir, record.uid, name, number)
         if number >= 2:
             prune_old_logs(self.log_dir, record.uid, name, number - 1)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import random
-import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,6 +24,7 @@ from kjobs.api.errors import ApiError, ErrorType, FieldError, bad_request, confl
 from kjobs.api.selectors import FieldSelector, LabelSelector
 from kjobs.api.timeutil import format_time
 from kjobs.api.types import Obj
+from kjobs.api.uids import random_uuid
 from kjobs.server import apply, schema
 from kjobs.server.apply import FieldPath
 from kjobs.server.logs import LogOptions, LogSource, NoLogs
@@ -184,7 +184,7 @@ class ApiService:
         *,
         clock: Callable[[], float],
         logs: LogSource | None = None,
-        new_uid: Callable[[], str] = lambda: str(uuid.uuid4()),
+        new_uid: Callable[[], str] = random_uuid,
     ) -> None:
         self.store = store
         self.clock = clock
