@@ -98,7 +98,8 @@ class NodeAgentSettings:
 
 
 def status_patch(api_status: Obj, status: Obj, last_written: Obj) -> Obj:
-    """The strategic-merge body that makes the API's status `status`, as the status manager's patch does.
+    """The strategic-merge body that makes the API's status `status`, as the status manager's patch does: the
+    keys and conditions that differ from `api_status` (the agent's view of the API's).
 
     Strategic merge keeps keys the patch omits, so keys the agent wrote that the new status no longer has
     (`reason`/`message`) and stale keys of the conditions the kubelet owns are sent as null; conditions
@@ -112,12 +113,22 @@ def status_patch(api_status: Obj, status: Obj, last_written: Obj) -> Obj:
     for source in (api_status, last_written):
         for condition in source.get("conditions") or []:
             before.setdefault(str(condition.get("type")), set()).update(condition)
+    in_api = {str(c.get("type")): c for c in api_status.get("conditions") or [] if isinstance(c, dict)}
     conditions = []
     for condition in status.get("conditions") or []:
         stale = before.get(str(condition.get("type")), set()) - set(condition)
-        conditions.append({**condition, **dict.fromkeys(sorted(stale))} if stale else condition)
-    if "conditions" in status:
+        if stale:
+            conditions.append({**condition, **dict.fromkeys(sorted(stale))})
+        elif in_api.get(str(condition.get("type"))) != condition:
+            conditions.append(condition)
+    if conditions:
         body["conditions"] = conditions
+    else:
+        body.pop("conditions", None)
+    # Like the status manager's two-way patch, only what differs from the API's status: a key the patch omits
+    # keeps its value, which is already the one wanted.
+    for key in [k for k, v in body.items() if k != "conditions" and v is not None and api_status.get(k) == v]:
+        del body[key]
     return body
 
 
@@ -477,6 +488,9 @@ class NodeAgent:
         if announce:
             self._announce(pod, status)
         body = status_patch(api_status, status, self._written.get(uid) or {})
+        if not body:  # the API's status (as this agent sees it) is already the one wanted
+            self._written[uid] = status
+            return
         namespace, name = _key(pod)
         try:
             await self.client.patch(PODS, namespace, name, {"status": body}, subresource="status")
