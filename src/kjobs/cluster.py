@@ -101,12 +101,13 @@ def build_controllers(
     settings: ClusterSettings | None = None,
     job_metrics: JobMetrics | None = None,
     managed_by: str | None = None,
+    informers: InformerFactory | None = None,
 ) -> dict[str, Any]:
     """The named controllers over one client, sharing one informer per resource — one watch and one decoded
     object per change, as kube-controller-manager shares client-go informers. `managed_by` makes the Job
     controller own the Jobs with that `spec.managedBy` instead of the built-in controller's."""
     cfg = settings or ClusterSettings()
-    shared = InformerFactory(client, clock=clock)
+    shared = informers if informers is not None else InformerFactory(client, clock=clock)
     sync = SyncConfig(pod_failure_backoff=cfg.pod_failure_backoff)
     if managed_by is not None:
         sync = SyncConfig(pod_failure_backoff=cfg.pod_failure_backoff, controller_name=managed_by)
@@ -147,7 +148,11 @@ class LocalCluster:
         self.clock = clock or RealClock()
         # The components treat what their writes return as read-only, like their informers' objects.
         self.client = LocalClient(service, manager="kjobs", shared_results=True)
-        components = build_controllers(self.client, self.clock, settings=self.settings, job_metrics=job_metrics)
+        self.informers = InformerFactory(self.client, clock=self.clock)
+        """The controllers' shared informers, for anything else in this process that watches the cluster."""
+        components = build_controllers(
+            self.client, self.clock, settings=self.settings, job_metrics=job_metrics, informers=self.informers
+        )
         self.job_controller = components["job"]
         self.controllers: list[Component] = list(components.values())
         self.agents: list[Any] = []

@@ -27,7 +27,6 @@ from kjobs.api.types import Obj
 from kjobs.client.local import LocalClient
 from kjobs.client.resources import JOBS, PODS
 from kjobs.cluster import ClusterSettings, LocalCluster, tune_gc
-from kjobs.controllers.informer import Informer
 from kjobs.node.logsource import AgentLogs
 from kjobs.progress import RunView
 from kjobs.server.app import create_app
@@ -107,12 +106,19 @@ async def _follow(cluster: LocalCluster, job: Obj, options: RunOptions) -> int:
     lines: list[str] = []
     logged: set[str] = set()
 
+    def ours(obj: Obj) -> bool:
+        pod_meta = obj.get("metadata") or {}
+        labels = pod_meta.get("labels") or {}
+        return bool(pod_meta.get("namespace") == meta["namespace"] and labels.get(CONTROLLER_UID_LABEL) == meta["uid"])
+
     def on_job(_old: Obj | None, new: Obj | None) -> None:
-        if new is not None:
+        if new is not None and new["metadata"].get("uid") == meta["uid"]:
             lines.extend(view.update_job(new))
             changed.set()
 
     def on_pod(old: Obj | None, new: Obj | None) -> None:
+        if not ours(new if new is not None else old or {}):
+            return
         lines.extend(view.update_pod(new, deleted=old if new is None else None))
         finished = new is not None and new.get("status", {}).get("phase") in ("Succeeded", "Failed")
         if new is not None and finished and options.show_logs and new["metadata"]["uid"] not in logged:
@@ -120,10 +126,8 @@ async def _follow(cluster: LocalCluster, job: Obj, options: RunOptions) -> int:
             asyncio.get_running_loop().create_task(_print_logs(cluster, new, out))
         changed.set()
 
-    jobs = Informer(cluster.client, JOBS, namespace=meta["namespace"], field_selector=f"metadata.name={meta['name']}")
-    pods = Informer(
-        cluster.client, PODS, namespace=meta["namespace"], label_selector=f"{CONTROLLER_UID_LABEL}={meta['uid']}"
-    )
+    # The controllers' own informers: no watch of its own to filter and wake for every pod change.
+    jobs, pods = cluster.informers.informer(JOBS), cluster.informers.informer(PODS)
     jobs.add_handler(on_job)
     pods.add_handler(on_pod)
     jobs.start()
@@ -150,6 +154,8 @@ async def _follow(cluster: LocalCluster, job: Obj, options: RunOptions) -> int:
     finally:
         if live is not None:
             live.stop()
+        jobs.remove_handler(on_job)
+        pods.remove_handler(on_pod)
         await jobs.stop()
         await pods.stop()
     print("", file=out)

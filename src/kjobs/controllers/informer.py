@@ -59,6 +59,11 @@ class Informer:
         for obj in list(self.cache.values()):
             handler(None, obj)
 
+    def remove_handler(self, handler: Handler) -> None:
+        """Stop calling a handler added earlier (for a user of a shared informer that is done with it)."""
+        with contextlib.suppress(ValueError):
+            self.handlers.remove(handler)
+
     def get(self, namespace: str, name: str) -> Obj | None:
         """The cached object."""
         return self.cache.get((namespace, name))
