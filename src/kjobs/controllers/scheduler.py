@@ -246,6 +246,8 @@ class Scheduler:
             self._cluster_changed()
 
     def _on_pod(self, old: Obj | None, new: Obj | None) -> None:
+        if old is not None and new is not None and _finished(old) and _finished(new):
+            return  # a finished pod left the cache and the queue when it finished; later updates change nothing
         obj = new if new is not None else old
         assert obj is not None
         meta = obj.get("metadata") or {}
@@ -576,6 +578,10 @@ class Scheduler:
                 raise
             return
         self.events.event(victim.pod, "Normal", "Preempted", f"Preempted by pod {preemptor.uid} on node {node}")
+
+
+def _finished(pod: Obj) -> bool:
+    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
 
 def _signature(pod: PodInfo) -> tuple[Any, ...]:
