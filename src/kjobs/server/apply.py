@@ -66,7 +66,9 @@ def fields_v1_of(obj: Obj, strategies: StrategyLookup, *, include_status: bool =
         if key == "metadata" and isinstance(value, dict):
             meta: Obj = {}
             for mkey in sorted(value):
-                if mkey not in _IGNORED_META:
+                if mkey in _REPEATED_META:  # the same owner and finalizers on every pod of a Job
+                    meta[f"f:{mkey}"] = _spec_tree(value[mkey], ("metadata", mkey), strategies)
+                elif mkey not in _IGNORED_META:
                     meta[f"f:{mkey}"] = _tree(value[mkey], ("metadata", mkey), strategies)
             if meta:
                 root["f:metadata"] = meta
@@ -78,15 +80,18 @@ def fields_v1_of(obj: Obj, strategies: StrategyLookup, *, include_status: bool =
     return {k: root[k] for k in sorted(root)}
 
 
+_REPEATED_META = frozenset({"ownerReferences", "finalizers"})
+"""Metadata fields whose tree is remembered like a spec field's (labels and annotations vary per object)."""
+
 _SPEC_TREES: dict[tuple[tuple[str, ...], bytes, StrategyLookup], Obj] = {}
 _SPEC_TREES_KEPT = 512
 
 
 def _spec_tree(value: Any, names: tuple[str, ...], lookup: StrategyLookup) -> Obj:
-    """`_tree` of one field of a spec, remembered by its JSON: the objects a controller creates from one
-    template (a Job's pods) repeat the same containers, volumes and tolerations, and a tree depends only on
-    the JSON (keys, merge keys, list values). A remembered tree is shared by the objects that use it, which,
-    like all stored objects, are read-only."""
+    """`_tree` of one field of a spec (or of `_REPEATED_META`), remembered by its JSON: the objects a controller
+    creates from one template (a Job's pods) repeat the same containers, volumes, tolerations, owner and finalizers,
+    and a tree depends only on the JSON (keys, merge keys, list values). A remembered tree is shared by the objects
+    that use it, which, like all stored objects, are read-only."""
     if not isinstance(value, dict | list) or not value:
         return _tree(value, names, lookup)
     try:
