@@ -19,6 +19,7 @@ from typing import Any, Protocol
 from kjobs.client.base import Client
 from kjobs.client.local import LocalClient
 from kjobs.clock import Clock, RealClock
+from kjobs.controllers import CONTROLLER_NAMES
 from kjobs.controllers.disruption import DisruptionController, DisruptionSettings
 from kjobs.controllers.garbagecollector import GarbageCollector
 from kjobs.controllers.informer import InformerFactory
@@ -79,18 +80,6 @@ def _process_runtime(root: Path, clock: Clock) -> Callable[[StatusCallback], Con
         return ProcessRuntime(root_dir=root, clock=clock, on_status=on_status)
 
     return make
-
-
-CONTROLLER_NAMES = (
-    "job",
-    "scheduler",
-    "nodelifecycle",
-    "tainteviction",
-    "podgc",
-    "disruption",
-    "garbagecollector",
-    "ttl",
-)
 
 
 def build_controllers(

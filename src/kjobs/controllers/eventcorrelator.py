@@ -59,41 +59,39 @@ def _involved(event: Obj) -> Obj:
     return event.get("involvedObject") or {}
 
 
+def _joined(*parts: object) -> str:
+    return "".join(str(part or "") for part in parts)
+
+
 def get_event_key(event: Obj) -> str:
     """The identity of an event for deduplication: source, involvedObject, type, reason and message."""
     src, ref = _source(event), _involved(event)
-    return "".join(
-        str(part or "")
-        for part in (
-            src.get("component"),
-            src.get("host"),
-            ref.get("kind"),
-            ref.get("namespace"),
-            ref.get("name"),
-            ref.get("fieldPath"),
-            ref.get("uid"),
-            ref.get("apiVersion"),
-            event.get("type"),
-            event.get("reason"),
-            event.get("message"),
-        )
+    return _joined(
+        src.get("component"),
+        src.get("host"),
+        ref.get("kind"),
+        ref.get("namespace"),
+        ref.get("name"),
+        ref.get("fieldPath"),
+        ref.get("uid"),
+        ref.get("apiVersion"),
+        event.get("type"),
+        event.get("reason"),
+        event.get("message"),
     )
 
 
 def get_spam_key(event: Obj) -> str:
     """The spam filter's bucket: one per source and involvedObject."""
     src, ref = _source(event), _involved(event)
-    return "".join(
-        str(part or "")
-        for part in (
-            src.get("component"),
-            src.get("host"),
-            ref.get("kind"),
-            ref.get("namespace"),
-            ref.get("name"),
-            ref.get("uid"),
-            ref.get("apiVersion"),
-        )
+    return _joined(
+        src.get("component"),
+        src.get("host"),
+        ref.get("kind"),
+        ref.get("namespace"),
+        ref.get("name"),
+        ref.get("uid"),
+        ref.get("apiVersion"),
     )
 
 
