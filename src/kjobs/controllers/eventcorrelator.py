@@ -59,40 +59,26 @@ def _involved(event: Obj) -> Obj:
     return event.get("involvedObject") or {}
 
 
-def _joined(*parts: object) -> str:
-    return "".join(str(part or "") for part in parts)
+def _source_and_object(event: Obj, *, field_path: bool) -> list[object]:
+    """The source and involvedObject parts both keys start with (the spam key leaves out the field path)."""
+    src, ref = _source(event), _involved(event)
+    parts: list[object] = [src.get("component"), src.get("host"), ref.get("kind"), ref.get("namespace")]
+    parts.append(ref.get("name"))
+    if field_path:
+        parts.append(ref.get("fieldPath"))
+    parts += [ref.get("uid"), ref.get("apiVersion")]
+    return parts
 
 
 def get_event_key(event: Obj) -> str:
     """The identity of an event for deduplication: source, involvedObject, type, reason and message."""
-    src, ref = _source(event), _involved(event)
-    return _joined(
-        src.get("component"),
-        src.get("host"),
-        ref.get("kind"),
-        ref.get("namespace"),
-        ref.get("name"),
-        ref.get("fieldPath"),
-        ref.get("uid"),
-        ref.get("apiVersion"),
-        event.get("type"),
-        event.get("reason"),
-        event.get("message"),
-    )
+    parts = _source_and_object(event, field_path=True)
+    return "".join(str(p or "") for p in (*parts, event.get("type"), event.get("reason"), event.get("message")))
 
 
 def get_spam_key(event: Obj) -> str:
     """The spam filter's bucket: one per source and involvedObject."""
-    src, ref = _source(event), _involved(event)
-    return _joined(
-        src.get("component"),
-        src.get("host"),
-        ref.get("kind"),
-        ref.get("namespace"),
-        ref.get("name"),
-        ref.get("uid"),
-        ref.get("apiVersion"),
-    )
+    return "".join(str(p or "") for p in _source_and_object(event, field_path=False))
 
 
 def event_aggregator_by_reason_func(event: Obj) -> tuple[str, str]:
