@@ -1,5 +1,6 @@
-"""`changed_field_set` skips unchanged subtrees, and must name exactly the paths the plain definition does:
-the leaves of the new object whose value reads differently in the old one."""
+"""`changed_fields_v1` skips unchanged subtrees, and must encode exactly the paths the plain definition names:
+the leaves of the new object whose value reads differently in the old one. The tree operations that move
+ownership must equal the set operations on decoded trees."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kjobs.server import apply, schema
+from kjobs.server import apply, fieldtrees, schema
 
 POD_STRATEGIES = schema.strategies_for(schema.schema_name("", "v1", "Pod"))
 
@@ -99,24 +100,30 @@ def _reference(old: dict[str, Any] | None, new: dict[str, Any], include_status: 
     return {p for p in fields if old is None or apply.differs(old, new, p)}
 
 
+def _scope(paths: set[apply.FieldPath], status: bool | None) -> set[apply.FieldPath]:
+    return {p for p in paths if status is None or (p[0] == "f:status") == status}
+
+
 @settings(max_examples=400, deadline=None)
-@given(before=_edits, after=_edits, include_status=st.booleans())
-def test_changed_field_set_matches_the_definition(before: Any, after: Any, include_status: bool) -> None:
+@given(before=_edits, after=_edits, status=st.sampled_from([True, False, None]))
+def test_changed_fields_v1_encodes_the_definition(before: Any, after: Any, status: bool | None) -> None:
     old = _mutate(BASE_POD, before)
     new = _mutate(old, after)
-    assert apply.changed_field_set(old, new, POD_STRATEGIES, include_status=include_status) == _reference(
-        old, new, include_status
-    )
+    expected = apply.to_fields_v1(_scope(_reference(old, new, include_status=True), status))
+    got = fieldtrees.changed_fields_v1(old, new, POD_STRATEGIES, status=status)
+    assert orjson.dumps(got) == orjson.dumps(expected)  # the same tree, keys in the same order
+
+
+def _changed_paths(old: dict[str, Any], new: dict[str, Any]) -> set[str]:
+    tree = fieldtrees.changed_fields_v1(old, new, POD_STRATEGIES)
+    return {apply.format_path(p) for p in apply.from_fields_v1(tree)}
 
 
 def test_a_status_write_names_only_what_it_changed() -> None:
     new = copy.deepcopy(BASE_POD)
     new["status"]["phase"] = "Running"
     new["status"]["conditions"].append({"type": "Ready", "status": "True"})
-    changed = {
-        apply.format_path(p) for p in apply.changed_field_set(BASE_POD, new, POD_STRATEGIES, include_status=True)
-    }
-    assert changed == {
+    assert _changed_paths(BASE_POD, new) == {
         ".status.phase",
         '.status.conditions[type="Ready"]',
         '.status.conditions[type="Ready"].type',
@@ -124,23 +131,14 @@ def test_a_status_write_names_only_what_it_changed() -> None:
     }
 
 
-def test_without_an_old_object_every_field_is_new() -> None:
-    assert apply.changed_field_set(None, BASE_POD, POD_STRATEGIES) == apply.field_set(BASE_POD, POD_STRATEGIES)
+def test_a_removed_key_is_no_change_to_own() -> None:
+    new = copy.deepcopy(BASE_POD)
+    del new["metadata"]["labels"]["app"]
+    del new["spec"]["tolerations"]
+    assert _changed_paths(BASE_POD, new) == set()
 
 
 _segments = st.sampled_from(["f:a", "f:b", ".", 'k:{"name":"main"}', "v:1"])
-
-
-@settings(max_examples=300, deadline=None)
-@given(
-    owned=st.sets(st.lists(_segments, min_size=1, max_size=3).map(tuple), max_size=6),
-    probe=st.lists(_segments, max_size=3).map(tuple),
-)
-def test_tree_has_reads_a_leaf_without_decoding(owned: set[apply.FieldPath], probe: apply.FieldPath) -> None:
-    tree = apply.to_fields_v1(owned)
-    decoded = apply.from_fields_v1(tree)
-    for path in [*owned, probe]:
-        assert apply.tree_has(tree, path) == (path in decoded)
 
 
 @settings(max_examples=400, deadline=None)
@@ -153,17 +151,21 @@ def test_fields_v1_of_is_the_encoded_field_set(edits: Any, include_status: bool)
     assert orjson.dumps(got) == orjson.dumps(expected)  # the same key order too
 
 
-@settings(max_examples=300, deadline=None)
-@given(
-    owned=st.sets(st.lists(_segments, min_size=1, max_size=3).map(tuple), max_size=6),
-    added=st.sets(st.lists(_segments, min_size=1, max_size=3).map(tuple), max_size=4),
-)
-def test_tree_union_is_the_encoded_union(owned: set[apply.FieldPath], added: set[apply.FieldPath]) -> None:
-    tree = apply.to_fields_v1(owned)
-    expected = apply.to_fields_v1(apply.from_fields_v1(tree) | added)
-    got = apply.tree_union(tree, added)
-    assert orjson.dumps(got) == orjson.dumps(expected)
-    assert tree == apply.to_fields_v1(owned)  # the old tree is left as it was
+_path_sets = st.sets(st.lists(_segments, min_size=1, max_size=3).map(tuple), max_size=6)
+
+
+@settings(max_examples=400, deadline=None)
+@given(owned=_path_sets, change=_path_sets)
+def test_tree_operations_are_the_set_operations(owned: set[apply.FieldPath], change: set[apply.FieldPath]) -> None:
+    tree, change_tree = apply.to_fields_v1(owned), apply.to_fields_v1(change)
+    leaves, changed = apply.from_fields_v1(tree), apply.from_fields_v1(change_tree)
+    assert fieldtrees.overlaps(tree, change_tree) == bool(leaves & changed)
+    assert fieldtrees.covers(tree, change_tree) == (changed <= leaves)
+    without = fieldtrees.without(tree, change_tree)
+    assert orjson.dumps(without) == orjson.dumps(apply.to_fields_v1(leaves - changed))
+    union = fieldtrees.union(tree, change_tree)
+    assert orjson.dumps(union) == orjson.dumps(apply.to_fields_v1(leaves | changed))
+    assert tree == apply.to_fields_v1(owned)  # the trees given are left as they were
 
 
 def test_pods_from_one_template_share_their_containers_tree_and_others_do_not() -> None:

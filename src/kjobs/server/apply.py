@@ -22,8 +22,8 @@ from kjobs.server.patch import StrategyLookup
 
 Segment = str
 FieldPath = tuple[Segment, ...]
-_IGNORED_TOP = {"apiVersion", "kind"}
-_IGNORED_META = {
+IGNORED_TOP = {"apiVersion", "kind"}
+IGNORED_META = {
     "name",
     "namespace",
     "uid",
@@ -37,7 +37,7 @@ _IGNORED_META = {
 }
 
 
-def _key_segment(element: Obj, merge_key: str) -> Segment:
+def key_segment(element: Obj, merge_key: str) -> Segment:
     return "k:" + orjson.dumps({merge_key: element.get(merge_key)}, option=orjson.OPT_SORT_KEYS).decode()
 
 
@@ -45,14 +45,14 @@ def field_set(obj: Obj, strategies: StrategyLookup, *, include_status: bool = Fa
     """The leaf paths `obj` sets (server-owned metadata, apiVersion/kind and, unless asked, status excluded)."""
     found: set[FieldPath] = set()
     for key, value in obj.items():
-        if key in _IGNORED_TOP or (key == "status" and not include_status):
+        if key in IGNORED_TOP or (key == "status" and not include_status):
             continue
         if key == "metadata" and isinstance(value, dict):
             for mkey, mvalue in value.items():
-                if mkey not in _IGNORED_META:
-                    _collect(mvalue, ("f:metadata", f"f:{mkey}"), ("metadata", mkey), strategies, found)
+                if mkey not in IGNORED_META:
+                    collect(mvalue, ("f:metadata", f"f:{mkey}"), ("metadata", mkey), strategies, found)
             continue
-        _collect(value, (f"f:{key}",), (key,), strategies, found)
+        collect(value, (f"f:{key}",), (key,), strategies, found)
     return found
 
 
@@ -61,14 +61,14 @@ def fields_v1_of(obj: Obj, strategies: StrategyLookup, *, include_status: bool =
     root: Obj = {}
     for key in sorted(obj):
         value = obj[key]
-        if key in _IGNORED_TOP or (key == "status" and not include_status):
+        if key in IGNORED_TOP or (key == "status" and not include_status):
             continue
         if key == "metadata" and isinstance(value, dict):
             meta: Obj = {}
             for mkey in sorted(value):
                 if mkey in _REPEATED_META:  # the same owner and finalizers on every pod of a Job
                     meta[f"f:{mkey}"] = _spec_tree(value[mkey], ("metadata", mkey), strategies)
-                elif mkey not in _IGNORED_META:
+                elif mkey not in IGNORED_META:
                     meta[f"f:{mkey}"] = _tree(value[mkey], ("metadata", mkey), strategies)
             if meta:
                 root["f:metadata"] = meta
@@ -116,7 +116,7 @@ def _tree(value: Any, names: tuple[str, ...], lookup: StrategyLookup) -> Obj:
             if merge_key and all(isinstance(e, dict) and merge_key in e for e in value):
                 elements: Obj = {}
                 for element in value:
-                    node = elements.setdefault(_key_segment(element, merge_key), {".": {}})
+                    node = elements.setdefault(key_segment(element, merge_key), {".": {}})
                     for key, item in element.items():
                         _merge_tree(node, f"f:{key}", _tree(item, (*names, key), lookup))
                 return {k: {s: elements[k][s] for s in sorted(elements[k])} for k in sorted(elements)}
@@ -139,112 +139,27 @@ def _merge_tree(node: Obj, segment: str, subtree: Obj) -> None:
     node[segment] = {k: existing[k] for k in sorted(existing)}
 
 
-def _collect(
-    value: Any, path: FieldPath, names: tuple[str, ...], lookup: StrategyLookup, found: set[FieldPath]
-) -> None:
+def collect(value: Any, path: FieldPath, names: tuple[str, ...], lookup: StrategyLookup, found: set[FieldPath]) -> None:
+    """Add to `found` the leaf paths `value` sets under `path` (`names`: the field names, for strategies)."""
     if isinstance(value, dict) and value:
         for key, item in value.items():
-            _collect(item, (*path, f"f:{key}"), (*names, key), lookup, found)
+            collect(item, (*path, f"f:{key}"), (*names, key), lookup, found)
         return
     if isinstance(value, list) and value:
         strategy, merge_key = lookup(names)
         if "merge" in strategy.split(","):
             if merge_key and all(isinstance(e, dict) and merge_key in e for e in value):
                 for element in value:
-                    element_path = (*path, _key_segment(element, merge_key))
+                    element_path = (*path, key_segment(element, merge_key))
                     found.add((*element_path, "."))
                     for key, item in element.items():
-                        _collect(item, (*element_path, f"f:{key}"), (*names, key), lookup, found)
+                        collect(item, (*element_path, f"f:{key}"), (*names, key), lookup, found)
                 return
             if not merge_key and all(not isinstance(e, (dict, list)) for e in value):
                 for element in value:
                     found.add((*path, "v:" + orjson.dumps(element).decode()))
                 return
     found.add(path)
-
-
-def changed_field_set(
-    old: Obj | None, new: Obj, strategies: StrategyLookup, *, include_status: bool = False
-) -> set[FieldPath]:
-    """The paths of `field_set(new)` whose value `differs` from `old`'s, without visiting what is unchanged.
-
-    Subtrees that compare equal are skipped whole (a dict comparison runs in C), so a status write that
-    touches two fields costs two short descents rather than a walk of the whole object."""
-    if old is None:
-        return field_set(new, strategies, include_status=include_status)
-    found: set[FieldPath] = set()
-    for key, value in new.items():
-        if key in _IGNORED_TOP or (key == "status" and not include_status):
-            continue
-        before = old.get(key)
-        if before == value:
-            continue
-        if key == "metadata" and isinstance(value, dict):
-            old_meta = before if isinstance(before, dict) else {}
-            for mkey, mvalue in value.items():
-                if mkey not in _IGNORED_META and old_meta.get(mkey) != mvalue:
-                    _changed(
-                        old_meta.get(mkey), mvalue, ("f:metadata", f"f:{mkey}"), ("metadata", mkey), strategies, found
-                    )
-            continue
-        _changed(before, value, (f"f:{key}",), (key,), strategies, found)
-    return found
-
-
-def _changed(
-    before: Any, value: Any, path: FieldPath, names: tuple[str, ...], lookup: StrategyLookup, found: set[FieldPath]
-) -> None:
-    """`_collect` of `value`, keeping only the paths whose value differs in `before` (known to differ here)."""
-    if isinstance(value, dict) and value:
-        old = before if isinstance(before, dict) else {}
-        for key, item in value.items():
-            was = old.get(key)
-            if was != item or (was is None and key not in old):
-                _changed(was, item, (*path, f"f:{key}"), (*names, key), lookup, found)
-        return
-    if isinstance(value, list) and value:
-        strategy, merge_key = lookup(names)
-        if "merge" in strategy.split(","):
-            old_list = before if isinstance(before, list) else None
-            if merge_key and all(isinstance(e, dict) and merge_key in e for e in value):
-                for listed in value:
-                    # Like `value_at`, a path names the first element with its key, even among duplicates.
-                    element = _element(value, merge_key, listed.get(merge_key)) or listed
-                    element_path = (*path, _key_segment(element, merge_key))
-                    match = _element(old_list, merge_key, element.get(merge_key))
-                    if match is None:
-                        found.add((*element_path, "."))
-                    if listed is not element:  # a duplicate key: its fields read through the first element
-                        fields: set[FieldPath] = set()
-                        for key, item in listed.items():
-                            _collect(item, (f"f:{key}",), (*names, key), lookup, fields)
-                        found.update((*element_path, *p) for p in fields if differs(match, element, p))
-                        continue
-                    if match == element:
-                        continue
-                    old_element = match or {}
-                    for key, item in element.items():
-                        was = old_element.get(key)
-                        if was != item or (was is None and key not in old_element):
-                            _changed(was, item, (*element_path, f"f:{key}"), (*names, key), lookup, found)
-                return
-            if not merge_key and all(not isinstance(e, (dict, list)) for e in value):
-                for element in value:
-                    if element is not None and (old_list is None or element not in old_list):
-                        found.add((*path, "v:" + orjson.dumps(element).decode()))
-                return
-    if before != value:
-        found.add(path)
-
-
-def _element(elements: list[Any] | None, merge_key: str, key_value: Any) -> Obj | None:
-    """The first element of `elements` whose merge key reads `key_value` (how `value_at` finds it)."""
-    if elements is None:
-        return None
-    for e in elements:
-        if isinstance(e, dict) and e.get(merge_key) == key_value:
-            return e
-    return None
 
 
 def differs(a: Any, b: Any, path: FieldPath) -> bool:
@@ -324,35 +239,6 @@ def from_fields_v1(tree: Any) -> set[FieldPath]:
 
     walk(tree, ())
     return found
-
-
-def tree_union(tree: Any, paths: set[FieldPath]) -> Obj:
-    """`to_fields_v1(from_fields_v1(tree) | paths)`, copying only the branches `paths` reach."""
-    return _merge_trees(tree if isinstance(tree, dict) else {}, to_fields_v1(paths))
-
-
-def _merge_trees(a: Obj, b: Obj) -> Obj:
-    if not b:
-        return a
-    if not a:
-        return b
-    merged = dict(a)
-    for key, child in b.items():
-        merged[key] = _merge_trees(a[key], child) if isinstance(a.get(key), dict) else child
-    return {key: merged[key] for key in sorted(merged)}
-
-
-def tree_has(tree: Any, path: FieldPath) -> bool:
-    """Whether the FieldsV1 `tree` holds `path` as a leaf, i.e. `path in from_fields_v1(tree)`, without
-    decoding the whole tree."""
-    node = tree
-    for segment in path:
-        if not isinstance(node, dict):
-            return False
-        node = node.get(segment)
-        if node is None:
-            return False
-    return not (isinstance(node, dict) and node) and bool(path)
 
 
 def format_path(path: FieldPath) -> str:

@@ -25,8 +25,9 @@ from kjobs.api.selectors import FieldSelector, LabelSelector
 from kjobs.api.timeutil import format_time
 from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
-from kjobs.server import apply, schema
+from kjobs.server import apply, fieldtrees, schema
 from kjobs.server.apply import FieldPath
+from kjobs.server.fieldtrees import changed_fields_v1
 from kjobs.server.logs import LogOptions, LogSource, NoLogs
 from kjobs.server.patch import apply_patch, strategic_merge
 from kjobs.server.registry import RESOURCES, Resource, core_hook, lookup
@@ -257,11 +258,15 @@ class ApiService:
         _prune(body, unknown)
         return [] if mode == "Ignore" else texts
 
-    def _default(self, r: Resource, obj: Obj) -> Obj:
-        hook = r.hook("default")
-        if hook is None:
-            return obj
-        result: Obj = hook(obj)
+    def _default(self, r: Resource, obj: Obj, old: Obj | None = None) -> Obj:
+        update_hook = r.hook("default_update") if old is not None else None
+        if update_hook is not None:
+            result: Obj = update_hook(obj, old)
+        else:
+            hook = r.hook("default")
+            if hook is None:
+                return obj
+            result = hook(obj)
         return result if isinstance(result, dict) else obj
 
     def _validate(self, r: Resource, obj: Obj, old: Obj | None, subresource: str) -> None:
@@ -315,35 +320,29 @@ class ApiService:
             if tree:
                 meta["managedFields"] = [self._entry(r, manager, operation, subresource, tree)]
             return
-        changed = self._scoped(r, apply.changed_field_set(old, obj, strategies, include_status=True), subresource)
-        self._set_owner(obj, r, manager, operation, subresource, changed, take=changed, replace=False)
+        status = True if subresource == "status" else (False if r.has_status else None)
+        if old is not None:
+            change = changed_fields_v1(old, obj, strategies, status=status)
+        else:  # a create that names owners already: everything it sets is its change
+            change = apply.fields_v1_of(obj, strategies, include_status=status is not False)
+            if status:
+                change = {k: v for k, v in change.items() if k == "f:status"}
+        self._take_ownership(obj, r, manager, operation, subresource, change, take=change)
 
-    def _entry(self, r: Resource, manager: str, operation: str, subresource: str, fields_v1: Obj) -> Obj:
-        entry = {
-            "manager": manager,
-            "operation": operation,
-            "apiVersion": r.api_version,
-            "time": self.now(),
-            "fieldsType": "FieldsV1",
-            "fieldsV1": fields_v1,
-        }
-        if subresource:
-            entry["subresource"] = subresource
-        return entry
-
-    def _set_owner(
+    def _take_ownership(
         self,
         obj: Obj,
         r: Resource,
         manager: str,
         operation: str,
         subresource: str,
-        paths: set[FieldPath],
+        owned: Obj,
         *,
-        take: set[FieldPath],
-        replace: bool,
+        take: Obj,
+        replace: bool = False,
     ) -> None:
-        """Update `metadata.managedFields`: `manager` owns `paths`; other managers lose `take`."""
+        """Update `metadata.managedFields`: `manager` owns the `owned` tree (only it, with `replace`; else in
+        addition to what it owned); other managers lose the leaves of `take`."""
         meta = _meta(obj)
         entries: list[Obj] = []
         mine_tree: Any = None
@@ -358,23 +357,36 @@ class ApiService:
             ):
                 mine_tree = tree
                 continue
-            if any(apply.tree_has(tree, p) for p in take):  # decode only an entry that loses fields
-                tree = apply.to_fields_v1(apply.from_fields_v1(tree) - take)
+            if take and isinstance(tree, dict) and fieldtrees.overlaps(tree, take):  # rebuilt only when it loses
+                tree = fieldtrees.without(tree, take)
                 entry = {**entry, "fieldsV1": tree}
             if tree or entry.get("operation") == "Apply":
                 entries.append(entry)
-        if not replace and mine_tree and all(apply.tree_has(mine_tree, p) for p in paths):
+        if replace:
+            fields_v1 = owned
+        elif mine_tree and fieldtrees.covers(mine_tree, owned):
             fields_v1 = mine_tree  # the manager already owns all of it: nothing to re-encode
-        elif replace:
-            fields_v1 = apply.to_fields_v1(set(paths))
         else:
-            fields_v1 = apply.tree_union(mine_tree, paths)
+            fields_v1 = fieldtrees.union(mine_tree, owned)
         if fields_v1 or operation == "Apply":  # a manager that owns nothing has no entry
             entries.append(self._entry(r, manager, operation, subresource, fields_v1))
         if entries:
             meta["managedFields"] = entries
         else:
             meta.pop("managedFields", None)
+
+    def _entry(self, r: Resource, manager: str, operation: str, subresource: str, fields_v1: Obj) -> Obj:
+        entry = {
+            "manager": manager,
+            "operation": operation,
+            "apiVersion": r.api_version,
+            "time": self.now(),
+            "fieldsType": "FieldsV1",
+            "fieldsV1": fields_v1,
+        }
+        if subresource:
+            entry["subresource"] = subresource
+        return entry
 
     # ------------------------------------------------------------------------------------------- read
 
@@ -502,7 +514,7 @@ class ApiService:
         warnings: Warnings | None = None,
     ) -> Obj:
         if subresource != "status":  # a status write keeps the stored (defaulted) object apart from status
-            new = self._default(r, new)
+            new = self._default(r, new, old)
         if r.tracks_generation and subresource != "status" and new.get("spec") != old.get("spec"):
             _meta(new)["generation"] = int((old.get("metadata") or {}).get("generation") or 0) + 1
         self._validate(r, new, old, subresource)
@@ -663,7 +675,9 @@ class ApiService:
                 r, namespace, config, field_validation=field_validation, manager=None, dry_run=dry_run
             )
             obj = _copy(result.obj)  # the stored object is shared with watchers: read-only
-            self._set_owner(obj, r, manager, "Apply", subresource, applied, take=set(), replace=True)
+            self._take_ownership(
+                obj, r, manager, "Apply", subresource, apply.to_fields_v1(applied), take={}, replace=True
+            )
             if not dry_run:
                 obj = await self.store.update(r.store_key, obj, expected_rv=obj["metadata"]["resourceVersion"])
             return Result(obj, 201, result.warnings)
@@ -688,7 +702,10 @@ class ApiService:
             apply.remove_at(merged, path)
         new = self._merge_update(r, old, merged, subresource)
         _meta(new)["managedFields"] = entries
-        self._set_owner(new, r, manager, "Apply", subresource, applied, take=forced, replace=True)
+        applied_tree = apply.to_fields_v1(applied)
+        self._take_ownership(
+            new, r, manager, "Apply", subresource, applied_tree, take=apply.to_fields_v1(forced), replace=True
+        )
         written = await self._write(
             r,
             old,

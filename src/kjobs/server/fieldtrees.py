@@ -1,0 +1,216 @@
+"""What an update changed, as a FieldsV1 tree, and the ownership operations on such trees.
+
+Every write records in `managedFields` that its manager now owns the fields it changed and that other
+managers lose them. Done with path sets, that means building a tuple per changed leaf, encoding the set and
+testing every other manager's tree leaf by leaf. Here the change is built as a tree in the walk that finds it,
+and ownership is moved by walking trees side by side: a manager whose tree shares no top-level field with the
+change (the kubelet's status against the Job controller's metadata and spec) is passed over at the first level.
+
+The results equal the path-set definitions in `kjobs.server.apply` (a leaf is a node with no children):
+`changed_fields_v1` is `to_fields_v1` of the leaves of `field_set(new)` that `differs` from `old`, and
+`overlaps`, `without`, `covers` and `union` are the set operations on `from_fields_v1` of their trees.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from kjobs.api.types import Obj
+from kjobs.server.apply import IGNORED_META, IGNORED_TOP, FieldPath, collect, differs, key_segment
+from kjobs.server.patch import StrategyLookup
+
+
+def changed_fields_v1(old: Obj, new: Obj, lookup: StrategyLookup, *, status: bool | None = None) -> Obj:
+    """The FieldsV1 tree of the fields `new` sets with a value that reads differently in `old`.
+
+    `status`: True for the status field alone (a /status write), False for everything but status (a main
+    resource write of a kind with a status subresource), None for every field. Subtrees that compare equal are
+    skipped whole (a dict comparison runs in C, and a copy-on-write update shares them by identity)."""
+    root: Obj = {}
+    for key in sorted(new):  # built in key order, as a tree encoded from a sorted path set is
+        value = new[key]
+        if key in IGNORED_TOP or (status is not None and (key == "status") != status):
+            continue
+        before = old.get(key)
+        if before == value:
+            continue
+        if key == "metadata" and isinstance(value, dict):
+            old_meta = before if isinstance(before, dict) else {}
+            meta: Obj = {}
+            for mkey in sorted(value):
+                mvalue = value[mkey]
+                if mkey not in IGNORED_META and old_meta.get(mkey) != mvalue:
+                    _changed(old_meta.get(mkey), mvalue, meta, f"f:{mkey}", ("metadata", mkey), lookup)
+            if meta:
+                root["f:metadata"] = meta
+            continue
+        _changed(before, value, root, f"f:{key}", (key,), lookup)
+    return root
+
+
+def _changed(
+    before: Any, value: Any, parent: Obj, segment: str, names: tuple[str, ...], lookup: StrategyLookup
+) -> None:
+    """Add under `parent[segment]` the changed leaves of `value` (known to differ from `before`)."""
+    if isinstance(value, dict) and value:
+        old = before if isinstance(before, dict) else {}
+        node: Obj = {}
+        for key in sorted(value):
+            item, was = value[key], old.get(key)
+            if was != item or (was is None and key not in old):
+                _changed(was, item, node, f"f:{key}", (*names, key), lookup)
+        _attach(parent, segment, node)
+        return
+    if isinstance(value, list) and value:
+        strategy, merge_key = lookup(names)
+        if "merge" in strategy.split(","):
+            old_list = before if isinstance(before, list) else None
+            if merge_key and all(isinstance(e, dict) and merge_key in e for e in value):
+                _changed_elements(old_list, value, parent, segment, names, merge_key, lookup)
+                return
+            if not merge_key and all(not isinstance(e, (dict, list)) for e in value):
+                node = {}
+                for element in value:
+                    if element is not None and (old_list is None or element not in old_list):
+                        node["v:" + orjson.dumps(element).decode()] = {}
+                _attach(parent, segment, _sorted(node))
+                return
+    if before != value:
+        parent.setdefault(segment, {})
+
+
+def _changed_elements(
+    old_list: list[Any] | None,
+    value: list[Any],
+    parent: Obj,
+    segment: str,
+    names: tuple[str, ...],
+    merge_key: str,
+    lookup: StrategyLookup,
+) -> None:
+    """The changed leaves of a list merged by `merge_key`: a new element owns its `.` marker and every field."""
+    node: Obj = {}
+    for listed in value:
+        # Like `value_at`, a path names the first element with its key, even among duplicates.
+        element = _element(value, merge_key, listed.get(merge_key)) or listed
+        element_segment = key_segment(element, merge_key)
+        match = _element(old_list, merge_key, element.get(merge_key))
+        element_node: Obj = node.get(element_segment) or {}
+        if match is None:
+            element_node["."] = {}
+        if listed is not element:  # a duplicate key: its fields read through the first element
+            fields: set[FieldPath] = set()
+            for key, item in listed.items():
+                collect(item, (f"f:{key}",), (*names, key), lookup, fields)
+            for path in fields:
+                if differs(match, element, path):
+                    _insert(element_node, path)
+            element_node = _sorted(element_node)
+        elif match != element:
+            old_element = match or {}
+            for key in sorted(element):
+                item, was = element[key], old_element.get(key)
+                if was != item or (was is None and key not in old_element):
+                    _changed(was, item, element_node, f"f:{key}", (*names, key), lookup)
+        _attach(node, element_segment, element_node)
+    _attach(parent, segment, {key: node[key] for key in sorted(node)})
+
+
+def _element(elements: list[Any] | None, merge_key: str, key_value: Any) -> Obj | None:
+    """The first element of `elements` whose merge key reads `key_value` (how `value_at` finds it)."""
+    if elements is None:
+        return None
+    for e in elements:
+        if isinstance(e, dict) and e.get(merge_key) == key_value:
+            return e
+    return None
+
+
+def _attach(parent: Obj, segment: str, node: Obj) -> None:
+    """Put a non-empty `node` under `segment`, merged with what is there (an element met twice)."""
+    if not node:
+        return
+    existing = parent.get(segment)
+    parent[segment] = union(existing, node) if existing else node
+
+
+def _insert(tree: Obj, path: FieldPath) -> None:
+    node = tree
+    for segment in path:
+        node = node.setdefault(segment, {})
+
+
+def _sorted(tree: Obj) -> Obj:
+    """Keys in order at every level, as a tree encoded from a sorted path set has them (for the rare trees
+    not built in order)."""
+    return {key: _sorted(tree[key]) if tree[key] else {} for key in sorted(tree)}
+
+
+def _inner(node: Any) -> bool:
+    """Whether a tree node has children (otherwise it is a leaf)."""
+    return isinstance(node, dict) and bool(node)
+
+
+def overlaps(tree: Any, change: Obj) -> bool:
+    """Whether some leaf of `change` is a leaf of `tree`: the owner of `tree` loses fields to the change."""
+    if not isinstance(tree, dict):
+        return False
+    for segment, child in change.items():
+        owned = tree.get(segment)
+        if owned is None:
+            continue
+        if not child:
+            if not _inner(owned):
+                return True
+        elif _inner(owned) and overlaps(owned, child):
+            return True
+    return False
+
+
+def without(tree: Obj, change: Obj) -> Obj:
+    """`tree` less the leaves that are leaves of `change` (branches left with no leaf go too)."""
+    result: Obj = {}
+    for segment in sorted(tree):
+        owned = tree[segment]
+        child = change.get(segment)
+        if child is None or not _inner(owned):
+            if child is None or child:  # a leaf of `tree` goes only where `change` has the same leaf
+                result[segment] = owned if _inner(owned) else {}
+            continue
+        if not child:
+            result[segment] = owned
+            continue
+        rest = without(owned, child)
+        if rest:
+            result[segment] = rest
+    return result
+
+
+def covers(tree: Any, change: Obj) -> bool:
+    """Whether every leaf of `change` is a leaf of `tree`: its owner already owns all of the change."""
+    if not isinstance(tree, dict):
+        return not change
+    for segment, child in change.items():
+        owned = tree.get(segment)
+        if owned is None:
+            return False
+        if not child:
+            if _inner(owned):
+                return False
+        elif not _inner(owned) or not covers(owned, child):
+            return False
+    return True
+
+
+def union(a: Any, b: Obj) -> Obj:
+    """The tree of both trees' leaves; a branch `b` does not reach is shared with `a`, not copied."""
+    if not b:
+        return a if isinstance(a, dict) else {}
+    if not _inner(a):
+        return b
+    merged = dict(a)
+    for key, child in b.items():
+        merged[key] = union(a[key], child) if _inner(a.get(key)) else child
+    return {key: merged[key] for key in sorted(merged)}
