@@ -276,3 +276,34 @@ def test_object_meta_update_rules() -> None:
         'metadata.uid: Invalid value: "u2": field is immutable',
     ]
     assert validate_object_meta_update(dict(old), old) == []
+
+
+def test_a_remembered_valid_spec_still_checks_another_hostname(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Job's pods differ only in their hostname: the spec's walk is done once, yet a bad hostname is caught."""
+    from kjobs.api import validation_pod
+
+    walks: list[str] = []
+    real = validation_pod._validate_pod_spec
+
+    def counting(spec: Obj, path: str, errs: list[Any], *, is_pod: bool) -> None:
+        walks.append(str(spec.get("hostname")))
+        real(spec, path, errs, is_pod=is_pod)
+
+    monkeypatch.setattr(validation_pod, "_validate_pod_spec", counting)
+    monkeypatch.setattr(validation_pod, "_VALID_SPECS", {})
+    assert validate_pod(_pod(hostname="job-0")) == []
+    assert validate_pod(_pod(hostname="job-1")) == []
+    assert walks == ["job-0"]
+    bad = [str(e) for e in validate_pod(_pod(hostname="Job_2"))]
+    assert bad == [f'spec.hostname: Invalid value: "Job_2": {DNS_LABEL}']
+    assert walks == ["job-0", "Job_2"]
+
+
+def test_an_invalid_spec_is_reported_with_its_own_values_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    from kjobs.api import validation_pod
+
+    monkeypatch.setattr(validation_pod, "_VALID_SPECS", {})
+    pod = _pod(restartPolicy="Sometimes")
+    first = [str(e) for e in validate_pod(pod)]
+    assert first and first == [str(e) for e in validate_pod(copy.deepcopy(pod))]
+    assert validation_pod._VALID_SPECS == {}

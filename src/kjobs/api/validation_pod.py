@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from kjobs.api.errors import ErrorType, FieldError
 from kjobs.api.quantity import Quantity, QuantityError, parse_quantity
 from kjobs.api.types import Obj
@@ -809,8 +811,41 @@ def _validate_security_context(spec: Obj, path: str, errs: Errors) -> None:
             errs.append(FieldError(f"{sc}.supplementalGroups[{j}]", Invalid, inclusive_range_error(0, 0xFFFFFFFF), gid))
 
 
+_VALID_SPECS: dict[bytes, None] = {}
+_VALID_SPECS_KEPT = 256
+
+
 def validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool = False) -> None:
-    """Kubernetes' `ValidatePodSpec` for the fields listed in the module note."""
+    """Kubernetes' `ValidatePodSpec` for the fields listed in the module note.
+
+    Validation is a function of the spec alone, and a Job's pods repeat one spec but for their `hostname`
+    (`<job>-<index>`), which only its own rule reads. So a spec found valid is remembered by its JSON with a
+    valid hostname blanked, and the same spec with another valid hostname passes without a second walk.
+    Invalid specs are not remembered: their errors are built afresh, with the request's own values."""
+    key = _valid_spec_key(spec, path, is_pod)
+    if key is not None and key in _VALID_SPECS:
+        return
+    before = len(errs)
+    _validate_pod_spec(spec, path, errs, is_pod=is_pod)
+    if key is not None and len(errs) == before:
+        if len(_VALID_SPECS) >= _VALID_SPECS_KEPT:
+            _VALID_SPECS.clear()
+        _VALID_SPECS[key] = None
+
+
+def _valid_spec_key(spec: Obj, path: str, is_pod: bool) -> bytes | None:
+    if type(spec) is not dict:
+        return None
+    hostname = spec.get("hostname")
+    if type(hostname) is str and hostname and not is_dns1123_label(hostname):
+        spec = {**spec, "hostname": ""}  # a valid hostname: any other valid one gives the same result
+    try:
+        return orjson.dumps([path, is_pod, spec])
+    except TypeError:  # not JSON (a body built in process): validated every time
+        return None
+
+
+def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool) -> None:
     # Kubernetes also requires terminationGracePeriodSeconds here; defaulting always sets it, so that error is
     # unreachable through the API, and the conformance corpus validates raw manifests without it.
     grace = get_int(spec, "terminationGracePeriodSeconds", f"{path}.terminationGracePeriodSeconds", errs, bits=64)
