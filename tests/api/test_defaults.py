@@ -10,6 +10,7 @@ from kjobs.api import names
 from kjobs.api.defaults import (
     default_job,
     default_pod,
+    default_pod_update_in_place,
     prepare_job_for_create,
     prepare_job_for_update,
     prepare_job_status_update,
@@ -220,3 +221,12 @@ def test_prepare_status_update_keeps_old_spec() -> None:
     out = prepare_job_status_update(new, old)
     assert out["spec"]["parallelism"] == 1
     assert out["status"] == {"active": 1}
+
+
+def test_an_update_sharing_the_stored_spec_adds_no_defaults_and_a_new_spec_is_defaulted() -> None:
+    stored = default_pod({"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}})
+    patched = {**stored, "metadata": {**stored["metadata"], "labels": {"a": "b"}}}  # a patch copies on write
+    assert default_pod_update_in_place(patched, stored)["spec"] is stored["spec"]
+    replaced = copy.deepcopy(patched)
+    del replaced["spec"]["containers"][0]["imagePullPolicy"]  # a PUT that leaves a default out gets it back
+    assert default_pod_update_in_place(replaced, stored)["spec"]["containers"][0]["imagePullPolicy"] == "Always"

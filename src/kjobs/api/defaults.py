@@ -231,6 +231,14 @@ def default_pod(pod: Obj) -> Obj:
     return default_pod_in_place(copy_json(pod))
 
 
+def default_pod_update_in_place(pod: Obj, old: Obj) -> Obj:
+    """An update's defaults. None are added to a spec that is the stored one itself (a patch of metadata or
+    status shares it, copy on write): that spec was defaulted when it was stored."""
+    if type(pod) is dict and type(old) is dict and pod.get("spec") is not None and pod.get("spec") is old.get("spec"):
+        return pod
+    return default_pod_in_place(pod)
+
+
 def default_pod_in_place(out: Obj) -> Obj:
     """`default_pod` without the copy, for the API server, which owns the object it defaults."""
     if type(out) is not dict:

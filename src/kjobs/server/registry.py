@@ -85,7 +85,8 @@ class Resource:
         return schema.schema_name(self.group, self.version, self.kind)
 
     def hook(self, name: str) -> Any:
-        """The core's function for `name` (`default`, `validate`, `validate_update`, `validate_status_update`)."""
+        """The core's function for `name` (`default`, `default_update`, `validate`, `validate_update`,
+        `validate_status_update`)."""
         target = self.hooks.get(name)
         return core_hook(*target) if target else None
 
@@ -118,6 +119,7 @@ RESOURCES: list[Resource] = [
         graceful=True,
         hooks={
             "default": (_DEFAULTS, "default_pod_in_place"),
+            "default_update": (_DEFAULTS, "default_pod_update_in_place"),
             "validate": (_VALIDATION, "validate_pod"),
             "validate_update": (_VALIDATION, "validate_pod_update"),
         },
