@@ -4,6 +4,7 @@ back-off, and priority preemption end to end."""
 from __future__ import annotations
 
 import asyncio
+import copy
 import time
 from collections.abc import Callable
 from typing import Any
@@ -526,6 +527,29 @@ def test_metrics_count_attempts_preemptions_and_pending_queues() -> None:
         assert value("scheduler_pending_pods", queue="gated") == 1
         assert value("scheduler_pending_pods", queue="active") == 0
         await kubelet.stop()
+        await env.sched.stop()
+
+    asyncio.run(scenario())
+
+
+def test_node_accounting_follows_binding_spec_changes_and_finishing() -> None:
+    """The parsed requests of a pod are kept across its binding, yet any other spec change (as an in-place
+    resize makes) is read again, and a finished pod no longer counts on its node."""
+
+    async def scenario() -> None:
+        env = await start(node("n1", cpu="4"))
+        await env.client.create(PODS, "default", pod("p", cpu="1"))
+        await env.settle(lambda: env.node_of("p") == "n1")
+        info = env.sched.node_info("n1")
+        assert info is not None and info.requested.milli_cpu == 1000
+        bound = env.pod("p")
+        resized = copy.deepcopy(bound)
+        resized["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "2"
+        env.sched._on_pod(bound, resized)
+        assert info.requested.milli_cpu == 2000
+        finished = {**resized, "status": {**(resized.get("status") or {}), "phase": "Succeeded"}}
+        env.sched._on_pod(resized, finished)
+        assert info.requested.milli_cpu == 0 and not env.sched.pending()
         await env.sched.stop()
 
     asyncio.run(scenario())

@@ -210,8 +210,11 @@ class Scheduler:
         uid = str((pod.get("metadata") or {}).get("uid") or "")
         spec = pod.get("spec") or {}
         known = self._spec_infos.get(uid)
-        if known is None or known[0] != spec:  # a pod's spec rarely changes: its parsed requests are kept
-            known = self._spec_infos[uid] = (spec, spec_info(spec))
+        # A pod's spec changes only by its binding (nodeName, which `spec_info` does not read) and by the few
+        # updates Kubernetes allows: its parsed requests are kept across a binding.
+        if known is None or (known[0] != spec and not _same_but_node_name(known[0], spec)):
+            known = (spec, spec_info(spec))
+        self._spec_infos[uid] = (spec, known[1])
         return pod_info(pod, priority=priority, preempt_never=never, spec=known[1])
 
     def _on_priority_class(self, old: Obj | None, new: Obj | None) -> None:
@@ -253,8 +256,9 @@ class Scheduler:
         meta = obj.get("metadata") or {}
         uid = str(meta.get("uid") or "")
         key = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
-        info = self._info(new) if new is not None else None
-        if new is None:
+        # A pod that finished is handled as one that is gone: it neither counts on a node nor waits.
+        info = self._info(new) if new is not None and not _finished(new) else None
+        if info is None:
             self._spec_infos.pop(uid, None)
         # Placement: bound, unfinished pods count on their node; an assumed pod keeps counting until bound.
         if info is not None and info.node_name and not info.terminal:
@@ -578,6 +582,10 @@ class Scheduler:
                 raise
             return
         self.events.event(victim.pod, "Normal", "Preempted", f"Preempted by pod {preemptor.uid} on node {node}")
+
+
+def _same_but_node_name(a: Obj, b: Obj) -> bool:
+    return {**a, "nodeName": None} == {**b, "nodeName": None}
 
 
 def _finished(pod: Obj) -> bool:
