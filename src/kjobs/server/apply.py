@@ -109,7 +109,10 @@ def _spec_tree(value: Any, names: tuple[str, ...], lookup: StrategyLookup) -> Ob
 def _tree(value: Any, names: tuple[str, ...], lookup: StrategyLookup) -> Obj:
     """The FieldsV1 subtree under a field holding `value` (what `_collect` adds below it, as a sorted tree)."""
     if isinstance(value, dict) and value:
-        return {f"f:{key}": _tree(value[key], (*names, key), lookup) for key in sorted(value)}
+        return {
+            f"f:{key}": _tree(value[key], (*names, key), lookup) if isinstance(value[key], dict | list) else {}
+            for key in sorted(value)
+        }
     if isinstance(value, list) and value:
         strategy, merge_key = lookup(names)
         if "merge" in strategy.split(","):

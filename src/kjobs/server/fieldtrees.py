@@ -59,8 +59,12 @@ def _changed(
         node: Obj = {}
         for key in sorted(value):
             item, was = value[key], old.get(key)
-            if was != item or (was is None and key not in old):
+            if was == item and (was is not None or key in old):
+                continue
+            if isinstance(item, dict | list) and item:
                 _changed(was, item, node, f"f:{key}", (*names, key), lookup)
+            elif was != item:  # a leaf, checked here rather than in a call per leaf
+                node[f"f:{key}"] = {}
         _attach(parent, segment, node)
         return
     if isinstance(value, list) and value:
@@ -112,8 +116,12 @@ def _changed_elements(
             old_element = match or {}
             for key in sorted(element):
                 item, was = element[key], old_element.get(key)
-                if was != item or (was is None and key not in old_element):
+                if was == item and (was is not None or key in old_element):
+                    continue
+                if isinstance(item, dict | list) and item:
                     _changed(was, item, element_node, f"f:{key}", (*names, key), lookup)
+                elif was != item:
+                    element_node[f"f:{key}"] = {}
         _attach(node, element_segment, element_node)
     _attach(parent, segment, {key: node[key] for key in sorted(node)})
 

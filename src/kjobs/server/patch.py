@@ -199,11 +199,15 @@ def strategic_merge(original: Any, patch: Any, *, strategies: StrategyLookup = n
     if not isinstance(patch, dict):
         raise PatchError("a strategic merge patch must be a JSON object")
     base = original if isinstance(original, dict) else {}
-    result = _merge_map(base, patch, (), strategies)
+    # A patch with no directive and no null anywhere (most controller writes) is checked once, in C: its values
+    # then go in as they are, with no walk looking for directives to strip.
+    result = _merge_map(base, patch, (), strategies, _plain(patch))
     return {} if result is None else result
 
 
-def _merge_map(original: dict[str, Any], patch: dict[str, Any], path: Path, lookup: StrategyLookup) -> Any:
+def _merge_map(
+    original: dict[str, Any], patch: dict[str, Any], path: Path, lookup: StrategyLookup, plain: bool = False
+) -> Any:
     directive = patch.get(_DIRECTIVE)
     if directive is not None:
         if directive == "replace":
@@ -228,13 +232,13 @@ def _merge_map(original: dict[str, Any], patch: dict[str, Any], path: Path, look
             continue
         current = result.get(key)
         if isinstance(value, dict):
-            merged = _merge_map(current if isinstance(current, dict) else {}, value, child, lookup)
+            merged = _merge_map(current if isinstance(current, dict) else {}, value, child, lookup, plain)
             if merged is None:
                 result.pop(key, None)
             else:
                 result[key] = merged
         elif isinstance(value, list):
-            result[key] = _merge_list(current if isinstance(current, list) else [], value, child, lookup)
+            result[key] = _merge_list(current if isinstance(current, list) else [], value, child, lookup, plain)
         else:
             result[key] = value
     for key, values in deletions.items():
@@ -248,12 +252,14 @@ def _merge_map(original: dict[str, Any], patch: dict[str, Any], path: Path, look
     return result
 
 
-def _merge_list(original: list[Any], patch: list[Any], path: Path, lookup: StrategyLookup) -> list[Any]:
+def _merge_list(
+    original: list[Any], patch: list[Any], path: Path, lookup: StrategyLookup, plain: bool = False
+) -> list[Any]:
     strategy, merge_key = lookup(path)
-    if any(isinstance(e, dict) and e.get(_DIRECTIVE) == "replace" and len(e) == 1 for e in patch):
+    if not plain and any(isinstance(e, dict) and e.get(_DIRECTIVE) == "replace" and len(e) == 1 for e in patch):
         return [_strip(e, path, lookup) for e in patch if not (isinstance(e, dict) and _DIRECTIVE in e)]
     if "merge" not in strategy.split(","):
-        return [_strip(e, path, lookup) for e in patch]
+        return list(patch) if plain else [_strip(e, path, lookup) for e in patch]
     if not merge_key or not all(isinstance(e, dict) for e in (*original, *patch)):
         # merge of primitives: a set union that keeps the original order
         merged = list(original)
@@ -269,15 +275,15 @@ def _merge_list(original: list[Any], patch: list[Any], path: Path, lookup: Strat
             raise PatchError(f"map: {element} does not contain declared merge key: {merge_key}")
         key_value = element[merge_key]
         at = next((i for i, e in enumerate(result) if e.get(merge_key) == key_value), None)
-        if element.get(_DIRECTIVE) == "delete":
+        if not plain and element.get(_DIRECTIVE) == "delete":
             result = [e for e in result if e.get(merge_key) != key_value]
             continue
         if at is None:
-            stripped = _strip(element, path, lookup)
+            stripped = element if plain else _strip(element, path, lookup)
             if stripped is not None:
                 result.append(stripped)
         else:
-            merged = _merge_map(result[at], element, path, lookup)
+            merged = _merge_map(result[at], element, path, lookup, plain)
             if merged is None:
                 del result[at]
             else:
