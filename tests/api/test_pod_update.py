@@ -101,3 +101,25 @@ def test_the_api_refuses_a_forbidden_pod_update() -> None:
         assert (await client.update(PODS, "default", fresh))["spec"]["containers"][0]["image"] == "busybox:2"
 
     asyncio.run(scenario())
+
+
+def test_metadata_an_update_shares_with_the_stored_pod_is_not_walked_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A copy-on-write patch of the finalizers shares the stored labels: only what it changed is validated."""
+    from kjobs.api import validation_meta
+
+    walked: list[dict[str, str] | None] = []
+    real = validation_meta.validate_labels
+
+    def counting(labels: dict[str, str] | None, path: str, errs: list[Any]) -> None:
+        walked.append(labels)
+        real(labels, path, errs)
+
+    monkeypatch.setattr(validation_meta, "validate_labels", counting)
+    old = default_pod(BASE)
+    old["metadata"] = {**old["metadata"], "labels": {"app": "x"}, "finalizers": ["example.com/keep"]}
+    patched = {**old, "metadata": {**old["metadata"], "finalizers": []}}
+    assert validate_pod_update(patched, old) == []
+    assert walked == []
+    relabelled = {**old, "metadata": {**old["metadata"], "labels": {"app": "-bad-"}}}
+    assert [e.field for e in validate_pod_update(relabelled, old)] == ["metadata.labels", "metadata.labels"]
+    assert walked and all(labels == {"app": "-bad-"} for labels in walked)

@@ -133,9 +133,17 @@ def _validate_finalizers(finalizers: list[Any] | None, path: str, errs: Errors) 
 
 
 def validate_object_meta(
-    meta: Obj, *, namespaced: bool, path: str = "metadata", name_fn: NameFn = name_is_dns_subdomain
+    meta: Obj,
+    *,
+    namespaced: bool,
+    path: str = "metadata",
+    name_fn: NameFn = name_is_dns_subdomain,
+    stored: Obj | None = None,
 ) -> list[FieldError]:
-    """Kubernetes' `ValidateObjectMeta` (core flavour, with the finalizer-name check) for a create."""
+    """Kubernetes' `ValidateObjectMeta` (core flavour, with the finalizer-name check) for a create.
+
+    `stored`: on an update, the stored metadata; a map or list the update shares with it (the same object, as
+    a copy-on-write patch leaves it) passed these rules when it was stored, and is not walked again."""
     errs: Errors = []
     if type(meta) is not dict:
         return [FieldError(path, Invalid, "must be of type object", meta)]
@@ -159,12 +167,33 @@ def validate_object_meta(
     elif namespace:
         errs.append(FieldError(f"{path}.namespace", Forbidden, "not allowed on this type"))
     validate_nonnegative(get_int(meta, "generation", f"{path}.generation", errs, bits=64), f"{path}.generation", errs)
-    validate_labels(get_str_map(meta, "labels", f"{path}.labels", errs), f"{path}.labels", errs)
-    validate_annotations(get_str_map(meta, "annotations", f"{path}.annotations", errs), f"{path}.annotations", errs)
-    refs_path = f"{path}.ownerReferences"
-    _validate_owner_references(get_list(meta, "ownerReferences", refs_path, errs), refs_path, errs)
-    _validate_finalizers(get_list(meta, "finalizers", f"{path}.finalizers", errs), f"{path}.finalizers", errs)
+    _validate_meta_collections(meta, path, errs, stored)
     return errs
+
+
+_READ = object()
+
+
+def _validate_meta_collections(meta: Obj, path: str, errs: Errors, stored: Obj | None, finalizers: Any = _READ) -> None:
+    """Labels, annotations, owner references and finalizers, skipping those shared with `stored`
+    (`finalizers`: the list already read, with its type checked, by the caller)."""
+
+    def shared(key: str) -> bool:
+        value = meta.get(key)
+        return stored is not None and value is not None and value is stored.get(key)
+
+    if not shared("labels"):
+        validate_labels(get_str_map(meta, "labels", f"{path}.labels", errs), f"{path}.labels", errs)
+    if not shared("annotations"):
+        annotations = get_str_map(meta, "annotations", f"{path}.annotations", errs)
+        validate_annotations(annotations, f"{path}.annotations", errs)
+    refs_path = f"{path}.ownerReferences"
+    if not shared("ownerReferences"):
+        _validate_owner_references(get_list(meta, "ownerReferences", refs_path, errs), refs_path, errs)
+    if not shared("finalizers"):
+        if finalizers is _READ:
+            finalizers = get_list(meta, "finalizers", f"{path}.finalizers", errs)
+        _validate_finalizers(finalizers, f"{path}.finalizers", errs)
 
 
 def validate_object_meta_update(meta: Obj, old: Obj, *, path: str = "metadata") -> list[FieldError]:
@@ -202,11 +231,7 @@ def validate_object_meta_update(meta: Obj, old: Obj, *, path: str = "metadata") 
         if not semantic_equal(new_value, old_value):
             shown = new_value if new_value is not None else ("" if key in ("name", "namespace", "uid") else None)
             errs.append(FieldError(f"{path}.{key}", Invalid, IMMUTABLE_MSG, shown))
-    validate_labels(get_str_map(meta, "labels", f"{path}.labels", errs), f"{path}.labels", errs)
-    validate_annotations(get_str_map(meta, "annotations", f"{path}.annotations", errs), f"{path}.annotations", errs)
-    refs_path = f"{path}.ownerReferences"
-    _validate_owner_references(get_list(meta, "ownerReferences", refs_path, errs), refs_path, errs)
-    _validate_finalizers(finalizers, f"{path}.finalizers", errs)
+    _validate_meta_collections(meta, path, errs, old, finalizers)
     return errs
 
 

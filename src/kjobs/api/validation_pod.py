@@ -971,16 +971,17 @@ def validate_pod_template_spec(template: Obj | None, path: str, errs: Errors) ->
         )
 
 
-def validate_pod(pod: Obj, *, spec_validated: bool = False) -> list[FieldError]:
+def validate_pod(pod: Obj, *, spec_validated: bool = False, stored_meta: Obj | None = None) -> list[FieldError]:
     """Kubernetes' `ValidatePodCreate` for a core/v1 Pod (metadata and spec) as the API server runs it.
 
     `spec_validated`: the spec is one that passed this validation before (an update that leaves the stored
-    spec as it was), so only what depends on metadata is checked again."""
+    spec as it was), so only what depends on metadata is checked again; `stored_meta`: on an update, the
+    stored metadata (see `validate_object_meta`)."""
     if type(pod) is not dict:
         return [FieldError("", Invalid, "must be of type object", pod)]
     errs: Errors = []
     meta = pod.get("metadata")
-    errs.extend(validate_object_meta(meta if meta is not None else {}, namespaced=True))
+    errs.extend(validate_object_meta(meta if meta is not None else {}, namespaced=True, stored=stored_meta))
     spec = get_obj(pod, "spec", "spec", errs) or {}
     annotations = get_str_map(meta, "annotations", "metadata.annotations", []) if type(meta) is dict else None
     _validate_pod_annotations(annotations, spec, "metadata.annotations", errs)

@@ -32,8 +32,8 @@ def validate_pod_update(pod: Obj, old: Obj) -> list[FieldError]:
     """The errors Kubernetes returns for updating `old` to `pod` (the spec rules above, plus create rules)."""
     # A spec equal to the stored one passed validation when it was stored: re-checking it cannot find more.
     same_spec = pod.get("spec") == old.get("spec")
-    errors = validate_pod(pod, spec_validated=same_spec)
     new_meta, old_meta = pod.get("metadata"), old.get("metadata")
+    errors = validate_pod(pod, spec_validated=same_spec, stored_meta=old_meta if isinstance(old_meta, dict) else None)
     if isinstance(new_meta, dict) and isinstance(old_meta, dict):
         errors.extend(validate_object_meta_update(new_meta, old_meta))
     spec, old_spec = pod.get("spec"), old.get("spec")
