@@ -10,9 +10,12 @@ from kjobs.api.types import Obj
 from kjobs.client.resources import ResourceRef
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class WatchEvent:
-    """One watch event: ADDED, MODIFIED, DELETED, BOOKMARK (or ERROR with a Status as object)."""
+    """One watch event: ADDED, MODIFIED, DELETED, BOOKMARK (or ERROR with a Status as object).
+
+    Read-only by convention, not `frozen` (a frozen dataclass's `__init__` costs several times more, and one is
+    built for every event every watcher sees)."""
 
     type: str
     object: Obj

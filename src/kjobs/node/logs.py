@@ -22,7 +22,12 @@ _CHUNK = 64 * 1024
 
 def attempt_log_path(log_dir: Path, uid: str, container: str, number: int) -> Path:
     """Where attempt `number` of the pod's `container` writes its output."""
-    return log_dir / f"{uid}_{container}_{number}.log"
+    return log_dir / attempt_log_name(uid, container, number)
+
+
+def attempt_log_name(uid: str, container: str, number: int) -> str:
+    """The file name of `attempt_log_path` (a start joins it to the directory as text: Path costs show there)."""
+    return f"{uid}_{container}_{number}.log"
 
 
 def pod_log_paths(log_dir: Path, uid: str) -> list[Path]:

@@ -36,7 +36,7 @@ from kjobs.api.uids import random_uuid
 from kjobs.clock import Clock, RealClock
 from kjobs.node import leftovers
 from kjobs.node.cgroups import MemoryGuard, Placement, probe_memory_guard, read_group_rss
-from kjobs.node.logs import attempt_log_path, pod_log_paths, prune_old_logs, read_log
+from kjobs.node.logs import attempt_log_name, attempt_log_path, pod_log_paths, prune_old_logs, read_log
 from kjobs.node.observations import Attempt, KillReason, PodRecord
 from kjobs.node.resources import memory_limit_bytes
 from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP
@@ -120,6 +120,7 @@ class ProcessRuntime(Supervisor):
         self.log_dir = self.root_dir / "logs"
         (self.root_dir / "pods").mkdir(parents=True, exist_ok=True)
         self.log_dir.mkdir(exist_ok=True)
+        self._log_dir_text, self._pods_dir_text = str(self.log_dir), str(self.root_dir / "pods")
         leftovers.kill_leftovers(self.root_dir / "procs")
         self.procs_dir = leftovers.owner_dir(self.root_dir / "procs")
         self.memory_guard = memory_guard if memory_guard is not None else probe_memory_guard()
@@ -238,7 +239,7 @@ class ProcessRuntime(Supervisor):
         now = self.clock.now()
         container_id = f"kjobs://{random_uuid().replace('-', '')}"
         attempt = Attempt(container=name, number=number, container_id=container_id, started_at=now, started=False)
-        log_path = attempt_log_path(self.log_dir, record.uid, name, number)
+        log_path = f"{self._log_dir_text}/{attempt_log_name(record.uid, name, number)}"
         if number >= 2:
             prune_old_logs(self.log_dir, record.uid, name, number - 1)
         own_env = {
@@ -248,7 +249,7 @@ class ProcessRuntime(Supervisor):
         custom_workdir = container.get("workingDir")
         # The working directory (the pod's scratch directory unless the container names one) and the log are
         # created by the shim, on its core, before the process starts; nobody reads a log before that.
-        workdir = Path(custom_workdir) if custom_workdir else self.pod_dir(record.uid)
+        workdir = str(custom_workdir) if custom_workdir else f"{self._pods_dir_text}/{record.uid}"
         problem = self._start_problem(container, argv, own_env.get("PATH", self.base_env.get("PATH", "")), workdir)
         if problem:
             return self._start_error(attempt, problem)
@@ -264,8 +265,8 @@ class ProcessRuntime(Supervisor):
             attempt.container_id,
             [*placement.argv_prefix, *argv] if placement else argv,
             own_env,
-            str(workdir),
-            str(log_path),
+            workdir,
+            log_path,
         )
         return attempt
 
@@ -314,7 +315,7 @@ class ProcessRuntime(Supervisor):
         running.attempt.started = True  # it ran (a start and an exit may arrive together)
         self.exited(running.uid, running.attempt, exit_code=exit_code, signal=signum, oom=oom)
 
-    def _start_problem(self, container: Obj, argv: list[str], path: str, workdir: Path) -> str:
+    def _start_problem(self, container: Obj, argv: list[str], path: str, workdir: str) -> str:
         if not argv:
             return (
                 f'no command specified: container "{container["name"]}" has no command and the entrypoint of '
@@ -322,7 +323,7 @@ class ProcessRuntime(Supervisor):
             )
         program = argv[0]
         if "/" in program:
-            target = workdir / program  # an absolute program ignores workdir
+            target = Path(workdir) / program  # an absolute program ignores workdir
             found = os.access(target, os.X_OK) and not target.is_dir()
         else:
             # Found once, a command is not looked up again for every start (a program removed since fails

@@ -27,9 +27,10 @@ DEFAULT_BACKOFF_CAP = 300.0
 """Seconds: the kubelet's MaxContainerBackOff (5 min)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class Plan:
-    """What the runtime should do for one pod now."""
+    """What the runtime should do for one pod now (read-only by convention: not `frozen`, whose `__init__`
+    costs several times more, and a pod is planned several times per change)."""
 
     start: tuple[str, ...] = ()
     """Containers to start now (init containers: at most one)."""
