@@ -120,3 +120,30 @@ def test_the_shim_creates_a_missing_working_directory_and_a_blocked_one_is_a_sta
         assert terminated["message"] == "failed to start container process: Not a directory"
 
     with_runtime(tmp_path, body)
+
+
+def test_in_a_burst_of_starts_an_exit_is_reported_before_the_burst_ends(tmp_path: Path) -> None:
+    """The shim takes one request at a time and reaps in between: a container that ended does not wait for
+    the rest of a burst of starts to be reported (which is what keeps a busy node's pods flowing)."""
+    import json
+    import subprocess
+    import sys
+
+    from kjobs.node import spawner
+
+    shim = subprocess.Popen(
+        [sys.executable, "-E", "-s", "-S", spawner._SHIM], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert shim.stdin is not None and shim.stdout is not None
+    starts = [["s", f"c{i}", ["true"], {}, str(tmp_path), str(tmp_path / f"c{i}.log")] for i in range(60)]
+    lines = [["b", {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, ""], *starts]
+    shim.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in lines))
+    shim.stdin.flush()
+    replies: list[list[object]] = []
+    while sum(1 for r in replies if r[0] == "x") < len(starts):
+        replies.append(json.loads(shim.stdout.readline()))
+    shim.stdin.close()
+    shim.wait(timeout=10)
+    kinds = [r[0] for r in replies]
+    last_start = len(kinds) - 1 - kinds[::-1].index("p")
+    assert kinds.index("x") < last_start

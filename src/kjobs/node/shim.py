@@ -16,7 +16,8 @@ library only, so it is up in milliseconds) and speaks JSON lines over its stdin/
 
 Each container is its own session and process group; when its main process exits, the rest of its group
 is SIGKILLed while the leader is still an unreaped zombie (so the group id cannot have been reused), then
-it is reaped. Running groups are recorded for `leftovers` in the agent's directory. When its stdin closes
+it is reaped. Requests are taken one at a time, with a look for exits in between, so that in a burst of
+starts an exit is reported at once. Running groups are recorded for `leftovers` in the agent's directory. When its stdin closes
 (the agent exited or was killed) the shim exits and leaves running containers to `leftovers`, exactly as
 an agent killed without a shim would.
 """
@@ -30,6 +31,7 @@ import selectors
 import signal
 import subprocess
 import sys
+from collections import deque
 
 TYPE_CHECKING = False  # `typing` is not imported at run time: every import delays the first container
 if TYPE_CHECKING:
@@ -139,8 +141,11 @@ def main() -> None:
     os.set_blocking(in_fd, False)
     shim.selector.register(in_fd, selectors.EVENT_READ, "requests")
     pending = b""
+    requests: deque[bytes] = deque()
     while True:
-        for key, _ in shim.selector.select():
+        # One request at a time, looking for exits in between (select with no wait): in a burst of starts, a
+        # container that ended is reaped and reported at once, not after the whole burst.
+        for key, _ in shim.selector.select(0 if requests else None):
             if key.data == "child":
                 shim.reap(int(key.fd))
                 continue
@@ -153,9 +158,9 @@ def main() -> None:
                 return
             pending += chunk
             *lines, pending = pending.split(b"\n")
-            for line in lines:
-                if line:
-                    shim.handle(json.loads(line))
+            requests.extend(line for line in lines if line)
+        if requests:
+            shim.handle(json.loads(requests.popleft()))
         shim.flush()
 
 
