@@ -17,9 +17,9 @@ library only, so it is up in milliseconds) and speaks JSON lines over its stdin/
 Each container is its own session and process group; when its main process exits, the rest of its group
 is SIGKILLed while the leader is still an unreaped zombie (so the group id cannot have been reused), then
 it is reaped. Requests are taken one at a time, with a look for exits in between, so that in a burst of
-starts an exit is reported at once. Running groups are recorded for `leftovers` in the agent's directory. When its stdin closes
-(the agent exited or was killed) the shim exits and leaves running containers to `leftovers`, exactly as
-an agent killed without a shim would.
+starts an exit is reported at once. Running groups are recorded for `leftovers` in the agent's directory.
+When its stdin closes (the agent exited or was killed) the shim exits and leaves running containers to
+`leftovers`, exactly as an agent killed without a shim would.
 """
 
 from __future__ import annotations
