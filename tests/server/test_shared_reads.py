@@ -46,3 +46,30 @@ def test_metadata_status_and_binding_writes_leave_the_shared_object_they_read_un
         assert "finalizers" not in pod["metadata"]
 
     asyncio.run(scenario())
+
+
+def test_a_handed_over_body_is_used_as_is_and_left_unchanged_and_others_are_copied() -> None:
+    """`handover` skips the client's copy: the body is not changed by the write (a constant patch can be
+    reused) and its values may become the stored object's; a body not handed over stays the caller's."""
+
+    async def scenario() -> None:
+        client = await local_api(FakeClock())
+        await client.create(PODS, "default", POD)
+        store = client.service.store.store
+        conditions = [{"type": "Example", "status": "True"}]
+        handed = {"status": {"phase": "Running", "conditions": conditions}}
+        before = orjson.dumps(handed)
+        await client.patch(PODS, "default", "p", handed, subresource="status", handover=True)
+        assert orjson.dumps(handed) == before
+        assert store.get_shared("pods", "default", "p")["status"]["conditions"][0] is conditions[0]  # not copied
+        remove = {"metadata": {"$deleteFromPrimitiveList/finalizers": ["example.com/keep"]}}
+        await client.patch(PODS, "default", "p", remove, handover=True)
+        assert remove == {"metadata": {"$deleteFromPrimitiveList/finalizers": ["example.com/keep"]}}
+        kept = {"metadata": {"labels": {"app": "c"}}}
+        await client.patch(PODS, "default", "p", kept)
+        kept["metadata"]["labels"]["app"] = "changed later"  # the caller's own: the stored object is a copy
+        pod = store.get("pods", "default", "p")
+        assert pod["metadata"]["labels"] == {"app": "c"}
+        assert "finalizers" not in pod["metadata"]  # the last one removed: omitted, not []
+
+    asyncio.run(scenario())

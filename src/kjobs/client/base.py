@@ -66,8 +66,12 @@ class Client(Protocol):
         *,
         patch_type: str = "strategic",
         subresource: str | None = None,
+        handover: bool = False,
     ) -> Obj:
-        """PATCH (`strategic`, `merge` or `json`)."""
+        """PATCH (`strategic`, `merge` or `json`).
+
+        `handover`: the caller hands `patch` over, keeping no reference it will change (a body built for this
+        call from values it never mutates): an in-process client passes it on without a copy."""
 
     async def delete(
         self,
@@ -82,9 +86,16 @@ class Client(Protocol):
         """DELETE; returns the object as it is after the call (or a Status for an immediate removal)."""
 
     async def post_subresource(
-        self, resource: ResourceRef, namespace: str | None, name: str, subresource: str, body: Obj
+        self,
+        resource: ResourceRef,
+        namespace: str | None,
+        name: str,
+        subresource: str,
+        body: Obj,
+        *,
+        handover: bool = False,
     ) -> Obj:
-        """POST to a subresource (`eviction`, `binding`)."""
+        """POST to a subresource (`eviction`, `binding`); `handover` as for `patch`."""
 
     async def close(self) -> None:
         """Release connections."""

@@ -129,8 +129,9 @@ class HttpClient:
         *,
         patch_type: str = "strategic",
         subresource: str | None = None,
+        handover: bool = False,
     ) -> Obj:
-        """PATCH with the given patch type."""
+        """PATCH with the given patch type (`handover` changes nothing: the body is serialized)."""
         return await self._request(
             "PATCH",
             resource.path(namespace, name, subresource),
@@ -159,9 +160,16 @@ class HttpClient:
         return await self._request("DELETE", resource.path(namespace, name), body=options)
 
     async def post_subresource(
-        self, resource: ResourceRef, namespace: str | None, name: str, subresource: str, body: Obj
+        self,
+        resource: ResourceRef,
+        namespace: str | None,
+        name: str,
+        subresource: str,
+        body: Obj,
+        *,
+        handover: bool = False,
     ) -> Obj:
-        """POST to a subresource."""
+        """POST to a subresource (`handover` changes nothing: the body is serialized)."""
         return await self._request("POST", resource.path(namespace, name, subresource), body=body)
 
 

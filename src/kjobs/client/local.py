@@ -3,8 +3,9 @@
 Writes go through `kjobs.server.service.ApiService`, so defaulting, validation, graceful deletion, finalizers,
 the status-subresource split and eviction behave exactly as over HTTP; watches read the store's event stream.
 Reads return fresh objects; watch events carry the object the store shares with all in-process watchers
-(read-only, as an informer's). Bodies passed to writes are copied at the boundary; what a write returns is a
-copy too, unless the client was made with `shared_results` for kjobs' own components.
+(read-only, as an informer's). Bodies passed to writes are copied at the boundary, unless the caller hands a
+patch or subresource body over (`handover`); what a write returns is a copy too, unless the client was made
+with `shared_results` for kjobs' own components.
 """
 
 from __future__ import annotations
@@ -134,14 +135,17 @@ class LocalClient:
         *,
         patch_type: str = "strategic",
         subresource: str | None = None,
+        handover: bool = False,
     ) -> Obj:
-        """PATCH."""
+        """PATCH (a body handed over is not copied: see `Client.patch`)."""
+        if not handover:
+            patch = _copy(patch) if isinstance(patch, dict) else orjson.loads(orjson.dumps(patch))
         result = await self.service.patch(
             self._resource(resource),
             namespace or "",
             name,
             PATCH_CONTENT_TYPES[patch_type],
-            _copy(patch) if isinstance(patch, dict) else orjson.loads(orjson.dumps(patch)),
+            patch,
             subresource=subresource or "",
             manager=self._manager,
             typed=self._typed,
@@ -165,13 +169,22 @@ class LocalClient:
         return self._own(result.obj)
 
     async def post_subresource(
-        self, resource: ResourceRef, namespace: str | None, name: str, subresource: str, body: Obj
+        self,
+        resource: ResourceRef,
+        namespace: str | None,
+        name: str,
+        subresource: str,
+        body: Obj,
+        *,
+        handover: bool = False,
     ) -> Obj:
-        """POST to `eviction` or `binding`."""
+        """POST to `eviction` or `binding` (a body handed over is not copied)."""
         if resource.plural != "pods" or subresource not in ("eviction", "binding"):
             raise bad_request(f"the server does not allow this method on the requested resource ({subresource})")
+        if not handover:
+            body = _copy(body)
         if subresource == "eviction":
-            result = await self.service.evict(namespace or "", name, _copy(body))
+            result = await self.service.evict(namespace or "", name, body)
         else:
-            result = await self.service.bind(namespace or "", name, _copy(body))
+            result = await self.service.bind(namespace or "", name, body)
         return self._own(result.obj)

@@ -56,7 +56,7 @@ class ClientPodControl:
         await self._client.delete(PODS, namespace, name)
 
     async def remove_tracking_finalizer(self, namespace: str, name: str) -> None:
-        await self._client.patch(PODS, namespace, name, REMOVE_FINALIZER_PATCH)
+        await self._client.patch(PODS, namespace, name, REMOVE_FINALIZER_PATCH, handover=True)  # never changed
 
 
 class ClientStatusWriter:

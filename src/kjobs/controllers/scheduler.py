@@ -480,7 +480,7 @@ class Scheduler:
         }
         async with self._bind_slots:
             try:
-                await self.client.post_subresource(PODS, pod.namespace, pod.name, "binding", body)
+                await self.client.post_subresource(PODS, pod.namespace, pod.name, "binding", body, handover=True)
             except Exception as exc:
                 if pod.uid in self._assumed:
                     self._assumed.discard(pod.uid)

@@ -493,7 +493,8 @@ class NodeAgent:
             return
         namespace, name = _key(pod)
         try:
-            await self.client.patch(PODS, namespace, name, {"status": body}, subresource="status")
+            # Handed over: a status, once computed, is never changed (each sync computes a new one).
+            await self.client.patch(PODS, namespace, name, {"status": body}, subresource="status", handover=True)
         except ApiError as exc:
             if exc.code == 404:
                 return
