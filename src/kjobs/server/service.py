@@ -118,6 +118,17 @@ def _meta(obj: Obj) -> Obj:
     return meta
 
 
+_OMITTED_WHEN_EMPTY = ("labels", "annotations", "finalizers", "ownerReferences", "managedFields")
+
+
+def _omit_empty(meta: Obj) -> None:
+    """Go's `omitempty` on ObjectMeta: an empty map or list is not stored (a patch that removes the last
+    finalizer leaves no `finalizers`, as a real API server shows it, not `[]`)."""
+    for key in _OMITTED_WHEN_EMPTY:
+        if key in meta and (meta[key] is None or meta[key] == [] or meta[key] == {}):
+            del meta[key]
+
+
 def _copy(obj: Obj) -> Obj:
     result: Obj = orjson.loads(orjson.dumps(obj))
     return result
@@ -449,6 +460,7 @@ class ApiService:
                 [FieldError("metadata.name", ErrorType.FieldValueRequired, "name or generateName is required")],
                 group=r.group,
             )
+        _omit_empty(meta)
         self._validate(r, obj, None, "")
         warnings.extend(self._object_warnings(r, obj, None))
         if r.namespaced:
@@ -527,6 +539,7 @@ class ApiService:
             return old
         self._managed(r, new, old, manager, operation, subresource)
         meta = _meta(new)
+        _omit_empty(meta)
         meta["resourceVersion"] = expected_rv or (old.get("metadata") or {}).get("resourceVersion")
         if dry_run:
             return new
