@@ -136,7 +136,7 @@ class Supervisor(ABC):
         """
         uid = str(pod.get("metadata", {}).get("uid", ""))
         record = self.records.get(uid)
-        if record is None:
+        if record is None or record.pod is pod:  # the same version: nothing new to plan or publish
             return
         record.pod = pod
         self.sync(uid)

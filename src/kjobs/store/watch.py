@@ -59,13 +59,14 @@ class Watch:
         self._closed = False
         self._waiter: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None
         self._filtered = not (label_selector.empty and field_selector.empty)
+        self._any_labels = label_selector.empty  # a node agent's watch selects by field only
         self._backlog = 0  # initial events, allowed on top of max_queue
 
     # --- producer side (called by the store while it publishes) ---------------------------------------------
 
     def _selects(self, record: Record) -> bool:
-        return self.label_selector.matches_labels(record.labels) and self.field_selector.matches_fields(
-            record.fields, record.decode
+        return (self._any_labels or self.label_selector.matches_labels(record.labels)) and (
+            self.field_selector.matches_fields(record.fields, record.decode)
         )
 
     def filter(self, change: Change, shared: SharedDecode | None = None) -> Event | None:
