@@ -146,11 +146,13 @@ class GarbageCollector:
         uid = str(_meta(obj).get("uid") or "")
         if not uid:
             return
+        if old is not None and new is not None and _same_graph_facts(old, new):
+            known = self.nodes.get(uid)
+            if known is not None:
+                # Most updates (status, labels) change nothing the graph holds: keep the newest object, no more.
+                known.obj = new
+                return
         namespace, name = key_of(obj)
-        if old is not None and new is not None and uid in self.nodes and _same_graph_facts(old, new):
-            # Most updates (status, labels) change nothing the graph holds: keep the newest object, no more.
-            self.nodes[uid] = _Node(resource, namespace, name, new)
-            return
         old_owners = {str(r.get("uid")) for r in _refs(old)}
         new_owners = {str(r.get("uid")) for r in _refs(new)}
         for owner in old_owners - new_owners:

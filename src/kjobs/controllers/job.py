@@ -12,6 +12,7 @@ import asyncio
 import bisect
 import logging
 from dataclasses import dataclass, field
+from typing import Any
 
 from kjobs.api.errors import ApiError
 from kjobs.api.names import JOB_TRACKING_FINALIZER
@@ -96,6 +97,7 @@ class JobController:
         self._pod_control = ClientPodControl(client)
         self._status_writer = ClientStatusWriter(client)
         self._pods_by_owner: dict[str, _OwnedPods] = {}
+        self._tracking_finalizer_series: dict[str, Any] = {}
         self._finished_uids: set[str] = set()
         self._external_seen: set[str] = set()
         self.last_outcome: dict[str, SyncOutcome] = {}
@@ -151,9 +153,9 @@ class JobController:
             self._owned(owner).observe(pod_uid, new)
         job = self._job_for(pod)
         if _terminal_tracked(new) and not _terminal_tracked(old):
-            self.metrics.tracking_finalizer.labels("add").inc()
+            self._count_tracking_finalizer("add")
         if _terminal_tracked(old) and (new is None or not P.has_tracking_finalizer(new)):
-            self.metrics.tracking_finalizer.labels("delete").inc()
+            self._count_tracking_finalizer("delete")
         if job is None:
             if new is not None and P.has_tracking_finalizer(new) and owner is not None:
                 asyncio.get_running_loop().create_task(self._remove_orphan_finalizer(new))
@@ -174,6 +176,14 @@ class JobController:
                 asyncio.get_running_loop().create_task(self._remove_orphan_finalizer(new))
             return
         self.queue.add_after(key, self.settings.batch_period)
+
+    def _count_tracking_finalizer(self, event: str) -> None:
+        """`terminated_pods_tracking_finalizer_total{event}`: its two series are looked up once, when first
+        counted (a series appears only once counted, as Kubernetes' metrics do)."""
+        child = self._tracking_finalizer_series.get(event)
+        if child is None:
+            child = self._tracking_finalizer_series[event] = self.metrics.tracking_finalizer.labels(event)
+        child.inc()
 
     def _owned(self, owner: str) -> _OwnedPods:
         owned = self._pods_by_owner.get(owner)

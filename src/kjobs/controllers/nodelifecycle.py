@@ -172,6 +172,8 @@ class NodeLifecycleController:
     def _on_pod(self, old: Obj | None, new: Obj | None) -> None:
         old_node = str(((old or {}).get("spec") or {}).get("nodeName") or "")
         new_node = str(((new or {}).get("spec") or {}).get("nodeName") or "")
+        if old is not None and new is not None and old_node == new_node:
+            return  # most updates (status, metadata) leave the pod where it was indexed
         key = key_of(new or old or {})
         if old_node and (new is None or old_node != new_node):
             self._pods_by_node.get(old_node, set()).discard(key)
