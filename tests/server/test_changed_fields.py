@@ -176,3 +176,13 @@ def test_pods_from_one_template_share_their_containers_tree_and_others_do_not() 
     trees = [apply.fields_v1_of(p, POD_STRATEGIES)["f:spec"]["f:containers"] for p in (first, second, other)]
     assert trees[0] is trees[1]  # remembered by the containers' JSON
     assert trees[2] != trees[0] and 'k:{"name":"renamed"}' in trees[2]
+
+
+def test_pods_that_differ_in_a_scalar_spec_field_share_the_spec_tree() -> None:
+    first, second = copy.deepcopy(BASE_POD), copy.deepcopy(BASE_POD)
+    first["spec"]["hostname"], second["spec"]["hostname"] = "job-0", "job-1"
+    trees = [apply.fields_v1_of(p, POD_STRATEGIES)["f:spec"] for p in (first, second)]
+    assert trees[0] is trees[1] and "f:hostname" in trees[0]
+    third = copy.deepcopy(first)
+    del third["spec"]["hostname"]
+    assert "f:hostname" not in apply.fields_v1_of(third, POD_STRATEGIES)["f:spec"]

@@ -74,7 +74,7 @@ def fields_v1_of(obj: Obj, strategies: StrategyLookup, *, include_status: bool =
                 root["f:metadata"] = meta
             continue
         if key == "spec" and isinstance(value, dict) and value:
-            root["f:spec"] = {f"f:{k}": _spec_tree(value[k], ("spec", k), strategies) for k in sorted(value)}
+            root["f:spec"] = _whole_spec_tree(value, strategies)
             continue
         root[f"f:{key}"] = _tree(value, (key,), strategies)
     return {k: root[k] for k in sorted(root)}
@@ -85,6 +85,24 @@ _REPEATED_META = frozenset({"ownerReferences", "finalizers"})
 
 _SPEC_TREES: dict[tuple[tuple[str, ...], bytes, StrategyLookup], Obj] = {}
 _SPEC_TREES_KEPT = 512
+
+
+def _whole_spec_tree(spec: Obj, lookup: StrategyLookup) -> Obj:
+    """The tree of a whole spec, remembered by its JSON with the scalar fields blanked: a scalar's subtree is a
+    leaf whatever its value, so the pods of one template, which differ in `hostname`, share one entry."""
+    shape = {k: v if isinstance(v, dict | list) else None for k, v in spec.items()}
+    try:
+        key = (("spec",), orjson.dumps(shape), lookup)
+    except TypeError:
+        key = None
+    tree = _SPEC_TREES.get(key) if key is not None else None
+    if tree is None:
+        tree = {f"f:{k}": _spec_tree(spec[k], ("spec", k), lookup) for k in sorted(spec)}
+        if key is not None:
+            if len(_SPEC_TREES) >= _SPEC_TREES_KEPT:
+                _SPEC_TREES.clear()
+            _SPEC_TREES[key] = tree
+    return tree
 
 
 def _spec_tree(value: Any, names: tuple[str, ...], lookup: StrategyLookup) -> Obj:
