@@ -59,46 +59,37 @@ def _involved(event: Obj) -> Obj:
     return event.get("involvedObject") or {}
 
 
-def _source_and_object(event: Obj, *, field_path: bool) -> list[object]:
-    """The source and involvedObject parts both keys start with (the spam key leaves out the field path)."""
+def _source_and_object(event: Obj, *, field_path: bool) -> str:
+    """The source and involvedObject parts both keys start with (the spam key leaves out the field path),
+    joined as client-go joins them (an absent part adds nothing)."""
     src, ref = _source(event), _involved(event)
-    parts: list[object] = [src.get("component"), src.get("host"), ref.get("kind"), ref.get("namespace")]
-    parts.append(ref.get("name"))
-    if field_path:
-        parts.append(ref.get("fieldPath"))
-    parts += [ref.get("uid"), ref.get("apiVersion")]
-    return parts
+    path = (ref.get("fieldPath") or "") if field_path else ""
+    return (
+        f"{src.get('component') or ''}{src.get('host') or ''}{ref.get('kind') or ''}{ref.get('namespace') or ''}"
+        f"{ref.get('name') or ''}{path}{ref.get('uid') or ''}{ref.get('apiVersion') or ''}"
+    )
 
 
 def get_event_key(event: Obj) -> str:
     """The identity of an event for deduplication: source, involvedObject, type, reason and message."""
-    parts = _source_and_object(event, field_path=True)
-    return "".join(str(p or "") for p in (*parts, event.get("type"), event.get("reason"), event.get("message")))
+    return (
+        f"{_source_and_object(event, field_path=True)}{event.get('type') or ''}{event.get('reason') or ''}"
+        f"{event.get('message') or ''}"
+    )
 
 
 def get_spam_key(event: Obj) -> str:
     """The spam filter's bucket: one per source and involvedObject."""
-    return "".join(str(p or "") for p in _source_and_object(event, field_path=False))
+    return _source_and_object(event, field_path=False)
 
 
 def event_aggregator_by_reason_func(event: Obj) -> tuple[str, str]:
     """(aggregate key, local key): events match on source, object, type, reason and reporter; the message varies."""
     src, ref = _source(event), _involved(event)
-    aggregate = "".join(
-        str(part or "")
-        for part in (
-            src.get("component"),
-            src.get("host"),
-            ref.get("kind"),
-            ref.get("namespace"),
-            ref.get("name"),
-            ref.get("uid"),
-            ref.get("apiVersion"),
-            event.get("type"),
-            event.get("reason"),
-            event.get("reportingComponent"),
-            event.get("reportingInstance"),
-        )
+    aggregate = (
+        f"{src.get('component') or ''}{src.get('host') or ''}{ref.get('kind') or ''}{ref.get('namespace') or ''}"
+        f"{ref.get('name') or ''}{ref.get('uid') or ''}{ref.get('apiVersion') or ''}{event.get('type') or ''}"
+        f"{event.get('reason') or ''}{event.get('reportingComponent') or ''}{event.get('reportingInstance') or ''}"
     )
     return aggregate, str(event.get("message") or "")
 
@@ -265,7 +256,7 @@ class EventAggregator:
         return aggregate, aggregate_key
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class EventLog:
     """What was last written for one key: its count, first time, name and resourceVersion."""
 
