@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import io
 import resource
 import sys
@@ -50,6 +51,7 @@ def _cpu_seconds() -> float:
 def kjobs_run_rate(pods: int, parallelism: int) -> tuple[float, float, str]:
     """(pods/s, control-plane CPU ms per pod, the run's summary line), run as `kjobs run` runs it."""
     out = io.StringIO()
+    gc.collect()  # each measurement starts from a clean heap: the previous one's garbage is not its cost
     cpu, start = _cpu_seconds(), time.perf_counter()
     code = run(job(pods, parallelism), RunOptions(out=out))
     elapsed, cpu = time.perf_counter() - start, _cpu_seconds() - cpu
@@ -62,6 +64,7 @@ def main(pods: int, parallelism: int, rounds: int) -> None:
     ceiling's 1,000 children, `kjobs run` measured 3.0–3.4 ms CPU/pod instead of 2.0–2.3."""
     print(f"{pods} pods running `true`, {parallelism} at a time")
     for r in range(rounds):
+        gc.collect()
         ceiling = asyncio.run(raw_spawn_ceiling(pods, parallelism, ["true"]))
         rate, cpu_ms, outcome = kjobs_run_rate(pods, parallelism)
         print(
