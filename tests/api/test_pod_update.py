@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from kjobs.api.defaults import default_pod
-from kjobs.api.errors import ApiError
+from kjobs.api.errors import ApiError, invalid
 from kjobs.api.validation import validate_pod_update
 from kjobs.client.resources import PODS
 from kjobs.clock import FakeClock
@@ -121,5 +121,9 @@ def test_metadata_an_update_shares_with_the_stored_pod_is_not_walked_again(monke
     assert validate_pod_update(patched, old) == []
     assert walked == []
     relabelled = {**old, "metadata": {**old["metadata"], "labels": {"app": "-bad-"}}}
-    assert [e.field for e in validate_pod_update(relabelled, old)] == ["metadata.labels", "metadata.labels"]
+    errors = validate_pod_update(relabelled, old)
+    assert [e.field for e in errors] == ["metadata.labels", "metadata.labels"]  # as metadata, and as updated
     assert walked and all(labels == {"app": "-bad-"} for labels in walked)
+    status = invalid("Pod", "p", errors)
+    assert len(status.details["causes"]) == 2  # every error is a cause; the message says it once
+    assert status.message == f'Pod "p" is invalid: {errors[0]}'

@@ -213,9 +213,12 @@ class ApiError(Exception):
 
 
 def invalid(kind: str, name: str, errors: list[FieldError], *, group: str = "") -> ApiError:
-    """422 Invalid, exactly as Kubernetes' `errors.NewInvalid` builds it (message lists every error)."""
+    """422 Invalid, exactly as Kubernetes' `errors.NewInvalid` builds it: every error is a cause, and the message
+    lists each distinct one once (`ErrorList.ToAggregate` drops repeated messages, e.g. a pod update's labels,
+    which `ValidatePodUpdate` checks both as metadata and as updated metadata)."""
     qualified = f"{kind}.{group}" if group else kind
-    summary = str(errors[0]) if len(errors) == 1 else "[" + ", ".join(str(e) for e in errors) + "]"
+    messages = list(dict.fromkeys(str(e) for e in errors))
+    summary = messages[0] if len(messages) == 1 else "[" + ", ".join(messages) + "]"
     details: Obj = {"name": name, "kind": kind, "causes": [e.cause() for e in errors]}
     if group:
         details["group"] = group
