@@ -55,16 +55,8 @@ def _changed(
 ) -> None:
     """Add under `parent[segment]` the changed leaves of `value` (known to differ from `before`)."""
     if isinstance(value, dict) and value:
-        old = before if isinstance(before, dict) else {}
         node: Obj = {}
-        for key in sorted(value):
-            item, was = value[key], old.get(key)
-            if was == item and (was is not None or key in old):
-                continue
-            if isinstance(item, dict | list) and item:
-                _changed(was, item, node, f"f:{key}", (*names, key), lookup)
-            elif was != item:  # a leaf, checked here rather than in a call per leaf
-                node[f"f:{key}"] = {}
+        _changed_fields(before if isinstance(before, dict) else {}, value, node, names, lookup)
         _attach(parent, segment, node)
         return
     if isinstance(value, list) and value:
@@ -83,6 +75,18 @@ def _changed(
                 return
     if before != value:
         parent.setdefault(segment, {})
+
+
+def _changed_fields(old: Obj, value: Obj, node: Obj, names: tuple[str, ...], lookup: StrategyLookup) -> None:
+    """Add to `node`, in key order, the changed leaves of each field of the object `value` against `old`."""
+    for key in sorted(value):
+        item, was = value[key], old.get(key)
+        if was == item and (was is not None or key in old):
+            continue
+        if isinstance(item, dict | list) and item:
+            _changed(was, item, node, f"f:{key}", (*names, key), lookup)
+        elif was != item:  # a leaf, checked here rather than in a call per leaf
+            node[f"f:{key}"] = {}
 
 
 def _changed_elements(
@@ -113,15 +117,7 @@ def _changed_elements(
                     _insert(element_node, path)
             element_node = _sorted(element_node)
         elif match != element:
-            old_element = match or {}
-            for key in sorted(element):
-                item, was = element[key], old_element.get(key)
-                if was == item and (was is not None or key in old_element):
-                    continue
-                if isinstance(item, dict | list) and item:
-                    _changed(was, item, element_node, f"f:{key}", (*names, key), lookup)
-                elif was != item:
-                    element_node[f"f:{key}"] = {}
+            _changed_fields(match or {}, element, element_node, names, lookup)
         _attach(node, element_segment, element_node)
     _attach(parent, segment, {key: node[key] for key in sorted(node)})
 
