@@ -27,7 +27,6 @@ from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
 from kjobs.server import apply, fieldtrees, schema
 from kjobs.server.apply import FieldPath
-from kjobs.server.fieldtrees import changed_fields_v1
 from kjobs.server.logs import LogOptions, LogSource, NoLogs
 from kjobs.server.patch import apply_patch, strategic_merge
 from kjobs.server.registry import RESOURCES, Resource, core_hook, lookup
@@ -333,7 +332,7 @@ class ApiService:
             return
         status = True if subresource == "status" else (False if r.has_status else None)
         if old is not None:
-            change = changed_fields_v1(old, obj, strategies, status=status)
+            change = fieldtrees.changed_fields_v1(old, obj, strategies, status=status)
         else:  # a create that names owners already: everything it sets is its change
             change = apply.fields_v1_of(obj, strategies, include_status=status is not False)
             if status:
