@@ -185,6 +185,9 @@ class NodeAgent:
             if hasattr(runtime, "on_status"):
                 runtime.on_status = self._on_runtime_status  # the Supervisor's callback attribute
         self.machine = self.settings.machine or nodestatus.MachineInfo.probe()
+        # Both are fixed for the agent's life, and admission reads them for every pod.
+        self._reserved = self.threshold.bytes_for(self.machine.memory_bytes)
+        self._allocatable = nodestatus.allocatable(self.machine, memory_reserved_bytes=self._reserved)
         self.memory_monitor: MemoryMonitor = memory_monitor or ProcMemoryMonitor(usage=self._runtime_usage)
         self.events = EventRecorder(
             client,
@@ -448,7 +451,7 @@ class NodeAgent:
         rejection = admit(
             pod,
             running,
-            nodestatus.allocatable(self.machine, memory_reserved_bytes=self._reserved_memory()),
+            self._allocatable,
             memory_pressure=self.state.memory_pressure,
             shutting_down=self.state.shutting_down,
             requests_of=self._requests_of,
@@ -576,7 +579,7 @@ class NodeAgent:
         return [(pod, handle) for pod, handle in self._running_pods() if _uid(pod) not in self._killing]
 
     def _reserved_memory(self) -> int:
-        return self.threshold.bytes_for(self.machine.memory_bytes)
+        return self._reserved
 
     def _runtime_usage(self) -> dict[str, dict[str, int]]:
         usage = getattr(self.runtime, "memory_usage", None)

@@ -56,25 +56,23 @@ def expand(text: str, lookup: Callable[[str], str | None]) -> str:
 _SUBSCRIPT = re.compile(r"^metadata\.(labels|annotations)\[['\"](.+)['\"]\]$")
 
 
+_META_FIELDS = {"metadata.name": "name", "metadata.namespace": "namespace", "metadata.uid": "uid"}
+_SPEC_FIELDS = {"spec.nodeName": "nodeName", "spec.serviceAccountName": "serviceAccountName"}
+
+
 def field_ref_value(pod: Obj, path: str, *, host_ip: str, pod_ip: str) -> str:
     """The downward-API value of `fieldRef.fieldPath` for `pod` (kubelet podFieldSelectorRuntimeValue)."""
     meta = pod.get("metadata", {})
-    spec = pod.get("spec", {})
-    simple: dict[str, Callable[[], str]] = {
-        "metadata.name": lambda: str(meta.get("name", "")),
-        "metadata.namespace": lambda: str(meta.get("namespace", "")),
-        "metadata.uid": lambda: str(meta.get("uid", "")),
-        "spec.nodeName": lambda: str(spec.get("nodeName", "")),
-        "spec.serviceAccountName": lambda: str(spec.get("serviceAccountName", "")),
-        "status.hostIP": lambda: host_ip,
-        "status.hostIPs": lambda: host_ip,
-        "status.podIP": lambda: pod_ip,
-        "status.podIPs": lambda: pod_ip,
-        "metadata.labels": lambda: _format_map(meta.get("labels") or {}),
-        "metadata.annotations": lambda: _format_map(meta.get("annotations") or {}),
-    }
-    if path in simple:
-        return simple[path]()
+    if path in _META_FIELDS:
+        return str(meta.get(_META_FIELDS[path], ""))
+    if path in _SPEC_FIELDS:
+        return str(pod.get("spec", {}).get(_SPEC_FIELDS[path], ""))
+    if path in ("status.hostIP", "status.hostIPs"):
+        return host_ip
+    if path in ("status.podIP", "status.podIPs"):
+        return pod_ip
+    if path in ("metadata.labels", "metadata.annotations"):
+        return _format_map(meta.get(path[len("metadata.") :]) or {})
     match = _SUBSCRIPT.match(path)
     if match:
         kind, key = match.groups()
