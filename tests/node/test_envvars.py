@@ -67,6 +67,30 @@ def test_env_values_fieldrefs_and_order() -> None:
     }
 
 
+def test_whole_label_and_annotation_maps_and_plural_ips() -> None:
+    pod = make_pod()
+    pod["metadata"]["labels"] = {"b": "2", "a": "1"}
+    pod["metadata"]["annotations"] = {}
+    pod["spec"]["serviceAccountName"] = "robot"
+    container = {
+        "env": [
+            {"name": "LABELS", "valueFrom": {"fieldRef": {"fieldPath": "metadata.labels"}}},
+            {"name": "ANNOTATIONS", "valueFrom": {"fieldRef": {"fieldPath": "metadata.annotations"}}},
+            {"name": "SA", "valueFrom": {"fieldRef": {"fieldPath": "spec.serviceAccountName"}}},
+            {"name": "POD_IPS", "valueFrom": {"fieldRef": {"fieldPath": "status.podIPs"}}},
+            {"name": "HOST_IPS", "valueFrom": {"fieldRef": {"fieldPath": "status.hostIPs"}}},
+        ]
+    }
+    env = container_env(pod, container, host_ip="10.0.0.1", pod_ip="10.0.0.2")
+    assert env == {
+        "LABELS": 'a="1"\nb="2"',  # sorted, one per line, as the kubelet formats them
+        "ANNOTATIONS": "",
+        "SA": "robot",
+        "POD_IPS": "10.0.0.2",
+        "HOST_IPS": "10.0.0.1",
+    }
+
+
 def test_command_and_args_expand_against_the_final_env() -> None:
     container = {"command": ["sh", "-c", "echo $(MSG) $$(MSG)"], "args": ["$(MSG)", "$(NOPE)"]}
     assert container_command(container, {"MSG": "hi"}) == ["sh", "-c", "echo hi $(MSG)", "hi", "$(NOPE)"]
