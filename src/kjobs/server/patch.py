@@ -194,20 +194,39 @@ _ORDER = "$setElementOrder/"
 _DELETE_PRIMITIVE = "$deleteFromPrimitiveList/"
 
 
+_GENERAL, _NO_DIRECTIVES, _PLAIN = 0, 1, 2
+"""How much of the merge a patch needs: directives anywhere (`$patch`, `$retainKeys`, ...); only nulls (deletions,
+as the kubelet's status patches send `lastProbeTime: null`); or neither, so values go in as they are."""
+
+
 def strategic_merge(original: Any, patch: Any, *, strategies: StrategyLookup = no_strategies) -> Any:
     """Apply a strategic merge patch to `original`, using `strategies` for per-field list behaviour."""
     if not isinstance(patch, dict):
         raise PatchError("a strategic merge patch must be a JSON object")
     base = original if isinstance(original, dict) else {}
-    # A patch with no directive and no null anywhere (most controller writes) is checked once, in C: its values
-    # then go in as they are, with no walk looking for directives to strip.
-    result = _merge_map(base, patch, (), strategies, _plain(patch))
+    # The patch's JSON is looked at once, in C, for directives and nulls (most controller writes have neither):
+    # what a patch does not have is then never looked for in the walk.
+    result = _merge_map(base, patch, (), strategies, _mode(patch))
     return {} if result is None else result
 
 
 def _merge_map(
-    original: dict[str, Any], patch: dict[str, Any], path: Path, lookup: StrategyLookup, plain: bool = False
+    original: dict[str, Any], patch: dict[str, Any], path: Path, lookup: StrategyLookup, mode: int = _GENERAL
 ) -> Any:
+    if mode != _GENERAL:
+        result = dict(original)
+        for key, value in patch.items():
+            if value is None:
+                result.pop(key, None)
+            elif type(value) is dict:
+                current = result.get(key)
+                result[key] = _merge_map(current if type(current) is dict else {}, value, (*path, key), lookup, mode)
+            elif type(value) is list:
+                current = result.get(key)
+                result[key] = _merge_list(current if type(current) is list else [], value, (*path, key), lookup, mode)
+            else:
+                result[key] = value
+        return result
     directive = patch.get(_DIRECTIVE)
     if directive is not None:
         if directive == "replace":
@@ -232,13 +251,13 @@ def _merge_map(
             continue
         current = result.get(key)
         if isinstance(value, dict):
-            merged = _merge_map(current if isinstance(current, dict) else {}, value, child, lookup, plain)
+            merged = _merge_map(current if isinstance(current, dict) else {}, value, child, lookup)
             if merged is None:
                 result.pop(key, None)
             else:
                 result[key] = merged
         elif isinstance(value, list):
-            result[key] = _merge_list(current if isinstance(current, list) else [], value, child, lookup, plain)
+            result[key] = _merge_list(current if isinstance(current, list) else [], value, child, lookup)
         else:
             result[key] = value
     for key, values in deletions.items():
@@ -253,18 +272,19 @@ def _merge_map(
 
 
 def _merge_list(
-    original: list[Any], patch: list[Any], path: Path, lookup: StrategyLookup, plain: bool = False
+    original: list[Any], patch: list[Any], path: Path, lookup: StrategyLookup, mode: int = _GENERAL
 ) -> list[Any]:
     strategy, merge_key = lookup(path)
-    if not plain and any(isinstance(e, dict) and e.get(_DIRECTIVE) == "replace" and len(e) == 1 for e in patch):
+    general = mode == _GENERAL
+    if general and any(isinstance(e, dict) and e.get(_DIRECTIVE) == "replace" and len(e) == 1 for e in patch):
         return [_strip(e, path, lookup) for e in patch if not (isinstance(e, dict) and _DIRECTIVE in e)]
     if "merge" not in strategy.split(","):
-        return list(patch) if plain else [_strip(e, path, lookup) for e in patch]
+        return list(patch) if mode == _PLAIN else [_strip(e, path, lookup, mode) for e in patch]
     if not merge_key or not all(isinstance(e, dict) for e in (*original, *patch)):
         # merge of primitives: a set union that keeps the original order
         merged = list(original)
         for element in patch:
-            if isinstance(element, dict) and element.get(_DIRECTIVE) == "delete":
+            if general and isinstance(element, dict) and element.get(_DIRECTIVE) == "delete":
                 continue
             if element not in merged:
                 merged.append(element)
@@ -274,16 +294,16 @@ def _merge_list(
         if merge_key not in element:
             raise PatchError(f"map: {element} does not contain declared merge key: {merge_key}")
         key_value = element[merge_key]
-        at = next((i for i, e in enumerate(result) if e.get(merge_key) == key_value), None)
-        if not plain and element.get(_DIRECTIVE) == "delete":
+        if general and element.get(_DIRECTIVE) == "delete":
             result = [e for e in result if e.get(merge_key) != key_value]
             continue
+        at = _position(result, merge_key, key_value)
         if at is None:
-            stripped = element if plain else _strip(element, path, lookup)
+            stripped = element if mode == _PLAIN else _strip(element, path, lookup, mode)
             if stripped is not None:
                 result.append(stripped)
         else:
-            merged = _merge_map(result[at], element, path, lookup, plain)
+            merged = _merge_map(result[at], element, path, lookup, mode)
             if merged is None:
                 del result[at]
             else:
@@ -291,28 +311,40 @@ def _merge_list(
     return result
 
 
-def _strip(value: Any, path: Path, lookup: StrategyLookup) -> Any:
-    """Remove directives from a value that is added wholesale (nothing to merge with)."""
-    if isinstance(value, (dict, list)) and _plain(value):
+def _position(elements: list[dict[str, Any]], merge_key: str, value: Any) -> int | None:
+    """Where the element whose `merge_key` is `value` is, if any (the first, as apimachinery finds it)."""
+    for i, element in enumerate(elements):
+        if element.get(merge_key) == value:
+            return i
+    return None
+
+
+def _strip(value: Any, path: Path, lookup: StrategyLookup, mode: int = _GENERAL) -> Any:
+    """Remove directives (and nulls) from a value that is added wholesale (nothing to merge with)."""
+    if isinstance(value, (dict, list)) and _mode(value) == _PLAIN:
         return value
     if isinstance(value, dict):
+        if mode != _GENERAL:
+            return _merge_map({}, value, path, lookup, mode)
         if value.get(_DIRECTIVE) == "delete":
             return None
         return _merge_map({}, {k: v for k, v in value.items() if k != _DIRECTIVE}, path, lookup)
     if isinstance(value, list):
-        return [s for s in (_strip(v, path, lookup) for v in value) if s is not None]
+        return [s for s in (_strip(v, path, lookup, mode) for v in value) if s is not None]
     return value
 
 
-def _plain(value: dict[str, Any] | list[Any]) -> bool:
-    """No directive (`$...` keys) and no null anywhere in `value`: stripping would return an equal copy.
+def _mode(value: dict[str, Any] | list[Any]) -> int:
+    """`_PLAIN`, `_NO_DIRECTIVES` or `_GENERAL` for `value` (see `_GENERAL`).
 
-    Checked on its JSON, in C: a `"$` or `null` inside a string only sends the value the slow way."""
+    Read from its JSON, in C: a `"$` or `null` inside a string only sends the value a slower way."""
     try:
         raw = orjson.dumps(value)
     except TypeError:
-        return False
-    return b'"$' not in raw and b"null" not in raw
+        return _GENERAL
+    if b'"$' in raw:
+        return _GENERAL
+    return _NO_DIRECTIVES if b"null" in raw else _PLAIN
 
 
 def apply_patch(content_type: str, original: Any, patch: Any, *, strategies: StrategyLookup = no_strategies) -> Any:
