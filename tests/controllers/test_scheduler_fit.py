@@ -33,6 +33,7 @@ from kjobs.controllers.scheduling import (
     port_conflict,
     preferred_affinity,
     select_host,
+    shared_spec_info,
     truncate_message,
     untolerated_soft_taints,
 )
@@ -550,3 +551,13 @@ def test_malformed_fields_do_not_raise() -> None:
         preempt_never=False,
     )
     assert info.requests.is_zero() and info.tolerations == () and info.created == 0.0
+
+
+def test_specs_that_differ_only_in_hostname_share_their_parsed_requests() -> None:
+    """A Job's pods differ in `hostname` (and `nodeName` once bound), which the scheduler does not read."""
+    first = {"containers": [container(cpu="1")], "hostname": "job-0"}
+    second = {"containers": [container(cpu="1")], "hostname": "job-1", "nodeName": "n1"}
+    bigger = {"containers": [container(cpu="2")], "hostname": "job-2"}
+    assert shared_spec_info(first) is shared_spec_info(second)
+    assert shared_spec_info(bigger).requests.milli_cpu == 2000
+    assert shared_spec_info(first).requests.milli_cpu == 1000

@@ -69,7 +69,7 @@ from kjobs.controllers.scheduling import (
     fit_error,
     pod_info,
     select_host,
-    spec_info,
+    shared_spec_info,
     truncate_message,
 )
 
@@ -213,7 +213,7 @@ class Scheduler:
         # A pod's spec changes only by its binding (nodeName, which `spec_info` does not read) and by the few
         # updates Kubernetes allows: its parsed requests are kept across a binding.
         if known is None or (known[0] != spec and not _same_but_node_name(known[0], spec)):
-            known = (spec, spec_info(spec))
+            known = (spec, shared_spec_info(spec))
         self._spec_infos[uid] = (spec, known[1])
         return pod_info(pod, priority=priority, preempt_never=never, spec=known[1])
 

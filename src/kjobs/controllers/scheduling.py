@@ -26,6 +26,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
+
 from kjobs.api.names import DISRUPTION_TARGET
 from kjobs.api.quantity import QuantityError, parse_quantity
 from kjobs.api.timeutil import parse_time
@@ -300,6 +302,25 @@ def spec_info(spec: Obj) -> SpecInfo:
             for t in _dicts(spec.get("tolerations"))
         ),
     )
+
+
+_SPEC_INFOS: dict[bytes, SpecInfo] = {}
+_SPEC_INFOS_KEPT = 256
+
+
+def shared_spec_info(spec: Obj) -> SpecInfo:
+    """`spec_info`, computed once for specs that differ only in fields it does not read: a Job's pods repeat one
+    spec but for `hostname` (and `nodeName` once bound). The result is shared, so read-only."""
+    try:
+        key = orjson.dumps({**spec, "hostname": None, "nodeName": None})
+    except TypeError:  # not JSON (a spec built in process): computed every time
+        return spec_info(spec)
+    known = _SPEC_INFOS.get(key)
+    if known is None:
+        if len(_SPEC_INFOS) >= _SPEC_INFOS_KEPT:
+            _SPEC_INFOS.clear()
+        known = _SPEC_INFOS[key] = spec_info(spec)
+    return known
 
 
 def pod_info(pod: Obj, *, priority: int, preempt_never: bool, spec: SpecInfo | None = None) -> PodInfo:
