@@ -147,32 +147,36 @@ class JobController:
     def _on_pod(self, old: Obj | None, new: Obj | None) -> None:
         pod = new or old
         assert pod is not None
-        owner = _controller_uid(pod)
-        pod_uid = P.uid(pod)
+        meta = pod.get("metadata") or {}
+        pod_uid = str(meta.get("uid") or "")
+        owner = _controller_ref(meta)
         if owner is not None:
-            self._owned(owner).observe(pod_uid, new)
-        job = self._job_for(pod)
-        if _terminal_tracked(new) and not _terminal_tracked(old):
+            self._owned(str(owner.get("uid") or "")).observe(pod_uid, new)
+        job = self._job_for(meta, owner)
+        # Each version's facts, read once: (tracking finalizer, terminal phase, being deleted).
+        old_tracked, old_terminal, old_deleting = _facts(old)
+        new_tracked, new_terminal, new_deleting = _facts(new)
+        if new_tracked and new_terminal and not (old_tracked and old_terminal):
             self._count_tracking_finalizer("add")
-        if _terminal_tracked(old) and (new is None or not P.has_tracking_finalizer(new)):
+        if old_tracked and old_terminal and not new_tracked:
             self._count_tracking_finalizer("delete")
         if job is None:
-            if new is not None and P.has_tracking_finalizer(new) and owner is not None:
+            if new is not None and new_tracked and owner is not None:
                 asyncio.get_running_loop().create_task(self._remove_orphan_finalizer(new))
             return
         key = _key(job)
-        if old is None and new is not None and not P.is_deleting(new):
+        if old is None and new is not None and not new_deleting:
             self.book.creation_observed(key)
-        if new is not None and P.is_deleting(new) and (old is None or not P.is_deleting(old)):
+        if new is not None and new_deleting and not old_deleting:
             self.book.deletion_observed(key)
-        if new is None and (old is None or not P.is_deleting(old)):
+        if new is None and not old_deleting:
             self.book.deletion_observed(key)
-        if (new is None or not P.has_tracking_finalizer(new)) and old is not None and P.has_tracking_finalizer(old):
+        if not new_tracked and old_tracked:
             self.book.finalizer_removal_observed(key, pod_uid)
         if new is None:
             self.book.finalizer_removal_observed(key, pod_uid)
         if is_finished(job):
-            if new is not None and P.has_tracking_finalizer(new):
+            if new is not None and new_tracked:
                 asyncio.get_running_loop().create_task(self._remove_orphan_finalizer(new))
             return
         self.queue.add_after(key, self.settings.batch_period)
@@ -191,12 +195,13 @@ class JobController:
             owned = self._pods_by_owner[owner] = _OwnedPods()
         return owned
 
-    def _job_for(self, pod: Obj) -> Obj | None:
-        for ref in (pod.get("metadata") or {}).get("ownerReferences") or ():
-            if ref.get("controller") and ref.get("kind") == "Job":
-                job = self.jobs.get(str(pod["metadata"].get("namespace") or ""), str(ref.get("name") or ""))
-                if job is not None and job["metadata"].get("uid") == ref.get("uid"):
-                    return job
+    def _job_for(self, meta: Obj, ref: Obj | None) -> Obj | None:
+        """The Job a pod's controller reference names, if it is in the cache with that uid."""
+        if ref is None or ref.get("kind") != "Job":
+            return None
+        job = self.jobs.get(str(meta.get("namespace") or ""), str(ref.get("name") or ""))
+        if job is not None and job["metadata"].get("uid") == ref.get("uid"):
+            return job
         return None
 
     async def _remove_orphan_finalizer(self, pod: Obj) -> None:
@@ -285,8 +290,16 @@ def _generation(job: Obj) -> int:
     return int((job.get("metadata") or {}).get("generation") or 0)
 
 
-def _terminal_tracked(pod: Obj | None) -> bool:
-    return pod is not None and P.is_terminal(pod) and P.has_tracking_finalizer(pod)
+def _facts(pod: Obj | None) -> tuple[bool, bool, bool]:
+    """(has the tracking finalizer, is in a terminal phase, is being deleted); all False for no pod."""
+    if pod is None:
+        return False, False, False
+    meta = pod.get("metadata") or {}
+    return (
+        JOB_TRACKING_FINALIZER in (meta.get("finalizers") or ()),
+        (pod.get("status") or {}).get("phase") in P.TERMINAL_PHASES,
+        bool(meta.get("deletionTimestamp")),
+    )
 
 
 def _key(job: Obj) -> str:
@@ -294,8 +307,10 @@ def _key(job: Obj) -> str:
     return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
 
 
-def _controller_uid(pod: Obj) -> str | None:
-    for ref in (pod.get("metadata") or {}).get("ownerReferences") or ():
+def _controller_ref(meta: Obj) -> Obj | None:
+    """The owner reference marked `controller` (the first, as `metav1.GetControllerOf` finds it)."""
+    for ref in meta.get("ownerReferences") or ():
         if ref.get("controller"):
-            return str(ref.get("uid") or "")
+            result: Obj = ref
+            return result
     return None

@@ -18,6 +18,7 @@ from kjobs.api.timeutil import parse_time
 from kjobs.api.types import Obj
 
 UNKNOWN_INDEX = -1
+TERMINAL_PHASES = ("Succeeded", "Failed")
 GO_ZERO_TIME = parse_time("0001-01-01T00:00:00Z")
 
 
@@ -45,7 +46,7 @@ def phase(pod: Obj) -> str:
 
 def is_terminal(pod: Obj) -> bool:
     """Succeeded or Failed."""
-    return phase(pod) in ("Succeeded", "Failed")
+    return phase(pod) in TERMINAL_PHASES
 
 
 def is_deleting(pod: Obj) -> bool:

@@ -170,7 +170,6 @@ class SyncPlan:
 
 
 _EMPTY: Obj = {}
-_TERMINAL_PHASES = ("Succeeded", "Failed")
 
 
 def job_key(job: Obj) -> str:
@@ -187,7 +186,7 @@ def new_context(job: Obj, pods: list[Obj], *, now: float, expected_rm_finalizers
     terminating = 0
     for pod in pods:  # one pass over all pods, most of them finished and counted: P's tests, inlined
         meta = pod.get("metadata") or _EMPTY
-        if (pod.get("status") or _EMPTY).get("phase") not in _TERMINAL_PHASES:
+        if (pod.get("status") or _EMPTY).get("phase") not in P.TERMINAL_PHASES:
             if meta.get("deletionTimestamp"):
                 terminating += 1
             else:
