@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import lru_cache
 
 from kjobs.api.quantity import QuantityError, parse_quantity
 from kjobs.api.types import Obj
@@ -33,8 +34,14 @@ class Rejection:
 
 
 def _amount(raw: object, resource: str) -> int:
+    return _amount_of(raw if isinstance(raw, str | int | float) else str(raw), resource)
+
+
+@lru_cache(maxsize=4096, typed=True)
+def _amount_of(raw: str | int | float, resource: str) -> int:
+    """Remembered: admission reads the node's allocatable and each pod's requests for every pod it admits."""
     try:
-        quantity = parse_quantity(raw if isinstance(raw, str | int | float) else str(raw))
+        quantity = parse_quantity(raw)
     except QuantityError:
         return 0
     return quantity.milli_value() if resource == "cpu" else quantity.int_value()

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Mapping
+from functools import lru_cache
 
 from kjobs.api.quantity import QuantityError, parse_quantity
 from kjobs.api.types import Obj
@@ -73,11 +74,19 @@ def field_ref_value(pod: Obj, path: str, *, host_ip: str, pod_ip: str) -> str:
         return pod_ip
     if path in ("metadata.labels", "metadata.annotations"):
         return _format_map(meta.get(path[len("metadata.") :]) or {})
-    match = _SUBSCRIPT.match(path)
-    if match:
-        kind, key = match.groups()
+    subscript = _subscript(path)
+    if subscript is not None:
+        kind, key = subscript
         return str((meta.get(kind) or {}).get(key, ""))
     raise ConfigError(f'unsupported fieldPath: "{path}"')
+
+
+@lru_cache(maxsize=1024)
+def _subscript(path: str) -> tuple[str, str] | None:
+    """`("labels", KEY)` for `metadata.labels['KEY']` (or annotations); parsed once per path, since every
+    Indexed Job pod reads its index this way."""
+    match = _SUBSCRIPT.match(path)
+    return (match.group(1), match.group(2)) if match else None
 
 
 def _format_map(values: Mapping[str, str]) -> str:
