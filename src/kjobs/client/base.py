@@ -49,8 +49,12 @@ class Client(Protocol):
     ) -> AsyncIterator[WatchEvent]:
         """WATCH from a resourceVersion; raises ApiError 410 when it is too old."""
 
-    async def create(self, resource: ResourceRef, namespace: str | None, obj: Obj) -> Obj:
-        """POST a new object."""
+    async def create(self, resource: ResourceRef, namespace: str | None, obj: Obj, *, handover: bool = False) -> Obj:
+        """POST a new object.
+
+        `handover`: the caller gives `obj` up, sharing no part of it with anything else and never touching it
+        again (a body built for this call): an in-process client passes it on without a copy, and the server
+        may complete it in place."""
 
     async def update(
         self, resource: ResourceRef, namespace: str | None, obj: Obj, *, subresource: str | None = None

@@ -109,8 +109,8 @@ class HttpClient:
                     raise ApiError.from_status(status)
                 yield WatchEvent(str(event.get("type")), event.get("object") or {})
 
-    async def create(self, resource: ResourceRef, namespace: str | None, obj: Obj) -> Obj:
-        """POST."""
+    async def create(self, resource: ResourceRef, namespace: str | None, obj: Obj, *, handover: bool = False) -> Obj:
+        """POST (`handover` changes nothing: the body is serialized anyway)."""
         return await self._request("POST", resource.path(namespace), body=obj)
 
     async def update(

@@ -3,8 +3,8 @@
 Writes go through `kjobs.server.service.ApiService`, so defaulting, validation, graceful deletion, finalizers,
 the status-subresource split and eviction behave exactly as over HTTP; watches read the store's event stream.
 Reads return fresh objects; watch events carry the object the store shares with all in-process watchers
-(read-only, as an informer's). Bodies passed to writes are copied at the boundary, unless the caller hands a
-patch or subresource body over (`handover`); what a write returns is a copy too, unless the client was made
+(read-only, as an informer's). Bodies passed to writes are copied at the boundary, unless the caller hands
+the body over (`handover`); what a write returns is a copy too, unless the client was made
 with `shared_results` for kjobs' own components.
 """
 
@@ -104,10 +104,11 @@ class LocalClient:
         finally:
             stream.close()
 
-    async def create(self, resource: ResourceRef, namespace: str | None, obj: Obj) -> Obj:
-        """POST."""
+    async def create(self, resource: ResourceRef, namespace: str | None, obj: Obj, *, handover: bool = False) -> Obj:
+        """POST (a body handed over is not copied: see `Client.create`)."""
+        body = obj if handover else _copy(obj)
         result = await self.service.create(
-            self._resource(resource), namespace or "", _copy(obj), manager=self._manager, typed=self._typed
+            self._resource(resource), namespace or "", body, manager=self._manager, typed=self._typed
         )
         return self._own(result.obj)
 

@@ -51,7 +51,7 @@ class ClientPodControl:
         self._client = client
 
     async def create_pod(self, namespace: str, pod: Obj) -> Obj:
-        return await self._client.create(PODS, namespace, pod)
+        return await self._client.create(PODS, namespace, pod, handover=True)  # built for this call, shared with none
 
     async def delete_pod(self, namespace: str, name: str) -> None:
         await self._client.delete(PODS, namespace, name)

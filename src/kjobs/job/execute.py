@@ -30,7 +30,8 @@ class PodControl(Protocol):
     """Pod writes the Job controller makes."""
 
     async def create_pod(self, namespace: str, pod: Obj) -> Obj:
-        """Create a pod (generateName honoured); returns the created pod."""
+        """Create a pod (generateName honoured) from a body built for this call, which the caller gives up;
+        returns the created pod."""
 
     async def delete_pod(self, namespace: str, name: str) -> None:
         """Delete a pod (graceful); raises ApiError (404 is tolerated by callers)."""

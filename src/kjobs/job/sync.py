@@ -11,7 +11,11 @@ The executor (`kjobs.job.execute`) carries the plan out against the API.
 
 from __future__ import annotations
 
+import copy
+from collections.abc import Callable
 from dataclasses import dataclass, field
+
+import orjson
 
 from kjobs.api.names import (
     COND_FAILURE_TARGET,
@@ -483,7 +487,8 @@ def _manage_pods(ctx: SyncContext, plan: SyncPlan, cfg: SyncConfig) -> None:
         indexes = list(pending)
     else:
         indexes = [None] * diff
-    plan.creations = [_pod_from_template(ctx, index) for index in indexes]
+    template_spec = _spec_copier((ctx.spec.get("template") or {}).get("spec") or {})
+    plan.creations = [_pod_from_template(ctx, index, template_spec) for index in indexes]
     if only_replace_failed_pods(job) and ctx.failed > 0:
         plan.creation_reason = "recreate_failed"
     elif ctx.failed > 0 or ctx.terminating > 0:
@@ -542,14 +547,17 @@ def _first_pending_indexes(ctx: SyncContext, count: int, total: int) -> list[int
     return result
 
 
-def _pod_from_template(ctx: SyncContext, index: int | None) -> Obj:
-    """The pod a Job creates: template copy, tracking finalizer, controller reference, index wiring."""
+def _pod_from_template(ctx: SyncContext, index: int | None, template_spec: Callable[[], Obj]) -> Obj:
+    """The pod a Job creates: template copy, tracking finalizer, controller reference, index wiring.
+
+    The pod shares nothing with the Job (its spec is a fresh copy from `template_spec`), so whoever creates it
+    may hand it over to the API as it is."""
     job = ctx.job
     meta = job.get("metadata") or {}
     name = str(meta.get("name") or "")
     template = ctx.spec.get("template") or {}
     tmeta = template.get("metadata") or {}
-    pod_spec = _copy_pod_spec(template.get("spec") or {})
+    pod_spec = template_spec()
     labels = dict(tmeta.get("labels") or {})
     annotations = dict(tmeta.get("annotations") or {})
     finalizers = list(tmeta.get("finalizers") or ())
@@ -589,12 +597,18 @@ def _pod_from_template(ctx: SyncContext, index: int | None) -> Obj:
     return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": pod_spec}
 
 
-def _copy_pod_spec(spec: Obj) -> Obj:
-    out = dict(spec)
-    for key in ("containers", "initContainers"):
-        if key in out:
-            out[key] = [dict(c, env=list(c.get("env") or ())) if "env" in c else dict(c) for c in out[key] or ()]
-    return out
+def _spec_copier(spec: Obj) -> Callable[[], Obj]:
+    """Fresh deep copies of a pod template's spec: decoded from its JSON, encoded once for all the pods of a sync."""
+    try:
+        raw = orjson.dumps(spec)
+    except TypeError:  # not JSON (a Job built in process): copied the slow way
+        return lambda: copy.deepcopy(spec)
+
+    def decode() -> Obj:
+        fresh: Obj = orjson.loads(raw)
+        return fresh
+
+    return decode
 
 
 def _add_index_env(pod_spec: Obj) -> None:
