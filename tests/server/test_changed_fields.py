@@ -186,3 +186,14 @@ def test_pods_that_differ_in_a_scalar_spec_field_share_the_spec_tree() -> None:
     third = copy.deepcopy(first)
     del third["spec"]["hostname"]
     assert "f:hostname" not in apply.fields_v1_of(third, POD_STRATEGIES)["f:spec"]
+
+
+def test_label_trees_depend_on_the_keys_alone() -> None:
+    first, second, other = (copy.deepcopy(BASE_POD) for _ in range(3))
+    first["metadata"]["labels"] = {"job-name": "j", "batch.kubernetes.io/job-completion-index": "0"}
+    second["metadata"]["labels"] = {"job-name": "j", "batch.kubernetes.io/job-completion-index": "7"}
+    other["metadata"]["labels"] = {"job-name": "j"}
+    trees = [apply.fields_v1_of(p, POD_STRATEGIES)["f:metadata"]["f:labels"] for p in (first, second, other)]
+    assert trees[0] is trees[1]
+    assert trees[0] == {"f:batch.kubernetes.io/job-completion-index": {}, "f:job-name": {}}
+    assert trees[2] == {"f:job-name": {}}

@@ -12,6 +12,7 @@ of structured-merge-diff: enough for `kubectl apply --server-side` ownership, co
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import orjson
@@ -38,7 +39,16 @@ IGNORED_META = {
 
 
 def key_segment(element: Obj, merge_key: str) -> Segment:
-    return "k:" + orjson.dumps({merge_key: element.get(merge_key)}, option=orjson.OPT_SORT_KEYS).decode()
+    """`k:{"type":"Ready"}`: the segment of a list element by its merge key."""
+    value = element.get(merge_key)
+    if type(value) is str:  # a condition type, a container name, an IP: the same few, over and over
+        return _str_key_segment(merge_key, value)
+    return "k:" + orjson.dumps({merge_key: value}, option=orjson.OPT_SORT_KEYS).decode()
+
+
+@lru_cache(maxsize=4096)
+def _str_key_segment(merge_key: str, value: str) -> Segment:
+    return "k:" + orjson.dumps({merge_key: value}).decode()
 
 
 def field_set(obj: Obj, strategies: StrategyLookup, *, include_status: bool = False) -> set[FieldPath]:
@@ -68,6 +78,8 @@ def fields_v1_of(obj: Obj, strategies: StrategyLookup, *, include_status: bool =
             for mkey in sorted(value):
                 if mkey in _REPEATED_META:  # the same owner and finalizers on every pod of a Job
                     meta[f"f:{mkey}"] = _spec_tree(value[mkey], ("metadata", mkey), strategies)
+                elif mkey in _STRING_MAPS:
+                    meta[f"f:{mkey}"] = _string_map_tree(value[mkey], ("metadata", mkey), strategies)
                 elif mkey not in IGNORED_META:
                     meta[f"f:{mkey}"] = _tree(value[mkey], ("metadata", mkey), strategies)
             if meta:
@@ -82,6 +94,24 @@ def fields_v1_of(obj: Obj, strategies: StrategyLookup, *, include_status: bool =
 
 _REPEATED_META = frozenset({"ownerReferences", "finalizers"})
 """Metadata fields whose tree is remembered like a spec field's (labels and annotations vary per object)."""
+
+_STRING_MAPS = frozenset({"labels", "annotations"})
+_MAP_TREES: dict[tuple[str, ...], Obj] = {}
+
+
+def _string_map_tree(value: Any, names: tuple[str, ...], lookup: StrategyLookup) -> Obj:
+    """`_tree` of labels or annotations: a leaf per key whatever its value, so objects that differ only in values
+    (a Job's pods, in their completion index) share one tree, remembered by the keys."""
+    if type(value) is not dict or not value or not all(type(v) is str for v in value.values()):
+        return _tree(value, names, lookup)
+    keys = tuple(value)
+    tree = _MAP_TREES.get(keys)
+    if tree is None:
+        if len(_MAP_TREES) >= _SPEC_TREES_KEPT:
+            _MAP_TREES.clear()
+        tree = _MAP_TREES[keys] = _tree(value, names, lookup)
+    return tree
+
 
 _SPEC_TREES: dict[tuple[tuple[str, ...], bytes, StrategyLookup], Obj] = {}
 _SPEC_TREES_KEPT = 512
