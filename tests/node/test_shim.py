@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import os
+import signal
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from kjobs.node import leftovers
 from kjobs.node.process_runtime import ProcessRuntime
 from tests.node.helpers import make_pod
 from tests.node.test_process_runtime import eventually, finish, sh, state, with_runtime
@@ -125,7 +131,6 @@ def test_the_shim_creates_a_missing_working_directory_and_a_blocked_one_is_a_sta
 def test_in_a_burst_of_starts_an_exit_is_reported_before_the_burst_ends(tmp_path: Path) -> None:
     """The shim takes one request at a time and reaps in between: a container that ended does not wait for
     the rest of a burst of starts to be reported (which is what keeps a busy node's pods flowing)."""
-    import json
     import subprocess
     import sys
 
@@ -147,3 +152,90 @@ def test_in_a_burst_of_starts_an_exit_is_reported_before_the_burst_ends(tmp_path
     kinds = [r[0] for r in replies]
     last_start = len(kinds) - 1 - kinds[::-1].index("p")
     assert kinds.index("x") < last_start
+
+
+def _shim_with_records(tmp_path: Path) -> tuple[Any, Path]:
+    import subprocess
+    import sys
+
+    from kjobs.node import spawner
+
+    procs = tmp_path / "procs" / "owner"
+    procs.mkdir(parents=True)
+    shim = subprocess.Popen(
+        [sys.executable, "-E", "-s", "-S", spawner._SHIM], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert shim.stdin is not None
+    shim.stdin.write(json.dumps(["b", {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, str(procs)]).encode() + b"\n")
+    shim.stdin.flush()
+    return shim, procs
+
+
+def _start(shim: Any, cid: str, argv: list[str], tmp_path: Path) -> int:
+    shim.stdin.write(json.dumps(["s", cid, argv, {}, str(tmp_path), str(tmp_path / f"{cid}.log")]).encode() + b"\n")
+    shim.stdin.flush()
+    reply = json.loads(shim.stdout.readline())
+    assert reply[:2] == ["p", cid], reply
+    return int(reply[2])
+
+
+def test_a_container_is_recorded_for_leftovers_once_it_has_run_a_while(tmp_path: Path) -> None:
+    """A short container is never recorded (most of a Job of `true`s); one still running is, soon after."""
+    from kjobs.node import shim as shim_module
+
+    shim, procs = _shim_with_records(tmp_path)
+    try:
+        quick = _start(shim, "quick", ["true"], tmp_path)
+        assert json.loads(shim.stdout.readline())[:2] == ["x", "quick"]
+        sleeper = _start(shim, "sleeper", ["sleep", "30"], tmp_path)
+        deadline = time.monotonic() + 5
+        while not (procs / str(sleeper)).exists():
+            assert time.monotonic() < deadline, "the running container was never recorded"
+            time.sleep(0.01)
+        assert time.monotonic() < deadline
+        assert not (procs / str(quick)).exists()
+        assert shim_module.RECORD_AFTER < 1
+    finally:
+        shim.kill()
+        shim.wait()
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(sleeper, signal.SIGKILL)
+
+
+def test_a_shim_whose_agent_is_gone_records_what_it_leaves_running(tmp_path: Path) -> None:
+    """Its stdin closes (the agent died): containers not yet recorded are, before the shim exits."""
+    shim, procs = _shim_with_records(tmp_path)
+    sleeper = _start(shim, "sleeper", ["sleep", "30"], tmp_path)
+    try:
+        shim.stdin.close()  # at once: well before the container's record time
+        shim.wait(timeout=10)
+        assert (procs / str(sleeper)).read_text() == leftovers.start_time(sleeper)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(sleeper, signal.SIGKILL)
+
+
+def test_a_terminated_shim_records_what_it_leaves_running(tmp_path: Path) -> None:
+    shim, procs = _shim_with_records(tmp_path)
+    sleeper = _start(shim, "sleeper", ["sleep", "30"], tmp_path)
+    try:
+        shim.terminate()
+        assert shim.wait(timeout=10) == 128 + signal.SIGTERM
+        assert (procs / str(sleeper)).exists()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(sleeper, signal.SIGKILL)
+
+
+def test_a_container_starts_with_default_signal_dispositions(tmp_path: Path) -> None:
+    """The shim ignores SIGINT (a terminal's Ctrl-C is for the agent); its containers do not inherit that."""
+    shim, _ = _shim_with_records(tmp_path)
+    try:
+        script = "grep SigIgn /proc/$$/status"
+        pid = _start(shim, "c", ["sh", "-c", script], tmp_path)
+        assert json.loads(shim.stdout.readline())[:2] == ["x", "c"]
+        ignored = int((tmp_path / "c.log").read_text().split()[1], 16)
+        assert pid > 0 and not ignored & (1 << (signal.SIGINT - 1))
+    finally:
+        shim.stdin.close()
+        shim.wait(timeout=10)

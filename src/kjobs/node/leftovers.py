@@ -8,7 +8,9 @@ kubelet never leaves containers it has declared lost behind, so neither does kjo
 
 Records: under `<root>/procs`, each agent process has a directory named `<pid>-<start time>` (itself), and in
 it one file per running container process group, named by the leader's pid and holding its start time (field
-22 of `/proc/<pid>/stat`), removed when the process is reaped. A runtime starting on the same root kills the
+22 of `/proc/<pid>/stat`), removed when the process is reaped. The shim writes a record once a container has
+run for a moment (`shim.RECORD_AFTER`), and for every container it leaves running when it exits: a container
+that ends sooner, as most of a Job of short tasks do, costs no record at all. A runtime starting on the same root kills the
 recorded groups of every owner that is no longer alive — never those of a live owner (two `kjobs run` sessions
 share a root), and never a reused pid (the start time must match).
 """
