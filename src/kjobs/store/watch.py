@@ -61,6 +61,7 @@ class Watch:
         self._filtered = not (label_selector.empty and field_selector.empty)
         self._any_labels = label_selector.empty  # a node agent's watch selects by field only
         self._backlog = 0  # initial events, allowed on top of max_queue
+        self._sleepers = 0  # threads blocked in `next` (most watches are consumed by asyncio, never blocking)
 
     # --- producer side (called by the store while it publishes) ---------------------------------------------
 
@@ -107,7 +108,8 @@ class Watch:
                 self.overflowed = True
                 self._queue.clear()
                 self._closed = True
-            self._cond.notify_all()
+            if self._sleepers:
+                self._cond.notify_all()
             waiter, self._waiter = self._waiter, None
         if waiter is not None:
             _call_threadsafe(*waiter)
@@ -125,7 +127,11 @@ class Watch:
         """The next event; None when `timeout` seconds pass first or the watch has ended and is drained."""
         with self._cond:
             if not self._queue and not self._closed:
-                self._cond.wait_for(lambda: bool(self._queue) or self._closed, timeout)
+                self._sleepers += 1
+                try:
+                    self._cond.wait_for(lambda: bool(self._queue) or self._closed, timeout)
+                finally:
+                    self._sleepers -= 1
             if self._queue:
                 return self._queue.popleft()
             return None
