@@ -11,6 +11,7 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kjobs.api.types import Obj
 from kjobs.server import apply, fieldtrees, schema
 
 POD_STRATEGIES = schema.strategies_for(schema.schema_name("", "v1", "Pod"))
@@ -197,3 +198,17 @@ def test_label_trees_depend_on_the_keys_alone() -> None:
     assert trees[0] is trees[1]
     assert trees[0] == {"f:batch.kubernetes.io/job-completion-index": {}, "f:job-name": {}}
     assert trees[2] == {"f:job-name": {}}
+
+
+def test_new_conditions_of_one_shape_share_their_tree_whatever_their_values() -> None:
+    def status(when: str, reason: str) -> Obj:
+        condition = {"type": "Ready", "status": "False", "reason": reason, "lastTransitionTime": when}
+        return {"status": {"phase": "Succeeded", "conditions": [condition]}}
+
+    before: Obj = {"status": {"phase": "Pending"}}
+    first = fieldtrees.changed_fields_v1(before, status("2026-01-01T00:00:00Z", "PodCompleted"), POD_STRATEGIES)
+    second = fieldtrees.changed_fields_v1(before, status("2026-01-02T00:00:00Z", "Other"), POD_STRATEGIES)
+    ready = 'k:{"type":"Ready"}'
+    one, two = first["f:status"]["f:conditions"][ready], second["f:status"]["f:conditions"][ready]
+    assert one is two
+    assert one == {".": {}, "f:lastTransitionTime": {}, "f:reason": {}, "f:status": {}, "f:type": {}}

@@ -55,8 +55,13 @@ def _changed(
 ) -> None:
     """Add under `parent[segment]` the changed leaves of `value` (known to differ from `before`)."""
     if isinstance(value, dict) and value:
+        old = before if isinstance(before, dict) else {}
+        flat = None if old else _flat_tree(value, element=False)
+        if flat is not None:
+            _attach(parent, segment, flat)
+            return
         node: Obj = {}
-        _changed_fields(before if isinstance(before, dict) else {}, value, node, names, lookup)
+        _changed_fields(old, value, node, names, lookup)
         _attach(parent, segment, node)
         return
     if isinstance(value, list) and value:
@@ -105,7 +110,13 @@ def _changed_elements(
         element = _element(value, merge_key, listed.get(merge_key)) or listed
         element_segment = key_segment(element, merge_key)
         match = _element(old_list, merge_key, element.get(merge_key))
-        element_node: Obj = node.get(element_segment) or {}
+        existing = node.get(element_segment)
+        if match is None and existing is None and listed is element:
+            flat = _flat_tree(element, element=True)
+            if flat is not None:  # a new condition, a new address: the same tree for every one of its shape
+                node[element_segment] = flat
+                continue
+        element_node: Obj = _sorted(existing) if existing else {}  # a copy: what is attached may be shared
         if match is None:
             element_node["."] = {}
         if listed is not element:  # a duplicate key: its fields read through the first element
@@ -120,6 +131,30 @@ def _changed_elements(
             _changed_fields(match or {}, element, element_node, names, lookup)
         _attach(node, element_segment, element_node)
     _attach(parent, segment, {key: node[key] for key in sorted(node)})
+
+
+_FLAT_TREES: dict[tuple[bool, tuple[str, ...]], Obj] = {}
+_FLAT_TREES_KEPT = 1024
+
+
+def _flat_tree(value: Obj, *, element: bool) -> Obj | None:
+    """The changed-fields tree of a map new to the object whose every field holds a scalar (a condition, an IP
+    entry): a leaf per field, and the element's own `.` for a new list element. It depends on the field names
+    alone, so it is remembered by them and shared, read-only, by the objects that have one of that shape (the
+    status of every pod a kubelet starts). None when some field holds a map, a list or null."""
+    for item in value.values():
+        if item is None or type(item) is dict or type(item) is list:
+            return None
+    key = (element, tuple(value))
+    tree = _FLAT_TREES.get(key)
+    if tree is None:
+        tree = {f"f:{name}": {} for name in sorted(value)}
+        if element:
+            tree = {".": {}, **tree}
+        if len(_FLAT_TREES) >= _FLAT_TREES_KEPT:
+            _FLAT_TREES.clear()
+        _FLAT_TREES[key] = tree
+    return tree
 
 
 def _element(elements: list[Any] | None, merge_key: str, key_value: Any) -> Obj | None:
