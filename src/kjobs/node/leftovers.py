@@ -10,9 +10,9 @@ Records: under `<root>/procs`, each agent process has a directory named `<pid>-<
 it one file per running container process group, named by the leader's pid and holding its start time (field
 22 of `/proc/<pid>/stat`), removed when the process is reaped. The shim writes a record once a container has
 run for a moment (`shim.RECORD_AFTER`), and for every container it leaves running when it exits: a container
-that ends sooner, as most of a Job of short tasks do, costs no record at all. A runtime starting on the same root kills the
-recorded groups of every owner that is no longer alive — never those of a live owner (two `kjobs run` sessions
-share a root), and never a reused pid (the start time must match).
+that ends sooner, as most of a Job of short tasks do, costs no record at all. A runtime starting on the same
+root kills the recorded groups of every owner that is no longer alive — never those of a live owner (two
+`kjobs run` sessions share a root), and never a reused pid (the start time must match).
 """
 
 from __future__ import annotations

@@ -321,6 +321,8 @@ def _position(elements: list[dict[str, Any]], merge_key: str, value: Any) -> int
 
 def _strip(value: Any, path: Path, lookup: StrategyLookup, mode: int = _GENERAL) -> Any:
     """Remove directives (and nulls) from a value that is added wholesale (nothing to merge with)."""
+    if mode != _GENERAL and type(value) is dict and _scalars_only(value):
+        return {k: v for k, v in value.items() if v is not None}  # a condition with `lastProbeTime: null`
     if isinstance(value, (dict, list)) and _mode(value) == _PLAIN:
         return value
     if isinstance(value, dict):
@@ -332,6 +334,10 @@ def _strip(value: Any, path: Path, lookup: StrategyLookup, mode: int = _GENERAL)
     if isinstance(value, list):
         return [s for s in (_strip(v, path, lookup, mode) for v in value) if s is not None]
     return value
+
+
+def _scalars_only(value: dict[str, Any]) -> bool:
+    return not any(type(v) is dict or type(v) is list for v in value.values())
 
 
 def _mode(value: dict[str, Any] | list[Any]) -> int:
