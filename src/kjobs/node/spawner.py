@@ -49,6 +49,7 @@ class Spawner:
         self._proc: subprocess.Popen[bytes] | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._out = b""
+        self._flush_scheduled = False
         self._pending = b""
         self._pids: dict[str, int | None] = {}  # live ids -> pid once started
 
@@ -74,6 +75,8 @@ class Spawner:
 
     def close(self) -> None:
         """Stop the shim (containers still running are left to `leftovers`, as after an agent crash)."""
+        if self._proc is not None:
+            self._write()  # requests of this turn not yet sent
         proc, self._proc = self._proc, None
         if proc is None:
             return
@@ -105,7 +108,16 @@ class Spawner:
         self._send(["b", self._base_env, str(self._procs_dir) if self._procs_dir is not None else ""])
 
     def _send(self, message: list[Any]) -> None:
+        """Queue a request; the requests of one turn of the event loop go out in one write (the agent starts
+        the pods it admitted in a burst together, and each write is a system call on the control plane)."""
         self._out += orjson.dumps(message) + b"\n"
+        if not self._flush_scheduled:
+            self._flush_scheduled = True
+            assert self._loop is not None
+            self._loop.call_soon(self._flush)
+
+    def _flush(self) -> None:
+        self._flush_scheduled = False
         self._write()
 
     def _write(self) -> None:
