@@ -179,15 +179,19 @@ class NodeLifecycleController:
             self._pods_by_node.get(old_node, set()).discard(key)
         if new is not None and new_node:
             self._pods_by_node.setdefault(new_node, set()).add(key)
-            if new_node != old_node:
+            if new_node != old_node and self._not_ready(new_node):
                 asyncio.get_running_loop().create_task(self._process_pod(key, new_node))
+
+    def _not_ready(self, node_name: str) -> bool:
+        """Whether this controller sees the node as not Ready (a pod bound to a Ready one needs nothing)."""
+        health = self.health.get(node_name)
+        if health is None or health.ready is None or self.nodes.get("", node_name) is None:
+            return False
+        return bool(health.ready.get("status") != "True")
 
     async def _process_pod(self, key: Key, node_name: str) -> None:
         """A pod newly bound to a node this controller sees as not Ready is marked not ready too."""
-        health = self.health.get(node_name)
-        if health is None or health.ready is None or self.nodes.get("", node_name) is None:
-            return
-        if health.ready.get("status") != "True":
+        if self._not_ready(node_name):
             pod = self.pods.get(*key)
             if pod is not None:
                 await self._mark_pods_not_ready([pod], node_name)

@@ -131,14 +131,14 @@ class TaintEvictionController:
             self._handle_node(name, cleared=not taints)
 
     def _on_pod(self, old: Obj | None, new: Obj | None) -> None:
-        key = key_of(new or old or {})
         old_node, new_node = _node_name(old), _node_name(new)
+        if old is not None and new is not None and old_node == new_node and _tolerations(old) == _tolerations(new):
+            return  # most updates (status, metadata) change nothing this controller indexes or acts on
+        key = key_of(new or old or {})
         if old_node and old_node != new_node:
             self._pods_by_node.get(old_node, set()).discard(key)
         if new_node:
             self._pods_by_node.setdefault(new_node, set()).add(key)
-        if old is not None and new is not None and _tolerations(old) == _tolerations(new) and old_node == new_node:
-            return
         if not self._started:
             return
         if new is None:
