@@ -46,6 +46,7 @@ class RecordingPodControl:
     """Counts pod writes; can be told to fail finalizer patches."""
 
     patch_error: bool = False
+    inline: bool = False  # batches go through asyncio.gather, as over a network
     created: list[Obj] = field(default_factory=list)
     deleted: list[str] = field(default_factory=list)
     finalizer_patches: int = 0

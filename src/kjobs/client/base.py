@@ -24,6 +24,10 @@ class WatchEvent:
 class Client(Protocol):
     """Kubernetes API operations; every failure is an ApiError carrying the server's Status."""
 
+    completes_inline: bool
+    """Whether a write completes without suspending its caller (an in-process API over a memory store): then
+    issuing writes concurrently gains nothing, and awaiting them in turn saves the event-loop turns between."""
+
     async def get(self, resource: ResourceRef, namespace: str | None, name: str) -> Obj:
         """GET one object."""
 

@@ -22,6 +22,8 @@ from kjobs.client.resources import ResourceRef
 class HttpClient:
     """A Kubernetes API client over HTTP(S); create it inside the event loop that uses it."""
 
+    completes_inline = False  # every call is a request: concurrent calls overlap their round trips
+
     def __init__(self, connection: Connection, *, user_agent: str = "kjobs", max_connections: int = 64) -> None:
         self.connection = connection
         headers = {"User-Agent": user_agent, "Accept": "application/json"}

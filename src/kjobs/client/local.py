@@ -48,6 +48,7 @@ class LocalClient:
         self, service: ApiService, *, manager: str = "kjobs", typed: bool = True, shared_results: bool = False
     ) -> None:
         self.service = service
+        self.completes_inline = service.store.store.writes_inline
         self._manager = manager
         self._typed = typed
         self._own = _copy if not shared_results else _same

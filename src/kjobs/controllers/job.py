@@ -49,6 +49,7 @@ class ClientPodControl:
 
     def __init__(self, client: Client) -> None:
         self._client = client
+        self.inline = client.completes_inline
 
     async def create_pod(self, namespace: str, pod: Obj) -> Obj:
         return await self._client.create(PODS, namespace, pod, handover=True)  # built for this call, shared with none

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
@@ -25,9 +26,14 @@ from kjobs.job.status import counter
 from kjobs.job.sync import PodActionsOutcome, SyncPlan, job_key, plan_sync
 from kjobs.job.tracking import TrackingPlan
 
+T = TypeVar("T")
+
 
 class PodControl(Protocol):
     """Pod writes the Job controller makes."""
+
+    inline: bool
+    """Its writes complete without suspending (see `Client.completes_inline`): a batch is then issued in turn."""
 
     async def create_pod(self, namespace: str, pod: Obj) -> Obj:
         """Create a pod (generateName honoured) from a body built for this call, which the caller gives up;
@@ -94,8 +100,8 @@ async def sync_job(
     if plan.deletions:
         if plan.action == "pods_deleted":
             book.expect(key, dels=len(plan.deletions), now=now)
-        results = await asyncio.gather(
-            *(_delete(pod_control, namespace, d.pod, d.strip_finalizer) for d in plan.deletions)
+        results = await _batch(
+            [_delete(pod_control, namespace, d.pod, d.strip_finalizer) for d in plan.deletions], pod_control.inline
         )
         for deletion, error in zip(plan.deletions, results, strict=True):
             if error is None:
@@ -226,7 +232,7 @@ async def _create_slow_start(
     batch = 1
     while pending:
         group, pending = pending[:batch], pending[batch:]
-        results = await asyncio.gather(*(_create(pod_control, namespace, pod) for pod in group))
+        results = await _batch([_create(pod_control, namespace, pod) for pod in group], pod_control.inline)
         batch_failed = False
         for result in results:
             if isinstance(result, Exception):
@@ -248,6 +254,16 @@ async def _create_slow_start(
     if failed:
         metrics.pods_creation.labels(plan.creation_reason, "failed").inc(failed)
     return created
+
+
+async def _batch(calls: list[Coroutine[Any, Any, T]], inline: bool) -> list[T]:
+    """A batch of API calls, concurrently as Kubernetes' controller issues them; or, when they complete without
+    suspending (in process), in turn within this task: the same results, without the event-loop turns that
+    tasks take (a sync that creates 30 pods otherwise lets the rest of the control plane run between its batches,
+    and the replacements of finished pods wait for it)."""
+    if inline:
+        return [await call for call in calls]
+    return list(await asyncio.gather(*calls))
 
 
 async def _create(pod_control: PodControl, namespace: str, pod: Obj) -> Obj | Exception:
@@ -275,7 +291,7 @@ async def _remove_finalizers(
             return None if exc.code == 404 else exc
         return None
 
-    results = await asyncio.gather(*(one(p) for p in pods))
+    results = await _batch([one(p) for p in pods], pod_control.inline)
     removed = {P.uid(p) for p, err in zip(pods, results, strict=True) if err is None}
     return removed, [err for err in results if err is not None]
 

@@ -305,6 +305,9 @@ class Store(ABC):
     without blocking an asyncio event loop. Objects returned are fresh dicts the caller may modify.
     """
 
+    writes_inline = False
+    """Whether the async writes complete without suspending the caller (nothing to wait for: no disk)."""
+
     def __init__(self, *, history_size: int = DEFAULT_HISTORY, watch_queue: int = DEFAULT_MAX_QUEUE) -> None:
         self._lock = threading.RLock()  # guards the index, histories and watcher lists
         self._write_lock = threading.Lock()  # one writer applies a batch at a time

@@ -13,6 +13,8 @@ from kjobs.store.events import Record
 class MemoryStore(Store):
     """A `Store` that keeps everything in process memory (lost when the process exits)."""
 
+    writes_inline = True
+
     def _persist(self, final: dict[Key, Record | None], revision: int) -> None:
         """Nothing to make durable."""
 
