@@ -71,7 +71,7 @@ async def run_job(job: Obj, options: RunOptions) -> int:
             nodes=options.nodes,
             pod_failure_backoff=options.backoff,
             job_batch_period=options.batch_period,
-            node_options=options.node_options,
+            node_options={"forget_pods_on_stop": True, **options.node_options},
         ),
         logs=logs,
     )
@@ -105,6 +105,7 @@ async def _follow(cluster: LocalCluster, job: Obj, options: RunOptions) -> int:
     changed = asyncio.Event()
     lines: list[str] = []
     logged: set[str] = set()
+    printing: set[asyncio.Task[None]] = set()
 
     def ours(obj: Obj) -> bool:
         pod_meta = obj.get("metadata") or {}
@@ -123,7 +124,9 @@ async def _follow(cluster: LocalCluster, job: Obj, options: RunOptions) -> int:
         finished = new is not None and new.get("status", {}).get("phase") in ("Succeeded", "Failed")
         if new is not None and finished and options.show_logs and new["metadata"]["uid"] not in logged:
             logged.add(new["metadata"]["uid"])
-            asyncio.get_running_loop().create_task(_print_logs(cluster, new, out))
+            task = asyncio.get_running_loop().create_task(_print_logs(cluster, new, out))
+            printing.add(task)
+            task.add_done_callback(printing.discard)
         changed.set()
 
     # The controllers' own informers: no watch of its own to filter and wake for every pod change.
@@ -158,6 +161,8 @@ async def _follow(cluster: LocalCluster, job: Obj, options: RunOptions) -> int:
         pods.remove_handler(on_pod)
         await jobs.stop()
         await pods.stop()
+        # The logs of the last pods are printed before the summary (and before the node removes the files).
+        await asyncio.gather(*printing, return_exceptions=True)
     print("", file=out)
     print(view.summary(), file=out, flush=True)
     return 0 if view.finished() == "Complete" else 1

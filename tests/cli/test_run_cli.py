@@ -74,3 +74,26 @@ def test_bad_input_exits_2_with_a_clear_error(tmp_path: Path, content: str | Non
     assert result.returncode == 2
     assert message in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_run_leaves_no_pod_files_behind(tmp_path: Path) -> None:
+    """Its API lives in memory and ends with it: the node removes its pods' scratch directories and logs (they
+    used to pile up in /dev/shm, a thousand per 1,000-pod run, until the filesystem ran out of inodes)."""
+    import os
+
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(tmp_path))
+    result = subprocess.run(
+        [sys.executable, "-m", "kjobs", "run", str(EXAMPLES / "ignore-disruptions.yaml"), "--plain", "--logs"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "succeeded: 4  failed: 0" in result.stdout
+    node_roots = [p for p in (tmp_path / "kjobs").iterdir() if p.is_dir()]
+    assert node_roots, "the node kept its files elsewhere"
+    for root in node_roots:
+        assert not any((root / "pods").iterdir())
+        assert not any((root / "logs").iterdir())

@@ -95,6 +95,9 @@ class NodeAgentSettings:
     machine: nodestatus.MachineInfo | None = None
     """Machine facts for the Node; probed from this machine when None."""
     labels: dict[str, str] = field(default_factory=dict)
+    forget_pods_on_stop: bool = False
+    """Remove every pod's files (scratch directory, logs) when the agent stops: for `kjobs run`, whose API lives
+    in memory and goes with it, so that nothing could ever read them again."""
 
 
 def status_patch(api_status: Obj, status: Obj, last_written: Obj) -> Obj:
@@ -265,6 +268,9 @@ class NodeAgent:
             await self.log_server.stop()
         with contextlib.suppress(Exception):
             await self.runtime.shutdown()
+        if self.settings.forget_pods_on_stop:
+            for uid in list(self._key_of):
+                self._release(uid)
         await self.events.shutdown()
 
     async def _every(self, interval: float, action: Callable[[], Any]) -> None:
