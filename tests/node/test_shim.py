@@ -239,3 +239,31 @@ def test_a_container_starts_with_default_signal_dispositions(tmp_path: Path) -> 
     finally:
         shim.stdin.close()
         shim.wait(timeout=10)
+
+
+def test_relative_paths_are_read_from_the_directory_the_shim_started_in(tmp_path: Path) -> None:
+    """The shim changes its working directory for every start: a relative record directory or log path must not
+    follow it there."""
+    import subprocess
+    import sys
+
+    from kjobs.node import spawner
+
+    (tmp_path / "procs").mkdir()
+    shim = subprocess.Popen(
+        [sys.executable, "-E", "-s", "-S", spawner._SHIM], stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=tmp_path
+    )
+    assert shim.stdin is not None and shim.stdout is not None
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    lines = [["b", env, "procs"], ["s", "c", ["sleep", "30"], {}, "work", "c.log"]]
+    shim.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in lines))
+    shim.stdin.flush()
+    pid = int(json.loads(shim.stdout.readline())[2])
+    try:
+        shim.stdin.close()  # the shim records what it leaves running, then exits
+        shim.wait(timeout=10)
+        assert (tmp_path / "procs" / str(pid)).exists()
+        assert (tmp_path / "c.log").exists() and (tmp_path / "work").is_dir()
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)

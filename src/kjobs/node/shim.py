@@ -80,7 +80,9 @@ class Shim:
         elif kind == "k":
             self.kill(message[1], message[2])
         elif kind == "b":
-            self.base_env, self.procs_dir = dict(message[1]), str(message[2])
+            # Paths are taken from the directory the shim started in: it changes directory for every start.
+            self.base_env = dict(message[1])
+            self.procs_dir = os.path.join(self.home, str(message[2])) if message[2] else ""
 
     def spawn(self, cid: str, argv: list[str], env: dict[str, str], cwd: str, log_path: str) -> None:
         """Start one container process in `cwd` (created if missing) with its output appended to its log file."""
