@@ -194,3 +194,34 @@ def test_a_rate_limited_recorder_writes_its_burst_then_qps_and_drops_past_its_qu
         assert recorder.dropped == 500 + 850  # what was still queued at shutdown
 
     asyncio.run(run())
+
+
+def test_a_queued_event_is_stamped_with_the_time_it_was_recorded_not_the_time_it_is_written() -> None:
+    """A rate-limited recorder builds an event when its turn to be written comes (most of a busy queue is dropped
+    at shutdown unbuilt); what it says is still what was recorded, when it was recorded."""
+
+    async def run() -> None:
+        clock = FakeClock()
+        client = await local_api(clock)
+        recorder = EventRecorder(client, component="kubelet", clock=clock, host="n1", qps=1, burst=1)
+        recorded_at = format_time(clock.now())
+        for i in range(3):
+            pod = {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": f"p{i}", "namespace": "default", "uid": f"u{i}"},
+            }
+            recorder.event(pod, "Normal", "Started", f"Started container c{i}")
+        for _ in range(50):  # the first is written at once; the second waits for a token
+            await asyncio.sleep(0)
+        clock.advance(1.0)
+        for _ in range(50):
+            await asyncio.sleep(0)
+        written, _ = await client.list(EVENTS, "default")
+        assert sorted(e["message"] for e in written) == ["Started container c0", "Started container c1"]
+        assert {e["firstTimestamp"] for e in written} == {recorded_at}
+        assert {e["involvedObject"]["name"] for e in written} == {"p0", "p1"}
+        await recorder.shutdown()
+        assert recorder.dropped == 1
+
+    asyncio.run(run())

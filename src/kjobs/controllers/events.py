@@ -35,6 +35,9 @@ EVENT_TYPES = frozenset({"Normal", "Warning"})
 MAX_QUEUED_EVENTS = 1000
 """client-go's `maxQueuedEvents`: what a rate-limited recorder holds before it drops new events."""
 
+_Pending = tuple[Obj, str, str, str, float]
+"""An event waiting in a rate-limited recorder's queue: (object, type, reason, message, time), built when written."""
+
 # One namer per process: two recorders stamping events about one object at one (virtual) instant still get
 # different names.
 _NAMES = EventNamer()
@@ -63,7 +66,7 @@ class EventRecorder:
         self._pending: set[asyncio.Task[None]] = set()
         self._tails: dict[tuple[str, str], asyncio.Task[None]] = {}  # the last write queued per Event
         self._limiter = TokenBucketLimiter(qps, burst, clock) if qps > 0 else None
-        self._queue: deque[Obj] = deque()
+        self._queue: deque[_Pending] = deque()
         self._queue_limit = queue_limit
         self._writer: asyncio.Task[None] | None = None
         self.dropped = 0
@@ -80,7 +83,9 @@ class EventRecorder:
                 self.dropped += 1
                 log.debug("event queue full, dropping %s about %s", reason, (obj.get("metadata") or {}).get("name"))
                 return
-            self._enqueue(self._make_event(obj, type_, reason, message, now))
+            # Built when its turn to be written comes: most of a busy component's queue is dropped at its stop, and
+            # the object (an informer's, read-only) and the time are those of this call either way.
+            self._enqueue((obj, type_, reason, message, now))
             return
         result = self.correlator.event_correlate(self._make_event(obj, type_, reason, message, now), now)
         if result.event is None:
@@ -156,12 +161,13 @@ class EventRecorder:
         except Exception as exc:
             log.debug("event %s not recorded: %s", event.get("reason"), exc)
 
-    def _enqueue(self, event: Obj) -> None:
+    def _enqueue(self, pending: _Pending) -> None:
         if len(self._queue) >= self._queue_limit:
             self.dropped += 1
-            log.debug("event queue full, dropping %s about %s", event["reason"], event["involvedObject"].get("name"))
+            about = (pending[0].get("metadata") or {}).get("name")
+            log.debug("event queue full, dropping %s about %s", pending[2], about)
             return
-        self._queue.append(event)
+        self._queue.append(pending)
         if self._writer is None or self._writer.done():
             self._writer = asyncio.get_running_loop().create_task(self._write_queued())
 
@@ -169,7 +175,7 @@ class EventRecorder:
         """The rate-limited writer: correlate each queued event now, then write it once a token is free."""
         assert self._limiter is not None
         while self._queue:
-            event = self._queue.popleft()
+            event = self._make_event(*self._queue.popleft())
             result = self.correlator.event_correlate(event, self._clock.now())
             if result.event is None:
                 continue
