@@ -61,9 +61,16 @@ class Client(Protocol):
         may complete it in place."""
 
     async def update(
-        self, resource: ResourceRef, namespace: str | None, obj: Obj, *, subresource: str | None = None
+        self,
+        resource: ResourceRef,
+        namespace: str | None,
+        obj: Obj,
+        *,
+        subresource: str | None = None,
+        handover: bool = False,
     ) -> Obj:
-        """PUT an object (compare-and-swap on its resourceVersion), or its `status` subresource."""
+        """PUT an object (compare-and-swap on its resourceVersion), or its `status` subresource (`handover`: as
+        for `create`)."""
 
     async def patch(
         self,

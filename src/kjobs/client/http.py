@@ -116,9 +116,15 @@ class HttpClient:
         return await self._request("POST", resource.path(namespace), body=obj)
 
     async def update(
-        self, resource: ResourceRef, namespace: str | None, obj: Obj, *, subresource: str | None = None
+        self,
+        resource: ResourceRef,
+        namespace: str | None,
+        obj: Obj,
+        *,
+        subresource: str | None = None,
+        handover: bool = False,
     ) -> Obj:
-        """PUT."""
+        """PUT (`handover` changes nothing: the body is serialized anyway)."""
         name = str(obj["metadata"]["name"])
         return await self._request("PUT", resource.path(namespace, name, subresource), body=obj)
 

@@ -114,14 +114,20 @@ class LocalClient:
         return self._own(result.obj)
 
     async def update(
-        self, resource: ResourceRef, namespace: str | None, obj: Obj, *, subresource: str | None = None
+        self,
+        resource: ResourceRef,
+        namespace: str | None,
+        obj: Obj,
+        *,
+        subresource: str | None = None,
+        handover: bool = False,
     ) -> Obj:
-        """PUT."""
+        """PUT (a body handed over is not copied: see `Client.create`)."""
         result = await self.service.update(
             self._resource(resource),
             namespace or "",
             str(obj["metadata"]["name"]),
-            _copy(obj),
+            obj if handover else _copy(obj),
             subresource=subresource or "",
             manager=self._manager,
             typed=self._typed,

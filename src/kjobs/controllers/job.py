@@ -68,8 +68,13 @@ class ClientStatusWriter:
         self._client = client
 
     async def update_job_status(self, job: Obj, status: Obj) -> Obj:
-        body = dict(job, status=status)
-        return await self._client.update(JOBS, job["metadata"]["namespace"], body, subresource="status")
+        # What a PUT of /status reads (an API server keeps everything else from the stored Job), built for this call
+        # and handed over: the status is the sync's own, written once and never changed after.
+        meta = job["metadata"]
+        identity = {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion") if k in meta}
+        body = {"apiVersion": job.get("apiVersion", "batch/v1"), "kind": job.get("kind", "Job"), "metadata": identity}
+        body["status"] = status
+        return await self._client.update(JOBS, meta["namespace"], body, subresource="status", handover=True)
 
 
 class JobController:
