@@ -11,6 +11,7 @@ import pytest
 from kjobs.api.defaults import default_pod
 from kjobs.api.types import Obj
 from kjobs.api.validation import validate_job, validate_object_meta, validate_pod
+from kjobs.memo import Memo
 from tests.api.job_fixtures import api_job, template_spec
 
 DNS_LABEL = (
@@ -290,7 +291,7 @@ def test_a_remembered_valid_spec_still_checks_another_hostname(monkeypatch: pyte
         real(spec, path, errs, is_pod=is_pod)
 
     monkeypatch.setattr(validation_pod, "_validate_pod_spec", counting)
-    monkeypatch.setattr(validation_pod, "_VALID_SPECS", {})
+    monkeypatch.setattr(validation_pod, "_VALID_SPECS", Memo(256))
     assert validate_pod(_pod(hostname="job-0")) == []
     assert validate_pod(_pod(hostname="job-1")) == []
     assert walks == ["job-0"]
@@ -302,8 +303,8 @@ def test_a_remembered_valid_spec_still_checks_another_hostname(monkeypatch: pyte
 def test_an_invalid_spec_is_reported_with_its_own_values_every_time(monkeypatch: pytest.MonkeyPatch) -> None:
     from kjobs.api import validation_pod
 
-    monkeypatch.setattr(validation_pod, "_VALID_SPECS", {})
+    monkeypatch.setattr(validation_pod, "_VALID_SPECS", Memo(256))
     pod = _pod(restartPolicy="Sometimes")
     first = [str(e) for e in validate_pod(pod)]
     assert first and first == [str(e) for e in validate_pod(copy.deepcopy(pod))]
-    assert validation_pod._VALID_SPECS == {}
+    assert len(validation_pod._VALID_SPECS) == 0

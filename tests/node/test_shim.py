@@ -202,26 +202,20 @@ def test_a_container_is_recorded_for_leftovers_once_it_has_run_a_while(tmp_path:
             os.killpg(sleeper, signal.SIGKILL)
 
 
-def test_a_shim_whose_agent_is_gone_records_what_it_leaves_running(tmp_path: Path) -> None:
-    """Its stdin closes (the agent died): containers not yet recorded are, before the shim exits."""
+@pytest.mark.parametrize("ending", ["stdin closed", "SIGTERM"])
+def test_a_shim_that_ends_records_what_it_leaves_running(tmp_path: Path, ending: str) -> None:
+    """Its agent is gone (stdin closes) or it is terminated: containers not yet recorded are, before it exits."""
     shim, procs = _shim_with_records(tmp_path)
     sleeper = _start(shim, "sleeper", ["sleep", "30"], tmp_path)
     try:
-        shim.stdin.close()  # at once: well before the container's record time
-        shim.wait(timeout=10)
+        # At once: well before the container's record time.
+        if ending == "SIGTERM":
+            shim.terminate()
+            assert shim.wait(timeout=10) == 128 + signal.SIGTERM
+        else:
+            shim.stdin.close()
+            shim.wait(timeout=10)
         assert (procs / str(sleeper)).read_text() == leftovers.start_time(sleeper)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(sleeper, signal.SIGKILL)
-
-
-def test_a_terminated_shim_records_what_it_leaves_running(tmp_path: Path) -> None:
-    shim, procs = _shim_with_records(tmp_path)
-    sleeper = _start(shim, "sleeper", ["sleep", "30"], tmp_path)
-    try:
-        shim.terminate()
-        assert shim.wait(timeout=10) == 128 + signal.SIGTERM
-        assert (procs / str(sleeper)).exists()
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(sleeper, signal.SIGKILL)

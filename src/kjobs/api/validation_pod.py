@@ -48,6 +48,7 @@ from kjobs.api.validation_meta import (
     validate_nonnegative,
     validate_object_meta,
 )
+from kjobs.memo import Memo
 
 Invalid = ErrorType.FieldValueInvalid
 Required = ErrorType.FieldValueRequired
@@ -811,8 +812,7 @@ def _validate_security_context(spec: Obj, path: str, errs: Errors) -> None:
             errs.append(FieldError(f"{sc}.supplementalGroups[{j}]", Invalid, inclusive_range_error(0, 0xFFFFFFFF), gid))
 
 
-_VALID_SPECS: dict[bytes, None] = {}
-_VALID_SPECS_KEPT = 256
+_VALID_SPECS: Memo[bytes, bool] = Memo(256)
 
 
 def validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool = False) -> None:
@@ -828,9 +828,7 @@ def validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool = Fals
     before = len(errs)
     _validate_pod_spec(spec, path, errs, is_pod=is_pod)
     if key is not None and len(errs) == before:
-        if len(_VALID_SPECS) >= _VALID_SPECS_KEPT:
-            _VALID_SPECS.clear()
-        _VALID_SPECS[key] = None
+        _VALID_SPECS.put(key, True)
 
 
 def _valid_spec_key(spec: Obj, path: str, is_pod: bool) -> bytes | None:

@@ -43,6 +43,7 @@ from kjobs.controllers.taints import (
     TAINT_UNREACHABLE,
     TAINT_UNSCHEDULABLE,
 )
+from kjobs.memo import Memo
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
 MAX_NODE_SCORE = 100
@@ -304,8 +305,7 @@ def spec_info(spec: Obj) -> SpecInfo:
     )
 
 
-_SPEC_INFOS: dict[bytes, SpecInfo] = {}
-_SPEC_INFOS_KEPT = 256
+_SPEC_INFOS: Memo[bytes, SpecInfo] = Memo(256)
 
 
 def shared_spec_info(spec: Obj) -> SpecInfo:
@@ -316,11 +316,7 @@ def shared_spec_info(spec: Obj) -> SpecInfo:
     except TypeError:  # not JSON (a spec built in process): computed every time
         return spec_info(spec)
     known = _SPEC_INFOS.get(key)
-    if known is None:
-        if len(_SPEC_INFOS) >= _SPEC_INFOS_KEPT:
-            _SPEC_INFOS.clear()
-        known = _SPEC_INFOS[key] = spec_info(spec)
-    return known
+    return known if known is not None else _SPEC_INFOS.put(key, spec_info(spec))
 
 
 def pod_info(pod: Obj, *, priority: int, preempt_never: bool, spec: SpecInfo | None = None) -> PodInfo:

@@ -19,6 +19,7 @@ import orjson
 
 from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
+from kjobs.memo import Memo
 from kjobs.server.patch import StrategyLookup
 
 Segment = str
@@ -96,7 +97,7 @@ _REPEATED_META = frozenset({"ownerReferences", "finalizers"})
 """Metadata fields whose tree is remembered like a spec field's (labels and annotations vary per object)."""
 
 _STRING_MAPS = frozenset({"labels", "annotations"})
-_MAP_TREES: dict[tuple[str, ...], Obj] = {}
+_MAP_TREES: Memo[tuple[str, ...], Obj] = Memo(512)
 
 
 def _string_map_tree(value: Any, names: tuple[str, ...], lookup: StrategyLookup) -> Obj:
@@ -106,15 +107,10 @@ def _string_map_tree(value: Any, names: tuple[str, ...], lookup: StrategyLookup)
         return _tree(value, names, lookup)
     keys = tuple(value)
     tree = _MAP_TREES.get(keys)
-    if tree is None:
-        if len(_MAP_TREES) >= _SPEC_TREES_KEPT:
-            _MAP_TREES.clear()
-        tree = _MAP_TREES[keys] = _tree(value, names, lookup)
-    return tree
+    return tree if tree is not None else _MAP_TREES.put(keys, _tree(value, names, lookup))
 
 
-_SPEC_TREES: dict[tuple[tuple[str, ...], bytes, StrategyLookup], Obj] = {}
-_SPEC_TREES_KEPT = 512
+_SPEC_TREES: Memo[tuple[tuple[str, ...], bytes, StrategyLookup], Obj] = Memo(512)
 
 
 def _whole_spec_tree(spec: Obj, lookup: StrategyLookup) -> Obj:
@@ -129,9 +125,7 @@ def _whole_spec_tree(spec: Obj, lookup: StrategyLookup) -> Obj:
     if tree is None:
         tree = {f"f:{k}": _spec_tree(spec[k], ("spec", k), lookup) for k in sorted(spec)}
         if key is not None:
-            if len(_SPEC_TREES) >= _SPEC_TREES_KEPT:
-                _SPEC_TREES.clear()
-            _SPEC_TREES[key] = tree
+            _SPEC_TREES.put(key, tree)
     return tree
 
 
@@ -147,11 +141,7 @@ def _spec_tree(value: Any, names: tuple[str, ...], lookup: StrategyLookup) -> Ob
     except TypeError:
         return _tree(value, names, lookup)
     tree = _SPEC_TREES.get(key)
-    if tree is None:
-        if len(_SPEC_TREES) >= _SPEC_TREES_KEPT:
-            _SPEC_TREES.clear()
-        tree = _SPEC_TREES[key] = _tree(value, names, lookup)
-    return tree
+    return tree if tree is not None else _SPEC_TREES.put(key, _tree(value, names, lookup))
 
 
 def _tree(value: Any, names: tuple[str, ...], lookup: StrategyLookup) -> Obj:

@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from kjobs.api.types import Obj
+from kjobs.memo import Memo
 from kjobs.server.apply import IGNORED_META, IGNORED_TOP, FieldPath, collect, differs, key_segment
 from kjobs.server.patch import StrategyLookup
 
@@ -133,8 +134,7 @@ def _changed_elements(
     _attach(parent, segment, {key: node[key] for key in sorted(node)})
 
 
-_FLAT_TREES: dict[tuple[bool, tuple[str, ...]], Obj] = {}
-_FLAT_TREES_KEPT = 1024
+_FLAT_TREES: Memo[tuple[bool, tuple[str, ...]], Obj] = Memo(1024)
 
 
 def _flat_tree(value: Obj, *, element: bool) -> Obj | None:
@@ -151,9 +151,7 @@ def _flat_tree(value: Obj, *, element: bool) -> Obj | None:
         tree = {f"f:{name}": {} for name in sorted(value)}
         if element:
             tree = {".": {}, **tree}
-        if len(_FLAT_TREES) >= _FLAT_TREES_KEPT:
-            _FLAT_TREES.clear()
-        _FLAT_TREES[key] = tree
+        _FLAT_TREES.put(key, tree)
     return tree
 
 
