@@ -345,6 +345,25 @@ def test_forget_removes_pod_files(tmp_path: Path) -> None:
     with_runtime(tmp_path, body)
 
 
+def test_shutdown_with_forget_removes_every_pods_files_and_stops_the_shim(tmp_path: Path) -> None:
+    async def run() -> None:
+        runtime = ProcessRuntime(root_dir=tmp_path, backoff_base=0.05)
+        done = await runtime.run_pod(make_pod([sh("echo done")], uid="u-done", name="done"))
+        await done.wait()
+        running = await runtime.run_pod(make_pod([sh("echo up; sleep 30")], uid="u-run", name="run"))
+        await eventually(lambda: (runtime.log_dir / "u-run_main_0.log").exists(), "start")
+        shim = runtime._spawner._proc
+        assert shim is not None
+        await asyncio.wait_for(runtime.shutdown(forget=True), DEADLINE)
+        assert running.phase == "Failed"
+        assert os.listdir(runtime.root_dir / "pods") == []
+        assert list(runtime.log_dir.iterdir()) == []
+        assert runtime.get("u-done") is None and runtime.get("u-run") is None
+        assert shim.poll() is not None  # the shim was waited for, not left behind
+
+    asyncio.run(run())
+
+
 def test_many_pods_concurrently(tmp_path: Path) -> None:
     async def body(runtime: ProcessRuntime) -> None:
         pods = [make_pod([sh(f"exit {i % 2}")], uid=f"u{i}", name=f"p{i}") for i in range(40)]

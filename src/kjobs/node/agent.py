@@ -267,10 +267,8 @@ class NodeAgent:
         if self.log_server is not None:
             await self.log_server.stop()
         with contextlib.suppress(Exception):
-            await self.runtime.shutdown()
-        if self.settings.forget_pods_on_stop:
-            for uid in list(self._key_of):
-                self._release(uid)
+            # Forgetting removes each pod's files; the runtime does it while its shim exits.
+            await self.runtime.shutdown(forget=self.settings.forget_pods_on_stop)
         await self.events.shutdown()
 
     async def _every(self, interval: float, action: Callable[[], Any]) -> None:

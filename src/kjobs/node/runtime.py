@@ -96,6 +96,7 @@ class ContainerRuntime(Protocol):
         """Drop a terminal pod's records and files (the pod object was removed from the API)."""
         ...
 
-    async def shutdown(self) -> None:
-        """Kill everything at once and release the runtime's resources."""
+    async def shutdown(self, *, forget: bool = False) -> None:
+        """Kill everything at once and release the runtime's resources; with `forget`, also forget every pod
+        (`forget`: records and files)."""
         ...

@@ -157,11 +157,14 @@ class SimulatedRuntime(Supervisor):
             data = data[:limit_bytes]
         return _once(data)
 
-    async def shutdown(self) -> None:
-        """Kill every pod at once."""
+    async def shutdown(self, *, forget: bool = False) -> None:
+        """Kill every pod at once; with `forget`, drop their records too."""
         for uid in list(self.records):
             self.request_kill(uid, grace_seconds=0, exact=True)
         self.run_due()
+        if forget:
+            for uid in list(self.records):
+                self.forget(uid)
 
     # -- Supervisor hooks ----------------------------------------------------------------------------------
     def _call_later(self, delay: float, callback: Callable[[], None]) -> Cancel:

@@ -52,6 +52,7 @@ class Spawner:
         self._flush_scheduled = False
         self._pending = b""
         self._pids: dict[str, int | None] = {}  # live ids -> pid once started
+        self._closing: subprocess.Popen[bytes] | None = None  # told to go by `close`, not yet waited for
 
     def start(self) -> None:
         """Start the shim now (on the running event loop) rather than at the first spawn, so that the first
@@ -73,8 +74,11 @@ class Spawner:
         """The container's main process id, once started."""
         return self._pids.get(cid)
 
-    def close(self) -> None:
-        """Stop the shim (containers still running are left to `leftovers`, as after an agent crash)."""
+    def close(self, *, wait: bool = True) -> None:
+        """Stop the shim (containers still running are left to `leftovers`, as after an agent crash).
+
+        With `wait=False` the shim is only told to go (its stdin closed); `wait_closed` then waits for it, so
+        that its exit (a few milliseconds of interpreter teardown, on another core) overlaps the caller's work."""
         if self._proc is not None:
             self._write()  # requests of this turn not yet sent
         proc, self._proc = self._proc, None
@@ -84,8 +88,17 @@ class Spawner:
         assert proc.stdin is not None
         with contextlib.suppress(OSError):
             proc.stdin.close()
+        self._closing = proc
+        if wait:
+            self.wait_closed()
+
+    def wait_closed(self, timeout: float = 5.0) -> None:
+        """Wait (bounded) for a shim told to go by `close` to exit."""
+        proc, self._closing = self._closing, None
+        if proc is None:
+            return
         with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(timeout=5)
+            proc.wait(timeout=timeout)
 
     # -- the pipe -----------------------------------------------------------------------------------------
     def _ensure_shim(self) -> None:
