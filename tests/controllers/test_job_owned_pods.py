@@ -5,7 +5,9 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kjobs.controllers.job import _OwnedPods
+from kjobs.api.names import JOB_TRACKING_FINALIZER
+from kjobs.controllers.job import _facts, _OwnedPods
+from kjobs.job.sync import new_context
 
 _ops = st.lists(st.tuples(st.booleans(), st.integers(0, 30), st.integers(0, 3)), max_size=80)
 
@@ -24,3 +26,47 @@ def test_pods_come_out_in_name_order_with_their_newest_versions(ops: list[tuple[
             model.pop(uid, None)
     expected = sorted(model.values(), key=lambda p: (p["metadata"]["name"], p["metadata"]["uid"]))
     assert owned.in_name_order() == expected
+
+
+_PHASES = ("Pending", "Running", "Succeeded", "Failed")
+_pod_ops = st.lists(
+    st.tuples(st.booleans(), st.integers(0, 30), st.sampled_from(_PHASES), st.booleans(), st.booleans(), st.booleans()),
+    max_size=80,
+)
+
+
+def _pod(n: int, phase: str, tracked: bool, deleting: bool, ready: bool) -> dict[str, object]:
+    meta: dict[str, object] = {"name": f"pod-{n * 7 % 31}", "uid": f"uid-{n}"}
+    if tracked:
+        meta["finalizers"] = [JOB_TRACKING_FINALIZER]
+    if deleting:
+        meta["deletionTimestamp"] = "2026-11-30T00:00:00Z"
+    status = {"phase": phase, "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]}
+    return {"metadata": meta, "status": status}
+
+
+@settings(max_examples=300, deadline=None)
+@given(ops=_pod_ops)
+def test_a_sync_reading_only_the_unsettled_pods_classifies_them_as_one_reading_all(
+    ops: list[tuple[bool, int, str, bool, bool, bool]],
+) -> None:
+    """The controller keeps apart the pods not yet finished or counted; the sync's classification from those
+    alone (active, ready, terminating, tracked, all in name order) is the one from every pod."""
+    owned, model = _OwnedPods(), {}
+    for present, n, phase, tracked, deleting, ready in ops:
+        uid = f"uid-{n}"
+        if present:
+            pod = _pod(n, phase, tracked, deleting, ready)
+            has_finalizer, terminal, _ = _facts(pod)
+            owned.observe(uid, pod, tracked=has_finalizer, terminal=terminal)
+            model[uid] = pod
+        else:
+            owned.observe(uid, None)
+            model.pop(uid, None)
+    pods = owned.in_name_order()
+    unsettled = owned.unsettled_in_name_order()
+    assert unsettled == [p for p in pods if _facts(p)[0] or not _facts(p)[1]]
+    job = {"metadata": {"name": "j", "namespace": "ns", "uid": "job"}, "spec": {}, "status": {}}
+    everyone = new_context(job, pods, now=0.0, expected_rm_finalizers=frozenset())
+    few = new_context(job, pods, now=0.0, expected_rm_finalizers=frozenset(), unsettled=unsettled)
+    assert few == everyone

@@ -156,12 +156,12 @@ class JobController:
         meta = pod.get("metadata") or {}
         pod_uid = str(meta.get("uid") or "")
         owner = _controller_ref(meta)
-        if owner is not None:
-            self._owned(str(owner.get("uid") or "")).observe(pod_uid, new)
-        job = self._job_for(meta, owner)
         # Each version's facts, read once: (tracking finalizer, terminal phase, being deleted).
         old_tracked, old_terminal, old_deleting = _facts(old)
         new_tracked, new_terminal, new_deleting = _facts(new)
+        if owner is not None:
+            self._owned(str(owner.get("uid") or "")).observe(pod_uid, new, tracked=new_tracked, terminal=new_terminal)
+        job = self._job_for(meta, owner)
         if new_tracked and new_terminal and not (old_tracked and old_terminal):
             self._count_tracking_finalizer("add")
         if old_tracked and old_terminal and not new_tracked:
@@ -231,6 +231,7 @@ class JobController:
             return  # our own terminal write has not reached the cache yet
         owned = self._pods_by_owner.get(uid)
         pods = owned.in_name_order() if owned is not None else []
+        unsettled = owned.unsettled_in_name_order() if owned is not None else []
         if is_finished(job):
             for pod in pods:
                 if P.has_tracking_finalizer(pod):
@@ -247,6 +248,7 @@ class JobController:
             status_writer=self._status_writer,
             events=self.events,
             metrics=self.metrics,
+            unsettled=unsettled,
         )
         self.last_outcome[key] = outcome
         if outcome.finished is not None:
@@ -259,18 +261,21 @@ class JobController:
 
 class _OwnedPods:
     """The pods one Job controls, kept in name order as they come and go (a sync reads them in that order;
-    sorting a thousand pods on every sync cost more than all the rest of the sync's passes)."""
+    sorting a thousand pods on every sync cost more than all the rest of the sync's passes), and which of them
+    are unsettled: not in a terminal phase, or still carrying the tracking finalizer (see `new_context`)."""
 
-    __slots__ = ("names", "pods")
+    __slots__ = ("names", "pods", "unsettled")
 
     def __init__(self) -> None:
         self.pods: dict[str, Obj] = {}  # by uid
         self.names: list[tuple[str, str]] = []  # (name, uid), sorted
+        self.unsettled: dict[str, str] = {}  # uid -> name
 
-    def observe(self, uid: str, pod: Obj | None) -> None:
-        """Take a pod's newest version (None: it is gone)."""
+    def observe(self, uid: str, pod: Obj | None, *, tracked: bool = False, terminal: bool = False) -> None:
+        """Take a pod's newest version (None: it is gone), with its facts (`_facts`)."""
         known = self.pods.get(uid)
         if pod is None:
+            self.unsettled.pop(uid, None)
             if known is not None:
                 del self.pods[uid]
                 entry = (_name(known), uid)
@@ -278,14 +283,25 @@ class _OwnedPods:
                 if at < len(self.names) and self.names[at] == entry:
                     del self.names[at]
             return
+        name = _name(pod) if known is None else ""
         if known is None:
-            bisect.insort(self.names, (_name(pod), uid))
+            bisect.insort(self.names, (name, uid))
         self.pods[uid] = pod
+        if tracked or not terminal:
+            if uid not in self.unsettled:
+                self.unsettled[uid] = name or _name(pod)
+        else:
+            self.unsettled.pop(uid, None)
 
     def in_name_order(self) -> list[Obj]:
         """The pods, ordered by name."""
         pods = self.pods
         return [pods[uid] for _, uid in self.names]
+
+    def unsettled_in_name_order(self) -> list[Obj]:
+        """The unsettled pods, in the order of `in_name_order` (a few, next to a long Job's many settled)."""
+        pods = self.pods
+        return [pods[uid] for _, uid in sorted((name, uid) for uid, name in self.unsettled.items())]
 
 
 def _name(pod: Obj) -> str:

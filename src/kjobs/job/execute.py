@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -82,11 +82,12 @@ async def sync_job(
     status_writer: StatusWriter,
     events: EventSink,
     metrics: JobMetrics,
+    unsettled: Sequence[Obj] | None = None,
 ) -> SyncOutcome:
-    """Plan one sync of `job` and carry it out (Kubernetes' `syncJob`)."""
+    """Plan one sync of `job` and carry it out (Kubernetes' `syncJob`); `unsettled` as for `plan_sync`."""
     started = time.perf_counter()
     key = job_key(job)
-    plan = plan_sync(job, pods, now=now, bookkeeping=book.snapshot(key, now=now), config=config)
+    plan = plan_sync(job, pods, now=now, bookkeeping=book.snapshot(key, now=now), config=config, unsettled=unsettled)
     outcome = SyncOutcome(plan=plan, requeue_after=plan.requeue_after)
     for ev in plan.events if plan.skip else ():
         events.event(job, ev.type, ev.reason, ev.message)

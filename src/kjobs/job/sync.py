@@ -12,7 +12,7 @@ The executor (`kjobs.job.execute`) carries the plan out against the API.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import orjson
@@ -182,13 +182,24 @@ def job_key(job: Obj) -> str:
     return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
 
 
-def new_context(job: Obj, pods: list[Obj], *, now: float, expected_rm_finalizers: frozenset[str]) -> SyncContext:
-    """Classify the pods and copy the status: the starting point of a sync (and of a lone tracking step)."""
+def new_context(
+    job: Obj,
+    pods: list[Obj],
+    *,
+    now: float,
+    expected_rm_finalizers: frozenset[str],
+    unsettled: Sequence[Obj] | None = None,
+) -> SyncContext:
+    """Classify the pods and copy the status: the starting point of a sync (and of a lone tracking step).
+
+    `unsettled`, when the caller keeps them apart, holds the pods that are not in a terminal phase or still
+    carry the tracking finalizer, in `pods` order. Only those can be active, terminating or tracked; the rest,
+    finished and counted, are most of a long Job's pods, and the classifying pass then skips them."""
     status = copy_status(job.get("status"))
     active_pods: list[Obj] = []
     tracked_pods: list[Obj] = []
     terminating = 0
-    for pod in pods:  # one pass over all pods, most of them finished and counted: P's tests, inlined
+    for pod in pods if unsettled is None else unsettled:  # P's tests, inlined
         meta = pod.get("metadata") or _EMPTY
         if (pod.get("status") or _EMPTY).get("phase") not in P.TERMINAL_PHASES:
             if meta.get("deletionTimestamp"):
@@ -220,8 +231,10 @@ def plan_sync(
     now: float,
     bookkeeping: Bookkeeping | None = None,
     config: SyncConfig | None = None,
+    unsettled: Sequence[Obj] | None = None,
 ) -> SyncPlan:
-    """Decide one reconcile of `job` given the pods it owns (see the module note)."""
+    """Decide one reconcile of `job` given the pods it owns (see the module note); `unsettled` as for
+    `new_context`."""
     book = bookkeeping or Bookkeeping()
     cfg = config or SyncConfig()
     key = job_key(job)
@@ -237,7 +250,7 @@ def plan_sync(
             skip="unknown completion mode",
             events=[Event("Warning", "UnknownCompletionMode", "Skipped Job sync because completion mode is unknown")],
         )
-    ctx = new_context(job, pods, now=now, expected_rm_finalizers=book.expected_rm_finalizers)
+    ctx = new_context(job, pods, now=now, expected_rm_finalizers=book.expected_rm_finalizers, unsettled=unsettled)
     plan = SyncPlan(key=key, ctx=ctx, _satisfied=book.expectations_satisfied, _config=cfg)
     status, spec = ctx.status, spec_of(job)
     new_succeeded, new_failed = _new_finished_pods(ctx)
