@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kjobs.api.names import JOB_TRACKING_FINALIZER
-from kjobs.controllers.job import _facts, _OwnedPods
+from kjobs.controllers.job import _facts, _InNameOrder, _OwnedPods
 from kjobs.job.sync import new_context
 
 _ops = st.lists(st.tuples(st.booleans(), st.integers(0, 30), st.integers(0, 3)), max_size=80)
@@ -70,3 +70,16 @@ def test_a_sync_reading_only_the_unsettled_pods_classifies_them_as_one_reading_a
     everyone = new_context(job, pods, now=0.0, expected_rm_finalizers=frozenset())
     few = new_context(job, pods, now=0.0, expected_rm_finalizers=frozenset(), unsettled=unsettled)
     assert few == everyone
+
+
+def test_the_lazy_view_lists_the_pods_in_name_order_at_its_first_read() -> None:
+    owned = _OwnedPods()
+    for n in (3, 1, 2):
+        owned.observe(f"uid-{n}", {"metadata": {"name": f"pod-{n}", "uid": f"uid-{n}"}})
+    view = _InNameOrder(owned)
+    owned.observe("uid-0", {"metadata": {"name": "pod-0", "uid": "uid-0"}})  # before the first read: listed
+    names = [p["metadata"]["name"] for p in view]
+    assert names == ["pod-0", "pod-1", "pod-2", "pod-3"]
+    assert len(view) == 4 and view[1]["metadata"]["name"] == "pod-1"
+    assert [p["metadata"]["name"] for p in view[2:]] == ["pod-2", "pod-3"]
+    assert list(_InNameOrder(None)) == []

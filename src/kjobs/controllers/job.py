@@ -11,8 +11,9 @@ from __future__ import annotations
 import asyncio
 import bisect
 import logging
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, overload
 
 from kjobs.api.errors import ApiError
 from kjobs.api.names import JOB_TRACKING_FINALIZER
@@ -230,10 +231,10 @@ class JobController:
         if uid in self._finished_uids and not is_finished(job):
             return  # our own terminal write has not reached the cache yet
         owned = self._pods_by_owner.get(uid)
-        pods = owned.in_name_order() if owned is not None else []
+        pods = _InNameOrder(owned)
         unsettled = owned.unsettled_in_name_order() if owned is not None else []
         if is_finished(job):
-            for pod in pods:
+            for pod in unsettled:
                 if P.has_tracking_finalizer(pod):
                     await self._remove_orphan_finalizer(pod)
             self.book.forget(key)
@@ -302,6 +303,38 @@ class _OwnedPods:
         """The unsettled pods, in the order of `in_name_order` (a few, next to a long Job's many settled)."""
         pods = self.pods
         return [pods[uid] for _, uid in sorted((name, uid) for uid, name in self.unsettled.items())]
+
+
+class _InNameOrder(Sequence[Obj]):
+    """A Job's pods in name order, listed at the first read: a sync plans from its few unsettled pods, and only
+    some policies (a podFailurePolicy, OnFailure restarts, per-index limits) read every pod. Read while the sync
+    plans, which does not yield, so the pods are those of the sync's start."""
+
+    __slots__ = ("_owned", "_pods")
+
+    def __init__(self, owned: _OwnedPods | None) -> None:
+        self._owned = owned
+        self._pods: list[Obj] | None = None
+
+    def _listed(self) -> list[Obj]:
+        if self._pods is None:
+            self._pods = self._owned.in_name_order() if self._owned is not None else []
+        return self._pods
+
+    @overload
+    def __getitem__(self, index: int) -> Obj: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Obj]: ...
+
+    def __getitem__(self, index: int | slice) -> Obj | list[Obj]:
+        return self._listed()[index]
+
+    def __len__(self) -> int:
+        return len(self._listed())
+
+    def __iter__(self) -> Iterator[Obj]:
+        return iter(self._listed())
 
 
 def _name(pod: Obj) -> str:

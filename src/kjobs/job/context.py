@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from kjobs.api.names import COND_COMPLETE, COND_FAILED, JOB_CONTROLLER_NAME, MAX_INT32
@@ -18,7 +19,8 @@ class SyncContext:
     """Mutable working state of one sync; `status` is the JobStatus being built (a private copy)."""
 
     job: Obj
-    pods: list[Obj]
+    pods: Sequence[Obj]
+    """Every pod the Job owns (a caller may build it lazily, on first read: most syncs never read it whole)."""
     status: Obj
     now: float
     active_pods: list[Obj]

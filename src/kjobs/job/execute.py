@@ -73,7 +73,7 @@ class SyncOutcome:
 
 async def sync_job(
     job: Obj,
-    pods: list[Obj],
+    pods: Sequence[Obj],
     *,
     now: float,
     book: BookkeepingStore,

@@ -184,7 +184,7 @@ def job_key(job: Obj) -> str:
 
 def new_context(
     job: Obj,
-    pods: list[Obj],
+    pods: Sequence[Obj],
     *,
     now: float,
     expected_rm_finalizers: frozenset[str],
@@ -226,7 +226,7 @@ def new_context(
 
 def plan_sync(
     job: Obj,
-    pods: list[Obj],
+    pods: Sequence[Obj],
     *,
     now: float,
     bookkeeping: Bookkeeping | None = None,
@@ -312,7 +312,7 @@ def _fail_job_message(ctx: SyncContext) -> str | None:
     return None
 
 
-def _past_backoff_limit_on_failure(job: Obj, pods: list[Obj]) -> bool:
+def _past_backoff_limit_on_failure(job: Obj, pods: Sequence[Obj]) -> bool:
     """OnFailure Jobs: restarts of running/pending pods' containers reach the backoff limit."""
     if restart_policy(job) != "OnFailure":
         return False
@@ -405,7 +405,7 @@ def _succeeded_indexes(job: Obj, pods: list[Obj], total: int) -> tuple[Intervals
     return prev, prev.with_indexes(new)
 
 
-def _failed_indexes(job: Obj, pods: list[Obj], total: int) -> Intervals:
+def _failed_indexes(job: Obj, pods: Sequence[Obj], total: int) -> Intervals:
     text = (job.get("status") or {}).get("failedIndexes")
     prev = Intervals.parse(text, total) if text is not None else Intervals()
     new = [
