@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from kjobs.api.types import Obj
-from kjobs.node.admission import MEMORY_PRESSURE_MESSAGE, admit, pod_requests
+from kjobs.node.admission import MEMORY_PRESSURE_MESSAGE, Load, admit, load_of, pod_requests
 from kjobs.node.logsource import kubelet_endpoint
 from kjobs.node.nodestatus import MachineInfo, NodeState, conditions, micro_time, node_status
 from kjobs.node.recovery import lost_pod_status, ran_before
@@ -77,6 +77,15 @@ def test_pods_fit_until_cpu_runs_out() -> None:
     assert rejection is not None
     assert rejection.reason == "OutOfcpu"
     assert rejection.message == "Node didn't have enough resource: cpu, requested: 1000, used: 3500, capacity: 4000"
+
+
+def test_the_load_of_the_admitted_pods_decides_as_the_pods_themselves() -> None:
+    running = [pod("a", cpu="2"), pod("b", cpu="1500m", memory="1Gi")]
+    load = load_of(pod_requests(p) for p in running)
+    assert load == Load(2, {"cpu": 3500, "memory": 1 << 30})
+    for candidate in (pod("small", cpu="500m"), pod("big", cpu="1"), pod("huge", memory="8Gi")):
+        assert admit(candidate, load, ALLOCATABLE) == admit(candidate, running, ALLOCATABLE)
+    assert admit(pod("d"), Load(3, {}), ALLOCATABLE) == admit(pod("d"), [pod("a"), pod("b"), pod("c")], ALLOCATABLE)
 
 
 def test_memory_is_checked_in_bytes() -> None:

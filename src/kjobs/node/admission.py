@@ -62,9 +62,28 @@ def pod_requests(pod: Obj) -> dict[str, int]:
     return total
 
 
+@dataclass(frozen=True)
+class Load:
+    """What the pods already admitted take: how many they are, and their requests summed per resource."""
+
+    count: int
+    used: dict[str, int]
+
+
+def load_of(requests: Iterable[dict[str, int]]) -> Load:
+    """The `Load` of pods with these requests (each a `pod_requests`)."""
+    count = 0
+    used: dict[str, int] = {}
+    for each in requests:
+        count += 1
+        for name, amount in each.items():
+            used[name] = used.get(name, 0) + amount
+    return Load(count, used)
+
+
 def admit(
     pod: Obj,
-    admitted: Iterable[Obj],
+    admitted: Iterable[Obj] | Load,
     allocatable: Obj,
     *,
     memory_pressure: bool = False,
@@ -73,19 +92,17 @@ def admit(
 ) -> Rejection | None:
     """None when the kubelet would start `pod` next to the `admitted` (active) pods, else why not.
 
-    `requests_of` gives a pod's requests (`pod_requests`; a caller may remember them per pod, since a pod's
-    container resources never change)."""
+    `admitted`: the pods, or their `Load` when the caller keeps their requests (the node agent does: it
+    admits every pod next to the fifty it runs). `requests_of` gives a pod's requests (`pod_requests`; a
+    caller may remember them per pod, since a pod's container resources never change)."""
     if memory_pressure and qos_class(pod) == "BestEffort":
         return Rejection("Evicted", MEMORY_PRESSURE_MESSAGE)
-    others = list(admitted)
+    load = admitted if isinstance(admitted, Load) else load_of(requests_of(other) for other in admitted)
     max_pods = _amount(allocatable.get("pods", "110"), "pods")
-    if len(others) + 1 > max_pods:
-        return Rejection("OutOfpods", _insufficient("pods", 1, len(others), max_pods))
+    if load.count + 1 > max_pods:
+        return Rejection("OutOfpods", _insufficient("pods", 1, load.count, max_pods))
     wanted = requests_of(pod)
-    used: dict[str, int] = {}
-    for other in others:
-        for name, amount in requests_of(other).items():
-            used[name] = used.get(name, 0) + amount
+    used = load.used
     for name in _FIT_ORDER:
         requested = wanted.get(name, 0)
         if requested == 0 or name not in allocatable:

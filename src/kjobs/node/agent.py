@@ -35,7 +35,7 @@ from kjobs.controllers.informer import Informer, Key
 from kjobs.controllers.queue import WorkQueue
 from kjobs.controllers.taints import NO_SCHEDULE, TAINT_MEMORY_PRESSURE, taints_of, with_taints
 from kjobs.node import nodestatus
-from kjobs.node.admission import admit, pod_requests
+from kjobs.node.admission import Load, admit, load_of, pod_requests
 from kjobs.node.eviction import (
     DEFAULT_THRESHOLD,
     EVICTED,
@@ -451,10 +451,9 @@ class NodeAgent:
             if _deleting(pod):
                 await self._finish_deletion(pod)
             return None
-        running = [other for other, _ in self._running_pods(ordered=False) if _uid(other) != uid]
         rejection = admit(
             pod,
-            running,
+            self._admitted_load(uid),
             self._allocatable,
             memory_pressure=self.state.memory_pressure,
             shutting_down=self.state.shutting_down,
@@ -565,12 +564,31 @@ class NodeAgent:
             known = self._requests[uid] = pod_requests(pod)
         return known
 
-    def _running_pods(self, *, ordered: bool = True) -> list[tuple[Obj, PodHandle]]:
-        """Pods admitted here that have not reached their final phase, in a stable order unless not `ordered`
-        (admission only sums them)."""
+    def _admitted_load(self, uid: str) -> Load:
+        """The pods admitted here, but `uid`, that have not reached their final phase, as admission counts them:
+        from the requests remembered at their own admission, with no walk of their objects. A pod whose object
+        is gone but whose containers the agent has not yet stopped still counts, as the kubelet's active pods
+        include those that could still have running containers."""
+        requests: list[dict[str, int]] = []
+        for other, key in self._live.items():
+            if other == uid:
+                continue
+            handle = self.runtime.get(other)
+            if handle is None or handle.terminal:
+                continue
+            known = self._requests.get(other)
+            if known is None:
+                pod = self.pods.get(*key)
+                if pod is None:
+                    continue
+                known = self._requests_of(pod)
+            requests.append(known)
+        return load_of(requests)
+
+    def _running_pods(self) -> list[tuple[Obj, PodHandle]]:
+        """Pods admitted here that have not reached their final phase, in a stable order."""
         result = []
-        live = self._live.items()
-        for uid, key in sorted(live, key=lambda item: item[1]) if ordered else live:
+        for uid, key in sorted(self._live.items(), key=lambda item: item[1]):
             handle = self.runtime.get(uid)
             pod = self.pods.get(*key)
             if handle is None or pod is None or handle.terminal:
