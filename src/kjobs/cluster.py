@@ -82,6 +82,12 @@ def _process_runtime(root: Path, clock: Clock) -> Callable[[StatusCallback], Con
     return make
 
 
+CONTROLLER_MANAGER = "kube-controller-manager"
+SCHEDULER_MANAGER = "kube-scheduler"
+KUBELET_MANAGER = "kubelet"
+"""The field managers of an embedded cluster's components: their Kubernetes counterparts' names."""
+
+
 def build_controllers(
     client: Client,
     clock: Clock,
@@ -91,10 +97,12 @@ def build_controllers(
     job_metrics: JobMetrics | None = None,
     managed_by: str | None = None,
     informers: InformerFactory | None = None,
+    scheduler_client: Client | None = None,
 ) -> dict[str, Any]:
     """The named controllers over one client, sharing one informer per resource — one watch and one decoded
     object per change, as kube-controller-manager shares client-go informers. `managed_by` makes the Job
-    controller own the Jobs with that `spec.managedBy` instead of the built-in controller's."""
+    controller own the Jobs with that `spec.managedBy` instead of the built-in controller's. The scheduler writes
+    through `scheduler_client` when given (kube-scheduler is a component of its own)."""
     cfg = settings or ClusterSettings()
     shared = informers if informers is not None else InformerFactory(client, clock=clock)
     sync = SyncConfig(pod_failure_backoff=cfg.pod_failure_backoff)
@@ -108,7 +116,7 @@ def build_controllers(
             metrics=job_metrics,
             shared=shared,
         ),
-        "scheduler": lambda: Scheduler(client, clock=clock, settings=cfg.scheduler, shared=shared),
+        "scheduler": lambda: Scheduler(scheduler_client or client, clock=clock, settings=cfg.scheduler, shared=shared),
         "nodelifecycle": lambda: NodeLifecycleController(client, clock, cfg.node_lifecycle, shared=shared),
         "tainteviction": lambda: TaintEvictionController(client, clock, shared=shared),
         "podgc": lambda: PodGCController(client, clock, cfg.pod_gc, shared=shared),
@@ -135,12 +143,19 @@ class LocalCluster:
         self.logs = logs
         self.settings = settings or ClusterSettings()
         self.clock = clock or RealClock()
-        # The components treat what their writes return as read-only, like their informers' objects.
-        self.client = LocalClient(service, manager="kjobs", shared_results=True)
+        # The components treat what their writes return as read-only, like their informers' objects. Each
+        # writes under its Kubernetes counterpart's name, the one `managedFields` shows on a real cluster (the
+        # apiserver takes it from the component's User-Agent).
+        self.client = LocalClient(service, manager=CONTROLLER_MANAGER, shared_results=True)
         self.informers = InformerFactory(self.client, clock=self.clock)
         """The controllers' shared informers, for anything else in this process that watches the cluster."""
         components = build_controllers(
-            self.client, self.clock, settings=self.settings, job_metrics=job_metrics, informers=self.informers
+            self.client,
+            self.clock,
+            settings=self.settings,
+            job_metrics=job_metrics,
+            informers=self.informers,
+            scheduler_client=LocalClient(service, manager=SCHEDULER_MANAGER, shared_results=True),
         )
         self.job_controller = components["job"]
         self.controllers: list[Component] = list(components.values())
@@ -178,7 +193,7 @@ class LocalCluster:
         for name in self.node_names():
             agents.append(
                 NodeAgent(
-                    self.client,
+                    LocalClient(self.service, manager=KUBELET_MANAGER, shared_results=True),
                     name=name,
                     runtime_factory=_process_runtime(root / name, self.clock),
                     clock=self.clock,

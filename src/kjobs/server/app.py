@@ -103,10 +103,28 @@ class _NoAliasLoader(yaml.SafeLoader):
         return super().compose_node(parent, index)
 
 
+FIELD_MANAGER_MAX_LENGTH = 128
+
+
+def manager_from_user_agent(user_agent: str) -> str:
+    """Kubernetes' `prefixFromUserAgent`: what precedes the first `/`, its unprintable characters dropped, cut to
+    the 128 bytes a field manager may have."""
+    out: list[str] = []
+    size = 0
+    for char in user_agent.split("/", 1)[0]:
+        if not char.isprintable():
+            continue
+        size += len(char.encode())
+        if size > FIELD_MANAGER_MAX_LENGTH:
+            break
+        out.append(char)
+    return "".join(out)
+
+
 class Request:
     """The parts of an HTTP request the handlers read."""
 
-    __slots__ = ("accept", "auth", "content_type", "method", "path", "query", "receive")
+    __slots__ = ("accept", "auth", "content_type", "method", "path", "query", "receive", "user_agent")
 
     def __init__(self, scope: Scope, receive: Receive) -> None:
         self.method: str = scope["method"]
@@ -116,6 +134,7 @@ class Request:
         self.accept = ""
         self.content_type = ""
         self.auth = ""
+        self.user_agent = ""
         for key, value in scope.get("headers", ()):
             if key == b"accept":
                 self.accept = value.decode("latin-1")
@@ -123,7 +142,15 @@ class Request:
                 self.content_type = value.decode("latin-1")
             elif key == b"authorization":
                 self.auth = value.decode("latin-1")
+            elif key == b"user-agent":
+                self.user_agent = value.decode("utf-8", "replace")
         self.receive = receive
+
+    @property
+    def manager(self) -> str | None:
+        """Who a create, update or non-apply patch records in `managedFields`: the `fieldManager` parameter,
+        else the User-Agent's product (`managerOrUserAgent`: `OpenAPI-Generator` for the Python client)."""
+        return self.query.get("fieldManager") or manager_from_user_agent(self.user_agent) or None
 
     async def body(self) -> bytes:
         """The whole request body (413 beyond MAX_BODY)."""
@@ -343,7 +370,7 @@ class App:
                     namespace or "",
                     body,
                     field_validation=request.query.get("fieldValidation", ""),
-                    manager=request.query.get("fieldManager") or None,
+                    manager=request.manager,
                     dry_run=bool(request.query.get("dryRun")),
                 )
                 await self._send_result(send, result)
@@ -394,7 +421,7 @@ class App:
                 body,
                 subresource=sub,
                 field_validation=query.get("fieldValidation", ""),
-                manager=query.get("fieldManager") or None,
+                manager=request.manager,
                 dry_run=bool(query.get("dryRun")),
             )
         elif method == "PATCH":
@@ -407,7 +434,10 @@ class App:
                 body,
                 subresource=sub,
                 field_validation=query.get("fieldValidation", ""),
-                manager=query.get("fieldManager") or None,
+                # Server-side apply needs the parameter itself; the User-Agent stands in for other patches only.
+                manager=query.get("fieldManager") or None
+                if request.content_type.split(";", 1)[0].strip().lower() == "application/apply-patch+yaml"
+                else request.manager,
                 force=request.flag("force"),
                 dry_run=bool(query.get("dryRun")),
             )
