@@ -284,15 +284,13 @@ class _OwnedPods:
                 if at < len(self.names) and self.names[at] == entry:
                     del self.names[at]
             return
-        name = _name(pod) if known is None else ""
         if known is None:
-            bisect.insort(self.names, (name, uid))
+            bisect.insort(self.names, (_name(pod), uid))
         self.pods[uid] = pod
-        if tracked or not terminal:
-            if uid not in self.unsettled:
-                self.unsettled[uid] = name or _name(pod)
-        else:
+        if terminal and not tracked:  # settled: finished and counted
             self.unsettled.pop(uid, None)
+        elif uid not in self.unsettled:
+            self.unsettled[uid] = _name(pod)
 
     def in_name_order(self) -> list[Obj]:
         """The pods, ordered by name."""
