@@ -1,5 +1,5 @@
-"""`python -m kjobs` runs the CLI."""
+"""`python -m kjobs` runs the CLI, under the name `kjobs` (usage lines, and the `_KJOBS_COMPLETE` variable)."""
 
 from kjobs.cli import main
 
-main()
+main(prog_name="kjobs")

@@ -32,3 +32,6 @@ main.add_command(node_group)
 from kjobs.cli.controller import controller_command  # noqa: E402
 
 main.add_command(controller_command)
+from kjobs.cli.completion import completion_command  # noqa: E402
+
+main.add_command(completion_command)

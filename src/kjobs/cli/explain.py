@@ -27,8 +27,20 @@ def _pods(path: str) -> list[Obj]:
 
 
 @click.command("explain")
-@click.option("--job", "job_path", required=True, help="Job manifest (YAML or JSON; - for stdin).")
-@click.option("--pod", "pod_path", required=True, help="Failed pod, e.g. from `kubectl get pod -o yaml`.")
+@click.option(
+    "--job",
+    "job_path",
+    required=True,
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Job manifest (YAML or JSON; - for stdin).",
+)
+@click.option(
+    "--pod",
+    "pod_path",
+    required=True,
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="Failed pod, e.g. from `kubectl get pod -o yaml`.",
+)
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def explain_command(job_path: str, pod_path: str, output: str) -> None:
     """Say what a Job's podFailurePolicy does with a failed pod, and why."""

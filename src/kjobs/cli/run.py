@@ -16,7 +16,7 @@ from kjobs.api.types import Obj
 
 
 @click.command("run")
-@click.argument("manifest")
+@click.argument("manifest", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option(
     "--backoff",
     type=float,

@@ -18,7 +18,7 @@ def _describe(obj: Obj) -> str:
 
 
 @click.command("validate")
-@click.argument("files", nargs=-1, required=True)
+@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def validate_command(files: tuple[str, ...], output: str) -> None:
     """Validate Job (and Pod) manifests; exit 1 if any object is invalid, 2 if a file cannot be read."""
