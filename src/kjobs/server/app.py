@@ -460,10 +460,21 @@ class App:
         fields = parse_field_selector(request.query.get("fieldSelector"))
         fields.check_supported(r.store_key)
         limit = _limit(request.query.get("limit"))
-        after = _continue_key(request.query.get("continue"))
-        raws, revision, last = self.storage.list_page(
-            r.store_key, namespace, label_selector=labels, field_selector=fields, limit=limit, continue_after=after
-        )
+        at, after = _continue_key(request.query.get("continue"))
+        try:
+            raws, revision, last = self.storage.list_page(
+                r.store_key,
+                namespace,
+                label_selector=labels,
+                field_selector=fields,
+                limit=limit,
+                continue_after=after,
+                at_revision=at,
+            )
+        except ApiError as exc:
+            if exc.code != 410 or after is None:
+                raise
+            raise continue_expired(_continue_token(INCONSISTENT, after)) from None
         meta: Obj = {"resourceVersion": str(revision)}
         if last is not None:
             meta["continue"] = _continue_token(revision, last)
@@ -679,25 +690,46 @@ def _limit(text: str | None) -> int:
         return 0
 
 
+INCONSISTENT = -1
+"""A continue token's revision that means "the current one": what a 410 Expired hands back to finish a list."""
+
+
+def continue_expired(token: str) -> ApiError:
+    """410 Expired for a continue token whose revision the store no longer holds, carrying a token that resumes
+    at the same key at the current revision (etcd3 store.go `GetList`, errors.go `inconsistentContinue`)."""
+    return ApiError(
+        410,
+        "Expired",
+        "The provided continue parameter is too old to display a consistent list result. You can start a new "
+        "list without the continue parameter, or use the continue token in this response to retrieve the "
+        "remainder of the results. Continuing with the provided token results in an inconsistent list - objects "
+        "that were created, modified, or deleted between the time the first chunk was returned and now may show "
+        "up in the list.",
+        metadata={"continue": token},
+    )
+
+
 def _continue_token(revision: int, last_key: str) -> str:
-    """An opaque continue token: where the next page starts (the apiserver's is base64 JSON too)."""
+    """An opaque continue token: the revision every page is read at and the key the next page starts after
+    (the apiserver's is base64 JSON too)."""
     raw = orjson.dumps({"v": "meta.k8s.io/v1", "rv": revision, "start": last_key})
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def _continue_key(token: str | None) -> str | None:
-    """The key a continue token resumes after; 400 for a token this server did not issue."""
+def _continue_key(token: str | None) -> tuple[int | None, str | None]:
+    """The revision to read at (None: the current one) and the key a continue token resumes after; 400 for a
+    token this server did not issue."""
     if not token:
-        return None
+        return None, None
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
         decoded = orjson.loads(raw)
-        key = decoded["start"]
-        if not isinstance(key, str):
+        key, revision = decoded["start"], decoded.get("rv", INCONSISTENT)
+        if not isinstance(key, str) or not isinstance(revision, int) or isinstance(revision, bool):
             raise TypeError("start")
-    except (ValueError, TypeError, KeyError, orjson.JSONDecodeError):
+    except (ValueError, TypeError, KeyError, AttributeError, orjson.JSONDecodeError):
         raise bad_request("continue key is not valid: the continue token could not be decoded") from None
-    return key
+    return (None if revision == INCONSISTENT else revision), key
 
 
 def _metric_labels(request: Request, route: routing.Route) -> tuple[str, ...]:
