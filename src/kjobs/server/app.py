@@ -1,11 +1,11 @@
 """The ASGI application: HTTP framing of the Kubernetes API over `ApiService`.
 
-Owns everything that is about HTTP rather than about objects: routing (`routing.parse`), body decoding
-(JSON, or YAML for `application/yaml` / apply patches; a missing Content-Type means JSON), content
-negotiation (`negotiation`: Table, PartialObjectMetadata; aggregated discovery), query parameters, `Warning`
-headers, `Status` error bodies for every failure (never a traceback), optional bearer-token auth, streaming (watch as chunked JSON lines, pod
-logs as chunked text) with client-disconnect detection, and the lifespan hook that creates the built-in
-namespaces. Reads of plain objects stream the store's JSON bytes without decoding them.
+Owns everything that is about HTTP rather than about objects: routing (`routing.parse`), body decoding (JSON, or
+YAML for `application/yaml` / apply patches; a missing Content-Type means JSON), content negotiation
+(`negotiation`: Table, PartialObjectMetadata; aggregated discovery), query parameters, `Warning` headers,
+`Status` error bodies for every failure (never a traceback), optional bearer-token auth, streaming (watch as
+chunked JSON lines, pod logs as chunked text) with client-disconnect detection, and the lifespan hook that
+creates the built-in namespaces. Reads of plain objects stream the store's JSON bytes without decoding them.
 """
 
 from __future__ import annotations
