@@ -24,7 +24,7 @@ from kjobs.server import kubeconfig
 from kjobs.server.app import create_app
 from kjobs.server.runner import serve
 from kjobs.store import MemoryStore
-from tests.server.conftest import job_manifest
+from tests.server.conftest import job_manifest, pod_manifest
 
 pytestmark = [
     pytest.mark.e2e,
@@ -576,6 +576,35 @@ def test_kubectl_create_job_with_the_typed_protobuf_client(kubectl: Kubectl) -> 
         '["sh","-c","echo hi"]'
     )
     assert kubectl.ok("get", "job", "typed", "-o", "jsonpath={.spec.backoffLimit}") == "6"  # defaulted
+
+
+def test_kubectl_typed_creates_of_other_kinds_send_protobuf(kubectl: Kubectl) -> None:
+    assert kubectl.ok("create", "namespace", "typed-ns") == "namespace/typed-ns created"
+    assert kubectl.ok("get", "namespace", "typed-ns", "-o", "jsonpath={.status.phase}") == "Active"
+    out = kubectl.ok("create", "priorityclass", "typed-pc", "--value=1000", "--description=typed")
+    assert out == "priorityclass.scheduling.k8s.io/typed-pc created"
+    assert kubectl.ok("get", "priorityclass", "typed-pc", "-o", "jsonpath={.value} {.description}") == "1000 typed"
+    out = kubectl.ok("create", "poddisruptionbudget", "typed-pdb", "--selector=app=typed", "--min-available=50%")
+    assert out == "poddisruptionbudget.policy/typed-pdb created"
+    assert kubectl.ok("get", "pdb", "typed-pdb", "-o", "jsonpath={.spec.minAvailable}") == "50%"
+
+
+def test_kubectl_debug_copy_to_sends_the_copy_as_protobuf(kubectl: Kubectl) -> None:
+    pod = pod_manifest("dbg-src")
+    kubectl.ok("create", "-f", kubectl.file("dbg.yaml", pod))
+    kubectl.ok(
+        "debug",
+        "dbg-src",
+        "--copy-to=dbg-copy",
+        "--image=busybox:1.36",
+        "--container=dbg",
+        "--profile=general",
+        "--",
+        "sleep",
+        "5",
+    )
+    names = kubectl.ok("get", "pod", "dbg-copy", "-o", "jsonpath={.spec.containers[*].name}")
+    assert names == "main dbg"
 
 
 KUBECTL_DIR = Path("/usr/lib/google-cloud-sdk/bin")

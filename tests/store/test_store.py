@@ -6,12 +6,13 @@ import asyncio
 import threading
 from collections.abc import Callable
 
+import orjson
 import pytest
 
 from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
 from kjobs.store import Store
-from tests.store.conftest import pod, rv
+from tests.store.conftest import StoreFactory, pod, rv
 
 
 def test_create_stamps_a_global_increasing_resource_version(store: Store) -> None:
@@ -264,3 +265,43 @@ def test_stats_count_objects_watchers_and_commits(store: Store) -> None:
     assert stats.watchers == {"pods": 1}
     assert stats.commits == stats.committed_changes == 4
     assert store.stats().watchers == {}
+
+
+def _names(raws: list[bytes]) -> list[str]:
+    return [orjson.loads(raw)["metadata"]["name"] for raw in raws]
+
+
+def test_list_page_at_a_revision_undoes_later_changes(store: Store) -> None:
+    for i in range(4):
+        store.create("pods", "ns", f"p{i}", pod(f"p{i}", "ns", job="x"))
+    store.create("pods", "other", "q", pod("q", "other", job="x"))
+    raws, first, after = store.list_page("pods", "ns", label_selector="job=x", limit=2)
+    assert _names(raws) == ["p0", "p1"] and after == "ns/p1"
+    store.update("pods", "ns", "p2", pod("p2", "ns", job="y"))  # leaves the selector now
+    store.delete("pods", "ns", "p3")
+    store.create("pods", "ns", "p4", pod("p4", "ns", job="x"))
+    store.create("pods", "ns", "p21", pod("p21", "ns", job="x"))
+
+    raws, revision, after = store.list_page(
+        "pods", "ns", label_selector="job=x", limit=2, continue_after="ns/p1", at_revision=first
+    )
+    assert revision == first and after is None
+    assert _names(raws) == ["p2", "p3"]
+    assert [orjson.loads(r)["metadata"]["labels"]["job"] for r in raws] == ["x", "x"]
+    raws, revision, _ = store.list_page("pods", "ns", label_selector="job=x", continue_after="ns/p1")
+    assert revision == store.revision and _names(raws) == ["p21", "p4"]
+
+
+def test_list_page_at_a_revision_beyond_the_history_is_gone(make_store: StoreFactory) -> None:
+    store = make_store(history_size=2)
+    store.create("pods", "ns", "a", pod("a", "ns"))
+    first = store.revision
+    for i in range(3):
+        store.create("pods", "ns", f"b{i}", pod(f"b{i}", "ns"))
+    with pytest.raises(ApiError) as gone:
+        store.list_page("pods", "ns", at_revision=first)
+    assert gone.value.code == 410 and gone.value.reason == "Expired"
+    with pytest.raises(ApiError):
+        store.list_page("pods", "ns", at_revision=store.revision + 1)
+    raws, _, _ = store.list_page("pods", "ns", at_revision=store.revision - 1)
+    assert _names(raws) == ["a", "b0", "b1"]

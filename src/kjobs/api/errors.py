@@ -179,19 +179,21 @@ class ApiError(Exception):
         message: str,
         *,
         details: Obj | None = None,
+        metadata: Obj | None = None,
     ) -> None:
         super().__init__(message)
         self.code = code
         self.reason = reason
         self.message = message
         self.details = details
+        self.metadata = metadata
 
     def status(self) -> Obj:
         """The `metav1.Status` object for this error."""
         body: Obj = {
             "kind": "Status",
             "apiVersion": "v1",
-            "metadata": {},
+            "metadata": dict(self.metadata or {}),
             "status": "Failure",
             "message": self.message,
             "reason": self.reason,

@@ -1,11 +1,11 @@
 """The ASGI application: HTTP framing of the Kubernetes API over `ApiService`.
 
-Owns everything that is about HTTP rather than about objects: routing (`routing.parse`), body decoding
-(JSON, or YAML for `application/yaml` / apply patches; a missing Content-Type means JSON), content
-negotiation (Table, aggregated discovery), query parameters, `Warning` headers, `Status` error bodies for
-every failure (never a traceback), optional bearer-token auth, streaming (watch as chunked JSON lines, pod
-logs as chunked text) with client-disconnect detection, and the lifespan hook that creates the built-in
-namespaces. Reads of plain objects stream the store's JSON bytes without decoding them.
+Owns everything that is about HTTP rather than about objects: routing (`routing.parse`), body decoding (JSON, or
+YAML for `application/yaml` / apply patches; a missing Content-Type means JSON), content negotiation
+(`negotiation`: Table, PartialObjectMetadata; aggregated discovery), query parameters, `Warning` headers,
+`Status` error bodies for every failure (never a traceback), optional bearer-token auth, streaming (watch as
+chunked JSON lines, pod logs as chunked text) with client-disconnect detection, and the lifespan hook that
+creates the built-in namespaces. Reads of plain objects stream the store's JSON bytes without decoding them.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import yaml
 from kjobs.api.errors import ApiError, bad_request
 from kjobs.api.selectors import parse_field_selector, parse_label_selector
 from kjobs.api.types import Obj
-from kjobs.server import discovery, openapi, protobuf, registry, routing, tables
+from kjobs.server import discovery, negotiation, openapi, protobuf, registry, routing, tables
 from kjobs.server.logs import LogOptions, LogSource
 from kjobs.server.metrics import ApiMetrics, clean_verb
 from kjobs.server.registry import Resource
@@ -195,9 +195,23 @@ class Request:
         return self.query.get(name, "").lower() in ("true", "1")
 
     @property
+    def target(self) -> negotiation.Target | None:
+        """The `meta.k8s.io` transformation the client asked for (Table, PartialObjectMetadata[List]), if any."""
+        return negotiation.target(self.accept) if "as=" in self.accept else None
+
+    @property
     def wants_table(self) -> bool:
         """Whether the client asked for a `meta.k8s.io` Table."""
-        return "as=Table" in self.accept
+        wanted = self.target
+        return wanted is not None and wanted.kind == negotiation.TABLE
+
+    def metadata_only(self, r: Resource, *, is_list: bool) -> negotiation.Target | None:
+        """The `PartialObjectMetadata[List]` target asked for (406 when its arity does not suit the response)."""
+        wanted = self.target
+        if wanted is None or wanted.kind == negotiation.TABLE:
+            return None
+        negotiation.require(wanted, list_kind=r.list_kind if is_list else None, api_version=r.api_version, kind=r.kind)
+        return wanted
 
 
 def _first_line(exc: Exception) -> str:
@@ -398,6 +412,11 @@ class App:
             await self._send_result(send, result)
             return
         if method == "GET":
+            partial = request.metadata_only(r, is_list=False)
+            if partial is not None:
+                obj = self.service.get(r, ns, name)
+                await _respond(send, 200, orjson.dumps(negotiation.partial(obj, partial)))
+                return
             if request.wants_table:
                 obj = self.service.get(r, ns, name)
                 table = tables.to_table(
@@ -459,14 +478,30 @@ class App:
         labels = parse_label_selector(request.query.get("labelSelector"))
         fields = parse_field_selector(request.query.get("fieldSelector"))
         fields.check_supported(r.store_key)
+        partial = request.metadata_only(r, is_list=True)
         limit = _limit(request.query.get("limit"))
-        after = _continue_key(request.query.get("continue"))
-        raws, revision, last = self.storage.list_page(
-            r.store_key, namespace, label_selector=labels, field_selector=fields, limit=limit, continue_after=after
-        )
+        at, after = _continue_key(request.query.get("continue"))
+        try:
+            raws, revision, last = self.storage.list_page(
+                r.store_key,
+                namespace,
+                label_selector=labels,
+                field_selector=fields,
+                limit=limit,
+                continue_after=after,
+                at_revision=at,
+            )
+        except ApiError as exc:
+            if exc.code != 410 or after is None:
+                raise
+            raise continue_expired(_continue_token(INCONSISTENT, after)) from None
         meta: Obj = {"resourceVersion": str(revision)}
         if last is not None:
             meta["continue"] = _continue_token(revision, last)
+        if partial is not None:
+            items = [orjson.loads(raw) for raw in raws]
+            await _respond(send, 200, orjson.dumps(negotiation.partial_list(items, meta, partial)))
+            return
         if request.wants_table:
             table = tables.to_table(
                 [orjson.loads(raw) for raw in raws],
@@ -522,6 +557,7 @@ class App:
         except ValueError:
             raise bad_request(f"invalid timeoutSeconds: {timeout!r}") from None
         table = request.wants_table
+        partial = request.metadata_only(r, is_list=False)
         include = request.query.get("includeObject", "Metadata")
         bookmarks = request.flag("allowWatchBookmarks")
         # The watch starts before the response does: a client that has the response's headers sees every
@@ -573,14 +609,14 @@ class App:
                     if nxt not in done:
                         nxt.cancel()
                         if bookmarks and (deadline is None or time.monotonic() < deadline):
-                            mark = {
-                                "type": "BOOKMARK",
-                                "object": {
-                                    "kind": r.kind,
-                                    "apiVersion": r.api_version,
-                                    "metadata": {"resourceVersion": str(last_rv)},
-                                },
+                            marked: Obj = {
+                                "kind": r.kind,
+                                "apiVersion": r.api_version,
+                                "metadata": {"resourceVersion": str(last_rv)},
                             }
+                            if partial is not None:
+                                marked = negotiation.partial(marked, partial)
+                            mark = {"type": "BOOKMARK", "object": marked}
                             await send(
                                 {"type": "http.response.body", "body": orjson.dumps(mark) + b"\n", "more_body": True}
                             )
@@ -603,6 +639,9 @@ class App:
                             with_headers=first_table,
                         )
                         first_table = False
+                        chunks.append(orjson.dumps({"type": event.type.value, "object": obj}) + b"\n")
+                    elif partial is not None:
+                        obj = negotiation.partial(event.object, partial)
                         chunks.append(orjson.dumps({"type": event.type.value, "object": obj}) + b"\n")
                     else:
                         chunks.append(b'{"type":"' + event.type.value.encode() + b'","object":' + event.raw + b"}\n")
@@ -679,25 +718,46 @@ def _limit(text: str | None) -> int:
         return 0
 
 
+INCONSISTENT = -1
+"""A continue token's revision that means "the current one": what a 410 Expired hands back to finish a list."""
+
+
+def continue_expired(token: str) -> ApiError:
+    """410 Expired for a continue token whose revision the store no longer holds, carrying a token that resumes
+    at the same key at the current revision (etcd3 store.go `GetList`, errors.go `inconsistentContinue`)."""
+    return ApiError(
+        410,
+        "Expired",
+        "The provided continue parameter is too old to display a consistent list result. You can start a new "
+        "list without the continue parameter, or use the continue token in this response to retrieve the "
+        "remainder of the results. Continuing with the provided token results in an inconsistent list - objects "
+        "that were created, modified, or deleted between the time the first chunk was returned and now may show "
+        "up in the list.",
+        metadata={"continue": token},
+    )
+
+
 def _continue_token(revision: int, last_key: str) -> str:
-    """An opaque continue token: where the next page starts (the apiserver's is base64 JSON too)."""
+    """An opaque continue token: the revision every page is read at and the key the next page starts after
+    (the apiserver's is base64 JSON too)."""
     raw = orjson.dumps({"v": "meta.k8s.io/v1", "rv": revision, "start": last_key})
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def _continue_key(token: str | None) -> str | None:
-    """The key a continue token resumes after; 400 for a token this server did not issue."""
+def _continue_key(token: str | None) -> tuple[int | None, str | None]:
+    """The revision to read at (None: the current one) and the key a continue token resumes after; 400 for a
+    token this server did not issue."""
     if not token:
-        return None
+        return None, None
     try:
         raw = base64.urlsafe_b64decode(token + "=" * (-len(token) % 4))
         decoded = orjson.loads(raw)
-        key = decoded["start"]
-        if not isinstance(key, str):
+        key, revision = decoded["start"], decoded.get("rv", INCONSISTENT)
+        if not isinstance(key, str) or not isinstance(revision, int) or isinstance(revision, bool):
             raise TypeError("start")
-    except (ValueError, TypeError, KeyError, orjson.JSONDecodeError):
+    except (ValueError, TypeError, KeyError, AttributeError, orjson.JSONDecodeError):
         raise bad_request("continue key is not valid: the continue token could not be decoded") from None
-    return key
+    return (None if revision == INCONSISTENT else revision), key
 
 
 def _metric_labels(request: Request, route: routing.Route) -> tuple[str, ...]:

@@ -3,6 +3,11 @@
 An existing file is merged, not clobbered: the `kjobs` cluster, user and context entries are replaced and
 `current-context` is set, everything else in the file is kept. The file is written atomically, mode 0600
 (it may carry a bearer token).
+
+A plain-http server gets `insecure-skip-tls-verify: true`: there is no TLS to verify, kubectl and the Python
+client ignore the flag for http, and the JavaScript client (`@kubernetes/client-node`, `KubeConfig.createAgent`
+in its src/config.ts) refuses an http server without it ("HTTP protocol is not allowed when skipTLSVerify is
+not set or false").
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ def build(
     cluster: dict[str, Any] = {"server": server}
     if ca_pem is not None:
         cluster["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
+    elif server.startswith("http://"):
+        cluster["insecure-skip-tls-verify"] = True
     user: dict[str, Any] = {"token": token} if token else {}
     doc["clusters"] = _upsert(list(doc.get("clusters") or []), {"name": CONTEXT, "cluster": cluster})
     doc["users"] = _upsert(list(doc.get("users") or []), {"name": CONTEXT, "user": user})

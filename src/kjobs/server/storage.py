@@ -83,8 +83,10 @@ class Storage:
         field_selector: FieldSelector | None = None,
         limit: int = 0,
         continue_after: str | None = None,
+        at_revision: int | None = None,
     ) -> tuple[Raws, int, str | None]:
-        """One page (at most `limit` objects, 0: all) after key `continue_after`; the last key if more remain."""
+        """One page (at most `limit` objects, 0: all) after key `continue_after`, as of `at_revision` (None: now);
+        the last key if more remain. 410 when the store's history no longer reaches `at_revision`."""
         return self.store.list_page(
             resource,
             namespace,
@@ -92,6 +94,7 @@ class Storage:
             field_selector=field_selector,
             limit=limit,
             continue_after=continue_after,
+            at_revision=at_revision,
         )
 
     async def create(self, resource: str, obj: Obj) -> Obj:

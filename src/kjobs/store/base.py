@@ -299,7 +299,7 @@ _LATEST_KEPT = 4096
 
 
 class Store(ABC):
-    """Versioned JSON objects with CAS writes, list at the current revision, and watches from a revision.
+    """Versioned JSON objects with CAS writes, lists at the current or a recent revision, and watches from a revision.
 
     Every method is thread-safe. Writes return only once durable; `acreate`/`aupdate`/`adelete` do the same
     without blocking an asyncio event loop. Objects returned are fresh dicts the caller may modify.
@@ -669,23 +669,31 @@ class Store(ABC):
         field_selector: FieldSelector | str | None = None,
         limit: int = 0,
         continue_after: str | None = None,
+        at_revision: int | None = None,
     ) -> tuple[builtins.list[bytes], int, str | None]:
         """One page of `list_raw`: at most `limit` objects after the key `continue_after` (`"ns/name"`).
 
-        Returns `(raws, revision, last_key)`; `last_key` is None when no objects remain. Each page reads the
-        current state (no snapshot is kept between pages), which is enough for kubectl's `limit=500`.
+        Returns `(raws, revision, last_key)`; `last_key` is None when no objects remain. With `at_revision` the
+        page shows the objects as they were at that revision (every page of a paged list is read at its first
+        page's revision, as etcd3's `GetList` reads at the continue token's revision); 410 Expired when the
+        resource's bounded history no longer reaches back to it (`_History.compacted`) or it is in the future.
         """
         labels, fields = _as_label_selector(label_selector), _as_field_selector(field_selector)
         with self._lock:
             bucket = self._buckets.get(resource)
+            records: dict[str, Record] = bucket.records if bucket is not None else {}
             paths = bucket.paths(namespace, labels) if bucket is not None else []
+            revision = self._revision
+            before: dict[str, Record | None] = {}
+            if at_revision is not None and at_revision != revision:
+                before, paths = self._as_of(resource, namespace, at_revision, paths)
+                revision = at_revision
             if continue_after is not None:
                 paths = paths[bisect.bisect_right(paths, continue_after) :]
-            revision = self._revision
             page: builtins.list[bytes] = []
             last: str | None = None
             for path in paths:
-                record = bucket.records[path] if bucket is not None else None
+                record = before[path] if path in before else records.get(path)
                 if record is None or not (
                     labels.matches_labels(record.labels) and fields.matches_fields(record.fields, record.decode)
                 ):
@@ -695,6 +703,26 @@ class Store(ABC):
                 page.append(record.raw)
                 last = path
         return page, revision, None
+
+    def _as_of(
+        self, resource: str, namespace: str | None, revision: int, paths: builtins.list[str]
+    ) -> tuple[dict[str, Record | None], builtins.list[str]]:
+        """What differs at an earlier `revision` (path -> its record then, None: absent), and the candidate
+        paths then: every change after `revision` undone, the oldest one's `prev` being the state at `revision`.
+        Costs the changes since `revision`, at most the history's bound. Caller holds `_lock`."""
+        history = self._history(resource)
+        if revision > self._revision or revision < history.compacted:
+            raise gone(f"too old resource version: {revision} ({history.compacted})")
+        before: dict[str, Record | None] = {}
+        for change in reversed(history.changes):
+            if change.revision <= revision:
+                break
+            before[_path(change.namespace, change.name)] = change.prev
+        if not before:
+            return before, paths
+        prefix = None if namespace is None else namespace + "/"
+        extra = [p for p, r in before.items() if r is not None and (prefix is None or p.startswith(prefix))]
+        return before, sorted(set(paths).union(extra))
 
     def stats(self) -> StoreStats:
         """Counts for metrics (`apiserver_storage_objects` per resource) and for checking group commit."""

@@ -1,0 +1,61 @@
+"""Every client accepts the kubeconfig `kjobs up` writes: the JavaScript client, the official Python client, kubectl.
+
+The JavaScript client (`@kubernetes/client-node`, pinned in tests/js/package.json, installed by .ci/run with
+`npm ci --prefix tests/js`) refuses a plain-http server unless the cluster says `insecure-skip-tls-verify: true`.
+Without node_modules the JavaScript test fails in CI (`CI=true`) and is skipped elsewhere.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from kubernetes import client, config
+
+from tests.server.test_up import _free_port, _up
+
+pytestmark = pytest.mark.e2e
+
+JS = Path(__file__).parent.parent / "js"
+
+
+def _require_js_client() -> None:
+    installed = (JS / "node_modules" / "@kubernetes" / "client-node").is_dir() and shutil.which("node")
+    if installed:
+        return
+    message = "the JavaScript client is not installed: run `npm ci --prefix tests/js` (node 20+ needed)"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(message)
+    pytest.skip(message)
+
+
+def test_clients_accept_the_kubeconfig_of_kjobs_up(tmp_path: Path) -> None:
+    _require_js_client()
+    port, kubeconfig = _free_port(), tmp_path / "kc.yaml"
+    with _up(tmp_path, "--port", str(port), "--data-dir", str(tmp_path / "d"), "--kubeconfig", str(kubeconfig)) as (
+        _,
+        line,
+        _elapsed,
+    ):
+        assert line.startswith("export KUBECONFIG=")
+        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "KUBECONFIG": str(kubeconfig)}
+        node = subprocess.run(
+            ["node", str(JS / "client.mjs"), "from-js"], capture_output=True, text=True, env=env, timeout=60
+        )
+        assert node.returncode == 0, node.stderr
+        assert json.loads(node.stdout) == {"pods": 0, "job": "from-js", "backoffLimit": 6}
+
+        api = config.new_client_from_config(str(kubeconfig))
+        with api:
+            jobs = client.BatchV1Api(api).list_namespaced_job("default")
+        assert [j.metadata.name for j in jobs.items] == ["from-js"]
+
+        if shutil.which("kubectl"):
+            out = subprocess.run(
+                ["kubectl", "get", "job", "from-js", "-o", "name"], capture_output=True, text=True, env=env, timeout=30
+            )
+            assert out.returncode == 0 and out.stdout.strip() == "job.batch/from-js", out.stderr
