@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 SCRIPT = Path(__file__).resolve().parent / "kubectl" / "acceptance.sh"
