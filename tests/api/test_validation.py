@@ -385,8 +385,8 @@ def test_object_meta_rules() -> None:
     )
     long_name = "x" * 64
     assert _rendered(api_job(name=long_name)) == [
-        f'spec.template.labels: Invalid value: "{long_name}": must be no more than 63 characters',
-        f'spec.template.labels: Invalid value: "{long_name}": must be no more than 63 characters',
+        f'spec.template.labels: Invalid value: "{long_name}": must be no more than 63 bytes',
+        f'spec.template.labels: Invalid value: "{long_name}": must be no more than 63 bytes',
     ]
     job = api_job()
     del job["metadata"]["namespace"]

@@ -77,3 +77,14 @@ def test_corpus_names_are_the_rendered_errors(case: dict[str, Any]) -> None:
     prefixed = bool((case.get("validationOptions") or {}).get("requirePrefixedLabels", False))
     errors = validate_job(default_job(case["job"]), require_prefixed_labels=prefixed)
     assert any(e.field == field and text.strip() in str(e) for e in errors), [str(e) for e in errors]
+
+
+def test_length_texts_follow_the_package_that_checks() -> None:
+    """Label keys and values are checked by `api/validate/content` (`... bytes`); DNS names by `util/validation`."""
+    from kjobs.api.validation_formats import is_dns1123_label, is_dns1123_subdomain, is_label_value, is_qualified_name
+
+    assert is_label_value("v" * 64) == ("must be no more than 63 bytes",)
+    assert is_qualified_name("k" * 64) == ("name part must be no more than 63 bytes",)
+    assert is_qualified_name("p" * 254 + "/k") == ("prefix part must be no more than 253 bytes",)
+    assert is_dns1123_label("n" * 64) == ("must be no more than 63 characters",)
+    assert is_dns1123_subdomain("n" * 254) == ("must be no more than 253 characters",)
