@@ -20,8 +20,9 @@ from kjobs.job.bookkeeping import BookkeepingStore
 from kjobs.job.config import SyncConfig
 from kjobs.job.context import is_indexed
 from kjobs.job.execute import SyncOutcome, TrackingOutcome, run_tracking, sync_job
+from kjobs.job.intervals import Intervals
 from kjobs.job.metrics import JobMetrics
-from kjobs.job.sync import compute_index_state, job_key, new_context
+from kjobs.job.sync import compute_failed_index_state, job_key, new_context
 from kjobs.job.tracking import plan_tracking
 
 _REL = re.compile(r"^@now(?:-(\d+)s)?$")
@@ -168,7 +169,13 @@ class UnitScenario:
         finished = step.get("finishedCondition")
         ctx.finished_condition = resolve_times(finished, self.now) if finished else None
         if is_indexed(self.job):
-            compute_index_state(ctx)
+            # As TestTrackJobStatusAndRemoveFinalizers builds its context: the succeeded indexes are the stored
+            # `completedIndexes` alone (syncJob would add every succeeded pod's index first) and there is no
+            # previous set, so the step itself records each newly succeeded index, up to `maxUncountedPods`.
+            total = int((self.job.get("spec") or {}).get("completions") or 0)
+            ctx.prev_succeeded_indexes = Intervals()
+            ctx.succeeded_indexes = Intervals.parse((self.job.get("status") or {}).get("completedIndexes"), total)
+            compute_failed_index_state(ctx)
         plan = plan_tracking(
             ctx, needs_flush=bool(step.get("needsFlush")), max_uncounted=self.config.max_uncounted_pods
         )
