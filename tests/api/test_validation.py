@@ -127,7 +127,7 @@ CREATE_CASES = [
     ),
     pytest.param(
         {"managedBy": "example.com/" + "x" * 60},
-        ["spec.managedBy: Too long: may not be longer than 63"],
+        ["spec.managedBy: Too long: may not be more than 63 bytes"],
         id="managedBy too long",
     ),
     pytest.param(_rule(**_exit_codes()), [], id="valid exit-code rule"),
@@ -385,8 +385,8 @@ def test_object_meta_rules() -> None:
     )
     long_name = "x" * 64
     assert _rendered(api_job(name=long_name)) == [
-        f'spec.template.labels: Invalid value: "{long_name}": must be no more than 63 characters',
-        f'spec.template.labels: Invalid value: "{long_name}": must be no more than 63 characters',
+        f'spec.template.labels: Invalid value: "{long_name}": must be no more than 63 bytes',
+        f'spec.template.labels: Invalid value: "{long_name}": must be no more than 63 bytes',
     ]
     job = api_job()
     del job["metadata"]["namespace"]
@@ -400,6 +400,14 @@ def test_object_meta_rules() -> None:
     del nameless["metadata"]["name"]
     nameless["metadata"]["generateName"] = "pi-"
     assert _rendered(nameless)[0] == "metadata.name: Required value: name or generateName is required"
+
+
+def test_annotations_over_256_kib_in_total_are_too_long() -> None:
+    job = api_job()
+    job["metadata"]["annotations"] = {"a": "x" * 256 * 1024}
+    assert _rendered(job) == ["metadata.annotations: Too long: may not be more than 262144 bytes"]
+    job["metadata"]["annotations"] = {"a": "x" * (256 * 1024 - 1)}
+    assert _rendered(job) == []
 
 
 def test_indexed_hostname_must_be_a_dns_label() -> None:
@@ -550,7 +558,7 @@ def test_overlong_succeeded_indexes() -> None:
     digits = "1" * (64 * 1024 + 1)
     job = api_job(completionMode="Indexed", completions=5, successPolicy={"rules": [{"succeededIndexes": digits}]})
     assert [(e.field, e.type.value, e.detail) for e in validate_job(job)] == [
-        ("spec.successPolicy.rules[0].succeededIndexes", "FieldValueTooLong", "must have at most 65536 bytes"),
+        ("spec.successPolicy.rules[0].succeededIndexes", "FieldValueTooLong", "may not be more than 65536 bytes"),
         (
             "spec.successPolicy.rules[0].succeededIndexes",
             "FieldValueInvalid",

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kjobs.api.errors import OMIT, ErrorType, FieldError
+from kjobs.api.errors import OMIT, ErrorType, FieldError, not_supported, too_long, too_many
 
 T = ErrorType
 
@@ -33,14 +33,15 @@ T = ErrorType
         (FieldError("a", T.FieldValueRequired), "a: Required value"),
         (FieldError("a", T.FieldValueRequired, "when x"), "a: Required value: when x"),
         (FieldError("a", T.FieldValueForbidden, "no"), "a: Forbidden: no"),
-        (
-            FieldError("a", T.FieldValueTooLong, "may not be longer than 63", "x" * 70),
-            "a: Too long: may not be longer than 63",
-        ),
-        (
-            FieldError("a", T.FieldValueTooMany, "must have at most 20 items", 21),
-            "a: Too many: 21: must have at most 20 items",
-        ),
+        (too_long("a", 63), "a: Too long: may not be more than 63 bytes"),
+        (too_long("a", 1), "a: Too long: may not be more than 1 byte"),
+        (too_long("a", -1), "a: Too long: value is too long"),
+        (too_many("a", 21, 20), "a: Too many: 21: must have at most 20 items"),
+        (too_many("a", 2, 1), "a: Too many: 2: must have at most 1 item"),
+        (too_many("a", -1, 20), "a: Too many: must have at most 20 items"),
+        (too_many("a", 3, -1), "a: Too many: 3: too many items"),
+        (not_supported("a", "Is", ("In", 'Not"In')), 'a: Unsupported value: "Is": supported values: "In", "Not\\"In"'),
+        (not_supported("a", "Is", ()), 'a: Unsupported value: "Is"'),
         (FieldError("a[1]", T.FieldValueDuplicate, "", 2), "a[1]: Duplicate value: 2"),
         (FieldError("a", T.FieldValueNotFound, "", "data"), 'a: Not found: "data"'),
         (
@@ -76,3 +77,14 @@ def test_corpus_names_are_the_rendered_errors(case: dict[str, Any]) -> None:
     prefixed = bool((case.get("validationOptions") or {}).get("requirePrefixedLabels", False))
     errors = validate_job(default_job(case["job"]), require_prefixed_labels=prefixed)
     assert any(e.field == field and text.strip() in str(e) for e in errors), [str(e) for e in errors]
+
+
+def test_length_texts_follow_the_package_that_checks() -> None:
+    """Label keys and values are checked by `api/validate/content` (`... bytes`); DNS names by `util/validation`."""
+    from kjobs.api.validation_formats import is_dns1123_label, is_dns1123_subdomain, is_label_value, is_qualified_name
+
+    assert is_label_value("v" * 64) == ("must be no more than 63 bytes",)
+    assert is_qualified_name("k" * 64) == ("name part must be no more than 63 bytes",)
+    assert is_qualified_name("p" * 254 + "/k") == ("prefix part must be no more than 253 bytes",)
+    assert is_dns1123_label("n" * 64) == ("must be no more than 63 characters",)
+    assert is_dns1123_subdomain("n" * 254) == ("must be no more than 253 characters",)

@@ -1,6 +1,8 @@
-"""Loads the shared conformance corpus (`KJOBS_CONFORMANCE_DIR`, default `../shared/conformance`).
+"""Loads the conformance corpus (`KJOBS_CONFORMANCE_DIR`, default the copy in `tests/conformance/corpus/`).
 
 Each case becomes one pytest parameter whose id is the case name; a missing corpus is an error, never a skip.
+The corpus is kept in the repository so that a fresh clone runs it; its origin is `../shared/conformance` beside
+the checkout, and `test_shared_copies.py` fails when that origin exists and differs from the copy.
 """
 
 from __future__ import annotations
@@ -12,13 +14,16 @@ from typing import Any
 import orjson
 import pytest
 
-_DEFAULT = Path(__file__).resolve().parents[3] / "shared" / "conformance"
+REPO_ROOT = Path(__file__).resolve().parents[2]
+IN_REPO = Path(__file__).resolve().parent / "corpus"
+SHARED = REPO_ROOT.parent / "shared"
+"""`../shared` beside the checkout: where the corpus and the kubectl acceptance script are maintained."""
 
 
 def corpus_dir() -> Path:
-    """The corpus folder: `$KJOBS_CONFORMANCE_DIR`, else `../shared/conformance` beside the checkout."""
+    """The corpus folder: `$KJOBS_CONFORMANCE_DIR`, else the copy kept in the repository."""
     configured = os.environ.get("KJOBS_CONFORMANCE_DIR")
-    return Path(configured) if configured else _DEFAULT
+    return Path(configured) if configured else IN_REPO
 
 
 def load_cases(set_name: str) -> list[dict[str, Any]]:

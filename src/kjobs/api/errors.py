@@ -82,6 +82,40 @@ _VALUELESS = frozenset(
 )
 
 
+# The constructors below carry the texts of Kubernetes' `field` helpers whose detail Kubernetes writes itself, as
+# of the commit the conformance corpus names (`source.commit`), in
+# staging/src/k8s.io/apimachinery/pkg/util/validation/field/errors.go. Build those errors only through them.
+
+
+def too_long(path: str, max_length: int) -> FieldError:
+    """`field.TooLong`: `may not be more than N bytes` (`byte` for 1; `value is too long` without a maximum).
+
+    Kubernetes replaces the value by `<value omitted>`; the rendered message never shows it (a TooLong body is
+    valueless), so neither does this error.
+    """
+    if max_length < 0:
+        detail = "value is too long"
+    else:
+        detail = f"may not be more than {max_length} {'byte' if max_length == 1 else 'bytes'}"
+    return FieldError(path, ErrorType.FieldValueTooLong, detail, "<value omitted>")
+
+
+def too_many(path: str, actual: int, max_quantity: int) -> FieldError:
+    """`field.TooMany`: `must have at most N items` (`item` for 1; `too many items` without a maximum); the
+    actual count is the bad value, omitted when negative (unknown)."""
+    if max_quantity < 0:
+        detail = "too many items"
+    else:
+        detail = f"must have at most {max_quantity} {'item' if max_quantity == 1 else 'items'}"
+    return FieldError(path, ErrorType.FieldValueTooMany, detail, actual if actual >= 0 else OMIT)
+
+
+def not_supported(path: str, value: Any, supported: list[str] | tuple[str, ...]) -> FieldError:
+    """`field.NotSupported`: `supported values: "a", "b"` (each `strconv.Quote`d; no detail when none given)."""
+    detail = "supported values: " + ", ".join(go_quote(v) for v in supported) if supported else ""
+    return FieldError(path, ErrorType.FieldValueNotSupported, detail, value)
+
+
 def go_quote(text: str) -> str:
     """Go's `strconv.Quote` (`%q`): double quotes, printable characters kept, the rest escaped."""
     out = ['"']

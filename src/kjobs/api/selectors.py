@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
-from kjobs.api.errors import ApiError, ErrorType, FieldError, bad_request
+from kjobs.api.errors import ApiError, ErrorType, FieldError, bad_request, not_supported
 from kjobs.api.types import Obj
 from kjobs.api.validation_formats import is_label_value, is_qualified_name
 
@@ -191,10 +191,7 @@ def new_requirement(key: str, operator: str, values: list[str]) -> Requirement:
                     )
                 )
     else:
-        supported = ", ".join(f'"{o}"' for o in (*_BINARY_OPERATORS, EXISTS, DOES_NOT_EXIST))
-        errors.append(
-            FieldError("operator", ErrorType.FieldValueNotSupported, f"supported values: {supported}", operator)
-        )
+        errors.append(not_supported("operator", operator, (*_BINARY_OPERATORS, EXISTS, DOES_NOT_EXIST)))
     for i, value in enumerate(values):
         problems = is_label_value(value)
         if problems:

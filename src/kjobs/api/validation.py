@@ -20,7 +20,7 @@ from typing import Any
 
 from kjobs.api import names
 from kjobs.api.defaults import copy_json
-from kjobs.api.errors import OMIT, ErrorType, FieldError, go_quote
+from kjobs.api.errors import OMIT, ErrorType, FieldError, go_quote, not_supported, too_long, too_many
 from kjobs.api.timeutil import parse_time
 from kjobs.api.types import Obj
 from kjobs.api.validation_access import (
@@ -45,7 +45,7 @@ from kjobs.api.validation_meta import (
     validate_object_meta,
     validate_object_meta_update,
 )
-from kjobs.api.validation_pod import not_supported, validate_pod, validate_pod_template_spec
+from kjobs.api.validation_pod import validate_pod, validate_pod_template_spec
 from kjobs.api.validation_pod_update import validate_pod_update
 
 __all__ = [
@@ -60,8 +60,6 @@ __all__ = [
 
 Invalid = ErrorType.FieldValueInvalid
 Required = ErrorType.FieldValueRequired
-TooMany = ErrorType.FieldValueTooMany
-TooLong = ErrorType.FieldValueTooLong
 Duplicate = ErrorType.FieldValueDuplicate
 
 MAX_PARALLELISM_FOR_INDEXED_JOB = 100_000
@@ -272,9 +270,7 @@ def _validate_on_exit_codes(req: Obj, path: str, container_names: set[str], errs
     if not raw_values:
         errs.append(FieldError(values_path, Invalid, "at least one value is required", []))
     elif len(raw_values) > MAX_ON_EXIT_CODES_VALUES:
-        errs.append(
-            FieldError(values_path, TooMany, f"must have at most {MAX_ON_EXIT_CODES_VALUES} items", len(raw_values))
-        )
+        errs.append(too_many(values_path, len(raw_values), MAX_ON_EXIT_CODES_VALUES))
     ordered = True
     seen: set[int] = set()
     previous: int | None = None
@@ -298,9 +294,7 @@ def _validate_on_exit_codes(req: Obj, path: str, container_names: set[str], errs
 
 def _validate_on_pod_conditions(patterns: list[Any], path: str, errs: Errors) -> None:
     if len(patterns) > MAX_ON_POD_CONDITIONS_PATTERNS:
-        errs.append(
-            FieldError(path, TooMany, f"must have at most {MAX_ON_POD_CONDITIONS_PATTERNS} items", len(patterns))
-        )
+        errs.append(too_many(path, len(patterns), MAX_ON_POD_CONDITIONS_PATTERNS))
     for j, pattern in items_of(patterns, path, errs):
         item = f"{path}[{j}]"
         condition_type = get_str(pattern, "type", f"{item}.type", errs) or ""
@@ -317,9 +311,7 @@ def _validate_pod_failure_policy(spec: Obj, policy: Obj, path: str, errs: Errors
     rules_path = f"{path}.rules"
     rules = get_list(policy, "rules", rules_path, errs) or []
     if len(rules) > MAX_POD_FAILURE_POLICY_RULES:
-        errs.append(
-            FieldError(rules_path, TooMany, f"must have at most {MAX_POD_FAILURE_POLICY_RULES} items", len(rules))
-        )
+        errs.append(too_many(rules_path, len(rules), MAX_POD_FAILURE_POLICY_RULES))
     template = spec.get("template")
     container_names = _template_container_names(template if type(template) is dict else None)
     for i, rule in items_of(rules, rules_path, errs):
@@ -358,7 +350,7 @@ def _validate_success_policy(policy: Obj, completions: int | None, path: str, er
             FieldError(rules_path, Required, "at least one rules must be specified when the successPolicy is specified")
         )
     if len(rules) > MAX_SUCCESS_POLICY_RULES:
-        errs.append(FieldError(rules_path, TooMany, f"must have at most {MAX_SUCCESS_POLICY_RULES} items", len(rules)))
+        errs.append(too_many(rules_path, len(rules), MAX_SUCCESS_POLICY_RULES))
     for i, rule in items_of(rules, rules_path, errs):
         rule_path = f"{rules_path}[{i}]"
         count = get_int(rule, "succeededCount", f"{rule_path}.succeededCount", errs)
@@ -370,12 +362,8 @@ def _validate_success_policy(policy: Obj, completions: int | None, path: str, er
         total = 0
         if indexes is not None:
             indexes_path = f"{rule_path}.succeededIndexes"
-            if len(indexes) > MAX_SUCCEEDED_INDEXES_LENGTH:
-                errs.append(
-                    FieldError(
-                        indexes_path, TooLong, f"must have at most {MAX_SUCCEEDED_INDEXES_LENGTH} bytes", indexes
-                    )
-                )
+            if len(indexes.encode()) > MAX_SUCCEEDED_INDEXES_LENGTH:
+                errs.append(too_long(indexes_path, MAX_SUCCEEDED_INDEXES_LENGTH))
             if completions is not None:
                 try:
                     total = validate_indexes_format(indexes, completions)
@@ -432,10 +420,8 @@ def _validate_job_spec_fields(spec: Obj, path: str, errs: Errors) -> None:
             errs.append(FieldError(f"{path}.managedBy", Required))
         for bad, msg in is_domain_prefixed_path(managed_by) if managed_by else []:
             errs.append(FieldError(f"{path}.managedBy", Invalid, msg, bad))
-        if len(managed_by) > MAX_MANAGED_BY_LENGTH:
-            errs.append(
-                FieldError(f"{path}.managedBy", TooLong, f"may not be longer than {MAX_MANAGED_BY_LENGTH}", managed_by)
-            )
+        if len(managed_by.encode()) > MAX_MANAGED_BY_LENGTH:
+            errs.append(too_long(f"{path}.managedBy", MAX_MANAGED_BY_LENGTH))
     mode = get_str(spec, "completionMode", f"{path}.completionMode", errs)
     if mode is not None:
         if mode not in ("NonIndexed", "Indexed"):

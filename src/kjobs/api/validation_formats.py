@@ -9,6 +9,7 @@ so the common ones are memoised (they are pure and return tuples).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import lru_cache
 
 DNS1123_LABEL_MAX = 63
@@ -70,8 +71,17 @@ def _blen(value: str) -> int:
 
 
 def max_len_error(length: int) -> str:
-    """Kubernetes' `MaxLenError`."""
+    """`MaxLenError` of `util/validation/validation.go` (DNS labels and subdomains, port names, config keys)."""
     return f"must be no more than {length} characters"
+
+
+def content_max_len_error(length: int) -> str:
+    """`MaxLenError` of `api/validate/content/errors.go`: label keys and values, which that package checks.
+
+    Since the checks moved there, a label value or key name too long reads `must be no more than 63 bytes`
+    (Go's `len` is bytes), while `util/validation`'s own DNS checks keep `... characters`.
+    """
+    return f"must be no more than {length} bytes"
 
 
 def regex_error(msg: str, fmt: str, *examples: str) -> str:
@@ -111,9 +121,13 @@ def is_dns1123_label(value: str) -> tuple[str, ...]:
 @lru_cache(maxsize=8192)
 def is_dns1123_subdomain(value: str) -> tuple[str, ...]:
     """RFC 1123 subdomain: most object names."""
+    return _subdomain_problems(value, max_len_error)
+
+
+def _subdomain_problems(value: str, too_long: Callable[[int], str]) -> tuple[str, ...]:
     errs = []
     if _blen(value) > DNS1123_SUBDOMAIN_MAX:
-        errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX))
+        errs.append(too_long(DNS1123_SUBDOMAIN_MAX))
     if not _dns1123_subdomain.fullmatch(value):
         errs.append(regex_error(_DNS1123_SUBDOMAIN_MSG, _DNS1123_SUBDOMAIN_FMT, "example.com"))
     return tuple(errs)
@@ -145,7 +159,7 @@ def name_is_dns_label(name: str, prefix: bool) -> tuple[str, ...]:
 
 @lru_cache(maxsize=8192)
 def is_qualified_name(value: str) -> tuple[str, ...]:
-    """Label keys, annotation keys (lower-cased), condition types, finalizers."""
+    """Label keys, annotation keys (lower-cased), condition types, finalizers: `content.IsLabelKey`."""
     errs: list[str] = []
     parts = value.split("/")
     if len(parts) == 1:
@@ -155,7 +169,7 @@ def is_qualified_name(value: str) -> tuple[str, ...]:
         if not prefix:
             errs.append("prefix part " + EMPTY_ERROR)
         else:
-            errs.extend("prefix part " + m for m in is_dns1123_subdomain(prefix))
+            errs.extend("prefix part " + m for m in _subdomain_problems(prefix, content_max_len_error))
     else:
         return (
             "a valid label key "
@@ -165,7 +179,7 @@ def is_qualified_name(value: str) -> tuple[str, ...]:
     if not name:
         errs.append("name part " + EMPTY_ERROR)
     elif _blen(name) > QUALIFIED_NAME_MAX:
-        errs.append("name part " + max_len_error(QUALIFIED_NAME_MAX))
+        errs.append("name part " + content_max_len_error(QUALIFIED_NAME_MAX))
     if not _label_key.fullmatch(name):
         errs.append("name part " + regex_error(_LABEL_KEY_MSG, _LABEL_KEY_FMT, "MyName", "my.name", "123-abc"))
     return tuple(errs)
@@ -173,10 +187,10 @@ def is_qualified_name(value: str) -> tuple[str, ...]:
 
 @lru_cache(maxsize=8192)
 def is_label_value(value: str) -> tuple[str, ...]:
-    """Label values (≤ 63 characters)."""
+    """Label values (≤ 63 bytes): `content.IsLabelValue`."""
     errs = []
     if _blen(value) > LABEL_VALUE_MAX:
-        errs.append(max_len_error(LABEL_VALUE_MAX))
+        errs.append(content_max_len_error(LABEL_VALUE_MAX))
     if not _label_value.fullmatch(value):
         errs.append(regex_error(_LABEL_VALUE_MSG, _LABEL_VALUE_FMT, "MyValue", "my_value", "12345"))
     return tuple(errs)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from kjobs.api.errors import ErrorType, FieldError
+from kjobs.api.errors import ErrorType, FieldError, too_long
 from kjobs.api.types import Obj
 from kjobs.api.validation_access import Errors, get_int, get_list, get_obj, get_str, get_str_map, items_of
 from kjobs.api.validation_formats import (
@@ -66,9 +66,7 @@ def validate_annotations(annotations: dict[str, str] | None, path: str, errs: Er
             errs.append(FieldError(path, Invalid, msg, key))
         total += len(key.encode()) + len(value.encode())
     if total > TOTAL_ANNOTATION_SIZE_LIMIT:
-        errs.append(
-            FieldError(path, ErrorType.FieldValueTooLong, f"must have at most {TOTAL_ANNOTATION_SIZE_LIMIT} bytes", "")
-        )
+        errs.append(too_long(path, TOTAL_ANNOTATION_SIZE_LIMIT))
 
 
 def _validate_owner_references(refs: list[Any] | None, path: str, errs: Errors) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 
 import orjson
 
-from kjobs.api.errors import ErrorType, FieldError
+from kjobs.api.errors import ErrorType, FieldError, not_supported
 from kjobs.api.quantity import Quantity, QuantityError, parse_quantity
 from kjobs.api.types import Obj
 from kjobs.api.validation_access import (
@@ -53,17 +53,10 @@ from kjobs.memo import Memo
 Invalid = ErrorType.FieldValueInvalid
 Required = ErrorType.FieldValueRequired
 Forbidden = ErrorType.FieldValueForbidden
-NotSupported = ErrorType.FieldValueNotSupported
 Duplicate = ErrorType.FieldValueDuplicate
 NotFound = ErrorType.FieldValueNotFound
 
 MAX_INT32 = 2**31 - 1
-
-
-def not_supported(path: str, value: Any, supported: list[str] | tuple[str, ...]) -> FieldError:
-    """Kubernetes' `field.NotSupported` (detail lists the supported values, quoted)."""
-    detail = "supported values: " + ", ".join(f'"{v}"' for v in supported) if supported else ""
-    return FieldError(path, NotSupported, detail, value)
 
 
 def _enum(value: str | None, path: str, supported: tuple[str, ...], errs: Errors) -> None:

@@ -382,8 +382,15 @@ def compute_index_state(ctx: SyncContext) -> None:
     job = ctx.job
     total = completions(job) or 0
     ctx.prev_succeeded_indexes, ctx.succeeded_indexes = _succeeded_indexes(job, ctx.tracked_pods, total)
+    compute_failed_index_state(ctx)
+
+
+def compute_failed_index_state(ctx: SyncContext) -> None:
+    """For per-index Jobs, the failed indexes and the held-back failed pods, given the succeeded indexes (a failed
+    pod of a succeeded index is not held back)."""
+    job = ctx.job
     if has_backoff_limit_per_index(job):
-        ctx.failed_indexes = _failed_indexes(job, ctx.pods, total)
+        ctx.failed_indexes = _failed_indexes(job, ctx.pods, completions(job) or 0)
         ctx.pods_with_delayed_deletion = _pods_with_delayed_deletion(ctx)
 
 
