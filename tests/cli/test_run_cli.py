@@ -97,3 +97,37 @@ def test_a_run_leaves_no_pod_files_behind(tmp_path: Path) -> None:
     for root in node_roots:
         assert not any((root / "pods").iterdir())
         assert not any((root / "logs").iterdir())
+
+
+TYPO = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: typo}
+spec:
+  backofLimit: 2
+  template:
+    spec:
+      restartPolicy: Always
+      containers: [{name: main, image: busybox}]
+"""
+
+
+def test_run_rejects_unknown_fields_unless_told_otherwise(tmp_path: Path) -> None:
+    """A typo such as `backofLimit` must not run silently with the default backoffLimit, as `kubectl apply`
+    would not; with --validate=ignore the field is dropped and the rest is validated as usual."""
+    from click.testing import CliRunner
+
+    from kjobs.cli import main
+
+    path = tmp_path / "typo.yaml"
+    path.write_text(TYPO)
+    result = CliRunner().invoke(main, ["run", str(path)])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f'error: {path}: Job in version "v1" cannot be handled as a Job: strict decoding error: '
+        'unknown field "spec.backofLimit"\n'
+    )
+    result = CliRunner().invoke(main, ["run", "--validate=ignore", str(path)])
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f'error: {path}: The Job "typo" is invalid:\n')
+    assert "backofLimit" not in result.stderr

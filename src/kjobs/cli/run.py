@@ -1,6 +1,7 @@
 """`kjobs run JOB.yaml`: run a Job on an embedded cluster whose pods are local processes.
 
-Exit status: 0 when the Job completed, 1 when it failed, 2 on bad input (missing file, invalid YAML, invalid Job).
+Exit status: 0 when the Job completed, 1 when it failed, 2 on bad input (missing file, invalid YAML, invalid Job,
+unknown fields unless `--validate=warn|ignore`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import click
 
 from kjobs.api.manifest import ManifestError, load_manifests
 from kjobs.api.types import Obj
+from kjobs.cli.validate import decode_or_status, validate_option
 
 
 @click.command("run")
@@ -41,6 +43,7 @@ from kjobs.api.types import Obj
 )
 @click.option("--plain", is_flag=True, help="Plain progress lines even on a terminal.")
 @click.option("--timeout", type=float, default=None, help="Give up (exit 1) after this many seconds.")
+@validate_option
 def run_command(
     manifest: str,
     backoff: float,
@@ -50,9 +53,10 @@ def run_command(
     kubeconfig: str | None,
     plain: bool,
     timeout: float | None,
+    field_validation: str,
 ) -> None:
     """Run a Job manifest on an embedded cluster and explain every failure decision."""
-    job = _load_job(manifest)
+    job = _load_job(manifest, field_validation)
     from kjobs.run import RunOptions, run
 
     options = RunOptions(
@@ -70,7 +74,7 @@ def run_command(
     sys.exit(130)
 
 
-def _load_job(path: str) -> Obj:
+def _load_job(path: str, field_validation: str) -> Obj:
     from kjobs.validate import validate_manifest
 
     try:
@@ -81,7 +85,9 @@ def _load_job(path: str) -> Obj:
     if len(jobs) != 1:
         kinds = ", ".join(str(o.get("kind")) for o in objects) or "nothing"
         _fail(f"{path}: expected exactly one Job, found {kinds}")
-    job: dict[str, Any] = jobs[0]
+    job, rejected = decode_or_status(jobs[0], field_validation)
+    if rejected is not None:
+        _fail(f"{path}: {rejected['message']}")
     errors = validate_manifest(job)
     if errors:
         name = (job.get("metadata") or {}).get("name") or ""
