@@ -131,3 +131,17 @@ def test_run_rejects_unknown_fields_unless_told_otherwise(tmp_path: Path) -> Non
     assert result.exit_code == 2
     assert result.stderr.startswith(f'error: {path}: The Job "typo" is invalid:\n')
     assert "backofLimit" not in result.stderr
+
+
+def test_a_container_that_cannot_start_says_why(tmp_path: Path) -> None:
+    path = tmp_path / "missing.yaml"
+    path.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: missing}\nspec:\n  backoffLimit: 0\n  template:\n"
+        "    spec:\n      restartPolicy: Never\n      containers: [{name: main, image: x, command: [/app/bin/train]}]\n"
+    )
+    result = kjobs("run", str(path), "--plain")
+    assert result.returncode == 1, result.stderr
+    assert (
+        "failed: container main exited with code 128 (StartError: failed to start container process: exec: "
+        '"/app/bin/train": no such file or directory) → counts toward backoffLimit (0)\n'
+    ) in result.stdout
