@@ -15,6 +15,14 @@ import click
 from kjobs.api.manifest import ManifestError, load_manifests
 from kjobs.api.types import Obj
 from kjobs.cli.validate import decode_or_status, validate_option
+from kjobs.disrupt import Disruption, DisruptionError, check, parse
+
+
+def _parse_disruptions(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) -> tuple[Disruption, ...]:
+    try:
+        return tuple(parse(value) for value in values)
+    except DisruptionError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 @click.command("run")
@@ -41,6 +49,20 @@ from kjobs.cli.validate import decode_or_status, validate_option
     default=None,
     help="With --serve: where to write the kubeconfig [default: a temporary file].",
 )
+@click.option(
+    "--keep-serving",
+    is_flag=True,
+    help="With --serve: keep serving the API after the Job ended, until Ctrl-C.",
+)
+@click.option(
+    "--disrupt",
+    "disruptions",
+    multiple=True,
+    metavar="KIND@TIME",
+    callback=_parse_disruptions,
+    help="Disrupt the running Job TIME after it is created (repeatable); KIND: drain, evict, taint, preempt, "
+    "node-shutdown. Example: --disrupt drain@1s.",
+)
 @click.option("--plain", is_flag=True, help="Plain progress lines even on a terminal.")
 @click.option("--timeout", type=float, default=None, help="Give up (exit 1) after this many seconds.")
 @validate_option
@@ -54,9 +76,17 @@ def run_command(
     plain: bool,
     timeout: float | None,
     field_validation: str,
+    keep_serving: bool,
+    disruptions: tuple[Disruption, ...],
 ) -> None:
     """Run a Job manifest on an embedded cluster and explain every failure decision."""
+    if keep_serving and serve_port is None:
+        raise click.UsageError("--keep-serving needs --serve PORT")
     job = _load_job(manifest, field_validation)
+    try:
+        check(list(disruptions), job, nodes)
+    except DisruptionError as exc:
+        raise click.BadParameter(str(exc), param_hint="--disrupt") from None
     from kjobs.run import RunOptions, run
 
     options = RunOptions(
@@ -67,6 +97,8 @@ def run_command(
         kubeconfig=kubeconfig,
         live=not plain and sys.stdout.isatty(),
         timeout=timeout,
+        disruptions=disruptions,
+        keep_serving=keep_serving,
     )
     with contextlib.suppress(KeyboardInterrupt):
         code = run(job, options)
