@@ -162,7 +162,7 @@ IGNORED = "pod P failed: DisruptionTarget ({}) → Ignore by rule 0: not counted
 def test_quick_start_drain_is_ignored_and_the_job_completes() -> None:
     """The README's first command: both running pods are evicted by the drain, ignored, replaced once the node
     is uncordoned, and the Job completes with nothing counted."""
-    result = kjobs("run", str(EXAMPLES / "ignore-disruptions.yaml"), "--disrupt", "drain@1s", "--backoff", "0.2")
+    result = kjobs("run", str(EXAMPLES / "ignore-disruptions.yaml"), "--disrupt", "drain@1s", "--backoff", "1")
     assert result.returncode == 0, result.stderr
     lines = decisions(result.stdout)
     assert lines[:3] == [
@@ -253,3 +253,14 @@ def test_keep_serving_answers_after_the_job_ended_until_interrupted(tmp_path: Pa
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_a_disruption_the_job_outlives_is_reported_not_applied(tmp_path: Path) -> None:
+    path = tmp_path / "quick.yaml"
+    path.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: quick}\nspec:\n  template:\n    spec:\n"
+        '      restartPolicy: Never\n      containers: [{name: main, image: x, command: ["true"]}]\n'
+    )
+    result = kjobs("run", str(path), "--disrupt", "evict@30s")
+    assert result.returncode == 0, result.stderr
+    assert "disrupt evict@30s: not applied, the Job ended first\n" in result.stdout

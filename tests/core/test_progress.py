@@ -96,6 +96,9 @@ def test_summary_reports_outcome_counts_and_decisions() -> None:
     )
 
 
+DISRUPTED = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI"}
+
+
 def failed(code: int, **terminated: Any) -> dict[str, Any]:
     state = {"terminated": {"exitCode": code, **terminated}}
     meta = {"name": "p", "namespace": "default", "uid": "p", "annotations": {}}
@@ -123,6 +126,11 @@ def rule(action: str, *codes: int) -> dict[str, Any]:
             {},
             failed(137, reason="OOMKilled"),
             "pod p failed: container main exited with code 137 (OOMKilled) → counts toward backoffLimit (6)",
+        ),
+        (
+            {},
+            {**failed(143), "status": {**failed(143)["status"], "conditions": [DISRUPTED]}},
+            "pod p failed: DisruptionTarget (EvictionByEvictionAPI) → counts toward backoffLimit (6)",
         ),
         (
             {"backoffLimit": 1, "podFailurePolicy": {"rules": [rule("Count", 3)]}},
@@ -169,6 +177,7 @@ def rule(action: str, *codes: int) -> dict[str, Any]:
     ids=[
         "start-error",
         "no-policy",
+        "disrupted-no-policy",
         "count",
         "no-match",
         "ignore",
