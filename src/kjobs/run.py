@@ -3,7 +3,9 @@
 Progress comes from two informers (the Job, and the pods it owns) feeding a `RunView`; on a terminal it is a
 rich live table, otherwise one plain line per change. The session ends when the Job has a terminal condition
 (Complete → exit 0, Failed → exit 1) or the timeout passes (exit 1). With `serve_port` the same API is served
-over HTTP and a kubeconfig is written, so `kubectl get pods -w` can watch the run.
+over HTTP and a kubeconfig is written, so `kubectl get pods -w` can watch the run (and, with `keep_serving`,
+inspect it afterwards). `disruptions` are applied by a `kjobs.disrupt.Disruptor` while the Job runs; what they
+do is told in the same stream of lines as the failure decisions they lead to.
 """
 
 from __future__ import annotations

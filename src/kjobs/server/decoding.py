@@ -3,7 +3,9 @@
 `fieldValidation=Strict` rejects them (400, `strict decoding error: unknown field "spec.backofLimit"`), `Warn`
 drops them and returns one warning each (kubectl prints `Warning: unknown field ...`), `Ignore` drops them
 silently. The API service and `kjobs validate`/`kjobs run` share this one check, so their messages are the
-same bytes (Kubernetes: staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go, `fieldValidation`).
+same bytes (Kubernetes: staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go reads `fieldValidation`;
+staging/src/k8s.io/apimachinery/pkg/runtime/error.go, `strictDecodingError`, joins the findings with ", ").
+Duplicate fields are not detected: bodies are parsed by orjson/PyYAML, which keep the last value.
 """
 
 from __future__ import annotations
