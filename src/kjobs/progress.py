@@ -17,6 +17,8 @@ from kjobs.api.names import JOB_COMPLETION_INDEX_ANNOTATION
 from kjobs.api.types import Obj
 from kjobs.explain import Explanation, explain
 from kjobs.job import pods as P
+from kjobs.job.context import backoff_limit
+from kjobs.policy import FAIL_INDEX, FAIL_JOB, IGNORE
 
 STATES = ("Pending", "Running", "Terminating", "Succeeded", "Failed")
 
@@ -31,34 +33,72 @@ def pod_state(pod: Obj) -> str:
 
 @dataclass
 class Decision:
-    """One failed pod and what the Job's policy made of it."""
+    """One failed pod and what the Job's policy made of it: `cause` (why the pod failed) and `verdict` (what that
+    does to the Job), each said once."""
 
     pod: str
     index: str | None
     explanation: Explanation
-    exits: str = ""
+    cause: str = "failed"
+    verdict: str = ""
 
     def line(self) -> str:
         """One line for the log and the summary."""
-        e = self.explanation
         where = f" (index {self.index})" if self.index is not None else ""
-        what = e.matched or (f"{self.exits}, no rule matched" if e.rules else self.exits or "failed")
-        verdict = e.action or "counted"
-        rule = f" by rule {e.rule_index}" if e.rule_index is not None else ""
-        count = "counts toward the backoff limit" if e.counts_toward_backoff_limit else "not counted"
-        return f"pod {self.pod}{where} failed: {what} → {verdict}{rule}; {count}"
+        unmatched = ", no rule matched" if self.explanation.rules and self.explanation.rule_index is None else ""
+        return f"pod {self.pod}{where} failed: {self.cause}{unmatched} → {self.verdict}"
+
+
+def decide(job: Obj, pod: Obj, index: str | None) -> Decision:
+    """Explain `pod`'s failure under `job`'s policy and phrase it for the run's log."""
+    e = explain(job, pod)
+    rules = ((job.get("spec") or {}).get("podFailurePolicy") or {}).get("rules") or []
+    exit_rule = e.rule_index is not None and (rules[e.rule_index] or {}).get("onExitCodes") is not None
+    return Decision(
+        str(pod["metadata"].get("name")), index, e, failure_cause(pod, exit_rule=exit_rule), verdict(job, e)
+    )
+
+
+def verdict(job: Obj, e: Explanation) -> str:
+    """What the failure does to the Job: the rule's action and its consequence, or the limit it counts toward
+    (backoffLimitPerIndex for a Job that has one; Kubernetes: pkg/controller/job/pod_failure_policy.go)."""
+    rule = f"{e.action} by rule {e.rule_index}: " if e.action is not None else ""
+    if not e.pod_failed:
+        return e.effect
+    if e.action == FAIL_JOB:
+        return f"{rule}the Job fails"
+    if e.action == IGNORE:
+        return f"{rule}not counted, the pod is replaced"
+    if e.action == FAIL_INDEX:
+        return f"{rule}the index fails, without retries"
+    per_index = (job.get("spec") or {}).get("backoffLimitPerIndex")
+    if per_index is not None:
+        return f"{rule}counts toward backoffLimitPerIndex ({per_index})"
+    return f"{rule}counts toward backoffLimit ({backoff_limit(job)})"
+
+
+def failure_cause(pod: Obj, *, exit_rule: bool = False) -> str:
+    """Why the pod failed: the DisruptionTarget condition that marks a disruption (unless an exit-code rule
+    matched, `exit_rule`), else each container's non-zero exit with the runtime's reason and message."""
+    target = P.condition(pod, "DisruptionTarget") if not exit_rule else None
+    if target is not None and target.get("status") == "True":
+        return f"DisruptionTarget ({target.get('reason') or 'no reason'})"
+    return exit_summary(pod)
 
 
 def exit_summary(pod: Obj) -> str:
-    """`container main exited with code 1` (or the pod's reason when no container terminated)."""
+    """`container main exited with code 128 (StartError: exec: "x": no such file or directory)`, or the pod's
+    reason when no container terminated."""
     parts = []
     status = P.status(pod)
     for key in ("initContainerStatuses", "containerStatuses"):
         for cs in status.get(key) or ():
             term = ((cs or {}).get("state") or {}).get("terminated")
             if isinstance(term, dict) and term.get("exitCode"):
-                reason = f" ({term['reason']})" if term.get("reason") not in (None, "", "Error") else ""
-                parts.append(f"container {cs.get('name') or '<unnamed>'} exited with code {term['exitCode']}{reason}")
+                reason = "" if term.get("reason") in (None, "", "Error") else str(term["reason"])
+                message = (str(term.get("message") or "").strip().splitlines() or [""])[0] if reason else ""
+                detail = f" ({reason}: {message})" if message else f" ({reason})" if reason else ""
+                parts.append(f"container {cs.get('name') or '<unnamed>'} exited with code {term['exitCode']}{detail}")
     if parts:
         return ", ".join(parts)
     return f"pod {status.get('reason') or 'failed'}"
@@ -106,7 +146,7 @@ class RunView:
         if P.phase(pod) == "Failed" and uid not in self._explained:
             self._explained.add(uid)
             index = (pod["metadata"].get("annotations") or {}).get(JOB_COMPLETION_INDEX_ANNOTATION)
-            decision = Decision(name, index, explain(self.job, pod), exit_summary(pod))
+            decision = decide(self.job, pod, index)
             self.decisions.append(decision)
             lines.append(decision.line())
         return lines
@@ -172,7 +212,6 @@ class RunView:
             lines.append(f"  failures: {len(self.decisions)} pod(s) failed, {ignored} ignored by the policy")
             for decision in self.decisions:
                 lines.append(f"  - {decision.line()}")
-                lines.append(f"      effect: {decision.explanation.effect}")
         else:
             lines.append("  failures: none")
         return "\n".join(lines)

@@ -3,7 +3,9 @@
 Progress comes from two informers (the Job, and the pods it owns) feeding a `RunView`; on a terminal it is a
 rich live table, otherwise one plain line per change. The session ends when the Job has a terminal condition
 (Complete → exit 0, Failed → exit 1) or the timeout passes (exit 1). With `serve_port` the same API is served
-over HTTP and a kubeconfig is written, so `kubectl get pods -w` can watch the run.
+over HTTP and a kubeconfig is written, so `kubectl get pods -w` can watch the run (and, with `keep_serving`,
+inspect it afterwards). `disruptions` are applied by a `kjobs.disrupt.Disruptor` while the Job runs; what they
+do is told in the same stream of lines as the failure decisions they lead to.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -27,6 +30,8 @@ from kjobs.api.types import Obj
 from kjobs.client.local import LocalClient
 from kjobs.client.resources import JOBS, PODS
 from kjobs.cluster import ClusterSettings, LocalCluster, tune_gc
+from kjobs.disrupt import Disruption, Disruptor
+from kjobs.job import pods as P
 from kjobs.node.logsource import AgentLogs
 from kjobs.progress import RunView
 from kjobs.server.app import create_app
@@ -48,6 +53,9 @@ class RunOptions:
     # only changes timing. Measured, 1,000 pods of `true`, interleaved rounds: 2 ms makes 4-5 % more pods/s
     # than 10 ms for ~10 % more control-plane CPU per pod (a freed slot waits ~7 ms for its replacement, not ~17)
     out: TextIO = field(default_factory=lambda: sys.stdout)
+    disruptions: tuple[Disruption, ...] = ()
+    keep_serving: bool = False
+    """With `serve_port`: keep serving after the Job ended, until SIGINT/SIGTERM."""
     node_options: dict[str, Any] = field(default_factory=dict)
 
 
@@ -88,7 +96,10 @@ async def run_job(job: Obj, options: RunOptions) -> int:
         except ApiError as exc:
             print(f"error: {exc.message}", file=sys.stderr)
             return 2
-        return await _follow(cluster, created, options)
+        code = await _follow(cluster, user, created, options)
+        if server is not None and options.keep_serving:
+            await _serve_until_signal(server, out)
+        return code
     finally:
         if server is not None:
             server.should_exit = True
@@ -98,7 +109,22 @@ async def run_job(job: Obj, options: RunOptions) -> int:
         store.close()
 
 
-async def _follow(cluster: LocalCluster, job: Obj, options: RunOptions) -> int:
+async def _serve_until_signal(server: Any, out: TextIO) -> None:
+    """Keep the API up after the Job ended, until Ctrl-C or SIGTERM."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop.set)
+    print(f"still serving the API on {server.url}; Ctrl-C to stop", file=out, flush=True)
+    try:
+        await stop.wait()
+    finally:
+        for signum in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(signum)
+    print("stopped serving the API", file=out, flush=True)
+
+
+async def _follow(cluster: LocalCluster, user: LocalClient, job: Obj, options: RunOptions) -> int:
     meta = job["metadata"]
     view = RunView(job)
     out = options.out
@@ -135,6 +161,18 @@ async def _follow(cluster: LocalCluster, job: Obj, options: RunOptions) -> int:
     pods.add_handler(on_pod)
     jobs.start()
     pods.start()
+
+    def running() -> list[Obj]:
+        alive = [p for p in view.pods.values() if P.phase(p) == "Running" and not P.is_deleting(p)]
+        return sorted(alive, key=lambda p: str(p["metadata"].get("name")))
+
+    def say(line: str) -> None:
+        lines.append(line)
+        changed.set()
+
+    disruptor = Disruptor(user, running, say)
+    start = time.monotonic()
+    disrupting = [asyncio.get_running_loop().create_task(disruptor.apply_at(d, start)) for d in options.disruptions]
     deadline = None if options.timeout is None else time.monotonic() + options.timeout
     live = Live(view.renderable(), console=Console(file=out), refresh_per_second=8) if options.live else None
     try:
@@ -155,6 +193,16 @@ async def _follow(cluster: LocalCluster, job: Obj, options: RunOptions) -> int:
                     print(line, file=out, flush=True)
             lines.clear()
     finally:
+        for task, disruption in zip(disrupting, options.disruptions, strict=True):
+            if not task.done():
+                task.cancel()
+                if not disruptor.started(disruption):
+                    lines.append(f"disrupt {disruption.text}: not applied, the Job ended first")
+        for line in lines:
+            if live is not None:
+                live.console.print(line)
+            else:
+                print(line, file=out, flush=True)
         if live is not None:
             live.stop()
         jobs.remove_handler(on_job)
@@ -207,4 +255,5 @@ async def _serve(app: Any, options: RunOptions, out: TextIO) -> Any:
     kubeconfig_file.write(path, f"http://127.0.0.1:{port}")
     print(f"serving the API on http://127.0.0.1:{port}; to watch: export KUBECONFIG={path}", file=out, flush=True)
     server.task = task  # type: ignore[attr-defined]
+    server.url = f"http://127.0.0.1:{port}"  # type: ignore[attr-defined]
     return server

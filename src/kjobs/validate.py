@@ -1,15 +1,37 @@
 """`kjobs validate`: Kubernetes-exact validation of manifests, as an API server would answer a create.
 
 Jobs are defaulted (batch/v1) then validated; Pods likewise with core/v1 rules. The result is the list of
-`FieldError`s Kubernetes would put in the `Status` causes of a 422 Invalid.
+`FieldError`s Kubernetes would put in the `Status` causes of a 422 Invalid. Before that, `decode` applies the
+server's field validation (`kjobs.server.decoding`), as a create with `fieldValidation` would.
 """
 
 from __future__ import annotations
+
+from copy import deepcopy
 
 from kjobs.api.errors import ErrorType, FieldError, invalid
 from kjobs.api.types import Obj
 
 SUPPORTED_KINDS = ("Job", "Pod")
+_RESOURCES = {"Job": ("batch", "v1", "jobs"), "Pod": ("", "v1", "pods")}
+
+FIELD_VALIDATION = {"strict": "Strict", "true": "Strict", "warn": "Warn", "ignore": "Ignore", "false": "Ignore"}
+"""kubectl's `--validate` values and the `fieldValidation` each sends (kubectl/pkg/cmd/util/helpers.go,
+`GetValidationDirective`: true means strict, false means ignore)."""
+
+
+def decode(obj: Obj, field_validation: str) -> tuple[Obj, list[str]]:
+    """The object as the API server decodes it on create: unknown fields rejected (`Strict`: raises the 400
+    `ApiError`), or dropped from a copy with a warning each (`Warn`) or silently (`Ignore`)."""
+    from kjobs.server.decoding import check_unknown_fields
+    from kjobs.server.registry import lookup
+
+    where = _RESOURCES.get(str(obj.get("kind")))
+    r = lookup(*where) if where is not None else None
+    if r is None:
+        return obj, []
+    copy = deepcopy(obj)
+    return copy, check_unknown_fields(copy, r.schema_name, r.kind, r.version, field_validation)
 
 
 def validate_manifest(obj: Obj, *, apply_defaults: bool = True) -> list[FieldError]:

@@ -97,3 +97,170 @@ def test_a_run_leaves_no_pod_files_behind(tmp_path: Path) -> None:
     for root in node_roots:
         assert not any((root / "pods").iterdir())
         assert not any((root / "logs").iterdir())
+
+
+TYPO = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: typo}
+spec:
+  backofLimit: 2
+  template:
+    spec:
+      restartPolicy: Always
+      containers: [{name: main, image: busybox}]
+"""
+
+
+def test_run_rejects_unknown_fields_unless_told_otherwise(tmp_path: Path) -> None:
+    """A typo such as `backofLimit` must not run silently with the default backoffLimit, as `kubectl apply`
+    would not; with --validate=ignore the field is dropped and the rest is validated as usual."""
+    from click.testing import CliRunner
+
+    from kjobs.cli import main
+
+    path = tmp_path / "typo.yaml"
+    path.write_text(TYPO)
+    result = CliRunner().invoke(main, ["run", str(path)])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f'error: {path}: Job in version "v1" cannot be handled as a Job: strict decoding error: '
+        'unknown field "spec.backofLimit"\n'
+    )
+    result = CliRunner().invoke(main, ["run", "--validate=ignore", str(path)])
+    assert result.exit_code == 2
+    assert result.stderr.startswith(f'error: {path}: The Job "typo" is invalid:\n')
+    assert "backofLimit" not in result.stderr
+
+
+def test_a_container_that_cannot_start_says_why(tmp_path: Path) -> None:
+    path = tmp_path / "missing.yaml"
+    path.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: missing}\nspec:\n  backoffLimit: 0\n  template:\n"
+        "    spec:\n      restartPolicy: Never\n      containers: [{name: main, image: x, command: [/app/bin/train]}]\n"
+    )
+    result = kjobs("run", str(path), "--plain")
+    assert result.returncode == 1, result.stderr
+    assert (
+        "failed: container main exited with code 128 (StartError: failed to start container process: exec: "
+        '"/app/bin/train": no such file or directory) → counts toward backoffLimit (0)\n'
+    ) in result.stdout
+
+
+def decisions(out: str) -> list[str]:
+    """The live lines of disruptions and failure decisions (pod names replaced by `P`), before the summary."""
+    import re
+
+    live = out.split("\n\nJob default/", 1)[0]
+    wanted = [line for line in live.splitlines() if line.startswith("disrupt ") or " failed: " in line]
+    return [re.sub(r"job-pod-failure-policy-ignore-\w{5}", "P", line) for line in wanted]
+
+
+IGNORED = "pod P failed: DisruptionTarget ({}) → Ignore by rule 0: not counted, the pod is replaced"
+
+
+def test_quick_start_drain_is_ignored_and_the_job_completes() -> None:
+    """The README's first command: both running pods are evicted by the drain, ignored, replaced once the node
+    is uncordoned, and the Job completes with nothing counted."""
+    result = kjobs("run", str(EXAMPLES / "ignore-disruptions.yaml"), "--disrupt", "drain@1s", "--backoff", "1")
+    assert result.returncode == 0, result.stderr
+    lines = decisions(result.stdout)
+    assert lines[:3] == [
+        "disrupt drain@1s: node/kjobs-node cordoned",
+        "disrupt drain@1s: evicting pod default/P",
+        "disrupt drain@1s: evicting pod default/P",
+    ]
+    assert sorted(lines[3:]) == sorted(
+        [IGNORED.format("EvictionByEvictionAPI")] * 2
+        + ["disrupt drain@1s: pod/P evicted"] * 2
+        + ["disrupt drain@1s: node/kjobs-node drained", "disrupt drain@1s: node/kjobs-node uncordoned"]
+    )
+    assert lines[-2:] == ["disrupt drain@1s: node/kjobs-node drained", "disrupt drain@1s: node/kjobs-node uncordoned"]
+    assert "Job default/job-pod-failure-policy-ignore: Complete\n" in result.stdout
+    assert "succeeded: 4  failed: 0\n  failures: 2 pod(s) failed, 2 ignored by the policy\n" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("disruption", "nodes", "applied", "reason"),
+    [
+        ("evict@1s", "1", [r"evicting pod default/P"], "EvictionByEvictionAPI"),
+        (
+            "taint@1s",
+            "1",
+            [r"node/kjobs-node tainted kjobs\.io/disruption=taint:NoExecute", r"node/kjobs-node untainted"],
+            "DeletionByTaintManager",
+        ),
+        (
+            "preempt@1s",
+            "1",
+            [r"pod/kjobs-preemptor-1 created \(priority 1000000, cpu \d+m? on node/kjobs-node\)"],
+            "PreemptionByScheduler",
+        ),
+        (
+            "node-shutdown@1s",
+            "2",
+            [r"node/kjobs-node(-2)? shutdown requested \(graceful node shutdown\)"],
+            "TerminationByKubelet",
+        ),
+    ],
+    ids=["evict", "taint", "preempt", "node-shutdown"],
+)
+def test_each_disruption_goes_through_the_cluster_and_is_ignored(
+    disruption: str, nodes: str, applied: list[str], reason: str
+) -> None:
+    import re
+
+    args = ("--disrupt", disruption, "--backoff", "0.2", "--nodes", nodes)
+    result = kjobs("run", str(EXAMPLES / "ignore-disruptions.yaml"), *args)
+    assert result.returncode == 0, result.stderr
+    lines = decisions(result.stdout)
+    ours = [line.split(": ", 1)[1] for line in lines if line.startswith(f"disrupt {disruption}: ")]
+    assert len(ours) == len(applied), lines
+    assert all(re.fullmatch(pattern, line) for pattern, line in zip(applied, ours, strict=True)), ours
+    failed = [line for line in lines if " failed: " in line]
+    assert failed and set(failed) == {IGNORED.format(reason)}
+    assert "Job default/job-pod-failure-policy-ignore: Complete\n" in result.stdout
+    assert "succeeded: 4  failed: 0\n" in result.stdout
+
+
+def test_keep_serving_answers_after_the_job_ended_until_interrupted(tmp_path: Path) -> None:
+    import signal
+
+    import httpx
+
+    path = tmp_path / "quick.yaml"
+    path.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: quick}\nspec:\n  template:\n    spec:\n"
+        '      restartPolicy: Never\n      containers: [{name: main, image: x, command: ["true"]}]\n'
+    )
+    args = ["run", str(path), "--serve", "0", "--keep-serving", "--kubeconfig", str(tmp_path / "kc")]
+    proc = subprocess.Popen([sys.executable, "-m", "kjobs", *args], stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        seen = []
+        for line in proc.stdout:  # blocks until the run says it keeps serving (or the process ends)
+            seen.append(line)
+            if line.startswith("still serving the API on "):
+                break
+        assert "Job default/quick: Complete\n" in seen, seen
+        url = seen[-1].removeprefix("still serving the API on ").split(";")[0]
+        job = httpx.get(f"{url}/apis/batch/v1/namespaces/default/jobs/quick").json()
+        assert [c["type"] for c in job["status"]["conditions"]] == ["SuccessCriteriaMet", "Complete"]
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(20) == 0
+        assert proc.stdout.read() == "stopped serving the API\n"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+def test_a_disruption_the_job_outlives_is_reported_not_applied(tmp_path: Path) -> None:
+    path = tmp_path / "quick.yaml"
+    path.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: quick}\nspec:\n  template:\n    spec:\n"
+        '      restartPolicy: Never\n      containers: [{name: main, image: x, command: ["true"]}]\n'
+    )
+    result = kjobs("run", str(path), "--disrupt", "evict@30s")
+    assert result.returncode == 0, result.stderr
+    assert "disrupt evict@30s: not applied, the Job ended first\n" in result.stdout

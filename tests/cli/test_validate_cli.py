@@ -86,3 +86,84 @@ def test_unsupported_kind(tmp_path: Path) -> None:
     code, out, _ = run("validate", str(svc))
     assert code == 1
     assert '* kind: Unsupported value: "Service": supported values: "Job", "Pod"' in out
+
+
+TYPO = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: typo}
+spec:
+  backofLimit: 2
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox, cmmand: ["true"]}]
+"""
+STRICT_MESSAGE = (
+    'Job in version "v1" cannot be handled as a Job: strict decoding error: '
+    'unknown field "spec.backofLimit", unknown field "spec.template.spec.containers[0].cmmand"'
+)
+
+
+def server_answer(body: str) -> str:
+    """What the API server of `kjobs up` answers `kubectl apply` (fieldValidation=Strict) for this manifest."""
+    import asyncio
+
+    import yaml
+
+    from kjobs.api.errors import ApiError
+    from kjobs.server.app import create_app
+    from kjobs.server.registry import lookup
+    from kjobs.store import MemoryStore
+
+    async def create() -> str:
+        service = create_app(MemoryStore()).service
+        await service.ensure_namespaces()
+        try:
+            jobs = lookup("batch", "v1", "jobs")
+            assert jobs is not None
+            await service.create(jobs, "default", yaml.safe_load(body), field_validation="Strict")
+        except ApiError as exc:
+            return exc.message
+        return "created"
+
+    return asyncio.run(create())
+
+
+def test_unknown_fields_are_rejected_by_default_with_the_servers_message(tmp_path: Path) -> None:
+    typo = tmp_path / "typo.yaml"
+    typo.write_text(TYPO)
+    assert server_answer(TYPO) == STRICT_MESSAGE
+    for args in ((), ("--validate=strict",), ("--validate", "true")):
+        code, out, _ = run("validate", *args, str(typo))
+        assert (code, out) == (1, f"{typo}: {STRICT_MESSAGE}\n")
+    code, out, _ = run("validate", "-o", "json", str(typo))
+    assert code == 1
+    assert orjson.loads(out) == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": STRICT_MESSAGE,
+        "reason": "BadRequest",
+        "code": 400,
+    }
+
+
+def test_validate_warn_prints_kubectls_warnings_and_ignore_drops_them(tmp_path: Path) -> None:
+    typo = tmp_path / "typo.yaml"
+    typo.write_text(TYPO)
+    code, out, err = run("validate", "--validate=warn", str(typo))
+    assert (code, out) == (0, f'{typo}: Job "typo" is valid\n')
+    assert err.splitlines() == [
+        'Warning: unknown field "spec.backofLimit"',
+        'Warning: unknown field "spec.template.spec.containers[0].cmmand"',
+    ]
+    for mode in ("ignore", "false"):
+        assert run("validate", f"--validate={mode}", str(typo)) == (0, f'{typo}: Job "typo" is valid\n', "")
+
+
+def test_an_unknown_validate_mode_is_a_usage_error(tmp_path: Path) -> None:
+    code, _, err = run("validate", "--validate=loose", str(EXAMPLES / "failjob-exit-42.yaml"))
+    assert code == 2
+    assert "'loose' is not one of 'strict', 'true', 'warn', 'ignore', 'false'" in err

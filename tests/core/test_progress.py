@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from kjobs.progress import RunView, pod_state
 
 
@@ -31,7 +33,7 @@ def pod(
     if code is not None:
         status["containerStatuses"] = [{"name": "main", "state": {"terminated": {"exitCode": code}}}]
     if disrupted:
-        status["conditions"] = [{"type": "DisruptionTarget", "status": "True"}]
+        status["conditions"] = [{"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI"}]
     meta: dict[str, Any] = {"name": name, "namespace": "default", "uid": name}
     if deleting:
         meta["deletionTimestamp"] = "2026-01-01T00:00:00Z"
@@ -49,13 +51,13 @@ def test_each_failed_pod_is_explained_once() -> None:
     assert view.update_pod(pod("a", "Running")) == ["pod a Running"]
     lines = view.update_pod(pod("a", "Failed", 42))
     assert lines[0] == "pod a Failed"
-    assert (
-        lines[1]
-        == "pod a failed: container main exited with code 42 → FailJob by rule 0; counts toward the backoff limit"
-    )
+    assert lines[1] == "pod a failed: container main exited with code 42 → FailJob by rule 0: the Job fails"
     assert view.update_pod(pod("a", "Failed", 42)) == []
     lines = view.update_pod(pod("b", "Failed", 143, disrupted=True))
-    assert lines[-1] == "pod b failed: pod condition DisruptionTarget=True → Ignore by rule 1; not counted"
+    assert (
+        lines[-1]
+        == "pod b failed: DisruptionTarget (EvictionByEvictionAPI) → Ignore by rule 1: not counted, the pod is replaced"
+    )
     assert len(view.decisions) == 2
 
 
@@ -89,6 +91,104 @@ def test_summary_reports_outcome_counts_and_decisions() -> None:
     assert summary[1] == "  reason: BackoffLimitExceeded"
     assert "  failures: 1 pod(s) failed, 0 ignored by the policy" in summary
     assert (
-        "  - pod a failed: container main exited with code 1, no rule matched → counted; "
-        "counts toward the backoff limit" in summary
+        "  - pod a failed: container main exited with code 1, no rule matched → counts toward backoffLimit (6)"
+        in summary
     )
+
+
+DISRUPTED = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI"}
+
+
+def failed(code: int, **terminated: Any) -> dict[str, Any]:
+    state = {"terminated": {"exitCode": code, **terminated}}
+    meta = {"name": "p", "namespace": "default", "uid": "p", "annotations": {}}
+    return {"metadata": meta, "status": {"phase": "Failed", "containerStatuses": [{"name": "main", "state": state}]}}
+
+
+def spec(**fields: Any) -> dict[str, Any]:
+    return {"metadata": {"name": "demo", "namespace": "default", "uid": "u"}, "spec": fields, "status": {}}
+
+
+def rule(action: str, *codes: int) -> dict[str, Any]:
+    return {"action": action, "onExitCodes": {"operator": "In", "values": list(codes)}}
+
+
+@pytest.mark.parametrize(
+    ("job_spec", "pod", "line"),
+    [
+        (
+            {"backoffLimit": 2},
+            failed(128, reason="StartError", message='exec: "/app/bin/train": no such file or directory'),
+            'pod p failed: container main exited with code 128 (StartError: exec: "/app/bin/train": no such file '
+            "or directory) → counts toward backoffLimit (2)",
+        ),
+        (
+            {},
+            failed(137, reason="OOMKilled"),
+            "pod p failed: container main exited with code 137 (OOMKilled) → counts toward backoffLimit (6)",
+        ),
+        (
+            {},
+            {**failed(143), "status": {**failed(143)["status"], "conditions": [DISRUPTED]}},
+            "pod p failed: DisruptionTarget (EvictionByEvictionAPI) → counts toward backoffLimit (6)",
+        ),
+        (
+            {"backoffLimit": 1, "podFailurePolicy": {"rules": [rule("Count", 3)]}},
+            failed(3),
+            "pod p failed: container main exited with code 3 → Count by rule 0: counts toward backoffLimit (1)",
+        ),
+        (
+            {"podFailurePolicy": {"rules": [rule("Ignore", 4)]}},
+            failed(3),
+            "pod p failed: container main exited with code 3, no rule matched → counts toward backoffLimit (6)",
+        ),
+        (
+            {"podFailurePolicy": {"rules": [rule("Ignore", 4)]}},
+            failed(4),
+            "pod p failed: container main exited with code 4 → Ignore by rule 0: not counted, the pod is replaced",
+        ),
+        (
+            {"podFailurePolicy": {"rules": [rule("FailJob", 42)]}},
+            failed(42),
+            "pod p failed: container main exited with code 42 → FailJob by rule 0: the Job fails",
+        ),
+        (
+            {"completionMode": "Indexed", "backoffLimitPerIndex": 1},
+            failed(1),
+            "pod p (index 5) failed: container main exited with code 1 → counts toward backoffLimitPerIndex (1)",
+        ),
+        (
+            {"completionMode": "Indexed", "backoffLimitPerIndex": 1, "podFailurePolicy": {"rules": [rule("Count", 1)]}},
+            failed(1),
+            "pod p (index 5) failed: container main exited with code 1 → Count by rule 0: counts toward "
+            "backoffLimitPerIndex (1)",
+        ),
+        (
+            {
+                "completionMode": "Indexed",
+                "backoffLimitPerIndex": 1,
+                "podFailurePolicy": {"rules": [rule("FailIndex", 42)]},
+            },
+            failed(42),
+            "pod p (index 5) failed: container main exited with code 42 → FailIndex by rule 0: the index fails, "
+            "without retries",
+        ),
+    ],
+    ids=[
+        "start-error",
+        "no-policy",
+        "disrupted-no-policy",
+        "count",
+        "no-match",
+        "ignore",
+        "failjob",
+        "per-index",
+        "per-index-count",
+        "failindex",
+    ],
+)
+def test_each_decision_is_said_once(job_spec: dict[str, Any], pod: dict[str, Any], line: str) -> None:
+    if job_spec.get("completionMode") == "Indexed":
+        pod["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"] = "5"
+    view = RunView(spec(podReplacementPolicy="Failed", **job_spec))
+    assert view.update_pod(pod)[-1] == line

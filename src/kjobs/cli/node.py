@@ -151,17 +151,15 @@ def shutdown(name: str, kubeconfig: Path | None, wait: bool, timeout: float) -> 
 
 async def _shutdown(connection: Any, name: str, wait: bool, timeout: float) -> bool:
     from kjobs.api.errors import ApiError
-    from kjobs.api.timeutil import format_time
     from kjobs.client.http import HttpClient
     from kjobs.client.resources import NODES, PODS
     from kjobs.node.nodestatus import SHUTTING_DOWN_MESSAGE
-    from kjobs.node.shutdown import SHUTDOWN_ANNOTATION
+    from kjobs.node.shutdown import request_shutdown
 
     client = HttpClient(connection, user_agent="kjobs-node-shutdown")
     try:
         try:
-            patch = {"metadata": {"annotations": {SHUTDOWN_ANNOTATION: format_time(time.time())}}}
-            await client.patch(NODES, None, name, patch)
+            await request_shutdown(client, name)
         except ApiError as exc:
             raise _Failed(exc.message) from None
         if not wait:

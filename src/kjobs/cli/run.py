@@ -1,6 +1,7 @@
 """`kjobs run JOB.yaml`: run a Job on an embedded cluster whose pods are local processes.
 
-Exit status: 0 when the Job completed, 1 when it failed, 2 on bad input (missing file, invalid YAML, invalid Job).
+Exit status: 0 when the Job completed, 1 when it failed, 2 on bad input (missing file, invalid YAML, invalid Job,
+unknown fields unless `--validate=warn|ignore`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,15 @@ import click
 
 from kjobs.api.manifest import ManifestError, load_manifests
 from kjobs.api.types import Obj
+from kjobs.cli.validate import decode_or_status, validate_option
+from kjobs.disrupt import Disruption, DisruptionError, check, parse
+
+
+def _parse_disruptions(_ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]) -> tuple[Disruption, ...]:
+    try:
+        return tuple(parse(value) for value in values)
+    except DisruptionError as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 @click.command("run")
@@ -39,8 +49,23 @@ from kjobs.api.types import Obj
     default=None,
     help="With --serve: where to write the kubeconfig [default: a temporary file].",
 )
+@click.option(
+    "--keep-serving",
+    is_flag=True,
+    help="With --serve: keep serving the API after the Job ended, until Ctrl-C.",
+)
+@click.option(
+    "--disrupt",
+    "disruptions",
+    multiple=True,
+    metavar="KIND@TIME",
+    callback=_parse_disruptions,
+    help="Disrupt the running Job TIME after it is created (repeatable); KIND: drain, evict, taint, preempt, "
+    "node-shutdown. Example: --disrupt drain@1s.",
+)
 @click.option("--plain", is_flag=True, help="Plain progress lines even on a terminal.")
 @click.option("--timeout", type=float, default=None, help="Give up (exit 1) after this many seconds.")
+@validate_option
 def run_command(
     manifest: str,
     backoff: float,
@@ -50,9 +75,18 @@ def run_command(
     kubeconfig: str | None,
     plain: bool,
     timeout: float | None,
+    field_validation: str,
+    keep_serving: bool,
+    disruptions: tuple[Disruption, ...],
 ) -> None:
     """Run a Job manifest on an embedded cluster and explain every failure decision."""
-    job = _load_job(manifest)
+    if keep_serving and serve_port is None:
+        raise click.UsageError("--keep-serving needs --serve PORT")
+    job = _load_job(manifest, field_validation)
+    try:
+        check(list(disruptions), job, nodes)
+    except DisruptionError as exc:
+        raise click.BadParameter(str(exc), param_hint="--disrupt") from None
     from kjobs.run import RunOptions, run
 
     options = RunOptions(
@@ -63,6 +97,8 @@ def run_command(
         kubeconfig=kubeconfig,
         live=not plain and sys.stdout.isatty(),
         timeout=timeout,
+        disruptions=disruptions,
+        keep_serving=keep_serving,
     )
     with contextlib.suppress(KeyboardInterrupt):
         code = run(job, options)
@@ -70,7 +106,7 @@ def run_command(
     sys.exit(130)
 
 
-def _load_job(path: str) -> Obj:
+def _load_job(path: str, field_validation: str) -> Obj:
     from kjobs.validate import validate_manifest
 
     try:
@@ -81,7 +117,9 @@ def _load_job(path: str) -> Obj:
     if len(jobs) != 1:
         kinds = ", ".join(str(o.get("kind")) for o in objects) or "nothing"
         _fail(f"{path}: expected exactly one Job, found {kinds}")
-    job: dict[str, Any] = jobs[0]
+    job, rejected = decode_or_status(jobs[0], field_validation)
+    if rejected is not None:
+        _fail(f"{path}: {rejected['message']}")
     errors = validate_manifest(job)
     if errors:
         name = (job.get("metadata") or {}).get("name") or ""

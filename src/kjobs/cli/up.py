@@ -5,7 +5,9 @@ One process, one event loop: the HTTP API (for kubectl and the Python client) an
 disruption, garbage collector, TTL, and `--nodes` node agents running pods as local processes) share one
 `ApiService`; pod logs come from the agents (`AgentLogs`), or from agents that joined from other processes
 (`kjobs node join`) through their log endpoint. `/metrics` serves the controllers' metrics.
-Writes a kubeconfig (context `kjobs`) and prints the `export KUBECONFIG=...` line once everything runs.
+Writes a kubeconfig (context `kjobs`), says on stderr what it serves (URL, kubeconfig, data directory, nodes) and
+prints the `export KUBECONFIG=...` line on stdout once everything runs; SIGINT/SIGTERM stop it (exit 0) with a
+last line saying so.
 On 127.0.0.1 it serves plain http without authentication (kubectl sends no credentials over http anyway);
 on any other address it serves TLS with a self-signed certificate and requires the generated bearer token.
 The data directory keeps the objects (SQLite), so a second `kjobs up` resumes where the first stopped.
@@ -62,7 +64,14 @@ def _loopback(host: str) -> bool:
     show_default=True,
     help="Local node agents to run (0: the API and controllers only).",
 )
-def up(port: int, host: str, data_dir: Path | None, kubeconfig: Path | None, nodes: int) -> None:
+@click.option(
+    "--backoff",
+    type=float,
+    default=10.0,
+    show_default=True,
+    help="Base pod-failure back-off in seconds (Kubernetes: 10 s, doubling to 10 min).",
+)
+def up(port: int, host: str, data_dir: Path | None, kubeconfig: Path | None, nodes: int, backoff: float) -> None:
     """Start kjobs: the Kubernetes API server, the controllers and a local node."""
     from kjobs.api.errors import ApiError
     from kjobs.server import kubeconfig as kubeconfig_file
@@ -92,10 +101,14 @@ def up(port: int, host: str, data_dir: Path | None, kubeconfig: Path | None, nod
         certfile, keyfile, token, ca = str(creds.certfile), str(creds.keyfile), creds.token, creds.cert_pem
         url = f"https://{shown}:{actual_port}"
     kubeconfig_file.write(config_path, url, ca_pem=ca, token=token)
-    cluster, app = _assemble(store, token=token, nodes=nodes, data=data)
+    cluster, app = _assemble(store, token=token, nodes=nodes, data=data, backoff=backoff)
 
     def ready() -> None:
-        click.echo(f"kjobs API server listening on {url} (data in {data})", err=True)
+        names = ", ".join(cluster.node_names()) or "none (the API and controllers only; add one with kjobs node join)"
+        click.echo(f"kjobs API server listening on {url}", err=True)
+        click.echo(f"  kubeconfig: {config_path} (context kjobs)", err=True)
+        click.echo(f"  data:       {data}", err=True)
+        click.echo(f"  nodes:      {names}", err=True)
         click.echo(f"export KUBECONFIG={config_path}")
         sys.stdout.flush()
 
@@ -104,9 +117,10 @@ def up(port: int, host: str, data_dir: Path | None, kubeconfig: Path | None, nod
     finally:
         store.close()
         sock.close()
+    click.echo(f"kjobs API server on {url} stopped", err=True)
 
 
-def _assemble(store: Any, *, token: str | None, nodes: int, data: Path) -> tuple[Any, Any]:
+def _assemble(store: Any, *, token: str | None, nodes: int, data: Path, backoff: float = 10.0) -> tuple[Any, Any]:
     """The app and the embedded cluster around its `ApiService`, with logs and metrics wired between them."""
     from prometheus_client import REGISTRY
 
@@ -125,7 +139,7 @@ def _assemble(store: Any, *, token: str | None, nodes: int, data: Path) -> tuple
     app_ref.append(app)
     cluster = LocalCluster(
         app.service,
-        settings=ClusterSettings(nodes=nodes, root_dir=str(data / "nodes")),
+        settings=ClusterSettings(nodes=nodes, root_dir=str(data / "nodes"), pod_failure_backoff=backoff),
         job_metrics=JobMetrics(REGISTRY),
         logs=logs,
     )

@@ -1,4 +1,8 @@
-"""`kjobs validate FILE...`: validate manifests exactly as a Kubernetes API server would on create."""
+"""`kjobs validate FILE...`: validate manifests exactly as a Kubernetes API server would on create.
+
+Unknown fields are handled as `kubectl apply --validate=...` has the server handle them (`kjobs.validate.decode`):
+strict by default, the same message the API server of `kjobs up` returns.
+"""
 
 from __future__ import annotations
 
@@ -7,9 +11,32 @@ import sys
 import click
 import orjson
 
+from kjobs.api.errors import ApiError
 from kjobs.api.manifest import ManifestError, load_manifests
 from kjobs.api.types import Obj
-from kjobs.validate import invalid_status, validate_manifest
+from kjobs.validate import FIELD_VALIDATION, decode, invalid_status, validate_manifest
+
+validate_option = click.option(
+    "--validate",
+    "field_validation",
+    type=click.Choice(list(FIELD_VALIDATION), case_sensitive=False),
+    default="strict",
+    show_default=True,
+    help="Unknown fields: strict (or true) rejects them, warn prints a warning, ignore (or false) drops them.",
+)
+"""kubectl's `--validate`, for every command that reads a manifest."""
+
+
+def decode_or_status(obj: Obj, field_validation: str) -> tuple[Obj, Obj | None]:
+    """`decode` with the `--validate` value; prints its warnings to stderr as kubectl does and returns the
+    decoded object, or the original and the 400 `Status` when strict decoding rejects it."""
+    try:
+        decoded, warnings = decode(obj, FIELD_VALIDATION[field_validation.lower()])
+    except ApiError as exc:
+        return obj, exc.status()
+    for warning in warnings:
+        click.echo(f"Warning: {warning}", err=True)
+    return decoded, None
 
 
 def _describe(obj: Obj) -> str:
@@ -20,7 +47,8 @@ def _describe(obj: Obj) -> str:
 @click.command("validate")
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def validate_command(files: tuple[str, ...], output: str) -> None:
+@validate_option
+def validate_command(files: tuple[str, ...], output: str, field_validation: str) -> None:
     """Validate Job (and Pod) manifests; exit 1 if any object is invalid, 2 if a file cannot be read."""
     statuses: list[Obj] = []
     any_invalid = False
@@ -30,7 +58,14 @@ def validate_command(files: tuple[str, ...], output: str) -> None:
         except ManifestError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(2)
-        for obj in objects:
+        for original in objects:
+            obj, rejected = decode_or_status(original, field_validation)
+            if rejected is not None:
+                any_invalid = True
+                statuses.append(rejected)
+                if output == "text":
+                    click.echo(f"{path}: {rejected['message']}")
+                continue
             errors = validate_manifest(obj)
             if errors:
                 any_invalid = True

@@ -13,10 +13,16 @@ rejected (`NodeShutdown`).
 
 from __future__ import annotations
 
+import time
+from typing import TYPE_CHECKING
+
 from kjobs.api.types import Obj
 from kjobs.node.observations import NODE_SHUTDOWN
 from kjobs.node.resources import qos_class
 from kjobs.node.supervisor import DEFAULT_GRACE_SECONDS
+
+if TYPE_CHECKING:
+    from kjobs.client.base import Client
 
 SHUTDOWN_ANNOTATION = "node.kjobs.io/shutdown-requested"
 """Set (to the request time) on a Node to ask its agent for a graceful shutdown."""
@@ -25,6 +31,16 @@ SHUTDOWN_REASON = NODE_SHUTDOWN.reason
 SHUTDOWN_MESSAGE = NODE_SHUTDOWN.message
 NOT_ADMITTED_REASON = "NodeShutdown"
 NOT_ADMITTED_MESSAGE = "Pod was rejected as the node is shutting down."
+
+
+async def request_shutdown(client: Client, node: str) -> None:
+    """Ask the agent of `node` for a graceful shutdown: set `SHUTDOWN_ANNOTATION` to now (`kjobs node shutdown`,
+    `kjobs run --disrupt node-shutdown`)."""
+    from kjobs.api.timeutil import format_time
+    from kjobs.client.resources import NODES
+
+    annotations = {SHUTDOWN_ANNOTATION: format_time(time.time())}
+    await client.patch(NODES, None, node, {"metadata": {"annotations": annotations}})
 
 
 def shutdown_requested(node: Obj | None) -> bool:

@@ -27,6 +27,7 @@ from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
 from kjobs.server import apply, fieldtrees, schema
 from kjobs.server.apply import FieldPath
+from kjobs.server.decoding import check_unknown_fields
 from kjobs.server.logs import LogOptions, LogSource, NoLogs
 from kjobs.server.patch import apply_patch, strategic_merge
 from kjobs.server.registry import RESOURCES, Resource, core_hook, lookup
@@ -255,18 +256,8 @@ class ApiService:
             raise bad_request(f"the kind in the data ({body_kind}) does not match the expected kind ({kind})")
         if typed:
             return []
-        unknown = schema.unknown_fields(body, r.schema_name if kind == r.kind else None)
-        if not unknown:
-            return []
-        mode = (field_validation or "Warn").capitalize()
-        texts = [f'unknown field "{schema.format_path(u)}"' for u in unknown]
-        if mode == "Strict":
-            text = ", ".join(texts)
-            raise bad_request(
-                f'{kind} in version "{r.version}" cannot be handled as a {kind}: strict decoding error: {text}'
-            )
-        _prune(body, unknown)
-        return [] if mode == "Ignore" else texts
+        schema_name = r.schema_name if kind == r.kind else None
+        return check_unknown_fields(body, schema_name, kind, r.version, field_validation)
 
     def _default(self, r: Resource, obj: Obj, old: Obj | None = None) -> Obj:
         update_hook = r.hook("default_update") if old is not None else None
@@ -1213,15 +1204,6 @@ def _success_status(r: Resource, name: str, gone: Obj) -> Obj:
     if r.group:
         details["group"] = r.group
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
-
-
-def _prune(obj: Obj, paths: list[schema.FieldPath2]) -> None:
-    """Drop unknown fields (as `schema.unknown_fields` reports them) from `obj`."""
-    for path in paths:
-        node: Any = obj
-        for token in path[:-1]:
-            node = node[token]
-        node.pop(path[-1], None)
 
 
 def _core_job_prepare() -> Any:
