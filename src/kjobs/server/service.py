@@ -437,7 +437,10 @@ class ApiService:
             meta["namespace"] = namespace
         else:
             meta.pop("namespace", None)
-        if not meta.get("name") and meta.get("generateName"):
+        # rest.BeforeCreate (staging/src/k8s.io/apiserver/pkg/registry/rest/create.go): a name is generated only
+        # when none is set; a set name is the name, even when it starts with generateName.
+        generated = not meta.get("name") and bool(meta.get("generateName"))
+        if generated:
             meta["name"] = f"{meta['generateName']}{_random_suffix()}"
         for key in (*_SERVER_META, "resourceVersion", "selfLink"):
             meta.pop(key, None)
@@ -467,7 +470,6 @@ class ApiService:
         self._managed(r, obj, None, manager, "Update", "")
         if dry_run:
             return Result(obj, 201, warnings)
-        generated = bool(meta.get("generateName")) and meta["name"].startswith(meta["generateName"])
         for attempt in range(_GENERATE_NAME_ATTEMPTS):
             try:
                 created = await self.store.create(r.store_key, obj)
