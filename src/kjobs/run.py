@@ -29,6 +29,7 @@ from kjobs.client.resources import JOBS, PODS
 from kjobs.cluster import ClusterSettings, LocalCluster, tune_gc
 from kjobs.node.logsource import AgentLogs
 from kjobs.progress import RunView
+from kjobs.server.admission import AdmissionSettings
 from kjobs.server.app import create_app
 from kjobs.store import MemoryStore
 
@@ -49,6 +50,7 @@ class RunOptions:
     # than 10 ms for ~10 % more control-plane CPU per pod (a freed slot waits ~7 ms for its replacement, not ~17)
     out: TextIO = field(default_factory=lambda: sys.stdout)
     node_options: dict[str, Any] = field(default_factory=dict)
+    admission: AdmissionSettings = field(default_factory=AdmissionSettings)
 
 
 def run(job: Obj, options: RunOptions) -> int:
@@ -64,17 +66,15 @@ async def run_job(job: Obj, options: RunOptions) -> int:
     tune_gc()
     store = MemoryStore()
     logs = AgentLogs()
-    app = create_app(store, clock=time.time, logs=logs)
-    cluster = LocalCluster(
-        app.service,
-        settings=ClusterSettings(
-            nodes=options.nodes,
-            pod_failure_backoff=options.backoff,
-            job_batch_period=options.batch_period,
-            node_options={"forget_pods_on_stop": True, **options.node_options},
-        ),
-        logs=logs,
+    settings = ClusterSettings(
+        nodes=options.nodes,
+        pod_failure_backoff=options.backoff,
+        job_batch_period=options.batch_period,
+        node_options={"forget_pods_on_stop": True, **options.node_options},
+        admission=options.admission,
     )
+    app = create_app(store, clock=time.time, logs=logs, admission=settings.admission)
+    cluster = LocalCluster(app.service, settings=settings, logs=logs)
     out = options.out
     await cluster.start()
     server: Any = None

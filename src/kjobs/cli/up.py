@@ -15,10 +15,14 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from kjobs.server.admission import AdmissionSettings
 
 DEFAULT_PORT = 6443
 
@@ -62,11 +66,34 @@ def _loopback(host: str) -> bool:
     show_default=True,
     help="Local node agents to run (0: the API and controllers only).",
 )
-def up(port: int, host: str, data_dir: Path | None, kubeconfig: Path | None, nodes: int) -> None:
+@click.option(
+    "--default-not-ready-toleration-seconds",
+    type=int,
+    default=300,
+    show_default=True,
+    help="The tolerationSeconds of the not-ready:NoExecute toleration added to every pod without one.",
+)
+@click.option(
+    "--default-unreachable-toleration-seconds",
+    type=int,
+    default=300,
+    show_default=True,
+    help="The tolerationSeconds of the unreachable:NoExecute toleration added to every pod without one.",
+)
+def up(
+    port: int,
+    host: str,
+    data_dir: Path | None,
+    kubeconfig: Path | None,
+    nodes: int,
+    default_not_ready_toleration_seconds: int,
+    default_unreachable_toleration_seconds: int,
+) -> None:
     """Start kjobs: the Kubernetes API server, the controllers and a local node."""
     from kjobs.api.errors import ApiError
     from kjobs.server import kubeconfig as kubeconfig_file
     from kjobs.server import tls
+    from kjobs.server.admission import AdmissionSettings
     from kjobs.server.runner import bind, run_forever
     from kjobs.store import open_store
 
@@ -92,7 +119,11 @@ def up(port: int, host: str, data_dir: Path | None, kubeconfig: Path | None, nod
         certfile, keyfile, token, ca = str(creds.certfile), str(creds.keyfile), creds.token, creds.cert_pem
         url = f"https://{shown}:{actual_port}"
     kubeconfig_file.write(config_path, url, ca_pem=ca, token=token)
-    cluster, app = _assemble(store, token=token, nodes=nodes, data=data)
+    admission = AdmissionSettings(
+        default_not_ready_toleration_seconds=default_not_ready_toleration_seconds,
+        default_unreachable_toleration_seconds=default_unreachable_toleration_seconds,
+    )
+    cluster, app = _assemble(store, token=token, nodes=nodes, data=data, admission=admission)
 
     def ready() -> None:
         click.echo(f"kjobs API server listening on {url} (data in {data})", err=True)
@@ -106,8 +137,11 @@ def up(port: int, host: str, data_dir: Path | None, kubeconfig: Path | None, nod
         sock.close()
 
 
-def _assemble(store: Any, *, token: str | None, nodes: int, data: Path) -> tuple[Any, Any]:
-    """The app and the embedded cluster around its `ApiService`, with logs and metrics wired between them."""
+def _assemble(
+    store: Any, *, token: str | None, nodes: int, data: Path, admission: AdmissionSettings | None = None
+) -> tuple[Any, Any]:
+    """The app and the embedded cluster around its `ApiService`, with logs and metrics wired between them
+    (`admission`: the `AdmissionSettings` from the kube-apiserver flags; Kubernetes' defaults when None)."""
     from prometheus_client import REGISTRY
 
     from kjobs.cluster import ClusterSettings, LocalCluster
@@ -121,14 +155,12 @@ def _assemble(store: Any, *, token: str | None, nodes: int, data: Path) -> tuple
         return app_ref[0].storage.get("nodes", "", name)
 
     logs = AgentLogs(remote=RemoteLogs(node_of))
-    app = create_app(store, token=token, logs=logs)
+    settings = ClusterSettings(nodes=nodes, root_dir=str(data / "nodes"))
+    if admission is not None:
+        settings = replace(settings, admission=admission)
+    app = create_app(store, token=token, logs=logs, admission=settings.admission)
     app_ref.append(app)
-    cluster = LocalCluster(
-        app.service,
-        settings=ClusterSettings(nodes=nodes, root_dir=str(data / "nodes")),
-        job_metrics=JobMetrics(REGISTRY),
-        logs=logs,
-    )
+    cluster = LocalCluster(app.service, settings=settings, job_metrics=JobMetrics(REGISTRY), logs=logs)
     registries = [REGISTRY]
     for component in cluster.controllers:
         registry = getattr(getattr(component, "metrics", None), "registry", None)

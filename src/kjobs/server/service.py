@@ -27,6 +27,7 @@ from kjobs.api.timeutil import format_time
 from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
 from kjobs.server import apply, fieldtrees, schema
+from kjobs.server.admission import AdmissionSettings, admit_pod
 from kjobs.server.apply import FieldPath
 from kjobs.server.logs import LogOptions, LogSource, NoLogs
 from kjobs.server.patch import apply_patch, strategic_merge
@@ -201,11 +202,13 @@ class ApiService:
         clock: Callable[[], float],
         logs: LogSource | None = None,
         new_uid: Callable[[], str] = random_uuid,
+        admission: AdmissionSettings | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
         self.logs = logs or NoLogs()
         self.new_uid = new_uid
+        self.admission = admission or AdmissionSettings()
         self._background: set[asyncio.Task[Any]] = set()
 
     # ------------------------------------------------------------------------------------------- helpers
@@ -283,6 +286,13 @@ class ApiService:
                 return obj
             result = hook(obj)
         return result if isinstance(result, dict) else obj
+
+    def _admit(self, r: Resource, obj: Obj, subresource: str) -> Obj:
+        """Mutating admission, after defaulting and before validation, on creates and updates of the object
+        itself (the admission plugins skip subresources): see `kjobs.server.admission`."""
+        if r.kind == "Pod" and not subresource:
+            return admit_pod(obj, self.admission)
+        return obj
 
     def _validate(self, r: Resource, obj: Obj, old: Obj | None, subresource: str) -> None:
         errors: list[FieldError] = []
@@ -459,7 +469,7 @@ class ApiService:
             prepare = _core_job_prepare()
             if prepare is not None:
                 obj = prepare(obj, uid=meta["uid"])
-        obj = self._default(r, obj)
+        obj = self._admit(r, self._default(r, obj), "")
         if not _meta(obj).get("name"):
             raise invalid(
                 r.kind,
@@ -532,7 +542,7 @@ class ApiService:
         warnings: Warnings | None = None,
     ) -> Obj:
         if subresource != "status":  # a status write keeps the stored (defaulted) object apart from status
-            new = self._default(r, new, old)
+            new = self._admit(r, self._default(r, new, old), subresource)
         if r.tracks_generation and subresource != "status" and new.get("spec") != old.get("spec"):
             _meta(new)["generation"] = int((old.get("metadata") or {}).get("generation") or 0) + 1
         self._validate(r, new, old, subresource)
