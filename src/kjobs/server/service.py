@@ -47,8 +47,8 @@ ORPHAN_WARNING = (
 _SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
 _PATCH_RETRIES = 5
 _CONFLICT_RETRIES = 16
-"""How often a write without preconditions is tried again after losing its compare-and-swap to another writer
-(Kubernetes' `GuaranteedUpdate` retries until the request's deadline; a bound keeps a pathological loop finite)."""
+"""How often `_guaranteed` reads again after its write lost the compare-and-swap to another writer (Kubernetes'
+`GuaranteedUpdate` retries until the request's deadline; a bound keeps a pathological loop finite)."""
 
 NAMESPACES = ("default", "kube-system", "kube-node-lease", "kube-public")
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
