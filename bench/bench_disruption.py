@@ -68,7 +68,8 @@ async def run(n: int) -> list[tuple[str, float]]:
     evictor = TaintEvictionController(client, clock=clock)
     await evictor.start()
     node = await client.get(NODES, None, "n1")
-    node["spec"] = {"taints": [{"key": "node.kubernetes.io/unreachable", "effect": "NoExecute"}]}
+    # a taint no pod tolerates (every pod tolerates unreachable for 300 s: DefaultTolerationSeconds admission)
+    node["spec"] = {"taints": [{"key": "example.com/broken", "effect": "NoExecute"}]}
     start = time.perf_counter()
     await client.update(NODES, None, node)
     await until(clock, lambda: sum(1 for p in evictor.pods.list() if p["metadata"].get("deletionTimestamp")) == n)

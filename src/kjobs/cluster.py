@@ -33,6 +33,7 @@ from kjobs.job.config import SyncConfig
 from kjobs.job.metrics import JobMetrics
 from kjobs.node.logsource import AgentLogs
 from kjobs.node.runtime import ContainerRuntime, StatusCallback
+from kjobs.server.admission import AdmissionSettings
 from kjobs.server.service import ApiService
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,8 @@ class ClusterSettings:
     pod_gc: PodGCSettings = field(default_factory=PodGCSettings)
     disruption: DisruptionSettings = field(default_factory=DisruptionSettings)
     """Per-controller knobs (Kubernetes' defaults unless a caller, usually a test, shortens them)."""
+    admission: AdmissionSettings = field(default_factory=AdmissionSettings)
+    """The API server's admission flags: whoever builds the cluster's `ApiService` (`create_app`) passes them."""
 
 
 def tune_gc() -> None:

@@ -34,6 +34,7 @@ from kjobs.disrupt import Disruption, Disruptor
 from kjobs.job import pods as P
 from kjobs.node.logsource import AgentLogs
 from kjobs.progress import RunView
+from kjobs.server.admission import AdmissionSettings
 from kjobs.server.app import create_app
 from kjobs.store import MemoryStore
 
@@ -57,6 +58,7 @@ class RunOptions:
     keep_serving: bool = False
     """With `serve_port`: keep serving after the Job ended, until SIGINT/SIGTERM."""
     node_options: dict[str, Any] = field(default_factory=dict)
+    admission: AdmissionSettings = field(default_factory=AdmissionSettings)
 
 
 def run(job: Obj, options: RunOptions) -> int:
@@ -72,17 +74,15 @@ async def run_job(job: Obj, options: RunOptions) -> int:
     tune_gc()
     store = MemoryStore()
     logs = AgentLogs()
-    app = create_app(store, clock=time.time, logs=logs)
-    cluster = LocalCluster(
-        app.service,
-        settings=ClusterSettings(
-            nodes=options.nodes,
-            pod_failure_backoff=options.backoff,
-            job_batch_period=options.batch_period,
-            node_options={"forget_pods_on_stop": True, **options.node_options},
-        ),
-        logs=logs,
+    settings = ClusterSettings(
+        nodes=options.nodes,
+        pod_failure_backoff=options.backoff,
+        job_batch_period=options.batch_period,
+        node_options={"forget_pods_on_stop": True, **options.node_options},
+        admission=options.admission,
     )
+    app = create_app(store, clock=time.time, logs=logs, admission=settings.admission)
+    cluster = LocalCluster(app.service, settings=settings, logs=logs)
     out = options.out
     await cluster.start()
     server: Any = None

@@ -21,6 +21,8 @@ from kjobs.controllers.garbagecollector import GarbageCollector, GarbageCollecto
 from kjobs.controllers.nodelifecycle import NodeLifecycleController, NodeLifecycleSettings
 from kjobs.controllers.podgc import PodGCController, PodGCSettings
 from kjobs.controllers.tainteviction import TaintEvictionController
+from kjobs.server.admission import AdmissionSettings
+from kjobs.server.app import create_app
 from kjobs.server.runner import serve
 from kjobs.store import MemoryStore
 
@@ -55,7 +57,9 @@ def cond(obj: Obj, cond_type: str) -> Obj:
 @pytest.mark.e2e
 def test_disruption_controllers_over_http() -> None:
     store = MemoryStore()
-    with serve(store) as url:
+    # kube-apiserver --default-unreachable-toleration-seconds=0: the dead node's pod is evicted at once
+    admission = AdmissionSettings(default_unreachable_toleration_seconds=0)
+    with serve(store, app=create_app(store, admission=admission)) as url:
 
         async def scenario() -> None:
             clock = RealClock()

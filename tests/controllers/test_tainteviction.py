@@ -15,7 +15,6 @@ from kjobs.controllers.nodelifecycle import NodeLifecycleController
 from kjobs.controllers.tainteviction import TaintEvictionController
 from kjobs.controllers.taints import (
     FOREVER,
-    default_tolerations,
     matching_tolerations,
     min_toleration_seconds,
     tolerates,
@@ -24,6 +23,8 @@ from tests.controllers.disruption_support import Heartbeats, condition, events_a
 from tests.support import local_api, settle
 
 UNREACHABLE = {"key": "node.kubernetes.io/unreachable", "effect": "NoExecute"}
+BROKEN = {"key": "example.com/broken", "effect": "NoExecute"}
+"""A NoExecute taint no pod tolerates (every pod tolerates not-ready and unreachable for 300 s by default)."""
 
 
 async def taint(client: Any, node: str, *taints: Obj) -> None:
@@ -51,7 +52,7 @@ def test_untolerated_noexecute_taint_marks_disruption_target_then_deletes() -> N
         clock, client, controller = await setup()
         await client.create(PODS, "default", pod_manifest("victim", "n1"))
         await client.create(PODS, "default", pod_manifest("elsewhere", None))
-        await taint(client, "n1", UNREACHABLE)
+        await taint(client, "n1", BROKEN)
         await settle(clock, lambda: deleting(controller, "victim"), max_virtual=1)
         pod = await client.get(PODS, "default", "victim")
         target = condition(pod, "DisruptionTarget")
@@ -97,6 +98,23 @@ def test_toleration_seconds_delay_the_eviction_and_untainting_cancels_it() -> No
         await controller.events.flush()
         cancelled = await events_about(client, "slow", "TaintManagerEviction")
         assert [e["message"] for e in cancelled] == ["Cancelling deletion of Pod default/slow"]
+        await controller.stop()
+
+    asyncio.run(scenario())
+
+
+def test_an_unreachable_node_keeps_its_pods_for_the_default_300_seconds() -> None:
+    """The API server's DefaultTolerationSeconds admission gives each pod `unreachable:NoExecute` for 300 s."""
+
+    async def scenario() -> None:
+        clock, client, controller = await setup()
+        start = clock.now()
+        await client.create(PODS, "default", pod_manifest("patient", "n1"))
+        await taint(client, "n1", UNREACHABLE)
+        await settle(clock, lambda: controller.scheduled("default", "patient") is not None)
+        assert controller.scheduled("default", "patient") == pytest.approx(start + 300, abs=1)
+        await settle(clock, lambda: deleting(controller, "patient"), max_virtual=301)
+        assert 300 <= clock.now() - start < 301
         await controller.stop()
 
     asyncio.run(scenario())
@@ -182,30 +200,3 @@ def test_job_pod_on_a_dead_node_is_disrupted_and_the_job_ignores_it() -> None:
             await controller.stop()
 
     asyncio.run(scenario())
-
-
-@pytest.mark.parametrize(
-    ("given", "added"),
-    [
-        pytest.param([], ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"], id="none"),
-        pytest.param([{"operator": "Exists"}], [], id="tolerates-everything"),
-        pytest.param(
-            [{"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoExecute"}],
-            ["node.kubernetes.io/not-ready"],
-            id="one-already",
-        ),
-        pytest.param(
-            [{"key": "node.kubernetes.io/unreachable", "operator": "Exists", "effect": "NoSchedule"}],
-            ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"],
-            id="other-effect",
-        ),
-    ],
-)
-def test_default_toleration_seconds(given: list[Obj], added: list[str]) -> None:
-    result = default_tolerations(given)
-    assert result[: len(given)] == given
-    extra = result[len(given) :]
-    assert [t["key"] for t in extra] == added
-    assert all(
-        t == {"key": t["key"], "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 300} for t in extra
-    )

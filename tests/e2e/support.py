@@ -3,9 +3,10 @@
 Design note: the scenarios in `test_disruptions.py` run the same assembly `kjobs run`/`kjobs up` use
 (`kjobs.cluster.LocalCluster`: API service, every controller, node agents running pods as local processes), on
 real time. Only the periods and grace times are shortened (through `ClusterSettings`), so a node that stops
-heartbeating is Unknown after 2 s, pod GC runs every 0.2 s, and so on. `PodHistory` watches every pod and keeps
-each version it saw, so a test can assert the final status of a pod that was deleted meanwhile. Pods that must
-run until a disruption wait on a gate file (`Gates`) instead of sleeping for a guessed time.
+heartbeating is Unknown after 2 s (its pods tolerate that for 1 s), pod GC runs every 0.2 s, and so on.
+`PodHistory` watches every pod and keeps each version it saw, so a test can assert the final status of a pod
+that was deleted meanwhile. Pods that must run until a disruption wait on a gate file (`Gates`) instead of
+sleeping for a guessed time.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from kjobs.controllers.podgc import PodGCSettings
 from kjobs.controllers.scheduler import SchedulerSettings
 from kjobs.node.agent import NodeAgent
 from kjobs.server import kubeconfig
+from kjobs.server.admission import AdmissionSettings
 from kjobs.server.app import create_app
 from kjobs.server.runner import Served, bind, start_in_loop
 from kjobs.server.service import ApiService
@@ -61,6 +63,8 @@ def fast_settings(root: Path, *, nodes: int = 2, **node_options: Any) -> Cluster
         ),
         pod_gc=PodGCSettings(period=0.2, quarantine=0.5),
         disruption=DisruptionSettings(stale_timeout=1.0),
+        # pods tolerate an unreachable or not-ready node for 1 s instead of 300 (DefaultTolerationSeconds)
+        admission=AdmissionSettings(default_not_ready_toleration_seconds=1, default_unreachable_toleration_seconds=1),
     )
 
 
@@ -157,8 +161,13 @@ class Scenario:
 
     def __init__(self, root: Path, settings: ClusterSettings, *, serve: bool = False) -> None:
         self.root = root
-        self.app = create_app(MemoryStore(), clock=time.time) if serve else None
-        self.service = self.app.service if self.app is not None else ApiService(Storage(MemoryStore()), clock=time.time)
+        admission = settings.admission
+        self.app = create_app(MemoryStore(), clock=time.time, admission=admission) if serve else None
+        self.service = (
+            self.app.service
+            if self.app is not None
+            else ApiService(Storage(MemoryStore()), clock=time.time, admission=admission)
+        )
         self.cluster = LocalCluster(self.service, settings=settings)
         self.client = self.cluster.client
         self.history = PodHistory(self.cluster)

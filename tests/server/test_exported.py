@@ -15,6 +15,7 @@ def test_app_factory_and_runner() -> None:
         "token",
         "bookmark_interval",
         "metrics",
+        "admission",
     ]
     for name in ("serve", "start_in_loop", "run_forever", "bind"):
         assert callable(getattr(runner, name))
@@ -42,6 +43,7 @@ def test_api_service_verbs() -> None:
         "clock",
         "logs",
         "new_uid",
+        "admission",
     ]
 
 

@@ -186,3 +186,18 @@ def test_a_second_up_on_a_data_dir_in_use_is_refused(tmp_path: Path) -> None:
         )
     assert second.returncode == 1
     assert f"Error: cannot open the data directory {data}: " in second.stderr and "in use" in second.stderr
+
+
+def test_up_takes_the_default_toleration_seconds_flags(tmp_path: Path) -> None:
+    port, config = _free_port(), tmp_path / "kc.yaml"
+    flags = ("--default-not-ready-toleration-seconds", "10", "--default-unreachable-toleration-seconds", "20")
+    args = ("--port", str(port), "--data-dir", str(tmp_path / "d"), "--kubeconfig", str(config), "--nodes", "0")
+    with _up(tmp_path, *args, *flags) as (proc, line, _elapsed):
+        assert line.startswith("export KUBECONFIG="), proc.stderr.read() if proc.stderr else ""
+        pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+        created = httpx.post(f"{_server(config)}/api/v1/namespaces/default/pods", json=pod)
+        assert created.status_code == 201
+        assert [(t["key"], t["tolerationSeconds"]) for t in created.json()["spec"]["tolerations"]] == [
+            ("node.kubernetes.io/not-ready", 10),
+            ("node.kubernetes.io/unreachable", 20),
+        ]

@@ -17,10 +17,14 @@ from __future__ import annotations
 
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
+
+if TYPE_CHECKING:
+    from kjobs.server.admission import AdmissionSettings
 
 DEFAULT_PORT = 6443
 
@@ -71,11 +75,35 @@ def _loopback(host: str) -> bool:
     show_default=True,
     help="Base pod-failure back-off in seconds (Kubernetes: 10 s, doubling to 10 min).",
 )
-def up(port: int, host: str, data_dir: Path | None, kubeconfig: Path | None, nodes: int, backoff: float) -> None:
+@click.option(
+    "--default-not-ready-toleration-seconds",
+    type=int,
+    default=300,
+    show_default=True,
+    help="The tolerationSeconds of the not-ready:NoExecute toleration added to every pod without one.",
+)
+@click.option(
+    "--default-unreachable-toleration-seconds",
+    type=int,
+    default=300,
+    show_default=True,
+    help="The tolerationSeconds of the unreachable:NoExecute toleration added to every pod without one.",
+)
+def up(
+    port: int,
+    host: str,
+    data_dir: Path | None,
+    kubeconfig: Path | None,
+    nodes: int,
+    default_not_ready_toleration_seconds: int,
+    default_unreachable_toleration_seconds: int,
+    backoff: float,
+) -> None:
     """Start kjobs: the Kubernetes API server, the controllers and a local node."""
     from kjobs.api.errors import ApiError
     from kjobs.server import kubeconfig as kubeconfig_file
     from kjobs.server import tls
+    from kjobs.server.admission import AdmissionSettings
     from kjobs.server.runner import bind, run_forever
     from kjobs.store import open_store
 
@@ -101,7 +129,11 @@ def up(port: int, host: str, data_dir: Path | None, kubeconfig: Path | None, nod
         certfile, keyfile, token, ca = str(creds.certfile), str(creds.keyfile), creds.token, creds.cert_pem
         url = f"https://{shown}:{actual_port}"
     kubeconfig_file.write(config_path, url, ca_pem=ca, token=token)
-    cluster, app = _assemble(store, token=token, nodes=nodes, data=data, backoff=backoff)
+    admission = AdmissionSettings(
+        default_not_ready_toleration_seconds=default_not_ready_toleration_seconds,
+        default_unreachable_toleration_seconds=default_unreachable_toleration_seconds,
+    )
+    cluster, app = _assemble(store, token=token, nodes=nodes, data=data, backoff=backoff, admission=admission)
 
     def ready() -> None:
         names = ", ".join(cluster.node_names()) or "none (the API and controllers only; add one with kjobs node join)"
@@ -120,8 +152,17 @@ def up(port: int, host: str, data_dir: Path | None, kubeconfig: Path | None, nod
     click.echo(f"kjobs API server on {url} stopped", err=True)
 
 
-def _assemble(store: Any, *, token: str | None, nodes: int, data: Path, backoff: float = 10.0) -> tuple[Any, Any]:
-    """The app and the embedded cluster around its `ApiService`, with logs and metrics wired between them."""
+def _assemble(
+    store: Any,
+    *,
+    token: str | None,
+    nodes: int,
+    data: Path,
+    backoff: float = 10.0,
+    admission: AdmissionSettings | None = None,
+) -> tuple[Any, Any]:
+    """The app and the embedded cluster around its `ApiService`, with logs and metrics wired between them
+    (`admission`: the `AdmissionSettings` from the kube-apiserver flags; Kubernetes' defaults when None)."""
     from prometheus_client import REGISTRY
 
     from kjobs.cluster import ClusterSettings, LocalCluster
@@ -135,14 +176,12 @@ def _assemble(store: Any, *, token: str | None, nodes: int, data: Path, backoff:
         return app_ref[0].storage.get("nodes", "", name)
 
     logs = AgentLogs(remote=RemoteLogs(node_of))
-    app = create_app(store, token=token, logs=logs)
+    settings = ClusterSettings(nodes=nodes, root_dir=str(data / "nodes"), pod_failure_backoff=backoff)
+    if admission is not None:
+        settings = replace(settings, admission=admission)
+    app = create_app(store, token=token, logs=logs, admission=settings.admission)
     app_ref.append(app)
-    cluster = LocalCluster(
-        app.service,
-        settings=ClusterSettings(nodes=nodes, root_dir=str(data / "nodes"), pod_failure_backoff=backoff),
-        job_metrics=JobMetrics(REGISTRY),
-        logs=logs,
-    )
+    cluster = LocalCluster(app.service, settings=settings, job_metrics=JobMetrics(REGISTRY), logs=logs)
     registries = [REGISTRY]
     for component in cluster.controllers:
         registry = getattr(getattr(component, "metrics", None), "registry", None)

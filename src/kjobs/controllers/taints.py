@@ -97,23 +97,3 @@ def with_taints(taints: list[Obj], add: Iterable[Obj], remove: Iterable[Obj]) ->
         result = [t for t in result if not same_taint(t, taint)] + [taint]
     removals = list(remove)
     return [t for t in result if not any(same_taint(t, r) for r in removals)]
-
-
-DEFAULT_TOLERATION_SECONDS = 300
-
-
-def default_tolerations(tolerations: list[Obj], seconds: int = DEFAULT_TOLERATION_SECONDS) -> list[Obj]:
-    """The DefaultTolerationSeconds admission plugin: what a new pod's `spec.tolerations` become.
-
-    A pod that does not already tolerate the `not-ready` / `unreachable` NoExecute taints (a toleration with
-    that key or no key, and NoExecute or no effect) gets `Exists` tolerations for them with
-    `tolerationSeconds` 300, so it survives a short node outage. For the API server's pod create path.
-    """
-    result = list(tolerations)
-    for key in (TAINT_NOT_READY, TAINT_UNREACHABLE):
-        covered = any(
-            (t.get("key") or "") in ("", key) and (t.get("effect") or "") in ("", NO_EXECUTE) for t in tolerations
-        )
-        if not covered:
-            result.append({"key": key, "operator": "Exists", "effect": NO_EXECUTE, "tolerationSeconds": seconds})
-    return result

@@ -26,6 +26,7 @@ from kjobs.api.errors import ApiError, bad_request
 from kjobs.api.selectors import parse_field_selector, parse_label_selector
 from kjobs.api.types import Obj
 from kjobs.server import discovery, negotiation, openapi, protobuf, registry, routing, tables
+from kjobs.server.admission import AdmissionSettings
 from kjobs.server.logs import LogOptions, LogSource
 from kjobs.server.metrics import ApiMetrics, clean_verb
 from kjobs.server.registry import Resource
@@ -230,9 +231,10 @@ class App:
         token: str | None,
         bookmark_interval: float = BOOKMARK_INTERVAL,
         metrics: Sequence[Any] | None = None,
+        admission: AdmissionSettings | None = None,
     ) -> None:
         self.storage = Storage(store)
-        self.service = ApiService(self.storage, clock=clock, logs=logs)
+        self.service = ApiService(self.storage, clock=clock, logs=logs, admission=admission)
         self.clock = clock
         self.token = token
         self.bookmark_interval = bookmark_interval
@@ -791,9 +793,19 @@ def create_app(
     token: str | None = None,
     bookmark_interval: float = BOOKMARK_INTERVAL,
     metrics: Sequence[Any] | None = None,
+    admission: AdmissionSettings | None = None,
 ) -> App:
     """The API server application over `store` (call `startup()` or run it with lifespan to create namespaces).
 
-    `/metrics` serves the given Prometheus registries (default: the process-wide one).
+    `/metrics` serves the given Prometheus registries (default: the process-wide one); `admission` carries
+    kube-apiserver's admission flags (default: Kubernetes' defaults).
     """
-    return App(store, clock=clock, logs=logs, token=token, bookmark_interval=bookmark_interval, metrics=metrics)
+    return App(
+        store,
+        clock=clock,
+        logs=logs,
+        token=token,
+        bookmark_interval=bookmark_interval,
+        metrics=metrics,
+        admission=admission,
+    )

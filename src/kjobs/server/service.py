@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any
+from functools import partial
+from typing import Any, TypeVar
 
 import orjson
 
@@ -26,6 +27,7 @@ from kjobs.api.timeutil import format_time
 from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
 from kjobs.server import apply, fieldtrees, schema
+from kjobs.server.admission import AdmissionSettings, admit_pod
 from kjobs.server.apply import FieldPath
 from kjobs.server.decoding import check_unknown_fields
 from kjobs.server.logs import LogOptions, LogSource, NoLogs
@@ -34,6 +36,7 @@ from kjobs.server.registry import RESOURCES, Resource, core_hook, lookup
 from kjobs.server.storage import Storage
 
 Warnings = list[str]
+T = TypeVar("T")
 
 NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 """The alphabet of `generateName` suffixes (apimachinery `utilrand.String`)."""
@@ -44,6 +47,9 @@ ORPHAN_WARNING = (
 )
 _SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
 _PATCH_RETRIES = 5
+_CONFLICT_RETRIES = 16
+"""How often `_guaranteed` reads again after its write lost the compare-and-swap to another writer (Kubernetes'
+`GuaranteedUpdate` retries until the request's deadline; a bound keeps a pathological loop finite)."""
 
 NAMESPACES = ("default", "kube-system", "kube-node-lease", "kube-public")
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
@@ -197,11 +203,13 @@ class ApiService:
         clock: Callable[[], float],
         logs: LogSource | None = None,
         new_uid: Callable[[], str] = random_uuid,
+        admission: AdmissionSettings | None = None,
     ) -> None:
         self.store = store
         self.clock = clock
         self.logs = logs or NoLogs()
         self.new_uid = new_uid
+        self.admission = admission or AdmissionSettings()
         self._background: set[asyncio.Task[Any]] = set()
 
     # ------------------------------------------------------------------------------------------- helpers
@@ -269,6 +277,13 @@ class ApiService:
                 return obj
             result = hook(obj)
         return result if isinstance(result, dict) else obj
+
+    def _admit(self, r: Resource, obj: Obj, subresource: str) -> Obj:
+        """Mutating admission, after defaulting and before validation, on creates and updates of the object
+        itself (the admission plugins skip subresources): see `kjobs.server.admission`."""
+        if r.kind == "Pod" and not subresource:
+            return admit_pod(obj, self.admission)
+        return obj
 
     def _validate(self, r: Resource, obj: Obj, old: Obj | None, subresource: str) -> None:
         errors: list[FieldError] = []
@@ -428,7 +443,10 @@ class ApiService:
             meta["namespace"] = namespace
         else:
             meta.pop("namespace", None)
-        if not meta.get("name") and meta.get("generateName"):
+        # rest.BeforeCreate (staging/src/k8s.io/apiserver/pkg/registry/rest/create.go): a name is generated only
+        # when none is set; a set name is the name, even when it starts with generateName.
+        generated = not meta.get("name") and bool(meta.get("generateName"))
+        if generated:
             meta["name"] = f"{meta['generateName']}{_random_suffix()}"
         for key in (*_SERVER_META, "resourceVersion", "selfLink"):
             meta.pop(key, None)
@@ -442,7 +460,7 @@ class ApiService:
             prepare = _core_job_prepare()
             if prepare is not None:
                 obj = prepare(obj, uid=meta["uid"])
-        obj = self._default(r, obj)
+        obj = self._admit(r, self._default(r, obj), "")
         if not _meta(obj).get("name"):
             raise invalid(
                 r.kind,
@@ -458,7 +476,6 @@ class ApiService:
         self._managed(r, obj, None, manager, "Update", "")
         if dry_run:
             return Result(obj, 201, warnings)
-        generated = bool(meta.get("generateName")) and meta["name"].startswith(meta["generateName"])
         for attempt in range(_GENERATE_NAME_ATTEMPTS):
             try:
                 created = await self.store.create(r.store_key, obj)
@@ -516,7 +533,7 @@ class ApiService:
         warnings: Warnings | None = None,
     ) -> Obj:
         if subresource != "status":  # a status write keeps the stored (defaulted) object apart from status
-            new = self._default(r, new, old)
+            new = self._admit(r, self._default(r, new, old), subresource)
         if r.tracks_generation and subresource != "status" and new.get("spec") != old.get("spec"):
             _meta(new)["generation"] = int((old.get("metadata") or {}).get("generation") or 0) + 1
         self._validate(r, new, old, subresource)
@@ -725,27 +742,47 @@ class ApiService:
     # ------------------------------------------------------------------------------------------- delete
 
     async def delete(self, r: Resource, namespace: str, name: str, options: DeleteOptions) -> Result:
-        """DELETE an item: preconditions, graceful deletion, finalizers and propagation."""
-        old = self._get_or_404(r, namespace, name)
+        """DELETE an item: preconditions, graceful deletion, finalizers and propagation.
+
+        The registry's read-modify-write is retried on a fresh read when another writer (the scheduler, the
+        node agent) changed the object between the read and the compare-and-swap, as `GuaranteedUpdate` does
+        (staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go `Delete`). Preconditions are
+        checked against each read, so only a caller that sent them can get 409 Conflict.
+        """
+        return await self._guaranteed(
+            r,
+            namespace,
+            name,
+            lambda old: self._delete_read(r, namespace, name, old, options),
+            check=lambda old: _check_preconditions(r, name, old, options),
+        )
+
+    async def _guaranteed(
+        self,
+        r: Resource,
+        namespace: str,
+        name: str,
+        step: Callable[[Obj], Awaitable[T]],
+        *,
+        check: Callable[[Obj], None] | None = None,
+    ) -> T:
+        """storage's `GuaranteedUpdate`: run `step` on a fresh read of the object; when its compare-and-swap
+        lost to another writer (409 Conflict), read again and retry. `check` (the caller's preconditions) runs
+        on every read and its failure is final (staging/src/k8s.io/apiserver/pkg/storage/etcd3/store.go)."""
+        for attempt in range(_CONFLICT_RETRIES):
+            current = self._get_or_404(r, namespace, name)
+            if check is not None:
+                check(current)
+            try:
+                return await step(current)
+            except ApiError as exc:
+                if exc.reason != "Conflict" or attempt == _CONFLICT_RETRIES - 1:
+                    raise
+        raise AssertionError("unreachable")
+
+    async def _delete_read(self, r: Resource, namespace: str, name: str, old: Obj, options: DeleteOptions) -> Result:
+        """One attempt of `delete` on the object as read; a Conflict means it changed since."""
         meta = old.get("metadata") or {}
-        if options.precondition_uid and options.precondition_uid != meta.get("uid"):
-            raise ApiError(
-                409,
-                "Conflict",
-                f'Operation cannot be fulfilled on {_qualified(r)} "{name}": '
-                f"Precondition failed: UID in precondition: {options.precondition_uid}, UID in "
-                f"object meta: {meta.get('uid', '')}",
-                details=_details(r, name),
-            )
-        if options.precondition_rv and options.precondition_rv != meta.get("resourceVersion"):
-            raise ApiError(
-                409,
-                "Conflict",
-                f'Operation cannot be fulfilled on {_qualified(r)} "{name}": '
-                f"Precondition failed: ResourceVersion in precondition: {options.precondition_rv}, "
-                f"ResourceVersion in object meta: {meta.get('resourceVersion', '')}",
-                details=_details(r, name),
-            )
         if r.kind == "Namespace" and name in IMMORTAL_NAMESPACES:
             raise ApiError(
                 403,
@@ -851,28 +888,45 @@ class ApiService:
         return True
 
     async def _cascade(self, owner: Resource, namespace: str, uid: str, propagation: str) -> None:
-        """Act on dependents (objects whose ownerReferences name `uid`) as the garbage collector would."""
+        """Act on dependents (objects whose ownerReferences name `uid`) as the garbage collector would: its
+        writes name the dependent's uid as a precondition and are retried when they race another writer."""
         if not uid or owner.kind != "Job":
             return
         pods = lookup("", "v1", "pods")
         assert pods is not None
         items, _ = self.store.list("pods", namespace)
         for pod in items:
-            refs = (pod.get("metadata") or {}).get("ownerReferences") or []
-            if not any(ref.get("uid") == uid for ref in refs):
+            meta = pod.get("metadata") or {}
+            if not any(ref.get("uid") == uid for ref in meta.get("ownerReferences") or []):
                 continue
+            name, same_pod = str(meta.get("name", "")), DeleteOptions(precondition_uid=str(meta.get("uid", "")))
             try:
                 if propagation == "Orphan":
-                    new = _copy(pod)
-                    _meta(new)["ownerReferences"] = [ref for ref in refs if ref.get("uid") != uid]
-                    if not _meta(new)["ownerReferences"]:
-                        del _meta(new)["ownerReferences"]
-                    await self.store.update("pods", new, expected_rv=pod["metadata"].get("resourceVersion"))
+                    await self._guaranteed(
+                        pods,
+                        namespace,
+                        name,
+                        partial(self._orphan, owner_uid=uid),
+                        check=partial(_check_preconditions, pods, name, options=same_pod),
+                    )
                 else:
-                    await self._delete_pod(pods, pod, DeleteOptions())
+                    await self.delete(pods, namespace, name, same_pod)
             except ApiError as exc:
-                if exc.code not in (404, 409):
+                if exc.code not in (404, 409):  # gone, or replaced by another pod of the same name
                     raise
+
+    async def _orphan(self, dependent: Obj, owner_uid: str) -> Obj:
+        """Drop the owner reference to `owner_uid` (the orphan finalizer's write)."""
+        refs = (dependent.get("metadata") or {}).get("ownerReferences") or []
+        kept = [ref for ref in refs if ref.get("uid") != owner_uid]
+        if len(kept) == len(refs):
+            return dependent
+        new = _copy(dependent)
+        if kept:
+            _meta(new)["ownerReferences"] = kept
+        else:
+            del _meta(new)["ownerReferences"]
+        return await self.store.update("pods", new, expected_rv=dependent["metadata"].get("resourceVersion"))
 
     async def _on_dependent_gone(self, dependent: Obj) -> None:
         """A pod went away: an owner Job being deleted in the foreground may now be removable."""
@@ -888,13 +942,19 @@ class ApiService:
 
     async def _finish_foreground(self, r: Resource, namespace: str, name: str) -> Obj | None:
         """Remove a foreground-deleted owner once no dependents remain; returns it if it still exists."""
-        owner = self.store.get(r.store_key, namespace, name)
-        if owner is None:
-            return None
+        try:
+            return await self._guaranteed(r, namespace, name, lambda owner: self._finish_read(r, owner))
+        except ApiError as exc:
+            if exc.code == 404:
+                return None
+            raise
+
+    async def _finish_read(self, r: Resource, owner: Obj) -> Obj | None:
+        """One attempt of `_finish_foreground` on the owner as read."""
         meta = owner.get("metadata") or {}
         if "foregroundDeletion" not in (meta.get("finalizers") or []):
             return owner
-        uid = meta.get("uid")
+        uid, namespace = meta.get("uid"), str(meta.get("namespace") or "")
         items, _ = self.store.list("pods", namespace)
         if any(
             any(ref.get("uid") == uid for ref in (p.get("metadata") or {}).get("ownerReferences") or []) for p in items
@@ -905,7 +965,8 @@ class ApiService:
         if rest:
             _meta(new)["finalizers"] = rest
             return await self.store.update(r.store_key, new, expected_rv=meta.get("resourceVersion"))
-        await self.store.delete(r.store_key, namespace, name)
+        name = str(meta.get("name", ""))
+        await self.store.delete(r.store_key, namespace, name, expected_rv=meta.get("resourceVersion"))
         return None
 
     # ------------------------------------------------------------------------------------------- pod subresources
@@ -1184,6 +1245,29 @@ def _pdb_forbidden(name: str, why: str) -> ApiError:
         f'poddisruptionbudget.policy "{name}" is forbidden: {why}',
         details={"name": name, "group": "policy", "kind": "poddisruptionbudget"},
     )
+
+
+def _check_preconditions(r: Resource, name: str, obj: Obj, options: DeleteOptions) -> None:
+    """`metav1.Preconditions.Check` against the object as read: 409 Conflict when uid or resourceVersion differ."""
+    meta = obj.get("metadata") or {}
+    if options.precondition_uid and options.precondition_uid != meta.get("uid"):
+        raise ApiError(
+            409,
+            "Conflict",
+            f'Operation cannot be fulfilled on {_qualified(r)} "{name}": '
+            f"Precondition failed: UID in precondition: {options.precondition_uid}, UID in "
+            f"object meta: {meta.get('uid', '')}",
+            details=_details(r, name),
+        )
+    if options.precondition_rv and options.precondition_rv != meta.get("resourceVersion"):
+        raise ApiError(
+            409,
+            "Conflict",
+            f'Operation cannot be fulfilled on {_qualified(r)} "{name}": '
+            f"Precondition failed: ResourceVersion in precondition: {options.precondition_rv}, "
+            f"ResourceVersion in object meta: {meta.get('resourceVersion', '')}",
+            details=_details(r, name),
+        )
 
 
 def _details(r: Resource, name: str) -> Obj:
