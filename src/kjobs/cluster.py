@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from kjobs.client.base import Client
+from kjobs.client.informer import InformerFactory
 from kjobs.client.local import LocalClient
 from kjobs.clock import Clock, RealClock
 from kjobs.controllers import CONTROLLER_NAMES
 from kjobs.controllers.disruption import DisruptionController, DisruptionSettings
 from kjobs.controllers.garbagecollector import GarbageCollector
-from kjobs.controllers.informer import InformerFactory
 from kjobs.controllers.job import JobController, JobControllerSettings
 from kjobs.controllers.nodelifecycle import NodeLifecycleController, NodeLifecycleSettings
 from kjobs.controllers.podgc import PodGCController, PodGCSettings

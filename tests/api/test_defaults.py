@@ -1,4 +1,4 @@
-"""Defaulting (job-semantics.md §2, core/v1 pod defaults) and the registry's PrepareForCreate."""
+"""Defaulting (pkg/apis/batch/v1/defaults.go, core/v1 pod defaults) and the registry's PrepareForCreate."""
 
 from __future__ import annotations
 

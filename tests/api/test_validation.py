@@ -1,4 +1,5 @@
-"""Job create and update validation: every rule of job-semantics.md §3.1–§3.2, checked on the rendered errors.
+"""Job create and update validation: every rule of pkg/apis/batch/validation/validation.go, checked on the rendered
+errors.
 
 Each case defaults and prepares a Job as the API server does, applies one change, and compares `str()` of every
 error with the text Kubernetes prints, in Kubernetes' emission order.

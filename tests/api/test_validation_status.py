@@ -1,4 +1,5 @@
-"""Job status-subresource validation (job-semantics.md §3.3), including the ratcheting of the strengthened rules."""
+"""Job status-subresource validation (`ValidateJobStatusUpdate`, pkg/apis/batch/validation/validation.go), including
+the ratcheting of the strengthened rules."""
 
 from __future__ import annotations
 

@@ -13,10 +13,10 @@ import pytest
 
 from kjobs.api.timeutil import parse_time
 from kjobs.api.types import Obj
+from kjobs.client.informer import Informer
 from kjobs.client.local import LocalClient
 from kjobs.client.resources import EVENTS, JOBS, NODES, PODS, PRIORITY_CLASSES
 from kjobs.clock import FakeClock
-from kjobs.controllers.informer import Informer
 from kjobs.controllers.job import JobController
 from kjobs.controllers.scheduler import Scheduler
 from tests.support import local_api, settle

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
+from kjobs.api import taints
 from kjobs.api.types import Obj
-from kjobs.controllers import taints
 from kjobs.controllers.scheduling import (
     FilterStatus,
     HostPort,

@@ -7,18 +7,18 @@ from typing import Any
 
 import pytest
 
+from kjobs.api.taints import (
+    FOREVER,
+    matching_tolerations,
+    min_toleration_seconds,
+    tolerates,
+)
 from kjobs.api.types import Obj
 from kjobs.client.resources import JOBS, NODES, PODS
 from kjobs.clock import FakeClock
 from kjobs.controllers.job import JobController
 from kjobs.controllers.nodelifecycle import NodeLifecycleController
 from kjobs.controllers.tainteviction import TaintEvictionController
-from kjobs.controllers.taints import (
-    FOREVER,
-    matching_tolerations,
-    min_toleration_seconds,
-    tolerates,
-)
 from tests.controllers.disruption_support import Heartbeats, condition, events_about, node_manifest, pod_manifest
 from tests.support import local_api, settle
 

@@ -20,10 +20,10 @@ from typing import Any, TypeVar
 from kjobs.api.errors import ApiError
 from kjobs.api.names import CONTROLLER_UID_LABEL
 from kjobs.api.types import Obj
+from kjobs.client.informer import Informer
 from kjobs.client.resources import JOBS, NODES, PODS
 from kjobs.cluster import ClusterSettings, LocalCluster
 from kjobs.controllers.disruption import DisruptionSettings
-from kjobs.controllers.informer import Informer
 from kjobs.controllers.nodelifecycle import NodeLifecycleSettings
 from kjobs.controllers.podgc import PodGCSettings
 from kjobs.controllers.scheduler import SchedulerSettings

@@ -1,7 +1,7 @@
 """Disruptions end to end: real process pods, every controller, the API — and the Job outcome they lead to.
 
 Each scenario runs on a fresh `LocalCluster` (see `tests/e2e/support.py`) and asserts what a user sees: the
-disrupted pod's phase and exact `DisruptionTarget` condition (Kubernetes' reasons and messages, spec §8), the
+disrupted pod's phase and exact `DisruptionTarget` condition (Kubernetes' reasons and messages), the
 Job's terminal condition, `status.failed`/`succeeded`, that an Ignore'd disruption did not count, and that a
 replacement pod ran (on another node when the first one became unusable).
 """
@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
+from kjobs.api.taints import TAINT_OUT_OF_SERVICE, TAINT_UNREACHABLE
 from kjobs.api.timeutil import format_time
 from kjobs.api.types import Obj
 from kjobs.client.resources import NODES, PODS, PRIORITY_CLASSES
-from kjobs.controllers.taints import TAINT_OUT_OF_SERVICE, TAINT_UNREACHABLE
 from kjobs.node.agent import NodeAgent
 from kjobs.node.eviction import FakeMemoryMonitor
 from kjobs.node.nodestatus import MachineInfo

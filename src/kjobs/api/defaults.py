@@ -1,7 +1,7 @@
 """Defaulting and registry preparation for Jobs and Pods, as the Kubernetes API server applies them.
 
 Owns what a manifest gains between the request body and validation: batch/v1 Job defaults
-(`pkg/apis/batch/v1/defaults.go`, job-semantics.md §2), core/v1 pod-spec defaults (`pkg/apis/core/v1/defaults.go`:
+(`pkg/apis/batch/v1/defaults.go`), core/v1 pod-spec defaults (`pkg/apis/core/v1/defaults.go`:
 policies, grace period, scheduler, container pull policy and termination message, port protocol, probe timings,
 volume source and modes, quantities rounded to milli precision), the Pod-only defaults plus the priority the
 Priority admission plugin sets, and the Job registry strategy's `PrepareForCreate` (cleared status, generation 1,
@@ -273,7 +273,8 @@ def default_pod_in_place(out: Obj) -> Obj:
 
 
 def default_job(job: Obj) -> Obj:
-    """A copy of `job` with batch/v1 Job defaults and pod-template defaults applied (job-semantics.md §2)."""
+    """A copy of `job` with batch/v1 Job defaults and pod-template defaults applied
+    (`pkg/apis/batch/v1/defaults.go`)."""
     return default_job_in_place(copy_json(job))
 
 

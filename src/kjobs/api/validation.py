@@ -4,8 +4,8 @@ Follows `pkg/apis/batch/validation/validation.go` (`ValidateJob`, `ValidateJobUp
 with the options the registry strategy (`pkg/registry/batch/job/strategy.go`) passes when every Job feature is GA:
 elastic Indexed Jobs, mutable scheduling directives for suspended never-started Jobs, and the strengthened status
 rules that only fire when the fields they look at change (ratcheting). Paths, error types, details and emission
-order are Kubernetes'; job-semantics.md §3 lists them. Functions never raise on malformed input: a value of the
-wrong JSON type becomes a `FieldValueInvalid` error (see `validation_access`).
+order are Kubernetes' (pkg/apis/batch/validation/validation.go). Functions never raise on malformed input: a
+value of the wrong JSON type becomes a `FieldValueInvalid` error (see `validation_access`).
 
 The API server runs, per request: create → `default_job`, `prepare_job_for_create`, `validate_job`;
 update → `default_job`, `prepare_job_for_update`, `validate_job_for_update` (Kubernetes runs the create rules

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
+from kjobs.api.conditions import TERMINATION_BY_KUBELET, find_condition, update_pod_condition
 from kjobs.api.errors import ApiError
 from kjobs.api.names import DISRUPTION_TARGET
 from kjobs.api.selectors import label_selector_from_object
@@ -25,11 +26,11 @@ from kjobs.api.timeutil import parse_time
 from kjobs.api.types import Obj
 from kjobs.client import resources as R
 from kjobs.client.base import Client
+from kjobs.client.events import EventRecorder
+from kjobs.client.informer import InformerFactory, Key, key_of
 from kjobs.client.resources import PDBS, PODS
+from kjobs.client.workqueue import WorkQueue
 from kjobs.clock import Clock
-from kjobs.controllers.conditions import TERMINATION_BY_KUBELET, find_condition, update_pod_condition
-from kjobs.controllers.events import EventRecorder
-from kjobs.controllers.informer import InformerFactory, Key, key_of
 from kjobs.controllers.pdbstatus import (
     ExpectedCountError,
     count_healthy,
@@ -39,7 +40,6 @@ from kjobs.controllers.pdbstatus import (
     no_scale,
     status_for,
 )
-from kjobs.controllers.queue import WorkQueue
 from kjobs.job import pods as P
 
 log = logging.getLogger(__name__)

@@ -28,10 +28,10 @@ from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
 from kjobs.client import resources as R
 from kjobs.client.base import Client
+from kjobs.client.informer import Handler, InformerFactory, key_of
 from kjobs.client.resources import JOBS, PODS, ResourceRef
+from kjobs.client.workqueue import WorkerPool, WorkQueue
 from kjobs.clock import Clock
-from kjobs.controllers.informer import Handler, InformerFactory, key_of
-from kjobs.controllers.queue import WorkerPool, WorkQueue
 
 log = logging.getLogger(__name__)
 

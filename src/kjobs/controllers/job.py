@@ -19,11 +19,11 @@ from kjobs.api.errors import ApiError
 from kjobs.api.names import JOB_TRACKING_FINALIZER
 from kjobs.api.types import Obj
 from kjobs.client.base import Client
+from kjobs.client.events import EventRecorder
+from kjobs.client.informer import InformerFactory
 from kjobs.client.resources import JOBS, PODS
+from kjobs.client.workqueue import WorkerPool, WorkQueue
 from kjobs.clock import Clock
-from kjobs.controllers.events import EventRecorder
-from kjobs.controllers.informer import InformerFactory
-from kjobs.controllers.queue import WorkerPool, WorkQueue
 from kjobs.job import pods as P
 from kjobs.job.bookkeeping import BookkeepingStore
 from kjobs.job.config import SyncConfig

@@ -14,9 +14,7 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass
 
-from kjobs.api.timeutil import format_time, parse_time
-from kjobs.api.types import Obj
-from kjobs.controllers.taints import (
+from kjobs.api.taints import (
     TAINT_DISK_PRESSURE,
     TAINT_MEMORY_PRESSURE,
     TAINT_NETWORK_UNAVAILABLE,
@@ -25,6 +23,8 @@ from kjobs.controllers.taints import (
     TAINT_UNREACHABLE,
     TAINT_UNSCHEDULABLE,
 )
+from kjobs.api.timeutil import format_time, parse_time
+from kjobs.api.types import Obj
 
 READY = "Ready"
 MONITORED_CONDITIONS = ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")

@@ -21,16 +21,28 @@ from dataclasses import dataclass, field
 
 import orjson
 
+from kjobs.api.conditions import update_pod_condition
 from kjobs.api.errors import ApiError
+from kjobs.api.taints import (
+    NO_EXECUTE,
+    NO_SCHEDULE,
+    TAINT_NOT_READY,
+    TAINT_UNREACHABLE,
+    same_taint,
+    taint_exists,
+    taints_of,
+    with_taints,
+)
 from kjobs.api.timeutil import format_time
 from kjobs.api.types import Obj
 from kjobs.client.base import Client
+from kjobs.client.events import EventRecorder
+from kjobs.client.flowcontrol import TokenBucket
+from kjobs.client.informer import InformerFactory, Key, key_of
 from kjobs.client.resources import LEASES, NODES, PODS
+from kjobs.client.workqueue import WorkQueue
 from kjobs.clock import Clock
-from kjobs.controllers.conditions import update_pod_condition
 from kjobs.controllers.disruption_metrics import NodeLifecycleMetrics
-from kjobs.controllers.events import EventRecorder
-from kjobs.controllers.informer import InformerFactory, Key, key_of
 from kjobs.controllers.nodehealth import (
     CONDITION_TAINT_KEYS,
     READY,
@@ -47,18 +59,7 @@ from kjobs.controllers.nodehealth import (
     zone_key,
     zone_state,
 )
-from kjobs.controllers.queue import WorkQueue
-from kjobs.controllers.ratelimit import RateLimitedTimedQueue, TimedValue, TokenBucket
-from kjobs.controllers.taints import (
-    NO_EXECUTE,
-    NO_SCHEDULE,
-    TAINT_NOT_READY,
-    TAINT_UNREACHABLE,
-    same_taint,
-    taint_exists,
-    taints_of,
-    with_taints,
-)
+from kjobs.controllers.ratelimitedqueue import RateLimitedTimedQueue, TimedValue
 
 log = logging.getLogger(__name__)
 

@@ -14,9 +14,9 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kjobs.api.conditions import find_condition, set_status_condition
 from kjobs.api.timeutil import parse_time
 from kjobs.api.types import Obj
-from kjobs.controllers.conditions import find_condition, set_status_condition
 from kjobs.job import pods as P
 
 DELETION_TIMEOUT = 120.0

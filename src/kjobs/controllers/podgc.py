@@ -16,16 +16,16 @@ import contextlib
 import logging
 from dataclasses import dataclass, field
 
+from kjobs.api.conditions import DELETION_BY_POD_GC, disruption_target, update_pod_condition
 from kjobs.api.errors import ApiError
+from kjobs.api.taints import TAINT_OUT_OF_SERVICE, taints_of
 from kjobs.api.types import Obj
 from kjobs.client.base import Client
+from kjobs.client.informer import InformerFactory, key_of
 from kjobs.client.resources import NODES, PODS
 from kjobs.clock import Clock
-from kjobs.controllers.conditions import DELETION_BY_POD_GC, disruption_target, update_pod_condition
 from kjobs.controllers.disruption_metrics import PodGCMetrics
-from kjobs.controllers.informer import InformerFactory, key_of
 from kjobs.controllers.nodehealth import is_ready
-from kjobs.controllers.taints import TAINT_OUT_OF_SERVICE, taints_of
 from kjobs.job import pods as P
 
 log = logging.getLogger(__name__)

@@ -42,10 +42,11 @@ from kjobs.api.names import DISRUPTION_TARGET
 from kjobs.api.timeutil import format_time
 from kjobs.api.types import Obj
 from kjobs.client.base import Client
+from kjobs.client.events import EventRecorder
+from kjobs.client.informer import InformerFactory
 from kjobs.client.resources import NODES, PDBS, PODS, PRIORITY_CLASSES
+from kjobs.client.workqueue import WorkQueue
 from kjobs.clock import Clock
-from kjobs.controllers.events import EventRecorder
-from kjobs.controllers.informer import InformerFactory
 from kjobs.controllers.preemption import (
     Budget,
     Candidate,
@@ -56,7 +57,6 @@ from kjobs.controllers.preemption import (
     priority_classes,
     resolve_priority,
 )
-from kjobs.controllers.queue import WorkQueue
 from kjobs.controllers.scheduler_metrics import SchedulerMetrics
 from kjobs.controllers.scheduling import (
     DEFAULT_SCHEDULER_NAME,

@@ -30,9 +30,7 @@ import orjson
 
 from kjobs.api.names import DISRUPTION_TARGET
 from kjobs.api.quantity import QuantityError, parse_quantity
-from kjobs.api.timeutil import parse_time
-from kjobs.api.types import Obj
-from kjobs.controllers.taints import (
+from kjobs.api.taints import (
     NO_EXECUTE,
     NO_SCHEDULE,
     TAINT_DISK_PRESSURE,
@@ -43,6 +41,8 @@ from kjobs.controllers.taints import (
     TAINT_UNREACHABLE,
     TAINT_UNSCHEDULABLE,
 )
+from kjobs.api.timeutil import parse_time
+from kjobs.api.types import Obj
 from kjobs.memo import Memo
 
 DEFAULT_SCHEDULER_NAME = "default-scheduler"

@@ -1,7 +1,7 @@
 """The taint-eviction controller (`pkg/controller/tainteviction`): pods off `NoExecute`-tainted nodes.
 
 For every pod bound to a node with NoExecute taints it decides, from the pod's tolerations
-(`kjobs.controllers.taints`), when the pod must go: at once when some taint is not tolerated, after the
+(`kjobs.api.taints`), when the pod must go: at once when some taint is not tolerated, after the
 smallest `tolerationSeconds` of the tolerations used (counted from when the eviction was first scheduled),
 or never. A timer per pod fires the eviction: an Event `TaintManagerEviction` "Marking for deletion Pod
 NS/NAME", the `DisruptionTarget` condition (`DeletionByTaintManager`) patched into the pod's status, then a
@@ -17,16 +17,16 @@ import contextlib
 import logging
 from dataclasses import dataclass, field
 
+from kjobs.api.conditions import DELETION_BY_TAINT_MANAGER, disruption_target, update_pod_condition
 from kjobs.api.errors import ApiError
+from kjobs.api.taints import FOREVER, matching_tolerations, min_toleration_seconds, no_execute_taints, taints_of
 from kjobs.api.types import Obj
 from kjobs.client.base import Client
+from kjobs.client.events import EventRecorder
+from kjobs.client.informer import InformerFactory, Key, key_of
 from kjobs.client.resources import NODES, PODS
 from kjobs.clock import Clock
-from kjobs.controllers.conditions import DELETION_BY_TAINT_MANAGER, disruption_target, update_pod_condition
 from kjobs.controllers.disruption_metrics import TaintEvictionMetrics
-from kjobs.controllers.events import EventRecorder
-from kjobs.controllers.informer import InformerFactory, Key, key_of
-from kjobs.controllers.taints import FOREVER, matching_tolerations, min_toleration_seconds, no_execute_taints, taints_of
 
 log = logging.getLogger(__name__)
 

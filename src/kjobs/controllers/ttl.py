@@ -16,11 +16,11 @@ from kjobs.api.errors import ApiError
 from kjobs.api.timeutil import parse_time
 from kjobs.api.types import Obj
 from kjobs.client.base import Client
+from kjobs.client.informer import InformerFactory, Key, key_of
 from kjobs.client.resources import JOBS
+from kjobs.client.workqueue import WorkerPool, WorkQueue
 from kjobs.clock import Clock
 from kjobs.controllers.disruption_metrics import TTLMetrics
-from kjobs.controllers.informer import InformerFactory, Key, key_of
-from kjobs.controllers.queue import WorkerPool, WorkQueue
 
 log = logging.getLogger(__name__)
 

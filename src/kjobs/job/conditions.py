@@ -1,6 +1,7 @@
 """Job conditions: construction and the ensure-status rule Kubernetes uses for Suspended.
 
-Condition types, reasons and messages are Kubernetes' exact strings (semantics §1.3).
+Condition types, reasons and messages are Kubernetes' exact strings (pkg/apis/batch/types.go,
+pkg/controller/job/job_controller.go).
 """
 
 from __future__ import annotations

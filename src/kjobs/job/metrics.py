@@ -1,4 +1,5 @@
-"""The Job controller's Prometheus metrics, with Kubernetes' names, help texts and labels (semantics §9).
+"""The Job controller's Prometheus metrics, with Kubernetes' names, help texts and labels
+(pkg/controller/job/metrics/metrics.go).
 
 Each controller instance owns a `JobMetrics` on its own registry (tests and `kjobs run` get a fresh one;
 `kjobs up` serves the default one at /metrics).

@@ -138,7 +138,8 @@ def creation_time(pod: Obj) -> float:
 
 
 def finish_time(pod: Obj) -> float:
-    """When the pod finished, as the Job controller's back-off estimates it (semantics §5.7)."""
+    """When the pod finished, as the Job controller's back-off estimates it (`getFinishedTime`,
+    pkg/controller/job/job_controller.go)."""
     latest: float | None = None
     all_terminated = True
     for cstatus in status(pod).get("containerStatuses") or ():

@@ -2,7 +2,8 @@
 
 `plan_sync(job, pods, now=..., bookkeeping=..., config=...)` decides, without I/O:
   1. whether the Job is finishing (sticky SuccessCriteriaMet/FailureTarget, FailJob rule, backoffLimit,
-     OnFailure restarts, activeDeadlineSeconds, per-index failures, successPolicy) — semantics §5.4;
+     OnFailure restarts, activeDeadlineSeconds, per-index failures, successPolicy) — `syncJob` in
+     pkg/controller/job/job_controller.go;
   2. the pod deletions (finishing, suspension, surplus, bad indexes) or creations (slots, back-off, indexes);
   3. via `SyncPlan.after_pod_actions(...)`, told how many creations/deletions succeeded, the completion check,
      the Suspended condition and the tracking step (`tracking.plan_tracking`).
@@ -300,7 +301,8 @@ def _counted_failures(job: Obj, failed: list[Obj]) -> int:
 
 
 def _fail_job_message(ctx: SyncContext) -> str | None:
-    """The first FailJob message among all failed pods, in list order (semantics §4.3)."""
+    """The first FailJob message among all failed pods, in list order (`getFailJobMessage`,
+    pkg/controller/job/job_controller.go)."""
     policy = ctx.spec.get("podFailurePolicy")
     if policy is None:
         return None
@@ -327,7 +329,7 @@ def _past_backoff_limit_on_failure(job: Obj, pods: Sequence[Obj]) -> bool:
 
 
 def _decide_finish(ctx: SyncContext, plan: SyncPlan) -> None:
-    """Set `ctx.finished_condition` following Kubernetes' evaluation order (semantics §5.4)."""
+    """Set `ctx.finished_condition` in the order `syncJob` evaluates them (pkg/controller/job/job_controller.go)."""
     job, status, now = ctx.job, ctx.status, ctx.now
     conds = status["conditions"]
     met = C.find(conds, COND_SUCCESS_CRITERIA_MET)

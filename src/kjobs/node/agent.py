@@ -26,14 +26,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kjobs.api.errors import ApiError
+from kjobs.api.taints import NO_SCHEDULE, TAINT_MEMORY_PRESSURE, taints_of, with_taints
 from kjobs.api.types import Obj
 from kjobs.client.base import Client
+from kjobs.client.events import EventRecorder
+from kjobs.client.informer import Informer, Key
 from kjobs.client.resources import LEASES, NODES, PODS
+from kjobs.client.workqueue import WorkQueue
 from kjobs.clock import Clock
-from kjobs.controllers.events import EventRecorder
-from kjobs.controllers.informer import Informer, Key
-from kjobs.controllers.queue import WorkQueue
-from kjobs.controllers.taints import NO_SCHEDULE, TAINT_MEMORY_PRESSURE, taints_of, with_taints
 from kjobs.node import nodestatus
 from kjobs.node.admission import Load, admit, load_of, pod_requests
 from kjobs.node.eviction import (

@@ -1,7 +1,7 @@
 """Memory limits for container processes: cgroup v2, else cgroup v1, else an RSS watchdog.
 
-Design note: `probe_memory_guard()` picks the mechanism once at start, in the order the brief and
-engineering.md measured: a writable cgroup v2 memory controller, a writable cgroup v1 memory hierarchy,
+Design note: `probe_memory_guard()` picks the mechanism once at start, most faithful first (each
+probed on this kind of machine): a writable cgroup v2 memory controller, a writable cgroup v1 memory hierarchy,
 or a watchdog that polls the resident memory of each limited container's process group. (RLIMIT_AS is
 never used: it turns an OOM kill into an ordinary `MemoryError`, exit 1.)
 

@@ -2,11 +2,11 @@
 
 Design note: processes are started, signalled and reaped by a shim process (`kjobs.node.shim`, driven
 through `kjobs.node.spawner`), as containerd's shims do for a kubelet: a process start costs its parent
-CPU, and in the shim that cost runs beside the agent instead of on its thread. The shim spawns as
-engineering.md measured best — `subprocess.Popen` without `preexec_fn` (vfork path), `start_new_session=True`
-so every container is its own process group (signals and kills reach the whole tree), reaping through a
-pidfd. When a container's main process exits its group is SIGKILLed before it is reaped, as a container's
-processes die with its PID 1 and so the group id cannot be reused meanwhile.
+CPU, and in the shim that cost runs beside the agent instead of on its thread. The shim spawns the way that
+measured fastest here (docs/performance.md) — `subprocess.Popen` without `preexec_fn` (vfork path),
+`start_new_session=True` so every container is its own process group (signals and kills reach the whole
+tree), reaping through a pidfd. When a container's main process exits its group is SIGKILLed before it is
+reaped, as a container's processes die with its PID 1 and so the group id cannot be reused meanwhile.
 
 Per pod: `<root>/pods/<uid>` is the default working directory (shared by its containers, like an
 emptyDir), `<root>/logs/<uid>_<container>_<n>.log` holds each attempt's interleaved stdout+stderr.

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kjobs.api.taints import NO_EXECUTE, TAINT_NOT_READY, TAINT_UNREACHABLE
 from kjobs.api.types import Obj
-from kjobs.controllers.taints import NO_EXECUTE, TAINT_NOT_READY, TAINT_UNREACHABLE
 
 DEFAULT_TOLERATION_SECONDS = 300
 """kube-apiserver's default for both `--default-*-toleration-seconds` flags."""

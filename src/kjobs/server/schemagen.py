@@ -7,9 +7,9 @@ the per-field strategic-merge strategies. The PyPI package `kubernetes-validate`
 
     python -m kjobs.server.schemagen  # needs `pip install kubernetes-validate` in that interpreter
 
-Conversion (as measured in the protocol spec §5): `$defs` → `components.schemas`, `$ref`s rewritten,
-`"type": [T, "null"]` → `T`, `additionalProperties: false` dropped, and a `$ref` with siblings wrapped in
-`allOf`.
+Conversion (what kubectl explain and the Python client read in `/openapi/v3`): `$defs` → `components.schemas`,
+`$ref`s rewritten, `"type": [T, "null"]` → `T`, `additionalProperties: false` dropped, and a `$ref` with siblings
+wrapped in `allOf`.
 """
 
 from __future__ import annotations

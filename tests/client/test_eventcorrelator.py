@@ -8,7 +8,7 @@ import pytest
 
 from kjobs.api.timeutil import format_time
 from kjobs.api.types import Obj
-from kjobs.controllers.eventcorrelator import (
+from kjobs.client.eventcorrelator import (
     DEFAULT_AGGREGATE_INTERVAL_IN_SECONDS,
     DEFAULT_AGGREGATE_MAX_EVENTS,
     DEFAULT_SPAM_BURST,

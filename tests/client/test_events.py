@@ -7,10 +7,10 @@ from collections.abc import Awaitable, Callable
 
 from kjobs.api.timeutil import format_time
 from kjobs.api.types import Obj
+from kjobs.client.events import EventRecorder
 from kjobs.client.local import LocalClient
 from kjobs.client.resources import EVENTS, JOBS, NODES
 from kjobs.clock import FakeClock
-from kjobs.controllers.events import EventRecorder
 from kjobs.controllers.job import JobController
 from tests.support import local_api, settle
 

@@ -1,48 +1,16 @@
 """The node lifecycle controller's rate-limited tainting queue (`nodelifecycle/scheduler/rate_limited_queue.go`).
 
-A node that must get a `NoExecute` taint waits in its zone's queue; a token bucket (burst 1) decides how many
-are tainted per second (0.1/s by default, 0 when the zone is disrupted so evictions stop). A name stays in
-the queue's set after it was processed, so it is not tainted twice, until `remove` forgets it (node healthy
-again). Pure and clock-free: callers pass `now`.
+A node that must get a `NoExecute` taint waits in its zone's queue; a token bucket (`kjobs.client.flowcontrol`,
+burst 1) decides how many are tainted per second (0.1/s by default, 0 when the zone is disrupted so evictions
+stop). A name stays in the queue's set after it was processed, so it is not tainted twice, until `remove`
+forgets it (node healthy again). Pure and clock-free: callers pass `now`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-
-class TokenBucket:
-    """`flowcontrol.NewTokenBucketRateLimiter(qps, burst)`; qps <= 0 never accepts (the fake never-limiter)."""
-
-    def __init__(self, qps: float, burst: int = 1, *, now: float) -> None:
-        self.qps = qps
-        self.burst = burst
-        self._tokens = float(burst)
-        self._last = now
-
-    def _refill(self, now: float) -> None:
-        if self.qps > 0 and now > self._last:
-            self._tokens = min(float(self.burst), self._tokens + (now - self._last) * self.qps)
-        self._last = max(self._last, now)
-
-    def try_accept(self, now: float) -> bool:
-        """Take a token if one is available."""
-        if self.qps <= 0:
-            return False
-        self._refill(now)
-        if self._tokens >= 1.0:
-            self._tokens -= 1.0
-            return True
-        return False
-
-    def next_token_at(self, now: float) -> float | None:
-        """When the next token will be available (None if never)."""
-        if self.qps <= 0:
-            return None
-        self._refill(now)
-        if self._tokens >= 1.0:
-            return now
-        return now + (1.0 - self._tokens) / self.qps
+from kjobs.client.flowcontrol import TokenBucket
 
 
 @dataclass

@@ -3,7 +3,8 @@
 `update_pod_condition` is `pkg/api/v1/pod.UpdatePodCondition` (a pod condition's lastTransitionTime moves
 only when its status changes); `set_status_condition` is `apimachinery meta.SetStatusCondition` for
 `metav1.Condition` lists (PDB status). `disruption_target` builds the `DisruptionTarget` condition every
-component adds before it terminates a pod (reasons and messages in the job-semantics spec §8).
+component adds before it terminates a pod (reasons and messages: pkg/apis/core/types.go, the `DisruptionTarget`
+reasons, and each component's source).
 """
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ from typing import Generic, TypeVar
 
 from kjobs.api.timeutil import format_time
 from kjobs.api.types import Obj
+from kjobs.client.flowcontrol import TokenBucket
 
 MAX_LRU_CACHE_ENTRIES = 4096
 # A similar event (varying only by message) seen 10 times within 10 minutes is aggregated.
@@ -139,23 +140,6 @@ class EventNamer:
         return f"{involved_name}.{nanos:x}"
 
 
-@dataclass(slots=True)
-class TokenBucket:
-    """flowcontrol's token-bucket rate limiter (golang.org/x/time/rate): starts full, refills continuously."""
-
-    tokens: float
-    last: float
-
-    def try_accept(self, now: float, *, qps: float, burst: int) -> bool:
-        """Take one token if there is one at `now` (a refusal leaves the bucket as it was, as rate.Limiter does)."""
-        tokens = min(float(burst), self.tokens + max(0.0, now - self.last) * qps)
-        if tokens < 1.0:
-            return False
-        self.tokens = tokens - 1.0
-        self.last = max(self.last, now)
-        return True
-
-
 class EventSourceObjectSpamFilter:
     """Throttles how many events one source can write about one object."""
 
@@ -177,8 +161,8 @@ class EventSourceObjectSpamFilter:
         key = self.spam_key_func(event)
         bucket = self.cache.get(key)
         if bucket is None:
-            bucket = TokenBucket(tokens=float(self.burst), last=now)
-        accepted = bucket.try_accept(now, qps=self.qps, burst=self.burst)
+            bucket = TokenBucket(self.qps, self.burst, now=now)
+        accepted = bucket.try_accept(now)
         self.cache.add(key, bucket)
         return not accepted
 

@@ -25,9 +25,10 @@ from kjobs.api.errors import ApiError
 from kjobs.api.timeutil import format_time
 from kjobs.api.types import Obj
 from kjobs.client.base import Client
+from kjobs.client.eventcorrelator import EventCorrelateResult, EventCorrelator, EventNamer
+from kjobs.client.flowcontrol import TokenBucket
 from kjobs.client.resources import EVENTS
 from kjobs.clock import Clock
-from kjobs.controllers.eventcorrelator import EventCorrelateResult, EventCorrelator, EventNamer
 
 log = logging.getLogger(__name__)
 
@@ -208,19 +209,15 @@ class TokenBucketLimiter:
     starting full; `wait` returns once a token is taken."""
 
     def __init__(self, qps: float, burst: int, clock: Clock) -> None:
-        self._qps = qps
-        self._burst = float(max(burst, 1))
+        self._bucket = TokenBucket(qps, max(burst, 1), now=clock.now())
         self._clock = clock
-        self._tokens = self._burst
-        self._last = clock.now()
 
     async def wait(self) -> None:
         """Take a token, sleeping until one is there."""
         while True:
             now = self._clock.now()
-            self._tokens = min(self._burst, self._tokens + (now - self._last) * self._qps)
-            self._last = now
-            if self._tokens >= 1.0:
-                self._tokens -= 1.0
+            if self._bucket.try_accept(now):
                 return
-            await self._clock.sleep((1.0 - self._tokens) / self._qps)
+            at = self._bucket.next_token_at(now)
+            assert at is not None  # the recorder builds a limiter only for qps > 0
+            await self._clock.sleep(at - now)
