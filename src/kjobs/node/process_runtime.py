@@ -12,7 +12,9 @@ Per pod: `<root>/pods/<uid>` is the default working directory (shared by its con
 emptyDir), `<root>/logs/<uid>_<container>_<n>.log` holds each attempt's interleaved stdout+stderr.
 The image is recorded in the status, never pulled: the command must exist on this machine. A missing
 command or executable ends the attempt at once as `StartError`, exit code 128, like containerd.
-Memory limits go through the `MemoryGuard` probed at start (`cgroups.probe_memory_guard`).
+Memory limits go through the `MemoryGuard` probed at start (`cgroups.probe_memory_guard`). A container with a
+securityContext starts through a `setpriv` prefix that gives it its user, groups and capabilities, and its pod's
+directory is given to that user (`kjobs.node.security`); a node's root is private (0700, `kjobs.files`).
 Each running container's process group is recorded under `<root>/procs`, and a runtime starting on a root
 kills the groups that an agent process which died (SIGKILL, crash) left running (`leftovers`).
 
