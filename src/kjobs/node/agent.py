@@ -52,6 +52,7 @@ from kjobs.node.observations import NODE_SHUTDOWN, eviction
 from kjobs.node.podstatus import TERMINAL_PHASES
 from kjobs.node.recovery import lost_pod_status, ran_before
 from kjobs.node.runtime import ContainerRuntime, PodHandle, StatusCallback
+from kjobs.node.security import NOT_ENFORCED, unenforced, unenforced_message
 from kjobs.node.shutdown import (
     DEFAULT_SHUTDOWN_GRACE_SECONDS,
     SHUTDOWN_ANNOTATION,
@@ -468,6 +469,9 @@ class NodeAgent:
         self._uid_of[key] = uid
         self._key_of[uid] = key
         self._live[uid] = key
+        not_enforced = unenforced(pod)
+        if not_enforced:  # what kjobs cannot honour is said on the pod, not ignored in silence
+            self.events.event(pod, "Warning", NOT_ENFORCED, unenforced_message(not_enforced))
         return await self.runtime.run_pod(pod)
 
     def _release(self, uid: str) -> None:
@@ -530,6 +534,12 @@ class NodeAgent:
         specs.update({c.get("name"): c for c in ((pod.get("spec") or {}).get("containers") or [])})
         for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
             waiting = (cs.get("state") or {}).get("waiting") or {}
+            if waiting.get("reason") == "CreateContainerConfigError":
+                # The kubelet's FailedToCreateContainer event: "Failed", "Error: <why>", once per cause here.
+                config_key = f"config:{cs.get('name')}:{waiting.get('message')}"
+                if config_key not in seen:
+                    seen.add(config_key)
+                    self.events.event(pod, "Warning", "Failed", f"Error: {waiting.get('message', '')}")
             if waiting.get("reason") == "CrashLoopBackOff":
                 backoff_key = f"backoff:{cs.get('containerID')}"
                 if backoff_key not in seen:

@@ -12,7 +12,9 @@ Per pod: `<root>/pods/<uid>` is the default working directory (shared by its con
 emptyDir), `<root>/logs/<uid>_<container>_<n>.log` holds each attempt's interleaved stdout+stderr.
 The image is recorded in the status, never pulled: the command must exist on this machine. A missing
 command or executable ends the attempt at once as `StartError`, exit code 128, like containerd.
-Memory limits go through the `MemoryGuard` probed at start (`cgroups.probe_memory_guard`).
+Memory limits go through the `MemoryGuard` probed at start (`cgroups.probe_memory_guard`). A container with a
+securityContext starts through a `setpriv` prefix that gives it its user, groups and capabilities, and its pod's
+directory is given to that user (`kjobs.node.security`); a node's root is private (0700, `kjobs.files`).
 Each running container's process group is recorded under `<root>/procs`, and a runtime starting on a root
 kills the groups that an agent process which died (SIGKILL, crash) left running (`leftovers`).
 
@@ -34,8 +36,10 @@ from pathlib import Path
 from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
 from kjobs.clock import Clock, RealClock
-from kjobs.node import leftovers
+from kjobs.files import private_dir
+from kjobs.node import leftovers, security
 from kjobs.node.cgroups import MemoryGuard, Placement, probe_memory_guard, read_group_rss
+from kjobs.node.envvars import ConfigError
 from kjobs.node.logs import attempt_log_name, attempt_log_path, pod_log_paths, prune_old_logs, read_log
 from kjobs.node.observations import Attempt, KillReason, PodRecord
 from kjobs.node.resources import memory_limit_bytes
@@ -118,6 +122,7 @@ class ProcessRuntime(Supervisor):
         self.start_report_delay = start_report_delay
         self.root_dir = Path(root_dir)
         self.log_dir = self.root_dir / "logs"
+        private_dir(self.root_dir)  # pods started as other users must not read other pods' files and logs
         (self.root_dir / "pods").mkdir(parents=True, exist_ok=True)
         self.log_dir.mkdir(exist_ok=True)
         self._log_dir_text, self._pods_dir_text = str(self.log_dir), str(self.root_dir / "pods")
@@ -127,6 +132,7 @@ class ProcessRuntime(Supervisor):
         self.base_env = dict(base_env) if base_env is not None else default_base_env()
         self._running: dict[str, _Running] = {}
         self._found: set[tuple[str, str]] = set()
+        self._setpriv: str | None = None  # found at the first container with a securityContext
         self._loop: asyncio.AbstractEventLoop | None = None
         self._spawner = Spawner(
             base_env=self.base_env,
@@ -241,6 +247,9 @@ class ProcessRuntime(Supervisor):
             self._spawner.signal(attempt.container_id, signum)
 
     def _spawn(self, record: PodRecord, container: Obj, number: int, env: dict[str, str], argv: list[str]) -> Attempt:
+        # A pod without a securityContext (the common case) pays two dict lookups per container here.
+        run_as = security.run_as(record.pod, container)
+        prefix = self._run_as_prefix(run_as) if run_as is not None else []
         name = str(container["name"])
         now = self.clock.now()
         container_id = f"kjobs://{random_uuid().replace('-', '')}"
@@ -252,6 +261,8 @@ class ProcessRuntime(Supervisor):
             "HOSTNAME": str(record.pod.get("spec", {}).get("hostname") or record.pod["metadata"].get("name", ""))
         }
         own_env.update(env)
+        if run_as is not None and run_as.home is not None and "HOME" not in env:
+            own_env["HOME"] = run_as.home  # as containerd sets it from the user's passwd entry
         custom_workdir = container.get("workingDir")
         # The working directory (the pod's scratch directory unless the container names one) and the log are
         # created by the shim, on its core, before the process starts; nobody reads a log before that.
@@ -267,14 +278,27 @@ class ProcessRuntime(Supervisor):
         except OSError as exc:
             return self._start_error(attempt, f"failed to start container process: {exc.strerror or exc}")
         self._running[attempt.container_id] = _Running(uid=record.uid, attempt=attempt, pid=None, placement=placement)
+        if prefix:
+            argv = [*prefix, *argv]
+        # The pod's scratch directory belongs to the user its container runs as (a named workingDir is left alone).
+        owner = run_as.owner if run_as is not None and not custom_workdir else None
         self._spawner.spawn(
             attempt.container_id,
             [*placement.argv_prefix, *argv] if placement else argv,
             own_env,
             workdir,
             log_path,
+            owner=owner,
         )
         return attempt
+
+    def _run_as_prefix(self, run_as: security.RunAs) -> list[str]:
+        """The `setpriv` prefix that gives a container its securityContext (see `kjobs.node.security`)."""
+        if self._setpriv is None:
+            self._setpriv = security.setpriv_path()
+            if self._setpriv is None:
+                raise ConfigError("securityContext cannot be applied: setpriv (util-linux) is not installed")
+        return run_as.argv(self._setpriv)
 
     # -- the shim's reports ----------------------------------------------------------------------------------
     def _started(self, container_id: str, pid: int) -> None:

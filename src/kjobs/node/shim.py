@@ -7,8 +7,9 @@ runs on another core. It is started by `kjobs.node.spawner.Spawner` as `python -
 library only, so it is up in milliseconds) and speaks JSON lines over its stdin/stdout:
 
     → ["b", base_env, procs_dir]                    once, first: every container's base environment
-    → ["s", id, argv, env, cwd, log_path]           start a container process (env on top of base_env) in cwd,
-                                                    created if missing, output appended to log_path
+    → ["s", id, argv, env, cwd, log_path(, owner)]  start a container process (env on top of base_env) in cwd,
+                                                    created if missing (and given to owner, [uid, gid], if
+                                                    sent), output appended to log_path
     → ["k", id, signum]                             signal its process group (ignored once reaped)
     ← ["p", id, pid]                                started
     ← ["e", id, message]                            could not start (message as containerd words it)
@@ -76,7 +77,7 @@ class Shim:
         """Act on one request."""
         kind = message[0]
         if kind == "s":
-            self.spawn(*message[1:6])
+            self.spawn(*message[1:7])
         elif kind == "k":
             self.kill(message[1], message[2])
         elif kind == "b":
@@ -84,11 +85,16 @@ class Shim:
             self.base_env = dict(message[1])
             self.procs_dir = os.path.join(self.home, str(message[2])) if message[2] else ""
 
-    def spawn(self, cid: str, argv: list[str], env: dict[str, str], cwd: str, log_path: str) -> None:
-        """Start one container process in `cwd` (created if missing) with its output appended to its log file."""
+    def spawn(
+        self, cid: str, argv: list[str], env: dict[str, str], cwd: str, log_path: str, owner: list[int] | None = None
+    ) -> None:
+        """Start one container process in `cwd` (created if missing, and given to `owner` when the container runs
+        as another user) with its output appended to its log file."""
         cwd, log_path = os.path.join(self.home, cwd), os.path.join(self.home, log_path)
         try:
             os.makedirs(cwd, exist_ok=True)
+            if owner is not None:
+                os.chown(cwd, owner[0], owner[1])
         except OSError as exc:
             self.replies.append(["e", cid, f"failed to start container process: {exc.strerror or exc}"])
             self.urgent = True

@@ -59,11 +59,24 @@ class Spawner:
         container does not wait the shim interpreter's start-up (tens of milliseconds)."""
         self._ensure_shim()
 
-    def spawn(self, cid: str, argv: list[str], env: Mapping[str, str], cwd: str, log_path: str) -> None:
-        """Ask for a container process; `on_started`/`on_failed`, then `on_exited`, follow."""
+    def spawn(
+        self,
+        cid: str,
+        argv: list[str],
+        env: Mapping[str, str],
+        cwd: str,
+        log_path: str,
+        *,
+        owner: tuple[int, int] | None = None,
+    ) -> None:
+        """Ask for a container process; `on_started`/`on_failed`, then `on_exited`, follow. With `owner`
+        (uid, gid), `cwd` is given to that user (the container runs as it: `kjobs.node.security`)."""
         self._ensure_shim()
         self._pids[cid] = None
-        self._send(["s", cid, argv, dict(env), cwd, log_path])
+        message: list[Any] = ["s", cid, argv, dict(env), cwd, log_path]
+        if owner is not None:
+            message.append(list(owner))
+        self._send(message)
 
     def signal(self, cid: str, signum: int) -> None:
         """Signal a container's process group (nothing if it has been reaped)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 
+from kjobs.files import private_dir, private_file
 from kjobs.store.base import DEFAULT_HISTORY, Store, StoreStats, split_resource
 from kjobs.store.events import Event, EventType
 from kjobs.store.memory import MemoryStore
@@ -20,11 +21,20 @@ DB_FILE = "kjobs.db"
 
 
 def open_store(data_dir: str | None, *, history_size: int = DEFAULT_HISTORY) -> Store:
-    """The store for a data directory (`<dir>/kjobs.db`, created if missing), or a `MemoryStore` for None."""
+    """The store for a data directory (`<dir>/kjobs.db`, created if missing), or a `MemoryStore` for None.
+
+    The directory is 0700 and the store's files 0600 (`kjobs.files`): pods may run as other users."""
     if data_dir is None:
         return MemoryStore(history_size=history_size)
-    os.makedirs(data_dir, exist_ok=True)
-    return SqliteStore(os.path.join(data_dir, DB_FILE), history_size=history_size)
+    private_dir(data_dir)
+    path = os.path.join(data_dir, DB_FILE)
+    # SQLite gives its -wal and -shm files the mode of the database file; ones an older kjobs left are tightened.
+    for name in (path, path + ".lock"):
+        private_file(name)
+    for name in (path + "-wal", path + "-shm"):
+        if os.path.exists(name):
+            private_file(name)
+    return SqliteStore(path, history_size=history_size)
 
 
 __all__ = [
