@@ -1,11 +1,23 @@
-"""Pod builders shared by the node tests."""
+"""Pod builders and an in-process node shared by the node tests."""
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from kjobs.api.types import Obj
+from kjobs.client.local import LocalClient
+from kjobs.clock import RealClock
+from kjobs.node.agent import NodeAgent, NodeAgentSettings
+from kjobs.node.logsource import AgentLogs
 from kjobs.node.observations import Attempt, PodRecord
+from kjobs.node.process_runtime import ProcessRuntime
+from kjobs.server.service import ApiService
+from kjobs.server.storage import Storage
+from kjobs.store import MemoryStore
 
 T0 = 1_700_000_000.0
 
@@ -58,3 +70,34 @@ def record(pod: Obj, *attempts: Attempt) -> PodRecord:
     for a in attempts:
         rec.attempts.setdefault(a.container, []).append(a)
     return rec
+
+
+@dataclass
+class ProcessNode:
+    """An in-process API on a memory store and one node agent ("local") whose pods are real processes."""
+
+    service: ApiService
+    client: LocalClient
+    agent: NodeAgent
+
+
+@contextlib.asynccontextmanager
+async def process_node(root: Path, settings: NodeAgentSettings | None = None) -> AsyncIterator[ProcessNode]:
+    """A started `ProcessNode` whose runtime keeps its files under `root`; stopped on exit."""
+    clock = RealClock()
+    service = ApiService(Storage(MemoryStore()), clock=clock.now)
+    await service.ensure_namespaces()
+    client = LocalClient(service)
+    agent = NodeAgent(
+        client,
+        name="local",
+        clock=clock,
+        settings=settings or NodeAgentSettings(),
+        runtime_factory=lambda on_status: ProcessRuntime(root_dir=root, clock=clock, on_status=on_status),
+    )
+    service.logs = AgentLogs([agent])
+    await agent.start()
+    try:
+        yield ProcessNode(service, client, agent)
+    finally:
+        await agent.stop()

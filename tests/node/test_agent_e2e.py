@@ -17,18 +17,14 @@ import pytest
 
 from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
-from kjobs.client.local import LocalClient
 from kjobs.client.resources import PODS
-from kjobs.clock import RealClock
-from kjobs.node.agent import NodeAgent, NodeAgentSettings
-from kjobs.node.logsource import AgentLogs, RemoteLogs
-from kjobs.node.process_runtime import ProcessRuntime
+from kjobs.node.agent import NodeAgentSettings
+from kjobs.node.logsource import RemoteLogs
 from kjobs.server import kubeconfig
 from kjobs.server.logs import LogOptions
 from kjobs.server.runner import serve
-from kjobs.server.service import ApiService
-from kjobs.server.storage import Storage
 from kjobs.store import MemoryStore
+from tests.node.helpers import process_node
 
 pytestmark = pytest.mark.e2e
 DEADLINE = 20.0
@@ -64,19 +60,8 @@ async def eventually(check: Callable[[], Any], *, timeout: float = DEADLINE) -> 
 
 def test_process_pods_run_log_and_are_deleted_in_process(tmp_path: Path) -> None:
     async def scenario() -> None:
-        clock = RealClock()
-        service = ApiService(Storage(MemoryStore()), clock=clock.now)
-        await service.ensure_namespaces()
-        client = LocalClient(service)
-        agent = NodeAgent(
-            client,
-            name="local",
-            clock=clock,
-            runtime_factory=lambda on_status: ProcessRuntime(root_dir=tmp_path, clock=clock, on_status=on_status),
-        )
-        service.logs = AgentLogs([agent])
-        await agent.start()
-        try:
+        async with process_node(tmp_path) as node:
+            service, client = node.service, node.client
 
             async def phase(name: str) -> str:
                 pod = await client.get(PODS, "default", name)
@@ -120,8 +105,6 @@ def test_process_pods_run_log_and_are_deleted_in_process(tmp_path: Path) -> None
 
             assert await eventually(gone)
             assert time.monotonic() - started < 5  # sleep dies of SIGTERM at once; no wait for the grace period
-        finally:
-            await agent.stop()
 
     asyncio.run(scenario())
 
@@ -238,21 +221,10 @@ def test_sigterm_to_a_joined_agent_terminates_its_pods(api: tuple[str, Path], tm
 
 def test_real_memory_pressure_evicts_a_process_pod(tmp_path: Path) -> None:
     async def scenario() -> None:
-        clock = RealClock()
-        service = ApiService(Storage(MemoryStore()), clock=clock.now)
-        await service.ensure_namespaces()
-        client = LocalClient(service)
         # Every machine is "low on memory" below 100% of its memory: the real monitor, a real process, evicted.
         settings = NodeAgentSettings(eviction_hard="memory.available<100%", eviction_monitoring_interval=0.2)
-        agent = NodeAgent(
-            client,
-            name="local",
-            clock=clock,
-            settings=settings,
-            runtime_factory=lambda on_status: ProcessRuntime(root_dir=tmp_path, clock=clock, on_status=on_status),
-        )
-        await agent.start()
-        try:
+        async with process_node(tmp_path, settings) as node:
+            client = node.client
             container = {
                 "name": "main",
                 "image": "busybox",
@@ -275,8 +247,6 @@ def test_real_memory_pressure_evicts_a_process_pod(tmp_path: Path) -> None:
             )
             target = next(c for c in pod["status"]["conditions"] if c["type"] == "DisruptionTarget")
             assert (target["reason"], target["message"]) == ("TerminationByKubelet", message)
-        finally:
-            await agent.stop()
 
     asyncio.run(scenario())
 

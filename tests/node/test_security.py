@@ -13,17 +13,13 @@ import pytest
 from kjobs.api.types import Obj
 from kjobs.client.local import LocalClient
 from kjobs.client.resources import PODS
-from kjobs.clock import FakeClock, RealClock
+from kjobs.clock import FakeClock
 from kjobs.node import security
-from kjobs.node.agent import NodeAgent
 from kjobs.node.envvars import ConfigError
-from kjobs.node.logsource import AgentLogs
 from kjobs.node.process_runtime import ProcessRuntime
 from kjobs.server.logs import LogOptions
-from kjobs.server.service import ApiService
-from kjobs.server.storage import Storage
-from kjobs.store import DB_FILE, MemoryStore, open_store
-from tests.node.helpers import make_pod
+from kjobs.store import DB_FILE, open_store
+from tests.node.helpers import make_pod, process_node
 from tests.node.test_agent import Node, start_node
 from tests.node.test_agent_e2e import eventually, pod_manifest
 from tests.node.test_process_runtime import finish, sh, state, with_runtime
@@ -279,19 +275,8 @@ def test_unenforced_fields_are_a_warning_event_and_config_errors_a_failed_event(
 @root_only
 def test_through_the_api_a_pod_runs_as_its_user_and_a_root_one_is_refused(tmp_path: Path) -> None:
     async def scenario() -> None:
-        clock = RealClock()
-        service = ApiService(Storage(MemoryStore()), clock=clock.now)
-        await service.ensure_namespaces()
-        client = LocalClient(service)
-        agent = NodeAgent(
-            client,
-            name="local",
-            clock=clock,
-            runtime_factory=lambda on_status: ProcessRuntime(root_dir=tmp_path, clock=clock, on_status=on_status),
-        )
-        service.logs = AgentLogs([agent])
-        await agent.start()
-        try:
+        async with process_node(tmp_path) as node:
+            service, client = node.service, node.client
             nobody = pod_manifest("nobody", "local", ["sh", "-c", "id -u"], securityContext={"runAsUser": 65534})
             refused = pod_manifest("refused", "local", ["sh", "-c", "id -u"], securityContext={"runAsNonRoot": True})
             await client.create(PODS, "default", nobody)
@@ -314,8 +299,6 @@ def test_through_the_api_a_pod_runs_as_its_user_and_a_root_one_is_refused(tmp_pa
                 "message": f"container has runAsNonRoot and image will run as root {where}",
             }
             assert await phase(client, "refused") == "Pending"
-        finally:
-            await agent.stop()
 
     asyncio.run(scenario())
 
