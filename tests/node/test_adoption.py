@@ -258,3 +258,35 @@ def test_containers_of_pods_no_longer_bound_here_are_stopped(tmp_path: Path) -> 
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signal.SIGKILL)
+
+
+def test_a_rotated_journal_still_names_what_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shim rotates its journal every `ROTATE_AFTER` starts; the new one repeats what still runs, and a reader
+    sees the containers of both."""
+    from kjobs.node import shim as shim_module
+
+    monkeypatch.setattr(shim_module, "ROTATE_AFTER", 2)
+    monkeypatch.chdir(tmp_path)  # the shim changes directory for every start
+    out = os.open(os.devnull, os.O_WRONLY)
+    shim = shim_module.Shim(out)
+    gone_agent = "999999999-1"  # above any pid_max: never alive
+    shim.handle(["b", {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, "procs", "journal", gone_agent])
+    work, log = str(tmp_path), str(tmp_path / "c.log")
+    try:
+        for cid, argv in (("long", ["sleep", "30"]), ("a", ["true"]), ("b", ["true"])):
+            shim.handle(["s", cid, argv, {}, work, log, f"uid-{cid}", "main", 0])
+            shim.flush()
+        (current,) = (tmp_path / "journal").glob("*.jsonl")
+        found = adoption.owners(current.name)
+        assert found is not None and (tmp_path / "journal" / f"{current.name}.1").exists()
+        first = [json.loads(line)[1] for line in current.with_name(current.name + ".1").read_text().splitlines()]
+        assert first == ["long", "a"]
+        assert [json.loads(line)[1] for line in current.read_text().splitlines()] == ["long", "a", "b"]
+        (journal,) = adoption.scan(tmp_path / "journal", me=adoption.identity(os.getpid()))
+        assert sorted(journal.containers) == ["a", "b", "long"]
+    finally:
+        for pid, _ in shim.running.values():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)  # the shim ran in this process: its children are ours
+        os.close(out)

@@ -120,6 +120,13 @@ def read_new(journal: Journal) -> list[Recorded]:
     return ended
 
 
+def remove(journal: Journal) -> None:
+    """Remove a journal and the one before its last rotation."""
+    for path in (journal.path, journal.path.with_name(journal.path.name + ".1")):
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
 def shim_alive(journal: Journal) -> bool:
     """The journal's shim still runs (same pid and start time)."""
     return leftovers.alive(journal.shim)
@@ -166,6 +173,8 @@ def scan(directory: Path, *, me: str) -> list[Journal]:
             continue
         journal = Journal(path=directory / name, shim=found[1])
         alive = shim_alive(journal)  # before reading: a shim that dies after this is seen by the next poll
+        rotated = Journal(path=directory / f"{name}.1", shim=found[1], containers=journal.containers)
+        read_new(rotated)  # the one before the last rotation, first
         read_new(journal)
         if not alive:
             mark_lost(journal)

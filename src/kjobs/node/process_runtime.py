@@ -245,8 +245,7 @@ class ProcessRuntime(Supervisor):
         self._spawner.wait_closed()
         self.memory_guard.close()
         for journal in self._journals:  # all it started was stopped: nothing is left to adopt
-            with contextlib.suppress(OSError):
-                journal.path.unlink()
+            adoption.remove(journal)
         self._journals, self._recovered = [], {}
 
     # -- adoption (see `kjobs.node.adoption`) ----------------------------------------------------------------
@@ -279,12 +278,18 @@ class ProcessRuntime(Supervisor):
         return handle
 
     def release_unclaimed(self, uids: set[str]) -> None:
-        """Kill what previous agents started for pods that are not bound here any more (deleted meanwhile)."""
+        """Kill what previous agents started for pods that are not bound here any more (deleted meanwhile), and
+        remove the journals of gone shims that name none of the pods that are (nothing in them is needed)."""
         for uid in [u for u in self._recovered if u not in uids]:
             for journal, recorded in self._recovered.pop(uid):
                 if adoption.still_ours(journal, recorded, self.procs_root):
                     with contextlib.suppress(ProcessLookupError, PermissionError):
                         os.killpg(recorded.pid, signals.SIGKILL)
+        for journal in list(self._journals):
+            needed = any(r.uid in uids for r in journal.containers.values())
+            if not needed and not adoption.shim_alive(journal):
+                adoption.remove(journal)
+                self._journals.remove(journal)
 
     def _settle(self, attempt: Attempt, recorded: adoption.Recorded) -> None:
         """Fill in how a journaled attempt ended: as it did, or lost."""

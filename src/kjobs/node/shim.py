@@ -29,14 +29,16 @@ or once no request waits. A container still running `RECORD_AFTER` seconds after
 `leftovers` in the shim's own directory under procs_root (pid and start time).
 
 The shim outlives its agent, as containerd's shims outlive a kubelet: it is its own session (a terminal's
-signals and the agent's death do not reach it), and when its stdin closes without a "q" (the agent was killed)
+signals and the agent's death do not reach it), and when its stdin closes (after a "q" nothing runs any more)
 it records every container still running, keeps reaping them until none is left, then exits. What a restarted
 agent needs to report them exactly is in the journal, `<journal_dir>/<agent_id>.<shim pid>-<start time>.jsonl`:
 one JSON line per start (`["p", id, pid, uid, name, number, time]`), exit (`["x", id, returncode, time]`) and
 failed start (`["e", id, message, time, uid, name, number]`), appended (one write per batch) before the agent
-is told, so that the journal always knows at least what the agent knew. `kjobs.node.adoption` reads it. On
-SIGTERM the shim records what still runs and exits, leaving those containers to `leftovers` (lost, as a killed
-shim's are).
+is told, so that the journal always knows at least what the agent knew; `kjobs.node.adoption` reads it. Every
+`ROTATE_AFTER` starts the journal is renamed to `<name>.1` (replacing the one before) and a new one begins with
+the start entries of the containers still running, so its size stays bounded while an exit stays readable long
+after its agent has reported it. On SIGTERM the shim records what still runs and exits, leaving those containers
+to `leftovers` (lost, as a killed shim's are).
 """
 
 from __future__ import annotations
@@ -63,6 +65,9 @@ else:  # run by path, light: this directory is sys.path[0]
 _DEFAULT_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT)
 """Reset for a container: what Python and this shim ignore (Popen's `restore_signals` resets the first two)."""
 
+ROTATE_AFTER = 100_000
+"""Starts journaled before the journal is rotated (a start and an exit take about 150 bytes: some 15 MB)."""
+
 RECORD_AFTER = 0.05
 """Seconds a container runs before it is recorded for `leftovers`: most short ones (a Job of `true`s) end first,
 and reading their start time and writing and removing their record was a third of the shim's time per start."""
@@ -78,6 +83,8 @@ class Shim:
         self.journal_path = ""
         self.journal_fd = -1
         self.journal: list[Any] = []  # entries not yet appended to the journal
+        self.start_entries: dict[str, list[Any]] = {}  # id -> its journal start entry, while it runs
+        self.journaled_starts = 0
         self.agent_gone = False  # stdin closed: no more requests, no one to reply to
         self.clean_quit = False
         self.running: dict[str, tuple[int, int]] = {}  # id -> (pid, pidfd)
@@ -96,8 +103,12 @@ class Shim:
         if kind == "s":
             self.spawn(*message[1:6])
             if message[1] in self.running:
-                pid = self.running[message[1]][0]
-                self.journal.append(["p", message[1], pid, *message[6:9], time.time()])
+                if self.journaled_starts >= ROTATE_AFTER:
+                    self.rotate_journal()
+                self.journaled_starts += 1
+                entry = ["p", message[1], self.running[message[1]][0], *message[6:9], time.time()]
+                self.start_entries[message[1]] = entry
+                self.journal.append(entry)
             elif self.journal and self.journal[-1][:2] == ["e", message[1]]:
                 self.journal[-1].extend(message[6:9])  # which container could not start
         elif kind == "k":
@@ -123,6 +134,20 @@ class Shim:
         except OSError:
             self.journal_path, self.journal_fd = "", -1
 
+    def rotate_journal(self) -> None:
+        """Keep the journal as `<name>.1` and begin a new one with the start entries of what runs."""
+        self.write_journal()
+        self.journaled_starts = 0
+        if self.journal_fd < 0:
+            return
+        os.close(self.journal_fd)
+        self.journal_fd = -1
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
+        with contextlib.suppress(OSError):
+            os.replace(self.journal_path, self.journal_path + ".1")
+            self.journal_fd = os.open(self.journal_path, flags, 0o600)
+        self.journal.extend(self.start_entries.values())
+
     def write_journal(self) -> None:
         """Append the pending entries in one write (an append of a few hundred bytes is not split)."""
         if not self.journal:
@@ -140,8 +165,9 @@ class Shim:
         if self.procs_dir:
             leftovers.release(self.procs_dir)
         if self.clean_quit and self.journal_path:
-            with contextlib.suppress(OSError):
-                os.unlink(self.journal_path)
+            for path in (self.journal_path, self.journal_path + ".1"):
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
 
     def spawn(self, cid: str, argv: list[str], env: dict[str, str], cwd: str, log_path: str) -> None:
         """Start one container process in `cwd` (created if missing) with its output appended to its log file."""
@@ -245,6 +271,7 @@ class Shim:
         returncode = os.waitstatus_to_exitcode(status)
         if self.procs_dir and self.unrecorded.pop(pid, None) is None:
             leftovers.forget(self.procs_dir, pid)
+        self.start_entries.pop(cid, None)
         self.journal.append(["x", cid, returncode, time.time()])
         self.replies.append(["x", cid, returncode])
         self.urgent = True
