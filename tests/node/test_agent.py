@@ -18,6 +18,8 @@ from kjobs.clock import FakeClock
 from kjobs.node.agent import NodeAgent, NodeAgentSettings
 from kjobs.node.eviction import FakeMemoryMonitor
 from kjobs.node.nodestatus import MachineInfo
+from kjobs.node.observations import Attempt
+from kjobs.node.runtime import PodHandle
 from kjobs.node.sim_runtime import Outcome, SimulatedRuntime
 from tests.support import local_api, settle
 
@@ -384,6 +386,51 @@ async def test_shutdown_requested_through_the_node_annotation(node: Node) -> Non
 
 
 # ------------------------------------------------------------------------------------------ restart safety
+
+
+class AdoptingRuntime(SimulatedRuntime):
+    """A simulated runtime that, like `ProcessRuntime` after an agent crash, knows how a pod's container ended."""
+
+    def __init__(self, *, clock: FakeClock, ended: dict[str, Attempt]) -> None:
+        super().__init__(clock=clock, outcome=by_name({}))
+        self.ended = ended
+        self.claimed: set[str] | None = None
+
+    def adopt(self, pod: Obj) -> PodHandle | None:
+        attempt = self.ended.pop(pod["metadata"]["name"], None)
+        return None if attempt is None else self.admit(pod, attempts={attempt.container: [attempt]})
+
+    def release_unclaimed(self, uids: set[str]) -> None:
+        self.claimed = set(uids)
+
+
+@run_async
+async def test_a_restarted_agent_reports_an_adopted_container_as_it_ended() -> None:
+    first = await start_node({"running": Outcome(duration=3600)})
+    running = await first.create_pod("running")
+    await settle(first.clock, lambda: first.phase("running") == "Running")
+    await first.agent.stop()
+    started = first.clock.now() - 5
+    ended = Attempt("main", 0, "kjobs://adopted", started_at=started, finished_at=started + 2, exit_code=3)
+    runtime = AdoptingRuntime(clock=first.clock, ended={"running": ended})
+    agent = NodeAgent(
+        first.client, name=NODE, clock=first.clock, runtime=runtime, settings=NodeAgentSettings(machine=MACHINE)
+    )
+    await agent.start()
+    second = Node(first.clock, first.client, agent, runtime, first.monitor)
+    try:
+        assert runtime.claimed == {running["metadata"]["uid"]}
+        await settle(second.clock, lambda: second.phase("running") == "Failed")
+        pod = second.pod("running")
+        assert pod is not None
+        terminated = pod["status"]["containerStatuses"][0]["state"]["terminated"]
+        assert (terminated["exitCode"], terminated["reason"], terminated["containerID"]) == (
+            3,
+            "Error",
+            "kjobs://adopted",
+        )
+    finally:
+        await agent.stop()
 
 
 @run_async

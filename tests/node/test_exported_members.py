@@ -19,7 +19,18 @@ def test_both_runtimes_implement_the_protocol(tmp_path: object) -> None:
         ProcessRuntime(root_dir=tmp_path, memory_guard=RssWatchdog()),  # type: ignore[arg-type]
     ]
     protocol = {name for name in vars(ContainerRuntime) if not name.startswith("_")}
-    assert protocol == {"run_pod", "get", "update_pod", "starting", "kill_pod", "logs", "forget", "shutdown"}
+    assert protocol == {
+        "run_pod",
+        "get",
+        "adopt",
+        "release_unclaimed",
+        "update_pod",
+        "starting",
+        "kill_pod",
+        "logs",
+        "forget",
+        "shutdown",
+    }
     for runtime in runtimes:
         for name in protocol:
             assert callable(getattr(runtime, name)), name

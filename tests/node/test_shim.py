@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from kjobs.node import leftovers
+from kjobs.node import adoption, leftovers
 from kjobs.node.process_runtime import ProcessRuntime
 from tests.node.helpers import make_pod
 from tests.node.test_process_runtime import eventually, finish, sh, state, with_runtime
@@ -160,7 +160,7 @@ def _shim_with_records(tmp_path: Path) -> tuple[Any, Path]:
 
     from kjobs.node import spawner
 
-    procs = tmp_path / "procs" / "owner"
+    procs = tmp_path / "procs"
     procs.mkdir(parents=True)
     shim = subprocess.Popen(
         [sys.executable, "-E", "-s", "-S", spawner._SHIM], stdin=subprocess.PIPE, stdout=subprocess.PIPE
@@ -168,7 +168,7 @@ def _shim_with_records(tmp_path: Path) -> tuple[Any, Path]:
     assert shim.stdin is not None
     shim.stdin.write(json.dumps(["b", {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, str(procs)]).encode() + b"\n")
     shim.stdin.flush()
-    return shim, procs
+    return shim, procs / adoption.identity(shim.pid)  # the shim records in a directory of its own
 
 
 def _start(shim: Any, cid: str, argv: list[str], tmp_path: Path) -> int:
@@ -202,20 +202,35 @@ def test_a_container_is_recorded_for_leftovers_once_it_has_run_a_while(tmp_path:
             os.killpg(sleeper, signal.SIGKILL)
 
 
-@pytest.mark.parametrize("ending", ["stdin closed", "SIGTERM"])
-def test_a_shim_that_ends_records_what_it_leaves_running(tmp_path: Path, ending: str) -> None:
-    """Its agent is gone (stdin closes) or it is terminated: containers not yet recorded are, before it exits."""
+def test_a_terminated_shim_records_what_it_leaves_running(tmp_path: Path) -> None:
+    """It is terminated: containers not yet recorded are, before it exits (left to `leftovers`)."""
     shim, procs = _shim_with_records(tmp_path)
     sleeper = _start(shim, "sleeper", ["sleep", "30"], tmp_path)
     try:
-        # At once: well before the container's record time.
-        if ending == "SIGTERM":
-            shim.terminate()
-            assert shim.wait(timeout=10) == 128 + signal.SIGTERM
-        else:
-            shim.stdin.close()
-            shim.wait(timeout=10)
+        shim.terminate()  # at once: well before the container's record time
+        assert shim.wait(timeout=10) == 128 + signal.SIGTERM
         assert (procs / str(sleeper)).read_text() == leftovers.start_time(sleeper)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(sleeper, signal.SIGKILL)
+
+
+def test_a_shim_whose_agent_is_gone_records_and_reaps_what_runs_then_exits(tmp_path: Path) -> None:
+    """Its stdin closes (the agent was killed): it records what runs at once, keeps it running, reaps it when
+    it ends, and exits only then, leaving no record behind."""
+    shim, procs = _shim_with_records(tmp_path)
+    sleeper = _start(shim, "sleeper", ["sleep", "30"], tmp_path)
+    try:
+        shim.stdin.close()
+        deadline = time.monotonic() + 5
+        while not (procs / str(sleeper)).exists():
+            assert time.monotonic() < deadline, "the running container was never recorded"
+            time.sleep(0.01)
+        assert (procs / str(sleeper)).read_text() == leftovers.start_time(sleeper)
+        assert shim.poll() is None, "the shim outlives its agent while a container runs"
+        os.killpg(sleeper, signal.SIGTERM)
+        assert shim.wait(timeout=10) == 0
+        assert not procs.exists()
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(sleeper, signal.SIGKILL)
@@ -253,10 +268,11 @@ def test_relative_paths_are_read_from_the_directory_the_shim_started_in(tmp_path
     shim.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in lines))
     shim.stdin.flush()
     pid = int(json.loads(shim.stdout.readline())[2])
+    records = tmp_path / "procs" / adoption.identity(shim.pid)
     try:
-        shim.stdin.close()  # the shim records what it leaves running, then exits
+        shim.terminate()  # the shim records what it leaves running, then exits
         shim.wait(timeout=10)
-        assert (tmp_path / "procs" / str(pid)).exists()
+        assert (records / str(pid)).exists()
         assert (tmp_path / "c.log").exists() and (tmp_path / "work").is_dir()
     finally:
         with contextlib.suppress(ProcessLookupError):

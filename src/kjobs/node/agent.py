@@ -10,7 +10,8 @@ computes every pod status (`supervisor`/`podstatus`). The agent
   deletionTimestamp, write the runtime's status when it changed (strategic merge on `status`), and once a
   deleted pod's processes are gone and its terminal status is written, finish the deletion with a DELETE
   (grace 0, precondition uid) as the kubelet's status manager does;
-- reports pods it does not run but that ran before (after an agent crash) as lost (`recovery`), never reruns;
+- adopts the containers a killed predecessor left, running or ended, as its runtime found them (`adoption`);
+  reports pods it knows nothing of but that ran before as lost (`recovery`), never reruns them;
 - evicts under memory pressure (`eviction`, one pod per monitoring interval) and shuts the node down
   gracefully on request (`shutdown`).
 Time comes from the injected clock, so heartbeats, eviction and grace periods all run in virtual time in tests.
@@ -240,6 +241,9 @@ class NodeAgent:
         self.pods.start()
         self.node_informer.start()
         await asyncio.gather(self.pods.synced.wait(), self.node_informer.synced.wait())
+        # What a previous agent started for pods deleted while no agent ran is stopped, as the kubelet's
+        # housekeeping stops containers of pods it is no longer bound to.
+        self.runtime.release_unclaimed({_uid(pod) for pod in self.pods.list()})
         loop = asyncio.get_running_loop()
         self._running = True
         self._tasks = [
@@ -447,6 +451,10 @@ class NodeAgent:
             if _deleting(pod):
                 await self._finish_deletion(pod)
             return None
+        adopted = self.runtime.adopt(pod)
+        if adopted is not None:
+            self._track(pod)
+            return adopted
         if ran_before(pod) or _deleting(pod):
             await self._publish(pod, lost_pod_status(pod, self.clock.now()), terminal=True, announce=False)
             if _deleting(pod):
@@ -465,14 +473,18 @@ class NodeAgent:
             status = rejected_status(pod, rejection.reason, rejection.message)
             await self._publish(pod, status, terminal=True, announce=False)
             return None
-        key = _key(pod)
-        self._uid_of[key] = uid
-        self._key_of[uid] = key
-        self._live[uid] = key
+        self._track(pod)
         not_enforced = unenforced(pod)
         if not_enforced:  # what kjobs cannot honour is said on the pod, not ignored in silence
             self.events.event(pod, "Warning", NOT_ENFORCED, unenforced_message(not_enforced))
         return await self.runtime.run_pod(pod)
+
+    def _track(self, pod: Obj) -> None:
+        """Remember a pod this agent runs, by key and uid."""
+        key, uid = _key(pod), _uid(pod)
+        self._uid_of[key] = uid
+        self._key_of[uid] = key
+        self._live[uid] = key
 
     def _release(self, uid: str) -> None:
         """The pod object is gone (or replaced): stop what is left of it and forget it."""

@@ -1,17 +1,18 @@
-"""Container processes left behind by a node agent that died without stopping them.
+"""Container processes left behind by a process shim that died without reaping them.
 
-Design note: `ProcessRuntime` starts every container as its own session (`start_new_session=True`), so when
-the agent process is killed (SIGKILL, a crash) its containers keep running, re-parented to init. A restarted
-agent cannot re-attach to them: it reports such pods lost (`recovery`), and the Job controller replaces
-them — while the old processes would still run, doing the same work twice and holding their resources. A
-kubelet never leaves containers it has declared lost behind, so neither does kjobs.
+Design note: the shim (`kjobs.node.shim`) starts every container as its own session and outlives its agent, so
+a restarted agent adopts what a killed agent left running (`adoption`). When the shim itself dies (SIGKILL, a
+crash) its containers keep running, re-parented to init, and their exits are known to no one: a restarted
+agent reports such pods lost (`recovery`), and the Job controller replaces them — while the old processes
+would still run, doing the same work twice and holding their resources. A kubelet never leaves containers it
+has declared lost behind, so neither does kjobs.
 
-Records: under `<root>/procs`, each agent process has a directory named `<pid>-<start time>` (itself), and in
+Records: under `<root>/procs`, each shim process has a directory named `<pid>-<start time>` (itself), and in
 it one file per running container process group, named by the leader's pid and holding its start time (field
 22 of `/proc/<pid>/stat`), removed when the process is reaped. The shim writes a record once a container has
 run for a moment (`shim.RECORD_AFTER`), and for every container it leaves running when it exits: a container
 that ends sooner, as most of a Job of short tasks do, costs no record at all. A runtime starting on the same
-root kills the recorded groups of every owner that is no longer alive — never those of a live owner (two
+root kills the recorded groups of every owner (shim) that is no longer alive — never those of a live owner (two
 `kjobs run` sessions share a root), and never a reused pid (the start time must match).
 """
 
@@ -54,6 +55,20 @@ def owner_dir(procs: Path) -> Path:
     return directory
 
 
+def owner_path(procs: str, pid: int) -> str:
+    """The record directory of process `pid` under `procs` (created), as text: a shim names its own."""
+    directory = f"{procs}/{pid}-{start_time(pid) or 0}"
+    with contextlib.suppress(OSError):
+        os.makedirs(directory, exist_ok=True)
+    return directory
+
+
+def alive(identity: str) -> bool:
+    """Whether the process named `<pid>-<start time>` (an owner directory's name) still runs."""
+    pid, _, started = identity.partition("-")
+    return pid.isdigit() and _alive(int(pid), started)
+
+
 def record(directory: Path | str, pid: int) -> None:
     """Remember the process group led by `pid` (a container's main process); with `forget`, ~26 µs on tmpfs."""
     started = start_time(pid)
@@ -76,10 +91,10 @@ def record(directory: Path | str, pid: int) -> None:
         return
 
 
-def release(directory: Path) -> None:
+def release(directory: Path | str) -> None:
     """Remove this owner's directory once nothing it recorded runs (a clean shutdown)."""
     with contextlib.suppress(OSError):
-        directory.rmdir()
+        os.rmdir(directory)
 
 
 def forget(directory: Path | str, pid: int) -> None:

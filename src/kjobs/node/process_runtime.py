@@ -16,7 +16,10 @@ Memory limits go through the `MemoryGuard` probed at start (`cgroups.probe_memor
 securityContext starts through a `setpriv` prefix that gives it its user, groups and capabilities, and its pod's
 directory is given to that user (`kjobs.node.security`); a node's root is private (0700, `kjobs.files`).
 Each running container's process group is recorded under `<root>/procs`, and a runtime starting on a root
-kills the groups that an agent process which died (SIGKILL, crash) left running (`leftovers`).
+kills the groups that a shim which died (SIGKILL, crash) left running (`leftovers`). The shim outlives an agent
+that is killed and journals every start and exit under `<root>/journal`: a runtime starting on the root adopts
+what still runs and reports what ended as it ended (`adopt`, `kjobs.node.adoption`); a clean `shutdown` kills
+everything and leaves no journal.
 
 The injected clock stamps times; timers (back-off, grace periods) run on the asyncio loop in real time.
 """
@@ -37,11 +40,13 @@ from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
 from kjobs.clock import Clock, RealClock
 from kjobs.files import private_dir
-from kjobs.node import leftovers, security
+from kjobs.node import adoption, leftovers, security
 from kjobs.node.cgroups import MemoryGuard, Placement, probe_memory_guard, read_group_rss
 from kjobs.node.envvars import ConfigError
 from kjobs.node.logs import attempt_log_name, attempt_log_path, pod_log_paths, prune_old_logs, read_log
 from kjobs.node.observations import Attempt, KillReason, PodRecord
+from kjobs.node.podstatus import CONTAINER_STATUS_UNKNOWN
+from kjobs.node.recovery import UNKNOWN_EXIT_CODE, UNKNOWN_MESSAGE
 from kjobs.node.resources import memory_limit_bytes
 from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP
 from kjobs.node.runtime import PodHandle, StatusCallback
@@ -52,6 +57,8 @@ _HAVE_PIDFD = hasattr(os, "pidfd_open")
 START_ERROR = "StartError"
 START_ERROR_EXIT_CODE = 128
 _SHUTDOWN_WAIT_SECONDS = 5.0
+ADOPTED_POLL_SECONDS = 0.05
+"""How often the journals of a previous agent's shims are read while containers adopted from them run."""
 
 
 @dataclass(slots=True)
@@ -126,8 +133,18 @@ class ProcessRuntime(Supervisor):
         (self.root_dir / "pods").mkdir(parents=True, exist_ok=True)
         self.log_dir.mkdir(exist_ok=True)
         self._log_dir_text, self._pods_dir_text = str(self.log_dir), str(self.root_dir / "pods")
-        leftovers.kill_leftovers(self.root_dir / "procs")
-        self.procs_dir = leftovers.owner_dir(self.root_dir / "procs")
+        self.procs_root = self.root_dir / "procs"
+        self.journal_dir = self.root_dir / "journal"
+        self._me = adoption.identity(os.getpid())
+        self._journals = adoption.scan(self.journal_dir, me=self._me)
+        leftovers.kill_leftovers(self.procs_root)  # after the scan: what it found lost no longer runs
+        self._recovered: dict[str, list[tuple[adoption.Journal, adoption.Recorded]]] = {}
+        for journal in self._journals:
+            for recorded in journal.containers.values():
+                if recorded.uid:
+                    self._recovered.setdefault(recorded.uid, []).append((journal, recorded))
+        self._adopted: dict[str, tuple[adoption.Journal, adoption.Recorded]] = {}
+        self._polling = False
         self.memory_guard = memory_guard if memory_guard is not None else probe_memory_guard()
         self.base_env = dict(base_env) if base_env is not None else default_base_env()
         self._running: dict[str, _Running] = {}
@@ -136,7 +153,9 @@ class ProcessRuntime(Supervisor):
         self._loop: asyncio.AbstractEventLoop | None = None
         self._spawner = Spawner(
             base_env=self.base_env,
-            procs_dir=self.procs_dir,
+            procs_dir=self.procs_root,
+            journal_dir=self.journal_dir,
+            agent_id=self._me,
             on_started=self._started,
             on_failed=self._failed_to_start,
             on_exited=self._exited,
@@ -231,7 +250,97 @@ class ProcessRuntime(Supervisor):
                 self.forget(uid)
         self._spawner.wait_closed()
         self.memory_guard.close()
-        leftovers.release(self.procs_dir)
+        for journal in self._journals:  # all it started was stopped: nothing is left to adopt
+            adoption.remove(journal)
+        self._journals, self._recovered = [], {}
+
+    # -- adoption (see `kjobs.node.adoption`) ----------------------------------------------------------------
+    def adopt(self, pod: Obj) -> PodHandle | None:
+        """Admit a pod a previous agent ran here, with its containers as the journals say: running ones adopted
+        (their end is read from the journal), ended ones as they ended, lost ones `ContainerStatusUnknown`."""
+        uid = str(pod.get("metadata", {}).get("uid", ""))
+        found = self._recovered.pop(uid, None)
+        if not found or uid in self.records:
+            return None
+        self._loop = asyncio.get_running_loop()
+        attempts: dict[str, list[Attempt]] = {}
+        for journal, recorded in sorted(found, key=lambda item: item[1].number):
+            attempt = Attempt(
+                container=recorded.container,
+                number=recorded.number,
+                container_id=recorded.container_id,
+                started_at=recorded.started_at,
+            )
+            attempts.setdefault(recorded.container, []).append(attempt)
+            if recorded.running:  # its shim lives (else `scan` found it lost): its end will be journaled
+                self._running[recorded.container_id] = _Running(
+                    uid=uid, attempt=attempt, pid=recorded.pid, placement=None
+                )
+                self._adopted[recorded.container_id] = (journal, recorded)
+            else:
+                self._settle(attempt, recorded)
+        handle = self.admit(pod, attempts=attempts)
+        self._poll_adopted()
+        return handle
+
+    def release_unclaimed(self, uids: set[str]) -> None:
+        """Kill what previous agents started for pods that are not bound here any more (deleted meanwhile), and
+        remove the journals of gone shims that name none of the pods that are (nothing in them is needed)."""
+        for uid in [u for u in self._recovered if u not in uids]:
+            for journal, recorded in self._recovered.pop(uid):
+                if adoption.still_ours(journal, recorded, self.procs_root):
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(recorded.pid, signals.SIGKILL)
+        for journal in list(self._journals):
+            needed = any(r.uid in uids for r in journal.containers.values())
+            if not needed and not adoption.shim_alive(journal):
+                adoption.remove(journal)
+                self._journals.remove(journal)
+
+    def _settle(self, attempt: Attempt, recorded: adoption.Recorded) -> None:
+        """Fill in how a journaled attempt ended: as it did, or lost."""
+        if recorded.start_error:
+            self._start_error(attempt, recorded.start_error)
+            return
+        if recorded.returncode is not None and recorded.finished_at is not None:
+            exit_code, signum = _exit_status(recorded.returncode)
+            attempt.finished_at, attempt.exit_code, attempt.signal = recorded.finished_at, exit_code, signum
+            return
+        attempt.finished_at = self.clock.now()
+        attempt.exit_code = UNKNOWN_EXIT_CODE
+        attempt.reason = CONTAINER_STATUS_UNKNOWN
+        attempt.message = UNKNOWN_MESSAGE
+
+    def _poll_adopted(self) -> None:
+        """Read the journals of adopted containers' shims: report the ends they journaled; containers of a shim
+        that died without journaling their end are lost (and their processes killed, as `leftovers` does)."""
+        if self._polling:
+            return
+        for journal in {id(j): j for j, _ in self._adopted.values()}.values():
+            alive = adoption.shim_alive(journal)
+            for recorded in adoption.read_new(journal):
+                if recorded.container_id in self._adopted:
+                    self._adopted_ended(recorded)
+            if not alive:
+                leftovers.kill_leftovers(self.procs_root)
+                for recorded in adoption.mark_lost(journal):
+                    if recorded.container_id in self._adopted:
+                        self._adopted_ended(recorded)
+        if self._adopted:
+            self._polling = True
+            self._call_later(ADOPTED_POLL_SECONDS, self._poll_again)
+
+    def _poll_again(self) -> None:
+        self._polling = False
+        self._poll_adopted()
+
+    def _adopted_ended(self, recorded: adoption.Recorded) -> None:
+        self._adopted.pop(recorded.container_id, None)
+        running = self._running.pop(recorded.container_id, None)
+        if running is None:
+            return
+        self._settle(running.attempt, recorded)
+        self.sync(running.uid)
 
     # -- Supervisor hooks ----------------------------------------------------------------------------------
     def pod_dir(self, uid: str) -> Path:
@@ -243,7 +352,12 @@ class ProcessRuntime(Supervisor):
         return loop.call_later(delay, callback).cancel
 
     def _signal(self, record: PodRecord, attempt: Attempt, signum: int) -> None:
-        if attempt.container_id in self._running:
+        adopted = self._adopted.get(attempt.container_id)
+        if adopted is not None:
+            if adoption.still_ours(*adopted, self.procs_root):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(adopted[1].pid, signum)
+        elif attempt.container_id in self._running:
             self._spawner.signal(attempt.container_id, signum)
 
     def _spawn(self, record: PodRecord, container: Obj, number: int, env: dict[str, str], argv: list[str]) -> Attempt:
@@ -288,6 +402,7 @@ class ProcessRuntime(Supervisor):
             own_env,
             workdir,
             log_path,
+            (record.uid, name, number),
             owner=owner,
         )
         return attempt
@@ -338,10 +453,7 @@ class ProcessRuntime(Supervisor):
         if running.placement is not None:
             oom = self.memory_guard.oom_killed(running.placement)
             self.memory_guard.release(running.placement)
-        if returncode < 0:
-            exit_code, signum = 128 - returncode, -returncode
-        else:
-            exit_code, signum = returncode, None
+        exit_code, signum = _exit_status(returncode)
         running.attempt.started = True  # it ran (a start and an exit may arrive together)
         self.exited(running.uid, running.attempt, exit_code=exit_code, signal=signum, oom=oom)
 
@@ -373,3 +485,8 @@ class ProcessRuntime(Supervisor):
         attempt.reason = START_ERROR
         attempt.message = message
         return attempt
+
+
+def _exit_status(returncode: int) -> tuple[int, int | None]:
+    """(exit code, signal) from a return code in Python's form (negative: killed by that signal)."""
+    return (128 - returncode, -returncode) if returncode < 0 else (returncode, None)

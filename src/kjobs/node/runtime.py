@@ -67,6 +67,15 @@ class ContainerRuntime(Protocol):
         """The handle of an admitted pod."""
         ...
 
+    def adopt(self, pod: Obj) -> PodHandle | None:
+        """Admit a pod whose containers ran on this node before the agent restarted, as they are or ended
+        (`kjobs.node.adoption`); None when the runtime knows nothing of it."""
+        ...
+
+    def release_unclaimed(self, uids: set[str]) -> None:
+        """Stop the containers a previous agent left for pods not among `uids` (no longer bound here)."""
+        ...
+
     def update_pod(self, pod: Obj) -> None:
         """Take a newer version of an admitted pod (its metadata and others' conditions) and re-publish."""
         ...

@@ -6,11 +6,16 @@ kjobs does the same for the same reason: starting a process costs its parent CPU
 runs on another core. It is started by `kjobs.node.spawner.Spawner` as `python -E -s -S shim.py` (standard
 library only, so it is up in milliseconds) and speaks JSON lines over its stdin/stdout:
 
-    → ["b", base_env, procs_dir]                    once, first: every container's base environment
-    → ["s", id, argv, env, cwd, log_path(, owner)]  start a container process (env on top of base_env) in cwd,
+    → ["b", base_env, procs_root, journal_dir, agent_id]
+                                                    once, first: every container's base environment, where to
+                                                    record running groups and where to keep the journal
+    → ["s", id, argv, env, cwd, log_path, uid, name, number(, owner)]
+                                                    start a container process (env on top of base_env) in cwd,
                                                     created if missing (and given to owner, [uid, gid], if
-                                                    sent), output appended to log_path
+                                                    sent), output appended to log_path; uid, name and number
+                                                    (restart count) say which container it is
     → ["k", id, signum]                             signal its process group (ignored once reaped)
+    → ["q"]                                         the agent stops cleanly: remove the journal at exit
     ← ["p", id, pid]                                started
     ← ["e", id, message]                            could not start (message as containerd words it)
     ← ["x", id, returncode]                         exited and reaped (negative: killed by that signal)
@@ -22,9 +27,19 @@ exits, the rest of its group is SIGKILLed while the leader is still an unreaped 
 cannot have been reused), then it is reaped. Requests are taken one at a time, with a look for exits in
 between, so that in a burst of starts an exit is reported at once; starts are reported with the next exit
 or once no request waits. A container still running `RECORD_AFTER` seconds after its start is recorded for
-`leftovers` in the agent's directory. When its stdin closes (the agent exited or was killed) or it gets
-SIGTERM, the shim records every container still running and exits, leaving them to `leftovers`, exactly as
-an agent killed without a shim would.
+`leftovers` in the shim's own directory under procs_root (pid and start time).
+
+The shim outlives its agent, as containerd's shims outlive a kubelet: it is its own session (a terminal's
+signals and the agent's death do not reach it), and when its stdin closes (after a "q" nothing runs any more)
+it records every container still running, keeps reaping them until none is left, then exits. What a restarted
+agent needs to report them exactly is in the journal, `<journal_dir>/<agent_id>.<shim pid>-<start time>.jsonl`:
+one JSON line per start (`["p", id, pid, uid, name, number, time]`), exit (`["x", id, returncode, time]`) and
+failed start (`["e", id, message, time, uid, name, number]`), appended (one write per batch) before the agent
+is told, so that the journal always knows at least what the agent knew; `kjobs.node.adoption` reads it. Every
+`ROTATE_AFTER` starts the journal is renamed to `<name>.1` (replacing the one before) and a new one begins with
+the start entries of the containers still running, so its size stays bounded while an exit stays readable long
+after its agent has reported it. On SIGTERM the shim records what still runs and exits, leaving those containers
+to `leftovers` (lost, as a killed shim's are).
 """
 
 from __future__ import annotations
@@ -51,6 +66,9 @@ else:  # run by path, light: this directory is sys.path[0]
 _DEFAULT_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT)
 """Reset for a container: what Python and this shim ignore (Popen's `restore_signals` resets the first two)."""
 
+ROTATE_AFTER = 100_000
+"""Starts journaled before the journal is rotated (a start and an exit take about 150 bytes: some 15 MB)."""
+
 RECORD_AFTER = 0.05
 """Seconds a container runs before it is recorded for `leftovers`: most short ones (a Job of `true`s) end first,
 and reading their start time and writing and removing their record was a third of the shim's time per start."""
@@ -63,6 +81,13 @@ class Shim:
         self.out_fd = out_fd
         self.base_env: dict[str, str] = {}
         self.procs_dir = ""
+        self.journal_path = ""
+        self.journal_fd = -1
+        self.journal: list[Any] = []  # entries not yet appended to the journal
+        self.start_entries: dict[str, list[Any]] = {}  # id -> its journal start entry, while it runs
+        self.journaled_starts = 0
+        self.agent_gone = False  # stdin closed: no more requests, no one to reply to
+        self.clean_quit = False
         self.running: dict[str, tuple[int, int]] = {}  # id -> (pid, pidfd)
         self.executables: dict[tuple[str, str], str] = {}
         self.home = os.getcwd()
@@ -77,13 +102,74 @@ class Shim:
         """Act on one request."""
         kind = message[0]
         if kind == "s":
-            self.spawn(*message[1:7])
+            cid, argv, env, cwd, log_path = message[1:6]
+            self.spawn(cid, argv, env, cwd, log_path, message[9] if len(message) > 9 else None)
+            if message[1] in self.running:
+                if self.journaled_starts >= ROTATE_AFTER:
+                    self.rotate_journal()
+                self.journaled_starts += 1
+                entry = ["p", message[1], self.running[message[1]][0], *message[6:9], time.time()]
+                self.start_entries[message[1]] = entry
+                self.journal.append(entry)
+            elif self.journal and self.journal[-1][:2] == ["e", message[1]]:
+                self.journal[-1].extend(message[6:9])  # which container could not start
         elif kind == "k":
             self.kill(message[1], message[2])
         elif kind == "b":
             # Paths are taken from the directory the shim started in: it changes directory for every start.
             self.base_env = dict(message[1])
-            self.procs_dir = os.path.join(self.home, str(message[2])) if message[2] else ""
+            if message[2]:
+                self.procs_dir = leftovers.owner_path(os.path.join(self.home, str(message[2])), os.getpid())
+            if len(message) > 4 and message[3]:
+                self.open_journal(os.path.join(self.home, str(message[3])), str(message[4]))
+        elif kind == "q":
+            self.clean_quit = True
+
+    def open_journal(self, directory: str, agent_id: str) -> None:
+        """Create this shim's journal (see the module note); without one, exits are known to the agent only."""
+        me = os.path.basename(self.procs_dir) if self.procs_dir else str(os.getpid())
+        self.journal_path = os.path.join(directory, f"{agent_id}.{me}.jsonl")
+        try:
+            os.makedirs(directory, mode=0o700, exist_ok=True)
+            flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
+            self.journal_fd = os.open(self.journal_path, flags, 0o600)
+        except OSError:
+            self.journal_path, self.journal_fd = "", -1
+
+    def rotate_journal(self) -> None:
+        """Keep the journal as `<name>.1` and begin a new one with the start entries of what runs."""
+        self.write_journal()
+        self.journaled_starts = 0
+        if self.journal_fd < 0:
+            return
+        os.close(self.journal_fd)
+        self.journal_fd = -1
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
+        with contextlib.suppress(OSError):
+            os.replace(self.journal_path, self.journal_path + ".1")
+            self.journal_fd = os.open(self.journal_path, flags, 0o600)
+        self.journal.extend(self.start_entries.values())
+
+    def write_journal(self) -> None:
+        """Append the pending entries in one write (an append of a few hundred bytes is not split)."""
+        if not self.journal:
+            return
+        if self.journal_fd >= 0:
+            data = "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in self.journal).encode()
+            with contextlib.suppress(OSError):
+                os.write(self.journal_fd, data)
+        self.journal.clear()
+
+    def close(self) -> None:
+        """Leave nothing behind once no container runs: the record directory, and the journal after a clean
+        stop (after a crash of the agent the journal is what the next agent reads)."""
+        self.write_journal()
+        if self.procs_dir:
+            leftovers.release(self.procs_dir)
+        if self.clean_quit and self.journal_path:
+            for path in (self.journal_path, self.journal_path + ".1"):
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
 
     def spawn(
         self, cid: str, argv: list[str], env: dict[str, str], cwd: str, log_path: str, owner: list[int] | None = None
@@ -96,13 +182,12 @@ class Shim:
             if owner is not None:
                 os.chown(cwd, owner[0], owner[1])
         except OSError as exc:
-            self.replies.append(["e", cid, f"failed to start container process: {exc.strerror or exc}"])
-            self.urgent = True
+            self.failed(cid, f"failed to start container process: {exc.strerror or exc}")
             return
         try:
             fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
         except OSError as exc:
-            self.replies.append(["e", cid, f"failed to create container log {log_path}: {exc.strerror or exc}"])
+            self.failed(cid, f"failed to create container log {log_path}: {exc.strerror or exc}")
             return
         full_env = {**self.base_env, **env}
         search = full_env.get("PATH", os.defpath)
@@ -114,8 +199,7 @@ class Shim:
             if program is None:
                 name = argv[0] if argv else ""
                 message = f'exec: "{name}": executable file not found in $PATH'
-                self.replies.append(["e", cid, f"failed to start container process: {message}"])
-                self.urgent = True
+                self.failed(cid, f"failed to start container process: {message}")
                 return
             pid = os.posix_spawn(
                 program,
@@ -131,8 +215,7 @@ class Shim:
             )
         except OSError as exc:
             self.executables.pop((argv[0], search), None)
-            self.replies.append(["e", cid, f"failed to start container process: {exc.strerror or exc}"])
-            self.urgent = True
+            self.failed(cid, f"failed to start container process: {exc.strerror or exc}")
             return
         finally:
             os.close(fd)
@@ -143,6 +226,12 @@ class Shim:
         self.by_pidfd[pidfd] = cid
         self.selector.register(pidfd, selectors.EVENT_READ, "child")
         self.replies.append(["p", cid, pid])
+
+    def failed(self, cid: str, message: str) -> None:
+        """A container could not start: journal it and tell the agent."""
+        self.journal.append(["e", cid, message, time.time()])
+        self.replies.append(["e", cid, message])
+        self.urgent = True
 
     def executable(self, name: str, path: str) -> str | None:
         """`name` looked up in `path` as execvp would (a name with a slash is a path, from the working directory);
@@ -189,19 +278,27 @@ class Shim:
         returncode = os.waitstatus_to_exitcode(status)
         if self.procs_dir and self.unrecorded.pop(pid, None) is None:
             leftovers.forget(self.procs_dir, pid)
+        self.start_entries.pop(cid, None)
+        self.journal.append(["x", cid, returncode, time.time()])
         self.replies.append(["x", cid, returncode])
         self.urgent = True
 
     def flush(self) -> None:
-        """Write the pending replies (blocking: the agent reads them promptly)."""
+        """Journal what happened, then write the pending replies (blocking: the agent reads them promptly)."""
+        self.write_journal()
         if not self.replies:
             return
         data = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in self.replies).encode()
         self.replies.clear()
         self.urgent = False
+        if self.agent_gone:
+            return
         view = memoryview(data)
-        while view:
-            view = view[os.write(self.out_fd, view) :]
+        try:
+            while view:
+                view = view[os.write(self.out_fd, view) :]
+        except OSError:  # the agent died: what it did not read is in the journal
+            self.agent_gone = True
 
 
 def _which(name: str, path: str) -> str | None:
@@ -216,10 +313,12 @@ def _which(name: str, path: str) -> str | None:
 def main() -> None:
     """Serve requests from stdin until it closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # a terminal's Ctrl-C is for the agent, which stops us
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)  # a dead agent's pipe: EPIPE, handled in `flush`
     shim = Shim(sys.stdout.fileno())
 
     def terminated(signum: int, frame: object) -> None:
-        shim.record_due(None)  # what runs on is left to `leftovers`, as when stdin closes
+        shim.record_due(None)  # what runs on is left to `leftovers`: containers of a killed shim are lost
+        shim.write_journal()
         sys.exit(128 + signum)
 
     signal.signal(signal.SIGTERM, terminated)
@@ -228,7 +327,7 @@ def main() -> None:
     shim.selector.register(in_fd, selectors.EVENT_READ, "requests")
     pending = b""
     requests: deque[bytes] = deque()
-    while True:
+    while not (shim.agent_gone and not shim.running and not requests):
         # One request at a time, looking for exits in between (select with no wait): in a burst of starts, a
         # container that ended is reaped and reported at once, not after the whole burst.
         due = shim.next_record()
@@ -242,9 +341,14 @@ def main() -> None:
             except BlockingIOError:
                 continue
             if not chunk:
+                # The agent is gone (stopped, or killed): keep and reap what runs, for the next agent.
+                shim.agent_gone = True
+                shim.selector.unregister(in_fd)
                 shim.record_due(None)
-                shim.flush()
-                return
+                # Starts not yet made are dropped: the next agent, finding no journal entry, makes them (made
+                # now, they could be journaled after it looked, and run twice).
+                requests = deque(r for r in requests if not r.startswith(b'["s"'))
+                continue
             pending += chunk
             *lines, pending = pending.split(b"\n")
             requests.extend(line for line in lines if line)
@@ -255,6 +359,7 @@ def main() -> None:
         # Starts are reported with the next exit or once no request waits: fewer writes, each waking the agent.
         if shim.urgent or not requests:
             shim.flush()
+    shim.close()
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@ the pipe is full); replies are read by a reader callback and dispatched to the t
 gives: started (pid), failed to start (message), exited (returncode). Everything is synchronous from the
 caller's side, so the runtime's `Supervisor` hooks stay synchronous. If the shim dies while containers
 run, their groups are SIGKILLed (pids are known) and each is reported exited by SIGKILL; the next start
-launches a new shim.
+launches a new shim. The shim is its own session and outlives this process when it is killed (see
+`kjobs.node.shim`); `close` tells it the stop is clean, so that it leaves no journal behind.
 """
 
 from __future__ import annotations
@@ -37,12 +38,16 @@ class Spawner:
         *,
         base_env: Mapping[str, str],
         procs_dir: Path | None,
+        journal_dir: Path | None = None,
+        agent_id: str = "",
         on_started: Callable[[str, int], None],
         on_failed: Callable[[str, str], None],
         on_exited: Callable[[str, int], None],
     ) -> None:
         self._base_env = dict(base_env)
         self._procs_dir = procs_dir
+        self._journal_dir = journal_dir
+        self._agent_id = agent_id
         self._on_started = on_started
         self._on_failed = on_failed
         self._on_exited = on_exited
@@ -66,14 +71,16 @@ class Spawner:
         env: Mapping[str, str],
         cwd: str,
         log_path: str,
+        which: tuple[str, str, int] = ("", "", 0),
         *,
         owner: tuple[int, int] | None = None,
     ) -> None:
-        """Ask for a container process; `on_started`/`on_failed`, then `on_exited`, follow. With `owner`
+        """Ask for a container process; `on_started`/`on_failed`, then `on_exited`, follow. `which` (pod uid,
+        container name, restart count) is journaled with its start, for an agent that adopts it. With `owner`
         (uid, gid), `cwd` is given to that user (the container runs as it: `kjobs.node.security`)."""
         self._ensure_shim()
         self._pids[cid] = None
-        message: list[Any] = ["s", cid, argv, dict(env), cwd, log_path]
+        message: list[Any] = ["s", cid, argv, dict(env), cwd, log_path, *which]
         if owner is not None:
             message.append(list(owner))
         self._send(message)
@@ -93,6 +100,7 @@ class Spawner:
         With `wait=False` the shim is only told to go (its stdin closed); `wait_closed` then waits for it, so
         that its exit (a few milliseconds of interpreter teardown, on another core) overlaps the caller's work."""
         if self._proc is not None:
+            self._send(["q"])
             self._write()  # requests of this turn not yet sent
         proc, self._proc = self._proc, None
         if proc is None:
@@ -124,6 +132,7 @@ class Spawner:
             stdout=subprocess.PIPE,
             close_fds=True,
             env={},
+            start_new_session=True,  # outlives this process, and a terminal's signals are not for it
         )
         assert proc.stdin is not None and proc.stdout is not None
         os.set_blocking(proc.stdin.fileno(), False)
@@ -131,7 +140,15 @@ class Spawner:
         self._proc = proc
         self._out = b""
         self._loop.add_reader(proc.stdout.fileno(), self._readable)
-        self._send(["b", self._base_env, str(self._procs_dir) if self._procs_dir is not None else ""])
+        self._send(
+            [
+                "b",
+                self._base_env,
+                str(self._procs_dir) if self._procs_dir is not None else "",
+                str(self._journal_dir) if self._journal_dir is not None else "",
+                self._agent_id,
+            ]
+        )
 
     def _send(self, message: list[Any]) -> None:
         """Queue a request; the requests of one turn of the event loop go out in one write (the agent starts

@@ -102,8 +102,9 @@ class Supervisor(ABC):
         return None
 
     # -- the loop ------------------------------------------------------------------------------------------
-    def admit(self, pod: Obj) -> PodHandle:
-        """Admit a pod and start what its plan says; a pod already admitted keeps its handle."""
+    def admit(self, pod: Obj, *, attempts: dict[str, list[Attempt]] | None = None) -> PodHandle:
+        """Admit a pod and start what its plan says; a pod already admitted keeps its handle. `attempts` are
+        what ran of it before (adopted after an agent restart): the plan continues from them."""
         uid = str(pod.get("metadata", {}).get("uid", ""))
         if not uid:
             raise bad_request("pod has no metadata.uid")
@@ -111,7 +112,7 @@ class Supervisor(ABC):
         if existing is not None:
             return existing
         handle = PodHandle(pod)
-        record = PodRecord(pod=pod, admitted_at=self.clock.now())
+        record = PodRecord(pod=pod, admitted_at=self.clock.now(), attempts=dict(attempts or {}))
         self.records[uid] = record
         self.handles[uid] = handle
         self._prepare(record)
@@ -203,9 +204,18 @@ class Supervisor(ABC):
         except ConfigError as exc:
             record.config_errors[name] = ("CreateContainerConfigError", str(exc))
 
-    def exited(self, uid: str, attempt: Attempt, *, exit_code: int, signal: int | None, oom: bool) -> None:
-        """Record that an attempt ended, then re-plan the pod."""
-        attempt.finished_at = self.clock.now()
+    def exited(
+        self,
+        uid: str,
+        attempt: Attempt,
+        *,
+        exit_code: int,
+        signal: int | None,
+        oom: bool,
+        finished_at: float | None = None,
+    ) -> None:
+        """Record that an attempt ended (now, unless the runtime knows when), then re-plan the pod."""
+        attempt.finished_at = self.clock.now() if finished_at is None else finished_at
         attempt.exit_code = exit_code
         attempt.signal = signal
         attempt.oom = oom
@@ -298,6 +308,15 @@ class Supervisor(ABC):
         """See `ContainerRuntime.logs`."""
 
     # -- bookkeeping ---------------------------------------------------------------------------------------
+    def adopt(self, pod: Obj) -> PodHandle | None:
+        """Admit a pod whose containers a previous agent on this node started, if this runtime found any;
+        None when it knows nothing of it (a runtime that keeps nothing across restarts never does)."""
+        return None
+
+    def release_unclaimed(self, uids: set[str]) -> None:
+        """Stop what a previous agent started for pods other than `uids` (the pods bound to this node now)."""
+        return None
+
     def get(self, uid: str) -> PodHandle | None:
         """The handle of an admitted pod."""
         return self.handles.get(uid)

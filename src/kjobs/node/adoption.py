@@ -1,0 +1,187 @@
+"""What a restarted node agent learns from the shims its killed predecessor left: containers to adopt or report.
+
+Design note: the process shim outlives its agent (`kjobs.node.shim`) and journals every container's start and
+end to `<root>/journal/<agent>.<shim>.jsonl` before it tells the agent, where `<agent>` and `<shim>` are
+`<pid>-<start time>` (the process's start time in clock ticks, so that a reused pid is never taken for the
+old process). A runtime starting on the same root reads the journals of agents that are gone (never those of
+a live agent: two `kjobs run` sessions may share a root) and, per container, knows one of:
+- it ended: exit code or signal and times, as the shim saw them (or it could not start, with containerd's
+  message) — reported as it really ended;
+- it runs: its shim is alive and still its parent — adopted, signalled directly, its end read from the
+  journal as the old shim reaps it;
+- it is lost: its shim is gone without journaling its end (the shim was killed, the machine rebooted) —
+  reported as the kubelet reports a container it cannot find (`ContainerStatusUnknown`, 137).
+A container is identified by its container id, pod uid, container name and restart count (the journal's
+start entry), its process by pid, parent shim and start time (`leftovers` records). Parsing is pure
+(`apply`, `read_new`); `scan` reads a directory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from kjobs.node import leftovers
+
+JOURNAL_SUFFIX = ".jsonl"
+
+
+@dataclass(slots=True)
+class Recorded:
+    """One container attempt as a shim journaled it."""
+
+    container_id: str
+    uid: str
+    container: str
+    number: int
+    pid: int
+    started_at: float
+    finished_at: float | None = None
+    returncode: int | None = None
+    """As `waitpid` gives it, in Python's form: negative when killed by that signal."""
+    start_error: str = ""
+    lost: bool = False
+
+    @property
+    def running(self) -> bool:
+        return self.finished_at is None and not self.lost
+
+
+@dataclass(slots=True)
+class Journal:
+    """One shim's journal, read up to `offset` (the end of its last complete line)."""
+
+    path: Path
+    shim: str
+    """The shim's `<pid>-<start time>`."""
+    offset: int = 0
+    containers: dict[str, Recorded] = field(default_factory=dict)
+
+    @property
+    def shim_pid(self) -> int:
+        return int(self.shim.partition("-")[0])
+
+
+def owners(name: str) -> tuple[str, str] | None:
+    """(agent, shim) identities from a journal's file name, None for a file that is not a journal."""
+    if not name.endswith(JOURNAL_SUFFIX):
+        return None
+    agent, _, shim = name.removesuffix(JOURNAL_SUFFIX).partition(".")
+    if not agent or not shim:
+        return None
+    return agent, shim
+
+
+def apply(containers: dict[str, Recorded], entry: list[Any]) -> None:
+    """Take one journal entry (see `kjobs.node.shim`); malformed entries are skipped."""
+    try:
+        kind, cid = entry[0], str(entry[1])
+        if kind == "p":
+            _, _, pid, uid, name, number, at = entry
+            containers[cid] = Recorded(cid, str(uid), str(name), int(number), int(pid), float(at))
+        elif kind == "x" and cid in containers:
+            recorded = containers[cid]
+            recorded.returncode, recorded.finished_at = int(entry[2]), float(entry[3])
+        elif kind == "e":  # a failed start: no pid, no start entry, nothing ran
+            uid, name, number = entry[4:7] if len(entry) >= 7 else ("", "", 0)
+            recorded = Recorded(cid, str(uid), str(name), int(number), 0, float(entry[3]))
+            recorded.start_error, recorded.finished_at = str(entry[2]), float(entry[3])
+            containers[cid] = recorded
+    except (IndexError, TypeError, ValueError):
+        return
+
+
+def read_new(journal: Journal) -> list[Recorded]:
+    """Read what was appended since the last read (complete lines only); returns the containers that ended."""
+    try:
+        with open(journal.path, "rb") as f:
+            f.seek(journal.offset)
+            data = f.read()
+    except OSError:
+        return []
+    end = data.rfind(b"\n") + 1
+    journal.offset += end
+    ended = []
+    for line in data[:end].splitlines():
+        try:
+            entry = orjson.loads(line)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(entry, list) and len(entry) >= 2:
+            apply(journal.containers, entry)
+            recorded = journal.containers.get(str(entry[1]))
+            if entry[0] in ("x", "e") and recorded is not None:
+                ended.append(recorded)
+    return ended
+
+
+def remove(journal: Journal) -> None:
+    """Remove a journal and the one before its last rotation."""
+    for path in (journal.path, journal.path.with_name(journal.path.name + ".1")):
+        with contextlib.suppress(OSError):
+            path.unlink()
+
+
+def shim_alive(journal: Journal) -> bool:
+    """The journal's shim still runs (same pid and start time)."""
+    return leftovers.alive(journal.shim)
+
+
+def mark_lost(journal: Journal) -> list[Recorded]:
+    """The shim is gone: every container it did not journal the end of is lost; returns those."""
+    lost = [r for r in journal.containers.values() if r.running]
+    for recorded in lost:
+        recorded.lost = True
+    return lost
+
+
+def still_ours(journal: Journal, recorded: Recorded, procs: Path) -> bool:
+    """The process `recorded.pid` is still this container's: its shim lives and is its parent (a zombie it
+    has not reaped keeps the pid), and its start time is the one recorded, when one was."""
+    if not recorded.running or not shim_alive(journal):
+        return False
+    try:
+        stat = Path(f"/proc/{recorded.pid}/stat").read_bytes()
+    except OSError:
+        return False
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    if len(fields) < 20 or int(fields[1]) != journal.shim_pid:
+        return False
+    with contextlib.suppress(OSError):
+        started = (procs / journal.shim / str(recorded.pid)).read_text().strip()
+        if started and started != fields[19].decode():
+            return False
+    return True
+
+
+def scan(directory: Path, *, me: str) -> list[Journal]:
+    """The journals under `directory` left by agents that are gone, read, with the containers of shims that are
+    gone marked lost. `me` is this agent's identity (its journals are never read)."""
+    journals = []
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return []
+    for name in names:
+        found = owners(name)
+        if found is None or found[0] == me or leftovers.alive(found[0]):
+            continue
+        journal = Journal(path=directory / name, shim=found[1])
+        alive = shim_alive(journal)  # before reading: a shim that dies after this is seen by the next poll
+        rotated = Journal(path=directory / f"{name}.1", shim=found[1], containers=journal.containers)
+        read_new(rotated)  # the one before the last rotation, first
+        read_new(journal)
+        if not alive:
+            mark_lost(journal)
+        journals.append(journal)
+    return journals
+
+
+def identity(pid: int) -> str:
+    """A process's `<pid>-<start time>`, as journals and `leftovers` name owners."""
+    return f"{pid}-{leftovers.start_time(pid) or 0}"

@@ -1,0 +1,292 @@
+"""A restarted agent adopts what its killed predecessor's shim kept running and reports what ended as it ended."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kjobs.api.types import Obj
+from kjobs.node import adoption
+from kjobs.node.process_runtime import ProcessRuntime
+from tests.node.helpers import make_pod
+from tests.node.test_process_runtime import sh, state
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+# -- the journal, pure ---------------------------------------------------------------------------------------
+
+
+def _journal(tmp_path: Path, lines: list[list[object]], *, tail: bytes = b"") -> adoption.Journal:
+    path = tmp_path / "1-1.2-2.jsonl"
+    path.write_bytes(b"".join(json.dumps(line).encode() + b"\n" for line in lines) + tail)
+    return adoption.Journal(path=path, shim="2-2")
+
+
+def test_journal_entries_give_each_containers_end(tmp_path: Path) -> None:
+    journal = _journal(
+        tmp_path,
+        [
+            ["p", "c1", 101, "uid-a", "main", 0, 10.0],
+            ["p", "c2", 102, "uid-b", "main", 1, 11.0],
+            ["e", "c3", "failed to start container process: boom", 12.0, "uid-d", "main", 0],
+            ["x", "c1", 3, 13.5],
+            ["p", "c4", 104, "uid-c", "main", 0, 14.0],
+            ["x", "c4", -9, 15.0],
+        ],
+        tail=b'["x","c2",0,',  # a line being written: not read yet
+    )
+    ended = adoption.read_new(journal)
+    assert [r.container_id for r in ended] == ["c3", "c1", "c4"]  # in journal order
+    c1, c2, c3, c4 = (journal.containers[c] for c in ("c1", "c2", "c3", "c4"))
+    assert (c1.uid, c1.container, c1.number, c1.pid, c1.started_at) == ("uid-a", "main", 0, 101, 10.0)
+    assert (c1.returncode, c1.finished_at, c1.running) == (3, 13.5, False)
+    assert (c2.number, c2.running) == (1, True)
+    assert (c3.start_error, c3.uid, c3.running) == ("failed to start container process: boom", "uid-d", False)
+    assert c4.returncode == -9
+    with journal.path.open("ab") as f:
+        f.write(b"16.0]\n")
+    assert [r.container_id for r in adoption.read_new(journal)] == ["c2"]
+    assert (c2.returncode, c2.finished_at) == (0, 16.0)
+
+
+def test_a_dead_shims_unfinished_containers_are_lost(tmp_path: Path) -> None:
+    journal = _journal(tmp_path, [["p", "c1", 101, "u", "main", 0, 1.0], ["p", "c2", 102, "u", "side", 0, 1.0]])
+    journal.path.open("ab").write(b'["x","c2",0,2.0]\n')
+    adoption.read_new(journal)
+    assert [r.container_id for r in adoption.mark_lost(journal)] == ["c1"]
+    assert journal.containers["c1"].lost and not journal.containers["c2"].lost
+
+
+def test_malformed_lines_are_skipped(tmp_path: Path) -> None:
+    journal = _journal(tmp_path, [["p", "c1"], ["x", "unknown", 0, 1.0], ["q"]], tail=b"not json\n")
+    assert adoption.read_new(journal) == []
+    assert journal.containers == {}
+
+
+def test_only_journals_of_agents_that_are_gone_are_read(tmp_path: Path) -> None:
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    me = adoption.identity(os.getpid())
+    for agent in (me, f"{gone.pid}-1"):
+        (tmp_path / f"{agent}.{gone.pid}-1.jsonl").write_text('["p","c",5,"u","main",0,1.0]\n')
+    (tmp_path / "unrelated.txt").write_text("")
+    journals = adoption.scan(tmp_path, me=me)
+    assert [j.path.name for j in journals] == [f"{gone.pid}-1.{gone.pid}-1.jsonl"]
+    assert journals[0].containers["c"].lost  # its shim is gone too
+    assert adoption.owners("a.b.jsonl") == ("a", "b") and adoption.owners("ab.jsonl") is None
+
+
+# -- a real agent killed with SIGKILL --------------------------------------------------------------------------
+
+_AGENT = """
+import asyncio, json, sys
+from pathlib import Path
+from kjobs.node.process_runtime import ProcessRuntime
+from tests.node.helpers import make_pod
+
+async def main():
+    runtime = ProcessRuntime(root_dir=Path(sys.argv[1]))
+    for spec in json.loads(sys.argv[2]):
+        await runtime.run_pod(make_pod([spec["container"]], uid=spec["uid"], name=spec["uid"]))
+    while any(runtime.starting(spec["uid"]) for spec in json.loads(sys.argv[2])):
+        await asyncio.sleep(0.01)
+    print("started", flush=True)
+    await asyncio.sleep(60)
+
+asyncio.run(main())
+"""
+
+
+def _kill_agent_after_start(root: Path, pods: dict[str, Obj]) -> None:
+    specs = [{"uid": uid, "container": container} for uid, container in pods.items()]
+    agent = subprocess.Popen(
+        [sys.executable, "-c", _AGENT, str(root), json.dumps(specs)], stdout=subprocess.PIPE, cwd=REPO
+    )
+    try:
+        assert agent.stdout is not None and agent.stdout.readline() == b"started\n"
+    finally:
+        agent.send_signal(signal.SIGKILL)
+        agent.wait()
+
+
+def _wait_for(path: Path, seconds: float = 10.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not path.exists():
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.01)
+
+
+def _running(pid: int) -> bool:
+    """The process exists and is not a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2 :].split()[0] not in (b"Z", b"X")
+
+
+def _shim_pid(root: Path) -> int:
+    (journal,) = (root / "journal").iterdir()
+    found = adoption.owners(journal.name)
+    assert found is not None
+    return int(found[1].partition("-")[0])
+
+
+async def _settled(runtime: ProcessRuntime, uid: str) -> Obj:
+    handle = runtime.get(uid)
+    assert handle is not None
+    return await asyncio.wait_for(handle.wait(), 10)
+
+
+@pytest.mark.e2e
+def test_a_restarted_runtime_reports_what_ended_as_it_ended_and_adopts_what_runs(tmp_path: Path) -> None:
+    root, marks = tmp_path / "node", tmp_path / "marks"
+    marks.mkdir()
+    pods = {
+        "failed": sh("exit 3"),
+        "later": sh(f"while [ ! -e {marks}/go ]; do sleep 0.01; done; touch {marks}/later; exit 0"),
+        "long": sh(f"echo $$$$ > {marks}/long.tmp; mv {marks}/long.tmp {marks}/long; exec sleep 30"),
+    }
+    _kill_agent_after_start(root, pods)
+    _wait_for(marks / "long")
+    long_pid = int((marks / "long").read_text())
+    (marks / "go").touch()  # `later` ends while no agent runs
+    _wait_for(marks / "later")
+
+    async def body() -> None:
+        runtime = ProcessRuntime(root_dir=root)
+        try:
+            adopted = {uid: runtime.adopt(make_pod([c], uid=uid, name=uid)) for uid, c in pods.items()}
+            assert all(handle is not None for handle in adopted.values())
+            failed, later = await _settled(runtime, "failed"), await _settled(runtime, "later")
+            assert (failed["phase"], state(failed)["state"]["terminated"]["exitCode"]) == ("Failed", 3)
+            assert state(failed)["state"]["terminated"]["reason"] == "Error"
+            assert later["phase"] == "Succeeded"
+            assert state(later)["state"]["terminated"]["reason"] == "Completed"
+            long = runtime.get("long")
+            assert long is not None and long.status["phase"] == "Running"
+            running_since = state(long.status)["state"]["running"]["startedAt"]
+            assert runtime.adopt(make_pod([pods["long"]], uid="long", name="long")) is None  # once
+            await runtime.kill_pod("long", grace_seconds=0)
+            ended = await _settled(runtime, "long")
+            terminated = state(ended)["state"]["terminated"]
+            assert (terminated["exitCode"], terminated["reason"]) == (143, "Error")  # its real end: SIGTERM
+            assert terminated["startedAt"] == running_since
+        finally:
+            await runtime.shutdown(forget=True)
+        assert not list((root / "journal").iterdir()), "a clean stop leaves no journal"
+
+    try:
+        asyncio.run(body())
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(long_pid, signal.SIGKILL)
+
+
+@pytest.mark.e2e
+def test_the_containers_of_a_killed_shim_are_lost_and_killed(tmp_path: Path) -> None:
+    root, marks = tmp_path / "node", tmp_path / "marks"
+    marks.mkdir()
+    pods = {"long": sh(f"echo $$$$ > {marks}/long.tmp; mv {marks}/long.tmp {marks}/long; exec sleep 30")}
+    _kill_agent_after_start(root, pods)
+    _wait_for(marks / "long")
+    long_pid = int((marks / "long").read_text())
+    shim = _shim_pid(root)
+    os.kill(shim, signal.SIGKILL)
+    deadline = time.monotonic() + 5
+    while _running(shim):
+        assert time.monotonic() < deadline, "the shim survived SIGKILL"
+        time.sleep(0.01)
+
+    async def body() -> None:
+        runtime = ProcessRuntime(root_dir=root)
+        try:
+            assert runtime.adopt(make_pod([pods["long"]], uid="long", name="long")) is not None
+            lost = await _settled(runtime, "long")
+            terminated = state(lost)["state"]["terminated"]
+            assert (lost["phase"], terminated["exitCode"], terminated["reason"]) == (
+                "Failed",
+                137,
+                "ContainerStatusUnknown",
+            )
+        finally:
+            await runtime.shutdown(forget=True)
+
+    try:
+        asyncio.run(body())
+        deadline = time.monotonic() + 5
+        while _running(long_pid):
+            assert time.monotonic() < deadline, "the lost container still runs"
+            time.sleep(0.01)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(long_pid, signal.SIGKILL)
+
+
+@pytest.mark.e2e
+def test_containers_of_pods_no_longer_bound_here_are_stopped(tmp_path: Path) -> None:
+    root, marks = tmp_path / "node", tmp_path / "marks"
+    marks.mkdir()
+    pods = {"gone": sh(f"echo $$$$ > {marks}/gone.tmp; mv {marks}/gone.tmp {marks}/gone; exec sleep 30")}
+    _kill_agent_after_start(root, pods)
+    _wait_for(marks / "gone")
+    pid = int((marks / "gone").read_text())
+
+    async def body() -> None:
+        runtime = ProcessRuntime(root_dir=root)
+        try:
+            runtime.release_unclaimed(set())
+            deadline = time.monotonic() + 5
+            while _running(pid):
+                assert time.monotonic() < deadline, "the unclaimed container still runs"
+                await asyncio.sleep(0.01)
+        finally:
+            await runtime.shutdown(forget=True)
+
+    try:
+        asyncio.run(body())
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)
+
+
+def test_a_rotated_journal_still_names_what_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The shim rotates its journal every `ROTATE_AFTER` starts; the new one repeats what still runs, and a reader
+    sees the containers of both."""
+    from kjobs.node import shim as shim_module
+
+    monkeypatch.setattr(shim_module, "ROTATE_AFTER", 2)
+    monkeypatch.chdir(tmp_path)  # the shim changes directory for every start
+    out = os.open(os.devnull, os.O_WRONLY)
+    shim = shim_module.Shim(out)
+    gone_agent = "999999999-1"  # above any pid_max: never alive
+    shim.handle(["b", {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, "procs", "journal", gone_agent])
+    work, log = str(tmp_path), str(tmp_path / "c.log")
+    try:
+        for cid, argv in (("long", ["sleep", "30"]), ("a", ["true"]), ("b", ["true"])):
+            shim.handle(["s", cid, argv, {}, work, log, f"uid-{cid}", "main", 0])
+            shim.flush()
+        (current,) = (tmp_path / "journal").glob("*.jsonl")
+        found = adoption.owners(current.name)
+        assert found is not None and (tmp_path / "journal" / f"{current.name}.1").exists()
+        first = [json.loads(line)[1] for line in current.with_name(current.name + ".1").read_text().splitlines()]
+        assert first == ["long", "a"]
+        assert [json.loads(line)[1] for line in current.read_text().splitlines()] == ["long", "a", "b"]
+        (journal,) = adoption.scan(tmp_path / "journal", me=adoption.identity(os.getpid()))
+        assert sorted(journal.containers) == ["a", "b", "long"]
+    finally:
+        for pid, _ in shim.running.values():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)  # the shim ran in this process: its children are ours
+        os.close(out)
