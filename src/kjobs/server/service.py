@@ -26,7 +26,7 @@ from kjobs.api.selectors import FieldSelector, LabelSelector
 from kjobs.api.timeutil import format_time
 from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
-from kjobs.server import apply, fieldtrees, schema
+from kjobs.server import apply, fieldtrees, limits, schema
 from kjobs.server.admission import AdmissionSettings, admit_pod
 from kjobs.server.apply import FieldPath
 from kjobs.server.decoding import check_unknown_fields
@@ -640,6 +640,7 @@ class ApiService:
             patched = apply_patch(base, old, patch, strategies=schema.strategies_for(r.schema_name))
             if not isinstance(patched, dict):
                 raise bad_request("the patched object is not a JSON object")
+            limits.check_depth(patched, "the patched object")
             warnings = self._decode_check(r, patched, field_validation, typed=typed)
             old_rv = (old.get("metadata") or {}).get("resourceVersion")
             expected = (patched.get("metadata") or {}).get("resourceVersion") or old_rv
