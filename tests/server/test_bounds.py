@@ -19,7 +19,7 @@ import orjson
 import pytest
 
 from kjobs.server import limits
-from kjobs.server.app import App
+from kjobs.server.app import App, create_app
 from kjobs.server.runner import serve
 from kjobs.store import MemoryStore
 from tests.server.conftest import Server, job_manifest, pod_manifest
@@ -255,3 +255,87 @@ def test_request_headers_beyond_one_mebibyte_are_431(server: Server) -> None:
     assert reply.startswith(b"HTTP/1.0 431 Request Header Fields Too Large\r\n")
     assert b"\r\nConnection: close\r\n" in reply
     assert _head(server.url, b"X-Small: " + b"a" * 100_000 + b"\r\n").startswith(b"HTTP/1.1 200 ")
+
+
+# ------------------------------------------------------------------------------------------- resourceVersionMatch
+
+
+@pytest.fixture
+def short_history() -> Iterator[httpx.Client]:
+    """A server whose store keeps the last 10 changes of each resource."""
+    store = MemoryStore(history_size=10)
+    with serve(store, app=create_app(store)) as url, httpx.Client(base_url=url, timeout=10) as http:
+        yield http
+    store.close()
+
+
+def _names(response: httpx.Response) -> list[str]:
+    assert response.status_code == 200, response.text
+    return [item["metadata"]["name"] for item in response.json()["items"]]
+
+
+def test_exact_lists_the_objects_as_they_were(short_history: httpx.Client) -> None:
+    http = short_history
+    first = http.post(PODS, json=pod_manifest("a", labels={"v": "1"})).json()["metadata"]["resourceVersion"]
+    http.post(PODS, json=pod_manifest("b"))
+    http.patch(
+        PODS + "/a", json={"metadata": {"labels": {"v": "2"}}}, headers={"content-type": "application/merge-patch+json"}
+    )
+    exact = http.get(PODS, params={"resourceVersion": first, "resourceVersionMatch": "Exact"})
+    assert _names(exact) == ["a"]
+    assert exact.json()["metadata"]["resourceVersion"] == first
+    assert exact.json()["items"][0]["metadata"]["labels"] == {"v": "1"}
+    for params in ({"resourceVersion": first, "resourceVersionMatch": "NotOlderThan"}, {"resourceVersion": first}):
+        assert _names(http.get(PODS, params=params)) == ["a", "b"]  # the current state, as new as asked or newer
+    assert _names(http.get(PODS, params={"resourceVersion": "0"})) == ["a", "b"]
+
+
+def test_exact_list_older_than_the_history_is_410(short_history: httpx.Client) -> None:
+    http = short_history
+    first = http.post(PODS, json=pod_manifest("old")).json()["metadata"]["resourceVersion"]
+    for i in range(12):
+        http.post(PODS, json=pod_manifest(f"p{i}"))
+    response = http.get(PODS, params={"resourceVersion": first, "resourceVersionMatch": "Exact"})
+    assert _status(response, 410, "Expired")["message"] == "The resourceVersion for the provided list is too old."
+
+
+@pytest.mark.parametrize("match", ["Exact", "NotOlderThan", None])
+def test_list_newer_than_the_store_is_504_too_large_resource_version(http: httpx.Client, match: str | None) -> None:
+    current = int(http.get(PODS).json()["metadata"]["resourceVersion"])
+    params = {"resourceVersion": str(current + 100)} | ({"resourceVersionMatch": match} if match else {})
+    body = _status(http.get(PODS, params=params), 504, "Timeout")
+    assert body["message"] == f"Timeout: Too large resource version: {current + 100}, current: {current}"
+    assert body["details"]["causes"] == [{"reason": "ResourceVersionTooLarge", "message": "Too large resource version"}]
+
+
+@pytest.mark.parametrize(
+    ("params", "message"),
+    [
+        pytest.param(
+            {"resourceVersionMatch": "Exact"},
+            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+            id="no-resourceVersion",
+        ),
+        pytest.param(
+            {"resourceVersion": "0", "resourceVersionMatch": "Exact"},
+            'resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+            id="exact-0",
+        ),
+        pytest.param(
+            {"resourceVersion": "1", "resourceVersionMatch": "Newest"},
+            'resourceVersionMatch: Unsupported value: "Newest": supported values: "Exact", "NotOlderThan", ""',
+            id="unsupported",
+        ),
+        pytest.param(
+            {"resourceVersion": "1", "resourceVersionMatch": "Exact", "continue": "x"},
+            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided",
+            id="continue",
+        ),
+    ],
+)
+def test_invalid_list_options_are_422_as_validate_list_options_says(
+    http: httpx.Client, params: dict[str, str], message: str
+) -> None:
+    body = _status(http.get(PODS, params=params), 422, "Invalid")
+    assert body["message"] == f'ListOptions.meta.k8s.io "" is invalid: {message}'
+    assert body["details"]["kind"] == "ListOptions" and body["details"]["group"] == "meta.k8s.io"

@@ -26,7 +26,7 @@ import yaml
 from kjobs.api.errors import ApiError, bad_request
 from kjobs.api.selectors import parse_field_selector, parse_label_selector
 from kjobs.api.types import Obj
-from kjobs.server import discovery, limits, negotiation, openapi, protobuf, registry, routing, tables
+from kjobs.server import discovery, limits, listoptions, negotiation, openapi, protobuf, registry, routing, tables
 from kjobs.server.admission import AdmissionSettings
 from kjobs.server.logs import LogOptions, LogSource
 from kjobs.server.metrics import ApiMetrics, clean_verb
@@ -525,7 +525,10 @@ class App:
         fields.check_supported(r.store_key)
         partial = request.metadata_only(r, is_list=True)
         limit = _limit(request.query.get("limit"))
+        pinned = listoptions.read_at(request.query, self.storage.revision)
         at, after = _continue_key(request.query.get("continue"))
+        if after is None:
+            at = pinned
         try:
             raws, revision, last = self.storage.list_page(
                 r.store_key,
@@ -537,8 +540,10 @@ class App:
                 at_revision=at,
             )
         except ApiError as exc:
-            if exc.code != 410 or after is None:
+            if exc.code != 410:
                 raise
+            if after is None:
+                raise listoptions.list_too_old() from None
             raise continue_expired(_continue_token(INCONSISTENT, after)) from None
         meta: Obj = {"resourceVersion": str(revision)}
         if last is not None:
