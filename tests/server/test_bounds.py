@@ -339,3 +339,53 @@ def test_invalid_list_options_are_422_as_validate_list_options_says(
     body = _status(http.get(PODS, params=params), 422, "Invalid")
     assert body["message"] == f'ListOptions.meta.k8s.io "" is invalid: {message}'
     assert body["details"]["kind"] == "ListOptions" and body["details"]["group"] == "meta.k8s.io"
+
+
+# ------------------------------------------------------------------------------------------- slow watchers
+
+
+def _read_until_closed(sock: socket.socket) -> bytes:
+    """Everything the server sends until it closes the connection (a socket timeout fails the test)."""
+    received = b""
+    while chunk := sock.recv(1 << 20):
+        received += chunk
+    return received
+
+
+def test_a_watcher_that_does_not_read_is_dropped_while_others_keep_receiving() -> None:
+    store = MemoryStore()
+    app = create_app(store, watch_buffer=20)
+    count, size = 80, 150_000  # 12 MB of events: far more than the kernel buffers between server and client
+    with serve(store, app=app) as url, logged() as records:
+        host, port = url.removeprefix("http://").split(":")
+        slow = socket.socket()
+        slow.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        slow.settimeout(20)
+        slow.connect((host, int(port)))
+        slow.sendall(f"GET {PODS}?watch=true HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        assert slow.recv(12) == b"HTTP/1.1 200"
+        seen: list[str] = []
+
+        def follow() -> None:
+            with httpx.Client(base_url=url, timeout=20) as fast, fast.stream("GET", PODS + "?watch=true") as stream:
+                for line in stream.iter_lines():
+                    if line:
+                        seen.append(orjson.loads(line)["object"]["metadata"]["name"])
+                    if len(seen) == count:
+                        return
+
+        with httpx.Client(base_url=url, timeout=20) as http:
+            follower = threading.Thread(target=follow)
+            follower.start()
+            for i in range(count):
+                pod = pod_manifest(f"p{i}")
+                pod["metadata"]["annotations"] = {"pad": "x" * size}  # type: ignore[index]
+                assert http.post(PODS, json=pod).status_code == 201
+            follower.join(30)
+        assert sorted(seen) == sorted(f"p{i}" for i in range(count))  # the reading watcher got every pod once
+        received = _read_until_closed(slow)  # ends: the server dropped the watcher that did not read
+        slow.close()
+        assert received.count(b'"type":"ADDED"') < count
+        assert not received.endswith(b"0\r\n\r\n")  # the stream broke; the client lists and watches again
+        assert any("dropped a watch of pods" in r.getMessage() for r in records)
+    store.close()

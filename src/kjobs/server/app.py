@@ -273,8 +273,10 @@ class App:
         bookmark_interval: float = BOOKMARK_INTERVAL,
         metrics: Sequence[Any] | None = None,
         admission: AdmissionSettings | None = None,
+        watch_buffer: int = limits.WATCH_BUFFER,
     ) -> None:
         self.storage = Storage(store)
+        self.watch_buffer = watch_buffer
         self.service = ApiService(self.storage, clock=clock, logs=logs, admission=admission)
         self.clock = clock
         self.token = token
@@ -614,7 +616,12 @@ class App:
         # change made after it, as kubectl's single-object watch relies on (it skips the watch's first event).
         try:
             watch = self.storage.watch(
-                r.store_key, namespace, since=since, label_selector=labels, field_selector=fields
+                r.store_key,
+                namespace,
+                since=since,
+                label_selector=labels,
+                field_selector=fields,
+                max_queue=self.watch_buffer,
             )
         except ApiError as exc:
             watch, refused = None, exc
@@ -636,6 +643,7 @@ class App:
             return
         self._watches.add(watch)
         disconnected = asyncio.ensure_future(_wait_disconnect(request.receive))
+        ended = watch.when_closed()
         first_table = True
         last_rv = since if since else self.storage.revision
         try:
@@ -695,12 +703,19 @@ class App:
                         chunks.append(orjson.dumps({"type": event.type.value, "object": obj}) + b"\n")
                     else:
                         chunks.append(b'{"type":"' + event.type.value.encode() + b'","object":' + event.raw + b"}\n")
-                await send({"type": "http.response.body", "body": b"".join(chunks), "more_body": True})
+                message = {"type": "http.response.body", "body": b"".join(chunks), "more_body": True}
+                if not await _send_unless_dropped(send, message, watch, ended, disconnected):
+                    if watch.overflowed:
+                        log.warning(
+                            "dropped a watch of %s whose client fell %d events behind", r.plural, self.watch_buffer
+                        )
+                    return
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             self._watches.discard(watch)
             watch.close()
             disconnected.cancel()
+            ended.cancel()
 
     # ------------------------------------------------------------------------------------------- logs
 
@@ -826,6 +841,25 @@ def _metric_labels(request: Request, route: routing.Route) -> tuple[str, ...]:
     return (verb, dry_run, r.group, r.version, r.plural, route.subresource, scope, "apiserver")
 
 
+async def _send_unless_dropped(
+    send: Send, message: dict[str, Any], watch: Any, ended: asyncio.Future[None], disconnected: asyncio.Future[None]
+) -> bool:
+    """Send a watch chunk; False, with the send abandoned, when the watch ends first (dropped for falling
+    `watch_buffer` events behind a client that does not read, as the cacher's `cacheWatcher.add` terminates a
+    blocked watcher) or the client leaves. The response is then left unfinished and the connection closed, so
+    the client sees the stream break and lists again, and nothing more is kept for it."""
+    sending = asyncio.ensure_future(send(message))
+    done, _ = await asyncio.wait({sending, ended, disconnected}, return_when=asyncio.FIRST_COMPLETED)
+    if sending in done:
+        sending.result()
+        return True
+    if not watch.overflowed and disconnected not in done:  # closed by the server (shutdown): finish the chunk
+        await sending
+        return True
+    sending.cancel()
+    return False
+
+
 async def _wait_disconnect(receive: Receive) -> None:
     while True:
         message = await receive()
@@ -842,11 +876,13 @@ def create_app(
     bookmark_interval: float = BOOKMARK_INTERVAL,
     metrics: Sequence[Any] | None = None,
     admission: AdmissionSettings | None = None,
+    watch_buffer: int = limits.WATCH_BUFFER,
 ) -> App:
     """The API server application over `store` (call `startup()` or run it with lifespan to create namespaces).
 
     `/metrics` serves the given Prometheus registries (default: the process-wide one); `admission` carries
-    kube-apiserver's admission flags (default: Kubernetes' defaults).
+    kube-apiserver's admission flags (default: Kubernetes' defaults); `watch_buffer` is how many events a watch
+    may fall behind a client that does not read before it is dropped (`limits.WATCH_BUFFER`).
     """
     return App(
         store,
@@ -856,4 +892,5 @@ def create_app(
         bookmark_interval=bookmark_interval,
         metrics=metrics,
         admission=admission,
+        watch_buffer=watch_buffer,
     )
