@@ -224,7 +224,7 @@ class Request:
             value = orjson.loads(raw)
         except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
             raise bad_request(f"couldn't get version/kind; json parse error: {_first_line(exc)}") from None
-        if limits.depth(value) > limits.MAX_DEPTH:
+        if limits.too_deep(value, raw):
             raise bad_request(f"couldn't get version/kind; json parse error: exceeded max depth of {limits.MAX_DEPTH}")
         return value
 

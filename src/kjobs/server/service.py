@@ -641,7 +641,8 @@ class ApiService:
             patched = apply_patch(base, old, patch, strategies=schema.strategies_for(r.schema_name))
             if not isinstance(patched, dict):
                 raise bad_request("the patched object is not a JSON object")
-            limits.check_depth(patched, "the patched object")
+            if base == "application/json-patch+json":  # merges nest no deeper than the object or the patch
+                limits.check_depth(patched, "the patched object")
             warnings = self._decode_check(r, patched, field_validation, typed=typed)
             old_rv = (old.get("metadata") or {}).get("resourceVersion")
             expected = (patched.get("metadata") or {}).get("resourceVersion") or old_rv
