@@ -151,7 +151,9 @@ def json_patch(original: Any, operations: Any) -> Any:
 
     At most `limits.MAX_JSON_PATCH_OPERATIONS` operations (413), whose copies add at most `limits.MAX_COPY_BYTES`
     (422, json-patch's `AccumulatedCopySizeError`): copies share what they copy here, but the result is written
-    out whole, so a patch that doubles a map sixteen times would otherwise freeze the server."""
+    out whole, so a patch that doubles a map sixteen times would otherwise freeze the server. The 422 carries
+    json-patch's own error text; the apiserver wraps it in `NewGenericServerResponse`, whose 422 message is the
+    generic "the server rejected our request due to an error in our request"."""
     if not isinstance(operations, list):
         raise PatchError("a JSON patch must be a list of operations")
     if len(operations) > limits.MAX_JSON_PATCH_OPERATIONS:
