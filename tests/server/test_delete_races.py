@@ -150,3 +150,36 @@ def test_python_client_delete_survives_a_concurrent_write(server: Server, racing
         racing.arm("pods", "py", races=2)
         core.delete_namespaced_pod("py", "default")
         assert core.read_namespaced_pod("py", "default").metadata.deletion_timestamp is not None
+
+
+def _evict(http: httpx.Client, name: str, **delete_options: object) -> httpx.Response:
+    body: dict[str, object] = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": name}}
+    if delete_options:
+        body["deleteOptions"] = delete_options
+    return http.post(f"{PODS}/{name}/eviction", json=body)
+
+
+def test_eviction_survives_a_concurrent_write(http: httpx.Client, racing: RacingStorage) -> None:
+    """eviction.go writes `DisruptionTarget` with `GuaranteedUpdate`: the node agent's status write in between
+    makes it read again, not answer 409."""
+    http.post(PODS, json=pod_manifest("evicted", node="n1"))
+    racing.arm("pods", "evicted", races=3)
+    response = _evict(http, "evicted")
+    assert response.status_code == 201, response.text
+    pod = http.get(PODS + "/evicted").json()
+    assert pod["metadata"]["deletionTimestamp"]
+    assert pod["metadata"]["annotations"] == {"racer": "2"}
+    assert [c["reason"] for c in pod["status"]["conditions"] if c["type"] == "DisruptionTarget"] == [
+        "EvictionByEvictionAPI"
+    ]
+    assert racing.landed == 3
+
+
+def test_eviction_with_a_resource_version_precondition_still_conflicts(
+    http: httpx.Client, racing: RacingStorage
+) -> None:
+    rv = http.post(PODS, json=pod_manifest("kept", node="n1")).json()["metadata"]["resourceVersion"]
+    racing.arm("pods", "kept")
+    response = _evict(http, "kept", preconditions={"resourceVersion": rv})
+    assert response.status_code == 409 and response.json()["reason"] == "Conflict"
+    assert "deletionTimestamp" not in http.get(PODS + "/kept").json()["metadata"]

@@ -16,6 +16,7 @@ def test_app_factory_and_runner() -> None:
         "bookmark_interval",
         "metrics",
         "admission",
+        "watch_buffer",
     ]
     for name in ("serve", "start_in_loop", "run_forever", "bind"):
         assert callable(getattr(runner, name))

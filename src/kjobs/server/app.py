@@ -1,7 +1,8 @@
 """The ASGI application: HTTP framing of the Kubernetes API over `ApiService`.
 
 Owns everything that is about HTTP rather than about objects: routing (`routing.parse`), body decoding (JSON, or
-YAML for `application/yaml` / apply patches; a missing Content-Type means JSON), content negotiation
+YAML for `application/yaml` / apply patches; a missing Content-Type means JSON; any other type is 415, all in
+`Request.decoded`, bounded as `limits` says), content negotiation
 (`negotiation`: Table, PartialObjectMetadata; aggregated discovery), query parameters, `Warning` headers,
 `Status` error bodies for every failure (never a traceback), optional bearer-token auth, streaming (watch as
 chunked JSON lines, pod logs as chunked text) with client-disconnect detection, and the lifespan hook that
@@ -25,7 +26,7 @@ import yaml
 from kjobs.api.errors import ApiError, bad_request
 from kjobs.api.selectors import parse_field_selector, parse_label_selector
 from kjobs.api.types import Obj
-from kjobs.server import discovery, negotiation, openapi, protobuf, registry, routing, tables
+from kjobs.server import discovery, limits, listoptions, negotiation, openapi, protobuf, registry, routing, tables
 from kjobs.server.admission import AdmissionSettings
 from kjobs.server.logs import LogOptions, LogSource
 from kjobs.server.metrics import ApiMetrics, clean_verb
@@ -42,7 +43,6 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 JSON = b"application/json"
 METRICS_CONTENT_TYPE = b"text/plain; version=0.0.4; charset=utf-8"
-MAX_BODY = 3 * 1024 * 1024
 BOOKMARK_INTERVAL = 10.0
 
 
@@ -91,17 +91,46 @@ def method_not_allowed() -> ApiError:
     return ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
 
 
-_BINARY_MEDIA = ("application/vnd.kubernetes.protobuf", "application/cbor", "application/apply-patch+cbor")
+_PROTOBUF = "application/vnd.kubernetes.protobuf"
+_YAML_MEDIA = ("application/yaml", "application/apply-patch+yaml")
 _TEXT_MEDIA = ("application/json", "application/yaml")
+_BODY_MEDIA = (*_TEXT_MEDIA, _PROTOBUF)
+"""What a create, update, eviction or DeleteOptions body may be (the apiserver's serializers; no Content-Type
+means the first, JSON: apiserver `negotiation.NegotiateInputSerializerForMediaType`)."""
+PATCH_MEDIA = (
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+    "application/apply-patch+yaml",
+)
+"""What a PATCH body may be (apiserver `handlers/patch.go` answers any other type, none included, with 415)."""
+
+
+def unsupported_media_type(accepted: Sequence[str]) -> ApiError:
+    """415, as apiserver's `negotiation.NewUnsupportedMediaTypeError` renders it."""
+    return ApiError(
+        415,
+        "UnsupportedMediaType",
+        "the body of the request was in an unknown format - accepted media types include: " + ", ".join(accepted),
+    )
 
 
 class _NoAliasLoader(yaml.SafeLoader):
-    """YAML without anchors/aliases: a few bytes of aliases can expand to gigabytes (a "billion laughs")."""
+    """YAML without anchors/aliases (a few bytes of aliases can expand to gigabytes, a "billion laughs") and no
+    deeper than `limits.MAX_DEPTH` (PyYAML composes recursively: deeper input would exhaust Python's stack)."""
+
+    _depth = 0
 
     def compose_node(self, parent: Any, index: Any) -> Any:
         if self.check_event(yaml.AliasEvent):
             raise yaml.YAMLError("aliases are not supported")
-        return super().compose_node(parent, index)
+        self._depth += 1
+        try:
+            if self._depth > limits.MAX_DEPTH:
+                raise yaml.YAMLError(f"exceeded max depth of {limits.MAX_DEPTH}")
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 FIELD_MANAGER_MAX_LENGTH = 128
@@ -154,42 +183,50 @@ class Request:
         return self.query.get("fieldManager") or manager_from_user_agent(self.user_agent) or None
 
     async def body(self) -> bytes:
-        """The whole request body (413 beyond MAX_BODY)."""
+        """The whole request body (413 beyond `limits.MAX_BODY`; `ClientGone` when the client leaves first)."""
         chunks: list[bytes] = []
         size = 0
         while True:
             message = await self.receive()
             if message["type"] == "http.disconnect":
-                raise asyncio.CancelledError
+                raise ClientGone
             chunk = message.get("body", b"")
             size += len(chunk)
-            if size > MAX_BODY:
-                raise ApiError(413, "RequestEntityTooLarge", "Request entity too large: limit is 3145728")
+            if size > limits.MAX_BODY:
+                raise limits.body_too_large()
             chunks.append(chunk)
             if not message.get("more_body"):
                 return b"".join(chunks)
 
-    async def decoded(self) -> Any:
-        """The body as JSON (or YAML when so declared); 400 BadRequest when it does not parse."""
+    @property
+    def media(self) -> str:
+        """The Content-Type's media type, lower-cased, without parameters (empty when there is none)."""
+        return self.content_type.split(";", 1)[0].strip().lower()
+
+    async def decoded(self, *, patch: bool = False) -> Any:
+        """The body as JSON (or YAML when so declared); 415 for a media type the verb does not accept (`patch`:
+        the patch types), 400 BadRequest when it does not parse or nests deeper than `limits.MAX_DEPTH`."""
+        media = self.media
+        if patch and media not in PATCH_MEDIA:
+            raise unsupported_media_type(PATCH_MEDIA)
         raw = await self.body()
-        media = self.content_type.split(";", 1)[0].strip().lower()
-        if media == "application/vnd.kubernetes.protobuf" and raw:
+        if not patch and media and media not in _BODY_MEDIA and (raw or self.method != "DELETE"):
+            raise unsupported_media_type(_BODY_MEDIA)
+        if media == _PROTOBUF and raw:
             return protobuf.decode(raw)  # what kubectl's typed client sends for `kubectl create job`
-        if media in _BINARY_MEDIA:
-            raise ApiError(
-                415,
-                "UnsupportedMediaType",
-                "the body of the request was in an unknown format - accepted media types include: "
-                + ", ".join(_TEXT_MEDIA),
-            )
+        if media == _PROTOBUF:
+            return None
         if not raw.strip():
             return None
         try:
-            if media in ("application/yaml", "application/apply-patch+yaml", "text/yaml"):
-                return yaml.load(raw, Loader=_NoAliasLoader)  # a SafeLoader without aliases
-            return orjson.loads(raw)
+            if media in _YAML_MEDIA:
+                return yaml.load(raw, Loader=_NoAliasLoader)  # a SafeLoader without aliases, depth-bounded
+            value = orjson.loads(raw)
         except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
             raise bad_request(f"couldn't get version/kind; json parse error: {_first_line(exc)}") from None
+        if limits.too_deep(value, raw):
+            raise bad_request(f"couldn't get version/kind; json parse error: exceeded max depth of {limits.MAX_DEPTH}")
+        return value
 
     def flag(self, name: str) -> bool:
         """A boolean query parameter (`true`/`1`)."""
@@ -215,6 +252,10 @@ class Request:
         return wanted
 
 
+class ClientGone(Exception):
+    """The client closed the connection before its request was read: nobody to answer, nothing to log."""
+
+
 def _first_line(exc: Exception) -> str:
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
@@ -232,8 +273,10 @@ class App:
         bookmark_interval: float = BOOKMARK_INTERVAL,
         metrics: Sequence[Any] | None = None,
         admission: AdmissionSettings | None = None,
+        watch_buffer: int = limits.WATCH_BUFFER,
     ) -> None:
         self.storage = Storage(store)
+        self.watch_buffer = watch_buffer
         self.service = ApiService(self.storage, clock=clock, logs=logs, admission=admission)
         self.clock = clock
         self.token = token
@@ -301,6 +344,8 @@ class App:
             retry = (exc.details or {}).get("retryAfterSeconds")
             extra = [(b"retry-after", str(retry).encode())] if retry else None
             await _respond(send, exc.code, _error(exc), extra=extra)
+        except ClientGone:
+            return
         except asyncio.CancelledError:
             raise
         except Exception as exc:
@@ -446,7 +491,7 @@ class App:
                 dry_run=bool(query.get("dryRun")),
             )
         elif method == "PATCH":
-            body = await request.decoded()
+            body = await request.decoded(patch=True)
             result = await self.service.patch(
                 r,
                 ns,
@@ -482,7 +527,10 @@ class App:
         fields.check_supported(r.store_key)
         partial = request.metadata_only(r, is_list=True)
         limit = _limit(request.query.get("limit"))
+        pinned = listoptions.read_at(request.query, self.storage.revision)
         at, after = _continue_key(request.query.get("continue"))
+        if after is None:
+            at = pinned
         try:
             raws, revision, last = self.storage.list_page(
                 r.store_key,
@@ -494,8 +542,10 @@ class App:
                 at_revision=at,
             )
         except ApiError as exc:
-            if exc.code != 410 or after is None:
+            if exc.code != 410:
                 raise
+            if after is None:
+                raise listoptions.list_too_old() from None
             raise continue_expired(_continue_token(INCONSISTENT, after)) from None
         meta: Obj = {"resourceVersion": str(revision)}
         if last is not None:
@@ -566,7 +616,12 @@ class App:
         # change made after it, as kubectl's single-object watch relies on (it skips the watch's first event).
         try:
             watch = self.storage.watch(
-                r.store_key, namespace, since=since, label_selector=labels, field_selector=fields
+                r.store_key,
+                namespace,
+                since=since,
+                label_selector=labels,
+                field_selector=fields,
+                max_queue=self.watch_buffer,
             )
         except ApiError as exc:
             watch, refused = None, exc
@@ -588,6 +643,7 @@ class App:
             return
         self._watches.add(watch)
         disconnected = asyncio.ensure_future(_wait_disconnect(request.receive))
+        ended = watch.when_closed()
         first_table = True
         last_rv = since if since else self.storage.revision
         try:
@@ -647,12 +703,19 @@ class App:
                         chunks.append(orjson.dumps({"type": event.type.value, "object": obj}) + b"\n")
                     else:
                         chunks.append(b'{"type":"' + event.type.value.encode() + b'","object":' + event.raw + b"}\n")
-                await send({"type": "http.response.body", "body": b"".join(chunks), "more_body": True})
+                message = {"type": "http.response.body", "body": b"".join(chunks), "more_body": True}
+                if not await _send_unless_dropped(send, message, watch, ended, disconnected):
+                    if watch.overflowed:
+                        log.warning(
+                            "dropped a watch of %s whose client fell %d events behind", r.plural, self.watch_buffer
+                        )
+                    return
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             self._watches.discard(watch)
             watch.close()
             disconnected.cancel()
+            ended.cancel()
 
     # ------------------------------------------------------------------------------------------- logs
 
@@ -778,6 +841,25 @@ def _metric_labels(request: Request, route: routing.Route) -> tuple[str, ...]:
     return (verb, dry_run, r.group, r.version, r.plural, route.subresource, scope, "apiserver")
 
 
+async def _send_unless_dropped(
+    send: Send, message: dict[str, Any], watch: Any, ended: asyncio.Future[None], disconnected: asyncio.Future[None]
+) -> bool:
+    """Send a watch chunk; False, with the send abandoned, when the watch ends first (dropped for falling
+    `watch_buffer` events behind a client that does not read, as the cacher's `cacheWatcher.add` terminates a
+    blocked watcher) or the client leaves. The response is then left unfinished and the connection closed, so
+    the client sees the stream break and lists again, and nothing more is kept for it."""
+    sending = asyncio.ensure_future(send(message))
+    done, _ = await asyncio.wait({sending, ended, disconnected}, return_when=asyncio.FIRST_COMPLETED)
+    if sending in done:
+        sending.result()
+        return True
+    if not watch.overflowed and disconnected not in done:  # closed by the server (shutdown): finish the chunk
+        await sending
+        return True
+    sending.cancel()
+    return False
+
+
 async def _wait_disconnect(receive: Receive) -> None:
     while True:
         message = await receive()
@@ -794,11 +876,13 @@ def create_app(
     bookmark_interval: float = BOOKMARK_INTERVAL,
     metrics: Sequence[Any] | None = None,
     admission: AdmissionSettings | None = None,
+    watch_buffer: int = limits.WATCH_BUFFER,
 ) -> App:
     """The API server application over `store` (call `startup()` or run it with lifespan to create namespaces).
 
     `/metrics` serves the given Prometheus registries (default: the process-wide one); `admission` carries
-    kube-apiserver's admission flags (default: Kubernetes' defaults).
+    kube-apiserver's admission flags (default: Kubernetes' defaults); `watch_buffer` is how many events a watch
+    may fall behind a client that does not read before it is dropped (`limits.WATCH_BUFFER`).
     """
     return App(
         store,
@@ -808,4 +892,5 @@ def create_app(
         bookmark_interval=bookmark_interval,
         metrics=metrics,
         admission=admission,
+        watch_buffer=watch_buffer,
     )

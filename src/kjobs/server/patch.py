@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from kjobs.api.errors import ApiError
+from kjobs.server import limits
 
 Path = tuple[str, ...]
 StrategyLookup = Callable[[Path], tuple[str, str]]
@@ -146,10 +147,22 @@ def _remove(doc: Any, tokens: list[str]) -> Any:
 
 
 def json_patch(original: Any, operations: Any) -> Any:
-    """Apply an RFC 6902 JSON patch (a list of operations) and return the new document."""
+    """Apply an RFC 6902 JSON patch (a list of operations) and return the new document.
+
+    At most `limits.MAX_JSON_PATCH_OPERATIONS` operations (413), whose copies add at most `limits.MAX_COPY_BYTES`
+    (422, json-patch's `AccumulatedCopySizeError`): copies share what they copy here, but the result is written
+    out whole, so a patch that doubles a map sixteen times would otherwise freeze the server. The 422 carries
+    json-patch's own error text; the apiserver wraps it in `NewGenericServerResponse`, whose 422 message is the
+    generic "the server rejected our request due to an error in our request"."""
     if not isinstance(operations, list):
         raise PatchError("a JSON patch must be a list of operations")
+    if len(operations) > limits.MAX_JSON_PATCH_OPERATIONS:
+        raise limits.too_large(
+            f"The allowed maximum operations in a JSON patch is {limits.MAX_JSON_PATCH_OPERATIONS}, "
+            f"got {len(operations)}"
+        )
     doc = original
+    copied = 0  # bytes added by `copy` operations so far (json-patch's accumulatedCopySize)
     for op in operations:
         if not isinstance(op, dict) or not isinstance(op.get("op"), str):
             raise PatchError('each JSON patch operation must be an object with an "op"')
@@ -169,15 +182,33 @@ def json_patch(original: Any, operations: Any) -> Any:
                 raise PatchError(f'operation "{kind}" needs a string "from"')
             source = _pointer(op["from"])
             value = _get(doc, source)
+            if kind == "copy":
+                try:
+                    copied += len(orjson.dumps(value))
+                except orjson.JSONEncodeError:
+                    raise PatchError(f"exceeded max depth of {limits.MAX_DEPTH}") from None
+                if copied > limits.MAX_COPY_BYTES:
+                    raise PatchError(
+                        "Unable to complete the copy, the accumulated size increase of copy is "
+                        f"{copied}, exceeding the limit {limits.MAX_COPY_BYTES}"
+                    )
             if kind == "move":
                 doc = _remove(doc, source)
             doc = _add(doc, tokens, value)
         elif kind == "test":
-            if _get(doc, tokens) != _required(op, "value"):
+            if not _equal(_get(doc, tokens), _required(op, "value")):
                 raise PatchError(f"testing value {op['path']} failed")
         else:
             raise PatchError(f'unknown JSON patch operation "{kind}"')
     return doc
+
+
+def _equal(a: Any, b: Any) -> bool:
+    """`a == b`, where nesting too deep for the comparison is a malformed patch rather than a crash."""
+    try:
+        return bool(a == b)
+    except RecursionError:
+        raise PatchError(f"exceeded max depth of {limits.MAX_DEPTH}") from None
 
 
 def _required(op: dict[str, Any], key: str) -> Any:

@@ -23,6 +23,7 @@ import uvicorn
 
 from kjobs.server.app import App, create_app
 from kjobs.server.logs import LogSource
+from kjobs.server.protocol import BoundedHttpToolsProtocol
 from kjobs.store import Store
 
 STARTUP_TIMEOUT = 10.0
@@ -47,7 +48,7 @@ def _config(app: App, *, ssl_certfile: str | None, ssl_keyfile: str | None, **ex
     return uvicorn.Config(
         app,
         loop="uvloop",
-        http="httptools",
+        http=BoundedHttpToolsProtocol,  # httptools, with Go's bound on a request's head
         lifespan="on",
         log_level="warning",
         access_log=False,

@@ -13,6 +13,7 @@ ADDED events, selector filtering, bookmarks on request). HTTP framing lives in `
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from kjobs.api.selectors import FieldSelector, LabelSelector
 from kjobs.api.timeutil import format_time
 from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
-from kjobs.server import apply, fieldtrees, schema
+from kjobs.server import apply, fieldtrees, limits, schema
 from kjobs.server.admission import AdmissionSettings, admit_pod
 from kjobs.server.apply import FieldPath
 from kjobs.server.decoding import check_unknown_fields
@@ -640,6 +641,8 @@ class ApiService:
             patched = apply_patch(base, old, patch, strategies=schema.strategies_for(r.schema_name))
             if not isinstance(patched, dict):
                 raise bad_request("the patched object is not a JSON object")
+            if base == "application/json-patch+json":  # merges nest no deeper than the object or the patch
+                limits.check_depth(patched, "the patched object")
             warnings = self._decode_check(r, patched, field_validation, typed=typed)
             old_rv = (old.get("metadata") or {}).get("resourceVersion")
             expected = (patched.get("metadata") or {}).get("resourceVersion") or old_rv
@@ -1143,26 +1146,33 @@ class ApiService:
     async def _mark_and_delete(
         self, pods: Resource, pod: Obj, options: DeleteOptions, *, pinned_by: str | None
     ) -> None:
-        """Add `DisruptionTarget` to the latest pod (unless terminal), then delete it with `options`."""
+        """Add `DisruptionTarget` to the latest pod (unless terminal), then delete it with `options`.
+
+        As eviction.go's `addConditionAndDeletePod`: the condition is written with `GuaranteedUpdate` (`_guaranteed`),
+        so a write another client lands between the read and the compare-and-swap (the node agent's status) makes
+        it read again rather than fail; only the caller's preconditions (or, for a pod let through a budget
+        unused, the version the budget was judged on: 429) end it with a conflict.
+        """
         meta = pod.get("metadata") or {}
-        if options.precondition_uid and options.precondition_uid != meta.get("uid"):
-            raise conflict("Pod", str(meta.get("name", "")))
+        name, namespace = str(meta.get("name", "")), str(meta.get("namespace", ""))
         if pinned_by and options.precondition_rv is None:
-            options = DeleteOptions(
-                options.grace_period,
-                options.propagation,
-                options.precondition_uid,
-                meta.get("resourceVersion"),
-                options.dry_run,
-            )
-        if options.precondition_rv and options.precondition_rv != meta.get("resourceVersion"):
-            if pinned_by:
-                raise _budget_busy(
-                    pinned_by, f"The disruption budget {pinned_by} is still being processed by the server.", 10
-                )
-            raise conflict("Pod", str(meta.get("name", "")))
-        status = dict(pod.get("status") or {})
-        if status.get("phase") not in ("Succeeded", "Failed"):
+            options = dataclasses.replace(options, precondition_rv=meta.get("resourceVersion"))
+
+        def check(latest: Obj) -> None:
+            latest_meta = latest.get("metadata") or {}
+            if options.precondition_uid and options.precondition_uid != latest_meta.get("uid"):
+                raise conflict("Pod", name)
+            if options.precondition_rv and options.precondition_rv != latest_meta.get("resourceVersion"):
+                if pinned_by:
+                    raise _budget_busy(
+                        pinned_by, f"The disruption budget {pinned_by} is still being processed by the server.", 10
+                    )
+                raise conflict("Pod", name)
+
+        async def mark(latest: Obj) -> Obj:
+            status = dict(latest.get("status") or {})
+            if status.get("phase") in ("Succeeded", "Failed"):
+                return latest
             conditions = [c for c in status.get("conditions") or [] if c.get("type") != "DisruptionTarget"]
             conditions.append(
                 {
@@ -1174,18 +1184,15 @@ class ApiService:
                 }
             )
             status["conditions"] = conditions
-            new = _copy(pod)
+            new = _copy(latest)
             new["status"] = status
-            pod = await self.store.update("pods", new, expected_rv=meta.get("resourceVersion"))
-            if options.precondition_rv:  # we made the newest version ourselves
-                options = DeleteOptions(
-                    options.grace_period,
-                    options.propagation,
-                    options.precondition_uid,
-                    pod["metadata"].get("resourceVersion"),
-                    options.dry_run,
-                )
-        await self.delete(pods, meta.get("namespace", ""), meta["name"], options)
+            expected = (latest.get("metadata") or {}).get("resourceVersion")
+            return await self.store.update("pods", new, expected_rv=expected)
+
+        marked = await self._guaranteed(pods, namespace, name, mark, check=check)
+        if options.precondition_rv:  # we made the newest version ourselves
+            options = dataclasses.replace(options, precondition_rv=marked["metadata"].get("resourceVersion"))
+        await self.delete(pods, namespace, name, options)
 
     def open_log(self, namespace: str, name: str, options: LogOptions) -> tuple[Obj, AsyncIterator[bytes]]:
         """GET pods/{name}/log: the pod and an async iterator of its log chunks."""

@@ -120,8 +120,15 @@ class Storage:
         since: int | None,
         label_selector: LabelSelector | None = None,
         field_selector: FieldSelector | None = None,
+        max_queue: int | None = None,
     ) -> Watch:
-        """Changes after `since` (None/0: an ADDED per current object first); 410 when `since` is too old."""
+        """Changes after `since` (None/0: an ADDED per current object first); 410 when `since` is too old;
+        dropped once `max_queue` events behind (default: the store's bound)."""
         return self.store.watch(
-            resource, namespace, since=since, label_selector=label_selector, field_selector=field_selector
+            resource,
+            namespace,
+            since=since,
+            label_selector=label_selector,
+            field_selector=field_selector,
+            max_queue=max_queue,
         )

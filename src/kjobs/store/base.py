@@ -745,9 +745,11 @@ class Store(ABC):
         since: int | None,
         label_selector: LabelSelector | str | None = None,
         field_selector: FieldSelector | str | None = None,
+        max_queue: int | None = None,
     ) -> Watch:
         """Watch a resource. `since` None or 0: an ADDED per current matching object, then every change;
-        `since=N`: the changes after revision N (410 Gone if the history no longer reaches back to N)."""
+        `since=N`: the changes after revision N (410 Gone if the history no longer reaches back to N).
+        `max_queue`: how far the watcher may fall behind before it is dropped (default: the store's bound)."""
         labels, fields = _as_label_selector(label_selector), _as_field_selector(field_selector)
         w = Watch(
             resource=resource,
@@ -755,7 +757,7 @@ class Store(ABC):
             label_selector=labels,
             field_selector=fields,
             on_close=self._forget,
-            max_queue=self._watch_queue,
+            max_queue=self._watch_queue if max_queue is None else max_queue,
         )
         with self._lock:
             if not since:

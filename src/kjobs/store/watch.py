@@ -58,6 +58,7 @@ class Watch:
         self._queue: deque[Event] = deque()
         self._closed = False
         self._waiter: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None
+        self._close_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._filtered = not (label_selector.empty and field_selector.empty)
         self._any_labels = label_selector.empty  # a node agent's watch selects by field only
         self._backlog = 0  # initial events, allowed on top of max_queue
@@ -111,8 +112,11 @@ class Watch:
             if self._sleepers:
                 self._cond.notify_all()
             waiter, self._waiter = self._waiter, None
+            closing = self._take_close_waiters() if self.overflowed else []
         if waiter is not None:
             _call_threadsafe(*waiter)
+        for close_waiter in closing:
+            _call_threadsafe(*close_waiter)
         if self.overflowed and self._on_close is not None:
             self._on_close(self)
 
@@ -158,6 +162,22 @@ class Watch:
                 self._waiter = (loop, fut)
             await fut
 
+    def when_closed(self) -> asyncio.Future[None]:
+        """A future of the running loop, done once the watch has ended (closed, or dropped for falling behind):
+        what a consumer busy elsewhere (writing to a client that does not read) waits on beside its work."""
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] = loop.create_future()
+        with self._lock:
+            if not self._closed:
+                self._close_waiters.append((loop, fut))
+                return fut
+        fut.set_result(None)
+        return fut
+
+    def _take_close_waiters(self) -> list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]]:
+        waiters, self._close_waiters = self._close_waiters, []
+        return waiters
+
     def close(self) -> None:
         """End the watch: the store stops feeding it and consumers see the end of the stream."""
         with self._lock:
@@ -165,8 +185,11 @@ class Watch:
             self._closed = True
             self._cond.notify_all()
             waiter, self._waiter = self._waiter, None
+            closing = self._take_close_waiters()
         if waiter is not None:
             _call_threadsafe(*waiter)
+        for close_waiter in closing:
+            _call_threadsafe(*close_waiter)
         if not already and self._on_close is not None:
             self._on_close(self)
 
