@@ -147,3 +147,36 @@ def test_a_pod_whose_job_is_really_gone_loses_its_finalizer_others_keep_it() -> 
         await jc.stop()
 
     asyncio.run(scenario())
+
+
+class CountingJobGets(LocalClient):
+    """A client that counts its GETs of Jobs."""
+
+    def __init__(self, base: LocalClient) -> None:
+        super().__init__(base.service)
+        self.job_gets = 0
+
+    async def get(self, resource: ResourceRef, namespace: str | None, name: str) -> Obj:
+        if resource == JOBS:
+            self.job_gets += 1
+        return await super().get(resource, namespace, name)
+
+
+def test_a_gone_job_is_confirmed_once_for_all_its_pods() -> None:
+    async def scenario() -> None:
+        clock = FakeClock()
+        client = await local_api(clock)
+        gone = {"apiVersion": "batch/v1", "kind": "Job", "name": "gone", "uid": "6f0c1a52-0000-4000-8000-00000000000a"}
+        for n in range(5):
+            await client.create(PODS, "default", pod_manifest(f"left-{n}", gone))
+        counting = CountingJobGets(client)
+        jc = controller(counting, clock)
+        await jc.start()
+        await settle(
+            clock,
+            lambda: all(not finalizers(jc.pods.get("default", f"left-{n}") or {"metadata": {}}) for n in range(5)),
+        )
+        assert counting.job_gets == 1
+        await jc.stop()
+
+    asyncio.run(scenario())

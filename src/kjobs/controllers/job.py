@@ -38,6 +38,9 @@ from kjobs.job.metrics import JobMetrics
 
 log = logging.getLogger(__name__)
 
+ABSENT_JOBS_KEPT = 500
+"""As many confirmed-gone Job uids as Kubernetes' garbage collector remembers (`absentOwnerCache`, 500)."""
+
 REMOVE_FINALIZER_PATCH = {"metadata": {"$deleteFromPrimitiveList/finalizers": [JOB_TRACKING_FINALIZER]}}
 
 
@@ -115,6 +118,9 @@ class JobController:
         self._tracking_finalizer_series: dict[str, Any] = {}
         self._finished_uids: set[str] = set()
         self._external_seen: set[str] = set()
+        self._absent_jobs: dict[str, None] = {}
+        """Uids of Jobs confirmed gone (a uid is never reused), newest last, at most `ABSENT_JOBS_KEPT`: the
+        garbage collector's `absentOwnerCache`, so a deleted Job's many pods cost one live GET, not one each."""
         self.last_outcome: dict[str, SyncOutcome] = {}
 
     # ----------------------------------------------------------------------------------------- lifecycle
@@ -146,6 +152,7 @@ class JobController:
         key = _key(job)
         if new is None:
             self.queue.add(key)
+            self._confirmed_gone(str(job["metadata"].get("uid") or ""))  # the watch said so: no GET needed
             self._cleanup_pod_finalizers(job)
             return
         controller = external_controller(new, self.settings.sync.controller_name)
@@ -265,13 +272,25 @@ class JobController:
     async def _live_job(self, namespace: str, ref: Obj) -> Obj | None:
         """The Job `ref` names, read live (uncached), or None when it is confirmed gone: not found, or the name
         now belongs to another Job (a different uid). Any other error propagates, so the pod is retried later."""
+        uid = str(ref.get("uid") or "")
+        if uid in self._absent_jobs:
+            return None
         try:
             job: Obj = await self.client.get(JOBS, namespace, str(ref.get("name") or ""))
         except ApiError as exc:
-            if exc.code == 404:
-                return None
-            raise
-        return job if (job.get("metadata") or {}).get("uid") == ref.get("uid") else None
+            if exc.code != 404:
+                raise
+            self._confirmed_gone(uid)
+            return None
+        if (job.get("metadata") or {}).get("uid") != uid:
+            self._confirmed_gone(uid)
+            return None
+        return job
+
+    def _confirmed_gone(self, uid: str) -> None:
+        self._absent_jobs[uid] = None
+        if len(self._absent_jobs) > ABSENT_JOBS_KEPT:
+            del self._absent_jobs[next(iter(self._absent_jobs))]
 
     async def _remove_orphan_finalizer(self, pod: Obj) -> None:
         try:
