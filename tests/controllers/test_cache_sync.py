@@ -132,3 +132,35 @@ def test_nothing_is_written_before_every_informer_has_synced(name: str) -> None:
             await held_back(held)
 
     asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("held", [PODS, NODES], ids=["pods", "node"])
+def test_the_node_agent_runs_no_pod_before_its_informers_have_synced(held: ResourceRef) -> None:
+    """The agent registers its Node and Lease first (as the kubelet does), but starts and reports no pod
+    before both its pod and node informers have listed."""
+    from kjobs.node.agent import NodeAgent
+    from kjobs.node.sim_runtime import Outcome, SimulatedRuntime
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        base = await local_api(clock)
+        await base.create(PODS, "default", _pod("bound", nodeName="node-1"))
+        client = HeldList(base, held)
+        runtime = SimulatedRuntime(clock=clock, outcome=lambda pod, container, attempt: Outcome(duration=5))
+        agent = NodeAgent(client, name="node-1", clock=clock, runtime=runtime)
+        starting = asyncio.get_running_loop().create_task(agent.start())
+        for _ in range(500):
+            await asyncio.sleep(0)
+        assert not starting.done()
+        assert [w for w in client.writes if " pods/" in w] == []
+        client.release.set()
+        await settle(clock, starting.done)
+
+        def running() -> bool:
+            pod = agent.pods.get("default", "bound") or {}
+            return (pod.get("status") or {}).get("phase") == "Running"
+
+        await settle(clock, running, max_virtual=60)
+        await agent.stop()
+
+    asyncio.run(scenario())
