@@ -65,6 +65,8 @@ class ClusterSettings:
     """Per-controller knobs (Kubernetes' defaults unless a caller, usually a test, shortens them)."""
     admission: AdmissionSettings = field(default_factory=AdmissionSettings)
     """The API server's admission flags: whoever builds the cluster's `ApiService` (`create_app`) passes them."""
+    controllers: tuple[str, ...] = CONTROLLER_NAMES
+    """The controllers to run (`kjobs up --controllers`); another process may run the rest (`kjobs controller`)."""
 
 
 def tune_gc() -> None:
@@ -155,12 +157,13 @@ class LocalCluster:
         components = build_controllers(
             self.client,
             self.clock,
+            names=self.settings.controllers,
             settings=self.settings,
             job_metrics=job_metrics,
             informers=self.informers,
             scheduler_client=LocalClient(service, manager=SCHEDULER_MANAGER, shared_results=True),
         )
-        self.job_controller = components["job"]
+        self.job_controller: JobController | None = components.get("job")
         self.controllers: list[Component] = list(components.values())
         self.agents: list[Any] = []
         self._started: list[Component] = []

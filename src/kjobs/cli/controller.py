@@ -16,6 +16,7 @@ from typing import Any
 import click
 
 from kjobs.controllers import CONTROLLER_NAMES as CONTROLLERS
+from kjobs.controllers import select_controllers
 
 
 @click.command("controller")
@@ -30,7 +31,10 @@ from kjobs.controllers import CONTROLLER_NAMES as CONTROLLERS
     "--controllers",
     default="job",
     show_default=True,
-    help=f"Comma-separated controllers to run, or 'all' ({', '.join(CONTROLLERS)}).",
+    help=(
+        f"Comma-separated controllers to run ({', '.join(CONTROLLERS)}); "
+        "'*' or 'all' for every one, '-NAME' to leave one out."
+    ),
 )
 @click.option(
     "--managed-by",
@@ -55,12 +59,12 @@ def controller_command(
     """Run kjobs' controllers against a Kubernetes API server until interrupted."""
     from kjobs.client.kubeconfig import KubeconfigError, load
 
-    names = CONTROLLERS if controllers.strip() == "all" else tuple(n.strip() for n in controllers.split(",") if n)
-    unknown = [n for n in names if n not in CONTROLLERS]
-    if unknown or not names:
-        raise click.UsageError(
-            f"unknown controller(s) {', '.join(unknown) or '(none)'}; choose from {', '.join(CONTROLLERS)}"
-        )
+    try:
+        names = select_controllers(controllers)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
+    if not names:
+        raise click.UsageError(f"no controller selected; choose from {', '.join(CONTROLLERS)}")
     try:
         connection = load(kubeconfig, context=context)
     except KubeconfigError as exc:

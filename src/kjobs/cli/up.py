@@ -4,7 +4,9 @@ One process, one event loop: the HTTP API (for kubectl and the Python client) an
 (`kjobs.cluster.LocalCluster`: Job controller, scheduler, node lifecycle, taint eviction, pod GC,
 disruption, garbage collector, TTL, and `--nodes` node agents running pods as local processes) share one
 `ApiService`; pod logs come from the agents (`AgentLogs`), or from agents that joined from other processes
-(`kjobs node join`) through their log endpoint. `/metrics` serves the controllers' metrics.
+(`kjobs node join`) through their log endpoint. `/metrics` serves the controllers' metrics. `--controllers`
+selects the controllers as kube-controller-manager's flag does (`*,-job`: all but the Job controller, which
+`kjobs controller` may then run in a process of its own).
 Writes a kubeconfig (context `kjobs`), says on stderr what it serves (URL, kubeconfig, data directory, nodes) and
 prints the `export KUBECONFIG=...` line on stdout once everything runs; SIGINT/SIGTERM stop it (exit 0) with a
 last line saying so.
@@ -89,6 +91,15 @@ def _loopback(host: str) -> bool:
     show_default=True,
     help="The tolerationSeconds of the unreachable:NoExecute toleration added to every pod without one.",
 )
+@click.option(
+    "--controllers",
+    default="*",
+    show_default=True,
+    help=(
+        "Controllers to run, as kube-controller-manager's flag: '*' for every one, '-NAME' to leave one out "
+        "(for example '*,-job' to run the Job controller apart with `kjobs controller`)."
+    ),
+)
 def up(
     port: int,
     host: str,
@@ -98,15 +109,21 @@ def up(
     default_not_ready_toleration_seconds: int,
     default_unreachable_toleration_seconds: int,
     backoff: float,
+    controllers: str,
 ) -> None:
     """Start kjobs: the Kubernetes API server, the controllers and a local node."""
     from kjobs.api.errors import ApiError
+    from kjobs.controllers import select_controllers
     from kjobs.server import kubeconfig as kubeconfig_file
     from kjobs.server import tls
     from kjobs.server.admission import AdmissionSettings
     from kjobs.server.runner import bind, run_forever
     from kjobs.store import open_store
 
+    try:
+        names = select_controllers(controllers)
+    except ValueError as exc:
+        raise click.UsageError(str(exc)) from None
     data = data_dir or default_data_dir()
     config_path = kubeconfig or Path(os.path.expanduser("~")) / ".kube" / "kjobs.yaml"
     try:
@@ -133,7 +150,9 @@ def up(
         default_not_ready_toleration_seconds=default_not_ready_toleration_seconds,
         default_unreachable_toleration_seconds=default_unreachable_toleration_seconds,
     )
-    cluster, app = _assemble(store, token=token, nodes=nodes, data=data, backoff=backoff, admission=admission)
+    cluster, app = _assemble(
+        store, token=token, nodes=nodes, data=data, backoff=backoff, admission=admission, controllers=names
+    )
 
     def ready() -> None:
         names = ", ".join(cluster.node_names()) or "none (the API and controllers only; add one with kjobs node join)"
@@ -160,9 +179,11 @@ def _assemble(
     data: Path,
     backoff: float = 10.0,
     admission: AdmissionSettings | None = None,
+    controllers: tuple[str, ...] | None = None,
 ) -> tuple[Any, Any]:
     """The app and the embedded cluster around its `ApiService`, with logs and metrics wired between them
-    (`admission`: the `AdmissionSettings` from the kube-apiserver flags; Kubernetes' defaults when None)."""
+    (`admission`: the `AdmissionSettings` from the kube-apiserver flags; Kubernetes' defaults when None;
+    `controllers`: those to run, every one when None)."""
     from prometheus_client import REGISTRY
 
     from kjobs.cluster import ClusterSettings, LocalCluster
@@ -179,6 +200,8 @@ def _assemble(
     settings = ClusterSettings(nodes=nodes, root_dir=str(data / "nodes"), pod_failure_backoff=backoff)
     if admission is not None:
         settings = replace(settings, admission=admission)
+    if controllers is not None:
+        settings = replace(settings, controllers=controllers)
     app = create_app(store, token=token, logs=logs, admission=settings.admission)
     app_ref.append(app)
     cluster = LocalCluster(app.service, settings=settings, job_metrics=JobMetrics(REGISTRY), logs=logs)

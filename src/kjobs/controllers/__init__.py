@@ -15,3 +15,18 @@ CONTROLLER_NAMES = (
     "ttl",
 )
 """Every controller kjobs has, by the name `kjobs controller --controllers` and `kjobs.cluster` use."""
+
+
+def select_controllers(spec: str) -> tuple[str, ...]:
+    """The controllers a `--controllers` value names, in `CONTROLLER_NAMES` order, read as kube-controller-manager
+    reads its flag (cmd/kube-controller-manager/app/options: `*` enables every controller, `foo` enables foo,
+    `-foo` disables foo, whatever the order); `all` is kjobs' spelling of `*`. Raises ValueError naming any
+    unknown controller."""
+    items = [item.strip() for item in spec.split(",") if item.strip()]
+    unknown = [item for item in items if item.lstrip("-") not in (*CONTROLLER_NAMES, "*", "all")]
+    if unknown:
+        raise ValueError(f"unknown controller(s) {', '.join(unknown)}; choose from {', '.join(CONTROLLER_NAMES)}")
+    every = any(item in ("*", "all") for item in items)
+    disabled = {item[1:] for item in items if item.startswith("-")}
+    enabled = {item for item in items if not item.startswith("-")}
+    return tuple(n for n in CONTROLLER_NAMES if (every or n in enabled) and n not in disabled)

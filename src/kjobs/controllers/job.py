@@ -4,6 +4,11 @@ Everything Kubernetes' Job controller decides is in `kjobs.job` (pure); this mod
 out: it indexes pods by their controlling Job, keeps expectations current from pod events (so a sync never acts
 on a cache that has not seen its own writes), batches pod events per Job (1 s by default, like Kubernetes),
 executes plans through the client, and removes the tracking finalizer from pods whose Job is gone or finished.
+
+Handlers only index and enqueue; the Job workers and the orphan worker start once both informers have synced
+(`Run`'s `WaitForNamedCacheSync` in pkg/controller/job/job_controller.go). A pod counts as an orphan only when its
+Job is confirmed gone: not in the cache, and a live GET finds no Job of that name with the reference's uid (a
+cache that has not loaded, or lags, must never cost a live Job the finalizers its counting depends on).
 """
 
 from __future__ import annotations
@@ -32,6 +37,9 @@ from kjobs.job.execute import SyncOutcome, sync_job
 from kjobs.job.metrics import JobMetrics
 
 log = logging.getLogger(__name__)
+
+ABSENT_JOBS_KEPT = 500
+"""As many confirmed-gone Job uids as Kubernetes' garbage collector remembers (`absentOwnerCache`, 500)."""
 
 REMOVE_FINALIZER_PATCH = {"metadata": {"$deleteFromPrimitiveList/finalizers": [JOB_TRACKING_FINALIZER]}}
 
@@ -101,28 +109,37 @@ class JobController:
         self.pods = factory.informer(PODS)
         self.queue: WorkQueue[str] = WorkQueue(clock=clock)
         self._workers = WorkerPool(self.queue, self.sync, name="job-worker", workers=self.settings.workers)
+        self.orphans: WorkQueue[str] = WorkQueue(clock=clock)
+        """Pods (`namespace/name`) whose tracking finalizer may have to go: Kubernetes' `orphanQueue`."""
+        self._orphan_workers = WorkerPool(self.orphans, self.sync_orphan_pod, name="job-orphan-worker", workers=1)
         self._pod_control = ClientPodControl(client)
         self._status_writer = ClientStatusWriter(client)
         self._pods_by_owner: dict[str, _OwnedPods] = {}
         self._tracking_finalizer_series: dict[str, Any] = {}
         self._finished_uids: set[str] = set()
         self._external_seen: set[str] = set()
+        self._absent_jobs: dict[str, None] = {}
+        """Uids of Jobs confirmed gone (a uid is never reused), newest last, at most `ABSENT_JOBS_KEPT`: the
+        garbage collector's `absentOwnerCache`, so a deleted Job's many pods cost one live GET, not one each."""
         self.last_outcome: dict[str, SyncOutcome] = {}
 
     # ----------------------------------------------------------------------------------------- lifecycle
 
     async def start(self) -> None:
-        """Start informers, wait for their first list, then start the workers."""
+        """Start informers, wait for their first list, then start the workers (Job syncs and orphans): until
+        both caches have loaded, events only fill the queues."""
         self.jobs.add_handler(self._on_job)
         self.pods.add_handler(self._on_pod)
         self.jobs.start()
         self.pods.start()
         await asyncio.gather(self.jobs.synced.wait(), self.pods.synced.wait())
         self._workers.start()
+        self._orphan_workers.start()
 
     async def stop(self) -> None:
         """Stop workers and informers."""
         await self._workers.stop()
+        await self._orphan_workers.stop()
         await self.jobs.stop()
         await self.pods.stop()
         await self.events.flush()
@@ -135,6 +152,8 @@ class JobController:
         key = _key(job)
         if new is None:
             self.queue.add(key)
+            self._confirmed_gone(str(job["metadata"].get("uid") or ""))  # the watch said so: no GET needed
+            self._cleanup_pod_finalizers(job)
             return
         controller = external_controller(new, self.settings.sync.controller_name)
         if controller is not None:
@@ -168,8 +187,8 @@ class JobController:
         if old_tracked and old_terminal and not new_tracked:
             self._count_tracking_finalizer("delete")
         if job is None:
-            if new is not None and new_tracked and owner is not None:
-                asyncio.get_running_loop().create_task(self._remove_orphan_finalizer(new))
+            if new is not None and new_tracked:
+                self._enqueue_orphan(new)  # checked by `sync_orphan_pod` once the caches have synced
             return
         key = _key(job)
         if old is None and new is not None and not new_deleting:
@@ -184,9 +203,21 @@ class JobController:
             self.book.finalizer_removal_observed(key, pod_uid)
         if is_finished(job):
             if new is not None and new_tracked:
-                asyncio.get_running_loop().create_task(self._remove_orphan_finalizer(new))
+                self._enqueue_orphan(new)
             return
         self.queue.add_after(key, self.settings.batch_period)
+
+    def _enqueue_orphan(self, pod: Obj) -> None:
+        self.orphans.add(_key(pod))
+
+    def _cleanup_pod_finalizers(self, job: Obj) -> None:
+        """`cleanupPodFinalizers`: a deleted Job's pods that still carry the finalizer are checked as orphans."""
+        owned = self._pods_by_owner.get(str((job.get("metadata") or {}).get("uid") or ""))
+        if owned is None:
+            return
+        for pod in owned.pods.values():
+            if _facts(pod)[0]:
+                self._enqueue_orphan(pod)
 
     def _count_tracking_finalizer(self, event: str) -> None:
         """`terminated_pods_tracking_finalizer_total{event}`: its two series are looked up once, when first
@@ -210,6 +241,56 @@ class JobController:
         if job is not None and job["metadata"].get("uid") == ref.get("uid"):
             return job
         return None
+
+    async def sync_orphan_pod(self, key: str) -> None:
+        """`syncOrphanPod`: remove the tracking finalizer of the pod `key` (`namespace/name`) if no live Job of
+        this controller counts it — it has no controller reference, or its Job is finished or confirmed gone.
+        A pod controlled by anything but a batch/v1 Job, or by a Job another controller manages, is left alone."""
+        namespace, name = key.split("/", 1)
+        pod = self.pods.get(namespace, name)
+        if pod is None or not _facts(pod)[0]:
+            return
+        meta = pod.get("metadata") or {}
+        ref = _controller_ref(meta)
+        if ref is not None:
+            if ref.get("kind") != "Job" or ref.get("apiVersion") != "batch/v1":
+                return
+            job = self._job_for(meta, ref)
+            if job is None:
+                job = await self._live_job(namespace, ref)
+            if job is not None:
+                if external_controller(job, self.settings.sync.controller_name) is not None:
+                    return
+                if not is_finished(job):
+                    return  # a live Job counts this pod: its own sync removes the finalizer
+        try:
+            await self.client.patch(PODS, namespace, name, REMOVE_FINALIZER_PATCH, handover=True)  # never changed
+        except ApiError as exc:
+            if exc.code != 404:
+                raise  # retried with the queue's back-off
+
+    async def _live_job(self, namespace: str, ref: Obj) -> Obj | None:
+        """The Job `ref` names, read live (uncached), or None when it is confirmed gone: not found, or the name
+        now belongs to another Job (a different uid). Any other error propagates, so the pod is retried later."""
+        uid = str(ref.get("uid") or "")
+        if uid in self._absent_jobs:
+            return None
+        try:
+            job: Obj = await self.client.get(JOBS, namespace, str(ref.get("name") or ""))
+        except ApiError as exc:
+            if exc.code != 404:
+                raise
+            self._confirmed_gone(uid)
+            return None
+        if (job.get("metadata") or {}).get("uid") != uid:
+            self._confirmed_gone(uid)
+            return None
+        return job
+
+    def _confirmed_gone(self, uid: str) -> None:
+        self._absent_jobs[uid] = None
+        if len(self._absent_jobs) > ABSENT_JOBS_KEPT:
+            del self._absent_jobs[next(iter(self._absent_jobs))]
 
     async def _remove_orphan_finalizer(self, pod: Obj) -> None:
         try:
