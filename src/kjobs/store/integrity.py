@@ -171,17 +171,25 @@ def read_back(conn: sqlite3.Connection, path: str, *, repair: bool = False) -> V
 
 
 def _check_pages(conn: sqlite3.Connection, path: str, *, repair: bool) -> None:
-    problems = [str(r[0]) for r in conn.execute("PRAGMA integrity_check(20)")]
-    if problems == ["ok"]:
+    """SQLite's own check; an index that disagrees with its table is worth a `REINDEX` (it rebuilds the index)."""
+    problems = _integrity_problems(conn)
+    if not problems:
         return
-    only_indexes = all("index" in p for p in problems)
-    if repair and only_indexes:
+    indexes = any("index" in p for p in problems)
+    if repair and indexes:
         conn.execute("REINDEX")
-        problems = [str(r[0]) for r in conn.execute("PRAGMA integrity_check(20)")]
-        if problems == ["ok"]:
+        problems = _integrity_problems(conn)
+        if not problems:
             return
-        only_indexes = False
-    raise StoreDamaged(path, [Damage("the file", p) for p in problems], repairable=only_indexes)
+        indexes = False
+    raise StoreDamaged(path, [Damage("the file", p) for p in problems], repairable=indexes)
+
+
+def _integrity_problems(conn: sqlite3.Connection) -> list[str]:
+    found = [str(r[0]) for r in conn.execute("PRAGMA integrity_check(20)")]
+    if found == ["ok"]:
+        return []
+    return [line for p in found for line in p.splitlines() if not line.startswith("*** in database")]
 
 
 def _read_rows(conn: sqlite3.Connection) -> tuple[list[Row], list[int], list[Damage]]:

@@ -65,6 +65,21 @@ def _unavailable(message: str) -> ApiError:
     return ApiError(503, "ServiceUnavailable", message)
 
 
+_ENVIRONMENT = ("unable to open", "readonly", "locked", "disk I/O error", "disk is full", "out of memory")
+"""SQLite errors that say the file could not be used, not that its content is damaged."""
+
+
+def _environmental(err: sqlite3.Error) -> bool:
+    return any(words in str(err) for words in _ENVIRONMENT)
+
+
+def _as_damage(path: str, err: Exception) -> StoreDamaged:
+    """What SQLite could not read ("file is not a database", "malformed database schema", ...) as damage."""
+    if isinstance(err, UnicodeDecodeError):  # SQLite's own message quoted damaged schema text
+        return StoreDamaged(path, [Damage("the file", "its schema is damaged (not UTF-8)")], repairable=False)
+    return StoreDamaged(path, [Damage("the file", str(err))], repairable=False)
+
+
 def _resolve_all(futures: list[asyncio.Future[None]]) -> None:
     for fut in futures:
         if not fut.done():
@@ -103,15 +118,14 @@ class SqliteStore(Store):
             self._conn.execute("PRAGMA journal_mode=WAL")
             self._conn.execute("PRAGMA synchronous=FULL")
             self._restore(repair)
-        except StoreDamaged:
+        except (sqlite3.Error, UnicodeDecodeError) as err:
+            self._give_up()
+            if isinstance(err, UnicodeDecodeError) or not _environmental(err):
+                raise _as_damage(path, err) from None
+            raise _unavailable(f"cannot open the data file {path}: {err}") from None
+        except BaseException:  # StoreDamaged, or a bug: never leave the file locked
             self._give_up()
             raise
-        except sqlite3.Error as err:
-            self._give_up()
-            if type(err) is sqlite3.DatabaseError:  # "file is not a database", "database disk image is malformed"
-                damage = [Damage("the file", str(err))]
-                raise StoreDamaged(path, damage, repairable=False) from None
-            raise _unavailable(f"cannot open the data file {path}: {err}") from None
         self._queue: queue.SimpleQueue[object] = queue.SimpleQueue()
         self._closed = False
         self._closing = threading.Lock()  # orders every enqueue before the stop marker

@@ -1,0 +1,217 @@
+"""A damaged data file is refused at open, naming what is damaged; nothing altered is served, nothing lost silently.
+
+Damage is made the way a disk makes it: bytes of the file changed behind kjobs' back (through sqlite3 for a
+chosen row, or as single-bit flips anywhere in the file).
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import shutil
+import sqlite3
+from pathlib import Path
+
+import orjson
+import pytest
+
+from kjobs.api.errors import ApiError
+from kjobs.store import SqliteStore
+from kjobs.store.integrity import FORMAT, StoreDamaged
+from tests.store.conftest import pod, rv
+
+
+def _filled(path: Path, n: int = 3) -> dict[tuple[str, str, str], bytes]:
+    """A store with `n` pods in `ns` and a node; returns every object's stored bytes by key."""
+    with SqliteStore(str(path)) as store:
+        for i in range(n):
+            store.create("pods", "ns", f"p{i}", pod(f"p{i}", "ns", app="x"))
+        store.create("nodes", "", "n1", {"metadata": {"name": "n1"}})
+        store.update("pods", "ns", "p0", pod("p0", "ns", app="y"))
+        return _contents(store)
+
+
+def _contents(store: SqliteStore) -> dict[tuple[str, str, str], bytes]:
+    out: dict[tuple[str, str, str], bytes] = {}
+    for resource in ("pods", "nodes"):
+        raws, _ = store.list_raw(resource)
+        for raw in raws:
+            meta = orjson.loads(raw)["metadata"]
+            out[(resource, meta.get("namespace", ""), meta["name"])] = raw
+    return out
+
+
+def _edit(path: Path, sql: str, *args: object) -> None:
+    """Change the file behind the store's back (kjobs is not running)."""
+    conn = sqlite3.connect(path)
+    with conn:
+        conn.execute(sql, args)
+    conn.close()
+
+
+def _refused(path: Path) -> StoreDamaged:
+    with pytest.raises(StoreDamaged) as info:
+        SqliteStore(str(path))
+    assert info.value.code == 503
+    return info.value
+
+
+def test_one_flipped_byte_in_an_objects_json_is_reported_naming_it(tmp_path: Path) -> None:
+    db = tmp_path / "db"
+    _filled(db)
+    _edit(db, "UPDATE objects SET data = replace(data, 'busybox', 'busyboy') WHERE name = 'p1'")
+    err = _refused(db)
+    assert [str(d) for d in err.damage] == ["pods ns/p1: its checksum does not match (the row was altered)"]
+    assert err.repairable
+    assert err.message.startswith(f"cannot open the data file {db}: it is damaged\n  pods ns/p1: ")
+
+
+def test_a_flipped_name_is_reported_with_the_name_its_object_gives(tmp_path: Path) -> None:
+    db = tmp_path / "db"
+    _filled(db)
+    _edit(db, "UPDATE objects SET name = 'p3' WHERE name = 'p1'")  # '1' and '3' differ in one bit
+    err = _refused(db)
+    assert [str(d) for d in err.damage] == [
+        "pods ns/p3: its checksum does not match (the row was altered); its object calls itself ns/p1"
+    ]
+
+
+def test_a_flipped_revision_is_reported(tmp_path: Path) -> None:
+    db = tmp_path / "db"
+    _filled(db)
+    _edit(db, "UPDATE objects SET revision = (revision | 4) - (revision & 4) WHERE name = 'n1'")
+    assert [d.what for d in _refused(db).damage] == ["nodes n1"]
+
+
+def test_a_flipped_revision_counter_is_reported(tmp_path: Path) -> None:
+    db = tmp_path / "db"
+    _filled(db)
+    _edit(db, "UPDATE meta SET value = (value | 1) - (value & 1) WHERE key = 'revision'")
+    assert [str(d) for d in _refused(db).damage] == ["the store's counters (table meta): their seal does not match"]
+
+
+def test_a_lost_object_is_reported(tmp_path: Path) -> None:
+    db = tmp_path / "db"
+    _filled(db)
+    _edit(db, "DELETE FROM objects WHERE name = 'p2'")
+    assert [str(d) for d in _refused(db).damage] == [
+        "the store's objects: the counters say 4 objects but the file holds 3: an object was lost or added"
+    ]
+
+
+def test_a_replaced_object_with_a_valid_checksum_is_reported(tmp_path: Path) -> None:
+    """A row copied from another store (or an older copy of this one) checks out alone; the digest does not."""
+    db, other = tmp_path / "db", tmp_path / "other"
+    _filled(db)
+    with SqliteStore(str(other)) as store:
+        store.create("pods", "ns", "p9", pod("p9", "ns"))
+    row = sqlite3.connect(other).execute("SELECT revision, data, checksum FROM objects").fetchone()
+    _edit(db, "UPDATE objects SET name = 'p9', revision = ?, data = ?, checksum = ? WHERE name = 'p2'", *row)
+    assert [str(d) for d in _refused(db).damage] == [
+        "the store's objects: their checksums do not add up: an object was replaced"
+    ]
+
+
+def test_repair_deletes_the_damaged_objects_and_serves_the_rest(tmp_path: Path) -> None:
+    db = tmp_path / "db"
+    before = _filled(db)
+    _edit(db, "UPDATE objects SET data = replace(data, 'busybox', 'busyboy') WHERE name = 'p1'")
+    _edit(db, "UPDATE meta SET value = value + 1 WHERE key = 'objects'")
+    with SqliteStore(str(db), repair=True) as store:
+        assert [str(d) for d in store.repaired] == [
+            "pods ns/p1: its checksum does not match (the row was altered)",
+            "the store's counters (table meta): their seal does not match",
+        ]
+        del before[("pods", "ns", "p1")]
+        assert _contents(store) == before
+        top = max(rv(orjson.loads(raw)) for raw in before.values())
+        assert rv(store.create("pods", "ns", "p1", pod("p1", "ns"))) > top
+    with SqliteStore(str(db)) as store:  # repaired for good
+        assert store.repaired == []
+        assert store.exists("pods", "ns", "p1")
+
+
+def test_a_store_of_an_earlier_release_is_checksummed_on_first_open(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The schema kjobs wrote before checksums: no checksum column, no counters but the revision."""
+    db = tmp_path / "db"
+    conn = sqlite3.connect(db)
+    conn.execute(
+        "CREATE TABLE objects (resource TEXT NOT NULL, namespace TEXT NOT NULL, name TEXT NOT NULL,"
+        " revision INTEGER NOT NULL, data BLOB NOT NULL, UNIQUE (resource, namespace, name))"
+    )
+    conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
+    obj = pod("old", "ns")
+    obj["metadata"]["resourceVersion"] = "7"
+    conn.execute("INSERT INTO objects VALUES ('pods', 'ns', 'old', 7, ?)", (orjson.dumps(obj),))
+    conn.execute("INSERT INTO meta VALUES ('revision', 9)")
+    conn.commit()
+    conn.close()
+    with caplog.at_level(logging.WARNING), SqliteStore(str(db)) as store:
+        assert store.get("pods", "ns", "old") == obj
+        assert store.revision == 9
+    assert f"checksummed 1 objects of {db}, written by an earlier kjobs" in caplog.messages
+    assert sqlite3.connect(db).execute("PRAGMA user_version").fetchone()[0] == FORMAT
+    caplog.clear()
+    with SqliteStore(str(db)) as store:  # checksummed once
+        assert rv(store.create("pods", "ns", "new", pod("new", "ns"))) == 10
+    assert caplog.messages == []
+    _edit(db, "UPDATE objects SET data = replace(data, 'busybox', 'busyboy') WHERE name = 'old'")
+    assert [d.what for d in _refused(db).damage] == ["pods ns/old"]
+
+
+def test_an_index_that_disagrees_with_its_table_is_refused_and_reindexed_by_repair(tmp_path: Path) -> None:
+    db = tmp_path / "db"
+    before = _filled(db)
+    conn = sqlite3.connect(db)
+    index_root = conn.execute("SELECT rootpage FROM sqlite_master WHERE type = 'index'").fetchone()[0]
+    conn.close()
+    raw = bytearray(db.read_bytes())
+    page = 4096 * (index_root - 1)
+    cells = int.from_bytes(raw[page + 3 : page + 5], "big")
+    raw[page + 3 : page + 5] = (cells - 1).to_bytes(2, "big")  # the index page forgets its last entry
+    db.write_bytes(bytes(raw))
+    err = _refused(db)
+    assert err.repairable and all(d.what == "the file" for d in err.damage)
+    assert any("index" in d.problem for d in err.damage)
+    with SqliteStore(str(db), repair=True) as store:
+        assert _contents(store) == before
+        store.update("pods", "ns", "p1", pod("p1", "ns", app="z"))  # the repaired index finds the row
+    with SqliteStore(str(db)) as store:
+        assert len(_contents(store)) == len(before)
+
+
+def test_random_single_bit_flips_are_refused_or_change_nothing(tmp_path: Path) -> None:
+    """The issue's experiment, seeded: every flip either refuses to open clearly, or opens the very same store
+    (a flip in unused bytes); never altered objects served, never an object lost under its name. The file is
+    also written to after opening and read back, so a flip that only bites later is caught too."""
+    original = tmp_path / "original"
+    before = _filled(original, n=12)
+    size = original.stat().st_size
+    rng = random.Random(13)
+    outcomes = {"refused": 0, "unchanged": 0}
+    for trial in range(120):
+        copy = tmp_path / f"copy{trial}"
+        shutil.copyfile(original, copy)
+        raw = bytearray(copy.read_bytes())
+        bit = rng.randrange(size * 8)
+        raw[bit // 8] ^= 1 << (bit % 8)
+        copy.write_bytes(bytes(raw))
+        try:
+            store = SqliteStore(str(copy))
+        except ApiError as err:
+            assert err.code == 503 and err.message.startswith(f"cannot open the data file {copy}"), err.message
+            outcomes["refused"] += 1
+            continue
+        with store:
+            assert _contents(store) == before, f"bit {bit} altered the store silently"
+            for key in before:
+                if key[0] == "pods":
+                    store.update(*key, pod(key[2], "ns", app="after"))
+            store.create("pods", "ns", "fresh", pod("fresh", "ns"))
+            after = _contents(store)
+        with SqliteStore(str(copy)) as reopened:
+            assert _contents(reopened) == after, f"bit {bit}: the writes after the flip did not read back"
+        outcomes["unchanged"] += 1
+    assert outcomes["refused"] > 0 and outcomes["unchanged"] > 0, outcomes
