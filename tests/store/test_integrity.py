@@ -176,6 +176,7 @@ def test_an_index_that_disagrees_with_its_table_is_refused_and_reindexed_by_repa
     assert err.repairable and all(d.what == "the file" for d in err.damage)
     assert any("index" in d.problem for d in err.damage)
     with SqliteStore(str(db), repair=True) as store:
+        assert [d.problem for d in store.repaired] == [f"{d.problem} (indexes rebuilt)" for d in err.damage]
         assert _contents(store) == before
         store.update("pods", "ns", "p1", pod("p1", "ns", app="z"))  # the repaired index finds the row
     with SqliteStore(str(db)) as store:

@@ -25,6 +25,7 @@ import click
 
 if TYPE_CHECKING:
     from kjobs.server.admission import AdmissionSettings
+    from kjobs.store import StoreDamaged
 
 DEFAULT_PORT = 6443
 
@@ -76,6 +77,11 @@ def _loopback(host: str) -> bool:
     help="Base pod-failure back-off in seconds (Kubernetes: 10 s, doubling to 10 min).",
 )
 @click.option(
+    "--repair",
+    is_flag=True,
+    help="Start even if the store is damaged, deleting the damaged objects (each is named on stderr).",
+)
+@click.option(
     "--default-not-ready-toleration-seconds",
     type=int,
     default=300,
@@ -98,6 +104,7 @@ def up(
     default_not_ready_toleration_seconds: int,
     default_unreachable_toleration_seconds: int,
     backoff: float,
+    repair: bool = False,
 ) -> None:
     """Start kjobs: the Kubernetes API server, the controllers and a local node."""
     from kjobs.api.errors import ApiError
@@ -105,12 +112,14 @@ def up(
     from kjobs.server import tls
     from kjobs.server.admission import AdmissionSettings
     from kjobs.server.runner import bind, run_forever
-    from kjobs.store import open_store
+    from kjobs.store import StoreDamaged, open_store
 
     data = data_dir or default_data_dir()
     config_path = kubeconfig or Path(os.path.expanduser("~")) / ".kube" / "kjobs.yaml"
     try:
-        store = open_store(str(data))
+        store = open_store(str(data), repair=repair)
+    except StoreDamaged as exc:
+        raise click.ClickException(damage_report(exc, data)) from None
     except (ApiError, OSError) as exc:
         raise click.ClickException(f"cannot open the data directory {data}: {exc}") from None
     try:
@@ -150,6 +159,21 @@ def up(
         store.close()
         sock.close()
     click.echo(f"kjobs API server on {url} stopped", err=True)
+
+
+def damage_report(exc: StoreDamaged, data: Path) -> str:
+    """Why `kjobs up` refuses a damaged store, what is damaged (`kjobs.store.integrity`) and how to recover."""
+    if exc.repairable:
+        how = (
+            f"To start without the objects named (they are deleted: controllers recreate what they own, such as a"
+            f" Job's pods; the rest is lost), run: kjobs up --data-dir {data} --repair\n"
+            f"Or restore {exc.path} from a copy."
+        )
+    else:
+        how = (
+            f"It cannot be repaired in place: restore {exc.path} from a copy (or recover rows with sqlite3's .recover)."
+        )
+    return f"{exc.message}\n{how}"
 
 
 def _assemble(

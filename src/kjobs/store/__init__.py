@@ -11,6 +11,7 @@ import os
 
 from kjobs.store.base import DEFAULT_HISTORY, Store, StoreStats, split_resource
 from kjobs.store.events import Event, EventType
+from kjobs.store.integrity import StoreDamaged
 from kjobs.store.memory import MemoryStore
 from kjobs.store.sqlite import SqliteStore
 from kjobs.store.watch import Watch
@@ -19,12 +20,14 @@ DB_FILE = "kjobs.db"
 """The database file inside a data directory."""
 
 
-def open_store(data_dir: str | None, *, history_size: int = DEFAULT_HISTORY) -> Store:
-    """The store for a data directory (`<dir>/kjobs.db`, created if missing), or a `MemoryStore` for None."""
+def open_store(data_dir: str | None, *, history_size: int = DEFAULT_HISTORY, repair: bool = False) -> Store:
+    """The store for a data directory (`<dir>/kjobs.db`, created if missing), or a `MemoryStore` for None.
+
+    A damaged file raises `StoreDamaged`; `repair` deletes the damaged objects instead (see `SqliteStore`)."""
     if data_dir is None:
         return MemoryStore(history_size=history_size)
     os.makedirs(data_dir, exist_ok=True)
-    return SqliteStore(os.path.join(data_dir, DB_FILE), history_size=history_size)
+    return SqliteStore(os.path.join(data_dir, DB_FILE), history_size=history_size, repair=repair)
 
 
 __all__ = [
@@ -34,6 +37,7 @@ __all__ = [
     "MemoryStore",
     "SqliteStore",
     "Store",
+    "StoreDamaged",
     "StoreStats",
     "Watch",
     "open_store",

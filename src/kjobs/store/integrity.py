@@ -137,7 +137,7 @@ def read_back(conn: sqlite3.Connection, path: str, *, repair: bool = False) -> V
     if not tables:
         create_schema(conn)
         return Verified([], 0, 0, 0, [])
-    _check_pages(conn, path, repair=repair)
+    reindexed = _check_pages(conn, path, repair=repair)
     if not {"objects", "meta"} <= tables:
         raise StoreDamaged(path, [Damage("the file", "the tables objects and meta are missing")], repairable=False)
     columns = {row[1] for row in conn.execute("PRAGMA table_info(objects)")}
@@ -146,7 +146,7 @@ def read_back(conn: sqlite3.Connection, path: str, *, repair: bool = False) -> V
         if version == FORMAT:  # a checksummed store whose schema text was altered
             lost = Damage("the file", "the objects table has lost its checksum column")
             raise StoreDamaged(path, [lost], repairable=False)
-        return _migrate(conn)
+        return _migrate(conn, reindexed)
     damage: list[Damage] = []
     if version != FORMAT:
         damage.append(Damage("the file", f"its format marker (PRAGMA user_version) is {version}, not {FORMAT}"))
@@ -167,20 +167,22 @@ def read_back(conn: sqlite3.Connection, path: str, *, repair: bool = False) -> V
         write_meta(conn, revision, count, digest)
         conn.execute(f"PRAGMA user_version = {FORMAT}")
         conn.execute("COMMIT")
-    return Verified(rows, revision, count, digest, damage)
+    return Verified(rows, revision, count, digest, reindexed + damage)
 
 
-def _check_pages(conn: sqlite3.Connection, path: str, *, repair: bool) -> None:
-    """SQLite's own check; an index that disagrees with its table is worth a `REINDEX` (it rebuilds the index)."""
+def _check_pages(conn: sqlite3.Connection, path: str, *, repair: bool) -> list[Damage]:
+    """SQLite's own check; an index that disagrees with its table is worth a `REINDEX` (it rebuilds the index).
+    Returns what a repair fixed."""
     problems = _integrity_problems(conn)
     if not problems:
-        return
+        return []
     indexes = any("index" in p for p in problems)
     if repair and indexes:
         conn.execute("REINDEX")
+        fixed = [Damage("the file", f"{p} (indexes rebuilt)") for p in problems]
         problems = _integrity_problems(conn)
         if not problems:
-            return
+            return fixed
         indexes = False
     raise StoreDamaged(path, [Damage("the file", p) for p in problems], repairable=indexes)
 
@@ -256,7 +258,7 @@ def _check_meta(conn: sqlite3.Connection, count: int, sums: list[int], rows_dama
     return revision, []
 
 
-def _migrate(conn: sqlite3.Connection) -> Verified:
+def _migrate(conn: sqlite3.Connection, reindexed: list[Damage]) -> Verified:
     """Give every row of an earlier release's store its checksum and seal the counters, in one transaction."""
     conn.execute("BEGIN IMMEDIATE")
     conn.execute("ALTER TABLE objects ADD COLUMN checksum INTEGER")
@@ -277,4 +279,4 @@ def _migrate(conn: sqlite3.Connection) -> Verified:
     write_meta(conn, revision, len(rows), digest)
     conn.execute(f"PRAGMA user_version = {FORMAT}")
     conn.execute("COMMIT")
-    return Verified(rows, revision, len(rows), digest, [], migrated=len(rows))
+    return Verified(rows, revision, len(rows), digest, reindexed, migrated=len(rows))

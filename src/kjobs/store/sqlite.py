@@ -138,7 +138,8 @@ class SqliteStore(Store):
         if verified.migrated is not None:
             log.warning("checksummed %d objects of %s, written by an earlier kjobs", verified.migrated, self.path)
         for found in verified.repaired:
-            log.warning("repair of %s: removed or re-sealed %s", self.path, found)
+            done = "deleted" if found.rowid is not None else "repaired"
+            log.warning("repair of %s: %s %s", self.path, done, found)
         self.repaired = verified.repaired
         self._count, self._digest = verified.count, verified.digest
         records: list[tuple[str, str, str, Record]] = []
