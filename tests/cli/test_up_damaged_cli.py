@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from kjobs.cli import main
 from kjobs.store import DB_FILE, open_store
 
-BROKEN = "UPDATE objects SET data = replace(data, 'busybox', 'busyboy') WHERE name = 'b'"
+BROKEN = "UPDATE objects SET data = CAST(replace(data, 'busybox', 'busyboy') AS BLOB) WHERE name = 'b'"
 
 
 def _damaged(data: Path) -> Path:

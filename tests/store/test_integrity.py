@@ -59,7 +59,7 @@ def _refused(path: Path) -> StoreDamaged:
 def test_one_flipped_byte_in_an_objects_json_is_reported_naming_it(tmp_path: Path) -> None:
     db = tmp_path / "db"
     _filled(db)
-    _edit(db, "UPDATE objects SET data = replace(data, 'busybox', 'busyboy') WHERE name = 'p1'")
+    _edit(db, "UPDATE objects SET data = CAST(replace(data, 'busybox', 'busyboy') AS BLOB) WHERE name = 'p1'")
     err = _refused(db)
     assert [str(d) for d in err.damage] == ["pods ns/p1: its checksum does not match (the row was altered)"]
     assert err.repairable
@@ -115,7 +115,7 @@ def test_a_replaced_object_with_a_valid_checksum_is_reported(tmp_path: Path) -> 
 def test_repair_deletes_the_damaged_objects_and_serves_the_rest(tmp_path: Path) -> None:
     db = tmp_path / "db"
     before = _filled(db)
-    _edit(db, "UPDATE objects SET data = replace(data, 'busybox', 'busyboy') WHERE name = 'p1'")
+    _edit(db, "UPDATE objects SET data = CAST(replace(data, 'busybox', 'busyboy') AS BLOB) WHERE name = 'p1'")
     _edit(db, "UPDATE meta SET value = value + 1 WHERE key = 'objects'")
     with SqliteStore(str(db), repair=True) as store:
         assert [str(d) for d in store.repaired] == [
@@ -157,7 +157,7 @@ def test_a_store_of_an_earlier_release_is_checksummed_on_first_open(
     with SqliteStore(str(db)) as store:  # checksummed once
         assert rv(store.create("pods", "ns", "new", pod("new", "ns"))) == 10
     assert caplog.messages == []
-    _edit(db, "UPDATE objects SET data = replace(data, 'busybox', 'busyboy') WHERE name = 'old'")
+    _edit(db, "UPDATE objects SET data = CAST(replace(data, 'busybox', 'busyboy') AS BLOB) WHERE name = 'old'")
     assert [d.what for d in _refused(db).damage] == ["pods ns/old"]
 
 
@@ -216,3 +216,64 @@ def test_random_single_bit_flips_are_refused_or_change_nothing(tmp_path: Path) -
             assert _contents(reopened) == after, f"bit {bit}: the writes after the flip did not read back"
         outcomes["unchanged"] += 1
     assert outcomes["refused"] > 0 and outcomes["unchanged"] > 0, outcomes
+
+
+def test_damage_done_while_running_is_found_by_verify_and_read_as_a_500_naming_the_object(tmp_path: Path) -> None:
+    db = tmp_path / "db"
+    with SqliteStore(str(db)) as store:
+        for name in ("a", "b"):
+            store.create("pods", "ns", name, pod(name, "ns"))
+        assert store.verify() == []
+        _edit(db, "UPDATE objects SET data = CAST(replace(data, 'busybox', 'busyboy') AS BLOB) WHERE name = 'b'")
+        assert [str(d) for d in store.verify()] == ["pods ns/b: its checksum does not match (the row was altered)"]
+        expected = (
+            "Internal error occurred: StorageError: corrupt object, Code: 7, Key: /registry/pods/ns/b,"
+            " ResourceVersion: 0, AdditionalErrorMsg: its checksum does not match (the row was altered)"
+        )
+        for read in (
+            lambda: store.get("pods", "ns", "b"),
+            lambda: store.list("pods"),
+            lambda: store.list_page("pods", "ns", limit=1),
+            lambda: store.watch("pods", since=None),
+        ):
+            with pytest.raises(ApiError) as info:
+                read()
+            assert (info.value.code, info.value.reason, info.value.message) == (500, "InternalError", expected)
+        assert store.get("pods", "ns", "a")["metadata"]["name"] == "a"  # the rest is served
+        assert store.list("pods", "other") == ([], store.revision)
+        store.update("pods", "ns", "b", pod("b", "ns", healed="yes"))  # the row is written whole again
+        assert store.get("pods", "ns", "b")["metadata"]["labels"] == {"healed": "yes"}
+        assert store.verify() == []
+
+
+def test_verify_finds_a_row_lost_while_running(tmp_path: Path) -> None:
+    db = tmp_path / "db"
+    with SqliteStore(str(db)) as store:
+        store.create("pods", "ns", "a", pod("a", "ns"))
+        _edit(db, "DELETE FROM objects WHERE name = 'a'")
+        assert [str(d) for d in store.verify()] == [
+            "the store's objects: the counters say 1 objects but the file holds 0: an object was lost or added",
+            "pods ns/a: missing from the file",
+        ]
+        with pytest.raises(ApiError) as info:
+            store.get("pods", "ns", "a")
+        assert info.value.code == 500 and "Key: /registry/pods/ns/a" in info.value.message
+
+
+def test_a_damaged_object_is_a_kubernetes_status_500_over_http(tmp_path: Path) -> None:
+    import httpx
+
+    from kjobs.server.app import create_app
+    from kjobs.server.runner import serve
+
+    db = tmp_path / "db"
+    with SqliteStore(str(db)) as store, serve(store, app=create_app(store)) as url:
+        nodes = f"{url}/api/v1/nodes"
+        assert httpx.post(nodes, json={"metadata": {"name": "n1"}}).status_code == 201
+        _edit(db, "UPDATE objects SET revision = revision + 1 WHERE name = 'n1'")
+        assert [d.what for d in store.verify()] == ["nodes n1"]
+        for got in (httpx.get(f"{nodes}/n1"), httpx.get(nodes)):
+            assert got.status_code == 500
+            status = got.json()
+            assert (status["kind"], status["reason"], status["code"]) == ("Status", "InternalError", 500)
+            assert "StorageError: corrupt object, Code: 7, Key: /registry/nodes/n1" in status["message"]

@@ -13,7 +13,7 @@ from kjobs.store.base import DEFAULT_HISTORY, Store, StoreStats, split_resource
 from kjobs.store.events import Event, EventType
 from kjobs.store.integrity import StoreDamaged
 from kjobs.store.memory import MemoryStore
-from kjobs.store.sqlite import SqliteStore
+from kjobs.store.sqlite import SCRUB_INTERVAL, SqliteStore
 from kjobs.store.watch import Watch
 
 DB_FILE = "kjobs.db"
@@ -23,11 +23,13 @@ DB_FILE = "kjobs.db"
 def open_store(data_dir: str | None, *, history_size: int = DEFAULT_HISTORY, repair: bool = False) -> Store:
     """The store for a data directory (`<dir>/kjobs.db`, created if missing), or a `MemoryStore` for None.
 
-    A damaged file raises `StoreDamaged`; `repair` deletes the damaged objects instead (see `SqliteStore`)."""
+    A damaged file raises `StoreDamaged`; `repair` deletes the damaged objects instead; while it runs the file
+    is checked again every `SCRUB_INTERVAL` seconds (see `SqliteStore.verify`)."""
     if data_dir is None:
         return MemoryStore(history_size=history_size)
     os.makedirs(data_dir, exist_ok=True)
-    return SqliteStore(os.path.join(data_dir, DB_FILE), history_size=history_size, repair=repair)
+    path = os.path.join(data_dir, DB_FILE)
+    return SqliteStore(path, history_size=history_size, repair=repair, scrub_interval=SCRUB_INTERVAL)
 
 
 __all__ = [

@@ -57,6 +57,7 @@ class Damage:
     what: str
     problem: str
     rowid: int | None = None
+    key: tuple[str, str, str] | None = None  # the object's key as its row reads
 
     def __str__(self) -> str:
         return f"{self.what}: {self.problem}"
@@ -137,7 +138,7 @@ def read_back(conn: sqlite3.Connection, path: str, *, repair: bool = False) -> V
     if not tables:
         create_schema(conn)
         return Verified([], 0, 0, 0, [])
-    reindexed = _check_pages(conn, path, repair=repair)
+    reindexed = check_pages(conn, path, repair=repair)
     if not {"objects", "meta"} <= tables:
         raise StoreDamaged(path, [Damage("the file", "the tables objects and meta are missing")], repairable=False)
     columns = {row[1] for row in conn.execute("PRAGMA table_info(objects)")}
@@ -150,9 +151,9 @@ def read_back(conn: sqlite3.Connection, path: str, *, repair: bool = False) -> V
     damage: list[Damage] = []
     if version != FORMAT:
         damage.append(Damage("the file", f"its format marker (PRAGMA user_version) is {version}, not {FORMAT}"))
-    rows, stored_sums, row_damage = _read_rows(conn)
+    rows, stored_sums, row_damage = read_rows(conn)
     damage += row_damage
-    revision, meta_damage = _check_meta(conn, len(stored_sums), stored_sums, bool(row_damage))
+    revision, meta_damage = check_meta(conn, len(stored_sums), stored_sums, bool(row_damage))
     damage += meta_damage
     revision = max([revision, *(row[3] for row in rows)])
     if damage and not repair:
@@ -170,31 +171,32 @@ def read_back(conn: sqlite3.Connection, path: str, *, repair: bool = False) -> V
     return Verified(rows, revision, count, digest, reindexed + damage)
 
 
-def _check_pages(conn: sqlite3.Connection, path: str, *, repair: bool) -> list[Damage]:
+def check_pages(conn: sqlite3.Connection, path: str, *, repair: bool) -> list[Damage]:
     """SQLite's own check; an index that disagrees with its table is worth a `REINDEX` (it rebuilds the index).
     Returns what a repair fixed."""
-    problems = _integrity_problems(conn)
+    problems = integrity_problems(conn)
     if not problems:
         return []
     indexes = any("index" in p for p in problems)
     if repair and indexes:
         conn.execute("REINDEX")
         fixed = [Damage("the file", f"{p} (indexes rebuilt)") for p in problems]
-        problems = _integrity_problems(conn)
+        problems = integrity_problems(conn)
         if not problems:
             return fixed
         indexes = False
     raise StoreDamaged(path, [Damage("the file", p) for p in problems], repairable=indexes)
 
 
-def _integrity_problems(conn: sqlite3.Connection) -> list[str]:
+def integrity_problems(conn: sqlite3.Connection) -> list[str]:
+    """What `PRAGMA integrity_check` reports (none: the pages and indexes are sound)."""
     found = [str(r[0]) for r in conn.execute("PRAGMA integrity_check(20)")]
     if found == ["ok"]:
         return []
     return [line for p in found for line in p.splitlines() if not line.startswith("*** in database")]
 
 
-def _read_rows(conn: sqlite3.Connection) -> tuple[list[Row], list[int], list[Damage]]:
+def read_rows(conn: sqlite3.Connection) -> tuple[list[Row], list[int], list[Damage]]:
     """The good rows, every row's stored checksum, and the damaged rows (named as they read)."""
     rows: list[Row] = []
     sums: list[int] = []
@@ -213,11 +215,13 @@ def _read_rows(conn: sqlite3.Connection) -> tuple[list[Row], list[int], list[Dam
             and isinstance(data, bytes)
         )
         if not typed or checksum != row_checksum(resource, namespace, name, revision, data):
-            damage.append(Damage(what, _mismatch(data, namespace, name), rowid))
+            named = isinstance(resource, str) and isinstance(namespace, str) and isinstance(name, str)
+            key = (resource, namespace, name) if named else None
+            damage.append(Damage(what, _mismatch(data, namespace, name), rowid, key))
             continue
         key = (resource, namespace, name)
         if key in seen:
-            damage.append(Damage(what, "stored twice (a damaged index let a second copy in)", rowid))
+            damage.append(Damage(what, "stored twice (a damaged index let a second copy in)", rowid, key))
             continue
         seen[key] = rowid
         rows.append((resource, namespace, name, revision, data))
@@ -240,7 +244,7 @@ def _mismatch(data: object, namespace: object, name: object) -> str:
     return problem
 
 
-def _check_meta(conn: sqlite3.Connection, count: int, sums: list[int], rows_damaged: bool) -> tuple[int, list[Damage]]:
+def check_meta(conn: sqlite3.Connection, count: int, sums: list[int], rows_damaged: bool) -> tuple[int, list[Damage]]:
     """The revision counter (0 if unreadable) and what is wrong with the counters."""
     meta = dict(conn.execute("SELECT key, value FROM meta").fetchall())
     values = [meta.get(k) for k in _META_KEYS]
@@ -280,3 +284,24 @@ def _migrate(conn: sqlite3.Connection, reindexed: list[Damage]) -> Verified:
     conn.execute(f"PRAGMA user_version = {FORMAT}")
     conn.execute("COMMIT")
     return Verified(rows, revision, len(rows), digest, reindexed, migrated=len(rows))
+
+
+def compare(
+    conn: sqlite3.Connection, served: dict[tuple[str, str, str], int]
+) -> tuple[list[Damage], dict[tuple[str, str, str], str]]:
+    """Check the file as it is now (in a read transaction the caller opened) against what the store serves
+    (key -> revision, taken while no write was in flight): what is damaged, and which served objects it hits."""
+    damage = [Damage("the file", p) for p in integrity_problems(conn)]
+    rows, sums, row_damage = read_rows(conn)
+    damage += row_damage
+    damage += check_meta(conn, len(sums), sums, bool(row_damage))[1]
+    hit = {d.key: d.problem for d in row_damage if d.key is not None and d.key in served}
+    on_disk = {(r, ns, n): rev for r, ns, n, rev, _raw in rows}
+    for key, revision in served.items():
+        found = on_disk.get(key)
+        if key in hit or found == revision:
+            continue
+        problem = "missing from the file" if found is None else f"the file holds revision {found}, not {revision}"
+        damage.append(Damage(object_name(*key), problem, key=key))
+        hit[key] = problem
+    return damage, hit
