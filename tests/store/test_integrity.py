@@ -277,3 +277,15 @@ def test_a_damaged_object_is_a_kubernetes_status_500_over_http(tmp_path: Path) -
             status = got.json()
             assert (status["kind"], status["reason"], status["code"]) == ("Status", "InternalError", 500)
             assert "StorageError: corrupt object, Code: 7, Key: /registry/nodes/n1" in status["message"]
+
+
+def test_a_file_whose_schema_page_lost_its_tables_is_refused_not_started_afresh(tmp_path: Path) -> None:
+    db = tmp_path / "db"
+    _filled(db)
+    raw = bytearray(db.read_bytes())
+    raw[103:105] = b"\0\0"  # page 1's b-tree header (after the 100-byte file header): no cells, so no tables
+    db.write_bytes(bytes(raw))
+    assert all(d.what == "the file" for d in _refused(db).damage)
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0  # nothing was written over it
+    conn.close()

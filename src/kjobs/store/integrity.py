@@ -134,11 +134,15 @@ def read_back(conn: sqlite3.Connection, path: str, *, repair: bool = False) -> V
     damaged rows are deleted and the counters re-sealed in one transaction, and the removed objects are listed.
     A store of an earlier release (no `checksum` column, `user_version` not `FORMAT`) is checksummed in place.
     """
+    reindexed = check_pages(conn, path, repair=repair)
     tables = {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if not tables:
+        pages = int(conn.execute("PRAGMA page_count").fetchone()[0])
+        if pages > 1:  # a new file has at most its header page: this one's schema was lost, not never written
+            lost = Damage("the file", f"it has {pages} pages but no tables (its schema page is damaged)")
+            raise StoreDamaged(path, [lost], repairable=False)
         create_schema(conn)
         return Verified([], 0, 0, 0, [])
-    reindexed = check_pages(conn, path, repair=repair)
     if not {"objects", "meta"} <= tables:
         raise StoreDamaged(path, [Damage("the file", "the tables objects and meta are missing")], repairable=False)
     columns = {row[1] for row in conn.execute("PRAGMA table_info(objects)")}
