@@ -17,7 +17,7 @@ import pytest
 
 from kjobs.api.errors import ApiError
 from kjobs.store import SqliteStore
-from kjobs.store.integrity import FORMAT, StoreDamaged
+from kjobs.store.integrity import FORMAT, Damage, StoreDamaged
 from tests.store.conftest import pod, rv
 
 
@@ -289,3 +289,39 @@ def test_a_file_whose_schema_page_lost_its_tables_is_refused_not_started_afresh(
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT count(*) FROM sqlite_master").fetchone()[0] == 0  # nothing was written over it
     conn.close()
+
+
+def test_verify_reads_a_file_whose_path_needs_quoting_in_a_uri(tmp_path: Path) -> None:
+    db = tmp_path / "my data?#%" / "db"
+    db.parent.mkdir()
+    with SqliteStore(str(db)) as store:
+        store.create("pods", "ns", "a", pod("a", "ns"))
+        assert store.verify() == []
+        _edit(db, "UPDATE objects SET revision = revision + 1 WHERE name = 'a'")
+        assert [d.what for d in store.verify()] == ["pods ns/a"]
+
+
+def test_a_running_store_checks_its_file_every_scrub_interval_and_reports_damage(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    import threading
+
+    db = tmp_path / "db"
+    checked = threading.Event()
+
+    class Watched(SqliteStore):
+        def verify(self) -> list[Damage]:
+            found = super().verify()
+            if found:
+                checked.set()
+            return found
+
+    with caplog.at_level(logging.ERROR), Watched(str(db), scrub_interval=0.01) as store:
+        store.create("pods", "ns", "a", pod("a", "ns"))
+        _edit(db, "UPDATE objects SET revision = revision + 1 WHERE name = 'a'")
+        assert checked.wait(10)
+        with pytest.raises(ApiError):
+            store.get("pods", "ns", "a")
+    assert f"the data file {db} is damaged: pods ns/a: its checksum does not match (the row was altered)" in (
+        caplog.messages
+    )

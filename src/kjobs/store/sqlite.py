@@ -28,6 +28,7 @@ import logging
 import queue
 import sqlite3
 import threading
+from pathlib import Path
 from typing import IO
 
 import orjson
@@ -171,7 +172,11 @@ class SqliteStore(Store):
         (`--experimental-corrupt-check-time`). It reads through its own connection in one read transaction,
         pinned while no write is in flight, so writers wait only for that instant.
         """
-        conn = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
+        try:
+            conn = sqlite3.connect(Path(self.path).absolute().as_uri() + "?mode=ro", uri=True)
+        except sqlite3.Error as err:
+            log.warning("cannot check the data file %s: %s", self.path, err)
+            return []
         try:
             with self._write_lock:
                 conn.execute("BEGIN")
@@ -184,7 +189,10 @@ class SqliteStore(Store):
                             served[(resource, namespace, name)] = record.revision
             damage, hit = compare(conn, served)
         except (sqlite3.Error, UnicodeDecodeError) as err:
-            damage, hit = [Damage("the file", str(err))], {}
+            if isinstance(err, sqlite3.Error) and _environmental(err):
+                log.warning("cannot check the data file %s: %s", self.path, err)
+                return []
+            damage, hit = [_as_damage(self.path, err).damage[0]], {}
         finally:
             conn.close()
         with self._lock:
@@ -195,7 +203,10 @@ class SqliteStore(Store):
 
     def _scrub(self, interval: float) -> None:
         while not self._stop_scrub.wait(interval):
-            self.verify()
+            try:
+                self.verify()
+            except Exception:  # a check that failed must not end the checks
+                log.exception("checking the data file %s failed", self.path)
 
     def _give_up(self) -> None:
         """Close what a failed open holds (an unfinished transaction is rolled back) and release the lock."""
