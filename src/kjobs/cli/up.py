@@ -10,7 +10,8 @@ prints the `export KUBECONFIG=...` line on stdout once everything runs; SIGINT/S
 last line saying so.
 On 127.0.0.1 it serves plain http without authentication (kubectl sends no credentials over http anyway);
 on any other address it serves TLS with a self-signed certificate and requires the generated bearer token.
-The data directory keeps the objects (SQLite), so a second `kjobs up` resumes where the first stopped.
+The data directory keeps the objects (SQLite), so a second `kjobs up` resumes where the first stopped; a damaged
+data file is refused, naming the damaged objects (`kjobs.store.integrity`), unless `--repair` deletes them.
 """
 
 from __future__ import annotations
