@@ -13,6 +13,7 @@ def test_exported_members() -> None:
         "MemoryStore",
         "SqliteStore",
         "Store",
+        "StoreDamaged",
         "StoreStats",
         "Watch",
         "open_store",

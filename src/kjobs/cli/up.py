@@ -12,7 +12,8 @@ prints the `export KUBECONFIG=...` line on stdout once everything runs; SIGINT/S
 last line saying so.
 On 127.0.0.1 it serves plain http without authentication (kubectl sends no credentials over http anyway);
 on any other address it serves TLS with a self-signed certificate and requires the generated bearer token.
-The data directory keeps the objects (SQLite), so a second `kjobs up` resumes where the first stopped.
+The data directory keeps the objects (SQLite), so a second `kjobs up` resumes where the first stopped; a damaged
+data file is refused, naming the damaged objects (`kjobs.store.integrity`), unless `--repair` deletes them.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ import click
 
 if TYPE_CHECKING:
     from kjobs.server.admission import AdmissionSettings
+    from kjobs.store import StoreDamaged
 
 DEFAULT_PORT = 6443
 
@@ -78,6 +80,11 @@ def _loopback(host: str) -> bool:
     help="Base pod-failure back-off in seconds (Kubernetes: 10 s, doubling to 10 min).",
 )
 @click.option(
+    "--repair",
+    is_flag=True,
+    help="Start even if the store is damaged, deleting the damaged objects (each is named on stderr).",
+)
+@click.option(
     "--default-not-ready-toleration-seconds",
     type=int,
     default=300,
@@ -110,6 +117,7 @@ def up(
     default_unreachable_toleration_seconds: int,
     backoff: float,
     controllers: str,
+    repair: bool = False,
 ) -> None:
     """Start kjobs: the Kubernetes API server, the controllers and a local node."""
     from kjobs.api.errors import ApiError
@@ -118,7 +126,7 @@ def up(
     from kjobs.server import tls
     from kjobs.server.admission import AdmissionSettings
     from kjobs.server.runner import bind, run_forever
-    from kjobs.store import open_store
+    from kjobs.store import StoreDamaged, open_store
 
     try:
         names = select_controllers(controllers)
@@ -127,7 +135,9 @@ def up(
     data = data_dir or default_data_dir()
     config_path = kubeconfig or Path(os.path.expanduser("~")) / ".kube" / "kjobs.yaml"
     try:
-        store = open_store(str(data))
+        store = open_store(str(data), repair=repair)
+    except StoreDamaged as exc:
+        raise click.ClickException(damage_report(exc, data)) from None
     except (ApiError, OSError) as exc:
         raise click.ClickException(f"cannot open the data directory {data}: {exc}") from None
     try:
@@ -169,6 +179,21 @@ def up(
         store.close()
         sock.close()
     click.echo(f"kjobs API server on {url} stopped", err=True)
+
+
+def damage_report(exc: StoreDamaged, data: Path) -> str:
+    """Why `kjobs up` refuses a damaged store, what is damaged (`kjobs.store.integrity`) and how to recover."""
+    if exc.repairable:
+        how = (
+            f"To start without the objects named (they are deleted: controllers recreate what they own, such as a"
+            f" Job's pods; the rest is lost), run: kjobs up --data-dir {data} --repair\n"
+            f"Or restore {exc.path} from a copy."
+        )
+    else:
+        how = (
+            f"It cannot be repaired in place: restore {exc.path} from a copy (or recover rows with sqlite3's .recover)."
+        )
+    return f"{exc.message}\n{how}"
 
 
 def _assemble(

@@ -12,18 +12,21 @@ import os
 from kjobs.files import private_dir, private_file
 from kjobs.store.base import DEFAULT_HISTORY, Store, StoreStats, split_resource
 from kjobs.store.events import Event, EventType
+from kjobs.store.integrity import StoreDamaged
 from kjobs.store.memory import MemoryStore
-from kjobs.store.sqlite import SqliteStore
+from kjobs.store.sqlite import SCRUB_INTERVAL, SqliteStore
 from kjobs.store.watch import Watch
 
 DB_FILE = "kjobs.db"
 """The database file inside a data directory."""
 
 
-def open_store(data_dir: str | None, *, history_size: int = DEFAULT_HISTORY) -> Store:
+def open_store(data_dir: str | None, *, history_size: int = DEFAULT_HISTORY, repair: bool = False) -> Store:
     """The store for a data directory (`<dir>/kjobs.db`, created if missing), or a `MemoryStore` for None.
 
-    The directory is 0700 and the store's files 0600 (`kjobs.files`): pods may run as other users."""
+    The directory is 0700 and the store's files 0600 (`kjobs.files`): pods may run as other users. A damaged
+    file raises `StoreDamaged`; `repair` deletes the damaged objects instead; while it runs the file is checked
+    again every `SCRUB_INTERVAL` seconds (see `SqliteStore.verify`)."""
     if data_dir is None:
         return MemoryStore(history_size=history_size)
     private_dir(data_dir)
@@ -34,7 +37,7 @@ def open_store(data_dir: str | None, *, history_size: int = DEFAULT_HISTORY) -> 
     for name in (path + "-wal", path + "-shm"):
         if os.path.exists(name):
             private_file(name)
-    return SqliteStore(path, history_size=history_size)
+    return SqliteStore(path, history_size=history_size, repair=repair, scrub_interval=SCRUB_INTERVAL)
 
 
 __all__ = [
@@ -44,6 +47,7 @@ __all__ = [
     "MemoryStore",
     "SqliteStore",
     "Store",
+    "StoreDamaged",
     "StoreStats",
     "Watch",
     "open_store",

@@ -74,6 +74,16 @@ def internal_error(message: str) -> ApiError:
     return ApiError(500, "InternalError", f"Internal error occurred: {message}")
 
 
+def corrupt_object(key: Key, problem: str) -> ApiError:
+    """500 for an object whose stored copy is damaged, worded as the apiserver words etcd3's corrupt object
+    (`storage.NewCorruptObjError`, k8s.io/apiserver/pkg/storage/errors.go; turned into an InternalError)."""
+    resource, namespace, name = key
+    path = f"/registry/{resource}/{namespace}/{name}" if namespace else f"/registry/{resource}/{name}"
+    return internal_error(
+        f"StorageError: corrupt object, Code: 7, Key: {path}, ResourceVersion: 0, AdditionalErrorMsg: {problem}"
+    )
+
+
 _NO_INDEX: Index = ({}, {}, "")
 
 
@@ -321,6 +331,7 @@ class Store(ABC):
         self._commits = 0
         self._committed_changes = 0
         self._latest: dict[Key, tuple[int, Obj]] = {}  # recent handed-over objects, by key: see `get_shared`
+        self._corrupt: dict[Key, str] = {}  # objects whose stored copy was found damaged: read as 500 until rewritten
 
     # --- backend hooks --------------------------------------------------------------------------------------
 
@@ -462,6 +473,8 @@ class Store(ABC):
     ) -> None:
         with self._lock:
             for (resource, namespace, name), record in final.items():
+                if self._corrupt:
+                    self._corrupt.pop((resource, namespace, name), None)  # written whole again: sound
                 bucket = self._bucket(resource)
                 if record is None:
                     bucket.remove(_path(namespace, name))
@@ -588,6 +601,8 @@ class Store(ABC):
         if record is None:
             plural, group = split_resource(resource)
             raise not_found(plural, name, group=group)
+        if self._corrupt:
+            self._refuse_corrupt(resource, namespace, name)
         return record.raw
 
     def get(self, resource: str, namespace: str, name: str) -> Obj:
@@ -607,11 +622,20 @@ class Store(ABC):
         if record is None:
             plural, group = split_resource(resource)
             raise not_found(plural, name, group=group)
+        if self._corrupt:
+            self._refuse_corrupt(resource, namespace, name)
         known = self._latest.get(key)
         if known is not None and known[0] == record.revision:
             return known[1]
         obj: Obj = orjson.loads(record.raw)
         return obj
+
+    def _refuse_corrupt(self, resource: str, namespace: str | None, name: str | None = None) -> None:
+        """Raise for a damaged object this read would return; a list fails whole, as a list over etcd fails on
+        any corrupt object under its prefix."""
+        for key, problem in self._corrupt.items():
+            if key[0] == resource and namespace in (None, key[1]) and name in (None, key[2]):
+                raise corrupt_object(key, problem)
 
     def _select(
         self,
@@ -623,6 +647,8 @@ class Store(ABC):
         bucket = self._buckets.get(resource)
         if bucket is None:
             return []
+        if self._corrupt:
+            self._refuse_corrupt(resource, namespace)
         records = bucket.records
         selected = [records[p] for p in bucket.paths(namespace, label_selector)]
         if not label_selector.empty:
@@ -680,6 +706,8 @@ class Store(ABC):
         """
         labels, fields = _as_label_selector(label_selector), _as_field_selector(field_selector)
         with self._lock:
+            if self._corrupt:
+                self._refuse_corrupt(resource, namespace)
             bucket = self._buckets.get(resource)
             records: dict[str, Record] = bucket.records if bucket is not None else {}
             paths = bucket.paths(namespace, labels) if bucket is not None else []

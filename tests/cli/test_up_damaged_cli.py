@@ -1,0 +1,89 @@
+"""`kjobs up` on a damaged data directory: it refuses, naming the damaged objects and how to recover; with
+`--repair` it starts without them."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import httpx
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from kjobs.cli import main
+from kjobs.store import DB_FILE, open_store
+
+BROKEN = "UPDATE objects SET data = CAST(replace(data, 'busybox', 'busyboy') AS BLOB) WHERE name = 'b'"
+
+
+def _damaged(data: Path) -> Path:
+    """A data directory whose pod default/b was altered on disk; default/a is intact."""
+    with open_store(str(data)) as store:
+        for name in ("a", "b"):
+            obj = {"metadata": {"name": name, "namespace": "default"}, "spec": {"containers": [{"image": "busybox"}]}}
+            store.create("pods", "default", name, obj)
+    conn = sqlite3.connect(data / DB_FILE)
+    with conn:
+        conn.execute(BROKEN)
+    conn.close()
+    return data / DB_FILE
+
+
+def test_up_refuses_a_damaged_store_naming_the_object_and_the_way_out(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    db = _damaged(data)
+    result = CliRunner().invoke(main, ["up", "--port", "0", "--data-dir", str(data), "--nodes", "0"])
+    assert result.exit_code == 1
+    assert result.exception is None or isinstance(result.exception, SystemExit)  # a message, not a traceback
+    assert result.output.splitlines() == [
+        f"Error: cannot open the data file {db}: it is damaged",
+        "  pods default/b: its checksum does not match (the row was altered)",
+        "To start without the objects named (they are deleted: controllers recreate what they own, such as a Job's"
+        f" pods; the rest is lost), run: kjobs up --data-dir {data} --repair",
+        f"Or restore {db} from a copy.",
+    ]
+
+
+def test_up_refuses_a_file_that_is_not_a_database_and_says_restore(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / DB_FILE).write_bytes(b"SQLite format 3\0" + b"\xff" * 4080)
+    result = CliRunner().invoke(main, ["up", "--port", "0", "--data-dir", str(data), "--nodes", "0"])
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    assert lines[0] == f"Error: cannot open the data file {data / DB_FILE}: it is damaged"
+    assert lines[-1].startswith(f"It cannot be repaired in place: restore {data / DB_FILE} from a copy")
+
+
+@pytest.mark.e2e
+def test_up_repair_starts_without_the_damaged_objects(tmp_path: Path) -> None:
+    data, config = tmp_path / "data", tmp_path / "kc.yaml"
+    _damaged(data)
+    args = ["up", "--port", "0", "--data-dir", str(data), "--kubeconfig", str(config), "--nodes", "0", "--repair"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kjobs", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert proc.stdout.readline() == f"export KUBECONFIG={config}\n"
+        url = yaml.safe_load(config.read_text())["clusters"][0]["cluster"]["server"]
+        pods = httpx.get(f"{url}/api/v1/namespaces/default/pods").json()["items"]
+        assert [p["metadata"]["name"] for p in pods] == ["a"]
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(20) == 0
+        assert proc.stderr.readline() == (
+            f"repair of {data / DB_FILE}: deleted pods default/b: its checksum does not match (the row was altered)\n"
+        )
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
