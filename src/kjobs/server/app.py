@@ -3,7 +3,7 @@
 Owns everything that is about HTTP rather than about objects: routing (`routing.parse`), body decoding (JSON, or
 YAML for `application/yaml` / apply patches; a missing Content-Type means JSON), content negotiation
 (`negotiation`: Table, PartialObjectMetadata; aggregated discovery), query parameters, `Warning` headers,
-`Status` error bodies for every failure (never a traceback), optional bearer-token auth, streaming (watch as
+`Status` error bodies for every failure (never a traceback), authentication (`auth`), streaming (watch as
 chunked JSON lines, pod logs as chunked text) with client-disconnect detection, and the lifespan hook that
 creates the built-in namespaces. Reads of plain objects stream the store's JSON bytes without decoding them.
 """
@@ -27,8 +27,10 @@ from kjobs.api.selectors import parse_field_selector, parse_label_selector
 from kjobs.api.types import Obj
 from kjobs.server import discovery, negotiation, openapi, protobuf, registry, routing, tables
 from kjobs.server.admission import AdmissionSettings
+from kjobs.server.auth import PUBLIC_ROUTES, Authenticator, client_cert_name
 from kjobs.server.logs import LogOptions, LogSource
 from kjobs.server.metrics import ApiMetrics, clean_verb
+from kjobs.server.patch import PATCH_MEDIA, unsupported_patch_type
 from kjobs.server.registry import Resource
 from kjobs.server.service import ApiService, DeleteOptions, Result
 from kjobs.server.storage import Storage
@@ -91,8 +93,10 @@ def method_not_allowed() -> ApiError:
     return ApiError(405, "MethodNotAllowed", "the server does not allow this method on the requested resource")
 
 
-_BINARY_MEDIA = ("application/vnd.kubernetes.protobuf", "application/cbor", "application/apply-patch+cbor")
 _TEXT_MEDIA = ("application/json", "application/yaml")
+_BODY_MEDIA = frozenset({"", *_TEXT_MEDIA, "text/yaml"})
+"""What a create, update or delete body may be declared as (none: JSON, NegotiateInputSerializerForMediaType in
+staging/src/k8s.io/apiserver/pkg/endpoints/handlers/negotiation/negotiate.go); anything else is 415."""
 
 
 class _NoAliasLoader(yaml.SafeLoader):
@@ -125,7 +129,7 @@ def manager_from_user_agent(user_agent: str) -> str:
 class Request:
     """The parts of an HTTP request the handlers read."""
 
-    __slots__ = ("accept", "auth", "content_type", "method", "path", "query", "receive", "user_agent")
+    __slots__ = ("accept", "auth", "client_cert", "content_type", "method", "path", "query", "receive", "user_agent")
 
     def __init__(self, scope: Scope, receive: Receive) -> None:
         self.method: str = scope["method"]
@@ -135,6 +139,7 @@ class Request:
         self.accept = ""
         self.content_type = ""
         self.auth = ""
+        self.client_cert = client_cert_name(scope)
         self.user_agent = ""
         for key, value in scope.get("headers", ()):
             if key == b"accept":
@@ -175,7 +180,9 @@ class Request:
         media = self.content_type.split(";", 1)[0].strip().lower()
         if media == "application/vnd.kubernetes.protobuf" and raw:
             return protobuf.decode(raw)  # what kubectl's typed client sends for `kubectl create job`
-        if media in _BINARY_MEDIA:
+        if self.method == "PATCH" and media not in PATCH_MEDIA:
+            raise unsupported_patch_type()
+        if self.method != "PATCH" and media not in _BODY_MEDIA:  # text/plain: a cross-site form's type
             raise ApiError(
                 415,
                 "UnsupportedMediaType",
@@ -228,7 +235,7 @@ class App:
         *,
         clock: Callable[[], float],
         logs: LogSource | None,
-        token: str | None,
+        authenticator: Authenticator | None,
         bookmark_interval: float = BOOKMARK_INTERVAL,
         metrics: Sequence[Any] | None = None,
         admission: AdmissionSettings | None = None,
@@ -236,7 +243,7 @@ class App:
         self.storage = Storage(store)
         self.service = ApiService(self.storage, clock=clock, logs=logs, admission=admission)
         self.clock = clock
-        self.token = token
+        self.authenticator = authenticator
         self.bookmark_interval = bookmark_interval
         self.metrics = metrics
         self.api_metrics = ApiMetrics()
@@ -313,14 +320,14 @@ class App:
 
     async def _dispatch(self, request: Request, route: routing.Route, send: Send) -> None:
         kind = route.kind
+        if kind not in PUBLIC_ROUTES and self.authenticator is not None:
+            self.authenticator.check(request.auth, request.client_cert)
         if kind == "health":
             await _respond(send, 200, b"ok", b"text/plain; charset=utf-8")
             return
         if kind == "version":
             await _respond(send, 200, orjson.dumps(discovery.VERSION))
             return
-        if self.token is not None and request.auth != f"Bearer {self.token}":
-            raise ApiError(401, "Unauthorized", "Unauthorized")
         if kind == "resource":
             await self._resource(request, route, send)
             return
@@ -790,7 +797,7 @@ def create_app(
     *,
     clock: Callable[[], float] = time.time,
     logs: LogSource | None = None,
-    token: str | None = None,
+    authenticator: Authenticator | None = None,
     bookmark_interval: float = BOOKMARK_INTERVAL,
     metrics: Sequence[Any] | None = None,
     admission: AdmissionSettings | None = None,
@@ -798,13 +805,14 @@ def create_app(
     """The API server application over `store` (call `startup()` or run it with lifespan to create namespaces).
 
     `/metrics` serves the given Prometheus registries (default: the process-wide one); `admission` carries
-    kube-apiserver's admission flags (default: Kubernetes' defaults).
+    kube-apiserver's admission flags (default: Kubernetes' defaults); `authenticator` decides who may call it
+    (None: everyone, for a server no one else can reach).
     """
     return App(
         store,
         clock=clock,
         logs=logs,
-        token=token,
+        authenticator=authenticator,
         bookmark_interval=bookmark_interval,
         metrics=metrics,
         admission=admission,

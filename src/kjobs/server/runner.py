@@ -6,6 +6,11 @@ yielding the base URL; leaving the block closes open watch streams and stops the
 `start_in_loop()` embeds the server in a running event loop (beside controllers and node agents), and
 `run_forever()` is what `kjobs up` uses: the main thread, where uvicorn turns SIGINT/SIGTERM into a graceful
 shutdown, with components started after the server and stopped after it.
+
+Given a `Pki` (`kjobs.server.tls`), each of them serves TLS with the serving certificate and asks for an
+optional client certificate verified against the CA (kube-apiserver's `--client-ca-file`: a certificate the CA
+did not sign fails the handshake); `_TlsHttpToolsProtocol` hands the verified subject to the app as the ASGI TLS
+extension (`scope["extensions"]["tls"]["client_cert_name"]`), which uvicorn does not fill itself.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -20,9 +26,12 @@ from contextlib import contextmanager
 from typing import Any, Protocol
 
 import uvicorn
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from kjobs.server.app import App, create_app
+from kjobs.server.auth import Authenticator
 from kjobs.server.logs import LogSource
+from kjobs.server.tls import Pki
 from kjobs.store import Store
 
 STARTUP_TIMEOUT = 10.0
@@ -43,17 +52,49 @@ class _Server(uvicorn.Server):
             self.on_started()
 
 
-def _config(app: App, *, ssl_certfile: str | None, ssl_keyfile: str | None, **extra: Any) -> uvicorn.Config:
+class _TlsHttpToolsProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol that also reports the connection's verified client certificate."""
+
+    _tls: dict[str, Any] | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._tls = _tls_extension(transport)
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        if self._tls is not None:
+            self.scope["extensions"] = {"tls": self._tls}  # type: ignore[dict-item]  # asgiref types it loosely
+
+
+def _tls_extension(transport: asyncio.BaseTransport) -> dict[str, Any] | None:
+    """The ASGI TLS extension's `client_cert_name` (an RFC 4514-style subject; None without a certificate)."""
+    sslobj = transport.get_extra_info("ssl_object")
+    if sslobj is None:
+        return None
+    peer = sslobj.getpeercert() or {}
+    parts = [f"{key}={value}" for rdn in reversed(peer.get("subject", ())) for key, value in rdn]
+    return {"client_cert_name": ",".join(parts) or None}
+
+
+def _config(app: App, *, pki: Pki | None, **extra: Any) -> uvicorn.Config:
+    tls: dict[str, Any] = {}
+    if pki is not None:
+        tls = {
+            "ssl_certfile": str(pki.server_cert),
+            "ssl_keyfile": str(pki.server_key),
+            "ssl_ca_certs": str(pki.ca_file),
+            "ssl_cert_reqs": ssl.CERT_OPTIONAL,
+        }
     return uvicorn.Config(
         app,
         loop="uvloop",
-        http="httptools",
+        http=_TlsHttpToolsProtocol if pki is not None else "httptools",
         lifespan="on",
         log_level="warning",
         access_log=False,
         timeout_graceful_shutdown=2,
-        ssl_certfile=ssl_certfile,
-        ssl_keyfile=ssl_keyfile,
+        **tls,
         **extra,
     )
 
@@ -77,15 +118,16 @@ def serve(
     port: int = 0,
     clock: Callable[[], float] = time.time,
     logs: LogSource | None = None,
-    token: str | None = None,
     app: App | None = None,
-    ssl_certfile: str | None = None,
-    ssl_keyfile: str | None = None,
+    pki: Pki | None = None,
 ) -> Iterator[str]:
-    """Run the API server over `store` in a background thread; yields its base URL (`http://127.0.0.1:PORT`)."""
-    app = app or create_app(store, clock=clock, logs=logs, token=token)
+    """Run the API server over `store` in a background thread; yields its base URL (`https://127.0.0.1:PORT`
+    with `pki`, whose certificate or token it then requires unless `app` says otherwise; else `http://`)."""
+    if app is None:
+        authenticator = Authenticator(pki.token) if pki is not None else None
+        app = create_app(store, clock=clock, logs=logs, authenticator=authenticator)
     sock = bind(host, port)
-    server = _Server(_config(app, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile))
+    server = _Server(_config(app, pki=pki))
     thread = threading.Thread(
         target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True, name="kjobs-apiserver"
     )
@@ -94,7 +136,7 @@ def serve(
         if not server.ready.wait(STARTUP_TIMEOUT):
             raise RuntimeError("the API server did not start")
         bound_port = sock.getsockname()[1]
-        scheme = "https" if ssl_certfile else "http"
+        scheme = "https" if pki is not None else "http"
         shown = f"[{host}]" if ":" in host else host
         yield f"{scheme}://{shown}:{bound_port}"
     finally:
@@ -127,14 +169,12 @@ class Served:
         await self.task
 
 
-async def start_in_loop(
-    app: App, sock: socket.socket, *, ssl_certfile: str | None = None, ssl_keyfile: str | None = None
-) -> Served:
+async def start_in_loop(app: App, sock: socket.socket, *, pki: Pki | None = None) -> Served:
     """Start serving `app` on `sock` inside the running event loop; returns once the server accepts requests.
 
     In the main thread uvicorn turns SIGINT/SIGTERM into a graceful stop: `Served.task` then finishes.
     """
-    server = _Server(_config(app, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile))
+    server = _Server(_config(app, pki=pki))
     loop = asyncio.get_running_loop()
     started: asyncio.Future[None] = loop.create_future()
 
@@ -164,8 +204,7 @@ def run_forever(
     app: App,
     sock: socket.socket,
     *,
-    ssl_certfile: str | None = None,
-    ssl_keyfile: str | None = None,
+    pki: Pki | None = None,
     on_ready: Callable[[], None] | None = None,
     components: Sequence[Component] = (),
 ) -> None:
@@ -176,7 +215,7 @@ def run_forever(
     """
 
     async def main() -> None:
-        served = await start_in_loop(app, sock, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile)
+        served = await start_in_loop(app, sock, pki=pki)
         started: list[Component] = []
         try:
             for component in components:
