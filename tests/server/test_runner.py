@@ -1,14 +1,16 @@
-"""Embedding the server in a running event loop (as `kjobs up` does beside controllers and node agents)."""
+"""Embedding the server in a running event loop (as `kjobs up` does beside controllers and node agents), over TLS."""
 
 from __future__ import annotations
 
 import asyncio
+import ssl
 
 import httpx
 
 from kjobs.server.app import create_app
 from kjobs.server.runner import bind, start_in_loop
 from kjobs.store import MemoryStore
+from tests.support import shared_pki
 
 
 def test_start_in_loop_serves_until_stopped_and_ends_open_watches() -> None:
@@ -16,9 +18,12 @@ def test_start_in_loop_serves_until_stopped_and_ends_open_watches() -> None:
         store = MemoryStore()
         app = create_app(store)
         sock = bind("127.0.0.1", 0)
-        served = await start_in_loop(app, sock)
-        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        async with httpx.AsyncClient(base_url=url) as client:
+        pki = shared_pki()
+        served = await start_in_loop(app, sock, pki=pki)
+        url = f"https://127.0.0.1:{sock.getsockname()[1]}"
+        trust = ssl.create_default_context(cafile=str(pki.ca_file))
+        headers = {"Authorization": f"Bearer {pki.token}"}
+        async with httpx.AsyncClient(base_url=url, headers=headers, verify=trust) as client:
             assert (await client.get("/version")).json()["minor"] == "32"
             namespaces = (await client.get("/api/v1/namespaces")).json()["items"]
             assert "default" in {n["metadata"]["name"] for n in namespaces}  # lifespan startup ran

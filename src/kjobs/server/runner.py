@@ -121,11 +121,12 @@ def serve(
     app: App | None = None,
     pki: Pki | None = None,
 ) -> Iterator[str]:
-    """Run the API server over `store` in a background thread; yields its base URL (`https://127.0.0.1:PORT`
-    with `pki`, whose certificate or token it then requires unless `app` says otherwise; else `http://`)."""
-    if app is None:
-        authenticator = Authenticator(pki.token) if pki is not None else None
-        app = create_app(store, clock=clock, logs=logs, authenticator=authenticator)
+    """Run the API server over `store` in a background thread; yields its base URL: `https://127.0.0.1:PORT`
+    with `pki`, whose client certificate or token it then requires (an `app` without an authenticator gets one),
+    else `http://127.0.0.1:PORT` open to everyone."""
+    app = app or create_app(store, clock=clock, logs=logs)
+    if pki is not None and app.authenticator is None:
+        app.authenticator = Authenticator(pki.token)
     sock = bind(host, port)
     server = _Server(_config(app, pki=pki))
     thread = threading.Thread(
