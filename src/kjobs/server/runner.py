@@ -78,8 +78,11 @@ def _tls_extension(transport: asyncio.BaseTransport) -> dict[str, Any] | None:
 
 
 def _config(app: App, *, pki: Pki | None, **extra: Any) -> uvicorn.Config:
+    """uvicorn's settings; with `pki`, TLS, and an `app` without an authenticator gets the PKI's."""
     tls: dict[str, Any] = {}
     if pki is not None:
+        if app.authenticator is None:
+            app.authenticator = Authenticator(pki.token)
         tls = {
             "ssl_certfile": str(pki.server_cert),
             "ssl_keyfile": str(pki.server_key),
@@ -125,8 +128,6 @@ def serve(
     with `pki`, whose client certificate or token it then requires (an `app` without an authenticator gets one),
     else `http://127.0.0.1:PORT` open to everyone."""
     app = app or create_app(store, clock=clock, logs=logs)
-    if pki is not None and app.authenticator is None:
-        app.authenticator = Authenticator(pki.token)
     sock = bind(host, port)
     server = _Server(_config(app, pki=pki))
     thread = threading.Thread(
@@ -171,7 +172,8 @@ class Served:
 
 
 async def start_in_loop(app: App, sock: socket.socket, *, pki: Pki | None = None) -> Served:
-    """Start serving `app` on `sock` inside the running event loop; returns once the server accepts requests.
+    """Start serving `app` on `sock` inside the running event loop (TLS with `pki`, see `serve`); returns once the
+    server accepts requests.
 
     In the main thread uvicorn turns SIGINT/SIGTERM into a graceful stop: `Served.task` then finishes.
     """
