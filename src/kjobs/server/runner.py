@@ -23,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import uvicorn
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -77,7 +77,9 @@ def _tls_extension(transport: asyncio.BaseTransport) -> dict[str, Any] | None:
     return {"client_cert_name": ",".join(parts) or None}
 
 
-def _config(app: App, *, pki: Pki | None, **extra: Any) -> uvicorn.Config:
+def server_config(
+    app: App, *, pki: Pki | None, lifespan: Literal["auto", "on", "off"] = "on", **extra: Any
+) -> uvicorn.Config:
     """uvicorn's settings; with `pki`, TLS, and an `app` without an authenticator gets the PKI's."""
     tls: dict[str, Any] = {}
     if pki is not None:
@@ -93,7 +95,7 @@ def _config(app: App, *, pki: Pki | None, **extra: Any) -> uvicorn.Config:
         app,
         loop="uvloop",
         http=_TlsHttpToolsProtocol if pki is not None else "httptools",
-        lifespan="on",
+        lifespan=lifespan,
         log_level="warning",
         access_log=False,
         timeout_graceful_shutdown=2,
@@ -129,7 +131,7 @@ def serve(
     else `http://127.0.0.1:PORT` open to everyone."""
     app = app or create_app(store, clock=clock, logs=logs)
     sock = bind(host, port)
-    server = _Server(_config(app, pki=pki))
+    server = _Server(server_config(app, pki=pki))
     thread = threading.Thread(
         target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True, name="kjobs-apiserver"
     )
@@ -177,7 +179,7 @@ async def start_in_loop(app: App, sock: socket.socket, *, pki: Pki | None = None
 
     In the main thread uvicorn turns SIGINT/SIGTERM into a graceful stop: `Served.task` then finishes.
     """
-    server = _Server(_config(app, pki=pki))
+    server = _Server(server_config(app, pki=pki))
     loop = asyncio.get_running_loop()
     started: asyncio.Future[None] = loop.create_future()
 
