@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import socket
 import ssl
+import time
 
 import httpx
 
 from kjobs.server.app import create_app
-from kjobs.server.runner import bind, start_in_loop
+from kjobs.server.runner import bind, serve, start_in_loop
 from kjobs.store import MemoryStore
-from tests.support import shared_pki
+from tests.support import client_tls, shared_pki
 
 
 def test_start_in_loop_serves_until_stopped_and_ends_open_watches() -> None:
@@ -36,3 +38,17 @@ def test_start_in_loop_serves_until_stopped_and_ends_open_watches() -> None:
         store.close()
 
     asyncio.run(asyncio.wait_for(main(), 20))
+
+
+def test_a_tls_server_stops_promptly_with_an_idle_keep_alive_client() -> None:
+    store = MemoryStore()
+    with serve(store, pki=shared_pki()) as url:
+        port = int(url.rsplit(":", 1)[1])
+        raw = socket.create_connection(("127.0.0.1", port))
+        idle = client_tls().wrap_socket(raw, server_hostname="127.0.0.1")
+        idle.sendall(b"GET /version HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert idle.recv(4096).startswith(b"HTTP/1.1 200")  # answered; the connection stays open, unread
+        stopping = time.monotonic()
+    assert time.monotonic() - stopping < 1.0  # not the 2 s grace a TLS close waiting for the client would take
+    idle.close()
+    store.close()

@@ -61,6 +61,14 @@ class _TlsHttpToolsProtocol(HttpToolsProtocol):
         super().connection_made(transport)
         self._tls = _tls_extension(transport)
 
+    def shutdown(self) -> None:
+        """Abort an idle connection at a stop: closing a TLS transport waits for the peer's close_notify, which an
+        idle pooled client (the Python client's urllib3) never sends, so the stop would wait out its grace."""
+        if self.cycle is None or self.cycle.response_complete:
+            self.transport.abort()
+        else:
+            super().shutdown()
+
     def on_message_begin(self) -> None:
         super().on_message_begin()
         if self._tls is not None:
