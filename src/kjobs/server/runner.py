@@ -58,6 +58,12 @@ class _TlsHttpToolsProtocol(HttpToolsProtocol):
     _tls: dict[str, Any] | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        # uvloop leaves Nagle on under TLS: a response's body record then waits for the client's delayed ACK of
+        # its header record (40 ms a request) unless TCP_NODELAY is set, as it is for plain connections
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         super().connection_made(transport)
         self._tls = _tls_extension(transport)
 
