@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import base64
+import tempfile
 from pathlib import Path
+
+import pytest
 
 from kjobs.client.kubeconfig import load
 from kjobs.server import kubeconfig
@@ -35,3 +38,12 @@ def test_the_written_file_is_private_and_loads_with_a_client_certificate(tmp_pat
 
 def _b64(path: Path) -> str:
     return base64.b64encode(path.read_bytes()).decode()
+
+
+def test_loading_inline_credentials_leaves_no_key_file_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    kubeconfig.write(tmp_path / "kc", "https://127.0.0.1:6443", pki=shared_pki())
+    assert load(tmp_path / "kc").ssl_context is not None
+    assert list(scratch.iterdir()) == []
