@@ -1,14 +1,24 @@
-"""Test support: an in-process cluster API on virtual time, and a way to let controllers settle."""
+"""Test support: an in-process cluster API on virtual time, a way to let controllers settle, and the TLS
+credentials tests use to reach a served API (`shared_pki`, `client_tls`)."""
 
 from __future__ import annotations
 
 import asyncio
+import atexit
+import functools
+import shutil
+import ssl
+import tempfile
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from kjobs.client.local import LocalClient
 from kjobs.clock import FakeClock
+from kjobs.server import tls
 from kjobs.server.service import ApiService
 from kjobs.server.storage import Storage
+from kjobs.server.tls import Pki
 from kjobs.store import MemoryStore
 
 
@@ -34,3 +44,31 @@ async def settle(clock: FakeClock, until: Callable[[], bool], *, max_virtual: fl
         if deadline is None or deadline - start > max_virtual:
             raise AssertionError(f"condition not reached within {max_virtual}s of virtual time")
         clock.set(deadline)
+
+
+@functools.cache
+def shared_pki() -> Pki:
+    """One PKI (CA, serving and admin certificates, token) for the whole test session, made like `kjobs up`'s."""
+    directory = Path(tempfile.mkdtemp(prefix="kjobs-test-pki-"))
+    atexit.register(shutil.rmtree, directory, True)
+    return tls.ensure(directory / "pki", "127.0.0.1")
+
+
+def client_tls(pki: Pki | None = None) -> ssl.SSLContext:
+    """A client TLS context that trusts the test CA and presents the admin certificate (for httpx/aiohttp)."""
+    pki = pki or shared_pki()
+    context = ssl.create_default_context(cafile=str(pki.ca_file))
+    context.load_cert_chain(str(pki.admin_cert), str(pki.admin_key))
+    return context
+
+
+def python_client_config(url: str, pki: Pki | None = None) -> Any:
+    """The official Python client's `Configuration` for `url`, trusting the test CA with the admin certificate."""
+    from kubernetes import client
+
+    pki = pki or shared_pki()
+    config = client.Configuration(host=url)
+    config.ssl_ca_cert = str(pki.ca_file)
+    config.cert_file = str(pki.admin_cert)
+    config.key_file = str(pki.admin_key)
+    return config

@@ -3,7 +3,8 @@
 Progress comes from two informers (the Job, and the pods it owns) feeding a `RunView`; on a terminal it is a
 rich live table, otherwise one plain line per change. The session ends when the Job has a terminal condition
 (Complete → exit 0, Failed → exit 1) or the timeout passes (exit 1). With `serve_port` the same API is served
-over HTTP and a kubeconfig is written, so `kubectl get pods -w` can watch the run (and, with `keep_serving`,
+over HTTPS on loopback, with a PKI made for this run (`kjobs.server.tls`, removed when it ends) whose admin
+certificate the written kubeconfig carries, so `kubectl get pods -w` can watch the run (and, with `keep_serving`,
 inspect it afterwards). `disruptions` are applied by a `kjobs.disrupt.Disruptor` while the Job runs; what they
 do is told in the same stream of lines as the failure decisions they lead to.
 """
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -105,6 +106,7 @@ async def run_job(job: Obj, options: RunOptions) -> int:
             server.should_exit = True
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(server.task, 5)
+            shutil.rmtree(server.pki_dir, ignore_errors=True)
         await cluster.stop()
         store.close()
 
@@ -239,21 +241,24 @@ class _Served:
 
 
 async def _serve(app: Any, options: RunOptions, out: TextIO) -> Any:
-    """Serve the API on loopback in this event loop and write a kubeconfig for it."""
+    """Serve the API over TLS on loopback in this event loop and write a kubeconfig for it."""
     import uvicorn
 
     from kjobs.server import kubeconfig as kubeconfig_file
-    from kjobs.server.runner import bind
+    from kjobs.server import tls
+    from kjobs.server.runner import bind, server_config
 
+    private = Path(tempfile.mkdtemp(prefix="kjobs-run-"))  # mode 0700
+    pki = await asyncio.to_thread(tls.ensure, private / "pki", "127.0.0.1")
     sock = bind("127.0.0.1", options.serve_port or 0)
-    port = sock.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
-    server = uvicorn.Server(config)
+    url = f"https://127.0.0.1:{sock.getsockname()[1]}"
+    server = uvicorn.Server(server_config(app, pki=pki, lifespan="off"))
     server.config.setup_event_loop = lambda: None  # type: ignore[method-assign]
     task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
-    path = Path(options.kubeconfig or os.path.join(tempfile.mkdtemp(prefix="kjobs-run-"), "kubeconfig"))
-    kubeconfig_file.write(path, f"http://127.0.0.1:{port}")
-    print(f"serving the API on http://127.0.0.1:{port}; to watch: export KUBECONFIG={path}", file=out, flush=True)
+    path = Path(options.kubeconfig or private / "kubeconfig")
+    kubeconfig_file.write(path, url, pki=pki)
+    print(f"serving the API on {url}; to watch: export KUBECONFIG={path}", file=out, flush=True)
     server.task = task  # type: ignore[attr-defined]
-    server.url = f"http://127.0.0.1:{port}"  # type: ignore[attr-defined]
+    server.url = url  # type: ignore[attr-defined]
+    server.pki_dir = pki.directory  # type: ignore[attr-defined]
     return server

@@ -37,7 +37,9 @@ def test_an_unknown_controller_is_named_in_a_usage_error(tmp_path: Path) -> None
 
 
 def test_up_without_the_job_controller_runs_the_others(tmp_path: Path) -> None:
-    cluster, _ = _assemble(MemoryStore(), token=None, nodes=0, data=tmp_path, controllers=select_controllers("*,-job"))
+    cluster, _ = _assemble(
+        MemoryStore(), authenticator=None, nodes=0, data=tmp_path, controllers=select_controllers("*,-job")
+    )
     assert cluster.job_controller is None
     assert not any(isinstance(c, JobController) for c in cluster.controllers)
     assert len(cluster.controllers) == len(CONTROLLER_NAMES) - 1

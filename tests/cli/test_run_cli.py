@@ -228,6 +228,8 @@ def test_keep_serving_answers_after_the_job_ended_until_interrupted(tmp_path: Pa
 
     import httpx
 
+    from kjobs.client.kubeconfig import load
+
     path = tmp_path / "quick.yaml"
     path.write_text(
         "apiVersion: batch/v1\nkind: Job\nmetadata: {name: quick}\nspec:\n  template:\n    spec:\n"
@@ -244,8 +246,13 @@ def test_keep_serving_answers_after_the_job_ended_until_interrupted(tmp_path: Pa
                 break
         assert "Job default/quick: Complete\n" in seen, seen
         url = seen[-1].removeprefix("still serving the API on ").split(";")[0]
-        job = httpx.get(f"{url}/apis/batch/v1/namespaces/default/jobs/quick").json()
-        assert [c["type"] for c in job["status"]["conditions"]] == ["SuccessCriteriaMet", "Complete"]
+        assert url.startswith("https://127.0.0.1:")
+        connection = load(tmp_path / "kc")  # what the run wrote: its CA and admin certificate
+        with httpx.Client(base_url=url, verify=connection.ssl_context or False) as http:
+            job = http.get("/apis/batch/v1/namespaces/default/jobs/quick").json()
+            assert [c["type"] for c in job["status"]["conditions"]] == ["SuccessCriteriaMet", "Complete"]
+        with httpx.Client(base_url=url, verify=False) as anonymous:
+            assert anonymous.get("/apis/batch/v1/namespaces/default/jobs").status_code == 401
         proc.send_signal(signal.SIGINT)
         assert proc.wait(20) == 0
         assert proc.stdout.read() == "stopped serving the API\n"

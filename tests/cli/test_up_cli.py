@@ -35,6 +35,7 @@ def test_up_says_what_it_serves_and_when_it_stops(tmp_path: Path, signum: int) -
             f"kjobs API server listening on {url}",
             f"  kubeconfig: {config} (context kjobs)",
             f"  data:       {data}",
+            f"  pki:        {data / 'pki'} (CA ca.crt, admin certificate, bearer token)",
             "  nodes:      kjobs-node, kjobs-node-2",
             f"kjobs API server on {url} stopped",
         ]
@@ -51,6 +52,8 @@ def test_up_backoff_sets_the_delay_before_a_failed_pod_is_replaced(tmp_path: Pat
 
     import httpx
 
+    from kjobs.client.kubeconfig import load
+
     config = tmp_path / "kc.yaml"
     args = ["up", "--port", "0", "--data-dir", str(tmp_path / "data"), "--kubeconfig", str(config), "--backoff", "0.1"]
     proc = subprocess.Popen(
@@ -63,7 +66,7 @@ def test_up_backoff_sets_the_delay_before_a_failed_pod_is_replaced(tmp_path: Pat
     try:
         assert proc.stdout is not None
         proc.stdout.readline()
-        url = yaml.safe_load(config.read_text())["clusters"][0]["cluster"]["server"]
+        connection = load(config)  # HTTPS, the CA and the admin certificate
         container = {"name": "main", "image": "x", "command": ["false"]}
         job = {
             "apiVersion": "batch/v1",
@@ -71,12 +74,13 @@ def test_up_backoff_sets_the_delay_before_a_failed_pod_is_replaced(tmp_path: Pat
             "metadata": {"name": "flaky"},
             "spec": {"backoffLimit": 2, "template": {"spec": {"restartPolicy": "Never", "containers": [container]}}},
         }
-        jobs = f"{url}/apis/batch/v1/namespaces/default/jobs"
+        jobs = f"{connection.server}/apis/batch/v1/namespaces/default/jobs"
+        http = httpx.Client(verify=connection.ssl_context or False, timeout=30)
         start = time.monotonic()
-        assert httpx.post(jobs, json=job).status_code == 201
+        assert http.post(jobs, json=job).status_code == 201
         watch = {"watch": "true", "fieldSelector": "metadata.name=flaky", "timeoutSeconds": "20"}
         failed = None
-        with httpx.stream("GET", jobs, params=watch, timeout=30) as events:
+        with http.stream("GET", jobs, params=watch) as events:
             for line in events.iter_lines():
                 status = json.loads(line)["object"].get("status") or {}
                 if any(c["type"] == "Failed" for c in status.get("conditions") or ()):
@@ -84,6 +88,7 @@ def test_up_backoff_sets_the_delay_before_a_failed_pod_is_replaced(tmp_path: Pat
                     break
         assert failed is not None and failed["failed"] == 3
         assert time.monotonic() - start < 10
+        http.close()
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(20)

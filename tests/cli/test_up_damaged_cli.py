@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import sqlite3
+import ssl
 import subprocess
 import sys
 from pathlib import Path
@@ -76,7 +77,9 @@ def test_up_repair_starts_without_the_damaged_objects(tmp_path: Path) -> None:
         assert proc.stdout is not None and proc.stderr is not None
         assert proc.stdout.readline() == f"export KUBECONFIG={config}\n"
         url = yaml.safe_load(config.read_text())["clusters"][0]["cluster"]["server"]
-        pods = httpx.get(f"{url}/api/v1/namespaces/default/pods").json()["items"]
+        tls = ssl.create_default_context(cafile=str(data / "pki" / "ca.crt"))
+        tls.load_cert_chain(str(data / "pki" / "admin.crt"), str(data / "pki" / "admin.key"))
+        pods = httpx.get(f"{url}/api/v1/namespaces/default/pods", verify=tls).json()["items"]
         assert [p["metadata"]["name"] for p in pods] == ["a"]
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(20) == 0

@@ -362,15 +362,17 @@ async def local_client() -> AsyncIterator[Client]:
 
 @contextlib.asynccontextmanager
 async def http_client() -> AsyncIterator[Client]:
-    """A fresh kjobs API server (memory store) on a loopback port, reached over HTTP with `HttpClient`."""
+    """A fresh kjobs API server (memory store) on a loopback port, reached over HTTPS with `HttpClient` presenting
+    the test admin certificate."""
     from kjobs.client.http import HttpClient
     from kjobs.client.kubeconfig import Connection
     from kjobs.server.runner import serve
     from kjobs.store import MemoryStore
+    from tests.support import client_tls, shared_pki
 
     store = MemoryStore()
-    with serve(store) as url:
-        client = HttpClient(Connection(server=url))
+    with serve(store, pki=shared_pki()) as url:
+        client = HttpClient(Connection(server=url, ssl_context=client_tls()))
         try:
             yield client
         finally:

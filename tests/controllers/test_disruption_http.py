@@ -25,6 +25,7 @@ from kjobs.server.admission import AdmissionSettings
 from kjobs.server.app import create_app
 from kjobs.server.runner import serve
 from kjobs.store import MemoryStore
+from tests.support import client_tls, shared_pki
 
 
 async def eventually(check: Callable[[], Awaitable[bool]], timeout: float = 10.0) -> None:
@@ -59,11 +60,11 @@ def test_disruption_controllers_over_http() -> None:
     store = MemoryStore()
     # kube-apiserver --default-unreachable-toleration-seconds=0: the dead node's pod is evicted at once
     admission = AdmissionSettings(default_unreachable_toleration_seconds=0)
-    with serve(store, app=create_app(store, admission=admission)) as url:
+    with serve(store, app=create_app(store, admission=admission), pki=shared_pki()) as url:
 
         async def scenario() -> None:
             clock = RealClock()
-            client = HttpClient(Connection(url))
+            client = HttpClient(Connection(url, ssl_context=client_tls()))
             for name in ("alive", "dead"):
                 await client.create(NODES, None, node(name, clock))
             await client.create(PODS, "default", pod("victim", "dead"))

@@ -16,6 +16,7 @@ from kjobs.clock import RealClock
 from kjobs.controllers.scheduler import Scheduler, SchedulerSettings
 from kjobs.server.runner import serve
 from kjobs.store import MemoryStore
+from tests.support import client_tls, shared_pki
 
 
 def node(name: str, cpu: str) -> Obj:
@@ -55,10 +56,10 @@ async def eventually(check: Callable[[], Awaitable[bool]], timeout: float = 10.0
 @pytest.mark.e2e
 def test_scheduler_over_http_binds_reports_and_preempts() -> None:
     store = MemoryStore()
-    with serve(store) as url:
+    with serve(store, pki=shared_pki()) as url:
 
         async def scenario() -> None:
-            client = HttpClient(Connection(url))
+            client = HttpClient(Connection(url, ssl_context=client_tls()))
             sched = Scheduler(
                 client, clock=RealClock(), settings=SchedulerSettings(initial_backoff=0.05, max_backoff=0.2)
             )

@@ -35,6 +35,7 @@ from kjobs.server.runner import Served, bind, start_in_loop
 from kjobs.server.service import ApiService
 from kjobs.server.storage import Storage
 from kjobs.store import MemoryStore
+from tests.support import shared_pki
 
 T = TypeVar("T")
 DEADLINE = 20.0
@@ -156,7 +157,8 @@ class Gates:
 class Scenario:
     """A started `LocalCluster` on an in-memory store, with a pod history; use as `async with`.
 
-    With `serve`, the same API is also served over HTTP on loopback and `kubeconfig` points at it (for kubectl).
+    With `serve`, the same API is also served over HTTPS on loopback (the test PKI: certificate or token required)
+    and `kubeconfig` points at it with the admin certificate (for kubectl).
     """
 
     def __init__(self, root: Path, settings: ClusterSettings, *, serve: bool = False) -> None:
@@ -178,8 +180,9 @@ class Scenario:
     async def __aenter__(self) -> Scenario:
         if self.app is not None:
             sock = bind("127.0.0.1", 0)
-            self._served = await start_in_loop(self.app, sock)
-            kubeconfig.write(self.kubeconfig, f"http://127.0.0.1:{sock.getsockname()[1]}")
+            pki = shared_pki()
+            self._served = await start_in_loop(self.app, sock, pki=pki)
+            kubeconfig.write(self.kubeconfig, f"https://127.0.0.1:{sock.getsockname()[1]}", pki=pki)
         await self.cluster.start()
         await self.history.start()
         names = self.cluster.node_names()

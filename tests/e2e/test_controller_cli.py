@@ -18,6 +18,7 @@ from kjobs.client.resources import JOBS, PODS
 from kjobs.server import kubeconfig as kubeconfig_file
 from kjobs.server.runner import serve
 from kjobs.store import MemoryStore
+from tests.support import shared_pki
 
 pytestmark = pytest.mark.e2e
 
@@ -36,9 +37,9 @@ def job(name: str, managed_by: str | None = None) -> Obj:
 @pytest.mark.parametrize("managed_by", [None, "kjobs.io/job-controller"])
 def test_job_controller_alone_over_http(tmp_path: Path, managed_by: str | None) -> None:
     store = MemoryStore()
-    with serve(store) as url:
+    with serve(store, pki=shared_pki()) as url:
         config = tmp_path / "kubeconfig"
-        kubeconfig_file.write(config, url)
+        kubeconfig_file.write(config, url, pki=shared_pki())
         args = [sys.executable, "-m", "kjobs", "controller", "--kubeconfig", str(config)]
         if managed_by is not None:
             args += ["--managed-by", managed_by]

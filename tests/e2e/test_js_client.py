@@ -1,7 +1,9 @@
 """Every client accepts the kubeconfig `kjobs up` writes: the JavaScript client, the official Python client, kubectl.
 
-The JavaScript client (`@kubernetes/client-node`, pinned in tests/js/package.json, installed by .ci/run with
-`npm ci --prefix tests/js`) refuses a plain-http server unless the cluster says `insecure-skip-tls-verify: true`.
+All of them reach it over TLS, verify it against the CA in the kubeconfig and present the admin client certificate
+it carries. The JavaScript client (`@kubernetes/client-node`, pinned in tests/js/package.json, installed by .ci/run
+with `npm ci --prefix tests/js`) would refuse a plain-http server (`--insecure-http-loopback`) unless the cluster
+said `insecure-skip-tls-verify: true`.
 Without node_modules the JavaScript test fails in CI (`CI=true`) and is skipped elsewhere.
 """
 

@@ -5,12 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 from click.testing import CliRunner
 
 from kjobs.cli import main
 from kjobs.server import kubeconfig
 from kjobs.server.runner import serve
 from kjobs.store import MemoryStore
+from tests.support import shared_pki
 
 
 @pytest.fixture
@@ -50,9 +52,9 @@ def test_shutdown_against_an_unreachable_server_fails_cleanly(unreachable: Path)
 @pytest.mark.e2e
 def test_shutdown_of_an_unknown_node_is_not_found(tmp_path: Path) -> None:
     store = MemoryStore()
-    with serve(store) as url:
+    with serve(store, pki=shared_pki()) as url:
         config = tmp_path / "kubeconfig.yaml"
-        kubeconfig.write(config, url)
+        kubeconfig.write(config, url, pki=shared_pki())
         result = CliRunner().invoke(main, ["node", "shutdown", "ghost", "--kubeconfig", str(config)])
     store.close()
     assert result.exit_code == 1
@@ -62,12 +64,29 @@ def test_shutdown_of_an_unknown_node_is_not_found(tmp_path: Path) -> None:
 @pytest.mark.e2e
 def test_join_with_an_invalid_node_name_shows_the_api_error(tmp_path: Path) -> None:
     store = MemoryStore()
-    with serve(store) as url:
+    with serve(store, pki=shared_pki()) as url:
         config = tmp_path / "kubeconfig.yaml"
-        kubeconfig.write(config, url)
+        kubeconfig.write(config, url, pki=shared_pki())
         args = ["node", "join", "--kubeconfig", str(config), "--name", "Bad_Name", "--root-dir", str(tmp_path / "r")]
         result = CliRunner().invoke(main, args)
     store.close()
     assert result.exit_code == 1
     assert "cannot register node Bad_Name" in result.output
     assert 'metadata.name: Invalid value: "Bad_Name"' in result.output
+
+
+@pytest.mark.e2e
+def test_join_without_credentials_is_unauthorized(tmp_path: Path) -> None:
+    store = MemoryStore()
+    with serve(store, pki=shared_pki()) as url:
+        config = tmp_path / "kubeconfig.yaml"
+        kubeconfig.write(config, url, pki=shared_pki())
+        doc = yaml.safe_load(config.read_text())
+        doc["users"][0]["user"] = {}  # the CA, but neither certificate nor token
+        config.write_text(yaml.safe_dump(doc))
+        args = ["node", "join", "--kubeconfig", str(config), "--name", "n", "--root-dir", str(tmp_path / "r")]
+        result = CliRunner().invoke(main, args)
+        assert store.list("nodes")[0] == []
+    store.close()
+    assert result.exit_code == 1
+    assert f"cannot register node n with {url}: Unauthorized" in result.output

@@ -25,6 +25,7 @@ from kjobs.server.logs import LogOptions
 from kjobs.server.runner import serve
 from kjobs.store import MemoryStore
 from tests.node.helpers import process_node
+from tests.support import client_tls, shared_pki
 
 pytestmark = pytest.mark.e2e
 DEADLINE = 20.0
@@ -116,9 +117,9 @@ async def _is(value: Any, expected: str) -> bool:
 @pytest.fixture
 def api(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     store = MemoryStore()
-    with serve(store) as url:
+    with serve(store, pki=shared_pki()) as url:
         config = tmp_path / "kubeconfig.yaml"
-        kubeconfig.write(config, url)
+        kubeconfig.write(config, url, pki=shared_pki())  # the agent authenticates with the admin certificate
         yield url, config
     store.close()
 
@@ -146,7 +147,7 @@ def test_node_join_runs_pods_and_shuts_down_gracefully(api: tuple[str, Path], tm
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
     )
     try:
-        with httpx.Client(base_url=url, timeout=10) as http:
+        with httpx.Client(base_url=url, timeout=10, verify=client_tls()) as http:
 
             def ready() -> bool:
                 response = http.get("/api/v1/nodes/n1")
@@ -200,7 +201,7 @@ def test_sigterm_to_a_joined_agent_terminates_its_pods(api: tuple[str, Path], tm
         stderr=subprocess.PIPE,
     )
     try:
-        with httpx.Client(base_url=url, timeout=10) as http:
+        with httpx.Client(base_url=url, timeout=10, verify=client_tls()) as http:
             _wait_http(lambda: http.get("/api/v1/nodes/n2").status_code == 200)
             http.post("/api/v1/namespaces/default/pods", json=pod_manifest("work", "n2", ["sleep", "300"]))
 
@@ -260,16 +261,16 @@ def test_logs_of_an_agent_in_another_process_stream_through_the_api(tmp_path: Pa
         except ApiError:
             return None
 
-    with serve(store, logs=RemoteLogs(node)) as url:
+    with serve(store, logs=RemoteLogs(node), pki=shared_pki()) as url:
         config = tmp_path / "kubeconfig.yaml"
-        kubeconfig.write(config, url)
+        kubeconfig.write(config, url, pki=shared_pki())
         agent = subprocess.Popen(
             _kjobs("node", "join", "--kubeconfig", str(config), "--name", "n3", "--root-dir", str(tmp_path / "n3")),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
         try:
-            with httpx.Client(base_url=url, timeout=10) as http:
+            with httpx.Client(base_url=url, timeout=10, verify=client_tls()) as http:
 
                 def port() -> int:
                     response = http.get("/api/v1/nodes/n3")

@@ -1,4 +1,5 @@
-"""Fixtures: an in-process API server over a MemoryStore, and clients for it."""
+"""Fixtures: an in-process API server over a MemoryStore, served over TLS with the test PKI, and clients for it
+(presenting the admin client certificate, as the kubeconfig `kjobs up` writes does)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,9 @@ import pytest
 
 from kjobs.server.app import App, create_app
 from kjobs.server.runner import serve
+from kjobs.server.tls import Pki
 from kjobs.store import MemoryStore
+from tests.support import client_tls, shared_pki
 
 
 @dataclass
@@ -20,20 +23,22 @@ class Server:
     url: str
     app: App
     store: MemoryStore
+    pki: Pki
 
 
 @pytest.fixture
 def server() -> Iterator[Server]:
     store = MemoryStore()
     app = create_app(store, bookmark_interval=0.2)
-    with serve(store, app=app) as url:
-        yield Server(url, app, store)
+    pki = shared_pki()
+    with serve(store, app=app, pki=pki) as url:
+        yield Server(url, app, store, pki)
     store.close()
 
 
 @pytest.fixture
 def http(server: Server) -> Iterator[httpx.Client]:
-    with httpx.Client(base_url=server.url, timeout=10) as client:
+    with httpx.Client(base_url=server.url, timeout=10, verify=client_tls(server.pki)) as client:
         yield client
 
 

@@ -19,6 +19,7 @@ from kjobs.server.service import ApiService
 from kjobs.server.storage import Storage
 from kjobs.store import MemoryStore
 from tests.server.conftest import job_manifest, pod_manifest
+from tests.support import python_client_config, shared_pki
 
 NOT_READY = "node.kubernetes.io/not-ready"
 UNREACHABLE = "node.kubernetes.io/unreachable"
@@ -89,7 +90,7 @@ def test_the_python_client_sees_them() -> None:
         store,
         admission=AdmissionSettings(default_not_ready_toleration_seconds=60, default_unreachable_toleration_seconds=0),
     )
-    with serve(store, app=app) as url, client.ApiClient(client.Configuration(host=url)) as api:
+    with serve(store, app=app, pki=shared_pki()) as url, client.ApiClient(python_client_config(url)) as api:
         core = client.CoreV1Api(api)
         body: dict[str, Any] = pod_manifest("py")
         body["spec"]["tolerations"] = [{"key": "example.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]

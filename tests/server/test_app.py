@@ -10,6 +10,7 @@ from kjobs.server.app import create_app
 from kjobs.server.runner import serve
 from kjobs.store import MemoryStore
 from tests.server.conftest import Server, job_manifest, pod_manifest
+from tests.support import client_tls, shared_pki
 
 TABLE = (
     "application/json;as=Table;v=v1;g=meta.k8s.io,application/json;as=Table;v=v1beta1;g=meta.k8s.io,application/json"
@@ -168,7 +169,7 @@ def test_watch_framing(http: httpx.Client) -> None:
 
 def test_watch_from_a_forgotten_revision_is_an_expired_error_event() -> None:
     store = MemoryStore(history_size=1)
-    with serve(store) as url, httpx.Client(base_url=url) as http:
+    with serve(store, pki=shared_pki()) as url, httpx.Client(base_url=url, verify=client_tls()) as http:
         rv = http.get(PODS).json()["metadata"]["resourceVersion"]
         for name in ("x", "y", "z"):
             http.post(PODS, json=pod_manifest(name))
@@ -225,16 +226,6 @@ def test_json_patch_and_unsupported_patch_type(http: httpx.Client) -> None:
     assert response.status_code == 415
 
 
-def test_bearer_token_required_when_configured() -> None:
-    store = MemoryStore()
-    with serve(store, app=create_app(store, token="s3cret")) as url, httpx.Client(base_url=url) as http:
-        assert http.get("/version").status_code == 200  # like the apiserver, /version is public
-        denied = http.get("/api/v1/pods")
-        assert denied.status_code == 401 and denied.json()["reason"] == "Unauthorized"
-        assert http.get("/api/v1/pods", headers={"Authorization": "Bearer s3cret"}).status_code == 200
-    store.close()
-
-
 def test_field_validation_warn_reports_escaped_warning(http: httpx.Client) -> None:
     body = job_manifest("warned", bogus=1)
     response = http.post(JOBS + "?fieldValidation=Warn", json=body)
@@ -270,7 +261,10 @@ def test_metrics_endpoint_serves_the_given_registries() -> None:
     registry = CollectorRegistry()
     Counter("job_syncs", "The number of job syncs", namespace="job_controller", registry=registry).inc()
     store = MemoryStore()
-    with serve(store, app=create_app(store, metrics=[registry])) as url, httpx.Client(base_url=url) as http:
+    with (
+        serve(store, app=create_app(store, metrics=[registry]), pki=shared_pki()) as url,
+        httpx.Client(base_url=url, verify=client_tls()) as http,
+    ):
         response = http.get("/metrics")
     store.close()
     assert response.status_code == 200 and response.headers["content-type"].startswith("text/plain; version=0.0.4")
@@ -287,6 +281,22 @@ def test_patch_without_content_type_is_415(http: httpx.Client) -> None:
     http.post(PODS, json=pod_manifest("ct"))
     response = http.patch(PODS + "/ct", content=b'{"metadata":{"labels":{"a":"b"}}}')
     assert response.status_code == 415 and response.json()["reason"] == "UnsupportedMediaType"
+
+
+@pytest.mark.parametrize("content_type", ["text/plain", "application/xml", "application/x-www-form-urlencoded"])
+def test_bodies_of_a_type_the_resource_does_not_accept_are_415(http: httpx.Client, content_type: str) -> None:
+    body = orjson.dumps(pod_manifest("csrf"))  # valid JSON, as a cross-site form could send it
+    response = http.post(PODS, content=body, headers={"content-type": content_type})
+    assert response.status_code == 415
+    status = response.json()
+    assert (status["reason"], status["code"]) == ("UnsupportedMediaType", 415)
+    assert status["message"].startswith("the body of the request was in an unknown format - accepted media types")
+    assert http.get(PODS + "/csrf").status_code == 404
+
+
+def test_a_body_without_content_type_is_json(http: httpx.Client) -> None:
+    response = http.post(PODS, content=orjson.dumps(pod_manifest("untyped")))
+    assert response.status_code == 201
 
 
 def test_protobuf_bodies_beyond_kubectl_create_job_are_415(http: httpx.Client) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Iterator
@@ -23,6 +24,7 @@ from kjobs.server.app import App, create_app
 from kjobs.server.runner import serve
 from kjobs.store import MemoryStore
 from tests.server.conftest import Server, job_manifest, pod_manifest
+from tests.support import client_tls
 
 PODS = "/api/v1/namespaces/default/pods"
 JOBS = "/apis/batch/v1/namespaces/default/jobs"
@@ -82,21 +84,22 @@ def _copy_bomb(copies: int) -> list[dict[str, Any]]:
 
 
 def test_json_patch_copy_bomb_is_422_at_once_while_other_requests_are_served(server: Server) -> None:
-    with httpx.Client(base_url=server.url, timeout=30) as http:
+    tls = client_tls(server.pki)
+    with httpx.Client(base_url=server.url, timeout=30, verify=tls) as http:
         assert http.post(PODS, json=pod_manifest("bomb")).status_code == 201
     bomb = orjson.dumps(_copy_bomb(24))
     assert len(bomb) < 4096
     answers: dict[str, Any] = {}
 
     def patch() -> None:
-        with httpx.Client(base_url=server.url, timeout=30) as client:
+        with httpx.Client(base_url=server.url, timeout=30, verify=tls) as client:
             start = time.monotonic()
             answers["bomb"] = client.patch(PODS + "/bomb", content=bomb, headers=JSON_PATCH)
             answers["elapsed"] = time.monotonic() - start
 
     thread = threading.Thread(target=patch)
     thread.start()
-    with httpx.Client(base_url=server.url, timeout=5) as other:
+    with httpx.Client(base_url=server.url, timeout=5, verify=tls) as other:
         assert other.get(PODS + "/bomb").status_code == 200
     thread.join(30)
     body = _status(answers["bomb"], 422, "Invalid")
@@ -218,7 +221,7 @@ class _Finished(App):
 
 def test_a_client_that_leaves_mid_body_leaves_no_traceback() -> None:
     store = MemoryStore()
-    app = _Finished(store, clock=time.time, logs=None, token=None)
+    app = _Finished(store, clock=time.time, logs=None, authenticator=None)
     app.finished = threading.Event()
     with serve(store, app=app) as url, logged() as records:
         host, port = url.removeprefix("http://").split(":")
@@ -235,8 +238,12 @@ def test_a_client_that_leaves_mid_body_leaves_no_traceback() -> None:
 
 
 def _head(url: str, header: bytes) -> bytes:
-    host, port = url.removeprefix("http://").split(":")
-    with socket.create_connection((host, int(port))) as sock:
+    """Send a raw request head to the TLS test server and read the whole reply."""
+    host, port = url.removeprefix("https://").split(":")
+    with (
+        socket.create_connection((host, int(port))) as raw,
+        client_tls().wrap_socket(raw, server_hostname=host) as sock,
+    ):
         sock.settimeout(10)
         with suppress(BrokenPipeError, ConnectionResetError):
             sock.sendall(b"GET /version HTTP/1.1\r\nHost: x\r\nConnection: close\r\n" + header + b"\r\n")
@@ -244,7 +251,7 @@ def _head(url: str, header: bytes) -> bytes:
         try:
             while chunk := sock.recv(65536):
                 reply += chunk
-        except ConnectionResetError:
+        except (ConnectionResetError, ssl.SSLError):
             pass
     return reply
 

@@ -17,6 +17,7 @@ from kubernetes import client
 from kjobs.api.types import Obj
 from kjobs.server.storage import Storage
 from tests.server.conftest import Server, job_manifest, pod_manifest
+from tests.support import python_client_config
 
 PODS = "/api/v1/namespaces/default/pods"
 JOBS = "/apis/batch/v1/namespaces/default/jobs"
@@ -144,7 +145,7 @@ def test_a_uid_precondition_holds_across_the_retry(http: httpx.Client, racing: R
 
 
 def test_python_client_delete_survives_a_concurrent_write(server: Server, racing: RacingStorage) -> None:
-    with client.ApiClient(client.Configuration(host=server.url)) as api:
+    with client.ApiClient(python_client_config(server.url, server.pki)) as api:
         core = client.CoreV1Api(api)
         core.create_namespaced_pod("default", pod_manifest("py", node="n1"))
         racing.arm("pods", "py", races=2)

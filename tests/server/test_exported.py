@@ -12,7 +12,7 @@ def test_app_factory_and_runner() -> None:
         "store",
         "clock",
         "logs",
-        "token",
+        "authenticator",
         "bookmark_interval",
         "metrics",
         "admission",

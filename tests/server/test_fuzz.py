@@ -20,6 +20,7 @@ from kjobs.server.patch import PatchError, json_merge, json_patch, strategic_mer
 from kjobs.server.runner import serve
 from kjobs.store import MemoryStore
 from tests.server.conftest import job_manifest, pod_manifest
+from tests.support import client_tls, shared_pki
 
 pytestmark = pytest.mark.slow
 
@@ -92,7 +93,7 @@ QUERY_KEYS = [
 @pytest.fixture(scope="module")
 def http() -> Iterator[httpx.Client]:
     store = MemoryStore()
-    with serve(store) as url, httpx.Client(base_url=url, timeout=10) as client:
+    with serve(store, pki=shared_pki()) as url, httpx.Client(base_url=url, timeout=10, verify=client_tls()) as client:
         client.post("/apis/batch/v1/namespaces/default/jobs", json=job_manifest("j"))
         client.post("/api/v1/namespaces/default/pods", json=pod_manifest("p"))
         client.post("/api/v1/nodes", json={"metadata": {"name": "n"}})

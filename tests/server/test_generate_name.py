@@ -15,7 +15,7 @@ from kjobs.client.resources import PODS
 from kjobs.clock import FakeClock
 from kjobs.server import service
 from tests.server.conftest import Server
-from tests.support import local_api
+from tests.support import local_api, python_client_config
 
 POD = {"metadata": {"generateName": "p-"}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
 
@@ -78,7 +78,7 @@ def test_a_set_name_matching_generate_name_is_the_name_over_http(http: httpx.Cli
 
 
 def test_a_set_name_matching_generate_name_with_the_python_client(server: Server) -> None:
-    with client.ApiClient(client.Configuration(host=server.url)) as api:
+    with client.ApiClient(python_client_config(server.url, server.pki)) as api:
         core = client.CoreV1Api(api)
         body = {**POD, "metadata": {"name": "p-mine", "generateName": "p-"}}
         assert core.create_namespaced_pod("default", body).metadata.name == "p-mine"

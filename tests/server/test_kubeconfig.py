@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from kjobs.client.kubeconfig import load
 from kjobs.server import kubeconfig
+from tests.support import shared_pki
 
 
 def test_http_server_is_marked_insecure_for_the_javascript_client() -> None:
@@ -12,6 +20,30 @@ def test_http_server_is_marked_insecure_for_the_javascript_client() -> None:
     ]
 
 
-def test_https_server_with_a_ca_is_verified() -> None:
-    cluster = kubeconfig.build("https://10.0.0.1:6443", ca_pem=b"PEM")["clusters"][0]["cluster"]
-    assert cluster == {"server": "https://10.0.0.1:6443", "certificate-authority-data": "UEVN"}
+def test_https_server_carries_the_ca_and_the_admin_certificate_inline() -> None:
+    pki = shared_pki()
+    doc = kubeconfig.build("https://10.0.0.1:6443", pki=pki)
+    cluster, user = doc["clusters"][0]["cluster"], doc["users"][0]["user"]
+    assert cluster == {"server": "https://10.0.0.1:6443", "certificate-authority-data": _b64(pki.ca_file)}
+    assert user == {"client-certificate-data": _b64(pki.admin_cert), "client-key-data": _b64(pki.admin_key)}
+
+
+def test_the_written_file_is_private_and_loads_with_a_client_certificate(tmp_path: Path) -> None:
+    path = tmp_path / "kc"
+    kubeconfig.write(path, "https://127.0.0.1:6443", pki=shared_pki())
+    assert path.stat().st_mode & 0o777 == 0o600
+    connection = load(path)
+    assert connection.ssl_context is not None and connection.token is None
+
+
+def _b64(path: Path) -> str:
+    return base64.b64encode(path.read_bytes()).decode()
+
+
+def test_loading_inline_credentials_leaves_no_key_file_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
+    kubeconfig.write(tmp_path / "kc", "https://127.0.0.1:6443", pki=shared_pki())
+    assert load(tmp_path / "kc").ssl_context is not None
+    assert list(scratch.iterdir()) == []

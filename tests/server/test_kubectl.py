@@ -25,6 +25,7 @@ from kjobs.server.app import create_app
 from kjobs.server.runner import serve
 from kjobs.store import MemoryStore
 from tests.server.conftest import job_manifest, pod_manifest
+from tests.support import client_tls, shared_pki
 
 pytestmark = [
     pytest.mark.e2e,
@@ -39,8 +40,8 @@ class Kubectl:
         self.url = url
         self.home = home
         self.config = home / "kubeconfig"
-        kubeconfig.write(self.config, url)
-        self.http = httpx.Client(base_url=url, timeout=10)
+        kubeconfig.write(self.config, url, pki=shared_pki())
+        self.http = httpx.Client(base_url=url, timeout=10, verify=client_tls())
 
     def env(self) -> dict[str, str]:
         return {"HOME": str(self.home), "KUBECONFIG": str(self.config), "PATH": "/usr/local/bin:/usr/bin:/bin"}
@@ -77,7 +78,7 @@ class Kubectl:
 def kubectl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
     store = MemoryStore()
     app = create_app(store)
-    with serve(store, app=app) as url:
+    with serve(store, app=app, pki=shared_pki()) as url:
         k = Kubectl(url, tmp_path_factory.mktemp("kubectl-home"))
         _add_node(k, "node-1")
         yield k

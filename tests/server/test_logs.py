@@ -19,6 +19,7 @@ from kjobs.server.logs import LogOptions, waiting_error
 from kjobs.server.runner import serve
 from kjobs.store import MemoryStore
 from tests.server.conftest import pod_manifest
+from tests.support import client_tls, shared_pki
 
 PODS = "/api/v1/namespaces/default/pods"
 
@@ -51,8 +52,8 @@ class ScriptedLogs:
 def logs_server() -> Iterator[tuple[str, ScriptedLogs]]:
     store = MemoryStore()
     source = ScriptedLogs()
-    with serve(store, app=create_app(store, logs=source)) as url:
-        with httpx.Client(base_url=url) as http:
+    with serve(store, app=create_app(store, logs=source), pki=shared_pki()) as url:
+        with httpx.Client(base_url=url, verify=client_tls()) as http:
             for name in ("p", "q"):
                 assert http.post(PODS, json=pod_manifest(name, node="n1")).status_code == 201
         yield url, source
@@ -62,7 +63,7 @@ def logs_server() -> Iterator[tuple[str, ScriptedLogs]]:
 def test_follow_streams_each_chunk_then_ends(logs_server: tuple[str, ScriptedLogs]) -> None:
     url, source = logs_server
     with (
-        httpx.Client(base_url=url, timeout=10) as http,
+        httpx.Client(base_url=url, timeout=10, verify=client_tls()) as http,
         http.stream("GET", f"{PODS}/p/log", params={"follow": "true", "container": "main"}) as response,
     ):
         assert response.status_code == 200 and response.headers["content-type"] == "text/plain"
@@ -75,7 +76,7 @@ def test_follow_streams_each_chunk_then_ends(logs_server: tuple[str, ScriptedLog
 
 def test_plain_log_tail_and_default_container(logs_server: tuple[str, ScriptedLogs]) -> None:
     url, source = logs_server
-    with httpx.Client(base_url=url) as http:
+    with httpx.Client(base_url=url, verify=client_tls()) as http:
         assert http.get(f"{PODS}/p/log", params={"tailLines": "1"}).text == "second\n"
         assert source.seen[-1].container == "main"  # the only container is the default
         wrong = http.get(f"{PODS}/p/log", params={"container": "sidecar"})
@@ -89,7 +90,7 @@ def test_plain_log_tail_and_default_container(logs_server: tuple[str, ScriptedLo
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
 def test_kubectl_logs_follow(logs_server: tuple[str, ScriptedLogs], tmp_path: Path) -> None:
     url, source = logs_server
-    kubeconfig.write(tmp_path / "kc", url)
+    kubeconfig.write(tmp_path / "kc", url, pki=shared_pki())
     env = {"HOME": str(tmp_path), "KUBECONFIG": str(tmp_path / "kc"), "PATH": "/usr/local/bin:/usr/bin:/bin"}
     tail = subprocess.run(["kubectl", "logs", "p", "--tail=1"], capture_output=True, text=True, env=env, timeout=30)
     assert tail.stdout == "second\n"

@@ -12,6 +12,7 @@ from kjobs.server.app import create_app
 from kjobs.server.runner import serve
 from kjobs.store import MemoryStore
 from tests.server.conftest import pod_manifest
+from tests.support import client_tls, shared_pki
 
 PODS = "/api/v1/namespaces/default/pods"
 
@@ -26,7 +27,10 @@ def _names(body: dict[str, object]) -> list[str]:
 def small_history() -> Iterator[httpx.Client]:
     store = MemoryStore(history_size=3)
     app = create_app(store)
-    with serve(store, app=app) as url, httpx.Client(base_url=url, timeout=10) as client:
+    with (
+        serve(store, app=app, pki=shared_pki()) as url,
+        httpx.Client(base_url=url, timeout=10, verify=client_tls()) as client,
+    ):
         yield client
     store.close()
 

@@ -13,13 +13,14 @@ from kubernetes.client.rest import ApiException
 from kjobs.server.runner import serve
 from kjobs.store import MemoryStore
 from tests.server.conftest import Server, job_manifest, pod_manifest
+from tests.support import python_client_config, shared_pki
 
 NS = "default"
 
 
 @pytest.fixture
 def api(server: Server) -> Iterator[client.ApiClient]:
-    config = client.Configuration(host=server.url)
+    config = python_client_config(server.url, server.pki)
     with client.ApiClient(config) as api_client:
         yield api_client
 
@@ -270,7 +271,7 @@ def test_watch_timeout_closes_the_stream(api: client.ApiClient) -> None:
 
 def test_watch_after_410_relists_and_continues() -> None:
     store = MemoryStore(history_size=2)
-    with serve(store) as url, client.ApiClient(client.Configuration(host=url)) as api_client:
+    with serve(store, pki=shared_pki()) as url, client.ApiClient(python_client_config(url)) as api_client:
         core = client.CoreV1Api(api_client)
         listed = core.list_namespaced_pod(NS)
         for i in range(4):

@@ -1,14 +1,18 @@
-"""Embedding the server in a running event loop (as `kjobs up` does beside controllers and node agents)."""
+"""Embedding the server in a running event loop (as `kjobs up` does beside controllers and node agents), over TLS."""
 
 from __future__ import annotations
 
 import asyncio
+import socket
+import ssl
+import time
 
 import httpx
 
 from kjobs.server.app import create_app
-from kjobs.server.runner import bind, start_in_loop
+from kjobs.server.runner import bind, serve, start_in_loop
 from kjobs.store import MemoryStore
+from tests.support import client_tls, shared_pki
 
 
 def test_start_in_loop_serves_until_stopped_and_ends_open_watches() -> None:
@@ -16,9 +20,12 @@ def test_start_in_loop_serves_until_stopped_and_ends_open_watches() -> None:
         store = MemoryStore()
         app = create_app(store)
         sock = bind("127.0.0.1", 0)
-        served = await start_in_loop(app, sock)
-        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
-        async with httpx.AsyncClient(base_url=url) as client:
+        pki = shared_pki()
+        served = await start_in_loop(app, sock, pki=pki)
+        url = f"https://127.0.0.1:{sock.getsockname()[1]}"
+        trust = ssl.create_default_context(cafile=str(pki.ca_file))
+        headers = {"Authorization": f"Bearer {pki.token}"}
+        async with httpx.AsyncClient(base_url=url, headers=headers, verify=trust) as client:
             assert (await client.get("/version")).json()["minor"] == "32"
             namespaces = (await client.get("/api/v1/namespaces")).json()["items"]
             assert "default" in {n["metadata"]["name"] for n in namespaces}  # lifespan startup ran
@@ -31,3 +38,29 @@ def test_start_in_loop_serves_until_stopped_and_ends_open_watches() -> None:
         store.close()
 
     asyncio.run(asyncio.wait_for(main(), 20))
+
+
+def test_a_tls_server_stops_promptly_with_an_idle_keep_alive_client() -> None:
+    store = MemoryStore()
+    with serve(store, pki=shared_pki()) as url:
+        port = int(url.rsplit(":", 1)[1])
+        raw = socket.create_connection(("127.0.0.1", port))
+        idle = client_tls().wrap_socket(raw, server_hostname="127.0.0.1")
+        idle.sendall(b"GET /version HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert idle.recv(4096).startswith(b"HTTP/1.1 200")  # answered; the connection stays open, unread
+        stopping = time.monotonic()
+    assert time.monotonic() - stopping < 1.0  # not the 2 s grace a TLS close waiting for the client would take
+    idle.close()
+    store.close()
+
+
+def test_tls_responses_are_not_held_back_by_nagle() -> None:
+    store = MemoryStore()
+    with serve(store, pki=shared_pki()) as url, httpx.Client(base_url=url, verify=client_tls()) as http:
+        http.get("/version")  # the handshake
+        started = time.monotonic()
+        for _ in range(5):
+            assert http.get("/api/v1/namespaces").status_code == 200
+        per_request = (time.monotonic() - started) / 5
+    store.close()
+    assert per_request < 0.035  # a delayed ACK holding back the body record costs 40 ms each

@@ -1,4 +1,5 @@
-"""`kjobs up` as a user runs it: kubeconfig written, export line printed quickly, resumable, TLS beyond loopback."""
+"""`kjobs up` as a user runs it: kubeconfig written, export line printed quickly, resumable, TLS and credentials on
+every address (plain http only with --insecure-http-loopback)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import os
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -16,6 +18,11 @@ from pathlib import Path
 import httpx
 import pytest
 import yaml
+from kubernetes import client as k8s
+from kubernetes import config as k8s_config
+
+from kjobs.client.kubeconfig import load
+from kjobs.server import tls
 
 pytestmark = pytest.mark.e2e
 
@@ -50,6 +57,13 @@ def _up(tmp: Path, *args: str) -> Iterator[tuple[subprocess.Popen[str], str, flo
             proc.wait()
 
 
+def _client(kubeconfig: Path) -> httpx.Client:
+    """An HTTP client with what the kubeconfig carries (read by kjobs' own kubeconfig loader)."""
+    connection = load(kubeconfig)
+    headers = {"Authorization": f"Bearer {connection.token}"} if connection.token else {}
+    return httpx.Client(base_url=connection.server, verify=connection.ssl_context or False, headers=headers)
+
+
 def _server(kubeconfig: Path) -> str:
     doc = yaml.safe_load(kubeconfig.read_text())
     assert doc["current-context"] == "kjobs"
@@ -64,20 +78,35 @@ def test_up_writes_kubeconfig_is_ready_fast_and_resumes(tmp_path: Path) -> None:
         assert line == f"export KUBECONFIG={config}", proc.stderr.read() if proc.stderr else ""
         assert elapsed < READY_LIMIT
         url = _server(config)
-        assert url == f"http://127.0.0.1:{port}"
-        created = httpx.post(f"{url}/api/v1/nodes", json={"metadata": {"name": "kept"}})
+        assert url == f"https://127.0.0.1:{port}"
+        assert oct(config.stat().st_mode & 0o777) == "0o600"
+        with httpx.Client(verify=ssl.create_default_context(cafile=data / "pki" / "ca.crt")) as anonymous:
+            refused = anonymous.post(f"{url}/api/v1/nodes", json={"metadata": {"name": "intruder"}})
+            assert refused.status_code == 401 and refused.json()["reason"] == "Unauthorized"
+            assert anonymous.get(f"{url}/readyz").status_code == 200
+        with _client(config) as http:
+            created = http.post("/api/v1/nodes", json={"metadata": {"name": "kept"}})
         assert created.status_code == 201
         proc.send_signal(signal.SIGINT)
         assert proc.wait(10) == 0  # graceful shutdown
     with _up(tmp_path, *args) as (_, line, _elapsed):
         assert line.startswith("export KUBECONFIG=")
-        names = [n["metadata"]["name"] for n in httpx.get(f"{url}/api/v1/nodes").json()["items"]]
-        assert names == ["kept", "kjobs-node"]  # the resumed object, and the local node agent's Node
-        assert {n["metadata"]["name"] for n in httpx.get(f"{url}/api/v1/namespaces").json()["items"]} >= {
-            "default",
-            "kube-system",
-            "kube-node-lease",
-        }
+        # the official Python client, through the kubeconfig (the same CA and certificate: the PKI was reused)
+        with k8s.ApiClient(_python_config(config)) as api:
+            core = k8s.CoreV1Api(api)
+            names = [n.metadata.name for n in core.list_node().items]
+            assert names == ["kept", "kjobs-node"]  # the resumed object, and the local node agent's Node
+            assert {n.metadata.name for n in core.list_namespace().items} >= {
+                "default",
+                "kube-system",
+                "kube-node-lease",
+            }
+
+
+def _python_config(kubeconfig: Path) -> k8s.Configuration:
+    configuration = k8s.Configuration()
+    k8s_config.load_kube_config(config_file=str(kubeconfig), client_configuration=configuration)
+    return configuration
 
 
 def test_up_refuses_a_busy_port(tmp_path: Path) -> None:
@@ -96,8 +125,9 @@ def test_up_refuses_a_busy_port(tmp_path: Path) -> None:
     assert "Traceback" not in proc.stderr
 
 
-def test_up_beyond_loopback_serves_tls_and_requires_the_token(tmp_path: Path) -> None:
+def test_up_beyond_loopback_serves_tls_and_refuses_other_servers_credentials(tmp_path: Path) -> None:
     port, config = _free_port(), tmp_path / "kc.yaml"
+    other = tls.ensure(tmp_path / "other" / "pki", "127.0.0.1")  # another server's data directory
     # 0.0.0.0 is "elsewhere"; the test only ever connects to 127.0.0.1
     with _up(
         tmp_path,
@@ -114,13 +144,18 @@ def test_up_beyond_loopback_serves_tls_and_requires_the_token(tmp_path: Path) ->
         doc = yaml.safe_load(config.read_text())
         assert doc["clusters"][0]["cluster"]["server"] == f"https://0.0.0.0:{port}"
         assert doc["clusters"][0]["cluster"]["certificate-authority-data"]
-        token = doc["users"][0]["user"]["token"]
+        assert doc["users"][0]["user"]["client-certificate-data"] and doc["users"][0]["user"]["client-key-data"]
+        token = (tmp_path / "d" / "pki" / "token").read_text().strip()
         url = f"https://127.0.0.1:{port}"
-        with httpx.Client(verify=False) as http:
-            assert http.get(f"{url}/api/v1/pods").status_code == 401
+        with httpx.Client(verify=ssl.create_default_context(cafile=tmp_path / "d" / "pki" / "ca.crt")) as http:
+            pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
+            for headers in ({}, {"content-type": "text/plain"}, {"Authorization": f"Bearer {other.token}"}):
+                refused = http.post(f"{url}/api/v1/namespaces/default/pods", json=pod, headers=headers)
+                assert refused.status_code == 401, headers
+            assert http.get(f"{url}/api/v1/namespaces/default/pods/p").status_code == 401
             ok = http.get(f"{url}/api/v1/pods", headers={"Authorization": f"Bearer {token}"})
-            assert ok.status_code == 200 and ok.json()["kind"] == "PodList"
-        if shutil.which("kubectl"):  # kubectl verifies the certificate from the kubeconfig and sends the token
+            assert ok.status_code == 200 and ok.json()["items"] == []
+        if shutil.which("kubectl"):  # kubectl verifies the server and presents the admin certificate
             env = {"HOME": str(tmp_path / "home"), "KUBECONFIG": str(config), "PATH": "/usr/local/bin:/usr/bin:/bin"}
             out = subprocess.run(
                 ["kubectl", "get", "namespace", "default", "-o", "name"],
@@ -170,7 +205,8 @@ def test_up_runs_a_job_to_completion_for_kubectl(tmp_path: Path) -> None:
             "job.batch/hello condition met"
         )
         assert kubectl("logs", "job/hello") == "hello-from-up"
-        metrics = httpx.get(f"http://127.0.0.1:{port}/metrics").text
+        with _client(config) as http:
+            metrics = http.get("/metrics").text
         assert "job_controller_job_syncs_total" in metrics
 
 
@@ -195,9 +231,36 @@ def test_up_takes_the_default_toleration_seconds_flags(tmp_path: Path) -> None:
     with _up(tmp_path, *args, *flags) as (proc, line, _elapsed):
         assert line.startswith("export KUBECONFIG="), proc.stderr.read() if proc.stderr else ""
         pod = {"metadata": {"name": "p"}, "spec": {"containers": [{"name": "c", "image": "busybox"}]}}
-        created = httpx.post(f"{_server(config)}/api/v1/namespaces/default/pods", json=pod)
+        with _client(config) as http:
+            created = http.post("/api/v1/namespaces/default/pods", json=pod)
         assert created.status_code == 201
         assert [(t["key"], t["tolerationSeconds"]) for t in created.json()["spec"]["tolerations"]] == [
             ("node.kubernetes.io/not-ready", 10),
             ("node.kubernetes.io/unreachable", 20),
         ]
+
+
+def test_insecure_http_loopback_serves_plain_http_with_a_warning(tmp_path: Path) -> None:
+    port, config = _free_port(), tmp_path / "kc.yaml"
+    args = ("--port", str(port), "--data-dir", str(tmp_path / "d"), "--kubeconfig", str(config), "--nodes", "0")
+    with _up(tmp_path, *args, "--insecure-http-loopback") as (proc, line, _elapsed):
+        assert line.startswith("export KUBECONFIG=")
+        assert _server(config) == f"http://127.0.0.1:{port}"
+        assert httpx.get(f"http://127.0.0.1:{port}/api/v1/pods").status_code == 200  # no credentials needed
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(10) == 0
+        assert proc.stderr is not None
+        assert "WARNING: --insecure-http-loopback: plain http, no authentication" in proc.stderr.read()
+    assert not (tmp_path / "d" / "pki").exists()
+
+
+def test_insecure_http_is_refused_beyond_loopback(tmp_path: Path) -> None:
+    proc = subprocess.run(
+        [*KJOBS, "up", "--host", "0.0.0.0", "--insecure-http-loopback", "--data-dir", str(tmp_path / "d")],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
+    assert proc.returncode == 2
+    assert "0.0.0.0 is not a loopback address; plain http is only served on loopback" in proc.stderr

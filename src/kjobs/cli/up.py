@@ -10,8 +10,11 @@ selects the controllers as kube-controller-manager's flag does (`*,-job`: all bu
 Writes a kubeconfig (context `kjobs`), says on stderr what it serves (URL, kubeconfig, data directory, nodes) and
 prints the `export KUBECONFIG=...` line on stdout once everything runs; SIGINT/SIGTERM stop it (exit 0) with a
 last line saying so.
-On 127.0.0.1 it serves plain http without authentication (kubectl sends no credentials over http anyway);
-on any other address it serves TLS with a self-signed certificate and requires the generated bearer token.
+It serves HTTPS on every address, loopback included, with the PKI it keeps in `<data-dir>/pki`
+(`kjobs.server.tls`: a CA, a serving certificate, the admin's client certificate, a bearer token), and
+authenticates every request (`kjobs.server.auth`); the kubeconfig carries the CA and the admin certificate.
+`--insecure-http-loopback` serves plain http without authentication instead, on loopback only: anyone on the
+machine (or a web page that makes the browser post to it) can then run commands as this user.
 The data directory keeps the objects (SQLite), so a second `kjobs up` resumes where the first stopped; a damaged
 data file is refused, naming the damaged objects (`kjobs.store.integrity`), unless `--repair` deletes them.
 """
@@ -28,6 +31,7 @@ import click
 
 if TYPE_CHECKING:
     from kjobs.server.admission import AdmissionSettings
+    from kjobs.server.auth import Authenticator
     from kjobs.store import StoreDamaged
 
 DEFAULT_PORT = 6443
@@ -51,7 +55,14 @@ def _loopback(host: str) -> bool:
     "--host",
     default="127.0.0.1",
     show_default=True,
-    help="Address to listen on; anything but loopback gets TLS and a bearer token.",
+    help="Address to listen on (HTTPS with client certificates or a bearer token, on every address).",
+)
+@click.option(
+    "--insecure-http-loopback",
+    is_flag=True,
+    default=False,
+    help="INSECURE: serve plain http without authentication (loopback only); anyone on this machine can then "
+    "run commands as you.",
 )
 @click.option(
     "--data-dir",
@@ -117,6 +128,7 @@ def up(
     default_unreachable_toleration_seconds: int,
     backoff: float,
     controllers: str,
+    insecure_http_loopback: bool,
     repair: bool = False,
 ) -> None:
     """Start kjobs: the Kubernetes API server, the controllers and a local node."""
@@ -125,6 +137,7 @@ def up(
     from kjobs.server import kubeconfig as kubeconfig_file
     from kjobs.server import tls
     from kjobs.server.admission import AdmissionSettings
+    from kjobs.server.auth import Authenticator
     from kjobs.server.runner import bind, run_forever
     from kjobs.store import StoreDamaged, open_store
 
@@ -132,6 +145,10 @@ def up(
         names = select_controllers(controllers)
     except ValueError as exc:
         raise click.UsageError(str(exc)) from None
+    if insecure_http_loopback and not _loopback(host):
+        raise click.BadParameter(
+            f"{host} is not a loopback address; plain http is only served on loopback", param_hint="--host"
+        )
     data = data_dir or default_data_dir()
     config_path = kubeconfig or Path(os.path.expanduser("~")) / ".kube" / "kjobs.yaml"
     try:
@@ -147,34 +164,52 @@ def up(
         raise click.ClickException(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
     actual_port = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
-    certfile = keyfile = None
-    token = ca = None
-    if _loopback(host):
+    pki = authenticator = None
+    if insecure_http_loopback:
         url = f"http://{shown}:{actual_port}"
     else:
-        creds = tls.ensure(data / "pki", host)
-        certfile, keyfile, token, ca = str(creds.certfile), str(creds.keyfile), creds.token, creds.cert_pem
+        try:
+            pki = tls.ensure(data / "pki", host)
+        except OSError as exc:
+            store.close()
+            sock.close()
+            raise click.ClickException(f"cannot create the certificates in {data / 'pki'}: {exc}") from None
+        authenticator = Authenticator(pki.token)
         url = f"https://{shown}:{actual_port}"
-    kubeconfig_file.write(config_path, url, ca_pem=ca, token=token)
+    kubeconfig_file.write(config_path, url, pki=pki)
     admission = AdmissionSettings(
         default_not_ready_toleration_seconds=default_not_ready_toleration_seconds,
         default_unreachable_toleration_seconds=default_unreachable_toleration_seconds,
     )
     cluster, app = _assemble(
-        store, token=token, nodes=nodes, data=data, backoff=backoff, admission=admission, controllers=names
+        store,
+        authenticator=authenticator,
+        nodes=nodes,
+        data=data,
+        backoff=backoff,
+        admission=admission,
+        controllers=names,
     )
 
     def ready() -> None:
+        if insecure_http_loopback:
+            click.echo(
+                "WARNING: --insecure-http-loopback: plain http, no authentication; anyone on this machine "
+                "(or a web page in your browser) can create pods and run commands as this user",
+                err=True,
+            )
         names = ", ".join(cluster.node_names()) or "none (the API and controllers only; add one with kjobs node join)"
         click.echo(f"kjobs API server listening on {url}", err=True)
         click.echo(f"  kubeconfig: {config_path} (context kjobs)", err=True)
         click.echo(f"  data:       {data}", err=True)
+        if pki is not None:
+            click.echo(f"  pki:        {pki.directory} (CA ca.crt, admin certificate, bearer token)", err=True)
         click.echo(f"  nodes:      {names}", err=True)
         click.echo(f"export KUBECONFIG={config_path}")
         sys.stdout.flush()
 
     try:
-        run_forever(app, sock, ssl_certfile=certfile, ssl_keyfile=keyfile, on_ready=ready, components=[cluster])
+        run_forever(app, sock, pki=pki, on_ready=ready, components=[cluster])
     finally:
         store.close()
         sock.close()
@@ -199,7 +234,7 @@ def damage_report(exc: StoreDamaged, data: Path) -> str:
 def _assemble(
     store: Any,
     *,
-    token: str | None,
+    authenticator: Authenticator | None,
     nodes: int,
     data: Path,
     backoff: float = 10.0,
@@ -227,7 +262,7 @@ def _assemble(
         settings = replace(settings, admission=admission)
     if controllers is not None:
         settings = replace(settings, controllers=controllers)
-    app = create_app(store, token=token, logs=logs, admission=settings.admission)
+    app = create_app(store, authenticator=authenticator, logs=logs, admission=settings.admission)
     app_ref.append(app)
     cluster = LocalCluster(app.service, settings=settings, job_metrics=JobMetrics(REGISTRY), logs=logs)
     registries = [REGISTRY]

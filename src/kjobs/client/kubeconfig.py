@@ -70,14 +70,14 @@ def _named(config: dict[str, Any], section: str, name: Any, key: str) -> dict[st
     raise KubeconfigError(f"kubeconfig has no {key} named {name!r}")
 
 
-def _material(spec: dict[str, Any], key: str, base: Path) -> str | None:
-    """Path to a PEM file given inline (`key-data`, base64) or by path (`key`)."""
+def _material(spec: dict[str, Any], key: str, base: Path, scratch: Path) -> str | None:
+    """Path to a PEM file given inline (`key-data`, base64: written into `scratch`) or by path (`key`)."""
     data = spec.get(f"{key}-data")
     if data:
-        handle = tempfile.NamedTemporaryFile(prefix="kjobs-", suffix=".pem", delete=False)  # noqa: SIM115
-        handle.write(base64.b64decode(data))
-        handle.close()
-        return handle.name
+        target = scratch / key
+        target.touch(0o600)
+        target.write_bytes(base64.b64decode(data))
+        return str(target)
     value = spec.get(key)
     if value:
         candidate = Path(value)
@@ -86,11 +86,15 @@ def _material(spec: dict[str, Any], key: str, base: Path) -> str | None:
 
 
 def _ssl_context(cluster: dict[str, Any], user: dict[str, Any], base: Path) -> ssl.SSLContext:
-    ctx = ssl.create_default_context(cafile=_material(cluster, "certificate-authority", base))
-    if cluster.get("insecure-skip-tls-verify"):
-        ctx.check_hostname = False
-        ctx.verify_mode = ssl.CERT_NONE
-    cert = _material(user, "client-certificate", base)
-    if cert:
-        ctx.load_cert_chain(cert, _material(user, "client-key", base))
-    return ctx
+    """The TLS settings of a cluster and user entry; inline certificates and keys are read from a private scratch
+    directory removed once they are loaded, so no key is left behind in the temporary directory."""
+    with tempfile.TemporaryDirectory(prefix="kjobs-kubeconfig-") as tmp:
+        scratch = Path(tmp)
+        ctx = ssl.create_default_context(cafile=_material(cluster, "certificate-authority", base, scratch))
+        if cluster.get("insecure-skip-tls-verify"):
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+        cert = _material(user, "client-certificate", base, scratch)
+        if cert:
+            ctx.load_cert_chain(cert, _material(user, "client-key", base, scratch))
+        return ctx

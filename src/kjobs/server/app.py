@@ -4,7 +4,7 @@ Owns everything that is about HTTP rather than about objects: routing (`routing.
 YAML for `application/yaml` / apply patches; a missing Content-Type means JSON; any other type is 415, all in
 `Request.decoded`, bounded as `limits` says), content negotiation
 (`negotiation`: Table, PartialObjectMetadata; aggregated discovery), query parameters, `Warning` headers,
-`Status` error bodies for every failure (never a traceback), optional bearer-token auth, streaming (watch as
+`Status` error bodies for every failure (never a traceback), authentication (`auth`), streaming (watch as
 chunked JSON lines, pod logs as chunked text) with client-disconnect detection, and the lifespan hook that
 creates the built-in namespaces. Reads of plain objects stream the store's JSON bytes without decoding them.
 """
@@ -28,8 +28,10 @@ from kjobs.api.selectors import parse_field_selector, parse_label_selector
 from kjobs.api.types import Obj
 from kjobs.server import discovery, limits, listoptions, negotiation, openapi, protobuf, registry, routing, tables
 from kjobs.server.admission import AdmissionSettings
+from kjobs.server.auth import PUBLIC_ROUTES, Authenticator, client_cert_name
 from kjobs.server.logs import LogOptions, LogSource
 from kjobs.server.metrics import ApiMetrics, clean_verb
+from kjobs.server.patch import PATCH_MEDIA, unsupported_patch_type
 from kjobs.server.registry import Resource
 from kjobs.server.service import ApiService, DeleteOptions, Result
 from kjobs.server.storage import Storage
@@ -97,13 +99,6 @@ _TEXT_MEDIA = ("application/json", "application/yaml")
 _BODY_MEDIA = (*_TEXT_MEDIA, _PROTOBUF)
 """What a create, update, eviction or DeleteOptions body may be (the apiserver's serializers; no Content-Type
 means the first, JSON: apiserver `negotiation.NegotiateInputSerializerForMediaType`)."""
-PATCH_MEDIA = (
-    "application/json-patch+json",
-    "application/merge-patch+json",
-    "application/strategic-merge-patch+json",
-    "application/apply-patch+yaml",
-)
-"""What a PATCH body may be (apiserver `handlers/patch.go` answers any other type, none included, with 415)."""
 
 
 def unsupported_media_type(accepted: Sequence[str]) -> ApiError:
@@ -154,7 +149,7 @@ def manager_from_user_agent(user_agent: str) -> str:
 class Request:
     """The parts of an HTTP request the handlers read."""
 
-    __slots__ = ("accept", "auth", "content_type", "method", "path", "query", "receive", "user_agent")
+    __slots__ = ("accept", "auth", "client_cert", "content_type", "method", "path", "query", "receive", "user_agent")
 
     def __init__(self, scope: Scope, receive: Receive) -> None:
         self.method: str = scope["method"]
@@ -164,6 +159,7 @@ class Request:
         self.accept = ""
         self.content_type = ""
         self.auth = ""
+        self.client_cert = client_cert_name(scope)
         self.user_agent = ""
         for key, value in scope.get("headers", ()):
             if key == b"accept":
@@ -208,7 +204,7 @@ class Request:
         the patch types), 400 BadRequest when it does not parse or nests deeper than `limits.MAX_DEPTH`."""
         media = self.media
         if patch and media not in PATCH_MEDIA:
-            raise unsupported_media_type(PATCH_MEDIA)
+            raise unsupported_patch_type()
         raw = await self.body()
         if not patch and media and media not in _BODY_MEDIA and (raw or self.method != "DELETE"):
             raise unsupported_media_type(_BODY_MEDIA)
@@ -269,7 +265,7 @@ class App:
         *,
         clock: Callable[[], float],
         logs: LogSource | None,
-        token: str | None,
+        authenticator: Authenticator | None,
         bookmark_interval: float = BOOKMARK_INTERVAL,
         metrics: Sequence[Any] | None = None,
         admission: AdmissionSettings | None = None,
@@ -279,7 +275,7 @@ class App:
         self.watch_buffer = watch_buffer
         self.service = ApiService(self.storage, clock=clock, logs=logs, admission=admission)
         self.clock = clock
-        self.token = token
+        self.authenticator = authenticator
         self.bookmark_interval = bookmark_interval
         self.metrics = metrics
         self.api_metrics = ApiMetrics()
@@ -358,14 +354,14 @@ class App:
 
     async def _dispatch(self, request: Request, route: routing.Route, send: Send) -> None:
         kind = route.kind
+        if kind not in PUBLIC_ROUTES and self.authenticator is not None:
+            self.authenticator.check(request.auth, request.client_cert)
         if kind == "health":
             await _respond(send, 200, b"ok", b"text/plain; charset=utf-8")
             return
         if kind == "version":
             await _respond(send, 200, orjson.dumps(discovery.VERSION))
             return
-        if self.token is not None and request.auth != f"Bearer {self.token}":
-            raise ApiError(401, "Unauthorized", "Unauthorized")
         if kind == "resource":
             await self._resource(request, route, send)
             return
@@ -872,7 +868,7 @@ def create_app(
     *,
     clock: Callable[[], float] = time.time,
     logs: LogSource | None = None,
-    token: str | None = None,
+    authenticator: Authenticator | None = None,
     bookmark_interval: float = BOOKMARK_INTERVAL,
     metrics: Sequence[Any] | None = None,
     admission: AdmissionSettings | None = None,
@@ -881,14 +877,15 @@ def create_app(
     """The API server application over `store` (call `startup()` or run it with lifespan to create namespaces).
 
     `/metrics` serves the given Prometheus registries (default: the process-wide one); `admission` carries
-    kube-apiserver's admission flags (default: Kubernetes' defaults); `watch_buffer` is how many events a watch
-    may fall behind a client that does not read before it is dropped (`limits.WATCH_BUFFER`).
+    kube-apiserver's admission flags (default: Kubernetes' defaults); `authenticator` decides who may call it
+    (None: everyone, for a server no one else can reach); `watch_buffer` is how many events a watch may fall
+    behind a client that does not read before it is dropped (`limits.WATCH_BUFFER`).
     """
     return App(
         store,
         clock=clock,
         logs=logs,
-        token=token,
+        authenticator=authenticator,
         bookmark_interval=bookmark_interval,
         metrics=metrics,
         admission=admission,

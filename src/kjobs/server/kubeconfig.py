@@ -2,8 +2,11 @@
 
 An existing file is merged, not clobbered: the `kjobs` cluster, user and context entries are replaced and
 `current-context` is set, everything else in the file is kept. The file is written atomically, mode 0600
-(it may carry a bearer token).
+(it carries the admin's private key).
 
+A TLS server's entry carries its PKI (`kjobs.server.tls`) inline, as kind writes it: the CA as
+`certificate-authority-data`, the admin certificate and key as `client-certificate-data`/`client-key-data`.
+The bearer token stays in the PKI directory (`pki/token`) for clients that cannot present a certificate.
 A plain-http server gets `insecure-skip-tls-verify: true`: there is no TLS to verify, kubectl and the Python
 client ignore the flag for http, and the JavaScript client (`@kubernetes/client-node`, `KubeConfig.createAgent`
 in its src/config.ts) refuses an http server without it ("HTTP protocol is not allowed when skipTLSVerify is
@@ -16,9 +19,12 @@ import base64
 import os
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
+
+if TYPE_CHECKING:
+    from kjobs.server.tls import Pki
 
 CONTEXT = "kjobs"
 
@@ -27,20 +33,24 @@ def _upsert(entries: list[dict[str, Any]], item: dict[str, Any]) -> list[dict[st
     return [e for e in entries if e.get("name") != item["name"]] + [item]
 
 
-def build(
-    server: str, *, ca_pem: bytes | None = None, token: str | None = None, existing: dict[str, Any] | None = None
-) -> dict[str, Any]:
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def build(server: str, *, pki: Pki | None = None, existing: dict[str, Any] | None = None) -> dict[str, Any]:
     """The kubeconfig document with the `kjobs` context (merged into `existing` if given)."""
     doc: dict[str, Any] = dict(existing or {})
     doc.setdefault("apiVersion", "v1")
     doc.setdefault("kind", "Config")
     doc.setdefault("preferences", {})
     cluster: dict[str, Any] = {"server": server}
-    if ca_pem is not None:
-        cluster["certificate-authority-data"] = base64.b64encode(ca_pem).decode()
+    user: dict[str, Any] = {}
+    if pki is not None:
+        cluster["certificate-authority-data"] = _b64(pki.ca_pem)
+        user["client-certificate-data"] = _b64(pki.admin_cert.read_bytes())
+        user["client-key-data"] = _b64(pki.admin_key.read_bytes())
     elif server.startswith("http://"):
         cluster["insecure-skip-tls-verify"] = True
-    user: dict[str, Any] = {"token": token} if token else {}
     doc["clusters"] = _upsert(list(doc.get("clusters") or []), {"name": CONTEXT, "cluster": cluster})
     doc["users"] = _upsert(list(doc.get("users") or []), {"name": CONTEXT, "user": user})
     doc["contexts"] = _upsert(
@@ -50,7 +60,7 @@ def build(
     return doc
 
 
-def write(path: Path, server: str, *, ca_pem: bytes | None = None, token: str | None = None) -> None:
+def write(path: Path, server: str, *, pki: Pki | None = None) -> None:
     """Write (or update) the kubeconfig at `path`."""
     existing: dict[str, Any] | None = None
     if path.exists():
@@ -59,7 +69,7 @@ def write(path: Path, server: str, *, ca_pem: bytes | None = None, token: str | 
             existing = loaded if isinstance(loaded, dict) else None
         except yaml.YAMLError:
             existing = None
-    doc = build(server, ca_pem=ca_pem, token=token, existing=existing)
+    doc = build(server, pki=pki, existing=existing)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".kubeconfig-")
     try:

@@ -398,7 +398,23 @@ def apply_patch(content_type: str, original: Any, patch: Any, *, strategies: Str
             return json_patch(original, patch)
     except PatchError as exc:
         raise ApiError(422, "Invalid", str(exc)) from exc
-    raise ApiError(
+    raise unsupported_patch_type()
+
+
+PATCH_MEDIA = frozenset(
+    {
+        "application/json-patch+json",
+        "application/merge-patch+json",
+        "application/strategic-merge-patch+json",
+        "application/apply-patch+yaml",
+    }
+)
+"""The patch content types the apiserver accepts (staging/src/k8s.io/apiserver/pkg/endpoints/installer.go)."""
+
+
+def unsupported_patch_type() -> ApiError:
+    """415 for a PATCH whose content type is not a patch type (handlers/patch.go)."""
+    return ApiError(
         415,
         "UnsupportedMediaType",
         "the body of the request was in an unknown format - accepted media types include: "

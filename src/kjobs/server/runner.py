@@ -6,6 +6,11 @@ yielding the base URL; leaving the block closes open watch streams and stops the
 `start_in_loop()` embeds the server in a running event loop (beside controllers and node agents), and
 `run_forever()` is what `kjobs up` uses: the main thread, where uvicorn turns SIGINT/SIGTERM into a graceful
 shutdown, with components started after the server and stopped after it.
+
+Given a `Pki` (`kjobs.server.tls`), each of them serves TLS with the serving certificate and asks for an
+optional client certificate verified against the CA (kube-apiserver's `--client-ca-file`: a certificate the CA
+did not sign fails the handshake); `_TlsHttpToolsProtocol` hands the verified subject to the app as the ASGI TLS
+extension (`scope["extensions"]["tls"]["client_cert_name"]`), which uvicorn does not fill itself.
 """
 
 from __future__ import annotations
@@ -13,17 +18,20 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import socket
+import ssl
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import uvicorn
 
 from kjobs.server.app import App, create_app
+from kjobs.server.auth import Authenticator
 from kjobs.server.logs import LogSource
 from kjobs.server.protocol import BoundedHttpToolsProtocol
+from kjobs.server.tls import Pki
 from kjobs.store import Store
 
 STARTUP_TIMEOUT = 10.0
@@ -44,17 +52,68 @@ class _Server(uvicorn.Server):
             self.on_started()
 
 
-def _config(app: App, *, ssl_certfile: str | None, ssl_keyfile: str | None, **extra: Any) -> uvicorn.Config:
+class _TlsHttpToolsProtocol(BoundedHttpToolsProtocol):
+    """uvicorn's httptools protocol that also reports the connection's verified client certificate."""
+
+    _tls: dict[str, Any] | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        # uvloop leaves Nagle on under TLS: a response's body record then waits for the client's delayed ACK of
+        # its header record (40 ms a request) unless TCP_NODELAY is set, as it is for plain connections
+        sock = transport.get_extra_info("socket")
+        if sock is not None:
+            with contextlib.suppress(OSError):
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        super().connection_made(transport)
+        self._tls = _tls_extension(transport)
+
+    def shutdown(self) -> None:
+        """Abort an idle connection at a stop: closing a TLS transport waits for the peer's close_notify, which an
+        idle pooled client (the Python client's urllib3) never sends, so the stop would wait out its grace."""
+        if self.cycle is None or self.cycle.response_complete:
+            self.transport.abort()
+        else:
+            super().shutdown()
+
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        if self._tls is not None:
+            self.scope["extensions"] = {"tls": self._tls}  # type: ignore[dict-item]  # asgiref types it loosely
+
+
+def _tls_extension(transport: asyncio.BaseTransport) -> dict[str, Any] | None:
+    """The ASGI TLS extension's `client_cert_name` (an RFC 4514-style subject; None without a certificate)."""
+    sslobj = transport.get_extra_info("ssl_object")
+    if sslobj is None:
+        return None
+    peer = sslobj.getpeercert() or {}
+    parts = [f"{key}={value}" for rdn in reversed(peer.get("subject", ())) for key, value in rdn]
+    return {"client_cert_name": ",".join(parts) or None}
+
+
+def server_config(
+    app: App, *, pki: Pki | None, lifespan: Literal["auto", "on", "off"] = "on", **extra: Any
+) -> uvicorn.Config:
+    """uvicorn's settings; with `pki`, TLS, and an `app` without an authenticator gets the PKI's."""
+    tls: dict[str, Any] = {}
+    if pki is not None:
+        if app.authenticator is None:
+            app.authenticator = Authenticator(pki.token)
+        tls = {
+            "ssl_certfile": str(pki.server_cert),
+            "ssl_keyfile": str(pki.server_key),
+            "ssl_ca_certs": str(pki.ca_file),
+            "ssl_cert_reqs": ssl.CERT_OPTIONAL,
+        }
     return uvicorn.Config(
         app,
         loop="uvloop",
-        http=BoundedHttpToolsProtocol,  # httptools, with Go's bound on a request's head
-        lifespan="on",
+        http=_TlsHttpToolsProtocol if pki is not None else BoundedHttpToolsProtocol,  # with Go's bound on a head
+        lifespan=lifespan,
         log_level="warning",
         access_log=False,
         timeout_graceful_shutdown=2,
-        ssl_certfile=ssl_certfile,
-        ssl_keyfile=ssl_keyfile,
+        **tls,
         **extra,
     )
 
@@ -78,15 +137,15 @@ def serve(
     port: int = 0,
     clock: Callable[[], float] = time.time,
     logs: LogSource | None = None,
-    token: str | None = None,
     app: App | None = None,
-    ssl_certfile: str | None = None,
-    ssl_keyfile: str | None = None,
+    pki: Pki | None = None,
 ) -> Iterator[str]:
-    """Run the API server over `store` in a background thread; yields its base URL (`http://127.0.0.1:PORT`)."""
-    app = app or create_app(store, clock=clock, logs=logs, token=token)
+    """Run the API server over `store` in a background thread; yields its base URL: `https://127.0.0.1:PORT`
+    with `pki`, whose client certificate or token it then requires (an `app` without an authenticator gets one),
+    else `http://127.0.0.1:PORT` open to everyone."""
+    app = app or create_app(store, clock=clock, logs=logs)
     sock = bind(host, port)
-    server = _Server(_config(app, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile))
+    server = _Server(server_config(app, pki=pki))
     thread = threading.Thread(
         target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True, name="kjobs-apiserver"
     )
@@ -95,7 +154,7 @@ def serve(
         if not server.ready.wait(STARTUP_TIMEOUT):
             raise RuntimeError("the API server did not start")
         bound_port = sock.getsockname()[1]
-        scheme = "https" if ssl_certfile else "http"
+        scheme = "https" if pki is not None else "http"
         shown = f"[{host}]" if ":" in host else host
         yield f"{scheme}://{shown}:{bound_port}"
     finally:
@@ -128,14 +187,13 @@ class Served:
         await self.task
 
 
-async def start_in_loop(
-    app: App, sock: socket.socket, *, ssl_certfile: str | None = None, ssl_keyfile: str | None = None
-) -> Served:
-    """Start serving `app` on `sock` inside the running event loop; returns once the server accepts requests.
+async def start_in_loop(app: App, sock: socket.socket, *, pki: Pki | None = None) -> Served:
+    """Start serving `app` on `sock` inside the running event loop (TLS with `pki`, see `serve`); returns once the
+    server accepts requests.
 
     In the main thread uvicorn turns SIGINT/SIGTERM into a graceful stop: `Served.task` then finishes.
     """
-    server = _Server(_config(app, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile))
+    server = _Server(server_config(app, pki=pki))
     loop = asyncio.get_running_loop()
     started: asyncio.Future[None] = loop.create_future()
 
@@ -165,8 +223,7 @@ def run_forever(
     app: App,
     sock: socket.socket,
     *,
-    ssl_certfile: str | None = None,
-    ssl_keyfile: str | None = None,
+    pki: Pki | None = None,
     on_ready: Callable[[], None] | None = None,
     components: Sequence[Component] = (),
 ) -> None:
@@ -177,7 +234,7 @@ def run_forever(
     """
 
     async def main() -> None:
-        served = await start_in_loop(app, sock, ssl_certfile=ssl_certfile, ssl_keyfile=ssl_keyfile)
+        served = await start_in_loop(app, sock, pki=pki)
         started: list[Component] = []
         try:
             for component in components:

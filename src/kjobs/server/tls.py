@@ -1,8 +1,18 @@
-"""Self-signed serving certificate and bearer token for a server listening beyond loopback.
+"""The cluster's PKI, as kind and kubeadm lay it out: a CA, a serving certificate and an admin client certificate.
 
-kubectl only sends credentials over TLS, so a non-loopback listener gets both: a certificate generated once
-per data directory with the system `openssl` (EC P-256, SANs for the listen address, `localhost` and
-127.0.0.1) and a random token. Both are reused when the server is started again on the same directory.
+`ensure()` creates them once per directory (`<data-dir>/pki`, mode 0700) with the system `openssl` (EC P-256,
+ten years) and reuses them on every later start, so a kubeconfig written once keeps working:
+
+- `ca.crt`/`ca.key`: the cluster CA; the kubeconfig's `certificate-authority-data`, and what client
+  certificates are verified against (kube-apiserver's `--client-ca-file`).
+- `apiserver.crt`/`.key`: the serving certificate (serverAuth), SANs for the listen address, `localhost`,
+  127.0.0.1 and ::1 (kubeadm's `GetAPIServerAltNames` in cmd/kubeadm/app/util/pkiutil/pki_helpers.go); it is
+  reissued by the same CA when the listen address is not among them.
+- `admin.crt`/`.key`: the admin's client certificate (clientAuth), `CN=kjobs-admin, O=system:masters`, the
+  subject kind gives its `kubernetes-admin`.
+- `token`: a random bearer token, for clients that cannot present a certificate.
+
+Keys and the token are mode 0600.
 """
 
 from __future__ import annotations
@@ -10,61 +20,105 @@ from __future__ import annotations
 import ipaddress
 import secrets
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+ADMIN_SUBJECT = "/O=system:masters/CN=kjobs-admin"
+DAYS = "3650"
+_KEY = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+
 
 @dataclass(frozen=True)
-class Credentials:
-    """Where the certificate and key live, the certificate itself (the kubeconfig's CA), and the token."""
+class Pki:
+    """Where the PKI's files are, and the PEM texts and token a kubeconfig carries."""
 
-    certfile: Path
-    keyfile: Path
-    cert_pem: bytes
+    directory: Path
     token: str
 
+    @property
+    def ca_file(self) -> Path:
+        return self.directory / "ca.crt"
 
-def _san(host: str) -> str:
-    names = {"DNS:localhost", "IP:127.0.0.1"}
+    @property
+    def server_cert(self) -> Path:
+        return self.directory / "apiserver.crt"
+
+    @property
+    def server_key(self) -> Path:
+        return self.directory / "apiserver.key"
+
+    @property
+    def admin_cert(self) -> Path:
+        return self.directory / "admin.crt"
+
+    @property
+    def admin_key(self) -> Path:
+        return self.directory / "admin.key"
+
+    @property
+    def ca_pem(self) -> bytes:
+        return self.ca_file.read_bytes()
+
+
+def alt_names(host: str) -> str:
+    """The serving certificate's subjectAltName: the listen address, localhost, 127.0.0.1 and ::1."""
+    names = {"DNS:localhost", "IP:127.0.0.1", "IP:::1"}
     try:
-        ipaddress.ip_address(host)
-        names.add(f"IP:{host}")
+        names.add(f"IP:{ipaddress.ip_address(host)}")
     except ValueError:
         names.add(f"DNS:{host}")
     return ",".join(sorted(names))
 
 
-def ensure(directory: Path, host: str) -> Credentials:
-    """Load or create the certificate, key and token in `directory`."""
+def _openssl(*args: str) -> None:
+    try:
+        subprocess.run(["openssl", *args], check=True, capture_output=True)
+    except subprocess.CalledProcessError as exc:
+        raise OSError(f"openssl {args[0]} failed: {exc.stderr.decode(errors='replace').strip()}") from None
+
+
+def _issue(ca: Pki, name: str, subject: str, extensions: list[str]) -> None:
+    """A key and a certificate `name.crt` signed by the CA (`openssl req -x509 -CA`, OpenSSL 3)."""
+    key, cert = ca.directory / f"{name}.key", ca.directory / f"{name}.crt"
+    with tempfile.TemporaryDirectory(dir=ca.directory) as tmp:
+        new_key, new_cert = Path(tmp) / "key", Path(tmp) / "crt"
+        ext = [arg for item in extensions for arg in ("-addext", item)]
+        _openssl(
+            "req", "-x509", *_KEY, "-keyout", str(new_key), "-out", str(new_cert), "-days", DAYS, "-subj", subject,
+            "-CA", str(ca.ca_file), "-CAkey", str(ca.directory / "ca.key"), *ext,
+        )  # fmt: skip
+        new_key.chmod(0o600)
+        new_key.replace(key)
+        new_cert.replace(cert)
+
+
+def ensure(directory: Path, host: str) -> Pki:
+    """Load or create the CA, the serving certificate for `host`, the admin certificate and the token."""
     directory.mkdir(parents=True, exist_ok=True)
-    certfile, keyfile, tokenfile = directory / "apiserver.crt", directory / "apiserver.key", directory / "token"
-    if not certfile.exists() or not keyfile.exists():
-        subprocess.run(
-            [
-                "openssl",
-                "req",
-                "-x509",
-                "-newkey",
-                "ec",
-                "-pkeyopt",
-                "ec_paramgen_curve:prime256v1",
-                "-nodes",
-                "-keyout",
-                str(keyfile),
-                "-out",
-                str(certfile),
-                "-days",
-                "3650",
-                "-subj",
-                "/CN=kjobs-apiserver",
-                "-addext",
-                f"subjectAltName={_san(host)}",
-            ],
-            check=True,
-            capture_output=True,
-        )
-        keyfile.chmod(0o600)
+    directory.chmod(0o700)
+    tokenfile = directory / "token"
     if not tokenfile.exists():
+        tokenfile.touch(0o600)
         tokenfile.write_text(secrets.token_urlsafe(32))
-        tokenfile.chmod(0o600)
-    return Credentials(certfile, keyfile, certfile.read_bytes(), tokenfile.read_text().strip())
+    pki = Pki(directory, tokenfile.read_text().strip())
+    fresh_ca = not (pki.ca_file.exists() and (directory / "ca.key").exists())
+    if fresh_ca:
+        _openssl(
+            "req", "-x509", *_KEY, "-keyout", str(directory / "ca.key"), "-out", str(pki.ca_file), "-days", DAYS,
+            "-subj", "/CN=kjobs-ca", "-addext", "basicConstraints=critical,CA:TRUE",
+            "-addext", "keyUsage=critical,keyCertSign,cRLSign",
+        )  # fmt: skip
+        (directory / "ca.key").chmod(0o600)
+    sans, recorded = alt_names(host), directory / "apiserver.san"
+    if fresh_ca or not pki.server_cert.exists() or not recorded.exists() or recorded.read_text() != sans:
+        _issue(
+            pki,
+            "apiserver",
+            "/CN=kjobs-apiserver",
+            [f"subjectAltName={sans}", "extendedKeyUsage=serverAuth", "basicConstraints=critical,CA:FALSE"],
+        )
+        recorded.write_text(sans)
+    if fresh_ca or not pki.admin_cert.exists():
+        _issue(pki, "admin", ADMIN_SUBJECT, ["extendedKeyUsage=clientAuth", "basicConstraints=critical,CA:FALSE"])
+    return pki

@@ -1,0 +1,54 @@
+"""Who may use the API: kube-apiserver's authentication, reduced to what `kjobs up` issues.
+
+A request is authenticated by a client certificate the TLS handshake verified against the cluster CA
+(`--client-ca-file`; the runner puts its subject in the ASGI TLS extension, `scope["extensions"]["tls"]`) or by
+the bearer token (`--token-auth-file`). Without either it gets 401 `Unauthorized`, as kube-apiserver answers
+when anonymous authentication is off, except on the paths the `system:public-info-viewer` ClusterRole opens to
+everyone (`/healthz`, `/livez`, `/readyz`, `/version`: plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go
+in kubernetes/kubernetes).
+"""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass
+from typing import Any
+
+from kjobs.api.errors import ApiError
+
+PUBLIC_ROUTES = frozenset({"health", "version"})
+"""Route kinds (`kjobs.server.routing`) `system:public-info-viewer` lets anyone read."""
+
+
+def unauthorized() -> ApiError:
+    """kube-apiserver's 401 (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/errors.go)."""
+    return ApiError(401, "Unauthorized", "Unauthorized")
+
+
+def client_cert_name(scope: dict[str, Any]) -> str | None:
+    """The verified client certificate's subject from the ASGI TLS extension (None without one)."""
+    tls = (scope.get("extensions") or {}).get("tls") or {}
+    name = tls.get("client_cert_name")
+    return str(name) if name else None
+
+
+@dataclass(frozen=True)
+class Authenticator:
+    """Accepts a CA-verified client certificate (when `client_certs`) or the bearer `token` (when set)."""
+
+    token: str | None = None
+    client_certs: bool = True
+
+    def check(self, authorization: str, client_cert: str | None) -> None:
+        """Raise 401 unless the request carries a credential this server issued (`client_cert`: the verified
+        certificate's subject, from `client_cert_name`)."""
+        if self.client_certs and client_cert:
+            return
+        scheme, _, presented = authorization.partition(" ")
+        if (
+            self.token is not None
+            and scheme.lower() == "bearer"
+            and hmac.compare_digest(presented.strip().encode(), self.token.encode())
+        ):
+            return
+        raise unauthorized()
