@@ -169,11 +169,6 @@ def test_containers_required_and_names() -> None:
             ["spec.containers[0].readinessProbe: Required value: must specify a handler type"],
             id="probe without handler",
         ),
-        pytest.param(
-            lambda c: c.update(restartPolicy="Always"),
-            ["spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers"],
-            id="restartPolicy on a regular container",
-        ),
     ],
 )
 def test_container_rules(change: Callable[[Obj], None], expected: list[str]) -> None:
