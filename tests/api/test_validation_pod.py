@@ -281,9 +281,9 @@ def test_a_remembered_valid_spec_still_checks_another_hostname(monkeypatch: pyte
     walks: list[str] = []
     real = validation_pod._validate_pod_spec
 
-    def counting(spec: Obj, path: str, errs: list[Any], *, is_pod: bool) -> None:
+    def counting(spec: Obj, path: str, errs: list[Any], *, is_pod: bool, features: Any) -> None:
         walks.append(str(spec.get("hostname")))
-        real(spec, path, errs, is_pod=is_pod)
+        real(spec, path, errs, is_pod=is_pod, features=features)
 
     monkeypatch.setattr(validation_pod, "_validate_pod_spec", counting)
     monkeypatch.setattr(validation_pod, "_VALID_SPECS", Memo(256))

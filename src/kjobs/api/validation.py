@@ -38,6 +38,7 @@ from kjobs.api.validation_access import (
     type_error,
 )
 from kjobs.api.validation_formats import is_dns1123_label, is_domain_prefixed_path, is_qualified_name
+from kjobs.api.validation_gated import has_value_ranges, on_failure_allowed, validate_rule_names, value_ranges
 from kjobs.api.validation_meta import (
     IMMUTABLE_MSG,
     selector_matches,
@@ -47,7 +48,6 @@ from kjobs.api.validation_meta import (
     validate_object_meta,
     validate_object_meta_update,
 )
-from kjobs.api.validation_gated import has_value_ranges, on_failure_allowed, validate_rule_names, value_ranges
 from kjobs.api.validation_pod import validate_pod, validate_pod_template_spec
 from kjobs.api.validation_pod_update import validate_pod_update
 

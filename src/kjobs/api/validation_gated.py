@@ -68,7 +68,9 @@ def value_ranges(
             errs.append(FieldError(item_path, Invalid, "must not contain 0 for the In operator", f"{low}-{high}"))
         for j, (other_low, other_high) in enumerate(good):
             if low <= other_high and other_low <= high:
-                errs.append(FieldError(item_path, Invalid, f"must not overlap with {ranges_path}[{j}]", f"{low}-{high}"))
+                errs.append(
+                    FieldError(item_path, Invalid, f"must not overlap with {ranges_path}[{j}]", f"{low}-{high}")
+                )
         for j, value in enumerate(values):
             if low <= value <= high:
                 errs.append(FieldError(f"{path}.values[{j}]", Invalid, f"must not be within {item_path}", value))
@@ -151,7 +153,9 @@ def validate_container_restart(container: Obj, path: str, *, init: bool, feature
         )
     elif init and policy == "Always":
         errs.append(
-            FieldError(f"{path}.restartPolicyRules", Forbidden, "may not be set for init containers with restartPolicy=Always")
+            FieldError(
+                f"{path}.restartPolicyRules", Forbidden, "may not be set for init containers with restartPolicy=Always"
+            )
         )
         return
     _restart_rules(rules, f"{path}.restartPolicyRules", features, errs)

@@ -41,6 +41,7 @@ from kjobs.api.validation_formats import (
     is_valid_port_num,
     name_is_dns_subdomain,
 )
+from kjobs.api.validation_gated import validate_container_restart, validate_max_restart_times
 from kjobs.api.validation_meta import (
     NEGATIVE_MSG,
     validate_annotations,
@@ -49,7 +50,6 @@ from kjobs.api.validation_meta import (
     validate_nonnegative,
     validate_object_meta,
 )
-from kjobs.api.validation_gated import validate_container_restart, validate_max_restart_times
 from kjobs.memo import Memo
 
 Invalid = ErrorType.FieldValueInvalid
