@@ -23,6 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from kjobs.api.features import DEFAULT, FeatureGates
+from kjobs.cli.features import feature_gates_option
+
 if TYPE_CHECKING:
     from kjobs.server.admission import AdmissionSettings
 
@@ -89,6 +92,7 @@ def _loopback(host: str) -> bool:
     show_default=True,
     help="The tolerationSeconds of the unreachable:NoExecute toleration added to every pod without one.",
 )
+@feature_gates_option
 def up(
     port: int,
     host: str,
@@ -98,6 +102,7 @@ def up(
     default_not_ready_toleration_seconds: int,
     default_unreachable_toleration_seconds: int,
     backoff: float,
+    features: FeatureGates,
 ) -> None:
     """Start kjobs: the Kubernetes API server, the controllers and a local node."""
     from kjobs.api.errors import ApiError
@@ -133,7 +138,9 @@ def up(
         default_not_ready_toleration_seconds=default_not_ready_toleration_seconds,
         default_unreachable_toleration_seconds=default_unreachable_toleration_seconds,
     )
-    cluster, app = _assemble(store, token=token, nodes=nodes, data=data, backoff=backoff, admission=admission)
+    cluster, app = _assemble(
+        store, token=token, nodes=nodes, data=data, backoff=backoff, admission=admission, features=features
+    )
 
     def ready() -> None:
         names = ", ".join(cluster.node_names()) or "none (the API and controllers only; add one with kjobs node join)"
@@ -160,6 +167,7 @@ def _assemble(
     data: Path,
     backoff: float = 10.0,
     admission: AdmissionSettings | None = None,
+    features: FeatureGates = DEFAULT,
 ) -> tuple[Any, Any]:
     """The app and the embedded cluster around its `ApiService`, with logs and metrics wired between them
     (`admission`: the `AdmissionSettings` from the kube-apiserver flags; Kubernetes' defaults when None)."""
@@ -176,10 +184,12 @@ def _assemble(
         return app_ref[0].storage.get("nodes", "", name)
 
     logs = AgentLogs(remote=RemoteLogs(node_of))
-    settings = ClusterSettings(nodes=nodes, root_dir=str(data / "nodes"), pod_failure_backoff=backoff)
+    settings = ClusterSettings(
+        nodes=nodes, root_dir=str(data / "nodes"), pod_failure_backoff=backoff, features=features
+    )
     if admission is not None:
         settings = replace(settings, admission=admission)
-    app = create_app(store, token=token, logs=logs, admission=settings.admission)
+    app = create_app(store, token=token, logs=logs, admission=settings.admission, features=features)
     app_ref.append(app)
     cluster = LocalCluster(app.service, settings=settings, job_metrics=JobMetrics(REGISTRY), logs=logs)
     registries = [REGISTRY]

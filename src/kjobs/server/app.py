@@ -23,6 +23,7 @@ import orjson
 import yaml
 
 from kjobs.api.errors import ApiError, bad_request
+from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.selectors import parse_field_selector, parse_label_selector
 from kjobs.api.types import Obj
 from kjobs.server import discovery, negotiation, openapi, protobuf, registry, routing, tables
@@ -232,9 +233,10 @@ class App:
         bookmark_interval: float = BOOKMARK_INTERVAL,
         metrics: Sequence[Any] | None = None,
         admission: AdmissionSettings | None = None,
+        features: FeatureGates = DEFAULT,
     ) -> None:
         self.storage = Storage(store)
-        self.service = ApiService(self.storage, clock=clock, logs=logs, admission=admission)
+        self.service = ApiService(self.storage, clock=clock, logs=logs, admission=admission, features=features)
         self.clock = clock
         self.token = token
         self.bookmark_interval = bookmark_interval
@@ -337,7 +339,8 @@ class App:
             return
         extra = None
         if kind == "openapi":
-            extra = [(b"etag", f'"{openapi.document_hash(route.group, route.version)}"'.encode())]
+            digest = openapi.document_hash(route.group, route.version, self.service.features)
+            extra = [(b"etag", f'"{digest}"'.encode())]
             if "hash" in request.query:
                 extra.append((b"cache-control", b"public, immutable"))
         await _respond(send, 200, body, extra=extra)
@@ -362,9 +365,9 @@ class App:
         if kind == "resources":
             return discovery.resource_list(route.group, route.version)
         if kind == "openapi-index":
-            return openapi.index()
+            return openapi.index(self.service.features)
         if kind == "openapi":
-            return openapi.group_version_document(route.group, route.version)
+            return openapi.group_version_document(route.group, route.version, self.service.features)
         return None
 
     async def _resource(self, request: Request, route: routing.Route, send: Send) -> None:
@@ -794,11 +797,12 @@ def create_app(
     bookmark_interval: float = BOOKMARK_INTERVAL,
     metrics: Sequence[Any] | None = None,
     admission: AdmissionSettings | None = None,
+    features: FeatureGates = DEFAULT,
 ) -> App:
     """The API server application over `store` (call `startup()` or run it with lifespan to create namespaces).
 
     `/metrics` serves the given Prometheus registries (default: the process-wide one); `admission` carries
-    kube-apiserver's admission flags (default: Kubernetes' defaults).
+    kube-apiserver's admission flags (default: Kubernetes' defaults); `features` the `--feature-gates`.
     """
     return App(
         store,
@@ -808,4 +812,5 @@ def create_app(
         bookmark_interval=bookmark_interval,
         metrics=metrics,
         admission=admission,
+        features=features,
     )
