@@ -23,6 +23,7 @@ from kjobs.clock import RealClock
 from kjobs.controllers.job import JobController, JobControllerSettings
 from kjobs.job.config import SyncConfig
 from kjobs.job.metrics import JobMetrics
+from tests.conformance.gates import FEATURES
 from tests.conformance.harness import compare_conditions, resolve_times
 
 WAIT = 30.0
@@ -355,7 +356,7 @@ async def local_client() -> AsyncIterator[Client]:
     from kjobs.server.storage import Storage
     from kjobs.store import MemoryStore
 
-    service = ApiService(Storage(MemoryStore()), clock=time.time)
+    service = ApiService(Storage(MemoryStore()), clock=time.time, features=FEATURES)
     await service.ensure_namespaces()
     yield LocalClient(service)
 
@@ -365,11 +366,12 @@ async def http_client() -> AsyncIterator[Client]:
     """A fresh kjobs API server (memory store) on a loopback port, reached over HTTP with `HttpClient`."""
     from kjobs.client.http import HttpClient
     from kjobs.client.kubeconfig import Connection
+    from kjobs.server.app import create_app
     from kjobs.server.runner import serve
     from kjobs.store import MemoryStore
 
     store = MemoryStore()
-    with serve(store) as url:
+    with serve(store, app=create_app(store, features=FEATURES)) as url:
         client = HttpClient(Connection(server=url))
         try:
             yield client
