@@ -48,6 +48,14 @@ def test_a_bad_gate_is_a_usage_error_with_kubernetes_words() -> None:
     assert 'invalid argument "Nope=true" for "--feature-gates" flag: unrecognized feature gate: Nope' in err
 
 
+def test_setting_a_ga_gate_is_allowed_with_kubernetes_warning(tmp_path: Path) -> None:
+    manifest = tmp_path / "job.yaml"
+    manifest.write_text(LIMITED.replace("maxRestartTimes: 2", "").replace("OnFailure", "Never"))
+    code, _, err = _invoke("validate", "--feature-gates", "JobSuccessPolicy=true,AllAlpha=true", str(manifest))
+    assert code == 0
+    assert "Warning: Setting GA feature gate JobSuccessPolicy=true. It will be removed in a future release." in err
+
+
 @pytest.mark.parametrize("command", [["up"], ["run"], ["validate"], ["controller"]])
 def test_every_component_command_takes_the_option(command: list[str]) -> None:
     code, out, _ = _invoke(*command, "--help")

@@ -158,5 +158,15 @@ class FeatureGates:
         return ",".join(f"{k}={str(v).lower()}" for k, v in self.overrides.items())
 
 
+def setting_warnings(text: str) -> list[str]:
+    """The warnings component-base logs for a valid `--feature-gates` value: setting a GA gate (which will
+    be removed) is allowed but noted."""
+    return [
+        f"Setting GA feature gate {name}={str(value).lower()}. It will be removed in a future release."
+        for name, value in parse_map(text).items()
+        if name in KNOWN and KNOWN[name].stage is Stage.GA
+    ]
+
+
 DEFAULT = FeatureGates()
 """Every gate at its default."""

@@ -8,14 +8,17 @@ from __future__ import annotations
 
 import click
 
-from kjobs.api.features import KNOWN, FeatureGateError, FeatureGates
+from kjobs.api.features import KNOWN, FeatureGateError, FeatureGates, setting_warnings
 
 
 def _parse(_ctx: click.Context, _param: click.Parameter, value: str) -> FeatureGates:
     try:
-        return FeatureGates.parse(value or "")
+        gates = FeatureGates.parse(value or "")
     except FeatureGateError as exc:
         raise click.BadParameter(f'invalid argument "{value}" for "--feature-gates" flag: {exc}') from None
+    for warning in setting_warnings(value or ""):
+        click.echo(f"Warning: {warning}", err=True)
+    return gates
 
 
 def _help() -> str:
