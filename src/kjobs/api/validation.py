@@ -10,7 +10,8 @@ value of the wrong JSON type becomes a `FieldValueInvalid` error (see `validatio
 The API server runs, per request: create → `default_job`, `prepare_job_for_create`, `validate_job`;
 update → `default_job`, `prepare_job_for_update`, `validate_job_for_update` (Kubernetes runs the create rules
 and the update rules, so spec errors appear twice, as they do in Kubernetes); status → `prepare_job_status_update`,
-`validate_job_status_update`.
+`validate_job_status_update`. Before defaulting it drops the fields of gates that are off
+(`disabled_fields`); the gated fields' own rules live in `validation_gated` (README: Feature gates).
 """
 
 from __future__ import annotations
