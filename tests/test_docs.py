@@ -9,6 +9,7 @@ import shlex
 import tomllib
 from pathlib import Path
 
+from kjobs.api.features import KNOWN, Stage
 from kjobs.server.registry import RESOURCES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,3 +57,13 @@ def test_license_is_the_apache_license_2_0() -> None:
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     assert pyproject["project"]["license"] == "Apache-2.0"
     assert hashlib.sha256((ROOT / "LICENSE").read_bytes()).hexdigest() == APACHE_2_SHA256
+
+
+def test_feature_gates_table_is_the_gate_list() -> None:
+    rows = re.findall(r"^\| `([A-Za-z]+)` \| ([^|]+) \| (true|false) \|", _section("Feature gates"), flags=re.M)
+    listed = {name: (stage.strip(), default == "true") for name, stage, default in rows}
+    stages = {Stage.ALPHA: "alpha", Stage.BETA: "beta", Stage.GA: "GA"}
+    assert set(listed) == set(KNOWN)
+    for name, spec in KNOWN.items():
+        assert listed[name][1] == spec.default, name
+        assert listed[name][0].startswith(stages[spec.stage]), name

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.client.base import Client
 from kjobs.client.informer import InformerFactory
 from kjobs.client.local import LocalClient
@@ -67,6 +68,8 @@ class ClusterSettings:
     """The API server's admission flags: whoever builds the cluster's `ApiService` (`create_app`) passes them."""
     controllers: tuple[str, ...] = CONTROLLER_NAMES
     """The controllers to run (`kjobs up --controllers`); another process may run the rest (`kjobs controller`)."""
+    features: FeatureGates = DEFAULT
+    """The `--feature-gates` of every component (`kjobs.api.features`); `create_app` takes them too."""
 
 
 def tune_gc() -> None:

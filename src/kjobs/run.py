@@ -26,6 +26,7 @@ from rich.console import Console
 from rich.live import Live
 
 from kjobs.api.errors import ApiError
+from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.names import CONTROLLER_UID_LABEL
 from kjobs.api.types import Obj
 from kjobs.client.local import LocalClient
@@ -60,6 +61,8 @@ class RunOptions:
     """With `serve_port`: keep serving after the Job ended, until SIGINT/SIGTERM."""
     node_options: dict[str, Any] = field(default_factory=dict)
     admission: AdmissionSettings = field(default_factory=AdmissionSettings)
+    features: FeatureGates = DEFAULT
+    """The `--feature-gates` (API fields, and later the controllers' and node agent's gated behaviour)."""
 
 
 def run(job: Obj, options: RunOptions) -> int:
@@ -81,8 +84,9 @@ async def run_job(job: Obj, options: RunOptions) -> int:
         job_batch_period=options.batch_period,
         node_options={"forget_pods_on_stop": True, **options.node_options},
         admission=options.admission,
+        features=options.features,
     )
-    app = create_app(store, clock=time.time, logs=logs, admission=settings.admission)
+    app = create_app(store, clock=time.time, logs=logs, admission=settings.admission, features=settings.features)
     cluster = LocalCluster(app.service, settings=settings, logs=logs)
     out = options.out
     await cluster.start()

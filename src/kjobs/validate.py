@@ -10,6 +10,7 @@ from __future__ import annotations
 from copy import deepcopy
 
 from kjobs.api.errors import ErrorType, FieldError, invalid
+from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
 
 SUPPORTED_KINDS = ("Job", "Pod")
@@ -20,9 +21,10 @@ FIELD_VALIDATION = {"strict": "Strict", "true": "Strict", "warn": "Warn", "ignor
 `GetValidationDirective`: true means strict, false means ignore)."""
 
 
-def decode(obj: Obj, field_validation: str) -> tuple[Obj, list[str]]:
-    """The object as the API server decodes it on create: unknown fields rejected (`Strict`: raises the 400
-    `ApiError`), or dropped from a copy with a warning each (`Warn`) or silently (`Ignore`)."""
+def decode(obj: Obj, field_validation: str, features: FeatureGates = DEFAULT) -> tuple[Obj, list[str]]:
+    """The object as the API server decodes it on create: unknown fields (with `features`' gates) rejected
+    (`Strict`: raises the 400 `ApiError`), or dropped from a copy with a warning each (`Warn`) or silently
+    (`Ignore`)."""
     from kjobs.server.decoding import check_unknown_fields
     from kjobs.server.registry import lookup
 
@@ -31,24 +33,27 @@ def decode(obj: Obj, field_validation: str) -> tuple[Obj, list[str]]:
     if r is None:
         return obj, []
     copy = deepcopy(obj)
-    return copy, check_unknown_fields(copy, r.schema_name, r.kind, r.version, field_validation)
+    return copy, check_unknown_fields(copy, r.schema_name, r.kind, r.version, field_validation, features)
 
 
-def validate_manifest(obj: Obj, *, apply_defaults: bool = True) -> list[FieldError]:
-    """Validate one manifest as a create request (defaulting first, as the API server does)."""
+def validate_manifest(obj: Obj, *, apply_defaults: bool = True, features: FeatureGates = DEFAULT) -> list[FieldError]:
+    """Validate one manifest as a create request (disabled fields dropped and defaulting first, as the API
+    server does)."""
     from kjobs.api import defaults, validation
+    from kjobs.api.disabled_fields import drop_disabled_job_fields, drop_disabled_pod_fields
 
     kind = obj.get("kind")
     if kind not in SUPPORTED_KINDS:
         supported = ", ".join(f'"{k}"' for k in SUPPORTED_KINDS)
         return [FieldError("kind", ErrorType.FieldValueNotSupported, f"supported values: {supported}", kind)]
     if apply_defaults:
-        obj = _as_created(obj)
+        obj = deepcopy(_as_created(obj))
+        (drop_disabled_job_fields if kind == "Job" else drop_disabled_pod_fields)(obj, None, features)
     if kind == "Job":
         job = defaults.prepare_job_for_create(defaults.default_job(obj), uid=PLACEHOLDER_UID) if apply_defaults else obj
-        return validation.validate_job(job)
+        return validation.validate_job(job, features=features)
     pod = defaults.default_pod(obj) if apply_defaults else obj
-    return validation.validate_pod(pod)
+    return validation.validate_pod(pod, features=features)
 
 
 PLACEHOLDER_UID = "00000000-0000-0000-0000-000000000000"

@@ -169,11 +169,6 @@ def test_containers_required_and_names() -> None:
             ["spec.containers[0].readinessProbe: Required value: must specify a handler type"],
             id="probe without handler",
         ),
-        pytest.param(
-            lambda c: c.update(restartPolicy="Always"),
-            ["spec.containers[0].restartPolicy: Forbidden: may not be set for non-init containers"],
-            id="restartPolicy on a regular container",
-        ),
     ],
 )
 def test_container_rules(change: Callable[[Obj], None], expected: list[str]) -> None:
@@ -286,9 +281,9 @@ def test_a_remembered_valid_spec_still_checks_another_hostname(monkeypatch: pyte
     walks: list[str] = []
     real = validation_pod._validate_pod_spec
 
-    def counting(spec: Obj, path: str, errs: list[Any], *, is_pod: bool) -> None:
+    def counting(spec: Obj, path: str, errs: list[Any], *, is_pod: bool, features: Any) -> None:
         walks.append(str(spec.get("hostname")))
-        real(spec, path, errs, is_pod=is_pod)
+        real(spec, path, errs, is_pod=is_pod, features=features)
 
     monkeypatch.setattr(validation_pod, "_validate_pod_spec", counting)
     monkeypatch.setattr(validation_pod, "_VALID_SPECS", Memo(256))

@@ -23,6 +23,7 @@ from kjobs.clock import RealClock
 from kjobs.controllers.job import JobController, JobControllerSettings
 from kjobs.job.config import SyncConfig
 from kjobs.job.metrics import JobMetrics
+from tests.conformance.gates import FEATURES
 from tests.conformance.harness import compare_conditions, resolve_times
 
 WAIT = 30.0
@@ -355,7 +356,7 @@ async def local_client() -> AsyncIterator[Client]:
     from kjobs.server.storage import Storage
     from kjobs.store import MemoryStore
 
-    service = ApiService(Storage(MemoryStore()), clock=time.time)
+    service = ApiService(Storage(MemoryStore()), clock=time.time, features=FEATURES)
     await service.ensure_namespaces()
     yield LocalClient(service)
 
@@ -366,12 +367,13 @@ async def http_client() -> AsyncIterator[Client]:
     the test admin certificate."""
     from kjobs.client.http import HttpClient
     from kjobs.client.kubeconfig import Connection
+    from kjobs.server.app import create_app
     from kjobs.server.runner import serve
     from kjobs.store import MemoryStore
     from tests.support import client_tls, shared_pki
 
     store = MemoryStore()
-    with serve(store, pki=shared_pki()) as url:
+    with serve(store, app=create_app(store, features=FEATURES), pki=shared_pki()) as url:
         client = HttpClient(Connection(server=url, ssl_context=client_tls()))
         try:
             yield client

@@ -17,6 +17,7 @@ from kjobs.api.defaults import default_job
 from kjobs.api.errors import FieldError
 from kjobs.api.validation import validate_job, validate_job_update
 from tests.conformance.corpus import params
+from tests.conformance.gates import FEATURES
 
 # Upstream `JobValidationOptions` an update case may pin; absent ones take the registry's GA behaviour.
 _UPDATE_OPTIONS = {
@@ -43,9 +44,12 @@ def test_validation_case(case: dict[str, Any]) -> None:
     options = case.get("validationOptions") or {}
     if case["operation"] == "update":
         update_options = {_UPDATE_OPTIONS[k]: bool(v) for k, v in options.items() if k in _UPDATE_OPTIONS}
-        _check(validate_job_update(case["job"], case["oldJob"], **update_options), case["expect"])
+        errors = validate_job_update(case["job"], case["oldJob"], **update_options, features=FEATURES)
+        _check(errors, case["expect"])
         return
     prefixed = bool(options.get("requirePrefixedLabels", False))
-    _check(validate_job(default_job(case["job"]), require_prefixed_labels=prefixed), case["expect"])
+    defaulted = default_job(case["job"])
+    _check(validate_job(defaulted, require_prefixed_labels=prefixed, features=FEATURES), case["expect"])
     if "expectWithoutDefaulting" in case:
-        _check(validate_job(case["job"], require_prefixed_labels=prefixed), case["expectWithoutDefaulting"])
+        errors = validate_job(case["job"], require_prefixed_labels=prefixed, features=FEATURES)
+        _check(errors, case["expectWithoutDefaulting"])

@@ -17,6 +17,7 @@ def test_app_factory_and_runner() -> None:
         "metrics",
         "admission",
         "watch_buffer",
+        "features",
     ]
     for name in ("serve", "start_in_loop", "run_forever", "bind"):
         assert callable(getattr(runner, name))
@@ -45,6 +46,7 @@ def test_api_service_verbs() -> None:
         "logs",
         "new_uid",
         "admission",
+        "features",
     ]
 
 

@@ -10,7 +10,8 @@ value of the wrong JSON type becomes a `FieldValueInvalid` error (see `validatio
 The API server runs, per request: create → `default_job`, `prepare_job_for_create`, `validate_job`;
 update → `default_job`, `prepare_job_for_update`, `validate_job_for_update` (Kubernetes runs the create rules
 and the update rules, so spec errors appear twice, as they do in Kubernetes); status → `prepare_job_status_update`,
-`validate_job_status_update`.
+`validate_job_status_update`. Before defaulting it drops the fields of gates that are off
+(`disabled_fields`); the gated fields' own rules live in `validation_gated` (README: Feature gates).
 """
 
 from __future__ import annotations
@@ -20,7 +21,9 @@ from typing import Any
 
 from kjobs.api import names
 from kjobs.api.defaults import copy_json
+from kjobs.api.disabled_fields import features_for_update, job_pod_spec, job_spec
 from kjobs.api.errors import OMIT, ErrorType, FieldError, go_quote, not_supported, too_long, too_many
+from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.timeutil import parse_time
 from kjobs.api.types import Obj
 from kjobs.api.validation_access import (
@@ -36,6 +39,7 @@ from kjobs.api.validation_access import (
     type_error,
 )
 from kjobs.api.validation_formats import is_dns1123_label, is_domain_prefixed_path, is_qualified_name
+from kjobs.api.validation_gated import has_value_ranges, on_failure_allowed, validate_rule_names, value_ranges
 from kjobs.api.validation_meta import (
     IMMUTABLE_MSG,
     selector_matches,
@@ -249,7 +253,9 @@ def _template_container_names(template: Obj | None) -> set[str]:
     return out
 
 
-def _validate_on_exit_codes(req: Obj, path: str, container_names: set[str], errs: Errors) -> None:
+def _validate_on_exit_codes(
+    req: Obj, path: str, container_names: set[str], errs: Errors, features: FeatureGates
+) -> None:
     operator = get_str(req, "operator", f"{path}.operator", errs) or ""
     if not operator:
         errs.append(FieldError(f"{path}.operator", Required, f"valid values: {_go_list(_OPERATORS)}"))
@@ -267,18 +273,20 @@ def _validate_on_exit_codes(req: Obj, path: str, container_names: set[str], errs
         )
     values_path = f"{path}.values"
     raw_values = get_list(req, "values", values_path, errs) or []
-    if not raw_values:
+    if not raw_values and not has_value_ranges(req, features):
         errs.append(FieldError(values_path, Invalid, "at least one value is required", []))
     elif len(raw_values) > MAX_ON_EXIT_CODES_VALUES:
         errs.append(too_many(values_path, len(raw_values), MAX_ON_EXIT_CODES_VALUES))
     ordered = True
     seen: set[int] = set()
     previous: int | None = None
+    values: list[int] = []
     for j, raw in enumerate(raw_values):
         value = check_int(raw, f"{values_path}[{j}]", errs)
         if value is None:
             previous = None
             continue
+        values.append(value)
         if operator == "In" and value == 0:
             errs.append(FieldError(f"{values_path}[{j}]", Invalid, "must not be 0 for the In operator", value))
         if value in seen:
@@ -290,6 +298,7 @@ def _validate_on_exit_codes(req: Obj, path: str, container_names: set[str], errs
         previous = value
     if not ordered:
         errs.append(FieldError(values_path, Invalid, "must be ordered", raw_values))
+    value_ranges(req, path, values, operator, features, errs)
 
 
 def _validate_on_pod_conditions(patterns: list[Any], path: str, errs: Errors) -> None:
@@ -307,14 +316,16 @@ def _validate_on_pod_conditions(patterns: list[Any], path: str, errs: Errors) ->
             errs.append(not_supported(f"{item}.status", status, _STATUSES))
 
 
-def _validate_pod_failure_policy(spec: Obj, policy: Obj, path: str, errs: Errors) -> None:
+def _validate_pod_failure_policy(spec: Obj, policy: Obj, path: str, errs: Errors, features: FeatureGates) -> None:
     rules_path = f"{path}.rules"
     rules = get_list(policy, "rules", rules_path, errs) or []
     if len(rules) > MAX_POD_FAILURE_POLICY_RULES:
         errs.append(too_many(rules_path, len(rules), MAX_POD_FAILURE_POLICY_RULES))
     template = spec.get("template")
     container_names = _template_container_names(template if type(template) is dict else None)
-    for i, rule in items_of(rules, rules_path, errs):
+    rule_items = items_of(rules, rules_path, errs)
+    validate_rule_names(rule_items, rules_path, features, errs)
+    for i, rule in rule_items:
         rule_path = f"{rules_path}[{i}]"
         action = get_str(rule, "action", f"{rule_path}.action", errs) or ""
         if not action:
@@ -328,7 +339,7 @@ def _validate_pod_failure_policy(spec: Obj, policy: Obj, path: str, errs: Errors
             errs.append(not_supported(f"{rule_path}.action", action, _ACTIONS))
         on_exit_codes = get_obj(rule, "onExitCodes", f"{rule_path}.onExitCodes", errs)
         if on_exit_codes is not None:
-            _validate_on_exit_codes(on_exit_codes, f"{rule_path}.onExitCodes", container_names, errs)
+            _validate_on_exit_codes(on_exit_codes, f"{rule_path}.onExitCodes", container_names, errs, features)
         patterns = get_list(rule, "onPodConditions", f"{rule_path}.onPodConditions", errs) or []
         if patterns:
             _validate_on_pod_conditions(patterns, f"{rule_path}.onPodConditions", errs)
@@ -393,7 +404,7 @@ def _validate_success_policy(policy: Obj, completions: int | None, path: str, er
                 )
 
 
-def _validate_job_spec_fields(spec: Obj, path: str, errs: Errors) -> None:
+def _validate_job_spec_fields(spec: Obj, path: str, errs: Errors, features: FeatureGates) -> None:
     """Kubernetes' `validateJobSpec` (everything but the selector)."""
     parallelism = get_int(spec, "parallelism", f"{path}.parallelism", errs)
     completions = get_int(spec, "completions", f"{path}.completions", errs)
@@ -495,7 +506,7 @@ def _validate_job_spec_fields(spec: Obj, path: str, errs: Errors) -> None:
             errs.append(FieldError(f"{path}.maxFailedIndexes", Invalid, "requires indexed completion mode", max_failed))
     policy = get_obj(spec, "podFailurePolicy", f"{path}.podFailurePolicy", errs)
     if policy is not None:
-        _validate_pod_failure_policy(spec, policy, f"{path}.podFailurePolicy", errs)
+        _validate_pod_failure_policy(spec, policy, f"{path}.podFailurePolicy", errs, features)
     success_policy = get_obj(spec, "successPolicy", f"{path}.successPolicy", errs)
     if success_policy is not None:
         if mode != "Indexed":
@@ -512,7 +523,7 @@ def _validate_job_spec_fields(spec: Obj, path: str, errs: Errors) -> None:
             errs.append(not_supported(f"{path}.podReplacementPolicy", replacement, _REPLACEMENT_POLICIES))
     template = get_obj(spec, "template", f"{path}.template", errs)
     template_errs: Errors = []
-    validate_pod_template_spec(template, f"{path}.template", template_errs)
+    validate_pod_template_spec(template, f"{path}.template", template_errs, features=features)
     errs.extend(template_errs)
     template_spec = template.get("spec") if template else None
     restart = template_spec.get("restartPolicy") if type(template_spec) is dict else None
@@ -522,7 +533,11 @@ def _validate_job_spec_fields(spec: Obj, path: str, errs: Errors) -> None:
         errs.append(FieldError(restart_path, Required, 'valid values: "OnFailure", "Never"'))
     elif restart not in ("OnFailure", "Never"):
         errs.append(not_supported(restart_path, restart, ("OnFailure", "Never")))
-    elif spec.get("podFailurePolicy") is not None and restart != "Never":
+    elif (
+        spec.get("podFailurePolicy") is not None
+        and restart != "Never"
+        and not on_failure_allowed(template_spec if type(template_spec) is dict else {}, features)
+    ):
         errs.append(
             FieldError(restart_path, Invalid, 'only "Never" is supported when podFailurePolicy is specified', restart)
         )
@@ -546,9 +561,9 @@ def _selector_usable(selector: Any) -> bool:
     return not probe
 
 
-def _validate_job_spec(spec: Obj, path: str, errs: Errors) -> None:
+def _validate_job_spec(spec: Obj, path: str, errs: Errors, features: FeatureGates) -> None:
     """Kubernetes' `ValidateJobSpec`: the fields, the selector, and selector-matches-template."""
-    _validate_job_spec_fields(spec, path, errs)
+    _validate_job_spec_fields(spec, path, errs, features)
     if spec.get("selector") is None:
         errs.append(FieldError(f"{path}.selector", Required))
         selector = None
@@ -602,8 +617,11 @@ def _validate_generated_selector(meta: Obj, spec: Obj, require_prefixed_labels: 
         )
 
 
-def validate_job(job: Obj, *, require_prefixed_labels: bool = True) -> list[FieldError]:
-    """Kubernetes' `ValidateJob` for a create (run after defaulting and `prepare_job_for_create`)."""
+def validate_job(
+    job: Obj, *, require_prefixed_labels: bool = True, features: FeatureGates = DEFAULT
+) -> list[FieldError]:
+    """Kubernetes' `ValidateJob` for a create (run after defaulting and `prepare_job_for_create`); `features`:
+    the cluster's gates (`kjobs.api.features`), which decide the gated fields' rules."""
     if type(job) is not dict:
         return [type_error("", job, "object")]
     errs: Errors = []
@@ -612,7 +630,7 @@ def validate_job(job: Obj, *, require_prefixed_labels: bool = True) -> list[Fiel
     meta = meta if type(meta) is dict else {}
     spec = get_obj(job, "spec", "spec", errs) or {}
     _validate_generated_selector(meta, spec, require_prefixed_labels, errs)
-    _validate_job_spec(spec, "spec", errs)
+    _validate_job_spec(spec, "spec", errs, features)
     completions = spec.get("completions")
     if spec.get("completionMode") == "Indexed" and type(completions) is int and completions > 0:
         name = meta.get("name") if type(meta.get("name")) is str else ""
@@ -707,6 +725,7 @@ def validate_job_update(
     *,
     allow_mutable_scheduling_directives: bool | None = None,
     allow_elastic_indexed_jobs: bool = True,
+    features: FeatureGates = DEFAULT,
 ) -> list[FieldError]:
     """Kubernetes' `ValidateJobUpdate`: metadata update rules, the spec re-validated, immutable fields.
 
@@ -723,7 +742,7 @@ def validate_job_update(
     errs.extend(validate_object_meta_update(meta if meta is not None else {}, _dict_or_empty(old.get("metadata"))))
     spec = get_obj(job, "spec", "spec", errs) or {}
     old_spec = _dict_or_empty(old.get("spec"))
-    _validate_job_spec(spec, "spec", errs)
+    _validate_job_spec(spec, "spec", errs, features)
     _validate_completions_update(spec, old_spec, allow_elastic_indexed_jobs, errs)
     selector = spec.get("selector")
     shown = _Raw(label_selector_string(selector)) if selector is not None else None
@@ -747,14 +766,18 @@ def validate_job_update(
     return errs
 
 
-def validate_job_for_update(job: Obj, old: Obj) -> list[FieldError]:
+def validate_job_for_update(job: Obj, old: Obj, *, features: FeatureGates = DEFAULT) -> list[FieldError]:
     """What the registry strategy's `ValidateUpdate` returns: `ValidateJob` plus `ValidateJobUpdate`.
 
-    Prefixed selector labels are required only if the old template already had both of them.
+    Prefixed selector labels are required only if the old template already had both of them; a gated field
+    the old Job already uses stays valid with its gate off (`features_for_update`).
     """
+    features = features_for_update(features, job_pod_spec(old), job_spec(old))
     old_labels = _template_labels(_dict_or_empty(_dict_or_empty(old).get("spec"))) or {}
     require_prefixed = names.JOB_NAME_LABEL in old_labels and names.CONTROLLER_UID_LABEL in old_labels
-    return validate_job(job, require_prefixed_labels=require_prefixed) + validate_job_update(job, old)
+    return validate_job(job, require_prefixed_labels=require_prefixed, features=features) + validate_job_update(
+        job, old, features=features
+    )
 
 
 # --- status ---------------------------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ from typing import Any
 import orjson
 
 from kjobs.api.errors import ErrorType, FieldError, not_supported
+from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.quantity import Quantity, QuantityError, parse_quantity
 from kjobs.api.types import Obj
 from kjobs.api.validation_access import (
@@ -40,6 +41,7 @@ from kjobs.api.validation_formats import (
     is_valid_port_num,
     name_is_dns_subdomain,
 )
+from kjobs.api.validation_gated import validate_container_restart, validate_max_restart_times
 from kjobs.api.validation_meta import (
     NEGATIVE_MSG,
     validate_annotations,
@@ -676,7 +678,12 @@ def _validate_container_common(container: Obj, volumes: dict[str, bool], path: s
 
 
 def _validate_containers(
-    containers: list[tuple[int, Obj]], volumes: dict[str, bool], grace: int | None, path: str, errs: Errors
+    containers: list[tuple[int, Obj]],
+    volumes: dict[str, bool],
+    grace: int | None,
+    path: str,
+    errs: Errors,
+    features: FeatureGates,
 ) -> None:
     names: set[str] = set()
     for i, container in containers:
@@ -693,8 +700,7 @@ def _validate_containers(
             _validate_lifecycle(lifecycle, grace, f"{item}.lifecycle", errs)
         for kind in ("livenessProbe", "readinessProbe", "startupProbe"):
             _validate_probe(get_obj(container, kind, f"{item}.{kind}", errs), kind, grace, f"{item}.{kind}", errs)
-        if container.get("restartPolicy") is not None:
-            errs.append(FieldError(f"{item}.restartPolicy", Forbidden, "may not be set for non-init containers"))
+        validate_container_restart(container, item, init=False, features=features, errs=errs)
     _host_port_conflicts(containers, path, set(), errs)
 
 
@@ -705,15 +711,14 @@ def _validate_init_containers(
     grace: int | None,
     path: str,
     errs: Errors,
+    features: FeatureGates,
 ) -> None:
     names = {c.get("name") for _, c in regular if type(c.get("name")) is str}
     for i, container in init:
         item = f"{path}[{i}]"
         _validate_container_common(container, volumes, item, errs)
-        restart = get_str(container, "restartPolicy", f"{item}.restartPolicy", errs)
-        restart_always = restart == "Always"
-        if restart is not None and not restart_always:
-            errs.append(not_supported(f"{item}.restartPolicy", restart, ("Always",)))
+        validate_container_restart(container, item, init=True, features=features, errs=errs)
+        restart_always = container.get("restartPolicy") == "Always"
         raw_name = container.get("name")
         name = raw_name if type(raw_name) is str else ""
         if name in names:
@@ -808,35 +813,37 @@ def _validate_security_context(spec: Obj, path: str, errs: Errors) -> None:
 _VALID_SPECS: Memo[bytes, bool] = Memo(256)
 
 
-def validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool = False) -> None:
+def validate_pod_spec(
+    spec: Obj, path: str, errs: Errors, *, is_pod: bool = False, features: FeatureGates = DEFAULT
+) -> None:
     """Kubernetes' `ValidatePodSpec` for the fields listed in the module note.
 
     Validation is a function of the spec alone, and a Job's pods repeat one spec but for their `hostname`
     (`<job>-<index>`), which only its own rule reads. So a spec found valid is remembered by its JSON with a
     valid hostname blanked, and the same spec with another valid hostname passes without a second walk.
     Invalid specs are not remembered: their errors are built afresh, with the request's own values."""
-    key = _valid_spec_key(spec, path, is_pod)
+    key = _valid_spec_key(spec, path, is_pod, features)
     if key is not None and key in _VALID_SPECS:
         return
     before = len(errs)
-    _validate_pod_spec(spec, path, errs, is_pod=is_pod)
+    _validate_pod_spec(spec, path, errs, is_pod=is_pod, features=features)
     if key is not None and len(errs) == before:
         _VALID_SPECS.put(key, True)
 
 
-def _valid_spec_key(spec: Obj, path: str, is_pod: bool) -> bytes | None:
+def _valid_spec_key(spec: Obj, path: str, is_pod: bool, features: FeatureGates) -> bytes | None:
     if type(spec) is not dict:
         return None
     hostname = spec.get("hostname")
     if type(hostname) is str and hostname and not is_dns1123_label(hostname):
         spec = {**spec, "hostname": ""}  # a valid hostname: any other valid one gives the same result
     try:
-        return orjson.dumps([path, is_pod, spec])
+        return orjson.dumps([path, is_pod, str(features), spec])
     except TypeError:  # not JSON (a body built in process): validated every time
         return None
 
 
-def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool) -> None:
+def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool, features: FeatureGates) -> None:
     # Kubernetes also requires terminationGracePeriodSeconds here; defaulting always sets it, so that error is
     # unreachable through the API, and the conformance corpus validates raw manifests without it.
     grace = get_int(spec, "terminationGracePeriodSeconds", f"{path}.terminationGracePeriodSeconds", errs, bits=64)
@@ -845,10 +852,10 @@ def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool) -> N
     if not spec.get("containers"):
         errs.append(FieldError(f"{path}.containers", Required))
     else:
-        _validate_containers(containers, volumes, grace, f"{path}.containers", errs)
+        _validate_containers(containers, volumes, grace, f"{path}.containers", errs, features)
     init_path = f"{path}.initContainers"
     init = items_of(get_list(spec, "initContainers", init_path, errs), init_path, errs)
-    _validate_init_containers(init, containers, volumes, grace, init_path, errs)
+    _validate_init_containers(init, containers, volumes, grace, init_path, errs, features)
     if get_bool(spec, "hostNetwork", f"{path}.hostNetwork", errs):
         for ci, container in containers:
             for pi, port in enumerate(container.get("ports") or []):
@@ -866,6 +873,7 @@ def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool) -> N
                     )
     restart = get_str(spec, "restartPolicy", f"{path}.restartPolicy", errs) or ""
     _enum(restart, f"{path}.restartPolicy", ("Always", "OnFailure", "Never"), errs)
+    validate_max_restart_times(spec, path, features, errs)
     dns_policy = get_str(spec, "dnsPolicy", f"{path}.dnsPolicy", errs) or ""
     _enum(dns_policy, f"{path}.dnsPolicy", ("ClusterFirstWithHostNet", "ClusterFirst", "Default", "None"), errs)
     validate_labels(get_str_map(spec, "nodeSelector", f"{path}.nodeSelector", errs), f"{path}.nodeSelector", errs)
@@ -944,7 +952,9 @@ def _validate_pod_annotations(annotations: dict[str, str] | None, spec: Obj, pat
             )
 
 
-def validate_pod_template_spec(template: Obj | None, path: str, errs: Errors) -> None:
+def validate_pod_template_spec(
+    template: Obj | None, path: str, errs: Errors, *, features: FeatureGates = DEFAULT
+) -> None:
     """Kubernetes' `ValidatePodTemplateSpec` (labels and annotations at `<path>.labels`, then the pod spec)."""
     template = template or {}
     meta = get_obj(template, "metadata", f"{path}.metadata", errs) or {}
@@ -953,7 +963,7 @@ def validate_pod_template_spec(template: Obj | None, path: str, errs: Errors) ->
     validate_annotations(annotations, f"{path}.annotations", errs)
     spec = get_obj(template, "spec", f"{path}.spec", errs) or {}
     _validate_pod_annotations(annotations, spec, f"{path}.annotations", errs)
-    validate_pod_spec(spec, f"{path}.spec", errs)
+    validate_pod_spec(spec, f"{path}.spec", errs, features=features)
     if spec.get("ephemeralContainers"):
         errs.append(
             FieldError(
@@ -962,7 +972,9 @@ def validate_pod_template_spec(template: Obj | None, path: str, errs: Errors) ->
         )
 
 
-def validate_pod(pod: Obj, *, spec_validated: bool = False, stored_meta: Obj | None = None) -> list[FieldError]:
+def validate_pod(
+    pod: Obj, *, spec_validated: bool = False, stored_meta: Obj | None = None, features: FeatureGates = DEFAULT
+) -> list[FieldError]:
     """Kubernetes' `ValidatePodCreate` for a core/v1 Pod (metadata and spec) as the API server runs it.
 
     `spec_validated`: the spec is one that passed this validation before (an update that leaves the stored
@@ -978,7 +990,7 @@ def validate_pod(pod: Obj, *, spec_validated: bool = False, stored_meta: Obj | N
     _validate_pod_annotations(annotations, spec, "metadata.annotations", errs)
     if spec_validated:
         return errs
-    validate_pod_spec(spec, "spec", errs, is_pod=True)
+    validate_pod_spec(spec, "spec", errs, is_pod=True, features=features)
     for key in ("containers", "initContainers"):
         for i, container in items_of(spec.get(key) if type(spec.get(key)) is list else None, f"spec.{key}", []):
             image = container.get("image")

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from kjobs.api.disabled_fields import features_for_update
 from kjobs.api.errors import ErrorType, FieldError
+from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
 from kjobs.api.validation_meta import validate_object_meta_update
 from kjobs.api.validation_pod import validate_pod
@@ -28,12 +30,16 @@ UPDATABLE = ",".join(
 )
 
 
-def validate_pod_update(pod: Obj, old: Obj) -> list[FieldError]:
-    """The errors Kubernetes returns for updating `old` to `pod` (the spec rules above, plus create rules)."""
+def validate_pod_update(pod: Obj, old: Obj, *, features: FeatureGates = DEFAULT) -> list[FieldError]:
+    """The errors Kubernetes returns for updating `old` to `pod` (the spec rules above, plus create rules); a
+    gated field the stored pod already uses stays valid with its gate off."""
     # A spec equal to the stored one passed validation when it was stored: re-checking it cannot find more.
     same_spec = pod.get("spec") == old.get("spec")
     new_meta, old_meta = pod.get("metadata"), old.get("metadata")
-    errors = validate_pod(pod, spec_validated=same_spec, stored_meta=old_meta if isinstance(old_meta, dict) else None)
+    old_spec_for_gates = old.get("spec")
+    features = features_for_update(features, old_spec_for_gates if isinstance(old_spec_for_gates, dict) else {})
+    stored_meta = old_meta if isinstance(old_meta, dict) else None
+    errors = validate_pod(pod, spec_validated=same_spec, stored_meta=stored_meta, features=features)
     if isinstance(new_meta, dict) and isinstance(old_meta, dict):
         errors.extend(validate_object_meta_update(new_meta, old_meta))
     spec, old_spec = pod.get("spec"), old.get("spec")

@@ -15,6 +15,8 @@ from typing import Any
 
 import click
 
+from kjobs.api.features import FeatureGates
+from kjobs.cli.features import feature_gates_option
 from kjobs.controllers import CONTROLLER_NAMES as CONTROLLERS
 from kjobs.controllers import select_controllers
 
@@ -48,6 +50,7 @@ from kjobs.controllers import select_controllers
     default=None,
     help="Serve Prometheus metrics on this port of 127.0.0.1.",
 )
+@feature_gates_option
 def controller_command(
     kubeconfig: str | None,
     context: str | None,
@@ -55,6 +58,7 @@ def controller_command(
     managed_by: str | None,
     backoff: float,
     metrics_port: int | None,
+    features: FeatureGates,
 ) -> None:
     """Run kjobs' controllers against a Kubernetes API server until interrupted."""
     from kjobs.client.kubeconfig import KubeconfigError, load
@@ -71,17 +75,25 @@ def controller_command(
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_run(connection, names, managed_by=managed_by, backoff=backoff, metrics_port=metrics_port))
+        from kjobs.cluster import ClusterSettings
+
+        settings = ClusterSettings(pod_failure_backoff=backoff, features=features)
+        asyncio.run(_run(connection, names, managed_by=managed_by, settings=settings, metrics_port=metrics_port))
 
 
 async def _run(
-    connection: Any, names: tuple[str, ...], *, managed_by: str | None, backoff: float, metrics_port: int | None
+    connection: Any,
+    names: tuple[str, ...],
+    *,
+    managed_by: str | None,
+    settings: Any,
+    metrics_port: int | None,
 ) -> None:
     from prometheus_client import REGISTRY, start_http_server
 
     from kjobs.client.http import HttpClient
     from kjobs.clock import RealClock
-    from kjobs.cluster import ClusterSettings, build_controllers, tune_gc
+    from kjobs.cluster import build_controllers, tune_gc
     from kjobs.job.metrics import JobMetrics
 
     tune_gc()
@@ -91,7 +103,7 @@ async def _run(
             client,
             RealClock(),
             names=names,
-            settings=ClusterSettings(pod_failure_backoff=backoff),
+            settings=settings,
             job_metrics=JobMetrics(REGISTRY),
             managed_by=managed_by,
         ).values()

@@ -12,8 +12,10 @@ from typing import Any
 
 import click
 
+from kjobs.api.features import FeatureGates
 from kjobs.api.manifest import ManifestError, load_manifests
 from kjobs.api.types import Obj
+from kjobs.cli.features import feature_gates_option
 from kjobs.cli.validate import decode_or_status, validate_option
 from kjobs.disrupt import Disruption, DisruptionError, check, parse
 
@@ -66,6 +68,7 @@ def _parse_disruptions(_ctx: click.Context, _param: click.Parameter, values: tup
 @click.option("--plain", is_flag=True, help="Plain progress lines even on a terminal.")
 @click.option("--timeout", type=float, default=None, help="Give up (exit 1) after this many seconds.")
 @validate_option
+@feature_gates_option
 def run_command(
     manifest: str,
     backoff: float,
@@ -78,11 +81,12 @@ def run_command(
     field_validation: str,
     keep_serving: bool,
     disruptions: tuple[Disruption, ...],
+    features: FeatureGates,
 ) -> None:
     """Run a Job manifest on an embedded cluster and explain every failure decision."""
     if keep_serving and serve_port is None:
         raise click.UsageError("--keep-serving needs --serve PORT")
-    job = _load_job(manifest, field_validation)
+    job = _load_job(manifest, field_validation, features)
     try:
         check(list(disruptions), job, nodes)
     except DisruptionError as exc:
@@ -99,6 +103,7 @@ def run_command(
         timeout=timeout,
         disruptions=disruptions,
         keep_serving=keep_serving,
+        features=features,
     )
     with contextlib.suppress(KeyboardInterrupt):
         code = run(job, options)
@@ -106,7 +111,7 @@ def run_command(
     sys.exit(130)
 
 
-def _load_job(path: str, field_validation: str) -> Obj:
+def _load_job(path: str, field_validation: str, features: FeatureGates) -> Obj:
     from kjobs.validate import validate_manifest
 
     try:
@@ -117,10 +122,10 @@ def _load_job(path: str, field_validation: str) -> Obj:
     if len(jobs) != 1:
         kinds = ", ".join(str(o.get("kind")) for o in objects) or "nothing"
         _fail(f"{path}: expected exactly one Job, found {kinds}")
-    job, rejected = decode_or_status(jobs[0], field_validation)
+    job, rejected = decode_or_status(jobs[0], field_validation, features)
     if rejected is not None:
         _fail(f"{path}: {rejected['message']}")
-    errors = validate_manifest(job)
+    errors = validate_manifest(job, features=features)
     if errors:
         name = (job.get("metadata") or {}).get("name") or ""
         lines = [f'{path}: The Job "{name}" is invalid:'] + [f"* {e}" for e in errors]

@@ -29,6 +29,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from kjobs.api.features import DEFAULT, FeatureGates
+from kjobs.cli.features import feature_gates_option
+
 if TYPE_CHECKING:
     from kjobs.server.admission import AdmissionSettings
     from kjobs.server.auth import Authenticator
@@ -118,6 +121,7 @@ def _loopback(host: str) -> bool:
         "(for example '*,-job' to run the Job controller apart with `kjobs controller`)."
     ),
 )
+@feature_gates_option
 def up(
     port: int,
     host: str,
@@ -129,6 +133,7 @@ def up(
     backoff: float,
     controllers: str,
     insecure_http_loopback: bool,
+    features: FeatureGates,
     repair: bool = False,
 ) -> None:
     """Start kjobs: the Kubernetes API server, the controllers and a local node."""
@@ -189,6 +194,7 @@ def up(
         backoff=backoff,
         admission=admission,
         controllers=names,
+        features=features,
     )
 
     def ready() -> None:
@@ -240,6 +246,7 @@ def _assemble(
     backoff: float = 10.0,
     admission: AdmissionSettings | None = None,
     controllers: tuple[str, ...] | None = None,
+    features: FeatureGates = DEFAULT,
 ) -> tuple[Any, Any]:
     """The app and the embedded cluster around its `ApiService`, with logs and metrics wired between them
     (`admission`: the `AdmissionSettings` from the kube-apiserver flags; Kubernetes' defaults when None;
@@ -257,12 +264,14 @@ def _assemble(
         return app_ref[0].storage.get("nodes", "", name)
 
     logs = AgentLogs(remote=RemoteLogs(node_of))
-    settings = ClusterSettings(nodes=nodes, root_dir=str(data / "nodes"), pod_failure_backoff=backoff)
+    settings = ClusterSettings(
+        nodes=nodes, root_dir=str(data / "nodes"), pod_failure_backoff=backoff, features=features
+    )
     if admission is not None:
         settings = replace(settings, admission=admission)
     if controllers is not None:
         settings = replace(settings, controllers=controllers)
-    app = create_app(store, authenticator=authenticator, logs=logs, admission=settings.admission)
+    app = create_app(store, authenticator=authenticator, logs=logs, admission=settings.admission, features=features)
     app_ref.append(app)
     cluster = LocalCluster(app.service, settings=settings, job_metrics=JobMetrics(REGISTRY), logs=logs)
     registries = [REGISTRY]

@@ -12,8 +12,10 @@ import click
 import orjson
 
 from kjobs.api.errors import ApiError
+from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.manifest import ManifestError, load_manifests
 from kjobs.api.types import Obj
+from kjobs.cli.features import feature_gates_option
 from kjobs.validate import FIELD_VALIDATION, decode, invalid_status, validate_manifest
 
 validate_option = click.option(
@@ -27,11 +29,11 @@ validate_option = click.option(
 """kubectl's `--validate`, for every command that reads a manifest."""
 
 
-def decode_or_status(obj: Obj, field_validation: str) -> tuple[Obj, Obj | None]:
+def decode_or_status(obj: Obj, field_validation: str, features: FeatureGates = DEFAULT) -> tuple[Obj, Obj | None]:
     """`decode` with the `--validate` value; prints its warnings to stderr as kubectl does and returns the
     decoded object, or the original and the 400 `Status` when strict decoding rejects it."""
     try:
-        decoded, warnings = decode(obj, FIELD_VALIDATION[field_validation.lower()])
+        decoded, warnings = decode(obj, FIELD_VALIDATION[field_validation.lower()], features)
     except ApiError as exc:
         return obj, exc.status()
     for warning in warnings:
@@ -48,7 +50,8 @@ def _describe(obj: Obj) -> str:
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @validate_option
-def validate_command(files: tuple[str, ...], output: str, field_validation: str) -> None:
+@feature_gates_option
+def validate_command(files: tuple[str, ...], output: str, field_validation: str, features: FeatureGates) -> None:
     """Validate Job (and Pod) manifests; exit 1 if any object is invalid, 2 if a file cannot be read."""
     statuses: list[Obj] = []
     any_invalid = False
@@ -59,14 +62,14 @@ def validate_command(files: tuple[str, ...], output: str, field_validation: str)
             click.echo(f"error: {exc}", err=True)
             sys.exit(2)
         for original in objects:
-            obj, rejected = decode_or_status(original, field_validation)
+            obj, rejected = decode_or_status(original, field_validation, features)
             if rejected is not None:
                 any_invalid = True
                 statuses.append(rejected)
                 if output == "text":
                     click.echo(f"{path}: {rejected['message']}")
                 continue
-            errors = validate_manifest(obj)
+            errors = validate_manifest(obj, features=features)
             if errors:
                 any_invalid = True
                 status = invalid_status(obj, errors)

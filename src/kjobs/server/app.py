@@ -24,6 +24,7 @@ import orjson
 import yaml
 
 from kjobs.api.errors import ApiError, bad_request
+from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.selectors import parse_field_selector, parse_label_selector
 from kjobs.api.types import Obj
 from kjobs.server import discovery, limits, listoptions, negotiation, openapi, protobuf, registry, routing, tables
@@ -270,10 +271,11 @@ class App:
         metrics: Sequence[Any] | None = None,
         admission: AdmissionSettings | None = None,
         watch_buffer: int = limits.WATCH_BUFFER,
+        features: FeatureGates = DEFAULT,
     ) -> None:
         self.storage = Storage(store)
         self.watch_buffer = watch_buffer
-        self.service = ApiService(self.storage, clock=clock, logs=logs, admission=admission)
+        self.service = ApiService(self.storage, clock=clock, logs=logs, admission=admission, features=features)
         self.clock = clock
         self.authenticator = authenticator
         self.bookmark_interval = bookmark_interval
@@ -378,7 +380,8 @@ class App:
             return
         extra = None
         if kind == "openapi":
-            extra = [(b"etag", f'"{openapi.document_hash(route.group, route.version)}"'.encode())]
+            digest = openapi.document_hash(route.group, route.version, self.service.features)
+            extra = [(b"etag", f'"{digest}"'.encode())]
             if "hash" in request.query:
                 extra.append((b"cache-control", b"public, immutable"))
         await _respond(send, 200, body, extra=extra)
@@ -403,9 +406,9 @@ class App:
         if kind == "resources":
             return discovery.resource_list(route.group, route.version)
         if kind == "openapi-index":
-            return openapi.index()
+            return openapi.index(self.service.features)
         if kind == "openapi":
-            return openapi.group_version_document(route.group, route.version)
+            return openapi.group_version_document(route.group, route.version, self.service.features)
         return None
 
     async def _resource(self, request: Request, route: routing.Route, send: Send) -> None:
@@ -873,13 +876,15 @@ def create_app(
     metrics: Sequence[Any] | None = None,
     admission: AdmissionSettings | None = None,
     watch_buffer: int = limits.WATCH_BUFFER,
+    features: FeatureGates = DEFAULT,
 ) -> App:
     """The API server application over `store` (call `startup()` or run it with lifespan to create namespaces).
 
     `/metrics` serves the given Prometheus registries (default: the process-wide one); `admission` carries
     kube-apiserver's admission flags (default: Kubernetes' defaults); `authenticator` decides who may call it
     (None: everyone, for a server no one else can reach); `watch_buffer` is how many events a watch may fall
-    behind a client that does not read before it is dropped (`limits.WATCH_BUFFER`).
+    behind a client that does not read before it is dropped (`limits.WATCH_BUFFER`); `features` the
+    `--feature-gates`.
     """
     return App(
         store,
@@ -890,4 +895,5 @@ def create_app(
         metrics=metrics,
         admission=admission,
         watch_buffer=watch_buffer,
+        features=features,
     )

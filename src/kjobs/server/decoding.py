@@ -13,16 +13,20 @@ from __future__ import annotations
 from typing import Any
 
 from kjobs.api.errors import bad_request
+from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
 from kjobs.server import schema
 
 MODES = ("Strict", "Warn", "Ignore")
 
 
-def check_unknown_fields(body: Obj, schema_name: str | None, kind: str, version: str, mode: str) -> list[str]:
+def check_unknown_fields(
+    body: Obj, schema_name: str | None, kind: str, version: str, mode: str, features: FeatureGates = DEFAULT
+) -> list[str]:
     """Apply `mode` (empty: `Warn`, the server's default) to the fields of `body` that `schema_name` does not
-    declare: raise the 400 in Strict mode, else drop them from `body` and return the warnings (none for Ignore)."""
-    unknown = schema.unknown_fields(body, schema_name)
+    declare with `features`' gates: raise the 400 in Strict mode, else drop them from `body` and return the
+    warnings (none for Ignore)."""
+    unknown = schema.unknown_fields(body, schema_name, features)
     if not unknown:
         return []
     texts = [f'unknown field "{schema.format_path(u)}"' for u in unknown]

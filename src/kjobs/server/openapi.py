@@ -14,6 +14,7 @@ import hashlib
 
 import orjson
 
+from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
 from kjobs.server import schema
 from kjobs.server.registry import GROUPS, Resource, resources_of
@@ -95,8 +96,9 @@ def _paths(r: Resource) -> Obj:
 
 
 @functools.cache
-def group_version_document(group: str, version: str) -> bytes | None:
-    """The OpenAPI v3 document of one group version (None if not served)."""
+def group_version_document(group: str, version: str, features: FeatureGates = DEFAULT) -> bytes | None:
+    """The OpenAPI v3 document of one group version (None if not served), with the fields of the gates that
+    are on (`kubectl explain` shows exactly those)."""
     if group not in GROUPS or version not in GROUPS[group]:
         return None
     paths: Obj = {}
@@ -106,22 +108,22 @@ def group_version_document(group: str, version: str) -> bytes | None:
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": "v1.32.0"},
         "paths": paths,
-        "components": {"schemas": schema.schemas()},
+        "components": {"schemas": schema.schemas(features)},
     }
     return orjson.dumps(doc)
 
 
-def document_hash(group: str, version: str) -> str:
+def document_hash(group: str, version: str, features: FeatureGates = DEFAULT) -> str:
     """The content hash the index links a document with (also its ETag)."""
-    doc = group_version_document(group, version) or b""
+    doc = group_version_document(group, version, features) or b""
     return hashlib.sha512(doc).hexdigest()[:128].upper()
 
 
 @functools.cache
-def index() -> bytes:
+def index(features: FeatureGates = DEFAULT) -> bytes:
     """`GET /openapi/v3`."""
     paths = {
-        _gv_key(g, v): {"serverRelativeURL": f"/openapi/v3/{_gv_key(g, v)}?hash={document_hash(g, v)}"}
+        _gv_key(g, v): {"serverRelativeURL": f"/openapi/v3/{_gv_key(g, v)}?hash={document_hash(g, v, features)}"}
         for g, versions in GROUPS.items()
         for v in versions
     }

@@ -86,13 +86,14 @@ class Resource:
 
     def hook(self, name: str) -> Any:
         """The core's function for `name` (`default`, `default_update`, `validate`, `validate_update`,
-        `validate_status_update`)."""
+        `validate_status_update`, `drop_disabled`); `validate`/`validate_update` take `features=`."""
         target = self.hooks.get(name)
         return core_hook(*target) if target else None
 
 
 _DEFAULTS = "kjobs.api.defaults"
 _VALIDATION = "kjobs.api.validation"
+_DISABLED = "kjobs.api.disabled_fields"
 
 RESOURCES: list[Resource] = [
     Resource(
@@ -122,6 +123,7 @@ RESOURCES: list[Resource] = [
             "default_update": (_DEFAULTS, "default_pod_update_in_place"),
             "validate": (_VALIDATION, "validate_pod"),
             "validate_update": (_VALIDATION, "validate_pod_update"),
+            "drop_disabled": (_DISABLED, "drop_disabled_pod_fields"),
         },
     ),
     Resource("", "v1", "events", "event", "Event", True, ("ev",), has_status=False),
@@ -143,6 +145,7 @@ RESOURCES: list[Resource] = [
             "validate": (_VALIDATION, "validate_job"),
             "validate_update": (_VALIDATION, "validate_job_for_update"),
             "validate_status_update": (_VALIDATION, "validate_job_status_update"),
+            "drop_disabled": (_DISABLED, "drop_disabled_job_fields"),
             "warnings": ("kjobs.api.validation_warnings", "warnings_for_job"),
         },
     ),

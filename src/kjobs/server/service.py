@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 import orjson
 
 from kjobs.api.errors import ApiError, ErrorType, FieldError, bad_request, conflict, invalid, not_found
+from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.selectors import FieldSelector, LabelSelector
 from kjobs.api.timeutil import format_time
 from kjobs.api.types import Obj
@@ -205,8 +206,11 @@ class ApiService:
         logs: LogSource | None = None,
         new_uid: Callable[[], str] = random_uuid,
         admission: AdmissionSettings | None = None,
+        features: FeatureGates = DEFAULT,
     ) -> None:
         self.store = store
+        self.features = features
+        """The `--feature-gates`: which gated fields the API has (`kjobs.api.features`)."""
         self.clock = clock
         self.logs = logs or NoLogs()
         self.new_uid = new_uid
@@ -266,9 +270,12 @@ class ApiService:
         if typed:
             return []
         schema_name = r.schema_name if kind == r.kind else None
-        return check_unknown_fields(body, schema_name, kind, r.version, field_validation)
+        return check_unknown_fields(body, schema_name, kind, r.version, field_validation, self.features)
 
     def _default(self, r: Resource, obj: Obj, old: Obj | None = None) -> Obj:
+        drop = r.hook("drop_disabled")
+        if drop is not None:
+            drop(obj, old, self.features)
         update_hook = r.hook("default_update") if old is not None else None
         if update_hook is not None:
             result: Obj = update_hook(obj, old)
@@ -294,10 +301,10 @@ class ApiService:
             if hook is not None:
                 errors = hook(obj, old)
         elif old is not None and r.hook("validate_update") is not None:
-            errors = r.hook("validate_update")(obj, old)
+            errors = r.hook("validate_update")(obj, old, features=self.features)
         else:
             if r.hook("validate") is not None:
-                errors = r.hook("validate")(obj)
+                errors = r.hook("validate")(obj, features=self.features)
             else:
                 meta_hook = core_hook("kjobs.api.validation_meta", "validate_object_meta")
                 if meta_hook is not None:
