@@ -23,6 +23,7 @@ from kjobs.client.resources import EVENTS, JOBS, PODS
 from kjobs.clock import FakeClock
 from kjobs.controllers.job import JobController, JobControllerSettings
 from kjobs.controllers.scheduler import Scheduler
+from kjobs.explain_job import explain_job
 from kjobs.job.decisions import REASONS
 from kjobs.job.metrics import JobMetrics
 from kjobs.node.agent import NodeAgent, NodeAgentSettings
@@ -231,3 +232,29 @@ def test_each_decision_is_recorded_once_and_explained(tmp_path: Path) -> None:
 
     asyncio.run(scenario())
 
+
+def test_many_failed_pods_aggregate_into_one_event() -> None:
+    async def scenario() -> None:
+        cluster = Cluster({0: [(5, 42)]})
+        await cluster.start()
+        try:
+            policy = {"rules": [on_exit("FailJob", 42)]}
+            await cluster.client.create(
+                JOBS, "default", job_manifest("wide", completions=11, parallelism=11, podFailurePolicy=policy)
+            )
+            await settle(cluster.clock, lambda: cluster.condition("wide", "Failed"))
+            assert cluster.decisions() == {("FailJob", "0"): 11}
+            events = [e for e in await cluster.job_events("wide") if e["reason"] == "PodFailurePolicyFailJob"]
+            # client-go's aggregation (maxEvents 10): nine events with their own message, then one combined event.
+            single = [e for e in events if not e["message"].startswith("(combined from similar events): ")]
+            combined = [e for e in events if e["message"].startswith("(combined from similar events): ")]
+            assert len(single) == 9
+            assert len(combined) == 1 and combined[0]["count"] == 2
+            assert combined[0]["message"].endswith("rule 0 (FailJob): Job failed")
+            failures = await explain_job(cluster.client, "default", "wide")
+            assert len(failures.pods) == 11
+            assert [(c.reason, c.count) for c in failures.combined] == [("PodFailurePolicyFailJob", 2)]
+        finally:
+            await cluster.stop()
+
+    asyncio.run(scenario())
