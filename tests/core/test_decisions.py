@@ -6,10 +6,12 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from prometheus_client import generate_latest
 
 from kjobs.api.names import JOB_COMPLETION_INDEX_ANNOTATION, JOB_INDEX_FAILURE_COUNT_ANNOTATION
 from kjobs.api.types import Obj
 from kjobs.job.decisions import FailureDecision, decide, parse_event_message
+from kjobs.job.metrics import JobMetrics
 
 
 def job(**spec: Any) -> Obj:
@@ -103,3 +105,14 @@ def test_event_messages_read_back(decision: FailureDecision) -> None:
 
 def test_other_messages_are_not_decisions() -> None:
     assert parse_event_message("Created pod: work-abc") is None
+
+
+def test_kubernetes_metric_keeps_its_whole_help_text() -> None:
+    """pkg/controller/job/metrics/metrics.go: `PodFailuresHandledByFailurePolicy`'s help, newlines folded."""
+    exposition = generate_latest(JobMetrics().registry).decode()
+    assert (
+        "# HELP job_controller_pod_failures_handled_by_failure_policy_total The number of failed Pods handled by "
+        "failure policy with respect to the failure policy action applied based on the matched rule. Possible values "
+        "of the action label correspond to the possible values for the failure policy rule action, which are: "
+        '"FailJob", "Ignore" and "Count".\n' in exposition
+    )
