@@ -15,7 +15,7 @@ from typing import Any
 import orjson
 from click.testing import CliRunner
 
-from kjobs.api.names import JOB_COMPLETION_INDEX_ANNOTATION
+from kjobs.api.names import JOB_COMPLETION_INDEX_ANNOTATION, JOB_TRACKING_FINALIZER
 from kjobs.api.types import Obj
 from kjobs.cli import main
 from kjobs.client.local import LocalClient
@@ -24,7 +24,10 @@ from kjobs.clock import FakeClock
 from kjobs.controllers.job import JobController, JobControllerSettings
 from kjobs.controllers.scheduler import Scheduler
 from kjobs.explain_job import explain_job
+from kjobs.job.bookkeeping import BookkeepingStore
+from kjobs.job.config import SyncConfig
 from kjobs.job.decisions import REASONS
+from kjobs.job.execute import sync_job
 from kjobs.job.metrics import JobMetrics
 from kjobs.node.agent import NodeAgent, NodeAgentSettings
 from kjobs.node.eviction import FakeMemoryMonitor
@@ -34,6 +37,7 @@ from kjobs.server import kubeconfig
 from kjobs.server.app import create_app
 from kjobs.server.runner import bind, start_in_loop
 from kjobs.store import MemoryStore
+from tests.conformance.harness import RecordingEvents, RecordingPodControl, RecordingStatusWriter
 from tests.support import settle
 
 MACHINE = MachineInfo(cpu_cores=64, memory_bytes=64 << 30, kernel_version="6.1.0", os_image="Test Linux")
@@ -256,5 +260,59 @@ def test_many_failed_pods_aggregate_into_one_event() -> None:
             assert [(c.reason, c.count) for c in failures.combined] == [("PodFailurePolicyFailJob", 2)]
         finally:
             await cluster.stop()
+
+    asyncio.run(scenario())
+
+
+def test_a_decision_waits_for_the_finalizer_removal_that_succeeds() -> None:
+    """Counted in write 1, its finalizer patch failing: the pod is reported by the sync whose patch succeeds,
+    and never again."""
+
+    async def scenario() -> None:
+        policy = {"rules": [on_exit("Count", 3)]}
+        job = job_manifest("work", completions=1, parallelism=1, backoffLimit=5, podFailurePolicy=policy)
+        job["metadata"].update(uid="job-uid", resourceVersion="1")
+        job["spec"].update(podReplacementPolicy="Failed", completionMode="NonIndexed", selector={})
+        job["status"] = {"startTime": "2025-01-01T00:00:00Z", "uncountedTerminatedPods": {}}
+        pod = {
+            "metadata": {
+                "name": "work-a",
+                "namespace": "default",
+                "uid": "pod-uid",
+                "finalizers": [JOB_TRACKING_FINALIZER],
+                "ownerReferences": [{"kind": "Job", "uid": "job-uid", "controller": True, "name": "work"}],
+            },
+            "status": {
+                "phase": "Failed",
+                "containerStatuses": [{"name": "main", "state": {"terminated": {"exitCode": 3}}}],
+            },
+        }
+        metrics, book, events = JobMetrics(), BookkeepingStore(), RecordingEvents()
+        pods = RecordingPodControl(patch_error=True)
+        writer = RecordingStatusWriter()
+
+        async def sync(job: Obj, pod: Obj) -> Obj:
+            await sync_job(
+                job,
+                [pod],
+                now=1.0e9,
+                book=book,
+                config=SyncConfig(),
+                pod_control=pods,
+                status_writer=writer,
+                events=events,
+                metrics=metrics,
+            )
+            return dict(job, status=writer.writes[-1]) if writer.writes else job
+
+        job = await sync(job, pod)
+        assert pods.finalizer_patches == 1
+        assert [r for _, r, _ in events.items if r.startswith("PodFailure")] == []
+        pods.patch_error = False
+        job = await sync(job, pod)
+        job = await sync(job, dict(pod, metadata=dict(pod["metadata"], finalizers=[])))
+        assert [r for _, r, _ in events.items if r.startswith("PodFailure")] == ["PodFailurePolicyCount"]
+        assert metrics.value(DECISIONS, {"action": "Count", "rule": "0"}) == 1
+        assert job["status"]["failed"] == 1
 
     asyncio.run(scenario())
