@@ -86,7 +86,7 @@ def explain(job: Obj, pod: Obj) -> Explanation:
     spec = job.get("spec") or {}
     policy = spec.get("podFailurePolicy")
     phase = (pod.get("status") or {}).get("phase") or "<none>"
-    job_for_failure = job if spec.get("podReplacementPolicy") else _with_policy_default(job)
+    job_for_failure = with_policy_default(job)
     if not is_pod_failed(pod, job_for_failure):
         effect = (
             f"not failed (phase {phase}): the Job controller evaluates its podFailurePolicy only for failed pods"
@@ -110,11 +110,14 @@ def explain(job: Obj, pod: Obj) -> Explanation:
     )
 
 
-def _with_policy_default(job: Obj) -> Obj:
-    """Apply podReplacementPolicy's default (Failed with a policy) to an undefaulted manifest."""
-    spec = dict(job.get("spec") or {})
-    spec["podReplacementPolicy"] = "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed"
-    return dict(job, spec=spec)
+def with_policy_default(job: Obj) -> Obj:
+    """The Job with podReplacementPolicy's default (Failed with a policy) applied when unset: an undefaulted
+    manifest, or a Job read from an API server older than the field."""
+    spec = job.get("spec") or {}
+    if spec.get("podReplacementPolicy"):
+        return job
+    default = "Failed" if spec.get("podFailurePolicy") else "TerminatingOrFailed"
+    return dict(job, spec=dict(spec, podReplacementPolicy=default))
 
 
 def _describe_match(decision: PolicyDecision) -> str | None:

@@ -77,3 +77,28 @@ def test_missing_file(tmp_path: Path) -> None:
     code, _, err = run("explain", "--job", str(tmp_path / "nope.yaml"), "--pod", str(tmp_path / "nope.yaml"))
     assert code == 2
     assert "does not exist" in err
+
+
+def test_explain_without_a_form_is_a_usage_error() -> None:
+    code, _, err = run("explain")
+    assert code == 2
+    assert "give --job and --pod, or use `kjobs explain job NAME`" in err
+
+
+def test_the_two_forms_do_not_mix() -> None:
+    code, _, err = run("explain", "--job", str(EXAMPLES / "failjob-exit-42.yaml"), "job", "work")
+    assert code == 2
+    assert "use one" in err
+
+
+def test_explain_job_without_a_kubeconfig_says_so(tmp_path: Path) -> None:
+    code, _, err = run("explain", "job", "work", "--kubeconfig", str(tmp_path / "missing"))
+    assert code == 2
+    assert f"error: kubeconfig {tmp_path / 'missing'} does not exist" in err
+
+
+def test_help_shows_both_forms() -> None:
+    code, out, _ = run("explain", "--help")
+    assert code == 0
+    assert "kjobs explain job NAME [-n NAMESPACE]" in out
+    assert "job  List a Job's failed pods" in out

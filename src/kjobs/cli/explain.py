@@ -1,15 +1,23 @@
-"""`kjobs explain --job JOB.yaml --pod POD.yaml`: what the Job's podFailurePolicy does with that pod."""
+"""`kjobs explain`: what a Job's podFailurePolicy does with failed pods.
+
+Two forms: `kjobs explain --job JOB.yaml --pod POD.yaml` reasons about manifests offline (`kjobs.explain`);
+`kjobs explain job NAME` lists every failed pod of a Job on a cluster (`kjobs.explain_job`).
+"""
 
 from __future__ import annotations
 
+import asyncio
 import sys
+from typing import Any
 
 import click
 import orjson
 
+from kjobs.api.errors import ApiError
 from kjobs.api.manifest import ManifestError, load_manifests
 from kjobs.api.types import Obj
 from kjobs.explain import explain
+from kjobs.explain_job import JobFailures, explain_job
 
 
 def _single(path: str, kind: str) -> Obj:
@@ -26,24 +34,34 @@ def _pods(path: str) -> list[Obj]:
     return objects
 
 
-@click.command("explain")
+@click.group("explain", invoke_without_command=True)
 @click.option(
     "--job",
     "job_path",
-    required=True,
     type=click.Path(dir_okay=False, allow_dash=True),
     help="Job manifest (YAML or JSON; - for stdin).",
 )
 @click.option(
     "--pod",
     "pod_path",
-    required=True,
     type=click.Path(dir_okay=False, allow_dash=True),
     help="Failed pod, e.g. from `kubectl get pod -o yaml`.",
 )
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
-def explain_command(job_path: str, pod_path: str, output: str) -> None:
-    """Say what a Job's podFailurePolicy does with a failed pod, and why."""
+@click.pass_context
+def explain_command(ctx: click.Context, job_path: str | None, pod_path: str | None, output: str) -> None:
+    """Say what a Job's podFailurePolicy does with a failed pod, and why.
+
+    \b
+    kjobs explain --job JOB.yaml --pod POD.yaml   one pod, from manifests
+    kjobs explain job NAME [-n NAMESPACE]        every failed pod of a Job on a cluster
+    """
+    if ctx.invoked_subcommand is not None:
+        if job_path or pod_path:
+            raise click.UsageError("--job/--pod explain manifests; `explain job NAME` reads the cluster: use one")
+        return
+    if not job_path or not pod_path:
+        raise click.UsageError("give --job and --pod, or use `kjobs explain job NAME`")
     try:
         job = _single(job_path, "Job")
         pods = _pods(pod_path)
@@ -56,3 +74,44 @@ def explain_command(job_path: str, pod_path: str, output: str) -> None:
         click.echo(orjson.dumps(body[0] if len(body) == 1 else body, option=orjson.OPT_INDENT_2).decode())
     else:
         click.echo("\n\n".join(r.render() for r in results))
+
+
+@explain_command.command("job")
+@click.argument("name")
+@click.option("-n", "--namespace", default=None, help="Namespace (default: the kubeconfig context's).")
+@click.option("--kubeconfig", type=click.Path(dir_okay=False), default=None, help="Kubeconfig (default: $KUBECONFIG).")
+@click.option("--context", default=None, help="Kubeconfig context (default: current-context).")
+@click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def explain_job_command(
+    name: str, namespace: str | None, kubeconfig: str | None, context: str | None, output: str
+) -> None:
+    """List a Job's failed pods: exit codes or conditions, the rule that matched, its action and effect."""
+    from kjobs.client.kubeconfig import KubeconfigError, load
+
+    try:
+        connection = load(kubeconfig, context=context)
+    except KubeconfigError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    try:
+        failures = asyncio.run(_explain_job(connection, namespace or connection.namespace, name))
+    except ApiError as exc:
+        click.echo(f"Error from server ({exc.reason}): {exc.message}", err=True)
+        sys.exit(1)
+    except OSError as exc:  # aiohttp's connection errors are OSErrors
+        click.echo(f"error: cannot reach {connection.server}: {exc}", err=True)
+        sys.exit(1)
+    if output == "json":
+        click.echo(orjson.dumps(failures.to_dict(), option=orjson.OPT_INDENT_2).decode())
+    else:
+        click.echo(failures.render())
+
+
+async def _explain_job(connection: Any, namespace: str, name: str) -> JobFailures:
+    from kjobs.client.http import HttpClient
+
+    client = HttpClient(connection, user_agent="kjobs-explain")
+    try:
+        return await explain_job(client, namespace, name)
+    finally:
+        await client.close()

@@ -186,6 +186,7 @@ async def run_tracking(
         for action, count in tracking.policy_actions.items():
             metrics.pod_failures_handled.labels(action).inc(count)
         removed, failed = await _remove_finalizers(tracking.finalizer_removals, key, book, pod_control)
+        _record_decisions(job, tracking, removed, events, metrics)
         final = tracking.after_finalizers(removed, failed=bool(failed))
         out.errors.extend(failed)
         if final.write is not None:
@@ -295,6 +296,20 @@ async def _remove_finalizers(
     results = await _batch([one(p) for p in pods], pod_control.inline)
     removed = {P.uid(p) for p, err in zip(pods, results, strict=True) if err is None}
     return removed, [err for err in results if err is not None]
+
+
+def _record_decisions(
+    job: Obj, tracking: TrackingPlan, removed: set[str], events: EventSink, metrics: JobMetrics
+) -> None:
+    """One Event and one `kjobs_job_pod_failure_policy_decisions_total` sample per failed pod whose finalizer just
+    went: a pod loses its finalizer once, so no pod is reported twice, even by a restarted controller (which
+    never sees the finalizer again). See `kjobs.job.decisions`."""
+    for pod in tracking.finalizer_removals:
+        decision = tracking.decisions.get(P.uid(pod))
+        if decision is None or P.uid(pod) not in removed:
+            continue
+        events.event(job, decision.event_type, decision.reason, decision.message())
+        metrics.policy_decisions.labels(decision.action, decision.rule_label).inc()
 
 
 def _record_finished(job: Obj, status: Obj, cond: Obj, events: EventSink, metrics: JobMetrics) -> None:

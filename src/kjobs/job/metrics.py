@@ -1,5 +1,5 @@
 """The Job controller's Prometheus metrics, with Kubernetes' names, help texts and labels
-(pkg/controller/job/metrics/metrics.go).
+(pkg/controller/job/metrics/metrics.go), plus kjobs' own under the `kjobs_` prefix.
 
 Each controller instance owns a `JobMetrics` on its own registry (tests and `kjobs run` get a fresh one;
 `kjobs up` serves the default one at /metrics).
@@ -51,9 +51,18 @@ class JobMetrics:
         self.pod_failures_handled = Counter(
             "pod_failures_handled_by_failure_policy",
             "The number of failed Pods handled by failure policy with respect to the failure policy action applied "
-            "based on the matched rule.",
+            "based on the matched rule. Possible values of the action label correspond to the possible values for "
+            'the failure policy rule action, which are: "FailJob", "Ignore" and "Count".',
             ["action"],
             namespace=_NS,
+            registry=reg,
+        )
+        self.policy_decisions = Counter(
+            "kjobs_job_pod_failure_policy_decisions",
+            "The number of failed Pods the Job controller accounted for, by the podFailurePolicy action decided "
+            '(FailJob, FailIndex, Ignore, Count, or "NoRuleMatched", "NoPolicy") and the rule that matched (its '
+            'name, else its index, else "none"). kjobs-specific; see kjobs.job.decisions.',
+            ["action", "rule"],
             registry=reg,
         )
         self.tracking_finalizer = Counter(

@@ -27,6 +27,7 @@ from kjobs.job.context import (
     is_pod_failed,
     valid_index,
 )
+from kjobs.job.decisions import FailureDecision, decide
 from kjobs.job.status import copy_status, counter, to_api
 from kjobs.policy import match_pod_failure_policy
 
@@ -53,6 +54,8 @@ class TrackingPlan:
     backoff_record: BackoffRecord
     finalizer_removals: list[Obj]
     policy_actions: dict[str, int] = field(default_factory=dict)
+    decisions: dict[str, FailureDecision] = field(default_factory=dict)
+    """The decision for each failed pod in `finalizer_removals`, by UID: recorded once its finalizer is gone."""
     _status: Obj = field(default_factory=dict, repr=False)
     _with_finalizer: set[str] = field(default_factory=set, repr=False)
     _finished_condition: Obj | None = field(default=None, repr=False)
@@ -132,6 +135,7 @@ def plan_tracking(ctx: SyncContext, *, needs_flush: bool, max_uncounted: int) ->
     uncounted = status["uncountedTerminatedPods"]
     policy = (job.get("spec") or {}).get("podFailurePolicy")
     policy_actions: dict[str, int] = {}
+    decisions: dict[str, FailureDecision] = {}
     to_remove: list[Obj] = []
     new_succeeded_indexes: list[int] = []
     reached_max = False
@@ -153,9 +157,13 @@ def plan_tracking(ctx: SyncContext, *, needs_flush: bool, max_uncounted: int) ->
                 uncounted["succeeded"].append(pod_uid)
         elif considered_failed or failing:
             counts_index = not indexed or valid_index(job, pod) is not None
+            decision = match_pod_failure_policy(policy, pod) if counts_index and policy is not None else None
+            if counts_index:
+                # Also for a pod counted by an earlier sync whose finalizer removal did not finish: its decision
+                # is recorded when the removal succeeds, and only then (`run_tracking`).
+                decisions[pod_uid] = decide(job, pod, failing=not considered_failed, decision=decision)
             if pod_uid not in ctx.uncounted_failed and counts_index:
-                if policy is not None:
-                    decision = match_pod_failure_policy(policy, pod)
+                if decision is not None:
                     if decision.action is not None:
                         policy_actions[decision.action] = policy_actions.get(decision.action, 0) + 1
                     if decision.count_failed:
@@ -194,6 +202,7 @@ def plan_tracking(ctx: SyncContext, *, needs_flush: bool, max_uncounted: int) ->
         backoff_record=ctx.new_backoff,
         finalizer_removals=to_remove,
         policy_actions=policy_actions,
+        decisions=decisions,
         _status=copy_status(status),
         _with_finalizer=with_finalizer,
         _finished_condition=finished,
