@@ -188,7 +188,7 @@ def test_a_container_is_recorded_for_leftovers_once_it_has_run_a_while(tmp_path:
         quick = _start(shim, "quick", ["true"], tmp_path)
         assert json.loads(shim.stdout.readline())[:2] == ["x", "quick"]
         sleeper = _start(shim, "sleeper", ["sleep", "30"], tmp_path)
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 20  # bounded; generous for a loaded 2-core CI machine
         while not (procs / str(sleeper)).exists():
             assert time.monotonic() < deadline, "the running container was never recorded"
             time.sleep(0.01)
@@ -222,7 +222,7 @@ def test_a_shim_whose_agent_is_gone_records_and_reaps_what_runs_then_exits(tmp_p
     sleeper = _start(shim, "sleeper", ["sleep", "30"], tmp_path)
     try:
         shim.stdin.close()
-        deadline = time.monotonic() + 5
+        deadline = time.monotonic() + 20  # bounded; generous for a loaded 2-core CI machine
         while not (procs / str(sleeper)).exists():
             assert time.monotonic() < deadline, "the running container was never recorded"
             time.sleep(0.01)
