@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kjobs.api.names import DISRUPTION_TARGET
 from kjobs.api.types import Obj
 
 
@@ -66,7 +67,10 @@ class KillReason:
     keep_succeeded: bool = False
     """Node shutdown: the phase becomes Failed unless the pod already Succeeded. Eviction: always Failed."""
     disruption: bool = True
-    """Add the `DisruptionTarget` condition (reason `TerminationByKubelet`) with this message."""
+    """Add a condition with this message: `condition_type` (by default `DisruptionTarget`, reason
+    `TerminationByKubelet`, as the kubelet adds it)."""
+    condition_type: str = DISRUPTION_TARGET
+    condition_reason: str = "TerminationByKubelet"
     overrides_grace: bool = True
     """The grace period given is the kubelet's override, used as is (no 2 s minimum)."""
 
@@ -92,6 +96,26 @@ ACTIVE_DEADLINE_EXCEEDED = KillReason(
     overrides_grace=False,
 )
 """The kubelet's activeDeadlineSeconds handler (`pkg/kubelet/active_deadline.go`): Failed, no DisruptionTarget."""
+
+
+RESTART_LIMIT_REASON = "ExceedMaxRestartTimes"
+"""`status.reason` of a pod that reached its `maxRestartTimes` (the reason KEP-3322 proposed,
+kubernetes/enhancements#3339)."""
+RESTART_LIMIT_CONDITION = "MaxRestartTimesExceeded"
+"""The condition such a pod gets, so a Job's podFailurePolicy can match it with `onPodConditions` (as the
+KEP's review asked); kjobs' own name, since the KEP was never merged."""
+
+
+def restart_limit_exceeded(limit: int) -> KillReason:
+    """The pod's containers failed once more after `limit` restarts (KEP-3322): the pod fails, what still
+    runs is stopped with the pod's grace period, and the containers' last states stay as they ended."""
+    return KillReason(
+        reason=RESTART_LIMIT_REASON,
+        message=f"The pod's containers were restarted {limit} times, its maxRestartTimes",
+        condition_type=RESTART_LIMIT_CONDITION,
+        condition_reason=RESTART_LIMIT_REASON,
+        overrides_grace=False,
+    )
 
 
 def eviction(message: str) -> KillReason:

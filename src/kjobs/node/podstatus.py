@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from kjobs.api.names import DISRUPTION_TARGET
 from kjobs.api.timeutil import format_time
 from kjobs.api.types import Obj
 from kjobs.node.observations import Attempt, PodRecord
 from kjobs.node.resources import qos_class
 from kjobs.node.restart import DEFAULT_BACKOFF_CAP, Plan, plan
+from kjobs.node.restart_rules import container_should_restart
 
 PENDING, RUNNING, SUCCEEDED, FAILED = "Pending", "Running", "Succeeded", "Failed"
 TERMINAL_PHASES = (SUCCEEDED, FAILED)
@@ -133,34 +133,51 @@ def _mark_unknown(status: Obj) -> None:
     status["state"] = {"terminated": {"exitCode": 137, "reason": CONTAINER_STATUS_UNKNOWN, "message": _UNKNOWN_MESSAGE}}
 
 
+def _exit_code(terminated: Obj) -> int:
+    code = terminated.get("exitCode", 0)
+    return code if isinstance(code, int) else 0
+
+
 def get_phase(pod: Obj, init_statuses: list[Obj], statuses: list[Obj], *, pod_is_terminal: bool) -> str:
-    """The kubelet's getPhase for pods without sidecars or container restart rules."""
+    """The kubelet's getPhase with ContainerRestartRules on (pkg/kubelet/kubelet_pods.go), without sidecars.
+
+    A stopped container counts as restarting when `container_should_restart` says its last exit restarts
+    it: the pod is Running while any stopped container will restart, else Succeeded when every container
+    exited 0, else Failed; a failed init container that will not restart fails the pod. For a pod whose
+    containers have no restartPolicy of their own this is the classic Always / OnFailure / Never table.
+    """
     spec = pod.get("spec", {})
     policy = spec.get("restartPolicy") or "Always"
+    by_name = {c.get("name"): c for c in list(spec.get("initContainers") or []) + list(spec.get("containers") or [])}
+
+    def restarts(cs: Obj, terminated: Obj) -> bool:
+        return container_should_restart(by_name.get(cs["name"], {}), policy, _exit_code(terminated))
+
     pending_init = failed_init = 0
     for cs in init_statuses:
         state, last = cs["state"], cs.get("lastState") or {}
+        terminated = state.get("terminated") or ("waiting" in state and last.get("terminated"))
         if "running" in state:
             pending_init += 1
-        elif "terminated" in state:
-            failed_init += state["terminated"].get("exitCode", 0) != 0
-        elif "terminated" in last:
-            failed_init += last["terminated"].get("exitCode", 0) != 0
+        elif terminated:
+            failed_init += _exit_code(terminated) != 0 and not restarts(cs, terminated)
         else:
             pending_init += 1
-    running = waiting = stopped = succeeded = 0
+    running = waiting = stopped = restarting = succeeded = 0
     for cs in statuses:
         state, last = cs["state"], cs.get("lastState") or {}
         if "running" in state:
             running += 1
         elif "terminated" in state:
             stopped += 1
-            succeeded += state["terminated"].get("exitCode", 0) == 0
+            succeeded += _exit_code(state["terminated"]) == 0
+            restarting += restarts(cs, state["terminated"])
         elif "terminated" in last:
             stopped += 1
+            restarting += restarts(cs, last["terminated"])
         else:
             waiting += 1
-    if failed_init and policy == "Never":
+    if failed_init:
         return FAILED
     if pending_init or waiting:
         return PENDING
@@ -169,11 +186,9 @@ def get_phase(pod: Obj, init_statuses: list[Obj], statuses: list[Obj], *, pod_is
     if stopped:
         if pod_is_terminal:
             return SUCCEEDED if stopped == succeeded else FAILED
-        if policy == "Always":
+        if restarting:
             return RUNNING
-        if stopped == succeeded:
-            return SUCCEEDED
-        return FAILED if policy == "Never" else RUNNING
+        return SUCCEEDED if stopped == succeeded else FAILED
     return PENDING
 
 
@@ -303,8 +318,9 @@ def compute_pod_status(
     others = [c for c in api_status.get("conditions") or [] if c.get("type") not in KUBELET_CONDITIONS]
     kill_reason = record.kill.reason if record.kill is not None else None
     if kill_reason is not None and kill_reason.disruption:
-        others = [c for c in others if c.get("type") != DISRUPTION_TARGET]
-        others.append(_condition(DISRUPTION_TARGET, True, "TerminationByKubelet", kill_reason.message))
+        ctype = kill_reason.condition_type
+        others = [c for c in others if c.get("type") != ctype]
+        others.append(_condition(ctype, True, kill_reason.condition_reason, kill_reason.message))
     sandbox_ready = not (decisions.done and not record.any_running())
     conditions = [dict(c) for c in others] + _kubelet_conditions(
         pod, init_statuses, statuses, phase, sandbox_ready, others

@@ -7,8 +7,13 @@ future extensions (a pod-level restart limit, per-container restart rules) share
 Rules, as the kubelet applies them (`computePodActions`, `doBackOff`, `ShouldContainerBeRestarted`):
 * init containers run one at a time in spec order; a failed init container is restarted unless the pod's
   restartPolicy is Never, in which case the pod has failed and nothing else starts;
-* regular containers start together once every init container succeeded; an exited container restarts
-  under Always, under OnFailure when its exit code is not 0, never under Never;
+* regular containers start together once every init container succeeded; whether an exited container
+  (init or regular) restarts is `restart_rules.container_should_restart`: its own restart rules and
+  restartPolicy first, then the pod's (Always; OnFailure when the exit code is not 0; never under Never);
+* a pod restart limit (`spec.maxRestartTimes`, kjobs gate JobPodRestartLimit, the field KEP-3322 proposed:
+  kubernetes/enhancements#3339): the pod's restarts are the sum of its containers' restart counts; a restart
+  that would make them exceed the limit does not happen, and the plan says `limit_exceeded` instead (the
+  supervisor then fails the pod, `observations.restart_limit_exceeded`);
 * crash-loop back-off per container (client-go `flowcontrol.Backoff` keyed by container): the first restart
   is immediate and records `base`; each later restart waits `entry.duration` after the last exit, the
   duration doubling up to `cap`; an entry whose last update is older than 2×cap before the exit is forgotten.
@@ -20,6 +25,7 @@ from dataclasses import dataclass, field
 
 from kjobs.api.types import Obj
 from kjobs.node.observations import Attempt, BackoffEntry, PodRecord
+from kjobs.node.restart_rules import container_should_restart, policy_restarts
 
 DEFAULT_BACKOFF_BASE = 10.0
 """Seconds: the kubelet's initial crash-loop back-off."""
@@ -40,6 +46,8 @@ class Plan:
     """Containers waiting in CrashLoopBackOff, with the time their restart becomes due."""
     done: bool = False
     """Nothing runs and nothing will start again: the pod's phase is final."""
+    limit_exceeded: bool = False
+    """A container should restart but the pod's `maxRestartTimes` forbids it: the pod has failed."""
 
 
 def restart_policy(pod: Obj) -> str:
@@ -48,12 +56,19 @@ def restart_policy(pod: Obj) -> str:
 
 
 def should_restart(policy: str, exit_code: int) -> bool:
-    """Whether an exited regular container runs again under `policy` (kubelet ShouldContainerBeRestarted)."""
-    if policy == "Always":
-        return True
-    if policy == "OnFailure":
-        return exit_code != 0
-    return False
+    """Whether an exited container without its own restartPolicy runs again under the pod's `policy`."""
+    return policy_restarts(policy, exit_code)
+
+
+def restart_limit(pod: Obj) -> int | None:
+    """The pod's `spec.maxRestartTimes` (None: no limit; the API server only accepts it under OnFailure)."""
+    value = pod.get("spec", {}).get("maxRestartTimes")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def pod_restarts(record: PodRecord) -> int:
+    """The pod's restarts so far: the sum of its containers' restart counts (KEP-3322's measure)."""
+    return sum(len(attempts) - 1 for attempts in record.attempts.values() if attempts)
 
 
 def _expired(event_time: float, entry: BackoffEntry, cap: float) -> bool:
@@ -82,6 +97,8 @@ def plan(record: PodRecord, now: float, *, cap: float = DEFAULT_BACKOFF_CAP) -> 
         return Plan(done=not record.any_running())
     spec = record.pod.get("spec", {})
     policy = restart_policy(record.pod)
+    limit = restart_limit(record.pod)
+    budget = None if limit is None else limit - pod_restarts(record)
 
     for container in spec.get("initContainers") or []:
         name = container["name"]
@@ -95,8 +112,10 @@ def plan(record: PodRecord, now: float, *, cap: float = DEFAULT_BACKOFF_CAP) -> 
             return Plan()
         if last.exit_code == 0:
             continue
-        if policy == "Never":
+        if not container_should_restart(container, policy, last.exit_code or 0):
             return Plan(done=True)
+        if budget is not None and budget <= 0:
+            return Plan(done=True, limit_exceeded=True)
         due = restart_due(record.backoff.get(name), _finished(last), cap=cap)
         if due <= now:
             return Plan(start=(name,))
@@ -104,7 +123,7 @@ def plan(record: PodRecord, now: float, *, cap: float = DEFAULT_BACKOFF_CAP) -> 
 
     starts: list[str] = []
     backing_off: dict[str, float] = {}
-    alive = False
+    alive = limit_exceeded = False
     for container in spec.get("containers") or []:
         name = container["name"]
         attempts = record.attempts.get(name)
@@ -117,8 +136,13 @@ def plan(record: PodRecord, now: float, *, cap: float = DEFAULT_BACKOFF_CAP) -> 
         if last.running:
             alive = True
             continue
-        if not should_restart(policy, last.exit_code or 0):
+        if not container_should_restart(container, policy, last.exit_code or 0):
             continue
+        if budget is not None:
+            if budget <= 0:
+                limit_exceeded = True
+                continue
+            budget -= 1  # a restart due now or after its back-off reserves its share of the limit
         alive = True
         due = restart_due(record.backoff.get(name), _finished(last), cap=cap)
         if due <= now:
@@ -126,7 +150,13 @@ def plan(record: PodRecord, now: float, *, cap: float = DEFAULT_BACKOFF_CAP) -> 
         else:
             backing_off[name] = due
     wake = min(backing_off.values()) if backing_off else None
-    return Plan(start=tuple(starts), wake_at=wake, backing_off=backing_off, done=not alive)
+    return Plan(
+        start=tuple(starts),
+        wake_at=wake,
+        backing_off=backing_off,
+        done=not alive,
+        limit_exceeded=limit_exceeded,
+    )
 
 
 def _finished(attempt: Attempt) -> float:

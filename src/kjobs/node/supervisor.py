@@ -2,10 +2,12 @@
 
 Design note: `Supervisor` owns the per-pod records and the loop "observe → plan → act → publish":
 after every observation (a container started or exited, a back-off expired, a kill was requested) it
-asks `restart.plan` what to start, starts it through the subclass, schedules the next wake-up, computes
-the status with `podstatus.compute_pod_status` and publishes it when it changed. Subclasses only say how
-to spawn a container, deliver a signal and schedule a timer — real processes and asyncio timers in
-`ProcessRuntime`, virtual ones in `SimulatedRuntime` — so restart, termination and status rules exist once.
+asks `restart.plan` what to start (or, when the pod's `maxRestartTimes` is spent, fails the pod through
+the kill path with `observations.restart_limit_exceeded`), starts it through the subclass, schedules the
+next wake-up, computes the status with `podstatus.compute_pod_status` and publishes it when it changed.
+Subclasses only say how to spawn a container, deliver a signal and schedule a timer — real processes and
+asyncio timers in `ProcessRuntime`, virtual ones in `SimulatedRuntime` — so restart, termination and status
+rules exist once.
 """
 
 from __future__ import annotations
@@ -18,9 +20,16 @@ from kjobs.api.errors import ApiError, bad_request
 from kjobs.api.types import Obj
 from kjobs.clock import Clock
 from kjobs.node.envvars import ConfigError, container_command, container_env
-from kjobs.node.observations import ACTIVE_DEADLINE_EXCEEDED, Attempt, KillReason, KillRequest, PodRecord
+from kjobs.node.observations import (
+    ACTIVE_DEADLINE_EXCEEDED,
+    Attempt,
+    KillReason,
+    KillRequest,
+    PodRecord,
+    restart_limit_exceeded,
+)
 from kjobs.node.podstatus import SUCCEEDED, TERMINAL_PHASES, compute_pod_status
-from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP, next_backoff, plan
+from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP, next_backoff, plan, restart_limit
 from kjobs.node.runtime import PodHandle, StatusCallback
 
 Cancel = Callable[[], None]
@@ -150,6 +159,12 @@ class Supervisor(ABC):
             return
         now = self.clock.now()
         decisions = plan(record, now, cap=self.backoff_cap)
+        limit = restart_limit(record.pod)
+        if decisions.limit_exceeded and limit is not None and record.kill is None:
+            # The pod's restart limit is spent: it fails, like a pod the node stops (request_kill syncs again).
+            reason = restart_limit_exceeded(limit)
+            self.request_kill(uid, grace_seconds=deletion_grace_seconds(record.pod), reason=reason)
+            return
         for _ in range(_MAX_STARTS_PER_SYNC):
             if not decisions.start:
                 break
