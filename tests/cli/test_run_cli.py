@@ -271,3 +271,19 @@ def test_a_disruption_the_job_outlives_is_reported_not_applied(tmp_path: Path) -
     result = kjobs("run", str(path), "--disrupt", "evict@30s")
     assert result.returncode == 0, result.stderr
     assert "disrupt evict@30s: not applied, the Job ended first\n" in result.stdout
+
+
+def test_restart_rules_example_completes_with_every_kjobs_gate_on() -> None:
+    """Each pod's container exits 42 once and is restarted in place by its rule: no pod fails, the Job
+    completes; with the default gates the manifest's exit-code range is an unknown field."""
+    example = str(EXAMPLES / "restart-rules.yaml")
+    result = kjobs("run", "--feature-gates", "AllAlpha=true", example, "--plain", "--logs")
+    assert result.returncode == 0, result.stderr
+    assert "Job default/restart-rules: Complete\n" in result.stdout
+    assert "succeeded: 2  failed: 0" in result.stdout
+    assert result.stdout.count("resumed from the checkpoint") == 2
+    refused = kjobs("run", example)
+    assert refused.returncode == 2
+    assert 'unknown field "spec.template.spec.containers[0].restartPolicyRules[0].exitCodes.valueRanges"' in (
+        refused.stderr
+    )
