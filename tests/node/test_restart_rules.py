@@ -197,3 +197,24 @@ def test_sim_restart_limit_not_reached_when_the_pod_succeeds() -> None:
     handle = simulate(onfailure_limited(2), [1, 1, 0])
     assert handle.phase == "Succeeded" and "reason" not in handle.status
     assert main_status(handle)["restartCount"] == 2
+
+
+def test_sim_restart_limit_stops_what_still_runs() -> None:
+    """Container a fails every second; b would run for 100 s: the pod fails at a's third failure and b is
+    stopped then (SIGTERM, exit 143) rather than left to run out a pod that can only fail."""
+    clock = FakeClock(T0)
+
+    def outcome(pod: Obj, container: Obj, n: int) -> Outcome:
+        return Outcome(duration=1, exit_code=1) if container["name"] == "a" else Outcome(duration=100)
+
+    runtime = SimulatedRuntime(clock=clock, outcome=outcome, backoff_base=0.0)
+    pod = onfailure_limited(2, [{"name": "a", "image": "x"}, {"name": "b", "image": "x"}])
+    pod["spec"]["terminationGracePeriodSeconds"] = 5
+    handle = asyncio.run(runtime.run_pod(pod))  # type: ignore[arg-type]
+    runtime.run_until_idle(clock)
+    assert handle.terminal and handle.phase == "Failed"
+    assert handle.status["reason"] == RESTART_LIMIT_REASON
+    assert clock.now() < T0 + 10
+    a, b = handle.status["containerStatuses"]
+    assert (a["restartCount"], a["state"]["terminated"]["exitCode"]) == (2, 1)
+    assert (b["restartCount"], b["state"]["terminated"]["exitCode"]) == (0, 143)

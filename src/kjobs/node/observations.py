@@ -111,7 +111,7 @@ def restart_limit_exceeded(limit: int) -> KillReason:
     runs is stopped with the pod's grace period, and the containers' last states stay as they ended."""
     return KillReason(
         reason=RESTART_LIMIT_REASON,
-        message=f"The pod's containers were restarted {limit} times, its maxRestartTimes",
+        message=f"Pod exceeded its maxRestartTimes of {limit}: a container failed again after {limit} restarts",
         condition_type=RESTART_LIMIT_CONDITION,
         condition_reason=RESTART_LIMIT_REASON,
         overrides_grace=False,

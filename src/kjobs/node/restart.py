@@ -5,8 +5,8 @@ before when?". It is pure (observations and a time in, a `Plan` out) so both run
 future extensions (a pod-level restart limit, per-container restart rules) share one table-tested rule set.
 
 Rules, as the kubelet applies them (`computePodActions`, `doBackOff`, `ShouldContainerBeRestarted`):
-* init containers run one at a time in spec order; a failed init container is restarted unless the pod's
-  restartPolicy is Never, in which case the pod has failed and nothing else starts;
+* init containers run one at a time in spec order; a failed init container that will not restart (see
+  below) has failed the pod, and nothing else starts;
 * regular containers start together once every init container succeeded; whether an exited container
   (init or regular) restarts is `restart_rules.container_should_restart`: its own restart rules and
   restartPolicy first, then the pod's (Always; OnFailure when the exit code is not 0; never under Never);
