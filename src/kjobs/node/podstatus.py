@@ -156,7 +156,7 @@ def get_phase(pod: Obj, init_statuses: list[Obj], statuses: list[Obj], *, pod_is
     pending_init = failed_init = 0
     for cs in init_statuses:
         state, last = cs["state"], cs.get("lastState") or {}
-        terminated = state.get("terminated") or ("waiting" in state and last.get("terminated"))
+        terminated = state.get("terminated") or (last.get("terminated") if "waiting" in state else None)
         if "running" in state:
             pending_init += 1
         elif terminated:
