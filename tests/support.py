@@ -7,6 +7,7 @@ import asyncio
 import atexit
 import functools
 import shutil
+import socket
 import ssl
 import tempfile
 from collections.abc import Callable
@@ -72,3 +73,10 @@ def python_client_config(url: str, pki: Pki | None = None) -> Any:
     config.cert_file = str(pki.admin_cert)
     config.key_file = str(pki.admin_key)
     return config
+
+
+def free_port() -> int:
+    """A loopback port free at the time of asking."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])

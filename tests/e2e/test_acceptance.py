@@ -9,22 +9,17 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import socket
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from tests.support import free_port
+
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 SCRIPT = Path(__file__).resolve().parent / "kubectl" / "acceptance.sh"
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed on this machine")
@@ -38,7 +33,7 @@ def test_kubectl_acceptance_script_passes(tmp_path: Path) -> None:
             "kjobs",
             "up",
             "--port",
-            str(_free_port()),
+            str(free_port()),
             "--data-dir",
             str(tmp_path / "data"),
             "--kubeconfig",

@@ -11,11 +11,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 import signal
-import socket
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,6 +23,7 @@ from kjobs.api.types import Obj
 from kjobs.client.http import HttpClient
 from kjobs.client.kubeconfig import load
 from kjobs.client.resources import JOBS, NODES, PODS
+from tests.e2e.processes import KjobsProcesses, free_port
 from tests.e2e.support import condition, eventually, job_manifest, phase, terminal_condition
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -36,34 +34,13 @@ BYSTANDERS = 20
 than the pod list, so a restarted controller sees its pods before their Job (as the issue saw it)."""
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Processes:
+class Processes(KjobsProcesses):
     """`kjobs up` (all but the Job controller) and `kjobs controller --controllers job`, output in files."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.kubeconfig = root / "kubeconfig"
-        self.env = {**os.environ, "HOME": str(root), "KUBECONFIG": str(self.kubeconfig)}
-        self.started: list[subprocess.Popen[bytes]] = []
-
-    def spawn(self, name: str, *args: str) -> subprocess.Popen[bytes]:
-        out = (self.root / f"{name}-{len(self.started)}.log").open("wb")
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "kjobs", *args], stdout=out, stderr=subprocess.STDOUT, env=self.env
-        )
-        out.close()
-        self.started.append(proc)
-        return proc
 
     def up(self) -> None:
         self.spawn(
             "up",
-            *("up", "--nodes", "1", "--controllers", "*,-job", "--port", str(_free_port())),
+            *("up", "--nodes", "1", "--controllers", "*,-job", "--port", str(free_port())),
             *("--data-dir", str(self.root / "data"), "--kubeconfig", str(self.kubeconfig)),
         )
 
@@ -71,19 +48,6 @@ class Processes:
         return self.spawn(
             "controller", "controller", "--controllers", "job", "--kubeconfig", str(self.kubeconfig), "--backoff", "0.2"
         )
-
-    def stop_all(self) -> None:
-        for proc in reversed(self.started):
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(15)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(5)
-
-    def logs(self) -> str:
-        return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}" for p in self.root.glob("*.log"))
 
 
 @pytest.fixture

@@ -13,9 +13,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -27,6 +25,7 @@ from kjobs.api.types import Obj
 from kjobs.client.http import HttpClient
 from kjobs.client.kubeconfig import load
 from kjobs.client.resources import JOBS, NODES, PODS
+from tests.e2e.processes import KjobsProcesses, free_port
 from tests.e2e.support import condition, eventually, job_manifest, phase, terminal_condition, terminated
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -37,34 +36,16 @@ FAILING = {1, 4}
 """Indexes whose pod exits 1 (a counted failure: with backoffLimitPerIndex 0 the index fails)."""
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-class Processes:
+class Processes(KjobsProcesses):
     """`kjobs up` and `kjobs node join` subprocesses of one test, with output in files."""
 
     def __init__(self, root: Path) -> None:
-        self.root = root
-        self.port = _free_port()
-        self.kubeconfig = root / "kubeconfig"
-        self.env = {**os.environ, "HOME": str(root), "KUBECONFIG": str(self.kubeconfig)}
-        self.started: list[subprocess.Popen[bytes]] = []
+        super().__init__(root)
+        self.port = free_port()
         self.server: subprocess.Popen[bytes] | None = None
 
-    def _spawn(self, name: str, *args: str) -> subprocess.Popen[bytes]:
-        out = (self.root / f"{name}-{len(self.started)}.log").open("wb")
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "kjobs", *args], stdout=out, stderr=subprocess.STDOUT, env=self.env
-        )
-        out.close()
-        self.started.append(proc)
-        return proc
-
     def start_server(self, *, nodes: int = 0, backoff: float = 10.0) -> None:
-        self.server = self._spawn(
+        self.server = self.spawn(
             "up",
             "up",
             "--nodes",
@@ -85,7 +66,7 @@ class Processes:
         self.server.wait(10)
 
     def join_node(self) -> subprocess.Popen[bytes]:
-        return self._spawn(
+        return self.spawn(
             "node",
             "node",
             "join",
@@ -99,19 +80,6 @@ class Processes:
             "2",
         )
 
-    def stop_all(self) -> None:
-        for proc in reversed(self.started):
-            if proc.poll() is None:
-                proc.terminate()
-                try:
-                    proc.wait(10)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
-                    proc.wait(5)
-
-    def logs(self) -> str:
-        return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-3000:]}" for p in self.root.glob("*.log"))
-
 
 @pytest.fixture
 def processes(tmp_path: Path) -> Iterator[Processes]:
@@ -119,7 +87,7 @@ def processes(tmp_path: Path) -> Iterator[Processes]:
     try:
         yield procs
     finally:
-        procs.stop_all()
+        procs.stop_all(grace=10)
 
 
 async def _answers(client: HttpClient) -> bool:

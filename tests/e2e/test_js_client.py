@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 from kubernetes import client, config
 
-from tests.server.test_up import _free_port, _up
+from tests.server.test_up import _up
+from tests.support import free_port
 
 pytestmark = pytest.mark.e2e
 
@@ -37,7 +38,7 @@ def _require_js_client() -> None:
 
 def test_clients_accept_the_kubeconfig_of_kjobs_up(tmp_path: Path) -> None:
     _require_js_client()
-    port, kubeconfig = _free_port(), tmp_path / "kc.yaml"
+    port, kubeconfig = free_port(), tmp_path / "kc.yaml"
     with _up(tmp_path, "--port", str(port), "--data-dir", str(tmp_path / "d"), "--kubeconfig", str(kubeconfig)) as (
         _,
         line,

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -15,14 +14,9 @@ import pytest
 from kjobs.client.http import HttpClient
 from kjobs.client.kubeconfig import load
 from kjobs.client.resources import JOBS, PODS
+from tests.support import free_port
 
 pytestmark = pytest.mark.e2e
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _start(tmp_path: Path, port: int) -> subprocess.Popen[str]:
@@ -63,7 +57,7 @@ def _pod(i: int) -> dict[str, object]:
 
 
 def test_kill_9_loses_nothing_acknowledged(tmp_path: Path) -> None:
-    port = _free_port()
+    port = free_port()
     server = _start(tmp_path, port)
     acknowledged: dict[str, str] = {}
 

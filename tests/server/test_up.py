@@ -23,18 +23,12 @@ from kubernetes import config as k8s_config
 
 from kjobs.client.kubeconfig import load
 from kjobs.server import tls
+from tests.support import free_port
 
 pytestmark = pytest.mark.e2e
 
 READY_LIMIT = 2.0
 KJOBS = [sys.executable, "-c", "from kjobs.cli import main; main()"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 @contextmanager
@@ -72,7 +66,7 @@ def _server(kubeconfig: Path) -> str:
 
 
 def test_up_writes_kubeconfig_is_ready_fast_and_resumes(tmp_path: Path) -> None:
-    port, data, config = _free_port(), tmp_path / "data", tmp_path / "kc.yaml"
+    port, data, config = free_port(), tmp_path / "data", tmp_path / "kc.yaml"
     args = ("--port", str(port), "--data-dir", str(data), "--kubeconfig", str(config))
     with _up(tmp_path, *args) as (proc, line, elapsed):
         assert line == f"export KUBECONFIG={config}", proc.stderr.read() if proc.stderr else ""
@@ -126,7 +120,7 @@ def test_up_refuses_a_busy_port(tmp_path: Path) -> None:
 
 
 def test_up_beyond_loopback_serves_tls_and_refuses_other_servers_credentials(tmp_path: Path) -> None:
-    port, config = _free_port(), tmp_path / "kc.yaml"
+    port, config = free_port(), tmp_path / "kc.yaml"
     other = tls.ensure(tmp_path / "other" / "pki", "127.0.0.1")  # another server's data directory
     # 0.0.0.0 is "elsewhere"; the test only ever connects to 127.0.0.1
     with _up(
@@ -169,7 +163,7 @@ def test_up_beyond_loopback_serves_tls_and_refuses_other_servers_credentials(tmp
 
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
 def test_up_runs_a_job_to_completion_for_kubectl(tmp_path: Path) -> None:
-    port, config = _free_port(), tmp_path / "kc.yaml"
+    port, config = free_port(), tmp_path / "kc.yaml"
     job = {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -225,7 +219,7 @@ def test_a_second_up_on_a_data_dir_in_use_is_refused(tmp_path: Path) -> None:
 
 
 def test_up_takes_the_default_toleration_seconds_flags(tmp_path: Path) -> None:
-    port, config = _free_port(), tmp_path / "kc.yaml"
+    port, config = free_port(), tmp_path / "kc.yaml"
     flags = ("--default-not-ready-toleration-seconds", "10", "--default-unreachable-toleration-seconds", "20")
     args = ("--port", str(port), "--data-dir", str(tmp_path / "d"), "--kubeconfig", str(config), "--nodes", "0")
     with _up(tmp_path, *args, *flags) as (proc, line, _elapsed):
@@ -241,7 +235,7 @@ def test_up_takes_the_default_toleration_seconds_flags(tmp_path: Path) -> None:
 
 
 def test_insecure_http_loopback_serves_plain_http_with_a_warning(tmp_path: Path) -> None:
-    port, config = _free_port(), tmp_path / "kc.yaml"
+    port, config = free_port(), tmp_path / "kc.yaml"
     args = ("--port", str(port), "--data-dir", str(tmp_path / "d"), "--kubeconfig", str(config), "--nodes", "0")
     with _up(tmp_path, *args, "--insecure-http-loopback") as (proc, line, _elapsed):
         assert line.startswith("export KUBECONFIG=")
