@@ -149,7 +149,8 @@ def describe_failure(pod: Obj, decision: PolicyDecision | None = None, *, last_t
                 continue
             terminated = terminated_state(cstatus, last_termination)
             if terminated is not None and terminated.get("exitCode"):
-                codes.append(f"{prefix}{cstatus.get('name') or '<unnamed>'}={terminated.get('exitCode')}")
+                name, code = cstatus.get("name") or "<unnamed>", terminated.get("exitCode")
+                codes.append(f"{prefix}{name}={code}{_in_range(decision, name, code, bool(prefix))}")
     if codes:
         return "exit " + ", ".join(codes)
     for cond in status.get("conditions") or ():
@@ -158,6 +159,15 @@ def describe_failure(pod: Obj, decision: PolicyDecision | None = None, *, last_t
     if status.get("reason"):
         return f"reason {status['reason']}"
     return "no exit code" if P.phase(pod) == "Failed" else f"phase {P.phase(pod) or 'Pending'}"
+
+
+def _in_range(decision: PolicyDecision | None, name: str, code: Any, init: bool) -> str:
+    """` in 40-49` after the exit code an `In` rule matched by its range (gate ExitCodeRanges)."""
+    if decision is None or decision.value_range is None:
+        return ""
+    if (decision.container_name, decision.exit_code, decision.init_container) != (name, code, init):
+        return ""
+    return f" in {decision.value_range[0]}-{decision.value_range[1]}"
 
 
 _MESSAGE = re.compile(
