@@ -164,11 +164,12 @@ class Scenario:
     def __init__(self, root: Path, settings: ClusterSettings, *, serve: bool = False) -> None:
         self.root = root
         admission = settings.admission
-        self.app = create_app(MemoryStore(), clock=time.time, admission=admission) if serve else None
+        features = settings.features
+        self.app = create_app(MemoryStore(), clock=time.time, admission=admission, features=features) if serve else None
         self.service = (
             self.app.service
             if self.app is not None
-            else ApiService(Storage(MemoryStore()), clock=time.time, admission=admission)
+            else ApiService(Storage(MemoryStore()), clock=time.time, admission=admission, features=features)
         )
         self.cluster = LocalCluster(self.service, settings=settings)
         self.client = self.cluster.client
