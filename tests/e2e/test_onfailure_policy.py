@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from kjobs.api.features import FeatureGates
+from kjobs.client.resources import EVENTS
 from tests.e2e.support import Scenario, fast_settings, job_manifest, run, terminal_condition
 
 pytestmark = pytest.mark.e2e
@@ -51,5 +52,10 @@ def test_failjob_on_42_at_the_second_run_of_a_restarting_pod(tmp_path: Path) -> 
                 ),
             )
             assert restarted
+            events, _ = await s.client.list(EVENTS, "default")
+            decisions = [e["message"] for e in events if e.get("reason") == "PodFailurePolicyFailJob"]
+            assert decisions == [
+                f"Pod {pods[0]['metadata']['name']} failed (exit main=42): rule 0 (FailJob): Job failed"
+            ]
 
     run(scenario)
