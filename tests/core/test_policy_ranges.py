@@ -97,3 +97,19 @@ def test_last_termination_reads_last_state_only_when_asked() -> None:
     decision = match_pod_failure_policy(policy, running_restarted_pod(42), last_termination=True)
     assert (decision.action, decision.exit_code) == ("FailJob", 42)
     assert match_pod_failure_policy(policy, running_restarted_pod(1), last_termination=True).action is None
+
+
+def test_explain_a_running_pod_of_a_restart_limited_job() -> None:
+    """OnFailure + maxRestartTimes: a FailJob match on the last termination is explained although the pod runs;
+    any other last exit is said to be restarted in place."""
+    job = {
+        "spec": {
+            "template": {"spec": {"restartPolicy": "OnFailure", "maxRestartTimes": 3}},
+            "podFailurePolicy": {"rules": [range_rule("In", [42], [])]},
+        }
+    }
+    e = explain(job, running_restarted_pod(42))
+    assert (e.pod_failed, e.action, e.matched) == (True, "FailJob", "container main exited with code 42")
+    other = explain(job, running_restarted_pod(1))
+    assert other.action is None
+    assert "restart in place, and only a FailJob rule is applied to their terminations" in other.effect
