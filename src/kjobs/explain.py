@@ -11,8 +11,16 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kjobs.api.types import Obj
-from kjobs.job.context import backoff_limit, is_pod_failed
-from kjobs.policy import FAIL_INDEX, FAIL_JOB, IGNORE, PolicyDecision, match_pod_failure_policy
+from kjobs.job.context import backoff_limit, has_restart_limit, is_pod_failed, match_policy
+from kjobs.policy import (
+    FAIL_INDEX,
+    FAIL_JOB,
+    IGNORE,
+    PolicyDecision,
+    exit_code_ranges,
+    match_pod_failure_policy,
+    terminated_state,
+)
 
 
 @dataclass(frozen=True)
@@ -23,6 +31,7 @@ class RuleTrace:
     action: str
     matched: bool
     reason: str
+    name: str | None = None
 
 
 @dataclass(frozen=True)
@@ -38,6 +47,7 @@ class Explanation:
     matched: str | None
     effect: str
     rules: list[RuleTrace] = field(default_factory=list)
+    rule_name: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (camelCase keys, as Kubernetes tools print)."""
@@ -48,11 +58,18 @@ class Explanation:
             "action": raw["action"],
             "countsTowardBackoffLimit": raw["counts_toward_backoff_limit"],
             "ruleIndex": raw["rule_index"],
+            "ruleName": raw["rule_name"],
             "message": raw["message"],
             "matched": raw["matched"],
             "effect": raw["effect"],
             "rules": [
-                {"index": r["index"], "action": r["action"], "matched": r["matched"], "reason": r["reason"]}
+                {
+                    "index": r["index"],
+                    "name": r["name"],
+                    "action": r["action"],
+                    "matched": r["matched"],
+                    "reason": r["reason"],
+                }
                 for r in raw["rules"]
             ],
         }
@@ -64,7 +81,8 @@ class Explanation:
             lines.append(f"  {self.effect}")
             return "\n".join(lines)
         verdict = self.action or "no rule matched"
-        lines.append(f"  Decision: {verdict}" + (f" (rule {self.rule_index})" if self.rule_index is not None else ""))
+        which = "" if self.rule_index is None else f" (rule {self.rule_index}{_quoted(self.rule_name)})"
+        lines.append(f"  Decision: {verdict}{which}")
         if self.matched:
             lines.append(f"  Matched:  {self.matched}")
         lines.append(f"  Counts toward backoffLimit: {'yes' if self.counts_toward_backoff_limit else 'no'}")
@@ -75,7 +93,7 @@ class Explanation:
             lines.append("  Rules:")
             for rule in self.rules:
                 mark = "✔" if rule.matched else "·"
-                lines.append(f"    {mark} [{rule.index}] {rule.action}: {rule.reason}")
+                lines.append(f"    {mark} [{rule.index}{_quoted(rule.name)}] {rule.action}: {rule.reason}")
         return "\n".join(lines)
 
 
@@ -87,15 +105,19 @@ def explain(job: Obj, pod: Obj) -> Explanation:
     policy = spec.get("podFailurePolicy")
     phase = (pod.get("status") or {}).get("phase") or "<none>"
     job_for_failure = with_policy_default(job)
-    if not is_pod_failed(pod, job_for_failure):
+    decision = match_policy(job, pod)
+    in_place = has_restart_limit(job) and decision.action == FAIL_JOB
+    if not in_place and not is_pod_failed(pod, job_for_failure):
         effect = (
             f"not failed (phase {phase}): the Job controller evaluates its podFailurePolicy only for failed pods"
             + ("; a deleted pod is evaluated once it reaches phase Failed" if meta.get("deletionTimestamp") else "")
         )
+        if has_restart_limit(job):
+            effect += "; its containers restart in place, and only a FailJob rule is applied to their terminations"
         return Explanation(name, False, None, False, None, None, None, effect)
-    decision = match_pod_failure_policy(policy, pod)
+    last = has_restart_limit(job)
     traces = [
-        _trace(i, rule, pod) for i, rule in enumerate((policy or {}).get("rules") or ()) if isinstance(rule, dict)
+        _trace(i, rule, pod, last) for i, rule in enumerate((policy or {}).get("rules") or ()) if isinstance(rule, dict)
     ]
     return Explanation(
         pod=name,
@@ -107,7 +129,12 @@ def explain(job: Obj, pod: Obj) -> Explanation:
         matched=_describe_match(decision),
         effect=_effect(job, decision, policy is not None),
         rules=traces,
+        rule_name=decision.rule_name,
     )
+
+
+def _quoted(name: str | None) -> str:
+    return f' "{name}"' if name else ""
 
 
 def with_policy_default(job: Obj) -> Obj:
@@ -126,7 +153,10 @@ def _describe_match(decision: PolicyDecision) -> str | None:
     if decision.condition_type is not None:
         return f"pod condition {decision.condition_type}={decision.condition_status}"
     kind = "init container" if decision.init_container else "container"
-    return f"{kind} {decision.container_name or '<unnamed>'} exited with code {decision.exit_code}"
+    text = f"{kind} {decision.container_name or '<unnamed>'} exited with code {decision.exit_code}"
+    if decision.value_range is not None:
+        text += f" (in range {decision.value_range[0]}-{decision.value_range[1]})"
+    return text
 
 
 def _effect(job: Obj, decision: PolicyDecision, has_policy: bool) -> str:
@@ -148,15 +178,16 @@ def _effect(job: Obj, decision: PolicyDecision, has_policy: bool) -> str:
     return f"{prefix}; the Job fails once status.failed exceeds backoffLimit ({limit})"
 
 
-def _trace(index: int, rule: Obj, pod: Obj) -> RuleTrace:
+def _trace(index: int, rule: Obj, pod: Obj, last_termination: bool) -> RuleTrace:
     action = str(rule.get("action") or "")
-    alone = match_pod_failure_policy({"rules": [rule]}, pod)
+    alone = match_pod_failure_policy({"rules": [rule]}, pod, last_termination=last_termination)
     matched = alone.rule_index is not None
     if rule.get("onExitCodes") is not None:
         req = rule["onExitCodes"]
         who = f"container {req['containerName']}" if req.get("containerName") else "any container"
-        what = f"exit code {req.get('operator')} {req.get('values')} in {who}"
-        reason = f"{what}: " + (f"{_describe_match(alone)}" if matched else _exit_summary(pod))
+        ranges = "".join(f" or {low}-{high}" for low, high in exit_code_ranges(req))
+        what = f"exit code {req.get('operator')} {req.get('values')}{ranges} in {who}"
+        reason = f"{what}: " + (f"{_describe_match(alone)}" if matched else _exit_summary(pod, last_termination))
     else:
         patterns = ", ".join(
             f"{p.get('type')}={p.get('status', 'True')}"
@@ -164,15 +195,16 @@ def _trace(index: int, rule: Obj, pod: Obj) -> RuleTrace:
             if isinstance(p, dict)
         )
         reason = f"pod condition {patterns}: " + ("the pod has it" if matched else "the pod has no such condition")
-    return RuleTrace(index, action, matched, reason)
+    name = rule.get("name")
+    return RuleTrace(index, action, matched, reason, name if isinstance(name, str) and name else None)
 
 
-def _exit_summary(pod: Obj) -> str:
+def _exit_summary(pod: Obj, last_termination: bool) -> str:
     codes = []
     status = pod.get("status") or {}
     for key in ("containerStatuses", "initContainerStatuses"):
         for cs in status.get(key) or ():
-            term = ((cs or {}).get("state") or {}).get("terminated")
+            term = terminated_state(cs, last_termination) if isinstance(cs, dict) else None
             if isinstance(term, dict):
                 codes.append(f"{cs.get('name') or '<unnamed>'}={term.get('exitCode', 0)}")
     return (

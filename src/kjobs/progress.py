@@ -17,8 +17,8 @@ from kjobs.api.names import JOB_COMPLETION_INDEX_ANNOTATION
 from kjobs.api.types import Obj
 from kjobs.explain import Explanation, explain
 from kjobs.job import pods as P
-from kjobs.job.context import backoff_limit
-from kjobs.policy import FAIL_INDEX, FAIL_JOB, IGNORE
+from kjobs.job.context import backoff_limit, has_restart_limit
+from kjobs.policy import FAIL_INDEX, FAIL_JOB, IGNORE, terminated_state
 
 STATES = ("Pending", "Running", "Terminating", "Succeeded", "Failed")
 
@@ -55,14 +55,19 @@ def decide(job: Obj, pod: Obj, index: str | None) -> Decision:
     rules = ((job.get("spec") or {}).get("podFailurePolicy") or {}).get("rules") or []
     exit_rule = e.rule_index is not None and (rules[e.rule_index] or {}).get("onExitCodes") is not None
     return Decision(
-        str(pod["metadata"].get("name")), index, e, failure_cause(pod, exit_rule=exit_rule), verdict(job, e)
+        str(pod["metadata"].get("name")),
+        index,
+        e,
+        failure_cause(pod, exit_rule=exit_rule, last_termination=has_restart_limit(job)),
+        verdict(job, e),
     )
 
 
 def verdict(job: Obj, e: Explanation) -> str:
     """What the failure does to the Job: the rule's action and its consequence, or the limit it counts toward
     (backoffLimitPerIndex for a Job that has one; Kubernetes: pkg/controller/job/pod_failure_policy.go)."""
-    rule = f"{e.action} by rule {e.rule_index}: " if e.action is not None else ""
+    name = f' "{e.rule_name}"' if e.rule_name else ""
+    rule = f"{e.action} by rule {e.rule_index}{name}: " if e.action is not None else ""
     if not e.pod_failed:
         return e.effect
     if e.action == FAIL_JOB:
@@ -77,23 +82,24 @@ def verdict(job: Obj, e: Explanation) -> str:
     return f"{rule}counts toward backoffLimit ({backoff_limit(job)})"
 
 
-def failure_cause(pod: Obj, *, exit_rule: bool = False) -> str:
+def failure_cause(pod: Obj, *, exit_rule: bool = False, last_termination: bool = False) -> str:
     """Why the pod failed: the DisruptionTarget condition that marks a disruption (unless an exit-code rule
-    matched, `exit_rule`), else each container's non-zero exit with the runtime's reason and message."""
+    matched, `exit_rule`), else each container's non-zero exit with the runtime's reason and message (its last
+    termination with `last_termination`, `kjobs.policy`)."""
     target = P.condition(pod, "DisruptionTarget") if not exit_rule else None
     if target is not None and target.get("status") == "True":
         return f"DisruptionTarget ({target.get('reason') or 'no reason'})"
-    return exit_summary(pod)
+    return exit_summary(pod, last_termination=last_termination)
 
 
-def exit_summary(pod: Obj) -> str:
+def exit_summary(pod: Obj, *, last_termination: bool = False) -> str:
     """`container main exited with code 128 (StartError: exec: "x": no such file or directory)`, or the pod's
     reason when no container terminated."""
     parts = []
     status = P.status(pod)
     for key in ("initContainerStatuses", "containerStatuses"):
         for cs in status.get(key) or ():
-            term = ((cs or {}).get("state") or {}).get("terminated")
+            term = terminated_state(cs, last_termination) if isinstance(cs, dict) else None
             if isinstance(term, dict) and term.get("exitCode"):
                 reason = "" if term.get("reason") in (None, "", "Error") else str(term["reason"])
                 message = (str(term.get("message") or "").strip().splitlines() or [""])[0] if reason else ""
@@ -143,13 +149,18 @@ class RunView:
         if self._states.get(uid) != state:
             self._states[uid] = state
             lines.append(f"pod {name} {state}")
-        if P.phase(pod) == "Failed" and uid not in self._explained:
+        if uid not in self._explained and (P.phase(pod) == "Failed" or self._fails_job_in_place(pod)):
             self._explained.add(uid)
             index = (pod["metadata"].get("annotations") or {}).get(JOB_COMPLETION_INDEX_ANNOTATION)
             decision = decide(self.job, pod, index)
             self.decisions.append(decision)
             lines.append(decision.line())
         return lines
+
+    def _fails_job_in_place(self, pod: Obj) -> bool:
+        """A pod restarting in place under a restart limit whose last termination matches a FailJob rule
+        (docs/onfailure-pod-failure-policy.md): its decision is shown now, not when the pod is gone."""
+        return has_restart_limit(self.job) and explain(self.job, pod).action == FAIL_JOB
 
     def counts(self) -> Counter[str]:
         """Pods per state."""

@@ -45,10 +45,12 @@ def test_disruption_ignored_json() -> None:
     assert body["action"] == "Ignore"
     assert body["countsTowardBackoffLimit"] is False
     assert body["ruleIndex"] == 0
+    assert body["ruleName"] is None
     assert body["matched"] == "pod condition DisruptionTarget=True"
     assert body["rules"] == [
         {
             "index": 0,
+            "name": None,
             "action": "Ignore",
             "matched": True,
             "reason": "pod condition DisruptionTarget=True: the pod has it",

@@ -287,3 +287,19 @@ def test_restart_rules_example_completes_with_every_kjobs_gate_on() -> None:
     assert 'unknown field "spec.template.spec.containers[0].restartPolicyRules[0].exitCodes.valueRanges"' in (
         refused.stderr
     )
+
+
+def test_onfailure_failjob_example_with_all_alpha_gates() -> None:
+    """The README's OnFailure example: exit 1 restarted in place, then 42 fails the Job by the named rule."""
+    result = kjobs("run", "--feature-gates", "AllAlpha=true", str(EXAMPLES / "onfailure-failjob.yaml"), "--plain")
+    assert result.returncode == 1, result.stderr
+    out = result.stdout
+    assert "Job default/onfailure-failjob: Failed\n  reason: PodFailurePolicy\n" in out
+    assert "succeeded: 0  failed: 1" in out
+    assert 'container main exited with code 42 → FailJob by rule 0 "bad-input": the Job fails' in out
+
+
+def test_onfailure_failjob_example_needs_its_gates() -> None:
+    result = kjobs("run", str(EXAMPLES / "onfailure-failjob.yaml"), "--plain")
+    assert result.returncode != 0
+    assert 'unknown field "spec.template.spec.maxRestartTimes"' in result.stderr

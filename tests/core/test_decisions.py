@@ -116,3 +116,29 @@ def test_kubernetes_metric_keeps_its_whole_help_text() -> None:
         "of the action label correspond to the possible values for the failure policy rule action, which are: "
         '"FailJob", "Ignore" and "Count".\n' in exposition
     )
+
+
+def test_a_range_match_is_named_in_the_event_and_read_back() -> None:
+    """`kjobs explain job` on a gone pod reads the range from the Event message."""
+    rule = {"action": "Count", "onExitCodes": {"operator": "In", "values": [], "valueRanges": [{"from": 40, "to": 49}]}}
+    decision = decide(job(podFailurePolicy={"rules": [rule]}), failed_pod(42))
+    assert decision.failure == "exit main=42 in 40-49"
+    parsed = parse_event_message(decision.message())
+    assert parsed is not None and parsed.failure == "exit main=42 in 40-49" and parsed.rule == 0
+
+
+def test_restart_limit_decision_reads_the_last_termination() -> None:
+    """OnFailure with maxRestartTimes: a running pod whose container last exited 42 is judged by that exit."""
+    spec = {
+        "podFailurePolicy": {"rules": [{"action": "FailJob", "onExitCodes": {"operator": "In", "values": [42]}}]},
+        "template": {"spec": {"restartPolicy": "OnFailure", "maxRestartTimes": 3}},
+    }
+    running = failed_pod(1)
+    running["status"] = {
+        "phase": "Running",
+        "containerStatuses": [
+            {"name": "main", "state": {"running": {}}, "lastState": {"terminated": {"exitCode": 42}}}
+        ],
+    }
+    decision = decide(job(**spec), running, failing=True)
+    assert (decision.failure, decision.action, decision.effect) == ("exit main=42", "FailJob", "Job failed")

@@ -192,3 +192,28 @@ def test_each_decision_is_said_once(job_spec: dict[str, Any], pod: dict[str, Any
         pod["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"] = "5"
     view = RunView(spec(podReplacementPolicy="Failed", **job_spec))
     assert view.update_pod(pod)[-1] == line
+
+
+def test_live_line_names_the_rule() -> None:
+    named = job()
+    named["spec"]["podFailurePolicy"]["rules"][0]["name"] = "bad-input"
+    lines = RunView(named).update_pod(pod("a", "Failed", 42))
+    assert (
+        lines[-1] == 'pod a failed: container main exited with code 42 → FailJob by rule 0 "bad-input": the Job fails'
+    )
+
+
+def test_failjob_in_place_is_shown_while_the_pod_runs() -> None:
+    """OnFailure with a restart limit: the termination with 42 fails the Job although the pod keeps running."""
+    limited = job()
+    limited["spec"]["template"] = {"spec": {"restartPolicy": "OnFailure", "maxRestartTimes": 3}}
+    running = pod("a", "Running")
+    running["status"]["containerStatuses"] = [
+        {"name": "main", "restartCount": 1, "state": {"running": {}}, "lastState": {"terminated": {"exitCode": 1}}}
+    ]
+    view = RunView(limited)
+    assert view.update_pod(running) == ["pod a Running"]
+    running["status"]["containerStatuses"][0]["lastState"]["terminated"]["exitCode"] = 42
+    assert view.update_pod(running) == [
+        "pod a failed: container main exited with code 42 → FailJob by rule 0: the Job fails"
+    ]

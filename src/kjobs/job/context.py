@@ -11,7 +11,7 @@ from kjobs.job import conditions as C
 from kjobs.job import pods as P
 from kjobs.job.backoff import BackoffRecord
 from kjobs.job.intervals import Intervals
-from kjobs.policy import match_pod_failure_policy
+from kjobs.policy import FAIL_INDEX, PolicyDecision, match_pod_failure_policy
 
 
 @dataclass
@@ -93,6 +93,19 @@ def restart_policy(job: Obj) -> str:
     return str(((spec_of(job).get("template") or {}).get("spec") or {}).get("restartPolicy") or "")
 
 
+def has_restart_limit(job: Obj) -> bool:
+    """`restartPolicy: OnFailure` with a pod restart limit (`maxRestartTimes`, gate JobPodRestartLimit; the API
+    drops the field when the gate is off): the Job counts failed pods, not container restarts, and its
+    podFailurePolicy judges each pod's last termination (docs/onfailure-pod-failure-policy.md)."""
+    template_spec = (spec_of(job).get("template") or {}).get("spec") or {}
+    return template_spec.get("restartPolicy") == "OnFailure" and template_spec.get("maxRestartTimes") is not None
+
+
+def match_policy(job: Obj, pod: Obj) -> PolicyDecision:
+    """`job`'s podFailurePolicy applied to `pod`, reading last terminations when the Job has a restart limit."""
+    return match_pod_failure_policy(spec_of(job).get("podFailurePolicy"), pod, last_termination=has_restart_limit(job))
+
+
 def completion_mode(job: Obj) -> str:
     """`Indexed` or `NonIndexed` (the metrics label)."""
     return "Indexed" if is_indexed(job) else "NonIndexed"
@@ -127,8 +140,8 @@ def is_index_failed(job: Obj, pod: Obj) -> bool:
     if is_pod_failed(pod, job):
         policy = spec_of(job).get("podFailurePolicy")
         if policy is not None:
-            decision = match_pod_failure_policy(policy, pod)
-            if decision.action == "FailIndex":
+            decision = match_policy(job, pod)
+            if decision.action == FAIL_INDEX:
                 return True
             counted = decision.count_failed
         else:

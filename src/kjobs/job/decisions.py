@@ -17,8 +17,8 @@ from typing import Any
 
 from kjobs.api.types import Obj
 from kjobs.job import pods as P
-from kjobs.job.context import has_backoff_limit_per_index, is_indexed, spec_of
-from kjobs.policy import COUNT, FAIL_INDEX, FAIL_JOB, IGNORE, PolicyDecision, match_pod_failure_policy
+from kjobs.job.context import has_backoff_limit_per_index, has_restart_limit, is_indexed, match_policy, spec_of
+from kjobs.policy import COUNT, FAIL_INDEX, FAIL_JOB, IGNORE, PolicyDecision, terminated_state
 
 NO_RULE_MATCHED = "NoRuleMatched"
 """`action` when the Job has a podFailurePolicy and none of its rules matched the pod."""
@@ -100,7 +100,7 @@ def decide(job: Obj, pod: Obj, *, failing: bool = False, decision: PolicyDecisio
     `decision` is the policy match when the caller already has it."""
     policy = spec_of(job).get("podFailurePolicy")
     if decision is None:
-        decision = match_pod_failure_policy(policy, pod)
+        decision = match_policy(job, pod)
     index = P.completion_index(pod) if is_indexed(job) else None
     if index == P.UNKNOWN_INDEX:
         index = None
@@ -111,23 +111,12 @@ def decide(job: Obj, pod: Obj, *, failing: bool = False, decision: PolicyDecisio
     return FailureDecision(
         pod=str(P.meta(pod).get("name") or ""),
         index=index,
-        failure=describe_failure(pod, decision),
+        failure=describe_failure(pod, decision, last_termination=has_restart_limit(job)),
         action=action,
         rule=decision.rule_index,
-        rule_name=_rule_name(policy, decision.rule_index),
+        rule_name=decision.rule_name,
         effect=_effect(job, pod, decision, index, failing=failing),
     )
-
-
-def _rule_name(policy: Any, rule_index: int | None) -> str | None:
-    """The matched rule's optional `name` (a field behind a kjobs feature gate: read defensively)."""
-    if rule_index is None or not isinstance(policy, dict):
-        return None
-    rules = policy.get("rules")
-    if not isinstance(rules, list) or rule_index >= len(rules) or not isinstance(rules[rule_index], dict):
-        return None
-    name = rules[rule_index].get("name")
-    return name if isinstance(name, str) and name else None
 
 
 def _effect(job: Obj, pod: Obj, decision: PolicyDecision, index: int | None, *, failing: bool) -> str:
@@ -147,9 +136,9 @@ def _effect(job: Obj, pod: Obj, decision: PolicyDecision, index: int | None, *, 
     return COUNTED
 
 
-def describe_failure(pod: Obj, decision: PolicyDecision | None = None) -> str:
-    """The pod's failure in a few words: the matched condition, else its containers' non-zero exit codes, else its
-    status reason."""
+def describe_failure(pod: Obj, decision: PolicyDecision | None = None, *, last_termination: bool = False) -> str:
+    """The pod's failure in a few words: the matched condition, else its containers' non-zero exit codes (their
+    last terminations with `last_termination`, `kjobs.policy`), else its status reason."""
     if decision is not None and decision.condition_type is not None:
         return f"condition {decision.condition_type}={decision.condition_status}"
     status = P.status(pod)
@@ -158,10 +147,10 @@ def describe_failure(pod: Obj, decision: PolicyDecision | None = None) -> str:
         for cstatus in status.get(key) or ():
             if not isinstance(cstatus, dict):
                 continue
-            state = cstatus.get("state")
-            terminated = state.get("terminated") if isinstance(state, dict) else None
-            if isinstance(terminated, dict) and terminated.get("exitCode"):
-                codes.append(f"{prefix}{cstatus.get('name') or '<unnamed>'}={terminated.get('exitCode')}")
+            terminated = terminated_state(cstatus, last_termination)
+            if terminated is not None and terminated.get("exitCode"):
+                name, code = cstatus.get("name") or "<unnamed>", terminated.get("exitCode")
+                codes.append(f"{prefix}{name}={code}{_in_range(decision, name, code, bool(prefix))}")
     if codes:
         return "exit " + ", ".join(codes)
     for cond in status.get("conditions") or ():
@@ -170,6 +159,15 @@ def describe_failure(pod: Obj, decision: PolicyDecision | None = None) -> str:
     if status.get("reason"):
         return f"reason {status['reason']}"
     return "no exit code" if P.phase(pod) == "Failed" else f"phase {P.phase(pod) or 'Pending'}"
+
+
+def _in_range(decision: PolicyDecision | None, name: str, code: Any, init: bool) -> str:
+    """` in 40-49` after the exit code an `In` rule matched by its range (gate ExitCodeRanges)."""
+    if decision is None or decision.value_range is None:
+        return ""
+    if (decision.container_name, decision.exit_code, decision.init_container) != (name, code, init):
+        return ""
+    return f" in {decision.value_range[0]}-{decision.value_range[1]}"
 
 
 _MESSAGE = re.compile(

@@ -41,11 +41,13 @@ from kjobs.job.context import (
     completions,
     external_controller,
     has_backoff_limit_per_index,
+    has_restart_limit,
     is_finished,
     is_index_failed,
     is_indexed,
     is_pod_failed,
     is_suspended,
+    match_policy,
     only_replace_failed_pods,
     restart_policy,
     spec_of,
@@ -55,7 +57,6 @@ from kjobs.job.intervals import Intervals
 from kjobs.job.status import copy_status, counter
 from kjobs.job.success_policy import match_success_policy
 from kjobs.job.tracking import TrackingPlan, plan_tracking
-from kjobs.policy import match_pod_failure_policy
 
 # Values of the `action` label of job_controller_job_sync_* metrics.
 ACTION_RECONCILING = "reconciling"
@@ -297,26 +298,32 @@ def _counted_failures(job: Obj, failed: list[Obj]) -> int:
     policy = spec_of(job).get("podFailurePolicy")
     if policy is None:
         return len(failed)
-    return sum(1 for p in failed if match_pod_failure_policy(policy, p).count_failed)
+    return sum(1 for p in failed if match_policy(job, p).count_failed)
 
 
 def _fail_job_message(ctx: SyncContext) -> str | None:
     """The first FailJob message among all failed pods, in list order (`getFailJobMessage`,
-    pkg/controller/job/job_controller.go)."""
-    policy = ctx.spec.get("podFailurePolicy")
-    if policy is None:
+    pkg/controller/job/job_controller.go); with a restart limit, then among the active pods whose containers'
+    last termination matches a FailJob rule (they restart in place; docs/onfailure-pod-failure-policy.md)."""
+    if ctx.spec.get("podFailurePolicy") is None:
         return None
     for pod in ctx.pods:
         if is_pod_failed(pod, ctx.job):
-            decision = match_pod_failure_policy(policy, pod)
+            decision = match_policy(ctx.job, pod)
+            if decision.message is not None:
+                return decision.message
+    if has_restart_limit(ctx.job):
+        for pod in ctx.active_pods:
+            decision = match_policy(ctx.job, pod)
             if decision.message is not None:
                 return decision.message
     return None
 
 
 def _past_backoff_limit_on_failure(job: Obj, pods: Sequence[Obj]) -> bool:
-    """OnFailure Jobs: restarts of running/pending pods' containers reach the backoff limit."""
-    if restart_policy(job) != "OnFailure":
+    """OnFailure Jobs: restarts of running/pending pods' containers reach the backoff limit
+    (`pastBackoffLimitOnFailure`). Not with a restart limit: then failed pods count, not restarts."""
+    if restart_policy(job) != "OnFailure" or has_restart_limit(job):
         return False
     restarts = 0
     for pod in pods:
@@ -657,8 +664,7 @@ def _new_index_failure_counts(job: Obj, replaced: Obj | None) -> tuple[int, int]
     if replaced is None:
         return 0, 0
     failures, ignored = P.index_failure_count(replaced), P.index_ignored_failure_count(replaced)
-    policy = spec_of(job).get("podFailurePolicy")
-    if policy is not None and not match_pod_failure_policy(policy, replaced).count_failed:
+    if spec_of(job).get("podFailurePolicy") is not None and not match_policy(job, replaced).count_failed:
         return failures, ignored + 1
     return failures + 1, ignored
 

@@ -25,11 +25,11 @@ from kjobs.job.context import (
     has_backoff_limit_per_index,
     is_indexed,
     is_pod_failed,
+    match_policy,
     valid_index,
 )
 from kjobs.job.decisions import FailureDecision, decide
 from kjobs.job.status import copy_status, counter, to_api
-from kjobs.policy import match_pod_failure_policy
 
 
 @dataclass
@@ -157,7 +157,7 @@ def plan_tracking(ctx: SyncContext, *, needs_flush: bool, max_uncounted: int) ->
                 uncounted["succeeded"].append(pod_uid)
         elif considered_failed or failing:
             counts_index = not indexed or valid_index(job, pod) is not None
-            decision = match_pod_failure_policy(policy, pod) if counts_index and policy is not None else None
+            decision = match_policy(job, pod) if counts_index and policy is not None else None
             if counts_index:
                 # Also for a pod counted by an earlier sync whose finalizer removal did not finish: its decision
                 # is recorded when the removal succeeds, and only then (`run_tracking`).
