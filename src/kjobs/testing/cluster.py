@@ -33,6 +33,7 @@ RESOURCES: tuple[ResourceRef, ...] = (
 CLEANED: tuple[ResourceRef, ...] = (R.JOBS, R.PODS, R.PDBS, R.PRIORITY_CLASSES, R.NAMESPACES)
 """What a test's cleanup removes when the test created it (in this order)."""
 POLL = 0.01
+JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 
 Condition = str | Callable[[Obj], bool]
 
@@ -242,6 +243,25 @@ class KjobsCluster:
                 if time.monotonic() > deadline:
                     seen = (last.get("status") or {}) if last else "no such object"
                     raise TimeoutError(f"{ref.kind} {name} did not reach {condition!r} in {timeout}s; last: {seen}")
+                await asyncio.sleep(POLL if self.embedded is not None else 0.1)
+
+        result: Obj = self._run(wait(), timeout + 10)
+        return result
+
+    def pod_of(
+        self, job: str, condition: Condition = "phase=Running", timeout: float = 30.0, namespace: str = "default"
+    ) -> Obj:
+        """Wait until a pod of Job `job` matches `condition` (default: it runs) and return it (the first by name)."""
+
+        async def wait() -> Obj:
+            deadline = time.monotonic() + timeout
+            while True:
+                pods, _ = await self._client.list(R.PODS, namespace, label_selector=f"{JOB_NAME_LABEL}={job}")
+                found = sorted((p for p in pods if matches(p, condition)), key=lambda p: str(p["metadata"]["name"]))
+                if found:
+                    return found[0]
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"no pod of job {job} reached {condition!r} in {timeout}s")
                 await asyncio.sleep(POLL if self.embedded is not None else 0.1)
 
         result: Obj = self._run(wait(), timeout + 10)
