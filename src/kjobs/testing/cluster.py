@@ -375,8 +375,12 @@ class KjobsCluster:
     def fail_container(
         self, pod: Obj | str, exit_code: int, container: str | None = None, namespace: str = "default"
     ) -> None:
-        """Make the pod's running container exit with `exit_code` (waiting, bounded, until it runs)."""
-        current = self.wait_for("pod", _name_of(pod), _container_running(container), namespace=namespace)
+        """Make the pod's running container exit with `exit_code` (waiting, bounded, until it runs); FaultError
+        when the pod has ended."""
+        started = _container_running(container)
+        current = self.wait_for(
+            "pod", _name_of(pod), lambda p: started(p) or matches(p, "phase=Succeeded|Failed"), namespace=namespace
+        )
         agent = self._agent(current["spec"]["nodeName"])
 
         async def fail() -> None:
