@@ -175,7 +175,7 @@ class KjobsCluster:
     # -- objects -------------------------------------------------------------------------------------------
     def apply(self, manifest: Obj | list[Obj] | str | Path, namespace: str = "default") -> Any:
         """Create each object of `manifest` (a dict, a list, YAML/JSON text or a file path), or merge it onto
-        the object of that name when it exists; returns the object (a list for several)."""
+        the object of that name when it exists (a JSON merge patch); returns the object (a list for several)."""
         if isinstance(manifest, Path) or (
             isinstance(manifest, str) and "\n" not in manifest and Path(manifest).is_file()
         ):
@@ -192,12 +192,16 @@ class KjobsCluster:
             for obj in objs:
                 ref = _resource_of(obj)
                 ns = str((obj.get("metadata") or {}).get("namespace") or namespace) if ref.namespaced else None
-                try:
-                    result.append(await self._client.create(ref, ns, obj))
+                name = str((obj.get("metadata") or {}).get("name") or "")
+                try:  # as kubectl apply: read first, then create or patch (generateName: create)
+                    if not name:
+                        raise ApiError(404, "NotFound", "no name")
+                    await self._client.get(ref, ns, name)
                 except ApiError as exc:
-                    if exc.reason != "AlreadyExists":
+                    if exc.code != 404:
                         raise
-                    name = str(obj["metadata"]["name"])
+                    result.append(await self._client.create(ref, ns, obj))
+                else:
                     result.append(await self._client.patch(ref, ns, name, obj, patch_type="merge"))
             return result
 
