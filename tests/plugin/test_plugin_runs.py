@@ -30,12 +30,16 @@ def seen(cluster):
 def test_one(kjobs_cluster):
     seen(kjobs_cluster)
     kjobs_cluster.apply(JOB)
+    kjobs_cluster.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "kept", "finalizers": ["a.b/c"]},
+        "spec": {"containers": [{"name": "m", "image": "x", "command": ["sleep", "1000"]}]}})
+    kjobs_cluster.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}})
     kjobs_cluster.wait_for("job", "same", "Complete")
 
 
 def test_two_sees_nothing_of_test_one(kjobs_cluster):
     seen(kjobs_cluster)
-    assert kjobs_cluster.objects("job") == [] and kjobs_cluster.objects("pod") == []
+    assert kjobs_cluster.objects("job") == [] and kjobs_cluster.objects("pod", None) == []
+    assert "team" not in [ns["metadata"]["name"] for ns in kjobs_cluster.objects("namespace")]
     kjobs_cluster.apply(JOB)
     kjobs_cluster.wait_for("job", "same", "Complete")
 

@@ -409,8 +409,9 @@ class KjobsCluster:
         self._before = self._inventory()
 
     def clean(self, timeout: float = 30.0) -> None:
-        """Delete the Jobs, pods, PodDisruptionBudgets, PriorityClasses and namespaces created since `mark`, and
-        wait (bounded) until the pods are gone."""
+        """Delete the Jobs, bare pods, PodDisruptionBudgets, PriorityClasses and namespaces created since `mark`
+        (nothing owned by another object, nothing in a `kube-` namespace), drop the finalizers of the test's pods,
+        and wait (bounded) until they are gone."""
 
         async def delete_new() -> None:
             pods: list[Obj] = []
@@ -418,32 +419,59 @@ class KjobsCluster:
                 items, _ = await self._client.list(ref, None)
                 for item in items:
                     meta = item["metadata"]
-                    if (ref.plural, str(meta.get("uid"))) in self._before:
+                    if (ref.plural, str(meta.get("uid"))) in self._before or _system(ref, meta):
                         continue
                     if ref is R.PODS:
                         pods.append(item)
+                    if meta.get("ownerReferences"):
+                        continue  # its owner's deletion removes it (the garbage collector)
                     ns = meta.get("namespace") if ref.namespaced else None
-                    try:
-                        await self._client.delete(
-                            ref, ns, meta["name"], grace_period_seconds=0 if ref is R.PODS else None,
-                            propagation_policy="Background" if ref is R.JOBS else None,
-                        )  # fmt: skip
-                    except ApiError as exc:
-                        if exc.code not in (404, 409):
-                            raise
+                    policy = "Background" if ref is R.JOBS else None
+                    grace = 0 if ref is R.PODS else None
+                    call = self._client.delete(
+                        ref, ns, meta["name"], grace_period_seconds=grace, propagation_policy=policy
+                    )
+                    await _ignore_gone(call)
+            for pod in pods:  # a test's own finalizers would keep its pods for ever
+                meta = pod["metadata"]
+                patch = {"metadata": {"finalizers": None}}
+                await _ignore_gone(
+                    self._client.patch(R.PODS, meta["namespace"], meta["name"], patch, patch_type="merge")
+                )
             deadline = time.monotonic() + timeout
             for pod in pods:
                 meta = pod["metadata"]
                 while time.monotonic() < deadline:
                     try:
-                        await self._client.get(R.PODS, meta["namespace"], meta["name"])
+                        current = await self._client.get(R.PODS, meta["namespace"], meta["name"])
                     except ApiError as exc:
                         if exc.code == 404:
                             break
                         raise
+                    if current["metadata"].get("uid") != meta.get("uid"):
+                        break
                     await asyncio.sleep(POLL)
 
         self._run(delete_new(), timeout + 30)
+
+
+def _system(ref: ResourceRef, meta: Obj) -> bool:
+    """What a cluster's own components made (kube-* namespaces, system-* PriorityClasses)."""
+    name = str(meta.get("name") or "")
+    if ref is R.NAMESPACES:
+        return name.startswith("kube-")
+    if ref is R.PRIORITY_CLASSES:
+        return name.startswith("system-")
+    return str(meta.get("namespace") or "").startswith("kube-")
+
+
+async def _ignore_gone(call: Any) -> None:
+    """Await a delete or patch; an object already gone (404) or being deleted (409) is fine."""
+    try:
+        await call
+    except ApiError as exc:
+        if exc.code not in (404, 409):
+            raise
 
 
 def _container_running(container: str | None) -> Callable[[Obj], bool]:
