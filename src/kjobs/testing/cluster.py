@@ -1,0 +1,483 @@
+"""`KjobsCluster`: the cluster a test holds (the `kjobs_cluster` fixture), in-process or another one.
+
+Every helper is synchronous, for tests that use the blocking official client, and runs its work on the
+cluster's `Background` loop through a kjobs `Client`: a `LocalClient` of the in-process cluster, or an
+`HttpClient` of another cluster's kubeconfig (`--kjobs-kubeconfig`). Disruptions go through the real
+components: the API ones are `kjobs.disrupt.Disruptor`'s (what `kjobs run --disrupt` does), the node ones
+`kjobs.testing.faults` (in-process only: they need the node agent's hands).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from kjobs.api.errors import ApiError
+from kjobs.api.manifest import load_manifests, parse_manifests
+from kjobs.api.types import Obj
+from kjobs.client import resources as R
+from kjobs.client.base import Client
+from kjobs.client.resources import ResourceRef
+from kjobs.testing import faults
+from kjobs.testing.background import Background
+from kjobs.testing.embedded import ClusterOptions, Embedded
+
+RESOURCES: tuple[ResourceRef, ...] = (
+    R.PODS, R.NODES, R.EVENTS, R.NAMESPACES, R.JOBS, R.LEASES, R.PDBS, R.PRIORITY_CLASSES,
+)  # fmt: skip
+CLEANED: tuple[ResourceRef, ...] = (R.JOBS, R.PODS, R.PDBS, R.PRIORITY_CLASSES, R.NAMESPACES)
+"""What a test's cleanup removes when the test created it (in this order)."""
+POLL = 0.01
+JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
+
+Condition = str | Callable[[Obj], bool]
+
+
+class UnsupportedFault(RuntimeError):
+    """A fault that needs the in-process cluster's components, asked of another cluster."""
+
+
+def resource(kind: str) -> ResourceRef:
+    """`job`, `jobs`, `Job` → the Jobs resource (the names kubectl accepts, for the resources kjobs serves)."""
+    wanted = kind.lower()
+    for ref in RESOURCES:
+        if wanted in (ref.plural, ref.kind.lower()):
+            return ref
+    raise ValueError(f"unknown kind {kind!r}: choose from {', '.join(r.kind for r in RESOURCES)}")
+
+
+def _resource_of(obj: Obj) -> ResourceRef:
+    for ref in RESOURCES:
+        if ref.api_version == obj.get("apiVersion") and ref.kind == obj.get("kind"):
+            return ref
+    raise ValueError(f"kjobs does not serve {obj.get('apiVersion')}/{obj.get('kind')}")
+
+
+def matches(obj: Obj, condition: Condition) -> bool:
+    """`condition` as `kubectl wait --for` reads it: `condition=TYPE` (or bare `TYPE`; `A|B` for either) holds
+    when that condition's status is True; `phase=PHASE` matches status.phase; a callable decides itself."""
+    if callable(condition):
+        return bool(condition(obj))
+    key, _, value = condition.partition("=")
+    if not value:
+        key, value = "condition", key
+    wanted = set(value.split("|"))
+    status = obj.get("status") or {}
+    if key == "phase":
+        return status.get("phase") in wanted
+    if key != "condition":
+        raise ValueError(f"unknown condition {condition!r}: use condition=TYPE, phase=PHASE, delete or a callable")
+    return any(c.get("type") in wanted and c.get("status") == "True" for c in status.get("conditions") or ())
+
+
+def _name_of(pod: Obj | str) -> str:
+    return pod if isinstance(pod, str) else str(pod["metadata"]["name"])
+
+
+class KjobsCluster:
+    """A test's Job cluster: its kubeconfig, an official client, helpers to apply, wait, read logs, disrupt."""
+
+    def __init__(self, background: Background, client: Client, kubeconfig: Path, embedded: Embedded | None) -> None:
+        self._background = background
+        self._client = client
+        self.kubeconfig = kubeconfig
+        """The kubeconfig file (context `kjobs` for an in-process cluster)."""
+        self.embedded = embedded
+        """The in-process cluster's components (None for another cluster)."""
+        self.disruption_log: list[str] = []
+        """What the disruptions did, in `kjobs run --disrupt`'s words."""
+        self.disturbed = False
+        """A node was drained, tainted, shut down, killed or deleted: a session cluster is remade after the test."""
+        self._api_client: Any = None
+        self._preemptions = 0
+        self._killed: set[str] = set()
+        self._before: set[tuple[str, str]] = set()
+
+    # -- making and ending -----------------------------------------------------------------------------------
+    @classmethod
+    def start(cls, options: ClusterOptions | None = None) -> KjobsCluster:
+        """Start an in-process cluster (its own loop thread and temporary directory)."""
+        from kjobs.client.local import LocalClient
+
+        background = Background()
+        workdir = Path(tempfile.mkdtemp(prefix="kjobs-test-"))
+        embedded = Embedded(options or ClusterOptions(), workdir)
+        try:
+            background.run(embedded.start())
+        except BaseException:
+            background.run(embedded.stop())
+            background.close()
+            shutil.rmtree(workdir, ignore_errors=True)
+            raise
+        client = LocalClient(embedded.service, manager="kjobs-pytest", typed=False)
+        return cls(background, client, embedded.kubeconfig, embedded)
+
+    @classmethod
+    def connect(cls, kubeconfig: str | Path) -> KjobsCluster:
+        """Use the cluster of another kubeconfig (`kjobs up`, kind, a real cluster)."""
+        from kjobs.client import kubeconfig as config
+        from kjobs.client.http import HttpClient
+
+        connection = config.load(kubeconfig)
+        background = Background()
+
+        async def make() -> Client:
+            return HttpClient(connection, user_agent="kjobs-pytest")
+
+        return cls(background, background.run(make()), Path(kubeconfig), None)
+
+    def stop(self) -> None:
+        """Close the official client, stop the cluster (in-process) and its loop thread."""
+        if self._api_client is not None:
+            self._api_client.close()
+            self._api_client = None
+        try:
+            if self.embedded is not None:
+                self._background.run(self.embedded.stop())
+            else:
+                self._background.run(self._client.close())
+        finally:
+            self._background.close()
+            if self.embedded is not None:
+                shutil.rmtree(self.embedded.workdir, ignore_errors=True)
+
+    def _run(self, coro: Any, timeout: float | None = 60.0) -> Any:
+        return self._background.run(coro, timeout)
+
+    # -- clients -----------------------------------------------------------------------------------------------
+    @property
+    def api_client(self) -> Any:
+        """The official `kubernetes` client's `ApiClient` for this cluster (made on first use)."""
+        if self._api_client is None:
+            from kubernetes import config
+
+            self._api_client = config.new_client_from_config(config_file=str(self.kubeconfig))  # type: ignore[no-untyped-call]
+        return self._api_client
+
+    @property
+    def clock(self) -> Any:
+        """The clock of an in-process cluster (a `FakeClock` on the simulated runtime)."""
+        if self.embedded is None:
+            raise UnsupportedFault("another cluster's clock is its own")
+        return self.embedded.clock
+
+    def advance(self, seconds: float) -> None:
+        """Move a simulated cluster's virtual time forward by `seconds` (with `virtual_time="manual"`)."""
+        if self.embedded is None:
+            raise UnsupportedFault("virtual time needs the in-process cluster")
+        self._run(self.embedded.advance(seconds))
+
+    # -- objects -------------------------------------------------------------------------------------------
+    def apply(self, manifest: Obj | list[Obj] | str | Path, namespace: str = "default") -> Any:
+        """Create each object of `manifest` (a dict, a list, YAML/JSON text or a file path), or merge it onto
+        the object of that name when it exists (a JSON merge patch); returns the object (a list for several)."""
+        if isinstance(manifest, Path) or (
+            isinstance(manifest, str) and "\n" not in manifest and Path(manifest).is_file()
+        ):
+            objs = load_manifests(manifest)
+        elif isinstance(manifest, str):
+            objs = parse_manifests(manifest)
+        elif isinstance(manifest, dict):
+            objs = [manifest]
+        else:
+            objs = list(manifest)
+
+        async def apply_all() -> list[Obj]:
+            result = []
+            for obj in objs:
+                ref = _resource_of(obj)
+                ns = str((obj.get("metadata") or {}).get("namespace") or namespace) if ref.namespaced else None
+                name = str((obj.get("metadata") or {}).get("name") or "")
+                try:  # as kubectl apply: read first, then create or patch (generateName: create)
+                    if not name:
+                        raise ApiError(404, "NotFound", "no name")
+                    await self._client.get(ref, ns, name)
+                except ApiError as exc:
+                    if exc.code != 404:
+                        raise
+                    result.append(await self._client.create(ref, ns, obj))
+                else:
+                    result.append(await self._client.patch(ref, ns, name, obj, patch_type="merge"))
+            return result
+
+        applied = self._run(apply_all())
+        return applied[0] if len(applied) == 1 else applied
+
+    def get(self, kind: str, name: str, namespace: str = "default") -> Obj:
+        """The object as the API has it now (ApiError 404 when there is none)."""
+        ref = resource(kind)
+        result: Obj = self._run(self._client.get(ref, namespace if ref.namespaced else None, name))
+        return result
+
+    def objects(self, kind: str, namespace: str | None = "default", label_selector: str | None = None) -> list[Obj]:
+        """The objects of `kind` (in `namespace`; None: all namespaces)."""
+        ref = resource(kind)
+        items, _ = self._run(
+            self._client.list(ref, namespace if ref.namespaced else None, label_selector=label_selector)
+        )
+        return list(items)
+
+    def wait_for(
+        self, kind: str, name: str, condition: Condition, timeout: float = 30.0, namespace: str = "default"
+    ) -> Obj:
+        """Wait until the object matches `condition` (see `matches`; `delete`: until it is gone) and return it
+        (the last version for `delete`); TimeoutError after `timeout` seconds of wall time, with what it saw."""
+        ref = resource(kind)
+        ns = namespace if ref.namespaced else None
+
+        async def wait() -> Obj:
+            deadline = time.monotonic() + timeout
+            last: Obj = {}
+            while True:
+                try:
+                    last = await self._client.get(ref, ns, name)
+                except ApiError as exc:
+                    if exc.code != 404:
+                        raise
+                    if condition == "delete":
+                        return last
+                else:
+                    if condition != "delete" and matches(last, condition):
+                        return last
+                if time.monotonic() > deadline:
+                    seen = (last.get("status") or {}) if last else "no such object"
+                    raise TimeoutError(f"{ref.kind} {name} did not reach {condition!r} in {timeout}s; last: {seen}")
+                await asyncio.sleep(POLL if self.embedded is not None else 0.1)
+
+        result: Obj = self._run(wait(), timeout + 10)
+        return result
+
+    def pod_of(
+        self, job: str, condition: Condition = "phase=Running", timeout: float = 30.0, namespace: str = "default"
+    ) -> Obj:
+        """Wait until a pod of Job `job` matches `condition` (default: it runs) and return it (the first by name)."""
+
+        async def wait() -> Obj:
+            deadline = time.monotonic() + timeout
+            while True:
+                pods, _ = await self._client.list(R.PODS, namespace, label_selector=f"{JOB_NAME_LABEL}={job}")
+                found = sorted((p for p in pods if matches(p, condition)), key=lambda p: str(p["metadata"]["name"]))
+                if found:
+                    return found[0]
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"no pod of job {job} reached {condition!r} in {timeout}s")
+                await asyncio.sleep(POLL if self.embedded is not None else 0.1)
+
+        result: Obj = self._run(wait(), timeout + 10)
+        return result
+
+    def logs(self, pod: Obj | str, container: str | None = None, namespace: str = "default") -> str:
+        """The container's log (default: the only or first container), as `kubectl logs` prints it."""
+        from kubernetes import client
+
+        text: str = client.CoreV1Api(self.api_client).read_namespaced_pod_log(
+            _name_of(pod), namespace, container=container
+        )
+        return text
+
+    # -- disruptions through the API (kjobs.disrupt) ----------------------------------------------------------
+    def _disruptor(self) -> Any:
+        from kjobs.disrupt import Disruptor
+
+        return Disruptor(self._client, list, self.disruption_log.append)
+
+    def _pod(self, pod: Obj | str, namespace: str) -> Obj:
+        return self.get("pod", _name_of(pod), namespace if isinstance(pod, str) else pod["metadata"]["namespace"])
+
+    def drain(self, node: str) -> None:
+        """`kubectl drain NODE` (cordon, evict each pod), then `kubectl uncordon` once they stopped."""
+        self.disturbed = True
+        self._run(self._disruptor().drain(node), 120)
+
+    def evict(self, pod: Obj | str, namespace: str = "default") -> None:
+        """POST the pod's Eviction (`DisruptionTarget`/`EvictionByEvictionAPI`); ApiError when refused (429)."""
+        current = self._pod(pod, namespace)
+        from kjobs.client.resources import PODS
+
+        meta = current["metadata"]
+        body = {
+            "apiVersion": "policy/v1",
+            "kind": "Eviction",
+            "metadata": {"name": meta["name"], "namespace": meta["namespace"]},
+        }
+        self._run(self._client.post_subresource(PODS, meta["namespace"], meta["name"], "eviction", body))
+
+    def taint(
+        self, node: str, key: str = "kjobs.io/disruption", value: str = "taint", effect: str = "NoExecute"
+    ) -> None:
+        """`kubectl taint node NODE KEY=VALUE:EFFECT` (NoExecute → the taint eviction controller,
+        `DeletionByTaintManager`); it stays until `untaint`."""
+        self.disturbed = True
+        self._set_taints(
+            node,
+            lambda taints: [
+                *[t for t in taints if t.get("key") != key],
+                {"key": key, "value": value, "effect": effect},
+            ],
+        )
+
+    def untaint(self, node: str, key: str = "kjobs.io/disruption") -> None:
+        """`kubectl taint node NODE KEY-`."""
+        self._set_taints(node, lambda taints: [t for t in taints if t.get("key") != key])
+
+    def _set_taints(self, node: str, change: Callable[[list[Obj]], list[Obj]]) -> None:
+        async def patch() -> None:
+            current = await self._client.get(R.NODES, None, node)
+            taints = change(list((current.get("spec") or {}).get("taints") or ()))
+            await self._client.patch(R.NODES, None, node, {"spec": {"taints": taints or None}})
+
+        self._run(patch())
+
+    def preempt(self, pod: Obj | str, namespace: str = "default") -> None:
+        """A pod of a higher PriorityClass asks for all CPU of the pod's node: the scheduler preempts it
+        (`PreemptionByScheduler`). The pod must request some CPU, or the preemptor fits beside it."""
+        node = self._pod(pod, namespace)["spec"]["nodeName"]
+        disruptor = self._disruptor()
+        self._preemptions += 1
+        disruptor.number = self._preemptions
+        self._run(disruptor.preempt(node))
+
+    def node_shutdown(self, node: str) -> None:
+        """Graceful node shutdown (`kjobs node shutdown`): pods end Failed, `TerminationByKubelet`."""
+        from kjobs.node.shutdown import request_shutdown
+
+        self.disturbed = True
+        self._run(request_shutdown(self._client, node))
+
+    # -- node faults (in-process) ------------------------------------------------------------------------------
+    def _agent(self, node: str) -> Any:
+        if self.embedded is None:
+            raise UnsupportedFault("this fault needs the in-process cluster's node agents, not --kjobs-kubeconfig")
+        agent = self.embedded.agents.get(node)
+        if agent is None:
+            raise faults.FaultError(f"no node {node!r}: the nodes are {', '.join(self.embedded.agents)}")
+        return agent
+
+    def kill_node_agent(self, node: str) -> None:
+        """The node's agent dies with its pods' processes; the API hears nothing (→ unreachable, taint
+        eviction, `DeletionByTaintManager`)."""
+        agent = self._agent(node)
+        self.disturbed = True
+        if node not in self._killed:
+            self._killed.add(node)
+            self._run(faults.kill_node_agent(agent))
+
+    def delete_node(self, node: str) -> None:
+        """The machine goes, then its Node object (→ pod GC, `DeletionByPodGC`)."""
+        self.disturbed = True
+        agent = None
+        if self.embedded is not None:
+            agent = None if node in self._killed else self._agent(node)
+            self._killed.add(node)
+        self._run(faults.delete_node(self._client, agent, node))
+
+    def fail_container(
+        self, pod: Obj | str, exit_code: int, container: str | None = None, namespace: str = "default"
+    ) -> None:
+        """Make the pod's running container exit with `exit_code` (waiting, bounded, until it runs); FaultError
+        when the pod has ended."""
+        started = _container_running(container)
+        current = self.wait_for(
+            "pod", _name_of(pod), lambda p: started(p) or matches(p, "phase=Succeeded|Failed"), namespace=namespace
+        )
+        agent = self._agent(current["spec"]["nodeName"])
+
+        async def fail() -> None:
+            faults.fail_container(agent, current, container, exit_code)
+
+        self._run(fail())
+
+    # -- between tests of a session cluster -----------------------------------------------------------------
+    def _inventory(self) -> set[tuple[str, str]]:
+        async def collect() -> set[tuple[str, str]]:
+            found: set[tuple[str, str]] = set()
+            for ref in CLEANED:
+                items, _ = await self._client.list(ref, None)
+                found.update((ref.plural, str(i["metadata"].get("uid"))) for i in items)
+            return found
+
+        result: set[tuple[str, str]] = self._run(collect())
+        return result
+
+    def mark(self) -> None:
+        """Remember what exists now; `clean` removes what was created after."""
+        self._before = self._inventory()
+
+    def clean(self, timeout: float = 30.0) -> None:
+        """Delete the Jobs, bare pods, PodDisruptionBudgets, PriorityClasses and namespaces created since `mark`
+        (nothing owned by another object, nothing in a `kube-` namespace), drop the finalizers of the test's pods,
+        and wait (bounded) until they are gone."""
+
+        async def delete_new() -> None:
+            pods: list[Obj] = []
+            for ref in CLEANED:
+                items, _ = await self._client.list(ref, None)
+                for item in items:
+                    meta = item["metadata"]
+                    if (ref.plural, str(meta.get("uid"))) in self._before or _system(ref, meta):
+                        continue
+                    if ref is R.PODS:
+                        pods.append(item)
+                    if meta.get("ownerReferences"):
+                        continue  # its owner's deletion removes it (the garbage collector)
+                    ns = meta.get("namespace") if ref.namespaced else None
+                    policy = "Background" if ref is R.JOBS else None
+                    grace = 0 if ref is R.PODS else None
+                    call = self._client.delete(
+                        ref, ns, meta["name"], grace_period_seconds=grace, propagation_policy=policy
+                    )
+                    await _ignore_gone(call)
+            for pod in pods:  # a test's own finalizers would keep its pods for ever
+                meta = pod["metadata"]
+                patch = {"metadata": {"finalizers": None}}
+                await _ignore_gone(
+                    self._client.patch(R.PODS, meta["namespace"], meta["name"], patch, patch_type="merge")
+                )
+            deadline = time.monotonic() + timeout
+            for pod in pods:
+                meta = pod["metadata"]
+                while time.monotonic() < deadline:
+                    try:
+                        current = await self._client.get(R.PODS, meta["namespace"], meta["name"])
+                    except ApiError as exc:
+                        if exc.code == 404:
+                            break
+                        raise
+                    if current["metadata"].get("uid") != meta.get("uid"):
+                        break
+                    await asyncio.sleep(POLL)
+
+        self._run(delete_new(), timeout + 30)
+
+
+def _system(ref: ResourceRef, meta: Obj) -> bool:
+    """What a cluster's own components made (kube-* namespaces, system-* PriorityClasses)."""
+    name = str(meta.get("name") or "")
+    if ref is R.NAMESPACES:
+        return name.startswith("kube-")
+    if ref is R.PRIORITY_CLASSES:
+        return name.startswith("system-")
+    return str(meta.get("namespace") or "").startswith("kube-")
+
+
+async def _ignore_gone(call: Any) -> None:
+    """Await a delete or patch; an object already gone (404) or being deleted (409) is fine."""
+    try:
+        await call
+    except ApiError as exc:
+        if exc.code not in (404, 409):
+            raise
+
+
+def _container_running(container: str | None) -> Callable[[Obj], bool]:
+    def running(pod: Obj) -> bool:
+        statuses = (pod.get("status") or {}).get("containerStatuses") or []
+        chosen = [s for s in statuses if container is None or s.get("name") == container][:1]
+        return bool(chosen and "running" in (chosen[0].get("state") or {}))
+
+    return running

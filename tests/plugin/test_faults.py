@@ -1,0 +1,148 @@
+"""Each fault of `kjobs_cluster` goes through the real components and leaves the `DisruptionTarget` reason
+Kubernetes gives it, on both runtimes (wall time with processes, virtual time with the simulated runtime).
+
+The pods carry a finalizer of the test's own, so that the disrupted pod is still there to be read after the
+controllers are done with it; `wait_for` then sees its last condition, whatever the timing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kjobs.api.types import Obj
+from kjobs.testing import FaultError, KjobsCluster
+
+RUNTIMES = [
+    pytest.param("process", marks=pytest.mark.kjobs(runtime="process", nodes=2), id="process"),
+    pytest.param("simulated", marks=pytest.mark.kjobs(runtime="simulated", nodes=2), id="simulated"),
+]
+KEEP = "example.com/keep"
+
+
+def sleeper(name: str, node: str = "kjobs-node") -> Obj:
+    """A pod that runs until it is stopped, kept (by a finalizer) after it is deleted."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "finalizers": [KEEP]},
+        "spec": {
+            "restartPolicy": "Never",
+            "nodeName": node,
+            "terminationGracePeriodSeconds": 1,
+            "containers": [
+                {
+                    "name": "main",
+                    "image": "docker.io/library/busybox:1.36",
+                    "command": ["sh", "-c", "sleep 100000"],
+                    "resources": {"requests": {"cpu": "100m"}},
+                }
+            ],
+        },
+    }
+
+
+def running(cluster: KjobsCluster, name: str, node: str = "kjobs-node") -> Obj:
+    cluster.apply(sleeper(name, node))
+    return cluster.wait_for("pod", name, "phase=Running")
+
+
+def disruption_reason(pod: Obj) -> Any:
+    conditions = (pod.get("status") or {}).get("conditions") or []
+    found = [c for c in conditions if c.get("type") == "DisruptionTarget" and c.get("status") == "True"]
+    return found[0].get("reason") if found else None
+
+
+def disrupted(cluster: KjobsCluster, name: str) -> Obj:
+    return cluster.wait_for("pod", name, lambda pod: disruption_reason(pod) is not None, timeout=60)
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_evict(kjobs_cluster: KjobsCluster, runtime: str) -> None:
+    pod = running(kjobs_cluster, "evicted")
+    kjobs_cluster.evict(pod)
+    assert disruption_reason(disrupted(kjobs_cluster, "evicted")) == "EvictionByEvictionAPI"
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_drain_evicts_and_uncordons(kjobs_cluster: KjobsCluster, runtime: str) -> None:
+    running(kjobs_cluster, "drained")
+    kjobs_cluster.drain("kjobs-node")
+    assert disruption_reason(kjobs_cluster.get("pod", "drained")) == "EvictionByEvictionAPI"
+    assert not kjobs_cluster.get("node", "kjobs-node")["spec"].get("unschedulable")
+    assert "node/kjobs-node drained" in kjobs_cluster.disruption_log
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_noexecute_taint(kjobs_cluster: KjobsCluster, runtime: str) -> None:
+    running(kjobs_cluster, "tainted")
+    kjobs_cluster.taint("kjobs-node", "example.com/maintenance", "now")
+    assert disruption_reason(disrupted(kjobs_cluster, "tainted")) == "DeletionByTaintManager"
+    kjobs_cluster.untaint("kjobs-node", "example.com/maintenance")
+    assert not kjobs_cluster.get("node", "kjobs-node")["spec"].get("taints")
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_preempt(kjobs_cluster: KjobsCluster, runtime: str) -> None:
+    pod = running(kjobs_cluster, "preempted")
+    kjobs_cluster.preempt(pod)
+    assert disruption_reason(disrupted(kjobs_cluster, "preempted")) == "PreemptionByScheduler"
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_node_shutdown(kjobs_cluster: KjobsCluster, runtime: str) -> None:
+    running(kjobs_cluster, "shut-down")
+    kjobs_cluster.node_shutdown("kjobs-node")
+    final = kjobs_cluster.wait_for("pod", "shut-down", "phase=Failed", timeout=60)
+    assert disruption_reason(final) == "TerminationByKubelet"
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_kill_node_agent(kjobs_cluster: KjobsCluster, runtime: str) -> None:
+    running(kjobs_cluster, "lost")
+    kjobs_cluster.kill_node_agent("kjobs-node")
+    assert disruption_reason(disrupted(kjobs_cluster, "lost")) == "DeletionByTaintManager"
+    ready = [c for c in kjobs_cluster.get("node", "kjobs-node")["status"]["conditions"] if c["type"] == "Ready"]
+    assert ready[0]["status"] == "Unknown"
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_delete_node(kjobs_cluster: KjobsCluster, runtime: str) -> None:
+    running(kjobs_cluster, "orphaned")
+    kjobs_cluster.delete_node("kjobs-node")
+    assert disruption_reason(disrupted(kjobs_cluster, "orphaned")) == "DeletionByPodGC"
+
+
+@pytest.mark.parametrize("runtime", RUNTIMES)
+def test_fail_container_fails_a_job_through_its_pod_failure_policy(kjobs_cluster: KjobsCluster, runtime: str) -> None:
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "failing"},
+        "spec": {
+            "backoffLimit": 6,
+            "podFailurePolicy": {"rules": [{"action": "FailJob", "onExitCodes": {"operator": "In", "values": [42]}}]},
+            "template": {"spec": sleeper("unused")["spec"] | {"nodeName": None}},
+        },
+    }
+    kjobs_cluster.apply(job)
+    kjobs_cluster.fail_container(kjobs_cluster.pod_of("failing"), 42)
+    done = kjobs_cluster.wait_for("job", "failing", "Failed")
+    failed = next(c for c in done["status"]["conditions"] if c["type"] == "Failed")
+    assert failed["reason"] == "PodFailurePolicy"
+    assert "exit code 42" in failed["message"]
+    pod = kjobs_cluster.pod_of("failing", "phase=Failed")
+    assert pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 42
+
+
+@pytest.mark.kjobs(runtime="process")
+def test_faults_on_what_is_not_there_are_refused(kjobs_cluster: KjobsCluster) -> None:
+    finished = sleeper("finished")
+    finished["spec"]["containers"][0]["command"] = ["true"]
+    kjobs_cluster.apply(finished)
+    kjobs_cluster.wait_for("pod", "finished", "phase=Succeeded")
+    with pytest.raises(FaultError, match="is not running"):
+        kjobs_cluster.fail_container("finished", 1)
+    with pytest.raises(FaultError, match="no node 'elsewhere'"):
+        kjobs_cluster.kill_node_agent("elsewhere")

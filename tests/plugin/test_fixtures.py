@@ -1,0 +1,126 @@
+"""The fixtures as a test uses them: the official client through `kjobs_api_client` and `$KUBECONFIG`, the
+`kjobs` marker, `apply`/`wait_for`/`pod_of`/`logs`, and virtual time on the simulated runtime."""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+from kubernetes import client, config
+
+from kjobs.api.errors import ApiError
+from kjobs.api.types import Obj
+from kjobs.testing import KjobsCluster
+
+
+def job(name: str, command: str, **spec: object) -> Obj:
+    template = {
+        "spec": {
+            "restartPolicy": "Never",
+            "containers": [
+                {"name": "main", "image": "docker.io/library/busybox:1.36", "command": ["sh", "-c", command]}
+            ],
+        }
+    }
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name}, "spec": {"template": template, **spec}}
+
+
+def test_the_api_client_talks_to_the_cluster(kjobs_api_client: client.ApiClient) -> None:
+    nodes = client.CoreV1Api(kjobs_api_client).list_node().items
+    assert [n.metadata.name for n in nodes] == ["kjobs-node"]
+    assert kjobs_api_client.configuration.host.startswith("https://127.0.0.1:")
+
+
+def test_the_kubeconfig_is_the_official_clients_default(kjobs_kubeconfig: str) -> None:
+    assert os.environ["KUBECONFIG"] == kjobs_kubeconfig
+    config.load_kube_config()  # what unmodified code under test does
+    names = [ns.metadata.name for ns in client.CoreV1Api().list_namespace().items]
+    assert "default" in names and "kube-system" in names
+
+
+@pytest.mark.kjobs(nodes=3)
+def test_the_marker_chooses_the_nodes(kjobs_cluster: KjobsCluster) -> None:
+    names = [n["metadata"]["name"] for n in kjobs_cluster.objects("node")]
+    assert names == ["kjobs-node", "kjobs-node-2", "kjobs-node-3"]
+
+
+def test_apply_takes_a_file_text_or_dict_and_merges_a_second_apply(kjobs_cluster: KjobsCluster, tmp_path: Path) -> None:
+    manifest = tmp_path / "two.yaml"
+    manifest.write_text(
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: team}\n---\nkind: ConfigMap\napiVersion: v1\n"
+    )
+    with pytest.raises(ValueError, match="kjobs does not serve v1/ConfigMap"):
+        kjobs_cluster.apply(manifest)
+    text = """
+apiVersion: batch/v1
+kind: Job
+metadata: {name: texty, namespace: team}
+spec: {template: {spec: {restartPolicy: Never, containers: [{name: m, image: x, command: ["true"]}]}}}
+"""
+    kjobs_cluster.apply(text)
+    assert kjobs_cluster.wait_for("job", "texty", "condition=Complete", namespace="team")["status"]["succeeded"] == 1
+    kjobs_cluster.apply({**job("labelled", "true"), "metadata": {"name": "labelled", "labels": {"a": "1"}}})
+    generated = kjobs_cluster.apply({**job("", "true"), "metadata": {"generateName": "gen-"}})
+    assert generated["metadata"]["name"].startswith("gen-")
+    again = kjobs_cluster.apply(
+        {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "labelled", "labels": {"b": "2"}}}
+    )
+    assert again["metadata"]["labels"] == {"a": "1", "b": "2"}
+
+
+def test_wait_for_conditions_logs_and_deletion(kjobs_cluster: KjobsCluster) -> None:
+    kjobs_cluster.apply(job("hello", "echo hello from kjobs"))
+    done = kjobs_cluster.wait_for("jobs", "hello", "Complete|Failed")
+    assert done["status"]["succeeded"] == 1
+    pod = kjobs_cluster.pod_of("hello", "phase=Succeeded")
+    assert kjobs_cluster.logs(pod) == "hello from kjobs\n"
+    client.BatchV1Api(kjobs_cluster.api_client).delete_namespaced_job(
+        "hello", "default", propagation_policy="Foreground"
+    )
+    kjobs_cluster.wait_for("Job", "hello", "delete")
+
+
+def test_wait_for_says_what_it_saw_and_refuses_what_it_cannot_read(kjobs_cluster: KjobsCluster) -> None:
+    kjobs_cluster.apply(job("slow", "sleep 30"))
+    kjobs_cluster.pod_of("slow")
+    with pytest.raises(TimeoutError, match=r"Job slow did not reach 'Complete' in 0\.05s; last: .*'active': 1"):
+        kjobs_cluster.wait_for("job", "slow", "Complete", timeout=0.05)
+    with pytest.raises(ValueError, match="unknown kind 'deployment'"):
+        kjobs_cluster.wait_for("deployment", "x", "Available")
+    with pytest.raises(ValueError, match="unknown condition 'ready=yes'"):
+        kjobs_cluster.wait_for("job", "slow", "ready=yes")
+    with pytest.raises(ApiError, match=r'jobs\.batch "nothing" not found'):
+        kjobs_cluster.get("job", "nothing")
+
+
+def test_advance_needs_virtual_time(kjobs_cluster: KjobsCluster) -> None:
+    with pytest.raises(TypeError, match="advance\\(\\) needs the simulated runtime"):
+        kjobs_cluster.advance(1)
+
+
+@pytest.mark.kjobs(runtime="simulated")
+def test_virtual_time_runs_backoff_and_deadlines_in_milliseconds(kjobs_cluster: KjobsCluster) -> None:
+    start, wall = kjobs_cluster.clock.now(), time.monotonic()
+    kjobs_cluster.apply(job("retried", "exit 1", backoffLimit=2))
+    kjobs_cluster.apply(job("stuck", "sleep 3600", activeDeadlineSeconds=600))
+    failed = kjobs_cluster.wait_for("job", "retried", "Failed")
+    assert failed["status"]["failed"] == 3
+    assert [c["reason"] for c in failed["status"]["conditions"] if c["type"] == "Failed"] == ["BackoffLimitExceeded"]
+    stuck = kjobs_cluster.wait_for("job", "stuck", "Failed")
+    assert [c["reason"] for c in stuck["status"]["conditions"] if c["type"] == "Failed"] == ["DeadlineExceeded"]
+    assert kjobs_cluster.clock.now() - start >= 600  # the deadline passed in virtual time ...
+    assert time.monotonic() - wall < 10  # ... not in wall time
+
+
+@pytest.mark.kjobs(runtime="simulated", virtual_time="manual")
+def test_manual_virtual_time_moves_only_when_the_test_says(kjobs_cluster: KjobsCluster) -> None:
+    start = kjobs_cluster.clock.now()
+    kjobs_cluster.apply(job("minute", "sleep 60"))
+    kjobs_cluster.advance(50)
+    assert kjobs_cluster.clock.now() == pytest.approx(start + 50)
+    assert kjobs_cluster.pod_of("minute", timeout=1)["status"]["phase"] == "Running"
+    assert not kjobs_cluster.get("job", "minute")["status"].get("succeeded")
+    kjobs_cluster.advance(30)
+    assert kjobs_cluster.wait_for("job", "minute", "Complete", timeout=5)["status"]["succeeded"] == 1

@@ -1,0 +1,125 @@
+"""The plugin as pytest loads it (the `pytest11` entry point of the installed package) in a pytest run of its
+own: function and session scope, and `--kjobs-kubeconfig` against `kjobs up` running the example tests."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "pytest"
+KJOBS = [sys.executable, "-c", "from kjobs.cli import main; main()"]
+
+SCOPED = """
+import os
+from pathlib import Path
+
+JOB = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "same"}, "spec": {"template": {"spec": {
+    "restartPolicy": "Never", "containers": [{"name": "m", "image": "x", "command": ["true"]}]}}}}
+
+
+def seen(cluster):
+    with Path(os.environ["KJOBS_SEEN"]).open("a") as out:
+        out.write(cluster.embedded.url + "\\n")
+
+
+def test_one(kjobs_cluster):
+    seen(kjobs_cluster)
+    kjobs_cluster.apply(JOB)
+    kjobs_cluster.apply({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "kept", "finalizers": ["a.b/c"]},
+        "spec": {"containers": [{"name": "m", "image": "x", "command": ["sleep", "1000"]}]}})
+    kjobs_cluster.apply({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "team"}})
+    kjobs_cluster.wait_for("job", "same", "Complete")
+
+
+def test_two_sees_nothing_of_test_one(kjobs_cluster):
+    seen(kjobs_cluster)
+    assert kjobs_cluster.objects("job") == [] and kjobs_cluster.objects("pod", None) == []
+    assert "team" not in [ns["metadata"]["name"] for ns in kjobs_cluster.objects("namespace")]
+    kjobs_cluster.apply(JOB)
+    kjobs_cluster.wait_for("job", "same", "Complete")
+
+
+def test_three_disturbs_a_node(kjobs_cluster):
+    seen(kjobs_cluster)
+    kjobs_cluster.taint("kjobs-node", "example.com/broken", "yes")
+
+
+def test_four_gets_a_whole_cluster(kjobs_cluster):
+    seen(kjobs_cluster)
+    assert not kjobs_cluster.get("node", "kjobs-node")["spec"].get("taints")
+"""
+
+
+def pytest_run(tmp_path: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--rootdir", str(tmp_path), *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.mark.parametrize("scope", ["function", "session"])
+def test_scope(tmp_path: Path, scope: str) -> None:
+    (tmp_path / "test_scoped.py").write_text(SCOPED)
+    seen = tmp_path / "seen"
+    result = pytest_run(tmp_path, "--kjobs-scope", scope, "test_scoped.py", env={"KJOBS_SEEN": str(seen)})
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "4 passed" in result.stdout
+    urls = seen.read_text().split()
+    if scope == "function":
+        assert len(set(urls)) == 4
+    else:  # one cluster, cleaned between tests, remade after the test that tainted its node
+        assert urls[0] == urls[1] == urls[2] != urls[3]
+
+
+def test_a_bad_scope_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "test_scoped.py").write_text(SCOPED)
+    (tmp_path / "pytest.ini").write_text("[pytest]\nkjobs_scope = module\n")
+    result = pytest_run(tmp_path, "test_scoped.py")
+    assert result.returncode != 0
+    assert "kjobs_scope must be one of function, session, not 'module'" in result.stdout + result.stderr
+
+
+@pytest.mark.e2e
+def test_the_example_passes_against_kjobs_up(tmp_path: Path) -> None:
+    kubeconfig = tmp_path / "kubeconfig"
+    up = subprocess.Popen(
+        [
+            *KJOBS,
+            "up",
+            "--port",
+            "0",
+            "--data-dir",
+            str(tmp_path / "data"),
+            "--kubeconfig",
+            str(kubeconfig),
+            "--backoff",
+            "0.1",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "HOME": str(tmp_path / "home")},
+    )
+    try:
+        assert up.stdout is not None
+        assert up.stdout.readline().strip() == f"export KUBECONFIG={kubeconfig}"  # printed once it serves
+        result = pytest_run(tmp_path, str(EXAMPLES), "--kjobs-kubeconfig", str(kubeconfig), "-rs")
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert "3 passed, 2 skipped" in result.stdout
+        assert "virtual time needs the in-process cluster" in result.stdout
+    finally:
+        up.send_signal(signal.SIGTERM)
+        try:
+            up.wait(10)
+        except subprocess.TimeoutExpired:
+            up.kill()
+            up.wait()
