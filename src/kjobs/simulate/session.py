@@ -18,6 +18,7 @@ import math
 import random
 import time
 from collections import Counter
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -118,10 +119,7 @@ async def simulate_on_loop(job: Obj, options: SimulationOptions) -> SimulationRe
     loop = asyncio.get_running_loop()
     if not isinstance(loop, VirtualTimeLoop):
         raise RuntimeError("simulate_on_loop needs a kjobs.virtualtime.VirtualTimeLoop")
-    clock = loop.clock
     wall = time.perf_counter()
-    store = MemoryStore()
-    service = ApiService(Storage(store), clock=clock.now)
     settings = ClusterSettings(
         nodes=options.nodes or default_nodes(job),
         runtime="sim",
@@ -129,10 +127,23 @@ async def simulate_on_loop(job: Obj, options: SimulationOptions) -> SimulationRe
         pod_failure_backoff=options.pod_failure_backoff,
         job_batch_period=options.job_batch_period,
     )
-    cluster = LocalCluster(service, settings=settings, clock=clock)
+    async with virtual_cluster(settings) as cluster:
+        return await _follow(cluster, job, options, loop.clock, wall)
+
+
+@contextlib.asynccontextmanager
+async def virtual_cluster(settings: ClusterSettings) -> AsyncIterator[LocalCluster]:
+    """A started `LocalCluster` on the running `VirtualTimeLoop`'s clock, over a memory store (no threads);
+    `settings.runtime` should be `sim`. Stopped on exit."""
+    loop = asyncio.get_running_loop()
+    if not isinstance(loop, VirtualTimeLoop):
+        raise RuntimeError("a virtual cluster needs a kjobs.virtualtime.VirtualTimeLoop")
+    store = MemoryStore()
+    service = ApiService(Storage(store), clock=loop.clock.now)
+    cluster = LocalCluster(service, settings=settings, clock=loop.clock)
     await cluster.start()
     try:
-        return await _follow(cluster, job, options, clock, wall)
+        yield cluster
     finally:
         await cluster.stop()
         store.close()
@@ -218,4 +229,3 @@ def _failure(pod: Obj) -> str:
         for cs in P.status(pod).get("containerStatuses") or ()
     ]
     return f"Failed exit={','.join(codes)}" if codes else f"Failed {P.status(pod).get('reason') or ''}".strip()
-
