@@ -29,7 +29,7 @@ class VirtualTimeStalled(RuntimeError):
     """Nothing can run and no timer is due: without real I/O, nothing will ever happen again."""
 
 
-class _IdleSelector(selectors.DefaultSelector):  # type: ignore[misc,valid-type]
+class _IdleSelector(selectors.DefaultSelector):
     """A selector whose blocking poll advances virtual time instead of waiting."""
 
     def __init__(self) -> None:

@@ -204,7 +204,7 @@ async def _follow(
         jobs.remove_handler(on_job)
         pods.remove_handler(on_pod)
     outcome = view.finished() or "Unfinished"
-    cond = next(
+    cond: Obj = next(
         (c for c in (view.job.get("status") or {}).get("conditions") or () if c.get("type") == outcome),
         {},
     )
