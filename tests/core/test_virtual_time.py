@@ -56,3 +56,14 @@ def test_a_loop_with_no_runnable_task_and_no_timer_raises_instead_of_hanging() -
 
     with pytest.raises(virtualtime.VirtualTimeStalled):
         virtualtime.run(main())
+
+
+def test_a_sleep_shorter_than_the_float_spacing_of_epoch_seconds_still_moves_time() -> None:
+    clock = FakeClock()
+
+    async def main() -> float:
+        start = clock.now()
+        await clock.sleep(1e-9)
+        return clock.now() - start
+
+    assert virtualtime.run(main(), clock) > 0
