@@ -124,3 +124,20 @@ def test_toleration_seconds_on_an_unreachable_node_evict_after_the_grace_period_
     assert seen["evicted"] - seen["tainted"] == 300.0
     target = next(c for c in pod["status"]["conditions"] if c["type"] == "DisruptionTarget")
     assert target["reason"] == "DeletionByTaintManager"
+
+
+def test_a_shutdown_request_on_a_virtual_clock_is_stamped_with_virtual_time() -> None:
+    from kjobs.api.timeutil import format_time
+    from kjobs.node.shutdown import SHUTDOWN_ANNOTATION, request_shutdown
+
+    clock = FakeClock(start=1_000_000_000.0)  # 2001: far from the wall clock
+
+    async def scenario() -> Obj:
+        async with virtual_cluster(ClusterSettings(runtime="sim")) as cluster:
+            client = LocalClient(cluster.service)
+            await asyncio.sleep(30)
+            await request_shutdown(client, cluster.node_names()[0], now=clock.now())
+            return await client.get(NODES, None, cluster.node_names()[0])
+
+    node = virtualtime.run(scenario(), clock)
+    assert node["metadata"]["annotations"][SHUTDOWN_ANNOTATION] == format_time(1_000_000_030.0)
