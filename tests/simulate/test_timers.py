@@ -9,12 +9,14 @@ import time
 from typing import Any
 
 from kjobs import virtualtime
+from kjobs.api.timeutil import format_time
 from kjobs.api.types import Obj
 from kjobs.client.local import LocalClient
 from kjobs.client.resources import JOBS, NODES, PODS
 from kjobs.clock import FakeClock
 from kjobs.cluster import ClusterSettings
 from kjobs.controllers.nodelifecycle import NodeLifecycleSettings
+from kjobs.node.shutdown import SHUTDOWN_ANNOTATION, request_shutdown
 from kjobs.simulate import SimulationOptions, parse_model, simulate
 from kjobs.simulate.model import Model
 from kjobs.simulate.session import virtual_cluster
@@ -127,9 +129,6 @@ def test_toleration_seconds_on_an_unreachable_node_evict_after_the_grace_period_
 
 
 def test_a_shutdown_request_on_a_virtual_clock_is_stamped_with_virtual_time() -> None:
-    from kjobs.api.timeutil import format_time
-    from kjobs.node.shutdown import SHUTDOWN_ANNOTATION, request_shutdown
-
     clock = FakeClock(start=1_000_000_000.0)  # 2001: far from the wall clock
 
     async def scenario() -> Obj:
