@@ -2,7 +2,8 @@
 
 `RealClock` is wall time. `FakeClock` is virtual time that only moves when a test (or the simulator) advances
 it; sleepers wake in deadline order as it passes them, so back-off, deadlines, TTLs, pod GC and stale
-conditions are tested without sleeping.
+conditions are tested without sleeping. `kjobs.virtualtime.VirtualTimeLoop` moves it by itself whenever nothing
+else can run.
 """
 
 from __future__ import annotations

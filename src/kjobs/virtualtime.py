@@ -7,8 +7,8 @@ block: it sets the clock to the earliest of its own scheduled handles and the cl
 at exactly their due time. So a simulated hour of back-off and container run time costs only the CPU of the
 work done in it.
 
-This is the technique of Kubernetes' `k8s.io/utils/clock/testing.FakeClock` (waiters fire as the clock passes
-them) combined with an idle driver, as the `looptime` pytest plugin does by patching the loop's selector. Real
+This is Kubernetes' `k8s.io/utils/clock/testing` FakeClock (fake_clock.go: waiters fire as the clock passes them)
+with an idle driver that moves the clock itself, as the `looptime` plugin does for asyncio tests. Real
 I/O is polled, never waited for: sockets, subprocesses and threads (SQLite writer, store watch threads) have no
 place in virtual time; use the memory store and the simulated runtime (`kjobs.node.sim_runtime`).
 """
