@@ -2,7 +2,8 @@
 
 `RealClock` is wall time. `FakeClock` is virtual time that only moves when a test (or the simulator) advances
 it; sleepers wake in deadline order as it passes them, so back-off, deadlines, TTLs, pod GC and stale
-conditions are tested without sleeping.
+conditions are tested without sleeping. `kjobs.virtualtime.VirtualTimeLoop` moves it by itself whenever nothing
+else can run.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import math
 import time
 from typing import Protocol
 
@@ -54,7 +56,10 @@ class FakeClock:
             await asyncio.sleep(0)
             return
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        heapq.heappush(self._sleepers, (self._now + seconds, next(self._seq), fut))
+        # A positive sleep ends strictly later, even one shorter than the float spacing of epoch seconds
+        # (~2.4e-7 s): a caller waiting in a loop for time to pass then never wakes at the same instant forever.
+        deadline = max(self._now + seconds, math.nextafter(self._now, math.inf))
+        heapq.heappush(self._sleepers, (deadline, next(self._seq), fut))
         await fut
 
     def next_deadline(self) -> float | None:

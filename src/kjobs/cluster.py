@@ -33,6 +33,7 @@ from kjobs.controllers.ttl import TTLAfterFinishedController
 from kjobs.job.config import SyncConfig
 from kjobs.job.metrics import JobMetrics
 from kjobs.node.logsource import AgentLogs
+from kjobs.node.nodestatus import MachineInfo
 from kjobs.node.runtime import ContainerRuntime, StatusCallback
 from kjobs.server.admission import AdmissionSettings
 from kjobs.server.service import ApiService
@@ -57,6 +58,9 @@ class ClusterSettings:
     pod_failure_backoff: float = 10.0
     job_batch_period: float = 1.0
     runtime: str = "process"
+    """`process` (local processes) or `sim` (`kjobs.node.sim_runtime`: no processes, outcomes from `sim_outcome`)."""
+    sim_outcome: Callable[[Any, Any, int], Any] | None = None
+    """With `runtime="sim"`: the `OutcomeFn` of every container attempt (default: succeed at once)."""
     root_dir: str | None = None
     node_options: dict[str, Any] = field(default_factory=dict)
     scheduler: SchedulerSettings = field(default_factory=SchedulerSettings)
@@ -88,6 +92,36 @@ def _process_runtime(root: Path, clock: Clock) -> Callable[[StatusCallback], Con
         return ProcessRuntime(root_dir=root, clock=clock, on_status=on_status)
 
     return make
+
+
+def _sim_runtime(clock: Clock, outcome: Callable[[Any, Any, int], Any] | None) -> Callable[[StatusCallback], Any]:
+    from kjobs.node.sim_runtime import SimulatedRuntime, succeed_at_once
+
+    def make(on_status: StatusCallback) -> ContainerRuntime:
+        return SimulatedRuntime(clock=clock, outcome=outcome or succeed_at_once, on_status=on_status)
+
+    return make
+
+
+def _sim_memory(settings: Any) -> Any:
+    """Simulated pods use no memory: the node never reports pressure from this machine's /proc/meminfo."""
+    from kjobs.node.eviction import FakeMemoryMonitor
+
+    total = settings.machine.memory_bytes
+    return FakeMemoryMonitor(available_bytes=total, capacity_bytes=total)
+
+
+SIM_MACHINE = MachineInfo(
+    cpu_cores=64,
+    memory_bytes=256 << 30,
+    ephemeral_storage_bytes=1 << 40,
+    machine_id="kjobs-sim",
+    system_uuid="kjobs-sim",
+    boot_id="kjobs-sim",
+    kernel_version="6.1.0",
+    os_image="kjobs simulated node",
+)
+"""The machine of a simulated node (`runtime="sim"`): 64 cores and 256 GiB, `MAX_PODS` (110) pods."""
 
 
 CONTROLLER_MANAGER = "kube-controller-manager"
@@ -199,14 +233,24 @@ class LocalCluster:
 
         agents: list[Component] = []
         root = Path(self.settings.root_dir) if self.settings.root_dir else default_root_dir()
+        sim = self.settings.runtime == "sim"
         for name in self.node_names():
+            options = dict(self.settings.node_options)
+            if sim:  # a fixed machine, not this one's, so a simulation decides the same everywhere
+                options.setdefault("machine", SIM_MACHINE)
+            settings = NodeAgentSettings(**options)
             agents.append(
                 NodeAgent(
                     LocalClient(self.service, manager=KUBELET_MANAGER, shared_results=True),
                     name=name,
-                    runtime_factory=_process_runtime(root / name, self.clock),
+                    runtime_factory=(
+                        _sim_runtime(self.clock, self.settings.sim_outcome)
+                        if sim
+                        else _process_runtime(root / name, self.clock)
+                    ),
                     clock=self.clock,
-                    settings=NodeAgentSettings(**self.settings.node_options),
+                    settings=settings,
+                    memory_monitor=_sim_memory(settings) if sim else None,
                 )
             )
         return agents

@@ -35,3 +35,6 @@ main.add_command(controller_command)
 from kjobs.cli.completion import completion_command  # noqa: E402
 
 main.add_command(completion_command)
+from kjobs.cli.simulate import simulate_command  # noqa: E402
+
+main.add_command(simulate_command)

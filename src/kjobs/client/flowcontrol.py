@@ -9,6 +9,8 @@ accepts (flowcontrol's fake never-limiter).
 
 from __future__ import annotations
 
+import math
+
 
 class TokenBucket:
     """`flowcontrol.NewTokenBucketRateLimiter(qps, burst)`, read and taken at a time the caller gives."""
@@ -42,4 +44,9 @@ class TokenBucket:
         tokens = self._available(now)
         if tokens >= 1.0:
             return now
-        return now + (1.0 - tokens) / self.qps
+        at = now + (1.0 - tokens) / self.qps
+        # Epoch seconds carry ~2.4e-7 s of float spacing: step to the first representable time that really
+        # holds a token, so a waiter on a virtual clock (kjobs.virtualtime), which jumps exactly here, gets it.
+        while self._available(at) < 1.0:
+            at = math.nextafter(at, math.inf)
+        return at

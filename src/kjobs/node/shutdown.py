@@ -33,13 +33,14 @@ NOT_ADMITTED_REASON = "NodeShutdown"
 NOT_ADMITTED_MESSAGE = "Pod was rejected as the node is shutting down."
 
 
-async def request_shutdown(client: Client, node: str) -> None:
+async def request_shutdown(client: Client, node: str, *, now: float | None = None) -> None:
     """Ask the agent of `node` for a graceful shutdown: set `SHUTDOWN_ANNOTATION` to now (`kjobs node shutdown`,
     `kjobs run --disrupt node-shutdown`)."""
     from kjobs.api.timeutil import format_time
     from kjobs.client.resources import NODES
 
-    annotations = {SHUTDOWN_ANNOTATION: format_time(time.time())}
+    stamp = time.time() if now is None else now  # a caller on a virtual clock passes its time
+    annotations = {SHUTDOWN_ANNOTATION: format_time(stamp)}
     await client.patch(NODES, None, node, {"metadata": {"annotations": annotations}})
 
 

@@ -1,0 +1,108 @@
+"""`kjobs simulate JOB.yaml [--model MODEL.yaml] [--seed S]`: run a Job on the embedded cluster in virtual time.
+
+The same control plane as `kjobs run` (`kjobs.simulate.session`), with the simulated container runtime and a clock
+that jumps to the next due timer, so hours of back-off and run time take well under a second. Without a model
+every container succeeds at once; the model format is docs/simulate-model.md.
+
+Exit status: 0 when the Job completed, 1 when it failed or did not finish within `--time-limit`, 2 on bad input
+(Job manifest or model file).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+import orjson
+
+from kjobs.cli.run import _load_job
+from kjobs.cli.validate import validate_option
+
+
+def _duration(_ctx: click.Context, _param: click.Parameter, value: str) -> float:
+    from kjobs.simulate.model import ModelError, parse_duration
+
+    try:
+        return parse_duration(value, "--time-limit")
+    except ModelError as exc:
+        raise click.BadParameter(str(exc)) from None
+
+
+@click.command("simulate")
+@click.argument("manifest", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--model", "model_path", type=click.Path(dir_okay=False), default=None, help="Failure model (YAML).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the model's random draws.")
+@click.option(
+    "--nodes",
+    type=click.IntRange(1, 10_000),
+    default=None,
+    help="Simulated nodes [default: enough for the Job's parallelism, 110 pods each].",
+)
+@click.option("--backoff", type=float, default=10.0, show_default=True, help="Base pod-failure back-off (s).")
+@click.option(
+    "--time-limit",
+    type=str,
+    default="720h",
+    show_default=True,
+    callback=_duration,
+    help="Give up after this much virtual time (e.g. 90m, 24h).",
+)
+@click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@validate_option
+def simulate_command(
+    manifest: str,
+    model_path: str | None,
+    seed: int,
+    nodes: int | None,
+    backoff: float,
+    time_limit: float,
+    output: str,
+    field_validation: str,
+) -> None:
+    """Simulate a Job in virtual time and report its outcome, time to finish, pods and failures by action."""
+    from kjobs.simulate import Model, ModelError, SimulationOptions, load_model, simulate
+
+    job = _load_job(manifest, field_validation)
+    try:
+        model = load_model(model_path) if model_path else Model()
+    except ModelError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    options = SimulationOptions(model=model, seed=seed, nodes=nodes, time_limit=time_limit, pod_failure_backoff=backoff)
+    result = simulate(job, options)
+    if output == "json":
+        click.echo(orjson.dumps(result.to_dict(), option=orjson.OPT_INDENT_2).decode())
+    else:
+        click.echo(render(result.to_dict()))
+    sys.exit(0 if result.outcome == "Complete" else 1)
+
+
+def render(summary: dict[str, object]) -> str:
+    """The text report of one simulated run."""
+    lines = [f"Job {summary['job']}: {summary['outcome']}"]
+    if summary["reason"]:
+        lines.append(f"  reason: {summary['reason']}")
+    if summary["message"]:
+        lines.append(f"  message: {summary['message']}")
+    seconds = float(summary["virtualSeconds"])  # type: ignore[arg-type]
+    lines.append(f"  virtual time: {_human(seconds)} ({seconds:g} s; wall {summary['wallSeconds']} s)")
+    lines.append(f"  pods created: {summary['podsCreated']}")
+    counts = f"  succeeded: {summary['succeeded']}  failed: {summary['failed']}"
+    for key in ("completedIndexes", "failedIndexes"):
+        if summary[key]:
+            counts += f"  {key}: {summary[key]}"
+    lines.append(counts)
+    actions = summary["failuresByAction"]
+    assert isinstance(actions, dict)
+    by_action = ", ".join(f"{action} {count}" for action, count in actions.items()) or "none"
+    lines.append(f"  failures by action: {by_action}")
+    return "\n".join(lines)
+
+
+def _human(seconds: float) -> str:
+    """`1h 2m 3s` (Kubernetes' short duration style, to the second)."""
+    whole = round(seconds)
+    hours, rest = divmod(whole, 3600)
+    minutes, secs = divmod(rest, 60)
+    parts = [f"{hours}h" if hours else "", f"{minutes}m" if minutes else "", f"{secs}s" if secs or not whole else ""]
+    return " ".join(p for p in parts if p)

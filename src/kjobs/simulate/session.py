@@ -1,0 +1,231 @@
+"""One simulated run of a Job: the embedded cluster on virtual time, the simulated runtime, and a trace.
+
+`simulate` builds the same `LocalCluster` as `kjobs run` (memory store, every controller, node agents) but with
+`runtime="sim"` and a `FakeClock`, runs it on a `kjobs.virtualtime.VirtualTimeLoop`, creates the Job and waits
+— in virtual time — until the Job has a terminal condition. Timings are Kubernetes' defaults (the Job
+controller's 1 s batch period, 10 s pod-failure back-off), since nothing of them costs wall time here.
+
+Determinism: pod names come from `generateName`'s random suffix, so the global `random` generator is seeded from
+`seed` for the run (and restored afterwards); container outcomes are drawn per attempt (`kjobs.simulate.model`).
+The same Job, model and seed give the same `trace`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import math
+import random
+import time
+from collections import Counter
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from kjobs.api.names import CONTROLLER_UID_LABEL
+from kjobs.api.types import Obj
+from kjobs.client.local import LocalClient
+from kjobs.client.resources import JOBS, PODS
+from kjobs.clock import FakeClock
+from kjobs.cluster import ClusterSettings, LocalCluster
+from kjobs.job import pods as P
+from kjobs.node.nodestatus import MAX_PODS
+from kjobs.progress import RunView
+from kjobs.server.service import ApiService
+from kjobs.server.storage import Storage
+from kjobs.simulate.model import Model
+from kjobs.store import MemoryStore
+from kjobs.virtualtime import VirtualTimeLoop, run
+
+DEFAULT_TIME_LIMIT = 30 * 24 * 3600.0
+"""Virtual seconds after which a simulation gives up (the Job is then reported Unfinished)."""
+
+
+@dataclass(frozen=True)
+class SimulationOptions:
+    """How to simulate: model, seed, node count (None: enough for the Job's parallelism), virtual time limit."""
+
+    model: Model = field(default_factory=Model)
+    seed: int = 0
+    nodes: int | None = None
+    time_limit: float = DEFAULT_TIME_LIMIT
+    pod_failure_backoff: float = 10.0
+    job_batch_period: float = 1.0
+
+
+@dataclass
+class SimulationResult:
+    """What a simulated run came to."""
+
+    job: Obj
+    outcome: str
+    """`Complete`, `Failed`, or `Unfinished` (the virtual time limit passed first)."""
+    reason: str
+    message: str
+    virtual_seconds: float
+    """From the Job's creation to its terminal condition (or to the time limit)."""
+    wall_seconds: float
+    pods_created: int
+    failures_by_action: dict[str, int]
+    """Failed pods per policy action: FailJob, FailIndex, Ignore, or Count (no rule matched, or Count)."""
+    trace: list[tuple[float, str, str, str]]
+    """(virtual seconds since the Job's creation, what, name, detail), in order: pod created / phase / deleted,
+    and Job conditions."""
+    view: RunView
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary (`kjobs simulate -o json`); the trace is left out (it grows with the Job)."""
+        status = self.job.get("status") or {}
+        return {
+            "job": f"{self.job['metadata']['namespace']}/{self.job['metadata']['name']}",
+            "outcome": self.outcome,
+            "reason": self.reason,
+            "message": self.message,
+            "virtualSeconds": self.virtual_seconds,
+            "wallSeconds": round(self.wall_seconds, 3),
+            "podsCreated": self.pods_created,
+            "succeeded": status.get("succeeded", 0),
+            "failed": status.get("failed", 0),
+            "completedIndexes": status.get("completedIndexes", ""),
+            "failedIndexes": status.get("failedIndexes", ""),
+            "failuresByAction": dict(self.failures_by_action),
+        }
+
+
+def default_nodes(job: Obj) -> int:
+    """Enough simulated nodes for every pod of the Job's parallelism (`MAX_PODS` = 110 pods a node)."""
+    parallelism = int((job.get("spec") or {}).get("parallelism") or 1)
+    return max(1, math.ceil(parallelism / MAX_PODS))
+
+
+def simulate(job: Obj, options: SimulationOptions | None = None) -> SimulationResult:
+    """Run `job` to its end on a fresh virtual-time cluster (its own event loop; call it from sync code)."""
+    opts = options or SimulationOptions()
+    state = random.getstate()
+    random.seed(opts.seed)
+    try:
+        return run(simulate_on_loop(job, opts), FakeClock())
+    finally:
+        random.setstate(state)
+
+
+def action_of(view: RunView, index: int) -> str:
+    """The policy action of `view.decisions[index]`: the matched rule's, else Count."""
+    return view.decisions[index].explanation.action or "Count"
+
+
+async def simulate_on_loop(job: Obj, options: SimulationOptions) -> SimulationResult:
+    """`simulate`, inside a running `VirtualTimeLoop`."""
+    loop = asyncio.get_running_loop()
+    if not isinstance(loop, VirtualTimeLoop):
+        raise RuntimeError("simulate_on_loop needs a kjobs.virtualtime.VirtualTimeLoop")
+    wall = time.perf_counter()
+    settings = ClusterSettings(
+        nodes=options.nodes or default_nodes(job),
+        runtime="sim",
+        sim_outcome=options.model.outcome(options.seed),
+        pod_failure_backoff=options.pod_failure_backoff,
+        job_batch_period=options.job_batch_period,
+    )
+    async with virtual_cluster(settings) as cluster:
+        return await _follow(cluster, job, options, loop.clock, wall)
+
+
+@contextlib.asynccontextmanager
+async def virtual_cluster(settings: ClusterSettings) -> AsyncIterator[LocalCluster]:
+    """A started `LocalCluster` on the running `VirtualTimeLoop`'s clock, over a memory store (no threads);
+    `settings.runtime` should be `sim`. Stopped on exit."""
+    loop = asyncio.get_running_loop()
+    if not isinstance(loop, VirtualTimeLoop):
+        raise RuntimeError("a virtual cluster needs a kjobs.virtualtime.VirtualTimeLoop")
+    store = MemoryStore()
+    service = ApiService(Storage(store), clock=loop.clock.now)
+    cluster = LocalCluster(service, settings=settings, clock=loop.clock)
+    await cluster.start()
+    try:
+        yield cluster
+    finally:
+        await cluster.stop()
+        store.close()
+
+
+async def _follow(
+    cluster: LocalCluster, job: Obj, options: SimulationOptions, clock: FakeClock, wall: float
+) -> SimulationResult:
+    user = LocalClient(cluster.service, manager="kjobs-simulate", typed=False)
+    namespace = str((job.get("metadata") or {}).get("namespace") or "default")
+    jobs, pods = cluster.informers.informer(JOBS), cluster.informers.informer(PODS)
+    trace: list[tuple[float, str, str, str]] = []
+    created: set[str] = set()
+    phases: dict[str, str] = {}
+    done = asyncio.Event()
+    start = clock.now()
+    created_job = await user.create(JOBS, namespace, job)
+    meta = created_job["metadata"]
+    view = RunView(created_job)
+
+    def at() -> float:
+        return round(clock.now() - start, 6)
+
+    def on_job(_old: Obj | None, new: Obj | None) -> None:
+        if new is None or new["metadata"].get("uid") != meta["uid"]:
+            return
+        for line in view.update_job(new):
+            trace.append((at(), "job", str(meta["name"]), line.removeprefix("job condition ")))
+        if view.finished() is not None:
+            done.set()
+
+    def on_pod(old: Obj | None, new: Obj | None) -> None:
+        pod = new if new is not None else old or {}
+        labels = (pod.get("metadata") or {}).get("labels") or {}
+        if labels.get(CONTROLLER_UID_LABEL) != meta["uid"]:
+            return
+        name, uid = str(pod["metadata"]["name"]), P.uid(pod)
+        if uid not in created:
+            created.add(uid)
+            trace.append((at(), "pod-created", name, ""))
+        if new is None:
+            trace.append((at(), "pod-deleted", name, ""))
+        else:
+            phase = P.phase(new) or "Pending"
+            if phases.get(uid) != phase:
+                phases[uid] = phase
+                trace.append((at(), "pod-phase", name, phase if phase != "Failed" else _failure(new)))
+        view.update_pod(new, deleted=old if new is None else None)
+
+    jobs.add_handler(on_job)
+    pods.add_handler(on_pod)
+    jobs.start()
+    pods.start()
+    try:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(done.wait(), options.time_limit)
+    finally:
+        jobs.remove_handler(on_job)
+        pods.remove_handler(on_pod)
+    outcome = view.finished() or "Unfinished"
+    cond: Obj = next(
+        (c for c in (view.job.get("status") or {}).get("conditions") or () if c.get("type") == outcome),
+        {},
+    )
+    actions = Counter(action_of(view, i) for i in range(len(view.decisions)))
+    return SimulationResult(
+        job=view.job,
+        outcome=outcome,
+        reason=str(cond.get("reason") or ""),
+        message=str(cond.get("message") or ""),
+        virtual_seconds=at(),
+        wall_seconds=time.perf_counter() - wall,
+        pods_created=len(created),
+        failures_by_action=dict(sorted(actions.items())),
+        trace=trace,
+        view=view,
+    )
+
+
+def _failure(pod: Obj) -> str:
+    codes = [
+        str(((cs.get("state") or {}).get("terminated") or {}).get("exitCode"))
+        for cs in P.status(pod).get("containerStatuses") or ()
+    ]
+    return f"Failed exit={','.join(codes)}" if codes else f"Failed {P.status(pod).get('reason') or ''}".strip()

@@ -1,0 +1,84 @@
+"""`kjobs simulate`: the same final Job status as `kjobs run` on the same small Jobs (the model injects the exit
+codes the examples' commands produce), deterministic output across processes, and clear errors for bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+
+
+def kjobs(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kjobs", *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def final_status(summary: str) -> dict[str, str]:
+    """Outcome, reason and counters from the summary `kjobs run` and `kjobs simulate` both print."""
+    tail = summary[summary.rindex("\nJob default/") :] if "\nJob default/" in summary else summary
+    lines = tail.strip().splitlines()
+    status = {"outcome": lines[0].rsplit(": ", 1)[1]}
+    for line in lines[1:]:
+        line = line.strip()
+        if line.startswith("reason: "):
+            status["reason"] = line.removeprefix("reason: ")
+        if line.startswith("succeeded: "):
+            words = line.replace(":", "").split()
+            status.update(zip(words[::2], words[1::2], strict=True))
+    return status
+
+
+@pytest.mark.parametrize(
+    ("example", "exit_code", "run_args", "expected"),
+    [
+        ("failjob-exit-42.yaml", 42, (), {"outcome": "Failed", "reason": "PodFailurePolicy", "succeeded": "0"}),
+        ("count-with-backoff-limit.yaml", 1, ("--backoff", "0.2"), {"outcome": "Failed", "failed": "3"}),
+        ("ignore-disruptions.yaml", 0, (), {"outcome": "Complete", "succeeded": "4", "failed": "0"}),
+    ],
+)
+def test_simulate_ends_a_job_as_kjobs_run_does(
+    tmp_path: Path, example: str, exit_code: int, run_args: tuple[str, ...], expected: dict[str, str]
+) -> None:
+    model = tmp_path / "model.yaml"
+    model.write_text(f"containers:\n  runTime: {{constant: 1s}}\n  exitCodes:\n  - code: {exit_code}\n")
+    simulated = kjobs("simulate", str(EXAMPLES / example), "--model", str(model))
+    real = kjobs("run", str(EXAMPLES / example), "--plain", *run_args)
+    assert simulated.returncode == real.returncode, simulated.stderr + real.stderr
+    sim_status, run_status = final_status(simulated.stdout), final_status(real.stdout)
+    assert expected.items() <= sim_status.items()
+    assert {k: run_status.get(k) for k in sim_status} == sim_status
+
+
+def test_json_output_is_the_same_for_the_same_seed_in_another_process(tmp_path: Path) -> None:
+    model = tmp_path / "model.yaml"
+    model.write_text(
+        "containers:\n  runTime: {constant: 5s}\n  exitCodes: [{code: 0, weight: 0.7}, {code: 1, weight: 0.3}]\n"
+    )
+    job = EXAMPLES / "failindex-per-index.yaml"
+    runs = [kjobs("simulate", str(job), "--model", str(model), "--seed", "3", "-o", "json") for _ in range(2)]
+    first, second = (json.loads(r.stdout) | {"wallSeconds": 0} for r in runs)
+    assert first == second
+    assert first["podsCreated"] >= 6 and first["outcome"] in ("Complete", "Failed")
+    assert set(first["failuresByAction"]) <= {"Count", "FailIndex", "FailJob", "Ignore"}
+
+
+def test_without_a_model_every_container_succeeds_at_once() -> None:
+    result = kjobs("simulate", str(EXAMPLES / "failjob-exit-42.yaml"))
+    assert result.returncode == 0, result.stderr
+    assert "Job default/job-pod-failure-policy-failjob: Complete\n" in result.stdout
+    assert "  pods created: 8\n" in result.stdout
+    assert "  failures by action: none" in result.stdout
+
+
+def test_a_bad_model_file_exits_2_naming_the_field(tmp_path: Path) -> None:
+    model = tmp_path / "bad.yaml"
+    model.write_text("containers:\n  runTime: {constant: soon}\n")
+    result = kjobs("simulate", str(EXAMPLES / "failjob-exit-42.yaml"), "--model", str(model))
+    assert result.returncode == 2
+    assert "bad.yaml: model.containers.runTime.constant: expected a duration" in result.stderr

@@ -1,0 +1,69 @@
+"""The virtual-time event loop: asyncio timers and `FakeClock` sleepers fire at exact virtual times, with no wall
+time spent waiting, and a loop with nothing left to do says so instead of hanging."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+from kjobs import virtualtime
+from kjobs.clock import FakeClock
+
+
+def test_asyncio_timers_and_clock_sleepers_fire_at_exact_virtual_times() -> None:
+    clock = FakeClock()
+    start = clock.now()
+    fired: list[tuple[str, float]] = []
+
+    async def main() -> None:
+        async def loop_sleep() -> None:
+            await asyncio.sleep(3600)
+            fired.append(("asyncio.sleep", clock.now() - start))
+
+        async def clock_sleep() -> None:
+            await clock.sleep(10)
+            fired.append(("clock.sleep", clock.now() - start))
+            with pytest.raises(TimeoutError):
+                await asyncio.wait_for(asyncio.Event().wait(), 5)
+            fired.append(("wait_for", clock.now() - start))
+
+        asyncio.get_running_loop().call_later(0.25, lambda: fired.append(("call_later", clock.now() - start)))
+        await asyncio.gather(loop_sleep(), clock_sleep())
+
+    wall = time.perf_counter()
+    virtualtime.run(main(), clock)
+    assert fired == [("call_later", 0.25), ("clock.sleep", 10.0), ("wait_for", 15.0), ("asyncio.sleep", 3600.0)]
+    assert time.perf_counter() - wall < 0.5
+
+
+def test_time_stands_still_while_anything_can_run() -> None:
+    clock = FakeClock()
+
+    async def main() -> float:
+        start = clock.now()
+        for _ in range(1000):
+            await asyncio.sleep(0)
+        return clock.now() - start
+
+    assert virtualtime.run(main(), clock) == 0.0
+
+
+def test_a_loop_with_no_runnable_task_and_no_timer_raises_instead_of_hanging() -> None:
+    async def main() -> None:
+        await asyncio.Event().wait()
+
+    with pytest.raises(virtualtime.VirtualTimeStalled):
+        virtualtime.run(main())
+
+
+def test_a_sleep_shorter_than_the_float_spacing_of_epoch_seconds_still_moves_time() -> None:
+    clock = FakeClock()
+
+    async def main() -> float:
+        start = clock.now()
+        await clock.sleep(1e-9)
+        return clock.now() - start
+
+    assert virtualtime.run(main(), clock) > 0

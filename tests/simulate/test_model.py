@@ -1,0 +1,91 @@
+"""The failure model: parsed strictly (a bad field is named), drawn deterministically per seed and attempt."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kjobs.simulate import Model, ModelError, SimulationOptions, load_model, parse_model, simulate
+from kjobs.simulate.model import ContainerModel, ExitCode, parse_duration
+
+
+@pytest.mark.parametrize(
+    ("doc", "field"),
+    [
+        ({"container": {}}, "model.container: unknown field"),
+        ({"containers": {"runTme": {"constant": "5s"}}}, "model.containers.runTme: unknown field"),
+        ({"containers": {"runTime": {"constant": "5 parsecs"}}}, "model.containers.runTime.constant: expected a"),
+        ({"containers": {"runTime": {"uniform": "5s"}}}, "model.containers.runTime.uniform: unknown field"),
+        ({"containers": {"runTime": {}}}, "model.containers.runTime.constant: required"),
+        ({"containers": {"exitCodes": [{"code": 256}]}}, "model.containers.exitCodes[0].code: expected an exit"),
+        ({"containers": {"exitCodes": [{"code": 0, "weight": -1}]}}, "model.containers.exitCodes[0].weight"),
+        ({"containers": {"exitCodes": [{"code": 1, "weight": 0}]}}, "model.containers.exitCodes: the weights"),
+        ({"containers": {"exitCodes": []}}, "model.containers.exitCodes: expected a non-empty list"),
+        ({"containers": []}, "model.containers: expected a mapping"),
+    ],
+)
+def test_a_bad_model_is_rejected_naming_the_field(doc: Any, field: str) -> None:
+    with pytest.raises(ModelError) as caught:
+        parse_model(doc)
+    assert str(caught.value).startswith(field)
+
+
+def test_a_model_file_error_names_the_file_and_the_field(tmp_path: Path) -> None:
+    path = tmp_path / "m.yaml"
+    path.write_text("containers:\n  exitCodes:\n  - code: one\n")
+    with pytest.raises(ModelError, match=r"m\.yaml: model\.containers\.exitCodes\[0\]\.code: expected an exit code"):
+        load_model(path)
+
+
+def test_the_documented_example_parses() -> None:
+    doc = {
+        "containers": {
+            "runTime": {"constant": "5s"},
+            "exitCodes": [{"code": 0, "weight": 0.95}, {"code": 1, "weight": 0.05}],
+        }
+    }
+    assert parse_model(doc) == Model(ContainerModel(5.0, (ExitCode(0, 0.95), ExitCode(1, 0.05))))
+    assert parse_model(None) == Model()
+
+
+@pytest.mark.parametrize(("text", "seconds"), [("5s", 5.0), ("1m30s", 90.0), ("250ms", 0.25), ("2h", 7200.0), (3, 3.0)])
+def test_durations_use_go_units(text: Any, seconds: float) -> None:
+    assert parse_duration(text, "x") == seconds
+
+
+def flaky_indexed_job() -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "flaky"},
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": 20,
+            "parallelism": 5,
+            "backoffLimitPerIndex": 1,
+            "maxFailedIndexes": 10,
+            "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "x"}]}},
+        },
+    }
+
+
+FLAKY = parse_model(
+    {
+        "containers": {
+            "runTime": {"constant": "30s"},
+            "exitCodes": [{"code": 0, "weight": 0.7}, {"code": 1, "weight": 0.3}],
+        }
+    }
+)
+
+
+def test_the_same_seed_gives_the_same_trace() -> None:
+    first = simulate(flaky_indexed_job(), SimulationOptions(model=FLAKY, seed=7))
+    second = simulate(flaky_indexed_job(), SimulationOptions(model=FLAKY, seed=7))
+    assert first.trace == second.trace
+    assert first.to_dict() | {"wallSeconds": 0} == second.to_dict() | {"wallSeconds": 0}
+    assert first.failures_by_action.get("Count", 0) > 0  # the model did fail some containers
+    other = simulate(flaky_indexed_job(), SimulationOptions(model=FLAKY, seed=8))
+    assert other.trace != first.trace
