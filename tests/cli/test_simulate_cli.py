@@ -82,3 +82,14 @@ def test_a_bad_model_file_exits_2_naming_the_field(tmp_path: Path) -> None:
     result = kjobs("simulate", str(EXAMPLES / "failjob-exit-42.yaml"), "--model", str(model))
     assert result.returncode == 2
     assert "bad.yaml: model.containers.runTime.constant: expected a duration" in result.stderr
+
+
+def test_feature_gates_reach_the_simulated_cluster() -> None:
+    """A manifest with a kjobs-gated field is refused at the default gates and simulated with them on."""
+    example = str(EXAMPLES / "onfailure-failjob.yaml")
+    refused = kjobs("simulate", example)
+    assert refused.returncode == 2
+    assert 'unknown field "spec.template.spec.maxRestartTimes"' in refused.stderr
+    ran = kjobs("simulate", "--feature-gates", "AllAlpha=true", example, "-o", "json")
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout)["outcome"] == "Complete"

@@ -15,6 +15,8 @@ import sys
 import click
 import orjson
 
+from kjobs.api.features import FeatureGates
+from kjobs.cli.features import feature_gates_option
 from kjobs.cli.run import _load_job
 from kjobs.cli.validate import validate_option
 
@@ -49,6 +51,7 @@ def _duration(_ctx: click.Context, _param: click.Parameter, value: str) -> float
 )
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @validate_option
+@feature_gates_option
 def simulate_command(
     manifest: str,
     model_path: str | None,
@@ -58,17 +61,25 @@ def simulate_command(
     time_limit: float,
     output: str,
     field_validation: str,
+    features: FeatureGates,
 ) -> None:
     """Simulate a Job in virtual time and report its outcome, time to finish, pods and failures by action."""
     from kjobs.simulate import Model, ModelError, SimulationOptions, load_model, simulate
 
-    job = _load_job(manifest, field_validation)
+    job = _load_job(manifest, field_validation, features)
     try:
         model = load_model(model_path) if model_path else Model()
     except ModelError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
-    options = SimulationOptions(model=model, seed=seed, nodes=nodes, time_limit=time_limit, pod_failure_backoff=backoff)
+    options = SimulationOptions(
+        model=model,
+        seed=seed,
+        nodes=nodes,
+        time_limit=time_limit,
+        pod_failure_backoff=backoff,
+        features=features,
+    )
     result = simulate(job, options)
     if output == "json":
         click.echo(orjson.dumps(result.to_dict(), option=orjson.OPT_INDENT_2).decode())

@@ -22,6 +22,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.names import CONTROLLER_UID_LABEL
 from kjobs.api.types import Obj
 from kjobs.client.local import LocalClient
@@ -51,6 +52,8 @@ class SimulationOptions:
     time_limit: float = DEFAULT_TIME_LIMIT
     pod_failure_backoff: float = 10.0
     job_batch_period: float = 1.0
+    features: FeatureGates = DEFAULT
+    """The `--feature-gates` of the simulated cluster's API and components."""
 
 
 @dataclass
@@ -126,6 +129,7 @@ async def simulate_on_loop(job: Obj, options: SimulationOptions) -> SimulationRe
         sim_outcome=options.model.outcome(options.seed),
         pod_failure_backoff=options.pod_failure_backoff,
         job_batch_period=options.job_batch_period,
+        features=options.features,
     )
     async with virtual_cluster(settings) as cluster:
         return await _follow(cluster, job, options, loop.clock, wall)
@@ -139,7 +143,7 @@ async def virtual_cluster(settings: ClusterSettings) -> AsyncIterator[LocalClust
     if not isinstance(loop, VirtualTimeLoop):
         raise RuntimeError("a virtual cluster needs a kjobs.virtualtime.VirtualTimeLoop")
     store = MemoryStore()
-    service = ApiService(Storage(store), clock=loop.clock.now)
+    service = ApiService(Storage(store), clock=loop.clock.now, features=settings.features)
     cluster = LocalCluster(service, settings=settings, clock=loop.clock)
     await cluster.start()
     try:
