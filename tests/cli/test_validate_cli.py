@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import orjson
+import pytest
 from click.testing import CliRunner
 
 from kjobs.cli import main
@@ -31,11 +32,27 @@ def run(*args: str) -> tuple[int, str, str]:
     return result.exit_code, result.stdout, result.stderr
 
 
+GATED_EXAMPLES = {"onfailure-failjob.yaml", "restart-rules.yaml"}
+"""Examples that use fields of kjobs' own alpha gates (README: Feature gates)."""
+
+
 def test_examples_are_valid() -> None:
-    files = sorted(str(p) for p in EXAMPLES.glob("*.yaml"))
-    code, out, _ = run("validate", *files)
+    """Every example is valid with every gate on, and every one without kjobs' fields at the default gates."""
+    files = sorted(EXAMPLES.glob("*.yaml"))
+    code, out, _ = run("validate", "--feature-gates", "AllAlpha=true", *map(str, files))
     assert code == 0, out
     assert out.count(" is valid") == len(files)
+    plain = [str(p) for p in files if p.name not in GATED_EXAMPLES]
+    code, out, _ = run("validate", *plain)
+    assert code == 0, out
+    assert out.count(" is valid") == len(plain)
+
+
+@pytest.mark.parametrize("name", sorted(GATED_EXAMPLES))
+def test_gated_examples_are_refused_at_the_default_gates(name: str) -> None:
+    code, out, _ = run("validate", str(EXAMPLES / name))
+    assert code == 1, out
+    assert "strict decoding error: unknown field" in out
 
 
 def test_invalid_job_lists_every_error_like_kubectl(tmp_path: Path) -> None:
