@@ -181,9 +181,14 @@ def _summary(run: dict[str, Any], runs: int) -> str:
         ("Failed indexes", run["failedIndexes"]),
         ("Failures by action", ", ".join(f"{a} {n}" for a, n in run["failuresByAction"].items()) or "none"),
     ]
-    cells = "".join(f"<tr><th>{escape(k)}</th><td>{escape(str(v))}</td></tr>" for k, v in rows if v)
+    cells = "".join(f"<tr><th>{escape(k)}</th><td>{escape(_clip(str(v)))}</td></tr>" for k, v in rows if v)
     of = f"run 1 of {runs}" if runs > 1 else "one run"
     return f"<h2>Outcome ({of})</h2><table class='summary'>{cells}</table>"
+
+
+def _clip(text: str, limit: int = 240) -> str:
+    """Long values (a Job's failedIndexes) cut for the page; the data block keeps them whole."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _timeline_sections(data: dict[str, Any]) -> list[str]:
@@ -300,7 +305,8 @@ body{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color
 max-width:1120px}
 h1{font-size:22px;margin:0 0 12px}h2{font-size:17px;margin:24px 0 6px}h3{font-size:14px;margin:14px 0 4px}
 table.summary{border-collapse:collapse;font-size:13px}table.summary th,table.summary td{padding:3px 10px;
-text-align:left;border-bottom:1px solid #e9ecef}table.summary th{color:#495057;font-weight:600}
+text-align:left;border-bottom:1px solid #e9ecef}table.summary th{color:#495057;font-weight:600;
+white-space:nowrap}table.summary td{overflow-wrap:anywhere}
 .note{color:#868e96;font-size:12px;margin:2px 0}.legend{font-size:12px;margin:4px 0}
 .key{display:inline-block;margin-right:14px}.key i{display:inline-block;width:12px;height:12px;margin-right:5px;
 vertical-align:-2px;border-radius:2px}svg{display:block}svg .grid{stroke:#e9ecef;stroke-width:1}
