@@ -4,8 +4,10 @@ The same control plane as `kjobs run` (`kjobs.simulate.session`), with the simul
 that jumps to the next due timer, so hours of back-off and run time take well under a second. Without a model
 every container succeeds at once; the model format is docs/simulate-model.md.
 
+`--report out.html` also writes a self-contained HTML report with plots (`kjobs.simulate.report`).
+
 Exit status: 0 when the Job completed, 1 when it failed or did not finish within `--time-limit`, 2 on bad input
-(Job manifest or model file).
+(Job manifest or model file) or a report that cannot be written.
 """
 
 from __future__ import annotations
@@ -50,6 +52,13 @@ def _duration(_ctx: click.Context, _param: click.Parameter, value: str) -> float
     help="Give up after this much virtual time (e.g. 90m, 24h).",
 )
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
+@click.option(
+    "--report",
+    "report_path",
+    type=click.Path(dir_okay=False, writable=True),
+    default=None,
+    help="Also write a self-contained HTML report with plots (docs: kjobs.simulate.report).",
+)
 @validate_option
 @feature_gates_option
 def simulate_command(
@@ -60,6 +69,7 @@ def simulate_command(
     backoff: float,
     time_limit: float,
     output: str,
+    report_path: str | None,
     field_validation: str,
     features: FeatureGates,
 ) -> None:
@@ -81,6 +91,14 @@ def simulate_command(
         features=features,
     )
     result = simulate(job, options)
+    if report_path:
+        from kjobs.simulate.report import write_report
+
+        try:
+            write_report(report_path, [result])
+        except OSError as exc:
+            click.echo(f"error: cannot write the report: {exc}", err=True)
+            sys.exit(2)
     if output == "json":
         click.echo(orjson.dumps(result.to_dict(), option=orjson.OPT_INDENT_2).decode())
     else:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kjobs.api.features import DEFAULT, FeatureGates
-from kjobs.api.names import CONTROLLER_UID_LABEL
+from kjobs.api.names import CONTROLLER_UID_LABEL, JOB_COMPLETION_INDEX_ANNOTATION
 from kjobs.api.types import Obj
 from kjobs.client.local import LocalClient
 from kjobs.client.resources import JOBS, PODS
@@ -72,8 +72,8 @@ class SimulationResult:
     failures_by_action: dict[str, int]
     """Failed pods per policy action: FailJob, FailIndex, Ignore, or Count (no rule matched, or Count)."""
     trace: list[tuple[float, str, str, str]]
-    """(virtual seconds since the Job's creation, what, name, detail), in order: pod created / phase / deleted,
-    and Job conditions."""
+    """(virtual seconds since the Job's creation, what, name, detail), in order: pod created (detail: its
+    completion index, empty for a NonIndexed Job) / phase / deleted, and Job conditions."""
     view: RunView
 
     def to_dict(self) -> dict[str, Any]:
@@ -187,7 +187,8 @@ async def _follow(
         name, uid = str(pod["metadata"]["name"]), P.uid(pod)
         if uid not in created:
             created.add(uid)
-            trace.append((at(), "pod-created", name, ""))
+            index = (pod["metadata"].get("annotations") or {}).get(JOB_COMPLETION_INDEX_ANNOTATION, "")
+            trace.append((at(), "pod-created", name, str(index)))
         if new is None:
             trace.append((at(), "pod-deleted", name, ""))
         else:
