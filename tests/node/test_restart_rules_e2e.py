@@ -110,3 +110,34 @@ def test_job_with_a_restart_rule_completes_without_a_failure(tmp_path: Path) -> 
     assert terminal_condition(done)["type"] == "Complete"
     assert done["status"].get("failed", 0) == 0 and done["status"]["succeeded"] == 1
     assert [main_status(p["status"])["restartCount"] for p in pods] == [1]
+
+
+def test_a_job_counts_one_failure_for_a_pod_that_used_up_its_restart_limit(tmp_path: Path) -> None:
+    """OnFailure with `maxRestartTimes: 2`: the pod runs three times and fails; the Job counts that one pod, not
+    its two restarts, against `backoffLimit: 0` (README "Feature gates": JobPodRestartLimit)."""
+    settings = dataclasses.replace(fast_settings(tmp_path, nodes=1), features=FeatureGates.parse("AllAlpha=true"))
+    runs = tmp_path / "runs"
+    job = job_manifest("limited", f"echo x >> {runs}; exit 3", backoffLimit=0)
+    template = job["spec"]["template"]["spec"]
+    template.update(restartPolicy="OnFailure", maxRestartTimes=2)
+
+    async def scenario() -> tuple[Obj, list[Obj]]:
+        async with Scenario(tmp_path, settings) as s:
+            await s.client.create(JOBS, "default", job)
+
+            async def finished() -> Obj | None:
+                current = await s.client.get(JOBS, "default", "limited")
+                return current if terminal_condition(current) else None
+
+            done = await eventually(finished, what="the Job finished")
+            pods, _ = await s.client.list(PODS, "default")
+            return done, pods
+
+    done, pods = run(scenario)
+    condition = terminal_condition(done)
+    assert (condition["type"], condition["reason"]) == ("Failed", "BackoffLimitExceeded")
+    assert done["status"]["failed"] == 1
+    assert done["status"].get("succeeded", 0) == 0
+    assert [main_status(p["status"])["restartCount"] for p in pods] == [2]
+    assert [p["status"]["reason"] for p in pods] == [RESTART_LIMIT_REASON]
+    assert runs.read_text().count("x") == 3
