@@ -208,6 +208,10 @@ class AttemptSlots:
         self._slots[uid] = (index, number)
         return self._slots[uid]
 
+    def attempts(self) -> dict[int, int]:
+        """Pods created per completion index so far."""
+        return {index: n for index, n in self._next.items() if index is not None}
+
 
 def parse_model(doc: Any, where: str = "model") -> Model:
     """A `Model` from a decoded YAML document; `ModelError` names the first bad field."""
