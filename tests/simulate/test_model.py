@@ -100,3 +100,17 @@ def test_the_same_seed_gives_the_same_trace() -> None:
     assert first.failures_by_action.get("Count", 0) > 0  # the model did fail some containers
     other = simulate(flaky_indexed_job(), SimulationOptions(model=FLAKY, seed=8))
     assert other.trace != first.trace
+
+
+def test_an_override_applies_to_its_indexes_only() -> None:
+    model = parse_model(
+        {
+            "containers": {"runTime": {"uniform": {"min": "1s", "max": "2s"}}},
+            "overrides": [{"indexes": "1,3", "container": "main", "exitCodes": [{"code": 3}]}],
+        }
+    )
+    result = simulate(flaky_indexed_job(), SimulationOptions(model=model, seed=2))
+    status = result.job["status"]
+    assert (status["failedIndexes"], result.retries_per_index) == ("1,3", {1: 1, 3: 1})
+    assert result.failures_by_reason == {"Error 3": 4}
+    assert 4.0 <= result.wasted_pod_seconds <= 8.0
