@@ -226,34 +226,42 @@ class LocalCluster:
     def _make_agents(self) -> list[Component]:
         if self.settings.nodes <= 0:
             return []
+        return [self._make_agent(name) for name in self.node_names()]
+
+    def _make_agent(self, name: str) -> Component:
         from pathlib import Path
 
         from kjobs.node.agent import NodeAgent, NodeAgentSettings
         from kjobs.node.process_runtime import default_root_dir
 
-        agents: list[Component] = []
         root = Path(self.settings.root_dir) if self.settings.root_dir else default_root_dir()
         sim = self.settings.runtime == "sim"
-        for name in self.node_names():
-            options = dict(self.settings.node_options)
-            if sim:  # a fixed machine, not this one's, so a simulation decides the same everywhere
-                options.setdefault("machine", SIM_MACHINE)
-            settings = NodeAgentSettings(**options)
-            agents.append(
-                NodeAgent(
-                    LocalClient(self.service, manager=KUBELET_MANAGER, shared_results=True),
-                    name=name,
-                    runtime_factory=(
-                        _sim_runtime(self.clock, self.settings.sim_outcome)
-                        if sim
-                        else _process_runtime(root / name, self.clock)
-                    ),
-                    clock=self.clock,
-                    settings=settings,
-                    memory_monitor=_sim_memory(settings) if sim else None,
-                )
-            )
-        return agents
+        options = dict(self.settings.node_options)
+        if sim:  # a fixed machine, not this one's, so a simulation decides the same everywhere
+            options.setdefault("machine", SIM_MACHINE)
+        settings = NodeAgentSettings(**options)
+        return NodeAgent(
+            LocalClient(self.service, manager=KUBELET_MANAGER, shared_results=True),
+            name=name,
+            runtime_factory=(
+                _sim_runtime(self.clock, self.settings.sim_outcome)
+                if sim
+                else _process_runtime(root / name, self.clock)
+            ),
+            clock=self.clock,
+            settings=settings,
+            memory_monitor=_sim_memory(settings) if sim else None,
+        )
+
+    async def add_node(self, name: str) -> Any:
+        """Start one more node agent named `name` (a replacement for a lost node, as an autoscaler adds one)."""
+        agent = self._make_agent(name)
+        await agent.start()
+        self._started.insert(len(self.agents), agent)  # stopped after the controllers, with the other agents
+        self.agents.append(agent)
+        if self.logs is not None:
+            self.logs.add(agent)  # type: ignore[arg-type]
+        return agent
 
     async def stop(self) -> None:
         """Stop everything, newest first (controllers, then node agents, which stop their pods)."""

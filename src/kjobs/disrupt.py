@@ -26,6 +26,7 @@ from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
 from kjobs.client.base import Client
 from kjobs.client.resources import NODES, PODS, PRIORITY_CLASSES
+from kjobs.clock import Clock, RealClock
 from kjobs.node.nodestatus import HOSTNAME_LABEL
 from kjobs.node.shutdown import request_shutdown
 
@@ -98,8 +99,16 @@ def _requests_cpu(job: Obj) -> bool:
 class Disruptor:
     """Applies disruptions to the running pods `running()` returns, telling `say` each step as kubectl would."""
 
-    def __init__(self, client: Client, running: Callable[[], list[Obj]], say: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        client: Client,
+        running: Callable[[], list[Obj]],
+        say: Callable[[str], None],
+        clock: Clock | None = None,
+    ) -> None:
         self.client = client
+        self.clock: Clock = clock or RealClock()
+        """Times the bounded waits for disrupted pods to stop (a `FakeClock` in `kjobs simulate`)."""
         self.running = running
         self.say = say
         self.number = 1
@@ -117,7 +126,8 @@ class Disruptor:
         while not (pods := self.running()):
             await asyncio.sleep(0.05)
         self._started.add(disruption)
-        step = Disruptor(self.client, self.running, lambda line: self.say(f"disrupt {disruption.text}: {line}"))
+        say = self.say
+        step = Disruptor(self.client, self.running, lambda line: say(f"disrupt {disruption.text}: {line}"), self.clock)
         step.number = len(self._started)
         try:
             await step.apply(disruption.kind, pods[0])
@@ -221,9 +231,9 @@ class Disruptor:
     async def _stopped(self, pods: list[Obj], *, announce: bool) -> None:
         """Wait (bounded) until each pod has ended (Succeeded/Failed) or is gone; `announce` says so per pod,
         as kubectl drain prints `pod/NAME evicted`."""
-        deadline = time.monotonic() + STOP_TIMEOUT
+        deadline = self.clock.now() + STOP_TIMEOUT
         waiting = list(pods)
-        while waiting and time.monotonic() < deadline:
+        while waiting and self.clock.now() < deadline:
             for pod in list(waiting):
                 meta = pod["metadata"]
                 try:
@@ -238,4 +248,4 @@ class Disruptor:
                     if announce:
                         self.say(f"pod/{meta['name']} evicted")
             if waiting:
-                await asyncio.sleep(0.1)
+                await self.clock.sleep(0.1)

@@ -17,8 +17,19 @@ from kjobs.simulate.model import ContainerModel, ExitCode, parse_duration
         ({"container": {}}, "model.container: unknown field"),
         ({"containers": {"runTme": {"constant": "5s"}}}, "model.containers.runTme: unknown field"),
         ({"containers": {"runTime": {"constant": "5 parsecs"}}}, "model.containers.runTime.constant: expected a"),
-        ({"containers": {"runTime": {"uniform": "5s"}}}, "model.containers.runTime.uniform: unknown field"),
-        ({"containers": {"runTime": {}}}, "model.containers.runTime.constant: required"),
+        ({"containers": {"runTime": {"gamma": "5s"}}}, "model.containers.runTime.gamma: unknown field"),
+        ({"containers": {"runTime": {}}}, "model.containers.runTime: expected exactly one of"),
+        ({"containers": {"runTime": {"uniform": {"min": "5s"}}}}, "model.containers.runTime.uniform.max: required"),
+        (
+            {"containers": {"runTime": {"lognormal": {"median": 3, "sigma": -1}}}},
+            "model.containers.runTime.lognormal.sigma",
+        ),
+        ({"containers": {"oomKillProbability": 2}}, "model.containers.oomKillProbability: expected a probability"),
+        ({"overrides": [{"indexes": "3-1"}]}, "model.overrides[0].indexes: interval 3-1 runs backwards"),
+        ({"overrides": [{"contianer": "a"}]}, "model.overrides[0].contianer: unknown field"),
+        ({"disruptions": [{"kind": "meteor", "ratePerHour": 1}]}, "model.disruptions[0].kind: expected one of"),
+        ({"disruptions": [{"kind": "drain"}]}, "model.disruptions[0]: expected exactly one of: ratePerHour"),
+        ({"disruptions": [{"kind": "drain", "ratePerPodHour": "x"}]}, "model.disruptions[0].ratePerPodHour"),
         ({"containers": {"exitCodes": [{"code": 256}]}}, "model.containers.exitCodes[0].code: expected an exit"),
         ({"containers": {"exitCodes": [{"code": 0, "weight": -1}]}}, "model.containers.exitCodes[0].weight"),
         ({"containers": {"exitCodes": [{"code": 1, "weight": 0}]}}, "model.containers.exitCodes: the weights"),
@@ -89,3 +100,17 @@ def test_the_same_seed_gives_the_same_trace() -> None:
     assert first.failures_by_action.get("Count", 0) > 0  # the model did fail some containers
     other = simulate(flaky_indexed_job(), SimulationOptions(model=FLAKY, seed=8))
     assert other.trace != first.trace
+
+
+def test_an_override_applies_to_its_indexes_only() -> None:
+    model = parse_model(
+        {
+            "containers": {"runTime": {"uniform": {"min": "1s", "max": "2s"}}},
+            "overrides": [{"indexes": "1,3", "container": "main", "exitCodes": [{"code": 3}]}],
+        }
+    )
+    result = simulate(flaky_indexed_job(), SimulationOptions(model=model, seed=2))
+    status = result.job["status"]
+    assert (status["failedIndexes"], result.retries_per_index) == ("1,3", {1: 1, 3: 1})
+    assert result.failures_by_reason == {"Error 3": 4}
+    assert 4.0 <= result.wasted_pod_seconds <= 8.0

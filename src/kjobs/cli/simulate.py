@@ -1,26 +1,36 @@
-"""`kjobs simulate JOB.yaml [--model MODEL.yaml] [--seed S]`: run a Job on the embedded cluster in virtual time.
+"""`kjobs simulate JOB.yaml [--model MODEL.yaml] [--seed S] [--runs N] [--compare OTHER.yaml]`: run a Job on the
+embedded cluster in virtual time.
 
 The same control plane as `kjobs run` (`kjobs.simulate.session`), with the simulated container runtime and a clock
 that jumps to the next due timer, so hours of back-off and run time take well under a second. Without a model
 every container succeeds at once; the model format is docs/simulate-model.md.
 
-`--report out.html` also writes a self-contained HTML report with plots (`kjobs.simulate.report`).
+`--runs N` simulates seeds S..S+N-1 and prints the distribution; `--compare OTHER.yaml` runs a second Job on the
+same seeds (the same failure trace) and prints both side by side (`kjobs.simulate.runs`). A progress bar shows on
+a terminal for more than one run (never with `-o json`). `--report out.html` also writes a self-contained HTML
+report with plots (`kjobs.simulate.report`): of every run with `--runs`, of the first Job with `--compare`.
 
-Exit status: 0 when the Job completed, 1 when it failed or did not finish within `--time-limit`, 2 on bad input
-(Job manifest or model file) or a report that cannot be written.
+Exit status: 0 when the Job completed (with `--runs`/`--compare`: when the report was made), 1 when it failed or
+did not finish within `--time-limit`, 2 on bad input (Job manifest or model file) or a report that cannot be
+written.
 """
 
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 import orjson
 
 from kjobs.api.features import FeatureGates
+from kjobs.api.types import Obj
 from kjobs.cli.features import feature_gates_option
 from kjobs.cli.run import _load_job
 from kjobs.cli.validate import validate_option
+
+if TYPE_CHECKING:
+    from kjobs.simulate import SimulationOptions, SimulationResult
 
 
 def _duration(_ctx: click.Context, _param: click.Parameter, value: str) -> float:
@@ -51,6 +61,14 @@ def _duration(_ctx: click.Context, _param: click.Parameter, value: str) -> float
     callback=_duration,
     help="Give up after this much virtual time (e.g. 90m, 24h).",
 )
+@click.option("--runs", type=click.IntRange(1, 100_000), default=1, show_default=True, help="Runs, seeds S..S+N-1.")
+@click.option(
+    "--compare",
+    "compare_path",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="A second Job (another policy) to run on the same failure trace, side by side.",
+)
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option(
     "--report",
@@ -68,6 +86,8 @@ def simulate_command(
     nodes: int | None,
     backoff: float,
     time_limit: float,
+    runs: int,
+    compare_path: str | None,
     output: str,
     report_path: str | None,
     field_validation: str,
@@ -75,10 +95,15 @@ def simulate_command(
 ) -> None:
     """Simulate a Job in virtual time and report its outcome, time to finish, pods and failures by action."""
     from kjobs.simulate import Model, ModelError, SimulationOptions, load_model, simulate
+    from kjobs.simulate.disruptions import check
 
     job = _load_job(manifest, field_validation, features)
+    other = _load_job(compare_path, field_validation, features) if compare_path else None
     try:
         model = load_model(model_path) if model_path else Model()
+        for each in (job, other):
+            if each is not None:
+                check(model, each)
     except ModelError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
@@ -90,20 +115,53 @@ def simulate_command(
         pod_failure_backoff=backoff,
         features=features,
     )
+    if runs > 1 or other is not None:
+        _many(job, other, options, runs, output, report_path)
+        return
     result = simulate(job, options)
-    if report_path:
-        from kjobs.simulate.report import write_report
-
-        try:
-            write_report(report_path, [result])
-        except OSError as exc:
-            click.echo(f"error: cannot write the report: {exc}", err=True)
-            sys.exit(2)
+    _report(report_path, [result])
     if output == "json":
         click.echo(orjson.dumps(result.to_dict(), option=orjson.OPT_INDENT_2).decode())
     else:
         click.echo(render(result.to_dict()))
     sys.exit(0 if result.outcome == "Complete" else 1)
+
+
+def _report(path: str | None, results: list[SimulationResult]) -> None:
+    """Write the `--report` page of `results`, if one was asked for; exit 2 when it cannot be written."""
+    if not path:
+        return
+    from kjobs.simulate.report import write_report
+
+    try:
+        write_report(path, results)
+    except OSError as exc:
+        click.echo(f"error: cannot write the report: {exc}", err=True)
+        sys.exit(2)
+
+
+def _many(
+    job: Obj, other: Obj | None, options: SimulationOptions, runs: int, output: str, report_path: str | None
+) -> None:
+    """`--runs` and `--compare`: the distribution of each Job over the same seeds; the report is the first Job's."""
+    from rich.progress import Progress
+
+    from kjobs.simulate.runs import distribution, render_comparison, render_distribution, simulate_runs
+
+    jobs = [job] if other is None else [job, other]
+    show = output != "json" and sys.stderr.isatty() and runs * len(jobs) > 1
+    with Progress(transient=True, disable=not show) as progress:
+        task = progress.add_task("simulating", total=runs * len(jobs))
+        results = [simulate_runs(each, options, runs, lambda: progress.advance(task)) for each in jobs]
+    summaries = [distribution(each, options.seed) for each in results]
+    _report(report_path, results[0])
+    if output == "json":
+        body: object = summaries[0] if other is None else {"runs": summaries}
+        click.echo(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode())
+    elif other is None:
+        click.echo(render_distribution(summaries[0]))
+    else:
+        click.echo(render_comparison(summaries[0], summaries[1]))
 
 
 def render(summary: dict[str, object]) -> str:
@@ -125,6 +183,18 @@ def render(summary: dict[str, object]) -> str:
     assert isinstance(actions, dict)
     by_action = ", ".join(f"{action} {count}" for action, count in actions.items()) or "none"
     lines.append(f"  failures by action: {by_action}")
+    reasons = summary.get("failuresByReason") or {}
+    assert isinstance(reasons, dict)
+    lines.append(f"  failures by reason: {', '.join(f'{k} {v}' for k, v in reasons.items()) or 'none'}")
+    lines.append(f"  wasted pod-seconds: {summary.get('wastedPodSeconds', 0):g}")
+    retries = summary.get("retriesPerIndex") or {}
+    assert isinstance(retries, dict)
+    if retries:
+        lines.append(f"  retries per index: {', '.join(f'{i}: {n}' for i, n in retries.items())}")
+    disruptions = summary.get("disruptions") or {}
+    assert isinstance(disruptions, dict)
+    if disruptions:
+        lines.append(f"  disruptions: {', '.join(f'{k} {v}' for k, v in disruptions.items())}")
     return "\n".join(lines)
 
 

@@ -1,16 +1,19 @@
-"""The failure model of `kjobs simulate`: how long each simulated container runs and how it exits.
+"""The failure model of `kjobs simulate`: how simulated containers run and exit, and what disrupts them.
 
-The format is documented in docs/simulate-model.md. Today a model has one section, `containers` (applied to
-every container of every pod): `runTime` (`constant: DURATION`) and `exitCodes` (codes with weights). Parsing
-is strict — an unknown or malformed field is a `ModelError` naming its path — so that later sections
-(distributions, OOM kills, disruption processes) can be added without old files meaning something else.
+The format is documented in docs/simulate-model.md: `containers` (run-time distribution, exit codes, OOM-kill
+probability), `overrides` (the same per container name and/or completion index), `disruptions` (processes with a
+rate per hour of virtual time or per pod-hour, applied by `kjobs.simulate.disruptions` through the real
+components). Parsing is strict — an unknown or malformed field is a `ModelError` naming its path — so that later
+sections can be added without old files meaning something else.
 
-Every attempt's fate is drawn from a generator seeded by (seed, namespace/pod name, container, attempt), so a
-run is the same for the same seed whatever order the attempts start in.
+Every attempt's fate is drawn from a generator seeded by (seed, completion index — or the pod's creation ordinal
+for a non-indexed Job —, the pod's attempt at that index, container, restart): the same seed gives the same draws
+to two Jobs (`kjobs simulate --compare`), whatever their pod names.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import re
 from dataclasses import dataclass, field
@@ -19,8 +22,10 @@ from typing import Any
 
 import yaml
 
+from kjobs.api.names import CONTROLLER_UID_LABEL, JOB_COMPLETION_INDEX_ANNOTATION
 from kjobs.api.types import Obj
 from kjobs.node.sim_runtime import Outcome, OutcomeFn
+from kjobs.testing.virtual import command_outcome
 
 
 class ModelError(ValueError):
@@ -64,15 +69,47 @@ class ExitCode:
     weight: float
 
 
+DISTRIBUTIONS = ("constant", "uniform", "exponential", "lognormal", "normal")
+"""Run-time distributions; the normal is truncated at 0 (a negative draw runs 0 s)."""
+
+
+@dataclass(frozen=True)
+class RunTime:
+    """A run-time distribution: `kind` and its parameters in seconds (`sigma` is unitless, lognormal only)."""
+
+    kind: str = "constant"
+    a: float = 0.0
+    """constant: the value; uniform: min; exponential: mean; lognormal: median; normal: mean."""
+    b: float = 0.0
+    """uniform: max; lognormal: sigma; normal: standard deviation."""
+
+    def draw(self, rng: random.Random) -> float:
+        """One run time in seconds (≥ 0)."""
+        if self.kind == "uniform":
+            return rng.uniform(self.a, self.b)
+        if self.kind == "exponential":
+            return rng.expovariate(1.0 / self.a) if self.a > 0 else 0.0
+        if self.kind == "lognormal":
+            return rng.lognormvariate(math.log(self.a), self.b) if self.a > 0 else 0.0
+        if self.kind == "normal":
+            return max(0.0, rng.gauss(self.a, self.b))
+        return self.a
+
+
 @dataclass(frozen=True)
 class ContainerModel:
-    """What every simulated container does: run `run_time` seconds, then exit with a code drawn by weight."""
+    """What a simulated container does: run a drawn time, then exit with a code drawn by weight — or be
+    OOM-killed (exit 137, reason OOMKilled, as the kubelet reports it) with probability `oom`."""
 
-    run_time: float = 0.0
+    run_time: float | RunTime = 0.0
     exit_codes: tuple[ExitCode, ...] = (ExitCode(0, 1.0),)
+    oom: float = 0.0
 
     def draw(self, rng: random.Random) -> Outcome:
-        """One attempt's outcome."""
+        """One attempt's outcome (the draws in a fixed order: run time, OOM, exit code)."""
+        run = self.run_time if isinstance(self.run_time, RunTime) else RunTime("constant", self.run_time)
+        duration = run.draw(rng)
+        killed = rng.random() < self.oom if self.oom > 0 else False
         total = sum(e.weight for e in self.exit_codes)
         pick = rng.random() * total
         code = self.exit_codes[-1].code
@@ -81,48 +118,225 @@ class ContainerModel:
                 code = entry.code
                 break
             pick -= entry.weight
-        return Outcome(duration=self.run_time, exit_code=code)
+        if killed:
+            return Outcome(duration=duration, exit_code=137, oom=True)
+        return Outcome(duration=duration, exit_code=code)
+
+
+@dataclass(frozen=True)
+class Override:
+    """A `ContainerModel` for the containers named `container` (None: any) at `indexes` (None: any)."""
+
+    container: str | None
+    indexes: frozenset[int] | None
+    model: ContainerModel
+
+    def matches(self, container: str, index: int | None) -> bool:
+        """Whether this override applies to `container` of the pod at completion `index`."""
+        if self.container is not None and self.container != container:
+            return False
+        return self.indexes is None or (index is not None and index in self.indexes)
+
+
+DISRUPTION_KINDS = ("preempt", "drain", "evict", "taint", "node-loss", "node-pressure", "node-shutdown")
+"""`kjobs run --disrupt`'s kinds (`kjobs.disrupt.KINDS`) and the two faults only a cluster itself causes."""
+
+
+@dataclass(frozen=True)
+class DisruptionProcess:
+    """Disruptions of `kind` at `rate` events per hour of virtual time (`per="hour"`: cluster-wide, on a
+    running pod drawn at random) or per pod-hour (`per="pod-hour"`: each running pod's own Poisson clock)."""
+
+    kind: str
+    rate: float
+    per: str
 
 
 @dataclass(frozen=True)
 class Model:
-    """A parsed model file (the default model: every container succeeds at once)."""
+    """A parsed model file (the default model: every container succeeds at once, nothing is disrupted)."""
 
     containers: ContainerModel = field(default_factory=ContainerModel)
+    overrides: tuple[Override, ...] = ()
+    disruptions: tuple[DisruptionProcess, ...] = ()
 
-    def outcome(self, seed: int) -> OutcomeFn:
-        """The simulated runtime's outcome function for this model and seed."""
+    def container_model(self, container: str, index: int | None) -> ContainerModel:
+        """The first matching override's model, else `containers`."""
+        for override in self.overrides:
+            if override.matches(container, index):
+                return override.model
+        return self.containers
+
+    def outcome(self, seed: int, slots: AttemptSlots | None = None) -> OutcomeFn:
+        """The simulated runtime's outcome function for this model and seed. Pods that no Job owns (the
+        preemptor of a `preempt` disruption) run as their command says (`sleep 1`)."""
+        numbering = slots or AttemptSlots()
 
         def decide(pod: Obj, container: Obj, attempt: int) -> Outcome:
-            meta = pod.get("metadata") or {}
-            key = f"{seed}/{meta.get('namespace')}/{meta.get('name')}/{container.get('name')}/{attempt}"
-            return self.containers.draw(random.Random(key))  # str seeds hash with SHA-512: stable everywhere
+            slot = numbering.slot(pod)
+            if slot is None:
+                return command_outcome(pod, container, attempt)
+            index, pod_attempt = slot
+            name = str(container.get("name"))
+            key = f"{seed}/{index if index is not None else 'pod'}/{pod_attempt}/{name}/{attempt}"
+            rng = random.Random(key)  # str seeds hash with SHA-512: stable everywhere
+            return self.container_model(name, index).draw(rng)
 
         return decide
+
+
+class AttemptSlots:
+    """Numbers a run's pods by what they stand for, not by their random names: (completion index, the pod's
+    attempt at it) for an Indexed Job, (None, creation ordinal) otherwise. One per simulated run."""
+
+    def __init__(self) -> None:
+        self._slots: dict[str, tuple[int | None, int]] = {}
+        self._next: dict[int | None, int] = {}
+
+    def slot(self, pod: Obj) -> tuple[int | None, int] | None:
+        """The pod's (index, attempt); None for a pod no Job owns."""
+        meta = pod.get("metadata") or {}
+        uid = str(meta.get("uid") or "")
+        if uid in self._slots:
+            return self._slots[uid]
+        if CONTROLLER_UID_LABEL not in (meta.get("labels") or {}):
+            return None
+        raw = (meta.get("annotations") or {}).get(JOB_COMPLETION_INDEX_ANNOTATION)
+        index = int(raw) if isinstance(raw, str) and raw.isdigit() else None
+        number = self._next.get(index, 0)
+        self._next[index] = number + 1
+        self._slots[uid] = (index, number)
+        return self._slots[uid]
+
+    def attempts(self) -> dict[int, int]:
+        """Pods created per completion index so far."""
+        return {index: n for index, n in self._next.items() if index is not None}
 
 
 def parse_model(doc: Any, where: str = "model") -> Model:
     """A `Model` from a decoded YAML document; `ModelError` names the first bad field."""
     if doc is None:
         return Model()
-    top = _mapping(doc, where, ("containers",))
-    if "containers" not in top:
-        return Model()
-    return Model(containers=_parse_containers(top["containers"], f"{where}.containers"))
+    top = _mapping(doc, where, ("containers", "overrides", "disruptions"))
+    containers = ContainerModel()
+    if "containers" in top:
+        containers = _parse_containers(top["containers"], f"{where}.containers", ContainerModel())
+    overrides = tuple(_parse_overrides(top.get("overrides"), f"{where}.overrides", containers))
+    disruptions = tuple(_parse_disruptions(top.get("disruptions"), f"{where}.disruptions"))
+    return Model(containers=containers, overrides=overrides, disruptions=disruptions)
 
 
-def _parse_containers(value: Any, where: str) -> ContainerModel:
-    spec = _mapping(value, where, ("runTime", "exitCodes"))
-    run_time = 0.0
+_CONTAINER_FIELDS = ("runTime", "exitCodes", "oomKillProbability")
+
+
+def _parse_containers(value: Any, where: str, base: ContainerModel, extra: tuple[str, ...] = ()) -> ContainerModel:
+    spec = _mapping(value, where, (*extra, *_CONTAINER_FIELDS))
+    run_time = base.run_time
     if "runTime" in spec:
-        run = _mapping(spec["runTime"], f"{where}.runTime", ("constant",))
-        if "constant" not in run:
-            raise ModelError(f"{where}.runTime.constant: required")
-        run_time = parse_duration(run["constant"], f"{where}.runTime.constant")
-    codes: tuple[ExitCode, ...] = (ExitCode(0, 1.0),)
+        run_time = _parse_run_time(spec["runTime"], f"{where}.runTime")
+    codes = base.exit_codes
     if "exitCodes" in spec:
         codes = _parse_exit_codes(spec["exitCodes"], f"{where}.exitCodes")
-    return ContainerModel(run_time=run_time, exit_codes=codes)
+    oom = base.oom
+    if "oomKillProbability" in spec:
+        oom = _probability(spec["oomKillProbability"], f"{where}.oomKillProbability")
+    return ContainerModel(run_time=run_time, exit_codes=codes, oom=oom)
+
+
+def _parse_run_time(value: Any, where: str) -> float | RunTime:
+    run = _mapping(value, where, DISTRIBUTIONS)
+    if len(run) != 1:
+        raise ModelError(f"{where}: expected exactly one of: {', '.join(DISTRIBUTIONS)}")
+    kind, params = next(iter(run.items()))
+    at = f"{where}.{kind}"
+    if kind == "constant":
+        return parse_duration(params, at)
+    names = {
+        "uniform": ("min", "max"),
+        "exponential": ("mean",),
+        "lognormal": ("median", "sigma"),
+        "normal": ("mean", "stddev"),
+    }[kind]
+    spec = _mapping(params, at, names)
+    for name in names:
+        if name not in spec:
+            raise ModelError(f"{at}.{name}: required")
+    a = parse_duration(spec[names[0]], f"{at}.{names[0]}")
+    b = 0.0
+    if len(names) == 2:
+        second = spec[names[1]]
+        if kind == "lognormal":
+            if isinstance(second, bool) or not isinstance(second, int | float) or second < 0:
+                raise ModelError(f"{at}.sigma: expected a non-negative number, got {second!r}")
+            b = float(second)
+        else:
+            b = parse_duration(second, f"{at}.{names[1]}")
+    if kind == "uniform" and b < a:
+        raise ModelError(f"{at}.max: must not be less than min")
+    return RunTime(kind, a, b)
+
+
+def _probability(value: Any, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value <= 1:
+        raise ModelError(f"{where}: expected a probability from 0 to 1, got {value!r}")
+    return float(value)
+
+
+def _parse_overrides(value: Any, where: str, base: ContainerModel) -> list[Override]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ModelError(f"{where}: expected a list")
+    overrides = []
+    for i, item in enumerate(value):
+        at = f"{where}[{i}]"
+        spec = _mapping(item, at, ("container", "indexes", *_CONTAINER_FIELDS))
+        container = spec.get("container")
+        if container is not None and (not isinstance(container, str) or not container):
+            raise ModelError(f"{at}.container: expected a container name, got {container!r}")
+        indexes = _parse_indexes(spec["indexes"], f"{at}.indexes") if "indexes" in spec else None
+        model = _parse_containers(spec, at, base, extra=("container", "indexes"))
+        overrides.append(Override(container, indexes, model))
+    return overrides
+
+
+def _parse_indexes(value: Any, where: str) -> frozenset[int]:
+    """`"0-3,7"` (the Job's completedIndexes notation), one index, or a list of indexes."""
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return frozenset((value,))
+    if isinstance(value, list) and all(isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in value):
+        return frozenset(value)
+    if isinstance(value, str) and re.fullmatch(r"\d+(-\d+)?(,\d+(-\d+)?)*", value):
+        found: set[int] = set()
+        for part in value.split(","):
+            first, _, last = part.partition("-")
+            if last and int(last) < int(first):
+                raise ModelError(f"{where}: interval {part} runs backwards")
+            found.update(range(int(first), int(last or first) + 1))
+        return frozenset(found)
+    raise ModelError(f'{where}: expected indexes such as "0-3,7", an index or a list of indexes, got {value!r}')
+
+
+def _parse_disruptions(value: Any, where: str) -> list[DisruptionProcess]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise ModelError(f"{where}: expected a list")
+    processes = []
+    for i, item in enumerate(value):
+        at = f"{where}[{i}]"
+        spec = _mapping(item, at, ("kind", "ratePerHour", "ratePerPodHour"))
+        kind = spec.get("kind")
+        if kind not in DISRUPTION_KINDS:
+            raise ModelError(f"{at}.kind: expected one of: {', '.join(DISRUPTION_KINDS)}, got {kind!r}")
+        rates = [key for key in ("ratePerHour", "ratePerPodHour") if key in spec]
+        if len(rates) != 1:
+            raise ModelError(f"{at}: expected exactly one of: ratePerHour, ratePerPodHour")
+        rate = spec[rates[0]]
+        if isinstance(rate, bool) or not isinstance(rate, int | float) or rate < 0:
+            raise ModelError(f"{at}.{rates[0]}: expected a non-negative number, got {rate!r}")
+        processes.append(DisruptionProcess(kind, float(rate), "hour" if rates[0] == "ratePerHour" else "pod-hour"))
+    return processes
 
 
 def _parse_exit_codes(value: Any, where: str) -> tuple[ExitCode, ...]:

@@ -34,7 +34,8 @@ from kjobs.node.nodestatus import MAX_PODS
 from kjobs.progress import RunView
 from kjobs.server.service import ApiService
 from kjobs.server.storage import Storage
-from kjobs.simulate.model import Model
+from kjobs.simulate.disruptions import DisruptionDriver, check
+from kjobs.simulate.model import AttemptSlots, Model
 from kjobs.store import MemoryStore
 from kjobs.virtualtime import VirtualTimeLoop, run
 
@@ -71,6 +72,14 @@ class SimulationResult:
     pods_created: int
     failures_by_action: dict[str, int]
     """Failed pods per policy action: FailJob, FailIndex, Ignore, or Count (no rule matched, or Count)."""
+    failures_by_reason: dict[str, int]
+    """Failed pods per cause: the DisruptionTarget reason, else the container's reason and exit code."""
+    wasted_pod_seconds: float
+    """Virtual seconds failed pods ran (from Running to Failed)."""
+    retries_per_index: dict[int, int]
+    """Pods created beyond the first, per completion index (Indexed Jobs; indexes without retries left out)."""
+    disruptions: dict[str, int]
+    """Disruption events applied, by kind."""
     trace: list[tuple[float, str, str, str]]
     """(virtual seconds since the Job's creation, what, name, detail), in order: pod created (detail: its
     completion index, empty for a NonIndexed Job) / phase / deleted, and Job conditions."""
@@ -92,6 +101,10 @@ class SimulationResult:
             "completedIndexes": status.get("completedIndexes", ""),
             "failedIndexes": status.get("failedIndexes", ""),
             "failuresByAction": dict(self.failures_by_action),
+            "failuresByReason": dict(self.failures_by_reason),
+            "wastedPodSeconds": round(self.wasted_pod_seconds, 3),
+            "retriesPerIndex": {str(i): n for i, n in self.retries_per_index.items()},
+            "disruptions": dict(self.disruptions),
         }
 
 
@@ -104,6 +117,7 @@ def default_nodes(job: Obj) -> int:
 def simulate(job: Obj, options: SimulationOptions | None = None) -> SimulationResult:
     """Run `job` to its end on a fresh virtual-time cluster (its own event loop; call it from sync code)."""
     opts = options or SimulationOptions()
+    check(opts.model, job)
     state = random.getstate()
     random.seed(opts.seed)
     try:
@@ -123,16 +137,17 @@ async def simulate_on_loop(job: Obj, options: SimulationOptions) -> SimulationRe
     if not isinstance(loop, VirtualTimeLoop):
         raise RuntimeError("simulate_on_loop needs a kjobs.virtualtime.VirtualTimeLoop")
     wall = time.perf_counter()
+    slots = AttemptSlots()
     settings = ClusterSettings(
         nodes=options.nodes or default_nodes(job),
         runtime="sim",
-        sim_outcome=options.model.outcome(options.seed),
+        sim_outcome=options.model.outcome(options.seed, slots),
         pod_failure_backoff=options.pod_failure_backoff,
         job_batch_period=options.job_batch_period,
         features=options.features,
     )
     async with virtual_cluster(settings) as cluster:
-        return await _follow(cluster, job, options, loop.clock, wall)
+        return await _follow(cluster, job, options, loop.clock, wall, slots)
 
 
 @contextlib.asynccontextmanager
@@ -154,7 +169,7 @@ async def virtual_cluster(settings: ClusterSettings) -> AsyncIterator[LocalClust
 
 
 async def _follow(
-    cluster: LocalCluster, job: Obj, options: SimulationOptions, clock: FakeClock, wall: float
+    cluster: LocalCluster, job: Obj, options: SimulationOptions, clock: FakeClock, wall: float, slots: AttemptSlots
 ) -> SimulationResult:
     user = LocalClient(cluster.service, manager="kjobs-simulate", typed=False)
     namespace = str((job.get("metadata") or {}).get("namespace") or "default")
@@ -167,6 +182,11 @@ async def _follow(
     created_job = await user.create(JOBS, namespace, job)
     meta = created_job["metadata"]
     view = RunView(created_job)
+    running: dict[str, Obj] = {}
+    started: dict[str, float] = {}
+    wasted = 0.0
+    reasons: Counter[str] = Counter()
+    driver = DisruptionDriver(cluster, options.model, options.seed, slots, lambda: list(running.values()), clock)
 
     def at() -> float:
         return round(clock.now() - start, 6)
@@ -180,6 +200,7 @@ async def _follow(
             done.set()
 
     def on_pod(old: Obj | None, new: Obj | None) -> None:
+        nonlocal wasted
         pod = new if new is not None else old or {}
         labels = (pod.get("metadata") or {}).get("labels") or {}
         if labels.get(CONTROLLER_UID_LABEL) != meta["uid"]:
@@ -190,22 +211,35 @@ async def _follow(
             index = (pod["metadata"].get("annotations") or {}).get(JOB_COMPLETION_INDEX_ANNOTATION, "")
             trace.append((at(), "pod-created", name, str(index)))
         if new is None:
+            running.pop(uid, None)
             trace.append((at(), "pod-deleted", name, ""))
         else:
             phase = P.phase(new) or "Pending"
+            if phase == "Running" and not new["metadata"].get("deletionTimestamp"):
+                running[uid] = new
+            else:
+                running.pop(uid, None)
             if phases.get(uid) != phase:
                 phases[uid] = phase
                 trace.append((at(), "pod-phase", name, phase if phase != "Failed" else _failure(new)))
+                if phase == "Running":
+                    started[uid] = at()
+                    driver.pod_running(new)
+                elif phase == "Failed":
+                    wasted += at() - started.get(uid, at())
+                    reasons[failure_reason(new)] += 1
         view.update_pod(new, deleted=old if new is None else None)
 
     jobs.add_handler(on_job)
     pods.add_handler(on_pod)
     jobs.start()
     pods.start()
+    driver.start()
     try:
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(done.wait(), options.time_limit)
     finally:
+        await driver.stop()
         jobs.remove_handler(on_job)
         pods.remove_handler(on_pod)
     outcome = view.finished() or "Unfinished"
@@ -223,6 +257,10 @@ async def _follow(
         wall_seconds=time.perf_counter() - wall,
         pods_created=len(created),
         failures_by_action=dict(sorted(actions.items())),
+        failures_by_reason=dict(sorted(reasons.items())),
+        wasted_pod_seconds=wasted,
+        retries_per_index={i: n - 1 for i, n in sorted(slots.attempts().items()) if n > 1},
+        disruptions=dict(sorted(driver.applied.items())),
         trace=trace,
         view=view,
     )
@@ -234,3 +272,16 @@ def _failure(pod: Obj) -> str:
         for cs in P.status(pod).get("containerStatuses") or ()
     ]
     return f"Failed exit={','.join(codes)}" if codes else f"Failed {P.status(pod).get('reason') or ''}".strip()
+
+
+def failure_reason(pod: Obj) -> str:
+    """Why a pod failed, for counting: its DisruptionTarget reason (as Kubernetes sets it), else each failed
+    container's termination reason and exit code (`OOMKilled 137`, `Error 1`), else the pod's reason."""
+    target = P.condition(pod, "DisruptionTarget")
+    if target is not None and target.get("status") == "True":
+        return str(target.get("reason") or "DisruptionTarget")
+    for cs in P.status(pod).get("containerStatuses") or ():
+        term = (cs.get("state") or {}).get("terminated") or {}
+        if term.get("exitCode"):
+            return f"{term.get('reason') or 'Error'} {term['exitCode']}"
+    return str(P.status(pod).get("reason") or "Failed")

@@ -1,0 +1,166 @@
+"""The disruption processes of a failure model, applied in virtual time through the cluster's real components.
+
+Each event goes where `kjobs run --disrupt` (`kjobs.disrupt.Disruptor`) and the test faults
+(`kjobs.testing.faults`) go, so pods carry Kubernetes' `DisruptionTarget` reasons:
+* `preempt` → the scheduler (`PreemptionByScheduler`), `drain`/`evict` → the Eviction API
+  (`EvictionByEvictionAPI`), `taint` → the taint eviction controller (`DeletionByTaintManager`);
+* `node-shutdown` → the node agent's graceful shutdown (`TerminationByKubelet`), `node-loss` → the agent stops and
+  its Node is deleted, pod GC (`DeletionByPodGC`); either way a replacement node joins at once, as a cluster
+  autoscaler or a spot pool brings one;
+* `node-pressure` → the node agent's eviction manager, which sees `memory.available` at 0 with the victim using
+  all the node's memory, evicts it (`TerminationByKubelet`, reason Evicted) and keeps MemoryPressure for its
+  transition period (pkg/kubelet/eviction/eviction_manager.go).
+
+Schedules come from the seed alone: a `ratePerHour` process draws exponential gaps from
+`Random("SEED/disruptions/I")` and a victim among the running pods (ordered by completion index and attempt);
+a `ratePerPodHour` process draws each pod's time to disruption from `Random("SEED/disruptions/I/INDEX/ATTEMPT")`
+when it starts running. Two Jobs simulated with one seed therefore meet the same disruptions (`--compare`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
+
+from kjobs.api.errors import ApiError
+from kjobs.api.types import Obj
+from kjobs.client.local import LocalClient
+from kjobs.clock import Clock
+from kjobs.cluster import LocalCluster
+from kjobs.disrupt import Disruptor, _requests_cpu
+from kjobs.simulate.model import AttemptSlots, Model, ModelError
+from kjobs.testing import faults
+
+
+def check(model: Model, job: Obj) -> None:
+    """Refuse a model whose disruptions could not happen to this Job (`ModelError` naming the field)."""
+    for i, process in enumerate(model.disruptions):
+        if process.kind == "preempt" and not _requests_cpu(job):
+            raise ModelError(
+                f"model.disruptions[{i}].kind: preempt needs the Job's containers to request cpu "
+                "(resources.requests.cpu): otherwise a higher-priority pod fits beside them and nothing is preempted"
+            )
+
+
+class DisruptionDriver:
+    """Runs a model's disruption processes against one simulated cluster; `applied` counts events by kind."""
+
+    def __init__(
+        self,
+        cluster: LocalCluster,
+        model: Model,
+        seed: int,
+        slots: AttemptSlots,
+        running: Callable[[], list[Obj]],
+        clock: Clock,
+    ) -> None:
+        self.cluster = cluster
+        self.model = model
+        self.seed = seed
+        self.slots = slots
+        self.running = running
+        self.clock = clock
+        self.client = LocalClient(cluster.service, manager="kjobs-simulate", typed=False)
+        self.applied: Counter[str] = Counter()
+        self.log: list[str] = []
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._watched: set[str] = set()
+        self._replacements = 0
+        self._preemptions = 0
+
+    def start(self) -> None:
+        """Start each `ratePerHour` process."""
+        for i, process in enumerate(self.model.disruptions):
+            if process.per == "hour" and process.rate > 0:
+                self._spawn(self._cluster_wide(i, process.kind, process.rate))
+
+    def pod_running(self, pod: Obj) -> None:
+        """A pod of the Job runs: start its own clock for each `ratePerPodHour` process."""
+        uid = str(pod["metadata"].get("uid"))
+        slot = self.slots.slot(pod)
+        if uid in self._watched or slot is None:
+            return
+        self._watched.add(uid)
+        index, attempt = slot
+        for i, process in enumerate(self.model.disruptions):
+            if process.per == "pod-hour" and process.rate > 0:
+                rng = random.Random(f"{self.seed}/disruptions/{i}/{index if index is not None else 'pod'}/{attempt}")
+                self._spawn(self._per_pod(process.kind, uid, rng.expovariate(process.rate / 3600.0)))
+
+    async def stop(self) -> None:
+        """Cancel whatever is still scheduled."""
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+
+    def _spawn(self, work: Any) -> None:
+        task = asyncio.get_running_loop().create_task(work)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _ordered(self) -> list[Obj]:
+        def order(pod: Obj) -> tuple[int, int]:
+            index, attempt = self.slots.slot(pod) or (None, 0)
+            return (index if index is not None else -1, attempt)
+
+        return sorted(self.running(), key=order)
+
+    async def _cluster_wide(self, number: int, kind: str, rate: float) -> None:
+        rng = random.Random(f"{self.seed}/disruptions/{number}")
+        while True:
+            await self.clock.sleep(rng.expovariate(rate / 3600.0))
+            pick = rng.random()
+            pods = self._ordered()
+            if pods:
+                self._spawn(self.apply(kind, pods[int(pick * len(pods))]))
+
+    async def _per_pod(self, kind: str, uid: str, delay: float) -> None:
+        await self.clock.sleep(delay)
+        pod = next((p for p in self.running() if p["metadata"].get("uid") == uid), None)
+        if pod is not None:
+            await self.apply(kind, pod)
+
+    async def apply(self, kind: str, pod: Obj) -> None:
+        """Disrupt `pod` (its node for node-wide kinds) now, through the component that does it on a cluster."""
+        node = str(pod["spec"].get("nodeName") or "")
+        agent = next((a for a in self.cluster.agents if a.name == node), None)
+        if agent is None:
+            return
+        self.applied[kind] += 1
+        disruptor = Disruptor(self.client, self.running, self.log.append, self.clock)
+        try:
+            if kind == "node-loss":
+                self.cluster.agents.remove(agent)
+                await faults.delete_node(self.client, agent, node)
+                await self._replace()
+            elif kind == "node-pressure":
+                await self._pressure(agent, pod)
+            elif kind == "preempt":
+                self._preemptions += 1
+                disruptor.number = self._preemptions
+                await disruptor.preempt(node)
+            else:
+                await disruptor.apply(kind, pod)
+                if kind == "node-shutdown":
+                    await self._replace()
+        except ApiError as exc:
+            self.log.append(f"{kind} on node/{node}: {exc.message}")
+
+    async def _replace(self) -> None:
+        self._replacements += 1
+        await self.cluster.add_node(f"{self.cluster.settings.node_prefix}-replacement-{self._replacements}")
+
+    async def _pressure(self, agent: Any, pod: Obj) -> None:
+        monitor = agent.memory_monitor
+        capacity = monitor.capacity_bytes
+        containers = (pod.get("spec") or {}).get("containers") or ()
+        monitor.available_bytes = 0
+        monitor.pods = {str(pod["metadata"]["uid"]): {str(c.get("name")): capacity for c in containers}}
+        try:
+            await agent.check_memory()
+        finally:
+            monitor.available_bytes = capacity
+            monitor.pods = {}

@@ -1,0 +1,120 @@
+"""`kjobs simulate --runs N` and `--compare`: a Job simulated with seeds S..S+N-1, and what the runs came to.
+
+One run's summary is `SimulationResult.to_dict()`; `distribution` folds N of them into the success probability,
+nearest-rank percentiles (p50/p90/p99) of virtual time to finish, pods created and wasted pod-seconds, and the
+mean failures per run by action and by reason. `--compare` simulates two Jobs with the same seeds: their
+containers' draws are keyed by completion index and attempt, and the disruption schedules by seed
+(`kjobs.simulate.model`, `kjobs.simulate.disruptions`), so both meet the same failure trace.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+from kjobs.api.types import Obj
+from kjobs.simulate.session import SimulationOptions, SimulationResult, simulate
+
+PERCENTILES = (50, 90, 99)
+
+
+def simulate_runs(
+    job: Obj, options: SimulationOptions, runs: int, progress: Callable[[], None] | None = None
+) -> list[SimulationResult]:
+    """`runs` simulations of `job` with seeds `options.seed` .. `options.seed + runs - 1`."""
+    results = []
+    for number in range(runs):
+        results.append(simulate(job, replace(options, seed=options.seed + number)))
+        if progress is not None:
+            progress()
+    return results
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """The nearest-rank `p`th percentile of `values` (0 for none)."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
+
+
+def _spread(values: Sequence[float]) -> dict[str, float]:
+    spread = {f"p{p}": round(percentile(values, p), 3) for p in PERCENTILES}
+    spread["mean"] = round(sum(values) / len(values), 3) if values else 0.0
+    return spread
+
+
+def _mean_counts(counts: Sequence[dict[str, int]], runs: int) -> dict[str, float]:
+    total: Counter[str] = Counter()
+    for each in counts:
+        total.update(each)
+    return {key: round(total[key] / runs, 3) for key in sorted(total)}
+
+
+def distribution(results: Sequence[SimulationResult], seed: int) -> dict[str, Any]:
+    """What N runs came to (`kjobs simulate --runs N -o json`)."""
+    runs = len(results)
+    outcomes = Counter(r.outcome for r in results)
+    finished = [r.virtual_seconds for r in results if r.outcome != "Unfinished"]
+    return {
+        "job": results[0].to_dict()["job"] if results else "",
+        "runs": runs,
+        "seeds": [seed, seed + runs - 1],
+        "successProbability": round(outcomes["Complete"] / runs, 4) if runs else 0.0,
+        "outcomes": dict(sorted(outcomes.items())),
+        "reasons": dict(sorted(Counter(r.reason for r in results if r.reason).items())),
+        "virtualSeconds": _spread(finished),
+        "podsCreated": _spread([r.pods_created for r in results]),
+        "wastedPodSeconds": _spread([r.wasted_pod_seconds for r in results]),
+        "retriesPerRun": _spread([sum(r.retries_per_index.values()) for r in results]),
+        "failuresByActionPerRun": _mean_counts([r.failures_by_action for r in results], runs),
+        "failuresByReasonPerRun": _mean_counts([r.failures_by_reason for r in results], runs),
+        "disruptionsPerRun": _mean_counts([r.disruptions for r in results], runs),
+        "wallSeconds": round(sum(r.wall_seconds for r in results), 3),
+    }
+
+
+def distribution_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, value) lines of a `distribution`, for one column or two side by side."""
+
+    def spread(key: str) -> str:
+        s = summary[key]
+        return f"p50 {s['p50']:g}  p90 {s['p90']:g}  p99 {s['p99']:g}  mean {s['mean']:g}"
+
+    def counts(key: str) -> str:
+        return ", ".join(f"{k} {v:g}" for k, v in summary[key].items()) or "none"
+
+    outcomes = ", ".join(f"{k} {v}" for k, v in summary["outcomes"].items())
+    return [
+        ("runs", f"{summary['runs']} (seeds {summary['seeds'][0]}..{summary['seeds'][1]})"),
+        ("success probability", f"{summary['successProbability']:.1%}"),
+        ("outcomes", outcomes),
+        ("reasons", ", ".join(f"{k} {v}" for k, v in summary["reasons"].items()) or "none"),
+        ("virtual time (s)", spread("virtualSeconds")),
+        ("pods created", spread("podsCreated")),
+        ("wasted pod-seconds", spread("wastedPodSeconds")),
+        ("retries per run", spread("retriesPerRun")),
+        ("failures by action / run", counts("failuresByActionPerRun")),
+        ("failures by reason / run", counts("failuresByReasonPerRun")),
+        ("disruptions / run", counts("disruptionsPerRun")),
+    ]
+
+
+def render_distribution(summary: dict[str, Any]) -> str:
+    """The text report of N runs."""
+    rows = distribution_rows(summary)
+    width = max(len(label) for label, _ in rows)
+    return "\n".join([f"Job {summary['job']}: {summary['runs']} runs"] + [f"  {k:<{width}}  {v}" for k, v in rows])
+
+
+def render_comparison(left: dict[str, Any], right: dict[str, Any]) -> str:
+    """Two distributions side by side, on the same seeds (`kjobs simulate --compare`)."""
+    pairs = list(zip(distribution_rows(left), distribution_rows(right), strict=True))
+    width = max(len(label) for (label, _), _ in pairs)
+    column = max([len(str(left["job"]))] + [len(value) for (_, value), _ in pairs])
+    lines = [f"  {'':<{width}}  {left['job']:<{column}}  {right['job']}"]
+    lines += [f"  {label:<{width}}  {a:<{column}}  {b}" for (label, a), (_, b) in pairs]
+    return "\n".join(lines)

@@ -1,0 +1,78 @@
+"""Failure models in simulation: OOM kills and each disruption kind through the real component, by seed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kjobs.simulate import ModelError, SimulationOptions, parse_model, simulate
+
+
+def job(*, completions: int = 4, parallelism: int = 2, policy: list[Any] | None = None) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "completionMode": "Indexed",
+        "completions": completions,
+        "parallelism": parallelism,
+        "backoffLimit": 100,
+        "template": {
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [{"name": "main", "image": "x", "resources": {"requests": {"cpu": "100m"}}}],
+            }
+        },
+    }
+    if policy is not None:
+        spec["podFailurePolicy"] = {"rules": policy}
+    return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "work"}, "spec": spec}
+
+
+@pytest.mark.parametrize(
+    ("kind", "reason"),
+    [
+        ("preempt", "PreemptionByScheduler"),
+        ("drain", "EvictionByEvictionAPI"),
+        ("evict", "EvictionByEvictionAPI"),
+        ("taint", "DeletionByTaintManager"),
+        ("node-loss", "DeletionByPodGC"),
+        ("node-pressure", "TerminationByKubelet"),
+        ("node-shutdown", "TerminationByKubelet"),
+    ],
+)
+def test_each_disruption_leaves_its_disruption_target_reason(kind: str, reason: str) -> None:
+    model = parse_model(
+        {"containers": {"runTime": {"constant": "1h"}}, "disruptions": [{"kind": kind, "ratePerPodHour": 0.5}]}
+    )
+    result = simulate(job(), SimulationOptions(model=model, seed=1))
+    assert result.outcome == "Complete", result.to_dict()
+    assert result.disruptions.get(kind, 0) > 0
+    assert result.failures_by_reason.get(reason, 0) > 0, result.failures_by_reason
+
+
+def test_oom_kills_are_reported_as_the_kubelet_does() -> None:
+    model = parse_model({"containers": {"runTime": {"constant": "10s"}, "oomKillProbability": 0.5}})
+    result = simulate(job(completions=10, parallelism=5), SimulationOptions(model=model, seed=3))
+    assert set(result.failures_by_reason) == {"OOMKilled 137"}
+    assert result.wasted_pod_seconds == pytest.approx(10.0 * result.failures_by_reason["OOMKilled 137"], abs=0.01)
+    assert sum(result.retries_per_index.values()) == result.failures_by_reason["OOMKilled 137"]
+
+
+def test_the_same_seed_gives_the_same_disruptions() -> None:
+    model = parse_model(
+        {
+            "containers": {"runTime": {"exponential": {"mean": "20m"}}},
+            "disruptions": [{"kind": "evict", "ratePerHour": 3}, {"kind": "taint", "ratePerPodHour": 0.5}],
+        }
+    )
+    first = simulate(job(completions=6), SimulationOptions(model=model, seed=5))
+    second = simulate(job(completions=6), SimulationOptions(model=model, seed=5))
+    assert first.trace == second.trace
+    assert first.disruptions == second.disruptions and sum(first.disruptions.values()) > 0
+
+
+def test_preemption_needs_cpu_requests_and_says_so() -> None:
+    bare = job()
+    del bare["spec"]["template"]["spec"]["containers"][0]["resources"]
+    model = parse_model({"disruptions": [{"kind": "preempt", "ratePerHour": 1}]})
+    with pytest.raises(ModelError, match=r"model\.disruptions\[0\]\.kind: preempt needs"):
+        simulate(bare, SimulationOptions(model=model))
