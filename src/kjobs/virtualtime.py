@@ -60,7 +60,7 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
 
     With `may_advance`, the clock moves only when nothing can run AND `may_advance()` is true; otherwise the
     loop waits for real I/O as an ordinary loop does (an embedded cluster served to another thread's blocking
-    client: `kjobs.testing.virtual.TestTime`). Without it, nothing to run always means "jump"."""
+    client: `kjobs.testing.virtual.TimeGate`). Without it, nothing to run always means "jump"."""
 
     def __init__(self, clock: FakeClock | None = None, may_advance: Callable[[], bool] | None = None) -> None:
         selector = _IdleSelector()
