@@ -5,12 +5,42 @@ The Python API most users want:
 - `kjobs.explain(job, pod)` → what the Job's podFailurePolicy does with a failed pod, and why;
 - `kjobs.match_pod_failure_policy(policy, pod)` → the raw decision;
 - `kjobs.load_manifests(path)` → objects from a YAML/JSON file.
+
+The names are imported on first use (PEP 562 `__getattr__`): `import kjobs` happens in every pytest run of an
+environment with kjobs installed (its plugin, `kjobs.pytest_plugin`), which should not pay for the validator.
 """
 
-from kjobs.api.manifest import load_manifests, parse_manifests
-from kjobs.explain import Explanation, explain
-from kjobs.policy import PolicyDecision, match_pod_failure_policy
-from kjobs.validate import validate_manifest
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from kjobs.api.manifest import load_manifests, parse_manifests
+    from kjobs.explain import Explanation, explain
+    from kjobs.policy import PolicyDecision, match_pod_failure_policy
+    from kjobs.validate import validate_manifest
+
+_LAZY = {
+    "load_manifests": "kjobs.api.manifest",
+    "parse_manifests": "kjobs.api.manifest",
+    "Explanation": "kjobs.explain",
+    "explain": "kjobs.explain",
+    "PolicyDecision": "kjobs.policy",
+    "match_pod_failure_policy": "kjobs.policy",
+    "validate_manifest": "kjobs.validate",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name's module when the name is first read."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kjobs' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 __version__ = "0.1.0"
 

@@ -17,12 +17,15 @@ from __future__ import annotations
 
 import asyncio
 import selectors
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 from kjobs.clock import FakeClock
 
 T = TypeVar("T")
+
+GATED_REAL_WAIT = 0.05
+"""Real seconds a gated loop (`may_advance` said no) waits for I/O before it asks the gate again."""
 
 
 class VirtualTimeStalled(RuntimeError):
@@ -38,20 +41,33 @@ class _IdleSelector(selectors.DefaultSelector):
 
     def select(self, timeout: float | None = None) -> list[tuple[selectors.SelectorKey, int]]:
         ready: list[tuple[selectors.SelectorKey, int]] = super().select(0)
-        if ready or timeout == 0 or self.loop is None:
+        loop = self.loop
+        if ready or timeout == 0 or loop is None:
             return ready
-        self.loop.advance_to_next()
-        return []
+        if loop.may_advance is None:
+            loop.advance_to_next()
+            return []
+        if loop.may_advance() and loop.next_due() is not None:
+            loop.advance_to_next()
+            return []
+        # time may not move now: wait for real I/O (a socket, or a wake-up from another thread), as a real loop
+        late: list[tuple[selectors.SelectorKey, int]] = super().select(GATED_REAL_WAIT)
+        return late
 
 
 class VirtualTimeLoop(asyncio.SelectorEventLoop):
-    """A selector event loop whose time is `clock`'s and which never waits in real time."""
+    """A selector event loop whose time is `clock`'s and which never waits in real time.
 
-    def __init__(self, clock: FakeClock | None = None) -> None:
+    With `may_advance`, the clock moves only when nothing can run AND `may_advance()` is true; otherwise the
+    loop waits for real I/O as an ordinary loop does (an embedded cluster served to another thread's blocking
+    client: `kjobs.testing.virtual.TimeGate`). Without it, nothing to run always means "jump"."""
+
+    def __init__(self, clock: FakeClock | None = None, may_advance: Callable[[], bool] | None = None) -> None:
         selector = _IdleSelector()
         super().__init__(selector)
         selector.loop = self
         self.clock = clock or FakeClock()
+        self.may_advance = may_advance
         # Virtual times are epoch seconds (~1.8e9), whose float spacing is ~2.4e-7 s: a handle due at `t` must
         # count as due when the clock reads exactly `t` (asyncio compares against time() + resolution).
         self._clock_resolution = 1e-6

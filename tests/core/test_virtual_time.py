@@ -67,3 +67,22 @@ def test_a_sleep_shorter_than_the_float_spacing_of_epoch_seconds_still_moves_tim
         return clock.now() - start
 
     assert virtualtime.run(main(), clock) > 0
+
+
+def test_a_gated_loop_moves_time_only_when_its_gate_allows() -> None:
+    allowed = False
+    clock = FakeClock()
+    start = clock.now()
+
+    async def main() -> None:
+        nonlocal allowed
+        timer = asyncio.ensure_future(asyncio.sleep(60))
+        # idle and gated: the loop waits for real I/O (here another thread's result) and time stands still
+        await asyncio.get_running_loop().run_in_executor(None, time.sleep, 2 * virtualtime.GATED_REAL_WAIT)
+        assert clock.now() == start and not timer.done()
+        allowed = True
+        await timer
+        assert clock.now() == start + 60
+
+    with asyncio.Runner(loop_factory=lambda: virtualtime.VirtualTimeLoop(clock, may_advance=lambda: allowed)) as r:
+        r.run(main())

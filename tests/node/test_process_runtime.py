@@ -16,6 +16,7 @@ from kjobs.api.types import Obj
 from kjobs.node.cgroups import RssWatchdog
 from kjobs.node.process_runtime import ProcessRuntime
 from kjobs.node.runtime import PodHandle
+from kjobs.node.supervisor import NotRunning
 from tests.node.helpers import make_pod
 
 pytestmark = pytest.mark.e2e
@@ -456,3 +457,17 @@ def test_a_container_still_running_after_the_start_report_delay_reads_running(tm
         await handle.wait()
 
     with_runtime(tmp_path, body, start_report_delay=0.05, on_status=lambda _uid, s: statuses.append(s))
+
+
+def test_fail_ends_a_running_container_with_the_given_exit_code(tmp_path: Path) -> None:
+    async def body(runtime: ProcessRuntime) -> None:
+        handle = await runtime.run_pod(make_pod([sh("sleep 30")]))
+        await eventually(lambda: "running" in state(handle.status)["state"], "the container to run")
+        runtime.fail("uid-1", "main", 42)
+        status = await handle.wait()
+        terminated = state(status)["state"]["terminated"]
+        assert (status["phase"], terminated["exitCode"], terminated["reason"]) == ("Failed", 42, "Error")
+        with pytest.raises(NotRunning):
+            runtime.fail("uid-1", "main", 1)
+
+    with_runtime(tmp_path, body)

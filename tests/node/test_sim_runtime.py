@@ -11,6 +11,7 @@ from kjobs.api.types import Obj
 from kjobs.clock import FakeClock
 from kjobs.node.observations import NODE_SHUTDOWN, eviction
 from kjobs.node.sim_runtime import Outcome, SimulatedRuntime
+from kjobs.node.supervisor import NotRunning
 from tests.node.helpers import T0, make_pod
 
 
@@ -305,3 +306,15 @@ def test_deletion_grace_seconds(meta: dict, spec: dict, grace: float) -> None:
     from kjobs.node.supervisor import deletion_grace_seconds
 
     assert deletion_grace_seconds({"metadata": meta, "spec": spec}) == grace
+
+
+def test_fail_ends_a_running_container_at_once_and_its_scheduled_exit_never_comes() -> None:
+    runtime, clock, seen = sim(lambda pod, c, n: Outcome(duration=60))
+    handle = run(runtime.run_pod(make_pod()))
+    runtime.fail(handle.uid, "main", 3)
+    assert (handle.phase, main_state(handle.status)["terminated"]["exitCode"]) == ("Failed", 3)
+    clock.advance(60)
+    runtime.run_due()
+    assert [s["phase"] for s in seen] == ["Running", "Failed"]
+    with pytest.raises(NotRunning):
+        runtime.fail(handle.uid, "main", 1)

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 import pytest
-from kubernetes import client, config
+from kubernetes import client, config, watch
 
 from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
@@ -102,6 +102,7 @@ def test_advance_needs_virtual_time(kjobs_cluster: KjobsCluster) -> None:
 
 @pytest.mark.kjobs(runtime="simulated")
 def test_virtual_time_runs_backoff_and_deadlines_in_milliseconds(kjobs_cluster: KjobsCluster) -> None:
+    # 10 s then 20 s of pod back-off (the Job controller's default), and a 600 s activeDeadlineSeconds
     start, wall = kjobs_cluster.clock.now(), time.monotonic()
     kjobs_cluster.apply(job("retried", "exit 1", backoffLimit=2))
     kjobs_cluster.apply(job("stuck", "sleep 3600", activeDeadlineSeconds=600))
@@ -110,8 +111,27 @@ def test_virtual_time_runs_backoff_and_deadlines_in_milliseconds(kjobs_cluster: 
     assert [c["reason"] for c in failed["status"]["conditions"] if c["type"] == "Failed"] == ["BackoffLimitExceeded"]
     stuck = kjobs_cluster.wait_for("job", "stuck", "Failed")
     assert [c["reason"] for c in stuck["status"]["conditions"] if c["type"] == "Failed"] == ["DeadlineExceeded"]
-    assert kjobs_cluster.clock.now() - start >= 600  # the deadline passed in virtual time ...
-    assert time.monotonic() - wall < 10  # ... not in wall time
+    assert 600 <= kjobs_cluster.clock.now() - start < 700  # the deadline passed in virtual time ...
+    assert time.monotonic() - wall < 1.0  # ... in milliseconds of wall time
+
+
+@pytest.mark.kjobs(runtime="simulated")
+def test_virtual_time_stands_still_until_the_test_waits(
+    kjobs_cluster: KjobsCluster, kjobs_api_client: client.ApiClient
+) -> None:
+    kjobs_cluster.apply(job("minute", "sleep 60"))
+    before = kjobs_cluster.clock.now()
+    batch, core = client.BatchV1Api(kjobs_api_client), client.CoreV1Api(kjobs_api_client)
+    for _ in range(3):  # plain API calls: answered at the instant they arrive
+        assert batch.read_namespaced_job("minute", "default").status.succeeded is None
+        assert [p.status.phase for p in core.list_namespaced_pod("default").items] in ([], ["Pending"], ["Running"])
+    assert kjobs_cluster.clock.now() == before
+    # a watch is the test waiting: time runs until the Job completes
+    stream = watch.Watch().stream(batch.list_namespaced_job, "default", timeout_seconds=3600)
+    for event in stream:
+        if event["object"].status.succeeded:
+            break
+    assert kjobs_cluster.clock.now() - before >= 60
 
 
 @pytest.mark.kjobs(runtime="simulated", virtual_time="manual")

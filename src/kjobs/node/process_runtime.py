@@ -51,7 +51,7 @@ from kjobs.node.resources import memory_limit_bytes
 from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP
 from kjobs.node.runtime import PodHandle, StatusCallback
 from kjobs.node.spawner import Spawner
-from kjobs.node.supervisor import MINIMUM_GRACE_SECONDS, Cancel, Supervisor, ignore_status
+from kjobs.node.supervisor import MINIMUM_GRACE_SECONDS, Cancel, NotRunning, Supervisor, ignore_status
 
 _HAVE_PIDFD = hasattr(os, "pidfd_open")
 START_ERROR = "StartError"
@@ -350,6 +350,15 @@ class ProcessRuntime(Supervisor):
     def _call_later(self, delay: float, callback: Callable[[], None]) -> Cancel:
         loop = self._loop or asyncio.get_running_loop()
         return loop.call_later(delay, callback).cancel
+
+    def _abandon(self, attempt: Attempt) -> None:
+        """`fail`: SIGKILL the attempt's process; it leaves `_running` first, so its real exit is not reported."""
+        if attempt.container_id not in self._running or self._spawner.pid(attempt.container_id) is None:
+            raise NotRunning(f"container {attempt.container!r} has not started yet (or was adopted)")
+        running = self._running.pop(attempt.container_id)
+        self._spawner.signal(attempt.container_id, signals.SIGKILL)
+        if running.placement is not None:
+            self.memory_guard.release(running.placement)
 
     def _signal(self, record: PodRecord, attempt: Attempt, signum: int) -> None:
         adopted = self._adopted.get(attempt.container_id)

@@ -208,6 +208,12 @@ class SimulatedRuntime(Supervisor):
 
         self._exits[attempt.container_id] = (self.clock.now() + delay, self._call_later(delay, fire))
 
+    def _abandon(self, attempt: Attempt) -> None:
+        """`fail`: the attempt's scheduled exit is dropped."""
+        pending = self._exits.pop(attempt.container_id, None)
+        if pending is not None:
+            pending[1]()
+
     def _signal(self, record: PodRecord, attempt: Attempt, signum: int) -> None:
         if not attempt.running:
             return

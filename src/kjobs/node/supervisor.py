@@ -62,6 +62,10 @@ def find_container(pod: Obj, name: str) -> Obj | None:
     return None
 
 
+class NotRunning(LookupError):
+    """`Supervisor.fail` asked of a pod or container that does not run (here, or yet)."""
+
+
 class Supervisor(ABC):
     """Per-pod bookkeeping and the observe → plan → act → publish loop."""
 
@@ -101,6 +105,11 @@ class Supervisor(ABC):
     @abstractmethod
     def _call_later(self, delay: float, callback: Callable[[], None]) -> Cancel:
         """Run `callback` after `delay` seconds of this runtime's time; returns a cancel function."""
+
+    def _abandon(self, attempt: Attempt) -> None:
+        """Hook for `fail`: stop what runs `attempt` so that its own end is never reported (kill the process,
+        drop a scheduled exit); raise `NotRunning` when it has not really started yet."""
+        return None
 
     def _prepare(self, record: PodRecord) -> None:
         """Hook: set up per-pod resources (directories) when a pod is admitted."""
@@ -235,6 +244,20 @@ class Supervisor(ABC):
         attempt.signal = signal
         attempt.oom = oom
         self.sync(uid)
+
+    def fail(self, uid: str, container: str, exit_code: int) -> None:
+        """End the running attempt of `container` of pod `uid` now with `exit_code`, as if it had exited so
+        (fault injection: `kjobs_cluster.fail_container`). The kubelet's status, restart policy and the Job's
+        podFailurePolicy then see an ordinary container exit. `NotRunning` when there is no such running attempt."""
+        record = self.records.get(uid)
+        if record is None:
+            raise NotRunning(f"pod {uid} does not run here")
+        attempts = record.attempts.get(container) or []
+        if not attempts or not attempts[-1].running:
+            raise NotRunning(f"container {container!r} of pod {record.pod['metadata'].get('name')} is not running")
+        attempt = attempts[-1]
+        self._abandon(attempt)
+        self.exited(uid, attempt, exit_code=exit_code, signal=None, oom=False)
 
     # -- termination ---------------------------------------------------------------------------------------
     def request_kill(

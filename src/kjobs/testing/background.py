@@ -16,12 +16,15 @@ T = TypeVar("T")
 
 
 class Background:
-    """One event loop (uvloop, as `kjobs up`) running in its own daemon thread until `close()`."""
+    """One event loop (default: uvloop, as `kjobs up`; a test cluster on virtual time passes its
+    `VirtualTimeLoop`) running in its own daemon thread until `close()`."""
 
-    def __init__(self, name: str = "kjobs-cluster") -> None:
-        import uvloop
+    def __init__(self, loop: asyncio.AbstractEventLoop | None = None, name: str = "kjobs-cluster") -> None:
+        if loop is None:
+            import uvloop
 
-        self.loop: asyncio.AbstractEventLoop = uvloop.new_event_loop()
+            loop = uvloop.new_event_loop()
+        self.loop: asyncio.AbstractEventLoop = loop
         self._thread = threading.Thread(target=self._main, name=name, daemon=True)
         self._thread.start()
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import shutil
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -32,7 +31,8 @@ RESOURCES: tuple[ResourceRef, ...] = (
 )  # fmt: skip
 CLEANED: tuple[ResourceRef, ...] = (R.JOBS, R.PODS, R.PDBS, R.PRIORITY_CLASSES, R.NAMESPACES)
 """What a test's cleanup removes when the test created it (in this order)."""
-POLL = 0.01
+REMOTE_POLL = 0.1
+"""Seconds between two reads of another cluster's objects while a helper waits (in-process: watch events)."""
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 
 Condition = str | Callable[[Obj], bool]
@@ -104,9 +104,9 @@ class KjobsCluster:
         """Start an in-process cluster (its own loop thread and temporary directory)."""
         from kjobs.client.local import LocalClient
 
-        background = Background()
         workdir = Path(tempfile.mkdtemp(prefix="kjobs-test-"))
         embedded = Embedded(options or ClusterOptions(), workdir)
+        background = Background(embedded.new_loop())
         try:
             background.run(embedded.start())
         except BaseException:
@@ -147,7 +147,51 @@ class KjobsCluster:
                 shutil.rmtree(self.embedded.workdir, ignore_errors=True)
 
     def _run(self, coro: Any, timeout: float | None = 60.0) -> Any:
+        """Run a helper's work on the cluster's loop, the test thread blocked on it (so, on virtual time, the
+        test waits for the cluster: `kjobs.testing.virtual`'s rule); `timeout` is wall time."""
+        if self.embedded is not None:
+            coro = self.embedded.wait(coro)
         return self._background.run(coro, timeout)
+
+    async def _next_change(self, ref: ResourceRef, ns: str | None, rv: str, **selectors: Any) -> None:
+        """Wait for the next change to `ref` objects after list version `rv`: a watch event in-process (no timer,
+        so virtual time jumps straight to what changes them), a poll of another cluster."""
+        if self.embedded is None:
+            await asyncio.sleep(REMOTE_POLL)
+            return
+        stream = self._client.watch(ref, ns, resource_version=rv, **selectors)
+        try:
+            await anext(stream)
+        finally:
+            await stream.aclose()  # type: ignore[attr-defined]
+
+    def _until(
+        self,
+        ref: ResourceRef,
+        ns: str | None,
+        check: Callable[[list[Obj]], Obj | None],
+        timeout: float,
+        failure: Callable[[list[Obj]], str],
+        **selectors: Any,
+    ) -> Obj:
+        """List until `check` returns an object, re-listing after each change; TimeoutError (with `failure`'s
+        account of the last list) after `timeout` seconds of wall time."""
+        seen: list[list[Obj]] = [[]]
+
+        async def wait() -> Obj:
+            while True:
+                items, rv = await self._client.list(ref, ns, **selectors)
+                seen[0] = items
+                found = check(items)
+                if found is not None:
+                    return found
+                await self._next_change(ref, ns, rv, **selectors)
+
+        try:
+            result: Obj = self._run(wait(), timeout)
+        except TimeoutError:
+            raise TimeoutError(failure(seen[0])) from None
+        return result
 
     # -- clients -----------------------------------------------------------------------------------------------
     @property
@@ -229,47 +273,37 @@ class KjobsCluster:
         (the last version for `delete`); TimeoutError after `timeout` seconds of wall time, with what it saw."""
         ref = resource(kind)
         ns = namespace if ref.namespaced else None
+        last: list[Obj] = [{}]
 
-        async def wait() -> Obj:
-            deadline = time.monotonic() + timeout
-            last: Obj = {}
-            while True:
-                try:
-                    last = await self._client.get(ref, ns, name)
-                except ApiError as exc:
-                    if exc.code != 404:
-                        raise
-                    if condition == "delete":
-                        return last
-                else:
-                    if condition != "delete" and matches(last, condition):
-                        return last
-                if time.monotonic() > deadline:
-                    seen = (last.get("status") or {}) if last else "no such object"
-                    raise TimeoutError(f"{ref.kind} {name} did not reach {condition!r} in {timeout}s; last: {seen}")
-                await asyncio.sleep(POLL if self.embedded is not None else 0.1)
+        def check(items: list[Obj]) -> Obj | None:
+            if not items:
+                return last[0] if condition == "delete" else None
+            last[0] = items[0]
+            return items[0] if condition != "delete" and matches(items[0], condition) else None
 
-        result: Obj = self._run(wait(), timeout + 10)
-        return result
+        def failure(items: list[Obj]) -> str:
+            seen = (items[0].get("status") or {}) if items else "no such object"
+            return f"{ref.kind} {name} did not reach {condition!r} in {timeout}s; last: {seen}"
+
+        return self._until(ref, ns, check, timeout, failure, field_selector=f"metadata.name={name}")
 
     def pod_of(
         self, job: str, condition: Condition = "phase=Running", timeout: float = 30.0, namespace: str = "default"
     ) -> Obj:
         """Wait until a pod of Job `job` matches `condition` (default: it runs) and return it (the first by name)."""
 
-        async def wait() -> Obj:
-            deadline = time.monotonic() + timeout
-            while True:
-                pods, _ = await self._client.list(R.PODS, namespace, label_selector=f"{JOB_NAME_LABEL}={job}")
-                found = sorted((p for p in pods if matches(p, condition)), key=lambda p: str(p["metadata"]["name"]))
-                if found:
-                    return found[0]
-                if time.monotonic() > deadline:
-                    raise TimeoutError(f"no pod of job {job} reached {condition!r} in {timeout}s")
-                await asyncio.sleep(POLL if self.embedded is not None else 0.1)
+        def check(pods: list[Obj]) -> Obj | None:
+            found = sorted((p for p in pods if matches(p, condition)), key=lambda p: str(p["metadata"]["name"]))
+            return found[0] if found else None
 
-        result: Obj = self._run(wait(), timeout + 10)
-        return result
+        return self._until(
+            R.PODS,
+            namespace,
+            check,
+            timeout,
+            lambda _: f"no pod of job {job} reached {condition!r} in {timeout}s",
+            label_selector=f"{JOB_NAME_LABEL}={job}",
+        )
 
     def logs(self, pod: Obj | str, container: str | None = None, namespace: str = "default") -> str:
         """The container's log (default: the only or first container), as `kubectl logs` prints it."""
@@ -413,7 +447,7 @@ class KjobsCluster:
         (nothing owned by another object, nothing in a `kube-` namespace), drop the finalizers of the test's pods,
         and wait (bounded) until they are gone."""
 
-        async def delete_new() -> None:
+        async def delete_new() -> list[Obj]:
             pods: list[Obj] = []
             for ref in CLEANED:
                 items, _ = await self._client.list(ref, None)
@@ -438,21 +472,27 @@ class KjobsCluster:
                 await _ignore_gone(
                     self._client.patch(R.PODS, meta["namespace"], meta["name"], patch, patch_type="merge")
                 )
-            deadline = time.monotonic() + timeout
-            for pod in pods:
-                meta = pod["metadata"]
-                while time.monotonic() < deadline:
-                    try:
-                        current = await self._client.get(R.PODS, meta["namespace"], meta["name"])
-                    except ApiError as exc:
-                        if exc.code == 404:
-                            break
-                        raise
-                    if current["metadata"].get("uid") != meta.get("uid"):
-                        break
-                    await asyncio.sleep(POLL)
+            return pods
 
-        self._run(delete_new(), timeout + 30)
+        pods: list[Obj] = self._run(delete_new(), timeout + 30)
+        for pod in pods:
+            self._wait_gone(pod, timeout)
+
+    def _wait_gone(self, pod: Obj, timeout: float) -> None:
+        """Wait until `pod` (this very one: its uid) is gone."""
+        meta = pod["metadata"]
+
+        def gone(items: list[Obj]) -> Obj | None:
+            return None if any(i["metadata"].get("uid") == meta.get("uid") for i in items) else {}
+
+        self._until(
+            R.PODS,
+            meta["namespace"],
+            gone,
+            timeout,
+            lambda _: f"pod {meta['name']} of the test was not gone in {timeout}s",
+            field_selector=f"metadata.name={meta['name']}",
+        )
 
 
 def _system(ref: ResourceRef, meta: Obj) -> bool:

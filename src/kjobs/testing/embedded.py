@@ -4,9 +4,10 @@
 
 - `process` (default): node agents whose pods are local processes, on wall time, with every period shortened
   as tests/e2e/support.py `fast_settings` does so that node loss, taint eviction and pod GC take a second;
-- `simulated`: node agents on `kjobs.node.sim_runtime.SimulatedRuntime` and one `FakeClock` for every
-  component, with Kubernetes' own periods (10 s pod back-off, 50 s node grace, 300 s tolerations); the clock is
-  driven by `kjobs.testing.virtual.drive` (`virtual_time="auto"`) or only by the test (`"manual"`).
+- `simulated`: `LocalCluster(runtime="sim")` (node agents on `kjobs.node.sim_runtime.SimulatedRuntime`) on a
+  `kjobs.virtualtime.VirtualTimeLoop` whose `FakeClock` every component reads, with Kubernetes' own periods
+  (10 s pod back-off, 50 s node grace, 300 s tolerations); when that clock may move is
+  `kjobs.testing.virtual.TimeGate`'s rule (`virtual_time="auto"`, or `"manual"`: only `advance`).
 
 The PKI is made once per test session (`openssl` costs more than a whole cluster start) and shared by every
 cluster, as `kjobs up` keeps one per data directory.
@@ -15,7 +16,6 @@ cluster, as `kjobs up` keeps one per data directory.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import dataclasses
 import functools
 import shutil
@@ -25,9 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from kjobs.client.local import LocalClient
 from kjobs.clock import Clock, FakeClock, RealClock
-from kjobs.cluster import KUBELET_MANAGER, ClusterSettings, LocalCluster
+from kjobs.cluster import ClusterSettings, LocalCluster
 from kjobs.controllers.disruption import DisruptionSettings
 from kjobs.controllers.nodelifecycle import NodeLifecycleSettings
 from kjobs.controllers.podgc import PodGCSettings
@@ -38,9 +37,9 @@ from kjobs.server.admission import AdmissionSettings
 from kjobs.server.tls import Pki
 from kjobs.store import MemoryStore
 from kjobs.testing import virtual
+from kjobs.testing.virtual import VirtualTime
 
 Runtime = Literal["process", "simulated"]
-VirtualTime = Literal["auto", "manual"]
 
 
 @dataclass(frozen=True)
@@ -82,9 +81,9 @@ def fast_settings(root: Path, nodes: int = 1) -> ClusterSettings:
     )
 
 
-def simulated_settings(nodes: int = 1) -> ClusterSettings:
-    """Kubernetes' defaults: in virtual time they cost nothing."""
-    return ClusterSettings(nodes=nodes)
+def simulated_settings(nodes: int = 1, outcome: OutcomeFn = virtual.command_outcome) -> ClusterSettings:
+    """Kubernetes' defaults (in virtual time they cost nothing) on the simulated runtime."""
+    return ClusterSettings(nodes=nodes, runtime="sim", sim_outcome=outcome)
 
 
 @functools.cache
@@ -106,16 +105,23 @@ def node_names(settings: ClusterSettings) -> list[str]:
 
 
 class Embedded:
-    """A running in-process cluster: its components, clock, agents, URL and kubeconfig (all made on the
-    `Background` loop; call `start`/`stop` there)."""
+    """A running in-process cluster: its components, clock, agents, URL and kubeconfig (all made on the loop of
+    `new_loop()`; call `start`/`stop` there)."""
 
     def __init__(self, options: ClusterOptions, workdir: Path) -> None:
         self.options = options
         self.workdir = workdir
         simulated = options.runtime == "simulated"
         self.clock: Clock = FakeClock(start=time.time()) if simulated else RealClock()
-        base = simulated_settings(options.nodes) if simulated else fast_settings(workdir / "nodes", options.nodes)
-        self.settings = options.settings or base
+        self.time_gate = virtual.TimeGate(options.virtual_time) if simulated else None
+        """When virtual time may move (simulated only)."""
+        if not simulated:
+            self.settings = options.settings or fast_settings(workdir / "nodes", options.nodes)
+        elif options.settings is None:
+            self.settings = simulated_settings(options.nodes, options.outcome)
+        else:
+            sim_outcome = options.settings.sim_outcome or options.outcome
+            self.settings = dataclasses.replace(options.settings, runtime="sim", sim_outcome=sim_outcome)
         self.kubeconfig = workdir / "kubeconfig"
         self.url = ""
         self.agents: dict[str, Any] = {}
@@ -124,8 +130,15 @@ class Embedded:
         self._logs = AgentLogs()
         self._cluster: LocalCluster | None = None
         self._served: Any = None
-        self._sim_agents: list[Any] = []
-        self._driver: asyncio.Task[None] | None = None
+
+    def new_loop(self) -> asyncio.AbstractEventLoop | None:
+        """The loop to run on: a gated `VirtualTimeLoop` on `clock` for the simulated runtime, else None (the
+        default, uvloop)."""
+        if self.time_gate is None or not isinstance(self.clock, FakeClock):
+            return None
+        from kjobs.virtualtime import VirtualTimeLoop
+
+        return VirtualTimeLoop(self.clock, may_advance=self.time_gate.may_advance)
 
     @property
     def service(self) -> Any:
@@ -140,61 +153,36 @@ class Embedded:
         from kjobs.server.runner import bind
 
         settings = self.settings
-        simulated = self.options.runtime == "simulated"
-        if simulated and isinstance(self.clock, FakeClock) and self.options.virtual_time == "auto":
-            self._driver = asyncio.get_running_loop().create_task(virtual.drive(self.clock))
         app = create_app(
             self._store, clock=self.clock.now, logs=self._logs, admission=settings.admission, features=settings.features
         )
-        own = dataclasses.replace(settings, nodes=0) if simulated else settings
-        self._cluster = LocalCluster(app.service, settings=own, clock=self.clock, logs=self._logs)
+        self._cluster = LocalCluster(app.service, settings=settings, clock=self.clock, logs=self._logs)
         await self._cluster.start()
-        if simulated:
-            await self._start_simulated_agents()
-        self.agents.update({agent.name: agent for agent in [*self._cluster.agents, *self._sim_agents]})
+        self.agents.update({agent.name: agent for agent in self._cluster.agents})
         pki = session_pki()
         sock = bind("127.0.0.1", 0)
-        self._served = _serve(app, sock, pki)
+        self._served = await _serve(app, sock, pki, self.time_gate)
         self.url = f"https://127.0.0.1:{sock.getsockname()[1]}"
         kubeconfig.write(self.kubeconfig, self.url, pki=pki)
 
-    async def _start_simulated_agents(self) -> None:
-        from kjobs.node.agent import NodeAgent, NodeAgentSettings
-        from kjobs.node.sim_runtime import SimulatedRuntime
-
-        clock, outcome = self.clock, self.options.outcome
-        node_settings = NodeAgentSettings(**self.settings.node_options)
-        for name in node_names(self.settings):
-            agent = NodeAgent(
-                LocalClient(self.service, manager=KUBELET_MANAGER, shared_results=True),
-                name=name,
-                clock=clock,
-                runtime_factory=lambda on_status: SimulatedRuntime(clock=clock, outcome=outcome, on_status=on_status),
-                settings=node_settings,
-            )
-            await agent.start()
-            self._sim_agents.append(agent)
-            self._logs.add(agent)
+    async def wait(self, work: Any) -> Any:
+        """Await `work` as the test waiting for the cluster (virtual time may move meanwhile: `TimeGate`)."""
+        if self.time_gate is None:
+            return await work
+        return await self.time_gate.waiting_for(work)
 
     async def advance(self, seconds: float) -> None:
         """Move virtual time forward (a `simulated` cluster), letting every component react on the way."""
-        if not isinstance(self.clock, FakeClock):
+        if self.time_gate is None:
             raise TypeError("advance() needs the simulated runtime: this cluster runs on wall time")
-        await virtual.advance(self.clock, seconds)
+        await self.time_gate.advance(seconds)
 
     async def stop(self) -> None:
-        """Stop serving, then the controllers and node agents, then virtual time; remove the work files."""
+        """Stop serving, then the controllers and node agents; remove the work files."""
         if self._served is not None:
             await _stop_serving(self._served)
-        for agent in reversed(self._sim_agents):
-            with contextlib.suppress(Exception):
-                await agent.stop()
         if self._cluster is not None:
             await self._cluster.stop()
-        if self._driver is not None:
-            self._driver.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._driver
         self._store.close()
 
 
@@ -202,26 +190,32 @@ class Embedded:
 class _Served:
     app: Any
     server: Any
-    task: asyncio.Task[None]
 
 
-def _serve(app: Any, sock: Any, pki: Pki) -> _Served:
-    """Serve `app` over TLS on the bound `sock` as a task of this loop, as `kjobs run --serve` does
-    (`kjobs.run._serve`): no lifespan (the cluster made the namespaces); connections wait in the listen backlog
-    until the task accepts them, so the URL is usable at once."""
+async def _serve(app: Any, sock: Any, pki: Pki, gate: virtual.TimeGate | None) -> _Served:
+    """Serve `app` over TLS on the bound `sock`, as `kjobs run --serve` does (`kjobs.run._serve`) but without
+    lifespan (the cluster made the namespaces) and without uvicorn's main loop, whose 0.1 s tick (it only
+    refreshes the Date header and looks for a stop request) would be the next timer of a virtual-time loop for
+    ever; the Date header is set once. With a `gate`, watch and follow requests count as the test waiting."""
     import uvicorn
 
     from kjobs.server.runner import server_config
 
-    server = uvicorn.Server(server_config(app, pki=pki, lifespan="off"))
-    server.config.setup_event_loop = lambda: None  # type: ignore[method-assign]
-    return _Served(app, server, asyncio.get_running_loop().create_task(server.serve(sockets=[sock])))
+    config = server_config(app, pki=pki, lifespan="off")
+    if gate is not None:
+        config.app = gate.count_streams(app)
+    config.load()
+    server = uvicorn.Server(config)
+    server.lifespan = config.lifespan_class(config)
+    await server.startup(sockets=[sock])
+    await server.on_tick(0)
+    return _Served(app, server)
 
 
 async def _stop_serving(served: _Served) -> None:
-    """Close the listener and every connection and end the server task at once: uvicorn's graceful stop
-    (`Served.stop`) waits out two 0.1 s ticks, the whole budget of a test cluster's start and stop, for
-    clients the test has already closed."""
+    """Close the listener and every connection at once: uvicorn's graceful stop (`Served.stop`) waits out
+    two 0.1 s ticks, the whole budget of a test cluster's start and stop, for clients the test has already
+    closed."""
     served.app.close_streams()
     server = served.server
     for listener in server.servers:
@@ -230,6 +224,3 @@ async def _stop_serving(served: _Served) -> None:
         transport = getattr(connection, "transport", None)
         if transport is not None:
             transport.abort()
-    served.task.cancel()
-    with contextlib.suppress(asyncio.CancelledError, Exception):
-        await served.task

@@ -13,7 +13,6 @@ which go through the API): a node agent dying, a Node removed, a container exiti
 
 from __future__ import annotations
 
-import signal
 from typing import Any
 
 from kjobs.api.types import Obj
@@ -26,31 +25,18 @@ class FaultError(RuntimeError):
 
 
 def fail_container(agent: Any, pod: Obj, container: str | None, exit_code: int) -> None:
-    """End the running `container` (default: the pod's first) of `pod` on `agent`'s runtime with `exit_code`.
+    """End the running `container` (default: the pod's first) of `pod` on `agent`'s runtime with `exit_code`
+    (`kjobs.node.supervisor.Supervisor.fail`: the process, if any, is killed and the exit reported as any)."""
+    from kjobs.node.supervisor import NotRunning
 
-    The attempt's process (if any) is killed and its exit reported as `exit_code` through the runtime's own
-    `exited`, the call a runtime makes when a process ends (`kjobs.node.supervisor.Supervisor.exited`)."""
-    runtime = agent.runtime
     meta = pod.get("metadata") or {}
-    uid = str(meta.get("uid") or "")
-    record = runtime.records.get(uid)
-    if record is None:
+    if str(meta.get("uid") or "") not in agent.runtime.records:
         raise FaultError(f"pod {meta.get('namespace')}/{meta.get('name')} does not run on node {agent.name}")
     name = container or str(((pod.get("spec") or {}).get("containers") or [{}])[0].get("name") or "")
-    attempts = record.attempts.get(name) or []
-    if not attempts or not attempts[-1].running:
-        raise FaultError(f"container {name!r} of pod {meta.get('name')} is not running")
-    attempt = attempts[-1]
-    spawner = getattr(runtime, "_spawner", None)
-    if spawner is not None:  # ProcessRuntime: kill the process, and let its real exit report be ignored
-        if spawner.pid(attempt.container_id) is None:
-            raise FaultError(f"container {name!r} of pod {meta.get('name')} has not started yet")
-        running = runtime._running.pop(attempt.container_id, None)
-        spawner.signal(attempt.container_id, signal.SIGKILL)
-        if running is not None and running.placement is not None:
-            runtime.memory_guard.release(running.placement)
-    # SimulatedRuntime: its scheduled exit finds the attempt ended and does nothing.
-    runtime.exited(uid, attempt, exit_code=exit_code, signal=None, oom=False)
+    try:
+        agent.runtime.fail(str(meta["uid"]), name, exit_code)
+    except NotRunning as exc:
+        raise FaultError(f"pod {meta.get('name')}: {exc}") from exc
 
 
 async def kill_node_agent(agent: Any) -> None:

@@ -1,10 +1,18 @@
-"""Virtual time for a test cluster: the simulated runtime's outcomes from a container's command, and a driver
-that moves a `FakeClock` whenever the cluster has nothing left to do at the current instant.
+"""Virtual time for a test cluster: the simulated runtime's outcomes from a container's command, and the rule
+for when the cluster's virtual clock may move.
 
-The driver is `tests/support.py`'s `settle()` turned into a task: let every ready callback run (a few hundred
-loop turns, which also serve the API requests a test sends), then jump the clock to the earliest deadline any
-component sleeps for (`FakeClock.next_deadline`). Pod back-off of 10 s, `activeDeadlineSeconds: 600`, node
-leases and pod GC then pass in milliseconds of wall time, in the order they would in real time.
+The cluster runs on a `kjobs.virtualtime.VirtualTimeLoop` (the loop `kjobs simulate` uses) in a background
+thread, because the test calls the blocking official client from its own thread. Were time to jump whenever that
+loop is idle, it would also jump while the test computes between two calls, and a test would see a different
+cluster each run. So the rule (`TimeGate.may_advance`, asked by the loop only when nothing can run):
+
+virtual time moves only when every component is idle at the current instant (no ready callback, no socket with
+data) AND the test waits for the cluster: inside one of `KjobsCluster`'s helpers (`wait_for`, `pod_of`, `apply`,
+... each runs on the loop while the test thread blocks on it), while a watch or a followed log stream is open on
+the API (the test blocks reading it; it counts until the server sees it closed), or inside `advance(seconds)`.
+An ordinary API request never needs time to pass: it is answered at the instant it arrives. With
+`virtual_time="manual"` only `advance` moves time. A test that polls with `time.sleep` between plain reads
+therefore sees time stand still: wait with `wait_for`, a watch, or `advance`.
 """
 
 from __future__ import annotations
@@ -12,13 +20,14 @@ from __future__ import annotations
 import asyncio
 import re
 import shlex
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal, TypeVar
 
 from kjobs.api.types import Obj
-from kjobs.clock import FakeClock
 from kjobs.node.sim_runtime import Outcome
 
-IDLE_TURNS = 50
-"""Event-loop turns without a due deadline before virtual time moves (each turn also polls sockets)."""
+T = TypeVar("T")
+VirtualTime = Literal["auto", "manual"]
 
 _SLEEP = re.compile(r"\bsleep\s+(\d+(?:\.\d*)?)")
 _EXIT = re.compile(r"\bexit\s+(\d+)")
@@ -43,30 +52,61 @@ def _echo(words: str) -> str:
         return words.strip()
 
 
-async def drive(clock: FakeClock, *, idle_turns: int = IDLE_TURNS) -> None:
-    """Advance `clock` to the next deadline each time the loop has been idle for `idle_turns` turns, forever
-    (cancel the task to stop). With nobody sleeping on the clock it waits a millisecond of real time."""
-    while True:
-        for _ in range(idle_turns):
-            await asyncio.sleep(0)
-        deadline = clock.next_deadline()
-        if deadline is None:
-            await asyncio.sleep(0.001)
-        else:
-            clock.set(deadline)
+class TimeGate:
+    """The gate of a test cluster's `VirtualTimeLoop` (the module note's rule). Its counters change only on the
+    loop's thread (inside the coroutines and requests they count), so the gate closes the instant the work it
+    waited for is done, before the test thread even wakes."""
+
+    def __init__(self, mode: VirtualTime = "auto") -> None:
+        self.mode = mode
+        self.waiting = 0
+        """Helpers of the test running on the loop now."""
+        self.streams = 0
+        """Watches and followed log streams open on the API now."""
+        self.advancing = 0
+        """`advance` calls in progress."""
+
+    def may_advance(self) -> bool:
+        """Whether the idle loop may move the clock now."""
+        if self.advancing:
+            return True
+        return self.mode == "auto" and (self.waiting > 0 or self.streams > 0)
+
+    async def waiting_for(self, work: Awaitable[T]) -> T:
+        """Await `work` as the test waiting for the cluster."""
+        self.waiting += 1
+        try:
+            return await work
+        finally:
+            self.waiting -= 1
+
+    async def advance(self, seconds: float) -> None:
+        """Move the clock forward by `seconds`, deadline by deadline, each instant's work done before the next
+        (a sleep on the loop: it returns at exactly now + `seconds`)."""
+        self.advancing += 1
+        try:
+            await asyncio.sleep(seconds)
+        finally:
+            self.advancing -= 1
+
+    def count_streams(self, app: Any) -> Callable[..., Awaitable[None]]:
+        """`app` (ASGI) with its watch and `follow` requests counted in `streams` while they are served."""
+
+        async def counted(scope: dict[str, Any], receive: Any, send: Any) -> None:
+            if scope.get("type") != "http" or not _streaming(scope.get("query_string") or b""):
+                await app(scope, receive, send)
+                return
+            self.streams += 1
+            try:
+                await app(scope, receive, send)
+            finally:
+                self.streams -= 1
+
+        return counted
 
 
-async def advance(clock: FakeClock, seconds: float, *, idle_turns: int = IDLE_TURNS) -> None:
-    """Move `clock` forward by `seconds`, deadline by deadline, letting the cluster react at each instant (for a
-    cluster whose time does not run by itself)."""
-    target = clock.now() + seconds
-    while True:
-        for _ in range(idle_turns):
-            await asyncio.sleep(0)
-        deadline = clock.next_deadline()
-        if deadline is None or deadline > target:
-            clock.set(target)
-            for _ in range(idle_turns):
-                await asyncio.sleep(0)
-            return
-        clock.set(deadline)
+_STREAM_QUERY = re.compile(rb"(?:^|&)(?:watch|follow)=(?:true|1)(?:&|$)")
+
+
+def _streaming(query: bytes) -> bool:
+    return _STREAM_QUERY.search(query) is not None
