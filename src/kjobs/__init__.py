@@ -17,15 +17,15 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kjobs.api.manifest import load_manifests, parse_manifests
-    from kjobs.explain import Explanation, explain
+    from kjobs.explanation import Explanation, explain
     from kjobs.policy import PolicyDecision, match_pod_failure_policy
     from kjobs.validate import validate_manifest
 
 _LAZY = {
     "load_manifests": "kjobs.api.manifest",
     "parse_manifests": "kjobs.api.manifest",
-    "Explanation": "kjobs.explain",
-    "explain": "kjobs.explain",
+    "Explanation": "kjobs.explanation",
+    "explain": "kjobs.explanation",
     "PolicyDecision": "kjobs.policy",
     "match_pod_failure_policy": "kjobs.policy",
     "validate_manifest": "kjobs.validate",

@@ -18,7 +18,7 @@ from kjobs.api.types import Obj
 from kjobs.client.base import Client
 from kjobs.client.eventcorrelator import AGGREGATE_MESSAGE_PREFIX
 from kjobs.client.resources import EVENTS, JOBS, PODS
-from kjobs.explain import with_policy_default
+from kjobs.explanation import with_policy_default
 from kjobs.job import pods as P
 from kjobs.job.context import is_indexed, is_pod_failed
 from kjobs.job.decisions import REASONS, FailureDecision, decide, parse_event_message

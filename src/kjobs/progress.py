@@ -15,7 +15,7 @@ from rich.text import Text
 
 from kjobs.api.names import JOB_COMPLETION_INDEX_ANNOTATION
 from kjobs.api.types import Obj
-from kjobs.explain import Explanation, explain
+from kjobs.explanation import Explanation, explain
 from kjobs.job import pods as P
 from kjobs.job.context import backoff_limit, has_restart_limit
 from kjobs.policy import FAIL_INDEX, FAIL_JOB, IGNORE, terminated_state

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kjobs.explain import explain
+from kjobs.explanation import explain
 from kjobs.policy import match_pod_failure_policy
 
 

@@ -25,3 +25,13 @@ def test_kjobs_public_names_still_import_on_first_use() -> None:
 
     assert kjobs.validate_manifest({"apiVersion": "v1", "kind": "Pod"}) != []
     assert callable(kjobs.explain) and callable(kjobs.load_manifests)
+
+
+def test_the_public_explain_is_the_function_even_after_its_module_was_imported() -> None:
+    """`kjobs.explain(job, pod)` (README: Python API) stays the function whatever was imported before it."""
+    code = (
+        "import kjobs.explanation, kjobs.cli.explain, kjobs, types; "
+        "assert not isinstance(kjobs.explain, types.ModuleType); print(kjobs.explain.__name__)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True).stdout
+    assert out == "explain\n"

@@ -1,6 +1,6 @@
 """`kjobs explain`: what a Job's podFailurePolicy does with failed pods.
 
-Two forms: `kjobs explain --job JOB.yaml --pod POD.yaml` reasons about manifests offline (`kjobs.explain`);
+Two forms: `kjobs explain --job JOB.yaml --pod POD.yaml` reasons about manifests offline (`kjobs.explanation`);
 `kjobs explain job NAME` lists every failed pod of a Job on a cluster (`kjobs.explain_job`).
 """
 
@@ -16,8 +16,8 @@ import orjson
 from kjobs.api.errors import ApiError
 from kjobs.api.manifest import ManifestError, load_manifests
 from kjobs.api.types import Obj
-from kjobs.explain import explain
 from kjobs.explain_job import JobFailures, explain_job
+from kjobs.explanation import explain
 
 
 def _single(path: str, kind: str) -> Obj:
