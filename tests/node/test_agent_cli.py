@@ -90,3 +90,14 @@ def test_join_without_credentials_is_unauthorized(tmp_path: Path) -> None:
     store.close()
     assert result.exit_code == 1
     assert f"cannot register node n with {url}: Unauthorized" in result.output
+
+
+def test_join_over_https_without_a_ca_refuses_to_serve_logs_it_could_not_protect(tmp_path: Path) -> None:
+    config = tmp_path / "kubeconfig.yaml"
+    kubeconfig.write(config, "https://127.0.0.1:1", pki=shared_pki())
+    doc = yaml.safe_load(config.read_text())
+    doc["clusters"][0]["cluster"] = {"server": "https://127.0.0.1:1", "insecure-skip-tls-verify": True}
+    config.write_text(yaml.safe_dump(doc))
+    result = CliRunner().invoke(main, ["node", "join", "--kubeconfig", str(config), "--name", "n"])
+    assert result.exit_code == 1
+    assert "no certificate-authority to verify log readers with" in result.output

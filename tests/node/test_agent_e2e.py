@@ -20,7 +20,7 @@ from kjobs.api.types import Obj
 from kjobs.client.resources import PODS
 from kjobs.node.agent import NodeAgentSettings
 from kjobs.node.logsource import RemoteLogs
-from kjobs.server import kubeconfig
+from kjobs.server import kubeconfig, tls
 from kjobs.server.logs import LogOptions
 from kjobs.server.runner import serve
 from kjobs.store import MemoryStore
@@ -261,7 +261,8 @@ def test_logs_of_an_agent_in_another_process_stream_through_the_api(tmp_path: Pa
         except ApiError:
             return None
 
-    with serve(store, logs=RemoteLogs(node), pki=shared_pki()) as url:
+    logs = RemoteLogs(node, ssl_context=tls.kubelet_client_context(shared_pki()))
+    with serve(store, logs=logs, pki=shared_pki()) as url:
         config = tmp_path / "kubeconfig.yaml"
         kubeconfig.write(config, url, pki=shared_pki())
         agent = subprocess.Popen(
@@ -279,6 +280,8 @@ def test_logs_of_an_agent_in_another_process_stream_through_the_api(tmp_path: Pa
                     return int(response.json()["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"])
 
                 assert _wait_http(port) > 0
+                unauthenticated = httpx.get(f"https://127.0.0.1:{port()}/containerLogs/default/talk/main", verify=False)
+                assert unauthenticated.status_code == 401  # the agent's endpoint answers only the API server
                 command = ["sh", "-c", "echo first; sleep 2; echo second"]
                 http.post("/api/v1/namespaces/default/pods", json=pod_manifest("talk", "n3", command))
 

@@ -47,3 +47,11 @@ def test_loading_inline_credentials_leaves_no_key_file_behind(tmp_path: Path, mo
     kubeconfig.write(tmp_path / "kc", "https://127.0.0.1:6443", pki=shared_pki())
     assert load(tmp_path / "kc").ssl_context is not None
     assert list(scratch.iterdir()) == []
+
+
+def test_the_loaded_connection_carries_the_clusters_ca(tmp_path: Path) -> None:
+    path = tmp_path / "kc"
+    kubeconfig.write(path, "https://127.0.0.1:6443", pki=shared_pki())
+    assert load(path).ca_pem == shared_pki().ca_pem  # what a joined node agent verifies log readers with
+    kubeconfig.write(path, "http://127.0.0.1:6443")
+    assert load(path).ca_pem is None

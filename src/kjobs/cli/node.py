@@ -74,9 +74,16 @@ def join(
     except ThresholdError as exc:
         raise click.BadParameter(str(exc), param_hint="--eviction-hard") from None
     connection = _connection(kubeconfig)
+    if connection.server.startswith("https") and connection.ca_pem is None:
+        # the log endpoint could verify no client: like a kubelet with no client CA and anonymous access off
+        raise click.ClickException("the kubeconfig's cluster has no certificate-authority to verify log readers with")
     try:
         settings = NodeAgentSettings(
-            eviction_hard=eviction_hard, shutdown_grace_period=shutdown_grace_period, address=address, log_port=log_port
+            eviction_hard=eviction_hard,
+            shutdown_grace_period=shutdown_grace_period,
+            address=address,
+            log_port=log_port,
+            log_client_ca=connection.ca_pem,
         )
         asyncio.run(_join(connection, name, runtime, root_dir, settings))
     except _Failed as exc:

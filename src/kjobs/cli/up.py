@@ -11,7 +11,7 @@ Writes a kubeconfig (context `kjobs`), says on stderr what it serves (URL, kubec
 prints the `export KUBECONFIG=...` line on stdout once everything runs; SIGINT/SIGTERM stop it (exit 0) with a
 last line saying so.
 It serves HTTPS on every address, loopback included, with the PKI it keeps in `<data-dir>/pki`
-(`kjobs.server.tls`: a CA, a serving certificate, the admin's client certificate, a bearer token), and
+(`kjobs.server.tls`: a CA, a serving certificate, the admin's and the kubelet client certificates, a bearer token), and
 authenticates every request (`kjobs.server.auth`); the kubeconfig carries the CA and the admin certificate.
 `--insecure-http-loopback` serves plain http without authentication instead, on loopback only: anyone on the
 machine (or a web page that makes the browser post to it) can then run commands as this user.
@@ -35,6 +35,7 @@ from kjobs.cli.features import feature_gates_option
 if TYPE_CHECKING:
     from kjobs.server.admission import AdmissionSettings
     from kjobs.server.auth import Authenticator
+    from kjobs.server.tls import Pki
     from kjobs.store import StoreDamaged
 
 DEFAULT_PORT = 6443
@@ -189,6 +190,7 @@ def up(
     cluster, app = _assemble(
         store,
         authenticator=authenticator,
+        pki=pki,
         nodes=nodes,
         data=data,
         backoff=backoff,
@@ -247,23 +249,26 @@ def _assemble(
     admission: AdmissionSettings | None = None,
     controllers: tuple[str, ...] | None = None,
     features: FeatureGates = DEFAULT,
+    pki: Pki | None = None,
 ) -> tuple[Any, Any]:
     """The app and the embedded cluster around its `ApiService`, with logs and metrics wired between them
     (`admission`: the `AdmissionSettings` from the kube-apiserver flags; Kubernetes' defaults when None;
-    `controllers`: those to run, every one when None)."""
+    `controllers`: those to run, every one when None; `pki`: whose kubelet client certificate reads the logs of
+    agents in other processes, over HTTPS)."""
     from prometheus_client import REGISTRY
 
     from kjobs.cluster import ClusterSettings, LocalCluster
     from kjobs.job.metrics import JobMetrics
     from kjobs.node.logsource import AgentLogs, RemoteLogs
     from kjobs.server.app import create_app
+    from kjobs.server.tls import kubelet_client_context
 
     app_ref: list[Any] = []
 
     def node_of(name: str) -> Any:
         return app_ref[0].storage.get("nodes", "", name)
 
-    logs = AgentLogs(remote=RemoteLogs(node_of))
+    logs = AgentLogs(remote=RemoteLogs(node_of, ssl_context=kubelet_client_context(pki) if pki else None))
     settings = ClusterSettings(
         nodes=nodes, root_dir=str(data / "nodes"), pod_failure_backoff=backoff, features=features
     )

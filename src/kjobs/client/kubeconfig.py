@@ -25,6 +25,9 @@ class Connection:
     ssl_context: ssl.SSLContext | None = None
     token: str | None = None
     namespace: str = "default"
+    ca_pem: bytes | None = None
+    """The cluster's CA (`certificate-authority[-data]`, PEM), None when the kubeconfig names none: what a node
+    agent verifies the API server's client certificate with on its log endpoint (`kjobs.node.logserver`)."""
 
 
 def default_path() -> Path:
@@ -54,11 +57,13 @@ def load(path: str | Path | None = None, *, context: str | None = None) -> Conne
     token = user.get("token")
     if not token and user.get("tokenFile"):
         token = Path(user["tokenFile"]).read_text().strip()
+    ssl_context, ca_pem = _ssl_context(cluster, user, file.parent) if server.startswith("https") else (None, None)
     return Connection(
         server=server.rstrip("/"),
-        ssl_context=_ssl_context(cluster, user, file.parent) if server.startswith("https") else None,
+        ssl_context=ssl_context,
         token=token,
         namespace=str(ctx.get("namespace") or "default"),
+        ca_pem=ca_pem,
     )
 
 
@@ -85,16 +90,22 @@ def _material(spec: dict[str, Any], key: str, base: Path, scratch: Path) -> str 
     return None
 
 
-def _ssl_context(cluster: dict[str, Any], user: dict[str, Any], base: Path) -> ssl.SSLContext:
-    """The TLS settings of a cluster and user entry; inline certificates and keys are read from a private scratch
-    directory removed once they are loaded, so no key is left behind in the temporary directory."""
+def _ssl_context(cluster: dict[str, Any], user: dict[str, Any], base: Path) -> tuple[ssl.SSLContext, bytes | None]:
+    """The TLS settings of a cluster and user entry, and the cluster's CA (PEM); inline certificates and keys are
+    read from a private scratch directory removed once they are loaded, so no key is left behind in the temporary
+    directory."""
     with tempfile.TemporaryDirectory(prefix="kjobs-kubeconfig-") as tmp:
         scratch = Path(tmp)
-        ctx = ssl.create_default_context(cafile=_material(cluster, "certificate-authority", base, scratch))
+        cafile = _material(cluster, "certificate-authority", base, scratch)
+        try:
+            ca_pem = Path(cafile).read_bytes() if cafile else None
+        except OSError as exc:
+            raise KubeconfigError(f"cannot read certificate-authority {cafile}: {exc}") from None
+        ctx = ssl.create_default_context(cafile=cafile)
         if cluster.get("insecure-skip-tls-verify"):
             ctx.check_hostname = False
             ctx.verify_mode = ssl.CERT_NONE
         cert = _material(user, "client-certificate", base, scratch)
         if cert:
             ctx.load_cert_chain(cert, _material(user, "client-key", base, scratch))
-        return ctx
+        return ctx, ca_pem

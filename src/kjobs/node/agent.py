@@ -94,6 +94,9 @@ class NodeAgentSettings:
     workers: int = 4
     log_port: int | None = None
     """Serve container logs over HTTP on this port of `address` (0: any free port; None: do not serve)."""
+    log_client_ca: bytes | None = None
+    """The cluster CA (PEM): with it the log endpoint serves HTTPS and answers only client certificates it signed
+    (`kjobs.node.logserver`); without it, plain HTTP open to anyone who can reach `address`."""
     machine: nodestatus.MachineInfo | None = None
     """Machine facts for the Node; probed from this machine when None."""
     labels: dict[str, str] = field(default_factory=dict)
@@ -228,10 +231,15 @@ class NodeAgent:
     async def start(self) -> None:
         """Register the Node and Lease, relist this node's pods, then run workers and heartbeats."""
         if self.settings.log_port is not None:
-            from kjobs.node.logserver import LogServer  # aiohttp: only for agents that serve logs over HTTP
+            from kjobs.node.logserver import LogServer, serving_context  # aiohttp: only for agents serving logs
 
+            ca, address = self.settings.log_client_ca, self.settings.address
             self.log_server = LogServer(
-                self.runtime, uid_of=self._uid_of_pod, host=self.settings.address, port=self.settings.log_port
+                self.runtime,
+                uid_of=self._uid_of_pod,
+                host=address,
+                port=self.settings.log_port,
+                ssl_context=serving_context(ca, node=self.name, address=address) if ca is not None else None,
             )
             await self.log_server.start()
         await self.register()

@@ -5,20 +5,33 @@ cannot read the agent's log files; like the kube-apiserver, it asks the node. Th
 logs on `daemonEndpoints.kubeletEndpoint.Port` of its Node (an ephemeral port unless one is set), on the
 Node's InternalIP, and `kjobs.node.logsource.RemoteLogs` is the server-side `LogSource` that proxies to it.
 Query parameters are the kubelet's (`follow`, `tailLines`, `previous`, `limitBytes`); errors are Kubernetes
-`Status` bodies with the runtime's code and message, so the server passes them on unchanged. Plain HTTP and
-no authentication: it listens on the agent's address, loopback by default.
+`Status` bodies with the runtime's code and message, so the server passes them on unchanged.
+
+Given the cluster CA (`client_ca`, which `kjobs node join` takes from its kubeconfig), it serves HTTPS as a
+kubelet does: with a self-signed serving certificate made at start (a kubelet without `--tls-cert-file`,
+`InitializeTLS` in cmd/kubelet/app/server.go; the key lives only in memory), and it answers only requests whose
+client certificate that CA signed (the kubelet's `authentication.x509.clientCAFile` with anonymous access off):
+the API server presents its `apiserver-kubelet-client` certificate (`kjobs.server.tls`). A certificate from
+another CA fails the handshake; no certificate gets the kubelet's 401 `Unauthorized`. Without `client_ca`
+(agents of an API server that itself serves plain http) it serves plain HTTP without authentication.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ssl
+import tempfile
+import time
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 
 import orjson
 from aiohttp import web
 
 from kjobs.api.errors import ApiError, bad_request, not_found
 from kjobs.node.runtime import ContainerRuntime
+from kjobs.server import tls
+from kjobs.server.auth import unauthorized
 
 UidOf = Callable[[str, str], str | None]
 """(namespace, pod name) -> the uid of that pod on this node, or None."""
@@ -38,13 +51,38 @@ def _flag(request: web.Request, key: str) -> bool:
     return request.query.get(key, "").lower() in ("true", "1")
 
 
+def serving_context(client_ca: bytes, *, node: str, address: str) -> ssl.SSLContext:
+    """TLS for the log endpoint: a fresh self-signed certificate for `address` (CN `<node>@<unix time>`, as the
+    kubelet names its own), asking for a client certificate verified against `client_ca` (PEM)."""
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH, cadata=client_ca.decode("ascii", "replace"))
+    context.verify_mode = ssl.CERT_OPTIONAL  # a missing certificate is answered with 401, as the kubelet does
+    with tempfile.TemporaryDirectory(prefix="kjobs-kubelet-") as tmp:
+        extensions = [
+            f"subjectAltName={tls.alt_names(address)}",
+            "extendedKeyUsage=serverAuth",
+            "basicConstraints=critical,CA:FALSE",
+        ]
+        cert, key = tls.self_signed(Path(tmp), "kubelet", f"/CN={node}@{int(time.time())}", extensions)
+        context.load_cert_chain(str(cert), str(key))
+    return context
+
+
 class LogServer:
     """Serves container logs of one agent's runtime."""
 
-    def __init__(self, runtime: ContainerRuntime, *, uid_of: UidOf, host: str = "127.0.0.1", port: int = 0) -> None:
+    def __init__(
+        self,
+        runtime: ContainerRuntime,
+        *,
+        uid_of: UidOf,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        ssl_context: ssl.SSLContext | None = None,
+    ) -> None:
         self._runtime = runtime
         self._uid_of = uid_of
         self._host, self._port = host, port
+        self._ssl = ssl_context
         self._runner: web.AppRunner | None = None
         self.port = 0
 
@@ -54,7 +92,7 @@ class LogServer:
         app.router.add_get("/containerLogs/{namespace}/{name}/{container}", self._handle)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, self._host, self._port)
+        site = web.TCPSite(self._runner, self._host, self._port, ssl_context=self._ssl)
         await site.start()
         server = site._server  # aiohttp exposes the bound sockets only here
         sockets = getattr(server, "sockets", None) or []
@@ -71,6 +109,8 @@ class LogServer:
         namespace, name = request.match_info["namespace"], request.match_info["name"]
         container = request.match_info["container"]
         try:
+            if self._ssl is not None and not (request.transport and request.transport.get_extra_info("peercert")):
+                raise unauthorized()
             uid = self._uid_of(namespace, name)
             if uid is None or self._runtime.get(uid) is None:
                 raise not_found("pods", name)

@@ -8,11 +8,14 @@ another process, or never started — gets the kubelet's `waiting to start` 400.
 
 `RemoteLogs` is the source for agents in other processes: it reads the pod's Node (InternalIP and
 `daemonEndpoints.kubeletEndpoint.Port`) and streams from that agent's `LogServer` (`kjobs.node.logserver`),
-passing the agent's errors on. `AgentLogs(agents, remote=RemoteLogs(...))` serves both kinds.
+passing the agent's errors on. `AgentLogs(agents, remote=RemoteLogs(...))` serves both kinds. Given a TLS
+context (`kjobs.server.tls.kubelet_client_context`: the API server's kubelet client certificate, the agent's
+serving certificate not verified, as kube-apiserver without `--kubelet-certificate-authority`) it speaks HTTPS.
 """
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import AsyncIterator, Callable, Iterable
 from typing import Protocol
 from urllib.parse import quote
@@ -64,28 +67,33 @@ NodeLookup = Callable[[str], Obj | None]
 """Node name -> the Node object (None when there is none)."""
 
 
-def kubelet_endpoint(node: Obj | None) -> str | None:
-    """`http://<InternalIP>:<kubeletEndpoint.Port>` of a Node whose agent serves logs, else None."""
+def kubelet_endpoint(node: Obj | None, *, scheme: str = "http") -> str | None:
+    """`<scheme>://<InternalIP>:<kubeletEndpoint.Port>` of a Node whose agent serves logs, else None."""
     status = (node or {}).get("status") or {}
     port = ((status.get("daemonEndpoints") or {}).get("kubeletEndpoint") or {}).get("Port")
     address = next((a.get("address") for a in status.get("addresses") or [] if a.get("type") == "InternalIP"), None)
     if not isinstance(port, int) or port <= 0 or not address:
         return None
     host = f"[{address}]" if ":" in str(address) else str(address)
-    return f"http://{host}:{port}"
+    return f"{scheme}://{host}:{port}"
 
 
 class RemoteLogs:
-    """A `LogSource` that streams from the log endpoint of the pod's node agent over HTTP."""
+    """A `LogSource` that streams from the log endpoint of the pod's node agent over HTTP (HTTPS with `ssl_context`,
+    which should present a client certificate the agent's CA signed)."""
 
-    def __init__(self, nodes: NodeLookup, *, connect_timeout: float = 5.0) -> None:
+    def __init__(
+        self, nodes: NodeLookup, *, connect_timeout: float = 5.0, ssl_context: ssl.SSLContext | None = None
+    ) -> None:
         self._nodes = nodes
         self._connect_timeout = connect_timeout
+        self._ssl = ssl_context
 
     def open(self, pod: Obj, options: LogOptions) -> AsyncIterator[bytes]:
         """Chunks from the agent; the agent's error Status (or the waiting-to-start 400) when there is none."""
         node_name = str((pod.get("spec") or {}).get("nodeName") or "")
-        endpoint = kubelet_endpoint(self._nodes(node_name)) if node_name else None
+        scheme = "https" if self._ssl is not None else "http"
+        endpoint = kubelet_endpoint(self._nodes(node_name), scheme=scheme) if node_name else None
         if endpoint is None:
             raise waiting_error(pod, options.container)
         meta = pod.get("metadata") or {}
@@ -107,7 +115,7 @@ class RemoteLogs:
         try:
             async with (
                 aiohttp.ClientSession(timeout=timeout) as session,
-                session.get(url, params=query) as response,
+                session.get(url, params=query, ssl=self._ssl if self._ssl is not None else True) as response,
             ):
                 if response.status != 200:
                     raise _error(response.status, await response.read())

@@ -1,4 +1,4 @@
-"""The cluster's PKI, as kind and kubeadm lay it out: a CA, a serving certificate and an admin client certificate.
+"""The cluster's PKI, as kind and kubeadm lay it out: a CA, a serving certificate and two client certificates.
 
 `ensure()` creates them once per directory (`<data-dir>/pki`, mode 0700) with the system `openssl` (EC P-256,
 ten years) and reuses them on every later start, so a kubeconfig written once keeps working:
@@ -10,6 +10,9 @@ ten years) and reuses them on every later start, so a kubeconfig written once ke
   reissued by the same CA when the listen address is not among them.
 - `admin.crt`/`.key`: the admin's client certificate (clientAuth), `CN=kjobs-admin, O=system:masters`, the
   subject kind gives its `kubernetes-admin`.
+- `apiserver-kubelet-client.crt`/`.key`: the certificate the API server presents to node agents' log endpoints
+  (`--kubelet-client-certificate`), `CN=kube-apiserver-kubelet-client, O=system:masters` as kubeadm issues it
+  (`KubeadmCertKubeletClient` in cmd/kubeadm/app/phases/certs/certlist.go).
 - `token`: a random bearer token, for clients that cannot present a certificate.
 
 Keys and the token are mode 0600.
@@ -19,12 +22,15 @@ from __future__ import annotations
 
 import ipaddress
 import secrets
+import ssl
 import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 ADMIN_SUBJECT = "/O=system:masters/CN=kjobs-admin"
+KUBELET_CLIENT_SUBJECT = "/O=system:masters/CN=kube-apiserver-kubelet-client"
+_CLIENT = ["extendedKeyUsage=clientAuth", "basicConstraints=critical,CA:FALSE"]
 DAYS = "3650"
 _KEY = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
 
@@ -57,6 +63,14 @@ class Pki:
         return self.directory / "admin.key"
 
     @property
+    def kubelet_client_cert(self) -> Path:
+        return self.directory / "apiserver-kubelet-client.crt"
+
+    @property
+    def kubelet_client_key(self) -> Path:
+        return self.directory / "apiserver-kubelet-client.key"
+
+    @property
     def ca_pem(self) -> bytes:
         return self.ca_file.read_bytes()
 
@@ -80,21 +94,45 @@ def _openssl(*args: str) -> None:
 
 def _issue(ca: Pki, name: str, subject: str, extensions: list[str]) -> None:
     """A key and a certificate `name.crt` signed by the CA (`openssl req -x509 -CA`, OpenSSL 3)."""
-    key, cert = ca.directory / f"{name}.key", ca.directory / f"{name}.crt"
-    with tempfile.TemporaryDirectory(dir=ca.directory) as tmp:
+    signer = ["-CA", str(ca.ca_file), "-CAkey", str(ca.directory / "ca.key")]
+    _request(ca.directory, name, subject, extensions, signer)
+
+
+def self_signed(directory: Path, name: str, subject: str, extensions: list[str]) -> tuple[Path, Path]:
+    """A self-signed certificate `name.crt` and its key `name.key` in `directory`: what a kubelet without
+    `--tls-cert-file` serves with (cmd/kubelet/app/server.go, `InitializeTLS`). Returns (certificate, key)."""
+    _request(directory, name, subject, extensions, [])
+    return directory / f"{name}.crt", directory / f"{name}.key"
+
+
+def _request(directory: Path, name: str, subject: str, extensions: list[str], signer: list[str]) -> None:
+    key, cert = directory / f"{name}.key", directory / f"{name}.crt"
+    with tempfile.TemporaryDirectory(dir=directory) as tmp:
         new_key, new_cert = Path(tmp) / "key", Path(tmp) / "crt"
         ext = [arg for item in extensions for arg in ("-addext", item)]
         _openssl(
             "req", "-x509", *_KEY, "-keyout", str(new_key), "-out", str(new_cert), "-days", DAYS, "-subj", subject,
-            "-CA", str(ca.ca_file), "-CAkey", str(ca.directory / "ca.key"), *ext,
+            *signer, *ext,
         )  # fmt: skip
         new_key.chmod(0o600)
         new_key.replace(key)
         new_cert.replace(cert)
 
 
+def kubelet_client_context(pki: Pki) -> ssl.SSLContext:
+    """The TLS settings the API server reads node agents' log endpoints with: it presents the kubelet client
+    certificate and, as kube-apiserver does while `--kubelet-certificate-authority` is unset, does not verify the
+    agent's (self-signed) serving certificate (`transportConfig` in pkg/kubelet/client/kubelet_client.go)."""
+    context = ssl.create_default_context()
+    context.check_hostname = False
+    context.verify_mode = ssl.CERT_NONE
+    context.load_cert_chain(str(pki.kubelet_client_cert), str(pki.kubelet_client_key))
+    return context
+
+
 def ensure(directory: Path, host: str) -> Pki:
-    """Load or create the CA, the serving certificate for `host`, the admin certificate and the token."""
+    """Load or create the CA, the serving certificate for `host`, the admin and kubelet client certificates and
+    the token."""
     directory.mkdir(parents=True, exist_ok=True)
     directory.chmod(0o700)
     tokenfile = directory / "token"
@@ -120,5 +158,7 @@ def ensure(directory: Path, host: str) -> Pki:
         )
         recorded.write_text(sans)
     if fresh_ca or not pki.admin_cert.exists():
-        _issue(pki, "admin", ADMIN_SUBJECT, ["extendedKeyUsage=clientAuth", "basicConstraints=critical,CA:FALSE"])
+        _issue(pki, "admin", ADMIN_SUBJECT, _CLIENT)
+    if fresh_ca or not pki.kubelet_client_cert.exists():
+        _issue(pki, "apiserver-kubelet-client", KUBELET_CLIENT_SUBJECT, _CLIENT)
     return pki
