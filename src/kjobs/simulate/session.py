@@ -59,9 +59,12 @@ class SimulationOptions:
 
 @dataclass
 class SimulationResult:
-    """What a simulated run came to."""
+    """What a simulated run came to.
 
-    job: Obj
+    The Job, trace and view are left out of the repr: `asyncio.Runner` reprs the main task (and so its result)
+    when it restores the SIGINT handler, which cost ~1 s of CPU with a 10,000-pod trace."""
+
+    job: Obj = field(repr=False)
     outcome: str
     """`Complete`, `Failed`, or `Unfinished` (the virtual time limit passed first)."""
     reason: str
@@ -80,10 +83,10 @@ class SimulationResult:
     """Pods created beyond the first, per completion index (Indexed Jobs; indexes without retries left out)."""
     disruptions: dict[str, int]
     """Disruption events applied, by kind."""
-    trace: list[tuple[float, str, str, str]]
+    trace: list[tuple[float, str, str, str]] = field(repr=False)
     """(virtual seconds since the Job's creation, what, name, detail), in order: pod created (detail: its
     completion index, empty for a NonIndexed Job) / phase / deleted, and Job conditions."""
-    view: RunView
+    view: RunView = field(repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (`kjobs simulate -o json`); the trace is left out (it grows with the Job)."""
