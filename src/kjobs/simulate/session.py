@@ -55,6 +55,10 @@ class SimulationOptions:
     job_batch_period: float = 1.0
     features: FeatureGates = DEFAULT
     """The `--feature-gates` of the simulated cluster's API and components."""
+    field_managers: bool = False
+    events: bool = False
+    """`ClusterSettings.field_managers` / `.events`: off by default, since no decision reads them
+    (tests/simulate/test_shortcuts.py); on, a simulation does all a cluster's bookkeeping."""
 
 
 @dataclass
@@ -148,6 +152,8 @@ async def simulate_on_loop(job: Obj, options: SimulationOptions) -> SimulationRe
         pod_failure_backoff=options.pod_failure_backoff,
         job_batch_period=options.job_batch_period,
         features=options.features,
+        field_managers=options.field_managers,
+        events=options.events,
     )
     async with virtual_cluster(settings) as cluster:
         return await _follow(cluster, job, options, loop.clock, wall, slots)
@@ -161,7 +167,13 @@ async def virtual_cluster(settings: ClusterSettings) -> AsyncIterator[LocalClust
     if not isinstance(loop, VirtualTimeLoop):
         raise RuntimeError("a virtual cluster needs a kjobs.virtualtime.VirtualTimeLoop")
     store = MemoryStore()
-    service = ApiService(Storage(store), clock=loop.clock.now, features=settings.features)
+    service = ApiService(
+        Storage(store),
+        clock=loop.clock.now,
+        features=settings.features,
+        field_managers=settings.field_managers,
+        record_events=settings.events,
+    )
     cluster = LocalCluster(service, settings=settings, clock=loop.clock)
     await cluster.start()
     try:
