@@ -59,6 +59,7 @@ class EventRecorder:
         queue_limit: int = MAX_QUEUED_EVENTS,
     ) -> None:
         self._client = client
+        self._off = not getattr(client, "records_events", True)  # a simulation's LocalClient: nobody reads them
         self._component = component
         self._clock = clock
         self._host = host
@@ -75,6 +76,8 @@ class EventRecorder:
 
     def event(self, obj: Obj, type_: str, reason: str, message: str) -> None:
         """Record an Event about `obj` in the background (failures are logged, never raised)."""
+        if self._off:
+            return
         if type_ not in EVENT_TYPES:
             log.error("unsupported event type %r (reason %s), not recorded", type_, reason)
             return

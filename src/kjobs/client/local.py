@@ -49,6 +49,8 @@ class LocalClient:
     ) -> None:
         self.service = service
         self.completes_inline = service.store.store.writes_inline
+        self.records_events = service.record_events
+        """False: this cluster's components write no Events (`ClusterSettings.events`, for `kjobs simulate`)."""
         self._manager = manager
         self._typed = typed
         self._own = _copy if not shared_results else _same

@@ -207,9 +207,17 @@ class ApiService:
         new_uid: Callable[[], str] = random_uuid,
         admission: AdmissionSettings | None = None,
         features: FeatureGates = DEFAULT,
+        field_managers: bool = True,
+        record_events: bool = True,
     ) -> None:
         self.store = store
         self.features = features
+        self.field_managers = field_managers
+        """Whether creates and updates record `metadata.managedFields` (False only in `kjobs simulate`, whose
+        objects nobody reads: `ClusterSettings.field_managers`). Server-side apply records its own either way."""
+        self.record_events = record_events
+        """Whether this process's components write Events through a `LocalClient` of this service
+        (`ClusterSettings.events`; `kjobs.client.events.EventRecorder`)."""
         """The `--feature-gates`: which gated fields the API has (`kjobs.api.features`)."""
         self.clock = clock
         self.logs = logs or NoLogs()
@@ -334,7 +342,7 @@ class ApiService:
         self, r: Resource, obj: Obj, old: Obj | None, manager: str | None, operation: str, subresource: str
     ) -> None:
         """Record that `manager` now owns the fields this create/update set or changed (taking them from others)."""
-        if not manager:
+        if not manager or not self.field_managers:
             return
         strategies = schema.strategies_for(r.schema_name)
         meta = _meta(obj)

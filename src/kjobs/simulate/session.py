@@ -55,13 +55,20 @@ class SimulationOptions:
     job_batch_period: float = 1.0
     features: FeatureGates = DEFAULT
     """The `--feature-gates` of the simulated cluster's API and components."""
+    field_managers: bool = False
+    events: bool = False
+    """`ClusterSettings.field_managers` / `.events`: off by default, since no decision reads them
+    (tests/simulate/test_shortcuts.py); on, a simulation does all a cluster's bookkeeping."""
 
 
 @dataclass
 class SimulationResult:
-    """What a simulated run came to."""
+    """What a simulated run came to.
 
-    job: Obj
+    The Job, trace and view are left out of the repr: `asyncio.Runner` reprs the main task (and so its result)
+    when it restores the SIGINT handler, which cost ~1 s of CPU with a 10,000-pod trace."""
+
+    job: Obj = field(repr=False)
     outcome: str
     """`Complete`, `Failed`, or `Unfinished` (the virtual time limit passed first)."""
     reason: str
@@ -80,10 +87,10 @@ class SimulationResult:
     """Pods created beyond the first, per completion index (Indexed Jobs; indexes without retries left out)."""
     disruptions: dict[str, int]
     """Disruption events applied, by kind."""
-    trace: list[tuple[float, str, str, str]]
+    trace: list[tuple[float, str, str, str]] = field(repr=False)
     """(virtual seconds since the Job's creation, what, name, detail), in order: pod created (detail: its
     completion index, empty for a NonIndexed Job) / phase / deleted, and Job conditions."""
-    view: RunView
+    view: RunView = field(repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (`kjobs simulate -o json`); the trace is left out (it grows with the Job)."""
@@ -145,6 +152,8 @@ async def simulate_on_loop(job: Obj, options: SimulationOptions) -> SimulationRe
         pod_failure_backoff=options.pod_failure_backoff,
         job_batch_period=options.job_batch_period,
         features=options.features,
+        field_managers=options.field_managers,
+        events=options.events,
     )
     async with virtual_cluster(settings) as cluster:
         return await _follow(cluster, job, options, loop.clock, wall, slots)
@@ -158,7 +167,13 @@ async def virtual_cluster(settings: ClusterSettings) -> AsyncIterator[LocalClust
     if not isinstance(loop, VirtualTimeLoop):
         raise RuntimeError("a virtual cluster needs a kjobs.virtualtime.VirtualTimeLoop")
     store = MemoryStore()
-    service = ApiService(Storage(store), clock=loop.clock.now, features=settings.features)
+    service = ApiService(
+        Storage(store),
+        clock=loop.clock.now,
+        features=settings.features,
+        field_managers=settings.field_managers,
+        record_events=settings.events,
+    )
     cluster = LocalCluster(service, settings=settings, clock=loop.clock)
     await cluster.start()
     try:

@@ -1,0 +1,115 @@
+"""What `kjobs simulate` leaves out for speed (issue #15 item 4) changes no decision: the same seed gives the same
+Job status, the same trace and the same final state of every pod with and without each shortcut."""
+
+from __future__ import annotations
+
+import asyncio
+
+from kjobs.api.types import Obj
+from kjobs.client.events import EventRecorder
+from kjobs.client.local import LocalClient
+from kjobs.client.resources import EVENTS, JOBS
+from kjobs.clock import FakeClock
+from kjobs.server.service import ApiService
+from kjobs.server.storage import Storage
+from kjobs.simulate import SimulationOptions, parse_model, simulate
+from kjobs.store import MemoryStore
+
+
+def indexed_job(completions: int = 20, parallelism: int = 5) -> Obj:
+    """An Indexed Job of instant pods (the default model: every container succeeds at once)."""
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "shortcuts", "namespace": "default"},
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": completions,
+            "parallelism": parallelism,
+            "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox"}]}},
+        },
+    }
+
+
+def test_a_results_repr_leaves_out_the_trace_and_the_job() -> None:
+    # asyncio.Runner reprs the main task's result when it restores SIGINT: a trace in it cost ~1 s per 10k pods.
+    result = simulate(indexed_job(), SimulationOptions(seed=1))
+    text = repr(result)
+    assert "outcome='Complete'" in text
+    assert "pod-created" not in text and "trace" not in text and "managedFields" not in text
+
+
+FLAKY = {
+    "containers": {
+        "runTime": {"constant": "30s"},
+        "oomKillProbability": 0.05,
+        "exitCodes": [{"code": 0, "weight": 0.8}, {"code": 1, "weight": 0.15}, {"code": 42, "weight": 0.05}],
+    },
+    "disruptions": [{"kind": "drain", "ratePerPodHour": 6}, {"kind": "preempt", "ratePerPodHour": 6}],
+}
+
+
+def flaky_job() -> Obj:
+    """Per-index back-off, a policy with every action, and disruptions: many decisions that could differ."""
+    job = indexed_job(completions=30, parallelism=8)
+    spec = job["spec"]
+    spec["backoffLimitPerIndex"] = 2
+    spec["template"]["spec"]["containers"][0]["resources"] = {"requests": {"cpu": "100m"}}
+    spec["podFailurePolicy"] = {
+        "rules": [
+            {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]},
+            {"action": "FailIndex", "onExitCodes": {"operator": "In", "values": [42]}},
+            {"action": "Count", "onExitCodes": {"operator": "In", "values": [1, 137]}},
+        ]
+    }
+    return job
+
+
+def outcome(options: SimulationOptions) -> tuple[Obj, dict[str, str], list[tuple[float, str, str, str]]]:
+    """The Job's final status, each pod's final state (its last phase, with exit codes or deletion), the trace."""
+    result = simulate(flaky_job(), options)
+    final: dict[str, str] = {}
+    for _at, what, name, detail in result.trace:
+        if what == "pod-phase":
+            final[name] = detail
+        elif what == "pod-deleted":
+            final[name] = f"deleted after {final.get(name, 'Pending')}"
+    return result.job["status"], final, result.trace
+
+
+def test_the_shortcuts_change_no_decision() -> None:
+    model = parse_model(FLAKY)
+    full = outcome(SimulationOptions(model=model, seed=7, field_managers=True, events=True))
+    status, final, _trace = full
+    assert any(state.startswith("Failed") for state in final.values())  # the model did make pods fail
+    assert status.get("failedIndexes") or status.get("failed")
+    for switches in ({"field_managers": False}, {"events": False}, {"field_managers": False, "events": False}):
+        options = SimulationOptions(model=model, seed=7, **{"field_managers": True, "events": True, **switches})
+        assert outcome(options) == full, switches
+
+
+def test_simulate_skips_the_human_only_bookkeeping_by_default() -> None:
+    assert SimulationOptions().field_managers is False
+    assert SimulationOptions().events is False
+
+
+def test_without_the_bookkeeping_writes_carry_no_managed_fields_and_components_write_no_events() -> None:
+    async def run(on: bool) -> tuple[Obj, list[Obj]]:
+        clock = FakeClock()
+        service = ApiService(Storage(MemoryStore()), clock=clock.now, field_managers=on, record_events=on)
+        await service.ensure_namespaces()
+        client = LocalClient(service, manager="job-controller")
+        job = await client.create(JOBS, "default", indexed_job())
+        job = await client.patch(JOBS, "default", "shortcuts", {"metadata": {"labels": {"a": "b"}}})
+        recorder = EventRecorder(client, component="job-controller", clock=clock)
+        recorder.event(job, "Normal", "SuccessfulCreate", "Created pod: shortcuts-0")
+        await recorder.flush()
+        events, _ = await client.list(EVENTS, "default")
+        return job, events
+
+    job, events = asyncio.run(run(True))
+    assert [e["manager"] for e in job["metadata"]["managedFields"]] == ["job-controller"]
+    assert [e["reason"] for e in events] == ["SuccessfulCreate"]
+    job, events = asyncio.run(run(False))
+    assert "managedFields" not in job["metadata"] and job["metadata"]["labels"]["a"] == "b"
+    assert events == []
