@@ -23,18 +23,14 @@ from kjobs.api.types import Obj
 from kjobs.client.informer import Informer
 from kjobs.client.resources import JOBS, NODES, PODS
 from kjobs.cluster import ClusterSettings, LocalCluster
-from kjobs.controllers.disruption import DisruptionSettings
-from kjobs.controllers.nodelifecycle import NodeLifecycleSettings
-from kjobs.controllers.podgc import PodGCSettings
-from kjobs.controllers.scheduler import SchedulerSettings
 from kjobs.node.agent import NodeAgent
 from kjobs.server import kubeconfig
-from kjobs.server.admission import AdmissionSettings
 from kjobs.server.app import create_app
 from kjobs.server.runner import Served, bind, start_in_loop
 from kjobs.server.service import ApiService
 from kjobs.server.storage import Storage
 from kjobs.store import MemoryStore
+from kjobs.testing import embedded
 from tests.support import shared_pki
 
 T = TypeVar("T")
@@ -44,29 +40,10 @@ SCENARIO_TIMEOUT = 60.0
 
 
 def fast_settings(root: Path, *, nodes: int = 2, **node_options: Any) -> ClusterSettings:
-    """Cluster settings with every period and grace shortened to (sub)seconds."""
-    options: dict[str, Any] = {
-        "node_status_update_frequency": 0.5,
-        "node_lease_renew_interval": 0.5,
-        "eviction_monitoring_interval": 0.2,
-        "shutdown_grace_period": 3.0,
-        **node_options,
-    }
-    return ClusterSettings(
-        nodes=nodes,
-        job_batch_period=0.05,
-        pod_failure_backoff=0.1,
-        root_dir=str(root / "nodes"),
-        node_options=options,
-        scheduler=SchedulerSettings(initial_backoff=0.1, max_backoff=0.5, unschedulable_flush_period=1.0),
-        node_lifecycle=NodeLifecycleSettings(
-            monitor_period=0.2, grace_period=2.0, startup_grace_period=2.0, eviction_qps=100.0
-        ),
-        pod_gc=PodGCSettings(period=0.2, quarantine=0.5),
-        disruption=DisruptionSettings(stale_timeout=1.0),
-        # pods tolerate an unreachable or not-ready node for 1 s instead of 300 (DefaultTolerationSeconds)
-        admission=AdmissionSettings(default_not_ready_toleration_seconds=1, default_unreachable_toleration_seconds=1),
-    )
+    """Cluster settings with every period and grace shortened to (sub)seconds (the pytest plugin's, with pods'
+    files kept after a node stops and a 50 ms Job batch)."""
+    options: dict[str, Any] = {"forget_pods_on_stop": False, **node_options}
+    return embedded.fast_settings(root / "nodes", nodes, job_batch_period=0.05, **options)
 
 
 def run(scenario: Callable[[], Coroutine[Any, Any, T]], *, timeout: float = SCENARIO_TIMEOUT) -> T:

@@ -56,11 +56,14 @@ class ClusterOptions:
     """Replaces the runtime's default settings (`fast_settings`/`simulated_settings`) entirely."""
 
 
-def fast_settings(root: Path, nodes: int = 1) -> ClusterSettings:
-    """Wall-time settings with every period and grace shortened to (sub)seconds (tests/e2e/support.py's)."""
+def fast_settings(
+    root: Path, nodes: int = 1, *, job_batch_period: float = 0.01, **node_options: Any
+) -> ClusterSettings:
+    """Wall-time settings with every period and grace shortened to (sub)seconds, nodes keeping their files under
+    `root`; `node_options` override the node agents' (the project's e2e tests use this too)."""
     return ClusterSettings(
         nodes=nodes,
-        job_batch_period=0.01,
+        job_batch_period=job_batch_period,
         pod_failure_backoff=0.1,
         root_dir=str(root),
         node_options={
@@ -69,6 +72,7 @@ def fast_settings(root: Path, nodes: int = 1) -> ClusterSettings:
             "eviction_monitoring_interval": 0.2,
             "shutdown_grace_period": 3.0,
             "forget_pods_on_stop": True,
+            **node_options,
         },
         scheduler=SchedulerSettings(initial_backoff=0.1, max_backoff=0.5, unschedulable_flush_period=1.0),
         node_lifecycle=NodeLifecycleSettings(
