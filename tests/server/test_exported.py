@@ -47,6 +47,8 @@ def test_api_service_verbs() -> None:
         "new_uid",
         "admission",
         "features",
+        "field_managers",
+        "record_events",
     ]
 
 
