@@ -86,27 +86,34 @@ def test_max_restart_times_fails_the_pod_after_its_third_failed_run(tmp_path: Pa
     assert runs.read_text().count("x") == 3
 
 
-def test_job_with_a_restart_rule_completes_without_a_failure(tmp_path: Path) -> None:
+def run_job(tmp_path: Path, job: Obj) -> tuple[Obj, list[Obj]]:
+    """Run `job` to its end on a one-node embedded cluster with every kjobs gate on; the Job and its pods."""
     settings = dataclasses.replace(fast_settings(tmp_path, nodes=1), features=FeatureGates.parse("AllAlpha=true"))
-    job = job_manifest("rule42", first_then(tmp_path / "ran", 42, 0))
-    job["spec"]["template"]["spec"]["containers"][0].update(
-        restartPolicy="Never",
-        restartPolicyRules=[{"action": "Restart", "exitCodes": {"operator": "In", "values": [42]}}],
-    )
+    name = job["metadata"]["name"]
 
     async def scenario() -> tuple[Obj, list[Obj]]:
         async with Scenario(tmp_path, settings) as s:
             await s.client.create(JOBS, "default", job)
 
             async def finished() -> Obj | None:
-                current = await s.client.get(JOBS, "default", "rule42")
+                current = await s.client.get(JOBS, "default", name)
                 return current if terminal_condition(current) else None
 
             done = await eventually(finished, what="the Job finished")
             pods, _ = await s.client.list(PODS, "default")
             return done, pods
 
-    done, pods = run(scenario)
+    return run(scenario)
+
+
+def test_job_with_a_restart_rule_completes_without_a_failure(tmp_path: Path) -> None:
+    job = job_manifest("rule42", first_then(tmp_path / "ran", 42, 0))
+    job["spec"]["template"]["spec"]["containers"][0].update(
+        restartPolicy="Never",
+        restartPolicyRules=[{"action": "Restart", "exitCodes": {"operator": "In", "values": [42]}}],
+    )
+
+    done, pods = run_job(tmp_path, job)
     assert terminal_condition(done)["type"] == "Complete"
     assert done["status"].get("failed", 0) == 0 and done["status"]["succeeded"] == 1
     assert [main_status(p["status"])["restartCount"] for p in pods] == [1]
@@ -115,25 +122,12 @@ def test_job_with_a_restart_rule_completes_without_a_failure(tmp_path: Path) -> 
 def test_a_job_counts_one_failure_for_a_pod_that_used_up_its_restart_limit(tmp_path: Path) -> None:
     """OnFailure with `maxRestartTimes: 2`: the pod runs three times and fails; the Job counts that one pod, not
     its two restarts, against `backoffLimit: 0` (README "Feature gates": JobPodRestartLimit)."""
-    settings = dataclasses.replace(fast_settings(tmp_path, nodes=1), features=FeatureGates.parse("AllAlpha=true"))
     runs = tmp_path / "runs"
     job = job_manifest("limited", f"echo x >> {runs}; exit 3", backoffLimit=0)
     template = job["spec"]["template"]["spec"]
     template.update(restartPolicy="OnFailure", maxRestartTimes=2)
 
-    async def scenario() -> tuple[Obj, list[Obj]]:
-        async with Scenario(tmp_path, settings) as s:
-            await s.client.create(JOBS, "default", job)
-
-            async def finished() -> Obj | None:
-                current = await s.client.get(JOBS, "default", "limited")
-                return current if terminal_condition(current) else None
-
-            done = await eventually(finished, what="the Job finished")
-            pods, _ = await s.client.list(PODS, "default")
-            return done, pods
-
-    done, pods = run(scenario)
+    done, pods = run_job(tmp_path, job)
     condition = terminal_condition(done)
     assert (condition["type"], condition["reason"]) == ("Failed", "BackoffLimitExceeded")
     assert done["status"]["failed"] == 1
