@@ -126,6 +126,14 @@ def _wait_for(path: Path, seconds: float = 10.0) -> None:
         time.sleep(0.01)
 
 
+def _until_gone(pid: int, message: str) -> None:
+    """Wait until `pid` no longer runs; bounded, and generous for a loaded 2-core CI machine."""
+    deadline = time.monotonic() + 20
+    while _running(pid):
+        assert time.monotonic() < deadline, message
+        time.sleep(0.01)
+
+
 def _running(pid: int) -> bool:
     """The process exists and is not a zombie."""
     try:
@@ -203,10 +211,7 @@ def test_the_containers_of_a_killed_shim_are_lost_and_killed(tmp_path: Path) -> 
     long_pid = int((marks / "long").read_text())
     shim = _shim_pid(root)
     os.kill(shim, signal.SIGKILL)
-    deadline = time.monotonic() + 20  # bounded; generous for a loaded 2-core CI machine
-    while _running(shim):
-        assert time.monotonic() < deadline, "the shim survived SIGKILL"
-        time.sleep(0.01)
+    _until_gone(shim, "the shim survived SIGKILL")
 
     async def body() -> None:
         runtime = ProcessRuntime(root_dir=root)
@@ -224,10 +229,7 @@ def test_the_containers_of_a_killed_shim_are_lost_and_killed(tmp_path: Path) -> 
 
     try:
         asyncio.run(body())
-        deadline = time.monotonic() + 20  # bounded; generous for a loaded 2-core CI machine
-        while _running(long_pid):
-            assert time.monotonic() < deadline, "the lost container still runs"
-            time.sleep(0.01)
+        _until_gone(long_pid, "the lost container still runs")
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(long_pid, signal.SIGKILL)
