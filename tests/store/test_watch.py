@@ -237,3 +237,70 @@ def test_list_then_watch_from_its_revision_reconstructs_the_state_under_concurre
                 state[name] = event.object
         watch.close()
         assert state == final
+
+
+def _bound(name: str, node: str, **labels: str) -> dict[str, object]:
+    obj = pod(name, "ns", **labels)
+    obj["spec"] = {"nodeName": node} if node else {}
+    return obj
+
+
+def test_node_watches_see_only_their_pods_through_the_trigger_index(store: Store) -> None:
+    """Each kubelet's `spec.nodeName=NODE` watch is filed under its node (the watch cache's trigger index):
+    binding (no node → a node) is ADDED for that node's watch only; a change of node (possible for objects the
+    store holds, if not for a real pod) is DELETED on the old node's watch and ADDED on the new one's."""
+    with (
+        store.watch("pods", since=store.revision or None, field_selector="spec.nodeName=a") as on_a,
+        store.watch("pods", since=store.revision or None, field_selector="spec.nodeName=b") as on_b,
+        store.watch("pods", since=store.revision or None, field_selector="spec.nodeName!=a") as not_a,
+        store.watch("pods", since=store.revision or None) as everything,
+    ):
+        store.create("pods", "ns", "p", _bound("p", ""))
+        bound = store.update("pods", "ns", "p", _bound("p", "a"))
+        store.create("pods", "ns", "q", _bound("q", "b"))
+        moved = store.update("pods", "ns", "p", _bound("p", "b"))
+        store.delete("pods", "ns", "q")
+        assert summary(take(on_a, 2)) == [("ADDED", "p", rv(bound)), ("DELETED", "p", rv(moved))]
+        assert [(e.type.value, e.object["metadata"]["name"]) for e in take(on_b, 3)] == [
+            ("ADDED", "q"),
+            ("ADDED", "p"),
+            ("DELETED", "q"),
+        ]
+        assert [(e.type.value, e.object["metadata"]["name"]) for e in take(not_a, 5)] == [
+            ("ADDED", "p"),  # created without a node: "" != "a"
+            ("DELETED", "p"),  # bound to a
+            ("ADDED", "q"),
+            ("ADDED", "p"),  # moved to b
+            ("DELETED", "q"),
+        ]
+        assert len(take(everything, 5)) == 5
+        for w in (on_a, on_b, not_a, everything):
+            assert w.next(0) is None
+    assert store.stats().watchers == {}  # closed watches are forgotten, indexed or not
+
+
+def test_a_pod_write_is_offered_only_to_watches_that_can_select_it() -> None:
+    """With a watch per node, a pod write is offered to its own node's watch (and unindexed ones), not to all."""
+    from kjobs.store import MemoryStore
+    from kjobs.store.watch import Watch
+
+    offered: list[str] = []
+    original = Watch.filter
+
+    def counting(self: Watch, change, shared=None):  # type: ignore[no-untyped-def]
+        offered.append(str(self.field_selector))
+        return original(self, change, shared)
+
+    store = MemoryStore()
+    watches = [store.watch("pods", since=None, field_selector=f"spec.nodeName=n{i}") for i in range(50)]
+    try:
+        Watch.filter = counting  # type: ignore[method-assign]
+        store.create("pods", "ns", "p", _bound("p", "n7"))
+        store.update("pods", "ns", "p", _bound("p", "n7", x="1"))
+    finally:
+        Watch.filter = original  # type: ignore[method-assign]
+        for w in watches:
+            w.close()
+        store.close()
+    assert offered == ["spec.nodeName=n7", "spec.nodeName=n7"]
+    assert [e.type.value for e in watches[7].drain()] == ["ADDED", "MODIFIED"]

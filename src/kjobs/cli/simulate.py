@@ -94,8 +94,11 @@ def simulate_command(
     features: FeatureGates,
 ) -> None:
     """Simulate a Job in virtual time and report its outcome, time to finish, pods and failures by action."""
+    from kjobs.cluster import tune_gc
     from kjobs.simulate import Model, ModelError, SimulationOptions, load_model, simulate
     from kjobs.simulate.disruptions import check
+
+    tune_gc()  # a control plane in one process, as `kjobs run` and `kjobs up` tune it
 
     job = _load_job(manifest, field_validation, features)
     other = _load_job(compare_path, field_validation, features) if compare_path else None

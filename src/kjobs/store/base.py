@@ -42,6 +42,7 @@ from kjobs.api.selectors import (
 from kjobs.api.types import Obj
 from kjobs.store.events import Change, Event, EventType, Index, Record, index_of
 from kjobs.store.mutation import SharedDecode
+from kjobs.store.triggers import Watchers
 from kjobs.store.watch import DEFAULT_MAX_QUEUE, Watch
 
 DEFAULT_HISTORY = 5000
@@ -323,7 +324,7 @@ class Store(ABC):
         self._write_lock = threading.Lock()  # one writer applies a batch at a time
         self._buckets: dict[str, _Bucket] = {}
         self._histories: dict[str, _History] = {}
-        self._watchers: dict[str, list[Watch]] = {}
+        self._watchers: dict[str, Watchers] = {}
         self._revision = 0
         self._compacted_at_open = 0
         self._history_size = history_size
@@ -350,7 +351,7 @@ class Store(ABC):
     def close(self) -> None:
         """Release resources; ends every open watch."""
         with self._lock:
-            watchers = [w for ws in self._watchers.values() for w in ws]
+            watchers = [w for ws in self._watchers.values() for w in ws.all]
         for w in watchers:
             w.close()
 
@@ -493,7 +494,8 @@ class Store(ABC):
                     latest[key] = (change.revision, obj)
                     if len(latest) > _LATEST_KEPT:
                         del latest[next(iter(latest))]
-                for w in self._watchers.get(resource, ()):
+                watchers = self._watchers.get(resource)
+                for w in watchers.for_change(change) if watchers is not None else ():
                     try:
                         event = w.filter(change, shared)
                     except Exception:  # one watcher's selector must not fail a committed write: end that watch
@@ -796,12 +798,14 @@ class Store(ABC):
                 changes = self._history(resource).after(since, self._revision)
                 initial = [e for e in (w.filter(c) for c in changes) if e is not None]
             w.push(initial, bounded=False)
-            self._watchers.setdefault(resource, []).append(w)
+            watchers = self._watchers.get(resource)
+            if watchers is None:
+                watchers = self._watchers[resource] = Watchers(resource)
+            watchers.add(w)
         return w
 
     def _forget(self, w: Watch) -> None:
         with self._lock:
             watchers = self._watchers.get(w.resource)
-            if watchers is not None and w in watchers:
-                # copy-on-write: a publish may be iterating over the current list
-                self._watchers[w.resource] = [x for x in watchers if x is not w]
+            if watchers is not None:
+                watchers.remove(w)  # copy-on-write: a publish may be iterating over the current watchers
