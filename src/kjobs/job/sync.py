@@ -399,7 +399,9 @@ def compute_failed_index_state(ctx: SyncContext) -> None:
     pod of a succeeded index is not held back)."""
     job = ctx.job
     if has_backoff_limit_per_index(job):
-        ctx.failed_indexes = _failed_indexes(job, ctx.pods, completions(job) or 0)
+        # Only a pod still carrying the tracking finalizer adds an index (the others are in status.failedIndexes
+        # already), so the tracked pods are enough: a long Job's counted pods are not read on every sync.
+        ctx.failed_indexes = _failed_indexes(job, ctx.tracked_pods, completions(job) or 0)
         ctx.pods_with_delayed_deletion = _pods_with_delayed_deletion(ctx)
 
 
