@@ -639,31 +639,15 @@ def filter_node(pod: PodInfo, node: NodeInfo, nominated: Sequence[PodInfo] = ())
 # ------------------------------------------------------------------------------------------------ scoring
 
 
-def _least_requested(requested: int, capacity: int) -> int:
-    if capacity <= 0 or requested > capacity:
-        return 0
-    return (capacity - requested) * MAX_NODE_SCORE // capacity
-
-
 def least_allocated_score(pod: PodInfo, node: NodeInfo) -> int:
     """LeastAllocated: the mean over cpu and memory of the free share (0-100) after placing the pod."""
-    cpu = _least_requested(node.non_zero_cpu + pod.non_zero_cpu, node.allocatable.milli_cpu)
-    memory = _least_requested(node.non_zero_memory + pod.non_zero_memory, node.allocatable.memory)
-    return (cpu + memory) // 2
+    return _resource_scores(pod, (node,), 1, 0)[0]
 
 
 def balanced_allocation_score(pod: PodInfo, node: NodeInfo) -> int:
     """BalancedAllocation: 100 × (1 − |cpu fraction − memory fraction| / 2), on actual requests after placing
     the pod (fractions capped at 1; a resource the node does not have is left out)."""
-    fractions = []
-    for requested, allocatable in (
-        (node.requested.milli_cpu + pod.requests.milli_cpu, node.allocatable.milli_cpu),
-        (node.requested.memory + pod.requests.memory, node.allocatable.memory),
-    ):
-        if allocatable > 0:
-            fractions.append(min(requested / allocatable, 1.0))
-    std = abs(fractions[0] - fractions[1]) / 2 if len(fractions) == 2 else 0.0
-    return int((1 - std) * MAX_NODE_SCORE)
+    return _resource_scores(pod, (node,), 0, 1)[0]
 
 
 def untolerated_soft_taints(pod: PodInfo, node: NodeInfo) -> int:
@@ -688,14 +672,38 @@ def normalize(scores: list[int], *, reverse: bool = False) -> list[int]:
     return [MAX_NODE_SCORE - s for s in scaled] if reverse else scaled
 
 
+def _resource_scores(pod: PodInfo, feasible: Sequence[NodeInfo], fit_weight: int, balance_weight: int) -> list[int]:
+    """`fit_weight × least_allocated_score + balance_weight × balanced_allocation_score` per node, in one pass with
+    the pod's side read once (it runs for every node, for every pod scheduled). LeastAllocated's free share of a
+    resource is 0 when it is over capacity; BalancedAllocation is 100 unless the node has both resources."""
+    pod_cpu, pod_memory = pod.non_zero_cpu, pod.non_zero_memory
+    req_cpu, req_memory = pod.requests.milli_cpu, pod.requests.memory
+    totals = []
+    for n in feasible:
+        alloc = n.allocatable
+        cap_cpu, cap_memory = alloc.milli_cpu, alloc.memory
+        used_cpu, used_memory = n.non_zero_cpu + pod_cpu, n.non_zero_memory + pod_memory
+        cpu = 0 if cap_cpu <= 0 or used_cpu > cap_cpu else (cap_cpu - used_cpu) * MAX_NODE_SCORE // cap_cpu
+        memory = (
+            0
+            if cap_memory <= 0 or used_memory > cap_memory
+            else (cap_memory - used_memory) * MAX_NODE_SCORE // cap_memory
+        )
+        if cap_cpu > 0 and cap_memory > 0:
+            requested = n.requested
+            cpu_fraction = min((requested.milli_cpu + req_cpu) / cap_cpu, 1.0)
+            memory_fraction = min((requested.memory + req_memory) / cap_memory, 1.0)
+            balance = int((1 - abs(cpu_fraction - memory_fraction) / 2) * MAX_NODE_SCORE)
+        else:
+            balance = MAX_NODE_SCORE
+        totals.append(fit_weight * ((cpu + memory) // 2) + balance_weight * balance)
+    return totals
+
+
 def node_scores(pod: PodInfo, feasible: Sequence[NodeInfo]) -> list[int]:
     """The default profile's weighted sum per feasible node (same order)."""
     w = SCORE_WEIGHTS
-    totals = [
-        w["NodeResourcesFit"] * least_allocated_score(pod, n)
-        + w["NodeResourcesBalancedAllocation"] * balanced_allocation_score(pod, n)
-        for n in feasible
-    ]
+    totals = _resource_scores(pod, feasible, w["NodeResourcesFit"], w["NodeResourcesBalancedAllocation"])
     if any(n.soft_taints for n in feasible):
         taints = normalize([untolerated_soft_taints(pod, n) for n in feasible], reverse=True)
         totals = [t + w["TaintToleration"] * x for t, x in zip(totals, taints, strict=True)]
