@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from kjobs.api.types import Obj
 from kjobs.client.events import EventRecorder
 from kjobs.client.local import LocalClient
@@ -113,3 +115,14 @@ def test_without_the_bookkeeping_writes_carry_no_managed_fields_and_components_w
     job, events = asyncio.run(run(False))
     assert "managedFields" not in job["metadata"] and job["metadata"]["labels"]["a"] == "b"
     assert events == []
+
+
+def test_the_watch_trigger_index_changes_no_decision(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pod writes offered only to their node's watch (`kjobs.store.triggers`) or to every watch: the same run,
+    on several nodes (each agent watches its own)."""
+    from kjobs.store import triggers
+
+    options = SimulationOptions(model=parse_model(FLAKY), seed=3, nodes=4)
+    indexed = outcome(options)
+    monkeypatch.setattr(triggers, "TRIGGER_FIELDS", {})
+    assert outcome(options) == indexed

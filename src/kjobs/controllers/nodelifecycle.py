@@ -250,12 +250,12 @@ class NodeLifecycleController:
                 self._retry_pods.discard(name)
                 continue
             await self._process_taint_based_eviction(node, observed)
-            pods = self._pods_on(name)
             became_not_ready = current.get("status") != "True" and observed.get("status") == "True"
             if became_not_ready:
                 self.events.event(_node_ref(node), "Normal", "NodeNotReady", f"Node {name} status is now: NodeNotReady")
             retry = name in self._retry_pods and observed.get("status") != "True"
-            if (became_not_ready or retry) and not await self._mark_pods_not_ready(pods, name):
+            # The node's pods are listed only when they are marked (a Ready node's are not read at all).
+            if (became_not_ready or retry) and not await self._mark_pods_not_ready(self._pods_on(name), name):
                 self._retry_pods.add(name)
                 continue
             self._retry_pods.discard(name)
