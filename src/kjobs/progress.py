@@ -162,6 +162,11 @@ class RunView:
         (docs/onfailure-pod-failure-policy.md): its decision is shown now, not when the pod is gone."""
         return has_restart_limit(self.job) and explain(self.job, pod).action == FAIL_JOB
 
+    def forget_pods(self) -> None:
+        """Drop the pods seen (the Job, its conditions and the decisions stay): for a view kept after its run."""
+        self.pods.clear()
+        self._states.clear()
+
     def counts(self) -> Counter[str]:
         """Pods per state."""
         return Counter(pod_state(p) for p in self.pods.values())

@@ -18,6 +18,7 @@ import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
+from typing import Any
 
 ENV_VAR = "KJOBS_FEATURE_GATES"
 """The environment variable the test harnesses read a gate string from (see tests/conformance)."""
@@ -125,6 +126,10 @@ class FeatureGates:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, FeatureGates) and dict(self.overrides) == dict(other.overrides)
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickled as its overrides (a read-only mapping cannot be pickled): for simulations in worker processes."""
+        return _gates_from_overrides, (dict(self.overrides),)
+
     @classmethod
     def from_map(cls, values: Mapping[str, bool]) -> FeatureGates:
         """component-base's `SetFromMap`: check every name and lock, then apply AllAlpha/AllBeta to the gates
@@ -170,3 +175,7 @@ def setting_warnings(text: str) -> list[str]:
 
 DEFAULT = FeatureGates()
 """Every gate at its default."""
+
+
+def _gates_from_overrides(overrides: dict[str, bool]) -> FeatureGates:
+    return FeatureGates(MappingProxyType(overrides))

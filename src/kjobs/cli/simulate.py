@@ -17,6 +17,7 @@ written.
 
 from __future__ import annotations
 
+import os
 import sys
 from typing import TYPE_CHECKING
 
@@ -69,6 +70,12 @@ def _duration(_ctx: click.Context, _param: click.Parameter, value: str) -> float
     default=None,
     help="A second Job (another policy) to run on the same failure trace, side by side.",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 256),
+    default=None,
+    help="Processes to spread --runs over [default: the CPUs this process may use].",
+)
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option(
     "--report",
@@ -88,6 +95,7 @@ def simulate_command(
     time_limit: float,
     runs: int,
     compare_path: str | None,
+    workers: int | None,
     output: str,
     report_path: str | None,
     field_validation: str,
@@ -119,7 +127,7 @@ def simulate_command(
         features=features,
     )
     if runs > 1 or other is not None:
-        _many(job, other, options, runs, output, report_path)
+        _many(job, other, options, runs, output, report_path, workers or _usable_cpus())
         return
     result = simulate(job, options)
     _report(report_path, [result])
@@ -143,8 +151,22 @@ def _report(path: str | None, results: list[SimulationResult]) -> None:
         sys.exit(2)
 
 
+def _usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity), as `nproc` counts them."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        return os.cpu_count() or 1
+
+
 def _many(
-    job: Obj, other: Obj | None, options: SimulationOptions, runs: int, output: str, report_path: str | None
+    job: Obj,
+    other: Obj | None,
+    options: SimulationOptions,
+    runs: int,
+    output: str,
+    report_path: str | None,
+    workers: int,
 ) -> None:
     """`--runs` and `--compare`: the distribution of each Job over the same seeds; the report is the first Job's."""
     from rich.progress import Progress
@@ -155,7 +177,7 @@ def _many(
     show = output != "json" and sys.stderr.isatty() and runs * len(jobs) > 1
     with Progress(transient=True, disable=not show) as progress:
         task = progress.add_task("simulating", total=runs * len(jobs))
-        results = [simulate_runs(each, options, runs, lambda: progress.advance(task)) for each in jobs]
+        results = [simulate_runs(each, options, runs, lambda: progress.advance(task), workers=workers) for each in jobs]
     summaries = [distribution(each, options.seed) for each in results]
     _report(report_path, results[0])
     if output == "json":

@@ -10,8 +10,10 @@ containers' draws are keyed by completion index and attempt, and the disruption 
 from __future__ import annotations
 
 import math
+import multiprocessing
 from collections import Counter
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import replace
 from typing import Any
 
@@ -22,15 +24,54 @@ PERCENTILES = (50, 90, 99)
 
 
 def simulate_runs(
-    job: Obj, options: SimulationOptions, runs: int, progress: Callable[[], None] | None = None
+    job: Obj,
+    options: SimulationOptions,
+    runs: int,
+    progress: Callable[[], None] | None = None,
+    *,
+    workers: int = 1,
 ) -> list[SimulationResult]:
-    """`runs` simulations of `job` with seeds `options.seed` .. `options.seed + runs - 1`."""
-    results = []
-    for number in range(runs):
-        results.append(simulate(job, replace(options, seed=options.seed + number)))
+    """`runs` simulations of `job` with seeds `options.seed` .. `options.seed + runs - 1`, in seed order.
+
+    With `workers` > 1, once a run has taken `WORKER_WORTH` seconds or more, the runs left are spread over that
+    many worker processes (a run is CPU-bound Python, so threads would not help). Each run is the same function
+    of its seed wherever it runs, so the results are those of the runs made one after another; a worker's
+    result comes back without the final pod objects of its view (`RunView.pods`), which no report reads."""
+    seeds = [options.seed + number for number in range(runs)]
+    results: list[SimulationResult] = []
+    for seed in seeds:
+        results.append(simulate(job, replace(options, seed=seed)))
         if progress is not None:
             progress()
+        rest = seeds[len(results) :]
+        if workers > 1 and len(rest) > 1 and results[-1].wall_seconds >= WORKER_WORTH:
+            return results + _in_workers(job, options, rest, progress, min(workers, len(rest)))
     return results
+
+
+WORKER_WORTH = 0.25
+"""Wall seconds a run must take for the rest to go to worker processes: a worker starts in about half a second
+(a fresh interpreter importing kjobs), which shorter runs would not pay back."""
+
+
+def _in_workers(
+    job: Obj, options: SimulationOptions, seeds: list[int], progress: Callable[[], None] | None, workers: int
+) -> list[SimulationResult]:
+    # `spawn`: a fresh interpreter per worker, whatever threads this process has (a progress bar runs one).
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        futures = [pool.submit(_run_in_worker, job, replace(options, seed=seed)) for seed in seeds]
+        if progress is not None:
+            for _ in as_completed(futures):
+                progress()
+        return [future.result() for future in futures]
+
+
+def _run_in_worker(job: Obj, options: SimulationOptions) -> SimulationResult:
+    """One run in a worker process, made light to send back: the view keeps its decisions and Job, not its pods."""
+    result = simulate(job, options)
+    result.view.forget_pods()
+    return result
 
 
 def percentile(values: Sequence[float], p: float) -> float:

@@ -1,0 +1,65 @@
+"""`kjobs simulate --runs N` spread over worker processes gives the runs made one after another."""
+
+from __future__ import annotations
+
+import pytest
+
+from kjobs.api.features import FeatureGates
+from kjobs.api.types import Obj
+from kjobs.simulate import SimulationOptions, parse_model, runs
+from kjobs.simulate.report import attempts
+from kjobs.simulate.runs import distribution, simulate_runs
+
+
+def flaky_job() -> Obj:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "flaky", "namespace": "default"},
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": 12,
+            "parallelism": 4,
+            "backoffLimitPerIndex": 1,
+            "maxFailedIndexes": 3,
+            "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox"}]}},
+        },
+    }
+
+
+def test_runs_in_worker_processes_equal_the_runs_made_in_turn(monkeypatch: pytest.MonkeyPatch) -> None:
+    model = parse_model(
+        {
+            "containers": {
+                "runTime": {"constant": "5s"},
+                "exitCodes": [{"code": 0, "weight": 0.7}, {"code": 1, "weight": 0.3}],
+            }
+        }
+    )
+    # A gate set on the command line travels to the workers too.
+    options = SimulationOptions(model=model, seed=4, features=FeatureGates.from_map({"JobSuccessPolicy": True}))
+    in_turn = simulate_runs(flaky_job(), options, 4, workers=1)
+    monkeypatch.setattr(runs, "WORKER_WORTH", 0.0)  # these runs are short: send the rest to workers anyway
+    advanced: list[int] = []
+    spread = simulate_runs(flaky_job(), options, 4, lambda: advanced.append(1), workers=2)
+    assert len(advanced) == 4  # the progress bar moves once per run, wherever it ran
+
+    def summary(results: list[runs.SimulationResult]) -> list[dict[str, object]]:
+        return [{k: v for k, v in r.to_dict().items() if k != "wallSeconds"} for r in results]
+
+    assert summary(spread) == summary(in_turn)
+    assert [r.trace for r in spread] == [r.trace for r in in_turn]
+    assert any(r.failures_by_action for r in in_turn)  # the runs had failures to decide
+    drop = ("wallSeconds",)
+    assert {k: v for k, v in distribution(spread, 4).items() if k not in drop} == {
+        k: v for k, v in distribution(in_turn, 4).items() if k not in drop
+    }
+    # The report reads the decisions a worker sends back, not the pods it drops.
+    for worked, made in zip(spread[1:], in_turn[1:], strict=True):
+        assert attempts(worked) == attempts(made)
+    assert spread[1].view.pods == {} and in_turn[1].view.pods
+
+
+def test_short_runs_stay_in_this_process() -> None:
+    results = simulate_runs(flaky_job(), SimulationOptions(seed=0), 3, workers=8)
+    assert all(r.view.pods for r in results)  # none went through a worker (which drops the pods)
