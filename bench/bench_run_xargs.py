@@ -1,0 +1,131 @@
+"""Benchmark of `kjobs run` as a user runs it, beside `xargs -P`: an Indexed Job of 5,000 pods running
+`sh -c true`, parallelism 50, started as the `kjobs` console script (process start, imports, the embedded
+cluster, live progress and shutdown included), against `seq 5000 | xargs -P 50 -I{} sh -c true` — the same 5,000
+process starts, 50 at a time, with no control plane — in alternating rounds of the same run (issue #15).
+
+Run: python bench/bench_run_xargs.py [--pods 5000] [--parallelism 50] [--rounds 3] [--kjobs PATH]
+
+Each `kjobs run` writes its manifest's pods' scratch dirs and logs under its node's root; the benchmark gives
+every run a fresh `XDG_RUNTIME_DIR` (on /dev/shm when there is one, as a user's runtime dir is a tmpfs) so no
+run sees another's files. `kjobs run`'s progress goes to a pipe (plain lines, as when a user pipes it); the
+benchmark reads it all, checks the exit status is 0 and the summary says Complete with every pod succeeded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def manifest(pods: int, parallelism: int) -> str:
+    """The Job as YAML (JSON is YAML): Indexed, `pods` completions, restartPolicy Never, `sh -c true`."""
+    import json
+
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "bench-xargs", "namespace": "default"},
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": pods,
+            "parallelism": parallelism,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [{"name": "main", "image": "busybox", "command": ["sh", "-c", "true"]}],
+                }
+            },
+        },
+    }
+    return json.dumps(job, indent=2) + "\n"
+
+
+def kjobs_executable(explicit: str | None) -> str:
+    """The console script a user runs: `--kjobs`, else the one beside this Python (the venv's), else PATH's."""
+    if explicit:
+        return explicit
+    beside = Path(sys.executable).with_name("kjobs")
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("kjobs")
+    if found is None:
+        raise SystemExit("no `kjobs` console script found: install kjobs or pass --kjobs PATH")
+    return found
+
+
+def runtime_parent() -> str | None:
+    """Where the fresh runtime dirs go: /dev/shm if writable (a tmpfs, like /run/user/UID), else the temp dir."""
+    return "/dev/shm" if os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK) else None
+
+
+def time_kjobs(kjobs: str, path: Path, pods: int) -> tuple[float, int]:
+    """Seconds for `kjobs run PATH` from exec to exit, and the bytes of output it wrote; fails unless it exited 0
+    with the Job Complete and every pod succeeded."""
+    runtime = tempfile.mkdtemp(prefix="kjobs-bench-", dir=runtime_parent())
+    env = {**os.environ, "XDG_RUNTIME_DIR": runtime}
+    try:
+        start = time.perf_counter()
+        proc = subprocess.run([kjobs, "run", str(path)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+        elapsed = time.perf_counter() - start
+    finally:
+        shutil.rmtree(runtime, ignore_errors=True)
+    out = proc.stdout.decode("utf-8", "replace")
+    if proc.returncode != 0 or "Job default/bench-xargs: Complete" not in out or f"succeeded: {pods} " not in out:
+        tail = "\n".join(out.splitlines()[-8:])
+        raise SystemExit(f"kjobs run failed (exit {proc.returncode}):\n{tail}\n{proc.stderr.decode()[-2000:]}")
+    return elapsed, len(proc.stdout)
+
+
+def time_xargs(pods: int, parallelism: int) -> float:
+    """Seconds for `seq N | xargs -P P -I{} sh -c true`, run through `sh -c` as a user's shell runs it."""
+    command = f"seq {pods} | xargs -P {parallelism} -I{{}} sh -c true"
+    start = time.perf_counter()
+    subprocess.run(["sh", "-c", command], check=True)
+    return time.perf_counter() - start
+
+
+def spread(values: list[float]) -> str:
+    """min / median / max."""
+    return f"min {min(values):.0f}  median {statistics.median(values):.0f}  max {max(values):.0f}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pods", type=int, default=5000)
+    parser.add_argument("--parallelism", type=int, default=50)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--kjobs", default=None, help="the kjobs executable [default: the venv's console script]")
+    args = parser.parse_args()
+    kjobs = kjobs_executable(args.kjobs)
+    print(f"{args.pods} pods running `sh -c true`, {args.parallelism} at a time; kjobs: {kjobs}")
+    rates: dict[str, list[float]] = {"kjobs": [], "xargs": [], "ratio": []}
+    with tempfile.TemporaryDirectory(prefix="kjobs-bench-job-") as tmp:
+        path = Path(tmp) / "job.yaml"
+        path.write_text(manifest(args.pods, args.parallelism))
+        for r in range(args.rounds):
+            xargs = args.pods / time_xargs(args.pods, args.parallelism)
+            seconds, output = time_kjobs(kjobs, path, args.pods)
+            kjobs_rate = args.pods / seconds
+            rates["kjobs"].append(kjobs_rate)
+            rates["xargs"].append(xargs)
+            rates["ratio"].append(kjobs_rate / xargs)
+            print(
+                f"round {r + 1}: xargs -P {args.parallelism} {xargs:6.0f} processes/s | kjobs run {kjobs_rate:6.0f} "
+                f"pods/s ({seconds:.2f} s, {output / 1024:.0f} KiB of output) | ratio {kjobs_rate / xargs:.2f}",
+                flush=True,
+            )
+    print(f"xargs:     {spread(rates['xargs'])} processes/s")
+    print(f"kjobs run: {spread(rates['kjobs'])} pods/s")
+    ratios = rates["ratio"]
+    print(f"ratio:     min {min(ratios):.2f}  median {statistics.median(ratios):.2f}  max {max(ratios):.2f}")
+
+
+if __name__ == "__main__":
+    main()
