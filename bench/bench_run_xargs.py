@@ -148,11 +148,16 @@ def main() -> None:
                     f"{name} {rate:5.0f} pods/s ({seconds:.2f} s, {cpu / args.pods * 1e3:.2f} ms CPU/pod, "
                     f"{output / 1024:.0f} KiB out) ratio {rate / xargs:.2f}"
                 )
+            if "compared" in rates:
+                parts.append(f"kjobs run / compared {rates['kjobs run'][-1] / rates['compared'][-1]:.2f}")
             print(f"round {r + 1}: " + " | ".join(parts), flush=True)
     for name, values in rates.items():
         print(f"{name + ':':11} {spread(values)} {'processes' if name == 'xargs' else 'pods'}/s")
+    if "compared" in rates:
+        ratios["kjobs run / compared"] = [a / b for a, b in zip(rates["kjobs run"], rates["compared"], strict=True)]
     for name, values in ratios.items():
-        print(f"{name} / xargs: min {min(values):.2f}  median {statistics.median(values):.2f}  max {max(values):.2f}")
+        label = name if "/" in name else f"{name} / xargs"
+        print(f"{label}: min {min(values):.2f}  median {statistics.median(values):.2f}  max {max(values):.2f}")
 
 
 if __name__ == "__main__":
