@@ -58,6 +58,8 @@ class Spawner:
         self._flush_scheduled = False
         self._pending = b""
         self._pids: dict[str, int | None] = {}  # live ids -> pid once started
+        self.starting = 0
+        """Starts asked for and not yet answered (started or failed)."""
         self._closing: subprocess.Popen[bytes] | None = None  # told to go by `close`, not yet waited for
 
     def start(self) -> None:
@@ -81,6 +83,7 @@ class Spawner:
         (uid, gid), `cwd` is given to that user (the container runs as it: `kjobs.node.security`)."""
         self._ensure_shim()
         self._pids[cid] = None
+        self.starting += 1
         message: list[Any] = ["s", cid, argv, dict(env), cwd, log_path, *which]
         if owner is not None:
             message.append(list(owner))
@@ -209,9 +212,11 @@ class Spawner:
     def _dispatch(self, reply: list[Any]) -> None:
         kind, cid, value = reply
         if kind == "p":
+            self.starting -= 1
             self._pids[cid] = int(value)
             self._on_started(cid, int(value))
         elif kind == "e":
+            self.starting -= 1
             self._pids.pop(cid, None)
             self._on_failed(cid, str(value))
         elif kind == "x":
@@ -233,6 +238,7 @@ class Spawner:
         self._detach(proc)
         self._proc = None
         self._pending = b""
+        self.starting = 0
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=1)
         for cid, pid in list(self._pids.items()):
@@ -248,11 +254,13 @@ SHIMS = 2
 `CLONE_VFORK`), and on a busy machine a new process first waits for a CPU: measured with a 5,000-pod run of
 `sh -c true` on the shared 2-core machine, a start blocked its shim about 2 ms, the one shim spent 85 % of the
 run blocked and started at most ~500 processes a second (`xargs -P`, which forks, does not wait for its child).
-With two shims the waits overlap: 14-21 % more pods/s in interleaved rounds, for one more small process."""
+With two shims the waits overlap: 14-21 % more pods/s in interleaved rounds, for one more small process, which
+starts with the first container (a cluster that runs no pod, as many tests' do, pays for one shim only)."""
 
 
 class SpawnerPool:
-    """The runtime's side of its shims: each container is started by the next shim in turn (see `SHIMS`).
+    """The runtime's side of its shims: each container is started by the shim with the fewest starts awaiting
+    their answer, the next in turn on a tie (see `SHIMS`): a shim blocked in a spawn gets the next start last.
 
     Signals go to the shim that started the container. Each shim keeps its own journal and `leftovers` records,
     which `kjobs.node.adoption` already reads per shim, and a shim that dies takes only its own containers
@@ -286,6 +294,7 @@ class SpawnerPool:
             for _ in range(max(1, shims))
         ]
         self._next = 0
+        self._idle = True
 
     def _failed(self, cid: str, message: str) -> None:
         self._owner.pop(cid, None)
@@ -296,9 +305,8 @@ class SpawnerPool:
         self._on_exited(cid, returncode)
 
     def start(self) -> None:
-        """Start every shim now (see `Spawner.start`)."""
-        for shim in self._shims:
-            shim.start()
+        """Start the first shim now (see `Spawner.start`); the others start with the first container."""
+        self._shims[0].start()
 
     def spawn(
         self,
@@ -311,9 +319,18 @@ class SpawnerPool:
         *,
         owner: tuple[int, int] | None = None,
     ) -> None:
-        """`Spawner.spawn` on the next shim in turn."""
-        shim = self._shims[self._next]
-        self._next = (self._next + 1) % len(self._shims)
+        """`Spawner.spawn` on the shim with the fewest starts awaiting their answer (the next in turn on a tie)."""
+        shims, first = self._shims, self._next
+        shim = shims[first]
+        for k in range(1, len(shims)):
+            other = shims[(first + k) % len(shims)]
+            if other.starting < shim.starting:
+                shim = other
+        self._next = (first + 1) % len(shims)
+        if self._idle:  # the first container: the other shims come up now, on another core
+            self._idle = False
+            for other in shims:
+                other.start()
         self._owner[cid] = shim
         shim.spawn(cid, argv, env, cwd, log_path, which, owner=owner)
 
