@@ -7,8 +7,9 @@ measured fastest here (docs/performance.md) — `subprocess.Popen` without `pree
 `start_new_session=True` so every container is its own process group (signals and kills reach the whole
 tree), reaping through a pidfd. When a container's main process exits its group is SIGKILLed before it is
 reaped, as a container's processes die with its PID 1 and so the group id cannot be reused meanwhile.
-A runtime has `shims` shims (two by default) and hands each start to the next in turn: a spawn blocks its shim
-until the child has reached `exec`, and with two those waits overlap (`kjobs.node.spawner.SHIMS`).
+A runtime has `shims` shims (two by default) and hands each start to the one with the fewer unanswered starts: a
+spawn blocks its shim until the child has reached `exec`, and with two those waits overlap
+(`kjobs.node.spawner.SHIMS`).
 
 Per pod: `<root>/pods/<uid>` is the default working directory (shared by its containers, like an
 emptyDir), `<root>/logs/<uid>_<container>_<n>.log` holds each attempt's interleaved stdout+stderr.
