@@ -1,5 +1,5 @@
 """`python -m kjobs` runs the CLI, under the name `kjobs` (usage lines, and the `_KJOBS_COMPLETE` variable)."""
 
-from kjobs.cli import main
+from kjobs.cli import entry
 
-main(prog_name="kjobs")
+entry()

@@ -8,10 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-
-from rich.console import Group, RenderableType
-from rich.table import Table
-from rich.text import Text
+from typing import TYPE_CHECKING
 
 from kjobs.api.names import JOB_COMPLETION_INDEX_ANNOTATION
 from kjobs.api.types import Obj
@@ -19,6 +16,9 @@ from kjobs.explanation import Explanation, explain
 from kjobs.job import pods as P
 from kjobs.job.context import backoff_limit, has_restart_limit
 from kjobs.policy import FAIL_INDEX, FAIL_JOB, IGNORE, terminated_state
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
 
 STATES = ("Pending", "Running", "Terminating", "Succeeded", "Failed")
 
@@ -179,7 +179,11 @@ class RunView:
         return None
 
     def renderable(self) -> RenderableType:
-        """The live view for a terminal."""
+        """The live view for a terminal (rich is imported here: plain output, when piped, does without it)."""
+        from rich.console import Group
+        from rich.table import Table
+        from rich.text import Text
+
         status = self.job.get("status") or {}
         counts = self.counts()
         table = Table(title=f"Job {self.job['metadata']['namespace']}/{self.job['metadata']['name']}", expand=False)

@@ -144,7 +144,9 @@ def _running(pid: int) -> bool:
 
 
 def _shim_pid(root: Path) -> int:
-    (journal,) = (root / "journal").iterdir()
+    """The shim that started the (one) container: its journal is the one with entries (a runtime has several
+    shims, each with a journal of its own)."""
+    (journal,) = [path for path in (root / "journal").iterdir() if path.stat().st_size]
     found = adoption.owners(journal.name)
     assert found is not None
     return int(found[1].partition("-")[0])

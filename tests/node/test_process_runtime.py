@@ -353,14 +353,14 @@ def test_shutdown_with_forget_removes_every_pods_files_and_stops_the_shim(tmp_pa
         await done.wait()
         running = await runtime.run_pod(make_pod([sh("echo up; sleep 30")], uid="u-run", name="run"))
         await eventually(lambda: (runtime.log_dir / "u-run_main_0.log").exists(), "start")
-        shim = runtime._spawner._proc
-        assert shim is not None
+        shims = runtime._spawner.processes()
+        assert shims
         await asyncio.wait_for(runtime.shutdown(forget=True), DEADLINE)
         assert running.phase == "Failed"
         assert os.listdir(runtime.root_dir / "pods") == []
         assert list(runtime.log_dir.iterdir()) == []
         assert runtime.get("u-done") is None and runtime.get("u-run") is None
-        assert shim.poll() is not None  # the shim was waited for, not left behind
+        assert all(shim.poll() is not None for shim in shims)  # the shims were waited for, not left behind
 
     asyncio.run(run())
 

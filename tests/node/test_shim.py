@@ -39,7 +39,7 @@ def test_containers_are_children_of_the_shim_not_of_the_agent(tmp_path: Path) ->
         assert pid is not None
         ppid = int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
         assert ppid != os.getpid()
-        assert ppid == runtime._spawner._proc.pid  # type: ignore[union-attr]
+        assert ppid in {shim.pid for shim in runtime._spawner.processes()}
 
     with_runtime(tmp_path, body)
 
@@ -70,9 +70,9 @@ def test_a_dead_shim_kills_its_containers_and_reports_them_killed(tmp_path: Path
         pod = make_pod([sh("sleep 30")])
         handle = await runtime.run_pod(pod)
         await eventually(lambda: bool(runtime.memory_usage()), "the container's pid")
-        pid = next(r.pid for r in runtime._running.values())
+        cid, pid = next((cid, r.pid) for cid, r in runtime._running.items())
         assert pid is not None
-        runtime._spawner._proc.kill()  # type: ignore[union-attr]
+        runtime._spawner.process_of(cid).kill()  # type: ignore[union-attr]
         status = await handle.wait()
         terminated = state(status)["state"]["terminated"]
         assert (terminated["exitCode"], terminated.get("signal")) == (137, 9)
@@ -90,10 +90,10 @@ def test_shutdown_stops_the_shim(tmp_path: Path) -> None:
         runtime = ProcessRuntime(root_dir=tmp_path, minimum_grace_seconds=0.0)
         status = await asyncio.wait_for(finish(runtime, make_pod([sh("exit 0")])), 10)
         assert status["phase"] == "Succeeded"
-        shim = runtime._spawner._proc
-        assert shim is not None
+        shims = runtime._spawner.processes()
+        assert len(shims) == 2
         await runtime.shutdown()
-        assert shim.poll() is not None
+        assert all(shim.poll() is not None for shim in shims)
 
     asyncio.run(run())
 
@@ -277,3 +277,52 @@ def test_relative_paths_are_read_from_the_directory_the_shim_started_in(tmp_path
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(pid, signal.SIGKILL)
+
+
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def test_starts_go_to_the_shims_in_turn_and_signals_to_the_one_that_started_each(tmp_path: Path) -> None:
+    async def body(runtime: ProcessRuntime) -> None:
+        handles = [await runtime.run_pod(make_pod([sh("sleep 30")], uid=f"u{i}", name=f"p{i}")) for i in range(4)]
+        await eventually(lambda: all(r.pid is not None for r in runtime._running.values()), "every container's pid")
+        shims = {shim.pid for shim in runtime._spawner.processes()}
+        assert len(shims) == 2
+        parents = [_parent(r.pid) for r in runtime._running.values() if r.pid is not None]
+        assert sorted(parents) == sorted([*shims, *shims])  # two containers in each shim
+        # A deletion's SIGTERM reaches each container through the shim that started it.
+        for handle in handles:
+            await runtime.kill_pod(handle.uid, grace_seconds=30)
+        statuses = [await handle.wait() for handle in handles]
+        for status in statuses:
+            terminated = state(status)["state"]["terminated"]
+            assert (terminated["exitCode"], terminated.get("signal")) == (143, 15)
+
+    with_runtime(tmp_path, body)
+
+
+def test_a_dead_shim_takes_only_its_own_containers(tmp_path: Path) -> None:
+    async def body(runtime: ProcessRuntime) -> None:
+        first = await runtime.run_pod(make_pod([sh("sleep 30")], uid="u1", name="p1"))
+        second = await runtime.run_pod(make_pod([sh("sleep 30")], uid="u2", name="p2"))
+        await eventually(lambda: all(r.pid is not None for r in runtime._running.values()), "both pids")
+        cid = next(cid for cid, r in runtime._running.items() if r.uid == "u1")
+        other = next(r.pid for r in runtime._running.values() if r.uid == "u2")
+        assert other is not None
+        runtime._spawner.process_of(cid).kill()  # type: ignore[union-attr]
+        status = await first.wait()
+        assert state(status)["state"]["terminated"]["exitCode"] == 137
+        await asyncio.sleep(0.1)
+        assert "running" in state(second.status)["state"] and _alive(other)
+
+    with_runtime(tmp_path, body)
+
+
+def test_one_shim_when_asked(tmp_path: Path) -> None:
+    async def body(runtime: ProcessRuntime) -> None:
+        statuses = [await finish(runtime, make_pod([sh("exit 0")], uid=f"u{i}", name=f"p{i}")) for i in range(3)]
+        assert [s["phase"] for s in statuses] == ["Succeeded"] * 3
+        assert len(runtime._spawner.processes()) == 1
+
+    with_runtime(tmp_path, body, shims=1)

@@ -1,6 +1,14 @@
-"""The `kjobs` command line: one module per command, registered on the group here."""
+"""The `kjobs` command line: one module per command, registered on the group here.
+
+`entry` is what the `kjobs` console script and `python -m kjobs` run: `main`, then an exit that does not make
+the interpreter collect what the command left. A `kjobs run` of 5,000 pods leaves its whole cluster (store,
+informer caches, tasks) in reference cycles, and the interpreter's last collection walked and freed it for
+0.8-1.2 s after the summary was printed; the operating system takes the memory back at once.
+"""
 
 from __future__ import annotations
+
+import gc
 
 import click
 
@@ -11,6 +19,19 @@ from kjobs import __version__
 @click.version_option(__version__, prog_name="kjobs")
 def main() -> None:
     """kjobs: Kubernetes batch Jobs, with their failure-handling semantics, on one machine."""
+
+
+def entry() -> None:
+    """Run the command line as a program; on the way out, what is left is frozen rather than collected.
+
+    `gc.freeze` moves every tracked object to the permanent generation, which the interpreter's collections at
+    exit skip; `atexit` handlers, the flush of `sys.stdout`/`sys.stderr` and the exit status are unchanged.
+    Only for a whole process: `main` itself (as click's test runner calls it) leaves the collector alone.
+    """
+    try:
+        main(prog_name="kjobs")
+    finally:
+        gc.freeze()
 
 
 # Commands register themselves below (one line each).

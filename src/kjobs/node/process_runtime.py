@@ -7,6 +7,9 @@ measured fastest here (docs/performance.md) — `subprocess.Popen` without `pree
 `start_new_session=True` so every container is its own process group (signals and kills reach the whole
 tree), reaping through a pidfd. When a container's main process exits its group is SIGKILLed before it is
 reaped, as a container's processes die with its PID 1 and so the group id cannot be reused meanwhile.
+A runtime has `shims` shims (two by default) and hands each start to the one with the fewer unanswered starts: a
+spawn blocks its shim until the child has reached `exec`, and with two those waits overlap
+(`kjobs.node.spawner.SHIMS`).
 
 Per pod: `<root>/pods/<uid>` is the default working directory (shared by its containers, like an
 emptyDir), `<root>/logs/<uid>_<container>_<n>.log` holds each attempt's interleaved stdout+stderr.
@@ -50,7 +53,7 @@ from kjobs.node.recovery import UNKNOWN_EXIT_CODE, UNKNOWN_MESSAGE
 from kjobs.node.resources import memory_limit_bytes
 from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP
 from kjobs.node.runtime import PodHandle, StatusCallback
-from kjobs.node.spawner import Spawner
+from kjobs.node.spawner import SHIMS, SpawnerPool
 from kjobs.node.supervisor import MINIMUM_GRACE_SECONDS, Cancel, NotRunning, Supervisor, ignore_status
 
 _HAVE_PIDFD = hasattr(os, "pidfd_open")
@@ -116,6 +119,7 @@ class ProcessRuntime(Supervisor):
         base_env: Mapping[str, str] | None = None,
         minimum_grace_seconds: float = MINIMUM_GRACE_SECONDS,
         start_report_delay: float = START_REPORT_DELAY,
+        shims: int = SHIMS,
     ) -> None:
         super().__init__(
             clock=clock or RealClock(),
@@ -151,7 +155,8 @@ class ProcessRuntime(Supervisor):
         self._found: set[tuple[str, str]] = set()
         self._setpriv: str | None = None  # found at the first container with a securityContext
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._spawner = Spawner(
+        self._spawner = SpawnerPool(
+            shims=shims,
             base_env=self.base_env,
             procs_dir=self.procs_root,
             journal_dir=self.journal_dir,
