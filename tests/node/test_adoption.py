@@ -212,6 +212,12 @@ def test_the_containers_of_a_killed_shim_are_lost_and_killed(tmp_path: Path) -> 
     _wait_for(marks / "long")
     long_pid = int((marks / "long").read_text())
     shim = _shim_pid(root)
+    # A container is recorded for `leftovers` once it has run RECORD_AFTER (50 ms; `kjobs.node.shim`): the shim
+    # killed now is one killed after that, however slowly a loaded machine let it get there.
+    deadline = time.monotonic() + 20
+    while not list((root / "procs").glob(f"*/{long_pid}")):
+        assert time.monotonic() < deadline, "the shim never recorded its running container"
+        time.sleep(0.01)
     os.kill(shim, signal.SIGKILL)
     _until_gone(shim, "the shim survived SIGKILL")
 
