@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kjobs.api.errors import ApiError
@@ -92,6 +92,9 @@ class NodeAgentSettings:
     event_burst: int = 100
     address: str = "127.0.0.1"
     workers: int = 4
+    max_pods: int | None = None
+    """The kubelet's `maxPods` (`--max-pods`): pods this node admits, its capacity and allocatable `pods`
+    (None: the machine's, 110 unless `machine` says otherwise)."""
     log_port: int | None = None
     """Serve container logs over HTTP on this port of `address` (0: any free port; None: do not serve)."""
     log_client_ca: bytes | None = None
@@ -193,6 +196,8 @@ class NodeAgent:
             if hasattr(runtime, "on_status"):
                 runtime.on_status = self._on_runtime_status  # the Supervisor's callback attribute
         self.machine = self.settings.machine or nodestatus.MachineInfo.probe()
+        if self.settings.max_pods is not None:
+            self.machine = replace(self.machine, max_pods=self.settings.max_pods)
         # Both are fixed for the agent's life, and admission reads them for every pod.
         self._reserved = self.threshold.bytes_for(self.machine.memory_bytes)
         self._allocatable = nodestatus.allocatable(self.machine, memory_reserved_bytes=self._reserved)
