@@ -18,6 +18,9 @@ from typing import Any
 import click
 
 _RUNTIMES = ("process", "sim")
+HTTP_WORKERS = 64
+"""Pod syncs in flight: each status write is an HTTP round trip here, so as many as the client has connections
+(the kubelet runs one worker per pod; 4 suit an agent whose writes complete in its own process)."""
 
 
 @click.group("node")
@@ -84,6 +87,9 @@ def join(
     seed: int = 0,
 ) -> None:
     """Register node NAME with the API server of KUBECONFIG and run the pods bound to it."""
+    import uvloop
+
+    from kjobs.cluster import tune_gc
     from kjobs.node.agent import NodeAgentSettings
     from kjobs.node.eviction import Threshold, ThresholdError
 
@@ -106,8 +112,10 @@ def join(
             log_port=log_port,
             log_client_ca=connection.ca_pem,
             max_pods=max_pods,
+            workers=HTTP_WORKERS,
         )
-        asyncio.run(_join(connection, name, runtime, root_dir, settings, outcome))
+        tune_gc()  # a long-lived agent whose informer keeps every pod of the node
+        uvloop.run(_join(connection, name, runtime, root_dir, settings, outcome))  # as kjobs run and kjobs up
     except _Failed as exc:
         raise click.ClickException(str(exc)) from None
 
