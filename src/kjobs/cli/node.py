@@ -151,9 +151,16 @@ async def _join(
 
     def make_runtime(on_status: StatusCallback) -> ContainerRuntime:
         if runtime == "sim":
+            from kjobs.node.process_runtime import START_REPORT_DELAY
             from kjobs.node.sim_runtime import SimulatedRuntime, succeed_at_once
 
-            return SimulatedRuntime(clock=clock, outcome=outcome or succeed_at_once, on_status=on_status)
+            # on wall time, a container reads Running as late as a process's would (one status for a short one)
+            return SimulatedRuntime(
+                clock=clock,
+                outcome=outcome or succeed_at_once,
+                on_status=on_status,
+                start_report_delay=START_REPORT_DELAY,
+            )
         from kjobs.node.process_runtime import ProcessRuntime, default_root_dir
 
         return ProcessRuntime(root_dir=root_dir or default_root_dir() / name, clock=clock, on_status=on_status)
