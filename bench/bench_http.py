@@ -220,6 +220,7 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=3600.0)
     parser.add_argument("--keep", type=Path, default=None, help="keep the data and the processes' logs here")
     args = parser.parse_args()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a stopped bench still stops its two processes
     if args.profile:
         args.profile.mkdir(parents=True, exist_ok=True)
     for number in range(1, args.rounds + 1):
