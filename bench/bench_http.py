@@ -11,7 +11,8 @@ Beside it, in the same run (`--compare`): `kjobs simulate` of the same Job under
 Run: python bench/bench_http.py [--pods 100000] [--parallelism 5000] [--rounds 1] [--backoff 0.1]
                                 [--compare/--no-compare] [--profile DIR]
 A quick run: python bench/bench_http.py --pods 10000 --parallelism 500
-`--profile DIR` runs both processes under cProfile (`DIR/up.prof`, `DIR/node.prof`; read with pstats).
+`--profile DIR` runs both processes under cProfile (`DIR/up.prof`, `DIR/node.prof`; read with pstats); `--keep DIR`
+keeps each round's data directory, kubeconfig and the processes' logs there (`py-spy record -p PID` attaches to them).
 """
 
 from __future__ import annotations
@@ -195,9 +196,9 @@ def simulate_round(pods: int, parallelism: int, work: Path) -> dict[str, Any]:
         _kjobs("simulate", str(manifest), "--model", str(model), "-o", "json"), stdout=subprocess.PIPE
     )
     stdout = proc.stdout.read() if proc.stdout else b""
-    _, _, usage = os.wait4(proc.pid, 0)  # this child's own CPU and peak RSS
+    _, status, usage = os.wait4(proc.pid, 0)  # this child's own CPU and peak RSS
     elapsed = time.perf_counter() - start
-    proc.returncode = 0
+    proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here: Popen must not wait for it again
     result = json.loads(stdout)
     return {
         "outcome": result.get("outcome"),
