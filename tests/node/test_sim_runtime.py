@@ -318,3 +318,24 @@ def test_fail_ends_a_running_container_at_once_and_its_scheduled_exit_never_come
     assert [s["phase"] for s in seen] == ["Running", "Failed"]
     with pytest.raises(NotRunning):
         runtime.fail(handle.uid, "main", 1)
+
+
+@pytest.mark.parametrize(
+    ("duration", "phases"),
+    [
+        pytest.param(0.0, ["Succeeded"], id="ended-before-the-report-delay: one status, ended"),
+        pytest.param(5.0, ["Running", "Succeeded"], id="running-past-the-report-delay: Running, then ended"),
+    ],
+)
+def test_start_report_delay_reports_a_short_container_once(duration: float, phases: list[str]) -> None:
+    """With `start_report_delay` (what `kjobs node join --runtime sim` uses, as the process runtime's PLEG delay)
+    a container reads Running only once it has run that long; one that ended sooner is reported once, ended."""
+    runtime, clock, seen = sim(lambda pod, c, n: Outcome(duration=duration), start_report_delay=0.02)
+    handle = run(runtime.run_pod(make_pod()))
+    assert runtime.starting(handle.uid)
+    runtime.run_until_idle(clock)
+    assert handle.phase == "Succeeded"
+    assert [s["phase"] for s in seen if s["phase"] in ("Running", "Succeeded")] == phases
+    assert not runtime.starting(handle.uid)
+    state = main_state(handle.status)["terminated"]
+    assert (state["exitCode"], state["reason"]) == (0, "Completed")

@@ -18,6 +18,9 @@ from typing import Any
 import click
 
 _RUNTIMES = ("process", "sim")
+HTTP_WORKERS = 64
+"""Pod syncs in flight: each status write is an HTTP round trip here, so as many as the client has connections
+(the kubelet runs one worker per pod; 4 suit an agent whose writes complete in its own process)."""
 
 
 @click.group("node")
@@ -55,6 +58,21 @@ def _connection(kubeconfig: Path | None) -> Any:
     show_default=True,
     help="Port for container logs (the kubelet endpoint; 0: any free port).",
 )
+@click.option(
+    "--max-pods",
+    type=click.IntRange(1),
+    default=110,
+    show_default=True,
+    help="Pods this node runs at most (the kubelet's --max-pods: the Node's capacity and allocatable pods).",
+)
+@click.option(
+    "--model",
+    "model_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="With --runtime sim: the containers' failure model (kjobs simulate's format, without disruptions).",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --model's random draws.")
 def join(
     kubeconfig: Path | None,
     name: str,
@@ -64,8 +82,14 @@ def join(
     shutdown_grace_period: float,
     address: str,
     log_port: int,
+    max_pods: int = 110,
+    model_path: Path | None = None,
+    seed: int = 0,
 ) -> None:
     """Register node NAME with the API server of KUBECONFIG and run the pods bound to it."""
+    import uvloop
+
+    from kjobs.cluster import tune_gc
     from kjobs.node.agent import NodeAgentSettings
     from kjobs.node.eviction import Threshold, ThresholdError
 
@@ -73,6 +97,9 @@ def join(
         Threshold.parse(eviction_hard)
     except ThresholdError as exc:
         raise click.BadParameter(str(exc), param_hint="--eviction-hard") from None
+    outcome = _sim_outcome(model_path, seed) if model_path is not None else None
+    if outcome is not None and runtime != "sim":
+        raise click.BadParameter("a failure model needs --runtime sim", param_hint="--model")
     connection = _connection(kubeconfig)
     if connection.server.startswith("https") and connection.ca_pem is None:
         # the log endpoint could verify no client: like a kubelet with no client CA and anonymous access off
@@ -84,8 +111,11 @@ def join(
             address=address,
             log_port=log_port,
             log_client_ca=connection.ca_pem,
+            max_pods=max_pods,
+            workers=HTTP_WORKERS,
         )
-        asyncio.run(_join(connection, name, runtime, root_dir, settings))
+        tune_gc()  # a long-lived agent whose informer keeps every pod of the node
+        uvloop.run(_join(connection, name, runtime, root_dir, settings, outcome))  # as kjobs run and kjobs up
     except _Failed as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -94,7 +124,23 @@ class _Failed(Exception):
     pass
 
 
-async def _join(connection: Any, name: str, runtime: str, root_dir: Path | None, settings: Any) -> None:
+def _sim_outcome(path: Path, seed: int) -> Any:
+    """The simulated runtime's `OutcomeFn` from a `kjobs simulate` model file. Its disruptions are refused: they
+    are applied by a simulation's cluster-side components, which a node agent alone does not have."""
+    from kjobs.simulate.model import ModelError, load_model
+
+    try:
+        model = load_model(path)
+    except ModelError as exc:
+        raise click.BadParameter(str(exc), param_hint="--model") from None
+    if model.disruptions:
+        raise click.BadParameter(f"{path}: a node agent cannot apply disruptions", param_hint="--model")
+    return model.outcome(seed)
+
+
+async def _join(
+    connection: Any, name: str, runtime: str, root_dir: Path | None, settings: Any, outcome: Any = None
+) -> None:
     from kjobs.api.errors import ApiError
     from kjobs.client.http import HttpClient
     from kjobs.clock import RealClock
@@ -105,9 +151,16 @@ async def _join(connection: Any, name: str, runtime: str, root_dir: Path | None,
 
     def make_runtime(on_status: StatusCallback) -> ContainerRuntime:
         if runtime == "sim":
-            from kjobs.node.sim_runtime import SimulatedRuntime
+            from kjobs.node.process_runtime import START_REPORT_DELAY
+            from kjobs.node.sim_runtime import SimulatedRuntime, succeed_at_once
 
-            return SimulatedRuntime(clock=clock, on_status=on_status)
+            # on wall time, a container reads Running as late as a process's would (one status for a short one)
+            return SimulatedRuntime(
+                clock=clock,
+                outcome=outcome or succeed_at_once,
+                on_status=on_status,
+                start_report_delay=START_REPORT_DELAY,
+            )
         from kjobs.node.process_runtime import ProcessRuntime, default_root_dir
 
         return ProcessRuntime(root_dir=root_dir or default_root_dir() / name, clock=clock, on_status=on_status)

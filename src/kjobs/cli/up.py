@@ -216,6 +216,9 @@ def up(
         click.echo(f"export KUBECONFIG={config_path}")
         sys.stdout.flush()
 
+    from kjobs.cluster import tune_gc
+
+    tune_gc()  # a long-lived control plane, as `kjobs run` and `kjobs controller`
     try:
         run_forever(app, sock, pki=pki, on_ready=ready, components=[cluster])
     finally:

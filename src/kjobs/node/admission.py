@@ -70,6 +70,39 @@ class Load:
     used: dict[str, int]
 
 
+class LoadBook:
+    """The `Load` of the pods admitted and not yet final, kept as they come and go, so that admitting a pod
+    costs the same next to 5,000 pods as next to 5 (a sum over every live pod per admission is quadratic)."""
+
+    def __init__(self) -> None:
+        self._requests: dict[str, dict[str, int]] = {}
+        self._used: dict[str, int] = {}
+
+    def add(self, uid: str, requests: dict[str, int]) -> None:
+        """Count pod `uid` (once) with its requests (`pod_requests`)."""
+        if uid in self._requests:
+            return
+        self._requests[uid] = requests
+        for name, amount in requests.items():
+            self._used[name] = self._used.get(name, 0) + amount
+
+    def remove(self, uid: str) -> None:
+        """Stop counting pod `uid` (it reached its final phase or is gone); nothing if it is not counted."""
+        requests = self._requests.pop(uid, None)
+        for name, amount in (requests or {}).items():
+            self._used[name] -= amount
+
+    def without(self, uid: str) -> Load:
+        """The load of every counted pod but `uid`."""
+        own = self._requests.get(uid)
+        if own is None:
+            return Load(len(self._requests), dict(self._used))
+        used = dict(self._used)
+        for name, amount in own.items():
+            used[name] -= amount
+        return Load(len(self._requests) - 1, used)
+
+
 def load_of(requests: Iterable[dict[str, int]]) -> Load:
     """The `Load` of pods with these requests (each a `pod_requests`)."""
     count = 0

@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kjobs.api.errors import ApiError
@@ -36,7 +36,7 @@ from kjobs.client.resources import LEASES, NODES, PODS
 from kjobs.client.workqueue import WorkQueue
 from kjobs.clock import Clock
 from kjobs.node import nodestatus
-from kjobs.node.admission import Load, admit, load_of, pod_requests
+from kjobs.node.admission import Load, LoadBook, admit, pod_requests
 from kjobs.node.eviction import (
     DEFAULT_THRESHOLD,
     EVICTED,
@@ -92,6 +92,9 @@ class NodeAgentSettings:
     event_burst: int = 100
     address: str = "127.0.0.1"
     workers: int = 4
+    max_pods: int | None = None
+    """The kubelet's `maxPods` (`--max-pods`): pods this node admits, its capacity and allocatable `pods`
+    (None: the machine's, 110 unless `machine` says otherwise)."""
     log_port: int | None = None
     """Serve container logs over HTTP on this port of `address` (0: any free port; None: do not serve)."""
     log_client_ca: bytes | None = None
@@ -193,6 +196,8 @@ class NodeAgent:
             if hasattr(runtime, "on_status"):
                 runtime.on_status = self._on_runtime_status  # the Supervisor's callback attribute
         self.machine = self.settings.machine or nodestatus.MachineInfo.probe()
+        if self.settings.max_pods is not None:
+            self.machine = replace(self.machine, max_pods=self.settings.max_pods)
         # Both are fixed for the agent's life, and admission reads them for every pod.
         self._reserved = self.threshold.bytes_for(self.machine.memory_bytes)
         self._allocatable = nodestatus.allocatable(self.machine, memory_reserved_bytes=self._reserved)
@@ -215,6 +220,8 @@ class NodeAgent:
         self._live: dict[str, Key] = {}
         """Pods admitted and not yet in their final phase (what admission and eviction look at)."""
         self._requests: dict[str, dict[str, int]] = {}  # per admitted pod uid, for admission
+        self._load = LoadBook()
+        """What the pods of `_live` whose handle is not final take (admission's `Load`, kept as they change)."""
         self._written: dict[str, Obj] = {}
         self._announced: dict[str, set[str]] = {}
         self._killing: set[str] = set()
@@ -449,6 +456,7 @@ class NodeAgent:
         if handle.terminal:
             self._live.pop(uid, None)
             self._requests.pop(uid, None)
+            self._load.remove(uid)
         if _deleting(pod) and handle.terminal and self._written.get(uid, {}).get("phase") in TERMINAL_PHASES:
             await self._finish_deletion(pod)
 
@@ -462,7 +470,7 @@ class NodeAgent:
         adopted = self.runtime.adopt(pod)
         if adopted is not None:
             self._track(pod)
-            return adopted
+            return self._counted(adopted)
         if ran_before(pod) or _deleting(pod):
             await self._publish(pod, lost_pod_status(pod, self.clock.now()), terminal=True, announce=False)
             if _deleting(pod):
@@ -485,14 +493,24 @@ class NodeAgent:
         not_enforced = unenforced(pod)
         if not_enforced:  # what kjobs cannot honour is said on the pod, not ignored in silence
             self.events.event(pod, "Warning", NOT_ENFORCED, unenforced_message(not_enforced))
-        return await self.runtime.run_pod(pod)
+        return self._counted(await self.runtime.run_pod(pod))
 
     def _track(self, pod: Obj) -> None:
-        """Remember a pod this agent runs, by key and uid."""
+        """Remember a pod this agent runs, by key and uid, and count it for admission (runtimes register its
+        handle as soon as they are asked to run or adopt it, so it counts from then on, as it always did)."""
         key, uid = _key(pod), _uid(pod)
         self._uid_of[key] = uid
         self._key_of[uid] = key
         self._live[uid] = key
+        self._load.add(uid, self._requests_of(pod))
+
+    def _counted(self, handle: PodHandle) -> PodHandle:
+        """Stop counting the pod for admission once its handle is final (now, or when it gets there)."""
+        if handle.terminal:
+            self._load.remove(handle.uid)
+        else:
+            handle.on_terminal = self._load.remove
+        return handle
 
     def _release(self, uid: str) -> None:
         """The pod object is gone (or replaced): stop what is left of it and forget it."""
@@ -502,6 +520,7 @@ class NodeAgent:
         self.runtime.forget(uid)
         self._live.pop(uid, None)
         self._requests.pop(uid, None)
+        self._load.remove(uid)
         for book in (self._written, self._announced):
             book.pop(uid, None)
         self._killing.discard(uid)
@@ -599,21 +618,7 @@ class NodeAgent:
         from the requests remembered at their own admission, with no walk of their objects. A pod whose object
         is gone but whose containers the agent has not yet stopped still counts, as the kubelet's active pods
         include those that could still have running containers."""
-        requests: list[dict[str, int]] = []
-        for other, key in self._live.items():
-            if other == uid:
-                continue
-            handle = self.runtime.get(other)
-            if handle is None or handle.terminal:
-                continue
-            known = self._requests.get(other)
-            if known is None:
-                pod = self.pods.get(*key)
-                if pod is None:
-                    continue
-                known = self._requests_of(pod)
-            requests.append(known)
-        return load_of(requests)
+        return self._load.without(uid)
 
     def _running_pods(self) -> list[tuple[Obj, PodHandle]]:
         """Pods admitted here that have not reached their final phase, in a stable order."""

@@ -22,6 +22,7 @@ from kjobs.api.types import Obj
 KUBELET_VERSION = "v1.32.0+kjobs"
 """What `kubectl get nodes` shows under VERSION (the API server reports v1.32.0+kjobs too)."""
 MAX_PODS = 110
+"""The kubelet's default `maxPods` (`--max-pods`): the Node's capacity and allocatable `pods`."""
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 OS_LABEL = "kubernetes.io/os"
 ARCH_LABEL = "kubernetes.io/arch"
@@ -83,6 +84,8 @@ class MachineInfo:
     operating_system: str = "linux"
     architecture: str = "amd64"
     extra_labels: dict[str, str] = field(default_factory=dict)
+    max_pods: int = MAX_PODS
+    """The kubelet's `maxPods`: not a machine fact, but reported beside them as capacity and allocatable `pods`."""
 
     @classmethod
     def probe(cls, *, storage_path: str = "/") -> MachineInfo:
@@ -122,7 +125,7 @@ def capacity(machine: MachineInfo) -> Obj:
         "cpu": str(machine.cpu_cores),
         "ephemeral-storage": _kibibytes(machine.ephemeral_storage_bytes),
         "memory": _kibibytes(machine.memory_bytes),
-        "pods": str(MAX_PODS),
+        "pods": str(machine.max_pods),
     }
 
 

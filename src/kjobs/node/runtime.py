@@ -31,6 +31,8 @@ class PodHandle:
         self.name: str = str(meta.get("name", ""))
         self.status: Obj = {}
         self.terminal = False
+        self.on_terminal: Callable[[str], None] | None = None
+        """Called with the pod's uid once it reaches its final phase (the node agent's admission bookkeeping)."""
         self._waiters: list[asyncio.Future[Obj]] = []
 
     @property
@@ -46,6 +48,8 @@ class PodHandle:
                 if not waiter.done():
                     waiter.set_result(status)
             self._waiters.clear()
+            if self.on_terminal is not None:
+                self.on_terminal(self.uid)
 
     async def wait(self) -> Obj:
         """Wait until the pod is in its final phase and nothing of it runs; returns that status."""

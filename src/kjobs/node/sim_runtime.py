@@ -64,6 +64,7 @@ class SimulatedRuntime(Supervisor):
         host_ip: str = "127.0.0.1",
         pod_ip: str = "127.0.0.1",
         minimum_grace_seconds: float = MINIMUM_GRACE_SECONDS,
+        start_report_delay: float = 0.0,
     ) -> None:
         super().__init__(
             clock=clock,
@@ -75,6 +76,9 @@ class SimulatedRuntime(Supervisor):
             minimum_grace_seconds=minimum_grace_seconds,
         )
         self.outcome = outcome
+        self.start_report_delay = start_report_delay
+        """Seconds before a started container reads Running (0: at once), as the process runtime's
+        `START_REPORT_DELAY` (the kubelet's PLEG): a container that ends sooner is reported once, ended."""
         self._heap: list[tuple[float, int, list[Callable[[], None] | None]]] = []
         self._seq = itertools.count()
         self._exits: dict[str, tuple[float, Cancel]] = {}
@@ -185,6 +189,7 @@ class SimulatedRuntime(Supervisor):
             number=number,
             container_id=f"sim://{uuid.uuid4().hex}",
             started_at=self.clock.now(),
+            started=self.start_report_delay <= 0,
         )
         self._outcomes[attempt.container_id] = outcome
         self._outputs[attempt.container_id] = outcome.output
@@ -192,7 +197,15 @@ class SimulatedRuntime(Supervisor):
             self._schedule_exit(record.uid, attempt, outcome.duration, 137, signals.SIGKILL, oom=True)
         else:
             self._schedule_exit(record.uid, attempt, outcome.duration, outcome.exit_code, None)
+        if not attempt.started:
+            self._call_later(self.start_report_delay, lambda: self._report_started(record.uid, attempt))
         return attempt
+
+    def _report_started(self, uid: str, attempt: Attempt) -> None:
+        """The attempt reads Running from now on, unless it ended first (then it read its end)."""
+        if attempt.running and not attempt.started:
+            attempt.started = True
+            self.sync(uid)
 
     def _schedule_exit(
         self, uid: str, attempt: Attempt, delay: float, exit_code: int, signum: int | None, *, oom: bool = False
@@ -204,6 +217,7 @@ class SimulatedRuntime(Supervisor):
         def fire() -> None:
             self._exits.pop(attempt.container_id, None)
             if attempt.running:
+                attempt.started = True  # it ran (a start and an exit may be reported together)
                 self.exited(uid, attempt, exit_code=exit_code, signal=signum, oom=oom)
 
         self._exits[attempt.container_id] = (self.clock.now() + delay, self._call_later(delay, fire))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import functools
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -132,6 +133,7 @@ class _NoAliasLoader(yaml.SafeLoader):
 FIELD_MANAGER_MAX_LENGTH = 128
 
 
+@functools.lru_cache(maxsize=256)  # a server sees a handful of user agents, once per request each
 def manager_from_user_agent(user_agent: str) -> str:
     """Kubernetes' `prefixFromUserAgent`: what precedes the first `/`, its unprintable characters dropped, cut to
     the 128 bytes a field manager may have."""

@@ -135,22 +135,30 @@ def unknown_fields(obj: Any, root: str | None, features: FeatureGates = DEFAULT)
 
 
 def _walk(value: Any, node: dict[str, Any], prefix: FieldPath2, found: list[FieldPath2], defs: dict[str, Any]) -> None:
+    # Only maps and lists can hold a field the schema lacks: scalars are not descended into (most of a body's
+    # values), so a request body costs one call per map or list, not one per value.
     schema = _resolve(node, defs)
     if schema.get("x-kubernetes-preserve-unknown-fields"):
         return
     if isinstance(value, dict):
         props = schema.get("properties")
-        extra = schema.get("additionalProperties")
         if props is None:
+            extra = schema.get("additionalProperties")
             if isinstance(extra, dict):
                 for key, item in value.items():
-                    _walk(item, extra, (*prefix, key), found, defs)
+                    if isinstance(item, (dict, list)):
+                        _walk(item, extra, (*prefix, key), found, defs)
             return
         for key, item in value.items():
-            if key in props:
-                _walk(item, props[key], (*prefix, key), found, defs)
-            else:
+            sub = props.get(key)
+            if sub is None:
                 found.append((*prefix, key))
-    elif isinstance(value, list) and "items" in schema:
+            elif isinstance(item, (dict, list)):
+                _walk(item, sub, (*prefix, key), found, defs)
+    elif isinstance(value, list):
+        items = schema.get("items")
+        if items is None:
+            return
         for i, item in enumerate(value):
-            _walk(item, schema["items"], (*prefix, i), found, defs)
+            if isinstance(item, (dict, list)):
+                _walk(item, items, (*prefix, i), found, defs)
