@@ -160,14 +160,17 @@ class _History:
 
 class _Bucket:
     """The objects of one resource: records by `"ns/name"`, the keys in Kubernetes' list order, and an
-    inverted index label → keys so `job-name=x`-style lists do not scan every object."""
+    inverted index label → keys so `job-name=x`-style lists do not scan every object.
+
+    A label value only one object carries (a completion index, a pod-template hash of one pod) maps to that
+    object's key itself rather than to a set of one: a set costs 216 bytes, and most objects have such a label."""
 
     __slots__ = ("by_label", "keys", "records")
 
     def __init__(self) -> None:
         self.records: dict[str, Record] = {}
         self.keys: list[str] = []
-        self.by_label: dict[tuple[str, str], set[str]] = {}
+        self.by_label: dict[tuple[str, str], set[str] | str] = {}
 
     def put(self, path: str, record: Record) -> None:
         old = self.records.get(path)
@@ -186,27 +189,44 @@ class _Bucket:
             self._unindex(path, old.labels)
 
     def _index(self, path: str, labels: dict[str, str]) -> None:
+        by_label = self.by_label
         for item in labels.items():
-            paths = self.by_label.get(item)
+            paths = by_label.get(item)
             if paths is None:
-                self.by_label[item] = {path}
+                by_label[item] = path
+            elif type(paths) is str:
+                if paths != path:
+                    by_label[item] = {paths, path}
             else:
                 paths.add(path)
 
     def _unindex(self, path: str, labels: dict[str, str]) -> None:
+        by_label = self.by_label
         for item in labels.items():
-            paths = self.by_label.get(item)
-            if paths is not None:
-                paths.discard(path)
-                if not paths:
-                    del self.by_label[item]
+            paths = by_label.get(item)
+            if paths is None:
+                continue
+            if type(paths) is str:
+                if paths == path:
+                    del by_label[item]
+                continue
+            paths.discard(path)
+            if len(paths) == 1:
+                by_label[item] = next(iter(paths))
+
+    def labelled(self, key: str, value: str) -> set[str] | tuple[str, ...]:
+        """The keys of the objects whose label `key` is `value`."""
+        paths = self.by_label.get((key, value))
+        if paths is None:
+            return ()
+        return (paths,) if type(paths) is str else paths
 
     def paths(self, namespace: str | None, labels: LabelSelector) -> list[str]:
         """Keys in list order, narrowed by namespace and, when `labels` pins a label value, by the index."""
-        narrowest: set[str] | None = None
+        narrowest: set[str] | tuple[str, ...] | None = None
         for r in labels.requirements:
             if r.operator in (EQUALS, DOUBLE_EQUALS, IN) and len(r.values) == 1:
-                found = self.by_label.get((r.key, r.values[0]), set())
+                found = self.labelled(r.key, r.values[0])
                 if narrowest is None or len(found) < len(narrowest):
                     narrowest = found
         if narrowest is not None:

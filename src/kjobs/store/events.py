@@ -14,6 +14,7 @@ import builtins
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
+from sys import intern
 from typing import Any
 
 import orjson
@@ -76,17 +77,23 @@ Index = tuple[dict[str, str], dict[str, str], str]
 
 
 def index_of(resource: str, obj: Obj) -> Index:
-    """The labels, selectable fields and uid of an object (none of which depend on its resourceVersion)."""
+    """The labels, selectable fields and uid of an object (none of which depend on its resourceVersion).
+
+    Label keys and values and field values other than the name are interned: the store keeps them for as long
+    as the object is stored, and most repeat across objects (a Job's name and uid on each of its pods, the
+    namespace, node, phase), where each decoded object has its own copies of them (about 600 bytes a pod)."""
     meta = obj.get("metadata") or {}
     labels = meta.get("labels")
     if not isinstance(labels, dict) or not labels:
         labels = _NO_LABELS
-    elif not all(isinstance(v, str) for v in labels.values()):
-        labels = {str(k): v if isinstance(v, str) else str(v) for k, v in labels.items()}
     else:
-        labels = dict(labels)
+        labels = {intern(str(k)): intern(v if type(v) is str else str(v)) for k, v in labels.items()}
+    fields = selectable_fields(resource, obj)
+    for field, value in fields.items():
+        if field != "metadata.name":
+            fields[field] = intern(value)
     uid = meta.get("uid")
-    return labels, selectable_fields(resource, obj), uid if isinstance(uid, str) else ""
+    return labels, fields, uid if isinstance(uid, str) else ""
 
 
 @dataclass(slots=True)
