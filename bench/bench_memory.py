@@ -154,7 +154,7 @@ def store_figure(kind: str, field_managers: bool, pods: int, templates: int, top
     gc.collect()
     traced = tracemalloc.get_traced_memory()[0] - traced0
     snap = tracemalloc.take_snapshot()
-    store._latest.clear()  # noqa: SLF001 - what the bounded cache of decoded objects held
+    store._latest.clear()  # what the bounded cache of decoded objects held
     gc.collect()
     cache = traced0 + traced - tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()

@@ -194,7 +194,7 @@ class _Bucket:
             paths = by_label.get(item)
             if paths is None:
                 by_label[item] = path
-            elif type(paths) is str:
+            elif isinstance(paths, str):
                 if paths != path:
                     by_label[item] = {paths, path}
             else:
@@ -206,7 +206,7 @@ class _Bucket:
             paths = by_label.get(item)
             if paths is None:
                 continue
-            if type(paths) is str:
+            if isinstance(paths, str):
                 if paths == path:
                     del by_label[item]
                 continue
@@ -219,7 +219,7 @@ class _Bucket:
         paths = self.by_label.get((key, value))
         if paths is None:
             return ()
-        return (paths,) if type(paths) is str else paths
+        return (paths,) if isinstance(paths, str) else paths
 
     def paths(self, namespace: str | None, labels: LabelSelector) -> list[str]:
         """Keys in list order, narrowed by namespace and, when `labels` pins a label value, by the index."""
