@@ -10,10 +10,11 @@
     the controllers' and node agents' own state) that has just run an Indexed Job of `--process-pods` instant
     pods to completion and still holds them, against the same process before the cluster started.
 
-`--top N` prints the N tracemalloc lines (file:line) that hold most of the store's bytes.
+`--top N` prints the N tracemalloc lines (file:line) that hold most of the store's bytes; `--trace-process N`
+traces (b) too (slower) and prints its N top lines.
 
 Run: python bench/bench_memory.py [--pods 100000] [--process-pods 100000] [--parallelism 5000] [--top 12]
-     [--skip-process] [--skip-store]
+     [--skip-process] [--skip-store] [--trace-process 15]
 """
 
 from __future__ import annotations
@@ -158,30 +159,39 @@ def store_figure(kind: str, field_managers: bool, pods: int, templates: int, top
     gc.collect()
     cache = traced0 + traced - tracemalloc.get_traced_memory()[0]
     tracemalloc.stop()
-    lines = [
-        (f"{s.traceback[0].filename.rsplit('/', 2)[-2:][-1]}:{s.traceback[0].lineno}", s.size_diff)
-        for s in snap.compare_to(base, "lineno")[:top]
-    ]
+    lines = [(_where(s.traceback[0]), s.size_diff) for s in snap.compare_to(base, "lineno")[:top]]
     store.close()
     size = sum(len(orjson.dumps(p)) for p in real) / len(real)
     return {"json": size, "rss": grown, "traced": traced, "cache": cache, "top": lines}
 
 
-def process_figure(pods: int, parallelism: int) -> tuple[int, int, int]:
-    """(RSS before the cluster, RSS with the finished Job's pods held, max RSS) of a `kjobs simulate`-style run."""
+def process_figure(pods: int, parallelism: int, top: int = 0) -> tuple[int, int, int, list[tuple[str, int]]]:
+    """(RSS before the cluster, RSS with the finished Job's pods held, max RSS, and with `top` the tracemalloc
+    lines holding most of the difference) of a `kjobs simulate`-style run."""
     gc.collect()
+    if top:
+        tracemalloc.start()
+        base = tracemalloc.take_snapshot()
     before = rss()
     settings = ClusterSettings(
         nodes=default_nodes(job(pods, parallelism)), runtime="sim", field_managers=False, events=False
     )
+    lines: list[tuple[str, int]] = []
 
     def measure(_store: Store) -> int:
         gc.collect()
+        if top:
+            stats = tracemalloc.take_snapshot().compare_to(base, "lineno")[:top]
+            lines.extend((_where(s.traceback[0]), s.size_diff) for s in stats)
         return rss()
 
     _, held = run(_run_job(settings, pods, parallelism, measure), FakeClock())
     assert isinstance(held, int)
-    return before, held, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return before, held, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, lines
+
+
+def _where(frame: tracemalloc.Frame) -> str:
+    return f"{frame.filename.rsplit('/', 1)[-1]}:{frame.lineno}"
 
 
 def main() -> None:
@@ -191,6 +201,9 @@ def main() -> None:
     parser.add_argument("--process-pods", type=int, default=100_000, help="pods of the Job run for figure (b)")
     parser.add_argument("--parallelism", type=int, default=5_000)
     parser.add_argument("--top", type=int, default=12)
+    parser.add_argument(
+        "--trace-process", type=int, default=0, metavar="N", help="trace (b) with tracemalloc (slower): top N lines"
+    )
     parser.add_argument("--skip-store", action="store_true")
     parser.add_argument("--skip-process", action="store_true")
     parser.add_argument("--child", help=argparse.SUPPRESS)
@@ -201,13 +214,15 @@ def main() -> None:
     tune_gc()  # as `kjobs run`, `kjobs up` and `kjobs simulate` do
     if not args.skip_process:  # first, on a fresh process: RSS is a high-water mark
         t = time.perf_counter()
-        before, held, peak = process_figure(args.process_pods, args.parallelism)
+        before, held, peak, lines = process_figure(args.process_pods, args.parallelism, args.trace_process)
+        n = args.process_pods
         print(
-            f"(b) whole process, kjobs simulate of {args.process_pods} pods (parallelism {args.parallelism}), "
-            f"finished, cluster up: {(held - before) / args.process_pods:,.0f} B/pod "
-            f"(RSS {before / 2**20:.0f} -> {held / 2**20:.0f} MB, max RSS {peak / 2**20:.0f} MB, "
-            f"{time.perf_counter() - t:.0f} s)"
+            f"(b) whole process, kjobs simulate of {n} pods (parallelism {args.parallelism}), finished, cluster up: "
+            f"{(held - before) / n:,.0f} B/pod (RSS {before / 2**20:.0f} -> {held / 2**20:.0f} MB, "
+            f"max RSS {peak / 2**20:.0f} MB, {time.perf_counter() - t:.0f} s)"
         )
+        for line, size_diff in lines:
+            print(f"        {size_diff / n:8,.0f} B/pod  {line}")
     if args.skip_store:
         return
     with tempfile.TemporaryDirectory() as tmp:

@@ -170,7 +170,7 @@ class _Bucket:
     def __init__(self) -> None:
         self.records: dict[str, Record] = {}
         self.keys: list[str] = []
-        self.by_label: dict[tuple[str, str], set[str] | str] = {}
+        self.by_label: dict[str, dict[str, set[str] | str]] = {}  # label key -> value -> keys (or the one key)
 
     def put(self, path: str, record: Record) -> None:
         old = self.records.get(path)
@@ -190,33 +190,41 @@ class _Bucket:
 
     def _index(self, path: str, labels: dict[str, str]) -> None:
         by_label = self.by_label
-        for item in labels.items():
-            paths = by_label.get(item)
+        for key, value in labels.items():
+            values = by_label.get(key)
+            if values is None:
+                by_label[key] = {value: path}
+                continue
+            paths = values.get(value)
             if paths is None:
-                by_label[item] = path
+                values[value] = path
             elif isinstance(paths, str):
                 if paths != path:
-                    by_label[item] = {paths, path}
+                    values[value] = {paths, path}
             else:
                 paths.add(path)
 
     def _unindex(self, path: str, labels: dict[str, str]) -> None:
         by_label = self.by_label
-        for item in labels.items():
-            paths = by_label.get(item)
-            if paths is None:
+        for key, value in labels.items():
+            values = by_label.get(key)
+            paths = None if values is None else values.get(value)
+            if values is None or paths is None:
                 continue
             if isinstance(paths, str):
                 if paths == path:
-                    del by_label[item]
+                    del values[value]
+                    if not values:
+                        del by_label[key]
                 continue
             paths.discard(path)
             if len(paths) == 1:
-                by_label[item] = next(iter(paths))
+                values[value] = next(iter(paths))
 
     def labelled(self, key: str, value: str) -> set[str] | tuple[str, ...]:
         """The keys of the objects whose label `key` is `value`."""
-        paths = self.by_label.get((key, value))
+        values = self.by_label.get(key)
+        paths = None if values is None else values.get(value)
         if paths is None:
             return ()
         return (paths,) if isinstance(paths, str) else paths
