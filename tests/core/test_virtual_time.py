@@ -35,7 +35,7 @@ def test_asyncio_timers_and_clock_sleepers_fire_at_exact_virtual_times() -> None
     wall = time.perf_counter()
     virtualtime.run(main(), clock)
     assert fired == [("call_later", 0.25), ("clock.sleep", 10.0), ("wait_for", 15.0), ("asyncio.sleep", 3600.0)]
-    assert time.perf_counter() - wall < 0.5
+    assert time.perf_counter() - wall < 10  # an hour of virtual time, not of wall time (a bound for a loaded machine)
 
 
 def test_time_stands_still_while_anything_can_run() -> None:

@@ -58,9 +58,12 @@ def test_tls_responses_are_not_held_back_by_nagle() -> None:
     store = MemoryStore()
     with serve(store, pki=shared_pki()) as url, httpx.Client(base_url=url, verify=client_tls()) as http:
         http.get("/version")  # the handshake
-        started = time.monotonic()
-        for _ in range(5):
+        times = []
+        for _ in range(10):
+            started = time.monotonic()
             assert http.get("/api/v1/namespaces").status_code == 200
-        per_request = (time.monotonic() - started) / 5
+            times.append(time.monotonic() - started)
     store.close()
-    assert per_request < 0.035  # a delayed ACK holding back the body record costs 40 ms each
+    # A delayed ACK holding back the body record costs 40 ms on every request; the fastest of ten shows it whatever
+    # else a loaded machine makes a few of them wait for.
+    assert min(times) < 0.035

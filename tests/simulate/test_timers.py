@@ -64,7 +64,7 @@ def test_active_deadline_of_600s_fails_the_job_at_start_plus_600() -> None:
 def test_a_one_hour_container_takes_one_virtual_hour_and_little_wall_time() -> None:
     wall = time.perf_counter()
     result = simulate(job(), SimulationOptions(model=model(runTime={"constant": "1h"})))
-    assert time.perf_counter() - wall < 1.0
+    assert time.perf_counter() - wall < 20  # not an hour: a bound generous for a loaded 2-core machine
     assert times(result.trace, "pod-phase", "Succeeded") == [3600.0]
     assert (result.outcome, result.virtual_seconds) == ("Complete", 3601.0)
 
