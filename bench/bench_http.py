@@ -33,25 +33,13 @@ from typing import Any
 
 import yaml
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_jobs import indexed_job
+
 MODEL = {"containers": {"exitCodes": [{"code": 0, "weight": 0.95}, {"code": 1, "weight": 0.05}]}}
 NODE = "sim-node"
 _TICKS = os.sysconf("SC_CLK_TCK")
-
-
-def job(pods: int, parallelism: int) -> dict[str, Any]:
-    """Issue #15's Job: Indexed, `backoffLimitPerIndex: 3`, instant simulated containers."""
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": "bench", "namespace": "default"},
-        "spec": {
-            "completionMode": "Indexed",
-            "completions": pods,
-            "parallelism": parallelism,
-            "backoffLimitPerIndex": 3,
-            "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox"}]}},
-        },
-    }
 
 
 def _kjobs(*args: str, profile: Path | None = None) -> list[str]:
@@ -142,7 +130,7 @@ def http_round(
             _wait_ready(client.CoreV1Api(api))
             cpu = {"up": _cpu(up.pid), "node": _cpu(node.pid), "client": _self_cpu()}
             start = time.perf_counter()
-            created = batch.create_namespaced_job("default", job(pods, parallelism))
+            created = batch.create_namespaced_job("default", indexed_job(pods, parallelism, backoff_limit_per_index=3))
             outcome = _terminal(created)
             stream = watch.Watch()
             for event in stream.stream(
@@ -189,7 +177,7 @@ def simulate_round(pods: int, parallelism: int, work: Path) -> dict[str, Any]:
     """`kjobs simulate` of the same Job and model, as a user runs it (one process, virtual time)."""
     work.mkdir(parents=True, exist_ok=True)
     manifest, model = work / "job.yaml", work / "model.yaml"
-    manifest.write_text(yaml.safe_dump(job(pods, parallelism)))
+    manifest.write_text(yaml.safe_dump(indexed_job(pods, parallelism, backoff_limit_per_index=3)))
     model.write_text(yaml.safe_dump(MODEL))
     start = time.perf_counter()
     proc = subprocess.Popen(

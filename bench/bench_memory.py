@@ -33,9 +33,14 @@ import time
 import tracemalloc
 import uuid
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_jobs import indexed_job
 
 from kjobs.api.names import JOB_COMPLETION_INDEX_ANNOTATION
 from kjobs.api.types import Obj
@@ -56,20 +61,6 @@ def rss() -> int:
         return int(f.read().split()[1]) * PAGE
 
 
-def job(pods: int, parallelism: int) -> Obj:
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": "bench", "namespace": "default"},
-        "spec": {
-            "completionMode": "Indexed",
-            "completions": pods,
-            "parallelism": parallelism,
-            "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox"}]}},
-        },
-    }
-
-
 async def _run_job(
     settings: ClusterSettings, pods: int, parallelism: int, measure: Callable[[Store], object] | None = None
 ) -> tuple[list[bytes], object]:
@@ -77,7 +68,7 @@ async def _run_job(
     `measure` returns when called with the cluster still up."""
     async with virtual_cluster(settings) as cluster:
         user = LocalClient(cluster.service, manager="bench", typed=False)
-        await user.create(JOBS, "default", job(pods, parallelism))
+        await user.create(JOBS, "default", indexed_job(pods, parallelism))
         while True:
             await asyncio.sleep(1.0)
             status = (await user.get(JOBS, "default", "bench")).get("status") or {}
@@ -174,7 +165,7 @@ def process_figure(pods: int, parallelism: int, top: int = 0) -> tuple[int, int,
         base = tracemalloc.take_snapshot()
     before = rss()
     settings = ClusterSettings(
-        nodes=default_nodes(job(pods, parallelism)), runtime="sim", field_managers=False, events=False
+        nodes=default_nodes(indexed_job(pods, parallelism)), runtime="sim", field_managers=False, events=False
     )
     lines: list[tuple[str, int]] = []
 

@@ -18,28 +18,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from bench_jobs import indexed_job
 from bench_spawn import raw_spawn_ceiling
 
 from kjobs.run import RunOptions, run
-
-
-def job(pods: int, parallelism: int) -> dict[str, object]:
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": "bench", "namespace": "default"},
-        "spec": {
-            "completionMode": "Indexed",
-            "completions": pods,
-            "parallelism": parallelism,
-            "template": {
-                "spec": {
-                    "restartPolicy": "Never",
-                    "containers": [{"name": "main", "image": "busybox", "command": ["true"]}],
-                }
-            },
-        },
-    }
 
 
 def _cpu_seconds() -> float:
@@ -53,7 +35,7 @@ def kjobs_run_rate(pods: int, parallelism: int) -> tuple[float, float, str]:
     out = io.StringIO()
     gc.collect()  # each measurement starts from a clean heap: the previous one's garbage is not its cost
     cpu, start = _cpu_seconds(), time.perf_counter()
-    code = run(job(pods, parallelism), RunOptions(out=out))
+    code = run(indexed_job(pods, parallelism, command=["true"]), RunOptions(out=out))
     elapsed, cpu = time.perf_counter() - start, _cpu_seconds() - cpu
     summary = [line for line in out.getvalue().splitlines() if line.startswith("Job default/")]
     return pods / elapsed, cpu / pods * 1e3, (summary[-1] if summary else f"exit {code}")

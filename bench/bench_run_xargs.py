@@ -30,27 +30,16 @@ import tempfile
 import time
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_jobs import indexed_job
+
 
 def manifest(pods: int, parallelism: int) -> str:
     """The Job as YAML (JSON is YAML): Indexed, `pods` completions, restartPolicy Never, `sh -c true`."""
     import json
 
-    job = {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": "bench-xargs", "namespace": "default"},
-        "spec": {
-            "completionMode": "Indexed",
-            "completions": pods,
-            "parallelism": parallelism,
-            "template": {
-                "spec": {
-                    "restartPolicy": "Never",
-                    "containers": [{"name": "main", "image": "busybox", "command": ["sh", "-c", "true"]}],
-                }
-            },
-        },
-    }
+    job = indexed_job(pods, parallelism, name="bench-xargs", command=["sh", "-c", "true"])
     return json.dumps(job, indent=2) + "\n"
 
 

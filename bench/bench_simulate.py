@@ -11,26 +11,17 @@ from __future__ import annotations
 
 import argparse
 import resource
+import sys
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_jobs import indexed_job
 
 from kjobs.cluster import tune_gc
 from kjobs.simulate import SimulationOptions, simulate
 from kjobs.simulate.model import parse_model
-
-
-def job(pods: int, parallelism: int, backoff_limit_per_index: int) -> dict[str, object]:
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": "bench", "namespace": "default"},
-        "spec": {
-            "completionMode": "Indexed",
-            "completions": pods,
-            "parallelism": parallelism,
-            "backoffLimitPerIndex": backoff_limit_per_index,
-            "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox"}]}},
-        },
-    }
 
 
 def main() -> None:
@@ -46,7 +37,8 @@ def main() -> None:
     tune_gc()  # as `kjobs run` and `kjobs simulate` do
     cpu = time.process_time()
     result = simulate(
-        job(args.pods, args.parallelism, args.backoff_limit_per_index), SimulationOptions(model=model, seed=args.seed)
+        indexed_job(args.pods, args.parallelism, backoff_limit_per_index=args.backoff_limit_per_index),
+        SimulationOptions(model=model, seed=args.seed),
     )
     cpu = time.process_time() - cpu
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
