@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -119,19 +120,21 @@ def _kill_agent_after_start(root: Path, pods: dict[str, Obj]) -> None:
         agent.wait()
 
 
-def _wait_for(path: Path, seconds: float = 10.0) -> None:
+def _until(done: Callable[[], bool], message: str, seconds: float = 20.0) -> None:
+    """Wait until `done()`; bounded, and generous for a loaded 2-core CI machine."""
     deadline = time.monotonic() + seconds
-    while not path.exists():
-        assert time.monotonic() < deadline, f"{path} never appeared"
+    while not done():
+        assert time.monotonic() < deadline, message
         time.sleep(0.01)
+
+
+def _wait_for(path: Path, seconds: float = 10.0) -> None:
+    _until(path.exists, f"{path} never appeared", seconds)
 
 
 def _until_gone(pid: int, message: str) -> None:
-    """Wait until `pid` no longer runs; bounded, and generous for a loaded 2-core CI machine."""
-    deadline = time.monotonic() + 20
-    while _running(pid):
-        assert time.monotonic() < deadline, message
-        time.sleep(0.01)
+    """Wait until `pid` no longer runs."""
+    _until(lambda: not _running(pid), message)
 
 
 def _running(pid: int) -> bool:
@@ -214,10 +217,7 @@ def test_the_containers_of_a_killed_shim_are_lost_and_killed(tmp_path: Path) -> 
     shim = _shim_pid(root)
     # A container is recorded for `leftovers` once it has run RECORD_AFTER (50 ms; `kjobs.node.shim`): the shim
     # killed now is one killed after that, however slowly a loaded machine let it get there.
-    deadline = time.monotonic() + 20
-    while not list((root / "procs").glob(f"*/{long_pid}")):
-        assert time.monotonic() < deadline, "the shim never recorded its running container"
-        time.sleep(0.01)
+    _until(lambda: any((root / "procs").glob(f"*/{long_pid}")), "the shim never recorded its running container")
     os.kill(shim, signal.SIGKILL)
     _until_gone(shim, "the shim survived SIGKILL")
 
