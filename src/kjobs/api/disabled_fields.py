@@ -128,4 +128,6 @@ def drop_disabled_pod_fields(pod: Obj, old: Obj | None, features: FeatureGates) 
     spec = pod.get("spec")
     if isinstance(spec, dict):
         old_spec = _dict(_dict(old).get("spec")) if old else None
+        if spec is old_spec:  # the stored spec itself (a copy-on-write patch of metadata): it uses what it has
+            return
         drop_disabled_pod_spec(spec, old_spec, features)

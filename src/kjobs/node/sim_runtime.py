@@ -87,6 +87,10 @@ class SimulatedRuntime(Supervisor):
         `START_REPORT_DELAY` (the kubelet's PLEG): a container that ends sooner is reported once, ended."""
         self._heap: list[tuple[float, int, list[Callable[[], None] | None]]] = []
         self._seq = itertools.count()
+        self._id_prefix = uuid.uuid4().hex[:16]
+        self._ids = itertools.count()
+        """Container IDs: this runtime's random half, then a count (32 hex digits, as before, without a uuid4's
+        read of the system's random source per container)."""
         self._exits: dict[str, tuple[float, Cancel]] = {}
         self._outcomes: dict[str, Outcome] = {}
         self._outputs: dict[str, bytes] = {}
@@ -193,7 +197,7 @@ class SimulatedRuntime(Supervisor):
         attempt = Attempt(
             container=str(container["name"]),
             number=number,
-            container_id=f"sim://{uuid.uuid4().hex}",
+            container_id=f"sim://{self._id_prefix}{next(self._ids):016x}",
             started_at=self.clock.now(),
             started=self.start_report_delay <= 0,
         )
