@@ -236,6 +236,7 @@ class SimulatedRuntime(Supervisor):
 
         def fire() -> None:
             self._exits.pop(attempt.container_id, None)
+            self._outcomes.pop(attempt.container_id, None)  # read only while the attempt runs (`_signal`)
             if attempt.running:
                 attempt.started = True  # it ran (a start and an exit may be reported together)
                 self.exited(uid, attempt, exit_code=exit_code, signal=signum, oom=oom)
