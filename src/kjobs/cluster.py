@@ -76,10 +76,11 @@ class ClusterSettings:
     """The `--feature-gates` of every component (`kjobs.api.features`); `create_app` takes them too."""
     field_managers: bool = True
     events: bool = True
-    """Whether the API records `managedFields` and the components write Events. Only `kjobs simulate` turns them
-    off: their only reader is a human at a terminal, and tests/simulate/test_shortcuts.py shows that the Job's
-    status and every pod's final state are the same without them (issue #15 item 4). Whoever builds the
-    `ApiService` (`kjobs.simulate.session.virtual_cluster`) passes them."""
+    """Whether the API records `managedFields` and the components write Events. `kjobs simulate`, and `kjobs run`
+    without `--serve`, turn them off: their only reader is a human at a terminal, and
+    tests/simulate/test_shortcuts.py and tests/cli/test_run_shortcuts.py show that the Job's status and every
+    pod's final state are the same without them (issue #15 item 4). Whoever builds the `ApiService`
+    (`kjobs.simulate.session.virtual_cluster`, `kjobs.run._api`) passes them."""
 
 
 def tune_gc() -> None:

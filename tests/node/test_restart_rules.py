@@ -218,3 +218,33 @@ def test_sim_restart_limit_stops_what_still_runs() -> None:
     a, b = handle.status["containerStatuses"]
     assert (a["restartCount"], a["state"]["terminated"]["exitCode"]) == (2, 1)
     assert (b["restartCount"], b["state"]["terminated"]["exitCode"]) == (0, 143)
+
+
+def run_instant(pod: Obj, codes: list[int], **kwargs: object) -> PodHandle:
+    """Run `pod` to its end; its main container's n-th run ends as it starts, with codes[n]."""
+    clock = FakeClock(T0)
+    runtime = SimulatedRuntime(
+        clock=clock,
+        outcome=lambda p, c, n: Outcome(exit_code=codes[min(n, len(codes) - 1)]),
+        **kwargs,  # type: ignore[arg-type]
+    )
+    handle = asyncio.run(runtime.run_pod(pod))  # type: ignore[arg-type]
+    runtime.run_until_idle(clock)
+    return handle
+
+
+def test_sim_restart_limit_reached_by_containers_that_end_as_they_start() -> None:
+    """Attempts recorded ended at their start (instant containers): the limit is checked after each, as after an
+    exit that came later, and the pod fails the same way."""
+    handle = run_instant(onfailure_limited(2), [1], backoff_base=0.0)
+    assert handle.terminal and handle.phase == "Failed"
+    assert handle.status["reason"] == RESTART_LIMIT_REASON
+    assert main_status(handle)["restartCount"] == 2
+
+
+def test_sim_instant_restarts_beyond_one_syncs_worth_go_on() -> None:
+    """With no back-off, a container that ends as it starts restarts at once, again and again: past the most
+    starts one sync makes, the pod is planned again rather than left as it is."""
+    handle = run_instant(make_pod(policy="OnFailure"), [1] * 150 + [0], backoff_base=0.0)
+    assert handle.terminal and handle.phase == "Succeeded"
+    assert main_status(handle)["restartCount"] == 150

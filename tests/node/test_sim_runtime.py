@@ -323,7 +323,7 @@ def test_fail_ends_a_running_container_at_once_and_its_scheduled_exit_never_come
 @pytest.mark.parametrize(
     ("duration", "phases"),
     [
-        pytest.param(0.0, ["Succeeded"], id="ended-before-the-report-delay: one status, ended"),
+        pytest.param(0.01, ["Succeeded"], id="ended-before-the-report-delay: one status, ended"),
         pytest.param(5.0, ["Running", "Succeeded"], id="running-past-the-report-delay: Running, then ended"),
     ],
 )

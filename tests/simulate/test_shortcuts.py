@@ -4,6 +4,8 @@ Job status, the same trace and the same final state of every pod with and withou
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 
 import pytest
 
@@ -126,3 +128,72 @@ def test_the_watch_trigger_index_changes_no_decision(monkeypatch: pytest.MonkeyP
     indexed = outcome(options)
     monkeypatch.setattr(triggers, "TRIGGER_FIELDS", {})
     assert outcome(options) == indexed
+
+
+MIXED = {
+    "containers": {
+        "runTime": {"constant": "30s"},
+        "oomKillProbability": 0.05,
+        "exitCodes": [{"code": 0, "weight": 0.8}, {"code": 1, "weight": 0.15}, {"code": 42, "weight": 0.05}],
+    },
+    "overrides": [
+        {
+            "indexes": "0-19",
+            "runTime": {"constant": "0s"},
+            "oomKillProbability": 0.05,
+            "exitCodes": [{"code": 0, "weight": 0.7}, {"code": 1, "weight": 0.2}, {"code": 42, "weight": 0.1}],
+        }
+    ],
+    "disruptions": [{"kind": "drain", "ratePerPodHour": 6}, {"kind": "preempt", "ratePerPodHour": 6}],
+}
+"""Instant containers (indexes 0-19, failing and OOM-killed too) beside 30 s ones that disruptions can reach."""
+
+
+_RANDOM_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|sim://[0-9a-f]{32}")
+
+
+def final_pods(options: SimulationOptions) -> tuple[Obj, dict[str, Obj], list[tuple[float, str, str, str]]]:
+    """The Job's final status, every pod still stored at the end (status and metadata but its resourceVersion,
+    which counts writes; uids and container IDs, random in every run, numbered in order of appearance), and the
+    trace."""
+    result = simulate(flaky_job(), options)
+    pods = {}
+    for name, pod in sorted((p["metadata"]["name"], p) for p in result.view.pods.values()):
+        meta = {k: v for k, v in pod["metadata"].items() if k != "resourceVersion"}
+        pods[name] = {"metadata": meta, "spec": pod["spec"], "status": pod["status"]}
+    ids: dict[str, str] = {}
+    text = _RANDOM_ID.sub(lambda m: ids.setdefault(m.group(0), f"id-{len(ids)}"), json.dumps(pods))
+    return result.job["status"], json.loads(text), result.trace
+
+
+def test_instant_containers_written_once_change_no_decision(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A container that ends as it starts gets one status write, the terminal one (`SimulatedRuntime.
+    instant_exits_at_start`), not Running and then its end at the same instant: the Job's status, every pod's
+    final state and the trace are the same but for the Running phases of the instant pods, which no one saw."""
+    from kjobs.node.sim_runtime import SimulatedRuntime
+
+    options = SimulationOptions(model=parse_model(MIXED), seed=11, nodes=2)
+    status, pods, trace = final_pods(options)
+    assert final_pods(options) == (status, pods, trace)  # deterministic per seed
+    monkeypatch.setattr(SimulatedRuntime, "instant_exits_at_start", False)
+    old_status, old_pods, old_trace = final_pods(options)
+    assert status == old_status
+    assert status.get("failedIndexes") and status.get("completedIndexes")
+    assert pods == old_pods
+    ran = {name for _at, what, name, detail in trace if what == "pod-phase" and detail == "Running"}
+    old_ran = {name for _at, what, name, detail in old_trace if what == "pod-phase" and detail == "Running"}
+    instant = {name for _at, what, name, index in trace if what == "pod-created" and int(index) < 20}
+    assert instant and ran == old_ran - instant and instant <= old_ran
+    # The same entries at the same virtual times; within one instant, components may see them in another order.
+    unseen = [e for e in old_trace if e[1] == "pod-phase" and e[3] == "Running" and e[2] in instant]
+    assert sorted(trace) == sorted(e for e in old_trace if e not in unseen)
+    # What the kubelet shows for such a pod: ended at the instant it started, never ready.
+    for name in instant & set(pods):
+        pod_status = pods[name]["status"]
+        (main,) = pod_status["containerStatuses"]
+        terminated = main["state"]["terminated"]
+        assert terminated["startedAt"] == terminated["finishedAt"] and pod_status["startTime"]
+        assert main["ready"] is False and main["started"] is False
+        conditions = {c["type"]: c["status"] for c in pod_status["conditions"]}
+        assert conditions["Ready"] == conditions["ContainersReady"] == "False"
+        assert conditions["PodReadyToStartContainers"] == "False"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import orjson
 import pytest
 
 from kjobs.api.errors import ApiError
@@ -77,3 +78,20 @@ def test_get_shared_returns_the_shared_object_of_the_current_revision_only() -> 
     with pytest.raises(ApiError) as gone:
         store.get_shared("pods", "default", "a")
     assert gone.value.code == 404
+
+
+def test_watchers_of_a_deletion_share_the_last_state_the_store_stamped_and_the_deleter_gets_its_own() -> None:
+    store = MemoryStore()
+    store.create("pods", "default", "a", _pod("a"))
+    first = store.watch("pods", None, since=store.revision)
+    second = store.watch("pods", "default", since=store.revision, label_selector="app=x")
+    gone = store.delete("pods", "default", "a")
+    one, two = first.next(timeout=1), second.next(timeout=1)
+    assert one is not None and two is not None
+    assert str(one.type) == str(two.type) == "DELETED"
+    assert one.object is two.object  # decoded once, to be stamped, and shared
+    assert one.object == gone == orjson.loads(one.raw)
+    assert one.object["metadata"]["resourceVersion"] == str(store.revision)
+    assert gone is not one.object
+    gone["spec"]["nodeName"] = "mine to change"  # the deleter's copy is its own
+    mutation.check()

@@ -95,7 +95,8 @@ def features_for_update(features: FeatureGates, old_pod_spec: Obj, old_spec: Obj
 
 def drop_disabled_pod_spec(pod_spec: Obj, old_pod_spec: Obj | None, features: FeatureGates) -> None:
     """Remove, in place, the pod-spec fields of gates that are off and that `old_pod_spec` does not use."""
-    features = features_for_update(features, old_pod_spec or {})
+    if old_pod_spec:  # a create (or an empty stored spec) uses no gated field: the gates stay as they are
+        features = features_for_update(features, old_pod_spec)
     if not features.enabled(fg.CONTAINER_RESTART_RULES):
         for c in _containers(pod_spec, "initContainers"):
             if c.get("restartPolicy") not in (None, "Always"):
@@ -128,4 +129,6 @@ def drop_disabled_pod_fields(pod: Obj, old: Obj | None, features: FeatureGates) 
     spec = pod.get("spec")
     if isinstance(spec, dict):
         old_spec = _dict(_dict(old).get("spec")) if old else None
+        if spec is old_spec:  # the stored spec itself (a copy-on-write patch of metadata): it uses what it has
+            return
         drop_disabled_pod_spec(spec, old_spec, features)

@@ -36,8 +36,9 @@ def validate_pod_update(pod: Obj, old: Obj, *, features: FeatureGates = DEFAULT)
     # A spec equal to the stored one passed validation when it was stored: re-checking it cannot find more.
     same_spec = pod.get("spec") == old.get("spec")
     new_meta, old_meta = pod.get("metadata"), old.get("metadata")
-    old_spec_for_gates = old.get("spec")
-    features = features_for_update(features, old_spec_for_gates if isinstance(old_spec_for_gates, dict) else {})
+    if not same_spec:  # gates only matter to the spec's validation, which an unchanged spec skips
+        old_spec_for_gates = old.get("spec")
+        features = features_for_update(features, old_spec_for_gates if isinstance(old_spec_for_gates, dict) else {})
     stored_meta = old_meta if isinstance(old_meta, dict) else None
     errors = validate_pod(pod, spec_validated=same_spec, stored_meta=stored_meta, features=features)
     if isinstance(new_meta, dict) and isinstance(old_meta, dict):

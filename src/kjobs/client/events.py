@@ -74,6 +74,12 @@ class EventRecorder:
         self.dropped = 0
         """Events dropped because the queue of a rate-limited recorder was full."""
 
+    @property
+    def recording(self) -> bool:
+        """Whether events are written at all (not for a simulation's LocalClient): a caller may skip working out
+        events that would be dropped."""
+        return not self._off
+
     def event(self, obj: Obj, type_: str, reason: str, message: str) -> None:
         """Record an Event about `obj` in the background (failures are logged, never raised)."""
         if self._off:

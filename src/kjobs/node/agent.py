@@ -534,7 +534,7 @@ class NodeAgent:
         api_status = pod.get("status") or {}
         if terminal is False and _phase(pod) in TERMINAL_PHASES and status.get("phase") not in TERMINAL_PHASES:
             return  # never move a pod out of a terminal phase
-        if announce:
+        if announce and self.events.recording:  # the announcements are events and nothing else
             self._announce(pod, status)
         body = status_patch(api_status, status, self._written.get(uid) or {})
         if not body:  # the API's status (as this agent sees it) is already the one wanted

@@ -53,6 +53,12 @@ def succeed_at_once(pod: Obj, container: Obj, attempt: int) -> Outcome:
 class SimulatedRuntime(Supervisor):
     """Runs no processes; container outcomes come from `outcome`, time from `clock`."""
 
+    instant_exits_at_start = True
+    """A container whose outcome lasts 0 s ends as it starts: its attempt is recorded ended at once, so the pod's
+    first status is already the terminal one (one status write, not Running and then the end at the same
+    instant). False: the exit is an event of its own, after the start (tests/simulate/test_shortcuts.py shows the
+    Job's status and every pod's final state are the same either way)."""
+
     def __init__(
         self,
         *,
@@ -81,6 +87,10 @@ class SimulatedRuntime(Supervisor):
         `START_REPORT_DELAY` (the kubelet's PLEG): a container that ends sooner is reported once, ended."""
         self._heap: list[tuple[float, int, list[Callable[[], None] | None]]] = []
         self._seq = itertools.count()
+        self._id_prefix = uuid.uuid4().hex[:16]
+        self._ids = itertools.count()
+        """Container IDs: this runtime's random half, then a count (32 hex digits, as before, without a uuid4's
+        read of the system's random source per container)."""
         self._exits: dict[str, tuple[float, Cancel]] = {}
         self._outcomes: dict[str, Outcome] = {}
         self._outputs: dict[str, bytes] = {}
@@ -187,12 +197,22 @@ class SimulatedRuntime(Supervisor):
         attempt = Attempt(
             container=str(container["name"]),
             number=number,
-            container_id=f"sim://{uuid.uuid4().hex}",
+            container_id=f"sim://{self._id_prefix}{next(self._ids):016x}",
             started_at=self.clock.now(),
             started=self.start_report_delay <= 0,
         )
+        if outcome.output:  # most attempts print nothing: no entry for them (`logs` reads b"")
+            self._outputs[attempt.container_id] = outcome.output
+        if outcome.duration <= 0 and self.instant_exits_at_start:
+            # Ended by the time its status is generated: the kubelet (PLEG) would see it exited, never running,
+            # and write only the terminal status, as `kjobs run` does for a process ending within its
+            # START_REPORT_DELAY. Recorded as ended now, so the supervisor's sync publishes just that.
+            attempt.finished_at = attempt.started_at
+            attempt.started = True
+            attempt.oom = outcome.oom
+            attempt.exit_code, attempt.signal = (137, signals.SIGKILL) if outcome.oom else (outcome.exit_code, None)
+            return attempt
         self._outcomes[attempt.container_id] = outcome
-        self._outputs[attempt.container_id] = outcome.output
         if outcome.oom:
             self._schedule_exit(record.uid, attempt, outcome.duration, 137, signals.SIGKILL, oom=True)
         else:
@@ -216,6 +236,7 @@ class SimulatedRuntime(Supervisor):
 
         def fire() -> None:
             self._exits.pop(attempt.container_id, None)
+            self._outcomes.pop(attempt.container_id, None)  # read only while the attempt runs (`_signal`)
             if attempt.running:
                 attempt.started = True  # it ran (a start and an exit may be reported together)
                 self.exited(uid, attempt, exit_code=exit_code, signal=signum, oom=oom)

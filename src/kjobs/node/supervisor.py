@@ -167,24 +167,30 @@ class Supervisor(ABC):
         if record is None or handle is None or handle.terminal:
             return
         now = self.clock.now()
-        decisions = plan(record, now, cap=self.backoff_cap)
         limit = restart_limit(record.pod)
-        if decisions.limit_exceeded and limit is not None and record.kill is None:
-            # The pod's restart limit is spent: it fails, like a pod the node stops (request_kill syncs again).
-            reason = restart_limit_exceeded(limit)
-            self.request_kill(uid, grace_seconds=deletion_grace_seconds(record.pod), reason=reason)
-            return
         for _ in range(_MAX_STARTS_PER_SYNC):
+            decisions = plan(record, now, cap=self.backoff_cap)
+            if decisions.limit_exceeded and limit is not None and record.kill is None:
+                # The pod's restart limit is spent (also by an attempt that ended as it started): it fails, like
+                # a pod the node stops (request_kill syncs again).
+                reason = restart_limit_exceeded(limit)
+                self.request_kill(uid, grace_seconds=deletion_grace_seconds(record.pod), reason=reason)
+                return
             if not decisions.start:
+                wake_at = decisions.wake_at
                 break
             for name in decisions.start:
                 self._start(record, name, now)
+        else:
+            # `_MAX_STARTS_PER_SYNC` starts (attempts that ended as they started): the pod is planned again at
+            # once, in a sync of its own, rather than never.
             decisions = plan(record, now, cap=self.backoff_cap)
+            wake_at = now
         cancel = self._wakeups.pop(uid, None)
         if cancel is not None:
             cancel()
-        if decisions.wake_at is not None:
-            self._wakeups[uid] = self._call_later(max(decisions.wake_at - now, 0.0), lambda: self.sync(uid))
+        if wake_at is not None:
+            self._wakeups[uid] = self._call_later(max(wake_at - now, 0.0), lambda: self.sync(uid))
         self._publish(record, handle, now, done=decisions.done and not record.any_running())
 
     def _publish(self, record: PodRecord, handle: PodHandle, now: float, *, done: bool) -> None:

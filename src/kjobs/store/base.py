@@ -480,11 +480,14 @@ class Store(ABC):
                     changes.append((op.resource, change, _shareable(op)))
                 else:
                     revision += 1
-                    record = _stamp(current.decode(), revision, (current.labels, current.fields, current.uid))
+                    last = current.decode()
+                    record = _stamp(last, revision, (current.labels, current.fields, current.uid))
                     overlay[key] = None
                     op.result = record
+                    # The last state was decoded here to be stamped, and nothing else keeps it: the watchers share
+                    # it rather than decode the record again (the deleter still gets a decode of its own).
                     changes.append(
-                        (op.resource, Change(EventType.DELETED, op.namespace, op.name, record, current), None)
+                        (op.resource, Change(EventType.DELETED, op.namespace, op.name, record, current), last)
                     )
             except ApiError as err:
                 op.error = err
@@ -524,7 +527,7 @@ class Store(ABC):
                 shared = SharedDecode(change.record.raw, obj)
                 key = (resource, change.namespace, change.name)
                 latest.pop(key, None)
-                if obj is not None:
+                if obj is not None and change.type is not EventType.DELETED:
                     latest[key] = (change.revision, obj)
                     if len(latest) > _LATEST_KEPT:
                         del latest[next(iter(latest))]
