@@ -9,7 +9,7 @@ Beside it, in the same run (`--compare`): `kjobs simulate` of the same Job under
 *virtual* time (its pods/s is pods over its wall time, end to end including its start), for scale.
 
 Run: python bench/bench_http.py [--pods 100000] [--parallelism 5000] [--rounds 1] [--backoff 0.1]
-                                [--compare/--no-compare] [--profile DIR]
+                                [--job-batch-period S] [--compare/--no-compare] [--profile DIR]
 A quick run: python bench/bench_http.py --pods 10000 --parallelism 500
 `--profile DIR` runs both processes under cProfile (`DIR/up.prof`, `DIR/node.prof`; read with pstats); `--keep DIR`
 keeps each round's data directory, kubeconfig and the processes' logs there (`py-spy record -p PID` attaches to them).
@@ -103,7 +103,13 @@ def _terminal(job_obj: Any) -> str | None:
 
 
 def http_round(
-    pods: int, parallelism: int, backoff: float, work: Path, profile: Path | None, timeout: float
+    pods: int,
+    parallelism: int,
+    backoff: float,
+    work: Path,
+    profile: Path | None,
+    timeout: float,
+    job_batch_period: float | None = None,
 ) -> dict[str, Any]:
     """One run on fresh processes and a fresh data directory; the figures of the Job's span."""
     from kubernetes import client, config, watch
@@ -114,6 +120,7 @@ def http_round(
     up_argv = _kjobs(
         "up", "--nodes", "0", "--port", "0", "--data-dir", str(work / "data"), "--kubeconfig", str(kubeconfig),
         "--backoff", str(backoff),
+        *(["--job-batch-period", str(job_batch_period)] if job_batch_period is not None else []),
         profile=profile / "up.prof" if profile else None,
     )  # fmt: skip
     node_argv = _kjobs(
@@ -207,6 +214,12 @@ def main() -> None:
     parser.add_argument("--compare", action=argparse.BooleanOptionalAction, default=True)
     parser.add_argument("--profile", type=Path, default=None, help="cProfile both processes into this directory")
     parser.add_argument("--timeout", type=float, default=3600.0)
+    parser.add_argument(
+        "--job-batch-period",
+        type=float,
+        default=None,
+        help="kjobs up --job-batch-period (default: kjobs up's, Kubernetes' 1 s)",
+    )
     parser.add_argument("--keep", type=Path, default=None, help="keep the data and the processes' logs here")
     args = parser.parse_args()
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a stopped bench still stops its two processes
@@ -215,7 +228,15 @@ def main() -> None:
     for number in range(1, args.rounds + 1):
         with tempfile.TemporaryDirectory(prefix="kjobs-bench-http-") as scratch:
             tmp = str(args.keep / f"round{number}") if args.keep else scratch
-            r = http_round(args.pods, args.parallelism, args.backoff, Path(tmp) / "http", args.profile, args.timeout)
+            r = http_round(
+                args.pods,
+                args.parallelism,
+                args.backoff,
+                Path(tmp) / "http",
+                args.profile,
+                args.timeout,
+                args.job_batch_period,
+            )
             print(
                 f"round {number}: HTTP, 2 processes: {args.pods} pods, parallelism {args.parallelism}: "
                 f"{r['outcome']} (succeeded {r['succeeded']}, failed {r['failed']}) in {r['seconds']:.1f} s = "

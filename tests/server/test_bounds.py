@@ -396,3 +396,40 @@ def test_a_watcher_that_does_not_read_is_dropped_while_others_keep_receiving() -
         assert not received.endswith(b"0\r\n\r\n")  # the stream broke; the client lists and watches again
         assert any("dropped a watch of pods" in r.getMessage() for r in records)
     store.close()
+
+
+def test_a_reading_watcher_is_not_dropped_while_this_server_is_busy_elsewhere() -> None:
+    """More than `watch_buffer` events committed while the server's loop does other work (the controllers share
+    it) are all delivered: only a client that does not read is dropped."""
+    import asyncio
+
+    store = MemoryStore()
+    app = create_app(store, watch_buffer=20)
+    count = 100
+    received: list[bytes] = []
+    done = asyncio.Event()
+
+    async def go() -> None:
+        async def receive() -> dict[str, Any]:
+            await done.wait()
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                assert message["status"] == 200
+                for i in range(count):  # written while the watch's coroutine waits on this send: 100 behind
+                    store.create("pods", "default", f"p{i}", pod_manifest(f"p{i}"))
+                return
+            received.append(message.get("body", b""))
+            if b"".join(received).count(b'"type":"ADDED"') == count or not message.get("more_body"):
+                done.set()
+
+        scope = {"type": "http", "method": "GET", "path": PODS, "query_string": b"watch=true", "headers": []}
+        with logged() as records:
+            await asyncio.wait_for(app(scope, receive, send), 20)
+        assert not any("dropped a watch" in r.getMessage() for r in records)
+
+    asyncio.run(go())
+    lines = [orjson.loads(line) for line in b"".join(received).splitlines() if line]
+    assert [e["object"]["metadata"]["name"] for e in lines] == [f"p{i}" for i in range(count)]
+    store.close()

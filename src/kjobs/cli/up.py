@@ -95,6 +95,13 @@ def _loopback(host: str) -> bool:
     help="Base pod-failure back-off in seconds (Kubernetes: 10 s, doubling to 10 min).",
 )
 @click.option(
+    "--job-batch-period",
+    type=click.FloatRange(0, min_open=True),
+    default=1.0,
+    show_default=True,
+    help="Seconds the Job controller gathers a Job's pod events before syncing it (Kubernetes: 1 s; timing only).",
+)
+@click.option(
     "--repair",
     is_flag=True,
     help="Start even if the store is damaged, deleting the damaged objects (each is named on stderr).",
@@ -132,6 +139,7 @@ def up(
     default_not_ready_toleration_seconds: int,
     default_unreachable_toleration_seconds: int,
     backoff: float,
+    job_batch_period: float,
     controllers: str,
     insecure_http_loopback: bool,
     features: FeatureGates,
@@ -194,6 +202,7 @@ def up(
         nodes=nodes,
         data=data,
         backoff=backoff,
+        job_batch_period=job_batch_period,
         admission=admission,
         controllers=names,
         features=features,
@@ -249,6 +258,7 @@ def _assemble(
     nodes: int,
     data: Path,
     backoff: float = 10.0,
+    job_batch_period: float = 1.0,
     admission: AdmissionSettings | None = None,
     controllers: tuple[str, ...] | None = None,
     features: FeatureGates = DEFAULT,
@@ -273,7 +283,11 @@ def _assemble(
 
     logs = AgentLogs(remote=RemoteLogs(node_of, ssl_context=kubelet_client_context(pki) if pki else None))
     settings = ClusterSettings(
-        nodes=nodes, root_dir=str(data / "nodes"), pod_failure_backoff=backoff, features=features
+        nodes=nodes,
+        root_dir=str(data / "nodes"),
+        pod_failure_backoff=backoff,
+        job_batch_period=job_batch_period,
+        features=features,
     )
     if admission is not None:
         settings = replace(settings, admission=admission)

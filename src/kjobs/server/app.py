@@ -38,6 +38,7 @@ from kjobs.server.registry import Resource
 from kjobs.server.service import ApiService, DeleteOptions, Result
 from kjobs.server.storage import Storage
 from kjobs.store import Store
+from kjobs.store.events import Event
 
 log = logging.getLogger("kjobs.server")
 
@@ -622,7 +623,7 @@ class App:
                 since=since,
                 label_selector=labels,
                 field_selector=fields,
-                max_queue=self.watch_buffer,
+                max_queue=None,  # the store's bound: this server's own loop falling behind drops no watch
             )
         except ApiError as exc:
             watch, refused = None, exc
@@ -644,12 +645,13 @@ class App:
             return
         self._watches.add(watch)
         disconnected = asyncio.ensure_future(_wait_disconnect(request.receive))
-        ended = watch.when_closed()
         first_table = True
         last_rv = since if since else self.storage.revision
+        behind: list[Event] = []  # what came while a chunk was being sent
         try:
             while True:
-                events = watch.drain()
+                events = behind + watch.drain()
+                behind = []
                 if not events:
                     if watch.closed:
                         break
@@ -705,8 +707,8 @@ class App:
                     else:
                         chunks.append(b'{"type":"' + event.type.value.encode() + b'","object":' + event.raw + b"}\n")
                 message = {"type": "http.response.body", "body": b"".join(chunks), "more_body": True}
-                if not await _send_unless_dropped(send, message, watch, ended, disconnected):
-                    if watch.overflowed:
+                if not await _send_unless_dropped(send, message, watch, disconnected, behind, self.watch_buffer):
+                    if len(behind) > self.watch_buffer or watch.overflowed:
                         log.warning(
                             "dropped a watch of %s whose client fell %d events behind", r.plural, self.watch_buffer
                         )
@@ -716,7 +718,6 @@ class App:
             self._watches.discard(watch)
             watch.close()
             disconnected.cancel()
-            ended.cancel()
 
     # ------------------------------------------------------------------------------------------- logs
 
@@ -843,19 +844,42 @@ def _metric_labels(request: Request, route: routing.Route) -> tuple[str, ...]:
 
 
 async def _send_unless_dropped(
-    send: Send, message: dict[str, Any], watch: Any, ended: asyncio.Future[None], disconnected: asyncio.Future[None]
+    send: Send,
+    message: dict[str, Any],
+    watch: Any,
+    disconnected: asyncio.Future[None],
+    behind: list[Event],
+    limit: int,
 ) -> bool:
-    """Send a watch chunk; False, with the send abandoned, when the watch ends first (dropped for falling
-    `watch_buffer` events behind a client that does not read, as the cacher's `cacheWatcher.add` terminates a
-    blocked watcher) or the client leaves. The response is then left unfinished and the connection closed, so
-    the client sees the stream break and lists again, and nothing more is kept for it."""
+    """Send a watch chunk, gathering into `behind` the events that come meanwhile; False, with the send abandoned,
+    once more than `limit` (`watch_buffer`) came while the client did not read, as the cacher's
+    `cacheWatcher.add` terminates a watcher it cannot hand events to, or when the client leaves or the watch was
+    dropped by the store. The response is then left unfinished and the connection closed, so the client sees the
+    stream break and lists again, and nothing more is kept for it.
+
+    Only a client that does not read counts: the events wait in the store's queue, not here, while this loop is
+    busy elsewhere (the controllers share it), as Kubernetes' cacher dispatches in a goroutine of its own."""
     sending = asyncio.ensure_future(send(message))
-    done, _ = await asyncio.wait({sending, ended, disconnected}, return_when=asyncio.FIRST_COMPLETED)
-    if sending in done:
+    while not sending.done():
+        nxt = asyncio.ensure_future(watch.__anext__())
+        done, _ = await asyncio.wait({sending, nxt, disconnected}, return_when=asyncio.FIRST_COMPLETED)
+        if nxt not in done:
+            nxt.cancel()
+        else:
+            try:
+                behind.append(nxt.result())
+            except StopAsyncIteration:  # closed: by the server (shutdown), finish the chunk; dropped, abandon it
+                if watch.overflowed:
+                    break
+                await sending
+                return True
+            behind.extend(watch.drain())
+            if len(behind) > limit:
+                break
+        if disconnected in done:
+            break
+    if sending.done():
         sending.result()
-        return True
-    if not watch.overflowed and disconnected not in done:  # closed by the server (shutdown): finish the chunk
-        await sending
         return True
     sending.cancel()
     return False

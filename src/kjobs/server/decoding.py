@@ -21,12 +21,20 @@ MODES = ("Strict", "Warn", "Ignore")
 
 
 def check_unknown_fields(
-    body: Obj, schema_name: str | None, kind: str, version: str, mode: str, features: FeatureGates = DEFAULT
+    body: Obj,
+    schema_name: str | None,
+    kind: str,
+    version: str,
+    mode: str,
+    features: FeatureGates = DEFAULT,
+    *,
+    patch: Obj | None = None,
 ) -> list[str]:
     """Apply `mode` (empty: `Warn`, the server's default) to the fields of `body` that `schema_name` does not
     declare with `features`' gates: raise the 400 in Strict mode, else drop them from `body` and return the
-    warnings (none for Ignore)."""
-    unknown = schema.unknown_fields(body, schema_name, features)
+    warnings (none for Ignore). `patch`: the merge patch `body` is the result of (`schema.unknown_fields`'s
+    `within`)."""
+    unknown = schema.unknown_fields(body, schema_name, features, within=patch)
     if not unknown:
         return []
     texts = [f'unknown field "{schema.format_path(u)}"' for u in unknown]

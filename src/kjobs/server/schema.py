@@ -20,6 +20,7 @@ from typing import Any
 import orjson
 
 from kjobs.api.features import DEFAULT, FeatureGates
+from kjobs.api.types import Obj
 from kjobs.server.gated_schema import overlay
 from kjobs.server.patch import Path as FieldPath
 from kjobs.server.patch import StrategyLookup
@@ -123,15 +124,51 @@ def format_path(path: FieldPath2) -> str:
     return text
 
 
-def unknown_fields(obj: Any, root: str | None, features: FeatureGates = DEFAULT) -> list[FieldPath2]:
+def unknown_fields(
+    obj: Any, root: str | None, features: FeatureGates = DEFAULT, *, within: Obj | None = None
+) -> list[FieldPath2]:
     """Paths (keys and list indexes) of fields in `obj` that schema `root` does not declare, in document order
-    (a field of a gate that is off is not declared)."""
+    (a field of a gate that is off is not declared).
+
+    `within`: a merge patch (strategic or JSON merge) whose result `obj` is, applied to an object that has no
+    unknown field (every write prunes them). Only what the patch names can then hold one, so only that is
+    walked: under a key the patch maps to a map, the keys it names; under any other key it names, the whole
+    value (a list merged by key puts the patch's items at other indexes). The same findings, in the same order,
+    as a walk of all of `obj`: Kubernetes reports the unknown fields a request brings (apiserver
+    handlers/patch.go converts the patched map with `returnUnknownFields`; the stored object adds none)."""
     if root is None:
         return []
     found: list[FieldPath2] = []
     defs = schemas(features)
-    _walk(obj, defs[root], (), found, defs)
+    if within is None:
+        _walk(obj, defs[root], (), found, defs)
+    else:
+        _walk_within(obj, within, defs[root], (), found, defs)
     return found
+
+
+def _walk_within(
+    value: Any, patch: Obj, node: dict[str, Any], prefix: FieldPath2, found: list[FieldPath2], defs: dict[str, Any]
+) -> None:
+    """`_walk`, restricted to the keys `patch` names (see `unknown_fields`)."""
+    schema = _resolve(node, defs)
+    if not isinstance(value, dict) or schema.get("x-kubernetes-preserve-unknown-fields"):
+        _walk(value, node, prefix, found, defs)
+        return
+    props = schema.get("properties")
+    if props is None:
+        _walk(value, node, prefix, found, defs)
+        return
+    for key, item in value.items():
+        if key not in patch:
+            continue  # as stored: no unknown field
+        sub = props.get(key)
+        if sub is None:
+            found.append((*prefix, key))
+        elif isinstance(item, dict) and isinstance(patch[key], dict):
+            _walk_within(item, patch[key], sub, (*prefix, key), found, defs)
+        elif isinstance(item, (dict, list)):
+            _walk(item, sub, (*prefix, key), found, defs)
 
 
 def _walk(value: Any, node: dict[str, Any], prefix: FieldPath2, found: list[FieldPath2], defs: dict[str, Any]) -> None:

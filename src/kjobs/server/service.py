@@ -255,13 +255,21 @@ class ApiService:
                         raise
 
     def _decode_check(
-        self, r: Resource, body: Any, field_validation: str, kind: str | None = None, *, typed: bool = False
+        self,
+        r: Resource,
+        body: Any,
+        field_validation: str,
+        kind: str | None = None,
+        *,
+        typed: bool = False,
+        patch: Obj | None = None,
     ) -> list[str]:
         """Type/version checks and strict field validation of a request body; returns warnings.
 
         A `typed` body was built in this process by code that only knows the API's fields (kjobs' own
         controllers): like a protobuf body in Kubernetes it cannot carry unknown fields, so the schema walk
-        that looks for them is skipped."""
+        that looks for them is skipped. `patch`: the merge patch `body` results from; only what it names is
+        walked (`schema.unknown_fields`)."""
         kind = kind or r.kind
         if not isinstance(body, dict):
             raise bad_request(
@@ -278,7 +286,7 @@ class ApiService:
         if typed:
             return []
         schema_name = r.schema_name if kind == r.kind else None
-        return check_unknown_fields(body, schema_name, kind, r.version, field_validation, self.features)
+        return check_unknown_fields(body, schema_name, kind, r.version, field_validation, self.features, patch=patch)
 
     def _default(self, r: Resource, obj: Obj, old: Obj | None = None) -> Obj:
         drop = r.hook("drop_disabled")
@@ -658,7 +666,8 @@ class ApiService:
                 raise bad_request("the patched object is not a JSON object")
             if base == "application/json-patch+json":  # merges nest no deeper than the object or the patch
                 limits.check_depth(patched, "the patched object")
-            warnings = self._decode_check(r, patched, field_validation, typed=typed)
+            merged = patch if base in _COPY_ON_WRITE_PATCHES and isinstance(patch, dict) else None
+            warnings = self._decode_check(r, patched, field_validation, typed=typed, patch=merged)
             old_rv = (old.get("metadata") or {}).get("resourceVersion")
             expected = (patched.get("metadata") or {}).get("resourceVersion") or old_rv
             pinned = expected != old_rv
