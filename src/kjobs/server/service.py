@@ -212,13 +212,14 @@ class ApiService:
     ) -> None:
         self.store = store
         self.features = features
+        """The `--feature-gates`: which gated fields the API has (`kjobs.api.features`)."""
         self.field_managers = field_managers
-        """Whether creates and updates record `metadata.managedFields` (False only in `kjobs simulate`, whose
-        objects nobody reads: `ClusterSettings.field_managers`). Server-side apply records its own either way."""
+        """Whether creates and updates record `metadata.managedFields` (False only where nobody else reads the
+        objects: `kjobs simulate`, `kjobs run` without `--serve`; `ClusterSettings.field_managers`). Server-side
+        apply records its own either way."""
         self.record_events = record_events
         """Whether this process's components write Events through a `LocalClient` of this service
         (`ClusterSettings.events`; `kjobs.client.events.EventRecorder`)."""
-        """The `--feature-gates`: which gated fields the API has (`kjobs.api.features`)."""
         self.clock = clock
         self.logs = logs or NoLogs()
         self.new_uid = new_uid
