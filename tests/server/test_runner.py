@@ -40,6 +40,34 @@ def test_start_in_loop_serves_until_stopped_and_ends_open_watches() -> None:
     asyncio.run(asyncio.wait_for(main(), 20))
 
 
+def test_a_watch_opened_while_the_server_stops_ends_at_once() -> None:
+    # An informer whose watch ended watches again at once: during shutdown that watch must end too, or the
+    # server's graceful stop waits for it. Once the server serves anew, watches stay open again.
+    async def main() -> None:
+        store = MemoryStore()
+        app = create_app(store)
+        sock = bind("127.0.0.1", 0)
+        pki = shared_pki()
+        served = await start_in_loop(app, sock, pki=pki)
+        url = f"https://127.0.0.1:{sock.getsockname()[1]}"
+        trust = ssl.create_default_context(cafile=str(pki.ca_file))
+        headers = {"Authorization": f"Bearer {pki.token}"}
+        async with httpx.AsyncClient(base_url=url, headers=headers, verify=trust) as client:
+            app.close_streams()  # what a stop does first
+            async with client.stream("GET", "/api/v1/pods?watch=true") as watch:
+                assert watch.status_code == 200
+                assert [line async for line in watch.aiter_lines()] == []  # ended, not held open
+            app.open_streams()
+            async with client.stream("GET", "/api/v1/namespaces?watch=true") as watch:
+                lines = watch.aiter_lines()
+                assert '"ADDED"' in await asyncio.wait_for(lines.__anext__(), 5)  # open: it streams
+                await served.stop()
+        sock.close()
+        store.close()
+
+    asyncio.run(asyncio.wait_for(main(), 20))
+
+
 def test_a_tls_server_stops_promptly_with_an_idle_keep_alive_client() -> None:
     store = MemoryStore()
     with serve(store, pki=shared_pki()) as url:

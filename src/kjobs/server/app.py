@@ -286,6 +286,7 @@ class App:
         self.api_metrics = ApiMetrics()
         self.started = False
         self._watches: set[Any] = set()
+        self._streams_closed = False
 
     async def startup(self) -> None:
         """Create the built-in namespaces (idempotent; a resumed data directory already has them)."""
@@ -293,8 +294,15 @@ class App:
             await self.service.ensure_namespaces()
             self.started = True
 
+    def open_streams(self) -> None:
+        """Serve watches again (a server started anew over this application after `close_streams`)."""
+        self._streams_closed = False
+
     def close_streams(self) -> None:
-        """End every open watch stream cleanly (thread-safe; used before shutting the server down)."""
+        """End every open watch stream cleanly, and any opened from now on at once (thread-safe; used before
+        shutting the server down, which waits for open streams: a client that re-watches meanwhile, as an
+        informer does when its watch ends, must not hold the shutdown up)."""
+        self._streams_closed = True
         for watch in list(self._watches):
             watch.close()
 
@@ -644,6 +652,8 @@ class App:
             await send({"type": "http.response.body", "body": line, "more_body": False})
             return
         self._watches.add(watch)
+        if self._streams_closed:  # after `close_streams` saw the set: the server is shutting down
+            watch.close()
         disconnected = asyncio.ensure_future(_wait_disconnect(request.receive))
         first_table = True
         last_rv = since if since else self.storage.revision

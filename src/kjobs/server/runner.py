@@ -144,6 +144,7 @@ def serve(
     with `pki`, whose client certificate or token it then requires (an `app` without an authenticator gets one),
     else `http://127.0.0.1:PORT` open to everyone."""
     app = app or create_app(store, clock=clock, logs=logs)
+    app.open_streams()
     sock = bind(host, port)
     server = _Server(server_config(app, pki=pki))
     thread = threading.Thread(
@@ -193,6 +194,7 @@ async def start_in_loop(app: App, sock: socket.socket, *, pki: Pki | None = None
 
     In the main thread uvicorn turns SIGINT/SIGTERM into a graceful stop: `Served.task` then finishes.
     """
+    app.open_streams()
     server = _Server(server_config(app, pki=pki))
     loop = asyncio.get_running_loop()
     started: asyncio.Future[None] = loop.create_future()
