@@ -3,29 +3,42 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
 import ssl
 import time
+from collections.abc import AsyncIterator
 
 import httpx
 
-from kjobs.server.app import create_app
-from kjobs.server.runner import bind, serve, start_in_loop
+from kjobs.server.app import App, create_app
+from kjobs.server.runner import Served, bind, serve, start_in_loop
 from kjobs.store import MemoryStore
 from tests.support import client_tls, shared_pki
 
 
+@contextlib.asynccontextmanager
+async def served_in_loop() -> AsyncIterator[tuple[App, Served, httpx.AsyncClient]]:
+    """A TLS server started in this loop over a fresh store, and a client of it with the admin's token."""
+    store = MemoryStore()
+    app = create_app(store)
+    sock = bind("127.0.0.1", 0)
+    pki = shared_pki()
+    served = await start_in_loop(app, sock, pki=pki)
+    url = f"https://127.0.0.1:{sock.getsockname()[1]}"
+    trust = ssl.create_default_context(cafile=str(pki.ca_file))
+    headers = {"Authorization": f"Bearer {pki.token}"}
+    try:
+        async with httpx.AsyncClient(base_url=url, headers=headers, verify=trust) as client:
+            yield app, served, client
+    finally:
+        sock.close()
+        store.close()
+
+
 def test_start_in_loop_serves_until_stopped_and_ends_open_watches() -> None:
     async def main() -> None:
-        store = MemoryStore()
-        app = create_app(store)
-        sock = bind("127.0.0.1", 0)
-        pki = shared_pki()
-        served = await start_in_loop(app, sock, pki=pki)
-        url = f"https://127.0.0.1:{sock.getsockname()[1]}"
-        trust = ssl.create_default_context(cafile=str(pki.ca_file))
-        headers = {"Authorization": f"Bearer {pki.token}"}
-        async with httpx.AsyncClient(base_url=url, headers=headers, verify=trust) as client:
+        async with served_in_loop() as (_app, served, client):
             assert (await client.get("/version")).json()["minor"] == "32"
             namespaces = (await client.get("/api/v1/namespaces")).json()["items"]
             assert "default" in {n["metadata"]["name"] for n in namespaces}  # lifespan startup ran
@@ -34,8 +47,6 @@ def test_start_in_loop_serves_until_stopped_and_ends_open_watches() -> None:
                 await served.stop()  # ends the stream cleanly instead of waiting for the client
                 assert [line async for line in watch.aiter_lines()] == []
         assert served.task.done()
-        sock.close()
-        store.close()
 
     asyncio.run(asyncio.wait_for(main(), 20))
 
@@ -44,15 +55,7 @@ def test_a_watch_opened_while_the_server_stops_ends_at_once() -> None:
     # An informer whose watch ended watches again at once: during shutdown that watch must end too, or the
     # server's graceful stop waits for it. Once the server serves anew, watches stay open again.
     async def main() -> None:
-        store = MemoryStore()
-        app = create_app(store)
-        sock = bind("127.0.0.1", 0)
-        pki = shared_pki()
-        served = await start_in_loop(app, sock, pki=pki)
-        url = f"https://127.0.0.1:{sock.getsockname()[1]}"
-        trust = ssl.create_default_context(cafile=str(pki.ca_file))
-        headers = {"Authorization": f"Bearer {pki.token}"}
-        async with httpx.AsyncClient(base_url=url, headers=headers, verify=trust) as client:
+        async with served_in_loop() as (app, served, client):
             app.close_streams()  # what a stop does first
             async with client.stream("GET", "/api/v1/pods?watch=true") as watch:
                 assert watch.status_code == 200
@@ -62,8 +65,6 @@ def test_a_watch_opened_while_the_server_stops_ends_at_once() -> None:
                 lines = watch.aiter_lines()
                 assert '"ADDED"' in await asyncio.wait_for(lines.__anext__(), 5)  # open: it streams
                 await served.stop()
-        sock.close()
-        store.close()
 
     asyncio.run(asyncio.wait_for(main(), 20))
 
