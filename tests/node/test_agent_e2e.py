@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import httpx
 import pytest
 
 from kjobs.api.errors import ApiError
+from kjobs.api.timeutil import parse_time
 from kjobs.api.types import Obj
 from kjobs.client.resources import PODS
 from kjobs.node.agent import NodeAgentSettings
@@ -298,6 +300,16 @@ def test_logs_of_an_agent_in_another_process_stream_through_the_api(tmp_path: Pa
                     assert list(lines) == ["second"]
                 tail = http.get("/api/v1/namespaces/default/pods/talk/log", params={"tailLines": "1"})
                 assert tail.text == "second\n"
+                # Each line with the time the agent's shim read it; `sinceTime`/`sinceSeconds` pass through.
+                timed = http.get("/api/v1/namespaces/default/pods/talk/log", params={"timestamps": "true"}).text
+                (t1, first), (t2, second) = (line.split(" ", 1) for line in timed.splitlines())
+                assert (first, second) == ("first", "second")
+                assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z", t1) and t1 < t2
+                assert 1.5 < parse_time(t2) - parse_time(t1) < 10
+                since = http.get("/api/v1/namespaces/default/pods/talk/log", params={"sinceTime": t2})
+                assert since.text == "second\n"
+                recent = http.get("/api/v1/namespaces/default/pods/talk/log", params={"sinceSeconds": "3600"})
+                assert recent.text == "first\nsecond\n"
                 previous = http.get("/api/v1/namespaces/default/pods/talk/log", params={"previous": "true"})
                 assert previous.status_code == 400
                 assert previous.json()["message"] == 'previous terminated container "main" in pod "talk" not found'

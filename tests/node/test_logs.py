@@ -1,4 +1,4 @@
-"""Log files: tail, byte limits, follow until the attempt ends."""
+"""Log files: entries in the CRI format, tail, byte limits, times, follow until the attempt ends."""
 
 from __future__ import annotations
 
@@ -6,8 +6,18 @@ import asyncio
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from kjobs.node.logs import attempt_log_path, pod_log_paths, prune_old_logs, read_log, tail_offset
+from kjobs.node.logs import (
+    attempt_log_path,
+    log_time,
+    pod_log_paths,
+    prune_old_logs,
+    read_log,
+    render,
+    tail_offset,
+)
 
 
 def collect(path: Path, **kwargs: object) -> bytes:
@@ -66,3 +76,60 @@ def test_prune_keeps_current_and_previous(tmp_path: Path) -> None:
     prune_old_logs(tmp_path, "uid", "main", keep_from=2)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["uid_main-2_0.log", "uid_main_2.log", "uid_main_3.log"]
     assert len(pod_log_paths(tmp_path, "uid")) == 3
+
+
+T1 = b"2026-12-02T08:00:00.000000001Z"
+T2 = b"2026-12-02T08:00:01.500000000Z"
+CRI = T1 + b" stdout F one\n" + T1 + b" stdout P tw\n" + T2 + b" stdout F o\n" + T2 + b" stdout P three"
+"""Entries as the shim writes them: a whole line, a line in two parts, and a last part without its newline."""
+
+
+def test_entries_render_as_the_container_wrote_them(tmp_path: Path) -> None:
+    path = tmp_path / "0.log"
+    path.write_bytes(CRI + b"\n")
+    assert collect(path) == b"one\ntwo\nthree"
+    assert collect(path, timestamps=True) == T1 + b" one\n" + T1 + b" tw" + T2 + b" o\n" + T2 + b" three"
+    assert collect(path, limit_bytes=6) == b"one\ntw"  # output bytes, not file bytes
+    assert collect(path, tail_lines=1) == b"three"  # entries, as the kubelet counts them
+
+
+def test_since_leaves_out_older_entries(tmp_path: Path) -> None:
+    path = tmp_path / "0.log"
+    path.write_bytes(CRI + b"\n")
+    at_t2 = 1796198401.5  # T2 as epoch seconds
+    assert log_time(at_t2) == T2
+    assert collect(path, since=at_t2) == b"o\nthree"
+    assert collect(path, since=at_t2 + 1e-6) == b""
+    assert collect(path, since=at_t2 - 1.5) == b"one\ntwo\nthree"
+
+
+def test_a_torn_entry_waits_for_its_end_and_raw_lines_pass_through(tmp_path: Path) -> None:
+    path = tmp_path / "0.log"
+    path.write_bytes(T1 + b" stdout F one\n" + T1 + b" stdout F tw")  # the shim's write still under way
+    assert collect(path) == b"one\n"
+    path.write_bytes(b"written before lines were timed\nlast")
+    assert collect(path) == b"written before lines were timed\nlast"
+    assert collect(path, timestamps=True) == b"written before lines were timed\nlast"
+
+
+@given(st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\x00", b"\n")), max_size=8))
+@settings(max_examples=200, deadline=None)
+def test_what_the_shim_writes_renders_back_byte_for_byte(chunks: list[bytes]) -> None:
+    """However the container's output arrives in reads, the log renders to exactly what it wrote (with a
+    MAX_LINE of 7 bytes, so that long lines and parts are common)."""
+    import os
+    import tempfile
+
+    from kjobs.node import shim
+
+    with tempfile.TemporaryFile() as log, pytest.MonkeyPatch.context() as patch:
+        patch.setattr(shim, "MAX_LINE", 7)
+        partial = bytearray()
+        for chunk in chunks:
+            partial += chunk
+            shim.Shim.write_lines(log.fileno(), partial, final=False)
+        shim.Shim.write_lines(log.fileno(), partial, final=True)
+        assert not partial
+        written = os.pread(log.fileno(), 1 << 20, 0)
+    assert render(written) == b"".join(chunks)
+    assert all(len(entry.split(b" ", 3)[3]) <= 7 for entry in written.split(b"\n")[:-1])

@@ -14,6 +14,7 @@ import pytest
 from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
 from kjobs.node.cgroups import RssWatchdog
+from kjobs.node.logs import render
 from kjobs.node.process_runtime import ProcessRuntime
 from kjobs.node.runtime import PodHandle
 from kjobs.node.supervisor import NotRunning
@@ -57,9 +58,9 @@ async def eventually(check: Callable[[], bool], what: str) -> None:
 
 
 def _log(runtime: ProcessRuntime) -> bytes:
-    """The main container's first log so far (none before the shim creates it)."""
+    """The main container's first log so far, as `kubectl logs` shows it (none before the shim creates it)."""
     path = runtime.log_dir / "uid-1_main_0.log"
-    return path.read_bytes() if path.exists() else b""
+    return render(path.read_bytes()) if path.exists() else b""
 
 
 def state(status: Obj, name: str = "main", *, init: bool = False) -> Obj:

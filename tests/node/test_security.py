@@ -16,6 +16,7 @@ from kjobs.client.resources import PODS
 from kjobs.clock import FakeClock
 from kjobs.node import security
 from kjobs.node.envvars import ConfigError
+from kjobs.node.logs import render
 from kjobs.node.process_runtime import ProcessRuntime
 from kjobs.server.logs import LogOptions
 from kjobs.store import DB_FILE, open_store
@@ -40,7 +41,7 @@ def run(tmp_path: Path, pod: Obj) -> tuple[Obj, str]:
     async def body(runtime: ProcessRuntime) -> None:
         result["status"] = await finish(runtime, pod)
         log = runtime.log_dir / "uid-1_main_0.log"
-        result["log"] = log.read_text() if log.exists() else ""
+        result["log"] = render(log.read_bytes()).decode() if log.exists() else ""
 
     with_runtime(tmp_path / "node", body)
     return result["status"], result["log"]

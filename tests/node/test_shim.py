@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from kjobs.node import adoption, leftovers
+from kjobs.node.logs import log_time, render
 from kjobs.node.process_runtime import ProcessRuntime
 from tests.node.helpers import make_pod
 from tests.node.test_process_runtime import eventually, finish, sh, state, with_runtime
@@ -243,7 +244,7 @@ def test_a_container_starts_with_default_signal_dispositions(tmp_path: Path) -> 
         script = "grep SigIgn /proc/$$/status"
         pid = _start(shim, "c", ["sh", "-c", script], tmp_path)
         assert json.loads(shim.stdout.readline())[:2] == ["x", "c"]
-        ignored = int((tmp_path / "c.log").read_text().split()[1], 16)
+        ignored = int(render((tmp_path / "c.log").read_bytes()).split()[1], 16)
         assert pid > 0 and not ignored & (1 << (signal.SIGINT - 1))
     finally:
         shim.stdin.close()
@@ -326,3 +327,34 @@ def test_one_shim_when_asked(tmp_path: Path) -> None:
         assert len(runtime._spawner.processes()) == 1
 
     with_runtime(tmp_path, body, shims=1)
+
+
+def test_output_is_logged_in_cri_entries_timed_as_read_and_whole_by_the_exit(tmp_path: Path) -> None:
+    """Each line an entry `<time> stdout F <line>`; a line longer than MAX_LINE and a last line without its
+    newline are parts (`P`) that render back byte for byte; stdout and stderr in write order; everything the
+    container wrote (here 300 KB just before it exits) is in the log when the exit is reported."""
+    from kjobs.node.shim import MAX_LINE
+
+    shim, _ = _shim_with_records(tmp_path)
+    try:
+        long = MAX_LINE + 100
+        script = (
+            f"echo out; echo err >&2; head -c {long} /dev/zero | tr '\\0' x; echo; "
+            "head -c 300000 /dev/zero | tr '\\0' '\\n' | sed 's/^/y/'; printf end"
+        )
+        before = time.time()
+        _start(shim, "c", ["sh", "-c", script], tmp_path)
+        assert json.loads(shim.stdout.readline())[:2] == ["x", "c"]
+        after = time.time()
+        raw = (tmp_path / "c.log").read_bytes()
+    finally:
+        shim.kill()
+    expected = b"out\nerr\n" + b"x" * long + b"\n" + b"y\n" * 300000 + b"end"
+    assert render(raw) == expected
+    entries = raw.split(b"\n")[:-1]
+    assert entries[0].split(b" ", 1)[1] == b"stdout F out" and entries[1].split(b" ", 1)[1] == b"stdout F err"
+    assert [e.split(b" ")[2] for e in entries[2:4]] == [b"P", b"F"]  # the long line: a part, then its end
+    assert len(entries[2].split(b" ", 3)[3]) == MAX_LINE
+    assert entries[-1].endswith(b" stdout P end")
+    times = sorted({e.split(b" ", 1)[0] for e in entries})
+    assert log_time(before) <= times[0] and times[-1] <= log_time(after)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 
@@ -50,10 +51,15 @@ def test_succeeds_after_duration() -> None:
     assert terminated["finishedAt"] == "2023-11-14T22:13:25Z"
     assert [s["phase"] for s in seen] == ["Running", "Succeeded"]
 
-    async def read() -> bytes:
-        return b"".join([c async for c in runtime.logs(handle.uid, "main")])
+    async def read(**options: Any) -> bytes:
+        return b"".join([c async for c in runtime.logs(handle.uid, "main", **options)])
 
     assert run(read()) == b"done\n"
+    # A simulated container writes its output as it starts: its lines carry that (virtual) time.
+    assert run(read(timestamps=True)) == b"2023-11-14T22:13:20.000000000Z done\n"
+    assert run(read(since_seconds=5)) == b"done\n"  # started exactly 5 s ago
+    assert run(read(since_seconds=4)) == b""
+    assert run(read(since_time=clock.now() - 5.5)) == b"done\n"
 
 
 def test_on_failure_crash_loop_timing() -> None:

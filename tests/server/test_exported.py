@@ -53,7 +53,14 @@ def test_api_service_verbs() -> None:
 
 
 def test_log_seam() -> None:
-    assert {"container", "follow", "tail_lines", "timestamps", "since_seconds", "limit_bytes", "previous"} == set(
-        inspect.signature(logs.LogOptions).parameters
-    )
+    assert {
+        "container",
+        "follow",
+        "tail_lines",
+        "timestamps",
+        "since_seconds",
+        "since_time",
+        "limit_bytes",
+        "previous",
+    } == set(inspect.signature(logs.LogOptions).parameters)
     assert callable(logs.waiting_error) and hasattr(logs.LogSource, "open")

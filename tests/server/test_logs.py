@@ -112,3 +112,39 @@ def test_kubectl_logs_follow(logs_server: tuple[str, ScriptedLogs], tmp_path: Pa
     assert proc.wait(30) == 0
     reader.join(10)
     assert lines == ["first\n", "second\n", "last\n"]
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ({"tailLines": "-1"}, "tailLines: Invalid value: -1: must be greater than or equal to 0"),
+        ({"limitBytes": "0"}, "limitBytes: Invalid value: 0: must be greater than 0"),
+        ({"sinceSeconds": "0"}, "sinceSeconds: Invalid value: 0: must be greater than 0"),
+        (
+            {"sinceSeconds": "5", "sinceTime": "2026-01-01T00:00:00Z"},
+            ": Forbidden: at most one of `sinceTime` or `sinceSeconds` may be specified",
+        ),
+    ],
+)
+def test_log_options_are_validated_as_the_apiserver_does(
+    logs_server: tuple[str, ScriptedLogs], query: dict[str, str], message: str
+) -> None:
+    url, source = logs_server
+    with httpx.Client(base_url=url, verify=client_tls()) as http:
+        response = http.get(f"{PODS}/p/log", params=query)
+    assert response.status_code == 422
+    assert response.json()["reason"] == "Invalid"
+    assert response.json()["message"] == f'PodLogOptions "p" is invalid: {message}'
+    assert source.seen == []  # rejected before any log is opened
+
+
+def test_timestamps_and_since_reach_the_log_source(logs_server: tuple[str, ScriptedLogs]) -> None:
+    url, source = logs_server
+    with httpx.Client(base_url=url, verify=client_tls()) as http:
+        assert http.get(f"{PODS}/p/log", params={"timestamps": "true", "sinceSeconds": "60"}).status_code == 200
+        assert http.get(f"{PODS}/p/log", params={"sinceTime": "2026-12-02T08:00:01.5Z"}).status_code == 200
+        assert http.get(f"{PODS}/p/log", params={"sinceTime": "yesterday"}).status_code == 400
+    assert [(o.timestamps, o.since_seconds, o.since_time) for o in source.seen] == [
+        (True, 60, None),
+        (False, None, 1796198401.5),
+    ]

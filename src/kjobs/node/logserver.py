@@ -4,7 +4,8 @@ Design note: when the API server and a node agent run in different processes (`k
 cannot read the agent's log files; like the kube-apiserver, it asks the node. The agent serves its runtime's
 logs on `daemonEndpoints.kubeletEndpoint.Port` of its Node (an ephemeral port unless one is set), on the
 Node's InternalIP, and `kjobs.node.logsource.RemoteLogs` is the server-side `LogSource` that proxies to it.
-Query parameters are the kubelet's (`follow`, `tailLines`, `previous`, `limitBytes`); errors are Kubernetes
+Query parameters are the kubelet's (`follow`, `tailLines`, `previous`, `limitBytes`, `timestamps`, `sinceSeconds`,
+`sinceTime`, read by `kjobs.server.logs.log_options`); errors are Kubernetes
 `Status` bodies with the runtime's code and message, so the server passes them on unchanged.
 
 Given the cluster CA (`client_ca`, which `kjobs node join` takes from its kubeconfig), it serves HTTPS as a
@@ -28,27 +29,14 @@ from pathlib import Path
 import orjson
 from aiohttp import web
 
-from kjobs.api.errors import ApiError, bad_request, not_found
+from kjobs.api.errors import ApiError, not_found
 from kjobs.node.runtime import ContainerRuntime
 from kjobs.server import tls
 from kjobs.server.auth import unauthorized
+from kjobs.server.logs import log_options
 
 UidOf = Callable[[str, str], str | None]
 """(namespace, pod name) -> the uid of that pod on this node, or None."""
-
-
-def _number(request: web.Request, key: str) -> int | None:
-    raw = request.query.get(key)
-    if not raw:
-        return None
-    try:
-        return int(raw)
-    except ValueError:
-        raise bad_request(f"{key}: Invalid value: {raw!r}: must be an integer") from None
-
-
-def _flag(request: web.Request, key: str) -> bool:
-    return request.query.get(key, "").lower() in ("true", "1")
 
 
 def serving_context(client_ca: bytes, *, node: str, address: str) -> ssl.SSLContext:
@@ -114,13 +102,17 @@ class LogServer:
             uid = self._uid_of(namespace, name)
             if uid is None or self._runtime.get(uid) is None:
                 raise not_found("pods", name)
+            options = log_options(request.query, name)
             chunks = self._runtime.logs(
                 uid,
                 container,
-                follow=_flag(request, "follow"),
-                tail_lines=_number(request, "tailLines"),
-                previous=_flag(request, "previous"),
-                limit_bytes=_number(request, "limitBytes"),
+                follow=options.follow,
+                tail_lines=options.tail_lines,
+                previous=options.previous,
+                limit_bytes=options.limit_bytes,
+                timestamps=options.timestamps,
+                since_seconds=options.since_seconds,
+                since_time=options.since_time,
             )
             iterator = aiter(chunks)
             first = await anext(iterator, b"")

@@ -2,9 +2,9 @@
 
 Design note: `pods/{name}/log` is answered by the kubelet of the pod's node; here the API service asks this
 source, which picks the agent named by the pod's `spec.nodeName` and reads its runtime's log files (follow,
-tail, previous and limitBytes are the runtime's). A pod no agent here runs — not scheduled yet, on a node in
-another process, or never started — gets the kubelet's `waiting to start` 400. `timestamps` and
-`sinceSeconds` are accepted and ignored (the runtimes keep no per-line times).
+tail, previous, limitBytes, timestamps, sinceSeconds and sinceTime are the runtime's, `kjobs.node.logs`). A pod
+no agent here runs — not scheduled yet, on a node in another process, or never started — gets the kubelet's
+`waiting to start` 400.
 
 `RemoteLogs` is the source for agents in other processes: it reads the pod's Node (InternalIP and
 `daemonEndpoints.kubeletEndpoint.Port`) and streams from that agent's `LogServer` (`kjobs.node.logserver`),
@@ -22,6 +22,7 @@ from urllib.parse import quote
 
 from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
+from kjobs.node.logs import log_time
 from kjobs.node.runtime import ContainerRuntime
 from kjobs.server.logs import LogOptions, LogSource, waiting_error
 
@@ -60,6 +61,9 @@ class AgentLogs:
             tail_lines=options.tail_lines,
             previous=options.previous,
             limit_bytes=options.limit_bytes,
+            timestamps=options.timestamps,
+            since_seconds=options.since_seconds,
+            since_time=options.since_time,
         )
 
 
@@ -105,6 +109,12 @@ class RemoteLogs:
             query["tailLines"] = str(options.tail_lines)
         if options.limit_bytes is not None:
             query["limitBytes"] = str(options.limit_bytes)
+        if options.timestamps:
+            query["timestamps"] = "true"
+        if options.since_seconds is not None:
+            query["sinceSeconds"] = str(options.since_seconds)
+        elif options.since_time is not None:
+            query["sinceTime"] = log_time(options.since_time).decode()
         return self._stream(pod, options, endpoint + path, query)
 
     async def _stream(self, pod: Obj, options: LogOptions, url: str, query: dict[str, str]) -> AsyncIterator[bytes]:

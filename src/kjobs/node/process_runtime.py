@@ -192,12 +192,21 @@ class ProcessRuntime(Supervisor):
         tail_lines: int | None = None,
         previous: bool = False,
         limit_bytes: int | None = None,
+        timestamps: bool = False,
+        since_seconds: int | None = None,
+        since_time: float | None = None,
     ) -> AsyncIterator[bytes]:
         """The chosen attempt's log file, tailed and optionally followed until the attempt exits."""
         attempt = self.log_attempt(uid, container, previous=previous)
         path = attempt_log_path(self.log_dir, uid, container, attempt.number)
         return read_log(
-            path, tail_lines=tail_lines, limit_bytes=limit_bytes, follow=follow, finished=lambda: not attempt.running
+            path,
+            tail_lines=tail_lines,
+            limit_bytes=limit_bytes,
+            follow=follow,
+            finished=lambda: not attempt.running,
+            timestamps=timestamps,
+            since=self.log_since(since_seconds, since_time),
         )
 
     def forget(self, uid: str) -> None:

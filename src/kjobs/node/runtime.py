@@ -101,8 +101,13 @@ class ContainerRuntime(Protocol):
         tail_lines: int | None = None,
         previous: bool = False,
         limit_bytes: int | None = None,
+        timestamps: bool = False,
+        since_seconds: int | None = None,
+        since_time: float | None = None,
     ) -> AsyncIterator[bytes]:
-        """The container's output; raises ApiError(400) at once when there is none to show (kubelet messages)."""
+        """The container's output; raises ApiError(400) at once when there is none to show (kubelet messages).
+        `timestamps` puts each line's time first; `since_seconds` (before the runtime's now) or `since_time`
+        (epoch seconds) leaves out older lines."""
         ...
 
     def forget(self, uid: str) -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from kjobs.api.types import Obj
 from kjobs.clock import Clock, FakeClock
+from kjobs.node.logs import log_time
 from kjobs.node.observations import Attempt, KillReason, PodRecord
 from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP
 from kjobs.node.runtime import PodHandle, StatusCallback
@@ -160,13 +161,24 @@ class SimulatedRuntime(Supervisor):
         tail_lines: int | None = None,
         previous: bool = False,
         limit_bytes: int | None = None,
+        timestamps: bool = False,
+        since_seconds: int | None = None,
+        since_time: float | None = None,
     ) -> AsyncIterator[bytes]:
-        """The attempt's simulated output (never followed: virtual time does not pass while reading)."""
+        """The attempt's simulated output (never followed: virtual time does not pass while reading). A simulated
+        container writes all its output as it starts: every line has its start time."""
         attempt = self.log_attempt(uid, container, previous=previous)
         data = self._outputs.get(attempt.container_id, b"")
+        since = self.log_since(since_seconds, since_time)
+        if since is not None and log_time(attempt.started_at) < log_time(since):
+            data = b""
+        lines = data.splitlines(keepends=True)
         if tail_lines is not None and tail_lines >= 0:
-            lines = data.splitlines(keepends=True)
-            data = b"".join(lines[len(lines) - tail_lines :]) if tail_lines else b""
+            lines = lines[len(lines) - tail_lines :] if tail_lines else []
+        if timestamps:
+            stamp = log_time(attempt.started_at) + b" "
+            lines = [stamp + line for line in lines]
+        data = b"".join(lines)
         if limit_bytes is not None and limit_bytes > 0:
             data = data[:limit_bytes]
         return _once(data)

@@ -315,6 +315,12 @@ class Supervisor(ABC):
                 self._signal(record, attempts[-1], signals.SIGKILL)
 
     # -- logs ----------------------------------------------------------------------------------------------
+    def log_since(self, since_seconds: int | None, since_time: float | None) -> float | None:
+        """The time (epoch seconds) before which `kubectl logs --since/--since-time` leaves lines out."""
+        if since_seconds is not None:
+            return self.clock.now() - since_seconds
+        return since_time
+
     def log_attempt(self, uid: str, container: str, *, previous: bool) -> Attempt:
         """The attempt whose output `kubectl logs` shows, or the kubelet's 400 error when there is none."""
         record = self.records.get(uid)

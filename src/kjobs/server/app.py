@@ -31,7 +31,7 @@ from kjobs.api.types import Obj
 from kjobs.server import discovery, limits, listoptions, negotiation, openapi, protobuf, registry, routing, tables
 from kjobs.server.admission import AdmissionSettings
 from kjobs.server.auth import PUBLIC_ROUTES, Authenticator, client_cert_name
-from kjobs.server.logs import LogOptions, LogSource
+from kjobs.server.logs import LogSource, log_options
 from kjobs.server.metrics import ApiMetrics, clean_verb
 from kjobs.server.patch import PATCH_MEDIA, unsupported_patch_type
 from kjobs.server.registry import Resource
@@ -732,25 +732,7 @@ class App:
     # ------------------------------------------------------------------------------------------- logs
 
     async def _log(self, request: Request, namespace: str, name: str, send: Send) -> None:
-        q = request.query
-
-        def number(key: str) -> int | None:
-            if not q.get(key):
-                return None
-            try:
-                return int(q[key])
-            except ValueError:
-                raise bad_request(f"{key}: Invalid value: {q[key]!r}: must be an integer") from None
-
-        options = LogOptions(
-            container=q.get("container", ""),
-            follow=request.flag("follow"),
-            tail_lines=number("tailLines"),
-            timestamps=request.flag("timestamps"),
-            since_seconds=number("sinceSeconds"),
-            limit_bytes=number("limitBytes"),
-            previous=request.flag("previous"),
-        )
+        options = log_options(request.query, name)
         _, chunks = self.service.open_log(namespace, name, options)
         iterator = chunks.__aiter__()
         try:

@@ -8,11 +8,12 @@ for a Pending pod on a real cluster.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
-from kjobs.api.errors import bad_request
+from kjobs.api.errors import ErrorType, FieldError, bad_request, invalid
+from kjobs.api.timeutil import parse_time
 from kjobs.api.types import Obj
 
 
@@ -25,8 +26,59 @@ class LogOptions:
     tail_lines: int | None = None
     timestamps: bool = False
     since_seconds: int | None = None
+    since_time: float | None = None
+    """`sinceTime` as epoch seconds."""
     limit_bytes: int | None = None
     previous: bool = False
+
+
+def log_options(query: Mapping[str, str], name: str) -> LogOptions:
+    """The `PodLogOptions` of a `pods/{name}/log` query, checked as the API server's `ValidatePodLogOptions`
+    (pkg/apis/core/validation): 422 for a negative `tailLines`, a `limitBytes` or `sinceSeconds` under 1, or
+    both `sinceSeconds` and `sinceTime`; 400 for a value that is not a number or an RFC 3339 time."""
+
+    def number(key: str) -> int | None:
+        if not query.get(key):
+            return None
+        try:
+            return int(query[key])
+        except ValueError:
+            raise bad_request(f"{key}: Invalid value: {query[key]!r}: must be an integer") from None
+
+    def flag(key: str) -> bool:
+        return query.get(key, "").lower() in ("true", "1")
+
+    since_time = None
+    if query.get("sinceTime"):
+        try:
+            since_time = parse_time(query["sinceTime"])
+        except ValueError:
+            raise bad_request(f"sinceTime: Invalid value: {query['sinceTime']!r}: must be an RFC 3339 time") from None
+    options = LogOptions(
+        container=query.get("container", ""),
+        follow=flag("follow"),
+        tail_lines=number("tailLines"),
+        timestamps=flag("timestamps"),
+        since_seconds=number("sinceSeconds"),
+        since_time=since_time,
+        limit_bytes=number("limitBytes"),
+        previous=flag("previous"),
+    )
+    errors: list[FieldError] = []
+    if options.tail_lines is not None and options.tail_lines < 0:
+        detail = "must be greater than or equal to 0"
+        errors.append(FieldError("tailLines", ErrorType.FieldValueInvalid, detail, options.tail_lines))
+    positive = "must be greater than 0"
+    if options.limit_bytes is not None and options.limit_bytes < 1:
+        errors.append(FieldError("limitBytes", ErrorType.FieldValueInvalid, positive, options.limit_bytes))
+    if options.since_seconds is not None and options.since_time is not None:
+        detail = "at most one of `sinceTime` or `sinceSeconds` may be specified"
+        errors.append(FieldError("", ErrorType.FieldValueForbidden, detail))
+    elif options.since_seconds is not None and options.since_seconds < 1:
+        errors.append(FieldError("sinceSeconds", ErrorType.FieldValueInvalid, positive, options.since_seconds))
+    if errors:
+        raise invalid("PodLogOptions", name, errors)
+    return options
 
 
 class LogSource(Protocol):
