@@ -80,6 +80,28 @@ def test_exit_zero_completes(tmp_path: Path) -> None:
     with_runtime(tmp_path, body)
 
 
+def test_fallback_to_logs_on_error_ends_a_failed_containers_message_with_its_log(tmp_path: Path) -> None:
+    """The kubelet's FallbackToLogsOnError: the last 80 lines of a failed container's log, at most 2,048 bytes of
+    them; nothing for a success or for the default `File` policy (whose file a process cannot write here)."""
+    fallback = {"terminationMessagePolicy": "FallbackToLogsOnError"}
+    lines = "for i in $(seq 1 100); do echo line $i; done; echo boom >&2"
+    wide = "for i in $(seq 1 90); do printf '%099d\\n' $i; done"
+
+    async def body(runtime: ProcessRuntime) -> None:
+        failed = await finish(runtime, make_pod([sh(f"{lines}; exit 3", **fallback)], uid="u1", name="p1"))
+        message = state(failed)["state"]["terminated"]["message"]
+        assert message == "".join(f"line {i}\n" for i in range(22, 101)) + "boom\n"
+        capped = await finish(runtime, make_pod([sh(f"{wide}; exit 1", **fallback)], uid="u2", name="p2"))
+        message = state(capped)["state"]["terminated"]["message"]
+        assert len(message) == 2048 and message.endswith(f"{90:099d}\n")
+        succeeded = await finish(runtime, make_pod([sh(f"{lines}; exit 0", **fallback)], uid="u3", name="p3"))
+        assert "message" not in state(succeeded)["state"]["terminated"]
+        by_file = await finish(runtime, make_pod([sh(f"{lines}; exit 3")], uid="u4", name="p4"))
+        assert "message" not in state(by_file)["state"]["terminated"]
+
+    with_runtime(tmp_path, body)
+
+
 def test_exit_42_is_error(tmp_path: Path) -> None:
     async def body(runtime: ProcessRuntime) -> None:
         status = await finish(runtime, make_pod([sh("exit 42")]))

@@ -345,3 +345,15 @@ def test_start_report_delay_reports_a_short_container_once(duration: float, phas
     assert not runtime.starting(handle.uid)
     state = main_state(handle.status)["terminated"]
     assert (state["exitCode"], state["reason"]) == (0, "Completed")
+
+
+def test_fallback_to_logs_on_error_takes_the_simulated_output() -> None:
+    output = b"".join(b"line %d\n" % i for i in range(100))
+    runtime, clock, _ = sim(lambda pod, c, n: Outcome(duration=1, exit_code=2, output=output))
+    container = {"name": "main", "image": "x", "terminationMessagePolicy": "FallbackToLogsOnError"}
+    failed = run(runtime.run_pod(make_pod([container])))
+    plain = run(runtime.run_pod(make_pod([{"name": "main", "image": "x"}], uid="uid-2", name="other")))
+    clock.advance(1)
+    runtime.run_due()
+    assert main_state(failed.status)["terminated"]["message"] == "".join(f"line {i}\n" for i in range(20, 100))
+    assert "message" not in main_state(plain.status)["terminated"]

@@ -157,3 +157,16 @@ def _read_from(path: Path, offset: int) -> bytes:
         return os.pread(fd, _CHUNK, offset)
     finally:
         os.close(fd)
+
+
+TERMINATION_MESSAGE_LOG_LINES = 80
+TERMINATION_MESSAGE_LOG_BYTES = 2048
+"""The kubelet's `MaxContainerTerminationMessageLogLines`/`...LogLength` (pkg/kubelet/container/runtime.go)."""
+
+
+def fallback_message(output: bytes) -> str:
+    """`terminationMessagePolicy: FallbackToLogsOnError`: the message of a failed container whose output (as
+    `render` gives it) is `output`: its last 80 lines, at most their last 2,048 bytes (the kubelet's
+    `readLastStringFromContainerLogs`, pkg/kubelet/kuberuntime/kuberuntime_container.go)."""
+    lines = output.splitlines(keepends=True)[-TERMINATION_MESSAGE_LOG_LINES:]
+    return b"".join(lines)[-TERMINATION_MESSAGE_LOG_BYTES:].decode("utf-8", "replace")

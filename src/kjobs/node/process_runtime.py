@@ -46,7 +46,17 @@ from kjobs.files import private_dir
 from kjobs.node import adoption, leftovers, security
 from kjobs.node.cgroups import MemoryGuard, Placement, probe_memory_guard, read_group_rss
 from kjobs.node.envvars import ConfigError
-from kjobs.node.logs import attempt_log_name, attempt_log_path, pod_log_paths, prune_old_logs, read_log
+from kjobs.node.logs import (
+    TERMINATION_MESSAGE_LOG_LINES,
+    attempt_log_name,
+    attempt_log_path,
+    fallback_message,
+    pod_log_paths,
+    prune_old_logs,
+    read_log,
+    render,
+    tail_offset,
+)
 from kjobs.node.observations import Attempt, KillReason, PodRecord
 from kjobs.node.podstatus import CONTAINER_STATUS_UNKNOWN
 from kjobs.node.recovery import UNKNOWN_EXIT_CODE, UNKNOWN_MESSAGE
@@ -54,7 +64,7 @@ from kjobs.node.resources import memory_limit_bytes
 from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP
 from kjobs.node.runtime import PodHandle, StatusCallback
 from kjobs.node.spawner import SHIMS, SpawnerPool
-from kjobs.node.supervisor import MINIMUM_GRACE_SECONDS, Cancel, NotRunning, Supervisor, ignore_status
+from kjobs.node.supervisor import MINIMUM_GRACE_SECONDS, Cancel, NotRunning, Supervisor, find_container, ignore_status
 
 _HAVE_PIDFD = hasattr(os, "pidfd_open")
 START_ERROR = "StartError"
@@ -478,7 +488,28 @@ class ProcessRuntime(Supervisor):
             self.memory_guard.release(running.placement)
         exit_code, signum = _exit_status(returncode)
         running.attempt.started = True  # it ran (a start and an exit may arrive together)
+        if exit_code != 0:
+            self._message_from_log(running.uid, running.attempt)
         self.exited(running.uid, running.attempt, exit_code=exit_code, signal=signum, oom=oom)
+
+    def _message_from_log(self, uid: str, attempt: Attempt) -> None:
+        """`terminationMessagePolicy: FallbackToLogsOnError`: a container that failed says why with the end of
+        its log (`kjobs.node.logs.fallback_message`). No file message can come first here: a container cannot
+        write the kubelet's `terminationMessagePath` file (`/dev/termination-log`) on this machine."""
+        record = self.records.get(uid)
+        container = find_container(record.pod, attempt.container) if record is not None else None
+        if container is None or container.get("terminationMessagePolicy") != "FallbackToLogsOnError":
+            return
+        path = attempt_log_path(self.log_dir, uid, attempt.container, attempt.number)
+        try:
+            with open(path, "rb") as log:
+                log.seek(tail_offset(path, TERMINATION_MESSAGE_LOG_LINES))
+                data = log.read()
+        except OSError:
+            return
+        text = fallback_message(render(data))
+        if text:
+            attempt.message = f"{attempt.message}: {text}" if attempt.message else text
 
     def _start_problem(self, container: Obj, argv: list[str], path: str, workdir: str) -> str:
         if not argv:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from kjobs.api.types import Obj
 from kjobs.clock import Clock, FakeClock
-from kjobs.node.logs import log_time
+from kjobs.node.logs import fallback_message, log_time
 from kjobs.node.observations import Attempt, KillReason, PodRecord
 from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP
 from kjobs.node.runtime import PodHandle, StatusCallback
@@ -215,6 +215,9 @@ class SimulatedRuntime(Supervisor):
         )
         if outcome.output:  # most attempts print nothing: no entry for them (`logs` reads b"")
             self._outputs[attempt.container_id] = outcome.output
+            failing = outcome.oom or outcome.exit_code != 0
+            if failing and container.get("terminationMessagePolicy") == "FallbackToLogsOnError":
+                attempt.message = fallback_message(outcome.output)
         if outcome.duration <= 0 and self.instant_exits_at_start:
             # Ended by the time its status is generated: the kubelet (PLEG) would see it exited, never running,
             # and write only the terminal status, as `kjobs run` does for a process ending within its
