@@ -94,15 +94,19 @@ def failure_cause(pod: Obj, *, exit_rule: bool = False, last_termination: bool =
 
 def exit_summary(pod: Obj, *, last_termination: bool = False) -> str:
     """`container main exited with code 128 (StartError: exec: "x": no such file or directory)`, or the pod's
-    reason when no container terminated."""
+    reason when no container terminated. An `Error` or `OOMKilled` exit shows its message's last line: that
+    message is the end of the container's log (`terminationMessagePolicy: FallbackToLogsOnError`)."""
     parts = []
     status = P.status(pod)
     for key in ("initContainerStatuses", "containerStatuses"):
         for cs in status.get(key) or ():
             term = terminated_state(cs, last_termination) if isinstance(cs, dict) else None
             if isinstance(term, dict) and term.get("exitCode"):
-                reason = "" if term.get("reason") in (None, "", "Error") else str(term["reason"])
-                message = (str(term.get("message") or "").strip().splitlines() or [""])[0] if reason else ""
+                reason = str(term.get("reason") or "")
+                lines = str(term.get("message") or "").strip().splitlines() or [""]
+                message = lines[-1].strip() if reason in ("", "Error", "OOMKilled") else lines[0]
+                if reason in ("", "Error"):
+                    reason = "Error" if message else ""
                 detail = f" ({reason}: {message})" if message else f" ({reason})" if reason else ""
                 parts.append(f"container {cs.get('name') or '<unnamed>'} exited with code {term['exitCode']}{detail}")
     if parts:

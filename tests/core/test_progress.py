@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from kjobs.progress import RunView, pod_state
+from kjobs.progress import RunView, exit_summary, pod_state
 
 
 def job(**status: Any) -> dict[str, Any]:
@@ -217,3 +217,25 @@ def test_failjob_in_place_is_shown_while_the_pod_runs() -> None:
     assert view.update_pod(running) == [
         "pod a failed: container main exited with code 42 → FailJob by rule 0: the Job fails"
     ]
+
+
+@pytest.mark.parametrize(
+    ("terminated", "said"),
+    [
+        ({"exitCode": 3, "reason": "Error"}, "container main exited with code 3"),
+        (
+            {"exitCode": 3, "reason": "Error", "message": "starting\nTraceback: boom\nValueError: bad input\n"},
+            "container main exited with code 3 (Error: ValueError: bad input)",
+        ),
+        ({"exitCode": 137, "reason": "OOMKilled", "message": "a\nallocating 2 GiB\n"}, "(OOMKilled: allocating 2 GiB)"),
+        (
+            {"exitCode": 128, "reason": "StartError", "message": 'exec: "x": not found\nmore'},
+            '(StartError: exec: "x": not found)',
+        ),
+    ],
+)
+def test_an_exit_is_said_with_the_line_of_its_message_that_explains_it(terminated: dict[str, Any], said: str) -> None:
+    """A FallbackToLogsOnError message is the end of the log: its last line is shown; a runtime's message
+    (StartError) starts with what went wrong."""
+    pod = {"status": {"containerStatuses": [{"name": "main", "state": {"terminated": terminated}}]}}
+    assert exit_summary(pod).endswith(said)
