@@ -63,7 +63,12 @@ def _invalid_create_cases() -> list[Any]:
     from tests.conformance.corpus import params
 
     return [
-        p for p in params("validation") if p.values[0]["operation"] == "create" and not p.values[0]["expect"]["valid"]
+        p
+        for p in params("validation")
+        if p.values[0]["operation"] == "create"
+        and not p.values[0]["expect"]["valid"]
+        # a few upstream entry names quote an older rendering; the row says which and why
+        and "nameIsNotTheRenderedError" not in p.values[0]
     ]
 
 
