@@ -44,7 +44,7 @@ T = ErrorType
         (too_many("a", 21, 20), "a: Too many: 21: must have at most 20 items"),
         (too_many("a", 2, 1), "a: Too many: 2: must have at most 1 item"),
         (too_many("a", -1, 20), "a: Too many: must have at most 20 items"),
-        (too_many("a", 3, -1), "a: Too many: 3: too many items"),
+        (too_many("a", 3, -1), "a: Too many: 3: has too many items"),
         (not_supported("a", "Is", ("In", 'Not"In')), 'a: Unsupported value: "Is": supported values: "In", "Not\\"In"'),
         (not_supported("a", "Is", ()), 'a: Unsupported value: "Is"'),
         (FieldError("a[1]", T.FieldValueDuplicate, "", 2), "a[1]: Duplicate value: 2"),

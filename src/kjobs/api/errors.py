@@ -101,10 +101,10 @@ def too_long(path: str, max_length: int) -> FieldError:
 
 
 def too_many(path: str, actual: int, max_quantity: int) -> FieldError:
-    """`field.TooMany`: `must have at most N items` (`item` for 1; `too many items` without a maximum); the
+    """`field.TooMany`: `must have at most N items` (`item` for 1; `has too many items` without a maximum); the
     actual count is the bad value, omitted when negative (unknown)."""
     if max_quantity < 0:
-        detail = "too many items"
+        detail = "has too many items"
     else:
         detail = f"must have at most {max_quantity} {'item' if max_quantity == 1 else 'items'}"
     return FieldError(path, ErrorType.FieldValueTooMany, detail, actual if actual >= 0 else OMIT)
