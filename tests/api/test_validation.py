@@ -180,7 +180,7 @@ CREATE_CASES = [
     pytest.param(_rule(**_exit_codes(containerName="main")), [], id="known container"),
     pytest.param(
         {"podFailurePolicy": {"rules": [{"action": "FailJob", "onExitCodes": {"operator": "In", "values": []}}]}},
-        ["spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value: []int32{}: at least one value is required"],
+        ["spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value: []: at least one value is required"],
         id="no values",
     ),
     pytest.param(
@@ -207,7 +207,7 @@ CREATE_CASES = [
         _rule(**_exit_codes(values=[5, 3, 5])),
         [
             "spec.podFailurePolicy.rules[0].onExitCodes.values[2]: Duplicate value: 5",
-            "spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value: []int32{5, 3, 5}: must be ordered",
+            "spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value: [5,3,5]: must be ordered",
         ],
         id="unordered after per-value errors",
     ),
@@ -266,10 +266,7 @@ CREATE_CASES = [
     ),
     pytest.param(
         {"successPolicy": {"rules": []}},
-        [
-            "spec.successPolicy: Invalid value: batch.SuccessPolicy{Rules:[]batch.SuccessPolicyRule{}}: requires "
-            "indexed completion mode"
-        ],
+        ['spec.successPolicy: Invalid value: {"Rules":[]}: requires indexed completion mode'],
         id="success policy needs Indexed",
     ),
     pytest.param(
@@ -334,8 +331,8 @@ def test_selector_rules() -> None:
     del no_selector["spec"]["selector"]
     assert _rendered(no_selector) == [
         "spec.selector: Required value",
-        'spec.template.metadata.labels: Invalid value: map[string]string{"batch.kubernetes.io/controller-uid":'
-        '"1a2b3c", "batch.kubernetes.io/job-name":"myjob", "controller-uid":"1a2b3c", "job-name":"myjob"}: '
+        'spec.template.metadata.labels: Invalid value: {"batch.kubernetes.io/controller-uid":'
+        '"1a2b3c","batch.kubernetes.io/job-name":"myjob","controller-uid":"1a2b3c","job-name":"myjob"}: '
         "`selector` does not match template `labels`",
     ]
     manual = prepare_job_for_create(
@@ -362,9 +359,9 @@ def test_generated_selector_rules() -> None:
     assert rendered[0] == "metadata.uid: Required value"
     assert rendered[1] == "spec.template.metadata.labels[controller-uid]: Required value: must be ''"
     assert rendered[2].startswith("spec.template.metadata.labels[batch.kubernetes.io/controller-uid]: Invalid value: ")
-    assert rendered[3].startswith("spec.template.metadata.labels[batch.kubernetes.io/job-name]: Invalid value: map[")
+    assert rendered[3].startswith("spec.template.metadata.labels[batch.kubernetes.io/job-name]: Invalid value: {")
     assert rendered[3].endswith(": must be 'myjob'")
-    assert rendered[4].startswith("spec.selector: Invalid value: &LabelSelector{MatchLabels:map[string]string{")
+    assert rendered[4].startswith('spec.selector: Invalid value: {"matchLabels":{')
     assert rendered[4].endswith("`selector` not auto-generated")
     legacy_only = api_job()
     for key in (names.JOB_NAME_LABEL, names.CONTROLLER_UID_LABEL):
@@ -427,7 +424,7 @@ def test_wrong_types_become_errors() -> None:
     rendered = _rendered(job)
     assert 'spec.parallelism: Invalid value: "2": must be of type int32' in rendered
     assert "spec.backoffLimit: Invalid value: 1.5: must be of type int32" in rendered
-    assert any(r.startswith("spec.podFailurePolicy: Invalid value: []string{") for r in rendered)
+    assert 'spec.podFailurePolicy: Invalid value: ["not","an","object"]: must be of type object' in rendered
     assert validate_job("not a job") == [FieldError("", ErrorType.FieldValueInvalid, "must be of type object")]  # type: ignore[arg-type]
 
 
@@ -456,8 +453,8 @@ def test_immutable_fields() -> None:
     ]
     policy = {"rules": [_exit_codes()]}
     assert _update(old, lambda s: s.update(podFailurePolicy=policy, podReplacementPolicy="Failed"))[0].startswith(
-        "spec.podFailurePolicy: Invalid value: batch.PodFailurePolicy{Rules:[]batch.PodFailurePolicyRule{"
-        'batch.PodFailurePolicyRule{Action:"FailJob", OnExitCodes:(*batch.PodFailurePolicyOnExitCodesRequirement)('
+        'spec.podFailurePolicy: Invalid value: {"Rules":[{"Action":"FailJob","OnExitCodes":{"ContainerName":null,'
+        '"Operator":"In","Values":[1]},"OnPodConditions":null}]}: field is immutable'
     )
 
 
@@ -479,13 +476,12 @@ def test_elastic_indexed_completions() -> None:
 def test_template_and_selector_immutable_except_scheduling_while_suspended() -> None:
     running = stored_job()
     assert _update(running, lambda s: s["template"]["spec"].update(nodeSelector={"zone": "a"}))[0].startswith(
-        "spec.template: Invalid value: map[string]interface {}{"
+        'spec.template: Invalid value: {"metadata":{"labels":{'
     )
     selector_change = _update(running, lambda s: s["selector"]["matchLabels"].update(extra="x"))
     assert selector_change[0].endswith("`selector` does not match template `labels`")
     assert selector_change[1] == (
-        "spec.selector: Invalid value: &LabelSelector{MatchLabels:map[string]string{"
-        "batch.kubernetes.io/controller-uid: 1a2b3c,extra: x,},MatchExpressions:[]LabelSelectorRequirement{},}: "
+        'spec.selector: Invalid value: {"matchLabels":{"batch.kubernetes.io/controller-uid":"1a2b3c","extra":"x"}}: '
         "field is immutable"
     )
     suspended = stored_job(suspend=True)
@@ -585,3 +581,23 @@ def test_update_options_can_be_pinned() -> None:
     assert [str(e) for e in validate_job_update(scaled, indexed, allow_elastic_indexed_jobs=False)] == [
         "spec.completions: Invalid value: 6: field is immutable"
     ]
+
+
+def test_composite_bad_values_render_as_json() -> None:
+    """Since apimachinery's "Nicer value rendering in API errors" (2025) composite bad values print as JSON; the
+    texts are the entry names of TestValidateJobCreate (pkg/apis/batch/validation/validation_test.go)."""
+    success = api_job()
+    success["spec"]["successPolicy"] = {"rules": [{"succeededIndexes": "1-3"}, {"succeededCount": 2}]}
+    assert (
+        'spec.successPolicy: Invalid value: {"Rules":[{"SucceededIndexes":"1-3","SucceededCount":null},'
+        '{"SucceededIndexes":null,"SucceededCount":2}]}: requires indexed completion mode'
+    ) in _rendered(success)
+    selector = api_job()
+    selector["spec"]["selector"] = {
+        "matchLabels": {"a": "b"},
+        "matchExpressions": [{"key": "k", "operator": "Exists"}, {"key": "v", "operator": "In", "values": ["x"]}],
+    }
+    assert (
+        'spec.selector: Invalid value: {"matchLabels":{"a":"b"},"matchExpressions":[{"key":"k","operator":"Exists"},'
+        '{"key":"v","operator":"In","values":["x"]}]}: `selector` not auto-generated'
+    ) in _rendered(selector)

@@ -254,7 +254,7 @@ def test_pod_wrong_types() -> None:
     pod["spec"]["containers"] = [{"name": 3, "image": ["busybox"]}, "not a container"]
     pod["metadata"]["labels"] = ["a"]
     rendered = [str(e) for e in validate_pod(copy.deepcopy(pod))]
-    assert 'metadata.labels: Invalid value: []string{"a"}: must be of type object' in rendered
+    assert 'metadata.labels: Invalid value: ["a"]: must be of type object' in rendered
     assert "spec.containers[0].name: Invalid value: 3: must be of type string" in rendered
     assert 'spec.containers[1]: Invalid value: "not a container": must be of type object' in rendered
 

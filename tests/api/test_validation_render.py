@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -16,18 +17,22 @@ T = ErrorType
     [
         (
             FieldError("a.b", T.FieldValueInvalid, "must be ordered", [19, 11]),
-            "a.b: Invalid value: []int32{19, 11}: must be ordered",
+            "a.b: Invalid value: [19,11]: must be ordered",
         ),
-        (FieldError("a", T.FieldValueInvalid, "x", []), "a: Invalid value: []int32{}: x"),
+        (FieldError("a", T.FieldValueInvalid, "x", []), "a: Invalid value: []: x"),
         (FieldError("a", T.FieldValueInvalid, "x", 'q"\n\x01é'), 'a: Invalid value: "q\\"\\n\\x01é": x'),
         (FieldError("a", T.FieldValueInvalid, "x", None), "a: Invalid value: null: x"),
         (FieldError("a", T.FieldValueInvalid, "x", True), "a: Invalid value: true: x"),
         (FieldError("a", T.FieldValueInvalid, "x", 1.5), "a: Invalid value: 1.5: x"),
         (FieldError("a", T.FieldValueInvalid, "x", 1e21), "a: Invalid value: 1e+21: x"),
-        (FieldError("a", T.FieldValueInvalid, "x", ["p", "q"]), 'a: Invalid value: []string{"p", "q"}: x'),
+        (FieldError("a", T.FieldValueInvalid, "x", ["p", "q"]), 'a: Invalid value: ["p","q"]: x'),
         (
             FieldError("a", T.FieldValueInvalid, "x", {"b": "1", "a": "2"}),
-            'a: Invalid value: map[string]string{"a":"2", "b":"1"}: x',
+            'a: Invalid value: {"a":"2","b":"1"}: x',
+        ),
+        (
+            FieldError("a", T.FieldValueInvalid, "x", [{"k": "<&>", "n": None, "f": 1.5e-7}, 2.0, "\u2028"]),
+            'a: Invalid value: [{"f":1.5e-7,"k":"\\u003c\\u0026\\u003e","n":null},2,"\\u2028"]: x',
         ),
         (FieldError("a", T.FieldValueInvalid, "specifying both", OMIT), "a: Invalid value: specifying both"),
         (FieldError("a", T.FieldValueRequired), "a: Required value"),
@@ -39,7 +44,7 @@ T = ErrorType
         (too_many("a", 21, 20), "a: Too many: 21: must have at most 20 items"),
         (too_many("a", 2, 1), "a: Too many: 2: must have at most 1 item"),
         (too_many("a", -1, 20), "a: Too many: must have at most 20 items"),
-        (too_many("a", 3, -1), "a: Too many: 3: too many items"),
+        (too_many("a", 3, -1), "a: Too many: 3: has too many items"),
         (not_supported("a", "Is", ("In", 'Not"In')), 'a: Unsupported value: "Is": supported values: "In", "Not\\"In"'),
         (not_supported("a", "Is", ()), 'a: Unsupported value: "Is"'),
         (FieldError("a[1]", T.FieldValueDuplicate, "", 2), "a[1]: Duplicate value: 2"),
@@ -63,7 +68,12 @@ def _invalid_create_cases() -> list[Any]:
     from tests.conformance.corpus import params
 
     return [
-        p for p in params("validation") if p.values[0]["operation"] == "create" and not p.values[0]["expect"]["valid"]
+        p
+        for p in params("validation")
+        if p.values[0]["operation"] == "create"
+        and not p.values[0]["expect"]["valid"]
+        # a few upstream entry names quote an older rendering; the row says which and why
+        and "nameIsNotTheRenderedError" not in p.values[0]
     ]
 
 
@@ -76,7 +86,28 @@ def test_corpus_names_are_the_rendered_errors(case: dict[str, Any]) -> None:
     field, text = case["name"].split(":", 1)
     prefixed = bool((case.get("validationOptions") or {}).get("requirePrefixedLabels", False))
     errors = validate_job(default_job(case["job"]), require_prefixed_labels=prefixed)
-    assert any(e.field == field and text.strip() in str(e) for e in errors), [str(e) for e in errors]
+    wanted = _pattern(text.strip())
+    assert any(e.field == field and wanted.search(str(e)) for e in errors), [str(e) for e in errors]
+
+
+_GO_COMPOSITE = re.compile(r"(?<=Invalid value: )(?:\[\]\w+\{.*?\}|map\[\w+\]\w+\{.*?\}|&?\w+\.?\w+\{.*\})(?=: )")
+
+
+def _pattern(text: str) -> re.Pattern[str]:
+    """Names written before apimachinery rendered composite bad values as JSON (2025) quote Go's `%#v`
+    (`[]int32{19, 11}`, `map[string]string{...}`, `batch.SuccessPolicy{...}`); such a value matches any value."""
+    parts = _GO_COMPOSITE.split(text)
+    return re.compile(".+?".join(re.escape(p) for p in parts))
+
+
+def test_names_quoting_go_values_match_the_json_rendering() -> None:
+    pattern = _pattern("spec.x: Invalid value: []int32{19, 11}: must be ordered")
+    assert pattern.search("spec.x: Invalid value: [19,11]: must be ordered")
+    assert not pattern.search("spec.x: Invalid value: [19,11]: must not be 0")
+    assert _pattern('a: Invalid value: map[string]string{"y":"z"}: b').search('a: Invalid value: {"y":"z"}: b')
+    assert _pattern("a: Invalid value: batch.SuccessPolicy{Rules:[]batch.SuccessPolicyRule{}}: r").search(
+        'a: Invalid value: {"Rules":[]}: r'
+    )
 
 
 def test_length_texts_follow_the_package_that_checks() -> None:

@@ -124,7 +124,7 @@ CASES = [
         [
             "status.active: Invalid value: 1: active>0 is invalid for finished job",
             "status.startTime: Required value: startTime is required for finished job",
-            "status.uncountedTerminatedPods: Invalid value: &UncountedTerminatedPods{Succeeded:[],Failed:[x],}: "
+            'status.uncountedTerminatedPods: Invalid value: {"Succeeded":null,"Failed":["x"]}: '
             "uncountedTerminatedPods needs to be empty for finished job",
             "status.terminating: Invalid value: 1: terminating>0 is invalid for finished job",
             "status.startTime: Required value: startTime cannot be removed for unsuspended job",

@@ -65,7 +65,7 @@ def test_invalid_job_lists_every_error_like_kubectl(tmp_path: Path) -> None:
         '* spec.podFailurePolicy.rules[0].action: Unsupported value: "Foo": supported values: '
         '"Count", "FailIndex", "FailJob", "Ignore"',
         "* spec.podFailurePolicy.rules[0].onExitCodes.values[0]: Invalid value: 0: must not be 0 for the In operator",
-        "* spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value: []int32{0, 2, 1}: must be ordered",
+        "* spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value: [0,2,1]: must be ordered",
         '* spec.template.spec.restartPolicy: Invalid value: "OnFailure": only "Never" is supported when '
         "podFailurePolicy is specified",
     ]

@@ -16,6 +16,8 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 IN_REPO = Path(__file__).resolve().parent / "corpus"
+UPSTREAM_EXTRA = Path(__file__).resolve().parent / "corpus_upstream"
+"""Rows of the same upstream tables that the shared corpus holds back, transcribed here (see its README)."""
 SHARED = REPO_ROOT.parent / "shared"
 """`../shared` beside the checkout: where the corpus and the kubectl acceptance script are maintained."""
 
@@ -26,22 +28,25 @@ def corpus_dir() -> Path:
     return Path(configured) if configured else IN_REPO
 
 
-def load_cases(set_name: str) -> list[dict[str, Any]]:
+def load_cases(set_name: str, folder: Path | None = None) -> list[dict[str, Any]]:
     """All cases of one set (`policy`, `validation`, `scenarios`); raises if the file is missing."""
-    path = corpus_dir() / f"{set_name}.json"
+    path = (folder or corpus_dir()) / f"{set_name}.json"
     data = orjson.loads(path.read_bytes())
     cases: list[dict[str, Any]] = data["cases"]
     return cases
 
 
 def params(set_name: str, *, kinds: tuple[str, ...] | None = None) -> list[Any]:
-    """pytest parameters for a set, optionally only the scenario kinds given; ids are unique case names."""
+    """pytest parameters for a set (the corpus, then the upstream-extra rows), optionally only the scenario kinds
+    given; ids are unique case names, the extra rows' prefixed with `upstream-extra/`."""
     out = []
     seen: dict[str, int] = {}
-    for case in load_cases(set_name):
+    tagged = [("", case) for case in load_cases(set_name)]
+    tagged += [("upstream-extra/", case) for case in load_cases(set_name, UPSTREAM_EXTRA)]
+    for prefix, case in tagged:
         if kinds is not None and case.get("kind") not in kinds:
             continue
-        name = case["name"]
+        name = prefix + case["name"]
         seen[name] = seen.get(name, 0) + 1
         case_id = name if seen[name] == 1 else f"{name} #{seen[name]}"
         out.append(pytest.param(case, id=case_id))

@@ -101,10 +101,10 @@ def too_long(path: str, max_length: int) -> FieldError:
 
 
 def too_many(path: str, actual: int, max_quantity: int) -> FieldError:
-    """`field.TooMany`: `must have at most N items` (`item` for 1; `too many items` without a maximum); the
+    """`field.TooMany`: `must have at most N items` (`item` for 1; `has too many items` without a maximum); the
     actual count is the bad value, omitted when negative (unknown)."""
     if max_quantity < 0:
-        detail = "too many items"
+        detail = "has too many items"
     else:
         detail = f"must have at most {max_quantity} {'item' if max_quantity == 1 else 'items'}"
     return FieldError(path, ErrorType.FieldValueTooMany, detail, actual if actual >= 0 else OMIT)
@@ -152,10 +152,9 @@ _MAX_RENDER_DEPTH = 32
 
 
 def render_value(value: Any, _depth: int = 0) -> str:
-    """Render a bad value as Kubernetes does: `%q` strings, `%v` numbers, Go's `%#v` for lists and maps.
-
-    Lists of integers are the only list type batch validation reports (`[]int32{1, 2}`); lists of strings render
-    as `[]string{"a", "b"}`, string maps as `map[string]string{"k":"v"}` (keys sorted, as Go prints maps).
+    """Render a bad value as Kubernetes' `field.Error.ErrorBody` does: `%q` strings, `%v` numbers and booleans,
+    and any composite value (list, map, struct) as its JSON (Go's `encoding/json`), as apimachinery has since
+    "Nicer value rendering in API errors" (2025): `[19,11]`, `{"y":"z"}`, `null` for nil.
     Nesting deeper than 32 levels is elided as `...`.
     """
     if isinstance(value, str):
@@ -166,24 +165,72 @@ def render_value(value: Any, _depth: int = 0) -> str:
         return "null"
     if isinstance(value, float):
         return _go_float(value)
+    if isinstance(value, (list, dict)):
+        return go_json(value, _depth)
+    return str(value)
+
+
+def go_json(value: Any, _depth: int = 0) -> str:
+    """`json.Marshal` as Go writes it: compact, map keys sorted, HTML characters and U+2028/9 escaped."""
     if isinstance(value, (list, dict)) and _depth >= _MAX_RENDER_DEPTH:
         return "..."
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return _go_json_float(value)
+    if isinstance(value, str):
+        return go_json_string(value)
     if isinstance(value, list):
-        if all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-            return "[]int32{" + ", ".join(str(v) for v in value) + "}"
-        if all(isinstance(v, str) for v in value):
-            return "[]string{" + ", ".join(go_quote(v) for v in value) + "}"
-        return "[]interface {}{" + ", ".join(render_value(v, _depth + 1) for v in value) + "}"
+        return "[" + ",".join(go_json(v, _depth + 1) for v in value) + "]"
     if isinstance(value, dict):
-        if all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
-            items = ", ".join(f"{go_quote(k)}:{go_quote(v)}" for k, v in sorted(value.items()))
-            return "map[string]string{" + items + "}"
-        items = ", ".join(
-            f"{go_quote(str(k))}:{render_value(v, _depth + 1)}"
-            for k, v in sorted(value.items(), key=lambda kv: str(kv[0]))
-        )
-        return "map[string]interface {}{" + items + "}"
-    return str(value)
+        items = sorted(value.items(), key=lambda kv: str(kv[0]))
+        return "{" + ",".join(f"{go_json_string(str(k))}:{go_json(v, _depth + 1)}" for k, v in items) + "}"
+    return go_json_string(str(value))
+
+
+def go_json_struct(fields: list[tuple[str, str]]) -> str:
+    """A Go struct's JSON: its fields in declaration order (`fields` holds each name and its rendered JSON)."""
+    return "{" + ",".join(f"{go_json_string(name)}:{rendered}" for name, rendered in fields) + "}"
+
+
+_JSON_ESCAPES = {'"': '\\"', "\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t", "\b": "\\b", "\f": "\\f"}
+
+
+def go_json_string(text: str) -> str:
+    """A JSON string as `encoding/json` writes it (`<`, `>`, `&`, U+2028, U+2029 and control characters as \\u)."""
+    out = ['"']
+    for ch in text:
+        if ch in _JSON_ESCAPES:
+            out.append(_JSON_ESCAPES[ch])
+        elif ord(ch) < 0x20 or ch in "<>&\u2028\u2029":
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def _go_json_float(value: float) -> str:
+    """`encoding/json`'s float64: `%f`-style between 1e-6 and 1e21, otherwise exponent form (`1e-7`, `1e+21`)."""
+    if value != value or value in (float("inf"), float("-inf")):
+        return "null"  # Go refuses these; nothing a manifest can carry
+    magnitude = abs(value)
+    if value == int(value) and magnitude < 1e21:
+        return str(int(value))
+    if magnitude < 1e-6 or magnitude >= 1e21:
+        mantissa, exp = repr(value).split("e") if "e" in repr(value) else f"{value:e}".split("e")
+        sign = "-" if exp.startswith("-") else "+"
+        return f"{mantissa}e{sign}{exp.lstrip('+-').lstrip('0') or '0'}"
+    text = repr(value)
+    if "e" in text:
+        from decimal import Decimal
+
+        text = format(Decimal(text), "f")
+    return text
 
 
 def _go_float(value: float) -> str:

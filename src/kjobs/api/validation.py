@@ -22,7 +22,17 @@ from typing import Any
 from kjobs.api import names
 from kjobs.api.defaults import copy_json
 from kjobs.api.disabled_fields import features_for_update, job_pod_spec, job_spec
-from kjobs.api.errors import OMIT, ErrorType, FieldError, go_quote, not_supported, too_long, too_many
+from kjobs.api.errors import (
+    OMIT,
+    ErrorType,
+    FieldError,
+    go_json,
+    go_json_struct,
+    go_quote,
+    not_supported,
+    too_long,
+    too_many,
+)
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.timeutil import parse_time
 from kjobs.api.types import Obj
@@ -96,52 +106,80 @@ class _Raw:
         return self.text
 
 
-_GO_POINTER = "0xc000010000"  # Go prints pointer fields of a struct as addresses; any fixed one will do
-
-
-def _go_ptr(type_name: str, value: Any) -> str:
-    return f"({type_name})(nil)" if value is None else f"({type_name})({_GO_POINTER})"
+def _json_opt_str(value: Any) -> str:
+    return "null" if value is None else go_json(value if isinstance(value, (str, int, float, bool)) else str(value))
 
 
 def _go_success_policy(policy: Obj) -> str:
-    """`%#v` of a `batch.SuccessPolicy`, the bad value Kubernetes prints for it."""
+    """The JSON of the internal `batch.SuccessPolicy` (no json tags: Go field names, nil pointers as null), the
+    bad value Kubernetes prints for it (`spec.successPolicy: Invalid value: {"Rules":[]}: ...` in
+    TestValidateJobCreate, pkg/apis/batch/validation/validation_test.go)."""
     rules = policy.get("rules")
     if not isinstance(rules, list):
-        return "batch.SuccessPolicy{Rules:[]batch.SuccessPolicyRule(nil)}"
-    items = ", ".join(
-        "batch.SuccessPolicyRule{"
-        f"SucceededIndexes:{_go_ptr('*string', _dict_or_empty(r).get('succeededIndexes'))}, "
-        f"SucceededCount:{_go_ptr('*int32', _dict_or_empty(r).get('succeededCount'))}}}"
-        for r in rules
+        return go_json_struct([("Rules", "null")])
+    items = (
+        "["
+        + ",".join(
+            go_json_struct(
+                [
+                    ("SucceededIndexes", _json_opt_str(_dict_or_empty(r).get("succeededIndexes"))),
+                    ("SucceededCount", _json_opt_str(_dict_or_empty(r).get("succeededCount"))),
+                ]
+            )
+            for r in rules
+        )
+        + "]"
     )
-    return f"batch.SuccessPolicy{{Rules:[]batch.SuccessPolicyRule{{{items}}}}}"
+    return go_json_struct([("Rules", items)])
 
 
 def _go_pod_failure_policy(policy: Obj) -> str:
-    """`%#v` of a `batch.PodFailurePolicy`, the bad value Kubernetes prints for it."""
+    """The JSON of the internal `batch.PodFailurePolicy` (Go field names), the bad value Kubernetes prints."""
     rules = policy.get("rules")
     if not isinstance(rules, list):
-        return "batch.PodFailurePolicy{Rules:[]batch.PodFailurePolicyRule(nil)}"
+        return go_json_struct([("Rules", "null")])
     items = []
     for raw in rules:
         rule = _dict_or_empty(raw)
         patterns = rule.get("onPodConditions")
         if isinstance(patterns, list):
-            shown = ", ".join(
-                "batch.PodFailurePolicyOnPodConditionsPattern{"
-                f"Type:{go_quote(str(_dict_or_empty(p).get('type') or ''))}, "
-                f"Status:{go_quote(str(_dict_or_empty(p).get('status') or ''))}}}"
-                for p in patterns
+            conditions = (
+                "["
+                + ",".join(
+                    go_json_struct(
+                        [
+                            ("Type", go_json(str(_dict_or_empty(p).get("type") or ""))),
+                            ("Status", go_json(str(_dict_or_empty(p).get("status") or ""))),
+                        ]
+                    )
+                    for p in patterns
+                )
+                + "]"
             )
-            conditions = f"[]batch.PodFailurePolicyOnPodConditionsPattern{{{shown}}}"
         else:
-            conditions = "[]batch.PodFailurePolicyOnPodConditionsPattern(nil)"
+            conditions = "null"
+        codes = rule.get("onExitCodes")
+        if type(codes) is dict:
+            values = codes.get("values")
+            on_exit = go_json_struct(
+                [
+                    ("ContainerName", _json_opt_str(codes.get("containerName"))),
+                    ("Operator", go_json(str(codes.get("operator") or ""))),
+                    ("Values", go_json(values) if isinstance(values, list) else "null"),
+                ]
+            )
+        else:
+            on_exit = "null"
         items.append(
-            f"batch.PodFailurePolicyRule{{Action:{go_quote(str(rule.get('action') or ''))}, "
-            f"OnExitCodes:{_go_ptr('*batch.PodFailurePolicyOnExitCodesRequirement', rule.get('onExitCodes'))}, "
-            f"OnPodConditions:{conditions}}}"
+            go_json_struct(
+                [
+                    ("Action", go_json(str(rule.get("action") or ""))),
+                    ("OnExitCodes", on_exit),
+                    ("OnPodConditions", conditions),
+                ]
+            )
         )
-    return f"batch.PodFailurePolicy{{Rules:[]batch.PodFailurePolicyRule{{{', '.join(items)}}}}}"
+    return go_json_struct([("Rules", "[" + ",".join(items) + "]")])
 
 
 def _go_list(values: tuple[str, ...]) -> str:
@@ -613,7 +651,7 @@ def _validate_generated_selector(meta: Obj, spec: Obj, require_prefixed_labels: 
     selector = spec.get("selector")
     if type(selector) is dict and _selector_usable(selector) and not selector_matches(selector, expected):
         errs.append(
-            FieldError("spec.selector", Invalid, "`selector` not auto-generated", _Raw(label_selector_string(selector)))
+            FieldError("spec.selector", Invalid, "`selector` not auto-generated", _Raw(label_selector_json(selector)))
         )
 
 
@@ -652,27 +690,32 @@ def _immutable(new: Any, old: Any, path: str, errs: Errors, *, shown: Any = None
         errs.append(FieldError(path, Invalid, IMMUTABLE_MSG, new if shown is None else shown))
 
 
-def label_selector_string(selector: Any) -> str:
-    """A label selector as Go's generated `(*LabelSelector).String()` prints it in error messages."""
+def label_selector_json(selector: Any) -> str:
+    """A `*metav1.LabelSelector` as Kubernetes prints it in an error: its JSON (json tags, empty fields omitted),
+    e.g. `spec.selector: Invalid value: {"matchLabels":{"a":"b"}}: ...` in TestValidateJobCreate."""
     if type(selector) is not dict:
-        return "nil"
-    match_labels = _dict_or_empty(selector.get("matchLabels"))
-    labels = "".join(f"{k}: {v}," for k, v in sorted(match_labels.items(), key=lambda kv: str(kv[0])))
-    raw_exprs = selector.get("matchExpressions")
-    rendered = []
-    for raw_expr in raw_exprs if type(raw_exprs) is list else []:
-        expr = _dict_or_empty(raw_expr)
-        raw_values = expr.get("values")
-        values = raw_values if type(raw_values) is list else []
-        joined = " ".join(str(v) for v in values)
-        rendered.append(
-            f"LabelSelectorRequirement{{Key:{expr.get('key') or ''},Operator:{expr.get('operator') or ''},"
-            f"Values:[{joined}],}},"
+        return "null"
+    fields: list[tuple[str, str]] = []
+    labels = selector.get("matchLabels")
+    if type(labels) is dict and labels:
+        fields.append(
+            ("matchLabels", go_json({str(k): v if isinstance(v, str) else str(v) for k, v in labels.items()}))
         )
-    return (
-        f"&LabelSelector{{MatchLabels:map[string]string{{{labels}}},"
-        f"MatchExpressions:[]LabelSelectorRequirement{{{''.join(rendered)}}},}}"
-    )
+    exprs = selector.get("matchExpressions")
+    if type(exprs) is list and exprs:
+        rendered = []
+        for raw in exprs:
+            expr = _dict_or_empty(raw)
+            parts = [
+                ("key", go_json(str(expr.get("key") or ""))),
+                ("operator", go_json(str(expr.get("operator") or ""))),
+            ]
+            values = expr.get("values")
+            if type(values) is list and values:
+                parts.append(("values", go_json([str(v) for v in values])))
+            rendered.append(go_json_struct(parts))
+        fields.append(("matchExpressions", "[" + ",".join(rendered) + "]"))
+    return go_json_struct(fields)
 
 
 def _dict_or_empty(value: Any) -> Obj:
@@ -745,7 +788,7 @@ def validate_job_update(
     _validate_job_spec(spec, "spec", errs, features)
     _validate_completions_update(spec, old_spec, allow_elastic_indexed_jobs, errs)
     selector = spec.get("selector")
-    shown = _Raw(label_selector_string(selector)) if selector is not None else None
+    shown = _Raw(label_selector_json(selector)) if selector is not None else None
     _immutable(selector, old_spec.get("selector"), "spec.selector", errs, shown=shown)
     old_status = _dict_or_empty(old.get("status"))
     allow_scheduling = (
@@ -861,9 +904,14 @@ class _StatusView:
 
 
 def _uncounted_repr(view: _StatusView) -> str:
-    succeeded = ",".join(view.uncounted_succeeded)
-    failed = ",".join(view.uncounted_failed)
-    return f"&UncountedTerminatedPods{{Succeeded:[{succeeded}],Failed:[{failed}],}}"
+    """The JSON of the internal `batch.UncountedTerminatedPods` (Go field names; an absent list is nil: null)."""
+    raw = view.uncounted if type(view.uncounted) is dict else {}
+    return go_json_struct(
+        [
+            (name, go_json(list(raw[key])) if type(raw.get(key)) is list else "null")
+            for name, key in (("Succeeded", "succeeded"), ("Failed", "failed"))
+        ]
+    )
 
 
 def _validate_status(new: _StatusView, old: _StatusView, errs: Errors) -> None:
