@@ -4,6 +4,7 @@ Job status, the same trace and the same final state of every pod with and withou
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import re
 
@@ -14,6 +15,7 @@ from kjobs.client.events import EventRecorder
 from kjobs.client.local import LocalClient
 from kjobs.client.resources import EVENTS, JOBS
 from kjobs.clock import FakeClock
+from kjobs.controllers.podgc import PodGCSettings
 from kjobs.server.service import ApiService
 from kjobs.server.storage import Storage
 from kjobs.simulate import SimulationOptions, parse_model, simulate
@@ -197,3 +199,21 @@ def test_instant_containers_written_once_change_no_decision(monkeypatch: pytest.
         conditions = {c["type"]: c["status"] for c in pod_status["conditions"]}
         assert conditions["Ready"] == conditions["ContainersReady"] == "False"
         assert conditions["PodReadyToStartContainers"] == "False"
+
+
+def test_the_pod_gc_delete_path_without_extra_decodes_changes_no_decision(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pod GC deleting terminated pods beyond a low threshold: a delete that stamps the deleter's own read
+    (`Store.adelete(last=...)`) and skips decoding the Job when its JSON names no `foregroundDeletion`, beside the
+    delete that decodes the stored record and the Job every time. Same Job status, pods, trace."""
+    from kjobs import cluster
+    from kjobs.simulate import session
+    from kjobs.store import base
+
+    settings = functools.partial(cluster.ClusterSettings, pod_gc=PodGCSettings(terminated_pod_threshold=5))
+    monkeypatch.setattr(session, "ClusterSettings", settings)
+    options = SimulationOptions(model=parse_model(FLAKY), seed=5, nodes=3)
+    status, pods, trace = final_pods(options)
+    assert sum(1 for entry in trace if entry[1] == "pod-deleted") > 10  # pod GC did delete
+    monkeypatch.setattr(base, "_read_at", lambda obj, current: False)
+    monkeypatch.setattr(ApiService, "_awaits_foreground", lambda self, r, namespace, name: True)
+    assert final_pods(options) == (status, pods, trace)
