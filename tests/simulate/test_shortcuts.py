@@ -4,6 +4,7 @@ Job status, the same trace and the same final state of every pod with and withou
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import json
 import re
@@ -216,4 +217,17 @@ def test_the_pod_gc_delete_path_without_extra_decodes_changes_no_decision(monkey
     assert sum(1 for entry in trace if entry[1] == "pod-deleted") > 10  # pod GC did delete
     monkeypatch.setattr(base, "_read_at", lambda obj, current: False)
     monkeypatch.setattr(ApiService, "_awaits_foreground", lambda self, r, namespace, name: True)
+    assert final_pods(options) == (status, pods, trace)
+
+
+def test_the_schedulers_node_memo_changes_no_decision(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nodes keeping their filter status and score for the last pod spec (`NodeMemo`), beside a scheduler that
+    evaluates every node afresh for every pod (no `SpecInfo` to key on): same placements, status, pods, trace."""
+    from kjobs.controllers import scheduler
+
+    options = SimulationOptions(model=parse_model(FLAKY), seed=9, nodes=4)
+    status, pods, trace = final_pods(options)
+    assert len({pod["spec"].get("nodeName") for pod in pods.values()}) > 1  # the choice of node mattered
+    fresh = scheduler.pod_info
+    monkeypatch.setattr(scheduler, "pod_info", lambda *a, **kw: dataclasses.replace(fresh(*a, **kw), spec=None))
     assert final_pods(options) == (status, pods, trace)

@@ -435,8 +435,9 @@ class Scheduler:
             return
         feasible: list[NodeInfo] = []
         statuses: dict[str, FilterStatus] = {}
+        nominations = self._nominated
         for node in nodes:
-            reserved = nominated_on(node.name, pod, self._nominated)
+            reserved = nominated_on(node.name, pod, nominations) if nominations.get(node.name) else ()
             status = filter_node(pod, node, reserved)
             if status is None:
                 feasible.append(node)
