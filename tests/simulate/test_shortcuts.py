@@ -4,6 +4,7 @@ Job status, the same trace and the same final state of every pod with and withou
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import functools
 import json
@@ -231,3 +232,22 @@ def test_the_schedulers_node_memo_changes_no_decision(monkeypatch: pytest.Monkey
     fresh = scheduler.pod_info
     monkeypatch.setattr(scheduler, "pod_info", lambda *a, **kw: dataclasses.replace(fresh(*a, **kw), spec=None))
     assert final_pods(options) == (status, pods, trace)
+
+
+def test_a_sparse_young_generation_gc_changes_no_decision_and_is_restored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sparse_gc` while a simulation runs, beside the thresholds it found (and a GC at every 100 allocations):
+    the same run; afterwards the caller's thresholds are back."""
+    import gc
+
+    from kjobs.simulate import session
+
+    options = SimulationOptions(model=parse_model(FLAKY), seed=4, nodes=2)
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(100, 10, 10)
+        sparse = final_pods(options)
+        assert gc.get_threshold() == (100, 10, 10)
+        monkeypatch.setattr(session, "sparse_gc", contextlib.nullcontext)
+        assert final_pods(options) == sparse
+    finally:
+        gc.set_threshold(*before)
