@@ -445,7 +445,9 @@ class Scheduler:
                 statuses[node.name] = status
         if feasible:
             # A preemptor whose nominated node now fits goes there (Kubernetes evaluates that node first).
-            chosen = nominated if any(n.name == nominated for n in feasible) else select_host(pod, feasible)
+            chosen = (
+                nominated if nominated and any(n.name == nominated for n in feasible) else select_host(pod, feasible)
+            )
             self._assume(pod, chosen)
             return
         reasons = {name: status.reasons for name, status in statuses.items()}
