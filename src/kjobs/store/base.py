@@ -143,7 +143,7 @@ class _History:
 
     def append(self, change: Change) -> None:
         if self.changes.maxlen is not None and len(self.changes) == self.changes.maxlen:
-            self.compacted = self.changes[0].revision
+            self.compacted = self.changes[0].record.revision  # `Change.revision`, without a property call per write
         self.changes.append(change)
 
     def after(self, revision: int, current: int) -> list[Change]:
