@@ -247,6 +247,7 @@ def test_a_sparse_young_generation_gc_changes_no_decision_and_is_restored(monkey
         gc.set_threshold(100, 10, 10)
         sparse = final_pods(options)
         assert gc.get_threshold() == (100, 10, 10)
+        assert gc.get_freeze_count() == 0  # what the run left is in the old generation, nothing stays frozen
         monkeypatch.setattr(session, "sparse_gc", contextlib.nullcontext)
         assert final_pods(options) == sparse
     finally:
