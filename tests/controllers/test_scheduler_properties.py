@@ -3,12 +3,24 @@ a node, and preemption removes only lower-priority pods, enough of them, and non
 
 from __future__ import annotations
 
+import dataclasses
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kjobs.api.types import Obj
 from kjobs.controllers.preemption import Candidate, budgets, preempt, select_victims
-from kjobs.controllers.scheduling import NodeInfo, PodInfo, Resources, filter_node, insufficient, pod_info, select_host
+from kjobs.controllers.scheduling import (
+    NodeInfo,
+    PodInfo,
+    Resources,
+    filter_node,
+    insufficient,
+    node_scores,
+    pod_info,
+    select_host,
+    shared_spec_info,
+)
 
 NOW = 1_767_225_600.0
 
@@ -142,3 +154,45 @@ def test_preempt_picks_a_node_where_the_pod_then_fits(
         return
     target = next(n for n in cluster if n.name == result.candidate.node)
     assert fits(preemptor, target, {v.uid for v in result.candidate.victims})
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    nodes=st.lists(st.tuples(cpus, mems, st.integers(min_value=1, max_value=6)), min_size=2, max_size=5),
+    steps=st.lists(
+        st.tuples(st.integers(min_value=0, max_value=2), st.booleans(), st.integers(min_value=0, max_value=30)),
+        min_size=1,
+        max_size=40,
+    ),
+)
+def test_memoised_node_answers_equal_fresh_ones(
+    nodes: list[tuple[int, int, int]], steps: list[tuple[int, bool, int]]
+) -> None:
+    """Pods of three templates (one shared `SpecInfo` each) placed and removed at random: every filter status,
+    score and chosen node equals what the same pod without a memo (`spec=None`) gets."""
+    cluster = [make_node(f"n{i}", cpu, mem, count) for i, (cpu, mem, count) in enumerate(nodes)]
+    shapes = [(100, 64), (700, 900), (0, 0)]
+    placed: list[tuple[NodeInfo, str]] = []
+    for i, (shape, remove, which) in enumerate(steps):
+        if remove and placed:
+            node, uid = placed.pop(which % len(placed))
+            node.remove_pod(uid)
+            continue
+        cpu, mem = shapes[shape]
+        body: Obj = {
+            "metadata": {"name": f"p{i}", "namespace": "default", "uid": f"u{i}"},
+            "spec": {
+                "containers": [{"name": "c", "resources": {"requests": {"cpu": f"{cpu}m", "memory": f"{mem}Mi"}}}]
+            },
+        }
+        pod = pod_info(body, priority=0, preempt_never=False, spec=shared_spec_info(body["spec"]))
+        bare = dataclasses.replace(pod, spec=None)
+        for _ in range(2):  # the second round answers from the memo
+            assert [filter_node(pod, n) for n in cluster] == [filter_node(bare, n) for n in cluster]
+            feasible = [n for n in cluster if filter_node(pod, n) is None]
+            assert node_scores(pod, feasible) == node_scores(bare, feasible)
+        if feasible:
+            chosen = next(n for n in cluster if n.name == select_host(pod, feasible))
+            assert chosen.name == select_host(bare, feasible)
+            chosen.add_pod(dataclasses.replace(pod, node_name=chosen.name))
+            placed.append((chosen, pod.uid))

@@ -4,6 +4,9 @@ Job status, the same trace and the same final state of every pod with and withou
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
+import functools
 import json
 import re
 
@@ -14,6 +17,7 @@ from kjobs.client.events import EventRecorder
 from kjobs.client.local import LocalClient
 from kjobs.client.resources import EVENTS, JOBS
 from kjobs.clock import FakeClock
+from kjobs.controllers.podgc import PodGCSettings
 from kjobs.server.service import ApiService
 from kjobs.server.storage import Storage
 from kjobs.simulate import SimulationOptions, parse_model, simulate
@@ -197,3 +201,54 @@ def test_instant_containers_written_once_change_no_decision(monkeypatch: pytest.
         conditions = {c["type"]: c["status"] for c in pod_status["conditions"]}
         assert conditions["Ready"] == conditions["ContainersReady"] == "False"
         assert conditions["PodReadyToStartContainers"] == "False"
+
+
+def test_the_pod_gc_delete_path_without_extra_decodes_changes_no_decision(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pod GC deleting terminated pods beyond a low threshold: a delete that stamps the deleter's own read
+    (`Store.adelete(last=...)`) and skips decoding the Job when its JSON names no `foregroundDeletion`, beside the
+    delete that decodes the stored record and the Job every time. Same Job status, pods, trace."""
+    from kjobs import cluster
+    from kjobs.simulate import session
+    from kjobs.store import base
+
+    settings = functools.partial(cluster.ClusterSettings, pod_gc=PodGCSettings(terminated_pod_threshold=5))
+    monkeypatch.setattr(session, "ClusterSettings", settings)
+    options = SimulationOptions(model=parse_model(FLAKY), seed=5, nodes=3)
+    status, pods, trace = final_pods(options)
+    assert sum(1 for entry in trace if entry[1] == "pod-deleted") > 10  # pod GC did delete
+    monkeypatch.setattr(base, "_read_at", lambda obj, current: False)
+    monkeypatch.setattr(ApiService, "_awaits_foreground", lambda self, r, namespace, name: True)
+    assert final_pods(options) == (status, pods, trace)
+
+
+def test_the_schedulers_node_memo_changes_no_decision(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nodes keeping their filter status and score for the last pod spec (`NodeMemo`), beside a scheduler that
+    evaluates every node afresh for every pod (no `SpecInfo` to key on): same placements, status, pods, trace."""
+    from kjobs.controllers import scheduler
+
+    options = SimulationOptions(model=parse_model(FLAKY), seed=9, nodes=4)
+    status, pods, trace = final_pods(options)
+    assert len({pod["spec"].get("nodeName") for pod in pods.values()}) > 1  # the choice of node mattered
+    fresh = scheduler.pod_info
+    monkeypatch.setattr(scheduler, "pod_info", lambda *a, **kw: dataclasses.replace(fresh(*a, **kw), spec=None))
+    assert final_pods(options) == (status, pods, trace)
+
+
+def test_a_sparse_young_generation_gc_changes_no_decision_and_is_restored(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sparse_gc` while a simulation runs, beside the thresholds it found (and a GC at every 100 allocations):
+    the same run; afterwards the caller's thresholds are back."""
+    import gc
+
+    from kjobs.simulate import session
+
+    options = SimulationOptions(model=parse_model(FLAKY), seed=4, nodes=2)
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(100, 10, 10)
+        sparse = final_pods(options)
+        assert gc.get_threshold() == (100, 10, 10)
+        assert gc.get_freeze_count() == 0  # what the run left is in the old generation, nothing stays frozen
+        monkeypatch.setattr(session, "sparse_gc", contextlib.nullcontext)
+        assert final_pods(options) == sparse
+    finally:
+        gc.set_threshold(*before)

@@ -95,3 +95,31 @@ def test_watchers_of_a_deletion_share_the_last_state_the_store_stamped_and_the_d
     assert gone is not one.object
     gone["spec"]["nodeName"] = "mine to change"  # the deleter's copy is its own
     mutation.check()
+
+
+def test_a_deleter_handing_over_its_read_gets_it_back_stamped_and_shared_with_no_decode() -> None:
+    store = MemoryStore()
+    store.create("pods", "default", "a", _pod("a"))
+    w = store.watch("pods", None, since=store.revision)
+    read = store.get("pods", "default", "a")
+    gone = asyncio.run(store.adelete("pods", "default", "a", last=read))
+    event = w.next(timeout=1)
+    assert event is not None and str(event.type) == "DELETED"
+    assert gone is read is event.object  # the deleter's read, stamped at the deletion's revision
+    assert gone["metadata"]["resourceVersion"] == str(store.revision)
+    assert orjson.loads(event.raw) == gone
+    mutation.check()
+
+
+def test_a_deleter_read_at_an_older_revision_is_not_what_the_store_stamps() -> None:
+    store = MemoryStore()
+    store.create("pods", "default", "a", _pod("a"))
+    stale = store.get("pods", "default", "a")
+    store.update("pods", "default", "a", {**_pod("a"), "spec": {"nodeName": "n2"}})
+    w = store.watch("pods", None, since=store.revision)
+    gone = asyncio.run(store.adelete("pods", "default", "a", last=stale))
+    event = w.next(timeout=1)
+    assert event is not None
+    assert gone is not stale and stale["spec"]["nodeName"] == "n1"  # left as it was read
+    assert gone["spec"]["nodeName"] == event.object["spec"]["nodeName"] == "n2"
+    assert gone["metadata"]["resourceVersion"] == str(store.revision)

@@ -173,8 +173,8 @@ class DisruptionController:
 
     def _pdbs_for(self, pod: Obj) -> list[Obj]:
         """`GetPodPodDisruptionBudgets`: PDBs of the pod's namespace whose selector matches (none if unlabelled)."""
-        if not (pod.get("metadata") or {}).get("labels"):
-            return []
+        if not self.pdbs.cache or not (pod.get("metadata") or {}).get("labels"):
+            return []  # no budget anywhere (most clusters, every simulation without one): nothing to list and sort
         found = []
         for pdb in sorted(self.pdbs.list(key_of(pod)[0]), key=lambda p: key_of(p)[1]):
             try:

@@ -435,8 +435,9 @@ class Scheduler:
             return
         feasible: list[NodeInfo] = []
         statuses: dict[str, FilterStatus] = {}
+        nominations = self._nominated
         for node in nodes:
-            reserved = nominated_on(node.name, pod, self._nominated)
+            reserved = nominated_on(node.name, pod, nominations) if nominations.get(node.name) else ()
             status = filter_node(pod, node, reserved)
             if status is None:
                 feasible.append(node)
@@ -444,7 +445,9 @@ class Scheduler:
                 statuses[node.name] = status
         if feasible:
             # A preemptor whose nominated node now fits goes there (Kubernetes evaluates that node first).
-            chosen = nominated if any(n.name == nominated for n in feasible) else select_host(pod, feasible)
+            chosen = (
+                nominated if nominated and any(n.name == nominated for n in feasible) else select_host(pod, feasible)
+            )
             self._assume(pod, chosen)
             return
         reasons = {name: status.reasons for name, status in statuses.items()}

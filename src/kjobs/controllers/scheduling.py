@@ -253,6 +253,9 @@ class PodInfo:
     nominated_node: str
     gated: bool
     pod: Obj
+    spec: SpecInfo | None = None
+    """The shared `SpecInfo` this pod's scheduling facts were taken from (every filter and score input on the pod's
+    side): nodes keep their last answer for it (`NodeInfo.memo`). None: built by hand, never memoised."""
 
     @property
     def key(self) -> str:
@@ -355,6 +358,7 @@ def pod_info(pod: Obj, *, priority: int, preempt_never: bool, spec: SpecInfo | N
         nominated_node=str(status.get("nominatedNodeName") or ""),
         gated=bool(pod_spec.get("schedulingGates")),
         pod=pod,
+        spec=derived,
     )
 
 
@@ -419,6 +423,19 @@ def _time(value: Any) -> float | None:
 
 
 @dataclass(slots=True)
+class NodeMemo:
+    """A node's answer for one pod spec at one node generation: the filter status (None: fits) and, once asked,
+    the resource score. Both read only the `SpecInfo` on the pod's side and the node's own state, so Job pods of
+    one template — which share one `SpecInfo` — reuse it on every node that has not changed since (one pod is
+    placed per attempt: at parallelism 5,000, 45 of 46 nodes are unchanged)."""
+
+    spec: SpecInfo
+    generation: int
+    status: FilterStatus | None
+    score: int | None = None
+
+
+@dataclass(slots=True)
 class NodeInfo:
     """A node as the scheduler sees it: labels, effective taints, allocatable, and the pods placed on it.
 
@@ -438,11 +455,16 @@ class NodeInfo:
     non_zero_memory: int = 0
     pods: dict[str, PodInfo] = field(default_factory=dict)
     used_ports: dict[HostPort, int] = field(default_factory=dict)
+    generation: int = 0
+    """Bumped by every change to what filters and scores read (`set_node`, `add_pod`, `remove_pod`)."""
+    memo: NodeMemo | None = None
+    """This node's filter result and score for the last pod spec evaluated here, at `generation`."""
 
     def set_node(self, node: Obj | None) -> None:
         """Take labels, taints (with the condition taints the node lifecycle controller would add),
         `unschedulable` and allocatable from a Node object."""
         self.node = node
+        self.generation += 1
         if node is None:
             return
         meta, spec, status = node.get("metadata") or {}, node.get("spec") or {}, node.get("status") or {}
@@ -459,6 +481,7 @@ class NodeInfo:
     def add_pod(self, info: PodInfo) -> None:
         """Count a pod bound (or assumed) here."""
         self.pods[info.uid] = info
+        self.generation += 1
         self.requested.add(info.requests)
         self.non_zero_cpu += info.non_zero_cpu
         self.non_zero_memory += info.non_zero_memory
@@ -469,6 +492,7 @@ class NodeInfo:
         """Stop counting a pod; returns what was counted."""
         info = self.pods.pop(uid, None)
         if info is not None:
+            self.generation += 1
             self.requested.add(info.requests, -1)
             self.non_zero_cpu -= info.non_zero_cpu
             self.non_zero_memory -= info.non_zero_memory
@@ -614,7 +638,22 @@ def static_filter(pod: PodInfo, node: NodeInfo) -> FilterStatus | None:
 
 def filter_node(pod: PodInfo, node: NodeInfo, nominated: Sequence[PodInfo] = ()) -> FilterStatus | None:
     """None when `pod` fits `node`; else the first failing filter's reasons. `nominated` are pods of at least
-    the pod's priority waiting for this node (preemptors), counted as if already there."""
+    the pod's priority waiting for this node (preemptors), counted as if already there.
+
+    Without nominated pods the answer depends on the pod's `SpecInfo` and the node's state only: it is kept on
+    the node (`NodeInfo.memo`) and reused while both are the same."""
+    spec = pod.spec
+    if spec is None or nominated:
+        return _filter_node(pod, node, nominated)
+    memo = node.memo
+    if memo is not None and memo.spec is spec and memo.generation == node.generation:
+        return memo.status
+    status = _filter_node(pod, node, ())
+    node.memo = NodeMemo(spec, node.generation, status)
+    return status
+
+
+def _filter_node(pod: PodInfo, node: NodeInfo, nominated: Sequence[PodInfo]) -> FilterStatus | None:
     status = static_filter(pod, node)
     if status is not None:
         return status
@@ -700,10 +739,33 @@ def _resource_scores(pod: PodInfo, feasible: Sequence[NodeInfo], fit_weight: int
     return totals
 
 
+_FIT_WEIGHT, _BALANCE_WEIGHT = SCORE_WEIGHTS["NodeResourcesFit"], SCORE_WEIGHTS["NodeResourcesBalancedAllocation"]
+
+
+def _weighted_resource_scores(pod: PodInfo, feasible: Sequence[NodeInfo]) -> list[int]:
+    """`_resource_scores` with the profile's weights, each node's kept in its memo for the pod's `SpecInfo` (the
+    score reads the same inputs as the filter: `NodeMemo`); only nodes changed since are scored again."""
+    spec = pod.spec
+    if spec is None:
+        return _resource_scores(pod, feasible, _FIT_WEIGHT, _BALANCE_WEIGHT)
+    totals: list[int] = []
+    for node in feasible:
+        memo = node.memo
+        if memo is None or memo.spec is not spec or memo.generation != node.generation:
+            # not filtered for this spec at this generation (a caller's own feasible list): no status to keep
+            totals.append(_resource_scores(pod, (node,), _FIT_WEIGHT, _BALANCE_WEIGHT)[0])
+            continue
+        score = memo.score
+        if score is None:
+            score = memo.score = _resource_scores(pod, (node,), _FIT_WEIGHT, _BALANCE_WEIGHT)[0]
+        totals.append(score)
+    return totals
+
+
 def node_scores(pod: PodInfo, feasible: Sequence[NodeInfo]) -> list[int]:
     """The default profile's weighted sum per feasible node (same order)."""
     w = SCORE_WEIGHTS
-    totals = _resource_scores(pod, feasible, w["NodeResourcesFit"], w["NodeResourcesBalancedAllocation"])
+    totals = _weighted_resource_scores(pod, feasible)
     if any(n.soft_taints for n in feasible):
         taints = normalize([untolerated_soft_taints(pod, n) for n in feasible], reverse=True)
         totals = [t + w["TaintToleration"] * x for t, x in zip(totals, taints, strict=True)]

@@ -57,6 +57,13 @@ def _tolerations(pod: Obj | None) -> list[Obj]:
     return [t for t in ((pod or {}).get("spec") or {}).get("tolerations") or [] if isinstance(t, dict)]
 
 
+def _same_tolerations(old: Obj, new: Obj) -> bool:
+    """`_tolerations(old) == _tolerations(new)`, without building either list when the two spec lists are equal
+    (always, but for an update of the tolerations: a status write keeps the pod's spec as it was)."""
+    before, after = (old.get("spec") or {}).get("tolerations"), (new.get("spec") or {}).get("tolerations")
+    return before == after or _tolerations(old) == _tolerations(new)
+
+
 def _node_name(pod: Obj | None) -> str:
     return str(((pod or {}).get("spec") or {}).get("nodeName") or "")
 
@@ -132,7 +139,7 @@ class TaintEvictionController:
 
     def _on_pod(self, old: Obj | None, new: Obj | None) -> None:
         old_node, new_node = _node_name(old), _node_name(new)
-        if old is not None and new is not None and old_node == new_node and _tolerations(old) == _tolerations(new):
+        if old is not None and new is not None and old_node == new_node and _same_tolerations(old, new):
             return  # most updates (status, metadata) change nothing this controller indexes or acts on
         key = key_of(new or old or {})
         if old_node and old_node != new_node:

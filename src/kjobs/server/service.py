@@ -855,7 +855,7 @@ class ApiService:
                 new = await self.store.update(r.store_key, new, expected_rv=meta.get("resourceVersion"))
             result = Result(new, 200)
         else:
-            gone = await self.store.delete(r.store_key, namespace if r.namespaced else "", name)
+            gone = await self.store.delete(r.store_key, namespace if r.namespaced else "", name, last=old)
             result = Result(_success_status(r, name, gone), 200)
         result.warnings.extend(warnings)
         if propagation != "Orphan":
@@ -888,7 +888,8 @@ class ApiService:
             grace = 0
         current = meta.get("deletionGracePeriodSeconds")
         if grace == 0 and not meta.get("finalizers"):
-            gone = await self.store.delete(r.store_key, meta.get("namespace", ""), meta["name"])
+            # `pod` is this attempt's own read (`_guaranteed`), used for nothing after: the store stamps it.
+            gone = await self.store.delete(r.store_key, meta.get("namespace", ""), meta["name"], last=pod)
             await self._on_dependent_gone(gone)
             return Result(gone, 200)
         if current is not None and current <= grace:
@@ -911,7 +912,7 @@ class ApiService:
         meta = pod.get("metadata") or {}
         if not meta.get("deletionTimestamp") or meta.get("finalizers") or (uid and meta.get("uid") != uid):
             return False
-        await self.store.delete("pods", namespace, name, expected_rv=meta.get("resourceVersion"))
+        pod = await self.store.delete("pods", namespace, name, expected_rv=meta.get("resourceVersion"), last=pod)
         await self._on_dependent_gone(pod)
         return True
 
@@ -962,11 +963,20 @@ class ApiService:
             if ref.get("kind") == "Job" and ref.get("apiVersion", "batch/v1") == "batch/v1":
                 jobs = lookup("batch", "v1", "jobs")
                 assert jobs is not None
+                namespace, name = dependent["metadata"].get("namespace", ""), ref.get("name", "")
                 try:
-                    await self._finish_foreground(jobs, dependent["metadata"].get("namespace", ""), ref.get("name", ""))
+                    if self._awaits_foreground(jobs, namespace, name):
+                        await self._finish_foreground(jobs, namespace, name)
                 except ApiError as exc:  # someone else (the garbage collector) got there first
                     if exc.code not in (404, 409):
                         raise
+
+    def _awaits_foreground(self, r: Resource, namespace: str, name: str) -> bool:
+        """Whether the owner may carry the `foregroundDeletion` finalizer, read off its stored JSON: the name
+        appears there verbatim whenever it is in `metadata.finalizers`, so its absence settles it without a
+        decode. Every pod deletion asks this of its Job, the largest object stored (its index lists), and
+        almost never is the Job being deleted in the foreground. 404 when the owner is gone."""
+        return b'"foregroundDeletion"' in self.store.get_raw(r.store_key, namespace, name)
 
     async def _finish_foreground(self, r: Resource, namespace: str, name: str) -> Obj | None:
         """Remove a foreground-deleted owner once no dependents remain; returns it if it still exists."""

@@ -108,9 +108,12 @@ class Storage:
         namespace, name = _key(obj)
         return await self.store.aupdate(resource, namespace, name, obj, expected_rv=expected_rv, adopt=True)
 
-    async def delete(self, resource: str, namespace: str, name: str, *, expected_rv: str | None = None) -> Obj:
-        """Remove; the last state with the deletion's resourceVersion."""
-        return await self.store.adelete(resource, namespace, name, expected_rv=expected_rv)
+    async def delete(
+        self, resource: str, namespace: str, name: str, *, expected_rv: str | None = None, last: Obj | None = None
+    ) -> Obj:
+        """Remove; the last state with the deletion's resourceVersion. `last`: the caller's fresh read of the
+        object, handed over (the store stamps it instead of decoding the record again; see `Store.adelete`)."""
+        return await self.store.adelete(resource, namespace, name, expected_rv=expected_rv, last=last)
 
     def watch(
         self,

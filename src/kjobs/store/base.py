@@ -143,7 +143,7 @@ class _History:
 
     def append(self, change: Change) -> None:
         if self.changes.maxlen is not None and len(self.changes) == self.changes.maxlen:
-            self.compacted = self.changes[0].revision
+            self.compacted = self.changes[0].record.revision  # `Change.revision`, without a property call per write
         self.changes.append(change)
 
     def after(self, revision: int, current: int) -> list[Change]:
@@ -339,6 +339,12 @@ def _stamp_update(obj: Obj, revision: int, index: Index, current: Record) -> Rec
     return Record(_trimmed(raw), revision, *index)
 
 
+def _read_at(obj: Obj, current: Record) -> bool:
+    """Whether `obj` says it was read at `current`'s revision (the stored object, if its reader left it as read)."""
+    meta = obj.get("metadata")
+    return isinstance(meta, dict) and meta.get("resourceVersion") == str(current.revision)
+
+
 _LATEST_KEPT = 4096
 """How many recently written objects `get_shared` can return without a decode."""
 
@@ -480,12 +486,18 @@ class Store(ABC):
                     changes.append((op.resource, change, _shareable(op)))
                 else:
                     revision += 1
-                    last = current.decode()
+                    last = op.obj if op.obj is not None and _read_at(op.obj, current) else None
+                    if last is None:
+                        op.obj = None  # read at another revision: not the stored object
+                        last = current.decode()
+                    else:
+                        op.from_obj = True
                     record = _stamp(last, revision, (current.labels, current.fields, current.uid))
                     overlay[key] = None
                     op.result = record
-                    # The last state was decoded here to be stamped, and nothing else keeps it: the watchers share
-                    # it rather than decode the record again (the deleter still gets a decode of its own).
+                    # The last state was decoded to be stamped (here, or by the deleter when it read the object),
+                    # and nothing else keeps it: the watchers share it rather than decode the record again. A
+                    # deleter that handed its read over gets that same object back, read-only.
                     changes.append(
                         (op.resource, Change(EventType.DELETED, op.namespace, op.name, record, current), last)
                     )
@@ -617,9 +629,13 @@ class Store(ABC):
         *,
         expected_rv: str | None = None,
         expected_uid: str | None = None,
+        last: Obj | None = None,
     ) -> Obj:
-        """`delete` for asyncio callers."""
-        op = Op("delete", resource, namespace, name, None, expected_rv, expected_uid)
+        """`delete` for asyncio callers. `last`, when given, is the caller's own decode of the object, handed
+        over unchanged (the deleter read it to check preconditions and grace): if the object is still at the
+        revision in its `metadata.resourceVersion`, the store stamps that dict rather than decode the record
+        again, shares it with in-process watchers and returns it, so it is read-only for the caller from then on."""
+        op = Op("delete", resource, namespace, name, last, expected_rv, expected_uid)
         await self._asubmit(op)
         return op.outcome()
 
