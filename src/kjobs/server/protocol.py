@@ -1,15 +1,22 @@
-"""uvicorn's httptools protocol with a bound on a request's head, as Go's `net/http` server has.
+"""uvicorn's httptools protocol with a bound on a request's head, as Go's `net/http` server has, and whose writes
+made in one turn of the event loop reach the transport as one.
 
 httptools (llhttp) sets no limit on a request line and headers, and gathers a header's value across reads: a
 client sending a 50 MB header made the server hold all of it. Go reads at most `DefaultMaxHeaderBytes` (1 MiB,
 `limits.MAX_HEADER_BYTES`) plus 4096 bytes of slack, then writes `431 Request Header Fields Too Large` and hangs
 up (net/http `server.go`, `errTooLarge`); this protocol counts the bytes it receives until a request's headers are
 complete and does the same.
+
+uvicorn writes a response's head and its body separately: over TLS each write is a record of its own, encrypted and
+sent apart (two `SSLObject.write`s and two socket sends a request, a tenth of a busy server's loop in a profile of
+`bench/bench_http.py`). Go's server buffers the head with the body (`bufio.Writer` under `response.w`, flushed when
+the handler returns); `_CoalescingTransport` does the same by deferring writes to the end of the loop's turn.
 """
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from typing import Any, cast
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
@@ -23,6 +30,57 @@ _TOO_LARGE = (
 )
 
 
+_JOIN_LIMIT = 64 * 1024
+"""Writes are joined into one buffer up to this many bytes; past it they go out one by one (no large copy)."""
+
+
+class _CoalescingTransport:
+    """A transport whose writes wait for the end of the current turn of the event loop and then go out together,
+    in order; `close` sends what is waiting first, `abort` drops it (as it drops the transport's own buffer)."""
+
+    __slots__ = ("_loop", "_pending", "_size", "_transport")
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        self._transport = transport
+        self._loop = asyncio.get_running_loop()
+        self._pending: list[bytes] = []
+        self._size = 0
+
+    def write(self, data: bytes) -> None:
+        if not data:
+            return
+        if not self._pending:
+            self._loop.call_soon(self._flush)
+        self._pending.append(data)
+        self._size += len(data)
+
+    def _flush(self) -> None:
+        pending = self._pending
+        if not pending:
+            return
+        self._pending, size, self._size = [], self._size, 0
+        if self._transport.is_closing():  # the connection was lost meanwhile: dropped, as a lost one drops writes
+            return
+        if len(pending) == 1:
+            self._transport.write(pending[0])
+        elif size <= _JOIN_LIMIT:
+            self._transport.write(b"".join(pending))
+        else:
+            for data in pending:
+                self._transport.write(data)
+
+    def close(self) -> None:
+        self._flush()
+        self._transport.close()
+
+    def abort(self) -> None:
+        self._pending, self._size = [], 0
+        self._transport.abort()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
 class BoundedHttpToolsProtocol(HttpToolsProtocol):
     """`HttpToolsProtocol` that refuses a request head beyond `limits.MAX_HEADER_BYTES`."""
 
@@ -31,6 +89,10 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self._head_bytes = 0
         self._in_head = True
         self._refused = False
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self.transport = cast(asyncio.Transport, _CoalescingTransport(transport))
 
     def data_received(self, data: bytes) -> None:
         if self._refused:
