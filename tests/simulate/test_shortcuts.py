@@ -252,3 +252,21 @@ def test_a_sparse_young_generation_gc_changes_no_decision_and_is_restored(monkey
         assert final_pods(options) == sparse
     finally:
         gc.set_threshold(*before)
+
+
+def test_status_patches_whose_results_are_discarded_change_no_decision(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The node agent sends its status patches with `discard=True` (it never read their results): a client then
+    need not decode (HTTP) or copy (in process) the object. The same seed gives the same Job status, every pod's
+    same final state and the same trace as when every result is returned."""
+    options = SimulationOptions(model=parse_model(MIXED), seed=11, nodes=2)
+    discarded = final_pods(options)
+    original = LocalClient.patch
+    calls: list[bool] = []
+
+    async def returning(self: LocalClient, *args: object, discard: bool = False, **kwargs: object) -> Obj:
+        calls.append(discard)
+        return await original(self, *args, **kwargs)
+
+    monkeypatch.setattr(LocalClient, "patch", returning)
+    assert final_pods(options) == discarded
+    assert True in calls  # the agent's patches did ask for no result

@@ -17,6 +17,8 @@ from typing import Any
 
 import click
 
+from kjobs.cli.up import settle_heap
+
 _RUNTIMES = ("process", "sim")
 HTTP_WORKERS = 64
 """Pod syncs in flight: each status write is an HTTP round trip here, so as many as the client has connections
@@ -177,6 +179,7 @@ async def _join(
         except (ApiError, OSError) as exc:
             raise _Failed(f"cannot register node {name} with {connection.server}: {exc}") from None
         click.echo(f"node {name} joined {connection.server}", err=True)
+        settle_heap()  # as kjobs up: start-up's heap out of the collector's way
         await stop.wait()
         click.echo(f"node {name}: shutting down", err=True)
         with contextlib.suppress(Exception):

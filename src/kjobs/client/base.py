@@ -82,11 +82,14 @@ class Client(Protocol):
         patch_type: str = "strategic",
         subresource: str | None = None,
         handover: bool = False,
+        discard: bool = False,
     ) -> Obj:
         """PATCH (`strategic`, `merge` or `json`).
 
         `handover`: the caller hands `patch` over, keeping no reference it will change (a body built for this
-        call from values it never mutates): an in-process client passes it on without a copy."""
+        call from values it never mutates): an in-process client passes it on without a copy. `discard`: the
+        caller does not read the result, which may then be an empty dict (an HTTP client skips decoding the
+        response); failures are raised all the same."""
 
     async def delete(
         self,

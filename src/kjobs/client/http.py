@@ -46,14 +46,17 @@ class HttpClient:
         params: dict[str, str] | None = None,
         body: Any = None,
         content_type: str = "application/json",
+        decode: bool = True,
     ) -> Obj:
+        """The response's object; with `decode` False an empty dict for any success (the body is read, so the
+        connection is reused, but not parsed); an error is raised alike either way."""
         data = None if body is None else orjson.dumps(body)
         headers = {"Content-Type": content_type} if data is not None else None
         async with self._session.request(method, path, params=params, data=data, headers=headers) as resp:
             raw = await resp.read()
             if resp.status >= 400:
                 raise _error(resp.status, raw)
-            result: Obj = orjson.loads(raw) if raw else {}
+            result: Obj = orjson.loads(raw) if raw and decode else {}
             return result
 
     async def get(self, resource: ResourceRef, namespace: str | None, name: str) -> Obj:
@@ -138,13 +141,16 @@ class HttpClient:
         patch_type: str = "strategic",
         subresource: str | None = None,
         handover: bool = False,
+        discard: bool = False,
     ) -> Obj:
-        """PATCH with the given patch type (`handover` changes nothing: the body is serialized)."""
+        """PATCH with the given patch type (`handover` changes nothing: the body is serialized; `discard`: the
+        caller reads no result, so the response is not decoded and `{}` is returned; errors are raised alike)."""
         return await self._request(
             "PATCH",
             resource.path(namespace, name, subresource),
             body=patch,
             content_type=PATCH_CONTENT_TYPES[patch_type],
+            decode=not discard,
         )
 
     async def delete(

@@ -146,8 +146,9 @@ class LocalClient:
         patch_type: str = "strategic",
         subresource: str | None = None,
         handover: bool = False,
+        discard: bool = False,
     ) -> Obj:
-        """PATCH (a body handed over is not copied: see `Client.patch`)."""
+        """PATCH (a body handed over is not copied; a result discarded is not copied either: see `Client.patch`)."""
         if not handover:
             patch = _copy(patch) if isinstance(patch, dict) else orjson.loads(orjson.dumps(patch))
         result = await self.service.patch(
@@ -160,7 +161,7 @@ class LocalClient:
             manager=self._manager,
             typed=self._typed,
         )
-        return self._own(result.obj)
+        return {} if discard else self._own(result.obj)
 
     async def delete(
         self,

@@ -542,8 +542,11 @@ class NodeAgent:
             return
         namespace, name = _key(pod)
         try:
-            # Handed over: a status, once computed, is never changed (each sync computes a new one).
-            await self.client.patch(PODS, namespace, name, {"status": body}, subresource="status", handover=True)
+            # Handed over: a status, once computed, is never changed (each sync computes a new one); the result is
+            # not read (the informer sees the pod as written), so an HTTP client need not decode it.
+            await self.client.patch(
+                PODS, namespace, name, {"status": body}, subresource="status", handover=True, discard=True
+            )
         except ApiError as exc:
             if exc.code == 404:
                 return

@@ -444,7 +444,7 @@ class App:
                     manager=request.manager,
                     dry_run=bool(request.query.get("dryRun")),
                 )
-                await self._send_result(send, result)
+                await self._send_result(send, result, r)
                 return
             if method == "DELETE":
                 await self._delete_collection(request, r, route.namespace, send)
@@ -466,7 +466,7 @@ class App:
                 if sub == "eviction"
                 else self.service.bind(ns, name, body)
             )
-            await self._send_result(send, result)
+            await self._send_result(send, result, r)
             return
         if method == "GET":
             partial = request.metadata_only(r, is_list=False)
@@ -524,10 +524,13 @@ class App:
             result = await self.service.delete(r, ns, name, DeleteOptions.parse(body, query))
         else:
             raise method_not_allowed()
-        await self._send_result(send, result)
+        await self._send_result(send, result, r)
 
-    async def _send_result(self, send: Send, result: Result) -> None:
-        await _respond(send, result.code, orjson.dumps(result.obj), warnings=result.warnings)
+    async def _send_result(self, send: Send, result: Result, r: Resource) -> None:
+        """The result's object as JSON: the stored bytes when it is the stored object itself (`stored_raw`), which
+        are what encoding it would give (the store encoded them from it), else encoded now."""
+        body = self.storage.stored_raw(r.store_key, result.obj)
+        await _respond(send, result.code, orjson.dumps(result.obj) if body is None else body, warnings=result.warnings)
 
     # ------------------------------------------------------------------------------------------- list / watch
 

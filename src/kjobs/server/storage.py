@@ -52,6 +52,25 @@ class Storage:
         """The stored JSON bytes (404 ApiError if absent)."""
         return self.store.get_raw(resource, namespace, name)
 
+    def stored_raw(self, resource: str, obj: Obj) -> bytes | None:
+        """The stored JSON bytes of `obj` when `obj` is the stored object itself (what a write just handed over,
+        shared with watchers: its bytes were encoded from it), else None. A write's response can then send the
+        bytes the watchers send instead of encoding the object again, as the apiserver serves the watch cache.
+
+        The bytes are read first: a write returns once its record is published, so they are of its revision or a
+        later one, and only the current revision's shared object can be `obj` itself; a dry run's object, a
+        deletion's last state or a Status is never stored, and falls back (None)."""
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict) or not meta.get("name") or not meta.get("resourceVersion"):
+            return None
+        namespace, name = str(meta.get("namespace") or ""), str(meta["name"])
+        try:
+            raw = self.store.get_raw(resource, namespace, name)
+            current = self.store.get_shared(resource, namespace, name)
+        except ApiError:
+            return None
+        return raw if current is obj else None
+
     def list(
         self,
         resource: str,
