@@ -99,7 +99,7 @@ def test_since_leaves_out_older_entries(tmp_path: Path) -> None:
     at_t2 = 1796198401.5  # T2 as epoch seconds
     assert log_time(at_t2) == T2
     assert collect(path, since=at_t2) == b"o\nthree"
-    assert collect(path, since=at_t2 + 1e-6) == b""
+    assert collect(path, since=at_t2 + 2e-6) == b""  # since keeps whole microseconds
     assert collect(path, since=at_t2 - 1.5) == b"one\ntwo\nthree"
 
 
@@ -133,3 +133,14 @@ def test_what_the_shim_writes_renders_back_byte_for_byte(chunks: list[bytes]) ->
         written = os.pread(log.fileno(), 1 << 20, 0)
     assert render(written) == b"".join(chunks)
     assert all(len(entry.split(b" ", 3)[3]) <= 7 for entry in written.split(b"\n")[:-1])
+
+
+@given(st.integers(min_value=1_700_000_000 * 10**9, max_value=2_100_000_000 * 10**9))
+def test_an_entrys_own_time_read_back_as_since_keeps_it(nanos: int) -> None:
+    """`--since-time` set to an entry's time (parsed with microseconds, held as a float) keeps that entry."""
+    from kjobs.api.timeutil import parse_time
+    from kjobs.node.logs import since_stamp
+
+    seconds, rest = divmod(nanos, 10**9)
+    stamp = log_time(seconds)[:-11] + b".%09dZ" % rest
+    assert since_stamp(parse_time(stamp.decode())) <= stamp

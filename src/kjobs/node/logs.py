@@ -85,6 +85,15 @@ def log_time(seconds: float) -> bytes:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)).encode() + b".%09dZ" % nanos
 
 
+def since_stamp(seconds: float) -> bytes:
+    """The `log_time` from which `--since`/`--since-time` keep entries: the time rounded down to whole
+    microseconds, so that a time read back from an entry (a float has no nanoseconds to spare at today's epoch, and
+    `parse_time` keeps microseconds) never lands after that entry."""
+    whole = math.floor(seconds)
+    micros = int((seconds - whole) * 1_000_000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(whole)).encode() + b".%06d000Z" % micros
+
+
 def render(entries: bytes, *, timestamps: bool = False, since: bytes | None = None) -> bytes:
     """The output of whole log entries (each ending in a newline): their text, a newline after each whole
     line, the entry's time first with `timestamps`, entries older than `since` (a `log_time`) left out."""
@@ -122,7 +131,7 @@ async def read_log(
     `limit_bytes` counts output bytes, as the kubelet's does."""
     offset = tail_offset(path, tail_lines) if path.exists() else 0
     remaining = limit_bytes if limit_bytes is not None and limit_bytes > 0 else None
-    since_time = log_time(since) if since is not None else None
+    since_time = since_stamp(since) if since is not None else None
     torn = b""  # an entry whose write was still under way when read
     while True:
         done = finished()  # read the flag first so output written before the exit is drained below

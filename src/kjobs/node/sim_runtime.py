@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from kjobs.api.types import Obj
 from kjobs.clock import Clock, FakeClock
-from kjobs.node.logs import fallback_message, log_time
+from kjobs.node.logs import fallback_message, log_time, since_stamp
 from kjobs.node.observations import Attempt, KillReason, PodRecord
 from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP
 from kjobs.node.runtime import PodHandle, StatusCallback
@@ -170,7 +170,7 @@ class SimulatedRuntime(Supervisor):
         attempt = self.log_attempt(uid, container, previous=previous)
         data = self._outputs.get(attempt.container_id, b"")
         since = self.log_since(since_seconds, since_time)
-        if since is not None and log_time(attempt.started_at) < log_time(since):
+        if since is not None and log_time(attempt.started_at) < since_stamp(since):
             data = b""
         lines = data.splitlines(keepends=True)
         if tail_lines is not None and tail_lines >= 0:
