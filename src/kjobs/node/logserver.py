@@ -30,6 +30,7 @@ import orjson
 from aiohttp import web
 
 from kjobs.api.errors import ApiError, not_found
+from kjobs.node.logsource import runtime_log
 from kjobs.node.runtime import ContainerRuntime
 from kjobs.server import tls
 from kjobs.server.auth import unauthorized
@@ -103,17 +104,7 @@ class LogServer:
             if uid is None or self._runtime.get(uid) is None:
                 raise not_found("pods", name)
             options = log_options(request.query, name)
-            chunks = self._runtime.logs(
-                uid,
-                container,
-                follow=options.follow,
-                tail_lines=options.tail_lines,
-                previous=options.previous,
-                limit_bytes=options.limit_bytes,
-                timestamps=options.timestamps,
-                since_seconds=options.since_seconds,
-                since_time=options.since_time,
-            )
+            chunks = runtime_log(self._runtime, uid, container, options)
             iterator = aiter(chunks)
             first = await anext(iterator, b"")
         except ApiError as exc:

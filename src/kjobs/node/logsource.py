@@ -54,17 +54,22 @@ class AgentLogs:
             return self._remote.open(pod, options)
         if agent is None or agent.runtime.get(uid) is None:
             raise waiting_error(pod, options.container)
-        return agent.runtime.logs(
-            uid,
-            options.container,
-            follow=options.follow,
-            tail_lines=options.tail_lines,
-            previous=options.previous,
-            limit_bytes=options.limit_bytes,
-            timestamps=options.timestamps,
-            since_seconds=options.since_seconds,
-            since_time=options.since_time,
-        )
+        return runtime_log(agent.runtime, uid, options.container, options)
+
+
+def runtime_log(runtime: ContainerRuntime, uid: str, container: str, options: LogOptions) -> AsyncIterator[bytes]:
+    """`runtime.logs` of a pod's container with every `PodLogOptions` field the runtimes take."""
+    return runtime.logs(
+        uid,
+        container,
+        follow=options.follow,
+        tail_lines=options.tail_lines,
+        previous=options.previous,
+        limit_bytes=options.limit_bytes,
+        timestamps=options.timestamps,
+        since_seconds=options.since_seconds,
+        since_time=options.since_time,
+    )
 
 
 NodeLookup = Callable[[str], Obj | None]
