@@ -225,6 +225,24 @@ def test_version_discovery_and_node_tables(kubectl: Kubectl) -> None:
     assert kubectl.ok("get", "namespace", "default", "-o", "jsonpath={.status.phase}") == "Active"
 
 
+def test_auth_whoami_and_can_i(kubectl: Kubectl) -> None:
+    """kubectl sends these reviews as protobuf; the answers are those of a kind cluster's admin."""
+    out = kubectl.ok("auth", "whoami")
+    assert re.match(
+        r"ATTRIBUTE\s+VALUE\nUsername\s+kjobs-admin\nGroups\s+\[system:masters system:authenticated\]$", out
+    )
+    assert kubectl.ok("auth", "can-i", "create", "jobs") == "yes"
+    assert kubectl.ok("auth", "can-i", "delete", "nodes", "--all-namespaces") == "yes"
+    assert kubectl.ok("auth", "can-i", "get", "/healthz") == "yes"
+    out = kubectl.ok("auth", "can-i", "--list")
+    assert re.search(r"^\*\.\*\s+\[\]\s+\[\]\s+\[\*\]$", out, re.M)
+    assert re.search(r"^selfsubjectreviews\.authentication\.k8s\.io\s+\[\]\s+\[\]\s+\[create\]$", out, re.M)
+    out = kubectl.ok("api-resources", "--api-group", "authorization.k8s.io")
+    assert re.search(
+        r"^selfsubjectaccessreviews\s+authorization\.k8s\.io/v1\s+false\s+SelfSubjectAccessReview$", out, re.M
+    )
+
+
 def test_apply_create_unchanged_configured_and_already_exists(kubectl: Kubectl) -> None:
     manifest = job_manifest("applied")
     path = kubectl.file("applied.yaml", manifest)

@@ -508,3 +508,14 @@ def test_eviction_of_an_unready_pod_and_budget_edge_cases(api: client.ApiClient)
     assert _status(two)["message"] == (
         "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
     )
+
+
+def test_self_reviews(api: client.ApiClient) -> None:
+    """What `kubectl auth whoami` / `can-i` ask, through the official client's typed APIs."""
+    review = client.AuthenticationV1Api(api).create_self_subject_review(client.V1SelfSubjectReview())
+    assert review.status.user_info.username == "kjobs-admin"
+    attributes = client.V1ResourceAttributes(namespace="default", verb="create", group="batch", resource="jobs")
+    body = client.V1SelfSubjectAccessReview(spec=client.V1SelfSubjectAccessReviewSpec(resource_attributes=attributes))
+    answer = client.AuthorizationV1Api(api).create_self_subject_access_review(body)
+    assert answer.status.allowed is True
+    assert answer.spec.resource_attributes.resource == "jobs"

@@ -28,7 +28,18 @@ from kjobs.api.errors import ApiError, bad_request
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.selectors import parse_field_selector, parse_label_selector
 from kjobs.api.types import Obj
-from kjobs.server import discovery, limits, listoptions, negotiation, openapi, protobuf, registry, routing, tables
+from kjobs.server import (
+    discovery,
+    limits,
+    listoptions,
+    negotiation,
+    openapi,
+    protobuf,
+    registry,
+    reviews,
+    routing,
+    tables,
+)
 from kjobs.server.admission import AdmissionSettings
 from kjobs.server.auth import PUBLIC_ROUTES, Authenticator, client_cert_name
 from kjobs.server.logs import LogSource, log_options
@@ -367,8 +378,9 @@ class App:
 
     async def _dispatch(self, request: Request, route: routing.Route, send: Send) -> None:
         kind = route.kind
+        user = reviews.UNSECURED
         if kind not in PUBLIC_ROUTES and self.authenticator is not None:
-            self.authenticator.check(request.auth, request.client_cert)
+            user = self.authenticator.check(request.auth, request.client_cert)
         if kind == "health":
             await _respond(send, 200, b"ok", b"text/plain; charset=utf-8")
             return
@@ -376,6 +388,9 @@ class App:
             await _respond(send, 200, orjson.dumps(discovery.VERSION))
             return
         if kind == "resource":
+            if route.resource is not None and route.resource.review:
+                await self._review(request, route, user, send)
+                return
             await self._resource(request, route, send)
             return
         if kind == "metrics":
@@ -524,6 +539,18 @@ class App:
             result = await self.service.delete(r, ns, name, DeleteOptions.parse(body, query))
         else:
             raise method_not_allowed()
+        await self._send_result(send, result, r)
+
+    async def _review(self, request: Request, route: routing.Route, user: reviews.UserInfo, send: Send) -> None:
+        """A self review: only POST to its collection (405 for another method there, 404 for an item's path)."""
+        r = route.resource
+        assert r is not None
+        if route.name:
+            raise not_found_resource()
+        if request.method != "POST":
+            raise method_not_allowed()
+        body = await request.decoded()
+        result = self.service.review(r, body, user, field_validation=request.query.get("fieldValidation", ""))
         await self._send_result(send, result, r)
 
     async def _send_result(self, send: Send, result: Result, r: Resource) -> None:

@@ -15,6 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from kjobs.api.errors import ApiError
+from kjobs.server.reviews import AUTHENTICATED, MASTERS, UserInfo, certificate_user
+
+TOKEN_USER = UserInfo("kjobs-admin", (MASTERS, AUTHENTICATED))
 
 PUBLIC_ROUTES = frozenset({"health", "version"})
 """Route kinds (`kjobs.server.routing`) `system:public-info-viewer` lets anyone read."""
@@ -39,16 +42,17 @@ class Authenticator:
     token: str | None = None
     client_certs: bool = True
 
-    def check(self, authorization: str, client_cert: str | None) -> None:
-        """Raise 401 unless the request carries a credential this server issued (`client_cert`: the verified
-        certificate's subject, from `client_cert_name`)."""
+    def check(self, authorization: str, client_cert: str | None) -> UserInfo:
+        """The request's user; 401 unless it carries a credential this server issued (`client_cert`: the verified
+        certificate's subject, from `client_cert_name`). The bearer token is the admin's, as kind's admin
+        kubeconfig is: `kjobs-admin` in `system:masters`."""
         if self.client_certs and client_cert:
-            return
+            return certificate_user(client_cert)
         scheme, _, presented = authorization.partition(" ")
         if (
             self.token is not None
             and scheme.lower() == "bearer"
             and hmac.compare_digest(presented.strip().encode(), self.token.encode())
         ):
-            return
+            return TOKEN_USER
         raise unauthorized()

@@ -12,7 +12,7 @@ import functools
 import orjson
 
 from kjobs.api.types import Obj
-from kjobs.server.registry import GROUPS, SUBRESOURCE_KINDS, SUBRESOURCE_VERBS, VERBS, Resource, resources_of
+from kjobs.server.registry import GROUPS, SUBRESOURCE_KINDS, SUBRESOURCE_VERBS, Resource, resources_of
 
 VERSION: Obj = {
     "major": "1",
@@ -81,7 +81,7 @@ def _resource_entries(r: Resource) -> list[Obj]:
         "singularName": r.singular,
         "namespaced": r.namespaced,
         "kind": r.kind,
-        "verbs": VERBS,
+        "verbs": r.verbs,
     }
     if r.short_names:
         entry["shortNames"] = list(r.short_names)
@@ -121,7 +121,7 @@ def _aggregated_resource(r: Resource) -> Obj:
         "responseKind": {"group": "", "version": "", "kind": r.kind},
         "scope": "Namespaced" if r.namespaced else "Cluster",
         "singularResource": r.singular,
-        "verbs": VERBS,
+        "verbs": r.verbs,
     }
     if r.short_names:
         item["shortNames"] = list(r.short_names)

@@ -67,6 +67,8 @@ def _op(r: Resource, action: str, *, body: bool = False, patch: bool = False, li
 
 def _paths(r: Resource) -> Obj:
     base = f"/{_gv_key(r.group, r.version)}"
+    if r.review:  # created, never stored: one path, POST only (as kube-apiserver publishes it)
+        return {f"{base}/{r.plural}": {"post": _op(r, "post", body=True), "parameters": []}}
     scope = f"{base}/namespaces/{{namespace}}" if r.namespaced else base
     common: list[Obj] = [{"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}]
     if r.namespaced:

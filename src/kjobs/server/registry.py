@@ -62,7 +62,13 @@ class Resource:
     default_propagation: str = "Background"
     orphan_warning: bool = False
     graceful: bool = False
+    review: bool = False
     hooks: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    @property
+    def verbs(self) -> list[str]:
+        """The verbs discovery lists: a review (`kjobs.server.reviews`) is only ever created, never stored."""
+        return ["create"] if self.review else VERBS
 
     @property
     def api_version(self) -> str:
@@ -163,6 +169,33 @@ RESOURCES: list[Resource] = [
     ),
     Resource(
         "scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", False, ("pc",), has_status=False
+    ),
+    Resource(
+        "authentication.k8s.io",
+        "v1",
+        "selfsubjectreviews",
+        "selfsubjectreview",
+        "SelfSubjectReview",
+        False,
+        review=True,
+    ),
+    Resource(
+        "authorization.k8s.io",
+        "v1",
+        "selfsubjectaccessreviews",
+        "selfsubjectaccessreview",
+        "SelfSubjectAccessReview",
+        False,
+        review=True,
+    ),
+    Resource(
+        "authorization.k8s.io",
+        "v1",
+        "selfsubjectrulesreviews",
+        "selfsubjectrulesreview",
+        "SelfSubjectRulesReview",
+        False,
+        review=True,
     ),
 ]
 

@@ -41,6 +41,10 @@ ROOTS = [
     "io.k8s.api.scheduling.v1.PriorityClassList",
     "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
     "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
+    # the self reviews `kubectl auth can-i` and `kubectl auth whoami` create (kjobs.server.reviews)
+    "io.k8s.api.authorization.v1.SelfSubjectAccessReview",
+    "io.k8s.api.authorization.v1.SelfSubjectRulesReview",
+    "io.k8s.api.authentication.v1.SelfSubjectReview",
 ]
 
 OUTPUT = Path(__file__).parent / "data" / "schemas-v1.32.json.gz"

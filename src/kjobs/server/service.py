@@ -28,13 +28,14 @@ from kjobs.api.selectors import FieldSelector, LabelSelector
 from kjobs.api.timeutil import format_time
 from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
-from kjobs.server import apply, fieldtrees, limits, schema
+from kjobs.server import apply, fieldtrees, limits, reviews, schema
 from kjobs.server.admission import AdmissionSettings, admit_pod
 from kjobs.server.apply import FieldPath
 from kjobs.server.decoding import check_unknown_fields
 from kjobs.server.logs import LogOptions, LogSource, NoLogs
 from kjobs.server.patch import apply_patch, strategic_merge
 from kjobs.server.registry import RESOURCES, Resource, core_hook, lookup
+from kjobs.server.reviews import UserInfo
 from kjobs.server.storage import Storage
 
 Warnings = list[str]
@@ -443,6 +444,11 @@ class ApiService:
         return items, revision
 
     # ------------------------------------------------------------------------------------------- create
+
+    def review(self, r: Resource, body: Any, user: UserInfo, *, field_validation: str = "") -> Result:
+        """POST of a self review (`kubectl auth whoami`, `kubectl auth can-i`): answered from `user`, not stored."""
+        warnings = self._decode_check(r, body, field_validation)
+        return Result(reviews.review(r.kind, body, user, self.now()), 201, warnings)
 
     async def create(
         self,
