@@ -243,6 +243,14 @@ def test_auth_whoami_and_can_i(kubectl: Kubectl) -> None:
     )
 
 
+def test_cluster_info_and_read_only_services(kubectl: Kubectl) -> None:
+    out = kubectl.ok("cluster-info")
+    assert out.startswith(f"Kubernetes control plane is running at {kubectl.url}")
+    assert kubectl.ok("get", "svc") == "No resources found in default namespace."
+    out = kubectl.bad("create", "service", "clusterip", "web", "--tcp=80:80")
+    assert "the server does not allow this method on the requested resource" in out
+
+
 def test_apply_create_unchanged_configured_and_already_exists(kubectl: Kubectl) -> None:
     manifest = job_manifest("applied")
     path = kubectl.file("applied.yaml", manifest)

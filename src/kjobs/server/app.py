@@ -441,6 +441,8 @@ class App:
         r = route.resource
         assert r is not None
         method, sub = request.method, route.subresource
+        if r.only and _verb(method, bool(route.name), request.flag("watch")) not in r.only:
+            raise method_not_allowed()
         namespace = route.namespace if r.namespaced else ""
         if not route.name:
             if method == "GET":
@@ -797,6 +799,19 @@ class App:
             closer = getattr(iterator, "aclose", None)
             if closer is not None:
                 await closer()
+
+
+_VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
+
+
+def _verb(method: str, named: bool, watch: bool) -> str:
+    """The API verb of a request on a resource (kube-apiserver's RequestInfo): get/list/watch, create, update,
+    patch, delete/deletecollection."""
+    if method == "GET":
+        return "get" if named else ("watch" if watch else "list")
+    if method == "DELETE":
+        return "delete" if named else "deletecollection"
+    return _VERBS.get(method, method.lower())
 
 
 def _limit(text: str | None) -> int:

@@ -73,19 +73,28 @@ def _paths(r: Resource) -> Obj:
     common: list[Obj] = [{"name": "name", "in": "path", "required": True, "schema": {"type": "string"}}]
     if r.namespaced:
         common.append({"name": "namespace", "in": "path", "required": True, "schema": {"type": "string"}})
-    item = {
-        "get": _op(r, "get"),
-        "put": _op(r, "put", body=True),
-        "patch": _op(r, "patch", patch=True),
-        "delete": _op(r, "delete"),
-        "parameters": common,
+    verbs = set(r.verbs)
+    item: Obj = {
+        method: op
+        for method, verb, op in (
+            ("get", "get", _op(r, "get")),
+            ("put", "update", _op(r, "put", body=True)),
+            ("patch", "patch", _op(r, "patch", patch=True)),
+            ("delete", "delete", _op(r, "delete")),
+        )
+        if verb in verbs
     }
-    collection = {
-        "get": _op(r, "list", list_kind=True),
-        "post": _op(r, "post", body=True),
-        "delete": _op(r, "deletecollection"),
-        "parameters": common[1:],
+    item["parameters"] = common
+    collection: Obj = {
+        method: op
+        for method, verb, op in (
+            ("get", "list", _op(r, "list", list_kind=True)),
+            ("post", "create", _op(r, "post", body=True)),
+            ("delete", "deletecollection", _op(r, "deletecollection")),
+        )
+        if verb in verbs
     }
+    collection["parameters"] = common[1:]
     paths: Obj = {f"{scope}/{r.plural}": collection, f"{scope}/{r.plural}/{{name}}": item}
     if "status" in r.subresources:
         paths[f"{scope}/{r.plural}/{{name}}/status"] = {

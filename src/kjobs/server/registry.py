@@ -63,12 +63,13 @@ class Resource:
     orphan_warning: bool = False
     graceful: bool = False
     review: bool = False
+    only: tuple[str, ...] = ()
     hooks: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     @property
     def verbs(self) -> list[str]:
-        """The verbs discovery lists: a review (`kjobs.server.reviews`) is only ever created, never stored."""
-        return ["create"] if self.review else VERBS
+        """The verbs served (and listed by discovery): all of `VERBS` unless `only` names fewer."""
+        return list(self.only) if self.only else VERBS
 
     @property
     def api_version(self) -> str:
@@ -133,6 +134,8 @@ RESOURCES: list[Resource] = [
         },
     ),
     Resource("", "v1", "events", "event", "Event", True, ("ev",), has_status=False),
+    # kjobs runs no Services: served read-only and empty, so `kubectl cluster-info` and `get all` work
+    Resource("", "v1", "services", "service", "Service", True, ("svc",), ("all",), only=("get", "list", "watch")),
     Resource(
         "batch",
         "v1",
@@ -178,6 +181,7 @@ RESOURCES: list[Resource] = [
         "SelfSubjectReview",
         False,
         review=True,
+        only=("create",),
     ),
     Resource(
         "authorization.k8s.io",
@@ -187,6 +191,7 @@ RESOURCES: list[Resource] = [
         "SelfSubjectAccessReview",
         False,
         review=True,
+        only=("create",),
     ),
     Resource(
         "authorization.k8s.io",
@@ -196,6 +201,7 @@ RESOURCES: list[Resource] = [
         "SelfSubjectRulesReview",
         False,
         review=True,
+        only=("create",),
     ),
 ]
 

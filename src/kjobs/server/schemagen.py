@@ -41,6 +41,9 @@ ROOTS = [
     "io.k8s.api.scheduling.v1.PriorityClassList",
     "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
     "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
+    # served read-only and empty (`kubectl cluster-info` lists them): kjobs runs no Services
+    "io.k8s.api.core.v1.Service",
+    "io.k8s.api.core.v1.ServiceList",
     # the self reviews `kubectl auth can-i` and `kubectl auth whoami` create (kjobs.server.reviews)
     "io.k8s.api.authorization.v1.SelfSubjectAccessReview",
     "io.k8s.api.authorization.v1.SelfSubjectRulesReview",

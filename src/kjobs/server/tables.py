@@ -504,6 +504,50 @@ def priority_class_cells(pc: Obj, now: float) -> list[Any]:
     ]
 
 
+# ---------------------------------------------------------------------------------------------- service
+
+SERVICE_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _DESC_NAME),
+    ("Type", "string", 0, "type determines how the Service is exposed."),
+    ("Cluster-IP", "string", 0, "clusterIP is the IP address of the service and is usually assigned randomly."),
+    ("External-IP", "string", 0, "externalIPs is a list of IP addresses for which nodes in the cluster will also "
+     "accept traffic for this service."),
+    ("Port(s)", "string", 0, "The list of ports that are exposed by this service."),
+    ("Age", "string", 0, _DESC_AGE),
+    ("Selector", "string", 1, "Route service traffic to pods with label keys and values matching this selector."),
+]  # fmt: skip
+
+
+def service_cells(svc: Obj, now: float) -> list[Any]:
+    """One Service row (`printService`): the first cluster IP, external IPs by type, `port[:nodePort]/protocol`."""
+    spec = svc.get("spec") or {}
+    kind = spec.get("type") or "ClusterIP"
+    ips = spec.get("clusterIPs") or []
+    external = list(spec.get("externalIPs") or [])
+    if kind == "LoadBalancer":
+        ingress = (svc.get("status") or {}).get("loadBalancer", {}).get("ingress") or []
+        external = [i.get("ip") or i.get("hostname") or "" for i in ingress] + external
+        external_text = ",".join(external) if external else "<pending>"
+    elif kind == "ExternalName":
+        external_text = spec.get("externalName") or "<none>"
+    else:
+        external_text = ",".join(external) if external else "<none>"
+    ports = [
+        f"{p.get('port')}" + (f":{p['nodePort']}" if p.get("nodePort") else "") + f"/{p.get('protocol', 'TCP')}"
+        for p in spec.get("ports") or []
+    ]
+    selector = spec.get("selector") or {}
+    return [
+        svc.get("metadata", {}).get("name", ""),
+        kind,
+        ips[0] if ips else "<none>",
+        external_text,
+        ",".join(ports) if ports else "<none>",
+        _age(svc, now),
+        ",".join(f"{k}={v}" for k, v in sorted(selector.items())) if selector else "<none>",
+    ]
+
+
 # ---------------------------------------------------------------------------------------------- default
 
 DEFAULT_COLUMNS: list[Column] = [("Name", "string", 0, _DESC_NAME), ("Created At", "date", 0, _DESC_AGE)]
@@ -524,6 +568,7 @@ PRINTERS: dict[str, tuple[list[Column], Cells]] = {
     "Lease": (LEASE_COLUMNS, lease_cells),
     "PodDisruptionBudget": (PDB_COLUMNS, pdb_cells),
     "PriorityClass": (PRIORITY_CLASS_COLUMNS, priority_class_cells),
+    "Service": (SERVICE_COLUMNS, service_cells),
 }
 
 
