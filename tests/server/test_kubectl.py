@@ -243,6 +243,17 @@ def test_auth_whoami_and_can_i(kubectl: Kubectl) -> None:
     )
 
 
+def test_impersonation_with_as(kubectl: Kubectl) -> None:
+    assert kubectl.bad("auth", "can-i", "list", "pods", "--as=bob") == "no"
+    assert kubectl.ok("auth", "can-i", "list", "pods", "--as=bob", "--as-group=system:masters") == "yes"
+    out = kubectl.bad("get", "pods", "--as=bob")
+    assert out == (
+        'Error from server (Forbidden): pods is forbidden: User "bob" cannot list resource "pods" in API group "" '
+        'in the namespace "default"'
+    )
+    assert "Username    bob" in kubectl.ok("auth", "whoami", "--as=bob")
+
+
 def test_cluster_info_and_read_only_services(kubectl: Kubectl) -> None:
     out = kubectl.ok("cluster-info")
     assert out.startswith(f"Kubernetes control plane is running at {kubectl.url}")

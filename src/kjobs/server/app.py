@@ -29,6 +29,7 @@ from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.selectors import parse_field_selector, parse_label_selector
 from kjobs.api.types import Obj
 from kjobs.server import (
+    authz,
     discovery,
     limits,
     listoptions,
@@ -36,7 +37,6 @@ from kjobs.server import (
     openapi,
     protobuf,
     registry,
-    reviews,
     routing,
     tables,
 )
@@ -164,7 +164,18 @@ def manager_from_user_agent(user_agent: str) -> str:
 class Request:
     """The parts of an HTTP request the handlers read."""
 
-    __slots__ = ("accept", "auth", "client_cert", "content_type", "method", "path", "query", "receive", "user_agent")
+    __slots__ = (
+        "accept",
+        "auth",
+        "client_cert",
+        "content_type",
+        "impersonation",
+        "method",
+        "path",
+        "query",
+        "receive",
+        "user_agent",
+    )
 
     def __init__(self, scope: Scope, receive: Receive) -> None:
         self.method: str = scope["method"]
@@ -176,6 +187,7 @@ class Request:
         self.auth = ""
         self.client_cert = client_cert_name(scope)
         self.user_agent = ""
+        self.impersonation: list[tuple[str, str]] = []
         for key, value in scope.get("headers", ()):
             if key == b"accept":
                 self.accept = value.decode("latin-1")
@@ -185,6 +197,8 @@ class Request:
                 self.auth = value.decode("latin-1")
             elif key == b"user-agent":
                 self.user_agent = value.decode("utf-8", "replace")
+            elif key.startswith(b"impersonate-"):
+                self.impersonation.append((key.decode("latin-1"), value.decode("utf-8", "replace")))
         self.receive = receive
 
     @property
@@ -378,9 +392,15 @@ class App:
 
     async def _dispatch(self, request: Request, route: routing.Route, send: Send) -> None:
         kind = route.kind
-        user = reviews.UNSECURED
+        user = authz.UNSECURED
         if kind not in PUBLIC_ROUTES and self.authenticator is not None:
             user = self.authenticator.check(request.auth, request.client_cert)
+        if request.impersonation:
+            user = authz.impersonate(user, request.impersonation)
+        if authz.MASTERS not in user.groups:
+            attrs = _attributes(request, route)
+            if not authz.allowed(user, attrs):
+                raise authz.forbidden(user, attrs)
         if kind == "health":
             await _respond(send, 200, b"ok", b"text/plain; charset=utf-8")
             return
@@ -543,7 +563,7 @@ class App:
             raise method_not_allowed()
         await self._send_result(send, result, r)
 
-    async def _review(self, request: Request, route: routing.Route, user: reviews.UserInfo, send: Send) -> None:
+    async def _review(self, request: Request, route: routing.Route, user: authz.UserInfo, send: Send) -> None:
         """A self review: only POST to its collection (405 for another method there, 404 for an item's path)."""
         r = route.resource
         assert r is not None
@@ -802,6 +822,21 @@ class App:
 
 
 _VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
+
+
+def _attributes(request: Request, route: routing.Route) -> authz.Attributes:
+    """What a request asks to do, for authorization (kube-apiserver's `RequestInfo`)."""
+    r = route.resource
+    if route.kind != "resource" or r is None:
+        return authz.Attributes(request.method.lower(), path=request.path, is_resource=False)
+    return authz.Attributes(
+        _verb(request.method, bool(route.name), request.flag("watch")),
+        r.plural,
+        group=r.group,
+        subresource=route.subresource,
+        namespace=route.namespace or "",
+        name=route.name,
+    )
 
 
 def _verb(method: str, named: bool, watch: bool) -> str:

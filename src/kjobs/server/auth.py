@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kjobs.api.errors import ApiError
-from kjobs.server.reviews import AUTHENTICATED, MASTERS, UserInfo, certificate_user
+from kjobs.server.authz import AUTHENTICATED, MASTERS, UserInfo, certificate_user
 
 TOKEN_USER = UserInfo("kjobs-admin", (MASTERS, AUTHENTICATED))
 

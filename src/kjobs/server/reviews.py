@@ -2,77 +2,14 @@
 
 kube-apiserver answers them from the request's user (pkg/registry/authentication/selfsubjectreview/rest.go,
 pkg/registry/authorization/selfsubjectaccessreview/rest.go, .../selfsubjectrulesreview/rest.go in
-kubernetes/kubernetes). Every credential `kjobs up` issues belongs to the group `system:masters` (README, "Who can
-use the API"), which kube-apiserver's authorizer allows everything, so an access review is allowed for them; the
-rules a rules review lists are those RBAC's bootstrap policy binds to `system:masters` (`cluster-admin`) and to
-every authenticated user (`system:basic-user`, `system:discovery`, `system:public-info-viewer`:
-plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go).
+kubernetes/kubernetes); what a user may do is `kjobs.server.authz`'s.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from kjobs.api.errors import ErrorType, FieldError, bad_request, invalid
 from kjobs.api.types import Obj
-
-MASTERS = "system:masters"
-AUTHENTICATED = "system:authenticated"
-
-
-@dataclass(frozen=True)
-class UserInfo:
-    """Who made a request, as an authenticator reports it (`user.Info`)."""
-
-    username: str
-    groups: tuple[str, ...]
-
-    def to_json(self) -> Obj:
-        """`authentication.k8s.io/v1` UserInfo (empty `uid` and `extra` omitted, as Go's JSON omits them)."""
-        return {"username": self.username, "groups": list(self.groups)}
-
-
-UNSECURED = UserInfo("system:unsecured", (MASTERS, AUTHENTICATED))
-"""The user of a server without authentication (`--insecure-http-loopback`, in-process), as kube-apiserver's
-former insecure port named it."""
-
-
-def certificate_user(subject: str) -> UserInfo:
-    """The user of a verified client certificate: its common name, its organizations as groups (x509 request
-    authentication, staging/src/k8s.io/apiserver/pkg/authentication/request/x509/x509.go), plus
-    `system:authenticated`. `subject` is the runner's `commonName=...,organizationName=...`."""
-    name, groups = "", []
-    for part in subject.split(","):
-        key, _, value = part.partition("=")
-        if key in ("commonName", "CN"):
-            name = value
-        elif key in ("organizationName", "O"):
-            groups.append(value)
-    return UserInfo(name, (*groups, AUTHENTICATED))
-
-
-_ALL_RESOURCES: Obj = {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}
-_ALL_URLS: Obj = {"verbs": ["*"], "nonResourceURLs": ["*"]}
-_BASIC_USER: list[Obj] = [
-    {
-        "verbs": ["create"],
-        "apiGroups": ["authorization.k8s.io"],
-        "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
-    },
-    {"verbs": ["create"], "apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"]},
-]
-_DISCOVERY: Obj = {
-    "verbs": ["get"],
-    "nonResourceURLs": [
-        "/livez", "/readyz", "/healthz", "/version", "/version/", "/openapi", "/openapi/*", "/api", "/api/*",
-        "/apis", "/apis/*",
-    ],
-}  # fmt: skip
-_PUBLIC_INFO: Obj = {"verbs": ["get"], "nonResourceURLs": ["/livez", "/readyz", "/healthz", "/version", "/version/"]}
-
-
-def _allowed(user: UserInfo) -> bool:
-    return MASTERS in user.groups
+from kjobs.server.authz import Attributes, UserInfo, allowed, rules
 
 
 def review(kind: str, body: Obj, user: UserInfo, now: str) -> Obj:
@@ -128,7 +65,7 @@ def _access_review(body: Obj, user: UserInfo) -> Obj:
         "apiVersion": "authorization.k8s.io/v1",
         "metadata": {"creationTimestamp": None},
         "spec": kept,
-        "status": {"allowed": True} if _allowed(user) else {"allowed": False},
+        "status": {"allowed": allowed(user, _attributes(kept))},
     }
 
 
@@ -136,8 +73,7 @@ def _rules_review(body: Obj, user: UserInfo) -> Obj:
     spec = body.get("spec") or {}
     if not isinstance(spec, dict) or not spec.get("namespace"):
         raise bad_request("no namespace on request")
-    resource_rules = [*([_ALL_RESOURCES] if _allowed(user) else []), *_BASIC_USER]
-    non_resource_rules = [*([_ALL_URLS] if _allowed(user) else []), _DISCOVERY, _PUBLIC_INFO]
+    resource_rules, non_resource_rules = rules(user)
     return {
         "kind": "SelfSubjectRulesReview",
         "apiVersion": "authorization.k8s.io/v1",
@@ -145,3 +81,19 @@ def _rules_review(body: Obj, user: UserInfo) -> Obj:
         "spec": {},
         "status": {"resourceRules": resource_rules, "nonResourceRules": non_resource_rules, "incomplete": False},
     }
+
+
+def _attributes(spec: Obj) -> Attributes:
+    """What an access review asks about (`ResourceAttributesFrom` / `NonResourceAttributesFrom`)."""
+    resource = spec.get("resourceAttributes")
+    if isinstance(resource, dict):
+        return Attributes(
+            str(resource.get("verb") or ""),
+            str(resource.get("resource") or ""),
+            group=str(resource.get("group") or ""),
+            subresource=str(resource.get("subresource") or ""),
+            namespace=str(resource.get("namespace") or ""),
+            name=str(resource.get("name") or ""),
+        )
+    path = spec.get("nonResourceAttributes") or {}
+    return Attributes(str(path.get("verb") or ""), path=str(path.get("path") or ""), is_resource=False)

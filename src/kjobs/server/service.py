@@ -31,11 +31,11 @@ from kjobs.api.uids import random_uuid
 from kjobs.server import apply, fieldtrees, limits, reviews, schema
 from kjobs.server.admission import AdmissionSettings, admit_pod
 from kjobs.server.apply import FieldPath
+from kjobs.server.authz import UserInfo
 from kjobs.server.decoding import check_unknown_fields
 from kjobs.server.logs import LogOptions, LogSource, NoLogs
 from kjobs.server.patch import apply_patch, strategic_merge
 from kjobs.server.registry import RESOURCES, Resource, core_hook, lookup
-from kjobs.server.reviews import UserInfo
 from kjobs.server.storage import Storage
 
 Warnings = list[str]
