@@ -23,7 +23,7 @@ import bisect
 import builtins
 import threading
 from abc import ABC, abstractmethod
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -371,7 +371,10 @@ class Store(ABC):
         self._watch_queue = watch_queue
         self._commits = 0
         self._committed_changes = 0
-        self._latest: dict[Key, tuple[int, Obj]] = {}  # recent handed-over objects, by key: see `get_shared`
+        # Recent handed-over objects, by key (see `get_shared`), oldest first. An OrderedDict, not a dict: dropping
+        # a dict's first entry with `next(iter(...))` walks over every slot freed before it (4.5 µs a write when
+        # full, against 0.7), as the dict's entry table only compacts when it grows.
+        self._latest: OrderedDict[Key, tuple[int, Obj]] = OrderedDict()
         self._corrupt: dict[Key, str] = {}  # objects whose stored copy was found damaged: read as 500 until rewritten
 
     # --- backend hooks --------------------------------------------------------------------------------------
@@ -542,7 +545,7 @@ class Store(ABC):
                 if obj is not None and change.type is not EventType.DELETED:
                     latest[key] = (change.revision, obj)
                     if len(latest) > _LATEST_KEPT:
-                        del latest[next(iter(latest))]
+                        latest.popitem(last=False)
                 watchers = self._watchers.get(resource)
                 for w in watchers.for_change(change) if watchers is not None else ():
                     try:
