@@ -78,6 +78,29 @@ def test_index_strings_are_interned_but_dicts_are_each_objects_own() -> None:
     assert (la, fa["metadata.name"], fb["metadata.name"]) == ({"job-name": "j", INDEX: "0"}, "a", "b")
 
 
+def test_an_update_shares_the_index_dicts_it_leaves_equal_and_builds_those_it_changes(store: Store) -> None:
+    """An update whose labels (or selectable fields) equal the stored record's keeps that record's dicts; a
+    changed one gets its own, and lists and watches by label and field see the new values only."""
+    created = store.create("pods", "default", "a", indexed_pod("a", 0))
+    first = store._lookup(("pods", "default", "a"))
+    status_only = {**created, "status": {"phase": "Failed"}}
+    store.update("pods", "default", "a", status_only)
+    second = store._lookup(("pods", "default", "a"))
+    assert first is not None and second is not None and second.revision > first.revision
+    assert second.labels is first.labels and second.fields is not first.fields
+    assert second.fields["status.phase"] == "Failed"
+    relabelled = store.get("pods", "default", "a")
+    relabelled["metadata"]["labels"] = {"job-name": "k", INDEX: "0"}
+    store.update("pods", "default", "a", relabelled)
+    third = store._lookup(("pods", "default", "a"))
+    assert third is not None and third.labels is not second.labels and third.fields is second.fields
+    assert third.labels == {"job-name": "k", INDEX: "0"} and second.labels == {"job-name": "j", INDEX: "0"}
+    assert third.labels["job-name"] is index_of("pods", {"metadata": {"labels": {"job-name": "k"}}})[0]["job-name"]
+    assert [o["metadata"]["name"] for o in store.list("pods", label_selector="job-name=k")[0]] == ["a"]
+    assert store.list("pods", label_selector="job-name=j")[0] == []
+    assert [o["metadata"]["name"] for o in store.list("pods", field_selector="status.phase=Failed")[0]] == ["a"]
+
+
 def test_changing_an_object_read_back_changes_neither_the_store_nor_its_index(store: Store) -> None:
     store.create("pods", "default", "a", indexed_pod("a", 0))
     store.create("pods", "default", "b", indexed_pod("b", 1))

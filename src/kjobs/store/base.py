@@ -291,15 +291,17 @@ def _write(
     expected_rv: str | None = None,
     expected_uid: str | None = None,
     adopt: bool = False,
+    like: Record | None = None,
 ) -> Op:
     """A create/update op carrying a private copy of `obj` and its index, both computed on the caller's thread.
 
     With `adopt` the caller hands `obj` over (it keeps no reference and will not change it): no copy is made,
-    and the object goes to in-process watchers as is."""
+    and the object goes to in-process watchers as is. `like`: the stored record an update replaces, if any
+    (see `index_of`; a stale one only shares less)."""
     if not name or "/" in name or "/" in namespace:
         raise bad_request(f"invalid object key: namespace {namespace!r}, name {name!r}")
     copy = _adopted(obj) if adopt else _private_copy(obj)
-    op = Op(kind, resource, namespace, name, copy, expected_rv, expected_uid, index_of(resource, copy))
+    op = Op(kind, resource, namespace, name, copy, expected_rv, expected_uid, index_of(resource, copy, like))
     op.adopted = adopt
     return op
 
@@ -582,7 +584,8 @@ class Store(ABC):
 
         404 if it does not exist. An update that changes nothing returns the object at its current revision.
         """
-        op = _write("update", resource, namespace, name, obj, expected_rv, expected_uid)
+        like = self._lookup((resource, namespace, name))
+        op = _write("update", resource, namespace, name, obj, expected_rv, expected_uid, like=like)
         self._submit([op])
         return op.outcome()
 
@@ -620,7 +623,8 @@ class Store(ABC):
         adopt: bool = False,
     ) -> Obj:
         """`update` for asyncio callers (`adopt`: see `acreate`)."""
-        op = _write("update", resource, namespace, name, obj, expected_rv, expected_uid, adopt=adopt)
+        like = self._lookup((resource, namespace, name))
+        op = _write("update", resource, namespace, name, obj, expected_rv, expected_uid, adopt=adopt, like=like)
         await self._asubmit(op)
         return op.outcome()
 
