@@ -8,7 +8,7 @@ import tracemalloc
 
 import orjson
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kjobs.api.types import Obj
@@ -174,3 +174,29 @@ def test_records_do_not_share_label_dicts_with_the_written_object(adopt: bool) -
         store.create("pods", "default", "a", obj)
     record = store._buckets["pods"].records["default/a"]
     assert record.labels is not obj["metadata"]["labels"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    ops=st.lists(
+        st.tuples(st.sampled_from(("create", "delete", "list")), st.sampled_from(("a", "b")), st.integers(0, 12))
+    )
+)
+@example(ops=[("create", "a", 0), ("list", "a", 0), ("delete", "a", 0), ("create", "a", 0), ("list", "a", 0)])
+def test_lists_between_creates_and_deletes_are_in_key_order(ops: list[tuple[str, str, int]]) -> None:
+    """The keys are put in order when a list reads them (objects created, deleted, or deleted and created again
+    since the last list): every list, wherever it falls, has each stored object once, in key order."""
+    store, model = MemoryStore(), set()
+    for op, namespace, n in ops:
+        if op == "create" and (namespace, f"p{n}") not in model:
+            store.create("pods", namespace, f"p{n}", pod(f"p{n}", namespace))
+            model.add((namespace, f"p{n}"))
+        elif op == "delete" and (namespace, f"p{n}") in model:
+            store.delete("pods", namespace, f"p{n}")
+            model.discard((namespace, f"p{n}"))
+        elif op == "list":
+            listed = [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in store.list("pods")[0]]
+            assert listed == sorted(model)
+            in_b = [o["metadata"]["name"] for o in store.list("pods", "b")[0]]
+            assert in_b == sorted(name for ns, name in model if ns == "b")
+    assert [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in store.list("pods")[0]] == sorted(model)

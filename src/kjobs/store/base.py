@@ -163,19 +163,25 @@ class _Bucket:
     inverted index label → keys so `job-name=x`-style lists do not scan every object.
 
     A label value only one object carries (a completion index, a pod-template hash of one pod) maps to that
-    object's key itself rather than to a set of one: a set costs 216 bytes, and most objects have such a label."""
+    object's key itself rather than to a set of one: a set costs 216 bytes, and most objects have such a label.
 
-    __slots__ = ("by_label", "keys", "records")
+    The keys are put in order when a list reads them (`sorted_keys`), not at each create and delete: a sorted list
+    kept up to date moved half its entries (17,000 pods at 100,000 completions) twice a pod, for lists that a
+    running cluster makes rarely (an informer's relist, a user's `kubectl get`)."""
+
+    __slots__ = ("_added", "_keys", "_removed", "by_label", "records")
 
     def __init__(self) -> None:
         self.records: dict[str, Record] = {}
-        self.keys: list[str] = []
         self.by_label: dict[str, dict[str, set[str] | str]] = {}  # label key -> value -> keys (or the one key)
+        self._keys: list[str] = []  # sorted, as of the last read
+        self._added: dict[str, None] = {}  # keys created since
+        self._removed = False  # whether a key in `_keys` may have gone since
 
     def put(self, path: str, record: Record) -> None:
         old = self.records.get(path)
         if old is None:
-            bisect.insort(self.keys, path)
+            self._added[path] = None
             self._index(path, record.labels)
         elif old.labels != record.labels:
             self._unindex(path, old.labels)
@@ -185,8 +191,26 @@ class _Bucket:
     def remove(self, path: str) -> None:
         old = self.records.pop(path, None)
         if old is not None:
-            del self.keys[bisect.bisect_left(self.keys, path)]
+            if path in self._added:
+                del self._added[path]
+            else:
+                self._removed = True
             self._unindex(path, old.labels)
+
+    def sorted_keys(self) -> list[str]:
+        """Every key, in list order (the caller holds the store's lock and does not change the list)."""
+        keys, added = self._keys, self._added
+        if self._removed:
+            # A key in `added` may also be in `keys` (deleted, then created again before this read): listed once.
+            records = self.records
+            keys = [path for path in keys if path in records and path not in added]
+            self._removed = False
+        if added:
+            keys.extend(added)
+            keys.sort()  # one sorted run and a tail: a merge, not a full sort
+            added.clear()
+        self._keys = keys
+        return keys
 
     def _index(self, path: str, labels: dict[str, str]) -> None:
         by_label = self.by_label
@@ -240,11 +264,12 @@ class _Bucket:
         if narrowest is not None:
             prefix = None if namespace is None else namespace + "/"
             return sorted(p for p in narrowest if prefix is None or p.startswith(prefix))
+        keys = self.sorted_keys()
         if namespace is None:
-            return self.keys
-        lo = bisect.bisect_left(self.keys, namespace + "/")
-        hi = bisect.bisect_left(self.keys, namespace + "0")  # '0' sorts right after '/'
-        return self.keys[lo:hi]
+            return keys
+        lo = bisect.bisect_left(keys, namespace + "/")
+        hi = bisect.bisect_left(keys, namespace + "0")  # '0' sorts right after '/'
+        return keys[lo:hi]
 
 
 def _path(namespace: str, name: str) -> str:
