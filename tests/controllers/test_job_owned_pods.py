@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kjobs.api.names import JOB_TRACKING_FINALIZER
@@ -24,6 +24,30 @@ def test_pods_come_out_in_name_order_with_their_newest_versions(ops: list[tuple[
         else:
             owned.observe(uid, None)
             model.pop(uid, None)
+    expected = sorted(model.values(), key=lambda p: (p["metadata"]["name"], p["metadata"]["uid"]))
+    assert owned.in_name_order() == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(ops=st.lists(st.tuples(st.sampled_from(("add", "remove", "read")), st.integers(0, 30), st.integers(0, 3))))
+@example(ops=[("add", 1, 0), ("read", 0, 0), ("remove", 1, 0), ("add", 1, 1), ("read", 0, 0)])  # gone and back
+@example(ops=[("add", 1, 0), ("add", 2, 0), ("remove", 2, 0), ("read", 0, 0)])  # came and went between reads
+def test_reads_between_the_changes_see_the_name_order_of_that_moment(ops: list[tuple[str, int, int]]) -> None:
+    """The order is brought up to date at a read (pods that came, went, or went and came back since the last
+    one): every read, wherever it falls, lists the pods present then, each once, in name order."""
+    owned, model = _OwnedPods(), {}
+    for op, n, version in ops:
+        uid = f"uid-{n}"
+        if op == "add":
+            pod = {"metadata": {"name": f"pod-{n * 7 % 31}", "uid": uid}, "v": version}
+            owned.observe(uid, pod)
+            model[uid] = pod
+        elif op == "remove":
+            owned.observe(uid, None)
+            model.pop(uid, None)
+        else:
+            expected = sorted(model.values(), key=lambda p: (p["metadata"]["name"], p["metadata"]["uid"]))
+            assert owned.in_name_order() == expected
     expected = sorted(model.values(), key=lambda p: (p["metadata"]["name"], p["metadata"]["uid"]))
     assert owned.in_name_order() == expected
 

@@ -8,7 +8,7 @@ import tracemalloc
 
 import orjson
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kjobs.api.types import Obj
@@ -76,6 +76,29 @@ def test_index_strings_are_interned_but_dicts_are_each_objects_own() -> None:
     assert fa["spec.nodeName"] is fb["spec.nodeName"] and fa["status.phase"] is fb["status.phase"]
     assert la is not lb and fa is not fb
     assert (la, fa["metadata.name"], fb["metadata.name"]) == ({"job-name": "j", INDEX: "0"}, "a", "b")
+
+
+def test_an_update_shares_the_index_dicts_it_leaves_equal_and_builds_those_it_changes(store: Store) -> None:
+    """An update whose labels (or selectable fields) equal the stored record's keeps that record's dicts; a
+    changed one gets its own, and lists and watches by label and field see the new values only."""
+    created = store.create("pods", "default", "a", indexed_pod("a", 0))
+    first = store._lookup(("pods", "default", "a"))
+    status_only = {**created, "status": {"phase": "Failed"}}
+    store.update("pods", "default", "a", status_only)
+    second = store._lookup(("pods", "default", "a"))
+    assert first is not None and second is not None and second.revision > first.revision
+    assert second.labels is first.labels and second.fields is not first.fields
+    assert second.fields["status.phase"] == "Failed"
+    relabelled = store.get("pods", "default", "a")
+    relabelled["metadata"]["labels"] = {"job-name": "k", INDEX: "0"}
+    store.update("pods", "default", "a", relabelled)
+    third = store._lookup(("pods", "default", "a"))
+    assert third is not None and third.labels is not second.labels and third.fields is second.fields
+    assert third.labels == {"job-name": "k", INDEX: "0"} and second.labels == {"job-name": "j", INDEX: "0"}
+    assert third.labels["job-name"] is index_of("pods", {"metadata": {"labels": {"job-name": "k"}}})[0]["job-name"]
+    assert [o["metadata"]["name"] for o in store.list("pods", label_selector="job-name=k")[0]] == ["a"]
+    assert store.list("pods", label_selector="job-name=j")[0] == []
+    assert [o["metadata"]["name"] for o in store.list("pods", field_selector="status.phase=Failed")[0]] == ["a"]
 
 
 def test_changing_an_object_read_back_changes_neither_the_store_nor_its_index(store: Store) -> None:
@@ -151,3 +174,29 @@ def test_records_do_not_share_label_dicts_with_the_written_object(adopt: bool) -
         store.create("pods", "default", "a", obj)
     record = store._buckets["pods"].records["default/a"]
     assert record.labels is not obj["metadata"]["labels"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    ops=st.lists(
+        st.tuples(st.sampled_from(("create", "delete", "list")), st.sampled_from(("a", "b")), st.integers(0, 12))
+    )
+)
+@example(ops=[("create", "a", 0), ("list", "a", 0), ("delete", "a", 0), ("create", "a", 0), ("list", "a", 0)])
+def test_lists_between_creates_and_deletes_are_in_key_order(ops: list[tuple[str, str, int]]) -> None:
+    """The keys are put in order when a list reads them (objects created, deleted, or deleted and created again
+    since the last list): every list, wherever it falls, has each stored object once, in key order."""
+    store, model = MemoryStore(), set()
+    for op, namespace, n in ops:
+        if op == "create" and (namespace, f"p{n}") not in model:
+            store.create("pods", namespace, f"p{n}", pod(f"p{n}", namespace))
+            model.add((namespace, f"p{n}"))
+        elif op == "delete" and (namespace, f"p{n}") in model:
+            store.delete("pods", namespace, f"p{n}")
+            model.discard((namespace, f"p{n}"))
+        elif op == "list":
+            listed = [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in store.list("pods")[0]]
+            assert listed == sorted(model)
+            in_b = [o["metadata"]["name"] for o in store.list("pods", "b")[0]]
+            assert in_b == sorted(name for ns, name in model if ns == "b")
+    assert [(o["metadata"]["namespace"], o["metadata"]["name"]) for o in store.list("pods")[0]] == sorted(model)

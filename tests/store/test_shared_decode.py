@@ -123,3 +123,27 @@ def test_a_deleter_read_at_an_older_revision_is_not_what_the_store_stamps() -> N
     assert gone is not stale and stale["spec"]["nodeName"] == "n1"  # left as it was read
     assert gone["spec"]["nodeName"] == event.object["spec"]["nodeName"] == "n2"
     assert gone["metadata"]["resourceVersion"] == str(store.revision)
+
+
+def test_get_shared_keeps_the_most_recently_written_objects_up_to_its_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past `_LATEST_KEPT` handed-over objects, the one written longest ago is dropped (read again by a decode);
+    writing an object again makes it the newest."""
+    from kjobs.store import base
+
+    monkeypatch.setattr(base, "_LATEST_KEPT", 3)
+    store = MemoryStore()
+
+    def write(name: str) -> dict[str, object]:
+        return asyncio.run(store.acreate("pods", "default", name, _pod(name), adopt=True))
+
+    a, b, c = write("a"), write("b"), write("c")
+    store.delete("pods", "default", "b")
+    b = write("b")  # a new object under an old key: the newest
+    d = write("d")  # four kept would be one too many: `a`, the oldest, goes
+    assert store.get_shared("pods", "default", "a") is not a
+    assert store.get_shared("pods", "default", "a") == store.get("pods", "default", "a")
+    assert [store.get_shared("pods", "default", n) for n in "bcd"] == [b, c, d]
+    assert all(store.get_shared("pods", "default", n) is o for n, o in zip("bcd", (b, c, d), strict=True))
+    e = write("e")  # then `c`, written before `b` came back
+    assert store.get_shared("pods", "default", "c") is not c
+    assert all(store.get_shared("pods", "default", n) is o for n, o in zip("bde", (b, d, e), strict=True))

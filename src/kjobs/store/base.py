@@ -23,7 +23,7 @@ import bisect
 import builtins
 import threading
 from abc import ABC, abstractmethod
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -163,19 +163,25 @@ class _Bucket:
     inverted index label → keys so `job-name=x`-style lists do not scan every object.
 
     A label value only one object carries (a completion index, a pod-template hash of one pod) maps to that
-    object's key itself rather than to a set of one: a set costs 216 bytes, and most objects have such a label."""
+    object's key itself rather than to a set of one: a set costs 216 bytes, and most objects have such a label.
 
-    __slots__ = ("by_label", "keys", "records")
+    The keys are put in order when a list reads them (`sorted_keys`), not at each create and delete: a sorted list
+    kept up to date moved half its entries (17,000 pods at 100,000 completions) twice a pod, for lists that a
+    running cluster makes rarely (an informer's relist, a user's `kubectl get`)."""
+
+    __slots__ = ("_added", "_keys", "_removed", "by_label", "records")
 
     def __init__(self) -> None:
         self.records: dict[str, Record] = {}
-        self.keys: list[str] = []
         self.by_label: dict[str, dict[str, set[str] | str]] = {}  # label key -> value -> keys (or the one key)
+        self._keys: list[str] = []  # sorted, as of the last read
+        self._added: dict[str, None] = {}  # keys created since
+        self._removed = False  # whether a key in `_keys` may have gone since
 
     def put(self, path: str, record: Record) -> None:
         old = self.records.get(path)
         if old is None:
-            bisect.insort(self.keys, path)
+            self._added[path] = None
             self._index(path, record.labels)
         elif old.labels != record.labels:
             self._unindex(path, old.labels)
@@ -185,8 +191,26 @@ class _Bucket:
     def remove(self, path: str) -> None:
         old = self.records.pop(path, None)
         if old is not None:
-            del self.keys[bisect.bisect_left(self.keys, path)]
+            if path in self._added:
+                del self._added[path]
+            else:
+                self._removed = True
             self._unindex(path, old.labels)
+
+    def sorted_keys(self) -> list[str]:
+        """Every key, in list order (the caller holds the store's lock and does not change the list)."""
+        keys, added = self._keys, self._added
+        if self._removed:
+            # A key in `added` may also be in `keys` (deleted, then created again before this read): listed once.
+            records = self.records
+            keys = [path for path in keys if path in records and path not in added]
+            self._removed = False
+        if added:
+            keys.extend(added)
+            keys.sort()  # one sorted run and a tail: a merge, not a full sort
+            added.clear()
+        self._keys = keys
+        return keys
 
     def _index(self, path: str, labels: dict[str, str]) -> None:
         by_label = self.by_label
@@ -240,11 +264,12 @@ class _Bucket:
         if narrowest is not None:
             prefix = None if namespace is None else namespace + "/"
             return sorted(p for p in narrowest if prefix is None or p.startswith(prefix))
+        keys = self.sorted_keys()
         if namespace is None:
-            return self.keys
-        lo = bisect.bisect_left(self.keys, namespace + "/")
-        hi = bisect.bisect_left(self.keys, namespace + "0")  # '0' sorts right after '/'
-        return self.keys[lo:hi]
+            return keys
+        lo = bisect.bisect_left(keys, namespace + "/")
+        hi = bisect.bisect_left(keys, namespace + "0")  # '0' sorts right after '/'
+        return keys[lo:hi]
 
 
 def _path(namespace: str, name: str) -> str:
@@ -291,15 +316,17 @@ def _write(
     expected_rv: str | None = None,
     expected_uid: str | None = None,
     adopt: bool = False,
+    like: Record | None = None,
 ) -> Op:
     """A create/update op carrying a private copy of `obj` and its index, both computed on the caller's thread.
 
     With `adopt` the caller hands `obj` over (it keeps no reference and will not change it): no copy is made,
-    and the object goes to in-process watchers as is."""
+    and the object goes to in-process watchers as is. `like`: the stored record an update replaces, if any
+    (see `index_of`; a stale one only shares less)."""
     if not name or "/" in name or "/" in namespace:
         raise bad_request(f"invalid object key: namespace {namespace!r}, name {name!r}")
     copy = _adopted(obj) if adopt else _private_copy(obj)
-    op = Op(kind, resource, namespace, name, copy, expected_rv, expected_uid, index_of(resource, copy))
+    op = Op(kind, resource, namespace, name, copy, expected_rv, expected_uid, index_of(resource, copy, like))
     op.adopted = adopt
     return op
 
@@ -371,7 +398,10 @@ class Store(ABC):
         self._watch_queue = watch_queue
         self._commits = 0
         self._committed_changes = 0
-        self._latest: dict[Key, tuple[int, Obj]] = {}  # recent handed-over objects, by key: see `get_shared`
+        # Recent handed-over objects, by key (see `get_shared`), oldest first. An OrderedDict, not a dict: dropping
+        # a dict's first entry with `next(iter(...))` walks over every slot freed before it (4.5 µs a write when
+        # full, against 0.7), as the dict's entry table only compacts when it grows.
+        self._latest: OrderedDict[Key, tuple[int, Obj]] = OrderedDict()
         self._corrupt: dict[Key, str] = {}  # objects whose stored copy was found damaged: read as 500 until rewritten
 
     # --- backend hooks --------------------------------------------------------------------------------------
@@ -542,7 +572,7 @@ class Store(ABC):
                 if obj is not None and change.type is not EventType.DELETED:
                     latest[key] = (change.revision, obj)
                     if len(latest) > _LATEST_KEPT:
-                        del latest[next(iter(latest))]
+                        latest.popitem(last=False)
                 watchers = self._watchers.get(resource)
                 for w in watchers.for_change(change) if watchers is not None else ():
                     try:
@@ -579,7 +609,8 @@ class Store(ABC):
 
         404 if it does not exist. An update that changes nothing returns the object at its current revision.
         """
-        op = _write("update", resource, namespace, name, obj, expected_rv, expected_uid)
+        like = self._lookup((resource, namespace, name))
+        op = _write("update", resource, namespace, name, obj, expected_rv, expected_uid, like=like)
         self._submit([op])
         return op.outcome()
 
@@ -617,7 +648,8 @@ class Store(ABC):
         adopt: bool = False,
     ) -> Obj:
         """`update` for asyncio callers (`adopt`: see `acreate`)."""
-        op = _write("update", resource, namespace, name, obj, expected_rv, expected_uid, adopt=adopt)
+        like = self._lookup((resource, namespace, name))
+        op = _write("update", resource, namespace, name, obj, expected_rv, expected_uid, adopt=adopt, like=like)
         await self._asubmit(op)
         return op.outcome()
 
