@@ -53,7 +53,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import selectors
+import select
 import signal
 import sys
 import time
@@ -74,6 +74,9 @@ _DEFAULT_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT)
 
 ROTATE_AFTER = 100_000
 """Starts journaled before the journal is rotated (a start and an exit take about 150 bytes: some 15 MB)."""
+
+_encode = json.JSONEncoder(separators=(",", ":")).encode
+"""`json.dumps(x, separators=(",", ":"))` without building an encoder per call (four per container)."""
 
 MAX_LINE = 16 * 1024
 """A line longer than this is written in parts (containerd's shim cuts at its 16 KiB buffer too)."""
@@ -101,7 +104,9 @@ class Shim:
         self.executables: dict[tuple[str, str], str] = {}
         self.home = os.getcwd()
         self.by_pidfd: dict[int, str] = {}
-        self.selector = selectors.DefaultSelector()
+        # epoll itself rather than `selectors`: its keys and maps cost the shim a few microseconds per event.
+        self.poll = select.epoll()
+        self.kinds: dict[int, str] = {}  # registered fd -> "requests", "output" or "child"
         self.devnull = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
         self.replies: list[Any] = []
         self.urgent = False  # an exit or a failed start waits in `replies`
@@ -166,7 +171,7 @@ class Shim:
         if not self.journal:
             return
         if self.journal_fd >= 0:
-            data = "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in self.journal).encode()
+            data = "".join(_encode(e) + "\n" for e in self.journal).encode()
             with contextlib.suppress(OSError):
                 os.write(self.journal_fd, data)
         self.journal.clear()
@@ -189,7 +194,7 @@ class Shim:
         as another user) with its output appended to its log file."""
         cwd, log_path = os.path.join(self.home, cwd), os.path.join(self.home, log_path)
         try:
-            os.makedirs(cwd, exist_ok=True)
+            _make_dir(cwd)
             if owner is not None:
                 os.chown(cwd, owner[0], owner[1])
         except OSError as exc:
@@ -243,14 +248,24 @@ class Shim:
         os.set_blocking(pipe_read, False)
         self.outputs[pipe_read] = (cid, fd, bytearray())
         self.output_of[cid] = pipe_read
-        self.selector.register(pipe_read, selectors.EVENT_READ, "output")
+        self.watch(pipe_read, "output")
         if self.procs_dir:
             self.unrecorded[pid] = time.monotonic() + RECORD_AFTER
         pidfd = os.pidfd_open(pid)
         self.running[cid] = (pid, pidfd)
         self.by_pidfd[pidfd] = cid
-        self.selector.register(pidfd, selectors.EVENT_READ, "child")
+        self.watch(pidfd, "child")
         self.replies.append(["p", cid, pid])
+
+    def watch(self, fd: int, kind: str) -> None:
+        """Wait for `fd` to be readable in the main loop, which then handles it as `kind`."""
+        self.poll.register(fd, select.EPOLLIN)
+        self.kinds[fd] = kind
+
+    def unwatch(self, fd: int) -> None:
+        """Stop waiting for `fd` (before it is closed)."""
+        self.poll.unregister(fd)
+        del self.kinds[fd]
 
     def read_output(self, pipe: int, *, drain: bool = False) -> None:
         """Log what a container wrote: one read (or, with `drain`, all there is now); at the end of the pipe, or
@@ -273,7 +288,7 @@ class Shim:
                 break
         if ended or drain:
             self.write_lines(fd, partial, final=True)
-            self.selector.unregister(pipe)
+            self.unwatch(pipe)
             os.close(pipe)
             os.close(fd)
             del self.outputs[pipe], self.output_of[cid]
@@ -344,7 +359,7 @@ class Shim:
         """A container's main process exited: end its group, reap it, report its status."""
         cid = self.by_pidfd.pop(pidfd)
         pid, _ = self.running.pop(cid)
-        self.selector.unregister(pidfd)
+        self.unwatch(pidfd)
         os.close(pidfd)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)
@@ -365,7 +380,7 @@ class Shim:
         self.write_journal()
         if not self.replies:
             return
-        data = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in self.replies).encode()
+        data = "".join(_encode(r) + "\n" for r in self.replies).encode()
         self.replies.clear()
         self.urgent = False
         if self.agent_gone:
@@ -376,6 +391,18 @@ class Shim:
                 view = view[os.write(self.out_fd, view) :]
         except OSError:  # the agent died: what it did not read is in the journal
             self.agent_gone = True
+
+
+def _make_dir(path: str) -> None:
+    """`os.makedirs(path, exist_ok=True)` with one `mkdir` in the usual case (the parent exists, the directory
+    does not), and the same errors otherwise."""
+    try:
+        os.mkdir(path)
+    except FileExistsError:
+        if not os.path.isdir(path):
+            os.makedirs(path, exist_ok=True)  # raises as it would have
+    except FileNotFoundError:
+        os.makedirs(path, exist_ok=True)
 
 
 def _which(name: str, path: str) -> str | None:
@@ -401,7 +428,7 @@ def main() -> None:
     signal.signal(signal.SIGTERM, terminated)
     in_fd = sys.stdin.fileno()
     os.set_blocking(in_fd, False)
-    shim.selector.register(in_fd, selectors.EVENT_READ, "requests")
+    shim.watch(in_fd, "requests")
     pending = b""
     requests: deque[bytes] = deque()
     while not (shim.agent_gone and not shim.running and not requests):
@@ -409,13 +436,15 @@ def main() -> None:
         # container that ended is reaped and reported at once, not after the whole burst.
         due = shim.next_record()
         timeout = 0.0 if requests else None if due is None else max(due - time.monotonic(), 0.0)
-        for key, _ in shim.selector.select(timeout):
-            if key.data == "child":
-                shim.reap(int(key.fd))
+        for fd, _ in shim.poll.poll(-1 if timeout is None else timeout):
+            kind = shim.kinds.get(fd)  # None: closed by a reap earlier in this round
+            if kind == "child":
+                shim.reap(fd)
                 continue
-            if key.data == "output":
-                if int(key.fd) in shim.outputs:  # not drained by a reap earlier in this round
-                    shim.read_output(int(key.fd))
+            if kind == "output":
+                shim.read_output(fd)
+                continue
+            if kind is None:
                 continue
             try:
                 chunk = os.read(in_fd, 1 << 16)
@@ -424,7 +453,7 @@ def main() -> None:
             if not chunk:
                 # The agent is gone (stopped, or killed): keep and reap what runs, for the next agent.
                 shim.agent_gone = True
-                shim.selector.unregister(in_fd)
+                shim.unwatch(in_fd)
                 shim.record_due(None)
                 # Starts not yet made are dropped: the next agent, finding no journal entry, makes them (made
                 # now, they could be journaled after it looked, and run twice).
