@@ -76,7 +76,19 @@ ROTATE_AFTER = 100_000
 """Starts journaled before the journal is rotated (a start and an exit take about 150 bytes: some 15 MB)."""
 
 _encode = json.JSONEncoder(separators=(",", ":")).encode
-"""`json.dumps(x, separators=(",", ":"))` without building an encoder per call (four per container)."""
+"""`json.dumps(x, separators=(",", ":"))` without building an encoder per call."""
+
+_quote = json.encoder.encode_basestring_ascii
+"""What that encoder writes for a string (in C, with no encoder at all): each container's start and exit
+replies and its exit's journal entry are written from their parts, the same bytes as `_encode` of the list."""
+
+
+def _status_line(kind: str, cid: Any, value: int, *stamp: float) -> str:
+    """`_encode([kind, cid, value, *stamp])` for a container id that is a string, an int and a float time."""
+    if type(cid) is not str or type(value) is not int:
+        return _encode([kind, cid, value, *stamp])
+    return f'["{kind}",{_quote(cid)},{value}' + "".join(f",{t!r}" for t in stamp) + "]"
+
 
 MAX_LINE = 16 * 1024
 """A line longer than this is written in parts (containerd's shim cuts at its 16 KiB buffer too)."""
@@ -95,7 +107,7 @@ class Shim:
         self.procs_dir = ""
         self.journal_path = ""
         self.journal_fd = -1
-        self.journal: list[Any] = []  # entries not yet appended to the journal
+        self.journal: list[Any] = []  # entries not yet appended to the journal (a list, or already its JSON)
         self.start_entries: dict[str, list[Any]] = {}  # id -> its journal start entry, while it runs
         self.journaled_starts = 0
         self.agent_gone = False  # stdin closed: no more requests, no one to reply to
@@ -108,7 +120,7 @@ class Shim:
         self.poll = select.epoll()
         self.kinds: dict[int, str] = {}  # registered fd -> "requests", "output" or "child"
         self.devnull = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
-        self.replies: list[Any] = []
+        self.replies: list[str] = []  # JSON lines, not yet written
         self.urgent = False  # an exit or a failed start waits in `replies`
         self.unrecorded: dict[int, float] = {}  # pid -> when to record it for `leftovers`, in start order
         self.outputs: dict[int, tuple[str, int, bytearray]] = {}  # open output pipe -> (id, log fd, partial line)
@@ -171,7 +183,7 @@ class Shim:
         if not self.journal:
             return
         if self.journal_fd >= 0:
-            data = "".join(_encode(e) + "\n" for e in self.journal).encode()
+            data = "".join((e if type(e) is str else _encode(e)) + "\n" for e in self.journal).encode()
             with contextlib.suppress(OSError):
                 os.write(self.journal_fd, data)
         self.journal.clear()
@@ -255,7 +267,7 @@ class Shim:
         self.running[cid] = (pid, pidfd)
         self.by_pidfd[pidfd] = cid
         self.watch(pidfd, "child")
-        self.replies.append(["p", cid, pid])
+        self.replies.append(_status_line("p", cid, pid))
 
     def watch(self, fd: int, kind: str) -> None:
         """Wait for `fd` to be readable in the main loop, which then handles it as `kind`."""
@@ -319,7 +331,7 @@ class Shim:
     def failed(self, cid: str, message: str) -> None:
         """A container could not start: journal it and tell the agent."""
         self.journal.append(["e", cid, message, time.time()])
-        self.replies.append(["e", cid, message])
+        self.replies.append(_encode(["e", cid, message]))
         self.urgent = True
 
     def executable(self, name: str, path: str) -> str | None:
@@ -371,8 +383,8 @@ class Shim:
         if self.procs_dir and self.unrecorded.pop(pid, None) is None:
             leftovers.forget(self.procs_dir, pid)
         self.start_entries.pop(cid, None)
-        self.journal.append(["x", cid, returncode, time.time()])
-        self.replies.append(["x", cid, returncode])
+        self.journal.append(_status_line("x", cid, returncode, time.time()))
+        self.replies.append(_status_line("x", cid, returncode))
         self.urgent = True
 
     def flush(self) -> None:
@@ -380,7 +392,7 @@ class Shim:
         self.write_journal()
         if not self.replies:
             return
-        data = "".join(_encode(r) + "\n" for r in self.replies).encode()
+        data = "".join(r + "\n" for r in self.replies).encode()
         self.replies.clear()
         self.urgent = False
         if self.agent_gone:
