@@ -34,7 +34,6 @@ from kjobs.job import pods as P
 from kjobs.node.logsource import AgentLogs
 from kjobs.progress import RunView
 from kjobs.server.admission import AdmissionSettings
-from kjobs.server.app import create_app
 from kjobs.server.service import ApiService
 from kjobs.server.storage import Storage
 from kjobs.store import MemoryStore
@@ -133,6 +132,8 @@ def _api(store: MemoryStore, logs: AgentLogs, settings: ClusterSettings) -> tupl
     `kjobs run` process.
     """
     if settings.field_managers and settings.events:
+        from kjobs.server.app import create_app  # the HTTP side's routes and tables: imported only to serve
+
         app = create_app(store, clock=time.time, logs=logs, admission=settings.admission, features=settings.features)
         return app, app.service
     service = ApiService(

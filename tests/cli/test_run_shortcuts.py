@@ -115,3 +115,12 @@ def test_a_run_without_serving_collects_young_objects_sparsely_and_decides_the_s
     assert sparse_code == plain_code == 1
     assert summary_of(sparse.getvalue()) == summary_of(plain.getvalue())
     assert "completedIndexes: 0-2,4  failedIndexes: 3,5" in sparse.getvalue()
+
+
+def test_a_run_imports_the_http_application_only_to_serve() -> None:
+    """The HTTP side's routes and tables (`kjobs.server.app`) are imported by `_api` only with `--serve`: a plain
+    run starts without them."""
+    script = "import sys, kjobs.run; print('kjobs.server.app' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"
