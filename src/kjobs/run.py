@@ -28,13 +28,12 @@ from kjobs.api.names import CONTROLLER_UID_LABEL
 from kjobs.api.types import Obj
 from kjobs.client.local import LocalClient
 from kjobs.client.resources import JOBS, PODS
-from kjobs.cluster import ClusterSettings, LocalCluster, tune_gc
+from kjobs.cluster import ClusterSettings, LocalCluster, sparse_gc, tune_gc
 from kjobs.disrupt import Disruption, Disruptor
 from kjobs.job import pods as P
 from kjobs.node.logsource import AgentLogs
 from kjobs.progress import RunView
 from kjobs.server.admission import AdmissionSettings
-from kjobs.server.app import create_app
 from kjobs.server.service import ApiService
 from kjobs.server.storage import Storage
 from kjobs.store import MemoryStore
@@ -73,8 +72,15 @@ def run(job: Obj, options: RunOptions) -> int:
 
 
 async def run_job(job: Obj, options: RunOptions) -> int:
-    """Run `job` to its end on a fresh embedded cluster; returns the process exit code."""
+    """Run `job` to its end on a fresh embedded cluster; returns the process exit code.
+
+    Without `--serve` no client waits on the process, so the cyclic GC's young passes are few (`sparse_gc`)."""
     tune_gc()
+    with sparse_gc() if options.serve_port is None else contextlib.nullcontext():
+        return await _run_job(job, options)
+
+
+async def _run_job(job: Obj, options: RunOptions) -> int:
     store = MemoryStore()
     logs = AgentLogs()
     settings = ClusterSettings(
@@ -126,6 +132,8 @@ def _api(store: MemoryStore, logs: AgentLogs, settings: ClusterSettings) -> tupl
     `kjobs run` process.
     """
     if settings.field_managers and settings.events:
+        from kjobs.server.app import create_app  # the HTTP side's routes and tables: imported only to serve
+
         app = create_app(store, clock=time.time, logs=logs, admission=settings.admission, features=settings.features)
         return app, app.service
     service = ApiService(

@@ -5,19 +5,24 @@ way (issue #15 item 4, as tests/simulate/test_shortcuts.py shows for `kjobs simu
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import gc
+import io
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from kjobs.api.features import DEFAULT
+from kjobs.api.manifest import load_manifests
 from kjobs.client.local import LocalClient
 from kjobs.client.resources import JOBS
 from kjobs.cluster import ClusterSettings
 from kjobs.node.logsource import AgentLogs
-from kjobs.run import _api
+from kjobs.run import RunOptions, _api
 from kjobs.store import MemoryStore
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -70,3 +75,52 @@ def test_a_run_decides_the_same_with_and_without_serving_its_api(tmp_path: Path)
     assert sorted(summary[0].splitlines()) == sorted(summary[1].splitlines())
     assert "completedIndexes: 0-2,4  failedIndexes: 3,5" in summary[0]
     assert "(index 3) failed: container main exited with code 42 → FailIndex by rule 0" in summary[0]
+
+
+def summary_of(out: str) -> list[str]:
+    """A run's final summary, its lines sorted and pod names' random suffixes masked (see above)."""
+    return sorted(re.sub(r"-[a-z0-9]{5} ", "-xxxxx ", out.split("\nJob default/", 1)[1]).splitlines())
+
+
+@pytest.mark.e2e
+def test_a_run_without_serving_collects_young_objects_sparsely_and_decides_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Without `--serve` a run's young GC passes are few (`sparse_gc`): the same exit code and summary as with
+    `tune_gc`'s thresholds alone, and the caller's thresholds are back afterwards."""
+    import kjobs.run as run_module
+
+    (manifest,) = load_manifests(str(EXAMPLES / "failindex-per-index.yaml"))
+    seen: list[int] = []
+    real = run_module.sparse_gc
+
+    @contextlib.contextmanager
+    def watched() -> Iterator[None]:
+        with real():
+            seen.append(gc.get_threshold()[0])
+            yield
+
+    before = gc.get_threshold()
+    try:
+        monkeypatch.setattr(run_module, "sparse_gc", watched)
+        sparse = io.StringIO()
+        sparse_code = run_module.run(manifest, RunOptions(out=sparse, backoff=0.2))
+        assert seen == [1_000_000]
+        assert gc.get_threshold() == (100_000, 50, 1000)  # `tune_gc`'s, as the run found them
+        monkeypatch.setattr(run_module, "sparse_gc", contextlib.nullcontext)
+        plain = io.StringIO()
+        plain_code = run_module.run(manifest, RunOptions(out=plain, backoff=0.2))
+    finally:
+        gc.set_threshold(*before)
+    assert sparse_code == plain_code == 1
+    assert summary_of(sparse.getvalue()) == summary_of(plain.getvalue())
+    assert "completedIndexes: 0-2,4  failedIndexes: 3,5" in sparse.getvalue()
+
+
+def test_a_run_imports_the_http_application_only_to_serve() -> None:
+    """The HTTP side's routes and tables (`kjobs.server.app`) are imported by `_api` only with `--serve`: a plain
+    run starts without them."""
+    script = "import sys, kjobs.run; print('kjobs.server.app' in sys.modules)"
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "False"

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kjobs.node import adoption, leftovers
 from kjobs.node.logs import log_time, render
@@ -358,3 +360,18 @@ def test_output_is_logged_in_cri_entries_timed_as_read_and_whole_by_the_exit(tmp
     assert entries[-1].endswith(b" stdout P end")
     times = sorted({e.split(b" ", 1)[0] for e in entries})
     assert log_time(before) <= times[0] and times[-1] <= log_time(after)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    cid=st.one_of(st.text(), st.integers()),
+    value=st.one_of(st.integers(), st.booleans()),
+    stamp=st.lists(st.floats(allow_nan=False, allow_infinity=False), max_size=1),
+)
+def test_status_lines_are_the_json_of_their_lists(cid: object, value: int, stamp: list[float]) -> None:
+    """The shim writes its start and exit replies and exit journal entries from their parts: the same bytes as
+    `json.dumps` of the list, which the agent and `kjobs.node.adoption` parse."""
+    from kjobs.node.shim import _status_line
+
+    expected = json.dumps(["x", cid, value, *stamp], separators=(",", ":"))
+    assert _status_line("x", cid, value, *stamp) == expected

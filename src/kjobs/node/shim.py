@@ -53,7 +53,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import selectors
+import select
 import signal
 import sys
 import time
@@ -75,6 +75,21 @@ _DEFAULT_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT)
 ROTATE_AFTER = 100_000
 """Starts journaled before the journal is rotated (a start and an exit take about 150 bytes: some 15 MB)."""
 
+_encode = json.JSONEncoder(separators=(",", ":")).encode
+"""`json.dumps(x, separators=(",", ":"))` without building an encoder per call."""
+
+_quote = json.encoder.encode_basestring_ascii
+"""What that encoder writes for a string (in C, with no encoder at all): each container's start and exit
+replies and its exit's journal entry are written from their parts, the same bytes as `_encode` of the list."""
+
+
+def _status_line(kind: str, cid: Any, value: int, *stamp: float) -> str:
+    """`_encode([kind, cid, value, *stamp])` for a container id that is a string, an int and a float time."""
+    if type(cid) is not str or type(value) is not int:
+        return _encode([kind, cid, value, *stamp])
+    return f'["{kind}",{_quote(cid)},{value}' + "".join(f",{t!r}" for t in stamp) + "]"
+
+
 MAX_LINE = 16 * 1024
 """A line longer than this is written in parts (containerd's shim cuts at its 16 KiB buffer too)."""
 
@@ -92,7 +107,7 @@ class Shim:
         self.procs_dir = ""
         self.journal_path = ""
         self.journal_fd = -1
-        self.journal: list[Any] = []  # entries not yet appended to the journal
+        self.journal: list[Any] = []  # entries not yet appended to the journal (a list, or already its JSON)
         self.start_entries: dict[str, list[Any]] = {}  # id -> its journal start entry, while it runs
         self.journaled_starts = 0
         self.agent_gone = False  # stdin closed: no more requests, no one to reply to
@@ -101,9 +116,11 @@ class Shim:
         self.executables: dict[tuple[str, str], str] = {}
         self.home = os.getcwd()
         self.by_pidfd: dict[int, str] = {}
-        self.selector = selectors.DefaultSelector()
+        # epoll itself rather than `selectors`: its keys and maps cost the shim a few microseconds per event.
+        self.poll = select.epoll()
+        self.kinds: dict[int, str] = {}  # registered fd -> "requests", "output" or "child"
         self.devnull = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
-        self.replies: list[Any] = []
+        self.replies: list[str] = []  # JSON lines, not yet written
         self.urgent = False  # an exit or a failed start waits in `replies`
         self.unrecorded: dict[int, float] = {}  # pid -> when to record it for `leftovers`, in start order
         self.outputs: dict[int, tuple[str, int, bytearray]] = {}  # open output pipe -> (id, log fd, partial line)
@@ -166,7 +183,7 @@ class Shim:
         if not self.journal:
             return
         if self.journal_fd >= 0:
-            data = "".join(json.dumps(e, separators=(",", ":")) + "\n" for e in self.journal).encode()
+            data = "".join((e if type(e) is str else _encode(e)) + "\n" for e in self.journal).encode()
             with contextlib.suppress(OSError):
                 os.write(self.journal_fd, data)
         self.journal.clear()
@@ -189,7 +206,7 @@ class Shim:
         as another user) with its output appended to its log file."""
         cwd, log_path = os.path.join(self.home, cwd), os.path.join(self.home, log_path)
         try:
-            os.makedirs(cwd, exist_ok=True)
+            _make_dir(cwd)
             if owner is not None:
                 os.chown(cwd, owner[0], owner[1])
         except OSError as exc:
@@ -243,14 +260,24 @@ class Shim:
         os.set_blocking(pipe_read, False)
         self.outputs[pipe_read] = (cid, fd, bytearray())
         self.output_of[cid] = pipe_read
-        self.selector.register(pipe_read, selectors.EVENT_READ, "output")
+        self.watch(pipe_read, "output")
         if self.procs_dir:
             self.unrecorded[pid] = time.monotonic() + RECORD_AFTER
         pidfd = os.pidfd_open(pid)
         self.running[cid] = (pid, pidfd)
         self.by_pidfd[pidfd] = cid
-        self.selector.register(pidfd, selectors.EVENT_READ, "child")
-        self.replies.append(["p", cid, pid])
+        self.watch(pidfd, "child")
+        self.replies.append(_status_line("p", cid, pid))
+
+    def watch(self, fd: int, kind: str) -> None:
+        """Wait for `fd` to be readable in the main loop, which then handles it as `kind`."""
+        self.poll.register(fd, select.EPOLLIN)
+        self.kinds[fd] = kind
+
+    def unwatch(self, fd: int) -> None:
+        """Stop waiting for `fd` (before it is closed)."""
+        self.poll.unregister(fd)
+        del self.kinds[fd]
 
     def read_output(self, pipe: int, *, drain: bool = False) -> None:
         """Log what a container wrote: one read (or, with `drain`, all there is now); at the end of the pipe, or
@@ -273,7 +300,7 @@ class Shim:
                 break
         if ended or drain:
             self.write_lines(fd, partial, final=True)
-            self.selector.unregister(pipe)
+            self.unwatch(pipe)
             os.close(pipe)
             os.close(fd)
             del self.outputs[pipe], self.output_of[cid]
@@ -304,7 +331,7 @@ class Shim:
     def failed(self, cid: str, message: str) -> None:
         """A container could not start: journal it and tell the agent."""
         self.journal.append(["e", cid, message, time.time()])
-        self.replies.append(["e", cid, message])
+        self.replies.append(_encode(["e", cid, message]))
         self.urgent = True
 
     def executable(self, name: str, path: str) -> str | None:
@@ -344,7 +371,7 @@ class Shim:
         """A container's main process exited: end its group, reap it, report its status."""
         cid = self.by_pidfd.pop(pidfd)
         pid, _ = self.running.pop(cid)
-        self.selector.unregister(pidfd)
+        self.unwatch(pidfd)
         os.close(pidfd)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)
@@ -356,8 +383,8 @@ class Shim:
         if self.procs_dir and self.unrecorded.pop(pid, None) is None:
             leftovers.forget(self.procs_dir, pid)
         self.start_entries.pop(cid, None)
-        self.journal.append(["x", cid, returncode, time.time()])
-        self.replies.append(["x", cid, returncode])
+        self.journal.append(_status_line("x", cid, returncode, time.time()))
+        self.replies.append(_status_line("x", cid, returncode))
         self.urgent = True
 
     def flush(self) -> None:
@@ -365,7 +392,7 @@ class Shim:
         self.write_journal()
         if not self.replies:
             return
-        data = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in self.replies).encode()
+        data = "".join(r + "\n" for r in self.replies).encode()
         self.replies.clear()
         self.urgent = False
         if self.agent_gone:
@@ -376,6 +403,18 @@ class Shim:
                 view = view[os.write(self.out_fd, view) :]
         except OSError:  # the agent died: what it did not read is in the journal
             self.agent_gone = True
+
+
+def _make_dir(path: str) -> None:
+    """`os.makedirs(path, exist_ok=True)` with one `mkdir` in the usual case (the parent exists, the directory
+    does not), and the same errors otherwise."""
+    try:
+        os.mkdir(path)
+    except FileExistsError:
+        if not os.path.isdir(path):
+            os.makedirs(path, exist_ok=True)  # raises as it would have
+    except FileNotFoundError:
+        os.makedirs(path, exist_ok=True)
 
 
 def _which(name: str, path: str) -> str | None:
@@ -401,7 +440,7 @@ def main() -> None:
     signal.signal(signal.SIGTERM, terminated)
     in_fd = sys.stdin.fileno()
     os.set_blocking(in_fd, False)
-    shim.selector.register(in_fd, selectors.EVENT_READ, "requests")
+    shim.watch(in_fd, "requests")
     pending = b""
     requests: deque[bytes] = deque()
     while not (shim.agent_gone and not shim.running and not requests):
@@ -409,13 +448,15 @@ def main() -> None:
         # container that ended is reaped and reported at once, not after the whole burst.
         due = shim.next_record()
         timeout = 0.0 if requests else None if due is None else max(due - time.monotonic(), 0.0)
-        for key, _ in shim.selector.select(timeout):
-            if key.data == "child":
-                shim.reap(int(key.fd))
+        for fd, _ in shim.poll.poll(-1 if timeout is None else timeout):
+            kind = shim.kinds.get(fd)  # None: closed by a reap earlier in this round
+            if kind == "child":
+                shim.reap(fd)
                 continue
-            if key.data == "output":
-                if int(key.fd) in shim.outputs:  # not drained by a reap earlier in this round
-                    shim.read_output(int(key.fd))
+            if kind == "output":
+                shim.read_output(fd)
+                continue
+            if kind is None:
                 continue
             try:
                 chunk = os.read(in_fd, 1 << 16)
@@ -424,7 +465,7 @@ def main() -> None:
             if not chunk:
                 # The agent is gone (stopped, or killed): keep and reap what runs, for the next agent.
                 shim.agent_gone = True
-                shim.selector.unregister(in_fd)
+                shim.unwatch(in_fd)
                 shim.record_due(None)
                 # Starts not yet made are dropped: the next agent, finding no journal entry, makes them (made
                 # now, they could be journaled after it looked, and run twice).

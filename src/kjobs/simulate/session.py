@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import gc
 import math
 import random
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,7 +28,7 @@ from kjobs.api.types import Obj
 from kjobs.client.local import LocalClient
 from kjobs.client.resources import JOBS, PODS
 from kjobs.clock import FakeClock
-from kjobs.cluster import ClusterSettings, LocalCluster
+from kjobs.cluster import SPARSE_GC_THRESHOLD, ClusterSettings, LocalCluster, sparse_gc
 from kjobs.job import pods as P
 from kjobs.node.nodestatus import MAX_PODS
 from kjobs.progress import RunView
@@ -40,7 +39,7 @@ from kjobs.simulate.model import AttemptSlots, Model
 from kjobs.store import MemoryStore
 from kjobs.virtualtime import VirtualTimeLoop, run
 
-SIMULATION_GC_THRESHOLD = 1_000_000
+SIMULATION_GC_THRESHOLD = SPARSE_GC_THRESHOLD
 """Net allocations between the cyclic GC's young-generation passes while a simulation runs (`sparse_gc`)."""
 
 DEFAULT_TIME_LIMIT = 30 * 24 * 3600.0
@@ -136,30 +135,6 @@ def simulate(job: Obj, options: SimulationOptions | None = None) -> SimulationRe
             return run(simulate_on_loop(job, opts), FakeClock())
     finally:
         random.setstate(state)
-
-
-@contextlib.contextmanager
-def sparse_gc(threshold: int = SIMULATION_GC_THRESHOLD) -> Iterator[None]:
-    """Run the cyclic GC's young generation at most every `threshold` net allocations, then restore the settings.
-
-    Almost every object a simulation allocates lives on in a cache (informers, the store, the scheduler) until
-    its pod is replaced or deleted, and hardly any is in a cycle (53 collected in a 100,000-pod run), so each
-    young-generation pass at `kjobs.cluster.tune_gc`'s 100,000 re-scans survivors for nothing: 8.5 s of a
-    76 s run, against 1.3 s at 1,000,000, for the same peak memory. `tune_gc` keeps the smaller threshold for
-    servers in real time, where one pass over a million objects would be a pause someone waits through; in
-    virtual time no one does. Frees nothing different: what the GC collects decides nothing."""
-    before = gc.get_threshold()
-    gc.set_threshold(max(before[0], threshold), *before[1:])
-    try:
-        yield
-    finally:
-        if gc.get_freeze_count() == 0:
-            # What the run left young (up to a million objects, most of them the stopped cluster) goes to the
-            # old generation unscanned, where the passes at `tune_gc`'s threshold would have moved it, rather than
-            # being scanned by the first young pass after the restore (0.5 s of CPU after a 10,000-pod run).
-            gc.freeze()
-            gc.unfreeze()
-        gc.set_threshold(*before)
 
 
 def action_of(view: RunView, index: int) -> str:
