@@ -6,6 +6,7 @@ line, and an ERROR event carrying a 410 Status is raised as `ApiError` so inform
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -29,7 +30,12 @@ class HttpClient:
         headers = {"User-Agent": user_agent, "Accept": "application/json"}
         if connection.token:
             headers["Authorization"] = f"Bearer {connection.token}"
-        connector = aiohttp.TCPConnector(limit=max_connections, ssl=connection.ssl_context or False)
+        # Requests take turns through a FIFO semaphore instead of aiohttp's own limit: a freed connection goes to
+        # whichever request asks first in that turn of the loop there, so callers that send their next request as
+        # soon as one ends (the node agent's status-patch workers) starved one made by another task (its Lease
+        # renewal, for 50 s). Watches hold a connection each beside these, as client-go's do beside its requests.
+        self._slots = asyncio.Semaphore(max_connections)
+        connector = aiohttp.TCPConnector(limit=0, ssl=connection.ssl_context or False)
         self._session = aiohttp.ClientSession(
             base_url=connection.server, headers=headers, connector=connector, json_serialize=_dumps
         )
@@ -52,7 +58,7 @@ class HttpClient:
         connection is reused, but not parsed); an error is raised alike either way."""
         data = None if body is None else orjson.dumps(body)
         headers = {"Content-Type": content_type} if data is not None else None
-        async with self._session.request(method, path, params=params, data=data, headers=headers) as resp:
+        async with self._slots, self._session.request(method, path, params=params, data=data, headers=headers) as resp:
             raw = await resp.read()
             if resp.status >= 400:
                 raise _error(resp.status, raw)
