@@ -58,13 +58,14 @@ def test_count_against_backoff_limit_with_logs() -> None:
         (None, "does not exist"),
         ("kind: Job\nspec: [unclosed\n", "invalid YAML"),
         ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n", "expected exactly one Job"),
+        ("hello: world\n", "expected exactly one Job, found an object without kind"),
         (
             "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n"
             "      restartPolicy: Always\n      containers: [{name: main, image: x}]\n",
             'spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"',
         ),
     ],
-    ids=["missing-file", "invalid-yaml", "no-job", "invalid-job"],
+    ids=["missing-file", "invalid-yaml", "no-job", "no-kind", "invalid-job"],
 )
 def test_bad_input_exits_2_with_a_clear_error(tmp_path: Path, content: str | None, message: str) -> None:
     path = tmp_path / "job.yaml"

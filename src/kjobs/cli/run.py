@@ -120,7 +120,8 @@ def _load_job(path: str, field_validation: str, features: FeatureGates) -> Obj:
         _fail(str(exc))
     jobs = [o for o in objects if o.get("kind") == "Job"]
     if len(jobs) != 1:
-        kinds = ", ".join(str(o.get("kind")) for o in objects) or "nothing"
+        # An object without `kind` is named as kubectl names it, not as Python's None.
+        kinds = ", ".join(str(o.get("kind") or "an object without kind") for o in objects) or "nothing"
         _fail(f"{path}: expected exactly one Job, found {kinds}")
     job, rejected = decode_or_status(jobs[0], field_validation, features)
     if rejected is not None:
