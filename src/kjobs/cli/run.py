@@ -31,7 +31,7 @@ def _parse_disruptions(_ctx: click.Context, _param: click.Parameter, values: tup
 @click.argument("manifest", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option(
     "--backoff",
-    type=float,
+    type=click.FloatRange(min=0),
     default=10.0,
     show_default=True,
     help="Base pod-failure back-off in seconds (Kubernetes: 10 s, doubling to 10 min).",
@@ -66,7 +66,7 @@ def _parse_disruptions(_ctx: click.Context, _param: click.Parameter, values: tup
     "node-shutdown. Example: --disrupt drain@1s.",
 )
 @click.option("--plain", is_flag=True, help="Plain progress lines even on a terminal.")
-@click.option("--timeout", type=float, default=None, help="Give up (exit 1) after this many seconds.")
+@click.option("--timeout", type=click.FloatRange(min=0), default=None, help="Give up (exit 1) after this many seconds.")
 @validate_option
 @feature_gates_option
 def run_command(

@@ -89,7 +89,7 @@ def _loopback(host: str) -> bool:
 )
 @click.option(
     "--backoff",
-    type=float,
+    type=click.FloatRange(min=0),
     default=10.0,
     show_default=True,
     help="Base pod-failure back-off in seconds (Kubernetes: 10 s, doubling to 10 min).",
