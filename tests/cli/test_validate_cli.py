@@ -97,6 +97,16 @@ def test_unparsable_yaml_exits_2_without_traceback(tmp_path: Path) -> None:
     assert "Traceback" not in out + err
 
 
+@pytest.mark.parametrize("text", ["", "# nothing yet\n---\n"], ids=["empty", "comments-only"])
+def test_a_file_without_objects_is_an_error_not_a_silent_pass(tmp_path: Path, text: str) -> None:
+    empty = tmp_path / "empty.yaml"
+    empty.write_text(text)
+    code, out, err = run("validate", str(empty))
+    assert code == 2
+    assert err == f"error: {empty}: no objects to validate\n"
+    assert out == ""
+
+
 def test_unsupported_kind(tmp_path: Path) -> None:
     svc = tmp_path / "svc.yaml"
     svc.write_text("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n")

@@ -52,7 +52,7 @@ def _describe(obj: Obj) -> str:
 @validate_option
 @feature_gates_option
 def validate_command(files: tuple[str, ...], output: str, field_validation: str, features: FeatureGates) -> None:
-    """Validate Job (and Pod) manifests; exit 1 if any object is invalid, 2 if a file cannot be read."""
+    """Validate Job (and Pod) manifests; exit 1 if any object is invalid, 2 if a file cannot be read or is empty."""
     statuses: list[Obj] = []
     any_invalid = False
     for path in files:
@@ -60,6 +60,10 @@ def validate_command(files: tuple[str, ...], output: str, field_validation: str,
             objects = load_manifests(path)
         except ManifestError as exc:
             click.echo(f"error: {exc}", err=True)
+            sys.exit(2)
+        if not objects:
+            # An empty file validated nothing: say so and fail, as `kubectl apply` does ("no objects passed").
+            click.echo(f"error: {path}: no objects to validate", err=True)
             sys.exit(2)
         for original in objects:
             obj, rejected = decode_or_status(original, field_validation, features)
