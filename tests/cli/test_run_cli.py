@@ -304,3 +304,4 @@ def test_onfailure_failjob_example_needs_its_gates() -> None:
     result = kjobs("run", str(EXAMPLES / "onfailure-failjob.yaml"), "--plain")
     assert result.returncode != 0
     assert 'unknown field "spec.template.spec.maxRestartTimes"' in result.stderr
+    assert "try --feature-gates JobPodRestartLimit=true,PodFailurePolicyRuleName=true" in result.stderr

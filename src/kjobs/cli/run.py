@@ -16,7 +16,7 @@ from kjobs.api.features import FeatureGates
 from kjobs.api.manifest import ManifestError, load_manifests
 from kjobs.api.types import Obj
 from kjobs.cli.features import feature_gates_option
-from kjobs.cli.validate import decode_or_status, validate_option
+from kjobs.cli.validate import decode_or_status, gated_field_hint, validate_option
 from kjobs.disrupt import Disruption, DisruptionError, check, parse
 
 
@@ -125,7 +125,8 @@ def _load_job(path: str, field_validation: str, features: FeatureGates) -> Obj:
         _fail(f"{path}: expected exactly one Job, found {kinds}")
     job, rejected = decode_or_status(jobs[0], field_validation, features)
     if rejected is not None:
-        _fail(f"{path}: {rejected['message']}")
+        hint = gated_field_hint(jobs[0], features)
+        _fail(f"{path}: {rejected['message']}" + (f"\n{hint}" if hint else ""))
     errors = validate_manifest(job, features=features)
     if errors:
         name = (job.get("metadata") or {}).get("name") or ""
