@@ -48,6 +48,8 @@ class Explanation:
     effect: str
     rules: list[RuleTrace] = field(default_factory=list)
     rule_name: str | None = None
+    has_policy: bool = True
+    """False when the Job has no podFailurePolicy: the verdict then says so rather than "no rule matched"."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (camelCase keys, as Kubernetes tools print)."""
@@ -80,7 +82,7 @@ class Explanation:
         if not self.pod_failed:
             lines.append(f"  {self.effect}")
             return "\n".join(lines)
-        verdict = self.action or "no rule matched"
+        verdict = self.action or ("no rule matched" if self.has_policy else "no podFailurePolicy")
         which = "" if self.rule_index is None else f" (rule {self.rule_index}{_quoted(self.rule_name)})"
         lines.append(f"  Decision: {verdict}{which}")
         if self.matched:
@@ -130,6 +132,7 @@ def explain(job: Obj, pod: Obj) -> Explanation:
         effect=_effect(job, decision, policy is not None),
         rules=traces,
         rule_name=decision.rule_name,
+        has_policy=policy is not None,
     )
 
 

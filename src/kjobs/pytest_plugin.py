@@ -52,6 +52,10 @@ def pytest_configure(config: pytest.Config) -> None:
         "kjobs(runtime='process'|'simulated', nodes=1, virtual_time='auto'|'manual', outcome=None, settings=None): "
         "the kjobs_cluster this test gets",
     )
+    kubeconfig = config.getoption("kjobs_kubeconfig", None)
+    if kubeconfig is not None and not os.path.isfile(kubeconfig):
+        # Said once, before any test runs, rather than as the same traceback in the setup of every test.
+        raise pytest.UsageError(f"--kjobs-kubeconfig: {kubeconfig} does not exist")
 
 
 def _scope(fixture_name: str, config: pytest.Config) -> str:

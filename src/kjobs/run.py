@@ -117,7 +117,7 @@ async def _run_job(job: Obj, options: RunOptions) -> int:
             server.should_exit = True
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(server.task, 5)
-            shutil.rmtree(server.pki_dir, ignore_errors=True)
+            shutil.rmtree(server.private_dir, ignore_errors=True)
         await cluster.stop()
         store.close()
 
@@ -312,5 +312,5 @@ async def _serve(app: Any, options: RunOptions, out: TextIO) -> Any:
     print(f"serving the API on {url}; to watch: export KUBECONFIG={path}", file=out, flush=True)
     server.task = task  # type: ignore[attr-defined]
     server.url = url  # type: ignore[attr-defined]
-    server.pki_dir = pki.directory  # type: ignore[attr-defined]
+    server.private_dir = private  # type: ignore[attr-defined]  # the PKI and the kubeconfig: removed at the end
     return server

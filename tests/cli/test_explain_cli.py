@@ -66,6 +66,20 @@ def test_running_pod_is_not_evaluated(tmp_path: Path) -> None:
     assert "not failed (phase Running)" in out
 
 
+def test_a_job_without_a_policy_says_so_rather_than_no_rule_matched() -> None:
+    code, out, _ = run(
+        "explain",
+        "--job",
+        str(EXAMPLES / "count-with-backoff-limit.yaml"),
+        "--pod",
+        str(EXAMPLES / "pods/failed-exit-42.yaml"),
+    )
+    assert code == 0
+    assert "  Decision: no podFailurePolicy\n" in out
+    assert "no rule matched" not in out
+    assert "Counts toward backoffLimit: yes" in out
+
+
 def test_bad_yaml_is_a_clear_error_not_a_traceback(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("spec:\n  template: [unclosed\n")

@@ -58,13 +58,14 @@ def test_count_against_backoff_limit_with_logs() -> None:
         (None, "does not exist"),
         ("kind: Job\nspec: [unclosed\n", "invalid YAML"),
         ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n", "expected exactly one Job"),
+        ("hello: world\n", "expected exactly one Job, found an object without kind"),
         (
             "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n"
             "      restartPolicy: Always\n      containers: [{name: main, image: x}]\n",
             'spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"',
         ),
     ],
-    ids=["missing-file", "invalid-yaml", "no-job", "invalid-job"],
+    ids=["missing-file", "invalid-yaml", "no-job", "no-kind", "invalid-job"],
 )
 def test_bad_input_exits_2_with_a_clear_error(tmp_path: Path, content: str | None, message: str) -> None:
     path = tmp_path / "job.yaml"
@@ -303,3 +304,27 @@ def test_onfailure_failjob_example_needs_its_gates() -> None:
     result = kjobs("run", str(EXAMPLES / "onfailure-failjob.yaml"), "--plain")
     assert result.returncode != 0
     assert 'unknown field "spec.template.spec.maxRestartTimes"' in result.stderr
+    assert "try --feature-gates JobPodRestartLimit=true,PodFailurePolicyRuleName=true" in result.stderr
+
+
+def test_a_served_run_removes_its_credentials_and_kubeconfig_when_it_ends(tmp_path: Path) -> None:
+    import os
+
+    path = tmp_path / "quick.yaml"
+    path.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: quick}\nspec:\n  template:\n    spec:\n"
+        '      restartPolicy: Never\n      containers: [{name: main, image: x, command: ["true"]}]\n'
+    )
+    private_tmp = tmp_path / "tmp"
+    private_tmp.mkdir()
+    result = subprocess.run(
+        [sys.executable, "-m", "kjobs", "run", str(path), "--serve", "0", "--plain"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "TMPDIR": str(private_tmp)},
+    )
+    assert result.returncode == 0, result.stderr
+    assert f"export KUBECONFIG={private_tmp}/kjobs-run-" in result.stdout
+    assert list(private_tmp.iterdir()) == []

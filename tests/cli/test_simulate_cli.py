@@ -84,6 +84,16 @@ def test_a_bad_model_file_exits_2_naming_the_field(tmp_path: Path) -> None:
     assert "bad.yaml: model.containers.runTime.constant: expected a duration" in result.stderr
 
 
+def test_a_model_file_that_is_not_yaml_gets_one_line_naming_where(tmp_path: Path) -> None:
+    model = tmp_path / "broken.yaml"
+    model.write_text("containers: {runTime: [\n")
+    result = kjobs("simulate", str(EXAMPLES / "failjob-exit-42.yaml"), "--model", str(model))
+    assert result.returncode == 2
+    assert result.stderr.startswith(f"error: {model}: invalid YAML (line 2, column 1): ")
+    assert result.stderr.count("\n") == 1
+    assert "<unicode string>" not in result.stderr
+
+
 def test_feature_gates_reach_the_simulated_cluster() -> None:
     """A manifest with a kjobs-gated field is refused at the default gates and simulated with them on."""
     example = str(EXAMPLES / "onfailure-failjob.yaml")

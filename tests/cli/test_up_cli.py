@@ -92,3 +92,16 @@ def test_up_backoff_sets_the_delay_before_a_failed_pod_is_replaced(tmp_path: Pat
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(20)
+
+
+def test_up_that_cannot_write_its_kubeconfig_says_so_without_a_traceback(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    config = blocker / "kc.yaml"
+    args = ["up", "--port", "0", "--data-dir", str(tmp_path / "data"), "--kubeconfig", str(config), "--nodes", "0"]
+    result = subprocess.run(
+        [sys.executable, "-m", "kjobs", *args], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert result.returncode == 1
+    assert result.stderr.startswith(f"Error: cannot write the kubeconfig {config}: ")
+    assert "Traceback" not in result.stderr

@@ -55,6 +55,34 @@ def test_gated_examples_are_refused_at_the_default_gates(name: str) -> None:
     assert "strict decoding error: unknown field" in out
 
 
+@pytest.mark.parametrize(
+    ("name", "gates"),
+    [
+        ("restart-rules.yaml", "ExitCodeRanges=true"),
+        ("onfailure-failjob.yaml", "JobPodRestartLimit=true,PodFailurePolicyRuleName=true"),
+    ],
+)
+def test_a_field_behind_a_gate_that_is_off_names_the_gate(name: str, gates: str) -> None:
+    code, out, err = run("validate", str(EXAMPLES / name))
+    assert code == 1
+    assert "strict decoding error: unknown field" in out  # Kubernetes' message, unchanged
+    assert err == f"hint: feature gates that are off serve some of these fields: try --feature-gates {gates}\n"
+    code, out, err = run("validate", "--feature-gates", gates, str(EXAMPLES / name))
+    assert "unknown field" not in out
+    assert "hint" not in err
+
+
+def test_a_misspelt_field_gets_no_gate_hint(tmp_path: Path) -> None:
+    typo = tmp_path / "typo.yaml"
+    text = (EXAMPLES / "failjob-exit-42.yaml").read_text().replace("backoffLimit:", "backofLimit:")
+    assert "backofLimit" in text
+    typo.write_text(text)
+    code, out, err = run("validate", str(typo))
+    assert code == 1
+    assert 'unknown field "spec.backofLimit"' in out
+    assert "hint" not in err
+
+
 def test_invalid_job_lists_every_error_like_kubectl(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text(BAD)
@@ -95,6 +123,16 @@ def test_unparsable_yaml_exits_2_without_traceback(tmp_path: Path) -> None:
     assert code == 2
     assert "invalid YAML" in err
     assert "Traceback" not in out + err
+
+
+@pytest.mark.parametrize("text", ["", "# nothing yet\n---\n"], ids=["empty", "comments-only"])
+def test_a_file_without_objects_is_an_error_not_a_silent_pass(tmp_path: Path, text: str) -> None:
+    empty = tmp_path / "empty.yaml"
+    empty.write_text(text)
+    code, out, err = run("validate", str(empty))
+    assert code == 2
+    assert err == f"error: {empty}: no objects to validate\n"
+    assert out == ""
 
 
 def test_unsupported_kind(tmp_path: Path) -> None:

@@ -88,6 +88,15 @@ def test_a_bad_scope_is_a_usage_error(tmp_path: Path) -> None:
     assert "kjobs_scope must be one of function, session, not 'module'" in result.stdout + result.stderr
 
 
+def test_a_missing_other_kubeconfig_is_a_usage_error_before_any_test(tmp_path: Path) -> None:
+    (tmp_path / "test_scoped.py").write_text(SCOPED)
+    result = pytest_run(tmp_path, "--kjobs-kubeconfig", str(tmp_path / "nowhere.yaml"), "test_scoped.py")
+    assert result.returncode == 4  # pytest's usage error
+    assert f"--kjobs-kubeconfig: {tmp_path / 'nowhere.yaml'} does not exist" in result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+    assert "passed" not in result.stdout
+
+
 @pytest.mark.e2e
 def test_the_example_passes_against_kjobs_up(tmp_path: Path) -> None:
     kubeconfig = tmp_path / "kubeconfig"

@@ -43,7 +43,13 @@ from kjobs.controllers import select_controllers
     default=None,
     help="Reconcile only Jobs whose spec.managedBy is this value [default: Jobs of the built-in controller].",
 )
-@click.option("--backoff", type=float, default=10.0, show_default=True, help="Pod-failure back-off base, seconds.")
+@click.option(
+    "--backoff",
+    type=click.FloatRange(min=0),
+    default=10.0,
+    show_default=True,
+    help="Pod-failure back-off base, seconds.",
+)
 @click.option(
     "--metrics-port",
     type=click.IntRange(0, 65535),

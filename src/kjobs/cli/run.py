@@ -16,7 +16,7 @@ from kjobs.api.features import FeatureGates
 from kjobs.api.manifest import ManifestError, load_manifests
 from kjobs.api.types import Obj
 from kjobs.cli.features import feature_gates_option
-from kjobs.cli.validate import decode_or_status, validate_option
+from kjobs.cli.validate import decode_or_status, gated_field_hint, validate_option
 from kjobs.disrupt import Disruption, DisruptionError, check, parse
 
 
@@ -31,7 +31,7 @@ def _parse_disruptions(_ctx: click.Context, _param: click.Parameter, values: tup
 @click.argument("manifest", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option(
     "--backoff",
-    type=float,
+    type=click.FloatRange(min=0),
     default=10.0,
     show_default=True,
     help="Base pod-failure back-off in seconds (Kubernetes: 10 s, doubling to 10 min).",
@@ -66,7 +66,7 @@ def _parse_disruptions(_ctx: click.Context, _param: click.Parameter, values: tup
     "node-shutdown. Example: --disrupt drain@1s.",
 )
 @click.option("--plain", is_flag=True, help="Plain progress lines even on a terminal.")
-@click.option("--timeout", type=float, default=None, help="Give up (exit 1) after this many seconds.")
+@click.option("--timeout", type=click.FloatRange(min=0), default=None, help="Give up (exit 1) after this many seconds.")
 @validate_option
 @feature_gates_option
 def run_command(
@@ -120,11 +120,13 @@ def _load_job(path: str, field_validation: str, features: FeatureGates) -> Obj:
         _fail(str(exc))
     jobs = [o for o in objects if o.get("kind") == "Job"]
     if len(jobs) != 1:
-        kinds = ", ".join(str(o.get("kind")) for o in objects) or "nothing"
+        # An object without `kind` is named as kubectl names it, not as Python's None.
+        kinds = ", ".join(str(o.get("kind") or "an object without kind") for o in objects) or "nothing"
         _fail(f"{path}: expected exactly one Job, found {kinds}")
     job, rejected = decode_or_status(jobs[0], field_validation, features)
     if rejected is not None:
-        _fail(f"{path}: {rejected['message']}")
+        hint = gated_field_hint(jobs[0], features)
+        _fail(f"{path}: {rejected['message']}" + (f"\n{hint}" if hint else ""))
     errors = validate_manifest(job, features=features)
     if errors:
         name = (job.get("metadata") or {}).get("name") or ""

@@ -53,7 +53,9 @@ def _duration(_ctx: click.Context, _param: click.Parameter, value: str) -> float
     default=None,
     help="Simulated nodes [default: enough for the Job's parallelism, 110 pods each].",
 )
-@click.option("--backoff", type=float, default=10.0, show_default=True, help="Base pod-failure back-off (s).")
+@click.option(
+    "--backoff", type=click.FloatRange(min=0), default=10.0, show_default=True, help="Base pod-failure back-off (s)."
+)
 @click.option(
     "--time-limit",
     type=str,

@@ -89,7 +89,7 @@ def _loopback(host: str) -> bool:
 )
 @click.option(
     "--backoff",
-    type=float,
+    type=click.FloatRange(min=0),
     default=10.0,
     show_default=True,
     help="Base pod-failure back-off in seconds (Kubernetes: 10 s, doubling to 10 min).",
@@ -190,7 +190,12 @@ def up(
             raise click.ClickException(f"cannot create the certificates in {data / 'pki'}: {exc}") from None
         authenticator = Authenticator(pki.token)
         url = f"https://{shown}:{actual_port}"
-    kubeconfig_file.write(config_path, url, pki=pki)
+    try:
+        kubeconfig_file.write(config_path, url, pki=pki)
+    except OSError as exc:
+        store.close()
+        sock.close()
+        raise click.ClickException(f"cannot write the kubeconfig {config_path}: {exc.strerror or exc}") from None
     admission = AdmissionSettings(
         default_not_ready_toleration_seconds=default_not_ready_toleration_seconds,
         default_unreachable_toleration_seconds=default_unreachable_toleration_seconds,

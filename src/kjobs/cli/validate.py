@@ -12,7 +12,7 @@ import click
 import orjson
 
 from kjobs.api.errors import ApiError
-from kjobs.api.features import DEFAULT, FeatureGates
+from kjobs.api.features import DEFAULT, KNOWN, FeatureGates
 from kjobs.api.manifest import ManifestError, load_manifests
 from kjobs.api.types import Obj
 from kjobs.cli.features import feature_gates_option
@@ -41,6 +41,33 @@ def decode_or_status(obj: Obj, field_validation: str, features: FeatureGates = D
     return decoded, None
 
 
+def _unknown_fields(obj: Obj, features: FeatureGates) -> str | None:
+    try:
+        decode(obj, FIELD_VALIDATION["strict"], features)
+    except ApiError as exc:
+        return str(exc.status().get("message"))
+    return None
+
+
+def gated_field_hint(obj: Obj, features: FeatureGates) -> str | None:
+    """When strict decoding refused `obj` for fields that a feature gate now off would serve, a line naming the
+    gates to turn on: Kubernetes' message alone ("unknown field") does not say the field exists behind a gate."""
+    refused = _unknown_fields(obj, features)
+    if refused is None:
+        return None
+    gates = []
+    for name, spec in KNOWN.items():
+        if spec.locked or features.enabled(name):
+            continue
+        on = FeatureGates.from_map({**features.overrides, name: True})
+        if _unknown_fields(obj, on) != refused:
+            gates.append(name)
+    if not gates:
+        return None
+    setting = ",".join(f"{name}=true" for name in gates)
+    return f"hint: feature gates that are off serve some of these fields: try --feature-gates {setting}"
+
+
 def _describe(obj: Obj) -> str:
     meta = obj.get("metadata") or {}
     return f'{obj.get("kind") or "object"} "{meta.get("name") or meta.get("generateName") or ""}"'
@@ -52,7 +79,7 @@ def _describe(obj: Obj) -> str:
 @validate_option
 @feature_gates_option
 def validate_command(files: tuple[str, ...], output: str, field_validation: str, features: FeatureGates) -> None:
-    """Validate Job (and Pod) manifests; exit 1 if any object is invalid, 2 if a file cannot be read."""
+    """Validate Job (and Pod) manifests; exit 1 if any object is invalid, 2 if a file cannot be read or is empty."""
     statuses: list[Obj] = []
     any_invalid = False
     for path in files:
@@ -61,6 +88,10 @@ def validate_command(files: tuple[str, ...], output: str, field_validation: str,
         except ManifestError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(2)
+        if not objects:
+            # An empty file validated nothing: say so and fail, as `kubectl apply` does ("no objects passed").
+            click.echo(f"error: {path}: no objects to validate", err=True)
+            sys.exit(2)
         for original in objects:
             obj, rejected = decode_or_status(original, field_validation, features)
             if rejected is not None:
@@ -68,6 +99,9 @@ def validate_command(files: tuple[str, ...], output: str, field_validation: str,
                 statuses.append(rejected)
                 if output == "text":
                     click.echo(f"{path}: {rejected['message']}")
+                    hint = gated_field_hint(original, features)
+                    if hint is not None:
+                        click.echo(hint, err=True)
                 continue
             errors = validate_manifest(obj, features=features)
             if errors:

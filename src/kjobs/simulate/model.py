@@ -365,7 +365,11 @@ def load_model(path: str | Path) -> Model:
     except OSError as exc:
         raise ModelError(f"{path}: {exc.strerror or exc}") from None
     except yaml.YAMLError as exc:
-        raise ModelError(f"{path}: not valid YAML: {exc}") from None
+        # One line, as a manifest's YAML error reads, not PyYAML's multi-line dump naming "<unicode string>".
+        mark = getattr(exc, "problem_mark", None)
+        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or str(exc)
+        raise ModelError(f"{path}: invalid YAML{where}: {problem}") from None
     try:
         return parse_model(doc)
     except ModelError as exc:
