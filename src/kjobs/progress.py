@@ -41,11 +41,16 @@ class Decision:
     explanation: Explanation
     cause: str = "failed"
     verdict: str = ""
+    ended_by_job: bool = False
 
     def line(self) -> str:
         """One line for the log and the summary."""
         where = f" (index {self.index})" if self.index is not None else ""
-        unmatched = ", no rule matched" if self.explanation.rules and self.explanation.rule_index is None else ""
+        unmatched = (
+            ", no rule matched"
+            if self.explanation.rules and self.explanation.rule_index is None and not self.ended_by_job
+            else ""
+        )
         return f"pod {self.pod}{where} failed: {self.cause}{unmatched} → {self.verdict}"
 
 
@@ -54,13 +59,25 @@ def decide(job: Obj, pod: Obj, index: str | None) -> Decision:
     e = explain(job, pod)
     rules = ((job.get("spec") or {}).get("podFailurePolicy") or {}).get("rules") or []
     exit_rule = e.rule_index is not None and (rules[e.rule_index] or {}).get("onExitCodes") is not None
+    ended = _ended_by_failed_job(job, pod)
     return Decision(
         str(pod["metadata"].get("name")),
         index,
         e,
         failure_cause(pod, exit_rule=exit_rule, last_termination=has_restart_limit(job)),
-        verdict(job, e),
+        "the Job had failed and ended the pod: counted as failed, not retried" if ended else verdict(job, e),
+        ended,
     )
+
+
+def _ended_by_failed_job(job: Obj, pod: Obj) -> bool:
+    """A pod the Job controller deleted because the Job failed (FailureTarget or Failed set, the pod terminating):
+    it is counted in `status.failed` as it ends, and no policy rule is weighed for it (Kubernetes:
+    pkg/controller/job/job_controller.go, trackJobStatusAndRemoveFinalizers once the Job is finished)."""
+    if not pod["metadata"].get("deletionTimestamp"):
+        return False
+    conditions = (job.get("status") or {}).get("conditions") or []
+    return any(c.get("type") in ("FailureTarget", "Failed") and c.get("status") == "True" for c in conditions)
 
 
 def verdict(job: Obj, e: Explanation) -> str:

@@ -239,3 +239,17 @@ def test_an_exit_is_said_with_the_line_of_its_message_that_explains_it(terminate
     (StartError) starts with what went wrong."""
     pod = {"status": {"containerStatuses": [{"name": "main", "state": {"terminated": terminated}}]}}
     assert exit_summary(pod).endswith(said)
+
+
+def test_a_pod_ended_because_the_job_failed_is_not_said_to_count_toward_a_limit() -> None:
+    failing = job()
+    failing["status"] = {"conditions": [{"type": "FailureTarget", "status": "True", "reason": "PodFailurePolicy"}]}
+    view = RunView(failing)
+    line = view.update_pod(pod("b", "Failed", 143, deleting=True))[-1]
+    assert line == (
+        "pod b failed: container main exited with code 143 → the Job had failed and ended the pod: counted as "
+        "failed, not retried"
+    )
+    assert (
+        RunView(job()).update_pod(pod("c", "Failed", 143, deleting=True))[-1].endswith("counts toward backoffLimit (6)")
+    )
