@@ -13,14 +13,8 @@ from kjobs.client.kubeconfig import Connection
 from kjobs.client.resources import PODS
 from kjobs.server.runner import serve
 from kjobs.store import MemoryStore
+from tests.server.conftest import pod_manifest
 from tests.support import client_tls, shared_pki
-
-POD = {
-    "apiVersion": "v1",
-    "kind": "Pod",
-    "metadata": {"name": "p"},
-    "spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox"}]},
-}
 
 
 @pytest.mark.e2e
@@ -30,7 +24,7 @@ def test_a_discarded_patch_result_writes_the_same_and_fails_the_same() -> None:
         async def scenario() -> None:
             client = HttpClient(Connection(url, ssl_context=client_tls()))
             try:
-                await client.create(PODS, "default", POD)
+                await client.create(PODS, "default", pod_manifest("p"))
                 status = {"status": {"phase": "Running"}}
                 assert await client.patch(PODS, "default", "p", status, subresource="status", discard=True) == {}
                 stored = await client.get(PODS, "default", "p")

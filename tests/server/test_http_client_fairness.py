@@ -16,14 +16,8 @@ from kjobs.client.kubeconfig import Connection
 from kjobs.client.resources import PODS
 from kjobs.server.runner import serve
 from kjobs.store import MemoryStore
+from tests.server.conftest import pod_manifest
 from tests.support import client_tls, shared_pki
-
-POD = {
-    "apiVersion": "v1",
-    "kind": "Pod",
-    "metadata": {"name": "p"},
-    "spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox"}]},
-}
 
 
 @pytest.mark.e2e
@@ -46,7 +40,7 @@ def test_a_request_waits_behind_those_already_waiting_not_behind_busy_callers() 
                         started.set()
 
             try:
-                await client.create(PODS, "default", POD)
+                await client.create(PODS, "default", pod_manifest("p"))
                 tasks = [asyncio.create_task(busy()) for _ in range(workers)]
                 await started.wait()
                 before = done
