@@ -16,10 +16,11 @@ from pathlib import Path
 import pytest
 
 from kjobs.api.types import Obj
+from kjobs.clock import FakeClock
 from kjobs.node import adoption
 from kjobs.node.process_runtime import ProcessRuntime
 from tests.node.helpers import make_pod
-from tests.node.test_process_runtime import sh, state
+from tests.node.test_process_runtime import eventually, sh, state, with_runtime
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -299,4 +300,44 @@ def test_a_rotated_journal_still_names_what_runs(tmp_path: Path, monkeypatch: py
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(pid, signal.SIGKILL)
             os.waitpid(pid, 0)  # the shim ran in this process: its children are ours
+        os.close(out)
+
+
+def test_the_journal_keeps_the_start_time_the_agent_reported(tmp_path: Path) -> None:
+    """An adopting agent reports `startedAt` from the journal, so the journal holds the time the first agent
+    reported (its clock), not the shim's later reading of its own: under load those straddled a second."""
+    clock = FakeClock(1_000_000_000.25)  # 2001-09-09T01:46:40Z, far from the wall clock
+
+    async def body(runtime: ProcessRuntime) -> None:
+        handle = await runtime.run_pod(make_pod([sh("exec sleep 30")], uid="uid-1", name="p"))
+        await eventually(lambda: "running" in state(handle.status)["state"], "the container to run")
+        assert state(handle.status)["state"]["running"]["startedAt"] == "2001-09-09T01:46:40Z"
+        (journal,) = [path for path in (tmp_path / "journal").iterdir() if path.stat().st_size]
+        (start,) = [entry for entry in map(json.loads, journal.read_text().splitlines()) if entry[0] == "p"]
+        assert start[3:] == ["uid-1", "main", 0, 1_000_000_000.25]
+        await runtime.kill_pod("uid-1", grace_seconds=0)
+
+    with_runtime(tmp_path, body, clock=clock)
+
+
+def test_a_start_without_a_reported_time_is_journaled_at_the_shims_clock(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kjobs.node import shim as shim_module
+
+    monkeypatch.chdir(tmp_path)  # the shim changes directory for every start
+    out = os.open(os.devnull, os.O_WRONLY)
+    shim = shim_module.Shim(out)
+    shim.handle(["b", {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, "procs", "journal", "999999999-1"])
+    before = time.time()
+    try:
+        shim.handle(["s", "c", ["true"], {}, str(tmp_path), str(tmp_path / "c.log"), "uid-c", "main", 0, None])
+        shim.flush()
+        (journal,) = (tmp_path / "journal").glob("*.jsonl")
+        (start,) = [entry for entry in map(json.loads, journal.read_text().splitlines()) if entry[0] == "p"]
+        assert start[3:6] == ["uid-c", "main", 0] and before <= start[6] <= time.time()
+    finally:
+        for pid, _ in shim.running.values():
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)
         os.close(out)

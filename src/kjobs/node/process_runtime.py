@@ -437,6 +437,7 @@ class ProcessRuntime(Supervisor):
             log_path,
             (record.uid, name, number),
             owner=owner,
+            started_at=now,
         )
         return attempt
 

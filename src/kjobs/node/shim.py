@@ -9,11 +9,12 @@ library only, so it is up in milliseconds) and speaks JSON lines over its stdin/
     → ["b", base_env, procs_root, journal_dir, agent_id]
                                                     once, first: every container's base environment, where to
                                                     record running groups and where to keep the journal
-    → ["s", id, argv, env, cwd, log_path, uid, name, number(, owner)]
+    → ["s", id, argv, env, cwd, log_path, uid, name, number, time(, owner)]
                                                     start a container process (env on top of base_env) in cwd,
                                                     created if missing (and given to owner, [uid, gid], if
                                                     sent), output appended to log_path; uid, name and number
-                                                    (restart count) say which container it is
+                                                    (restart count) say which container it is, time the start
+                                                    time the agent reports (null: the shim's clock)
     → ["k", id, signum]                             signal its process group (ignored once reaped)
     → ["q"]                                         the agent stops cleanly: remove the journal at exit
     ← ["p", id, pid]                                started
@@ -131,12 +132,14 @@ class Shim:
         kind = message[0]
         if kind == "s":
             cid, argv, env, cwd, log_path = message[1:6]
-            self.spawn(cid, argv, env, cwd, log_path, message[9] if len(message) > 9 else None)
+            self.spawn(cid, argv, env, cwd, log_path, message[10] if len(message) > 10 else None)
             if message[1] in self.running:
                 if self.journaled_starts >= ROTATE_AFTER:
                     self.rotate_journal()
                 self.journaled_starts += 1
-                entry = ["p", message[1], self.running[message[1]][0], *message[6:9], time.time()]
+                # The agent's start time, so that an agent adopting the container reports the same startedAt.
+                stamp = message[9] if len(message) > 9 and message[9] is not None else time.time()
+                entry = ["p", message[1], self.running[message[1]][0], *message[6:9], stamp]
                 self.start_entries[message[1]] = entry
                 self.journal.append(entry)
             elif self.journal and self.journal[-1][:2] == ["e", message[1]]:

@@ -77,14 +77,17 @@ class Spawner:
         which: tuple[str, str, int] = ("", "", 0),
         *,
         owner: tuple[int, int] | None = None,
+        started_at: float | None = None,
     ) -> None:
         """Ask for a container process; `on_started`/`on_failed`, then `on_exited`, follow. `which` (pod uid,
-        container name, restart count) is journaled with its start, for an agent that adopts it. With `owner`
-        (uid, gid), `cwd` is given to that user (the container runs as it: `kjobs.node.security`)."""
+        container name, restart count) is journaled with its start, for an agent that adopts it, and so is
+        `started_at` (the start time the agent reports; the shim's own clock if None), so that an adopting agent
+        reports the same `startedAt`. With `owner` (uid, gid), `cwd` is given to that user (the container runs
+        as it: `kjobs.node.security`)."""
         self._ensure_shim()
         self._pids[cid] = None
         self.starting += 1
-        message: list[Any] = ["s", cid, argv, dict(env), cwd, log_path, *which]
+        message: list[Any] = ["s", cid, argv, dict(env), cwd, log_path, *which, started_at]
         if owner is not None:
             message.append(list(owner))
         self._send(message)
@@ -318,6 +321,7 @@ class SpawnerPool:
         which: tuple[str, str, int] = ("", "", 0),
         *,
         owner: tuple[int, int] | None = None,
+        started_at: float | None = None,
     ) -> None:
         """`Spawner.spawn` on the shim with the fewest starts awaiting their answer (the next in turn on a tie)."""
         shims, first = self._shims, self._next
@@ -332,7 +336,7 @@ class SpawnerPool:
             for other in shims:
                 other.start()
         self._owner[cid] = shim
-        shim.spawn(cid, argv, env, cwd, log_path, which, owner=owner)
+        shim.spawn(cid, argv, env, cwd, log_path, which, owner=owner, started_at=started_at)
 
     def signal(self, cid: str, signum: int) -> None:
         """`Spawner.signal` through the shim that started the container."""
