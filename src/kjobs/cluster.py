@@ -8,6 +8,7 @@ collector, TTL-after-finished, and node agents whose pods are local processes. C
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gc
 import logging
@@ -18,6 +19,7 @@ from typing import Any, Protocol
 
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.client.base import Client
+from kjobs.client.events import EventRecorder
 from kjobs.client.informer import InformerFactory
 from kjobs.client.local import LocalClient
 from kjobs.clock import Clock, RealClock
@@ -74,6 +76,10 @@ class ClusterSettings:
     """The controllers to run (`kjobs up --controllers`); another process may run the rest (`kjobs controller`)."""
     features: FeatureGates = DEFAULT
     """The `--feature-gates` of every component (`kjobs.api.features`); `create_app` takes them too."""
+    leader_election: bool = False
+    """Whether each controller runs only while it holds its Lease (`kjobs.controllers.leaderelection`), so that
+    a second instance pointed at this API server (`kjobs controller`) waits instead of doing the same work. `kjobs
+    up` turns it on; a cluster nobody else can reach (`kjobs run`, `kjobs simulate`, tests) has no one to elect."""
     field_managers: bool = True
     events: bool = True
     """Whether the API records `managedFields` and the components write Events. `kjobs simulate`, and `kjobs run`
@@ -205,6 +211,16 @@ def build_controllers(
     return {name: makers[name]() for name in names}
 
 
+def _lost_notice(name: str, elector: Any) -> Callable[[], None]:
+    """What a cluster logs when another instance took a controller's Lease (this one has stopped it)."""
+    return lambda: log.error(
+        "controller %s stopped: lease %s was taken by %s; restart to run it here again",
+        name,
+        elector.lock,
+        elector.holder,
+    )
+
+
 class LocalCluster:
     """All components of a one-machine cluster around one `ApiService`."""
 
@@ -238,8 +254,10 @@ class LocalCluster:
         )
         self.job_controller: JobController | None = components.get("job")
         self.controllers: list[Component] = list(components.values())
+        self._named = components
         self.agents: list[Any] = []
         self._started: list[Component] = []
+        self._campaigns: list[asyncio.Task[None]] = []
 
     def node_names(self) -> list[str]:
         """Names of the local nodes (`kjobs-node`, `kjobs-node-2`, ...)."""
@@ -255,9 +273,31 @@ class LocalCluster:
             self.agents.append(agent)
             if self.logs is not None:
                 self.logs.add(agent)  # type: ignore[arg-type]
+        if self.settings.leader_election:
+            await self._elect()
+            return
         for controller in self.controllers:
             await controller.start()
             self._started.append(controller)
+
+    async def _elect(self) -> None:
+        """Start each controller whose Lease is free now, in order; campaign in the background for the others
+        (held by a live `kjobs controller`), starting each once its Lease is won."""
+        from kjobs.controllers.leaderelection import LeaderElector, lead, lease_name, new_identity
+
+        identity = new_identity()
+        recorder = EventRecorder(self.client, component=CONTROLLER_MANAGER, clock=self.clock)
+        for name, controller in self._named.items():
+            elector = LeaderElector(self.client, self.clock, lease_name(name), identity=identity, recorder=recorder)
+            won = await elector.try_acquire_or_renew()
+            if won:
+                await controller.start()
+            else:
+                log.warning("controller %s waits: lease %s is held by %s", name, elector.lock, elector.holder)
+            task = asyncio.get_running_loop().create_task(
+                lead(elector, controller.start, controller.stop, on_lost=_lost_notice(name, elector), started=won)
+            )
+            self._campaigns.append(task)
 
     def _make_agents(self) -> list[Component]:
         if self.settings.nodes <= 0:
@@ -301,6 +341,10 @@ class LocalCluster:
 
     async def stop(self) -> None:
         """Stop everything, newest first (controllers, then node agents, which stop their pods)."""
+        campaigns, self._campaigns = self._campaigns, []
+        for task in campaigns:  # each stops what it leads and releases its Lease
+            task.cancel()
+        await asyncio.gather(*campaigns, return_exceptions=True)
         while self._started:
             component = self._started.pop()
             with contextlib.suppress(Exception):

@@ -73,3 +73,38 @@ async def _scenario(config: Path, managed_by: str | None) -> None:
         assert not (untouched.get("status") or {}).get("startTime")
     finally:
         await client.close()
+
+
+def _line(proc: subprocess.Popen[str], wanted: str) -> str:
+    """Read `proc`'s stderr until a line containing `wanted` (bounded by the caller's test timeout)."""
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if wanted in line:
+            return line
+    raise AssertionError(f"{wanted!r} never printed (exit {proc.wait()})")
+
+
+def test_a_second_job_controller_waits_for_the_first_and_takes_over_when_it_stops(tmp_path: Path) -> None:
+    store = MemoryStore()
+    with serve(store, pki=shared_pki()) as url:
+        config = tmp_path / "kubeconfig"
+        kubeconfig_file.write(config, url, pki=shared_pki())
+        args = [sys.executable, "-m", "kjobs", "controller", "--kubeconfig", str(config)]
+        env = {**os.environ, "HOME": str(tmp_path)}
+        first = subprocess.Popen(args, stderr=subprocess.PIPE, text=True, env=env)
+        second: subprocess.Popen[str] | None = None
+        try:
+            _line(first, "controller job: leading (lease kube-system/kjobs-job)")
+            second = subprocess.Popen(args, stderr=subprocess.PIPE, text=True, env=env)
+            assert "is held by" in _line(second, "controller job: waiting")
+            asyncio.run(_scenario(config, None))  # two pods: one controller created them
+            first.terminate()  # a clean stop releases the lease: the second leads at its next try (2 s)
+            assert first.wait(20) == 0
+            started = time.monotonic()
+            _line(second, "controller job: leading")
+            assert time.monotonic() - started < 10
+        finally:
+            for proc in (first, second):
+                if proc is not None and proc.poll() is None:
+                    proc.terminate()
+                    proc.wait(20)

@@ -56,6 +56,15 @@ from kjobs.controllers import select_controllers
     default=None,
     help="Serve Prometheus metrics on this port of 127.0.0.1.",
 )
+@click.option(
+    "--leader-elect/--no-leader-elect",
+    default=True,
+    show_default=True,
+    help=(
+        "Run each controller only while it holds its Lease, kube-system/kjobs-<controller> (kube-controller-manager's "
+        "--leader-elect): a second instance against the same API server waits instead of doing the same work."
+    ),
+)
 @feature_gates_option
 def controller_command(
     kubeconfig: str | None,
@@ -64,6 +73,7 @@ def controller_command(
     managed_by: str | None,
     backoff: float,
     metrics_port: int | None,
+    leader_elect: bool,
     features: FeatureGates,
 ) -> None:
     """Run kjobs' controllers against a Kubernetes API server until interrupted."""
@@ -84,7 +94,19 @@ def controller_command(
         from kjobs.cluster import ClusterSettings
 
         settings = ClusterSettings(pod_failure_backoff=backoff, features=features)
-        asyncio.run(_run(connection, names, managed_by=managed_by, settings=settings, metrics_port=metrics_port))
+        lost = asyncio.run(
+            _run(
+                connection,
+                names,
+                managed_by=managed_by,
+                settings=settings,
+                metrics_port=metrics_port,
+                leader_elect=leader_elect,
+            )
+        )
+        if lost:
+            click.echo(f"error: leaderelection lost: {lost}", err=True)
+            sys.exit(1)
 
 
 async def _run(
@@ -94,7 +116,10 @@ async def _run(
     managed_by: str | None,
     settings: Any,
     metrics_port: int | None,
-) -> None:
+    leader_elect: bool = True,
+) -> str:
+    """Run until SIGINT/SIGTERM (then ""), or until a controller's Lease is lost (then which: kube-controller-
+    manager exits then too, and whoever restarts it campaigns again)."""
     from prometheus_client import REGISTRY, start_http_server
 
     from kjobs.client.http import HttpClient
@@ -104,22 +129,27 @@ async def _run(
 
     tune_gc()
     client = HttpClient(connection, user_agent="kjobs-controller")
-    components = list(
-        build_controllers(
-            client,
-            RealClock(),
-            names=names,
-            settings=settings,
-            job_metrics=JobMetrics(REGISTRY),
-            managed_by=managed_by,
-        ).values()
+    clock = RealClock()
+    named = build_controllers(
+        client,
+        clock,
+        names=names,
+        settings=settings,
+        job_metrics=JobMetrics(REGISTRY),
+        managed_by=managed_by,
     )
+    components = list(named.values())
     if metrics_port is not None:
         start_http_server(metrics_port, addr="127.0.0.1")
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
+    if leader_elect:
+        try:
+            return await _elected(client, clock, named, managed_by, stop, f"{connection.server}")
+        finally:
+            await client.close()
     started = []
     try:
         for component in components:
@@ -132,3 +162,44 @@ async def _run(
             with contextlib.suppress(Exception):
                 await component.stop()
         await client.close()
+    return ""
+
+
+async def _elected(
+    client: Any, clock: Any, named: dict[str, Any], managed_by: str | None, stop: Any, server: str
+) -> str:
+    """Each controller campaigns for its Lease and runs while it holds it (`kjobs.controllers.leaderelection`)."""
+    from kjobs.client.events import EventRecorder
+    from kjobs.cluster import CONTROLLER_MANAGER
+    from kjobs.controllers.leaderelection import LeaderElector, lead, lease_name, new_identity
+
+    identity = new_identity()
+    recorder = EventRecorder(client, component=CONTROLLER_MANAGER, clock=clock)
+    lost: list[str] = []
+    click.echo(f"kjobs controllers against {server}: {', '.join(named)} (identity {identity})", err=True)
+
+    def campaign(name: str, component: Any) -> Any:
+        elector = LeaderElector(client, clock, lease_name(name, managed_by), identity=identity, recorder=recorder)
+
+        async def start() -> None:
+            await component.start()
+            click.echo(f"controller {name}: leading (lease {elector.lock})", err=True)
+
+        def waiting(holder: str) -> None:
+            click.echo(f"controller {name}: waiting, lease {elector.lock} is held by {holder}", err=True)
+
+        def gone() -> None:
+            lost.append(f"controller {name}: lease {elector.lock} was taken by {elector.holder}")
+            stop.set()
+
+        return lead(elector, start, component.stop, on_wait=waiting, on_lost=gone)
+
+    tasks = [asyncio.get_running_loop().create_task(campaign(n, c)) for n, c in named.items()]
+    try:
+        await stop.wait()
+    finally:
+        for task in tasks:  # each stops what it leads and releases its Lease
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        await recorder.flush()
+    return "; ".join(lost)

@@ -305,6 +305,7 @@ def _assemble(
         pod_failure_backoff=backoff,
         job_batch_period=job_batch_period,
         features=features,
+        leader_election=True,
     )
     if admission is not None:
         settings = replace(settings, admission=admission)

@@ -1,0 +1,174 @@
+"""Leader election: one running instance of each controller per API server (client-go's rules, on virtual time)."""
+
+from __future__ import annotations
+
+import asyncio
+import subprocess
+import sys
+
+import pytest
+
+from kjobs.api.types import Obj
+from kjobs.client.local import LocalClient
+from kjobs.client.resources import LEASES
+from kjobs.clock import FakeClock
+from kjobs.controllers import leaderelection as le
+from kjobs.controllers.leaderelection import LeaderElector, lead, lease_name, next_spec
+from kjobs.node.nodestatus import micro_time
+from tests.support import local_api, settle
+
+NOW = 1_767_225_600.0
+
+
+# -- the decision, pure --------------------------------------------------------------------------------------
+
+
+def test_a_lease_without_holder_is_taken_and_the_transition_counted() -> None:
+    spec = next_spec({"leaseTransitions": 3, "leaseDurationSeconds": 1}, "me", NOW, NOW, 15)
+    assert spec == {
+        "holderIdentity": "me",
+        "leaseDurationSeconds": 15,
+        "acquireTime": micro_time(NOW),
+        "renewTime": micro_time(NOW),
+        "leaseTransitions": 4,
+    }
+
+
+def test_another_holders_lease_is_valid_for_its_duration_from_when_it_was_observed() -> None:
+    held = {"holderIdentity": "other", "leaseDurationSeconds": 15, "renewTime": micro_time(NOW - 3600)}
+    # Its renewTime is an hour old (another clock), but this candidate saw the record change 14 s ago: valid.
+    assert next_spec(held, "me", NOW, NOW - 14, 15) is None
+    taken = next_spec(held, "me", NOW, NOW - 15, 15)
+    assert taken is not None and taken["holderIdentity"] == "me" and taken["leaseTransitions"] == 1
+
+
+def test_the_holder_renews_keeping_its_acquire_time_and_transitions() -> None:
+    mine = {"holderIdentity": "me", "leaseDurationSeconds": 15, "acquireTime": "then", "leaseTransitions": 2}
+    renewed = next_spec(mine, "me", NOW, NOW, 15)
+    assert renewed is not None
+    assert (renewed["acquireTime"], renewed["leaseTransitions"], renewed["renewTime"]) == ("then", 2, micro_time(NOW))
+
+
+def test_lease_names_are_per_controller_and_per_managed_by_value() -> None:
+    assert lease_name("job") == "kjobs-job" and lease_name("podgc", "x") == "kjobs-podgc"
+    assert lease_name("job", "kjobs.io/job-controller") == "kjobs-job-kjobs.io-job-controller"
+    assert lease_name("job", "Example.COM/My_Controller") == "kjobs-job-example.com-my-controller"
+
+
+def test_a_holder_process_is_gone_only_when_it_ran_here_and_has_exited() -> None:
+    child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    dead = le.this_process().rpartition("/")[0] + f"/{child.stdout.strip()}-1"
+    assert le.holder_gone(dead)
+    assert not le.holder_gone(le.this_process())
+    assert not le.holder_gone("another-machine.1/" + dead.rpartition("/")[2])
+    assert not le.holder_gone(None) and not le.holder_gone("")
+
+
+# -- candidates over an API, on virtual time -----------------------------------------------------------------
+
+
+def _elector(client: LocalClient, clock: FakeClock, identity: str, process: str = "") -> LeaderElector:
+    return LeaderElector(client, clock, "kjobs-job", identity=identity, process=process)
+
+
+async def _lease(client: LocalClient) -> Obj:
+    return await client.get(LEASES, "kube-system", "kjobs-job")
+
+
+def test_one_candidate_leads_the_other_waits_out_a_crashed_leaders_lease() -> None:
+    async def scenario() -> None:
+        clock = FakeClock()
+        client = await local_api(clock)
+        a, b = _elector(client, clock, "a"), _elector(client, clock, "b")
+        assert await a.try_acquire_or_renew()
+        assert (await _lease(client))["spec"]["leaseTransitions"] == 0
+        waiting = asyncio.get_running_loop().create_task(b.acquire())
+        start = clock.now()
+        await settle(clock, lambda: clock.now() - start >= 14)
+        assert not waiting.done() and b.holder == "a"
+        # `a` crashed (renews no more): `b` takes over once the record has stood still for 15 s.
+        await settle(clock, waiting.done)
+        assert 15 <= clock.now() - start <= 15 + b.timing.retry_period
+        spec = (await _lease(client))["spec"]
+        assert (spec["holderIdentity"], spec["leaseTransitions"]) == ("b", 1)
+
+    asyncio.run(scenario())
+
+
+def test_a_clean_stop_releases_the_lease_and_a_successor_takes_it_at_once() -> None:
+    async def scenario() -> None:
+        clock = FakeClock()
+        client = await local_api(clock)
+        a, b = _elector(client, clock, "a"), _elector(client, clock, "b")
+        assert await a.try_acquire_or_renew()
+        assert not await b.try_acquire_or_renew()
+        await a.release()
+        spec = (await _lease(client))["spec"]
+        assert "holderIdentity" not in spec and spec["leaseDurationSeconds"] == 1
+        assert await b.try_acquire_or_renew()
+
+    asyncio.run(scenario())
+
+
+def test_the_lease_of_a_holder_whose_process_is_gone_is_taken_at_once() -> None:
+    async def scenario() -> None:
+        clock = FakeClock()
+        client = await local_api(clock)
+        child = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+        machine = le.this_process().rpartition("/")[0]
+        dead = _elector(client, clock, "dead", process=f"{machine}/{child.stdout.strip()}-1")
+        assert await dead.try_acquire_or_renew()
+        successor = _elector(client, clock, "successor", process=le.this_process())
+        assert await successor.try_acquire_or_renew()  # at once, not 15 s later
+        # The successor's process runs: its lease is waited out as client-go waits.
+        assert not await _elector(client, clock, "third").try_acquire_or_renew()
+        assert (await _lease(client))["spec"]["holderIdentity"] == "successor"
+
+    asyncio.run(scenario())
+
+
+def test_a_leader_whose_lease_is_taken_stops_what_it_leads() -> None:
+    async def scenario() -> None:
+        clock = FakeClock()
+        client = await local_api(clock)
+        events: list[str] = []
+
+        async def start() -> None:
+            events.append("start")
+
+        async def stop() -> None:
+            events.append("stop")
+
+        leader = _elector(client, clock, "a")
+        task = asyncio.get_running_loop().create_task(lead(leader, start, stop, on_lost=lambda: events.append("lost")))
+        await settle(clock, lambda: events == ["start"])
+        lease = await _lease(client)  # somebody (kubectl edit) hands it to another holder
+        await client.update(LEASES, "kube-system", {**lease, "spec": {**lease["spec"], "holderIdentity": "b"}})
+        await settle(clock, task.done)
+        assert events == ["start", "stop", "lost"]
+        assert (await _lease(client))["spec"]["holderIdentity"] == "b"  # a loser does not release
+
+    asyncio.run(scenario())
+
+
+def test_a_leader_cancelled_stops_what_it_leads_and_releases() -> None:
+    async def scenario() -> None:
+        clock = FakeClock()
+        client = await local_api(clock)
+        events: list[str] = []
+
+        async def start() -> None:
+            events.append("start")
+
+        async def stop() -> None:
+            events.append("stop")
+
+        task = asyncio.get_running_loop().create_task(lead(_elector(client, clock, "a"), start, stop))
+        await settle(clock, lambda: events == ["start"])
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert events == ["start", "stop"]
+        assert "holderIdentity" not in (await _lease(client))["spec"]
+
+    asyncio.run(scenario())
