@@ -68,7 +68,10 @@ class Resource:
 
     @property
     def verbs(self) -> list[str]:
-        """The verbs served (and listed by discovery): all of `VERBS` unless `only` names fewer."""
+        """The verbs served (and listed by discovery): all of `VERBS` unless `only` names fewer; a review (a
+        question asked by POSTing it, answered and never stored) is created only."""
+        if self.review:
+            return ["create"]
         return list(self.only) if self.only else VERBS
 
     @property
@@ -181,7 +184,6 @@ RESOURCES: list[Resource] = [
         "SelfSubjectReview",
         False,
         review=True,
-        only=("create",),
     ),
     Resource(
         "authorization.k8s.io",
@@ -191,7 +193,6 @@ RESOURCES: list[Resource] = [
         "SelfSubjectAccessReview",
         False,
         review=True,
-        only=("create",),
     ),
     Resource(
         "authorization.k8s.io",
@@ -201,7 +202,6 @@ RESOURCES: list[Resource] = [
         "SelfSubjectRulesReview",
         False,
         review=True,
-        only=("create",),
     ),
 ]
 
