@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import gc
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -211,6 +211,16 @@ def build_controllers(
     return {name: makers[name]() for name in names}
 
 
+def _late_start(name: str, elector: Any, controller: Component) -> Callable[[], Awaitable[None]]:
+    """Start a controller that waited for its Lease, and say so (its wait was logged)."""
+
+    async def start() -> None:
+        await controller.start()
+        log.warning("controller %s runs: lease %s acquired", name, elector.lock)
+
+    return start
+
+
 def _lost_notice(name: str, elector: Any) -> Callable[[], None]:
     """What a cluster logs when another instance took a controller's Lease (this one has stopped it)."""
     return lambda: log.error(
@@ -295,7 +305,13 @@ class LocalCluster:
             else:
                 log.warning("controller %s waits: lease %s is held by %s", name, elector.lock, elector.holder)
             task = asyncio.get_running_loop().create_task(
-                lead(elector, controller.start, controller.stop, on_lost=_lost_notice(name, elector), started=won)
+                lead(
+                    elector,
+                    _late_start(name, elector, controller),
+                    controller.stop,
+                    on_lost=_lost_notice(name, elector),
+                    started=won,
+                )
             )
             self._campaigns.append(task)
 

@@ -172,3 +172,41 @@ def test_a_leader_cancelled_stops_what_it_leads_and_releases() -> None:
         assert "holderIdentity" not in (await _lease(client))["spec"]
 
     asyncio.run(scenario())
+
+
+def test_a_clusters_controller_waits_for_a_live_holder_then_takes_over_and_releases_at_its_stop() -> None:
+    """`kjobs up`'s controllers elect: a Job controller whose Lease another live process holds creates no pod
+    until that Lease has stood still for its duration; the cluster's stop releases it."""
+    from kjobs.client.resources import JOBS, PODS
+    from kjobs.cluster import ClusterSettings, LocalCluster
+    from tests.controllers.test_ttl import job_manifest
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        client = await local_api(clock)
+        other = LeaderElector(client, clock, "kjobs-job", identity="other", process=le.this_process())
+        assert await other.try_acquire_or_renew()
+        settings = ClusterSettings(nodes=0, controllers=("job",), leader_election=True)
+        cluster = LocalCluster(client.service, settings=settings, clock=clock)
+        await cluster.start()
+        try:
+            await client.create(JOBS, "default", job_manifest(None))
+            start = clock.now()
+            await settle(clock, lambda: clock.now() - start >= 12)
+            assert (await client.list(PODS, "default"))[0] == []
+            pods: list[Obj] = []
+
+            async def created() -> None:
+                while not pods:
+                    pods.extend((await client.list(PODS, "default"))[0])
+                    await clock.sleep(0.5)
+
+            waiter = asyncio.get_running_loop().create_task(created())
+            await settle(clock, waiter.done)
+            assert 15 <= clock.now() - start <= 20
+            assert (await _lease(client))["spec"]["holderIdentity"] != "other"
+        finally:
+            await cluster.stop()
+        assert "holderIdentity" not in (await _lease(client))["spec"]
+
+    asyncio.run(scenario())
