@@ -210,3 +210,29 @@ def test_a_clusters_controller_waits_for_a_live_holder_then_takes_over_and_relea
         assert "holderIdentity" not in (await _lease(client))["spec"]
 
     asyncio.run(scenario())
+
+
+def test_a_refused_lease_is_logged_once_until_it_fails_otherwise(caplog: pytest.LogCaptureFixture) -> None:
+    """On a cluster that does not let this user read Leases in kube-system, each 2 s attempt gets 403: the
+    terminal says so once (and `--leader-elect-resource-namespace` names a namespace that works)."""
+    from kjobs.api.errors import ApiError
+
+    class Refusing:
+        calls = 0
+
+        async def get(self, *_: object) -> Obj:
+            Refusing.calls += 1
+            raise ApiError(403, "Forbidden", 'leases.coordination.k8s.io "kjobs-job" is forbidden')
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        elector = LeaderElector(Refusing(), clock, "kjobs-job", identity="a")  # type: ignore[arg-type]
+        for _ in range(3):
+            assert not await elector.try_acquire_or_renew()
+
+    with caplog.at_level("WARNING", logger="kjobs.controllers.leaderelection"):
+        asyncio.run(scenario())
+    assert Refusing.calls == 3
+    assert [r.getMessage() for r in caplog.records] == [
+        'error retrieving lease kube-system/kjobs-job: leases.coordination.k8s.io "kjobs-job" is forbidden'
+    ]

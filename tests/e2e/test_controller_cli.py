@@ -90,11 +90,12 @@ def test_a_second_job_controller_waits_for_the_first_and_takes_over_when_it_stop
         config = tmp_path / "kubeconfig"
         kubeconfig_file.write(config, url, pki=shared_pki())
         args = [sys.executable, "-m", "kjobs", "controller", "--kubeconfig", str(config)]
+        args += ["--leader-elect-resource-namespace", "default"]  # any namespace the user may write Leases in
         env = {**os.environ, "HOME": str(tmp_path)}
         first = subprocess.Popen(args, stderr=subprocess.PIPE, text=True, env=env)
         second: subprocess.Popen[str] | None = None
         try:
-            _line(first, "controller job: leading (lease kube-system/kjobs-job)")
+            _line(first, "controller job: leading (lease default/kjobs-job)")
             second = subprocess.Popen(args, stderr=subprocess.PIPE, text=True, env=env)
             assert "is held by" in _line(second, "controller job: waiting")
             asyncio.run(_scenario(config, None))  # two pods: one controller created them

@@ -65,6 +65,12 @@ from kjobs.controllers import select_controllers
         "--leader-elect): a second instance against the same API server waits instead of doing the same work."
     ),
 )
+@click.option(
+    "--leader-elect-resource-namespace",
+    default="kube-system",
+    show_default=True,
+    help="Namespace of the Leases (on a cluster where you may not write Leases in kube-system, one you may).",
+)
 @feature_gates_option
 def controller_command(
     kubeconfig: str | None,
@@ -74,6 +80,7 @@ def controller_command(
     backoff: float,
     metrics_port: int | None,
     leader_elect: bool,
+    leader_elect_resource_namespace: str,
     features: FeatureGates,
 ) -> None:
     """Run kjobs' controllers against a Kubernetes API server until interrupted."""
@@ -102,6 +109,7 @@ def controller_command(
                 settings=settings,
                 metrics_port=metrics_port,
                 leader_elect=leader_elect,
+                lease_namespace=leader_elect_resource_namespace,
             )
         )
         if lost:
@@ -117,6 +125,7 @@ async def _run(
     settings: Any,
     metrics_port: int | None,
     leader_elect: bool = True,
+    lease_namespace: str = "kube-system",
 ) -> str:
     """Run until SIGINT/SIGTERM (then ""), or until a controller's Lease is lost (then which: kube-controller-
     manager exits then too, and whoever restarts it campaigns again)."""
@@ -147,7 +156,7 @@ async def _run(
         loop.add_signal_handler(sig, stop.set)
     if leader_elect:
         try:
-            return await _elected(client, clock, named, managed_by, stop, f"{connection.server}")
+            return await _elected(client, clock, named, managed_by, stop, f"{connection.server}", lease_namespace)
         finally:
             await client.close()
     started = []
@@ -166,7 +175,7 @@ async def _run(
 
 
 async def _elected(
-    client: Any, clock: Any, named: dict[str, Any], managed_by: str | None, stop: Any, server: str
+    client: Any, clock: Any, named: dict[str, Any], managed_by: str | None, stop: Any, server: str, namespace: str
 ) -> str:
     """Each controller campaigns for its Lease and runs while it holds it (`kjobs.controllers.leaderelection`)."""
     from kjobs.client.events import EventRecorder
@@ -179,7 +188,9 @@ async def _elected(
     click.echo(f"kjobs controllers against {server}: {', '.join(named)} (identity {identity})", err=True)
 
     def campaign(name: str, component: Any) -> Any:
-        elector = LeaderElector(client, clock, lease_name(name, managed_by), identity=identity, recorder=recorder)
+        elector = LeaderElector(
+            client, clock, lease_name(name, managed_by), identity=identity, namespace=namespace, recorder=recorder
+        )
 
         async def start() -> None:
             await component.start()

@@ -138,6 +138,7 @@ class LeaderElector:
         self._observed: Obj | None = None  # the spec last read, and when it changed
         self._observed_at = 0.0
         self.leading = False
+        self._last_error = ""
 
     @property
     def lock(self) -> str:
@@ -173,11 +174,11 @@ class LeaderElector:
             lease: Obj | None = await self.client.get(LEASES, self.namespace, self.name)
         except ApiError as exc:
             if exc.code != 404:
-                log.warning("error retrieving lease %s: %s", self.lock, exc)
+                self._warn(f"error retrieving lease {self.lock}: {exc}")
                 return False
             lease = None
         except Exception as exc:  # the API server is unreachable: the renew deadline decides
-            log.warning("error retrieving lease %s: %s", self.lock, exc)
+            self._warn(f"error retrieving lease {self.lock}: {exc}")
             return False
         spec = dict((lease or {}).get("spec") or {})
         if spec != self._observed:
@@ -205,11 +206,12 @@ class LeaderElector:
                 written = await self.client.update(LEASES, self.namespace, body)
         except ApiError as exc:  # 409: another candidate wrote first; it is read again next time
             if exc.code != 409:
-                log.warning("error writing lease %s: %s", self.lock, exc)
+                self._warn(f"error writing lease {self.lock}: {exc}")
             return False
         except Exception as exc:
-            log.warning("error writing lease %s: %s", self.lock, exc)
+            self._warn(f"error writing lease {self.lock}: {exc}")
             return False
+        self._last_error = ""
         self._observed, self._observed_at = dict(written.get("spec") or {}), now
         self.holder, self.leading = self.identity, True
         if took_over:
@@ -239,6 +241,13 @@ class LeaderElector:
                 },
             }
             await self.client.update(LEASES, self.namespace, body)
+
+    def _warn(self, text: str) -> None:
+        """Log a failed attempt, once until it fails otherwise or succeeds (attempts repeat every 2 s; a 403 on
+        a cluster that does not let this user write Leases would fill the terminal)."""
+        if text != self._last_error:
+            self._last_error = text
+            log.warning("%s", text)
 
     def _lease(self, spec: Obj) -> Obj:
         return {
