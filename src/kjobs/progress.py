@@ -41,7 +41,8 @@ class Decision:
     explanation: Explanation
     cause: str = "failed"
     verdict: str = ""
-    ended_by_job: bool = False
+    ended_by_job: str | None = None
+    """`failed` or `succeeded`: the pod was ended by its Job's terminal state, not weighed by the policy."""
 
     def line(self) -> str:
         """One line for the log and the summary."""
@@ -59,25 +60,37 @@ def decide(job: Obj, pod: Obj, index: str | None) -> Decision:
     e = explain(job, pod)
     rules = ((job.get("spec") or {}).get("podFailurePolicy") or {}).get("rules") or []
     exit_rule = e.rule_index is not None and (rules[e.rule_index] or {}).get("onExitCodes") is not None
-    ended = _ended_by_failed_job(job, pod)
+    ended = _ended_by_finished_job(job, pod)
     return Decision(
         str(pod["metadata"].get("name")),
         index,
         e,
         failure_cause(pod, exit_rule=exit_rule, last_termination=has_restart_limit(job)),
-        "the Job had failed and ended the pod: counted as failed, not retried" if ended else verdict(job, e),
+        ENDED_VERDICTS[ended] if ended else verdict(job, e),
         ended,
     )
 
 
-def _ended_by_failed_job(job: Obj, pod: Obj) -> bool:
-    """A pod the Job controller deleted because the Job failed (FailureTarget or Failed set, the pod terminating):
-    it is counted in `status.failed` as it ends, and no policy rule is weighed for it (Kubernetes:
+ENDED_VERDICTS = {
+    "failed": "the Job had failed and ended the pod: counted as failed, not retried",
+    "succeeded": "the Job had succeeded and ended the pod: not counted as failed",
+}
+
+
+def _ended_by_finished_job(job: Obj, pod: Obj) -> str | None:
+    """`failed` for a pod the Job controller deleted because the Job failed (FailureTarget or Failed set, the pod
+    terminating): it is counted in `status.failed` as it ends, and no policy rule is weighed for it; `succeeded`
+    for one deleted because the Job met its success criteria (SuccessCriteriaMet or Complete, e.g. by a
+    successPolicy): its finalizer is removed uncounted, so it counts toward no limit (Kubernetes:
     pkg/controller/job/job_controller.go, trackJobStatusAndRemoveFinalizers once the Job is finished)."""
     if not pod["metadata"].get("deletionTimestamp"):
-        return False
-    conditions = (job.get("status") or {}).get("conditions") or []
-    return any(c.get("type") in ("FailureTarget", "Failed") and c.get("status") == "True" for c in conditions)
+        return None
+    conditions = [c for c in (job.get("status") or {}).get("conditions") or [] if c.get("status") == "True"]
+    if any(c.get("type") in ("FailureTarget", "Failed") for c in conditions):
+        return "failed"
+    if any(c.get("type") in ("SuccessCriteriaMet", "Complete") for c in conditions):
+        return "succeeded"
+    return None
 
 
 def verdict(job: Obj, e: Explanation) -> str:

@@ -253,3 +253,16 @@ def test_a_pod_ended_because_the_job_failed_is_not_said_to_count_toward_a_limit(
     assert (
         RunView(job()).update_pod(pod("c", "Failed", 143, deleting=True))[-1].endswith("counts toward backoffLimit (6)")
     )
+
+
+def test_a_pod_ended_because_the_job_succeeded_is_said_not_to_count() -> None:
+    """A successPolicy met (SuccessCriteriaMet) deletes the other indexes' pods; Kubernetes removes their
+    finalizers uncounted (status.failed stays 0), so their line names no backoff limit."""
+    succeeded = job()
+    succeeded["status"] = {"conditions": [{"type": "SuccessCriteriaMet", "status": "True", "reason": "SuccessPolicy"}]}
+    view = RunView(succeeded)
+    line = view.update_pod(pod("d", "Failed", 143, deleting=True))[-1]
+    assert line == (
+        "pod d failed: container main exited with code 143 → the Job had succeeded and ended the pod: not counted "
+        "as failed"
+    )
