@@ -14,7 +14,7 @@ from kjobs.api.names import JOB_COMPLETION_INDEX_ANNOTATION
 from kjobs.api.types import Obj
 from kjobs.explanation import Explanation, explain
 from kjobs.job import pods as P
-from kjobs.job.context import backoff_limit, has_restart_limit
+from kjobs.job.context import backoff_limit, has_restart_limit, restart_policy
 from kjobs.policy import FAIL_INDEX, FAIL_JOB, IGNORE, terminated_state
 
 if TYPE_CHECKING:
@@ -112,6 +112,18 @@ def verdict(job: Obj, e: Explanation) -> str:
     return f"{rule}counts toward backoffLimit ({backoff_limit(job)})"
 
 
+def restart_verdict(job: Obj) -> str:
+    """What an in-place container restart does to the Job: under `restartPolicy: OnFailure` the Job counts the
+    restarts of its running pods toward backoffLimit (Kubernetes: `pastBackoffLimitOnFailure`); with a pod
+    restart limit it counts failed pods instead; a restart rule under `Never` is not a pod failure."""
+    if has_restart_limit(job):
+        template_spec = ((job.get("spec") or {}).get("template") or {}).get("spec") or {}
+        return f"counts toward the pod's maxRestartTimes ({template_spec.get('maxRestartTimes')})"
+    if restart_policy(job) == "OnFailure":
+        return f"restarts count toward backoffLimit ({backoff_limit(job)})"
+    return "restarted in place: not a pod failure"
+
+
 def failure_cause(pod: Obj, *, exit_rule: bool = False, last_termination: bool = False) -> str:
     """Why the pod failed: the DisruptionTarget condition that marks a disruption (unless an exit-code rule
     matched, `exit_rule`), else each container's non-zero exit with the runtime's reason and message (its last
@@ -154,6 +166,10 @@ class RunView:
     conditions: list[str] = field(default_factory=list)
     _explained: set[str] = field(default_factory=set)
     _states: dict[str, str] = field(default_factory=dict)
+    show_restarts: bool = False
+    """Say each in-place container restart (`kjobs run`: under OnFailure they are what exceeds backoffLimit);
+    `kjobs simulate` reads no lines and skips the look."""
+    _restarts: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def update_job(self, job: Obj) -> list[str]:
         """Take a new Job state; returns lines about conditions that appeared."""
@@ -180,6 +196,8 @@ class RunView:
         self.pods[uid] = pod
         name = str(pod["metadata"].get("name"))
         state = pod_state(pod)
+        if self.show_restarts:
+            lines.extend(self._restart_lines(uid, name, pod))
         if self._states.get(uid) != state:
             self._states[uid] = state
             lines.append(f"pod {name} {state}")
@@ -189,6 +207,30 @@ class RunView:
             decision = decide(self.job, pod, index)
             self.decisions.append(decision)
             lines.append(decision.line())
+        return lines
+
+    def _restart_lines(self, uid: str, name: str, pod: Obj) -> list[str]:
+        """A line for each container whose restartCount grew since the pod was last seen."""
+        lines = []
+        status = P.status(pod)
+        for key in ("initContainerStatuses", "containerStatuses"):
+            for cs in status.get(key) or ():
+                count = cs.get("restartCount") or 0
+                seen = (uid, str(cs.get("name")))
+                if count <= self._restarts.get(seen, 0):
+                    continue
+                self._restarts[seen] = count
+                index = (pod["metadata"].get("annotations") or {}).get(JOB_COMPLETION_INDEX_ANNOTATION)
+                where = f" (index {index})" if index is not None else ""
+                # lastState is the exit that caused this restart only while the container runs again; once it
+                # exited anew, lastState holds that newer exit (not restarted yet).
+                term = (cs.get("lastState") or {}).get("terminated") or {}
+                running = "running" in (cs.get("state") or {})
+                exited = f"after exit code {term['exitCode']}, " if running and "exitCode" in term else ""
+                lines.append(
+                    f"pod {name}{where} container {cs.get('name')} restarted ({exited}restartCount {count})"
+                    f" → {restart_verdict(self.job)}"
+                )
         return lines
 
     def _fails_job_in_place(self, pod: Obj) -> bool:

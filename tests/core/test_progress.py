@@ -266,3 +266,38 @@ def test_a_pod_ended_because_the_job_succeeded_is_said_not_to_count() -> None:
         "pod d failed: container main exited with code 143 → the Job had succeeded and ended the pod: not counted "
         "as failed"
     )
+
+
+def test_an_in_place_restart_is_said_with_what_it_counts_toward() -> None:
+    """Under `restartPolicy: OnFailure` the Job fails on its running pods' restarts (pastBackoffLimitOnFailure),
+    so `kjobs run` says each; the exit is named only while the restarted container runs (else lastState is a
+    newer exit, not restarted yet)."""
+    on_failure = job()
+    on_failure["spec"]["template"] = {"spec": {"restartPolicy": "OnFailure"}}
+    view = RunView(on_failure, show_restarts=True)
+    running = pod("a", "Running")
+    running["status"]["containerStatuses"] = [
+        {"name": "main", "restartCount": 1, "state": {"running": {}}, "lastState": {"terminated": {"exitCode": 3}}}
+    ]
+    assert view.update_pod(running) == [
+        "pod a container main restarted (after exit code 3, restartCount 1) → restarts count toward backoffLimit (6)",
+        "pod a Running",
+    ]
+    assert view.update_pod(running) == []
+    running["status"]["containerStatuses"][0].update(
+        restartCount=2, state={"waiting": {"reason": "CrashLoopBackOff"}}, lastState={"terminated": {"exitCode": 4}}
+    )
+    assert view.update_pod(running) == [
+        "pod a container main restarted (restartCount 2) → restarts count toward backoffLimit (6)"
+    ]
+    never = job()
+    never["spec"]["template"] = {"spec": {"restartPolicy": "Never"}}
+    assert RunView(never, show_restarts=True).update_pod(running)[0].endswith("restarted in place: not a pod failure")
+    limited = job()
+    limited["spec"]["template"] = {"spec": {"restartPolicy": "OnFailure", "maxRestartTimes": 3}}
+    assert (
+        RunView(limited, show_restarts=True)
+        .update_pod(running)[0]
+        .endswith("counts toward the pod's maxRestartTimes (3)")
+    )
+    assert RunView(on_failure).update_pod(running) == ["pod a Running"]
