@@ -91,6 +91,15 @@ def run_command(
         check(list(disruptions), job, nodes)
     except DisruptionError as exc:
         raise click.BadParameter(str(exc), param_hint="--disrupt") from None
+    if (job.get("spec") or {}).get("suspend") is True and serve_port is None:
+        # Nothing but an API client can resume the Job; without --serve the run would wait for ever in silence.
+        name = (job.get("metadata") or {}).get("name") or "NAME"
+        click.echo(
+            "warning: the Job is suspended (spec.suspend: true): it starts no pod until it is resumed, which needs "
+            f'--serve PORT and `kubectl patch job {name} -p \'{{"spec":{{"suspend":false}}}}\'`; '
+            "Ctrl-C or --timeout ends the run",
+            err=True,
+        )
     from kjobs.run import RunOptions, run
 
     options = RunOptions(
