@@ -66,7 +66,7 @@ def decide(job: Obj, pod: Obj, index: str | None) -> Decision:
         index,
         e,
         failure_cause(pod, exit_rule=exit_rule, last_termination=has_restart_limit(job)),
-        ENDED_VERDICTS[ended] if ended else verdict(job, e),
+        ENDED_VERDICTS[ended] if ended else verdict(job, e, pod),
         ended,
     )
 
@@ -93,9 +93,11 @@ def _ended_by_finished_job(job: Obj, pod: Obj) -> str | None:
     return None
 
 
-def verdict(job: Obj, e: Explanation) -> str:
+def verdict(job: Obj, e: Explanation, pod: Obj | None = None) -> str:
     """What the failure does to the Job: the rule's action and its consequence, or the limit it counts toward
-    (backoffLimitPerIndex for a Job that has one; Kubernetes: pkg/controller/job/pod_failure_policy.go)."""
+    (backoffLimitPerIndex for a Job that has one; Kubernetes: pkg/controller/job/pod_failure_policy.go). With
+    backoffLimitPerIndex, the `pod`'s index failure count says whether this failure is the one that fails its
+    index (as the Job's Event and `kjobs explain job` say)."""
     name = f' "{e.rule_name}"' if e.rule_name else ""
     rule = f"{e.action} by rule {e.rule_index}{name}: " if e.action is not None else ""
     if not e.pod_failed:
@@ -108,7 +110,8 @@ def verdict(job: Obj, e: Explanation) -> str:
         return f"{rule}the index fails, without retries"
     per_index = (job.get("spec") or {}).get("backoffLimitPerIndex")
     if per_index is not None:
-        return f"{rule}counts toward backoffLimitPerIndex ({per_index})"
+        exhausted = pod is not None and P.index_failure_count(pod) >= per_index
+        return f"{rule}counts toward backoffLimitPerIndex ({per_index})" + (": the index fails" if exhausted else "")
     return f"{rule}counts toward backoffLimit ({backoff_limit(job)})"
 
 

@@ -96,6 +96,8 @@ def test_summary_reports_outcome_counts_and_decisions() -> None:
     )
 
 
+FAILURE_COUNT = "batch.kubernetes.io/job-index-failure-count"
+"""The index's failures before this pod's, as the Job controller annotates a replacement."""
 DISRUPTED = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI"}
 
 
@@ -158,6 +160,12 @@ def rule(action: str, *codes: int) -> dict[str, Any]:
             "pod p (index 5) failed: container main exited with code 1 → counts toward backoffLimitPerIndex (1)",
         ),
         (
+            {"completionMode": "Indexed", "backoffLimitPerIndex": 1},
+            {**failed(1), "metadata": {**failed(1)["metadata"], "annotations": {FAILURE_COUNT: "1"}}},
+            "pod p (index 5) failed: container main exited with code 1 → counts toward backoffLimitPerIndex (1): "
+            "the index fails",
+        ),
+        (
             {"completionMode": "Indexed", "backoffLimitPerIndex": 1, "podFailurePolicy": {"rules": [rule("Count", 1)]}},
             failed(1),
             "pod p (index 5) failed: container main exited with code 1 → Count by rule 0: counts toward "
@@ -183,6 +191,7 @@ def rule(action: str, *codes: int) -> dict[str, Any]:
         "ignore",
         "failjob",
         "per-index",
+        "per-index-exhausted",
         "per-index-count",
         "failindex",
     ],
