@@ -118,3 +118,25 @@ def test_help_shows_both_forms() -> None:
     assert code == 0
     assert "kjobs explain job NAME [-n NAMESPACE]" in out
     assert "job  List a Job's failed pods" in out
+
+
+def test_a_condition_present_with_another_status_is_named_not_said_missing(tmp_path: Path) -> None:
+    """`DisruptionTarget=False` on the pod is why a `DisruptionTarget` (True) rule did not match: the trace says so
+    rather than that the pod has no such condition."""
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\nstatus:\n  phase: Failed\n"
+        "  conditions: [{type: DisruptionTarget, status: 'False'}]\n"
+        "  containerStatuses: [{name: main, state: {terminated: {exitCode: 143}}}]\n"
+    )
+    code, out, _ = run("explain", "--job", str(EXAMPLES / "ignore-disruptions.yaml"), "--pod", str(pod))
+    assert code == 0
+    assert "· [0] Ignore: pod condition DisruptionTarget=True: the pod has DisruptionTarget=False\n" in out
+    code, out, _ = run(
+        "explain",
+        "--job",
+        str(EXAMPLES / "ignore-disruptions.yaml"),
+        "--pod",
+        str(EXAMPLES / "pods/failed-exit-42.yaml"),
+    )
+    assert "pod condition DisruptionTarget=True: the pod has no such condition" in out
