@@ -60,12 +60,23 @@ PLACEHOLDER_UID = "00000000-0000-0000-0000-000000000000"
 """The uid a create would assign; the selector and labels generated from it are then validated as usual."""
 
 
+GENERATED_SUFFIX = "xxxxx"
+"""Stands for the five random characters a create appends to `generateName` before it validates the object."""
+
+
 def _as_created(obj: Obj) -> Obj:
-    """The object as the API server sees it in a create: namespace from the request (kubectl's default)."""
+    """The object as the API server sees it in a create: namespace from the request (kubectl's default), and a
+    name made from `generateName` when it has none (as the API server makes one before validating)."""
     meta = obj.get("metadata")
-    if isinstance(meta, dict) and not meta.get("namespace"):
-        return dict(obj, metadata=dict(meta, namespace="default"))
-    return obj
+    if not isinstance(meta, dict):
+        return obj
+    changes: Obj = {}
+    if not meta.get("namespace"):
+        changes["namespace"] = "default"
+    prefix = meta.get("generateName")
+    if not meta.get("name") and isinstance(prefix, str) and prefix:
+        changes["name"] = prefix + GENERATED_SUFFIX
+    return dict(obj, metadata=dict(meta, **changes)) if changes else obj
 
 
 def invalid_status(obj: Obj, errors: list[FieldError]) -> Obj:
