@@ -239,3 +239,20 @@ def test_generate_name_is_a_name_as_on_create(tmp_path: Path) -> None:
     assert code == 1
     assert '* metadata.generateName: Invalid value: "Nightly_": a lowercase RFC 1123 subdomain' in out
     assert '* metadata.name: Invalid value: "Nightly_xxxxx": a lowercase RFC 1123 subdomain' in out
+
+
+@pytest.mark.parametrize(
+    ("api_version", "kind", "expected"), [("batch/v2", "Job", "batch/v1"), ("batch/v1", "Pod", "v1")]
+)
+def test_an_api_version_other_than_the_kinds_is_refused(
+    tmp_path: Path, api_version: str, kind: str, expected: str
+) -> None:
+    """As the API server refuses a body whose apiVersion is not the URL's (kubectl would find no such kind)."""
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(f"apiVersion: {api_version}\nkind: {kind}\nmetadata: {{name: m}}\n")
+    code, out, _ = run("validate", str(manifest))
+    assert code == 1
+    assert out == (
+        f"{manifest}: the API version in the data ({api_version}) does not match the expected API version "
+        f"({expected})\n"
+    )
