@@ -93,6 +93,15 @@ def _ended_by_finished_job(job: Obj, pod: Obj) -> str | None:
     return None
 
 
+def _resource_version(obj: Obj) -> int:
+    """An object's resourceVersion as a number (kjobs' store counts one revision for every kind, as etcd does);
+    0 when it has none."""
+    try:
+        return int((obj.get("metadata") or {}).get("resourceVersion") or 0)
+    except ValueError:
+        return 0
+
+
 def verdict(job: Obj, e: Explanation, pod: Obj | None = None) -> str:
     """What the failure does to the Job: the rule's action and its consequence, or the limit it counts toward
     (backoffLimitPerIndex for a Job that has one; Kubernetes: pkg/controller/job/pod_failure_policy.go). With
@@ -156,6 +165,8 @@ def exit_summary(pod: Obj, *, last_termination: bool = False) -> str:
                 parts.append(f"container {cs.get('name') or '<unnamed>'} exited with code {term['exitCode']}{detail}")
     if parts:
         return ", ".join(parts)
+    if P.is_deleting(pod) and P.phase(pod) not in ("Succeeded", "Failed"):
+        return f"deleted while {P.phase(pod) or 'Pending'}"
     return f"pod {status.get('reason') or 'failed'}"
 
 
@@ -168,6 +179,10 @@ class RunView:
     decisions: list[Decision] = field(default_factory=list)
     conditions: list[str] = field(default_factory=list)
     _explained: set[str] = field(default_factory=set)
+    _terminating: dict[str, Obj] = field(default_factory=dict)
+    """Deleted pods not yet ended, as last seen so: the Job may count one as failed then (see `update_job`)."""
+    _gone: dict[str, int] = field(default_factory=dict)
+    """Of those, the ones whose object is gone, with the resourceVersion of their deletion."""
     _states: dict[str, str] = field(default_factory=dict)
     show_restarts: bool = False
     """Say each in-place container restart (`kjobs run`: under OnFailure they are what exceeds backoffLimit);
@@ -186,6 +201,34 @@ class RunView:
             if text not in self.conditions:
                 self.conditions.append(text)
                 lines.append(f"job condition {text}")
+        if self._terminating:
+            lines.extend(self._counted_while_terminating(job))
+        return lines
+
+    def _counted_while_terminating(self, job: Obj) -> list[str]:
+        """Decisions for deleted pods the Job counted as failed before they ended: without a podFailurePolicy
+        (podReplacementPolicy TerminatingOrFailed) Kubernetes counts a terminating pod as failed at once
+        (`isPodFailed`), and keeps it counted even if it then exits 0, so such a pod may never reach phase Failed.
+        The pod is judged as it was when it was counted: deleted and not yet ended."""
+        uncounted = ((job.get("status") or {}).get("uncountedTerminatedPods") or {}).get("failed") or ()
+        lines = []
+        for uid in uncounted:
+            pod = self._terminating.pop(uid, None)
+            self._gone.pop(uid, None)
+            if pod is not None and uid not in self._explained:
+                self._explained.add(uid)
+                index = (pod["metadata"].get("annotations") or {}).get(JOB_COMPLETION_INDEX_ANNOTATION)
+                decision = decide(job, pod, index)
+                self.decisions.append(decision)
+                lines.append(decision.line())
+        if self._gone:
+            # The Job's status is written before the finalizer's removal that lets a pod go, but the Job's and
+            # the pods' events come apart: a gone pod is forgotten once a Job state newer than its deletion
+            # did not count it.
+            seen = _resource_version(job)
+            for uid in [u for u, deleted_at in self._gone.items() if deleted_at < seen]:
+                del self._gone[uid]
+                self._terminating.pop(uid, None)
         return lines
 
     def update_pod(self, pod: Obj | None, *, deleted: Obj | None = None) -> list[str]:
@@ -194,9 +237,13 @@ class RunView:
         if pod is None:
             if deleted is not None:
                 self.pods.pop(P.uid(deleted), None)
+                if P.uid(deleted) in self._terminating:
+                    self._gone[P.uid(deleted)] = _resource_version(deleted)
             return lines
         uid = P.uid(pod)
         self.pods[uid] = pod
+        if P.is_deleting(pod) and P.phase(pod) not in ("Succeeded", "Failed") and uid not in self._explained:
+            self._terminating[uid] = pod
         name = str(pod["metadata"].get("name"))
         state = pod_state(pod)
         if self.show_restarts:
@@ -206,6 +253,7 @@ class RunView:
             lines.append(f"pod {name} {state}")
         if uid not in self._explained and (P.phase(pod) == "Failed" or self._fails_job_in_place(pod)):
             self._explained.add(uid)
+            self._terminating.pop(uid, None)
             index = (pod["metadata"].get("annotations") or {}).get(JOB_COMPLETION_INDEX_ANNOTATION)
             decision = decide(self.job, pod, index)
             self.decisions.append(decision)

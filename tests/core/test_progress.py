@@ -310,3 +310,36 @@ def test_an_in_place_restart_is_said_with_what_it_counts_toward() -> None:
         .endswith("counts toward the pod's maxRestartTimes (3)")
     )
     assert RunView(on_failure).update_pod(running) == ["pod a Running"]
+
+
+def test_a_deleted_pod_counted_failed_before_it_ended_is_explained_even_if_it_then_exits_0() -> None:
+    """Without a podFailurePolicy Kubernetes counts a terminating pod as failed at once (status.failed), and it
+    stays counted if it then exits 0: `kjobs run` explains it when the Job counts it, judged as it was then, even
+    when the pod's deletion is seen before the Job's status that counted it."""
+    plain = {"metadata": {"name": "demo", "namespace": "default", "uid": "u"}, "spec": {"backoffLimit": 6}}
+    view = RunView({**plain, "status": {}})
+    deleting = pod("e", "Running", deleting=True)
+    deleting["metadata"]["resourceVersion"] = "10"
+    view.update_pod(pod("e", "Running"))
+    assert view.update_pod(deleting) == ["pod e Terminating"]
+    succeeded = pod("e", "Succeeded", 0, deleting=True)
+    succeeded["metadata"]["resourceVersion"] = "12"
+    assert view.update_pod(succeeded) == ["pod e Succeeded"]
+    assert view.update_pod(None, deleted=succeeded) == []
+    counted = {**plain, "metadata": {**plain["metadata"], "resourceVersion": "11"}}
+    counted["status"] = {"uncountedTerminatedPods": {"failed": ["e"]}}
+    assert view.update_job(counted) == ["pod e failed: deleted while Running → counts toward backoffLimit (6)"]
+    assert view.update_job({**counted, "status": {"failed": 1}}) == []
+    assert len(view.decisions) == 1
+
+
+def test_a_gone_pod_the_job_did_not_count_is_forgotten() -> None:
+    view = RunView(job())
+    gone = pod("f", "Running", deleting=True)
+    gone["metadata"]["resourceVersion"] = "5"
+    view.update_pod(gone)
+    view.update_pod(None, deleted=gone)
+    newer = job()
+    newer["metadata"]["resourceVersion"] = "6"
+    assert view.update_job(newer) == []
+    assert not view._terminating and not view._gone
