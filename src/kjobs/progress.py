@@ -354,7 +354,8 @@ class RunView:
             + (f"  completedIndexes: {status['completedIndexes']}" if status.get("completedIndexes") else "")
             + (f"  failedIndexes: {status['failedIndexes']}" if status.get("failedIndexes") else "")
         )
-        ignored = sum(1 for d in self.decisions if not d.explanation.counts_toward_backoff_limit)
+        # An Ignore rule's pods only: a pod the finished Job ended was weighed by no rule, whatever it counts.
+        ignored = sum(1 for d in self.decisions if d.explanation.action == IGNORE and not d.ended_by_job)
         if self.decisions:
             lines.append(f"  failures: {len(self.decisions)} pod(s) failed, {ignored} ignored by the policy")
             for decision in self.decisions:

@@ -343,3 +343,19 @@ def test_a_gone_pod_the_job_did_not_count_is_forgotten() -> None:
     newer["metadata"]["resourceVersion"] = "6"
     assert view.update_job(newer) == []
     assert not view._terminating and not view._gone
+
+
+def test_a_pod_the_failed_job_ended_is_not_counted_as_ignored_by_the_policy() -> None:
+    """Under a podFailurePolicy a terminating pod is not failed yet (podReplacementPolicy Failed), so its
+    explanation counts toward no limit; that does not make it one the policy ignored."""
+    failing = job()
+    failing["status"] = {
+        "conditions": [{"type": "FailureTarget", "status": "True", "reason": "MaxFailedIndexesExceeded"}],
+        "uncountedTerminatedPods": {"failed": ["g"]},
+    }
+    view = RunView(job())
+    view.update_pod(pod("g", "Running", deleting=True))
+    assert view.update_job(failing)[-1] == (
+        "pod g failed: deleted while Running → the Job had failed and ended the pod: counted as failed, not retried"
+    )
+    assert "  failures: 1 pod(s) failed, 0 ignored by the policy\n" in view.summary() + "\n"
