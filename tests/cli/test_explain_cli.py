@@ -140,3 +140,22 @@ def test_a_condition_present_with_another_status_is_named_not_said_missing(tmp_p
         str(EXAMPLES / "pods/failed-exit-42.yaml"),
     )
     assert "pod condition DisruptionTarget=True: the pod has no such condition" in out
+
+
+def test_a_policy_the_api_would_refuse_is_an_error_not_a_rule_that_matched_nothing(tmp_path: Path) -> None:
+    """`values: "42"` (a string) would be explained as `exit code In 42 ... no match`; the API server refuses
+    the Job, and so does explain, with `kjobs validate`'s messages (after defaulting: a pattern's status is True;
+    a containerName is not checked without a template)."""
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  podFailurePolicy:\n    rules:\n"
+        "    - {action: FailJob, onExitCodes: {containerName: nope, operator: In, values: '42'}}\n"
+        "    - {action: Ignore, onPodConditions: [{type: DisruptionTarget}]}\n"
+    )
+    code, _, err = run("explain", "--job", str(job), "--pod", str(EXAMPLES / "pods/failed-exit-42.yaml"))
+    assert code == 2
+    assert err == (
+        f'error: {job}: The Job "x" is invalid:\n'
+        '* spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value: "42": must be of type array\n'
+        "* spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value: []: at least one value is required\n"
+    )
