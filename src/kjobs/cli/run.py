@@ -62,8 +62,8 @@ def _parse_disruptions(_ctx: click.Context, _param: click.Parameter, values: tup
     multiple=True,
     metavar="KIND@TIME",
     callback=_parse_disruptions,
-    help="Disrupt the running Job TIME after it is created (repeatable); KIND: drain, evict, taint, preempt, "
-    "node-shutdown. Example: --disrupt drain@1s.",
+    help="Disrupt the running Job TIME after it is created (repeatable; a bare KIND: as soon as a pod runs); "
+    "KIND: drain, evict, taint, preempt, node-shutdown. Example: --disrupt drain@1s.",
 )
 @click.option("--plain", is_flag=True, help="Plain progress lines even on a terminal.")
 @click.option("--timeout", type=click.FloatRange(min=0), default=None, help="Give up (exit 1) after this many seconds.")
