@@ -197,9 +197,20 @@ def _trace(index: int, rule: Obj, pod: Obj, last_termination: bool) -> RuleTrace
             for p in rule.get("onPodConditions") or ()
             if isinstance(p, dict)
         )
-        reason = f"pod condition {patterns}: " + ("the pod has it" if matched else "the pod has no such condition")
+        reason = f"pod condition {patterns}: " + ("the pod has it" if matched else _condition_miss(rule, pod))
     name = rule.get("name")
     return RuleTrace(index, action, matched, reason, name if isinstance(name, str) and name else None)
+
+
+def _condition_miss(rule: Obj, pod: Obj) -> str:
+    """Why no pattern of an onPodConditions rule matched: the status the pod has for those types (a condition
+    present with another status, such as `DisruptionTarget=False`, is not "no such condition")."""
+    have = {
+        c.get("type"): c.get("status") for c in (pod.get("status") or {}).get("conditions") or () if isinstance(c, dict)
+    }
+    wanted = [p.get("type") for p in rule.get("onPodConditions") or () if isinstance(p, dict)]
+    found = [f"{t}={have[t]}" for t in dict.fromkeys(wanted) if t in have]
+    return f"the pod has {', '.join(found)}" if found else "the pod has no such condition"
 
 
 def _exit_summary(pod: Obj, last_termination: bool) -> str:

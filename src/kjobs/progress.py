@@ -14,7 +14,7 @@ from kjobs.api.names import JOB_COMPLETION_INDEX_ANNOTATION
 from kjobs.api.types import Obj
 from kjobs.explanation import Explanation, explain
 from kjobs.job import pods as P
-from kjobs.job.context import backoff_limit, has_restart_limit
+from kjobs.job.context import backoff_limit, has_restart_limit, restart_policy
 from kjobs.policy import FAIL_INDEX, FAIL_JOB, IGNORE, terminated_state
 
 if TYPE_CHECKING:
@@ -41,7 +41,8 @@ class Decision:
     explanation: Explanation
     cause: str = "failed"
     verdict: str = ""
-    ended_by_job: bool = False
+    ended_by_job: str | None = None
+    """`failed` or `succeeded`: the pod was ended by its Job's terminal state, not weighed by the policy."""
 
     def line(self) -> str:
         """One line for the log and the summary."""
@@ -59,30 +60,53 @@ def decide(job: Obj, pod: Obj, index: str | None) -> Decision:
     e = explain(job, pod)
     rules = ((job.get("spec") or {}).get("podFailurePolicy") or {}).get("rules") or []
     exit_rule = e.rule_index is not None and (rules[e.rule_index] or {}).get("onExitCodes") is not None
-    ended = _ended_by_failed_job(job, pod)
+    ended = _ended_by_finished_job(job, pod)
     return Decision(
         str(pod["metadata"].get("name")),
         index,
         e,
         failure_cause(pod, exit_rule=exit_rule, last_termination=has_restart_limit(job)),
-        "the Job had failed and ended the pod: counted as failed, not retried" if ended else verdict(job, e),
+        ENDED_VERDICTS[ended] if ended else verdict(job, e, pod),
         ended,
     )
 
 
-def _ended_by_failed_job(job: Obj, pod: Obj) -> bool:
-    """A pod the Job controller deleted because the Job failed (FailureTarget or Failed set, the pod terminating):
-    it is counted in `status.failed` as it ends, and no policy rule is weighed for it (Kubernetes:
+ENDED_VERDICTS = {
+    "failed": "the Job had failed and ended the pod: counted as failed, not retried",
+    "succeeded": "the Job had succeeded and ended the pod: not counted as failed",
+}
+
+
+def _ended_by_finished_job(job: Obj, pod: Obj) -> str | None:
+    """`failed` for a pod the Job controller deleted because the Job failed (FailureTarget or Failed set, the pod
+    terminating): it is counted in `status.failed` as it ends, and no policy rule is weighed for it; `succeeded`
+    for one deleted because the Job met its success criteria (SuccessCriteriaMet or Complete, e.g. by a
+    successPolicy): its finalizer is removed uncounted, so it counts toward no limit (Kubernetes:
     pkg/controller/job/job_controller.go, trackJobStatusAndRemoveFinalizers once the Job is finished)."""
     if not pod["metadata"].get("deletionTimestamp"):
-        return False
-    conditions = (job.get("status") or {}).get("conditions") or []
-    return any(c.get("type") in ("FailureTarget", "Failed") and c.get("status") == "True" for c in conditions)
+        return None
+    conditions = [c for c in (job.get("status") or {}).get("conditions") or [] if c.get("status") == "True"]
+    if any(c.get("type") in ("FailureTarget", "Failed") for c in conditions):
+        return "failed"
+    if any(c.get("type") in ("SuccessCriteriaMet", "Complete") for c in conditions):
+        return "succeeded"
+    return None
 
 
-def verdict(job: Obj, e: Explanation) -> str:
+def _resource_version(obj: Obj) -> int:
+    """An object's resourceVersion as a number (kjobs' store counts one revision for every kind, as etcd does);
+    0 when it has none."""
+    try:
+        return int((obj.get("metadata") or {}).get("resourceVersion") or 0)
+    except ValueError:
+        return 0
+
+
+def verdict(job: Obj, e: Explanation, pod: Obj | None = None) -> str:
     """What the failure does to the Job: the rule's action and its consequence, or the limit it counts toward
-    (backoffLimitPerIndex for a Job that has one; Kubernetes: pkg/controller/job/pod_failure_policy.go)."""
+    (backoffLimitPerIndex for a Job that has one; Kubernetes: pkg/controller/job/pod_failure_policy.go). With
+    backoffLimitPerIndex, the `pod`'s index failure count says whether this failure is the one that fails its
+    index (as the Job's Event and `kjobs explain job` say)."""
     name = f' "{e.rule_name}"' if e.rule_name else ""
     rule = f"{e.action} by rule {e.rule_index}{name}: " if e.action is not None else ""
     if not e.pod_failed:
@@ -95,8 +119,21 @@ def verdict(job: Obj, e: Explanation) -> str:
         return f"{rule}the index fails, without retries"
     per_index = (job.get("spec") or {}).get("backoffLimitPerIndex")
     if per_index is not None:
-        return f"{rule}counts toward backoffLimitPerIndex ({per_index})"
+        exhausted = pod is not None and P.index_failure_count(pod) >= per_index
+        return f"{rule}counts toward backoffLimitPerIndex ({per_index})" + (": the index fails" if exhausted else "")
     return f"{rule}counts toward backoffLimit ({backoff_limit(job)})"
+
+
+def restart_verdict(job: Obj) -> str:
+    """What an in-place container restart does to the Job: under `restartPolicy: OnFailure` the Job counts the
+    restarts of its running pods toward backoffLimit (Kubernetes: `pastBackoffLimitOnFailure`); with a pod
+    restart limit it counts failed pods instead; a restart rule under `Never` is not a pod failure."""
+    if has_restart_limit(job):
+        template_spec = ((job.get("spec") or {}).get("template") or {}).get("spec") or {}
+        return f"counts toward the pod's maxRestartTimes ({template_spec.get('maxRestartTimes')})"
+    if restart_policy(job) == "OnFailure":
+        return f"restarts count toward backoffLimit ({backoff_limit(job)})"
+    return "restarted in place: not a pod failure"
 
 
 def failure_cause(pod: Obj, *, exit_rule: bool = False, last_termination: bool = False) -> str:
@@ -128,6 +165,8 @@ def exit_summary(pod: Obj, *, last_termination: bool = False) -> str:
                 parts.append(f"container {cs.get('name') or '<unnamed>'} exited with code {term['exitCode']}{detail}")
     if parts:
         return ", ".join(parts)
+    if P.is_deleting(pod) and P.phase(pod) not in ("Succeeded", "Failed"):
+        return f"deleted while {P.phase(pod) or 'Pending'}"
     return f"pod {status.get('reason') or 'failed'}"
 
 
@@ -140,7 +179,15 @@ class RunView:
     decisions: list[Decision] = field(default_factory=list)
     conditions: list[str] = field(default_factory=list)
     _explained: set[str] = field(default_factory=set)
+    _terminating: dict[str, Obj] = field(default_factory=dict)
+    """Deleted pods not yet ended, as last seen so: the Job may count one as failed then (see `update_job`)."""
+    _gone: dict[str, int] = field(default_factory=dict)
+    """Of those, the ones whose object is gone, with the resourceVersion of their deletion."""
     _states: dict[str, str] = field(default_factory=dict)
+    show_restarts: bool = False
+    """Say each in-place container restart (`kjobs run`: under OnFailure they are what exceeds backoffLimit);
+    `kjobs simulate` reads no lines and skips the look."""
+    _restarts: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def update_job(self, job: Obj) -> list[str]:
         """Take a new Job state; returns lines about conditions that appeared."""
@@ -154,6 +201,34 @@ class RunView:
             if text not in self.conditions:
                 self.conditions.append(text)
                 lines.append(f"job condition {text}")
+        if self._terminating:
+            lines.extend(self._counted_while_terminating(job))
+        return lines
+
+    def _counted_while_terminating(self, job: Obj) -> list[str]:
+        """Decisions for deleted pods the Job counted as failed before they ended: without a podFailurePolicy
+        (podReplacementPolicy TerminatingOrFailed) Kubernetes counts a terminating pod as failed at once
+        (`isPodFailed`), and keeps it counted even if it then exits 0, so such a pod may never reach phase Failed.
+        The pod is judged as it was when it was counted: deleted and not yet ended."""
+        uncounted = ((job.get("status") or {}).get("uncountedTerminatedPods") or {}).get("failed") or ()
+        lines = []
+        for uid in uncounted:
+            pod = self._terminating.pop(uid, None)
+            self._gone.pop(uid, None)
+            if pod is not None and uid not in self._explained:
+                self._explained.add(uid)
+                index = (pod["metadata"].get("annotations") or {}).get(JOB_COMPLETION_INDEX_ANNOTATION)
+                decision = decide(job, pod, index)
+                self.decisions.append(decision)
+                lines.append(decision.line())
+        if self._gone:
+            # The Job's status is written before the finalizer's removal that lets a pod go, but the Job's and
+            # the pods' events come apart: a gone pod is forgotten once a Job state newer than its deletion
+            # did not count it.
+            seen = _resource_version(job)
+            for uid in [u for u, deleted_at in self._gone.items() if deleted_at < seen]:
+                del self._gone[uid]
+                self._terminating.pop(uid, None)
         return lines
 
     def update_pod(self, pod: Obj | None, *, deleted: Obj | None = None) -> list[str]:
@@ -162,20 +237,51 @@ class RunView:
         if pod is None:
             if deleted is not None:
                 self.pods.pop(P.uid(deleted), None)
+                if P.uid(deleted) in self._terminating:
+                    self._gone[P.uid(deleted)] = _resource_version(deleted)
             return lines
         uid = P.uid(pod)
         self.pods[uid] = pod
+        if P.is_deleting(pod) and P.phase(pod) not in ("Succeeded", "Failed") and uid not in self._explained:
+            self._terminating[uid] = pod
         name = str(pod["metadata"].get("name"))
         state = pod_state(pod)
+        if self.show_restarts:
+            lines.extend(self._restart_lines(uid, name, pod))
         if self._states.get(uid) != state:
             self._states[uid] = state
             lines.append(f"pod {name} {state}")
         if uid not in self._explained and (P.phase(pod) == "Failed" or self._fails_job_in_place(pod)):
             self._explained.add(uid)
+            self._terminating.pop(uid, None)
             index = (pod["metadata"].get("annotations") or {}).get(JOB_COMPLETION_INDEX_ANNOTATION)
             decision = decide(self.job, pod, index)
             self.decisions.append(decision)
             lines.append(decision.line())
+        return lines
+
+    def _restart_lines(self, uid: str, name: str, pod: Obj) -> list[str]:
+        """A line for each container whose restartCount grew since the pod was last seen."""
+        lines = []
+        status = P.status(pod)
+        for key in ("initContainerStatuses", "containerStatuses"):
+            for cs in status.get(key) or ():
+                count = cs.get("restartCount") or 0
+                seen = (uid, str(cs.get("name")))
+                if count <= self._restarts.get(seen, 0):
+                    continue
+                self._restarts[seen] = count
+                index = (pod["metadata"].get("annotations") or {}).get(JOB_COMPLETION_INDEX_ANNOTATION)
+                where = f" (index {index})" if index is not None else ""
+                # lastState is the exit that caused this restart only while the container runs again; once it
+                # exited anew, lastState holds that newer exit (not restarted yet).
+                term = (cs.get("lastState") or {}).get("terminated") or {}
+                running = "running" in (cs.get("state") or {})
+                exited = f"after exit code {term['exitCode']}, " if running and "exitCode" in term else ""
+                lines.append(
+                    f"pod {name}{where} container {cs.get('name')} restarted ({exited}restartCount {count})"
+                    f" → {restart_verdict(self.job)}"
+                )
         return lines
 
     def _fails_job_in_place(self, pod: Obj) -> bool:
@@ -248,7 +354,8 @@ class RunView:
             + (f"  completedIndexes: {status['completedIndexes']}" if status.get("completedIndexes") else "")
             + (f"  failedIndexes: {status['failedIndexes']}" if status.get("failedIndexes") else "")
         )
-        ignored = sum(1 for d in self.decisions if not d.explanation.counts_toward_backoff_limit)
+        # An Ignore rule's pods only: a pod the finished Job ended was weighed by no rule, whatever it counts.
+        ignored = sum(1 for d in self.decisions if d.explanation.action == IGNORE and not d.ended_by_job)
         if self.decisions:
             lines.append(f"  failures: {len(self.decisions)} pod(s) failed, {ignored} ignored by the policy")
             for decision in self.decisions:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from copy import deepcopy
 
-from kjobs.api.errors import ErrorType, FieldError, invalid
+from kjobs.api.errors import ErrorType, FieldError, bad_request, invalid
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
 
@@ -24,7 +24,7 @@ FIELD_VALIDATION = {"strict": "Strict", "true": "Strict", "warn": "Warn", "ignor
 def decode(obj: Obj, field_validation: str, features: FeatureGates = DEFAULT) -> tuple[Obj, list[str]]:
     """The object as the API server decodes it on create: unknown fields (with `features`' gates) rejected
     (`Strict`: raises the 400 `ApiError`), or dropped from a copy with a warning each (`Warn`) or silently
-    (`Ignore`)."""
+    (`Ignore`). An `apiVersion` other than the kind's is the server's 400 too."""
     from kjobs.server.decoding import check_unknown_fields
     from kjobs.server.registry import lookup
 
@@ -32,6 +32,12 @@ def decode(obj: Obj, field_validation: str, features: FeatureGates = DEFAULT) ->
     r = lookup(*where) if where is not None else None
     if r is None:
         return obj, []
+    api_version = obj.get("apiVersion")
+    if api_version not in (None, "", r.api_version):
+        # The API server's check of a body against the URL it was sent to (`kjobs up` makes the same).
+        raise bad_request(
+            f"the API version in the data ({api_version}) does not match the expected API version ({r.api_version})"
+        )
     copy = deepcopy(obj)
     return copy, check_unknown_fields(copy, r.schema_name, r.kind, r.version, field_validation, features)
 
@@ -60,12 +66,23 @@ PLACEHOLDER_UID = "00000000-0000-0000-0000-000000000000"
 """The uid a create would assign; the selector and labels generated from it are then validated as usual."""
 
 
+GENERATED_SUFFIX = "xxxxx"
+"""Stands for the five random characters a create appends to `generateName` before it validates the object."""
+
+
 def _as_created(obj: Obj) -> Obj:
-    """The object as the API server sees it in a create: namespace from the request (kubectl's default)."""
+    """The object as the API server sees it in a create: namespace from the request (kubectl's default), and a
+    name made from `generateName` when it has none (as the API server makes one before validating)."""
     meta = obj.get("metadata")
-    if isinstance(meta, dict) and not meta.get("namespace"):
-        return dict(obj, metadata=dict(meta, namespace="default"))
-    return obj
+    if not isinstance(meta, dict):
+        return obj
+    changes: Obj = {}
+    if not meta.get("namespace"):
+        changes["namespace"] = "default"
+    prefix = meta.get("generateName")
+    if not meta.get("name") and isinstance(prefix, str) and prefix:
+        changes["name"] = prefix + GENERATED_SUFFIX
+    return dict(obj, metadata=dict(meta, **changes)) if changes else obj
 
 
 def invalid_status(obj: Obj, errors: list[FieldError]) -> Obj:

@@ -118,3 +118,44 @@ def test_help_shows_both_forms() -> None:
     assert code == 0
     assert "kjobs explain job NAME [-n NAMESPACE]" in out
     assert "job  List a Job's failed pods" in out
+
+
+def test_a_condition_present_with_another_status_is_named_not_said_missing(tmp_path: Path) -> None:
+    """`DisruptionTarget=False` on the pod is why a `DisruptionTarget` (True) rule did not match: the trace says so
+    rather than that the pod has no such condition."""
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\nstatus:\n  phase: Failed\n"
+        "  conditions: [{type: DisruptionTarget, status: 'False'}]\n"
+        "  containerStatuses: [{name: main, state: {terminated: {exitCode: 143}}}]\n"
+    )
+    code, out, _ = run("explain", "--job", str(EXAMPLES / "ignore-disruptions.yaml"), "--pod", str(pod))
+    assert code == 0
+    assert "· [0] Ignore: pod condition DisruptionTarget=True: the pod has DisruptionTarget=False\n" in out
+    code, out, _ = run(
+        "explain",
+        "--job",
+        str(EXAMPLES / "ignore-disruptions.yaml"),
+        "--pod",
+        str(EXAMPLES / "pods/failed-exit-42.yaml"),
+    )
+    assert "pod condition DisruptionTarget=True: the pod has no such condition" in out
+
+
+def test_a_policy_the_api_would_refuse_is_an_error_not_a_rule_that_matched_nothing(tmp_path: Path) -> None:
+    """`values: "42"` (a string) would be explained as `exit code In 42 ... no match`; the API server refuses
+    the Job, and so does explain, with `kjobs validate`'s messages (after defaulting: a pattern's status is True;
+    a containerName is not checked without a template)."""
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: x}\nspec:\n  podFailurePolicy:\n    rules:\n"
+        "    - {action: FailJob, onExitCodes: {containerName: nope, operator: In, values: '42'}}\n"
+        "    - {action: Ignore, onPodConditions: [{type: DisruptionTarget}]}\n"
+    )
+    code, _, err = run("explain", "--job", str(job), "--pod", str(EXAMPLES / "pods/failed-exit-42.yaml"))
+    assert code == 2
+    assert err == (
+        f'error: {job}: The Job "x" is invalid:\n'
+        '* spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value: "42": must be of type array\n'
+        "* spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value: []: at least one value is required\n"
+    )

@@ -328,3 +328,17 @@ def test_a_served_run_removes_its_credentials_and_kubeconfig_when_it_ends(tmp_pa
     assert result.returncode == 0, result.stderr
     assert f"export KUBECONFIG={private_tmp}/kjobs-run-" in result.stdout
     assert list(private_tmp.iterdir()) == []
+
+
+def test_a_suspended_job_without_serve_is_warned_about(tmp_path: Path) -> None:
+    """Nothing but an API client can resume a suspended Job, so without --serve the run says how, not waits mute."""
+    manifest = tmp_path / "suspended.yaml"
+    manifest.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: later}\nspec:\n  suspend: true\n  template:\n"
+        '    spec:\n      restartPolicy: Never\n      containers: [{name: main, image: x, command: ["true"]}]\n'
+    )
+    result = kjobs("run", str(manifest), "--plain", "--timeout", "0.5")
+    assert result.returncode == 1
+    assert "warning: the Job is suspended (spec.suspend: true)" in result.stderr
+    assert 'kubectl patch job later -p \'{"spec":{"suspend":false}}\'' in result.stderr
+    assert "job condition Suspended=True (JobSuspended: Job suspended)" in result.stdout

@@ -103,3 +103,18 @@ def test_feature_gates_reach_the_simulated_cluster() -> None:
     ran = kjobs("simulate", "--feature-gates", "AllAlpha=true", example, "-o", "json")
     assert ran.returncode == 0, ran.stderr
     assert json.loads(ran.stdout)["outcome"] == "Complete"
+
+
+def test_a_failure_reason_with_its_exit_code_reads_apart_from_its_count(tmp_path: Path) -> None:
+    """The JSON key `Error 1` followed by its count read `Error 1 2`; the text says `Error (exit 1) 2`."""
+    model = tmp_path / "model.yaml"
+    model.write_text("containers:\n  runTime: {constant: 1s}\n  exitCodes: [{code: 1}]\n")
+    result = kjobs("simulate", str(EXAMPLES / "count-with-backoff-limit.yaml"), "--model", str(model))
+    assert result.returncode == 1, result.stderr
+    assert "  failures by reason: Error (exit 1) 3\n" in result.stdout
+    data = json.loads(
+        kjobs("simulate", str(EXAMPLES / "count-with-backoff-limit.yaml"), "--model", str(model), "-o", "json").stdout
+    )
+    assert data["failuresByReason"] == {"Error 1": 3}
+    runs = kjobs("simulate", str(EXAMPLES / "count-with-backoff-limit.yaml"), "--model", str(model), "--runs", "2")
+    assert "Error (exit 1) 3" in runs.stdout

@@ -222,3 +222,37 @@ def test_an_unknown_validate_mode_is_a_usage_error(tmp_path: Path) -> None:
     code, _, err = run("validate", "--validate=loose", str(EXAMPLES / "failjob-exit-42.yaml"))
     assert code == 2
     assert "'loose' is not one of 'strict', 'true', 'warn', 'ignore', 'false'" in err
+
+
+def test_generate_name_is_a_name_as_on_create(tmp_path: Path) -> None:
+    """The API server makes the name from generateName before it validates (`kubectl create` of such a Job
+    succeeds), so validate and run accept it, and a bad prefix is refused for both fields as the server does."""
+    job = tmp_path / "gen.yaml"
+    job.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {generateName: nightly-}\nspec:\n  template:\n    spec:\n"
+        "      restartPolicy: Never\n      containers: [{name: main, image: x, command: [sh]}]\n"
+    )
+    code, out, _ = run("validate", str(job))
+    assert (code, out) == (0, f'{job}: Job "nightly-" is valid\n')
+    job.write_text(job.read_text().replace("nightly-", "Nightly_"))
+    code, out, _ = run("validate", str(job))
+    assert code == 1
+    assert '* metadata.generateName: Invalid value: "Nightly_": a lowercase RFC 1123 subdomain' in out
+    assert '* metadata.name: Invalid value: "Nightly_xxxxx": a lowercase RFC 1123 subdomain' in out
+
+
+@pytest.mark.parametrize(
+    ("api_version", "kind", "expected"), [("batch/v2", "Job", "batch/v1"), ("batch/v1", "Pod", "v1")]
+)
+def test_an_api_version_other_than_the_kinds_is_refused(
+    tmp_path: Path, api_version: str, kind: str, expected: str
+) -> None:
+    """As the API server refuses a body whose apiVersion is not the URL's (kubectl would find no such kind)."""
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(f"apiVersion: {api_version}\nkind: {kind}\nmetadata: {{name: m}}\n")
+    code, out, _ = run("validate", str(manifest))
+    assert code == 1
+    assert out == (
+        f"{manifest}: the API version in the data ({api_version}) does not match the expected API version "
+        f"({expected})\n"
+    )

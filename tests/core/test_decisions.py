@@ -142,3 +142,12 @@ def test_restart_limit_decision_reads_the_last_termination() -> None:
     }
     decision = decide(job(**spec), running, failing=True)
     assert (decision.failure, decision.action, decision.effect) == ("exit main=42", "FailJob", "Job failed")
+
+
+def test_a_deleted_pod_counted_before_it_ended_says_it_was_deleted() -> None:
+    """Without a podFailurePolicy a terminating pod counts as failed at once (podReplacementPolicy
+    TerminatingOrFailed): its Event says it was deleted, not only that it was Running."""
+    pod = failed_pod(0)
+    pod["status"] = {"phase": "Running"}
+    pod["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
+    assert decide(job(), pod).failure == "deleted while Running"

@@ -96,6 +96,8 @@ def test_summary_reports_outcome_counts_and_decisions() -> None:
     )
 
 
+FAILURE_COUNT = "batch.kubernetes.io/job-index-failure-count"
+"""The index's failures before this pod's, as the Job controller annotates a replacement."""
 DISRUPTED = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI"}
 
 
@@ -158,6 +160,12 @@ def rule(action: str, *codes: int) -> dict[str, Any]:
             "pod p (index 5) failed: container main exited with code 1 → counts toward backoffLimitPerIndex (1)",
         ),
         (
+            {"completionMode": "Indexed", "backoffLimitPerIndex": 1},
+            {**failed(1), "metadata": {**failed(1)["metadata"], "annotations": {FAILURE_COUNT: "1"}}},
+            "pod p (index 5) failed: container main exited with code 1 → counts toward backoffLimitPerIndex (1): "
+            "the index fails",
+        ),
+        (
             {"completionMode": "Indexed", "backoffLimitPerIndex": 1, "podFailurePolicy": {"rules": [rule("Count", 1)]}},
             failed(1),
             "pod p (index 5) failed: container main exited with code 1 → Count by rule 0: counts toward "
@@ -183,6 +191,7 @@ def rule(action: str, *codes: int) -> dict[str, Any]:
         "ignore",
         "failjob",
         "per-index",
+        "per-index-exhausted",
         "per-index-count",
         "failindex",
     ],
@@ -253,3 +262,100 @@ def test_a_pod_ended_because_the_job_failed_is_not_said_to_count_toward_a_limit(
     assert (
         RunView(job()).update_pod(pod("c", "Failed", 143, deleting=True))[-1].endswith("counts toward backoffLimit (6)")
     )
+
+
+def test_a_pod_ended_because_the_job_succeeded_is_said_not_to_count() -> None:
+    """A successPolicy met (SuccessCriteriaMet) deletes the other indexes' pods; Kubernetes removes their
+    finalizers uncounted (status.failed stays 0), so their line names no backoff limit."""
+    succeeded = job()
+    succeeded["status"] = {"conditions": [{"type": "SuccessCriteriaMet", "status": "True", "reason": "SuccessPolicy"}]}
+    view = RunView(succeeded)
+    line = view.update_pod(pod("d", "Failed", 143, deleting=True))[-1]
+    assert line == (
+        "pod d failed: container main exited with code 143 → the Job had succeeded and ended the pod: not counted "
+        "as failed"
+    )
+
+
+def test_an_in_place_restart_is_said_with_what_it_counts_toward() -> None:
+    """Under `restartPolicy: OnFailure` the Job fails on its running pods' restarts (pastBackoffLimitOnFailure),
+    so `kjobs run` says each; the exit is named only while the restarted container runs (else lastState is a
+    newer exit, not restarted yet)."""
+    on_failure = job()
+    on_failure["spec"]["template"] = {"spec": {"restartPolicy": "OnFailure"}}
+    view = RunView(on_failure, show_restarts=True)
+    running = pod("a", "Running")
+    running["status"]["containerStatuses"] = [
+        {"name": "main", "restartCount": 1, "state": {"running": {}}, "lastState": {"terminated": {"exitCode": 3}}}
+    ]
+    assert view.update_pod(running) == [
+        "pod a container main restarted (after exit code 3, restartCount 1) → restarts count toward backoffLimit (6)",
+        "pod a Running",
+    ]
+    assert view.update_pod(running) == []
+    running["status"]["containerStatuses"][0].update(
+        restartCount=2, state={"waiting": {"reason": "CrashLoopBackOff"}}, lastState={"terminated": {"exitCode": 4}}
+    )
+    assert view.update_pod(running) == [
+        "pod a container main restarted (restartCount 2) → restarts count toward backoffLimit (6)"
+    ]
+    never = job()
+    never["spec"]["template"] = {"spec": {"restartPolicy": "Never"}}
+    assert RunView(never, show_restarts=True).update_pod(running)[0].endswith("restarted in place: not a pod failure")
+    limited = job()
+    limited["spec"]["template"] = {"spec": {"restartPolicy": "OnFailure", "maxRestartTimes": 3}}
+    assert (
+        RunView(limited, show_restarts=True)
+        .update_pod(running)[0]
+        .endswith("counts toward the pod's maxRestartTimes (3)")
+    )
+    assert RunView(on_failure).update_pod(running) == ["pod a Running"]
+
+
+def test_a_deleted_pod_counted_failed_before_it_ended_is_explained_even_if_it_then_exits_0() -> None:
+    """Without a podFailurePolicy Kubernetes counts a terminating pod as failed at once (status.failed), and it
+    stays counted if it then exits 0: `kjobs run` explains it when the Job counts it, judged as it was then, even
+    when the pod's deletion is seen before the Job's status that counted it."""
+    plain = {"metadata": {"name": "demo", "namespace": "default", "uid": "u"}, "spec": {"backoffLimit": 6}}
+    view = RunView({**plain, "status": {}})
+    deleting = pod("e", "Running", deleting=True)
+    deleting["metadata"]["resourceVersion"] = "10"
+    view.update_pod(pod("e", "Running"))
+    assert view.update_pod(deleting) == ["pod e Terminating"]
+    succeeded = pod("e", "Succeeded", 0, deleting=True)
+    succeeded["metadata"]["resourceVersion"] = "12"
+    assert view.update_pod(succeeded) == ["pod e Succeeded"]
+    assert view.update_pod(None, deleted=succeeded) == []
+    counted = {**plain, "metadata": {**plain["metadata"], "resourceVersion": "11"}}
+    counted["status"] = {"uncountedTerminatedPods": {"failed": ["e"]}}
+    assert view.update_job(counted) == ["pod e failed: deleted while Running → counts toward backoffLimit (6)"]
+    assert view.update_job({**counted, "status": {"failed": 1}}) == []
+    assert len(view.decisions) == 1
+
+
+def test_a_gone_pod_the_job_did_not_count_is_forgotten() -> None:
+    view = RunView(job())
+    gone = pod("f", "Running", deleting=True)
+    gone["metadata"]["resourceVersion"] = "5"
+    view.update_pod(gone)
+    view.update_pod(None, deleted=gone)
+    newer = job()
+    newer["metadata"]["resourceVersion"] = "6"
+    assert view.update_job(newer) == []
+    assert not view._terminating and not view._gone
+
+
+def test_a_pod_the_failed_job_ended_is_not_counted_as_ignored_by_the_policy() -> None:
+    """Under a podFailurePolicy a terminating pod is not failed yet (podReplacementPolicy Failed), so its
+    explanation counts toward no limit; that does not make it one the policy ignored."""
+    failing = job()
+    failing["status"] = {
+        "conditions": [{"type": "FailureTarget", "status": "True", "reason": "MaxFailedIndexesExceeded"}],
+        "uncountedTerminatedPods": {"failed": ["g"]},
+    }
+    view = RunView(job())
+    view.update_pod(pod("g", "Running", deleting=True))
+    assert view.update_job(failing)[-1] == (
+        "pod g failed: deleted while Running → the Job had failed and ended the pod: counted as failed, not retried"
+    )
+    assert "  failures: 1 pod(s) failed, 0 ignored by the policy\n" in view.summary() + "\n"

@@ -13,7 +13,7 @@ from typing import Any
 import click
 import orjson
 
-from kjobs.api.errors import ApiError
+from kjobs.api.errors import ApiError, ErrorType, FieldError
 from kjobs.api.manifest import ManifestError, load_manifests
 from kjobs.api.types import Obj
 from kjobs.explain_job import JobFailures, explain_job
@@ -32,6 +32,30 @@ def _pods(path: str) -> list[Obj]:
     if not objects:
         raise ManifestError(f"{path}: no Pod object found")
     return objects
+
+
+def _policy_errors(job: Obj) -> list[FieldError]:
+    """The API server's errors for the Job's podFailurePolicy (every gate on: a Job read from a cluster may use
+    what kjobs' gates serve): a policy the API would refuse (an unknown action, `values: "42"`) would otherwise
+    be explained as though it matched nothing. A rule's containerName is checked only when the manifest has a
+    pod template with containers (a Job written for `explain` alone may have none)."""
+    from kjobs.api.defaults import default_job
+    from kjobs.api.features import FeatureGates
+    from kjobs.api.validation import _validate_pod_failure_policy
+
+    spec = default_job(job).get("spec")  # as the API server validates: defaults first (a condition's status)
+    if not isinstance(spec, dict) or spec.get("podFailurePolicy") is None:
+        return []
+    policy = spec["podFailurePolicy"]
+    if not isinstance(policy, dict):
+        return [FieldError("spec.podFailurePolicy", ErrorType.FieldValueInvalid, "must be of type object", policy)]
+    errs: list[FieldError] = []
+    _validate_pod_failure_policy(spec, policy, "spec.podFailurePolicy", errs, FeatureGates.from_map({"AllAlpha": True}))
+    template = spec.get("template")
+    template_spec = template.get("spec") if isinstance(template, dict) else None
+    if not isinstance(template_spec, dict) or not template_spec.get("containers"):
+        errs = [e for e in errs if not e.field.endswith(".containerName")]
+    return errs
 
 
 @click.group("explain", invoke_without_command=True)
@@ -67,6 +91,12 @@ def explain_command(ctx: click.Context, job_path: str | None, pod_path: str | No
         pods = _pods(pod_path)
     except ManifestError as exc:
         click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    errors = _policy_errors(job)
+    if errors:
+        name = (job.get("metadata") or {}).get("name") or ""
+        lines = [f'error: {job_path}: The Job "{name}" is invalid:'] + [f"* {e}" for e in errors]
+        click.echo("\n".join(lines), err=True)
         sys.exit(2)
     results = [explain(job, pod) for pod in pods]
     if output == "json":

@@ -62,8 +62,8 @@ def _parse_disruptions(_ctx: click.Context, _param: click.Parameter, values: tup
     multiple=True,
     metavar="KIND@TIME",
     callback=_parse_disruptions,
-    help="Disrupt the running Job TIME after it is created (repeatable); KIND: drain, evict, taint, preempt, "
-    "node-shutdown. Example: --disrupt drain@1s.",
+    help="Disrupt the running Job TIME after it is created (repeatable; a bare KIND: as soon as a pod runs); "
+    "KIND: drain, evict, taint, preempt, node-shutdown. Example: --disrupt drain@1s.",
 )
 @click.option("--plain", is_flag=True, help="Plain progress lines even on a terminal.")
 @click.option("--timeout", type=click.FloatRange(min=0), default=None, help="Give up (exit 1) after this many seconds.")
@@ -91,6 +91,15 @@ def run_command(
         check(list(disruptions), job, nodes)
     except DisruptionError as exc:
         raise click.BadParameter(str(exc), param_hint="--disrupt") from None
+    if (job.get("spec") or {}).get("suspend") is True and serve_port is None:
+        # Nothing but an API client can resume the Job; without --serve the run would wait for ever in silence.
+        name = (job.get("metadata") or {}).get("name") or "NAME"
+        click.echo(
+            "warning: the Job is suspended (spec.suspend: true): it starts no pod until it is resumed, which needs "
+            f'--serve PORT and `kubectl patch job {name} -p \'{{"spec":{{"suspend":false}}}}\'`; '
+            "Ctrl-C or --timeout ends the run",
+            err=True,
+        )
     from kjobs.run import RunOptions, run
 
     options = RunOptions(

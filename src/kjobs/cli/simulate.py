@@ -212,7 +212,10 @@ def render(summary: dict[str, object]) -> str:
     lines.append(f"  failures by action: {by_action}")
     reasons = summary.get("failuresByReason") or {}
     assert isinstance(reasons, dict)
-    lines.append(f"  failures by reason: {', '.join(f'{k} {v}' for k, v in reasons.items()) or 'none'}")
+    from kjobs.simulate.session import reason_label  # imported by the simulation that made `summary`
+
+    by_reason = ", ".join(f"{reason_label(k)} {v}" for k, v in reasons.items()) or "none"
+    lines.append(f"  failures by reason: {by_reason}")
     lines.append(f"  wasted pod-seconds: {summary.get('wastedPodSeconds', 0):g}")
     retries = summary.get("retriesPerIndex") or {}
     assert isinstance(retries, dict)

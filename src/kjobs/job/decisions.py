@@ -158,7 +158,12 @@ def describe_failure(pod: Obj, decision: PolicyDecision | None = None, *, last_t
             return "condition DisruptionTarget=True"
     if status.get("reason"):
         return f"reason {status['reason']}"
-    return "no exit code" if P.phase(pod) == "Failed" else f"phase {P.phase(pod) or 'Pending'}"
+    if P.phase(pod) == "Failed":
+        return "no exit code"
+    # A pod counted failed before it ended: deleted (`kubectl delete pod`, a drain without a policy: Kubernetes
+    # counts a terminating pod as failed unless podReplacementPolicy is Failed), or running while the Job fails.
+    phase = P.phase(pod) or "Pending"
+    return f"deleted while {phase}" if P.meta(pod).get("deletionTimestamp") else f"phase {phase}"
 
 
 def _in_range(decision: PolicyDecision | None, name: str, code: Any, init: bool) -> str:

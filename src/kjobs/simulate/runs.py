@@ -18,7 +18,7 @@ from dataclasses import replace
 from typing import Any
 
 from kjobs.api.types import Obj
-from kjobs.simulate.session import SimulationOptions, SimulationResult, simulate
+from kjobs.simulate.session import SimulationOptions, SimulationResult, reason_label, simulate
 
 PERCENTILES = (50, 90, 99)
 
@@ -126,7 +126,7 @@ def distribution_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
         return f"p50 {s['p50']:g}  p90 {s['p90']:g}  p99 {s['p99']:g}  mean {s['mean']:g}"
 
     def counts(key: str) -> str:
-        return ", ".join(f"{k} {v:g}" for k, v in summary[key].items()) or "none"
+        return ", ".join(f"{reason_label(k)} {v:g}" for k, v in summary[key].items()) or "none"
 
     outcomes = ", ".join(f"{k} {v}" for k, v in summary["outcomes"].items())
     return [

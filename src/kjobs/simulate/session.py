@@ -293,6 +293,13 @@ def _failure(pod: Obj) -> str:
     return f"Failed exit={','.join(codes)}" if codes else f"Failed {P.status(pod).get('reason') or ''}".strip()
 
 
+def reason_label(reason: str) -> str:
+    """A `failure_reason` key for the text reports: `Error 1` reads `Error (exit 1)`, so that its count after it
+    (`Error (exit 1) 3`) is not taken for a second number of the reason."""
+    name, _, code = reason.rpartition(" ")
+    return f"{name} (exit {code})" if name and code.lstrip("-").isdigit() else reason
+
+
 def failure_reason(pod: Obj) -> str:
     """Why a pod failed, for counting: its DisruptionTarget reason (as Kubernetes sets it), else each failed
     container's termination reason and exit code (`OOMKilled 137`, `Error 1`), else the pod's reason."""
