@@ -51,3 +51,20 @@ def test_keys_the_agent_wrote_and_no_longer_wants_are_sent_as_null_and_an_equal_
     body = status_patch({**WANTED, "reason": "Evicted", "message": "low memory"}, WANTED, last_written=written)
     assert body == {"reason": None, "message": None}
     assert status_patch(WANTED, WANTED, last_written=WANTED) == {}
+
+
+def test_the_kubelets_condition_order_is_set_as_its_two_way_patch_sets_it() -> None:
+    """The scheduler wrote PodScheduled first; the kubelet's status lists the conditions others own first, then
+    its own with PodScheduled last (`kubectl describe pod` shows that order on a cluster)."""
+    api = {"phase": "Pending", "conditions": [{"type": "PodScheduled", "status": "True"}]}
+    own = ["PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady", "PodScheduled"]
+    wanted = {"phase": "Running", "conditions": [{"type": t, "status": "True"} for t in own]}
+    body = status_patch(api, wanted, last_written={})
+    assert body["$setElementOrder/conditions"] == [{"type": t} for t in own]
+    merged = strategic_merge({"status": api}, {"status": body}, strategies=strategies_for("io.k8s.api.core.v1.Pod"))
+    assert merged["status"]["conditions"] == wanted["conditions"]
+    # Once the order is the kubelet's, a change of one condition needs no order.
+    later = {**wanted, "conditions": [*wanted["conditions"][:2], {"type": "Ready", "status": "False"}]}
+    later["conditions"] += wanted["conditions"][3:]
+    again = status_patch(merged["status"], later, last_written=wanted)
+    assert "$setElementOrder/conditions" not in again and again["conditions"] == [{"type": "Ready", "status": "False"}]

@@ -100,9 +100,75 @@ SMP_CASES = [
         {"spec": {"containers": [{"name": "a"}]}},
         {"$setElementOrder/x": [], "spec": {"$setElementOrder/containers": [{"name": "a"}]}},
         {"spec": {"containers": [{"name": "a"}]}},
-        id="set-element-order-ignored",
+        id="set-element-order-of-an-unchanged-list",
+    ),
+    pytest.param(
+        POD,
+        {"spec": {"containers": [{"name": "a", "image": "x"}, {"name": "b", "image": "y"}]}},
+        {"spec": {"$setElementOrder/containers": [{"name": "b"}, {"name": "a"}]}},
+        {"spec": {"containers": [{"name": "b", "image": "y"}, {"name": "a", "image": "x"}]}},
+        id="set-element-order-reorders",
+    ),
+    pytest.param(
+        POD,
+        {"status": {"conditions": [{"type": "Ready", "status": "False"}, {"type": "PodScheduled", "status": "True"}]}},
+        {
+            "status": {
+                "$setElementOrder/conditions": [{"type": "PodScheduled"}, {"type": "Initialized"}, {"type": "Ready"}],
+                "conditions": [{"type": "Initialized", "status": "True"}, {"type": "Ready", "status": "True"}],
+            }
+        },
+        {
+            "status": {
+                "conditions": [
+                    {"type": "PodScheduled", "status": "True"},
+                    {"type": "Initialized", "status": "True"},
+                    {"type": "Ready", "status": "True"},
+                ]
+            }
+        },
+        id="set-element-order-with-merged-and-added-elements",
+    ),
+    pytest.param(
+        POD,
+        {"spec": {"containers": [{"name": "a"}, {"name": "x"}, {"name": "b"}]}},
+        {
+            "spec": {
+                "$setElementOrder/containers": [{"name": "b"}, {"name": "a"}],
+                "containers": [{"name": "b", "image": "2"}],
+            }
+        },
+        {"spec": {"containers": [{"name": "x"}, {"name": "b", "image": "2"}, {"name": "a"}]}},
+        id="set-element-order-interleaves-the-servers-own-elements",
+    ),
+    pytest.param(
+        POD,
+        {"metadata": {"finalizers": ["a", "b", "c"]}},
+        {"metadata": {"$setElementOrder/finalizers": ["c", "a", "b"]}},
+        {"metadata": {"finalizers": ["c", "a", "b"]}},
+        id="set-element-order-of-primitives",
+    ),
+    pytest.param(
+        POD,
+        {"spec": {"containers": [{"name": "a"}, {"name": "x"}, {"name": "b"}]}},
+        {
+            "spec": {
+                "$setElementOrder/containers": [{"name": "b"}, {"name": "a"}],
+                "containers": [{"name": "b", "image": "2"}, {"name": "x", "$patch": "delete"}],
+            }
+        },
+        {"spec": {"containers": [{"name": "b", "image": "2"}, {"name": "a"}]}},
+        id="set-element-order-beside-other-directives",
     ),
 ]
+
+
+def test_a_patch_list_out_of_its_set_element_order_is_refused() -> None:
+    original = {"spec": {"containers": [{"name": "a"}, {"name": "b"}]}}
+    order = [{"name": "a"}, {"name": "b"}]
+    patch = {"spec": {"$setElementOrder/containers": order, "containers": [{"name": "b"}, {"name": "a"}]}}
+    with pytest.raises(PatchError, match="doesn't match \\$setElementOrder list"):
+        strategic_merge(original, patch, strategies=POD)
 
 
 @pytest.mark.parametrize(("lookup", "original", "patch", "expected"), SMP_CASES)

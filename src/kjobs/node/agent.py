@@ -134,6 +134,14 @@ def status_patch(api_status: Obj, status: Obj, last_written: Obj) -> Obj:
             conditions.append(condition)
     if conditions:
         body["conditions"] = conditions
+        # The status manager's two-way patch orders the list as the kubelet's status has it (the conditions
+        # others own first, then its own, PodScheduled last); a merge alone would keep the API's order, with the
+        # scheduler's PodScheduled first. Sent when the merge would not give that order.
+        wanted = [c.get("type") for c in status.get("conditions") or []]
+        kept = set(wanted)
+        merged = [*in_api, *(t for t in wanted if t not in in_api)]
+        if [t for t in merged if t in kept] != wanted:
+            body["$setElementOrder/conditions"] = [{"type": t} for t in wanted]
     else:
         body.pop("conditions", None)
     # Like the status manager's two-way patch, only what differs from the API's status: a key the patch omits

@@ -227,7 +227,8 @@ _DELETE_PRIMITIVE = "$deleteFromPrimitiveList/"
 
 _GENERAL, _NO_DIRECTIVES, _PLAIN = 0, 1, 2
 """How much of the merge a patch needs: directives anywhere (`$patch`, `$retainKeys`, ...); only nulls (deletions,
-as the kubelet's status patches send `lastProbeTime: null`); or neither, so values go in as they are."""
+as the kubelet's status patches send `lastProbeTime: null`) and `$setElementOrder/…`; or neither, so values go in
+as they are."""
 
 
 def strategic_merge(original: Any, patch: Any, *, strategies: StrategyLookup = no_strategies) -> Any:
@@ -246,8 +247,11 @@ def _merge_map(
 ) -> Any:
     if mode != _GENERAL:
         result = dict(original)
+        orders = None
         for key, value in patch.items():
-            if value is None:
+            if key[:1] == "$":  # in this mode, only `$setElementOrder/…` (see `_mode`): applied once merged
+                orders = [*(orders or ()), key]
+            elif value is None:
                 result.pop(key, None)
             elif type(value) is dict:
                 current = result.get(key)
@@ -257,6 +261,8 @@ def _merge_map(
                 result[key] = _merge_list(current if type(current) is list else [], value, (*path, key), lookup, mode)
             else:
                 result[key] = value
+        for key in orders or ():
+            _set_order(original, result, patch, key, patch[key], path, lookup)
         return result
     directive = patch.get(_DIRECTIVE)
     if directive is not None:
@@ -294,6 +300,9 @@ def _merge_map(
     for key, values in deletions.items():
         if isinstance(result.get(key), list):
             result[key] = [v for v in result[key] if v not in values]
+    for key, order in patch.items():
+        if key.startswith(_ORDER):
+            _set_order(original, result, patch, key, order, path, lookup)
     if retain is not None:
         if not isinstance(retain, list):
             raise PatchError("$retainKeys must be a list")
@@ -342,6 +351,65 @@ def _merge_list(
     return result
 
 
+def _set_order(
+    original: dict[str, Any],
+    result: dict[str, Any],
+    patch: dict[str, Any],
+    key: str,
+    order: Any,
+    path: Path,
+    lookup: StrategyLookup,
+) -> None:
+    """`$setElementOrder/<field>`: the merged list's elements that the order names come in its order, and the
+    others (the server's only) keep theirs, interleaved by where they stood in the original list
+    (apimachinery's `mergePatchIntoOriginal` and `normalizeElementOrder`)."""
+    if not isinstance(order, list):
+        raise PatchError(f"{key} must be a list")
+    field = key[len(_ORDER) :]
+    merged = result.get(field)
+    if not isinstance(merged, list):
+        return
+    merge_key = lookup((*path, field))[1]
+
+    def ident(element: Any) -> Any:
+        return element.get(merge_key) if merge_key and isinstance(element, dict) else element
+
+    wanted = [ident(e) for e in order]
+    patch_list = patch.get(field)
+    if isinstance(patch_list, list):  # the patch's own elements must come in the order's relative order
+        named = [ident(e) for e in patch_list if not (isinstance(e, dict) and _DIRECTIVE in e)]
+        at = 0
+        for value in named:
+            while at < len(wanted) and wanted[at] != value:
+                at += 1
+            if at == len(wanted):
+                raise PatchError(
+                    f"The order in patch list:\n{patch_list}\n doesn't match $setElementOrder list:\n{order}\n"
+                )
+            at += 1
+    before = original.get(field)
+    server_order = [ident(e) for e in before] if isinstance(before, list) else []
+
+    def place(values: list[Any], element: Any) -> int:
+        value = ident(element)
+        return next((i for i, v in enumerate(values) if v == value), -1)
+
+    ordered = sorted((e for e in merged if place(wanted, e) >= 0), key=lambda e: place(wanted, e))
+    server_only = sorted((e for e in merged if place(wanted, e) < 0), key=lambda e: place(server_order, e))
+    out: list[Any] = []
+    i = j = 0
+    while i < len(server_only) or j < len(ordered):
+        if j >= len(ordered) or (
+            i < len(server_only) and 0 <= place(server_order, server_only[i]) < place(server_order, ordered[j])
+        ):
+            out.append(server_only[i])
+            i += 1
+        else:
+            out.append(ordered[j])
+            j += 1
+    result[field] = out
+
+
 def _position(elements: list[dict[str, Any]], merge_key: str, value: Any) -> int | None:
     """Where the element whose `merge_key` is `value` is, if any (the first, as apimachinery finds it)."""
     for i, element in enumerate(elements):
@@ -380,7 +448,12 @@ def _mode(value: dict[str, Any] | list[Any]) -> int:
     except TypeError:
         return _GENERAL
     if b'"$' in raw:
-        return _GENERAL
+        # The kubelet's status patches order conditions with `$setElementOrder/conditions`, and nothing else:
+        # that one directive does not need the general walk.
+        ordering = raw.count(b'"$setElementOrder/')
+        if not ordering or raw.count(b'"$') != ordering:
+            return _GENERAL
+        return _NO_DIRECTIVES
     return _NO_DIRECTIVES if b"null" in raw else _PLAIN
 
 
