@@ -715,7 +715,10 @@ class ApiService:
             raise bad_request("PATCH, application/apply-patch+yaml requires fieldManager to be set")
         if not isinstance(config, dict):
             raise bad_request("the body of an apply patch must be a YAML or JSON object")
+        _check_applied_type(r, config)
         meta = _meta(config)
+        if meta.get("managedFields") is not None:
+            raise bad_request("metadata.managedFields must be nil")
         if meta.get("name") not in (None, name):
             raise bad_request(
                 f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})"
@@ -1251,6 +1254,19 @@ class ApiService:
         elif options.container not in containers:
             raise bad_request(f"container {options.container} is not valid for pod {name}")
         return pod, self.logs.open(pod, options)
+
+
+def _check_applied_type(r: Resource, config: Obj) -> None:
+    """400 unless an apply configuration names the endpoint's own group, version and kind: the field manager
+    checks this before anything else, whether the object exists or not (apimachinery `versionCheckManager`), so
+    a configuration without `apiVersion` or `kind` is refused rather than merged."""
+    api_version, kind = config.get("apiVersion"), config.get("kind")
+    if api_version == r.api_version and kind == r.kind:
+        return
+    text = api_version if isinstance(api_version, str) else ""
+    group_version = text if text.count("/") == 1 else f"/{text}" if "/" not in text else "/"  # ParseGroupVersion
+    gvk = f"{group_version}, Kind={kind if isinstance(kind, str) else ''}"
+    raise bad_request(f"invalid object type: {gvk}")
 
 
 def _json_type(value: Any) -> str:
