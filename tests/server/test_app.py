@@ -167,6 +167,65 @@ def test_watch_framing(http: httpx.Client) -> None:
     assert [e["type"] for e in events] == ["ADDED"]
 
 
+def test_watch_with_send_initial_events_ends_them_with_a_bookmark(http: httpx.Client) -> None:
+    """The WatchList form of a watch (client-go's reflector with WatchListClient): the current objects as ADDED
+    events, then a bookmark annotated `k8s.io/initial-events-end` at the revision they were read at."""
+    for name in ("a", "b"):
+        http.post(PODS, json=pod_manifest(name))
+    rv = http.get(PODS).json()["metadata"]["resourceVersion"]
+    query = "watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
+    events = _watch_lines(http, f"{PODS}?{query}&resourceVersion={rv}", 3)
+    assert [(e["type"], e["object"]["metadata"].get("name")) for e in events] == [  # type: ignore[index]
+        ("ADDED", "a"),
+        ("ADDED", "b"),
+        ("BOOKMARK", None),
+    ]
+    assert events[2]["object"] == {
+        "kind": "Pod",
+        "apiVersion": "v1",
+        "metadata": {"resourceVersion": rv, "annotations": {"k8s.io/initial-events-end": "true"}},
+    }
+    (empty,) = _watch_lines(http, f"/api/v1/namespaces/kube-system/pods?{query}", 1)
+    assert empty["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}  # type: ignore[index]
+    # without initial events: from the revision given, or from now
+    http.post(PODS, json=pod_manifest("c"))
+    later = "watch=true&sendInitialEvents=false&resourceVersionMatch=NotOlderThan&timeoutSeconds=1"
+    events = _watch_lines(http, f"{PODS}?{later}&resourceVersion={rv}", 99)
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "c")]  # type: ignore[index]
+    assert _watch_lines(http, f"{PODS}?{later}", 99) == []
+
+
+@pytest.mark.parametrize(
+    ("query", "messages"),
+    [
+        (
+            "sendInitialEvents=true",
+            ["Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"],
+        ),
+        (
+            "resourceVersionMatch=NotOlderThan",
+            ["Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"],
+        ),
+        (
+            "sendInitialEvents=true&resourceVersionMatch=Exact",
+            [
+                "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                'Unsupported value: "Exact": supported values: "NotOlderThan"',
+            ],
+        ),
+    ],
+)
+def test_watch_options_are_validated_as_validate_watch_options_does(
+    http: httpx.Client, query: str, messages: list[str]
+) -> None:
+    response = http.get(f"{PODS}?watch=true&{query}")
+    status = response.json()
+    assert (response.status_code, status["reason"]) == (422, "Invalid")
+    assert status["message"].startswith('ListOptions.meta.k8s.io "" is invalid: ')
+    assert [c["message"] for c in status["details"]["causes"]] == messages
+    assert {c["field"] for c in status["details"]["causes"]} == {"resourceVersionMatch"}
+
+
 def test_watch_from_a_forgotten_revision_is_an_expired_error_event() -> None:
     store = MemoryStore(history_size=1)
     with serve(store, pki=shared_pki()) as url, httpx.Client(base_url=url, verify=client_tls()) as http:

@@ -60,6 +60,8 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 JSON = b"application/json"
 METRICS_CONTENT_TYPE = b"text/plain; version=0.0.4; charset=utf-8"
 BOOKMARK_INTERVAL = 10.0
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+"""The annotation of the bookmark that ends a `sendInitialEvents` watch's initial events (metav1)."""
 
 
 def _headers(content_type: bytes = JSON, warnings: list[str] | None = None) -> list[tuple[bytes, bytes]]:
@@ -660,11 +662,7 @@ class App:
         labels = parse_label_selector(request.query.get("labelSelector"))
         fields = parse_field_selector(request.query.get("fieldSelector"))
         fields.check_supported(r.store_key)
-        rv_text = request.query.get("resourceVersion", "")
-        try:
-            since = int(rv_text) if rv_text else 0
-        except ValueError:
-            raise bad_request(f'resourceVersion: Invalid value: "{rv_text}": must be an integer') from None
+        since, initial_end = listoptions.watch_from(request.query, self.storage.revision)
         timeout = request.query.get("timeoutSeconds")
         try:
             deadline = time.monotonic() + float(timeout) if timeout else None
@@ -709,6 +707,22 @@ class App:
         disconnected = asyncio.ensure_future(_wait_disconnect(request.receive))
         first_table = True
         last_rv = since if since else self.storage.revision
+
+        def bookmark(revision: int, *, initial_end: bool = False) -> bytes:
+            meta: Obj = {"resourceVersion": str(revision)}
+            if initial_end:
+                meta["annotations"] = {INITIAL_EVENTS_END: "true"}
+            marked: Obj = {"kind": r.kind, "apiVersion": r.api_version, "metadata": meta}
+            if partial is not None:
+                marked = negotiation.partial(marked, partial)
+            return orjson.dumps({"type": "BOOKMARK", "object": marked}) + b"\n"
+
+        # With sendInitialEvents, a bookmark follows the ADDED events of the state the watch started from.
+        initial_left = watch.initial_count if initial_end and bookmarks else None
+        if initial_left == 0:
+            initial_left = None
+            last_rv = watch.initial_revision
+            await send({"type": "http.response.body", "body": bookmark(last_rv, initial_end=True), "more_body": True})
         behind: list[Event] = []  # what came while a chunk was being sent
         try:
             while True:
@@ -732,17 +746,7 @@ class App:
                     if nxt not in done:
                         nxt.cancel()
                         if bookmarks and (deadline is None or time.monotonic() < deadline):
-                            marked: Obj = {
-                                "kind": r.kind,
-                                "apiVersion": r.api_version,
-                                "metadata": {"resourceVersion": str(last_rv)},
-                            }
-                            if partial is not None:
-                                marked = negotiation.partial(marked, partial)
-                            mark = {"type": "BOOKMARK", "object": marked}
-                            await send(
-                                {"type": "http.response.body", "body": orjson.dumps(mark) + b"\n", "more_body": True}
-                            )
+                            await send({"type": "http.response.body", "body": bookmark(last_rv), "more_body": True})
                         continue
                     try:
                         events = [nxt.result()]
@@ -768,6 +772,12 @@ class App:
                         chunks.append(orjson.dumps({"type": event.type.value, "object": obj}) + b"\n")
                     else:
                         chunks.append(b'{"type":"' + event.type.value.encode() + b'","object":' + event.raw + b"}\n")
+                    if initial_left is not None:
+                        initial_left -= 1
+                        if initial_left == 0:
+                            initial_left = None
+                            last_rv = watch.initial_revision
+                            chunks.append(bookmark(last_rv, initial_end=True))
                 message = {"type": "http.response.body", "body": b"".join(chunks), "more_body": True}
                 if not await _send_unless_dropped(send, message, watch, disconnected, behind, self.watch_buffer):
                     if len(behind) > self.watch_buffer or watch.overflowed:
