@@ -165,12 +165,13 @@ def test_apply_patch_dispatches_and_reports_errors() -> None:
 
 
 @pytest.mark.parametrize(
-    ("content_type", "body", "code", "message"),
+    ("content_type", "body", "code", "message", "when_ignored"),
     [
         pytest.param(
             "application/json-patch+json",
-            {"spec": {"suspend": True}},  # what a client sends when it forgets to name the merge patch type
+            {"spec": {"suspend": True}},  # what the JS client sends when not told the merge patch type
             400,
+            "error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp",
             "json: cannot unmarshal object into Go value of type jsonpatch.Patch",
             id="json-patch-object",
         ),
@@ -178,6 +179,7 @@ def test_apply_patch_dispatches_and_reports_errors() -> None:
             "application/json-patch+json",
             ["add"],
             400,
+            "error decoding patch: json: cannot unmarshal string into Go value of type handlers.jsonPatchOp",
             "json: cannot unmarshal string into Go value of type jsonpatch.Operation",
             id="json-patch-element-not-an-object",
         ),
@@ -186,31 +188,55 @@ def test_apply_patch_dispatches_and_reports_errors() -> None:
             [{"op": "add", "path": "/metadata/labels/a", "value": "b"}],
             400,
             "json: cannot unmarshal array into Go value of type map[string]interface {}",
+            "json: cannot unmarshal array into Go value of type map[string]interface {}",
             id="strategic-merge-list",
         ),
-        pytest.param("application/merge-patch+json", "suspend", 400, "Invalid JSON Patch", id="merge-string"),
-        pytest.param("application/merge-patch+json", [], 422, None, id="merge-list-does-not-decode"),
+        pytest.param(
+            "application/merge-patch+json",
+            "suspend",
+            400,
+            "error decoding patch: json: cannot unmarshal string into Go value of type map[string]interface {}",
+            "Invalid JSON Patch",
+            id="merge-string",
+        ),
+        pytest.param(
+            "application/merge-patch+json",
+            [],
+            400,
+            "error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}",
+            None,  # merged into an array, which does not decode as a Job: 422
+            id="merge-list",
+        ),
         pytest.param(
             "application/json-patch+json",
             [{"op": "test", "path": "/spec/parallelism", "value": 5}],
             422,
+            "testing value /spec/parallelism failed",
             "testing value /spec/parallelism failed",
             id="json-patch-test-fails",
         ),
     ],
 )
 def test_malformed_patches_are_bad_requests_and_failing_ones_invalid(
-    http: httpx.Client, content_type: str, body: Any, code: int, message: str | None
+    http: httpx.Client, content_type: str, body: Any, code: int, message: str, when_ignored: str | None
 ) -> None:
-    """A patch that does not decode as its type is 400 BadRequest (`jsonpatch.DecodePatch`, the strategic merge
-    patch's unmarshal, json-patch's ErrBadJSONPatch); one that decodes but cannot be applied is 422."""
+    """A patch that does not decode as its type is 400 BadRequest; one that decodes but cannot be applied is 422.
+    Under the default field validation (Warn) the apiserver first decodes JSON and merge patches strictly into its
+    own types (`error decoding patch: ...`); with Ignore, json-patch's `DecodePatch` or `MergePatch` decides."""
     assert http.post(JOBS, json=job_manifest("p")).status_code == 201
-    response = http.patch(f"{JOBS}/p", content=orjson.dumps(body), headers={"content-type": content_type})
-    status = response.json()
-    assert (response.status_code, status["kind"], status["code"]) == (code, "Status", code)
-    assert status["reason"] == ("BadRequest" if code == 400 else "Invalid")
-    if message is not None:
-        assert status["message"] == message
+    for validation, expected in (("", message), ("Strict", message), ("Ignore", when_ignored)):
+        response = http.patch(
+            f"{JOBS}/p",
+            params={"fieldValidation": validation} if validation else {},
+            content=orjson.dumps(body),
+            headers={"content-type": content_type},
+        )
+        status = response.json()
+        wanted = code if expected is not None else 422
+        assert (response.status_code, status["kind"], status["code"]) == (wanted, "Status", wanted), validation
+        assert status["reason"] == ("BadRequest" if wanted == 400 else "Invalid")
+        if expected is not None:
+            assert status["message"] == expected
 
 
 def test_a_null_json_patch_changes_nothing(http: httpx.Client) -> None:

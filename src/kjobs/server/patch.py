@@ -53,6 +53,10 @@ def no_strategies(path: Path) -> tuple[str, str]:
 # ---------------------------------------------------------------------------------------------- merge patch
 
 
+def _decoding(error: MalformedPatch) -> MalformedPatch:
+    return MalformedPatch(f"error decoding patch: {error}")
+
+
 def json_merge(original: Any, patch: Any) -> Any:
     """Apply an RFC 7386 JSON merge patch."""
     if not isinstance(patch, dict):
@@ -403,19 +407,38 @@ def _mode(value: dict[str, Any] | list[Any]) -> int:
     return _NO_DIRECTIVES if b"null" in raw else _PLAIN
 
 
-def apply_patch(content_type: str, original: Any, patch: Any, *, strategies: StrategyLookup = no_strategies) -> Any:
-    """Dispatch on the request's patch content type; unknown types are a 415 like the apiserver's."""
+def apply_patch(
+    content_type: str,
+    original: Any,
+    patch: Any,
+    *,
+    strategies: StrategyLookup = no_strategies,
+    strict_decode: bool = False,
+) -> Any:
+    """Dispatch on the request's patch content type; unknown types are a 415 like the apiserver's.
+
+    `strict_decode`: the request's field validation is Warn (the default) or Strict, under which the apiserver
+    first decodes a JSON or merge patch strictly into its Go type, so a document of the wrong shape is a 400
+    `error decoding patch: ...` (handlers/patch.go `applyJSPatch`) before json-patch sees it."""
     base = content_type.split(";", 1)[0].strip().lower()
     try:
         if base == "application/strategic-merge-patch+json":
             return strategic_merge(original, patch, strategies=strategies)
         if base == "application/merge-patch+json":
+            if strict_decode and patch is not None and not isinstance(patch, dict):
+                raise _decoding(_cannot_unmarshal(patch, "map[string]interface {}"))
             if isinstance(patch, list):  # json-patch merges it into an array, which then does not decode
                 raise PatchError("a merge patch must be a JSON object")
             if not isinstance(patch, dict):
                 raise MalformedPatch("Invalid JSON Patch")  # json-patch's ErrBadJSONPatch
             return json_merge(original, patch)
         if base == "application/json-patch+json":
+            if strict_decode and patch is not None:
+                if not isinstance(patch, list):
+                    raise _decoding(_cannot_unmarshal(patch, "[]handlers.jsonPatchOp"))
+                for op in patch:
+                    if op is not None and not isinstance(op, dict):
+                        raise _decoding(_cannot_unmarshal(op, "handlers.jsonPatchOp"))
             return json_patch(original, patch)
     except MalformedPatch as exc:
         raise ApiError(400, "BadRequest", str(exc)) from exc

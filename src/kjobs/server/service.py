@@ -668,7 +668,13 @@ class ApiService:
         )
         for attempt in range(_PATCH_RETRIES):
             old = self._get_or_404(r, namespace, name, shared=read_only)
-            patched = apply_patch(base, old, patch, strategies=schema.strategies_for(r.schema_name))
+            patched = apply_patch(
+                base,
+                old,
+                patch,
+                strategies=schema.strategies_for(r.schema_name),
+                strict_decode=field_validation.capitalize() != "Ignore",
+            )
             if not isinstance(patched, dict):
                 raise bad_request("the patched object is not a JSON object")
             if base == "application/json-patch+json":  # merges nest no deeper than the object or the patch
