@@ -410,3 +410,52 @@ def test_apiserver_request_metrics(http: httpx.Client) -> None:
     ):
         assert line in text, line
     assert 'apiserver_request_duration_seconds_count{component="apiserver",dry_run="",group="batch"' in text
+
+
+@pytest.mark.parametrize(
+    ("method", "url", "query", "headers", "message"),
+    [
+        pytest.param(
+            "POST",
+            JOBS,
+            "dryRun=Foo",
+            {},
+            'CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["Foo"]: supported values: "All"',
+            id="create-dry-run",
+        ),
+        pytest.param(
+            "PUT",
+            f"{JOBS}/w",
+            "fieldValidation=strict",
+            {},
+            'UpdateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "strict": '
+            'supported values: "", "Ignore", "Strict", "Warn"',
+            id="update-field-validation",
+        ),
+        pytest.param(
+            "PATCH",
+            f"{JOBS}/w",
+            "force=true",
+            {"content-type": "application/merge-patch+json"},
+            'PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch',
+            id="patch-force",
+        ),
+        pytest.param(
+            "PATCH",
+            f"{JOBS}/w",
+            "fieldManager=" + "m" * 129,
+            {"content-type": "application/merge-patch+json"},
+            'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Too long: may not be more than 128 bytes',
+            id="patch-long-manager",
+        ),
+    ],
+)
+def test_write_options_are_validated_before_the_body(
+    http: httpx.Client, method: str, url: str, query: str, headers: dict[str, str], message: str
+) -> None:
+    """What `ValidateCreateOptions`/`ValidateUpdateOptions`/`ValidatePatchOptions` refuse is a 422 of the options
+    kind, whatever the body (here: not even JSON) and before the object is looked up."""
+    response = http.request(method, f"{url}?{query}", content=b"{not json", headers=headers)
+    status = response.json()
+    assert (response.status_code, status["reason"], status["message"]) == (422, "Invalid", message)
+    assert status["details"]["group"] == "meta.k8s.io"

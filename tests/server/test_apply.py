@@ -93,7 +93,10 @@ def test_an_update_takes_ownership_from_the_applier(http: httpx.Client) -> None:
 def test_apply_needs_a_field_manager(http: httpx.Client, manager: str | None) -> None:
     params = {} if manager is None else {"fieldManager": manager}
     response = http.patch(f"{JOBS}/ssa", params=params, content=orjson.dumps(job_manifest("ssa")), headers=APPLY)
-    assert response.status_code == 400
+    assert response.status_code == 422  # ValidatePatchOptions, before the body is read
+    assert response.json()["message"] == (
+        'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch'
+    )
 
 
 @pytest.mark.parametrize(

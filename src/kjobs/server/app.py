@@ -39,6 +39,7 @@ from kjobs.server import (
     registry,
     routing,
     tables,
+    writeoptions,
 )
 from kjobs.server.admission import AdmissionSettings
 from kjobs.server.auth import PUBLIC_ROUTES, Authenticator, client_cert_name
@@ -474,6 +475,7 @@ class App:
                     await self._list(request, r, route.namespace, send)
                 return
             if method == "POST" and (route.namespace is not None or not r.namespaced):
+                writeoptions.check(request.query, "CreateOptions")
                 body = await request.decoded()
                 result = await self.service.create(
                     r,
@@ -499,6 +501,7 @@ class App:
         if sub in ("eviction", "binding"):
             if method != "POST":
                 raise method_not_allowed()
+            writeoptions.check(request.query, "CreateOptions")
             body = await request.decoded()
             result = await (
                 self.service.evict(ns, name, body, dry_run=bool(request.query.get("dryRun")))
@@ -528,6 +531,7 @@ class App:
             return
         query = request.query
         if method == "PUT":
+            writeoptions.check(query, "UpdateOptions")
             body = await request.decoded()
             result = await self.service.update(
                 r,
@@ -540,6 +544,7 @@ class App:
                 dry_run=bool(query.get("dryRun")),
             )
         elif method == "PATCH":
+            writeoptions.check(query, "PatchOptions", patch_type=request.content_type.split(";", 1)[0].strip().lower())
             body = await request.decoded(patch=True)
             result = await self.service.patch(
                 r,
