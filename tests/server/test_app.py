@@ -459,3 +459,27 @@ def test_write_options_are_validated_before_the_body(
     status = response.json()
     assert (response.status_code, status["reason"], status["message"]) == (422, "Invalid", message)
     assert status["details"]["group"] == "meta.k8s.io"
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["limit=abc", "limit=1.5", "limit=1_0", "timeoutSeconds=abc", "watch=true&timeoutSeconds=2s"],
+)
+def test_an_integer_parameter_that_does_not_decode_is_a_bad_request(http: httpx.Client, query: str) -> None:
+    """`DecodeParameters` fails on it (strconv.ParseInt), and the handler answers 400 rather than ignoring it."""
+    response = http.get(f"{PODS}?{query}")
+    value = query.rpartition("=")[2]
+    assert (response.status_code, response.json()["message"]) == (
+        400,
+        f'strconv.ParseInt: parsing "{value}": invalid syntax',
+    )
+
+
+def test_boolean_parameters_decode_as_apimachinery_decodes_them(http: httpx.Client) -> None:
+    """Only `false` and `0` are false: `watch=yes` is a watch, as on a real cluster."""
+    http.post(PODS, json=pod_manifest("a"))
+    for value in ("yes", "True", "1"):
+        events = _watch_lines(http, f"{PODS}?watch={value}", 1)
+        assert [e["type"] for e in events] == ["ADDED"]
+    for value in ("false", "FALSE", "0"):
+        assert http.get(f"{PODS}?watch={value}").json()["kind"] == "PodList"

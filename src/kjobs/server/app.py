@@ -16,6 +16,7 @@ import base64
 import contextlib
 import functools
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -257,8 +258,20 @@ class Request:
         return value
 
     def flag(self, name: str) -> bool:
-        """A boolean query parameter (`true`/`1`)."""
-        return self.query.get(name, "").lower() in ("true", "1")
+        """A boolean query parameter as apimachinery decodes one (`Convert_Slice_string_To_bool`): absent, `false`
+        or `0` is false, any other value (`true`, `1`, `yes`, even empty) true."""
+        value = self.query.get(name)
+        return value is not None and value.lower() not in ("false", "0")
+
+    def integer(self, name: str) -> int | None:
+        """An integer query parameter (None: absent or empty); 400 BadRequest with `strconv.ParseInt`'s error
+        when it is not one, as the handlers answer a `DecodeParameters` failure."""
+        text = self.query.get(name, "")
+        if not text:
+            return None
+        if _GO_INT.fullmatch(text) is None:
+            raise bad_request(f'strconv.ParseInt: parsing "{text}": invalid syntax')
+        return int(text)
 
     @property
     def target(self) -> negotiation.Target | None:
@@ -595,7 +608,8 @@ class App:
         fields = parse_field_selector(request.query.get("fieldSelector"))
         fields.check_supported(r.store_key)
         partial = request.metadata_only(r, is_list=True)
-        limit = _limit(request.query.get("limit"))
+        limit = max(request.integer("limit") or 0, 0)  # a negative limit is no limit
+        request.integer("timeoutSeconds")  # a list takes no time worth bounding, but the parameter must decode
         pinned = listoptions.read_at(request.query, self.storage.revision)
         at, after = _continue_key(request.query.get("continue"))
         if after is None:
@@ -668,11 +682,8 @@ class App:
         fields = parse_field_selector(request.query.get("fieldSelector"))
         fields.check_supported(r.store_key)
         since, initial_end = listoptions.watch_from(request.query, self.storage.revision)
-        timeout = request.query.get("timeoutSeconds")
-        try:
-            deadline = time.monotonic() + float(timeout) if timeout else None
-        except ValueError:
-            raise bad_request(f"invalid timeoutSeconds: {timeout!r}") from None
+        timeout = request.integer("timeoutSeconds")
+        deadline = time.monotonic() + timeout if timeout else None
         table = request.wants_table
         partial = request.metadata_only(r, is_list=False)
         include = request.query.get("includeObject", "Metadata")
@@ -864,13 +875,8 @@ def _verb(method: str, named: bool, watch: bool) -> str:
     return _VERBS.get(method, method.lower())
 
 
-def _limit(text: str | None) -> int:
-    """The `limit` query parameter (0: everything); nonsense is ignored, as the apiserver ignores it."""
-    try:
-        return max(int(text or 0), 0)
-    except ValueError:
-        return 0
-
+_GO_INT = re.compile(r"[+-]?[0-9]+")
+"""What Go's `strconv.ParseInt(text, 10, 64)` reads (Python's `int` also takes spaces and underscores)."""
 
 INCONSISTENT = -1
 """A continue token's revision that means "the current one": what a 410 Expired hands back to finish a list."""

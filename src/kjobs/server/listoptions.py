@@ -102,20 +102,17 @@ def watch_from(query: dict[str, str], current: int) -> tuple[int, bool]:
         raise bad_request(f'resourceVersion: Invalid value: "{text}": must be an integer') from None
     if raw is None:
         return since, False
-    if _parse_bool(raw, "sendInitialEvents"):  # the state at least as new as `since`, then what follows
+    if _parse_bool(raw):  # the state at least as new as `since`, then what follows
         if since > current:
             raise too_large_resource_version(since, current)
         return 0, True
     return since or current, False  # no initial events: from the given revision, or from now
 
 
-def _parse_bool(text: str, name: str) -> bool:
-    """Go's `strconv.ParseBool`, as query parameters are decoded."""
-    if text in ("1", "t", "T", "true", "TRUE", "True"):
-        return True
-    if text in ("0", "f", "F", "false", "FALSE", "False"):
-        return False
-    raise bad_request(f'{name}: Invalid value: "{text}": strconv.ParseBool: parsing "{text}": invalid syntax')
+def _parse_bool(text: str) -> bool:
+    """A `*bool` query parameter as apimachinery decodes it (`Convert_Slice_string_To_Pointer_bool`): `false` or
+    `0` (any case) is false, anything else true."""
+    return text.lower() not in ("false", "0")
 
 
 def read_at(query: dict[str, str], current: int) -> int | None:
