@@ -519,3 +519,22 @@ def test_self_reviews(api: client.ApiClient) -> None:
     answer = client.AuthorizationV1Api(api).create_self_subject_access_review(body)
     assert answer.status.allowed is True
     assert answer.spec.resource_attributes.resource == "jobs"
+
+
+def test_namespaces_carry_their_name_label_and_the_kubernetes_finalizer(api: client.ApiClient) -> None:
+    """Namespaces are selectable by name through `kubernetes.io/metadata.name`, the built-in ones included, and
+    hold the `kubernetes` finalizer in their spec, as the apiserver's namespace strategy sets them."""
+    core = client.CoreV1Api(api)
+    created = core.create_namespace(
+        {"metadata": {"generateName": "team-", "labels": {"kubernetes.io/metadata.name": "x"}}}
+    )
+    name = created.metadata.name
+    assert created.metadata.labels == {"kubernetes.io/metadata.name": name}
+    assert created.spec.finalizers == ["kubernetes"]
+    created.metadata.labels = {"tier": "batch"}
+    created.spec.finalizers = []
+    replaced = core.replace_namespace(name, created)
+    assert replaced.metadata.labels == {"tier": "batch", "kubernetes.io/metadata.name": name}
+    assert replaced.spec.finalizers == ["kubernetes"]  # the spec changes only through /finalize
+    by_label = core.list_namespace(label_selector="kubernetes.io/metadata.name in (default,kube-system)")
+    assert [n.metadata.name for n in by_label.items] == ["default", "kube-system"]
