@@ -239,10 +239,31 @@ class ApiService:
             raise not_found(r.plural, name, group=r.group)
         return obj
 
-    def check_namespace(self, namespace: str) -> None:
-        """404 `namespaces "x" not found` when a namespaced write targets a missing namespace."""
-        if not self.store.exists("namespaces", "", namespace):
+    def check_namespace(self, namespace: str, r: Resource | None = None, name: str = "") -> None:
+        """404 `namespaces "x" not found` when a namespaced create targets a missing namespace; 403 Forbidden for
+        a create of `r` named `name` in one being deleted (the NamespaceLifecycle admission plugin)."""
+        ns = self.store.get("namespaces", "", namespace, shared=True)
+        if ns is None:
             raise not_found("namespaces", namespace)
+        if r is not None and (ns.get("metadata") or {}).get("deletionTimestamp"):
+            resource = f"{r.plural}.{r.group}" if r.group else r.plural
+            details: Obj = {"name": name, "kind": r.plural}
+            if r.group:
+                details["group"] = r.group
+            details["causes"] = [
+                {
+                    "reason": "NamespaceTerminating",
+                    "message": f"namespace {namespace} is being terminated",
+                    "field": "metadata.namespace",
+                }
+            ]
+            raise ApiError(
+                403,
+                "Forbidden",
+                f'{resource} "{name}" is forbidden: unable to create new content in namespace {namespace} '
+                "because it is being terminated",
+                details=details,
+            )
 
     async def ensure_namespaces(self) -> None:
         """Create the namespaces every cluster has (`default`, `kube-system`, `kube-node-lease`, ...)."""
@@ -503,7 +524,7 @@ class ApiService:
         self._validate(r, obj, None, "")
         warnings.extend(self._object_warnings(r, obj, None))
         if r.namespaced:
-            self.check_namespace(namespace)
+            self.check_namespace(namespace, r, str(_meta(obj).get("name") or ""))
         self._managed(r, obj, None, manager, "Update", "")
         if dry_run:
             return Result(obj, 201, warnings)
@@ -833,7 +854,11 @@ class ApiService:
                 f'namespaces "{name}" is forbidden: this namespace may not be deleted',
                 details={"name": name, "kind": "namespaces"},
             )
+        terminating: Obj | None = None
         if r.kind == "Namespace" and not options.dry_run:
+            terminating = await self._terminate_namespace(old)
+            old = _copy(terminating)  # the store stamps what it deletes: not the object watchers share
+            meta = old.get("metadata") or {}
             await self._empty_namespace(name)
         warnings: list[str] = []
         propagation = options.propagation
@@ -871,11 +896,27 @@ class ApiService:
             result = Result(new, 200)
         else:
             gone = await self.store.delete(r.store_key, namespace if r.namespaced else "", name, last=old)
-            result = Result(_success_status(r, name, gone), 200)
+            # A namespace's DELETE answers with it Terminating, as the namespace registry does; the namespace
+            # controller's work (emptying it, then the finalizer) is done here before the answer.
+            result = Result(terminating if terminating is not None else _success_status(r, name, gone), 200)
         result.warnings.extend(warnings)
         if propagation != "Orphan":
             await self._cascade(r, namespace, uid, propagation)
         return result
+
+    async def _terminate_namespace(self, ns: Obj) -> Obj:
+        """Mark a namespace Terminating (deletionTimestamp, `status.phase`), as its DELETE does in Kubernetes, so
+        watchers see it and nothing new is created in it while it is emptied."""
+        meta = ns.get("metadata") or {}
+        if meta.get("deletionTimestamp"):
+            return ns
+        new = _copy(ns)
+        new_meta = _meta(new)
+        new_meta["deletionTimestamp"] = self.now()
+        new_meta["deletionGracePeriodSeconds"] = 0
+        new["status"] = {**(new.get("status") or {}), "phase": "Terminating"}
+        written: Obj = await self.store.update("namespaces", new, expected_rv=meta.get("resourceVersion"))
+        return written
 
     async def _empty_namespace(self, namespace: str) -> None:
         """Delete everything in a namespace (what the namespace controller does before the namespace goes)."""
