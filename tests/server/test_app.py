@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import httpx
 import orjson
 import pytest
@@ -483,3 +485,22 @@ def test_boolean_parameters_decode_as_apimachinery_decodes_them(http: httpx.Clie
         assert [e["type"] for e in events] == ["ADDED"]
     for value in ("false", "FALSE", "0"):
         assert http.get(f"{PODS}?watch={value}").json()["kind"] == "PodList"
+
+
+def test_a_watch_gets_a_bookmark_shortly_before_its_timeout() -> None:
+    """Two seconds before `timeoutSeconds` runs out an idle watch that allows bookmarks gets one (the cacher's
+    `nextBookmarkTime`), however far off the periodic one is, so a client resumes from the latest revision."""
+    store = MemoryStore()
+    app = create_app(store, bookmark_interval=60)
+    with serve(store, app=app, pki=shared_pki()) as url, httpx.Client(base_url=url, verify=client_tls()) as http:
+        rv = http.get(PODS).json()["metadata"]["resourceVersion"]
+        started = time.monotonic()
+        with http.stream("GET", f"{PODS}?watch=true&allowWatchBookmarks=true&timeoutSeconds=3") as response:
+            lines = [(orjson.loads(line), time.monotonic() - started) for line in response.iter_lines() if line]
+        assert [(event["type"], event["object"]["metadata"]) for event, _ in lines] == [  # type: ignore[index]
+            ("BOOKMARK", {"resourceVersion": rv})
+        ]
+        assert 0.5 < lines[0][1] < 2.5
+        short = _watch_lines(http, f"{PODS}?watch=true&allowWatchBookmarks=true&timeoutSeconds=1", 99)
+        assert short == []  # too short for one
+    store.close()

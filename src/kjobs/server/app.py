@@ -62,6 +62,8 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 JSON = b"application/json"
 METRICS_CONTENT_TYPE = b"text/plain; version=0.0.4; charset=utf-8"
 BOOKMARK_INTERVAL = 10.0
+PRE_DEADLINE_BOOKMARK = 2.0
+"""Seconds before a watch's `timeoutSeconds` runs out that it gets a bookmark (apiserver cacher)."""
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 """The annotation of the bookmark that ends a `sendInitialEvents` watch's initial events (metav1)."""
 
@@ -733,6 +735,11 @@ class App:
                 marked = negotiation.partial(marked, partial)
             return orjson.dumps({"type": "BOOKMARK", "object": marked}) + b"\n"
 
+        # A bookmark also comes 2 s before the deadline, so a client resumes from as late a revision as it can
+        # (the cacher's `nextBookmarkTime`); none when the watch is too short for one.
+        pre_deadline = deadline - PRE_DEADLINE_BOOKMARK if bookmarks and deadline is not None else None
+        if pre_deadline is not None and pre_deadline <= time.monotonic():
+            pre_deadline = None
         # With sendInitialEvents, a bookmark follows the ADDED events of the state the watch started from.
         initial_left = watch.initial_count if initial_end and bookmarks else None
         if initial_left == 0:
@@ -754,6 +761,8 @@ class App:
                             break
                     if bookmarks:
                         wait = self.bookmark_interval if wait is None else min(wait, self.bookmark_interval)
+                        if pre_deadline is not None:
+                            wait = min(wait, max(pre_deadline - time.monotonic(), 0.0))
                     nxt = asyncio.ensure_future(watch.__anext__())
                     done, _ = await asyncio.wait({nxt, disconnected}, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
                     if disconnected in done:
@@ -761,7 +770,10 @@ class App:
                         return
                     if nxt not in done:
                         nxt.cancel()
-                        if bookmarks and (deadline is None or time.monotonic() < deadline):
+                        now = time.monotonic()
+                        if bookmarks and (deadline is None or now < deadline):
+                            if pre_deadline is not None and now >= pre_deadline:
+                                pre_deadline = None
                             await send({"type": "http.response.body", "body": bookmark(last_rv), "more_body": True})
                         continue
                     try:
