@@ -10,6 +10,7 @@ tests/e2e/test_acceptance.py.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import subprocess
 import sys
@@ -259,3 +260,58 @@ def test_kopf_operator_handles_jobs(kubeconfig: Path, tmp_path: Path) -> None:
         proc.terminate()
         output, _ = proc.communicate(timeout=30)
     assert "Traceback" not in output, output
+
+
+def test_clients_get_the_status_code_a_cluster_gives_for_bad_writes(kubeconfig: Path) -> None:
+    """Mistakes users make through each client reach them as the Status a real apiserver sends: a patch body of
+    the wrong shape for its type, an apply configuration without apiVersion/kind, options the server refuses."""
+    import kr8s
+    from kr8s.objects import Job as Kr8sJob
+    from kubernetes_asyncio import client, config
+    from lightkube import ApiError, Client, KubeConfig
+    from lightkube.codecs import from_dict
+    from lightkube.resources.batch_v1 import Job
+    from lightkube.types import PatchType
+
+    c = Client(config=KubeConfig.from_file(str(kubeconfig)), field_manager="bad-writes")
+    c.create(from_dict(_job("bad-writes", "exit 0", suspend=True)))
+
+    def lightkube_error(call: Callable[[], object]) -> tuple[int, str]:
+        with pytest.raises(ApiError) as caught:
+            call()
+        return caught.value.status.code, caught.value.status.message
+
+    suspend = {"spec": {"suspend": False}}
+    # an apply of a partial object, as one writes a merge patch
+    assert lightkube_error(
+        lambda: c.patch(Job, "bad-writes", suspend, namespace="default", patch_type=PatchType.APPLY)
+    ) == (400, "invalid object type: /, Kind=")
+    # a merge patch sent as a JSON patch
+    assert lightkube_error(
+        lambda: c.patch(Job, "bad-writes", suspend, namespace="default", patch_type=PatchType.JSON)
+    ) == (400, "error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp")
+    # two appliers disagree: the other applier is named without a version
+    c.apply(from_dict(_job("bad-apply", "exit 0", suspend=True)), field_manager="first")
+    assert lightkube_error(
+        lambda: c.apply(from_dict(_job("bad-apply", "exit 0", suspend=False)), field_manager="second")
+    ) == (409, 'Apply failed with 1 conflict: conflict with "first": .spec.suspend')
+
+    api = kr8s.api(kubeconfig=str(kubeconfig))
+    job = Kr8sJob.get("bad-writes", namespace="default", api=api)
+    with pytest.raises(kr8s.ServerError) as kr8s_error:
+        job.patch({"metadata": {"labels": {"a": "b"}}}, type="json")
+    assert kr8s_error.value.response is not None and kr8s_error.value.response.status_code == 400
+
+    async def asyncio_client() -> None:
+        await config.load_kube_config(config_file=str(kubeconfig))
+        async with client.ApiClient() as session:
+            batch = client.BatchV1Api(session)
+            with pytest.raises(client.ApiException) as refused:
+                await batch.create_namespaced_job("default", _job("bad-dry-run", "true"), dry_run="true")
+            assert refused.value.status == 422
+            message = json.loads(refused.value.body)["message"]
+            assert message.endswith('dryRun: Unsupported value: ["true"]: supported values: "All"')
+            assert (await batch.list_namespaced_job("default", field_selector="metadata.name=bad-dry-run")).items == []
+
+    asyncio.run(asyncio_client())
+    assert job.status.get("active") is None  # nothing above resumed it

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import httpx
 import orjson
 import pytest
@@ -165,6 +167,65 @@ def test_watch_framing(http: httpx.Client) -> None:
     assert events[1]["type"] == "BOOKMARK" and events[1]["object"]["kind"] == "Pod"  # type: ignore[index]
     events = _watch_lines(http, f"{PODS}?watch=true&resourceVersion={rv}&timeoutSeconds=1", 99)
     assert [e["type"] for e in events] == ["ADDED"]
+
+
+def test_watch_with_send_initial_events_ends_them_with_a_bookmark(http: httpx.Client) -> None:
+    """The WatchList form of a watch (client-go's reflector with WatchListClient): the current objects as ADDED
+    events, then a bookmark annotated `k8s.io/initial-events-end` at the revision they were read at."""
+    for name in ("a", "b"):
+        http.post(PODS, json=pod_manifest(name))
+    rv = http.get(PODS).json()["metadata"]["resourceVersion"]
+    query = "watch=true&sendInitialEvents=true&resourceVersionMatch=NotOlderThan&allowWatchBookmarks=true"
+    events = _watch_lines(http, f"{PODS}?{query}&resourceVersion={rv}", 3)
+    assert [(e["type"], e["object"]["metadata"].get("name")) for e in events] == [  # type: ignore[index]
+        ("ADDED", "a"),
+        ("ADDED", "b"),
+        ("BOOKMARK", None),
+    ]
+    assert events[2]["object"] == {
+        "kind": "Pod",
+        "apiVersion": "v1",
+        "metadata": {"resourceVersion": rv, "annotations": {"k8s.io/initial-events-end": "true"}},
+    }
+    (empty,) = _watch_lines(http, f"/api/v1/namespaces/kube-system/pods?{query}", 1)
+    assert empty["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}  # type: ignore[index]
+    # without initial events: from the revision given, or from now
+    http.post(PODS, json=pod_manifest("c"))
+    later = "watch=true&sendInitialEvents=false&resourceVersionMatch=NotOlderThan&timeoutSeconds=1"
+    events = _watch_lines(http, f"{PODS}?{later}&resourceVersion={rv}", 99)
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [("ADDED", "c")]  # type: ignore[index]
+    assert _watch_lines(http, f"{PODS}?{later}", 99) == []
+
+
+@pytest.mark.parametrize(
+    ("query", "messages"),
+    [
+        (
+            "sendInitialEvents=true",
+            ["Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"],
+        ),
+        (
+            "resourceVersionMatch=NotOlderThan",
+            ["Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"],
+        ),
+        (
+            "sendInitialEvents=true&resourceVersionMatch=Exact",
+            [
+                "Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+                'Unsupported value: "Exact": supported values: "NotOlderThan"',
+            ],
+        ),
+    ],
+)
+def test_watch_options_are_validated_as_validate_watch_options_does(
+    http: httpx.Client, query: str, messages: list[str]
+) -> None:
+    response = http.get(f"{PODS}?watch=true&{query}")
+    status = response.json()
+    assert (response.status_code, status["reason"]) == (422, "Invalid")
+    assert status["message"].startswith('ListOptions.meta.k8s.io "" is invalid: ')
+    assert [c["message"] for c in status["details"]["causes"]] == messages
+    assert {c["field"] for c in status["details"]["causes"]} == {"resourceVersionMatch"}
 
 
 def test_watch_from_a_forgotten_revision_is_an_expired_error_event() -> None:
@@ -351,3 +412,95 @@ def test_apiserver_request_metrics(http: httpx.Client) -> None:
     ):
         assert line in text, line
     assert 'apiserver_request_duration_seconds_count{component="apiserver",dry_run="",group="batch"' in text
+
+
+@pytest.mark.parametrize(
+    ("method", "url", "query", "headers", "message"),
+    [
+        pytest.param(
+            "POST",
+            JOBS,
+            "dryRun=Foo",
+            {},
+            'CreateOptions.meta.k8s.io "" is invalid: dryRun: Unsupported value: ["Foo"]: supported values: "All"',
+            id="create-dry-run",
+        ),
+        pytest.param(
+            "PUT",
+            f"{JOBS}/w",
+            "fieldValidation=strict",
+            {},
+            'UpdateOptions.meta.k8s.io "" is invalid: fieldValidation: Unsupported value: "strict": '
+            'supported values: "", "Ignore", "Strict", "Warn"',
+            id="update-field-validation",
+        ),
+        pytest.param(
+            "PATCH",
+            f"{JOBS}/w",
+            "force=true",
+            {"content-type": "application/merge-patch+json"},
+            'PatchOptions.meta.k8s.io "" is invalid: force: Forbidden: may not be specified for non-apply patch',
+            id="patch-force",
+        ),
+        pytest.param(
+            "PATCH",
+            f"{JOBS}/w",
+            "fieldManager=" + "m" * 129,
+            {"content-type": "application/merge-patch+json"},
+            'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Too long: may not be more than 128 bytes',
+            id="patch-long-manager",
+        ),
+    ],
+)
+def test_write_options_are_validated_before_the_body(
+    http: httpx.Client, method: str, url: str, query: str, headers: dict[str, str], message: str
+) -> None:
+    """What `ValidateCreateOptions`/`ValidateUpdateOptions`/`ValidatePatchOptions` refuse is a 422 of the options
+    kind, whatever the body (here: not even JSON) and before the object is looked up."""
+    response = http.request(method, f"{url}?{query}", content=b"{not json", headers=headers)
+    status = response.json()
+    assert (response.status_code, status["reason"], status["message"]) == (422, "Invalid", message)
+    assert status["details"]["group"] == "meta.k8s.io"
+
+
+@pytest.mark.parametrize(
+    "query",
+    ["limit=abc", "limit=1.5", "limit=1_0", "timeoutSeconds=abc", "watch=true&timeoutSeconds=2s"],
+)
+def test_an_integer_parameter_that_does_not_decode_is_a_bad_request(http: httpx.Client, query: str) -> None:
+    """`DecodeParameters` fails on it (strconv.ParseInt), and the handler answers 400 rather than ignoring it."""
+    response = http.get(f"{PODS}?{query}")
+    value = query.rpartition("=")[2]
+    assert (response.status_code, response.json()["message"]) == (
+        400,
+        f'strconv.ParseInt: parsing "{value}": invalid syntax',
+    )
+
+
+def test_boolean_parameters_decode_as_apimachinery_decodes_them(http: httpx.Client) -> None:
+    """Only `false` and `0` are false: `watch=yes` is a watch, as on a real cluster."""
+    http.post(PODS, json=pod_manifest("a"))
+    for value in ("yes", "True", "1"):
+        events = _watch_lines(http, f"{PODS}?watch={value}", 1)
+        assert [e["type"] for e in events] == ["ADDED"]
+    for value in ("false", "FALSE", "0"):
+        assert http.get(f"{PODS}?watch={value}").json()["kind"] == "PodList"
+
+
+def test_a_watch_gets_a_bookmark_shortly_before_its_timeout() -> None:
+    """Two seconds before `timeoutSeconds` runs out an idle watch that allows bookmarks gets one (the cacher's
+    `nextBookmarkTime`), however far off the periodic one is, so a client resumes from the latest revision."""
+    store = MemoryStore()
+    app = create_app(store, bookmark_interval=60)
+    with serve(store, app=app, pki=shared_pki()) as url, httpx.Client(base_url=url, verify=client_tls()) as http:
+        rv = http.get(PODS).json()["metadata"]["resourceVersion"]
+        started = time.monotonic()
+        with http.stream("GET", f"{PODS}?watch=true&allowWatchBookmarks=true&timeoutSeconds=3") as response:
+            lines = [(orjson.loads(line), time.monotonic() - started) for line in response.iter_lines() if line]
+        assert [(event["type"], event["object"]["metadata"]) for event, _ in lines] == [  # type: ignore[index]
+            ("BOOKMARK", {"resourceVersion": rv})
+        ]
+        assert 0.5 < lines[0][1] < 2.5
+        short = _watch_lines(http, f"{PODS}?watch=true&allowWatchBookmarks=true&timeoutSeconds=1", 99)
+        assert short == []  # too short for one
+    store.close()

@@ -58,11 +58,11 @@ def test_conflicting_apply_is_409_unless_forced(http: httpx.Client) -> None:
     assert clash.status_code == 409
     status = clash.json()
     assert status["reason"] == "Conflict"
-    assert status["message"] == 'Apply failed with 1 conflict: conflict with "alice" using batch/v1: .spec.backoffLimit'
+    assert status["message"] == 'Apply failed with 1 conflict: conflict with "alice": .spec.backoffLimit'
     assert status["details"]["causes"] == [
         {
             "type": "FieldManagerConflict",
-            "message": 'conflict with "alice" using batch/v1',
+            "message": 'conflict with "alice"',  # an applier's identifier has no version (printManager)
             "field": ".spec.backoffLimit",
         }
     ]
@@ -93,4 +93,48 @@ def test_an_update_takes_ownership_from_the_applier(http: httpx.Client) -> None:
 def test_apply_needs_a_field_manager(http: httpx.Client, manager: str | None) -> None:
     params = {} if manager is None else {"fieldManager": manager}
     response = http.patch(f"{JOBS}/ssa", params=params, content=orjson.dumps(job_manifest("ssa")), headers=APPLY)
+    assert response.status_code == 422  # ValidatePatchOptions, before the body is read
+    assert response.json()["message"] == (
+        'PatchOptions.meta.k8s.io "" is invalid: fieldManager: Required value: is required for apply patch'
+    )
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        pytest.param({"apiVersion": None, "kind": None}, "invalid object type: /, Kind=", id="neither"),
+        pytest.param({"kind": None}, "invalid object type: batch/v1, Kind=", id="no-kind"),
+        pytest.param({"apiVersion": "v1"}, "invalid object type: /v1, Kind=Job", id="core-version"),
+        pytest.param({"apiVersion": "batch/v1beta1"}, "invalid object type: batch/v1beta1, Kind=Job", id="version"),
+        pytest.param({"kind": "CronJob"}, "invalid object type: batch/v1, Kind=CronJob", id="kind"),
+    ],
+)
+@pytest.mark.parametrize("exists", [False, True])
+def test_apply_of_another_type_is_a_bad_request(
+    http: httpx.Client, change: dict[str, str | None], message: str, exists: bool
+) -> None:
+    """The field manager refuses a configuration that does not name the endpoint's group, version and kind
+    (a patch body without them, as a hand-written `{"spec": ...}` sent as apply) before merging anything."""
+    if exists:
+        assert _apply(http, job_manifest("ssa"), "alice").status_code == 201
+    config = {**job_manifest("ssa"), **change}
+    response = _apply(http, {k: v for k, v in config.items() if v is not None}, "bob")
     assert response.status_code == 400
+    assert response.json() | {"metadata": {}} == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": "BadRequest",
+        "code": 400,
+    }
+    assert (http.get(f"{JOBS}/ssa").status_code == 200) is exists
+
+
+def test_apply_with_managed_fields_is_a_bad_request(http: httpx.Client) -> None:
+    created = _apply(http, job_manifest("ssa"), "alice").json()
+    config = job_manifest("ssa")
+    config["metadata"]["managedFields"] = created["metadata"]["managedFields"]  # type: ignore[index]
+    response = _apply(http, config, "alice")
+    assert (response.status_code, response.json()["message"]) == (400, "metadata.managedFields must be nil")

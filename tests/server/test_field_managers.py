@@ -50,8 +50,8 @@ def test_server_side_apply_still_needs_the_parameter(http: httpx.Client) -> None
         content=orjson.dumps(job_manifest("ssa-ua")),
         headers={"content-type": "application/apply-patch+yaml", "user-agent": PYTHON_CLIENT},
     )
-    assert response.status_code == 400
-    assert "requires fieldManager" in response.json()["message"]
+    assert response.status_code == 422  # the User-Agent does not stand in for it (ValidatePatchOptions)
+    assert "fieldManager: Required value: is required for apply patch" in response.json()["message"]
 
 
 @pytest.mark.parametrize(

@@ -37,11 +37,11 @@ def test_a_discarded_patch_result_writes_the_same_and_fails_the_same() -> None:
                     with pytest.raises(ApiError) as caught:
                         await client.patch(PODS, "default", "gone", status, subresource="status", discard=discard)
                     errors.append((caught.value.code, caught.value.reason, caught.value.status()))
-                    with pytest.raises(ApiError) as invalid:
+                    with pytest.raises(ApiError) as malformed:
                         await client.patch(PODS, "default", "p", [1], subresource="status", discard=discard)
-                    errors.append((invalid.value.code, invalid.value.reason, invalid.value.status()))
+                    errors.append((malformed.value.code, malformed.value.reason, malformed.value.status()))
                 assert errors[:2] == errors[2:]
-                assert [e[:2] for e in errors[:2]] == [(404, "NotFound"), (422, "Invalid")]
+                assert [e[:2] for e in errors[:2]] == [(404, "NotFound"), (400, "BadRequest")]  # [1] does not decode
             finally:
                 await client.close()
 

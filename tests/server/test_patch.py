@@ -4,15 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
+import httpx
+import orjson
 import pytest
 
 from kjobs.api.errors import ApiError
 from kjobs.server import schema
 from kjobs.server.patch import PatchError, apply_patch, json_merge, json_patch, strategic_merge
+from tests.server.conftest import job_manifest
 
 JOB = schema.strategies_for(schema.schema_name("batch", "v1", "Job"))
 NODE = schema.strategies_for(schema.schema_name("", "v1", "Node"))
 POD = schema.strategies_for(schema.schema_name("", "v1", "Pod"))
+JOBS = "/apis/batch/v1/namespaces/default/jobs"
 
 SMP_CASES = [
     pytest.param(
@@ -224,3 +228,85 @@ def test_apply_patch_dispatches_and_reports_errors() -> None:
     with pytest.raises(ApiError) as unsupported:
         apply_patch("text/plain", {}, {})
     assert unsupported.value.code == 415
+
+
+@pytest.mark.parametrize(
+    ("content_type", "body", "code", "message", "when_ignored"),
+    [
+        pytest.param(
+            "application/json-patch+json",
+            {"spec": {"suspend": True}},  # what the JS client sends when not told the merge patch type
+            400,
+            "error decoding patch: json: cannot unmarshal object into Go value of type []handlers.jsonPatchOp",
+            "json: cannot unmarshal object into Go value of type jsonpatch.Patch",
+            id="json-patch-object",
+        ),
+        pytest.param(
+            "application/json-patch+json",
+            ["add"],
+            400,
+            "error decoding patch: json: cannot unmarshal string into Go value of type handlers.jsonPatchOp",
+            "json: cannot unmarshal string into Go value of type jsonpatch.Operation",
+            id="json-patch-element-not-an-object",
+        ),
+        pytest.param(
+            "application/strategic-merge-patch+json",
+            [{"op": "add", "path": "/metadata/labels/a", "value": "b"}],
+            400,
+            "json: cannot unmarshal array into Go value of type map[string]interface {}",
+            "json: cannot unmarshal array into Go value of type map[string]interface {}",
+            id="strategic-merge-list",
+        ),
+        pytest.param(
+            "application/merge-patch+json",
+            "suspend",
+            400,
+            "error decoding patch: json: cannot unmarshal string into Go value of type map[string]interface {}",
+            "Invalid JSON Patch",
+            id="merge-string",
+        ),
+        pytest.param(
+            "application/merge-patch+json",
+            [],
+            400,
+            "error decoding patch: json: cannot unmarshal array into Go value of type map[string]interface {}",
+            None,  # merged into an array, which does not decode as a Job: 422
+            id="merge-list",
+        ),
+        pytest.param(
+            "application/json-patch+json",
+            [{"op": "test", "path": "/spec/parallelism", "value": 5}],
+            422,
+            "testing value /spec/parallelism failed",
+            "testing value /spec/parallelism failed",
+            id="json-patch-test-fails",
+        ),
+    ],
+)
+def test_malformed_patches_are_bad_requests_and_failing_ones_invalid(
+    http: httpx.Client, content_type: str, body: Any, code: int, message: str, when_ignored: str | None
+) -> None:
+    """A patch that does not decode as its type is 400 BadRequest; one that decodes but cannot be applied is 422.
+    Under the default field validation (Warn) the apiserver first decodes JSON and merge patches strictly into its
+    own types (`error decoding patch: ...`); with Ignore, json-patch's `DecodePatch` or `MergePatch` decides."""
+    assert http.post(JOBS, json=job_manifest("p")).status_code == 201
+    for validation, expected in (("", message), ("Strict", message), ("Ignore", when_ignored)):
+        response = http.patch(
+            f"{JOBS}/p",
+            params={"fieldValidation": validation} if validation else {},
+            content=orjson.dumps(body),
+            headers={"content-type": content_type},
+        )
+        status = response.json()
+        wanted = code if expected is not None else 422
+        assert (response.status_code, status["kind"], status["code"]) == (wanted, "Status", wanted), validation
+        assert status["reason"] == ("BadRequest" if wanted == 400 else "Invalid")
+        if expected is not None:
+            assert status["message"] == expected
+
+
+def test_a_null_json_patch_changes_nothing(http: httpx.Client) -> None:
+    created = http.post(JOBS, json=job_manifest("p")).json()
+    response = http.patch(f"{JOBS}/p", content=b"null", headers={"content-type": "application/json-patch+json"})
+    assert response.status_code == 200
+    assert response.json()["metadata"]["resourceVersion"] == created["metadata"]["resourceVersion"]

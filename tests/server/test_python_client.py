@@ -519,3 +519,64 @@ def test_self_reviews(api: client.ApiClient) -> None:
     answer = client.AuthorizationV1Api(api).create_self_subject_access_review(body)
     assert answer.status.allowed is True
     assert answer.spec.resource_attributes.resource == "jobs"
+
+
+def test_namespaces_carry_their_name_label_and_the_kubernetes_finalizer(api: client.ApiClient) -> None:
+    """Namespaces are selectable by name through `kubernetes.io/metadata.name`, the built-in ones included, and
+    hold the `kubernetes` finalizer in their spec, as the apiserver's namespace strategy sets them."""
+    core = client.CoreV1Api(api)
+    created = core.create_namespace(
+        {"metadata": {"generateName": "team-", "labels": {"kubernetes.io/metadata.name": "x"}}}
+    )
+    name = created.metadata.name
+    assert created.metadata.labels == {"kubernetes.io/metadata.name": name}
+    assert created.spec.finalizers == ["kubernetes"]
+    created.metadata.labels = {"tier": "batch"}
+    created.spec.finalizers = []
+    replaced = core.replace_namespace(name, created)
+    assert replaced.metadata.labels == {"tier": "batch", "kubernetes.io/metadata.name": name}
+    assert replaced.spec.finalizers == ["kubernetes"]  # the spec changes only through /finalize
+    by_label = core.list_namespace(label_selector="kubernetes.io/metadata.name in (default,kube-system)")
+    assert [n.metadata.name for n in by_label.items] == ["default", "kube-system"]
+
+
+def test_a_deleted_namespace_is_answered_terminating_and_refuses_new_content(api: client.ApiClient) -> None:
+    """DELETE answers with the namespace Terminating (its watchers see that, then its removal once it is empty);
+    while a finalizer holds it, creating in it is 403 `NamespaceTerminating`, as NamespaceLifecycle answers."""
+    core, batch = client.CoreV1Api(api), client.BatchV1Api(api)
+    listed = core.list_namespace()
+    for name, finalizers in (("short-lived", None), ("held", ["example.com/hold"])):
+        core.create_namespace({"metadata": {"name": name, "finalizers": finalizers}})
+        batch.create_namespaced_job(name, job_manifest("j"))
+        answer = api.call_api("DELETE", f"{api.configuration.host}/api/v1/namespaces/{name}")
+        answer.read()
+        body = orjson.loads(answer.data)
+        assert (answer.status, body["kind"], body["status"]["phase"]) == (200, "Namespace", "Terminating")
+        assert body["metadata"]["deletionTimestamp"]
+        assert batch.list_namespaced_job(name).items == []  # emptied before the answer
+    with pytest.raises(ApiException) as refused:
+        batch.create_namespaced_job("held", job_manifest("late"))
+    status = _status(refused)
+    assert (refused.value.status, status["reason"]) == (403, "Forbidden")
+    assert status["message"] == (
+        'jobs.batch "late" is forbidden: unable to create new content in namespace held because it is being terminated'
+    )
+    assert status["details"]["causes"] == [
+        {
+            "reason": "NamespaceTerminating",
+            "message": "namespace held is being terminated",
+            "field": "metadata.namespace",
+        }
+    ]
+    events = [
+        (e["type"], e["object"].metadata.name, e["object"].status.phase)
+        for e in watch.Watch().stream(
+            core.list_namespace, resource_version=listed.metadata.resource_version, timeout_seconds=1
+        )
+    ]
+    assert [e for e in events if e[1] == "short-lived"] == [
+        ("ADDED", "short-lived", "Active"),
+        ("MODIFIED", "short-lived", "Terminating"),
+        ("DELETED", "short-lived", "Terminating"),
+    ]
+    assert core.read_namespace("held").status.phase == "Terminating"

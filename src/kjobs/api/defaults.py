@@ -379,3 +379,47 @@ def prepare_job_status_update(job: Obj, old: Obj) -> Obj:
         return out  # type: ignore[no-any-return]
     out["spec"] = copy_json(old.get("spec"))
     return out
+
+
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+"""The label the apiserver keeps equal to a Namespace's name (so selectors can pick namespaces by name)."""
+NAMESPACE_FINALIZER = "kubernetes"
+
+
+def default_namespace_in_place(out: Obj) -> Obj:
+    """A created Namespace: the `kubernetes` finalizer in `spec.finalizers` (namespace strategy
+    `PrepareForCreate`) and the `kubernetes.io/metadata.name` label (`SetDefaults_Namespace`, `Canonicalize`)."""
+    if type(out) is not dict:
+        return out
+    spec = _dict(out, "spec", create=True)
+    if spec is not None:
+        finalizers = spec.get("finalizers")
+        if not isinstance(finalizers, list):
+            finalizers = []
+        if NAMESPACE_FINALIZER not in finalizers:
+            spec["finalizers"] = [*finalizers, NAMESPACE_FINALIZER]
+    _label_namespace(out)
+    return out
+
+
+def default_namespace_update_in_place(out: Obj, old: Obj) -> Obj:
+    """An updated Namespace keeps its spec (finalizers change only through `/finalize`, `PrepareForUpdate`) and
+    its name label."""
+    if type(out) is not dict:
+        return out
+    if "spec" in old:
+        out["spec"] = old["spec"]
+    else:
+        out.pop("spec", None)
+    _label_namespace(out)
+    return out
+
+
+def _label_namespace(out: Obj) -> None:
+    meta = _dict(out, "metadata", create=True)
+    if meta is None or not isinstance(meta.get("name"), str):
+        return
+    labels = meta.get("labels")
+    if not isinstance(labels, dict):
+        labels = {}
+    meta["labels"] = {**labels, NAMESPACE_NAME_LABEL: meta["name"]}

@@ -16,6 +16,7 @@ import base64
 import contextlib
 import functools
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -39,6 +40,7 @@ from kjobs.server import (
     registry,
     routing,
     tables,
+    writeoptions,
 )
 from kjobs.server.admission import AdmissionSettings
 from kjobs.server.auth import PUBLIC_ROUTES, Authenticator, client_cert_name
@@ -60,6 +62,10 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 JSON = b"application/json"
 METRICS_CONTENT_TYPE = b"text/plain; version=0.0.4; charset=utf-8"
 BOOKMARK_INTERVAL = 10.0
+PRE_DEADLINE_BOOKMARK = 2.0
+"""Seconds before a watch's `timeoutSeconds` runs out that it gets a bookmark (apiserver cacher)."""
+INITIAL_EVENTS_END = "k8s.io/initial-events-end"
+"""The annotation of the bookmark that ends a `sendInitialEvents` watch's initial events (metav1)."""
 
 
 def _headers(content_type: bytes = JSON, warnings: list[str] | None = None) -> list[tuple[bytes, bytes]]:
@@ -254,8 +260,20 @@ class Request:
         return value
 
     def flag(self, name: str) -> bool:
-        """A boolean query parameter (`true`/`1`)."""
-        return self.query.get(name, "").lower() in ("true", "1")
+        """A boolean query parameter as apimachinery decodes one (`Convert_Slice_string_To_bool`): absent, `false`
+        or `0` is false, any other value (`true`, `1`, `yes`, even empty) true."""
+        value = self.query.get(name)
+        return value is not None and value.lower() not in ("false", "0")
+
+    def integer(self, name: str) -> int | None:
+        """An integer query parameter (None: absent or empty); 400 BadRequest with `strconv.ParseInt`'s error
+        when it is not one, as the handlers answer a `DecodeParameters` failure."""
+        text = self.query.get(name, "")
+        if not text:
+            return None
+        if _GO_INT.fullmatch(text) is None:
+            raise bad_request(f'strconv.ParseInt: parsing "{text}": invalid syntax')
+        return int(text)
 
     @property
     def target(self) -> negotiation.Target | None:
@@ -472,6 +490,7 @@ class App:
                     await self._list(request, r, route.namespace, send)
                 return
             if method == "POST" and (route.namespace is not None or not r.namespaced):
+                writeoptions.check(request.query, "CreateOptions")
                 body = await request.decoded()
                 result = await self.service.create(
                     r,
@@ -497,6 +516,7 @@ class App:
         if sub in ("eviction", "binding"):
             if method != "POST":
                 raise method_not_allowed()
+            writeoptions.check(request.query, "CreateOptions")
             body = await request.decoded()
             result = await (
                 self.service.evict(ns, name, body, dry_run=bool(request.query.get("dryRun")))
@@ -526,6 +546,7 @@ class App:
             return
         query = request.query
         if method == "PUT":
+            writeoptions.check(query, "UpdateOptions")
             body = await request.decoded()
             result = await self.service.update(
                 r,
@@ -538,6 +559,7 @@ class App:
                 dry_run=bool(query.get("dryRun")),
             )
         elif method == "PATCH":
+            writeoptions.check(query, "PatchOptions", patch_type=request.content_type.split(";", 1)[0].strip().lower())
             body = await request.decoded(patch=True)
             result = await self.service.patch(
                 r,
@@ -588,7 +610,8 @@ class App:
         fields = parse_field_selector(request.query.get("fieldSelector"))
         fields.check_supported(r.store_key)
         partial = request.metadata_only(r, is_list=True)
-        limit = _limit(request.query.get("limit"))
+        limit = max(request.integer("limit") or 0, 0)  # a negative limit is no limit
+        request.integer("timeoutSeconds")  # a list takes no time worth bounding, but the parameter must decode
         pinned = listoptions.read_at(request.query, self.storage.revision)
         at, after = _continue_key(request.query.get("continue"))
         if after is None:
@@ -660,16 +683,9 @@ class App:
         labels = parse_label_selector(request.query.get("labelSelector"))
         fields = parse_field_selector(request.query.get("fieldSelector"))
         fields.check_supported(r.store_key)
-        rv_text = request.query.get("resourceVersion", "")
-        try:
-            since = int(rv_text) if rv_text else 0
-        except ValueError:
-            raise bad_request(f'resourceVersion: Invalid value: "{rv_text}": must be an integer') from None
-        timeout = request.query.get("timeoutSeconds")
-        try:
-            deadline = time.monotonic() + float(timeout) if timeout else None
-        except ValueError:
-            raise bad_request(f"invalid timeoutSeconds: {timeout!r}") from None
+        since, initial_end = listoptions.watch_from(request.query, self.storage.revision)
+        timeout = request.integer("timeoutSeconds")
+        deadline = time.monotonic() + timeout if timeout else None
         table = request.wants_table
         partial = request.metadata_only(r, is_list=False)
         include = request.query.get("includeObject", "Metadata")
@@ -709,6 +725,27 @@ class App:
         disconnected = asyncio.ensure_future(_wait_disconnect(request.receive))
         first_table = True
         last_rv = since if since else self.storage.revision
+
+        def bookmark(revision: int, *, initial_end: bool = False) -> bytes:
+            meta: Obj = {"resourceVersion": str(revision)}
+            if initial_end:
+                meta["annotations"] = {INITIAL_EVENTS_END: "true"}
+            marked: Obj = {"kind": r.kind, "apiVersion": r.api_version, "metadata": meta}
+            if partial is not None:
+                marked = negotiation.partial(marked, partial)
+            return orjson.dumps({"type": "BOOKMARK", "object": marked}) + b"\n"
+
+        # A bookmark also comes 2 s before the deadline, so a client resumes from as late a revision as it can
+        # (the cacher's `nextBookmarkTime`); none when the watch is too short for one.
+        pre_deadline = deadline - PRE_DEADLINE_BOOKMARK if bookmarks and deadline is not None else None
+        if pre_deadline is not None and pre_deadline <= time.monotonic():
+            pre_deadline = None
+        # With sendInitialEvents, a bookmark follows the ADDED events of the state the watch started from.
+        initial_left = watch.initial_count if initial_end and bookmarks else None
+        if initial_left == 0:
+            initial_left = None
+            last_rv = watch.initial_revision
+            await send({"type": "http.response.body", "body": bookmark(last_rv, initial_end=True), "more_body": True})
         behind: list[Event] = []  # what came while a chunk was being sent
         try:
             while True:
@@ -724,6 +761,8 @@ class App:
                             break
                     if bookmarks:
                         wait = self.bookmark_interval if wait is None else min(wait, self.bookmark_interval)
+                        if pre_deadline is not None:
+                            wait = min(wait, max(pre_deadline - time.monotonic(), 0.0))
                     nxt = asyncio.ensure_future(watch.__anext__())
                     done, _ = await asyncio.wait({nxt, disconnected}, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
                     if disconnected in done:
@@ -731,18 +770,11 @@ class App:
                         return
                     if nxt not in done:
                         nxt.cancel()
-                        if bookmarks and (deadline is None or time.monotonic() < deadline):
-                            marked: Obj = {
-                                "kind": r.kind,
-                                "apiVersion": r.api_version,
-                                "metadata": {"resourceVersion": str(last_rv)},
-                            }
-                            if partial is not None:
-                                marked = negotiation.partial(marked, partial)
-                            mark = {"type": "BOOKMARK", "object": marked}
-                            await send(
-                                {"type": "http.response.body", "body": orjson.dumps(mark) + b"\n", "more_body": True}
-                            )
+                        now = time.monotonic()
+                        if bookmarks and (deadline is None or now < deadline):
+                            if pre_deadline is not None and now >= pre_deadline:
+                                pre_deadline = None
+                            await send({"type": "http.response.body", "body": bookmark(last_rv), "more_body": True})
                         continue
                     try:
                         events = [nxt.result()]
@@ -768,6 +800,12 @@ class App:
                         chunks.append(orjson.dumps({"type": event.type.value, "object": obj}) + b"\n")
                     else:
                         chunks.append(b'{"type":"' + event.type.value.encode() + b'","object":' + event.raw + b"}\n")
+                    if initial_left is not None:
+                        initial_left -= 1
+                        if initial_left == 0:
+                            initial_left = None
+                            last_rv = watch.initial_revision
+                            chunks.append(bookmark(last_rv, initial_end=True))
                 message = {"type": "http.response.body", "body": b"".join(chunks), "more_body": True}
                 if not await _send_unless_dropped(send, message, watch, disconnected, behind, self.watch_buffer):
                     if len(behind) > self.watch_buffer or watch.overflowed:
@@ -849,13 +887,8 @@ def _verb(method: str, named: bool, watch: bool) -> str:
     return _VERBS.get(method, method.lower())
 
 
-def _limit(text: str | None) -> int:
-    """The `limit` query parameter (0: everything); nonsense is ignored, as the apiserver ignores it."""
-    try:
-        return max(int(text or 0), 0)
-    except ValueError:
-        return 0
-
+_GO_INT = re.compile(r"[+-]?[0-9]+")
+"""What Go's `strconv.ParseInt(text, 10, 64)` reads (Python's `int` also takes spaces and underscores)."""
 
 INCONSISTENT = -1
 """A continue token's revision that means "the current one": what a 410 Expired hands back to finish a list."""

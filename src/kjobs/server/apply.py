@@ -315,9 +315,13 @@ def conflict_error(found: list[tuple[Obj, FieldPath]]) -> ApiError:
     """The apiserver's 409 for apply conflicts (`FieldManagerConflict` causes)."""
 
     def who(entry: Obj) -> str:
+        """The manager as `printManager` names it: an Update manager with the version it wrote through (its
+        identifier carries no time), an applier by name alone (its identifier carries no version)."""
         text = f'"{entry.get("manager", "")}"'
         if entry.get("subresource"):
             text += f' with subresource "{entry["subresource"]}"'
+        if entry.get("operation") == "Apply":
+            return text
         return f"{text} using {entry.get('apiVersion', '')}"
 
     causes = [

@@ -61,6 +61,60 @@ def validate(query: dict[str, str]) -> None:
         raise invalid("ListOptions", "", errors, group="meta.k8s.io")
 
 
+def watch_from(query: dict[str, str], current: int) -> tuple[int, bool]:
+    """The revision a watch starts after (0: an ADDED event per current object first) and whether those initial
+    events end with a `k8s.io/initial-events-end` bookmark: `sendInitialEvents` (the WatchList feature, on by
+    default since 1.32) with `resourceVersionMatch=NotOlderThan`, checked as `validateWatchOptions` does."""
+    match = query.get(_FIELD, "")
+    raw = query.get("sendInitialEvents")
+    errors: list[FieldError] = []
+    if raw is not None and match != NOT_OLDER_THAN:
+        errors.append(
+            FieldError(
+                _FIELD,
+                ErrorType.FieldValueForbidden,
+                "sendInitialEvents requires setting resourceVersionMatch to NotOlderThan",
+            )
+        )
+    if match:
+        if raw is None:
+            errors.append(
+                FieldError(
+                    _FIELD,
+                    ErrorType.FieldValueForbidden,
+                    "resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided",
+                )
+            )
+        if match != NOT_OLDER_THAN:
+            errors.append(not_supported(_FIELD, match, [NOT_OLDER_THAN]))
+        if query.get("continue"):
+            errors.append(
+                FieldError(
+                    _FIELD, ErrorType.FieldValueForbidden, "resourceVersionMatch is forbidden when continue is provided"
+                )
+            )
+    if errors:
+        raise invalid("ListOptions", "", errors, group="meta.k8s.io")
+    text = query.get("resourceVersion", "")
+    try:
+        since = int(text) if text else 0
+    except ValueError:
+        raise bad_request(f'resourceVersion: Invalid value: "{text}": must be an integer') from None
+    if raw is None:
+        return since, False
+    if _parse_bool(raw):  # the state at least as new as `since`, then what follows
+        if since > current:
+            raise too_large_resource_version(since, current)
+        return 0, True
+    return since or current, False  # no initial events: from the given revision, or from now
+
+
+def _parse_bool(text: str) -> bool:
+    """A `*bool` query parameter as apimachinery decodes it (`Convert_Slice_string_To_Pointer_bool`): `false` or
+    `0` (any case) is false, anything else true."""
+    return text.lower() not in ("false", "0")
+
+
 def read_at(query: dict[str, str], current: int) -> int | None:
     """The revision a list without a continue token reads at (None: the current one); see the module notes."""
     validate(query)

@@ -28,7 +28,21 @@ strategy is `""` (replace), `"merge"`, `"retainKeys"` or `"merge,retainKeys"`.""
 
 
 class PatchError(ValueError):
-    """The patch document is malformed or cannot be applied (the server answers 422 or 400)."""
+    """The patch cannot be applied to the object (the server answers 422)."""
+
+
+class MalformedPatch(PatchError):
+    """The patch document does not even decode as its type's JSON (the server answers 400 BadRequest, as the
+    apiserver does when `jsonpatch.DecodePatch` or the unmarshal of a strategic merge patch fails)."""
+
+
+_GO_JSON_TYPES = ((bool, "bool"), (dict, "object"), (list, "array"), (str, "string"), ((int, float), "number"))
+
+
+def _cannot_unmarshal(value: Any, go_type: str) -> MalformedPatch:
+    """encoding/json's error for a JSON value of the wrong type."""
+    found = next((name for kind, name in _GO_JSON_TYPES if isinstance(value, kind)), "null")
+    return MalformedPatch(f"json: cannot unmarshal {found} into Go value of type {go_type}")
 
 
 def no_strategies(path: Path) -> tuple[str, str]:
@@ -37,6 +51,10 @@ def no_strategies(path: Path) -> tuple[str, str]:
 
 
 # ---------------------------------------------------------------------------------------------- merge patch
+
+
+def _decoding(error: MalformedPatch) -> MalformedPatch:
+    return MalformedPatch(f"error decoding patch: {error}")
 
 
 def json_merge(original: Any, patch: Any) -> Any:
@@ -154,8 +172,13 @@ def json_patch(original: Any, operations: Any) -> Any:
     out whole, so a patch that doubles a map sixteen times would otherwise freeze the server. The 422 carries
     json-patch's own error text; the apiserver wraps it in `NewGenericServerResponse`, whose 422 message is the
     generic "the server rejected our request due to an error in our request"."""
+    if operations is None:  # `null` decodes as a patch of no operations
+        return original
     if not isinstance(operations, list):
-        raise PatchError("a JSON patch must be a list of operations")
+        raise _cannot_unmarshal(operations, "jsonpatch.Patch")
+    for op in operations:
+        if op is not None and not isinstance(op, dict):
+            raise _cannot_unmarshal(op, "jsonpatch.Operation")
     if len(operations) > limits.MAX_JSON_PATCH_OPERATIONS:
         raise limits.too_large(
             f"The allowed maximum operations in a JSON patch is {limits.MAX_JSON_PATCH_OPERATIONS}, "
@@ -234,7 +257,7 @@ as they are."""
 def strategic_merge(original: Any, patch: Any, *, strategies: StrategyLookup = no_strategies) -> Any:
     """Apply a strategic merge patch to `original`, using `strategies` for per-field list behaviour."""
     if not isinstance(patch, dict):
-        raise PatchError("a strategic merge patch must be a JSON object")
+        raise _cannot_unmarshal(patch, "map[string]interface {}")
     base = original if isinstance(original, dict) else {}
     # The patch's JSON is looked at once, in C, for directives and nulls (most controller writes have neither):
     # what a patch does not have is then never looked for in the walk.
@@ -457,18 +480,41 @@ def _mode(value: dict[str, Any] | list[Any]) -> int:
     return _NO_DIRECTIVES if b"null" in raw else _PLAIN
 
 
-def apply_patch(content_type: str, original: Any, patch: Any, *, strategies: StrategyLookup = no_strategies) -> Any:
-    """Dispatch on the request's patch content type; unknown types are a 415 like the apiserver's."""
+def apply_patch(
+    content_type: str,
+    original: Any,
+    patch: Any,
+    *,
+    strategies: StrategyLookup = no_strategies,
+    strict_decode: bool = False,
+) -> Any:
+    """Dispatch on the request's patch content type; unknown types are a 415 like the apiserver's.
+
+    `strict_decode`: the request's field validation is Warn (the default) or Strict, under which the apiserver
+    first decodes a JSON or merge patch strictly into its Go type, so a document of the wrong shape is a 400
+    `error decoding patch: ...` (handlers/patch.go `applyJSPatch`) before json-patch sees it."""
     base = content_type.split(";", 1)[0].strip().lower()
     try:
         if base == "application/strategic-merge-patch+json":
             return strategic_merge(original, patch, strategies=strategies)
         if base == "application/merge-patch+json":
-            if not isinstance(patch, dict):
+            if strict_decode and patch is not None and not isinstance(patch, dict):
+                raise _decoding(_cannot_unmarshal(patch, "map[string]interface {}"))
+            if isinstance(patch, list):  # json-patch merges it into an array, which then does not decode
                 raise PatchError("a merge patch must be a JSON object")
+            if not isinstance(patch, dict):
+                raise MalformedPatch("Invalid JSON Patch")  # json-patch's ErrBadJSONPatch
             return json_merge(original, patch)
         if base == "application/json-patch+json":
+            if strict_decode and patch is not None:
+                if not isinstance(patch, list):
+                    raise _decoding(_cannot_unmarshal(patch, "[]handlers.jsonPatchOp"))
+                for op in patch:
+                    if op is not None and not isinstance(op, dict):
+                        raise _decoding(_cannot_unmarshal(op, "handlers.jsonPatchOp"))
             return json_patch(original, patch)
+    except MalformedPatch as exc:
+        raise ApiError(400, "BadRequest", str(exc)) from exc
     except PatchError as exc:
         raise ApiError(422, "Invalid", str(exc)) from exc
     raise unsupported_patch_type()

@@ -115,6 +115,10 @@ RESOURCES: list[Resource] = [
         False,
         ("ns",),
         subresources=("status",),
+        hooks={
+            "default": (_DEFAULTS, "default_namespace_in_place"),
+            "default_update": (_DEFAULTS, "default_namespace_update_in_place"),
+        },
     ),
     Resource("", "v1", "nodes", "node", "Node", False, ("no",), subresources=("status",)),
     Resource(

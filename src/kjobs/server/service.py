@@ -239,10 +239,31 @@ class ApiService:
             raise not_found(r.plural, name, group=r.group)
         return obj
 
-    def check_namespace(self, namespace: str) -> None:
-        """404 `namespaces "x" not found` when a namespaced write targets a missing namespace."""
-        if not self.store.exists("namespaces", "", namespace):
+    def check_namespace(self, namespace: str, r: Resource | None = None, name: str = "") -> None:
+        """404 `namespaces "x" not found` when a namespaced create targets a missing namespace; 403 Forbidden for
+        a create of `r` named `name` in one being deleted (the NamespaceLifecycle admission plugin)."""
+        ns = self.store.get("namespaces", "", namespace, shared=True)
+        if ns is None:
             raise not_found("namespaces", namespace)
+        if r is not None and (ns.get("metadata") or {}).get("deletionTimestamp"):
+            resource = f"{r.plural}.{r.group}" if r.group else r.plural
+            details: Obj = {"name": name, "kind": r.plural}
+            if r.group:
+                details["group"] = r.group
+            details["causes"] = [
+                {
+                    "reason": "NamespaceTerminating",
+                    "message": f"namespace {namespace} is being terminated",
+                    "field": "metadata.namespace",
+                }
+            ]
+            raise ApiError(
+                403,
+                "Forbidden",
+                f'{resource} "{name}" is forbidden: unable to create new content in namespace {namespace} '
+                "because it is being terminated",
+                details=details,
+            )
 
     async def ensure_namespaces(self) -> None:
         """Create the namespaces every cluster has (`default`, `kube-system`, `kube-node-lease`, ...)."""
@@ -503,7 +524,7 @@ class ApiService:
         self._validate(r, obj, None, "")
         warnings.extend(self._object_warnings(r, obj, None))
         if r.namespaced:
-            self.check_namespace(namespace)
+            self.check_namespace(namespace, r, str(_meta(obj).get("name") or ""))
         self._managed(r, obj, None, manager, "Update", "")
         if dry_run:
             return Result(obj, 201, warnings)
@@ -668,7 +689,13 @@ class ApiService:
         )
         for attempt in range(_PATCH_RETRIES):
             old = self._get_or_404(r, namespace, name, shared=read_only)
-            patched = apply_patch(base, old, patch, strategies=schema.strategies_for(r.schema_name))
+            patched = apply_patch(
+                base,
+                old,
+                patch,
+                strategies=schema.strategies_for(r.schema_name),
+                strict_decode=field_validation.capitalize() != "Ignore",
+            )
             if not isinstance(patched, dict):
                 raise bad_request("the patched object is not a JSON object")
             if base == "application/json-patch+json":  # merges nest no deeper than the object or the patch
@@ -715,7 +742,10 @@ class ApiService:
             raise bad_request("PATCH, application/apply-patch+yaml requires fieldManager to be set")
         if not isinstance(config, dict):
             raise bad_request("the body of an apply patch must be a YAML or JSON object")
+        _check_applied_type(r, config)
         meta = _meta(config)
+        if meta.get("managedFields") is not None:
+            raise bad_request("metadata.managedFields must be nil")
         if meta.get("name") not in (None, name):
             raise bad_request(
                 f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})"
@@ -824,7 +854,11 @@ class ApiService:
                 f'namespaces "{name}" is forbidden: this namespace may not be deleted',
                 details={"name": name, "kind": "namespaces"},
             )
+        terminating: Obj | None = None
         if r.kind == "Namespace" and not options.dry_run:
+            terminating = await self._terminate_namespace(old)
+            old = _copy(terminating)  # the store stamps what it deletes: not the object watchers share
+            meta = old.get("metadata") or {}
             await self._empty_namespace(name)
         warnings: list[str] = []
         propagation = options.propagation
@@ -862,11 +896,27 @@ class ApiService:
             result = Result(new, 200)
         else:
             gone = await self.store.delete(r.store_key, namespace if r.namespaced else "", name, last=old)
-            result = Result(_success_status(r, name, gone), 200)
+            # A namespace's DELETE answers with it Terminating, as the namespace registry does; the namespace
+            # controller's work (emptying it, then the finalizer) is done here before the answer.
+            result = Result(terminating if terminating is not None else _success_status(r, name, gone), 200)
         result.warnings.extend(warnings)
         if propagation != "Orphan":
             await self._cascade(r, namespace, uid, propagation)
         return result
+
+    async def _terminate_namespace(self, ns: Obj) -> Obj:
+        """Mark a namespace Terminating (deletionTimestamp, `status.phase`), as its DELETE does in Kubernetes, so
+        watchers see it and nothing new is created in it while it is emptied."""
+        meta = ns.get("metadata") or {}
+        if meta.get("deletionTimestamp"):
+            return ns
+        new = _copy(ns)
+        new_meta = _meta(new)
+        new_meta["deletionTimestamp"] = self.now()
+        new_meta["deletionGracePeriodSeconds"] = 0
+        new["status"] = {**(new.get("status") or {}), "phase": "Terminating"}
+        written: Obj = await self.store.update("namespaces", new, expected_rv=meta.get("resourceVersion"))
+        return written
 
     async def _empty_namespace(self, namespace: str) -> None:
         """Delete everything in a namespace (what the namespace controller does before the namespace goes)."""
@@ -1251,6 +1301,19 @@ class ApiService:
         elif options.container not in containers:
             raise bad_request(f"container {options.container} is not valid for pod {name}")
         return pod, self.logs.open(pod, options)
+
+
+def _check_applied_type(r: Resource, config: Obj) -> None:
+    """400 unless an apply configuration names the endpoint's own group, version and kind: the field manager
+    checks this before anything else, whether the object exists or not (apimachinery `versionCheckManager`), so
+    a configuration without `apiVersion` or `kind` is refused rather than merged."""
+    api_version, kind = config.get("apiVersion"), config.get("kind")
+    if api_version == r.api_version and kind == r.kind:
+        return
+    text = api_version if isinstance(api_version, str) else ""
+    group_version = text if text.count("/") == 1 else f"/{text}" if "/" not in text else "/"  # ParseGroupVersion
+    gvk = f"{group_version}, Kind={kind if isinstance(kind, str) else ''}"
+    raise bad_request(f"invalid object type: {gvk}")
 
 
 def _json_type(value: Any) -> str:

@@ -879,6 +879,7 @@ class Store(ABC):
                 initial = [
                     Event(EventType.ADDED, r.raw, r.revision) for r in self._select(resource, namespace, labels, fields)
                 ]
+                w.initial_count, w.initial_revision = len(initial), self._revision
             else:
                 changes = self._history(resource).after(since, self._revision)
                 initial = [e for e in (w.filter(c) for c in changes) if e is not None]

@@ -62,6 +62,10 @@ class Watch:
         self._filtered = not (label_selector.empty and field_selector.empty)
         self._any_labels = label_selector.empty  # a node agent's watch selects by field only
         self._backlog = 0  # initial events, allowed on top of max_queue
+        self.initial_count = 0
+        """How many ADDED events of the state at the start open a watch from no revision (set by the store)."""
+        self.initial_revision = 0
+        """The revision of that state (what a `k8s.io/initial-events-end` bookmark carries)."""
         self._sleepers = 0  # threads blocked in `next` (most watches are consumed by asyncio, never blocking)
 
     # --- producer side (called by the store while it publishes) ---------------------------------------------
