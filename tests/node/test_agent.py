@@ -601,6 +601,21 @@ async def test_a_crash_looping_container_restarts_with_back_off_events(node: Nod
 
 
 @with_node
+async def test_each_start_of_a_fast_crash_loop_is_announced_though_no_status_showed_it(node: Node) -> None:
+    """An instant failure restarts at once (the first restart has no back-off), so two starts can fall between two
+    status reports; the kubelet announces every start it makes, and so does the agent."""
+    node.runtime.outcome = lambda pod, container, attempt: Outcome(duration=0, exit_code=3 if attempt < 3 else 0)
+    await node.create_pod("fast", restartPolicy="OnFailure")
+    await settle(node.clock, lambda: node.phase("fast") == "Succeeded")
+    pod = node.pod("fast")
+    assert pod is not None
+    assert pod["status"]["containerStatuses"][0]["restartCount"] == 3
+    for reason in ("Pulled", "Created", "Started"):
+        [event] = await node.events(reason)
+        assert event["count"] == 4, reason
+
+
+@with_node
 async def test_a_container_ignoring_sigterm_is_killed_after_the_grace_period(node: Node) -> None:
     node.runtime.outcome = by_name({"stubborn": Outcome(duration=3600, term_delay=1000)})
     created = await node.create_pod("stubborn", terminationGracePeriodSeconds=5)

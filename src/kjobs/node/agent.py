@@ -158,6 +158,24 @@ def backoff_message(pod: Obj, container: str) -> str:
     return f"Back-off restarting failed container {container} in pod {pod_ref}"
 
 
+def _restarts(status: Obj, name: str) -> int:
+    """A container's restartCount in a pod status (0 if it has none yet)."""
+    for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
+        if cs.get("name") == name:
+            return int(cs.get("restartCount") or 0)
+    return 0
+
+
+def _ids(pod: Obj) -> set[str]:
+    """The container IDs a pod's API status names (the containers some agent already reported)."""
+    status = pod.get("status") or {}
+    return {
+        str(cs.get("containerID"))
+        for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or [])
+        if cs.get("containerID")
+    }
+
+
 def _key(pod: Obj) -> Key:
     meta = pod.get("metadata") or {}
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
@@ -232,6 +250,7 @@ class NodeAgent:
         """What the pods of `_live` whose handle is not final take (admission's `Load`, kept as they change)."""
         self._written: dict[str, Obj] = {}
         self._announced: dict[str, set[str]] = {}
+        self._starts: dict[str, dict[str, int]] = {}  # uid -> container -> starts announced (restartCount + 1)
         self._killing: set[str] = set()
         self._finishing: set[str] = set()
         self._pressure_seen_at: float | None = None
@@ -529,7 +548,7 @@ class NodeAgent:
         self._live.pop(uid, None)
         self._requests.pop(uid, None)
         self._load.remove(uid)
-        for book in (self._written, self._announced):
+        for book in (self._written, self._announced, self._starts):
             book.pop(uid, None)
         self._killing.discard(uid)
         self._finishing.discard(uid)
@@ -601,7 +620,22 @@ class NodeAgent:
             seen.add(container_id)
             name = str(cs.get("name") or "")
             image = str((specs.get(name) or {}).get("image") or cs.get("image") or "")
-            self.events.event(pod, "Normal", "Pulled", f'Container image "{image}" already present on machine')
+            pulled = f'Container image "{image}" already present on machine'
+            # Attempts that started and ended between two status reports (a fast OnFailure crash loop) were never
+            # in a status: the kubelet announces each start as it makes it, so each gets its events here too.
+            counted = self._starts.setdefault(_uid(pod), {})
+            if name not in counted:
+                if container_id in _ids(pod):  # an agent before this one reported it, and announced it
+                    counted[name] = _restarts(pod.get("status") or {}, name) + 1
+                    continue
+                counted[name] = 0
+            starts = int(cs.get("restartCount") or 0) + 1
+            for _ in range(starts - counted[name] - 1):
+                self.events.event(pod, "Normal", "Pulled", pulled)
+                self.events.event(pod, "Normal", "Created", f"Created container: {name}")
+                self.events.event(pod, "Normal", "Started", f"Started container {name}")
+            counted[name] = max(counted[name], starts)
+            self.events.event(pod, "Normal", "Pulled", pulled)
             terminated = (cs.get("state") or {}).get("terminated") or {}
             if terminated.get("reason") == "StartError":
                 self.events.event(pod, "Warning", "Failed", f"Error: {terminated.get('message', '')}")
