@@ -79,7 +79,8 @@ class ClusterSettings:
     leader_election: bool = False
     """Whether each controller runs only while it holds its Lease (`kjobs.controllers.leaderelection`), so that
     a second instance pointed at this API server (`kjobs controller`) waits instead of doing the same work. `kjobs
-    up` turns it on; a cluster nobody else can reach (`kjobs run`, `kjobs simulate`, tests) has no one to elect."""
+    up` and `kjobs run --serve` turn it on; a cluster nobody else can reach (`kjobs run`, `kjobs simulate`, tests)
+    has no one to elect."""
     field_managers: bool = True
     events: bool = True
     """Whether the API records `managedFields` and the components write Events. `kjobs simulate`, and `kjobs run`

@@ -92,6 +92,7 @@ async def _run_job(job: Obj, options: RunOptions) -> int:
         features=options.features,
         field_managers=options.serve_port is not None,
         events=options.serve_port is not None,
+        leader_election=options.serve_port is not None,  # served, a `kjobs controller` could point at it
     )
     app, service = _api(store, logs, settings)
     cluster = LocalCluster(service, settings=settings, logs=logs)
