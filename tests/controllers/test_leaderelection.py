@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import subprocess
 import sys
+from collections.abc import Awaitable, Callable
 
 import pytest
 
@@ -71,6 +72,18 @@ def _elector(client: LocalClient, clock: FakeClock, identity: str, process: str 
     return LeaderElector(client, clock, "kjobs-job", identity=identity, process=process)
 
 
+def _recording(events: list[str]) -> tuple[Callable[[], Awaitable[None]], Callable[[], Awaitable[None]]]:
+    """`start` and `stop` callbacks for `lead` that note their calls in `events`."""
+
+    async def start() -> None:
+        events.append("start")
+
+    async def stop() -> None:
+        events.append("stop")
+
+    return start, stop
+
+
 async def _lease(client: LocalClient) -> Obj:
     return await client.get(LEASES, "kube-system", "kjobs-job")
 
@@ -132,12 +145,7 @@ def test_a_leader_whose_lease_is_taken_stops_what_it_leads() -> None:
         clock = FakeClock()
         client = await local_api(clock)
         events: list[str] = []
-
-        async def start() -> None:
-            events.append("start")
-
-        async def stop() -> None:
-            events.append("stop")
+        start, stop = _recording(events)
 
         leader = _elector(client, clock, "a")
         task = asyncio.get_running_loop().create_task(lead(leader, start, stop, on_lost=lambda: events.append("lost")))
@@ -156,12 +164,7 @@ def test_a_leader_cancelled_stops_what_it_leads_and_releases() -> None:
         clock = FakeClock()
         client = await local_api(clock)
         events: list[str] = []
-
-        async def start() -> None:
-            events.append("start")
-
-        async def stop() -> None:
-            events.append("stop")
+        start, stop = _recording(events)
 
         task = asyncio.get_running_loop().create_task(lead(_elector(client, clock, "a"), start, stop))
         await settle(clock, lambda: events == ["start"])
