@@ -9,14 +9,13 @@ import json
 import re
 import shutil
 import subprocess
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 
 import pytest
 
+from tests.e2e.test_python_clients import _until
 from tests.server.test_up import _up
 from tests.support import free_port
 
@@ -26,7 +25,6 @@ pytestmark = [
 ]
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
-T = TypeVar("T")
 
 
 @dataclass
@@ -59,16 +57,6 @@ def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
         home = tmp / "kubectl-home"
         home.mkdir()
         yield Up(config, home)
-
-
-def _until(probe: Callable[[], T | None], what: str, timeout: float = 40.0) -> T:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        found = probe()
-        if found is not None:
-            return found
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def _columns(table: str) -> list[list[str]]:
@@ -166,7 +154,7 @@ def test_a_pod_waits_for_a_missing_config_map_then_runs(up: Up) -> None:
         code, out = up("get", "pods", "-l", "job-name=kc-waits", "--no-headers")
         return out if code == 0 and "CreateContainerConfigError" in out else None
 
-    _until(waiting, "the pod to wait with CreateContainerConfigError")
+    _until(waiting, "the pod to wait with CreateContainerConfigError", timeout=40)
     pod = up.ok("get", "pods", "-l", "job-name=kc-waits", "-o", "jsonpath={.items[0].metadata.name}")
     state = up.ok("get", "pod", pod, "-o", "jsonpath={.status.phase} {.status.containerStatuses[0].state.waiting}")
     assert state.startswith("Pending ")
