@@ -27,7 +27,7 @@ from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.names import CONTROLLER_UID_LABEL
 from kjobs.api.types import Obj
 from kjobs.client.local import LocalClient
-from kjobs.client.resources import JOBS, PODS
+from kjobs.client.resources import CONFIG_MAPS, JOBS, PODS, SECRETS
 from kjobs.cluster import ClusterSettings, LocalCluster, sparse_gc, tune_gc
 from kjobs.disrupt import Disruption, Disruptor
 from kjobs.job import pods as P
@@ -61,6 +61,9 @@ class RunOptions:
     admission: AdmissionSettings = field(default_factory=AdmissionSettings)
     features: FeatureGates = DEFAULT
     """The `--feature-gates` (API fields, and later the controllers' and node agent's gated behaviour)."""
+    configs: tuple[Obj, ...] = ()
+    """ConfigMaps and Secrets created before the Job (its pods read them); in the Job's namespace unless they
+    name their own."""
 
 
 def run(job: Obj, options: RunOptions) -> int:
@@ -105,6 +108,9 @@ async def _run_job(job: Obj, options: RunOptions) -> int:
         namespace = str((job.get("metadata") or {}).get("namespace") or "default")
         try:
             user = LocalClient(service, manager="kjobs-run", typed=False)  # the manifest is checked as JSON
+            for config in options.configs:
+                where = str((config.get("metadata") or {}).get("namespace") or namespace)
+                await user.create(CONFIG_MAPS if config.get("kind") == "ConfigMap" else SECRETS, where, config)
             created = await user.create(JOBS, namespace, job)
         except ApiError as exc:
             print(f"error: {exc.message}", file=sys.stderr)

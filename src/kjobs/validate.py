@@ -1,6 +1,7 @@
 """`kjobs validate`: Kubernetes-exact validation of manifests, as an API server would answer a create.
 
-Jobs are defaulted (batch/v1) then validated; Pods likewise with core/v1 rules. The result is the list of
+Jobs are defaulted (batch/v1) then validated; Pods likewise with core/v1 rules, and the ConfigMaps and Secrets
+a Job reads (`kjobs.api.config_objects`: a Secret's `stringData` merged into `data` first). The result is the list of
 `FieldError`s Kubernetes would put in the `Status` causes of a 422 Invalid. Before that, `decode` applies the
 server's field validation (`kjobs.server.decoding`), as a create with `fieldValidation` would.
 """
@@ -9,12 +10,20 @@ from __future__ import annotations
 
 from copy import deepcopy
 
+from kjobs.api.config_objects import check_bytes
 from kjobs.api.errors import ErrorType, FieldError, bad_request, invalid
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
 
-SUPPORTED_KINDS = ("Job", "Pod")
-_RESOURCES = {"Job": ("batch", "v1", "jobs"), "Pod": ("", "v1", "pods")}
+SUPPORTED_KINDS = ("Job", "Pod", "ConfigMap", "Secret")
+_RESOURCES = {
+    "Job": ("batch", "v1", "jobs"),
+    "Pod": ("", "v1", "pods"),
+    "ConfigMap": ("", "v1", "configmaps"),
+    "Secret": ("", "v1", "secrets"),
+}
+CONFIG_KINDS = ("ConfigMap", "Secret")
+"""What a Job's pods read, which `kjobs run` creates before the Job."""
 
 FIELD_VALIDATION = {"strict": "Strict", "true": "Strict", "warn": "Warn", "ignore": "Ignore", "false": "Ignore"}
 """kubectl's `--validate` values and the `fieldValidation` each sends (kubectl/pkg/cmd/util/helpers.go,
@@ -39,19 +48,26 @@ def decode(obj: Obj, field_validation: str, features: FeatureGates = DEFAULT) ->
             f"the API version in the data ({api_version}) does not match the expected API version ({r.api_version})"
         )
     copy = deepcopy(obj)
-    return copy, check_unknown_fields(copy, r.schema_name, r.kind, r.version, field_validation, features)
+    warnings = check_unknown_fields(copy, r.schema_name, r.kind, r.version, field_validation, features)
+    check_bytes(copy)
+    return copy, warnings
 
 
 def validate_manifest(obj: Obj, *, apply_defaults: bool = True, features: FeatureGates = DEFAULT) -> list[FieldError]:
     """Validate one manifest as a create request (disabled fields dropped and defaulting first, as the API
     server does)."""
-    from kjobs.api import defaults, validation
+    from kjobs.api import config_objects, defaults, validation
     from kjobs.api.disabled_fields import drop_disabled_job_fields, drop_disabled_pod_fields
 
     kind = obj.get("kind")
     if kind not in SUPPORTED_KINDS:
         supported = ", ".join(f'"{k}"' for k in SUPPORTED_KINDS)
         return [FieldError("kind", ErrorType.FieldValueNotSupported, f"supported values: {supported}", kind)]
+    if kind == "ConfigMap":
+        return config_objects.validate_config_map(deepcopy(_as_created(obj)) if apply_defaults else obj)
+    if kind == "Secret":
+        secret = config_objects.default_secret_in_place(deepcopy(_as_created(obj))) if apply_defaults else obj
+        return config_objects.validate_secret(secret)
     if apply_defaults:
         obj = deepcopy(_as_created(obj))
         (drop_disabled_job_fields if kind == "Job" else drop_disabled_pod_fields)(obj, None, features)

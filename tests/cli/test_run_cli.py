@@ -52,20 +52,48 @@ def test_count_against_backoff_limit_with_logs() -> None:
     assert "/main] flaky" in result.stdout
 
 
+def test_a_job_reads_its_settings_from_a_config_map_and_a_secret() -> None:
+    result = kjobs("run", str(EXAMPLES / "settings-from-configmap.yaml"), "--plain", "--logs")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Job default/settings-from-configmap: Complete\n" in result.stdout
+    assert result.stdout.count("mode=fast items=3 token-length=12") == 2
+
+
+def test_a_missing_config_map_keeps_the_pod_waiting(tmp_path: Path) -> None:
+    job = (EXAMPLES / "settings-from-configmap.yaml").read_text().split("---\n")[2]
+    path = tmp_path / "job.yaml"
+    path.write_text(job)
+    result = kjobs("run", str(path), "--plain", "--timeout", "3")
+    assert result.returncode == 1
+    assert "Traceback" not in result.stderr
+    assert "Complete" not in result.stdout
+
+
 @pytest.mark.parametrize(
     ("content", "message"),
     [
         (None, "does not exist"),
+        (
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\napiVersion: v1\nkind: Service\n"
+            "metadata: {name: web}\n",
+            'document 2 is Service "web": kjobs run takes one Job, and the ConfigMaps and Secrets its pods read',
+        ),
+        (
+            "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\ntype: kubernetes.io/tls\n---\n"
+            "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n"
+            "      restartPolicy: Never\n      containers: [{name: main, image: x}]\n",
+            'The Secret "s" is invalid:\n* data[tls.crt]: Required value',
+        ),
         ("kind: Job\nspec: [unclosed\n", "invalid YAML"),
-        ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n", "expected exactly one Job"),
-        ("hello: world\n", "expected exactly one Job, found an object without kind"),
+        ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n", 'document 1 is Pod "p": kjobs run takes one Job'),
+        ("hello: world\n", "document 1 is an object without kind: kjobs run takes one Job"),
         (
             "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n"
             "      restartPolicy: Always\n      containers: [{name: main, image: x}]\n",
             'spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"',
         ),
     ],
-    ids=["missing-file", "invalid-yaml", "no-job", "no-kind", "invalid-job"],
+    ids=["missing-file", "other-kind", "invalid-secret", "invalid-yaml", "no-job", "no-kind", "invalid-job"],
 )
 def test_bad_input_exits_2_with_a_clear_error(tmp_path: Path, content: str | None, message: str) -> None:
     path = tmp_path / "job.yaml"

@@ -118,3 +118,14 @@ def test_a_failure_reason_with_its_exit_code_reads_apart_from_its_count(tmp_path
     assert data["failuresByReason"] == {"Error 1": 3}
     runs = kjobs("simulate", str(EXAMPLES / "count-with-backoff-limit.yaml"), "--model", str(model), "--runs", "2")
     assert "Error (exit 1) 3" in runs.stdout
+
+
+def test_the_config_maps_and_secrets_of_the_manifest_are_created_before_the_job() -> None:
+    result = kjobs("simulate", str(EXAMPLES / "settings-from-configmap.yaml"))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert final_status(result.stdout) == {
+        "outcome": "Complete",
+        "reason": "CompletionsReached",
+        "succeeded": "2",
+        "failed": "0",
+    }

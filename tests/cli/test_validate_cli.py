@@ -8,6 +8,7 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
+from kjobs.api.manifest import load_manifests
 from kjobs.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -41,11 +42,28 @@ def test_examples_are_valid() -> None:
     files = sorted(EXAMPLES.glob("*.yaml"))
     code, out, _ = run("validate", "--feature-gates", "AllAlpha=true", *map(str, files))
     assert code == 0, out
-    assert out.count(" is valid") == len(files)
-    plain = [str(p) for p in files if p.name not in GATED_EXAMPLES]
-    code, out, _ = run("validate", *plain)
+    assert out.count(" is valid") == sum(len(load_manifests(p)) for p in files)
+    plain = [p for p in files if p.name not in GATED_EXAMPLES]
+    code, out, _ = run("validate", *map(str, plain))
     assert code == 0, out
-    assert out.count(" is valid") == len(plain)
+    assert out.count(" is valid") == sum(len(load_manifests(p)) for p in plain)
+
+
+def test_each_document_of_a_manifest_is_validated(tmp_path: Path) -> None:
+    code, out, _ = run("validate", str(EXAMPLES / "settings-from-configmap.yaml"))
+    assert code == 0, out
+    assert 'ConfigMap "app-settings" is valid' in out
+    assert 'Secret "app-credentials" is valid' in out
+    assert 'Job "settings-from-configmap" is valid' in out
+    bad = tmp_path / "bad.yaml"
+    bad.write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\ndata: {'a b': x}\n---\n"
+        "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\ntype: kubernetes.io/tls\n"
+    )
+    code, out, _ = run("validate", str(bad))
+    assert code == 1, out
+    assert 'The ConfigMap "c" is invalid:\n* data[a b]: Invalid value: "a b": a valid config key must' in out
+    assert 'The Secret "s" is invalid:\n* data[tls.crt]: Required value\n* data[tls.key]: Required value' in out
 
 
 @pytest.mark.parametrize("name", sorted(GATED_EXAMPLES))

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import base64
+
 import pytest
 
-from kjobs.node.envvars import ConfigError, container_command, container_env, expand
+from kjobs.node.envvars import ConfigError, container_command, container_env, env_references, expand
 from tests.node.helpers import make_pod
 
 VARS = {"A": "alpha", "EMPTY": ""}
@@ -123,6 +125,75 @@ def test_resource_field_ref() -> None:
 def test_unresolvable_env_is_a_config_error(item: dict, message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         container_env(make_pod(), {"name": "main", "env": [item]})
+
+
+CM = {"metadata": {"name": "app"}, "data": {"MODE": "fast", "LEVEL": "3", "bad=name": "x"}}
+SECRET = {"metadata": {"name": "creds"}, "type": "Opaque", "data": {"TOKEN": base64.b64encode(b"s3cr3t").decode()}}
+SOURCES = {("configmap", "app"): CM, ("secret", "creds"): SECRET, ("configmap", "gone"): None}
+
+
+def test_env_from_first_then_env_later_wins_with_prefix_and_expansion() -> None:
+    container = {
+        "name": "main",
+        "envFrom": [
+            {"configMapRef": {"name": "app"}},
+            {"secretRef": {"name": "creds"}, "prefix": "DB_"},
+            {"configMapRef": {"name": "gone", "optional": True}},
+        ],
+        "env": [
+            {"name": "LEVEL", "value": "9"},
+            {"name": "URL", "value": "db://$(DB_TOKEN)@$(MODE)"},
+            {"name": "KEY", "valueFrom": {"secretKeyRef": {"name": "creds", "key": "TOKEN"}}},
+            {"name": "M", "valueFrom": {"configMapKeyRef": {"name": "app", "key": "MODE"}}},
+            {"name": "OPT", "valueFrom": {"configMapKeyRef": {"name": "app", "key": "nope", "optional": True}}},
+        ],
+    }
+    env = container_env(make_pod(), container, sources=SOURCES)
+    assert env == {
+        "MODE": "fast",
+        "LEVEL": "9",
+        "DB_TOKEN": "s3cr3t",
+        "URL": "db://s3cr3t@fast",
+        "KEY": "s3cr3t",
+        "M": "fast",
+    }
+    assert env_references({"spec": {"containers": [container]}}) == {
+        ("configmap", "app"),
+        ("secret", "creds"),
+        ("configmap", "gone"),
+    }
+    assert env_references(make_pod()) == frozenset()
+
+
+@pytest.mark.parametrize(
+    ("item", "message"),
+    [
+        pytest.param(
+            {"name": "X", "valueFrom": {"configMapKeyRef": {"name": "app", "key": "k"}}},
+            "couldn't find key k in ConfigMap ns/app",
+            id="configmap-key",
+        ),
+        pytest.param(
+            {"name": "X", "valueFrom": {"secretKeyRef": {"name": "creds", "key": "k"}}},
+            "couldn't find key k in Secret ns/creds",
+            id="secret-key",
+        ),
+        pytest.param(
+            {"name": "X", "valueFrom": {"secretKeyRef": {"name": "other", "key": "k"}}},
+            'secret "other" not found',
+            id="secret",
+        ),
+    ],
+)
+def test_a_missing_key_or_object_is_the_kubelets_error(item: dict, message: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        container_env(make_pod(), {"name": "main", "env": [item]}, sources=SOURCES)
+    assert str(raised.value) == message
+
+
+def test_a_missing_env_from_object_is_an_error_unless_optional() -> None:
+    with pytest.raises(ConfigError, match=r'^configmap "gone" not found$'):
+        container_env(make_pod(), {"name": "main", "envFrom": [{"configMapRef": {"name": "gone"}}]}, sources=SOURCES)
 
 
 def test_optional_missing_reference_is_skipped() -> None:

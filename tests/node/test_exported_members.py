@@ -30,6 +30,7 @@ def test_both_runtimes_implement_the_protocol(tmp_path: object) -> None:
         "logs",
         "forget",
         "shutdown",
+        "provide_env_sources",
     }
     for runtime in runtimes:
         for name in protocol:

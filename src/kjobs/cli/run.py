@@ -86,7 +86,7 @@ def run_command(
     """Run a Job manifest on an embedded cluster and explain every failure decision."""
     if keep_serving and serve_port is None:
         raise click.UsageError("--keep-serving needs --serve PORT")
-    job = _load_job(manifest, field_validation, features)
+    job, configs = _load_job(manifest, field_validation, features)
     try:
         check(list(disruptions), job, nodes)
     except DisruptionError as exc:
@@ -113,6 +113,7 @@ def run_command(
         disruptions=disruptions,
         keep_serving=keep_serving,
         features=features,
+        configs=configs,
     )
     with contextlib.suppress(KeyboardInterrupt):
         code = run(job, options)
@@ -120,28 +121,47 @@ def run_command(
     sys.exit(130)
 
 
-def _load_job(path: str, field_validation: str, features: FeatureGates) -> Obj:
-    from kjobs.validate import validate_manifest
+def _load_job(path: str, field_validation: str, features: FeatureGates) -> tuple[Obj, tuple[Obj, ...]]:
+    """The manifest's one Job, and the ConfigMaps and Secrets beside it (created before it), each decoded and
+    validated as the API server would; any other kind is refused, naming its document."""
+    from kjobs.validate import CONFIG_KINDS, validate_manifest
 
     try:
         objects = load_manifests(path)
     except ManifestError as exc:
         _fail(str(exc))
+    others = [(n, o) for n, o in enumerate(objects, start=1) if o.get("kind") not in ("Job", *CONFIG_KINDS)]
+    if others:
+        number, obj = others[0]
+        # An object without `kind` is named as kubectl names it, not as Python's None.
+        kind = str(obj.get("kind") or "an object without kind")
+        _fail(
+            f"{path}: document {number} is {kind}{_named(obj)}: kjobs run takes one Job, and the ConfigMaps and "
+            "Secrets its pods read"
+        )
     jobs = [o for o in objects if o.get("kind") == "Job"]
     if len(jobs) != 1:
-        # An object without `kind` is named as kubectl names it, not as Python's None.
-        kinds = ", ".join(str(o.get("kind") or "an object without kind") for o in objects) or "nothing"
+        kinds = ", ".join(str(o.get("kind")) for o in objects) or "nothing"
         _fail(f"{path}: expected exactly one Job, found {kinds}")
-    job, rejected = decode_or_status(jobs[0], field_validation, features)
-    if rejected is not None:
-        hint = gated_field_hint(jobs[0], features)
-        _fail(f"{path}: {rejected['message']}" + (f"\n{hint}" if hint else ""))
-    errors = validate_manifest(job, features=features)
-    if errors:
-        name = (job.get("metadata") or {}).get("name") or ""
-        lines = [f'{path}: The Job "{name}" is invalid:'] + [f"* {e}" for e in errors]
-        _fail("\n".join(lines))
-    return job
+    decoded: list[Obj] = []
+    for original in objects:
+        obj, rejected = decode_or_status(original, field_validation, features)
+        if rejected is not None:
+            hint = gated_field_hint(original, features)
+            _fail(f"{path}: {rejected['message']}" + (f"\n{hint}" if hint else ""))
+        errors = validate_manifest(obj, features=features)
+        if errors:
+            name = (obj.get("metadata") or {}).get("name") or ""
+            lines = [f'{path}: The {obj.get("kind")} "{name}" is invalid:'] + [f"* {e}" for e in errors]
+            _fail("\n".join(lines))
+        decoded.append(obj)
+    job = next(o for o in decoded if o.get("kind") == "Job")
+    return job, tuple(o for o in decoded if o.get("kind") != "Job")
+
+
+def _named(obj: Obj) -> str:
+    name = (obj.get("metadata") or {}).get("name") if isinstance(obj.get("metadata"), dict) else None
+    return f' "{name}"' if name else ""
 
 
 def _fail(message: str) -> Any:

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 import orjson
@@ -110,8 +110,8 @@ def simulate_command(
 
     tune_gc()  # a control plane in one process, as `kjobs run` and `kjobs up` tune it
 
-    job = _load_job(manifest, field_validation, features)
-    other = _load_job(compare_path, field_validation, features) if compare_path else None
+    job, configs = _load_job(manifest, field_validation, features)
+    other, other_configs = _load_job(compare_path, field_validation, features) if compare_path else (None, ())
     try:
         model = load_model(model_path) if model_path else Model()
         for each in (job, other):
@@ -127,6 +127,7 @@ def simulate_command(
         time_limit=time_limit,
         pod_failure_backoff=backoff,
         features=features,
+        configs=_union(configs, other_configs),
     )
     if runs > 1 or other is not None:
         _many(job, other, options, runs, output, report_path, workers or _usable_cpus())
@@ -151,6 +152,17 @@ def _report(path: str | None, results: list[SimulationResult]) -> None:
     except OSError as exc:
         click.echo(f"error: cannot write the report: {exc}", err=True)
         sys.exit(2)
+
+
+def _union(configs: tuple[Obj, ...], more: tuple[Obj, ...]) -> tuple[Obj, ...]:
+    """The ConfigMaps and Secrets of both manifests, one of each kind and name (the first manifest's wins)."""
+
+    def identity(config: Obj) -> tuple[Any, ...]:
+        meta = config.get("metadata") or {}
+        return config.get("kind"), meta.get("namespace"), meta.get("name")
+
+    seen = {identity(c) for c in configs}
+    return configs + tuple(c for c in more if identity(c) not in seen)
 
 
 def _usable_cpus() -> int:

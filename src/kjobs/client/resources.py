@@ -36,6 +36,8 @@ class ResourceRef:
 PODS = ResourceRef("", "v1", "pods", "Pod")
 NODES = ResourceRef("", "v1", "nodes", "Node", namespaced=False)
 EVENTS = ResourceRef("", "v1", "events", "Event")
+CONFIG_MAPS = ResourceRef("", "v1", "configmaps", "ConfigMap")
+SECRETS = ResourceRef("", "v1", "secrets", "Secret")
 NAMESPACES = ResourceRef("", "v1", "namespaces", "Namespace", namespaced=False)
 JOBS = ResourceRef("batch", "v1", "jobs", "Job")
 LEASES = ResourceRef("coordination.k8s.io", "v1", "leases", "Lease")

@@ -32,11 +32,12 @@ from kjobs.api.types import Obj
 from kjobs.client.base import Client
 from kjobs.client.events import EventRecorder
 from kjobs.client.informer import Informer, Key
-from kjobs.client.resources import LEASES, NODES, PODS
+from kjobs.client.resources import CONFIG_MAPS, LEASES, NODES, PODS, SECRETS
 from kjobs.client.workqueue import WorkQueue
 from kjobs.clock import Clock
 from kjobs.node import nodestatus
 from kjobs.node.admission import Load, LoadBook, admit, pod_requests
+from kjobs.node.envvars import CONFIG_MAP, EnvSources, env_references
 from kjobs.node.eviction import (
     DEFAULT_THRESHOLD,
     EVICTED,
@@ -62,6 +63,7 @@ from kjobs.node.shutdown import (
     shutdown_requested,
 )
 from kjobs.node.supervisor import deletion_grace_seconds
+from kjobs.node.volumes import NOT_MOUNTED, unmounted, unmounted_message
 
 if TYPE_CHECKING:
     from kjobs.node.logserver import LogServer
@@ -103,6 +105,9 @@ class NodeAgentSettings:
     machine: nodestatus.MachineInfo | None = None
     """Machine facts for the Node; probed from this machine when None."""
     labels: dict[str, str] = field(default_factory=dict)
+    config_retry_interval: float = 10.0
+    """How long a container waiting for a ConfigMap or Secret (`CreateContainerConfigError`) waits before its
+    references are read again: the kubelet's pod worker retries a failed sync after `backOffPeriod`, 10 s."""
     forget_pods_on_stop: bool = False
     """Remove every pod's files (scratch directory, logs) when the agent stops: for `kjobs run`, whose API lives
     in memory and goes with it, so that nothing could ever read them again."""
@@ -185,6 +190,15 @@ def _uid(pod: Obj) -> str:
     return str((pod.get("metadata") or {}).get("uid") or "")
 
 
+def _waits_for_config(status: Obj) -> bool:
+    """Whether a container of the pod waits with `CreateContainerConfigError`."""
+    for group in ("initContainerStatuses", "containerStatuses"):
+        for cs in status.get(group) or ():
+            if ((cs.get("state") or {}).get("waiting") or {}).get("reason") == "CreateContainerConfigError":
+                return True
+    return False
+
+
 def _deleting(pod: Obj) -> bool:
     return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
 
@@ -253,6 +267,8 @@ class NodeAgent:
         self._starts: dict[str, dict[str, int]] = {}  # uid -> container -> starts announced (restartCount + 1)
         self._killing: set[str] = set()
         self._finishing: set[str] = set()
+        self._env_refs: dict[str, frozenset[tuple[str, str]]] = {}
+        """Per admitted pod uid, the ConfigMaps and Secrets its containers read (only pods that read any)."""
         self._pressure_seen_at: float | None = None
         self._shutdown_task: asyncio.Task[None] | None = None
         self._changed = asyncio.Event()
@@ -471,6 +487,10 @@ class NodeAgent:
                 return
         else:
             self.runtime.update_pod(pod)
+            refs = self._env_refs.get(uid)
+            if refs and not handle.terminal and _waits_for_config(handle.status):
+                # The kubelet's next sync of the pod: what is missing may exist now.
+                self.runtime.provide_env_sources(uid, await self._env_sources(pod, refs))
         stop = _deleting(pod) or _phase(pod) in TERMINAL_PHASES  # a terminal phase in the API is final too
         if stop and not handle.terminal and uid not in self._killing:
             self._killing.add(uid)
@@ -486,6 +506,29 @@ class NodeAgent:
             self._load.remove(uid)
         if _deleting(pod) and handle.terminal and self._written.get(uid, {}).get("phase") in TERMINAL_PHASES:
             await self._finish_deletion(pod)
+        if uid in self._env_refs and not handle.terminal and _waits_for_config(handle.status):
+            self.queue.add_after(key, self.settings.config_retry_interval)
+
+    async def _env_sources(self, pod: Obj, refs: frozenset[tuple[str, str]]) -> EnvSources:
+        """Read the ConfigMaps and Secrets `refs` names in the pod's namespace, through the agent's client (a
+        missing one is None; any other error fails this sync, which is retried)."""
+        namespace = _key(pod)[0]
+        sources: dict[tuple[str, str], Obj | None] = {}
+        for kind, name in sorted(refs):
+            try:
+                sources[(kind, name)] = await self.client.get(
+                    CONFIG_MAPS if kind == CONFIG_MAP else SECRETS, namespace, name
+                )
+            except ApiError as exc:
+                if exc.code != 404:
+                    raise
+                sources[(kind, name)] = None
+        return sources
+
+    def _drop_env_sources(self, uid: str) -> None:
+        """The pod will not run here: forget what was read for it."""
+        if self._env_refs.pop(uid, None) is not None:
+            self.runtime.provide_env_sources(uid, None)
 
     async def _admit(self, pod: Obj) -> PodHandle | None:
         """Start a new pod, or settle one this runtime does not run; returns the handle when it runs here."""
@@ -494,11 +537,16 @@ class NodeAgent:
             if _deleting(pod):
                 await self._finish_deletion(pod)
             return None
+        refs = env_references(pod)
+        if refs:  # read before the runtime needs them: to start the containers, and to restart adopted ones
+            self._env_refs[uid] = refs
+            self.runtime.provide_env_sources(uid, await self._env_sources(pod, refs))
         adopted = self.runtime.adopt(pod)
         if adopted is not None:
             self._track(pod)
             return self._counted(adopted)
         if ran_before(pod) or _deleting(pod):
+            self._drop_env_sources(uid)
             await self._publish(pod, lost_pod_status(pod, self.clock.now()), terminal=True, announce=False)
             if _deleting(pod):
                 await self._finish_deletion(pod)
@@ -512,6 +560,7 @@ class NodeAgent:
             requests_of=self._requests_of,
         )
         if rejection is not None:
+            self._drop_env_sources(uid)
             self.events.event(pod, "Warning", rejection.reason, rejection.message)
             status = rejected_status(pod, rejection.reason, rejection.message)
             await self._publish(pod, status, terminal=True, announce=False)
@@ -520,6 +569,9 @@ class NodeAgent:
         not_enforced = unenforced(pod)
         if not_enforced:  # what kjobs cannot honour is said on the pod, not ignored in silence
             self.events.event(pod, "Warning", NOT_ENFORCED, unenforced_message(not_enforced))
+        not_mounted = unmounted(pod)
+        if not_mounted:
+            self.events.event(pod, "Warning", NOT_MOUNTED, unmounted_message(not_mounted))
         return self._counted(await self.runtime.run_pod(pod))
 
     def _track(self, pod: Obj) -> None:
@@ -548,7 +600,7 @@ class NodeAgent:
         self._live.pop(uid, None)
         self._requests.pop(uid, None)
         self._load.remove(uid)
-        for book in (self._written, self._announced, self._starts):
+        for book in (self._written, self._announced, self._starts, self._env_refs):
             book.pop(uid, None)
         self._killing.discard(uid)
         self._finishing.discard(uid)

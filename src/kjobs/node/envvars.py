@@ -1,16 +1,23 @@
 """A container's environment, command and arguments as the kubelet builds them.
 
-Design note: pure. `container_env` resolves `env` in order (`value`, and `valueFrom.fieldRef` — the
-downward API fields the kubelet supports), expanding `$(VAR)` against the variables defined before it;
-`container_command` expands `command` + `args` against the final environment. Expansion follows
-Kubernetes' `third_party/forked/golang/expansion`: `$(VAR)` becomes the value when VAR is defined and
-stays literally otherwise, `$$` is an escaped `$`. Anything the local runtime cannot provide (ConfigMap
-or Secret references, unsupported fields) raises `ConfigError`, which the runtime reports as the
-container's `CreateContainerConfigError` waiting state, like the kubelet.
+Design note: pure. `container_env` follows the kubelet's `makeEnvironmentVariables`
+(pkg/kubelet/kubelet_pods.go): `envFrom` first (each ConfigMap's `data` or Secret's decoded `data`, keys
+prefixed with `prefix`, names that are not valid environment variable names skipped), then `env` in order
+(`value`, `valueFrom.fieldRef` — the downward API fields the kubelet supports —, `resourceFieldRef`,
+`configMapKeyRef`, `secretKeyRef`), a later definition replacing an earlier one, each `value` expanding `$(VAR)`
+against the variables defined before it; `container_command` expands `command` + `args` against the final
+environment. Expansion follows Kubernetes' `third_party/forked/golang/expansion`: `$(VAR)` becomes the value
+when VAR is defined and stays literally otherwise, `$$` is an escaped `$`. The ConfigMaps and Secrets come
+from `sources`, which the node agent fetched (`env_references` names them); a missing object or key that is not
+`optional` raises `ConfigError` with the kubelet's message, which the runtime reports as the container's
+`CreateContainerConfigError` waiting state, like the kubelet; so does anything else the local runtime cannot
+provide.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -18,6 +25,14 @@ from functools import lru_cache
 
 from kjobs.api.quantity import QuantityError, parse_quantity
 from kjobs.api.types import Obj
+from kjobs.api.validation_formats import is_relaxed_env_var_name
+
+CONFIG_MAP = "configmap"
+SECRET = "secret"
+
+EnvSources = Mapping[tuple[str, str], Obj | None]
+"""The objects a pod's containers read, by (`CONFIG_MAP` or `SECRET`, name) in the pod's namespace, as the node
+agent fetched them: None for one that does not exist."""
 
 
 class ConfigError(Exception):
@@ -93,33 +108,124 @@ def _format_map(values: Mapping[str, str]) -> str:
     return "\n".join(f'{k}="{v}"' for k, v in sorted(values.items()))
 
 
-def container_env(pod: Obj, container: Obj, *, host_ip: str = "127.0.0.1", pod_ip: str = "127.0.0.1") -> dict[str, str]:
-    """The variables the pod spec defines for `container`, in definition order, expanded."""
+def env_references(pod: Obj) -> frozenset[tuple[str, str]]:
+    """The ConfigMaps and Secrets the pod's containers read in `env` and `envFrom` (an empty set for most pods,
+    found without allocating)."""
+    found: set[tuple[str, str]] | None = None
+    spec = pod.get("spec") or {}
+    for group in ("initContainers", "containers"):
+        for container in spec.get(group) or ():
+            for source in container.get("envFrom") or ():
+                ref = _env_from_ref(source)
+                if ref is not None:
+                    found = found or set()
+                    found.add((ref[0], str(ref[1].get("name") or "")))
+            for item in container.get("env") or ():
+                value_from = item.get("valueFrom")
+                if value_from:
+                    ref = _key_ref(value_from)
+                    if ref is not None:
+                        found = found or set()
+                        found.add((ref[0], str(ref[1].get("name") or "")))
+    return frozenset(found) if found else _NONE
+
+
+_NONE: frozenset[tuple[str, str]] = frozenset()
+
+
+def _env_from_ref(source: Obj) -> tuple[str, Obj] | None:
+    if source.get("configMapRef") is not None:
+        return CONFIG_MAP, source["configMapRef"]
+    if source.get("secretRef") is not None:
+        return SECRET, source["secretRef"]
+    return None
+
+
+def _key_ref(value_from: Obj) -> tuple[str, Obj] | None:
+    if value_from.get("configMapKeyRef") is not None:
+        return CONFIG_MAP, value_from["configMapKeyRef"]
+    if value_from.get("secretKeyRef") is not None:
+        return SECRET, value_from["secretKeyRef"]
+    return None
+
+
+def _source(sources: EnvSources | None, kind: str, name: str, optional: bool) -> Obj | None:
+    """The referenced object; None for a missing optional one; `ConfigError` (the API's NotFound, as the
+    kubelet's object cache words it) for a missing one that is required."""
+    obj = (sources or {}).get((kind, name))
+    if obj is None and not optional:
+        raise ConfigError(f'{kind} "{name}" not found')
+    return obj
+
+
+def source_values(kind: str, obj: Obj) -> dict[str, str]:
+    """A ConfigMap's `data`, or a Secret's `data` decoded from base64 (bytes that are not UTF-8 kept, as
+    `os.environ` keeps them, by surrogate escapes)."""
+    data = obj.get("data") or {}
+    if kind == CONFIG_MAP:
+        return {str(k): str(v) for k, v in data.items()}
+    values: dict[str, str] = {}
+    for key, value in data.items():
+        try:
+            values[str(key)] = base64.b64decode(str(value)).decode("utf-8", "surrogateescape")
+        except (binascii.Error, ValueError):
+            values[str(key)] = ""
+    return values
+
+
+def container_env(
+    pod: Obj,
+    container: Obj,
+    *,
+    host_ip: str = "127.0.0.1",
+    pod_ip: str = "127.0.0.1",
+    sources: EnvSources | None = None,
+) -> dict[str, str]:
+    """The variables the pod spec defines for `container`: `envFrom`, then `env` in definition order, expanded."""
     env: dict[str, str] = {}
-    for item in container.get("env") or []:
+    namespace = str((pod.get("metadata") or {}).get("namespace") or "")
+    for source in container.get("envFrom") or ():
+        ref = _env_from_ref(source)
+        if ref is None:
+            continue
+        kind, target = ref
+        obj = _source(sources, kind, str(target.get("name") or ""), bool(target.get("optional")))
+        if obj is None:
+            continue
+        prefix = str(source.get("prefix") or "")
+        for key, value in source_values(kind, obj).items():
+            key = prefix + key
+            if not is_relaxed_env_var_name(key):  # the kubelet skips invalid names (with a warning event)
+                env[key] = value
+    for item in container.get("env") or ():
         name = item.get("name", "")
         source = item.get("valueFrom")
-        if source is None:
+        if source is None or item.get("value"):
             env[name] = expand(str(item.get("value", "")), env.get)
             continue
         if "fieldRef" in source:
             env[name] = field_ref_value(pod, source["fieldRef"].get("fieldPath", ""), host_ip=host_ip, pod_ip=pod_ip)
         elif "resourceFieldRef" in source:
             env[name] = _resource_field(container, source["resourceFieldRef"])
-        elif "configMapKeyRef" in source or "secretKeyRef" in source:
-            ref = source.get("configMapKeyRef") or source.get("secretKeyRef") or {}
-            kind = "configmap" if "configMapKeyRef" in source else "secret"
-            if ref.get("optional"):
+        elif (key_ref := _key_ref(source)) is not None:
+            kind, target = key_ref
+            ref_name, key, optional = (
+                str(target.get("name") or ""),
+                str(target.get("key") or ""),
+                bool(target.get("optional")),
+            )
+            obj = _source(sources, kind, ref_name, optional)
+            if obj is None:
                 continue
-            raise ConfigError(f'{kind} "{ref.get("name", "")}" not found')
+            values = source_values(kind, obj)
+            if key not in values:
+                if optional:
+                    continue
+                what = "ConfigMap" if kind == CONFIG_MAP else "Secret"
+                raise ConfigError(f"couldn't find key {key} in {what} {namespace}/{ref_name}")
+            env[name] = values[key]
         else:
             raise ConfigError(f"env var {name!r}: unsupported valueFrom")
-    if container.get("envFrom"):
-        for source in container["envFrom"]:
-            ref = source.get("configMapRef") or source.get("secretRef") or {}
-            if not ref.get("optional"):
-                kind = "configmap" if "configMapRef" in source else "secret"
-                raise ConfigError(f'{kind} "{ref.get("name", "")}" not found')
     return env
 
 

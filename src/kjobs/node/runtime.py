@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Protocol
 
 from kjobs.api.types import Obj
+from kjobs.node.envvars import EnvSources
 from kjobs.node.observations import KillReason
 
 StatusCallback = Callable[[str, Obj], None]
@@ -108,6 +109,12 @@ class ContainerRuntime(Protocol):
         """The container's output; raises ApiError(400) at once when there is none to show (kubelet messages).
         `timestamps` puts each line's time first; `since_seconds` (before the runtime's now) or `since_time`
         (epoch seconds) leaves out older lines."""
+        ...
+
+    def provide_env_sources(self, uid: str, sources: EnvSources | None) -> None:
+        """The ConfigMaps and Secrets the pod's containers read (`kjobs.node.envvars.env_references`), given
+        before the pod is run and again while a container waits for one: containers that could not be
+        configured are tried again; None forgets them (the pod will not run)."""
         ...
 
     def forget(self, uid: str) -> None:

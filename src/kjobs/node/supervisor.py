@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Callable
 from kjobs.api.errors import ApiError, bad_request
 from kjobs.api.types import Obj
 from kjobs.clock import Clock
-from kjobs.node.envvars import ConfigError, container_command, container_env
+from kjobs.node.envvars import ConfigError, EnvSources, container_command, container_env
 from kjobs.node.observations import (
     ACTIVE_DEADLINE_EXCEEDED,
     Attempt,
@@ -92,6 +92,8 @@ class Supervisor(ABC):
         self._wakeups: dict[str, Cancel] = {}
         self._kill_timers: dict[str, Cancel] = {}
         self._deadlines: dict[str, Cancel] = {}
+        self._env_sources: dict[str, EnvSources] = {}
+        """Per pod uid, the ConfigMaps and Secrets its containers read (only pods that read any)."""
 
     # -- what subclasses provide -------------------------------------------------------------------------
     @abstractmethod
@@ -228,7 +230,13 @@ class Supervisor(ABC):
                 record.backoff.get(name), finished, now, base=self.backoff_base, cap=self.backoff_cap
             )
         try:
-            env = container_env(record.pod, container, host_ip=self.host_ip, pod_ip=self.pod_ip)
+            env = container_env(
+                record.pod,
+                container,
+                host_ip=self.host_ip,
+                pod_ip=self.pod_ip,
+                sources=self._env_sources.get(record.uid),
+            )
             argv = container_command(container, env)
             attempts.append(self._spawn(record, container, number, env, argv))
         except ConfigError as exc:
@@ -376,6 +384,19 @@ class Supervisor(ABC):
         record = self.records.get(uid)
         return record is not None and any(a and not a[-1].started for a in record.attempts.values())
 
+    def provide_env_sources(self, uid: str, sources: EnvSources | None) -> None:
+        """The ConfigMaps and Secrets the pod's containers read, as the node agent fetched them (before the pod
+        is admitted, and again while a container waits on one). Containers that could not be created are tried
+        again now, as the kubelet's next sync of the pod tries them. None: forget them (the pod will not run)."""
+        if sources is None:
+            self._env_sources.pop(uid, None)
+            return
+        self._env_sources[uid] = sources
+        record = self.records.get(uid)
+        if record is not None and record.config_errors:
+            record.config_errors.clear()
+            self.sync(uid)
+
     def forget(self, uid: str) -> None:
         """Drop a pod's records; running containers are killed first."""
         record = self.records.get(uid)
@@ -387,3 +408,4 @@ class Supervisor(ABC):
                 cancel()
         self.records.pop(uid, None)
         self.handles.pop(uid, None)
+        self._env_sources.pop(uid, None)

@@ -104,6 +104,7 @@ class Resource:
 _DEFAULTS = "kjobs.api.defaults"
 _VALIDATION = "kjobs.api.validation"
 _DISABLED = "kjobs.api.disabled_fields"
+_CONFIG = "kjobs.api.config_objects"
 
 RESOURCES: list[Resource] = [
     Resource(
@@ -143,6 +144,35 @@ RESOURCES: list[Resource] = [
     Resource("", "v1", "events", "event", "Event", True, ("ev",), has_status=False),
     # kjobs runs no Services: served read-only and empty, so `kubectl cluster-info` and `get all` work
     Resource("", "v1", "services", "service", "Service", True, ("svc",), ("all",), only=("get", "list", "watch")),
+    Resource(
+        "",
+        "v1",
+        "configmaps",
+        "configmap",
+        "ConfigMap",
+        True,
+        ("cm",),
+        has_status=False,
+        hooks={
+            "default": (_CONFIG, "default_config_map_in_place"),
+            "validate": (_CONFIG, "validate_config_map"),
+            "validate_update": (_CONFIG, "validate_config_map_update"),
+        },
+    ),
+    Resource(
+        "",
+        "v1",
+        "secrets",
+        "secret",
+        "Secret",
+        True,
+        has_status=False,
+        hooks={
+            "default": (_CONFIG, "default_secret_in_place"),
+            "validate": (_CONFIG, "validate_secret"),
+            "validate_update": (_CONFIG, "validate_secret_update"),
+        },
+    ),
     Resource(
         "batch",
         "v1",

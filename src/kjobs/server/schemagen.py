@@ -44,6 +44,11 @@ ROOTS = [
     # served read-only and empty (`kubectl cluster-info` lists them): kjobs runs no Services
     "io.k8s.api.core.v1.Service",
     "io.k8s.api.core.v1.ServiceList",
+    # what a pod's env and envFrom read (kjobs.node.envvars)
+    "io.k8s.api.core.v1.ConfigMap",
+    "io.k8s.api.core.v1.ConfigMapList",
+    "io.k8s.api.core.v1.Secret",
+    "io.k8s.api.core.v1.SecretList",
     # the self reviews `kubectl auth can-i` and `kubectl auth whoami` create (kjobs.server.reviews)
     "io.k8s.api.authorization.v1.SelfSubjectAccessReview",
     "io.k8s.api.authorization.v1.SelfSubjectRulesReview",

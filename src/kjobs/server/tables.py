@@ -548,6 +548,44 @@ def service_cells(svc: Obj, now: float) -> list[Any]:
     ]
 
 
+# ------------------------------------------------------------------------------------- configmap, secret
+
+CONFIG_MAP_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _DESC_NAME),
+    ("Data", "string", 0, "Data contains the configuration data. Each key must consist of alphanumeric characters, "
+     "'-', '_' or '.'. Values with non-UTF-8 byte sequences must use the BinaryData field. The keys stored in Data "
+     "must not overlap with the keys in the BinaryData field, this is enforced during validation process."),
+    ("Age", "string", 0, _DESC_AGE),
+]  # fmt: skip
+
+
+def config_map_cells(cm: Obj, now: float) -> list[Any]:
+    """One ConfigMap row (`printConfigMap`): DATA counts the keys of `data` and `binaryData`."""
+    count = len(cm.get("data") or {}) + len(cm.get("binaryData") or {})
+    return [cm.get("metadata", {}).get("name", ""), count, _age(cm, now)]
+
+
+SECRET_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _DESC_NAME),
+    ("Type", "string", 0, "Used to facilitate programmatic handling of secret data. More info: "
+     "https://kubernetes.io/docs/concepts/configuration/secret/#secret-types"),
+    ("Data", "string", 0, "Data contains the secret data. Each key must consist of alphanumeric characters, '-', "
+     "'_' or '.'. The serialized form of the secret data is a base64 encoded string, representing the arbitrary "
+     "(possibly non-string) data value here. Described in https://tools.ietf.org/html/rfc4648#section-4"),
+    ("Age", "string", 0, _DESC_AGE),
+]  # fmt: skip
+
+
+def secret_cells(secret: Obj, now: float) -> list[Any]:
+    """One Secret row (`printSecret`): DATA counts the keys of `data`."""
+    return [
+        secret.get("metadata", {}).get("name", ""),
+        secret.get("type") or "",
+        len(secret.get("data") or {}),
+        _age(secret, now),
+    ]
+
+
 # ---------------------------------------------------------------------------------------------- default
 
 DEFAULT_COLUMNS: list[Column] = [("Name", "string", 0, _DESC_NAME), ("Created At", "date", 0, _DESC_AGE)]
@@ -569,6 +607,8 @@ PRINTERS: dict[str, tuple[list[Column], Cells]] = {
     "PodDisruptionBudget": (PDB_COLUMNS, pdb_cells),
     "PriorityClass": (PRIORITY_CLASS_COLUMNS, priority_class_cells),
     "Service": (SERVICE_COLUMNS, service_cells),
+    "ConfigMap": (CONFIG_MAP_COLUMNS, config_map_cells),
+    "Secret": (SECRET_COLUMNS, secret_cells),
 }
 
 

@@ -26,7 +26,7 @@ from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.names import CONTROLLER_UID_LABEL, JOB_COMPLETION_INDEX_ANNOTATION
 from kjobs.api.types import Obj
 from kjobs.client.local import LocalClient
-from kjobs.client.resources import JOBS, PODS
+from kjobs.client.resources import CONFIG_MAPS, JOBS, PODS, SECRETS
 from kjobs.clock import FakeClock
 from kjobs.cluster import SPARSE_GC_THRESHOLD, ClusterSettings, LocalCluster, sparse_gc
 from kjobs.job import pods as P
@@ -62,6 +62,8 @@ class SimulationOptions:
     events: bool = False
     """`ClusterSettings.field_managers` / `.events`: off by default, since no decision reads them
     (tests/simulate/test_shortcuts.py); on, a simulation does all a cluster's bookkeeping."""
+    configs: tuple[Obj, ...] = ()
+    """ConfigMaps and Secrets created before the Job, as `kjobs run` creates them (its pods read them)."""
 
 
 @dataclass
@@ -198,6 +200,9 @@ async def _follow(
     phases: dict[str, str] = {}
     done = asyncio.Event()
     start = clock.now()
+    for config in options.configs:
+        where = str((config.get("metadata") or {}).get("namespace") or namespace)
+        await user.create(CONFIG_MAPS if config.get("kind") == "ConfigMap" else SECRETS, where, config)
     created_job = await user.create(JOBS, namespace, job)
     meta = created_job["metadata"]
     view = RunView(created_job)

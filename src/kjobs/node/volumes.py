@@ -1,0 +1,58 @@
+"""Volumes whose contents a container would read at its `mountPath`, which a local process never sees.
+
+Design note: pure. kjobs runs each container as a host process, with no mount namespace, so it mounts nothing:
+a `configMap`, `secret`, `projected` or `downwardAPI` volume is not at its `mountPath`, and faking it (writing
+files into a path on the host) would be neither isolated nor where the container looks. The container starts
+anyway, as with the other things the runtime cannot do (`kjobs.node.security`), and the node agent says so in a
+Warning event on the pod (kjobs' own reason: a kubelet mounts them). ConfigMaps and Secrets reach a process
+through `env` and `envFrom` (`kjobs.node.envvars`). Volumes without contents (`emptyDir`, ...) are not named:
+the container's working directory serves as its scratch space.
+"""
+
+from __future__ import annotations
+
+from kjobs.api.types import Obj
+
+NOT_MOUNTED = "VolumesNotMounted"
+
+_SOURCES = {"configMap": "ConfigMap", "secret": "Secret", "projected": "projected", "downwardAPI": "downwardAPI"}
+
+
+def _describe(volume: Obj) -> str | None:
+    for key, what in _SOURCES.items():
+        source = volume.get(key)
+        if source is None:
+            continue
+        if key == "configMap":
+            return f'ConfigMap "{source.get("name", "")}"'
+        if key == "secret":
+            return f'Secret "{source.get("secretName", "")}"'
+        return f'{what} volume "{volume.get("name", "")}"'
+    return None
+
+
+def unmounted(pod: Obj) -> list[str]:
+    """What the pod's containers would read from a mounted ConfigMap, Secret, projected or downwardAPI volume:
+    `ConfigMap "app" at /etc/app (container main)`, in spec order (empty for a pod without volumes)."""
+    spec = pod.get("spec") or {}
+    volumes = spec.get("volumes")
+    if not volumes:
+        return []
+    sources = {v.get("name"): _describe(v) for v in volumes if isinstance(v, dict)}
+    found: list[str] = []
+    for group in ("initContainers", "containers"):
+        for container in spec.get(group) or ():
+            for mount in container.get("volumeMounts") or ():
+                what = sources.get(mount.get("name"))
+                if what is not None:
+                    found.append(f"{what} at {mount.get('mountPath', '')} (container {container.get('name', '')})")
+    return found
+
+
+def unmounted_message(found: list[str]) -> str:
+    """The Warning event's message for what `unmounted` found."""
+    return (
+        "kjobs runs containers as host processes and mounts no volumes: "
+        + ", ".join(found)
+        + " not mounted; the containers start without them (read ConfigMaps and Secrets through env or envFrom)"
+    )
