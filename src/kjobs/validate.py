@@ -1,6 +1,6 @@
 """`kjobs validate`: Kubernetes-exact validation of manifests, as an API server would answer a create.
 
-Jobs are defaulted (batch/v1) then validated; Pods likewise with core/v1 rules. The result is the list of
+Jobs and CronJobs are defaulted (batch/v1) then validated; Pods likewise with core/v1 rules. The result is the list of
 `FieldError`s Kubernetes would put in the `Status` causes of a 422 Invalid. Before that, `decode` applies the
 server's field validation (`kjobs.server.decoding`), as a create with `fieldValidation` would.
 """
@@ -13,8 +13,8 @@ from kjobs.api.errors import ErrorType, FieldError, bad_request, invalid
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
 
-SUPPORTED_KINDS = ("Job", "Pod")
-_RESOURCES = {"Job": ("batch", "v1", "jobs"), "Pod": ("", "v1", "pods")}
+SUPPORTED_KINDS = ("Job", "CronJob", "Pod")
+_RESOURCES = {"Job": ("batch", "v1", "jobs"), "CronJob": ("batch", "v1", "cronjobs"), "Pod": ("", "v1", "pods")}
 
 FIELD_VALIDATION = {"strict": "Strict", "true": "Strict", "warn": "Warn", "ignore": "Ignore", "false": "Ignore"}
 """kubectl's `--validate` values and the `fieldValidation` each sends (kubectl/pkg/cmd/util/helpers.go,
@@ -45,13 +45,16 @@ def decode(obj: Obj, field_validation: str, features: FeatureGates = DEFAULT) ->
 def validate_manifest(obj: Obj, *, apply_defaults: bool = True, features: FeatureGates = DEFAULT) -> list[FieldError]:
     """Validate one manifest as a create request (disabled fields dropped and defaulting first, as the API
     server does)."""
-    from kjobs.api import defaults, validation
+    from kjobs.api import defaults, validation, validation_cronjob
     from kjobs.api.disabled_fields import drop_disabled_job_fields, drop_disabled_pod_fields
 
     kind = obj.get("kind")
     if kind not in SUPPORTED_KINDS:
         supported = ", ".join(f'"{k}"' for k in SUPPORTED_KINDS)
         return [FieldError("kind", ErrorType.FieldValueNotSupported, f"supported values: {supported}", kind)]
+    if kind == "CronJob":
+        cronjob = defaults.default_cronjob_in_place(deepcopy(_as_created(obj))) if apply_defaults else obj
+        return validation_cronjob.validate_cronjob(cronjob, features=features)
     if apply_defaults:
         obj = deepcopy(_as_created(obj))
         (drop_disabled_job_fields if kind == "Job" else drop_disabled_pod_fields)(obj, None, features)
@@ -88,6 +91,6 @@ def _as_created(obj: Obj) -> Obj:
 def invalid_status(obj: Obj, errors: list[FieldError]) -> Obj:
     """The 422 `Status` an API server returns for these errors."""
     kind = str(obj.get("kind") or "")
-    group = "batch" if kind == "Job" else ""
+    group = "batch" if kind in ("Job", "CronJob") else ""
     name = str((obj.get("metadata") or {}).get("name") or (obj.get("metadata") or {}).get("generateName") or "")
     return invalid(kind, name, errors, group=group).status()
