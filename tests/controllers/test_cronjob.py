@@ -113,6 +113,9 @@ def test_a_job_at_each_scheduled_time_tracked_in_status() -> None:
         await settle(clock, lambda: len(names(cronjobs)) == 2)
         assert 120 <= clock.now() - start <= 121
         assert (await reasons(client))[:3] == ["SuccessfulCreate", "SawCompletedJob", "SuccessfulCreate"]
+        skew = "cronjob_controller_job_creation_skew_duration_seconds"
+        assert cronjobs.metrics.registry.get_sample_value(f"{skew}_count") == 2.0
+        assert cronjobs.metrics.registry.get_sample_value(f"{skew}_bucket", {"le": "1.0"}) == 2.0
 
     run(scenario)
 

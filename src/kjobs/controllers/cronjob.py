@@ -36,6 +36,7 @@ from kjobs.client.informer import InformerFactory, Key, key_of
 from kjobs.client.resources import CRONJOBS, JOBS
 from kjobs.client.workqueue import WorkerPool, WorkQueue
 from kjobs.clock import Clock
+from kjobs.controllers.disruption_metrics import CronJobMetrics
 from kjobs.cronjob import jobs as cjobs
 from kjobs.cronjob import timing
 
@@ -105,6 +106,7 @@ class CronJobController:
     client: Client
     clock: Clock
     settings: CronJobSettings = field(default_factory=CronJobSettings)
+    metrics: CronJobMetrics = field(default_factory=CronJobMetrics)
     shared: InformerFactory | None = None
     """Informers shared with other controllers (a private set when None)."""
 
@@ -373,6 +375,7 @@ class CronJobController:
             if not _namespace_terminating(exc):
                 self.events.event(cronjob, "Warning", "FailedCreate", f"Error creating job: {exc.message}")
             raise
+        self.metrics.creation_skew.observe(parse_time(str(_meta(created).get("creationTimestamp"))) - scheduled)
         self.events.event(cronjob, "Normal", "SuccessfulCreate", f"Created job {_meta(created).get('name')}")
         return created
 
