@@ -1,8 +1,10 @@
-"""Prometheus metrics of the disruption machinery and the other controllers beside the Job controller, with Kubernetes' names, help texts and labels.
+"""Prometheus metrics of the controllers other than the Job controller and the scheduler, with Kubernetes' names,
+help texts and labels.
 
 One class per controller, each on its own registry unless given one (as `JobMetrics` does):
-`node_collector_*` (node lifecycle), `taint_eviction_controller_*`, `pod_gc_collector_*` and
-`ttl_after_finished_controller_*` and `cronjob_controller_*`. The disruption controller and the garbage collector export none of their own.
+`node_collector_*` (node lifecycle), `taint_eviction_controller_*`, `pod_gc_collector_*`,
+`ttl_after_finished_controller_*` and `cronjob_controller_*`. The disruption controller and the garbage collector
+export none of their own.
 """
 
 from __future__ import annotations
