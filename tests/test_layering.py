@@ -18,6 +18,7 @@ IO_LAYERS = ("kjobs.server", "kjobs.store", "kjobs.client", "kjobs.controllers",
 FORBIDDEN: dict[str, tuple[str, ...]] = {
     "api": (*IO_LAYERS, "kjobs.job", "asyncio"),
     "policy.py": (*IO_LAYERS, "asyncio"),
+    "cronjob": (*IO_LAYERS, "asyncio"),
     # The node agent serves its logs through the API server's log seam (`kjobs.server.logs`), as a kubelet's
     # log endpoint answers the apiserver's proxy; the in-process client calls the API service itself.
     "node": ("kjobs.controllers", "kjobs.cluster"),

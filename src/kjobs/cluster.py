@@ -2,7 +2,7 @@
 
 `kjobs run` and `kjobs up` both assemble their cluster here, so they run the same control plane: the Job
 controller, the scheduler, node lifecycle, taint eviction, pod GC, the disruption controller, the garbage
-collector, TTL-after-finished, and node agents whose pods are local processes. Components talk through
+collector, TTL-after-finished, CronJob, and node agents whose pods are local processes. Components talk through
 `LocalClient` (no HTTP); `kjobs up` additionally serves the same `ApiService` over HTTP for kubectl.
 """
 
@@ -24,6 +24,7 @@ from kjobs.client.informer import InformerFactory
 from kjobs.client.local import LocalClient
 from kjobs.clock import Clock, RealClock
 from kjobs.controllers import CONTROLLER_NAMES
+from kjobs.controllers.cronjob import CronJobController
 from kjobs.controllers.disruption import DisruptionController, DisruptionSettings
 from kjobs.controllers.garbagecollector import GarbageCollector
 from kjobs.controllers.job import JobController, JobControllerSettings
@@ -208,6 +209,7 @@ def build_controllers(
         "disruption": lambda: DisruptionController(client, clock, cfg.disruption, shared=shared),
         "garbagecollector": lambda: GarbageCollector(client, clock, shared=shared),
         "ttl": lambda: TTLAfterFinishedController(client, clock, shared=shared),
+        "cronjob": lambda: CronJobController(client, clock, shared=shared),
     }
     return {name: makers[name]() for name in names}
 

@@ -1,9 +1,9 @@
 """`kjobs validate`: Kubernetes-exact validation of manifests, as an API server would answer a create.
 
-Jobs are defaulted (batch/v1) then validated; Pods likewise with core/v1 rules, and the ConfigMaps and Secrets
-a Job reads (`kjobs.api.config_objects`: a Secret's `stringData` merged into `data` first). The result is the list of
-`FieldError`s Kubernetes would put in the `Status` causes of a 422 Invalid. Before that, `decode` applies the
-server's field validation (`kjobs.server.decoding`), as a create with `fieldValidation` would.
+Jobs and CronJobs are defaulted (batch/v1) then validated; Pods likewise with core/v1 rules, and the ConfigMaps
+and Secrets a Job reads (`kjobs.api.config_objects`: a Secret's `stringData` merged into `data` first). The result
+is the list of `FieldError`s Kubernetes would put in the `Status` causes of a 422 Invalid. Before that, `decode`
+applies the server's field validation (`kjobs.server.decoding`), as a create with `fieldValidation` would.
 """
 
 from __future__ import annotations
@@ -15,9 +15,10 @@ from kjobs.api.errors import ErrorType, FieldError, bad_request, invalid
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
 
-SUPPORTED_KINDS = ("Job", "Pod", "ConfigMap", "Secret")
+SUPPORTED_KINDS = ("Job", "CronJob", "Pod", "ConfigMap", "Secret")
 _RESOURCES = {
     "Job": ("batch", "v1", "jobs"),
+    "CronJob": ("batch", "v1", "cronjobs"),
     "Pod": ("", "v1", "pods"),
     "ConfigMap": ("", "v1", "configmaps"),
     "Secret": ("", "v1", "secrets"),
@@ -56,7 +57,7 @@ def decode(obj: Obj, field_validation: str, features: FeatureGates = DEFAULT) ->
 def validate_manifest(obj: Obj, *, apply_defaults: bool = True, features: FeatureGates = DEFAULT) -> list[FieldError]:
     """Validate one manifest as a create request (disabled fields dropped and defaulting first, as the API
     server does)."""
-    from kjobs.api import config_objects, defaults, validation
+    from kjobs.api import config_objects, defaults, validation, validation_cronjob
     from kjobs.api.disabled_fields import drop_disabled_job_fields, drop_disabled_pod_fields
 
     kind = obj.get("kind")
@@ -68,6 +69,9 @@ def validate_manifest(obj: Obj, *, apply_defaults: bool = True, features: Featur
     if kind == "Secret":
         secret = config_objects.default_secret_in_place(deepcopy(_as_created(obj))) if apply_defaults else obj
         return config_objects.validate_secret(secret)
+    if kind == "CronJob":
+        cronjob = defaults.default_cronjob_in_place(deepcopy(_as_created(obj))) if apply_defaults else obj
+        return validation_cronjob.validate_cronjob(cronjob, features=features)
     if apply_defaults:
         obj = deepcopy(_as_created(obj))
         (drop_disabled_job_fields if kind == "Job" else drop_disabled_pod_fields)(obj, None, features)
@@ -104,6 +108,6 @@ def _as_created(obj: Obj) -> Obj:
 def invalid_status(obj: Obj, errors: list[FieldError]) -> Obj:
     """The 422 `Status` an API server returns for these errors."""
     kind = str(obj.get("kind") or "")
-    group = "batch" if kind == "Job" else ""
+    group = "batch" if kind in ("Job", "CronJob") else ""
     name = str((obj.get("metadata") or {}).get("name") or (obj.get("metadata") or {}).get("generateName") or "")
     return invalid(kind, name, errors, group=group).status()

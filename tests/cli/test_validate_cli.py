@@ -158,7 +158,29 @@ def test_unsupported_kind(tmp_path: Path) -> None:
     svc.write_text("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n")
     code, out, _ = run("validate", str(svc))
     assert code == 1
-    assert '* kind: Unsupported value: "Service": supported values: "Job", "Pod"' in out
+    supported = '"Job", "CronJob", "Pod", "ConfigMap", "Secret"'
+    assert f'* kind: Unsupported value: "Service": supported values: {supported}' in out
+
+
+def test_a_cronjob_is_validated_as_the_api_server_validates_it(tmp_path: Path) -> None:
+    manifest = tmp_path / "cron.yaml"
+    manifest.write_text(
+        "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: nightly}\nspec:\n  schedule: '*/5 * * *'\n"
+        "  jobTemplate:\n    spec:\n      template:\n        spec:\n"
+        "          containers: [{name: c, image: busybox, command: [sh]}]\n"
+    )
+    code, out, _ = run("validate", str(manifest))
+    assert code == 1
+    assert out.splitlines() == [
+        f'{manifest}: The CronJob "nightly" is invalid:',
+        '* spec.schedule: Invalid value: "*/5 * * *": expected exactly 5 fields, found 4: [*/5 * * *]',
+        '* spec.jobTemplate.spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"',
+    ]
+    text = manifest.read_text().replace("'*/5 * * *'", "'*/5 * * * *'")
+    manifest.write_text(
+        text.replace("spec:\n          containers", "spec:\n          restartPolicy: Never\n          containers")
+    )
+    assert run("validate", str(manifest))[:2] == (0, f'{manifest}: CronJob "nightly" is valid\n')
 
 
 TYPO = """\

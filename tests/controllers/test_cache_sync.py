@@ -16,7 +16,7 @@ import pytest
 from kjobs.api.names import JOB_TRACKING_FINALIZER
 from kjobs.api.types import Obj
 from kjobs.client.local import LocalClient
-from kjobs.client.resources import EVENTS, JOBS, LEASES, NODES, PDBS, PODS, PRIORITY_CLASSES, ResourceRef
+from kjobs.client.resources import CRONJOBS, EVENTS, JOBS, LEASES, NODES, PDBS, PODS, PRIORITY_CLASSES, ResourceRef
 from kjobs.clock import FakeClock
 from kjobs.cluster import build_controllers
 from kjobs.controllers import CONTROLLER_NAMES
@@ -29,8 +29,9 @@ READS: dict[str, tuple[ResourceRef, ...]] = {
     "tainteviction": (NODES, PODS),
     "podgc": (NODES, PODS),
     "disruption": (PODS, PDBS),
-    "garbagecollector": (PODS, JOBS),
+    "garbagecollector": (PODS, JOBS, CRONJOBS),
     "ttl": (JOBS,),
+    "cronjob": (CRONJOBS, JOBS),
 }
 """The resources each controller watches (its informers), as in its constructor."""
 

@@ -1,6 +1,6 @@
-"""Defaulting and registry preparation for Jobs and Pods, as the Kubernetes API server applies them.
+"""Defaulting and registry preparation for Jobs, CronJobs and Pods, as the Kubernetes API server applies them.
 
-Owns what a manifest gains between the request body and validation: batch/v1 Job defaults
+Owns what a manifest gains between the request body and validation: batch/v1 Job and CronJob defaults
 (`pkg/apis/batch/v1/defaults.go`), core/v1 pod-spec defaults (`pkg/apis/core/v1/defaults.go`:
 policies, grace period, scheduler, container pull policy and termination message, port protocol, probe timings,
 volume source and modes, quantities rounded to milli precision), the Pod-only defaults plus the priority the
@@ -311,6 +311,26 @@ def default_job_in_place(out: Obj) -> Obj:
     if spec.get("podReplacementPolicy") is None:
         spec["podReplacementPolicy"] = "Failed" if spec.get("podFailurePolicy") is not None else "TerminatingOrFailed"
     _default_pod_template(template)
+    return out
+
+
+def default_cronjob_in_place(out: Obj) -> Obj:
+    """`SetObjectDefaults_CronJob` (pkg/apis/batch/v1): `SetDefaults_CronJob` (concurrencyPolicy Allow, suspend
+    false, history limits 3 successful and 1 failed) and the pod defaults of the job template's pod template. The
+    job template's own spec is not defaulted: its Jobs are, when the controller creates them."""
+    if type(out) is not dict:
+        return out
+    spec = _dict(out, "spec", create=True)
+    if spec is None:
+        return out
+    _set_default(spec, "concurrencyPolicy", "Allow")
+    _set_default(spec, "suspend", False)
+    _set_default(spec, "successfulJobsHistoryLimit", 3)
+    _set_default(spec, "failedJobsHistoryLimit", 1)
+    job_template = _dict(spec, "jobTemplate")
+    job_spec = _dict(job_template, "spec") if job_template is not None else None
+    if job_spec is not None:
+        _default_pod_template(_dict(job_spec, "template"))
     return out
 
 

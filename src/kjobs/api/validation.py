@@ -94,7 +94,7 @@ _STATUSES = ("False", "True", "Unknown")
 _REPLACEMENT_POLICIES = ("Failed", "TerminatingOrFailed")
 
 
-class _Raw:
+class Raw:
     """A bad value printed verbatim (Go values whose `String()` Kubernetes prints)."""
 
     __slots__ = ("text",)
@@ -442,7 +442,7 @@ def _validate_success_policy(policy: Obj, completions: int | None, path: str, er
                 )
 
 
-def _validate_job_spec_fields(spec: Obj, path: str, errs: Errors, features: FeatureGates) -> None:
+def validate_job_spec_fields(spec: Obj, path: str, errs: Errors, features: FeatureGates) -> None:
     """Kubernetes' `validateJobSpec` (everything but the selector)."""
     parallelism = get_int(spec, "parallelism", f"{path}.parallelism", errs)
     completions = get_int(spec, "completions", f"{path}.completions", errs)
@@ -548,7 +548,7 @@ def _validate_job_spec_fields(spec: Obj, path: str, errs: Errors, features: Feat
     success_policy = get_obj(spec, "successPolicy", f"{path}.successPolicy", errs)
     if success_policy is not None:
         if mode != "Indexed":
-            shown = _Raw(_go_success_policy(success_policy))
+            shown = Raw(_go_success_policy(success_policy))
             errs.append(FieldError(f"{path}.successPolicy", Invalid, "requires indexed completion mode", shown))
         else:
             _validate_success_policy(success_policy, completions, f"{path}.successPolicy", errs)
@@ -601,7 +601,7 @@ def _selector_usable(selector: Any) -> bool:
 
 def _validate_job_spec(spec: Obj, path: str, errs: Errors, features: FeatureGates) -> None:
     """Kubernetes' `ValidateJobSpec`: the fields, the selector, and selector-matches-template."""
-    _validate_job_spec_fields(spec, path, errs, features)
+    validate_job_spec_fields(spec, path, errs, features)
     if spec.get("selector") is None:
         errs.append(FieldError(f"{path}.selector", Required))
         selector = None
@@ -651,7 +651,7 @@ def _validate_generated_selector(meta: Obj, spec: Obj, require_prefixed_labels: 
     selector = spec.get("selector")
     if type(selector) is dict and _selector_usable(selector) and not selector_matches(selector, expected):
         errs.append(
-            FieldError("spec.selector", Invalid, "`selector` not auto-generated", _Raw(label_selector_json(selector)))
+            FieldError("spec.selector", Invalid, "`selector` not auto-generated", Raw(label_selector_json(selector)))
         )
 
 
@@ -788,7 +788,7 @@ def validate_job_update(
     _validate_job_spec(spec, "spec", errs, features)
     _validate_completions_update(spec, old_spec, allow_elastic_indexed_jobs, errs)
     selector = spec.get("selector")
-    shown = _Raw(label_selector_json(selector)) if selector is not None else None
+    shown = Raw(label_selector_json(selector)) if selector is not None else None
     _immutable(selector, old_spec.get("selector"), "spec.selector", errs, shown=shown)
     old_status = _dict_or_empty(old.get("status"))
     allow_scheduling = (
@@ -799,12 +799,12 @@ def validate_job_update(
     _validate_template_update(spec, old_spec, allow_scheduling, errs)
     _immutable(spec.get("completionMode"), old_spec.get("completionMode"), "spec.completionMode", errs)
     policy = spec.get("podFailurePolicy")
-    shown_policy = _Raw(_go_pod_failure_policy(policy)) if type(policy) is dict else None
+    shown_policy = Raw(_go_pod_failure_policy(policy)) if type(policy) is dict else None
     _immutable(policy, old_spec.get("podFailurePolicy"), "spec.podFailurePolicy", errs, shown=shown_policy)
     for key in ("backoffLimitPerIndex", "managedBy"):
         _immutable(spec.get(key), old_spec.get(key), f"spec.{key}", errs)
     success = spec.get("successPolicy")
-    shown_success = _Raw(_go_success_policy(success)) if type(success) is dict else None
+    shown_success = Raw(_go_success_policy(success)) if type(success) is dict else None
     _immutable(success, old_spec.get("successPolicy"), "spec.successPolicy", errs, shown=shown_success)
     return errs
 
@@ -999,7 +999,7 @@ def _validate_status(new: _StatusView, old: _StatusView, errs: Errors) -> None:
                 "status.uncountedTerminatedPods",
                 Invalid,
                 "uncountedTerminatedPods needs to be empty for finished job",
-                _Raw(_uncounted_repr(new)),
+                Raw(_uncounted_repr(new)),
             )
         )
     completions = spec.get("completions") if type(spec.get("completions")) is int else None

@@ -13,6 +13,7 @@ CONTROLLER_NAMES = (
     "disruption",
     "garbagecollector",
     "ttl",
+    "cronjob",
 )
 """Every controller kjobs has, by the name `kjobs controller --controllers` and `kjobs.cluster` use."""
 

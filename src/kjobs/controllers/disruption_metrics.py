@@ -1,8 +1,10 @@
-"""Prometheus metrics of the disruption machinery, with Kubernetes' names, help texts and labels.
+"""Prometheus metrics of the controllers other than the Job controller and the scheduler, with Kubernetes' names,
+help texts and labels.
 
 One class per controller, each on its own registry unless given one (as `JobMetrics` does):
-`node_collector_*` (node lifecycle), `taint_eviction_controller_*`, `pod_gc_collector_*` and
-`ttl_after_finished_controller_*`. The disruption controller and the garbage collector export none of their own.
+`node_collector_*` (node lifecycle), `taint_eviction_controller_*`, `pod_gc_collector_*`,
+`ttl_after_finished_controller_*` and `cronjob_controller_*`. The disruption controller and the garbage collector
+export none of their own.
 """
 
 from __future__ import annotations
@@ -102,5 +104,18 @@ class TTLMetrics:
             "ttl_after_finished_controller_job_deletion_duration_seconds",
             "The time it took to delete the job since it became eligible for deletion",
             buckets=_exponential(0.1, 2, 14),
+            registry=self.registry,
+        )
+
+
+class CronJobMetrics:
+    """`cronjob_controller_job_creation_skew_duration_seconds` (pkg/controller/cronjob/metrics)."""
+
+    def __init__(self, registry: CollectorRegistry | None = None) -> None:
+        self.registry = registry if registry is not None else CollectorRegistry()
+        self.creation_skew = Histogram(
+            "cronjob_controller_job_creation_skew_duration_seconds",
+            "Time between when a cronjob is scheduled to be run, and when the corresponding job is created",
+            buckets=_exponential(1, 2, 10),
             registry=self.registry,
         )

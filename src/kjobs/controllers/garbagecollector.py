@@ -1,6 +1,6 @@
 """The garbage collector for `ownerReferences` (`pkg/controller/garbagecollector`).
 
-It watches the configured resources (Pods and Jobs by default), indexes every object by uid and every owner by
+It watches the configured resources (Pods, Jobs and CronJobs by default), indexes every object by uid and every owner by
 its dependents, and works a queue of two actions, as Kubernetes' GC does:
 * attempt to delete an object: read it live; if it is being deleted it is left alone, unless it waits for its
   dependents (`foregroundDeletion` finalizer), in which case the finalizer is removed once no dependent with
@@ -29,7 +29,7 @@ from kjobs.api.types import Obj
 from kjobs.client import resources as R
 from kjobs.client.base import Client
 from kjobs.client.informer import Handler, InformerFactory, key_of
-from kjobs.client.resources import JOBS, PODS, ResourceRef
+from kjobs.client.resources import CRONJOBS, JOBS, PODS, ResourceRef
 from kjobs.client.workqueue import WorkerPool, WorkQueue
 from kjobs.clock import Clock
 
@@ -37,7 +37,17 @@ log = logging.getLogger(__name__)
 
 FOREGROUND = "foregroundDeletion"
 ORPHAN = "orphan"
-KNOWN: tuple[ResourceRef, ...] = (R.PODS, R.NODES, R.EVENTS, R.NAMESPACES, R.JOBS, R.LEASES, R.PDBS, R.PRIORITY_CLASSES)
+KNOWN: tuple[ResourceRef, ...] = (
+    R.PODS,
+    R.NODES,
+    R.EVENTS,
+    R.NAMESPACES,
+    R.JOBS,
+    R.CRONJOBS,
+    R.LEASES,
+    R.PDBS,
+    R.PRIORITY_CLASSES,
+)
 
 Item = tuple[str, ResourceRef, str, str, str]
 """(action, resource, namespace, name, uid); action is "delete" or "orphan"."""
@@ -47,7 +57,7 @@ Item = tuple[str, ResourceRef, str, str, str]
 class GarbageCollectorSettings:
     """Which resources to watch (dependents and owners) and how many workers."""
 
-    resources: tuple[ResourceRef, ...] = (PODS, JOBS)
+    resources: tuple[ResourceRef, ...] = (PODS, JOBS, CRONJOBS)
     workers: int = 4
 
 

@@ -385,9 +385,41 @@ class App:
             await send(message)
 
         try:
+            if "yaml" in request.accept.lower() or request.accept.startswith("text/"):
+                await self._negotiated(request, route, tracking_send)
+                return
             await self._guarded(request, route, tracking_send)
         finally:
             self.api_metrics.observe(_metric_labels(request, route), status[0], time.perf_counter() - start)
+
+    async def _negotiated(self, request: Request, route: routing.Route, send: Send) -> None:
+        """A resource request whose `Accept` is not simply JSON (`negotiation.wants_yaml`): 406 for what is not
+        served, else the answer, rendered as YAML (its Status too) when YAML was asked for."""
+        try:
+            yaml_out = negotiation.wants_yaml(request.accept, stream=request.flag("watch"))
+        except ApiError as exc:
+            await _respond(send, exc.code, _error(exc))
+            return
+        if not yaml_out:
+            await self._guarded(request, route, send)
+            return
+        started: dict[str, Any] = {}
+
+        async def as_yaml(message: dict[str, Any]) -> None:
+            """Hold a JSON answer's head until its (single) body can be rendered; pass anything else on (logs)."""
+            if message["type"] == "http.response.start":
+                if dict(message.get("headers", [])).get(b"content-type") == JSON:
+                    started.update(message)
+                    return
+            elif started and not message.get("more_body"):
+                head = [(k, v) for k, v in started["headers"] if k not in (b"content-type", b"content-length")]
+                body = yaml.safe_dump(orjson.loads(message.get("body") or b"null"), default_flow_style=False).encode()
+                head += [(b"content-type", negotiation.YAML.encode()), (b"content-length", str(len(body)).encode())]
+                await send({**started, "headers": head})
+                message = {"type": "http.response.body", "body": body}
+            await send(message)
+
+        await self._guarded(request, route, as_yaml)
 
     async def _guarded(self, request: Request, route: routing.Route, send: Send) -> None:
         try:

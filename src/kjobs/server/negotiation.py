@@ -9,6 +9,12 @@ JSON one; protobuf ranges and unknown transformations are passed over. With noth
 answers plain JSON (kubectl's `application/vnd.kubernetes.protobuf,application/json` reads as JSON anyway).
 A metadata transformation of the wrong arity is 406 NotAcceptable (apiserver `handlers/response.go`,
 `asPartialObjectMetadata` / `asPartialObjectMetadataList`).
+
+The serialization is chosen the same way (`NegotiateOutputMediaType`): the first range among JSON, YAML and
+protobuf (or a wildcard) wins. YAML is answered as YAML (`application/yaml`, what `curl -H 'Accept:
+application/yaml'` gets from a cluster), except for a watch, which has no YAML framing: 406. Protobuf is answered
+as JSON, which every client that asks for it also accepts. An `Accept` naming none of them is 406 with the
+apiserver's list of what it serves.
 """
 
 from __future__ import annotations
@@ -25,6 +31,12 @@ PARTIAL_LIST = "PartialObjectMetadataList"
 _KINDS = (TABLE, PARTIAL, PARTIAL_LIST)
 _VERSIONS = ("v1", "v1beta1")
 _JSON_RANGES = ("application/json", "application/*", "*/*")
+YAML = "application/yaml"
+_SERVED = ("application/json", YAML, "application/vnd.kubernetes.protobuf", "application/*", "*/*")
+_STREAM_SERVED = (
+    "application/json, application/vnd.kubernetes.protobuf, application/json;stream=watch, "
+    "application/vnd.kubernetes.protobuf;stream=watch"
+)
 
 
 class Target(NamedTuple):
@@ -52,6 +64,23 @@ def target(accept: str) -> Target | None:
         if kind in _KINDS and params.get("g") == "meta.k8s.io" and params.get("v") in _VERSIONS:
             return Target(kind, params["v"])
     return None
+
+
+def wants_yaml(accept: str, *, stream: bool = False) -> bool:
+    """Whether the response is to be YAML (the first served range `accept` names is `application/yaml`). Raises
+    406 for an `accept` that names nothing this server serves, and for YAML asked of a watch (`stream`)."""
+    if not accept:
+        return False
+    for entry in accept.split(","):
+        media = entry.split(";", 1)[0].strip().lower()
+        if media in _SERVED:
+            if media == YAML and stream:
+                raise not_acceptable(f"only the following media types are accepted: {_STREAM_SERVED}")
+            return media == YAML
+    raise not_acceptable(
+        "only the following media types are accepted: application/json, application/yaml, "
+        "application/vnd.kubernetes.protobuf"
+    )
 
 
 def not_acceptable(message: str) -> ApiError:

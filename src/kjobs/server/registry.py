@@ -195,6 +195,23 @@ RESOURCES: list[Resource] = [
             "warnings": ("kjobs.api.validation_warnings", "warnings_for_job"),
         },
     ),
+    Resource(
+        "batch",
+        "v1",
+        "cronjobs",
+        "cronjob",
+        "CronJob",
+        True,
+        ("cj",),
+        ("all",),
+        subresources=("status",),
+        tracks_generation=True,
+        hooks={
+            "default": (_DEFAULTS, "default_cronjob_in_place"),
+            "validate": ("kjobs.api.validation_cronjob", "validate_cronjob"),
+            "validate_update": ("kjobs.api.validation_cronjob", "validate_cronjob_update"),
+        },
+    ),
     Resource("coordination.k8s.io", "v1", "leases", "lease", "Lease", True, has_status=False),
     Resource(
         "policy",

@@ -23,6 +23,8 @@ from typing import Any
 ROOTS = [
     "io.k8s.api.batch.v1.Job",
     "io.k8s.api.batch.v1.JobList",
+    "io.k8s.api.batch.v1.CronJob",
+    "io.k8s.api.batch.v1.CronJobList",
     "io.k8s.api.core.v1.Pod",
     "io.k8s.api.core.v1.PodList",
     "io.k8s.api.core.v1.Node",

@@ -456,6 +456,59 @@ def lease_cells(lease: Obj, now: float) -> list[Any]:
     return [lease.get("metadata", {}).get("name", ""), holder, _age(lease, now)]
 
 
+CRONJOB_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _DESC_NAME),
+    ("Schedule", "string", 0, "The schedule in Cron format, see https://en.wikipedia.org/wiki/Cron."),
+    (
+        "Timezone",
+        "string",
+        0,
+        "The time zone name for the given schedule, see https://en.wikipedia.org/wiki/List_of_tz_database_time_zones."
+        " If not specified, this will default to the time zone of the kube-controller-manager process. The set of "
+        "valid time zone names and the time zone offset is loaded from the system-wide time zone database by the API "
+        "server during CronJob validation and the controller manager during execution. If no system-wide time zone "
+        "database can be found a bundled version of the database is used instead. If the time zone name becomes "
+        "invalid during the lifetime of a CronJob or due to a change in host configuration, the controller will stop "
+        "creating new new Jobs and will create a system event with the reason UnknownTimeZone. More information can "
+        "be found in https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/#time-zones",
+    ),
+    (
+        "Suspend",
+        "boolean",
+        0,
+        "This flag tells the controller to suspend subsequent executions, it does not apply to already started "
+        "executions.  Defaults to false.",
+    ),
+    ("Active", "integer", 0, "A list of pointers to currently running jobs."),
+    ("Last Schedule", "string", 0, "Information when was the last time the job was successfully scheduled."),
+    ("Age", "string", 0, _DESC_AGE),
+    ("Containers", "string", 1, "Names of each container in the template."),
+    ("Images", "string", 1, "Images referenced by each container in the template."),
+    ("Selector", "string", 1, "A label query over pods that should match the pod count."),
+]
+
+
+def cronjob_cells(cronjob: Obj, now: float) -> list[Any]:
+    """One CronJob row (`printCronJob`: an unset suspend prints `<unset>`, no last schedule `<none>`)."""
+    spec, status = cronjob.get("spec") or {}, cronjob.get("status") or {}
+    suspend = spec.get("suspend")
+    last = status.get("lastScheduleTime")
+    job_spec = (spec.get("jobTemplate") or {}).get("spec") or {}
+    containers = ((job_spec.get("template") or {}).get("spec") or {}).get("containers") or []
+    return [
+        cronjob.get("metadata", {}).get("name", ""),
+        spec.get("schedule", ""),
+        spec.get("timeZone") if spec.get("timeZone") is not None else "<none>",
+        "<unset>" if suspend is None else ("True" if suspend else "False"),
+        len(status.get("active") or []),
+        _since(last, now) if last else "<none>",
+        _age(cronjob, now),
+        ",".join(c.get("name", "") for c in containers),
+        ",".join(c.get("image", "") for c in containers),
+        format_label_selector(job_spec.get("selector")),
+    ]
+
+
 PDB_COLUMNS: list[Column] = [
     ("Name", "string", 0, _DESC_NAME),
     ("Min Available", "string", 0, "The minimum number of pods that must be available."),
@@ -605,6 +658,7 @@ PRINTERS: dict[str, tuple[list[Column], Cells]] = {
     "Namespace": (NAMESPACE_COLUMNS, namespace_cells),
     "Lease": (LEASE_COLUMNS, lease_cells),
     "PodDisruptionBudget": (PDB_COLUMNS, pdb_cells),
+    "CronJob": (CRONJOB_COLUMNS, cronjob_cells),
     "PriorityClass": (PRIORITY_CLASS_COLUMNS, priority_class_cells),
     "Service": (SERVICE_COLUMNS, service_cells),
     "ConfigMap": (CONFIG_MAP_COLUMNS, config_map_cells),
