@@ -88,12 +88,17 @@ def test_a_missing_config_map_keeps_the_pod_waiting(tmp_path: Path) -> None:
         ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n", 'document 1 is Pod "p": kjobs run takes one Job'),
         ("hello: world\n", "document 1 is an object without kind: kjobs run takes one Job"),
         (
+            "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: nightly}\n",
+            'document 1 is CronJob "nightly": kjobs run takes one Job, and the ConfigMaps and Secrets its pods read\n'
+            "hint: a CronJob runs on a cluster: start `kjobs up`, then `kubectl apply -f",
+        ),
+        (
             "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n"
             "      restartPolicy: Always\n      containers: [{name: main, image: x}]\n",
             'spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"',
         ),
     ],
-    ids=["missing-file", "other-kind", "invalid-secret", "invalid-yaml", "no-job", "no-kind", "invalid-job"],
+    ids=["missing-file", "other-kind", "invalid-secret", "invalid-yaml", "no-job", "no-kind", "cronjob", "invalid-job"],
 )
 def test_bad_input_exits_2_with_a_clear_error(tmp_path: Path, content: str | None, message: str) -> None:
     path = tmp_path / "job.yaml"
