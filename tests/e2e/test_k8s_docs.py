@@ -16,9 +16,7 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -27,6 +25,7 @@ from typing import Any
 import pytest
 import yaml
 
+from tests.server.test_up import _up
 from tests.support import free_port
 
 pytestmark = [
@@ -369,26 +368,10 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """`kjobs up` (one node, `--backoff 1`); yields its kubeconfig."""
     root = tmp_path_factory.mktemp("k8s-docs")
     kubeconfig = root / "kubeconfig"
-    args = ["--port", str(free_port()), "--data-dir", str(root / "data"), "--kubeconfig", str(kubeconfig)]
-    with (root / "up.log").open("wb") as log:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "kjobs", "up", *args, "--backoff", "1"],
-            stdout=subprocess.PIPE,
-            stderr=log,
-            env={**os.environ, "HOME": str(root)},
-        )
-    try:
-        assert proc.stdout is not None
-        line = proc.stdout.readline().decode()
-        assert line.startswith("export KUBECONFIG="), (root / "up.log").read_text()
+    args = ("--port", str(free_port()), "--data-dir", str(root / "data"), "--kubeconfig", str(kubeconfig))
+    with _up(root, *args, "--backoff", "1") as (proc, line, _elapsed):
+        assert line == f"export KUBECONFIG={kubeconfig}", proc.stderr.read() if proc.stderr else ""
         yield kubeconfig
-    finally:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @pytest.fixture
