@@ -353,6 +353,12 @@ class Kubectl:
         """`kubectl get ARGS -o json`, decoded."""
         return json.loads(self("get", *args, "-o", "json"))
 
+    def describe_showing(self, target: str, text: str) -> str:
+        """`kubectl describe TARGET` once its output shows `text` (an event is recorded just after the status
+        write it reports, so a describe right after `kubectl wait` may not list it yet)."""
+        found: str = self.until(lambda: out if text in (out := self("describe", target)) else None, repr(text))
+        return found
+
     def until(self, probe: Callable[[], Any], what: str, timeout: float = 30) -> Any:
         deadline = time.monotonic() + timeout
         while True:
@@ -410,7 +416,7 @@ def test_running_an_example_job(kubectl: Kubectl) -> None:
     assert kubectl("apply", "-f", "job.yaml") == "job.batch/pi created\n"
     kubectl("wait", "--for=condition=complete", "job/pi", "--timeout=60s")
 
-    describe = kubectl("describe", "job", "pi")
+    describe = kubectl.describe_showing("job/pi", "Job completed")
     job = kubectl.get("job", "pi")
     uid = job["metadata"]["uid"]
     for line in (
@@ -548,7 +554,7 @@ def test_suspending_a_job(kubectl: Kubectl) -> None:
 def test_pod_replacement_policy_failed_counts_terminating(kubectl: Kubectl) -> None:
     """Section "Delayed creation of replacement pods": with `podReplacementPolicy: Failed` a deleted pod is counted in
     `.status.terminating` until it is Failed, and no replacement exists meanwhile."""
-    script = "trap 'sleep 2; exit 1' TERM; sleep 60 & wait"
+    script = "trap 'sleep 5; exit 1' TERM; sleep 60 & wait"
     job = {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -652,8 +658,8 @@ def test_pod_failure_policy_failjob(kubectl: Kubectl) -> None:
 
 def test_pod_failure_policy_ignore_with_drain(kubectl: Kubectl) -> None:
     """Section "Using Pod failure policy to ignore Pod disruptions": drain the pods' node, `.status.failed` stays unset,
-    uncordon, the Job succeeds. Changed: `sleep 3`, not 90 (timing only)."""
-    kubectl.write("ignore.yaml", IGNORE.replace("sleep 90", "sleep 3"))
+    uncordon, the Job succeeds. Changed: `sleep 6`, not 90 (timing only)."""
+    kubectl.write("ignore.yaml", IGNORE.replace("sleep 90", "sleep 6"))
     kubectl("create", "-f", "ignore.yaml")
     kubectl("wait", "--for=jsonpath={.status.ready}=2", "job/job-pod-failure-policy-ignore", "--timeout=30s")
     node = kubectl.sh(
@@ -748,7 +754,7 @@ def test_indexed_job_with_static_work_assignment(kubectl: Kubectl) -> None:
     kubectl.write("indexed-job.yaml", INDEXED_JOB.replace("/input/data.txt", "data.txt"))
     kubectl("apply", "-f", "indexed-job.yaml")
     kubectl("wait", "--for=condition=complete", "job/indexed-job", "--timeout=60s")
-    describe = kubectl("describe", "jobs/indexed-job")
+    describe = kubectl.describe_showing("jobs/indexed-job", "Job completed")
     for line in (
         "Parallelism:        3",
         "Completions:        5",
@@ -760,7 +766,7 @@ def test_indexed_job_with_static_work_assignment(kubectl: Kubectl) -> None:
         "    Type:          EmptyDir (a temporary directory that shares a pod's lifetime)",
     ):
         assert line in describe, describe
-    assert [kind for kind, _, _ in events(describe)] == ["Normal"] * 6
+    assert [reason for _, reason, _ in events(describe)] == ["SuccessfulCreate"] * 5 + ["Completed"]
     pods = kubectl.get("pods", "-l", "job-name=indexed-job")["items"]
     by_index = {p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"]: p for p in pods}
     assert {i: kubectl("logs", p["metadata"]["name"]).strip() for i, p in by_index.items()} == {
