@@ -76,11 +76,12 @@ class ClientStatusWriter:
         self._client = client
 
     async def update_job_status(self, job: Obj, status: Obj) -> Obj:
-        # What a PUT of /status reads (an API server keeps everything else from the stored Job), built for this call
-        # and handed over: the status is the sync's own, written once and never changed after.
+        # The Job as the sync read it with its new status, as the Job controller's UpdateStatus sends it: a PUT of
+        # /status keeps the spec from the stored Job and takes the metadata it carries (its resourceVersion makes a
+        # stale one a conflict). Built for this call and handed over: the status is the sync's own, written once
+        # and never changed after; the metadata is a copy of the cached Job's, whose values nothing changes in place.
         meta = job["metadata"]
-        identity = {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion") if k in meta}
-        body = {"apiVersion": job.get("apiVersion", "batch/v1"), "kind": job.get("kind", "Job"), "metadata": identity}
+        body = {"apiVersion": job.get("apiVersion", "batch/v1"), "kind": job.get("kind", "Job"), "metadata": dict(meta)}
         body["status"] = status
         return await self._client.update(JOBS, meta["namespace"], body, subresource="status", handover=True)
 
