@@ -695,8 +695,9 @@ def test_should_fail_to_exceed_backoff_limit(cluster: Cluster, ns: str) -> None:
     assert_final_counts(get_job(cluster, ns, name))
 
 
-@pytest.mark.slow
 def test_should_run_a_job_to_completion_with_cpu_requests(cluster: Cluster, ns: str) -> None:
+    """90 pods, each requesting a fifth of the node's allocatable CPU as an integer: on this 2-CPU node, as on any
+    node of fewer than 5 CPUs in Kubernetes' run, that is "0"."""
     node = cluster.core.read_node(node_name(cluster))
     cpu = node.status.allocatable["cpu"]
     cores = int(cpu[:-1]) / 1000 if cpu.endswith("m") else float(cpu)
