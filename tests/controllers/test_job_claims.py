@@ -67,3 +67,34 @@ def test_an_orphan_is_adopted_and_a_pod_whose_labels_stop_matching_is_released()
         await controller.stop()
 
     asyncio.run(scenario())
+
+
+def _job(**meta: object) -> Obj:
+    return {
+        "metadata": {"name": "work", "namespace": "default", "uid": "j1", **meta},
+        "spec": {"selector": {"matchLabels": {"app": "a"}}},
+    }
+
+
+def _pod(labels: dict[str, str] | None, **meta: object) -> Obj:
+    return {"metadata": {"name": "p", "namespace": "default", "uid": "p1", "labels": labels, **meta}}
+
+
+def test_claim_decisions_follow_claim_object() -> None:
+    from kjobs.controllers import podclaims
+
+    assert podclaims.may_adopt(_job(), _pod({"app": "a", "extra": "x"}))
+    assert not podclaims.may_adopt(_job(), _pod({"app": "b"}))
+    assert not podclaims.may_adopt(_job(), _pod({"app": "a"}, namespace="other"))
+    assert not podclaims.may_adopt(_job(), _pod({"app": "a"}, deletionTimestamp="2026-01-01T00:00:00Z"))
+    assert not podclaims.may_adopt(_job(deletionTimestamp="2026-01-01T00:00:00Z"), _pod({"app": "a"}))
+    assert podclaims.should_release(_job(), _pod(None))
+    assert not podclaims.should_release(_job(), _pod({"app": "a"}))
+    assert not podclaims.should_release(_job(deletionTimestamp="2026-01-01T00:00:00Z"), _pod(None))
+    assert podclaims.release_patch(_job(), _pod(None)) == {
+        "metadata": {
+            "ownerReferences": [{"$patch": "delete", "uid": "j1"}],
+            "uid": "p1",
+            "$deleteFromPrimitiveList/finalizers": [JOB_TRACKING_FINALIZER],
+        }
+    }

@@ -277,6 +277,7 @@ class JobController:
                 await self.client.patch(PODS, namespace, name, patch)
             except ApiError as exc:
                 if exc.code not in (404, 422):  # gone, or the name now belongs to another pod
+                    self._claims.setdefault(key, {}).update(noted)  # the retried sync claims them again
                     raise
             patched = True
         return patched
