@@ -77,6 +77,29 @@ def test_patch_job_status_merges_conditions_and_main_resource_ignores_status(api
     assert job.status.succeeded == 1 and job.metadata.resource_version == before
 
 
+def test_a_status_write_sets_labels_and_annotations_but_not_a_pods_owner_references(api: client.ApiClient) -> None:
+    """test/e2e/apps/job.go "should apply changes to a job status" patches an annotation through /status: the
+    status strategies keep the new object's metadata (a pod's ownerReferences excepted)."""
+    batch, core = client.BatchV1Api(api), client.CoreV1Api(api)
+    batch.create_namespaced_job(NS, job_manifest("meta"))
+    patch = {"metadata": {"annotations": {"patchedstatus": "true"}}, "status": {"succeeded": 1}}
+    job = batch.patch_namespaced_job_status("meta", NS, patch, _content_type="application/merge-patch+json")
+    assert job.metadata.annotations["patchedstatus"] == "true" and job.status.succeeded == 1
+    job.metadata.labels["via"] = "status"
+    job = batch.replace_namespaced_job_status("meta", NS, job)
+    assert job.metadata.labels["via"] == "status"
+    assert batch.read_namespaced_job("meta", NS).metadata.annotations["patchedstatus"] == "true"
+
+    pod = pod_manifest("owned")
+    owner = {"apiVersion": "batch/v1", "kind": "Job", "name": "meta", "uid": job.metadata.uid, "controller": True}
+    pod["metadata"]["ownerReferences"] = [owner]
+    core.create_namespaced_pod(NS, pod)
+    patch = {"metadata": {"ownerReferences": None, "labels": {"seen": "yes"}}, "status": {"phase": "Running"}}
+    written = core.patch_namespaced_pod_status("owned", NS, patch, _content_type="application/merge-patch+json")
+    assert written.metadata.labels["seen"] == "yes"
+    assert [r.uid for r in written.metadata.owner_references] == [job.metadata.uid]
+
+
 def test_replace_with_stale_resource_version_conflicts(api: client.ApiClient) -> None:
     batch = client.BatchV1Api(api)
     batch.create_namespaced_job(NS, job_manifest("cf"))

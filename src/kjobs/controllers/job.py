@@ -28,6 +28,7 @@ from kjobs.client.informer import InformerFactory
 from kjobs.client.resources import JOBS, PODS
 from kjobs.client.workqueue import WorkerPool, WorkQueue
 from kjobs.clock import Clock
+from kjobs.controllers import podclaims
 from kjobs.job import pods as P
 from kjobs.job.bookkeeping import BookkeepingStore
 from kjobs.job.config import SyncConfig
@@ -76,11 +77,12 @@ class ClientStatusWriter:
         self._client = client
 
     async def update_job_status(self, job: Obj, status: Obj) -> Obj:
-        # What a PUT of /status reads (an API server keeps everything else from the stored Job), built for this call
-        # and handed over: the status is the sync's own, written once and never changed after.
+        # The Job as the sync read it with its new status, as the Job controller's UpdateStatus sends it: a PUT of
+        # /status keeps the spec from the stored Job and takes the metadata it carries (its resourceVersion makes a
+        # stale one a conflict). Built for this call and handed over: the status is the sync's own, written once
+        # and never changed after; the metadata is a copy of the cached Job's, whose values nothing changes in place.
         meta = job["metadata"]
-        identity = {k: meta[k] for k in ("name", "namespace", "uid", "resourceVersion") if k in meta}
-        body = {"apiVersion": job.get("apiVersion", "batch/v1"), "kind": job.get("kind", "Job"), "metadata": identity}
+        body = {"apiVersion": job.get("apiVersion", "batch/v1"), "kind": job.get("kind", "Job"), "metadata": dict(meta)}
         body["status"] = status
         return await self._client.update(JOBS, meta["namespace"], body, subresource="status", handover=True)
 
@@ -121,6 +123,9 @@ class JobController:
         """Uids of Jobs confirmed gone (a uid is never reused), newest last, at most `ABSENT_JOBS_KEPT`: the
         garbage collector's `absentOwnerCache`, so a deleted Job's many pods cost one live GET, not one each."""
         self.last_outcome: dict[str, SyncOutcome] = {}
+        self._claims: dict[str, dict[str, str]] = {}
+        """Per Job key, pods (uid -> `namespace/name`) it may have to adopt or release (`podclaims`), found by
+        the pod events that changed a pod's labels or owner; its next sync claims them."""
 
     # ----------------------------------------------------------------------------------------- lifecycle
 
@@ -181,6 +186,10 @@ class JobController:
         if owner is not None:
             self._owned(str(owner.get("uid") or "")).observe(pod_uid, new, tracked=new_tracked, terminal=new_terminal)
         job = self._job_for(meta, owner)
+        if old is not None and new is not None and _claim_relevant(old, new):
+            self._owner_changed(old, owner, pod_uid)
+        if new is not None and (old is None or _claim_relevant(old, new)):
+            self._note_claims(new, job, owner, pod_uid, added=old is None)
         if new_tracked and new_terminal and not (old_tracked and old_terminal):
             self._count_tracking_finalizer("add")
         if old_tracked and old_terminal and not new_tracked:
@@ -205,6 +214,81 @@ class JobController:
                 self._enqueue_orphan(new)
             return
         self.queue.add_after(key, self.settings.batch_period)
+
+    def _owner_changed(self, old: Obj, owner: Obj | None, pod_uid: str) -> None:
+        """A pod's controller changed: the former owner's index drops it and that Job syncs again
+        (`updatePod`'s `controllerRefChanged`)."""
+        old_meta = old.get("metadata") or {}
+        old_owner = _controller_ref(old_meta)
+        if old_owner is None or (owner is not None and owner.get("uid") == old_owner.get("uid")):
+            return
+        owned = self._pods_by_owner.get(str(old_owner.get("uid") or ""))
+        if owned is not None:
+            owned.observe(pod_uid, None)
+        former = self._job_for(old_meta, old_owner)
+        if former is not None:
+            self.queue.add_after(_key(former), self.settings.batch_period)
+
+    def _note_claims(self, pod: Obj, job: Obj | None, owner: Obj | None, pod_uid: str, *, added: bool) -> None:
+        """Remember what the next sync claims: the pod's Job releases it when the selector no longer matches it
+        (a pod created with its controller has the template's labels, which validation makes match); an orphan
+        is adopted by the Jobs of its namespace whose selector matches it (`getPodJobs`)."""
+        if owner is not None:
+            if added:
+                return
+            if job is not None and not is_finished(job) and podclaims.should_release(job, pod):
+                self._claim(job, pod_uid, pod)
+            return
+        meta = pod.get("metadata") or {}
+        if meta.get("deletionTimestamp"):
+            return
+        for candidate in self.jobs.list(str(meta.get("namespace") or "")):
+            if external_controller(candidate, self.settings.sync.controller_name) is not None:
+                continue
+            if not is_finished(candidate) and podclaims.may_adopt(candidate, pod):
+                self._claim(candidate, pod_uid, pod)
+
+    def _claim(self, job: Obj, pod_uid: str, pod: Obj) -> None:
+        key = _key(job)
+        self._claims.setdefault(key, {})[pod_uid] = _key(pod)
+        self.queue.add_after(key, self.settings.batch_period)
+
+    async def _claim_pods(self, key: str, job: Obj) -> bool:
+        """`ClaimPods` for the pods noted for this Job, each as the cache has it now; True if one was patched
+        (its event then syncs the Job again, with the pod counted where it now belongs)."""
+        noted = self._claims.pop(key, None)
+        if not noted:
+            return False
+        uid = job["metadata"]["uid"]
+        patched = False
+        for pod_key in noted.values():
+            namespace, name = pod_key.split("/", 1)
+            pod = self.pods.get(namespace, name)
+            if pod is None:
+                continue
+            owner = _controller_ref(pod.get("metadata") or {})
+            if owner is not None and owner.get("uid") == uid and podclaims.should_release(job, pod):
+                patch = podclaims.release_patch(job, pod)
+            elif owner is None and podclaims.may_adopt(job, pod) and await self._can_adopt(job):
+                patch = podclaims.adopt_patch(job, pod)
+            else:
+                continue
+            try:
+                await self.client.patch(PODS, namespace, name, patch)
+            except ApiError as exc:
+                if exc.code not in (404, 422):  # gone, or the name now belongs to another pod
+                    self._claims.setdefault(key, {}).update(noted)  # the retried sync claims them again
+                    raise
+            patched = True
+        return patched
+
+    async def _can_adopt(self, job: Obj) -> bool:
+        """`RecheckDeletionTimestamp`: adopt only for a Job read live that is still this one and not being
+        deleted (the cache may be behind a deletion)."""
+        live = await self._live_job(
+            job["metadata"]["namespace"], {"name": job["metadata"]["name"], "uid": job["metadata"]["uid"]}
+        )
+        return live is not None and not (live.get("metadata") or {}).get("deletionTimestamp")
 
     def _enqueue_orphan(self, pod: Obj) -> None:
         self.orphans.add(_key(pod))
@@ -306,6 +390,7 @@ class JobController:
         job = self.jobs.get(namespace, name)
         if job is None:
             self.book.forget(key)
+            self._claims.pop(key, None)
             return
         uid = str(job["metadata"].get("uid") or "")
         if uid in self._finished_uids and not is_finished(job):
@@ -314,10 +399,14 @@ class JobController:
         pods = _InNameOrder(owned)
         unsettled = owned.unsettled_in_name_order() if owned is not None else []
         if is_finished(job):
+            self._claims.pop(key, None)
             for pod in unsettled:
                 if P.has_tracking_finalizer(pod):
                     await self._remove_orphan_finalizer(pod)
             self.book.forget(key)
+            return
+        if await self._claim_pods(key, job):
+            self.queue.add_after(key, self.settings.batch_period)
             return
         outcome = await sync_job(
             job,
@@ -451,6 +540,15 @@ def _facts(pod: Obj | None) -> tuple[bool, bool, bool]:
 def _key(job: Obj) -> str:
     meta = job.get("metadata") or {}
     return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+
+
+def _claim_relevant(old: Obj, new: Obj) -> bool:
+    """Labels or owner references changed between two versions of a pod (`updatePod`'s `labelChanged` and
+    `controllerRefChanged`): what decides a claim."""
+    old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
+    return old_meta.get("labels") != new_meta.get("labels") or old_meta.get("ownerReferences") != new_meta.get(
+        "ownerReferences"
+    )
 
 
 def _controller_ref(meta: Obj) -> Obj | None:

@@ -553,6 +553,7 @@ class ApiService:
                 merged["status"] = new["status"]
             else:
                 merged.pop("status", None)
+            _status_write_metadata(r, _meta(merged), new.get("metadata") or {})
             return merged
         merged = new
         if merged.get("metadata") is old.get("metadata"):  # a patch that left metadata alone: it changes here
@@ -1390,6 +1391,28 @@ def _details(r: Resource, name: str) -> Obj:
 
 def _qualified(r: Resource) -> str:
     return f"{r.plural}.{r.group}" if r.group else r.plural
+
+
+_STATUS_WRITABLE_META = ("labels", "annotations", "finalizers", "ownerReferences")
+_STATUS_RESET_META = {"pods": ("ownerReferences",)}
+"""Metadata a status write carries: a status strategy's PrepareForUpdate resets the spec (and, for pods,
+`ownerReferences`, pkg/registry/core/pod/strategy.go podStatusStrategy, as old kubelets corrupted them) and keeps
+the rest of the new object, so `PATCH .../status` with labels or annotations sets them, as test/e2e/apps/job.go
+"should apply changes to a job status" patches an annotation through /status
+(pkg/registry/batch/job/strategy.go jobStatusStrategy)."""
+
+
+def _status_write_metadata(r: Resource, merged: Obj, new: Obj) -> None:
+    """Give `merged` (the stored object's metadata) the labels, annotations, finalizers and owner references of
+    the status write's object `new`, except those the resource's status strategy resets."""
+    reset = _STATUS_RESET_META.get(r.store_key, ())
+    for key in _STATUS_WRITABLE_META:
+        if key in reset:
+            continue
+        if new.get(key):
+            merged[key] = new[key]
+        else:
+            merged.pop(key, None)
 
 
 def _success_status(r: Resource, name: str, gone: Obj) -> Obj:
