@@ -135,12 +135,12 @@ def _load_job(path: str, field_validation: str, features: FeatureGates) -> tuple
         number, obj = others[0]
         # An object without `kind` is named as kubectl names it, not as Python's None.
         kind = str(obj.get("kind") or "an object without kind")
-        hint = ""
+        cron_hint = ""
         if kind == "CronJob":  # it runs Jobs on a schedule, which needs a cluster that stays up
-            hint = f"\nhint: a CronJob runs on a cluster: start `kjobs up`, then `kubectl apply -f {path}`"
+            cron_hint = f"\nhint: a CronJob runs on a cluster: start `kjobs up`, then `kubectl apply -f {path}`"
         _fail(
             f"{path}: document {number} is {kind}{_named(obj)}: kjobs run takes one Job, and the ConfigMaps and "
-            "Secrets its pods read" + hint
+            "Secrets its pods read" + cron_hint
         )
     jobs = [o for o in objects if o.get("kind") == "Job"]
     if len(jobs) != 1:
