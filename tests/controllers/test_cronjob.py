@@ -216,3 +216,17 @@ def test_deleting_the_cronjob_with_orphan_propagation_keeps_its_jobs_without_the
         assert [j["metadata"].get("ownerReferences") for j in kept] == [None] * len(created)
 
     run(scenario, collector=True)
+
+
+def test_deleting_the_cronjob_in_the_foreground_waits_for_its_jobs() -> None:
+    # `kubectl delete cronjob --cascade=foreground`: the CronJob stays (foregroundDeletion) until its Jobs are gone
+    async def scenario(client: Any, clock: FakeClock, cronjobs: CronJobController, jobs: JobController) -> None:
+        await settle(clock, lambda: bool(names(cronjobs)))
+        answer = await client.delete(CRONJOBS, "default", "every-minute", propagation_policy="Foreground")
+        assert answer["metadata"]["finalizers"] == ["foregroundDeletion"]
+        waiting = await client.get(CRONJOBS, "default", "every-minute")
+        assert waiting["metadata"]["deletionTimestamp"] and (await client.list(JOBS, "default"))[0]
+        await settle(clock, lambda: not jobs.jobs.list("default"))
+        await settle(clock, lambda: not cronjobs.cronjobs.list("default"))
+
+    run(scenario, collector=True)

@@ -1063,11 +1063,9 @@ class ApiService:
         meta = owner.get("metadata") or {}
         if "foregroundDeletion" not in (meta.get("finalizers") or []):
             return owner
-        uid, namespace = meta.get("uid"), str(meta.get("namespace") or "")
-        items, _ = self.store.list("pods", namespace)
-        if any(
-            any(ref.get("uid") == uid for ref in (p.get("metadata") or {}).get("ownerReferences") or []) for p in items
-        ):
+        uid, namespace = str(meta.get("uid") or ""), str(meta.get("namespace") or "")
+        # a dependent of any kind keeps it (a CronJob's Jobs: the garbage collector finishes it once they are gone)
+        if any(_dependents(self.store.list(d.store_key, namespace)[0], uid) for d in RESOURCES if d.namespaced):
             return owner
         new = _copy(owner)
         rest = [f for f in _meta(new).get("finalizers") or [] if f != "foregroundDeletion"]
