@@ -66,6 +66,18 @@ def test_each_document_of_a_manifest_is_validated(tmp_path: Path) -> None:
     assert 'The Secret "s" is invalid:\n* data[tls.crt]: Required value\n* data[tls.key]: Required value' in out
 
 
+def test_a_secret_whose_string_data_yaml_reads_as_a_bool_is_refused(tmp_path: Path) -> None:
+    # `on: yes` is {"on": true} to YAML 1.1 (kubectl's reader too): the API server cannot decode it
+    bad = tmp_path / "bool.yaml"
+    bad.write_text("apiVersion: v1\nkind: Secret\nmetadata: {name: s}\nstringData: {on: yes}\n")
+    code, out, _ = run("validate", str(bad))
+    assert code == 1, out
+    assert (
+        'Secret in version "v1" cannot be handled as a Secret: '
+        "json: cannot unmarshal bool into Go struct field Secret.stringData of type string"
+    ) in out
+
+
 @pytest.mark.parametrize("name", sorted(GATED_EXAMPLES))
 def test_gated_examples_are_refused_at_the_default_gates(name: str) -> None:
     code, out, _ = run("validate", str(EXAMPLES / name))

@@ -194,3 +194,39 @@ def test_deleting_the_cronjob_deletes_its_jobs() -> None:
         assert (await client.list(JOBS, "default"))[0] == []
 
     run(scenario, collector=True)
+
+
+def test_deleting_the_cronjob_with_orphan_propagation_keeps_its_jobs_without_their_owner() -> None:
+    # `kubectl delete cronjob --cascade=orphan`: the orphan finalizer's work (the garbage collector's
+    # attemptToOrphan) removes the reference from each dependent, so the collector has nothing to delete after
+    async def scenario(client: Any, clock: FakeClock, cronjobs: CronJobController, jobs: JobController) -> None:
+        await settle(clock, lambda: bool(names(cronjobs)))
+        created = names(cronjobs)
+        await client.delete(CRONJOBS, "default", "every-minute", propagation_policy="Orphan")
+
+        def released() -> bool:
+            cached = jobs.jobs.list("default")
+            return names(cronjobs) == created and all(not j["metadata"].get("ownerReferences") for j in cached)
+
+        await settle(clock, released, max_virtual=60)
+        for _ in range(1000):  # the collector's turn: nothing it may delete
+            await asyncio.sleep(0)
+        kept = (await client.list(JOBS, "default"))[0]
+        assert sorted(j["metadata"]["name"] for j in kept) == created
+        assert [j["metadata"].get("ownerReferences") for j in kept] == [None] * len(created)
+
+    run(scenario, collector=True)
+
+
+def test_deleting_the_cronjob_in_the_foreground_waits_for_its_jobs() -> None:
+    # `kubectl delete cronjob --cascade=foreground`: the CronJob stays (foregroundDeletion) until its Jobs are gone
+    async def scenario(client: Any, clock: FakeClock, cronjobs: CronJobController, jobs: JobController) -> None:
+        await settle(clock, lambda: bool(names(cronjobs)))
+        answer = await client.delete(CRONJOBS, "default", "every-minute", propagation_policy="Foreground")
+        assert answer["metadata"]["finalizers"] == ["foregroundDeletion"]
+        waiting = await client.get(CRONJOBS, "default", "every-minute")
+        assert waiting["metadata"]["deletionTimestamp"] and (await client.list(JOBS, "default"))[0]
+        await settle(clock, lambda: not jobs.jobs.list("default"))
+        await settle(clock, lambda: not cronjobs.cronjobs.list("default"))
+
+    run(scenario, collector=True)

@@ -85,6 +85,16 @@ def test_kubectl_creates_lists_describes_triggers_and_deletes_a_cronjob(kubeconf
     until(lambda: True if not kubectl(kubeconfig, "get", "jobs", "-o", "name").stdout else None, "the Jobs deleted")
 
 
+def test_kubectl_delete_cronjob_cascade_orphan_keeps_its_jobs(kubeconfig: Path) -> None:
+    kubectl(kubeconfig, "create", "cronjob", "keeper", "--image=busybox", "--schedule=@daily", "--", "true")
+    kubectl(kubeconfig, "create", "job", "kept", "--from=cronjob/keeper")
+    kubectl(kubeconfig, "delete", "cronjob", "keeper", "--cascade=orphan")
+    time.sleep(2)  # the garbage collector's turn: the Job has no owner left to be collected with
+    refs = kubectl(kubeconfig, "get", "job", "kept", "-o", "jsonpath={.metadata.ownerReferences}").stdout
+    assert refs == ""
+    kubectl(kubeconfig, "delete", "job", "kept", "--cascade=background")
+
+
 def test_kubectl_shows_the_api_servers_validation_errors(kubeconfig: Path, tmp_path: Path) -> None:
     manifest = tmp_path / "bad.yaml"
     manifest.write_text(

@@ -68,6 +68,26 @@ def test_secret_data_that_is_not_base64_is_a_bad_request(http: httpx.Client) -> 
     )
 
 
+def test_secret_string_data_that_is_not_a_string_is_a_bad_request_not_dropped(http: httpx.Client) -> None:
+    # kubectl's YAML reads `on: yes` as {"on": true}: the apiserver's decoder refuses it (400), where dropping the
+    # key would create a Secret without it.
+    for string_data, found, go_type in (({"on": True}, "bool", "string"), ("x", "string", "map[string]string")):
+        secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "typed"}, "stringData": string_data}
+        response = http.post(SECRETS, json=secret)
+        assert response.status_code == 400, response.text
+        assert response.json()["message"] == (
+            'Secret in version "v1" cannot be handled as a Secret: '
+            f"json: cannot unmarshal {found} into Go struct field Secret.stringData of type {go_type}"
+        )
+    secret = {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "typed"}, "data": {"n": 3}}
+    assert (
+        http.post(SECRETS, json=secret)
+        .json()["message"]
+        .endswith("json: cannot unmarshal number into Go struct field Secret.data of type []uint8")
+    )
+    assert http.get(f"{SECRETS}/typed").status_code == 404
+
+
 def test_config_map_keys_are_validated_as_kubernetes_does(http: httpx.Client) -> None:
     cm = {
         "apiVersion": "v1",

@@ -29,11 +29,19 @@ def test_objects_lists_and_errors_come_back_as_yaml(http: httpx.Client) -> None:
     assert yaml.safe_load(missing.text)["reason"] == "NotFound"
 
 
-def test_the_first_served_range_wins(http: httpx.Client) -> None:
+def test_the_first_served_range_by_quality_wins(http: httpx.Client) -> None:
+    # goautoneg.ParseAccept orders the ranges by q before the apiserver takes the first it serves
     assert http.post(PODS, json=pod_manifest("y2")).status_code == 201
-    for accept in ("application/json, application/yaml", "text/html, */*;q=0.8, application/yaml"):
+    for accept in (
+        "application/json, application/yaml",
+        "application/yaml;q=0.5, application/json",
+        "application/yaml;q=0.5, */*;q=0.9",
+    ):
         answer = http.get(f"{PODS}/y2", headers={"Accept": accept})
         assert answer.headers["content-type"] == "application/json", accept
+    for accept in ("text/html, */*;q=0.8, application/yaml", "application/json;q=0.1, application/yaml"):
+        answer = http.get(f"{PODS}/y2", headers={"Accept": accept})
+        assert answer.headers["content-type"] == "application/yaml", accept
 
 
 def test_a_yaml_watch_and_an_unserved_type_are_not_acceptable(http: httpx.Client) -> None:

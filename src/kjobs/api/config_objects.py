@@ -18,7 +18,7 @@ import binascii
 import json
 from typing import Any
 
-from kjobs.api.errors import ErrorType, FieldError, bad_request, too_long
+from kjobs.api.errors import ApiError, ErrorType, FieldError, bad_request, too_long
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
 from kjobs.api.validation_access import Errors, get_bool, get_str, get_str_map
@@ -86,10 +86,13 @@ BYTES_FIELDS = {"ConfigMap": "binaryData", "Secret": "data"}
 
 def check_bytes(obj: Obj) -> None:
     """Decoding of a ConfigMap's or Secret's `[]byte` values: each a base64 string, or a 400 `ApiError` (the
-    apiserver's `cannot be handled as a Secret: illegal base64 data at input byte N`)."""
+    apiserver's `cannot be handled as a Secret: illegal base64 data at input byte N`), and of a Secret's
+    `stringData` strings."""
     field = BYTES_FIELDS.get(str(obj.get("kind") or ""))
     if field is not None:
         _check_bytes_map(obj, field)
+    if obj.get("kind") == "Secret":
+        _check_string_map(obj.get("stringData"), "Secret", "stringData")
 
 
 def _check_bytes_map(obj: Obj, field: str) -> None:
@@ -100,10 +103,42 @@ def _check_bytes_map(obj: Obj, field: str) -> None:
     for value in values.values():
         if value is None:
             continue
-        where = base64_error(value) if isinstance(value, str) else 0
+        if not isinstance(value, str):
+            raise _unmarshal_error(kind, field, value, "[]uint8")
+        where = base64_error(value)
         if where is not None:
-            detail = f"illegal base64 data at input byte {where}" if isinstance(value, str) else "expected a string"
-            raise bad_request(f'{kind} in version "v1" cannot be handled as a {kind}: {detail}')
+            raise bad_request(
+                f'{kind} in version "v1" cannot be handled as a {kind}: illegal base64 data at input byte {where}'
+            )
+
+
+def _check_string_map(values: Any, kind: str, field: str) -> None:
+    """Go's decoding of a `map[string]string` field (a Secret's `stringData`, merged into `data` before anything
+    validates it): a value that is not a string, or a field that is not an object, is a 400 `ApiError` with the
+    decoder's text (`json: cannot unmarshal bool into Go struct field Secret.stringData of type string`), never
+    dropped in silence."""
+    if values is None:
+        return
+    if not isinstance(values, dict):
+        raise _unmarshal_error(kind, field, values, "map[string]string")
+    for value in values.values():
+        if value is not None and not isinstance(value, str):
+            raise _unmarshal_error(kind, field, value, "string")
+
+
+def _unmarshal_error(kind: str, field: str, value: Any, go_type: str) -> ApiError:
+    if isinstance(value, dict):
+        found = "object"
+    elif isinstance(value, list):
+        found = "array"
+    elif isinstance(value, str):
+        found = "string"
+    else:
+        found = "bool" if isinstance(value, bool) else "number"
+    return bad_request(
+        f'{kind} in version "v1" cannot be handled as a {kind}: '
+        f"json: cannot unmarshal {found} into Go struct field {kind}.{field} of type {go_type}"
+    )
 
 
 def _byte_size(value: Any) -> int:
@@ -129,6 +164,7 @@ def default_secret_in_place(secret: Obj) -> Obj:
     dropped, `type` `Opaque` when unset."""
     _check_bytes_map(secret, BYTES_FIELDS["Secret"])
     string_data = secret.pop("stringData", None)
+    _check_string_map(string_data, "Secret", "stringData")
     if isinstance(string_data, dict) and string_data:
         data = secret.get("data")
         # a new map: the one read may be shared with the stored object (a copy-on-write patch)

@@ -4,11 +4,12 @@ Clients ask for a `Table` (kubectl get) or for metadata only, `PartialObjectMeta
 `PartialObjectMetadataList` for a list (client-go's metadata client, used by the garbage collector, sends
 `application/vnd.kubernetes.protobuf;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json;as=...,
 application/json`). As the apiserver does (apiserver `handlers/negotiation`, `RequestScope.AllowsMediaTypeTransform`),
-the first media range the server can produce wins: a JSON range with a known `as=` transformation, or a plain
-JSON one; protobuf ranges and unknown transformations are passed over. With nothing acceptable the server still
-answers plain JSON (kubectl's `application/vnd.kubernetes.protobuf,application/json` reads as JSON anyway).
-A metadata transformation of the wrong arity is 406 NotAcceptable (apiserver `handlers/response.go`,
-`asPartialObjectMetadata` / `asPartialObjectMetadataList`).
+the first media range the server can produce wins, ranges taken in order of their `q` (highest first, 1 when
+absent; equal `q` keep the header's order), as `goautoneg.ParseAccept` sorts them: a JSON range with a known `as=`
+transformation, or a plain JSON one; protobuf ranges and unknown transformations are passed over. With nothing
+acceptable the server still answers plain JSON (kubectl's `application/vnd.kubernetes.protobuf,application/json`
+reads as JSON anyway). A metadata transformation of the wrong arity is 406 NotAcceptable (apiserver
+`handlers/response.go`, `asPartialObjectMetadata` / `asPartialObjectMetadataList`).
 
 The serialization is chosen the same way (`NegotiateOutputMediaType`): the first range among JSON, YAML and
 protobuf (or a wildcard) wins. YAML is answered as YAML (`application/yaml`, what `curl -H 'Accept:
@@ -51,13 +52,29 @@ class Target(NamedTuple):
         return f"meta.k8s.io/{self.version}"
 
 
-def target(accept: str) -> Target | None:
-    """The transformation `accept` asks for first among those this server can produce (None: the objects)."""
+def _ranges(accept: str) -> list[tuple[str, dict[str, str]]]:
+    """`accept`'s media ranges (lower-cased) with their parameters, highest `q` first (a `q` that is not a number
+    is 0, as `strconv.ParseFloat`'s error leaves it in goautoneg); the sort is stable."""
+    ranges = []
     for entry in accept.split(","):
         media, *raw_params = (part.strip() for part in entry.split(";"))
-        if media.lower() not in _JSON_RANGES:
-            continue
         params = dict(p.partition("=")[::2] for p in raw_params)
+        ranges.append((media.lower(), params))
+
+    def quality(item: tuple[str, dict[str, str]]) -> float:
+        try:
+            return -float(item[1].get("q", "1"))
+        except ValueError:
+            return 0.0
+
+    return sorted(ranges, key=quality)
+
+
+def target(accept: str) -> Target | None:
+    """The transformation `accept` asks for first among those this server can produce (None: the objects)."""
+    for media, params in _ranges(accept):
+        if media not in _JSON_RANGES:
+            continue
         kind = params.get("as")
         if kind is None:
             return None
@@ -71,8 +88,7 @@ def wants_yaml(accept: str, *, stream: bool = False) -> bool:
     406 for an `accept` that names nothing this server serves, and for YAML asked of a watch (`stream`)."""
     if not accept:
         return False
-    for entry in accept.split(","):
-        media = entry.split(";", 1)[0].strip().lower()
+    for media, _ in _ranges(accept):
         if media in _SERVED:
             if media == YAML and stream:
                 raise not_acceptable(f"only the following media types are accepted: {_STREAM_SERVED}")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
@@ -975,33 +975,47 @@ class ApiService:
 
     async def _cascade(self, owner: Resource, namespace: str, uid: str, propagation: str) -> None:
         """Act on dependents (objects whose ownerReferences name `uid`) as the garbage collector would: its
-        writes name the dependent's uid as a precondition and are retried when they race another writer."""
-        if not uid or owner.kind != "Job":
+        writes name the dependent's uid as a precondition and are retried when they race another writer.
+        Orphan lets go of every dependent, whatever its kind (a CronJob's Jobs too); deleting them is done here
+        for a Job's pods only, and for other owners by the garbage collector controller."""
+        if not uid:
+            return
+        if propagation == "Orphan":
+            for resource in RESOURCES:
+                if resource.namespaced:
+                    await self._orphan_dependents(resource, namespace, uid)
+            return
+        if owner.kind != "Job":
             return
         pods = lookup("", "v1", "pods")
         assert pods is not None
-        items, _ = self.store.list("pods", namespace)
-        for pod in items:
+        for pod in _dependents(self.store.list(pods.store_key, namespace)[0], uid):
             meta = pod.get("metadata") or {}
-            if not any(ref.get("uid") == uid for ref in meta.get("ownerReferences") or []):
-                continue
-            name, same_pod = str(meta.get("name", "")), DeleteOptions(precondition_uid=str(meta.get("uid", "")))
             try:
-                if propagation == "Orphan":
-                    await self._guaranteed(
-                        pods,
-                        namespace,
-                        name,
-                        partial(self._orphan, owner_uid=uid),
-                        check=partial(_check_preconditions, pods, name, options=same_pod),
-                    )
-                else:
-                    await self.delete(pods, namespace, name, same_pod)
+                await self.delete(
+                    pods, namespace, str(meta.get("name", "")), DeleteOptions(precondition_uid=str(meta.get("uid")))
+                )
             except ApiError as exc:
                 if exc.code not in (404, 409):  # gone, or replaced by another pod of the same name
                     raise
 
-    async def _orphan(self, dependent: Obj, owner_uid: str) -> Obj:
+    async def _orphan_dependents(self, r: Resource, namespace: str, uid: str) -> None:
+        for dependent in _dependents(self.store.list(r.store_key, namespace)[0], uid):
+            meta = dependent.get("metadata") or {}
+            name, same = str(meta.get("name", "")), DeleteOptions(precondition_uid=str(meta.get("uid", "")))
+            try:
+                await self._guaranteed(
+                    r,
+                    namespace,
+                    name,
+                    partial(self._orphan, r, owner_uid=uid),
+                    check=partial(_check_preconditions, r, name, options=same),
+                )
+            except ApiError as exc:
+                if exc.code not in (404, 409):  # gone, or replaced by another object of the same name
+                    raise
+
+    async def _orphan(self, r: Resource, dependent: Obj, owner_uid: str) -> Obj:
         """Drop the owner reference to `owner_uid` (the orphan finalizer's write)."""
         refs = (dependent.get("metadata") or {}).get("ownerReferences") or []
         kept = [ref for ref in refs if ref.get("uid") != owner_uid]
@@ -1012,7 +1026,7 @@ class ApiService:
             _meta(new)["ownerReferences"] = kept
         else:
             del _meta(new)["ownerReferences"]
-        return await self.store.update("pods", new, expected_rv=dependent["metadata"].get("resourceVersion"))
+        return await self.store.update(r.store_key, new, expected_rv=dependent["metadata"].get("resourceVersion"))
 
     async def _on_dependent_gone(self, dependent: Obj) -> None:
         """A pod went away: an owner Job being deleted in the foreground may now be removable."""
@@ -1049,11 +1063,9 @@ class ApiService:
         meta = owner.get("metadata") or {}
         if "foregroundDeletion" not in (meta.get("finalizers") or []):
             return owner
-        uid, namespace = meta.get("uid"), str(meta.get("namespace") or "")
-        items, _ = self.store.list("pods", namespace)
-        if any(
-            any(ref.get("uid") == uid for ref in (p.get("metadata") or {}).get("ownerReferences") or []) for p in items
-        ):
+        uid, namespace = str(meta.get("uid") or ""), str(meta.get("namespace") or "")
+        # a dependent of any kind keeps it (a CronJob's Jobs: the garbage collector finishes it once they are gone)
+        if any(_dependents(self.store.list(d.store_key, namespace)[0], uid) for d in RESOURCES if d.namespaced):
             return owner
         new = _copy(owner)
         rest = [f for f in _meta(new).get("finalizers") or [] if f != "foregroundDeletion"]
@@ -1357,6 +1369,15 @@ def _pdb_forbidden(name: str, why: str) -> ApiError:
         f'poddisruptionbudget.policy "{name}" is forbidden: {why}',
         details={"name": name, "group": "policy", "kind": "poddisruptionbudget"},
     )
+
+
+def _dependents(items: Iterable[Obj], uid: str) -> list[Obj]:
+    """The objects among `items` whose ownerReferences name `uid`."""
+    return [
+        item
+        for item in items
+        if any(ref.get("uid") == uid for ref in (item.get("metadata") or {}).get("ownerReferences") or [])
+    ]
 
 
 def _check_preconditions(r: Resource, name: str, obj: Obj, options: DeleteOptions) -> None:
