@@ -193,3 +193,17 @@ def test_discovery_and_table(http: httpx.Client) -> None:
     table = http.get(V1, headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"}).json()
     assert [c["name"] for c in table["columnDefinitions"]][:4] == ["Last Seen", "Type", "Reason", "Object"]
     assert table["rows"][0]["cells"][1:4] == ["Normal", "Scheduled", "pod/p"]
+
+
+def test_write_errors_name_the_resource_addressed(http: httpx.Client) -> None:
+    assert http.post(V1, json=v1_event("dup")).status_code == 201
+    taken = http.post(V1, json=v1_event("dup"))
+    assert taken.status_code == 409
+    assert taken.json()["message"] == 'events.events.k8s.io "dup" already exists'
+    assert taken.json()["details"] == {"name": "dup", "group": "events.k8s.io", "kind": "events"}
+    stale = http.get(f"{V1}/dup").json()
+    stale["metadata"]["resourceVersion"] = "1"
+    stale["metadata"]["labels"] = {"a": "b"}
+    conflict = http.put(f"{V1}/dup", json=stale)
+    assert conflict.status_code == 409
+    assert conflict.json()["message"].startswith('Operation cannot be fulfilled on events.events.k8s.io "dup": ')

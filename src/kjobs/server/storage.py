@@ -167,7 +167,8 @@ class Storage:
         namespace, name = _key(obj)
         view = VIEWS.get(resource)
         if view is not None:
-            return view.read(await self.store.acreate(view.stored, namespace, name, view.write(obj), adopt=True))
+            write = self.store.acreate(view.stored, namespace, name, view.write(obj), adopt=True)
+            return view.read(await view.named(resource, write))
         return await self.store.acreate(resource, namespace, name, obj, adopt=True)
 
     async def update(self, resource: str, obj: Obj, *, expected_rv: str | None) -> Obj:
@@ -175,10 +176,10 @@ class Storage:
         namespace, name = _key(obj)
         view = VIEWS.get(resource)
         if view is not None:
-            stored = await self.store.aupdate(
+            write = self.store.aupdate(
                 view.stored, namespace, name, view.write(obj), expected_rv=expected_rv, adopt=True
             )
-            return view.read(stored)
+            return view.read(await view.named(resource, write))
         return await self.store.aupdate(resource, namespace, name, obj, expected_rv=expected_rv, adopt=True)
 
     async def delete(
@@ -189,8 +190,8 @@ class Storage:
         view = VIEWS.get(resource)
         if view is not None:
             stored = None if last is None else view.write(last)
-            gone = await self.store.adelete(view.stored, namespace, name, expected_rv=expected_rv, last=stored)
-            return view.read(gone)
+            write = self.store.adelete(view.stored, namespace, name, expected_rv=expected_rv, last=stored)
+            return view.read(await view.named(resource, write))
         return await self.store.adelete(resource, namespace, name, expected_rv=expected_rv, last=last)
 
     def watch(

@@ -10,15 +10,20 @@ one watch history).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
+from typing import TypeVar
 
 import orjson
 
 from kjobs.api import events_v1
+from kjobs.api.errors import ApiError
 from kjobs.api.selectors import FieldSelector, FieldTerm
 from kjobs.api.types import Obj
+from kjobs.store.base import split_resource
 from kjobs.store.events import Event
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -46,6 +51,23 @@ class View:
     def event(self, event: Event) -> Event:
         """A watch event of the stored resource, as the view's watchers see it."""
         return Event(event.type, self.read_raw(event.raw), event.revision)
+
+    async def named(self, resource: str, write: Awaitable[T]) -> T:
+        """A write to the stored resource, whose errors (AlreadyExists, Conflict, NotFound) name the view's
+        resource as the apiserver names the one a request addressed (`events.events.k8s.io "x" already exists`)."""
+        try:
+            return await write
+        except ApiError as exc:
+            details = exc.details or {}
+            stored, _ = split_resource(self.stored)
+            if details.get("kind") != stored or details.get("group"):
+                raise
+            plural, group = split_resource(resource)
+            name = f'"{details.get("name", "")}"'
+            message = exc.message.replace(f"{stored} {name}", f"{plural}.{group} {name}", 1)
+            raise ApiError(
+                exc.code, exc.reason, message, details={**details, "group": group}, metadata=exc.metadata
+            ) from None
 
     def fields(self, selector: FieldSelector | None) -> FieldSelector | None:
         """A field selector in the view's labels (already checked: `FieldSelector.check_supported`) as the
