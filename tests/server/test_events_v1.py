@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import threading
 from typing import Any
 
 import httpx
 
+from kjobs.client.local import LocalClient
+from kjobs.client.resources import EVENTS, ResourceRef
+from kjobs.server.service import ApiService
+from kjobs.server.storage import Storage
+from kjobs.store import MemoryStore
 from tests.server.conftest import Server
 
 CORE = "/api/v1/namespaces/default/events"
@@ -207,3 +213,21 @@ def test_write_errors_name_the_resource_addressed(http: httpx.Client) -> None:
     conflict = http.put(f"{V1}/dup", json=stale)
     assert conflict.status_code == 409
     assert conflict.json()["message"].startswith('Operation cannot be fulfilled on events.events.k8s.io "dup": ')
+
+
+def test_in_process_client_watches_events_v1() -> None:
+    """A component in this process (`LocalClient`) reads the view as an HTTP client does."""
+    events_v1 = ResourceRef("events.k8s.io", "v1", "events", "Event")
+    note = v1_event("local")["note"]
+
+    async def scenario() -> None:
+        service = ApiService(Storage(MemoryStore()), clock=lambda: 0.0)
+        await service.ensure_namespaces()
+        client = LocalClient(service)
+        await client.create(events_v1, "default", v1_event("local"))
+        async for event in client.watch(events_v1, "default"):
+            assert (event.type, event.object["apiVersion"], event.object["note"]) == ("ADDED", "events.k8s.io/v1", note)
+            break
+        assert (await client.get(EVENTS, "default", "local"))["message"] == note
+
+    asyncio.run(scenario())
