@@ -23,13 +23,14 @@ from kjobs.client.events import EventRecorder
 from kjobs.client.informer import InformerFactory
 from kjobs.client.local import LocalClient
 from kjobs.clock import Clock, RealClock
-from kjobs.controllers import CONTROLLER_NAMES
+from kjobs.controllers import CONTROLLER_NAMES, EMBEDDED_CONTROLLERS
 from kjobs.controllers.cronjob import CronJobController
 from kjobs.controllers.disruption import DisruptionController, DisruptionSettings
 from kjobs.controllers.garbagecollector import GarbageCollector
 from kjobs.controllers.job import JobController, JobControllerSettings
 from kjobs.controllers.nodelifecycle import NodeLifecycleController, NodeLifecycleSettings
 from kjobs.controllers.podgc import PodGCController, PodGCSettings
+from kjobs.controllers.rootcacertpublisher import RootCACertPublisher
 from kjobs.controllers.scheduler import Scheduler, SchedulerSettings
 from kjobs.controllers.tainteviction import TaintEvictionController
 from kjobs.controllers.ttl import TTLAfterFinishedController
@@ -73,8 +74,11 @@ class ClusterSettings:
     """Per-controller knobs (Kubernetes' defaults unless a caller, usually a test, shortens them)."""
     admission: AdmissionSettings = field(default_factory=AdmissionSettings)
     """The API server's admission flags: whoever builds the cluster's `ApiService` (`create_app`) passes them."""
-    controllers: tuple[str, ...] = CONTROLLER_NAMES
+    controllers: tuple[str, ...] = EMBEDDED_CONTROLLERS
     """The controllers to run (`kjobs up --controllers`); another process may run the rest (`kjobs controller`)."""
+    root_ca: str = ""
+    """The CA bundle (PEM) the root CA publisher puts in every namespace's `kube-root-ca.crt`: the CA clients
+    verify the API server with (`kjobs up`'s `pki/ca.crt`; none over plain http)."""
     features: FeatureGates = DEFAULT
     """The `--feature-gates` of every component (`kjobs.api.features`); `create_app` takes them too."""
     leader_election: bool = False
@@ -210,6 +214,7 @@ def build_controllers(
         "garbagecollector": lambda: GarbageCollector(client, clock, shared=shared),
         "ttl": lambda: TTLAfterFinishedController(client, clock, shared=shared),
         "cronjob": lambda: CronJobController(client, clock, shared=shared),
+        "rootcacertpublisher": lambda: RootCACertPublisher(client, clock, cfg.root_ca, shared=shared),
     }
     return {name: makers[name]() for name in names}
 

@@ -16,7 +16,19 @@ import pytest
 from kjobs.api.names import JOB_TRACKING_FINALIZER
 from kjobs.api.types import Obj
 from kjobs.client.local import LocalClient
-from kjobs.client.resources import CRONJOBS, EVENTS, JOBS, LEASES, NODES, PDBS, PODS, PRIORITY_CLASSES, ResourceRef
+from kjobs.client.resources import (
+    CONFIG_MAPS,
+    CRONJOBS,
+    EVENTS,
+    JOBS,
+    LEASES,
+    NAMESPACES,
+    NODES,
+    PDBS,
+    PODS,
+    PRIORITY_CLASSES,
+    ResourceRef,
+)
 from kjobs.clock import FakeClock
 from kjobs.cluster import build_controllers
 from kjobs.controllers import CONTROLLER_NAMES
@@ -32,10 +44,11 @@ READS: dict[str, tuple[ResourceRef, ...]] = {
     "garbagecollector": (PODS, JOBS, CRONJOBS),
     "ttl": (JOBS,),
     "cronjob": (CRONJOBS, JOBS),
+    "rootcacertpublisher": (CONFIG_MAPS, NAMESPACES),
 }
 """The resources each controller watches (its informers), as in its constructor."""
 
-ACTS_AT_ONCE = {"job", "garbagecollector", "tainteviction"}
+ACTS_AT_ONCE = {"job", "garbagecollector", "tainteviction", "rootcacertpublisher"}
 """Controllers the scene gives immediate work: the test shows it is done once the caches have synced."""
 
 

@@ -50,7 +50,12 @@ def test_clients_accept_the_kubeconfig_of_kjobs_up(tmp_path: Path) -> None:
             ["node", str(JS / "client.mjs"), "from-js"], capture_output=True, text=True, env=env, timeout=60
         )
         assert node.returncode == 0, node.stderr
-        assert json.loads(node.stdout) == {"pods": 0, "job": "from-js", "backoffLimit": 6}
+        assert json.loads(node.stdout) == {
+            "pods": 0,
+            "job": "from-js",
+            "backoffLimit": 6,
+            "events": "events.k8s.io/v1",
+        }
 
         api = config.new_client_from_config(str(kubeconfig))
         with api:

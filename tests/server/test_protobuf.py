@@ -178,3 +178,17 @@ def test_corrupt_bodies_are_415_never_a_crash() -> None:
             protobuf.decode(DEBUG_COPY_TO[:size])
         except ApiError as err:
             assert err.code == 415
+
+
+def test_events_v1_event_body() -> None:
+    """What a Go client's events.k8s.io/v1 recorder (kube-scheduler's) sends: the fields by their v1 names."""
+    envelope = protobuf.MAGIC + _len(1, _len(1, b"events.k8s.io/v1") + _len(2, b"Event"))
+    event = _len(1, _len(1, b"e")) + _len(4, b"default-scheduler") + _len(7, b"Scheduled") + _len(10, b"assigned")
+    assert protobuf.decode(envelope + _len(2, event)) == {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {"name": "e"},
+        "reportingController": "default-scheduler",
+        "reason": "Scheduled",
+        "note": "assigned",
+    }

@@ -21,6 +21,7 @@ from enum import IntEnum
 from typing import Any
 
 from kjobs.api.errors import ApiError, ErrorType, FieldError, bad_request, not_supported
+from kjobs.api.events_v1 import FIELD_LABELS as EVENTS_V1_FIELD_LABELS
 from kjobs.api.types import Obj
 from kjobs.api.validation_formats import is_label_value, is_qualified_name
 
@@ -570,6 +571,7 @@ FIELD_LABELS: dict[str, frozenset[str]] = {
         "source",
         "type",
     },
+    "events.events.k8s.io": frozenset(EVENTS_V1_FIELD_LABELS),  # events.k8s.io/v1's names for the same fields
     "jobs.batch": _METADATA_FIELDS | {"status.successful"},
     "nodes": _METADATA_FIELDS | {"spec.unschedulable"},
     "namespaces": _METADATA_FIELDS | {"status.phase"},

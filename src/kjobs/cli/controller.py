@@ -100,7 +100,9 @@ def controller_command(
     with contextlib.suppress(KeyboardInterrupt):
         from kjobs.cluster import ClusterSettings
 
-        settings = ClusterSettings(pod_failure_backoff=backoff, features=features)
+        # the root CA publisher's bundle: the kubeconfig's CA, as kube-controller-manager's without --root-ca-file
+        root_ca = (connection.ca_pem or b"").decode()
+        settings = ClusterSettings(pod_failure_backoff=backoff, features=features, root_ca=root_ca)
         lost = asyncio.run(
             _run(
                 connection,

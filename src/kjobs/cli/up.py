@@ -288,6 +288,7 @@ def _assemble(
     from prometheus_client import REGISTRY
 
     from kjobs.cluster import ClusterSettings, LocalCluster
+    from kjobs.controllers import CONTROLLER_NAMES
     from kjobs.job.metrics import JobMetrics
     from kjobs.node.logsource import AgentLogs, RemoteLogs
     from kjobs.server.app import create_app
@@ -306,11 +307,11 @@ def _assemble(
         job_batch_period=job_batch_period,
         features=features,
         leader_election=True,
+        root_ca=pki.ca_pem.decode() if pki is not None else "",
     )
     if admission is not None:
         settings = replace(settings, admission=admission)
-    if controllers is not None:
-        settings = replace(settings, controllers=controllers)
+    settings = replace(settings, controllers=CONTROLLER_NAMES if controllers is None else controllers)
     app = create_app(store, authenticator=authenticator, logs=logs, admission=settings.admission, features=features)
     app_ref.append(app)
     cluster = LocalCluster(app.service, settings=settings, job_metrics=JobMetrics(REGISTRY), logs=logs)

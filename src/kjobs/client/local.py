@@ -98,8 +98,12 @@ class LocalClient:
         """Stream the store's events after `resource_version`."""
         r = self._resource(resource)
         since = int(resource_version) if resource_version else None
-        stream = self.service.store.store.watch(
-            r.store_key, namespace, since=since, label_selector=label_selector, field_selector=field_selector
+        stream = self.service.store.watch(  # through `Storage`: a view's events come converted
+            r.store_key,
+            namespace,
+            since=since,
+            label_selector=parse_label_selector(label_selector),
+            field_selector=parse_field_selector(field_selector),
         )
         try:
             async for event in stream:

@@ -14,8 +14,13 @@ CONTROLLER_NAMES = (
     "garbagecollector",
     "ttl",
     "cronjob",
+    "rootcacertpublisher",
 )
 """Every controller kjobs has, by the name `kjobs controller --controllers` and `kjobs.cluster` use."""
+
+EMBEDDED_CONTROLLERS = tuple(name for name in CONTROLLER_NAMES if name != "rootcacertpublisher")
+"""What an embedded cluster runs unless told otherwise (`kjobs run`, `kjobs simulate`, the pytest plugin): all
+but the root CA publisher, whose ConfigMap is for clients of a served cluster's TLS (`kjobs up` runs it)."""
 
 
 def select_controllers(spec: str) -> tuple[str, ...]:

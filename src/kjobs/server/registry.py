@@ -18,6 +18,7 @@ from typing import Any
 from kjobs.api.errors import FieldError
 from kjobs.api.types import Obj
 from kjobs.server import schema
+from kjobs.server.views import VIEWS
 
 VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 STATUS_VERBS = ["get", "patch", "update"]
@@ -85,6 +86,12 @@ class Resource:
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
     @property
+    def is_view(self) -> bool:
+        """Whether this resource serves objects stored as another resource (`kjobs.server.views`): code that
+        visits every stored object skips it, having seen them under the other."""
+        return self.store_key in VIEWS
+
+    @property
     def list_kind(self) -> str:
         """`JobList`."""
         return self.kind + "List"
@@ -105,6 +112,7 @@ _DEFAULTS = "kjobs.api.defaults"
 _VALIDATION = "kjobs.api.validation"
 _DISABLED = "kjobs.api.disabled_fields"
 _CONFIG = "kjobs.api.config_objects"
+_EVENTS = "kjobs.api.events_v1"
 
 RESOURCES: list[Resource] = [
     Resource(
@@ -141,7 +149,17 @@ RESOURCES: list[Resource] = [
             "drop_disabled": (_DISABLED, "drop_disabled_pod_fields"),
         },
     ),
-    Resource("", "v1", "events", "event", "Event", True, ("ev",), has_status=False),
+    Resource(
+        "",
+        "v1",
+        "events",
+        "event",
+        "Event",
+        True,
+        ("ev",),
+        has_status=False,
+        hooks={"validate": (_EVENTS, "validate_event"), "validate_update": (_EVENTS, "validate_event_update")},
+    ),
     # kjobs runs no Services: served read-only and empty, so `kubectl cluster-info` and `get all` work
     Resource("", "v1", "services", "service", "Service", True, ("svc",), ("all",), only=("get", "list", "watch")),
     Resource(
@@ -212,6 +230,18 @@ RESOURCES: list[Resource] = [
             "validate_update": ("kjobs.api.validation_cronjob", "validate_cronjob_update"),
         },
     ),
+    # the core Events again, in events.k8s.io/v1 (a view: kjobs.server.views)
+    Resource(
+        "events.k8s.io",
+        "v1",
+        "events",
+        "event",
+        "Event",
+        True,
+        ("ev",),
+        has_status=False,
+        hooks={"validate": (_EVENTS, "validate_event_v1"), "validate_update": (_EVENTS, "validate_event_v1_update")},
+    ),
     Resource("coordination.k8s.io", "v1", "leases", "lease", "Lease", True, has_status=False),
     Resource(
         "policy",
@@ -255,6 +285,9 @@ RESOURCES: list[Resource] = [
         review=True,
     ),
 ]
+
+STORED: list[Resource] = [r for r in RESOURCES if not r.is_view]
+"""The resources whose objects the store holds as they are served (every one but the views)."""
 
 BY_PATH: dict[tuple[str, str, str], Resource] = {(r.group, r.version, r.plural): r for r in RESOURCES}
 GROUPS: dict[str, list[str]] = {}

@@ -31,6 +31,9 @@ ROOTS = [
     "io.k8s.api.core.v1.NodeList",
     "io.k8s.api.core.v1.Event",
     "io.k8s.api.core.v1.EventList",
+    # the same Events, as events.k8s.io/v1 serves them (kjobs.api.events_v1)
+    "io.k8s.api.events.v1.Event",
+    "io.k8s.api.events.v1.EventList",
     "io.k8s.api.core.v1.Namespace",
     "io.k8s.api.core.v1.NamespaceList",
     "io.k8s.api.core.v1.Binding",

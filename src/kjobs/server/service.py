@@ -35,7 +35,7 @@ from kjobs.server.authz import UserInfo
 from kjobs.server.decoding import check_unknown_fields
 from kjobs.server.logs import LogOptions, LogSource, NoLogs
 from kjobs.server.patch import apply_patch, strategic_merge
-from kjobs.server.registry import RESOURCES, Resource, core_hook, lookup
+from kjobs.server.registry import STORED, Resource, core_hook, lookup
 from kjobs.server.storage import Storage
 
 Warnings = list[str]
@@ -921,7 +921,7 @@ class ApiService:
 
     async def _empty_namespace(self, namespace: str) -> None:
         """Delete everything in a namespace (what the namespace controller does before the namespace goes)."""
-        for resource in RESOURCES:
+        for resource in STORED:
             if not resource.namespaced:
                 continue
             items, _ = self.store.list(resource.store_key, namespace)
@@ -981,7 +981,7 @@ class ApiService:
         if not uid:
             return
         if propagation == "Orphan":
-            for resource in RESOURCES:
+            for resource in STORED:
                 if resource.namespaced:
                     await self._orphan_dependents(resource, namespace, uid)
             return
@@ -1065,7 +1065,7 @@ class ApiService:
             return owner
         uid, namespace = str(meta.get("uid") or ""), str(meta.get("namespace") or "")
         # a dependent of any kind keeps it (a CronJob's Jobs: the garbage collector finishes it once they are gone)
-        if any(_dependents(self.store.list(d.store_key, namespace)[0], uid) for d in RESOURCES if d.namespaced):
+        if any(_dependents(self.store.list(d.store_key, namespace)[0], uid) for d in STORED if d.namespaced):
             return owner
         new = _copy(owner)
         rest = [f for f in _meta(new).get("finalizers") or [] if f != "foregroundDeletion"]

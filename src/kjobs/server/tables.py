@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from kjobs.api import events_v1
 from kjobs.api.timeutil import parse_time
 from kjobs.api.types import Obj
 
@@ -401,7 +402,10 @@ EVENT_COLUMNS: list[Column] = [
 
 
 def event_cells(event: Obj, now: float) -> list[Any]:
-    """One Event row (always the ten wide cells)."""
+    """One Event row (always the ten wide cells): the printer prints the internal Event, so an `events.k8s.io/v1`
+    Event's row is its core form's."""
+    if event.get("apiVersion") == events_v1.API_VERSION:
+        event = events_v1.to_core(event)
     first_stamp = event.get("firstTimestamp") or event.get("eventTime")
     first = _since(first_stamp, now)
     last = _since(event.get("lastTimestamp"), now) if event.get("lastTimestamp") else first

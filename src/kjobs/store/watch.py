@@ -67,6 +67,9 @@ class Watch:
         self.initial_revision = 0
         """The revision of that state (what a `k8s.io/initial-events-end` bookmark carries)."""
         self._sleepers = 0  # threads blocked in `next` (most watches are consumed by asyncio, never blocking)
+        self.convert: Callable[[Event], Event] | None = None
+        """What a consumer gets instead of each event, if set: the event of another version of the same object
+        (`kjobs.server.views`: an `events.k8s.io/v1` watch over the stored core Events)."""
 
     # --- producer side (called by the store while it publishes) ---------------------------------------------
 
@@ -141,7 +144,8 @@ class Watch:
                 finally:
                     self._sleepers -= 1
             if self._queue:
-                return self._queue.popleft()
+                event = self._queue.popleft()
+                return event if self.convert is None else self.convert(event)
             return None
 
     def drain(self) -> list[Event]:
@@ -149,7 +153,7 @@ class Watch:
         with self._lock:
             events = list(self._queue)
             self._queue.clear()
-            return events
+        return events if self.convert is None else [self.convert(e) for e in events]
 
     def __aiter__(self) -> Watch:
         return self
@@ -158,7 +162,8 @@ class Watch:
         while True:
             with self._lock:
                 if self._queue:
-                    return self._queue.popleft()
+                    event = self._queue.popleft()
+                    return event if self.convert is None else self.convert(event)
                 if self._closed:
                     raise StopAsyncIteration
                 loop = asyncio.get_running_loop()
