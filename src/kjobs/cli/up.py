@@ -311,7 +311,9 @@ def _assemble(
         settings = replace(settings, admission=admission)
     if controllers is not None:
         settings = replace(settings, controllers=controllers)
-    app = create_app(store, authenticator=authenticator, logs=logs, admission=settings.admission, features=features)
+    app = create_app(
+        store, authenticator=authenticator, logs=logs, exec_source=logs, admission=settings.admission, features=features
+    )
     app_ref.append(app)
     cluster = LocalCluster(app.service, settings=settings, job_metrics=JobMetrics(REGISTRY), logs=logs)
     registries = [REGISTRY]
