@@ -900,17 +900,23 @@ class App:
                 if protocol != remotecommand.V5:  # the kubelet's failed upgrade, passed on by the API server
                     raise ApiError(500, "InternalError", str(exc)) from None
                 channels = await _accept(send, protocol)
+                await channels.opened(options)
                 await channels.status(remotecommand.internal_error(f"unable to upgrade connection: {exc}"))
                 await channels.close()
                 return
             except remotecommand.ExecFailed as exc:
                 channels = await _accept(send, protocol)
-                await channels.write(remotecommand.STDOUT if options.stdout else remotecommand.STDERR, b"")
+                await channels.opened(options)
                 await channels.status(remotecommand.internal_error(f"error executing command in container: {exc}"))
                 await channels.close()
                 return
         except ApiError as exc:
             await _deny(scope, send, exc)
+            return
+        except Exception as exc:
+            log.exception("internal error serving exec %s", request.path)
+            with contextlib.suppress(Exception):  # the upgrade may have been accepted already
+                await _deny(scope, send, ApiError(500, "InternalError", f"Internal error occurred: {exc}"))
             return
         channels = await _accept(send, protocol)
         await remotecommand.stream(channels, process, options, receive)

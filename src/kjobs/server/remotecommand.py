@@ -254,6 +254,11 @@ class Channels:
         raw = text.encode()
         return raw[0], raw[1:]
 
+    async def opened(self, options: ExecOptions) -> None:
+        """The empty message on the first output channel asked for (else the error channel) that tells the client
+        the streams are up (`createWebSocketStreams`)."""
+        await self.write(STDOUT if options.stdout else STDERR if options.stderr else ERROR, b"")
+
     async def status(self, status: Obj) -> None:
         """How the command ended, on the error channel: the JSON Status from v4, a failure's message before."""
         if self.protocol in (V5, V4, V4_BASE64):
@@ -271,13 +276,12 @@ class Channels:
 async def stream(channels: Channels, process: ExecProcess, options: ExecOptions, receive: Receive) -> None:
     """Copy the client's stdin and resizes to the command and its output to the client, then send how it ended and
     close; a client that goes away kills the command."""
-    first = STDOUT if options.stdout else STDERR if options.stderr else ERROR
-    await channels.write(first, b"")
+    await channels.opened(options)
     wanted = {STDOUT} if options.stdout else set()
     if options.stderr:
         wanted.add(STDERR)
-    gone = asyncio.Event()
-    reader = asyncio.ensure_future(_from_client(channels, process, options, receive, gone))
+    reader = asyncio.ensure_future(_from_client(channels, process, options, receive))
+    ended = False
     try:
         while True:
             item = await process.output.get()
@@ -286,21 +290,19 @@ async def stream(channels: Channels, process: ExecProcess, options: ExecOptions,
             if item[0] in wanted:
                 await channels.write(*item)
         code = await process.wait()
+        ended = True
         await channels.status(exit_status(code, options.command))
     finally:
         reader.cancel()
-        if gone.is_set() or channels.gone:
+        if not ended:  # the client went away, or the server is stopping: nobody will read the command's output
             process.kill()
         await channels.close()
 
 
-async def _from_client(
-    channels: Channels, process: ExecProcess, options: ExecOptions, receive: Receive, gone: asyncio.Event
-) -> None:
+async def _from_client(channels: Channels, process: ExecProcess, options: ExecOptions, receive: Receive) -> None:
     while True:
         message = await receive()
         if message["type"] == "websocket.disconnect":
-            gone.set()
             channels.gone = True
             process.kill()
             return
