@@ -6,14 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 from pathlib import Path
 
 import pytest
 
 from kjobs.node import execution
 from kjobs.node.cgroups import probe_memory_guard
+from kjobs.node.logsource import AgentLogs, RemoteLogs
 from kjobs.node.process_runtime import ProcessRuntime
-from kjobs.server.remotecommand import ExecFailed, UpgradeFailed
+from kjobs.server.remotecommand import ExecFailed, ExecOptions, UpgradeFailed
 from tests.node.helpers import make_pod
 from tests.node.test_process_runtime import eventually, sh, with_runtime
 
@@ -88,11 +90,12 @@ def test_a_container_that_does_not_run_and_a_missing_command_are_refused(tmp_pat
 def test_a_terminal_is_the_commands_controlling_terminal(tmp_path: Path) -> None:
     async def body(runtime: ProcessRuntime) -> None:
         await _running(runtime, make_pod([sh("sleep 30")]))
-        spec = runtime.exec_spec("uid-1", "main", ["sh", "-c", "tty; stty size"])
+        spec = runtime.exec_spec("uid-1", "main", ["sh", "-c", "tty; read line; stty size"])
         process = await execution.start(spec, stdin=True, tty=True)
         process.resize(100, 30)
+        await process.write(b"go\n")  # after the resize
         out, _, code = await _output(process)
-        assert out.startswith(b"/dev/pts/") and out.endswith(b"30 100\r\n") and code == 0
+        assert re.search(rb"^/dev/pts/\d+\r$", out, re.M) and out.endswith(b"30 100\r\n") and code == 0, out
 
     with_runtime(tmp_path, body)
 
@@ -100,7 +103,7 @@ def test_a_terminal_is_the_commands_controlling_terminal(tmp_path: Path) -> None
 @pytest.mark.skipif(os.geteuid() != 0, reason="cgroup limits need a delegated cgroup (root here)")
 def test_exec_joins_the_containers_memory_cgroup(tmp_path: Path) -> None:
     guard = probe_memory_guard()
-    if guard.mechanism != "cgroup":
+    if not guard.mechanism.startswith("cgroup"):
         pytest.skip(f"memory guard is {guard.mechanism}")
 
     async def body(runtime: ProcessRuntime) -> None:
@@ -112,3 +115,13 @@ def test_exec_joins_the_containers_memory_cgroup(tmp_path: Path) -> None:
         assert out == Path(f"/proc/{main_pid}/cgroup").read_bytes()
 
     with_runtime(tmp_path, body, memory_guard=guard)
+
+
+def test_exec_into_a_pod_of_a_joined_node_is_refused_saying_why() -> None:
+    logs = AgentLogs(remote=RemoteLogs(lambda name: None))
+    pod = make_pod([sh("sleep 30")], nodeName="far-away")
+    options = ExecOptions("main", ("true",), stdout=True)
+    with pytest.raises(UpgradeFailed, match=r"^exec is not supported for pods on node far-away: kjobs serves exec"):
+        asyncio.run(logs.start_exec(pod, options))
+    with pytest.raises(UpgradeFailed, match=r'^container not found \("main"\)$'):
+        asyncio.run(AgentLogs().start_exec(pod, options))
