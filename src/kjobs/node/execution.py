@@ -112,7 +112,7 @@ class ExecProcess:
     def close_stdin(self) -> None:
         """End of stdin (v5's close signal): the command reads EOF (a terminal gets its EOF character)."""
         if self._master is not None:
-            with contextlib.suppress(OSError):
+            with contextlib.suppress(OSError, TypeError, IndexError):  # VEOF is a byte unless the terminal is raw
                 os.write(self._master, bytes([termios.tcgetattr(self._master)[6][termios.VEOF][0]]))
             return
         if self._proc.stdin is not None and not self._proc.stdin.is_closing():
