@@ -141,7 +141,14 @@ def _api(store: MemoryStore, logs: AgentLogs, settings: ClusterSettings) -> tupl
     if settings.field_managers and settings.events:
         from kjobs.server.app import create_app  # the HTTP side's routes and tables: imported only to serve
 
-        app = create_app(store, clock=time.time, logs=logs, admission=settings.admission, features=settings.features)
+        app = create_app(
+            store,
+            clock=time.time,
+            logs=logs,
+            exec_source=logs,
+            admission=settings.admission,
+            features=settings.features,
+        )
         return app, app.service
     service = ApiService(
         Storage(store),

@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,9 +48,9 @@ class Up:
         return out
 
 
-@pytest.fixture(scope="module")
-def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
-    tmp = tmp_path_factory.mktemp("config-objects")
+@contextmanager
+def kubectl_on_up(tmp: Path) -> Iterator[Up]:
+    """A `kjobs up` (back-off 1 s) with its files in `tmp`, and a kubectl pointed at it."""
     config = tmp / "kc.yaml"
     args = ("--port", str(free_port()), "--data-dir", str(tmp / "data"), "--kubeconfig", str(config), "--backoff", "1")
     with _up(tmp, *args) as (proc, line, _elapsed):
@@ -57,6 +58,12 @@ def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
         home = tmp / "kubectl-home"
         home.mkdir()
         yield Up(config, home)
+
+
+@pytest.fixture(scope="module")
+def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
+    with kubectl_on_up(tmp_path_factory.mktemp("config-objects")) as kubectl:
+        yield kubectl
 
 
 def _columns(table: str) -> list[list[str]]:

@@ -12,6 +12,7 @@ def test_app_factory_and_runner() -> None:
         "store",
         "clock",
         "logs",
+        "exec_source",
         "authenticator",
         "bookmark_interval",
         "metrics",

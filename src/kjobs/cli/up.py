@@ -312,7 +312,9 @@ def _assemble(
     if admission is not None:
         settings = replace(settings, admission=admission)
     settings = replace(settings, controllers=CONTROLLER_NAMES if controllers is None else controllers)
-    app = create_app(store, authenticator=authenticator, logs=logs, admission=settings.admission, features=features)
+    app = create_app(
+        store, authenticator=authenticator, logs=logs, exec_source=logs, admission=settings.admission, features=features
+    )
     app_ref.append(app)
     cluster = LocalCluster(app.service, settings=settings, job_metrics=JobMetrics(REGISTRY), logs=logs)
     registries = [REGISTRY]

@@ -6,6 +6,11 @@ tail, previous, limitBytes, timestamps, sinceSeconds and sinceTime are the runti
 no agent here runs — not scheduled yet, on a node in another process, or never started — gets the kubelet's
 `waiting to start` 400.
 
+`AgentLogs` is also the server's `ExecSource` (`kjobs.server.remotecommand`): `pods/{name}/exec` is the kubelet's
+too. The pod's agent runtime gives how its container runs (`ProcessRuntime.exec_spec`) and `kjobs.node.execution`
+starts the command that way. Exec into a pod on an agent in another process (`kjobs node join`) is not served: the
+agent's endpoint serves logs only, and such a request gets a 500 saying so.
+
 `RemoteLogs` is the source for agents in other processes: it reads the pod's Node (InternalIP and
 `daemonEndpoints.kubeletEndpoint.Port`) and streams from that agent's `LogServer` (`kjobs.node.logserver`),
 passing the agent's errors on. `AgentLogs(agents, remote=RemoteLogs(...))` serves both kinds. Given a TLS
@@ -22,9 +27,11 @@ from urllib.parse import quote
 
 from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
+from kjobs.node import execution
 from kjobs.node.logs import log_time
 from kjobs.node.runtime import ContainerRuntime
 from kjobs.server.logs import LogOptions, LogSource, waiting_error
+from kjobs.server.remotecommand import ExecOptions, ExecProcess, UpgradeFailed
 
 
 class _Agent(Protocol):
@@ -55,6 +62,24 @@ class AgentLogs:
         if agent is None or agent.runtime.get(uid) is None:
             raise waiting_error(pod, options.container)
         return runtime_log(agent.runtime, uid, options.container, options)
+
+    async def start_exec(self, pod: Obj, options: ExecOptions) -> ExecProcess:
+        """Run an exec command in the pod's container on its node (see the module note)."""
+        node = str((pod.get("spec") or {}).get("nodeName") or "")
+        agent = self._agents.get(node)
+        if agent is None:
+            if self._remote is not None and node:
+                raise UpgradeFailed(
+                    f"exec is not supported for pods on node {node}: kjobs serves exec only for nodes of the "
+                    "server's own process (kjobs up, kjobs run), not for agents joined with kjobs node join"
+                )
+            raise UpgradeFailed(f'container not found ("{options.container}")')
+        uid = str((pod.get("metadata") or {}).get("uid") or "")
+        spec_of = getattr(agent.runtime, "exec_spec", None)
+        if spec_of is None or agent.runtime.get(uid) is None:
+            raise UpgradeFailed(f'container not found ("{options.container}")')
+        spec = spec_of(uid, options.container, list(options.command))
+        return await execution.start(spec, stdin=options.stdin, tty=options.tty)
 
 
 def runtime_log(runtime: ContainerRuntime, uid: str, container: str, options: LogOptions) -> AsyncIterator[bytes]:

@@ -36,16 +36,18 @@ import shutil
 import signal as signals
 import tempfile
 from collections.abc import AsyncIterator, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from kjobs.api.errors import go_quote
 from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
 from kjobs.clock import Clock, RealClock
 from kjobs.files import private_dir
 from kjobs.node import adoption, leftovers, security
 from kjobs.node.cgroups import MemoryGuard, Placement, probe_memory_guard, read_group_rss
-from kjobs.node.envvars import ConfigError
+from kjobs.node.envvars import ConfigError, container_env
+from kjobs.node.execution import ExecSpec
 from kjobs.node.logs import (
     TERMINATION_MESSAGE_LOG_LINES,
     attempt_log_name,
@@ -65,6 +67,7 @@ from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP
 from kjobs.node.runtime import PodHandle, StatusCallback
 from kjobs.node.spawner import SHIMS, SpawnerPool
 from kjobs.node.supervisor import MINIMUM_GRACE_SECONDS, Cancel, NotRunning, Supervisor, find_container, ignore_status
+from kjobs.server.remotecommand import ExecFailed, UpgradeFailed
 
 _HAVE_PIDFD = hasattr(os, "pidfd_open")
 START_ERROR = "StartError"
@@ -80,6 +83,13 @@ class _Running:
     attempt: Attempt
     pid: int | None  # known once the shim reports the start
     placement: Placement | None
+    env: dict[str, str] | None = None
+    """The environment the container was started with, on top of the base environment (None: adopted)."""
+    cwd: str = ""
+    prefix: tuple[str, ...] = ()
+    """The `setpriv` prefix that gave it its securityContext."""
+    execs: set[int] = field(default_factory=set)
+    """Process groups `kubectl exec` started in it: they end with it, as processes in a container do."""
 
 
 START_REPORT_DELAY = 0.02
@@ -217,6 +227,35 @@ class ProcessRuntime(Supervisor):
             finished=lambda: not attempt.running,
             timestamps=timestamps,
             since=self.log_since(since_seconds, since_time),
+        )
+
+    def exec_spec(self, uid: str, container: str, command: list[str]) -> ExecSpec:
+        """How `kubectl exec` runs `command` in the pod's running `container` (`kjobs.node.execution`): with what
+        the container was started with; the kubelet's `container not found ("c")` when it does not run."""
+        running = next(
+            (r for r in self._running.values() if r.uid == uid and r.attempt.container == container and r.pid),
+            None,
+        )
+        if running is None or running.pid is None:
+            raise UpgradeFailed(f"container not found ({go_quote(container)})")
+        env = running.env
+        if env is None:  # adopted from a previous agent: the environment its spec gives now
+            record = self.records[uid]
+            spec_container = find_container(record.pod, container) or {}
+            try:
+                env = container_env(record.pod, spec_container, host_ip=self.host_ip, pod_ip=self.pod_ip)
+            except ConfigError as exc:
+                raise ExecFailed(str(exc)) from None
+            env = {"HOSTNAME": record.pod["metadata"].get("name", ""), **env}
+        full_env = {**self.base_env, **env}
+        cwd = running.cwd or str(self.pod_dir(uid))
+        cgroup = list(running.placement.argv_prefix) if running.placement is not None else []
+        return ExecSpec(
+            argv=[*cgroup, *running.prefix, *command],
+            env=full_env,
+            cwd=cwd,
+            command=list(command),
+            groups=running.execs,
         )
 
     def forget(self, uid: str) -> None:
@@ -363,6 +402,7 @@ class ProcessRuntime(Supervisor):
         running = self._running.pop(recorded.container_id, None)
         if running is None:
             return
+        _end_execs(running)
         self._settle(running.attempt, recorded)
         self.sync(running.uid)
 
@@ -381,6 +421,7 @@ class ProcessRuntime(Supervisor):
             raise NotRunning(f"container {attempt.container!r} has not started yet (or was adopted)")
         running = self._running.pop(attempt.container_id)
         self._spawner.signal(attempt.container_id, signals.SIGKILL)
+        _end_execs(running)
         if running.placement is not None:
             self.memory_guard.release(running.placement)
 
@@ -424,7 +465,15 @@ class ProcessRuntime(Supervisor):
                 placement = self.memory_guard.place(attempt.container_id.removeprefix("kjobs://"), limit)
         except OSError as exc:
             return self._start_error(attempt, f"failed to start container process: {exc.strerror or exc}")
-        self._running[attempt.container_id] = _Running(uid=record.uid, attempt=attempt, pid=None, placement=placement)
+        self._running[attempt.container_id] = _Running(
+            uid=record.uid,
+            attempt=attempt,
+            pid=None,
+            placement=placement,
+            env=own_env,
+            cwd=workdir,
+            prefix=tuple(prefix),
+        )
         if prefix:
             argv = [*prefix, *argv]
         # The pod's scratch directory belongs to the user its container runs as (a named workingDir is left alone).
@@ -483,6 +532,7 @@ class ProcessRuntime(Supervisor):
         running = self._running.pop(container_id, None)
         if running is None:
             return
+        _end_execs(running)
         oom = False
         if running.placement is not None:
             oom = self.memory_guard.oom_killed(running.placement)
@@ -540,6 +590,14 @@ class ProcessRuntime(Supervisor):
         attempt.reason = START_ERROR
         attempt.message = message
         return attempt
+
+
+def _end_execs(running: _Running) -> None:
+    """Kill what `kubectl exec` started in a container that ended."""
+    for pgid in running.execs:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signals.SIGKILL)
+    running.execs.clear()
 
 
 def _exit_status(returncode: int) -> tuple[int, int | None]:

@@ -38,6 +38,7 @@ from kjobs.server import (
     openapi,
     protobuf,
     registry,
+    remotecommand,
     routing,
     tables,
     writeoptions,
@@ -48,6 +49,7 @@ from kjobs.server.logs import LogSource, log_options
 from kjobs.server.metrics import ApiMetrics, clean_verb
 from kjobs.server.patch import PATCH_MEDIA, unsupported_patch_type
 from kjobs.server.registry import Resource
+from kjobs.server.remotecommand import ExecSource, NoExec
 from kjobs.server.service import ApiService, DeleteOptions, Result
 from kjobs.server.storage import Storage
 from kjobs.store import Store
@@ -179,7 +181,9 @@ class Request:
         "method",
         "path",
         "query",
+        "raw_query",
         "receive",
+        "upgrade",
         "user_agent",
     )
 
@@ -187,7 +191,10 @@ class Request:
         self.method: str = scope["method"]
         self.path: str = unquote(scope["path"]) if "%" in scope["path"] else scope["path"]
         raw_query: bytes = scope.get("query_string", b"")
+        self.raw_query = raw_query
+        """The query as sent: pods/exec repeats `command`."""
         self.query: dict[str, str] = dict(parse_qsl(raw_query.decode("latin-1"), keep_blank_values=True))
+        self.upgrade = ""
         self.accept = ""
         self.content_type = ""
         self.auth = ""
@@ -203,6 +210,8 @@ class Request:
                 self.auth = value.decode("latin-1")
             elif key == b"user-agent":
                 self.user_agent = value.decode("utf-8", "replace")
+            elif key == b"upgrade":
+                self.upgrade = value.decode("latin-1")
             elif key.startswith(b"impersonate-"):
                 self.impersonation.append((key.decode("latin-1"), value.decode("utf-8", "replace")))
         self.receive = receive
@@ -312,6 +321,7 @@ class App:
         *,
         clock: Callable[[], float],
         logs: LogSource | None,
+        exec_source: ExecSource | None = None,
         authenticator: Authenticator | None,
         bookmark_interval: float = BOOKMARK_INTERVAL,
         metrics: Sequence[Any] | None = None,
@@ -323,6 +333,7 @@ class App:
         self.watch_buffer = watch_buffer
         self.service = ApiService(self.storage, clock=clock, logs=logs, admission=admission, features=features)
         self.clock = clock
+        self.exec_source: ExecSource = exec_source or NoExec()
         self.authenticator = authenticator
         self.bookmark_interval = bookmark_interval
         self.metrics = metrics
@@ -353,6 +364,8 @@ class App:
         kind = scope["type"]
         if kind == "http":
             await self._http(scope, receive, send)
+        elif kind == "websocket":
+            await self._websocket(scope, receive, send)
         elif kind == "lifespan":
             await self._lifespan(receive, send)
 
@@ -440,10 +453,10 @@ class App:
 
     # ------------------------------------------------------------------------------------------- dispatch
 
-    async def _dispatch(self, request: Request, route: routing.Route, send: Send) -> None:
-        kind = route.kind
+    def _authorize(self, request: Request, route: routing.Route) -> authz.UserInfo:
+        """Who makes the request (401 without a credential this server issued), if they may (403)."""
         user = authz.UNSECURED
-        if kind not in PUBLIC_ROUTES and self.authenticator is not None:
+        if route.kind not in PUBLIC_ROUTES and self.authenticator is not None:
             user = self.authenticator.check(request.auth, request.client_cert)
         if request.impersonation:
             user = authz.impersonate(user, request.impersonation)
@@ -451,6 +464,11 @@ class App:
             attrs = _attributes(request, route)
             if not authz.allowed(user, attrs):
                 raise authz.forbidden(user, attrs)
+        return user
+
+    async def _dispatch(self, request: Request, route: routing.Route, send: Send) -> None:
+        kind = route.kind
+        user = self._authorize(request, route)
         if kind == "health":
             await _respond(send, 200, b"ok", b"text/plain; charset=utf-8")
             return
@@ -545,6 +563,12 @@ class App:
                 raise method_not_allowed()
             await self._log(request, ns, name, send)
             return
+        if sub == "exec":
+            # reached only without a WebSocket upgrade: the checks a cluster makes first, then what is missing
+            remotecommand.exec_options(request.raw_query, self.service.get_pod(ns, name))
+            if request.upgrade:
+                raise bad_request(f"pods/exec is served over WebSocket only, not {request.upgrade}")
+            raise bad_request("Upgrade request required")
         if sub in ("eviction", "binding"):
             if method != "POST":
                 raise method_not_allowed()
@@ -851,6 +875,52 @@ class App:
             watch.close()
             disconnected.cancel()
 
+    # ------------------------------------------------------------------------------------------- exec
+
+    async def _websocket(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """pods/exec over WebSocket (`remotecommand`): the API server's checks answered before the upgrade, as
+        HTTP Status responses; then the command's streams."""
+        request = Request({**scope, "method": "GET"}, receive)
+        route = routing.parse(request.path)
+        offered = list(scope.get("subprotocols") or [])
+        protocol = remotecommand.negotiate(offered)
+        try:
+            self._authorize(request, route)
+            if route.kind != "resource" or route.resource is None or route.resource.plural != "pods" or not route.name:
+                raise not_found_resource()
+            if route.subresource != "exec":
+                raise bad_request(f"{route.subresource or 'pods'} is not served over WebSocket; pods/exec is")
+            pod = self.service.get_pod(route.namespace or "", route.name)
+            options = remotecommand.exec_options(request.raw_query, pod)
+            if protocol is None:
+                raise remotecommand.unsupported_protocols(offered)
+            try:
+                process = await self.exec_source.start_exec(pod, options)
+            except remotecommand.UpgradeFailed as exc:
+                if protocol != remotecommand.V5:  # the kubelet's failed upgrade, passed on by the API server
+                    raise ApiError(500, "InternalError", str(exc)) from None
+                channels = await _accept(send, protocol)
+                await channels.opened(options)
+                await channels.status(remotecommand.internal_error(f"unable to upgrade connection: {exc}"))
+                await channels.close()
+                return
+            except remotecommand.ExecFailed as exc:
+                channels = await _accept(send, protocol)
+                await channels.opened(options)
+                await channels.status(remotecommand.internal_error(f"error executing command in container: {exc}"))
+                await channels.close()
+                return
+        except ApiError as exc:
+            await _deny(scope, send, exc)
+            return
+        except Exception as exc:
+            log.exception("internal error serving exec %s", request.path)
+            with contextlib.suppress(Exception):  # the upgrade may have been accepted already
+                await _deny(scope, send, ApiError(500, "InternalError", f"Internal error occurred: {exc}"))
+            return
+        channels = await _accept(send, protocol)
+        await remotecommand.stream(channels, process, options, receive)
+
     # ------------------------------------------------------------------------------------------- logs
 
     async def _log(self, request: Request, namespace: str, name: str, send: Send) -> None:
@@ -899,8 +969,11 @@ def _attributes(request: Request, route: routing.Route) -> authz.Attributes:
     r = route.resource
     if route.kind != "resource" or r is None:
         return authz.Attributes(request.method.lower(), path=request.path, is_resource=False)
+    verb = _verb(request.method, bool(route.name), request.flag("watch"))
+    if route.subresource == "exec":
+        verb = "create"  # a connect verb: a WebSocket's GET needs create (AuthorizePodWebsocketUpgradeCreatePermission)
     return authz.Attributes(
-        _verb(request.method, bool(route.name), request.flag("watch")),
+        verb,
         r.plural,
         group=r.group,
         subresource=route.subresource,
@@ -1022,6 +1095,25 @@ async def _send_unless_dropped(
     return False
 
 
+async def _accept(send: Send, protocol: str) -> remotecommand.Channels:
+    message: dict[str, Any] = {"type": "websocket.accept"}
+    if protocol:
+        message["subprotocol"] = protocol
+    await send(message)
+    return remotecommand.Channels(protocol, send)
+
+
+async def _deny(scope: Scope, send: Send, exc: ApiError) -> None:
+    """Refuse a WebSocket upgrade with the error's HTTP Status response (a 403 close where the server cannot)."""
+    if "websocket.http.response" not in (scope.get("extensions") or {}):
+        await send({"type": "websocket.close", "code": 1008})
+        return
+    body = _error(exc)
+    headers = [*_headers(), (b"content-length", str(len(body)).encode())]
+    await send({"type": "websocket.http.response.start", "status": exc.code, "headers": headers})
+    await send({"type": "websocket.http.response.body", "body": body})
+
+
 async def _wait_disconnect(receive: Receive) -> None:
     while True:
         message = await receive()
@@ -1034,6 +1126,7 @@ def create_app(
     *,
     clock: Callable[[], float] = time.time,
     logs: LogSource | None = None,
+    exec_source: ExecSource | None = None,
     authenticator: Authenticator | None = None,
     bookmark_interval: float = BOOKMARK_INTERVAL,
     metrics: Sequence[Any] | None = None,
@@ -1053,6 +1146,7 @@ def create_app(
         store,
         clock=clock,
         logs=logs,
+        exec_source=exec_source,
         authenticator=authenticator,
         bookmark_interval=bookmark_interval,
         metrics=metrics,

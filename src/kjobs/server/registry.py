@@ -139,7 +139,7 @@ RESOURCES: list[Resource] = [
         True,
         ("po",),
         ("all",),
-        subresources=("status", "log", "eviction", "binding"),
+        subresources=("status", "log", "exec", "eviction", "binding"),
         graceful=True,
         hooks={
             "default": (_DEFAULTS, "default_pod_in_place"),
@@ -310,12 +310,14 @@ def resources_of(group: str, version: str) -> list[Resource]:
 SUBRESOURCE_KINDS: dict[str, tuple[str, str, str]] = {
     "eviction": ("policy", "v1", "Eviction"),
     "binding": ("", "v1", "Binding"),
+    "exec": ("", "v1", "PodExecOptions"),
 }
 """Subresources whose request/response kind is not the parent's: (group, version, kind)."""
 
 SUBRESOURCE_VERBS: dict[str, list[str]] = {
     "status": STATUS_VERBS,
     "log": ["get"],
+    "exec": ["create", "get"],
     "eviction": ["create"],
     "binding": ["create"],
 }

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 from typing import Any, Literal, Protocol
 
 import uvicorn
+from uvicorn.protocols.websockets.wsproto_impl import WSProtocol
 
 from kjobs.server.app import App, create_app
 from kjobs.server.auth import Authenticator
@@ -81,6 +82,23 @@ class _TlsHttpToolsProtocol(BoundedHttpToolsProtocol):
             self.scope["extensions"] = {"tls": self._tls}  # type: ignore[dict-item]  # asgiref types it loosely
 
 
+class _TlsWSProtocol(WSProtocol):
+    """uvicorn's wsproto WebSocket protocol that reports the connection's verified client certificate too (a
+    connection upgraded from HTTP is handed over with its transport; the HTTP scope's extension is not)."""
+
+    _tls: dict[str, Any] | None = None
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)  # type: ignore[arg-type]
+        self._tls = _tls_extension(transport)
+
+    def handle_connect(self, event: Any) -> None:
+        super().handle_connect(event)
+        if self._tls is not None:
+            extensions: dict[str, Any] = {**(self.scope.get("extensions") or {}), "tls": self._tls}
+            self.scope["extensions"] = extensions
+
+
 def _tls_extension(transport: asyncio.BaseTransport) -> dict[str, Any] | None:
     """The ASGI TLS extension's `client_cert_name` (an RFC 4514-style subject; None without a certificate)."""
     sslobj = transport.get_extra_info("ssl_object")
@@ -109,6 +127,7 @@ def server_config(
         app,
         loop="uvloop",
         http=_TlsHttpToolsProtocol if pki is not None else BoundedHttpToolsProtocol,  # with Go's bound on a head
+        ws=_TlsWSProtocol if pki is not None else "wsproto",  # pods/exec (kjobs.server.remotecommand)
         lifespan=lifespan,
         log_level="warning",
         access_log=False,

@@ -1298,6 +1298,12 @@ class ApiService:
             options = dataclasses.replace(options, precondition_rv=marked["metadata"].get("resourceVersion"))
         await self.delete(pods, namespace, name, options)
 
+    def get_pod(self, namespace: str, name: str) -> Obj:
+        """The pod a streaming subresource (pods/exec) acts on, or 404."""
+        pods = lookup("", "v1", "pods")
+        assert pods is not None
+        return self._get_or_404(pods, namespace, name)
+
     def open_log(self, namespace: str, name: str, options: LogOptions) -> tuple[Obj, AsyncIterator[bytes]]:
         """GET pods/{name}/log: the pod and an async iterator of its log chunks."""
         pods = lookup("", "v1", "pods")

@@ -158,7 +158,12 @@ class Embedded:
 
         settings = self.settings
         app = create_app(
-            self._store, clock=self.clock.now, logs=self._logs, admission=settings.admission, features=settings.features
+            self._store,
+            clock=self.clock.now,
+            logs=self._logs,
+            exec_source=self._logs,
+            admission=settings.admission,
+            features=settings.features,
         )
         self._cluster = LocalCluster(app.service, settings=settings, clock=self.clock, logs=self._logs)
         await self._cluster.start()
