@@ -38,6 +38,7 @@ from kjobs.job.config import SyncConfig
 from kjobs.job.metrics import JobMetrics
 from kjobs.node.logsource import AgentLogs
 from kjobs.node.nodestatus import MachineInfo
+from kjobs.node.restart import DEFAULT_BACKOFF_BASE
 from kjobs.node.runtime import ContainerRuntime, StatusCallback
 from kjobs.server.admission import AdmissionSettings
 from kjobs.server.service import ApiService
@@ -61,6 +62,9 @@ class ClusterSettings:
     node_prefix: str = "kjobs-node"
     pod_failure_backoff: float = 10.0
     job_batch_period: float = 1.0
+    container_restart_backoff: float = DEFAULT_BACKOFF_BASE
+    """With `runtime="process"`: the node agents' initial crash-loop back-off before a container restarts in place
+    (the kubelet's 10 s, doubling up to 5 min; `kjobs.node.restart`)."""
     runtime: str = "process"
     """`process` (local processes) or `sim` (`kjobs.node.sim_runtime`: no processes, outcomes from `sim_outcome`)."""
     sim_outcome: Callable[[Any, Any, int], Any] | None = None
@@ -133,11 +137,11 @@ def sparse_gc(threshold: int = SPARSE_GC_THRESHOLD) -> Iterator[None]:
         gc.set_threshold(*before)
 
 
-def _process_runtime(root: Path, clock: Clock) -> Callable[[StatusCallback], ContainerRuntime]:
+def _process_runtime(root: Path, clock: Clock, backoff_base: float) -> Callable[[StatusCallback], ContainerRuntime]:
     from kjobs.node.process_runtime import ProcessRuntime
 
     def make(on_status: StatusCallback) -> ContainerRuntime:
-        return ProcessRuntime(root_dir=root, clock=clock, on_status=on_status)
+        return ProcessRuntime(root_dir=root, clock=clock, on_status=on_status, backoff_base=backoff_base)
 
     return make
 
@@ -346,7 +350,7 @@ class LocalCluster:
             runtime_factory=(
                 _sim_runtime(self.clock, self.settings.sim_outcome)
                 if sim
-                else _process_runtime(root / name, self.clock)
+                else _process_runtime(root / name, self.clock, self.settings.container_restart_backoff)
             ),
             clock=self.clock,
             settings=settings,

@@ -53,7 +53,7 @@ def kubectl_on_up(tmp: Path) -> Iterator[Up]:
     """A `kjobs up` (back-off 1 s) with its files in `tmp`, and a kubectl pointed at it."""
     config = tmp / "kc.yaml"
     args = ("--port", str(free_port()), "--data-dir", str(tmp / "data"), "--kubeconfig", str(config), "--backoff", "1")
-    with _up(tmp, *args) as (proc, line, _elapsed):
+    with _up(tmp, *args, "--job-batch-period", "0.1") as (proc, line, _elapsed):
         assert line == f"export KUBECONFIG={config}", proc.stderr.read() if proc.stderr else ""
         home = tmp / "kubectl-home"
         home.mkdir()

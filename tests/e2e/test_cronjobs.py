@@ -30,7 +30,7 @@ def kubeconfig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     tmp = tmp_path_factory.mktemp("cronjobs")
     config = tmp / "kc.yaml"
     args = ("--port", str(free_port()), "--data-dir", str(tmp / "data"), "--kubeconfig", str(config), "--backoff", "1")
-    with _up(tmp, *args) as (proc, line, _elapsed):
+    with _up(tmp, *args, "--job-batch-period", "0.1") as (proc, line, _elapsed):
         assert line == f"export KUBECONFIG={config}", proc.stderr.read() if proc.stderr else ""
         yield config
 

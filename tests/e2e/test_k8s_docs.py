@@ -371,11 +371,11 @@ class Kubectl:
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """`kjobs up` (one node, `--backoff 1`); yields its kubeconfig."""
+    """`kjobs up` (one node, `--backoff 1`, `--job-batch-period 0.1`); yields its kubeconfig."""
     root = tmp_path_factory.mktemp("k8s-docs")
     kubeconfig = root / "kubeconfig"
     args = ("--port", str(free_port()), "--data-dir", str(root / "data"), "--kubeconfig", str(kubeconfig))
-    with _up(root, *args, "--backoff", "1") as (proc, line, _elapsed):
+    with _up(root, *args, "--backoff", "1", "--job-batch-period", "0.1") as (proc, line, _elapsed):
         assert line == f"export KUBECONFIG={kubeconfig}", proc.stderr.read() if proc.stderr else ""
         yield kubeconfig
 

@@ -34,11 +34,11 @@ T = TypeVar("T")
 
 @pytest.fixture(scope="module")
 def kubeconfig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """One `kjobs up` (one local node, a 1 s pod-failure back-off) for the module's clients."""
+    """One `kjobs up` (one local node, a 1 s pod-failure back-off, a 0.1 s Job batch period) for the clients."""
     tmp = tmp_path_factory.mktemp("clients")
     config = tmp / "kc.yaml"
     args = ("--port", str(free_port()), "--data-dir", str(tmp / "data"), "--kubeconfig", str(config), "--backoff", "1")
-    with _up(tmp, *args) as (proc, line, _elapsed):
+    with _up(tmp, *args, "--job-batch-period", "0.1") as (proc, line, _elapsed):
         assert line == f"export KUBECONFIG={config}", proc.stderr.read() if proc.stderr else ""
         yield config
 

@@ -112,6 +112,8 @@ def test_the_example_passes_against_kjobs_up(tmp_path: Path) -> None:
             str(kubeconfig),
             "--backoff",
             "0.1",
+            "--job-batch-period",
+            "0.1",
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -65,6 +65,7 @@ def fast_settings(
         nodes=nodes,
         job_batch_period=job_batch_period,
         pod_failure_backoff=0.1,
+        container_restart_backoff=0.1,
         root_dir=str(root),
         node_options={
             "node_status_update_frequency": 0.5,
