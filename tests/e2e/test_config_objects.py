@@ -28,6 +28,12 @@ pytestmark = [
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
+_KLOG_LINE = re.compile(r"^[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [\w.-]+:\d+\] .*\n", re.MULTILINE)
+"""A line kubectl's own client logs (klog). kubectl up to 1.32 reads an exec's WebSocket before it has made its
+streams and logs `Unknown stream id 1, discarding message` for the server's first (empty) message, against a
+cluster too (client-go's tools/remotecommand/websocket.go waits for its streams since): noise, not output."""
+
+
 @dataclass
 class Up:
     """One `kjobs up` and a kubectl with a private HOME pointed at it."""
@@ -40,7 +46,7 @@ class Up:
         proc = subprocess.run(
             ["kubectl", *args], capture_output=True, text=True, env=env, input=stdin, timeout=timeout, cwd=self.home
         )
-        return proc.returncode, (proc.stdout + proc.stderr).rstrip()
+        return proc.returncode, _KLOG_LINE.sub("", proc.stdout + proc.stderr).rstrip()
 
     def ok(self, *args: str, stdin: str | None = None, timeout: float = 60) -> str:
         code, out = self(*args, stdin=stdin, timeout=timeout)
