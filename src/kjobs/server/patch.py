@@ -411,26 +411,41 @@ def _set_order(
                 )
             at += 1
     before = original.get(field)
-    server_order = [ident(e) for e in before] if isinstance(before, list) else []
-
-    def place(values: list[Any], element: Any) -> int:
-        value = ident(element)
-        return next((i for i, v in enumerate(values) if v == value), -1)
-
-    ordered = sorted((e for e in merged if place(wanted, e) >= 0), key=lambda e: place(wanted, e))
-    server_only = sorted((e for e in merged if place(wanted, e) < 0), key=lambda e: place(server_order, e))
+    rank_wanted = _first_positions(wanted)
+    rank_server = _first_positions([ident(e) for e in before] if isinstance(before, list) else [])
+    # each merged element's place in the order and in the original list, looked up once
+    placed = [(rank_wanted(ident(e)), rank_server(ident(e)), e) for e in merged]
+    ordered = sorted((p for p in placed if p[0] >= 0), key=lambda p: p[0])
+    server_only = sorted((p for p in placed if p[0] < 0), key=lambda p: p[1])
     out: list[Any] = []
     i = j = 0
     while i < len(server_only) or j < len(ordered):
-        if j >= len(ordered) or (
-            i < len(server_only) and 0 <= place(server_order, server_only[i]) < place(server_order, ordered[j])
-        ):
-            out.append(server_only[i])
+        if j >= len(ordered) or (i < len(server_only) and 0 <= server_only[i][1] < ordered[j][1]):
+            out.append(server_only[i][2])
             i += 1
         else:
-            out.append(ordered[j])
+            out.append(ordered[j][2])
             j += 1
     result[field] = out
+
+
+def _first_positions(values: list[Any]) -> Callable[[Any], int]:
+    """Where a value first stands in `values` (-1 if absent): a table when every value hashes, else a scan (a
+    list's elements without a merge key are compared whole, and a map is not hashable)."""
+    table: dict[Any, int] = {}
+    try:
+        for at, value in enumerate(values):
+            table.setdefault(value, at)
+    except TypeError:
+        return lambda value: next((at for at, v in enumerate(values) if v == value), -1)
+
+    def find(value: Any) -> int:
+        try:
+            return table.get(value, -1)
+        except TypeError:  # an unhashable value equals none of the hashable ones
+            return -1
+
+    return find
 
 
 def _position(elements: list[dict[str, Any]], merge_key: str, value: Any) -> int | None:
