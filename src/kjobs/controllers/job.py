@@ -186,9 +186,11 @@ class JobController:
         if owner is not None:
             self._owned(str(owner.get("uid") or "")).observe(pod_uid, new, tracked=new_tracked, terminal=new_terminal)
         job = self._job_for(meta, owner)
+        relevant = False  # labels or owner changed: read once for both uses below
         if old is not None and new is not None and _claim_relevant(old, new):
+            relevant = True
             self._owner_changed(old, owner, pod_uid)
-        if new is not None and (old is None or _claim_relevant(old, new)):
+        if new is not None and (old is None or relevant):
             self._note_claims(new, job, owner, pod_uid, added=old is None)
         if new_tracked and new_terminal and not (old_tracked and old_terminal):
             self._count_tracking_finalizer("add")
