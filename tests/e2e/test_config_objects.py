@@ -1,6 +1,7 @@
 """ConfigMaps and Secrets on `kjobs up`, as a cluster's users handle them: the real kubectl (create from
 literals and files, get, describe, apply, patch, delete), the official `kubernetes` client and lightkube, and a
-Job whose pods read their environment from them, also one that waits for a ConfigMap created after it."""
+Job whose pods read their environment from them, also one that waits for a ConfigMap created after it, and a
+restarted container that reads its ConfigMap again."""
 
 from __future__ import annotations
 
@@ -181,6 +182,50 @@ def test_a_pod_waits_for_a_missing_config_map_then_runs(up: Up) -> None:
     up.ok("create", "configmap", "kc-late", "--from-literal=v=now")
     up.ok("wait", "--for=condition=complete", "job/kc-waits", "--timeout=40s", timeout=50)
     assert up.ok("logs", "job/kc-waits") == "late=now"
+
+
+def test_a_restarted_container_reads_the_config_map_again(up: Up) -> None:
+    """The first two attempts print the old value and fail; the ConfigMap is deleted before the next restart,
+    which waits with CreateContainerConfigError, then created again with a new value, which the restart prints."""
+    up.ok("create", "configmap", "kc-mode", "--from-literal=MODE=old")
+    script = 'echo "mode=$MODE"; [ "$MODE" = new ]'
+    env = [{"name": "MODE", "valueFrom": {"configMapKeyRef": {"name": "kc-mode", "key": "MODE"}}}]
+    container = {"name": "main", "image": "busybox", "command": ["sh", "-c", script], "env": env}
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "kc-restarts"},
+        "spec": {"template": {"spec": {"restartPolicy": "OnFailure", "containers": [container]}}},
+    }
+    up.ok("create", "-f", "-", stdin=json.dumps(job))
+
+    def backing_off() -> str | None:  # restarted once at once, failed again: the next restart is 10 s away
+        code, out = up("get", "pods", "-l", "job-name=kc-restarts", "-o", "jsonpath={.items[0].metadata.name}")
+        if code != 0 or not out:
+            return None
+        code, reason = up("get", "pod", out, "-o", "jsonpath={.status.containerStatuses[0].state.waiting.reason}")
+        return out if code == 0 and reason == "CrashLoopBackOff" else None
+
+    pod = _until(backing_off, "the container to back off", timeout=30)
+    up.ok("delete", "configmap", "kc-mode")
+    assert up.ok("logs", pod) == "mode=old"
+
+    def config_error() -> str | None:
+        code, out = up("get", "pod", pod, "--no-headers")
+        return out if code == 0 and "CreateContainerConfigError" in out else None
+
+    row = _columns(_until(config_error, "the restart to wait with CreateContainerConfigError", timeout=40))[0]
+    assert row[:3] == [pod, "0/1", "CreateContainerConfigError"]  # NAME READY STATUS
+    assert row[3].startswith("1 (")  # RESTARTS: no container was created for the failed restart
+    status = json.loads(up.ok("get", "pod", pod, "-o", "jsonpath={.status.containerStatuses[0]}"))
+    assert status["state"] == {
+        "waiting": {"reason": "CreateContainerConfigError", "message": 'configmap "kc-mode" not found'}
+    }
+    assert (status["restartCount"], status["lastState"]["terminated"]["exitCode"]) == (1, 1)
+    up.ok("create", "configmap", "kc-mode", "--from-literal=MODE=new")
+    up.ok("wait", "--for=condition=complete", "job/kc-restarts", "--timeout=60s", timeout=70)
+    assert up.ok("logs", pod) == "mode=new"
+    assert up.ok("logs", pod, "--previous") == "mode=old"
 
 
 def test_the_official_client_reads_and_writes_config_maps_and_secrets(up: Up) -> None:

@@ -1,5 +1,6 @@
 """The node agent reads the ConfigMaps and Secrets a pod's containers use, through its client; a missing one
-keeps the container waiting (CreateContainerConfigError, a Failed event) until it exists. Virtual time."""
+keeps the container waiting (CreateContainerConfigError, a Failed event) until it exists; a restarted container
+reads their current values, as the kubelet's watch-based managers give them. Virtual time."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from kjobs.clock import FakeClock
 from kjobs.node.agent import NodeAgent, NodeAgentSettings
 from kjobs.node.eviction import FakeMemoryMonitor
 from kjobs.node.observations import Attempt, PodRecord
-from kjobs.node.sim_runtime import SimulatedRuntime
+from kjobs.node.sim_runtime import Outcome, SimulatedRuntime
 from tests.node.test_agent import MACHINE, NODE, Node
 from tests.support import local_api, settle
 
@@ -22,18 +23,28 @@ class RecordingRuntime(SimulatedRuntime):
     """The simulated runtime, keeping the environment each container started with."""
 
     envs: dict[str, dict[str, str]]
+    attempts: dict[str, list[dict[str, str]]]
+    """Per pod/container, the environment of each attempt in order."""
 
     def _spawn(self, record: PodRecord, container: Obj, number: int, env: dict[str, str], argv: list[str]) -> Attempt:
         self.envs[f"{record.pod['metadata']['name']}/{container['name']}"] = env
+        self.attempts.setdefault(f"{record.pod['metadata']['name']}/{container['name']}", []).append(env)
         return super()._spawn(record, container, number, env, argv)
+
+
+def fails_first(pod: Obj, container: Obj, attempt: int) -> Outcome:
+    """A container named `flaky` runs 5 s and exits 1 the first time (`twice`: the first two times), then
+    succeeds at once; others succeed."""
+    failures = {"flaky": 1, "twice": 2}.get(container["name"], 0)
+    return Outcome(duration=5, exit_code=1) if attempt < failures else Outcome()
 
 
 def run(test: Any) -> Any:
     def scenario() -> None:
         async def body() -> None:
             clock = FakeClock()
-            runtime = RecordingRuntime(clock=clock)
-            runtime.envs = {}
+            runtime = RecordingRuntime(clock=clock, outcome=fails_first)
+            runtime.envs, runtime.attempts = {}, {}
             client = await local_api(clock)
             agent = NodeAgent(
                 client,
@@ -108,6 +119,7 @@ async def test_a_pod_without_references_reads_nothing(node: Node, runtime: Recor
     await settle(node.clock, lambda: node.phase("plain") == "Succeeded")
     assert node.agent._env_refs == {}
     assert runtime._env_sources == {}
+    assert node.agent.config_sources.watched() == []
 
 
 @run
@@ -123,3 +135,83 @@ async def test_a_mounted_config_map_is_not_mounted_and_the_pod_says_so(node: Nod
         'kjobs runs containers as host processes and mounts no volumes: ConfigMap "app" at /etc/app (container '
         "main) not mounted; the containers start without them (read ConfigMaps and Secrets through env or envFrom)",
     )
+
+
+FLAKY = {
+    "name": "flaky",
+    "image": "busybox:1.36",
+    "envFrom": [{"secretRef": {"name": "creds"}}],
+    "env": [{"name": "MODE", "valueFrom": {"configMapKeyRef": {"name": "app", "key": "MODE"}}}],
+}
+
+
+def container_status(node: Node, name: str) -> Obj:
+    pod = node.pod(name) or {}
+    return dict(((pod.get("status") or {}).get("containerStatuses") or [{}])[0])
+
+
+@run
+async def test_a_restarted_container_reads_the_current_values(node: Node, runtime: RecordingRuntime) -> None:
+    await node.client.create(CONFIG_MAPS, "default", {"metadata": {"name": "app"}, "data": {"MODE": "old"}})
+    await node.client.create(SECRETS, "default", {"metadata": {"name": "creds"}, "stringData": {"TOKEN": "t1"}})
+    await node.create_pod("flaky", restartPolicy="OnFailure", containers=[FLAKY])
+    await node.create_pod("reader", restartPolicy="OnFailure", containers=[{**FLAKY, "name": "main"}])
+    await settle(node.clock, lambda: "running" in (container_status(node, "flaky").get("state") or {}))
+    # one watch per object, however many pods read it
+    assert node.agent.config_sources.watched() == [("configmap", "default", "app"), ("secret", "default", "creds")]
+    await node.client.patch(CONFIG_MAPS, "default", "app", {"data": {"MODE": "new"}}, patch_type="merge")
+    await node.client.patch(SECRETS, "default", "creds", {"stringData": {"TOKEN": "t2"}}, patch_type="merge")
+    await settle(node.clock, lambda: node.phase("flaky") == "Succeeded")
+    assert runtime.attempts["flaky/flaky"] == [{"TOKEN": "t1", "MODE": "old"}, {"TOKEN": "t2", "MODE": "new"}]
+    assert runtime.attempts["reader/main"] == [{"TOKEN": "t1", "MODE": "old"}]  # it never restarted
+    assert container_status(node, "flaky")["restartCount"] == 1
+    assert node.agent.config_sources.watched() == []  # both pods are done: nothing is watched any more
+
+
+@run
+async def test_a_restart_after_its_config_map_is_deleted_waits_until_it_is_back(
+    node: Node, runtime: RecordingRuntime
+) -> None:
+    await node.client.create(CONFIG_MAPS, "default", {"metadata": {"name": "app"}, "data": {"MODE": "old"}})
+    await node.client.create(SECRETS, "default", {"metadata": {"name": "creds"}, "stringData": {"TOKEN": "t"}})
+    await node.create_pod("flaky", restartPolicy="OnFailure", containers=[FLAKY])
+    await settle(node.clock, lambda: "running" in (container_status(node, "flaky").get("state") or {}))
+    await node.client.delete(CONFIG_MAPS, "default", "app")
+    await settle(node.clock, lambda: waiting(node, "flaky").get("reason") == "CreateContainerConfigError")
+    status = container_status(node, "flaky")
+    assert status["state"]["waiting"] == {
+        "reason": "CreateContainerConfigError",
+        "message": 'configmap "app" not found',
+    }
+    assert status["lastState"]["terminated"]["exitCode"] == 1
+    assert status["restartCount"] == 0  # no second container was created
+    assert node.phase("flaky") == "Running"  # the kubelet's getPhase: a container waiting to restart
+    [failed] = await node.events("Failed")
+    assert (failed["type"], failed["message"]) == ("Warning", 'Error: configmap "app" not found')
+    assert len(runtime.attempts["flaky/flaky"]) == 1
+    created = node.clock.now()
+    await node.client.create(CONFIG_MAPS, "default", {"metadata": {"name": "app"}, "data": {"MODE": "back"}})
+    await settle(node.clock, lambda: node.phase("flaky") == "Succeeded")
+    assert node.clock.now() - created <= 10.5  # the kubelet's 10 s back-off before the pod's next sync
+    assert runtime.attempts["flaky/flaky"] == [{"TOKEN": "t", "MODE": "old"}, {"TOKEN": "t", "MODE": "back"}]
+    assert container_status(node, "flaky")["restartCount"] == 1
+
+
+@run
+async def test_a_restart_after_its_back_off_shows_the_config_error(node: Node, runtime: RecordingRuntime) -> None:
+    """The second restart comes after a 10 s crash-loop back-off; it fails for the deleted ConfigMap and says so
+    until the agent's next try 10 s later (not at once, which would only step the back-off)."""
+    await node.client.create(CONFIG_MAPS, "default", {"metadata": {"name": "app"}, "data": {"MODE": "old"}})
+    await node.client.create(SECRETS, "default", {"metadata": {"name": "creds"}, "stringData": {"TOKEN": "t"}})
+    await node.create_pod("twice", restartPolicy="OnFailure", containers=[{**FLAKY, "name": "twice"}])
+    await settle(node.clock, lambda: waiting(node, "twice").get("reason") == "CrashLoopBackOff")
+    await node.client.delete(CONFIG_MAPS, "default", "app")
+    await settle(node.clock, lambda: waiting(node, "twice").get("reason") == "CreateContainerConfigError")
+    failed_at = node.clock.now()
+    later = asyncio.ensure_future(node.clock.sleep(5))  # a deadline of the test's own, before the agent's next try
+    await settle(node.clock, later.done)
+    assert waiting(node, "twice") == {"reason": "CreateContainerConfigError", "message": 'configmap "app" not found'}
+    await node.client.create(CONFIG_MAPS, "default", {"metadata": {"name": "app"}, "data": {"MODE": "back"}})
+    await settle(node.clock, lambda: node.phase("twice") == "Succeeded")
+    assert node.clock.now() - failed_at <= 10.5
+    assert [env["MODE"] for env in runtime.attempts["twice/twice"]] == ["old", "old", "back"]

@@ -195,6 +195,49 @@ def test_node_join_runs_pods_and_shuts_down_gracefully(api: tuple[str, Path], tm
             agent.wait()
 
 
+def test_a_joined_agents_restarted_container_reads_the_changed_config_map(
+    api: tuple[str, Path], tmp_path: Path
+) -> None:
+    """Over HTTP too, the agent watches the ConfigMap: the container succeeds only once it starts with MODE=new."""
+    url, config = api
+    agent = subprocess.Popen(
+        _kjobs("node", "join", "--kubeconfig", str(config), "--name", "n1", "--root-dir", str(tmp_path / "n1")),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        with httpx.Client(base_url=url, timeout=10, verify=client_tls()) as http:
+            cm_path = "/api/v1/namespaces/default/configmaps"
+            assert http.post(cm_path, json={"metadata": {"name": "app"}, "data": {"MODE": "old"}}).status_code == 201
+            env = [{"name": "MODE", "valueFrom": {"configMapKeyRef": {"name": "app", "key": "MODE"}}}]
+            pod = pod_manifest("reads", "n1", ["sh", "-c", '[ "$MODE" = new ]'], restartPolicy="OnFailure")
+            pod["spec"]["containers"][0]["env"] = env
+            assert http.post("/api/v1/namespaces/default/pods", json=pod).status_code == 201
+
+            def container() -> Obj:
+                found = http.get("/api/v1/namespaces/default/pods/reads").json()
+                return dict(((found.get("status") or {}).get("containerStatuses") or [{}])[0])
+
+            # failed twice with "old" (the first restart is at once), the next restart is 10 s away
+            _wait_http(lambda: "CrashLoopBackOff" in str(container().get("state")))
+            patch = http.patch(
+                f"{cm_path}/app",
+                json={"data": {"MODE": "new"}},
+                headers={"Content-Type": "application/merge-patch+json"},
+            )
+            assert patch.status_code == 200
+            _wait_http(lambda: "Completed" in str(container().get("state")), timeout=40)
+            assert container()["restartCount"] >= 2
+    finally:
+        agent.send_signal(signal.SIGTERM)
+        try:
+            agent.wait(timeout=30)
+        finally:
+            if agent.poll() is None:
+                agent.kill()
+                agent.wait()
+
+
 def test_sigterm_to_a_joined_agent_terminates_its_pods(api: tuple[str, Path], tmp_path: Path) -> None:
     url, config = api
     agent = subprocess.Popen(

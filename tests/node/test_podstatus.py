@@ -193,6 +193,17 @@ def test_deleted_pod_with_running_container_keeps_running() -> None:
     assert compute_pod_status(rec, T0 + 1)["phase"] == "Running"
 
 
+def test_a_restart_whose_configuration_failed_waits_with_the_error() -> None:
+    rec = record(make_pod(policy="OnFailure"), attempt(end=T0 + 1, code=1))
+    rec.config_errors["main"] = ("CreateContainerConfigError", 'configmap "x" not found')
+    status = compute_pod_status(rec, T0 + 2)
+    assert cstatus(status)["state"] == {
+        "waiting": {"reason": "CreateContainerConfigError", "message": 'configmap "x" not found'}
+    }
+    assert cstatus(status)["lastState"]["terminated"]["exitCode"] == 1
+    assert (cstatus(status)["restartCount"], status["phase"]) == (0, "Running")
+
+
 def test_deleted_before_start_fails_and_marks_unstarted_containers_unknown() -> None:
     rec = record(make_pod())
     rec.config_errors["main"] = ("CreateContainerConfigError", "x")

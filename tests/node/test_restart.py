@@ -101,6 +101,14 @@ def test_config_error_keeps_pod_pending_without_restarting() -> None:
     assert decisions.done is False
 
 
+def test_a_restart_whose_configuration_failed_waits_for_the_next_try() -> None:
+    rec = record(make_pod(policy="OnFailure"), attempt(end=T0, code=1))
+    assert plan(rec, T0 + 1).start == ("main",)
+    rec.config_errors["main"] = ("CreateContainerConfigError", 'configmap "x" not found')
+    decisions = plan(rec, T0 + 1)
+    assert (decisions.start, decisions.wake_at, decisions.done) == ((), None, False)
+
+
 def test_kill_starts_nothing_and_is_done_when_nothing_runs() -> None:
     rec = record(make_pod(policy="Always"), attempt(end=T0, code=1))
     rec.kill = KillRequest(requested_at=T0, grace_seconds=30)

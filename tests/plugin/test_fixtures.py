@@ -49,9 +49,9 @@ def test_the_marker_chooses_the_nodes(kjobs_cluster: KjobsCluster) -> None:
 def test_apply_takes_a_file_text_or_dict_and_merges_a_second_apply(kjobs_cluster: KjobsCluster, tmp_path: Path) -> None:
     manifest = tmp_path / "two.yaml"
     manifest.write_text(
-        "apiVersion: v1\nkind: Namespace\nmetadata: {name: team}\n---\nkind: ConfigMap\napiVersion: v1\n"
+        "apiVersion: v1\nkind: Namespace\nmetadata: {name: team}\n---\nkind: Deployment\napiVersion: apps/v1\n"
     )
-    with pytest.raises(ValueError, match="kjobs does not serve v1/ConfigMap"):
+    with pytest.raises(ValueError, match="kjobs does not serve apps/v1/Deployment"):
         kjobs_cluster.apply(manifest)
     text = """
 apiVersion: batch/v1

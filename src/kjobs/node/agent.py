@@ -32,12 +32,13 @@ from kjobs.api.types import Obj
 from kjobs.client.base import Client
 from kjobs.client.events import EventRecorder
 from kjobs.client.informer import Informer, Key
-from kjobs.client.resources import CONFIG_MAPS, LEASES, NODES, PODS, SECRETS
+from kjobs.client.resources import LEASES, NODES, PODS
 from kjobs.client.workqueue import WorkQueue
 from kjobs.clock import Clock
 from kjobs.node import nodestatus
 from kjobs.node.admission import Load, LoadBook, admit, pod_requests
-from kjobs.node.envvars import CONFIG_MAP, EnvSources, env_references
+from kjobs.node.configsources import ConfigSources
+from kjobs.node.envvars import EnvSources, env_references
 from kjobs.node.eviction import (
     DEFAULT_THRESHOLD,
     EVICTED,
@@ -269,6 +270,10 @@ class NodeAgent:
         self._finishing: set[str] = set()
         self._env_refs: dict[str, frozenset[tuple[str, str]]] = {}
         """Per admitted pod uid, the ConfigMaps and Secrets its containers read (only pods that read any)."""
+        self._config_retry: dict[str, float] = {}
+        """Per pod of `_env_refs` whose container waits with CreateContainerConfigError, when it is tried again."""
+        self.config_sources = ConfigSources(client, clock=clock)
+        """Watches of what the pods of `_env_refs` read, so that each container start reads current values."""
         self._pressure_seen_at: float | None = None
         self._shutdown_task: asyncio.Task[None] | None = None
         self._changed = asyncio.Event()
@@ -327,6 +332,7 @@ class NodeAgent:
         self._tasks = []
         await self.pods.stop()
         await self.node_informer.stop()
+        await self.config_sources.stop()
         if self.log_server is not None:
             await self.log_server.stop()
         with contextlib.suppress(Exception):
@@ -487,10 +493,6 @@ class NodeAgent:
                 return
         else:
             self.runtime.update_pod(pod)
-            refs = self._env_refs.get(uid)
-            if refs and not handle.terminal and _waits_for_config(handle.status):
-                # The kubelet's next sync of the pod: what is missing may exist now.
-                self.runtime.provide_env_sources(uid, await self._env_sources(pod, refs))
         stop = _deleting(pod) or _phase(pod) in TERMINAL_PHASES  # a terminal phase in the API is final too
         if stop and not handle.terminal and uid not in self._killing:
             self._killing.add(uid)
@@ -504,30 +506,46 @@ class NodeAgent:
             self._live.pop(uid, None)
             self._requests.pop(uid, None)
             self._load.remove(uid)
+            if uid in self._env_refs:  # no container of it starts again
+                self._drop_env_sources(uid)
         if _deleting(pod) and handle.terminal and self._written.get(uid, {}).get("phase") in TERMINAL_PHASES:
             await self._finish_deletion(pod)
-        if uid in self._env_refs and not handle.terminal and _waits_for_config(handle.status):
-            self.queue.add_after(key, self.settings.config_retry_interval)
+        if uid in self._env_refs:
+            if not handle.terminal and _waits_for_config(handle.status):
+                await self._retry_config(pod, handle)
+            else:
+                self._config_retry.pop(uid, None)
 
     async def _env_sources(self, pod: Obj, refs: frozenset[tuple[str, str]]) -> EnvSources:
-        """Read the ConfigMaps and Secrets `refs` names in the pod's namespace, through the agent's client (a
-        missing one is None; any other error fails this sync, which is retried)."""
-        namespace = _key(pod)[0]
-        sources: dict[tuple[str, str], Obj | None] = {}
-        for kind, name in sorted(refs):
-            try:
-                sources[(kind, name)] = await self.client.get(
-                    CONFIG_MAPS if kind == CONFIG_MAP else SECRETS, namespace, name
-                )
-            except ApiError as exc:
-                if exc.code != 404:
-                    raise
-                sources[(kind, name)] = None
+        """The ConfigMaps and Secrets `refs` names in the pod's namespace, as the watches `config_sources` keeps
+        for the pod see them now and at every later read (a missing one is None); waits for their first list,
+        and a watch that cannot list in time fails this sync, which is retried."""
+        sources = self.config_sources.register(_uid(pod), _key(pod)[0], refs)
+        await self.config_sources.synced(_uid(pod))
         return sources
 
+    async def _retry_config(self, pod: Obj, handle: PodHandle) -> None:
+        """A container waits with `CreateContainerConfigError`: try it again `config_retry_interval` after it
+        failed, as the kubelet's pod worker syncs a pod whose sync failed again after its back-off period — not
+        at each status change (a restart tried at once would only step its crash-loop back-off)."""
+        uid, key = _uid(pod), _key(pod)
+        due = self._config_retry.get(uid)
+        now = self.clock.now()
+        if due is not None and now < due:
+            return
+        if due is not None:  # the pod's next sync: what is missing may exist now (the watches have it)
+            self.runtime.provide_env_sources(uid, await self._env_sources(pod, self._env_refs[uid]))
+            if not _waits_for_config(handle.status):
+                del self._config_retry[uid]
+                return
+        self._config_retry[uid] = now + self.settings.config_retry_interval
+        self.queue.add_after(key, self.settings.config_retry_interval)
+
     def _drop_env_sources(self, uid: str) -> None:
-        """The pod will not run here: forget what was read for it."""
+        """No container of the pod starts here any more: stop watching what it reads, and forget it."""
         if self._env_refs.pop(uid, None) is not None:
+            self._config_retry.pop(uid, None)
+            self.config_sources.release(uid)
             self.runtime.provide_env_sources(uid, None)
 
     async def _admit(self, pod: Obj) -> PodHandle | None:
@@ -538,9 +556,14 @@ class NodeAgent:
                 await self._finish_deletion(pod)
             return None
         refs = env_references(pod)
-        if refs:  # read before the runtime needs them: to start the containers, and to restart adopted ones
+        if refs:  # watched before the runtime needs them: to start the containers, and to restart adopted ones
             self._env_refs[uid] = refs
-            self.runtime.provide_env_sources(uid, await self._env_sources(pod, refs))
+            try:
+                sources = await self._env_sources(pod, refs)
+            except BaseException:  # not listed in time (retried), or the agent stops: nothing is left watching
+                self._drop_env_sources(uid)
+                raise
+            self.runtime.provide_env_sources(uid, sources)
         adopted = self.runtime.adopt(pod)
         if adopted is not None:
             self._track(pod)
@@ -600,8 +623,10 @@ class NodeAgent:
         self._live.pop(uid, None)
         self._requests.pop(uid, None)
         self._load.remove(uid)
-        for book in (self._written, self._announced, self._starts, self._env_refs):
+        for book in (self._written, self._announced, self._starts):
             book.pop(uid, None)
+        if uid in self._env_refs:
+            self._drop_env_sources(uid)
         self._killing.discard(uid)
         self._finishing.discard(uid)
 

@@ -114,6 +114,13 @@ def _container_status(record: PodRecord, container: Obj, *, init: bool, has_init
         if previous:
             status["lastState"] = {"terminated": previous}
         return status
+    if name in record.config_errors and record.kill is None:
+        # A restart whose configuration failed (kubelet convertToAPIContainerStatuses: a container to restart
+        # with a start-failure reason waits with it, the terminated attempt moving to lastState).
+        reason, message = record.config_errors[name]
+        status["state"] = {"waiting": {"reason": reason, "message": message}}
+        status["lastState"] = {"terminated": _terminated(last)}
+        return status
     if name in decisions.backing_off:
         entry = record.backoff.get(name)
         duration = entry.duration if entry is not None else 0.0

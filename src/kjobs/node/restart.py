@@ -116,6 +116,8 @@ def plan(record: PodRecord, now: float, *, cap: float = DEFAULT_BACKOFF_CAP) -> 
             return Plan(done=True)
         if budget is not None and budget <= 0:
             return Plan(done=True, limit_exceeded=True)
+        if name in record.config_errors:  # its restart could not be configured: it waits for the next retry
+            return Plan()
         due = restart_due(record.backoff.get(name), _finished(last), cap=cap)
         if due <= now:
             return Plan(start=(name,))
@@ -144,6 +146,8 @@ def plan(record: PodRecord, now: float, *, cap: float = DEFAULT_BACKOFF_CAP) -> 
                 continue
             budget -= 1  # a restart due now or after its back-off reserves its share of the limit
         alive = True
+        if name in record.config_errors:  # its restart could not be configured: it waits for the next retry
+            continue
         due = restart_due(record.backoff.get(name), _finished(last), cap=cap)
         if due <= now:
             starts.append(name)

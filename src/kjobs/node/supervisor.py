@@ -239,6 +239,8 @@ class Supervisor(ABC):
             )
             argv = container_command(container, env)
             attempts.append(self._spawn(record, container, number, env, argv))
+            if record.config_errors:
+                record.config_errors.pop(name, None)
         except ConfigError as exc:
             record.config_errors[name] = ("CreateContainerConfigError", str(exc))
 

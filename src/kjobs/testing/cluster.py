@@ -27,9 +27,11 @@ from kjobs.testing.background import Background
 from kjobs.testing.embedded import ClusterOptions, Embedded
 
 RESOURCES: tuple[ResourceRef, ...] = (
-    R.PODS, R.NODES, R.EVENTS, R.NAMESPACES, R.JOBS, R.LEASES, R.PDBS, R.PRIORITY_CLASSES,
+    R.PODS, R.NODES, R.EVENTS, R.NAMESPACES, R.JOBS, R.LEASES, R.PDBS, R.PRIORITY_CLASSES, R.CONFIG_MAPS, R.SECRETS,
 )  # fmt: skip
-CLEANED: tuple[ResourceRef, ...] = (R.JOBS, R.PODS, R.PDBS, R.PRIORITY_CLASSES, R.NAMESPACES)
+CLEANED: tuple[ResourceRef, ...] = (
+    R.JOBS, R.PODS, R.PDBS, R.PRIORITY_CLASSES, R.CONFIG_MAPS, R.SECRETS, R.NAMESPACES,
+)  # fmt: skip
 """What a test's cleanup removes when the test created it (in this order)."""
 REMOTE_POLL = 0.1
 """Seconds between two reads of another cluster's objects while a helper waits (in-process: watch events)."""
@@ -443,9 +445,9 @@ class KjobsCluster:
         self._before = self._inventory()
 
     def clean(self, timeout: float = 30.0) -> None:
-        """Delete the Jobs, bare pods, PodDisruptionBudgets, PriorityClasses and namespaces created since `mark`
-        (nothing owned by another object, nothing in a `kube-` namespace), drop the finalizers of the test's pods,
-        and wait (bounded) until they are gone."""
+        """Delete the Jobs, bare pods, PodDisruptionBudgets, PriorityClasses, ConfigMaps, Secrets and namespaces
+        created since `mark` (nothing owned by another object, nothing in a `kube-` namespace), drop the finalizers
+        of the test's pods, and wait (bounded) until they are gone."""
 
         async def delete_new() -> list[Obj]:
             pods: list[Obj] = []
