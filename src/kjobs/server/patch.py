@@ -366,11 +366,12 @@ def _merge_list(
             if stripped is not None:
                 result.append(stripped)
         else:
-            merged = _merge_map(result[at], element, path, lookup, mode)
-            if merged is None:
+            # not `merged`, a list above: mypyc holds a name to the type it was first given (docs/mypyc.md)
+            merged_element = _merge_map(result[at], element, path, lookup, mode)
+            if merged_element is None:
                 del result[at]
             else:
-                result[at] = merged
+                result[at] = merged_element
     return result
 
 
@@ -528,8 +529,8 @@ def apply_patch(
                     if op is not None and not isinstance(op, dict):
                         raise _decoding(_cannot_unmarshal(op, "handlers.jsonPatchOp"))
             return json_patch(original, patch)
-    except MalformedPatch as exc:
-        raise ApiError(400, "BadRequest", str(exc)) from exc
+    except MalformedPatch as malformed:  # a name per exception type: mypyc gives `exc` the first clause's type
+        raise ApiError(400, "BadRequest", str(malformed)) from malformed
     except PatchError as exc:
         raise ApiError(422, "Invalid", str(exc)) from exc
     raise unsupported_patch_type()

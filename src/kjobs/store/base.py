@@ -113,7 +113,7 @@ class Op:
     index: Index = _NO_INDEX
     result: Record | None = None
     error: ApiError | None = None
-    waiter: object = field(default=None)
+    waiter: builtins.object = field(default=None)  # spelled out: mypyc looks a bare `object` up in this module
     from_obj: bool = False  # `result` was cut from `obj`, so `obj` is the stored object, free to hand out
     adopted: bool = False  # `obj` was handed over by a writer that treats the outcome as read-only
 
