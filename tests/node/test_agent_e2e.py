@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -140,15 +141,29 @@ def _wait_http(check: Callable[[], Any], timeout: float = DEADLINE) -> Any:
     raise AssertionError("condition not reached in time")
 
 
+@contextmanager
+def _joined(config: Path, root: Path, name: str, **popen: Any) -> Iterator[subprocess.Popen[bytes]]:
+    """`kjobs node join` as node `name` (its files under `root/name`); killed at the end if still running."""
+    argv = _kjobs("node", "join", "--kubeconfig", str(config), "--name", name, "--root-dir", str(root / name))
+    agent = subprocess.Popen(argv, **popen)
+    try:
+        yield agent
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.wait()
+
+
 def test_node_join_runs_pods_and_shuts_down_gracefully(api: tuple[str, Path], tmp_path: Path) -> None:
     url, config = api
-    agent = subprocess.Popen(
-        _kjobs("node", "join", "--kubeconfig", str(config), "--name", "n1", "--root-dir", str(tmp_path / "n1")),
+    with _joined(
+        config,
+        tmp_path,
+        "n1",
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )
-    try:
+    ) as agent:
         with httpx.Client(base_url=url, timeout=10, verify=client_tls()) as http:
 
             def ready() -> bool:
@@ -189,10 +204,6 @@ def test_node_join_runs_pods_and_shuts_down_gracefully(api: tuple[str, Path], tm
             assert (ready_condition["status"], ready_condition["message"]) == ("False", "node is shutting down")
         agent.send_signal(signal.SIGTERM)
         assert agent.wait(timeout=30) == 0
-    finally:
-        if agent.poll() is None:
-            agent.kill()
-            agent.wait()
 
 
 def test_a_joined_agents_restarted_container_reads_the_changed_config_map(
@@ -200,12 +211,7 @@ def test_a_joined_agents_restarted_container_reads_the_changed_config_map(
 ) -> None:
     """Over HTTP too, the agent watches the ConfigMap: the container succeeds only once it starts with MODE=new."""
     url, config = api
-    agent = subprocess.Popen(
-        _kjobs("node", "join", "--kubeconfig", str(config), "--name", "n1", "--root-dir", str(tmp_path / "n1")),
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
+    with _joined(config, tmp_path, "n1", stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL) as agent:
         with httpx.Client(base_url=url, timeout=10, verify=client_tls()) as http:
             cm_path = "/api/v1/namespaces/default/configmaps"
             assert http.post(cm_path, json={"metadata": {"name": "app"}, "data": {"MODE": "old"}}).status_code == 201
@@ -228,41 +234,28 @@ def test_a_joined_agents_restarted_container_reads_the_changed_config_map(
             assert patch.status_code == 200
             _wait_http(lambda: "Completed" in str(container().get("state")), timeout=40)
             assert container()["restartCount"] >= 2
-    finally:
         agent.send_signal(signal.SIGTERM)
-        try:
-            agent.wait(timeout=30)
-        finally:
-            if agent.poll() is None:
-                agent.kill()
-                agent.wait()
+        agent.wait(timeout=30)
 
 
 def test_sigterm_to_a_joined_agent_terminates_its_pods(api: tuple[str, Path], tmp_path: Path) -> None:
     url, config = api
-    agent = subprocess.Popen(
-        _kjobs("node", "join", "--kubeconfig", str(config), "--name", "n2", "--root-dir", str(tmp_path / "n2")),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        with httpx.Client(base_url=url, timeout=10, verify=client_tls()) as http:
-            _wait_http(lambda: http.get("/api/v1/nodes/n2").status_code == 200)
-            http.post("/api/v1/namespaces/default/pods", json=pod_manifest("work", "n2", ["sleep", "300"]))
+    with (
+        _joined(config, tmp_path, "n2", stdout=subprocess.PIPE, stderr=subprocess.PIPE) as agent,
+        httpx.Client(base_url=url, timeout=10, verify=client_tls()) as http,
+    ):
+        _wait_http(lambda: http.get("/api/v1/nodes/n2").status_code == 200)
+        http.post("/api/v1/namespaces/default/pods", json=pod_manifest("work", "n2", ["sleep", "300"]))
 
-            def phase() -> str:
-                return str(http.get("/api/v1/namespaces/default/pods/work").json().get("status", {}).get("phase"))
+        def phase() -> str:
+            return str(http.get("/api/v1/namespaces/default/pods/work").json().get("status", {}).get("phase"))
 
-            _wait_http(lambda: phase() == "Running")
-            agent.send_signal(signal.SIGTERM)
-            assert agent.wait(timeout=30) == 0
-            pod = http.get("/api/v1/namespaces/default/pods/work").json()
-            assert pod["status"]["phase"] == "Failed"
-            assert pod["status"]["message"] == "Pod was terminated in response to imminent node shutdown."
-    finally:
-        if agent.poll() is None:
-            agent.kill()
-            agent.wait()
+        _wait_http(lambda: phase() == "Running")
+        agent.send_signal(signal.SIGTERM)
+        assert agent.wait(timeout=30) == 0
+        pod = http.get("/api/v1/namespaces/default/pods/work").json()
+        assert pod["status"]["phase"] == "Failed"
+        assert pod["status"]["message"] == "Pod was terminated in response to imminent node shutdown."
 
 
 def test_real_memory_pressure_evicts_a_process_pod(tmp_path: Path) -> None:
@@ -310,56 +303,49 @@ def test_logs_of_an_agent_in_another_process_stream_through_the_api(tmp_path: Pa
     with serve(store, logs=logs, pki=shared_pki()) as url:
         config = tmp_path / "kubeconfig.yaml"
         kubeconfig.write(config, url, pki=shared_pki())
-        agent = subprocess.Popen(
-            _kjobs("node", "join", "--kubeconfig", str(config), "--name", "n3", "--root-dir", str(tmp_path / "n3")),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-        )
-        try:
-            with httpx.Client(base_url=url, timeout=10, verify=client_tls()) as http:
+        with (
+            _joined(config, tmp_path, "n3", stdout=subprocess.PIPE, stderr=subprocess.PIPE) as agent,
+            httpx.Client(base_url=url, timeout=10, verify=client_tls()) as http,
+        ):
 
-                def port() -> int:
-                    response = http.get("/api/v1/nodes/n3")
-                    if response.status_code != 200:
-                        return 0
-                    return int(response.json()["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"])
+            def port() -> int:
+                response = http.get("/api/v1/nodes/n3")
+                if response.status_code != 200:
+                    return 0
+                return int(response.json()["status"]["daemonEndpoints"]["kubeletEndpoint"]["Port"])
 
-                assert _wait_http(port) > 0
-                unauthenticated = httpx.get(f"https://127.0.0.1:{port()}/containerLogs/default/talk/main", verify=False)
-                assert unauthenticated.status_code == 401  # the agent's endpoint answers only the API server
-                command = ["sh", "-c", "echo first; sleep 2; echo second"]
-                http.post("/api/v1/namespaces/default/pods", json=pod_manifest("talk", "n3", command))
+            assert _wait_http(port) > 0
+            unauthenticated = httpx.get(f"https://127.0.0.1:{port()}/containerLogs/default/talk/main", verify=False)
+            assert unauthenticated.status_code == 401  # the agent's endpoint answers only the API server
+            command = ["sh", "-c", "echo first; sleep 2; echo second"]
+            http.post("/api/v1/namespaces/default/pods", json=pod_manifest("talk", "n3", command))
 
-                def phase() -> str:
-                    return str(http.get("/api/v1/namespaces/default/pods/talk").json().get("status", {}).get("phase"))
+            def phase() -> str:
+                return str(http.get("/api/v1/namespaces/default/pods/talk").json().get("status", {}).get("phase"))
 
-                _wait_http(lambda: phase() == "Running")
-                with http.stream("GET", "/api/v1/namespaces/default/pods/talk/log", params={"follow": "true"}) as log:
-                    assert log.status_code == 200
-                    lines = log.iter_lines()
-                    started = time.monotonic()
-                    assert next(lines) == "first"
-                    assert time.monotonic() - started < 1.8 and phase() == "Running"  # streamed, not buffered
-                    assert list(lines) == ["second"]
-                tail = http.get("/api/v1/namespaces/default/pods/talk/log", params={"tailLines": "1"})
-                assert tail.text == "second\n"
-                # Each line with the time the agent's shim read it; `sinceTime`/`sinceSeconds` pass through.
-                timed = http.get("/api/v1/namespaces/default/pods/talk/log", params={"timestamps": "true"}).text
-                (t1, first), (t2, second) = (line.split(" ", 1) for line in timed.splitlines())
-                assert (first, second) == ("first", "second")
-                assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z", t1) and t1 < t2
-                assert 1.5 < parse_time(t2) - parse_time(t1) < 10
-                since = http.get("/api/v1/namespaces/default/pods/talk/log", params={"sinceTime": t2})
-                assert since.text == "second\n"
-                recent = http.get("/api/v1/namespaces/default/pods/talk/log", params={"sinceSeconds": "3600"})
-                assert recent.text == "first\nsecond\n"
-                previous = http.get("/api/v1/namespaces/default/pods/talk/log", params={"previous": "true"})
-                assert previous.status_code == 400
-                assert previous.json()["message"] == 'previous terminated container "main" in pod "talk" not found'
+            _wait_http(lambda: phase() == "Running")
+            with http.stream("GET", "/api/v1/namespaces/default/pods/talk/log", params={"follow": "true"}) as log:
+                assert log.status_code == 200
+                lines = log.iter_lines()
+                started = time.monotonic()
+                assert next(lines) == "first"
+                assert time.monotonic() - started < 1.8 and phase() == "Running"  # streamed, not buffered
+                assert list(lines) == ["second"]
+            tail = http.get("/api/v1/namespaces/default/pods/talk/log", params={"tailLines": "1"})
+            assert tail.text == "second\n"
+            # Each line with the time the agent's shim read it; `sinceTime`/`sinceSeconds` pass through.
+            timed = http.get("/api/v1/namespaces/default/pods/talk/log", params={"timestamps": "true"}).text
+            (t1, first), (t2, second) = (line.split(" ", 1) for line in timed.splitlines())
+            assert (first, second) == ("first", "second")
+            assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z", t1) and t1 < t2
+            assert 1.5 < parse_time(t2) - parse_time(t1) < 10
+            since = http.get("/api/v1/namespaces/default/pods/talk/log", params={"sinceTime": t2})
+            assert since.text == "second\n"
+            recent = http.get("/api/v1/namespaces/default/pods/talk/log", params={"sinceSeconds": "3600"})
+            assert recent.text == "first\nsecond\n"
+            previous = http.get("/api/v1/namespaces/default/pods/talk/log", params={"previous": "true"})
+            assert previous.status_code == 400
+            assert previous.json()["message"] == 'previous terminated container "main" in pod "talk" not found'
             agent.send_signal(signal.SIGTERM)
             assert agent.wait(timeout=30) == 0
-        finally:
-            if agent.poll() is None:
-                agent.kill()
-                agent.wait()
     store.close()
