@@ -34,8 +34,16 @@ class RealClock:
         return time.time()
 
     async def sleep(self, seconds: float) -> None:
-        """asyncio.sleep."""
+        """asyncio.sleep, until `now()` has passed the target as well: asyncio times its sleeps on the monotonic
+        clock, which the wall clock trails (it runs a little slower, and can be stepped back), and a timer of a
+        busy loop fires microseconds after its monotonic deadline. Callers compare `now()` with a deadline they
+        slept towards (a retry `add_after` scheduled); one that woke a hair early would find nothing due. A wall
+        clock stepped back further than `seconds` costs at most `seconds` more."""
+        target = time.time() + seconds
         await asyncio.sleep(max(0.0, seconds))
+        left = target - time.time()
+        if left > 0:
+            await asyncio.sleep(min(left, seconds))
 
 
 class FakeClock:

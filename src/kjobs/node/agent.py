@@ -531,7 +531,8 @@ class NodeAgent:
         uid, key = _uid(pod), _key(pod)
         due = self._config_retry.get(uid)
         now = self.clock.now()
-        if due is not None and now < due:
+        if due is not None and now < due:  # a sync before the retry is due; this also re-arms one woken early
+            self.queue.add_after(key, due - now)
             return
         if due is not None:  # the pod's next sync: what is missing may exist now (the watches have it)
             self.runtime.provide_env_sources(uid, await self._env_sources(pod, self._env_refs[uid]))
