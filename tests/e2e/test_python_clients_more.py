@@ -1,0 +1,43 @@
+"""More of what users of third-party Python clients do against `kjobs up` as against a cluster, each a path where
+kjobs once answered differently from a real API server (the first such tests are in test_python_clients.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.test_python_clients import _job
+from tests.server.test_up import _up
+from tests.support import free_port
+
+pytestmark = pytest.mark.e2e
+
+
+@pytest.fixture(scope="module")
+def kubeconfig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One `kjobs up` (one local node, a 1 s pod-failure back-off, a 0.1 s Job batch period) for the clients."""
+    tmp = tmp_path_factory.mktemp("clients-more")
+    config = tmp / "kc.yaml"
+    args = ("--port", str(free_port()), "--data-dir", str(tmp / "data"), "--kubeconfig", str(config), "--backoff", "1")
+    with _up(tmp, *args, "--job-batch-period", "0.1") as (proc, line, _elapsed):
+        assert line == f"export KUBECONFIG={config}", proc.stderr.read() if proc.stderr else ""
+        yield config
+
+
+def test_lightkube_applies_to_a_job_the_controller_is_writing(kubeconfig: Path) -> None:
+    """lightkube `apply` right after `create` resumes a suspended Job while the Job controller writes its status:
+    the apiserver applies again to the object as it then is (GuaranteedUpdate), it answers no 409 Conflict."""
+    from lightkube import Client, KubeConfig
+    from lightkube.codecs import from_dict
+    from lightkube.resources.batch_v1 import Job
+
+    c = Client(config=KubeConfig.from_file(str(kubeconfig)), field_manager="resumer")
+    for i in range(5):
+        suspended = _job(f"lk-resume-{i}", "exit 0", suspend=True)
+        c.create(from_dict(suspended))
+        resumed = c.apply(from_dict(_job(f"lk-resume-{i}", "exit 0", suspend=False)), force=True)
+        assert resumed.spec.suspend is False
+        done = c.wait(Job, f"lk-resume-{i}", for_conditions=["Complete", "Failed"], namespace="default")
+        assert [cond.type for cond in done.status.conditions if cond.status == "True"][-1] == "Complete"
