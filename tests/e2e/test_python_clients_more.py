@@ -41,3 +41,25 @@ def test_lightkube_applies_to_a_job_the_controller_is_writing(kubeconfig: Path) 
         assert resumed.spec.suspend is False
         done = c.wait(Job, f"lk-resume-{i}", for_conditions=["Complete", "Failed"], namespace="default")
         assert [cond.type for cond in done.status.conditions if cond.status == "True"][-1] == "Complete"
+
+
+def test_kubernetes_watch_with_bookmarks_gets_one_before_its_timeout(kubeconfig: Path) -> None:
+    """The official client's `Watch.stream` with `allow_watch_bookmarks` and `timeout_seconds`: an idle watch
+    gets one bookmark, 2 s before its timeout (the cacher's `nextBookmarkTime`), and none as it ends."""
+    from kubernetes import client, config, watch
+
+    api = config.new_client_from_config(str(kubeconfig))
+    with api:
+        batch = client.BatchV1Api(api)
+        for _ in range(2):  # the extra bookmark at the deadline came in about 2 watches of 3
+            rv = batch.list_namespaced_job("default").metadata.resource_version
+            events = watch.Watch().stream(
+                batch.list_namespaced_job,
+                "default",
+                field_selector="metadata.name=no-such-job",
+                resource_version=rv,
+                allow_watch_bookmarks=True,
+                timeout_seconds=3,
+            )
+            seen = [(e["type"], e["raw_object"]["metadata"]) for e in events]
+            assert seen == [("BOOKMARK", {"resourceVersion": rv})]

@@ -811,14 +811,20 @@ class App:
                     if watch.closed:
                         break
                     wait: float | None = None
+                    now = time.monotonic()
                     if deadline is not None:
-                        wait = deadline - time.monotonic()
+                        wait = deadline - now
                         if wait <= 0:
                             break
+                    # The wait ends at the next bookmark's time only when that comes before the deadline: a
+                    # watch that reaches its deadline ends without a bookmark there.
+                    bookmark_due = at_pre_deadline = False
                     if bookmarks:
-                        wait = self.bookmark_interval if wait is None else min(wait, self.bookmark_interval)
-                        if pre_deadline is not None:
-                            wait = min(wait, max(pre_deadline - time.monotonic(), 0.0))
+                        due = self.bookmark_interval
+                        if pre_deadline is not None and pre_deadline - now <= due:
+                            due, at_pre_deadline = max(pre_deadline - now, 0.0), True
+                        if wait is None or due < wait:
+                            wait, bookmark_due = due, True
                     nxt = asyncio.ensure_future(watch.__anext__())
                     done, _ = await asyncio.wait({nxt, disconnected}, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
                     if disconnected in done:
@@ -826,9 +832,8 @@ class App:
                         return
                     if nxt not in done:
                         nxt.cancel()
-                        now = time.monotonic()
-                        if bookmarks and (deadline is None or now < deadline):
-                            if pre_deadline is not None and now >= pre_deadline:
+                        if bookmark_due:
+                            if at_pre_deadline:
                                 pre_deadline = None
                             await send({"type": "http.response.body", "body": bookmark(last_rv), "more_body": True})
                         continue
