@@ -63,3 +63,29 @@ def test_kubernetes_watch_with_bookmarks_gets_one_before_its_timeout(kubeconfig:
             )
             seen = [(e["type"], e["raw_object"]["metadata"]) for e in events]
             assert seen == [("BOOKMARK", {"resourceVersion": rv})]
+
+
+def test_kubernetes_paged_list_tells_how_many_items_remain(kubeconfig: Path) -> None:
+    """`limit` pages carry `remainingItemCount` as etcd3's GetList gives it: the objects after the page, only when
+    no selector narrows the list."""
+    from kubernetes import client, config
+
+    api = config.new_client_from_config(str(kubeconfig))
+    with api:
+        core, batch = client.CoreV1Api(api), client.BatchV1Api(api)
+        core.create_namespace({"metadata": {"name": "paged"}})
+        for i in range(4):
+            job = _job(f"paged-{i}", "exit 0", suspend=True)
+            job["metadata"]["namespace"] = "paged"
+            batch.create_namespaced_job("paged", job)
+        first = batch.list_namespaced_job("paged", limit=1)
+        assert [j.metadata.name for j in first.items] == ["paged-0"]
+        assert first.metadata.remaining_item_count == 3
+        second = batch.list_namespaced_job("paged", limit=2, _continue=first.metadata._continue)
+        assert [j.metadata.name for j in second.items] == ["paged-1", "paged-2"]
+        assert second.metadata.remaining_item_count == 1
+        last = batch.list_namespaced_job("paged", limit=2, _continue=second.metadata._continue)
+        assert [j.metadata.name for j in last.items] == ["paged-3"]
+        assert last.metadata._continue is None and last.metadata.remaining_item_count is None
+        selected = batch.list_namespaced_job("paged", limit=1, label_selector="job-name!=x")
+        assert selected.metadata._continue is not None and selected.metadata.remaining_item_count is None

@@ -673,7 +673,7 @@ class App:
         if after is None:
             at = pinned
         try:
-            raws, revision, last = self.storage.list_page(
+            raws, revision, last, remaining = self.storage.list_page(
                 r.store_key,
                 namespace,
                 label_selector=labels,
@@ -691,6 +691,8 @@ class App:
         meta: Obj = {"resourceVersion": str(revision)}
         if last is not None:
             meta["continue"] = _continue_token(revision, last)
+            if remaining is not None:
+                meta["remainingItemCount"] = remaining
         if partial is not None:
             items = [orjson.loads(raw) for raw in raws]
             await _respond(send, 200, orjson.dumps(negotiation.partial_list(items, meta, partial)))
