@@ -3,27 +3,14 @@ kjobs once answered differently from a real API server (the first such tests are
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.e2e.test_python_clients import _job
-from tests.server.test_up import _up
-from tests.support import free_port
+from tests.e2e.test_python_clients import kubeconfig as kubeconfig  # the fixture: one `kjobs up` for this module
 
 pytestmark = pytest.mark.e2e
-
-
-@pytest.fixture(scope="module")
-def kubeconfig(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """One `kjobs up` (one local node, a 1 s pod-failure back-off, a 0.1 s Job batch period) for the clients."""
-    tmp = tmp_path_factory.mktemp("clients-more")
-    config = tmp / "kc.yaml"
-    args = ("--port", str(free_port()), "--data-dir", str(tmp / "data"), "--kubeconfig", str(config), "--backoff", "1")
-    with _up(tmp, *args, "--job-batch-period", "0.1") as (proc, line, _elapsed):
-        assert line == f"export KUBECONFIG={config}", proc.stderr.read() if proc.stderr else ""
-        yield config
 
 
 def test_lightkube_applies_to_a_job_the_controller_is_writing(kubeconfig: Path) -> None:

@@ -572,6 +572,39 @@ class ApiService:
                 meta.pop(key, None)
         return merged
 
+    async def _write_unless_lost(
+        self,
+        r: Resource,
+        old: Obj,
+        new: Obj,
+        *,
+        subresource: str,
+        expected_rv: str | None,
+        manager: str | None,
+        operation: str,
+        dry_run: bool,
+        warnings: Warnings | None = None,
+    ) -> Obj | None:
+        """`_write`, or None when another writer changed the object since `old` was read and the request named no
+        resourceVersion of its own: the caller reads again and retries, as the apiserver's GuaranteedUpdate does
+        (with a resourceVersion of the request's, 409 Conflict)."""
+        try:
+            return await self._write(
+                r,
+                old,
+                new,
+                subresource=subresource,
+                expected_rv=expected_rv,
+                manager=manager,
+                operation=operation,
+                dry_run=dry_run,
+                warnings=warnings,
+            )
+        except ApiError as exc:
+            if exc.reason == "Conflict" and expected_rv == (old.get("metadata") or {}).get("resourceVersion"):
+                return None
+            raise
+
     async def _write(
         self,
         r: Resource,
@@ -688,7 +721,7 @@ class ApiService:
         read_only = base in _COPY_ON_WRITE_PATCHES and (
             subresource == "status" or (isinstance(patch, dict) and "spec" not in patch)
         )
-        for attempt in range(_PATCH_RETRIES):
+        for _ in range(_PATCH_RETRIES):
             old = self._get_or_404(r, namespace, name, shared=read_only)
             patched = apply_patch(
                 base,
@@ -705,26 +738,21 @@ class ApiService:
             warnings = self._decode_check(r, patched, field_validation, typed=typed, patch=merged)
             old_rv = (old.get("metadata") or {}).get("resourceVersion")
             expected = (patched.get("metadata") or {}).get("resourceVersion") or old_rv
-            pinned = expected != old_rv
             new = self._merge_update(r, old, patched, subresource)
-            try:
-                written = await self._write(
-                    r,
-                    old,
-                    new,
-                    subresource=subresource,
-                    expected_rv=expected,
-                    manager=manager,
-                    operation="Update",
-                    dry_run=dry_run,
-                    warnings=warnings,
-                )
-            except ApiError as exc:
-                if exc.reason == "Conflict" and not pinned and attempt < _PATCH_RETRIES - 1:
-                    continue
-                raise
-            return Result(written, 200, warnings)
-        raise conflict(r.plural, name, group=r.group)  # pragma: no cover - loop always returns or raises
+            written = await self._write_unless_lost(
+                r,
+                old,
+                new,
+                subresource=subresource,
+                expected_rv=expected,
+                manager=manager,
+                operation="Update",
+                dry_run=dry_run,
+                warnings=warnings,
+            )
+            if written is not None:
+                return Result(written, 200, warnings)
+        raise conflict(r.plural, name, group=r.group)
 
     async def _apply(
         self,
@@ -840,25 +868,18 @@ class ApiService:
         self._take_ownership(
             new, r, manager, "Apply", subresource, applied_tree, take=apply.to_fields_v1(forced), replace=True
         )
-        old_rv = (old.get("metadata") or {}).get("resourceVersion")
-        expected = _meta(config).get("resourceVersion") or old_rv
-        try:
-            written = await self._write(
-                r,
-                old,
-                new,
-                subresource=subresource,
-                expected_rv=expected,
-                manager=None,
-                operation="Apply",
-                dry_run=dry_run,
-                warnings=warnings,
-            )
-        except ApiError as exc:
-            if exc.reason == "Conflict" and expected == old_rv:
-                return None
-            raise
-        return Result(written, 200, warnings)
+        written = await self._write_unless_lost(
+            r,
+            old,
+            new,
+            subresource=subresource,
+            expected_rv=_meta(config).get("resourceVersion") or (old.get("metadata") or {}).get("resourceVersion"),
+            manager=None,
+            operation="Apply",
+            dry_run=dry_run,
+            warnings=warnings,
+        )
+        return None if written is None else Result(written, 200, warnings)
 
     # ------------------------------------------------------------------------------------------- delete
 
