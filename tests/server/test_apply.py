@@ -138,3 +138,18 @@ def test_apply_with_managed_fields_is_a_bad_request(http: httpx.Client) -> None:
     config["metadata"]["managedFields"] = created["metadata"]["managedFields"]  # type: ignore[index]
     response = _apply(http, config, "alice")
     assert (response.status_code, response.json()["message"]) == (400, "metadata.managedFields must be nil")
+
+
+def test_apply_with_a_stale_resource_version_is_409(http: httpx.Client) -> None:
+    """A resourceVersion in the applied configuration is a precondition, as in any write (it is not retried)."""
+    created = _apply(http, job_manifest("ssa", backoffLimit=3), "alice").json()
+    config = job_manifest("ssa", backoffLimit=4)
+    config["metadata"]["resourceVersion"] = created["metadata"]["resourceVersion"]  # type: ignore[index]
+    assert _apply(http, config, "alice").status_code == 200
+    config["metadata"]["labels"]["later"] = "1"  # type: ignore[index]
+    stale = _apply(http, config, "alice")
+    assert stale.status_code == 409
+    assert stale.json()["message"] == (
+        'Operation cannot be fulfilled on jobs.batch "ssa": the object has been modified; please apply your '
+        "changes to the latest version and try again"
+    )

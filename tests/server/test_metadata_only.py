@@ -31,7 +31,8 @@ def test_get_and_list_answer_metadata_only(http: httpx.Client) -> None:
 
     listed = http.get(PODS, params={"limit": 1}, headers={"Accept": _accept("PartialObjectMetadataList")}).json()
     assert listed["kind"] == "PartialObjectMetadataList" and listed["apiVersion"] == "meta.k8s.io/v1"
-    assert set(listed["metadata"]) == {"resourceVersion", "continue"}
+    assert listed["metadata"].keys() == {"resourceVersion", "continue", "remainingItemCount"}
+    assert listed["metadata"]["remainingItemCount"] == 1  # m2
     assert listed["items"] == [
         {"kind": "PartialObjectMetadata", "apiVersion": "meta.k8s.io/v1", "metadata": full["metadata"]}
     ]

@@ -160,7 +160,7 @@ def test_label_lists_match_a_scan_whatever_the_writes(ops: list[tuple[str, int, 
         for value in ("0", "1", "2"):
             got = [o["metadata"]["name"] for o in store.list("pods", label_selector=f"{key}={value}")[0]]
             assert got == sorted(n for n, labels in expected.items() if labels[key] == value)
-            page, _, _ = store.list_page("pods", label_selector=f"{key}={value}", limit=100)
+            page, _, _, _ = store.list_page("pods", label_selector=f"{key}={value}", limit=100)
             assert [orjson.loads(r)["metadata"]["name"] for r in page] == got
 
 

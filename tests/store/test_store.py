@@ -189,7 +189,7 @@ def test_list_page_continues_after_the_last_key(store: Store) -> None:
     after = None
     pages = 0
     while True:
-        raws, _, after = store.list_page("pods", "ns", label_selector="odd=0", limit=2, continue_after=after)
+        raws, _, after, _ = store.list_page("pods", "ns", label_selector="odd=0", limit=2, continue_after=after)
         pages += 1
         seen += [raw.decode().split('"name":"')[1].split('"')[0] for raw in raws]
         if after is None:
@@ -275,21 +275,39 @@ def test_list_page_at_a_revision_undoes_later_changes(store: Store) -> None:
     for i in range(4):
         store.create("pods", "ns", f"p{i}", pod(f"p{i}", "ns", job="x"))
     store.create("pods", "other", "q", pod("q", "other", job="x"))
-    raws, first, after = store.list_page("pods", "ns", label_selector="job=x", limit=2)
+    raws, first, after, _ = store.list_page("pods", "ns", label_selector="job=x", limit=2)
     assert _names(raws) == ["p0", "p1"] and after == "ns/p1"
     store.update("pods", "ns", "p2", pod("p2", "ns", job="y"))  # leaves the selector now
     store.delete("pods", "ns", "p3")
     store.create("pods", "ns", "p4", pod("p4", "ns", job="x"))
     store.create("pods", "ns", "p21", pod("p21", "ns", job="x"))
 
-    raws, revision, after = store.list_page(
+    raws, revision, after, _ = store.list_page(
         "pods", "ns", label_selector="job=x", limit=2, continue_after="ns/p1", at_revision=first
     )
     assert revision == first and after is None
     assert _names(raws) == ["p2", "p3"]
     assert [orjson.loads(r)["metadata"]["labels"]["job"] for r in raws] == ["x", "x"]
-    raws, revision, _ = store.list_page("pods", "ns", label_selector="job=x", continue_after="ns/p1")
+    raws, revision, _, _ = store.list_page("pods", "ns", label_selector="job=x", continue_after="ns/p1")
     assert revision == store.revision and _names(raws) == ["p21", "p4"]
+
+
+def test_list_page_counts_what_follows_only_without_selectors(store: Store) -> None:
+    """etcd3's remainingItemCount: the objects after the page, as of the page's revision; none with a selector
+    (it would count keys, not matches) or on the last page."""
+    for i in range(5):
+        store.create("pods", "ns", f"p{i}", pod(f"p{i}", "ns", job="x"))
+    store.create("pods", "other", "q", pod("q", "other", job="x"))
+    raws, first, after, remaining = store.list_page("pods", "ns", limit=2)
+    assert (_names(raws), remaining) == (["p0", "p1"], 3)
+    assert store.list_page("pods", "ns", label_selector="job=x", limit=2)[3] is None
+    store.delete("pods", "ns", "p4")
+    store.create("pods", "ns", "p31", pod("p31", "ns"))  # absent at `first`: not counted
+    raws, _, after, remaining = store.list_page("pods", "ns", limit=1, continue_after=after, at_revision=first)
+    assert (_names(raws), remaining) == (["p2"], 2)  # p3, p4
+    assert store.list_page("pods", "ns", limit=1, continue_after=after)[3] == 1  # now: p3 on the page, then p31
+    raws, _, after, remaining = store.list_page("pods", "ns", limit=3, continue_after="ns/p1")
+    assert (_names(raws), after, remaining) == (["p2", "p3", "p31"], None, None)
 
 
 def test_list_page_at_a_revision_beyond_the_history_is_gone(make_store: StoreFactory) -> None:
@@ -303,5 +321,5 @@ def test_list_page_at_a_revision_beyond_the_history_is_gone(make_store: StoreFac
     assert gone.value.code == 410 and gone.value.reason == "Expired"
     with pytest.raises(ApiError):
         store.list_page("pods", "ns", at_revision=store.revision + 1)
-    raws, _, _ = store.list_page("pods", "ns", at_revision=store.revision - 1)
+    raws, _, _, _ = store.list_page("pods", "ns", at_revision=store.revision - 1)
     assert _names(raws) == ["a", "b0", "b1"]

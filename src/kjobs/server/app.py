@@ -673,7 +673,7 @@ class App:
         if after is None:
             at = pinned
         try:
-            raws, revision, last = self.storage.list_page(
+            raws, revision, last, remaining = self.storage.list_page(
                 r.store_key,
                 namespace,
                 label_selector=labels,
@@ -691,6 +691,8 @@ class App:
         meta: Obj = {"resourceVersion": str(revision)}
         if last is not None:
             meta["continue"] = _continue_token(revision, last)
+            if remaining is not None:
+                meta["remainingItemCount"] = remaining
         if partial is not None:
             items = [orjson.loads(raw) for raw in raws]
             await _respond(send, 200, orjson.dumps(negotiation.partial_list(items, meta, partial)))
@@ -811,14 +813,20 @@ class App:
                     if watch.closed:
                         break
                     wait: float | None = None
+                    now = time.monotonic()
                     if deadline is not None:
-                        wait = deadline - time.monotonic()
+                        wait = deadline - now
                         if wait <= 0:
                             break
+                    # The wait ends at the next bookmark's time only when that comes before the deadline: a
+                    # watch that reaches its deadline ends without a bookmark there.
+                    bookmark_due = at_pre_deadline = False
                     if bookmarks:
-                        wait = self.bookmark_interval if wait is None else min(wait, self.bookmark_interval)
-                        if pre_deadline is not None:
-                            wait = min(wait, max(pre_deadline - time.monotonic(), 0.0))
+                        due = self.bookmark_interval
+                        if pre_deadline is not None and pre_deadline - now <= due:
+                            due, at_pre_deadline = max(pre_deadline - now, 0.0), True
+                        if wait is None or due < wait:
+                            wait, bookmark_due = due, True
                     nxt = asyncio.ensure_future(watch.__anext__())
                     done, _ = await asyncio.wait({nxt, disconnected}, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
                     if disconnected in done:
@@ -826,9 +834,8 @@ class App:
                         return
                     if nxt not in done:
                         nxt.cancel()
-                        now = time.monotonic()
-                        if bookmarks and (deadline is None or now < deadline):
-                            if pre_deadline is not None and now >= pre_deadline:
+                        if bookmark_due:
+                            if at_pre_deadline:
                                 pre_deadline = None
                             await send({"type": "http.response.body", "body": bookmark(last_rv), "more_body": True})
                         continue

@@ -572,6 +572,39 @@ class ApiService:
                 meta.pop(key, None)
         return merged
 
+    async def _write_unless_lost(
+        self,
+        r: Resource,
+        old: Obj,
+        new: Obj,
+        *,
+        subresource: str,
+        expected_rv: str | None,
+        manager: str | None,
+        operation: str,
+        dry_run: bool,
+        warnings: Warnings | None = None,
+    ) -> Obj | None:
+        """`_write`, or None when another writer changed the object since `old` was read and the request named no
+        resourceVersion of its own: the caller reads again and retries, as the apiserver's GuaranteedUpdate does
+        (with a resourceVersion of the request's, 409 Conflict)."""
+        try:
+            return await self._write(
+                r,
+                old,
+                new,
+                subresource=subresource,
+                expected_rv=expected_rv,
+                manager=manager,
+                operation=operation,
+                dry_run=dry_run,
+                warnings=warnings,
+            )
+        except ApiError as exc:
+            if exc.reason == "Conflict" and expected_rv == (old.get("metadata") or {}).get("resourceVersion"):
+                return None
+            raise
+
     async def _write(
         self,
         r: Resource,
@@ -688,7 +721,7 @@ class ApiService:
         read_only = base in _COPY_ON_WRITE_PATCHES and (
             subresource == "status" or (isinstance(patch, dict) and "spec" not in patch)
         )
-        for attempt in range(_PATCH_RETRIES):
+        for _ in range(_PATCH_RETRIES):
             old = self._get_or_404(r, namespace, name, shared=read_only)
             patched = apply_patch(
                 base,
@@ -705,26 +738,21 @@ class ApiService:
             warnings = self._decode_check(r, patched, field_validation, typed=typed, patch=merged)
             old_rv = (old.get("metadata") or {}).get("resourceVersion")
             expected = (patched.get("metadata") or {}).get("resourceVersion") or old_rv
-            pinned = expected != old_rv
             new = self._merge_update(r, old, patched, subresource)
-            try:
-                written = await self._write(
-                    r,
-                    old,
-                    new,
-                    subresource=subresource,
-                    expected_rv=expected,
-                    manager=manager,
-                    operation="Update",
-                    dry_run=dry_run,
-                    warnings=warnings,
-                )
-            except ApiError as exc:
-                if exc.reason == "Conflict" and not pinned and attempt < _PATCH_RETRIES - 1:
-                    continue
-                raise
-            return Result(written, 200, warnings)
-        raise conflict(r.plural, name, group=r.group)  # pragma: no cover - loop always returns or raises
+            written = await self._write_unless_lost(
+                r,
+                old,
+                new,
+                subresource=subresource,
+                expected_rv=expected,
+                manager=manager,
+                operation="Update",
+                dry_run=dry_run,
+                warnings=warnings,
+            )
+            if written is not None:
+                return Result(written, 200, warnings)
+        raise conflict(r.plural, name, group=r.group)
 
     async def _apply(
         self,
@@ -759,13 +787,62 @@ class ApiService:
             result = await self.create(
                 r, namespace, config, field_validation=field_validation, manager=None, dry_run=dry_run
             )
-            obj = _copy(result.obj)  # the stored object is shared with watchers: read-only
-            self._take_ownership(
-                obj, r, manager, "Apply", subresource, apply.to_fields_v1(applied), take={}, replace=True
+            obj = result.obj
+            for attempt in range(_PATCH_RETRIES):
+                # A controller may write the new object (a Job's status) before its applier is recorded: the
+                # record goes on the object as it then is.
+                owned = _copy(obj)  # the stored object is shared with watchers: read-only
+                self._take_ownership(
+                    owned, r, manager, "Apply", subresource, apply.to_fields_v1(applied), take={}, replace=True
+                )
+                if dry_run:
+                    return Result(owned, 201, result.warnings)
+                try:
+                    owned = await self.store.update(
+                        r.store_key, owned, expected_rv=owned["metadata"]["resourceVersion"]
+                    )
+                except ApiError as exc:
+                    if exc.reason == "Conflict" and attempt < _PATCH_RETRIES - 1:
+                        obj = self._get_or_404(r, namespace, name, shared=True)
+                        continue
+                    raise
+                return Result(owned, 201, result.warnings)
+        # As for any patch, the apiserver applies again to the object as it is when its write lost to another
+        # writer (GuaranteedUpdate's retry), unless the configuration names the resourceVersion it was made for.
+        for attempt in range(_PATCH_RETRIES):
+            if old is None or attempt:
+                old = self._get_or_404(r, namespace, name, shared=True)
+            outcome = await self._apply_to(
+                r,
+                old,
+                config,
+                applied,
+                subresource=subresource,
+                field_validation=field_validation,
+                manager=manager,
+                force=force,
+                dry_run=dry_run,
             )
-            if not dry_run:
-                obj = await self.store.update(r.store_key, obj, expected_rv=obj["metadata"]["resourceVersion"])
-            return Result(obj, 201, result.warnings)
+            if outcome is not None:
+                return outcome
+        raise conflict(r.plural, name, group=r.group)
+
+    async def _apply_to(
+        self,
+        r: Resource,
+        old: Obj,
+        config: Obj,
+        applied: set[FieldPath],
+        *,
+        subresource: str,
+        field_validation: str,
+        manager: str,
+        force: bool,
+        dry_run: bool,
+    ) -> Result | None:
+        """One attempt of server-side apply of `config` to the object as read (`old`): None when another writer
+        changed the object since it was read (409 Conflict instead when `config` names its resourceVersion)."""
+        strategies = schema.strategies_for(r.schema_name)
         warnings = self._decode_check(r, config, field_validation)
         entries = [e for e in (old.get("metadata") or {}).get("managedFields") or [] if isinstance(e, dict)]
         key = (manager, "Apply", subresource)
@@ -791,18 +868,18 @@ class ApiService:
         self._take_ownership(
             new, r, manager, "Apply", subresource, applied_tree, take=apply.to_fields_v1(forced), replace=True
         )
-        written = await self._write(
+        written = await self._write_unless_lost(
             r,
             old,
             new,
             subresource=subresource,
-            expected_rv=(old.get("metadata") or {}).get("resourceVersion"),
+            expected_rv=_meta(config).get("resourceVersion") or (old.get("metadata") or {}).get("resourceVersion"),
             manager=None,
             operation="Apply",
             dry_run=dry_run,
             warnings=warnings,
         )
-        return Result(written, 200, warnings)
+        return None if written is None else Result(written, 200, warnings)
 
     # ------------------------------------------------------------------------------------------- delete
 

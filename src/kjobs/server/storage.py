@@ -136,12 +136,13 @@ class Storage:
         limit: int = 0,
         continue_after: str | None = None,
         at_revision: int | None = None,
-    ) -> tuple[Raws, int, str | None]:
+    ) -> tuple[Raws, int, str | None, int | None]:
         """One page (at most `limit` objects, 0: all) after key `continue_after`, as of `at_revision` (None: now);
-        the last key if more remain. 410 when the store's history no longer reaches `at_revision`."""
+        the last key and, without selectors, how many objects follow, if more remain. 410 when the store's
+        history no longer reaches `at_revision`."""
         view = VIEWS.get(resource)
         if view is not None:
-            raws, revision, last = self.store.list_page(
+            raws, revision, last, remaining = self.store.list_page(
                 view.stored,
                 namespace,
                 label_selector=label_selector,
@@ -150,7 +151,7 @@ class Storage:
                 continue_after=continue_after,
                 at_revision=at_revision,
             )
-            return [view.read_raw(raw) for raw in raws], revision, last
+            return [view.read_raw(raw) for raw in raws], revision, last, remaining
         return self.store.list_page(
             resource,
             namespace,

@@ -272,6 +272,17 @@ class _Bucket:
         return keys[lo:hi]
 
 
+def _count_from(paths: list[str], index: int, before: dict[str, Record | None]) -> int:
+    """How many of the sorted `paths` from `index` on name an object (those absent at an earlier revision are
+    None in `before`)."""
+    absent = 0
+    for path, record in before.items():
+        if record is None:
+            at = bisect.bisect_left(paths, path, index)
+            absent += at < len(paths) and paths[at] == path
+    return len(paths) - index - absent
+
+
 def _path(namespace: str, name: str) -> str:
     return f"{namespace}/{name}"
 
@@ -783,10 +794,12 @@ class Store(ABC):
         limit: int = 0,
         continue_after: str | None = None,
         at_revision: int | None = None,
-    ) -> tuple[builtins.list[bytes], int, str | None]:
+    ) -> tuple[builtins.list[bytes], int, str | None, int | None]:
         """One page of `list_raw`: at most `limit` objects after the key `continue_after` (`"ns/name"`).
 
-        Returns `(raws, revision, last_key)`; `last_key` is None when no objects remain. With `at_revision` the
+        Returns `(raws, revision, last_key, remaining)`; `last_key` is None when no objects remain; `remaining`,
+        how many objects follow the page, only when more remain and neither selector restricts anything (etcd3's
+        `GetList` counts keys, not matches: `remainingItemCount`, nil with a selector). With `at_revision` the
         page shows the objects as they were at that revision (every page of a paged list is read at its first
         page's revision, as etcd3's `GetList` reads at the continue token's revision); 410 Expired when the
         resource's bounded history no longer reaches back to it (`_History.compacted`) or it is in the future.
@@ -807,17 +820,18 @@ class Store(ABC):
                 paths = paths[bisect.bisect_right(paths, continue_after) :]
             page: builtins.list[bytes] = []
             last: str | None = None
-            for path in paths:
+            for index, path in enumerate(paths):
                 record = before[path] if path in before else records.get(path)
                 if record is None or not (
                     labels.matches_labels(record.labels) and fields.matches_fields(record.fields, record.decode)
                 ):
                     continue
                 if limit > 0 and len(page) == limit:
-                    return page, revision, last
+                    remaining = _count_from(paths, index, before) if labels.empty and fields.empty else None
+                    return page, revision, last, remaining
                 page.append(record.raw)
                 last = path
-        return page, revision, None
+        return page, revision, None, None
 
     def _as_of(
         self, resource: str, namespace: str | None, revision: int, paths: builtins.list[str]
