@@ -64,8 +64,7 @@ async function withTerminal(pod, command, rows, columns, then = () => {}) {
 async function tty() {
   await batch.createNamespacedJob({ namespace, body: job(['sleep', '60']) });
   const pod = await runningPod();
-  // kjobs starts the command before the client's first size arrives (a cluster's exec path is slower): wait a bit
-  const first = await withTerminal(pod, ['sh', '-c', 'sleep 0.5; stty size'], 30, 100);
+  const first = await withTerminal(pod, ['stty', 'size'], 30, 100);
   const resized = await withTerminal(pod, ['sh', '-c', 'sleep 1; stty size'], 30, 100, (stdout) => {
     Object.assign(stdout, { rows: 40, columns: 120 });
     stdout.emit('resize');

@@ -76,6 +76,8 @@ class ExecOptions:
     stdout: bool = False
     stderr: bool = False
     tty: bool = False
+    size: tuple[int, int] | None = None
+    """(width, height) of the terminal the client sent before the command started (`initial_size`)."""
 
 
 def exec_options(raw_query: bytes, pod: Obj) -> ExecOptions:
@@ -293,10 +295,47 @@ def terminal_size(data: bytes) -> tuple[int, int] | None:
     return None
 
 
-async def stream(channels: Channels, process: ExecProcess, options: ExecOptions, receive: Receive) -> None:
+INITIAL_SIZE_WAIT = 0.5
+"""Seconds a v5 tty session waits for the client's first size before the command starts without one."""
+
+
+async def initial_size(channels: Channels, receive: Receive) -> tuple[tuple[int, int] | None, Receive]:
+    """The first terminal size a client sends on a tty session opened (upgraded, streams up) before its command
+    starts, and a `receive` that hands back what was read meanwhile first.
+
+    On a cluster the size a client sends as soon as the streams are up (kubectl, the JavaScript client) reaches the
+    container runtime before the command runs: the API server's stream translator connects to the kubelet after
+    the upgrade, and containerd applies resizes to the exec's console before it starts the process
+    (`execInternal`). A command such as `stty size` sees it, where one started before the upgrade saw 0x0."""
+    held: list[dict[str, Any]] = []
+    size: tuple[int, int] | None = None
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + INITIAL_SIZE_WAIT
+    while size is None and (left := deadline - loop.time()) > 0:
+        try:
+            message = await asyncio.wait_for(receive(), left)
+        except TimeoutError:
+            break
+        held.append(message)
+        if message["type"] == "websocket.disconnect":
+            break
+        frame = channels.read(message)
+        if frame is not None and frame[0] == RESIZE:
+            size = terminal_size(frame[1])
+
+    async def replay() -> dict[str, Any]:
+        return held.pop(0) if held else await receive()
+
+    return size, replay
+
+
+async def stream(
+    channels: Channels, process: ExecProcess, options: ExecOptions, receive: Receive, *, opened: bool = False
+) -> None:
     """Copy the client's stdin and resizes to the command and its output to the client, then send how it ended and
-    close; a client that goes away kills the command."""
-    await channels.opened(options)
+    close; a client that goes away kills the command. `opened`: the client was told the streams are up already."""
+    if not opened:
+        await channels.opened(options)
     wanted = {STDOUT} if options.stdout else set()
     if options.stderr:
         wanted.add(STDERR)
