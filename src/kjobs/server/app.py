@@ -931,7 +931,15 @@ class App:
 
     async def _log(self, request: Request, namespace: str, name: str, send: Send) -> None:
         options = log_options(request.query, name)
-        _, chunks = self.service.open_log(namespace, name, options)
+        pod, chunks = self.service.open_log(namespace, name, options)
+        if not (pod.get("spec") or {}).get("nodeName"):
+            # A pod not scheduled has no log location (pkg/registry/core/pod/strategy.go `LogLocation`): the
+            # API server streams nothing and answers 204 No Content (responsewriters `StreamObject`).
+            await send(
+                {"type": "http.response.start", "status": 204, "headers": [(b"cache-control", b"no-cache, private")]}
+            )
+            await send({"type": "http.response.body", "body": b""})
+            return
         iterator = chunks.__aiter__()
         try:
             first = await iterator.__anext__()
