@@ -78,13 +78,16 @@ def test_exec_with_stdin_passes_the_input_and_its_end(up: Up) -> None:
 @pytest.mark.skipif(shutil.which("script") is None, reason="script (util-linux) gives kubectl a terminal")
 def test_exec_it_gives_the_command_a_terminal(up: Up) -> None:
     env = {"HOME": str(up.home), "KUBECONFIG": str(up.config), "PATH": "/usr/local/bin:/usr/bin:/bin"}
-    kubectl = "kubectl exec -it worker -- sh -c 'tty; echo $((6 * 7))'"
+    # kubectl sends its terminal's size as the streams come up: the command sees it from its start, as on a cluster
+    kubectl = (
+        "stty rows 33 cols 111; kubectl exec -it worker -- stty size; kubectl exec -it worker -- sh -c 'tty; echo 42'"
+    )
     proc = subprocess.run(
         ["script", "-qec", kubectl, "/dev/null"], capture_output=True, text=True, env=env, input="", timeout=60
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # text mode reads the terminal's \r\n as \n; script echoes the end of its own input (^@) at some point
-    assert re.search(r"/dev/pts/\d+\n42\n", proc.stdout.replace("^@", "")), proc.stdout
+    assert re.search(r"33 111\n/dev/pts/\d+\n42\n", proc.stdout.replace("^@", "")), proc.stdout
 
 
 def test_exec_picks_the_named_container(up: Up) -> None:

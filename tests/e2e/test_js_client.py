@@ -14,6 +14,7 @@ import os
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 from kubernetes import client, config
@@ -36,6 +37,19 @@ def _require_js_client() -> None:
     pytest.skip(message)
 
 
+def _node(env: dict[str, str], scenario: str, name: str) -> Any:
+    """What tests/js/client.mjs saw running `scenario` on Job `name`."""
+    node = subprocess.run(
+        ["node", str(JS / "client.mjs"), scenario, name], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert node.returncode == 0, node.stderr
+    return json.loads(node.stdout)
+
+
+def _env(home: Path, kubeconfig: Path) -> dict[str, str]:
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home), "KUBECONFIG": str(kubeconfig)}
+
+
 def test_clients_accept_the_kubeconfig_of_kjobs_up(tmp_path: Path) -> None:
     _require_js_client()
     port, kubeconfig = free_port(), tmp_path / "kc.yaml"
@@ -45,12 +59,8 @@ def test_clients_accept_the_kubeconfig_of_kjobs_up(tmp_path: Path) -> None:
         _elapsed,
     ):
         assert line.startswith("export KUBECONFIG=")
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(tmp_path), "KUBECONFIG": str(kubeconfig)}
-        node = subprocess.run(
-            ["node", str(JS / "client.mjs"), "from-js"], capture_output=True, text=True, env=env, timeout=60
-        )
-        assert node.returncode == 0, node.stderr
-        assert json.loads(node.stdout) == {
+        env = _env(tmp_path, kubeconfig)
+        assert _node(env, "basics", "from-js") == {
             "pods": 0,
             "job": "from-js",
             "backoffLimit": 6,
@@ -67,3 +77,15 @@ def test_clients_accept_the_kubeconfig_of_kjobs_up(tmp_path: Path) -> None:
                 ["kubectl", "get", "job", "from-js", "-o", "name"], capture_output=True, text=True, env=env, timeout=30
             )
             assert out.returncode == 0 and out.stdout.strip() == "job.batch/from-js", out.stderr
+
+
+def test_js_exec_gets_the_terminal_size_it_sends(tmp_path: Path) -> None:
+    """`Exec` with a tty sends the terminal's size as `{"height":..,"width":..}` (and again on each resize): the
+    command sees that size, as on a cluster (Go decodes the keys ignoring case), not 0x0."""
+    _require_js_client()
+    port, kubeconfig = free_port(), tmp_path / "kc.yaml"
+    with _up(tmp_path, "--port", str(port), "--data-dir", str(tmp_path / "d"), "--kubeconfig", str(kubeconfig)):
+        assert _node(_env(tmp_path, kubeconfig), "tty", "js-tty") == {
+            "first": {"output": "30 100", "status": "Success"},
+            "resized": {"output": "40 120", "status": "Success"},
+        }

@@ -17,6 +17,7 @@ import sys
 import textwrap
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -232,34 +233,86 @@ OPERATOR = textwrap.dedent(
 )
 
 
-def test_kopf_operator_handles_jobs(kubeconfig: Path, tmp_path: Path) -> None:
+@contextmanager
+def _kopf(kubeconfig: Path, tmp_path: Path, source: str, *options: str) -> Iterator[None]:
+    """`kopf run OPTIONS operator.py` against the cluster for the block; its output must hold no traceback."""
     operator = tmp_path / "operator.py"
-    operator.write_text(OPERATOR)
+    operator.write_text(source)
     env = {**os.environ, "KUBECONFIG": str(kubeconfig)}
-    command = [sys.executable, "-m", "kopf", "run", "--standalone", "--namespace", "default", str(operator)]
+    command = [sys.executable, "-m", "kopf", "run", *options, str(operator)]
     proc = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
-        api = k8s_config.new_client_from_config(str(kubeconfig))
-        with api:
-            batch, core = k8s.BatchV1Api(api), k8s.CoreV1Api(api)
-            batch.create_namespaced_job("default", _job("kopf-watched", "exit 0"))
-
-            def handled() -> dict[str, str] | None:
-                annotations = batch.read_namespaced_job("kopf-watched", "default").metadata.annotations or {}
-                return annotations if "example.com/succeeded" in annotations else None
-
-            annotations = _until(handled, "the operator to annotate the Job twice", timeout=60)
-            assert annotations["example.com/seen-by"] == "kopf"
-            assert annotations["example.com/succeeded"] == "1"
-            selector = "reason=SeenByOperator,involvedObject.name=kopf-watched"  # it also sees the earlier Jobs
-            events = core.list_namespaced_event("default", field_selector=selector).items
-            assert [(e.involved_object.name, e.message, e.source.component) for e in events] == [
-                ("kopf-watched", "job kopf-watched seen", "kopf")
-            ]
+        yield
     finally:
         proc.terminate()
         output, _ = proc.communicate(timeout=30)
     assert "Traceback" not in output, output
+
+
+def test_kopf_operator_handles_jobs(kubeconfig: Path, tmp_path: Path) -> None:
+    api = k8s_config.new_client_from_config(str(kubeconfig))
+    with _kopf(kubeconfig, tmp_path, OPERATOR, "--standalone", "--namespace", "default"), api:
+        batch, core = k8s.BatchV1Api(api), k8s.CoreV1Api(api)
+        batch.create_namespaced_job("default", _job("kopf-watched", "exit 0"))
+
+        def handled() -> dict[str, str] | None:
+            annotations = batch.read_namespaced_job("kopf-watched", "default").metadata.annotations or {}
+            return annotations if "example.com/succeeded" in annotations else None
+
+        annotations = _until(handled, "the operator to annotate the Job twice", timeout=60)
+        assert annotations["example.com/seen-by"] == "kopf"
+        assert annotations["example.com/succeeded"] == "1"
+        selector = "reason=SeenByOperator,involvedObject.name=kopf-watched"  # it also sees the earlier Jobs
+        events = core.list_namespaced_event("default", field_selector=selector).items
+        assert [(e.involved_object.name, e.message, e.source.component) for e in events] == [
+            ("kopf-watched", "job kopf-watched seen", "kopf")
+        ]
+
+
+CHILDREN = textwrap.dedent(
+    """
+    import kopf
+    from kubernetes import client, config
+
+    config.load_kube_config()
+
+    @kopf.on.create("batch", "v1", "jobs", labels={"example.com/children": "yes"})
+    def make_children(body, name, namespace, **_):
+        core = client.CoreV1Api()
+        makers = (("configmap", core.create_namespaced_config_map), ("secret", core.create_namespaced_secret))
+        for kind, create in makers:
+            child = {"metadata": {"name": f"{name}-{kind}"}, "data": {}}
+            kopf.adopt(child, owner=body)
+            create(namespace, child)
+    """
+)
+
+
+def test_kopf_children_go_with_their_job(kubeconfig: Path, tmp_path: Path) -> None:
+    """A ConfigMap and a Secret an operator made for a Job (`kopf.adopt`: the Job as their controller owner) are
+    deleted by the garbage collector after the Job, as on a cluster, instead of staying forever."""
+    api = k8s_config.new_client_from_config(str(kubeconfig))
+    with _kopf(kubeconfig, tmp_path, CHILDREN, "--standalone", "--all-namespaces"), api:
+        batch, core = k8s.BatchV1Api(api), k8s.CoreV1Api(api)
+        job = _job("kopf-parent", "exit 0")
+        job["metadata"]["labels"] = {"example.com/children": "yes"}
+        batch.create_namespaced_job("default", job)
+
+        def children() -> list[str] | None:
+            names = [c.metadata.name for c in core.list_namespaced_config_map("default").items]
+            names += [s.metadata.name for s in core.list_namespaced_secret("default").items]
+            mine = sorted(n for n in names if n.startswith("kopf-parent-"))
+            return mine or None
+
+        assert _until(children, "the operator to make the Job's children") == [
+            "kopf-parent-configmap",
+            "kopf-parent-secret",
+        ]
+        owner = core.read_namespaced_config_map("kopf-parent-configmap", "default").metadata.owner_references[0]
+        assert (owner.kind, owner.name, owner.controller) == ("Job", "kopf-parent", True)
+
+        batch.delete_namespaced_job("kopf-parent", "default", propagation_policy="Background")  # as kubectl
+        _until(lambda: True if children() is None else None, "the garbage collector to delete the children")
 
 
 def test_clients_get_the_status_code_a_cluster_gives_for_bad_writes(kubeconfig: Path) -> None:

@@ -1,6 +1,11 @@
 // The official JavaScript client against a kjobs server, with nothing but the kubeconfig kjobs wrote
-// (KUBECONFIG): list pods, create a Job, read it back, list events.k8s.io/v1 Events. Prints one JSON line of what it saw; exits 1 on error.
+// (KUBECONFIG). `node client.mjs SCENARIO NAME` runs one scenario on a Job named NAME and prints one JSON line of
+// what it saw; exits 1 on error.
+//   basics: list pods, create a Job, read it back, list events.k8s.io/v1 Events.
+//   tty: exec `stty size` in the Job's running container with a terminal whose size the client sends (stdout a
+//        stream with rows/columns, as process.stdout is on a terminal), then again after a resize.
 import * as k8s from '@kubernetes/client-node';
+import { PassThrough } from 'node:stream';
 
 const kc = new k8s.KubeConfig();
 kc.loadFromDefault();
@@ -8,33 +13,68 @@ const core = kc.makeApiClient(k8s.CoreV1Api);
 const batch = kc.makeApiClient(k8s.BatchV1Api);
 const events = kc.makeApiClient(k8s.EventsV1Api);
 const namespace = 'default';
-const name = process.argv[2] ?? 'js-job';
+const [scenario, name] = process.argv.slice(2);
+
+function job(command) {
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: { name },
+    spec: {
+      template: { spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox', command }] } },
+    },
+  };
+}
+
+async function basics() {
+  const pods = await core.listNamespacedPod({ namespace });
+  await batch.createNamespacedJob({ namespace, body: job(['true']) });
+  const created = await batch.readNamespacedJob({ namespace, name });
+  const eventList = await events.listNamespacedEvent({ namespace });
+  return {
+    pods: pods.items.length,
+    job: created.metadata.name,
+    backoffLimit: created.spec.backoffLimit,
+    events: eventList.apiVersion,
+  };
+}
+
+async function runningPod() {
+  for (;;) {
+    const pods = await core.listNamespacedPod({ namespace, labelSelector: `job-name=${name}` });
+    const pod = pods.items.find((p) => p.status?.phase === 'Running');
+    if (pod) return pod.metadata.name;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+// Runs `command` with a tty whose size is `rows` x `columns`; `then(stdout)` may resize it meanwhile.
+async function withTerminal(pod, command, rows, columns, then = () => {}) {
+  const stdout = new PassThrough();
+  Object.assign(stdout, { rows, columns });
+  let output = '';
+  stdout.on('data', (chunk) => (output += chunk));
+  const status = await new Promise((resolve, reject) => {
+    const exec = new k8s.Exec(kc).exec(namespace, pod, 'main', command, stdout, null, null, true, resolve);
+    exec.then(() => then(stdout), reject);
+  });
+  return { output: output.trim(), status: status.status };
+}
+
+async function tty() {
+  await batch.createNamespacedJob({ namespace, body: job(['sleep', '60']) });
+  const pod = await runningPod();
+  const first = await withTerminal(pod, ['stty', 'size'], 30, 100);
+  const resized = await withTerminal(pod, ['sh', '-c', 'sleep 1; stty size'], 30, 100, (stdout) => {
+    Object.assign(stdout, { rows: 40, columns: 120 });
+    stdout.emit('resize');
+  });
+  return { first, resized };
+}
 
 try {
-  const pods = await core.listNamespacedPod({ namespace });
-  await batch.createNamespacedJob({
-    namespace,
-    body: {
-      apiVersion: 'batch/v1',
-      kind: 'Job',
-      metadata: { name },
-      spec: {
-        template: {
-          spec: { restartPolicy: 'Never', containers: [{ name: 'main', image: 'busybox', command: ['true'] }] },
-        },
-      },
-    },
-  });
-  const job = await batch.readNamespacedJob({ namespace, name });
-  const eventList = await events.listNamespacedEvent({ namespace });
-  console.log(
-    JSON.stringify({
-      pods: pods.items.length,
-      job: job.metadata.name,
-      backoffLimit: job.spec.backoffLimit,
-      events: eventList.apiVersion,
-    }),
-  );
+  const scenarios = { basics, tty };
+  console.log(JSON.stringify(await scenarios[scenario]()));
 } catch (err) {
   console.error(String(err?.body ? JSON.stringify(err.body) : err));
   process.exit(1);

@@ -17,7 +17,7 @@ import websocket
 
 from kjobs.api.types import Obj
 from kjobs.server.app import create_app
-from kjobs.server.remotecommand import ExecOptions, ExecProcess, UpgradeFailed
+from kjobs.server.remotecommand import ExecOptions, ExecProcess, UpgradeFailed, terminal_size
 from kjobs.server.runner import serve
 from kjobs.store import MemoryStore
 from tests.server.conftest import pod_manifest
@@ -193,3 +193,14 @@ def test_a_websocket_needs_credentials(exec_server: tuple[str, ScriptedExec]) ->
     assert refused.value.status_code == 403
     forbidden = 'User "someone" cannot create resource "pods/exec" in API group "" in the namespace "default"'
     assert json.loads(refused.value.resp_body or b"{}")["message"] == f'pods "p" is forbidden: {forbidden}'
+
+
+def test_a_resize_is_read_as_go_decodes_it() -> None:
+    # kubectl sends {"Width":..,"Height":..}, the JavaScript client {"height":..,"width":..}: Go's encoding/json
+    # matches keys to TerminalSize's fields ignoring case, and refuses what a uint16 cannot hold.
+    assert terminal_size(b'{"Width":80,"Height":24}') == (80, 24)
+    assert terminal_size(b'{"height":30,"width":100}') == (100, 30)
+    assert terminal_size(b'{"WIDTH":1,"width":2,"Height":null}') == (2, 0)
+    assert [terminal_size(b) for b in (b'{"Width":70000}', b'{"Width":8.5}', b'{"Width":-1}', b"[80]", b"{")] == [
+        None
+    ] * 5

@@ -86,6 +86,19 @@ def test_plain_log_tail_and_default_container(logs_server: tuple[str, ScriptedLo
         assert waiting.json()["message"] == 'container "main" in pod "q" is waiting to start: ContainerCreating'
 
 
+def test_a_pod_no_node_runs_has_no_log_yet(logs_server: tuple[str, ScriptedLogs]) -> None:
+    # An unscheduled pod has no kubelet to ask: the API server answers 204 No Content (kubectl logs prints nothing
+    # and exits 0; the JavaScript client's Log throws its status), after the same container checks.
+    url, _ = logs_server
+    with httpx.Client(base_url=url, verify=client_tls()) as http:
+        assert http.post(PODS, json=pod_manifest("pending")).status_code == 201
+        for query in ({}, {"follow": "true"}):
+            empty = http.get(f"{PODS}/pending/log", params=query)
+            assert (empty.status_code, empty.content) == (204, b"")
+        wrong = http.get(f"{PODS}/pending/log", params={"container": "sidecar"})
+        assert wrong.status_code == 400 and wrong.json()["message"] == "container sidecar is not valid for pod pending"
+
+
 @pytest.mark.e2e
 @pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
 def test_kubectl_logs_follow(logs_server: tuple[str, ScriptedLogs], tmp_path: Path) -> None:

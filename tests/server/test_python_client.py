@@ -264,11 +264,13 @@ def test_eviction_and_binding(api: client.ApiClient) -> None:
 
 def test_logs_before_start_are_a_kubelet_style_error(api: client.ApiClient) -> None:
     core = client.CoreV1Api(api)
-    core.create_namespaced_pod(NS, pod_manifest("lg"))
+    core.create_namespaced_pod(NS, pod_manifest("lg", node="n1"))
     with pytest.raises(ApiException) as waiting:
         core.read_namespaced_pod_log("lg", NS)
     assert waiting.value.status == 400
     assert _status(waiting)["message"] == 'container "main" in pod "lg" is waiting to start: ContainerCreating'
+    core.create_namespaced_pod(NS, pod_manifest("unscheduled"))  # no node: 204, no log
+    assert core.read_namespaced_pod_log("unscheduled", NS) is None  # the client reads no body as None
 
 
 def test_watch_streams_initial_and_later_events(api: client.ApiClient) -> None:

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import http.client
+import json
 import socket
 import ssl
 import time
 from collections.abc import AsyncIterator
 
 import httpx
+import pytest
 
 from kjobs.server.app import App, create_app
 from kjobs.server.runner import Served, bind, serve, start_in_loop
@@ -96,3 +99,19 @@ def test_tls_responses_are_not_held_back_by_nagle() -> None:
     # A delayed ACK holding back the body record costs 40 ms on every request; the fastest of ten shows it whatever
     # else a loaded machine makes a few of them wait for.
     assert min(times) < 0.035
+
+
+@pytest.mark.slow
+def test_an_idle_connection_stays_open_for_the_next_request() -> None:
+    # A client reuses a kept-alive connection after a pause (aiohttp keeps one 15 s, Go 90 s): the apiserver keeps
+    # it 90 s, so the next request on it is answered instead of meeting a closed connection.
+    with serve(MemoryStore()) as url:
+        connection = http.client.HTTPConnection(url.removeprefix("http://"), timeout=10)
+        try:
+            for pause in (0.0, 6.0):
+                time.sleep(pause)
+                connection.request("GET", "/version")
+                response = connection.getresponse()
+                assert (response.status, json.loads(response.read())["minor"]) == (200, "32")
+        finally:
+            connection.close()

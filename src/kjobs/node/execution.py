@@ -120,9 +120,8 @@ class ExecProcess:
 
     def resize(self, width: int, height: int) -> None:
         """Set the terminal's size (the command gets SIGWINCH)."""
-        if self._master is not None and width > 0 and height > 0:
-            with contextlib.suppress(OSError):
-                fcntl.ioctl(self._master, termios.TIOCSWINSZ, struct.pack("HHHH", height, width, 0, 0))
+        if self._master is not None:
+            _set_size(self._master, width, height)
 
     async def wait(self) -> int:
         """The exit code once the command has exited and its output is read (128 + N after signal N)."""
@@ -140,6 +139,13 @@ class ExecProcess:
         """Stop the command's process group (the client went away)."""
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self._proc.pid, signal.SIGKILL)
+
+
+def _set_size(master: int, width: int, height: int) -> None:
+    """Size a terminal (a zero dimension is no size: left as it was)."""
+    if width > 0 and height > 0:
+        with contextlib.suppress(OSError):
+            fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", height, width, 0, 0))
 
 
 def _login_tty(fd: int) -> Callable[[], None]:
@@ -165,8 +171,9 @@ def _missing(spec: ExecSpec) -> str:
     )
 
 
-async def start(spec: ExecSpec, *, stdin: bool, tty: bool) -> ExecProcess:
-    """Start the command; `ExecFailed` when it cannot be."""
+async def start(spec: ExecSpec, *, stdin: bool, tty: bool, size: tuple[int, int] | None = None) -> ExecProcess:
+    """Start the command; `ExecFailed` when it cannot be. With `tty`, the terminal has `size` (width, height)
+    from the start."""
     if not spec.command:
         raise ExecFailed("failed to exec in container: no command specified")
     problem = _missing(spec)
@@ -177,6 +184,8 @@ async def start(spec: ExecSpec, *, stdin: bool, tty: bool) -> ExecProcess:
         if tty:
             master, child = os.openpty()
             os.set_blocking(master, False)
+            if size is not None:
+                _set_size(master, *size)
             try:
                 proc = await asyncio.create_subprocess_exec(
                     *spec.argv,

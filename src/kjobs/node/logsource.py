@@ -79,7 +79,7 @@ class AgentLogs:
         if spec_of is None or agent.runtime.get(uid) is None:
             raise UpgradeFailed(f'container not found ("{options.container}")')
         spec = spec_of(uid, options.container, list(options.command))
-        return await execution.start(spec, stdin=options.stdin, tty=options.tty)
+        return await execution.start(spec, stdin=options.stdin, tty=options.tty, size=options.size)
 
 
 def runtime_log(runtime: ContainerRuntime, uid: str, container: str, options: LogOptions) -> AsyncIterator[bytes]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import dataclasses
 import functools
 import logging
 import re
@@ -891,6 +892,7 @@ class App:
         route = routing.parse(request.path)
         offered = list(scope.get("subprotocols") or [])
         protocol = remotecommand.negotiate(offered)
+        channels: remotecommand.Channels | None = None  # once the upgrade is accepted
         try:
             self._authorize(request, route)
             if route.kind != "resource" or route.resource is None or route.resource.plural != "pods" or not route.name:
@@ -901,19 +903,22 @@ class App:
             options = remotecommand.exec_options(request.raw_query, pod)
             if protocol is None:
                 raise remotecommand.unsupported_protocols(offered)
+            if protocol == remotecommand.V5 and options.tty:  # v5 reports a failed start after the upgrade anyway
+                channels = await _accept(send, protocol)
+                await channels.opened(options)
+                size, receive = await remotecommand.initial_size(channels, receive)
+                options = dataclasses.replace(options, size=size)
             try:
                 process = await self.exec_source.start_exec(pod, options)
             except remotecommand.UpgradeFailed as exc:
                 if protocol != remotecommand.V5:  # the kubelet's failed upgrade, passed on by the API server
                     raise ApiError(500, "InternalError", str(exc)) from None
-                channels = await _accept(send, protocol)
-                await channels.opened(options)
+                channels = channels or await _accept_opened(send, protocol, options)
                 await channels.status(remotecommand.internal_error(f"unable to upgrade connection: {exc}"))
                 await channels.close()
                 return
             except remotecommand.ExecFailed as exc:
-                channels = await _accept(send, protocol)
-                await channels.opened(options)
+                channels = channels or await _accept_opened(send, protocol, options)
                 await channels.status(remotecommand.internal_error(f"error executing command in container: {exc}"))
                 await channels.close()
                 return
@@ -925,14 +930,23 @@ class App:
             with contextlib.suppress(Exception):  # the upgrade may have been accepted already
                 await _deny(scope, send, ApiError(500, "InternalError", f"Internal error occurred: {exc}"))
             return
-        channels = await _accept(send, protocol)
-        await remotecommand.stream(channels, process, options, receive)
+        opened = channels is not None
+        channels = channels or await _accept(send, protocol)
+        await remotecommand.stream(channels, process, options, receive, opened=opened)
 
     # ------------------------------------------------------------------------------------------- logs
 
     async def _log(self, request: Request, namespace: str, name: str, send: Send) -> None:
         options = log_options(request.query, name)
-        _, chunks = self.service.open_log(namespace, name, options)
+        pod, chunks = self.service.open_log(namespace, name, options)
+        if not (pod.get("spec") or {}).get("nodeName"):
+            # A pod not scheduled has no log location (pkg/registry/core/pod/strategy.go `LogLocation`): the
+            # API server streams nothing and answers 204 No Content (responsewriters `StreamObject`).
+            await send(
+                {"type": "http.response.start", "status": 204, "headers": [(b"cache-control", b"no-cache, private")]}
+            )
+            await send({"type": "http.response.body", "body": b""})
+            return
         iterator = chunks.__aiter__()
         try:
             first = await iterator.__anext__()
@@ -1108,6 +1122,13 @@ async def _accept(send: Send, protocol: str) -> remotecommand.Channels:
         message["subprotocol"] = protocol
     await send(message)
     return remotecommand.Channels(protocol, send)
+
+
+async def _accept_opened(send: Send, protocol: str, options: remotecommand.ExecOptions) -> remotecommand.Channels:
+    """The upgrade accepted and the client told the streams are up."""
+    channels = await _accept(send, protocol)
+    await channels.opened(options)
+    return channels
 
 
 async def _deny(scope: Scope, send: Send, exc: ApiError) -> None:

@@ -4,10 +4,11 @@ Design note: a client upgrades `GET /api/v1/namespaces/NS/pods/NAME/exec?command
 stdout=true&stderr=true&tty=false` to a WebSocket, offering subprotocols in its order of preference; the first one
 served is taken (`wsstream.handshake`, k8s.io/apimachinery/pkg/util/httpstream/wsstream/conn.go). Each message is
 one channel byte and data (`channel.k8s.io`; the `base64.` variants send a digit and base64 in text messages):
-0 stdin, 1 stdout, 2 stderr, 3 the error channel, 4 resize (`{"Width":..,"Height":..}`). The error channel carries,
-once, how the command ended: from v4 a JSON `metav1.Status` — `Success`, or `Failure` with reason `NonZeroExitCode`
-and an `ExitCode` cause holding the code (pkg/kubelet/cri/streaming/remotecommand/exec.go `ServeExec`), which kubectl
-turns into `command terminated with exit code N` and its own exit status; before v4 only a failure's message.
+0 stdin, 1 stdout, 2 stderr, 3 the error channel, 4 resize (`{"Width":..,"Height":..}`, keys in any case). The
+error channel carries, once, how the command ended: from v4 a JSON `metav1.Status` — `Success`, or `Failure` with
+reason `NonZeroExitCode` and an `ExitCode` cause holding the code (pkg/kubelet/cri/streaming/remotecommand/exec.go
+`ServeExec`), which kubectl turns into `command terminated with exit code N` and its own exit status; before v4
+only a failure's message.
 v5 (`v5.channel.k8s.io`, KEP-3396) adds the close signal: a message on channel 255 whose data is a channel number
 ends that stream (kubectl sends it for stdin at EOF, so `kubectl exec -i` with piped input ends). The server
 writes an empty message on the first output channel once the streams are up, as the kubelet does
@@ -75,6 +76,8 @@ class ExecOptions:
     stdout: bool = False
     stderr: bool = False
     tty: bool = False
+    size: tuple[int, int] | None = None
+    """(width, height) of the terminal the client sent before the command started (`initial_size`)."""
 
 
 def exec_options(raw_query: bytes, pod: Obj) -> ExecOptions:
@@ -273,10 +276,66 @@ class Channels:
             self.gone = True
 
 
-async def stream(channels: Channels, process: ExecProcess, options: ExecOptions, receive: Receive) -> None:
+def terminal_size(data: bytes) -> tuple[int, int] | None:
+    """(width, height) of a resize message, None if it is not one. The kubelet and the API server's stream
+    translator decode it into client-go's `TerminalSize{Width, Height uint16}` (no JSON tags) with Go's
+    encoding/json, which matches a key to a field ignoring case: the JavaScript client sends `{"height":..,
+    "width":..}`, kubectl `{"Width":..,"Height":..}`; a later key for a field wins, as in Go."""
+    with contextlib.suppress(ValueError):
+        size = orjson.loads(data)
+        if isinstance(size, dict):
+            found = {"width": 0, "height": 0}
+            for key, value in size.items():
+                field = key.lower()
+                if field in found and value is not None:  # Go leaves a field a JSON null names as it was
+                    if not isinstance(value, int) or isinstance(value, bool) or not 0 <= value <= 0xFFFF:
+                        return None  # Go refuses a value its uint16 cannot hold
+                    found[field] = value
+            return found["width"], found["height"]
+    return None
+
+
+INITIAL_SIZE_WAIT = 0.5
+"""Seconds a v5 tty session waits for the client's first size before the command starts without one."""
+
+
+async def initial_size(channels: Channels, receive: Receive) -> tuple[tuple[int, int] | None, Receive]:
+    """The first terminal size a client sends on a tty session opened (upgraded, streams up) before its command
+    starts, and a `receive` that hands back what was read meanwhile first.
+
+    On a cluster the size a client sends as soon as the streams are up (kubectl, the JavaScript client) reaches the
+    container runtime before the command runs: the API server's stream translator connects to the kubelet after
+    the upgrade, and containerd applies resizes to the exec's console before it starts the process
+    (`execInternal`). A command such as `stty size` sees it, where one started before the upgrade saw 0x0."""
+    held: list[dict[str, Any]] = []
+    size: tuple[int, int] | None = None
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + INITIAL_SIZE_WAIT
+    while size is None and (left := deadline - loop.time()) > 0:
+        try:
+            message = await asyncio.wait_for(receive(), left)
+        except TimeoutError:
+            break
+        held.append(message)
+        if message["type"] == "websocket.disconnect":
+            break
+        frame = channels.read(message)
+        if frame is not None and frame[0] == RESIZE:
+            size = terminal_size(frame[1])
+
+    async def replay() -> dict[str, Any]:
+        return held.pop(0) if held else await receive()
+
+    return size, replay
+
+
+async def stream(
+    channels: Channels, process: ExecProcess, options: ExecOptions, receive: Receive, *, opened: bool = False
+) -> None:
     """Copy the client's stdin and resizes to the command and its output to the client, then send how it ended and
-    close; a client that goes away kills the command."""
-    await channels.opened(options)
+    close; a client that goes away kills the command. `opened`: the client was told the streams are up already."""
+    if not opened:
+        await channels.opened(options)
     wanted = {STDOUT} if options.stdout else set()
     if options.stderr:
         wanted.add(STDERR)
@@ -313,8 +372,8 @@ async def _from_client(channels: Channels, process: ExecProcess, options: ExecOp
         if channel == STDIN and options.stdin:
             await process.write(data)
         elif channel == RESIZE:
-            with contextlib.suppress(ValueError, TypeError, AttributeError):
-                size = orjson.loads(data)
-                process.resize(int(size.get("Width") or 0), int(size.get("Height") or 0))
+            size = terminal_size(data)
+            if size is not None:
+                process.resize(*size)
         elif channel == CLOSE and channels.protocol == V5 and data[:1] == bytes([STDIN]):
             process.close_stdin()

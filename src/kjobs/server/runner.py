@@ -36,6 +36,11 @@ from kjobs.server.tls import Pki
 from kjobs.store import Store
 
 STARTUP_TIMEOUT = 10.0
+IDLE_TIMEOUT = 90
+"""Seconds an idle keep-alive connection stays open: the apiserver's `IdleTimeout` (Go's `http.DefaultTransport`
+keeps idle connections as long; staging/src/k8s.io/apiserver/pkg/server/secure_serving.go). uvicorn's default of
+5 s closed connections clients still meant to reuse (aiohttp, so kopf, keeps them 15 s), and a request sent as the
+server closed its connection failed (kopf: `ServerDisconnectedError`, retried with an ERROR log line)."""
 
 
 class _Server(uvicorn.Server):
@@ -132,6 +137,7 @@ def server_config(
         log_level="warning",
         access_log=False,
         timeout_graceful_shutdown=2,
+        timeout_keep_alive=IDLE_TIMEOUT,
         **tls,
         **extra,
     )

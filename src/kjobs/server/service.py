@@ -1396,7 +1396,15 @@ class ApiService:
             options = LogOptions(**{**options.__dict__, "container": containers[0]})
         elif options.container not in containers:
             raise bad_request(f"container {options.container} is not valid for pod {name}")
+        if not (pod.get("spec") or {}).get("nodeName"):
+            return pod, _no_log()  # no kubelet to ask: `LogLocation` gives no location, the API server no stream
         return pod, self.logs.open(pod, options)
+
+
+async def _no_log() -> AsyncIterator[bytes]:
+    """The log of a pod no node runs yet: nothing."""
+    return
+    yield  # an async generator that ends at once
 
 
 def _check_applied_type(r: Resource, config: Obj) -> None:

@@ -311,10 +311,10 @@ class KjobsCluster:
         """The container's log (default: the only or first container), as `kubectl logs` prints it."""
         from kubernetes import client
 
-        text: str = client.CoreV1Api(self.api_client).read_namespaced_pod_log(
+        text: str | None = client.CoreV1Api(self.api_client).read_namespaced_pod_log(
             _name_of(pod), namespace, container=container
         )
-        return text
+        return text or ""  # a pod no node runs yet has no log: 204, which the client reads as None
 
     # -- disruptions through the API (kjobs.disrupt) ----------------------------------------------------------
     def _disruptor(self) -> Any:
