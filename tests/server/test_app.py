@@ -504,3 +504,18 @@ def test_a_watch_gets_a_bookmark_shortly_before_its_timeout() -> None:
         short = _watch_lines(http, f"{PODS}?watch=true&allowWatchBookmarks=true&timeoutSeconds=1", 99)
         assert short == []  # too short for one
     store.close()
+
+
+def test_a_watch_without_timeout_seconds_ends_after_one_to_two_min_request_timeouts() -> None:
+    """A watch that names no `timeoutSeconds` does not run for ever: kube-apiserver ends it after a random time
+    between one and two `--min-request-timeout`s (1,800 s by default; 0.5 s here), and the client watches again."""
+    store = MemoryStore()
+    app = create_app(store, min_request_timeout=0.5)
+    with serve(store, app=app, pki=shared_pki()) as url, httpx.Client(base_url=url, verify=client_tls()) as http:
+        ends = []
+        for _ in range(3):
+            started = time.monotonic()
+            assert _watch_lines(http, f"{PODS}?watch=true", 99) == []
+            ends.append(time.monotonic() - started)
+        assert all(0.45 < end < 1.0 + 1.5 for end in ends), ends  # slack for a loaded machine
+    store.close()

@@ -19,6 +19,7 @@ def test_app_factory_and_runner() -> None:
         "admission",
         "watch_buffer",
         "features",
+        "min_request_timeout",
     ]
     for name in ("serve", "start_in_loop", "run_forever", "bind"):
         assert callable(getattr(runner, name))

@@ -17,6 +17,7 @@ import contextlib
 import dataclasses
 import functools
 import logging
+import random
 import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -329,9 +330,11 @@ class App:
         admission: AdmissionSettings | None = None,
         watch_buffer: int = limits.WATCH_BUFFER,
         features: FeatureGates = DEFAULT,
+        min_request_timeout: float = limits.MIN_REQUEST_TIMEOUT,
     ) -> None:
         self.storage = Storage(store)
         self.watch_buffer = watch_buffer
+        self.min_request_timeout = min_request_timeout
         self.service = ApiService(self.storage, clock=clock, logs=logs, admission=admission, features=features)
         self.clock = clock
         self.exec_source: ExecSource = exec_source or NoExec()
@@ -743,7 +746,9 @@ class App:
         fields = parse_field_selector(request.query.get("fieldSelector"))
         fields.check_supported(r.store_key)
         since, initial_end = listoptions.watch_from(request.query, self.storage.revision)
-        timeout = request.integer("timeoutSeconds")
+        timeout: float | None = request.integer("timeoutSeconds")
+        if not timeout and self.min_request_timeout > 0:  # no watch runs for ever (`limits.MIN_REQUEST_TIMEOUT`)
+            timeout = self.min_request_timeout * (1.0 + random.random())
         deadline = time.monotonic() + timeout if timeout else None
         table = request.wants_table
         partial = request.metadata_only(r, is_list=False)
@@ -1161,6 +1166,7 @@ def create_app(
     admission: AdmissionSettings | None = None,
     watch_buffer: int = limits.WATCH_BUFFER,
     features: FeatureGates = DEFAULT,
+    min_request_timeout: float = limits.MIN_REQUEST_TIMEOUT,
 ) -> App:
     """The API server application over `store` (call `startup()` or run it with lifespan to create namespaces).
 
@@ -1168,7 +1174,8 @@ def create_app(
     kube-apiserver's admission flags (default: Kubernetes' defaults); `authenticator` decides who may call it
     (None: everyone, for a server no one else can reach); `watch_buffer` is how many events a watch may fall
     behind a client that does not read before it is dropped (`limits.WATCH_BUFFER`); `features` the
-    `--feature-gates`.
+    `--feature-gates`; a watch without `timeoutSeconds` ends after 1 to 2 times `min_request_timeout` seconds
+    (`limits.MIN_REQUEST_TIMEOUT`; 0: never).
     """
     return App(
         store,
@@ -1181,4 +1188,5 @@ def create_app(
         admission=admission,
         watch_buffer=watch_buffer,
         features=features,
+        min_request_timeout=min_request_timeout,
     )

@@ -15,6 +15,9 @@
   recursive walk (schema checks, field sets, patches, `managedFields`) to finish.
 * `WATCH_BUFFER`: how many events a watcher may fall behind while its client does not read before it is dropped
   (the cacher's `cacheWatcher.add` terminates a blocked watcher; client-go then lists and watches again).
+* `MIN_REQUEST_TIMEOUT`: a watch that names no `timeoutSeconds` ends after a random time between one and two times
+  1,800 s (kube-apiserver's `--min-request-timeout` default; `handlers/get.go` `ListResource` spreads the ends so
+  that clients do not all come back at once); the client watches again from its last resourceVersion.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ MAX_JSON_PATCH_OPERATIONS = 10_000
 MAX_COPY_BYTES = 3 * 1024 * 1024
 MAX_DEPTH = 100
 WATCH_BUFFER = 1000
+MIN_REQUEST_TIMEOUT = 1800.0
 
 
 def too_large(message: str) -> ApiError:
