@@ -768,7 +768,7 @@ class App:
         due = now + self.bookmark_interval
         if deadline is not None:
             due = min(due, deadline - PRE_DEADLINE_BOOKMARK)
-        return None if due < now else due
+        return None if due <= now else due
 
     async def _watch(self, request: Request, r: Resource, namespace: str | None, send: Send) -> None:
         labels = parse_label_selector(request.query.get("labelSelector"))
