@@ -4,11 +4,13 @@ serves them (staging/src/k8s.io/apiserver/pkg/storage/cacher: `cacher.go` `Watch
 
 from __future__ import annotations
 
+import asyncio
 import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
+from typing import Any
 
 import httpx
 import orjson
@@ -197,3 +199,41 @@ def test_the_bookmark_period_is_the_cachers_minute() -> None:
     """kube-apiserver bookmarks a watch about once a minute (cacher.go `defaultBookmarkFrequency`)."""
     assert BOOKMARK_INTERVAL == 60.0
     assert create_app(MemoryStore()).bookmark_interval == 60.0
+
+
+def test_a_watch_ends_at_its_timeout_while_events_keep_coming() -> None:
+    """`timeoutSeconds` ends a watch also when it never runs out of events to send (the handler's context times
+    out, `handlers/get.go` `ListResource`); it used to end only in a pause between events. Here every chunk the
+    server sends makes the next change, for up to 30 s."""
+    store = MemoryStore()
+    app = create_app(store)
+    written = 0
+
+    async def go() -> float:
+        started = time.monotonic()
+        requested = False
+
+        async def receive() -> dict[str, Any]:
+            nonlocal requested
+            if not requested:
+                requested = True
+                return {"type": "http.request", "body": b"", "more_body": False}
+            await asyncio.Event().wait()  # the client never leaves
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            nonlocal written
+            streaming = message["type"] == "http.response.start" or message.get("more_body")
+            if streaming and time.monotonic() - started < 30:
+                store.create("pods", "default", f"p{written}", pod_manifest(f"p{written}"))
+                written += 1
+
+        query = b"watch=true&timeoutSeconds=1"
+        scope = {"type": "http", "method": "GET", "path": PODS, "query_string": query, "headers": []}
+        await asyncio.wait_for(app(scope, receive, send), 60)
+        return time.monotonic() - started
+
+    elapsed = asyncio.run(go())
+    store.close()
+    assert written > 1
+    assert elapsed < 20  # 1 s, and a loaded machine's delays
