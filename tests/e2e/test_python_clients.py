@@ -304,7 +304,11 @@ def test_kopf_children_go_with_their_job(kubeconfig: Path, tmp_path: Path) -> No
             mine = sorted(n for n in names if n.startswith("kopf-parent-"))
             return mine or None
 
-        assert _until(children, "the operator to make the Job's children") == [
+        def both() -> list[str] | None:  # the handler makes one after the other
+            made = children()
+            return made if made is not None and len(made) == 2 else None
+
+        assert _until(both, "the operator to make the Job's children") == [
             "kopf-parent-configmap",
             "kopf-parent-secret",
         ]

@@ -32,7 +32,8 @@ def test_lightkube_applies_to_a_job_the_controller_is_writing(kubeconfig: Path) 
 
 def test_kubernetes_watch_with_bookmarks_gets_one_before_its_timeout(kubeconfig: Path) -> None:
     """The official client's `Watch.stream` with `allow_watch_bookmarks` and `timeout_seconds`: an idle watch
-    gets one bookmark, 2 s before its timeout (the cacher's `nextBookmarkTime`), and none as it ends."""
+    gets one bookmark, 2 s before its timeout (the cacher's `nextBookmarkTime`), and none as it ends. It carries
+    the store's revision, which the node's lease renewals may have moved past the list's."""
     from kubernetes import client, config, watch
 
     api = config.new_client_from_config(str(kubeconfig))
@@ -49,7 +50,35 @@ def test_kubernetes_watch_with_bookmarks_gets_one_before_its_timeout(kubeconfig:
                 timeout_seconds=3,
             )
             seen = [(e["type"], e["raw_object"]["metadata"]) for e in events]
-            assert seen == [("BOOKMARK", {"resourceVersion": rv})]
+            assert [(kind, list(meta)) for kind, meta in seen] == [("BOOKMARK", ["resourceVersion"])]
+            assert int(seen[0][1]["resourceVersion"]) >= int(rv)
+
+
+def test_kubernetes_watch_list_from_a_revision_not_reached_raises_the_too_large_timeout(kubeconfig: Path) -> None:
+    """The official client's `Watch.stream` with `send_initial_events` from a resourceVersion the server does not
+    reach within 3 s: the watch is a 200 stream whose ERROR event the client raises as `ApiException` 504 with
+    the Status's reason and message (and no HTTP body), as against a cluster's watch cache (cacher `Watch`)."""
+    from kubernetes import client, config, watch
+    from kubernetes.client.rest import ApiException
+
+    api = config.new_client_from_config(str(kubeconfig))
+    with api:
+        core = client.CoreV1Api(api)
+        wanted = int(core.list_namespaced_pod("default").metadata.resource_version) + 1_000_000
+        with pytest.raises(ApiException) as raised:
+            for _ in watch.Watch().stream(
+                core.list_namespaced_pod,
+                "default",
+                resource_version=str(wanted),
+                resource_version_match="NotOlderThan",
+                send_initial_events=True,
+                allow_watch_bookmarks=True,
+                timeout_seconds=30,
+            ):
+                pass
+    assert raised.value.status == 504
+    assert raised.value.reason.startswith(f"Timeout: Timeout: Too large resource version: {wanted}, current: ")
+    assert raised.value.body is None  # an ERROR event, not an HTTP error response
 
 
 def test_kubernetes_paged_list_tells_how_many_items_remain(kubeconfig: Path) -> None:

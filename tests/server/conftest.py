@@ -29,7 +29,7 @@ class Server:
 @pytest.fixture
 def server() -> Iterator[Server]:
     store = MemoryStore()
-    app = create_app(store, bookmark_interval=0.2)
+    app = create_app(store, bookmark_interval=0.2, resource_version_wait=0.5)
     pki = shared_pki()
     with serve(store, app=app, pki=pki) as url:
         yield Server(url, app, store, pki)

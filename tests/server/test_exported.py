@@ -20,6 +20,7 @@ def test_app_factory_and_runner() -> None:
         "watch_buffer",
         "features",
         "min_request_timeout",
+        "resource_version_wait",
     ]
     for name in ("serve", "start_in_loop", "run_forever", "bind"):
         assert callable(getattr(runner, name))

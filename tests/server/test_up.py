@@ -260,3 +260,39 @@ def test_insecure_http_is_refused_beyond_loopback(tmp_path: Path) -> None:
     )
     assert proc.returncode == 2
     assert "0.0.0.0 is not a loopback address; plain http is only served on loopback" in proc.stderr
+
+
+def test_up_takes_min_request_timeout_for_watches_without_timeout_seconds(tmp_path: Path) -> None:
+    """`--min-request-timeout` (kube-apiserver's flag, 1800 s by default): a watch that names no `timeoutSeconds`
+    ends after one to two times it (1 s here; the bound is generous for a loaded machine)."""
+    port, config = free_port(), tmp_path / "kc.yaml"
+    args = ("--port", str(port), "--data-dir", str(tmp_path / "d"), "--kubeconfig", str(config), "--nodes", "0")
+    with _up(tmp_path, *args, "--min-request-timeout", "1") as (proc, line, _elapsed):
+        assert line.startswith("export KUBECONFIG="), proc.stderr.read() if proc.stderr else ""
+        with _client(config) as http:
+            started = time.monotonic()
+            with http.stream("GET", "/api/v1/namespaces/default/pods?watch=true", timeout=60) as response:
+                assert response.status_code == 200
+                assert [line for line in response.iter_lines() if line] == []
+            assert 1.0 <= time.monotonic() - started < 30
+
+
+def test_up_min_request_timeout_flag_says_what_kube_apiserver_says(tmp_path: Path) -> None:
+    """The flag's help is kube-apiserver's; a negative value is refused as its options validation refuses it."""
+    env = {**os.environ, "HOME": str(tmp_path)}
+    shown = subprocess.run([*KJOBS, "up", "--help"], capture_output=True, text=True, timeout=60, env=env)
+    assert "--min-request-timeout INTEGER" in shown.stdout
+    assert " ".join(shown.stdout.split()).count(
+        "An optional field indicating the minimum number of seconds a handler must keep a request open before "
+        "timing it out. Currently only honored by the watch request handler, which picks a randomized value above "
+        "this number as the connection timeout, to spread out load. [default: 1800]"
+    )
+    refused = subprocess.run(
+        [*KJOBS, "up", "--min-request-timeout", "-1", "--data-dir", str(tmp_path / "d")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+    )
+    assert refused.returncode == 2
+    assert "Error: --min-request-timeout can not be negative value" in refused.stderr

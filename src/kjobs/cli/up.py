@@ -129,6 +129,17 @@ def _loopback(host: str) -> bool:
         "(for example '*,-job' to run the Job controller apart with `kjobs controller`)."
     ),
 )
+@click.option(
+    "--min-request-timeout",
+    type=int,
+    default=1800,
+    show_default=True,
+    help=(
+        "An optional field indicating the minimum number of seconds a handler must keep a request open before "
+        "timing it out. Currently only honored by the watch request handler, which picks a randomized value above "
+        "this number as the connection timeout, to spread out load."
+    ),
+)
 @feature_gates_option
 def up(
     port: int,
@@ -144,6 +155,7 @@ def up(
     insecure_http_loopback: bool,
     features: FeatureGates,
     repair: bool = False,
+    min_request_timeout: int = 1800,
 ) -> None:
     """Start kjobs: the Kubernetes API server, the controllers and a local node."""
     from kjobs.api.errors import ApiError
@@ -155,6 +167,8 @@ def up(
     from kjobs.server.runner import bind, run_forever
     from kjobs.store import StoreDamaged, open_store
 
+    if min_request_timeout < 0:  # kube-apiserver's ServerRunOptions.Validate
+        raise click.UsageError("--min-request-timeout can not be negative value")
     try:
         names = select_controllers(controllers)
     except ValueError as exc:
@@ -211,6 +225,7 @@ def up(
         admission=admission,
         controllers=names,
         features=features,
+        min_request_timeout=min_request_timeout,
     )
 
     def ready() -> None:
@@ -280,11 +295,13 @@ def _assemble(
     controllers: tuple[str, ...] | None = None,
     features: FeatureGates = DEFAULT,
     pki: Pki | None = None,
+    min_request_timeout: float = 1800.0,
 ) -> tuple[Any, Any]:
     """The app and the embedded cluster around its `ApiService`, with logs and metrics wired between them
     (`admission`: the `AdmissionSettings` from the kube-apiserver flags; Kubernetes' defaults when None;
     `controllers`: those to run, every one when None; `pki`: whose kubelet client certificate reads the logs of
-    agents in other processes, over HTTPS)."""
+    agents in other processes, over HTTPS; `min_request_timeout`: `--min-request-timeout`, the seconds after one
+    to two times which a watch without `timeoutSeconds` ends)."""
     from prometheus_client import REGISTRY
 
     from kjobs.cluster import ClusterSettings, LocalCluster
@@ -313,7 +330,13 @@ def _assemble(
         settings = replace(settings, admission=admission)
     settings = replace(settings, controllers=CONTROLLER_NAMES if controllers is None else controllers)
     app = create_app(
-        store, authenticator=authenticator, logs=logs, exec_source=logs, admission=settings.admission, features=features
+        store,
+        authenticator=authenticator,
+        logs=logs,
+        exec_source=logs,
+        admission=settings.admission,
+        features=features,
+        min_request_timeout=float(min_request_timeout),
     )
     app_ref.append(app)
     cluster = LocalCluster(app.service, settings=settings, job_metrics=JobMetrics(REGISTRY), logs=logs)

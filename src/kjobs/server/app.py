@@ -65,9 +65,14 @@ Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 JSON = b"application/json"
 METRICS_CONTENT_TYPE = b"text/plain; version=0.0.4; charset=utf-8"
-BOOKMARK_INTERVAL = 10.0
+BOOKMARK_INTERVAL = 60.0
+"""Seconds between the periodic bookmarks of a watch that allows them, counted from its start and from each
+bookmark, events or not (the cacher's `defaultBookmarkFrequency`, `cacheWatcher.nextBookmarkTime`)."""
 PRE_DEADLINE_BOOKMARK = 2.0
 """Seconds before a watch's `timeoutSeconds` runs out that it gets a bookmark (apiserver cacher)."""
+RESOURCE_VERSION_WAIT = 3.0
+"""Seconds a LIST or a `sendInitialEvents` watch from a resourceVersion newer than the store's waits for a write
+to reach it before the 504 `Too large resource version` (the watch cache's `blockTimeout`)."""
 INITIAL_EVENTS_END = "k8s.io/initial-events-end"
 """The annotation of the bookmark that ends a `sendInitialEvents` watch's initial events (metav1)."""
 
@@ -331,8 +336,10 @@ class App:
         watch_buffer: int = limits.WATCH_BUFFER,
         features: FeatureGates = DEFAULT,
         min_request_timeout: float = limits.MIN_REQUEST_TIMEOUT,
+        resource_version_wait: float = RESOURCE_VERSION_WAIT,
     ) -> None:
         self.storage = Storage(store)
+        self.resource_version_wait = resource_version_wait
         self.watch_buffer = watch_buffer
         self.min_request_timeout = min_request_timeout
         self.service = ApiService(self.storage, clock=clock, logs=logs, admission=admission, features=features)
@@ -672,6 +679,7 @@ class App:
         partial = request.metadata_only(r, is_list=True)
         limit = max(request.integer("limit") or 0, 0)  # a negative limit is no limit
         request.integer("timeoutSeconds")  # a list takes no time worth bounding, but the parameter must decode
+        await self._caught_up(listoptions.fresh_from(request.query))
         pinned = listoptions.read_at(request.query, self.storage.revision)
         at, after = _continue_key(request.query.get("continue"))
         if after is None:
@@ -741,11 +749,33 @@ class App:
         }
         await _respond(send, 200, orjson.dumps(body_out))
 
+    async def _caught_up(self, wanted: int) -> bool:
+        """Whether the store reaches revision `wanted` within `resource_version_wait` seconds: the watch cache's
+        `waitUntilFreshAndBlock`, which a write made meanwhile (by another client) ends."""
+        if self.storage.revision >= wanted:
+            return True
+        end = time.monotonic() + self.resource_version_wait
+        while self.storage.revision < wanted:
+            left = end - time.monotonic()
+            if left <= 0:
+                return False
+            await asyncio.sleep(min(0.02, left))
+        return True
+
+    def _next_bookmark(self, now: float, deadline: float | None) -> float | None:
+        """When a watch's next bookmark is due: `bookmark_interval` from now, or 2 s before the deadline if that
+        is sooner; None when even that has passed (the cacher's `cacheWatcher.nextBookmarkTime`)."""
+        due = now + self.bookmark_interval
+        if deadline is not None:
+            due = min(due, deadline - PRE_DEADLINE_BOOKMARK)
+        return None if due <= now else due
+
     async def _watch(self, request: Request, r: Resource, namespace: str | None, send: Send) -> None:
         labels = parse_label_selector(request.query.get("labelSelector"))
         fields = parse_field_selector(request.query.get("fieldSelector"))
         fields.check_supported(r.store_key)
-        since, initial_end = listoptions.watch_from(request.query, self.storage.revision)
+        start = listoptions.watch_from(request.query, self.storage.revision)
+        since, initial_end = start.since, start.initial_end
         timeout: float | None = request.integer("timeoutSeconds")
         if not timeout and self.min_request_timeout > 0:  # no watch runs for ever (`limits.MIN_REQUEST_TIMEOUT`)
             timeout = self.min_request_timeout * (1.0 + random.random())
@@ -754,19 +784,27 @@ class App:
         partial = request.metadata_only(r, is_list=False)
         include = request.query.get("includeObject", "Metadata")
         bookmarks = request.flag("allowWatchBookmarks")
-        # The watch starts before the response does: a client that has the response's headers sees every
-        # change made after it, as kubectl's single-object watch relies on (it skips the watch's first event).
-        try:
-            watch = self.storage.watch(
-                r.store_key,
-                namespace,
-                since=since,
-                label_selector=labels,
-                field_selector=fields,
-                max_queue=None,  # the store's bound: this server's own loop falling behind drops no watch
-            )
-        except ApiError as exc:
-            watch, refused = None, exc
+        watch = None
+        refused: ApiError | None = None
+        if start.fresh_from and not await self._caught_up(start.fresh_from):
+            # A `sendInitialEvents` watch waits for the state it asked for; past the wait it is refused with an
+            # ERROR event in a 200 stream, not an HTTP error (cacher `Watch`, `newErrWatcher`); client-go's
+            # reflector then starts again from the current state (`watchList`, `isTooLargeResourceVersionError`).
+            refused = listoptions.too_large_resource_version(start.fresh_from, self.storage.revision)
+        else:
+            # The watch starts before the response does: a client that has the response's headers sees every
+            # change made after it, as kubectl's single-object watch relies on (it skips the watch's first event).
+            try:
+                watch = self.storage.watch(
+                    r.store_key,
+                    namespace,
+                    since=since,
+                    label_selector=labels,
+                    field_selector=fields,
+                    max_queue=None,  # the store's bound: this server's own loop falling behind drops no watch
+                )
+            except ApiError as exc:
+                refused = exc
         try:
             await send(
                 {
@@ -780,7 +818,8 @@ class App:
                 watch.close()
             raise
         if watch is None:
-            line = orjson.dumps({"type": "ERROR", "object": refused.status()}) + b"\n"
+            status = refused.status() if refused is not None else {}
+            line = orjson.dumps({"type": "ERROR", "object": status}) + b"\n"
             await send({"type": "http.response.body", "body": line, "more_body": False})
             return
         self._watches.add(watch)
@@ -789,6 +828,10 @@ class App:
         disconnected = asyncio.ensure_future(_wait_disconnect(request.receive))
         first_table = True
         last_rv = since if since else self.storage.revision
+        # A watch from a revision the store has not reached gets no bookmark until the store has passed it (the
+        # cacher's `process` sends only what is newer than the revision asked for); any other gets one even
+        # when nothing was written since it started (a cluster's revision never stands still that long).
+        bookmark_floor = since + 1 if since > self.storage.revision else since
 
         def bookmark(revision: int, *, initial_end: bool = False) -> bytes:
             meta: Obj = {"resourceVersion": str(revision)}
@@ -799,11 +842,12 @@ class App:
                 marked = negotiation.partial(marked, partial)
             return orjson.dumps({"type": "BOOKMARK", "object": marked}) + b"\n"
 
-        # A bookmark also comes 2 s before the deadline, so a client resumes from as late a revision as it can
-        # (the cacher's `nextBookmarkTime`); none when the watch is too short for one.
-        pre_deadline = deadline - PRE_DEADLINE_BOOKMARK if bookmarks and deadline is not None else None
-        if pre_deadline is not None and pre_deadline <= time.monotonic():
-            pre_deadline = None
+        # Bookmarks come every `bookmark_interval` from the start, events or not, and 2 s before the deadline (the
+        # cacher's `nextBookmarkTime`; none when the watch is too short for that one). Each carries the store's
+        # revision, not the last event's: a watch with selectors resumes from as late a revision as a
+        # cluster's does (the cacher's bookmark carries the watch cache's, which etcd's progress notifications
+        # keep moving whatever is written).
+        next_bookmark = self._next_bookmark(time.monotonic(), deadline) if bookmarks else None
         # With sendInitialEvents, a bookmark follows the ADDED events of the state the watch started from.
         initial_left = watch.initial_count if initial_end and bookmarks else None
         if initial_left == 0:
@@ -813,46 +857,43 @@ class App:
         behind: list[Event] = []  # what came while a chunk was being sent
         try:
             while True:
+                now = time.monotonic()
+                if deadline is not None and now >= deadline:
+                    break
                 events = behind + watch.drain()
                 behind = []
-                if not events:
+                bookmark_due = next_bookmark is not None and now >= next_bookmark and initial_left is None
+                if not events and not bookmark_due:
                     if watch.closed:
                         break
-                    wait: float | None = None
-                    now = time.monotonic()
-                    if deadline is not None:
-                        wait = deadline - now
-                        if wait <= 0:
-                            break
-                    # The wait ends at the next bookmark's time only when that comes before the deadline: a
-                    # watch that reaches its deadline ends without a bookmark there.
-                    bookmark_due = at_pre_deadline = False
-                    if bookmarks:
-                        due = self.bookmark_interval
-                        if pre_deadline is not None and pre_deadline - now <= due:
-                            due, at_pre_deadline = max(pre_deadline - now, 0.0), True
-                        if wait is None or due < wait:
-                            wait, bookmark_due = due, True
+                    wait = None if deadline is None else deadline - now
+                    if next_bookmark is not None and (wait is None or next_bookmark - now < wait):
+                        wait = next_bookmark - now
                     nxt = asyncio.ensure_future(watch.__anext__())
                     done, _ = await asyncio.wait({nxt, disconnected}, timeout=wait, return_when=asyncio.FIRST_COMPLETED)
                     if disconnected in done:
                         nxt.cancel()
                         return
-                    if nxt not in done:
+                    if nxt not in done:  # a bookmark is due, or the deadline has come
                         nxt.cancel()
-                        if bookmark_due:
-                            if at_pre_deadline:
-                                pre_deadline = None
-                            await send({"type": "http.response.body", "body": bookmark(last_rv), "more_body": True})
                         continue
                     try:
                         events = [nxt.result()]
                     except StopAsyncIteration:
                         break
                     events.extend(watch.drain())
+                mark: int | None = None
+                if bookmark_due:
+                    next_bookmark = self._next_bookmark(now, deadline)
+                    mark = self.storage.delivered_revision()
+                    events.extend(watch.drain())  # every event up to `mark` is queued by now
+                    if mark < bookmark_floor:
+                        mark = None
                 chunks: list[bytes] = []
                 for event in events:
-                    last_rv = event.revision
+                    if event.revision <= since:  # from a revision newer than the store's: only what follows it
+                        continue
+                    last_rv = max(last_rv, event.revision)
                     if table:
                         obj = tables.to_table(
                             [event.object],
@@ -875,6 +916,11 @@ class App:
                             initial_left = None
                             last_rv = watch.initial_revision
                             chunks.append(bookmark(last_rv, initial_end=True))
+                if mark is not None:
+                    last_rv = max(last_rv, mark)
+                    chunks.append(bookmark(last_rv))
+                if not chunks:
+                    continue
                 message = {"type": "http.response.body", "body": b"".join(chunks), "more_body": True}
                 if not await _send_unless_dropped(send, message, watch, disconnected, behind, self.watch_buffer):
                     if len(behind) > self.watch_buffer or watch.overflowed:
@@ -1167,6 +1213,7 @@ def create_app(
     watch_buffer: int = limits.WATCH_BUFFER,
     features: FeatureGates = DEFAULT,
     min_request_timeout: float = limits.MIN_REQUEST_TIMEOUT,
+    resource_version_wait: float = RESOURCE_VERSION_WAIT,
 ) -> App:
     """The API server application over `store` (call `startup()` or run it with lifespan to create namespaces).
 
@@ -1175,7 +1222,9 @@ def create_app(
     (None: everyone, for a server no one else can reach); `watch_buffer` is how many events a watch may fall
     behind a client that does not read before it is dropped (`limits.WATCH_BUFFER`); `features` the
     `--feature-gates`; a watch without `timeoutSeconds` ends after 1 to 2 times `min_request_timeout` seconds
-    (`limits.MIN_REQUEST_TIMEOUT`; 0: never).
+    (`limits.MIN_REQUEST_TIMEOUT`; 0: never); a watch that allows bookmarks gets one every `bookmark_interval`
+    seconds (`BOOKMARK_INTERVAL`); a read from a resourceVersion the store has not reached waits
+    `resource_version_wait` seconds for it (`RESOURCE_VERSION_WAIT`).
     """
     return App(
         store,
@@ -1189,4 +1238,5 @@ def create_app(
         watch_buffer=watch_buffer,
         features=features,
         min_request_timeout=min_request_timeout,
+        resource_version_wait=resource_version_wait,
     )

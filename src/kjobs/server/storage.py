@@ -40,6 +40,10 @@ class Storage:
         """The store's current revision."""
         return self.store.revision
 
+    def delivered_revision(self) -> int:
+        """The store's current revision, once its watchers have every event up to it (`Store.delivered_revision`)."""
+        return self.store.delivered_revision()
+
     def exists(self, resource: str, namespace: str, name: str) -> bool:
         """Whether the object exists (no decode)."""
         view = VIEWS.get(resource)

@@ -689,6 +689,13 @@ class Store(ABC):
         """The revision of the last committed write."""
         return self._revision
 
+    def delivered_revision(self) -> int:
+        """The last committed revision, read once every watcher has been handed its events up to it (a publish
+        sets the revision before it pushes, under the lock taken here): a watch's queue then holds every event
+        of it and before, so a bookmark at that revision, sent after them, skips nothing."""
+        with self._lock:
+            return self._revision
+
     def exists(self, resource: str, namespace: str, name: str) -> bool:
         """Whether the object is stored now (nothing decoded)."""
         return self._lookup((resource, namespace, name)) is not None
