@@ -456,6 +456,8 @@ class NodeAgent:
         if pod is None:
             return
         if old is not None and new is not None and self.coalesce_syncs and self._settled(old, new):
+            # The runtime keeps the newest version, as the sync would have given it (and holds no older copy).
+            self.runtime.update_pod(new)
             return
         self.queue.add(_key(pod))
 
@@ -463,7 +465,8 @@ class NodeAgent:
         """Whether an update of a pod leaves its sync nothing to do: the pod ended here and its final status is
         written (most often this is that write coming back, or the Job controller's removal of its tracking
         finalizer), and it is not being deleted. Its sync would pass the new version to a runtime whose pod is
-        over (`Supervisor.sync` returns for a terminal handle), find the status written and stop.
+        over (`Supervisor.sync` returns for a terminal handle; `_on_pod` passes it), find the status written and
+        stop.
 
         The kubelet's pod workers likewise coalesce the updates of a pod (`podWorkers.UpdatePod`,
         pkg/kubelet/pod_workers.go) and its status manager skips a status it already wrote
