@@ -163,3 +163,31 @@ def test_orphaned_job_pods_survive_the_collector() -> None:
         await gc.stop()
 
     asyncio.run(scenario())
+
+
+def test_a_finalizer_the_collector_does_not_act_on_leaves_its_graph_as_it_was() -> None:
+    """The Job controller removes each pod's tracking finalizer: the collector keeps the pod's graph node and
+    only takes the newer object, as for a status change, instead of filing the pod again (once a pod); its
+    own finalizers, `orphan` and `foregroundDeletion`, still count as changes."""
+
+    async def scenario() -> None:
+        clock, client, gc = await start()
+        job = await make_job(client)
+        body = pod_manifest("tracked", "n1")
+        body["metadata"]["ownerReferences"] = owned_by(job)
+        body["metadata"]["finalizers"] = ["batch.kubernetes.io/job-tracking"]
+        pod = await client.create(PODS, "default", body)
+        await gc.start()
+        await settle(clock, lambda: pod["metadata"]["uid"] in gc.nodes)
+        node = gc.nodes[pod["metadata"]["uid"]]
+        patch = {"metadata": {"$deleteFromPrimitiveList/finalizers": ["batch.kubernetes.io/job-tracking"]}}
+        untracked = await client.patch(PODS, "default", "tracked", patch)
+        await settle(clock, lambda: gc.nodes[pod["metadata"]["uid"]].obj["metadata"].get("finalizers") is None)
+        assert gc.nodes[pod["metadata"]["uid"]] is node
+        assert node.obj["metadata"]["resourceVersion"] == untracked["metadata"]["resourceVersion"]
+        await client.patch(PODS, "default", "tracked", {"metadata": {"finalizers": ["orphan"]}})
+        await settle(clock, lambda: gc.nodes[pod["metadata"]["uid"]] is not node)
+        assert gc.nodes[pod["metadata"]["uid"]].obj["metadata"]["finalizers"] == ["orphan"]
+        await gc.stop()
+
+    asyncio.run(scenario())

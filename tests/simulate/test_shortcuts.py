@@ -270,3 +270,41 @@ def test_status_patches_whose_results_are_discarded_change_no_decision(monkeypat
     monkeypatch.setattr(LocalClient, "patch", returning)
     assert final_pods(options) == discarded
     assert True in calls  # the agent's patches did ask for no result
+
+
+def test_node_agent_syncs_left_out_change_no_decision(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The node agent leaves out the syncs that would do nothing (`NodeAgent.coalesce_syncs`): updates of a pod
+    that ended on it and whose final status is written (that write coming back, the tracking finalizer's
+    removal), and a runtime report inside the sync that writes it anyway. Beside an agent that syncs at every
+    pod event and report: the same Job status, every pod's final state and the same trace, with instant and
+    30 s containers, failures, OOM kills, drains and preemptions (deletions), and pod GC deleting ended pods."""
+    from kjobs import cluster
+    from kjobs.node.agent import NodeAgent
+    from kjobs.simulate import session
+
+    settings = functools.partial(cluster.ClusterSettings, pod_gc=PodGCSettings(terminated_pod_threshold=5))
+    monkeypatch.setattr(session, "ClusterSettings", settings)
+    options = SimulationOptions(model=parse_model(MIXED), seed=11, nodes=2)
+    coalesced = final_pods(options)
+    assert any(entry[1] == "pod-deleted" for entry in coalesced[2])
+    monkeypatch.setattr(NodeAgent, "coalesce_syncs", False)
+    assert final_pods(options) == coalesced
+
+
+def test_an_instant_pod_costs_its_node_agent_one_sync(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pod whose container ends as it starts is synced once by its node agent: that sync admits it, starts it
+    and writes its terminal status; its status coming back and the Job controller's removal of its tracking
+    finalizer leave the agent nothing to do, and queue no sync (there were four a pod)."""
+    from kjobs.node.agent import NodeAgent
+
+    syncs: list[tuple[str, str]] = []
+    original = NodeAgent._sync_pod
+
+    async def counted(self: NodeAgent, key: tuple[str, str]) -> None:
+        syncs.append(key)
+        await original(self, key)
+
+    monkeypatch.setattr(NodeAgent, "_sync_pod", counted)
+    result = simulate(indexed_job(completions=20, parallelism=5), SimulationOptions(seed=1, nodes=2))
+    assert result.outcome == "Complete" and result.pods_created == 20
+    assert len(syncs) == 20 and len(set(syncs)) == 20

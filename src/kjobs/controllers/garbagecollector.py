@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from dataclasses import dataclass, field
+from typing import Any
 
 from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
@@ -79,13 +80,27 @@ def _finalizers(obj: Obj) -> list[str]:
 
 
 def _same_graph_facts(old: Obj, new: Obj) -> bool:
-    """Whether an update leaves what the graph acts on as it was: owners, finalizers, deletion."""
+    """Whether an update leaves what the graph acts on as it was: owners, deletion, and the two finalizers the
+    collector acts on (`orphan`, `foregroundDeletion`). Other finalizers are not its business: the Job
+    controller's removal of a pod's tracking finalizer (one per pod) changes nothing here, as the graph builder
+    only looks for those two (`startsWaitingForDependentsDeleted`/`...Orphaned`,
+    pkg/controller/garbagecollector/graph_builder.go)."""
     before, after = _meta(old), _meta(new)
-    return (
-        before.get("ownerReferences") == after.get("ownerReferences")
-        and before.get("finalizers") == after.get("finalizers")
-        and before.get("deletionTimestamp") == after.get("deletionTimestamp")
-    )
+    if before.get("ownerReferences") != after.get("ownerReferences"):
+        return False
+    if before.get("deletionTimestamp") != after.get("deletionTimestamp"):
+        return False
+    old_finalizers, new_finalizers = before.get("finalizers"), after.get("finalizers")
+    if old_finalizers == new_finalizers:
+        return True
+    return _collector_finalizers(old_finalizers) == _collector_finalizers(new_finalizers)
+
+
+def _collector_finalizers(finalizers: Any) -> tuple[bool, bool]:
+    """Which of `orphan` and `foregroundDeletion` a finalizer list holds (a malformed one: both, to be safe)."""
+    if not isinstance(finalizers, list):
+        return (True, True) if finalizers else (False, False)
+    return ORPHAN in finalizers, FOREGROUND in finalizers
 
 
 def is_deleting_dependents(obj: Obj) -> bool:

@@ -211,6 +211,10 @@ def _phase(pod: Obj) -> str:
 class NodeAgent:
     """Runs the pods bound to node `name` through a container runtime; see the module note."""
 
+    coalesce_syncs = True
+    """Leave out the syncs that would do nothing (see `_settled` and `_on_runtime_status`); False queues every
+    pod event and runtime status change, as before (the tests compare the two)."""
+
     def __init__(
         self,
         client: Client,
@@ -264,6 +268,9 @@ class NodeAgent:
         self._load = LoadBook()
         """What the pods of `_live` whose handle is not final take (admission's `Load`, kept as they change)."""
         self._written: dict[str, Obj] = {}
+        # Keys whose sync runs and has not reached its status write: True once the runtime reported a change
+        # meanwhile (that write will carry it, see `_on_runtime_status`).
+        self._before_publish: dict[Key, bool] = {}
         self._announced: dict[str, set[str]] = {}
         self._starts: dict[str, dict[str, int]] = {}  # uid -> container -> starts announced (restartCount + 1)
         self._killing: set[str] = set()
@@ -446,16 +453,47 @@ class NodeAgent:
 
     def _on_pod(self, old: Obj | None, new: Obj | None) -> None:
         pod = new or old
-        if pod is not None:
-            self.queue.add(_key(pod))
+        if pod is None:
+            return
+        if old is not None and new is not None and self.coalesce_syncs and self._settled(old, new):
+            # The runtime keeps the newest version, as the sync would have given it (and holds no older copy).
+            self.runtime.update_pod(new)
+            return
+        self.queue.add(_key(pod))
+
+    def _settled(self, old: Obj, new: Obj) -> bool:
+        """Whether an update of a pod leaves its sync nothing to do: the pod ended here and its final status is
+        written (most often this is that write coming back, or the Job controller's removal of its tracking
+        finalizer), and it is not being deleted. Its sync would pass the new version to a runtime whose pod is
+        over (`Supervisor.sync` returns for a terminal handle; `_on_pod` passes it), find the status written and
+        stop.
+
+        The kubelet's pod workers likewise coalesce the updates of a pod (`podWorkers.UpdatePod`,
+        pkg/kubelet/pod_workers.go) and its status manager skips a status it already wrote
+        (`needsUpdate`, pkg/kubelet/status/status_manager.go)."""
+        uid = _uid(new)
+        if _uid(old) != uid or self._uid_of.get(_key(new)) != uid or _deleting(new):
+            return False
+        handle = self.runtime.get(uid)
+        if handle is None or not handle.terminal or uid in self._env_refs:
+            return False
+        written = self._written.get(uid)
+        return written is not None and (written is handle.status or written == handle.status)
 
     def _uid_of_pod(self, namespace: str, name: str) -> str | None:
         return self._uid_of.get((namespace, name))
 
     def _on_runtime_status(self, uid: str, status: Obj) -> None:
         key = self._key_of.get(uid)
-        if key is not None:
-            self.queue.add(key)
+        if key is None:
+            return
+        if key in self._before_publish:
+            # Reported inside the pod's own sync before its status write (the runtime started the pod and, for
+            # an instant container, ended it): that write takes the runtime's newest status, so the sync that
+            # this would queue after it would find nothing to do. `_sync` queues it if it writes nothing.
+            self._before_publish[key] = True
+            return
+        self.queue.add(key)
 
     async def _worker(self) -> None:
         while True:
@@ -479,6 +517,17 @@ class NodeAgent:
 
     async def _sync(self, key: Key) -> None:
         """Bring one pod's processes and API status in line (see the module note)."""
+        if not self.coalesce_syncs:
+            await self._sync_pod(key)
+            return
+        self._before_publish[key] = False
+        try:
+            await self._sync_pod(key)
+        finally:
+            if self._before_publish.pop(key, False):  # a change no status write of this sync took: sync again
+                self.queue.add(key)
+
+    async def _sync_pod(self, key: Key) -> None:
         pod = self.pods.get(*key)
         tracked = self._uid_of.get(key)
         if tracked and (pod is None or _uid(pod) != tracked):
@@ -501,6 +550,7 @@ class NodeAgent:
         if handle.terminal or not self.runtime.starting(uid):
             # A start in flight is answered within milliseconds, with a status of its own: like the kubelet's
             # status manager, which writes only the latest status, the agent skips the one in between.
+            self._before_publish.pop(key, None)  # this write takes what the runtime reported until now
             await self._publish(pod, handle.status, terminal=handle.terminal)
         if handle.terminal:
             self._live.pop(uid, None)
