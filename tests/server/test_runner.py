@@ -15,7 +15,7 @@ import httpx
 import pytest
 
 from kjobs.server.app import App, create_app
-from kjobs.server.runner import Served, bind, serve, start_in_loop
+from kjobs.server.runner import Served, bind, serve, server_config, start_in_loop
 from kjobs.store import MemoryStore
 from tests.support import client_tls, shared_pki
 
@@ -115,3 +115,12 @@ def test_an_idle_connection_stays_open_for_the_next_request() -> None:
                 assert (response.status, json.loads(response.read())["minor"]) == (200, "32")
         finally:
             connection.close()
+
+
+def test_requests_reach_the_app_with_no_proxy_headers_layer_between() -> None:
+    """uvicorn wraps an app in `ProxyHeadersMiddleware` unless told not to: a layer a request that rewrote the
+    scope's `client`/`scheme` from `X-Forwarded-*`, which nothing here reads (a cost with no effect on answers)."""
+    app = create_app(MemoryStore())
+    config = server_config(app, pki=None, lifespan="off")
+    config.load()
+    assert config.loaded_app is app

@@ -117,7 +117,12 @@ def _tls_extension(transport: asyncio.BaseTransport) -> dict[str, Any] | None:
 def server_config(
     app: App, *, pki: Pki | None, lifespan: Literal["auto", "on", "off"] = "on", **extra: Any
 ) -> uvicorn.Config:
-    """uvicorn's settings; with `pki`, TLS, and an `app` without an authenticator gets the PKI's."""
+    """uvicorn's settings; with `pki`, TLS, and an `app` without an authenticator gets the PKI's.
+
+    No `ProxyHeadersMiddleware` (uvicorn's default `proxy_headers=True` wraps the app in it): it rewrote the ASGI
+    scope's `client` and `scheme` from `X-Forwarded-For`/`-Proto` on every request from loopback, and nothing here
+    reads either (authentication is the TLS peer's certificate or a token), so it was a layer of work a request
+    with no effect on any answer."""
     tls: dict[str, Any] = {}
     if pki is not None:
         if app.authenticator is None:
@@ -138,6 +143,7 @@ def server_config(
         access_log=False,
         timeout_graceful_shutdown=2,
         timeout_keep_alive=IDLE_TIMEOUT,
+        proxy_headers=False,
         **tls,
         **extra,
     )
