@@ -585,9 +585,10 @@ def test_pod_replacement_policy_failed_counts_terminating(kubectl: Kubectl) -> N
 def test_ttl_after_finished_and_wait(kubectl: Kubectl) -> None:
     """Section "TTL mechanism for finished Jobs", with `kubectl wait --for=condition=complete`.
 
-    Changed: `ttlSecondsAfterFinished: 1` (the page's 100 s) and `bpi(100)` (see the first test)."""
+    Changed: `ttlSecondsAfterFinished: 5` (the page's 100 s) and `bpi(100)` (see the first test). With 1 s, a loaded
+    machine could finish and delete the Job before `kubectl wait` first read it (NotFound), as on a cluster."""
     manifest = PI.replace("name: pi\n", "name: pi-with-ttl\n", 1).replace("bpi(2000)", "bpi(100)")
-    manifest = manifest.replace("spec:\n  template:", "spec:\n  ttlSecondsAfterFinished: 1\n  template:")
+    manifest = manifest.replace("spec:\n  template:", "spec:\n  ttlSecondsAfterFinished: 5\n  template:")
     kubectl.write("ttl.yaml", manifest)
     kubectl("apply", "-f", "ttl.yaml")
     assert kubectl("wait", "--for=condition=complete", "job/pi-with-ttl", "--timeout=30s") == (

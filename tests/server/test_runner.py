@@ -124,3 +124,16 @@ def test_requests_reach_the_app_with_no_proxy_headers_layer_between() -> None:
     config = server_config(app, pki=None, lifespan="off")
     config.load()
     assert config.loaded_app is app
+
+
+def test_responses_name_no_server_as_kube_apiservers_do() -> None:
+    """Go's net/http adds `Date` but no `Server` header; uvicorn would send `server: uvicorn` on every answer."""
+
+    async def scenario() -> None:
+        async with served_in_loop() as (_, _, client):
+            response = await client.get("/version")
+            assert response.status_code == 200
+            assert "server" not in response.headers
+            assert "date" in response.headers
+
+    asyncio.run(scenario())

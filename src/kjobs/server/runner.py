@@ -122,7 +122,8 @@ def server_config(
     No `ProxyHeadersMiddleware` (uvicorn's default `proxy_headers=True` wraps the app in it): it rewrote the ASGI
     scope's `client` and `scheme` from `X-Forwarded-For`/`-Proto` on every request from loopback, and nothing here
     reads either (authentication is the TLS peer's certificate or a token), so it was a layer of work a request
-    with no effect on any answer."""
+    with no effect on any answer. No `Server` header either: kube-apiserver's Go `net/http` server sends none,
+    where uvicorn would name itself on every response."""
     tls: dict[str, Any] = {}
     if pki is not None:
         if app.authenticator is None:
@@ -144,6 +145,7 @@ def server_config(
         timeout_graceful_shutdown=2,
         timeout_keep_alive=IDLE_TIMEOUT,
         proxy_headers=False,
+        server_header=False,
         **tls,
         **extra,
     )
