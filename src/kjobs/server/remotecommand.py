@@ -40,6 +40,7 @@ import orjson
 
 from kjobs.api.errors import ApiError, bad_request
 from kjobs.api.types import Obj
+from kjobs.server.logs import validate_container
 
 V5 = "v5.channel.k8s.io"
 V4 = "v4.channel.k8s.io"
@@ -92,23 +93,7 @@ def exec_options(raw_query: bytes, pod: Obj) -> ExecOptions:
 
     name = str((pod.get("metadata") or {}).get("name") or "")
     spec = pod.get("spec") or {}
-    containers = [str(c.get("name")) for c in spec.get("containers") or []]
-    every = [
-        str(c.get("name"))
-        for key in ("initContainers", "containers", "ephemeralContainers")
-        for c in spec.get(key) or []
-    ]
-    container = values.get("container", "")
-    if not container:
-        if len(containers) == 1:
-            container = containers[0]
-        elif not containers:
-            raise bad_request(f"a container name must be specified for pod {name}")
-        else:
-            choices = "[" + " ".join(every) + "]"
-            raise bad_request(f"a container name must be specified for pod {name}, choose one of: {choices}")
-    elif container not in every:
-        raise bad_request(f"container {container} is not valid for pod {name}")
+    container = validate_container(pod, values.get("container", ""))
     if not spec.get("nodeName"):
         raise bad_request(f"pod {name} does not have a host assigned")
     options = ExecOptions(

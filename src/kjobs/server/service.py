@@ -33,7 +33,7 @@ from kjobs.server.admission import AdmissionSettings, admit_pod
 from kjobs.server.apply import FieldPath
 from kjobs.server.authz import UserInfo
 from kjobs.server.decoding import check_unknown_fields
-from kjobs.server.logs import LogOptions, LogSource, NoLogs
+from kjobs.server.logs import LogOptions, LogSource, NoLogs, validate_container
 from kjobs.server.patch import apply_patch, strategic_merge
 from kjobs.server.registry import STORED, Resource, core_hook, lookup
 from kjobs.server.storage import Storage
@@ -1386,16 +1386,9 @@ class ApiService:
         pods = lookup("", "v1", "pods")
         assert pods is not None
         pod = self._get_or_404(pods, namespace, name)
-        containers = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
-        if not options.container:
-            if len(containers) != 1:
-                raise bad_request(
-                    f"a container name must be specified for pod {name}, choose one of: "
-                    f"[{' '.join(str(c) for c in containers)}]"
-                )
-            options = LogOptions(**{**options.__dict__, "container": containers[0]})
-        elif options.container not in containers:
-            raise bad_request(f"container {options.container} is not valid for pod {name}")
+        container = validate_container(pod, options.container)
+        if container != options.container:
+            options = dataclasses.replace(options, container=container)
         if not (pod.get("spec") or {}).get("nodeName"):
             return pod, _no_log()  # no kubelet to ask: `LogLocation` gives no location, the API server no stream
         return pod, self.logs.open(pod, options)
