@@ -262,6 +262,8 @@ class NodeAgent:
         self.node: Obj = {}
         self._uid_of: dict[Key, str] = {}
         self._key_of: dict[str, Key] = {}
+        self._ended: dict[Key, str] = {}
+        """Pods found ended (no agent of this session ran them): their files are removed with them."""
         self._live: dict[str, Key] = {}
         """Pods admitted and not yet in their final phase (what admission and eviction look at)."""
         self._requests: dict[str, dict[str, int]] = {}  # per admitted pod uid, for admission
@@ -532,6 +534,10 @@ class NodeAgent:
         tracked = self._uid_of.get(key)
         if tracked and (pod is None or _uid(pod) != tracked):
             self._release(tracked)
+        ended = self._ended.get(key)
+        if ended and (pod is None or _uid(pod) != ended):  # the logs it left go with it, as the kubelet's GC does
+            del self._ended[key]
+            self.runtime.forget(ended)
         if pod is None:
             return
         uid = _uid(pod)
@@ -603,6 +609,7 @@ class NodeAgent:
         """Start a new pod, or settle one this runtime does not run; returns the handle when it runs here."""
         uid = _uid(pod)
         if _phase(pod) in TERMINAL_PHASES:
+            self._ended[_key(pod)] = uid
             if _deleting(pod):
                 await self._finish_deletion(pod)
             return None
@@ -620,6 +627,7 @@ class NodeAgent:
             self._track(pod)
             return self._counted(adopted)
         if ran_before(pod) or _deleting(pod):
+            self._ended[_key(pod)] = uid
             self._drop_env_sources(uid)
             await self._publish(pod, lost_pod_status(pod, self.clock.now()), terminal=True, announce=False)
             if _deleting(pod):

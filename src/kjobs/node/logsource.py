@@ -4,7 +4,8 @@ Design note: `pods/{name}/log` is answered by the kubelet of the pod's node; her
 source, which picks the agent named by the pod's `spec.nodeName` and reads its runtime's log files (follow,
 tail, previous, limitBytes, timestamps, sinceSeconds and sinceTime are the runtime's, `kjobs.node.logs`). A pod
 no agent here runs — not scheduled yet, on a node in another process, or never started — gets the kubelet's
-`waiting to start` 400.
+`waiting to start` 400. A pod that ended before its agent started (`kjobs up` stopped and started again) is not
+run by it, but the logs its containers left on the node are served (`ended_log`), as a restarted kubelet's are.
 
 `AgentLogs` is also the server's `ExecSource` (`kjobs.server.remotecommand`): `pods/{name}/exec` is the kubelet's
 too. The pod's agent runtime gives how its container runs (`ProcessRuntime.exec_spec`) and `kjobs.node.execution`
@@ -22,10 +23,10 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import AsyncIterator, Callable, Iterable
-from typing import Protocol
+from typing import Protocol, cast
 from urllib.parse import quote
 
-from kjobs.api.errors import ApiError
+from kjobs.api.errors import ApiError, bad_request
 from kjobs.api.types import Obj
 from kjobs.node import execution
 from kjobs.node.logs import log_time
@@ -59,8 +60,10 @@ class AgentLogs:
         uid = str((pod.get("metadata") or {}).get("uid") or "")
         if agent is None and self._remote is not None and node:
             return self._remote.open(pod, options)
-        if agent is None or agent.runtime.get(uid) is None:
+        if agent is None:
             raise waiting_error(pod, options.container)
+        if agent.runtime.get(uid) is None:
+            return ended_log(agent.runtime, pod, options)
         return runtime_log(agent.runtime, uid, options.container, options)
 
     async def start_exec(self, pod: Obj, options: ExecOptions) -> ExecProcess:
@@ -95,6 +98,32 @@ def runtime_log(runtime: ContainerRuntime, uid: str, container: str, options: Lo
         since_seconds=options.since_seconds,
         since_time=options.since_time,
     )
+
+
+def ended_log(runtime: ContainerRuntime, pod: Obj, options: LogOptions) -> AsyncIterator[bytes]:
+    """The log a container of a pod the runtime does not run (it ended before its agent started) left on the
+    node; the kubelet's 400 when it left none: `previous terminated container ... not found` for `--previous`,
+    else `waiting to start` (the container never started)."""
+    uid = str((pod.get("metadata") or {}).get("uid") or "")
+    ended_logs = getattr(runtime, "ended_logs", None)  # a runtime that keeps no files has none
+    chunks = None
+    if ended_logs is not None:
+        chunks = ended_logs(
+            uid,
+            options.container,
+            tail_lines=options.tail_lines,
+            previous=options.previous,
+            limit_bytes=options.limit_bytes,
+            timestamps=options.timestamps,
+            since_seconds=options.since_seconds,
+            since_time=options.since_time,
+        )
+    if chunks is not None:
+        return cast(AsyncIterator[bytes], chunks)
+    if options.previous:
+        name = (pod.get("metadata") or {}).get("name", "")
+        raise bad_request(f'previous terminated container "{options.container}" in pod "{name}" not found')
+    raise waiting_error(pod, options.container)
 
 
 NodeLookup = Callable[[str], Obj | None]

@@ -1,0 +1,53 @@
+"""What a kubectl user tried on `kjobs up` beyond the acceptance script, and found different from a cluster
+(docs/kubectl-trial.md): each test is the command as a user types it and what a cluster prints."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.test_config_objects import Up
+from tests.e2e.test_python_clients import _until
+from tests.server.test_up import _up
+from tests.support import free_port
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed"),
+]
+
+
+def _up_args(tmp: Path, config: Path) -> tuple[str, ...]:
+    data = ("--data-dir", str(tmp / "data"), "--kubeconfig", str(config), "--job-batch-period", "0.1")
+    return ("--port", str(free_port()), *data)
+
+
+def test_logs_of_a_pod_that_ended_before_kjobs_up_restarted(tmp_path: Path) -> None:
+    # A kubelet that restarts still serves its exited containers' logs; kjobs said `waiting to start:
+    # ContainerCreating` for a Completed pod once `kjobs up` had stopped and started again, and kept its files.
+    config, home = tmp_path / "kc.yaml", tmp_path / "kubectl-home"
+    home.mkdir()
+    kubectl = Up(config, home)
+    with _up(tmp_path, *_up_args(tmp_path, config)) as (proc, line, _elapsed):
+        assert line == f"export KUBECONFIG={config}", proc.stderr.read() if proc.stderr else ""
+        kubectl.ok("create", "job", "said", "--image=busybox", "--", "sh", "-c", "echo kept across restarts")
+        kubectl.ok("wait", "--for=condition=Complete", "job/said", "--timeout=60s")
+        pod, uid = kubectl.ok(
+            "get", "pods", "-l", "job-name=said", "-o", "jsonpath={.items[0].metadata.name} {.items[0].metadata.uid}"
+        ).split()
+    logs = tmp_path / "data" / "nodes" / "kjobs-node" / "logs"
+    assert [p.name for p in logs.glob(f"{uid}_*")] == [f"{uid}_said_0.log"]
+
+    with _up(tmp_path, *_up_args(tmp_path, config)) as (proc, line, _elapsed):
+        assert line == f"export KUBECONFIG={config}", proc.stderr.read() if proc.stderr else ""
+        assert kubectl.ok("logs", "job/said") == "kept across restarts"
+        assert kubectl.ok("logs", pod, "--timestamps").endswith("Z kept across restarts")
+        assert kubectl("logs", pod, "--previous") == (
+            1,
+            f'Error from server (BadRequest): previous terminated container "said" in pod "{pod}" not found',
+        )
+        kubectl.ok("delete", "job", "said", "--cascade=foreground")
+        # Its log goes with the pod, as the kubelet's garbage collection removes a deleted pod's logs.
+        _until(lambda: True if not list(logs.glob(f"{uid}_*")) else None, "the deleted pod's log file removed")
