@@ -4,11 +4,12 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_config_objects import Up
+from tests.e2e.test_config_objects import Up, kubectl_on_up
 from tests.e2e.test_python_clients import _until
 from tests.server.test_up import _up
 from tests.support import free_port
@@ -17,6 +18,38 @@ pytestmark = [
     pytest.mark.e2e,
     pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed"),
 ]
+
+
+@pytest.fixture(scope="module")
+def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
+    with kubectl_on_up(tmp_path_factory.mktemp("kubectl-trial")) as kubectl:
+        yield kubectl
+
+
+def test_a_container_that_cannot_start_has_a_failed_event_not_started(up: Up) -> None:
+    # `kubectl run web --image=nginx`: no command, and kjobs runs no image's entrypoint, so every start fails
+    # (StartError). The kubelet records Created then Warning Failed "Error: <why>" for such a start, never
+    # Started; kjobs said "Started container web" once the container waited in CrashLoopBackOff.
+    assert up.ok("run", "web", "--image=nginx") == "pod/web created"
+    up.ok(
+        "wait",
+        "--for=jsonpath={.status.containerStatuses[0].state.waiting.reason}=CrashLoopBackOff",
+        "pod/web",
+        "--timeout=60s",
+    )
+    why = up.ok("get", "pod", "web", "-o", "jsonpath={.status.containerStatuses[0].lastState.terminated.message}")
+    assert why.startswith("no command specified")
+
+    def reasons() -> list[str] | None:
+        columns = "-o=custom-columns=TYPE:.type,REASON:.reason,MESSAGE:.message"
+        rows = up.ok("get", "events", "--field-selector", "involvedObject.name=web", columns, "--no-headers")
+        found = [" ".join(row.split(None, 2)) for row in rows.splitlines()]
+        return found if f"Warning Failed Error: {why}" in found else None
+
+    found = _until(reasons, "the Failed event")
+    assert "Normal Created Created container: web" in found
+    assert not [row for row in found if " Started " in row]
+    up.ok("delete", "pod", "web", "--wait=false")
 
 
 def _up_args(tmp: Path, config: Path) -> tuple[str, ...]:

@@ -765,19 +765,26 @@ class NodeAgent:
                     counted[name] = _restarts(pod.get("status") or {}, name) + 1
                     continue
                 counted[name] = 0
+            # The attempt `containerID` names ended as `state.terminated` says, or, waiting to restart, as its
+            # `lastState.terminated` does. A start that failed is created, then fails (the kubelet's startContainer,
+            # pkg/kubelet/kuberuntime/kuberuntime_container.go): `Failed` "Error: <why>", never `Started`. Starts
+            # no status showed are taken to have gone as this one did (the same spec starts the same way).
+            state = cs.get("state") or {}
+            ended = state.get("terminated") or (
+                (cs.get("lastState") or {}).get("terminated") if "waiting" in state else None
+            )
+            failed = (
+                ended.get("message", "") if isinstance(ended, dict) and ended.get("reason") == "StartError" else None
+            )
             starts = int(cs.get("restartCount") or 0) + 1
-            for _ in range(starts - counted[name] - 1):
+            for _ in range(max(starts - counted[name], 1)):
                 self.events.event(pod, "Normal", "Pulled", pulled)
                 self.events.event(pod, "Normal", "Created", f"Created container: {name}")
-                self.events.event(pod, "Normal", "Started", f"Started container {name}")
+                if failed is None:
+                    self.events.event(pod, "Normal", "Started", f"Started container {name}")
+                else:
+                    self.events.event(pod, "Warning", "Failed", f"Error: {failed}")
             counted[name] = max(counted[name], starts)
-            self.events.event(pod, "Normal", "Pulled", pulled)
-            terminated = (cs.get("state") or {}).get("terminated") or {}
-            if terminated.get("reason") == "StartError":
-                self.events.event(pod, "Warning", "Failed", f"Error: {terminated.get('message', '')}")
-                continue
-            self.events.event(pod, "Normal", "Created", f"Created container: {name}")
-            self.events.event(pod, "Normal", "Started", f"Started container {name}")
 
     def _record_killing(self, pod: Obj, handle: PodHandle) -> None:
         for cs in (handle.status.get("initContainerStatuses") or []) + (handle.status.get("containerStatuses") or []):
