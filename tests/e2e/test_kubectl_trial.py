@@ -52,6 +52,25 @@ def test_a_container_that_cannot_start_has_a_failed_event_not_started(up: Up) ->
     up.ok("delete", "pod", "web", "--wait=false")
 
 
+def test_server_side_apply_takes_over_a_client_side_applied_job(up: Up) -> None:
+    # `kubectl apply --server-side` after `kubectl apply` moves the client-side apply's fields to its own manager
+    # and applies again. kjobs had the creator own the selector and pod template labels the Job strategy
+    # generates, so that apply dropped them: "Warning: failed to re-apply configuration ..." and every later
+    # server-side apply was refused as Invalid (spec.template.metadata.labels[controller-uid]: Required value).
+    manifest = (
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: migrated\nspec:\n  backoffLimit: 2\n  template:\n"
+        "    spec:\n      restartPolicy: Never\n      containers:\n      - name: main\n        image: busybox\n"
+        "        command: [sleep, '30']\n"
+    )
+    assert up.ok("apply", "-f", "-", stdin=manifest) == "job.batch/migrated created"
+    for _ in range(2):
+        assert up.ok("apply", "--server-side", "-f", "-", stdin=manifest) == "job.batch/migrated serverside-applied"
+    changed = manifest.replace("backoffLimit: 2", "backoffLimit: 3")
+    assert up.ok("apply", "--server-side", "-f", "-", stdin=changed) == "job.batch/migrated serverside-applied"
+    assert up.ok("get", "job", "migrated", "-o", "jsonpath={.spec.backoffLimit}") == "3"
+    up.ok("delete", "job", "migrated", "--wait=false")
+
+
 def _up_args(tmp: Path, config: Path) -> tuple[str, ...]:
     data = ("--data-dir", str(tmp / "data"), "--kubeconfig", str(config), "--job-batch-period", "0.1")
     return ("--port", str(free_port()), *data)

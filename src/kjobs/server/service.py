@@ -370,16 +370,31 @@ class ApiService:
         return paths
 
     def _managed(
-        self, r: Resource, obj: Obj, old: Obj | None, manager: str | None, operation: str, subresource: str
+        self,
+        r: Resource,
+        obj: Obj,
+        old: Obj | None,
+        manager: str | None,
+        operation: str,
+        subresource: str,
+        *,
+        decoded: Obj | None = None,
     ) -> None:
-        """Record that `manager` now owns the fields this create/update set or changed (taking them from others)."""
+        """Record that `manager` now owns the fields this create/update set or changed (taking them from others).
+
+        `decoded`: a created Job as its request decoded it, before the strategy's `PrepareForCreate` generated its
+        selector and pod template labels. kube-apiserver's create handler updates the managed fields before
+        `r.Create` runs the strategy (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go), so nobody
+        owns what the strategy generates; a manager owning them would drop them at its next server-side apply
+        (as `kubectl apply --server-side` does after migrating a client-side apply's fields to itself)."""
         if not manager or not self.field_managers:
             return
         strategies = schema.strategies_for(r.schema_name)
         meta = _meta(obj)
         if old is None and not subresource and not meta.get("managedFields"):
             # A create with no ownership yet: the manager owns every field it set, encoded in one walk.
-            tree = apply.fields_v1_of(obj, strategies, include_status=not r.has_status)
+            source = self._default(r, decoded) if decoded is not None else obj
+            tree = apply.fields_v1_of(source, strategies, include_status=not r.has_status)
             if tree:
                 meta["managedFields"] = [self._entry(r, manager, operation, subresource, tree)]
             return
@@ -508,9 +523,11 @@ class ApiService:
             meta["generation"] = 1
         if r.has_status:
             obj["status"] = _initial_status(r, obj)
+        decoded: Obj | None = None
         if r.kind == "Job":
             prepare = _core_job_prepare()
             if prepare is not None:
+                decoded = obj  # as the request decoded it: what its manager owns (see `_managed`)
                 obj = prepare(obj, uid=meta["uid"])
         obj = self._admit(r, self._default(r, obj), "")
         if not _meta(obj).get("name"):
@@ -525,7 +542,7 @@ class ApiService:
         warnings.extend(self._object_warnings(r, obj, None))
         if r.namespaced:
             self.check_namespace(namespace, r, str(_meta(obj).get("name") or ""))
-        self._managed(r, obj, None, manager, "Update", "")
+        self._managed(r, obj, None, manager, "Update", "", decoded=decoded)
         if dry_run:
             return Result(obj, 201, warnings)
         for attempt in range(_GENERATE_NAME_ATTEMPTS):
