@@ -483,7 +483,7 @@ class NodeAgent:
         return written is not None and (written is handle.status or written == handle.status)
 
     def _uid_of_pod(self, namespace: str, name: str) -> str | None:
-        return self._uid_of.get((namespace, name))
+        return self._uid_of.get((namespace, name)) or self._ended.get((namespace, name))
 
     def _on_runtime_status(self, uid: str, status: Obj) -> None:
         key = self._key_of.get(uid)
