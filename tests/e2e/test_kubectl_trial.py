@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -69,6 +72,41 @@ def test_server_side_apply_takes_over_a_client_side_applied_job(up: Up) -> None:
     assert up.ok("apply", "--server-side", "-f", "-", stdin=changed) == "job.batch/migrated serverside-applied"
     assert up.ok("get", "job", "migrated", "-o", "jsonpath={.spec.backoffLimit}") == "3"
     up.ok("delete", "job", "migrated", "--wait=false")
+
+
+def test_kubectl_run_i_rm_streams_the_output_of_a_running_container(up: Up, tmp_path: Path) -> None:
+    # `kubectl run -i --rm` attaches to the container (pods/attach) and prints what it writes from then on; kjobs
+    # served no pods/attach (404), so kubectl fell back to the log as it was at that moment and printed nothing
+    # written later. The container ticks until the test has seen a tick (the attach streams), then ends.
+    gate = tmp_path / "gate"
+    script = f"while [ ! -e {gate} ]; do echo tick; sleep 0.1; done; echo done; echo oops >&2; exit 3"
+    args = ["kubectl", "run", "attached", "-i", "--rm", "--restart=Never", "--image=busybox", "--", "sh", "-c", script]
+    env = {"HOME": str(up.home), "KUBECONFIG": str(up.config), "PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    proc = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    out: list[bytes] = []
+    err: list[bytes] = []
+    readers = [
+        threading.Thread(target=lambda: out.extend(iter(proc.stdout.readline, b"")), daemon=True),  # type: ignore[union-attr]
+        threading.Thread(target=lambda: err.extend(iter(proc.stderr.readline, b"")), daemon=True),  # type: ignore[union-attr]
+    ]
+    for reader in readers:
+        reader.start()
+    try:
+        _until(lambda: True if b"tick\n" in out else None, "a tick streamed by the attach", timeout=60)
+        gate.touch()
+        assert proc.wait(60) == 3  # kubectl run exits with the container's code
+    finally:
+        gate.touch()
+        if proc.poll() is None:
+            proc.kill()
+    for reader in readers:
+        reader.join(10)
+    done = out.index(b"done\n")
+    # A kjobs container's stdout and stderr are one pipe (kjobs.node.shim): both reach kubectl's stdout.
+    assert set(out[:done]) == {b"tick\n"} and out[done + 1 :] == [b"oops\n", b'pod "attached" deleted\n']
+    assert "couldn't attach" not in b"".join(err).decode()
+    code, gone = up("get", "pod", "attached")
+    assert code == 1 and 'pods "attached" not found' in gone
 
 
 def _up_args(tmp: Path, config: Path) -> tuple[str, ...]:

@@ -7,10 +7,11 @@ no agent here runs — not scheduled yet, on a node in another process, or never
 `waiting to start` 400. A pod that ended before its agent started (`kjobs up` stopped and started again) is not
 run by it, but the logs its containers left on the node are served (`ended_log`), as a restarted kubelet's are.
 
-`AgentLogs` is also the server's `ExecSource` (`kjobs.server.remotecommand`): `pods/{name}/exec` is the kubelet's
-too. The pod's agent runtime gives how its container runs (`ProcessRuntime.exec_spec`) and `kjobs.node.execution`
-starts the command that way. Exec into a pod on an agent in another process (`kjobs node join`) is not served: the
-agent's endpoint serves logs only, and such a request gets a 500 saying so.
+`AgentLogs` is also the server's `ExecSource` (`kjobs.server.remotecommand`): `pods/{name}/exec` and
+`pods/{name}/attach` are the kubelet's too. The pod's agent runtime gives how its container runs
+(`ProcessRuntime.exec_spec`) and `kjobs.node.execution` starts the command that way; an attach follows the
+container's log (`kjobs.node.attach`). Exec or attach to a pod on an agent in another process (`kjobs node join`)
+is not served: the agent's endpoint serves logs only, and such a request gets a 500 saying so.
 
 `RemoteLogs` is the source for agents in other processes: it reads the pod's Node (InternalIP and
 `daemonEndpoints.kubeletEndpoint.Port`) and streams from that agent's `LogServer` (`kjobs.node.logserver`),
@@ -29,6 +30,7 @@ from urllib.parse import quote
 from kjobs.api.errors import ApiError, bad_request
 from kjobs.api.types import Obj
 from kjobs.node import execution
+from kjobs.node.attach import Attached
 from kjobs.node.logs import log_time
 from kjobs.node.runtime import ContainerRuntime
 from kjobs.server.logs import LogOptions, LogSource, waiting_error
@@ -83,6 +85,24 @@ class AgentLogs:
             raise UpgradeFailed(f'container not found ("{options.container}")')
         spec = spec_of(uid, options.container, list(options.command))
         return await execution.start(spec, stdin=options.stdin, tty=options.tty, size=options.size)
+
+    async def start_attach(self, pod: Obj, options: ExecOptions) -> ExecProcess:
+        """Attach to the pod's running container on its node (`kjobs.node.attach`)."""
+        node = str((pod.get("spec") or {}).get("nodeName") or "")
+        agent = self._agents.get(node)
+        if agent is None:
+            if self._remote is not None and node:
+                raise UpgradeFailed(
+                    f"attach is not supported for pods on node {node}: kjobs serves attach only for nodes of the "
+                    "server's own process (kjobs up, kjobs run), not for agents joined with kjobs node join"
+                )
+            raise UpgradeFailed(f'container not found ("{options.container}")')
+        uid = str((pod.get("metadata") or {}).get("uid") or "")
+        log_of = getattr(agent.runtime, "attach_log", None)
+        if log_of is None or agent.runtime.get(uid) is None:
+            raise UpgradeFailed(f'container not found ("{options.container}")')
+        path, ended = log_of(uid, options.container)
+        return Attached(path, ended, tty=options.tty)
 
 
 def runtime_log(runtime: ContainerRuntime, uid: str, container: str, options: LogOptions) -> AsyncIterator[bytes]:

@@ -267,6 +267,18 @@ class ProcessRuntime(Supervisor):
             since=self.log_since(since_seconds, since_time),
         )
 
+    def attach_log(self, uid: str, container: str) -> tuple[Path, Callable[[], bool]]:
+        """What `kubectl attach` follows (`kjobs.node.attach`): the running container's log file and whether it
+        has exited; the kubelet's `container not found ("c")` when it does not run."""
+        running = next(
+            (r for r in self._running.values() if r.uid == uid and r.attempt.container == container and r.pid),
+            None,
+        )
+        if running is None:
+            raise UpgradeFailed(f"container not found ({go_quote(container)})")
+        attempt = running.attempt
+        return attempt_log_path(self.log_dir, uid, container, attempt.number), lambda: not attempt.running
+
     def exec_spec(self, uid: str, container: str, command: list[str]) -> ExecSpec:
         """How `kubectl exec` runs `command` in the pod's running `container` (`kjobs.node.execution`): with what
         the container was started with; the kubelet's `container not found ("c")` when it does not run."""

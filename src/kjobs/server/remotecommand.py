@@ -22,6 +22,11 @@ translator sends them (an InternalError Status, `unable to upgrade connection: .
 failed upgrade (500). A command that cannot be started is an InternalError on the error channel (`error executing
 command in container: ...`), as containerd reports it.
 
+`pods/{name}/attach` is served the same way with the same checks (`kubectl attach`, `kubectl run -i`): its
+"process" is the container itself, whose output from the moment of the attach is streamed (stdout and stderr
+apart, as its log entries record them) until it exits, then `Success`, as the kubelet's `ServeAttach` ends. A kjobs
+container's stdin is /dev/null, so what the client sends on stdin is read and dropped.
+
 SPDY (kubectl's fallback when the WebSocket upgrade fails) is not served: such a request gets the same HTTP
 errors, else a 400 naming WebSocket.
 """
@@ -146,11 +151,19 @@ class ExecSource(Protocol):
         cannot be started."""
         ...
 
+    async def start_attach(self, pod: Obj, options: ExecOptions) -> ExecProcess:
+        """Attach to the running container; `UpgradeFailed` when it does not run."""
+        ...
+
 
 class NoExec:
     """The default `ExecSource`: no node agent here, so no container runs."""
 
     async def start_exec(self, pod: Obj, options: ExecOptions) -> ExecProcess:
+        """Always the kubelet's container-not-found."""
+        raise UpgradeFailed(f'container not found ("{options.container}")')
+
+    async def start_attach(self, pod: Obj, options: ExecOptions) -> ExecProcess:
         """Always the kubelet's container-not-found."""
         raise UpgradeFailed(f'container not found ("{options.container}")')
 
