@@ -537,7 +537,8 @@ class ApiService:
                 [FieldError("metadata.name", ErrorType.FieldValueRequired, "name or generateName is required")],
                 group=r.group,
             )
-        _omit_empty(meta)
+        for stored_or_decoded in (_meta(obj), meta):  # a Job's stored object is the strategy's copy of the request
+            _omit_empty(stored_or_decoded)
         self._validate(r, obj, None, "")
         warnings.extend(self._object_warnings(r, obj, None))
         if r.namespaced:
