@@ -117,3 +117,43 @@ def test_the_kubelet_client_certificate_is_kubeadms() -> None:
         "commonName": "kube-apiserver-kubelet-client",
         "organizationName": "system:masters",
     }
+
+
+class _EndedRuntime:
+    """A runtime that runs no pod: `u1` ended before the agent started and left a log, `u2` left none."""
+
+    def get(self, uid: str) -> object | None:
+        return None
+
+    def ended_logs(self, uid: str, container: str, **options: Any) -> AsyncIterator[bytes] | None:
+        if uid != "u1" or options.get("previous"):
+            return None
+
+        async def left() -> AsyncIterator[bytes]:
+            yield f"{container} left this\n".encode()
+
+        return left()
+
+
+def test_the_log_of_a_pod_that_ended_before_the_agent_started_is_served() -> None:
+    # A restarted kubelet serves its exited containers' logs; a pod it knows of whose container left none gets
+    # the kubelet's 400s (`previous terminated container ... not found`, `waiting to start`), not a 404.
+    async def main() -> None:
+        uid_of = {("default", "talk"): "u1", ("default", "mute"): "u2"}
+        server = LogServer(cast(ContainerRuntime, _EndedRuntime()), uid_of=lambda ns, n: uid_of.get((ns, n)))
+        port = await server.start()
+        try:
+            remote = RemoteLogs(lambda name: _node(port))
+            chunks = remote.open(POD, LogOptions(container="main"))
+            assert b"".join([chunk async for chunk in chunks]) == b"main left this\n"
+            for pod, options, message in [
+                (POD, LogOptions(container="main", previous=True), 'previous terminated container "main" in pod'),
+                ({**POD, "metadata": {**POD["metadata"], "name": "mute"}}, LogOptions(container="main"), "waiting"),
+            ]:
+                with pytest.raises(ApiError) as caught:
+                    await anext(aiter(remote.open(pod, options)))
+                assert caught.value.code == 400 and message in caught.value.message
+        finally:
+            await server.stop()
+
+    asyncio.run(main())

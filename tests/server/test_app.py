@@ -242,6 +242,19 @@ def test_watch_from_a_forgotten_revision_is_an_expired_error_event() -> None:
     assert status["message"].startswith(f"too old resource version: {rv} (")  # type: ignore[index]
 
 
+def test_empty_metadata_maps_and_lists_are_not_stored_for_a_job_either(http: httpx.Client) -> None:
+    # ObjectMeta's omitempty: `annotations: {}` or `finalizers: []` in a manifest (as templates render them) is not
+    # in the object a cluster returns; a created Job kept them (its stored copy is the Job strategy's).
+    for manifest, url in ((job_manifest("bare"), JOBS), (pod_manifest("bare"), PODS)):
+        manifest["metadata"] = {"name": "bare", "annotations": {}, "finalizers": [], "ownerReferences": []}
+        created = http.post(url, json=manifest)
+        assert created.status_code == 201, created.text
+        meta = created.json()["metadata"]
+        assert not {"annotations", "finalizers", "ownerReferences"} & set(meta), meta
+        assert not {"f:annotations", "f:finalizers"} & set(meta["managedFields"][0]["fieldsV1"].get("f:metadata", {}))
+        assert not {"annotations", "finalizers"} & set(http.get(f"{url}/bare").json()["metadata"])
+
+
 def test_job_delete_without_policy_orphans_with_warning(http: httpx.Client) -> None:
     http.post(JOBS, json=job_manifest("o"))
     response = http.delete(JOBS + "/o")

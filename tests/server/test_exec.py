@@ -204,3 +204,28 @@ def test_a_resize_is_read_as_go_decodes_it() -> None:
     assert [terminal_size(b) for b in (b'{"Width":70000}', b'{"Width":8.5}', b'{"Width":-1}', b"[80]", b"{")] == [
         None
     ] * 5
+
+
+def test_attach_has_execs_checks_and_its_own_discovery_entry_and_verb(exec_server: tuple[str, ScriptedExec]) -> None:
+    # pods/attach (kubectl attach, kubectl run -i): the API server's checks of exec, PodAttachOptions in
+    # discovery, and the create verb for its WebSocket GET; the default source (no agent) has no running container.
+    url, _ = exec_server
+    with httpx.Client(base_url=url, verify=client_tls()) as http:
+        plain = http.post(f"{PODS}/p/attach", params=[("stdout", "true")])
+        assert (plain.status_code, plain.json()["message"]) == (400, "Upgrade request required")
+        assert http.post(f"{PODS}/missing/attach", params=[("stdout", "true")]).status_code == 404
+        resources = http.get("/api/v1").json()["resources"]
+        attach = next(r for r in resources if r["name"] == "pods/attach")
+        assert (attach["kind"], attach["verbs"]) == ("PodAttachOptions", ["create", "get"])
+    target = url.replace("https://", "wss://") + f"{PODS}/pending/attach?stdout=true"
+    with pytest.raises(websocket.WebSocketBadStatusException) as refused:
+        websocket.create_connection(target, sslopt={"context": client_tls()}, timeout=10)
+    assert refused.value.status_code == 400
+    assert json.loads(refused.value.resp_body or b"{}")["message"] == "pod pending does not have a host assigned"
+    target = url.replace("https://", "wss://") + f"{PODS}/p/attach?stdout=true"
+    with pytest.raises(websocket.WebSocketBadStatusException) as refused:
+        websocket.create_connection(
+            target, header={"Impersonate-User": "someone"}, sslopt={"context": client_tls()}, timeout=10
+        )
+    forbidden = 'User "someone" cannot create resource "pods/attach" in API group "" in the namespace "default"'
+    assert json.loads(refused.value.resp_body or b"{}")["message"] == f'pods "p" is forbidden: {forbidden}'

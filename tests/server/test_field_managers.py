@@ -72,3 +72,17 @@ def test_the_product_is_what_precedes_the_first_slash_printable_and_at_most_128_
     user_agent: str, manager: str
 ) -> None:
     assert manager_from_user_agent(user_agent) == manager
+
+
+def test_the_creator_does_not_own_the_selector_and_labels_the_job_strategy_generates(http: httpx.Client) -> None:
+    # kube-apiserver's create handler records the managed fields before the strategy's PrepareForCreate adds
+    # the generated selector and pod template labels: nobody owns them, so no apply by the creator drops them.
+    created = http.post(JOBS, json=job_manifest("owned"), params={"fieldManager": "kubectl-client-side-apply"})
+    assert created.status_code == 201, created.text
+    job = created.json()
+    assert job["spec"]["selector"]["matchLabels"] == {"batch.kubernetes.io/controller-uid": job["metadata"]["uid"]}
+    [entry] = job["metadata"]["managedFields"]
+    spec = entry["fieldsV1"]["f:spec"]
+    assert "f:selector" not in spec
+    assert spec["f:template"]["f:metadata"] == {"f:labels": {"f:app": {}}}  # what the request set, and only that
+    assert spec["f:backoffLimit"] == {}  # a default applied as the request was decoded is the creator's

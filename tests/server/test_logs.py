@@ -32,10 +32,15 @@ class ScriptedLogs:
         self.seen: list[LogOptions] = []
 
     def open(self, pod: Obj, options: LogOptions) -> AsyncIterator[bytes]:
+        if pod["metadata"]["name"] == "steps":
+            return self._said(options.container)
         if pod["metadata"]["name"] != "p":
             raise waiting_error(pod, options.container)
         self.seen.append(options)
         return self._lines(options)
+
+    async def _said(self, container: str) -> AsyncIterator[bytes]:
+        yield f"{container} ran\n".encode()
 
     async def _lines(self, options: LogOptions) -> AsyncIterator[bytes]:
         lines = [b"first\n", b"second\n"]
@@ -125,6 +130,50 @@ def test_kubectl_logs_follow(logs_server: tuple[str, ScriptedLogs], tmp_path: Pa
     assert proc.wait(30) == 0
     reader.join(10)
     assert lines == ["first\n", "second\n", "last\n"]
+
+
+def _with_init_container(name: str) -> dict[str, object]:
+    pod = pod_manifest(name, node="n1")
+    spec: dict[str, object] = pod["spec"]  # type: ignore[assignment]
+    spec["initContainers"] = [{"name": "setup", "image": "busybox:1.36"}]
+    spec["containers"] = [{"name": "main", "image": "busybox:1.36"}, {"name": "side", "image": "busybox:1.36"}]
+    return pod
+
+
+def test_an_init_containers_log_is_served(logs_server: tuple[str, ScriptedLogs]) -> None:
+    # pkg/registry/core/pod/strategy.go validateContainer: any container of the pod may be named, init ones too,
+    # and without a name the choices listed are every container, init containers first.
+    url, _ = logs_server
+    with httpx.Client(base_url=url, verify=client_tls()) as http:
+        assert http.post(PODS, json=_with_init_container("steps")).status_code == 201
+        assert http.get(f"{PODS}/steps/log", params={"container": "setup"}).text == "setup ran\n"
+        unnamed = http.get(f"{PODS}/steps/log")
+        assert unnamed.status_code == 400
+        assert (
+            unnamed.json()["message"]
+            == "a container name must be specified for pod steps, choose one of: [setup main side]"
+        )
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+def test_kubectl_logs_all_containers_includes_init_containers(
+    logs_server: tuple[str, ScriptedLogs], tmp_path: Path
+) -> None:
+    # `kubectl logs --all-containers` asks for each init container's log first; a 400 for it failed the command.
+    url, _ = logs_server
+    with httpx.Client(base_url=url, verify=client_tls()) as http:
+        assert http.post(PODS, json=_with_init_container("steps")).status_code == 201
+    kubeconfig.write(tmp_path / "kc", url, pki=shared_pki())
+    env = {"HOME": str(tmp_path), "KUBECONFIG": str(tmp_path / "kc"), "PATH": "/usr/local/bin:/usr/bin:/bin"}
+    args = ["kubectl", "logs", "steps", "--all-containers", "--prefix"]
+    done = subprocess.run(args, capture_output=True, text=True, env=env, timeout=30)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert sorted(done.stdout.splitlines()) == [  # kubectl keeps the requests in a map: any order
+        "[pod/steps/main] main ran",
+        "[pod/steps/setup] setup ran",
+        "[pod/steps/side] side ran",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -147,6 +147,28 @@ def test_pending_pod_without_status_and_restart_column() -> None:
     assert pod_cells(running, NOW)[1:6] == ["1/1", "Running", "2 (5m ago)", "30s", "10.0.0.5"]
 
 
+def test_restarts_count_the_init_containers_while_the_pod_initializes() -> None:
+    # printPod: an `Init:CrashLoopBackOff` pod shows its init container's restarts (kjobs showed 0); once the pod
+    # is initialized, only the containers' count (printers_test.go: `4 (20s ago)` for init 2, container 4).
+    def restarted(name: str, count: int, finished: str, state: dict[str, Any]) -> dict[str, Any]:
+        last = {"terminated": {"exitCode": 1, "reason": "Error", "finishedAt": finished}}
+        return {"name": name, "ready": False, "restartCount": count, "state": state, "lastState": last}
+
+    crashing = _pod("Pending", {"waiting": {"reason": "PodInitializing"}})
+    crashing["spec"]["initContainers"] = [{"name": "setup"}]
+    waiting = {"waiting": {"reason": "CrashLoopBackOff"}}
+    crashing["status"]["initContainerStatuses"] = [restarted("setup", 2, "2025-01-01T00:59:40Z", waiting)]
+    assert pod_cells(crashing, NOW)[2:4] == ["Init:CrashLoopBackOff", "2 (20s ago)"]
+
+    initialized = _pod("Running", waiting)
+    initialized["spec"]["initContainers"] = [{"name": "setup"}]
+    initialized["status"]["initContainerStatuses"] = [
+        restarted("setup", 2, "2025-01-01T00:50:00Z", {"terminated": {"exitCode": 0, "reason": "Completed"}})
+    ]
+    initialized["status"]["containerStatuses"] = [restarted("main", 4, "2025-01-01T00:59:40Z", waiting)]
+    assert pod_cells(initialized, NOW)[2:4] == ["CrashLoopBackOff", "4 (20s ago)"]
+
+
 def test_node_row() -> None:
     node = {
         "metadata": {

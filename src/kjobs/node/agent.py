@@ -262,6 +262,8 @@ class NodeAgent:
         self.node: Obj = {}
         self._uid_of: dict[Key, str] = {}
         self._key_of: dict[str, Key] = {}
+        self._ended: dict[Key, str] = {}
+        """Pods found ended (no agent of this session ran them): their files are removed with them."""
         self._live: dict[str, Key] = {}
         """Pods admitted and not yet in their final phase (what admission and eviction look at)."""
         self._requests: dict[str, dict[str, int]] = {}  # per admitted pod uid, for admission
@@ -481,7 +483,7 @@ class NodeAgent:
         return written is not None and (written is handle.status or written == handle.status)
 
     def _uid_of_pod(self, namespace: str, name: str) -> str | None:
-        return self._uid_of.get((namespace, name))
+        return self._uid_of.get((namespace, name)) or self._ended.get((namespace, name))
 
     def _on_runtime_status(self, uid: str, status: Obj) -> None:
         key = self._key_of.get(uid)
@@ -532,6 +534,10 @@ class NodeAgent:
         tracked = self._uid_of.get(key)
         if tracked and (pod is None or _uid(pod) != tracked):
             self._release(tracked)
+        ended = self._ended.get(key)
+        if ended and (pod is None or _uid(pod) != ended):  # the logs it left go with it, as the kubelet's GC does
+            del self._ended[key]
+            self.runtime.forget(ended)
         if pod is None:
             return
         uid = _uid(pod)
@@ -603,6 +609,7 @@ class NodeAgent:
         """Start a new pod, or settle one this runtime does not run; returns the handle when it runs here."""
         uid = _uid(pod)
         if _phase(pod) in TERMINAL_PHASES:
+            self._ended[_key(pod)] = uid
             if _deleting(pod):
                 await self._finish_deletion(pod)
             return None
@@ -620,6 +627,7 @@ class NodeAgent:
             self._track(pod)
             return self._counted(adopted)
         if ran_before(pod) or _deleting(pod):
+            self._ended[_key(pod)] = uid
             self._drop_env_sources(uid)
             await self._publish(pod, lost_pod_status(pod, self.clock.now()), terminal=True, announce=False)
             if _deleting(pod):
@@ -757,19 +765,26 @@ class NodeAgent:
                     counted[name] = _restarts(pod.get("status") or {}, name) + 1
                     continue
                 counted[name] = 0
+            # The attempt `containerID` names ended as `state.terminated` says, or, waiting to restart, as its
+            # `lastState.terminated` does. A start that failed is created, then fails (the kubelet's startContainer,
+            # pkg/kubelet/kuberuntime/kuberuntime_container.go): `Failed` "Error: <why>", never `Started`. Starts
+            # no status showed are taken to have gone as this one did (the same spec starts the same way).
+            state = cs.get("state") or {}
+            ended = state.get("terminated") or (
+                (cs.get("lastState") or {}).get("terminated") if "waiting" in state else None
+            )
+            failed = (
+                ended.get("message", "") if isinstance(ended, dict) and ended.get("reason") == "StartError" else None
+            )
             starts = int(cs.get("restartCount") or 0) + 1
-            for _ in range(starts - counted[name] - 1):
+            for _ in range(max(starts - counted[name], 1)):
                 self.events.event(pod, "Normal", "Pulled", pulled)
                 self.events.event(pod, "Normal", "Created", f"Created container: {name}")
-                self.events.event(pod, "Normal", "Started", f"Started container {name}")
+                if failed is None:
+                    self.events.event(pod, "Normal", "Started", f"Started container {name}")
+                else:
+                    self.events.event(pod, "Warning", "Failed", f"Error: {failed}")
             counted[name] = max(counted[name], starts)
-            self.events.event(pod, "Normal", "Pulled", pulled)
-            terminated = (cs.get("state") or {}).get("terminated") or {}
-            if terminated.get("reason") == "StartError":
-                self.events.event(pod, "Warning", "Failed", f"Error: {terminated.get('message', '')}")
-                continue
-            self.events.event(pod, "Normal", "Created", f"Created container: {name}")
-            self.events.event(pod, "Normal", "Started", f"Started container {name}")
 
     def _record_killing(self, pod: Obj, handle: PodHandle) -> None:
         for cs in (handle.status.get("initContainerStatuses") or []) + (handle.status.get("containerStatuses") or []):

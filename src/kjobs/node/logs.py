@@ -111,6 +111,19 @@ def render(entries: bytes, *, timestamps: bool = False, since: bytes | None = No
     return b"".join(out)
 
 
+def streams(entries: bytes) -> list[tuple[bytes, bytes]]:
+    """Whole log entries (each ending in a newline) as (stream, text) pairs: `stdout` or `stderr` and what the
+    container wrote, a newline after each whole line (a line from before lines were timed counts as stdout)."""
+    out: list[tuple[bytes, bytes]] = []
+    for entry in entries.split(b"\n")[:-1]:
+        parts = entry.split(b" ", 3)
+        if not _is_entry(entry, parts):
+            out.append((b"stdout", entry + b"\n"))
+            continue
+        out.append((parts[1], parts[3] + b"\n" if parts[2] == b"F" else parts[3]))
+    return out
+
+
 def _is_entry(line: bytes, parts: list[bytes] | None = None) -> bool:
     """Whether `line` is a CRI log entry (`<log_time> <stream> <F|P> <text>`)."""
     parts = parts if parts is not None else line.split(b" ", 3)

@@ -20,6 +20,7 @@ another CA fails the handshake; no certificate gets the kubelet's 401 `Unauthori
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import ssl
 import tempfile
 import time
@@ -30,14 +31,16 @@ import orjson
 from aiohttp import web
 
 from kjobs.api.errors import ApiError, not_found
-from kjobs.node.logsource import runtime_log
+from kjobs.api.types import Obj
+from kjobs.node.logsource import ended_log, runtime_log
 from kjobs.node.runtime import ContainerRuntime
 from kjobs.server import tls
 from kjobs.server.auth import unauthorized
 from kjobs.server.logs import log_options
 
 UidOf = Callable[[str, str], str | None]
-"""(namespace, pod name) -> the uid of that pod on this node, or None."""
+"""(namespace, pod name) -> the uid of that pod on this node (running, or ended before the agent started), or
+None."""
 
 
 def serving_context(client_ca: bytes, *, node: str, address: str) -> ssl.SSLContext:
@@ -101,10 +104,14 @@ class LogServer:
             if self._ssl is not None and not (request.transport and request.transport.get_extra_info("peercert")):
                 raise unauthorized()
             uid = self._uid_of(namespace, name)
-            if uid is None or self._runtime.get(uid) is None:
+            if uid is None:
                 raise not_found("pods", name)
             options = log_options(request.query, name)
-            chunks = runtime_log(self._runtime, uid, container, options)
+            if self._runtime.get(uid) is None:  # ended before this agent started: the log its container left
+                pod: Obj = {"metadata": {"namespace": namespace, "name": name, "uid": uid}}
+                chunks = ended_log(self._runtime, pod, dataclasses.replace(options, container=container))
+            else:
+                chunks = runtime_log(self._runtime, uid, container, options)
             iterator = aiter(chunks)
             first = await anext(iterator, b"")
         except ApiError as exc:

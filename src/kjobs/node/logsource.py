@@ -4,12 +4,14 @@ Design note: `pods/{name}/log` is answered by the kubelet of the pod's node; her
 source, which picks the agent named by the pod's `spec.nodeName` and reads its runtime's log files (follow,
 tail, previous, limitBytes, timestamps, sinceSeconds and sinceTime are the runtime's, `kjobs.node.logs`). A pod
 no agent here runs — not scheduled yet, on a node in another process, or never started — gets the kubelet's
-`waiting to start` 400.
+`waiting to start` 400. A pod that ended before its agent started (`kjobs up` stopped and started again) is not
+run by it, but the logs its containers left on the node are served (`ended_log`), as a restarted kubelet's are.
 
-`AgentLogs` is also the server's `ExecSource` (`kjobs.server.remotecommand`): `pods/{name}/exec` is the kubelet's
-too. The pod's agent runtime gives how its container runs (`ProcessRuntime.exec_spec`) and `kjobs.node.execution`
-starts the command that way. Exec into a pod on an agent in another process (`kjobs node join`) is not served: the
-agent's endpoint serves logs only, and such a request gets a 500 saying so.
+`AgentLogs` is also the server's `ExecSource` (`kjobs.server.remotecommand`): `pods/{name}/exec` and
+`pods/{name}/attach` are the kubelet's too. The pod's agent runtime gives how its container runs
+(`ProcessRuntime.exec_spec`) and `kjobs.node.execution` starts the command that way; an attach follows the
+container's log (`kjobs.node.attach`). Exec or attach to a pod on an agent in another process (`kjobs node join`)
+is not served: the agent's endpoint serves logs only, and such a request gets a 500 saying so.
 
 `RemoteLogs` is the source for agents in other processes: it reads the pod's Node (InternalIP and
 `daemonEndpoints.kubeletEndpoint.Port`) and streams from that agent's `LogServer` (`kjobs.node.logserver`),
@@ -22,12 +24,13 @@ from __future__ import annotations
 
 import ssl
 from collections.abc import AsyncIterator, Callable, Iterable
-from typing import Protocol
+from typing import Protocol, cast
 from urllib.parse import quote
 
-from kjobs.api.errors import ApiError
+from kjobs.api.errors import ApiError, bad_request
 from kjobs.api.types import Obj
 from kjobs.node import execution
+from kjobs.node.attach import Attached
 from kjobs.node.logs import log_time
 from kjobs.node.runtime import ContainerRuntime
 from kjobs.server.logs import LogOptions, LogSource, waiting_error
@@ -59,8 +62,10 @@ class AgentLogs:
         uid = str((pod.get("metadata") or {}).get("uid") or "")
         if agent is None and self._remote is not None and node:
             return self._remote.open(pod, options)
-        if agent is None or agent.runtime.get(uid) is None:
+        if agent is None:
             raise waiting_error(pod, options.container)
+        if agent.runtime.get(uid) is None:
+            return ended_log(agent.runtime, pod, options)
         return runtime_log(agent.runtime, uid, options.container, options)
 
     async def start_exec(self, pod: Obj, options: ExecOptions) -> ExecProcess:
@@ -81,6 +86,24 @@ class AgentLogs:
         spec = spec_of(uid, options.container, list(options.command))
         return await execution.start(spec, stdin=options.stdin, tty=options.tty, size=options.size)
 
+    async def start_attach(self, pod: Obj, options: ExecOptions) -> ExecProcess:
+        """Attach to the pod's running container on its node (`kjobs.node.attach`)."""
+        node = str((pod.get("spec") or {}).get("nodeName") or "")
+        agent = self._agents.get(node)
+        if agent is None:
+            if self._remote is not None and node:
+                raise UpgradeFailed(
+                    f"attach is not supported for pods on node {node}: kjobs serves attach only for nodes of the "
+                    "server's own process (kjobs up, kjobs run), not for agents joined with kjobs node join"
+                )
+            raise UpgradeFailed(f'container not found ("{options.container}")')
+        uid = str((pod.get("metadata") or {}).get("uid") or "")
+        log_of = getattr(agent.runtime, "attach_log", None)
+        if log_of is None or agent.runtime.get(uid) is None:
+            raise UpgradeFailed(f'container not found ("{options.container}")')
+        path, ended = log_of(uid, options.container)
+        return Attached(path, ended, tty=options.tty)
+
 
 def runtime_log(runtime: ContainerRuntime, uid: str, container: str, options: LogOptions) -> AsyncIterator[bytes]:
     """`runtime.logs` of a pod's container with every `PodLogOptions` field the runtimes take."""
@@ -95,6 +118,32 @@ def runtime_log(runtime: ContainerRuntime, uid: str, container: str, options: Lo
         since_seconds=options.since_seconds,
         since_time=options.since_time,
     )
+
+
+def ended_log(runtime: ContainerRuntime, pod: Obj, options: LogOptions) -> AsyncIterator[bytes]:
+    """The log a container of a pod the runtime does not run (it ended before its agent started) left on the
+    node; the kubelet's 400 when it left none: `previous terminated container ... not found` for `--previous`,
+    else `waiting to start` (the container never started)."""
+    uid = str((pod.get("metadata") or {}).get("uid") or "")
+    ended_logs = getattr(runtime, "ended_logs", None)  # a runtime that keeps no files has none
+    chunks = None
+    if ended_logs is not None:
+        chunks = ended_logs(
+            uid,
+            options.container,
+            tail_lines=options.tail_lines,
+            previous=options.previous,
+            limit_bytes=options.limit_bytes,
+            timestamps=options.timestamps,
+            since_seconds=options.since_seconds,
+            since_time=options.since_time,
+        )
+    if chunks is not None:
+        return cast(AsyncIterator[bytes], chunks)
+    if options.previous:
+        name = (pod.get("metadata") or {}).get("name", "")
+        raise bad_request(f'previous terminated container "{options.container}" in pod "{name}" not found')
+    raise waiting_error(pod, options.container)
 
 
 NodeLookup = Callable[[str], Obj | None]

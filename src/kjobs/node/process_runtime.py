@@ -229,6 +229,56 @@ class ProcessRuntime(Supervisor):
             since=self.log_since(since_seconds, since_time),
         )
 
+    def ended_logs(
+        self,
+        uid: str,
+        container: str,
+        *,
+        tail_lines: int | None = None,
+        previous: bool = False,
+        limit_bytes: int | None = None,
+        timestamps: bool = False,
+        since_seconds: int | None = None,
+        since_time: float | None = None,
+    ) -> AsyncIterator[bytes] | None:
+        """The log a container of a pod this runtime does not run left on the node (the pod ended before this
+        agent started, as after `kjobs up` restarts), or None when it left none (it never started).
+
+        A kubelet that restarts still serves the logs of its pods' exited containers: the runtime keeps them,
+        and their files under /var/log/pods stay until the pod is deleted (pkg/kubelet/kuberuntime,
+        `GetContainerLogs`). The newest attempt is the current one, the one before it `--previous`.
+        """
+        prefix = attempt_log_name(uid, container, 0)[: -len("0.log")]
+        numbers = sorted(
+            int(name[len(prefix) : -len(".log")])
+            for name in os.listdir(self.log_dir)
+            if name.startswith(prefix) and name.endswith(".log") and name[len(prefix) : -len(".log")].isdigit()
+        )
+        if not numbers:
+            return None
+        if previous and len(numbers) < 2:
+            return None
+        number = numbers[-2] if previous else numbers[-1]
+        return read_log(
+            attempt_log_path(self.log_dir, uid, container, number),
+            tail_lines=tail_lines,
+            limit_bytes=limit_bytes,
+            timestamps=timestamps,
+            since=self.log_since(since_seconds, since_time),
+        )
+
+    def attach_log(self, uid: str, container: str) -> tuple[Path, Callable[[], bool]]:
+        """What `kubectl attach` follows (`kjobs.node.attach`): the running container's log file and whether it
+        has exited; the kubelet's `container not found ("c")` when it does not run."""
+        running = next(
+            (r for r in self._running.values() if r.uid == uid and r.attempt.container == container and r.pid),
+            None,
+        )
+        if running is None:
+            raise UpgradeFailed(f"container not found ({go_quote(container)})")
+        attempt = running.attempt
+        return attempt_log_path(self.log_dir, uid, container, attempt.number), lambda: not attempt.running
+
     def exec_spec(self, uid: str, container: str, command: list[str]) -> ExecSpec:
         """How `kubectl exec` runs `command` in the pod's running `container` (`kjobs.node.execution`): with what
         the container was started with; the kubelet's `container not found ("c")` when it does not run."""

@@ -574,11 +574,11 @@ class App:
                 raise method_not_allowed()
             await self._log(request, ns, name, send)
             return
-        if sub == "exec":
+        if sub in ("exec", "attach"):
             # reached only without a WebSocket upgrade: the checks a cluster makes first, then what is missing
             remotecommand.exec_options(request.raw_query, self.service.get_pod(ns, name))
             if request.upgrade:
-                raise bad_request(f"pods/exec is served over WebSocket only, not {request.upgrade}")
+                raise bad_request(f"pods/{sub} is served over WebSocket only, not {request.upgrade}")
             raise bad_request("Upgrade request required")
         if sub in ("eviction", "binding"):
             if method != "POST":
@@ -948,8 +948,11 @@ class App:
             self._authorize(request, route)
             if route.kind != "resource" or route.resource is None or route.resource.plural != "pods" or not route.name:
                 raise not_found_resource()
-            if route.subresource != "exec":
-                raise bad_request(f"{route.subresource or 'pods'} is not served over WebSocket; pods/exec is")
+            if route.subresource not in ("exec", "attach"):
+                raise bad_request(
+                    f"{route.subresource or 'pods'} is not served over WebSocket; pods/exec and pods/attach are"
+                )
+            attach = route.subresource == "attach"
             pod = self.service.get_pod(route.namespace or "", route.name)
             options = remotecommand.exec_options(request.raw_query, pod)
             if protocol is None:
@@ -960,7 +963,8 @@ class App:
                 size, receive = await remotecommand.initial_size(channels, receive)
                 options = dataclasses.replace(options, size=size)
             try:
-                process = await self.exec_source.start_exec(pod, options)
+                start = self.exec_source.start_attach if attach else self.exec_source.start_exec
+                process = await start(pod, options)
             except remotecommand.UpgradeFailed as exc:
                 if protocol != remotecommand.V5:  # the kubelet's failed upgrade, passed on by the API server
                     raise ApiError(500, "InternalError", str(exc)) from None
@@ -1042,7 +1046,7 @@ def _attributes(request: Request, route: routing.Route) -> authz.Attributes:
     if route.kind != "resource" or r is None:
         return authz.Attributes(request.method.lower(), path=request.path, is_resource=False)
     verb = _verb(request.method, bool(route.name), request.flag("watch"))
-    if route.subresource == "exec":
+    if route.subresource in ("exec", "attach"):
         verb = "create"  # a connect verb: a WebSocket's GET needs create (AuthorizePodWebsocketUpgradeCreatePermission)
     return authz.Attributes(
         verb,

@@ -81,6 +81,32 @@ def log_options(query: Mapping[str, str], name: str) -> LogOptions:
     return options
 
 
+def validate_container(pod: Obj, container: str) -> str:
+    """The container a `pods/{name}/log`, `exec` or `attach` request means, or the API server's 400.
+
+    As `validateContainer` in pkg/registry/core/pod/strategy.go: with no name, a pod's only container (else the
+    names to choose from, init containers first, as `podutil.VisitContainers` walks them); a name may be any
+    container of the pod, init and ephemeral ones included (`kubectl logs --all-containers` asks for each).
+    """
+    name = str((pod.get("metadata") or {}).get("name") or "")
+    spec = pod.get("spec") or {}
+    containers = [str(c.get("name")) for c in spec.get("containers") or []]
+    every = [
+        str(c.get("name"))
+        for key in ("initContainers", "containers", "ephemeralContainers")
+        for c in spec.get(key) or []
+    ]
+    if not container:
+        if len(containers) == 1:
+            return containers[0]
+        if not containers:
+            raise bad_request(f"a container name must be specified for pod {name}")
+        raise bad_request(f"a container name must be specified for pod {name}, choose one of: [{' '.join(every)}]")
+    if container not in every:
+        raise bad_request(f"container {container} is not valid for pod {name}")
+    return container
+
+
 class LogSource(Protocol):
     """Opens a container's log; raises `ApiError` (400/404) when there is none to read yet."""
 

@@ -139,7 +139,7 @@ RESOURCES: list[Resource] = [
         True,
         ("po",),
         ("all",),
-        subresources=("status", "log", "exec", "eviction", "binding"),
+        subresources=("status", "log", "exec", "attach", "eviction", "binding"),
         graceful=True,
         hooks={
             "default": (_DEFAULTS, "default_pod_in_place"),
@@ -311,6 +311,7 @@ SUBRESOURCE_KINDS: dict[str, tuple[str, str, str]] = {
     "eviction": ("policy", "v1", "Eviction"),
     "binding": ("", "v1", "Binding"),
     "exec": ("", "v1", "PodExecOptions"),
+    "attach": ("", "v1", "PodAttachOptions"),
 }
 """Subresources whose request/response kind is not the parent's: (group, version, kind)."""
 
@@ -318,6 +319,7 @@ SUBRESOURCE_VERBS: dict[str, list[str]] = {
     "status": STATUS_VERBS,
     "log": ["get"],
     "exec": ["create", "get"],
+    "attach": ["create", "get"],
     "eviction": ["create"],
     "binding": ["create"],
 }

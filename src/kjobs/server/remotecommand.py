@@ -22,6 +22,11 @@ translator sends them (an InternalError Status, `unable to upgrade connection: .
 failed upgrade (500). A command that cannot be started is an InternalError on the error channel (`error executing
 command in container: ...`), as containerd reports it.
 
+`pods/{name}/attach` is served the same way with the same checks (`kubectl attach`, `kubectl run -i`): its
+"process" is the container itself, whose output from the moment of the attach is streamed (stdout and stderr
+apart, as its log entries record them) until it exits, then `Success`, as the kubelet's `ServeAttach` ends. A kjobs
+container's stdin is /dev/null, so what the client sends on stdin is read and dropped.
+
 SPDY (kubectl's fallback when the WebSocket upgrade fails) is not served: such a request gets the same HTTP
 errors, else a 400 naming WebSocket.
 """
@@ -40,6 +45,7 @@ import orjson
 
 from kjobs.api.errors import ApiError, bad_request
 from kjobs.api.types import Obj
+from kjobs.server.logs import validate_container
 
 V5 = "v5.channel.k8s.io"
 V4 = "v4.channel.k8s.io"
@@ -92,23 +98,7 @@ def exec_options(raw_query: bytes, pod: Obj) -> ExecOptions:
 
     name = str((pod.get("metadata") or {}).get("name") or "")
     spec = pod.get("spec") or {}
-    containers = [str(c.get("name")) for c in spec.get("containers") or []]
-    every = [
-        str(c.get("name"))
-        for key in ("initContainers", "containers", "ephemeralContainers")
-        for c in spec.get(key) or []
-    ]
-    container = values.get("container", "")
-    if not container:
-        if len(containers) == 1:
-            container = containers[0]
-        elif not containers:
-            raise bad_request(f"a container name must be specified for pod {name}")
-        else:
-            choices = "[" + " ".join(every) + "]"
-            raise bad_request(f"a container name must be specified for pod {name}, choose one of: {choices}")
-    elif container not in every:
-        raise bad_request(f"container {container} is not valid for pod {name}")
+    container = validate_container(pod, values.get("container", ""))
     if not spec.get("nodeName"):
         raise bad_request(f"pod {name} does not have a host assigned")
     options = ExecOptions(
@@ -161,11 +151,19 @@ class ExecSource(Protocol):
         cannot be started."""
         ...
 
+    async def start_attach(self, pod: Obj, options: ExecOptions) -> ExecProcess:
+        """Attach to the running container; `UpgradeFailed` when it does not run."""
+        ...
+
 
 class NoExec:
     """The default `ExecSource`: no node agent here, so no container runs."""
 
     async def start_exec(self, pod: Obj, options: ExecOptions) -> ExecProcess:
+        """Always the kubelet's container-not-found."""
+        raise UpgradeFailed(f'container not found ("{options.container}")')
+
+    async def start_attach(self, pod: Obj, options: ExecOptions) -> ExecProcess:
         """Always the kubelet's container-not-found."""
         raise UpgradeFailed(f'container not found ("{options.container}")')
 

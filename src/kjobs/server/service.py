@@ -33,7 +33,7 @@ from kjobs.server.admission import AdmissionSettings, admit_pod
 from kjobs.server.apply import FieldPath
 from kjobs.server.authz import UserInfo
 from kjobs.server.decoding import check_unknown_fields
-from kjobs.server.logs import LogOptions, LogSource, NoLogs
+from kjobs.server.logs import LogOptions, LogSource, NoLogs, validate_container
 from kjobs.server.patch import apply_patch, strategic_merge
 from kjobs.server.registry import STORED, Resource, core_hook, lookup
 from kjobs.server.storage import Storage
@@ -370,16 +370,31 @@ class ApiService:
         return paths
 
     def _managed(
-        self, r: Resource, obj: Obj, old: Obj | None, manager: str | None, operation: str, subresource: str
+        self,
+        r: Resource,
+        obj: Obj,
+        old: Obj | None,
+        manager: str | None,
+        operation: str,
+        subresource: str,
+        *,
+        decoded: Obj | None = None,
     ) -> None:
-        """Record that `manager` now owns the fields this create/update set or changed (taking them from others)."""
+        """Record that `manager` now owns the fields this create/update set or changed (taking them from others).
+
+        `decoded`: a created Job as its request decoded it, before the strategy's `PrepareForCreate` generated its
+        selector and pod template labels. kube-apiserver's create handler updates the managed fields before
+        `r.Create` runs the strategy (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/create.go), so nobody
+        owns what the strategy generates; a manager owning them would drop them at its next server-side apply
+        (as `kubectl apply --server-side` does after migrating a client-side apply's fields to itself)."""
         if not manager or not self.field_managers:
             return
         strategies = schema.strategies_for(r.schema_name)
         meta = _meta(obj)
         if old is None and not subresource and not meta.get("managedFields"):
             # A create with no ownership yet: the manager owns every field it set, encoded in one walk.
-            tree = apply.fields_v1_of(obj, strategies, include_status=not r.has_status)
+            source = self._default(r, decoded) if decoded is not None else obj
+            tree = apply.fields_v1_of(source, strategies, include_status=not r.has_status)
             if tree:
                 meta["managedFields"] = [self._entry(r, manager, operation, subresource, tree)]
             return
@@ -508,9 +523,11 @@ class ApiService:
             meta["generation"] = 1
         if r.has_status:
             obj["status"] = _initial_status(r, obj)
+        decoded: Obj | None = None
         if r.kind == "Job":
             prepare = _core_job_prepare()
             if prepare is not None:
+                decoded = obj  # as the request decoded it: what its manager owns (see `_managed`)
                 obj = prepare(obj, uid=meta["uid"])
         obj = self._admit(r, self._default(r, obj), "")
         if not _meta(obj).get("name"):
@@ -520,12 +537,13 @@ class ApiService:
                 [FieldError("metadata.name", ErrorType.FieldValueRequired, "name or generateName is required")],
                 group=r.group,
             )
-        _omit_empty(meta)
+        for stored_or_decoded in (_meta(obj), meta):  # a Job's stored object is the strategy's copy of the request
+            _omit_empty(stored_or_decoded)
         self._validate(r, obj, None, "")
         warnings.extend(self._object_warnings(r, obj, None))
         if r.namespaced:
             self.check_namespace(namespace, r, str(_meta(obj).get("name") or ""))
-        self._managed(r, obj, None, manager, "Update", "")
+        self._managed(r, obj, None, manager, "Update", "", decoded=decoded)
         if dry_run:
             return Result(obj, 201, warnings)
         for attempt in range(_GENERATE_NAME_ATTEMPTS):
@@ -1386,16 +1404,9 @@ class ApiService:
         pods = lookup("", "v1", "pods")
         assert pods is not None
         pod = self._get_or_404(pods, namespace, name)
-        containers = [c.get("name") for c in (pod.get("spec") or {}).get("containers") or []]
-        if not options.container:
-            if len(containers) != 1:
-                raise bad_request(
-                    f"a container name must be specified for pod {name}, choose one of: "
-                    f"[{' '.join(str(c) for c in containers)}]"
-                )
-            options = LogOptions(**{**options.__dict__, "container": containers[0]})
-        elif options.container not in containers:
-            raise bad_request(f"container {options.container} is not valid for pod {name}")
+        container = validate_container(pod, options.container)
+        if container != options.container:
+            options = dataclasses.replace(options, container=container)
         if not (pod.get("spec") or {}).get("nodeName"):
             return pod, _no_log()  # no kubelet to ask: `LogLocation` gives no location, the API server no stream
         return pod, self.logs.open(pod, options)

@@ -255,17 +255,51 @@ def pod_status_text(pod: Obj) -> str:
     return str(reason)
 
 
+def pod_restarts(pod: Obj) -> tuple[int, float]:
+    """The RESTARTS column's count and the time of the last restart (0 when none), as `printPod` counts them
+    (pkg/printers/internalversion/printers.go): while the pod initializes, its init containers' restarts (a
+    `Init:CrashLoopBackOff` pod shows them); once initialized, the containers' and the restartable init
+    containers'."""
+    spec, status = pod.get("spec") or {}, pod.get("status") or {}
+    restartable = {c.get("name") for c in spec.get("initContainers") or [] if c.get("restartPolicy") == "Always"}
+    restarts = restartable_restarts = 0
+    last = restartable_last = 0.0
+    initializing = False
+    for cs in status.get("initContainerStatuses") or []:
+        count, finished = _restart_count(cs), _last_finished(cs)
+        restarts, last = restarts + count, max(last, finished)
+        if cs.get("name") in restartable:
+            restartable_restarts, restartable_last = restartable_restarts + count, max(restartable_last, finished)
+        terminated = (cs.get("state") or {}).get("terminated")
+        if terminated is not None and terminated.get("exitCode", 0) == 0:
+            continue
+        if cs.get("name") in restartable and cs.get("started"):
+            continue
+        initializing = True
+        break
+    if not initializing or _true_condition(pod, "Initialized"):
+        restarts, last = restartable_restarts, restartable_last
+        for cs in status.get("containerStatuses") or []:
+            restarts, last = restarts + _restart_count(cs), max(last, _last_finished(cs))
+    return restarts, last
+
+
+def _restart_count(status: Obj) -> int:
+    count = status.get("restartCount")
+    return count if type(count) is int else 0
+
+
+def _last_finished(status: Obj) -> float:
+    finished = ((status.get("lastState") or {}).get("terminated") or {}).get("finishedAt")
+    return parse_time(finished) if finished else 0.0
+
+
 def pod_cells(pod: Obj, now: float) -> list[Any]:
     """One Pod row."""
     spec, status = pod.get("spec") or {}, pod.get("status") or {}
     statuses = status.get("containerStatuses") or []
     ready = sum(1 for cs in statuses if cs.get("ready") and (cs.get("state") or {}).get("running") is not None)
-    restarts = sum(int(cs.get("restartCount") or 0) for cs in statuses)
-    last_restart = 0.0
-    for cs in statuses:
-        finished = ((cs.get("lastState") or {}).get("terminated") or {}).get("finishedAt")
-        if finished:
-            last_restart = max(last_restart, parse_time(finished))
+    restarts, last_restart = pod_restarts(pod)
     restarts_text = str(restarts)
     if restarts and last_restart:
         restarts_text = f"{restarts} ({human_duration(now - last_restart)} ago)"
