@@ -9,6 +9,9 @@ applies the server's field validation (`kjobs.server.decoding`), as a create wit
 from __future__ import annotations
 
 from copy import deepcopy
+from typing import Any
+
+import orjson
 
 from kjobs.api.config_objects import check_bytes
 from kjobs.api.errors import ErrorType, FieldError, bad_request, invalid
@@ -42,6 +45,7 @@ def decode(obj: Obj, field_validation: str, features: FeatureGates = DEFAULT) ->
     r = lookup(*where) if where is not None else None
     if r is None:
         return obj, []
+    _check_top_level_types(obj, r.kind, r.version)
     api_version = obj.get("apiVersion")
     if api_version not in (None, "", r.api_version):
         # The API server's check of a body against the URL it was sent to (`kjobs up` makes the same).
@@ -52,6 +56,64 @@ def decode(obj: Obj, field_validation: str, features: FeatureGates = DEFAULT) ->
     warnings = check_unknown_fields(copy, r.schema_name, r.kind, r.version, field_validation, features)
     check_bytes(copy)
     return copy, warnings
+
+
+_GO_STRUCTS = {"metadata": "v1.ObjectMeta", "spec": "v1.{kind}Spec"}
+"""The Go types of the top-level objects of the kinds with a spec (k8s.io/api/batch/v1 and core/v1 types.go)."""
+
+
+def _check_top_level_types(obj: Obj, kind: str, version: str) -> None:
+    """Go's JSON decoder refuses `metadata: x` (or a `spec` that is not an object) before anything validates:
+    the 400 with encoding/json's `UnmarshalTypeError` text (sigs.k8s.io/json; apiserver
+    handlers/create.go `transformDecodeError`). Keys in sorted order: kubectl sends a map, which Go marshals sorted."""
+    for key in sorted(_GO_STRUCTS):
+        value = obj.get(key)
+        if value is None or isinstance(value, dict) or (key == "spec" and kind in ("ConfigMap", "Secret")):
+            continue
+        go_type = _GO_STRUCTS[key].format(kind=kind)
+        raise bad_request(
+            f'{kind} in version "{version}" cannot be handled as a {kind}: '
+            f"json: cannot unmarshal {_json_kind(value)} into Go struct field {kind}.{key} of type {go_type}"
+        )
+
+
+def _json_kind(value: Any) -> str:
+    """How encoding/json names a JSON value it cannot store (`UnmarshalTypeError.Value`)."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    return "array" if isinstance(value, list) else "string"
+
+
+def mapping_error(obj: Obj, source: str) -> str | None:
+    """What kubectl says before it sends anything, for an object whose kind the API server does not serve at its
+    apiVersion (cli-runtime pkg/resource/mapper.go `infoForData`; apimachinery pkg/api/meta/errors.go
+    `NoKindMatchError`): `apiVersion: v1` on a Job, `batch/v1beta1` on a CronJob (removed in 1.25), no
+    apiVersion at all, or a kind served by no API server kjobs runs. None when the object maps to a resource."""
+    from kjobs.server.registry import RESOURCES
+
+    kind = obj.get("kind")
+    api_version = obj.get("apiVersion")
+    if not isinstance(kind, str) or not kind:
+        # The unstructured decoder's `NewMissingKindErr`, with the JSON kubectl made from the YAML (keys sorted).
+        data = orjson.dumps(obj, option=orjson.OPT_SORT_KEYS, default=str).decode()
+        return f"unable to decode {_quote(source)}: Object 'Kind' is missing in '{data}'"
+    version = api_version if isinstance(api_version, str) else ""
+    if any(r.kind == kind and r.api_version == version for r in RESOURCES):
+        return None
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    name, namespace = meta.get("name"), meta.get("namespace")
+    return (
+        f"resource mapping not found for name: {_quote(name if isinstance(name, str) else '')} namespace: "
+        f"{_quote(namespace if isinstance(namespace, str) else '')} from {_quote(source)}: "
+        f"no matches for kind {_quote(kind)} in version {_quote(version)}\nensure CRDs are installed first"
+    )
+
+
+def _quote(text: str) -> str:
+    """Go's `%q` of a string."""
+    return orjson.dumps(text).decode()
 
 
 def validate_manifest(obj: Obj, *, apply_defaults: bool = True, features: FeatureGates = DEFAULT) -> list[FieldError]:
@@ -94,6 +156,8 @@ def _as_created(obj: Obj) -> Obj:
     """The object as the API server sees it in a create: namespace from the request (kubectl's default), and a
     name made from `generateName` when it has none (as the API server makes one before validating)."""
     meta = obj.get("metadata")
+    if meta is None:  # no metadata: the request's namespace still applies; the name is then required
+        meta = {}
     if not isinstance(meta, dict):
         return obj
     changes: Obj = {}
@@ -109,5 +173,6 @@ def invalid_status(obj: Obj, errors: list[FieldError]) -> Obj:
     """The 422 `Status` an API server returns for these errors."""
     kind = str(obj.get("kind") or "")
     group = "batch" if kind in ("Job", "CronJob") else ""
-    name = str((obj.get("metadata") or {}).get("name") or (obj.get("metadata") or {}).get("generateName") or "")
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    name = str(meta.get("name") or meta.get("generateName") or "")
     return invalid(kind, name, errors, group=group).status()

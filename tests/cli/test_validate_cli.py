@@ -294,17 +294,85 @@ def test_generate_name_is_a_name_as_on_create(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("api_version", "kind", "expected"), [("batch/v2", "Job", "batch/v1"), ("batch/v1", "Pod", "v1")]
+    ("api_version", "kind"),
+    [("batch/v2", "Job"), ("batch/v1", "Pod"), ("v1", "Job"), ("batch/v1beta1", "CronJob"), (None, "Job")],
 )
-def test_an_api_version_other_than_the_kinds_is_refused(
-    tmp_path: Path, api_version: str, kind: str, expected: str
+def test_a_kind_not_served_at_its_api_version_is_refused_as_kubectl_refuses_it(
+    tmp_path: Path, api_version: str | None, kind: str
 ) -> None:
-    """As the API server refuses a body whose apiVersion is not the URL's (kubectl would find no such kind)."""
+    """kubectl maps apiVersion and kind to a resource before it sends anything, so a Job at `v1`, the CronJob of
+    `batch/v1beta1` (removed in 1.25) or a Job without apiVersion never reaches the API server's validation."""
     manifest = tmp_path / "m.yaml"
-    manifest.write_text(f"apiVersion: {api_version}\nkind: {kind}\nmetadata: {{name: m}}\n")
+    head = f"apiVersion: {api_version}\n" if api_version else ""
+    manifest.write_text(f"{head}kind: {kind}\nmetadata: {{name: m, namespace: team}}\n")
     code, out, _ = run("validate", str(manifest))
     assert code == 1
     assert out == (
-        f"{manifest}: the API version in the data ({api_version}) does not match the expected API version "
-        f"({expected})\n"
+        f'resource mapping not found for name: "m" namespace: "team" from "{manifest}": '
+        f'no matches for kind "{kind}" in version "{api_version or ""}"\nensure CRDs are installed first\n'
+    )
+    code, out, _ = run("validate", "-o", "json", str(manifest))
+    assert (code, orjson.loads(out)["code"], orjson.loads(out)["reason"]) == (1, 404, "NotFound")
+
+
+def test_an_object_without_kind_cannot_be_decoded(tmp_path: Path) -> None:
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text("metadata: {name: m}\napiVersion: batch/v1\n")
+    code, out, err = run("validate", str(manifest))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: unable to decode \"{manifest}\": Object 'Kind' is missing in "
+        """'{"apiVersion":"batch/v1","metadata":{"name":"m"}}'\n"""
+    )
+
+
+def test_a_directory_is_its_manifest_files_as_kubectl_reads_it(tmp_path: Path) -> None:
+    """`kubectl apply -f DIR` reads DIR's .json, .yaml and .yml files, in name order, not its subdirectories."""
+    for name in ("b.yml", "a.yaml", "c.json"):
+        (tmp_path / name).write_text(
+            orjson.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name.split(".")[0]}}).decode()
+        )
+    (tmp_path / "notes.txt").write_text("not a manifest")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "d.yaml").write_text("metadata: {}\n")
+    code, out, _ = run("validate", str(tmp_path))
+    assert code == 0, out
+    assert [line.split(": ", 1)[1] for line in out.splitlines()] == [
+        'ConfigMap "a" is valid',
+        'ConfigMap "b" is valid',
+        'ConfigMap "c" is valid',
+    ]
+    code, out, err = run("validate", str(tmp_path / "sub" / "d.yaml"), str(tmp_path / "sub"))
+    assert code == 2
+    assert "Kind' is missing" in err
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, _, err = run("validate", str(empty))
+    assert (code, err) == (2, f"error: error reading [{empty}]: recognized file extensions are [.json .yaml .yml]\n")
+
+
+def test_a_job_without_metadata_is_only_missing_its_name(tmp_path: Path) -> None:
+    """The namespace comes from the request (kubectl's default) even when the manifest has no metadata at all."""
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(
+        "apiVersion: batch/v1\nkind: Job\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n"
+        "      containers: [{name: c, image: x}]\n"
+    )
+    code, out, _ = run("validate", str(manifest))
+    assert (code, out) == (
+        1,
+        f'{manifest}: The Job "" is invalid:\n* metadata.name: Required value: name or generateName is required\n',
+    )
+
+
+@pytest.mark.parametrize(("kind", "api_version"), [("Job", "batch/v1"), ("Pod", "v1"), ("Secret", "v1")])
+def test_metadata_that_is_not_an_object_is_the_decoders_error(tmp_path: Path, kind: str, api_version: str) -> None:
+    """`metadata: x` (a mis-indented block) cannot be decoded into ObjectMeta: a 400, not a crash."""
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(f"apiVersion: {api_version}\nkind: {kind}\nmetadata: x\n")
+    code, out, _ = run("validate", str(manifest))
+    assert (code, out) == (
+        1,
+        f'{manifest}: {kind} in version "v1" cannot be handled as a {kind}: json: cannot unmarshal string into Go '
+        f"struct field {kind}.metadata of type v1.ObjectMeta\n",
     )

@@ -124,7 +124,7 @@ def run_command(
 def _load_job(path: str, field_validation: str, features: FeatureGates) -> tuple[Obj, tuple[Obj, ...]]:
     """The manifest's one Job, and the ConfigMaps and Secrets beside it (created before it), each decoded and
     validated as the API server would; any other kind is refused, naming its document."""
-    from kjobs.validate import CONFIG_KINDS, validate_manifest
+    from kjobs.validate import CONFIG_KINDS, mapping_error, validate_manifest
 
     try:
         objects = load_manifests(path)
@@ -148,6 +148,9 @@ def _load_job(path: str, field_validation: str, features: FeatureGates) -> tuple
         _fail(f"{path}: expected exactly one Job, found {kinds}")
     decoded: list[Obj] = []
     for original in objects:
+        unmapped = mapping_error(original, path)
+        if unmapped is not None:  # `apiVersion: v1` on a Job: what kubectl says, as it never sends it
+            _fail(unmapped)
         obj, rejected = decode_or_status(original, field_validation, features)
         if rejected is not None:
             hint = gated_field_hint(original, features)
