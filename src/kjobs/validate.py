@@ -102,13 +102,19 @@ def mapping_error(obj: Obj, source: str) -> str | None:
     version = api_version if isinstance(api_version, str) else ""
     if any(r.kind == kind and r.api_version == version for r in RESOURCES):
         return None
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    meta = metadata_of(obj)
     name, namespace = meta.get("name"), meta.get("namespace")
     return (
         f"resource mapping not found for name: {_quote(name if isinstance(name, str) else '')} namespace: "
         f"{_quote(namespace if isinstance(namespace, str) else '')} from {_quote(source)}: "
         f"no matches for kind {_quote(kind)} in version {_quote(version)}\nensure CRDs are installed first"
     )
+
+
+def metadata_of(obj: Obj) -> Obj:
+    """The object's metadata, or an empty one where it has none or it is not an object."""
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, dict) else {}
 
 
 def _quote(text: str) -> str:
@@ -173,6 +179,6 @@ def invalid_status(obj: Obj, errors: list[FieldError]) -> Obj:
     """The 422 `Status` an API server returns for these errors."""
     kind = str(obj.get("kind") or "")
     group = "batch" if kind in ("Job", "CronJob") else ""
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    meta = metadata_of(obj)
     name = str(meta.get("name") or meta.get("generateName") or "")
     return invalid(kind, name, errors, group=group).status()

@@ -17,7 +17,7 @@ from kjobs.api.features import DEFAULT, KNOWN, FeatureGates
 from kjobs.api.manifest import ManifestError, load_manifests
 from kjobs.api.types import Obj
 from kjobs.cli.features import feature_gates_option
-from kjobs.validate import FIELD_VALIDATION, decode, invalid_status, mapping_error, validate_manifest
+from kjobs.validate import FIELD_VALIDATION, decode, invalid_status, mapping_error, metadata_of, validate_manifest
 
 validate_option = click.option(
     "--validate",
@@ -91,7 +91,7 @@ def expand_paths(paths: tuple[str, ...]) -> list[str]:
 
 
 def _describe(obj: Obj) -> str:
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    meta = metadata_of(obj)
     return f'{obj.get("kind") or "object"} "{meta.get("name") or meta.get("generateName") or ""}"'
 
 
