@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,25 @@ from kjobs.simulate.model import ContainerModel, ExitCode, parse_duration
     ],
 )
 def test_a_bad_model_is_rejected_naming_the_field(doc: Any, field: str) -> None:
+    with pytest.raises(ModelError) as caught:
+        parse_model(doc)
+    assert str(caught.value).startswith(field)
+
+
+@pytest.mark.parametrize(
+    ("doc", "field"),
+    [
+        ({"containers": {"runTime": {"constant": math.inf}}}, "model.containers.runTime.constant: expected a finite"),
+        ({"containers": {"runTime": {"exponential": {"mean": math.nan}}}}, "model.containers.runTime.exponential"),
+        ({"containers": {"runTime": {"lognormal": {"median": 3, "sigma": math.inf}}}}, "model.containers.runTime."),
+        ({"containers": {"exitCodes": [{"code": 1, "weight": math.nan}]}}, "model.containers.exitCodes[0].weight"),
+        ({"containers": {"exitCodes": [{"code": 1, "weight": math.inf}]}}, "model.containers.exitCodes[0].weight"),
+        ({"disruptions": [{"kind": "drain", "ratePerHour": math.nan}]}, "model.disruptions[0].ratePerHour"),
+    ],
+)
+def test_yaml_inf_and_nan_are_refused(doc: Any, field: str) -> None:
+    """`.inf` and `.nan` are YAML floats: a run time of .inf ran the Job to --time-limit (minutes of wall time),
+    a nan weight or rate silently drew nonsense."""
     with pytest.raises(ModelError) as caught:
         parse_model(doc)
     assert str(caught.value).startswith(field)
