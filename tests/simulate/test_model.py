@@ -134,3 +134,39 @@ def test_an_override_applies_to_its_indexes_only() -> None:
     assert (status["failedIndexes"], result.retries_per_index) == ("1,3", {1: 1, 3: 1})
     assert result.failures_by_reason == {"Error 3": 4}
     assert 4.0 <= result.wasted_pod_seconds <= 8.0
+
+
+def test_pods_the_finished_job_ended_are_not_reported_as_counted_failures() -> None:
+    """A successPolicy met by index 0 ends the other indexes' pods: they end Failed (exit 143) but count toward
+    nothing (status.failed stays 0), so they are not `Count`; after a failure the ended pods are counted in
+    status.failed, yet no rule weighed them either."""
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "ended", "namespace": "default"},
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": 5,
+            "parallelism": 5,
+            "successPolicy": {"rules": [{"succeededIndexes": "0"}]},
+            "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "x"}]}},
+        },
+    }
+    model = parse_model(
+        {"containers": {"runTime": {"constant": "10s"}}, "overrides": [{"indexes": "0", "runTime": {"constant": "1s"}}]}
+    )
+    result = simulate(job, SimulationOptions(model=model))
+    assert (result.outcome, result.reason, result.job["status"].get("failed", 0)) == ("Complete", "SuccessPolicy", 0)
+    assert result.failures_by_action == {"EndedByJobSuccess": 4}
+    assert result.failures_by_reason == {"Error 143": 4}
+    job["spec"] = dict(job["spec"], backoffLimit=0)
+    del job["spec"]["successPolicy"]
+    failing = parse_model(
+        {
+            "containers": {"runTime": {"constant": "10s"}},
+            "overrides": [{"indexes": "0", "runTime": {"constant": "1s"}, "exitCodes": [{"code": 1}]}],
+        }
+    )
+    result = simulate(job, SimulationOptions(model=failing))
+    assert (result.outcome, result.job["status"]["failed"]) == ("Failed", 5)
+    assert result.failures_by_action == {"Count": 1, "EndedByJobFailure": 4}

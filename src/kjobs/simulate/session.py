@@ -139,9 +139,19 @@ def simulate(job: Obj, options: SimulationOptions | None = None) -> SimulationRe
         random.setstate(state)
 
 
+ENDED_BY_JOB = {"failed": "EndedByJobFailure", "succeeded": "EndedByJobSuccess"}
+"""How a pod the Job itself ended is reported: no rule was weighed for it (Kubernetes
+pkg/controller/job/job_controller.go, trackJobStatusAndRemoveFinalizers once the Job is finished). After a
+failure it is counted in status.failed; after success criteria are met (a successPolicy) it counts nowhere."""
+
+
 def action_of(view: RunView, index: int) -> str:
-    """The policy action of `view.decisions[index]`: the matched rule's, else Count."""
-    return view.decisions[index].explanation.action or "Count"
+    """The policy action of `view.decisions[index]`: the matched rule's, else Count; for a pod the finished Job
+    ended, `ENDED_BY_JOB`'s label (not Count, which would say it counted toward a backoff limit)."""
+    decision = view.decisions[index]
+    if decision.ended_by_job:
+        return ENDED_BY_JOB[decision.ended_by_job]
+    return decision.explanation.action or "Count"
 
 
 async def simulate_on_loop(job: Obj, options: SimulationOptions) -> SimulationResult:
