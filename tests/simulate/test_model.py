@@ -170,3 +170,41 @@ def test_pods_the_finished_job_ended_are_not_reported_as_counted_failures() -> N
     result = simulate(job, SimulationOptions(model=failing))
     assert (result.outcome, result.job["status"]["failed"]) == ("Failed", 5)
     assert result.failures_by_action == {"Count": 1, "EndedByJobFailure": 4}
+
+
+@pytest.mark.parametrize("spec", [{"suspend": True}, {"parallelism": 0}])
+def test_a_job_that_never_starts_ends_at_the_time_limit_without_running_to_it(spec: dict[str, Any]) -> None:
+    """A suspended Job (nothing resumes it) or one of parallelism 0 creates no pod, ever: the run reports what
+    it would at --time-limit (Unfinished, 0 pods) but stops once the controller has synced it; running the
+    cluster's heartbeats to the default 720 h took minutes of wall time."""
+    from kjobs.clock import FakeClock
+    from kjobs.simulate.session import simulate_on_loop
+    from kjobs.virtualtime import run
+
+    job: dict[str, Any] = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "idle", "namespace": "default"},
+        "spec": {**spec, "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}}},
+    }
+    clock = FakeClock()
+    start = clock.now()
+    result = run(simulate_on_loop(job, SimulationOptions(time_limit=3600)), clock)
+    assert (result.outcome, result.pods_created, result.virtual_seconds) == ("Unfinished", 0, 3600)
+    assert clock.now() - start < 60
+
+
+def test_parallelism_0_with_a_deadline_still_fails_at_the_deadline() -> None:
+    """With parallelism 0 the Job's activeDeadlineSeconds still runs (it is not suspended): DeadlineExceeded."""
+    job: dict[str, Any] = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "idle", "namespace": "default"},
+        "spec": {
+            "parallelism": 0,
+            "activeDeadlineSeconds": 60,
+            "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}},
+        },
+    }
+    result = simulate(job, SimulationOptions(time_limit=3600))
+    assert (result.outcome, result.reason) == ("Failed", "DeadlineExceeded")
