@@ -9,7 +9,6 @@ applies the server's field validation (`kjobs.server.decoding`), as a create wit
 from __future__ import annotations
 
 from copy import deepcopy
-from typing import Any
 
 import orjson
 
@@ -39,13 +38,13 @@ def decode(obj: Obj, field_validation: str, features: FeatureGates = DEFAULT) ->
     (`Strict`: raises the 400 `ApiError`), or dropped from a copy with a warning each (`Warn`) or silently
     (`Ignore`). An `apiVersion` other than the kind's is the server's 400 too."""
     from kjobs.server.decoding import check_unknown_fields
+    from kjobs.server.gotypes import first_type_error
     from kjobs.server.registry import lookup
 
     where = _RESOURCES.get(str(obj.get("kind")))
     r = lookup(*where) if where is not None else None
     if r is None:
         return obj, []
-    _check_top_level_types(obj, r.kind, r.version)
     api_version = obj.get("apiVersion")
     if api_version not in (None, "", r.api_version):
         # The API server's check of a body against the URL it was sent to (`kjobs up` makes the same).
@@ -53,37 +52,12 @@ def decode(obj: Obj, field_validation: str, features: FeatureGates = DEFAULT) ->
             f"the API version in the data ({api_version}) does not match the expected API version ({r.api_version})"
         )
     copy = deepcopy(obj)
+    mistyped = first_type_error(copy, r.kind)
+    if mistyped is not None:  # Go's decoder stops here, before the strict field check reports anything
+        raise bad_request(f'{r.kind} in version "{r.version}" cannot be handled as a {r.kind}: {mistyped}')
     warnings = check_unknown_fields(copy, r.schema_name, r.kind, r.version, field_validation, features)
     check_bytes(copy)
     return copy, warnings
-
-
-_GO_STRUCTS = {"metadata": "v1.ObjectMeta", "spec": "v1.{kind}Spec"}
-"""The Go types of the top-level objects of the kinds with a spec (k8s.io/api/batch/v1 and core/v1 types.go)."""
-
-
-def _check_top_level_types(obj: Obj, kind: str, version: str) -> None:
-    """Go's JSON decoder refuses `metadata: x` (or a `spec` that is not an object) before anything validates:
-    the 400 with encoding/json's `UnmarshalTypeError` text (sigs.k8s.io/json; apiserver
-    handlers/create.go `transformDecodeError`). Keys in sorted order: kubectl sends a map, which Go marshals sorted."""
-    for key in sorted(_GO_STRUCTS):
-        value = obj.get(key)
-        if value is None or isinstance(value, dict) or (key == "spec" and kind in ("ConfigMap", "Secret")):
-            continue
-        go_type = _GO_STRUCTS[key].format(kind=kind)
-        raise bad_request(
-            f'{kind} in version "{version}" cannot be handled as a {kind}: '
-            f"json: cannot unmarshal {_json_kind(value)} into Go struct field {kind}.{key} of type {go_type}"
-        )
-
-
-def _json_kind(value: Any) -> str:
-    """How encoding/json names a JSON value it cannot store (`UnmarshalTypeError.Value`)."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, (int, float)):
-        return "number"
-    return "array" if isinstance(value, list) else "string"
 
 
 def mapping_error(obj: Obj, source: str) -> str | None:

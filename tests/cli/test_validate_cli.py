@@ -376,3 +376,21 @@ def test_metadata_that_is_not_an_object_is_the_decoders_error(tmp_path: Path, ki
         f'{manifest}: {kind} in version "v1" cannot be handled as a {kind}: json: cannot unmarshal string into Go '
         f"struct field {kind}.metadata of type v1.ObjectMeta\n",
     )
+
+
+def test_a_mis_indented_list_is_the_decoders_400_as_kubectl_shows_it(tmp_path: Path) -> None:
+    """`containers:` followed by a mapping (the `- ` forgotten) or `command: sh -c ...` cannot be decoded into
+    the Go structs: kube-apiserver answers 400 before it validates, and so does kjobs validate."""
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: m}\nspec:\n  template:\n    spec:\n"
+        "      restartPolicy: Never\n      containers:\n        name: main\n        image: busybox\n"
+    )
+    code, out, _ = run("validate", str(manifest))
+    assert (code, out) == (
+        1,
+        f'{manifest}: Job in version "v1" cannot be handled as a Job: json: cannot unmarshal object into Go struct '
+        "field PodSpec.spec.template.spec.containers of type []v1.Container\n",
+    )
+    code, out, _ = run("validate", "-o", "json", str(manifest))
+    assert (orjson.loads(out)["code"], orjson.loads(out)["reason"]) == (400, "BadRequest")

@@ -1,0 +1,190 @@
+"""What Go's JSON decoder says of a value of the wrong type, before the API server validates anything.
+
+kube-apiserver decodes a request body into the Go structs of k8s.io/api; a string where an int32 belongs (a
+mis-indented block turning a mapping into a string, `completions: "3"`, `command: sh -c ...`) stops it there with a
+400: `Job in version "v1" cannot be handled as a Job: json: cannot unmarshal string into Go struct field
+JobSpec.spec.completions of type int32` (apiserver pkg/endpoints/handlers/create.go, `transformDecodeError`).
+The text is encoding/json's `UnmarshalTypeError` (sigs.k8s.io/json's fork): the JSON kind found (`number 1.5`
+for a number an integer field cannot hold), the innermost Go struct, the path of JSON field names from the root
+(list indexes and map keys are not in it) and the Go type of the destination, pointers dropped. Only the first
+is reported, in the order the body is read: kubectl sends a map, which Go marshals with sorted keys.
+
+The Go type names come from `data/gotypes-v1.32.json` (`kjobs.server.gotypesgen`). Types that decode
+themselves (Quantity, IntOrString, Time, ...) are left to the validators, as are fields the structs lack (the
+strict field check's business) and the fields of kjobs' own feature gates.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from kjobs.api.types import Obj
+
+_DATA = Path(__file__).parent / "data" / "gotypes-v1.32.json"
+
+ROOTS = {
+    "Job": "batch/v1.Job",
+    "CronJob": "batch/v1.CronJob",
+    "Pod": "core/v1.Pod",
+    "ConfigMap": "core/v1.ConfigMap",
+    "Secret": "core/v1.Secret",
+}
+
+_SELF_DECODING = {
+    "resource.Quantity",
+    "intstr.IntOrString",
+    "meta/v1.Time",
+    "meta/v1.MicroTime",
+    "meta/v1.Duration",
+    "meta/v1.FieldsV1",
+    "runtime.RawExtension",
+}
+"""Types with their own `UnmarshalJSON`, whose errors are not encoding/json's."""
+
+_INTS = {
+    "int32": (-(2**31), 2**31 - 1),
+    "int64": (-(2**63), 2**63 - 1),
+    "int": (-(2**63), 2**63 - 1),
+    "uint32": (0, 2**32 - 1),
+    "uint64": (0, 2**64 - 1),
+}
+
+
+@functools.cache
+def _tables() -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    data = orjson.loads(_DATA.read_bytes())
+    named: dict[str, str] = data["named"]
+    return data["structs"], {**named, "types.UID": "string"}
+
+
+def render(go_type: str) -> str:
+    """As Go's reflect prints a type: `[]core/v1.Container` → `[]v1.Container`, `[]byte` → `[]uint8`."""
+    for pkg in ("core/v1.", "batch/v1.", "meta/v1."):
+        go_type = go_type.replace(pkg, "v1.")
+    return go_type.replace("[]byte", "[]uint8")
+
+
+def first_type_error(obj: Obj, kind: str) -> str | None:
+    """encoding/json's message for the first value of `obj` (a `kind` manifest) that its Go type cannot hold, or
+    None. Integral floats in integer fields (YAML `2.0`) become ints in place, as Go reads the `2` kubectl sends."""
+    root = ROOTS.get(kind)
+    if root is None:
+        return None
+    return _walk(obj, root, kind, (), None)
+
+
+def _go_number(value: float) -> str:
+    """A float as Go's encoding/json writes it (kubectl re-encodes what it read from YAML)."""
+    if value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    return repr(value)
+
+
+def _found(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _error(found: str, go_type: str, struct: str, path: tuple[str, ...]) -> str:
+    if not path:
+        return f"json: cannot unmarshal {found} into Go value of type {render(go_type)}"
+    return f"json: cannot unmarshal {found} into Go struct field {struct}.{'.'.join(path)} of type {render(go_type)}"
+
+
+@functools.cache
+def _resolve(go_type: str) -> tuple[str, str, Any]:
+    """(category, underlying type, detail) of a Go type, pointers and named types followed: `skip` (decodes
+    itself), `bytes`, `list` (element), `map` (element), `struct` ((struct name, fields)) or `scalar`."""
+    structs, named = _tables()
+    underlying = go_type.removeprefix("*")
+    while underlying in named:
+        if underlying in _SELF_DECODING:
+            break
+        underlying = named[underlying].removeprefix("*")
+    if underlying in _SELF_DECODING:
+        return "skip", underlying, None
+    if underlying == "[]byte":
+        return "bytes", underlying, None
+    if underlying.startswith("[]"):
+        return "list", underlying, underlying[2:]
+    if underlying.startswith("map["):
+        return "map", underlying, underlying[underlying.index("]") + 1 :]
+    fields = structs.get(underlying)
+    if fields is not None:
+        return "struct", underlying, (underlying.rsplit(".", 1)[-1], fields)
+    return "scalar", underlying, None
+
+
+def _walk(value: Any, go_type: str, struct: str, path: tuple[str, ...], parent: tuple[Any, Any] | None) -> str | None:
+    """`parent`: (container, key) holding `value`, to store a normalized integer back."""
+    if value is None:
+        return None
+    category, underlying, detail = _resolve(go_type)
+    go_type = go_type.removeprefix("*")
+    if category == "skip":
+        return None
+    if category == "bytes":
+        return None if isinstance(value, str) else _error(_found(value), go_type, struct, path)
+    if category == "list":
+        if not isinstance(value, list):
+            return _error(_found(value), go_type, struct, path)
+        for i, item in enumerate(value):
+            found = _walk(item, detail, struct, path, (value, i))
+            if found is not None:
+                return found
+        return None
+    if category == "map":
+        if not isinstance(value, dict):
+            return _error(_found(value), go_type, struct, path)
+        for key in sorted(value):
+            found = _walk(value[key], detail, struct, path, (value, key))
+            if found is not None:
+                return found
+        return None
+    if category == "struct":
+        if not isinstance(value, dict):
+            return _error(_found(value), go_type, struct, path)
+        name, fields = detail
+        for key in sorted(value):
+            field = fields.get(key)
+            if field is not None:
+                found = _walk(value[key], field, name, (*path, key), (value, key))
+                if found is not None:
+                    return found
+        return None
+    return _scalar(value, underlying, go_type, struct, path, parent)
+
+
+def _scalar(
+    value: Any, underlying: str, go_type: str, struct: str, path: tuple[str, ...], parent: tuple[Any, Any] | None
+) -> str | None:
+    if underlying == "string":
+        return None if isinstance(value, str) else _error(_found(value), go_type, struct, path)
+    if underlying == "bool":
+        return None if isinstance(value, bool) else _error(_found(value), go_type, struct, path)
+    if underlying in ("float64", "float32"):
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        return None if ok else _error(_found(value), go_type, struct, path)
+    if underlying in _INTS:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return _error(_found(value), go_type, struct, path)
+        if isinstance(value, float):
+            if not math.isfinite(value) or not value.is_integer() or abs(value) >= 1e21:
+                return _error(f"number {_go_number(value)}", go_type, struct, path)
+            value = int(value)
+            if parent is not None:
+                parent[0][parent[1]] = value
+        low, high = _INTS[underlying]
+        if not low <= value <= high:
+            return _error(f"number {value}", go_type, struct, path)
+    return None
