@@ -60,19 +60,53 @@ def decode(obj: Obj, field_validation: str, features: FeatureGates = DEFAULT) ->
     return copy, warnings
 
 
-def mapping_error(obj: Obj, source: str) -> str | None:
-    """What kubectl says before it sends anything, for an object whose kind the API server does not serve at its
-    apiVersion (cli-runtime pkg/resource/mapper.go `infoForData`; apimachinery pkg/api/meta/errors.go
-    `NoKindMatchError`): `apiVersion: v1` on a Job, `batch/v1beta1` on a CronJob (removed in 1.25), no
-    apiVersion at all, or a kind served by no API server kjobs runs. None when the object maps to a resource."""
+STOP_VALIDATE = "if you choose to ignore these errors, turn validation off with --validate=false"
+"""cli-runtime pkg/resource/visitor.go `stopValidateMessage`."""
+
+
+def _object_kind_errors(obj: Obj) -> list[str]:
+    """kubectl's own check of apiVersion and kind before anything else (kubectl pkg/validation/validation.go,
+    `getObjectKind`), made unless `--validate=false`."""
+    errors = []
+    api_version = obj.get("apiVersion")
+    if api_version is None:
+        errors.append("apiVersion not set")
+    elif not isinstance(api_version, str):
+        errors.append("apiVersion isn't string type")
+    elif api_version.count("/") > 1:
+        errors.append(f"unexpected GroupVersion string: {api_version}")
+    kind = obj.get("kind")
+    if kind is None:
+        errors.append("kind not set")
+    elif not isinstance(kind, str):
+        errors.append("kind isn't string type")
+    return errors
+
+
+def mapping_error(obj: Obj, source: str, field_validation: str = "strict") -> str | None:
+    """What kubectl says before it sends anything (`field_validation`: its `--validate`): no apiVersion or kind
+    (`error validating data: apiVersion not set`), or a kind the API server does not serve at its apiVersion
+    (cli-runtime pkg/resource/mapper.go `infoForData`; apimachinery pkg/api/meta/errors.go `NoKindMatchError`):
+    `apiVersion: v1` on a Job, `batch/v1beta1` on a CronJob (removed in 1.25), or a kind served by no API server
+    kjobs runs. None when the object maps to a resource."""
+    from kjobs.server.gotypes import metadata_type_error
     from kjobs.server.registry import RESOURCES
 
+    if FIELD_VALIDATION.get(field_validation.lower()) != "Ignore":
+        errors = _object_kind_errors(obj)
+        if errors:
+            # utilerrors.NewAggregate: one error as is, several in brackets.
+            text = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+            return f"error validating {_quote(source)}: error validating data: {text}; {STOP_VALIDATE}"
     kind = obj.get("kind")
     api_version = obj.get("apiVersion")
     if not isinstance(kind, str) or not kind:
         # The unstructured decoder's `NewMissingKindErr`, with the JSON kubectl made from the YAML (keys sorted).
         data = orjson.dumps(obj, option=orjson.OPT_SORT_KEYS, default=str).decode()
         return f"unable to decode {_quote(source)}: Object 'Kind' is missing in '{data}'"
+    mistyped = metadata_type_error(obj)
+    if mistyped is not None:
+        return f"unable to decode {_quote(source)}: {mistyped}"
     version = api_version if isinstance(api_version, str) else ""
     if any(r.kind == kind and r.api_version == version for r in RESOURCES):
         return None

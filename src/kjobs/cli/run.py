@@ -150,7 +150,7 @@ def _load_job(
         _fail(f"{path}: expected exactly one Job, found {kinds}")
     decoded: list[Obj] = []
     for original in objects:
-        unmapped = mapping_error(original, path)
+        unmapped = mapping_error(original, path, field_validation)
         if unmapped is not None:  # `apiVersion: v1` on a Job: what kubectl says, as it never sends it
             _fail(unmapped)
         obj, rejected = decode_or_status(original, field_validation, features)

@@ -136,7 +136,7 @@ def validate_command(files: tuple[str, ...], output: str, field_validation: str,
             click.echo(f"error: {path}: no objects to validate", err=True)
             sys.exit(2)
         for original in objects:
-            unmapped = mapping_error(original, path)
+            unmapped = mapping_error(original, path, field_validation)
             if unmapped is not None:
                 if unmapped.startswith("unable to decode"):  # no kind: the file cannot be read as objects
                     click.echo(f"error: {unmapped}", err=True)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import math
+from copy import deepcopy
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +79,17 @@ def first_type_error(obj: Obj, kind: str) -> str | None:
     return _walk(obj, root, kind, (), None)
 
 
+KUBECTL_METADATA = "cli-runtime.metadataOnlyObject"
+"""What kubectl decodes every object into before it sends it (cli-runtime pkg/resource/metadata_decoder.go):
+its metadata as `metav1.ObjectMeta`, so a wrong type there is kubectl's own `unable to decode` error."""
+
+
+def metadata_type_error(obj: Obj) -> str | None:
+    """encoding/json's message for the first value of `obj`'s metadata that `metav1.ObjectMeta` cannot hold, as
+    kubectl decodes it (`... Go struct field metadataOnlyObject.metadata.labels of type string`), or None."""
+    return _walk({"metadata": deepcopy(obj.get("metadata"))}, KUBECTL_METADATA, "", (), None)
+
+
 def _go_number(value: float) -> str:
     """A float as Go's encoding/json writes it (kubectl re-encodes what it read from YAML)."""
     if value.is_integer() and abs(value) < 1e21:
@@ -106,6 +118,8 @@ def _resolve(go_type: str) -> tuple[str, str, Any]:
     """(category, underlying type, detail) of a Go type, pointers and named types followed: `skip` (decodes
     itself), `bytes`, `list` (element), `map` (element), `struct` ((struct name, fields)) or `scalar`."""
     structs, named = _tables()
+    if go_type == KUBECTL_METADATA:
+        return "struct", go_type, ("metadataOnlyObject", {"metadata": "meta/v1.ObjectMeta"})
     underlying = go_type.removeprefix("*")
     while underlying in named:
         if underlying in _SELF_DECODING:
