@@ -92,6 +92,8 @@ def mapping_error(obj: Obj, source: str, field_validation: str = "strict") -> st
     from kjobs.server.gotypes import metadata_type_error
     from kjobs.server.registry import RESOURCES
 
+    source = "STDIN" if source == "-" else source  # cli-runtime's name for standard input (`constSTDINstr`)
+
     if FIELD_VALIDATION.get(field_validation.lower()) != "Ignore":
         errors = _object_kind_errors(obj)
         if errors:

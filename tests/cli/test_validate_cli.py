@@ -325,6 +325,12 @@ def test_an_object_without_apiversion_or_kind_is_refused_as_kubectl_refuses_it(t
         f'error validating "{manifest}": error validating data: [apiVersion not set, kind not set]; '
         "if you choose to ignore these errors, turn validation off with --validate=false\n",
     )
+    result = CliRunner().invoke(main, ["validate", "-"], input="kind: Job\nmetadata: {name: m}\n")
+    assert (result.exit_code, result.stdout) == (
+        1,
+        'error validating "STDIN": error validating data: apiVersion not set; '
+        "if you choose to ignore these errors, turn validation off with --validate=false\n",
+    )
     manifest.write_text("metadata: {name: m}\napiVersion: batch/v1\n")
     code, out, err = run("validate", "--validate=false", str(manifest))
     assert (code, out) == (2, "")
