@@ -86,17 +86,38 @@ def test_the_first_in_the_order_kubectl_sends_is_reported() -> None:
     )
 
 
-def test_what_decodes_itself_or_is_not_a_field_is_left_to_the_validators() -> None:
-    """Quantities, IntOrStrings, Times decode themselves (other messages); unknown fields are the strict check's;
-    an integral float (YAML `2.0`) is the `2` kubectl sends, stored back as an int."""
-    obj = job(
-        {"completions": 2.0, "unknownField": {"x": 1}},
-        {"containers": [{"name": "main", "image": "x", "resources": {"limits": {"cpu": True}}}]},
-        creationTimestamp=5,
-    )
+def test_what_is_not_a_field_is_left_to_the_strict_check_and_an_integral_float_is_an_int() -> None:
+    """Unknown fields are the strict check's; Times decode themselves (left to the validators); an integral
+    float (YAML `2.0`) is the `2` kubectl sends, stored back as an int."""
+    obj = job({"completions": 2.0, "unknownField": {"x": 1}}, creationTimestamp=5)
     assert first_type_error(obj, "Job") is None
     assert type(obj["spec"]["completions"]) is int
     assert first_type_error({"kind": "Deployment", "spec": "x"}, "Deployment") is None
+
+
+@pytest.mark.parametrize("cpu", ["abc", True, {"a": 1}, ""])
+def test_a_quantity_that_does_not_parse_stops_the_decode_with_its_own_error(cpu: Any) -> None:
+    """Quantity's UnmarshalJSON error is returned at once, bare, even after a type error read before it (Go's
+    decoder saves type errors and reads on; apimachinery pkg/api/resource/quantity.go)."""
+    obj = job(
+        {"completions": "3"}, {"containers": [{"name": "main", "image": "x", "resources": {"limits": {"cpu": cpu}}}]}
+    )
+    assert first_type_error(obj, "Job") == (
+        "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+    )
+    obj["spec"]["template"]["spec"]["containers"][0]["resources"]["limits"]["cpu"] = " 500m "
+    assert first_type_error(obj, "Job") == (
+        "json: cannot unmarshal string into Go struct field JobSpec.spec.completions of type int32"
+    )
+
+
+def test_an_int_or_string_that_is_neither_is_a_bare_int32_error() -> None:
+    """IntOrString decodes a non-string with a fresh json.Unmarshal into int32: no struct context."""
+    probe = {"tcpSocket": {"port": True}}
+    obj = job({}, {"containers": [{"name": "main", "image": "x", "livenessProbe": probe}]})
+    assert first_type_error(obj, "Job") == "json: cannot unmarshal bool into Go value of type int32"
+    probe["tcpSocket"]["port"] = "http"
+    assert first_type_error(obj, "Job") is None
 
 
 def test_kubectl_apply_of_a_mistyped_job_is_the_decoders_400(http: httpx.Client) -> None:

@@ -47,6 +47,9 @@ _SELF_DECODING = {
 }
 """Types with their own `UnmarshalJSON`, whose errors are not encoding/json's."""
 
+_CHECKED_SELF_DECODING = {"resource.Quantity": "quantity", "intstr.IntOrString": "intorstring"}
+"""Self-decoding types whose errors are reproduced (the others are left to the validators)."""
+
 _INTS = {
     "int32": (-(2**31), 2**31 - 1),
     "int64": (-(2**63), 2**63 - 1),
@@ -76,7 +79,16 @@ def first_type_error(obj: Obj, kind: str) -> str | None:
     root = ROOTS.get(kind)
     if root is None:
         return None
-    return _walk(obj, root, kind, (), None)
+    return _decode(obj, root)
+
+
+def _decode(obj: Obj, root: str) -> str | None:
+    saved: list[str] = []
+    try:
+        _walk(obj, root, "", (), None, saved)
+    except _Abort as exc:
+        return str(exc)
+    return saved[0] if saved else None
 
 
 KUBECTL_METADATA = "cli-runtime.metadataOnlyObject"
@@ -87,7 +99,7 @@ its metadata as `metav1.ObjectMeta`, so a wrong type there is kubectl's own `una
 def metadata_type_error(obj: Obj) -> str | None:
     """encoding/json's message for the first value of `obj`'s metadata that `metav1.ObjectMeta` cannot hold, as
     kubectl decodes it (`... Go struct field metadataOnlyObject.metadata.labels of type string`), or None."""
-    return _walk({"metadata": deepcopy(obj.get("metadata"))}, KUBECTL_METADATA, "", (), None)
+    return _decode({"metadata": deepcopy(obj.get("metadata"))}, KUBECTL_METADATA)
 
 
 def _go_number(value: float) -> str:
@@ -120,6 +132,8 @@ def _resolve(go_type: str) -> tuple[str, str, Any]:
     structs, named = _tables()
     if go_type == KUBECTL_METADATA:
         return "struct", go_type, ("metadataOnlyObject", {"metadata": "meta/v1.ObjectMeta"})
+    if go_type.removeprefix("*") in _CHECKED_SELF_DECODING:
+        return _CHECKED_SELF_DECODING[go_type.removeprefix("*")], go_type, None
     underlying = go_type.removeprefix("*")
     while underlying in named:
         if underlying in _SELF_DECODING:
@@ -139,44 +153,82 @@ def _resolve(go_type: str) -> tuple[str, str, Any]:
     return "scalar", underlying, None
 
 
-def _walk(value: Any, go_type: str, struct: str, path: tuple[str, ...], parent: tuple[Any, Any] | None) -> str | None:
-    """`parent`: (container, key) holding `value`, to store a normalized integer back."""
+class _Abort(Exception):
+    """An `UnmarshalJSON` of a self-decoding type failed: encoding/json returns its error at once, bare, ahead of
+    any type error saved before it (Go's decode.go: `d.value` errors abort, `saveError` ones wait)."""
+
+
+def _walk(
+    value: Any, go_type: str, struct: str, path: tuple[str, ...], parent: tuple[Any, Any] | None, saved: list[str]
+) -> None:
+    """Record in `saved` the type errors of `value` as Go's decoder would, reading on after each as it does;
+    `parent`: (container, key) holding `value`, to store a normalized integer back."""
     if value is None:
-        return None
+        return
     category, underlying, detail = _resolve(go_type)
     go_type = go_type.removeprefix("*")
     if category == "skip":
-        return None
+        return
+    if category == "quantity":
+        _quantity(value)
+        return
+    if category == "intorstring":
+        _int_or_string(value, parent)
+        return
     if category == "bytes":
-        return None if isinstance(value, str) else _error(_found(value), go_type, struct, path)
+        if not isinstance(value, str):
+            saved.append(_error(_found(value), go_type, struct, path))
+        return
     if category == "list":
         if not isinstance(value, list):
-            return _error(_found(value), go_type, struct, path)
+            saved.append(_error(_found(value), go_type, struct, path))
+            return
         for i, item in enumerate(value):
-            found = _walk(item, detail, struct, path, (value, i))
-            if found is not None:
-                return found
-        return None
+            _walk(item, detail, struct, path, (value, i), saved)
+        return
     if category == "map":
         if not isinstance(value, dict):
-            return _error(_found(value), go_type, struct, path)
+            saved.append(_error(_found(value), go_type, struct, path))
+            return
         for key in sorted(value):
-            found = _walk(value[key], detail, struct, path, (value, key))
-            if found is not None:
-                return found
-        return None
+            _walk(value[key], detail, struct, path, (value, key), saved)
+        return
     if category == "struct":
         if not isinstance(value, dict):
-            return _error(_found(value), go_type, struct, path)
+            saved.append(_error(_found(value), go_type, struct, path))
+            return
         name, fields = detail
         for key in sorted(value):
             field = fields.get(key)
             if field is not None:
-                found = _walk(value[key], field, name, (*path, key), (value, key))
-                if found is not None:
-                    return found
-        return None
-    return _scalar(value, underlying, go_type, struct, path, parent)
+                _walk(value[key], field, name, (*path, key), (value, key), saved)
+        return
+    found = _scalar(value, underlying, go_type, struct, path, parent)
+    if found is not None:
+        saved.append(found)
+
+
+def _quantity(value: Any) -> None:
+    """`resource.Quantity.UnmarshalJSON`: the text (quotes dropped, spaces trimmed) through `ParseQuantity`, whose
+    error stops the decode (apimachinery pkg/api/resource/quantity.go)."""
+    from kjobs.api.quantity import ERR_FORMAT_WRONG, QuantityError, parse_quantity
+
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise _Abort(ERR_FORMAT_WRONG)
+    try:
+        parse_quantity(value.strip() if isinstance(value, str) else value)
+    except QuantityError as exc:
+        raise _Abort(str(exc)) from None
+
+
+def _int_or_string(value: Any, parent: tuple[Any, Any] | None) -> None:
+    """`intstr.IntOrString.UnmarshalJSON`: a JSON string, else `json.Unmarshal` into an int32 by a fresh decoder,
+    whose error (no struct context) stops the decode (apimachinery pkg/util/intstr/intstr.go)."""
+    if isinstance(value, str):
+        return
+    found = _scalar(value, "int32", "int32", "", (), parent)
+    if found is not None:
+        raise _Abort(found)
 
 
 def _scalar(
