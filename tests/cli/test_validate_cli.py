@@ -325,6 +325,8 @@ def test_an_object_without_apiversion_or_kind_is_refused_as_kubectl_refuses_it(t
         f'error validating "{manifest}": error validating data: [apiVersion not set, kind not set]; '
         "if you choose to ignore these errors, turn validation off with --validate=false\n",
     )
+    code, out, _ = run("validate", "-o", "json", str(manifest))
+    assert (code, orjson.loads(out)["code"], orjson.loads(out)["reason"]) == (1, 400, "BadRequest")
     result = CliRunner().invoke(main, ["validate", "-"], input="kind: Job\nmetadata: {name: m}\n")
     assert (result.exit_code, result.stdout) == (
         1,

@@ -95,18 +95,20 @@ def _describe(obj: Obj) -> str:
     return f'{obj.get("kind") or "object"} "{meta.get("name") or meta.get("generateName") or ""}"'
 
 
-def _not_served(message: str) -> Obj:
-    """The Status for an object kubectl would not send: the 404 an API server answers at a path it does not serve
-    (apiserver pkg/endpoints/handlers/responsewriters `NotFound`), carrying kubectl's message."""
+def _not_sent(message: str) -> Obj:
+    """The Status for an object kubectl would not send, carrying kubectl's message: for a kind not served, the 404
+    an API server answers at a path it does not serve (apiserver pkg/endpoints/handlers/responsewriters
+    `NotFound`); for kubectl's own validation, a 400."""
+    served = message.startswith("resource mapping not found")
     return {
         "kind": "Status",
         "apiVersion": "v1",
         "metadata": {},
         "status": "Failure",
         "message": message,
-        "reason": "NotFound",
+        "reason": "NotFound" if served else "BadRequest",
         "details": {},
-        "code": 404,
+        "code": 404 if served else 400,
     }
 
 
@@ -143,7 +145,7 @@ def validate_command(files: tuple[str, ...], output: str, field_validation: str,
                     sys.exit(2)
                 # kubectl's own refusal: nothing reaches an API server, so there is no Status to print.
                 any_invalid = True
-                statuses.append(_not_served(unmapped))
+                statuses.append(_not_sent(unmapped))
                 if output == "text":
                     click.echo(unmapped)
                 continue
