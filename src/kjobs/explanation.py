@@ -110,10 +110,13 @@ def explain(job: Obj, pod: Obj) -> Explanation:
     decision = match_policy(job, pod)
     in_place = has_restart_limit(job) and decision.action == FAIL_JOB
     if not in_place and not is_pod_failed(pod, job_for_failure):
-        effect = (
-            f"not failed (phase {phase}): the Job controller evaluates its podFailurePolicy only for failed pods"
-            + ("; a deleted pod is evaluated once it reaches phase Failed" if meta.get("deletionTimestamp") else "")
-        )
+        # Without a podFailurePolicy there is nothing to evaluate: the controller counts failed pods.
+        weighs, weighed = ("counts only", "counted")
+        if policy:
+            weighs, weighed = ("evaluates its podFailurePolicy only for", "evaluated")
+        effect = f"not failed (phase {phase}): the Job controller {weighs} failed pods"
+        if meta.get("deletionTimestamp"):
+            effect += f"; a deleted pod is {weighed} once it reaches phase Failed"
         if has_restart_limit(job):
             effect += "; its containers restart in place, and only a FailJob rule is applied to their terminations"
         return Explanation(name, False, None, False, None, None, None, effect)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from copy import deepcopy
 
+import orjson
+
 from kjobs.api.config_objects import check_bytes
 from kjobs.api.errors import ErrorType, FieldError, bad_request, invalid
 from kjobs.api.features import DEFAULT, FeatureGates
@@ -36,6 +38,7 @@ def decode(obj: Obj, field_validation: str, features: FeatureGates = DEFAULT) ->
     (`Strict`: raises the 400 `ApiError`), or dropped from a copy with a warning each (`Warn`) or silently
     (`Ignore`). An `apiVersion` other than the kind's is the server's 400 too."""
     from kjobs.server.decoding import check_unknown_fields
+    from kjobs.server.gotypes import first_type_error
     from kjobs.server.registry import lookup
 
     where = _RESOURCES.get(str(obj.get("kind")))
@@ -49,9 +52,84 @@ def decode(obj: Obj, field_validation: str, features: FeatureGates = DEFAULT) ->
             f"the API version in the data ({api_version}) does not match the expected API version ({r.api_version})"
         )
     copy = deepcopy(obj)
+    mistyped = first_type_error(copy, r.kind)
+    if mistyped is not None:  # Go's decoder stops here, before the strict field check reports anything
+        raise bad_request(f'{r.kind} in version "{r.version}" cannot be handled as a {r.kind}: {mistyped}')
     warnings = check_unknown_fields(copy, r.schema_name, r.kind, r.version, field_validation, features)
     check_bytes(copy)
     return copy, warnings
+
+
+STOP_VALIDATE = "if you choose to ignore these errors, turn validation off with --validate=false"
+"""cli-runtime pkg/resource/visitor.go `stopValidateMessage`."""
+
+
+def _object_kind_errors(obj: Obj) -> list[str]:
+    """kubectl's own check of apiVersion and kind before anything else (kubectl pkg/validation/validation.go,
+    `getObjectKind`), made unless `--validate=false`."""
+    errors = []
+    api_version = obj.get("apiVersion")
+    if api_version is None:
+        errors.append("apiVersion not set")
+    elif not isinstance(api_version, str):
+        errors.append("apiVersion isn't string type")
+    elif api_version.count("/") > 1:
+        errors.append(f"unexpected GroupVersion string: {api_version}")
+    kind = obj.get("kind")
+    if kind is None:
+        errors.append("kind not set")
+    elif not isinstance(kind, str):
+        errors.append("kind isn't string type")
+    return errors
+
+
+def mapping_error(obj: Obj, source: str, field_validation: str = "strict") -> str | None:
+    """What kubectl says before it sends anything (`field_validation`: its `--validate`): no apiVersion or kind
+    (`error validating data: apiVersion not set`), or a kind the API server does not serve at its apiVersion
+    (cli-runtime pkg/resource/mapper.go `infoForData`; apimachinery pkg/api/meta/errors.go `NoKindMatchError`):
+    `apiVersion: v1` on a Job, `batch/v1beta1` on a CronJob (removed in 1.25), or a kind served by no API server
+    kjobs runs. None when the object maps to a resource."""
+    from kjobs.server.gotypes import metadata_type_error
+    from kjobs.server.registry import RESOURCES
+
+    source = "STDIN" if source == "-" else source  # cli-runtime's name for standard input (`constSTDINstr`)
+
+    if FIELD_VALIDATION.get(field_validation.lower()) != "Ignore":
+        errors = _object_kind_errors(obj)
+        if errors:
+            # utilerrors.NewAggregate: one error as is, several in brackets.
+            text = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+            return f"error validating {_quote(source)}: error validating data: {text}; {STOP_VALIDATE}"
+    kind = obj.get("kind")
+    api_version = obj.get("apiVersion")
+    if not isinstance(kind, str) or not kind:
+        # The unstructured decoder's `NewMissingKindErr`, with the JSON kubectl made from the YAML (keys sorted).
+        data = orjson.dumps(obj, option=orjson.OPT_SORT_KEYS, default=str).decode()
+        return f"unable to decode {_quote(source)}: Object 'Kind' is missing in '{data}'"
+    mistyped = metadata_type_error(obj)
+    if mistyped is not None:
+        return f"unable to decode {_quote(source)}: {mistyped}"
+    version = api_version if isinstance(api_version, str) else ""
+    if any(r.kind == kind and r.api_version == version for r in RESOURCES):
+        return None
+    meta = metadata_of(obj)
+    name, namespace = meta.get("name"), meta.get("namespace")
+    return (
+        f"resource mapping not found for name: {_quote(name if isinstance(name, str) else '')} namespace: "
+        f"{_quote(namespace if isinstance(namespace, str) else '')} from {_quote(source)}: "
+        f"no matches for kind {_quote(kind)} in version {_quote(version)}\nensure CRDs are installed first"
+    )
+
+
+def metadata_of(obj: Obj) -> Obj:
+    """The object's metadata, or an empty one where it has none or it is not an object."""
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def _quote(text: str) -> str:
+    """Go's `%q` of a string."""
+    return orjson.dumps(text).decode()
 
 
 def validate_manifest(obj: Obj, *, apply_defaults: bool = True, features: FeatureGates = DEFAULT) -> list[FieldError]:
@@ -94,6 +172,8 @@ def _as_created(obj: Obj) -> Obj:
     """The object as the API server sees it in a create: namespace from the request (kubectl's default), and a
     name made from `generateName` when it has none (as the API server makes one before validating)."""
     meta = obj.get("metadata")
+    if meta is None:  # no metadata: the request's namespace still applies; the name is then required
+        meta = {}
     if not isinstance(meta, dict):
         return obj
     changes: Obj = {}
@@ -109,5 +189,6 @@ def invalid_status(obj: Obj, errors: list[FieldError]) -> Obj:
     """The 422 `Status` an API server returns for these errors."""
     kind = str(obj.get("kind") or "")
     group = "batch" if kind in ("Job", "CronJob") else ""
-    name = str((obj.get("metadata") or {}).get("name") or (obj.get("metadata") or {}).get("generateName") or "")
+    meta = metadata_of(obj)
+    name = str(meta.get("name") or meta.get("generateName") or "")
     return invalid(kind, name, errors, group=group).status()

@@ -66,6 +66,14 @@ def test_running_pod_is_not_evaluated(tmp_path: Path) -> None:
     assert "not failed (phase Running)" in out
 
 
+def test_a_running_pod_of_a_job_without_a_policy_is_not_said_to_be_evaluated_by_one(tmp_path: Path) -> None:
+    pod = tmp_path / "pod.yaml"
+    pod.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nstatus: {phase: Running}\n")
+    code, out, _ = run("explain", "--job", str(EXAMPLES / "count-with-backoff-limit.yaml"), "--pod", str(pod))
+    assert code == 0
+    assert out == "Pod default/p:\n  not failed (phase Running): the Job controller counts only failed pods\n"
+
+
 def test_a_job_without_a_policy_says_so_rather_than_no_rule_matched() -> None:
     code, out, _ = run(
         "explain",

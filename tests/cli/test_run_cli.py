@@ -167,6 +167,22 @@ def test_run_rejects_unknown_fields_unless_told_otherwise(tmp_path: Path) -> Non
     assert "backofLimit" not in result.stderr
 
 
+def test_run_refuses_a_job_at_a_version_that_does_not_serve_jobs(tmp_path: Path) -> None:
+    """`apiVersion: v1` on a Job: kubectl finds no Job at v1 and sends nothing; kjobs run says the same."""
+    from click.testing import CliRunner
+
+    from kjobs.cli import main
+
+    path = tmp_path / "v1.yaml"
+    path.write_text(TYPO.replace("batch/v1", "v1"))
+    result = CliRunner().invoke(main, ["run", str(path)])
+    assert result.exit_code == 2
+    assert result.stderr == (
+        f'error: resource mapping not found for name: "typo" namespace: "" from "{path}": '
+        'no matches for kind "Job" in version "v1"\nensure CRDs are installed first\n'
+    )
+
+
 def test_a_container_that_cannot_start_says_why(tmp_path: Path) -> None:
     path = tmp_path / "missing.yaml"
     path.write_text(

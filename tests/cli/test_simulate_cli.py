@@ -84,6 +84,17 @@ def test_a_bad_model_file_exits_2_naming_the_field(tmp_path: Path) -> None:
     assert "bad.yaml: model.containers.runTime.constant: expected a duration" in result.stderr
 
 
+def test_compare_with_a_manifest_that_is_not_a_job_names_the_command(tmp_path: Path) -> None:
+    pod = tmp_path / "pod.yaml"
+    pod.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n")
+    result = kjobs("simulate", str(EXAMPLES / "failjob-exit-42.yaml"), "--compare", str(pod))
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr == (
+        f'error: {pod}: document 1 is Pod "p": kjobs simulate takes one Job, and the ConfigMaps and Secrets its '
+        "pods read\n"
+    )
+
+
 def test_a_model_file_that_is_not_yaml_gets_one_line_naming_where(tmp_path: Path) -> None:
     model = tmp_path / "broken.yaml"
     model.write_text("containers: {runTime: [\n")

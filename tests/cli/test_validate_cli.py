@@ -294,17 +294,128 @@ def test_generate_name_is_a_name_as_on_create(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("api_version", "kind", "expected"), [("batch/v2", "Job", "batch/v1"), ("batch/v1", "Pod", "v1")]
+    ("api_version", "kind"),
+    [("batch/v2", "Job"), ("batch/v1", "Pod"), ("v1", "Job"), ("batch/v1beta1", "CronJob"), ("", "Job")],
 )
-def test_an_api_version_other_than_the_kinds_is_refused(
-    tmp_path: Path, api_version: str, kind: str, expected: str
+def test_a_kind_not_served_at_its_api_version_is_refused_as_kubectl_refuses_it(
+    tmp_path: Path, api_version: str, kind: str
 ) -> None:
-    """As the API server refuses a body whose apiVersion is not the URL's (kubectl would find no such kind)."""
+    """kubectl maps apiVersion and kind to a resource before it sends anything, so a Job at `v1`, the CronJob of
+    `batch/v1beta1` (removed in 1.25) or a Job without apiVersion never reaches the API server's validation."""
     manifest = tmp_path / "m.yaml"
-    manifest.write_text(f"apiVersion: {api_version}\nkind: {kind}\nmetadata: {{name: m}}\n")
+    manifest.write_text(f"apiVersion: '{api_version}'\nkind: {kind}\nmetadata: {{name: m, namespace: team}}\n")
     code, out, _ = run("validate", str(manifest))
     assert code == 1
     assert out == (
-        f"{manifest}: the API version in the data ({api_version}) does not match the expected API version "
-        f"({expected})\n"
+        f'resource mapping not found for name: "m" namespace: "team" from "{manifest}": '
+        f'no matches for kind "{kind}" in version "{api_version}"\nensure CRDs are installed first\n'
     )
+    code, out, _ = run("validate", "-o", "json", str(manifest))
+    assert (code, orjson.loads(out)["code"], orjson.loads(out)["reason"]) == (1, 404, "NotFound")
+
+
+def test_an_object_without_apiversion_or_kind_is_refused_as_kubectl_refuses_it(tmp_path: Path) -> None:
+    """kubectl checks apiVersion and kind first (kubectl pkg/validation `getObjectKind`); with --validate=false
+    it decodes, and an object without kind cannot be decoded."""
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text("metadata: {name: m}\n")
+    code, out, _ = run("validate", str(manifest))
+    assert (code, out) == (
+        1,
+        f'error validating "{manifest}": error validating data: [apiVersion not set, kind not set]; '
+        "if you choose to ignore these errors, turn validation off with --validate=false\n",
+    )
+    code, out, _ = run("validate", "-o", "json", str(manifest))
+    assert (code, orjson.loads(out)["code"], orjson.loads(out)["reason"]) == (1, 400, "BadRequest")
+    result = CliRunner().invoke(main, ["validate", "-"], input="kind: Job\nmetadata: {name: m}\n")
+    assert (result.exit_code, result.stdout) == (
+        1,
+        'error validating "STDIN": error validating data: apiVersion not set; '
+        "if you choose to ignore these errors, turn validation off with --validate=false\n",
+    )
+    manifest.write_text("metadata: {name: m}\napiVersion: batch/v1\n")
+    code, out, err = run("validate", "--validate=false", str(manifest))
+    assert (code, out) == (2, "")
+    assert err == (
+        f"error: unable to decode \"{manifest}\": Object 'Kind' is missing in "
+        """'{"apiVersion":"batch/v1","metadata":{"name":"m"}}'\n"""
+    )
+
+
+def test_a_directory_is_its_manifest_files_as_kubectl_reads_it(tmp_path: Path) -> None:
+    """`kubectl apply -f DIR` reads DIR's .json, .yaml and .yml files, in name order, not its subdirectories."""
+    for name in ("b.yml", "a.yaml", "c.json"):
+        (tmp_path / name).write_text(
+            orjson.dumps({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": name.split(".")[0]}}).decode()
+        )
+    (tmp_path / "notes.txt").write_text("not a manifest")
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "d.yaml").write_text("metadata: {}\n")
+    code, out, _ = run("validate", str(tmp_path))
+    assert code == 0, out
+    assert [line.split(": ", 1)[1] for line in out.splitlines()] == [
+        'ConfigMap "a" is valid',
+        'ConfigMap "b" is valid',
+        'ConfigMap "c" is valid',
+    ]
+    code, out, err = run("validate", str(tmp_path / "sub" / "d.yaml"), str(tmp_path / "sub"))
+    assert code == 1
+    assert out.count("[apiVersion not set, kind not set]") == 2
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, _, err = run("validate", str(empty))
+    assert (code, err) == (2, f"error: error reading [{empty}]: recognized file extensions are [.json .yaml .yml]\n")
+
+
+def test_a_job_without_metadata_is_only_missing_its_name(tmp_path: Path) -> None:
+    """The namespace comes from the request (kubectl's default) even when the manifest has no metadata at all."""
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(
+        "apiVersion: batch/v1\nkind: Job\nspec:\n  template:\n    spec:\n      restartPolicy: Never\n"
+        "      containers: [{name: c, image: x}]\n"
+    )
+    code, out, _ = run("validate", str(manifest))
+    assert (code, out) == (
+        1,
+        f'{manifest}: The Job "" is invalid:\n* metadata.name: Required value: name or generateName is required\n',
+    )
+
+
+@pytest.mark.parametrize(("kind", "api_version"), [("Job", "batch/v1"), ("Pod", "v1"), ("Secret", "v1")])
+def test_metadata_of_a_wrong_type_is_kubectls_decode_error(tmp_path: Path, kind: str, api_version: str) -> None:
+    """kubectl decodes every object's metadata into ObjectMeta before it sends it (cli-runtime
+    metadata_decoder.go): `metadata: x` or a number in labels is its own error, not a crash."""
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(f"apiVersion: {api_version}\nkind: {kind}\nmetadata: x\n")
+    code, out, err = run("validate", str(manifest))
+    assert (code, out, err) == (
+        2,
+        "",
+        f'error: unable to decode "{manifest}": json: cannot unmarshal string into Go struct field '
+        "metadataOnlyObject.metadata of type v1.ObjectMeta\n",
+    )
+    manifest.write_text(f"apiVersion: {api_version}\nkind: {kind}\nmetadata: {{name: m, labels: {{tier: 1}}}}\n")
+    code, _, err = run("validate", str(manifest))
+    assert (code, err) == (
+        2,
+        f'error: unable to decode "{manifest}": json: cannot unmarshal number into Go struct field '
+        "ObjectMeta.metadata.labels of type string\n",
+    )
+
+
+def test_a_mis_indented_list_is_the_decoders_400_as_kubectl_shows_it(tmp_path: Path) -> None:
+    """`containers:` followed by a mapping (the `- ` forgotten) or `command: sh -c ...` cannot be decoded into
+    the Go structs: kube-apiserver answers 400 before it validates, and so does kjobs validate."""
+    manifest = tmp_path / "m.yaml"
+    manifest.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: m}\nspec:\n  template:\n    spec:\n"
+        "      restartPolicy: Never\n      containers:\n        name: main\n        image: busybox\n"
+    )
+    code, out, _ = run("validate", str(manifest))
+    assert (code, out) == (
+        1,
+        f'{manifest}: Job in version "v1" cannot be handled as a Job: json: cannot unmarshal object into Go struct '
+        "field PodSpec.spec.template.spec.containers of type []v1.Container\n",
+    )
+    code, out, _ = run("validate", "-o", "json", str(manifest))
+    assert (orjson.loads(out)["code"], orjson.loads(out)["reason"]) == (400, "BadRequest")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,25 @@ from kjobs.simulate.model import ContainerModel, ExitCode, parse_duration
     ],
 )
 def test_a_bad_model_is_rejected_naming_the_field(doc: Any, field: str) -> None:
+    with pytest.raises(ModelError) as caught:
+        parse_model(doc)
+    assert str(caught.value).startswith(field)
+
+
+@pytest.mark.parametrize(
+    ("doc", "field"),
+    [
+        ({"containers": {"runTime": {"constant": math.inf}}}, "model.containers.runTime.constant: expected a finite"),
+        ({"containers": {"runTime": {"exponential": {"mean": math.nan}}}}, "model.containers.runTime.exponential"),
+        ({"containers": {"runTime": {"lognormal": {"median": 3, "sigma": math.inf}}}}, "model.containers.runTime."),
+        ({"containers": {"exitCodes": [{"code": 1, "weight": math.nan}]}}, "model.containers.exitCodes[0].weight"),
+        ({"containers": {"exitCodes": [{"code": 1, "weight": math.inf}]}}, "model.containers.exitCodes[0].weight"),
+        ({"disruptions": [{"kind": "drain", "ratePerHour": math.nan}]}, "model.disruptions[0].ratePerHour"),
+    ],
+)
+def test_yaml_inf_and_nan_are_refused(doc: Any, field: str) -> None:
+    """`.inf` and `.nan` are YAML floats: a run time of .inf ran the Job to --time-limit (minutes of wall time),
+    a nan weight or rate silently drew nonsense."""
     with pytest.raises(ModelError) as caught:
         parse_model(doc)
     assert str(caught.value).startswith(field)
@@ -114,3 +134,77 @@ def test_an_override_applies_to_its_indexes_only() -> None:
     assert (status["failedIndexes"], result.retries_per_index) == ("1,3", {1: 1, 3: 1})
     assert result.failures_by_reason == {"Error 3": 4}
     assert 4.0 <= result.wasted_pod_seconds <= 8.0
+
+
+def test_pods_the_finished_job_ended_are_not_reported_as_counted_failures() -> None:
+    """A successPolicy met by index 0 ends the other indexes' pods: they end Failed (exit 143) but count toward
+    nothing (status.failed stays 0), so they are not `Count`; after a failure the ended pods are counted in
+    status.failed, yet no rule weighed them either."""
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "ended", "namespace": "default"},
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": 5,
+            "parallelism": 5,
+            "successPolicy": {"rules": [{"succeededIndexes": "0"}]},
+            "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "x"}]}},
+        },
+    }
+    model = parse_model(
+        {"containers": {"runTime": {"constant": "10s"}}, "overrides": [{"indexes": "0", "runTime": {"constant": "1s"}}]}
+    )
+    result = simulate(job, SimulationOptions(model=model))
+    assert (result.outcome, result.reason, result.job["status"].get("failed", 0)) == ("Complete", "SuccessPolicy", 0)
+    assert result.failures_by_action == {"EndedByJobSuccess": 4}
+    assert result.failures_by_reason == {"Error 143": 4}
+    job["spec"] = dict(job["spec"], backoffLimit=0)
+    del job["spec"]["successPolicy"]
+    failing = parse_model(
+        {
+            "containers": {"runTime": {"constant": "10s"}},
+            "overrides": [{"indexes": "0", "runTime": {"constant": "1s"}, "exitCodes": [{"code": 1}]}],
+        }
+    )
+    result = simulate(job, SimulationOptions(model=failing))
+    assert (result.outcome, result.job["status"]["failed"]) == ("Failed", 5)
+    assert result.failures_by_action == {"Count": 1, "EndedByJobFailure": 4}
+
+
+@pytest.mark.parametrize("spec", [{"suspend": True}, {"parallelism": 0}])
+def test_a_job_that_never_starts_ends_at_the_time_limit_without_running_to_it(spec: dict[str, Any]) -> None:
+    """A suspended Job (nothing resumes it) or one of parallelism 0 creates no pod, ever: the run reports what
+    it would at --time-limit (Unfinished, 0 pods) but stops once the controller has synced it; running the
+    cluster's heartbeats to the default 720 h took minutes of wall time."""
+    from kjobs.clock import FakeClock
+    from kjobs.simulate.session import simulate_on_loop
+    from kjobs.virtualtime import run
+
+    job: dict[str, Any] = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "idle", "namespace": "default"},
+        "spec": {**spec, "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}}},
+    }
+    clock = FakeClock()
+    start = clock.now()
+    result = run(simulate_on_loop(job, SimulationOptions(time_limit=3600)), clock)
+    assert (result.outcome, result.pods_created, result.virtual_seconds) == ("Unfinished", 0, 3600)
+    assert clock.now() - start < 60
+
+
+def test_parallelism_0_with_a_deadline_still_fails_at_the_deadline() -> None:
+    """With parallelism 0 the Job's activeDeadlineSeconds still runs (it is not suspended): DeadlineExceeded."""
+    job: dict[str, Any] = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "idle", "namespace": "default"},
+        "spec": {
+            "parallelism": 0,
+            "activeDeadlineSeconds": 60,
+            "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "x"}]}},
+        },
+    }
+    result = simulate(job, SimulationOptions(time_limit=3600))
+    assert (result.outcome, result.reason) == ("Failed", "DeadlineExceeded")

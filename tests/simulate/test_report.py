@@ -138,3 +138,14 @@ def test_kjobs_simulate_report_writes_the_page_with_the_same_summary_as_json_out
     bad = runner.invoke(main, ["simulate", str(manifest), "--report", str(tmp_path / "missing" / "out.html")])
     assert bad.exit_code == 2
     assert "error: cannot write the report" in bad.stderr
+
+
+def test_pods_the_finished_job_ended_are_drawn_as_ended_not_as_counted() -> None:
+    """A successPolicy met by index 0 ends index 1's pod: the timeline says so, as the summary does."""
+    model = parse_model(
+        {"containers": {"runTime": {"constant": "10s"}}, "overrides": [{"indexes": "0", "runTime": {"constant": "1s"}}]}
+    )
+    spec = {"completionMode": "Indexed", "completions": 2, "parallelism": 2}
+    result = simulate(job(**spec, successPolicy={"rules": [{"succeededIndexes": "0"}]}), SimulationOptions(model=model))
+    attempts = report_data([result])["timeline"]["attempts"]
+    assert [(a["index"], a["category"]) for a in attempts] == [(0, "Succeeded"), (1, "Failed · EndedByJobSuccess")]

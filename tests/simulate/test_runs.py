@@ -63,3 +63,13 @@ def test_runs_in_worker_processes_equal_the_runs_made_in_turn(monkeypatch: pytes
 def test_short_runs_stay_in_this_process() -> None:
     results = simulate_runs(flaky_job(), SimulationOptions(seed=0), 3, workers=8)
     assert all(r.view.pods for r in results)  # none went through a worker (which drops the pods)
+
+
+def test_virtual_time_of_runs_none_of_which_finished_says_so() -> None:
+    """Percentiles of virtual time are over finished runs: with none, `p50 0` would read as finishing at once."""
+    job = flaky_job()
+    job["spec"]["suspend"] = True
+    results = simulate_runs(job, SimulationOptions(time_limit=600), 2)
+    rows = dict(runs.distribution_rows(distribution(results, 0)))
+    assert rows["outcomes"] == "Unfinished 2"
+    assert rows["virtual time (s)"] == "none finished"

@@ -121,10 +121,12 @@ def run_command(
     sys.exit(130)
 
 
-def _load_job(path: str, field_validation: str, features: FeatureGates) -> tuple[Obj, tuple[Obj, ...]]:
+def _load_job(
+    path: str, field_validation: str, features: FeatureGates, command: str = "run"
+) -> tuple[Obj, tuple[Obj, ...]]:
     """The manifest's one Job, and the ConfigMaps and Secrets beside it (created before it), each decoded and
     validated as the API server would; any other kind is refused, naming its document."""
-    from kjobs.validate import CONFIG_KINDS, validate_manifest
+    from kjobs.validate import CONFIG_KINDS, mapping_error, validate_manifest
 
     try:
         objects = load_manifests(path)
@@ -139,7 +141,7 @@ def _load_job(path: str, field_validation: str, features: FeatureGates) -> tuple
         if kind == "CronJob":  # it runs Jobs on a schedule, which needs a cluster that stays up
             cron_hint = f"\nhint: a CronJob runs on a cluster: start `kjobs up`, then `kubectl apply -f {path}`"
         _fail(
-            f"{path}: document {number} is {kind}{_named(obj)}: kjobs run takes one Job, and the ConfigMaps and "
+            f"{path}: document {number} is {kind}{_named(obj)}: kjobs {command} takes one Job, and the ConfigMaps and "
             "Secrets its pods read" + cron_hint
         )
     jobs = [o for o in objects if o.get("kind") == "Job"]
@@ -148,6 +150,9 @@ def _load_job(path: str, field_validation: str, features: FeatureGates) -> tuple
         _fail(f"{path}: expected exactly one Job, found {kinds}")
     decoded: list[Obj] = []
     for original in objects:
+        unmapped = mapping_error(original, path, field_validation)
+        if unmapped is not None:  # `apiVersion: v1` on a Job: what kubectl says, as it never sends it
+            _fail(unmapped)
         obj, rejected = decode_or_status(original, field_validation, features)
         if rejected is not None:
             hint = gated_field_hint(original, features)

@@ -110,8 +110,10 @@ def simulate_command(
 
     tune_gc()  # a control plane in one process, as `kjobs run` and `kjobs up` tune it
 
-    job, configs = _load_job(manifest, field_validation, features)
-    other, other_configs = _load_job(compare_path, field_validation, features) if compare_path else (None, ())
+    job, configs = _load_job(manifest, field_validation, features, "simulate")
+    other, other_configs = (
+        _load_job(compare_path, field_validation, features, "simulate") if compare_path else (None, ())
+    )
     try:
         model = load_model(model_path) if model_path else Model()
         for each in (job, other):

@@ -7,6 +7,7 @@ strict by default, the same message the API server of `kjobs up` returns.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 import orjson
@@ -16,7 +17,7 @@ from kjobs.api.features import DEFAULT, KNOWN, FeatureGates
 from kjobs.api.manifest import ManifestError, load_manifests
 from kjobs.api.types import Obj
 from kjobs.cli.features import feature_gates_option
-from kjobs.validate import FIELD_VALIDATION, decode, invalid_status, validate_manifest
+from kjobs.validate import FIELD_VALIDATION, decode, invalid_status, mapping_error, metadata_of, validate_manifest
 
 validate_option = click.option(
     "--validate",
@@ -68,21 +69,65 @@ def gated_field_hint(obj: Obj, features: FeatureGates) -> str | None:
     return f"hint: feature gates that are off serve some of these fields: try --feature-gates {setting}"
 
 
+FILE_EXTENSIONS = (".json", ".yaml", ".yml")
+"""The files `kubectl apply -f DIR` reads from a directory (cli-runtime pkg/resource/builder.go)."""
+
+
+def expand_paths(paths: tuple[str, ...]) -> list[str]:
+    """Each argument, a directory standing for its `.json`, `.yaml` and `.yml` files in name order (not its
+    subdirectories), as `kubectl apply -f DIR` reads it; a directory with none is kubectl's error."""
+    expanded: list[str] = []
+    for path in paths:
+        folder = Path(path)
+        if path == "-" or not folder.is_dir():
+            expanded.append(path)
+            continue
+        files = sorted(str(f) for f in folder.iterdir() if f.suffix in FILE_EXTENSIONS and not f.is_dir())
+        if not files:
+            extensions = " ".join(FILE_EXTENSIONS)
+            raise ManifestError(f"error reading [{path}]: recognized file extensions are [{extensions}]")
+        expanded.extend(files)
+    return expanded
+
+
 def _describe(obj: Obj) -> str:
-    meta = obj.get("metadata") or {}
+    meta = metadata_of(obj)
     return f'{obj.get("kind") or "object"} "{meta.get("name") or meta.get("generateName") or ""}"'
 
 
+def _not_sent(message: str) -> Obj:
+    """The Status for an object kubectl would not send, carrying kubectl's message: for a kind not served, the 404
+    an API server answers at a path it does not serve (apiserver pkg/endpoints/handlers/responsewriters
+    `NotFound`); for kubectl's own validation, a 400."""
+    served = message.startswith("resource mapping not found")
+    return {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": message,
+        "reason": "NotFound" if served else "BadRequest",
+        "details": {},
+        "code": 404 if served else 400,
+    }
+
+
 @click.command("validate")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("files", nargs=-1, required=True, type=click.Path(allow_dash=True))
 @click.option("-o", "--output", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @validate_option
 @feature_gates_option
 def validate_command(files: tuple[str, ...], output: str, field_validation: str, features: FeatureGates) -> None:
-    """Validate Job (and Pod) manifests; exit 1 if any object is invalid, 2 if a file cannot be read or is empty."""
+    """Validate Job, CronJob, Pod, ConfigMap and Secret manifests (a directory: its .yaml, .yml and .json files);
+    exit 1 if any object is invalid, 2 if a file cannot be read or is empty."""
     statuses: list[Obj] = []
     any_invalid = False
-    for path in files:
+    try:
+        paths = expand_paths(files)
+    except ManifestError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    for path in paths:
         try:
             objects = load_manifests(path)
         except ManifestError as exc:
@@ -93,6 +138,17 @@ def validate_command(files: tuple[str, ...], output: str, field_validation: str,
             click.echo(f"error: {path}: no objects to validate", err=True)
             sys.exit(2)
         for original in objects:
+            unmapped = mapping_error(original, path, field_validation)
+            if unmapped is not None:
+                if unmapped.startswith("unable to decode"):  # no kind: the file cannot be read as objects
+                    click.echo(f"error: {unmapped}", err=True)
+                    sys.exit(2)
+                # kubectl's own refusal: nothing reaches an API server, so there is no Status to print.
+                any_invalid = True
+                statuses.append(_not_sent(unmapped))
+                if output == "text":
+                    click.echo(unmapped)
+                continue
             obj, rejected = decode_or_status(original, field_validation, features)
             if rejected is not None:
                 any_invalid = True

@@ -33,6 +33,7 @@ from kjobs.server.admission import AdmissionSettings, admit_pod
 from kjobs.server.apply import FieldPath
 from kjobs.server.authz import UserInfo
 from kjobs.server.decoding import check_unknown_fields
+from kjobs.server.gotypes import first_type_error
 from kjobs.server.logs import LogOptions, LogSource, NoLogs, validate_container
 from kjobs.server.patch import apply_patch, strategic_merge
 from kjobs.server.registry import STORED, Resource, core_hook, lookup
@@ -308,6 +309,11 @@ class ApiService:
             raise bad_request(f"the kind in the data ({body_kind}) does not match the expected kind ({kind})")
         if typed:
             return []
+        if patch is None and kind == r.kind:
+            # Go's decoder, before the strict field check: a value its type cannot hold is the 400.
+            mistyped = first_type_error(body, kind)
+            if mistyped is not None:
+                raise bad_request(f'{kind} in version "{r.version}" cannot be handled as a {kind}: {mistyped}')
         schema_name = r.schema_name if kind == r.kind else None
         return check_unknown_fields(body, schema_name, kind, r.version, field_validation, self.features, patch=patch)
 

@@ -46,6 +46,8 @@ def parse_duration(value: Any, where: str) -> float:
         seconds = sum(float(n) * unit[u] for n, u in _DURATION_PART.findall(value))
     else:
         raise ModelError(f"{where}: expected a duration such as 5s, 1m30s or 250ms, got {value!r}")
+    if not math.isfinite(seconds):  # YAML's .inf and .nan are floats: no timer can fire at them
+        raise ModelError(f"{where}: expected a finite duration, got {value!r}")
     if seconds < 0:
         raise ModelError(f"{where}: must not be negative, got {value!r}")
     return seconds
@@ -264,16 +266,18 @@ def _parse_run_time(value: Any, where: str) -> float | RunTime:
     a = parse_duration(spec[names[0]], f"{at}.{names[0]}")
     b = 0.0
     if len(names) == 2:
-        second = spec[names[1]]
-        if kind == "lognormal":
-            if isinstance(second, bool) or not isinstance(second, int | float) or second < 0:
-                raise ModelError(f"{at}.sigma: expected a non-negative number, got {second!r}")
-            b = float(second)
-        else:
-            b = parse_duration(second, f"{at}.{names[1]}")
+        second, where = spec[names[1]], f"{at}.{names[1]}"
+        b = _non_negative(second, where) if kind == "lognormal" else parse_duration(second, where)
     if kind == "uniform" and b < a:
         raise ModelError(f"{at}.max: must not be less than min")
     return RunTime(kind, a, b)
+
+
+def _non_negative(value: Any, where: str) -> float:
+    """A finite number ≥ 0 (YAML's `.inf` and `.nan` are floats, and would make every draw inf or nan)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 <= value < math.inf:
+        raise ModelError(f"{where}: expected a non-negative number, got {value!r}")
+    return float(value)
 
 
 def _probability(value: Any, where: str) -> float:
@@ -332,10 +336,8 @@ def _parse_disruptions(value: Any, where: str) -> list[DisruptionProcess]:
         rates = [key for key in ("ratePerHour", "ratePerPodHour") if key in spec]
         if len(rates) != 1:
             raise ModelError(f"{at}: expected exactly one of: ratePerHour, ratePerPodHour")
-        rate = spec[rates[0]]
-        if isinstance(rate, bool) or not isinstance(rate, int | float) or rate < 0:
-            raise ModelError(f"{at}.{rates[0]}: expected a non-negative number, got {rate!r}")
-        processes.append(DisruptionProcess(kind, float(rate), "hour" if rates[0] == "ratePerHour" else "pod-hour"))
+        rate = _non_negative(spec[rates[0]], f"{at}.{rates[0]}")
+        processes.append(DisruptionProcess(kind, rate, "hour" if rates[0] == "ratePerHour" else "pod-hour"))
     return processes
 
 
@@ -349,10 +351,7 @@ def _parse_exit_codes(value: Any, where: str) -> tuple[ExitCode, ...]:
         code = entry.get("code")
         if isinstance(code, bool) or not isinstance(code, int) or not 0 <= code <= 255:
             raise ModelError(f"{at}.code: expected an exit code from 0 to 255, got {code!r}")
-        weight = entry.get("weight", 1.0)
-        if isinstance(weight, bool) or not isinstance(weight, int | float) or weight < 0:
-            raise ModelError(f"{at}.weight: expected a non-negative number, got {weight!r}")
-        entries.append(ExitCode(code, float(weight)))
+        entries.append(ExitCode(code, _non_negative(entry.get("weight", 1.0), f"{at}.weight")))
     if sum(e.weight for e in entries) <= 0:
         raise ModelError(f"{where}: the weights must not all be 0")
     return tuple(entries)

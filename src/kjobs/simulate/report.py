@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from kjobs.simulate import plots
-from kjobs.simulate.session import SimulationResult
+from kjobs.simulate.session import ENDED_BY_JOB, SimulationResult
 
 MAX_ATTEMPTS = 20_000
 """Attempts carried in the data block (the first, by creation); more are counted in `attemptsOmitted`."""
@@ -36,6 +36,8 @@ ACTION_SHADES = {
     "FailIndex": ("#e8590c", "#f59f00", "#d9480f"),
     "Ignore": ("#7048e8", "#4263eb", "#9c36b5"),
     "Count": ("#f08c00", "#fab005", "#e67700"),
+    "EndedByJobFailure": ("#5c5f66",),
+    "EndedByJobSuccess": ("#a6a7ab",),
 }
 OUTCOME_COLOURS = {"Complete": "#2f9e44", "Failed": "#e03131", "Unfinished": "#74c0fc"}
 
@@ -72,6 +74,8 @@ def attempts(result: SimulationResult) -> list[dict[str, Any]]:
         e = decision.explanation if decision is not None else None
         failed = pod["outcome"] == "Failed"
         pod["action"] = ((e.action if e is not None else None) or "Count") if failed else None
+        if decision is not None and decision.ended_by_job:  # as the summary counts it: weighed by no rule
+            pod["action"] = ENDED_BY_JOB[decision.ended_by_job]
         pod["rule"] = e.rule_index if e is not None else None
         pod["ruleName"] = e.rule_name if e is not None else None
         pod["cause"] = decision.cause if decision is not None else None
@@ -87,6 +91,8 @@ def category(attempt: dict[str, Any]) -> str:
         return DELETED
     if attempt["outcome"] == "Unfinished":
         return UNFINISHED
+    if attempt["action"] in ENDED_BY_JOB.values():
+        return f"Failed · {attempt['action']}"
     if attempt["rule"] is None:
         return f"Failed · {attempt['action']} (no rule matched)"
     name = f' "{attempt["ruleName"]}"' if attempt["ruleName"] else ""

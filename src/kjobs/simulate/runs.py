@@ -134,7 +134,11 @@ def distribution_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
         ("success probability", f"{summary['successProbability']:.1%}"),
         ("outcomes", outcomes),
         ("reasons", ", ".join(f"{k} {v}" for k, v in summary["reasons"].items()) or "none"),
-        ("virtual time (s)", spread("virtualSeconds")),
+        # Finished runs only: with none, zeros would read as "finished at once".
+        (
+            "virtual time (s)",
+            spread("virtualSeconds") if set(summary["outcomes"]) - {"Unfinished"} else "none finished",
+        ),
         ("pods created", spread("podsCreated")),
         ("wasted pod-seconds", spread("wastedPodSeconds")),
         ("retries per run", spread("retriesPerRun")),

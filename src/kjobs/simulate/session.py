@@ -139,9 +139,30 @@ def simulate(job: Obj, options: SimulationOptions | None = None) -> SimulationRe
         random.setstate(state)
 
 
+ENDED_BY_JOB = {"failed": "EndedByJobFailure", "succeeded": "EndedByJobSuccess"}
+"""How a pod the Job itself ended is reported: no rule was weighed for it (Kubernetes
+pkg/controller/job/job_controller.go, trackJobStatusAndRemoveFinalizers once the Job is finished). After a
+failure it is counted in status.failed; after success criteria are met (a successPolicy) it counts nowhere."""
+
+
+def never_starts(job: Obj) -> bool:
+    """Whether a Job the controller has synced will never create a pod nor change: suspended (`Suspended=True`;
+    nothing in a simulation resumes it, and its activeDeadlineSeconds does not run while suspended), or
+    `parallelism: 0` without an activeDeadlineSeconds (Kubernetes pkg/controller/job/job_controller.go). Its run
+    then ends as it would at `--time-limit`, without minutes of wall time spent on heartbeats."""
+    spec, status = job.get("spec") or {}, job.get("status") or {}
+    if spec.get("suspend") is True:
+        return any(c.get("type") == "Suspended" and c.get("status") == "True" for c in status.get("conditions") or ())
+    return spec.get("parallelism") == 0 and spec.get("activeDeadlineSeconds") is None and "startTime" in status
+
+
 def action_of(view: RunView, index: int) -> str:
-    """The policy action of `view.decisions[index]`: the matched rule's, else Count."""
-    return view.decisions[index].explanation.action or "Count"
+    """The policy action of `view.decisions[index]`: the matched rule's, else Count; for a pod the finished Job
+    ended, `ENDED_BY_JOB`'s label (not Count, which would say it counted toward a backoff limit)."""
+    decision = view.decisions[index]
+    if decision.ended_by_job:
+        return ENDED_BY_JOB[decision.ended_by_job]
+    return decision.explanation.action or "Count"
 
 
 async def simulate_on_loop(job: Obj, options: SimulationOptions) -> SimulationResult:
@@ -199,6 +220,7 @@ async def _follow(
     created: set[str] = set()
     phases: dict[str, str] = {}
     done = asyncio.Event()
+    idle = asyncio.Event()
     start = clock.now()
     for config in options.configs:
         where = str((config.get("metadata") or {}).get("namespace") or namespace)
@@ -221,6 +243,9 @@ async def _follow(
         for line in view.update_job(new):
             trace.append((at(), "job", str(meta["name"]), line.removeprefix("job condition ")))
         if view.finished() is not None:
+            done.set()
+        elif not created and never_starts(new):
+            idle.set()
             done.set()
 
     def on_pod(old: Obj | None, new: Obj | None) -> None:
@@ -277,7 +302,7 @@ async def _follow(
         outcome=outcome,
         reason=str(cond.get("reason") or ""),
         message=str(cond.get("message") or ""),
-        virtual_seconds=at(),
+        virtual_seconds=options.time_limit if idle.is_set() else at(),
         wall_seconds=time.perf_counter() - wall,
         pods_created=len(created),
         failures_by_action=dict(sorted(actions.items())),

@@ -1,0 +1,256 @@
+"""What Go's JSON decoder says of a value of the wrong type, before the API server validates anything.
+
+kube-apiserver decodes a request body into the Go structs of k8s.io/api; a string where an int32 belongs (a
+mis-indented block turning a mapping into a string, `completions: "3"`, `command: sh -c ...`) stops it there with a
+400: `Job in version "v1" cannot be handled as a Job: json: cannot unmarshal string into Go struct field
+JobSpec.spec.completions of type int32` (apiserver pkg/endpoints/handlers/create.go, `transformDecodeError`).
+The text is encoding/json's `UnmarshalTypeError` (sigs.k8s.io/json's fork): the JSON kind found (`number 1.5`
+for a number an integer field cannot hold), the innermost Go struct, the path of JSON field names from the root
+(list indexes and map keys are not in it) and the Go type of the destination, pointers dropped. Only the first
+is reported, in the order the body is read: kubectl sends a map, which Go marshals with sorted keys.
+
+The Go type names come from `data/gotypes-v1.32.json` (`kjobs.server.gotypesgen`). Types that decode
+themselves (Quantity, IntOrString, Time, ...) are left to the validators, as are fields the structs lack (the
+strict field check's business) and the fields of kjobs' own feature gates.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+from copy import deepcopy
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from kjobs.api.types import Obj
+
+_DATA = Path(__file__).parent / "data" / "gotypes-v1.32.json"
+
+ROOTS = {
+    "Job": "batch/v1.Job",
+    "CronJob": "batch/v1.CronJob",
+    "Pod": "core/v1.Pod",
+    "ConfigMap": "core/v1.ConfigMap",
+    "Secret": "core/v1.Secret",
+}
+
+_SELF_DECODING = {
+    "resource.Quantity",
+    "intstr.IntOrString",
+    "meta/v1.Time",
+    "meta/v1.MicroTime",
+    "meta/v1.Duration",
+    "meta/v1.FieldsV1",
+    "runtime.RawExtension",
+}
+"""Types with their own `UnmarshalJSON`, whose errors are not encoding/json's."""
+
+_CHECKED_SELF_DECODING = {"resource.Quantity": "quantity", "intstr.IntOrString": "intorstring"}
+"""Self-decoding types whose errors are reproduced (the others are left to the validators)."""
+
+_INTS = {
+    "int32": (-(2**31), 2**31 - 1),
+    "int64": (-(2**63), 2**63 - 1),
+    "int": (-(2**63), 2**63 - 1),
+    "uint32": (0, 2**32 - 1),
+    "uint64": (0, 2**64 - 1),
+}
+
+
+@functools.cache
+def _tables() -> tuple[dict[str, dict[str, str]], dict[str, str]]:
+    data = orjson.loads(_DATA.read_bytes())
+    named: dict[str, str] = data["named"]
+    return data["structs"], {**named, "types.UID": "string"}
+
+
+def render(go_type: str) -> str:
+    """As Go's reflect prints a type: `[]core/v1.Container` → `[]v1.Container`, `[]byte` → `[]uint8`."""
+    for pkg in ("core/v1.", "batch/v1.", "meta/v1."):
+        go_type = go_type.replace(pkg, "v1.")
+    return go_type.replace("[]byte", "[]uint8")
+
+
+def first_type_error(obj: Obj, kind: str) -> str | None:
+    """encoding/json's message for the first value of `obj` (a `kind` manifest) that its Go type cannot hold, or
+    None. Integral floats in integer fields (YAML `2.0`) become ints in place, as Go reads the `2` kubectl sends."""
+    root = ROOTS.get(kind)
+    if root is None:
+        return None
+    return _decode(obj, root)
+
+
+def _decode(obj: Obj, root: str) -> str | None:
+    saved: list[str] = []
+    try:
+        _walk(obj, root, "", (), None, saved)
+    except _Abort as exc:
+        return str(exc)
+    return saved[0] if saved else None
+
+
+KUBECTL_METADATA = "cli-runtime.metadataOnlyObject"
+"""What kubectl decodes every object into before it sends it (cli-runtime pkg/resource/metadata_decoder.go):
+its metadata as `metav1.ObjectMeta`, so a wrong type there is kubectl's own `unable to decode` error."""
+
+
+def metadata_type_error(obj: Obj) -> str | None:
+    """encoding/json's message for the first value of `obj`'s metadata that `metav1.ObjectMeta` cannot hold, as
+    kubectl decodes it (`... Go struct field metadataOnlyObject.metadata.labels of type string`), or None."""
+    return _decode({"metadata": deepcopy(obj.get("metadata"))}, KUBECTL_METADATA)
+
+
+def _go_number(value: float) -> str:
+    """A float as Go's encoding/json writes it (kubectl re-encodes what it read from YAML)."""
+    if value.is_integer() and abs(value) < 1e21:
+        return str(int(value))
+    return repr(value)
+
+
+def _found(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _error(found: str, go_type: str, struct: str, path: tuple[str, ...]) -> str:
+    if not path:
+        return f"json: cannot unmarshal {found} into Go value of type {render(go_type)}"
+    return f"json: cannot unmarshal {found} into Go struct field {struct}.{'.'.join(path)} of type {render(go_type)}"
+
+
+@functools.cache
+def _resolve(go_type: str) -> tuple[str, str, Any]:
+    """(category, underlying type, detail) of a Go type, pointers and named types followed: `skip` (decodes
+    itself), `bytes`, `list` (element), `map` (element), `struct` ((struct name, fields)) or `scalar`."""
+    structs, named = _tables()
+    if go_type == KUBECTL_METADATA:
+        return "struct", go_type, ("metadataOnlyObject", {"metadata": "meta/v1.ObjectMeta"})
+    if go_type.removeprefix("*") in _CHECKED_SELF_DECODING:
+        return _CHECKED_SELF_DECODING[go_type.removeprefix("*")], go_type, None
+    underlying = go_type.removeprefix("*")
+    while underlying in named:
+        if underlying in _SELF_DECODING:
+            break
+        underlying = named[underlying].removeprefix("*")
+    if underlying in _SELF_DECODING:
+        return "skip", underlying, None
+    if underlying == "[]byte":
+        return "bytes", underlying, None
+    if underlying.startswith("[]"):
+        return "list", underlying, underlying[2:]
+    if underlying.startswith("map["):
+        return "map", underlying, underlying[underlying.index("]") + 1 :]
+    fields = structs.get(underlying)
+    if fields is not None:
+        return "struct", underlying, (underlying.rsplit(".", 1)[-1], fields)
+    return "scalar", underlying, None
+
+
+class _Abort(Exception):
+    """An `UnmarshalJSON` of a self-decoding type failed: encoding/json returns its error at once, bare, ahead of
+    any type error saved before it (Go's decode.go: `d.value` errors abort, `saveError` ones wait)."""
+
+
+def _walk(
+    value: Any, go_type: str, struct: str, path: tuple[str, ...], parent: tuple[Any, Any] | None, saved: list[str]
+) -> None:
+    """Record in `saved` the type errors of `value` as Go's decoder would, reading on after each as it does;
+    `parent`: (container, key) holding `value`, to store a normalized integer back."""
+    if value is None:
+        return
+    category, underlying, detail = _resolve(go_type)
+    go_type = go_type.removeprefix("*")
+    if category == "skip":
+        return
+    if category == "quantity":
+        _quantity(value)
+        return
+    if category == "intorstring":
+        _int_or_string(value, parent)
+        return
+    if category == "bytes":
+        if not isinstance(value, str):
+            saved.append(_error(_found(value), go_type, struct, path))
+        return
+    if category == "list":
+        if not isinstance(value, list):
+            saved.append(_error(_found(value), go_type, struct, path))
+            return
+        for i, item in enumerate(value):
+            _walk(item, detail, struct, path, (value, i), saved)
+        return
+    if category == "map":
+        if not isinstance(value, dict):
+            saved.append(_error(_found(value), go_type, struct, path))
+            return
+        for key in sorted(value):
+            _walk(value[key], detail, struct, path, (value, key), saved)
+        return
+    if category == "struct":
+        if not isinstance(value, dict):
+            saved.append(_error(_found(value), go_type, struct, path))
+            return
+        name, fields = detail
+        for key in sorted(value):
+            field = fields.get(key)
+            if field is not None:
+                _walk(value[key], field, name, (*path, key), (value, key), saved)
+        return
+    found = _scalar(value, underlying, go_type, struct, path, parent)
+    if found is not None:
+        saved.append(found)
+
+
+def _quantity(value: Any) -> None:
+    """`resource.Quantity.UnmarshalJSON`: the text (quotes dropped, spaces trimmed) through `ParseQuantity`, whose
+    error stops the decode (apimachinery pkg/api/resource/quantity.go)."""
+    from kjobs.api.quantity import ERR_FORMAT_WRONG, QuantityError, parse_quantity
+
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        raise _Abort(ERR_FORMAT_WRONG)
+    try:
+        parse_quantity(value.strip() if isinstance(value, str) else value)
+    except QuantityError as exc:
+        raise _Abort(str(exc)) from None
+
+
+def _int_or_string(value: Any, parent: tuple[Any, Any] | None) -> None:
+    """`intstr.IntOrString.UnmarshalJSON`: a JSON string, else `json.Unmarshal` into an int32 by a fresh decoder,
+    whose error (no struct context) stops the decode (apimachinery pkg/util/intstr/intstr.go)."""
+    if isinstance(value, str):
+        return
+    found = _scalar(value, "int32", "int32", "", (), parent)
+    if found is not None:
+        raise _Abort(found)
+
+
+def _scalar(
+    value: Any, underlying: str, go_type: str, struct: str, path: tuple[str, ...], parent: tuple[Any, Any] | None
+) -> str | None:
+    if underlying == "string":
+        return None if isinstance(value, str) else _error(_found(value), go_type, struct, path)
+    if underlying == "bool":
+        return None if isinstance(value, bool) else _error(_found(value), go_type, struct, path)
+    if underlying in ("float64", "float32"):
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        return None if ok else _error(_found(value), go_type, struct, path)
+    if underlying in _INTS:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return _error(_found(value), go_type, struct, path)
+        if isinstance(value, float):
+            if not math.isfinite(value) or not value.is_integer() or abs(value) >= 1e21:
+                return _error(f"number {_go_number(value)}", go_type, struct, path)
+            value = int(value)
+            if parent is not None:
+                parent[0][parent[1]] = value
+        low, high = _INTS[underlying]
+        if not low <= value <= high:
+            return _error(f"number {value}", go_type, struct, path)
+    return None

@@ -1,0 +1,101 @@
+"""Build-time generator for `kjobs/server/data/gotypes-v1.32.json` (not imported at run time).
+
+The API server decodes a body into Go structs before anything validates it, and a value of the wrong JSON type
+fails there with encoding/json's text, which names Go types: `json: cannot unmarshal string into Go struct field
+JobSpec.spec.completions of type int32`, `... of type v1.RestartPolicy`, `... of type []v1.Container`. The
+OpenAPI schemas (`schemagen`) do not carry those names (a named string type such as `RestartPolicy` is only
+`string` there), so this reads them from the Go sources of k8s.io/api and k8s.io/apimachinery at the release's
+tags, as `{"structs": {PKG.Struct: {jsonField: goType}}, "named": {PKG.Type: underlyingType}}`, with packages
+written `core/v1`, `batch/v1`, `meta/v1` so that equal names in two packages stay apart:
+
+    python -m kjobs.server.gotypesgen API_CHECKOUT APIMACHINERY_CHECKOUT  # git trees at v0.32.x
+
+A Go type is kept as written, qualified with its package (`[]core/v1.Container`, `map[string]string`,
+`*int32`); `kjobs.server.gotypes` renders it as Go's reflect does (`[]v1.Container`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+SOURCES = {
+    "core/v1": ("api", "core/v1/types.go"),
+    "batch/v1": ("api", "batch/v1/types.go"),
+    "meta/v1": ("apimachinery", "pkg/apis/meta/v1/types.go"),
+}
+IMPORTS = {"metav1": "meta/v1", "corev1": "core/v1", "v1": "core/v1"}
+"""The import aliases those files use for each other."""
+
+OUT = Path(__file__).parent / "data" / "gotypes-v1.32.json"
+
+_STRUCT = re.compile(r"^type (\w+) struct \{$")
+_NAMED = re.compile(r"^type (\w+) ([\w.\[\]*]+)$")
+_FIELD = re.compile(r'^\t(\w+)\s+([\w.\[\]*]+)\s+`json:"([^"]*)"')
+_EMBEDDED = re.compile(r'^\t([\w.]+)\s+`json:"([^"]*)"')
+"""An embedded struct: promoted when `,inline`, else a field named by its tag (`metav1.ObjectMeta`)."""
+_IDENT = re.compile(r"[A-Za-z_][\w]*(?:\.[A-Za-z_]\w*)?")
+_BUILTIN = {"string", "bool", "byte", "int", "int32", "int64", "uint", "uint32", "uint64", "float32", "float64"}
+
+
+def qualify(expr: str, pkg: str) -> str:
+    """`[]Container` in core/v1 → `[]core/v1.Container`; `metav1.Time` → `meta/v1.Time`; builtins unchanged;
+    other packages (`resource.Quantity`, `intstr.IntOrString`, `types.UID`) as written."""
+
+    def one(match: re.Match[str]) -> str:
+        name = match.group(0)
+        if "." in name:
+            alias, _, rest = name.partition(".")
+            return f"{IMPORTS[alias]}.{rest}" if alias in IMPORTS else name
+        return name if name in _BUILTIN or name == "map" else f"{pkg}.{name}"
+
+    return _IDENT.sub(one, expr)
+
+
+def parse(pkg: str, text: str, structs: dict[str, dict[str, str]], named: dict[str, str]) -> None:
+    """Every struct's JSON fields (inline embeddings recorded as `,inline` entries) and every named type."""
+    current: dict[str, str] | None = None
+    for line in text.splitlines():
+        if current is not None:
+            if line == "}":
+                current = None
+            elif (m := _FIELD.match(line)) is not None and m.group(3).split(",")[0] not in ("", "-"):
+                current[m.group(3).split(",")[0]] = qualify(m.group(2), pkg)
+            elif (m := _EMBEDDED.match(line)) is not None:
+                tag = m.group(2).split(",")[0]
+                current[tag or f",inline{len(current)}"] = qualify(m.group(1), pkg)
+            continue
+        if (m := _STRUCT.match(line)) is not None:
+            current = structs.setdefault(f"{pkg}.{m.group(1)}", {})
+        elif (m := _NAMED.match(line)) is not None:
+            named[f"{pkg}.{m.group(1)}"] = qualify(m.group(2), pkg)
+
+
+def flatten(structs: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
+    """Fields of inline-embedded structs merged into the embedding struct (encoding/json promotes them)."""
+
+    def fields(name: str) -> dict[str, str]:
+        out: dict[str, str] = {}
+        for key, expr in structs.get(name, {}).items():
+            if key.startswith(",inline"):
+                out.update(fields(expr))
+            else:
+                out[key] = expr
+        return out
+
+    return {name: fields(name) for name in structs}
+
+
+def main(api: str, apimachinery: str) -> None:
+    roots = {"api": Path(api), "apimachinery": Path(apimachinery)}
+    structs: dict[str, dict[str, str]] = {}
+    named: dict[str, str] = {}
+    for pkg, (repo, path) in SOURCES.items():
+        parse(pkg, (roots[repo] / path).read_text(), structs, named)
+    OUT.write_text(json.dumps({"structs": flatten(structs), "named": named}, sort_keys=True, indent=0) + "\n")
+
+
+if __name__ == "__main__":
+    main(*sys.argv[1:3])
