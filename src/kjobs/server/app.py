@@ -18,7 +18,6 @@ import dataclasses
 import functools
 import logging
 import random
-import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -38,6 +37,7 @@ from kjobs.server import (
     listoptions,
     negotiation,
     openapi,
+    params,
     protobuf,
     registry,
     remotecommand,
@@ -285,11 +285,7 @@ class Request:
         """An integer query parameter (None: absent or empty); 400 BadRequest with `strconv.ParseInt`'s error
         when it is not one, as the handlers answer a `DecodeParameters` failure."""
         text = self.query.get(name, "")
-        if not text:
-            return None
-        if _GO_INT.fullmatch(text) is None:
-            raise bad_request(f'strconv.ParseInt: parsing "{text}": invalid syntax')
-        return int(text)
+        return params.parse_int64(text) if text else None
 
     @property
     def target(self) -> negotiation.Target | None:
@@ -729,7 +725,9 @@ class App:
         fields = parse_field_selector(request.query.get("fieldSelector"))
         fields.check_supported(r.store_key)
         body = await request.decoded()
-        options = DeleteOptions.parse(body if isinstance(body, dict) else None, request.query)
+        if body is not None and not isinstance(body, dict):
+            raise bad_request("DeleteOptions must be a JSON object")
+        options = DeleteOptions.parse(body, request.query)
         items, _ = self.storage.list(r.store_key, namespace, label_selector=labels, field_selector=fields)
         deleted: list[Obj] = []
         for obj in items:
@@ -1067,9 +1065,6 @@ def _verb(method: str, named: bool, watch: bool) -> str:
         return "delete" if named else "deletecollection"
     return _VERBS.get(method, method.lower())
 
-
-_GO_INT = re.compile(r"[+-]?[0-9]+")
-"""What Go's `strconv.ParseInt(text, 10, 64)` reads (Python's `int` also takes spaces and underscores)."""
 
 INCONSISTENT = -1
 """A continue token's revision that means "the current one": what a 410 Expired hands back to finish a list."""
