@@ -206,6 +206,59 @@ def test_a_field_manager_with_an_unprintable_character_is_422(api: Asgi) -> None
     assert api.request("GET", CONFIGMAPS + "/c").status_code == 404
 
 
+# ------------------------------------------------------------------------------------------- YAML
+
+
+@pytest.mark.parametrize(
+    ("data", "stored"),
+    [
+        ("{1: one, true: two, 2.5: three}", {"1": "one", "true": "two", "2.5": "three"}),
+        (
+            "{day: 2001-12-14, at: 2001-12-14t21:59:43.10-05:00}",
+            {"day": "2001-12-14", "at": "2001-12-14t21:59:43.10-05:00"},
+        ),
+        ("{a: !!binary aGVsbG8=}", {"a": "hello"}),
+    ],
+)
+def test_yaml_values_json_cannot_hold_are_read_as_kubernetes_reads_them(
+    api: Asgi, data: str, stored: dict[str, str]
+) -> None:
+    """apimachinery turns YAML into JSON (sigs.k8s.io/yaml): keys become strings, timestamps stay strings."""
+    body = f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\ndata: {data}\n".encode()
+    response = api.request("POST", CONFIGMAPS, content=body, headers={"content-type": "application/yaml"})
+    assert response.status_code == 201, response.text
+    assert response.json()["data"] == stored
+
+
+@pytest.mark.parametrize("data", ["{null: a}", "{a: .nan}", "{a: [.inf]}"])
+def test_yaml_values_json_has_no_form_for_are_400(api: Asgi, data: str) -> None:
+    body = f"apiVersion: v1\nkind: ConfigMap\nmetadata: {{name: c}}\ndata: {data}\n".encode()
+    response = api.request("POST", CONFIGMAPS, content=body, headers={"content-type": "application/yaml"})
+    _status(response, 400, "BadRequest")
+    assert api.request("GET", CONFIGMAPS + "/c").status_code == 404
+
+
+def test_the_server_answers_others_while_it_reads_a_large_yaml_body(api: Asgi) -> None:
+    """A megabyte of YAML takes seconds to read; other requests are answered meanwhile, not after it."""
+    big = b"apiVersion: v1\nkind: ConfigMap\nmetadata: {name: big}\nx: [" + b"1," * 400_000 + b"1]\n"
+    finished: list[str] = []
+
+    async def call(name: str, method: str, url: str, **kwargs: Any) -> None:
+        await api.client.request(method, url, timeout=60, **kwargs)
+        finished.append(name)
+
+    async def race() -> None:
+        yaml_post = asyncio.ensure_future(
+            call("yaml", "POST", CONFIGMAPS, content=big, headers={"content-type": "application/yaml"})
+        )
+        await asyncio.sleep(0.05)  # the YAML request is being read
+        await call("get", "GET", "/version")
+        await yaml_post
+
+    api.loop.run_until_complete(race())
+    assert finished == ["get", "yaml"]
+
+
 # ------------------------------------------------------------------------------------------- property
 
 RESOURCE_PATHS = [
