@@ -7,6 +7,8 @@ See docs/api-robustness.md for what was tried and what kube-apiserver answers.
 from __future__ import annotations
 
 import asyncio
+import gc
+import logging
 import os
 from collections.abc import Iterator
 from typing import Any
@@ -257,6 +259,30 @@ def test_the_server_answers_others_while_it_reads_a_large_yaml_body(api: Asgi) -
 
     api.loop.run_until_complete(race())
     assert finished == ["get", "yaml"]
+
+
+# ------------------------------------------------------------------------------------------- watches
+
+
+def test_a_watch_cancelled_mid_wait_leaves_no_task_error_in_the_log(
+    api: Asgi, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A watch handler cancelled while it waits (as a server shutting down cancels it) logs no
+    `Task exception was never retrieved` traceback for the event it was waiting for."""
+
+    async def cancelled_watch() -> None:
+        call = asyncio.ensure_future(api.client.get(JOBS, params={"watch": "1"}, timeout=60))
+        await asyncio.sleep(0.1)
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        await asyncio.sleep(0.05)
+
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        api.loop.run_until_complete(cancelled_watch())
+        gc.collect()
+        api.loop.run_until_complete(asyncio.sleep(0.05))
+    assert "never retrieved" not in caplog.text
 
 
 # ------------------------------------------------------------------------------------------- property

@@ -955,6 +955,7 @@ class App:
             last_rv = watch.initial_revision
             await send({"type": "http.response.body", "body": bookmark(last_rv, initial_end=True), "more_body": True})
         behind: list[Event] = []  # what came while a chunk was being sent
+        nxt: asyncio.Future[Event] | None = None
         try:
             while True:
                 now = time.monotonic()
@@ -1030,6 +1031,8 @@ class App:
                     return
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
+            if nxt is not None:  # this handler cancelled mid-wait (server shutdown): no orphaned task to log
+                nxt.cancel()
             self._watches.discard(watch)
             watch.close()
             disconnected.cancel()
@@ -1120,7 +1123,11 @@ class App:
                 await send({"type": "http.response.body", "body": first, "more_body": True})
             while True:
                 nxt = asyncio.ensure_future(iterator.__anext__())
-                done, _ = await asyncio.wait({nxt, disconnected}, return_when=asyncio.FIRST_COMPLETED)
+                try:
+                    done, _ = await asyncio.wait({nxt, disconnected}, return_when=asyncio.FIRST_COMPLETED)
+                except asyncio.CancelledError:
+                    nxt.cancel()  # cancelled mid-wait (server shutdown): leave no orphaned task to log
+                    raise
                 if disconnected in done:
                     nxt.cancel()
                     return
@@ -1245,7 +1252,12 @@ async def _send_unless_dropped(
     sending = asyncio.ensure_future(send(message))
     while not sending.done():
         nxt = asyncio.ensure_future(watch.__anext__())
-        done, _ = await asyncio.wait({sending, nxt, disconnected}, return_when=asyncio.FIRST_COMPLETED)
+        try:
+            done, _ = await asyncio.wait({sending, nxt, disconnected}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            nxt.cancel()  # cancelled mid-wait (server shutdown): leave no orphaned task to log
+            sending.cancel()
+            raise
         if nxt not in done:
             nxt.cancel()
         else:
