@@ -174,6 +174,22 @@ def test_a_delete_collection_body_that_is_no_object_is_400(api: Asgi) -> None:
     assert len(api.request("GET", JOBS).json()["items"]) == 1
 
 
+def test_a_dry_run_binding_binds_nothing(api: Asgi) -> None:
+    """`BindingREST.Create` hands `dryRun` to `assignPod`: every check, no write (a dry run once bound the pod)."""
+    api.request("POST", PODS, json=pod_manifest("unbound"))
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "unbound"}, "target": {"name": "n"}}
+    response = api.request("POST", PODS + "/unbound/binding", params={"dryRun": "All"}, json=binding)
+    assert response.status_code == 201, response.text
+    assert "nodeName" not in api.request("GET", PODS + "/unbound").json()["spec"]
+    again = api.request("POST", PODS + "/unbound/binding", json=binding)
+    assert again.status_code == 201 and api.request("GET", PODS + "/unbound").json()["spec"]["nodeName"] == "n"
+
+
+@pytest.mark.parametrize(("path", "method"), [("/version", "POST"), ("/version", "DELETE"), (PODS + "/p/exec", "PUT")])
+def test_methods_a_route_does_not_serve_are_405(api: Asgi, path: str, method: str) -> None:
+    _status(api.request(method, path), 405, "MethodNotAllowed")
+
+
 # ------------------------------------------------------------------------------------------- integers
 
 
@@ -515,3 +531,191 @@ def test_hostile_requests_get_a_status_and_change_nothing(
     for listed in ("/api/v1/pods", "/apis/batch/v1/jobs"):
         page = shared.request("GET", listed)
         assert page.status_code == 200 and all(isinstance(i["metadata"]["name"], str) for i in page.json()["items"])
+
+
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.sampled_from([0, -1, 1.5, 2**63, -(2**63) - 1, 10**30, 1e308]),
+    st.sampled_from(["", "x", "Never", "All", "default", "A..B", "n/../x", "\u00e9", "x" * 300]),
+)
+_hostile_json = st.recursive(
+    _scalars,
+    lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=4), inner, max_size=3)),
+    max_leaves=6,
+)
+_BASES: list[tuple[str, str, str | None, dict[str, Any]]] = [
+    (
+        "POST",
+        PODS + "/p/eviction",
+        None,
+        {
+            "apiVersion": "policy/v1",
+            "kind": "Eviction",
+            "metadata": {"name": "p"},
+            "deleteOptions": {"gracePeriodSeconds": 0, "preconditions": {"uid": "u"}, "dryRun": ["All"]},
+        },
+    ),
+    (
+        "POST",
+        PODS + "/q/binding",
+        None,
+        {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": "q", "uid": "u"},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": "n"},
+        },
+    ),
+    (
+        "DELETE",
+        PODS + "/p",
+        None,
+        {
+            "gracePeriodSeconds": 30,
+            "propagationPolicy": "Background",
+            "dryRun": ["All"],
+            "preconditions": {"uid": "u", "resourceVersion": "1"},
+            "orphanDependents": False,
+        },
+    ),
+    ("DELETE", JOBS, None, {"propagationPolicy": "Foreground", "dryRun": ["All"], "gracePeriodSeconds": 1}),
+    (
+        "POST",
+        CONFIGMAPS,
+        None,
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": "m", "labels": {"a": "b"}},
+            "data": {"k": "v"},
+            "binaryData": {"b": "aGk="},
+            "immutable": False,
+        },
+    ),
+    (
+        "POST",
+        "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+        None,
+        {
+            "apiVersion": "authorization.k8s.io/v1",
+            "kind": "SelfSubjectAccessReview",
+            "spec": {"resourceAttributes": {"verb": "get", "resource": "pods", "namespace": "default"}},
+        },
+    ),
+    (
+        "PATCH",
+        JOBS + "/j",
+        "application/merge-patch+json",
+        {"metadata": {"labels": {"x": "y"}}, "spec": {"suspend": True}},
+    ),
+    (
+        "PATCH",
+        JOBS + "/j",
+        "application/strategic-merge-patch+json",
+        {
+            "spec": {
+                "template": {
+                    "spec": {
+                        "$setElementOrder/containers": [{"name": "main"}],
+                        "containers": [{"name": "main", "image": "b"}],
+                    }
+                }
+            }
+        },
+    ),
+    (
+        "PATCH",
+        PODS + "/p/status",
+        "application/merge-patch+json",
+        {"status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}},
+    ),
+    (
+        "PATCH",
+        CONFIGMAPS + "/m0",
+        "application/apply-patch+yaml",
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "m0"}, "data": {"k": "v"}},
+    ),
+    (
+        "PUT",
+        "/api/v1/nodes/n",
+        None,
+        {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n"}, "spec": {"unschedulable": True}},
+    ),
+    (
+        "POST",
+        "/api/v1/namespaces/default/events",
+        None,
+        {
+            "apiVersion": "v1",
+            "kind": "Event",
+            "metadata": {"name": "e"},
+            "involvedObject": {"kind": "Pod", "name": "p"},
+            "reason": "R",
+            "count": 1,
+        },
+    ),
+]
+
+
+def _paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    out = [prefix]
+    if isinstance(value, dict):
+        for key, item in value.items():
+            out += _paths(item, (*prefix, key))
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            out += _paths(item, (*prefix, i))
+    return out
+
+
+@pytest.fixture(scope="module")
+def typed() -> Iterator[Asgi]:
+    server = Asgi()
+    server.request("POST", JOBS, json=job_manifest("j"))
+    server.request("POST", PODS, json=pod_manifest("p", node="n"))
+    server.request("POST", PODS, json=pod_manifest("q"))
+    server.request("POST", "/api/v1/nodes", json={"metadata": {"name": "n"}})
+    yield server
+    server.close()
+
+
+@settings(
+    max_examples=int(os.environ.get("KJOBS_FUZZ_EXAMPLES", "300")),
+    deadline=None,
+    derandomize=not os.environ.get("KJOBS_FUZZ_EXAMPLES"),
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(base=st.sampled_from(_BASES), data=st.data(), dry_run=st.booleans())
+def test_bodies_with_a_field_of_a_wrong_type_are_refused_cleanly(
+    typed: Asgi, base: tuple[str, str, str | None, dict[str, Any]], data: st.DataObject, dry_run: bool
+) -> None:
+    """A well-formed body with one value replaced by any JSON value: never a 5xx, a refusal writes nothing, and
+    whatever is written keeps the types Kubernetes' would (no `spec.nodeName` of 5)."""
+    method, path, content_type, template = base
+    body = orjson.loads(orjson.dumps(template))
+    where = data.draw(st.sampled_from(_paths(body)), label="where")
+    value = data.draw(_hostile_json, label="value")
+    if where:
+        node = body
+        for key in where[:-1]:
+            node = node[key]
+        node[where[-1]] = value
+    else:
+        body = value
+    params = {"fieldManager": "fz"} if content_type == "application/apply-patch+yaml" else {}
+    if dry_run and method != "DELETE":
+        params["dryRun"] = "All"
+    headers = {"content-type": content_type} if content_type else {}
+    try:
+        content = orjson.dumps(body)
+    except orjson.JSONEncodeError:
+        return  # an integer beyond 64 bits: no client can send it as orjson would; sent as text below
+    before = typed.app.storage.revision
+    response = typed.request(method, path, params=params, content=content, headers=headers)
+    _check(response)
+    if response.status_code >= 400 or (dry_run and method != "DELETE"):
+        assert typed.app.storage.revision == before, (response.status_code, response.text)
+    for pod in typed.request("GET", "/api/v1/pods").json()["items"]:
+        assert isinstance(pod["spec"].get("nodeName", ""), str), pod

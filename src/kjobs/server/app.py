@@ -582,6 +582,8 @@ class App:
             await _respond(send, 200, b"ok", b"text/plain; charset=utf-8")
             return
         if kind == "version":
+            if request.method != "GET":  # a GET-only route of the apiserver's (pkg/server/routes/version.go)
+                raise method_not_allowed()
             await _respond(send, 200, orjson.dumps(discovery.VERSION))
             return
         if kind == "resource":
@@ -673,6 +675,8 @@ class App:
             await self._log(request, ns, name, send)
             return
         if sub in ("exec", "attach"):
+            if method not in ("GET", "POST"):  # connect subresources: GET and POST only
+                raise method_not_allowed()
             # reached only without a WebSocket upgrade: the checks a cluster makes first, then what is missing
             remotecommand.exec_options(request.raw_query, self.service.get_pod(ns, name))
             if request.upgrade:
@@ -686,7 +690,7 @@ class App:
             result = await (
                 self.service.evict(ns, name, body, dry_run=bool(request.query.get("dryRun")))
                 if sub == "eviction"
-                else self.service.bind(ns, name, body)
+                else self.service.bind(ns, name, body, dry_run=bool(request.query.get("dryRun")))
             )
             await self._send_result(send, result, r)
             return

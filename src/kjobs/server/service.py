@@ -1197,8 +1197,9 @@ class ApiService:
 
     # ------------------------------------------------------------------------------------------- pod subresources
 
-    async def bind(self, namespace: str, name: str, body: Any) -> Result:
-        """POST pods/{name}/binding: set `spec.nodeName` (409 when already bound)."""
+    async def bind(self, namespace: str, name: str, body: Any, *, dry_run: bool = False) -> Result:
+        """POST pods/{name}/binding: set `spec.nodeName` (409 when already bound); a `dry_run` checks all and
+        writes nothing (pkg/registry/core/pod/storage `BindingREST.Create` passes `dryRun` to `assignPod`)."""
         pods = lookup("", "v1", "pods")
         assert pods is not None
         if not isinstance(body, dict):
@@ -1257,7 +1258,8 @@ class ApiService:
         else:
             kept = conditions[index].get("status") == "True" and conditions[index].get("lastTransitionTime")
             conditions[index] = dict(scheduled, lastTransitionTime=kept or self.now())
-        await self.store.update("pods", new, expected_rv=pod["metadata"].get("resourceVersion"))
+        if not dry_run:
+            await self.store.update("pods", new, expected_rv=pod["metadata"].get("resourceVersion"))
         return Result({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201)
 
     async def evict(self, namespace: str, name: str, body: Any, *, dry_run: bool = False) -> Result:
