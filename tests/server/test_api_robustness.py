@@ -190,6 +190,47 @@ def test_methods_a_route_does_not_serve_are_405(api: Asgi, path: str, method: st
     _status(api.request(method, path), 405, "MethodNotAllowed")
 
 
+@pytest.mark.parametrize(
+    ("patch", "error"),
+    [
+        (
+            {"status": {"conditions": ["x"]}},
+            "string into Go struct field PodStatus.status.conditions of type v1.PodCondition",
+        ),
+        ({"status": {"phase": 5}}, "number into Go struct field PodStatus.status.phase of type string"),
+        ({"status": {"hostIP": ["a"]}}, "array into Go struct field PodStatus.status.hostIP of type string"),
+    ],
+)
+def test_a_status_patch_whose_result_does_not_decode_is_422_and_stores_nothing(
+    api: Asgi, patch: dict[str, Any], error: str
+) -> None:
+    """Pod status had no check of its types: a condition of "x" was stored, and every later eviction of the pod
+    was a 500. Kubernetes' patch handler refuses a result that does not decode (422 against `patch`)."""
+    before = api.request("GET", PODS + "/p").json()
+    response = api.request(
+        "PATCH",
+        PODS + "/p/status",
+        content=orjson.dumps(patch),
+        headers={"content-type": "application/merge-patch+json"},
+    )
+    message = _status(response, 422, "Invalid")["message"]
+    assert message.startswith(' "" is invalid: patch: Invalid value: "{') and message.endswith(
+        "json: cannot unmarshal " + error
+    )
+    assert api.request("GET", PODS + "/p").json() == before
+    evicted = api.request("POST", PODS + "/p/eviction", json={"apiVersion": "policy/v1", "kind": "Eviction"})
+    assert evicted.status_code == 201, evicted.text
+
+
+def test_a_create_whose_body_does_not_decode_is_400(api: Asgi) -> None:
+    pod = {**pod_manifest("z"), "status": {"conditions": [5]}}
+    response = api.request("POST", PODS, json=pod)
+    assert _status(response, 400, "BadRequest")["message"] == (
+        'Pod in version "v1" cannot be handled as a Pod: json: cannot unmarshal number into Go struct field '
+        "PodStatus.status.conditions of type v1.PodCondition"
+    )
+
+
 # ------------------------------------------------------------------------------------------- integers
 
 

@@ -146,7 +146,7 @@ class _JsonValues:
     `!!binary` is its decoded text, a `!!set` a map of nulls, a key that is a number or boolean its text, and a
     null key, NaN or an infinity refuse to parse (`unsupported map key`, `json: unsupported value`)."""
 
-    def construct_mapping(self, node: Any, deep: bool = False) -> dict[str, Any]:
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
         if not isinstance(node, yaml.MappingNode):
             raise yaml.YAMLError(f"expected a mapping, found {node.id}")
         self.flatten_mapping(node)  # type: ignore[attr-defined]
@@ -162,10 +162,10 @@ class _JsonValues:
             out[key] = self.construct_object(value_node, deep=deep)  # type: ignore[attr-defined]
         return out
 
-    def construct_yaml_timestamp(self, node: Any) -> str:
+    def construct_yaml_timestamp(self, node: Any) -> Any:
         return str(node.value)
 
-    def construct_yaml_binary(self, node: Any) -> str:
+    def construct_yaml_binary(self, node: Any) -> Any:
         data: bytes = yaml.SafeLoader.construct_yaml_binary(self, node)  # type: ignore[arg-type]
         return data.decode("utf-8", "replace")
 

@@ -310,6 +310,7 @@ class ApiService:
         *,
         typed: bool = False,
         patch: Obj | None = None,
+        patching: bool = False,
     ) -> list[str]:
         """Type/version checks and strict field validation of a request body; returns warnings.
 
@@ -333,6 +334,16 @@ class ApiService:
         if typed:
             return []
         schema_name = r.schema_name if kind == r.kind else None
+        mismatch = schema.type_mismatch(body, schema_name, self.features, within=patch)
+        if mismatch is not None:
+            # The decoder refuses it before anything else (a pod status condition of "x" was once stored, and
+            # broke every later eviction of that pod). A create or update is 400 (handlers/create.go,
+            # `transformDecodeError`); a patch whose result does not decode is 422 against the field `patch`
+            # (handlers/patch.go, `applyPatchToCurrentObject`).
+            if patching:
+                text = orjson.dumps(body).decode()
+                raise invalid("", "", [FieldError("patch", ErrorType.FieldValueInvalid, mismatch.message(), text)])
+            raise bad_request(f'{kind} in version "{r.version}" cannot be handled as a {kind}: {mismatch.message()}')
         return check_unknown_fields(body, schema_name, kind, r.version, field_validation, self.features, patch=patch)
 
     def _default(self, r: Resource, obj: Obj, old: Obj | None = None) -> Obj:
@@ -777,7 +788,7 @@ class ApiService:
             if base == "application/json-patch+json":  # merges nest no deeper than the object or the patch
                 limits.check_depth(patched, "the patched object")
             merged = patch if base in _COPY_ON_WRITE_PATCHES and isinstance(patch, dict) else None
-            warnings = self._decode_check(r, patched, field_validation, typed=typed, patch=merged)
+            warnings = self._decode_check(r, patched, field_validation, typed=typed, patch=merged, patching=True)
             old_rv = (old.get("metadata") or {}).get("resourceVersion")
             expected = (patched.get("metadata") or {}).get("resourceVersion") or old_rv
             new = self._merge_update(r, old, patched, subresource)
