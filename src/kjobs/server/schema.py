@@ -353,6 +353,8 @@ def _go_type(node: dict[str, Any], defs: dict[str, Any]) -> str:
         return "map[string]" + (_go_type(extra, defs) if isinstance(extra, dict) else "interface {}")
     if kind == "integer":
         return "int32" if schema.get("format") == "int32" else "int64"
+    if kind == "string" and schema.get("format") == "byte":
+        return "[]uint8"  # base64 in JSON, bytes in Go (a Secret's data)
     return {"string": "string", "boolean": "bool", "number": "float64"}.get(str(kind), "interface {}")
 
 
