@@ -7,6 +7,7 @@ See docs/api-robustness.md for what was tried and what kube-apiserver answers.
 from __future__ import annotations
 
 import asyncio
+import base64
 import gc
 import logging
 import os
@@ -256,6 +257,28 @@ def test_resource_versions_go_would_not_parse_are_400(api: Asgi, value: str) -> 
     """`ParseResourceVersion` is `strconv.ParseUint`: no underscores, spaces, signs, non-ASCII digits, overflow."""
     response = api.request("GET", JOBS, params={"resourceVersion": value})
     assert _status(response, 400, "BadRequest")["message"].startswith("resourceVersion: Invalid value")
+
+
+@pytest.mark.parametrize(
+    ("token", "reason"),
+    [
+        (
+            {"v": "meta.k8s.io/v1", "rv": 0, "start": "default/j"},
+            "incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+        ),
+        ({"v": "meta.k8s.io/v1", "rv": 5, "start": ""}, "encoded start key empty (version meta.k8s.io/v1)"),
+        ({"v": "meta.k8s.io/v1", "rv": 5, "start": "../../x"}, "../../x"),
+        ({"v": "v9", "rv": 5, "start": "default/j"}, "server does not recognize this encoded version v9"),
+    ],
+)
+def test_continue_tokens_decode_continue_refuses_are_400(api: Asgi, token: dict[str, Any], reason: str) -> None:
+    """storage `DecodeContinue`'s checks (a revision of 0 once listed the empty state at revision 0)."""
+    text = base64.urlsafe_b64encode(orjson.dumps(token)).decode().rstrip("=")
+    response = api.request("GET", JOBS, params={"continue": text, "limit": "1"})
+    assert (
+        _status(response, 400, "BadRequest")["message"]
+        == "invalid continue token: continue key is not valid: " + reason
+    )
 
 
 def test_a_field_manager_with_an_unprintable_character_is_422(api: Asgi) -> None:

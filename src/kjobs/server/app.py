@@ -18,6 +18,7 @@ import dataclasses
 import functools
 import logging
 import math
+import posixpath
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -1206,8 +1207,11 @@ def _continue_token(revision: int, last_key: str) -> str:
 
 
 def _continue_key(token: str | None) -> tuple[int | None, str | None]:
-    """The revision to read at (None: the current one) and the key a continue token resumes after; 400 for a
-    token this server did not issue."""
+    """The revision to read at (None: the current one) and the key a continue token resumes after; 400 BadRequest
+    `invalid continue token: ...` for one this server did not issue, with storage `DecodeContinue`'s reasons
+    (staging/src/k8s.io/apiserver/pkg/storage/continue.go): an unknown version, a revision of 0, an empty start
+    key, or one that `path.Clean` would change (`../x`: it could range beyond its resource). A negative revision
+    reads the current state, as etcd3's `GetList` reads a `continueRV` below 0."""
     if not token:
         return None, None
     try:
@@ -1217,8 +1221,25 @@ def _continue_key(token: str | None) -> tuple[int | None, str | None]:
         if not isinstance(key, str) or not isinstance(revision, int) or isinstance(revision, bool):
             raise TypeError("start")
     except (ValueError, TypeError, KeyError, AttributeError, orjson.JSONDecodeError):
-        raise bad_request("continue key is not valid: the continue token could not be decoded") from None
-    return (None if revision == INCONSISTENT else revision), key
+        raise _bad_continue("continue key is not valid: the continue token could not be decoded") from None
+    version = decoded.get("v", "meta.k8s.io/v1")
+    if version != "meta.k8s.io/v1":
+        raise _bad_continue(f"continue key is not valid: server does not recognize this encoded version {version}")
+    if revision == 0:
+        raise _bad_continue(
+            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+        )
+    if not key:
+        raise _bad_continue("continue key is not valid: encoded start key empty (version meta.k8s.io/v1)")
+    rooted = key if key.startswith("/") else "/" + key
+    if posixpath.normpath(rooted) != rooted or rooted.startswith("//"):
+        raise _bad_continue(f"continue key is not valid: {key}")
+    return (None if revision < 0 else revision), key
+
+
+def _bad_continue(reason: str) -> ApiError:
+    """etcd3 `GetList`'s answer to a continue token `DecodeContinue` refuses."""
+    return bad_request(f"invalid continue token: {reason}")
 
 
 def _metric_labels(request: Request, route: routing.Route) -> tuple[str, ...]:
