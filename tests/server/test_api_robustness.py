@@ -186,7 +186,10 @@ def test_a_dry_run_binding_binds_nothing(api: Asgi) -> None:
     assert again.status_code == 201 and api.request("GET", PODS + "/unbound").json()["spec"]["nodeName"] == "n"
 
 
-@pytest.mark.parametrize(("path", "method"), [("/version", "POST"), ("/version", "DELETE"), (PODS + "/p/exec", "PUT")])
+@pytest.mark.parametrize(
+    ("path", "method"),
+    [("/version", "POST"), ("/version", "DELETE"), (PODS + "/p/exec", "PUT"), (PODS + "/p/attach", "DELETE")],
+)
 def test_methods_a_route_does_not_serve_are_405(api: Asgi, path: str, method: str) -> None:
     _status(api.request(method, path), 405, "MethodNotAllowed")
 
@@ -380,6 +383,7 @@ RESOURCE_PATHS = [
     PODS + "/p/status",
     PODS + "/p/log",
     PODS + "/p/exec",
+    PODS + "/p/attach",
     PODS + "/p/eviction",
     PODS + "/p/binding",
     PODS + "/p/nope",
