@@ -17,8 +17,9 @@ import contextlib
 import dataclasses
 import functools
 import logging
+import math
+import posixpath
 import random
-import re
 import time
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
@@ -38,6 +39,7 @@ from kjobs.server import (
     listoptions,
     negotiation,
     openapi,
+    params,
     protobuf,
     registry,
     remotecommand,
@@ -139,9 +141,59 @@ def unsupported_media_type(accepted: Sequence[str]) -> ApiError:
     )
 
 
-class _NoAliasLoader(yaml.SafeLoader):
+class _JsonValues:
+    """Constructors that give only what JSON can hold, as apimachinery's YAML-to-JSON conversion does
+    (sigs.k8s.io/yaml `convertToJSONableObject`, over go-yaml): timestamps stay the strings they were written as,
+    `!!binary` is its decoded text, a `!!set` a map of nulls, a key that is a number or boolean its text, and a
+    null key, NaN or an infinity refuse to parse (`unsupported map key`, `json: unsupported value`)."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        if not isinstance(node, yaml.MappingNode):
+            raise yaml.YAMLError(f"expected a mapping, found {node.id}")
+        self.flatten_mapping(node)  # type: ignore[attr-defined]
+        out: dict[str, Any] = {}
+        for key_node, value_node in node.value:
+            key = self.construct_object(key_node, deep=deep)  # type: ignore[attr-defined]
+            if isinstance(key, bool):
+                key = "true" if key else "false"
+            elif isinstance(key, (int, float)) and math.isfinite(key):
+                key = str(key)
+            elif not isinstance(key, str):
+                raise yaml.YAMLError(f"unsupported map key of type: {type(key).__name__}, key: {key!r}")
+            out[key] = self.construct_object(value_node, deep=deep)  # type: ignore[attr-defined]
+        return out
+
+    def construct_yaml_timestamp(self, node: Any) -> Any:
+        return str(node.value)
+
+    def construct_yaml_binary(self, node: Any) -> Any:
+        data: bytes = yaml.SafeLoader.construct_yaml_binary(self, node)  # type: ignore[arg-type]
+        return data.decode("utf-8", "replace")
+
+    def construct_yaml_set(self, node: Any) -> Any:
+        yield from yaml.SafeLoader.construct_yaml_map(self, node)  # type: ignore[arg-type]
+
+    def construct_yaml_float(self, node: Any) -> float:
+        value: float = yaml.SafeLoader.construct_yaml_float(self, node)  # type: ignore[arg-type]
+        if not math.isfinite(value):
+            raise yaml.YAMLError(f"json: unsupported value: {node.value}")
+        return value
+
+
+def _json_constructors(loader: Any) -> None:
+    for tag, name in (
+        ("timestamp", "construct_yaml_timestamp"),
+        ("binary", "construct_yaml_binary"),
+        ("set", "construct_yaml_set"),
+        ("float", "construct_yaml_float"),
+    ):
+        loader.add_constructor(f"tag:yaml.org,2002:{tag}", getattr(loader, name))
+
+
+class _NoAliasLoader(_JsonValues, yaml.SafeLoader):
     """YAML without anchors/aliases (a few bytes of aliases can expand to gigabytes, a "billion laughs") and no
-    deeper than `limits.MAX_DEPTH` (PyYAML composes recursively: deeper input would exhaust Python's stack)."""
+    deeper than `limits.MAX_DEPTH` (PyYAML composes recursively: deeper input would exhaust Python's stack). The
+    pure-Python loader, used only where PyYAML was built without libyaml (see `load_yaml`)."""
 
     _depth = 0
 
@@ -155,6 +207,53 @@ class _NoAliasLoader(yaml.SafeLoader):
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
+
+
+_json_constructors(_NoAliasLoader)
+_C_LOADER: Any = None
+if getattr(yaml, "CSafeLoader", None) is not None:
+
+    class _CLoader(_JsonValues, yaml.CSafeLoader):
+        """libyaml's safe loader with `_JsonValues`' constructors (aliases and depth are checked before it runs)."""
+
+    _json_constructors(_CLoader)
+    _C_LOADER = _CLoader
+_COLLECTION_START = (yaml.MappingStartEvent, yaml.SequenceStartEvent)
+_COLLECTION_END = (yaml.MappingEndEvent, yaml.SequenceEndEvent)
+
+
+def load_yaml(raw: bytes) -> Any:
+    """A YAML (or JSON) request body as a value: what apimachinery's `yaml.ToJSON` reads, bounded.
+
+    Bodies that are JSON (kubectl's server-side apply sends JSON as `application/apply-patch+yaml`) are read by
+    orjson. Other YAML is read by libyaml after a first pass over its events, which refuses aliases and nesting
+    deeper than `limits.MAX_DEPTH` before anything is built: the pure-Python loader takes about 15 s of CPU for a
+    megabyte of `[1,1,1,...]`, libyaml a fifth of that. Raises `yaml.YAMLError` for what does not parse."""
+    head = raw.lstrip()[:1]
+    if head in (b"{", b"["):
+        with contextlib.suppress(orjson.JSONDecodeError):
+            return orjson.loads(raw)
+    if _C_LOADER is None:  # pragma: no cover - PyYAML without libyaml
+        return yaml.load(raw, Loader=_NoAliasLoader)
+    depth = 0
+    try:
+        for event in yaml.parse(raw, Loader=_C_LOADER):
+            if isinstance(event, yaml.AliasEvent) or getattr(event, "anchor", None):
+                raise yaml.YAMLError("aliases are not supported")
+            if isinstance(event, _COLLECTION_START):
+                depth += 1
+                if depth > limits.MAX_DEPTH:
+                    raise yaml.YAMLError(f"exceeded max depth of {limits.MAX_DEPTH}")
+            elif isinstance(event, _COLLECTION_END):
+                depth -= 1
+        return yaml.load(raw, Loader=_C_LOADER)
+    except (ValueError, UnicodeError) as exc:  # what libyaml's reader raises beside YAMLError
+        raise yaml.YAMLError(str(exc)) from None
+
+
+YAML_IN_THREAD_BYTES = 64 * 1024
+"""YAML bodies beyond this size are read in a worker thread, so one large body does not stall every other request
+while it is read (a 3 MiB one takes seconds of CPU)."""
 
 
 FIELD_MANAGER_MAX_LENGTH = 128
@@ -267,8 +366,12 @@ class Request:
             return None
         try:
             if media in _YAML_MEDIA:
-                return yaml.load(raw, Loader=_NoAliasLoader)  # a SafeLoader without aliases, depth-bounded
-            value = orjson.loads(raw)
+                if len(raw) > YAML_IN_THREAD_BYTES:
+                    value = await asyncio.to_thread(load_yaml, raw)
+                else:
+                    value = load_yaml(raw)
+            else:
+                value = orjson.loads(raw)
         except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
             raise bad_request(f"couldn't get version/kind; json parse error: {_first_line(exc)}") from None
         if limits.too_deep(value, raw):
@@ -285,11 +388,7 @@ class Request:
         """An integer query parameter (None: absent or empty); 400 BadRequest with `strconv.ParseInt`'s error
         when it is not one, as the handlers answer a `DecodeParameters` failure."""
         text = self.query.get(name, "")
-        if not text:
-            return None
-        if _GO_INT.fullmatch(text) is None:
-            raise bad_request(f'strconv.ParseInt: parsing "{text}": invalid syntax')
-        return int(text)
+        return params.parse_int64(text) if text else None
 
     @property
     def target(self) -> negotiation.Target | None:
@@ -484,6 +583,8 @@ class App:
             await _respond(send, 200, b"ok", b"text/plain; charset=utf-8")
             return
         if kind == "version":
+            if request.method != "GET":  # a GET-only route of the apiserver's (pkg/server/routes/version.go)
+                raise method_not_allowed()
             await _respond(send, 200, orjson.dumps(discovery.VERSION))
             return
         if kind == "resource":
@@ -575,6 +676,8 @@ class App:
             await self._log(request, ns, name, send)
             return
         if sub in ("exec", "attach"):
+            if method not in ("GET", "POST"):  # connect subresources: GET and POST only
+                raise method_not_allowed()
             # reached only without a WebSocket upgrade: the checks a cluster makes first, then what is missing
             remotecommand.exec_options(request.raw_query, self.service.get_pod(ns, name))
             if request.upgrade:
@@ -588,7 +691,7 @@ class App:
             result = await (
                 self.service.evict(ns, name, body, dry_run=bool(request.query.get("dryRun")))
                 if sub == "eviction"
-                else self.service.bind(ns, name, body)
+                else self.service.bind(ns, name, body, dry_run=bool(request.query.get("dryRun")))
             )
             await self._send_result(send, result, r)
             return
@@ -729,7 +832,9 @@ class App:
         fields = parse_field_selector(request.query.get("fieldSelector"))
         fields.check_supported(r.store_key)
         body = await request.decoded()
-        options = DeleteOptions.parse(body if isinstance(body, dict) else None, request.query)
+        if body is not None and not isinstance(body, dict):
+            raise bad_request("DeleteOptions must be a JSON object")
+        options = DeleteOptions.parse(body, request.query)
         items, _ = self.storage.list(r.store_key, namespace, label_selector=labels, field_selector=fields)
         deleted: list[Obj] = []
         for obj in items:
@@ -855,6 +960,7 @@ class App:
             last_rv = watch.initial_revision
             await send({"type": "http.response.body", "body": bookmark(last_rv, initial_end=True), "more_body": True})
         behind: list[Event] = []  # what came while a chunk was being sent
+        nxt: asyncio.Future[Event] | None = None
         try:
             while True:
                 now = time.monotonic()
@@ -930,6 +1036,8 @@ class App:
                     return
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
+            if nxt is not None:  # this handler cancelled mid-wait (server shutdown): no orphaned task to log
+                nxt.cancel()
             self._watches.discard(watch)
             watch.close()
             disconnected.cancel()
@@ -1020,7 +1128,11 @@ class App:
                 await send({"type": "http.response.body", "body": first, "more_body": True})
             while True:
                 nxt = asyncio.ensure_future(iterator.__anext__())
-                done, _ = await asyncio.wait({nxt, disconnected}, return_when=asyncio.FIRST_COMPLETED)
+                try:
+                    done, _ = await asyncio.wait({nxt, disconnected}, return_when=asyncio.FIRST_COMPLETED)
+                except asyncio.CancelledError:
+                    nxt.cancel()  # cancelled mid-wait (server shutdown): leave no orphaned task to log
+                    raise
                 if disconnected in done:
                     nxt.cancel()
                     return
@@ -1068,9 +1180,6 @@ def _verb(method: str, named: bool, watch: bool) -> str:
     return _VERBS.get(method, method.lower())
 
 
-_GO_INT = re.compile(r"[+-]?[0-9]+")
-"""What Go's `strconv.ParseInt(text, 10, 64)` reads (Python's `int` also takes spaces and underscores)."""
-
 INCONSISTENT = -1
 """A continue token's revision that means "the current one": what a 410 Expired hands back to finish a list."""
 
@@ -1098,8 +1207,11 @@ def _continue_token(revision: int, last_key: str) -> str:
 
 
 def _continue_key(token: str | None) -> tuple[int | None, str | None]:
-    """The revision to read at (None: the current one) and the key a continue token resumes after; 400 for a
-    token this server did not issue."""
+    """The revision to read at (None: the current one) and the key a continue token resumes after; 400 BadRequest
+    `invalid continue token: ...` for one this server did not issue, with storage `DecodeContinue`'s reasons
+    (staging/src/k8s.io/apiserver/pkg/storage/continue.go): an unknown version, a revision of 0, an empty start
+    key, or one that `path.Clean` would change (`../x`: it could range beyond its resource). A negative revision
+    reads the current state, as etcd3's `GetList` reads a `continueRV` below 0."""
     if not token:
         return None, None
     try:
@@ -1109,8 +1221,25 @@ def _continue_key(token: str | None) -> tuple[int | None, str | None]:
         if not isinstance(key, str) or not isinstance(revision, int) or isinstance(revision, bool):
             raise TypeError("start")
     except (ValueError, TypeError, KeyError, AttributeError, orjson.JSONDecodeError):
-        raise bad_request("continue key is not valid: the continue token could not be decoded") from None
-    return (None if revision == INCONSISTENT else revision), key
+        raise _bad_continue("continue key is not valid: the continue token could not be decoded") from None
+    version = decoded.get("v", "meta.k8s.io/v1")
+    if version != "meta.k8s.io/v1":
+        raise _bad_continue(f"continue key is not valid: server does not recognize this encoded version {version}")
+    if revision == 0:
+        raise _bad_continue(
+            "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)"
+        )
+    if not key:
+        raise _bad_continue("continue key is not valid: encoded start key empty (version meta.k8s.io/v1)")
+    rooted = key if key.startswith("/") else "/" + key
+    if posixpath.normpath(rooted) != rooted or rooted.startswith("//"):
+        raise _bad_continue(f"continue key is not valid: {key}")
+    return (None if revision < 0 else revision), key
+
+
+def _bad_continue(reason: str) -> ApiError:
+    """etcd3 `GetList`'s answer to a continue token `DecodeContinue` refuses."""
+    return bad_request(f"invalid continue token: {reason}")
 
 
 def _metric_labels(request: Request, route: routing.Route) -> tuple[str, ...]:
@@ -1148,7 +1277,12 @@ async def _send_unless_dropped(
     sending = asyncio.ensure_future(send(message))
     while not sending.done():
         nxt = asyncio.ensure_future(watch.__anext__())
-        done, _ = await asyncio.wait({sending, nxt, disconnected}, return_when=asyncio.FIRST_COMPLETED)
+        try:
+            done, _ = await asyncio.wait({sending, nxt, disconnected}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            nxt.cancel()  # cancelled mid-wait (server shutdown): leave no orphaned task to log
+            sending.cancel()
+            raise
         if nxt not in done:
             nxt.cancel()
         else:

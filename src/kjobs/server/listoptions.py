@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from kjobs.api.errors import ApiError, ErrorType, FieldError, bad_request, gone, invalid, not_supported
+from kjobs.server.params import parse_uint64
 
 EXACT = "Exact"
 NOT_OLDER_THAN = "NotOlderThan"
@@ -111,10 +112,7 @@ def watch_from(query: dict[str, str], current: int) -> WatchStart:
     if errors:
         raise invalid("ListOptions", "", errors, group="meta.k8s.io")
     text = query.get("resourceVersion", "")
-    try:
-        since = int(text) if text else 0
-    except ValueError:
-        raise bad_request(f'resourceVersion: Invalid value: "{text}": must be an integer') from None
+    since = _revision(text) if text else 0
     if raw is None:
         return WatchStart(since, False)
     if _parse_bool(raw):  # the state at least as new as `since`, then what follows
@@ -136,10 +134,7 @@ def fresh_from(query: dict[str, str]) -> int:
     text = query.get("resourceVersion", "")
     if not text or query.get("continue") or query.get(_FIELD) == EXACT:
         return 0
-    try:
-        return int(text)
-    except ValueError:
-        raise bad_request(f'resourceVersion: Invalid value: "{text}": must be an integer') from None
+    return _revision(text)
 
 
 def read_at(query: dict[str, str], current: int) -> int | None:
@@ -148,10 +143,7 @@ def read_at(query: dict[str, str], current: int) -> int | None:
     text = query.get("resourceVersion", "")
     if not text:
         return None
-    try:
-        wanted = int(text)
-    except ValueError:
-        raise bad_request(f'resourceVersion: Invalid value: "{text}": must be an integer') from None
+    wanted = _revision(text)
     if query.get("continue") and wanted:
         raise bad_request("specifying resource version is not allowed when using continue")
     if query.get(_FIELD) == EXACT:
@@ -161,6 +153,15 @@ def read_at(query: dict[str, str], current: int) -> int | None:
     if wanted > current:
         raise too_large_resource_version(wanted, current)
     return None
+
+
+def _revision(text: str) -> int:
+    """A `resourceVersion` as the storage versioner parses one (`ParseResourceVersion`: `strconv.ParseUint`, so no
+    sign, space or underscore, and within uint64); 400 BadRequest otherwise."""
+    value = parse_uint64(text)
+    if value is None:
+        raise bad_request(f'resourceVersion: Invalid value: "{text}": must be an integer')
+    return value
 
 
 def too_large_resource_version(wanted: int, current: int, retry_after: int = 1) -> ApiError:

@@ -15,6 +15,7 @@ from typing import Protocol
 from kjobs.api.errors import ErrorType, FieldError, bad_request, invalid
 from kjobs.api.timeutil import parse_time
 from kjobs.api.types import Obj
+from kjobs.server.params import parse_int64
 
 
 @dataclass(frozen=True)
@@ -38,12 +39,8 @@ def log_options(query: Mapping[str, str], name: str) -> LogOptions:
     both `sinceSeconds` and `sinceTime`; 400 for a value that is not a number or an RFC 3339 time."""
 
     def number(key: str) -> int | None:
-        if not query.get(key):
-            return None
-        try:
-            return int(query[key])
-        except ValueError:
-            raise bad_request(f"{key}: Invalid value: {query[key]!r}: must be an integer") from None
+        text = query.get(key)
+        return parse_int64(text) if text else None
 
     def flag(key: str) -> bool:
         return query.get(key, "").lower() in ("true", "1")

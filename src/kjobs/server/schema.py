@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import gzip
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -199,3 +199,171 @@ def _walk(value: Any, node: dict[str, Any], prefix: FieldPath2, found: list[Fiel
         for i, item in enumerate(value):
             if isinstance(item, (dict, list)):
                 _walk(item, items, (*prefix, i), found, defs)
+
+
+class TypeMismatch(NamedTuple):
+    """A value whose JSON type its schema does not allow, as Go's decoder reports it (`UnmarshalTypeError`):
+    `fields`, the path of keys from the root (no list indexes); `struct`, the Go struct holding the field."""
+
+    fields: tuple[str, ...]
+    value: Any
+    struct: str
+    go_type: str
+
+    def message(self) -> str:
+        """`json: cannot unmarshal number into Go struct field PodStatus.status.phase of type string`."""
+        return (
+            f"json: cannot unmarshal {_go_value(self.value, self.go_type)} into Go struct field "
+            f"{self.struct}.{'.'.join(self.fields)} of type {self.go_type}"
+        )
+
+
+_INT_BOUNDS = {"int32": (-(2**31), 2**31 - 1), "int64": (-(2**63), 2**63 - 1)}
+
+
+def type_mismatch(
+    obj: Obj, root: str | None, features: FeatureGates = DEFAULT, *, within: Obj | None = None
+) -> TypeMismatch | None:
+    """The first value of `obj` (a `root` object) whose JSON type its schema does not allow, or None: what makes
+    the apiserver's decoder refuse a body before any validation (a condition that is a string, a phase that is a
+    number, an int32 beyond its range). Null is every type's zero value; fields the schema lacks are
+    `unknown_fields`' concern. `within`: as for `unknown_fields`, only what a merge patch names is walked."""
+    if root is None:
+        return None
+    defs = schemas(features)
+    struct = root.rsplit(".", 1)[-1]
+    node = defs[root]
+    if within is not None:
+        return _mismatch_within(obj, within, node, (), struct, defs)
+    return _mismatch(obj, node, (), struct, defs)
+
+
+def _mismatch_within(
+    value: Any, patch: Obj, node: dict[str, Any], fields: tuple[str, ...], struct: str, defs: dict[str, Any]
+) -> TypeMismatch | None:
+    schema = _resolve(node, defs)
+    props = schema.get("properties")
+    if not isinstance(value, dict) or props is None:
+        return _mismatch(value, node, fields, struct, defs)
+    inner = _struct_name(node, struct)
+    for key, item in value.items():
+        sub = props.get(key)
+        if key not in patch or sub is None:
+            continue
+        if isinstance(item, dict) and isinstance(patch[key], dict):
+            found = _mismatch_within(item, patch[key], sub, (*fields, key), inner, defs)
+        else:
+            found = _mismatch(item, sub, (*fields, key), inner, defs)
+        if found is not None:
+            return found
+    return None
+
+
+def _mismatch(
+    value: Any, node: dict[str, Any], fields: tuple[str, ...], struct: str, defs: dict[str, Any]
+) -> TypeMismatch | None:
+    if value is None:
+        return None
+    schema = _resolve(node, defs)
+    if schema.get("x-kubernetes-preserve-unknown-fields"):
+        return None
+    allowed = _allowed_types(schema)
+    if allowed is not None and not _has_type(value, allowed, schema.get("format")):
+        return TypeMismatch(fields, value, struct, _go_type(node, defs))
+    if isinstance(value, dict):
+        props = schema.get("properties")
+        if props is not None:
+            inner = _struct_name(node, struct)
+            for key, item in value.items():
+                sub = props.get(key)
+                if sub is not None and item is not None:
+                    found = _mismatch(item, sub, (*fields, key), inner, defs)
+                    if found is not None:
+                        return found
+            return None
+        extra = schema.get("additionalProperties")
+        if isinstance(extra, dict):
+            for item in value.values():
+                found = _mismatch(item, extra, fields, struct, defs)
+                if found is not None:
+                    return found
+    elif isinstance(value, list):
+        items = schema.get("items")
+        if isinstance(items, dict):
+            for item in value:
+                found = _mismatch(item, items, fields, struct, defs)
+                if found is not None:
+                    return found
+    return None
+
+
+def _allowed_types(schema: dict[str, Any]) -> tuple[str, ...] | None:
+    kind = schema.get("type")
+    if isinstance(kind, str):
+        return (kind,)
+    one_of = schema.get("oneOf")
+    if isinstance(one_of, list):
+        kinds = tuple(str(o.get("type")) for o in one_of if isinstance(o, dict) and o.get("type"))
+        return kinds or None
+    return None
+
+
+def _has_type(value: Any, allowed: tuple[str, ...], fmt: Any) -> bool:
+    if isinstance(value, bool):
+        return "boolean" in allowed
+    if isinstance(value, int):
+        if "integer" in allowed:
+            low, high = _INT_BOUNDS.get(str(fmt), _INT_BOUNDS["int64"])
+            return low <= value <= high
+        return "number" in allowed
+    if isinstance(value, float):
+        return "number" in allowed or ("integer" in allowed and value.is_integer())
+    if isinstance(value, str):
+        return "string" in allowed
+    if isinstance(value, list):
+        return "array" in allowed
+    return "object" in allowed
+
+
+def _ref_name(node: dict[str, Any]) -> str | None:
+    ref = node.get("$ref")
+    if ref is None and isinstance(node.get("allOf"), list) and len(node["allOf"]) == 1:
+        ref = node["allOf"][0].get("$ref")
+    return str(ref)[len(_REF_PREFIX) :] if ref else None
+
+
+def _struct_name(node: dict[str, Any], outer: str) -> str:
+    """The Go struct a node's properties belong to: its referenced definition's name, else the outer one's."""
+    name = _ref_name(node)
+    return name.rsplit(".", 1)[-1] if name else outer
+
+
+def _go_type(node: dict[str, Any], defs: dict[str, Any]) -> str:
+    """The Go type a schema node decodes into, as the decoder names it (`v1.PodCondition`, `[]string`, `int32`)."""
+    name = _ref_name(node)
+    if name:
+        package, _, short = name.rpartition(".")
+        return f"{package.rsplit('.', 1)[-1]}.{short}"
+    schema = _resolve(node, defs)
+    kind = schema.get("type")
+    if kind == "array" and isinstance(schema.get("items"), dict):
+        return "[]" + _go_type(schema["items"], defs)
+    if kind == "object":
+        extra = schema.get("additionalProperties")
+        return "map[string]" + (_go_type(extra, defs) if isinstance(extra, dict) else "interface {}")
+    if kind == "integer":
+        return "int32" if schema.get("format") == "int32" else "int64"
+    if kind == "string" and schema.get("format") == "byte":
+        return "[]uint8"  # base64 in JSON, bytes in Go (a Secret's data)
+    return {"string": "string", "boolean": "bool", "number": "float64"}.get(str(kind), "interface {}")
+
+
+def _go_value(value: Any, go_type: str) -> str:
+    """How Go's decoder names the JSON value it could not decode (a number's text where it went into a number)."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return f"number {value}" if go_type.startswith(("int", "uint", "float")) else "number"
+    if isinstance(value, str):
+        return "string"
+    return "array" if isinstance(value, list) else "object"

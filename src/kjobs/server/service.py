@@ -22,13 +22,13 @@ from typing import Any, TypeVar
 
 import orjson
 
-from kjobs.api.errors import ApiError, ErrorType, FieldError, bad_request, conflict, invalid, not_found
+from kjobs.api.errors import ApiError, ErrorType, FieldError, bad_request, conflict, invalid, not_found, not_supported
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.selectors import FieldSelector, LabelSelector
 from kjobs.api.timeutil import format_time
 from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
-from kjobs.server import apply, fieldtrees, limits, reviews, schema
+from kjobs.server import apply, fieldtrees, limits, params, reviews, schema
 from kjobs.server.admission import AdmissionSettings, admit_pod
 from kjobs.server.apply import FieldPath
 from kjobs.server.authz import UserInfo
@@ -80,34 +80,58 @@ class DeleteOptions:
     dry_run: bool = False
 
     @classmethod
-    def parse(cls, body: Obj | None, query: dict[str, str]) -> DeleteOptions:
-        """Read DeleteOptions from a JSON body and/or query parameters (the Python client uses the query)."""
+    def parse(cls, body: Obj | None, query: dict[str, str], struct: str = "DeleteOptions") -> DeleteOptions:
+        """Read DeleteOptions from a JSON body and/or query parameters (the Python client uses the query).
+
+        Each field is typed as `metav1.DeleteOptions` types it: a value of another JSON type is 400 BadRequest
+        (the body's decode error; `gracePeriodSeconds` an int64, `preconditions` an object of strings, `dryRun`
+        a list of strings), and the values are checked as `ValidateDeleteOptions` checks them (apimachinery
+        pkg/apis/meta/v1/validation): 422 Invalid for a `propagationPolicy` that is none of the three, for it set
+        beside `orphanDependents`, or for a `dryRun` other than `All`."""
         body = body or {}
-        grace = body.get("gracePeriodSeconds", query.get("gracePeriodSeconds"))
+        kind = struct
+        grace: int | None = None
+        if body.get("gracePeriodSeconds") is not None:
+            grace = params.body_int64(body["gracePeriodSeconds"], "gracePeriodSeconds", kind)
+        elif query.get("gracePeriodSeconds"):
+            grace = params.parse_int64(query["gracePeriodSeconds"])
         propagation = body.get("propagationPolicy") or query.get("propagationPolicy")
         orphan = body.get("orphanDependents", query.get("orphanDependents"))
+        if orphan is not None and not isinstance(orphan, (bool, str)):
+            raise params.body_type_error(orphan, "orphanDependents", kind, "bool")
+        errors: list[FieldError] = []
+        if propagation is not None and orphan is not None:
+            errors.append(
+                FieldError(
+                    "propagationPolicy",
+                    ErrorType.FieldValueInvalid,
+                    "orphanDependents and deletionPropagation cannot be both set",
+                    propagation,
+                )
+            )
         if propagation is None and orphan is not None:
             propagation = "Orphan" if str(orphan).lower() == "true" else "Background"
         if propagation is not None and propagation not in ("Orphan", "Background", "Foreground"):
-            raise invalid(
-                "DeleteOptions",
-                "",
-                [
-                    FieldError(
-                        "propagationPolicy",
-                        ErrorType.FieldValueNotSupported,
-                        'supported values: "Foreground", "Background", "Orphan", "nil"',
-                        propagation,
-                    )
-                ],
+            errors.append(
+                FieldError(
+                    "propagationPolicy",
+                    ErrorType.FieldValueNotSupported,
+                    'supported values: "Foreground", "Background", "Orphan", "nil"',
+                    propagation,
+                )
             )
-        pre = body.get("preconditions") or {}
-        try:
-            grace_value = None if grace is None else int(grace)
-        except (TypeError, ValueError):
-            raise bad_request(f"invalid gracePeriodSeconds: {grace!r}") from None
-        dry = body.get("dryRun") or query.get("dryRun")
-        return cls(grace_value, propagation, pre.get("uid"), pre.get("resourceVersion"), bool(dry))
+        pre = params.body_object(body, "preconditions", kind, "v1.Preconditions")
+        for key in ("uid", "resourceVersion"):
+            params.body_string(pre, f"preconditions.{key}", kind)
+        dry = body.get("dryRun")
+        if dry is not None and not (isinstance(dry, list) and all(isinstance(v, str) for v in dry)):
+            raise params.body_type_error(dry, "dryRun", kind, "[]string")
+        dry_values = list(dry) if dry else [query["dryRun"]] if "dryRun" in query else []
+        if any(v != "All" for v in dry_values):
+            errors.append(not_supported("dryRun", dry_values, ["All"]))
+        if errors:
+            raise invalid(kind, "", errors)
+        return cls(grace, propagation, pre.get("uid"), pre.get("resourceVersion"), bool(dry_values))
 
 
 _COPY_ON_WRITE_PATCHES = ("application/strategic-merge-patch+json", "application/merge-patch+json")
@@ -287,6 +311,7 @@ class ApiService:
         *,
         typed: bool = False,
         patch: Obj | None = None,
+        patching: bool = False,
     ) -> list[str]:
         """Type/version checks and strict field validation of a request body; returns warnings.
 
@@ -315,6 +340,16 @@ class ApiService:
             if mistyped is not None:
                 raise bad_request(f'{kind} in version "{r.version}" cannot be handled as a {kind}: {mistyped}')
         schema_name = r.schema_name if kind == r.kind else None
+        mismatch = schema.type_mismatch(body, schema_name, self.features, within=patch)
+        if mismatch is not None:
+            # The decoder refuses it before anything else (a pod status condition of "x" was once stored, and
+            # broke every later eviction of that pod). A create or update is 400 (handlers/create.go,
+            # `transformDecodeError`); a patch whose result does not decode is 422 against the field `patch`
+            # (handlers/patch.go, `applyPatchToCurrentObject`).
+            if patching:
+                text = orjson.dumps(body).decode()
+                raise invalid("", "", [FieldError("patch", ErrorType.FieldValueInvalid, mismatch.message(), text)])
+            raise bad_request(f'{kind} in version "{r.version}" cannot be handled as a {kind}: {mismatch.message()}')
         return check_unknown_fields(body, schema_name, kind, r.version, field_validation, self.features, patch=patch)
 
     def _default(self, r: Resource, obj: Obj, old: Obj | None = None) -> Obj:
@@ -759,7 +794,7 @@ class ApiService:
             if base == "application/json-patch+json":  # merges nest no deeper than the object or the patch
                 limits.check_depth(patched, "the patched object")
             merged = patch if base in _COPY_ON_WRITE_PATCHES and isinstance(patch, dict) else None
-            warnings = self._decode_check(r, patched, field_validation, typed=typed, patch=merged)
+            warnings = self._decode_check(r, patched, field_validation, typed=typed, patch=merged, patching=True)
             old_rv = (old.get("metadata") or {}).get("resourceVersion")
             expected = (patched.get("metadata") or {}).get("resourceVersion") or old_rv
             new = self._merge_update(r, old, patched, subresource)
@@ -1179,17 +1214,25 @@ class ApiService:
 
     # ------------------------------------------------------------------------------------------- pod subresources
 
-    async def bind(self, namespace: str, name: str, body: Any) -> Result:
-        """POST pods/{name}/binding: set `spec.nodeName` (409 when already bound)."""
+    async def bind(self, namespace: str, name: str, body: Any, *, dry_run: bool = False) -> Result:
+        """POST pods/{name}/binding: set `spec.nodeName` (409 when already bound); a `dry_run` checks all and
+        writes nothing (pkg/registry/core/pod/storage `BindingREST.Create` passes `dryRun` to `assignPod`)."""
         pods = lookup("", "v1", "pods")
         assert pods is not None
         if not isinstance(body, dict):
             raise bad_request('Binding in version "v1" cannot be handled as a Binding')
-        target = (body.get("target") or {}).get("name")
+        try:  # typed as core/v1 Binding is: a field of another JSON type does not decode (nor reach the pod)
+            target = params.body_string(
+                params.body_object(body, "target", "Binding", "v1.ObjectReference"), "target.name", "Binding"
+            )
+            want_uid = params.body_string(
+                params.body_object(body, "metadata", "Binding", "v1.ObjectMeta"), "metadata.uid", "Binding"
+            )
+        except ApiError as exc:
+            raise params.cannot_handle("Binding", "v1", exc) from None
         if not target:
             raise invalid("Binding", name, [FieldError("target.name", ErrorType.FieldValueRequired, "")])
         pod = self._get_or_404(pods, namespace, name, shared=True)  # read-only: `new` is built beside it
-        want_uid = (body.get("metadata") or {}).get("uid")
         have_uid = (pod.get("metadata") or {}).get("uid", "")
         if want_uid and want_uid != have_uid:  # the binding's UID is a precondition (assignPod)
             raise ApiError(
@@ -1232,7 +1275,8 @@ class ApiService:
         else:
             kept = conditions[index].get("status") == "True" and conditions[index].get("lastTransitionTime")
             conditions[index] = dict(scheduled, lastTransitionTime=kept or self.now())
-        await self.store.update("pods", new, expected_rv=pod["metadata"].get("resourceVersion"))
+        if not dry_run:
+            await self.store.update("pods", new, expected_rv=pod["metadata"].get("resourceVersion"))
         return Result({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201)
 
     async def evict(self, namespace: str, name: str, body: Any, *, dry_run: bool = False) -> Result:
@@ -1246,10 +1290,17 @@ class ApiService:
         assert pods is not None
         if not isinstance(body, dict):
             raise bad_request('Eviction in version "v1" cannot be handled as an Eviction')
-        if (body.get("metadata") or {}).get("name") not in (None, "", name):
+        try:  # typed as policy/v1 Eviction is: a field of another JSON type does not decode
+            meta = params.body_object(body, "metadata", "Eviction", "v1.ObjectMeta")
+            evicted = params.body_string(meta, "metadata.name", "Eviction")
+            raw_options = params.body_object(body, "deleteOptions", "Eviction", "v1.DeleteOptions")
+            options = DeleteOptions.parse(raw_options, {}, "Eviction.deleteOptions")
+        except ApiError as exc:
+            if exc.code != 400:
+                raise
+            raise params.cannot_handle("Eviction", "v1", exc) from None
+        if evicted not in (None, "", name):
             raise bad_request("name in URL does not match name in Eviction object")
-        raw_options = body.get("deleteOptions") or {}
-        options = DeleteOptions.parse(raw_options if isinstance(raw_options, dict) else {}, {})
         dry_run = dry_run or options.dry_run
         pod = self._get_or_404(pods, namespace, name)
         meta, status = pod.get("metadata") or {}, pod.get("status") or {}
