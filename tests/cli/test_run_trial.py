@@ -1,0 +1,34 @@
+"""`kjobs run` on manifests written as Kubernetes users write them (docs/run-trial.md): each found a place where
+kjobs did not do what a cluster does."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+TRIAL = Path(__file__).resolve().parent / "trial"
+pytestmark = pytest.mark.e2e
+
+
+def kjobs(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kjobs", *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def test_a_pod_with_a_sidecar_completes_when_its_main_container_does() -> None:
+    """It stayed Pending for ever: the sidecar was run as an init container that had to exit first."""
+    result = kjobs("run", str(TRIAL / "sidecar.yaml"), "--plain", "--timeout", "30")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "Job default/with-sidecar: Complete\n" in result.stdout
+    assert "succeeded: 1  failed: 0" in result.stdout
+
+
+def test_a_failing_main_container_beside_a_sidecar_fails_the_job_by_its_rule() -> None:
+    result = kjobs("run", str(TRIAL / "sidecar-main-fails.yaml"), "--plain", "--timeout", "30")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "failed: container main exited with code 3 → FailJob by rule 0: the Job fails\n" in result.stdout
+    assert "  reason: PodFailurePolicy\n" in result.stdout
