@@ -100,6 +100,8 @@ def run_command(
             "Ctrl-C or --timeout ends the run",
             err=True,
         )
+    for line in template_warnings(job):
+        click.echo(f"warning: {line}", err=True)
     from kjobs.run import RunOptions, run
 
     options = RunOptions(
@@ -119,6 +121,20 @@ def run_command(
         code = run(job, options)
         sys.exit(code)
     sys.exit(130)
+
+
+def template_warnings(job: Obj) -> list[str]:
+    """What the node agent will say in a Warning event on each of the Job's pods — volumes it does not mount,
+    securityContext fields it does not enforce, probes and hooks it does not run — said once before the run,
+    since `kjobs run` shows no Events and the pods behave otherwise than on a cluster."""
+    from kjobs.node.handlers import not_run, not_run_message
+    from kjobs.node.security import unenforced, unenforced_message
+    from kjobs.node.volumes import unmounted, unmounted_message
+
+    template = (job.get("spec") or {}).get("template") or {}
+    pod = {"metadata": template.get("metadata") or {}, "spec": template.get("spec") or {}}
+    found = [(unenforced, unenforced_message), (unmounted, unmounted_message), (not_run, not_run_message)]
+    return [message(what) for find, message in found if (what := find(pod))]
 
 
 def _load_job(path: str, field_validation: str, features: FeatureGates) -> tuple[Obj, tuple[Obj, ...]]:
