@@ -288,11 +288,18 @@ async def _print_logs(cluster: LocalCluster, pod: Obj, out: TextIO) -> None:
     from kjobs.server.logs import LogOptions
 
     meta = pod["metadata"]
-    for container in (pod.get("spec") or {}).get("containers") or ():
+    spec = pod.get("spec") or {}
+    # Init containers (sidecars among them) first, as they ran. Read from the pod's node, as the API server's
+    # log endpoint does, with the pod as last seen: a pod the Job controller deleted (its deadline, a success
+    # policy) is gone from the API by now, while its node still holds its logs.
+    for container in [*(spec.get("initContainers") or ()), *(spec.get("containers") or ())]:
         try:
-            _, chunks = cluster.service.open_log(
-                meta["namespace"], meta["name"], LogOptions(container=container["name"])
-            )
+            if cluster.logs is None:  # pragma: no cover - kjobs run always gives its cluster the node logs
+                _, chunks = cluster.service.open_log(
+                    meta["namespace"], meta["name"], LogOptions(container=container["name"])
+                )
+            else:
+                chunks = cluster.logs.open(pod, LogOptions(container=container["name"]))
             text = b"".join([chunk async for chunk in chunks]).decode("utf-8", "replace")
         except ApiError as exc:
             text = f"(no log: {exc.message})\n"

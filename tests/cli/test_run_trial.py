@@ -32,3 +32,17 @@ def test_a_failing_main_container_beside_a_sidecar_fails_the_job_by_its_rule() -
     assert result.returncode == 1, result.stdout + result.stderr
     assert "failed: container main exited with code 3 → FailJob by rule 0: the Job fails\n" in result.stdout
     assert "  reason: PodFailurePolicy\n" in result.stdout
+
+
+def test_logs_show_init_containers_and_pods_the_job_deleted() -> None:
+    """`--logs` printed regular containers only, and `(no log: pods "..." not found)` for a pod the Job controller
+    had deleted (here the workers, once the successPolicy is met): their logs are read from the node."""
+    result = kjobs("run", str(TRIAL / "init-fails.yaml"), "--plain", "--logs", "--backoff", "0.2")
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stdout.count("/wait-for-db] waiting for db\n") == 2
+    result = kjobs("run", str(TRIAL / "leader-success-policy.yaml"), "--plain", "--logs", "--timeout", "30")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "  reason: SuccessPolicy\n" in result.stdout
+    for index in (1, 2, 3):
+        assert f"] worker {index} waiting for the leader\n" in result.stdout
+    assert "not found)" not in result.stdout
