@@ -46,3 +46,11 @@ def test_logs_show_init_containers_and_pods_the_job_deleted() -> None:
     for index in (1, 2, 3):
         assert f"] worker {index} waiting for the leader\n" in result.stdout
     assert "not found)" not in result.stdout
+
+
+def test_a_job_with_parallelism_0_is_said_to_start_no_pod() -> None:
+    """It waited in silence until --timeout (for ever without one), as a suspended Job did before its warning."""
+    result = kjobs("run", str(TRIAL / "parallelism-0.yaml"), "--plain", "--timeout", "1")
+    assert result.returncode == 1
+    assert "warning: the Job has spec.parallelism: 0: it starts no pod until parallelism is raised" in result.stderr
+    assert "Job default/paused: Unfinished\n" in result.stdout

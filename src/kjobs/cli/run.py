@@ -100,6 +100,16 @@ def run_command(
             "Ctrl-C or --timeout ends the run",
             err=True,
         )
+    if (job.get("spec") or {}).get("parallelism") == 0 and serve_port is None:
+        # As a suspended Job: no pod starts until a client raises parallelism (the Job controller's
+        # wantActive is min(parallelism, remaining completions)), so say so rather than wait in silence.
+        name = (job.get("metadata") or {}).get("name") or "NAME"
+        click.echo(
+            "warning: the Job has spec.parallelism: 0: it starts no pod until parallelism is raised, which needs "
+            f'--serve PORT and `kubectl patch job {name} -p \'{{"spec":{{"parallelism":1}}}}\'`; '
+            "Ctrl-C or --timeout ends the run",
+            err=True,
+        )
     for line in template_warnings(job):
         click.echo(f"warning: {line}", err=True)
     from kjobs.run import RunOptions, run
