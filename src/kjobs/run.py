@@ -179,7 +179,7 @@ async def _serve_until_signal(server: Any, out: TextIO) -> None:
 
 async def _follow(cluster: LocalCluster, user: LocalClient, job: Obj, options: RunOptions) -> int:
     meta = job["metadata"]
-    view = RunView(job, show_restarts=True)
+    view = RunView(job, show_restarts=True, show_blocked=True)
     out = options.out
     changed = asyncio.Event()
     lines: list[str] = []
