@@ -54,3 +54,25 @@ def test_a_job_with_parallelism_0_is_said_to_start_no_pod() -> None:
     assert result.returncode == 1
     assert "warning: the Job has spec.parallelism: 0: it starts no pod until parallelism is raised" in result.stderr
     assert "Job default/paused: Unfinished\n" in result.stdout
+
+
+def test_environment_from_every_source_including_the_service_account() -> None:
+    """`fieldRef: spec.serviceAccountName` read '': no pod had the `default` ServiceAccount the ServiceAccount
+    admission plugin gives every pod on a cluster."""
+    result = kjobs("run", str(TRIAL / "env-refs.yaml"), "--plain", "--logs")
+    assert result.returncode == 0, result.stdout + result.stderr
+    out = result.stdout
+    assert " ns=default ip=127.0.0.1 node=kjobs-node sa=default team=data\n" in out
+    assert "] level=debug user=admin pass=s3cr3t\n" in out
+    assert "] cpu=1 mem=128 memreq=67108864\n" in out  # limits.cpu 500m rounds up to 1; divisor 1Mi
+    assert "] CFG_LOG_LEVEL=debug\n" in out
+    assert "] greeting=hello env-refs-" in out and " costs $5 and $(UNDEFINED)\n" in out
+
+
+def test_a_pod_too_big_for_the_node_says_it_is_unschedulable() -> None:
+    result = kjobs("run", str(TRIAL / "too-big.yaml"), "--plain", "--timeout", "2")
+    assert result.returncode == 1
+    assert (
+        " unschedulable: 0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory, 1 Insufficient "
+        "nvidia.com/gpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.\n"
+    ) in result.stdout
