@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import gc
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -135,6 +135,28 @@ def sparse_gc(threshold: int = SPARSE_GC_THRESHOLD) -> Iterator[None]:
             gc.freeze()
             gc.unfreeze()
         gc.set_threshold(*before)
+
+
+async def create_namespaces(client: Client, names: Iterable[str]) -> list[str]:
+    """Create those of `names` the cluster does not have yet; returns the ones created, in order.
+
+    `kjobs run` and `kjobs simulate` make a fresh cluster for one manifest, which has only `default`,
+    `kube-system`, `kube-public` and `kube-node-lease`: a Job written for a namespace of its own (`namespace:
+    analytics`) would be refused with `namespaces "analytics" not found` where on a cluster its user would have
+    created that namespace first, and a user of these commands has no chance to."""
+    from kjobs.api.errors import ApiError
+    from kjobs.client.resources import NAMESPACES
+
+    created: list[str] = []
+    for name in dict.fromkeys(names):
+        try:
+            await client.get(NAMESPACES, None, name)
+        except ApiError as exc:
+            if exc.code != 404:
+                raise
+            await client.create(NAMESPACES, None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+            created.append(name)
+    return created
 
 
 def _process_runtime(root: Path, clock: Clock, backoff_base: float) -> Callable[[StatusCallback], ContainerRuntime]:

@@ -76,3 +76,16 @@ def test_a_pod_too_big_for_the_node_says_it_is_unschedulable() -> None:
         " unschedulable: 0/1 nodes are available: 1 Insufficient cpu, 1 Insufficient memory, 1 Insufficient "
         "nvidia.com/gpu. preemption: 0/1 nodes are available: 1 No preemption victims found for incoming pod.\n"
     ) in result.stdout
+
+
+def test_a_job_in_its_own_namespace_runs_there() -> None:
+    """It was refused (exit 2, `namespaces "analytics" not found`): the run's fresh cluster has only `default`
+    and the system namespaces, and its user has no moment to create another, as they would on a cluster."""
+    result = kjobs("run", str(TRIAL / "namespace.yaml"), "--plain", "--logs")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.startswith("namespace/analytics created\n")
+    assert "Job analytics/in-namespace: Complete\n" in result.stdout
+    assert "/main] hi\n" in result.stdout
+    simulated = kjobs("simulate", str(TRIAL / "namespace.yaml"))
+    assert simulated.returncode == 0, simulated.stdout + simulated.stderr
+    assert simulated.stdout.startswith("Job analytics/in-namespace: Complete\n")
