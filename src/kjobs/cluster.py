@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from kjobs.api.features import DEFAULT, FeatureGates
+from kjobs.api.types import Obj
 from kjobs.client.base import Client
 from kjobs.client.events import EventRecorder
 from kjobs.client.informer import InformerFactory
@@ -135,6 +136,24 @@ def sparse_gc(threshold: int = SPARSE_GC_THRESHOLD) -> Iterator[None]:
             gc.freeze()
             gc.unfreeze()
         gc.set_threshold(*before)
+
+
+async def create_configs(client: Client, namespace: str, configs: Iterable[Obj]) -> list[str]:
+    """Create a manifest's Namespaces, then the namespaces the Job (in `namespace`) and its ConfigMaps and Secrets
+    need that are still missing (`create_namespaces`), then the ConfigMaps and Secrets; returns the namespaces
+    created for want of one."""
+    from kjobs.client.resources import CONFIG_MAPS, NAMESPACES, SECRETS
+
+    configs = list(configs)
+    for config in configs:
+        if config.get("kind") == "Namespace":
+            await client.create(NAMESPACES, None, config)
+    others = [c for c in configs if c.get("kind") != "Namespace"]
+    wanted = [str((c.get("metadata") or {}).get("namespace") or namespace) for c in others]
+    created = await create_namespaces(client, [namespace, *wanted])
+    for config, where in zip(others, wanted, strict=True):
+        await client.create(CONFIG_MAPS if config.get("kind") == "ConfigMap" else SECRETS, where, config)
+    return created
 
 
 async def create_namespaces(client: Client, names: Iterable[str]) -> list[str]:

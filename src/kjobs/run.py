@@ -27,8 +27,8 @@ from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.names import CONTROLLER_UID_LABEL
 from kjobs.api.types import Obj
 from kjobs.client.local import LocalClient
-from kjobs.client.resources import CONFIG_MAPS, JOBS, PODS, SECRETS
-from kjobs.cluster import ClusterSettings, LocalCluster, create_namespaces, sparse_gc, tune_gc
+from kjobs.client.resources import JOBS, PODS
+from kjobs.cluster import ClusterSettings, LocalCluster, create_configs, sparse_gc, tune_gc
 from kjobs.disrupt import Disruption, Disruptor
 from kjobs.job import pods as P
 from kjobs.node.logsource import AgentLogs
@@ -108,12 +108,8 @@ async def _run_job(job: Obj, options: RunOptions) -> int:
         namespace = str((job.get("metadata") or {}).get("namespace") or "default")
         try:
             user = LocalClient(service, manager="kjobs-run", typed=False)  # the manifest is checked as JSON
-            wanted = [str((c.get("metadata") or {}).get("namespace") or namespace) for c in options.configs]
-            for created_namespace in await create_namespaces(user, [namespace, *wanted]):
+            for created_namespace in await create_configs(user, namespace, options.configs):
                 print(f"namespace/{created_namespace} created", file=out, flush=True)
-            for config in options.configs:
-                where = str((config.get("metadata") or {}).get("namespace") or namespace)
-                await user.create(CONFIG_MAPS if config.get("kind") == "ConfigMap" else SECRETS, where, config)
             created = await user.create(JOBS, namespace, job)
         except ApiError as exc:
             print(f"error: {exc.message}", file=sys.stderr)

@@ -89,3 +89,12 @@ def test_a_job_in_its_own_namespace_runs_there() -> None:
     simulated = kjobs("simulate", str(TRIAL / "namespace.yaml"))
     assert simulated.returncode == 0, simulated.stdout + simulated.stderr
     assert simulated.stdout.startswith("Job analytics/in-namespace: Complete\n")
+
+
+def test_a_rendered_chart_with_its_namespace_runs() -> None:
+    """A Namespace document was refused (`document 1 is Namespace "reports": kjobs run takes one Job`)."""
+    result = kjobs("run", str(TRIAL / "helm-namespace.yaml"), "--plain", "--logs")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "namespace/" not in result.stdout  # the manifest's own, not one made for want of it
+    assert "/report] report as csv in reports\n" in result.stdout
+    assert "Job reports/monthly-report: Complete\n" in result.stdout

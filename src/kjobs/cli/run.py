@@ -148,15 +148,17 @@ def template_warnings(job: Obj) -> list[str]:
 
 
 def _load_job(path: str, field_validation: str, features: FeatureGates) -> tuple[Obj, tuple[Obj, ...]]:
-    """The manifest's one Job, and the ConfigMaps and Secrets beside it (created before it), each decoded and
-    validated as the API server would; any other kind is refused, naming its document."""
+    """The manifest's one Job, and the Namespaces, ConfigMaps and Secrets beside it (created before it), each
+    decoded and validated as the API server would (a Namespace by the API server as it is created); any other
+    kind is refused, naming its document."""
     from kjobs.validate import CONFIG_KINDS, validate_manifest
 
     try:
         objects = load_manifests(path)
     except ManifestError as exc:
         _fail(str(exc))
-    others = [(n, o) for n, o in enumerate(objects, start=1) if o.get("kind") not in ("Job", *CONFIG_KINDS)]
+    accepted = ("Job", "Namespace", *CONFIG_KINDS)
+    others = [(n, o) for n, o in enumerate(objects, start=1) if o.get("kind") not in accepted]
     if others:
         number, obj = others[0]
         # An object without `kind` is named as kubectl names it, not as Python's None.
@@ -166,7 +168,7 @@ def _load_job(path: str, field_validation: str, features: FeatureGates) -> tuple
             cron_hint = f"\nhint: a CronJob runs on a cluster: start `kjobs up`, then `kubectl apply -f {path}`"
         _fail(
             f"{path}: document {number} is {kind}{_named(obj)}: kjobs run takes one Job, and the ConfigMaps and "
-            "Secrets its pods read" + cron_hint
+            "Secrets its pods read (and their Namespaces)" + cron_hint
         )
     jobs = [o for o in objects if o.get("kind") == "Job"]
     if len(jobs) != 1:
@@ -174,6 +176,9 @@ def _load_job(path: str, field_validation: str, features: FeatureGates) -> tuple
         _fail(f"{path}: expected exactly one Job, found {kinds}")
     decoded: list[Obj] = []
     for original in objects:
+        if original.get("kind") == "Namespace":  # kjobs validates no Namespace: the API server does on create
+            decoded.append(original)
+            continue
         obj, rejected = decode_or_status(original, field_validation, features)
         if rejected is not None:
             hint = gated_field_hint(original, features)
