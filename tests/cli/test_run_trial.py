@@ -104,3 +104,46 @@ def test_a_rendered_chart_with_its_namespace_runs() -> None:
     assert "namespace/" not in result.stdout  # the manifest's own, not one made for want of it
     assert "/report] report as csv in reports\n" in result.stdout
     assert "Job reports/monthly-report: Complete\n" in result.stdout
+
+
+def _processes_running(argv: str) -> list[str]:
+    """The pids of this machine's processes whose command line is `argv` (from /proc)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+            except OSError:
+                continue
+            if cmdline == argv:
+                found.append(entry.name)
+    return found
+
+
+def test_sigterm_stops_the_run_its_containers_and_removes_their_files(tmp_path: Path) -> None:
+    """`timeout 60 kjobs run ...` or a CI job's timeout sends SIGTERM: the run died at once, leaving the container
+    (`sleep 19.25`) running and its files in $XDG_RUNTIME_DIR. It now ends as on Ctrl-C, with exit status 143."""
+    import os
+    import signal
+
+    job = tmp_path / "sleeper.yaml"
+    job.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: sleeper}\nspec:\n  template:\n    spec:\n"
+        "      restartPolicy: Never\n      containers: [{name: main, image: busybox, command: [sleep, '19.25']}]\n"
+    )
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(tmp_path))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kjobs", "run", str(job), "--plain"], stdout=subprocess.PIPE, text=True, env=env
+    )
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if line.endswith(" Running\n"):
+            break
+    assert _processes_running("sleep 19.25"), "the container did not start"
+    proc.send_signal(signal.SIGTERM)
+    proc.stdout.read()
+    assert proc.wait(timeout=60) == 143
+    assert not _processes_running("sleep 19.25")
+    for root in (tmp_path / "kjobs").iterdir():
+        assert not any((root / "pods").iterdir())
+        assert not any((root / "logs").iterdir())
