@@ -74,13 +74,44 @@ def run(job: Obj, options: RunOptions) -> int:
     return uvloop.run(run_job(job, options))
 
 
+TERMINATED = 143
+"""The exit status of a run SIGTERM ended: a shell's for a process SIGTERM killed."""
+
+
 async def run_job(job: Obj, options: RunOptions) -> int:
     """Run `job` to its end on a fresh embedded cluster; returns the process exit code.
 
-    Without `--serve` no client waits on the process, so the cyclic GC's young passes are few (`sparse_gc`)."""
+    Without `--serve` no client waits on the process, so the cyclic GC's young passes are few (`sparse_gc`).
+    SIGTERM (`timeout 60 kjobs run ...`, `kill`, a CI job's end) cancels the run, whose cluster then stops as
+    after Ctrl-C, stopping its containers and removing their files: before, the process died at once and its
+    containers outlived it (a `sleep 20` ran on) with their directories left in $XDG_RUNTIME_DIR."""
     tune_gc()
-    with sparse_gc() if options.serve_port is None else contextlib.nullcontext():
-        return await _run_job(job, options)
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    terminated = False
+
+    def terminate() -> None:
+        nonlocal terminated
+        terminated = True
+        if task is not None:
+            task.cancel()
+
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        loop.add_signal_handler(signal.SIGTERM, terminate)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread: signals are not ours to take
+        previous = None
+    try:
+        with sparse_gc() if options.serve_port is None else contextlib.nullcontext():
+            return await _run_job(job, options)
+    except asyncio.CancelledError:
+        if not terminated:
+            raise
+        return TERMINATED
+    finally:
+        if previous is not None:
+            loop.remove_signal_handler(signal.SIGTERM)
+            signal.signal(signal.SIGTERM, previous)
 
 
 async def _run_job(job: Obj, options: RunOptions) -> int:

@@ -127,37 +127,10 @@ def run_command(
         features=features,
         configs=configs,
     )
-    terminated = _stop_on_sigterm()
     with contextlib.suppress(KeyboardInterrupt):
         code = run(job, options)
         sys.exit(code)
-    sys.exit(143 if terminated else 130)
-
-
-class _Terminated:
-    """Whether SIGTERM (a CI job's timeout, `kill`, `timeout 60 kjobs run ...`) ended the run."""
-
-    def __init__(self) -> None:
-        self.seen = False
-
-    def __bool__(self) -> bool:
-        return self.seen
-
-
-def _stop_on_sigterm() -> _Terminated:
-    """End the run on SIGTERM as on Ctrl-C: the cluster stops, stopping its containers and removing their files.
-    Without it the process died at once and left the containers running (a `sleep 20` outlived its run) and their
-    directories in $XDG_RUNTIME_DIR; the exit status is then 143, a shell's for a process SIGTERM ended."""
-    import signal
-
-    terminated = _Terminated()
-
-    def interrupt(_signum: int, _frame: object) -> None:
-        terminated.seen = True
-        raise KeyboardInterrupt
-
-    signal.signal(signal.SIGTERM, interrupt)
-    return terminated
+    sys.exit(130)
 
 
 def template_warnings(job: Obj) -> list[str]:
