@@ -12,12 +12,13 @@ import asyncio
 import contextlib
 import gc
 import logging
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
 from kjobs.api.features import DEFAULT, FeatureGates
+from kjobs.api.types import Obj
 from kjobs.client.base import Client
 from kjobs.client.events import EventRecorder
 from kjobs.client.informer import InformerFactory
@@ -135,6 +136,46 @@ def sparse_gc(threshold: int = SPARSE_GC_THRESHOLD) -> Iterator[None]:
             gc.freeze()
             gc.unfreeze()
         gc.set_threshold(*before)
+
+
+async def create_configs(client: Client, namespace: str, configs: Iterable[Obj]) -> list[str]:
+    """Create a manifest's Namespaces, then the namespaces the Job (in `namespace`) and its ConfigMaps and Secrets
+    need that are still missing (`create_namespaces`), then the ConfigMaps and Secrets; returns the namespaces
+    created for want of one."""
+    from kjobs.client.resources import CONFIG_MAPS, NAMESPACES, SECRETS
+
+    configs = list(configs)
+    for config in configs:
+        if config.get("kind") == "Namespace":
+            await client.create(NAMESPACES, None, config)
+    others = [c for c in configs if c.get("kind") != "Namespace"]
+    wanted = [str((c.get("metadata") or {}).get("namespace") or namespace) for c in others]
+    created = await create_namespaces(client, [namespace, *wanted])
+    for config, where in zip(others, wanted, strict=True):
+        await client.create(CONFIG_MAPS if config.get("kind") == "ConfigMap" else SECRETS, where, config)
+    return created
+
+
+async def create_namespaces(client: Client, names: Iterable[str]) -> list[str]:
+    """Create those of `names` the cluster does not have yet; returns the ones created, in order.
+
+    `kjobs run` and `kjobs simulate` make a fresh cluster for one manifest, which has only `default`,
+    `kube-system`, `kube-public` and `kube-node-lease`: a Job written for a namespace of its own (`namespace:
+    analytics`) would be refused with `namespaces "analytics" not found` where on a cluster its user would have
+    created that namespace first, and a user of these commands has no chance to."""
+    from kjobs.api.errors import ApiError
+    from kjobs.client.resources import NAMESPACES
+
+    created: list[str] = []
+    for name in dict.fromkeys(names):
+        try:
+            await client.get(NAMESPACES, None, name)
+        except ApiError as exc:
+            if exc.code != 404:
+                raise
+            await client.create(NAMESPACES, None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+            created.append(name)
+    return created
 
 
 def _process_runtime(root: Path, clock: Clock, backoff_base: float) -> Callable[[StatusCallback], ContainerRuntime]:

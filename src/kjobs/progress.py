@@ -31,6 +31,28 @@ def pod_state(pod: Obj) -> str:
     return phase if phase in STATES else "Pending"
 
 
+_STARTING = frozenset(("ContainerCreating", "PodInitializing"))
+
+
+def blocked_reason(pod: Obj) -> str:
+    """Why a Pending pod does not start, as `kubectl describe pod` would show it: the scheduler's
+    `PodScheduled=False` condition (`unschedulable: 0/1 nodes are available: 1 Insufficient cpu. ...`), else the
+    first container waiting for another reason than starting (`container main waiting: CreateContainerConfigError:
+    configmap "app" not found`); '' when nothing holds it."""
+    status = pod.get("status") or {}
+    for cond in status.get("conditions") or ():
+        if cond.get("type") == "PodScheduled" and cond.get("status") == "False":
+            return f"{str(cond.get('reason') or 'unschedulable').lower()}: {cond.get('message', '')}".rstrip(": ")
+    for key in ("initContainerStatuses", "containerStatuses"):
+        for cs in status.get(key) or ():
+            waiting = (cs.get("state") or {}).get("waiting") or {}
+            reason = waiting.get("reason")
+            if reason and reason not in _STARTING:
+                message = f": {waiting['message']}" if waiting.get("message") else ""
+                return f"container {cs.get('name', '')} waiting: {reason}{message}"
+    return ""
+
+
 @dataclass
 class Decision:
     """One failed pod and what the Job's policy made of it: `cause` (why the pod failed) and `verdict` (what that
@@ -188,6 +210,10 @@ class RunView:
     """Say each in-place container restart (`kjobs run`: under OnFailure they are what exceeds backoffLimit);
     `kjobs simulate` reads no lines and skips the look."""
     _restarts: dict[tuple[str, str], int] = field(default_factory=dict)
+    show_blocked: bool = False
+    """Say why a pod does not start (`kjobs run`, which shows no Events): `Unschedulable` with the scheduler's
+    message, a container waiting on its configuration (`CreateContainerConfigError`)."""
+    _blocked: dict[str, str] = field(default_factory=dict)
 
     def update_job(self, job: Obj) -> list[str]:
         """Take a new Job state; returns lines about conditions that appeared."""
@@ -251,6 +277,11 @@ class RunView:
         if self._states.get(uid) != state:
             self._states[uid] = state
             lines.append(f"pod {name} {state}")
+        if self.show_blocked and state == "Pending":
+            blocked = blocked_reason(pod)
+            if blocked and self._blocked.get(uid) != blocked:
+                self._blocked[uid] = blocked
+                lines.append(f"pod {name} {blocked}")
         if uid not in self._explained and (P.phase(pod) == "Failed" or self._fails_job_in_place(pod)):
             self._explained.add(uid)
             self._terminating.pop(uid, None)

@@ -27,8 +27,8 @@ from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.names import CONTROLLER_UID_LABEL
 from kjobs.api.types import Obj
 from kjobs.client.local import LocalClient
-from kjobs.client.resources import CONFIG_MAPS, JOBS, PODS, SECRETS
-from kjobs.cluster import ClusterSettings, LocalCluster, sparse_gc, tune_gc
+from kjobs.client.resources import JOBS, PODS
+from kjobs.cluster import ClusterSettings, LocalCluster, create_configs, sparse_gc, tune_gc
 from kjobs.disrupt import Disruption, Disruptor
 from kjobs.job import pods as P
 from kjobs.node.logsource import AgentLogs
@@ -74,13 +74,44 @@ def run(job: Obj, options: RunOptions) -> int:
     return uvloop.run(run_job(job, options))
 
 
+TERMINATED = 143
+"""The exit status of a run SIGTERM ended: a shell's for a process SIGTERM killed."""
+
+
 async def run_job(job: Obj, options: RunOptions) -> int:
     """Run `job` to its end on a fresh embedded cluster; returns the process exit code.
 
-    Without `--serve` no client waits on the process, so the cyclic GC's young passes are few (`sparse_gc`)."""
+    Without `--serve` no client waits on the process, so the cyclic GC's young passes are few (`sparse_gc`).
+    SIGTERM (`timeout 60 kjobs run ...`, `kill`, a CI job's end) cancels the run, whose cluster then stops as
+    after Ctrl-C, stopping its containers and removing their files: before, the process died at once and its
+    containers outlived it (a `sleep 20` ran on) with their directories left in $XDG_RUNTIME_DIR."""
     tune_gc()
-    with sparse_gc() if options.serve_port is None else contextlib.nullcontext():
-        return await _run_job(job, options)
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    terminated = False
+
+    def terminate() -> None:
+        nonlocal terminated
+        terminated = True
+        if task is not None:
+            task.cancel()
+
+    previous = signal.getsignal(signal.SIGTERM)
+    try:
+        loop.add_signal_handler(signal.SIGTERM, terminate)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread: signals are not ours to take
+        previous = None
+    try:
+        with sparse_gc() if options.serve_port is None else contextlib.nullcontext():
+            return await _run_job(job, options)
+    except asyncio.CancelledError:
+        if not terminated:
+            raise
+        return TERMINATED
+    finally:
+        if previous is not None:
+            loop.remove_signal_handler(signal.SIGTERM)
+            signal.signal(signal.SIGTERM, previous)
 
 
 async def _run_job(job: Obj, options: RunOptions) -> int:
@@ -108,9 +139,8 @@ async def _run_job(job: Obj, options: RunOptions) -> int:
         namespace = str((job.get("metadata") or {}).get("namespace") or "default")
         try:
             user = LocalClient(service, manager="kjobs-run", typed=False)  # the manifest is checked as JSON
-            for config in options.configs:
-                where = str((config.get("metadata") or {}).get("namespace") or namespace)
-                await user.create(CONFIG_MAPS if config.get("kind") == "ConfigMap" else SECRETS, where, config)
+            for created_namespace in await create_configs(user, namespace, options.configs):
+                print(f"namespace/{created_namespace} created", file=out, flush=True)
             created = await user.create(JOBS, namespace, job)
         except ApiError as exc:
             print(f"error: {exc.message}", file=sys.stderr)
@@ -179,7 +209,7 @@ async def _serve_until_signal(server: Any, out: TextIO) -> None:
 
 async def _follow(cluster: LocalCluster, user: LocalClient, job: Obj, options: RunOptions) -> int:
     meta = job["metadata"]
-    view = RunView(job, show_restarts=True)
+    view = RunView(job, show_restarts=True, show_blocked=True)
     out = options.out
     changed = asyncio.Event()
     lines: list[str] = []
@@ -288,11 +318,18 @@ async def _print_logs(cluster: LocalCluster, pod: Obj, out: TextIO) -> None:
     from kjobs.server.logs import LogOptions
 
     meta = pod["metadata"]
-    for container in (pod.get("spec") or {}).get("containers") or ():
+    spec = pod.get("spec") or {}
+    # Init containers (sidecars among them) first, as they ran. Read from the pod's node, as the API server's
+    # log endpoint does, with the pod as last seen: a pod the Job controller deleted (its deadline, a success
+    # policy) is gone from the API by now, while its node still holds its logs.
+    for container in [*(spec.get("initContainers") or ()), *(spec.get("containers") or ())]:
         try:
-            _, chunks = cluster.service.open_log(
-                meta["namespace"], meta["name"], LogOptions(container=container["name"])
-            )
+            if cluster.logs is None:  # pragma: no cover - kjobs run always gives its cluster the node logs
+                _, chunks = cluster.service.open_log(
+                    meta["namespace"], meta["name"], LogOptions(container=container["name"])
+                )
+            else:
+                chunks = cluster.logs.open(pod, LogOptions(container=container["name"]))
             text = b"".join([chunk async for chunk in chunks]).decode("utf-8", "replace")
         except ApiError as exc:
             text = f"(no log: {exc.message})\n"

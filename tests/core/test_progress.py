@@ -359,3 +359,33 @@ def test_a_pod_the_failed_job_ended_is_not_counted_as_ignored_by_the_policy() ->
         "pod g failed: deleted while Running → the Job had failed and ended the pod: counted as failed, not retried"
     )
     assert "  failures: 1 pod(s) failed, 0 ignored by the policy\n" in view.summary() + "\n"
+
+
+UNSCHEDULABLE = (
+    "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No preemption victims "
+    "found for incoming pod."
+)
+
+
+def test_a_pending_pod_says_once_why_it_does_not_start() -> None:
+    """`kjobs run` shows no Events: a pod too big for the node, or waiting for a missing ConfigMap, stayed
+    `Pending` in silence until --timeout (for ever without one)."""
+    view = RunView(job(), show_blocked=True)
+    big = pod("big", "Pending")
+    big["status"]["conditions"] = [
+        {"type": "PodScheduled", "status": "False", "reason": "Unschedulable", "message": UNSCHEDULABLE}
+    ]
+    assert view.update_pod(big) == ["pod big Pending", f"pod big unschedulable: {UNSCHEDULABLE}"]
+    assert view.update_pod(big) == []
+    waiting = pod("cfg", "Pending")
+    waiting["status"]["containerStatuses"] = [
+        {"name": "main", "state": {"waiting": {"reason": "ContainerCreating"}}},
+    ]
+    assert view.update_pod(waiting) == ["pod cfg Pending"]
+    waiting["status"]["containerStatuses"][0]["state"]["waiting"] = {
+        "reason": "CreateContainerConfigError",
+        "message": 'configmap "app" not found',
+    }
+    assert view.update_pod(waiting) == [
+        'pod cfg container main waiting: CreateContainerConfigError: configmap "app" not found'
+    ]

@@ -215,3 +215,25 @@ async def test_a_restart_after_its_back_off_shows_the_config_error(node: Node, r
     await settle(node.clock, lambda: node.phase("twice") == "Succeeded")
     assert node.clock.now() - failed_at <= 10.5
     assert [env["MODE"] for env in runtime.attempts["twice/twice"]] == ["old", "old", "back"]
+
+
+@run
+async def test_probes_and_hooks_are_not_run_and_the_pod_says_so(node: Node, runtime: RecordingRuntime) -> None:
+    """A liveness probe that would fail on a cluster, restarting or failing the pod, is never run here: the pod
+    must say so rather than complete as if it had passed."""
+    probe = {"exec": {"command": ["cat", "healthy"]}, "periodSeconds": 1}
+    container = {
+        "name": "main",
+        "image": "busybox",
+        "livenessProbe": probe,
+        "readinessProbe": probe,
+        "lifecycle": {"preStop": {"exec": {"command": ["sh", "-c", "sleep 1"]}}},
+    }
+    await node.create_pod("probed", containers=[container])
+    await settle(node.clock, lambda: node.phase("probed") == "Succeeded")
+    [event] = await node.events("HandlersNotRun")
+    assert (event["type"], event["message"]) == (
+        "Warning",
+        "kjobs runs no probes or lifecycle hooks: livenessProbe, readinessProbe, lifecycle.preStop (container main) "
+        "not run; the containers count as started and ready while they run",
+    )

@@ -214,3 +214,16 @@ def test_kubelet_endpoint_of_a_node(address: str | None, port: int, expected: st
     node = {"status": {"addresses": addresses, "daemonEndpoints": {"kubeletEndpoint": {"Port": port}}}}
     assert kubelet_endpoint(node) == expected
     assert kubelet_endpoint(None) is None
+
+
+def test_requests_add_a_sidecar_to_the_regular_containers_and_to_each_later_init_container() -> None:
+    """The node admits a pod on what the scheduler counted (component-helpers' PodRequests, the same example as
+    tests/controllers/test_scheduler_fit.py): 500m sidecar + 3 CPU init container = 3.5 > 500m + 1 CPU."""
+    p = pod("p", cpu="1")
+    p["spec"]["initContainers"] = [
+        {"name": "proxy", "restartPolicy": "Always", "resources": {"requests": {"cpu": "500m"}}},
+        {"name": "setup", "resources": {"requests": {"cpu": "3"}}},
+    ]
+    assert pod_requests(p)["cpu"] == 3500
+    p["spec"]["initContainers"].pop()
+    assert pod_requests(p)["cpu"] == 1500

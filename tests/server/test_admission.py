@@ -1,4 +1,5 @@
-"""DefaultTolerationSeconds: pods get bounded not-ready/unreachable NoExecute tolerations on create and update."""
+"""DefaultTolerationSeconds: pods get bounded not-ready/unreachable NoExecute tolerations on create and update;
+ServiceAccount: a pod created without an account runs as `default`."""
 
 from __future__ import annotations
 
@@ -67,6 +68,19 @@ def test_a_created_pod_gets_them_and_a_job_template_does_not(http: httpx.Client)
     assert http.get("/api/v1/namespaces/default/pods/p").json()["spec"]["tolerations"] == pod["spec"]["tolerations"]
     job = http.post("/apis/batch/v1/namespaces/default/jobs", json=job_manifest("j")).json()
     assert "tolerations" not in job["spec"]["template"]["spec"]  # only pods are admitted, as in Kubernetes
+
+
+def test_a_created_pod_runs_as_the_default_service_account(http: httpx.Client) -> None:
+    """As on a cluster, `kubectl get pod -o yaml` shows `serviceAccountName: default` (and the deprecated
+    `serviceAccount` beside it), and `fieldRef: spec.serviceAccountName` reads `default` instead of ''."""
+    pod = http.post("/api/v1/namespaces/default/pods", json=pod_manifest("sa")).json()
+    assert (pod["spec"]["serviceAccountName"], pod["spec"]["serviceAccount"]) == ("default", "default")
+    named = pod_manifest("named")
+    named["spec"]["serviceAccount"] = "builder"  # the deprecated field, as old manifests have it
+    pod = http.post("/api/v1/namespaces/default/pods", json=named).json()
+    assert (pod["spec"]["serviceAccountName"], pod["spec"]["serviceAccount"]) == ("builder", "builder")
+    job = http.post("/apis/batch/v1/namespaces/default/jobs", json=job_manifest("sa-job")).json()
+    assert "serviceAccountName" not in job["spec"]["template"]["spec"]
 
 
 def test_dry_run_shows_them(http: httpx.Client) -> None:

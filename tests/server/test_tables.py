@@ -276,3 +276,46 @@ def test_other_printers() -> None:
         "n1",
         "<unknown>",
     ]
+
+
+def _sidecar_pod(setup: dict[str, Any], proxy: dict[str, Any] | None, main: dict[str, Any], **status: Any) -> Any:
+    """A pod with an init container `setup`, a sidecar `proxy` and a container `main`, with the states given
+    (a state dict, or with `restartCount`/`ready`/`started`/`lastState` beside it under `extra`)."""
+
+    def cs(name: str, given: dict[str, Any]) -> dict[str, Any]:
+        extra = given.pop("extra", {})
+        return {"name": name, "state": given, "ready": False, "restartCount": 0, **extra}
+
+    statuses = [cs("setup", setup)] + ([cs("proxy", proxy)] if proxy is not None else [])
+    return {
+        "metadata": {"name": "p", "creationTimestamp": "2025-01-01T00:59:30Z"},
+        "spec": {
+            "initContainers": [{"name": "setup"}, {"name": "proxy", "restartPolicy": "Always"}],
+            "containers": [{"name": "main"}],
+        },
+        "status": {"initContainerStatuses": statuses, "containerStatuses": [cs("main", main)], **status},
+    }
+
+
+def test_a_pod_with_a_sidecar_counts_it_among_its_containers() -> None:
+    """As printPod (pkg/printers/internalversion/printers.go) shows it: `2/2 Running` while the sidecar and the
+    main container run, where kjobs showed `1/1 Init:1/2`; `0/2 Init:0/2` while initializing, with the init
+    containers' restarts."""
+    done = {"terminated": {"exitCode": 0, "reason": "Completed"}}
+    running = _sidecar_pod(
+        dict(done),
+        {"running": {}, "extra": {"ready": True, "started": True}},
+        {"running": {}, "extra": {"ready": True}},
+        phase="Running",
+        conditions=[{"type": "Initialized", "status": "True"}, {"type": "Ready", "status": "True"}],
+    )
+    assert pod_cells(running, NOW)[1:4] == ["2/2", "Running", "0"]
+    restarted = {"extra": {"restartCount": 1, "lastState": {"terminated": {"finishedAt": "2025-01-01T00:59:50Z"}}}}
+    initializing = _sidecar_pod(
+        {"running": {}, **restarted},
+        None,
+        {"waiting": {"reason": "PodInitializing"}},
+        phase="Pending",
+        conditions=[{"type": "Initialized", "status": "False"}],
+    )
+    assert pod_cells(initializing, NOW)[1:4] == ["0/2", "Init:0/2", "1 (10s ago)"]

@@ -100,6 +100,18 @@ def run_command(
             "Ctrl-C or --timeout ends the run",
             err=True,
         )
+    if (job.get("spec") or {}).get("parallelism") == 0 and serve_port is None:
+        # As a suspended Job: no pod starts until a client raises parallelism (the Job controller's
+        # wantActive is min(parallelism, remaining completions)), so say so rather than wait in silence.
+        name = (job.get("metadata") or {}).get("name") or "NAME"
+        click.echo(
+            "warning: the Job has spec.parallelism: 0: it starts no pod until parallelism is raised, which needs "
+            f'--serve PORT and `kubectl patch job {name} -p \'{{"spec":{{"parallelism":1}}}}\'`; '
+            "Ctrl-C or --timeout ends the run",
+            err=True,
+        )
+    for line in template_warnings(job):
+        click.echo(f"warning: {line}", err=True)
     from kjobs.run import RunOptions, run
 
     options = RunOptions(
@@ -121,18 +133,34 @@ def run_command(
     sys.exit(130)
 
 
+def template_warnings(job: Obj) -> list[str]:
+    """What the node agent will say in a Warning event on each of the Job's pods — volumes it does not mount,
+    securityContext fields it does not enforce, probes and hooks it does not run — said once before the run,
+    since `kjobs run` shows no Events and the pods behave otherwise than on a cluster."""
+    from kjobs.node.handlers import not_run, not_run_message
+    from kjobs.node.security import unenforced, unenforced_message
+    from kjobs.node.volumes import unmounted, unmounted_message
+
+    template = (job.get("spec") or {}).get("template") or {}
+    pod = {"metadata": template.get("metadata") or {}, "spec": template.get("spec") or {}}
+    found = [(unenforced, unenforced_message), (unmounted, unmounted_message), (not_run, not_run_message)]
+    return [message(what) for find, message in found if (what := find(pod))]
+
+
 def _load_job(
     path: str, field_validation: str, features: FeatureGates, command: str = "run"
 ) -> tuple[Obj, tuple[Obj, ...]]:
-    """The manifest's one Job, and the ConfigMaps and Secrets beside it (created before it), each decoded and
-    validated as the API server would; any other kind is refused, naming its document."""
+    """The manifest's one Job, and the Namespaces, ConfigMaps and Secrets beside it (created before it), each
+    decoded and validated as the API server would (a Namespace by the API server as it is created); any other
+    kind is refused, naming its document."""
     from kjobs.validate import CONFIG_KINDS, mapping_error, validate_manifest
 
     try:
         objects = load_manifests(path)
     except ManifestError as exc:
         _fail(str(exc))
-    others = [(n, o) for n, o in enumerate(objects, start=1) if o.get("kind") not in ("Job", *CONFIG_KINDS)]
+    accepted = ("Job", "Namespace", *CONFIG_KINDS)
+    others = [(n, o) for n, o in enumerate(objects, start=1) if o.get("kind") not in accepted]
     if others:
         number, obj = others[0]
         # An object without `kind` is named as kubectl names it, not as Python's None.
@@ -142,7 +170,7 @@ def _load_job(
             cron_hint = f"\nhint: a CronJob runs on a cluster: start `kjobs up`, then `kubectl apply -f {path}`"
         _fail(
             f"{path}: document {number} is {kind}{_named(obj)}: kjobs {command} takes one Job, and the ConfigMaps and "
-            "Secrets its pods read" + cron_hint
+            "Secrets its pods read (and their Namespaces)" + cron_hint
         )
     jobs = [o for o in objects if o.get("kind") == "Job"]
     if len(jobs) != 1:
@@ -150,6 +178,9 @@ def _load_job(
         _fail(f"{path}: expected exactly one Job, found {kinds}")
     decoded: list[Obj] = []
     for original in objects:
+        if original.get("kind") == "Namespace":  # kjobs validates no Namespace: the API server does on create
+            decoded.append(original)
+            continue
         unmapped = mapping_error(original, path, field_validation)
         if unmapped is not None:  # `apiVersion: v1` on a Job: what kubectl says, as it never sends it
             _fail(unmapped)

@@ -48,15 +48,29 @@ def _amount_of(raw: str | int | float, resource: str) -> int:
 
 
 def pod_requests(pod: Obj) -> dict[str, int]:
-    """The pod's effective requests: per resource, max(sum of containers, largest init container) + overhead."""
+    """The pod's effective requests: per resource, max(sum of containers and sidecars, largest init container
+    with the sidecars started before it) + overhead (component-helpers' resource `PodRequests`: a sidecar, an init
+    container with `restartPolicy: Always`, runs on beside everything after it)."""
     spec = pod.get("spec") or {}
     total: dict[str, int] = {}
     for container in spec.get("containers") or []:
         for name, raw in ((container.get("resources") or {}).get("requests") or {}).items():
             total[name] = total.get(name, 0) + _amount(raw, name)
+    sidecars: dict[str, int] = {}
+    peak: dict[str, int] = {}
     for init in spec.get("initContainers") or []:
-        for name, raw in ((init.get("resources") or {}).get("requests") or {}).items():
-            total[name] = max(total.get(name, 0), _amount(raw, name))
+        requests = {n: _amount(raw, n) for n, raw in ((init.get("resources") or {}).get("requests") or {}).items()}
+        if init.get("restartPolicy") == "Always":
+            for name, amount in requests.items():
+                sidecars[name] = sidecars.get(name, 0) + amount
+                total[name] = total.get(name, 0) + amount
+            moment = dict(sidecars)
+        else:
+            moment = {n: requests.get(n, 0) + sidecars.get(n, 0) for n in requests.keys() | sidecars.keys()}
+        for name, amount in moment.items():
+            peak[name] = max(peak.get(name, 0), amount)
+    for name, amount in peak.items():
+        total[name] = max(total.get(name, 0), amount)
     for name, raw in (spec.get("overhead") or {}).items():
         total[name] = total.get(name, 0) + _amount(raw, name)
     return total

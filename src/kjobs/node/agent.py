@@ -51,6 +51,7 @@ from kjobs.node.eviction import (
     rank_for_memory_pressure,
     threshold_met,
 )
+from kjobs.node.handlers import NOT_RUN, not_run, not_run_message
 from kjobs.node.observations import NODE_SHUTDOWN, eviction
 from kjobs.node.podstatus import TERMINAL_PHASES
 from kjobs.node.recovery import lost_pod_status, ran_before
@@ -654,6 +655,9 @@ class NodeAgent:
         not_mounted = unmounted(pod)
         if not_mounted:
             self.events.event(pod, "Warning", NOT_MOUNTED, unmounted_message(not_mounted))
+        handlers = not_run(pod)
+        if handlers:
+            self.events.event(pod, "Warning", NOT_RUN, not_run_message(handlers))
         return self._counted(await self.runtime.run_pod(pod))
 
     def _track(self, pod: Obj) -> None:

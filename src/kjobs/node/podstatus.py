@@ -15,7 +15,7 @@ from kjobs.api.timeutil import format_time
 from kjobs.api.types import Obj
 from kjobs.node.observations import Attempt, PodRecord
 from kjobs.node.resources import qos_class
-from kjobs.node.restart import DEFAULT_BACKOFF_CAP, Plan, plan
+from kjobs.node.restart import DEFAULT_BACKOFF_CAP, Plan, is_sidecar, plan
 from kjobs.node.restart_rules import container_should_restart
 
 PENDING, RUNNING, SUCCEEDED, FAILED = "Pending", "Running", "Succeeded", "Failed"
@@ -110,7 +110,7 @@ def _container_status(record: PodRecord, container: Obj, *, init: bool, has_init
     if last.running:
         status["state"] = {"running": {"startedAt": format_time(last.started_at)}}
         status["started"] = True
-        status["ready"] = not init
+        status["ready"] = not init or is_sidecar(container)  # a sidecar without readinessProbe: ready once running
         if previous:
             status["lastState"] = {"terminated": previous}
         return status
@@ -132,7 +132,7 @@ def _container_status(record: PodRecord, container: Obj, *, init: bool, has_init
     status["state"] = {"terminated": _terminated(last)}
     if previous:
         status["lastState"] = {"terminated": previous}
-    status["ready"] = init and last.exit_code == 0
+    status["ready"] = init and last.exit_code == 0 and not is_sidecar(container)
     return status
 
 
@@ -146,12 +146,15 @@ def _exit_code(terminated: Obj) -> int:
 
 
 def get_phase(pod: Obj, init_statuses: list[Obj], statuses: list[Obj], *, pod_is_terminal: bool) -> str:
-    """The kubelet's getPhase with ContainerRestartRules on (pkg/kubelet/kubelet_pods.go), without sidecars.
+    """The kubelet's getPhase with ContainerRestartRules on (pkg/kubelet/kubelet_pods.go).
 
     A stopped container counts as restarting when `container_should_restart` says its last exit restarts
     it: the pod is Running while any stopped container will restart, else Succeeded when every container
     exited 0, else Failed; a failed init container that will not restart fails the pod. For a pod whose
     containers have no restartPolicy of their own this is the classic Always / OnFailure / Never table.
+    A sidecar (an init container with `restartPolicy: Always`) counts as running while it runs and as
+    waiting before its first start; once it has stopped it does not count, so its exit code (143 when the
+    kubelet stops it) never decides whether the pod Succeeded.
     """
     spec = pod.get("spec", {})
     policy = spec.get("restartPolicy") or "Always"
@@ -161,8 +164,15 @@ def get_phase(pod: Obj, init_statuses: list[Obj], statuses: list[Obj], *, pod_is
         return container_should_restart(by_name.get(cs["name"], {}), policy, _exit_code(terminated))
 
     pending_init = failed_init = 0
+    running = waiting = stopped = restarting = succeeded = 0
     for cs in init_statuses:
         state, last = cs["state"], cs.get("lastState") or {}
+        if is_sidecar(by_name.get(cs["name"], {})):
+            if "running" in state:
+                running += 1
+            elif "terminated" not in state and "terminated" not in last:
+                waiting += 1
+            continue
         terminated = state.get("terminated") or (last.get("terminated") if "waiting" in state else None)
         if "running" in state:
             pending_init += 1
@@ -170,7 +180,6 @@ def get_phase(pod: Obj, init_statuses: list[Obj], statuses: list[Obj], *, pod_is
             failed_init += _exit_code(terminated) != 0 and not restarts(cs, terminated)
         else:
             pending_init += 1
-    running = waiting = stopped = restarting = succeeded = 0
     for cs in statuses:
         state, last = cs["state"], cs.get("lastState") or {}
         if "running" in state:
@@ -233,7 +242,10 @@ def _kubelet_conditions(
             )
         )
     # ContainersReady, then Ready derived from it and the readiness gates.
-    unready = [s["name"] for s in statuses if not s["ready"]]
+    # sidecars first, as generate.go's GenerateContainersReadyCondition lists restartable init containers
+    sidecars = {c.get("name") for c in pod.get("spec", {}).get("initContainers") or () if is_sidecar(c)}
+    unready = [s["name"] for s in init_statuses if s["name"] in sidecars and not s["ready"]] if sidecars else []
+    unready += [s["name"] for s in statuses if not s["ready"]]
     if phase == SUCCEEDED:
         containers_ready = _condition("ContainersReady", False, "PodCompleted")
     elif phase == FAILED:

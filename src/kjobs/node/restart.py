@@ -7,6 +7,11 @@ future extensions (a pod-level restart limit, per-container restart rules) share
 Rules, as the kubelet applies them (`computePodActions`, `doBackOff`, `ShouldContainerBeRestarted`):
 * init containers run one at a time in spec order; a failed init container that will not restart (see
   below) has failed the pod, and nothing else starts;
+* an init container with `restartPolicy: Always` is a sidecar (KEP-753, `podutil.IsRestartableInitContainer`):
+  the next init container starts once it has started (kjobs runs no startupProbe: once it runs), it runs beside
+  the regular containers, restarts with back-off whenever it exits, and once every regular container has
+  ended for good the pod is stopped (`stop`: the kubelet's `KillPod` in `computePodActions`), so a Job's pod
+  with a sidecar ends when its main container does;
 * regular containers start together once every init container succeeded; whether an exited container
   (init or regular) restarts is `restart_rules.container_should_restart`: its own restart rules and
   restartPolicy first, then the pod's (Always; OnFailure when the exit code is not 0; never under Never);
@@ -48,6 +53,14 @@ class Plan:
     """Nothing runs and nothing will start again: the pod's phase is final."""
     limit_exceeded: bool = False
     """A container should restart but the pod's `maxRestartTimes` forbids it: the pod has failed."""
+    stop: bool = False
+    """Every regular container has ended for good while sidecars run: the pod is to be stopped (its sidecars
+    terminated with its grace period), as the kubelet kills such a pod."""
+
+
+def is_sidecar(container: Obj) -> bool:
+    """An init container with `restartPolicy: Always` (podutil.IsRestartableInitContainer)."""
+    return container.get("restartPolicy") == "Always"
 
 
 def restart_policy(pod: Obj) -> str:
@@ -100,28 +113,55 @@ def plan(record: PodRecord, now: float, *, cap: float = DEFAULT_BACKOFF_CAP) -> 
     limit = restart_limit(record.pod)
     budget = None if limit is None else limit - pod_restarts(record)
 
+    sidecar_starts: list[str] = []
+    sidecar_backoff: dict[str, float] = {}
+
+    def waiting(
+        start: tuple[str, ...] = (),
+        backing_off: dict[str, float] | None = None,
+        *,
+        done: bool = False,
+        limit_exceeded: bool = False,
+    ) -> Plan:
+        """A plan while initializing: the sidecars' restarts due beside what the init container needs."""
+        if done:  # an init container failed the pod: its sidecars stop too
+            stop = _sidecars_running(record)
+            return Plan(done=not stop, stop=stop, limit_exceeded=limit_exceeded)
+        off = {**sidecar_backoff, **(backing_off or {})}
+        return Plan(start=start + tuple(sidecar_starts), wake_at=min(off.values()) if off else None, backing_off=off)
+
     for container in spec.get("initContainers") or []:
         name = container["name"]
         attempts = record.attempts.get(name)
         if not attempts:
             if name in record.config_errors:
-                return Plan()
-            return Plan(start=(name,))
+                return waiting()
+            return waiting((name,))
         last = attempts[-1]
+        if is_sidecar(container):
+            if last.running and not last.started and len(attempts) == 1:
+                return waiting()  # what comes next waits for its first start (kjobs runs no startupProbe)
+            if not last.running and name not in record.config_errors:
+                due = restart_due(record.backoff.get(name), _finished(last), cap=cap)
+                if due <= now:
+                    sidecar_starts.append(name)
+                else:
+                    sidecar_backoff[name] = due
+            continue  # it has started once: the next init container does not wait for it again
         if last.running:
-            return Plan()
+            return waiting()
         if last.exit_code == 0:
             continue
         if not container_should_restart(container, policy, last.exit_code or 0):
-            return Plan(done=True)
+            return waiting(done=True)
         if budget is not None and budget <= 0:
-            return Plan(done=True, limit_exceeded=True)
+            return waiting(done=True, limit_exceeded=True)
         if name in record.config_errors:  # its restart could not be configured: it waits for the next retry
-            return Plan()
+            return waiting()
         due = restart_due(record.backoff.get(name), _finished(last), cap=cap)
         if due <= now:
-            return Plan(start=(name,))
-        return Plan(wake_at=due, backing_off={name: due})
+            return waiting((name,))
+        return waiting(backing_off={name: due})
 
     starts: list[str] = []
     backing_off: dict[str, float] = {}
@@ -153,14 +193,28 @@ def plan(record: PodRecord, now: float, *, cap: float = DEFAULT_BACKOFF_CAP) -> 
             starts.append(name)
         else:
             backing_off[name] = due
+    if not alive:  # the regular containers are done: sidecars stop, and none restarts
+        stop = _sidecars_running(record)
+        return Plan(done=not stop, stop=stop, limit_exceeded=limit_exceeded)
+    starts.extend(sidecar_starts)
+    backing_off.update(sidecar_backoff)
     wake = min(backing_off.values()) if backing_off else None
     return Plan(
         start=tuple(starts),
         wake_at=wake,
         backing_off=backing_off,
-        done=not alive,
+        done=False,
         limit_exceeded=limit_exceeded,
     )
+
+
+def _sidecars_running(record: PodRecord) -> bool:
+    for container in record.pod.get("spec", {}).get("initContainers") or ():
+        if is_sidecar(container):
+            last = record.last(container["name"])
+            if last is not None and last.running:
+                return True
+    return False
 
 
 def _finished(attempt: Attempt) -> float:

@@ -178,6 +178,11 @@ class Supervisor(ABC):
                 reason = restart_limit_exceeded(limit)
                 self.request_kill(uid, grace_seconds=deletion_grace_seconds(record.pod), reason=reason)
                 return
+            if decisions.stop and record.kill is None:
+                # The regular containers are done (or an init container failed the pod) while sidecars run: the
+                # kubelet kills the pod, its sidecars with the pod's grace period (request_kill syncs again).
+                self.request_kill(uid, grace_seconds=deletion_grace_seconds(record.pod))
+                return
             if not decisions.start:
                 wake_at = decisions.wake_at
                 break

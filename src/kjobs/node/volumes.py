@@ -5,8 +5,10 @@ a `configMap`, `secret`, `projected` or `downwardAPI` volume is not at its `moun
 files into a path on the host) would be neither isolated nor where the container looks. The container starts
 anyway, as with the other things the runtime cannot do (`kjobs.node.security`), and the node agent says so in a
 Warning event on the pod (kjobs' own reason: a kubelet mounts them). ConfigMaps and Secrets reach a process
-through `env` and `envFrom` (`kjobs.node.envvars`). Volumes without contents (`emptyDir`, ...) are not named:
-the container's working directory serves as its scratch space.
+through `env` and `envFrom` (`kjobs.node.envvars`). An `emptyDir` is named too: a container that writes to its
+mountPath writes to this machine's directory of that name (or fails where there is none), not to a scratch
+directory its pod shares (the container's working directory, the pod's own directory, is that); so is a
+`hostPath` mounted at another path than its own (at its own path, the container sees just what it would).
 """
 
 from __future__ import annotations
@@ -18,7 +20,14 @@ NOT_MOUNTED = "VolumesNotMounted"
 _SOURCES = {"configMap": "ConfigMap", "secret": "Secret", "projected": "projected", "downwardAPI": "downwardAPI"}
 
 
-def _describe(volume: Obj) -> str | None:
+def _describe(volume: Obj, mount_path: str) -> str | None:
+    if volume.get("emptyDir") is not None:
+        return f'emptyDir "{volume.get("name", "")}"'
+    host = volume.get("hostPath")
+    if host is not None:
+        path = str(host.get("path") or "")
+        same = path.rstrip("/") == mount_path.rstrip("/")
+        return None if same else f'hostPath "{path}"'
     for key, what in _SOURCES.items():
         source = volume.get(key)
         if source is None:
@@ -32,18 +41,20 @@ def _describe(volume: Obj) -> str | None:
 
 
 def unmounted(pod: Obj) -> list[str]:
-    """What the pod's containers would read from a mounted ConfigMap, Secret, projected or downwardAPI volume:
-    `ConfigMap "app" at /etc/app (container main)`, in spec order (empty for a pod without volumes)."""
+    """What the pod's containers would find at a mounted ConfigMap, Secret, projected, downwardAPI or emptyDir
+    volume, or a hostPath mounted elsewhere: `ConfigMap "app" at /etc/app (container main)`, in spec order (empty
+    for a pod without volumes)."""
     spec = pod.get("spec") or {}
     volumes = spec.get("volumes")
     if not volumes:
         return []
-    sources = {v.get("name"): _describe(v) for v in volumes if isinstance(v, dict)}
+    sources = {v.get("name"): v for v in volumes if isinstance(v, dict)}
     found: list[str] = []
     for group in ("initContainers", "containers"):
         for container in spec.get(group) or ():
             for mount in container.get("volumeMounts") or ():
-                what = sources.get(mount.get("name"))
+                volume = sources.get(mount.get("name"))
+                what = None if volume is None else _describe(volume, str(mount.get("mountPath", "")))
                 if what is not None:
                     found.append(f"{what} at {mount.get('mountPath', '')} (container {container.get('name', '')})")
     return found

@@ -1,6 +1,12 @@
 """Mutating admission the API server applies to writes before validation.
 
-Only the plugin whose effect a user sees in kjobs is here: DefaultTolerationSeconds
+Only the plugins whose effect a user sees in kjobs are here. ServiceAccount
+(plugin/pkg/admission/serviceaccount/admission.go), on create only: a pod without `spec.serviceAccountName` runs as
+the namespace's `default` ServiceAccount (what `fieldRef: spec.serviceAccountName` and `kubectl describe pod` show);
+kjobs serves no ServiceAccounts and mounts no token, so the plugin's lookup of the account and its token volume are
+not done. With it, the v1 conversion's mirror of the name in the deprecated `spec.serviceAccount`
+(pkg/apis/core/v1/conversion.go: the old field is read when the new one is empty, and always written). And
+DefaultTolerationSeconds
 (plugin/pkg/admission/defaulttolerationseconds/admission.go). It gives every pod that does not already
 tolerate the `node.kubernetes.io/not-ready` and `node.kubernetes.io/unreachable` NoExecute taints an
 `Exists` toleration for each, bounded by `tolerationSeconds` (300 unless kube-apiserver's
@@ -47,20 +53,39 @@ def default_tolerations(tolerations: list[Obj], settings: AdmissionSettings) -> 
     return result
 
 
-def admit_pod(pod: Obj, settings: AdmissionSettings) -> Obj:
-    """The pod with the default tolerations (for a create or update of the pod itself, never a subresource).
+DEFAULT_SERVICE_ACCOUNT = "default"
+MIRROR_POD_ANNOTATION = "kubernetes.io/config.mirror"
+
+
+def service_account(spec: Obj, *, create: bool, mirror: bool) -> str | None:
+    """The pod's `serviceAccountName` after conversion and the ServiceAccount plugin (None: leave it as it is)."""
+    name = spec.get("serviceAccountName") or spec.get("serviceAccount")
+    if not name and create and not mirror:
+        name = DEFAULT_SERVICE_ACCOUNT
+    return name if isinstance(name, str) and name else None
+
+
+def admit_pod(pod: Obj, settings: AdmissionSettings, *, create: bool = True) -> Obj:
+    """The pod with its ServiceAccount and the default tolerations (for a create or update of the pod itself,
+    never a subresource).
 
     Copy on write: `spec` is replaced, not changed, so a pod that shares parts with a stored object can be
     passed. Malformed tolerations are left for validation to report."""
     spec = pod.get("spec")
     if not isinstance(spec, dict):
         return pod
+    changes: Obj = {}
+    mirror = MIRROR_POD_ANNOTATION in ((pod.get("metadata") or {}).get("annotations") or {})
+    account = service_account(spec, create=create, mirror=mirror)
+    if account is not None and (spec.get("serviceAccountName"), spec.get("serviceAccount")) != (account, account):
+        changes["serviceAccountName"] = changes["serviceAccount"] = account
     tolerations = spec.get("tolerations")
     if tolerations is None:
         tolerations = []
-    if not isinstance(tolerations, list):
+    if isinstance(tolerations, list):
+        defaulted = default_tolerations(tolerations, settings)
+        if len(defaulted) != len(tolerations):
+            changes["tolerations"] = defaulted
+    if not changes:
         return pod
-    defaulted = default_tolerations(tolerations, settings)
-    if len(defaulted) == len(tolerations):
-        return pod
-    return {**pod, "spec": {**spec, "tolerations": defaulted}}
+    return {**pod, "spec": {**spec, **changes}}

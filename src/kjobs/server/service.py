@@ -366,11 +366,11 @@ class ApiService:
             result = hook(obj)
         return result if isinstance(result, dict) else obj
 
-    def _admit(self, r: Resource, obj: Obj, subresource: str) -> Obj:
+    def _admit(self, r: Resource, obj: Obj, subresource: str, *, create: bool) -> Obj:
         """Mutating admission, after defaulting and before validation, on creates and updates of the object
         itself (the admission plugins skip subresources): see `kjobs.server.admission`."""
         if r.kind == "Pod" and not subresource:
-            return admit_pod(obj, self.admission)
+            return admit_pod(obj, self.admission, create=create)
         return obj
 
     def _validate(self, r: Resource, obj: Obj, old: Obj | None, subresource: str) -> None:
@@ -570,7 +570,7 @@ class ApiService:
             if prepare is not None:
                 decoded = obj  # as the request decoded it: what its manager owns (see `_managed`)
                 obj = prepare(obj, uid=meta["uid"])
-        obj = self._admit(r, self._default(r, obj), "")
+        obj = self._admit(r, self._default(r, obj), "", create=True)
         if not _meta(obj).get("name"):
             raise invalid(
                 r.kind,
@@ -678,7 +678,7 @@ class ApiService:
         warnings: Warnings | None = None,
     ) -> Obj:
         if subresource != "status":  # a status write keeps the stored (defaulted) object apart from status
-            new = self._admit(r, self._default(r, new, old), subresource)
+            new = self._admit(r, self._default(r, new, old), subresource, create=False)
         if r.tracks_generation and subresource != "status" and new.get("spec") != old.get("spec"):
             _meta(new)["generation"] = int((old.get("metadata") or {}).get("generation") or 0) + 1
         self._validate(r, new, old, subresource)

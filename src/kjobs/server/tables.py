@@ -206,18 +206,39 @@ POD_COLUMNS: list[Column] = [
 
 def pod_status_text(pod: Obj) -> str:
     """The STATUS column of a Pod (`printPod`)."""
+    return _pod_summary(pod)[2]
+
+
+def _pod_summary(pod: Obj) -> tuple[int, int, str, int, float]:
+    """`printPod`'s READY (ready, total), STATUS, RESTARTS and the last restart's time (0: none), in one pass as
+    pkg/printers/internalversion/printers.go makes them: a sidecar (an init container with `restartPolicy:
+    Always`) counts among the containers, and once started it neither holds the STATUS at `Init:N/M` nor, until
+    the pod is initialized, hides the init containers' restarts."""
     spec, status = pod.get("spec") or {}, pod.get("status") or {}
     reason = status.get("reason") or status.get("phase") or ""
     for cond in status.get("conditions") or []:
         if cond.get("type") == "PodScheduled" and cond.get("reason") == "SchedulingGated":
             reason = "SchedulingGated"
+    init_specs = spec.get("initContainers") or []
+    sidecars = {c.get("name") for c in init_specs if c.get("restartPolicy") == "Always"}
+    total = len(spec.get("containers") or []) + len(sidecars)
+    ready = restarts = sidecar_restarts = 0
+    last_restart = last_sidecar_restart = 0.0
     initializing = False
-    init_statuses = status.get("initContainerStatuses") or []
-    init_count = len(spec.get("initContainers") or [])
-    for i, cs in enumerate(init_statuses):
+    for i, cs in enumerate(status.get("initContainerStatuses") or []):
+        restarts += int(cs.get("restartCount") or 0)
+        finished = _last_finished(cs)
+        last_restart = max(last_restart, finished)
+        sidecar = cs.get("name") in sidecars
+        if sidecar:
+            sidecar_restarts += int(cs.get("restartCount") or 0)
+            last_sidecar_restart = max(last_sidecar_restart, finished)
         state = cs.get("state") or {}
         term, waiting = state.get("terminated"), state.get("waiting")
         if term is not None and term.get("exitCode", 0) == 0:
+            continue
+        if sidecar and cs.get("started"):
+            ready += bool(cs.get("ready"))
             continue
         if term is not None:
             if term.get("reason"):
@@ -229,12 +250,15 @@ def pod_status_text(pod: Obj) -> str:
         elif waiting is not None and waiting.get("reason") and waiting["reason"] != "PodInitializing":
             reason = "Init:" + waiting["reason"]
         else:
-            reason = f"Init:{i}/{init_count}"
+            reason = f"Init:{i}/{len(init_specs)}"
         initializing = True
         break
-    if not initializing:
+    if not initializing or _true_condition(pod, "Initialized"):
+        restarts, last_restart = sidecar_restarts, last_sidecar_restart
         has_running = False
         for cs in reversed(status.get("containerStatuses") or []):
+            restarts += int(cs.get("restartCount") or 0)
+            last_restart = max(last_restart, _last_finished(cs))
             state = cs.get("state") or {}
             waiting, term = state.get("waiting"), state.get("terminated")
             if waiting is not None and waiting.get("reason"):
@@ -245,6 +269,7 @@ def pod_status_text(pod: Obj) -> str:
                 reason = f"Signal:{term['signal']}" if term.get("signal") else f"ExitCode:{term.get('exitCode', 0)}"
             elif state.get("running") is not None and cs.get("ready"):
                 has_running = True
+                ready += 1
         if reason == "Completed" and has_running:
             reason = "Running" if _true_condition(pod, "Ready") else "NotReady"
     if pod.get("metadata", {}).get("deletionTimestamp"):
@@ -252,54 +277,18 @@ def pod_status_text(pod: Obj) -> str:
             reason = "Unknown"
         elif status.get("phase") not in ("Failed", "Succeeded"):
             reason = "Terminating"
-    return str(reason)
+    return ready, total, str(reason), restarts, last_restart
 
 
-def pod_restarts(pod: Obj) -> tuple[int, float]:
-    """The RESTARTS column's count and the time of the last restart (0 when none), as `printPod` counts them
-    (pkg/printers/internalversion/printers.go): while the pod initializes, its init containers' restarts (a
-    `Init:CrashLoopBackOff` pod shows them); once initialized, the containers' and the restartable init
-    containers'."""
-    spec, status = pod.get("spec") or {}, pod.get("status") or {}
-    restartable = {c.get("name") for c in spec.get("initContainers") or [] if c.get("restartPolicy") == "Always"}
-    restarts = restartable_restarts = 0
-    last = restartable_last = 0.0
-    initializing = False
-    for cs in status.get("initContainerStatuses") or []:
-        count, finished = _restart_count(cs), _last_finished(cs)
-        restarts, last = restarts + count, max(last, finished)
-        if cs.get("name") in restartable:
-            restartable_restarts, restartable_last = restartable_restarts + count, max(restartable_last, finished)
-        terminated = (cs.get("state") or {}).get("terminated")
-        if terminated is not None and terminated.get("exitCode", 0) == 0:
-            continue
-        if cs.get("name") in restartable and cs.get("started"):
-            continue
-        initializing = True
-        break
-    if not initializing or _true_condition(pod, "Initialized"):
-        restarts, last = restartable_restarts, restartable_last
-        for cs in status.get("containerStatuses") or []:
-            restarts, last = restarts + _restart_count(cs), max(last, _last_finished(cs))
-    return restarts, last
-
-
-def _restart_count(status: Obj) -> int:
-    count = status.get("restartCount")
-    return count if type(count) is int else 0
-
-
-def _last_finished(status: Obj) -> float:
-    finished = ((status.get("lastState") or {}).get("terminated") or {}).get("finishedAt")
+def _last_finished(cs: Obj) -> float:
+    finished = ((cs.get("lastState") or {}).get("terminated") or {}).get("finishedAt")
     return parse_time(finished) if finished else 0.0
 
 
 def pod_cells(pod: Obj, now: float) -> list[Any]:
     """One Pod row."""
     spec, status = pod.get("spec") or {}, pod.get("status") or {}
-    statuses = status.get("containerStatuses") or []
-    ready = sum(1 for cs in statuses if cs.get("ready") and (cs.get("state") or {}).get("running") is not None)
-    restarts, last_restart = pod_restarts(pod)
+    ready, total, reason, restarts, last_restart = _pod_summary(pod)
     restarts_text = str(restarts)
     if restarts and last_restart:
         restarts_text = f"{restarts} ({human_duration(now - last_restart)} ago)"
@@ -313,8 +302,8 @@ def pod_cells(pod: Obj, now: float) -> list[Any]:
         gates_text = f"{ok}/{len(gates)}"
     return [
         pod.get("metadata", {}).get("name", ""),
-        f"{ready}/{len(spec.get('containers') or [])}",
-        pod_status_text(pod),
+        f"{ready}/{total}",
+        reason,
         restarts_text,
         _age(pod, now),
         ip or "<none>",

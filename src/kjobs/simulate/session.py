@@ -26,9 +26,9 @@ from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.names import CONTROLLER_UID_LABEL, JOB_COMPLETION_INDEX_ANNOTATION
 from kjobs.api.types import Obj
 from kjobs.client.local import LocalClient
-from kjobs.client.resources import CONFIG_MAPS, JOBS, PODS, SECRETS
+from kjobs.client.resources import JOBS, PODS
 from kjobs.clock import FakeClock
-from kjobs.cluster import SPARSE_GC_THRESHOLD, ClusterSettings, LocalCluster, sparse_gc
+from kjobs.cluster import SPARSE_GC_THRESHOLD, ClusterSettings, LocalCluster, create_configs, sparse_gc
 from kjobs.job import pods as P
 from kjobs.node.nodestatus import MAX_PODS
 from kjobs.progress import RunView
@@ -222,9 +222,7 @@ async def _follow(
     done = asyncio.Event()
     idle = asyncio.Event()
     start = clock.now()
-    for config in options.configs:
-        where = str((config.get("metadata") or {}).get("namespace") or namespace)
-        await user.create(CONFIG_MAPS if config.get("kind") == "ConfigMap" else SECRETS, where, config)
+    await create_configs(user, namespace, options.configs)
     created_job = await user.create(JOBS, namespace, job)
     meta = created_job["metadata"]
     view = RunView(created_job)
