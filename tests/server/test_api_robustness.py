@@ -201,7 +201,7 @@ def test_methods_a_route_does_not_serve_are_405(api: Asgi, path: str, method: st
             {"status": {"conditions": ["x"]}},
             "string into Go struct field PodStatus.status.conditions of type v1.PodCondition",
         ),
-        ({"status": {"phase": 5}}, "number into Go struct field PodStatus.status.phase of type string"),
+        ({"status": {"phase": 5}}, "number into Go struct field PodStatus.status.phase of type v1.PodPhase"),
         ({"status": {"hostIP": ["a"]}}, "array into Go struct field PodStatus.status.hostIP of type string"),
     ],
 )

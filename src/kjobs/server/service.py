@@ -317,8 +317,8 @@ class ApiService:
 
         A `typed` body was built in this process by code that only knows the API's fields (kjobs' own
         controllers): like a protobuf body in Kubernetes it cannot carry unknown fields, so the schema walk
-        that looks for them is skipped. `patch`: the merge patch `body` results from; only what it names is
-        walked (`schema.unknown_fields`)."""
+        that looks for them is skipped, and so is the check of its values' Go types. `patch`: the merge patch
+        `body` results from; only what it names is walked (`gotypes.first_type_error`, `schema.unknown_fields`)."""
         kind = kind or r.kind
         if not isinstance(body, dict):
             raise bad_request(
@@ -334,22 +334,17 @@ class ApiService:
             raise bad_request(f"the kind in the data ({body_kind}) does not match the expected kind ({kind})")
         if typed:
             return []
-        if patch is None and kind == r.kind:
-            # Go's decoder, before the strict field check: a value its type cannot hold is the 400.
-            mistyped = first_type_error(body, kind)
-            if mistyped is not None:
-                raise bad_request(f'{kind} in version "{r.version}" cannot be handled as a {kind}: {mistyped}')
-        schema_name = r.schema_name if kind == r.kind else None
-        mismatch = schema.type_mismatch(body, schema_name, self.features, within=patch)
-        if mismatch is not None:
-            # The decoder refuses it before anything else (a pod status condition of "x" was once stored, and
-            # broke every later eviction of that pod). A create or update is 400 (handlers/create.go,
-            # `transformDecodeError`); a patch whose result does not decode is 422 against the field `patch`
-            # (handlers/patch.go, `applyPatchToCurrentObject`).
+        # Go's decoder, before the strict field check: a value its type cannot hold is refused before anything
+        # else (a pod status condition of "x" was once stored, and broke every later eviction of that pod). A
+        # create or update is 400 (handlers/create.go, `transformDecodeError`); a patch whose result does not
+        # decode is 422 against the field `patch` (handlers/patch.go, `applyPatchToCurrentObject`).
+        mistyped = first_type_error(body, kind, group=r.group, within=patch) if kind == r.kind else None
+        if mistyped is not None:
             if patching:
                 text = orjson.dumps(body).decode()
-                raise invalid("", "", [FieldError("patch", ErrorType.FieldValueInvalid, mismatch.message(), text)])
-            raise bad_request(f'{kind} in version "{r.version}" cannot be handled as a {kind}: {mismatch.message()}')
+                raise invalid("", "", [FieldError("patch", ErrorType.FieldValueInvalid, mistyped, text)])
+            raise bad_request(f'{kind} in version "{r.version}" cannot be handled as a {kind}: {mistyped}')
+        schema_name = r.schema_name if kind == r.kind else None
         return check_unknown_fields(body, schema_name, kind, r.version, field_validation, self.features, patch=patch)
 
     def _default(self, r: Resource, obj: Obj, old: Obj | None = None) -> Obj:
