@@ -82,7 +82,7 @@ def _status(response: httpx.Response, code: int, reason: str) -> dict[str, Any]:
         ),
         (
             {"preconditions": {"uid": 7}},
-            "json: cannot unmarshal number into Go struct field DeleteOptions.preconditions.uid of type string",
+            "json: cannot unmarshal number into Go struct field Preconditions.preconditions.uid of type types.UID",
         ),
         (
             {"gracePeriodSeconds": 1.5},
@@ -108,11 +108,11 @@ def test_delete_options_of_the_wrong_type_are_400_and_delete_nothing(
     ("fields", "error"),
     [
         ({"metadata": 5}, "number into Go struct field Eviction.metadata of type v1.ObjectMeta"),
-        ({"metadata": {"name": ["p"]}}, "array into Go struct field Eviction.metadata.name of type string"),
+        ({"metadata": {"name": ["p"]}}, "array into Go struct field ObjectMeta.metadata.name of type string"),
         ({"deleteOptions": [1]}, "array into Go struct field Eviction.deleteOptions of type v1.DeleteOptions"),
         (
             {"deleteOptions": {"preconditions": {"uid": 1}}},
-            "number into Go struct field Eviction.deleteOptions.preconditions.uid of type string",
+            "number into Go struct field Preconditions.deleteOptions.preconditions.uid of type types.UID",
         ),
     ],
 )
@@ -130,7 +130,7 @@ def test_an_eviction_with_a_field_of_the_wrong_type_is_400_and_evicts_nothing(
     ("fields", "error"),
     [
         ({"target": 5}, "number into Go struct field Binding.target of type v1.ObjectReference"),
-        ({"target": {"name": 5}}, "number into Go struct field Binding.target.name of type string"),
+        ({"target": {"name": 5}}, "number into Go struct field ObjectReference.target.name of type string"),
         (
             {"metadata": [1], "target": {"name": "n"}},
             "array into Go struct field Binding.metadata of type v1.ObjectMeta",
