@@ -9,8 +9,13 @@ for a number an integer field cannot hold), the innermost Go struct, the path of
 (list indexes and map keys are not in it) and the Go type of the destination, pointers dropped. Only the first
 is reported, in the order the body is read: kubectl sends a map, which Go marshals with sorted keys.
 
-The Go type names come from `data/gotypes-v1.32.json` (`kjobs.server.gotypesgen`). Types that decode
-themselves (Quantity, IntOrString, Time, ...) are left to the validators, as are fields the structs lack (the
+This is the one check of a body's Go types: the API server's (`ApiService._decode_check`, for every kind it
+serves, a merge patch's result walked only where the patch reaches; the bodies of DeleteOptions, Eviction and
+Binding), `kjobs validate`/`run`'s and kubectl's metadata decode (`metadata_type_error`).
+
+The Go type names come from `data/gotypes-v1.32.json` (`kjobs.server.gotypesgen`). Of the types that
+decode themselves, Quantity's and IntOrString's errors are reproduced; the others (Time, MicroTime, Duration,
+RawExtension, ...) are left to the validators, as are fields the structs lack (the
 strict field check's business) and the fields of kjobs' own feature gates.
 """
 
