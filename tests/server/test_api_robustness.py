@@ -226,6 +226,22 @@ def test_a_status_patch_whose_result_does_not_decode_is_422_and_stores_nothing(
     assert evicted.status_code == 201, evicted.text
 
 
+def test_a_json_patch_whose_result_does_not_decode_is_422_too(api: Asgi) -> None:
+    """handlers/patch.go decodes a JSON patch's result as it does a merge patch's: 422 against `patch`."""
+    before = api.request("GET", PODS + "/p").json()
+    response = api.request(
+        "PATCH",
+        PODS + "/p/status",
+        content=orjson.dumps([{"op": "add", "path": "/status/phase", "value": 5}]),
+        headers={"content-type": "application/json-patch+json"},
+    )
+    message = _status(response, 422, "Invalid")["message"]
+    assert message.endswith(
+        "json: cannot unmarshal number into Go struct field PodStatus.status.phase of type v1.PodPhase"
+    )
+    assert api.request("GET", PODS + "/p").json() == before
+
+
 def test_a_create_whose_body_does_not_decode_is_400(api: Asgi) -> None:
     pod = {**pod_manifest("z"), "status": {"conditions": [5]}}
     response = api.request("POST", PODS, json=pod)
