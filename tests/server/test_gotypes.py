@@ -212,3 +212,12 @@ def test_a_merge_patch_walks_only_what_it_names() -> None:
         "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string"
     )
     assert first_type_error(labels, "Pod", within={"metadata": {"labels": {"a": "c"}}}) is None
+
+
+def test_every_kind_served_has_its_go_struct() -> None:
+    from kjobs.server.gotypes import ROOTS, _resolve
+    from kjobs.server.registry import RESOURCES
+
+    for r in RESOURCES:
+        assert (r.group, r.kind) in ROOTS, r.kind
+        assert _resolve(ROOTS[(r.group, r.kind)])[0] == "struct", r.kind
