@@ -52,7 +52,7 @@ def decode(obj: Obj, field_validation: str, features: FeatureGates = DEFAULT) ->
             f"the API version in the data ({api_version}) does not match the expected API version ({r.api_version})"
         )
     copy = deepcopy(obj)
-    mistyped = first_type_error(copy, r.kind)
+    mistyped = first_type_error(copy, r.kind, group=r.group)
     if mistyped is not None:  # Go's decoder stops here, before the strict field check reports anything
         raise bad_request(f'{r.kind} in version "{r.version}" cannot be handled as a {r.kind}: {mistyped}')
     warnings = check_unknown_fields(copy, r.schema_name, r.kind, r.version, field_validation, features)

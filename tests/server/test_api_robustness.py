@@ -82,7 +82,7 @@ def _status(response: httpx.Response, code: int, reason: str) -> dict[str, Any]:
         ),
         (
             {"preconditions": {"uid": 7}},
-            "json: cannot unmarshal number into Go struct field DeleteOptions.preconditions.uid of type string",
+            "json: cannot unmarshal number into Go struct field Preconditions.preconditions.uid of type types.UID",
         ),
         (
             {"gracePeriodSeconds": 1.5},
@@ -108,11 +108,11 @@ def test_delete_options_of_the_wrong_type_are_400_and_delete_nothing(
     ("fields", "error"),
     [
         ({"metadata": 5}, "number into Go struct field Eviction.metadata of type v1.ObjectMeta"),
-        ({"metadata": {"name": ["p"]}}, "array into Go struct field Eviction.metadata.name of type string"),
+        ({"metadata": {"name": ["p"]}}, "array into Go struct field ObjectMeta.metadata.name of type string"),
         ({"deleteOptions": [1]}, "array into Go struct field Eviction.deleteOptions of type v1.DeleteOptions"),
         (
             {"deleteOptions": {"preconditions": {"uid": 1}}},
-            "number into Go struct field Eviction.deleteOptions.preconditions.uid of type string",
+            "number into Go struct field Preconditions.deleteOptions.preconditions.uid of type types.UID",
         ),
     ],
 )
@@ -130,7 +130,7 @@ def test_an_eviction_with_a_field_of_the_wrong_type_is_400_and_evicts_nothing(
     ("fields", "error"),
     [
         ({"target": 5}, "number into Go struct field Binding.target of type v1.ObjectReference"),
-        ({"target": {"name": 5}}, "number into Go struct field Binding.target.name of type string"),
+        ({"target": {"name": 5}}, "number into Go struct field ObjectReference.target.name of type string"),
         (
             {"metadata": [1], "target": {"name": "n"}},
             "array into Go struct field Binding.metadata of type v1.ObjectMeta",
@@ -201,7 +201,7 @@ def test_methods_a_route_does_not_serve_are_405(api: Asgi, path: str, method: st
             {"status": {"conditions": ["x"]}},
             "string into Go struct field PodStatus.status.conditions of type v1.PodCondition",
         ),
-        ({"status": {"phase": 5}}, "number into Go struct field PodStatus.status.phase of type string"),
+        ({"status": {"phase": 5}}, "number into Go struct field PodStatus.status.phase of type v1.PodPhase"),
         ({"status": {"hostIP": ["a"]}}, "array into Go struct field PodStatus.status.hostIP of type string"),
     ],
 )
@@ -224,6 +224,22 @@ def test_a_status_patch_whose_result_does_not_decode_is_422_and_stores_nothing(
     assert api.request("GET", PODS + "/p").json() == before
     evicted = api.request("POST", PODS + "/p/eviction", json={"apiVersion": "policy/v1", "kind": "Eviction"})
     assert evicted.status_code == 201, evicted.text
+
+
+def test_a_json_patch_whose_result_does_not_decode_is_422_too(api: Asgi) -> None:
+    """handlers/patch.go decodes a JSON patch's result as it does a merge patch's: 422 against `patch`."""
+    before = api.request("GET", PODS + "/p").json()
+    response = api.request(
+        "PATCH",
+        PODS + "/p/status",
+        content=orjson.dumps([{"op": "add", "path": "/status/phase", "value": 5}]),
+        headers={"content-type": "application/json-patch+json"},
+    )
+    message = _status(response, 422, "Invalid")["message"]
+    assert message.endswith(
+        "json: cannot unmarshal number into Go struct field PodStatus.status.phase of type v1.PodPhase"
+    )
+    assert api.request("GET", PODS + "/p").json() == before
 
 
 def test_a_create_whose_body_does_not_decode_is_400(api: Asgi) -> None:

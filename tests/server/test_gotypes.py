@@ -132,3 +132,92 @@ def test_kubectl_apply_of_a_mistyped_job_is_the_decoders_400(http: httpx.Client)
         "json: cannot unmarshal string into Go struct field JobSpec.spec.completions of type int32"
     )
     assert http.get(f"{url}/j").status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("obj", "group", "message"),
+    [
+        (
+            {"kind": "Lease", "spec": {"leaseDurationSeconds": "15"}},
+            "coordination.k8s.io",
+            "string into Go struct field LeaseSpec.spec.leaseDurationSeconds of type int32",
+        ),
+        (
+            {"kind": "PriorityClass", "value": "1000"},
+            "scheduling.k8s.io",
+            "string into Go struct field PriorityClass.value of type int32",
+        ),
+        (
+            {"kind": "PodDisruptionBudget", "spec": {"unhealthyPodEvictionPolicy": 1}},
+            "policy",
+            "number into Go struct field PodDisruptionBudgetSpec.spec.unhealthyPodEvictionPolicy of type "
+            "v1.UnhealthyPodEvictionPolicyType",
+        ),
+        (
+            {"kind": "Event", "deprecatedCount": "2"},
+            "events.k8s.io",
+            "string into Go struct field Event.deprecatedCount of type int32",
+        ),
+        ({"kind": "Event", "count": "2"}, "", "string into Go struct field Event.count of type int32"),
+        (
+            {"kind": "SelfSubjectAccessReview", "spec": {"resourceAttributes": {"verb": 1}}},
+            "authorization.k8s.io",
+            "number into Go struct field ResourceAttributes.spec.resourceAttributes.verb of type string",
+        ),
+        (
+            {"kind": "Eviction", "deleteOptions": {"preconditions": {"uid": 1}}},
+            "policy",
+            "number into Go struct field Preconditions.deleteOptions.preconditions.uid of type types.UID",
+        ),
+        (
+            {"kind": "Binding", "target": {"name": 5}},
+            "",
+            "number into Go struct field ObjectReference.target.name of type string",
+        ),
+    ],
+)
+def test_every_served_kind_and_request_body_is_decoded_into_its_go_struct(obj: Obj, group: str, message: str) -> None:
+    """Each kind into the struct of its own API group: an `Event` of events.k8s.io is not core/v1's."""
+    assert first_type_error(obj, str(obj["kind"]), group=group) == f"json: cannot unmarshal {message}"
+
+
+def pod(status: Obj, **spec: Any) -> Obj:
+    return {
+        "kind": "Pod",
+        "metadata": {"name": "p", "labels": {"a": "b"}},
+        "spec": {"containers": [{"name": "main", "image": "x"}], **spec},
+        "status": status,
+    }
+
+
+def test_a_merge_patch_walks_only_what_it_names() -> None:
+    """`within`: the result of a merge patch applied to an object that decodes; only the patch's keys can hold
+    a wrong type, and the answer is the full walk's."""
+    patch: Obj = {"status": {"phase": 5, "conditions": [{"type": "Ready", "status": True}]}}
+    result = pod(patch["status"])
+    full = first_type_error(pod(patch["status"]), "Pod")
+    assert full == (  # conditions before phase: kubectl's sorted keys
+        "json: cannot unmarshal bool into Go struct field PodCondition.status.conditions.status of type "
+        "v1.ConditionStatus"
+    )
+    assert first_type_error(result, "Pod", within=patch) == full
+    # what the patch does not name is not walked (a stored object has no error there)
+    unnamed = pod({"phase": "Running"}, restartPolicy=1)
+    assert first_type_error(unnamed, "Pod", within={"status": {"phase": "Running"}}) is None
+    assert first_type_error(unnamed, "Pod") is not None
+    # a key the patch maps to a scalar or a list is walked whole; a map's keys only as the patch names them
+    labels = pod({}, nodeSelector={"disk": 1})
+    labels["metadata"]["labels"]["n"] = 2
+    assert first_type_error(labels, "Pod", within={"metadata": {"labels": {"n": 2}}}) == (
+        "json: cannot unmarshal number into Go struct field ObjectMeta.metadata.labels of type string"
+    )
+    assert first_type_error(labels, "Pod", within={"metadata": {"labels": {"a": "c"}}}) is None
+
+
+def test_every_kind_served_has_its_go_struct() -> None:
+    from kjobs.server.gotypes import ROOTS, _resolve
+    from kjobs.server.registry import RESOURCES
+
+    for r in RESOURCES:
+        assert (r.group, r.kind) in ROOTS, r.kind
+        assert _resolve(ROOTS[(r.group, r.kind)])[0] == "struct", r.kind

@@ -9,8 +9,13 @@ for a number an integer field cannot hold), the innermost Go struct, the path of
 (list indexes and map keys are not in it) and the Go type of the destination, pointers dropped. Only the first
 is reported, in the order the body is read: kubectl sends a map, which Go marshals with sorted keys.
 
-The Go type names come from `data/gotypes-v1.32.json` (`kjobs.server.gotypesgen`). Types that decode
-themselves (Quantity, IntOrString, Time, ...) are left to the validators, as are fields the structs lack (the
+This is the one check of a body's Go types: the API server's (`ApiService._decode_check`, for every kind it
+serves, a merge patch's result walked only where the patch reaches; the bodies of DeleteOptions, Eviction and
+Binding), `kjobs validate`/`run`'s and kubectl's metadata decode (`metadata_type_error`).
+
+The Go type names come from `data/gotypes-v1.32.json` (`kjobs.server.gotypesgen`). Of the types that
+decode themselves, Quantity's and IntOrString's errors are reproduced; the others (Time, MicroTime, Duration,
+RawExtension, ...) are left to the validators, as are fields the structs lack (the
 strict field check's business) and the fields of kjobs' own feature gates.
 """
 
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 from copy import deepcopy
 from pathlib import Path
 from typing import Any
@@ -28,13 +34,33 @@ from kjobs.api.types import Obj
 
 _DATA = Path(__file__).parent / "data" / "gotypes-v1.32.json"
 
-ROOTS = {
-    "Job": "batch/v1.Job",
-    "CronJob": "batch/v1.CronJob",
-    "Pod": "core/v1.Pod",
-    "ConfigMap": "core/v1.ConfigMap",
-    "Secret": "core/v1.Secret",
+ROOTS: dict[tuple[str, str], str] = {
+    ("", "Pod"): "core/v1.Pod",
+    ("", "Namespace"): "core/v1.Namespace",
+    ("", "Node"): "core/v1.Node",
+    ("", "Event"): "core/v1.Event",
+    ("", "Service"): "core/v1.Service",
+    ("", "ConfigMap"): "core/v1.ConfigMap",
+    ("", "Secret"): "core/v1.Secret",
+    ("", "Binding"): "core/v1.Binding",
+    ("batch", "Job"): "batch/v1.Job",
+    ("batch", "CronJob"): "batch/v1.CronJob",
+    ("events.k8s.io", "Event"): "events/v1.Event",
+    ("coordination.k8s.io", "Lease"): "coordination/v1.Lease",
+    ("policy", "PodDisruptionBudget"): "policy/v1.PodDisruptionBudget",
+    ("policy", "Eviction"): "policy/v1.Eviction",
+    ("scheduling.k8s.io", "PriorityClass"): "scheduling/v1.PriorityClass",
+    ("authentication.k8s.io", "SelfSubjectReview"): "authentication/v1.SelfSubjectReview",
+    ("authorization.k8s.io", "SelfSubjectAccessReview"): "authorization/v1.SelfSubjectAccessReview",
+    ("authorization.k8s.io", "SelfSubjectRulesReview"): "authorization/v1.SelfSubjectRulesReview",
+    ("meta.k8s.io", "DeleteOptions"): "meta/v1.DeleteOptions",
 }
+"""The Go struct a body of each (API group, kind) decodes into: every kind served, and the request bodies of
+DeleteOptions, Eviction and Binding."""
+
+_BY_KIND: dict[str, str] = {}
+for (_group, _kind), _root in ROOTS.items():
+    _BY_KIND.setdefault(_kind, _root)  # a bare `Event` is core/v1's, listed first
 
 _SELF_DECODING = {
     "resource.Quantity",
@@ -66,26 +92,35 @@ def _tables() -> tuple[dict[str, dict[str, str]], dict[str, str]]:
     return data["structs"], {**named, "types.UID": "string"}
 
 
+_PACKAGE = re.compile(r"\b[a-z]+/(v1\.)")
+
+
 def render(go_type: str) -> str:
     """As Go's reflect prints a type: `[]core/v1.Container` → `[]v1.Container`, `[]byte` → `[]uint8`."""
-    for pkg in ("core/v1.", "batch/v1.", "meta/v1."):
-        go_type = go_type.replace(pkg, "v1.")
-    return go_type.replace("[]byte", "[]uint8")
+    return _PACKAGE.sub(r"\1", go_type).replace("[]byte", "[]uint8")
 
 
-def first_type_error(obj: Obj, kind: str) -> str | None:
-    """encoding/json's message for the first value of `obj` (a `kind` manifest) that its Go type cannot hold, or
-    None. Integral floats in integer fields (YAML `2.0`) become ints in place, as Go reads the `2` kubectl sends."""
-    root = ROOTS.get(kind)
+def first_type_error(obj: Obj, kind: str, *, group: str | None = None, within: Obj | None = None) -> str | None:
+    """encoding/json's message for the first value of `obj` (a `kind` body of API `group`; None: the kind's
+    first in `ROOTS`) that its Go type cannot hold, or None (also for a kind not in `ROOTS`). Integral floats in
+    integer fields (YAML `2.0`) become ints in place, as Go reads the `2` kubectl sends.
+
+    `within`: a merge patch (strategic or JSON merge) whose result `obj` is, applied to an object that decodes
+    (every write is checked). Only what the patch names can then be of a wrong type, so only that is walked:
+    under a key the patch maps to an object, the keys it names; under any other key it names, the whole value
+    (a list merged by key puts the patch's items at other indexes). Same answer as a walk of all of `obj`, in
+    the same order (the parts not walked hold no error, saved or aborting), at the cost of the patch's size: a
+    node agent's status patch does not pay for the pod's spec."""
+    root = _BY_KIND.get(kind) if group is None else ROOTS.get((group, kind))
     if root is None:
         return None
-    return _decode(obj, root)
+    return _decode(obj, root, within)
 
 
-def _decode(obj: Obj, root: str) -> str | None:
+def _decode(obj: Obj, root: str, within: Obj | None = None) -> str | None:
     saved: list[str] = []
     try:
-        _walk(obj, root, "", (), None, saved)
+        _walk(obj, root, "", (), None, saved, within)
     except _Abort as exc:
         return str(exc)
     return saved[0] if saved else None
@@ -159,10 +194,17 @@ class _Abort(Exception):
 
 
 def _walk(
-    value: Any, go_type: str, struct: str, path: tuple[str, ...], parent: tuple[Any, Any] | None, saved: list[str]
+    value: Any,
+    go_type: str,
+    struct: str,
+    path: tuple[str, ...],
+    parent: tuple[Any, Any] | None,
+    saved: list[str],
+    within: Obj | None = None,
 ) -> None:
     """Record in `saved` the type errors of `value` as Go's decoder would, reading on after each as it does;
-    `parent`: (container, key) holding `value`, to store a normalized integer back."""
+    `parent`: (container, key) holding `value`, to store a normalized integer back; `within`: the part of a
+    merge patch at `value` (see `first_type_error`), None to walk all of `value`."""
     if value is None:
         return
     category, underlying, detail = _resolve(go_type)
@@ -190,22 +232,30 @@ def _walk(
         if not isinstance(value, dict):
             saved.append(_error(_found(value), go_type, struct, path))
             return
-        for key in sorted(value):
-            _walk(value[key], detail, struct, path, (value, key), saved)
+        for key in sorted(value) if within is None else sorted(k for k in value if k in within):
+            _walk(value[key], detail, struct, path, (value, key), saved, _part(within, key))
         return
     if category == "struct":
         if not isinstance(value, dict):
             saved.append(_error(_found(value), go_type, struct, path))
             return
         name, fields = detail
-        for key in sorted(value):
+        for key in sorted(value) if within is None else sorted(k for k in value if k in within):
             field = fields.get(key)
             if field is not None:
-                _walk(value[key], field, name, (*path, key), (value, key), saved)
+                _walk(value[key], field, name, (*path, key), (value, key), saved, _part(within, key))
         return
     found = _scalar(value, underlying, go_type, struct, path, parent)
     if found is not None:
         saved.append(found)
+
+
+def _part(within: Obj | None, key: str) -> Obj | None:
+    """What a merge patch says under `key`: an object to restrict the walk to, else None (walk all of it)."""
+    if within is None:
+        return None
+    part = within[key]
+    return part if isinstance(part, dict) else None
 
 
 def _quantity(value: Any) -> None:

@@ -6,9 +6,13 @@ JobSpec.spec.completions of type int32`, `... of type v1.RestartPolicy`, `... of
 OpenAPI schemas (`schemagen`) do not carry those names (a named string type such as `RestartPolicy` is only
 `string` there), so this reads them from the Go sources of k8s.io/api and k8s.io/apimachinery at the release's
 tags, as `{"structs": {PKG.Struct: {jsonField: goType}}, "named": {PKG.Type: underlyingType}}`, with packages
-written `core/v1`, `batch/v1`, `meta/v1` so that equal names in two packages stay apart:
+written `core/v1`, `batch/v1`, `meta/v1`, `policy/v1`, ... so that equal names in two packages stay apart (the
+`Event` of core/v1 and of events/v1):
 
     python -m kjobs.server.gotypesgen API_CHECKOUT APIMACHINERY_CHECKOUT  # git trees at v0.32.x
+
+The shipped file was made from the trees of k8s.io/api and k8s.io/apimachinery at tag v0.32.13 (Kubernetes
+1.32), every package of `SOURCES` (the kinds kjobs serves, and the bodies of DeleteOptions, Eviction and Binding).
 
 A Go type is kept as written, qualified with its package (`[]core/v1.Container`, `map[string]string`,
 `*int32`); `kjobs.server.gotypes` renders it as Go's reflect does (`[]v1.Container`).
@@ -25,8 +29,14 @@ SOURCES = {
     "core/v1": ("api", "core/v1/types.go"),
     "batch/v1": ("api", "batch/v1/types.go"),
     "meta/v1": ("apimachinery", "pkg/apis/meta/v1/types.go"),
+    "policy/v1": ("api", "policy/v1/types.go"),
+    "coordination/v1": ("api", "coordination/v1/types.go"),
+    "scheduling/v1": ("api", "scheduling/v1/types.go"),
+    "events/v1": ("api", "events/v1/types.go"),
+    "authentication/v1": ("api", "authentication/v1/types.go"),
+    "authorization/v1": ("api", "authorization/v1/types.go"),
 }
-IMPORTS = {"metav1": "meta/v1", "corev1": "core/v1", "v1": "core/v1"}
+IMPORTS = {"metav1": "meta/v1", "corev1": "core/v1", "v1": "core/v1", "apiv1": "core/v1"}
 """The import aliases those files use for each other."""
 
 OUT = Path(__file__).parent / "data" / "gotypes-v1.32.json"

@@ -83,22 +83,27 @@ class DeleteOptions:
     def parse(cls, body: Obj | None, query: dict[str, str], struct: str = "DeleteOptions") -> DeleteOptions:
         """Read DeleteOptions from a JSON body and/or query parameters (the Python client uses the query).
 
-        Each field is typed as `metav1.DeleteOptions` types it: a value of another JSON type is 400 BadRequest
-        (the body's decode error; `gracePeriodSeconds` an int64, `preconditions` an object of strings, `dryRun`
-        a list of strings), and the values are checked as `ValidateDeleteOptions` checks them (apimachinery
+        The body decodes into `metav1.DeleteOptions` (`gotypes`): a value of another JSON type is 400 BadRequest
+        with the decoder's error (`gracePeriodSeconds` an int64, `preconditions` an object of strings, `dryRun` a
+        list of strings); `struct` other than `DeleteOptions`: the body is part of one already decoded (an
+        Eviction's). The values are checked as `ValidateDeleteOptions` checks them (apimachinery
         pkg/apis/meta/v1/validation): 422 Invalid for a `propagationPolicy` that is none of the three, for it set
         beside `orphanDependents`, or for a `dryRun` other than `All`."""
         body = body or {}
         kind = struct
+        if struct == "DeleteOptions":
+            mistyped = first_type_error(body, "DeleteOptions", group="meta.k8s.io")
+            if mistyped is not None:
+                raise bad_request(mistyped)
         grace: int | None = None
         if body.get("gracePeriodSeconds") is not None:
-            grace = params.body_int64(body["gracePeriodSeconds"], "gracePeriodSeconds", kind)
+            grace = int(body["gracePeriodSeconds"])
         elif query.get("gracePeriodSeconds"):
             grace = params.parse_int64(query["gracePeriodSeconds"])
         propagation = body.get("propagationPolicy") or query.get("propagationPolicy")
-        orphan = body.get("orphanDependents", query.get("orphanDependents"))
-        if orphan is not None and not isinstance(orphan, (bool, str)):
-            raise params.body_type_error(orphan, "orphanDependents", kind, "bool")
+        orphan = body.get("orphanDependents")
+        if orphan is None:
+            orphan = query.get("orphanDependents")
         errors: list[FieldError] = []
         if propagation is not None and orphan is not None:
             errors.append(
@@ -120,12 +125,8 @@ class DeleteOptions:
                     propagation,
                 )
             )
-        pre = params.body_object(body, "preconditions", kind, "v1.Preconditions")
-        for key in ("uid", "resourceVersion"):
-            params.body_string(pre, f"preconditions.{key}", kind)
+        pre = body.get("preconditions") or {}
         dry = body.get("dryRun")
-        if dry is not None and not (isinstance(dry, list) and all(isinstance(v, str) for v in dry)):
-            raise params.body_type_error(dry, "dryRun", kind, "[]string")
         dry_values = list(dry) if dry else [query["dryRun"]] if "dryRun" in query else []
         if any(v != "All" for v in dry_values):
             errors.append(not_supported("dryRun", dry_values, ["All"]))
@@ -317,8 +318,8 @@ class ApiService:
 
         A `typed` body was built in this process by code that only knows the API's fields (kjobs' own
         controllers): like a protobuf body in Kubernetes it cannot carry unknown fields, so the schema walk
-        that looks for them is skipped. `patch`: the merge patch `body` results from; only what it names is
-        walked (`schema.unknown_fields`)."""
+        that looks for them is skipped, and so is the check of its values' Go types. `patch`: the merge patch
+        `body` results from; only what it names is walked (`gotypes.first_type_error`, `schema.unknown_fields`)."""
         kind = kind or r.kind
         if not isinstance(body, dict):
             raise bad_request(
@@ -334,22 +335,17 @@ class ApiService:
             raise bad_request(f"the kind in the data ({body_kind}) does not match the expected kind ({kind})")
         if typed:
             return []
-        if patch is None and kind == r.kind:
-            # Go's decoder, before the strict field check: a value its type cannot hold is the 400.
-            mistyped = first_type_error(body, kind)
-            if mistyped is not None:
-                raise bad_request(f'{kind} in version "{r.version}" cannot be handled as a {kind}: {mistyped}')
-        schema_name = r.schema_name if kind == r.kind else None
-        mismatch = schema.type_mismatch(body, schema_name, self.features, within=patch)
-        if mismatch is not None:
-            # The decoder refuses it before anything else (a pod status condition of "x" was once stored, and
-            # broke every later eviction of that pod). A create or update is 400 (handlers/create.go,
-            # `transformDecodeError`); a patch whose result does not decode is 422 against the field `patch`
-            # (handlers/patch.go, `applyPatchToCurrentObject`).
+        # Go's decoder, before the strict field check: a value its type cannot hold is refused before anything
+        # else (a pod status condition of "x" was once stored, and broke every later eviction of that pod). A
+        # create or update is 400 (handlers/create.go, `transformDecodeError`); a patch whose result does not
+        # decode is 422 against the field `patch` (handlers/patch.go, `applyPatchToCurrentObject`).
+        mistyped = first_type_error(body, kind, group=r.group, within=patch) if kind == r.kind else None
+        if mistyped is not None:
             if patching:
                 text = orjson.dumps(body).decode()
-                raise invalid("", "", [FieldError("patch", ErrorType.FieldValueInvalid, mismatch.message(), text)])
-            raise bad_request(f'{kind} in version "{r.version}" cannot be handled as a {kind}: {mismatch.message()}')
+                raise invalid("", "", [FieldError("patch", ErrorType.FieldValueInvalid, mistyped, text)])
+            raise bad_request(f'{kind} in version "{r.version}" cannot be handled as a {kind}: {mistyped}')
+        schema_name = r.schema_name if kind == r.kind else None
         return check_unknown_fields(body, schema_name, kind, r.version, field_validation, self.features, patch=patch)
 
     def _default(self, r: Resource, obj: Obj, old: Obj | None = None) -> Obj:
@@ -1221,15 +1217,12 @@ class ApiService:
         assert pods is not None
         if not isinstance(body, dict):
             raise bad_request('Binding in version "v1" cannot be handled as a Binding')
-        try:  # typed as core/v1 Binding is: a field of another JSON type does not decode (nor reach the pod)
-            target = params.body_string(
-                params.body_object(body, "target", "Binding", "v1.ObjectReference"), "target.name", "Binding"
-            )
-            want_uid = params.body_string(
-                params.body_object(body, "metadata", "Binding", "v1.ObjectMeta"), "metadata.uid", "Binding"
-            )
-        except ApiError as exc:
-            raise params.cannot_handle("Binding", "v1", exc) from None
+        # decoded into core/v1 Binding: a field of another JSON type does not decode (nor reach the pod)
+        mistyped = first_type_error(body, "Binding", group="")
+        if mistyped is not None:
+            raise bad_request(f'Binding in version "v1" cannot be handled as a Binding: {mistyped}')
+        target = (body.get("target") or {}).get("name")
+        want_uid = (body.get("metadata") or {}).get("uid")
         if not target:
             raise invalid("Binding", name, [FieldError("target.name", ErrorType.FieldValueRequired, "")])
         pod = self._get_or_404(pods, namespace, name, shared=True)  # read-only: `new` is built beside it
@@ -1290,15 +1283,12 @@ class ApiService:
         assert pods is not None
         if not isinstance(body, dict):
             raise bad_request('Eviction in version "v1" cannot be handled as an Eviction')
-        try:  # typed as policy/v1 Eviction is: a field of another JSON type does not decode
-            meta = params.body_object(body, "metadata", "Eviction", "v1.ObjectMeta")
-            evicted = params.body_string(meta, "metadata.name", "Eviction")
-            raw_options = params.body_object(body, "deleteOptions", "Eviction", "v1.DeleteOptions")
-            options = DeleteOptions.parse(raw_options, {}, "Eviction.deleteOptions")
-        except ApiError as exc:
-            if exc.code != 400:
-                raise
-            raise params.cannot_handle("Eviction", "v1", exc) from None
+        # decoded into policy/v1 Eviction: a field of another JSON type does not decode
+        mistyped = first_type_error(body, "Eviction", group="policy")
+        if mistyped is not None:
+            raise bad_request(f'Eviction in version "v1" cannot be handled as a Eviction: {mistyped}')
+        evicted = (body.get("metadata") or {}).get("name")
+        options = DeleteOptions.parse(body.get("deleteOptions"), {}, "Eviction.deleteOptions")
         if evicted not in (None, "", name):
             raise bad_request("name in URL does not match name in Eviction object")
         dry_run = dry_run or options.dry_run
