@@ -15,14 +15,11 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
 from collections.abc import Callable
 from pathlib import Path
 
-from kjobs.node.logs import FOLLOW_POLL_SECONDS, streams
+from kjobs.node.logs import FOLLOW_POLL_SECONDS, read_from, streams
 from kjobs.server.remotecommand import STDERR, STDOUT
-
-_CHUNK = 64 * 1024
 
 
 class Attached:
@@ -42,7 +39,7 @@ class Attached:
         try:
             while True:
                 done = self._ended()  # read first, so what was written before the exit is still sent
-                chunk = _read(self._log, self._offset)
+                chunk = read_from(self._log, self._offset)
                 if chunk:
                     self._offset += len(chunk)
                     data = torn + chunk
@@ -76,14 +73,3 @@ class Attached:
     def kill(self) -> None:
         """The client went away: stop following (the container runs on)."""
         self._task.cancel()
-
-
-def _read(path: Path, offset: int) -> bytes:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return b""
-    try:
-        return os.pread(fd, _CHUNK, offset)
-    finally:
-        os.close(fd)

@@ -148,7 +148,7 @@ async def read_log(
     torn = b""  # an entry whose write was still under way when read
     while True:
         done = finished()  # read the flag first so output written before the exit is drained below
-        chunk = _read_from(path, offset)
+        chunk = read_from(path, offset)
         if chunk:
             offset += len(chunk)
             data = torn + chunk
@@ -170,7 +170,8 @@ async def read_log(
         await asyncio.sleep(FOLLOW_POLL_SECONDS)
 
 
-def _read_from(path: Path, offset: int) -> bytes:
+def read_from(path: Path, offset: int) -> bytes:
+    """Up to 64 KiB of a log file from `offset` (nothing when the file is gone: the pod was removed)."""
     try:
         fd = os.open(path, os.O_RDONLY)
     except FileNotFoundError:

@@ -68,38 +68,38 @@ class AgentLogs:
             return ended_log(agent.runtime, pod, options)
         return runtime_log(agent.runtime, uid, options.container, options)
 
-    async def start_exec(self, pod: Obj, options: ExecOptions) -> ExecProcess:
-        """Run an exec command in the pod's container on its node (see the module note)."""
+    def _local_agent(self, pod: Obj, container: str, verb: str) -> tuple[_Agent, str]:
+        """The agent of this process running the pod, and the pod's uid, for an exec or an attach: a pod on a
+        node joined from another process (its agent serves logs only) or a container not running is refused
+        with the upgrade failure kubectl prints."""
         node = str((pod.get("spec") or {}).get("nodeName") or "")
         agent = self._agents.get(node)
         if agent is None:
             if self._remote is not None and node:
                 raise UpgradeFailed(
-                    f"exec is not supported for pods on node {node}: kjobs serves exec only for nodes of the "
+                    f"{verb} is not supported for pods on node {node}: kjobs serves {verb} only for nodes of the "
                     "server's own process (kjobs up, kjobs run), not for agents joined with kjobs node join"
                 )
-            raise UpgradeFailed(f'container not found ("{options.container}")')
+            raise UpgradeFailed(f'container not found ("{container}")')
         uid = str((pod.get("metadata") or {}).get("uid") or "")
+        if agent.runtime.get(uid) is None:
+            raise UpgradeFailed(f'container not found ("{container}")')
+        return agent, uid
+
+    async def start_exec(self, pod: Obj, options: ExecOptions) -> ExecProcess:
+        """Run an exec command in the pod's container on its node (see the module note)."""
+        agent, uid = self._local_agent(pod, options.container, "exec")
         spec_of = getattr(agent.runtime, "exec_spec", None)
-        if spec_of is None or agent.runtime.get(uid) is None:
+        if spec_of is None:
             raise UpgradeFailed(f'container not found ("{options.container}")')
         spec = spec_of(uid, options.container, list(options.command))
         return await execution.start(spec, stdin=options.stdin, tty=options.tty, size=options.size)
 
     async def start_attach(self, pod: Obj, options: ExecOptions) -> ExecProcess:
         """Attach to the pod's running container on its node (`kjobs.node.attach`)."""
-        node = str((pod.get("spec") or {}).get("nodeName") or "")
-        agent = self._agents.get(node)
-        if agent is None:
-            if self._remote is not None and node:
-                raise UpgradeFailed(
-                    f"attach is not supported for pods on node {node}: kjobs serves attach only for nodes of the "
-                    "server's own process (kjobs up, kjobs run), not for agents joined with kjobs node join"
-                )
-            raise UpgradeFailed(f'container not found ("{options.container}")')
-        uid = str((pod.get("metadata") or {}).get("uid") or "")
+        agent, uid = self._local_agent(pod, options.container, "attach")
         log_of = getattr(agent.runtime, "attach_log", None)
-        if log_of is None or agent.runtime.get(uid) is None:
+        if log_of is None:
             raise UpgradeFailed(f'container not found ("{options.container}")')
         path, ended = log_of(uid, options.container)
         return Attached(path, ended, tty=options.tty)
