@@ -201,5 +201,5 @@ class LocalClient:
         if subresource == "eviction":
             result = await self.service.evict(namespace or "", name, body)
         else:
-            result = await self.service.bind(namespace or "", name, body)
+            result = await self.service.bind(namespace or "", name, body, typed=self._typed)
         return self._own(result.obj)

@@ -1210,15 +1210,16 @@ class ApiService:
 
     # ------------------------------------------------------------------------------------------- pod subresources
 
-    async def bind(self, namespace: str, name: str, body: Any, *, dry_run: bool = False) -> Result:
+    async def bind(self, namespace: str, name: str, body: Any, *, dry_run: bool = False, typed: bool = False) -> Result:
         """POST pods/{name}/binding: set `spec.nodeName` (409 when already bound); a `dry_run` checks all and
-        writes nothing (pkg/registry/core/pod/storage `BindingREST.Create` passes `dryRun` to `assignPod`)."""
+        writes nothing (pkg/registry/core/pod/storage `BindingREST.Create` passes `dryRun` to `assignPod`). A
+        `typed` body (kjobs' own scheduler's, see `_decode_check`) skips the decoder's type check."""
         pods = lookup("", "v1", "pods")
         assert pods is not None
         if not isinstance(body, dict):
             raise bad_request('Binding in version "v1" cannot be handled as a Binding')
         # decoded into core/v1 Binding: a field of another JSON type does not decode (nor reach the pod)
-        mistyped = first_type_error(body, "Binding", group="")
+        mistyped = None if typed else first_type_error(body, "Binding", group="")
         if mistyped is not None:
             raise bad_request(f'Binding in version "v1" cannot be handled as a Binding: {mistyped}')
         target = (body.get("target") or {}).get("name")
