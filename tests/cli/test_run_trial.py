@@ -44,13 +44,16 @@ def test_logs_show_init_containers_and_pods_the_job_deleted() -> None:
     result = kjobs("run", str(TRIAL / "leader-success-policy.yaml"), "--plain", "--logs", "--timeout", "30")
     assert result.returncode == 0, result.stdout + result.stderr
     assert "  reason: SuccessPolicy\n" in result.stdout
-    # Every worker that ran (all of them, unless the machine is so loaded that one had not started within the
-    # leader's 3 s) shows its log; none is `(no log: pods "..." not found)`.
+    # The workers the Job controller deleted show what they printed; none is `(no log: pods "..." not found)`.
+    # A worker counts as Running once its process is spawned, so on a loaded machine one may be killed before its
+    # `sh` got to the echo: the log of at least one is asserted, not of each.
     ran = re.findall(r"^pod (leader-worker-(\d)-\w+) Running$", result.stdout, flags=re.M)
-    assert [index for _, index in ran if index != "0"], "no worker ran"
-    for name, index in ran:
-        if index != "0":
-            assert f"[{name}/main] worker {index} waiting for the leader\n" in result.stdout
+    workers = [(name, index) for name, index in ran if index != "0"]
+    assert workers, "no worker ran"
+    shown = [
+        name for name, index in workers if f"[{name}/main] worker {index} waiting for the leader\n" in result.stdout
+    ]
+    assert shown, result.stdout
     assert "(no log:" not in result.stdout
 
 
