@@ -91,25 +91,31 @@ def run_command(
         check(list(disruptions), job, nodes)
     except DisruptionError as exc:
         raise click.BadParameter(str(exc), param_hint="--disrupt") from None
-    if (job.get("spec") or {}).get("suspend") is True and serve_port is None:
-        # Nothing but an API client can resume the Job; without --serve the run would wait for ever in silence.
-        name = (job.get("metadata") or {}).get("name") or "NAME"
-        click.echo(
-            "warning: the Job is suspended (spec.suspend: true): it starts no pod until it is resumed, which needs "
-            f'--serve PORT and `kubectl patch job {name} -p \'{{"spec":{{"suspend":false}}}}\'`; '
-            "Ctrl-C or --timeout ends the run",
-            err=True,
-        )
-    if (job.get("spec") or {}).get("parallelism") == 0 and serve_port is None:
-        # As a suspended Job: no pod starts until a client raises parallelism (the Job controller's
-        # wantActive is min(parallelism, remaining completions)), so say so rather than wait in silence.
-        name = (job.get("metadata") or {}).get("name") or "NAME"
-        click.echo(
-            "warning: the Job has spec.parallelism: 0: it starts no pod until parallelism is raised, which needs "
-            f'--serve PORT and `kubectl patch job {name} -p \'{{"spec":{{"parallelism":1}}}}\'`; '
-            "Ctrl-C or --timeout ends the run",
-            err=True,
-        )
+    # A suspended Job, or one of parallelism 0, starts no pod until an API client changes it (the Job controller's
+    # wantActive is min(parallelism, remaining completions)); without --serve the run would wait in silence.
+    spec = job.get("spec") or {}
+    idle = [
+        (
+            "is suspended (spec.suspend: true)",
+            "it is resumed",
+            '{"spec":{"suspend":false}}',
+            spec.get("suspend") is True,
+        ),
+        (
+            "has spec.parallelism: 0",
+            "parallelism is raised",
+            '{"spec":{"parallelism":1}}',
+            spec.get("parallelism") == 0,
+        ),
+    ]
+    name = (job.get("metadata") or {}).get("name") or "NAME"
+    for what, until, patch, applies in idle:
+        if applies and serve_port is None:
+            click.echo(
+                f"warning: the Job {what}: it starts no pod until {until}, which needs --serve PORT and "
+                f"`kubectl patch job {name} -p '{patch}'`; Ctrl-C or --timeout ends the run",
+                err=True,
+            )
     for line in template_warnings(job):
         click.echo(f"warning: {line}", err=True)
     from kjobs.run import RunOptions, run
