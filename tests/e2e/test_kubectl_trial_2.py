@@ -52,6 +52,58 @@ def test_container_events_name_their_container(up: Up) -> None:
     assert "Started" in picked and "setup" not in picked
 
 
+def test_health_endpoints_list_their_checks(up: Up) -> None:
+    # `kubectl get --raw '/readyz?verbose'` lists kube-apiserver's checks one per line and ends with
+    # `readyz check passed`; kjobs printed `ok` for it, and `ok` for any path under /readyz.
+    ready = up.ok("get", "--raw", "/readyz?verbose").splitlines()
+    assert ready[0] == "[+]ping ok" and ready[-1] == "readyz check passed"
+    assert {"[+]log ok", "[+]etcd ok", "[+]shutdown ok"} <= set(ready)
+    live = up.ok("get", "--raw", "/livez?verbose").splitlines()
+    assert live[-1] == "livez check passed" and "[+]shutdown ok" not in live
+    excluded = up.ok("get", "--raw", "/readyz?verbose&exclude=etcd&exclude=nope").splitlines()
+    assert "[+]etcd excluded: ok" in excluded
+    assert 'warn: some health checks cannot be excluded: no matches for "nope"' in excluded
+    assert up.ok("get", "--raw", "/livez") == "ok"
+    assert up.ok("get", "--raw", "/readyz/etcd") == "ok"
+    code, out = up("get", "--raw", "/readyz/nope")
+    assert code == 1 and out == "Error from server (NotFound): the server could not find the requested resource"
+
+
+def test_version_is_indented_as_the_apiserver_writes_it(up: Up) -> None:
+    # kube-apiserver writes /version with WriteRawJSON (json.MarshalIndent, two spaces): `kubectl get --raw
+    # /version` prints it over several lines; kjobs wrote one line.
+    lines = up.ok("get", "--raw", "/version").splitlines()
+    assert lines[0] == "{" and lines[1] == '  "major": "1",' and lines[-1] == "}"
+
+
+def test_deleting_every_job_warns_that_their_pods_stay(up: Up) -> None:
+    # A DELETE of the jobs collection without a propagation policy orphans the pods, and the Job registry's
+    # DeleteCollection says so as its Delete does; kjobs said nothing.
+    up.ok("create", "job", "swept", "--image=busybox", "--", "true")
+    code, out = up("delete", "--raw", "/apis/batch/v1/namespaces/default/jobs")
+    assert code == 0
+    assert "Warning: child pods are preserved by default when jobs are deleted" in out
+    code, out = up("delete", "--raw", "/apis/batch/v1/namespaces/default/jobs?propagationPolicy=Background")
+    assert code == 0 and "Warning" not in out
+    up.ok("delete", "pods", "-l", "job-name=swept", "--wait=false")
+
+
+def test_namespaces_cannot_be_deleted_as_a_collection(up: Up) -> None:
+    # The namespace registry has no DeleteCollection: discovery does not list the verb and the request is 405.
+    # kjobs listed it and served it: the request failed on `default` (403 Forbidden, it may not be deleted).
+    up.ok("create", "namespace", "kept")
+    code, out = up("delete", "--raw", "/api/v1/namespaces")
+    assert code == 1
+    assert (
+        out
+        == "Error from server (MethodNotAllowed): " + "the server does not allow this method on the requested resource"
+    )
+    assert up.ok("get", "namespace", "kept", "-o", "name") == "namespace/kept"
+    wide = up.ok("api-resources", "-o", "wide")
+    verbs = next(line.split()[5] for line in wide.splitlines() if line.startswith("namespaces "))
+    assert verbs == "create,delete,get,list,patch,update,watch"
+
+
 def test_describe_node_shows_the_kubelet_events_of_a_cordon(up: Up) -> None:
     # `kubectl describe node` after `kubectl cordon` (or drain) lists the kubelet's `NodeNotSchedulable` event,
     # after those of its start (`Starting`, one per condition, `NodeReady`); kjobs showed only RegisteredNode.
