@@ -418,6 +418,8 @@ class NodeAgent:
         (`nodestatus.status_events`), and NodeSchedulable/NodeNotSchedulable when `spec.unschedulable` differs
         from what this agent last saw, as `kubectl cordon`/`uncordon` change it (`recordNodeSchedulableEvent`,
         pkg/kubelet/kubelet_node_status.go, which starts from schedulable)."""
+        if not self.events.recording:  # a simulation's: nobody reads them, so nothing is worked out
+            return
         after = (node.get("status") or {}).get("conditions") or []
         happened = nodestatus.status_events(before, after)
         unschedulable = bool((node.get("spec") or {}).get("unschedulable"))
