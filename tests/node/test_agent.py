@@ -677,8 +677,8 @@ async def test_node_status_events_say_what_changed(node: Node) -> None:
     assert await node.events("NodeNotSchedulable") == []
     for unschedulable, reason in ((True, "NodeNotSchedulable"), (None, "NodeSchedulable")):
         await node.client.patch(NODES, None, NODE, {"spec": {"unschedulable": unschedulable}})
-        start = node.clock.now()
-        await settle(node.clock, lambda: node.clock.now() >= start + 10.5)  # the next status update
+        update = node.clock.now() + 10.5  # the next status update
+        await settle(node.clock, lambda until=update: node.clock.now() >= until)
         [event] = await node.events(reason)
         assert said(event)[3] == f"Node {NODE} status is now: {reason}"
     node.monitor.available_bytes = 10 << 20
