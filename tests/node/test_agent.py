@@ -658,3 +658,30 @@ def test_an_unreachable_api_server_is_retried_without_a_traceback(caplog: pytest
     refused = [r for r in caplog.records if "Connect call failed" in r.getMessage()]
     assert refused, "the refused writes are logged"
     assert all(r.exc_info is None for r in caplog.records if r.name == "kjobs.node.agent")
+
+
+@with_node
+async def test_node_status_events_say_what_changed(node: Node) -> None:
+    # The kubelet records "Starting", an event for each node condition that takes a new status (a new node: all
+    # four), and NodeNotSchedulable/NodeSchedulable at the first status update after a cordon/uncordon, which
+    # `kubectl describe node` lists; kjobs recorded none of them.
+    def said(event: Obj) -> tuple[str, str, str, str]:
+        ref = event["involvedObject"]
+        return ref["kind"], ref["name"], event["source"]["component"], event["message"]
+
+    [starting] = await node.events("Starting")
+    assert said(starting) == ("Node", NODE, "kubelet", "Starting kubelet.")
+    for reason in ("NodeHasSufficientMemory", "NodeHasNoDiskPressure", "NodeHasSufficientPID", "NodeReady"):
+        [event] = await node.events(reason)
+        assert said(event) == ("Node", NODE, "kubelet", f"Node {NODE} status is now: {reason}")
+    assert await node.events("NodeNotSchedulable") == []
+    for unschedulable, reason in ((True, "NodeNotSchedulable"), (None, "NodeSchedulable")):
+        await node.client.patch(NODES, None, NODE, {"spec": {"unschedulable": unschedulable}})
+        update = node.clock.now() + 10.5  # the next status update
+        await settle(node.clock, lambda until=update: node.clock.now() >= until)
+        [event] = await node.events(reason)
+        assert said(event)[3] == f"Node {NODE} status is now: {reason}"
+    node.monitor.available_bytes = 10 << 20
+    await settle(node.clock, lambda: node.agent.state.memory_pressure)
+    [pressure] = await node.events("NodeHasInsufficientMemory")
+    assert pressure["type"] == "Normal"

@@ -36,8 +36,9 @@ EVENT_TYPES = frozenset({"Normal", "Warning"})
 MAX_QUEUED_EVENTS = 1000
 """client-go's `maxQueuedEvents`: what a rate-limited recorder holds before it drops new events."""
 
-_Pending = tuple[Obj, str, str, str, float]
-"""An event waiting in a rate-limited recorder's queue: (object, type, reason, message, time), built when written."""
+_Pending = tuple[Obj, str, str, str, float, str]
+"""An event waiting in a rate-limited recorder's queue: (object, type, reason, message, time, field path), built
+when written."""
 
 # One namer per process: two recorders stamping events about one object at one (virtual) instant still get
 # different names.
@@ -80,8 +81,10 @@ class EventRecorder:
         events that would be dropped."""
         return not self._off
 
-    def event(self, obj: Obj, type_: str, reason: str, message: str) -> None:
-        """Record an Event about `obj` in the background (failures are logged, never raised)."""
+    def event(self, obj: Obj, type_: str, reason: str, message: str, *, field_path: str = "") -> None:
+        """Record an Event about `obj` in the background (failures are logged, never raised). `field_path` names
+        the part of `obj` the event is about (`involvedObject.fieldPath`: the kubelet's `spec.containers{NAME}`
+        for a container's events, pkg/kubelet/container/ref.go `GenerateContainerRef`)."""
         if self._off:
             return
         if type_ not in EVENT_TYPES:
@@ -95,9 +98,9 @@ class EventRecorder:
                 return
             # Built when its turn to be written comes: most of a busy component's queue is dropped at its stop, and
             # the object (an informer's, read-only) and the time are those of this call either way.
-            self._enqueue((obj, type_, reason, message, now))
+            self._enqueue((obj, type_, reason, message, now, field_path))
             return
-        result = self.correlator.event_correlate(self._make_event(obj, type_, reason, message, now), now)
+        result = self.correlator.event_correlate(self._make_event(obj, type_, reason, message, now, field_path), now)
         if result.event is None:
             log.debug("event %s about %s dropped by the spam filter", reason, (obj.get("metadata") or {}).get("name"))
             return
@@ -108,7 +111,7 @@ class EventRecorder:
         self._pending.add(task)
         task.add_done_callback(lambda done: self._finished(key, done))
 
-    def _make_event(self, obj: Obj, type_: str, reason: str, message: str, now: float) -> Obj:
+    def _make_event(self, obj: Obj, type_: str, reason: str, message: str, now: float, field_path: str = "") -> Obj:
         meta = obj.get("metadata") or {}
         name = str(meta.get("name") or "")
         ref_namespace = str(meta.get("namespace") or "")
@@ -119,6 +122,7 @@ class EventRecorder:
             ("uid", meta.get("uid")),
             ("apiVersion", obj.get("apiVersion")),
             ("resourceVersion", meta.get("resourceVersion")),
+            ("fieldPath", field_path),
         ):
             if value:
                 reference[field] = value

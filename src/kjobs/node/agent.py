@@ -158,6 +158,17 @@ def status_patch(api_status: Obj, status: Obj, last_written: Obj) -> Obj:
     return body
 
 
+def container_path(pod: Obj, name: str) -> str:
+    """Where a container is in its pod, as the kubelet's events about it name it (`involvedObject.fieldPath`,
+    `kubectl get events -o wide`'s SUBOBJECT): `spec.containers{NAME}`, else `spec.initContainers{NAME}`
+    (pkg/kubelet/container/ref.go `fieldPath`)."""
+    spec = pod.get("spec") or {}
+    for field_name in ("containers", "initContainers"):
+        if any(c.get("name") == name for c in spec.get(field_name) or []):
+            return f"spec.{field_name}{{{name}}}"
+    return ""
+
+
 def backoff_message(pod: Obj, container: str) -> str:
     """The kubelet's BackOff event: `Back-off restarting failed container C in pod NAME_NS(UID)`."""
     meta = pod.get("metadata") or {}
@@ -261,6 +272,8 @@ class NodeAgent:
         self.queue: WorkQueue[Key] = WorkQueue(clock=clock)
         self.state = nodestatus.NodeState()
         self.node: Obj = {}
+        self._unschedulable = False
+        """`spec.unschedulable` as the last status update saw it (for NodeSchedulable/NodeNotSchedulable)."""
         self._uid_of: dict[Key, str] = {}
         self._key_of: dict[str, Key] = {}
         self._ended: dict[Key, str] = {}
@@ -307,6 +320,7 @@ class NodeAgent:
                 ssl_context=serving_context(ca, node=self.name, address=address) if ca is not None else None,
             )
             await self.log_server.start()
+        self.events.event(self._node_ref(), "Normal", "Starting", "Starting kubelet.")
         await self.register()
         await self.renew_lease()
         self.pods.add_handler(self._on_pod)
@@ -371,6 +385,7 @@ class NodeAgent:
         body["metadata"]["labels"].update(self.settings.labels)
         try:
             self.node = await self.client.create(NODES, None, body)
+            self._record_node_status([], self.node)
         except ApiError as exc:
             if exc.code != 409:
                 raise
@@ -394,7 +409,25 @@ class NodeAgent:
             address=self.settings.address,
             kubelet_port=self.log_server.port if self.log_server is not None else 0,
         )
+        current = self.node_informer.get("", self.name) or self.node  # as the kubelet, its lister's copy first
         self.node = await self.client.patch(NODES, None, self.name, {"status": status}, subresource="status")
+        self._record_node_status(previous.get("conditions") or [], {**current, "status": status})
+
+    def _record_node_status(self, before: list[Obj], node: Obj) -> None:
+        """The kubelet's node status events: one per condition that changed status since `before`
+        (`nodestatus.status_events`), and NodeSchedulable/NodeNotSchedulable when `spec.unschedulable` differs
+        from what this agent last saw, as `kubectl cordon`/`uncordon` change it (`recordNodeSchedulableEvent`,
+        pkg/kubelet/kubelet_node_status.go, which starts from schedulable)."""
+        if not self.events.recording:  # a simulation's: nobody reads them, so nothing is worked out
+            return
+        after = (node.get("status") or {}).get("conditions") or []
+        happened = nodestatus.status_events(before, after)
+        unschedulable = bool((node.get("spec") or {}).get("unschedulable"))
+        if unschedulable != self._unschedulable:
+            self._unschedulable = unschedulable
+            happened.append("NodeNotSchedulable" if unschedulable else "NodeSchedulable")
+        for event in happened:
+            self.events.event(self._node_ref(), "Normal", event, nodestatus.status_event_message(self.name, event))
 
     async def renew_lease(self) -> None:
         """Create or renew `kube-node-lease/<node>` (holder = node, 40 s, renewTime = now)."""
@@ -742,23 +775,26 @@ class NodeAgent:
         specs = {c.get("name"): c for c in ((pod.get("spec") or {}).get("initContainers") or [])}
         specs.update({c.get("name"): c for c in ((pod.get("spec") or {}).get("containers") or [])})
         for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
+            name = str(cs.get("name") or "")
+            where = container_path(pod, name)  # every event below is about this container
             waiting = (cs.get("state") or {}).get("waiting") or {}
             if waiting.get("reason") == "CreateContainerConfigError":
                 # The kubelet's FailedToCreateContainer event: "Failed", "Error: <why>", once per cause here.
                 config_key = f"config:{cs.get('name')}:{waiting.get('message')}"
                 if config_key not in seen:
                     seen.add(config_key)
-                    self.events.event(pod, "Warning", "Failed", f"Error: {waiting.get('message', '')}")
+                    self.events.event(
+                        pod, "Warning", "Failed", f"Error: {waiting.get('message', '')}", field_path=where
+                    )
             if waiting.get("reason") == "CrashLoopBackOff":
                 backoff_key = f"backoff:{cs.get('containerID')}"
                 if backoff_key not in seen:
                     seen.add(backoff_key)
-                    self.events.event(pod, "Warning", "BackOff", backoff_message(pod, str(cs.get("name") or "")))
+                    self.events.event(pod, "Warning", "BackOff", backoff_message(pod, name), field_path=where)
             container_id = cs.get("containerID")
             if not container_id or container_id in seen:
                 continue
             seen.add(container_id)
-            name = str(cs.get("name") or "")
             image = str((specs.get(name) or {}).get("image") or cs.get("image") or "")
             pulled = f'Container image "{image}" already present on machine'
             # Attempts that started and ended between two status reports (a fast OnFailure crash loop) were never
@@ -782,18 +818,20 @@ class NodeAgent:
             )
             starts = int(cs.get("restartCount") or 0) + 1
             for _ in range(max(starts - counted[name], 1)):
-                self.events.event(pod, "Normal", "Pulled", pulled)
-                self.events.event(pod, "Normal", "Created", f"Created container: {name}")
+                self.events.event(pod, "Normal", "Pulled", pulled, field_path=where)
+                self.events.event(pod, "Normal", "Created", f"Created container: {name}", field_path=where)
                 if failed is None:
-                    self.events.event(pod, "Normal", "Started", f"Started container {name}")
+                    self.events.event(pod, "Normal", "Started", f"Started container {name}", field_path=where)
                 else:
-                    self.events.event(pod, "Warning", "Failed", f"Error: {failed}")
+                    self.events.event(pod, "Warning", "Failed", f"Error: {failed}", field_path=where)
             counted[name] = max(counted[name], starts)
 
     def _record_killing(self, pod: Obj, handle: PodHandle) -> None:
         for cs in (handle.status.get("initContainerStatuses") or []) + (handle.status.get("containerStatuses") or []):
             if "running" in (cs.get("state") or {}):
-                self.events.event(pod, "Normal", "Killing", f"Stopping container {cs.get('name')}")
+                name = str(cs.get("name") or "")
+                where = container_path(pod, name)
+                self.events.event(pod, "Normal", "Killing", f"Stopping container {name}", field_path=where)
 
     # ------------------------------------------------------------------------------------ memory pressure
 

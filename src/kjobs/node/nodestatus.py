@@ -42,6 +42,18 @@ CONDITION_TEXT: dict[tuple[str, str], tuple[str, str]] = {
     (PID_PRESSURE, "True"): ("KubeletHasInsufficientPID", "kubelet has insufficient PID available"),
     (READY, "True"): ("KubeletReady", "kubelet is posting ready status"),
 }
+STATUS_EVENTS: dict[tuple[str, str], str] = {
+    (MEMORY_PRESSURE, "False"): "NodeHasSufficientMemory",
+    (MEMORY_PRESSURE, "True"): "NodeHasInsufficientMemory",
+    (DISK_PRESSURE, "False"): "NodeHasNoDiskPressure",
+    (DISK_PRESSURE, "True"): "NodeHasDiskPressure",
+    (PID_PRESSURE, "False"): "NodeHasSufficientPID",
+    (PID_PRESSURE, "True"): "NodeHasInsufficientPID",
+    (READY, "True"): "NodeReady",
+    (READY, "False"): "NodeNotReady",
+}
+"""(type, new status) -> the event the kubelet's setters record when a condition takes that status
+(pkg/kubelet/nodestatus/setters.go), all `Normal`, worded by `status_event_message`."""
 NOT_READY_REASON = "KubeletNotReady"
 SHUTTING_DOWN_MESSAGE = "node is shutting down"
 """The Ready=False message during graceful node shutdown (`nodeshutdown` manager's ShutdownStatus)."""
@@ -202,6 +214,24 @@ def conditions(state: NodeState, now: float, previous: list[Obj] | None = None) 
         reason, message = CONDITION_TEXT[(READY, "True")]
         result.append(_condition(READY, "True", reason, message, now, before))
     return result
+
+
+def status_events(before: list[Obj], after: list[Obj]) -> list[str]:
+    """The events of the conditions in `after` whose status differs from `before`'s (a condition `before` lacks
+    counts as Unknown, as the setters start a new one), in `after`'s order: a new node gets one per condition."""
+    old = {c.get("type"): c.get("status") for c in before}
+    found = []
+    for condition in after:
+        ctype, status = condition.get("type"), condition.get("status")
+        event = STATUS_EVENTS.get((str(ctype), str(status)))
+        if event is not None and old.get(ctype) != status:
+            found.append(event)
+    return found
+
+
+def status_event_message(node: str, event: str) -> str:
+    """The message of a node status event (the kubelet's `recordNodeStatusEvent`)."""
+    return f"Node {node} status is now: {event}"
 
 
 def node_status(

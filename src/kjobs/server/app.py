@@ -35,6 +35,7 @@ from kjobs.api.types import Obj
 from kjobs.server import (
     authz,
     discovery,
+    health,
     limits,
     listoptions,
     negotiation,
@@ -54,7 +55,7 @@ from kjobs.server.metrics import ApiMetrics, clean_verb
 from kjobs.server.patch import PATCH_MEDIA, unsupported_patch_type
 from kjobs.server.registry import Resource
 from kjobs.server.remotecommand import ExecSource, NoExec
-from kjobs.server.service import ApiService, DeleteOptions, Result
+from kjobs.server.service import ORPHAN_WARNING, ApiService, DeleteOptions, Result
 from kjobs.server.storage import Storage
 from kjobs.store import Store
 from kjobs.store.events import Event
@@ -580,12 +581,16 @@ class App:
         kind = route.kind
         user = self._authorize(request, route)
         if kind == "health":
-            await _respond(send, 200, b"ok", b"text/plain; charset=utf-8")
+            answered = health.answer(route.name, route.subresource, request.raw_query, self._health_checks)
+            if answered is None:
+                raise not_found_resource()
+            await _respond(send, answered[0], answered[1], health.TEXT, extra=[(b"x-content-type-options", b"nosniff")])
             return
         if kind == "version":
             if request.method != "GET":  # a GET-only route of the apiserver's (pkg/server/routes/version.go)
                 raise method_not_allowed()
-            await _respond(send, 200, orjson.dumps(discovery.VERSION))
+            # written as `WriteRawJSON` writes it: indented by two spaces (`kubectl get --raw /version` shows it so)
+            await _respond(send, 200, orjson.dumps(discovery.VERSION, option=orjson.OPT_INDENT_2))
             return
         if kind == "resource":
             if route.resource is not None and route.resource.review:
@@ -611,6 +616,21 @@ class App:
             if "hash" in request.query:
                 extra.append((b"cache-control", b"public, immutable"))
         await _respond(send, 200, body, extra=extra)
+
+    @property
+    def _health_checks(self) -> dict[str, health.Check]:
+        """The checks `/healthz`, `/livez` and `/readyz` run (`kjobs.server.health`)."""
+        return {"etcd": self._store_answers, "etcd-readiness": self._store_answers, "shutdown": self._not_stopping}
+
+    def _store_answers(self) -> str | None:
+        try:
+            self.storage.exists("namespaces", "", "default")
+        except Exception as exc:
+            return str(exc) or type(exc).__name__
+        return None
+
+    def _not_stopping(self) -> str | None:
+        return "process is shutting down" if self._streams_closed else None
 
     def _metrics(self) -> bytes:
         from prometheus_client import REGISTRY, generate_latest
@@ -835,6 +855,9 @@ class App:
         if body is not None and not isinstance(body, dict):
             raise bad_request("DeleteOptions must be a JSON object")
         options = DeleteOptions.parse(body, request.query)
+        # The Job registry's DeleteCollection warns as its Delete does, once, when no propagation is asked for
+        # (pkg/registry/batch/job/storage/storage.go); the items' own deletes add nothing more.
+        warnings = [ORPHAN_WARNING] if r.orphan_warning and options.propagation is None else []
         items, _ = self.storage.list(r.store_key, namespace, label_selector=labels, field_selector=fields)
         deleted: list[Obj] = []
         for obj in items:
@@ -852,7 +875,7 @@ class App:
             "metadata": {"resourceVersion": str(self.storage.revision)},
             "items": deleted,
         }
-        await _respond(send, 200, orjson.dumps(body_out))
+        await _respond(send, 200, orjson.dumps(body_out), warnings=warnings)
 
     async def _caught_up(self, wanted: int) -> bool:
         """Whether the store reaches revision `wanted` within `resource_version_wait` seconds: the watch cache's

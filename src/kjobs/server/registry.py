@@ -124,6 +124,8 @@ RESOURCES: list[Resource] = [
         False,
         ("ns",),
         subresources=("status",),
+        # no deletecollection: the namespace registry has no DeleteCollection (pkg/registry/core/namespace/storage)
+        only=("create", "delete", "get", "list", "patch", "update", "watch"),
         hooks={
             "default": (_DEFAULTS, "default_namespace_in_place"),
             "default_update": (_DEFAULTS, "default_namespace_update_in_place"),

@@ -44,8 +44,8 @@ def parse(path: str) -> Route:
     head = parts[0]
     if head == "version" and len(parts) == 1:
         return Route("version")
-    if head in ("healthz", "livez", "readyz"):
-        return Route("health")
+    if head in ("healthz", "livez", "readyz") and len(parts) <= 2:  # `name` the endpoint, `subresource` a check
+        return Route("health", name=head, subresource=parts[1] if len(parts) == 2 else "")
     if head == "metrics" and len(parts) == 1:
         return Route("metrics")
     if head == "openapi":
