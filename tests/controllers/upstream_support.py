@@ -86,3 +86,21 @@ class Recording:
         self.actions.append(Action("post", resource.plural, name, subresource, body))
         result: Obj = await self.client.post_subresource(resource, namespace, name, subresource, body, **kw)
         return result
+
+
+async def run_for(clock: Any, seconds: float) -> None:
+    """Let the event loop run while virtual time moves `seconds` on, stopping at every sleeper's deadline on the
+    way (as `tests.support.settle`, for rows that assert what did not happen by some time)."""
+    import asyncio
+
+    end = clock.now() + seconds
+    while True:
+        for _ in range(200):
+            await asyncio.sleep(0)
+        deadline = clock.next_deadline()
+        if deadline is None or deadline > end:
+            clock.set(end)
+            for _ in range(200):
+                await asyncio.sleep(0)
+            return
+        clock.set(deadline)
