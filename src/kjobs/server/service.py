@@ -1407,14 +1407,23 @@ class ApiService:
 
         def check(latest: Obj) -> None:
             latest_meta = latest.get("metadata") or {}
-            if options.precondition_uid and options.precondition_uid != latest_meta.get("uid"):
-                raise conflict("Pod", name)
-            if options.precondition_rv and options.precondition_rv != latest_meta.get("resourceVersion"):
+            uid, rv = latest_meta.get("uid"), latest_meta.get("resourceVersion")
+            if options.precondition_uid and options.precondition_uid != uid:
+                raise _precondition_conflict(
+                    name,
+                    f"the UID in the precondition ({options.precondition_uid}) does not match the UID in record "
+                    f"({uid}). The object might have been deleted and then recreated",
+                )
+            if options.precondition_rv and options.precondition_rv != rv:
                 if pinned_by:
                     raise _budget_busy(
                         pinned_by, f"The disruption budget {pinned_by} is still being processed by the server.", 10
                     )
-                raise conflict("Pod", name)
+                raise _precondition_conflict(
+                    name,
+                    f"the ResourceVersion in the precondition ({options.precondition_rv}) does not match the "
+                    f"ResourceVersion in record ({rv}). The object might have been modified",
+                )
 
         async def mark(latest: Obj) -> Obj:
             status = dict(latest.get("status") or {})
@@ -1509,6 +1518,14 @@ def _budget_busy(name: str, message: str, retry_after: int) -> ApiError:
         details["retryAfterSeconds"] = retry_after
     return ApiError(
         429, "TooManyRequests", "Cannot evict pod as it would violate the pod's disruption budget.", details=details
+    )
+
+
+def _precondition_conflict(name: str, why: str) -> ApiError:
+    """The 409 eviction.go's `addConditionAndDeletePod` answers for a precondition the latest pod fails (it names
+    the resource `Pod`, and says which precondition and what the pod has instead)."""
+    return ApiError(
+        409, "Conflict", f'Operation cannot be fulfilled on Pod "{name}": {why}', details={"name": name, "kind": "Pod"}
     )
 
 
