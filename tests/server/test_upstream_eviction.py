@@ -408,3 +408,65 @@ def test_add_condition_and_delete(initial_pod: bool, options: Any, expect_err: s
             assert not after["metadata"].get("deletionTimestamp")
 
     asyncio.run(scenario())
+
+
+# ------------------------------------------------------- addConditionAndDeletePod's condition, from the source
+
+
+def test_eviction_of_a_terminal_pod_marks_it_too() -> None:
+    """eviction.go deletes a terminal pod without a budget check, but through `addConditionAndDeletePod`: the
+    condition goes on it as on any other (its phase is not looked at)."""
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        client = await make(clock, "done", phase="Failed", budget=Budget(0))
+        pod = await client.get(PODS, "default", "done")
+        pod["metadata"]["finalizers"] = ["example.com/hold"]  # to read it back after the delete
+        await client.update(PODS, "default", pod)
+        assert await evict(client, "done", eviction("done")) is None
+        after = await client.get(PODS, "default", "done")
+        assert after["metadata"]["deletionTimestamp"]
+        target = condition(after, "DisruptionTarget")
+        assert target is not None
+        assert (target["status"], target["reason"], target["message"]) == (
+            "True",
+            "EvictionByEvictionAPI",
+            "Eviction API: evicting",
+        )
+
+    asyncio.run(scenario())
+
+
+def test_eviction_keeps_the_transition_time_of_a_disruption_target_already_true() -> None:
+    """`UpdatePodCondition`: a DisruptionTarget already True (another component's) takes the eviction's reason
+    and message but keeps its lastTransitionTime, which the disruption controller's 2-minute timer reads."""
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        client = await make(clock, "marked")
+        pod = await client.get(PODS, "default", "marked")
+        pod["status"]["conditions"] = [
+            {
+                "type": "DisruptionTarget",
+                "status": "True",
+                "reason": "PreemptionByScheduler",
+                "message": "default-scheduler: preempting to accommodate a higher priority pod",
+                "lastTransitionTime": "2026-01-01T00:00:00Z",
+            }
+        ]
+        pod["metadata"]["finalizers"] = ["example.com/hold"]
+        await client.update(PODS, "default", pod, subresource="status")
+        pod = await client.get(PODS, "default", "marked")
+        pod["metadata"]["finalizers"] = ["example.com/hold"]
+        await client.update(PODS, "default", pod)
+        clock.advance(90)
+        assert await evict(client, "marked", eviction("marked")) is None
+        target = condition(await client.get(PODS, "default", "marked"), "DisruptionTarget")
+        assert target is not None
+        assert (target["reason"], target["message"], target["lastTransitionTime"]) == (
+            "EvictionByEvictionAPI",
+            "Eviction API: evicting",
+            "2026-01-01T00:00:00Z",
+        )
+
+    asyncio.run(scenario())

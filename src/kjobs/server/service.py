@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import orjson
 
+from kjobs.api.conditions import EVICTION_BY_EVICTION_API, disruption_target, update_pod_condition
 from kjobs.api.errors import ApiError, ErrorType, FieldError, bad_request, conflict, invalid, not_found, not_supported
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.selectors import FieldSelector, LabelSelector
@@ -1393,7 +1394,10 @@ class ApiService:
     async def _mark_and_delete(
         self, pods: Resource, pod: Obj, options: DeleteOptions, *, pinned_by: str | None
     ) -> None:
-        """Add `DisruptionTarget` to the latest pod (unless terminal), then delete it with `options`.
+        """Add `DisruptionTarget` to the latest pod, then delete it with `options`.
+
+        The condition goes on whatever the phase, terminal pods too, as `UpdatePodCondition` puts it (an unchanged
+        status keeps its lastTransitionTime; an identical condition is not written again).
 
         As eviction.go's `addConditionAndDeletePod`: the condition is written with `GuaranteedUpdate` (`_guaranteed`),
         so a write another client lands between the read and the compare-and-swap (the node agent's status) makes
@@ -1427,19 +1431,8 @@ class ApiService:
 
         async def mark(latest: Obj) -> Obj:
             status = dict(latest.get("status") or {})
-            if status.get("phase") in ("Succeeded", "Failed"):
-                return latest
-            conditions = [c for c in status.get("conditions") or [] if c.get("type") != "DisruptionTarget"]
-            conditions.append(
-                {
-                    "type": "DisruptionTarget",
-                    "status": "True",
-                    "lastTransitionTime": self.now(),
-                    "reason": "EvictionByEvictionAPI",
-                    "message": "Eviction API: evicting",
-                }
-            )
-            status["conditions"] = conditions
+            if not update_pod_condition(status, disruption_target(EVICTION_BY_EVICTION_API), self.clock()):
+                return latest  # already so: GuaranteedUpdate writes nothing
             new = _copy(latest)
             new["status"] = status
             expected = (latest.get("metadata") or {}).get("resourceVersion")
