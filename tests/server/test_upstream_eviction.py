@@ -10,6 +10,7 @@ which the eviction lets through without a budget check). Rows, and those left ou
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +20,7 @@ from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
 from kjobs.client.resources import PDBS, PODS
 from kjobs.clock import FakeClock
+from kjobs.server.storage import Storage
 from tests.controllers.disruption_support import condition, get_or_none
 from tests.support import local_api
 
@@ -286,6 +288,156 @@ def test_eviction_ignore_pdb(row: IgnoreRow, policy: str | None) -> None:
         used = before["status"]["disruptionsAllowed"] - after["status"]["disruptionsAllowed"]
         honoured = not row.error and not row.terminating and row.ready is not False
         assert used == (1 if honoured else 0)  # an unready pod let through does not use up the budget
+
+    asyncio.run(scenario())
+
+
+class PodChangedMeanwhile(Storage):
+    """Before each of the next `races` guarded writes of pod `name`, someone else writes it first (`change`):
+    the mock store's conflicting deletes of TestEvictionIgnorePDB, made by a real concurrent write."""
+
+    def __init__(self, storage: Storage, name: str, races: int, change: Callable[[Obj], None]) -> None:
+        super().__init__(storage.store)
+        self.name, self.races, self.change, self.landed = name, races, change, 0
+
+    async def update(self, resource: str, obj: Obj, *, expected_rv: str | None) -> Obj:
+        if self.races and expected_rv and resource == "pods" and obj["metadata"]["name"] == self.name:
+            self.races -= 1
+            theirs = self.store.get("pods", "default", self.name)
+            self.change(theirs)
+            self.store.update("pods", "default", self.name, theirs)
+            self.landed += 1
+        return await super().update(resource, obj, expected_rv=expected_rv)
+
+
+def becomes_running(pod: Obj) -> None:
+    pod["status"]["phase"] = "Running"  # upstream's mock: Running, not ready
+
+
+def becomes_running_and_touched(pod: Obj) -> None:
+    becomes_running(pod)
+    touched(pod)
+
+
+def touched(pod: Obj) -> None:
+    """Still pending, at a new resourceVersion (a write that changes nothing would keep the old one)."""
+    annotations = pod["metadata"].setdefault("annotations", {})
+    annotations["racer"] = str(int(annotations.get("racer", "0")) + 1)
+
+
+@dataclass(frozen=True)
+class ConflictRow:
+    pod: str
+    budget: Budget
+    change: Callable[[Obj], None]
+    races: int = 1
+    error: str = ""
+    deleted: bool = True
+    used: int = 0
+    options: Obj | None = None
+    policies: tuple[str | None, ...] = ALL_POLICIES
+    phase: str = "Pending"
+    ready: bool | None = None
+
+
+STILL_PROCESSED = BUDGET_429 + "The disruption budget foo is still being processed by the server."
+CONFLICT_ROWS = [
+    (
+        "pdbs No disruptions allowed, pod pending, first delete conflict, pod still pending, pod deleted successfully",
+        ConflictRow("t1", Budget(0), touched),
+    ),
+    (
+        "pdbs No disruptions allowed, pod pending, first delete conflict, pod becomes running, continueToPDBs",
+        ConflictRow(
+            "t2",
+            Budget(0),
+            becomes_running,
+            error=BUDGET_429 + "The disruption budget foo needs 0 healthy pods and has 0 currently",
+            deleted=False,
+            policies=(NIL, IF_HEALTHY),
+        ),
+    ),
+    (
+        "pdbs disruptions allowed, pod pending, first delete conflict, pod becomes running, continueToPDBs",
+        ConflictRow("t3", Budget(1), becomes_running, used=1, policies=(NIL, IF_HEALTHY)),
+    ),
+    (
+        "pdbs No disruptions allowed, pod pending, first delete conflict, pod becomes running, skip PDB check, "
+        "conflict",
+        ConflictRow(
+            "t2",
+            Budget(0),
+            becomes_running_and_touched,
+            races=2,
+            error=STILL_PROCESSED,
+            deleted=False,
+            policies=(ALWAYS,),
+        ),
+    ),
+    (
+        "matching pdbs with no disruptions allowed, pod running, pod unhealthy, unhealthy pod ours, resource version "
+        "conflict",
+        ConflictRow(
+            "t9",
+            Budget(0, current=2, desired=2),
+            touched,
+            error=STILL_PROCESSED,
+            deleted=False,
+            phase="Running",
+            ready=False,
+        ),
+    ),
+    (
+        "pod pending, always conflict on delete",
+        ConflictRow("t4", Budget(0), touched, races=100, error="Conflict", deleted=False),
+    ),
+    (
+        "pod pending, always conflict on delete, user provided ResourceVersion constraint",
+        ConflictRow(
+            "t5",
+            Budget(0),
+            touched,
+            races=100,
+            error="Conflict",
+            deleted=False,
+            options={"gracePeriodSeconds": 0, "preconditions": {"resourceVersion": "userProvided"}},
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("row", "policy"),
+    [
+        pytest.param(row, policy, id=f"{name} with {policy or 'nil'} policy")
+        for policy in (ALWAYS, NIL, IF_HEALTHY)
+        for name, row in CONFLICT_ROWS
+        if policy in row.policies
+    ],
+)
+def test_eviction_ignore_pdb_pod_changed_meanwhile(row: ConflictRow, policy: str | None) -> None:
+    """TestEvictionIgnorePDB's conflict rows: a pending pod is evicted only at the version judged pending; one
+    that changed is read and judged again, so a pod that started running meets its budget (the row upstream
+    calls critical), and one that never stops changing ends in a Conflict after `EvictionsRetry.Steps` tries
+    (one try when the caller gave the resourceVersion). An unready pod let through its budget unused is deleted
+    only at the version judged: changed meanwhile, it is a 429 to retry."""
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        client = await make(clock, row.pod, phase=row.phase, ready=row.ready, budget=row.budget, policy=policy)
+        racer = PodChangedMeanwhile(client.service.store, row.pod, row.races, row.change)
+        client.service.store = racer
+        before = await client.get(PDBS, "default", "foo")
+        got = await evict(client, row.pod, eviction(row.pod, row.options or GRACE_0))
+        if row.error == "Conflict":
+            assert got is not None and (got.code, got.reason) == (409, "Conflict")
+            # EvictionsRetry.Steps tries; with the caller's resourceVersion one, which fails on the read already
+            assert racer.landed == (0 if row.options else 20)
+        else:
+            assert err_to_string(got) == row.error
+        assert (await get_or_none(client, PODS, "default", row.pod) is None) == row.deleted
+        after = await client.get(PDBS, "default", "foo")
+        assert before["status"]["disruptionsAllowed"] - after["status"]["disruptionsAllowed"] == row.used
 
     asyncio.run(scenario())
 
