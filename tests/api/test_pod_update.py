@@ -79,8 +79,33 @@ def test_active_deadline_rules(deadline: int | None, detail: str) -> None:
 
 
 def test_removing_a_toleration_is_forbidden() -> None:
+    """`validateOnlyAddedTolerations`: its own error on spec.tolerations, not the general spec one."""
     errors = validate_pod_update(*updated(lambda s: s.update(tolerations=[])))
-    assert [e.field for e in errors] == ["spec"]
+    assert [(e.field, e.type.value, e.detail) for e in errors] == [
+        (
+            "spec.tolerations",
+            "FieldValueForbidden",
+            "existing toleration can not be modified except its tolerationSeconds",
+        )
+    ]
+
+
+def test_changing_an_existing_tolerations_seconds_is_allowed() -> None:
+    """An existing toleration may get another `tolerationSeconds` (upstream's taint eviction test changes one)."""
+    old = {"key": "k", "operator": "Exists", "effect": "NoExecute", "tolerationSeconds": 1}
+
+    def change(spec: dict[str, Any]) -> None:
+        spec["tolerations"] = [dict(old, tolerationSeconds=100)]
+
+    def start(spec: dict[str, Any]) -> None:
+        spec["tolerations"] = [old]
+
+    before, _ = updated(start)
+    after = copy.deepcopy(before)
+    change(after["spec"])
+    assert validate_pod_update(after, before) == []
+    after["spec"]["tolerations"][0]["key"] = "other"
+    assert [e.field for e in validate_pod_update(after, before)] == ["spec.tolerations"]
 
 
 def test_the_api_refuses_a_forbidden_pod_update() -> None:

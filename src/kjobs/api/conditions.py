@@ -15,6 +15,7 @@ from kjobs.api.types import Obj
 
 DELETION_BY_TAINT_MANAGER = ("DeletionByTaintManager", "Taint manager: deleting due to NoExecute taint")
 DELETION_BY_POD_GC = ("DeletionByPodGC", "PodGC: node no longer exists")
+EVICTION_BY_EVICTION_API = ("EvictionByEvictionAPI", "Eviction API: evicting")
 TERMINATION_BY_KUBELET = "TerminationByKubelet"
 
 

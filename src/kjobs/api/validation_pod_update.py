@@ -1,7 +1,9 @@
 """Pod updates (`ValidatePodUpdate`): after creation a pod's spec is fixed except for a few fields.
 
 Allowed: container and init-container images, `activeDeadlineSeconds` (set, or lowered — never raised nor
-removed), additional tolerations, removed `schedulingGates`, and `terminationGracePeriodSeconds` from a
+removed), additional tolerations and new `tolerationSeconds` on existing ones (an existing toleration changed
+otherwise or removed is its own Forbidden error on `spec.tolerations`, `validateOnlyAddedTolerations` in
+pkg/apis/core/validation/validation.go), removed `schedulingGates`, and `terminationGracePeriodSeconds` from a
 negative value to 1. Anything else is
 Kubernetes' Forbidden error on `spec`, whose text lists the updatable fields and then the difference (kjobs
 writes the difference as changed field paths rather than Go's `cmp.Diff`).
@@ -49,6 +51,7 @@ def validate_pod_update(pod: Obj, old: Obj, *, features: FeatureGates = DEFAULT)
     deadline = _active_deadline_errors(spec.get("activeDeadlineSeconds"), old_spec.get("activeDeadlineSeconds"))
     if deadline:
         return errors + deadline
+    errors.extend(_toleration_errors(spec.get("tolerations"), old_spec.get("tolerations")))
     munged = _munge(spec, old_spec)
     if munged != old_spec:
         changed = ", ".join(_differences(old_spec, munged, "spec")) or "spec"
@@ -76,6 +79,25 @@ def _active_deadline_errors(new: Any, old: Any) -> list[FieldError]:
     return []
 
 
+def _toleration_errors(new: Any, old: Any) -> list[FieldError]:
+    """`validateOnlyAddedTolerations`: every existing toleration must still be there, but for its
+    `tolerationSeconds` (which the taint eviction controller then honours as the new bound)."""
+    if not isinstance(old, list) or not old:
+        return []
+    kept = [_without_seconds(t) for t in new] if isinstance(new, list) else []
+    if all(_without_seconds(t) in kept for t in old):
+        return []
+    detail = "existing toleration can not be modified except its tolerationSeconds"
+    return [FieldError("spec.tolerations", ErrorType.FieldValueForbidden, detail)]
+
+
+def _without_seconds(toleration: Any) -> Any:
+    """A toleration as Go's DeepEqual sees it with TolerationSeconds cleared (an absent field is its zero value)."""
+    if not isinstance(toleration, dict):
+        return toleration
+    return {k: v for k, v in toleration.items() if k != "tolerationSeconds" and v not in (None, "")}
+
+
 def _munge(spec: Obj, old: Obj) -> Obj:
     """`spec` with every allowed change undone, so that equality with `old` means only allowed changes."""
     out = dict(spec)
@@ -87,9 +109,7 @@ def _munge(spec: Obj, old: Obj) -> Obj:
                 for n, o in zip(new_list, old_list, strict=True)
             ]
     _restore(out, old, "activeDeadlineSeconds")
-    new_tol, old_tol = spec.get("tolerations") or [], old.get("tolerations") or []
-    if isinstance(new_tol, list) and isinstance(old_tol, list) and all(t in new_tol for t in old_tol):
-        _restore(out, old, "tolerations")
+    _restore(out, old, "tolerations")  # judged by `_toleration_errors`, as Kubernetes munges them before its diff
     new_gates, old_gates = spec.get("schedulingGates") or [], old.get("schedulingGates") or []
     if isinstance(new_gates, list) and isinstance(old_gates, list) and all(g in old_gates for g in new_gates):
         _restore(out, old, "schedulingGates")

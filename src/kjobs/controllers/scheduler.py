@@ -37,6 +37,7 @@ from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
 
+from kjobs.api.conditions import update_pod_condition
 from kjobs.api.errors import ApiError
 from kjobs.api.names import DISRUPTION_TARGET
 from kjobs.api.timeutil import format_time
@@ -565,16 +566,21 @@ class Scheduler:
                 self._requeue(other.key)
 
     async def _evict(self, preemptor: PodInfo, victim: PodInfo, node: str) -> None:
-        condition: Obj = {
+        """`prepareCandidate` for one victim: `DisruptionTarget` patched in unless `UpdatePodCondition` finds the
+        very condition there already (same reason and message; an unchanged status keeps its transition time),
+        then a graceful delete (pkg/scheduler/framework/preemption/preemption.go)."""
+        wanted: Obj = {
             "type": DISRUPTION_TARGET,
             "status": "True",
             "reason": PREEMPTION_REASON,
             "message": f"{preemptor.scheduler_name or self.settings.scheduler_name}: "
             "preempting to accommodate a higher priority pod",
-            "lastTransitionTime": format_time(self.clock.now()),
         }
+        status: Obj = {"conditions": (victim.pod.get("status") or {}).get("conditions") or []}
+        changed = update_pod_condition(status, wanted, self.clock.now())
         try:
-            if not victim.preemption_target:
+            if changed:
+                condition = next(c for c in status["conditions"] if c.get("type") == DISRUPTION_TARGET)
                 await self.client.patch(
                     PODS, victim.namespace, victim.name, {"status": {"conditions": [condition]}}, subresource="status"
                 )

@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 
 import orjson
 
+from kjobs.api.conditions import EVICTION_BY_EVICTION_API, disruption_target, update_pod_condition
 from kjobs.api.errors import ApiError, ErrorType, FieldError, bad_request, conflict, invalid, not_found, not_supported
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.selectors import FieldSelector, LabelSelector
@@ -52,6 +53,10 @@ ORPHAN_WARNING = (
 _SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
 _PATCH_RETRIES = 5
 _CONFLICT_RETRIES = 16
+_EVICTION_RETRIES = 20
+"""`EvictionsRetry.Steps` (pkg/registry/core/pod/storage/eviction.go): tries at a pod the budget is not asked
+about (terminal, pending, being deleted) before its conflict is returned; kjobs retries at once, without the 0.5 s
+pauses, as the rest of its in-process storage does."""
 """How often `_guaranteed` reads again after its write lost the compare-and-swap to another writer (Kubernetes'
 `GuaranteedUpdate` retries until the request's deadline; a bound keeps a pathological loop finite)."""
 
@@ -1279,6 +1284,9 @@ class ApiService:
         As the apiserver's EvictionREST: terminal, pending or already deleting pods go without a budget check;
         otherwise the one matching PodDisruptionBudget must allow a disruption (429 when not), which is used
         up and recorded in its `status.disruptedPods` before the pod gets `DisruptionTarget` and is deleted.
+        A pending pod is deleted only at the version judged pending: when it changed meanwhile it is read and
+        judged again (`canIgnorePDB`, `shouldEnforceResourceVersion`), so one that started running meets its
+        budget; a resourceVersion the caller gave is not retried.
         """
         pods = lookup("", "v1", "pods")
         assert pods is not None
@@ -1293,15 +1301,28 @@ class ApiService:
         if evicted not in (None, "", name):
             raise bad_request("name in URL does not match name in Eviction object")
         dry_run = dry_run or options.dry_run
-        pod = self._get_or_404(pods, namespace, name)
-        meta, status = pod.get("metadata") or {}, pod.get("status") or {}
-        phase = status.get("phase")
-        pinned_by: str | None = None
-        if not (phase in ("Succeeded", "Failed", "Pending") or meta.get("deletionTimestamp")):
-            pinned_by = await self._use_disruption_budget(pod, dry_run=dry_run)
+        success = Result({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201)
+        for attempt in range(_EVICTION_RETRIES):
+            pod = self._get_or_404(pods, namespace, name)
+            meta, phase = pod.get("metadata") or {}, (pod.get("status") or {}).get("phase")
+            if not (phase in ("Succeeded", "Failed", "Pending") or meta.get("deletionTimestamp")):
+                break  # the budget decides
+            if dry_run:
+                return success
+            pinned = options
+            if phase == "Pending" and not meta.get("deletionTimestamp") and options.precondition_rv is None:
+                # shouldEnforceResourceVersion: a pending pod that turns ready meanwhile must face the budget
+                pinned = dataclasses.replace(options, precondition_rv=meta.get("resourceVersion"))
+            try:
+                await self._mark_and_delete(pods, pod, pinned, pinned_by=None)
+                return success
+            except ApiError as exc:
+                if exc.reason != "Conflict" or options.precondition_rv is not None or attempt + 1 == _EVICTION_RETRIES:
+                    raise
+        pinned_by = await self._use_disruption_budget(pod, dry_run=dry_run)
         if not dry_run:
             await self._mark_and_delete(pods, pod, options, pinned_by=pinned_by)
-        return Result({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201)
+        return success
 
     async def _use_disruption_budget(self, pod: Obj, *, dry_run: bool) -> str | None:
         """Check (and, unless dry run, decrement) the pod's budget; the budget's name when the delete must pin
@@ -1393,7 +1414,10 @@ class ApiService:
     async def _mark_and_delete(
         self, pods: Resource, pod: Obj, options: DeleteOptions, *, pinned_by: str | None
     ) -> None:
-        """Add `DisruptionTarget` to the latest pod (unless terminal), then delete it with `options`.
+        """Add `DisruptionTarget` to the latest pod, then delete it with `options`.
+
+        The condition goes on whatever the phase, terminal pods too, as `UpdatePodCondition` puts it (an unchanged
+        status keeps its lastTransitionTime; an identical condition is not written again).
 
         As eviction.go's `addConditionAndDeletePod`: the condition is written with `GuaranteedUpdate` (`_guaranteed`),
         so a write another client lands between the read and the compare-and-swap (the node agent's status) makes
@@ -1407,30 +1431,28 @@ class ApiService:
 
         def check(latest: Obj) -> None:
             latest_meta = latest.get("metadata") or {}
-            if options.precondition_uid and options.precondition_uid != latest_meta.get("uid"):
-                raise conflict("Pod", name)
-            if options.precondition_rv and options.precondition_rv != latest_meta.get("resourceVersion"):
+            uid, rv = latest_meta.get("uid"), latest_meta.get("resourceVersion")
+            if options.precondition_uid and options.precondition_uid != uid:
+                raise _precondition_conflict(
+                    name,
+                    f"the UID in the precondition ({options.precondition_uid}) does not match the UID in record "
+                    f"({uid}). The object might have been deleted and then recreated",
+                )
+            if options.precondition_rv and options.precondition_rv != rv:
                 if pinned_by:
                     raise _budget_busy(
                         pinned_by, f"The disruption budget {pinned_by} is still being processed by the server.", 10
                     )
-                raise conflict("Pod", name)
+                raise _precondition_conflict(
+                    name,
+                    f"the ResourceVersion in the precondition ({options.precondition_rv}) does not match the "
+                    f"ResourceVersion in record ({rv}). The object might have been modified",
+                )
 
         async def mark(latest: Obj) -> Obj:
             status = dict(latest.get("status") or {})
-            if status.get("phase") in ("Succeeded", "Failed"):
-                return latest
-            conditions = [c for c in status.get("conditions") or [] if c.get("type") != "DisruptionTarget"]
-            conditions.append(
-                {
-                    "type": "DisruptionTarget",
-                    "status": "True",
-                    "lastTransitionTime": self.now(),
-                    "reason": "EvictionByEvictionAPI",
-                    "message": "Eviction API: evicting",
-                }
-            )
-            status["conditions"] = conditions
+            if not update_pod_condition(status, disruption_target(EVICTION_BY_EVICTION_API), self.clock()):
+                return latest  # already so: GuaranteedUpdate writes nothing
             new = _copy(latest)
             new["status"] = status
             expected = (latest.get("metadata") or {}).get("resourceVersion")
@@ -1509,6 +1531,14 @@ def _budget_busy(name: str, message: str, retry_after: int) -> ApiError:
         details["retryAfterSeconds"] = retry_after
     return ApiError(
         429, "TooManyRequests", "Cannot evict pod as it would violate the pod's disruption budget.", details=details
+    )
+
+
+def _precondition_conflict(name: str, why: str) -> ApiError:
+    """The 409 eviction.go's `addConditionAndDeletePod` answers for a precondition the latest pod fails (it names
+    the resource `Pod`, and says which precondition and what the pod has instead)."""
+    return ApiError(
+        409, "Conflict", f'Operation cannot be fulfilled on Pod "{name}": {why}', details={"name": name, "kind": "Pod"}
     )
 
 
