@@ -131,12 +131,13 @@ async def _run(
 ) -> str:
     """Run until SIGINT/SIGTERM (then ""), or until a controller's Lease is lost (then which: kube-controller-
     manager exits then too, and whoever restarts it campaigns again)."""
-    from prometheus_client import REGISTRY, start_http_server
+    from prometheus_client import REGISTRY
 
     from kjobs.client.http import HttpClient
     from kjobs.clock import RealClock
-    from kjobs.cluster import build_controllers, tune_gc
+    from kjobs.cluster import build_controllers, metric_registries, tune_gc
     from kjobs.job.metrics import JobMetrics
+    from kjobs.server import exposition
 
     tune_gc()
     client = HttpClient(connection, user_agent="kjobs-controller")
@@ -151,7 +152,7 @@ async def _run(
     )
     components = list(named.values())
     if metrics_port is not None:
-        start_http_server(metrics_port, addr="127.0.0.1")
+        exposition.serve(metrics_port, metric_registries(components, first=[REGISTRY]))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
