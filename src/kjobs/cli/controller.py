@@ -162,14 +162,26 @@ async def _run(
             return await _elected(client, clock, named, managed_by, stop, f"{connection.server}", lease_namespace)
         finally:
             await client.close()
-    started = []
-    try:
+    started: list[Any] = []
+
+    async def start_all() -> None:
         for component in components:
             await component.start()
             started.append(component)
         click.echo(f"kjobs controllers running against {connection.server}: {', '.join(names)}", err=True)
-        await stop.wait()
+
+    # A controller starts once its informers have listed; one whose credentials may not list (403, retried) never
+    # would, so Ctrl-C or SIGTERM must end the start too, not only what has started.
+    starting = loop.create_task(start_all())
+    stopping = loop.create_task(stop.wait())
+    try:
+        done, _ = await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        if starting in done:
+            starting.result()
+            await stopping
     finally:
+        for task in (starting, stopping):
+            task.cancel()
         for component in reversed(started):
             with contextlib.suppress(Exception):
                 await component.stop()
