@@ -223,6 +223,18 @@ KUBELET_MANAGER = "kubelet"
 """The field managers of an embedded cluster's components: their Kubernetes counterparts' names."""
 
 
+def metric_registries(components: Iterable[object], first: Iterable[Any] = ()) -> list[Any]:
+    """The registries to serve at /metrics: `first` (the process's default one, where `kjobs up` and `kjobs
+    controller` put the Job controller's), then each component's own, once each (as kube-controller-manager serves
+    every controller's metrics from its one registry)."""
+    registries = list(first)
+    for component in components:
+        registry = getattr(getattr(component, "metrics", None), "registry", None)
+        if registry is not None and registry not in registries:
+            registries.append(registry)
+    return registries
+
+
 def build_controllers(
     client: Client,
     clock: Clock,

@@ -28,7 +28,7 @@ from kjobs.api.names import CONTROLLER_UID_LABEL
 from kjobs.api.types import Obj
 from kjobs.client.local import LocalClient
 from kjobs.client.resources import JOBS, PODS
-from kjobs.cluster import ClusterSettings, LocalCluster, create_configs, sparse_gc, tune_gc
+from kjobs.cluster import ClusterSettings, LocalCluster, create_configs, metric_registries, sparse_gc, tune_gc
 from kjobs.disrupt import Disruption, Disruptor
 from kjobs.job import pods as P
 from kjobs.node.logsource import AgentLogs
@@ -130,6 +130,10 @@ async def _run_job(job: Obj, options: RunOptions) -> int:
     )
     app, service = _api(store, logs, settings)
     cluster = LocalCluster(service, settings=settings, logs=logs)
+    if app is not None:  # served: /metrics has the controllers' metrics, as `kjobs up`'s has
+        from prometheus_client import REGISTRY
+
+        app.metrics = metric_registries(cluster.controllers, first=[REGISTRY])
     out = options.out
     await cluster.start()
     server: Any = None

@@ -13,6 +13,8 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+from prometheus_client.parser import text_string_to_metric_families
+
 from kjobs.api.errors import ApiError
 from kjobs.api.names import JOB_COMPLETION_INDEX_ANNOTATION, JOB_TRACKING_FINALIZER
 from kjobs.api.timeutil import format_time, parse_duration, parse_time
@@ -23,6 +25,7 @@ from kjobs.clock import RealClock
 from kjobs.controllers.job import JobController, JobControllerSettings
 from kjobs.job.config import SyncConfig
 from kjobs.job.metrics import JobMetrics
+from kjobs.server.exposition import exposition
 from tests.conformance.gates import FEATURES
 from tests.conformance.harness import compare_conditions, resolve_times
 
@@ -40,6 +43,16 @@ async def eventually(check: Callable[[], Awaitable[Any]], what: str, timeout: fl
             if time.monotonic() > deadline:
                 raise AssertionError(f"timed out waiting for {what}: {exc}") from None
         await asyncio.sleep(0.02)
+
+
+def scrape(metrics: JobMetrics) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    """Every sample of the Job controller's /metrics text, by name and sorted labels."""
+    text = exposition([metrics.registry]).decode()
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
 
 
 class IntegrationScenario:
@@ -277,9 +290,13 @@ class IntegrationScenario:
         await eventually(check, f"event {step['reason']}")
 
     async def expect_metric(self, step: dict[str, Any]) -> None:
+        """Read as a scrape reads it: the exposition text kjobs serves at /metrics, parsed by prometheus_client's
+        parser; a series not written counts as 0, as upstream's `GetCounterMetricValue(vec.WithLabelValues(...))`."""
+
         async def check() -> None:
+            scraped = scrape(self.metrics)
             for item in step["values"]:
-                got = self.metrics.value(step["name"], item["labels"])
+                got = scraped.get((step["name"], tuple(sorted(item["labels"].items()))), 0.0)
                 assert got == item["value"], f"{step['name']}{item['labels']} = {got}, want {item['value']}"
 
         await eventually(check, f"metric {step['name']}")

@@ -237,5 +237,5 @@ def test_a_refused_lease_is_logged_once_until_it_fails_otherwise(caplog: pytest.
         asyncio.run(scenario())
     assert Refusing.calls == 3
     assert [r.getMessage() for r in caplog.records] == [
-        'error retrieving lease kube-system/kjobs-job: leases.coordination.k8s.io "kjobs-job" is forbidden'
+        'error retrieving resource lock kube-system/kjobs-job: leases.coordination.k8s.io "kjobs-job" is forbidden'
     ]

@@ -198,3 +198,21 @@ def test_job_pod_on_a_deleted_node_fails_with_disruption_target_and_the_job_igno
         await jobs.stop()
 
     asyncio.run(scenario())
+
+
+def test_a_pod_already_gone_counts_as_a_force_delete_error() -> None:
+    """gc_controller.go counts every error of markFailedAndDeletePod in
+    `pod_gc_collector_force_delete_pod_errors_total`, a NotFound included (a pod deleted between the pod GC's list
+    and its delete), beside the attempt itself."""
+
+    async def scenario() -> None:
+        _, client, controller = await setup()
+        gone = await run_pod(client, "gone-meanwhile", "n1")
+        await client.delete(PODS, "default", "gone-meanwhile", grace_period_seconds=0)
+        await controller._collect(gone, "terminated")  # as listed from the cache just before the delete
+        labels = {"namespace": "default", "reason": "terminated"}
+        registry = controller.metrics.registry
+        assert registry.get_sample_value("pod_gc_collector_force_delete_pods_total", labels) == 1.0
+        assert registry.get_sample_value("pod_gc_collector_force_delete_pod_errors_total", labels) == 1.0
+
+    asyncio.run(scenario())

@@ -108,12 +108,13 @@ def test_other_messages_are_not_decisions() -> None:
 
 
 def test_kubernetes_metric_keeps_its_whole_help_text() -> None:
-    """pkg/controller/job/metrics/metrics.go: `PodFailuresHandledByFailurePolicy`'s help, newlines folded."""
+    """pkg/controller/job/metrics/metrics.go: `PodFailuresHandledByFailurePolicy`'s help, newlines folded, after
+    its stability level (component-base's `annotateStabilityLevel`)."""
     exposition = generate_latest(JobMetrics().registry).decode()
     assert (
-        "# HELP job_controller_pod_failures_handled_by_failure_policy_total The number of failed Pods handled by "
-        "failure policy with respect to the failure policy action applied based on the matched rule. Possible values "
-        "of the action label correspond to the possible values for the failure policy rule action, which are: "
+        "# HELP job_controller_pod_failures_handled_by_failure_policy_total [BETA] The number of failed Pods handled "
+        "by failure policy with respect to the failure policy action applied based on the matched rule. Possible "
+        "values of the action label correspond to the possible values for the failure policy rule action, which are: "
         '"FailJob", "Ignore" and "Count".\n' in exposition
     )
 

@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import os
+import socket
 import subprocess
 import sys
 import time
+import urllib.request
 from pathlib import Path
 
 import pytest
+import yaml
 
 from kjobs.api.types import Obj
 from kjobs.client.http import HttpClient
@@ -34,22 +38,64 @@ def job(name: str, managed_by: str | None = None) -> Obj:
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name}, "spec": spec}
 
 
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
 @pytest.mark.parametrize("managed_by", [None, "kjobs.io/job-controller"])
 def test_job_controller_alone_over_http(tmp_path: Path, managed_by: str | None) -> None:
     store = MemoryStore()
+    port = free_port()
     with serve(store, pki=shared_pki()) as url:
         config = tmp_path / "kubeconfig"
         kubeconfig_file.write(config, url, pki=shared_pki())
-        args = [sys.executable, "-m", "kjobs", "controller", "--kubeconfig", str(config)]
+        args = [sys.executable, "-m", "kjobs", "controller", "--kubeconfig", str(config), "--metrics-port", str(port)]
         if managed_by is not None:
             args += ["--managed-by", managed_by]
         proc = subprocess.Popen(args, stderr=subprocess.PIPE, text=True, env={**os.environ, "HOME": str(tmp_path)})
         try:
             asyncio.run(_scenario(config, managed_by))
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10) as response:
+                lines = response.read().decode().splitlines()
         finally:
             proc.terminate()
             proc.wait(20)
         assert proc.returncode == 0
+    # addJob's count, in kube-controller-manager's text: the Job another controller manages, once
+    assert (
+        "# HELP job_controller_jobs_by_external_controller_total [ALPHA] The number of Jobs managed by an external "
+        "controller" in lines
+    )
+    assert 'job_controller_jobs_by_external_controller_total{controller_name="example.com/other-controller"} 1' in lines
+
+
+def test_a_controller_impersonating_a_user_without_rights_is_forbidden_and_stops_on_sigterm(tmp_path: Path) -> None:
+    """A kubeconfig user's `as` is honoured as client-go honours it: the controller acts as that user, whom the API
+    server forbids to list Jobs; it says so, retrying, and SIGTERM still stops it though it never started."""
+    store = MemoryStore()
+    with serve(store, pki=shared_pki()) as url:
+        config = tmp_path / "kubeconfig"
+        kubeconfig_file.write(config, url, pki=shared_pki())
+        document = yaml.safe_load(config.read_text())
+        document["users"][0]["user"]["as"] = "jane"
+        config.write_text(yaml.safe_dump(document))
+        args = [sys.executable, "-m", "kjobs", "controller", "--kubeconfig", str(config), "--no-leader-elect"]
+        proc = subprocess.Popen(args, stderr=subprocess.PIPE, text=True, env={**os.environ, "HOME": str(tmp_path)})
+        try:
+            forbidden = (
+                'watch jobs failed: jobs.batch is forbidden: User "jane" cannot list resource "jobs" in API group '
+                '"batch" at the cluster scope'
+            )
+            reader = concurrent.futures.ThreadPoolExecutor(1).submit(_line, proc, forbidden)
+            reader.result(timeout=30)  # a controller acting as the admin would never print it
+            proc.terminate()
+            assert proc.wait(20) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait(20)
 
 
 async def _scenario(config: Path, managed_by: str | None) -> None:

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import tempfile
 from pathlib import Path
 
 import pytest
+import yaml
 
+from kjobs.api.errors import ApiError
+from kjobs.client.http import HttpClient
 from kjobs.client.kubeconfig import load
+from kjobs.client.resources import JOBS
 from kjobs.server import kubeconfig
+from kjobs.server.runner import serve
+from kjobs.store import MemoryStore
 from tests.support import shared_pki
 
 
@@ -55,3 +62,32 @@ def test_the_loaded_connection_carries_the_clusters_ca(tmp_path: Path) -> None:
     assert load(path).ca_pem == shared_pki().ca_pem  # what a joined node agent verifies log readers with
     kubeconfig.write(path, "http://127.0.0.1:6443")
     assert load(path).ca_pem is None
+
+
+def test_a_user_that_impersonates_acts_as_that_user_with_every_group(tmp_path: Path) -> None:
+    """`as`/`as-groups` as client-go sends them (one Impersonate-Group header per group): jane alone may not list
+    Jobs; jane in system:masters may."""
+
+    async def list_jobs(path: Path) -> int:
+        client = HttpClient(load(path))
+        try:
+            await client.list(JOBS, "default")
+            return 200
+        except ApiError as exc:
+            return exc.code
+        finally:
+            await client.close()
+
+    store = MemoryStore()
+    with serve(store, pki=shared_pki()) as url:
+        path = tmp_path / "kc"
+        kubeconfig.write(path, url, pki=shared_pki())
+        document = yaml.safe_load(path.read_text())
+        document["users"][0]["user"]["as"] = "jane"
+        path.write_text(yaml.safe_dump(document))
+        assert load(path).impersonate == (("Impersonate-User", "jane"),)
+        assert asyncio.run(list_jobs(path)) == 403
+        document["users"][0]["user"]["as-groups"] = ["developers", "system:masters"]
+        path.write_text(yaml.safe_dump(document))
+        assert asyncio.run(list_jobs(path)) == 200
+    store.close()

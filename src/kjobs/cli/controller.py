@@ -131,12 +131,13 @@ async def _run(
 ) -> str:
     """Run until SIGINT/SIGTERM (then ""), or until a controller's Lease is lost (then which: kube-controller-
     manager exits then too, and whoever restarts it campaigns again)."""
-    from prometheus_client import REGISTRY, start_http_server
+    from prometheus_client import REGISTRY
 
     from kjobs.client.http import HttpClient
     from kjobs.clock import RealClock
-    from kjobs.cluster import build_controllers, tune_gc
+    from kjobs.cluster import build_controllers, metric_registries, tune_gc
     from kjobs.job.metrics import JobMetrics
+    from kjobs.server import exposition
 
     tune_gc()
     client = HttpClient(connection, user_agent="kjobs-controller")
@@ -151,7 +152,7 @@ async def _run(
     )
     components = list(named.values())
     if metrics_port is not None:
-        start_http_server(metrics_port, addr="127.0.0.1")
+        exposition.serve(metrics_port, metric_registries(components, first=[REGISTRY]))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
@@ -161,14 +162,26 @@ async def _run(
             return await _elected(client, clock, named, managed_by, stop, f"{connection.server}", lease_namespace)
         finally:
             await client.close()
-    started = []
-    try:
+    started: list[Any] = []
+
+    async def start_all() -> None:
         for component in components:
             await component.start()
             started.append(component)
         click.echo(f"kjobs controllers running against {connection.server}: {', '.join(names)}", err=True)
-        await stop.wait()
+
+    # A controller starts once its informers have listed; one whose credentials may not list (403, retried) never
+    # would, so Ctrl-C or SIGTERM must end the start too, not only what has started.
+    starting = loop.create_task(start_all())
+    stopping = loop.create_task(stop.wait())
+    try:
+        done, _ = await asyncio.wait({starting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+        if starting in done:
+            starting.result()
+            await stopping
     finally:
+        for task in (starting, stopping):
+            task.cancel()
         for component in reversed(started):
             with contextlib.suppress(Exception):
                 await component.stop()

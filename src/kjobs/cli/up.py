@@ -304,7 +304,7 @@ def _assemble(
     to two times which a watch without `timeoutSeconds` ends)."""
     from prometheus_client import REGISTRY
 
-    from kjobs.cluster import ClusterSettings, LocalCluster
+    from kjobs.cluster import ClusterSettings, LocalCluster, metric_registries
     from kjobs.controllers import CONTROLLER_NAMES
     from kjobs.job.metrics import JobMetrics
     from kjobs.node.logsource import AgentLogs, RemoteLogs
@@ -340,10 +340,5 @@ def _assemble(
     )
     app_ref.append(app)
     cluster = LocalCluster(app.service, settings=settings, job_metrics=JobMetrics(REGISTRY), logs=logs)
-    registries = [REGISTRY]
-    for component in cluster.controllers:
-        registry = getattr(getattr(component, "metrics", None), "registry", None)
-        if registry is not None and registry not in registries:
-            registries.append(registry)
-    app.metrics = registries
+    app.metrics = metric_registries(cluster.controllers, first=[REGISTRY])
     return cluster, app

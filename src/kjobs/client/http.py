@@ -12,6 +12,7 @@ from typing import Any
 
 import aiohttp
 import orjson
+from multidict import CIMultiDict
 
 from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
@@ -27,9 +28,11 @@ class HttpClient:
 
     def __init__(self, connection: Connection, *, user_agent: str = "kjobs", max_connections: int = 64) -> None:
         self.connection = connection
-        headers = {"User-Agent": user_agent, "Accept": "application/json"}
+        headers = CIMultiDict({"User-Agent": user_agent, "Accept": "application/json"})
         if connection.token:
             headers["Authorization"] = f"Bearer {connection.token}"
+        for name, value in connection.impersonate:  # Impersonate-Group may come more than once
+            headers.add(name, value)
         # Requests take turns through a FIFO semaphore instead of aiohttp's own limit: a freed connection goes to
         # whichever request asks first in that turn of the loop there, so callers that send their next request as
         # soon as one ends (the node agent's status-patch workers) starved one made by another task (its Lease

@@ -28,6 +28,10 @@ class Connection:
     ca_pem: bytes | None = None
     """The cluster's CA (`certificate-authority[-data]`, PEM), None when the kubeconfig names none: what a node
     agent verifies the API server's client certificate with on its log endpoint (`kjobs.node.logserver`)."""
+    impersonate: tuple[tuple[str, str], ...] = ()
+    """`Impersonate-*` headers from the user's `as`, `as-uid`, `as-groups` and `as-user-extra`, which client-go
+    sends on every request (staging/src/k8s.io/client-go/transport/round_trippers.go, `NewImpersonatingRoundTripper`):
+    the credentials then act as that user, with that user's permissions."""
 
 
 def default_path() -> Path:
@@ -64,7 +68,21 @@ def load(path: str | Path | None = None, *, context: str | None = None) -> Conne
         token=token,
         namespace=str(ctx.get("namespace") or "default"),
         ca_pem=ca_pem,
+        impersonate=_impersonation(user),
     )
+
+
+def _impersonation(user: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The `Impersonate-*` header pairs of a kubeconfig user (`as`, `as-uid`, `as-groups`, `as-user-extra`)."""
+    headers: list[tuple[str, str]] = []
+    if user.get("as"):
+        headers.append(("Impersonate-User", str(user["as"])))
+    if user.get("as-uid"):
+        headers.append(("Impersonate-Uid", str(user["as-uid"])))
+    headers.extend(("Impersonate-Group", str(group)) for group in user.get("as-groups") or ())
+    for key, values in (user.get("as-user-extra") or {}).items():
+        headers.extend((f"Impersonate-Extra-{key}", str(value)) for value in values or ())
+    return tuple(headers)
 
 
 def _named(config: dict[str, Any], section: str, name: Any, key: str) -> dict[str, Any]:

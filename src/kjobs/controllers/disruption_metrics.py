@@ -24,34 +24,37 @@ class NodeLifecycleMetrics:
         reg = self.registry
         self.zone_health = Gauge(
             "node_collector_zone_health",
-            "Gauge measuring percentage of healthy nodes per zone.",
+            "[ALPHA] Gauge measuring percentage of healthy nodes per zone.",
             ["zone"],
             registry=reg,
         )
         self.zone_size = Gauge(
-            "node_collector_zone_size", "Gauge measuring number of registered Nodes per zones.", ["zone"], registry=reg
+            "node_collector_zone_size",
+            "[ALPHA] Gauge measuring number of registered Nodes per zones.",
+            ["zone"],
+            registry=reg,
         )
         self.unhealthy_nodes = Gauge(
             "node_collector_unhealthy_nodes_in_zone",
-            "Gauge measuring number of not Ready Nodes per zones.",
+            "[ALPHA] Gauge measuring number of not Ready Nodes per zones.",
             ["zone"],
             registry=reg,
         )
         self.evictions = Counter(
             "node_collector_evictions",
-            "Number of Node evictions that happened since current instance of NodeController started.",
+            "[STABLE] Number of Node evictions that happened since current instance of NodeController started.",
             ["zone"],
             registry=reg,
         )
         self.update_node_health = Histogram(
             "node_collector_update_node_health_duration_seconds",
-            "Duration in seconds for NodeController to update the health of a single node.",
+            "[ALPHA] Duration in seconds for NodeController to update the health of a single node.",
             buckets=_exponential(0.001, 4, 8),
             registry=reg,
         )
         self.update_all_nodes_health = Histogram(
             "node_collector_update_all_nodes_health_duration_seconds",
-            "Duration in seconds for NodeController to update the health of all nodes.",
+            "[ALPHA] Duration in seconds for NodeController to update the health of all nodes.",
             buckets=_exponential(0.01, 4, 8),
             registry=reg,
         )
@@ -64,12 +67,12 @@ class TaintEvictionMetrics:
         self.registry = registry if registry is not None else CollectorRegistry()
         self.deletions = Counter(
             "taint_eviction_controller_pod_deletions",
-            "Total number of Pods deleted by TaintEvictionController since its start.",
+            "[ALPHA] Total number of Pods deleted by TaintEvictionController since its start.",
             registry=self.registry,
         )
         self.deletion_latency = Histogram(
             "taint_eviction_controller_pod_deletion_duration_seconds",
-            "Latency, in seconds, between the time when a taint effect has been activated for the Pod and its "
+            "[ALPHA] Latency, in seconds, between the time when a taint effect has been activated for the Pod and its "
             "deletion via TaintEvictionController.",
             buckets=[0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 30, 60, 120, 180, 240],
             registry=self.registry,
@@ -83,13 +86,14 @@ class PodGCMetrics:
         self.registry = registry if registry is not None else CollectorRegistry()
         self.deleting = Counter(
             "pod_gc_collector_force_delete_pods",
-            "Number of pods that are being forcefully deleted since the Pod GC Controller started.",
+            "[ALPHA] Number of pods that are being forcefully deleted since the Pod GC Controller started.",
             ["namespace", "reason"],
             registry=self.registry,
         )
         self.errors = Counter(
             "pod_gc_collector_force_delete_pod_errors",
-            "Number of errors encountered when forcefully deleting the pods since the Pod GC Controller started.",
+            "[ALPHA] Number of errors encountered when forcefully deleting the pods since the Pod GC Controller "
+            "started.",
             ["namespace", "reason"],
             registry=self.registry,
         )
@@ -102,7 +106,7 @@ class TTLMetrics:
         self.registry = registry if registry is not None else CollectorRegistry()
         self.deletion_duration = Histogram(
             "ttl_after_finished_controller_job_deletion_duration_seconds",
-            "The time it took to delete the job since it became eligible for deletion",
+            "[ALPHA] The time it took to delete the job since it became eligible for deletion",
             buckets=_exponential(0.1, 2, 14),
             registry=self.registry,
         )
@@ -115,7 +119,7 @@ class CronJobMetrics:
         self.registry = registry if registry is not None else CollectorRegistry()
         self.creation_skew = Histogram(
             "cronjob_controller_job_creation_skew_duration_seconds",
-            "Time between when a cronjob is scheduled to be run, and when the corresponding job is created",
+            "[STABLE] Time between when a cronjob is scheduled to be run, and when the corresponding job is created",
             buckets=_exponential(1, 2, 10),
             registry=self.registry,
         )

@@ -174,11 +174,11 @@ class LeaderElector:
             lease: Obj | None = await self.client.get(LEASES, self.namespace, self.name)
         except ApiError as exc:
             if exc.code != 404:
-                self._warn(f"error retrieving lease {self.lock}: {exc}")
+                self._warn(f"error retrieving resource lock {self.lock}: {exc}")
                 return False
             lease = None
         except Exception as exc:  # the API server is unreachable: the renew deadline decides
-            self._warn(f"error retrieving lease {self.lock}: {exc}")
+            self._warn(f"error retrieving resource lock {self.lock}: {exc}")
             return False
         spec = dict((lease or {}).get("spec") or {})
         if spec != self._observed:

@@ -165,14 +165,18 @@ class PodGCController:
                 await self._collect(pod, REASON_TERMINATING_UNSCHEDULED)
 
     async def _collect(self, pod: Obj, reason: str, condition: Obj | None = None) -> None:
+        """Force-delete one pod, counted in `pod_gc_collector_force_delete_pods_total`; any error of the patch or
+        the delete, a pod already gone (404) included, counts in `..._force_delete_pod_errors_total`, as
+        pkg/controller/podgc/gc_controller.go counts them (its "ignore not founds" comment ignores them only in
+        the log)."""
         namespace, name = key_of(pod)
         self.metrics.deleting.labels(namespace, reason).inc()
         try:
             await self.mark_failed_and_delete(pod, condition)
         except ApiError as exc:
+            self.metrics.errors.labels(namespace, reason).inc()
             if exc.code != 404:
                 log.info("force deleting pod %s/%s: %s", namespace, name, exc)
-                self.metrics.errors.labels(namespace, reason).inc()
 
     async def mark_failed_and_delete(self, pod: Obj, condition: Obj | None = None) -> None:
         """`markFailedAndDeletePodWithCondition`: phase Failed (+ condition) unless terminal, then grace-0 delete."""

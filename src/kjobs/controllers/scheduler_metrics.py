@@ -15,10 +15,10 @@ from prometheus_client.registry import Collector
 
 _NS = "scheduler"
 PENDING_HELP = (
-    "Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means number of "
-    "pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that the scheduler attempted to "
-    "schedule and failed; 'gated' is the number of unschedulable pods that the scheduler never attempted to schedule "
-    "because they are gated."
+    "[STABLE] Number of pending pods, by the queue type. 'active' means number of pods in activeQ; 'backoff' means "
+    "number of pods in backoffQ; 'unschedulable' means number of pods in unschedulablePods that the scheduler "
+    "attempted to schedule and failed; 'gated' is the number of unschedulable pods that the scheduler never "
+    "attempted to schedule because they are gated."
 )
 QUEUES = ("active", "backoff", "unschedulable", "gated")
 
@@ -43,8 +43,8 @@ class SchedulerMetrics:
         reg = self.registry
         attempts = Counter(
             "schedule_attempts",
-            "Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be scheduled, "
-            "while 'error' means an internal scheduler problem.",
+            "[STABLE] Number of attempts to schedule pods, by the result. 'unschedulable' means a pod could not be "
+            "scheduled, while 'error' means an internal scheduler problem.",
             ["result", "profile"],
             namespace=_NS,
             registry=reg,
@@ -53,18 +53,21 @@ class SchedulerMetrics:
         self.unschedulable = attempts.labels("unschedulable", profile)
         self.errors = attempts.labels("error", profile)
         self.preemption_attempts = Counter(
-            "preemption_attempts", "Total preemption attempts in the cluster till now", namespace=_NS, registry=reg
+            "preemption_attempts",
+            "[STABLE] Total preemption attempts in the cluster till now",
+            namespace=_NS,
+            registry=reg,
         )
         self.preemption_victims = Histogram(
             "preemption_victims",
-            "Number of selected preemption victims",
+            "[STABLE] Number of selected preemption victims",
             namespace=_NS,
             registry=reg,
             buckets=[float(2**i) for i in range(7)],
         )
         self.pod_scheduling_attempts = Histogram(
             "pod_scheduling_attempts",
-            "Number of attempts to successfully schedule a pod.",
+            "[STABLE] Number of attempts to successfully schedule a pod.",
             namespace=_NS,
             registry=reg,
             buckets=[float(2**i) for i in range(5)],

@@ -633,11 +633,14 @@ class App:
         return "process is shutting down" if self._streams_closed else None
 
     def _metrics(self) -> bytes:
-        from prometheus_client import REGISTRY, generate_latest
+        """The registries in the text a Kubernetes component serves (`kjobs.server.exposition`)."""
+        from prometheus_client import REGISTRY
+
+        from kjobs.server.exposition import exposition
 
         registries = list(self.metrics) if self.metrics is not None else [REGISTRY]
         registries.append(self.api_metrics.registry)
-        return b"".join(generate_latest(registry) for registry in registries)
+        return exposition(registries)
 
     def _discovery(self, request: Request, route: routing.Route) -> bytes | None:
         kind = route.kind

@@ -36,14 +36,14 @@ class ApiMetrics:
         self.registry = registry if registry is not None else CollectorRegistry()
         self.requests = Counter(
             "apiserver_request_total",
-            "Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, "
+            "[STABLE] Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, "
             "scope, component, and HTTP response code.",
             [*_LABELS, "code"],
             registry=self.registry,
         )
         self.duration = Histogram(
             "apiserver_request_duration_seconds",
-            "Response latency distribution in seconds for each verb, dry run value, group, version, resource, "
+            "[STABLE] Response latency distribution in seconds for each verb, dry run value, group, version, resource, "
             "subresource, scope and component.",
             list(_LABELS),
             buckets=DURATION_BUCKETS,

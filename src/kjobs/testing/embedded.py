@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from kjobs.clock import Clock, FakeClock, RealClock
-from kjobs.cluster import ClusterSettings, LocalCluster
+from kjobs.cluster import ClusterSettings, LocalCluster, metric_registries
 from kjobs.controllers.disruption import DisruptionSettings
 from kjobs.controllers.nodelifecycle import NodeLifecycleSettings
 from kjobs.controllers.podgc import PodGCSettings
@@ -167,6 +167,7 @@ class Embedded:
             features=settings.features,
         )
         self._cluster = LocalCluster(app.service, settings=settings, clock=self.clock, logs=self._logs)
+        app.metrics = metric_registries(self._cluster.controllers)  # the cluster's own, not the test process's
         await self._cluster.start()
         self.agents.update({agent.name: agent for agent in self._cluster.agents})
         pki = session_pki()
