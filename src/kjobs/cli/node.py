@@ -52,6 +52,13 @@ def _connection(kubeconfig: Path | None) -> Any:
 @click.option(
     "--shutdown-grace-period", type=click.FloatRange(0), default=30.0, show_default=True, help="Seconds for pods."
 )
+@click.option(
+    "--shutdown-grace-period-critical-pods",
+    type=click.FloatRange(0),
+    default=0.0,
+    show_default=True,
+    help="Of --shutdown-grace-period, the seconds for critical pods, stopped after the others.",
+)
 @click.option("--address", default="127.0.0.1", show_default=True, help="The Node's InternalIP; logs served there.")
 @click.option(
     "--log-port",
@@ -82,6 +89,7 @@ def join(
     root_dir: Path | None,
     eviction_hard: str,
     shutdown_grace_period: float,
+    shutdown_grace_period_critical_pods: float,
     address: str,
     log_port: int,
     max_pods: int = 110,
@@ -99,6 +107,11 @@ def join(
         Threshold.parse(eviction_hard)
     except ThresholdError as exc:
         raise click.BadParameter(str(exc), param_hint="--eviction-hard") from None
+    if shutdown_grace_period_critical_pods > shutdown_grace_period:
+        # the kubelet turns graceful shutdown off for this configuration (migrateConfig returns nothing)
+        raise click.BadParameter(
+            "must not exceed --shutdown-grace-period", param_hint="--shutdown-grace-period-critical-pods"
+        )
     outcome = _sim_outcome(model_path, seed) if model_path is not None else None
     if outcome is not None and runtime != "sim":
         raise click.BadParameter("a failure model needs --runtime sim", param_hint="--model")
@@ -110,6 +123,7 @@ def join(
         settings = NodeAgentSettings(
             eviction_hard=eviction_hard,
             shutdown_grace_period=shutdown_grace_period,
+            shutdown_grace_period_critical_pods=shutdown_grace_period_critical_pods,
             address=address,
             log_port=log_port,
             log_client_ca=connection.ca_pem,

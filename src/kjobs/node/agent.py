@@ -60,8 +60,11 @@ from kjobs.node.security import NOT_ENFORCED, unenforced, unenforced_message
 from kjobs.node.shutdown import (
     DEFAULT_SHUTDOWN_GRACE_SECONDS,
     SHUTDOWN_ANNOTATION,
+    PriorityGrace,
+    group_by_priority,
     rejected_status,
     shutdown_grace_seconds,
+    shutdown_groups,
     shutdown_requested,
 )
 from kjobs.node.supervisor import deletion_grace_seconds
@@ -75,6 +78,8 @@ log = logging.getLogger(__name__)
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 COMPONENT = "kubelet"
 MEMORY_PRESSURE_TAINT: Obj = {"key": TAINT_MEMORY_PRESSURE, "effect": NO_SCHEDULE}
+_SHUTDOWN_STATUS_MARGIN = 10.0
+"""Seconds a shutdown waits, after the last group's period, for the killed pods' final statuses to be written."""
 _OWNED_STATUS_KEYS = ("reason", "message")
 """Status keys the agent removes (with null) when a newer status no longer has them."""
 
@@ -91,6 +96,12 @@ class NodeAgentSettings:
     eviction_monitoring_interval: float = 10.0
     eviction_pressure_transition_period: float = 300.0
     shutdown_grace_period: float = DEFAULT_SHUTDOWN_GRACE_SECONDS
+    shutdown_grace_period_critical_pods: float = 0.0
+    """Of `shutdown_grace_period`, the seconds kept for critical pods (priority 2000000000 and up), killed after
+    the others (`shutdownGracePeriodCriticalPods`)."""
+    shutdown_grace_period_by_pod_priority: tuple[PriorityGrace, ...] = ()
+    """Priority groups with their own periods, replacing the two above when given
+    (`shutdownGracePeriodByPodPriority`)."""
     event_record_qps: float = 50.0
     """Event writes a second (0: no limit), as the kubelet's `eventRecordQPS`; `event_burst` above it."""
     event_burst: int = 100
@@ -878,31 +889,50 @@ class NodeAgent:
     # ------------------------------------------------------------------------------------------- shutdown
 
     async def shutdown_node(self, *, wait: bool = True) -> None:
-        """Graceful node shutdown: Ready=False, then every pod killed (Failed, Terminated, DisruptionTarget).
+        """Graceful node shutdown: Ready=False, then the pods killed by priority group (Failed, Terminated,
+        DisruptionTarget), lowest priority first.
 
-        Waits (bounded by the grace period plus a margin, on the agent's clock) until every killed pod's
-        terminal status is written.
+        Each group's pods get the group's period (`shutdown_grace_seconds`); the next group is killed once every
+        pod of this one has its terminal status written, or the group's period has passed on the agent's clock
+        (`podManager.killPods`). Without `wait`, every group is killed at once.
         """
         if not self.state.shutting_down:
             self.state = nodestatus.NodeState(memory_pressure=self.state.memory_pressure, shutting_down=True)
             self.events.event(self._node_ref(), "Normal", "Shutdown", "Shutdown manager detected shutdown event")
             await self.post_status()
-        uids = []
-        for pod, handle in self._active():
-            uid = _uid(pod)
-            self._killing.add(uid)
-            self._record_killing(pod, handle)
-            grace = shutdown_grace_seconds(pod, self.settings.shutdown_grace_period)
-            await self.runtime.kill_pod(uid, grace_seconds=grace, reason=NODE_SHUTDOWN)
-            self.queue.add(_key(pod))
-            uids.append(uid)
-        if wait:
-            await self._wait_until(
-                lambda: all(
-                    self._written.get(u, {}).get("phase") in TERMINAL_PHASES or u not in self._key_of for u in uids
-                ),
-                timeout=self.settings.shutdown_grace_period + 10.0,
+        settings = self.settings
+        groups = shutdown_groups(
+            settings.shutdown_grace_period,
+            settings.shutdown_grace_period_critical_pods,
+            settings.shutdown_grace_period_by_pod_priority,
+        )
+        running = self._active()
+        handles = {_uid(pod): handle for pod, handle in running}
+        killed: list[str] = []
+
+        def stopped(uids: list[str]) -> Callable[[], bool]:
+            return lambda: all(
+                self._written.get(u, {}).get("phase") in TERMINAL_PHASES or u not in self._key_of for u in uids
             )
+
+        for group, pods in group_by_priority(groups, [pod for pod, _ in running]):
+            uids = []
+            for pod in pods:
+                uid = _uid(pod)
+                if handles[uid].terminal or uid in self._killing:  # ended, or evicted, while a group before stopped
+                    continue
+                self._killing.add(uid)
+                self._record_killing(pod, handles[uid])
+                grace = shutdown_grace_seconds(pod, group.seconds)
+                await self.runtime.kill_pod(uid, grace_seconds=grace, reason=NODE_SHUTDOWN)
+                self.queue.add(_key(pod))
+                uids.append(uid)
+            killed += uids
+            if wait and uids:
+                await self._wait_until(stopped(uids), timeout=group.seconds)
+        if wait:
+            # kjobs' margin: the last statuses written before a `kjobs node join` process exits
+            await self._wait_until(stopped(killed), timeout=_SHUTDOWN_STATUS_MARGIN)
 
     async def _wait_until(self, done: Callable[[], bool], *, timeout: float) -> bool:
         deadline = self.clock.now() + timeout
