@@ -46,6 +46,7 @@ from kjobs.node.eviction import (
     MemoryMonitor,
     ProcMemoryMonitor,
     Threshold,
+    eviction_grace_seconds,
     eviction_message,
     is_critical,
     rank_for_memory_pressure,
@@ -95,6 +96,12 @@ class NodeAgentSettings:
     eviction_hard: str = DEFAULT_THRESHOLD
     eviction_monitoring_interval: float = 10.0
     eviction_pressure_transition_period: float = 300.0
+    eviction_soft: str = ""
+    """A soft threshold (`memory.available<1Gi`; empty: none), acted on once met for `eviction_soft_grace_period`."""
+    eviction_soft_grace_period: str = ""
+    """`memory.available=1m30s`: how long the soft threshold must hold before a pod is evicted for it."""
+    eviction_max_pod_grace_period: float = 0.0
+    """The longest grace period a soft-threshold eviction gives a pod (`evictionMaxPodGracePeriod`)."""
     shutdown_grace_period: float = DEFAULT_SHUTDOWN_GRACE_SECONDS
     shutdown_grace_period_critical_pods: float = 0.0
     """Of `shutdown_grace_period`, the seconds kept for critical pods (priority 2000000000 and up), killed after
@@ -245,6 +252,11 @@ class NodeAgent:
         self.clock = clock
         self.settings = settings or NodeAgentSettings()
         self.threshold = Threshold.parse(self.settings.eviction_hard)
+        self.soft_threshold = (
+            Threshold.parse_soft(self.settings.eviction_soft, self.settings.eviction_soft_grace_period)
+            if self.settings.eviction_soft
+            else None
+        )
         if runtime_factory is not None:
             self.runtime: ContainerRuntime = runtime_factory(self._on_runtime_status)
         else:
@@ -296,6 +308,7 @@ class NodeAgent:
         self.config_sources = ConfigSources(client, clock=clock)
         """Watches of what the pods of `_env_refs` read, so that each container start reads current values."""
         self._pressure_seen_at: float | None = None
+        self._soft_met_since: float | None = None
         self._shutdown_task: asyncio.Task[None] | None = None
         self._changed = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -846,10 +859,20 @@ class NodeAgent:
         return usage() if callable(usage) else {}
 
     async def check_memory(self) -> None:
-        """One eviction-manager pass: observe, update MemoryPressure (and its taint), evict at most one pod."""
+        """One eviction-manager pass: observe, update MemoryPressure (and its taint), evict at most one pod.
+
+        MemoryPressure follows every threshold met; a pod is evicted only for a threshold met for its grace
+        period, the hard one first (`managerImpl.synchronize`: nodeConditions before thresholdsMetGracePeriod)."""
         observation = self.memory_monitor.observe()
         now = self.clock.now()
-        met = threshold_met(self.threshold, observation)
+        hard_met = threshold_met(self.threshold, observation)
+        soft = self.soft_threshold
+        soft_met = soft is not None and threshold_met(soft, observation)
+        if not soft_met:
+            self._soft_met_since = None
+        elif self._soft_met_since is None:
+            self._soft_met_since = now
+        met = hard_met or soft_met
         if met:
             self._pressure_seen_at = now
         pressure = self._pressure_seen_at is not None and (
@@ -859,7 +882,10 @@ class NodeAgent:
             self.state = nodestatus.NodeState(memory_pressure=pressure, shutting_down=self.state.shutting_down)
             await self.post_status()
             await self._set_taint(MEMORY_PRESSURE_TAINT, pressure)
-        if not met:
+        since = self._soft_met_since
+        soft_due = soft is not None and since is not None and now - since >= soft.grace_period
+        threshold = self.threshold if hard_met else (soft if soft_due else None)
+        if threshold is None:
             return
         self.events.event(self._node_ref(), "Warning", "EvictionThresholdMet", "Attempting to reclaim memory")
         candidates = [(pod, handle) for pod, handle in self._active() if not is_critical(pod)]
@@ -867,10 +893,11 @@ class NodeAgent:
             return
         ranked = rank_for_memory_pressure([pod for pod, _ in candidates], observation)
         victim = ranked[0]
-        message = eviction_message(victim, self.threshold, observation)
-        await self.evict(victim, message)
+        message = eviction_message(victim, threshold, observation)
+        grace = eviction_grace_seconds(victim, threshold, self.settings.eviction_max_pod_grace_period)
+        await self.evict(victim, message, grace_seconds=grace)
 
-    async def evict(self, pod: Obj, message: str) -> None:
+    async def evict(self, pod: Obj, message: str, *, grace_seconds: float = IMMEDIATE_EVICTION_GRACE_SECONDS) -> None:
         """Kill `pod` for node pressure: Failed, reason Evicted, DisruptionTarget TerminationByKubelet."""
         uid = _uid(pod)
         handle = self.runtime.get(uid)
@@ -879,7 +906,7 @@ class NodeAgent:
         self._killing.add(uid)
         self.events.event(pod, "Warning", EVICTED, message)
         self._record_killing(pod, handle)
-        await self.runtime.kill_pod(uid, grace_seconds=IMMEDIATE_EVICTION_GRACE_SECONDS, reason=eviction(message))
+        await self.runtime.kill_pod(uid, grace_seconds=grace_seconds, reason=eviction(message))
         self.queue.add(_key(pod))
 
     def _node_ref(self) -> Obj:
