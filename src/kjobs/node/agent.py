@@ -309,6 +309,8 @@ class NodeAgent:
         """Watches of what the pods of `_env_refs` read, so that each container start reads current values."""
         self._pressure_seen_at: float | None = None
         self._soft_met_since: float | None = None
+        self._watched_labels: dict[str, str] | None = None
+        """The Node's labels as last watched (a user's `kubectl label node` included): admission's NodeAffinity."""
         self._shutdown_task: asyncio.Task[None] | None = None
         self._changed = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -473,6 +475,7 @@ class NodeAgent:
     def _on_node(self, old: Obj | None, new: Obj | None) -> None:
         if new is None:
             return
+        self._watched_labels = (new.get("metadata") or {}).get("labels") or {}
         if shutdown_requested(new) and self._shutdown_task is None and self._running:
             self._shutdown_task = asyncio.get_running_loop().create_task(self.shutdown_node())
 
@@ -665,6 +668,8 @@ class NodeAgent:
             memory_pressure=self.state.memory_pressure,
             shutting_down=self.state.shutting_down,
             requests_of=self._requests_of,
+            node_labels=self._node_labels(),
+            node_name=self.name,
         )
         if rejection is not None:
             self._drop_env_sources(uid)
@@ -683,6 +688,13 @@ class NodeAgent:
         if handlers:
             self.events.event(pod, "Warning", NOT_RUN, not_run_message(handlers))
         return self._counted(await self.runtime.run_pod(pod))
+
+    def _node_labels(self) -> dict[str, str]:
+        """This Node's labels for admission: as watched, else as registered (the kubelet reads its node lister)."""
+        if self._watched_labels is not None:
+            return self._watched_labels
+        labels: dict[str, str] = (self.node.get("metadata") or {}).get("labels") or {}
+        return labels
 
     def _track(self, pod: Obj) -> None:
         """Remember a pod this agent runs, by key and uid, and count it for admission (runtimes register its
