@@ -85,3 +85,27 @@ def test_handle_mem_exceeded_before_node_affinity() -> None:
         )
 
     _run(scenario)
+
+
+TAINT = "Pod was rejected: Predicate TaintToleration failed: node(s) had taints that the pod didn't tolerate"
+
+
+def test_general_predicates_no_execute_taint() -> None:
+    """generalFilter's taint check: a pod that does not tolerate one of the node's NoExecute taints is rejected;
+    NoSchedule taints are the scheduler's business, not the kubelet's."""
+
+    async def scenario(node: Node) -> None:
+        taints = [
+            {"key": "dedicated", "value": "x", "effect": "NoExecute"},
+            {"key": "soft", "value": "y", "effect": "NoSchedule"},
+        ]
+        await node.client.patch(NODES, None, NODE, {"spec": {"taints": taints}})
+        await settle(node.clock, lambda: bool(((node.agent._watched_node or {}).get("spec") or {}).get("taints")))
+        await node.create_pod("intolerant")
+        toleration = {"key": "dedicated", "operator": "Equal", "value": "x", "effect": "NoExecute"}
+        await node.create_pod("tolerant", tolerations=[toleration])
+        await settle(node.clock, lambda: node.phase("intolerant") == "Failed" and node.phase("tolerant") == "Running")
+        status = node.pod("intolerant")["status"]  # type: ignore[index]
+        assert (status["reason"], status["message"]) == ("TaintToleration", TAINT)
+
+    _run(scenario)

@@ -309,8 +309,8 @@ class NodeAgent:
         """Watches of what the pods of `_env_refs` read, so that each container start reads current values."""
         self._pressure_seen_at: float | None = None
         self._soft_met_since: float | None = None
-        self._watched_labels: dict[str, str] | None = None
-        """The Node's labels as last watched (a user's `kubectl label node` included): admission's NodeAffinity."""
+        self._watched_node: Obj | None = None
+        """The Node as last watched (a user's `kubectl label node` or taint included): what admission checks."""
         self._shutdown_task: asyncio.Task[None] | None = None
         self._changed = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -475,7 +475,7 @@ class NodeAgent:
     def _on_node(self, old: Obj | None, new: Obj | None) -> None:
         if new is None:
             return
-        self._watched_labels = (new.get("metadata") or {}).get("labels") or {}
+        self._watched_node = new
         if shutdown_requested(new) and self._shutdown_task is None and self._running:
             self._shutdown_task = asyncio.get_running_loop().create_task(self.shutdown_node())
 
@@ -670,6 +670,7 @@ class NodeAgent:
             requests_of=self._requests_of,
             node_labels=self._node_labels(),
             node_name=self.name,
+            node_taints=taints_of(self._watched_node or self.node),
         )
         if rejection is not None:
             self._drop_env_sources(uid)
@@ -691,9 +692,7 @@ class NodeAgent:
 
     def _node_labels(self) -> dict[str, str]:
         """This Node's labels for admission: as watched, else as registered (the kubelet reads its node lister)."""
-        if self._watched_labels is not None:
-            return self._watched_labels
-        labels: dict[str, str] = (self.node.get("metadata") or {}).get("labels") or {}
+        labels: dict[str, str] = ((self._watched_node or self.node).get("metadata") or {}).get("labels") or {}
         return labels
 
     def _track(self, pod: Obj) -> None:
