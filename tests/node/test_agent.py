@@ -129,6 +129,13 @@ def run_async(test: Callable[[], Awaitable[None]]) -> Callable[[], None]:
     return run
 
 
+async def shut_down(node: Node) -> None:
+    """The agent's graceful shutdown, virtual time passing while its pods stop."""
+    task = asyncio.ensure_future(node.agent.shutdown_node())
+    await settle(node.clock, task.done)
+    await task
+
+
 def condition(obj: Obj, ctype: str) -> Obj:
     return next(c for c in obj["status"].get("conditions") or [] if c["type"] == ctype)
 
@@ -354,7 +361,7 @@ async def test_graceful_shutdown_fails_every_pod_with_termination_by_kubelet(nod
     await node.create_pod("a")
     await node.create_pod("b")
     await settle(node.clock, lambda: node.phase("a") == "Running" and node.phase("b") == "Running")
-    await node.agent.shutdown_node()
+    await shut_down(node)
     message = "Pod was terminated in response to imminent node shutdown."
     for name in ("a", "b"):
         pod = await node.client.get(PODS, "default", name)

@@ -36,6 +36,13 @@ def test_join_rejects_a_bad_threshold(unreachable: Path) -> None:
     assert "unsupported eviction signal memory.free" in result.output
 
 
+def test_join_rejects_a_soft_threshold_without_its_grace_period(unreachable: Path) -> None:
+    args = ["node", "join", "--kubeconfig", str(unreachable), "--name", "n", "--eviction-soft", "memory.available<1Gi"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2
+    assert "grace period must be specified for the soft eviction threshold memory.available" in result.output
+
+
 def test_join_against_an_unreachable_server_fails_cleanly(unreachable: Path) -> None:
     result = CliRunner().invoke(main, ["node", "join", "--kubeconfig", str(unreachable), "--name", "n"])
     assert result.exit_code == 1

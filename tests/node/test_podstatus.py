@@ -218,7 +218,7 @@ def test_deleted_before_start_fails_and_marks_unstarted_containers_unknown() -> 
 
 
 def test_eviction_fails_pod_with_reason_and_disruption_condition() -> None:
-    rec = record(make_pod(), attempt())
+    rec = record(make_pod(), attempt(end=T0, code=137, signal=9))
     rec.kill = KillRequest(requested_at=T0, grace_seconds=0, reason=eviction("The node was low on resource: memory."))
     rec.killed_phase = "Failed"
     status = compute_pod_status(rec, T0 + 1)

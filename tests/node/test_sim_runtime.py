@@ -171,9 +171,9 @@ def test_eviction_is_failed_with_disruption_target() -> None:
     runtime, clock, _ = sim(lambda pod, c, n: Outcome(duration=1000))
     handle = run(runtime.run_pod(make_pod()))
     run(runtime.kill_pod(handle.uid, grace_seconds=0, reason=eviction("The node was low on resource: memory.")))
-    assert handle.phase == "Failed"  # set at once, before the containers stop
+    assert handle.phase == "Running"  # not terminal while a container could run (the kubelet's mergePodStatus)
     runtime.run_until_idle(clock)
-    assert handle.terminal
+    assert handle.terminal and handle.phase == "Failed"
     assert handle.status["reason"] == "Evicted"
     target = next(c for c in handle.status["conditions"] if c["type"] == "DisruptionTarget")
     assert (target["reason"], target["status"]) == ("TerminationByKubelet", "True")
@@ -236,11 +236,12 @@ def test_active_deadline_fails_pod_without_disruption_condition() -> None:
     assert handle.phase == "Running"
     clock.advance(1)
     runtime.run_due()
+    assert handle.phase == "Running"  # not terminal while its container stops (the kubelet's mergePodStatus)
+    runtime.run_until_idle(clock)
+    assert handle.terminal
     assert (handle.phase, handle.status["reason"]) == ("Failed", "DeadlineExceeded")
     assert handle.status["message"] == "Pod was active on the node longer than the specified deadline"
     assert all(c["type"] != "DisruptionTarget" for c in handle.status["conditions"])
-    runtime.run_until_idle(clock)
-    assert handle.terminal
     assert clock.now() - T0 == 62
     assert handle.status["containerStatuses"][0]["state"]["terminated"]["exitCode"] == 143
 

@@ -49,8 +49,26 @@ def _connection(kubeconfig: Path | None) -> Any:
     "--root-dir", type=click.Path(file_okay=False, path_type=Path), default=None, help="Pod directories and logs."
 )
 @click.option("--eviction-hard", default="memory.available<100Mi", show_default=True, help="Hard eviction threshold.")
+@click.option("--eviction-soft", default="", help="Soft eviction threshold (memory.available<1Gi): evicts once held.")
+@click.option(
+    "--eviction-soft-grace-period", default="", help="How long the soft threshold must hold (memory.available=1m30s)."
+)
+@click.option(
+    "--eviction-max-pod-grace-period",
+    type=click.FloatRange(0),
+    default=0.0,
+    show_default=True,
+    help="Longest grace period, in seconds, a soft-threshold eviction gives a pod.",
+)
 @click.option(
     "--shutdown-grace-period", type=click.FloatRange(0), default=30.0, show_default=True, help="Seconds for pods."
+)
+@click.option(
+    "--shutdown-grace-period-critical-pods",
+    type=click.FloatRange(0),
+    default=0.0,
+    show_default=True,
+    help="Of --shutdown-grace-period, the seconds for critical pods, stopped after the others.",
 )
 @click.option("--address", default="127.0.0.1", show_default=True, help="The Node's InternalIP; logs served there.")
 @click.option(
@@ -81,7 +99,11 @@ def join(
     runtime: str,
     root_dir: Path | None,
     eviction_hard: str,
+    eviction_soft: str,
+    eviction_soft_grace_period: str,
+    eviction_max_pod_grace_period: float,
     shutdown_grace_period: float,
+    shutdown_grace_period_critical_pods: float,
     address: str,
     log_port: int,
     max_pods: int = 110,
@@ -99,6 +121,16 @@ def join(
         Threshold.parse(eviction_hard)
     except ThresholdError as exc:
         raise click.BadParameter(str(exc), param_hint="--eviction-hard") from None
+    if eviction_soft:
+        try:
+            Threshold.parse_soft(eviction_soft, eviction_soft_grace_period)
+        except ThresholdError as exc:
+            raise click.BadParameter(str(exc), param_hint="--eviction-soft") from None
+    if shutdown_grace_period_critical_pods > shutdown_grace_period:
+        # the kubelet turns graceful shutdown off for this configuration (migrateConfig returns nothing)
+        raise click.BadParameter(
+            "must not exceed --shutdown-grace-period", param_hint="--shutdown-grace-period-critical-pods"
+        )
     outcome = _sim_outcome(model_path, seed) if model_path is not None else None
     if outcome is not None and runtime != "sim":
         raise click.BadParameter("a failure model needs --runtime sim", param_hint="--model")
@@ -109,7 +141,11 @@ def join(
     try:
         settings = NodeAgentSettings(
             eviction_hard=eviction_hard,
+            eviction_soft=eviction_soft,
+            eviction_soft_grace_period=eviction_soft_grace_period,
+            eviction_max_pod_grace_period=eviction_max_pod_grace_period,
             shutdown_grace_period=shutdown_grace_period,
+            shutdown_grace_period_critical_pods=shutdown_grace_period_critical_pods,
             address=address,
             log_port=log_port,
             log_client_ca=connection.ca_pem,

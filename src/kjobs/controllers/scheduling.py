@@ -29,6 +29,7 @@ from typing import Any
 import orjson
 
 from kjobs.api.names import DISRUPTION_TARGET
+from kjobs.api.nodeaffinity import match_term
 from kjobs.api.quantity import QuantityError, parse_quantity
 from kjobs.api.taints import (
     NO_EXECUTE,
@@ -557,40 +558,6 @@ def tolerates_all(tolerations: Sequence[Toleration], taints: Iterable[Taint]) ->
 _UNSCHEDULABLE_TAINT = Taint(TAINT_UNSCHEDULABLE, "", NO_SCHEDULE)
 
 
-def _match_expression(expr: Obj, labels: Mapping[str, str]) -> bool:
-    key, op = str(expr.get("key") or ""), expr.get("operator")
-    values = [str(v) for v in expr.get("values") or []]
-    present = key in labels
-    if op == "In":
-        return present and labels[key] in values
-    if op == "NotIn":
-        return not present or labels[key] not in values
-    if op == "Exists":
-        return present
-    if op == "DoesNotExist":
-        return not present
-    if op in ("Gt", "Lt"):
-        if not present or len(values) != 1:
-            return False
-        try:
-            have, want = int(labels[key]), int(values[0])
-        except ValueError:
-            return False
-        return have > want if op == "Gt" else have < want
-    return False
-
-
-def _match_term(term: Obj, labels: Mapping[str, str], node_name: str) -> bool:
-    expressions = _dicts(term.get("matchExpressions"))
-    fields = _dicts(term.get("matchFields"))
-    if not expressions and not fields:
-        return False  # an empty term matches no objects
-    if not all(_match_expression(e, labels) for e in expressions):
-        return False
-    # matchFields supports one field, the node's name.
-    return all(f.get("key") == "metadata.name" and _match_expression(f, {"metadata.name": node_name}) for f in fields)
-
-
 def matches_node_affinity(pod: PodInfo, node: NodeInfo) -> bool:
     """`nodeSelector` labels all present, and (if any) one of the required node selector terms matches."""
     labels = node.labels
@@ -599,7 +566,7 @@ def matches_node_affinity(pod: PodInfo, node: NodeInfo) -> bool:
             return False
     if pod.required_terms is None:
         return True
-    return any(_match_term(term, labels, node.name) for term in pod.required_terms)
+    return any(match_term(term, labels, node.name) for term in pod.required_terms)
 
 
 def insufficient(
@@ -699,7 +666,7 @@ def untolerated_soft_taints(pod: PodInfo, node: NodeInfo) -> int:
 
 def preferred_affinity(pod: PodInfo, node: NodeInfo) -> int:
     """NodeAffinity's raw score: the weights of the preferred terms the node matches."""
-    return sum(weight for weight, term in pod.preferred_terms if _match_term(term, node.labels, node.name))
+    return sum(weight for weight, term in pod.preferred_terms if match_term(term, node.labels, node.name))
 
 
 def normalize(scores: list[int], *, reverse: bool = False) -> list[int]:

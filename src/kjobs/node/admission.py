@@ -6,22 +6,32 @@ BestEffort pods while the node is under memory pressure (reason `Evicted`, `The 
 [MemoryPressure]. `); the predicate handler refuses pods whose requests do not fit the allocatable room left by
 the pods already admitted (`OutOfpods`, `OutOfcpu`, `OutOfmemory`, `OutOfephemeral-storage` with
 `Node didn't have enough resource: cpu, requested: 1000, used: 3500, capacity: 4000`, cpu in millicores,
-the rest in units); the shutdown manager refuses every pod once the node is shutting down. A refusal makes
-the pod Failed with the reason and `Pod was rejected: <message>` (`rejectPod`).
+the rest in units), then pods whose nodeSelector or required node affinity this node's labels do not match
+(`NodeAffinity`, `Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector`), then
+pods that do not tolerate one of the node's NoExecute taints (`TaintToleration`, `Predicate TaintToleration
+failed: node(s) had taints that the pod didn't tolerate`; both pkg/kubelet/lifecycle/predicate.go,
+generalFilter, which keeps the first reason); the shutdown manager refuses every pod once the node is
+shutting down. A refusal makes the pod Failed with the reason and `Pod was rejected: <message>` (`rejectPod`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
+from kjobs.api.nodeaffinity import pod_matches_node
 from kjobs.api.quantity import QuantityError, parse_quantity
+from kjobs.api.taints import no_execute_taints, tolerates
 from kjobs.api.types import Obj
 from kjobs.node.resources import qos_class
 from kjobs.node.shutdown import NOT_ADMITTED_MESSAGE, NOT_ADMITTED_REASON
 
 MEMORY_PRESSURE_MESSAGE = "The node had condition: [MemoryPressure]. "
+NODE_AFFINITY_MESSAGE = "Predicate NodeAffinity failed: node(s) didn't match Pod's node affinity/selector"
+"""PredicateFailureError's `Predicate <name> failed: <reason>` with nodeaffinity.ErrReasonPod."""
+TAINT_TOLERATION_MESSAGE = "Predicate TaintToleration failed: node(s) had taints that the pod didn't tolerate"
+"""The same with tainttoleration.ErrReasonNotMatch: the kubelet checks NoExecute taints only."""
 _FIT_ORDER = ("cpu", "memory", "ephemeral-storage")
 
 
@@ -136,12 +146,16 @@ def admit(
     memory_pressure: bool = False,
     shutting_down: bool = False,
     requests_of: Callable[[Obj], dict[str, int]] = pod_requests,
+    node_labels: Mapping[str, str] | None = None,
+    node_name: str = "",
+    node_taints: Sequence[Obj] = (),
 ) -> Rejection | None:
     """None when the kubelet would start `pod` next to the `admitted` (active) pods, else why not.
 
     `admitted`: the pods, or their `Load` when the caller keeps their requests (the node agent does: it
     admits every pod next to the fifty it runs). `requests_of` gives a pod's requests (`pod_requests`; a
-    caller may remember them per pod, since a pod's container resources never change)."""
+    caller may remember them per pod, since a pod's container resources never change). `node_labels`: this
+    node's labels, to check the pod's node affinity against (None: not checked); `node_taints`: its taints."""
     if memory_pressure and qos_class(pod) == "BestEffort":
         return Rejection("Evicted", MEMORY_PRESSURE_MESSAGE)
     load = admitted if isinstance(admitted, Load) else load_of(requests_of(other) for other in admitted)
@@ -157,6 +171,12 @@ def admit(
         capacity = _amount(allocatable[name], name)
         if requested > capacity - used.get(name, 0):
             return Rejection(f"OutOf{name}", _insufficient(name, requested, used.get(name, 0), capacity))
+    if node_labels is not None and not pod_matches_node(pod.get("spec") or {}, node_labels, node_name):
+        return Rejection("NodeAffinity", NODE_AFFINITY_MESSAGE)
+    if node_taints:
+        tolerations = [t for t in (pod.get("spec") or {}).get("tolerations") or [] if isinstance(t, dict)]
+        if any(not any(tolerates(t, taint) for t in tolerations) for taint in no_execute_taints(node_taints)):
+            return Rejection("TaintToleration", TAINT_TOLERATION_MESSAGE)
     if shutting_down:
         return Rejection(NOT_ADMITTED_REASON, NOT_ADMITTED_MESSAGE)
     return None

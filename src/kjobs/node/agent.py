@@ -46,6 +46,7 @@ from kjobs.node.eviction import (
     MemoryMonitor,
     ProcMemoryMonitor,
     Threshold,
+    eviction_grace_seconds,
     eviction_message,
     is_critical,
     rank_for_memory_pressure,
@@ -60,8 +61,11 @@ from kjobs.node.security import NOT_ENFORCED, unenforced, unenforced_message
 from kjobs.node.shutdown import (
     DEFAULT_SHUTDOWN_GRACE_SECONDS,
     SHUTDOWN_ANNOTATION,
+    PriorityGrace,
+    group_by_priority,
     rejected_status,
     shutdown_grace_seconds,
+    shutdown_groups,
     shutdown_requested,
 )
 from kjobs.node.supervisor import deletion_grace_seconds
@@ -75,6 +79,8 @@ log = logging.getLogger(__name__)
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 COMPONENT = "kubelet"
 MEMORY_PRESSURE_TAINT: Obj = {"key": TAINT_MEMORY_PRESSURE, "effect": NO_SCHEDULE}
+_SHUTDOWN_STATUS_MARGIN = 10.0
+"""Seconds a shutdown waits, after the last group's period, for the killed pods' final statuses to be written."""
 _OWNED_STATUS_KEYS = ("reason", "message")
 """Status keys the agent removes (with null) when a newer status no longer has them."""
 
@@ -90,7 +96,19 @@ class NodeAgentSettings:
     eviction_hard: str = DEFAULT_THRESHOLD
     eviction_monitoring_interval: float = 10.0
     eviction_pressure_transition_period: float = 300.0
+    eviction_soft: str = ""
+    """A soft threshold (`memory.available<1Gi`; empty: none), acted on once met for `eviction_soft_grace_period`."""
+    eviction_soft_grace_period: str = ""
+    """`memory.available=1m30s`: how long the soft threshold must hold before a pod is evicted for it."""
+    eviction_max_pod_grace_period: float = 0.0
+    """The longest grace period a soft-threshold eviction gives a pod (`evictionMaxPodGracePeriod`)."""
     shutdown_grace_period: float = DEFAULT_SHUTDOWN_GRACE_SECONDS
+    shutdown_grace_period_critical_pods: float = 0.0
+    """Of `shutdown_grace_period`, the seconds kept for critical pods (priority 2000000000 and up), killed after
+    the others (`shutdownGracePeriodCriticalPods`)."""
+    shutdown_grace_period_by_pod_priority: tuple[PriorityGrace, ...] = ()
+    """Priority groups with their own periods, replacing the two above when given
+    (`shutdownGracePeriodByPodPriority`)."""
     event_record_qps: float = 50.0
     """Event writes a second (0: no limit), as the kubelet's `eventRecordQPS`; `event_burst` above it."""
     event_burst: int = 100
@@ -245,6 +263,11 @@ class NodeAgent:
         self.clock = clock
         self.settings = settings or NodeAgentSettings()
         self.threshold = Threshold.parse(self.settings.eviction_hard)
+        self.soft_threshold = (
+            Threshold.parse_soft(self.settings.eviction_soft, self.settings.eviction_soft_grace_period)
+            if self.settings.eviction_soft
+            else None
+        )
         if runtime_factory is not None:
             self.runtime: ContainerRuntime = runtime_factory(self._on_runtime_status)
         else:
@@ -298,6 +321,9 @@ class NodeAgent:
         self.config_sources = ConfigSources(client, clock=clock)
         """Watches of what the pods of `_env_refs` read, so that each container start reads current values."""
         self._pressure_seen_at: float | None = None
+        self._soft_met_since: float | None = None
+        self._watched_node: Obj | None = None
+        """The Node as last watched (a user's `kubectl label node` or taint included): what admission checks."""
         self._shutdown_task: asyncio.Task[None] | None = None
         self._changed = asyncio.Event()
         self._tasks: list[asyncio.Task[None]] = []
@@ -482,6 +508,7 @@ class NodeAgent:
     def _on_node(self, old: Obj | None, new: Obj | None) -> None:
         if new is None:
             return
+        self._watched_node = new
         if shutdown_requested(new) and self._shutdown_task is None and self._running:
             self._shutdown_task = asyncio.get_running_loop().create_task(self.shutdown_node())
 
@@ -674,6 +701,9 @@ class NodeAgent:
             memory_pressure=self.state.memory_pressure,
             shutting_down=self.state.shutting_down,
             requests_of=self._requests_of,
+            node_labels=self._node_labels(),
+            node_name=self.name,
+            node_taints=taints_of(self._watched_node or self.node),
         )
         if rejection is not None:
             self._drop_env_sources(uid)
@@ -692,6 +722,11 @@ class NodeAgent:
         if handlers:
             self.events.event(pod, "Warning", NOT_RUN, not_run_message(handlers))
         return self._counted(await self.runtime.run_pod(pod))
+
+    def _node_labels(self) -> dict[str, str]:
+        """This Node's labels for admission: as watched, else as registered (the kubelet reads its node lister)."""
+        labels: dict[str, str] = ((self._watched_node or self.node).get("metadata") or {}).get("labels") or {}
+        return labels
 
     def _track(self, pod: Obj) -> None:
         """Remember a pod this agent runs, by key and uid, and count it for admission (runtimes register its
@@ -873,10 +908,20 @@ class NodeAgent:
         return usage() if callable(usage) else {}
 
     async def check_memory(self) -> None:
-        """One eviction-manager pass: observe, update MemoryPressure (and its taint), evict at most one pod."""
+        """One eviction-manager pass: observe, update MemoryPressure (and its taint), evict at most one pod.
+
+        MemoryPressure follows every threshold met; a pod is evicted only for a threshold met for its grace
+        period, the hard one first (`managerImpl.synchronize`: nodeConditions before thresholdsMetGracePeriod)."""
         observation = self.memory_monitor.observe()
         now = self.clock.now()
-        met = threshold_met(self.threshold, observation)
+        hard_met = threshold_met(self.threshold, observation)
+        soft = self.soft_threshold
+        soft_met = soft is not None and threshold_met(soft, observation)
+        if not soft_met:
+            self._soft_met_since = None
+        elif self._soft_met_since is None:
+            self._soft_met_since = now
+        met = hard_met or soft_met
         if met:
             self._pressure_seen_at = now
         pressure = self._pressure_seen_at is not None and (
@@ -886,7 +931,10 @@ class NodeAgent:
             self.state = nodestatus.NodeState(memory_pressure=pressure, shutting_down=self.state.shutting_down)
             await self.post_status()
             await self._set_taint(MEMORY_PRESSURE_TAINT, pressure)
-        if not met:
+        since = self._soft_met_since
+        soft_due = soft is not None and since is not None and now - since >= soft.grace_period
+        threshold = self.threshold if hard_met else (soft if soft_due else None)
+        if threshold is None:
             return
         self.events.event(self._node_ref(), "Warning", "EvictionThresholdMet", "Attempting to reclaim memory")
         candidates = [(pod, handle) for pod, handle in self._active() if not is_critical(pod)]
@@ -894,10 +942,11 @@ class NodeAgent:
             return
         ranked = rank_for_memory_pressure([pod for pod, _ in candidates], observation)
         victim = ranked[0]
-        message = eviction_message(victim, self.threshold, observation)
-        await self.evict(victim, message)
+        message = eviction_message(victim, threshold, observation)
+        grace = eviction_grace_seconds(victim, threshold, self.settings.eviction_max_pod_grace_period)
+        await self.evict(victim, message, grace_seconds=grace)
 
-    async def evict(self, pod: Obj, message: str) -> None:
+    async def evict(self, pod: Obj, message: str, *, grace_seconds: float = IMMEDIATE_EVICTION_GRACE_SECONDS) -> None:
         """Kill `pod` for node pressure: Failed, reason Evicted, DisruptionTarget TerminationByKubelet."""
         uid = _uid(pod)
         handle = self.runtime.get(uid)
@@ -906,7 +955,7 @@ class NodeAgent:
         self._killing.add(uid)
         self.events.event(pod, "Warning", EVICTED, message)
         self._record_killing(pod, handle)
-        await self.runtime.kill_pod(uid, grace_seconds=IMMEDIATE_EVICTION_GRACE_SECONDS, reason=eviction(message))
+        await self.runtime.kill_pod(uid, grace_seconds=grace_seconds, reason=eviction(message))
         self.queue.add(_key(pod))
 
     def _node_ref(self) -> Obj:
@@ -916,31 +965,50 @@ class NodeAgent:
     # ------------------------------------------------------------------------------------------- shutdown
 
     async def shutdown_node(self, *, wait: bool = True) -> None:
-        """Graceful node shutdown: Ready=False, then every pod killed (Failed, Terminated, DisruptionTarget).
+        """Graceful node shutdown: Ready=False, then the pods killed by priority group (Failed, Terminated,
+        DisruptionTarget), lowest priority first.
 
-        Waits (bounded by the grace period plus a margin, on the agent's clock) until every killed pod's
-        terminal status is written.
+        Each group's pods get the group's period (`shutdown_grace_seconds`); the next group is killed once every
+        pod of this one has its terminal status written, or the group's period has passed on the agent's clock
+        (`podManager.killPods`). Without `wait`, every group is killed at once.
         """
         if not self.state.shutting_down:
             self.state = nodestatus.NodeState(memory_pressure=self.state.memory_pressure, shutting_down=True)
             self.events.event(self._node_ref(), "Normal", "Shutdown", "Shutdown manager detected shutdown event")
             await self.post_status()
-        uids = []
-        for pod, handle in self._active():
-            uid = _uid(pod)
-            self._killing.add(uid)
-            self._record_killing(pod, handle)
-            grace = shutdown_grace_seconds(pod, self.settings.shutdown_grace_period)
-            await self.runtime.kill_pod(uid, grace_seconds=grace, reason=NODE_SHUTDOWN)
-            self.queue.add(_key(pod))
-            uids.append(uid)
-        if wait:
-            await self._wait_until(
-                lambda: all(
-                    self._written.get(u, {}).get("phase") in TERMINAL_PHASES or u not in self._key_of for u in uids
-                ),
-                timeout=self.settings.shutdown_grace_period + 10.0,
+        settings = self.settings
+        groups = shutdown_groups(
+            settings.shutdown_grace_period,
+            settings.shutdown_grace_period_critical_pods,
+            settings.shutdown_grace_period_by_pod_priority,
+        )
+        running = self._active()
+        handles = {_uid(pod): handle for pod, handle in running}
+        killed: list[str] = []
+
+        def stopped(uids: list[str]) -> Callable[[], bool]:
+            return lambda: all(
+                self._written.get(u, {}).get("phase") in TERMINAL_PHASES or u not in self._key_of for u in uids
             )
+
+        for group, pods in group_by_priority(groups, [pod for pod, _ in running]):
+            uids = []
+            for pod in pods:
+                uid = _uid(pod)
+                if handles[uid].terminal or uid in self._killing:  # ended, or evicted, while a group before stopped
+                    continue
+                self._killing.add(uid)
+                self._record_killing(pod, handles[uid])
+                grace = shutdown_grace_seconds(pod, group.seconds)
+                await self.runtime.kill_pod(uid, grace_seconds=grace, reason=NODE_SHUTDOWN)
+                self.queue.add(_key(pod))
+                uids.append(uid)
+            killed += uids
+            if wait and uids:
+                await self._wait_until(stopped(uids), timeout=group.seconds)
+        if wait:
+            # kjobs' margin: the last statuses written before a `kjobs node join` process exits
+            await self._wait_until(stopped(killed), timeout=_SHUTDOWN_STATUS_MARGIN)
 
     async def _wait_until(self, done: Callable[[], bool], *, timeout: float) -> bool:
         deadline = self.clock.now() + timeout

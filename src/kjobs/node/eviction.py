@@ -1,24 +1,28 @@
 """Node-pressure eviction for memory: the threshold, the kubelet's ranking and message, the memory seam.
 
 Design note: the kubelet's eviction manager (`pkg/kubelet/eviction`) observes `memory.available`, compares it
-with a hard threshold (default `memory.available<100Mi`), and while the threshold is met evicts one pod per
-monitoring interval, ranked by `rankMemoryPressure`: pods whose usage exceeds their memory requests first,
-then lower priority first, then by usage above requests, largest first. The pod's status says why in a
-message built from fixed fragments (`helpers.go`: `nodeLowMessageFmt`, `thresholdMetMessageFmt`,
-`containerMessageFmt`, each with its trailing space). Those rules are pure functions here; what memory is
-available and used comes through `MemoryMonitor` — `/proc/meminfo` plus the runtime's process groups for
-real, `FakeMemoryMonitor` for tests — so tests trigger pressure without exhausting the machine.
+with a hard threshold (default `memory.available<100Mi`) and an optional soft one (`evictionSoft`, acted on only
+once it has been met for its `evictionSoftGracePeriod`; MemoryPressure is reported as soon as it is met), and
+while a threshold is met evicts one pod per monitoring interval (grace period 1 s for the hard threshold,
+min(`evictionMaxPodGracePeriod`, the pod's terminationGracePeriodSeconds) for the soft one), ranked by
+`rankMemoryPressure`: pods whose usage exceeds their memory requests first, then lower priority first, then by
+usage above requests, largest first. The pod's status says why in a message built from fixed fragments
+(`helpers.go`: `nodeLowMessageFmt`, `thresholdMetMessageFmt`, `containerMessageFmt`, each with its trailing
+space). Those rules are pure functions here; what memory is available and used comes through `MemoryMonitor` —
+`/proc/meminfo` plus the runtime's process groups for real, `FakeMemoryMonitor` for tests — so tests trigger
+pressure without exhausting the machine.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 from typing import Protocol
 
 from kjobs.api.quantity import Format, QuantityError, format_quantity, parse_quantity
+from kjobs.api.timeutil import parse_duration
 from kjobs.api.types import Obj
 
 MEMORY_AVAILABLE = "memory.available"
@@ -41,6 +45,24 @@ class Threshold:
     quantity: str | None = None
     """The quantity as written, canonical (`100Mi`)."""
     percentage: float | None = None
+    grace_period: float = 0.0
+    """Seconds the threshold must stay met before pods are evicted for it: 0 for a hard threshold
+    (`isHardEvictionThreshold`), the soft threshold's `evictionSoftGracePeriod` otherwise."""
+
+    @classmethod
+    def parse_soft(cls, statement: str, grace_period: str) -> Threshold:
+        """A soft threshold (`memory.available<1Gi`) with its grace period (`memory.available=1m30s`)."""
+        threshold = cls.parse(statement)
+        signal, _, value = grace_period.strip().partition("=")
+        if signal.strip() != MEMORY_AVAILABLE or not value.strip():
+            raise ThresholdError(f"grace period must be specified for the soft eviction threshold {MEMORY_AVAILABLE}")
+        try:
+            seconds = parse_duration(value.strip())
+        except ValueError as exc:
+            raise ThresholdError(str(exc)) from None
+        if seconds < 0:
+            raise ThresholdError(f"invalid eviction grace period {value.strip()}: must not be negative")
+        return replace(threshold, grace_period=seconds)
 
     @classmethod
     def parse(cls, statement: str) -> Threshold:
@@ -154,6 +176,17 @@ class FakeMemoryMonitor:
 def threshold_met(threshold: Threshold, observation: MemoryObservation) -> bool:
     """`memory.available` below the threshold."""
     return observation.available_bytes < threshold.bytes_for(observation.capacity_bytes)
+
+
+def eviction_grace_seconds(pod: Obj, threshold: Threshold, max_pod_grace_period: float) -> float:
+    """The grace period an eviction for `threshold` gives `pod` (`managerImpl.synchronize`): 1 s for a hard
+    threshold; for a soft one `evictionMaxPodGracePeriod`, or the pod's terminationGracePeriodSeconds when shorter."""
+    if threshold.grace_period == 0:
+        return IMMEDIATE_EVICTION_GRACE_SECONDS
+    own = (pod.get("spec") or {}).get("terminationGracePeriodSeconds")
+    if isinstance(own, int | float) and not isinstance(own, bool):
+        return float(min(max_pod_grace_period, own))
+    return float(max_pod_grace_period)
 
 
 def _bytes(raw: object) -> int:

@@ -328,7 +328,9 @@ def compute_pod_status(
     phase = get_phase(pod, init_statuses, statuses, pod_is_terminal=pod_is_terminal)
     if pod_is_terminal and phase not in TERMINAL_PHASES:
         phase = FAILED
-    if record.killed_phase is not None:
+    if record.killed_phase is not None and pod_is_terminal:
+        # Not before: the status manager never reports a terminal phase (nor the reason and message that come
+        # with it) while containers could still run (mergePodStatus, couldHaveRunningContainers).
         phase = record.killed_phase
     previous_phase = before.get("phase")
     if previous_phase in TERMINAL_PHASES and phase not in TERMINAL_PHASES:
@@ -336,7 +338,9 @@ def compute_pod_status(
 
     others = [c for c in api_status.get("conditions") or [] if c.get("type") not in KUBELET_CONDITIONS]
     kill_reason = record.kill.reason if record.kill is not None else None
-    if kill_reason is not None and kill_reason.disruption:
+    if kill_reason is not None and kill_reason.disruption and pod_is_terminal:
+        # With the terminal phase, not before (mergePodStatus: DisruptionTarget is sent once the pod is terminal
+        # and no container could run); it then replaces one set by others (EvictedByEvictionAPI).
         ctype = kill_reason.condition_type
         others = [c for c in others if c.get("type") != ctype]
         others.append(_condition(ctype, True, kill_reason.condition_reason, kill_reason.message))
@@ -359,7 +363,7 @@ def compute_pod_status(
     }
     if init_statuses:
         status["initContainerStatuses"] = init_statuses
-    if kill_reason is not None:
+    if kill_reason is not None and pod_is_terminal:
         status["reason"] = kill_reason.reason
         status["message"] = kill_reason.message
     elif phase == previous_phase:

@@ -1,0 +1,67 @@
+"""A pod's required node affinity against a node's labels: the scheduler's NodeAffinity filter and the
+kubelet's admission both ask it (component-helpers/scheduling/corev1/nodeaffinity: `GetRequiredNodeAffinity`,
+`RequiredNodeAffinity.Match`: every `nodeSelector` label, and one of the required node selector terms)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kjobs.api.types import Obj
+
+
+def _dicts(value: Any) -> list[Obj]:
+    return [v for v in value if isinstance(v, dict)] if isinstance(value, list) else []
+
+
+def match_expression(expr: Obj, labels: Mapping[str, str]) -> bool:
+    """One node selector requirement (`In`, `NotIn`, `Exists`, `DoesNotExist`, `Gt`, `Lt`) against labels."""
+    key, op = str(expr.get("key") or ""), expr.get("operator")
+    values = [str(v) for v in expr.get("values") or []]
+    present = key in labels
+    if op == "In":
+        return present and labels[key] in values
+    if op == "NotIn":
+        return not present or labels[key] not in values
+    if op == "Exists":
+        return present
+    if op == "DoesNotExist":
+        return not present
+    if op in ("Gt", "Lt"):
+        if not present or len(values) != 1:
+            return False
+        try:
+            have, want = int(labels[key]), int(values[0])
+        except ValueError:
+            return False
+        return have > want if op == "Gt" else have < want
+    return False
+
+
+def match_term(term: Obj, labels: Mapping[str, str], node_name: str) -> bool:
+    """One node selector term: all its expressions and fields (an empty term matches nothing)."""
+    expressions = _dicts(term.get("matchExpressions"))
+    fields = _dicts(term.get("matchFields"))
+    if not expressions and not fields:
+        return False  # an empty term matches no objects
+    if not all(match_expression(e, labels) for e in expressions):
+        return False
+    # matchFields supports one field, the node's name.
+    return all(f.get("key") == "metadata.name" and match_expression(f, {"metadata.name": node_name}) for f in fields)
+
+
+def required_terms(spec: Obj) -> tuple[Obj, ...] | None:
+    """The pod's required node selector terms; None when it has no required node affinity."""
+    affinity = ((spec.get("affinity") or {}).get("nodeAffinity") or {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution"
+    )
+    return tuple(_dicts(affinity.get("nodeSelectorTerms"))) if isinstance(affinity, dict) else None
+
+
+def pod_matches_node(spec: Obj, labels: Mapping[str, str], node_name: str) -> bool:
+    """`nodeSelector` labels all present, and (if any) one of the required node selector terms matches."""
+    for key, value in (spec.get("nodeSelector") or {}).items():
+        if labels.get(key) != value:
+            return False
+    terms = required_terms(spec)
+    return terms is None or any(match_term(term, labels, node_name) for term in terms)
