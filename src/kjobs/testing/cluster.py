@@ -161,11 +161,18 @@ class KjobsCluster:
         __tracebackhide__ = True  # pytest shows the test's line, not the helper's
         if self.embedded is not None:
             coro = self.embedded.wait(coro)
+        started = self._virtual_now()
         try:
             return self._background.run(coro, timeout)
         except (ApiError, faults.FaultError, WaitFailed) as exc:
             # the answer the test gets, not the cluster thread's frames it was raised in
             raise exc.with_traceback(None) from None
+        except TimeoutError as exc:
+            if exc.args:
+                raise
+            ran = self._virtual_now()
+            virtual = "" if ran is None or started is None else f" (virtual time ran {elapsed(ran - started)})"
+            raise TimeoutError(f"the cluster did not finish the helper's work in {timeout}s{virtual}") from None
 
     async def _next_change(self, ref: ResourceRef, ns: str | None, rv: str, **selectors: Any) -> None:
         """Wait for the next change to `ref` objects after list version `rv`: a watch event in-process (no timer,
@@ -261,12 +268,14 @@ class KjobsCluster:
             raise UnsupportedFault("another cluster's clock is its own")
         return self.embedded.clock
 
-    def advance(self, seconds: float) -> None:
-        """Move a simulated cluster's virtual time forward by `seconds` (with `virtual_time="manual"`)."""
+    def advance(self, seconds: float, timeout: float = 60.0) -> None:
+        """Move a simulated cluster's virtual time forward by `seconds` (with `virtual_time="manual"`). Every
+        periodic component runs on the way (node heartbeats, controllers' resyncs: about 10^4 virtual seconds a
+        wall second), so a long jump costs wall time; TimeoutError, saying how far it got, after `timeout`."""
         __tracebackhide__ = True  # pytest shows the test's line, not the helper's
         if self.embedded is None:
             raise UnsupportedFault("virtual time needs the in-process cluster")
-        self._run(self.embedded.advance(seconds))
+        self._run(self.embedded.advance(seconds), timeout)
 
     # -- objects -------------------------------------------------------------------------------------------
     def apply(self, manifest: Obj | list[Obj] | str | Path, namespace: str = "default") -> Any:
