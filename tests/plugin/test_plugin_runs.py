@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+import kjobs
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "pytest"
 KJOBS = [sys.executable, "-c", "from kjobs.cli import main; main()"]
 
@@ -134,3 +136,59 @@ def test_the_example_passes_against_kjobs_up(tmp_path: Path) -> None:
         except subprocess.TimeoutExpired:
             up.kill()
             up.wait()
+
+
+TERMINATED = """
+import time
+from pathlib import Path
+
+
+def test_runs_until_terminated(kjobs_cluster, tmp_path):
+    pid_file = tmp_path / "pid"  # $$$$: the shell's $$ (Kubernetes reads $$ as an escaped $)
+    kjobs_cluster.apply({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "long"}, "spec": {
+        "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "m", "image": "x",
+        "command": ["sh", "-c", f"echo $$$$ > {pid_file}.tmp; mv {pid_file}.tmp {pid_file}; exec sleep 1000"]}]}}}})
+    kjobs_cluster.pod_of("long")
+    deadline = time.monotonic() + 30
+    while not pid_file.exists() and time.monotonic() < deadline:  # the container's write, a moment after it runs
+        time.sleep(0.01)
+    print("READY", pid_file.read_text().strip(), kjobs_cluster.embedded.workdir, flush=True)
+    kjobs_cluster.wait_for("job", "long", "Complete", timeout=600)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def test_sigterm_stops_the_clusters_pods_and_ends_the_run_by_it(tmp_path: Path) -> None:
+    (tmp_path / "test_terminated.py").write_text(TERMINATED)
+    run = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "--rootdir", str(tmp_path)],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(Path(kjobs.__file__).parents[1])},  # this kjobs, from any cwd
+    )
+    assert run.stdout is not None
+    try:
+        ready = next((line for line in run.stdout if line.startswith("READY")), "")
+        assert ready, "the test never got its pod running"
+        _, pid, workdir = ready.split()
+        assert _alive(int(pid))
+        run.send_signal(signal.SIGTERM)  # `timeout 600 pytest`, a CI job's end
+        # before, the pod's node shim lived on, holding this pipe (its stderr) open: communicate timed out
+        rest, _ = run.communicate(timeout=60)
+        assert run.returncode == -signal.SIGTERM, rest  # ended by the signal, as without the plugin
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert "Terminated: signal 15 (SIGTERM): stopping the kjobs clusters" in rest
+    assert not _alive(int(pid))  # before, the pod's process ran on, orphaned ...
+    assert not Path(workdir).exists()  # ... and the cluster's directory stayed in /tmp
