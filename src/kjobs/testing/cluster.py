@@ -155,6 +155,13 @@ class KjobsCluster:
             if self.embedded is not None:
                 shutil.rmtree(self.embedded.workdir, ignore_errors=True)
 
+    def __enter__(self) -> KjobsCluster:
+        """`with KjobsCluster.start(...) as cluster:`, for a fixture of the user's own scope (module, class)."""
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
     def _run(self, coro: Any, timeout: float | None = 60.0) -> Any:
         """Run a helper's work on the cluster's loop, the test thread blocked on it (so, on virtual time, the
         test waits for the cluster: `kjobs.testing.virtual`'s rule); `timeout` is wall time."""
