@@ -96,6 +96,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         return
     signal.signal(signal.SIGTERM, _previous_handler.pop())
     if _terminated:
+        from kjobs.testing.embedded import remove_session_pki
+
+        remove_session_pki()  # a process ended by a signal runs no `atexit`
         os.kill(os.getpid(), _terminated[0])
 
 

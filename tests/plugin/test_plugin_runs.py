@@ -165,22 +165,34 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def test_sigterm_stops_the_clusters_pods_and_ends_the_run_by_it(tmp_path: Path) -> None:
+def _run_until_its_pod_runs(tmp_path: Path) -> tuple[subprocess.Popen[str], int, Path]:
+    """A pytest run whose test waits on a running pod: the run, the pod's pid, the cluster's directory."""
     (tmp_path / "test_terminated.py").write_text(TERMINATED)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
     run = subprocess.Popen(
         [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "--rootdir", str(tmp_path)],
         cwd=tmp_path,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(Path(kjobs.__file__).parents[1])},  # this kjobs, from any cwd
+        # this kjobs, from any cwd; its temporary directories under tmp_path, where a killed run's stay
+        env={**os.environ, "PYTHONPATH": str(Path(kjobs.__file__).parents[1]), "TMPDIR": str(scratch)},
     )
     assert run.stdout is not None
+    ready = next((line for line in run.stdout if line.startswith("READY")), "")
+    if not ready:
+        run.kill()
+        run.wait()
+        pytest.fail("the test never got its pod running")
+    _, pid, workdir = ready.split()
+    assert _alive(int(pid))
+    return run, int(pid), Path(workdir)
+
+
+def test_sigterm_stops_the_clusters_pods_and_ends_the_run_by_it(tmp_path: Path) -> None:
+    run, pid, workdir = _run_until_its_pod_runs(tmp_path)
     try:
-        ready = next((line for line in run.stdout if line.startswith("READY")), "")
-        assert ready, "the test never got its pod running"
-        _, pid, workdir = ready.split()
-        assert _alive(int(pid))
         run.send_signal(signal.SIGTERM)  # `timeout 600 pytest`, a CI job's end
         # before, the pod's node shim lived on, holding this pipe (its stderr) open: communicate timed out
         rest, _ = run.communicate(timeout=60)
@@ -190,5 +202,14 @@ def test_sigterm_stops_the_clusters_pods_and_ends_the_run_by_it(tmp_path: Path) 
             run.kill()
             run.wait()
     assert "Terminated: signal 15 (SIGTERM): stopping the kjobs clusters" in rest
-    assert not _alive(int(pid))  # before, the pod's process ran on, orphaned ...
-    assert not Path(workdir).exists()  # ... and the cluster's directory stayed in /tmp
+    assert not _alive(pid)  # before, the pod's process ran on, orphaned ...
+    assert not workdir.exists()  # ... and the cluster's directory stayed in /tmp, as did the session's PKI
+    assert [p.name for p in (tmp_path / "tmp").iterdir() if p.name.startswith("kjobs-")] == []
+
+
+def test_a_killed_run_takes_its_pods_with_it(tmp_path: Path) -> None:
+    run, pid, workdir = _run_until_its_pod_runs(tmp_path)
+    run.kill()  # SIGKILL: no teardown runs; the node shims see their agent's pipe close without a goodbye
+    run.communicate(timeout=60)  # EOF: the shims, which held the run's output pipe, have exited
+    assert not _alive(pid)  # before, `sleep 1000` ran on, and the shim with it
+    assert workdir.exists()  # nothing removes a killed run's files (here under tmp_path, for pytest to)

@@ -44,7 +44,9 @@ class Spawner:
         on_started: Callable[[str, int], None],
         on_failed: Callable[[str, str], None],
         on_exited: Callable[[str, int], None],
+        die_with_agent: bool = False,
     ) -> None:
+        self._die_with_agent = die_with_agent
         self._base_env = dict(base_env)
         self._procs_dir = procs_dir
         self._journal_dir = journal_dir
@@ -159,6 +161,7 @@ class Spawner:
                 str(self._procs_dir) if self._procs_dir is not None else "",
                 str(self._journal_dir) if self._journal_dir is not None else "",
                 self._agent_id,
+                self._die_with_agent,
             ]
         )
 
@@ -280,6 +283,7 @@ class SpawnerPool:
         on_started: Callable[[str, int], None],
         on_failed: Callable[[str, str], None],
         on_exited: Callable[[str, int], None],
+        die_with_agent: bool = False,
     ) -> None:
         self._on_failed = on_failed
         self._on_exited = on_exited
@@ -293,6 +297,7 @@ class SpawnerPool:
                 on_started=on_started,
                 on_failed=self._failed,
                 on_exited=self._exited,
+                die_with_agent=die_with_agent,
             )
             for _ in range(max(1, shims))
         ]
