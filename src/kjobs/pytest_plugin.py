@@ -94,7 +94,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     """Give SIGTERM back; after an interruption by it, end by it (the fixtures are torn down by now)."""
     if not _previous_handler:
         return
-    signal.signal(signal.SIGTERM, _previous_handler.pop())
+    previous = _previous_handler.pop()
+    if signal.getsignal(signal.SIGTERM) is _on_sigterm:  # not one the tests installed since
+        signal.signal(signal.SIGTERM, previous)
     if _terminated:
         from kjobs.testing.embedded import remove_session_pki
 
