@@ -213,3 +213,26 @@ def test_a_killed_run_takes_its_pods_with_it(tmp_path: Path) -> None:
     run.communicate(timeout=60)  # EOF: the shims, which held the run's output pipe, have exited
     assert not _alive(pid)  # before, `sleep 1000` ran on, and the shim with it
     assert workdir.exists()  # nothing removes a killed run's files (here under tmp_path, for pytest to)
+
+
+STRICT = """
+def test_a_job_under_strict_warnings(kjobs_cluster):
+    container = {"name": "m", "image": "x", "command": ["true"]}
+    kjobs_cluster.apply({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "strict"}, "spec": {
+        "template": {"spec": {"restartPolicy": "Never", "containers": [container]}}}})
+    kjobs_cluster.wait_for("job", "strict", "Complete")
+
+
+def test_after():
+    import gc
+    gc.collect()  # what the last cluster left unclosed is found now, inside a test
+"""
+
+
+def test_a_cluster_leaves_nothing_unclosed_for_a_strict_run(tmp_path: Path) -> None:
+    # projects run with `filterwarnings = error`: a ResourceWarning of kjobs' own would fail their tests
+    (tmp_path / "test_strict.py").write_text(STRICT)
+    env = {"PYTHONPATH": str(Path(kjobs.__file__).parents[1])}
+    result = pytest_run(tmp_path, "-W", "error", "-W", "always::ResourceWarning", "test_strict.py", env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "ResourceWarning" not in result.stdout + result.stderr

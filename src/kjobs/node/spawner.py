@@ -134,6 +134,9 @@ class Spawner:
             return
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=timeout)
+        if proc.stdout is not None:  # or the pipe's reader is closed by the GC, with a ResourceWarning
+            with contextlib.suppress(OSError):
+                proc.stdout.close()
 
     # -- the pipe -----------------------------------------------------------------------------------------
     def _ensure_shim(self) -> None:
