@@ -66,6 +66,10 @@ class ClusterSettings:
     container_restart_backoff: float = DEFAULT_BACKOFF_BASE
     """With `runtime="process"`: the node agents' initial crash-loop back-off before a container restarts in place
     (the kubelet's 10 s, doubling up to 5 min; `kjobs.node.restart`)."""
+    containers_die_with_agent: bool = False
+    """With `runtime="process"`: a node's shims kill its containers when the agent's process dies without
+    stopping them (SIGKILL, `os._exit`), for a test cluster nothing could adopt them from; by default they run on
+    for a restarted agent to adopt, as containerd's shims outlive a kubelet."""
     runtime: str = "process"
     """`process` (local processes) or `sim` (`kjobs.node.sim_runtime`: no processes, outcomes from `sim_outcome`)."""
     sim_outcome: Callable[[Any, Any, int], Any] | None = None
@@ -178,11 +182,19 @@ async def create_namespaces(client: Client, names: Iterable[str]) -> list[str]:
     return created
 
 
-def _process_runtime(root: Path, clock: Clock, backoff_base: float) -> Callable[[StatusCallback], ContainerRuntime]:
+def _process_runtime(
+    root: Path, clock: Clock, backoff_base: float, die_with_agent: bool = False
+) -> Callable[[StatusCallback], ContainerRuntime]:
     from kjobs.node.process_runtime import ProcessRuntime
 
     def make(on_status: StatusCallback) -> ContainerRuntime:
-        return ProcessRuntime(root_dir=root, clock=clock, on_status=on_status, backoff_base=backoff_base)
+        return ProcessRuntime(
+            root_dir=root,
+            clock=clock,
+            on_status=on_status,
+            backoff_base=backoff_base,
+            containers_die_with_agent=die_with_agent,
+        )
 
     return make
 
@@ -403,7 +415,12 @@ class LocalCluster:
             runtime_factory=(
                 _sim_runtime(self.clock, self.settings.sim_outcome)
                 if sim
-                else _process_runtime(root / name, self.clock, self.settings.container_restart_backoff)
+                else _process_runtime(
+                    root / name,
+                    self.clock,
+                    self.settings.container_restart_backoff,
+                    self.settings.containers_die_with_agent,
+                )
             ),
             clock=self.clock,
             settings=settings,

@@ -21,6 +21,7 @@ a marker and fixtures: kjobs itself is imported by the first test that asks for 
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -58,6 +59,51 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(f"--kjobs-kubeconfig: {kubeconfig} does not exist")
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM reached a pytest run that holds a kjobs cluster: pytest stops as after Ctrl-C, tearing the
+    fixtures down (each cluster stops its pods' processes and removes its files), then the run ends by that
+    signal (exit status 143), as it would have."""
+
+
+_terminated: list[int] = []
+_previous_handler: list[Any] = []
+
+
+def _on_sigterm(signum: int, frame: Any) -> None:
+    _terminated.append(signum)
+    raise Terminated(f"signal {signum} (SIGTERM): stopping the kjobs clusters")
+
+
+def _take_sigterm() -> None:
+    """From the first cluster on: SIGTERM (`timeout 600 pytest`, a CI job's end, `kill`) interrupts the run so the
+    clusters stop, instead of killing the process at once and leaving their pods' processes and temporary
+    directories behind. Only when nobody else handles SIGTERM, and only on the main thread (signals are not a
+    worker thread's to take)."""
+    if _previous_handler:
+        return
+    try:
+        if signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
+            return
+        signal.signal(signal.SIGTERM, _on_sigterm)
+    except ValueError:  # not the main thread
+        return
+    _previous_handler.append(signal.SIG_DFL)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Give SIGTERM back; after an interruption by it, end by it (the fixtures are torn down by now)."""
+    if not _previous_handler:
+        return
+    previous = _previous_handler.pop()
+    if signal.getsignal(signal.SIGTERM) is _on_sigterm:  # not one the tests installed since
+        signal.signal(signal.SIGTERM, previous)
+    if _terminated:
+        from kjobs.testing.embedded import remove_session_pki
+
+        remove_session_pki()  # a process ended by a signal runs no `atexit`
+        os.kill(os.getpid(), _terminated[0])
+
+
 def _scope(fixture_name: str, config: pytest.Config) -> str:
     scope = config.getoption("kjobs_scope") or config.getini("kjobs_scope") or "function"
     if scope not in SCOPES:
@@ -90,6 +136,7 @@ class _Clusters:
         if self.current is not None and (self.options != options or self.current.disturbed):
             self.close()
         if self.current is None:
+            _take_sigterm()
             self.current = KjobsCluster.start(options)
             self.options = options
         return self.current

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,7 +13,7 @@ from kubernetes import client, config, watch
 
 from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
-from kjobs.testing import KjobsCluster
+from kjobs.testing import ClusterOptions, KjobsCluster
 
 
 def job(name: str, command: str, **spec: object) -> Obj:
@@ -85,7 +86,7 @@ def test_wait_for_conditions_logs_and_deletion(kjobs_cluster: KjobsCluster) -> N
 def test_wait_for_says_what_it_saw_and_refuses_what_it_cannot_read(kjobs_cluster: KjobsCluster) -> None:
     kjobs_cluster.apply(job("slow", "sleep 30"))
     kjobs_cluster.pod_of("slow")
-    with pytest.raises(TimeoutError, match=r"Job slow did not reach 'Complete' in 0\.05s; last: .*'active': 1"):
+    with pytest.raises(TimeoutError, match=r"Job slow did not reach 'Complete' in 0\.05s: no condition yet; active 1"):
         kjobs_cluster.wait_for("job", "slow", "Complete", timeout=0.05)
     with pytest.raises(ValueError, match="unknown kind 'deployment'"):
         kjobs_cluster.wait_for("deployment", "x", "Available")
@@ -144,3 +145,20 @@ def test_manual_virtual_time_moves_only_when_the_test_says(kjobs_cluster: KjobsC
     assert not kjobs_cluster.get("job", "minute")["status"].get("succeeded")
     kjobs_cluster.advance(30)
     assert kjobs_cluster.wait_for("job", "minute", "Complete", timeout=5)["status"]["succeeded"] == 1
+
+
+@pytest.fixture(scope="module")
+def module_cluster() -> Iterator[KjobsCluster]:
+    # kjobs_cluster is function-scoped: a module's own fixture starts its cluster itself, as the README shows
+    with KjobsCluster.start(ClusterOptions(runtime="simulated")) as cluster:
+        cluster.apply({"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "shared"}, "data": {"a": "1"}})
+        yield cluster
+    assert not cluster.embedded.workdir.exists()  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize("run", [1, 2])
+def test_a_module_scoped_cluster_is_shared_by_its_tests(module_cluster: KjobsCluster, run: int) -> None:
+    assert module_cluster.get("configmap", "shared")["data"] == {"a": "1"}
+    module_cluster.apply(job(f"run-{run}", "exit 0"))
+    module_cluster.wait_for("job", f"run-{run}", "Complete")
+    assert len(module_cluster.objects("job")) == run  # the same cluster: the first test's Job is still there

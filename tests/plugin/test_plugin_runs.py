@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+import kjobs
+
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "pytest"
 KJOBS = [sys.executable, "-c", "from kjobs.cli import main; main()"]
 
@@ -134,3 +136,103 @@ def test_the_example_passes_against_kjobs_up(tmp_path: Path) -> None:
         except subprocess.TimeoutExpired:
             up.kill()
             up.wait()
+
+
+TERMINATED = """
+import time
+from pathlib import Path
+
+
+def test_runs_until_terminated(kjobs_cluster, tmp_path):
+    pid_file = tmp_path / "pid"  # $$$$: the shell's $$ (Kubernetes reads $$ as an escaped $)
+    kjobs_cluster.apply({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "long"}, "spec": {
+        "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "m", "image": "x",
+        "command": ["sh", "-c", f"echo $$$$ > {pid_file}.tmp; mv {pid_file}.tmp {pid_file}; exec sleep 1000"]}]}}}})
+    kjobs_cluster.pod_of("long")
+    deadline = time.monotonic() + 30
+    while not pid_file.exists() and time.monotonic() < deadline:  # the container's write, a moment after it runs
+        time.sleep(0.01)
+    print("READY", pid_file.read_text().strip(), kjobs_cluster.embedded.workdir, flush=True)
+    kjobs_cluster.wait_for("job", "long", "Complete", timeout=600)
+"""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def _run_until_its_pod_runs(tmp_path: Path) -> tuple[subprocess.Popen[str], int, Path]:
+    """A pytest run whose test waits on a running pod: the run, the pod's pid, the cluster's directory."""
+    (tmp_path / "test_terminated.py").write_text(TERMINATED)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    run = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "--rootdir", str(tmp_path)],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        # this kjobs, from any cwd; its temporary directories under tmp_path, where a killed run's stay
+        env={**os.environ, "PYTHONPATH": str(Path(kjobs.__file__).parents[1]), "TMPDIR": str(scratch)},
+    )
+    assert run.stdout is not None
+    ready = next((line for line in run.stdout if line.startswith("READY")), "")
+    if not ready:
+        run.kill()
+        run.wait()
+        pytest.fail("the test never got its pod running")
+    _, pid, workdir = ready.split()
+    assert _alive(int(pid))
+    return run, int(pid), Path(workdir)
+
+
+def test_sigterm_stops_the_clusters_pods_and_ends_the_run_by_it(tmp_path: Path) -> None:
+    run, pid, workdir = _run_until_its_pod_runs(tmp_path)
+    try:
+        run.send_signal(signal.SIGTERM)  # `timeout 600 pytest`, a CI job's end
+        # before, the pod's node shim lived on, holding this pipe (its stderr) open: communicate timed out
+        rest, _ = run.communicate(timeout=60)
+        assert run.returncode == -signal.SIGTERM, rest  # ended by the signal, as without the plugin
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert "Terminated: signal 15 (SIGTERM): stopping the kjobs clusters" in rest
+    assert not _alive(pid)  # before, the pod's process ran on, orphaned ...
+    assert not workdir.exists()  # ... and the cluster's directory stayed in /tmp, as did the session's PKI
+    assert [p.name for p in (tmp_path / "tmp").iterdir() if p.name.startswith("kjobs-")] == []
+
+
+def test_a_killed_run_takes_its_pods_with_it(tmp_path: Path) -> None:
+    run, pid, workdir = _run_until_its_pod_runs(tmp_path)
+    run.kill()  # SIGKILL: no teardown runs; the node shims see their agent's pipe close without a goodbye
+    run.communicate(timeout=60)  # EOF: the shims, which held the run's output pipe, have exited
+    assert not _alive(pid)  # before, `sleep 1000` ran on, and the shim with it
+    assert workdir.exists()  # nothing removes a killed run's files (here under tmp_path, for pytest to)
+
+
+STRICT = """
+def test_a_job_under_strict_warnings(kjobs_cluster):
+    container = {"name": "m", "image": "x", "command": ["true"]}
+    kjobs_cluster.apply({"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "strict"}, "spec": {
+        "template": {"spec": {"restartPolicy": "Never", "containers": [container]}}}})
+    kjobs_cluster.wait_for("job", "strict", "Complete")
+
+
+def test_after():
+    import gc
+    gc.collect()  # what the last cluster left unclosed is found now, inside a test
+"""
+
+
+def test_a_cluster_leaves_nothing_unclosed_for_a_strict_run(tmp_path: Path) -> None:
+    # projects run with `filterwarnings = error`: a ResourceWarning of kjobs' own would fail their tests
+    (tmp_path / "test_strict.py").write_text(STRICT)
+    env = {"PYTHONPATH": str(Path(kjobs.__file__).parents[1])}
+    result = pytest_run(tmp_path, "-W", "error", "-W", "always::ResourceWarning", "test_strict.py", env=env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "ResourceWarning" not in result.stdout + result.stderr

@@ -140,6 +140,7 @@ class ProcessRuntime(Supervisor):
         minimum_grace_seconds: float = MINIMUM_GRACE_SECONDS,
         start_report_delay: float = START_REPORT_DELAY,
         shims: int = SHIMS,
+        containers_die_with_agent: bool = False,
     ) -> None:
         super().__init__(
             clock=clock or RealClock(),
@@ -184,6 +185,7 @@ class ProcessRuntime(Supervisor):
             on_started=self._started,
             on_failed=self._failed_to_start,
             on_exited=self._exited,
+            die_with_agent=containers_die_with_agent,
         )
         try:
             asyncio.get_running_loop()

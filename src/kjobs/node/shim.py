@@ -6,9 +6,11 @@ kjobs does the same for the same reason: starting a process costs its parent CPU
 runs on another core. It is started by `kjobs.node.spawner.Spawner` as `python -E -s -S shim.py` (standard
 library only, so it is up in milliseconds) and speaks JSON lines over its stdin/stdout:
 
-    → ["b", base_env, procs_root, journal_dir, agent_id]
+    → ["b", base_env, procs_root, journal_dir, agent_id(, die_with_agent)]
                                                     once, first: every container's base environment, where to
-                                                    record running groups and where to keep the journal
+                                                    record running groups and where to keep the journal; with
+                                                    die_with_agent, stdin closing without a "q" (the agent's
+                                                    process died) SIGKILLs every container first
     → ["s", id, argv, env, cwd, log_path, uid, name, number, time(, owner)]
                                                     start a container process (env on top of base_env) in cwd,
                                                     created if missing (and given to owner, [uid, gid], if
@@ -113,6 +115,7 @@ class Shim:
         self.journaled_starts = 0
         self.agent_gone = False  # stdin closed: no more requests, no one to reply to
         self.clean_quit = False
+        self.die_with_agent = False  # a test cluster's: nobody will adopt what outlives its agent
         self.running: dict[str, tuple[int, int]] = {}  # id -> (pid, pidfd)
         self.executables: dict[tuple[str, str], str] = {}
         self.home = os.getcwd()
@@ -153,6 +156,7 @@ class Shim:
                 self.procs_dir = leftovers.owner_path(os.path.join(self.home, str(message[2])), os.getpid())
             if len(message) > 4 and message[3]:
                 self.open_journal(os.path.join(self.home, str(message[3])), str(message[4]))
+            self.die_with_agent = len(message) > 5 and bool(message[5])
         elif kind == "q":
             self.clean_quit = True
 
@@ -469,6 +473,9 @@ def main() -> None:
                 # The agent is gone (stopped, or killed): keep and reap what runs, for the next agent.
                 shim.agent_gone = True
                 shim.unwatch(in_fd)
+                if shim.die_with_agent and not shim.clean_quit:
+                    for cid in list(shim.running):
+                        shim.kill(cid, signal.SIGKILL)
                 shim.record_due(None)
                 # Starts not yet made are dropped: the next agent, finding no journal entry, makes them (made
                 # now, they could be journaled after it looked, and run twice).

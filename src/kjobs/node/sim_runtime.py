@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import heapq
 import itertools
+import math
 import signal as signals
 import uuid
 from collections.abc import AsyncIterator, Callable
@@ -248,6 +249,9 @@ class SimulatedRuntime(Supervisor):
         previous = self._exits.pop(attempt.container_id, None)
         if previous is not None:
             previous[1]()
+        if math.isinf(delay):  # it never exits by itself (`sleep infinity`): only a signal ends it
+            self._exits[attempt.container_id] = (math.inf, _never_cancelled)
+            return
 
         def fire() -> None:
             self._exits.pop(attempt.container_id, None)
@@ -275,6 +279,10 @@ class SimulatedRuntime(Supervisor):
         when = self.clock.now() + outcome.term_delay
         if pending is None or when < pending[0]:
             self._schedule_exit(record.uid, attempt, outcome.term_delay, 128 + signum, signum)
+
+
+def _never_cancelled() -> None:
+    """The cancel of an exit that was never scheduled."""
 
 
 async def _once(data: bytes) -> AsyncIterator[bytes]:

@@ -44,7 +44,9 @@ class Spawner:
         on_started: Callable[[str, int], None],
         on_failed: Callable[[str, str], None],
         on_exited: Callable[[str, int], None],
+        die_with_agent: bool = False,
     ) -> None:
+        self._die_with_agent = die_with_agent
         self._base_env = dict(base_env)
         self._procs_dir = procs_dir
         self._journal_dir = journal_dir
@@ -132,6 +134,9 @@ class Spawner:
             return
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=timeout)
+        if proc.stdout is not None:  # or the pipe's reader is closed by the GC, with a ResourceWarning
+            with contextlib.suppress(OSError):
+                proc.stdout.close()
 
     # -- the pipe -----------------------------------------------------------------------------------------
     def _ensure_shim(self) -> None:
@@ -159,6 +164,7 @@ class Spawner:
                 str(self._procs_dir) if self._procs_dir is not None else "",
                 str(self._journal_dir) if self._journal_dir is not None else "",
                 self._agent_id,
+                self._die_with_agent,
             ]
         )
 
@@ -280,6 +286,7 @@ class SpawnerPool:
         on_started: Callable[[str, int], None],
         on_failed: Callable[[str, str], None],
         on_exited: Callable[[str, int], None],
+        die_with_agent: bool = False,
     ) -> None:
         self._on_failed = on_failed
         self._on_exited = on_exited
@@ -293,6 +300,7 @@ class SpawnerPool:
                 on_started=on_started,
                 on_failed=self._failed,
                 on_exited=self._exited,
+                die_with_agent=die_with_agent,
             )
             for _ in range(max(1, shims))
         ]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import tempfile
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,7 @@ from kjobs.client.base import Client
 from kjobs.client.resources import ResourceRef
 from kjobs.testing import faults
 from kjobs.testing.background import Background
+from kjobs.testing.describe import describe, elapsed, job_finished, pod_finished
 from kjobs.testing.embedded import ClusterOptions, Embedded
 
 RESOURCES: tuple[ResourceRef, ...] = (
@@ -42,6 +43,12 @@ Condition = str | Callable[[Obj], bool]
 
 class UnsupportedFault(RuntimeError):
     """A fault that needs the in-process cluster's components, asked of another cluster."""
+
+
+class WaitFailed(TimeoutError):
+    """A wait that can no longer succeed: the object reached a state it never leaves (a finished Job, a pod in a
+    terminal phase), so the helper says so at once instead of waiting out its timeout. A `TimeoutError`, so code
+    that expected the timeout still catches it."""
 
 
 def resource(kind: str) -> ResourceRef:
@@ -148,12 +155,31 @@ class KjobsCluster:
             if self.embedded is not None:
                 shutil.rmtree(self.embedded.workdir, ignore_errors=True)
 
+    def __enter__(self) -> KjobsCluster:
+        """`with KjobsCluster.start(...) as cluster:`, for a fixture of the user's own scope (module, class)."""
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
     def _run(self, coro: Any, timeout: float | None = 60.0) -> Any:
         """Run a helper's work on the cluster's loop, the test thread blocked on it (so, on virtual time, the
         test waits for the cluster: `kjobs.testing.virtual`'s rule); `timeout` is wall time."""
+        __tracebackhide__ = True  # pytest shows the test's line, not the helper's
         if self.embedded is not None:
             coro = self.embedded.wait(coro)
-        return self._background.run(coro, timeout)
+        started = self._virtual_now()
+        try:
+            return self._background.run(coro, timeout)
+        except (ApiError, faults.FaultError, WaitFailed) as exc:
+            # the answer the test gets, not the cluster thread's frames it was raised in
+            raise exc.with_traceback(None) from None
+        except TimeoutError as exc:
+            if exc.args:
+                raise
+            ran = self._virtual_now()
+            virtual = "" if ran is None or started is None else f" (virtual time ran {elapsed(ran - started)})"
+            raise TimeoutError(f"the cluster did not finish the helper's work in {timeout}s{virtual}") from None
 
     async def _next_change(self, ref: ResourceRef, ns: str | None, rv: str, **selectors: Any) -> None:
         """Wait for the next change to `ref` objects after list version `rv`: a watch event in-process (no timer,
@@ -173,12 +199,16 @@ class KjobsCluster:
         ns: str | None,
         check: Callable[[list[Obj]], Obj | None],
         timeout: float,
-        failure: Callable[[list[Obj]], str],
+        failure: Callable[[list[Obj], str], str],
+        hopeless: Callable[[list[Obj]], Awaitable[str | None]] | None = None,
         **selectors: Any,
     ) -> Obj:
-        """List until `check` returns an object, re-listing after each change; TimeoutError (with `failure`'s
-        account of the last list) after `timeout` seconds of wall time."""
+        """List until `check` returns an object, re-listing after each change; `WaitFailed` as soon as `hopeless`
+        says why it never will; TimeoutError (with `failure`'s account of the last list, and how far virtual time
+        ran) after `timeout` seconds of wall time."""
+        __tracebackhide__ = True  # pytest shows the test's line, not the helper's
         seen: list[list[Obj]] = [[]]
+        started = self._virtual_now()
 
         async def wait() -> Obj:
             while True:
@@ -187,13 +217,46 @@ class KjobsCluster:
                 found = check(items)
                 if found is not None:
                     return found
+                why = None if hopeless is None else await hopeless(items)
+                if why is not None:
+                    raise WaitFailed(why)
                 await self._next_change(ref, ns, rv, **selectors)
 
         try:
             result: Obj = self._run(wait(), timeout)
+        except WaitFailed:
+            raise
         except TimeoutError:
-            raise TimeoutError(failure(seen[0])) from None
+            ran = self._virtual_now()
+            virtual = "" if ran is None or started is None else f" (virtual time ran {elapsed(ran - started)})"
+            raise TimeoutError(failure(seen[0], virtual)) from None
         return result
+
+    def _virtual_now(self) -> float | None:
+        """The virtual clock of a simulated cluster (None on wall time)."""
+        if self.embedded is None or self.embedded.time_gate is None:
+            return None
+        return float(self.embedded.clock.now())
+
+    async def _job_pods(self, job: str, ns: str | None) -> list[Obj]:
+        items, _ = await self._client.list(R.PODS, ns, label_selector=f"{JOB_NAME_LABEL}={job}")
+        return list(items)
+
+    def _describe_now(self, kind: str, name: str, ns: str | None) -> str:
+        """The object's state for a failure message, read as a plain request (virtual time stands still)."""
+
+        async def read() -> str:
+            ref = resource(kind)
+            items, _ = await self._client.list(ref, ns, field_selector=f"metadata.name={name}")
+            obj = items[0] if items else None
+            pods = await self._job_pods(name, ns) if ref is R.JOBS and obj is not None else []
+            return describe(ref.kind, obj, pods)
+
+        try:
+            text: str = self._background.run(read(), 10.0)
+        except (ApiError, TimeoutError) as exc:
+            return f"(could not read it: {exc})"
+        return text
 
     # -- clients -----------------------------------------------------------------------------------------------
     @property
@@ -212,16 +275,20 @@ class KjobsCluster:
             raise UnsupportedFault("another cluster's clock is its own")
         return self.embedded.clock
 
-    def advance(self, seconds: float) -> None:
-        """Move a simulated cluster's virtual time forward by `seconds` (with `virtual_time="manual"`)."""
+    def advance(self, seconds: float, timeout: float = 60.0) -> None:
+        """Move a simulated cluster's virtual time forward by `seconds` (with `virtual_time="manual"`). Every
+        periodic component runs on the way (node heartbeats, controllers' resyncs: about 10^4 virtual seconds a
+        wall second), so a long jump costs wall time; TimeoutError, saying how far it got, after `timeout`."""
+        __tracebackhide__ = True  # pytest shows the test's line, not the helper's
         if self.embedded is None:
             raise UnsupportedFault("virtual time needs the in-process cluster")
-        self._run(self.embedded.advance(seconds))
+        self._run(self.embedded.advance(seconds), timeout)
 
     # -- objects -------------------------------------------------------------------------------------------
     def apply(self, manifest: Obj | list[Obj] | str | Path, namespace: str = "default") -> Any:
         """Create each object of `manifest` (a dict, a list, YAML/JSON text or a file path), or merge it onto
         the object of that name when it exists (a JSON merge patch); returns the object (a list for several)."""
+        __tracebackhide__ = True  # pytest shows the test's line, not the helper's
         if isinstance(manifest, Path) or (
             isinstance(manifest, str) and "\n" not in manifest and Path(manifest).is_file()
         ):
@@ -239,16 +306,18 @@ class KjobsCluster:
                 ref = _resource_of(obj)
                 ns = str((obj.get("metadata") or {}).get("namespace") or namespace) if ref.namespaced else None
                 name = str((obj.get("metadata") or {}).get("name") or "")
-                try:  # as kubectl apply: read first, then create or patch (generateName: create)
-                    if not name:
-                        raise ApiError(404, "NotFound", "no name")
-                    await self._client.get(ref, ns, name)
-                except ApiError as exc:
-                    if exc.code != 404:
-                        raise
-                    result.append(await self._client.create(ref, ns, obj))
-                else:
+                exists = bool(name)  # as kubectl apply: read first, then create or patch (generateName: create)
+                if exists:
+                    try:
+                        await self._client.get(ref, ns, name)
+                    except ApiError as exc:
+                        if exc.code != 404:
+                            raise
+                        exists = False
+                if exists:
                     result.append(await self._client.patch(ref, ns, name, obj, patch_type="merge"))
+                else:  # outside the `except`: a refusal is not shown "during handling" of the 404
+                    result.append(await self._client.create(ref, ns, obj))
             return result
 
         applied = self._run(apply_all())
@@ -256,12 +325,14 @@ class KjobsCluster:
 
     def get(self, kind: str, name: str, namespace: str = "default") -> Obj:
         """The object as the API has it now (ApiError 404 when there is none)."""
+        __tracebackhide__ = True  # pytest shows the test's line, not the helper's
         ref = resource(kind)
         result: Obj = self._run(self._client.get(ref, namespace if ref.namespaced else None, name))
         return result
 
     def objects(self, kind: str, namespace: str | None = "default", label_selector: str | None = None) -> list[Obj]:
         """The objects of `kind` (in `namespace`; None: all namespaces)."""
+        __tracebackhide__ = True  # pytest shows the test's line, not the helper's
         ref = resource(kind)
         items, _ = self._run(
             self._client.list(ref, namespace if ref.namespaced else None, label_selector=label_selector)
@@ -272,7 +343,10 @@ class KjobsCluster:
         self, kind: str, name: str, condition: Condition, timeout: float = 30.0, namespace: str = "default"
     ) -> Obj:
         """Wait until the object matches `condition` (see `matches`; `delete`: until it is gone) and return it
-        (the last version for `delete`); TimeoutError after `timeout` seconds of wall time, with what it saw."""
+        (the last version for `delete`); `WaitFailed` at once when a finished Job or a terminal pod cannot match
+        any more; TimeoutError after `timeout` seconds of wall time. Both say what the object is (a Job: its
+        conditions, counts and pods)."""
+        __tracebackhide__ = True  # pytest shows the test's line, not the helper's
         ref = resource(kind)
         ns = namespace if ref.namespaced else None
         last: list[Obj] = [{}]
@@ -283,32 +357,67 @@ class KjobsCluster:
             last[0] = items[0]
             return items[0] if condition != "delete" and matches(items[0], condition) else None
 
-        def failure(items: list[Obj]) -> str:
-            seen = (items[0].get("status") or {}) if items else "no such object"
-            return f"{ref.kind} {name} did not reach {condition!r} in {timeout}s; last: {seen}"
+        async def hopeless(items: list[Obj]) -> str | None:
+            if not items or callable(condition) or condition == "delete":
+                return None
+            obj = items[0]
+            if ref is R.JOBS:
+                done = job_finished(obj)
+                if done is None:
+                    return None
+                pods = await self._job_pods(name, ns)
+                return f"Job {name} is {done['type']} and never changes again, so it will not reach {condition!r}: " + (
+                    describe("Job", obj, pods)
+                )
+            if ref is R.PODS and condition.startswith("phase=") and pod_finished(obj):
+                return f"pod {name} ended and will not reach {condition!r}: {describe('Pod', obj)}"
+            return None
 
-        return self._until(ref, ns, check, timeout, failure, field_selector=f"metadata.name={name}")
+        def failure(items: list[Obj], virtual: str) -> str:
+            now = self._describe_now(kind, name, ns) if items else "there is no such object"
+            return f"{ref.kind} {name} did not reach {condition!r} in {timeout}s{virtual}: {now}"
+
+        return self._until(ref, ns, check, timeout, failure, hopeless, field_selector=f"metadata.name={name}")
 
     def pod_of(
         self, job: str, condition: Condition = "phase=Running", timeout: float = 30.0, namespace: str = "default"
     ) -> Obj:
-        """Wait until a pod of Job `job` matches `condition` (default: it runs) and return it (the first by name)."""
+        """Wait until a pod of Job `job` matches `condition` (default: it runs) and return it (the first by name);
+        `WaitFailed` at once when the Job has finished and all its pods ended without one matching."""
+        __tracebackhide__ = True  # pytest shows the test's line, not the helper's
 
         def check(pods: list[Obj]) -> Obj | None:
             found = sorted((p for p in pods if matches(p, condition)), key=lambda p: str(p["metadata"]["name"]))
             return found[0] if found else None
+
+        async def hopeless(pods: list[Obj]) -> str | None:
+            if not all(pod_finished(p) for p in pods):
+                return None
+            items, _ = await self._client.list(R.JOBS, namespace, field_selector=f"metadata.name={job}")
+            done = job_finished(items[0]) if items else None
+            if done is None:
+                return None
+            return f"no pod of job {job} is {condition!r}, and the Job is {done['type']}: " + (
+                describe("Job", items[0], pods)
+            )
+
+        def failure(_: list[Obj], virtual: str) -> str:
+            now = self._describe_now("job", job, namespace)
+            return f"no pod of job {job} reached {condition!r} in {timeout}s{virtual}: Job {job}: {now}"
 
         return self._until(
             R.PODS,
             namespace,
             check,
             timeout,
-            lambda _: f"no pod of job {job} reached {condition!r} in {timeout}s",
+            failure,
+            hopeless,
             label_selector=f"{JOB_NAME_LABEL}={job}",
         )
 
     def logs(self, pod: Obj | str, container: str | None = None, namespace: str = "default") -> str:
         """The container's log (default: the only or first container), as `kubectl logs` prints it."""
+        __tracebackhide__ = True  # pytest shows the test's line, not the helper's
         from kubernetes import client
 
         text: str | None = client.CoreV1Api(self.api_client).read_namespaced_pod_log(
@@ -323,15 +432,18 @@ class KjobsCluster:
         return Disruptor(self._client, list, self.disruption_log.append)
 
     def _pod(self, pod: Obj | str, namespace: str) -> Obj:
+        __tracebackhide__ = True
         return self.get("pod", _name_of(pod), namespace if isinstance(pod, str) else pod["metadata"]["namespace"])
 
     def drain(self, node: str) -> None:
         """`kubectl drain NODE` (cordon, evict each pod), then `kubectl uncordon` once they stopped."""
+        __tracebackhide__ = True  # pytest shows the test's line, not the helper's
         self.disturbed = True
         self._run(self._disruptor().drain(node), 120)
 
     def evict(self, pod: Obj | str, namespace: str = "default") -> None:
         """POST the pod's Eviction (`DisruptionTarget`/`EvictionByEvictionAPI`); ApiError when refused (429)."""
+        __tracebackhide__ = True  # pytest shows the test's line, not the helper's
         current = self._pod(pod, namespace)
         from kjobs.client.resources import PODS
 
@@ -348,6 +460,7 @@ class KjobsCluster:
     ) -> None:
         """`kubectl taint node NODE KEY=VALUE:EFFECT` (NoExecute → the taint eviction controller,
         `DeletionByTaintManager`); it stays until `untaint`."""
+        __tracebackhide__ = True  # pytest shows the test's line, not the helper's
         self.disturbed = True
         self._set_taints(
             node,
@@ -359,6 +472,7 @@ class KjobsCluster:
 
     def untaint(self, node: str, key: str = "kjobs.io/disruption") -> None:
         """`kubectl taint node NODE KEY-`."""
+        __tracebackhide__ = True  # pytest shows the test's line, not the helper's
         self._set_taints(node, lambda taints: [t for t in taints if t.get("key") != key])
 
     def _set_taints(self, node: str, change: Callable[[list[Obj]], list[Obj]]) -> None:
@@ -372,6 +486,7 @@ class KjobsCluster:
     def preempt(self, pod: Obj | str, namespace: str = "default") -> None:
         """A pod of a higher PriorityClass asks for all CPU of the pod's node: the scheduler preempts it
         (`PreemptionByScheduler`). The pod must request some CPU, or the preemptor fits beside it."""
+        __tracebackhide__ = True  # pytest shows the test's line, not the helper's
         node = self._pod(pod, namespace)["spec"]["nodeName"]
         disruptor = self._disruptor()
         self._preemptions += 1
@@ -380,6 +495,7 @@ class KjobsCluster:
 
     def node_shutdown(self, node: str) -> None:
         """Graceful node shutdown (`kjobs node shutdown`): pods end Failed, `TerminationByKubelet`."""
+        __tracebackhide__ = True  # pytest shows the test's line, not the helper's
         from kjobs.node.shutdown import request_shutdown
 
         self.disturbed = True
@@ -387,6 +503,7 @@ class KjobsCluster:
 
     # -- node faults (in-process) ------------------------------------------------------------------------------
     def _agent(self, node: str) -> Any:
+        __tracebackhide__ = True
         if self.embedded is None:
             raise UnsupportedFault("this fault needs the in-process cluster's node agents, not --kjobs-kubeconfig")
         agent = self.embedded.agents.get(node)
@@ -397,6 +514,7 @@ class KjobsCluster:
     def kill_node_agent(self, node: str) -> None:
         """The node's agent dies with its pods' processes; the API hears nothing (→ unreachable, taint
         eviction, `DeletionByTaintManager`)."""
+        __tracebackhide__ = True  # pytest shows the test's line, not the helper's
         agent = self._agent(node)
         self.disturbed = True
         if node not in self._killed:
@@ -405,6 +523,7 @@ class KjobsCluster:
 
     def delete_node(self, node: str) -> None:
         """The machine goes, then its Node object (→ pod GC, `DeletionByPodGC`)."""
+        __tracebackhide__ = True  # pytest shows the test's line, not the helper's
         self.disturbed = True
         agent = None
         if self.embedded is not None:
@@ -417,6 +536,7 @@ class KjobsCluster:
     ) -> None:
         """Make the pod's running container exit with `exit_code` (waiting, bounded, until it runs); FaultError
         when the pod has ended."""
+        __tracebackhide__ = True  # pytest shows the test's line, not the helper's
         started = _container_running(container)
         current = self.wait_for(
             "pod", _name_of(pod), lambda p: started(p) or matches(p, "phase=Succeeded|Failed"), namespace=namespace
@@ -492,7 +612,7 @@ class KjobsCluster:
             meta["namespace"],
             gone,
             timeout,
-            lambda _: f"pod {meta['name']} of the test was not gone in {timeout}s",
+            lambda _, virtual: f"pod {meta['name']} of the test was not gone in {timeout}s{virtual}",
             field_selector=f"metadata.name={meta['name']}",
         )
 

@@ -99,8 +99,19 @@ def session_pki() -> Pki:
     from kjobs.server import tls
 
     directory = Path(tempfile.mkdtemp(prefix="kjobs-pytest-"))
+    _pki_dirs.append(directory)
     atexit.register(shutil.rmtree, directory, True)
     return tls.ensure(directory / "pki", "127.0.0.1")
+
+
+_pki_dirs: list[Path] = []
+
+
+def remove_session_pki() -> None:
+    """Remove the session's PKI now, for a process about to end by a signal (no `atexit` then)."""
+    while _pki_dirs:
+        shutil.rmtree(_pki_dirs.pop(), ignore_errors=True)
+    session_pki.cache_clear()
 
 
 def node_names(settings: ClusterSettings) -> list[str]:
@@ -121,7 +132,10 @@ class Embedded:
         self.time_gate = virtual.TimeGate(options.virtual_time) if simulated else None
         """When virtual time may move (simulated only)."""
         if not simulated:
-            self.settings = options.settings or fast_settings(workdir / "nodes", options.nodes)
+            # pods die with the test process, however it ends: nothing could adopt them after it
+            self.settings = options.settings or dataclasses.replace(
+                fast_settings(workdir / "nodes", options.nodes), containers_die_with_agent=True
+            )
         elif options.settings is None:
             self.settings = simulated_settings(options.nodes, options.outcome)
         else:

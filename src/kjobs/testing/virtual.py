@@ -18,8 +18,10 @@ therefore sees time stand still: wait with `wait_for`, a watch, or `advance`.
 from __future__ import annotations
 
 import asyncio
+import math
 import re
 import shlex
+import warnings
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal, TypeVar
 
@@ -29,20 +31,47 @@ from kjobs.node.sim_runtime import Outcome
 T = TypeVar("T")
 VirtualTime = Literal["auto", "manual"]
 
-_SLEEP = re.compile(r"\bsleep\s+(\d+(?:\.\d*)?)")
+_SLEEP = re.compile(r"\bsleep\s+(inf(?:inity)?\b|\d+(?:\.\d*)?(?:[eE][+-]?\d+)?)([smhd]?)(?![\w.])")
+_UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
+"""`sleep`'s suffixes (coreutils and busybox): seconds, minutes, hours, days."""
 _EXIT = re.compile(r"\bexit\s+(\d+)")
 _ECHO = re.compile(r"\becho\s+([^;&|]*)")
+_CONTROL_FLOW = re.compile(r"\b(?:if|case|while|until|for)\b|&&|\|\||\$\(|`")
+"""Shell the reader does not run: its `exit` and `sleep` are read as if each ran once, in order."""
+
+
+class SimulatedCommandWarning(UserWarning):
+    """A container's command has shell control flow, which the simulated runtime reads but does not run."""
 
 
 def command_outcome(pod: Obj, container: Obj, attempt: int) -> Outcome:
-    """What a shell container would do, read from its command: `sleep N` runs N virtual seconds, `exit N`
-    ends with code N, `echo TEXT` prints TEXT; anything else exits 0 at once. (A test that needs other
-    fates passes its own `kjobs.node.sim_runtime.OutcomeFn`.)"""
+    """What a shell container would do, read from its command (no shell runs): the `sleep`s add up to how long
+    it runs (`sleep 90`, `sleep 2m`, `sleep infinity`: never ends, as on a node), the first `exit N` is its
+    exit code, `echo TEXT` prints TEXT; anything else exits 0 at once. A command with control flow (`if`,
+    `while`, `&&`...) is read the same way, with a `SimulatedCommandWarning`: the outcome then may not be what a
+    shell would do (a test that needs other fates passes `outcome=`, a `kjobs.node.sim_runtime.OutcomeFn`)."""
     text = " ".join(str(part) for part in [*(container.get("command") or ()), *(container.get("args") or ())])
-    sleep = sum(float(m) for m in _SLEEP.findall(text))
+    sleep = sum(_seconds(number, unit) for number, unit in _SLEEP.findall(text))
     code = _EXIT.search(text)
     output = b"".join(_echo(m).encode() + b"\n" for m in _ECHO.findall(text))
-    return Outcome(duration=sleep, exit_code=int(code.group(1)) if code else 0, output=output)
+    outcome = Outcome(duration=sleep, exit_code=int(code.group(1)) if code else 0, output=output)
+    if _CONTROL_FLOW.search(text):
+        runs = "for ever" if math.isinf(sleep) else f"{sleep:g} s"
+        warnings.warn(
+            SimulatedCommandWarning(
+                f"the simulated runtime does not run shell: container {container.get('name')!r} of pod "
+                f"{(pod.get('metadata') or {}).get('name')!r} ({text!r}) is read as running {runs}, then exiting "
+                f"{outcome.exit_code}; pass @pytest.mark.kjobs(outcome=...) to decide each attempt"
+            ),
+            stacklevel=2,
+        )
+    return outcome
+
+
+def _seconds(number: str, unit: str) -> float:
+    if number.startswith("inf"):
+        return math.inf
+    return float(number) * _UNITS[unit]
 
 
 def _echo(words: str) -> str:
