@@ -418,6 +418,18 @@ def _validate_field_ref(ref: Obj, path: str, errs: Errors) -> None:
         )
         return
     subscripted = _split_subscript(field_path)
+    if subscripted and subscripted[0] not in ("metadata.annotations", "metadata.labels"):
+        # pkg/apis/core/pods/helpers.go `ConvertDownwardAPIFieldLabel` refuses a subscript on any other field
+        # before validateObjectFieldSelector's own "does not support subscript" branch can run.
+        errs.append(
+            FieldError(
+                f"{path}.fieldPath",
+                Invalid,
+                f"error converting fieldPath: field label does not support subscript: {field_path}",
+                field_path,
+            )
+        )
+        return
     base = subscripted[0] if subscripted else field_path
     if base not in _DOWNWARD_CONVERTIBLE:
         errs.append(
@@ -434,11 +446,9 @@ def _validate_field_ref(ref: Obj, path: str, errs: Errors) -> None:
         if base == "metadata.annotations":
             for msg in is_qualified_name(key.lower()):
                 errs.append(FieldError(path, Invalid, msg, key.lower()))
-        elif base == "metadata.labels":
+        else:
             for msg in is_qualified_name(key):
                 errs.append(FieldError(path, Invalid, msg, key))
-        else:
-            errs.append(FieldError(path, Invalid, "does not support subscript", base))
     elif field_path not in _ENV_FIELD_PATHS:
         errs.append(not_supported(f"{path}.fieldPath", field_path, sorted(_ENV_FIELD_PATHS)))
 
@@ -536,7 +546,38 @@ def _validate_local_descending_path(value: str, path: str, errs: Errors) -> None
         errs.append(FieldError(path, Invalid, "must not contain '..'", value))
 
 
-def _validate_volume_mounts(mounts: list[Any] | None, volumes: dict[str, bool], path: str, errs: Errors) -> None:
+def _validate_mount_propagation(mode: str, privileged: bool, path: str, errs: Errors) -> None:
+    """`validateMountPropagation`: a known mode, and Bidirectional only in a privileged container."""
+    if mode not in _MOUNT_PROPAGATIONS:
+        errs.append(not_supported(path, mode, _MOUNT_PROPAGATIONS))
+    if mode == "Bidirectional" and not privileged:
+        errs.append(
+            FieldError(path, Forbidden, "Bidirectional mount propagation is available only to privileged containers")
+        )
+
+
+def _validate_recursive_read_only(mount: Obj, mode: str, propagation: str | None, path: str, errs: Errors) -> None:
+    """`validateMountRecursiveReadOnly`: Enabled/IfPossible need readOnly and no propagation but None."""
+    if mode == "Disabled":
+        return
+    if mode not in ("Enabled", "IfPossible"):
+        errs.append(not_supported(path, mode, ("Disabled", "Enabled", "IfPossible")))
+        return
+    if mount.get("readOnly") is not True:
+        errs.append(FieldError(path, Forbidden, "may only be specified when readOnly is true"))
+    if propagation is not None and propagation != "None":
+        errs.append(FieldError(path, Forbidden, "may only be specified when mountPropagation is None or not specified"))
+
+
+# Sorted, as `sets.List` gives them in the NotSupported detail.
+_MOUNT_PROPAGATIONS = ("Bidirectional", "HostToContainer", "None")
+
+
+def _validate_volume_mounts(
+    mounts: list[Any] | None, volumes: dict[str, bool], privileged: bool, path: str, errs: Errors
+) -> None:
+    """`ValidateVolumeMounts`. Its subPath, subPathExpr, mountPropagation and recursiveReadOnly errors name the
+    list (`volumeMounts.subPath`), not the item, as upstream builds them from `fldPath`, not `idxPath`."""
     mount_points: set[str] = set()
     for i, mount in items_of(mounts, path, errs):
         item = f"{path}[{i}]"
@@ -563,9 +604,18 @@ def _validate_volume_mounts(mounts: list[Any] | None, volumes: dict[str, bool], 
                     )
                 )
             _validate_local_descending_path(sub_path_expr, f"{path}.subPathExpr", errs)
+        propagation = get_str(mount, "mountPropagation", f"{item}.mountPropagation", errs)
+        if propagation is not None:
+            _validate_mount_propagation(propagation, privileged, f"{path}.mountPropagation", errs)
+        rro = get_str(mount, "recursiveReadOnly", f"{item}.recursiveReadOnly", errs)
+        if rro is not None:
+            _validate_recursive_read_only(mount, rro, propagation, f"{path}.recursiveReadOnly", errs)
 
 
 def _validate_port_num_or_name(value: Any, path: str, errs: Errors) -> None:
+    """`validatePortNumOrName`. An absent or null port decodes to the int-or-string zero value, port 0."""
+    if value is None:
+        value = 0
     if type(value) is int:
         for msg in is_valid_port_num(value):
             errs.append(FieldError(path, Invalid, msg, value))
@@ -669,7 +719,9 @@ def _validate_container_common(container: Obj, volumes: dict[str, bool], path: s
     _validate_env(get_list(container, "env", f"{path}.env", errs), f"{path}.env", errs)
     _validate_env_from(get_list(container, "envFrom", f"{path}.envFrom", errs), f"{path}.envFrom", errs)
     mounts = get_list(container, "volumeMounts", f"{path}.volumeMounts", errs)
-    _validate_volume_mounts(mounts, volumes, f"{path}.volumeMounts", errs)
+    context = container.get("securityContext")
+    privileged = type(context) is dict and context.get("privileged") is True
+    _validate_volume_mounts(mounts, volumes, privileged, f"{path}.volumeMounts", errs)
     pull = get_str(container, "imagePullPolicy", f"{path}.imagePullPolicy", errs) or ""
     _enum(pull, f"{path}.imagePullPolicy", ("Always", "IfNotPresent", "Never"), errs)
     _validate_resources(get_obj(container, "resources", f"{path}.resources", errs), f"{path}.resources", errs)

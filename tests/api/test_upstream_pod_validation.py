@@ -1,0 +1,976 @@
+"""Rows of Kubernetes' pod validation tables, met through a Job's pod template.
+
+Each table is named after its upstream test in pkg/apis/core/validation/validation_test.go (v1.32–1.35 rows;
+docs/upstream-pod-validation.md lists what is ported, left out and why). A row's containers/volumes are put
+into a created Job's `spec.template.spec` after defaulting — upstream validates internal objects with every
+field as the row wrote it, so defaulting must not fill what a row leaves empty — and `validate_job` runs; every
+error must lie under `spec.template.spec.`. Rows are asserted as upstream asserts them: type and field (and
+the detail where upstream checks it), plus the rendered message where kjobs had differed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from kjobs.api.errors import ErrorType, FieldError
+from kjobs.api.features import DEFAULT, FeatureGates
+from kjobs.api.types import Obj
+from kjobs.api.validation import validate_job, validate_pod
+from tests.api.job_fixtures import api_job
+
+PREFIX = "spec.template.spec."
+Invalid = ErrorType.FieldValueInvalid
+Required = ErrorType.FieldValueRequired
+Forbidden = ErrorType.FieldValueForbidden
+Duplicate = ErrorType.FieldValueDuplicate
+NotFound = ErrorType.FieldValueNotFound
+NotSupported = ErrorType.FieldValueNotSupported
+
+NO_RESTART_RULES = FeatureGates.parse("ContainerRestartRules=false")
+DNS_SUBDOMAIN = "a lowercase RFC 1123 subdomain"
+ENV_NAME = "a valid environment variable name must consist only of printable ASCII characters other than '='"
+
+
+def _ctr(name: str = "abc-123", **fields: Any) -> Obj:
+    """A container as upstream rows write it: pull and termination-message policies set explicitly."""
+    return {"name": name, "image": "image", "imagePullPolicy": "IfNotPresent", "terminationMessagePolicy": "File"} | (
+        fields
+    )
+
+
+def _template_errors(features: FeatureGates = DEFAULT, **spec: Any) -> list[FieldError]:
+    """Errors of a created Job whose pod spec has `spec`'s fields replaced, paths relative to the pod spec."""
+    job = api_job()
+    job["spec"]["template"]["spec"].update(spec)
+    errs = validate_job(job, features=features)
+    assert all(e.field.startswith(PREFIX) for e in errs), [str(e) for e in errs]
+    return [FieldError(e.field.removeprefix(PREFIX), e.type, e.detail, e.bad_value) for e in errs]
+
+
+def _container_errors(features: FeatureGates = DEFAULT, **container: Any) -> list[FieldError]:
+    return _template_errors(features, containers=[_ctr(**container)])
+
+
+def _types_and_fields(errs: list[FieldError]) -> list[tuple[ErrorType, str]]:
+    return [(e.type, e.field) for e in errs]
+
+
+# --- TestValidatePorts ----------------------------------------------------------------------------------------
+
+_PORTS_OK = [
+    {"name": "abc", "containerPort": 80, "hostPort": 80, "protocol": "TCP"},
+    {"name": "easy", "containerPort": 82, "protocol": "TCP"},
+    {"name": "as", "containerPort": 83, "protocol": "UDP"},
+    {"name": "do-re-me", "containerPort": 84, "protocol": "SCTP"},
+    {"containerPort": 85, "protocol": "TCP"},
+]
+
+
+def test_validate_ports_success_case() -> None:
+    assert _container_errors(ports=_PORTS_OK) == []
+
+
+@pytest.mark.parametrize(
+    ("ports", "error_type", "field", "detail"),
+    [
+        pytest.param(
+            [{"name": "a" * 16, "containerPort": 80, "protocol": "TCP"}],
+            Invalid,
+            "name",
+            "15",
+            id="name > 15 characters",
+        ),
+        pytest.param(
+            [{"name": "a.b.c", "containerPort": 80, "protocol": "TCP"}],
+            Invalid,
+            "name",
+            "alpha-numeric",
+            id="name contains invalid characters",
+        ),
+        pytest.param(
+            [{"name": "80", "containerPort": 80, "protocol": "TCP"}],
+            Invalid,
+            "name",
+            "at least one letter",
+            id="name is a number",
+        ),
+        pytest.param(
+            [
+                {"name": "abc", "containerPort": 80, "protocol": "TCP"},
+                {"name": "abc", "containerPort": 81, "protocol": "TCP"},
+            ],
+            Duplicate,
+            "[1].name",
+            "",
+            id="name not unique",
+        ),
+        pytest.param(
+            [{"containerPort": 0, "protocol": "TCP"}], Required, "containerPort", "", id="zero container port"
+        ),
+        pytest.param(
+            [{"containerPort": 65536, "protocol": "TCP"}],
+            Invalid,
+            "containerPort",
+            "between",
+            id="invalid container port",
+        ),
+        pytest.param(
+            [{"containerPort": 80, "hostPort": 65536, "protocol": "TCP"}],
+            Invalid,
+            "hostPort",
+            "between",
+            id="invalid host port",
+        ),
+        pytest.param(
+            [{"containerPort": 80, "protocol": "tcp"}],
+            NotSupported,
+            "protocol",
+            'supported values: "SCTP", "TCP", "UDP"',
+            id="invalid protocol case",
+        ),
+        pytest.param(
+            [{"containerPort": 80, "protocol": "ICMP"}],
+            NotSupported,
+            "protocol",
+            'supported values: "SCTP", "TCP", "UDP"',
+            id="invalid protocol",
+        ),
+        pytest.param([{"name": "abc", "containerPort": 80}], Required, "protocol", "", id="protocol required"),
+    ],
+)
+def test_validate_ports(ports: list[Obj], error_type: ErrorType, field: str, detail: str) -> None:
+    errs = _container_errors(ports=ports)
+    assert errs
+    for e in errs:
+        assert e.type is error_type
+        assert e.field.startswith("containers[0].ports") and field in e.field
+        assert detail in e.detail
+
+
+# --- TestValidateEnv / TestRelaxedValidateEnv -------------------------------------------------------------------
+
+
+def _field_ref(path: str, api_version: str = "v1") -> Obj:
+    ref = {"fieldPath": path} if path else {}
+    return {"fieldRef": ref | ({"apiVersion": api_version} if api_version else {})}
+
+
+_ENV_PATHS_SUPPORTED = (
+    '"metadata.name", "metadata.namespace", "metadata.uid", "spec.nodeName", "spec.serviceAccountName", '
+    '"status.hostIP", "status.hostIPs", "status.podIP", "status.podIPs"'
+)
+
+
+def test_validate_env_success_case() -> None:
+    env = [
+        {"name": "abc", "value": "value"},
+        {"name": "ABC", "value": "value"},
+        {"name": "AbC_123", "value": "value"},
+        {"name": "abc", "value": ""},
+        {"name": "a.b.c", "value": "value"},
+        {"name": "a-b-c", "value": "value"},
+        *(
+            {"name": "abc", "valueFrom": _field_ref(path)}
+            for path in (
+                "metadata.annotations['key']",
+                "metadata.labels['key']",
+                "metadata.name",
+                "metadata.namespace",
+                "metadata.uid",
+                "spec.nodeName",
+                "spec.serviceAccountName",
+                "status.hostIP",
+                "status.podIP",
+                "status.podIPs",
+            )
+        ),
+        {"name": "secret_value", "valueFrom": {"secretKeyRef": {"name": "some-secret", "key": "secret-key"}}},
+        {"name": "ENV_VAR_1", "valueFrom": {"configMapKeyRef": {"name": "some-config-map", "key": "some-key"}}},
+    ]
+    assert _container_errors(env=env) == []
+
+
+def test_relaxed_validate_env_success_case() -> None:
+    """RelaxedEnvironmentVariableValidation is GA (1.34): TestValidateEnv's strict-name rows no longer apply."""
+    names = ["!\"#$%&'()", "* +,-./0123456789", ":;<>?@", "ABCDEFG", "abcdefghijklmn", "[\\]^_`{}|~"]
+    assert _container_errors(env=[{"name": n, "value": "value"} for n in names]) == []
+
+
+_SECRET = {"secretKeyRef": {"name": "a-secret", "key": "a-key"}}
+_CONFIG_MAP = {"configMapKeyRef": {"name": "some-config-map", "key": "some-key"}}
+_NAME_REF = _field_ref("metadata.name")
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [
+        pytest.param([{"name": ""}], "env[0].name: Required value", id="zero-length name"),
+        pytest.param(
+            [{"name": "abc", "value": "foo", "valueFrom": _NAME_REF}],
+            'env[0].valueFrom: Invalid value: "": may not be specified when `value` is not empty',
+            id="value and valueFrom specified",
+        ),
+        pytest.param(
+            [{"name": "abc", "valueFrom": {}}],
+            'env[0].valueFrom: Invalid value: "": must specify one of: `fieldRef`, `resourceFieldRef`, '
+            "`configMapKeyRef` or `secretKeyRef`",
+            id="valueFrom without a source",
+        ),
+        pytest.param(
+            [{"name": "abc", "valueFrom": _NAME_REF | _SECRET}],
+            'env[0].valueFrom: Invalid value: "": may not have more than one field specified at a time',
+            id="valueFrom.fieldRef and valueFrom.secretKeyRef specified",
+        ),
+        pytest.param(
+            [{"name": "some_var_name", "valueFrom": _NAME_REF | _CONFIG_MAP}],
+            'env[0].valueFrom: Invalid value: "": may not have more than one field specified at a time',
+            id="valueFrom.fieldRef and valueFrom.configMapKeyRef set",
+        ),
+        pytest.param(
+            [{"name": "abc", "valueFrom": _NAME_REF | _SECRET | _CONFIG_MAP}],
+            'env[0].valueFrom: Invalid value: "": may not have more than one field specified at a time',
+            id="valueFrom.fieldRef, secretKeyRef and configMapKeyRef specified",
+        ),
+        pytest.param(
+            [{"name": "abc", "valueFrom": {"secretKeyRef": {"name": "$%^&*#", "key": "a-key"}}}],
+            'env[0].valueFrom.secretKeyRef.name: Invalid value: "$%^&*#": ' + DNS_SUBDOMAIN,
+            id="valueFrom.secretKeyRef.name invalid",
+        ),
+        pytest.param(
+            [{"name": "abc", "valueFrom": {"configMapKeyRef": {"name": "$%^&*#", "key": "some-key"}}}],
+            'env[0].valueFrom.configMapKeyRef.name: Invalid value: "$%^&*#": ' + DNS_SUBDOMAIN,
+            id="valueFrom.configMapKeyRef.name invalid",
+        ),
+        pytest.param(
+            [{"name": "abc", "valueFrom": _field_ref("")}],
+            "env[0].valueFrom.fieldRef.fieldPath: Required value",
+            id="missing FieldPath on ObjectFieldSelector",
+        ),
+        pytest.param(
+            [{"name": "abc", "valueFrom": _field_ref("metadata.name", api_version="")}],
+            "env[0].valueFrom.fieldRef.apiVersion: Required value",
+            id="missing APIVersion on ObjectFieldSelector",
+        ),
+        pytest.param(
+            [{"name": "abc", "valueFrom": _field_ref("metadata.whoops")}],
+            'env[0].valueFrom.fieldRef.fieldPath: Invalid value: "metadata.whoops": error converting fieldPath',
+            id="invalid fieldPath",
+        ),
+        pytest.param(
+            [{"name": "labels", "valueFrom": _field_ref("metadata.name['key']")}],
+            "env[0].valueFrom.fieldRef.fieldPath: Invalid value: \"metadata.name['key']\": error converting "
+            "fieldPath: field label does not support subscript: metadata.name['key']",
+            id="metadata.name with subscript",
+        ),
+        pytest.param(
+            [{"name": "labels", "valueFrom": _field_ref("metadata.labels")}],
+            'env[0].valueFrom.fieldRef.fieldPath: Unsupported value: "metadata.labels": supported values: '
+            + _ENV_PATHS_SUPPORTED,
+            id="metadata.labels without subscript",
+        ),
+        pytest.param(
+            [{"name": "abc", "valueFrom": _field_ref("metadata.annotations")}],
+            'env[0].valueFrom.fieldRef.fieldPath: Unsupported value: "metadata.annotations": supported values: '
+            + _ENV_PATHS_SUPPORTED,
+            id="metadata.annotations without subscript",
+        ),
+        pytest.param(
+            [{"name": "abc", "valueFrom": _field_ref("metadata.annotations['invalid~key']")}],
+            'env[0].valueFrom.fieldRef: Invalid value: "invalid~key"',
+            id="metadata.annotations with invalid key",
+        ),
+        pytest.param(
+            [{"name": "abc", "valueFrom": _field_ref("metadata.labels['Www.k8s.io/test']")}],
+            'env[0].valueFrom.fieldRef: Invalid value: "Www.k8s.io/test"',
+            id="metadata.labels with invalid key",
+        ),
+        pytest.param(
+            [{"name": "abc", "valueFrom": _field_ref("status.phase")}],
+            'env[0].valueFrom.fieldRef.fieldPath: Unsupported value: "status.phase": supported values: '
+            + _ENV_PATHS_SUPPORTED,
+            id="unsupported fieldPath",
+        ),
+    ],
+)
+def test_validate_env(env: list[Obj], expected: str) -> None:
+    """Upstream: every error's text contains the row's expected text (field `field` there, `env` here)."""
+    errs = _container_errors(env=env)
+    assert errs
+    for e in errs:
+        assert expected in str(e)
+
+
+# --- TestValidateEnvFrom / TestRelaxedValidateEnvFrom -----------------------------------------------------------
+
+
+def test_validate_env_from_success_cases() -> None:
+    prefixes = ["", "pre_", "a.b", "!\"#$%&'()", "* +,-./0123456789", ":;<>?@", "abcdefghijklmn", "[\\]^_`{}|~"]
+    env_from = [
+        {"prefix": p, key: {"name": "abc"}} if p else {key: {"name": "abc"}}
+        for p in prefixes
+        for key in ("configMapRef", "secretRef")
+    ]
+    assert _container_errors(envFrom=env_from) == []
+
+
+@pytest.mark.parametrize(
+    ("env_from", "expected"),
+    [
+        pytest.param(
+            [{"configMapRef": {"name": ""}}], "envFrom[0].configMapRef.name: Required value", id="zero-length name"
+        ),
+        pytest.param(
+            [{"prefix": "=abc", "configMapRef": {"name": "abc"}}],
+            'envFrom[0].prefix: Invalid value: "=abc": ' + ENV_NAME,
+            id="invalid prefix",
+        ),
+        pytest.param(
+            [{"secretRef": {"name": ""}}], "envFrom[0].secretRef.name: Required value", id="zero-length name (secret)"
+        ),
+        pytest.param([{"secretRef": {"name": "&"}}], "envFrom[0].secretRef.name: Invalid value", id="invalid name"),
+        pytest.param(
+            [{"configMapRef": {"name": "$"}}],
+            "envFrom[0].configMapRef.name: Invalid value",
+            id="invalid name (config map)",
+        ),
+        pytest.param(
+            [{}], 'envFrom: Invalid value: "": must specify one of: `configMapRef` or `secretRef`', id="no refs"
+        ),
+        pytest.param(
+            [{"secretRef": {"name": "abc"}, "configMapRef": {"name": "abc"}}],
+            'envFrom: Invalid value: "": may not have more than one field specified at a time',
+            id="multiple refs",
+        ),
+        pytest.param(
+            [{"secretRef": {"name": "$%^&*#"}}],
+            'envFrom[0].secretRef.name: Invalid value: "$%^&*#": ' + DNS_SUBDOMAIN,
+            id="invalid secret ref name",
+        ),
+        pytest.param(
+            [{"configMapRef": {"name": "$%^&*#"}}],
+            'envFrom[0].configMapRef.name: Invalid value: "$%^&*#": ' + DNS_SUBDOMAIN,
+            id="invalid config ref name",
+        ),
+    ],
+)
+def test_relaxed_validate_env_from(env_from: list[Obj], expected: str) -> None:
+    errs = _container_errors(envFrom=env_from)
+    assert errs
+    for e in errs:
+        assert expected in str(e)
+
+
+# --- TestValidateVolumeMounts / TestValidateSubpathMutuallyExclusive / TestValidateMountPropagation --------------
+
+_VOLUMES = [
+    {"name": "abc", "persistentVolumeClaim": {"claimName": "testclaim1"}},
+    {"name": "abc-123", "persistentVolumeClaim": {"claimName": "testclaim2"}},
+    {"name": "123", "hostPath": {"path": "/foo/baz", "type": ""}},
+]
+
+
+def _mount_errors(mounts: list[Obj], **container: Any) -> list[FieldError]:
+    return _template_errors(volumes=_VOLUMES, containers=[_ctr(volumeMounts=mounts, **container)])
+
+
+def test_validate_volume_mounts_success_case() -> None:
+    mounts = [
+        {"name": "abc", "mountPath": "/foo"},
+        {"name": "123", "mountPath": "/bar"},
+        {"name": "abc-123", "mountPath": "/baz"},
+        {"name": "abc-123", "mountPath": "/baa", "subPath": ""},
+        {"name": "abc-123", "mountPath": "/bab", "subPath": "baz"},
+        {"name": "abc-123", "mountPath": "d:", "subPath": ""},
+        {"name": "abc-123", "mountPath": "F:", "subPath": ""},
+        {"name": "abc-123", "mountPath": "G:\\mount", "subPath": ""},
+        {"name": "abc-123", "mountPath": "/bac", "subPath": ".baz"},
+        {"name": "abc-123", "mountPath": "/bad", "subPath": "..baz"},
+        {"name": "123", "mountPath": "/rro-nil", "readOnly": True},
+        {"name": "123", "mountPath": "/rro-disabled", "readOnly": True, "recursiveReadOnly": "Disabled"},
+        {"name": "123", "mountPath": "/rro-disabled-2", "readOnly": False, "recursiveReadOnly": "Disabled"},
+        {"name": "123", "mountPath": "/rro-ifpossible", "readOnly": True, "recursiveReadOnly": "IfPossible"},
+        {"name": "123", "mountPath": "/rro-enabled", "readOnly": True, "recursiveReadOnly": "Enabled"},
+        {
+            "name": "123",
+            "mountPath": "/rro-enabled-2",
+            "readOnly": True,
+            "recursiveReadOnly": "Enabled",
+            "mountPropagation": "None",
+        },
+        {"name": "abc-123", "mountPath": "/bae", "subPathExpr": "$(POD_NAME)"},
+    ]
+    assert _mount_errors(mounts) == []
+
+
+@pytest.mark.parametrize(
+    ("mounts", "expected"),
+    [
+        pytest.param(
+            [{"name": "", "mountPath": "/foo"}],
+            ["volumeMounts[0].name: Required value", 'volumeMounts[0].name: Not found: ""'],
+            id="empty name",
+        ),
+        pytest.param(
+            [{"name": "abc", "mountPath": ""}], ["volumeMounts[0].mountPath: Required value"], id="empty mountpath"
+        ),
+        pytest.param(
+            [{"name": "abc", "mountPath": "/path/a"}, {"name": "abc-123", "mountPath": "/path/a"}],
+            ['volumeMounts[1].mountPath: Invalid value: "/path/a": must be unique'],
+            id="mountpath collision",
+        ),
+        pytest.param(
+            [{"name": "abc", "mountPath": "/bar", "subPath": "/baz"}],
+            ['volumeMounts.subPath: Invalid value: "/baz": must be a relative path'],
+            id="absolute subpath",
+        ),
+        pytest.param(
+            [{"name": "abc", "mountPath": "/bar", "subPath": "../baz"}],
+            ["volumeMounts.subPath: Invalid value: \"../baz\": must not contain '..'"],
+            id="subpath in ..",
+        ),
+        pytest.param(
+            [{"name": "abc", "mountPath": "/bar", "subPath": "baz/../bat"}],
+            ["volumeMounts.subPath: Invalid value: \"baz/../bat\": must not contain '..'"],
+            id="subpath contains ..",
+        ),
+        pytest.param(
+            [{"name": "abc", "mountPath": "/bar", "subPath": "./.."}],
+            ["volumeMounts.subPath: Invalid value: \"./..\": must not contain '..'"],
+            id="subpath ends in ..",
+        ),
+        pytest.param(
+            [{"name": "abc", "mountPath": "/bar", "mountPropagation": "Bidirectional"}],
+            [
+                "volumeMounts.mountPropagation: Forbidden: Bidirectional mount propagation is available only to "
+                "privileged containers"
+            ],
+            id="disabled MountPropagation feature gate",
+        ),
+        pytest.param(
+            [{"name": "123", "mountPath": "/rro-bad1", "readOnly": False, "recursiveReadOnly": "Enabled"}],
+            ["volumeMounts.recursiveReadOnly: Forbidden: may only be specified when readOnly is true"],
+            id="rro but not ro",
+        ),
+        pytest.param(
+            [
+                {
+                    "name": "123",
+                    "mountPath": "/rro-bad2",
+                    "readOnly": True,
+                    "recursiveReadOnly": "Enabled",
+                    "mountPropagation": "HostToContainer",
+                }
+            ],
+            [
+                "volumeMounts.recursiveReadOnly: Forbidden: may only be specified when mountPropagation is None or "
+                "not specified"
+            ],
+            id="rro with incompatible propagation",
+        ),
+        pytest.param(
+            [{"name": "123", "mountPath": "/rro-bad1", "readOnly": False, "recursiveReadOnly": "IfPossible"}],
+            ["volumeMounts.recursiveReadOnly: Forbidden: may only be specified when readOnly is true"],
+            id="rro-if-possible but not ro",
+        ),
+        pytest.param(
+            [{"name": "abc-123", "mountPath": "/bab", "subPath": "baz", "subPathExpr": "$(POD_NAME)"}],
+            [
+                'volumeMounts[0].subPathExpr: Invalid value: "$(POD_NAME)": '
+                "subPathExpr and subPath are mutually exclusive"
+            ],
+            id="subpath and subpathexpr specified",
+        ),
+    ],
+)
+def test_validate_volume_mounts(mounts: list[Obj], expected: list[str]) -> None:
+    """Upstream only asks for a failure; these are kube-apiserver's errors. Note `volumeMounts.subPath`,
+    `.mountPropagation` and `.recursiveReadOnly` name the list, not the item, as ValidateVolumeMounts does."""
+    assert [str(e) for e in _mount_errors(mounts)] == [f"containers[0].{text}" for text in expected]
+
+
+@pytest.mark.parametrize(
+    ("propagation", "privileged", "expected"),
+    [
+        pytest.param(None, None, [], id="implicitly non-privileged container + no propagation"),
+        pytest.param("HostToContainer", None, [], id="implicitly non-privileged container + HostToContainer"),
+        pytest.param("None", None, [], id="non-privileged container + None"),
+        pytest.param(
+            "Bidirectional",
+            None,
+            [(Forbidden, "Bidirectional mount propagation is available only to privileged containers")],
+            id="error: implicitly non-privileged container + Bidirectional",
+        ),
+        pytest.param("HostToContainer", False, [], id="explicitly non-privileged container + HostToContainer"),
+        pytest.param(
+            "Bidirectional",
+            False,
+            [(Forbidden, "Bidirectional mount propagation is available only to privileged containers")],
+            id="explicitly non-privileged container + Bidirectional",
+        ),
+        pytest.param(None, True, [], id="privileged container + no propagation"),
+        pytest.param("HostToContainer", True, [], id="privileged container + HostToContainer"),
+        pytest.param("Bidirectional", True, [], id="privileged container + Bidirectional"),
+        pytest.param(
+            "invalid",
+            True,
+            [(NotSupported, 'supported values: "Bidirectional", "HostToContainer", "None"')],
+            id="error: privileged container + invalid mount propagation",
+        ),
+    ],
+)
+def test_validate_mount_propagation(
+    propagation: str | None, privileged: bool | None, expected: list[tuple[ErrorType, str]]
+) -> None:
+    mount = {"name": "123", "mountPath": "/foo"} | ({"mountPropagation": propagation} if propagation else {})
+    context = {"securityContext": {"privileged": privileged}} if privileged is not None else {}
+    errs = _mount_errors([mount], **context)
+    assert [(e.type, e.field, e.detail) for e in errs] == [
+        (t, "containers[0].volumeMounts.mountPropagation", d) for t, d in expected
+    ]
+
+
+# --- Test_validateProbe / TestValidateProbe ----------------------------------------------------------------------
+
+_EXEC = {"exec": {"command": ["echo"]}}
+
+
+@pytest.mark.parametrize(
+    ("kind", "probe", "want"),
+    [
+        pytest.param("readinessProbe", {}, [(Required, "")], id="no handler"),
+        pytest.param("readinessProbe", _EXEC, [], id="exec handler"),
+        *(
+            pytest.param("readinessProbe", _EXEC | {key: -1}, [(Invalid, f".{key}")], id=f"negative {key}")
+            for key in (
+                "initialDelaySeconds",
+                "timeoutSeconds",
+                "periodSeconds",
+                "successThreshold",
+                "failureThreshold",
+            )
+        ),
+        # A liveness probe (successThreshold 1): on a readiness probe the grace period is refused outright.
+        pytest.param(
+            "livenessProbe",
+            _EXEC | {"successThreshold": 1, "terminationGracePeriodSeconds": -1},
+            [(Invalid, ".terminationGracePeriodSeconds")],
+            id="terminationGracePeriodSeconds -1",
+        ),
+        pytest.param(
+            "livenessProbe",
+            _EXEC | {"successThreshold": 1, "terminationGracePeriodSeconds": 0},
+            [(Invalid, ".terminationGracePeriodSeconds")],
+            id="terminationGracePeriodSeconds 0",
+        ),
+        pytest.param(
+            "livenessProbe", _EXEC | {"successThreshold": 1, "terminationGracePeriodSeconds": 1}, [], id="grace 1"
+        ),
+        pytest.param(
+            "readinessProbe",
+            {"timeoutSeconds": 10, "initialDelaySeconds": 10},
+            [(Required, "")],
+            id="TestValidateProbe: no handler with delays",
+        ),
+    ],
+)
+def test_validate_probe(kind: str, probe: Obj, want: list[tuple[ErrorType, str]]) -> None:
+    errs = _container_errors(**{kind: probe})
+    assert _types_and_fields(errs) == [(t, f"containers[0].{kind}{suffix}") for t, suffix in want]
+
+
+# --- TestValidateContainers ----------------------------------------------------------------------------------
+
+_TCP = {"tcpSocket": {"port": 80}}
+_ALL_NEGATIVE = {
+    "initialDelaySeconds": -1,
+    "timeoutSeconds": -1,
+    "periodSeconds": -1,
+    "successThreshold": -1,
+    "failureThreshold": -1,
+    "terminationGracePeriodSeconds": -1,
+}
+_NEGATIVE_FIELDS = [
+    "initialDelaySeconds",
+    "timeoutSeconds",
+    "periodSeconds",
+    "successThreshold",
+    "failureThreshold",
+    "terminationGracePeriodSeconds",
+]
+
+
+def _res(cpu: str = "", memory: str = "") -> Obj:
+    """Upstream's `getResources(cpu, memory, "", "")`."""
+    return {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v}
+
+
+_CONTAINER_ROWS = [
+    ("zero-length name", [_ctr(name="")], [(Required, "containers[0].name")]),
+    ("zero-length-image", [_ctr(name="abc", image="")], [(Required, "containers[0].image")]),
+    ("name > 63 characters", [_ctr(name="a" * 64)], [(Invalid, "containers[0].name")]),
+    ("name not a DNS label", [_ctr(name="a.b.c")], [(Invalid, "containers[0].name")]),
+    ("name not unique", [_ctr(name="abc"), _ctr(name="abc")], [(Duplicate, "containers[1].name")]),
+    (
+        "host port not unique",
+        [
+            _ctr(name="abc", ports=[{"containerPort": 80, "hostPort": 80, "protocol": "TCP"}]),
+            _ctr(name="def", ports=[{"containerPort": 81, "hostPort": 80, "protocol": "TCP"}]),
+        ],
+        [(Duplicate, "containers[1].ports[0].hostPort")],
+    ),
+    (
+        "unknown volume name",
+        [_ctr(name="abc", volumeMounts=[{"name": "anything", "mountPath": "/foo"}])],
+        [(NotFound, "containers[0].volumeMounts[0].name")],
+    ),
+    (
+        "invalid lifecycle, no exec command.",
+        [_ctr(lifecycle={"preStop": {"exec": {}}})],
+        [(Required, "containers[0].lifecycle.preStop.exec.command")],
+    ),
+    (
+        "invalid lifecycle, no http path.",
+        [_ctr(lifecycle={"preStop": {"httpGet": {"port": 80, "scheme": "HTTP"}}})],
+        [(Required, "containers[0].lifecycle.preStop.httpGet.path")],
+    ),
+    (
+        "invalid lifecycle, no http port.",
+        [_ctr(lifecycle={"preStop": {"httpGet": {"path": "/", "scheme": "HTTP"}}})],
+        [(Invalid, "containers[0].lifecycle.preStop.httpGet.port")],
+    ),
+    (
+        "invalid lifecycle, no http scheme.",
+        [_ctr(lifecycle={"preStop": {"httpGet": {"path": "/", "port": 80}}})],
+        [(NotSupported, "containers[0].lifecycle.preStop.httpGet.scheme")],
+    ),
+    (
+        "invalid lifecycle, no tcp socket port.",
+        [_ctr(lifecycle={"preStop": {"tcpSocket": {}}})],
+        [(Invalid, "containers[0].lifecycle.preStop.tcpSocket.port")],
+    ),
+    (
+        "invalid lifecycle, zero tcp socket port.",
+        [_ctr(lifecycle={"preStop": {"tcpSocket": {"port": 0}}})],
+        [(Invalid, "containers[0].lifecycle.preStop.tcpSocket.port")],
+    ),
+    (
+        "invalid lifecycle, no action.",
+        [_ctr(lifecycle={"preStop": {}})],
+        [(Required, "containers[0].lifecycle.preStop")],
+    ),
+    (
+        "invalid readiness probe, terminationGracePeriodSeconds set.",
+        [_ctr(readinessProbe=_TCP | {"terminationGracePeriodSeconds": 10})],
+        [(Invalid, "containers[0].readinessProbe.terminationGracePeriodSeconds")],
+    ),
+    (
+        "invalid liveness probe, no tcp socket port.",
+        [_ctr(livenessProbe={"tcpSocket": {}, "successThreshold": 1})],
+        [(Invalid, "containers[0].livenessProbe.tcpSocket.port")],
+    ),
+    (
+        "invalid liveness probe, no action.",
+        [_ctr(livenessProbe={"successThreshold": 1})],
+        [(Required, "containers[0].livenessProbe")],
+    ),
+    (
+        "invalid liveness probe, successThreshold != 1",
+        [_ctr(livenessProbe=_TCP | {"successThreshold": 2})],
+        [(Invalid, "containers[0].livenessProbe.successThreshold")],
+    ),
+    (
+        "invalid startup probe, successThreshold != 1",
+        [_ctr(startupProbe=_TCP | {"successThreshold": 2})],
+        [(Invalid, "containers[0].startupProbe.successThreshold")],
+    ),
+    (
+        "invalid liveness probe, negative numbers",
+        [_ctr(livenessProbe=_TCP | _ALL_NEGATIVE)],
+        [(Invalid, f"containers[0].livenessProbe.{f}") for f in [*_NEGATIVE_FIELDS, "successThreshold"]],
+    ),
+    (
+        "invalid readiness probe, negative numbers",
+        [_ctr(readinessProbe=_TCP | _ALL_NEGATIVE)],
+        [(Invalid, f"containers[0].readinessProbe.{f}") for f in [*_NEGATIVE_FIELDS, "terminationGracePeriodSeconds"]],
+    ),
+    (
+        "invalid startup probe, negative numbers",
+        [_ctr(startupProbe=_TCP | _ALL_NEGATIVE)],
+        [(Invalid, f"containers[0].startupProbe.{f}") for f in [*_NEGATIVE_FIELDS, "successThreshold"]],
+    ),
+    (
+        "invalid message termination policy",
+        [_ctr(terminationMessagePolicy="Unknown")],
+        [(NotSupported, "containers[0].terminationMessagePolicy")],
+    ),
+    (
+        "empty message termination policy",
+        [_ctr(terminationMessagePolicy="")],
+        [(Required, "containers[0].terminationMessagePolicy")],
+    ),
+    (
+        "invalid compute resource",
+        [_ctr(resources={"limits": {"disk": "10G"}})],
+        [(Invalid, "containers[0].resources.limits[disk]")] * 2,
+    ),
+    (
+        "Resource CPU invalid",
+        [_ctr(resources={"limits": _res("-10", "0")})],
+        [(Invalid, "containers[0].resources.limits[cpu]")],
+    ),
+    (
+        "Resource Requests CPU invalid",
+        [_ctr(resources={"requests": _res("-10", "0")})],
+        [(Invalid, "containers[0].resources.requests[cpu]")],
+    ),
+    (
+        "Resource Memory invalid",
+        [_ctr(resources={"limits": _res("0", "-10")})],
+        [(Invalid, "containers[0].resources.limits[memory]")],
+    ),
+    (
+        "Request limit simple invalid",
+        [_ctr(resources={"limits": _res("5", "3"), "requests": _res("6", "3")})],
+        [(Invalid, "containers[0].resources.requests")],
+    ),
+    (
+        "Invalid storage limit request",
+        [_ctr(resources={"limits": {"attachable-volumes-aws-ebs": 10}})],
+        [(Invalid, "containers[0].resources.limits[attachable-volumes-aws-ebs]")] * 2,
+    ),
+    (
+        "Memory request limit multiple invalid",
+        [_ctr(resources={"limits": _res("5", "3"), "requests": _res("5", "4")})],
+        [(Invalid, "containers[0].resources.requests")],
+    ),
+    (
+        "Invalid env from",
+        [_ctr(name="env-from-source", envFrom=[{"configMapRef": {"name": "$%^&*#"}}])],
+        [(Invalid, "containers[0].envFrom[0].configMapRef.name")],
+    ),
+]
+
+
+@pytest.mark.parametrize(("containers", "expected"), [pytest.param(c, e, id=title) for title, c, e in _CONTAINER_ROWS])
+def test_validate_containers(containers: list[Obj], expected: list[tuple[ErrorType, str]]) -> None:
+    """Upstream compares the whole error list, ignoring bad value and detail."""
+    assert _types_and_fields(_template_errors(containers=containers)) == expected
+
+
+@pytest.mark.parametrize("policy", ["Always", "OnFailure", "Never", "invalid", ""])
+def test_validate_containers_forbidden_restart_policy(policy: str) -> None:
+    """ "Forbidden RestartPolicy: …" rows: with ContainerRestartRules off (the gate those rows predate)."""
+    errs = _template_errors(NO_RESTART_RULES, containers=[_ctr(name="foo", restartPolicy=policy)])
+    assert [str(e) for e in errs] == ["containers[0].restartPolicy: Forbidden: may not be set for non-init containers"]
+
+
+def test_lifecycle_handler_without_port_reports_port_zero() -> None:
+    """An absent port is the int-or-string zero value to kube-apiserver, so it reports port 0 out of range."""
+    errs = _container_errors(lifecycle={"preStop": {"httpGet": {"path": "/", "scheme": "HTTP"}}})
+    assert [str(e) for e in errs] == [
+        "containers[0].lifecycle.preStop.httpGet.port: Invalid value: 0: must be between 1 and 65535, inclusive"
+    ]
+    errs = _container_errors(livenessProbe={"tcpSocket": {"port": None}, "successThreshold": 1})
+    assert [str(e) for e in errs] == [
+        "containers[0].livenessProbe.tcpSocket.port: Invalid value: 0: must be between 1 and 65535, inclusive"
+    ]
+
+
+# --- TestValidateInitContainers ------------------------------------------------------------------------------
+
+_APP = _ctr(name="app", image="nginx")
+
+
+def _init_errors(init: list[Obj], features: FeatureGates = DEFAULT) -> list[FieldError]:
+    return _template_errors(features, containers=[_APP], initContainers=init)
+
+
+def test_validate_init_containers_success_case() -> None:
+    same_host_port = [
+        {"containerPort": 80, "hostPort": 80, "protocol": "TCP"},
+        {"containerPort": 80, "hostPort": 80, "protocol": "UDP"},
+    ]
+    init = [
+        _ctr(name="container-1-same-host-port-different-protocol", ports=same_host_port),
+        _ctr(name="container-2-same-host-port-different-protocol", ports=same_host_port),
+        _ctr(
+            name="container-3-restart-always-with-lifecycle-hook-and-probes",
+            restartPolicy="Always",
+            lifecycle={
+                "postStart": {"exec": {"command": ["echo", "post start"]}},
+                "preStop": {"exec": {"command": ["echo", "pre stop"]}},
+            },
+            livenessProbe=_TCP | {"successThreshold": 1},
+            readinessProbe=_TCP,
+            startupProbe=_TCP | {"successThreshold": 1},
+        ),
+    ]
+    assert _init_errors(init) == []
+
+
+_INIT_ROWS = [
+    ("empty name", [_ctr(name="")], [(Required, "initContainers[0].name")]),
+    ("name collision with regular container", [_ctr(name="app")], [(Duplicate, "initContainers[0].name")]),
+    (
+        "invalid termination message policy",
+        [_ctr(name="init", terminationMessagePolicy="Unknown")],
+        [(NotSupported, "initContainers[0].terminationMessagePolicy")],
+    ),
+    ("duplicate names", [_ctr(name="init"), _ctr(name="init")], [(Duplicate, "initContainers[1].name")]),
+    (
+        "duplicate ports",
+        [_ctr(name="abc", ports=[{"containerPort": 8080, "hostPort": 8080, "protocol": "TCP"}] * 2)],
+        [(Duplicate, "initContainers[0].ports[1].hostPort")],
+    ),
+    (
+        "uses disallowed field: Lifecycle",
+        [_ctr(name="debug", lifecycle={"preStop": {"exec": {"command": ["ls", "-l"]}}})],
+        [(Forbidden, "initContainers[0].lifecycle")],
+    ),
+    (
+        "uses disallowed field: LivenessProbe",
+        [_ctr(name="debug", livenessProbe=_TCP | {"successThreshold": 1})],
+        [(Forbidden, "initContainers[0].livenessProbe")],
+    ),
+    (
+        "uses disallowed field: ReadinessProbe",
+        [_ctr(name="debug", readinessProbe=_TCP)],
+        [(Forbidden, "initContainers[0].readinessProbe")],
+    ),
+    (
+        "Container uses disallowed field: StartupProbe",
+        [_ctr(name="debug", startupProbe=_TCP | {"successThreshold": 1})],
+        [(Forbidden, "initContainers[0].startupProbe")],
+    ),
+    (
+        "Disallowed field with other errors should only return a single Forbidden",
+        [_ctr(name="debug", startupProbe=_TCP | _ALL_NEGATIVE)],
+        [(Forbidden, "initContainers[0].startupProbe")],
+    ),
+    (
+        "invalid startup probe in restartable container, successThreshold != 1",
+        [_ctr(name="restartable-init", restartPolicy="Always", startupProbe=_TCP | {"successThreshold": 2})],
+        [(Invalid, "initContainers[0].startupProbe.successThreshold")],
+    ),
+    (
+        "invalid readiness probe, terminationGracePeriodSeconds set.",
+        [_ctr(name="life-123", restartPolicy="Always", readinessProbe=_TCP | {"terminationGracePeriodSeconds": 10})],
+        [(Invalid, "initContainers[0].readinessProbe.terminationGracePeriodSeconds")],
+    ),
+    (
+        "invalid liveness probe, successThreshold != 1",
+        [_ctr(name="live-123", restartPolicy="Always", livenessProbe=_TCP | {"successThreshold": 2})],
+        [(Invalid, "initContainers[0].livenessProbe.successThreshold")],
+    ),
+    (
+        "invalid lifecycle, no exec command.",
+        [_ctr(restartPolicy="Always", lifecycle={"preStop": {"exec": {}}})],
+        [(Required, "initContainers[0].lifecycle.preStop.exec.command")],
+    ),
+    (
+        "invalid lifecycle, no http path.",
+        [_ctr(restartPolicy="Always", lifecycle={"preStop": {"httpGet": {"port": 80, "scheme": "HTTP"}}})],
+        [(Required, "initContainers[0].lifecycle.preStop.httpGet.path")],
+    ),
+    (
+        "invalid lifecycle, no http port.",
+        [_ctr(restartPolicy="Always", lifecycle={"preStop": {"httpGet": {"path": "/", "scheme": "HTTP"}}})],
+        [(Invalid, "initContainers[0].lifecycle.preStop.httpGet.port")],
+    ),
+    (
+        "invalid lifecycle, no http scheme.",
+        [_ctr(restartPolicy="Always", lifecycle={"preStop": {"httpGet": {"path": "/", "port": 80}}})],
+        [(NotSupported, "initContainers[0].lifecycle.preStop.httpGet.scheme")],
+    ),
+    (
+        "invalid lifecycle, no tcp socket port.",
+        [_ctr(restartPolicy="Always", lifecycle={"preStop": {"tcpSocket": {}}})],
+        [(Invalid, "initContainers[0].lifecycle.preStop.tcpSocket.port")],
+    ),
+    (
+        "invalid lifecycle, zero tcp socket port.",
+        [_ctr(restartPolicy="Always", lifecycle={"preStop": {"tcpSocket": {"port": 0}}})],
+        [(Invalid, "initContainers[0].lifecycle.preStop.tcpSocket.port")],
+    ),
+    (
+        "invalid lifecycle, no action.",
+        [_ctr(restartPolicy="Always", lifecycle={"preStop": {}})],
+        [(Required, "initContainers[0].lifecycle.preStop")],
+    ),
+]
+
+
+@pytest.mark.parametrize(("init", "expected"), [pytest.param(c, e, id=title) for title, c, e in _INIT_ROWS])
+def test_validate_init_containers(init: list[Obj], expected: list[tuple[ErrorType, str]]) -> None:
+    assert _types_and_fields(_init_errors(init)) == expected
+
+
+@pytest.mark.parametrize("policy", ["OnFailure", "Never", "invalid", ""])
+def test_validate_init_containers_unsupported_restart_policy(policy: str) -> None:
+    """ "Not supported RestartPolicy: …" rows, with ContainerRestartRules off (only sidecars' Always)."""
+    errs = _init_errors([_ctr(name="init", restartPolicy=policy)], NO_RESTART_RULES)
+    assert [str(e) for e in errs] == [
+        f'initContainers[0].restartPolicy: Unsupported value: "{policy}": supported values: "Always"'
+    ]
+
+
+# --- TestValidateRestartPolicy / TestValidateDNSPolicy ------------------------------------------------------------
+
+
+def _pod(**spec: Any) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "default"},
+        "spec": {
+            "restartPolicy": "Never",
+            "dnsPolicy": "ClusterFirst",
+            "terminationGracePeriodSeconds": 30,
+            "containers": [_ctr()],
+        }
+        | spec,
+    }
+
+
+@pytest.mark.parametrize("policy", ["Always", "OnFailure", "Never"])
+def test_validate_restart_policy_success(policy: str) -> None:
+    assert validate_pod(_pod(restartPolicy=policy)) == []
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        pytest.param("", "spec.restartPolicy: Required value", id="empty"),
+        pytest.param(
+            "newpolicy",
+            'spec.restartPolicy: Unsupported value: "newpolicy": supported values: "Always", "OnFailure", "Never"',
+            id="newpolicy",
+        ),
+    ],
+)
+def test_validate_restart_policy(policy: str, expected: str) -> None:
+    """A Pod, not a Job: a Job's template allows only OnFailure and Never (its own rule, tested elsewhere)."""
+    assert [str(e) for e in validate_pod(_pod(restartPolicy=policy))] == [expected]
+
+
+@pytest.mark.parametrize("policy", ["ClusterFirst", "Default", "ClusterFirstWithHostNet"])
+def test_validate_dns_policy_success(policy: str) -> None:
+    assert _template_errors(dnsPolicy=policy) == []
+
+
+@pytest.mark.parametrize(
+    ("policy", "expected"),
+    [
+        pytest.param(
+            "invalid",
+            'dnsPolicy: Unsupported value: "invalid": supported values: "ClusterFirstWithHostNet", "ClusterFirst", '
+            '"Default", "None"',
+            id="invalid",
+        ),
+        pytest.param("", "dnsPolicy: Required value", id="empty"),
+    ],
+)
+def test_validate_dns_policy(policy: str, expected: str) -> None:
+    assert [str(e) for e in _template_errors(dnsPolicy=policy)] == [expected]
