@@ -974,3 +974,229 @@ def test_validate_dns_policy_success(policy: str) -> None:
 )
 def test_validate_dns_policy(policy: str, expected: str) -> None:
     assert [str(e) for e in _template_errors(dnsPolicy=policy)] == [expected]
+
+
+# --- TestValidatePodSpec ----------------------------------------------------------------------------------------
+
+_MAX_INT32 = 2**31 - 1
+_SUBDOMAIN_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start "
+    "and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+_ID_RANGE = "must be between 0 and 2147483647, inclusive"
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        pytest.param(
+            {
+                "initContainers": [_ctr(name="ictr")],
+                "volumes": [{"name": "vol", "emptyDir": {}}],
+                "nodeSelector": {"key": "value"},
+                "nodeName": "foobar",
+                "activeDeadlineSeconds": _MAX_INT32,
+                "serviceAccountName": "acct",
+            },
+            id="populate all fields",
+        ),
+        pytest.param(
+            {
+                "hostNetwork": True,
+                "containers": [_ctr(ports=[{"hostPort": 8080, "containerPort": 8080, "protocol": "TCP"}])],
+            },
+            id="populate HostNetwork",
+        ),
+        pytest.param(
+            {"securityContext": {"supplementalGroups": [0], "runAsUser": 0, "fsGroup": 0}},
+            id="populate RunAsUser SupplementalGroups FSGroup with minID 0",
+        ),
+        pytest.param(
+            {"securityContext": {"supplementalGroups": [_MAX_INT32], "runAsUser": _MAX_INT32, "fsGroup": _MAX_INT32}},
+            id="populate RunAsUser SupplementalGroups FSGroup with maxID 2147483647",
+        ),
+        pytest.param({"hostIPC": True}, id="populate HostIPC"),
+        pytest.param({"hostPID": True}, id="populate HostPID"),
+        pytest.param(
+            {"hostAliases": [{"ip": "12.34.56.78", "hostnames": ["host1", "host2"]}]}, id="populate HostAliases"
+        ),
+        pytest.param(
+            {"hostAliases": [{"ip": "12.34.56.78", "hostnames": ["host1.foo", "host2.bar"]}]},
+            id="populate HostAliases with `foo.bar` hostnames",
+        ),
+        pytest.param(
+            {"hostAliases": [{"ip": "12.34.56.78", "hostnames": ["host1.foo", "host2.bar"]}], "hostNetwork": True},
+            id="populate HostAliases with HostNetwork",
+        ),
+        pytest.param({"priorityClassName": "valid-name"}, id="populate PriorityClassName"),
+        pytest.param({"shareProcessNamespace": True}, id="populate ShareProcessNamespace"),
+        pytest.param({"runtimeClassName": "valid-sandbox"}, id="populate RuntimeClassName"),
+        pytest.param({"overhead": {}}, id="populate Overhead"),
+        pytest.param({"securityContext": {"fsGroupChangePolicy": "Always"}}, id="populate FSGroupChangePolicy"),
+    ],
+)
+def test_validate_pod_spec_success(spec: Obj) -> None:
+    assert _template_errors(**spec) == []
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        pytest.param(
+            {"volumes": [{}]},
+            ["volumes[0]: Required value: must specify a volume type", "volumes[0].name: Required value"],
+            id="bad volume",
+        ),
+        pytest.param({"containers": []}, ["containers: Required value"], id="no containers"),
+        pytest.param(
+            {"containers": [{}]},
+            [
+                "containers[0].name: Required value",
+                "containers[0].image: Required value",
+                "containers[0].terminationMessagePolicy: Required value",
+                "containers[0].imagePullPolicy: Required value",
+            ],
+            id="bad container",
+        ),
+        pytest.param(
+            {"initContainers": [{}]},
+            [
+                "initContainers[0].name: Required value",
+                "initContainers[0].image: Required value",
+                "initContainers[0].terminationMessagePolicy: Required value",
+                "initContainers[0].imagePullPolicy: Required value",
+            ],
+            id="bad init container",
+        ),
+        pytest.param(
+            {"dnsPolicy": "invalid"},
+            [
+                'dnsPolicy: Unsupported value: "invalid": supported values: "ClusterFirstWithHostNet", '
+                '"ClusterFirst", "Default", "None"'
+            ],
+            id="bad DNS policy",
+        ),
+        pytest.param(
+            {"serviceAccountName": "invalidName"},
+            [f'serviceAccountName: Invalid value: "invalidName": {_SUBDOMAIN_MSG}'],
+            id="bad service account name",
+        ),
+        pytest.param(
+            {
+                "hostNetwork": True,
+                "containers": [_ctr(ports=[{"hostPort": 8080, "containerPort": 2600, "protocol": "TCP"}])],
+            },
+            [
+                "containers[0].ports[0].hostPort: Invalid value: 8080: must match `containerPort` when `hostNetwork` "
+                "is true"
+            ],
+            id="with hostNetwork hostPort not equal to containerPort",
+        ),
+        pytest.param(
+            {"hostAliases": [{"ip": "999.999.999.999", "hostnames": ["host1", "host2"]}]},
+            [
+                'hostAliases[0].ip: Invalid value: "999.999.999.999": must be a valid IP address, '
+                "(e.g. 10.9.8.7 or 2001:db8::ffff)"
+            ],
+            id="with hostAliases with invalid IP",
+        ),
+        pytest.param(
+            {"hostAliases": [{"ip": "12.34.56.78", "hostnames": ["@#$^#@#$"]}]},
+            [f'hostAliases[0].hostnames[0]: Invalid value: "@#$^#@#$": {_SUBDOMAIN_MSG}'],
+            id="with hostAliases with invalid hostname",
+        ),
+        pytest.param(
+            {"securityContext": {"supplementalGroups": [_MAX_INT32 + 1, 1234]}},
+            [f"securityContext.supplementalGroups[0]: Invalid value: 2147483648: {_ID_RANGE}"],
+            id="bad supplementalGroups large than math.MaxInt32",
+        ),
+        pytest.param(
+            {"securityContext": {"supplementalGroups": [-1, 1234]}},
+            [f"securityContext.supplementalGroups[0]: Invalid value: -1: {_ID_RANGE}"],
+            id="bad supplementalGroups less than 0",
+        ),
+        pytest.param(
+            {"securityContext": {"runAsUser": _MAX_INT32 + 1}},
+            [f"securityContext.runAsUser: Invalid value: 2147483648: {_ID_RANGE}"],
+            id="bad runAsUser large than math.MaxInt32",
+        ),
+        pytest.param(
+            {"securityContext": {"runAsUser": -1}},
+            [f"securityContext.runAsUser: Invalid value: -1: {_ID_RANGE}"],
+            id="bad runAsUser less than 0",
+        ),
+        pytest.param(
+            {"securityContext": {"fsGroup": _MAX_INT32 + 1}},
+            [f"securityContext.fsGroup: Invalid value: 2147483648: {_ID_RANGE}"],
+            id="bad fsGroup large than math.MaxInt32",
+        ),
+        pytest.param(
+            {"securityContext": {"fsGroup": -1}},
+            [f"securityContext.fsGroup: Invalid value: -1: {_ID_RANGE}"],
+            id="bad fsGroup less than 0",
+        ),
+        pytest.param(
+            {"activeDeadlineSeconds": 0},
+            ["activeDeadlineSeconds: Invalid value: 0: must be between 1 and 2147483647, inclusive"],
+            id="bad-active-deadline-seconds",
+        ),
+        pytest.param(
+            {"activeDeadlineSeconds": _MAX_INT32 + 1},
+            ["activeDeadlineSeconds: Invalid value: 2147483648: must be between 1 and 2147483647, inclusive"],
+            id="active-deadline-seconds-too-large",
+        ),
+        pytest.param(
+            {"nodeName": "node name"},
+            [f'nodeName: Invalid value: "node name": {_SUBDOMAIN_MSG}'],
+            id="bad nodeName",
+        ),
+        pytest.param(
+            {"priorityClassName": "InvalidName"},
+            [f'priorityClassName: Invalid value: "InvalidName": {_SUBDOMAIN_MSG}'],
+            id="bad PriorityClassName",
+        ),
+        pytest.param(
+            {"hostPID": True, "shareProcessNamespace": True},
+            [
+                "securityContext.shareProcessNamespace: Invalid value: true: "
+                "ShareProcessNamespace and HostPID cannot both be enabled"
+            ],
+            id="ShareProcessNamespace and HostPID both set",
+        ),
+        pytest.param(
+            {"runtimeClassName": "invalid/sandbox"},
+            [f'runtimeClassName: Invalid value: "invalid/sandbox": {_SUBDOMAIN_MSG}'],
+            id="bad RuntimeClassName",
+        ),
+        pytest.param(
+            {"securityContext": {"fsGroupChangePolicy": ""}},
+            [
+                'securityContext.fsGroupChangePolicy: Unsupported value: "": supported values: "Always", '
+                '"OnRootMismatch"'
+            ],
+            id="bad empty fsGroupchangepolicy",
+        ),
+        pytest.param(
+            {"securityContext": {"fsGroupChangePolicy": "invalid"}},
+            [
+                'securityContext.fsGroupChangePolicy: Unsupported value: "invalid": supported values: "Always", '
+                '"OnRootMismatch"'
+            ],
+            id="bad invalid fsgroupchangepolicy",
+        ),
+    ],
+)
+def test_validate_pod_spec(spec: Obj, expected: list[str]) -> None:
+    """Upstream asks only for a failure; these are the errors kube-apiserver gives."""
+    assert [str(e) for e in _template_errors(**spec)] == expected
+
+
+def test_validate_pod_spec_host_network_host_port_unspecified() -> None:
+    """ "with hostNetwork hostPort unspecified" is a Pod's rule (ResourceIsPod): a template may leave hostPort 0,
+    as defaulting sets it to containerPort when the pod is created."""
+    ports = [{"hostPort": 0, "containerPort": 2600, "protocol": "TCP"}]
+    assert _template_errors(hostNetwork=True, containers=[_ctr(ports=ports)]) == []
+    assert [str(e) for e in validate_pod(_pod(hostNetwork=True, containers=[_ctr(ports=ports)]))] == [
+        "spec.containers[0].ports[0].hostPort: Invalid value: 0: must match `containerPort` when `hostNetwork` is true"
+    ]

@@ -1,11 +1,14 @@
 """Pod spec and pod template validation: the parts of Kubernetes' core validation a Job manifest touches.
 
 Follows `pkg/apis/core/validation/validation.go` (`ValidatePodTemplateSpec`, `ValidatePodSpec`,
-`validateContainers`, `validateInitContainers`, `validateContainerCommon`, ports, env, volume mounts, resources,
-probes, tolerations, restart/DNS policies, `ValidatePodCreate`) with Kubernetes' paths, error types, details and
-emission order. Deliberately not covered (accepted as written): volume source internals beyond the required
-fields, affinity, topology spread, security-context details beyond id ranges, sysctls, seccomp/AppArmor,
-resource claims, pod OS rules. Map iteration (resources, labels) is in sorted key order, where Go's is random.
+`validateContainers`, `validateInitContainers`, `validateContainerCommon`, ports, env, volume mounts (with
+mount propagation and recursive read-only), resources, probes, tolerations, host aliases, restart/DNS policies,
+`ValidatePodCreate`) with Kubernetes' paths, error types, details and emission order; tests/api/
+test_upstream_pod_validation.py runs upstream's table rows through a Job (docs/upstream-pod-validation.md).
+Deliberately not covered (accepted as written): volume source internals beyond the required fields, volume
+devices, affinity, topology spread, container security contexts, pod security-context details beyond ids,
+process-namespace sharing and fsGroupChangePolicy, sysctls, seccomp/AppArmor, resize policies, resource claims,
+pod OS rules. Map iteration (resources, labels) is in sorted key order, where Go's is random.
 """
 
 from __future__ import annotations
@@ -34,9 +37,11 @@ from kjobs.api.validation_formats import (
     inclusive_range_error,
     is_config_map_key,
     is_dns1123_label,
+    is_dns1123_subdomain,
     is_label_value,
     is_qualified_name,
     is_relaxed_env_var_name,
+    is_sloppy_ip,
     is_valid_port_name,
     is_valid_port_num,
     name_is_dns_subdomain,
@@ -848,18 +853,55 @@ def _validate_name_field(spec: Obj, key: str, path: str, errs: Errors, *, label:
 
 
 def _validate_security_context(spec: Obj, path: str, errs: Errors) -> None:
+    """`validatePodSpecSecurityContext` for ids, process-namespace sharing and fsGroupChangePolicy.
+
+    User and group ids run 0..MaxInt32 (apimachinery util/validation `IsValidUserID`/`IsValidGroupID`). The
+    v1 `hostPID` and `shareProcessNamespace` live in the internal PodSecurityContext, so their conflict is
+    reported at `securityContext.shareProcessNamespace`, as kube-apiserver does."""
     context = get_obj(spec, "securityContext", f"{path}.securityContext", errs)
+    sc = f"{path}.securityContext"
+    if context is not None:
+        for key in ("fsGroup", "runAsUser", "runAsGroup"):
+            value = get_int(context, key, f"{sc}.{key}", errs, bits=64)
+            if value is not None and not 0 <= value <= MAX_INT32:
+                errs.append(FieldError(f"{sc}.{key}", Invalid, inclusive_range_error(0, MAX_INT32), value))
+        for j, gid in enumerate(get_list(context, "supplementalGroups", f"{sc}.supplementalGroups", errs) or []):
+            gid = check_int(gid, f"{sc}.supplementalGroups[{j}]", errs, bits=64)
+            if gid is not None and not 0 <= gid <= MAX_INT32:
+                errs.append(
+                    FieldError(f"{sc}.supplementalGroups[{j}]", Invalid, inclusive_range_error(0, MAX_INT32), gid)
+                )
+    share = get_bool(spec, "shareProcessNamespace", f"{path}.shareProcessNamespace", errs)
+    if share and get_bool(spec, "hostPID", f"{path}.hostPID", errs):
+        errs.append(
+            FieldError(
+                f"{sc}.shareProcessNamespace", Invalid, "ShareProcessNamespace and HostPID cannot both be enabled", True
+            )
+        )
     if context is None:
         return
-    sc = f"{path}.securityContext"
-    for key in ("fsGroup", "runAsUser", "runAsGroup"):
-        value = get_int(context, key, f"{sc}.{key}", errs, bits=64)
-        if value is not None and not 0 <= value <= 0xFFFFFFFF:
-            errs.append(FieldError(f"{sc}.{key}", Invalid, inclusive_range_error(0, 0xFFFFFFFF), value))
-    for j, gid in enumerate(get_list(context, "supplementalGroups", f"{sc}.supplementalGroups", errs) or []):
-        gid = check_int(gid, f"{sc}.supplementalGroups[{j}]", errs, bits=64)
-        if gid is not None and not 0 <= gid <= 0xFFFFFFFF:
-            errs.append(FieldError(f"{sc}.supplementalGroups[{j}]", Invalid, inclusive_range_error(0, 0xFFFFFFFF), gid))
+    change_policy = get_str(context, "fsGroupChangePolicy", f"{sc}.fsGroupChangePolicy", errs)
+    if change_policy is not None and change_policy not in ("Always", "OnRootMismatch"):
+        errs.append(not_supported(f"{sc}.fsGroupChangePolicy", change_policy, ("Always", "OnRootMismatch")))
+
+
+def _validate_host_aliases(aliases: list[Any] | None, path: str, errs: Errors) -> None:
+    """`ValidateHostAliases`: each ip an IP address (`IsValidIPForLegacyField`), each hostname a DNS subdomain."""
+    for i, alias in items_of(aliases, path, errs):
+        ip = get_str(alias, "ip", f"{path}[{i}].ip", errs) or ""
+        if not is_sloppy_ip(ip):
+            errs.append(
+                FieldError(
+                    f"{path}[{i}].ip", Invalid, "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)", ip
+                )
+            )
+        hostnames_path = f"{path}[{i}].hostnames"
+        for j, hostname in enumerate(get_list(alias, "hostnames", hostnames_path, errs) or []):
+            if type(hostname) is not str:
+                strings_of([hostname], f"{hostnames_path}[{j}]", errs)
+                continue
+            for msg in is_dns1123_subdomain(hostname):
+                errs.append(FieldError(f"{hostnames_path}[{j}]", Invalid, msg, hostname))
 
 
 _VALID_SPECS: Memo[bytes, bool] = Memo(256)
@@ -969,6 +1011,7 @@ def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool, feat
     _validate_name_field(spec, "hostname", path, errs, label=True)
     _validate_name_field(spec, "subdomain", path, errs, label=True)
     _validate_tolerations(get_list(spec, "tolerations", f"{path}.tolerations", errs), f"{path}.tolerations", errs)
+    _validate_host_aliases(get_list(spec, "hostAliases", f"{path}.hostAliases", errs), f"{path}.hostAliases", errs)
     _validate_name_field(spec, "priorityClassName", path, errs)
     runtime_class = get_str(spec, "runtimeClassName", f"{path}.runtimeClassName", errs)
     if runtime_class is not None:
