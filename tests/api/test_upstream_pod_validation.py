@@ -1200,3 +1200,268 @@ def test_validate_pod_spec_host_network_host_port_unspecified() -> None:
     assert [str(e) for e in validate_pod(_pod(hostNetwork=True, containers=[_ctr(ports=ports)]))] == [
         "spec.containers[0].ports[0].hostPort: Invalid value: 0: must match `containerPort` when `hostNetwork` is true"
     ]
+
+
+# --- TestValidatePod (the rows a pod template can meet) --------------------------------------------------------
+
+
+def _ext(name: str = "invalid", limits: Obj | None = None, requests: Obj | None = None) -> Obj:
+    return _ctr(name=name, resources={"limits": limits or {}, "requests": requests or {}})
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        pytest.param(
+            {
+                "tolerations": [
+                    {"key": "nospecialchars^=@", "operator": "Equal", "value": "bar", "effect": "NoSchedule"}
+                ]
+            },
+            "tolerations[0].key",
+            id="invalid toleration key",
+        ),
+        pytest.param(
+            {"tolerations": [{"key": "foo", "operator": "In", "value": "bar", "effect": "NoSchedule"}]},
+            "tolerations[0].operator",
+            id="invalid toleration operator",
+        ),
+        pytest.param(
+            {"tolerations": [{"key": "foo", "operator": "Exists", "value": "bar", "effect": "NoSchedule"}]},
+            "tolerations[0].operator",
+            id="value must be empty when `operator` is 'Exists'",
+        ),
+        pytest.param(
+            {"tolerations": [{"operator": "Equal", "value": "bar", "effect": "NoSchedule"}]},
+            "tolerations[0].operator",
+            id="operator must be 'Exists' when `key` is empty",
+        ),
+        pytest.param(
+            {
+                "tolerations": [
+                    {
+                        "key": "node.kubernetes.io/not-ready",
+                        "operator": "Exists",
+                        "effect": "NoSchedule",
+                        "tolerationSeconds": 20,
+                    }
+                ]
+            },
+            "tolerations[0].effect",
+            id="effect must be 'NoExecute' when `TolerationSeconds` is set",
+        ),
+        pytest.param(
+            {"containers": [_ext(limits={"invalid-name": "2"}, requests={"invalid-name": "2"})]},
+            "must be a standard resource for containers",
+            id="invalid extended resource name in container request",
+        ),
+        pytest.param(
+            {"containers": [_ext(limits={"example.com/a": "1"}, requests={"example.com/a": "2"})]},
+            "must be equal to example.com/a",
+            id="invalid extended resource requirement: request must be == limit",
+        ),
+        pytest.param(
+            {"containers": [_ext(requests={"example.com/a": "2"})]},
+            "Limit must be set",
+            id="invalid extended resource requirement without limit",
+        ),
+        pytest.param(
+            {"containers": [_ext(requests={"example.com/a": "500m"})]},
+            "must be an integer",
+            id="invalid fractional extended resource in container request",
+        ),
+        pytest.param(
+            {"initContainers": [_ext(requests={"example.com/a": "500m"})]},
+            "must be an integer",
+            id="invalid fractional extended resource in init container request",
+        ),
+        pytest.param(
+            {"containers": [_ext(limits={"example.com/a": "2.5"}, requests={"example.com/a": "5"})]},
+            "must be an integer",
+            id="invalid fractional extended resource in container limit",
+        ),
+        pytest.param(
+            {"initContainers": [_ext(limits={"example.com/a": "2.5"}, requests={"example.com/a": "2.5"})]},
+            "must be an integer",
+            id="invalid fractional extended resource in init container limit",
+        ),
+    ],
+)
+def test_validate_pod_errors(spec: Obj, expected: str) -> None:
+    """Upstream: the aggregated errors contain the row's text (its `spec.` is the template's `spec.template.spec.`)."""
+    errs = _template_errors(**spec)
+    assert errs
+    assert expected in "; ".join(str(e) for e in errs)
+
+
+@pytest.mark.parametrize("value", [pytest.param("", id="present"), pytest.param("foo", id="populated")])
+def test_validate_pod_mirror_pod_without_node_name(value: str) -> None:
+    """ "mirror-pod present/populated without nodeName": ValidatePodTemplateSpec runs the pod-specific
+    annotation rules too, at the template's `annotations`."""
+    job = api_job()
+    job["spec"]["template"]["metadata"]["annotations"] = {"kubernetes.io/config.mirror": value}
+    assert [str(e) for e in validate_job(job)] == [
+        f'spec.template.annotations[kubernetes.io/config.mirror]: Invalid value: "{value}": '
+        "must set spec.nodeName if mirror pod annotation is set"
+    ]
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        pytest.param(
+            {
+                "tolerations": [
+                    {"key": "foo", "operator": "Exists", "value": "", "effect": "NoExecute", "tolerationSeconds": 60}
+                ]
+            },
+            id="populate forgiveness tolerations with exists operator in annotations.",
+        ),
+        pytest.param(
+            {
+                "tolerations": [
+                    {"key": "foo", "operator": "Equal", "value": "bar", "effect": "NoExecute", "tolerationSeconds": 60}
+                ]
+            },
+            id="populate forgiveness tolerations with equal operator in annotations.",
+        ),
+        pytest.param(
+            {"tolerations": [{"key": "foo", "operator": "Equal", "value": "bar", "effect": "NoSchedule"}]},
+            id="populate tolerations equal operator in annotations.",
+        ),
+        pytest.param(
+            {"tolerations": [{"operator": "Exists", "effect": "NoSchedule"}]},
+            id="empty key with Exists operator is OK for toleration",
+        ),
+        pytest.param(
+            {"tolerations": [{"key": "foo", "value": "bar", "effect": "NoSchedule"}]},
+            id="empty operator is OK for toleration, defaults to Equal.",
+        ),
+        pytest.param(
+            {"tolerations": [{"key": "foo", "operator": "Equal", "value": "bar"}]},
+            id="empty effect is OK for toleration",
+        ),
+        pytest.param(
+            {
+                "tolerations": [
+                    {
+                        "key": "node.kubernetes.io/not-ready",
+                        "operator": "Exists",
+                        "effect": "NoExecute",
+                        "tolerationSeconds": -2,
+                    }
+                ]
+            },
+            id="negative tolerationSeconds is OK for toleration.",
+        ),
+        pytest.param(
+            {"initContainers": [_ext("valid-extended", {"example.com/a": "10"}, {"example.com/a": "10"})]},
+            id="valid extended resources for init container",
+        ),
+        pytest.param(
+            {"containers": [_ext("valid-extended", {"example.com/a": "10"}, {"example.com/a": "10"})]},
+            id="valid extended resources for regular container",
+        ),
+    ],
+)
+def test_validate_pod_success(spec: Obj) -> None:
+    assert _template_errors(**spec) == []
+
+
+# --- TestValidateHandler --------------------------------------------------------------------------------------
+
+_HEADER_MSG = (
+    "a valid HTTP header must consist of alphanumeric characters or '-' (e.g. 'X-Header-Name', regex used for "
+    "validation is '[-A-Za-z0-9]+')"
+)
+
+
+@pytest.mark.parametrize(
+    "handler",
+    [
+        {"exec": {"command": ["echo"]}},
+        {"httpGet": {"path": "/", "port": 1, "host": "", "scheme": "HTTP"}},
+        {"httpGet": {"path": "/foo", "port": 65535, "host": "host", "scheme": "HTTP"}},
+        {"httpGet": {"path": "/", "port": "port", "host": "", "scheme": "HTTP"}},
+        {
+            "httpGet": {
+                "path": "/",
+                "port": "port",
+                "scheme": "HTTP",
+                "httpHeaders": [{"name": "Host", "value": "foo.example.com"}],
+            }
+        },
+        {
+            "httpGet": {
+                "path": "/",
+                "port": "port",
+                "scheme": "HTTP",
+                "httpHeaders": [
+                    {"name": "X-Forwarded-For", "value": "1.2.3.4"},
+                    {"name": "X-Forwarded-For", "value": "5.6.7.8"},
+                ],
+            }
+        },
+    ],
+)
+def test_validate_handler_success(handler: Obj) -> None:
+    assert _container_errors(readinessProbe=handler) == []
+
+
+@pytest.mark.parametrize(
+    ("handler", "expected"),
+    [
+        ({}, ["readinessProbe: Required value: must specify a handler type"]),
+        ({"exec": {"command": []}}, ["readinessProbe.exec.command: Required value"]),
+        (
+            {"httpGet": {"path": "", "port": 0, "host": ""}},
+            [
+                "readinessProbe.httpGet.path: Required value",
+                "readinessProbe.httpGet.port: Invalid value: 0: must be between 1 and 65535, inclusive",
+                'readinessProbe.httpGet.scheme: Unsupported value: "": supported values: "HTTP", "HTTPS"',
+            ],
+        ),
+        (
+            {"httpGet": {"path": "/foo", "port": 65536, "host": "host"}},
+            [
+                "readinessProbe.httpGet.port: Invalid value: 65536: must be between 1 and 65535, inclusive",
+                'readinessProbe.httpGet.scheme: Unsupported value: "": supported values: "HTTP", "HTTPS"',
+            ],
+        ),
+        (
+            {"httpGet": {"path": "", "port": "", "host": ""}},
+            [
+                "readinessProbe.httpGet.path: Required value",
+                'readinessProbe.httpGet.port: Invalid value: "": must contain only alpha-numeric characters '
+                "(a-z, 0-9), and hyphens (-)",
+                'readinessProbe.httpGet.port: Invalid value: "": must contain at least one letter (a-z)',
+                'readinessProbe.httpGet.scheme: Unsupported value: "": supported values: "HTTP", "HTTPS"',
+            ],
+        ),
+        (
+            {
+                "httpGet": {
+                    "path": "/",
+                    "port": "port",
+                    "scheme": "HTTP",
+                    "httpHeaders": [{"name": "Host:", "value": "foo.example.com"}],
+                }
+            },
+            [f'readinessProbe.httpGet.httpHeaders: Invalid value: "Host:": {_HEADER_MSG}'],
+        ),
+        (
+            {
+                "httpGet": {
+                    "path": "/",
+                    "port": "port",
+                    "scheme": "HTTP",
+                    "httpHeaders": [{"name": "X_Forwarded_For", "value": "foo.example.com"}],
+                }
+            },
+            [f'readinessProbe.httpGet.httpHeaders: Invalid value: "X_Forwarded_For": {_HEADER_MSG}'],
+        ),
+    ],
+)
+def test_validate_handler(handler: Obj, expected: list[str]) -> None:
+    """Upstream asks only for a failure; these are kube-apiserver's errors (header errors name the list)."""
+    assert [str(e) for e in _container_errors(readinessProbe=handler)] == [f"containers[0].{t}" for t in expected]

@@ -289,3 +289,17 @@ def is_sloppy_ip(value: str) -> bool:
     except ValueError:
         return False
     return True
+
+
+_HTTP_HEADER_NAME = re.compile(r"[-A-Za-z0-9]+")
+
+
+def is_http_header_name(value: str) -> list[str]:
+    """apimachinery util/validation `IsHTTPHeaderName` (Go's net/http header-name subset)."""
+    if _HTTP_HEADER_NAME.fullmatch(value):
+        return []
+    return [
+        regex_error(
+            "a valid HTTP header must consist of alphanumeric characters or '-'", "[-A-Za-z0-9]+", "X-Header-Name"
+        )
+    ]

@@ -38,6 +38,7 @@ from kjobs.api.validation_formats import (
     is_config_map_key,
     is_dns1123_label,
     is_dns1123_subdomain,
+    is_http_header_name,
     is_label_value,
     is_qualified_name,
     is_relaxed_env_var_name,
@@ -658,6 +659,13 @@ def _validate_handler(handler: Obj, kinds: tuple[str, ...], grace: int | None, p
             scheme = get_str(action, "scheme", f"{sub}.scheme", errs) or ""
             if scheme not in ("HTTP", "HTTPS"):
                 errs.append(not_supported(f"{sub}.scheme", scheme, ("HTTP", "HTTPS")))
+            # validateHTTPGetAction names the list, not the header, in these errors.
+            for j, header in items_of(
+                get_list(action, "httpHeaders", f"{sub}.httpHeaders", errs), f"{sub}.httpHeaders", errs
+            ):
+                name = get_str(header, "name", f"{sub}.httpHeaders[{j}].name", errs) or ""
+                for msg in is_http_header_name(name):
+                    errs.append(FieldError(f"{sub}.httpHeaders", Invalid, msg, name))
         elif kind == "tcpSocket":
             _validate_port_num_or_name(action.get("port"), f"{sub}.port", errs)
         elif kind == "grpc":
