@@ -1465,3 +1465,81 @@ def test_validate_handler_success(handler: Obj) -> None:
 def test_validate_handler(handler: Obj, expected: list[str]) -> None:
     """Upstream asks only for a failure; these are kube-apiserver's errors (header errors name the list)."""
     assert [str(e) for e in _container_errors(readinessProbe=handler)] == [f"containers[0].{t}" for t in expected]
+
+
+# --- TestValidateVolumes (configMap and secret sources; the others are accepted as written) ----------------------
+
+_MODE_MSG = "must be a number between 0 and 0777 (octal), both inclusive"
+
+
+@pytest.mark.parametrize(
+    ("volume", "expected"),
+    [
+        pytest.param(
+            {"configMap": {"name": "c", "items": [{"key": "key", "path": ""}]}},
+            ["configMap.items[0].path: Required value"],
+            id="configmap with missing path",
+        ),
+        pytest.param(
+            {"configMap": {"name": "c", "items": [{"key": "key", "path": "../foo"}]}},
+            ["configMap.items[0].path: Invalid value: \"../foo\": must not contain '..'"],
+            id="configmap with leading ..",
+        ),
+        pytest.param(
+            {"configMap": {"name": "c", "items": [{"key": "key", "path": "foo/../bar"}]}},
+            ["configMap.items[0].path: Invalid value: \"foo/../bar\": must not contain '..'"],
+            id="configmap with .. inside",
+        ),
+        pytest.param(
+            {"configMap": {"name": "c", "defaultMode": 0o1000}},
+            [f"configMap.defaultMode: Invalid value: 512: {_MODE_MSG}"],
+            id="configmap with invalid positive defaultMode",
+        ),
+        pytest.param(
+            {"configMap": {"name": "c", "defaultMode": -1}},
+            [f"configMap.defaultMode: Invalid value: -1: {_MODE_MSG}"],
+            id="configmap with invalid negative defaultMode",
+        ),
+        pytest.param(
+            {"secret": {"secretName": "s", "items": [{"key": "key", "path": "..badFileName"}]}},
+            ["secret.items[0].path: Invalid value: \"..badFileName\": must not start with '..'"],
+            id="secret item path starting with ..",
+        ),
+        pytest.param(
+            {"secret": {"secretName": "s", "items": [{"key": "", "path": "/abs", "mode": 0o1000}]}},
+            [
+                "secret.items[0].key: Required value",
+                'secret.items[0].path: Invalid value: "/abs": must be a relative path',
+                f"secret.items[0].mode: Invalid value: 512: {_MODE_MSG}",
+            ],
+            id="secret item without key, absolute path, bad mode",
+        ),
+        pytest.param(
+            {"secret": {"secretName": "", "defaultMode": 0o1000}},
+            ["secret.secretName: Required value", f"secret.defaultMode: Invalid value: 512: {_MODE_MSG}"],
+            id="secret without name, bad defaultMode",
+        ),
+    ],
+)
+def test_validate_volumes(volume: Obj, expected: list[str]) -> None:
+    """Upstream compares type and field (and some details); these are kube-apiserver's whole errors."""
+    errs = _template_errors(volumes=[{"name": "cfgmap"} | volume])
+    assert [str(e) for e in errs] == [f"volumes[0].{text}" for text in expected]
+
+
+def test_validate_volumes_valid_config_map_items() -> None:
+    volume = {
+        "name": "cfgmap",
+        "configMap": {
+            "name": "my-cfgmap",
+            "defaultMode": 0o644,
+            "items": [{"key": "key", "path": "filename", "mode": 0o644}, {"key": "key", "path": "dir/filename"}],
+        },
+    }
+    assert _template_errors(volumes=[volume]) == []
+
+
+def test_sub_path_backslash_is_not_a_separator() -> None:
+    """kube-apiserver splits paths on '/' only (filepath.ToSlash is the identity on Linux)."""
+    mounts = [{"name": "abc", "mountPath": "/bar", "subPath": "a\\..\\b"}]
+    assert _mount_errors(mounts) == []

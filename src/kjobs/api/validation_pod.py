@@ -5,8 +5,8 @@ Follows `pkg/apis/core/validation/validation.go` (`ValidatePodTemplateSpec`, `Va
 mount propagation and recursive read-only), resources, probes, tolerations, host aliases, restart/DNS policies,
 `ValidatePodCreate`) with Kubernetes' paths, error types, details and emission order; tests/api/
 test_upstream_pod_validation.py runs upstream's table rows through a Job (docs/upstream-pod-validation.md).
-Deliberately not covered (accepted as written): volume source internals beyond the required fields, volume
-devices, affinity, topology spread, container security contexts, pod security-context details beyond ids,
+Deliberately not covered (accepted as written): volume source internals beyond the required fields and
+configMap/secret items and modes, volume devices, affinity, topology spread, container security contexts, pod security-context details beyond ids,
 process-namespace sharing and fsGroupChangePolicy, sysctls, seccomp/AppArmor, resize policies, resource claims,
 pod OS rules. Map iteration (resources, labels) is in sorted key order, where Go's is random.
 """
@@ -120,6 +120,33 @@ _VOLUME_REQUIRED = {
 }
 
 
+_FILE_MODE_MSG = "must be a number between 0 and 0777 (octal), both inclusive"
+
+
+def _validate_file_mode(holder: Obj, key: str, path: str, errs: Errors) -> None:
+    mode = get_int(holder, key, path, errs)
+    if mode is not None and not 0 <= mode <= 0o777:
+        errs.append(FieldError(path, Invalid, _FILE_MODE_MSG, mode))
+
+
+def _validate_projection(source: Obj, path: str, errs: Errors) -> None:
+    """The defaultMode and items of a configMap or secret volume (`validateConfigMapVolumeSource`,
+    `validateSecretVolumeSource`, `validateKeyToPath`): modes within 0..0777, item keys and paths required,
+    paths relative, without '..' elements and not starting with '..' (`ValidateLocalNonReservedPath`)."""
+    _validate_file_mode(source, "defaultMode", f"{path}.defaultMode", errs)
+    for i, item in items_of(get_list(source, "items", f"{path}.items", errs), f"{path}.items", errs):
+        item_path = f"{path}.items[{i}]"
+        if not get_str(item, "key", f"{item_path}.key", errs):
+            errs.append(FieldError(f"{item_path}.key", Required))
+        target = get_str(item, "path", f"{item_path}.path", errs) or ""
+        if not target:
+            errs.append(FieldError(f"{item_path}.path", Required))
+        _validate_local_descending_path(target, f"{item_path}.path", errs)
+        if target.startswith("..") and not target.startswith("../"):
+            errs.append(FieldError(f"{item_path}.path", Invalid, "must not start with '..'", target))
+        _validate_file_mode(item, "mode", f"{item_path}.mode", errs)
+
+
 def _validate_volume_source(volume: Obj, path: str, errs: Errors) -> bool:
     """Check the one volume source; returns whether it is claim-backed (usable for block devices)."""
     count = 0
@@ -141,6 +168,8 @@ def _validate_volume_source(volume: Obj, path: str, errs: Errors) -> bool:
             errs.append(FieldError(f"{path}.{key}.{required}", Required))
         if key == "nfs" and not get_str(source, "path", f"{path}.nfs.path", errs):
             errs.append(FieldError(f"{path}.nfs.path", Required))
+        if key in ("configMap", "secret"):
+            _validate_projection(source, f"{path}.{key}", errs)
         if key == "emptyDir" and source.get("sizeLimit") is not None:
             q = _quantity(source["sizeLimit"], f"{path}.emptyDir.sizeLimit", errs)
             if q is not None and q.value < 0:
@@ -546,9 +575,11 @@ def _validate_env_from(env_from: list[Any] | None, path: str, errs: Errors) -> N
 
 
 def _validate_local_descending_path(value: str, path: str, errs: Errors) -> None:
+    """`validateLocalDescendingPath`. Its `filepath.ToSlash` is the identity on Linux, where kube-apiserver
+    runs, so a backslash does not separate elements (`a\\..\\b` is accepted)."""
     if value.startswith("/"):
         errs.append(FieldError(path, Invalid, "must be a relative path", value))
-    if ".." in value.replace("\\", "/").split("/"):
+    if ".." in value.split("/"):
         errs.append(FieldError(path, Invalid, "must not contain '..'", value))
 
 
