@@ -6,9 +6,10 @@ mount propagation and recursive read-only), resources, probes, tolerations, host
 `ValidatePodCreate`) with Kubernetes' paths, error types, details and emission order; tests/api/
 test_upstream_pod_validation.py runs upstream's table rows through a Job (docs/upstream-pod-validation.md).
 Deliberately not covered (accepted as written): volume source internals beyond the required fields and
-configMap/secret items and modes, volume devices, affinity, topology spread, container security contexts, pod security-context details beyond ids,
-process-namespace sharing and fsGroupChangePolicy, sysctls, seccomp/AppArmor, resize policies, resource claims,
-pod OS rules. Map iteration (resources, labels) is in sorted key order, where Go's is random.
+configMap/secret items and modes, volume devices, affinity, topology spread, container security contexts,
+pod security-context details beyond ids, process-namespace sharing and fsGroupChangePolicy, sysctls,
+seccomp/AppArmor, resize policies, resource claims, pod OS rules. Map iteration (resources, labels) is in
+sorted key order, where Go's is random.
 """
 
 from __future__ import annotations
