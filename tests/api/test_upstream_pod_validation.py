@@ -612,6 +612,7 @@ _CONTAINER_ROWS = [
     ("name > 63 characters", [_ctr(name="a" * 64)], [(Invalid, "containers[0].name")]),
     ("name not a DNS label", [_ctr(name="a.b.c")], [(Invalid, "containers[0].name")]),
     ("name not unique", [_ctr(name="abc"), _ctr(name="abc")], [(Duplicate, "containers[1].name")]),
+    ("zero-length image", [_ctr(name="abc", image="")], [(Required, "containers[0].image")]),
     (
         "host port not unique",
         [
@@ -732,6 +733,11 @@ _CONTAINER_ROWS = [
     ),
     (
         "Request limit simple invalid",
+        [_ctr(resources={"limits": _res("5", "3"), "requests": _res("6", "3")})],
+        [(Invalid, "containers[0].resources.requests")],
+    ),
+    (
+        "CPU request limit multiple invalid",
         [_ctr(resources={"limits": _res("5", "3"), "requests": _res("6", "3")})],
         [(Invalid, "containers[0].resources.requests")],
     ),
