@@ -1549,3 +1549,123 @@ def test_sub_path_backslash_is_not_a_separator() -> None:
     """kube-apiserver splits paths on '/' only (filepath.ToSlash is the identity on Linux)."""
     mounts = [{"name": "abc", "mountPath": "/bar", "subPath": "a\\..\\b"}]
     assert _mount_errors(mounts) == []
+
+
+# --- TestValidatePodDNSConfig ---------------------------------------------------------------------------------
+
+
+def _paths(*lengths: int) -> list[str]:
+    """Upstream's `generateTestSearchPathFunc`: search paths of `a`s of the given lengths."""
+    return ["a" * n for n in lengths]
+
+
+_SEARCHES_32 = ["custom", "mydomain.com", "local", "cluster.local", "svc.cluster.local", "default.svc.cluster.local."]
+
+
+@pytest.mark.parametrize(
+    ("dns_config", "dns_policy"),
+    [
+        pytest.param({}, "ClusterFirst", id="valid: empty DNSConfig"),
+        pytest.param({"options": [{"name": "ndots", "value": "2"}]}, "ClusterFirst", id="valid: 1 option"),
+        pytest.param({"nameservers": ["127.0.0.1"]}, "ClusterFirst", id="valid: 1 nameserver"),
+        pytest.param({"nameservers": ["127.0.0.1"]}, "None", id="valid: DNSNone with 1 nameserver"),
+        pytest.param({"searches": ["custom"]}, "ClusterFirst", id="valid: 1 search path"),
+        pytest.param({"searches": ["custom."]}, "ClusterFirst", id="valid: 1 search path with trailing period"),
+        pytest.param(
+            {"nameservers": ["127.0.0.1", "10.0.0.10", "8.8.8.8"], "searches": _SEARCHES_32},
+            "ClusterFirst",
+            id="valid: 3 nameservers and 6 search paths(legacy)",
+        ),
+        pytest.param(
+            {
+                "nameservers": ["127.0.0.1", "10.0.0.10", "8.8.8.8"],
+                "searches": _SEARCHES_32 + [str(n) for n in range(7, 33)],
+            },
+            "ClusterFirst",
+            id="valid: 3 nameservers and 32 search paths",
+        ),
+        pytest.param({"searches": _paths(1, 50, 50, 50, 50, 50)}, "ClusterFirst", id="valid: 256 characters (legacy)"),
+        pytest.param({"searches": _paths(64, *[63] * 31)}, "ClusterFirst", id="valid: 2048 characters"),
+        pytest.param({"nameservers": ["FE80::0202:B3FF:FE1E:8329"]}, "ClusterFirst", id="valid: ipv6 nameserver"),
+        pytest.param(
+            {"searches": [*_SEARCHES_32[:5], "default.svc.cluster.local", "exceeded"]},
+            "ClusterFirst",
+            id="valid: 7 search paths",
+        ),
+        pytest.param({"searches": _paths(2, 50, 50, 50, 50, 50)}, "ClusterFirst", id="valid: 257 characters"),
+        pytest.param(
+            {"searches": ["_sip._tcp.abc_d.example.com", "."]},
+            "ClusterFirst",
+            id="relaxed DNS search: underscores and a lone dot",
+        ),
+    ],
+)
+def test_validate_pod_dns_config_success(dns_config: Obj, dns_policy: str) -> None:
+    assert _template_errors(dnsConfig=dns_config, dnsPolicy=dns_policy) == []
+
+
+_SUBDOMAIN_UNDERSCORE_MSG = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '_', '-' or '.', and must "
+    "start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
+    "'_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?(\\._?[a-z0-9]([-_a-z0-9]*[a-z0-9])?)*')"
+)
+
+
+@pytest.mark.parametrize(
+    ("dns_config", "dns_policy", "expected"),
+    [
+        pytest.param(
+            {"nameservers": ["127.0.0.1", "10.0.0.10", "8.8.8.8", "1.2.3.4"]},
+            "ClusterFirst",
+            ["dnsConfig.nameservers: Invalid value: must not have more than 3 nameservers"],
+            id="invalid: 4 nameservers",
+        ),
+        pytest.param(
+            {"searches": _SEARCHES_32 + [str(n) for n in range(7, 34)]},
+            "ClusterFirst",
+            ["dnsConfig.searches: Invalid value: must not have more than 32 search paths"],
+            id="invalid: 33 search paths",
+        ),
+        pytest.param(
+            {"searches": _paths(65, *[63] * 31)},
+            "ClusterFirst",
+            [
+                "dnsConfig.searches: Invalid value: must not have more than 2048 characters (including spaces) "
+                "in the search list"
+            ],
+            id="invalid: 2049 characters in search path list",
+        ),
+        pytest.param(
+            {"searches": ["custom?"]},
+            "ClusterFirst",
+            [f"dnsConfig.searches[0]: Invalid value: {_SUBDOMAIN_UNDERSCORE_MSG}"],
+            id="invalid search path",
+        ),
+        pytest.param(
+            {"nameservers": ["invalid"]},
+            "ClusterFirst",
+            ["dnsConfig.nameservers[0]: Invalid value: must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"],
+            id="invalid nameserver",
+        ),
+        pytest.param(
+            {"options": [{"value": "2"}]},
+            "ClusterFirst",
+            ["dnsConfig.options[0]: Required value: must not be empty"],
+            id="invalid empty option name",
+        ),
+        pytest.param(
+            {"searches": ["custom"]},
+            "None",
+            [
+                "dnsConfig.nameservers: Required value: must provide at least one DNS nameserver when "
+                "`dnsPolicy` is None"
+            ],
+            id="invalid: DNSNone with 0 nameserver",
+        ),
+    ],
+)
+def test_validate_pod_dns_config(dns_config: Obj, dns_policy: str, expected: list[str]) -> None:
+    """Upstream asks only for a failure; here each error's path, type and detail (the long lists' bad values
+    left out)."""
+    errs = _template_errors(dnsConfig=dns_config, dnsPolicy=dns_policy)
+    assert [f"{e.field}: {e.type.text}: {e.detail}" for e in errs] == expected

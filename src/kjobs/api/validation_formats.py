@@ -303,3 +303,25 @@ def is_http_header_name(value: str) -> list[str]:
             "a valid HTTP header must consist of alphanumeric characters or '-'", "[-A-Za-z0-9]+", "X-Header-Name"
         )
     ]
+
+
+_DNS1123_LABEL_FMT_UNDERSCORE = "_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN_FMT_UNDERSCORE = _DNS1123_LABEL_FMT_UNDERSCORE + "(\\." + _DNS1123_LABEL_FMT_UNDERSCORE + ")*"
+_dns1123_subdomain_underscore = re.compile(_DNS1123_SUBDOMAIN_FMT_UNDERSCORE)
+
+
+def is_dns1123_subdomain_with_underscore(value: str) -> list[str]:
+    """apimachinery `IsDNS1123SubdomainWithUnderscore` (the relaxed DNS search-path rule)."""
+    errs = []
+    if _blen(value) > DNS1123_SUBDOMAIN_MAX:
+        errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX))
+    if not _dns1123_subdomain_underscore.fullmatch(value):
+        errs.append(
+            regex_error(
+                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '_', '-' or '.', "
+                "and must start and end with an alphanumeric character",
+                _DNS1123_SUBDOMAIN_FMT_UNDERSCORE,
+                "example.com",
+            )
+        )
+    return errs

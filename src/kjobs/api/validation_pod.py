@@ -39,6 +39,7 @@ from kjobs.api.validation_formats import (
     is_config_map_key,
     is_dns1123_label,
     is_dns1123_subdomain,
+    is_dns1123_subdomain_with_underscore,
     is_http_header_name,
     is_label_value,
     is_qualified_name,
@@ -925,16 +926,80 @@ def _validate_security_context(spec: Obj, path: str, errs: Errors) -> None:
         errs.append(not_supported(f"{sc}.fsGroupChangePolicy", change_policy, ("Always", "OnRootMismatch")))
 
 
+_IP_MSG = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+MAX_DNS_NAMESERVERS = 3
+MAX_DNS_SEARCH_PATHS = 32
+MAX_DNS_SEARCH_LIST_CHARS = 2048
+
+
+def _validate_dns_config(spec: Obj, dns_policy: str, path: str, errs: Errors) -> None:
+    """`validatePodDNSConfig`: at most 3 nameservers, each an IP; at most 32 search paths of 2048 characters
+    in all, each a DNS subdomain once a trailing dot is dropped, with the relaxed rule of
+    RelaxedDNSSearchValidation (on since 1.33: '_' allowed, '.' alone accepted); option names required."""
+    dns_config = get_obj(spec, "dnsConfig", path, errs)
+    if dns_policy == "None":
+        if dns_config is None:
+            errs.append(FieldError(path, Required, "must provide `dnsConfig` when `dnsPolicy` is None"))
+            return
+        if not dns_config.get("nameservers"):
+            errs.append(
+                FieldError(
+                    f"{path}.nameservers", Required, "must provide at least one DNS nameserver when `dnsPolicy` is None"
+                )
+            )
+            return
+    if dns_config is None:
+        return
+    nameservers = get_list(dns_config, "nameservers", f"{path}.nameservers", errs) or []
+    if len(nameservers) > MAX_DNS_NAMESERVERS:
+        errs.append(
+            FieldError(
+                f"{path}.nameservers",
+                Invalid,
+                f"must not have more than {MAX_DNS_NAMESERVERS} nameservers",
+                nameservers,
+            )
+        )
+    for i, server in enumerate(nameservers):
+        if type(server) is not str:
+            strings_of([server], f"{path}.nameservers[{i}]", errs)
+        elif not is_sloppy_ip(server):
+            errs.append(FieldError(f"{path}.nameservers[{i}]", Invalid, _IP_MSG, server))
+    searches = get_list(dns_config, "searches", f"{path}.searches", errs) or []
+    if len(searches) > MAX_DNS_SEARCH_PATHS:
+        errs.append(
+            FieldError(
+                f"{path}.searches", Invalid, f"must not have more than {MAX_DNS_SEARCH_PATHS} search paths", searches
+            )
+        )
+    names = [s for s in searches if type(s) is str]
+    if len(" ".join(names).encode()) > MAX_DNS_SEARCH_LIST_CHARS:
+        errs.append(
+            FieldError(
+                f"{path}.searches",
+                Invalid,
+                f"must not have more than {MAX_DNS_SEARCH_LIST_CHARS} characters (including spaces) in the search list",
+                searches,
+            )
+        )
+    for i, search in enumerate(searches):
+        if type(search) is not str:
+            strings_of([search], f"{path}.searches[{i}]", errs)
+        elif search != ".":
+            trimmed = search.removesuffix(".")
+            for msg in is_dns1123_subdomain_with_underscore(trimmed):
+                errs.append(FieldError(f"{path}.searches[{i}]", Invalid, msg, trimmed))
+    for i, option in items_of(get_list(dns_config, "options", f"{path}.options", errs), f"{path}.options", errs):
+        if not get_str(option, "name", f"{path}.options[{i}].name", errs):
+            errs.append(FieldError(f"{path}.options[{i}]", Required, "must not be empty"))
+
+
 def _validate_host_aliases(aliases: list[Any] | None, path: str, errs: Errors) -> None:
     """`ValidateHostAliases`: each ip an IP address (`IsValidIPForLegacyField`), each hostname a DNS subdomain."""
     for i, alias in items_of(aliases, path, errs):
         ip = get_str(alias, "ip", f"{path}[{i}].ip", errs) or ""
         if not is_sloppy_ip(ip):
-            errs.append(
-                FieldError(
-                    f"{path}[{i}].ip", Invalid, "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)", ip
-                )
-            )
+            errs.append(FieldError(f"{path}[{i}].ip", Invalid, _IP_MSG, ip))
         hostnames_path = f"{path}[{i}].hostnames"
         for j, hostname in enumerate(get_list(alias, "hostnames", hostnames_path, errs) or []):
             if type(hostname) is not str:
@@ -1017,18 +1082,7 @@ def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool, feat
     ):
         if set(secret) - {"name"}:
             errs.append(FieldError(f"{path}.imagePullSecrets[{i}]", Invalid, "only name may be set", secret))
-    if dns_policy == "None":
-        dns_config = get_obj(spec, "dnsConfig", f"{path}.dnsConfig", errs)
-        if dns_config is None:
-            errs.append(FieldError(f"{path}.dnsConfig", Required, "must provide `dnsConfig` when `dnsPolicy` is None"))
-        elif not dns_config.get("nameservers"):
-            errs.append(
-                FieldError(
-                    f"{path}.dnsConfig.nameservers",
-                    Required,
-                    "must provide at least one DNS nameserver when `dnsPolicy` is None",
-                )
-            )
+    _validate_dns_config(spec, dns_policy, f"{path}.dnsConfig", errs)
     gates_path = f"{path}.readinessGates"
     for i, gate in items_of(get_list(spec, "readinessGates", gates_path, errs), gates_path, errs):
         condition_type = get_str(gate, "conditionType", f"{gates_path}[{i}].conditionType", errs) or ""
