@@ -1669,3 +1669,104 @@ def test_validate_pod_dns_config(dns_config: Obj, dns_policy: str, expected: lis
     left out)."""
     errs = _template_errors(dnsConfig=dns_config, dnsPolicy=dns_policy)
     assert [f"{e.field}: {e.type.text}: {e.detail}" for e in errs] == expected
+
+
+# --- TestValidatePod: the deprecated seccomp and AppArmor annotations on a template -------------------------------
+
+_SECCOMP_POD = "seccomp.security.alpha.kubernetes.io/pod"
+_SECCOMP_CTR = "container.seccomp.security.alpha.kubernetes.io/"
+_APPARMOR_CTR = "container.apparmor.security.beta.kubernetes.io/"
+
+
+def _annotation_errors(annotations: dict[str, str], **spec: Any) -> list[str]:
+    job = api_job()
+    job["spec"]["template"]["metadata"]["annotations"] = annotations
+    job["spec"]["template"]["spec"].update(spec)
+    return [str(e) for e in validate_job(job)]
+
+
+@pytest.mark.parametrize(
+    ("annotations", "expected"),
+    [
+        pytest.param(
+            {_SECCOMP_POD: "foo"},
+            [f'spec.template.annotations.{_SECCOMP_POD}: Invalid value: "foo": must be a valid seccomp profile'],
+            id="must be a valid pod seccomp profile",
+        ),
+        pytest.param(
+            {_SECCOMP_CTR + "foo": "foo"},
+            [f'spec.template.annotations.{_SECCOMP_CTR}foo: Invalid value: "foo": must be a valid seccomp profile'],
+            id="must be a valid container seccomp profile",
+        ),
+        pytest.param(
+            {_SECCOMP_CTR + "foo": ""},
+            [f'spec.template.annotations.{_SECCOMP_CTR}foo: Invalid value: "": must be a valid seccomp profile'],
+            id="must be a non-empty container profile in seccomp annotation",
+        ),
+        pytest.param(
+            {_SECCOMP_POD: "localhost//foo"},
+            [f'spec.template.annotations.{_SECCOMP_POD}: Invalid value: "/foo": must be a relative path'],
+            id="must be a relative path in a node-local seccomp profile annotation",
+        ),
+        pytest.param(
+            {_SECCOMP_POD: "localhost/../foo"},
+            [f"spec.template.annotations.{_SECCOMP_POD}: Invalid value: \"../foo\": must not contain '..'"],
+            id="must not start with '../'",
+        ),
+        pytest.param(
+            {_APPARMOR_CTR + "main": "runtime/default", _APPARMOR_CTR + "fake-ctr": "runtime/default"},
+            [f'spec.template.annotations[{_APPARMOR_CTR}fake-ctr]: Invalid value: "fake-ctr": container not found'],
+            id="AppArmor profile must apply to a container",
+        ),
+        pytest.param(
+            {_APPARMOR_CTR + "main": "bad-name"},
+            [
+                f'spec.template.annotations[{_APPARMOR_CTR}main]: Invalid value: "bad-name": '
+                'invalid AppArmor profile name: "bad-name"'
+            ],
+            id="AppArmor profile format must be valid",
+        ),
+        pytest.param(
+            {_APPARMOR_CTR + "main": "runtime/foo"},
+            [
+                f'spec.template.annotations[{_APPARMOR_CTR}main]: Invalid value: "runtime/foo": '
+                'invalid AppArmor profile name: "runtime/foo"'
+            ],
+            id="only default AppArmor profile may start with runtime/",
+        ),
+    ],
+)
+def test_validate_pod_security_annotations(annotations: dict[str, str], expected: list[str]) -> None:
+    """ValidatePodTemplateSpec runs ValidatePodSpecificAnnotations on the template's annotations."""
+    assert _annotation_errors(annotations) == expected
+
+
+def test_validate_pod_seccomp_annotation_without_container_name() -> None:
+    """ "must be a non-empty container name in seccomp annotation": the key fails as an annotation name, and its
+    value as a profile."""
+    errs = _annotation_errors({_SECCOMP_CTR: "foo"})
+    assert "spec.template.annotations: Invalid value: " + f'"{_SECCOMP_CTR}": name part must be non-empty' in errs
+    assert f'spec.template.annotations.{_SECCOMP_CTR}: Invalid value: "foo": must be a valid seccomp profile' in errs
+
+
+@pytest.mark.parametrize(
+    "annotations",
+    [
+        pytest.param({_SECCOMP_POD: "runtime/default"}, id="runtime default seccomp profile"),
+        pytest.param({_SECCOMP_POD: "unconfined"}, id="docker default seccomp profile"),
+        pytest.param({_SECCOMP_POD: "localhost/foo"}, id="localhost seccomp profile"),
+        pytest.param({_SECCOMP_CTR + "foo": "localhost/foo"}, id="localhost seccomp profile for a container"),
+        pytest.param({_APPARMOR_CTR + "main": "runtime/default"}, id="default AppArmor annotation for a container"),
+        pytest.param({_APPARMOR_CTR + "main": "localhost/foo"}, id="localhost AppArmor annotation for a container"),
+    ],
+)
+def test_validate_pod_security_annotations_success(annotations: dict[str, str]) -> None:
+    assert _annotation_errors(annotations) == []
+
+
+def test_validate_pod_apparmor_annotation_for_an_init_container() -> None:
+    """ "default AppArmor annotation for an init container": init containers are containers of the pod too."""
+    init = [
+        {"name": "init-ctr", "image": "image", "imagePullPolicy": "IfNotPresent", "terminationMessagePolicy": "File"}
+    ]
+    assert _annotation_errors({_APPARMOR_CTR + "init-ctr": "runtime/default"}, initContainers=init) == []

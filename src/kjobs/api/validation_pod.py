@@ -7,9 +7,9 @@ mount propagation and recursive read-only), resources, probes, tolerations, host
 test_upstream_pod_validation.py runs upstream's table rows through a Job (docs/upstream-pod-validation.md).
 Deliberately not covered (accepted as written): volume source internals beyond the required fields and
 configMap/secret items and modes, volume devices, affinity, topology spread, container security contexts,
-pod security-context details beyond ids, process-namespace sharing and fsGroupChangePolicy, sysctls,
-seccomp/AppArmor, resize policies, resource claims, pod OS rules. Map iteration (resources, labels) is in
-sorted key order, where Go's is random.
+pod security-context fields other than ids, shareProcessNamespace and fsGroupChangePolicy (sysctls,
+seccomp/AppArmor fields; their deprecated annotations are checked), resize policies, resource claims, pod OS
+rules. Map iteration (resources, labels, annotations) is in sorted key order, where Go's is random.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from kjobs.api.errors import ErrorType, FieldError, not_supported
+from kjobs.api.errors import ErrorType, FieldError, go_quote, not_supported
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.quantity import Quantity, QuantityError, parse_quantity
 from kjobs.api.types import Obj
@@ -1116,8 +1116,36 @@ def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool, feat
         _enum(preemption, f"{path}.preemptionPolicy", ("PreemptLowerPriority", "Never"), errs)
 
 
+_SECCOMP_POD = "seccomp.security.alpha.kubernetes.io/pod"
+_SECCOMP_CONTAINER = "container.seccomp.security.alpha.kubernetes.io/"
+_APPARMOR_CONTAINER = "container.apparmor.security.beta.kubernetes.io/"
+
+
+def _validate_seccomp_annotation(profile: str, path: str, errs: Errors) -> None:
+    """`ValidateSeccompProfile`: runtime/default, docker/default, unconfined, or localhost/<relative path>."""
+    if profile in ("runtime/default", "docker/default", "unconfined"):
+        return
+    if profile.startswith("localhost/"):
+        _validate_local_descending_path(profile.removeprefix("localhost/"), path, errs)
+    else:
+        errs.append(FieldError(path, Invalid, "must be a valid seccomp profile", profile))
+
+
+def _container_names(spec: Obj) -> set[str]:
+    names: set[str] = set()
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        listed = spec.get(key)
+        for container in listed if type(listed) is list else ():
+            if type(container) is dict and type(container.get("name")) is str:
+                names.add(container["name"])
+    return names
+
+
 def _validate_pod_annotations(annotations: dict[str, str] | None, spec: Obj, path: str, errs: Errors) -> None:
-    """`ValidatePodSpecificAnnotations`: mirror pods need a node; the deletion cost must be an int32."""
+    """`ValidatePodSpecificAnnotations`: mirror pods need a node; the deletion cost must be an int32; the
+    deprecated seccomp annotations name valid profiles (their errors use the key as a path child,
+    `annotations.seccomp.security.alpha.kubernetes.io/pod`, as `ValidateSeccompPodAnnotations` does); the
+    deprecated AppArmor annotations name a container of the pod and a valid profile. Keys in sorted order."""
     if not annotations:
         return
     mirror = annotations.get("kubernetes.io/config.mirror")
@@ -1138,6 +1166,25 @@ def _validate_pod_annotations(annotations: dict[str, str] | None, spec: Obj, pat
                 FieldError(
                     f"{path}[controller.kubernetes.io/pod-deletion-cost]", Invalid, "must be a 32bit integer", cost
                 )
+            )
+    if _SECCOMP_POD in annotations:
+        _validate_seccomp_annotation(annotations[_SECCOMP_POD], f"{path}.{_SECCOMP_POD}", errs)
+    keys = sorted(annotations)
+    for key in keys:
+        if key.startswith(_SECCOMP_CONTAINER):
+            _validate_seccomp_annotation(annotations[key], f"{path}.{key}", errs)
+    names: set[str] | None = None
+    for key in keys:
+        if not key.startswith(_APPARMOR_CONTAINER):
+            continue
+        names = _container_names(spec) if names is None else names
+        container = key.removeprefix(_APPARMOR_CONTAINER)
+        if container not in names:
+            errs.append(FieldError(f"{path}[{key}]", Invalid, "container not found", container))
+        profile = annotations[key]
+        if profile not in ("", "runtime/default", "unconfined") and not profile.startswith("localhost/"):
+            errs.append(
+                FieldError(f"{path}[{key}]", Invalid, f"invalid AppArmor profile name: {go_quote(profile)}", profile)
             )
 
 
