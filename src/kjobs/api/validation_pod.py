@@ -1119,6 +1119,7 @@ def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool, feat
 _SECCOMP_POD = "seccomp.security.alpha.kubernetes.io/pod"
 _SECCOMP_CONTAINER = "container.seccomp.security.alpha.kubernetes.io/"
 _APPARMOR_CONTAINER = "container.apparmor.security.beta.kubernetes.io/"
+_SECURITY_PREFIXES = (_SECCOMP_POD, _SECCOMP_CONTAINER, _APPARMOR_CONTAINER)
 
 
 def _validate_seccomp_annotation(profile: str, path: str, errs: Errors) -> None:
@@ -1167,9 +1168,16 @@ def _validate_pod_annotations(annotations: dict[str, str] | None, spec: Obj, pat
                     f"{path}[controller.kubernetes.io/pod-deletion-cost]", Invalid, "must be a 32bit integer", cost
                 )
             )
+    security = [key for key in annotations if key.startswith(_SECURITY_PREFIXES)]
+    if security:  # rare: a Job's pods carry none, so they pay only the scan above
+        _validate_security_annotations(annotations, sorted(security), spec, path, errs)
+
+
+def _validate_security_annotations(
+    annotations: dict[str, str], keys: list[str], spec: Obj, path: str, errs: Errors
+) -> None:
     if _SECCOMP_POD in annotations:
         _validate_seccomp_annotation(annotations[_SECCOMP_POD], f"{path}.{_SECCOMP_POD}", errs)
-    keys = sorted(annotations)
     for key in keys:
         if key.startswith(_SECCOMP_CONTAINER):
             _validate_seccomp_annotation(annotations[key], f"{path}.{key}", errs)
