@@ -8,6 +8,7 @@ so the common ones are memoised (they are pure and return tuples).
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from collections.abc import Callable
 from functools import lru_cache
@@ -267,3 +268,60 @@ def is_domain_prefixed_path(value: str) -> list[tuple[str, str]]:
     if not _http_path.fullmatch(path):
         out.append((path, regex_error("Invalid path", _HTTP_PATH_FMT)))
     return out
+
+
+def is_sloppy_ip(value: str) -> bool:
+    """Whether k8s.io/utils/net `ParseIPSloppy` (Go's pre-1.17 `net.ParseIP`) accepts `value`: dotted IPv4
+    whose octets may carry leading zeros, or IPv6 (with an optional dotted IPv4 tail) without a zone."""
+    if "." in value and ":" not in value:
+        parts = value.split(".")
+        return len(parts) == 4 and all(p.isascii() and p.isdigit() and int(p) <= 255 for p in parts)
+    if ":" not in value or "%" in value:
+        return False
+    head, _, tail = value.rpartition(":")
+    if "." in tail:  # the IPv4 tail, leading zeros allowed: rewritten as two hex groups for `ipaddress`
+        if not is_sloppy_ip(tail):
+            return False
+        a, b, c, d = (int(part) for part in tail.split("."))
+        value = f"{head}:{a * 256 + b:x}:{c * 256 + d:x}"
+    try:
+        ipaddress.IPv6Address(value)
+    except ValueError:
+        return False
+    return True
+
+
+_HTTP_HEADER_NAME = re.compile(r"[-A-Za-z0-9]+")
+
+
+def is_http_header_name(value: str) -> list[str]:
+    """apimachinery util/validation `IsHTTPHeaderName` (Go's net/http header-name subset)."""
+    if _HTTP_HEADER_NAME.fullmatch(value):
+        return []
+    return [
+        regex_error(
+            "a valid HTTP header must consist of alphanumeric characters or '-'", "[-A-Za-z0-9]+", "X-Header-Name"
+        )
+    ]
+
+
+_DNS1123_LABEL_FMT_UNDERSCORE = "_?[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
+_DNS1123_SUBDOMAIN_FMT_UNDERSCORE = _DNS1123_LABEL_FMT_UNDERSCORE + "(\\." + _DNS1123_LABEL_FMT_UNDERSCORE + ")*"
+_dns1123_subdomain_underscore = re.compile(_DNS1123_SUBDOMAIN_FMT_UNDERSCORE)
+
+
+def is_dns1123_subdomain_with_underscore(value: str) -> list[str]:
+    """apimachinery `IsDNS1123SubdomainWithUnderscore` (the relaxed DNS search-path rule)."""
+    errs = []
+    if _blen(value) > DNS1123_SUBDOMAIN_MAX:
+        errs.append(max_len_error(DNS1123_SUBDOMAIN_MAX))
+    if not _dns1123_subdomain_underscore.fullmatch(value):
+        errs.append(
+            regex_error(
+                "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '_', '-' or '.', "
+                "and must start and end with an alphanumeric character",
+                _DNS1123_SUBDOMAIN_FMT_UNDERSCORE,
+                "example.com",
+            )
+        )
+    return errs

@@ -1,11 +1,15 @@
 """Pod spec and pod template validation: the parts of Kubernetes' core validation a Job manifest touches.
 
 Follows `pkg/apis/core/validation/validation.go` (`ValidatePodTemplateSpec`, `ValidatePodSpec`,
-`validateContainers`, `validateInitContainers`, `validateContainerCommon`, ports, env, volume mounts, resources,
-probes, tolerations, restart/DNS policies, `ValidatePodCreate`) with Kubernetes' paths, error types, details and
-emission order. Deliberately not covered (accepted as written): volume source internals beyond the required
-fields, affinity, topology spread, security-context details beyond id ranges, sysctls, seccomp/AppArmor,
-resource claims, pod OS rules. Map iteration (resources, labels) is in sorted key order, where Go's is random.
+`validateContainers`, `validateInitContainers`, `validateContainerCommon`, ports, env, volume mounts (with
+mount propagation and recursive read-only), resources, probes, tolerations, host aliases, restart/DNS policies,
+`ValidatePodCreate`) with Kubernetes' paths, error types, details and emission order; tests/api/
+test_upstream_pod_validation.py runs upstream's table rows through a Job (docs/upstream-pod-validation.md).
+Deliberately not covered (accepted as written): volume source internals beyond the required fields and
+configMap/secret items and modes, volume devices, affinity, topology spread, container security contexts,
+pod security-context fields other than ids, shareProcessNamespace and fsGroupChangePolicy (sysctls,
+seccomp/AppArmor fields; their deprecated annotations are checked), resize policies, resource claims, pod OS
+rules. Map iteration (resources, labels, annotations) is in sorted key order, where Go's is random.
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from typing import Any
 
 import orjson
 
-from kjobs.api.errors import ErrorType, FieldError, not_supported
+from kjobs.api.errors import ErrorType, FieldError, go_quote, not_supported
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.quantity import Quantity, QuantityError, parse_quantity
 from kjobs.api.types import Obj
@@ -34,9 +38,13 @@ from kjobs.api.validation_formats import (
     inclusive_range_error,
     is_config_map_key,
     is_dns1123_label,
+    is_dns1123_subdomain,
+    is_dns1123_subdomain_with_underscore,
+    is_http_header_name,
     is_label_value,
     is_qualified_name,
     is_relaxed_env_var_name,
+    is_sloppy_ip,
     is_valid_port_name,
     is_valid_port_num,
     name_is_dns_subdomain,
@@ -114,6 +122,33 @@ _VOLUME_REQUIRED = {
 }
 
 
+_FILE_MODE_MSG = "must be a number between 0 and 0777 (octal), both inclusive"
+
+
+def _validate_file_mode(holder: Obj, key: str, path: str, errs: Errors) -> None:
+    mode = get_int(holder, key, path, errs)
+    if mode is not None and not 0 <= mode <= 0o777:
+        errs.append(FieldError(path, Invalid, _FILE_MODE_MSG, mode))
+
+
+def _validate_projection(source: Obj, path: str, errs: Errors) -> None:
+    """The defaultMode and items of a configMap or secret volume (`validateConfigMapVolumeSource`,
+    `validateSecretVolumeSource`, `validateKeyToPath`): modes within 0..0777, item keys and paths required,
+    paths relative, without '..' elements and not starting with '..' (`ValidateLocalNonReservedPath`)."""
+    _validate_file_mode(source, "defaultMode", f"{path}.defaultMode", errs)
+    for i, item in items_of(get_list(source, "items", f"{path}.items", errs), f"{path}.items", errs):
+        item_path = f"{path}.items[{i}]"
+        if not get_str(item, "key", f"{item_path}.key", errs):
+            errs.append(FieldError(f"{item_path}.key", Required))
+        target = get_str(item, "path", f"{item_path}.path", errs) or ""
+        if not target:
+            errs.append(FieldError(f"{item_path}.path", Required))
+        _validate_local_descending_path(target, f"{item_path}.path", errs)
+        if target.startswith("..") and not target.startswith("../"):
+            errs.append(FieldError(f"{item_path}.path", Invalid, "must not start with '..'", target))
+        _validate_file_mode(item, "mode", f"{item_path}.mode", errs)
+
+
 def _validate_volume_source(volume: Obj, path: str, errs: Errors) -> bool:
     """Check the one volume source; returns whether it is claim-backed (usable for block devices)."""
     count = 0
@@ -135,6 +170,8 @@ def _validate_volume_source(volume: Obj, path: str, errs: Errors) -> bool:
             errs.append(FieldError(f"{path}.{key}.{required}", Required))
         if key == "nfs" and not get_str(source, "path", f"{path}.nfs.path", errs):
             errs.append(FieldError(f"{path}.nfs.path", Required))
+        if key in ("configMap", "secret"):
+            _validate_projection(source, f"{path}.{key}", errs)
         if key == "emptyDir" and source.get("sizeLimit") is not None:
             q = _quantity(source["sizeLimit"], f"{path}.emptyDir.sizeLimit", errs)
             if q is not None and q.value < 0:
@@ -418,6 +455,18 @@ def _validate_field_ref(ref: Obj, path: str, errs: Errors) -> None:
         )
         return
     subscripted = _split_subscript(field_path)
+    if subscripted and subscripted[0] not in ("metadata.annotations", "metadata.labels"):
+        # pkg/apis/core/pods/helpers.go `ConvertDownwardAPIFieldLabel` refuses a subscript on any other field
+        # before validateObjectFieldSelector's own "does not support subscript" branch can run.
+        errs.append(
+            FieldError(
+                f"{path}.fieldPath",
+                Invalid,
+                f"error converting fieldPath: field label does not support subscript: {field_path}",
+                field_path,
+            )
+        )
+        return
     base = subscripted[0] if subscripted else field_path
     if base not in _DOWNWARD_CONVERTIBLE:
         errs.append(
@@ -434,11 +483,9 @@ def _validate_field_ref(ref: Obj, path: str, errs: Errors) -> None:
         if base == "metadata.annotations":
             for msg in is_qualified_name(key.lower()):
                 errs.append(FieldError(path, Invalid, msg, key.lower()))
-        elif base == "metadata.labels":
+        else:
             for msg in is_qualified_name(key):
                 errs.append(FieldError(path, Invalid, msg, key))
-        else:
-            errs.append(FieldError(path, Invalid, "does not support subscript", base))
     elif field_path not in _ENV_FIELD_PATHS:
         errs.append(not_supported(f"{path}.fieldPath", field_path, sorted(_ENV_FIELD_PATHS)))
 
@@ -530,13 +577,46 @@ def _validate_env_from(env_from: list[Any] | None, path: str, errs: Errors) -> N
 
 
 def _validate_local_descending_path(value: str, path: str, errs: Errors) -> None:
+    """`validateLocalDescendingPath`. Its `filepath.ToSlash` is the identity on Linux, where kube-apiserver
+    runs, so a backslash does not separate elements (`a\\..\\b` is accepted)."""
     if value.startswith("/"):
         errs.append(FieldError(path, Invalid, "must be a relative path", value))
-    if ".." in value.replace("\\", "/").split("/"):
+    if ".." in value.split("/"):
         errs.append(FieldError(path, Invalid, "must not contain '..'", value))
 
 
-def _validate_volume_mounts(mounts: list[Any] | None, volumes: dict[str, bool], path: str, errs: Errors) -> None:
+def _validate_mount_propagation(mode: str, privileged: bool, path: str, errs: Errors) -> None:
+    """`validateMountPropagation`: a known mode, and Bidirectional only in a privileged container."""
+    if mode not in _MOUNT_PROPAGATIONS:
+        errs.append(not_supported(path, mode, _MOUNT_PROPAGATIONS))
+    if mode == "Bidirectional" and not privileged:
+        errs.append(
+            FieldError(path, Forbidden, "Bidirectional mount propagation is available only to privileged containers")
+        )
+
+
+def _validate_recursive_read_only(mount: Obj, mode: str, propagation: str | None, path: str, errs: Errors) -> None:
+    """`validateMountRecursiveReadOnly`: Enabled/IfPossible need readOnly and no propagation but None."""
+    if mode == "Disabled":
+        return
+    if mode not in ("Enabled", "IfPossible"):
+        errs.append(not_supported(path, mode, ("Disabled", "Enabled", "IfPossible")))
+        return
+    if mount.get("readOnly") is not True:
+        errs.append(FieldError(path, Forbidden, "may only be specified when readOnly is true"))
+    if propagation is not None and propagation != "None":
+        errs.append(FieldError(path, Forbidden, "may only be specified when mountPropagation is None or not specified"))
+
+
+# Sorted, as `sets.List` gives them in the NotSupported detail.
+_MOUNT_PROPAGATIONS = ("Bidirectional", "HostToContainer", "None")
+
+
+def _validate_volume_mounts(
+    mounts: list[Any] | None, volumes: dict[str, bool], privileged: bool, path: str, errs: Errors
+) -> None:
+    """`ValidateVolumeMounts`. Its subPath, subPathExpr, mountPropagation and recursiveReadOnly errors name the
+    list (`volumeMounts.subPath`), not the item, as upstream builds them from `fldPath`, not `idxPath`."""
     mount_points: set[str] = set()
     for i, mount in items_of(mounts, path, errs):
         item = f"{path}[{i}]"
@@ -563,9 +643,18 @@ def _validate_volume_mounts(mounts: list[Any] | None, volumes: dict[str, bool], 
                     )
                 )
             _validate_local_descending_path(sub_path_expr, f"{path}.subPathExpr", errs)
+        propagation = get_str(mount, "mountPropagation", f"{item}.mountPropagation", errs)
+        if propagation is not None:
+            _validate_mount_propagation(propagation, privileged, f"{path}.mountPropagation", errs)
+        rro = get_str(mount, "recursiveReadOnly", f"{item}.recursiveReadOnly", errs)
+        if rro is not None:
+            _validate_recursive_read_only(mount, rro, propagation, f"{path}.recursiveReadOnly", errs)
 
 
 def _validate_port_num_or_name(value: Any, path: str, errs: Errors) -> None:
+    """`validatePortNumOrName`. An absent or null port decodes to the int-or-string zero value, port 0."""
+    if value is None:
+        value = 0
     if type(value) is int:
         for msg in is_valid_port_num(value):
             errs.append(FieldError(path, Invalid, msg, value))
@@ -603,6 +692,13 @@ def _validate_handler(handler: Obj, kinds: tuple[str, ...], grace: int | None, p
             scheme = get_str(action, "scheme", f"{sub}.scheme", errs) or ""
             if scheme not in ("HTTP", "HTTPS"):
                 errs.append(not_supported(f"{sub}.scheme", scheme, ("HTTP", "HTTPS")))
+            # validateHTTPGetAction names the list, not the header, in these errors.
+            for j, header in items_of(
+                get_list(action, "httpHeaders", f"{sub}.httpHeaders", errs), f"{sub}.httpHeaders", errs
+            ):
+                name = get_str(header, "name", f"{sub}.httpHeaders[{j}].name", errs) or ""
+                for msg in is_http_header_name(name):
+                    errs.append(FieldError(f"{sub}.httpHeaders", Invalid, msg, name))
         elif kind == "tcpSocket":
             _validate_port_num_or_name(action.get("port"), f"{sub}.port", errs)
         elif kind == "grpc":
@@ -669,7 +765,9 @@ def _validate_container_common(container: Obj, volumes: dict[str, bool], path: s
     _validate_env(get_list(container, "env", f"{path}.env", errs), f"{path}.env", errs)
     _validate_env_from(get_list(container, "envFrom", f"{path}.envFrom", errs), f"{path}.envFrom", errs)
     mounts = get_list(container, "volumeMounts", f"{path}.volumeMounts", errs)
-    _validate_volume_mounts(mounts, volumes, f"{path}.volumeMounts", errs)
+    context = container.get("securityContext")
+    privileged = type(context) is dict and context.get("privileged") is True
+    _validate_volume_mounts(mounts, volumes, privileged, f"{path}.volumeMounts", errs)
     pull = get_str(container, "imagePullPolicy", f"{path}.imagePullPolicy", errs) or ""
     _enum(pull, f"{path}.imagePullPolicy", ("Always", "IfNotPresent", "Never"), errs)
     _validate_resources(get_obj(container, "resources", f"{path}.resources", errs), f"{path}.resources", errs)
@@ -796,18 +894,119 @@ def _validate_name_field(spec: Obj, key: str, path: str, errs: Errors, *, label:
 
 
 def _validate_security_context(spec: Obj, path: str, errs: Errors) -> None:
+    """`validatePodSpecSecurityContext` for ids, process-namespace sharing and fsGroupChangePolicy.
+
+    User and group ids run 0..MaxInt32 (apimachinery util/validation `IsValidUserID`/`IsValidGroupID`). The
+    v1 `hostPID` and `shareProcessNamespace` live in the internal PodSecurityContext, so their conflict is
+    reported at `securityContext.shareProcessNamespace`, as kube-apiserver does."""
     context = get_obj(spec, "securityContext", f"{path}.securityContext", errs)
+    sc = f"{path}.securityContext"
+    if context is not None:
+        for key in ("fsGroup", "runAsUser", "runAsGroup"):
+            value = get_int(context, key, f"{sc}.{key}", errs, bits=64)
+            if value is not None and not 0 <= value <= MAX_INT32:
+                errs.append(FieldError(f"{sc}.{key}", Invalid, inclusive_range_error(0, MAX_INT32), value))
+        for j, gid in enumerate(get_list(context, "supplementalGroups", f"{sc}.supplementalGroups", errs) or []):
+            gid = check_int(gid, f"{sc}.supplementalGroups[{j}]", errs, bits=64)
+            if gid is not None and not 0 <= gid <= MAX_INT32:
+                errs.append(
+                    FieldError(f"{sc}.supplementalGroups[{j}]", Invalid, inclusive_range_error(0, MAX_INT32), gid)
+                )
+    share = get_bool(spec, "shareProcessNamespace", f"{path}.shareProcessNamespace", errs)
+    if share and get_bool(spec, "hostPID", f"{path}.hostPID", errs):
+        errs.append(
+            FieldError(
+                f"{sc}.shareProcessNamespace", Invalid, "ShareProcessNamespace and HostPID cannot both be enabled", True
+            )
+        )
     if context is None:
         return
-    sc = f"{path}.securityContext"
-    for key in ("fsGroup", "runAsUser", "runAsGroup"):
-        value = get_int(context, key, f"{sc}.{key}", errs, bits=64)
-        if value is not None and not 0 <= value <= 0xFFFFFFFF:
-            errs.append(FieldError(f"{sc}.{key}", Invalid, inclusive_range_error(0, 0xFFFFFFFF), value))
-    for j, gid in enumerate(get_list(context, "supplementalGroups", f"{sc}.supplementalGroups", errs) or []):
-        gid = check_int(gid, f"{sc}.supplementalGroups[{j}]", errs, bits=64)
-        if gid is not None and not 0 <= gid <= 0xFFFFFFFF:
-            errs.append(FieldError(f"{sc}.supplementalGroups[{j}]", Invalid, inclusive_range_error(0, 0xFFFFFFFF), gid))
+    change_policy = get_str(context, "fsGroupChangePolicy", f"{sc}.fsGroupChangePolicy", errs)
+    if change_policy is not None and change_policy not in ("Always", "OnRootMismatch"):
+        errs.append(not_supported(f"{sc}.fsGroupChangePolicy", change_policy, ("Always", "OnRootMismatch")))
+
+
+_IP_MSG = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+MAX_DNS_NAMESERVERS = 3
+MAX_DNS_SEARCH_PATHS = 32
+MAX_DNS_SEARCH_LIST_CHARS = 2048
+
+
+def _validate_dns_config(spec: Obj, dns_policy: str, path: str, errs: Errors) -> None:
+    """`validatePodDNSConfig`: at most 3 nameservers, each an IP; at most 32 search paths of 2048 characters
+    in all, each a DNS subdomain once a trailing dot is dropped, with the relaxed rule of
+    RelaxedDNSSearchValidation (on since 1.33: '_' allowed, '.' alone accepted); option names required."""
+    dns_config = get_obj(spec, "dnsConfig", path, errs)
+    if dns_policy == "None":
+        if dns_config is None:
+            errs.append(FieldError(path, Required, "must provide `dnsConfig` when `dnsPolicy` is None"))
+            return
+        if not dns_config.get("nameservers"):
+            errs.append(
+                FieldError(
+                    f"{path}.nameservers", Required, "must provide at least one DNS nameserver when `dnsPolicy` is None"
+                )
+            )
+            return
+    if dns_config is None:
+        return
+    nameservers = get_list(dns_config, "nameservers", f"{path}.nameservers", errs) or []
+    if len(nameservers) > MAX_DNS_NAMESERVERS:
+        errs.append(
+            FieldError(
+                f"{path}.nameservers",
+                Invalid,
+                f"must not have more than {MAX_DNS_NAMESERVERS} nameservers",
+                nameservers,
+            )
+        )
+    for i, server in enumerate(nameservers):
+        if type(server) is not str:
+            strings_of([server], f"{path}.nameservers[{i}]", errs)
+        elif not is_sloppy_ip(server):
+            errs.append(FieldError(f"{path}.nameservers[{i}]", Invalid, _IP_MSG, server))
+    searches = get_list(dns_config, "searches", f"{path}.searches", errs) or []
+    if len(searches) > MAX_DNS_SEARCH_PATHS:
+        errs.append(
+            FieldError(
+                f"{path}.searches", Invalid, f"must not have more than {MAX_DNS_SEARCH_PATHS} search paths", searches
+            )
+        )
+    names = [s for s in searches if type(s) is str]
+    if len(" ".join(names).encode()) > MAX_DNS_SEARCH_LIST_CHARS:
+        errs.append(
+            FieldError(
+                f"{path}.searches",
+                Invalid,
+                f"must not have more than {MAX_DNS_SEARCH_LIST_CHARS} characters (including spaces) in the search list",
+                searches,
+            )
+        )
+    for i, search in enumerate(searches):
+        if type(search) is not str:
+            strings_of([search], f"{path}.searches[{i}]", errs)
+        elif search != ".":
+            trimmed = search.removesuffix(".")
+            for msg in is_dns1123_subdomain_with_underscore(trimmed):
+                errs.append(FieldError(f"{path}.searches[{i}]", Invalid, msg, trimmed))
+    for i, option in items_of(get_list(dns_config, "options", f"{path}.options", errs), f"{path}.options", errs):
+        if not get_str(option, "name", f"{path}.options[{i}].name", errs):
+            errs.append(FieldError(f"{path}.options[{i}]", Required, "must not be empty"))
+
+
+def _validate_host_aliases(aliases: list[Any] | None, path: str, errs: Errors) -> None:
+    """`ValidateHostAliases`: each ip an IP address (`IsValidIPForLegacyField`), each hostname a DNS subdomain."""
+    for i, alias in items_of(aliases, path, errs):
+        ip = get_str(alias, "ip", f"{path}[{i}].ip", errs) or ""
+        if not is_sloppy_ip(ip):
+            errs.append(FieldError(f"{path}[{i}].ip", Invalid, _IP_MSG, ip))
+        hostnames_path = f"{path}[{i}].hostnames"
+        for j, hostname in enumerate(get_list(alias, "hostnames", hostnames_path, errs) or []):
+            if type(hostname) is not str:
+                strings_of([hostname], f"{hostnames_path}[{j}]", errs)
+                continue
+            for msg in is_dns1123_subdomain(hostname):
+                errs.append(FieldError(f"{hostnames_path}[{j}]", Invalid, msg, hostname))
 
 
 _VALID_SPECS: Memo[bytes, bool] = Memo(256)
@@ -883,18 +1082,7 @@ def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool, feat
     ):
         if set(secret) - {"name"}:
             errs.append(FieldError(f"{path}.imagePullSecrets[{i}]", Invalid, "only name may be set", secret))
-    if dns_policy == "None":
-        dns_config = get_obj(spec, "dnsConfig", f"{path}.dnsConfig", errs)
-        if dns_config is None:
-            errs.append(FieldError(f"{path}.dnsConfig", Required, "must provide `dnsConfig` when `dnsPolicy` is None"))
-        elif not dns_config.get("nameservers"):
-            errs.append(
-                FieldError(
-                    f"{path}.dnsConfig.nameservers",
-                    Required,
-                    "must provide at least one DNS nameserver when `dnsPolicy` is None",
-                )
-            )
+    _validate_dns_config(spec, dns_policy, f"{path}.dnsConfig", errs)
     gates_path = f"{path}.readinessGates"
     for i, gate in items_of(get_list(spec, "readinessGates", gates_path, errs), gates_path, errs):
         condition_type = get_str(gate, "conditionType", f"{gates_path}[{i}].conditionType", errs) or ""
@@ -917,6 +1105,7 @@ def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool, feat
     _validate_name_field(spec, "hostname", path, errs, label=True)
     _validate_name_field(spec, "subdomain", path, errs, label=True)
     _validate_tolerations(get_list(spec, "tolerations", f"{path}.tolerations", errs), f"{path}.tolerations", errs)
+    _validate_host_aliases(get_list(spec, "hostAliases", f"{path}.hostAliases", errs), f"{path}.hostAliases", errs)
     _validate_name_field(spec, "priorityClassName", path, errs)
     runtime_class = get_str(spec, "runtimeClassName", f"{path}.runtimeClassName", errs)
     if runtime_class is not None:
@@ -927,8 +1116,37 @@ def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool, feat
         _enum(preemption, f"{path}.preemptionPolicy", ("PreemptLowerPriority", "Never"), errs)
 
 
+_SECCOMP_POD = "seccomp.security.alpha.kubernetes.io/pod"
+_SECCOMP_CONTAINER = "container.seccomp.security.alpha.kubernetes.io/"
+_APPARMOR_CONTAINER = "container.apparmor.security.beta.kubernetes.io/"
+_SECURITY_PREFIXES = (_SECCOMP_POD, _SECCOMP_CONTAINER, _APPARMOR_CONTAINER)
+
+
+def _validate_seccomp_annotation(profile: str, path: str, errs: Errors) -> None:
+    """`ValidateSeccompProfile`: runtime/default, docker/default, unconfined, or localhost/<relative path>."""
+    if profile in ("runtime/default", "docker/default", "unconfined"):
+        return
+    if profile.startswith("localhost/"):
+        _validate_local_descending_path(profile.removeprefix("localhost/"), path, errs)
+    else:
+        errs.append(FieldError(path, Invalid, "must be a valid seccomp profile", profile))
+
+
+def _container_names(spec: Obj) -> set[str]:
+    names: set[str] = set()
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        listed = spec.get(key)
+        for container in listed if type(listed) is list else ():
+            if type(container) is dict and type(container.get("name")) is str:
+                names.add(container["name"])
+    return names
+
+
 def _validate_pod_annotations(annotations: dict[str, str] | None, spec: Obj, path: str, errs: Errors) -> None:
-    """`ValidatePodSpecificAnnotations`: mirror pods need a node; the deletion cost must be an int32."""
+    """`ValidatePodSpecificAnnotations`: mirror pods need a node; the deletion cost must be an int32; the
+    deprecated seccomp annotations name valid profiles (their errors use the key as a path child,
+    `annotations.seccomp.security.alpha.kubernetes.io/pod`, as `ValidateSeccompPodAnnotations` does); the
+    deprecated AppArmor annotations name a container of the pod and a valid profile. Keys in sorted order."""
     if not annotations:
         return
     mirror = annotations.get("kubernetes.io/config.mirror")
@@ -949,6 +1167,32 @@ def _validate_pod_annotations(annotations: dict[str, str] | None, spec: Obj, pat
                 FieldError(
                     f"{path}[controller.kubernetes.io/pod-deletion-cost]", Invalid, "must be a 32bit integer", cost
                 )
+            )
+    security = [key for key in annotations if key.startswith(_SECURITY_PREFIXES)]
+    if security:  # rare: a Job's pods carry none, so they pay only the scan above
+        _validate_security_annotations(annotations, sorted(security), spec, path, errs)
+
+
+def _validate_security_annotations(
+    annotations: dict[str, str], keys: list[str], spec: Obj, path: str, errs: Errors
+) -> None:
+    if _SECCOMP_POD in annotations:
+        _validate_seccomp_annotation(annotations[_SECCOMP_POD], f"{path}.{_SECCOMP_POD}", errs)
+    for key in keys:
+        if key.startswith(_SECCOMP_CONTAINER):
+            _validate_seccomp_annotation(annotations[key], f"{path}.{key}", errs)
+    names: set[str] | None = None
+    for key in keys:
+        if not key.startswith(_APPARMOR_CONTAINER):
+            continue
+        names = _container_names(spec) if names is None else names
+        container = key.removeprefix(_APPARMOR_CONTAINER)
+        if container not in names:
+            errs.append(FieldError(f"{path}[{key}]", Invalid, "container not found", container))
+        profile = annotations[key]
+        if profile not in ("", "runtime/default", "unconfined") and not profile.startswith("localhost/"):
+            errs.append(
+                FieldError(f"{path}[{key}]", Invalid, f"invalid AppArmor profile name: {go_quote(profile)}", profile)
             )
 
 
