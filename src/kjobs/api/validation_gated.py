@@ -202,7 +202,10 @@ def on_failure_policy_error(template_spec: Obj, path: str, features: FeatureGate
         return None
     if not features.enabled(fg.JOB_POD_FAILURE_POLICY_ON_FAILURE):
         return FieldError(
-            f"{path}.restartPolicy", Invalid, 'only "Never" is supported when podFailurePolicy is specified', "OnFailure"
+            f"{path}.restartPolicy",
+            Invalid,
+            'only "Never" is supported when podFailurePolicy is specified',
+            "OnFailure",
         )
     detail = 'must be set when restartPolicy is "OnFailure" and podFailurePolicy is specified'
     if not features.enabled(fg.JOB_POD_RESTART_LIMIT):
