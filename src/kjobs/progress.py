@@ -81,13 +81,19 @@ def decide(job: Obj, pod: Obj, index: str | None) -> Decision:
     """Explain `pod`'s failure under `job`'s policy and phrase it for the run's log."""
     e = explain(job, pod)
     rules = ((job.get("spec") or {}).get("podFailurePolicy") or {}).get("rules") or []
-    exit_rule = e.rule_index is not None and (rules[e.rule_index] or {}).get("onExitCodes") is not None
+    rule = (rules[e.rule_index] or {}) if e.rule_index is not None else {}
+    exit_rule = rule.get("onExitCodes") is not None
     ended = _ended_by_finished_job(job, pod)
+    cause = failure_cause(pod, exit_rule=exit_rule, last_termination=has_restart_limit(job))
+    matched = _matched_condition(rule, pod)
+    if matched is not None and matched.get("type") != "DisruptionTarget":
+        # the condition the rule matched (such as MaxRestartTimesExceeded), which the exits alone do not show
+        cause += f", condition {matched.get('type')} ({matched.get('reason') or 'no reason'})"
     return Decision(
         str(pod["metadata"].get("name")),
         index,
         e,
-        failure_cause(pod, exit_rule=exit_rule, last_termination=has_restart_limit(job)),
+        cause,
         ENDED_VERDICTS[ended] if ended else verdict(job, e, pod),
         ended,
     )
@@ -97,6 +103,16 @@ ENDED_VERDICTS = {
     "failed": "the Job had failed and ended the pod: counted as failed, not retried",
     "succeeded": "the Job had succeeded and ended the pod: not counted as failed",
 }
+
+
+def _matched_condition(rule: Obj, pod: Obj) -> Obj | None:
+    """The pod's condition that the rule's `onPodConditions` matched (type and status), if any."""
+    requirements = rule.get("onPodConditions")
+    for req in requirements if isinstance(requirements, list) else ():
+        cond = P.condition(pod, str((req or {}).get("type")))
+        if cond is not None and cond.get("status") == ((req or {}).get("status") or "True"):
+            return cond
+    return None
 
 
 def _ended_by_finished_job(job: Obj, pod: Obj) -> str | None:

@@ -99,6 +99,7 @@ def test_summary_reports_outcome_counts_and_decisions() -> None:
 FAILURE_COUNT = "batch.kubernetes.io/job-index-failure-count"
 """The index's failures before this pod's, as the Job controller annotates a replacement."""
 DISRUPTED = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI"}
+LIMIT = {"type": "MaxRestartTimesExceeded", "status": "True", "reason": "ExceedMaxRestartTimes"}
 
 
 def failed(code: int, **terminated: Any) -> dict[str, Any]:
@@ -181,6 +182,13 @@ def rule(action: str, *codes: int) -> dict[str, Any]:
             "pod p (index 5) failed: container main exited with code 42 → FailIndex by rule 0: the index fails, "
             "without retries",
         ),
+        (
+            # a rule on the restart limit's condition: the line names it, as the Job's Event does
+            {"podFailurePolicy": {"rules": [{"action": "FailJob", "onPodConditions": [{"type": LIMIT["type"]}]}]}},
+            {**failed(3), "status": {**failed(3)["status"], "conditions": [LIMIT, DISRUPTED | {"status": "False"}]}},
+            "pod p failed: container main exited with code 3, condition MaxRestartTimesExceeded "
+            "(ExceedMaxRestartTimes) → FailJob by rule 0: the Job fails",
+        ),
     ],
     ids=[
         "start-error",
@@ -194,6 +202,7 @@ def rule(action: str, *codes: int) -> dict[str, Any]:
         "per-index-exhausted",
         "per-index-count",
         "failindex",
+        "condition-rule",
     ],
 )
 def test_each_decision_is_said_once(job_spec: dict[str, Any], pod: dict[str, Any], line: str) -> None:
