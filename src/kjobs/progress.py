@@ -226,6 +226,9 @@ class RunView:
     """Say each in-place container restart (`kjobs run`: under OnFailure they are what exceeds backoffLimit);
     `kjobs simulate` reads no lines and skips the look."""
     _restarts: dict[tuple[str, str], int] = field(default_factory=dict)
+    _exits: dict[tuple[str, str], tuple[int, object]] = field(default_factory=dict)
+    """(pod uid, container) -> (its restartCount, exit code) of the last exit seen, to say what a later
+    restart followed when the restarted run has ended too by the time the restart is seen."""
     show_blocked: bool = False
     """Say why a pod does not start (`kjobs run`, which shows no Events): `Unschedulable` with the scheduler's
     message, a container waiting on its configuration (`CreateContainerConfigError`)."""
@@ -315,16 +318,27 @@ class RunView:
             for cs in status.get(key) or ():
                 count = cs.get("restartCount") or 0
                 seen = (uid, str(cs.get("name")))
+                # lastState is the exit that caused this restart only while the container runs again; once it
+                # exited anew (waiting in back-off, or terminated), the newest exit is that of run `count`, and
+                # the one this restart followed is the exit of run `count - 1`, if an earlier status showed it.
+                term = (cs.get("lastState") or {}).get("terminated") or {}
+                state = cs.get("state") or {}
+                running = "running" in state
+                previous = self._exits.get(seen)
+                newest = term if "waiting" in state else state.get("terminated")
+                if isinstance(newest, dict) and "exitCode" in newest:
+                    self._exits[seen] = (count, newest["exitCode"])
+                elif running and "exitCode" in term:
+                    self._exits[seen] = (count - 1, term["exitCode"])
                 if count <= self._restarts.get(seen, 0):
                     continue
                 self._restarts[seen] = count
                 index = (pod["metadata"].get("annotations") or {}).get(JOB_COMPLETION_INDEX_ANNOTATION)
                 where = f" (index {index})" if index is not None else ""
-                # lastState is the exit that caused this restart only while the container runs again; once it
-                # exited anew, lastState holds that newer exit (not restarted yet).
-                term = (cs.get("lastState") or {}).get("terminated") or {}
-                running = "running" in (cs.get("state") or {})
-                exited = f"after exit code {term['exitCode']}, " if running and "exitCode" in term else ""
+                code = (
+                    term.get("exitCode") if running else previous[1] if previous and previous[0] == count - 1 else None
+                )
+                exited = f"after exit code {code}, " if code is not None else ""
                 lines.append(
                     f"pod {name}{where} container {cs.get('name')} restarted ({exited}restartCount {count})"
                     f" → {restart_verdict(self.job)}"

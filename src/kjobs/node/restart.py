@@ -18,8 +18,8 @@ Rules, as the kubelet applies them (`computePodActions`, `doBackOff`, `ShouldCon
 * a pod restart limit (`spec.maxRestartTimes`, kjobs gate JobPodRestartLimit, the field KEP-3322 proposed:
   kubernetes/enhancements#3339): the pod's restarts are the sum of its containers' restart counts, sidecars'
   included (as the Job controller's `pastBackoffLimitOnFailure` sums init and regular containers'); a restart,
-  a sidecar's too, that would make them exceed the limit does not happen, and the plan says `limit_exceeded` instead (the
-  supervisor then fails the pod, `observations.restart_limit_exceeded`);
+  a sidecar's too, that would make them exceed the limit does not happen, and the plan says `limit_exceeded`
+  instead (the supervisor then fails the pod, `observations.restart_limit_exceeded`);
 * crash-loop back-off per container (client-go `flowcontrol.Backoff` keyed by container): the first restart
   is immediate and records `base`; each later restart waits `entry.duration` after the last exit, the
   duration doubling up to `cap`; an entry whose last update is older than 2×cap before the exit is forgotten.
