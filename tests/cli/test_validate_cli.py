@@ -462,3 +462,19 @@ def test_a_mis_indented_list_is_the_decoders_400_as_kubectl_shows_it(tmp_path: P
     )
     code, out, _ = run("validate", "-o", "json", str(manifest))
     assert (orjson.loads(out)["code"], orjson.loads(out)["reason"]) == (400, "BadRequest")
+
+
+def test_a_policy_under_on_failure_without_a_restart_limit_is_told_what_is_missing(tmp_path: Path) -> None:
+    """With every gate on, Kubernetes' message (kept: a Kubernetes manifest reads the same with the gates on) says
+    only "Never" is supported, which the gates made untrue: the hint names the missing field."""
+    job = tmp_path / "job.yaml"
+    job.write_text(POLICY_UNDER_ON_FAILURE.replace("      maxRestartTimes: 2\n", ""))
+    code, out, err = run("validate", "--feature-gates", "AllAlpha=true", str(job))
+    assert code == 1
+    assert 'only "Never" is supported when podFailurePolicy is specified' in out
+    assert err == (
+        'hint: kjobs allows a podFailurePolicy with restartPolicy "OnFailure" together with '
+        "spec.template.spec.maxRestartTimes, so that the Job counts failed pods, not container restarts\n"
+    )
+    code, out, err = run("validate", str(job))
+    assert "(feature gates JobPodFailurePolicyOnFailure and JobPodRestartLimit, which are off)" in err

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 import orjson
 
+from kjobs.api import features as fg
 from kjobs.api.errors import ApiError
 from kjobs.api.features import DEFAULT, KNOWN, FeatureGates
 from kjobs.api.manifest import ManifestError, load_manifests
@@ -85,11 +86,38 @@ def gated_field_hint(obj: Obj, features: FeatureGates) -> str | None:
         if more is not None and errors - more and len(more - errors) <= len(errors - more):
             allowed.append(name)
     if not gates and not allowed:
-        return None
+        return _restart_limit_hint(obj, errors, served)
     setting = ",".join(f"{name}=true" for name in gates + allowed)
     if gates:
         return f"hint: feature gates that are off serve some of these fields: try --feature-gates {setting}"
     return f"hint: feature gates that are off would change this answer: try --feature-gates {setting}"
+
+
+ONLY_NEVER = 'only "Never" is supported when podFailurePolicy is specified'
+"""Kubernetes' refusal of a podFailurePolicy beside `restartPolicy: OnFailure` (pkg/apis/batch/validation)."""
+
+
+def _restart_limit_hint(obj: Obj, errors: set[str] | None, features: FeatureGates) -> str | None:
+    """Kubernetes' refusal of a podFailurePolicy under OnFailure, for a manifest without `maxRestartTimes`: no gate
+    alone lifts it, so the generic hint is silent, and with `JobPodFailurePolicyOnFailure` on the message (kept as
+    Kubernetes has it, for Kubernetes manifests read the same with every gate on) does not say what is missing."""
+    if not errors or not any(ONLY_NEVER in e for e in errors):
+        return None
+    spec = obj.get("spec")
+    template = spec.get("template") if isinstance(spec, dict) else None
+    pod_spec = template.get("spec") if isinstance(template, dict) else None
+    if not isinstance(pod_spec, dict) or "maxRestartTimes" in pod_spec:
+        return None
+    off = [g for g in (fg.JOB_POD_FAILURE_POLICY_ON_FAILURE, fg.JOB_POD_RESTART_LIMIT) if not features.enabled(g)]
+    gates = (
+        f" (feature gates {' and '.join(off)}, which are off)"
+        if len(off) == 2
+        else (f" (feature gate {off[0]}, which is off)" if off else "")
+    )
+    return (
+        'hint: kjobs allows a podFailurePolicy with restartPolicy "OnFailure" together with '
+        f"spec.template.spec.maxRestartTimes{gates}, so that the Job counts failed pods, not container restarts"
+    )
 
 
 FILE_EXTENSIONS = (".json", ".yaml", ".yml")
