@@ -77,9 +77,9 @@ def gated_field_hint(obj: Obj, features: FeatureGates) -> str | None:
         return None
     served = FeatureGates.from_map({**features.overrides, **dict.fromkeys(gates, True)})
     errors = _invalid(obj, served)
-    allowed = []
-    for name, spec in KNOWN.items() if errors else ():
-        if spec.locked or served.enabled(name):
+    allowed: list[str] = []
+    for name, spec in KNOWN.items():
+        if not errors or spec.locked or served.enabled(name):
             continue
         more = _invalid(obj, FeatureGates.from_map({**served.overrides, name: True}))
         # A gate that takes errors away without adding as many: the ones left then name what is missing.

@@ -276,7 +276,7 @@ async def _follow(
                     driver.pod_running(new)
                 elif phase == "Failed":
                     wasted += at() - started.get(uid, at())
-                    reasons[judged_running.pop(uid, None) or failure_reason(new)] += 1
+                    reasons[judged_running.pop(uid, "") or failure_reason(new)] += 1
         decided = len(view.decisions)
         view.update_pod(new, deleted=old if new is None else None)
         if new is not None and len(view.decisions) > decided and P.phase(new) != "Failed":
