@@ -81,13 +81,19 @@ def decide(job: Obj, pod: Obj, index: str | None) -> Decision:
     """Explain `pod`'s failure under `job`'s policy and phrase it for the run's log."""
     e = explain(job, pod)
     rules = ((job.get("spec") or {}).get("podFailurePolicy") or {}).get("rules") or []
-    exit_rule = e.rule_index is not None and (rules[e.rule_index] or {}).get("onExitCodes") is not None
+    rule = (rules[e.rule_index] or {}) if e.rule_index is not None else {}
+    exit_rule = rule.get("onExitCodes") is not None
     ended = _ended_by_finished_job(job, pod)
+    cause = failure_cause(pod, exit_rule=exit_rule, last_termination=has_restart_limit(job))
+    matched = _matched_condition(rule, pod)
+    if matched is not None and matched.get("type") != "DisruptionTarget":
+        # the condition the rule matched (such as MaxRestartTimesExceeded), which the exits alone do not show
+        cause += f", condition {matched.get('type')} ({matched.get('reason') or 'no reason'})"
     return Decision(
         str(pod["metadata"].get("name")),
         index,
         e,
-        failure_cause(pod, exit_rule=exit_rule, last_termination=has_restart_limit(job)),
+        cause,
         ENDED_VERDICTS[ended] if ended else verdict(job, e, pod),
         ended,
     )
@@ -97,6 +103,16 @@ ENDED_VERDICTS = {
     "failed": "the Job had failed and ended the pod: counted as failed, not retried",
     "succeeded": "the Job had succeeded and ended the pod: not counted as failed",
 }
+
+
+def _matched_condition(rule: Obj, pod: Obj) -> Obj | None:
+    """The pod's condition that the rule's `onPodConditions` matched (type and status), if any."""
+    requirements = rule.get("onPodConditions")
+    for req in requirements if isinstance(requirements, list) else ():
+        cond = P.condition(pod, str((req or {}).get("type")))
+        if cond is not None and cond.get("status") == ((req or {}).get("status") or "True"):
+            return cond
+    return None
 
 
 def _ended_by_finished_job(job: Obj, pod: Obj) -> str | None:
@@ -210,6 +226,9 @@ class RunView:
     """Say each in-place container restart (`kjobs run`: under OnFailure they are what exceeds backoffLimit);
     `kjobs simulate` reads no lines and skips the look."""
     _restarts: dict[tuple[str, str], int] = field(default_factory=dict)
+    _exits: dict[tuple[str, str], tuple[int, object]] = field(default_factory=dict)
+    """(pod uid, container) -> (its restartCount, exit code) of the last exit seen, to say what a later
+    restart followed when the restarted run has ended too by the time the restart is seen."""
     show_blocked: bool = False
     """Say why a pod does not start (`kjobs run`, which shows no Events): `Unschedulable` with the scheduler's
     message, a container waiting on its configuration (`CreateContainerConfigError`)."""
@@ -299,16 +318,27 @@ class RunView:
             for cs in status.get(key) or ():
                 count = cs.get("restartCount") or 0
                 seen = (uid, str(cs.get("name")))
+                # lastState is the exit that caused this restart only while the container runs again; once it
+                # exited anew (waiting in back-off, or terminated), the newest exit is that of run `count`, and
+                # the one this restart followed is the exit of run `count - 1`, if an earlier status showed it.
+                term = (cs.get("lastState") or {}).get("terminated") or {}
+                state = cs.get("state") or {}
+                running = "running" in state
+                previous = self._exits.get(seen)
+                newest = term if "waiting" in state else state.get("terminated")
+                if isinstance(newest, dict) and "exitCode" in newest:
+                    self._exits[seen] = (count, newest["exitCode"])
+                elif running and "exitCode" in term:
+                    self._exits[seen] = (count - 1, term["exitCode"])
                 if count <= self._restarts.get(seen, 0):
                     continue
                 self._restarts[seen] = count
                 index = (pod["metadata"].get("annotations") or {}).get(JOB_COMPLETION_INDEX_ANNOTATION)
                 where = f" (index {index})" if index is not None else ""
-                # lastState is the exit that caused this restart only while the container runs again; once it
-                # exited anew, lastState holds that newer exit (not restarted yet).
-                term = (cs.get("lastState") or {}).get("terminated") or {}
-                running = "running" in (cs.get("state") or {})
-                exited = f"after exit code {term['exitCode']}, " if running and "exitCode" in term else ""
+                code = (
+                    term.get("exitCode") if running else previous[1] if previous and previous[0] == count - 1 else None
+                )
+                exited = f"after exit code {code}, " if code is not None else ""
                 lines.append(
                     f"pod {name}{where} container {cs.get('name')} restarted ({exited}restartCount {count})"
                     f" → {restart_verdict(self.job)}"

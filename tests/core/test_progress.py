@@ -99,6 +99,7 @@ def test_summary_reports_outcome_counts_and_decisions() -> None:
 FAILURE_COUNT = "batch.kubernetes.io/job-index-failure-count"
 """The index's failures before this pod's, as the Job controller annotates a replacement."""
 DISRUPTED = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI"}
+LIMIT = {"type": "MaxRestartTimesExceeded", "status": "True", "reason": "ExceedMaxRestartTimes"}
 
 
 def failed(code: int, **terminated: Any) -> dict[str, Any]:
@@ -181,6 +182,13 @@ def rule(action: str, *codes: int) -> dict[str, Any]:
             "pod p (index 5) failed: container main exited with code 42 → FailIndex by rule 0: the index fails, "
             "without retries",
         ),
+        (
+            # a rule on the restart limit's condition: the line names it, as the Job's Event does
+            {"podFailurePolicy": {"rules": [{"action": "FailJob", "onPodConditions": [{"type": LIMIT["type"]}]}]}},
+            {**failed(3), "status": {**failed(3)["status"], "conditions": [LIMIT, DISRUPTED | {"status": "False"}]}},
+            "pod p failed: container main exited with code 3, condition MaxRestartTimesExceeded "
+            "(ExceedMaxRestartTimes) → FailJob by rule 0: the Job fails",
+        ),
     ],
     ids=[
         "start-error",
@@ -194,6 +202,7 @@ def rule(action: str, *codes: int) -> dict[str, Any]:
         "per-index-exhausted",
         "per-index-count",
         "failindex",
+        "condition-rule",
     ],
 )
 def test_each_decision_is_said_once(job_spec: dict[str, Any], pod: dict[str, Any], line: str) -> None:
@@ -279,8 +288,8 @@ def test_a_pod_ended_because_the_job_succeeded_is_said_not_to_count() -> None:
 
 def test_an_in_place_restart_is_said_with_what_it_counts_toward() -> None:
     """Under `restartPolicy: OnFailure` the Job fails on its running pods' restarts (pastBackoffLimitOnFailure),
-    so `kjobs run` says each; the exit is named only while the restarted container runs (else lastState is a
-    newer exit, not restarted yet)."""
+    so `kjobs run` says each, with the exit it followed: lastState while the restarted container runs, else the
+    exit of the run before, when an earlier status showed it (lastState is then a newer exit, not restarted yet)."""
     on_failure = job()
     on_failure["spec"]["template"] = {"spec": {"restartPolicy": "OnFailure"}}
     view = RunView(on_failure, show_restarts=True)
@@ -298,6 +307,12 @@ def test_an_in_place_restart_is_said_with_what_it_counts_toward() -> None:
     )
     assert view.update_pod(running) == [
         "pod a container main restarted (restartCount 2) → restarts count toward backoffLimit (6)"
+    ]
+    # A container that exits as it starts (`sh -c 'exit 3'`) is seen waiting, never running: the exit its next
+    # restart followed is the one an earlier status showed (run 2's 4 here), not the newest (run 3's 5).
+    running["status"]["containerStatuses"][0].update(restartCount=3, lastState={"terminated": {"exitCode": 5}})
+    assert view.update_pod(running) == [
+        "pod a container main restarted (after exit code 4, restartCount 3) → restarts count toward backoffLimit (6)"
     ]
     never = job()
     never["spec"]["template"] = {"spec": {"restartPolicy": "Never"}}

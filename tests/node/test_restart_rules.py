@@ -220,6 +220,28 @@ def test_sim_restart_limit_stops_what_still_runs() -> None:
     assert (b["restartCount"], b["state"]["terminated"]["exitCode"]) == (0, 143)
 
 
+def test_sim_restart_limit_holds_a_sidecars_restarts_too() -> None:
+    """A sidecar's restarts are among the pod's (the sum the limit bounds, and the one `kjobs run` says they
+    count toward): the one that would exceed the limit does not happen and the pod fails, as for a regular
+    container. It used to restart regardless, while its restarts used up the regular containers' share."""
+    clock = FakeClock(T0)
+
+    def outcome(pod: Obj, container: Obj, n: int) -> Outcome:
+        return Outcome(duration=1, exit_code=7) if container["name"] == "proxy" else Outcome(duration=100)
+
+    runtime = SimulatedRuntime(clock=clock, outcome=outcome, backoff_base=0.0)
+    sidecar = {"name": "proxy", "image": "x", "restartPolicy": "Always"}
+    pod = make_pod(init=[sidecar], policy="OnFailure", maxRestartTimes=1, terminationGracePeriodSeconds=5)
+    handle = asyncio.run(runtime.run_pod(pod))  # type: ignore[arg-type]
+    runtime.run_until_idle(clock)
+    assert handle.terminal and handle.phase == "Failed"
+    assert handle.status["reason"] == RESTART_LIMIT_REASON
+    assert clock.now() < T0 + 10
+    (proxy,) = handle.status["initContainerStatuses"]
+    assert (proxy["restartCount"], proxy["state"]["terminated"]["exitCode"]) == (1, 7)
+    assert main_status(handle)["state"]["terminated"]["exitCode"] == 143
+
+
 def run_instant(pod: Obj, codes: list[int], **kwargs: object) -> PodHandle:
     """Run `pod` to its end; its main container's n-th run ends as it starts, with codes[n]."""
     clock = FakeClock(T0)

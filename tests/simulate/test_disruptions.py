@@ -6,6 +6,7 @@ from typing import Any
 
 import pytest
 
+from kjobs.api.features import FeatureGates
 from kjobs.simulate import ModelError, SimulationOptions, parse_model, simulate
 
 
@@ -76,3 +77,18 @@ def test_preemption_needs_cpu_requests_and_says_so() -> None:
     model = parse_model({"disruptions": [{"kind": "preempt", "ratePerHour": 1}]})
     with pytest.raises(ModelError, match=r"model\.disruptions\[0\]\.kind: preempt needs"):
         simulate(bare, SimulationOptions(model=model))
+
+
+def test_a_failjob_at_a_restarting_pods_oom_kill_reports_the_oom_kill() -> None:
+    """Under a restart limit a FailJob rule acts at the first termination it matches, while the pod restarts
+    (docs/onfailure-pod-failure-policy.md); the pod then ends killed for the Job's failure (143). Its failure is
+    the OOM kill the rule matched, as `kjobs run` and the Job's condition say, not the kill."""
+    limited = job(
+        completions=1, parallelism=1, policy=[{"action": "FailJob", "onExitCodes": {"operator": "In", "values": [137]}}]
+    )
+    limited["spec"]["template"]["spec"].update(restartPolicy="OnFailure", maxRestartTimes=2)
+    model = parse_model({"containers": {"runTime": {"constant": "5s"}, "oomKillProbability": 1}})
+    result = simulate(limited, SimulationOptions(model=model, features=FeatureGates.parse("AllAlpha=true")))
+    assert (result.outcome, result.reason) == ("Failed", "PodFailurePolicy")
+    assert result.failures_by_action == {"FailJob": 1}
+    assert result.failures_by_reason == {"OOMKilled 137": 1}

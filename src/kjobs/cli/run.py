@@ -198,7 +198,8 @@ def _load_job(
         if errors:
             name = (obj.get("metadata") or {}).get("name") or ""
             lines = [f'{path}: The {obj.get("kind")} "{name}" is invalid:'] + [f"* {e}" for e in errors]
-            _fail("\n".join(lines))
+            hint = gated_field_hint(original, features)
+            _fail("\n".join(lines + ([hint] if hint else [])))
         decoded.append(obj)
     job = next(o for o in decoded if o.get("kind") == "Job")
     return job, tuple(o for o in decoded if o.get("kind") != "Job")

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 import orjson
 
+from kjobs.api import features as fg
 from kjobs.api.errors import ApiError
 from kjobs.api.features import DEFAULT, KNOWN, FeatureGates
 from kjobs.api.manifest import ManifestError, load_manifests
@@ -50,23 +51,73 @@ def _unknown_fields(obj: Obj, features: FeatureGates) -> str | None:
     return None
 
 
-def gated_field_hint(obj: Obj, features: FeatureGates) -> str | None:
-    """When strict decoding refused `obj` for fields that a feature gate now off would serve, a line naming the
-    gates to turn on: Kubernetes' message alone ("unknown field") does not say the field exists behind a gate."""
-    refused = _unknown_fields(obj, features)
-    if refused is None:
+def _invalid(obj: Obj, features: FeatureGates) -> set[str] | None:
+    """The validation errors of `obj` decoded under `features` (None when strict decoding refuses it)."""
+    try:
+        decoded, _ = decode(obj, FIELD_VALIDATION["strict"], features)
+    except ApiError:
         return None
+    return {str(e) for e in validate_manifest(decoded, features=features)}
+
+
+def gated_field_hint(obj: Obj, features: FeatureGates) -> str | None:
+    """When `obj` is refused for fields that a feature gate now off would serve (strict decoding), or for what
+    such a gate would allow (validation: a podFailurePolicy under `restartPolicy: OnFailure`), a line naming
+    the gates to turn on. Kubernetes' message alone ("unknown field", `only "Never" is supported`) does not say
+    that a gate changes the answer; the gates are named together, so that one try gets past both refusals."""
+    refused = _unknown_fields(obj, features)
     gates = []
     for name, spec in KNOWN.items():
-        if spec.locked or features.enabled(name):
+        if refused is None or spec.locked or features.enabled(name):
             continue
         on = FeatureGates.from_map({**features.overrides, name: True})
         if _unknown_fields(obj, on) != refused:
             gates.append(name)
-    if not gates:
+    if refused is not None and not gates:
         return None
-    setting = ",".join(f"{name}=true" for name in gates)
-    return f"hint: feature gates that are off serve some of these fields: try --feature-gates {setting}"
+    served = FeatureGates.from_map({**features.overrides, **dict.fromkeys(gates, True)})
+    errors = _invalid(obj, served)
+    allowed: list[str] = []
+    for name, spec in KNOWN.items():
+        if not errors or spec.locked or served.enabled(name):
+            continue
+        more = _invalid(obj, FeatureGates.from_map({**served.overrides, name: True}))
+        # A gate that takes errors away without adding as many: the ones left then name what is missing.
+        if more is not None and errors - more and len(more - errors) <= len(errors - more):
+            allowed.append(name)
+    if not gates and not allowed:
+        return _restart_limit_hint(obj, errors, served)
+    setting = ",".join(f"{name}=true" for name in gates + allowed)
+    if gates:
+        return f"hint: feature gates that are off serve some of these fields: try --feature-gates {setting}"
+    return f"hint: feature gates that are off would change this answer: try --feature-gates {setting}"
+
+
+ONLY_NEVER = 'only "Never" is supported when podFailurePolicy is specified'
+"""Kubernetes' refusal of a podFailurePolicy beside `restartPolicy: OnFailure` (pkg/apis/batch/validation)."""
+
+
+def _restart_limit_hint(obj: Obj, errors: set[str] | None, features: FeatureGates) -> str | None:
+    """Kubernetes' refusal of a podFailurePolicy under OnFailure, for a manifest without `maxRestartTimes`: no gate
+    alone lifts it, so the generic hint is silent, and with `JobPodFailurePolicyOnFailure` on the message (kept as
+    Kubernetes has it, for Kubernetes manifests read the same with every gate on) does not say what is missing."""
+    if not errors or not any(ONLY_NEVER in e for e in errors):
+        return None
+    spec = obj.get("spec")
+    template = spec.get("template") if isinstance(spec, dict) else None
+    pod_spec = template.get("spec") if isinstance(template, dict) else None
+    if not isinstance(pod_spec, dict) or "maxRestartTimes" in pod_spec:
+        return None
+    off = [g for g in (fg.JOB_POD_FAILURE_POLICY_ON_FAILURE, fg.JOB_POD_RESTART_LIMIT) if not features.enabled(g)]
+    gates = (
+        f" (feature gates {' and '.join(off)}, which are off)"
+        if len(off) == 2
+        else (f" (feature gate {off[0]}, which is off)" if off else "")
+    )
+    return (
+        'hint: kjobs allows a podFailurePolicy with restartPolicy "OnFailure" together with '
+        f"spec.template.spec.maxRestartTimes{gates}, so that the Job counts failed pods, not container restarts"
+    )
 
 
 FILE_EXTENSIONS = (".json", ".yaml", ".yml")
@@ -168,6 +219,9 @@ def validate_command(files: tuple[str, ...], output: str, field_validation: str,
                     click.echo(f"{path}: The {_describe(obj)} is invalid:")
                     for err in errors:
                         click.echo(f"* {err}")
+                    hint = gated_field_hint(original, features)
+                    if hint is not None:
+                        click.echo(hint, err=True)
             else:
                 statuses.append(
                     {

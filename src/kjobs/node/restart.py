@@ -16,9 +16,10 @@ Rules, as the kubelet applies them (`computePodActions`, `doBackOff`, `ShouldCon
   (init or regular) restarts is `restart_rules.container_should_restart`: its own restart rules and
   restartPolicy first, then the pod's (Always; OnFailure when the exit code is not 0; never under Never);
 * a pod restart limit (`spec.maxRestartTimes`, kjobs gate JobPodRestartLimit, the field KEP-3322 proposed:
-  kubernetes/enhancements#3339): the pod's restarts are the sum of its containers' restart counts; a restart
-  that would make them exceed the limit does not happen, and the plan says `limit_exceeded` instead (the
-  supervisor then fails the pod, `observations.restart_limit_exceeded`);
+  kubernetes/enhancements#3339): the pod's restarts are the sum of its containers' restart counts, sidecars'
+  included (as the Job controller's `pastBackoffLimitOnFailure` sums init and regular containers'); a restart,
+  a sidecar's too, that would make them exceed the limit does not happen, and the plan says `limit_exceeded`
+  instead (the supervisor then fails the pod, `observations.restart_limit_exceeded`);
 * crash-loop back-off per container (client-go `flowcontrol.Backoff` keyed by container): the first restart
   is immediate and records `base`; each later restart waits `entry.duration` after the last exit, the
   duration doubling up to `cap`; an entry whose last update is older than 2×cap before the exit is forgotten.
@@ -115,6 +116,7 @@ def plan(record: PodRecord, now: float, *, cap: float = DEFAULT_BACKOFF_CAP) -> 
 
     sidecar_starts: list[str] = []
     sidecar_backoff: dict[str, float] = {}
+    sidecar_limit = False  # a sidecar's restart would exceed the limit: the pod fails, as for any container
 
     def waiting(
         start: tuple[str, ...] = (),
@@ -128,7 +130,12 @@ def plan(record: PodRecord, now: float, *, cap: float = DEFAULT_BACKOFF_CAP) -> 
             stop = _sidecars_running(record)
             return Plan(done=not stop, stop=stop, limit_exceeded=limit_exceeded)
         off = {**sidecar_backoff, **(backing_off or {})}
-        return Plan(start=start + tuple(sidecar_starts), wake_at=min(off.values()) if off else None, backing_off=off)
+        return Plan(
+            start=start + tuple(sidecar_starts),
+            wake_at=min(off.values()) if off else None,
+            backing_off=off,
+            limit_exceeded=sidecar_limit,
+        )
 
     for container in spec.get("initContainers") or []:
         name = container["name"]
@@ -142,6 +149,11 @@ def plan(record: PodRecord, now: float, *, cap: float = DEFAULT_BACKOFF_CAP) -> 
             if last.running and not last.started and len(attempts) == 1:
                 return waiting()  # what comes next waits for its first start (kjobs runs no startupProbe)
             if not last.running and name not in record.config_errors:
+                if budget is not None:  # its restarts are among the pod's (pod_restarts), so the limit holds them
+                    if budget <= 0:
+                        sidecar_limit = True
+                        continue
+                    budget -= 1
                 due = restart_due(record.backoff.get(name), _finished(last), cap=cap)
                 if due <= now:
                     sidecar_starts.append(name)
@@ -204,7 +216,7 @@ def plan(record: PodRecord, now: float, *, cap: float = DEFAULT_BACKOFF_CAP) -> 
         wake_at=wake,
         backing_off=backing_off,
         done=False,
-        limit_exceeded=limit_exceeded,
+        limit_exceeded=limit_exceeded or sidecar_limit,
     )
 
 

@@ -31,6 +31,7 @@ from kjobs.clock import FakeClock
 from kjobs.cluster import SPARSE_GC_THRESHOLD, ClusterSettings, LocalCluster, create_configs, sparse_gc
 from kjobs.job import pods as P
 from kjobs.node.nodestatus import MAX_PODS
+from kjobs.policy import terminated_state
 from kjobs.progress import RunView
 from kjobs.server.service import ApiService
 from kjobs.server.storage import Storage
@@ -230,6 +231,7 @@ async def _follow(
     started: dict[str, float] = {}
     wasted = 0.0
     reasons: Counter[str] = Counter()
+    judged_running: dict[str, str] = {}  # uid -> failure_reason of a running pod a FailJob rule matched
     driver = DisruptionDriver(cluster, options.model, options.seed, slots, lambda: list(running.values()), clock)
 
     def at() -> float:
@@ -274,8 +276,13 @@ async def _follow(
                     driver.pod_running(new)
                 elif phase == "Failed":
                     wasted += at() - started.get(uid, at())
-                    reasons[failure_reason(new)] += 1
+                    reasons[judged_running.pop(uid, "") or failure_reason(new)] += 1
+        decided = len(view.decisions)
         view.update_pod(new, deleted=old if new is None else None)
+        if new is not None and len(view.decisions) > decided and P.phase(new) != "Failed":
+            # A FailJob rule matched a running pod's last termination (restart-limit mode): the pod fails later,
+            # killed for the Job's failure, and its 143 is not why it failed (docs/onfailure-pod-failure-policy.md).
+            judged_running[uid] = failure_reason(new, last_termination=True)
 
     jobs.add_handler(on_job)
     pods.add_handler(on_pod)
@@ -328,14 +335,15 @@ def reason_label(reason: str) -> str:
     return f"{name} (exit {code})" if name and code.lstrip("-").isdigit() else reason
 
 
-def failure_reason(pod: Obj) -> str:
+def failure_reason(pod: Obj, *, last_termination: bool = False) -> str:
     """Why a pod failed, for counting: its DisruptionTarget reason (as Kubernetes sets it), else each failed
-    container's termination reason and exit code (`OOMKilled 137`, `Error 1`), else the pod's reason."""
+    container's termination reason and exit code (`OOMKilled 137`, `Error 1`; with `last_termination`, a
+    restarted container's `lastState` too), else the pod's reason."""
     target = P.condition(pod, "DisruptionTarget")
     if target is not None and target.get("status") == "True":
         return str(target.get("reason") or "DisruptionTarget")
     for cs in P.status(pod).get("containerStatuses") or ():
-        term = (cs.get("state") or {}).get("terminated") or {}
+        term = terminated_state(cs, last_termination) or {}
         if term.get("exitCode"):
             return f"{term.get('reason') or 'Error'} {term['exitCode']}"
     return str(P.status(pod).get("reason") or "Failed")
