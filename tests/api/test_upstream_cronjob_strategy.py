@@ -176,3 +176,20 @@ BAD_PULL_SECRET: Obj = {
 def test_cronjob_strategy_warnings_on_update(name: str, old: Obj, new: Obj, warnings: list[str]) -> None:
     """TestCronJobStrategy_WarningsOnUpdate."""
     assert warnings_for_cronjob(new, old) == warnings
+
+
+def test_repeated_and_empty_image_pull_secrets_warn_in_pod_warnings_order() -> None:
+    """pkg/api/pod/warnings.go: every repeat of a name (the empty one too), then every empty name; before the
+    negative grace period's warning."""
+    spec = copy.deepcopy(BAD_PULL_SECRET)
+    pod = spec["jobTemplate"]["spec"]["template"]["spec"]
+    pod["imagePullSecrets"] = [{"name": "reg"}, {"name": ""}, {"name": "reg"}, {"name": ""}]
+    pod["terminationGracePeriodSeconds"] = -1
+    at = "spec.jobTemplate.spec.template.spec"
+    assert warnings_for_cronjob(cronjob(spec=spec)) == [
+        f'{at}.imagePullSecrets[2].name: duplicate name "reg"',
+        f'{at}.imagePullSecrets[3].name: duplicate name ""',
+        f'{at}.imagePullSecrets[1].name: invalid empty name ""',
+        f'{at}.imagePullSecrets[3].name: invalid empty name ""',
+        f"{at}.terminationGracePeriodSeconds: must be >= 0; negative values are invalid and will be treated as 1",
+    ]
