@@ -329,6 +329,25 @@ def test_job_warnings_are_sent_as_warning_headers(http: httpx.Client) -> None:
     )
 
 
+def test_cronjob_warnings_are_sent_as_warning_headers(http: httpx.Client) -> None:
+    # pkg/registry/batch/cronjob/strategy.go WarningsOnCreate: the name, and the Job template's pod spec
+    template = job_manifest("unused")["spec"]
+    template["template"]["spec"]["imagePullSecrets"] = [{"name": ""}]
+    body = {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": "nightly.report"},
+        "spec": {"schedule": "0 3 * * *", "jobTemplate": {"spec": template}},
+    }
+    response = http.post("/apis/batch/v1/namespaces/default/cronjobs", json=body)
+    assert response.status_code == 201
+    assert response.headers.get_list("warning") == [
+        '299 - "metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; '
+        'a DNS label is recommended: [must not contain dots]"',
+        '299 - "spec.jobTemplate.spec.template.spec.imagePullSecrets[0].name: invalid empty name \\"\\""',
+    ]
+
+
 def test_metrics_endpoint_serves_the_given_registries() -> None:
     from prometheus_client import CollectorRegistry, Counter
 

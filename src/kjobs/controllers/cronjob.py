@@ -52,6 +52,16 @@ class CronJobSettings:
     workers: int = 5
 
 
+@dataclass
+class SyncResult:
+    """What `syncCronJob` returns: seconds until the CronJob is synced again (None: on its next change only),
+    whether its status must be written, and the error that stopped the sync."""
+
+    requeue_after: float | None = None
+    update_status: bool = False
+    error: Exception | None = None
+
+
 def _meta(obj: Obj) -> Obj:
     meta: Obj = obj.get("metadata") or {}
     return meta
@@ -155,7 +165,7 @@ class CronJobController:
                 new,
                 "Warning",
                 "UnParseableCronJobSchedule",
-                f"unparseable schedule for cronjob: {new_spec.get('schedule')}",
+                f"unparseable schedule for cronjob: {new_spec.get('schedule') or ''}",
             )
             return
         self.queue.add_after(key_of(new), max(0.0, timing.requeue_after(new, self.clock.now(), schedule)))
@@ -189,19 +199,33 @@ class CronJobController:
     # --------------------------------------------------------------------------------------------------- sync
 
     async def sync(self, key: Key) -> None:
-        """One CronJob: clean up, reconcile, start what is due, write the status once, requeue."""
+        """One CronJob: clean up, reconcile, start what is due, write the status once, requeue.
+
+        As `sync` (cronjob_controllerv2.go), the status is written even when the sync stopped on an error (a
+        Job deleted by the history limits or by `Replace` before a create that failed leaves `status.active`),
+        and the error then retries the key with back-off unless a requeue time was set."""
         cached = self.cronjobs.get(*key)
         if cached is None:
             return
-        name = str(_meta(cached).get("name"))
-        children = [j for j in self.jobs.list(key[0]) if cjobs.controller_uid(j, name) is not None]
+        children = self.jobs_to_be_reconciled(cached)
         cronjob = copy.deepcopy(cached)
-        changed = await self._clean_up(cronjob, children)
-        delay, synced = await self._sync_cronjob(cronjob, children)
-        if changed or synced:
+        cleaned = await self._clean_up(cronjob, children)
+        result = await self.sync_cronjob(cronjob, children)
+        if result.error is not None:
+            log.info("error reconciling cronjob %s/%s: %s", key[0], key[1], result.error)
+        if cleaned or result.update_status:
             await self.client.update(CRONJOBS, key[0], cronjob, subresource="status", handover=True)
-        if delay is not None:
-            self.queue.add_after(key, max(0.0, delay))
+        if result.requeue_after is not None:
+            self.queue.add_after(key, max(0.0, result.requeue_after))
+            return
+        if result.error is not None:
+            raise result.error
+
+    def jobs_to_be_reconciled(self, cronjob: Obj) -> list[Obj]:
+        """`getJobsToBeReconciled`: the Jobs in the CronJob's namespace whose controller reference names it,
+        whatever their labels (the template's may have changed since)."""
+        namespace, name = key_of(cronjob)
+        return [j for j in self.jobs.list(namespace) if cjobs.controller_uid(j, name) is not None]
 
     async def _delete_job(self, cronjob: Obj, job: Obj) -> bool:
         """`deleteJob`: delete in the background, drop from `active`, `SuccessfulDelete` (or `FailedDelete`)."""
@@ -225,9 +249,8 @@ class CronJobController:
             changed = await self._delete_job(cronjob, job) or changed
         return changed
 
-    async def _reconcile_jobs(self, cronjob: Obj, children: list[Obj]) -> tuple[Obj, bool]:
+    async def _reconcile_jobs(self, cronjob: Obj, children: list[Obj], result: SyncResult) -> Obj:
         """The first half of `syncCronJob`: `status.active` and `lastSuccessfulTime` against the Jobs."""
-        changed = False
         namespace, name = key_of(cronjob)
         uids = set()
         for job in children:
@@ -250,13 +273,13 @@ class CronJobController:
                 _drop_active(cronjob, uid)
                 message = f"Saw completed job: {_meta(job).get('name')}, status: {finished}"
                 self.events.event(cronjob, "Normal", "SawCompletedJob", message)
-                changed = True
+                result.update_status = True
             if finished == "Complete":
                 completed = (job.get("status") or {}).get("completionTime")
                 last = (cronjob.get("status") or {}).get("lastSuccessfulTime")
                 if completed and (not last or _later(str(completed), str(last))):
                     _status(cronjob)["lastSuccessfulTime"] = completed
-                    changed = True
+                    result.update_status = True
         for ref in _active(cronjob):
             if ref.get("uid") in uids:
                 continue
@@ -267,28 +290,38 @@ class CronJobController:
                     raise
                 self.events.event(cronjob, "Normal", "MissingJob", f"Active job went missing: {ref.get('name')}")
                 _drop_active(cronjob, str(ref.get("uid")))
-                changed = True
-        return cronjob, changed
+                result.update_status = True
+        return cronjob
 
-    async def _sync_cronjob(self, cronjob: Obj, children: list[Obj]) -> tuple[float | None, bool]:
-        """`syncCronJob`: (seconds until the next sync or None, whether the status changed)."""
-        reconciled, changed = await self._reconcile_jobs(cronjob, children)
+    async def sync_cronjob(self, cronjob: Obj, jobs: list[Obj]) -> SyncResult:
+        """`syncCronJob`: reconcile `cronjob` (changed in place) with `jobs`, its Jobs, and start the Job that is
+        due. An error stops it and is returned with what was changed so far, for `sync` to write."""
+        result = SyncResult()
+        try:
+            result.requeue_after = await self._sync_steps(cronjob, jobs, result)
+        except Exception as exc:  # returned, as syncCronJob returns its error
+            result.error = exc
+        return result
+
+    async def _sync_steps(self, cronjob: Obj, children: list[Obj], result: SyncResult) -> float | None:
+        """The steps of `syncCronJob`; seconds until the next sync, or None."""
+        reconciled = await self._reconcile_jobs(cronjob, children, result)
         if reconciled is not cronjob:  # the live CronJob listed the Job: carry on from it
             cronjob.clear()
             cronjob.update(reconciled)
         now = self.clock.now()
         spec = cronjob.get("spec") or {}
         if _meta(cronjob).get("deletionTimestamp"):
-            return None, changed
+            return None
         zone = spec.get("timeZone")
         if zone is not None:
             try:
                 cron.load_zone(str(zone))
             except cron.CronError as exc:
                 self.events.event(cronjob, "Warning", "UnknownTimeZone", f'invalid timeZone: "{zone}": {exc}')
-                return None, changed
+                return None
         if spec.get("suspend") is True:
-            return None, changed
+            return None
         text = timing.schedule_text(cronjob)
         if "TZ" in str(spec.get("schedule") or ""):
             self.events.event(
@@ -304,14 +337,14 @@ class CronJobController:
             self.events.event(
                 cronjob, "Warning", "UnparseableSchedule", f'unparseable schedule: "{spec.get("schedule")}" : {exc}'
             )
-            return None, changed
+            return None
         try:
             scheduled, missed = timing.next_schedule_time(cronjob, now, schedule)
         except timing.ScheduleError as exc:
             self.events.event(
                 cronjob, "Warning", "InvalidSchedule", f"invalid schedule: {spec.get('schedule')} : {exc}"
             )
-            return None, changed
+            return None
         if missed is timing.Missed.MANY and scheduled is not None:
             self.events.event(
                 cronjob,
@@ -320,17 +353,17 @@ class CronJobController:
                 "too many missed start times. Set or decrease .spec.startingDeadlineSeconds or check clock skew",
             )
         if scheduled is None:
-            return timing.requeue_after(cronjob, now, schedule), changed
+            return timing.requeue_after(cronjob, now, schedule)
         deadline = spec.get("startingDeadlineSeconds")
         if isinstance(deadline, int) and scheduled + deadline < now:
             self.events.event(
                 cronjob, "Warning", "MissSchedule", f"Missed scheduled time to start a job: {_rfc1123z(scheduled)}"
             )
-            return timing.requeue_after(cronjob, now, schedule), changed
+            return timing.requeue_after(cronjob, now, schedule)
         name = cjobs.job_name(str(_meta(cronjob).get("name")), scheduled)
         last = (cronjob.get("status") or {}).get("lastScheduleTime")
         if any(ref.get("name") == name for ref in _active(cronjob)) or last == format_time(scheduled):
-            return timing.requeue_after(cronjob, now, schedule), changed
+            return timing.requeue_after(cronjob, now, schedule)
         if spec.get("concurrencyPolicy") == "Forbid" and _active(cronjob):
             self.events.event(
                 cronjob,
@@ -338,7 +371,7 @@ class CronJobController:
                 "JobAlreadyActive",
                 "Not starting job because prior execution is running and concurrency policy is Forbid",
             )
-            return timing.requeue_after(cronjob, now, schedule), changed
+            return timing.requeue_after(cronjob, now, schedule)
         if spec.get("concurrencyPolicy") == "Replace":
             for ref in _active(cronjob):
                 namespace = str(ref.get("namespace") or _meta(cronjob).get("namespace"))
@@ -349,13 +382,14 @@ class CronJobController:
                     raise
                 if not await self._delete_job(cronjob, job):
                     raise RuntimeError(f"could not replace job {namespace}/{ref.get('name')}")
-                changed = True
+                result.update_status = True
         created = await self._create(cronjob, scheduled)
         if created is None:
-            return None, changed
+            return None
         _status(cronjob)["active"] = [*_active(cronjob), _reference(created)]
         _status(cronjob)["lastScheduleTime"] = format_time(scheduled)
-        return timing.requeue_after(cronjob, now, schedule), True
+        result.update_status = True
+        return timing.requeue_after(cronjob, now, schedule)
 
     async def _create(self, cronjob: Obj, scheduled: float) -> Obj | None:
         """Create the Job for `scheduled`; an existing one of its name that this CronJob controls (a create whose

@@ -21,9 +21,10 @@ def job_name(cronjob_name: str, scheduled: float) -> str:
 
 
 def _rfc3339(moment: float, zone_name: str) -> str:
-    """Go's `Format(time.RFC3339)` of a time in a zone: `Z` for UTC, else the offset."""
+    """Go's `Format(time.RFC3339)` of a time in a zone: the layout's `Z07:00` writes `Z` for any zone whose offset
+    is zero at that moment (London in winter too, not only UTC), else the offset."""
     stamp = datetime.fromtimestamp(int(moment), cron.load_zone(zone_name)).isoformat()
-    return stamp.replace("+00:00", "Z") if zone_name in ("", "UTC") else stamp
+    return stamp[: -len("+00:00")] + "Z" if stamp.endswith("+00:00") else stamp
 
 
 def job_from_template(cronjob: Obj, scheduled: float) -> Obj:

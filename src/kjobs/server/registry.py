@@ -230,6 +230,7 @@ RESOURCES: list[Resource] = [
             "default": (_DEFAULTS, "default_cronjob_in_place"),
             "validate": ("kjobs.api.validation_cronjob", "validate_cronjob"),
             "validate_update": ("kjobs.api.validation_cronjob", "validate_cronjob_update"),
+            "warnings": ("kjobs.api.validation_warnings", "warnings_for_cronjob"),
         },
     ),
     # the core Events again, in events.k8s.io/v1 (a view: kjobs.server.views)
