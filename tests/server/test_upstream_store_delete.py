@@ -210,3 +210,24 @@ def test_delete_handler_answers_200_for_orphanDependents_false_deleted_at_once()
         assert result.code == 200
 
     run(body)
+
+
+@pytest.mark.parametrize(("block", "held"), [(True, True), (False, False), (None, False)])
+def test_TestNonBlockingOwnerRefDoesNotBlock_in_the_api_cascade(block: bool | None, held: bool) -> None:
+    """The API's own foreground cascade (no garbage collector running) keeps the Job only for a dependent with
+    blockOwnerDeletion: true, as the collector's `blockingDependents` does; the pod is marked for deletion
+    either way."""
+
+    async def body(clock: FakeClock, client: Any) -> None:
+        owner = await client.create(JOBS, "default", job("j"))
+        reference: Obj = {"apiVersion": "batch/v1", "kind": "Job", "name": "j", "uid": owner["metadata"]["uid"]}
+        if block is not None:
+            reference["blockOwnerDeletion"] = block
+        dependent = pod("p", ["x/y"])
+        dependent["metadata"]["ownerReferences"] = [reference]
+        await client.create(PODS, "default", dependent)
+        await delete(client, "jobs", "j", DeleteOptions(propagation="Foreground"))
+        assert (client.service.store.get("jobs.batch", "default", "j") is not None) is held
+        assert client.service.store.get("pods", "default", "p")["metadata"]["deletionTimestamp"]
+
+    run(body)
