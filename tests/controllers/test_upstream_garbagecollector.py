@@ -197,3 +197,36 @@ def test_attemptToDeleteItem_dependent_of_a_dangling_and_a_waiting_owner_goes_in
         await settle(clock, lambda: absent(client, JOBS, "waiting"), max_virtual=60)
 
     run(body)
+
+
+def test_TestUnblockOwnerReference_a_cycle_of_foreground_deletions_ends() -> None:
+    """A Job and a Lease owning each other with blockOwnerDeletion: the Job deleted in the foreground waits for
+    the Lease, which, deleted in the foreground in turn, would wait for the Job. The collector makes the Lease's
+    references non-blocking (`unblockOwnerReferencesStrategicMergePatch`: true becomes false, false and unset
+    stay), so both go."""
+
+    async def body(clock: FakeClock, client: Any, gc: GarbageCollector) -> None:
+        job = await make_job(client, "a")
+        await client.create(
+            LEASES,
+            "default",
+            {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {"name": "l", "namespace": "default", "ownerReferences": [ref(job, True)]},
+                "spec": {},
+            },
+        )
+        lease = await client.get(LEASES, "default", "l")
+        back = {
+            "apiVersion": "coordination.k8s.io/v1",
+            "kind": "Lease",
+            "name": "l",
+            "uid": lease["metadata"]["uid"],
+            "blockOwnerDeletion": True,
+        }
+        await client.patch(JOBS, "default", "a", {"metadata": {"ownerReferences": [back]}}, patch_type="merge")
+        await client.delete(JOBS, "default", "a", propagation_policy="Foreground")
+        await settle(clock, lambda: absent(client, JOBS, "a") and absent(client, LEASES, "l"), max_virtual=120)
+
+    run(body)

@@ -1106,11 +1106,13 @@ class ApiService:
         if grace is not None and grace < 0:
             grace = 1
         current = meta.get("deletionGracePeriodSeconds")
+        if current is not None and current < 0:
+            current = 1
         if meta.get("deletionTimestamp"):
             if not current:
                 grace = 0  # BeforeDelete: not graceful, deleted now unless finalizers hold it
-            else:
-                assert grace is not None and grace < current  # else `_graceful_pending`
+            elif grace is None or grace >= current:
+                return Result(pod, 200)  # pending (the caller answers this case first)
         else:
             if grace is None:
                 grace = spec.get("terminationGracePeriodSeconds")
@@ -1130,7 +1132,7 @@ class ApiService:
             return Result(written, 200)
         new = _copy(pod)
         new_meta = _meta(new)
-        if meta.get("deletionTimestamp"):
+        if meta.get("deletionTimestamp") and current:
             stamp = parse_time(str(meta["deletionTimestamp"])) - float(current) + grace
         else:
             stamp = self.clock() + grace
@@ -1715,8 +1717,10 @@ def _graceful_pending(meta: Obj, grace: int | None) -> bool:
     """`rest.BeforeDelete`'s gracefulPending: the pod is being deleted with a grace period this DELETE does
     not shorten (staging/src/k8s.io/apiserver/pkg/registry/rest/delete.go)."""
     current = meta.get("deletionGracePeriodSeconds")
-    if not meta.get("deletionTimestamp") or not current or current < 0:
+    if not meta.get("deletionTimestamp") or not current:
         return False
+    if current < 0:
+        current = 1  # a stored negative grace counts as 1s, as a requested one does
     if grace is not None and grace < 0:
         grace = 1
     return grace is None or grace >= current
