@@ -14,11 +14,11 @@ import pytest
 from kjobs.api.types import Obj
 from kjobs.client.resources import JOBS, LEASES, PODS
 from kjobs.clock import FakeClock
-from kjobs.controllers.garbagecollector import GarbageCollector
+from kjobs.controllers.garbagecollector import GarbageCollector, GarbageCollectorSettings
 from kjobs.server.registry import lookup
 from tests.controllers.disruption_support import get_or_none, pod_manifest
 from tests.controllers.test_garbagecollector import make_job, start
-from tests.controllers.upstream_support import run_for
+from tests.controllers.upstream_support import Recording, run_for
 from tests.support import settle
 
 
@@ -230,3 +230,81 @@ def test_TestUnblockOwnerReference_a_cycle_of_foreground_deletions_ends() -> Non
         await settle(clock, lambda: absent(client, JOBS, "a") and absent(client, LEASES, "l"), max_virtual=120)
 
     run(body)
+
+
+def event_obj(uid: str, owners: list[str]) -> Obj:
+    refs = [{"apiVersion": "v1", "kind": "Pod", "name": f"pod-{o}", "uid": o} for o in owners]
+    return {"metadata": {"name": f"pod-{uid}", "namespace": "default", "uid": uid, "ownerReferences": refs}}
+
+
+@pytest.mark.parametrize(
+    "events",
+    [
+        pytest.param([("add", "1", []), ("add", "2", ["1"]), ("add", "3", ["1", "2"])], id="test1"),
+        pytest.param(
+            [("add", "1", []), ("add", "2", ["1"]), ("add", "3", ["1", "2"]), ("add", "4", ["2"]), ("delete", "2", [])],
+            id="test2",
+        ),
+        pytest.param(
+            [
+                ("add", "1", []),
+                ("add", "2", ["1"]),
+                ("add", "3", ["1", "2"]),
+                ("add", "4", ["3"]),
+                ("update", "2", ["4"]),
+            ],
+            id="test3",
+        ),
+        pytest.param(
+            [("add", "4", ["2"]), ("add", "3", ["1", "2"]), ("add", "2", ["1"]), ("add", "1", []), ("delete", "2", [])],
+            id="reverse test2",
+        ),
+    ],
+)
+def test_TestProcessEvent_graph_invariants(events: list[tuple[str, str, list[str]]]) -> None:
+    """`verifyGraphInvariants` after each event: every dependent an owner lists names it among its owners, and
+    every owner in the graph lists each object naming it. (A delete carries the object as last seen, as an
+    informer gives it; upstream's fake delete events carry made-up owners the graph ignores.)"""
+
+    async def scenario() -> None:
+        _, _, gc = await start()
+        seen: dict[str, Obj] = {}
+        for kind, uid, owners in events:
+            old = seen.get(uid)
+            new = None if kind == "delete" else event_obj(uid, owners)
+            gc._observe(PODS, old, new)
+            if new is None:
+                seen.pop(uid, None)
+            else:
+                seen[uid] = new
+            for owner, dependents in gc.dependents.items():
+                for dependent in dependents:
+                    node = gc.nodes.get(dependent)
+                    assert node is not None, (owner, dependent)
+                    assert owner in {r["uid"] for r in node.obj["metadata"]["ownerReferences"]}
+            for uid_, node in gc.nodes.items():
+                for r in node.obj["metadata"]["ownerReferences"]:
+                    assert uid_ in gc.dependents.get(r["uid"], set())
+
+    asyncio.run(scenario())
+
+
+def test_TestAttemptToDeleteItem() -> None:
+    """A pod whose owner is absent: the collector reads the pod, looks the owner up (404) and deletes the pod, with
+    its uid and resourceVersion as preconditions and no other write."""
+
+    async def scenario() -> None:
+        clock, client, _ = await start()
+        rec = Recording(client)
+        gc = GarbageCollector(rec, clock=clock, settings=GarbageCollectorSettings(resources=(PODS, JOBS)))
+        await make_pod(client, "to-be-deleted-pod", [ref({"metadata": {"name": "owner1", "uid": "123"}})])
+        pod = await client.get(PODS, "default", "to-be-deleted-pod")
+        await gc.attempt_to_delete(("delete", PODS, "default", "to-be-deleted-pod", pod["metadata"]["uid"]))
+        assert [(a.verb, a.resource, a.name) for a in rec.actions] == [("delete", "pods", "to-be-deleted-pod")]
+        assert rec.actions[0].options["preconditions"] == {
+            "uid": pod["metadata"]["uid"],
+            "resourceVersion": pod["metadata"]["resourceVersion"],
+        }
+        assert absent(client, PODS, "to-be-deleted-pod")
+
+    asyncio.run(scenario())
