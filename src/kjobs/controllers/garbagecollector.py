@@ -9,13 +9,14 @@ every owner by its dependents, and works a queue of two actions, as Kubernetes' 
   `blockOwnerDeletion` remains, and the blocking ones are queued. Otherwise its owners are classified with
   live GETs: solid (exists), dangling (gone or another uid) or waiting (being deleted in the foreground). With
   a solid owner, dangling and waiting references are removed; with only waiting owners and dependents of its
-  own it is deleted in the foreground; otherwise it is deleted, honouring its own orphan/foreground finalizer
+  own it is deleted in the foreground (its references made non-blocking first when a dependent waits too, which
+  would be a cycle); otherwise it is deleted, honouring its own orphan/foreground finalizer
   (Background by default). Deletes carry uid and resourceVersion preconditions; a conflict re-reads the
   object and gives up if its owners changed.
 * orphan: strip the owner's reference from each dependent, then remove the owner's `orphan` finalizer.
 kjobs' API service also cascades Job deletions in process (`ApiService._cascade`): it marks a Job's pods for
-deletion (Background/Foreground) or strips their references (Orphan) itself, and finishes foreground deletions
-when the node agent removes the last pod. The collector then finds those pods already being deleted or
+deletion (Background/Foreground; a pod with another owner is left to this collector) or strips their
+references (Orphan) itself, and finishes foreground deletions when the node agent removes the last blocking pod. The collector then finds those pods already being deleted or
 unowned and does nothing; it is what makes deletion cascade for every other owner/dependent pair, for pods
 removed without the node agent, and against a real API server (which only adds the finalizers).
 """
