@@ -16,9 +16,10 @@ every owner by its dependents, and works a queue of two actions, as Kubernetes' 
 * orphan: strip the owner's reference from each dependent, then remove the owner's `orphan` finalizer.
 kjobs' API service also cascades Job deletions in process (`ApiService._cascade`): it marks a Job's pods for
 deletion (Background/Foreground; a pod with another owner is left to this collector) or strips their
-references (Orphan) itself, and finishes foreground deletions when the node agent removes the last blocking pod. The collector then finds those pods already being deleted or
-unowned and does nothing; it is what makes deletion cascade for every other owner/dependent pair, for pods
-removed without the node agent, and against a real API server (which only adds the finalizers).
+references (Orphan) itself, and finishes foreground deletions when the node agent removes the last blocking
+pod. The collector then finds those pods already being deleted or unowned and does nothing; it is what makes
+deletion cascade for every other owner/dependent pair, for pods removed without the node agent, and against a
+real API server (which only adds the finalizers).
 """
 
 from __future__ import annotations
