@@ -58,7 +58,13 @@ def racing(server: Server) -> Iterator[RacingStorage]:
 def _owned_pod(name: str, job: Obj) -> dict[str, Any]:
     pod = pod_manifest(name, node="n1")
     pod["metadata"]["ownerReferences"] = [  # type: ignore[index]
-        {"apiVersion": "batch/v1", "kind": "Job", "name": job["metadata"]["name"], "uid": job["metadata"]["uid"]}
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "name": job["metadata"]["name"],
+            "uid": job["metadata"]["uid"],
+            "blockOwnerDeletion": True,  # as the Job controller sets it: the pod holds a foreground deletion
+        }
     ]
     return pod
 

@@ -416,7 +416,14 @@ def test_foreground_delete_finishes_when_the_last_dependent_goes(api: client.Api
     job = batch.create_namespaced_job(NS, job_manifest("fgd"))
     pod = pod_manifest("fgd-pod", node="n1")
     pod["metadata"]["ownerReferences"] = [  # type: ignore[index]
-        {"apiVersion": "batch/v1", "kind": "Job", "name": "fgd", "uid": job.metadata.uid, "controller": True}
+        {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "name": "fgd",
+            "uid": job.metadata.uid,
+            "controller": True,
+            "blockOwnerDeletion": True,  # as the Job controller sets it: the pod holds the foreground deletion
+        }
     ]
     core.create_namespaced_pod(NS, pod)
     batch.delete_namespaced_job("fgd", NS, propagation_policy="Foreground")

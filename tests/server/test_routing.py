@@ -75,7 +75,8 @@ def test_other_paths(path: str, kind: str) -> None:
             {"propagationPolicy": "Foreground", "gracePeriodSeconds": "0"},
             DeleteOptions(grace_period=0, propagation="Foreground"),
         ),
-        ({"orphanDependents": True}, {}, DeleteOptions(propagation="Orphan")),
+        ({"orphanDependents": True}, {}, DeleteOptions(propagation="Orphan", orphan_dependents=True)),
+        ({"orphanDependents": False}, {}, DeleteOptions(propagation="Background", orphan_dependents=False)),
         (
             {"preconditions": {"uid": "u", "resourceVersion": "7"}},
             {},

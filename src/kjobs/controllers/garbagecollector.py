@@ -9,15 +9,17 @@ every owner by its dependents, and works a queue of two actions, as Kubernetes' 
   `blockOwnerDeletion` remains, and the blocking ones are queued. Otherwise its owners are classified with
   live GETs: solid (exists), dangling (gone or another uid) or waiting (being deleted in the foreground). With
   a solid owner, dangling and waiting references are removed; with only waiting owners and dependents of its
-  own it is deleted in the foreground; otherwise it is deleted, honouring its own orphan/foreground finalizer
+  own it is deleted in the foreground (its references made non-blocking first when a dependent waits too, which
+  would be a cycle); otherwise it is deleted, honouring its own orphan/foreground finalizer
   (Background by default). Deletes carry uid and resourceVersion preconditions; a conflict re-reads the
   object and gives up if its owners changed.
 * orphan: strip the owner's reference from each dependent, then remove the owner's `orphan` finalizer.
 kjobs' API service also cascades Job deletions in process (`ApiService._cascade`): it marks a Job's pods for
-deletion (Background/Foreground) or strips their references (Orphan) itself, and finishes foreground deletions
-when the node agent removes the last pod. The collector then finds those pods already being deleted or
-unowned and does nothing; it is what makes deletion cascade for every other owner/dependent pair, for pods
-removed without the node agent, and against a real API server (which only adds the finalizers).
+deletion (Background/Foreground; a pod with another owner is left to this collector) or strips their
+references (Orphan) itself, and finishes foreground deletions when the node agent removes the last blocking
+pod. The collector then finds those pods already being deleted or unowned and does nothing; it is what makes
+deletion cascade for every other owner/dependent pair, for pods removed without the node agent, and against a
+real API server (which only adds the finalizers).
 """
 
 from __future__ import annotations
@@ -101,6 +103,14 @@ def _collector_finalizers(finalizers: Any) -> tuple[bool, bool]:
     if not isinstance(finalizers, list):
         return (True, True) if finalizers else (False, False)
     return ORPHAN in finalizers, FOREGROUND in finalizers
+
+
+def _unblocked(old: Obj | None, new: Obj | None) -> list[str]:
+    """Uids of owners whose reference went from blocking (`blockOwnerDeletion: true`) to not blocking."""
+    if old is None or new is None:
+        return []
+    blocking = {str(r.get("uid")) for r in _refs(old) if r.get("blockOwnerDeletion")}
+    return [str(r.get("uid")) for r in _refs(new) if str(r.get("uid")) in blocking and not r.get("blockOwnerDeletion")]
 
 
 def is_deleting_dependents(obj: Obj) -> bool:
@@ -189,6 +199,12 @@ class GarbageCollector:
             owner_node = self.nodes.get(owner)
             if owner_node is not None and is_deleting_dependents(owner_node.obj):
                 self._enqueue("delete", owner_node)
+        for owner in _unblocked(old, new):
+            # a reference no longer blocks: an owner waiting for its dependents may be done
+            # (`addUnblockedOwnersToDeleteQueue`, pkg/controller/garbagecollector/graph_builder.go)
+            owner_node = self.nodes.get(owner)
+            if owner_node is not None and is_deleting_dependents(owner_node.obj):
+                self._enqueue("delete", owner_node)
         if new is None:
             self.nodes.pop(uid, None)
             for dependent in sorted(self.dependents.get(uid, ())):
@@ -259,6 +275,18 @@ class GarbageCollector:
                 await self._patch_refs(resource, latest, [r for r in refs if str(r.get("uid")) not in drop])
             return
         if waiting and self.dependents.get(uid):
+            if any(
+                (dep := self.nodes.get(d)) is not None and is_deleting_dependents(dep.obj) for d in self.dependents[uid]
+            ):
+                # a dependent waits for its own dependents too: a possible cycle of foreground deletions, broken
+                # by making this object's owner references non-blocking (`unblockOwnerReferences`,
+                # pkg/controller/garbagecollector/garbagecollector.go `attemptToDeleteItem`)
+                unblocked = [dict(r, blockOwnerDeletion=False) if r.get("blockOwnerDeletion") else r for r in refs]
+                if unblocked != refs:
+                    patched = await self._patch_refs(resource, latest, unblocked)
+                    if patched is None:
+                        return
+                    latest = patched
             await self._delete(resource, latest, "Foreground")
             return
         if ORPHAN in _finalizers(latest):
@@ -330,16 +358,20 @@ class GarbageCollector:
             if exc.code != 404:
                 raise
 
-    async def _patch_refs(self, resource: ResourceRef, obj: Obj, refs: list[Obj]) -> None:
+    async def _patch_refs(self, resource: ResourceRef, obj: Obj, refs: list[Obj]) -> Obj | None:
+        """Replace the object's ownerReferences (resourceVersion as a precondition); the object written, or None
+        if it is gone."""
         meta = _meta(obj)
         patch: Obj = {"metadata": {"ownerReferences": refs or None, "resourceVersion": meta.get("resourceVersion")}}
         try:
-            await self.client.patch(
+            written: Obj = await self.client.patch(
                 resource, str(meta.get("namespace") or "") or None, str(meta["name"]), patch, patch_type="merge"
             )
+            return written
         except ApiError as exc:
             if exc.code != 404:
                 raise
+        return None
 
     async def _remove_finalizer(self, resource: ResourceRef, obj: Obj, finalizer: str) -> None:
         meta = _meta(obj)

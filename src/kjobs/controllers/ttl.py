@@ -66,7 +66,12 @@ def time_left(job: Obj, now: float) -> tuple[float, float] | None:
         return None
     finished = finish_time(job)
     if finished > now:
-        log.info("job %s finished in the future (clock skew?); cleanup deferred", key_of(job))
+        # upstream's words (`timeLeft`, pkg/controller/ttlafterfinished/ttlafterfinished_controller.go)
+        log.info(
+            "Warning: Found Job finished in the future. This is likely due to time skew in the cluster. "
+            "Job cleanup will be deferred. job=%s/%s",
+            *key_of(job),
+        )
     expires = finished + float((job.get("spec") or {})["ttlSecondsAfterFinished"])
     return expires - now, expires
 

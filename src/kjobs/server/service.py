@@ -26,7 +26,7 @@ from kjobs.api.conditions import EVICTION_BY_EVICTION_API, disruption_target, up
 from kjobs.api.errors import ApiError, ErrorType, FieldError, bad_request, conflict, invalid, not_found, not_supported
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.selectors import FieldSelector, LabelSelector
-from kjobs.api.timeutil import format_time
+from kjobs.api.timeutil import format_time, parse_time
 from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
 from kjobs.server import apply, fieldtrees, limits, params, reviews, schema
@@ -83,6 +83,8 @@ class DeleteOptions:
     precondition_uid: str | None = None
     precondition_rv: str | None = None
     dry_run: bool = False
+    orphan_dependents: bool | None = None
+    """The deprecated `orphanDependents` as sent: false asks for 202 Accepted while dependents go."""
 
     @classmethod
     def parse(cls, body: Obj | None, query: dict[str, str], struct: str = "DeleteOptions") -> DeleteOptions:
@@ -137,7 +139,8 @@ class DeleteOptions:
             errors.append(not_supported("dryRun", dry_values, ["All"]))
         if errors:
             raise invalid(kind, "", errors)
-        return cls(grace, propagation, pre.get("uid"), pre.get("resourceVersion"), bool(dry_values))
+        sent = None if orphan is None else str(orphan).lower() == "true"
+        return cls(grace, propagation, pre.get("uid"), pre.get("resourceVersion"), bool(dry_values), sent)
 
 
 _COPY_ON_WRITE_PATCHES = ("application/strategic-merge-patch+json", "application/merge-patch+json")
@@ -951,13 +954,20 @@ class ApiService:
         (staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go `Delete`). Preconditions are
         checked against each read, so only a caller that sent them can get 409 Conflict.
         """
-        return await self._guaranteed(
+        result = await self._guaranteed(
             r,
             namespace,
             name,
             lambda old: self._delete_read(r, namespace, name, old, options),
             check=lambda old: _check_preconditions(r, name, old, options),
         )
+        if options.orphan_dependents is False and result.code == 200:
+            # handlers/delete.go: 202 Accepted when not deleted at once and orphanDependents=false was sent
+            uid = (result.obj.get("metadata") or {}).get("uid")
+            still = self.store.get(r.store_key, namespace if r.namespaced else "", name)
+            if uid and still is not None and (still.get("metadata") or {}).get("uid") == uid:
+                result.code = 202
+        return result
 
     async def _guaranteed(
         self,
@@ -1001,16 +1011,19 @@ class ApiService:
         warnings: list[str] = []
         propagation = options.propagation
         if propagation is None:
-            propagation = r.default_propagation
+            propagation = _propagation_from_finalizers(meta.get("finalizers")) or r.default_propagation
             if r.orphan_warning:
                 warnings.append(ORPHAN_WARNING)
         if options.dry_run:
+            return Result(old, 200, warnings)
+        if r.graceful and _graceful_pending(meta, options.grace_period):
+            # BeforeDelete's gracefulPending: the finalizers cannot be changed by this DELETE either
             return Result(old, 200, warnings)
         uid = str(meta.get("uid", ""))
         if propagation == "Foreground":
             new = _copy(old)
             new_meta = _meta(new)
-            finalizers = list(new_meta.get("finalizers") or [])
+            finalizers = [f for f in new_meta.get("finalizers") or [] if f != "orphan"]
             if "foregroundDeletion" not in finalizers:
                 finalizers.append("foregroundDeletion")
             new_meta["finalizers"] = finalizers
@@ -1022,14 +1035,24 @@ class ApiService:
             return Result(written, 200, warnings)
         if propagation == "Orphan":  # dependents let go before the owner disappears, as the orphan finalizer ensures
             await self._cascade(r, namespace, uid, propagation)
+        kept = _gc_finalizers_kept(meta.get("finalizers"), propagation)
+        if kept is not None:
+            # deletionFinalizersForGarbageCollection: this DELETE's policy replaces the orphan/foregroundDeletion
+            # finalizer the object had (store.go); kjobs' in-process cascade has done the orphaning already
+            old = _copy(old)
+            meta = _meta(old)
+            if kept:
+                meta["finalizers"] = kept
+            else:
+                meta.pop("finalizers", None)
         if r.graceful:
-            result = await self._delete_pod(r, old, options)
+            result = await self._delete_pod(r, old, options, finalizers_changed=kept is not None)
         elif meta.get("finalizers"):
             new = _copy(old)
             new_meta = _meta(new)
-            if not new_meta.get("deletionTimestamp"):
-                new_meta["deletionTimestamp"] = self.now()
-                new_meta["deletionGracePeriodSeconds"] = 0
+            if not new_meta.get("deletionTimestamp") or kept is not None:
+                new_meta.setdefault("deletionTimestamp", self.now())
+                new_meta.setdefault("deletionGracePeriodSeconds", 0)
                 new = await self.store.update(r.store_key, new, expected_rv=meta.get("resourceVersion"))
             result = Result(new, 200)
         else:
@@ -1071,26 +1094,49 @@ class ApiService:
                     if exc.code not in (404, 409):
                         raise
 
-    async def _delete_pod(self, r: Resource, pod: Obj, options: DeleteOptions) -> Result:
+    async def _delete_pod(
+        self, r: Resource, pod: Obj, options: DeleteOptions, *, finalizers_changed: bool = False
+    ) -> Result:
+        """A pod's DELETE (`rest.BeforeDelete` with the pod strategy's `CheckGracefulDelete`): a negative grace
+        period counts as 1s; a pod already being deleted may only have its grace shortened, its
+        deletionTimestamp moved back by the difference; one whose deletion grace is 0 goes now (unless it has
+        finalizers). The caller has answered a pending graceful deletion already (`_graceful_pending`)."""
         meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
         grace = options.grace_period
-        if grace is None:
-            grace = spec.get("terminationGracePeriodSeconds")
-        if grace is None:
-            grace = 30
-        if not spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
-            grace = 0
+        if grace is not None and grace < 0:
+            grace = 1
         current = meta.get("deletionGracePeriodSeconds")
+        if current is not None and current < 0:
+            current = 1
+        if meta.get("deletionTimestamp"):
+            if not current:
+                grace = 0  # BeforeDelete: not graceful, deleted now unless finalizers hold it
+            elif grace is None or grace >= current:
+                return Result(pod, 200)  # pending (the caller answers this case first)
+        else:
+            if grace is None:
+                grace = spec.get("terminationGracePeriodSeconds")
+            if grace is None:
+                grace = 30
+            if not spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
+                grace = 0
         if grace == 0 and not meta.get("finalizers"):
             # `pod` is this attempt's own read (`_guaranteed`), used for nothing after: the store stamps it.
             gone = await self.store.delete(r.store_key, meta.get("namespace", ""), meta["name"], last=pod)
             await self._on_dependent_gone(gone)
             return Result(gone, 200)
-        if current is not None and current <= grace:
-            return Result(pod, 200)
+        if meta.get("deletionTimestamp") and not current:
+            if not finalizers_changed:
+                return Result(pod, 200)
+            written = await self.store.update(r.store_key, _copy(pod), expected_rv=meta.get("resourceVersion"))
+            return Result(written, 200)
         new = _copy(pod)
         new_meta = _meta(new)
-        new_meta["deletionTimestamp"] = format_time(self.clock() + grace)
+        if meta.get("deletionTimestamp") and current:
+            stamp = parse_time(str(meta["deletionTimestamp"])) - float(current) + grace
+        else:
+            stamp = self.clock() + grace
+        new_meta["deletionTimestamp"] = format_time(stamp)
         new_meta["deletionGracePeriodSeconds"] = grace
         written = await self.store.update(r.store_key, new, expected_rv=meta.get("resourceVersion"))
         return Result(written, 200)
@@ -1128,6 +1174,11 @@ class ApiService:
         assert pods is not None
         for pod in _dependents(self.store.list(pods.store_key, namespace)[0], uid):
             meta = pod.get("metadata") or {}
+            if any(ref.get("uid") != uid for ref in meta.get("ownerReferences") or []):
+                # another owner may be solid: the garbage collector decides (it drops this owner's reference
+                # if so, TestCascadingDeletion / TestSolidOwnerDoesNotBlockWaitingOwner in
+                # test/integration/garbagecollector)
+                continue
             try:
                 await self.delete(
                     pods, namespace, str(meta.get("name", "")), DeleteOptions(precondition_uid=str(meta.get("uid")))
@@ -1201,8 +1252,10 @@ class ApiService:
         if "foregroundDeletion" not in (meta.get("finalizers") or []):
             return owner
         uid, namespace = str(meta.get("uid") or ""), str(meta.get("namespace") or "")
-        # a dependent of any kind keeps it (a CronJob's Jobs: the garbage collector finishes it once they are gone)
-        if any(_dependents(self.store.list(d.store_key, namespace)[0], uid) for d in STORED if d.namespaced):
+        # a blocking dependent of any kind keeps it (a CronJob's Jobs: the garbage collector finishes it once they
+        # are gone); one without blockOwnerDeletion does not (`blockingDependents`,
+        # pkg/controller/garbagecollector/graph.go; TestNonBlockingOwnerRefDoesNotBlock)
+        if any(_blocking(self.store.list(d.store_key, namespace)[0], uid) for d in STORED if d.namespaced):
             return owner
         new = _copy(owner)
         rest = [f for f in _meta(new).get("finalizers") or [] if f != "foregroundDeletion"]
@@ -1560,6 +1613,15 @@ def _dependents(items: Iterable[Obj], uid: str) -> list[Obj]:
     ]
 
 
+def _blocking(items: Iterable[Obj], uid: str) -> bool:
+    """Whether an object among `items` names `uid` as an owner with `blockOwnerDeletion: true`."""
+    return any(
+        ref.get("uid") == uid and ref.get("blockOwnerDeletion") is True
+        for item in items
+        for ref in (item.get("metadata") or {}).get("ownerReferences") or []
+    )
+
+
 def _check_preconditions(r: Resource, name: str, obj: Obj, options: DeleteOptions) -> None:
     """`metav1.Preconditions.Check` against the object as read: 409 Conflict when uid or resourceVersion differ."""
     meta = obj.get("metadata") or {}
@@ -1627,3 +1689,38 @@ def _success_status(r: Resource, name: str, gone: Obj) -> Obj:
 
 def _core_job_prepare() -> Any:
     return core_hook("kjobs.api.defaults", "prepare_job_for_create")
+
+
+def _propagation_from_finalizers(finalizers: Any) -> str | None:
+    """A DELETE without a policy: the object's own `orphan`/`foregroundDeletion` finalizer overrides the
+    resource's default (`shouldOrphanDependents`/`shouldDeleteDependents`,
+    staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go)."""
+    for f in finalizers or []:
+        if f == "orphan":
+            return "Orphan"
+        if f == "foregroundDeletion":
+            return "Foreground"
+    return None
+
+
+def _gc_finalizers_kept(finalizers: Any, propagation: str) -> list[str] | None:
+    """The finalizers after a Background or Orphan DELETE, or None when they stay as they are
+    (`deletionFinalizersForGarbageCollection`, store.go): Background drops `orphan` and `foregroundDeletion`
+    (TestDoubleDeletionWithFinalizer); Orphan drops `foregroundDeletion` and keeps an `orphan` the object
+    carries (kjobs does not add it: the API service orphans the dependents itself before answering)."""
+    names = [str(f) for f in finalizers or []]
+    kept = [f for f in names if f != "foregroundDeletion" and (f != "orphan" or propagation == "Orphan")]
+    return None if len(kept) == len(names) else kept
+
+
+def _graceful_pending(meta: Obj, grace: int | None) -> bool:
+    """`rest.BeforeDelete`'s gracefulPending: the pod is being deleted with a grace period this DELETE does
+    not shorten (staging/src/k8s.io/apiserver/pkg/registry/rest/delete.go)."""
+    current = meta.get("deletionGracePeriodSeconds")
+    if not meta.get("deletionTimestamp") or not current:
+        return False
+    if current < 0:
+        current = 1  # a stored negative grace counts as 1s, as a requested one does
+    if grace is not None and grace < 0:
+        grace = 1
+    return grace is None or grace >= current
