@@ -228,9 +228,8 @@ def test_failures_by_reason_names_the_init_container_or_sidecar_that_failed_the_
     init = _one_pod_job(
         "Never", initContainers=[{"name": "setup", "image": "x"}], containers=[{"name": "main", "image": "x"}]
     )
-    model = parse_model(
-        {"containers": {"runTime": {"constant": "5s"}}, "overrides": [{"container": "setup", "exitCodes": [{"code": 3}]}]}
-    )
+    setup_fails = [{"container": "setup", "exitCodes": [{"code": 3}]}]
+    model = parse_model({"containers": {"runTime": {"constant": "5s"}}, "overrides": setup_fails})
     result = simulate(init, SimulationOptions(model=model))
     assert (result.outcome, result.failures_by_reason) == ("Failed", {"Error 3": 1})
 
