@@ -112,9 +112,12 @@ def test_a_failindex_pod_is_said_to_fail_its_index_at_once_not_to_count_toward_b
         "  Counts toward backoffLimitPerIndex: no: FailIndex fails the index at once"
         " (the pod is counted in status.failed)\n" in out
     )
-    assert orjson.loads(run("explain", "--job", job, "--pod", str(pod), "-o", "json")[1])[
-        "countsTowardBackoffLimitPerIndex"
-    ] is False
+    assert (
+        orjson.loads(run("explain", "--job", job, "--pod", str(pod), "-o", "json")[1])[
+            "countsTowardBackoffLimitPerIndex"
+        ]
+        is False
+    )
     pod.write_text(_INDEXED_POD.replace("CODE", "1"))
     code, out, _ = run("explain", "--job", job, "--pod", str(pod))
     assert "  Counts toward backoffLimitPerIndex: yes\n" in out
