@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from kjobs.api.types import Obj
 from kjobs.client import resources as R
 from kjobs.client.base import Client
 from kjobs.client.resources import ResourceRef
-from kjobs.testing import faults
+from kjobs.testing import faults, tempdirs
 from kjobs.testing.background import Background
 from kjobs.testing.describe import describe, elapsed, job_finished, pod_finished
 from kjobs.testing.embedded import ClusterOptions, Embedded
@@ -113,7 +112,7 @@ class KjobsCluster:
         """Start an in-process cluster (its own loop thread and temporary directory)."""
         from kjobs.client.local import LocalClient
 
-        workdir = Path(tempfile.mkdtemp(prefix="kjobs-test-"))
+        workdir = tempdirs.make(tempdirs.CLUSTER_PREFIX)
         embedded = Embedded(options or ClusterOptions(), workdir)
         background = Background(embedded.new_loop())
         try:
