@@ -50,6 +50,11 @@ class Explanation:
     rule_name: str | None = None
     has_policy: bool = True
     """False when the Job has no podFailurePolicy: the verdict then says so rather than "no rule matched"."""
+    counts_toward_index_limit: bool | None = None
+    """With `backoffLimitPerIndex` (None without): whether the failure adds to its index's failure count. What
+    limits an index is that count, not `backoffLimit` (a replacement's count is its predecessor's, plus one when
+    that failure counts: `getNewIndexFailureCounts`, pkg/controller/job/indexed_job_utils.go); a FailIndex pod
+    fails its index at once and gets no replacement, so the count does not matter to it."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (camelCase keys, as Kubernetes tools print)."""
@@ -59,6 +64,7 @@ class Explanation:
             "podFailed": raw["pod_failed"],
             "action": raw["action"],
             "countsTowardBackoffLimit": raw["counts_toward_backoff_limit"],
+            "countsTowardBackoffLimitPerIndex": raw["counts_toward_index_limit"],
             "ruleIndex": raw["rule_index"],
             "ruleName": raw["rule_name"],
             "message": raw["message"],
@@ -87,7 +93,15 @@ class Explanation:
         lines.append(f"  Decision: {verdict}{which}")
         if self.matched:
             lines.append(f"  Matched:  {self.matched}")
-        lines.append(f"  Counts toward backoffLimit: {'yes' if self.counts_toward_backoff_limit else 'no'}")
+        if self.counts_toward_index_limit is None:
+            lines.append(f"  Counts toward backoffLimit: {'yes' if self.counts_toward_backoff_limit else 'no'}")
+        elif self.action == FAIL_INDEX:
+            lines.append(
+                "  Counts toward backoffLimitPerIndex: no: FailIndex fails the index at once"
+                " (the pod is counted in status.failed)"
+            )
+        else:
+            lines.append(f"  Counts toward backoffLimitPerIndex: {'yes' if self.counts_toward_index_limit else 'no'}")
         lines.append(f"  Effect:   {self.effect}")
         if self.message:
             lines.append(f"  Message:  {self.message}")
@@ -136,6 +150,11 @@ def explain(job: Obj, pod: Obj) -> Explanation:
         rules=traces,
         rule_name=decision.rule_name,
         has_policy=policy is not None,
+        counts_toward_index_limit=(
+            None
+            if spec.get("backoffLimitPerIndex") is None
+            else decision.count_failed and decision.action != FAIL_INDEX
+        ),
     )
 
 

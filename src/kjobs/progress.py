@@ -7,7 +7,7 @@ plain lines otherwise) and remembers every failure it has explained, so the fina
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from kjobs.api.names import JOB_COMPLETION_INDEX_ANNOTATION
@@ -208,6 +208,22 @@ def exit_summary(pod: Obj, *, last_termination: bool = False) -> str:
     return f"pod {status.get('reason') or 'failed'}"
 
 
+def _before_stop(pod: Obj) -> Obj:
+    """`pod` with each container's termination by a stop signal (the node's SIGTERM or SIGKILL when the pod was
+    deleted; `signal` is set, the reason is no OOMKilled) replaced by the termination before it, if any."""
+    status = dict(P.status(pod))
+    for key in ("initContainerStatuses", "containerStatuses"):
+        statuses = []
+        for cs in status.get(key) or ():
+            term = (cs.get("state") or {}).get("terminated") if isinstance(cs, dict) else None
+            last = (cs.get("lastState") or {}).get("terminated") if isinstance(cs, dict) else None
+            stopped = isinstance(term, dict) and term.get("signal") and term.get("reason") != "OOMKilled"
+            statuses.append(dict(cs, state={"terminated": last} if last else {}, lastState={}) if stopped else cs)
+        if key in status:
+            status[key] = statuses
+    return dict(pod, status=status)
+
+
 @dataclass
 class RunView:
     """The state of one `kjobs run`."""
@@ -233,6 +249,9 @@ class RunView:
     """Say why a pod does not start (`kjobs run`, which shows no Events): `Unschedulable` with the scheduler's
     message, a container waiting on its configuration (`CreateContainerConfigError`)."""
     _blocked: dict[str, str] = field(default_factory=dict)
+    _unseen_end: dict[str, int] = field(default_factory=dict)
+    """Pods explained when counted as failed while deleted before any exit of theirs was seen (`deleted while
+    Pending`), by their decision's place in `decisions`: their final status may still show what they were."""
 
     def update_job(self, job: Obj) -> list[str]:
         """Take a new Job state; returns lines about conditions that appeared."""
@@ -264,6 +283,8 @@ class RunView:
                 self._explained.add(uid)
                 index = (pod["metadata"].get("annotations") or {}).get(JOB_COMPLETION_INDEX_ANNOTATION)
                 decision = decide(job, pod, index)
+                if decision.cause.startswith("deleted while ") and uid not in self._gone:
+                    self._unseen_end[uid] = len(self.decisions)
                 self.decisions.append(decision)
                 lines.append(decision.line())
         if self._gone:
@@ -282,6 +303,7 @@ class RunView:
         if pod is None:
             if deleted is not None:
                 self.pods.pop(P.uid(deleted), None)
+                self._unseen_end.pop(P.uid(deleted), None)
                 if P.uid(deleted) in self._terminating:
                     self._gone[P.uid(deleted)] = _resource_version(deleted)
             return lines
@@ -301,6 +323,8 @@ class RunView:
             if blocked and self._blocked.get(uid) != blocked:
                 self._blocked[uid] = blocked
                 lines.append(f"pod {name} {blocked}")
+        if uid in self._unseen_end and P.phase(pod) in ("Succeeded", "Failed"):
+            lines.extend(self._seen_end(uid, name, pod))
         if uid not in self._explained and (P.phase(pod) == "Failed" or self._fails_job_in_place(pod)):
             self._explained.add(uid)
             self._terminating.pop(uid, None)
@@ -309,6 +333,17 @@ class RunView:
             self.decisions.append(decision)
             lines.append(decision.line())
         return lines
+
+    def _seen_end(self, uid: str, name: str, pod: Obj) -> list[str]:
+        """The end of a pod explained as `deleted while Pending` (its status not yet published when the Job
+        counted it): the exit its final status shows before the deletion's stop, which the Job controller may
+        have seen (its Event then says `exit main=9`). The decision stands; its cause is what the pod was."""
+        at = self._unseen_end.pop(uid)
+        cause = exit_summary(_before_stop(pod), last_termination=True)
+        if cause.startswith(("deleted while ", "pod ")):  # no exit of its own: as said
+            return []
+        self.decisions[at] = replace(self.decisions[at], cause=cause)
+        return [f"pod {name} had failed before its deletion stopped it: {cause}"]
 
     def _restart_lines(self, uid: str, name: str, pod: Obj) -> list[str]:
         """A line for each container whose restartCount grew since the pod was last seen."""

@@ -114,7 +114,7 @@ def test_exit_code_ranges() -> None:
         f'{path}.valueRanges[1]: Invalid value: "0-5": must not contain 0 for the In operator',
         f'{path}.valueRanges[2]: Invalid value: "35-50": must not overlap with {path}.valueRanges[0]',
         f"{path}.valueRanges[3].to: Invalid value: 8: must be greater than or equal to from",
-        f"{path}.valueRanges: Invalid value: must be ordered",
+        f'{path}.valueRanges: Invalid value: ["30-40","0-5","35-50"]: must be ordered',
     ]
     overlap = _policy_job(values=[15], valueRanges=[{"from": 10, "to": 20}])
     assert _errors(overlap, ON) == [f"{path}.values[0]: Invalid value: 15: must not be within {path}.valueRanges[0]"]

@@ -88,6 +88,41 @@ def test_a_job_without_a_policy_says_so_rather_than_no_rule_matched() -> None:
     assert "Counts toward backoffLimit: yes" in out
 
 
+_INDEXED_POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: p, namespace: default, annotations: {batch.kubernetes.io/job-completion-index: "3"}}
+spec: {restartPolicy: Never, containers: [{name: main, image: x}]}
+status:
+  phase: Failed
+  containerStatuses:
+  - {name: main, image: x, imageID: "", ready: false, restartCount: 0, state: {terminated: {exitCode: CODE}}}
+"""
+
+
+def test_a_failindex_pod_is_said_to_fail_its_index_at_once_not_to_count_toward_backoff_limit(tmp_path: Path) -> None:
+    pod = tmp_path / "pod.yaml"
+    job = str(EXAMPLES / "failindex-per-index.yaml")
+    pod.write_text(_INDEXED_POD.replace("CODE", "42"))
+    code, out, _ = run("explain", "--job", job, "--pod", str(pod))
+    assert code == 0
+    assert "Decision: FailIndex (rule 0)" in out
+    assert "backoffLimit:" not in out
+    assert (
+        "  Counts toward backoffLimitPerIndex: no: FailIndex fails the index at once"
+        " (the pod is counted in status.failed)\n" in out
+    )
+    assert (
+        orjson.loads(run("explain", "--job", job, "--pod", str(pod), "-o", "json")[1])[
+            "countsTowardBackoffLimitPerIndex"
+        ]
+        is False
+    )
+    pod.write_text(_INDEXED_POD.replace("CODE", "1"))
+    code, out, _ = run("explain", "--job", job, "--pod", str(pod))
+    assert "  Counts toward backoffLimitPerIndex: yes\n" in out
+
+
 def test_bad_yaml_is_a_clear_error_not_a_traceback(tmp_path: Path) -> None:
     bad = tmp_path / "bad.yaml"
     bad.write_text("spec:\n  template: [unclosed\n")

@@ -404,3 +404,51 @@ def test_a_pending_pod_says_once_why_it_does_not_start() -> None:
     assert view.update_pod(waiting) == [
         'pod cfg container main waiting: CreateContainerConfigError: configmap "app" not found'
     ]
+
+
+def test_a_pod_counted_while_deleted_before_its_status_was_seen_is_said_to_be_what_it_was() -> None:
+    """A FailJob deletes the Job's other pods; one whose container had exited 9 and was restarting, with no status
+    published yet, is counted failed while `Pending`. Its final status shows the exit 9 (the restarted run then
+    stopped by the deletion's SIGTERM): `kjobs run` says so, as the Job controller's Event does on `kjobs up`."""
+    limited = job()
+    limited["spec"]["template"] = {"spec": {"restartPolicy": "OnFailure", "maxRestartTimes": 2}}
+    failing = dict(limited)
+    failing["status"] = {
+        "conditions": [{"type": "FailureTarget", "status": "True", "reason": "PodFailurePolicy"}],
+        "uncountedTerminatedPods": {"failed": ["h"]},
+    }
+    view = RunView(limited)
+    view.update_pod(pod("h", "Pending", deleting=True))
+    assert view.update_job(failing)[-1].startswith("pod h failed: deleted while Pending → ")
+    ended = pod("h", "Failed", deleting=True)
+    ended["status"]["containerStatuses"] = [
+        {
+            "name": "main",
+            "restartCount": 1,
+            "state": {"terminated": {"exitCode": 143, "reason": "Error", "signal": 15}},
+            "lastState": {"terminated": {"exitCode": 9, "reason": "Error"}},
+        }
+    ]
+    lines = view.update_pod(ended)
+    assert "pod h had failed before its deletion stopped it: container main exited with code 9" in lines
+    assert [d.line() for d in view.decisions] == [
+        f"pod h failed: container main exited with code 9 → {view.decisions[0].verdict}"
+    ]
+    assert len(view.decisions) == 1
+
+
+def test_a_pod_counted_while_deleted_that_only_the_deletion_stopped_stays_deleted_while_running() -> None:
+    failing = job()
+    failing["status"] = {
+        "conditions": [{"type": "FailureTarget", "status": "True", "reason": "MaxFailedIndexesExceeded"}],
+        "uncountedTerminatedPods": {"failed": ["k"]},
+    }
+    view = RunView(job())
+    view.update_pod(pod("k", "Running", deleting=True))
+    view.update_job(failing)
+    stopped = pod("k", "Failed", deleting=True)
+    stopped["status"]["containerStatuses"] = [
+        {"name": "main", "state": {"terminated": {"exitCode": 143, "reason": "Error", "signal": 15}}}
+    ]
+    assert view.update_pod(stopped) == ["pod k Failed"]
+    assert view.decisions[0].cause == "deleted while Running"

@@ -162,3 +162,24 @@ def test_a_module_scoped_cluster_is_shared_by_its_tests(module_cluster: KjobsClu
     module_cluster.apply(job(f"run-{run}", "exit 0"))
     module_cluster.wait_for("job", f"run-{run}", "Complete")
     assert len(module_cluster.objects("job")) == run  # the same cluster: the first test's Job is still there
+
+
+@pytest.mark.kjobs(runtime="simulated")
+def test_a_kubeconfig_naming_the_pki_files_spares_kr8s_its_temporary_files(
+    kjobs_cluster: KjobsCluster, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import tempfile
+
+    import kr8s
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where kr8s writes a kubeconfig's inline data
+    inline = kr8s.api(kubeconfig=str(kjobs_cluster.kubeconfig))
+    assert [n.name for n in kr8s.get("nodes", api=inline)] == ["kjobs-node"]
+    assert len(list(tmp_path.iterdir())) == 3  # certificate, key, CA: never removed
+    for left in tmp_path.iterdir():
+        left.unlink()
+    files = kr8s.api(kubeconfig=str(kjobs_cluster.kubeconfig_files))
+    assert [n.name for n in kr8s.get("nodes", api=files)] == ["kjobs-node"]
+    assert list(tmp_path.iterdir()) == []
+    with config.new_client_from_config(config_file=str(kjobs_cluster.kubeconfig_files)) as official:
+        assert [n.metadata.name for n in client.CoreV1Api(official).list_node().items] == ["kjobs-node"]

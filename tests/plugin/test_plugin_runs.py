@@ -165,11 +165,13 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
-def _run_until_its_pod_runs(tmp_path: Path) -> tuple[subprocess.Popen[str], int, Path]:
-    """A pytest run whose test waits on a running pod: the run, the pod's pid, the cluster's directory."""
+def _run_until_its_pod_runs(tmp_path: Path, tmp: Path | None = None) -> tuple[subprocess.Popen[str], int, Path]:
+    """A pytest run whose test waits on a running pod: the run, the pod's pid, the cluster's directory (its
+    temporary directories under `tmp`, else tmp_path/tmp)."""
+    tmp_path.mkdir(exist_ok=True)
     (tmp_path / "test_terminated.py").write_text(TERMINATED)
-    scratch = tmp_path / "tmp"
-    scratch.mkdir()
+    scratch = tmp or tmp_path / "tmp"
+    scratch.mkdir(exist_ok=True)
     run = subprocess.Popen(
         [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "--rootdir", str(tmp_path)],
         cwd=tmp_path,
@@ -213,6 +215,36 @@ def test_a_killed_run_takes_its_pods_with_it(tmp_path: Path) -> None:
     run.communicate(timeout=60)  # EOF: the shims, which held the run's output pipe, have exited
     assert not _alive(pid)  # before, `sleep 1000` ran on, and the shim with it
     assert workdir.exists()  # nothing removes a killed run's files (here under tmp_path, for pytest to)
+
+
+NEXT = """
+def test_next(kjobs_cluster):
+    assert kjobs_cluster.objects("job") == []
+"""
+
+
+def test_the_next_run_removes_what_a_killed_run_left_and_nothing_of_a_live_one(tmp_path: Path) -> None:
+    live, _, live_workdir = _run_until_its_pod_runs(tmp_path / "live")
+    try:
+        killed, _, workdir = _run_until_its_pod_runs(tmp_path / "killed", tmp=tmp_path / "live" / "tmp")
+        killed.kill()
+        killed.communicate(timeout=60)
+        left = sorted(p.name for p in (tmp_path / "live" / "tmp").iterdir())
+        assert workdir.name in left and any(name.startswith("kjobs-pytest-") for name in left)
+        (tmp_path / "test_next.py").write_text(NEXT)
+        env = {"PYTHONPATH": str(Path(kjobs.__file__).parents[1]), "TMPDIR": str(tmp_path / "live" / "tmp")}
+        result = pytest_run(tmp_path, "test_next.py", env=env)
+        assert result.returncode == 0, result.stdout + result.stderr
+        assert not workdir.exists()  # before, every SIGKILLed run's directories stayed
+        assert live_workdir.exists()  # the live run's cluster and PKI are untouched
+        kept = sorted(p.name for p in (tmp_path / "live" / "tmp").iterdir())
+        assert kept == [name for name in left if f"-{killed.pid}-" not in name]
+        assert [name for name in kept if name.startswith("kjobs-")] == sorted(
+            [live_workdir.name, *(name for name in kept if name.startswith("kjobs-pytest-"))]
+        )
+    finally:
+        live.kill()
+        live.communicate(timeout=60)
 
 
 STRICT = """

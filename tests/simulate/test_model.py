@@ -208,3 +208,42 @@ def test_parallelism_0_with_a_deadline_still_fails_at_the_deadline() -> None:
     }
     result = simulate(job, SimulationOptions(time_limit=3600))
     assert (result.outcome, result.reason) == ("Failed", "DeadlineExceeded")
+
+
+def _one_pod_job(restart_policy: str, **pod_spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "one", "namespace": "default"},
+        "spec": {"backoffLimit": 0, "template": {"spec": {"restartPolicy": restart_policy, **pod_spec}}},
+    }
+
+
+def test_failures_by_reason_names_the_init_container_or_sidecar_that_failed_the_pod() -> None:
+    """A pod failed by its init container counts under that container's exit (its regular containers never ran),
+    and one failed by its sidecar's restart limit under the sidecar's exit, not the main container's 143 from the
+    stop that followed: what `kjobs run` names (`exit init setup=3`)."""
+    from kjobs.api.features import FeatureGates
+
+    init = _one_pod_job(
+        "Never", initContainers=[{"name": "setup", "image": "x"}], containers=[{"name": "main", "image": "x"}]
+    )
+    setup_fails = [{"container": "setup", "exitCodes": [{"code": 3}]}]
+    model = parse_model({"containers": {"runTime": {"constant": "5s"}}, "overrides": setup_fails})
+    result = simulate(init, SimulationOptions(model=model))
+    assert (result.outcome, result.failures_by_reason) == ("Failed", {"Error 3": 1})
+
+    sidecar = _one_pod_job(
+        "OnFailure",
+        maxRestartTimes=1,
+        initContainers=[{"name": "side", "image": "x", "restartPolicy": "Always"}],
+        containers=[{"name": "main", "image": "x"}],
+    )
+    model = parse_model(
+        {
+            "containers": {"runTime": {"constant": "30s"}},
+            "overrides": [{"container": "side", "runTime": {"constant": "1s"}, "exitCodes": [{"code": 5}]}],
+        }
+    )
+    result = simulate(sidecar, SimulationOptions(model=model, features=FeatureGates.parse("AllAlpha=true")))
+    assert (result.outcome, result.failures_by_reason) == ("Failed", {"Error 5": 1})

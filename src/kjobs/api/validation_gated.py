@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from kjobs.api import features as fg
-from kjobs.api.errors import OMIT, ErrorType, FieldError, not_supported, too_many
+from kjobs.api.errors import ErrorType, FieldError, not_supported, too_many
 from kjobs.api.features import FeatureGates
 from kjobs.api.types import Obj
 from kjobs.api.validation_access import Errors, check_int, get_int, get_list, get_obj, get_str, items_of
@@ -79,7 +79,9 @@ def value_ranges(
         previous = low
         good.append((low, high))
     if not ordered:
-        errs.append(FieldError(ranges_path, Invalid, "must be ordered", OMIT))
+        # Shown as the ranges in the order given, in the "from-to" form of the other range errors (Kubernetes'
+        # field.Invalid always prints the value; its `values: must be ordered` prints the list).
+        errs.append(FieldError(ranges_path, Invalid, "must be ordered", [f"{low}-{high}" for low, high in good]))
     return good
 
 

@@ -336,14 +336,32 @@ def reason_label(reason: str) -> str:
 
 
 def failure_reason(pod: Obj, *, last_termination: bool = False) -> str:
-    """Why a pod failed, for counting: its DisruptionTarget reason (as Kubernetes sets it), else each failed
-    container's termination reason and exit code (`OOMKilled 137`, `Error 1`; with `last_termination`, a
-    restarted container's `lastState` too), else the pod's reason."""
+    """Why a pod failed, for counting: its DisruptionTarget reason (as Kubernetes sets it), else the termination
+    reason and exit code of the container that failed it (`OOMKilled 137`, `Error 1`; with `last_termination`, a
+    restarted container's `lastState` too), else the pod's reason.
+
+    The container that failed the pod is looked for as `kjobs run` names it: an init container first (the
+    regular containers never ran), then the regular containers, then the sidecars (`restartPolicy: Always`); and
+    a container that ended on its own before one the node stopped with a signal when the pod failed (the 143 of
+    the main container after its sidecar used up `maxRestartTimes` is not why the pod failed)."""
     target = P.condition(pod, "DisruptionTarget")
     if target is not None and target.get("status") == "True":
         return str(target.get("reason") or "DisruptionTarget")
-    for cs in P.status(pod).get("containerStatuses") or ():
+    status = P.status(pod)
+    init_specs = (pod.get("spec") or {}).get("initContainers") or ()
+    sidecars = {c.get("name") for c in init_specs if isinstance(c, dict) and c.get("restartPolicy") == "Always"}
+    inits = [cs for cs in status.get("initContainerStatuses") or () if isinstance(cs, dict)]
+    ordered = [
+        *(cs for cs in inits if cs.get("name") not in sidecars),
+        *(cs for cs in status.get("containerStatuses") or () if isinstance(cs, dict)),
+        *(cs for cs in inits if cs.get("name") in sidecars),
+    ]
+    stopped: str | None = None
+    for cs in ordered:
         term = terminated_state(cs, last_termination) or {}
         if term.get("exitCode"):
-            return f"{term.get('reason') or 'Error'} {term['exitCode']}"
-    return str(P.status(pod).get("reason") or "Failed")
+            reason = f"{term.get('reason') or 'Error'} {term['exitCode']}"
+            if not term.get("signal") or term.get("reason") == "OOMKilled":
+                return reason
+            stopped = stopped or reason
+    return stopped or str(status.get("reason") or "Failed")

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import shutil
-import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -22,7 +21,7 @@ from kjobs.api.types import Obj
 from kjobs.client import resources as R
 from kjobs.client.base import Client
 from kjobs.client.resources import ResourceRef
-from kjobs.testing import faults
+from kjobs.testing import faults, tempdirs
 from kjobs.testing.background import Background
 from kjobs.testing.describe import describe, elapsed, job_finished, pod_finished
 from kjobs.testing.embedded import ClusterOptions, Embedded
@@ -96,6 +95,7 @@ class KjobsCluster:
         self._client = client
         self.kubeconfig = kubeconfig
         """The kubeconfig file (context `kjobs` for an in-process cluster)."""
+        self._kubeconfig_files: Path | None = None
         self.embedded = embedded
         """The in-process cluster's components (None for another cluster)."""
         self.disruption_log: list[str] = []
@@ -113,7 +113,7 @@ class KjobsCluster:
         """Start an in-process cluster (its own loop thread and temporary directory)."""
         from kjobs.client.local import LocalClient
 
-        workdir = Path(tempfile.mkdtemp(prefix="kjobs-test-"))
+        workdir = tempdirs.make(tempdirs.CLUSTER_PREFIX)
         embedded = Embedded(options or ClusterOptions(), workdir)
         background = Background(embedded.new_loop())
         try:
@@ -125,6 +125,23 @@ class KjobsCluster:
             raise
         client = LocalClient(embedded.service, manager="kjobs-pytest", typed=False)
         return cls(background, client, embedded.kubeconfig, embedded)
+
+    @property
+    def kubeconfig_files(self) -> Path:
+        """A kubeconfig of the same cluster naming the session PKI's files (`client-certificate:`, `client-key:`,
+        `certificate-authority:`) rather than carrying them inline: kr8s writes a kubeconfig's inline data to
+        three temporary files for every `kr8s.api(...)` and never removes them. Written on first use; another
+        cluster's (`--kjobs-kubeconfig`) is its own kubeconfig, as given."""
+        if self.embedded is None:
+            return self.kubeconfig
+        if self._kubeconfig_files is None:
+            from kjobs.server import kubeconfig
+            from kjobs.testing.embedded import session_pki
+
+            path = self.embedded.workdir / "kubeconfig-files"
+            kubeconfig.write(path, self.embedded.url, pki=session_pki(), files=True)
+            self._kubeconfig_files = path
+        return self._kubeconfig_files
 
     @classmethod
     def connect(cls, kubeconfig: str | Path) -> KjobsCluster:

@@ -19,7 +19,6 @@ import asyncio
 import dataclasses
 import functools
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +35,7 @@ from kjobs.node.sim_runtime import OutcomeFn
 from kjobs.server.admission import AdmissionSettings
 from kjobs.server.tls import Pki
 from kjobs.store import MemoryStore
-from kjobs.testing import virtual
+from kjobs.testing import tempdirs, virtual
 from kjobs.testing.virtual import VirtualTime
 
 Runtime = Literal["process", "simulated"]
@@ -98,7 +97,7 @@ def session_pki() -> Pki:
 
     from kjobs.server import tls
 
-    directory = Path(tempfile.mkdtemp(prefix="kjobs-pytest-"))
+    directory = tempdirs.make(tempdirs.PKI_PREFIX)
     _pki_dirs.append(directory)
     atexit.register(shutil.rmtree, directory, True)
     return tls.ensure(directory / "pki", "127.0.0.1")
