@@ -991,7 +991,17 @@ def _validate_status(new: _StatusView, old: _StatusView, errs: Errors) -> None:
         )
     if (finished_changed or active_changed) and new.active > 0 and new.finished:
         errs.append(FieldError("status.active", Invalid, "active>0 is invalid for finished job", new.active))
-    if (finished_changed or start_changed) and new.start_time_text is None and new.finished:
+    # A suspended Job with completions 0 finishes without ever starting (pkg/registry/batch/job/strategy.go
+    # getStatusValidationOptions, kubernetes#132614: `isSuspendedWithZeroCompletions`).
+    suspended_with_zero_completions = (
+        spec.get("suspend") is True and type(spec.get("completions")) is int and spec.get("completions") == 0
+    )
+    if (
+        (finished_changed or start_changed)
+        and new.start_time_text is None
+        and new.finished
+        and not suspended_with_zero_completions
+    ):
         errs.append(FieldError("status.startTime", Required, "startTime is required for finished job"))
     if (finished_changed or uncounted_changed) and new.finished and (new.uncounted_succeeded or new.uncounted_failed):
         errs.append(
@@ -1117,10 +1127,16 @@ def validate_job_status_update(job: Obj, old: Obj) -> list[FieldError]:
                 _GoTime(str(new_view.completion_time_text)),
             )
         )
+    # Resuming (the Suspended condition leaving True) may set a new startTime (kubernetes#134769, in 1.35 and
+    # back to 1.32.10): the controller writes both in one status update.
+    resuming = _condition_true(old_view.raw, names.COND_SUSPENDED) and not _condition_true(
+        new_view.raw, names.COND_SUSPENDED
+    )
     if (
         old_view.start_time_text is not None
         and old_view.start_time != new_view.start_time
         and spec.get("suspend") is not True
+        and not resuming
     ):
         errs.append(FieldError("status.startTime", Required, "startTime cannot be removed for unsuspended job"))
     if old_view.success_criteria_met and not new_view.success_criteria_met:
