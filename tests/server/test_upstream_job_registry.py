@@ -586,3 +586,238 @@ def test_a_suspended_job_with_zero_completions_completes() -> None:
     job["metadata"]["namespace"] = "default"
     result = simulate(job, SimulationOptions(time_limit=60))
     assert (result.outcome, result.reason) == ("Complete", "CompletionsReached")
+
+
+# ------------------------------------------------------------------------------------ WarningsOnCreate / OnUpdate
+
+HIGH = (
+    "spec: In Indexed Jobs with a number of completions higher than 10^5 and a parallelism higher than 10^4, "
+    "Kubernetes might not be able to track completedIndexes when a big number of indexes fail"
+)
+
+
+async def _create_warnings(service: ApiService, body: Obj) -> list[str]:
+    return (await service.create(JOBS, "default", body)).warnings
+
+
+@pytest.mark.parametrize(
+    ("body", "want"),
+    [
+        pytest.param(job_body("myjob2", completionMode="NonIndexed"), [], id="happy path job"),
+        # "my job2" is no DNS subdomain either, which validation refuses; a dotted name is one, and no label.
+        pytest.param(
+            job_body("my.job2", completionMode="NonIndexed"),
+            [
+                "metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; "
+                "a DNS label is recommended: [must not contain dots]"
+            ],
+            id="dns invalid name",
+        ),
+        # The row's parallelism 100001 is over the Indexed limit validation keeps; 10001 is enough to warn.
+        pytest.param(
+            job_body("myjob2", completionMode="Indexed", parallelism=10_001, completions=100_001),
+            [HIGH],
+            id="high completions and parallelism",
+        ),
+    ],
+)
+def test_warnings_on_create(body: Obj, want: list[str]) -> None:
+    assert run(lambda service: _create_warnings(service, body)) == want
+
+
+def test_warnings_on_create_force_validation_failure_in_pod_template() -> None:
+    """WarningsOnUpdate "force validation failure in pod template": an imagePullSecret without a name is warned
+    about (pkg/api/pod/warnings.go). The row updates the template of a running Job, which validation refuses; the
+    warning is the same on create."""
+    body = manual()
+    body["spec"]["template"]["spec"]["imagePullSecrets"] = [{"name": ""}]
+    assert run(lambda service: _create_warnings(service, body)) == [
+        'spec.template.spec.imagePullSecrets[0].name: invalid empty name ""'
+    ]
+
+
+@pytest.mark.parametrize(
+    ("old_spec", "change", "want"),
+    [
+        pytest.param({"parallelism": 1}, {}, [], id="generation 0 for both"),
+        pytest.param(
+            {"parallelism": 1},
+            {"parallelism": 2},
+            [],
+            id="generation 1 for new; force WarningsOnUpdate to check PodTemplate for updates",
+        ),
+        pytest.param(
+            {"completionMode": "Indexed", "completions": 100_001, "parallelism": 10_000},
+            {"parallelism": 10_001},
+            [HIGH],
+            id="Invalid transition to high parallelism",
+        ),
+    ],
+)
+def test_warnings_on_update(old_spec: Obj, change: Obj, want: list[str]) -> None:
+    def update(job: Obj) -> None:
+        job["spec"].update(change)
+
+    assert _update(old_spec, update)[2] == want
+
+
+# ------------------------------------------------------------------------- Validate / ValidateUpdate (create and PUT)
+
+
+def test_validate_manual_selector_do_not_generate_labels() -> None:
+    """TestJobStrategy_Validate "manual selector; do not generate labels"."""
+    job = run(lambda service: stored(service, manual(completions=2)))
+    assert job["spec"]["template"]["metadata"]["labels"] == {"a": "b"}
+    assert job["spec"]["selector"] == VALID_SELECTOR
+
+
+def test_validate_a_volume_without_a_source_is_defaulted() -> None:
+    """TestJobStrategy_Validate "fail validation due to invalid volume spec" ("must specify a volume type"): the
+    internal object the row validates cannot come through batch/v1, whose defaulting makes a volume without a
+    source an emptyDir (SetDefaults_Volume)."""
+    body = manual()
+    body["spec"]["template"]["spec"]["volumes"] = [{"name": "volume-name"}]
+    job = run(lambda service: stored(service, body))
+    assert job["spec"]["template"]["spec"]["volumes"] == [{"name": "volume-name", "emptyDir": {}}]
+
+
+FAIL_INDEX = {"rules": [{"action": "FailIndex", "onExitCodes": {"operator": "In", "values": [1]}}]}
+
+
+@pytest.mark.parametrize(
+    ("spec", "want"),
+    [
+        pytest.param(
+            {"podFailurePolicy": FAIL_INDEX},
+            [(INVALID, "spec.podFailurePolicy.rules[0].action")],
+            id="FailIndex action; when JobBackoffLimitPerIndex is enabled, but not used - validation error",
+        ),
+        pytest.param(
+            {"podFailurePolicy": FAIL_INDEX, "completionMode": "Indexed", "completions": 2, "backoffLimitPerIndex": 1},
+            [],
+            id="FailIndex action; when JobBackoffLimitPerIndex is enabled and used - no error",
+        ),
+        pytest.param(
+            {"completions": 2, "suspend": True, "ttlSecondsAfterFinished": 0, "completionMode": "Indexed"},
+            [],
+            id="valid job with extended configuration",
+        ),
+    ],
+)
+def test_validate(spec: Obj, want: list[Any]) -> None:
+    body = manual(**spec)
+    body["spec"]["template"]["spec"]["restartPolicy"] = "Never"
+
+    async def create(service: ApiService) -> list[tuple[str, str]]:
+        try:
+            await service.create(JOBS, "default", body)
+        except ApiError as exc:
+            return causes(exc)
+        return []
+
+    assert run(create) == want
+
+
+NODE_SELECTOR = {"nodeSelector": {"foo": "bar"}}
+
+# (row, old spec, old status, change to the template's pod spec or the spec, want)
+UPDATE_ROWS: list[Any] = [
+    ("update parallelism", {"parallelism": 1}, None, {"parallelism": 2}, []),
+    (
+        "update completions disallowed",
+        {"parallelism": 1, "completions": 1},
+        None,
+        {"completions": 2},
+        [(INVALID, "spec.completions")],
+    ),
+    (
+        "updating node selector for unsuspended job disallowed with MutablePodResourcesForSuspendedJobs disabled",
+        {"parallelism": 1},
+        None,
+        NODE_SELECTOR,
+        [(INVALID, "spec.template")],
+    ),
+    (
+        "updating node selector for suspended but previously started job disallowed with "
+        "MutablePodResourcesForSuspendedJobs disabled",
+        {"parallelism": 1, "suspend": True},
+        {"startTime": NOW},
+        NODE_SELECTOR,
+        [(INVALID, "spec.template")],
+    ),
+    (
+        "updating node selector for suspended and not previously started job allowed with "
+        "MutablePodResourcesForSuspendedJobs disabled",
+        {"parallelism": 1, "suspend": True},
+        None,
+        NODE_SELECTOR,
+        [],
+    ),
+    (
+        "feature gate disabled - pod resource updates rejected",
+        {"parallelism": 1, "suspend": True},
+        {"conditions": [cond("Suspended")]},
+        {"containers": [{"name": "abc", "image": "image", "resources": {"requests": {"cpu": "200m"}}}]},
+        [(INVALID, "spec.template")],
+    ),
+    (
+        "feature gate disabled - scheduling directives update allowed for suspended job never started",
+        {"parallelism": 1, "suspend": True},
+        {"conditions": [cond("Suspended")]},
+        {"nodeSelector": {"key": "value"}},
+        [],
+    ),
+    (
+        "feature gate disabled - scheduling directives update rejected for unsuspended Job",
+        {"parallelism": 1, "suspend": True},
+        {"active": 1, "startTime": NOW},
+        {"nodeSelector": {"key": "value"}},
+        [(INVALID, "spec.template")],
+    ),
+    (
+        "feature gate disabled - scheduling directives update rejected for suspended Job which was running in the past",
+        {"parallelism": 1, "suspend": True},
+        {"startTime": NOW, "conditions": [cond("Suspended")]},
+        {"nodeSelector": {"key": "value"}},
+        [(INVALID, "spec.template")],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("old_spec", "old_status", "change", "want"), [pytest.param(*r[1:], id=r[0]) for r in UPDATE_ROWS]
+)
+def test_validate_update(old_spec: Obj, old_status: Obj | None, change: Obj, want: list[Any]) -> None:
+    async def body(service: ApiService) -> list[tuple[str, str]]:
+        old = await stored(service, manual(**old_spec), status=old_status)
+        new = copy.deepcopy(old)
+        for key, value in change.items():
+            if key in ("parallelism", "completions"):
+                new["spec"][key] = value
+            elif key == "containers":
+                new["spec"]["template"]["spec"]["containers"][0]["resources"] = value[0]["resources"]
+            else:
+                new["spec"]["template"]["spec"][key] = value
+        try:
+            await service.update(JOBS, "default", "myjob", new)
+        except ApiError as exc:
+            return causes(exc)
+        return []
+
+    assert run(body) == want
+
+
+def test_validate_update_invalid_label_selector() -> None:
+    """ "invalid label selector": a stored Job whose selector value is no longer valid may still be updated (its
+    annotations here): the selector is only checked when it changes (validationOptionsForJob)."""
+
+    async def body(service: ApiService) -> Obj:
+        old = await stored(service, manual())
+        old = copy.deepcopy(old)
+        old["spec"]["selector"]["matchExpressions"] = [{"key": "key", "operator": "NotIn", "values": ["bad value"]}]
+        old = await service.store.update(JOBS.store_key, old, expected_rv=old["metadata"]["resourceVersion"])
+        new = copy.deepcopy(old)
+        new["metadata"]["annotations"] = {"hello": "world"}
+        return (await service.update(JOBS, "default", "myjob", new)).obj
+
+    assert run(body)["metadata"]["annotations"] == {"hello": "world"}
