@@ -821,3 +821,68 @@ def test_validate_update_invalid_label_selector() -> None:
         return (await service.update(JOBS, "default", "myjob", new)).obj
 
     assert run(body)["metadata"]["annotations"] == {"hello": "world"}
+
+
+@pytest.mark.parametrize(
+    ("template", "want"),
+    [
+        pytest.param(
+            {
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "abc",
+                            "image": "image",
+                            "env": [
+                                {"name": "A", "value": "1"},
+                                {"name": "A", "value": "$(A)2"},
+                                {"name": "A", "value": "3"},
+                            ],
+                        }
+                    ]
+                }
+            },
+            [
+                'spec.template.spec.containers[0].env[2]: hides previous definition of "A", which may be dropped when '
+                "using apply"
+            ],
+            id="env hiding an earlier entry",
+        ),
+        pytest.param(
+            {
+                "spec": {
+                    "containers": [
+                        {
+                            "name": "abc",
+                            "image": "image",
+                            "ports": [{"containerPort": 80}, {"containerPort": 80, "hostPort": 8080}],
+                        }
+                    ]
+                }
+            },
+            [
+                "spec.template.spec.containers[0].ports[1]: overlapping port definition with "
+                "spec.template.spec.containers[0].ports[0]"
+            ],
+            id="overlapping ports",
+        ),
+        pytest.param(
+            {
+                "metadata": {"annotations": {"container.apparmor.security.beta.kubernetes.io/abc": "unconfined"}},
+                "spec": {"containers": [{"name": "abc", "image": "image"}]},
+            },
+            [
+                "spec.template.metadata.annotations[container.apparmor.security.beta.kubernetes.io/abc]: deprecated "
+                'since v1.30; use the "appArmorProfile" field instead'
+            ],
+            id="AppArmor annotation without the field",
+        ),
+    ],
+)
+def test_warnings_for_the_pod_template(template: Obj, want: list[str]) -> None:
+    """`GetWarningsForPodTemplate` (pkg/api/pod/warnings.go), which WarningsForJobSpec adds for the template."""
+    body = manual()
+    body["spec"]["template"]["spec"]["containers"] = template["spec"]["containers"]
+    if "metadata" in template:
+        body["spec"]["template"]["metadata"].update(template["metadata"])
+    assert run(lambda service: _create_warnings(service, body)) == want

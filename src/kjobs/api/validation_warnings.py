@@ -91,10 +91,31 @@ def _go_port(port: Obj) -> str:
 
 
 def warnings_for_pod_template(meta: Obj, pod_spec: Obj, path: str = "spec") -> list[str]:
-    """`GetWarningsForPodTemplate` (pkg/api/pod/warnings.go) for the template at `{path}.template`, in its order.
+    """`GetWarningsForPodTemplate` (pkg/api/pod/warnings.go) for the template at `{path}.template`."""
+    return _pod_warnings(meta, pod_spec, f"{path}.template.", template=True)
+
+
+def warnings_for_pod(pod: Obj, old: Obj | None = None) -> list[str]:
+    """The Pod strategy's `WarningsOnCreate` (pkg/registry/core/pod/strategy.go): a name that is no DNS label,
+    then `GetWarningsForPod`. Updates get none (`WarningsOnUpdate`: pods are written often, mostly by machines)."""
+    if old is not None or type(pod) is not dict:
+        return []
+    meta = _dict(pod.get("metadata"))
+    warnings = []
+    name = meta.get("name")
+    if type(name) is str and (msgs := is_dns1123_label(name)):
+        warnings.append(
+            "metadata.name: this is used in the Pod's hostname, which can result in surprising behavior; "
+            f"a DNS label is recommended: [{' '.join(msgs)}]"
+        )
+    return warnings + _pod_warnings(meta, _dict(pod.get("spec")), "", template=False)
+
+
+def _pod_warnings(meta: Obj, pod_spec: Obj, prefix: str, *, template: bool) -> list[str]:
+    """`warningsForPodSpecAndMeta`, in its order, for a Pod (`prefix` "") or a template (`spec.template.`).
     Not yet: deprecated node labels in selectors/affinity, fractional byte quantities, overlapping volume paths."""
-    tpath = f"{path}.template"
-    spath = f"{tpath}.spec"
+    spath = f"{prefix}spec"
+    mpath = f"{prefix}metadata"
     annotations = _dict(meta.get("annotations"))
     warnings: list[str] = []
     for i, constraint in enumerate(_list(pod_spec.get("topologySpreadConstraints"))):
@@ -102,7 +123,7 @@ def warnings_for_pod_template(meta: Obj, pod_spec: Obj, path: str = "spec") -> l
             warnings.append(f"{spath}.topologySpreadConstraints[{i}].labelSelector: {_NULL_SELECTOR}")
     for key, message in _DEPRECATED_ANNOTATIONS:
         if key in annotations:
-            warnings.append(f"{tpath}.metadata.annotations[{key}]: {message}")
+            warnings.append(f"{mpath}.annotations[{key}]: {message}")
     for i, volume in enumerate(_list(pod_spec.get("volumes"))):
         for plugin, message in _DEPRECATED_VOLUMES:
             if _dict(volume).get(plugin) is not None:
@@ -122,8 +143,7 @@ def warnings_for_pod_template(meta: Obj, pod_spec: Obj, path: str = "spec") -> l
     security = _dict(pod_spec.get("securityContext"))
     if security.get("seccompProfile") is None and _SECCOMP_POD in annotations:
         warnings.append(
-            f'{tpath}.metadata.annotations[{_SECCOMP_POD}]: non-functional in v1.27+; use the "seccompProfile" '
-            "field instead"
+            f'{mpath}.annotations[{_SECCOMP_POD}]: non-functional in v1.27+; use the "seccompProfile" field instead'
         )
     containers = _containers(pod_spec, spath)
     for container, cpath in containers:
@@ -132,13 +152,13 @@ def warnings_for_pod_template(meta: Obj, pod_spec: Obj, path: str = "spec") -> l
         key = _SECCOMP_CONTAINER + str(name)
         if context.get("seccompProfile") is None and key in annotations:
             warnings.append(
-                f'{tpath}.metadata.annotations[{key}]: non-functional in v1.27+; use the "seccompProfile" field instead'
+                f'{mpath}.annotations[{key}]: non-functional in v1.27+; use the "seccompProfile" field instead'
             )
         key = _APPARMOR_CONTAINER + str(name)
         has_field = security.get("appArmorProfile") is not None or context.get("appArmorProfile") is not None
-        if not has_field and key in annotations:
+        if template and not has_field and key in annotations:  # a Pod's is warned about elsewhere
             warnings.append(
-                f'{tpath}.metadata.annotations[{key}]: deprecated since v1.30; use the "appArmorProfile" field instead'
+                f'{mpath}.annotations[{key}]: deprecated since v1.30; use the "appArmorProfile" field instead'
             )
         env = _list(container.get("env"))
         names: set[Any] = set()
