@@ -162,6 +162,12 @@ def _update(old_spec: Obj, change: Callable[[Obj], None], *, status: Obj | None 
 @pytest.mark.parametrize(
     ("old_spec", "field", "value"),
     [
+        pytest.param(
+            {},
+            "podReplacementPolicy",
+            "Failed",
+            id="update job with a new field; updated when JobPodReplacementPolicy enabled",
+        ),
         pytest.param({"suspend": False}, "suspend", True, id="test updating suspend false->true"),
         pytest.param({}, "suspend", True, id="test updating suspend nil -> true"),
     ],
