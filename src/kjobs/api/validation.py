@@ -52,6 +52,7 @@ from kjobs.api.validation_formats import is_dns1123_label, is_domain_prefixed_pa
 from kjobs.api.validation_gated import has_value_ranges, on_failure_allowed, validate_rule_names, value_ranges
 from kjobs.api.validation_meta import (
     IMMUTABLE_MSG,
+    selector_has_invalid_label_value,
     selector_matches,
     semantic_equal,
     validate_label_selector,
@@ -599,7 +600,9 @@ def _selector_usable(selector: Any) -> bool:
     return not probe
 
 
-def _validate_job_spec(spec: Obj, path: str, errs: Errors, features: FeatureGates) -> None:
+def _validate_job_spec(
+    spec: Obj, path: str, errs: Errors, features: FeatureGates, *, allow_invalid_label_value: bool = False
+) -> None:
     """Kubernetes' `ValidateJobSpec`: the fields, the selector, and selector-matches-template."""
     validate_job_spec_fields(spec, path, errs, features)
     if spec.get("selector") is None:
@@ -607,7 +610,7 @@ def _validate_job_spec(spec: Obj, path: str, errs: Errors, features: FeatureGate
         selector = None
     else:
         selector = get_obj(spec, "selector", f"{path}.selector", errs)
-        validate_label_selector(selector, f"{path}.selector", errs)
+        validate_label_selector(selector, f"{path}.selector", errs, allow_invalid_label_value=allow_invalid_label_value)
     if spec.get("selector") is None or (selector is not None and _selector_usable(selector)):
         labels = _template_labels(spec)
         if not selector_matches(selector, labels):
@@ -656,10 +659,15 @@ def _validate_generated_selector(meta: Obj, spec: Obj, require_prefixed_labels: 
 
 
 def validate_job(
-    job: Obj, *, require_prefixed_labels: bool = True, features: FeatureGates = DEFAULT
+    job: Obj,
+    *,
+    require_prefixed_labels: bool = True,
+    features: FeatureGates = DEFAULT,
+    allow_invalid_label_value: bool = False,
 ) -> list[FieldError]:
     """Kubernetes' `ValidateJob` for a create (run after defaulting and `prepare_job_for_create`); `features`:
-    the cluster's gates (`kjobs.api.features`), which decide the gated fields' rules."""
+    the cluster's gates (`kjobs.api.features`), which decide the gated fields' rules; `allow_invalid_label_value`:
+    see `validate_job_for_update`."""
     if type(job) is not dict:
         return [type_error("", job, "object")]
     errs: Errors = []
@@ -668,7 +676,7 @@ def validate_job(
     meta = meta if type(meta) is dict else {}
     spec = get_obj(job, "spec", "spec", errs) or {}
     _validate_generated_selector(meta, spec, require_prefixed_labels, errs)
-    _validate_job_spec(spec, "spec", errs, features)
+    _validate_job_spec(spec, "spec", errs, features, allow_invalid_label_value=allow_invalid_label_value)
     completions = spec.get("completions")
     if spec.get("completionMode") == "Indexed" and type(completions) is int and completions > 0:
         name = meta.get("name") if type(meta.get("name")) is str else ""
@@ -785,7 +793,10 @@ def validate_job_update(
     errs.extend(validate_object_meta_update(meta if meta is not None else {}, _dict_or_empty(old.get("metadata"))))
     spec = get_obj(job, "spec", "spec", errs) or {}
     old_spec = _dict_or_empty(old.get("spec"))
-    _validate_job_spec(spec, "spec", errs, features)
+    # A stored selector with a value that is no longer a valid label value stays updatable
+    # (pkg/registry/batch/job/strategy.go validationOptionsForJob: AllowInvalidLabelValueInSelector).
+    allow_invalid = selector_has_invalid_label_value(old_spec.get("selector"))
+    _validate_job_spec(spec, "spec", errs, features, allow_invalid_label_value=allow_invalid)
     _validate_completions_update(spec, old_spec, allow_elastic_indexed_jobs, errs)
     selector = spec.get("selector")
     shown = Raw(label_selector_json(selector)) if selector is not None else None
@@ -813,14 +824,18 @@ def validate_job_for_update(job: Obj, old: Obj, *, features: FeatureGates = DEFA
     """What the registry strategy's `ValidateUpdate` returns: `ValidateJob` plus `ValidateJobUpdate`.
 
     Prefixed selector labels are required only if the old template already had both of them; a gated field
-    the old Job already uses stays valid with its gate off (`features_for_update`).
+    the old Job already uses stays valid with its gate off (`features_for_update`); selector values that are no
+    label values are let through when the old selector already had one (strategy.go validationOptionsForJob,
+    `AllowInvalidLabelValueInSelector`).
     """
     features = features_for_update(features, job_pod_spec(old), job_spec(old))
-    old_labels = _template_labels(_dict_or_empty(_dict_or_empty(old).get("spec"))) or {}
+    old_spec = _dict_or_empty(_dict_or_empty(old).get("spec"))
+    old_labels = _template_labels(old_spec) or {}
     require_prefixed = names.JOB_NAME_LABEL in old_labels and names.CONTROLLER_UID_LABEL in old_labels
-    return validate_job(job, require_prefixed_labels=require_prefixed, features=features) + validate_job_update(
-        job, old, features=features
-    )
+    allow_invalid = selector_has_invalid_label_value(old_spec.get("selector"))
+    return validate_job(
+        job, require_prefixed_labels=require_prefixed, features=features, allow_invalid_label_value=allow_invalid
+    ) + validate_job_update(job, old, features=features)
 
 
 # --- status ---------------------------------------------------------------------------------------------------
@@ -991,7 +1006,17 @@ def _validate_status(new: _StatusView, old: _StatusView, errs: Errors) -> None:
         )
     if (finished_changed or active_changed) and new.active > 0 and new.finished:
         errs.append(FieldError("status.active", Invalid, "active>0 is invalid for finished job", new.active))
-    if (finished_changed or start_changed) and new.start_time_text is None and new.finished:
+    # A suspended Job with completions 0 finishes without ever starting (pkg/registry/batch/job/strategy.go
+    # getStatusValidationOptions, kubernetes#132614: `isSuspendedWithZeroCompletions`).
+    suspended_with_zero_completions = (
+        spec.get("suspend") is True and type(spec.get("completions")) is int and spec.get("completions") == 0
+    )
+    if (
+        (finished_changed or start_changed)
+        and new.start_time_text is None
+        and new.finished
+        and not suspended_with_zero_completions
+    ):
         errs.append(FieldError("status.startTime", Required, "startTime is required for finished job"))
     if (finished_changed or uncounted_changed) and new.finished and (new.uncounted_succeeded or new.uncounted_failed):
         errs.append(
@@ -1117,10 +1142,16 @@ def validate_job_status_update(job: Obj, old: Obj) -> list[FieldError]:
                 _GoTime(str(new_view.completion_time_text)),
             )
         )
+    # Resuming (the Suspended condition leaving True) may set a new startTime (kubernetes#134769, in 1.35 and
+    # back to 1.32.10): the controller writes both in one status update.
+    resuming = _condition_true(old_view.raw, names.COND_SUSPENDED) and not _condition_true(
+        new_view.raw, names.COND_SUSPENDED
+    )
     if (
         old_view.start_time_text is not None
         and old_view.start_time != new_view.start_time
         and spec.get("suspend") is not True
+        and not resuming
     ):
         errs.append(FieldError("status.startTime", Required, "startTime cannot be removed for unsuspended job"))
     if old_view.success_criteria_met and not new_view.success_criteria_met:

@@ -236,8 +236,12 @@ def validate_object_meta_update(meta: Obj, old: Obj, *, path: str = "metadata") 
 _SELECTOR_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist")
 
 
-def validate_label_selector(selector: Obj | None, path: str, errs: Errors) -> None:
-    """`ValidateLabelSelector` (values validated as label values, the create-time behaviour)."""
+def validate_label_selector(
+    selector: Obj | None, path: str, errs: Errors, *, allow_invalid_label_value: bool = False
+) -> None:
+    """`ValidateLabelSelector`; values are checked as label values unless `allow_invalid_label_value`
+    (`LabelSelectorValidationOptions.AllowInvalidLabelValueInSelector`, which an update sets when the stored
+    selector already has such a value)."""
     if selector is None:
         return
     validate_labels(get_str_map(selector, "matchLabels", f"{path}.matchLabels", errs), f"{path}.matchLabels", errs)
@@ -267,8 +271,22 @@ def validate_label_selector(selector: Obj | None, path: str, errs: Errors) -> No
             if type(value) is not str:
                 errs.append(FieldError(f"{item}.values[{j}]", Invalid, "must be of type string", value))
                 continue
-            for msg in is_label_value(value):
-                errs.append(FieldError(f"{item}.values[{j}]", Invalid, msg, value))
+            if not allow_invalid_label_value:
+                for msg in is_label_value(value):
+                    errs.append(FieldError(f"{item}.values[{j}]", Invalid, msg, value))
+
+
+def selector_has_invalid_label_value(selector: Any) -> bool:
+    """`LabelSelectorHasInvalidLabelValue` (apimachinery pkg/apis/meta/v1/validation): a matchExpressions value
+    that is no valid label value."""
+    if type(selector) is not dict or type(selector.get("matchExpressions")) is not list:
+        return False
+    for expr in selector["matchExpressions"]:
+        values = expr.get("values") if type(expr) is dict else None
+        for value in values if type(values) is list else []:
+            if type(value) is str and is_label_value(value):
+                return True
+    return False
 
 
 def selector_matches(selector: Obj | None, labels: dict[str, str] | None) -> bool:

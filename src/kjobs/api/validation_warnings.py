@@ -38,23 +38,181 @@ def warnings_for_job_spec(spec: Obj, *, path: str = "spec") -> list[str]:
                 f"{path}: In Indexed Jobs with a number of completions higher than 10^5 and a parallelism higher "
                 "than 10^4, Kubernetes might not be able to track completedIndexes when a big number of indexes fail"
             )
-    pod_spec = _dict(_dict(spec.get("template")).get("spec"))
-    secrets = [_dict(item) for item in pod_spec.get("imagePullSecrets") or [] if type(item) is dict]
-    seen: set[object] = set()
-    for i, secret in enumerate(secrets):  # duplicates first, then empty names, as pod/warnings.go lists them
-        name = secret.get("name") or ""
-        if len(secrets) > 1 and name in seen:
-            warnings.append(f'{path}.template.spec.imagePullSecrets[{i}].name: duplicate name "{name}"')
-        seen.add(name)
-    for i, secret in enumerate(secrets):
-        if not secret.get("name"):
-            warnings.append(f'{path}.template.spec.imagePullSecrets[{i}].name: invalid empty name ""')
+    template = _dict(spec.get("template"))
+    warnings.extend(warnings_for_pod_template(_dict(template.get("metadata")), _dict(template.get("spec")), path))
+    return warnings
+
+
+# pkg/api/pod/warnings.go `deprecatedAnnotations`.
+_DEPRECATED_ANNOTATIONS = (
+    (
+        "scheduler.alpha.kubernetes.io/critical-pod",
+        'non-functional in v1.16+; use the "priorityClassName" field instead',
+    ),
+    ("security.alpha.kubernetes.io/sysctls", 'non-functional in v1.11+; use the "sysctls" field instead'),
+    ("security.alpha.kubernetes.io/unsafe-sysctls", 'non-functional in v1.11+; use the "sysctls" field instead'),
+)
+# pkg/api/pod/warnings.go: deprecated and removed volume plugins, in the order the warnings are made.
+_DEPRECATED_VOLUMES = (
+    ("photonPersistentDisk", "deprecated in v1.11, non-functional in v1.16+"),
+    ("gitRepo", "deprecated in v1.11"),
+    ("scaleIO", "deprecated in v1.16, non-functional in v1.22+"),
+    ("flocker", "deprecated in v1.22, non-functional in v1.25+"),
+    ("storageOS", "deprecated in v1.22, non-functional in v1.25+"),
+    ("quobyte", "deprecated in v1.22, non-functional in v1.25+"),
+    ("glusterfs", "deprecated in v1.25, non-functional in v1.26+"),
+    ("cephfs", "deprecated in v1.28, non-functional in v1.31+"),
+    ("rbd", "deprecated in v1.28, non-functional in v1.31+"),
+)
+_SECCOMP_POD = "seccomp.security.alpha.kubernetes.io/pod"
+_SECCOMP_CONTAINER = "container.seccomp.security.alpha.kubernetes.io/"
+_APPARMOR_CONTAINER = "container.apparmor.security.beta.kubernetes.io/"
+_NULL_SELECTOR = "a null labelSelector results in matching no pod"
+
+
+def _list(value: Any) -> list[Any]:
+    return value if type(value) is list else []
+
+
+def _containers(pod_spec: Obj, path: str) -> list[tuple[Obj, str]]:
+    """`pods.VisitContainersWithPath`: init containers, containers, ephemeral containers, each with its path."""
+    return [
+        (_dict(c), f"{path}.{key}[{i}]")
+        for key in ("initContainers", "containers", "ephemeralContainers")
+        for i, c in enumerate(_list(pod_spec.get(key)))
+    ]
+
+
+def _go_port(port: Obj) -> str:
+    """A `core.ContainerPort` as Go's `%+v` prints it."""
+    return (
+        f"{{Name:{port.get('name') or ''} HostPort:{_int(port.get('hostPort'))} "
+        f"ContainerPort:{_int(port.get('containerPort'))} Protocol:{port.get('protocol') or ''} "
+        f"HostIP:{port.get('hostIP') or ''}}}"
+    )
+
+
+def warnings_for_pod_template(meta: Obj, pod_spec: Obj, path: str = "spec") -> list[str]:
+    """`GetWarningsForPodTemplate` (pkg/api/pod/warnings.go) for the template at `{path}.template`."""
+    return _pod_warnings(meta, pod_spec, f"{path}.template.", template=True)
+
+
+def warnings_for_pod(pod: Obj, old: Obj | None = None) -> list[str]:
+    """The Pod strategy's `WarningsOnCreate` (pkg/registry/core/pod/strategy.go): a name that is no DNS label,
+    then `GetWarningsForPod`. Updates get none (`WarningsOnUpdate`: pods are written often, mostly by machines)."""
+    if old is not None or type(pod) is not dict:
+        return []
+    meta = _dict(pod.get("metadata"))
+    warnings = []
+    name = meta.get("name")
+    if type(name) is str and (msgs := is_dns1123_label(name)):
+        warnings.append(
+            "metadata.name: this is used in the Pod's hostname, which can result in surprising behavior; "
+            f"a DNS label is recommended: [{' '.join(msgs)}]"
+        )
+    return warnings + _pod_warnings(meta, _dict(pod.get("spec")), "", template=False)
+
+
+def _pod_warnings(meta: Obj, pod_spec: Obj, prefix: str, *, template: bool) -> list[str]:
+    """`warningsForPodSpecAndMeta`, in its order, for a Pod (`prefix` "") or a template (`spec.template.`).
+    Not yet: deprecated node labels in selectors/affinity, fractional byte quantities, overlapping volume paths."""
+    spath = f"{prefix}spec"
+    mpath = f"{prefix}metadata"
+    annotations = _dict(meta.get("annotations"))
+    warnings: list[str] = []
+    for i, constraint in enumerate(_list(pod_spec.get("topologySpreadConstraints"))):
+        if _dict(constraint).get("labelSelector") is None:
+            warnings.append(f"{spath}.topologySpreadConstraints[{i}].labelSelector: {_NULL_SELECTOR}")
+    for key, message in _DEPRECATED_ANNOTATIONS:
+        if key in annotations:
+            warnings.append(f"{mpath}.annotations[{key}]: {message}")
+    for i, volume in enumerate(_list(pod_spec.get("volumes"))):
+        for plugin, message in _DEPRECATED_VOLUMES:
+            if _dict(volume).get(plugin) is not None:
+                warnings.append(f"{spath}.volumes[{i}].{plugin}: {message}")
+    for field, key, what in (("hostAliases", "ip", "ip"), ("imagePullSecrets", "name", "name")):
+        entries = _list(pod_spec.get(field))
+        if len(entries) > 1:
+            seen: set[Any] = set()
+            for i, entry in enumerate(entries):
+                value = _dict(entry).get(key) or ""
+                if value in seen:
+                    warnings.append(f'{spath}.{field}[{i}].{key}: duplicate {what} "{value}"')
+                seen.add(value)
+    for i, secret in enumerate(_list(pod_spec.get("imagePullSecrets"))):
+        if not _dict(secret).get("name"):
+            warnings.append(f'{spath}.imagePullSecrets[{i}].name: invalid empty name ""')
+    security = _dict(pod_spec.get("securityContext"))
+    if security.get("seccompProfile") is None and _SECCOMP_POD in annotations:
+        warnings.append(
+            f'{mpath}.annotations[{_SECCOMP_POD}]: non-functional in v1.27+; use the "seccompProfile" field instead'
+        )
+    containers = _containers(pod_spec, spath)
+    for container, cpath in containers:
+        name = container.get("name") or ""
+        context = _dict(container.get("securityContext"))
+        key = _SECCOMP_CONTAINER + str(name)
+        if context.get("seccompProfile") is None and key in annotations:
+            warnings.append(
+                f'{mpath}.annotations[{key}]: non-functional in v1.27+; use the "seccompProfile" field instead'
+            )
+        key = _APPARMOR_CONTAINER + str(name)
+        has_field = security.get("appArmorProfile") is not None or context.get("appArmorProfile") is not None
+        if template and not has_field and key in annotations:  # a Pod's is warned about elsewhere
+            warnings.append(
+                f'{mpath}.annotations[{key}]: deprecated since v1.30; use the "appArmorProfile" field instead'
+            )
+        env = _list(container.get("env"))
+        names: set[Any] = set()
+        for i, var in enumerate(env if len(env) > 1 else []):
+            var = _dict(var)
+            var_name = var.get("name")
+            if var_name in names:
+                ref = f"$({var_name})"
+                value = var.get("value") or ""
+                if var.get("valueFrom") is not None or value == ref or ref not in value:
+                    warnings.append(
+                        f'{cpath}.env[{i}]: hides previous definition of "{var_name}", which may be dropped when '
+                        "using apply"
+                    )
+            else:
+                names.add(var_name)
+    seen_ports: dict[str, list[tuple[str, Obj]]] = {}
+    for container, cpath in containers:
+        for i, port in enumerate(_list(container.get("ports"))):
+            port = _dict(port)
+            ppath = f"{cpath}.ports[{i}]"
+            host_ip, host_port = port.get("hostIP") or "", _int(port.get("hostPort"))
+            if host_ip and host_port == 0:
+                warnings.append(f"{ppath}: hostIP set without hostPort: {_go_port(port)}")
+            key = f"{_int(port.get('containerPort'))}/{port.get('protocol') or ''}"
+            for other_path, other in seen_ports.get(key, []):
+                other_ip, other_port = other.get("hostIP") or "", _int(other.get("hostPort"))
+                if host_ip == other_ip and host_port == other_port:
+                    warnings.append(f"{ppath}: duplicate port definition with {other_path}")
+                elif host_port == 0 or other_port == 0:
+                    warnings.append(f"{ppath}: overlapping port definition with {other_path}")
+                elif host_port == other_port and (not host_ip) != (not other_ip):
+                    warnings.append(f"{ppath}: dangerously ambiguous port definition with {other_path}")
+            seen_ports.setdefault(key, []).append((ppath, port))
     grace = pod_spec.get("terminationGracePeriodSeconds")
     if type(grace) is int and grace < 0:
         warnings.append(
-            f"{path}.template.spec.terminationGracePeriodSeconds: must be >= 0; negative values are invalid and "
-            "will be treated as 1"
+            f"{spath}.terminationGracePeriodSeconds: must be >= 0; negative values are invalid and will be treated as 1"
         )
+    affinity = _dict(pod_spec.get("affinity"))
+    for kind in ("podAffinity", "podAntiAffinity"):
+        terms = _dict(affinity.get(kind))
+        if not terms:
+            continue
+        required = f"{spath}.affinity.{kind}.requiredDuringSchedulingIgnoredDuringExecution"
+        for i, term in enumerate(_list(terms.get("requiredDuringSchedulingIgnoredDuringExecution"))):
+            if _dict(term).get("labelSelector") is None:
+                warnings.append(f"{required}[{i}].labelSelector: {_NULL_SELECTOR}")
+        preferred = f"{spath}.affinity.{kind}.preferredDuringSchedulingIgnoredDuringExecution"
+        for i, term in enumerate(_list(terms.get("preferredDuringSchedulingIgnoredDuringExecution"))):
+            if _dict(_dict(term).get("podAffinityTerm")).get("labelSelector") is None:
+                warnings.append(f"{preferred}[{i}].podAffinityTerm.labelSelector: {_NULL_SELECTOR}")
     return warnings
 
 

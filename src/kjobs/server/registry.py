@@ -149,6 +149,7 @@ RESOURCES: list[Resource] = [
             "validate": (_VALIDATION, "validate_pod"),
             "validate_update": (_VALIDATION, "validate_pod_update"),
             "drop_disabled": (_DISABLED, "drop_disabled_pod_fields"),
+            "warnings": ("kjobs.api.validation_warnings", "warnings_for_pod"),
         },
     ),
     Resource(

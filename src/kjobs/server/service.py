@@ -616,6 +616,8 @@ class ApiService:
                 merged["status"] = new["status"]
             else:
                 merged.pop("status", None)
+            if r.kind == "Pod":
+                _keep_qos_class(merged, old)
             _status_write_metadata(r, _meta(merged), new.get("metadata") or {})
             return merged
         merged = new
@@ -1676,6 +1678,18 @@ def _status_write_metadata(r: Resource, merged: Obj, new: Obj) -> None:
             merged[key] = new[key]
         else:
             merged.pop(key, None)
+
+
+def _keep_qos_class(merged: Obj, old: Obj) -> None:
+    """A Pod status write without `qosClass` keeps the stored one: it is set once, on create, and old kubelets
+    dropped it (pkg/registry/core/pod/strategy.go podStatusStrategy.PrepareForUpdate)."""
+    status, old_status = merged.get("status"), old.get("status")
+    if type(old_status) is not dict or not old_status.get("qosClass"):
+        return
+    if status is None:
+        merged["status"] = {"qosClass": old_status["qosClass"]}
+    elif type(status) is dict and not status.get("qosClass"):
+        merged["status"] = {**status, "qosClass": old_status["qosClass"]}
 
 
 def _success_status(r: Resource, name: str, gone: Obj) -> Obj:
