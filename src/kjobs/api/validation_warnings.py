@@ -27,6 +27,18 @@ def _int(value: Any) -> int:
     return value if type(value) is int else 0
 
 
+def _name_warning(meta: Obj, used_in: str) -> list[str]:
+    """The strategies' warning for a name that is no DNS label (pkg/api/job/warnings.go, pkg/api/pod/warnings.go):
+    the name ends up in `used_in`."""
+    name = meta.get("name")
+    if type(name) is str and (msgs := is_dns1123_label(name)):
+        return [
+            f"metadata.name: this is used in {used_in}, which can result in surprising behavior; "
+            f"a DNS label is recommended: [{' '.join(msgs)}]"
+        ]
+    return []
+
+
 def warnings_for_job_spec(spec: Obj, *, path: str = "spec") -> list[str]:
     """`WarningsForJobSpec`: the Indexed-size warning and the pod template warnings kjobs knows."""
     warnings = []
@@ -103,13 +115,7 @@ def warnings_for_pod(pod: Obj, old: Obj | None = None) -> list[str]:
     if old is not None or type(pod) is not dict:
         return []
     meta = _dict(pod.get("metadata"))
-    warnings = []
-    name = meta.get("name")
-    if type(name) is str and (msgs := is_dns1123_label(name)):
-        warnings.append(
-            "metadata.name: this is used in the Pod's hostname, which can result in surprising behavior; "
-            f"a DNS label is recommended: [{' '.join(msgs)}]"
-        )
+    warnings = _name_warning(meta, "the Pod's hostname")
     return warnings + _pod_warnings(meta, _dict(pod.get("spec")), "", template=False)
 
 
@@ -225,16 +231,7 @@ def warnings_for_job(job: Obj, old: Obj | None = None) -> list[str]:
         if spec == _dict(_dict(old).get("spec")):
             return []
         return warnings_for_job_spec(spec)
-    warnings = []
-    name = _dict(job.get("metadata")).get("name")
-    if type(name) is str:
-        msgs = is_dns1123_label(name)
-        if msgs:
-            warnings.append(
-                "metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; "
-                f"a DNS label is recommended: [{' '.join(msgs)}]"
-            )
-    return warnings + warnings_for_job_spec(spec)
+    return _name_warning(_dict(job.get("metadata")), "Pod names and hostnames") + warnings_for_job_spec(spec)
 
 
 _TZ_IN_SCHEDULE = (
@@ -254,15 +251,7 @@ def warnings_for_cronjob(cronjob: Obj, old: Obj | None = None) -> list[str]:
     template_spec = _dict(_dict(spec.get("jobTemplate")).get("spec"))
     path = "spec.jobTemplate.spec"
     if old is None:
-        warnings = []
-        name = _dict(cronjob.get("metadata")).get("name")
-        if type(name) is str:
-            msgs = is_dns1123_label(name)
-            if msgs:
-                warnings.append(
-                    "metadata.name: this is used in Pod names and hostnames, which can result in surprising "
-                    f"behavior; a DNS label is recommended: [{' '.join(msgs)}]"
-                )
+        warnings = _name_warning(_dict(cronjob.get("metadata")), "Pod names and hostnames")
         return warnings + warnings_for_job_spec(template_spec, path=path)
     warnings = []
     if _dict(cronjob.get("metadata")).get("generation") != _dict(_dict(old).get("metadata")).get("generation"):
