@@ -724,3 +724,26 @@ def test_TestNodeSelectorUpdate() -> None:
 
     run(body)
 
+
+def test_a_SuccessCriteriaMet_written_without_a_reason_completes_a_built_in_Job() -> None:
+    """Not an upstream row: TestManagedBy_UsingReservedJobFinalizers' status write (SuccessCriteriaMet True, no
+    reason) on a Job the built-in controller manages. The controller finishes the Job Complete with the
+    condition's reason and message, empty when absent (`trackJobStatusAndRemoveFinalizers` copies
+    `finishedCondition.Reason` and `.Message`, pkg/controller/job/job_controller.go), instead of failing its sync
+    on the missing field and retrying for ever."""
+
+    async def body(env: Env) -> None:
+        job = await env.create_job({"completions": 1, "parallelism": 1})
+        await env.validate_pods_status(job, Want(active=1))
+        job = await env.get_job(job)
+        job["status"].setdefault("conditions", []).append({"type": "SuccessCriteriaMet", "status": "True"})
+        await env.client.update(JOBS, NS, job, subresource="status")
+        await env.validate_condition(job, "Complete")
+        complete = next(c for c in (await env.get_job(job))["status"]["conditions"] if c["type"] == "Complete")
+        assert complete.get("reason", "") == "" and complete.get("message", "") == ""
+        await env.validate_no_orphan_pods_with_finalizers(job)
+        await expect_metric(
+            env, 1, "job_controller_jobs_finished", completion_mode="NonIndexed", result="succeeded", reason=""
+        )
+
+    run(body)
