@@ -554,6 +554,60 @@ def test_TestParallelJobWithCompletions() -> None:
     run(body, backoff=FAST_BACKOFF, max_uncounted_pods=10, max_pod_create_delete_per_sync=10)
 
 
+# ----------------------------------------------------------------------- TestJobPodReplacementPolicyFeatureToggling
+
+
+async def wait_active(env: Env, job: Obj, count: int) -> None:
+    """`waitForPodsToBeActive`."""
+
+    async def check() -> Any:
+        active = ((await env.get_job(job)).get("status") or {}).get("active", 0)
+        return None if active == count else active
+
+    await env.eventually(check, f"{count} active pods")
+
+
+async def delete_pods(env: Env) -> None:
+    """`deletePods`: every pod of the namespace deleted (upstream: one DeleteCollection)."""
+    for pod in await env.pods():
+        await env.client.delete(PODS, NS, pod["metadata"]["name"])
+
+
+async def fail_terminating_pods(env: Env) -> None:
+    """`failTerminatingPods`: the kubelet's last word on each pod being deleted, phase Failed."""
+    for pod in await env.pods():
+        if pod["metadata"].get("deletionTimestamp"):
+            pod["status"]["phase"] = "Failed"
+            await env.update_pod_status(pod)
+
+
+def test_TestJobPodReplacementPolicyFeatureToggling() -> None:
+    """podReplacementPolicy Failed across controller restarts: deleted pods are terminating, not failed, and not
+    replaced; once they fail they are counted and replaced; deleting the replacements makes them terminating
+    again. Upstream turns the JobPodReplacementPolicy gate off for the middle restart (the deleted pods are then
+    counted failed and replaced at once); kjobs has the gate locked on, so there the kubelet fails them."""
+
+    async def body(env: Env) -> None:
+        job = await env.create_job(
+            {"parallelism": 2, "completions": 2, "completionMode": "NonIndexed", "podReplacementPolicy": "Failed"}
+        )
+        await wait_active(env, job, 2)
+        await delete_pods(env)
+        await env.validate_status_only(job, Want(terminating=2))
+
+        await env.restart_controller()
+        await env.validate_status_only(job, Want(terminating=2))
+        await fail_terminating_pods(env)
+        await env.validate_status_only(job, Want(failed=2, active=2))
+
+        await env.restart_controller()
+        await wait_active(env, job, 2)
+        await delete_pods(env)
+        await env.validate_status_only(job, Want(terminating=2, failed=2))
+
+    run(body, backoff=FAST_BACKOFF)
+
+
 # ------------------------------------------------------------------------------------------ TestElasticIndexedJob
 
 
