@@ -341,6 +341,10 @@ def _decide_finish(ctx: SyncContext, plan: SyncPlan) -> None:
     conds = status["conditions"]
     met = C.find(conds, COND_SUCCESS_CRITERIA_MET)
     if met is not None and met.get("status") == "True":
+        # Written by someone else, it may lack the optional reason and message; Kubernetes reads them as "" (Go's
+        # zero value) and copies them onto Complete (`trackJobStatusAndRemoveFinalizers`).
+        if "reason" not in met or "message" not in met:
+            met = {**met, "reason": met.get("reason") or "", "message": met.get("message") or ""}
         ctx.finished_condition = met
     else:
         target = C.find(conds, COND_FAILURE_TARGET)
