@@ -4,7 +4,7 @@ run against kjobs' Job controller on an in-process API in virtual time.
 As upstream, the test plays the kubelet through the API (pod phases, readiness) and the controller is stopped
 and started again against the same store where upstream restarts it. Upstream's metrics are process-wide and
 outlive a controller; here one `JobMetrics` is handed to each controller instance of a test (`resetMetrics` is a
-fresh one). Rows already in the conformance corpus, and rows left out: docs/upstream-job-integration-2.md.
+fresh one). Rows already in the conformance corpus, and rows left out: docs/upstream-job-integration.md (second half).
 """
 
 from __future__ import annotations
