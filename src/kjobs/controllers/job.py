@@ -156,6 +156,7 @@ class JobController:
         key = _key(job)
         if new is None:
             self.queue.add(key)
+            self.book.job_deleted(key)  # a new Job of this name, seen before the next sync, starts clean
             self._confirmed_gone(str(job["metadata"].get("uid") or ""))  # the watch said so: no GET needed
             self._cleanup_pod_finalizers(job)
             return
