@@ -92,7 +92,7 @@ def new_pod(name: str, job: Obj | None = None, *, uid: str | None = None, phase:
     if job is not None:
         meta["labels"] = dict(job["spec"]["selector"]["matchLabels"])
         meta["ownerReferences"] = [controller_ref(job)]
-    pod: Obj = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"containers": [{"name": "c"}]}}
+    pod: Obj = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"containers": [{"name": "c", "image": "foo/bar"}]}}
     if phase is not None:
         pod["status"] = {"phase": phase}
     return pod
@@ -732,5 +732,253 @@ def test_sync_job_when_managed_by(managed_by: str | None, updated: bool) -> None
             "terminating": 0,
             "uncountedTerminatedPods": {},
         }
+
+    asyncio.run(scenario())
+
+
+# ------------------------------------------------------------------------------- rows on a running controller
+
+
+def _failed_with(reason: str, job: Obj) -> bool:
+    return any(
+        c["type"] == "Failed" and c["status"] == "True" and c.get("reason") == reason
+        for c in job.get("status", {}).get("conditions", [])
+    )
+
+
+PAST_DEADLINE = [
+    pytest.param(False, "job1", id="New job created without start time being set"),
+    pytest.param(True, "job2", id="New job created with start time being set"),
+]
+
+
+@pytest.mark.parametrize(("set_start_time", "name"), PAST_DEADLINE)
+def test_past_deadline_job_finished(set_start_time: bool, name: str) -> None:
+    """A Job gets its start time, then `Failed` with `DeadlineExceeded`, and not before the deadline."""
+
+    async def scenario() -> None:
+        made = await cluster(start=False)
+        job = new_job(name, 1, 1, 6)
+        job["spec"]["activeDeadlineSeconds"] = 1
+        await made.client.client.create(JOBS, "default", api_job(job))
+        if set_start_time:  # the API drops a new object's status: it is written before the controller starts
+            await set_status(made, name, startTime=format_time(NOW))
+        await made.controller.start()
+        seen: dict[str, Obj] = {}
+
+        def started() -> bool:
+            current = made.controller.jobs.get("default", name)
+            return current is not None and bool(current.get("status", {}).get("startTime"))
+
+        await settle(made.clock, started)
+        current = made.controller.jobs.get("default", name)
+        assert current is not None
+        seen["job"] = current
+
+        def failed() -> bool:
+            latest = made.controller.jobs.get("default", name)
+            return latest is not None and _failed_with("DeadlineExceeded", latest)
+
+        await settle(made.clock, failed)
+        from kjobs.api.timeutil import parse_time
+
+        start = parse_time(seen["job"]["status"]["startTime"])
+        assert made.clock.now() - start >= 1
+        await made.controller.stop()
+
+    asyncio.run(scenario())
+
+
+UPDATE_REQUEUE = [
+    pytest.param(None, False, id="no error"),
+    pytest.param(ApiError(500, "InternalError", "update error"), True, id="generic error"),
+    pytest.param(ApiError(409, "Conflict", "conflict"), True, id="conflict error"),
+]
+
+
+@pytest.mark.parametrize(("error", "requeued"), UPDATE_REQUEUE)
+def test_sync_job_update_requeue(error: ApiError | None, requeued: bool) -> None:
+    """A failed status write makes the Job sync again after the API back-off (1 s); a good one does not.
+    The pod-event batch period is set to 10 s so that a retry cannot be taken for a batched sync."""
+
+    async def scenario() -> None:
+        made = await cluster(batch=10.0, start=False)
+        if error is not None:
+            made.client.status_errors.append(error)
+        await made.client.client.create(JOBS, "default", api_job(new_job("foobar", 2, 2, 6)))
+        await made.controller.start()
+        await settle(made.clock, lambda: len(made.controller.synced) >= 1)
+        first = made.controller.synced[0][0]
+        await run_for(made.clock, 5.0)
+        again = [t - first for t, key in made.controller.synced[1:] if key == "default/foobar" and t - first < 5]
+        assert (again == [1.0]) if requeued else (again == [])
+        await made.controller.stop()
+
+    asyncio.run(scenario())
+
+
+def test_job_api_backoff_reset() -> None:
+    """A sync that fails is retried with the API back-off; a sync that succeeds resets it. Seen as the times
+    of the syncs: failures at 0 s and 1 s are retried 1 s and 2 s later; after the success at 3 s, a new failure
+    is retried 1 s later again, not 4 s."""
+
+    async def scenario() -> None:
+        made = await cluster(batch=30.0, start=False)
+        made.client.create_error = ApiError(500, "InternalError", "Controller error")
+        await made.client.client.create(JOBS, "default", api_job(new_job("foobar", 1, 3, 2)))
+        await made.controller.start()
+        await settle(made.clock, lambda: len(made.controller.synced) >= 2)
+        made.client.create_error = None  # the retry after 2 s succeeds
+        await settle(made.clock, lambda: len(made.controller.synced) >= 3)
+        await run_for(made.clock, 0.5)
+        times = [t - NOW for t, _ in made.controller.synced]
+        assert times == [0.0, 1.0, 3.0]
+        assert len([a for a in made.client.of("create") if not a.options.get("failed")]) == 1
+        made.client.create_error = ApiError(500, "InternalError", "Controller error")
+        job = await made.job()
+        job["spec"]["parallelism"] = 2  # a spec change: an immediate sync, which fails to create the pod
+        await made.client.client.update(JOBS, "default", job)
+        await settle(made.clock, lambda: len(made.controller.synced) >= 5)
+        times = [t - NOW for t, _ in made.controller.synced]
+        assert times[4] - times[3] == 1.0
+        made.client.create_error = None
+        await made.controller.stop()
+
+    asyncio.run(scenario())
+
+
+def test_watch_jobs() -> None:
+    """A Job created through the API reaches the sync, as the cache holds it."""
+
+    async def scenario() -> None:
+        made = await cluster()
+        created = await made.client.client.create(JOBS, "default", api_job(new_job("foo", 1, 1, 6)))
+        await settle(made.clock, lambda: bool(made.controller.synced))
+        assert made.controller.synced[0][1] == "default/foo"
+        cached_job = made.controller.jobs.get("default", "foo")
+        assert cached_job is not None and cached_job["metadata"]["uid"] == created["metadata"]["uid"]
+        await made.controller.stop()
+
+    asyncio.run(scenario())
+
+
+def test_watch_pods() -> None:
+    """A failed pod of a Job, seen on the pod watch, syncs that Job."""
+
+    async def scenario() -> None:
+        made = await cluster(start=False)
+        job = await made.client.client.create(JOBS, "default", api_job(new_job("foobar", 2, 2, 6)))
+        made.controller.jobs.cache[("default", "foobar")] = job  # only the pod informer runs, as upstream
+        made.controller.pods.add_handler(made.controller._on_pod)
+        made.controller.pods.start()
+        made.controller._workers.start()
+        pod = tracked(new_pod("pod-a", job))
+        del pod["metadata"]["uid"], pod["metadata"]["resourceVersion"]
+        pod = await made.client.client.create(PODS, "default", pod)
+        pod["status"] = {"phase": "Failed"}
+        await made.client.client.update(PODS, "default", pod, subresource="status")
+        await settle(made.clock, lambda: bool(made.controller.synced))
+        assert made.controller.synced[0][1] == "default/foobar"
+        await made.controller.stop()
+
+    asyncio.run(scenario())
+
+
+def _orphan_candidate(name: str, owner: Obj | None, labels: dict[str, str] | None = None) -> Obj:
+    pod = tracked(new_pod(name))
+    del pod["metadata"]["uid"], pod["metadata"]["resourceVersion"]
+    if owner is not None:
+        pod["metadata"]["ownerReferences"] = [owner]
+    if labels:
+        pod["metadata"]["labels"] = labels
+    return pod
+
+
+WATCH_ORPHANS = [
+    pytest.param("job_does_not_exist", True, False, id="job_does_not_exist"),
+    pytest.param("orphan", False, False, id="orphan"),
+    pytest.param("job_finished", True, True, id="job_finished"),
+]
+
+
+@pytest.mark.parametrize(("name", "owned", "in_cache"), WATCH_ORPHANS)
+def test_watch_orphan_pods(name: str, owned: bool, in_cache: bool) -> None:
+    """A terminating pod holding the tracking finalizer for no live Job loses the finalizer (and is gone)."""
+
+    async def scenario() -> None:
+        made = await cluster()
+        job = new_job("foobar", 2, 2, 6)
+        if in_cache:
+            job["status"] = {"conditions": [{"type": "Complete", "status": "True"}]}
+            made.controller.jobs.cache[("default", "foobar")] = job
+        pod = await made.client.client.create(
+            PODS, "default", _orphan_candidate(name.replace("_", "-"), controller_ref(job) if owned else None)
+        )
+        await made.client.client.delete(PODS, "default", pod["metadata"]["name"])  # the finalizer holds it
+
+        def terminating() -> bool:
+            current = made.controller.pods.get("default", pod["metadata"]["name"])
+            return current is not None and bool(current["metadata"].get("deletionTimestamp"))
+
+        def finalizer_gone() -> bool:
+            current = made.controller.pods.get("default", pod["metadata"]["name"])
+            return current is None or JOB_TRACKING_FINALIZER not in current["metadata"].get("finalizers", [])
+
+        await settle(made.clock, terminating)
+        await settle(made.clock, finalizer_gone)
+        assert pod["metadata"]["name"] in made.client.names("patch")
+        await made.controller.stop()
+
+    asyncio.run(scenario())
+
+
+def _owner(api_version: str, kind: str, name: str, *, controller: bool) -> Obj:
+    ref: Obj = {"apiVersion": api_version, "kind": kind, "name": name, "uid": "111"}
+    if controller:
+        ref.update(controller=True, blockOwnerDeletion=True)
+    return ref
+
+
+SYNC_ORPHAN = [
+    pytest.param(_owner("batch/v1", "Job", "j", controller=True), "running", False, id="controlled_by_existing_running_job"),
+    pytest.param(_owner("batch/v1", "Job", "j", controller=True), "finished", True, id="controlled_by_existing_finished_job"),
+    pytest.param(_owner("batch/v1", "Job", "j", controller=True), None, True, id="controlled_by_non_existing_job"),
+    pytest.param(_owner("batch/v1", "CronJob", "cj", controller=True), None, False, id="controlled_by_cronjob"),
+    pytest.param(None, None, True, id="not_controlled"),
+    pytest.param(_owner("example/v1", "Job", "job", controller=True), None, False, id="controlled_by_custom_crd"),
+    pytest.param(_owner("batch/v1", "Job", "j", controller=False), "running", True, id="owned_by_existing_running_job"),
+    pytest.param(_owner("example/v1", "Job", "job", controller=False), None, True, id="owned_by_custom_crd"),
+    pytest.param({"labels": {"app": "test"}}, None, True, id="orphan_pods_by_label_selector"),
+]
+
+
+@pytest.mark.parametrize(("owner", "job_state", "removed"), SYNC_ORPHAN)
+def test_sync_orphan_pod(owner: Obj | None, job_state: str | None, removed: bool) -> None:
+    """`syncOrphanPod` is kjobs' `JobController.sync_orphan_pod`, on a terminating pod with the finalizer.
+    Jobs are only in the controller's cache, as upstream; "non existing" Jobs are in neither cache nor API.
+    The label-selector row's pod (no owner, labels `app: test`) is synced by name: kjobs keys orphans by name."""
+
+    async def scenario() -> None:
+        made = await cluster(start=False)
+        if job_state is not None:
+            job = new_job("j", 2, 2, 6)
+            job["metadata"]["uid"] = "111"
+            if job_state == "finished":
+                job["status"] = {"conditions": [{"type": "Complete", "status": "True"}]}
+            made.controller.jobs.cache[("default", "j")] = job
+        labels = owner.get("labels") if owner is not None and "labels" in owner else None
+        ref = owner if owner is not None and "labels" not in owner else None
+        pod = await made.client.client.create(PODS, "default", _orphan_candidate("orphan", ref, labels))
+        await made.client.client.delete(PODS, "default", "orphan")
+        pod = await made.client.client.get(PODS, "default", "orphan")
+        made.controller.pods.cache[("default", "orphan")] = pod
+        await made.controller.sync_orphan_pod("default/orphan")
+        try:
+            latest = await made.client.client.get(PODS, "default", "orphan")
+            has_finalizer = JOB_TRACKING_FINALIZER in latest["metadata"].get("finalizers", [])
+        except ApiError as exc:
+            assert exc.code == 404
+            has_finalizer = False
+        assert has_finalizer is not removed
 
     asyncio.run(scenario())
