@@ -982,3 +982,168 @@ def test_sync_orphan_pod(owner: Obj | None, job_state: str | None, removed: bool
         assert has_finalizer is not removed
 
     asyncio.run(scenario())
+
+
+def test_finalizer_cleanup() -> None:
+    """A Job marked Complete from outside: its pod loses the tracking finalizer."""
+
+    async def scenario() -> None:
+        made = await cluster()
+        await made.client.client.create(JOBS, "default", api_job(new_job("foobar", 1, 1, 1)))
+        await settle(made.clock, lambda: bool(made.controller.pods.list("default")))
+        (pod,) = made.controller.pods.list("default")
+        job = await made.job()
+        # Upstream's fake clientset takes a bare Complete condition; a real API asks what validation asks of a
+        # finished Job's status (pkg/apis/batch/validation ValidateJobStatusUpdate): no active pods, a
+        # completion time and SuccessCriteriaMet before Complete.
+        now = format_time(made.clock.now())
+        job["status"].update(active=0, ready=0, succeeded=1, completionTime=now)
+        job["status"].setdefault("conditions", []).extend(
+            [C.new_condition(kind, "True", "", "", made.clock.now()) for kind in ("SuccessCriteriaMet", "Complete")]
+        )
+        await made.client.client.update(JOBS, "default", job, subresource="status")
+
+        def finalizer_gone() -> bool:
+            current = made.controller.pods.get("default", pod["metadata"]["name"])
+            return current is not None and JOB_TRACKING_FINALIZER not in current["metadata"].get("finalizers", [])
+
+        await settle(made.clock, finalizer_gone)
+        await made.controller.stop()
+
+    asyncio.run(scenario())
+
+
+class _NoPatchPodControl:
+    """Upstream's `FakePodControl`: finalizer patches are counted, not sent."""
+
+    inline = True
+
+    def __init__(self) -> None:
+        self.patched: list[str] = []
+
+    async def remove_tracking_finalizer(self, namespace: str, name: str) -> None:
+        self.patched.append(name)
+
+
+def test_finalizers_removed_expectations() -> None:
+    """The pods whose finalizer removal is in flight (kjobs' `BookkeepingStore.finalizers`, upstream's
+    `finalizerExpectations`): none after a sync whose patches failed, all four after one whose patches were
+    sent, then only the pod whose removal has not been seen (deleted but still holding the finalizer)."""
+
+    async def scenario() -> None:
+        made = await cluster(start=False)
+        controller, key = made.controller, "default/foobar"
+        job = await made.client.client.create(JOBS, "default", api_job(new_job("foobar", 2, 2, 6)))
+        controller.jobs.cache[("default", "foobar")] = job
+        pods: list[Obj] = []
+        for i, phase in enumerate(("Succeeded", "Succeeded", "Failed", "Failed")):
+            pod = tracked(new_pod(f"pod-{i}", job, uid=f"uid-{i}", phase=phase))
+            pod["status"]["containerStatuses"] = [
+                {"name": "c", "state": {"terminated": {"exitCode": 0, "finishedAt": "0001-01-01T00:00:01Z"}}}
+            ]
+            pods.append(pod)
+            controller.pods.cache[("default", pod["metadata"]["name"])] = pod
+            controller._on_pod(None, pod)
+        made.client.patch_error = ApiError(500, "InternalError", "fake pod controller error")
+        with pytest.raises(ApiError):
+            await controller.sync(key)
+        assert controller.book.finalizers.get(key, set()) == set()
+
+        made.client.patch_error = None
+        controller.jobs.cache[("default", "foobar")] = await made.job()  # the first sync's status write, seen
+        fake = _NoPatchPodControl()
+        controller._pod_control = fake  # type: ignore[assignment]
+        await controller.sync(key)
+        assert sorted(fake.patched) == ["pod-0", "pod-1", "pod-2", "pod-3"]
+        assert controller.book.finalizers[key] == {"uid-0", "uid-1", "uid-2", "uid-3"}
+
+        def changed(pod: Obj, *, finalizer: bool, deleted: bool) -> Obj:
+            new = _bumped(pod)
+            if not finalizer:
+                new["metadata"]["finalizers"] = []
+            if deleted:
+                deleting(new, made.clock.now())
+            return new
+
+        controller._on_pod(pods[0], changed(pods[0], finalizer=False, deleted=False))
+        controller._on_pod(pods[1], changed(pods[1], finalizer=False, deleted=True))
+        controller._on_pod(pods[2], changed(pods[2], finalizer=True, deleted=True))  # the finalizer stays
+        controller._on_pod(pods[3], None)
+        assert controller.book.finalizers[key] == {"uid-2"}
+
+    asyncio.run(scenario())
+
+
+@dataclass(frozen=True)
+class PodSpec:
+    """A pod of a TestGetPodsForJob row: its owner ("job", "other" or None), labels kept, the finalizer."""
+
+    name: str
+    owner: str | None = "job"
+    labels: bool = True
+    finalizer: bool = False
+
+
+GET_PODS_FOR_JOB = [
+    pytest.param(
+        False,
+        False,
+        [PodSpec("pod1", finalizer=True), PodSpec("pod2", "other"), PodSpec("pod3", None, labels=False), PodSpec("pod4")],
+        ["pod1", "pod4"],
+        ["pod1"],
+        id="only matching",
+    ),
+    pytest.param(
+        False, False, [PodSpec("pod1"), PodSpec("pod2", None), PodSpec("pod3", "other")], ["pod1", "pod2"], ["pod2"], id="adopt"
+    ),
+    pytest.param(True, True, [PodSpec("pod1"), PodSpec("pod2", None)], ["pod1"], [], id="no adopt when deleting"),
+    pytest.param(True, False, [PodSpec("pod1"), PodSpec("pod2", None)], ["pod1"], [], id="no adopt when deleting race"),
+    pytest.param(False, False, [PodSpec("pod1"), PodSpec("pod2", labels=False)], ["pod1"], [], id="release"),
+]
+
+
+@pytest.mark.parametrize(("deleted", "deleted_in_cache", "pods", "want", "want_finalizer"), GET_PODS_FOR_JOB)
+def test_get_pods_for_job(
+    deleted: bool, deleted_in_cache: bool, pods: list[PodSpec], want: list[str], want_finalizer: list[str]
+) -> None:
+    """`getPodsForJob`'s claims (adopt, release, no adoption by a Job being deleted, also when only a live
+    read knows it) are kjobs' `_claim_pods`, for the pods its pod events noted. The pods are made through the
+    API and fed to the pod handler as the informer would; which pods the Job then controls, and which of those
+    hold the finalizer, are read back from the API. Upstream's `test_job` / `other_job` are `test-job` /
+    `other-job` here (a real API checks names)."""
+
+    async def scenario() -> None:
+        made = await cluster(start=False)
+        controller = made.controller
+        spec = api_job(new_job("test-job", 1, 1, 6))
+        if deleted:
+            spec["metadata"]["finalizers"] = ["example.com/hold"]  # keeps the deleted Job, with its timestamp
+        job = await made.client.client.create(JOBS, "default", spec)
+        other = await made.client.client.create(JOBS, "default", api_job(new_job("other-job", 1, 1, 6)))
+        if deleted:
+            await made.client.client.delete(JOBS, "default", "test-job")
+        cached_job = copy.deepcopy(await made.job("test-job")) if deleted_in_cache else job
+        controller.jobs.cache[("default", "test-job")] = cached_job
+        controller.jobs.cache[("default", "other-job")] = other
+        for row in pods:
+            owner = {"job": job, "other": other, None: None}[row.owner]
+            pod = new_pod(row.name, owner if owner is not None else job)
+            if owner is None:
+                del pod["metadata"]["ownerReferences"]
+            if not row.labels:
+                del pod["metadata"]["labels"]
+            if row.finalizer:
+                tracked(pod)
+            del pod["metadata"]["uid"], pod["metadata"]["resourceVersion"]
+            created = await made.client.client.create(PODS, "default", pod)
+            controller.pods.cache[("default", row.name)] = created
+            controller._on_pod(None, created)
+        await controller._claim_pods("default/test-job", cached_job)
+        items, _ = await made.client.client.list(PODS, "default")
+        uid = job["metadata"]["uid"]
+        mine = [p for p in items if any(r.get("uid") == uid and r.get("controller") for r in p["metadata"].get("ownerReferences", []))]
+        assert sorted(p["metadata"]["name"] for p in mine) == want
+        held = [p["metadata"]["name"] for p in mine if JOB_TRACKING_FINALIZER in p["metadata"].get("finalizers", [])]
+        assert sorted(held) == want_finalizer
+
+    asyncio.run(scenario())
