@@ -92,7 +92,12 @@ def new_pod(name: str, job: Obj | None = None, *, uid: str | None = None, phase:
     if job is not None:
         meta["labels"] = dict(job["spec"]["selector"]["matchLabels"])
         meta["ownerReferences"] = [controller_ref(job)]
-    pod: Obj = {"apiVersion": "v1", "kind": "Pod", "metadata": meta, "spec": {"containers": [{"name": "c", "image": "foo/bar"}]}}
+    pod: Obj = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": {"containers": [{"name": "c", "image": "foo/bar"}]},
+    }
     if phase is not None:
         pod["status"] = {"phase": phase}
     return pod
@@ -210,9 +215,7 @@ def test_get_new_finished_pods(row: FinishedRow) -> None:
     (`SyncContext.succeeded` / `.failed`), the counts the sync then writes."""
     job = new_job(parallelism=None, completions=None)
     job["status"] = copy.deepcopy(row.status)
-    plan = plan_sync(
-        job, row.pods, now=NOW, bookkeeping=Bookkeeping(expected_rm_finalizers=row.expected_rm_finalizers)
-    )
+    plan = plan_sync(job, row.pods, now=NOW, bookkeeping=Bookkeeping(expected_rm_finalizers=row.expected_rm_finalizers))
     assert plan.ctx is not None
     assert (plan.ctx.succeeded, plan.ctx.failed) == (row.want_succeeded, row.want_failed)
 
@@ -227,7 +230,9 @@ def _cond(status: str, reason: str) -> Obj:
 ENSURE_CONDITIONS = [
     pytest.param([], "True", "foo", [_cond("True", "foo")], True, id="append true condition"),
     pytest.param([], "False", "foo", [], False, id="append false condition"),
-    pytest.param([_cond("True", "foo")], "True", "bar", [_cond("True", "bar")], True, id="update true condition reason"),
+    pytest.param(
+        [_cond("True", "foo")], "True", "bar", [_cond("True", "bar")], True, id="update true condition reason"
+    ),
     pytest.param(
         [_cond("True", "foo")], "False", "foo", [_cond("False", "foo")], True, id="update true condition status"
     ),
@@ -566,6 +571,8 @@ class FlakyClient(Recording):
         self.create_error: ApiError | None = None
         self.patch_error: ApiError | None = None
         self.status_errors: list[ApiError] = []
+        self.patch_attempts = 0
+        self.patch_attempts_by_name: set[str] = set()
 
     async def create(self, resource: Any, namespace: str | None, obj: Obj, **kw: Any) -> Obj:
         if resource is PODS and self.create_error is not None:
@@ -573,7 +580,9 @@ class FlakyClient(Recording):
             raise self.create_error
         return await super().create(resource, namespace, obj, **kw)
 
-    async def update(self, resource: Any, namespace: str | None, obj: Obj, *, subresource: str | None = None, **kw: Any) -> Obj:
+    async def update(
+        self, resource: Any, namespace: str | None, obj: Obj, *, subresource: str | None = None, **kw: Any
+    ) -> Obj:
         if resource is JOBS and subresource == "status" and self.status_errors:
             self.actions.append(_failed("update", obj, "jobs", "status"))
             raise self.status_errors.pop(0)
@@ -581,6 +590,8 @@ class FlakyClient(Recording):
 
     async def patch(self, resource: Any, namespace: str | None, name: str, patch: Any, **kw: Any) -> Obj:
         if resource is PODS and self.patch_error is not None:
+            self.patch_attempts += 1
+            self.patch_attempts_by_name.add(name)
             raise self.patch_error
         return await super().patch(resource, namespace, name, patch, **kw)
 
@@ -699,7 +710,9 @@ def test_single_job_failed_condition() -> None:
 
 
 MANAGED_BY = [
-    pytest.param("example.com/custom-managed-by", False, id="job with custom value of managedBy; the status is unchanged"),
+    pytest.param(
+        "example.com/custom-managed-by", False, id="job with custom value of managedBy; the status is unchanged"
+    ),
     pytest.param(
         "kubernetes.io/job-controller", True, id="job with well known value of the managedBy; the status is updated"
     ),
@@ -940,8 +953,12 @@ def _owner(api_version: str, kind: str, name: str, *, controller: bool) -> Obj:
 
 
 SYNC_ORPHAN = [
-    pytest.param(_owner("batch/v1", "Job", "j", controller=True), "running", False, id="controlled_by_existing_running_job"),
-    pytest.param(_owner("batch/v1", "Job", "j", controller=True), "finished", True, id="controlled_by_existing_finished_job"),
+    pytest.param(
+        _owner("batch/v1", "Job", "j", controller=True), "running", False, id="controlled_by_existing_running_job"
+    ),
+    pytest.param(
+        _owner("batch/v1", "Job", "j", controller=True), "finished", True, id="controlled_by_existing_finished_job"
+    ),
     pytest.param(_owner("batch/v1", "Job", "j", controller=True), None, True, id="controlled_by_non_existing_job"),
     pytest.param(_owner("batch/v1", "CronJob", "cj", controller=True), None, False, id="controlled_by_cronjob"),
     pytest.param(None, None, True, id="not_controlled"),
@@ -1088,13 +1105,23 @@ GET_PODS_FOR_JOB = [
     pytest.param(
         False,
         False,
-        [PodSpec("pod1", finalizer=True), PodSpec("pod2", "other"), PodSpec("pod3", None, labels=False), PodSpec("pod4")],
+        [
+            PodSpec("pod1", finalizer=True),
+            PodSpec("pod2", "other"),
+            PodSpec("pod3", None, labels=False),
+            PodSpec("pod4"),
+        ],
         ["pod1", "pod4"],
         ["pod1"],
         id="only matching",
     ),
     pytest.param(
-        False, False, [PodSpec("pod1"), PodSpec("pod2", None), PodSpec("pod3", "other")], ["pod1", "pod2"], ["pod2"], id="adopt"
+        False,
+        False,
+        [PodSpec("pod1"), PodSpec("pod2", None), PodSpec("pod3", "other")],
+        ["pod1", "pod2"],
+        ["pod2"],
+        id="adopt",
     ),
     pytest.param(True, True, [PodSpec("pod1"), PodSpec("pod2", None)], ["pod1"], [], id="no adopt when deleting"),
     pytest.param(True, False, [PodSpec("pod1"), PodSpec("pod2", None)], ["pod1"], [], id="no adopt when deleting race"),
@@ -1141,9 +1168,202 @@ def test_get_pods_for_job(
         await controller._claim_pods("default/test-job", cached_job)
         items, _ = await made.client.client.list(PODS, "default")
         uid = job["metadata"]["uid"]
-        mine = [p for p in items if any(r.get("uid") == uid and r.get("controller") for r in p["metadata"].get("ownerReferences", []))]
+        mine = [
+            p
+            for p in items
+            if any(r.get("uid") == uid and r.get("controller") for r in p["metadata"].get("ownerReferences", []))
+        ]
         assert sorted(p["metadata"]["name"] for p in mine) == want
         held = [p["metadata"]["name"] for p in mine if JOB_TRACKING_FINALIZER in p["metadata"].get("finalizers", [])]
         assert sorted(held) == want_finalizer
+
+    asyncio.run(scenario())
+
+
+def test_sync_job_expectations() -> None:
+    """Upstream makes a second pod appear while the sync checks its expectations; kjobs reads its expectations
+    and the Job's pods without yielding, so that race cannot happen. What the row asks: a Job of parallelism 2
+    whose second pod arrives just before the sync creates and deletes nothing."""
+
+    async def scenario() -> None:
+        made = await cluster(start=False)
+        controller = made.controller
+        job = await made.client.client.create(JOBS, "default", api_job(new_job("foobar", 2, 2, 6)))
+        controller.jobs.cache[("default", "foobar")] = job
+        for name in ("pod-a", "pod-b"):
+            pod = tracked(new_pod(name, job, uid=f"uid-{name}", phase="Pending"))
+            controller.pods.cache[("default", name)] = pod
+            controller._on_pod(None, pod)
+        await controller.sync("default/foobar")
+        assert made.client.of("create") == []
+        assert made.client.of("delete") == []
+
+    asyncio.run(scenario())
+
+
+def test_sync_orphan_pods_by_selector_retry_on_failure() -> None:
+    """Orphans whose finalizer patch fails are retried one by one, and then lose it. Upstream reaches them by
+    the deleted Job's label selector; kjobs enqueues each orphan by name (its pod events, or the deleted Job's
+    pods), so the three pods are made orphans of a deleted Job here."""
+
+    async def scenario() -> None:
+        made = await cluster()
+        made.client.patch_error = ApiError(503, "ServiceUnavailable", "server temporarily unavailable")
+        for i in range(1, 4):
+            pod = _orphan_candidate(f"pod{i}", None, {"app": "test"})
+            await made.client.client.create(PODS, "default", pod)
+            await made.client.client.delete(PODS, "default", f"pod{i}")
+        await settle(made.clock, lambda: made.client.patch_attempts >= 3)
+        assert sorted(made.client.patch_attempts_by_name) == ["pod1", "pod2", "pod3"]
+        made.client.patch_error = None
+        await settle(made.clock, lambda: not made.controller.pods.list("default"))
+        assert made.client.names("patch") == {"pod1", "pod2", "pod3"}
+        await made.controller.stop()
+
+    asyncio.run(scenario())
+
+
+# ------------------------------------------------------- TestControllerSyncJob: the rows the corpus does not hold
+
+
+class FakePodControl:
+    """pkg/controller's `FakePodControl`: with `err`, every call fails (a creation and a finalizer patch are
+    still recorded, a deletion is not); with `create_limit`, creations past the limit fail unrecorded."""
+
+    inline = False
+
+    def __init__(self, err: ApiError | None = None, create_limit: int = 0) -> None:
+        self.err, self.create_limit = err, create_limit
+        self.create_calls = 0
+        self.templates: list[Obj] = []
+        self.deleted: list[str] = []
+        self.patches: list[str] = []
+
+    async def create_pod(self, namespace: str, pod: Obj) -> Obj:
+        self.create_calls += 1
+        if self.create_limit and self.create_calls > self.create_limit:
+            raise ApiError(500, "InternalError", f"not creating pod, limit {self.create_limit} already reached")
+        self.templates.append(pod)
+        if self.err is not None:
+            raise self.err
+        created = copy.deepcopy(pod)
+        created["metadata"]["name"] = f"{pod['metadata'].get('generateName', '')}{len(self.templates)}"
+        return created
+
+    async def delete_pod(self, namespace: str, name: str) -> None:
+        if self.err is not None:
+            raise self.err
+        self.deleted.append(name)
+
+    async def remove_tracking_finalizer(self, namespace: str, name: str) -> None:
+        self.patches.append(name)
+        if self.err is not None:
+            raise self.err
+
+
+class _StatusWrites:
+    def __init__(self) -> None:
+        self.writes: list[Obj] = []
+
+    async def update_job_status(self, job: Obj, status: Obj) -> Obj:
+        self.writes.append(status)
+        return dict(job, status=status)
+
+
+class _NoEvents:
+    def event(self, obj: Obj, type_: str, reason: str, message: str) -> None:
+        return None
+
+
+def _pod_list(job: Obj, count: int, phase: str, prefix: str) -> list[Obj]:
+    """`newPodList`: pods of the Job with the finalizer and a container finished long ago."""
+    pods = []
+    for i in range(count):
+        pod = tracked(new_pod(f"{prefix}-{i}", job, uid=f"{prefix}-{i}", phase=phase))
+        pod["status"]["containerStatuses"] = [
+            {"name": "c", "state": {"terminated": {"exitCode": 0, "finishedAt": "0001-01-01T00:00:01Z"}}}
+        ]
+        pods.append(pod)
+    return pods
+
+
+@dataclass(frozen=True)
+class SyncRow:
+    parallelism: int
+    completions: int
+    active: int = 0
+    succeeded: int = 0
+    failed: int = 0
+    error: bool = False
+    pod_limit: int = 0
+    want_creations: int = 0
+    want_deletions: int = 0
+    want_active: int = 0
+    want_succeeded: int = 0
+    want_failed: int = 0
+    want_patches: int = 0
+    want_terminating: int = 0
+
+
+CONTROLLER_SYNC_JOB = [
+    pytest.param(
+        SyncRow(2, 5, active=1, succeeded=1, error=True, want_creations=1, want_active=1, want_patches=1),
+        id="too few active pods, with controller error",
+    ),
+    pytest.param(
+        SyncRow(2, 5, active=3, error=True, want_active=3, want_patches=1),
+        id="too many active pods, with controller error",
+    ),
+    pytest.param(
+        SyncRow(2, 5, active=1, failed=1, error=True, want_creations=1, want_active=1, want_patches=1),
+        id="only new failed pod with controller error",
+    ),
+    pytest.param(SyncRow(100, 200, pod_limit=10, want_creations=10, want_active=10), id="limited pods"),
+]
+
+
+@pytest.mark.parametrize("row", CONTROLLER_SYNC_JOB)
+def test_controller_sync_job(row: SyncRow) -> None:
+    """The TestControllerSyncJob rows that fail the pod control (`podControllerError`, `podLimit`), which the
+    corpus' scenarios cannot say; the others run in tests/conformance. One sync (`sync_job`) with upstream's
+    fake pod control: the calls it made, the status it wrote, and that it reports the error (to be retried)."""
+
+    async def scenario() -> None:
+        job = new_job("foobar", row.parallelism, row.completions, 6)
+        pods = (
+            _pod_list(job, row.active, "Running", "active")
+            + _pod_list(job, row.succeeded, "Succeeded", "succeeded")
+            + _pod_list(job, row.failed, "Failed", "failed")
+        )
+        control = FakePodControl(ApiError(500, "InternalError", "fake error") if row.error else None, row.pod_limit)
+        writer = _StatusWrites()
+        from kjobs.job.bookkeeping import BookkeepingStore
+        from kjobs.job.execute import sync_job
+        from kjobs.job.metrics import JobMetrics
+
+        outcome = await sync_job(
+            job,
+            pods,
+            now=NOW,
+            book=BookkeepingStore(),
+            config=SyncConfig(),
+            pod_control=control,
+            status_writer=writer,
+            events=_NoEvents(),
+            metrics=JobMetrics(),
+        )
+        assert (outcome.error is not None) is (row.error or row.pod_limit > 0)
+        assert len(control.templates) == row.want_creations
+        assert len(control.deleted) == row.want_deletions
+        assert len(control.patches) == row.want_patches
+        status = writer.writes[-1]
+        assert status.get("active", 0) == row.want_active
+        assert status.get("succeeded", 0) == row.want_succeeded
+        assert status.get("failed", 0) == row.want_failed
+        assert status.get("ready") == 0
+        assert status.get("terminating") == row.want_terminating
+        assert status.get("startTime")
+        if row.pod_limit:
+            assert control.create_calls <= 1 + 2 + 4 + 8  # slow start stops after the batch that failed
 
     asyncio.run(scenario())
