@@ -1367,3 +1367,49 @@ def test_controller_sync_job(row: SyncRow) -> None:
             assert control.create_calls <= 1 + 2 + 4 + 8  # slow start stops after the batch that failed
 
     asyncio.run(scenario())
+
+
+# ------------------------------------------------------------ pkg/controller/job/metrics/metrics_test.go
+
+
+def _exposition(metrics: Any, name: str) -> list[str]:
+    """The metric's lines in the text exposition (HELP, TYPE, samples), as `GatherAndCompare` reads them."""
+    from prometheus_client import generate_latest
+
+    text = generate_latest(metrics.registry).decode()
+    return [line for line in text.splitlines() if name in line and "_created" not in line]
+
+
+def test_pod_failures_handled_by_failure_policy() -> None:
+    from kjobs.job.metrics import JobMetrics
+
+    metrics = JobMetrics()
+    for action in ("FailJob", "Ignore", "Count"):
+        metrics.pod_failures_handled.labels(action).inc()
+    name = "job_controller_pod_failures_handled_by_failure_policy_total"
+    assert _exposition(metrics, name) == [
+        f"# HELP {name} [BETA] The number of failed Pods handled by failure policy with respect to the failure "
+        "policy action applied based on the matched rule. Possible values of the action label correspond to the "
+        'possible values for the failure policy rule action, which are: "FailJob", "Ignore" and "Count".',
+        f"# TYPE {name} counter",
+        f'{name}{{action="FailJob"}} 1.0',
+        f'{name}{{action="Ignore"}} 1.0',
+        f'{name}{{action="Count"}} 1.0',
+    ]
+
+
+def test_terminated_pods_tracking_finalizer_total() -> None:
+    from kjobs.job.metrics import JobMetrics
+
+    metrics = JobMetrics()
+    metrics.tracking_finalizer.labels("add").inc()
+    metrics.tracking_finalizer.labels("add").inc()
+    metrics.tracking_finalizer.labels("delete").inc()
+    name = "job_controller_terminated_pods_tracking_finalizer_total"
+    assert _exposition(metrics, name) == [
+        f"# HELP {name} [BETA] The number of terminated pods (phase=Failed|Succeeded) that have the finalizer "
+        'batch.kubernetes.io/job-tracking. The event label can be "add" or "delete".',
+        f"# TYPE {name} counter",
+        f'{name}{{event="add"}} 2.0',
+        f'{name}{{event="delete"}} 1.0',
+    ]
