@@ -123,7 +123,10 @@ def test_a_pod_whose_job_is_really_gone_loses_its_finalizer_others_keep_it() -> 
             "live-job": {**job_ref, "uid": live["metadata"]["uid"]},
         }
         for name, owner in pods.items():
-            await client.create(PODS, "default", pod_manifest(name, owner))
+            pod = pod_manifest(name, owner)
+            if name == "live-job":  # the live Job's own pod: its selector matches it (else the Job releases it)
+                pod["metadata"]["labels"] = dict(live["spec"]["selector"]["matchLabels"])
+            await client.create(PODS, "default", pod)
         jc = controller(client, clock)
         await jc.start()
 

@@ -156,6 +156,7 @@ class JobController:
         key = _key(job)
         if new is None:
             self.queue.add(key)
+            self.book.job_deleted(key)  # a new Job of this name, seen before the next sync, starts clean
             self._confirmed_gone(str(job["metadata"].get("uid") or ""))  # the watch said so: no GET needed
             self._cleanup_pod_finalizers(job)
             return
@@ -191,7 +192,7 @@ class JobController:
             relevant = True
             self._owner_changed(old, owner, pod_uid)
         if new is not None and (old is None or relevant):
-            self._note_claims(new, job, owner, pod_uid, added=old is None)
+            self._note_claims(new, job, owner, pod_uid)
         if new_tracked and new_terminal and not (old_tracked and old_terminal):
             self._count_tracking_finalizer("add")
         if old_tracked and old_terminal and not new_tracked:
@@ -231,14 +232,15 @@ class JobController:
         if former is not None:
             self.queue.add_after(_key(former), self.settings.batch_period)
 
-    def _note_claims(self, pod: Obj, job: Obj | None, owner: Obj | None, pod_uid: str, *, added: bool) -> None:
-        """Remember what the next sync claims: the pod's Job releases it when the selector no longer matches it
-        (a pod created with its controller has the template's labels, which validation makes match); an orphan
-        is adopted by the Jobs of its namespace whose selector matches it (`getPodJobs`)."""
+    def _note_claims(self, pod: Obj, job: Obj | None, owner: Obj | None, pod_uid: str) -> None:
+        """Remember what the next sync claims: the pod's Job releases it when the selector does not match it,
+        also when first seen (made by someone else with the Job as controller, or relabelled while the
+        controller was down: `getPodsForJob` claims every pod the Job controls); an orphan is adopted by the
+        Jobs of its namespace whose selector matches it (`getPodJobs`)."""
         if owner is not None:
-            if added:
+            if job is None or is_finished(job) or not podclaims.should_release(job, pod):
                 return
-            if job is not None and not is_finished(job) and podclaims.should_release(job, pod):
+            if external_controller(job, self.settings.sync.controller_name) is None:  # syncJob skips those first
                 self._claim(job, pod_uid, pod)
             return
         meta = pod.get("metadata") or {}

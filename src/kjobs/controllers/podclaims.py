@@ -17,9 +17,14 @@ from kjobs.api.types import Obj
 
 
 def selector_matches(job: Obj, pod: Obj) -> bool:
-    """The Job's `spec.selector` matches the pod's labels (a missing selector matches nothing)."""
-    selector = label_selector_from_object((job.get("spec") or {}).get("selector"))
-    return selector.matches_labels((pod.get("metadata") or {}).get("labels") or {})
+    """The Job's `spec.selector` matches the pod's labels (a missing selector matches nothing). A selector of
+    `matchLabels` alone (the one the API generates) is compared label by label, each an Equals requirement,
+    without building it: every pod the controller sees when it is first seen is asked this."""
+    selector = (job.get("spec") or {}).get("selector")
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    if selector is not None and not selector.get("matchExpressions"):
+        return all(labels.get(key) == str(value) for key, value in (selector.get("matchLabels") or {}).items())
+    return label_selector_from_object(selector).matches_labels(labels)
 
 
 def should_release(job: Obj, pod: Obj) -> bool:

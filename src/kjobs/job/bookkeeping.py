@@ -71,6 +71,13 @@ class BookkeepingStore:
         if pending is not None:
             pending.discard(uid)
 
+    def job_deleted(self, key: str) -> None:
+        """The Job was deleted: a new Job of the same name must not wait on its creations or back-off
+        (`deleteJob` drops both, pkg/controller/job/job_controller.go); finalizer expectations stay until the
+        deleted Job's sync, which forgets everything."""
+        self.backoff.pop(key, None)
+        self.expectations.pop(key, None)
+
     def forget(self, key: str) -> None:
         """The Job is gone or finished: drop everything about it."""
         self.backoff.pop(key, None)
