@@ -540,22 +540,39 @@ def _pods_for_removal(job: Obj, active_pods: list[Obj], at_least: int) -> list[O
 
 def duplicate_index_pods(pods: list[Obj], total: int) -> tuple[list[Obj], list[Obj]]:
     """(to remove, to keep): pods without a valid index, and all but the dearest pod of a repeated index
-    (`appendDuplicatedIndexPodsForRemoval`, pkg/controller/job/indexed_job_utils.go)."""
+    (`appendDuplicatedIndexPodsForRemoval`, pkg/controller/job/indexed_job_utils.go).
+
+    In Go's order, which decides which pods a capped sync deletes first: by index, the pods without one first;
+    the pods at or past `total` are added when reached, before the group just before them is settled."""
     remove: list[Obj] = []
     keep: list[Obj] = []
-    by_index: dict[int, list[Obj]] = {}
-    for pod in sorted(pods, key=P.completion_index):
+    ordered = sorted(pods, key=P.completion_index)
+    group: list[Obj] = []
+    group_index = P.UNKNOWN_INDEX
+    for pos, pod in enumerate(ordered):
         index = P.completion_index(pod)
-        if index == P.UNKNOWN_INDEX or index >= total:
-            remove.append(pod)
-        else:
-            by_index.setdefault(index, []).append(pod)
-    for group in by_index.values():
-        if len(group) > 1:
-            group = sorted(group, key=P.removal_order_key)
-        remove.extend(group[:-1])
-        keep.append(group[-1])
+        if index >= total:
+            remove.extend(ordered[pos:])
+            break
+        if index != group_index:
+            _settle_index_group(group, group_index, remove, keep)
+            group, group_index = [], index
+        group.append(pod)
+    _settle_index_group(group, group_index, remove, keep)
     return remove, keep
+
+
+def _settle_index_group(group: list[Obj], index: int, remove: list[Obj], keep: list[Obj]) -> None:
+    """Pods without an index all go; of one index's pods the dearest stays (`controller.ActivePods` order)."""
+    if not group:
+        return
+    if index == P.UNKNOWN_INDEX:
+        remove.extend(group)
+        return
+    if len(group) > 1:
+        group = sorted(group, key=P.removal_order_key)
+    remove.extend(group[:-1])
+    keep.append(group[-1])
 
 
 def first_pending_indexes(ctx: SyncContext, count: int, total: int) -> list[int]:
