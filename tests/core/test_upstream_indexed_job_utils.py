@@ -530,3 +530,30 @@ FAILURE_COUNT_ROWS: dict[str, tuple[Obj, int]] = {
 def test_get_index_failure_count(pod: Obj, want: int) -> None:
     """`getIndexFailureCount`: the annotation as an int32, 0 when absent, unparsable or out of range."""
     assert P.index_failure_count(pod) == want
+
+
+# -------------------------------------------------------------------------- from the source, beside the rows
+# The rows' "invalid int value" is `xyz`; Go's `strconv.Atoi` (getCompletionIndex, parseInt32,
+# parseIndexesFromString) also refuses what Python's `int()` takes: blanks, digit separators, non-ASCII digits.
+
+ATOI_REFUSED = [" 2", "2 ", "2_0", "\u0662", "0x2", ""]
+
+
+@pytest.mark.parametrize("text", ATOI_REFUSED)
+def test_numbers_go_would_not_parse_are_no_index_and_no_failure_count(text: str) -> None:
+    pod = build_pod(index=text, failure_count=text, ignored_failure_count=text)
+    assert P.completion_index(pod) == P.UNKNOWN_INDEX
+    assert P.index_failure_count(pod) == 0
+    assert P.index_absolute_failure_count(pod) == 0
+
+
+@pytest.mark.parametrize("text", [t for t in ATOI_REFUSED if t])
+def test_interval_parts_go_would_not_parse_are_skipped(text: str) -> None:
+    assert Intervals.parse(f"0,{text},4", 6).spans == ((0, 0), (4, 4))
+    assert Intervals.parse(f"0-{text},4", 6).spans == ((4, 4),)
+
+
+def test_a_signed_number_parses_as_in_go() -> None:
+    pod = build_pod(index="+3", failure_count="+2")
+    assert (P.completion_index(pod), P.index_failure_count(pod)) == (3, 2)
+    assert Intervals.parse("+1-+2", 6).spans == ((1, 2),)

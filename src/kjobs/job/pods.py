@@ -16,6 +16,7 @@ from kjobs.api.names import (
 )
 from kjobs.api.timeutil import parse_time
 from kjobs.api.types import Obj
+from kjobs.job.intervals import go_atoi
 
 UNKNOWN_INDEX = -1
 TERMINAL_PHASES = ("Succeeded", "Failed")
@@ -89,11 +90,8 @@ def completion_index(pod: Obj) -> int:
     value = annotations.get(JOB_COMPLETION_INDEX_ANNOTATION)
     if value is None:
         return UNKNOWN_INDEX
-    try:
-        index = int(str(value), 10)
-    except ValueError:
-        return UNKNOWN_INDEX
-    return index if index >= 0 else UNKNOWN_INDEX
+    index = go_atoi(str(value))
+    return index if index is not None and index >= 0 else UNKNOWN_INDEX
 
 
 def _annotation_int32(pod: Obj, key: str) -> int:
@@ -101,11 +99,8 @@ def _annotation_int32(pod: Obj, key: str) -> int:
     value = annotations.get(key)
     if value is None:
         return 0
-    try:
-        number = int(str(value), 10)
-    except ValueError:
-        return 0
-    return number if 0 <= number <= MAX_INT32 else 0
+    number = go_atoi(str(value))
+    return number if number is not None and 0 <= number <= MAX_INT32 else 0
 
 
 def index_failure_count(pod: Obj) -> int:
