@@ -112,9 +112,13 @@ def go_atoi(text: str) -> int | None:
     digits only, within int64. Python's `int()` would also take blanks, `_` separators and non-ASCII digits,
     which Kubernetes treats as corrupt (`getCompletionIndex`, `parseInt32`, `parseIndexesFromString`,
     pkg/controller/job/indexed_job_utils.go)."""
-    digits = text[1:] if text[:1] in ("+", "-") else text
-    if not (digits.isascii() and digits.isdigit()):
+    if not text.isascii():
         return None
+    if not text.isdigit():
+        if text[:1] not in ("+", "-") or not text[1:].isdigit():
+            return None
+    elif len(text) < 19:  # the usual case, surely within int64
+        return int(text)
     value = int(text)
     return value if -_INT64_MAX - 1 <= value <= _INT64_MAX else None
 
