@@ -32,7 +32,10 @@ def finished_pod(phase: str, finished_at: float) -> Obj:
     """One container terminated at `finished_at` (the pods `TestNewBackoffRecord` builds)."""
     return {
         "metadata": {},
-        "status": {"phase": phase, "containerStatuses": [{"state": {"terminated": {"finishedAt": rfc3339(finished_at)}}}]},
+        "status": {
+            "phase": phase,
+            "containerStatuses": [{"state": {"terminated": {"finishedAt": rfc3339(finished_at)}}}],
+        },
     }
 
 

@@ -175,7 +175,9 @@ IS_INDEX_FAILED_ROWS: dict[str, tuple[Obj, Obj, bool]] = {
 }
 
 
-@pytest.mark.parametrize(("the_job", "pod", "want"), list(IS_INDEX_FAILED_ROWS.values()), ids=list(IS_INDEX_FAILED_ROWS))
+@pytest.mark.parametrize(
+    ("the_job", "pod", "want"), list(IS_INDEX_FAILED_ROWS.values()), ids=list(IS_INDEX_FAILED_ROWS)
+)
 def test_is_index_failed(the_job: Obj, pod: Obj, want: bool) -> None:
     """`isIndexFailed`: the per-index limit is reached, or a FailIndex rule matched."""
     assert is_index_failed(the_job, pod) is want
@@ -322,7 +324,9 @@ DELAYED_ROWS: dict[str, tuple[Obj, list[Obj], frozenset[str], list[str]]] = {
 }
 
 
-@pytest.mark.parametrize(("the_job", "pods", "expected_rm", "want"), list(DELAYED_ROWS.values()), ids=list(DELAYED_ROWS))
+@pytest.mark.parametrize(
+    ("the_job", "pods", "expected_rm", "want"), list(DELAYED_ROWS.values()), ids=list(DELAYED_ROWS)
+)
 def test_get_pods_with_delayed_deletion_per_index(
     the_job: Obj, pods: list[Obj], expected_rm: frozenset[str], want: list[str]
 ) -> None:

@@ -82,8 +82,12 @@ ROWS: dict[str, tuple[dict[str, Any] | None, int, list[tuple[int, int]], str | N
         [],
         None,
     ),
-    "rules.succeededIndexes is specified; succeededIndexes matched rules; rules is proper subset of "
-    "succeededIndexes": (rules({"succeededIndexes": "2-4,6-8"}), 10, [(1, 5), (6, 9)], MATCHED_0),
+    "rules.succeededIndexes is specified; succeededIndexes matched rules; rules is proper subset of succeededIndexes": (
+        rules({"succeededIndexes": "2-4,6-8"}),
+        10,
+        [(1, 5), (6, 9)],
+        MATCHED_0,
+    ),
     "rules.succeededIndexes is specified; succeededIndexes matched rules; rules equals succeededIndexes": (
         rules({"succeededIndexes": "2-4,6-9"}),
         10,
