@@ -16,6 +16,7 @@ from kjobs.api.names import (
 )
 from kjobs.api.timeutil import parse_time
 from kjobs.api.types import Obj
+from kjobs.job.intervals import go_atoi
 
 UNKNOWN_INDEX = -1
 TERMINAL_PHASES = ("Succeeded", "Failed")
@@ -89,11 +90,11 @@ def completion_index(pod: Obj) -> int:
     value = annotations.get(JOB_COMPLETION_INDEX_ANNOTATION)
     if value is None:
         return UNKNOWN_INDEX
-    try:
-        index = int(str(value), 10)
-    except ValueError:
-        return UNKNOWN_INDEX
-    return index if index >= 0 else UNKNOWN_INDEX
+    text = str(value)
+    if text.isdigit() and text.isascii() and len(text) < 19:  # what the controller writes: go_atoi's fast path
+        return int(text)
+    index = go_atoi(text)
+    return index if index is not None and index >= 0 else UNKNOWN_INDEX
 
 
 def _annotation_int32(pod: Obj, key: str) -> int:
@@ -101,11 +102,8 @@ def _annotation_int32(pod: Obj, key: str) -> int:
     value = annotations.get(key)
     if value is None:
         return 0
-    try:
-        number = int(str(value), 10)
-    except ValueError:
-        return 0
-    return number if 0 <= number <= MAX_INT32 else 0
+    number = go_atoi(str(value))
+    return number if number is not None and 0 <= number <= MAX_INT32 else 0
 
 
 def index_failure_count(pod: Obj) -> int:
@@ -139,18 +137,10 @@ def creation_time(pod: Obj) -> float:
 
 def finish_time(pod: Obj) -> float:
     """When the pod finished, as the Job controller's back-off estimates it (`getFinishedTime`,
-    pkg/controller/job/job_controller.go)."""
-    latest: float | None = None
-    all_terminated = True
-    for cstatus in status(pod).get("containerStatuses") or ():
-        terminated = ((cstatus or {}).get("state") or {}).get("terminated")
-        finished = _time((terminated or {}).get("finishedAt")) if terminated is not None else None
-        if finished is None or finished == GO_ZERO_TIME:
-            all_terminated = False
-            break
-        if latest is None or finished > latest:
-            latest = finished
-    if all_terminated and latest is not None:
+    pkg/controller/job/backoff_utils.go): its containers' (and sidecars') last finish, else when Ready turned
+    False, else its deletion less the grace period, else its creation."""
+    latest = _containers_finish_time(pod)
+    if latest is not None:
         return latest
     ready = condition(pod, "Ready")
     if ready is not None and ready.get("status") == "False":
@@ -161,6 +151,36 @@ def finish_time(pod: Obj) -> float:
     if deleted is not None:
         return deleted - float(meta(pod).get("deletionGracePeriodSeconds") or 0)
     return creation_time(pod)
+
+
+def _containers_finish_time(pod: Obj) -> float | None:
+    """`getFinishTimeFromContainers`: the latest finish of the containers, None unless all have finished; then
+    of the sidecars (init containers with `restartPolicy: Always`, which stop after the others), if any, whose
+    statuses are read the same way, from the containers' result (kept even when that is None, as in Go)."""
+    pod_status = status(pod)
+    latest = _latest_finish(None, pod_status.get("containerStatuses") or (), None)
+    init_specs = (pod.get("spec") or {}).get("initContainers")
+    if init_specs:
+        sidecars = {c.get("name") for c in init_specs if isinstance(c, dict) and c.get("restartPolicy") == "Always"}
+        if sidecars:
+            latest = _latest_finish(latest, pod_status.get("initContainerStatuses") or (), sidecars)
+    return latest
+
+
+def _latest_finish(previous: float | None, statuses: Any, names: set[Any] | None) -> float | None:
+    """`latestFinishTime`: None as soon as a (named) container has not finished, else the latest finish."""
+    latest = previous
+    for cstatus in statuses:
+        cstatus = cstatus or {}
+        if names is not None and cstatus.get("name") not in names:
+            continue
+        terminated = (cstatus.get("state") or {}).get("terminated")
+        finished = _time(terminated.get("finishedAt")) if isinstance(terminated, dict) else None
+        if finished is None or finished == GO_ZERO_TIME:
+            return None
+        if latest is None or finished > latest:
+            latest = finished
+    return latest
 
 
 def max_restarts(pod: Obj) -> int:

@@ -500,7 +500,7 @@ def _manage_pods(ctx: SyncContext, plan: SyncPlan, cfg: SyncConfig) -> None:
     diff = min(diff, cfg.max_pod_create_delete_per_sync)
     indexes: list[int | None]
     if is_indexed(job):
-        pending = _first_pending_indexes(ctx, diff, wanted_total or 0)
+        pending = first_pending_indexes(ctx, diff, wanted_total or 0)
         if per_index:
             ready_now: list[int] = []
             wait: float | None = None
@@ -535,33 +535,53 @@ def _pods_for_removal(job: Obj, active_pods: list[Obj], at_least: int) -> list[O
     remove: list[Obj] = []
     left: list[Obj] = active_pods
     if is_indexed(job):
-        remove, left = _duplicate_index_pods(active_pods, completions(job) or 0)
+        remove, left = duplicate_index_pods(active_pods, completions(job) or 0)
     if len(remove) < at_least:
         left = sorted(left, key=P.removal_order_key)
         remove = remove + left[: at_least - len(remove)]
     return remove
 
 
-def _duplicate_index_pods(pods: list[Obj], total: int) -> tuple[list[Obj], list[Obj]]:
+def duplicate_index_pods(pods: list[Obj], total: int) -> tuple[list[Obj], list[Obj]]:
+    """(to remove, to keep): pods without a valid index, and all but the dearest pod of a repeated index
+    (`appendDuplicatedIndexPodsForRemoval`, pkg/controller/job/indexed_job_utils.go).
+
+    In Go's order, which decides which pods a capped sync deletes first: by index, the pods without one first;
+    the pods at or past `total` are added when reached, before the group just before them is settled."""
     remove: list[Obj] = []
     keep: list[Obj] = []
-    by_index: dict[int, list[Obj]] = {}
-    for pod in sorted(pods, key=P.completion_index):
+    ordered = sorted(pods, key=P.completion_index)
+    group: list[Obj] = []
+    group_index = P.UNKNOWN_INDEX
+    for pos, pod in enumerate(ordered):
         index = P.completion_index(pod)
-        if index == P.UNKNOWN_INDEX or index >= total:
-            remove.append(pod)
-        else:
-            by_index.setdefault(index, []).append(pod)
-    for group in by_index.values():
-        if len(group) > 1:
-            group = sorted(group, key=P.removal_order_key)
-        remove.extend(group[:-1])
-        keep.append(group[-1])
+        if index >= total:
+            remove.extend(ordered[pos:])
+            break
+        if index != group_index:
+            _settle_index_group(group, group_index, remove, keep)
+            group, group_index = [], index
+        group.append(pod)
+    _settle_index_group(group, group_index, remove, keep)
     return remove, keep
 
 
-def _first_pending_indexes(ctx: SyncContext, count: int, total: int) -> list[int]:
-    """The lowest `count` indexes that are neither succeeded, active, failed nor (policy Failed) terminating."""
+def _settle_index_group(group: list[Obj], index: int, remove: list[Obj], keep: list[Obj]) -> None:
+    """Pods without an index all go; of one index's pods the dearest stays (`controller.ActivePods` order)."""
+    if not group:
+        return
+    if index == P.UNKNOWN_INDEX:
+        remove.extend(group)
+        return
+    if len(group) > 1:
+        group = sorted(group, key=P.removal_order_key)
+    remove.extend(group[:-1])
+    keep.append(group[-1])
+
+
+def first_pending_indexes(ctx: SyncContext, count: int, total: int) -> list[int]:
+    """The lowest `count` indexes that are neither succeeded, active, failed nor (policy Failed) terminating
+    (`firstPendingIndexes`, pkg/controller/job/indexed_job_utils.go)."""
     if count == 0:
         return []
     taken = ctx.succeeded_indexes.with_indexes(P.completion_index(p) for p in ctx.active_pods)
@@ -604,9 +624,9 @@ def _pod_from_template(ctx: SyncContext, index: int | None, template_spec: Calla
         annotations[JOB_COMPLETION_INDEX_ANNOTATION] = str(index)
         labels[JOB_COMPLETION_INDEX_ANNOTATION] = str(index)
         pod_spec["hostname"] = f"{name}-{index}"
-        generate_name = _generate_name_with_index(name, index)
+        generate_name = generate_name_with_index(name, index)
         if has_backoff_limit_per_index(job):
-            failures, ignored = _new_index_failure_counts(job, ctx.pods_with_delayed_deletion.get(index))
+            failures, ignored = new_index_failure_counts(job, ctx.pods_with_delayed_deletion.get(index))
             annotations[JOB_INDEX_FAILURE_COUNT_ANNOTATION] = str(failures)
             if ignored > 0:
                 annotations[JOB_INDEX_IGNORED_FAILURE_COUNT_ANNOTATION] = str(ignored)
@@ -657,7 +677,9 @@ def _add_index_env(pod_spec: Obj) -> None:
             container["env"] = env
 
 
-def _generate_name_with_index(name: str, index: int) -> str:
+def generate_name_with_index(name: str, index: int) -> str:
+    """`<job>-<index>-`, the Job name cut so the prefix fits `MaxGeneratedNameLength` (58)
+    (`podGenerateNameWithIndex`, pkg/controller/job/indexed_job_utils.go)."""
     suffix = f"-{index}-"
     prefix = name + suffix
     if len(prefix) > MAX_GENERATED_NAME_LENGTH:
@@ -665,8 +687,9 @@ def _generate_name_with_index(name: str, index: int) -> str:
     return prefix
 
 
-def _new_index_failure_counts(job: Obj, replaced: Obj | None) -> tuple[int, int]:
-    """Failure/ignored-failure annotations for the replacement of `replaced` (its index's last failed pod)."""
+def new_index_failure_counts(job: Obj, replaced: Obj | None) -> tuple[int, int]:
+    """Failure/ignored-failure annotations for the replacement of `replaced` (its index's last failed pod)
+    (`getNewIndexFailureCounts`, pkg/controller/job/indexed_job_utils.go)."""
     if replaced is None:
         return 0, 0
     failures, ignored = P.index_failure_count(replaced), P.index_ignored_failure_count(replaced)
