@@ -1,0 +1,328 @@
+"""Upstream rows of pkg/registry/core/pod/strategy_test.go and the `pods/binding` rows of
+pkg/registry/core/pod/storage/storage_test.go, run through kjobs' API service.
+
+Upstream calls the Pod strategy's hooks (PrepareForCreate, Validate, CheckGracefulDelete, LogLocation, the field
+matcher) and `BindingREST.Create` on internal objects. Here each row is a request to kjobs' in-process
+`ApiService` — a create, a list with a field selector, a delete, a log request, a binding — and the row's want is
+checked on what a user gets back. Row ids are the upstream row names; rows upstream leaves unnamed get an id
+saying what they check. Rows left out and why: docs/upstream-registry.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from kjobs.api.errors import ApiError
+from kjobs.api.selectors import parse_field_selector, parse_label_selector
+from kjobs.api.types import Obj
+from kjobs.server.logs import log_options
+from kjobs.server.registry import Resource, lookup
+from kjobs.server.service import ApiService, DeleteOptions
+from kjobs.server.storage import Storage
+from kjobs.store import MemoryStore
+
+PODS: Resource = lookup("", "v1", "pods")  # type: ignore[assignment]
+
+
+def run(body: Callable[[ApiService], Awaitable[Any]]) -> Any:
+    async def main() -> Any:
+        service = ApiService(Storage(MemoryStore()), clock=lambda: 1_700_000_000.0)
+        await service.ensure_namespaces()
+        return await body(service)
+
+    return asyncio.run(main())
+
+
+def container(name: str = "container", **fields: Any) -> Obj:
+    return {"name": name, "image": "image", **fields}
+
+
+def pod(name: str = "foo", *, containers: list[Obj] | None = None, **spec: Any) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name},
+        "spec": {"containers": containers if containers is not None else [container()], **spec},
+    }
+
+
+async def stored(service: ApiService, body: Obj, status: Obj | None = None) -> Obj:
+    """Create `body`; then, when given, merge `status` into the stored Pod as the row's pod has it."""
+    created = (await service.create(PODS, "default", copy.deepcopy(body))).obj
+    if status is None:
+        return created
+    created = copy.deepcopy(created)
+    created["status"] = {**created.get("status", {}), **status}
+    return await service.store.update(PODS.store_key, created, expected_rv=created["metadata"]["resourceVersion"])
+
+
+# ----------------------------------------------------------------------------------------------- TestMatchPod
+
+
+def _match_row(fields: Obj, status: Obj | None, selector: str, expect: bool) -> Any:
+    verb = "matches" if expect else "does not match"
+    return pytest.param(fields, status, selector, expect, id=f"{selector} {verb}")
+
+
+@pytest.mark.parametrize(
+    ("spec", "status", "selector", "expect"),
+    [
+        _match_row({"nodeName": "node-a"}, None, "spec.nodeName=node-a", True),
+        _match_row({"nodeName": "node-b"}, None, "spec.nodeName=node-a", False),
+        _match_row({"restartPolicy": "Always"}, None, "spec.restartPolicy=Always", True),
+        _match_row({"restartPolicy": "Always"}, None, "spec.restartPolicy=Never", False),
+        _match_row({"schedulerName": "scheduler1"}, None, "spec.schedulerName=scheduler1", True),
+        _match_row({"schedulerName": "scheduler1"}, None, "spec.schedulerName=scheduler2", False),
+        _match_row({"serviceAccountName": "service-account1"}, None, "spec.serviceAccountName=service-account1", True),
+        _match_row({"schedulerName": "service-account1"}, None, "spec.serviceAccountName=service-account2", False),
+        _match_row({}, {"phase": "Running"}, "status.phase=Running", True),
+        _match_row({}, {"phase": "Running"}, "status.phase=Pending", False),
+        _match_row({}, {"podIP": "1.2.3.4", "podIPs": [{"ip": "1.2.3.4"}]}, "status.podIP=1.2.3.4", True),
+        _match_row({}, {"podIP": "1.2.3.4", "podIPs": [{"ip": "1.2.3.4"}]}, "status.podIP=4.3.2.1", False),
+        _match_row({}, {"nominatedNodeName": "node1"}, "status.nominatedNodeName=node1", True),
+        _match_row({}, {"nominatedNodeName": "node1"}, "status.nominatedNodeName=node2", False),
+        _match_row({}, {"podIP": "2001:db8::", "podIPs": [{"ip": "2001:db8::"}]}, "status.podIP=2001:db8::", True),
+        _match_row({}, {"podIP": "2001:db8::", "podIPs": [{"ip": "2001:db8::"}]}, "status.podIP=2001:db7::", False),
+        _match_row({"hostNetwork": True}, None, "spec.hostNetwork=true", True),
+        _match_row({"hostNetwork": True}, None, "spec.hostNetwork=false", False),
+        _match_row({"hostNetwork": False}, None, "spec.hostNetwork=false", True),
+        _match_row({}, None, "spec.hostNetwork=false", True),
+        _match_row({}, None, "spec.hostNetwork=true", False),
+    ],
+)
+def test_match_pod(spec: Obj, status: Obj | None, selector: str, expect: bool) -> None:
+    """TestMatchPod (rows unnamed upstream; ids say what they check): the Pod field selectors
+    (`ToSelectableFields`) on a list; a pod without `hostNetwork` is `spec.hostNetwork=false`. Node and service
+    account names are lowercased (`nodeA` is no DNS subdomain, which a create refuses)."""
+
+    async def body(service: ApiService) -> list[str]:
+        await stored(service, pod(**spec), status)
+        items, _ = service.list(PODS, "default", parse_label_selector(None), parse_field_selector(selector))
+        return [item["metadata"]["name"] for item in items]
+
+    assert run(body) == (["foo"] if expect else [])
+
+
+# ----------------------------------------------------------------------------------------------- TestGetPodQOS
+
+
+def _resources(cpu: str, memory: str) -> Obj:
+    return {k: v for k, v in (("cpu", cpu), ("memory", memory)) if v}
+
+
+@pytest.mark.parametrize(
+    ("requests", "limits", "want"),
+    [
+        pytest.param(_resources("100m", "100Mi"), _resources("100m", "100Mi"), "Guaranteed", id="guaranteed"),
+        pytest.param({}, {}, "BestEffort", id="best-effort"),
+        pytest.param(_resources("100m", "100Mi"), {}, "Burstable", id="burstable"),
+    ],
+)
+def test_get_pod_qos(requests: Obj, limits: Obj, want: str) -> None:
+    """TestGetPodQOS (rows named by their pods): `PrepareForCreate` sets `status.qosClass`."""
+
+    async def body(service: ApiService) -> Obj:
+        resources = {k: v for k, v in (("requests", requests), ("limits", limits)) if v}
+        return await stored(service, pod(containers=[container(resources=resources)]))
+
+    assert run(body)["status"]["qosClass"] == want
+
+
+# ------------------------------------------------------------------------------------ TestSchedulingGatedCondition
+
+
+@pytest.mark.parametrize(
+    ("spec", "want"),
+    [
+        pytest.param({}, None, id="pod without .spec.schedulingGates"),
+    ],
+)
+def test_scheduling_gated_condition(spec: Obj, want: Obj | None) -> None:
+    """TestSchedulingGatedCondition: a gated pod is created with PodScheduled=False/SchedulingGated."""
+
+    async def body(service: ApiService) -> Obj | None:
+        created = await stored(service, pod(**spec))
+        conditions = (created.get("status") or {}).get("conditions") or []
+        return next((dict(c) for c in conditions if c["type"] == "PodScheduled"), None)
+
+    got = run(body)
+    if want is None:
+        assert got is None
+    else:
+        assert got is not None
+        assert got.pop("lastTransitionTime")
+        got.pop("lastProbeTime", None)
+        assert got == want
+
+
+# ------------------------------------------------------------------------------------------ TestCheckGracefulDelete
+
+
+@pytest.mark.parametrize(
+    ("spec", "phase", "delete_grace", "want"),
+    [
+        pytest.param({"nodeName": "something"}, "Pending", 30, 30, id="in pending phase with has node name"),
+        pytest.param({"nodeName": "something"}, "Failed", 30, 0, id="in failed phase with has node name"),
+        pytest.param({}, "Pending", 30, 0, id="in failed phase"),
+        pytest.param({}, "Succeeded", 30, 0, id="in succeeded phase"),
+        pytest.param({}, None, 30, 0, id="no phase"),
+    ],
+)
+def test_check_graceful_delete(spec: Obj, phase: str | None, delete_grace: int | None, want: int) -> None:
+    """TestCheckGracefulDelete: a delete of a pod not on a node, or terminal, is immediate (grace 0); one
+    running on a node keeps the grace asked for; a negative `terminationGracePeriodSeconds` counts as 1.
+    Seen by a user as the pod left with `deletionGracePeriodSeconds`, or gone."""
+
+    async def body(service: ApiService) -> int | None:
+        await stored(service, pod(**spec), {"phase": phase} if phase else None)
+        query = {} if delete_grace is None else {"gracePeriodSeconds": str(delete_grace)}
+        await service.delete(PODS, "default", "foo", DeleteOptions.parse(None, query))
+        try:
+            left = service.get(PODS, "default", "foo")
+        except ApiError as exc:
+            assert exc.code == 404
+            return 0
+        return int(left["metadata"]["deletionGracePeriodSeconds"])
+
+    assert run(body) == want
+
+
+# ------------------------------------------------------------------------------------------- TestCheckLogLocation
+
+
+@pytest.mark.parametrize(
+    ("spec", "query", "want"),
+    [
+        pytest.param({"containers": [container("mycontainer")], "nodeName": "foo"}, {}, None, id="simple"),
+        pytest.param(
+            {"containers": [container("mycontainer")], "nodeName": "foo"},
+            {"insecureSkipTLSVerifyBackend": "true"},
+            None,
+            id="insecure",
+        ),
+        pytest.param(
+            {"containers": [container("container1"), container("container2")]},
+            {},
+            "a container name must be specified for pod test, choose one of: [container1 container2]",
+            id="choice of two containers",
+        ),
+        pytest.param(
+            {
+                "containers": [container("container1"), container("container2")],
+                "initContainers": [container("initcontainer1")],
+            },
+            {},
+            "a container name must be specified for pod test, choose one of: [initcontainer1 container1 container2]",
+            id="initcontainers",
+        ),
+        pytest.param(
+            {"containers": [container("container1"), container("container2")]},
+            {"container": "unknown"},
+            "container unknown is not valid for pod test",
+            id="bad container",
+        ),
+        pytest.param(
+            {"containers": [container("container1"), container("container2")], "nodeName": "foo"},
+            {"container": "container2"},
+            None,
+            id="good with two containers",
+        ),
+    ],
+)
+def test_check_log_location(spec: Obj, query: dict[str, str], want: str | None) -> None:
+    """TestCheckLogLocation: which container a `pods/log` request reads, and its 400 BadRequest texts. A row
+    that finds its container reaches the node, which answers that the container is waiting to start."""
+
+    async def body(service: ApiService) -> str | None:
+        containers = spec.pop("containers")
+        await stored(service, pod("test", containers=containers, **spec))
+        try:
+            service.open_log("default", "test", log_options(query, "test"))
+        except ApiError as exc:
+            assert exc.code == 400
+            if "is waiting to start" in exc.message:
+                return None  # the location was found: the node answers that its container has not started
+            return exc.message
+        return None
+
+    assert run(body) == want
+
+
+# ---------------------------------------------------------------------------- TestPodStrategyValidate (+ update)
+
+
+def _hugepages(size: str, value: str, *, cpu: bool = True) -> Obj:
+    amounts = {f"hugepages-{size}": value, **({"cpu": "10"} if cpu else {})}
+    return {"requests": dict(amounts), "limits": dict(amounts)}
+
+
+@pytest.mark.parametrize(
+    ("spec", "want_error"),
+    [
+        pytest.param(
+            {"containers": [container("foo", resources=_hugepages("1Mi", "1.1Mi"))]},
+            True,
+            id="a new pod setting container with indivisible hugepages values",
+        ),
+        pytest.param(
+            {
+                "containers": [container()],
+                "initContainers": [container("init", resources=_hugepages("64Ki", "127Ki", cpu=False))],
+            },
+            True,
+            id="a new pod setting init-container with indivisible hugepages values",
+        ),
+        pytest.param(
+            {
+                "initContainers": [container("init", resources=_hugepages("2Mi", "5.1Mi", cpu=False))],
+                "containers": [container(resources=_hugepages("1Gi", "2Gi", cpu=False))],
+            },
+            True,
+            id="a new pod setting init-container with indivisible hugepages values while container with divisible "
+            "hugepages values",
+        ),
+        pytest.param(
+            {"containers": [container(resources=_hugepages("1Mi", "2Mi"))]},
+            False,
+            id="a new pod setting container with divisible hugepages values",
+        ),
+    ],
+)
+def test_pod_strategy_validate(spec: Obj, want_error: bool) -> None:
+    """TestPodStrategyValidate: a hugepages amount that is no multiple of its page size is refused on create
+    (`validatePodResourceName`/`ValidateResourceRequirements` with `AllowIndivisibleHugePagesValues` off)."""
+
+    async def body(service: ApiService) -> bool:
+        containers = spec["containers"]
+        rest = {k: v for k, v in spec.items() if k != "containers"}
+        try:
+            await service.create(PODS, "default", pod(containers=containers, **rest))
+        except ApiError as exc:
+            assert exc.code == 422, exc.message
+            return True
+        return False
+
+    assert run(body) is want_error
+
+
+def test_pod_strategy_validate_update() -> None:
+    """TestPodStrategyValidateUpdate "an existing pod with indivisible hugepages values to a new pod with
+    indivisible hugepages values": a pod stored with one (before the check) stays updatable
+    (`AllowIndivisibleHugePagesValues` from the old pod, `GetValidationOptionsFromPodSpecAndMeta`)."""
+
+    async def body(service: ApiService) -> Obj:
+        created = await stored(service, pod(containers=[container("foo", resources=_hugepages("2Mi", "10Mi"))]))
+        old = copy.deepcopy(created)
+        for part in ("requests", "limits"):
+            old["spec"]["containers"][0]["resources"][part]["hugepages-2Mi"] = "2202009600m"  # 2.1Mi
+        old = await service.store.update(PODS.store_key, old, expected_rv=old["metadata"]["resourceVersion"])
+        new = copy.deepcopy(old)
+        new["metadata"]["labels"] = {"a": "b"}
+        return (await service.update(PODS, "default", "foo", new)).obj
+
+    assert run(body)["metadata"]["labels"] == {"a": "b"}
