@@ -140,6 +140,16 @@ def test_get_pod_qos(requests: Obj, limits: Obj, want: str) -> None:
     ("spec", "want"),
     [
         pytest.param({}, None, id="pod without .spec.schedulingGates"),
+        pytest.param(
+            {"schedulingGates": [{"name": "foo"}]},
+            {
+                "type": "PodScheduled",
+                "status": "False",
+                "reason": "SchedulingGated",
+                "message": "Scheduling is blocked due to non-empty scheduling gates",
+            },
+            id="pod with .spec.schedulingGates",
+        ),
     ],
 )
 def test_scheduling_gated_condition(spec: Obj, want: Obj | None) -> None:

@@ -195,10 +195,25 @@ def _qos_class(pod: Obj) -> str:
     return "Guaranteed" if guaranteed else "Burstable"
 
 
-def _initial_status(r: Resource, obj: Obj) -> Any:
-    """The status an object starts with, as each strategy's PrepareForCreate sets it."""
+def _initial_status(r: Resource, obj: Obj, now: str) -> Any:
+    """The status an object starts with, as each strategy's PrepareForCreate sets it; a pod with scheduling
+    gates starts PodScheduled=False, reason SchedulingGated (`applySchedulingGatedCondition`,
+    pkg/registry/core/pod/strategy.go), which `kubectl get` shows as its STATUS."""
     if r.kind == "Pod":
-        return {"phase": "Pending", "qosClass": _qos_class(obj)}
+        status: Obj = {"phase": "Pending", "qosClass": _qos_class(obj)}
+        spec = obj.get("spec")
+        if type(spec) is dict and spec.get("schedulingGates"):
+            status["conditions"] = [
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": now,
+                    "reason": "SchedulingGated",
+                    "message": "Scheduling is blocked due to non-empty scheduling gates",
+                }
+            ]
+        return status
     if r.kind == "Namespace":
         return {"phase": "Active"}
     if r.kind in ("Node",):
@@ -567,7 +582,7 @@ class ApiService:
         if r.tracks_generation:
             meta["generation"] = 1
         if r.has_status:
-            obj["status"] = _initial_status(r, obj)
+            obj["status"] = _initial_status(r, obj, self.now())
         decoded: Obj | None = None
         if r.kind == "Job":
             prepare = _core_job_prepare()
