@@ -181,6 +181,13 @@ def test_scheduling_gated_condition(spec: Obj, want: Obj | None) -> None:
         pytest.param({}, "Pending", 30, 0, id="in failed phase"),
         pytest.param({}, "Succeeded", 30, 0, id="in succeeded phase"),
         pytest.param({}, None, 30, 0, id="no phase"),
+        pytest.param(
+            {"nodeName": "something", "terminationGracePeriodSeconds": -1},
+            None,
+            None,
+            1,
+            id="has negative grace period",
+        ),
     ],
 )
 def test_check_graceful_delete(spec: Obj, phase: str | None, delete_grace: int | None, want: int) -> None:

@@ -1137,6 +1137,8 @@ class ApiService:
                 grace = 30
             if not spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
                 grace = 0
+            if grace < 0:  # the pod's own negative terminationGracePeriodSeconds too (CheckGracefulDelete)
+                grace = 1
         if grace == 0 and not meta.get("finalizers"):
             # `pod` is this attempt's own read (`_guaranteed`), used for nothing after: the store stamps it.
             gone = await self.store.delete(r.store_key, meta.get("namespace", ""), meta["name"], last=pod)
