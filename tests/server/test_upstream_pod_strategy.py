@@ -343,3 +343,179 @@ def test_pod_strategy_validate_update() -> None:
         return (await service.update(PODS, "default", "foo", new)).obj
 
     assert run(body)["metadata"]["labels"] == {"a": "b"}
+
+
+# ------------------------------------------------------------------- storage_test.go: pods/binding (BindingREST)
+
+
+def binding(name: str = "foo", target: Obj | None = None, **meta: Any) -> Obj:
+    return {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": name, **meta},
+        "target": {"name": "machine"} if target is None else target,
+    }
+
+
+@pytest.mark.parametrize(
+    ("body", "url_name", "want"),
+    [
+        pytest.param(binding(target={}), "foo", (500, "target.name: Required value"), id="noName"),
+        pytest.param(
+            binding(target={}),
+            "foobadNameInURL",
+            (400, "name in URL does not match name in Binding object"),
+            id="badNameInURL",
+        ),
+        pytest.param(
+            binding(target={"name": "machine1", "kind": "unknown"}),
+            "foo",
+            (500, 'target.kind: Unsupported value: "unknown": supported values: "Node", "<empty>"'),
+            id="badKind",
+        ),
+        pytest.param(binding(target={"name": "machine2"}), "foo", "machine2", id="emptyKind"),
+        pytest.param(binding(target={"name": "machine3", "kind": "Node"}), "foo", "machine3", id="kindNode"),
+    ],
+)
+def test_etcd_create_binding(body: Obj, url_name: str, want: str | tuple[int, str]) -> None:
+    """TestEtcdCreateBinding: `BindingREST.Create` refuses a name other than the URL's (400) and what
+    `ValidatePodBinding` refuses — returned as a plain aggregate error, which the API server answers as 500
+    with reason Unknown and the errors as message (`ErrorToAPIStatus`); a good binding sets `spec.nodeName`."""
+
+    async def body_(service: ApiService) -> str | tuple[int, str]:
+        await stored(service, pod())
+        try:
+            await service.bind("default", url_name, copy.deepcopy(body))
+        except ApiError as exc:
+            return exc.code, exc.message
+        return str(service.get(PODS, "default", "foo")["spec"]["nodeName"])
+
+    assert run(body_) == want
+
+
+def test_etcd_create_with_containers_not_found() -> None:
+    """TestEtcdCreateWithContainersNotFound: the binding's annotations are copied onto the pod."""
+
+    async def body(service: ApiService) -> Obj:
+        await stored(service, pod())
+        await service.bind("default", "foo", binding(annotations={"label1": "value1"}))
+        return service.get(PODS, "default", "foo")
+
+    assert run(body)["metadata"]["annotations"] == {"label1": "value1"}
+
+
+def test_etcd_create_with_conflict() -> None:
+    """TestEtcdCreateWithConflict: a second binding of a bound pod is 409 Conflict."""
+
+    async def body(service: ApiService) -> ApiError:
+        await stored(service, pod())
+        await service.bind("default", "foo", binding(annotations={"label1": "value1"}))
+        with pytest.raises(ApiError) as info:
+            await service.bind("default", "foo", binding(annotations={"label1": "value1"}))
+        return info.value
+
+    error = run(body)
+    assert (error.code, error.reason) == (409, "Conflict")
+    assert (
+        error.message
+        == 'Operation cannot be fulfilled on pods/binding "foo": pod foo is already assigned to node "machine"'
+    )
+
+
+@pytest.mark.parametrize(
+    ("gates", "want"),
+    [
+        pytest.param(
+            [{"name": "foo"}, {"name": "bar"}],
+            'Operation cannot be fulfilled on pods/binding "foo": pod foo has non-empty .spec.schedulingGates',
+            id="pod with non-nil schedulingGates",
+        ),
+        pytest.param(None, None, id="pod with nil schedulingGates"),
+    ],
+)
+def test_etcd_create_with_scheduling_gates(gates: list[Obj] | None, want: str | None) -> None:
+    """TestEtcdCreateWithSchedulingGates: a gated pod cannot be bound (409, the upstream error text)."""
+
+    async def body(service: ApiService) -> str | None:
+        await stored(service, pod(**({"schedulingGates": gates} if gates else {})))
+        try:
+            await service.bind("default", "foo", binding())
+        except ApiError as exc:
+            assert exc.code == 409
+            return exc.message
+        return None
+
+    assert run(body) == want
+
+
+@pytest.mark.parametrize(
+    ("uid", "rv", "ok"),
+    [
+        pytest.param("origin", "origin", True, id="originUID-originResourceVersion"),
+        pytest.param("origin", "empty", True, id="originUID-emptyResourceVersion"),
+        pytest.param("origin", "changed", False, id="originUID-changedResourceVersion"),
+        pytest.param("empty", "origin", True, id="emptyUID-originResourceVersion"),
+        pytest.param("empty", "empty", True, id="emptyUID-emptyResourceVersion"),
+        pytest.param("empty", "changed", False, id="emptyUID-changedResourceVersion"),
+        pytest.param("changed", "origin", False, id="changedUID-originResourceVersion"),
+        pytest.param("changed", "empty", False, id="changedUID-emptyResourceVersion"),
+        pytest.param("changed", "changed", False, id="changedUID-changedResourceVersion"),
+    ],
+)
+def test_etcd_create_binding_with_uid_and_resource_version(uid: str, rv: str, ok: bool) -> None:
+    """TestEtcdCreateBindingWithUIDAndResourceVersion: the binding's uid and resourceVersion are preconditions
+    on the pod (`setPodNodeAndMetadata`): either differing is 409 Conflict and leaves the pod unbound."""
+
+    def pick(how: str, value: str) -> str:
+        return {"origin": value, "empty": "", "changed": value + "-changed"}[how]
+
+    async def body(service: ApiService) -> tuple[int | None, str]:
+        created = await stored(service, pod())
+        meta = created["metadata"]
+        code = None
+        try:
+            await service.bind(
+                "default",
+                "foo",
+                binding(
+                    target={"name": "machine", "kind": "Node"},
+                    uid=pick(uid, meta["uid"]),
+                    resourceVersion=pick(rv, meta["resourceVersion"]),
+                ),
+            )
+        except ApiError as exc:
+            code = exc.code
+        return code, str(service.get(PODS, "default", "foo")["spec"].get("nodeName", ""))
+
+    assert run(body) == ((None, "machine") if ok else (409, ""))
+
+
+def test_etcd_create_binding_no_pod() -> None:
+    """TestEtcdCreateBindingNoPod: binding a pod that does not exist is 404 NotFound."""
+
+    async def body(service: ApiService) -> ApiError:
+        with pytest.raises(ApiError) as info:
+            await service.bind("default", "foo", binding())
+        return info.value
+
+    error = run(body)
+    assert (error.code, error.message) == (404, 'pods "foo" not found')
+
+
+def test_binding_precondition_failure_is_the_storage_layers_conflict() -> None:
+    """A binding whose uid differs from the pod's: the 409 kube-apiserver words from the storage layer's
+    invalid-object error (`Preconditions.Check`, `InterpretUpdateError`), a Conflict on `pods`."""
+
+    async def body(service: ApiService) -> tuple[str, Obj]:
+        uid = (await stored(service, pod()))["metadata"]["uid"]
+        with pytest.raises(ApiError) as info:
+            await service.bind("default", "foo", binding(uid="other"))
+        return info.value.message.replace(uid, "<uid>"), info.value.details or {}
+
+    message, details = run(body)
+    assert message == (
+        'Operation cannot be fulfilled on pods "foo": StorageError: invalid object, Code: 4, Key: '
+        "/registry/pods/default/foo, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in "
+        "precondition: other, UID in object meta: <uid>"
+    )
+    assert details == {"name": "foo", "kind": "pods"}

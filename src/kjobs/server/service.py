@@ -1288,9 +1288,13 @@ class ApiService:
     # ------------------------------------------------------------------------------------------- pod subresources
 
     async def bind(self, namespace: str, name: str, body: Any, *, dry_run: bool = False, typed: bool = False) -> Result:
-        """POST pods/{name}/binding: set `spec.nodeName` (409 when already bound); a `dry_run` checks all and
-        writes nothing (pkg/registry/core/pod/storage `BindingREST.Create` passes `dryRun` to `assignPod`). A
-        `typed` body (kjobs' own scheduler's, see `_decode_check`) skips the decoder's type check."""
+        """POST pods/{name}/binding, as `BindingREST.Create` (pkg/registry/core/pod/storage/storage.go): the
+        Binding names the pod of the URL (else 400); `ValidatePodBinding` comes back as a plain error, which the
+        API server answers 500 with the errors as message (`ErrorToAPIStatus`); its uid and resourceVersion are
+        preconditions on the pod; `setPodNodeAndMetadata` refuses a pod being deleted, already bound or with
+        scheduling gates (409), and sets `spec.nodeName`, the binding's annotations and PodScheduled=True. A
+        `dry_run` checks all and writes nothing; a `typed` body (kjobs' own scheduler's, see `_decode_check`)
+        skips the decoder's type check."""
         pods = lookup("", "v1", "pods")
         assert pods is not None
         if not isinstance(body, dict):
@@ -1299,43 +1303,43 @@ class ApiService:
         mistyped = None if typed else first_type_error(body, "Binding", group="")
         if mistyped is not None:
             raise bad_request(f'Binding in version "v1" cannot be handled as a Binding: {mistyped}')
-        target = (body.get("target") or {}).get("name")
-        want_uid = (body.get("metadata") or {}).get("uid")
-        if not target:
-            raise invalid("Binding", name, [FieldError("target.name", ErrorType.FieldValueRequired, "")])
+        meta = body.get("metadata") or {}
+        if meta.get("name", "") != name:
+            raise bad_request("name in URL does not match name in Binding object")
+        target = body.get("target") or {}
+        problems = []
+        if target.get("kind") not in (None, "", "Node"):
+            problems.append(f'target.kind: Unsupported value: "{target["kind"]}": supported values: "Node", "<empty>"')
+        if not target.get("name"):
+            problems.append("target.name: Required value")
+        if problems:  # an aggregate, not a StatusError: 500, reason "" (StatusReasonUnknown)
+            raise ApiError(500, "", problems[0] if len(problems) == 1 else f"[{', '.join(problems)}]")
         pod = self._get_or_404(pods, namespace, name, shared=True)  # read-only: `new` is built beside it
-        have_uid = (pod.get("metadata") or {}).get("uid", "")
-        if want_uid and want_uid != have_uid:  # the binding's UID is a precondition (assignPod)
-            raise ApiError(
+        pod_meta = pod.get("metadata") or {}
+        self._check_binding_preconditions(namespace, name, pod_meta, meta)
+
+        def refused(why: str) -> ApiError:
+            return ApiError(
                 409,
                 "Conflict",
-                f'Operation cannot be fulfilled on pods/binding "{name}": Precondition failed: UID in precondition: '
-                f"{want_uid}, UID in object meta: {have_uid}",
+                f'Operation cannot be fulfilled on pods/binding "{name}": {why}',
                 details={"name": name, "kind": "pods/binding"},
             )
+
+        if pod_meta.get("deletionTimestamp"):
+            raise refused(f"pod {name} is being deleted, cannot be assigned to a host")
         node = (pod.get("spec") or {}).get("nodeName")
         if node:
-            raise ApiError(
-                409,
-                "Conflict",
-                f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} '
-                f'is already assigned to node "{node}"',
-                details={"name": name, "kind": "pods/binding"},
-            )
-        if (pod.get("metadata") or {}).get("deletionTimestamp"):
-            raise ApiError(
-                409,
-                "Conflict",
-                f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} '
-                "is being deleted, cannot be assigned to a host",
-                details={"name": name, "kind": "pods/binding"},
-            )
+            raise refused(f'pod {name} is already assigned to node "{node}"')
+        if (pod.get("spec") or {}).get("schedulingGates"):
+            raise refused(f"pod {name} has non-empty .spec.schedulingGates")
         status = pod.get("status") or {}
         conditions = list(status.get("conditions") or [])
+        annotations = {**(pod_meta.get("annotations") or {}), **(meta.get("annotations") or {})}
         new = {
             **pod,
-            "metadata": dict(pod.get("metadata") or {}),
-            "spec": {**(pod.get("spec") or {}), "nodeName": target},
+            "metadata": {**pod_meta, **({"annotations": annotations} if annotations else {})},
+            "spec": {**(pod.get("spec") or {}), "nodeName": target["name"]},
             "status": {**status, "conditions": conditions},
         }
         # As setPodNodeAndMetadata: binding also sets PodScheduled=True, replacing an Unschedulable condition.
@@ -1347,8 +1351,27 @@ class ApiService:
             kept = conditions[index].get("status") == "True" and conditions[index].get("lastTransitionTime")
             conditions[index] = dict(scheduled, lastTransitionTime=kept or self.now())
         if not dry_run:
-            await self.store.update("pods", new, expected_rv=pod["metadata"].get("resourceVersion"))
+            await self.store.update("pods", new, expected_rv=pod_meta.get("resourceVersion"))
         return Result({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201)
+
+    @staticmethod
+    def _check_binding_preconditions(namespace: str, name: str, pod_meta: Obj, binding_meta: Obj) -> None:
+        """The binding's uid and resourceVersion as `storage.Preconditions` on the pod: a mismatch is the storage
+        layer's invalid-object error, which `InterpretUpdateError` makes a 409 Conflict on pods."""
+        checks = (
+            ("UID", binding_meta.get("uid"), pod_meta.get("uid", "")),
+            ("ResourceVersion", binding_meta.get("resourceVersion"), pod_meta.get("resourceVersion", "")),
+        )
+        for what, want, have in checks:
+            if want and want != have:
+                raise ApiError(
+                    409,
+                    "Conflict",
+                    f'Operation cannot be fulfilled on pods "{name}": StorageError: invalid object, Code: 4, '
+                    f"Key: /registry/pods/{namespace}/{name}, ResourceVersion: 0, AdditionalErrorMsg: "
+                    f"Precondition failed: {what} in precondition: {want}, {what} in object meta: {have}",
+                    details={"name": name, "kind": "pods"},
+                )
 
     async def evict(self, namespace: str, name: str, body: Any, *, dry_run: bool = False) -> Result:
         """POST pods/{name}/eviction: the disruption-budget check-and-decrement, then condition + delete.
