@@ -357,8 +357,9 @@ def _indivisible_hugepages(spec: Obj) -> list[tuple[str, str, Quantity]]:
         for i, container in enumerate(containers if type(containers) is list else []):
             resources = container.get("resources") if type(container) is dict else None
             for part in ("limits", "requests"):
-                amounts = resources.get(part) if type(resources) is dict else None
-                for name in sorted(amounts) if type(amounts) is dict else ():
+                raw = resources.get(part) if type(resources) is dict else None
+                amounts: Obj = raw if type(raw) is dict else {}
+                for name in sorted(amounts):
                     if not _is_hugepages(name) or type(amounts[name]) not in (str, int, float):
                         continue
                     try:
