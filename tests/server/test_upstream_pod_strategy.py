@@ -345,6 +345,87 @@ def test_pod_strategy_validate_update() -> None:
     assert run(body)["metadata"]["labels"] == {"a": "b"}
 
 
+# ------------------------------------------------------------------------------------------ Test_mutatePodAffinity
+
+_ASIA = {"matchLabels": {"region": "Asia"}}
+_MERGED = {
+    "matchLabels": {"region": "Asia"},
+    "matchExpressions": [
+        {"key": "country", "operator": "In", "values": ["Japan"]},
+        {"key": "city", "operator": "NotIn", "values": ["Kyoto"]},
+    ],
+}
+
+
+def _term(selector: Obj | None, match: list[str] | None = None, mismatch: list[str] | None = None) -> Obj:
+    term: Obj = {"topologyKey": "kubernetes.io/hostname"}
+    if selector is not None:
+        term["labelSelector"] = selector
+    if match:
+        term["matchLabelKeys"] = match
+    if mismatch:
+        term["mismatchLabelKeys"] = mismatch
+    return term
+
+
+def _both_kinds(required: Obj, preferred: Obj | None = None) -> Obj:
+    terms: Obj = {"requiredDuringSchedulingIgnoredDuringExecution": [required]}
+    if preferred is not None:
+        terms["preferredDuringSchedulingIgnoredDuringExecution"] = [{"weight": 1, "podAffinityTerm": preferred}]
+    return terms
+
+
+@pytest.mark.parametrize(
+    ("affinity", "want"),
+    [
+        pytest.param(
+            {
+                "podAffinity": _both_kinds(_term(_ASIA, ["country"], ["city"]), _term(_ASIA, ["country"], ["city"])),
+                "podAntiAffinity": _both_kinds(
+                    _term(_ASIA, ["country"], ["city"]), _term(_ASIA, ["country"], ["city"])
+                ),
+            },
+            {
+                "podAffinity": _both_kinds(
+                    _term(_MERGED, ["country"], ["city"]), _term(_MERGED, ["country"], ["city"])
+                ),
+                "podAntiAffinity": _both_kinds(
+                    _term(_MERGED, ["country"], ["city"]), _term(_MERGED, ["country"], ["city"])
+                ),
+            },
+            id="matchLabelKeys are merged into labelSelector with In and mismatchLabelKeys are merged with NotIn",
+        ),
+        pytest.param(
+            {"podAffinity": _both_kinds(_term(_ASIA, ["city", "not-found"]))},
+            {
+                "podAffinity": _both_kinds(
+                    _term(
+                        {**_ASIA, "matchExpressions": [{"key": "city", "operator": "In", "values": ["Kyoto"]}]},
+                        ["city", "not-found"],
+                    )
+                )
+            },
+            id="keys, which are not found in Pod labels, are ignored",
+        ),
+        pytest.param(
+            {"podAffinity": _both_kinds(_term(None, ["country"], ["city"]))},
+            {"podAffinity": _both_kinds(_term(None, ["country"], ["city"]))},
+            id="matchLabelKeys is ignored if the labelSelector is nil",
+        ),
+    ],
+)
+def test_mutate_pod_affinity(affinity: Obj, want: Obj) -> None:
+    """Test_mutatePodAffinity: on create, `matchLabelKeys`/`mismatchLabelKeys` of pod (anti-)affinity terms
+    become In/NotIn requirements with the pod's own label values (`MatchLabelKeysInPodAffinity`, on in v1.32)."""
+
+    async def body(service: ApiService) -> Obj:
+        created = pod(affinity=copy.deepcopy(affinity))
+        created["metadata"]["labels"] = {"country": "Japan", "city": "Kyoto"}
+        return (await stored(service, created))["spec"]["affinity"]
+
+    assert run(body) == want
+
+
 # ------------------------------------------------------------------- storage_test.go: pods/binding (BindingREST)
 
 

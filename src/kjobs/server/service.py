@@ -195,6 +195,55 @@ def _qos_class(pod: Obj) -> str:
     return "Guaranteed" if guaranteed else "Burstable"
 
 
+def _merge_affinity_label_keys(pod: Obj) -> Obj:
+    """`mutatePodAffinity` (pkg/registry/core/pod/strategy.go, `MatchLabelKeysInPodAffinity`, on since v1.31):
+    on create, each pod (anti-)affinity term's `matchLabelKeys` become `In` and its `mismatchLabelKeys` `NotIn`
+    requirements of its labelSelector, with this pod's values of those labels; a key the pod has no label for,
+    and a term without labelSelector (it matches nothing), are left alone. The terms changed are copies: a
+    controller's pod may share them with its template."""
+    spec = pod.get("spec")
+    affinity = spec.get("affinity") if type(spec) is dict else None
+    if type(affinity) is not dict:
+        return pod
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    labels = labels if type(labels) is dict else {}
+
+    def merged(term: Any) -> Any:
+        if type(term) is not dict or type(term.get("labelSelector")) is not dict:
+            return term
+        added = [
+            {"key": key, "operator": operator, "values": [labels[key]]}
+            for field, operator in (("matchLabelKeys", "In"), ("mismatchLabelKeys", "NotIn"))
+            for key in (term.get(field) if type(term.get(field)) is list else [])
+            if type(key) is str and key in labels
+        ]
+        if not added:
+            return term
+        selector = term["labelSelector"]
+        expressions = selector.get("matchExpressions")
+        expressions = list(expressions) if type(expressions) is list else []
+        return {**term, "labelSelector": {**selector, "matchExpressions": expressions + added}}
+
+    new_affinity = dict(affinity)
+    for kind in ("podAffinity", "podAntiAffinity"):
+        terms = affinity.get(kind)
+        if type(terms) is not dict:
+            continue
+        new_terms = dict(terms)
+        preferred = terms.get("preferredDuringSchedulingIgnoredDuringExecution")
+        if type(preferred) is list:
+            new_terms["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                {**w, "podAffinityTerm": merged(w.get("podAffinityTerm"))} if type(w) is dict else w for w in preferred
+            ]
+        required = terms.get("requiredDuringSchedulingIgnoredDuringExecution")
+        if type(required) is list:
+            new_terms["requiredDuringSchedulingIgnoredDuringExecution"] = [merged(t) for t in required]
+        new_affinity[kind] = new_terms
+    if new_affinity == affinity:
+        return pod
+    return {**pod, "spec": {**spec, "affinity": new_affinity}}
+
+
 def _initial_status(r: Resource, obj: Obj, now: str) -> Any:
     """The status an object starts with, as each strategy's PrepareForCreate sets it; a pod with scheduling
     gates starts PodScheduled=False, reason SchedulingGated (`applySchedulingGatedCondition`,
@@ -590,6 +639,8 @@ class ApiService:
                 decoded = obj  # as the request decoded it: what its manager owns (see `_managed`)
                 obj = prepare(obj, uid=meta["uid"])
         obj = self._admit(r, self._default(r, obj), "", create=True)
+        if r.kind == "Pod":
+            obj = _merge_affinity_label_keys(obj)
         if not _meta(obj).get("name"):
             raise invalid(
                 r.kind,
