@@ -202,21 +202,21 @@ def _merge_affinity_label_keys(pod: Obj) -> Obj:
     and a term without labelSelector (it matches nothing), are left alone. The terms changed are copies: a
     controller's pod may share them with its template."""
     spec = pod.get("spec")
-    affinity = spec.get("affinity") if type(spec) is dict else None
-    if type(affinity) is not dict:
+    if not isinstance(spec, dict) or not isinstance(spec.get("affinity"), dict):
         return pod
+    affinity: Obj = spec["affinity"]
     labels = (pod.get("metadata") or {}).get("labels") or {}
     labels = labels if type(labels) is dict else {}
 
     def merged(term: Any) -> Any:
         if type(term) is not dict or type(term.get("labelSelector")) is not dict:
             return term
-        added = [
-            {"key": key, "operator": operator, "values": [labels[key]]}
-            for field, operator in (("matchLabelKeys", "In"), ("mismatchLabelKeys", "NotIn"))
-            for key in (term.get(field) if type(term.get(field)) is list else [])
-            if type(key) is str and key in labels
-        ]
+        added = []
+        for keys_field, operator in (("matchLabelKeys", "In"), ("mismatchLabelKeys", "NotIn")):
+            keys = term.get(keys_field)
+            for key in keys if isinstance(keys, list) else []:
+                if type(key) is str and key in labels:
+                    added.append({"key": key, "operator": operator, "values": [labels[key]]})
         if not added:
             return term
         selector = term["labelSelector"]
