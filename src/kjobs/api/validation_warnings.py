@@ -10,6 +10,7 @@ or repeated name. From the Job and CronJob strategies' `WarningsOnCreate`/`Warni
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from kjobs.api.quantity import QuantityError, parse_quantity
@@ -115,11 +116,17 @@ def _go_port(port: Obj) -> str:
     )
 
 
+_WHOLE_BYTES = re.compile(r"[0-9]+(?:Ki|Mi|Gi|Ti|Pi|Ei|k|M|G|T|P|E)?")
+"""Amounts that are whole bytes by their notation: digits with no fraction and no sub-unit suffix."""
+
+
 def _fractional_bytes(amounts: Any, name: str, path: str) -> list[str]:
     """The "fractional byte value" warning for `amounts[name]` (memory, ephemeral-storage, storage) when it is not
     whole bytes (`MilliValue() % 1000 != 0`, the value rounded up to thousandths)."""
     raw = _dict(amounts).get(name)
-    if type(raw) not in (str, int, float):
+    if type(raw) is int or (type(raw) is str and _WHOLE_BYTES.fullmatch(raw)):
+        return []  # the usual amounts, e.g. `64Mi`, without parsing
+    if type(raw) not in (str, float):
         return []
     try:
         q = parse_quantity(raw)
@@ -305,8 +312,9 @@ def _pod_warnings(meta: Obj, pod_spec: Obj, prefix: str, *, template: bool) -> l
     for i, secret in enumerate(_list(pod_spec.get("imagePullSecrets"))):
         if not _dict(secret).get("name"):
             warnings.append(f'{spath}.imagePullSecrets[{i}].name: invalid empty name ""')
-    for name in ("memory", "ephemeral-storage"):
-        warnings.extend(_fractional_bytes(pod_spec.get("overhead"), name, f"{spath}.overhead"))
+    if pod_spec.get("overhead"):
+        for name in ("memory", "ephemeral-storage"):
+            warnings.extend(_fractional_bytes(pod_spec.get("overhead"), name, f"{spath}.overhead"))
     security = _dict(pod_spec.get("securityContext"))
     if security.get("seccompProfile") is None and _SECCOMP_POD in annotations:
         warnings.append(
@@ -328,9 +336,11 @@ def _pod_warnings(meta: Obj, pod_spec: Obj, prefix: str, *, template: bool) -> l
                 f'{mpath}.annotations[{key}]: deprecated since v1.30; use the "appArmorProfile" field instead'
             )
         resources = _dict(container.get("resources"))
-        for name in ("memory", "ephemeral-storage"):
+        for name in ("memory", "ephemeral-storage") if resources else ():
             for part in ("limits", "requests"):
-                warnings.extend(_fractional_bytes(resources.get(part), name, f"{cpath}.resources.{part}"))
+                amounts = resources.get(part)
+                if type(amounts) is dict and name in amounts:
+                    warnings.extend(_fractional_bytes(amounts, name, f"{cpath}.resources.{part}"))
         env = _list(container.get("env"))
         names: set[Any] = set()
         for i, var in enumerate(env if len(env) > 1 else []):
