@@ -178,7 +178,7 @@ def test_job_pod_on_a_deleted_node_fails_with_disruption_target_and_the_job_igno
         )
         await settle(clock, lambda: len(jobs.pods.list("default")) == 1)
         first = jobs.pods.list("default")[0]["metadata"]["name"]
-        binding = {"apiVersion": "v1", "kind": "Binding", "target": {"name": "doomed"}}
+        binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": first}, "target": {"name": "doomed"}}
         await client.post_subresource(PODS, "default", first, "binding", binding)
         await client.delete(NODES, None, "doomed")
 

@@ -183,7 +183,11 @@ def test_job_pod_on_a_dead_node_is_disrupted_and_the_job_ignores_it() -> None:
         await settle(clock, lambda: len(jobs.pods.list("default")) == 1)
         first = jobs.pods.list("default")[0]["metadata"]["name"]
         await client.post_subresource(
-            PODS, "default", first, "binding", {"apiVersion": "v1", "kind": "Binding", "target": {"name": "bad"}}
+            PODS,
+            "default",
+            first,
+            "binding",
+            {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": first}, "target": {"name": "bad"}},
         )
         beats.alive.discard("bad")
         await settle(clock, lambda: deleting(evictor, first), max_virtual=600)

@@ -71,7 +71,7 @@ class Cluster:
         await self.raw.update(NODES, None, node)
 
     async def bind(self, name: str, node: str) -> None:
-        binding = {"apiVersion": "v1", "kind": "Binding", "target": {"name": node}}
+        binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": name}, "target": {"name": node}}
         await self.raw.post_subresource(PODS, "default", name, "binding", binding)
 
     def patched(self) -> bool:

@@ -21,6 +21,7 @@ from kjobs.node.nodestatus import MachineInfo
 from kjobs.node.observations import Attempt
 from kjobs.node.runtime import PodHandle
 from kjobs.node.sim_runtime import Outcome, SimulatedRuntime
+from kjobs.progress import RunView
 from tests.support import local_api, settle
 
 NODE = "node-1"
@@ -692,3 +693,38 @@ async def test_node_status_events_say_what_changed(node: Node) -> None:
     await settle(node.clock, lambda: node.agent.state.memory_pressure)
     [pressure] = await node.events("NodeHasInsufficientMemory")
     assert pressure["type"] == "Normal"
+
+
+@with_node
+async def test_every_exit_of_an_instant_crash_loop_is_written_before_the_restart_that_hides_it(node: Node) -> None:
+    """A container that fails as it starts restarts at once (the first restart has no back-off): by the agent's
+    status write the second run had ended too, and the write took only the newest status, so no status ever
+    showed the first exit and `kjobs run` said `restarted (restartCount 1)` without its exit code. As with the
+    kubelet, which writes the status of each sync, each exit is now written (state terminated) before the
+    status that shows only a later one; `kjobs run` says every restart with the exit it followed."""
+    codes = [3, 4, 5, 0]
+    node.runtime.outcome = lambda pod, container, attempt: Outcome(duration=0, exit_code=codes[attempt])
+    _, revision = await node.client.list(PODS, "default")
+    versions: list[Obj] = []
+
+    async def watch() -> None:
+        async for event in node.client.watch(PODS, "default", resource_version=revision):
+            versions.append(event.object)
+
+    watching = asyncio.ensure_future(watch())
+    try:
+        await node.create_pod("fast", restartPolicy="OnFailure")
+        await settle(node.clock, lambda: node.phase("fast") == "Succeeded")
+        await asyncio.sleep(0)  # the watch has the last write
+    finally:
+        watching.cancel()
+    job: Obj = {
+        "metadata": {"name": "j"},
+        "spec": {"backoffLimit": 6, "template": {"spec": {"restartPolicy": "OnFailure"}}},
+    }
+    view = RunView(job, show_restarts=True)
+    lines = [line for pod in versions for line in view.update_pod(pod) if "restarted" in line]
+    assert [line.split(" → ")[0] for line in lines] == [
+        f"pod fast container main restarted (after exit code {code}, restartCount {n})"
+        for n, code in enumerate(codes[:-1], start=1)
+    ]

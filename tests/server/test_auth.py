@@ -51,9 +51,63 @@ def test_reads_need_credentials_too(anonymous: httpx.Client, path: str) -> None:
     assert anonymous.get(path).status_code == 401
 
 
-@pytest.mark.parametrize("path", ["/version", "/healthz", "/livez", "/readyz"])
+@pytest.mark.parametrize("path", ["/version", "/version/", "/healthz", "/livez", "/readyz"])
 def test_public_info_stays_open(anonymous: httpx.Client, path: str) -> None:
     assert anonymous.get(path).status_code == 200  # system:public-info-viewer
+
+
+@pytest.mark.parametrize("path", ["/readyz/etcd", "/livez/ping", "/healthz/log", "/readyz/nope"])
+def test_a_single_health_check_is_forbidden_to_anonymous_users(
+    anonymous: httpx.Client, http: httpx.Client, path: str
+) -> None:
+    """kube-apiserver authenticates a request without credentials as `system:anonymous`, whom RBAC's
+    `system:public-info-viewer` lets `get` exactly `/healthz`, `/livez`, `/readyz`, `/version` and `/version/`
+    (plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go): one check under them is 403 (kjobs answered it).
+    The admin still reads it."""
+    response = anonymous.get(path)
+    assert response.status_code == 403
+    assert response.json() == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Failure",
+        "message": f'forbidden: User "system:anonymous" cannot get path "{path}"',
+        "reason": "Forbidden",
+        "details": {},
+        "code": 403,
+    }
+    assert http.get(path).status_code == (404 if path.endswith("nope") else 200)
+
+
+def test_only_get_is_open_to_anonymous_users(anonymous: httpx.Client) -> None:
+    """The rule's verb is `get`; a non-resource request's verb is its method, lower-cased."""
+    response = anonymous.post("/healthz")
+    assert response.status_code == 403
+    assert response.json()["message"] == 'forbidden: User "system:anonymous" cannot post path "/healthz"'
+
+
+def test_a_wrong_credential_on_a_public_path_is_401(anonymous: httpx.Client) -> None:
+    """A credential is checked wherever it is sent: a wrong one is not anonymous."""
+    assert anonymous.get("/healthz", headers={"Authorization": "Bearer wrong"}).status_code == 401
+
+
+def test_the_official_client_without_credentials_is_forbidden_a_single_check(server: Server) -> None:
+    """The Python client (`kubernetes`), configured with the CA and no credential: `/version` and `/readyz`
+    answer, a check under `/readyz` is the 403."""
+    from kubernetes import client
+
+    configuration = client.Configuration()
+    configuration.host = server.url
+    configuration.ssl_ca_cert = str(server.pki.ca_file)
+    with client.ApiClient(configuration) as api:
+        assert client.VersionApi(api).get_code().git_version == "v1.32.0+kjobs"
+        ready = api.call_api("GET", f"{server.url}/readyz")
+        ready.read()
+        assert (ready.status, ready.data) == (200, b"ok")
+        denied = api.call_api("GET", f"{server.url}/readyz/etcd")
+        denied.read()
+    assert denied.status == 403
+    assert orjson.loads(denied.data)["message"] == 'forbidden: User "system:anonymous" cannot get path "/readyz/etcd"'
 
 
 def test_the_admin_certificate_or_the_token_is_accepted(server: Server, anonymous: httpx.Client) -> None:

@@ -30,7 +30,7 @@ def test_metadata_status_and_binding_writes_leave_the_shared_object_they_read_un
             ),
             lambda: client.patch(PODS, "default", "p", {"status": {"phase": "Running"}}, subresource="status"),
             lambda: client.post_subresource(
-                PODS, "default", "p", "binding", {"target": {"kind": "Node", "name": "n1"}}
+                PODS, "default", "p", "binding", {"metadata": {"name": "p"}, "target": {"kind": "Node", "name": "n1"}}
             ),
             lambda: client.patch(PODS, "default", "p", {"metadata": {"finalizers": None}}),
         ]

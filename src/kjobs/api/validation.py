@@ -60,7 +60,7 @@ from kjobs.api.validation_meta import (
     validate_object_meta,
     validate_object_meta_update,
 )
-from kjobs.api.validation_pod import validate_pod, validate_pod_template_spec
+from kjobs.api.validation_pod import uses_indivisible_hugepages, validate_pod, validate_pod_template_spec
 from kjobs.api.validation_pod_update import validate_pod_update
 
 __all__ = [
@@ -443,8 +443,11 @@ def _validate_success_policy(policy: Obj, completions: int | None, path: str, er
                 )
 
 
-def validate_job_spec_fields(spec: Obj, path: str, errs: Errors, features: FeatureGates) -> None:
-    """Kubernetes' `validateJobSpec` (everything but the selector)."""
+def validate_job_spec_fields(
+    spec: Obj, path: str, errs: Errors, features: FeatureGates, *, allow_indivisible_hugepages: bool = False
+) -> None:
+    """Kubernetes' `validateJobSpec` (everything but the selector); `allow_indivisible_hugepages`: the stored
+    template has such an amount (`GetValidationOptionsFromPodTemplate`)."""
     parallelism = get_int(spec, "parallelism", f"{path}.parallelism", errs)
     completions = get_int(spec, "completions", f"{path}.completions", errs)
     deadline = get_int(spec, "activeDeadlineSeconds", f"{path}.activeDeadlineSeconds", errs, bits=64)
@@ -562,7 +565,13 @@ def validate_job_spec_fields(spec: Obj, path: str, errs: Errors, features: Featu
             errs.append(not_supported(f"{path}.podReplacementPolicy", replacement, _REPLACEMENT_POLICIES))
     template = get_obj(spec, "template", f"{path}.template", errs)
     template_errs: Errors = []
-    validate_pod_template_spec(template, f"{path}.template", template_errs, features=features)
+    validate_pod_template_spec(
+        template,
+        f"{path}.template",
+        template_errs,
+        features=features,
+        allow_indivisible_hugepages=allow_indivisible_hugepages,
+    )
     errs.extend(template_errs)
     template_spec = template.get("spec") if template else None
     restart = template_spec.get("restartPolicy") if type(template_spec) is dict else None
@@ -601,10 +610,16 @@ def _selector_usable(selector: Any) -> bool:
 
 
 def _validate_job_spec(
-    spec: Obj, path: str, errs: Errors, features: FeatureGates, *, allow_invalid_label_value: bool = False
+    spec: Obj,
+    path: str,
+    errs: Errors,
+    features: FeatureGates,
+    *,
+    allow_invalid_label_value: bool = False,
+    allow_indivisible_hugepages: bool = False,
 ) -> None:
     """Kubernetes' `ValidateJobSpec`: the fields, the selector, and selector-matches-template."""
-    validate_job_spec_fields(spec, path, errs, features)
+    validate_job_spec_fields(spec, path, errs, features, allow_indivisible_hugepages=allow_indivisible_hugepages)
     if spec.get("selector") is None:
         errs.append(FieldError(f"{path}.selector", Required))
         selector = None
@@ -796,7 +811,15 @@ def validate_job_update(
     # A stored selector with a value that is no longer a valid label value stays updatable
     # (pkg/registry/batch/job/strategy.go validationOptionsForJob: AllowInvalidLabelValueInSelector).
     allow_invalid = selector_has_invalid_label_value(old_spec.get("selector"))
-    _validate_job_spec(spec, "spec", errs, features, allow_invalid_label_value=allow_invalid)
+    old_template = _dict_or_empty(old_spec.get("template"))
+    _validate_job_spec(
+        spec,
+        "spec",
+        errs,
+        features,
+        allow_invalid_label_value=allow_invalid,
+        allow_indivisible_hugepages=uses_indivisible_hugepages(old_template.get("spec")),
+    )
     _validate_completions_update(spec, old_spec, allow_elastic_indexed_jobs, errs)
     selector = spec.get("selector")
     shown = Raw(label_selector_json(selector)) if selector is not None else None

@@ -336,6 +336,56 @@ def _validate_resources(resources: Obj | None, path: str, errs: Errors) -> None:
         errs.append(FieldError(path, Forbidden, "HugePages require cpu or memory"))
 
 
+def _hugepages_divisible(name: str, q: Quantity) -> bool:
+    """`IsHugePageResourceValueDivisible` (pkg/apis/core/helper): the amount, rounded up to whole bytes, is a
+    multiple of the page size the name gives; an unparsable or fractional page size divides nothing."""
+    try:
+        page = parse_quantity(name[len("hugepages-") :])
+    except QuantityError:
+        return False
+    if page.value <= 0 or page.milli_value() % 1000 != 0:
+        return False
+    return q.int_value() % page.int_value() == 0
+
+
+def _indivisible_hugepages(spec: Obj) -> list[tuple[str, str, Quantity]]:
+    """(path, resource name, amount) of every hugepages request or limit no multiple of its page size, in the
+    order `ValidatePodSpec` meets them (containers, then init containers)."""
+    found: list[tuple[str, str, Quantity]] = []
+    for key in ("containers", "initContainers", "ephemeralContainers"):
+        containers = spec.get(key)
+        for i, container in enumerate(containers if type(containers) is list else []):
+            resources = container.get("resources") if type(container) is dict else None
+            for part in ("limits", "requests"):
+                raw = resources.get(part) if type(resources) is dict else None
+                amounts: Obj = raw if type(raw) is dict else {}
+                for name in sorted(amounts):
+                    if not _is_hugepages(name) or type(amounts[name]) not in (str, int, float):
+                        continue
+                    try:
+                        q = parse_quantity(amounts[name])
+                    except QuantityError:
+                        continue  # refused as a quantity already
+                    if not _hugepages_divisible(name, q):
+                        found.append((f"{key}[{i}].resources.{part}[{name}]", name, q))
+    return found
+
+
+def uses_indivisible_hugepages(spec: Any) -> bool:
+    """`usesIndivisibleHugePagesValues` (pkg/api/pod/util.go): a stored spec with such an amount (from before
+    the check) stays valid on update (`AllowIndivisibleHugePagesValues`)."""
+    return type(spec) is dict and bool(_indivisible_hugepages(spec))
+
+
+def validate_hugepages_values(spec: Any, path: str, errs: Errors) -> None:
+    """`validateResourceQuantityHugePageValue` (pkg/apis/core/validation): each hugepages amount must be a
+    whole multiple of its page size, e.g. `hugepages-1Mi: 1.1Mi` is refused."""
+    if type(spec) is not dict:
+        return
+    for where, name, q in _indivisible_hugepages(spec):
+        errs.append(FieldError(f"{path}.{where}", Invalid, f"{q} is not positive integer multiple of {name}", str(q)))
+
+
 # --- containers -----------------------------------------------------------------------------------------------
 
 
@@ -1197,7 +1247,12 @@ def _validate_security_annotations(
 
 
 def validate_pod_template_spec(
-    template: Obj | None, path: str, errs: Errors, *, features: FeatureGates = DEFAULT
+    template: Obj | None,
+    path: str,
+    errs: Errors,
+    *,
+    features: FeatureGates = DEFAULT,
+    allow_indivisible_hugepages: bool = False,
 ) -> None:
     """Kubernetes' `ValidatePodTemplateSpec` (labels and annotations at `<path>.labels`, then the pod spec)."""
     template = template or {}
@@ -1208,6 +1263,8 @@ def validate_pod_template_spec(
     spec = get_obj(template, "spec", f"{path}.spec", errs) or {}
     _validate_pod_annotations(annotations, spec, f"{path}.annotations", errs)
     validate_pod_spec(spec, f"{path}.spec", errs, features=features)
+    if not allow_indivisible_hugepages:
+        validate_hugepages_values(spec, f"{path}.spec", errs)
     if spec.get("ephemeralContainers"):
         errs.append(
             FieldError(
@@ -1217,13 +1274,19 @@ def validate_pod_template_spec(
 
 
 def validate_pod(
-    pod: Obj, *, spec_validated: bool = False, stored_meta: Obj | None = None, features: FeatureGates = DEFAULT
+    pod: Obj,
+    *,
+    spec_validated: bool = False,
+    stored_meta: Obj | None = None,
+    features: FeatureGates = DEFAULT,
+    allow_indivisible_hugepages: bool = False,
 ) -> list[FieldError]:
     """Kubernetes' `ValidatePodCreate` for a core/v1 Pod (metadata and spec) as the API server runs it.
 
     `spec_validated`: the spec is one that passed this validation before (an update that leaves the stored
     spec as it was), so only what depends on metadata is checked again; `stored_meta`: on an update, the
-    stored metadata (see `validate_object_meta`)."""
+    stored metadata (see `validate_object_meta`); `allow_indivisible_hugepages`: the stored pod has such an
+    amount (`GetValidationOptionsFromPodSpecAndMeta`)."""
     if type(pod) is not dict:
         return [FieldError("", Invalid, "must be of type object", pod)]
     errs: Errors = []
@@ -1235,6 +1298,8 @@ def validate_pod(
     if spec_validated:
         return errs
     validate_pod_spec(spec, "spec", errs, is_pod=True, features=features)
+    if not allow_indivisible_hugepages:
+        validate_hugepages_values(spec, "spec", errs)
     for key in ("containers", "initContainers"):
         for i, container in items_of(spec.get(key) if type(spec.get(key)) is list else None, f"spec.{key}", []):
             image = container.get("image")

@@ -18,7 +18,7 @@ from kjobs.api.errors import ErrorType, FieldError
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
 from kjobs.api.validation_meta import validate_object_meta_update
-from kjobs.api.validation_pod import validate_pod
+from kjobs.api.validation_pod import uses_indivisible_hugepages, validate_pod
 
 MAX_INT32 = 2**31 - 1
 UPDATABLE = ",".join(
@@ -42,7 +42,13 @@ def validate_pod_update(pod: Obj, old: Obj, *, features: FeatureGates = DEFAULT)
         old_spec_for_gates = old.get("spec")
         features = features_for_update(features, old_spec_for_gates if isinstance(old_spec_for_gates, dict) else {})
     stored_meta = old_meta if isinstance(old_meta, dict) else None
-    errors = validate_pod(pod, spec_validated=same_spec, stored_meta=stored_meta, features=features)
+    errors = validate_pod(
+        pod,
+        spec_validated=same_spec,
+        stored_meta=stored_meta,
+        features=features,
+        allow_indivisible_hugepages=not same_spec and uses_indivisible_hugepages(old.get("spec")),
+    )
     if isinstance(new_meta, dict) and isinstance(old_meta, dict):
         errors.extend(validate_object_meta_update(new_meta, old_meta))
     spec, old_spec = pod.get("spec"), old.get("spec")

@@ -230,6 +230,33 @@ def _waits_for_config(status: Obj) -> bool:
     return False
 
 
+def _ended_containers(status: Obj) -> dict[str, int]:
+    """Container name -> restartCount of each container whose state is terminated."""
+    return {
+        str(cs.get("name")): cs.get("restartCount") or 0
+        for key in ("initContainerStatuses", "containerStatuses")
+        for cs in status.get(key) or ()
+        if "terminated" in (cs.get("state") or {})
+    }
+
+
+def _exit_lost(exited: Obj, newest: Obj) -> bool:
+    """Whether `newest` no longer shows an exit `exited` shows: the container has run again and, since, ended
+    too (waiting in back-off with the newer exit as lastState) or restarted more than once. The kubelet writes
+    the status of each sync, so every exit of an instantly failing container is seen (state terminated, then
+    lastState); the runtime reports both runs before this agent's write, which takes only the newest."""
+    counts = {
+        str(cs.get("name")): (cs.get("restartCount") or 0, "running" in (cs.get("state") or {}))
+        for key in ("initContainerStatuses", "containerStatuses")
+        for cs in newest.get(key) or ()
+    }
+    for name, count in _ended_containers(exited).items():
+        now, running = counts.get(name, (count, False))
+        if now > count + 1 or (now == count + 1 and not running):
+            return True
+    return False
+
+
 def _deleting(pod: Obj) -> bool:
     return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
 
@@ -310,6 +337,9 @@ class NodeAgent:
         # Keys whose sync runs and has not reached its status write: True once the runtime reported a change
         # meanwhile (that write will carry it, see `_on_runtime_status`).
         self._before_publish: dict[Key, bool] = {}
+        self._exit_seen: dict[str, Obj] = {}
+        """Per pod uid, the runtime's newest status that shows a container ended and about to start again: written
+        before a newer status that no longer shows that exit (see `_exit_lost`)."""
         self._announced: dict[str, set[str]] = {}
         self._starts: dict[str, dict[str, int]] = {}  # uid -> container -> starts announced (restartCount + 1)
         self._killing: set[str] = set()
@@ -550,6 +580,8 @@ class NodeAgent:
         key = self._key_of.get(uid)
         if key is None:
             return
+        if status.get("phase") not in TERMINAL_PHASES and _ended_containers(status):
+            self._exit_seen[uid] = status
         if key in self._before_publish:
             # Reported inside the pod's own sync before its status write (the runtime started the pod and, for
             # an instant container, ended it): that write takes the runtime's newest status, so the sync that
@@ -618,6 +650,9 @@ class NodeAgent:
             # A start in flight is answered within milliseconds, with a status of its own: like the kubelet's
             # status manager, which writes only the latest status, the agent skips the one in between.
             self._before_publish.pop(key, None)  # this write takes what the runtime reported until now
+            exited = self._exit_seen.pop(uid, None)
+            if exited is not None and _exit_lost(exited, handle.status):
+                await self._publish(pod, exited, terminal=False)
             await self._publish(pod, handle.status, terminal=handle.terminal)
         if handle.terminal:
             self._live.pop(uid, None)
@@ -754,7 +789,7 @@ class NodeAgent:
         self._live.pop(uid, None)
         self._requests.pop(uid, None)
         self._load.remove(uid)
-        for book in (self._written, self._announced, self._starts):
+        for book in (self._written, self._announced, self._starts, self._exit_seen):
             book.pop(uid, None)
         if uid in self._env_refs:
             self._drop_env_sources(uid)

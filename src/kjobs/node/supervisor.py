@@ -170,7 +170,7 @@ class Supervisor(ABC):
             return
         now = self.clock.now()
         limit = restart_limit(record.pod)
-        for _ in range(_MAX_STARTS_PER_SYNC):
+        for round_ in range(_MAX_STARTS_PER_SYNC):
             decisions = plan(record, now, cap=self.backoff_cap)
             if decisions.limit_exceeded and limit is not None and record.kill is None:
                 # The pod's restart limit is spent (also by an attempt that ended as it started): it fails, like
@@ -186,6 +186,10 @@ class Supervisor(ABC):
             if not decisions.start:
                 wake_at = decisions.wake_at
                 break
+            if round_:
+                # An attempt of the round before ended as it started: its exit is reported before the restart,
+                # as the kubelet's sync that sees it reports it (state terminated) and only then starts anew.
+                self._publish(record, handle, now, done=False)
             for name in decisions.start:
                 self._start(record, name, now)
         else:

@@ -565,10 +565,16 @@ class App:
     # ------------------------------------------------------------------------------------------- dispatch
 
     def _authorize(self, request: Request, route: routing.Route) -> authz.UserInfo:
-        """Who makes the request (401 without a credential this server issued), if they may (403)."""
+        """Who makes the request (401 without a credential this server issued), if they may (403). Without any
+        credential, the health and version routes are asked as `system:anonymous`, whom RBAC lets `get` only
+        `/healthz`, `/livez`, `/readyz`, `/version` and `/version/` (`system:public-info-viewer`): a single check
+        such as `/readyz/etcd` is 403, as kube-apiserver answers it."""
         user = authz.UNSECURED
-        if route.kind not in PUBLIC_ROUTES and self.authenticator is not None:
-            user = self.authenticator.check(request.auth, request.client_cert)
+        if self.authenticator is not None:
+            if route.kind in PUBLIC_ROUTES and not request.auth and not request.client_cert:
+                user = authz.ANONYMOUS_USER
+            else:
+                user = self.authenticator.check(request.auth, request.client_cert)
         if request.impersonation:
             user = authz.impersonate(user, request.impersonation)
         if authz.MASTERS not in user.groups:

@@ -3,9 +3,10 @@
 A request is authenticated by a client certificate the TLS handshake verified against the cluster CA
 (`--client-ca-file`; the runner puts its subject in the ASGI TLS extension, `scope["extensions"]["tls"]`) or by
 the bearer token (`--token-auth-file`). Without either it gets 401 `Unauthorized`, as kube-apiserver answers
-when anonymous authentication is off, except on the paths the `system:public-info-viewer` ClusterRole opens to
-everyone (`/healthz`, `/livez`, `/readyz`, `/version`: plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go
-in kubernetes/kubernetes).
+when anonymous authentication is off, except on the health and version routes: there a request without any
+credential is `system:anonymous`, whom the `system:public-info-viewer` ClusterRole lets `get` exactly `/healthz`,
+`/livez`, `/readyz`, `/version` and `/version/` (plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go in
+kubernetes/kubernetes); a single check (`/readyz/etcd`) is 403 Forbidden, as kube-apiserver answers it.
 """
 
 from __future__ import annotations

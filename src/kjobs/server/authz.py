@@ -44,6 +44,8 @@ class UserInfo:
         return out
 
 
+ANONYMOUS_USER = UserInfo(ANONYMOUS, (UNAUTHENTICATED,))
+"""A request without credentials on a path anyone may read (the anonymous authenticator's user)."""
 UNSECURED = UserInfo("system:unsecured", (MASTERS, AUTHENTICATED))
 """The user of a server without authentication (`--insecure-http-loopback`, in-process), as kube-apiserver's
 former insecure port named it."""

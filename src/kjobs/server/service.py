@@ -195,10 +195,74 @@ def _qos_class(pod: Obj) -> str:
     return "Guaranteed" if guaranteed else "Burstable"
 
 
-def _initial_status(r: Resource, obj: Obj) -> Any:
-    """The status an object starts with, as each strategy's PrepareForCreate sets it."""
+def _merge_affinity_label_keys(pod: Obj) -> Obj:
+    """`mutatePodAffinity` (pkg/registry/core/pod/strategy.go, `MatchLabelKeysInPodAffinity`, on since v1.31):
+    on create, each pod (anti-)affinity term's `matchLabelKeys` become `In` and its `mismatchLabelKeys` `NotIn`
+    requirements of its labelSelector, with this pod's values of those labels; a key the pod has no label for,
+    and a term without labelSelector (it matches nothing), are left alone. The terms changed are copies: a
+    controller's pod may share them with its template."""
+    spec = pod.get("spec")
+    if not isinstance(spec, dict) or not isinstance(spec.get("affinity"), dict):
+        return pod
+    affinity: Obj = spec["affinity"]
+    labels = (pod.get("metadata") or {}).get("labels") or {}
+    labels = labels if type(labels) is dict else {}
+
+    def merged(term: Any) -> Any:
+        if type(term) is not dict or type(term.get("labelSelector")) is not dict:
+            return term
+        added = []
+        for keys_field, operator in (("matchLabelKeys", "In"), ("mismatchLabelKeys", "NotIn")):
+            keys = term.get(keys_field)
+            for key in keys if isinstance(keys, list) else []:
+                if type(key) is str and key in labels:
+                    added.append({"key": key, "operator": operator, "values": [labels[key]]})
+        if not added:
+            return term
+        selector = term["labelSelector"]
+        expressions = selector.get("matchExpressions")
+        expressions = list(expressions) if type(expressions) is list else []
+        return {**term, "labelSelector": {**selector, "matchExpressions": expressions + added}}
+
+    new_affinity = dict(affinity)
+    for kind in ("podAffinity", "podAntiAffinity"):
+        terms = affinity.get(kind)
+        if type(terms) is not dict:
+            continue
+        new_terms = dict(terms)
+        preferred = terms.get("preferredDuringSchedulingIgnoredDuringExecution")
+        if type(preferred) is list:
+            new_terms["preferredDuringSchedulingIgnoredDuringExecution"] = [
+                {**w, "podAffinityTerm": merged(w.get("podAffinityTerm"))} if type(w) is dict else w for w in preferred
+            ]
+        required = terms.get("requiredDuringSchedulingIgnoredDuringExecution")
+        if type(required) is list:
+            new_terms["requiredDuringSchedulingIgnoredDuringExecution"] = [merged(t) for t in required]
+        new_affinity[kind] = new_terms
+    if new_affinity == affinity:
+        return pod
+    return {**pod, "spec": {**spec, "affinity": new_affinity}}
+
+
+def _initial_status(r: Resource, obj: Obj, now: str) -> Any:
+    """The status an object starts with, as each strategy's PrepareForCreate sets it; a pod with scheduling
+    gates starts PodScheduled=False, reason SchedulingGated (`applySchedulingGatedCondition`,
+    pkg/registry/core/pod/strategy.go), which `kubectl get` shows as its STATUS."""
     if r.kind == "Pod":
-        return {"phase": "Pending", "qosClass": _qos_class(obj)}
+        status: Obj = {"phase": "Pending", "qosClass": _qos_class(obj)}
+        spec = obj.get("spec")
+        if type(spec) is dict and spec.get("schedulingGates"):
+            status["conditions"] = [
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "lastProbeTime": None,
+                    "lastTransitionTime": now,
+                    "reason": "SchedulingGated",
+                    "message": "Scheduling is blocked due to non-empty scheduling gates",
+                }
+            ]
+        return status
     if r.kind == "Namespace":
         return {"phase": "Active"}
     if r.kind in ("Node",):
@@ -567,7 +631,7 @@ class ApiService:
         if r.tracks_generation:
             meta["generation"] = 1
         if r.has_status:
-            obj["status"] = _initial_status(r, obj)
+            obj["status"] = _initial_status(r, obj, self.now())
         decoded: Obj | None = None
         if r.kind == "Job":
             prepare = _core_job_prepare()
@@ -575,6 +639,8 @@ class ApiService:
                 decoded = obj  # as the request decoded it: what its manager owns (see `_managed`)
                 obj = prepare(obj, uid=meta["uid"])
         obj = self._admit(r, self._default(r, obj), "", create=True)
+        if r.kind == "Pod":
+            obj = _merge_affinity_label_keys(obj)
         if not _meta(obj).get("name"):
             raise invalid(
                 r.kind,
@@ -1122,6 +1188,8 @@ class ApiService:
                 grace = 30
             if not spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
                 grace = 0
+            if grace < 0:  # the pod's own negative terminationGracePeriodSeconds too (CheckGracefulDelete)
+                grace = 1
         if grace == 0 and not meta.get("finalizers"):
             # `pod` is this attempt's own read (`_guaranteed`), used for nothing after: the store stamps it.
             gone = await self.store.delete(r.store_key, meta.get("namespace", ""), meta["name"], last=pod)
@@ -1271,9 +1339,13 @@ class ApiService:
     # ------------------------------------------------------------------------------------------- pod subresources
 
     async def bind(self, namespace: str, name: str, body: Any, *, dry_run: bool = False, typed: bool = False) -> Result:
-        """POST pods/{name}/binding: set `spec.nodeName` (409 when already bound); a `dry_run` checks all and
-        writes nothing (pkg/registry/core/pod/storage `BindingREST.Create` passes `dryRun` to `assignPod`). A
-        `typed` body (kjobs' own scheduler's, see `_decode_check`) skips the decoder's type check."""
+        """POST pods/{name}/binding, as `BindingREST.Create` (pkg/registry/core/pod/storage/storage.go): the
+        Binding names the pod of the URL (else 400); `ValidatePodBinding` comes back as a plain error, which the
+        API server answers 500 with the errors as message (`ErrorToAPIStatus`); its uid and resourceVersion are
+        preconditions on the pod; `setPodNodeAndMetadata` refuses a pod being deleted, already bound or with
+        scheduling gates (409), and sets `spec.nodeName`, the binding's annotations and PodScheduled=True. A
+        `dry_run` checks all and writes nothing; a `typed` body (kjobs' own scheduler's, see `_decode_check`)
+        skips the decoder's type check."""
         pods = lookup("", "v1", "pods")
         assert pods is not None
         if not isinstance(body, dict):
@@ -1282,43 +1354,43 @@ class ApiService:
         mistyped = None if typed else first_type_error(body, "Binding", group="")
         if mistyped is not None:
             raise bad_request(f'Binding in version "v1" cannot be handled as a Binding: {mistyped}')
-        target = (body.get("target") or {}).get("name")
-        want_uid = (body.get("metadata") or {}).get("uid")
-        if not target:
-            raise invalid("Binding", name, [FieldError("target.name", ErrorType.FieldValueRequired, "")])
+        meta = body.get("metadata") or {}
+        if meta.get("name", "") != name:
+            raise bad_request("name in URL does not match name in Binding object")
+        target = body.get("target") or {}
+        problems = []
+        if target.get("kind") not in (None, "", "Node"):
+            problems.append(f'target.kind: Unsupported value: "{target["kind"]}": supported values: "Node", "<empty>"')
+        if not target.get("name"):
+            problems.append("target.name: Required value")
+        if problems:  # an aggregate, not a StatusError: 500, reason "" (StatusReasonUnknown)
+            raise ApiError(500, "", problems[0] if len(problems) == 1 else f"[{', '.join(problems)}]")
         pod = self._get_or_404(pods, namespace, name, shared=True)  # read-only: `new` is built beside it
-        have_uid = (pod.get("metadata") or {}).get("uid", "")
-        if want_uid and want_uid != have_uid:  # the binding's UID is a precondition (assignPod)
-            raise ApiError(
+        pod_meta = pod.get("metadata") or {}
+        self._check_binding_preconditions(namespace, name, pod_meta, meta)
+
+        def refused(why: str) -> ApiError:
+            return ApiError(
                 409,
                 "Conflict",
-                f'Operation cannot be fulfilled on pods/binding "{name}": Precondition failed: UID in precondition: '
-                f"{want_uid}, UID in object meta: {have_uid}",
+                f'Operation cannot be fulfilled on pods/binding "{name}": {why}',
                 details={"name": name, "kind": "pods/binding"},
             )
+
+        if pod_meta.get("deletionTimestamp"):
+            raise refused(f"pod {name} is being deleted, cannot be assigned to a host")
         node = (pod.get("spec") or {}).get("nodeName")
         if node:
-            raise ApiError(
-                409,
-                "Conflict",
-                f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} '
-                f'is already assigned to node "{node}"',
-                details={"name": name, "kind": "pods/binding"},
-            )
-        if (pod.get("metadata") or {}).get("deletionTimestamp"):
-            raise ApiError(
-                409,
-                "Conflict",
-                f'Operation cannot be fulfilled on pods/binding "{name}": pod {name} '
-                "is being deleted, cannot be assigned to a host",
-                details={"name": name, "kind": "pods/binding"},
-            )
+            raise refused(f'pod {name} is already assigned to node "{node}"')
+        if (pod.get("spec") or {}).get("schedulingGates"):
+            raise refused(f"pod {name} has non-empty .spec.schedulingGates")
         status = pod.get("status") or {}
         conditions = list(status.get("conditions") or [])
+        annotations = {**(pod_meta.get("annotations") or {}), **(meta.get("annotations") or {})}
         new = {
             **pod,
-            "metadata": dict(pod.get("metadata") or {}),
-            "spec": {**(pod.get("spec") or {}), "nodeName": target},
+            "metadata": {**pod_meta, **({"annotations": annotations} if annotations else {})},
+            "spec": {**(pod.get("spec") or {}), "nodeName": target["name"]},
             "status": {**status, "conditions": conditions},
         }
         # As setPodNodeAndMetadata: binding also sets PodScheduled=True, replacing an Unschedulable condition.
@@ -1330,8 +1402,27 @@ class ApiService:
             kept = conditions[index].get("status") == "True" and conditions[index].get("lastTransitionTime")
             conditions[index] = dict(scheduled, lastTransitionTime=kept or self.now())
         if not dry_run:
-            await self.store.update("pods", new, expected_rv=pod["metadata"].get("resourceVersion"))
+            await self.store.update("pods", new, expected_rv=pod_meta.get("resourceVersion"))
         return Result({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201)
+
+    @staticmethod
+    def _check_binding_preconditions(namespace: str, name: str, pod_meta: Obj, binding_meta: Obj) -> None:
+        """The binding's uid and resourceVersion as `storage.Preconditions` on the pod: a mismatch is the storage
+        layer's invalid-object error, which `InterpretUpdateError` makes a 409 Conflict on pods."""
+        checks = (
+            ("UID", binding_meta.get("uid"), pod_meta.get("uid", "")),
+            ("ResourceVersion", binding_meta.get("resourceVersion"), pod_meta.get("resourceVersion", "")),
+        )
+        for what, want, have in checks:
+            if want and want != have:
+                raise ApiError(
+                    409,
+                    "Conflict",
+                    f'Operation cannot be fulfilled on pods "{name}": StorageError: invalid object, Code: 4, '
+                    f"Key: /registry/pods/{namespace}/{name}, ResourceVersion: 0, AdditionalErrorMsg: "
+                    f"Precondition failed: {what} in precondition: {want}, {what} in object meta: {have}",
+                    details={"name": name, "kind": "pods"},
+                )
 
     async def evict(self, namespace: str, name: str, body: Any, *, dry_run: bool = False) -> Result:
         """POST pods/{name}/eviction: the disruption-budget check-and-decrement, then condition + delete.
