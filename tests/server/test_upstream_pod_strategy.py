@@ -429,6 +429,9 @@ def test_mutate_pod_affinity(affinity: Obj, want: Obj) -> None:
 # ------------------------------------------------------------------- storage_test.go: pods/binding (BindingREST)
 
 
+SUPPORTED_BINDING_KINDS = 'supported values: "Node", "<empty>"'
+
+
 def binding(name: str = "foo", target: Obj | None = None, **meta: Any) -> Obj:
     return {
         "apiVersion": "v1",
@@ -441,7 +444,9 @@ def binding(name: str = "foo", target: Obj | None = None, **meta: Any) -> Obj:
 @pytest.mark.parametrize(
     ("body", "url_name", "want"),
     [
-        pytest.param(binding(target={}), "foo", (500, "target.name: Required value"), id="noName"),
+        pytest.param(
+            binding(target={}), "foo", (422, 'Binding "foo" is invalid: target.name: Required value'), id="noName"
+        ),
         pytest.param(
             binding(target={}),
             "foobadNameInURL",
@@ -451,7 +456,10 @@ def binding(name: str = "foo", target: Obj | None = None, **meta: Any) -> Obj:
         pytest.param(
             binding(target={"name": "machine1", "kind": "unknown"}),
             "foo",
-            (500, 'target.kind: Unsupported value: "unknown": supported values: "Node", "<empty>"'),
+            (
+                422,
+                'Binding "foo" is invalid: target.kind: Unsupported value: "unknown": ' + SUPPORTED_BINDING_KINDS,
+            ),
             id="badKind",
         ),
         pytest.param(binding(target={"name": "machine2"}), "foo", "machine2", id="emptyKind"),
@@ -460,8 +468,9 @@ def binding(name: str = "foo", target: Obj | None = None, **meta: Any) -> Obj:
 )
 def test_etcd_create_binding(body: Obj, url_name: str, want: str | tuple[int, str]) -> None:
     """TestEtcdCreateBinding: `BindingREST.Create` refuses a name other than the URL's (400) and what
-    `ValidatePodBinding` refuses — returned as a plain aggregate error, which the API server answers as 500
-    with reason Unknown and the errors as message (`ErrorToAPIStatus`); a good binding sets `spec.nodeName`."""
+    `ValidatePodBinding` refuses, with the same field errors; kube-apiserver answers the latter 500 (a plain
+    aggregate error), kjobs 422 Invalid, as it answers all bad input (docs/upstream-registry.md). A good binding
+    sets `spec.nodeName`."""
 
     async def body_(service: ApiService) -> str | tuple[int, str]:
         await stored(service, pod())

@@ -1340,8 +1340,9 @@ class ApiService:
 
     async def bind(self, namespace: str, name: str, body: Any, *, dry_run: bool = False, typed: bool = False) -> Result:
         """POST pods/{name}/binding, as `BindingREST.Create` (pkg/registry/core/pod/storage/storage.go): the
-        Binding names the pod of the URL (else 400); `ValidatePodBinding` comes back as a plain error, which the
-        API server answers 500 with the errors as message (`ErrorToAPIStatus`); its uid and resourceVersion are
+        Binding names the pod of the URL (else 400); what `ValidatePodBinding` refuses is a 422 Invalid Status
+        with its field errors (kube-apiserver answers it 500, a plain aggregate error through `ErrorToAPIStatus`;
+        it is the client's error, and kjobs answers bad input 4xx); its uid and resourceVersion are
         preconditions on the pod; `setPodNodeAndMetadata` refuses a pod being deleted, already bound or with
         scheduling gates (409), and sets `spec.nodeName`, the binding's annotations and PodScheduled=True. A
         `dry_run` checks all and writes nothing; a `typed` body (kjobs' own scheduler's, see `_decode_check`)
@@ -1360,11 +1361,11 @@ class ApiService:
         target = body.get("target") or {}
         problems = []
         if target.get("kind") not in (None, "", "Node"):
-            problems.append(f'target.kind: Unsupported value: "{target["kind"]}": supported values: "Node", "<empty>"')
+            problems.append(not_supported("target.kind", target["kind"], ("Node", "<empty>")))
         if not target.get("name"):
-            problems.append("target.name: Required value")
-        if problems:  # an aggregate, not a StatusError: 500, reason "" (StatusReasonUnknown)
-            raise ApiError(500, "", problems[0] if len(problems) == 1 else f"[{', '.join(problems)}]")
+            problems.append(FieldError("target.name", ErrorType.FieldValueRequired))
+        if problems:  # kube-apiserver: a plain aggregate, so 500; the client's error, so 422 here
+            raise invalid("Binding", name, problems)
         pod = self._get_or_404(pods, namespace, name, shared=True)  # read-only: `new` is built beside it
         pod_meta = pod.get("metadata") or {}
         self._check_binding_preconditions(namespace, name, pod_meta, meta)
