@@ -131,3 +131,15 @@ def test_an_update_keeps_an_old_tz_schedule_and_checks_the_zone_only_when_it_cha
     assert rendered(validate_cronjob_update(new, old)) == [
         'spec.schedule: Invalid value: "TZ=UTC 0 2 * * *": cannot use both timeZone field and TZ or CRON_TZ in schedule'
     ]
+
+
+def test_the_name_limit_counts_bytes_as_kube_apiserver_does() -> None:
+    """`ValidateCronJobCreate` compares Go's `len(name)`, bytes: 27 `é` are 54 bytes, over the 52 a Job name's
+    `-<minutes>` suffix leaves, so the create gets that error besides the DNS-subdomain one."""
+    cj = cronjob()
+    cj["metadata"]["name"] = "é" * 27
+    assert [e.field for e in validate_cronjob(cj)] == ["metadata.name", "metadata.name"]
+    assert (
+        str(validate_cronjob(cj)[1])
+        == f'metadata.name: Invalid value: "{"é" * 27}": must be no more than 52 characters'
+    )

@@ -122,7 +122,7 @@ def validate_cronjob(cronjob: Obj, *, features: FeatureGates = DEFAULT) -> list[
     spec = get_obj(cronjob, "spec", "spec", errs) or {}
     _validate_spec(spec, None, errs, features)
     name = (meta or {}).get("name") if type(meta) is dict else None
-    if isinstance(name, str) and len(name) > MAX_NAME_LENGTH:
+    if isinstance(name, str) and len(name.encode()) > MAX_NAME_LENGTH:  # Go's len: bytes
         errs.append(FieldError("metadata.name", Invalid, f"must be no more than {MAX_NAME_LENGTH} characters", name))
     return errs
 
