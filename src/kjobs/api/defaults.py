@@ -310,6 +310,9 @@ def default_job_in_place(out: Obj) -> Obj:
                 _set_default(pattern, "status", "True")
     if spec.get("podReplacementPolicy") is None:
         spec["podReplacementPolicy"] = "Failed" if spec.get("podFailurePolicy") is not None else "TerminatingOrFailed"
+    # `SetDefaults_Job` also stores an unset manualSelector as false (pkg/apis/batch/v1/defaults.go).
+    if spec.get("manualSelector") is None:
+        spec["manualSelector"] = False
     _default_pod_template(template)
     return out
 

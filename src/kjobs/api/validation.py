@@ -243,8 +243,9 @@ def validate_indexes_format(text: str, completions: int) -> int:
     return total
 
 
-def _overlap_error(completed: str, failed: str, completions: int) -> str | None:
-    """Kubernetes' `validateFailedIndexesNotOverlapCompleted`; unparsable intervals are skipped."""
+def failed_indexes_overlap(completed: str, failed: str, completions: int) -> str | None:
+    """Kubernetes' `validateFailedIndexesNotOverlapCompleted` (pkg/apis/batch/validation/validation.go): the error
+    message when an index is in both interval strings, else None; unparsable intervals are skipped."""
     if not completed or not failed:
         return None
 
@@ -1092,7 +1093,7 @@ def _validate_status(new: _StatusView, old: _StatusView, errs: Errors) -> None:
         and completions is not None
         and new.failed_indexes is not None
     ):
-        overlap = _overlap_error(new.completed_indexes, new.failed_indexes, completions)
+        overlap = failed_indexes_overlap(new.completed_indexes, new.failed_indexes, completions)
         if overlap:
             errs.append(FieldError("status.failedIndexes", Invalid, overlap, new.failed_indexes))
     if (finished_changed or terminating_changed) and (new.terminating or 0) > 0 and new.finished:
