@@ -150,7 +150,8 @@ def validate_conditions(conditions: list[Any], path: str, errs: Errors) -> None:
         if type(condition) is not dict:
             errs.append(type_error(item, condition, "object"))
             continue
-        cond_type = condition.get("type") if type(condition.get("type")) is str else ""
+        raw_type = condition.get("type")
+        cond_type: str = raw_type if type(raw_type) is str else ""
         if cond_type in seen:
             errs.append(FieldError(f"{item}.type", ErrorType.FieldValueDuplicate, "", cond_type))
         seen.add(cond_type)
