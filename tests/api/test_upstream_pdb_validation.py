@@ -408,3 +408,34 @@ def test_update_keeps_allowing_invalid_label_values_an_old_selector_has() -> Non
         assert causes(caught.value)[0][0] == "spec.selector.matchExpressions[0].values[0]"
 
     run(scenario)
+
+
+@pytest.mark.parametrize(
+    ("name", "want"),
+    [
+        pytest.param("My_Budget", [], id="any path segment"),
+        pytest.param("..", [("metadata.name", "FieldValueInvalid", "Invalid value: \"..\": may not be '..'")], id=".."),
+        pytest.param(
+            "a%b", [("metadata.name", "FieldValueInvalid", "Invalid value: \"a%b\": may not contain '%'")], id="%"
+        ),
+    ],
+)
+def test_budget_names_are_path_segment_names(name: str, want: list[tuple[str, str, str]]) -> None:
+    """rest.BeforeCreate: a budget's name need only be a path segment (`ValidatePodDisruptionBudget` checks no
+    metadata), and the spec's errors are answered before the metadata is looked at."""
+
+    async def scenario(client: Any) -> None:
+        try:
+            created = await client.create(PDBS, "default", pdb({"minAvailable": 1}, name=name))
+        except ApiError as exc:
+            assert causes(exc) == want
+        else:
+            assert (
+                want == []
+                and (await client.get(PDBS, "default", name))["metadata"]["uid"] == created["metadata"]["uid"]
+            )
+        with pytest.raises(ApiError) as caught:
+            await client.create(PDBS, "default", pdb({"minAvailable": -1}, name="Bad_Name"))
+        assert [c[0] for c in causes(caught.value)] == ["spec.minAvailable"]
+
+    run(scenario)

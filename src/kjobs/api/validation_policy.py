@@ -59,10 +59,21 @@ def validate_pdb(pdb: Obj, *, features: FeatureGates = DEFAULT) -> list[FieldErr
     """Create: metadata and `ValidatePodDisruptionBudget` with strict selector values (`Strategy.Validate`)."""
     if type(pdb) is not dict:
         return [type_error("", pdb, "object")]
-    meta = pdb.get("metadata")
-    errs: Errors = list(validate_object_meta(meta if type(meta) is dict else {}, namespaced=True))
+    errs: Errors = []
     _validate_spec(get_obj(pdb, "spec", "spec", errs) or {}, "spec", errs, allow_invalid_label_value=False)
-    return errs
+    if errs:
+        return errs  # rest.BeforeCreate answers the strategy's errors before it looks at the metadata
+    meta = pdb.get("metadata")
+    return validate_object_meta(meta if type(meta) is dict else {}, namespaced=True, name_fn=path_segment_name)
+
+
+def path_segment_name(name: str, prefix: bool) -> list[str]:
+    """`path.ValidatePathSegmentName`: the only rule for a budget's name, which `ValidatePodDisruptionBudget`
+    leaves to the generic registry (staging/src/k8s.io/apiserver/pkg/registry/rest/create.go `BeforeCreate`),
+    so `My_Budget` is a valid name where a Job's would not be."""
+    if not prefix and name in (".", ".."):
+        return [f"may not be '{name}'"]
+    return [f"may not contain '{bad}'" for bad in ("/", "%") if bad in name]
 
 
 def validate_pdb_update(pdb: Obj, old: Obj, *, features: FeatureGates = DEFAULT) -> list[FieldError]:
