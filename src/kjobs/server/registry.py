@@ -257,6 +257,11 @@ RESOURCES: list[Resource] = [
         ("pdb",),
         subresources=("status",),
         tracks_generation=True,
+        hooks={
+            "validate": ("kjobs.api.validation_policy", "validate_pdb"),
+            "validate_update": ("kjobs.api.validation_policy", "validate_pdb_update"),
+            "validate_status_update": ("kjobs.api.validation_policy", "validate_pdb_status_update"),
+        },
     ),
     Resource(
         "scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", False, ("pc",), has_status=False
