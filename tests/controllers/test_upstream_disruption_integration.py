@@ -32,6 +32,7 @@ PDB_V1BETA1_LABEL = "pdb.kubernetes.io/deprecated-v1beta1-empty-selector-match"
 NON_V1BETA1_MATCH_NONE = {"matchExpressions": [{"key": PDB_V1BETA1_LABEL, "operator": "Exists"}]}
 """What a v1 reader gets for a stored v1beta1 PDB whose selector is `{}` (v1beta1: matches no pod)
 (pkg/apis/policy/helpers.go `NonV1beta1MatchNoneSelector`, pkg/apis/policy/v1beta1/conversion.go)."""
+DOES_NOT_EXIST = {"matchExpressions": [{"key": "DoesNotExist", "operator": "DoesNotExist"}]}
 
 
 @dataclass
@@ -132,6 +133,33 @@ def test_empty_selector(selector: Obj, expected_current_healthy: int) -> None:
         assert pdb["status"]["currentHealthy"] == expected_current_healthy
 
     run("pdb-empty-selector", scenario)
+
+
+# ----------------------------------------------------------------------------------- TestSelectorsForPodsWithoutLabels
+
+WITHOUT_LABELS = [
+    pytest.param({}, 1, id="pods with no labels can be targeted by v1 PDBs with empty selector"),
+    pytest.param(DOES_NOT_EXIST, 1, id="pods with no labels can be targeted by v1 PDBs with DoesNotExist selector"),
+    pytest.param(
+        DOES_NOT_EXIST, 1, id="pods with no labels can be targeted by v1beta1 PDBs with DoesNotExist selector"
+    ),
+]
+
+
+@pytest.mark.parametrize(("selector", "expected_current_healthy"), WITHOUT_LABELS)
+def test_selectors_for_pods_without_labels(selector: Obj, expected_current_healthy: int) -> None:
+    """TestSelectorsForPodsWithoutLabels: a pod without labels that arrives after its budget is counted by it
+    (the pod's event must reach the budgets whose selectors match an empty label set)."""
+
+    async def scenario(c: Cluster) -> None:
+        await c.create_pdb("test-pdb", 1, selector)
+        await c.wait_pdb_stable(0, "test-pdb")
+        await c.create_pod("pod", {})
+        await c.wait_to_observe_pods(1, "Running")
+        pdb = await c.wait_pdb_stable(1, "test-pdb")
+        assert pdb["status"]["currentHealthy"] == expected_current_healthy
+
+    run("pdb-selectors", scenario)
 
 
 # --------------------------------------------------------------------------------------------- TestPatchCompatibility
