@@ -21,9 +21,10 @@ import pytest
 
 from kjobs.api.types import Obj
 from kjobs.client.local import LocalClient
-from kjobs.client.resources import NAMESPACES, PDBS, PODS
+from kjobs.client.resources import NAMESPACES, NODES, PDBS, PODS
 from kjobs.clock import FakeClock
 from kjobs.controllers.disruption import DisruptionController
+from kjobs.controllers.scheduler import Scheduler
 from kjobs.server.app import create_app
 from kjobs.store import MemoryStore
 from tests.support import local_api, settle
@@ -237,3 +238,161 @@ def test_patch_compatibility(patch_type: str, patch: str, params: dict[str, str]
         store.close()
 
     asyncio.run(main())
+
+
+# ------------------------------------------------------------------------------------------------ TestPDBInPreemption
+# test/integration/scheduler/preemption/preemption_test.go: the scheduler and the disruption controller together.
+
+LOW, MEDIUM, HIGH = 100, 200, 300  # lowPriority, mediumPriority, highPriority
+
+
+@dataclass(frozen=True)
+class Pause:
+    """`initPausePod`'s config: name, priority, node (empty: the scheduler places it), labels, requests."""
+
+    name: str
+    priority: int
+    node: str = ""
+    labels: Obj | None = None
+    cpu: str = "100m"
+    memory: str = "100"
+
+
+@dataclass(frozen=True)
+class PreemptionRow:
+    node_count: int
+    pdbs: tuple[tuple[str, Obj], ...]  # (name, matchLabels), each minAvailable 2
+    pdb_pod_num: tuple[int, ...]
+    existing: tuple[Pause, ...]
+    preemptor: Pause
+    preempted: frozenset[int]
+
+
+FOO = {"foo": "bar"}
+PREEMPTION_ROWS = [
+    pytest.param(
+        PreemptionRow(
+            1,
+            (("pdb-1", FOO),),
+            (2,),
+            (Pause("low-pod1", LOW, labels=FOO), Pause("low-pod2", LOW, labels=FOO), Pause("mid-pod3", MEDIUM)),
+            Pause("preemptor-pod", HIGH, cpu="300m", memory="200"),
+            frozenset({2}),
+        ),
+        id="A non-PDB violating pod is preempted despite its higher priority",
+    ),
+    pytest.param(
+        PreemptionRow(
+            2,
+            (("pdb-1", FOO),),
+            (1,),
+            (Pause("low-pod1", LOW, "node-1", FOO), Pause("mid-pod2", MEDIUM, "node-2")),
+            Pause("preemptor-pod", HIGH, cpu="500m", memory="200"),
+            frozenset({1}),
+        ),
+        id="A node without any PDB violating pods is preferred for preemption",
+    ),
+    pytest.param(
+        PreemptionRow(
+            3,
+            (("pdb-1", {"foo1": "bar"}), ("pdb-2", {"foo2": "bar"})),
+            (1, 5),
+            (
+                Pause("low-pod1", LOW, "node-1", {"foo1": "bar"}),
+                Pause("mid-pod1", MEDIUM, "node-1"),
+                Pause("low-pod2", LOW, "node-2", {"foo2": "bar"}),
+                Pause("mid-pod2", MEDIUM, "node-2", {"foo2": "bar"}),
+                Pause("low-pod4", LOW, "node-3", {"foo2": "bar"}),
+                Pause("low-pod5", LOW, "node-3", {"foo2": "bar"}),
+                Pause("low-pod6", LOW, "node-3", {"foo2": "bar"}),
+            ),
+            Pause("preemptor-pod", HIGH, cpu="500m", memory="400"),
+            # node-3: no budget violated there, and its victims are of lower priority than node-2's
+            frozenset({4, 5, 6}),
+        ),
+        id="A node with fewer PDB violating pods is preferred for preemption",
+    ),
+]
+
+
+def pause_pod(p: Pause, namespace: str) -> Obj:
+    spec: Obj = {
+        "priority": p.priority,
+        "containers": [
+            {"name": p.name, "image": "pause", "resources": {"requests": {"cpu": p.cpu, "memory": p.memory}}}
+        ],
+    }
+    if p.node:
+        spec["nodeName"] = p.node
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": p.name, "namespace": namespace, "labels": p.labels or {}},
+        "spec": spec,
+    }
+
+
+@pytest.mark.parametrize("row", PREEMPTION_ROWS)
+def test_pdb_in_preemption(row: PreemptionRow) -> None:
+    """TestPDBInPreemption: preemption spares the pods whose budget allows no disruption, and prefers the node
+    where no budget is violated; the preemptor is nominated there."""
+
+    async def scenario(c: Cluster) -> None:
+        sched = Scheduler(c.client, clock=c.clock)
+        await sched.start()
+        try:
+            for i in range(1, row.node_count + 1):
+                allocatable = {"pods": "32", "cpu": "500m", "memory": "500"}
+                await c.client.create(
+                    NODES,
+                    None,
+                    {
+                        "apiVersion": "v1",
+                        "kind": "Node",
+                        "metadata": {"name": f"node-{i}"},
+                        "status": {
+                            "capacity": allocatable,
+                            "allocatable": allocatable,
+                            "conditions": [{"type": "Ready", "status": "True"}],
+                        },
+                    },
+                )
+            for p in row.existing:  # runPausePod, then addPodConditionReady
+                await c.client.create(PODS, c.namespace, pause_pod(p, c.namespace))
+                await settle(c.clock, lambda p=p: bool(_node_of(sched, c.namespace, p.name)), max_virtual=60)
+                pod = await c.client.get(PODS, c.namespace, p.name)
+                pod["status"] = {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}
+                await c.client.update(PODS, c.namespace, pod, subresource="status")
+            await c.wait_to_observe_pods(len(row.existing), "Running")
+            for (name, labels), healthy in zip(row.pdbs, row.pdb_pod_num, strict=True):
+                await c.create_pdb(name, 2, {"matchLabels": labels})
+                await c.wait_pdb_stable(healthy, name)
+            await c.client.create(PODS, c.namespace, pause_pod(row.preemptor, c.namespace))
+            want = {row.existing[i].name for i in row.preempted}
+
+            async def evicted() -> set[str]:
+                pods, _ = await c.client.list(PODS, c.namespace)
+                return {p["metadata"]["name"] for p in pods if p["metadata"].get("deletionTimestamp")}
+
+            found: dict[str, set[str]] = {}
+
+            async def poll() -> None:  # podIsGettingEvicted, every second
+                while (found.setdefault("evicted", set()) & want) != want:
+                    found["evicted"] = await evicted()
+                    await c.clock.sleep(1)
+
+            task = asyncio.get_running_loop().create_task(poll())
+            await settle(c.clock, task.done, max_virtual=30)
+            assert await evicted() == want  # and no other pod
+            preemptor = await c.client.get(PODS, c.namespace, row.preemptor.name)
+            victim_nodes = {_node_of(sched, c.namespace, n) for n in want}
+            assert preemptor["status"].get("nominatedNodeName") in victim_nodes
+        finally:
+            await sched.stop()
+
+    run("preemption-pdb", scenario)
+
+
+def _node_of(sched: Scheduler, namespace: str, name: str) -> str:
+    pod = sched.pods.get(namespace, name)
+    return str((pod or {}).get("spec", {}).get("nodeName") or "")
