@@ -174,7 +174,7 @@ class DisruptionController:
     def _pdbs_for(self, pod: Obj) -> list[Obj]:
         """`GetPodPodDisruptionBudgets`: PDBs of the pod's namespace whose selector matches. A pod without labels
         is matched by an empty selector or a DoesNotExist one: the policy/v1 lister asks the selector
-        (client-go listers/policy/v1/expansion_generated, "Unlike the v1beta version ...")."""
+        (client-go listers/policy/v1/poddisruptionbudget_expansion.go, "Unlike the v1beta version ...")."""
         if not self.pdbs.cache:
             return []  # no budget anywhere (most clusters, every simulation without one): nothing to list and sort
         found = []
