@@ -172,8 +172,10 @@ class DisruptionController:
                 self.stale_queue.add_after(key_of(new), wait)
 
     def _pdbs_for(self, pod: Obj) -> list[Obj]:
-        """`GetPodPodDisruptionBudgets`: PDBs of the pod's namespace whose selector matches (none if unlabelled)."""
-        if not self.pdbs.cache or not (pod.get("metadata") or {}).get("labels"):
+        """`GetPodPodDisruptionBudgets`: PDBs of the pod's namespace whose selector matches. A pod without labels
+        is matched by an empty selector or a DoesNotExist one: the policy/v1 lister asks the selector
+        (client-go listers/policy/v1/poddisruptionbudget_expansion.go, "Unlike the v1beta version ...")."""
+        if not self.pdbs.cache:
             return []  # no budget anywhere (most clusters, every simulation without one): nothing to list and sort
         found = []
         for pdb in sorted(self.pdbs.list(key_of(pod)[0]), key=lambda p: key_of(p)[1]):

@@ -278,6 +278,8 @@ def _merge_map(
                 result.pop(key, None)
             elif type(value) is dict:
                 current = result.get(key)
+                if lookup((*path, key))[0] == "replace":  # `patchStrategy:"replace"` on a struct field
+                    current = None
                 result[key] = _merge_map(current if type(current) is dict else {}, value, (*path, key), lookup, mode)
             elif type(value) is list:
                 current = result.get(key)
@@ -311,6 +313,8 @@ def _merge_map(
             continue
         current = result.get(key)
         if isinstance(value, dict):
+            if lookup(child)[0] == "replace":
+                current = None  # mergeMapHandler: a field whose patchStrategy is replace takes the patch's map
             merged = _merge_map(current if isinstance(current, dict) else {}, value, child, lookup)
             if merged is None:
                 result.pop(key, None)

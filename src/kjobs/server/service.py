@@ -1439,6 +1439,7 @@ class ApiService:
         assert pods is not None
         if not isinstance(body, dict):
             raise bad_request('Eviction in version "v1" cannot be handled as an Eviction')
+        _check_eviction_kind(body)
         # decoded into policy/v1 Eviction: a field of another JSON type does not decode
         mistyped = first_type_error(body, "Eviction", group="policy")
         if mistyped is not None:
@@ -1830,3 +1831,23 @@ def _graceful_pending(meta: Obj, grace: int | None) -> bool:
     if grace is not None and grace < 0:
         grace = 1
     return grace is None or grace >= current
+
+
+EVICTION_VERSIONS = ("policy/v1", "policy/v1beta1")
+"""The versions of Eviction kube-apiserver's scheme knows (pkg/apis/policy/install): the body of
+`pods/eviction` may be either, or name no version at all (then it is read as policy/v1)."""
+
+
+def _check_eviction_kind(body: Obj) -> None:
+    """Refuse an Eviction of a version or kind the scheme does not know, as the create handler's decoder does
+    (apiserver handlers/create.go `transformDecodeError` around the scheme's not-registered error)."""
+    api_version, kind = body.get("apiVersion") or "policy/v1", body.get("kind") or "Eviction"
+    if not isinstance(api_version, str) or not isinstance(kind, str):
+        return  # a mistyped field: the Go-type check answers it
+    if api_version in EVICTION_VERSIONS and kind == "Eviction":
+        return
+    version = api_version.rpartition("/")[2]
+    raise bad_request(
+        f'{kind} in version "{version}" cannot be handled as a Eviction: no kind "{kind}" is registered for '
+        f'version "{api_version}" in scheme "pkg/api/legacyscheme/scheme.go:30"'
+    )
