@@ -5,8 +5,8 @@ Upstream starts kube-apiserver and kube-scheduler (with a token filter plugin of
 (cpu 500m, memory 500, 32 pods), runs the existing pods until scheduled, creates the preemptor, and waits
 for the victims to be terminating: each then carries `DisruptionTarget`, and the preemptor gets
 `status.nominatedNodeName`. Here kjobs' real `Scheduler` does the same on virtual time; the poll windows
-(`wait.ForeverTestTimeout`, 30 s) are virtual seconds. PodDisruptionConditions is GA and locked on in the
-Kubernetes kjobs follows, so the row that turns it off expects the condition like its gate-on twin.
+(`wait.ForeverTestTimeout`, 30 s) are virtual seconds. Each upstream row runs twice, with the alpha
+`SchedulerAsyncPreemption` gate on and off; kjobs ports the "off" run (the gate is off by default in v1.32).
 Rows, and those left out: docs/upstream-components.md.
 """
 
@@ -57,13 +57,7 @@ def node1() -> Obj:
     }
 
 
-@pytest.mark.parametrize(
-    "row",
-    [
-        pytest.param("enabled", id="basic pod preemption with PodDisruptionConditions enabled"),
-        pytest.param("disabled", id="basic pod preemption"),  # upstream: gate off, no condition; GA here
-    ],
-)
+@pytest.mark.parametrize("row", [pytest.param("basic", id="basic pod preemption (Async preemption enabled: false)")])
 def test_preemption(row: str) -> None:
     """A preemptor that fits only without the lower-priority victim has the victim terminating, marked
     DisruptionTarget `PreemptionByScheduler`, and is nominated to the victim's node."""
@@ -107,8 +101,8 @@ def test_preemption(row: str) -> None:
 @pytest.mark.parametrize(
     "policy",
     [
-        pytest.param(None, id="pod preemption will happen"),
-        pytest.param("Never", id="pod preemption will not happen"),
+        pytest.param(None, id="pod preemption will happen (Async preemption enabled: false)"),
+        pytest.param("Never", id="pod preemption will not happen (Async preemption enabled: false)"),
     ],
 )
 def test_non_preemption(policy: str | None) -> None:
@@ -146,6 +140,85 @@ def test_non_preemption(policy: str | None) -> None:
                 victim = await get_or_none(client, PODS, "default", "victim-pod")
                 assert victim is not None and not victim["metadata"].get("deletionTimestamp")
                 assert condition(victim, "DisruptionTarget") is None
+        finally:
+            await sched.stop()
+
+    asyncio.run(scenario())
+
+
+MEDIUM = 200  # mediumPriority
+
+
+@pytest.mark.parametrize(
+    ("existing", "pending"),
+    [
+        pytest.param(
+            10,
+            5,
+            id="starvation test: higher priority pod is scheduled before the lower priority ones "
+            "(Async preemption enabled: false)",
+        )
+    ],
+)
+def test_preemption_starvation(existing: int, pending: int) -> None:
+    """TestPreemptionStarvation: while the preemptor waits for its victims (grace 0: they go at once), the
+    pending lower-priority pods do not take the room; the preemptor is nominated, then scheduled."""
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        client: Any = await local_api(clock)
+        await client.create(NODES, None, node1())
+        sched = Scheduler(client, clock=clock)
+        await sched.start()
+
+        def graceless(name: str) -> Obj:  # mkPriorityPodWithGrace(..., mediumPriority, 0)
+            body = pause_pod(name, MEDIUM, "100m", "100")
+            body["spec"]["terminationGracePeriodSeconds"] = 0
+            return body
+
+        async def read(name: str) -> Obj | None:
+            return await get_or_none(client, PODS, "default", name)
+
+        try:
+            running = [f"rpod-{i}" for i in range(existing - pending)]
+            for name in running:
+                await client.create(PODS, "default", graceless(name))
+            for name in running:
+
+                async def scheduled(name: str = name) -> bool:
+                    pod = await read(name)
+                    return bool(pod and pod["spec"].get("nodeName"))
+
+                await poll_until(clock, scheduled, window=FOREVER_TEST_TIMEOUT, what=f"{name} scheduled")
+            waiting = [f"ppod-{i}" for i in range(pending)]
+            for name in waiting:
+                await client.create(PODS, "default", graceless(name))
+            for name in waiting:
+
+                async def unschedulable(name: str = name) -> bool:  # podUnschedulable
+                    pod = await read(name) or {}
+                    cond = condition(pod, "PodScheduled")
+                    return bool(
+                        cond and cond["status"] == "False" and cond.get("reason") == "Unschedulable"
+                    ) and not pod["spec"].get("nodeName")
+
+                await poll_until(clock, unschedulable, window=FOREVER_TEST_TIMEOUT, what=f"{name} unschedulable")
+            await client.create(PODS, "default", pause_pod("preemptor-pod", HIGH, "300m", "200"))
+
+            async def nominated() -> bool:
+                pod = await read("preemptor-pod")
+                return bool(pod and (pod.get("status") or {}).get("nominatedNodeName"))
+
+            await poll_until(clock, nominated, window=FOREVER_TEST_TIMEOUT, what="preemptor-pod nominated")
+
+            async def preemptor_scheduled() -> bool:
+                pod = await read("preemptor-pod")
+                return bool(pod and pod["spec"].get("nodeName"))
+
+            await poll_until(clock, preemptor_scheduled, window=60, what="preemptor-pod scheduled")
+            for name in waiting:  # none of them took the room made for the preemptor
+                pod = await read(name)
+                assert pod is not None and not pod["spec"].get("nodeName"), name
         finally:
             await sched.stop()
 
