@@ -1,4 +1,5 @@
-"""Upstream rows of test/integration/node/lifecycle_test.go, run against kjobs' node lifecycle and taint eviction.
+"""Upstream rows of test/integration/node/lifecycle_test.go, run against kjobs' node lifecycle and taint eviction
+(and of test/integration/scheduler/taint/taint_test.go, against node lifecycle and the scheduler).
 
 Upstream starts kube-apiserver, the node lifecycle controller (monitor grace 1 s, startup grace 1 min, monitor
 period 1 ms, eviction QPS 100 / 100, large cluster 50, unhealthy zone 0.55) and, per row, the taint eviction
@@ -25,6 +26,7 @@ from kjobs.api.types import Obj
 from kjobs.client.resources import NODES, PODS
 from kjobs.clock import FakeClock
 from kjobs.controllers.nodelifecycle import NodeLifecycleController, NodeLifecycleSettings
+from kjobs.controllers.scheduler import Scheduler
 from kjobs.controllers.tainteviction import TaintEvictionController
 from tests.controllers.disruption_support import condition, get_or_none
 from tests.controllers.upstream_support import poll_until, run_for
@@ -278,5 +280,179 @@ def test_taint_based_evictions(node_taints: list[Obj], ready: str, pod: Obj | No
                 return toleration_seconds(got) == seconds and not getting_evicted(got)
 
             await poll_until(env.clock, as_expected, window=15, what="the pod's expected state")
+
+    asyncio.run(scenario())
+
+
+# ---------------------------------------------------------- TestTaintNodeByCondition (scheduler/taint/taint_test.go)
+
+MEMORY_PRESSURE = "node.kubernetes.io/memory-pressure"
+DISK_PRESSURE = "node.kubernetes.io/disk-pressure"
+PID_PRESSURE = "node.kubernetes.io/pid-pressure"
+NETWORK_UNAVAILABLE = "node.kubernetes.io/network-unavailable"
+UNSCHEDULABLE = "node.kubernetes.io/unschedulable"
+BEST_EFFORT, BURSTABLE, GUARANTEED = "besteffort-pod", "burstable-pod", "guarantee-pod"
+
+
+def tolerate(key: str) -> Obj:
+    return {"key": key, "operator": "Exists", "effect": "NoSchedule"}
+
+
+def qos_pod(kind: str, index: int, tolerations: list[Obj]) -> Obj:
+    """`newPod`: BestEffort (no resources), Burstable (requests 100m/100Mi) or Guaranteed (limits too).
+
+    Upstream's API runs PodTolerationRestriction, which gives every pod that is not BestEffort a memory-pressure
+    NoSchedule toleration; kjobs' API does not have that (optional) plugin, so the port adds the toleration
+    that the plugin would."""
+    resources: Obj = {}
+    if kind != BEST_EFFORT:
+        resources["requests"] = {"cpu": "100m", "memory": "100Mi"}
+        tolerations = [*tolerations, tolerate(MEMORY_PRESSURE)]
+    if kind == GUARANTEED:
+        resources["limits"] = {"cpu": "100m", "memory": "100Mi"}
+    spec: Obj = {"containers": [{"name": "busybox", "image": "busybox", "resources": resources}]}
+    if tolerations:
+        spec["tolerations"] = tolerations
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"{kind}-{index}", "namespace": "default"}} | {
+        "spec": spec
+    }
+
+
+def _conditions(**statuses: str) -> list[Obj]:
+    return [{"type": kind, "status": status} for kind, status in statuses.items()]
+
+
+NOT_SCHEDULABLE_WITHOUT = [(BEST_EFFORT, [], False), (BURSTABLE, [], False), (GUARANTEED, [], False)]
+
+TAINT_NODE_BY_CONDITION = [
+    pytest.param(
+        _conditions(Ready="False"),
+        False,
+        [NOT_READY],
+        [*NOT_SCHEDULABLE_WITHOUT, (BEST_EFFORT, [NOT_READY], True)],
+        id="not-ready node",
+    ),
+    pytest.param(
+        _conditions(Ready="True"),
+        True,
+        [UNSCHEDULABLE],
+        [*NOT_SCHEDULABLE_WITHOUT, (BEST_EFFORT, [UNSCHEDULABLE], True)],
+        id="unschedulable node",
+    ),
+    pytest.param(
+        _conditions(MemoryPressure="True", Ready="True"),
+        False,
+        [MEMORY_PRESSURE],
+        [
+            (BEST_EFFORT, [], False),
+            (BEST_EFFORT, [MEMORY_PRESSURE], True),
+            (BEST_EFFORT, [DISK_PRESSURE], False),
+            (BURSTABLE, [], True),
+            (GUARANTEED, [], True),
+        ],
+        id="memory pressure node",
+    ),
+    pytest.param(
+        _conditions(DiskPressure="True", Ready="True"),
+        False,
+        [DISK_PRESSURE],
+        [*NOT_SCHEDULABLE_WITHOUT, (BEST_EFFORT, [DISK_PRESSURE], True), (BEST_EFFORT, [MEMORY_PRESSURE], False)],
+        id="disk pressure node",
+    ),
+    pytest.param(
+        _conditions(NetworkUnavailable="True", Ready="True"),
+        False,
+        [NETWORK_UNAVAILABLE],
+        [*NOT_SCHEDULABLE_WITHOUT, (BURSTABLE, [NETWORK_UNAVAILABLE], True)],
+        id="network unavailable and node is ready",
+    ),
+    pytest.param(
+        _conditions(NetworkUnavailable="True", Ready="False"),
+        False,
+        [NETWORK_UNAVAILABLE, NOT_READY],
+        [
+            *NOT_SCHEDULABLE_WITHOUT,
+            (BURSTABLE, [NETWORK_UNAVAILABLE], False),
+            (BURSTABLE, [NETWORK_UNAVAILABLE, NOT_READY], True),
+        ],
+        id="network unavailable and node is not ready",
+    ),
+    pytest.param(
+        _conditions(PIDPressure="True", Ready="True"),
+        False,
+        [PID_PRESSURE],
+        [*NOT_SCHEDULABLE_WITHOUT, (BEST_EFFORT, [PID_PRESSURE], True)],
+        id="pid pressure node",
+    ),
+    pytest.param(
+        _conditions(PIDPressure="True", MemoryPressure="True", DiskPressure="True", Ready="True"),
+        False,
+        [DISK_PRESSURE, MEMORY_PRESSURE, PID_PRESSURE],
+        [],
+        id="multi taints on node",
+    ),
+]
+
+
+@pytest.mark.parametrize(("conditions", "unschedulable", "taint_keys", "pods"), TAINT_NODE_BY_CONDITION)
+def test_taint_node_by_condition(
+    conditions: list[Obj], unschedulable: bool, taint_keys: list[str], pods: list[tuple[str, list[str], bool]]
+) -> None:
+    """The node lifecycle controller mirrors a node's conditions (and `spec.unschedulable`) as NoSchedule taints;
+    the scheduler places a pod there only if it tolerates them all, else marks it Unschedulable."""
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        client = await local_api(clock)
+        # monitor grace 1 h, startup grace 1 s, monitor period 1 s, QPS 100/100, large cluster 100, threshold 100
+        settings = NodeLifecycleSettings(
+            grace_period=3600.0,
+            startup_grace_period=1.0,
+            monitor_period=1.0,
+            eviction_qps=100.0,
+            secondary_eviction_qps=100.0,
+            large_cluster_threshold=100,
+            unhealthy_zone_threshold=100.0,
+        )
+        lifecycle = NodeLifecycleController(client, clock=clock, settings=settings)
+        sched = Scheduler(client, clock=clock)
+        await lifecycle.start()
+        await sched.start()
+        try:
+            resources = {"cpu": "4000m", "memory": "16Gi", "pods": "110"}
+            node: Obj = {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": "node-1"},
+                "spec": {"unschedulable": unschedulable},
+                "status": {"capacity": resources, "allocatable": resources, "conditions": conditions},
+            }
+            await client.create(NODES, None, node)
+
+            async def tainted() -> bool:  # testutils.WaitForNodeTaints (30 s)
+                got = await client.get(NODES, None, "node-1")
+                have = {(t["key"], t["effect"]) for t in (got.get("spec") or {}).get("taints") or []}
+                return all((key, "NoSchedule") in have for key in taint_keys)
+
+            await poll_until(clock, tainted, window=30, what=f"NoSchedule taints {taint_keys}")
+            for i, (kind, keys, fits) in enumerate(pods):
+                body = qos_pod(kind, i, [tolerate(k) for k in keys])
+                name = body["metadata"]["name"]
+                await client.create(PODS, "default", body)
+
+                async def placed(name: str = name, fits: bool = fits) -> bool:
+                    got = await get_or_none(client, PODS, "default", name) or {}
+                    if fits:  # testutils.WaitForPodToSchedule
+                        return bool(got["spec"].get("nodeName"))
+                    cond = condition(got, "PodScheduled")  # testutils.WaitForPodUnschedulable
+                    return bool(cond and cond["status"] == "False" and cond.get("reason") == "Unschedulable")
+
+                await poll_until(clock, placed, window=30, what=f"{name} {'scheduled' if fits else 'unschedulable'}")
+                if not fits:
+                    got = await get_or_none(client, PODS, "default", name)
+                    assert got is not None and not got["spec"].get("nodeName"), name
+        finally:
+            await sched.stop()
+            await lifecycle.stop()
 
     asyncio.run(scenario())
