@@ -66,7 +66,8 @@ async def setup() -> AsyncIterator[Env]:
         await controller.stop()
 
 
-def test_pod_body(name: str, node: str, *, finalizer: bool, **container: Any) -> Obj:
+def pod_body(name: str, node: str, *, finalizer: bool, **container: Any) -> Obj:
+    """Upstream's test pod: container foo/bar, bound to `node`, with the test finalizer when asked."""
     meta: Obj = {"name": name, "namespace": "default"}
     if finalizer:
         meta["finalizers"] = [FINALIZER]
@@ -76,9 +77,6 @@ def test_pod_body(name: str, node: str, *, finalizer: bool, **container: Any) ->
         "metadata": meta,
         "spec": {"nodeName": node, "containers": [{"name": "foo", "image": "bar", **container}]},
     }
-
-
-test_pod_body.__test__ = False  # type: ignore[attr-defined]  # a builder, not a test
 
 
 def target_of(pod: Obj | None) -> tuple[str, str, str] | None:
@@ -121,7 +119,7 @@ def test_pod_gc_orphaned_pods_with_finalizer(
     async def scenario() -> None:
         async with setup() as env:
             await env.client.create(NODES, None, node_manifest("node", env.clock))
-            await env.client.create(PODS, "default", test_pod_body("testpod", "node", finalizer=True))
+            await env.client.create(PODS, "default", pod_body("testpod", "node", finalizer=True))
             pod = await env.pod()
             assert pod is not None
             pod["status"]["phase"] = phase
@@ -160,7 +158,7 @@ def test_terminating_on_out_of_service_node(with_finalizer: bool, want_phase: st
     async def scenario() -> None:
         async with setup() as env:
             await env.client.create(NODES, None, node_manifest("node", env.clock, ready="False"))
-            body = test_pod_body("testpod", "node", finalizer=with_finalizer)
+            body = pod_body("testpod", "node", finalizer=with_finalizer)
             body["status"] = {"phase": "Running"}
             await env.client.create(PODS, "default", body)
             # trigger termination of the pod, but with long grace period so that it is not removed immediately
@@ -200,7 +198,7 @@ def test_pod_gc_for_pods_with_duplicated_field_keys(container: Obj) -> None:
 
     async def scenario() -> None:
         async with setup() as env:
-            body = test_pod_body("testpod", "non-existing-node", finalizer=True, **container)
+            body = pod_body("testpod", "non-existing-node", finalizer=True, **container)
             await env.client.create(PODS, "default", body)
             # getting evicted due to NodeName being "non-existing-node"
             pod = await env.wait_for("terminating", getting_evicted)
