@@ -104,3 +104,21 @@ async def run_for(clock: Any, seconds: float) -> None:
                 await asyncio.sleep(0)
             return
         clock.set(deadline)
+
+
+async def poll_until(clock: Any, probe: Any, *, window: float, what: str = "the condition") -> Any:
+    """Upstream's `wait.PollUntilContextTimeout(..., window, ...)` on virtual time: `await probe()` (a read
+    through the API, returning a falsy value until done) after the event loop has run, then again at each
+    sleeper's deadline, until it returns something truthy; AssertionError once `window` virtual seconds pass."""
+    import asyncio
+
+    end = clock.now() + window
+    while True:
+        for _ in range(100):
+            await asyncio.sleep(0)
+        result = await probe()
+        if result:
+            return result
+        deadline = clock.next_deadline()
+        assert deadline is not None and deadline <= end, f"{what} not reached within {window}s"
+        clock.set(deadline)

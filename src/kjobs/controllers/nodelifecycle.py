@@ -106,7 +106,13 @@ def _pod_ref(pod: Obj) -> Obj:
 
 @dataclass
 class _ZoneEvictor:
-    state: str
+    """A zone's NoExecute tainting queue and its state (`zoneNoExecuteTainter`, `zoneStates`).
+
+    `state` is None once no node of the zone counts for disruption (all of them carry
+    `node.kubernetes.io/exclude-disruption`): Kubernetes then drops the zone's state but keeps its tainter, so such
+    nodes are still tainted (pkg/controller/nodelifecycle/node_lifecycle_controller.go, `handleDisruption`)."""
+
+    state: str | None
     tainter: RateLimitedTimedQueue
 
 
@@ -210,7 +216,7 @@ class NodeLifecycleController:
     def _zone(self, node: Obj) -> _ZoneEvictor:
         zone = zone_key(node)
         evictor = self.zones.get(zone)
-        if evictor is None:
+        if evictor is None or evictor.state is None:  # `addPodEvictorForNewZone`: a zone without a state
             bucket = TokenBucket(self.settings.eviction_qps, 1, now=self.clock.now())
             evictor = self.zones[zone] = _ZoneEvictor(STATE_INITIAL, RateLimitedTimedQueue(bucket))
             self.metrics.evictions.labels(zone)
@@ -361,19 +367,21 @@ class NodeLifecycleController:
             self.metrics.unhealthy_nodes.labels(zone).set(unhealthy)
             all_fully = all_fully and state == STATE_FULL_DISRUPTION
             new_states[zone] = state
-        for zone in [z for z in self.zones if z not in zone_conditions]:
-            self.metrics.zone_size.labels(zone).set(0)
-            self.metrics.zone_health.labels(zone).set(100)
-            self.metrics.unhealthy_nodes.labels(zone).set(0)
-            del self.zones[zone]
-        all_were_fully = all(z.state == STATE_FULL_DISRUPTION for z in self.zones.values())
+        for zone, evictor in self.zones.items():
+            if evictor.state is not None and zone not in zone_conditions:
+                self.metrics.zone_size.labels(zone).set(0)
+                self.metrics.zone_health.labels(zone).set(100)
+                self.metrics.unhealthy_nodes.labels(zone).set(0)
+                evictor.state = None  # the state goes, the tainter stays
+        stated = {zone: evictor for zone, evictor in self.zones.items() if evictor.state is not None}
+        all_were_fully = all(z.state == STATE_FULL_DISRUPTION for z in stated.values())
         if all_fully and all_were_fully:
             return
         if all_fully:
             log.info("all nodes are not Ready: entering master disruption mode, no taint-based evictions")
             for node in nodes:
                 await self._mark_node_as_reachable(node)
-            for evictor in self.zones.values():
+            for evictor in stated.values():
                 evictor.tainter.swap_limiter(0.0, now)
                 evictor.state = STATE_FULL_DISRUPTION
             return
@@ -384,11 +392,11 @@ class NodeLifecycleController:
                 if health is not None:
                     health.probe_timestamp = now
                     health.ready_transition_timestamp = now
-            for zone, evictor in self.zones.items():
+            for zone, evictor in stated.items():
                 self._set_limiter(evictor, len(zone_conditions.get(zone, [])), new_states.get(zone, STATE_NORMAL))
             return
-        for zone, evictor in self.zones.items():
-            state = new_states.get(zone, evictor.state)
+        for zone, evictor in stated.items():
+            state = new_states.get(zone, STATE_NORMAL)  # every stated zone has nodes counted this pass
             if state != evictor.state:
                 self._set_limiter(evictor, len(zone_conditions.get(zone, [])), state)
 

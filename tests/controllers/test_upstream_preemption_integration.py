@@ -1,0 +1,225 @@
+"""Upstream rows of test/integration/scheduler/preemption/preemption_test.go (`TestPreemption`'s DisruptionTarget
+rows, `TestNonPreemption`), run against kjobs' scheduler and API.
+
+Upstream starts kube-apiserver and kube-scheduler (with a token filter plugin of its own), creates a node
+(cpu 500m, memory 500, 32 pods), runs the existing pods until scheduled, creates the preemptor, and waits
+for the victims to be terminating: each then carries `DisruptionTarget`, and the preemptor gets
+`status.nominatedNodeName`. Here kjobs' real `Scheduler` does the same on virtual time; the poll windows
+(`wait.ForeverTestTimeout`, 30 s) are virtual seconds. Each upstream row runs twice, with the alpha
+`SchedulerAsyncPreemption` gate on and off; kjobs ports the "off" run (the gate is off by default in v1.32).
+Rows, and those left out: docs/upstream-components.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from kjobs.api.types import Obj
+from kjobs.client.resources import NODES, PODS
+from kjobs.clock import FakeClock
+from kjobs.controllers.scheduler import Scheduler
+from tests.controllers.disruption_support import condition, get_or_none
+from tests.controllers.upstream_support import poll_until, run_for
+from tests.support import local_api
+
+LOW, HIGH = 100, 300  # lowPriority, highPriority
+FOREVER_TEST_TIMEOUT = 30.0  # wait.ForeverTestTimeout
+
+
+def pause_pod(name: str, priority: int, cpu: str, memory: str) -> Obj:
+    """`initPausePod` with a priority and resource requests."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "priority": priority,
+            "containers": [{"name": name, "image": "pause", "resources": {"requests": {"cpu": cpu, "memory": memory}}}],
+        },
+    }
+
+
+def node1() -> Obj:
+    """`st.MakeNode().Name("node1").Capacity(nodeRes).Label("node", "node1")`: capacity and allocatable."""
+    resources = {"pods": "32", "cpu": "500m", "memory": "500"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": "node1", "labels": {"node": "node1"}},
+        "status": {
+            "capacity": resources,
+            "allocatable": resources,
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
+
+
+@pytest.mark.parametrize("row", [pytest.param("basic", id="basic pod preemption (Async preemption enabled: false)")])
+def test_preemption(row: str) -> None:
+    """A preemptor that fits only without the lower-priority victim has the victim terminating, marked
+    DisruptionTarget `PreemptionByScheduler`, and is nominated to the victim's node."""
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        client: Any = await local_api(clock)
+        await client.create(NODES, None, node1())
+        sched = Scheduler(client, clock=clock)
+        await sched.start()
+        try:
+            await client.create(PODS, "default", pause_pod("victim-pod", LOW, "400m", "200"))
+
+            async def scheduled() -> bool:  # runPausePod: create, then wait until it is scheduled
+                pod = await get_or_none(client, PODS, "default", "victim-pod")
+                return bool(pod and pod["spec"].get("nodeName"))
+
+            await poll_until(clock, scheduled, window=FOREVER_TEST_TIMEOUT, what="victim-pod scheduled")
+            await client.create(PODS, "default", pause_pod("preemptor-pod", HIGH, "300m", "200"))
+
+            async def evicted() -> Obj | None:  # podIsGettingEvicted
+                pod = await get_or_none(client, PODS, "default", "victim-pod")
+                return pod if pod and pod["metadata"].get("deletionTimestamp") else None
+
+            victim = await poll_until(clock, evicted, window=FOREVER_TEST_TIMEOUT, what="victim-pod evicted")
+            target = condition(victim, "DisruptionTarget")
+            assert target is not None, "victim-pod does not have the expected condition DisruptionTarget"
+            assert (target["status"], target["reason"]) == ("True", "PreemptionByScheduler")
+
+            async def nominated() -> bool:  # waitForNominatedNodeName
+                pod = await get_or_none(client, PODS, "default", "preemptor-pod")
+                return bool(pod and (pod.get("status") or {}).get("nominatedNodeName"))
+
+            await poll_until(clock, nominated, window=FOREVER_TEST_TIMEOUT, what="preemptor-pod nominated")
+        finally:
+            await sched.stop()
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [
+        pytest.param(None, id="pod preemption will happen (Async preemption enabled: false)"),
+        pytest.param("Never", id="pod preemption will not happen (Async preemption enabled: false)"),
+    ],
+)
+def test_non_preemption(policy: str | None) -> None:
+    """TestNonPreemption: a preemptor with `preemptionPolicy: Never` is not nominated within 5 s (and its
+    would-be victim is left alone, unmarked); without it, it is."""
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        client: Any = await local_api(clock)
+        await client.create(NODES, None, node1())
+        sched = Scheduler(client, clock=clock)
+        await sched.start()
+        try:
+            await client.create(PODS, "default", pause_pod("victim-pod", LOW, "400m", "200"))
+
+            async def scheduled() -> bool:  # waitForPodToScheduleWithTimeout(..., 5*time.Second)
+                pod = await get_or_none(client, PODS, "default", "victim-pod")
+                return bool(pod and pod["spec"].get("nodeName"))
+
+            await poll_until(clock, scheduled, window=5, what="victim-pod scheduled")
+            preemptor = pause_pod("preemptor-pod", HIGH, "300m", "200")
+            if policy is not None:
+                preemptor["spec"]["preemptionPolicy"] = policy
+            await client.create(PODS, "default", preemptor)
+
+            async def nominated() -> bool:
+                pod = await get_or_none(client, PODS, "default", "preemptor-pod")
+                return bool(pod and (pod.get("status") or {}).get("nominatedNodeName"))
+
+            if policy is None:
+                await poll_until(clock, nominated, window=5, what="preemptor-pod nominated")
+            else:
+                await run_for(clock, 5)
+                assert not await nominated(), "preemptor-pod was nominated"
+                victim = await get_or_none(client, PODS, "default", "victim-pod")
+                assert victim is not None and not victim["metadata"].get("deletionTimestamp")
+                assert condition(victim, "DisruptionTarget") is None
+        finally:
+            await sched.stop()
+
+    asyncio.run(scenario())
+
+
+MEDIUM = 200  # mediumPriority
+
+
+@pytest.mark.parametrize(
+    ("existing", "pending"),
+    [
+        pytest.param(
+            10,
+            5,
+            id="starvation test: higher priority pod is scheduled before the lower priority ones "
+            "(Async preemption enabled: false)",
+        )
+    ],
+)
+def test_preemption_starvation(existing: int, pending: int) -> None:
+    """TestPreemptionStarvation: while the preemptor waits for its victims (grace 0: they go at once), the
+    pending lower-priority pods do not take the room; the preemptor is nominated, then scheduled."""
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        client: Any = await local_api(clock)
+        await client.create(NODES, None, node1())
+        sched = Scheduler(client, clock=clock)
+        await sched.start()
+
+        def graceless(name: str) -> Obj:  # mkPriorityPodWithGrace(..., mediumPriority, 0)
+            body = pause_pod(name, MEDIUM, "100m", "100")
+            body["spec"]["terminationGracePeriodSeconds"] = 0
+            return body
+
+        async def read(name: str) -> Obj | None:
+            return await get_or_none(client, PODS, "default", name)
+
+        try:
+            running = [f"rpod-{i}" for i in range(existing - pending)]
+            for name in running:
+                await client.create(PODS, "default", graceless(name))
+            for name in running:
+
+                async def scheduled(name: str = name) -> bool:
+                    pod = await read(name)
+                    return bool(pod and pod["spec"].get("nodeName"))
+
+                await poll_until(clock, scheduled, window=FOREVER_TEST_TIMEOUT, what=f"{name} scheduled")
+            waiting = [f"ppod-{i}" for i in range(pending)]
+            for name in waiting:
+                await client.create(PODS, "default", graceless(name))
+            for name in waiting:
+
+                async def unschedulable(name: str = name) -> bool:  # podUnschedulable
+                    pod = await read(name) or {}
+                    cond = condition(pod, "PodScheduled")
+                    return bool(
+                        cond and cond["status"] == "False" and cond.get("reason") == "Unschedulable"
+                    ) and not pod["spec"].get("nodeName")
+
+                await poll_until(clock, unschedulable, window=FOREVER_TEST_TIMEOUT, what=f"{name} unschedulable")
+            await client.create(PODS, "default", pause_pod("preemptor-pod", HIGH, "300m", "200"))
+
+            async def nominated() -> bool:
+                pod = await read("preemptor-pod")
+                return bool(pod and (pod.get("status") or {}).get("nominatedNodeName"))
+
+            await poll_until(clock, nominated, window=FOREVER_TEST_TIMEOUT, what="preemptor-pod nominated")
+
+            async def preemptor_scheduled() -> bool:
+                pod = await read("preemptor-pod")
+                return bool(pod and pod["spec"].get("nodeName"))
+
+            await poll_until(clock, preemptor_scheduled, window=60, what="preemptor-pod scheduled")
+            for name in waiting:  # none of them took the room made for the preemptor
+                pod = await read(name)
+                assert pod is not None and not pod["spec"].get("nodeName"), name
+        finally:
+            await sched.stop()
+
+    asyncio.run(scenario())
