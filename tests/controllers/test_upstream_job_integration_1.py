@@ -1,47 +1,30 @@
 """Upstream test/integration/job/job_test.go (its first half), run against kjobs' API and Job controller.
 
-Upstream starts a kube-apiserver and the Job controller and plays the kubelet by hand, setting pod phases through
-the API. Here the API is kjobs' in-process one, the controller is the real `JobController`, and time is virtual
-(`FakeClock`): upstream's `wait.PollUntilContextTimeout(..., wait.ForeverTestTimeout)` checks become `Env.until`,
-which lets the controller run and moves virtual time deadline by deadline until the check holds or 30 s of
-virtual time have passed. Each upstream `resetMetrics()` + controller start is a controller with fresh
-`JobMetrics`. Rows, those already in the conformance corpus, and those left out: docs/upstream-job-integration.md.
+The harness (an in-process API on virtual time, the real `JobController`, upstream's helpers) is
+tests/controllers/upstream_job_env.py, shared with the second half. Rows, those already in the conformance
+corpus, and those left out: docs/upstream-job-integration.md.
 """
 
 from __future__ import annotations
 
-import asyncio
-import copy
-from collections.abc import Awaitable, Callable, Coroutine
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
 
-from kjobs.api.errors import ApiError
-from kjobs.api.names import (
-    JOB_COMPLETION_INDEX_ANNOTATION,
-    JOB_CONTROLLER_NAME,
-    JOB_INDEX_FAILURE_COUNT_ANNOTATION,
-    JOB_TRACKING_FINALIZER,
-)
-from kjobs.api.timeutil import format_time
+from kjobs.api.names import JOB_CONTROLLER_NAME, JOB_INDEX_FAILURE_COUNT_ANNOTATION
 from kjobs.api.types import Obj
-from kjobs.client.local import LocalClient
 from kjobs.client.resources import JOBS, PODS
-from kjobs.clock import FakeClock
-from kjobs.controllers.job import JobController, JobControllerSettings
-from kjobs.job.config import SyncConfig
-from kjobs.job.metrics import JobMetrics
-from tests.controllers.upstream_support import run_for
-from tests.support import local_api
+from tests.controllers.upstream_job_env import (
+    CUSTOM_CONTROLLER,
+    FAST_POD_FAILURE_BACKOFF,
+    NS,
+    Env,
+    phase,
+    run,
+)
 
-NS = "default"
-WAIT = 30.0
-"""`wait.ForeverTestTimeout`, in virtual seconds."""
-FAST_POD_FAILURE_BACKOFF = 0.1
-"""`fastPodFailureBackoff`, which most tests set as `DefaultJobPodFailureBackOff`."""
 BLOCK_DELETION = "fake.example.com/blockDeletion"
-CUSTOM_CONTROLLER = "example.com/custom-job-controller"
 BY_EXTERNAL_CONTROLLER = "job_controller_jobs_by_external_controller_total"
 
 MAIN_CONTAINER = {
@@ -58,268 +41,6 @@ def template(container: Obj | None = None, **metadata: Any) -> Obj:
     if metadata:
         made["metadata"] = metadata
     return made
-
-
-class Env:
-    """`setup` + `startJobControllerAndWaitForCaches`: one API on virtual time and a Job controller that can be
-    stopped and started again against it (a controller restart: fresh caches, queue and bookkeeping)."""
-
-    def __init__(self, clock: FakeClock, client: LocalClient, backoff: float) -> None:
-        self.clock = clock
-        self.client = client
-        self.settings = JobControllerSettings(sync=SyncConfig(pod_failure_backoff=backoff))
-        self.controller: JobController | None = None
-        self.metrics = JobMetrics()
-
-    async def start_controller(self) -> None:
-        """A new controller with fresh metrics (upstream's `resetMetrics()` where it restarts one)."""
-        self.metrics = JobMetrics()
-        self.controller = JobController(self.client, clock=self.clock, settings=self.settings, metrics=self.metrics)
-        await self.controller.start()
-
-    async def stop_controller(self) -> None:
-        if self.controller is not None:
-            await self.controller.stop()
-            self.controller = None
-
-    async def until(self, check: Callable[[], Awaitable[Any]], what: str, timeout: float = WAIT) -> Any:
-        """Poll `check` (it raises AssertionError until it holds), letting the cluster run and virtual time move
-        to each next deadline, for up to `timeout` virtual seconds."""
-        start = self.clock.now()
-        while True:
-            for _ in range(2):
-                try:
-                    return await check()
-                except AssertionError as exc:
-                    last = exc
-                for _ in range(200):
-                    await asyncio.sleep(0)
-            deadline = self.clock.next_deadline()
-            if deadline is None or deadline - start > timeout:
-                raise AssertionError(f"{what}: not within {timeout:g} s of virtual time: {last}")
-            self.clock.set(deadline)
-
-    # ---------------------------------------------------------------------------------------- the Job
-
-    async def create_job(self, spec: Obj, name: str | None = None) -> Obj:
-        """`createJobWithDefaults`: generateName `test-job`, a `foo`/`bar` container when the template has none,
-        restartPolicy Never when unset."""
-        spec = copy.deepcopy(spec)
-        pod_spec = spec.setdefault("template", {}).setdefault("spec", {})
-        if not pod_spec.get("containers"):
-            pod_spec["containers"] = [{"name": "foo", "image": "bar"}]
-        pod_spec.setdefault("restartPolicy", "Never")
-        metadata: Obj = {"name": name} if name else {"generateName": "test-job"}
-        job: Obj = await self.client.create(
-            JOBS, NS, {"apiVersion": "batch/v1", "kind": "Job", "metadata": metadata, "spec": spec}
-        )
-        return job
-
-    async def job(self, job: Obj) -> Obj:
-        got: Obj = await self.client.get(JOBS, NS, job["metadata"]["name"])
-        return got
-
-    async def update_job(self, job: Obj, change: Callable[[Obj], None]) -> Obj:
-        """`updateJob`: read, change, write (retried on a conflict)."""
-        for _ in range(10):
-            fresh = await self.job(job)
-            change(fresh)
-            try:
-                updated: Obj = await self.client.update(JOBS, NS, fresh)
-                return updated
-            except ApiError as exc:
-                if exc.code != 409:
-                    raise
-        raise AssertionError("could not update the Job")
-
-    # ---------------------------------------------------------------------------------------- its pods
-
-    async def pods(self, job: Obj, keep: Callable[[Obj], bool] = lambda p: True) -> list[Obj]:
-        """The pods the Job controls, in the API's list order (`getJobPods`)."""
-        items, _ = await self.client.list(PODS, NS)
-        uid = job["metadata"]["uid"]
-        return [
-            p
-            for p in items
-            if any(r.get("uid") == uid and r.get("controller") for r in p["metadata"].get("ownerReferences") or ())
-            and keep(p)
-        ]
-
-    async def pods_for_index(self, job: Obj, ix: int, keep: Callable[[Obj], bool] = lambda p: True) -> list[Obj]:
-        """`getJobPodsForIndex`."""
-        return [p for p in await self.pods(job, keep) if index_of(p) == ix]
-
-    async def active_pod_for_index(self, job: Obj, ix: int) -> Obj:
-        """`getActivePodForIndex`: the first non-terminal pod of index `ix`."""
-        pods = await self.pods_for_index(job, ix, lambda p: not terminal(p))
-        assert pods, f"Pod not found for index: {ix}"
-        return pods[0]
-
-    async def write_status(self, pod: Obj, status: Obj) -> None:
-        """UpdateStatus of `pod` with `status` (the kubelet's write)."""
-        fresh = await self.client.get(PODS, NS, pod["metadata"]["name"])
-        fresh["status"] = status
-        await self.client.update(PODS, NS, fresh, subresource="status")
-
-    def finished_status(self, pod: Obj, phase: str) -> Obj:
-        """What `setJobPodsPhase`/`setJobPhaseForIndex` write: the phase and, for a terminal one, a terminated
-        container finished now."""
-        status = dict(pod.get("status") or {})
-        status["phase"] = phase
-        if phase in ("Failed", "Succeeded"):
-            finished = {"terminated": {"exitCode": 0, "finishedAt": format_time(self.clock.now())}}
-            status["containerStatuses"] = [
-                {"name": "", "image": "", "imageID": "", "ready": False, "restartCount": 0, "state": finished}
-            ]
-        return status
-
-    async def set_job_phase_for_index(self, job: Obj, phase: str, ix: int) -> None:
-        """`setJobPhaseForIndex`."""
-        pod = await self.active_pod_for_index(job, ix)
-        await self.write_status(pod, self.finished_status(pod, phase))
-
-    async def set_job_pods_phase(self, job: Obj, phase: str, count: int) -> None:
-        """`setJobPodsPhase`: the first `count` non-terminal pods."""
-        pods = (await self.pods(job, lambda p: not terminal(p)))[:count]
-        assert len(pods) == count, f"couldn't set phase on {count - len(pods)} Job pods"
-        for pod in pods:
-            await self.write_status(pod, self.finished_status(pod, phase))
-
-    # ---------------------------------------------------------------------------------------- checks
-
-    async def validate_job_pods_status(
-        self, job: Obj, *, active: int, failed: int = 0, succeeded: int = 0, terminating: int | None = 0
-    ) -> None:
-        """`validateJobPodsStatus`: the counters (ready 0 and terminating as given, both written), then as many
-        Pending or Running pods as `active`, each with the tracking finalizer."""
-        want = {"active": active, "ready": 0, "succeeded": succeeded, "failed": failed, "terminating": terminating}
-
-        async def counts() -> None:
-            status = (await self.job(job)).get("status") or {}
-            got = {
-                "active": status.get("active", 0),
-                "ready": status.get("ready"),
-                "succeeded": status.get("succeeded", 0),
-                "failed": status.get("failed", 0),
-                "terminating": status.get("terminating"),
-            }
-            assert got == want, f"Job status {got}, want {want}"
-
-        await self.until(counts, "Job status")
-
-        async def pods() -> list[Obj]:
-            running = await self.pods(job, lambda p: phase(p) in ("Pending", "Running"))
-            assert len(running) == active, f"Found {len(running)} active Pods, want {active}"
-            return running
-
-        for pod in await self.until(pods, "active pods", timeout=5.0):
-            assert JOB_TRACKING_FINALIZER in finalizers(pod), f"Active pod {pod['metadata']['name']} has no finalizer"
-
-    async def validate_indexed_job_pods(self, job: Obj, active: set[int], completed: str, failed: str | None) -> None:
-        """`validateIndexedJobPods`: completed and failed indexes (None = absent), and the indexes (annotation =
-        label) and hostnames of the Pending or Running pods."""
-        status = (await self.job(job)).get("status") or {}
-        assert (status.get("completedIndexes") or "") == completed
-        assert status.get("failedIndexes") == failed
-        got = set()
-        for pod in await self.pods(job, lambda p: phase(p) in ("Pending", "Running")):
-            ix = index_of(pod)
-            assert (pod["metadata"].get("labels") or {}).get(JOB_COMPLETION_INDEX_ANNOTATION) == str(ix)
-            assert pod["spec"].get("hostname") == f"{job['metadata']['name']}-{ix}"
-            got.add(ix)
-        assert got == active
-
-    async def validate_job_condition(self, job: Obj, ctype: str) -> None:
-        """`validateJobCondition`: the Job eventually has condition `ctype` True."""
-
-        async def check() -> None:
-            conditions = (await self.job(job)).get("status", {}).get("conditions") or []
-            assert any(c["type"] == ctype and c["status"] == "True" for c in conditions), conditions
-
-        await self.until(check, f"condition {ctype}")
-
-    async def validate_job_status(self, job: Obj, want: Obj) -> None:
-        """`validateJobStatus`: the whole status but startTime, completionTime, uncountedTerminatedPods and the
-        conditions' times and messages (absent = empty, as `cmpopts.EquateEmpty`)."""
-
-        async def check() -> None:
-            got = go_status((await self.job(job)).get("status") or {})
-            assert got == go_status(want), f"status {got}, want {go_status(want)}"
-
-        await self.until(check, "Job status")
-
-    async def validate_finished_pods_no_finalizer(self, job: Obj) -> None:
-        """`validateFinishedPodsNoFinalizer`: no pod of the finished Job keeps the tracking finalizer."""
-        for pod in await self.pods(job):
-            assert JOB_TRACKING_FINALIZER not in finalizers(pod), f"pod {pod['metadata']['name']} kept the finalizer"
-
-    def metric(self, name: str, **labels: str) -> float:
-        return self.metrics.value(name, labels)
-
-    async def validate_counter_metric(self, name: str, want: float, **labels: str) -> None:
-        """`validateCounterMetric`: the counter eventually reads `want` (a series never written reads 0)."""
-
-        async def check() -> None:
-            got = self.metric(name, **labels)
-            assert got == want, f"{name}{labels} = {got}, want {want}"
-
-        await self.until(check, name, timeout=10.0)
-
-    async def validate_status_untouched(self, job: Obj) -> None:
-        """`time.Sleep(sleepDurationForControllerLatency)` then `cmp.Diff(batchv1.JobStatus{}, job.Status)`:
-        here 10 s of virtual time (ten of the controller's sync batches), then an empty status."""
-        await run_for(self.clock, 10.0)
-        assert (await self.job(job)).get("status") in (None, {})
-
-
-def phase(pod: Obj) -> str:
-    return str((pod.get("status") or {}).get("phase") or "")
-
-
-def terminal(pod: Obj) -> bool:
-    return phase(pod) in ("Succeeded", "Failed")
-
-
-def finalizers(obj: Obj) -> list[str]:
-    return list(obj["metadata"].get("finalizers") or ())
-
-
-def index_of(pod: Obj) -> int:
-    value = (pod["metadata"].get("annotations") or {}).get(JOB_COMPLETION_INDEX_ANNOTATION)
-    return int(value) if value is not None else -1
-
-
-def go_status(status: Obj) -> Obj:
-    """A JobStatus as Go's struct holds it, less what `validateJobStatus` ignores: counters absent = 0,
-    `ready`/`terminating`/`failedIndexes` pointers (absent = nil), conditions as type/status/reason."""
-    known = {"conditions", "startTime", "completionTime", "active", "succeeded", "failed", "terminating", "ready"}
-    known |= {"completedIndexes", "failedIndexes", "uncountedTerminatedPods"}
-    assert set(status) <= known, f"unknown status fields {set(status) - known}"
-    return {
-        "active": status.get("active", 0),
-        "succeeded": status.get("succeeded", 0),
-        "failed": status.get("failed", 0),
-        "ready": status.get("ready"),
-        "terminating": status.get("terminating"),
-        "completedIndexes": status.get("completedIndexes") or "",
-        "failedIndexes": status.get("failedIndexes"),
-        "conditions": [(c["type"], c["status"], c.get("reason") or "") for c in status.get("conditions") or ()],
-    }
-
-
-def run(body: Callable[[Env], Coroutine[Any, Any, None]], *, backoff: float = FAST_POD_FAILURE_BACKOFF) -> None:
-    """A fresh API and a started controller; `body`; then the controller stopped."""
-
-    async def scenario() -> None:
-        clock = FakeClock()
-        env = Env(clock, await local_api(clock), backoff)
-        await env.start_controller()
-        try:
-            await body(env)
-        finally:
-            await env.stop_controller()
-
-    asyncio.run(scenario())
 
 
 # ------------------------------------------------------------------------------- TestSuccessPolicy_ReEnabling
@@ -353,7 +74,7 @@ def test_TestSuccessPolicy_ReEnabling() -> None:
         await env.validate_job_condition(job, "Complete")
         await env.validate_finished_pods_no_finalizer(job)
 
-    run(body)
+    run(body, backoff=FAST_POD_FAILURE_BACKOFF)
 
 
 # ---------------------------------------------------------------------- TestBackoffLimitPerIndex_DelayedPodDeletion
@@ -375,7 +96,7 @@ def test_TestBackoffLimitPerIndex_DelayedPodDeletion() -> None:
         await env.validate_indexed_job_pods(job, {0}, "", "")
 
         await env.set_job_phase_for_index(job, "Failed", 0)
-        (failed,) = await env.pods_for_index(job, 0)
+        (failed,) = await env.job_pods_for_index(job, 0)
         await env.client.delete(PODS, NS, failed["metadata"]["name"])
 
         await env.validate_job_pods_status(job, active=1, failed=1)
@@ -388,7 +109,7 @@ def test_TestBackoffLimitPerIndex_DelayedPodDeletion() -> None:
         await env.validate_job_pods_status(job, active=0, succeeded=1, failed=1)
         await env.validate_job_condition(job, "Complete")
 
-    run(body, backoff=SyncConfig().pod_failure_backoff)
+    run(body)
 
 
 # -------------------------------------------------------------------------------- TestDelayTerminalPhaseCondition
@@ -469,20 +190,17 @@ def test_TestDelayTerminalPhaseCondition(
     async def body(env: Env) -> None:
         job = await env.create_job({**spec, "template": DELAY_TEMPLATE})
 
-        async def active() -> None:
-            assert (await env.job(job)).get("status", {}).get("active") == spec["parallelism"]
-
-        await env.until(active, "waitForPodsToBeActive")
+        await env.wait_for_pods_to_be_active(job, spec["parallelism"])
         await action(env, job)
         await env.validate_job_status(job, interim)
         # what "delay" means: the interim status holds for as long as the deleted pod is not terminal
-        await run_for(env.clock, 10.0)
+        await env.sleep_for_controller_latency()
         await env.validate_job_status(job, interim)
-        running = await env.pods(job, lambda p: phase(p) in ("Pending", "Running"))
+        running = await env.job_pods(job, lambda p: phase(p) in ("Pending", "Running"))
         await env.set_job_pods_phase(job, "Succeeded", len(running))
         await env.validate_job_status(job, terminal)
 
-    run(body)
+    run(body, backoff=FAST_POD_FAILURE_BACKOFF)
 
 
 # ------------------------------------------------------------------------------------------------ TestManagedBy
@@ -529,9 +247,9 @@ def test_TestManagedBy(spec: Obj, reconciled: bool, label: str, value: int) -> N
         else:
             await env.validate_counter_metric(BY_EXTERNAL_CONTROLLER, value, controller_name=label)
             await env.validate_status_untouched(job)
-            assert await env.pods(job) == []
+            assert await env.job_pods(job) == []
 
-    run(body)
+    run(body, backoff=FAST_POD_FAILURE_BACKOFF)
 
 
 def custom_job(managed_by: str | None) -> Obj:
@@ -553,12 +271,13 @@ def test_TestManagedBy_Reenabling() -> None:
         await env.validate_status_untouched(job)
 
         await env.stop_controller()
+        env.reset_metrics()
         await env.start_controller()
         await env.validate_counter_metric(BY_EXTERNAL_CONTROLLER, 1, controller_name=CUSTOM_CONTROLLER)
         await env.validate_status_untouched(job)
-        assert await env.pods(job) == []
+        assert await env.job_pods(job) == []
 
-    run(body)
+    run(body, backoff=FAST_POD_FAILURE_BACKOFF)
 
 
 def test_TestManagedBy_RecreatedJob() -> None:
@@ -576,4 +295,4 @@ def test_TestManagedBy_RecreatedJob() -> None:
         await env.validate_counter_metric(BY_EXTERNAL_CONTROLLER, 1, controller_name=CUSTOM_CONTROLLER)
         await env.validate_status_untouched(job)
 
-    run(body)
+    run(body, backoff=FAST_POD_FAILURE_BACKOFF)
