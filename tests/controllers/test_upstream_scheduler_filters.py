@@ -10,6 +10,8 @@ rows left out: docs/upstream-scheduler.md.
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from kjobs.api.types import Obj
@@ -167,3 +169,216 @@ def test_taint_toleration_filter(tolerations: list[Obj], taints: list[Obj], want
     assert got == ((want,) if want else ())
     if want:  # as `kubectl describe pod` shows it
         assert fit_error(1, {"nodeA": got}) == f"0/1 nodes are available: 1 {want}."
+
+
+# ------------------------------------------------------------------------------------------------ nodeaffinity
+# pkg/scheduler/framework/plugins/nodeaffinity/node_affinity_test.go
+
+
+def _expr(key: str, operator: str, *values: str) -> Obj:
+    return {"key": key, "operator": operator, **({"values": list(values)} if values else {})}
+
+
+def _name_in(*names: str) -> Obj:
+    return _expr("metadata.name", "In", *names)
+
+
+def _required(*terms: Obj) -> Obj:
+    return {
+        "affinity": {
+            "nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": list(terms)}}
+        }
+    }
+
+
+def _term(expressions: list[Obj] | None = None, fields: list[Obj] | None = None) -> Obj:
+    term: Obj = {}
+    if expressions is not None:
+        term["matchExpressions"] = expressions
+    if fields is not None:
+        term["matchFields"] = fields
+    return term
+
+
+_NODE_AFFINITY_ROWS: list[Any] = [
+    ("missing labels", {"nodeSelector": {"foo": "bar"}}, {}, "", False),
+    ("same labels", {"nodeSelector": {"foo": "bar"}}, {"foo": "bar"}, "", True),
+    ("node labels are superset", {"nodeSelector": {"foo": "bar"}}, {"foo": "bar", "baz": "blah"}, "", True),
+    ("node labels are subset", {"nodeSelector": {"foo": "bar", "baz": "blah"}}, {"foo": "bar"}, "", False),
+    (
+        "Pod with matchExpressions using In operator that matches the existing node",
+        _required(_term([_expr("foo", "In", "bar", "value2")])),
+        {"foo": "bar"},
+        "",
+        True,
+    ),
+    (
+        "Pod with matchExpressions using Gt operator that matches the existing node",
+        _required(_term([_expr("kernel-version", "Gt", "0204")])),
+        {"kernel-version": "0206"},
+        "",
+        True,
+    ),
+    (
+        "Pod with matchExpressions using NotIn operator that matches the existing node",
+        _required(_term([_expr("mem-type", "NotIn", "DDR", "DDR2")])),
+        {"mem-type": "DDR3"},
+        "",
+        True,
+    ),
+    (
+        "Pod with matchExpressions using Exists operator that matches the existing node",
+        _required(_term([_expr("GPU", "Exists")])),
+        {"GPU": "NVIDIA-GRID-K1"},
+        "",
+        True,
+    ),
+    (
+        "Pod with affinity that don't match node's labels won't schedule onto the node",
+        _required(_term([_expr("foo", "In", "value1", "value2")])),
+        {"foo": "bar"},
+        "",
+        False,
+    ),
+    (
+        "Pod with empty MatchExpressions is not a valid value will match no objects and won't schedule onto the node",
+        _required(_term([])),
+        {"foo": "bar"},
+        "",
+        False,
+    ),
+    ("Pod with no Affinity will schedule onto a node", {}, {"foo": "bar"}, "", True),
+    (
+        "Pod with Affinity but nil NodeSelector will schedule onto a node",
+        {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": None}}},
+        {"foo": "bar"},
+        "",
+        True,
+    ),
+    (
+        "Pod with multiple matchExpressions ANDed that matches the existing node",
+        _required(_term([_expr("GPU", "Exists"), _expr("GPU", "NotIn", "AMD", "INTER")])),
+        {"GPU": "NVIDIA-GRID-K1"},
+        "",
+        True,
+    ),
+    (
+        "Pod with multiple matchExpressions ANDed that doesn't match the existing node",
+        _required(_term([_expr("GPU", "Exists"), _expr("GPU", "In", "AMD", "INTER")])),
+        {"GPU": "NVIDIA-GRID-K1"},
+        "",
+        False,
+    ),
+    (
+        "Pod with multiple NodeSelectorTerms ORed in affinity, matches the node's labels and will schedule onto the "
+        "node",
+        _required(_term([_expr("foo", "In", "bar", "value2")]), _term([_expr("diffkey", "In", "wrong", "value2")])),
+        {"foo": "bar"},
+        "",
+        True,
+    ),
+    (
+        "Pod with an Affinity and a PodSpec.NodeSelector(the old thing that we are deprecating) both are satisfied, "
+        "will schedule onto the node",
+        {"nodeSelector": {"foo": "bar"}, **_required(_term([_expr("foo", "Exists")]))},
+        {"foo": "bar"},
+        "",
+        True,
+    ),
+    (
+        "Pod with an Affinity matches node's labels but the PodSpec.NodeSelector(the old thing that we are "
+        "deprecating) is not satisfied, won't schedule onto the node",
+        {"nodeSelector": {"foo": "bar"}, **_required(_term([_expr("foo", "Exists")]))},
+        {"foo": "barrrrrr"},
+        "",
+        False,
+    ),
+    (
+        "Pod with an invalid value in Affinity term won't be scheduled onto the node",
+        _required(_term([_expr("foo", "NotIn", "invalid value: ___@#$%^")])),
+        {"foo": "bar"},
+        "",
+        False,
+    ),
+    (
+        "Pod with matchFields using In operator that matches the existing node",
+        _required(_term(fields=[_name_in("node1")])),
+        {},
+        "node1",
+        True,
+    ),
+    (
+        "Pod with matchFields using In operator that does not match the existing node",
+        _required(_term(fields=[_name_in("node1")])),
+        {},
+        "node2",
+        False,
+    ),
+    (
+        "Pod with two terms: matchFields does not match, but matchExpressions matches",
+        _required(_term(fields=[_name_in("node1"), _name_in("node2")]), _term([_expr("foo", "In", "bar")])),
+        {"foo": "bar"},
+        "node2",
+        True,
+    ),
+    (
+        "Pod with one term: matchFields does not match, but matchExpressions matches",
+        _required(_term([_expr("foo", "In", "bar")], [_name_in("node1")])),
+        {"foo": "bar"},
+        "node2",
+        False,
+    ),
+    (
+        "Pod with one term: both matchFields and matchExpressions match",
+        _required(_term([_expr("foo", "In", "bar")], [_name_in("node1")])),
+        {"foo": "bar"},
+        "node1",
+        True,
+    ),
+    (
+        "Pod with two terms: both matchFields and matchExpressions do not match",
+        _required(_term(fields=[_name_in("node1")]), _term([_expr("foo", "In", "not-match-to-bar")])),
+        {"foo": "bar"},
+        "node2",
+        False,
+    ),
+    (
+        "Pod with two terms of node.Name affinity",
+        _required(_term(fields=[_name_in("node1")]), _term(fields=[_name_in("node2")])),
+        {},
+        "node2",
+        True,
+    ),
+    (
+        "Pod with two conflicting mach field requirements",
+        _required(_term(fields=[_name_in("node1"), _name_in("node2")])),
+        {"foo": "bar"},
+        "node2",
+        False,
+    ),
+    (
+        "Matches node selector correctly even if PreFilter is not called",
+        {"nodeSelector": {"foo": "bar"}},
+        {"foo": "bar", "baz": "blah"},
+        "",
+        True,
+    ),
+    (
+        "Matches node affinity correctly even if PreFilter is not called",
+        _required(_term([_expr("GPU", "Exists"), _expr("GPU", "NotIn", "AMD", "INTER")])),
+        {"GPU": "NVIDIA-GRID-K1"},
+        "",
+        True,
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("spec", "labels", "node_name", "fits"),
+    [pytest.param(spec, labels, name, fits, id=row) for row, spec, labels, name, fits in _NODE_AFFINITY_ROWS],
+)
+def test_node_affinity(spec: Obj, labels: dict[str, str], node_name: str, fits: bool) -> None:
+    """`nodeSelector` and required node affinity (In/NotIn/Exists/Gt, matchFields `metadata.name`) decide which
+    nodes a pod may go to; every other node gets the one NodeAffinity reason."""
+    node = make_node(node_name or "node", labels=labels)
+    assert reasons(make_pod(spec), node) == (() if fits else (AFFINITY_REASON,))
