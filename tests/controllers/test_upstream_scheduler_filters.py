@@ -382,3 +382,298 @@ def test_node_affinity(spec: Obj, labels: dict[str, str], node_name: str, fits: 
     nodes a pod may go to; every other node gets the one NodeAffinity reason."""
     node = make_node(node_name or "node", labels=labels)
     assert reasons(make_pod(spec), node) == (() if fits else (AFFINITY_REASON,))
+
+
+# ------------------------------------------------------------------------------------------------ noderesources
+# pkg/scheduler/framework/plugins/noderesources/fit_test.go
+
+A, B = "example.com/aaa", "example.com/bbb"
+K8S_A, K8S_B = "kubernetes.io/something", "subdomain.kubernetes.io/something"
+HUGE = "hugepages-2Mi"
+
+
+def _allocatable(milli_cpu: int, memory: int, pods: int, a: int, storage: int, huge: int) -> dict[str, str]:
+    """Upstream's `makeAllocatableResources`."""
+    return {
+        "cpu": f"{milli_cpu}m",
+        "memory": str(memory),
+        "pods": str(pods),
+        A: str(a),
+        "ephemeral-storage": str(storage),
+        HUGE: str(huge),
+    }
+
+
+def res(cpu: int = 0, memory: int = 0, storage: int = 0, **scalars: int) -> Obj:
+    """One container's requests, as upstream's `newResourcePod` writes them (milli-CPU, bytes); scalar resources
+    by short name: a, b, k8s_a, k8s_b, huge."""
+    requests: Obj = {"cpu": f"{cpu}m", "memory": str(memory), "pods": "0", "ephemeral-storage": str(storage)}
+    requests.update({_scalar(name): str(value) for name, value in scalars.items()})
+    return requests
+
+
+def _scalar(name: str) -> str:
+    return {"a": A, "b": B, "k8s_a": K8S_A, "k8s_b": K8S_B, "huge": HUGE}[name]
+
+
+def resource_pod(*usage: Obj, init: tuple[Obj, ...] = (), overhead: Obj | None = None) -> Obj:
+    """Upstream's `newResourcePod` (+ `newResourceInitPod`, `newResourceOverheadPod`) as a pod spec."""
+    spec: Obj = {"containers": [{"name": f"c{i}", "resources": {"requests": r}} for i, r in enumerate(usage)]}
+    if init:
+        spec["initContainers"] = [{"name": f"i{i}", "resources": {"requests": r}} for i, r in enumerate(init)]
+    if overhead:
+        spec["overhead"] = overhead
+    return spec
+
+
+def _fit(pod: Obj, existing: Obj, allocatable: dict[str, str]) -> tuple[str, ...]:
+    node = make_node("node", allocatable=allocatable)
+    node.add_pod(make_pod(existing, name="existing", node="node"))
+    return reasons(make_pod(pod), node)
+
+
+def _insufficient(*names: str) -> tuple[str, ...]:
+    return tuple(f"Insufficient {n}" for n in names)
+
+
+_ENOUGH_ROWS: list[Any] = [
+    ("no resources requested always fits", {}, resource_pod(res(10, 20)), ()),
+    ("too many resources fails", resource_pod(res(1, 1)), resource_pod(res(10, 20)), _insufficient("cpu", "memory")),
+    (
+        "too many resources fails due to init container cpu",
+        resource_pod(res(1, 1), init=(res(3, 1),)),
+        resource_pod(res(8, 19)),
+        _insufficient("cpu"),
+    ),
+    (
+        "too many resources fails due to highest init container cpu",
+        resource_pod(res(1, 1), init=(res(3, 1), res(2, 1))),
+        resource_pod(res(8, 19)),
+        _insufficient("cpu"),
+    ),
+    (
+        "too many resources fails due to init container memory",
+        resource_pod(res(1, 1), init=(res(1, 3),)),
+        resource_pod(res(9, 19)),
+        _insufficient("memory"),
+    ),
+    (
+        "too many resources fails due to highest init container memory",
+        resource_pod(res(1, 1), init=(res(1, 3), res(1, 2))),
+        resource_pod(res(9, 19)),
+        _insufficient("memory"),
+    ),
+    (
+        "init container fits because it's the max, not sum, of containers and init containers",
+        resource_pod(res(1, 1), init=(res(1, 1),)),
+        resource_pod(res(9, 19)),
+        (),
+    ),
+    (
+        "multiple init containers fit because it's the max, not sum, of containers and init containers",
+        resource_pod(res(1, 1), init=(res(1, 1), res(1, 1))),
+        resource_pod(res(9, 19)),
+        (),
+    ),
+    ("both resources fit", resource_pod(res(1, 1)), resource_pod(res(5, 5)), ()),
+    ("one resource memory fits", resource_pod(res(2, 1)), resource_pod(res(9, 5)), _insufficient("cpu")),
+    ("one resource cpu fits", resource_pod(res(1, 2)), resource_pod(res(5, 19)), _insufficient("memory")),
+    ("equal edge case", resource_pod(res(5, 1)), resource_pod(res(5, 19)), ()),
+    (
+        "equal edge case for init container",
+        resource_pod(res(4, 1), init=(res(5, 1),)),
+        resource_pod(res(5, 19)),
+        (),
+    ),
+    ("extended resource fits", resource_pod(res(a=1)), resource_pod(res()), ()),
+    (
+        "extended resource fits for init container",
+        resource_pod(res(), init=(res(a=1),)),
+        resource_pod(res()),
+        (),
+    ),
+    (
+        "extended resource capacity enforced",
+        resource_pod(res(1, 1, a=10)),
+        resource_pod(res(a=0)),
+        _insufficient(A),
+    ),
+    (
+        "extended resource capacity enforced for init container",
+        resource_pod(res(), init=(res(1, 1, a=10),)),
+        resource_pod(res(a=0)),
+        _insufficient(A),
+    ),
+    (
+        "extended resource allocatable enforced",
+        resource_pod(res(1, 1, a=1)),
+        resource_pod(res(a=5)),
+        _insufficient(A),
+    ),
+    (
+        "extended resource allocatable enforced for init container",
+        resource_pod(res(), init=(res(1, 1, a=1),)),
+        resource_pod(res(a=5)),
+        _insufficient(A),
+    ),
+    (
+        "extended resource allocatable enforced for multiple containers",
+        resource_pod(res(1, 1, a=3), res(1, 1, a=3)),
+        resource_pod(res(a=2)),
+        _insufficient(A),
+    ),
+    (
+        "extended resource allocatable admits multiple init containers",
+        resource_pod(res(), init=(res(1, 1, a=3), res(1, 1, a=3))),
+        resource_pod(res(a=2)),
+        (),
+    ),
+    (
+        "extended resource allocatable enforced for multiple init containers",
+        resource_pod(res(), init=(res(1, 1, a=6), res(1, 1, a=3))),
+        resource_pod(res(a=2)),
+        _insufficient(A),
+    ),
+    (
+        "extended resource allocatable enforced for unknown resource",
+        resource_pod(res(1, 1, b=1)),
+        resource_pod(res()),
+        _insufficient(B),
+    ),
+    (
+        "extended resource allocatable enforced for unknown resource for init container",
+        resource_pod(res(), init=(res(1, 1, b=1),)),
+        resource_pod(res()),
+        _insufficient(B),
+    ),
+    (
+        "kubernetes.io resource capacity enforced",
+        resource_pod(res(1, 1, k8s_a=10)),
+        resource_pod(res()),
+        _insufficient(K8S_A),
+    ),
+    (
+        "kubernetes.io resource capacity enforced for init container",
+        resource_pod(res(), init=(res(1, 1, k8s_b=10),)),
+        resource_pod(res()),
+        _insufficient(K8S_B),
+    ),
+    (
+        "hugepages resource capacity enforced",
+        resource_pod(res(1, 1, huge=10)),
+        resource_pod(res(huge=0)),
+        _insufficient(HUGE),
+    ),
+    (
+        "hugepages resource capacity enforced for init container",
+        resource_pod(res(), init=(res(1, 1, huge=10),)),
+        resource_pod(res(huge=0)),
+        _insufficient(HUGE),
+    ),
+    (
+        "hugepages resource allocatable enforced for multiple containers",
+        resource_pod(res(1, 1, huge=3), res(1, 1, huge=3)),
+        resource_pod(res(huge=2)),
+        _insufficient(HUGE),
+    ),
+    (
+        "resources + pod overhead fits",
+        resource_pod(res(1, 1), overhead={"cpu": "3m", "memory": "13"}),
+        resource_pod(res(5, 5)),
+        (),
+    ),
+    (
+        "requests + overhead does not fit for memory",
+        resource_pod(res(1, 1), overhead={"cpu": "1m", "memory": "15"}),
+        resource_pod(res(5, 5)),
+        _insufficient("memory"),
+    ),
+    (
+        "skip checking extended resource request with quantity zero via resource groups",
+        resource_pod(res(1, 1, a=0)),
+        resource_pod(res(a=6)),
+        (),
+    ),
+    ("skip checking resource request with quantity zero", resource_pod(res(a=1)), resource_pod(res(20, 30, a=1)), ()),
+]
+
+
+@pytest.mark.parametrize(
+    ("pod", "existing", "want"), [pytest.param(p, e, w, id=name) for name, p, e, w in _ENOUGH_ROWS]
+)
+def test_enough_requests(pod: Obj, existing: Obj, want: tuple[str, ...]) -> None:
+    """Requests (the largest init container or the sum of the others, plus overhead) must fit in what the
+    node's allocatable leaves; each short resource is one `Insufficient <name>` reason."""
+    assert _fit(pod, existing, _allocatable(10, 20, 32, 5, 20, 5)) == want
+
+
+@pytest.mark.parametrize(
+    ("pod", "existing"),
+    [
+        pytest.param(
+            {},
+            resource_pod(res(10, 20)),
+            id="even without specified resources, predicate fails when there's no space for additional pod",
+        ),
+        pytest.param(
+            resource_pod(res(1, 1)),
+            resource_pod(res(5, 5)),
+            id="even if both resources fit, predicate fails when there's no space for additional pod",
+        ),
+        pytest.param(
+            resource_pod(res(5, 1)),
+            resource_pod(res(5, 19)),
+            id="even for equal edge case, predicate fails when there's no space for additional pod",
+        ),
+        pytest.param(
+            resource_pod(res(5, 1), init=(res(5, 1),)),
+            resource_pod(res(5, 19)),
+            id="even for equal edge case, predicate fails when there's no space for additional pod due to init "
+            "container",
+        ),
+    ],
+)
+def test_not_enough_requests(pod: Obj, existing: Obj) -> None:
+    """A node's `pods` allocatable caps how many pods it takes, whatever they request."""
+    assert _fit(pod, existing, _allocatable(10, 20, 1, 0, 0, 0)) == ("Too many pods",)
+
+
+@pytest.mark.parametrize(
+    ("pod", "existing", "want"),
+    [
+        pytest.param(resource_pod(res(1, 1)), resource_pod(res(2, 10)), (), id="empty storage requested, and pod fits"),
+        pytest.param(
+            resource_pod(res(storage=25)),
+            resource_pod(res(2, 2)),
+            _insufficient("ephemeral-storage"),
+            id="storage ephemeral local storage request exceeds allocatable",
+        ),
+        pytest.param(
+            resource_pod(res(storage=5)),
+            resource_pod(res(2, 2, storage=10)),
+            (),
+            id="ephemeral local storage is sufficient",
+        ),
+        pytest.param(resource_pod(res(storage=10)), resource_pod(res(2, 2)), (), id="pod fits"),
+    ],
+)
+def test_storage_requests(pod: Obj, existing: Obj, want: tuple[str, ...]) -> None:
+    """`ephemeral-storage` requests are checked like cpu and memory."""
+    assert _fit(pod, existing, _allocatable(10, 20, 32, 5, 20, 5)) == want
+
+
+@pytest.mark.parametrize(
+    "init",
+    [
+        pytest.param([], id="allow pod without restartable init containers if sidecar containers is enabled"),
+        pytest.param(
+            [{"name": "restartable-init", "restartPolicy": "Always"}],
+            id="allow pod with restartable init containers if sidecar containers is enabled",
+        ),
+    ],
+)
+def test_restartable_init_containers(init: list[Obj]) -> None:
+    """Sidecars (SidecarContainers, on in v1.32) do not keep a pod off a node."""
+    node = make_node("node", allocatable=_allocatable(0, 0, 1, 0, 0, 0))
+    pod = make_pod({"containers": [{"name": "regular"}], "initContainers": init})
+    assert reasons(pod, node) == ()
