@@ -677,3 +677,118 @@ def test_restartable_init_containers(init: list[Obj]) -> None:
     node = make_node("node", allocatable=_allocatable(0, 0, 1, 0, 0, 0))
     pod = make_pod({"containers": [{"name": "regular"}], "initContainers": init})
     assert reasons(pod, node) == ()
+
+
+# ------------------------------------------------------------------------------------------------ nodename
+# pkg/scheduler/framework/plugins/nodename/node_name_test.go
+
+
+@pytest.mark.parametrize(
+    ("pod_node", "node_name", "fits"),
+    [
+        pytest.param("", "", True, id="no host specified"),
+        pytest.param("foo", "foo", True, id="host matches"),
+        pytest.param("bar", "foo", False, id="host doesn't match"),
+    ],
+)
+def test_node_name(pod_node: str, node_name: str, fits: bool) -> None:
+    """A pod without `nodeName` may go to any node. A pod with one is never the scheduler's to place
+    (kube-scheduler queues only unassigned pods: pkg/scheduler/eventhandlers.go `assignedPod`), so kjobs has no
+    NodeName filter: upstream's two `nodeName` rows are the pod being left alone, and it runs, or is rejected by
+    the kubelet, on the node it names, never on another."""
+    pod = make_pod(node=pod_node)
+    if not pod_node:
+        assert pod.wants_scheduling() and reasons(pod, make_node(node_name or "node")) == ()
+        return
+    assert not pod.wants_scheduling()
+    assert (pod.node_name == node_name) is fits
+
+
+# ------------------------------------------------------------------------------------------------ FitError
+# pkg/scheduler/framework/types_test.go
+
+
+@pytest.mark.parametrize(
+    ("num_nodes", "statuses", "post_filter", "want"),
+    [
+        pytest.param(
+            3,
+            {f"node{i}": ("Node(s) failed Filter plugin FalseFilter-1",) for i in (1, 2, 3)},
+            "",
+            "0/3 nodes are available: 3 Node(s) failed Filter plugin FalseFilter-1.",
+            id="nodes failed one Filter plugin with an empty PostFilterMsg",
+        ),
+        pytest.param(
+            3,
+            {f"node{i}": ("Node(s) failed Filter plugin FalseFilter-1",) for i in (1, 2, 3)},
+            "Error running PostFilter plugin FailedPostFilter",
+            "0/3 nodes are available: 3 Node(s) failed Filter plugin FalseFilter-1. "
+            "Error running PostFilter plugin FailedPostFilter",
+            id="nodes failed one Filter plugin with a non-empty PostFilterMsg",
+        ),
+        pytest.param(
+            3,
+            {
+                "node1": ("Node(s) failed Filter plugin FalseFilter-1",),
+                "node2": ("Node(s) failed Filter plugin FalseFilter-1",),
+                "node3": ("Node(s) failed Filter plugin FalseFilter-2",),
+            },
+            "",
+            "0/3 nodes are available: 1 Node(s) failed Filter plugin FalseFilter-2, "
+            "2 Node(s) failed Filter plugin FalseFilter-1.",
+            id="nodes failed two Filter plugins with an empty PostFilterMsg",
+        ),
+        pytest.param(
+            3,
+            {
+                "node1": ("Node(s) failed Filter plugin FalseFilter-1",),
+                "node2": ("Node(s) failed Filter plugin FalseFilter-1",),
+                "node3": ("Node(s) failed Filter plugin FalseFilter-2",),
+            },
+            "Error running PostFilter plugin FailedPostFilter",
+            "0/3 nodes are available: 1 Node(s) failed Filter plugin FalseFilter-2, "
+            "2 Node(s) failed Filter plugin FalseFilter-1. Error running PostFilter plugin FailedPostFilter",
+            id="nodes failed two Filter plugins with a non-empty PostFilterMsg",
+        ),
+        pytest.param(
+            1,
+            {"node1": ("Node failed Permit plugin Permit-1",)},
+            "",
+            "0/1 nodes are available: 1 Node failed Permit plugin Permit-1.",
+            id="failed to Permit on node",
+        ),
+        pytest.param(
+            1,
+            {"node1": ("Node failed Reserve plugin Reserve-1",)},
+            "",
+            "0/1 nodes are available: 1 Node failed Reserve plugin Reserve-1.",
+            id="failed to Reserve on node",
+        ),
+    ],
+)
+def test_fit_error_error(num_nodes: int, statuses: dict[str, tuple[str, ...]], post_filter: str, want: str) -> None:
+    """The FailedScheduling message: `0/N nodes are available: ` + reason counts sorted as strings + `.`, then
+    the post-filter (preemption) message."""
+    assert fit_error(num_nodes, statuses, post_filter=post_filter) == want
+
+
+def test_fit_error_counts_filter_reasons_across_nodes() -> None:
+    """The ported filters' reasons, aggregated over a cluster as `kubectl describe pod` shows them: one entry per
+    distinct reason (each untolerated taint its own), counts first, sorted as strings."""
+    pod = make_pod(resource_pod(res(2000, 1)) | {"nodeSelector": {"pool": "batch"}})
+    batch = {"pool": "batch"}
+    nodes = [
+        make_node("cordoned", labels=batch, spec={"unschedulable": True}),
+        make_node("gpu1", labels=batch, spec={"taints": [_taint("gpu", "true", "NoSchedule")]}),
+        make_node("gpu2", labels=batch, spec={"taints": [_taint("gpu", "true", "NoExecute")]}),
+        make_node("infra", labels=batch, spec={"taints": [_taint("dedicated", "infra", "NoSchedule")]}),
+        make_node("web", labels={"pool": "web"}),
+        make_node("small1", labels=batch, allocatable={"cpu": "1", "memory": "1Gi", "pods": "110"}),
+        make_node("small2", labels=batch, allocatable={"cpu": "1", "memory": "1Gi", "pods": "110"}),
+    ]
+    statuses = {n.name: reasons(pod, n) for n in nodes}
+    assert fit_error(len(nodes), statuses) == (
+        "0/7 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
+        "1 node(s) had untolerated taint {dedicated: infra}, 1 node(s) were unschedulable, "
+        "2 Insufficient cpu, 2 node(s) had untolerated taint {gpu: true}."
+    )
