@@ -185,7 +185,8 @@ def test_selector_taints_cordon_and_not_ready_decide_placement() -> None:
         assert (env.node_of("anywhere"), env.node_of("trainer")) == ("plain", "gpu")
         assert env.condition("spare", "PodScheduled")["message"] == (  # type: ignore[index]
             "0/4 nodes are available: 1 node(s) didn't match Pod's node affinity/selector, "
-            "1 node(s) were unschedulable, 2 node(s) had untolerated taint(s). "
+            "1 node(s) had untolerated taint {dedicated: gpu}, "
+            "1 node(s) had untolerated taint {node.kubernetes.io/not-ready: }, 1 node(s) were unschedulable. "
             "preemption: 0/4 nodes are available: 4 Preemption is not helpful for scheduling."
         )
         failed = await env.events("FailedScheduling", "untolerated")

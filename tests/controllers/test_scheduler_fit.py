@@ -318,10 +318,12 @@ def test_nominated_pods_reserve_their_room() -> None:
         pytest.param(
             node(taints=[{"key": "dedicated", "value": "gpu", "effect": "NoSchedule"}]),
             {},
-            "node(s) had untolerated taint(s)",
+            "node(s) had untolerated taint {dedicated: gpu}",
             id="taint",
         ),
-        pytest.param(node(ready="False"), {}, "node(s) had untolerated taint(s)", id="not-ready"),
+        pytest.param(
+            node(ready="False"), {}, "node(s) had untolerated taint {node.kubernetes.io/not-ready: }", id="not-ready"
+        ),
         pytest.param(
             node(), {"nodeSelector": {"zone": "z"}}, "node(s) didn't match Pod's node affinity/selector", id="selector"
         ),

@@ -4,10 +4,15 @@ kubelet's admission both ask it (component-helpers/scheduling/corev1/nodeaffinit
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from typing import Any
 
 from kjobs.api.types import Obj
+from kjobs.api.validation_formats import is_label_value, is_qualified_name
+
+_INT64 = re.compile(r"[+-]?[0-9]+")
+_INT64_MAX = 2**63 - 1
 
 
 def _dicts(value: Any) -> list[Obj]:
@@ -38,12 +43,46 @@ def match_expression(expr: Obj, labels: Mapping[str, str]) -> bool:
     return False
 
 
+def _parses_as_int64(value: str) -> bool:
+    return bool(_INT64.fullmatch(value)) and -_INT64_MAX - 1 <= int(value) <= _INT64_MAX
+
+
+def expression_parses(expr: Obj) -> bool:
+    """Whether the scheduler can turn this requirement into a label selector requirement
+    (component-helpers/scheduling/corev1/nodeaffinity `nodeSelectorRequirementsAsSelector`, apimachinery
+    labels `NewRequirement`): a label-key key, a known operator with the values it needs, and every value a
+    valid label value. The API server checks only part of this, so a pod may carry a term that fails here."""
+    key, op = expr.get("key"), expr.get("operator")
+    raw = expr.get("values") or []
+    if not isinstance(key, str) or is_qualified_name(key) or not isinstance(raw, list):
+        return False
+    values = [v for v in raw if isinstance(v, str)]
+    if len(values) != len(raw) or any(is_label_value(v) for v in values):
+        return False
+    if op in ("In", "NotIn"):
+        return bool(values)
+    if op in ("Exists", "DoesNotExist"):
+        return not values
+    if op in ("Gt", "Lt"):
+        return len(values) == 1 and _parses_as_int64(values[0])
+    return False
+
+
+def _field_parses(expr: Obj) -> bool:
+    """`nodeSelectorRequirementsAsFieldSelector`: In or NotIn with exactly one value."""
+    values = expr.get("values")
+    return expr.get("operator") in ("In", "NotIn") and isinstance(values, list) and len(values) == 1
+
+
 def match_term(term: Obj, labels: Mapping[str, str], node_name: str) -> bool:
-    """One node selector term: all its expressions and fields (an empty term matches nothing)."""
+    """One node selector term: all its expressions and fields (an empty term matches nothing). A term with a
+    requirement the scheduler cannot parse matches no node (`nodeSelectorTerm.match` returns its parse errors)."""
     expressions = _dicts(term.get("matchExpressions"))
     fields = _dicts(term.get("matchFields"))
     if not expressions and not fields:
         return False  # an empty term matches no objects
+    if not all(expression_parses(e) for e in expressions) or not all(_field_parses(f) for f in fields):
+        return False
     if not all(match_expression(e, labels) for e in expressions):
         return False
     # matchFields supports one field, the node's name.

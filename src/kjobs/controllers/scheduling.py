@@ -63,7 +63,9 @@ CONDITION_TAINTS = {
 
 # Filter reasons, exactly as the plugins word them.
 REASON_UNSCHEDULABLE = "node(s) were unschedulable"
-REASON_TAINTS = "node(s) had untolerated taint(s)"
+REASON_TAINT_FORMAT = "node(s) had untolerated taint {{{key}: {value}}}"
+"""TaintToleration names the first untolerated taint (pkg/scheduler/framework/plugins/tainttoleration/
+taint_toleration.go `Filter`, v1.32); so two differently tainted nodes are two entries in `FailedScheduling`."""
 REASON_AFFINITY = "node(s) didn't match Pod's node affinity/selector"
 REASON_PORTS = "node(s) didn't have free ports for the requested pod ports"
 REASON_TOO_MANY_PODS = "Too many pods"
@@ -555,6 +557,15 @@ def tolerates_all(tolerations: Sequence[Toleration], taints: Iterable[Taint]) ->
     return all(any(t.tolerates(taint) for t in tolerations) for taint in taints)
 
 
+def first_untolerated(tolerations: Sequence[Toleration], taints: Iterable[Taint]) -> Taint | None:
+    """The first taint (in the node's order) no toleration covers: `FindMatchingUntoleratedTaint`
+    (component-helpers/scheduling/corev1/helpers.go)."""
+    for taint in taints:
+        if not any(t.tolerates(taint) for t in tolerations):
+            return taint
+    return None
+
+
 _UNSCHEDULABLE_TAINT = Taint(TAINT_UNSCHEDULABLE, "", NO_SCHEDULE)
 
 
@@ -596,8 +607,10 @@ def static_filter(pod: PodInfo, node: NodeInfo) -> FilterStatus | None:
     """The filters that removing pods cannot change (NodeUnschedulable, TaintToleration, NodeAffinity)."""
     if node.unschedulable and not tolerates_all(pod.tolerations, (_UNSCHEDULABLE_TAINT,)):
         return FilterStatus((REASON_UNSCHEDULABLE,), False)
-    if node.taints and not tolerates_all(pod.tolerations, node.taints):
-        return FilterStatus((REASON_TAINTS,), False)
+    if node.taints:
+        taint = first_untolerated(pod.tolerations, node.taints)
+        if taint is not None:
+            return FilterStatus((REASON_TAINT_FORMAT.format(key=taint.key, value=taint.value),), False)
     if not matches_node_affinity(pod, node):
         return FilterStatus((REASON_AFFINITY,), False)
     return None
