@@ -1,0 +1,181 @@
+"""Rows of the kubelet's restart decision and crash-loop back-off, on kjobs' `restart` module.
+
+Upstream: pkg/kubelet/container/helpers_test.go (TestShouldContainerBeRestarted) and the back-off the kubelet keys
+per container (`flowcontrol.NewBackOff(backOffPeriod, MaxContainerBackOff)`, used by kuberuntime's `doBackOff`),
+whose rows are client-go's util/flowcontrol/backoff_test.go; the container states that follow from them,
+pkg/kubelet/kubelet_pods_test.go (TestGenerateAPIPodStatusWithDifferentRestartPolicies).
+kjobs answers "should it restart now?" with `restart.plan` (a container is restarted when it is in
+`plan.start`) and keeps the back-off entry in `restart_due` / `next_backoff`. docs/upstream-kubelet.md lists the rows.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kjobs.api.types import Obj
+from kjobs.node.observations import BackoffEntry, KillRequest
+from kjobs.node.podstatus import compute_pod_status
+from kjobs.node.restart import next_backoff, plan, restart_due
+from tests.node.helpers import T0, attempt, make_pod, record
+
+CRASH_LOOP = "CrashLoopBackOff"
+CONTAINERS = ("no-history", "alive", "succeed", "failed")
+POLICIES = ("Never", "OnFailure", "Always")
+EXPECTED = {
+    "no-history": (True, True, True),
+    "alive": (False, False, False),
+    "succeed": (False, False, True),
+    "failed": (False, True, True),
+}
+
+
+def restarted(container: str, policy: str, *, deleted: bool) -> bool:
+    """Upstream's pod status as kjobs' record: `alive` ran (exit 2) and runs again, `failed` exited 3 then 1."""
+    pod = make_pod([{"name": name, "image": "x"} for name in CONTAINERS], policy=policy)
+    rec = record(
+        pod,
+        attempt("alive", 0, end=T0 + 1, code=2),
+        attempt("alive", 1, start=T0 + 1),
+        attempt("succeed", 0, end=T0 + 1, code=0),
+        attempt("failed", 0, end=T0 + 1, code=3),
+        attempt("failed", 1, start=T0 + 1, end=T0 + 2, code=1),
+    )
+    if deleted:  # the pod's deletionTimestamp: kjobs' agent kills a deleted pod
+        rec.kill = KillRequest(requested_at=T0 + 2, grace_seconds=30)
+    return container in plan(rec, T0 + 3).start
+
+
+@pytest.mark.parametrize("deleted", [pytest.param(False, id="test policies"), pytest.param(True, id="deleted pod")])
+@pytest.mark.parametrize("policy", POLICIES)
+@pytest.mark.parametrize("container", CONTAINERS)
+def test_should_container_be_restarted(container: str, policy: str, deleted: bool) -> None:
+    expected = EXPECTED[container][POLICIES.index(policy)] and not deleted
+    assert restarted(container, policy, deleted=deleted) is expected
+
+
+STEP = 1.0
+
+
+def test_slow_backoff() -> None:
+    """Each update doubles the delay from the initial one up to the cap (client-go TestSlowBackoff)."""
+    cap = 50 * STEP
+    entry: BackoffEntry | None = None
+    now = T0
+    seen = []
+    for _ in range(10):
+        now += STEP
+        seen.append(entry.duration if entry is not None else 0)
+        entry = next_backoff(entry, now, now, base=STEP, cap=cap)
+    assert seen == [0, 1, 2, 4, 8, 16, 32, 50, 50, 50]
+
+
+def _to_cap(cap: float) -> tuple[BackoffEntry, float]:
+    entry: BackoffEntry | None = None
+    now = T0
+    for _ in range(int(cap / STEP) + 1):
+        now += STEP
+        entry = next_backoff(entry, now, now, base=STEP, cap=cap)
+    assert entry is not None
+    return entry, now
+
+
+def test_backoff_reset() -> None:
+    """In back-off at the cap; an exit older than the back-off no longer waits (client-go TestBackoffReset)."""
+    cap = 5 * STEP
+    entry, now = _to_cap(cap)
+    assert restart_due(entry, now, cap=cap) > now
+    last_update = now
+    now += 2 * cap + STEP
+    assert restart_due(entry, last_update, cap=cap) <= now
+
+
+def test_backoff_hight_water_mark() -> None:
+    """At the cap, an update within 2×cap keeps the cap (client-go TestBackoffHightWaterMark)."""
+    cap = 5 * STEP
+    entry, now = _to_cap(cap)
+    now += cap + STEP
+    assert next_backoff(entry, now, now, base=STEP, cap=cap).duration == cap
+
+
+def test_backoff_gc() -> None:
+    """An entry survives cap + step, and is forgotten after 2×cap (client-go TestBackoffGC). kjobs has no GC
+    pass: an entry whose last update is older than 2×cap before the exit counts as gone when next read."""
+    cap = 5 * STEP
+    entry, now = _to_cap(cap)
+    last_update = now
+    now += cap + STEP
+    assert next_backoff(entry, now, now, base=STEP, cap=cap).duration == cap  # kept: still at the cap
+    assert restart_due(entry, now, cap=cap) == now + cap
+    now += cap + STEP
+    assert now - last_update > 2 * cap
+    assert restart_due(entry, now, cap=cap) == now  # forgotten: the restart is immediate
+    assert next_backoff(entry, now, now, base=STEP, cap=cap).duration == STEP
+
+
+def _state(status: Obj) -> tuple[str, object]:
+    """A container state as (kind, waiting reason or terminated exit code)."""
+    (kind, body), *_ = status.items()
+    return kind, body.get("reason") if kind == "waiting" else body.get("exitCode")
+
+
+@pytest.mark.parametrize(
+    ("policy", "state", "last_state", "init_state", "init_last_state"),
+    [
+        pytest.param(
+            "Never",
+            {"succeed": ("terminated", 0), "failed": ("terminated", 1)},
+            {"succeed": ("terminated", 2), "failed": ("terminated", 3)},
+            None,
+            None,
+            id="Never",
+        ),
+        pytest.param(
+            "OnFailure",
+            {"succeed": ("terminated", 0), "failed": ("waiting", CRASH_LOOP)},
+            {"succeed": ("terminated", 2), "failed": ("terminated", 1)},
+            None,
+            None,
+            id="OnFailure",
+        ),
+        pytest.param(
+            "Always",
+            {"succeed": ("waiting", CRASH_LOOP), "failed": ("waiting", CRASH_LOOP)},
+            {"succeed": ("terminated", 0), "failed": ("terminated", 1)},
+            # an init container that exited 0 is not restarted even under Always
+            {"succeed": ("terminated", 0), "failed": ("waiting", CRASH_LOOP)},
+            {"succeed": ("terminated", 2), "failed": ("terminated", 1)},
+            id="Always",
+        ),
+    ],
+)
+def test_generate_api_pod_status_with_different_restart_policies(
+    policy: str,
+    state: dict[str, tuple[str, object]],
+    last_state: dict[str, tuple[str, object]],
+    init_state: dict[str, tuple[str, object]] | None,
+    init_last_state: dict[str, tuple[str, object]] | None,
+) -> None:
+    """Upstream's reason cache holds a sync error for both containers; in kjobs a container whose restart waits
+    has the kubelet's CrashLoopBackOff, so both are in back-off here (an entry of 10 s from their last exit)."""
+    containers = [{"name": "succeed", "image": "x"}, {"name": "failed", "image": "x"}]
+
+    def status_of(pod: Obj, key: str) -> dict[str, Obj]:
+        rec = record(
+            pod,
+            attempt("succeed", 0, end=T0 + 1, code=2),
+            attempt("succeed", 1, start=T0 + 1, end=T0 + 2, code=0),
+            attempt("failed", 0, end=T0 + 1, code=3),
+            attempt("failed", 1, start=T0 + 1, end=T0 + 2, code=1),
+        )
+        for name in ("succeed", "failed"):
+            rec.backoff[name] = BackoffEntry(duration=10, last_update=T0 + 1)
+        return {cs["name"]: cs for cs in compute_pod_status(rec, T0 + 3)[key]}
+
+    regular = status_of(make_pod(containers, policy=policy), "containerStatuses")
+    assert {name: _state(cs["state"]) for name, cs in regular.items()} == state
+    assert {name: _state(cs["lastState"]) for name, cs in regular.items()} == last_state
+
+    init_pod = make_pod([{"name": "main", "image": "x"}], init=containers, policy=policy)
+    init = status_of(init_pod, "initContainerStatuses")
+    assert {name: _state(cs["state"]) for name, cs in init.items()} == (init_state or state)
+    assert {name: _state(cs["lastState"]) for name, cs in init.items()} == (init_last_state or last_state)
