@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from kjobs.api.types import Obj
-from kjobs.node.observations import BackoffEntry, KillRequest
+from kjobs.node.observations import Attempt, BackoffEntry, KillRequest
 from kjobs.node.podstatus import compute_pod_status
 from kjobs.node.restart import next_backoff, plan, restart_due
 from tests.node.helpers import T0, attempt, make_pod, record
@@ -127,7 +127,7 @@ def _state(status: Obj) -> tuple[str, object]:
             {"succeed": ("terminated", 2), "failed": ("terminated", 3)},
             None,
             None,
-            id="Never",
+            id="case 0",  # Never
         ),
         pytest.param(
             "OnFailure",
@@ -135,7 +135,7 @@ def _state(status: Obj) -> tuple[str, object]:
             {"succeed": ("terminated", 2), "failed": ("terminated", 1)},
             None,
             None,
-            id="OnFailure",
+            id="case 1",  # OnFailure
         ),
         pytest.param(
             "Always",
@@ -144,7 +144,7 @@ def _state(status: Obj) -> tuple[str, object]:
             # an init container that exited 0 is not restarted even under Always
             {"succeed": ("terminated", 0), "failed": ("waiting", CRASH_LOOP)},
             {"succeed": ("terminated", 2), "failed": ("terminated", 1)},
-            id="Always",
+            id="case 2",  # Always
         ),
     ],
 )
@@ -179,3 +179,58 @@ def test_generate_api_pod_status_with_different_restart_policies(
     init = status_of(init_pod, "initContainerStatuses")
     assert {name: _state(cs["state"]) for name, cs in init.items()} == (init_state or state)
     assert {name: _state(cs["lastState"]) for name, cs in init.items()} == (init_last_state or last_state)
+
+
+@pytest.mark.parametrize("init", [pytest.param(False, id="containers"), pytest.param(True, id="init containers")])
+@pytest.mark.parametrize(
+    ("attempts", "backing_off", "state", "last_state"),
+    [
+        pytest.param(
+            [attempt("running", 0, end=T0 + 1, code=1), attempt("running", 1, start=T0 + 1)],
+            (),
+            {"running": ("running", None)},
+            {"running": ("terminated", 1)},
+            id="case 1",
+        ),
+        pytest.param(
+            [
+                attempt("without-reason", 0, end=T0 + 1, code=3),
+                attempt("without-reason", 1, start=T0 + 1, end=T0 + 2, code=1),
+                attempt("with-reason", 0, end=T0 + 1, code=4),
+                attempt("with-reason", 1, start=T0 + 1, end=T0 + 2, code=2),
+                attempt("succeed", 0, end=T0 + 1, code=5),
+                attempt("succeed", 1, start=T0 + 1, end=T0 + 2, code=0),
+            ],
+            ("with-reason", "succeed"),
+            {"without-reason": ("terminated", 1), "with-reason": ("waiting", CRASH_LOOP), "succeed": ("terminated", 0)},
+            {"without-reason": ("terminated", 3), "with-reason": ("terminated", 2), "succeed": ("terminated", 5)},
+            id="case 2",
+        ),
+    ],
+)
+def test_generate_api_pod_status_with_reason_cache(
+    attempts: list[Attempt],
+    backing_off: tuple[str, ...],
+    state: dict[str, tuple[str, object]],
+    last_state: dict[str, tuple[str, object]],
+    init: bool,
+) -> None:
+    """restartPolicy OnFailure. Upstream's "recent start error" (the reason cache) is, in kjobs, a restart that
+    waits for its back-off: such a container waits in CrashLoopBackOff with its last exit as lastState; one whose
+    restart is due now, or that will not restart (exit 0 under OnFailure), shows its exit. As init containers,
+    each row's containers are checked alone (kjobs looks at init containers in order, as they run)."""
+    names = list(dict.fromkeys(a.container for a in attempts))
+    for name in names:
+        mine = [a for a in attempts if a.container == name]
+        spec = [{"name": name, "image": "x"}]
+        pod = (
+            make_pod([{"name": "main", "image": "x"}], init=spec, policy="OnFailure")
+            if init
+            else make_pod(spec, policy="OnFailure")
+        )
+        rec = record(pod, *mine)
+        if name in backing_off:
+            rec.backoff[name] = BackoffEntry(duration=10, last_update=T0 + 1)
+        status = compute_pod_status(rec, T0 + 3)
+        (cs,) = status["initContainerStatuses" if init else "containerStatuses"]
+        assert (_state(cs["state"]), _state(cs["lastState"])) == (state[name], last_state[name])
