@@ -234,3 +234,66 @@ def test_generate_api_pod_status_with_reason_cache(
         status = compute_pod_status(rec, T0 + 3)
         (cs,) = status["initContainerStatuses" if init else "containerStatuses"]
         assert (_state(cs["state"]), _state(cs["lastState"])) == (state[name], last_state[name])
+
+
+INITS = ("init1", "init2", "init3")
+MAINS = ("foo1", "foo2", "foo3")
+
+
+@pytest.mark.parametrize(
+    ("policy", "init3", "drop", "start", "done"),
+    [
+        pytest.param("Always", "exited 0", (), MAINS, False, id="initialization completed; start all containers"),
+        pytest.param(
+            "Always", "none", INITS, ("init1",), False, id="no init containers have been started; start the first one"
+        ),
+        pytest.param("Always", "running", (), (), False, id="initialization in progress; do nothing"),
+        pytest.param(
+            "Always",
+            "exited 137",
+            (),
+            ("init3",),
+            False,
+            id="initialization failed; restart the last init container if RestartPolicy == Always",
+        ),
+        pytest.param(
+            "OnFailure",
+            "exited 137",
+            (),
+            ("init3",),
+            False,
+            id="initialization failed; restart the last init container if RestartPolicy == OnFailure",
+        ),
+        pytest.param(
+            "Never", "exited 137", (), (), True, id="initialization failed; kill pod if RestartPolicy == Never"
+        ),
+        pytest.param(
+            "Always",
+            "running",
+            ("init1", "init2"),
+            (),
+            False,
+            id="some of the init container statuses are missing but the last init container is running, "
+            "don't restart preceding ones",
+        ),
+    ],
+)
+def test_compute_pod_actions_with_init_containers(
+    policy: str, init3: str, drop: tuple[str, ...], start: tuple[str, ...], done: bool
+) -> None:
+    """pkg/kubelet/kuberuntime/kuberuntime_manager_test.go, through `restart.plan`: init1..init3 exited 0 unless the
+    row changes init3 or drops statuses (the runtime removed those containers). Sandbox, unknown-state and
+    created-state rows are left out (docs/upstream-kubelet.md)."""
+    pod = make_pod(
+        [{"name": name, "image": "x"} for name in MAINS],
+        init=[{"name": name, "image": "x"} for name in INITS],
+        policy=policy,
+    )
+    attempts = [attempt(name, 0, end=T0 + 1, code=0) for name in INITS[:2]]
+    if init3 == "running":
+        attempts.append(attempt("init3", 0, start=T0 + 1))
+    elif init3.startswith("exited"):
+        attempts.append(attempt("init3", 0, start=T0 + 1, end=T0 + 2, code=int(init3.split()[1])))
+    rec = record(pod, *[a for a in attempts if a.container not in drop])
+    decided = plan(rec, T0 + 3)
+    assert (decided.start, decided.done) == (start, done)

@@ -6,7 +6,9 @@ future extensions (a pod-level restart limit, per-container restart rules) share
 
 Rules, as the kubelet applies them (`computePodActions`, `doBackOff`, `ShouldContainerBeRestarted`):
 * init containers run one at a time in spec order; a failed init container that will not restart (see
-  below) has failed the pod, and nothing else starts;
+  below) has failed the pod, and nothing else starts; an init container followed by one that has run counts
+  as done whatever the runtime still shows of it (`computeInitContainerActions` walks them from the last one),
+  except a sidecar, which is started again if it is gone;
 * an init container with `restartPolicy: Always` is a sidecar (KEP-753, `podutil.IsRestartableInitContainer`):
   the next init container starts once it has started (kjobs runs no startupProbe: once it runs), it runs beside
   the regular containers, restarts with back-off whenever it exits, and once every regular container has
@@ -137,13 +139,24 @@ def plan(record: PodRecord, now: float, *, cap: float = DEFAULT_BACKOFF_CAP) -> 
             limit_exceeded=sidecar_limit,
         )
 
-    for container in spec.get("initContainers") or []:
+    init_specs = spec.get("initContainers") or []
+    # computeInitContainerActions walks the init containers from the last one: one that ran means every
+    # init container before it was initialized, even if the runtime no longer shows it (removed containers).
+    seen = [bool(record.attempts.get(c["name"])) for c in init_specs]
+    for index, container in enumerate(init_specs):
         name = container["name"]
         attempts = record.attempts.get(name)
+        previously_initialized = any(seen[index + 1 :])
         if not attempts:
+            if previously_initialized:  # only a sidecar is started again; an init container has done its work
+                if is_sidecar(container) and name not in record.config_errors:
+                    sidecar_starts.append(name)
+                continue
             if name in record.config_errors:
                 return waiting()
             return waiting((name,))
+        if previously_initialized and not is_sidecar(container):
+            continue
         last = attempts[-1]
         if is_sidecar(container):
             if last.running and not last.started and len(attempts) == 1:
