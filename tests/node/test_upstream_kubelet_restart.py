@@ -297,3 +297,120 @@ def test_compute_pod_actions_with_init_containers(
     rec = record(pod, *[a for a in attempts if a.container not in drop])
     decided = plan(rec, T0 + 3)
     assert (decided.start, decided.done) == (start, done)
+
+
+SIDECARS = ("restartable-init-1", "restartable-init-2", "restartable-init-3")
+
+
+@pytest.mark.parametrize(
+    ("policy", "states", "mains", "start", "done"),
+    [
+        pytest.param(
+            "Always",
+            ("running", "running", "running"),
+            None,
+            MAINS,
+            False,
+            id="initialization completed; start all containers",
+        ),
+        pytest.param(
+            "Always",
+            (None, None, None),
+            None,
+            SIDECARS[:1],
+            False,
+            id="no init containers have been started; start the first one",
+        ),
+        pytest.param(
+            "Always",
+            ("running", None, None),
+            None,
+            SIDECARS[1:2],
+            False,
+            id="restartable init container has started; start the next",
+        ),
+        pytest.param(
+            "Always",
+            ("running", "running", None),
+            None,
+            SIDECARS[2:],
+            False,
+            id="startupProbe has completed; start the next",
+        ),
+        pytest.param(
+            "Always",
+            ("exited 0", "running", "exited 0"),
+            None,
+            (SIDECARS[0], SIDECARS[2]),
+            False,
+            id="restart terminated restartable init container and next init container",
+        ),
+        pytest.param(
+            "Always",
+            ("exited 0", "running", "running"),
+            None,
+            (*MAINS, SIDECARS[0]),
+            False,
+            id="restart terminated restartable init container and regular containers",
+        ),
+        pytest.param(
+            "Never",
+            ("running", "running", "exited 137"),
+            None,
+            SIDECARS[2:],
+            False,
+            id="initialization failed; restart the last restartable init container even if pod's "
+            "RestartPolicy == Never",
+        ),
+        pytest.param(
+            "Never",
+            ("running", "running", "exited 137"),
+            "running",
+            SIDECARS[2:],
+            False,
+            id="restart restartable init container if regular containers are running even if pod's "
+            "RestartPolicy == Never",
+        ),
+        pytest.param(
+            "Never",
+            ("running", "running", "running"),
+            "exited 0",
+            (),
+            False,
+            id="kill the pod if all main containers succeeded if pod's RestartPolicy == Never",
+        ),
+        pytest.param(
+            "Always",
+            (None, None, "running"),
+            None,
+            (*MAINS, *SIDECARS[:2]),
+            False,
+            id="some of the init container statuses are missing but the last init container is running, "
+            "restart restartable init and regular containers",
+        ),
+    ],
+)
+def test_compute_pod_actions_with_restartable_init_containers(
+    policy: str, states: tuple[str | None, ...], mains: str | None, start: tuple[str, ...], done: bool
+) -> None:
+    """kuberuntime_manager_test.go, through `restart.plan`: three sidecars, each running (kjobs runs no probes: a
+    running sidecar has started), exited, or without a status. Where upstream kills the pod ("kill the pod if all
+    main containers succeeded ...") kjobs' plan says `stop` (its sidecars are terminated, then the pod is done).
+    Probe-failure, definition-change, sandbox and unknown-state rows are left out (docs/upstream-kubelet.md)."""
+    pod = make_pod(
+        [{"name": name, "image": "x"} for name in MAINS],
+        init=[{"name": name, "image": "x", "restartPolicy": "Always"} for name in SIDECARS],
+        policy=policy,
+    )
+    attempts = []
+    for name, state in zip(SIDECARS, states, strict=True):
+        if state == "running":
+            attempts.append(attempt(name, 0))
+        elif state is not None:
+            attempts.append(attempt(name, 0, end=T0 + 1, code=int(state.split()[1])))
+    for name in MAINS if mains else ():
+        attempts.append(attempt(name, 0, start=T0 + 1, end=None if mains == "running" else T0 + 2, code=0))
+    decided = plan(record(pod, *attempts), T0 + 3)
+    assert (sorted(decided.start), decided.done) == (sorted(start), done)
+    if mains == "exited 0":
+        assert decided.stop
