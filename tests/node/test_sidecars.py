@@ -98,3 +98,23 @@ def test_sim_a_failed_main_container_fails_the_pod_with_a_sidecar() -> None:
     assert handle.terminal and handle.phase == "Failed"
     main = handle.status["containerStatuses"][0]["state"]["terminated"]
     assert main["exitCode"] == 3 and main["finishedAt"] == format_time(T0 + 5)
+
+
+def test_sim_a_sidecar_that_crashes_at_once_holds_back_the_main_container() -> None:
+    """computeInitContainerActions starts what follows a sidecar only beside it running: a sidecar that exits
+    at once crash-loops (10 s, 20 s, ... of back-off) and the pod stays Pending, its main container never run."""
+    clock = FakeClock(T0)
+    starts: list[tuple[str, float]] = []
+
+    def outcome(_pod: Obj, container: Obj, _number: int) -> Outcome:
+        starts.append((container["name"], clock.now() - T0))
+        return Outcome(duration=0, exit_code=1)
+
+    runtime = SimulatedRuntime(clock=clock, outcome=outcome)
+    handle = asyncio.run(runtime.run_pod(sidecar_pod()))
+    runtime.run_until_idle(clock, limit=T0 + 60)
+    assert starts == [("proxy", 0), ("proxy", 0), ("proxy", 10), ("proxy", 30)]
+    assert handle.phase == "Pending"
+    proxy = handle.status["initContainerStatuses"][0]
+    assert proxy["state"]["waiting"]["reason"] == "CrashLoopBackOff"
+    assert handle.status["containerStatuses"][0]["state"] == {"waiting": {"reason": "PodInitializing"}}

@@ -145,65 +145,87 @@ def _exit_code(terminated: Obj) -> int:
     return code if isinstance(code, int) else 0
 
 
-def get_phase(pod: Obj, init_statuses: list[Obj], statuses: list[Obj], *, pod_is_terminal: bool) -> str:
+def get_phase(
+    pod: Obj, init_statuses: list[Obj], statuses: list[Obj], *, pod_is_terminal: bool, pod_has_initialized: bool
+) -> str:
     """The kubelet's getPhase with ContainerRestartRules on (pkg/kubelet/kubelet_pods.go).
 
-    A stopped container counts as restarting when `container_should_restart` says its last exit restarts
-    it: the pod is Running while any stopped container will restart, else Succeeded when every container
-    exited 0, else Failed; a failed init container that will not restart fails the pod. For a pod whose
-    containers have no restartPolicy of their own this is the classic Always / OnFailure / Never table.
-    A sidecar (an init container with `restartPolicy: Always`) counts as running while it runs and as
-    waiting before its first start; once it has stopped it does not count, so its exit code (143 when the
-    kubelet stops it) never decides whether the pod Succeeded.
+    Statuses are found by container name in both lists, and every container of the spec counts: one without a
+    status is unknown (the pod stays Pending), as upstream. A regular init container that runs or waits without
+    having exited is pending; one that failed and will not restart (`container_should_restart`) fails the pod.
+    A sidecar (an init container with `restartPolicy: Always`) counts as running while it runs, and as pending
+    while it waits for its first start or runs without having `started`; once it has stopped it does not
+    count, so its exit code (143 when the kubelet stops it) never decides whether the pod Succeeded. Pending
+    sidecars keep the pod Pending only until a regular container has run (`pod_has_initialized`, upstream
+    `HasAnyActiveRegularContainerStarted`). Then: Pending while a container waits, Running while one runs,
+    else (all stopped) Running while a stopped container will restart, Succeeded when all exited 0, Failed.
+    For a pod whose containers have no restartPolicy of their own this is the classic Always / OnFailure /
+    Never table.
     """
     spec = pod.get("spec", {})
     policy = spec.get("restartPolicy") or "Always"
-    by_name = {c.get("name"): c for c in list(spec.get("initContainers") or []) + list(spec.get("containers") or [])}
+    by_name = {cs.get("name"): cs for cs in list(init_statuses) + list(statuses)}
 
-    def restarts(cs: Obj, terminated: Obj) -> bool:
-        return container_should_restart(by_name.get(cs["name"], {}), policy, _exit_code(terminated))
+    def restarts(container: Obj, terminated: Obj) -> bool:
+        return container_should_restart(container, policy, _exit_code(terminated))
 
-    pending_init = failed_init = 0
-    running = waiting = stopped = restarting = succeeded = 0
-    for cs in init_statuses:
-        state, last = cs["state"], cs.get("lastState") or {}
-        if is_sidecar(by_name.get(cs["name"], {})):
-            if "running" in state:
+    pending_init = pending_sidecars = failed_init = 0
+    unknown = running = waiting = stopped = not_restarting = succeeded = 0
+    for container in spec.get("initContainers") or []:
+        cs = by_name.get(container.get("name"))
+        state = (cs or {}).get("state") or {}
+        last = (cs or {}).get("lastState") or {}
+        if is_sidecar(container):
+            if cs is None:
+                unknown += 1
+            elif "running" in state:
                 running += 1
-            elif "terminated" not in state and "terminated" not in last:
+                pending_sidecars += not cs.get("started")
+            elif "terminated" in state or ("waiting" in state and "terminated" in last):
+                pass  # a stopped sidecar does not count for the phase
+            elif "waiting" in state:
+                pending_sidecars += 1
                 waiting += 1
+            else:
+                pending_sidecars += 1
+                unknown += 1
             continue
-        terminated = state.get("terminated") or (last.get("terminated") if "waiting" in state else None)
-        if "running" in state:
+        if "terminated" in state:
+            terminated = state["terminated"]
+        elif "waiting" in state and "terminated" in last:
+            terminated = last["terminated"]
+        else:  # absent, running, waiting for its first run
             pending_init += 1
-        elif terminated:
-            failed_init += _exit_code(terminated) != 0 and not restarts(cs, terminated)
-        else:
-            pending_init += 1
-    for cs in statuses:
-        state, last = cs["state"], cs.get("lastState") or {}
+            continue
+        failed_init += _exit_code(terminated) != 0 and not restarts(container, terminated)
+    for container in spec.get("containers") or []:
+        cs = by_name.get(container.get("name"))
+        if cs is None:
+            unknown += 1
+            continue
+        state, last = cs.get("state") or {}, cs.get("lastState") or {}
         if "running" in state:
             running += 1
         elif "terminated" in state:
             stopped += 1
             succeeded += _exit_code(state["terminated"]) == 0
-            restarting += restarts(cs, state["terminated"])
-        elif "terminated" in last:
+            not_restarting += not restarts(container, state["terminated"])
+        elif "waiting" in state and "terminated" in last:
             stopped += 1
-            restarting += restarts(cs, last["terminated"])
-        else:
+            not_restarting += not restarts(container, last["terminated"])
+        elif "waiting" in state:
             waiting += 1
+        else:
+            unknown += 1
     if failed_init:
         return FAILED
-    if pending_init or waiting:
+    if pending_init or (pending_sidecars and not pod_has_initialized) or waiting:
         return PENDING
-    if running:
+    if running and not unknown:
         return RUNNING
-    if stopped:
-        if pod_is_terminal:
-            return SUCCEEDED if stopped == succeeded else FAILED
-        if restarting:
-            return RUNNING
+    if not running and stopped and not unknown:
+        if not pod_is_terminal and stopped != not_restarting:
+            return RUNNING  # a stopped container is in the process of restarting
         return SUCCEEDED if stopped == succeeded else FAILED
     return PENDING
 
@@ -325,7 +347,9 @@ def compute_pod_status(
             for cs in statuses:
                 if "terminated" not in cs["state"]:
                     _mark_unknown(cs)
-    phase = get_phase(pod, init_statuses, statuses, pod_is_terminal=pod_is_terminal)
+    # HasAnyActiveRegularContainerStarted: kjobs never recreates a sandbox, so any regular container created
+    has_run = any(record.attempts.get(c["name"]) for c in spec.get("containers") or [])
+    phase = get_phase(pod, init_statuses, statuses, pod_is_terminal=pod_is_terminal, pod_has_initialized=has_run)
     if pod_is_terminal and phase not in TERMINAL_PHASES:
         phase = FAILED
     if record.killed_phase is not None and pod_is_terminal:

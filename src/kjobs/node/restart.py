@@ -6,10 +6,13 @@ future extensions (a pod-level restart limit, per-container restart rules) share
 
 Rules, as the kubelet applies them (`computePodActions`, `doBackOff`, `ShouldContainerBeRestarted`):
 * init containers run one at a time in spec order; a failed init container that will not restart (see
-  below) has failed the pod, and nothing else starts;
+  below) has failed the pod, and nothing else starts; an init container followed by one that has run counts
+  as done whatever the runtime still shows of it (`computeInitContainerActions` walks them from the last one),
+  except a sidecar, which is started again if it is gone;
 * an init container with `restartPolicy: Always` is a sidecar (KEP-753, `podutil.IsRestartableInitContainer`):
-  the next init container starts once it has started (kjobs runs no startupProbe: once it runs), it runs beside
-  the regular containers, restarts with back-off whenever it exits, and once every regular container has
+  the next init container starts once it has started (kjobs runs no startupProbe: once it runs); if it exits
+  before anything after it has run, it restarts (with back-off) and what follows waits for it again; it runs
+  beside the regular containers, restarts with back-off whenever it exits, and once every regular container has
   ended for good the pod is stopped (`stop`: the kubelet's `KillPod` in `computePodActions`), so a Job's pod
   with a sidecar ends when its main container does;
 * regular containers start together once every init container succeeded; whether an exited container
@@ -137,29 +140,47 @@ def plan(record: PodRecord, now: float, *, cap: float = DEFAULT_BACKOFF_CAP) -> 
             limit_exceeded=sidecar_limit,
         )
 
-    for container in spec.get("initContainers") or []:
+    init_specs = spec.get("initContainers") or []
+    # computeInitContainerActions walks the init containers from the last one: one that ran means every
+    # init container before it was initialized, even if the runtime no longer shows it (removed containers).
+    seen = [bool(record.attempts.get(c["name"])) for c in init_specs]
+    regular_ran = any(record.attempts.get(c["name"]) for c in spec.get("containers") or [])
+    for index, container in enumerate(init_specs):
         name = container["name"]
         attempts = record.attempts.get(name)
+        previously_initialized = any(seen[index + 1 :])
         if not attempts:
+            if previously_initialized:  # only a sidecar is started again; an init container has done its work
+                if is_sidecar(container) and name not in record.config_errors:
+                    sidecar_starts.append(name)
+                continue
             if name in record.config_errors:
                 return waiting()
             return waiting((name,))
+        if previously_initialized and not is_sidecar(container):
+            continue
         last = attempts[-1]
         if is_sidecar(container):
             if last.running and not last.started and len(attempts) == 1:
                 return waiting()  # what comes next waits for its first start (kjobs runs no startupProbe)
-            if not last.running and name not in record.config_errors:
-                if budget is not None:  # its restarts are among the pod's (pod_restarts), so the limit holds them
-                    if budget <= 0:
-                        sidecar_limit = True
-                        continue
-                    budget -= 1
-                due = restart_due(record.backoff.get(name), _finished(last), cap=cap)
-                if due <= now:
-                    sidecar_starts.append(name)
+            if not last.running:
+                if name in record.config_errors:
+                    pass
+                elif budget is not None and budget <= 0:  # its restarts are among the pod's (pod_restarts)
+                    sidecar_limit = True
                 else:
-                    sidecar_backoff[name] = due
-            continue  # it has started once: the next init container does not wait for it again
+                    if budget is not None:
+                        budget -= 1
+                    due = restart_due(record.backoff.get(name), _finished(last), cap=cap)
+                    if due <= now:
+                        sidecar_starts.append(name)
+                    else:
+                        sidecar_backoff[name] = due
+                if not previously_initialized and not regular_ran:
+                    # Nothing after it has run yet: what follows waits until it runs again
+                    # (computeInitContainerActions starts the next one only beside a running sidecar).
+                    return waiting()
+            continue  # it runs, or what follows has run: the next init container does not wait for it
         if last.running:
             return waiting()
         if last.exit_code == 0:
