@@ -4,15 +4,12 @@ kubelet's admission both ask it (component-helpers/scheduling/corev1/nodeaffinit
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
+from kjobs.api.goints import go_atoi
 from kjobs.api.types import Obj
 from kjobs.api.validation_formats import is_label_value, is_qualified_name
-
-_INT64 = re.compile(r"[+-]?[0-9]+")
-_INT64_MAX = 2**63 - 1
 
 
 def _dicts(value: Any) -> list[Obj]:
@@ -35,16 +32,11 @@ def match_expression(expr: Obj, labels: Mapping[str, str]) -> bool:
     if op in ("Gt", "Lt"):
         if not present or len(values) != 1:
             return False
-        try:
-            have, want = int(labels[key]), int(values[0])
-        except ValueError:
+        have, want = go_atoi(labels[key]), go_atoi(values[0])  # strconv.ParseInt: no blanks, "_" or non-ASCII
+        if have is None or want is None:
             return False
         return have > want if op == "Gt" else have < want
     return False
-
-
-def _parses_as_int64(value: str) -> bool:
-    return bool(_INT64.fullmatch(value)) and -_INT64_MAX - 1 <= int(value) <= _INT64_MAX
 
 
 def expression_parses(expr: Obj) -> bool:
@@ -64,7 +56,7 @@ def expression_parses(expr: Obj) -> bool:
     if op in ("Exists", "DoesNotExist"):
         return not values
     if op in ("Gt", "Lt"):
-        return len(values) == 1 and _parses_as_int64(values[0])
+        return len(values) == 1 and go_atoi(values[0]) is not None
     return False
 
 

@@ -22,6 +22,7 @@ from typing import Any
 
 from kjobs.api.errors import ApiError, ErrorType, FieldError, bad_request, not_supported
 from kjobs.api.events_v1 import FIELD_LABELS as EVENTS_V1_FIELD_LABELS
+from kjobs.api.goints import go_atoi
 from kjobs.api.types import Obj
 from kjobs.api.validation_formats import is_label_value, is_qualified_name
 
@@ -73,9 +74,8 @@ class Requirement:
         value = labels.get(self.key)
         if value is None or len(self.values) != 1:
             return False
-        try:
-            have, want = int(value), int(self.values[0])
-        except ValueError:
+        have, want = go_atoi(value), go_atoi(self.values[0])  # strconv.ParseInt: no blanks, "_" or non-ASCII
+        if have is None or want is None:
             return False
         return have > want if op == GREATER_THAN else have < want
 
@@ -180,9 +180,7 @@ def new_requirement(key: str, operator: str, values: list[str]) -> Requirement:
                 )
             )
         for i, value in enumerate(values):
-            try:
-                int(value)
-            except ValueError:
+            if go_atoi(value) is None:
                 errors.append(
                     FieldError(
                         f"values[{i}]",

@@ -34,6 +34,7 @@ from kjobs.api.errors import (
     too_many,
 )
 from kjobs.api.features import DEFAULT, FeatureGates
+from kjobs.api.goints import go_atoi
 from kjobs.api.timeutil import parse_time
 from kjobs.api.types import Obj
 from kjobs.api.validation_access import (
@@ -191,15 +192,6 @@ def _go_list(values: tuple[str, ...]) -> str:
 # --- index interval strings (completedIndexes, failedIndexes, succeededIndexes) -------------------------------
 
 
-def _atoi(text: str) -> int | None:
-    """Go's `strconv.Atoi` on a 64-bit platform (None where it fails)."""
-    body = text[1:] if text[:1] in ("+", "-") else text
-    if not body or not body.isascii() or not body.isdigit() or len(body.lstrip("0")) > 19:
-        return None
-    value = int(text)
-    return value if -(2**63) <= value < 2**63 else None
-
-
 class IndexFormatError(ValueError):
     """An interval string Kubernetes rejects; `str()` is its message."""
 
@@ -211,13 +203,13 @@ def _parse_interval(text: str, completions: int) -> tuple[int, int]:
             f"the fragment {go_quote(text)} violates the requirement that an index interval can have at most "
             "two parts separated by '-'"
         )
-    x = _atoi(limits[0])
+    x = go_atoi(limits[0])
     if x is None:
         raise IndexFormatError(f"cannot convert string to integer for index: {go_quote(limits[0])}")
     if x >= completions:
         raise IndexFormatError(f"too large index: {go_quote(limits[0])}")
     if len(limits) > 1:
-        y = _atoi(limits[1])
+        y = go_atoi(limits[1])
         if y is None:
             raise IndexFormatError(f"cannot convert string to integer for index: {go_quote(limits[1])}")
         if y >= completions:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 
+from kjobs.api.goints import go_atoi
+
 
 class Intervals:
     """An immutable, sorted, non-overlapping, non-adjacent list of closed intervals of indexes."""
@@ -102,25 +104,6 @@ class Intervals:
 
     def __repr__(self) -> str:
         return f"Intervals({str(self)!r})"
-
-
-_INT64_MAX = (1 << 63) - 1
-
-
-def go_atoi(text: str) -> int | None:
-    """The number Go's `strconv.Atoi` reads in `text`, or None where it fails: an optional sign, then ASCII
-    digits only, within int64. Python's `int()` would also take blanks, `_` separators and non-ASCII digits,
-    which Kubernetes treats as corrupt (`getCompletionIndex`, `parseInt32`, `parseIndexesFromString`,
-    pkg/controller/job/indexed_job_utils.go)."""
-    if not text.isascii():
-        return None
-    if not text.isdigit():
-        if text[:1] not in ("+", "-") or not text[1:].isdigit():
-            return None
-    elif len(text) < 19:  # the usual case, surely within int64
-        return int(text)
-    value = int(text)
-    return value if -_INT64_MAX - 1 <= value <= _INT64_MAX else None
 
 
 def _sorted_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kjobs.api.goints import go_atoi
 from kjobs.api.names import (
     JOB_COMPLETION_INDEX_ANNOTATION,
     JOB_INDEX_FAILURE_COUNT_ANNOTATION,
@@ -16,7 +17,6 @@ from kjobs.api.names import (
 )
 from kjobs.api.timeutil import parse_time
 from kjobs.api.types import Obj
-from kjobs.job.intervals import go_atoi
 
 UNKNOWN_INDEX = -1
 TERMINAL_PHASES = ("Succeeded", "Failed")
