@@ -131,7 +131,21 @@ RESOURCES: list[Resource] = [
             "default_update": (_DEFAULTS, "default_namespace_update_in_place"),
         },
     ),
-    Resource("", "v1", "nodes", "node", "Node", False, ("no",), subresources=("status",)),
+    Resource(
+        "",
+        "v1",
+        "nodes",
+        "node",
+        "Node",
+        False,
+        ("no",),
+        subresources=("status",),
+        hooks={
+            "validate": ("kjobs.api.validation_node", "validate_node"),
+            "validate_update": ("kjobs.api.validation_node", "validate_node_update"),
+            "validate_status_update": ("kjobs.api.validation_node", "validate_node_status_update"),
+        },
+    ),
     Resource(
         "",
         "v1",
