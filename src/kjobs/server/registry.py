@@ -113,6 +113,7 @@ _VALIDATION = "kjobs.api.validation"
 _DISABLED = "kjobs.api.disabled_fields"
 _CONFIG = "kjobs.api.config_objects"
 _EVENTS = "kjobs.api.events_v1"
+_SCHEDULING = "kjobs.api.validation_scheduling"
 
 RESOURCES: list[Resource] = [
     Resource(
@@ -278,7 +279,19 @@ RESOURCES: list[Resource] = [
         },
     ),
     Resource(
-        "scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", False, ("pc",), has_status=False
+        "scheduling.k8s.io",
+        "v1",
+        "priorityclasses",
+        "priorityclass",
+        "PriorityClass",
+        False,
+        ("pc",),
+        has_status=False,
+        hooks={
+            "default": (_SCHEDULING, "default_priority_class_in_place"),
+            "validate": (_SCHEDULING, "validate_priority_class"),
+            "validate_update": (_SCHEDULING, "validate_priority_class_update"),
+        },
     ),
     Resource(
         "authentication.k8s.io",
