@@ -114,6 +114,7 @@ _DISABLED = "kjobs.api.disabled_fields"
 _CONFIG = "kjobs.api.config_objects"
 _EVENTS = "kjobs.api.events_v1"
 _SCHEDULING = "kjobs.api.validation_scheduling"
+_COORDINATION = "kjobs.api.validation_coordination"
 
 RESOURCES: list[Resource] = [
     Resource(
@@ -261,7 +262,20 @@ RESOURCES: list[Resource] = [
         has_status=False,
         hooks={"validate": (_EVENTS, "validate_event_v1"), "validate_update": (_EVENTS, "validate_event_v1_update")},
     ),
-    Resource("coordination.k8s.io", "v1", "leases", "lease", "Lease", True, has_status=False),
+    Resource(
+        "coordination.k8s.io",
+        "v1",
+        "leases",
+        "lease",
+        "Lease",
+        True,
+        has_status=False,
+        hooks={
+            "validate": (_COORDINATION, "validate_lease"),
+            "validate_update": (_COORDINATION, "validate_lease_update"),
+            "drop_disabled": (_COORDINATION, "drop_disabled_lease_fields"),
+        },
+    ),
     Resource(
         "policy",
         "v1",
