@@ -115,6 +115,7 @@ _CONFIG = "kjobs.api.config_objects"
 _EVENTS = "kjobs.api.events_v1"
 _SCHEDULING = "kjobs.api.validation_scheduling"
 _COORDINATION = "kjobs.api.validation_coordination"
+_NAMESPACE = "kjobs.api.validation_namespace"
 
 RESOURCES: list[Resource] = [
     Resource(
@@ -131,6 +132,9 @@ RESOURCES: list[Resource] = [
         hooks={
             "default": (_DEFAULTS, "default_namespace_in_place"),
             "default_update": (_DEFAULTS, "default_namespace_update_in_place"),
+            "validate": (_NAMESPACE, "validate_namespace"),
+            "validate_update": (_NAMESPACE, "validate_namespace_update"),
+            "validate_status_update": (_NAMESPACE, "validate_namespace_status_update"),
         },
     ),
     Resource(
