@@ -484,3 +484,17 @@ def test_patch_adding_a_duplicate_taint_is_refused_twice() -> None:
         assert cordoned["spec"]["unschedulable"] is True
 
     run(scenario)
+
+
+def test_deprecated_config_source_is_not_stored() -> None:
+    """The v1.32 node strategy drops the dynamic kubelet config: `spec.configSource` and `status.config` sent on
+    create, and a `spec.configSource` added by an update, are not stored."""
+
+    async def scenario(client: Any) -> None:
+        source = {"configMap": {"namespace": "kube-system", "name": "cfg", "kubeletConfigKey": "kubelet"}}
+        created = await client.create(NODES, None, node("n1", {"configSource": source}, {"config": {"error": "x"}}))
+        assert "configSource" not in created.get("spec", {}) and "config" not in created.get("status", {})
+        updated = await client.update(NODES, None, dict(created, spec={"configSource": source, "unschedulable": True}))
+        assert updated["spec"] == {"unschedulable": True}
+
+    run(scenario)

@@ -43,6 +43,22 @@ _INTEGER_RESOURCES = frozenset({"pods"})
 """`helper.IsIntegerResourceName`'s standard names a node reports (extended resources are integers too)."""
 
 
+def drop_node_config_source(node: Obj, old: Obj | None, features: FeatureGates = DEFAULT) -> None:
+    """The v1.32 node strategy's `PrepareForCreate` / `dropDisabledFields`: the deprecated dynamic kubelet
+    config (`spec.configSource`, `status.config`) is not stored on create, and a new `spec.configSource` is
+    dropped on update unless the stored node already uses one (pkg/registry/core/node/strategy.go)."""
+    if type(node) is not dict:
+        return
+    spec = node.get("spec")
+    old_spec = (old or {}).get("spec") if type(old) is dict else None
+    in_use = type(old_spec) is dict and old_spec.get("configSource") is not None
+    if type(spec) is dict and "configSource" in spec and not in_use:
+        del spec["configSource"]
+    status = node.get("status")
+    if old is None and type(status) is dict:
+        status.pop("config", None)
+
+
 def validate_node(node: Obj, *, features: FeatureGates = DEFAULT) -> list[FieldError]:
     """Create (`Strategy.Validate`): `ValidateNode`."""
     if type(node) is not dict:

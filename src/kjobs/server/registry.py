@@ -150,6 +150,7 @@ RESOURCES: list[Resource] = [
             "validate": ("kjobs.api.validation_node", "validate_node"),
             "validate_update": ("kjobs.api.validation_node", "validate_node_update"),
             "validate_status_update": ("kjobs.api.validation_node", "validate_node_status_update"),
+            "drop_disabled": ("kjobs.api.validation_node", "drop_node_config_source"),
         },
     ),
     Resource(
