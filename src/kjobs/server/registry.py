@@ -113,6 +113,9 @@ _VALIDATION = "kjobs.api.validation"
 _DISABLED = "kjobs.api.disabled_fields"
 _CONFIG = "kjobs.api.config_objects"
 _EVENTS = "kjobs.api.events_v1"
+_SCHEDULING = "kjobs.api.validation_scheduling"
+_COORDINATION = "kjobs.api.validation_coordination"
+_NAMESPACE = "kjobs.api.validation_namespace"
 
 RESOURCES: list[Resource] = [
     Resource(
@@ -129,9 +132,27 @@ RESOURCES: list[Resource] = [
         hooks={
             "default": (_DEFAULTS, "default_namespace_in_place"),
             "default_update": (_DEFAULTS, "default_namespace_update_in_place"),
+            "validate": (_NAMESPACE, "validate_namespace"),
+            "validate_update": (_NAMESPACE, "validate_namespace_update"),
+            "validate_status_update": (_NAMESPACE, "validate_namespace_status_update"),
         },
     ),
-    Resource("", "v1", "nodes", "node", "Node", False, ("no",), subresources=("status",)),
+    Resource(
+        "",
+        "v1",
+        "nodes",
+        "node",
+        "Node",
+        False,
+        ("no",),
+        subresources=("status",),
+        hooks={
+            "validate": ("kjobs.api.validation_node", "validate_node"),
+            "validate_update": ("kjobs.api.validation_node", "validate_node_update"),
+            "validate_status_update": ("kjobs.api.validation_node", "validate_node_status_update"),
+            "drop_disabled": ("kjobs.api.validation_node", "drop_node_config_source"),
+        },
+    ),
     Resource(
         "",
         "v1",
@@ -246,7 +267,20 @@ RESOURCES: list[Resource] = [
         has_status=False,
         hooks={"validate": (_EVENTS, "validate_event_v1"), "validate_update": (_EVENTS, "validate_event_v1_update")},
     ),
-    Resource("coordination.k8s.io", "v1", "leases", "lease", "Lease", True, has_status=False),
+    Resource(
+        "coordination.k8s.io",
+        "v1",
+        "leases",
+        "lease",
+        "Lease",
+        True,
+        has_status=False,
+        hooks={
+            "validate": (_COORDINATION, "validate_lease"),
+            "validate_update": (_COORDINATION, "validate_lease_update"),
+            "drop_disabled": (_COORDINATION, "drop_disabled_lease_fields"),
+        },
+    ),
     Resource(
         "policy",
         "v1",
@@ -264,7 +298,19 @@ RESOURCES: list[Resource] = [
         },
     ),
     Resource(
-        "scheduling.k8s.io", "v1", "priorityclasses", "priorityclass", "PriorityClass", False, ("pc",), has_status=False
+        "scheduling.k8s.io",
+        "v1",
+        "priorityclasses",
+        "priorityclass",
+        "PriorityClass",
+        False,
+        ("pc",),
+        has_status=False,
+        hooks={
+            "default": (_SCHEDULING, "default_priority_class_in_place"),
+            "validate": (_SCHEDULING, "validate_priority_class"),
+            "validate_update": (_SCHEDULING, "validate_priority_class_update"),
+        },
     ),
     Resource(
         "authentication.k8s.io",
