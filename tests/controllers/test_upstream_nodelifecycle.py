@@ -1,0 +1,429 @@
+"""Upstream rows of pkg/controller/nodelifecycle/node_lifecycle_controller_test.go, run against kjobs' node
+lifecycle controller.
+
+As upstream, the controller's informer caches (nodes, leases, pods) are filled by hand before each
+`monitor_node_health()` pass, with the nodes also in a real in-process API so the controller's writes land; what
+it wrote is read from the recorded client actions (upstream: `FakeNodeHandler.UpdatedNodeStatuses`,
+`Actions()`), zone states from the controller. Time is virtual: upstream's `fakeNow` is the FakeClock's start.
+Upstream's grace periods and rate limits (`testNodeMonitorGracePeriod` 50 s, startup 60 s, 100000 qps) are the
+settings. Rows, and those left out: docs/upstream-components.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+
+from kjobs.api.timeutil import format_time, parse_time
+from kjobs.api.types import Obj
+from kjobs.client.resources import NODES, PODS
+from kjobs.clock import FakeClock
+from kjobs.controllers.nodelifecycle import NodeLifecycleController, NodeLifecycleSettings
+from tests.controllers.upstream_support import Recording
+from tests.support import local_api
+
+FAKE_NOW = parse_time("2015-01-01T12:00:00Z")
+CREATED_LONG_AGO = "2012-01-01T00:00:00Z"
+HOUR = 3600.0
+SETTINGS = NodeLifecycleSettings(
+    monitor_period=5.0,
+    grace_period=50.0,  # testNodeMonitorGracePeriod
+    startup_grace_period=60.0,  # testNodeStartupGracePeriod
+    eviction_qps=100000.0,  # testRateLimiterQPS
+    secondary_eviction_qps=100000.0,
+    large_cluster_threshold=20,  # testLargeClusterThreshold
+    unhealthy_zone_threshold=0.55,  # testUnhealthyThreshold
+)
+
+NORMAL, FULL, PARTIAL = "Normal", "FullDisruption", "PartialDisruption"
+
+
+def at(offset: float = 0.0) -> str:
+    """`fakeNow` + offset seconds, as the API writes times."""
+    return format_time(FAKE_NOW + offset)
+
+
+def ready(status: str, heartbeat: str, transition: str | None = None, **extra: str) -> Obj:
+    return {
+        "type": "Ready",
+        "status": status,
+        "lastHeartbeatTime": heartbeat,
+        "lastTransitionTime": transition or heartbeat,
+        **extra,
+    }
+
+
+def cond(cond_type: str, status: str, heartbeat: str, transition: str | None = None, **extra: str) -> Obj:
+    return dict(ready(status, heartbeat, transition, **extra), type=cond_type)
+
+
+def zone_labels(region: str, zone: str) -> dict[str, str]:
+    return {
+        "topology.kubernetes.io/region": region,
+        "topology.kubernetes.io/zone": zone,
+        "failure-domain.beta.kubernetes.io/region": region,
+        "failure-domain.beta.kubernetes.io/zone": zone,
+    }
+
+
+def zone_id(region: str, zone: str) -> str:
+    """`testutil.CreateZoneID`."""
+    return f"{region}:\x00:{zone}"
+
+
+@dataclass
+class N:
+    """A node of a row: name, creation time, conditions (None: no status at all), labels, taints."""
+
+    name: str
+    created: str = CREATED_LONG_AGO
+    conditions: list[Obj] | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+    taints: list[Obj] = field(default_factory=list)
+
+
+@dataclass
+class Cluster:
+    clock: FakeClock
+    raw: Any
+    client: Recording
+    controller: NodeLifecycleController
+
+    async def sync_node_store(self, nodes: list[N]) -> None:
+        """`syncNodeStore`: the controller's node cache becomes these nodes (with the API's resourceVersion)."""
+        self.controller.nodes.cache.clear()
+        for spec in nodes:
+            stored = await self.raw.get(NODES, None, spec.name)
+            node = copy.deepcopy(stored)
+            node["metadata"]["creationTimestamp"] = spec.created
+            node["metadata"]["labels"] = dict(spec.labels)
+            node["status"] = {} if spec.conditions is None else {"conditions": copy.deepcopy(spec.conditions)}
+            if spec.taints:
+                node.setdefault("spec", {})["taints"] = copy.deepcopy(spec.taints)
+            else:
+                node.setdefault("spec", {}).pop("taints", None)
+            self.controller.nodes.cache[("", spec.name)] = node
+
+    def sync_lease_store(self, node: str, renew: float | None) -> None:
+        """`syncLeaseStore`: the node's Lease, renewed at `renew` (None: no lease)."""
+        self.controller.leases.cache.clear()
+        if renew is not None:
+            self.controller.leases.cache[("kube-node-lease", node)] = {
+                "apiVersion": "coordination.k8s.io/v1",
+                "kind": "Lease",
+                "metadata": {"name": node, "namespace": "kube-node-lease"},
+                "spec": {"holderIdentity": node, "renewTime": format_time(renew).replace("Z", ".000000Z")},
+            }
+
+    def node_status_writes(self) -> list[Obj]:
+        """`UpdatedNodeStatuses`: the statuses written, in order."""
+        return [a.body["status"] for a in self.client.of("update", "nodes") if a.subresource == "status"]
+
+    def pod_status_updated(self) -> bool:
+        return any(a.subresource == "status" for a in self.client.of("update", "pods"))
+
+    def zone_states(self) -> dict[str, str]:
+        """`nodeController.zoneStates`."""
+        return {zone: ev.state for zone, ev in self.controller.zones.items() if ev.state is not None}
+
+
+async def cluster(nodes: list[N], *, pods: dict[str, str] | None = None) -> Cluster:
+    """An API holding the nodes (and `pods`, name → node, Ready as `testutil.NewPod`), a controller on it."""
+    clock = FakeClock(start=FAKE_NOW)
+    raw = await local_api(clock)
+    for spec in nodes:
+        await raw.create(NODES, None, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": spec.name}})
+    client = Recording(raw)
+    controller = NodeLifecycleController(client, clock=clock, settings=SETTINGS)  # type: ignore[arg-type]
+    for name, node in (pods or {}).items():
+        await raw.create(
+            PODS,
+            "default",
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {"name": name, "namespace": "default"},
+                "spec": {"nodeName": node, "containers": [{"name": "c", "image": "busybox"}]},
+            },
+        )
+        pod = await raw.get(PODS, "default", name)
+        pod["status"] = {"conditions": [{"type": "Ready", "status": "True"}]}
+        pod = await raw.update(PODS, "default", pod, subresource="status")
+        controller.pods.cache[("default", name)] = pod
+        controller._on_pod(None, pod)
+    return Cluster(clock, raw, client, controller)
+
+
+def run(scenario: Callable[[], Awaitable[None]]) -> None:
+    asyncio.run(scenario())  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------------------------ TestMonitorNodeHealth
+
+Z1, Z2, Z22 = zone_labels("region1", "zone1"), zone_labels("region1", "zone2"), zone_labels("region2", "zone2")
+EXCLUDED = dict(Z1, **{"node.kubernetes.io/exclude-disruption": ""})
+HEALTHY_NEW = [ready("True", at(HOUR), at())]  # healthyNodeNewStatus
+UNHEALTHY_NEW = [ready("Unknown", at(), at())]  # unhealthyNodeNewStatus
+
+
+def fresh(name: str, status: str | None, labels: dict[str, str]) -> N:
+    """A node created at `fakeNow`, its Ready condition (if any) last heard of then."""
+    return N(name, at(), None if status is None else [ready(status, at())], labels)
+
+
+MONITOR_NODE_HEALTH = [
+    pytest.param(
+        [fresh("node0", "True", {})],
+        [HEALTHY_NEW],
+        {"": NORMAL},
+        {"": NORMAL},
+        id="No Disruption: Node created recently without failure domain labels (happens only at cluster startup)",
+    ),
+    pytest.param(
+        [fresh("node0", "Unknown", Z1), fresh("node1", "Unknown", Z2)],
+        [UNHEALTHY_NEW, HEALTHY_NEW],
+        {zone_id("region1", "zone1"): FULL, zone_id("region1", "zone2"): FULL},
+        {zone_id("region1", "zone1"): FULL, zone_id("region1", "zone2"): NORMAL},
+        id="No Disruption: Initially both zones down, one comes back",
+    ),
+    pytest.param(
+        [fresh(f"node{i}", None, Z1) for i in range(4)],
+        [UNHEALTHY_NEW, UNHEALTHY_NEW, UNHEALTHY_NEW, HEALTHY_NEW],
+        {zone_id("region1", "zone1"): FULL},
+        {zone_id("region1", "zone1"): PARTIAL},
+        id="Partial Disruption: Nodes created recently without status conditions (happens only at cluster startup)",
+    ),
+    pytest.param(
+        [fresh(f"node{i}", "Unknown" if i < 2 else "True", Z1) for i in range(5)],
+        [UNHEALTHY_NEW, UNHEALTHY_NEW, UNHEALTHY_NEW, HEALTHY_NEW, HEALTHY_NEW],
+        {zone_id("region1", "zone1"): NORMAL},
+        {zone_id("region1", "zone1"): PARTIAL},
+        id="Partial Disruption: one Node failed leading to the number of healthy Nodes to exceed the configured "
+        "threshold",
+    ),
+    pytest.param(
+        [fresh("node0", "Unknown", Z1), fresh("node1", "Unknown", Z1), fresh("node2", "True", Z1)],
+        [UNHEALTHY_NEW, UNHEALTHY_NEW, UNHEALTHY_NEW],
+        {zone_id("region1", "zone1"): NORMAL},
+        {zone_id("region1", "zone1"): FULL},
+        id="Full Disruption: the zone has less than 2 Nodes down, the last healthy Node has failed",
+    ),
+    pytest.param(
+        [fresh("node0", "Unknown", Z1), fresh("node1", "True", Z2)],
+        [UNHEALTHY_NEW, HEALTHY_NEW],
+        {zone_id("region1", "zone1"): FULL, zone_id("region1", "zone2"): NORMAL},
+        {zone_id("region1", "zone1"): FULL, zone_id("region1", "zone2"): NORMAL},
+        id="Full Disruption: all the Nodes in one zone are down",
+    ),
+    pytest.param(
+        [fresh("node0", "Unknown", Z1), fresh("node1", "Unknown", Z22)],
+        [UNHEALTHY_NEW, UNHEALTHY_NEW],
+        {zone_id("region1", "zone1"): FULL, zone_id("region2", "zone2"): FULL},
+        {zone_id("region1", "zone1"): FULL, zone_id("region2", "zone2"): FULL},
+        id="Full Disruption: all the Nodes in both the zones are down",
+    ),
+    pytest.param(
+        [fresh("node0", "True", Z1)],
+        [[]],
+        {zone_id("region1", "zone1"): NORMAL},
+        {zone_id("region1", "zone1"): FULL},
+        id="Full Disruption: Ready condition removed from the Node",
+    ),
+    pytest.param(
+        [fresh("node0", "Unknown", Z1), fresh("node-master", "True", EXCLUDED)],
+        [UNHEALTHY_NEW, HEALTHY_NEW],
+        {zone_id("region1", "zone1"): FULL},
+        {zone_id("region1", "zone1"): FULL},
+        id="Full Disruption: the only available Node has the node.kubernetes.io/exclude-disruption label",
+    ),
+]
+
+
+@pytest.mark.parametrize(("nodes", "updated", "initial", "following"), MONITOR_NODE_HEALTH)
+def test_monitor_node_health(
+    nodes: list[N], updated: list[list[Obj]], initial: dict[str, str], following: dict[str, str]
+) -> None:
+    """Zone states after a pass at `fakeNow`, then after the nodes' new statuses an hour later."""
+
+    async def scenario() -> None:
+        made = await cluster(nodes)
+        await made.sync_node_store(nodes)
+        await made.controller.monitor_node_health()
+        assert made.zone_states() == initial
+        made.clock.set(FAKE_NOW + HOUR)
+        for spec, conditions in zip(nodes, updated, strict=False):
+            spec.conditions = conditions
+        await made.sync_node_store(nodes)
+        await made.controller.monitor_node_health()
+        assert made.zone_states() == following
+
+    run(scenario)
+
+
+# -------------------------------------------------------------------------- TestMonitorNodeHealthUpdateStatus
+
+
+def never_updated(created: str, transition: str, types: tuple[str, ...]) -> list[Obj]:
+    """The conditions the controller adds for a kubelet that never posted them (`NodeStatusNeverUpdated`)."""
+    return [
+        cond(
+            t,
+            "Unknown",
+            created,
+            transition,
+            reason="NodeStatusNeverUpdated",
+            message="Kubelet never posted node status.",
+        )
+        for t in types
+    ]
+
+
+ALL_MONITORED = ("Ready", "MemoryPressure", "DiskPressure", "PIDPressure")
+PRESSURES = ("MemoryPressure", "DiskPressure", "PIDPressure")
+STOPPED = {"reason": "NodeStatusUnknown", "message": "Kubelet stopped posting node status."}
+
+
+@dataclass
+class StatusRow:
+    """A row of the UpdateStatus / WithLease tables: the node before; after `time_to_pass` its new conditions
+    (and lease); the node statuses written (their conditions) and whether a pod's status was written."""
+
+    node: N
+    written: list[list[Obj]]
+    pod_update: bool
+    time_to_pass: float = 0.0
+    new_conditions: list[Obj] | None = None
+    lease: float | None = None
+    new_lease: float | None = None
+
+
+UPDATE_STATUS = [
+    pytest.param(
+        StatusRow(N("node0"), [never_updated(CREATED_LONG_AGO, at(), ALL_MONITORED)], False),
+        id="Node created long time ago, without status",
+    ),
+    pytest.param(StatusRow(N("node0", at()), [], False), id="Node created recently, without status"),
+    pytest.param(
+        StatusRow(
+            N("node0", conditions=[ready("True", at())]),
+            [[ready("Unknown", at(), at(HOUR), **STOPPED), *never_updated(CREATED_LONG_AGO, at(HOUR), PRESSURES)]],
+            True,
+            HOUR,
+            [ready("True", at())],
+        ),
+        id="Node created long time ago, with status updated by kubelet exceeds grace period",
+    ),
+    pytest.param(
+        StatusRow(N("node0", conditions=[ready("True", at())]), [], False),
+        id="Node created long time ago, with status updated recently",
+    ),
+]
+
+
+async def _status_row(row: StatusRow) -> Cluster:
+    made = await cluster([row.node], pods={"pod0": "node0"})
+    await made.sync_node_store([row.node])
+    made.sync_lease_store("node0", row.lease)
+    await made.controller.monitor_node_health()
+    if row.time_to_pass > 0:
+        made.clock.set(FAKE_NOW + row.time_to_pass)
+        row.node.conditions = row.new_conditions
+        await made.sync_node_store([row.node])
+        made.sync_lease_store("node0", row.new_lease)
+        await made.controller.monitor_node_health()
+    return made
+
+
+@pytest.mark.parametrize("row", UPDATE_STATUS)
+def test_monitor_node_health_update_status(row: StatusRow) -> None:
+    """Past the grace period (startup grace for a node that never posted status), the conditions become Unknown
+    with upstream's reasons, messages and times; the node's pods are marked not ready only if it had been Ready."""
+
+    async def scenario() -> None:
+        made = await _status_row(row)
+        assert [s["conditions"] for s in made.node_status_writes()] == row.written
+        assert made.pod_status_updated() == row.pod_update
+
+    run(scenario)
+
+
+# ------------------------------------------------------------ TestMonitorNodeHealthUpdateNodeAndPodStatusWithLease
+
+READY_AND_DISK = [ready("True", at()), cond("DiskPressure", "False", at())]
+
+WITH_LEASE = [
+    pytest.param(
+        StatusRow(N("node0", at()), [], False), id="Node created recently, without status. Node lease is missing."
+    ),
+    pytest.param(
+        StatusRow(N("node0", at()), [], False, lease=FAKE_NOW),
+        id="Node created recently, without status. Node lease is renewed recently.",
+    ),
+    pytest.param(
+        StatusRow(N("node0"), [never_updated(CREATED_LONG_AGO, at(), ALL_MONITORED)], False),
+        id="Node created long time ago, without status. Node lease is missing.",
+    ),
+    pytest.param(
+        StatusRow(N("node0"), [], False, HOUR, None, FAKE_NOW, FAKE_NOW + HOUR),
+        id="Node created long time ago, without status. Node lease is renewed recently.",
+    ),
+    pytest.param(
+        StatusRow(
+            N("node0"),
+            [never_updated(CREATED_LONG_AGO, at(HOUR), ALL_MONITORED)],
+            False,
+            HOUR,
+            None,
+            FAKE_NOW,
+            FAKE_NOW,
+        ),
+        id="Node created long time ago, without status. Node lease is expired.",
+    ),
+    pytest.param(
+        StatusRow(N("node0", conditions=READY_AND_DISK), [], False, HOUR, READY_AND_DISK, FAKE_NOW, FAKE_NOW + HOUR),
+        id="Node created long time ago, with status updated by kubelet exceeds grace period. Node lease is renewed.",
+    ),
+    pytest.param(
+        StatusRow(
+            N("node0", conditions=READY_AND_DISK),
+            [],
+            False,
+            HOUR,
+            [ready("True", at(HOUR), at()), cond("DiskPressure", "False", at(HOUR), at())],
+            FAKE_NOW,
+            FAKE_NOW,
+        ),
+        id="Node created long time ago, with status updated by kubelet recently. Node lease is expired.",
+    ),
+    pytest.param(
+        StatusRow(
+            N("node0", conditions=[ready("True", at())]),
+            [[ready("Unknown", at(), at(HOUR), **STOPPED), *never_updated(CREATED_LONG_AGO, at(HOUR), PRESSURES)]],
+            True,
+            HOUR,
+            [ready("True", at())],
+            FAKE_NOW,
+            FAKE_NOW,
+        ),
+        id="Node created long time ago, with status updated by kubelet exceeds grace period. Node lease is also "
+        "expired.",
+    ),
+]
+
+
+@pytest.mark.parametrize("row", WITH_LEASE)
+def test_monitor_node_health_update_node_and_pod_status_with_lease(row: StatusRow) -> None:
+    """A renewed Lease keeps a node healthy though its status is stale, and a fresh status though the Lease is
+    not renewed; only both stale (past the grace period) make it Unknown and its pods not ready."""
+
+    async def scenario() -> None:
+        made = await _status_row(row)
+        assert [s["conditions"] for s in made.node_status_writes()] == row.written
+        assert made.pod_status_updated() == row.pod_update
+
+    run(scenario)
