@@ -19,12 +19,13 @@ from typing import Any
 
 import pytest
 
+from kjobs.api.errors import ApiError
 from kjobs.api.timeutil import format_time, parse_time
 from kjobs.api.types import Obj
 from kjobs.client.resources import NODES, PODS
 from kjobs.clock import FakeClock
 from kjobs.controllers.nodelifecycle import NodeLifecycleController, NodeLifecycleSettings
-from tests.controllers.upstream_support import Recording
+from tests.controllers.upstream_support import Action, Recording
 from tests.support import local_api
 
 FAKE_NOW = parse_time("2015-01-01T12:00:00Z")
@@ -95,7 +96,8 @@ class Cluster:
     controller: NodeLifecycleController
 
     async def sync_node_store(self, nodes: list[N]) -> None:
-        """`syncNodeStore`: the controller's node cache becomes these nodes (with the API's resourceVersion)."""
+        """`syncNodeStore`: the controller's node cache becomes these nodes, with the API's resourceVersion and
+        spec (taints are the controller's writes, in the API)."""
         self.controller.nodes.cache.clear()
         for spec in nodes:
             stored = await self.raw.get(NODES, None, spec.name)
@@ -103,10 +105,6 @@ class Cluster:
             node["metadata"]["creationTimestamp"] = spec.created
             node["metadata"]["labels"] = dict(spec.labels)
             node["status"] = {} if spec.conditions is None else {"conditions": copy.deepcopy(spec.conditions)}
-            if spec.taints:
-                node.setdefault("spec", {})["taints"] = copy.deepcopy(spec.taints)
-            else:
-                node.setdefault("spec", {}).pop("taints", None)
             self.controller.nodes.cache[("", spec.name)] = node
 
     def sync_lease_store(self, node: str, renew: float | None) -> None:
@@ -127,18 +125,40 @@ class Cluster:
     def pod_status_updated(self) -> bool:
         return any(a.subresource == "status" for a in self.client.of("update", "pods"))
 
+    async def taint_pass(self) -> None:
+        """`doNoExecuteTaintingPass`. The limiter (burst 1) lets one node through per instant; upstream's real
+        clock moves between takes, so virtual time moves a millisecond until nothing more is taken."""
+        for _ in range(20):
+            before = len(self.client.of("update", "nodes"))
+            await self.controller.no_execute_tainting_pass()
+            if len(self.client.of("update", "nodes")) == before and not any(
+                z.tainter.next_attempt_at(self.clock.now()) is not None for z in self.controller.zones.values()
+            ):
+                return
+            self.clock.advance(0.001)
+
+    async def taints(self, name: str) -> list[Obj]:
+        node = await self.raw.get(NODES, None, name)
+        return list((node.get("spec") or {}).get("taints") or [])
+
     def zone_states(self) -> dict[str, str]:
         """`nodeController.zoneStates`."""
         return {zone: ev.state for zone, ev in self.controller.zones.items() if ev.state is not None}
 
 
-async def cluster(nodes: list[N], *, pods: dict[str, str] | None = None) -> Cluster:
-    """An API holding the nodes (and `pods`, name → node, Ready as `testutil.NewPod`), a controller on it."""
-    clock = FakeClock(start=FAKE_NOW)
+async def cluster(
+    nodes: list[N], *, pods: dict[str, str] | None = None, start: float = FAKE_NOW, client_type: type = Recording
+) -> Cluster:
+    """An API holding the nodes (with their taints) and `pods` (name → node, Ready as `testutil.NewPod`), a
+    controller on it; virtual time starts at `start`."""
+    clock = FakeClock(start=start)
     raw = await local_api(clock)
     for spec in nodes:
-        await raw.create(NODES, None, {"apiVersion": "v1", "kind": "Node", "metadata": {"name": spec.name}})
-    client = Recording(raw)
+        body: Obj = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": spec.name}}
+        if spec.taints:
+            body["spec"] = {"taints": copy.deepcopy(spec.taints)}
+        await raw.create(NODES, None, body)
+    client = client_type(raw)
     controller = NodeLifecycleController(client, clock=clock, settings=SETTINGS)  # type: ignore[arg-type]
     for name, node in (pods or {}).items():
         await raw.create(
@@ -425,5 +445,121 @@ def test_monitor_node_health_update_node_and_pod_status_with_lease(row: StatusRo
         made = await _status_row(row)
         assert [s["conditions"] for s in made.node_status_writes()] == row.written
         assert made.pod_status_updated() == row.pod_update
+
+    run(scenario)
+
+
+# ------------------------------------------------------------------------ TestMonitorNodeHealthMarkPodsNotReady
+
+MARK_PODS_NOT_READY = [
+    pytest.param(StatusRow(N("node0", at()), [], False), id="Node created recently, without status."),
+    pytest.param(
+        StatusRow(N("node0", conditions=[ready("True", at())]), [], False),
+        id="Node created long time ago, with status updated recently.",
+    ),
+    pytest.param(
+        StatusRow(N("node0", conditions=[ready("True", at())]), [], True, 60.0, [ready("True", at())]),
+        id="Node created long time ago, with status updated by kubelet exceeds grace period.",
+    ),
+]
+
+
+@pytest.mark.parametrize("row", MARK_PODS_NOT_READY)
+def test_monitor_node_health_mark_pods_not_ready(row: StatusRow) -> None:
+    """A node going from Ready to Unknown has its pods' Ready condition set False (a pod status update)."""
+
+    async def scenario() -> None:
+        made = await _status_row(row)
+        assert made.pod_status_updated() == row.pod_update
+        pod = await made.raw.get(PODS, "default", "pod0")
+        assert pod["status"]["conditions"][0]["status"] == ("False" if row.pod_update else "True")
+
+    run(scenario)
+
+
+# ------------------------------------------------------------------- TestMonitorNodeHealthMarkPodsNotReadyRetry
+
+
+class FailFirstPodStatusUpdate(Recording):
+    """The row's `updateReactor`: the first pod status update fails ("fake error"), later ones succeed."""
+
+    failed = False
+
+    async def update(self, resource: Any, namespace: str | None, obj: Obj, **kw: Any) -> Obj:
+        if resource.plural == "pods" and kw.get("subresource") == "status" and not self.failed:
+            self.failed = True
+            self.actions.append(Action("update", "pods", obj["metadata"]["name"], "status", obj))
+            raise ApiError(500, "InternalError", "fake error")
+        return await super().update(resource, namespace, obj, **kw)
+
+
+MARK_PODS_NOT_READY_RETRY = [
+    pytest.param(Recording, 1, id="successful pod status update, no retry required"),
+    pytest.param(FailFirstPodStatusUpdate, 2, id="unsuccessful pod status update, retry required"),
+]
+
+
+@pytest.mark.parametrize(("client_type", "updates"), MARK_PODS_NOT_READY_RETRY)
+def test_monitor_node_health_mark_pods_not_ready_retry(client_type: type, updates: int) -> None:
+    """Pods that could not be marked not ready when their node went Unknown are marked on a later pass, while
+    the node stays not Ready; marked once, they are not marked again."""
+
+    async def scenario() -> None:
+        node = N("node0", at())
+        made = await cluster([node], pods={"pod0": "node0"}, client_type=client_type)
+        for time_to_pass, status, stamp in ((0.0, "True", at()), (60.0, "True", at()), (60.0, "False", at(2))):
+            made.clock.set(FAKE_NOW + time_to_pass)
+            node.conditions = [ready(status, stamp)]
+            await made.sync_node_store([node])
+            await made.controller.monitor_node_health()
+        assert len([a for a in made.client.of("update", "pods") if a.subresource == "status"]) == updates
+
+    run(scenario)
+
+
+# ------------------------------------------------------------------------------------- TestApplyNoExecuteTaints
+
+UNREACHABLE_NO_EXECUTE = ("node.kubernetes.io/unreachable", "NoExecute")
+NOT_READY_NO_EXECUTE = ("node.kubernetes.io/not-ready", "NoExecute")
+
+
+def keys(taints: list[Obj]) -> set[tuple[str, str]]:
+    return {(t["key"], t["effect"]) for t in taints}
+
+
+def test_apply_no_execute_taints() -> None:
+    """An Unknown node gets the unreachable NoExecute taint, a NotReady one the not-ready taint; a node Ready
+    again loses it; a node whose Ready condition vanished before the tainting pass is not tainted."""
+
+    async def scenario() -> None:
+        now = parse_time("2017-01-01T12:00:00Z")
+        old = "2015-01-01T12:00:00Z"
+        nodes = [
+            N("node0", conditions=[ready("Unknown", old)], labels=Z1),
+            N("node1", conditions=[ready("True", format_time(now))], labels=Z1),
+            N("node2", conditions=[ready("False", old)], labels=Z1),
+            N("node3", conditions=[ready("True", "2016-01-01T12:00:00Z")], labels=Z1),
+        ]
+        made = await cluster(nodes, pods={"pod0": "node0"}, start=now)
+        await made.sync_node_store(nodes)
+        await made.controller.monitor_node_health()
+        await made.taint_pass()
+        assert UNREACHABLE_NO_EXECUTE in keys(await made.taints("node0"))
+        assert NOT_READY_NO_EXECUTE in keys(await made.taints("node2"))
+
+        nodes[2].conditions = [ready("True", format_time(now + 600), format_time(now))]  # healthyNodeNewStatus
+        await made.sync_node_store(nodes)
+        await made.controller.monitor_node_health()
+        await made.taint_pass()
+        assert await made.taints("node2") == []
+
+        nodes[3].conditions = [ready("False", format_time(now + 600), format_time(now))]  # unhealthyNodeNewStatus
+        await made.sync_node_store(nodes)
+        await made.controller.monitor_node_health()
+        # Before the tainting pass the status is replaced: no Ready condition any more.
+        nodes[3].conditions = [cond("MemoryPressure", "Unknown", format_time(now + 600), format_time(now))]
+        await made.sync_node_store(nodes)
+        await made.taint_pass()
+        assert await made.taints("node3") == []
 
     run(scenario)
