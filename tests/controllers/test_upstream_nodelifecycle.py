@@ -563,3 +563,45 @@ def test_apply_no_execute_taints() -> None:
         assert await made.taints("node3") == []
 
     run(scenario)
+
+
+# ------------------------------------------------------------------------------------- TestReconcileNodeLabels
+
+STABLE_OS, STABLE_ARCH = "kubernetes.io/os", "kubernetes.io/arch"
+BETA_OS, BETA_ARCH = "beta.kubernetes.io/os", "beta.kubernetes.io/arch"
+
+RECONCILE_NODE_LABELS = [
+    pytest.param({}, {}, id="No-op if node has no labels"),
+    pytest.param(
+        {"topology.kubernetes.io/region": "region1"},
+        {"topology.kubernetes.io/region": "region1"},
+        id="No-op if no target labels present",
+    ),
+    pytest.param(
+        {STABLE_OS: "linux", STABLE_ARCH: "amd64"},
+        {BETA_OS: "linux", BETA_ARCH: "amd64", STABLE_OS: "linux", STABLE_ARCH: "amd64"},
+        id="Create OS/arch beta labels when they don't exist",
+    ),
+    pytest.param(
+        {BETA_OS: "windows", BETA_ARCH: "arm", STABLE_OS: "linux", STABLE_ARCH: "amd64"},
+        {BETA_OS: "linux", BETA_ARCH: "amd64", STABLE_OS: "linux", STABLE_ARCH: "amd64"},
+        id="Reconcile OS/arch beta labels to match stable labels",
+    ),
+]
+
+
+@pytest.mark.parametrize(("labels", "expected"), RECONCILE_NODE_LABELS)
+def test_reconcile_node_labels(labels: dict[str, str], expected: dict[str, str]) -> None:
+    """The beta OS/arch labels are made to match the stable ones (added when missing); other labels untouched."""
+
+    async def scenario() -> None:
+        node = N("node0", conditions=[ready("True", "2015-01-01T12:00:00Z")], labels=labels)
+        made = await cluster([node], start=parse_time("2017-01-01T12:00:00Z"))
+        stored = await made.raw.get(NODES, None, "node0")
+        stored["metadata"]["labels"] = dict(labels)
+        await made.raw.update(NODES, None, stored)
+        await made.sync_node_store([node])
+        await made.controller.reconcile_node_labels("node0")
+        assert ((await made.raw.get(NODES, None, "node0"))["metadata"].get("labels") or {}) == expected
+
+    run(scenario)
