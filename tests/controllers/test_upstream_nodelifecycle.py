@@ -22,7 +22,7 @@ import pytest
 from kjobs.api.errors import ApiError
 from kjobs.api.timeutil import format_time, parse_time
 from kjobs.api.types import Obj
-from kjobs.client.resources import NODES, PODS
+from kjobs.client.resources import EVENTS, NODES, PODS
 from kjobs.clock import FakeClock
 from kjobs.controllers.nodelifecycle import NodeLifecycleController, NodeLifecycleSettings
 from tests.controllers.upstream_support import Action, Recording
@@ -565,6 +565,124 @@ def test_apply_no_execute_taints() -> None:
     run(scenario)
 
 
+# ------------------------------------------------------------------------ TestApplyNoExecuteTaintsToNodesEnqueueTwice
+
+
+def test_apply_no_execute_taints_to_nodes_enqueue_twice() -> None:
+    """A node queued for tainting then Ready again is dropped from the queue without blocking it: nodes queued
+    after it are still tainted."""
+
+    async def scenario() -> None:
+        now = parse_time("2017-01-01T12:00:00Z")
+        old = "2015-01-01T12:00:00Z"
+        nodes = [
+            N("node0", conditions=[ready("Unknown", old)], labels=Z1),
+            N("node1", conditions=[ready("True", format_time(now))], labels=Z1),
+            N("node2", conditions=[ready("False", old)], labels=Z1),
+        ]
+        later = [
+            N("node3", conditions=[ready("Unknown", old)], labels=Z1),
+            N("node4", conditions=[ready("True", format_time(now))], labels=Z1),
+            N("node5", conditions=[ready("False", old)], labels=Z1),
+        ]
+        made = await cluster(nodes + later, pods={"pod0": "node0"}, start=now)
+        await made.sync_node_store(nodes)
+        await made.controller.monitor_node_health()
+        await made.controller.monitor_node_health()
+        nodes[0].conditions = [ready("True", format_time(now + 600), format_time(now))]  # healthyNodeNewStatus
+        await made.sync_node_store(nodes + later)
+        await made.controller.monitor_node_health()
+        await made.taint_pass()
+        assert UNREACHABLE_NO_EXECUTE in keys(await made.taints("node3"))
+        assert NOT_READY_NO_EXECUTE in keys(await made.taints("node5"))
+
+    run(scenario)
+
+
+# ------------------------------------------------------------------------------ TestSwapUnreachableNotReadyTaints
+
+
+def test_swap_unreachable_not_ready_taints() -> None:
+    """A node tainted unreachable that reports NotReady has the taint swapped for not-ready."""
+
+    async def scenario() -> None:
+        now = parse_time("2017-01-01T12:00:00Z")
+        nodes = [
+            N("node0", conditions=[ready("Unknown", "2015-01-01T12:00:00Z")], labels=Z1),
+            N("node1", conditions=[ready("True", format_time(now))], labels=Z1),
+        ]
+        made = await cluster(nodes, pods={"pod0": "node0"}, start=now)
+        await made.sync_node_store(nodes)
+        await made.controller.monitor_node_health()
+        await made.taint_pass()
+        assert UNREACHABLE_NO_EXECUTE in keys(await made.taints("node0"))
+
+        nodes[0].conditions = [ready("False", format_time(now + 540), format_time(now))]  # newNodeStatus
+        nodes[1].conditions = [ready("True", format_time(now + 600), format_time(now))]  # healthyNodeNewStatus
+        await made.sync_node_store(nodes)
+        await made.controller.monitor_node_health()
+        await made.taint_pass()
+        taints = keys(await made.taints("node0"))
+        assert NOT_READY_NO_EXECUTE in taints and UNREACHABLE_NO_EXECUTE not in taints
+
+    run(scenario)
+
+
+# ------------------------------------------------------------------------------------- TestTaintsNodeByCondition
+
+OLD = "2015-01-01T12:00:00Z"
+
+TAINTS_NODE_BY_CONDITION = [
+    pytest.param(
+        [ready("True", OLD), cond("NetworkUnavailable", "True", OLD)],
+        [("node.kubernetes.io/network-unavailable", "NoSchedule")],
+        id="NetworkUnavailable is true",
+    ),
+    pytest.param([ready("False", OLD)], [("node.kubernetes.io/not-ready", "NoSchedule")], id="Ready is false"),
+    pytest.param([ready("Unknown", OLD)], [("node.kubernetes.io/unreachable", "NoSchedule")], id="Ready is unknown"),
+]
+
+
+def test_taints_node_by_condition() -> None:
+    """`doNoScheduleTaintingPass`: the node's NoSchedule taints follow its conditions, one row after the other on
+    the same node (upstream's rows share it; its first row is listed twice there, run once here)."""
+
+    async def scenario() -> None:
+        node = N("node0", conditions=[ready("True", OLD)], labels=Z1)
+        made = await cluster([node], pods={"pod0": "node0"}, start=parse_time("2017-01-01T12:00:00Z"))
+        for row in TAINTS_NODE_BY_CONDITION:
+            conditions, expected = row.values
+            node.conditions = conditions  # type: ignore[assignment]
+            await made.sync_node_store([node])
+            await made.controller.no_schedule_tainting_pass("node0")
+            taints = await made.taints("node0")
+            assert sorted(keys(taints)) == sorted(expected), row.id  # type: ignore[arg-type]
+            assert all("timeAdded" in t for t in taints)
+
+    run(scenario)
+
+
+# ------------------------------------------------------------------------------------- TestNodeEventGeneration
+
+
+def test_node_event_generation() -> None:
+    """A node seen for the first time gets exactly one Event, `RegisteredNode`, about the node's UID."""
+
+    async def scenario() -> None:
+        node = N("node0", "2015-08-10T00:00:00Z", [ready("Unknown", "2015-08-10T00:00:00Z")])
+        made = await cluster([node], pods={"pod0": "node0"}, start=parse_time("2016-09-10T12:00:00Z"))
+        await made.sync_node_store([node])
+        await made.controller.monitor_node_health()
+        await made.controller.events.flush()
+        uid = (await made.raw.get(NODES, None, "node0"))["metadata"]["uid"]
+        items, _ = await made.raw.list(EVENTS, None)
+        assert [e["reason"] for e in items] == ["RegisteredNode"]
+        assert items[0]["involvedObject"]["uid"] == uid
+        assert items[0]["message"] == "Node node0 event: Registered Node node0 in Controller"
+
+    run(scenario)
+
+
 # ------------------------------------------------------------------------------------- TestReconcileNodeLabels
 
 STABLE_OS, STABLE_ARCH = "kubernetes.io/os", "kubernetes.io/arch"
@@ -595,7 +713,7 @@ def test_reconcile_node_labels(labels: dict[str, str], expected: dict[str, str])
     """The beta OS/arch labels are made to match the stable ones (added when missing); other labels untouched."""
 
     async def scenario() -> None:
-        node = N("node0", conditions=[ready("True", "2015-01-01T12:00:00Z")], labels=labels)
+        node = N("node0", conditions=[ready("True", OLD)], labels=labels)
         made = await cluster([node], start=parse_time("2017-01-01T12:00:00Z"))
         stored = await made.raw.get(NODES, None, "node0")
         stored["metadata"]["labels"] = dict(labels)
