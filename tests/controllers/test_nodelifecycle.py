@@ -211,3 +211,22 @@ def test_node_that_never_posted_status_gets_the_startup_grace() -> None:
 def test_zone_states(statuses: list[str], state: str) -> None:
     conditions: list[Obj | None] = [{"type": "Ready", "status": s} for s in statuses]
     assert zone_state(conditions, 0.55)[1] == state
+
+
+def test_running_controller_adds_beta_os_arch_labels_from_stable_ones() -> None:
+    """A node labelled only with `kubernetes.io/os`/`arch` gets the beta labels too (reconcileNodeLabels)."""
+
+    async def scenario() -> None:
+        clock, client, controller, beats = await cluster()
+        node = node_manifest("n1", clock, labels={"kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64"})
+        await client.create(NODES, None, node)
+
+        def labelled() -> bool:
+            labels = ((controller.nodes.get("", "n1") or {}).get("metadata") or {}).get("labels") or {}
+            return labels.get("beta.kubernetes.io/os") == "linux" and labels.get("beta.kubernetes.io/arch") == "amd64"
+
+        await settle(clock, labelled)
+        await beats.stop()
+        await controller.stop()
+
+    asyncio.run(scenario())

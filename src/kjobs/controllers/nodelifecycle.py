@@ -7,7 +7,8 @@ condition is False or Unknown is queued, per zone, for the `node.kubernetes.io/n
 `node.kubernetes.io/unreachable` NoExecute taint (with `timeAdded`); the queue is rate limited (0.1 node/s)
 and stops entirely when a zone has no Ready node at all (full disruption: Kubernetes then removes those
 taints, assuming the control plane, not the nodes, is cut off) or is partially disrupted in a small cluster.
-A Ready node loses both taints. Node updates also reconcile the NoSchedule taints that mirror conditions.
+A Ready node loses both taints. Node updates also reconcile the NoSchedule taints that mirror conditions,
+and the beta OS/arch labels with the stable ones.
 What happens to pods on a tainted node is the taint-eviction controller's business.
 """
 
@@ -67,6 +68,8 @@ NODE_LEASE_NAMESPACE = "kube-node-lease"
 UNREACHABLE_TAINT: Obj = {"key": TAINT_UNREACHABLE, "effect": NO_EXECUTE}
 NOT_READY_TAINT: Obj = {"key": TAINT_NOT_READY, "effect": NO_EXECUTE}
 _WRITE_RETRIES = 5
+LABEL_RECONCILE = (("kubernetes.io/os", "beta.kubernetes.io/os"), ("kubernetes.io/arch", "beta.kubernetes.io/arch"))
+"""`labelReconcileInfo`: (stable label, beta label); the stable one is the truth and the beta one always follows."""
 
 
 @dataclass(frozen=True)
@@ -501,6 +504,10 @@ class NodeLifecycleController:
                 await self.no_schedule_tainting_pass(name)
             except Exception:
                 log.exception("NoSchedule taints of node %s", name)
+            try:
+                await self.reconcile_node_labels(name)
+            except Exception:
+                log.exception("labels of node %s", name)
             finally:
                 self._no_schedule.done(name)
 
@@ -517,6 +524,17 @@ class NodeLifecycleController:
         to_remove = [t for t in existing if not taint_exists(desired, t)]
         if to_add or to_remove:
             await self.swap_taints(name, to_add, to_remove)
+
+    async def reconcile_node_labels(self, name: str) -> None:
+        """`reconcileNodeLabels`: the beta OS/arch labels are set to the stable ones' values (added when missing),
+        for clients still selecting on `beta.kubernetes.io/os` / `arch`; after the NoSchedule pass in
+        `doNodeProcessingPassWorker` (pkg/controller/nodelifecycle/node_lifecycle_controller.go)."""
+        node = self.nodes.get("", name)
+        labels = ((node or {}).get("metadata") or {}).get("labels") or {}
+        wanted = {beta: labels[stable] for stable, beta in LABEL_RECONCILE if stable in labels}
+        update = {key: value for key, value in wanted.items() if labels.get(key) != value}
+        if update:
+            await self.client.patch(NODES, None, name, {"metadata": {"labels": update}})
 
     def _node_event(self, node: Obj, reason: str, message: str) -> None:
         name = key_of(node)[1]
