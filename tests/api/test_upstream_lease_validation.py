@@ -7,8 +7,6 @@ Upstream counts errors; these ports send the row's lease to kjobs' in-process AP
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -16,10 +14,8 @@ import pytest
 from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
 from kjobs.client.resources import LEASES
-from kjobs.clock import FakeClock
-from tests.support import local_api
+from tests.api.upstream_validation_support import Cause, causes, run
 
-Cause = tuple[str, str, str]
 DURATION = ("spec.leaseDurationSeconds", "FieldValueInvalid", "Invalid value: 0: must be greater than 0")
 TRANSITIONS = ("spec.leaseTransitions", "FieldValueInvalid", "Invalid value: -1: must be greater than or equal to 0")
 
@@ -31,18 +27,6 @@ def lease(name: str, namespace: str = "default", **spec: Any) -> Obj:
         "metadata": {"name": name, "namespace": namespace},
         "spec": spec,
     }
-
-
-def run(scenario: Callable[[Any], Awaitable[None]]) -> None:
-    async def main() -> None:
-        await scenario(await local_api(FakeClock()))
-
-    asyncio.run(main())
-
-
-def causes(exc: ApiError) -> list[Cause]:
-    assert exc.code == 422 and exc.reason == "Invalid", exc.message
-    return [(c["field"], c["reason"], c["message"]) for c in (exc.details or {}).get("causes") or []]
 
 
 def test_validate_lease() -> None:

@@ -8,9 +8,7 @@ kjobs' in-process API and check the 422's causes or the stored namespace.
 
 from __future__ import annotations
 
-import asyncio
 import copy
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -18,10 +16,8 @@ import pytest
 from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
 from kjobs.client.resources import NAMESPACES
-from kjobs.clock import FakeClock
-from tests.support import local_api
+from tests.api.upstream_validation_support import Cause, causes, run
 
-Cause = tuple[str, str, str]
 NAME_PART = (
     "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
     "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
@@ -38,18 +34,6 @@ def ns(name: str, spec: Obj | None = None, status: Obj | None = None, **meta: An
     if status is not None:
         body["status"] = status
     return body
-
-
-def run(scenario: Callable[[Any], Awaitable[None]]) -> None:
-    async def main() -> None:
-        await scenario(await local_api(FakeClock()))
-
-    asyncio.run(main())
-
-
-def causes(exc: ApiError) -> list[Cause]:
-    assert exc.code == 422 and exc.reason == "Invalid", exc.message
-    return [(c["field"], c["reason"], c["message"]) for c in (exc.details or {}).get("causes") or []]
 
 
 CREATE = [

@@ -9,9 +9,7 @@ status: `ValidateNodeUpdate`), and check the answer: 422 Invalid with each cause
 
 from __future__ import annotations
 
-import asyncio
 import copy
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -19,10 +17,8 @@ import pytest
 from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
 from kjobs.client.resources import NODES
-from kjobs.clock import FakeClock
-from tests.support import local_api
+from tests.api.upstream_validation_support import Cause, causes, run
 
-Cause = tuple[str, str, str]
 NAME_PART = (
     "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
     "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for validation is "
@@ -52,18 +48,6 @@ def node(name: str, spec: Obj | None = None, status: Obj | None = None, **meta: 
     if status is not None:
         body["status"] = copy.deepcopy(status)
     return body
-
-
-def run(scenario: Callable[[Any], Awaitable[None]]) -> None:
-    async def main() -> None:
-        await scenario(await local_api(FakeClock()))
-
-    asyncio.run(main())
-
-
-def causes(exc: ApiError) -> list[Cause]:
-    assert exc.code == 422 and exc.reason == "Invalid", exc.message
-    return [(c["field"], c["reason"], c["message"]) for c in (exc.details or {}).get("causes") or []]
 
 
 async def create_errors(client: Any, body: Obj) -> list[Cause]:

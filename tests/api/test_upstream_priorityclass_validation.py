@@ -7,8 +7,6 @@ these ports send the row's class to kjobs' in-process API and check the 422's ca
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -16,10 +14,8 @@ import pytest
 from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
 from kjobs.client.resources import PRIORITY_CLASSES
-from kjobs.clock import FakeClock
-from tests.support import local_api
+from tests.api.upstream_validation_support import Cause, causes, run
 
-Cause = tuple[str, str, str]
 SUBDOMAIN = (
     "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start "
     "and end with an alphanumeric character (e.g. 'example.com', regex used for validation is "
@@ -35,18 +31,6 @@ def pc(name: str, value: int | None, namespace: str = "", **fields: Any) -> Obj:
     if value is not None:
         body["value"] = value
     return body
-
-
-def run(scenario: Callable[[Any], Awaitable[None]]) -> None:
-    async def main() -> None:
-        await scenario(await local_api(FakeClock()))
-
-    asyncio.run(main())
-
-
-def causes(exc: ApiError) -> list[Cause]:
-    assert exc.code == 422 and exc.reason == "Invalid", exc.message
-    return [(c["field"], c["reason"], c["message"]) for c in (exc.details or {}).get("causes") or []]
 
 
 async def create_errors(client: Any, body: Obj) -> list[Cause]:
