@@ -17,7 +17,7 @@ from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
 from kjobs.api.validation_access import type_error
 from kjobs.api.validation_formats import is_qualified_name
-from kjobs.api.validation_meta import validate_object_meta, validate_object_meta_update
+from kjobs.api.validation_meta import validate_metadata_update, validate_object_meta
 
 LEASE_STRATEGIES = ("OldestEmulationVersion",)
 _GATED = ("strategy", "preferredHolder")
@@ -47,10 +47,7 @@ def validate_lease_update(lease: Obj, old: Obj, *, features: FeatureGates = DEFA
     if type(lease) is not dict:
         return [type_error("", lease, "object")]
     old = old if type(old) is dict else {}
-    meta, old_meta = lease.get("metadata"), old.get("metadata")
-    errs = list(
-        validate_object_meta_update(meta if type(meta) is dict else {}, old_meta if type(old_meta) is dict else {})
-    )
+    errs = list(validate_metadata_update(lease, old))
     _validate_spec(lease.get("spec"), errs)
     return errs
 

@@ -194,6 +194,14 @@ def _validate_meta_collections(meta: Obj, path: str, errs: Errors, stored: Obj |
         _validate_finalizers(finalizers, f"{path}.finalizers", errs)
 
 
+def validate_metadata_update(obj: Obj, old: Any) -> list[FieldError]:
+    """`ValidateObjectMetaUpdate(&obj.ObjectMeta, &old.ObjectMeta)` for two whole objects, a metadata that is no
+    object read as empty (the decoder has already refused it), so the validators of each kind share one entry."""
+    meta = obj.get("metadata")
+    old_meta = old.get("metadata") if type(old) is dict else None
+    return validate_object_meta_update(meta if type(meta) is dict else {}, old_meta if type(old_meta) is dict else {})
+
+
 def validate_object_meta_update(meta: Obj, old: Obj, *, path: str = "metadata") -> list[FieldError]:
     """Kubernetes' `ValidateObjectMetaUpdate`: identity fields immutable, resourceVersion required."""
     errs: Errors = []
@@ -353,6 +361,7 @@ __all__ = [
     "validate_label_name",
     "validate_label_selector",
     "validate_labels",
+    "validate_metadata_update",
     "validate_nonnegative",
     "validate_object_meta",
     "validate_object_meta_update",

@@ -17,7 +17,7 @@ from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
 from kjobs.api.validation_access import type_error
 from kjobs.api.validation_formats import is_qualified_name, name_is_dns_label
-from kjobs.api.validation_meta import _STANDARD_FINALIZERS, validate_object_meta, validate_object_meta_update
+from kjobs.api.validation_meta import _STANDARD_FINALIZERS, validate_metadata_update, validate_object_meta
 
 Invalid = ErrorType.FieldValueInvalid
 
@@ -41,7 +41,7 @@ def validate_namespace_update(ns: Obj, old: Obj, *, features: FeatureGates = DEF
     if type(ns) is not dict:
         return [type_error("", ns, "object")]
     errs = validate_namespace(ns)
-    return errs + _meta_update(ns, old)
+    return errs + validate_metadata_update(ns, old)
 
 
 def validate_namespace_status_update(ns: Obj, old: Obj) -> list[FieldError]:
@@ -49,7 +49,7 @@ def validate_namespace_status_update(ns: Obj, old: Obj) -> list[FieldError]:
     runs when the body is decoded); the path is `status.Phase`, capitalised, as upstream writes it."""
     if type(ns) is not dict:
         return [type_error("", ns, "object")]
-    errs = _meta_update(ns, old)
+    errs = validate_metadata_update(ns, old)
     meta = ns.get("metadata") if type(ns.get("metadata")) is dict else {}
     status = ns.get("status")
     phase: Any = (status.get("phase") if type(status) is dict else None) or "Active"
@@ -63,14 +63,6 @@ def validate_namespace_status_update(ns: Obj, old: Obj) -> list[FieldError]:
             FieldError("status.Phase", Invalid, "may only be 'Terminating' if `deletionTimestamp` is not empty", phase)
         )
     return errs
-
-
-def _meta_update(ns: Obj, old: Obj) -> list[FieldError]:
-    old = old if type(old) is dict else {}
-    meta, old_meta = ns.get("metadata"), old.get("metadata")
-    return list(
-        validate_object_meta_update(meta if type(meta) is dict else {}, old_meta if type(old_meta) is dict else {})
-    )
 
 
 def _validate_finalizer_name(name: str, path: str, errs: list[FieldError]) -> None:

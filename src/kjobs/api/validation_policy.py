@@ -23,9 +23,9 @@ from kjobs.api.validation_formats import regex_error
 from kjobs.api.validation_meta import (
     validate_label_name,
     validate_label_selector,
+    validate_metadata_update,
     validate_nonnegative,
     validate_object_meta,
-    validate_object_meta_update,
 )
 
 Invalid = ErrorType.FieldValueInvalid
@@ -83,10 +83,7 @@ def validate_pdb_update(pdb: Obj, old: Obj, *, features: FeatureGates = DEFAULT)
     if type(pdb) is not dict:
         return [type_error("", pdb, "object")]
     old = old if type(old) is dict else {}
-    meta, old_meta = pdb.get("metadata"), old.get("metadata")
-    errs: Errors = list(
-        validate_object_meta_update(meta if type(meta) is dict else {}, old_meta if type(old_meta) is dict else {})
-    )
+    errs: Errors = list(validate_metadata_update(pdb, old))
     old_spec = old.get("spec") if type(old.get("spec")) is dict else {}
     old_selector = (old_spec or {}).get("selector")
     old_errs: Errors = []
@@ -103,10 +100,7 @@ def validate_pdb_status_update(pdb: Obj, old: Obj) -> list[FieldError]:
     if type(pdb) is not dict:
         return [type_error("", pdb, "object")]
     old = old if type(old) is dict else {}
-    meta, old_meta = pdb.get("metadata"), old.get("metadata")
-    errs: Errors = list(
-        validate_object_meta_update(meta if type(meta) is dict else {}, old_meta if type(old_meta) is dict else {})
-    )
+    errs: Errors = list(validate_metadata_update(pdb, old))
     status = get_obj(pdb, "status", "status", errs) or {}
     conditions = status.get("conditions")
     if conditions is not None and type(conditions) is not list:

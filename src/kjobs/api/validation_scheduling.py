@@ -18,7 +18,7 @@ from kjobs.api.errors import ErrorType, FieldError, not_supported
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
 from kjobs.api.validation_access import type_error
-from kjobs.api.validation_meta import IMMUTABLE_MSG, validate_object_meta, validate_object_meta_update
+from kjobs.api.validation_meta import IMMUTABLE_MSG, validate_metadata_update, validate_object_meta
 
 HIGHEST_USER_DEFINABLE_PRIORITY = 1_000_000_000
 SYSTEM_CRITICAL_PRIORITY = 2 * HIGHEST_USER_DEFINABLE_PRIORITY
@@ -74,10 +74,7 @@ def validate_priority_class_update(pc: Obj, old: Obj, *, features: FeatureGates 
     if type(pc) is not dict:
         return [type_error("", pc, "object")]
     old = old if type(old) is dict else {}
-    meta, old_meta = pc.get("metadata"), old.get("metadata")
-    errs = list(
-        validate_object_meta_update(meta if type(meta) is dict else {}, old_meta if type(old_meta) is dict else {})
-    )
+    errs = list(validate_metadata_update(pc, old))
     if _int(pc.get("value")) != _int(old.get("value")):
         errs.append(FieldError("value", ErrorType.FieldValueForbidden, "may not be changed in an update."))
     policy = pc.get("preemptionPolicy")
