@@ -751,6 +751,8 @@ class ApiService:
     ) -> Obj:
         if subresource != "status":  # a status write keeps the stored (defaulted) object apart from status
             new = self._admit(r, self._default(r, new, old), subresource, create=False)
+        elif (status_hook := r.hook("default_status")) is not None:
+            new = status_hook(new)
         if r.tracks_generation and subresource != "status" and new.get("spec") != old.get("spec"):
             _meta(new)["generation"] = int((old.get("metadata") or {}).get("generation") or 0) + 1
         self._validate(r, new, old, subresource)
