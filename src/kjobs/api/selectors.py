@@ -573,6 +573,7 @@ FIELD_LABELS: dict[str, frozenset[str]] = {
     "jobs.batch": _METADATA_FIELDS | {"status.successful"},
     "nodes": _METADATA_FIELDS | {"spec.unschedulable"},
     "namespaces": _METADATA_FIELDS | {"status.phase"},
+    "secrets": _METADATA_FIELDS | {"type"},  # pkg/registry/core/secret/strategy.go SelectableFields
 }
 """Field labels a Kubernetes API server accepts per resource (plus `metadata.name`/`metadata.namespace`)."""
 
