@@ -12,6 +12,7 @@ from kjobs.api.selectors import (
     label_selector_from_object,
     parse_field_selector,
     parse_label_selector,
+    selectable_fields,
 )
 
 KEY_NAME_PART = (
@@ -240,3 +241,19 @@ def test_field_value_renders_scalars() -> None:
     assert field_value(obj, "spec.suspend") == "false"
     assert field_value(obj, "spec.template") == ""
     assert FieldSelector().matches(obj)
+
+
+def test_field_labels_follow_each_kinds_conversion() -> None:
+    """pkg/apis/core/v1/conversion.go: a pod's `spec.host` (an old client's name) selects on `spec.nodeName` and
+    `status.podIPs` is accepted; Nodes and Namespaces, whose conversions list their own labels, refuse
+    `metadata.namespace` (400), as kube-apiserver does."""
+    converted = parse_field_selector("spec.host=n1,status.phase=Running").converted("pods")
+    assert converted.matches({"spec": {"nodeName": "n1"}, "status": {"phase": "Running"}})
+    assert not converted.matches({"spec": {"nodeName": "n2"}, "status": {"phase": "Running"}})
+    assert "spec.host" not in selectable_fields("pods", {"spec": {"nodeName": "n1"}})
+    parse_field_selector("status.podIPs=10.0.0.1").converted("pods")
+    for resource in ("nodes", "namespaces"):
+        parse_field_selector("metadata.name=x").converted(resource)
+        with pytest.raises(ApiError) as info:
+            parse_field_selector("metadata.namespace=x").converted(resource)
+        assert (info.value.code, info.value.message) == (400, "field label not supported: metadata.namespace")

@@ -193,3 +193,30 @@ def test_validate_namespace_status_update() -> None:
         ]
 
     run(scenario)
+
+
+def test_status_write_without_a_phase_stores_active() -> None:
+    """`SetDefaults_NamespaceStatus` runs on every decoded Namespace: a status write of `{}` (or none) stores
+    `phase: Active`, as `kubectl get ns -o yaml` then shows on a cluster; once deleting, the defaulted Active is
+    refused like an explicit one."""
+
+    async def scenario(client: Any) -> None:
+        stored = await client.create(NAMESPACES, None, ns("bar", finalizers=["example.com/hold"]))
+        written = await client.update(NAMESPACES, None, dict(stored, status={}), subresource="status")
+        assert written["status"] == {"phase": "Active"}
+        without = {k: v for k, v in written.items() if k != "status"}
+        written = await client.update(NAMESPACES, None, without, subresource="status")
+        assert (await client.get(NAMESPACES, None, "bar"))["status"] == {"phase": "Active"}
+        await client.delete(NAMESPACES, None, "bar")
+        deleting = await client.get(NAMESPACES, None, "bar")
+        with pytest.raises(ApiError) as info:
+            await client.update(NAMESPACES, None, dict(deleting, status={}), subresource="status")
+        assert causes(info.value) == [
+            (
+                "status.Phase",
+                "FieldValueInvalid",
+                "Invalid value: \"Active\": may only be 'Terminating' if `deletionTimestamp` is not empty",
+            )
+        ]
+
+    run(scenario)

@@ -267,11 +267,26 @@ def test_job_delete_without_policy_orphans_with_warning(http: httpx.Client) -> N
 
 
 def test_delete_preconditions(http: httpx.Client) -> None:
-    http.post(PODS, json=pod_manifest("pre"))
+    """`rest.BeforeDelete` checks a DELETE's preconditions first, in a Conflict that names the kind
+    (staging/src/k8s.io/apiserver/pkg/registry/rest/delete.go): what `kubectl delete` prints on a cluster."""
+    meta = http.post(PODS, json=pod_manifest("pre")).json()["metadata"]
     response = http.request("DELETE", PODS + "/pre", json={"preconditions": {"uid": "nope"}})
-    assert (
-        response.status_code == 409 and "Precondition failed: UID in precondition: nope" in response.json()["message"]
+    assert response.status_code == 409
+    assert response.json()["message"] == (
+        f'Operation cannot be fulfilled on Pod "pre": the UID in the precondition (nope) does not match the UID in '
+        f"record ({meta['uid']}). The object might have been deleted and then recreated"
     )
+    assert response.json()["details"] == {"name": "pre", "kind": "Pod"}
+    response = http.request("DELETE", PODS + "/pre", json={"preconditions": {"resourceVersion": "1"}})
+    assert response.json()["message"] == (
+        'Operation cannot be fulfilled on Pod "pre": the ResourceVersion in the precondition (1) does not match the '
+        f"ResourceVersion in record ({meta['resourceVersion']}). The object might have been modified"
+    )
+    job = http.post(JOBS, json=job_manifest("pre")).json()["metadata"]
+    response = http.request("DELETE", JOBS + "/pre", json={"preconditions": {"uid": "nope"}})
+    assert response.json()["message"].startswith('Operation cannot be fulfilled on Job.batch "pre": the UID in')
+    assert response.json()["details"] == {"name": "pre", "group": "batch", "kind": "Job"}
+    assert http.get(JOBS + "/pre").json()["metadata"]["uid"] == job["uid"]
 
 
 def test_finalizers_hold_deletion_until_removed(server: Server, http: httpx.Client) -> None:

@@ -138,7 +138,12 @@ def test_a_resource_version_precondition_still_conflicts(http: httpx.Client, rac
     assert response.status_code == 409
     status = response.json()
     assert status["reason"] == "Conflict"
-    assert f"Precondition failed: ResourceVersion in precondition: {rv}" in status["message"]
+    # the first read passed `BeforeDelete`; the retry's read fails in storage, with its invalid-object error
+    assert status["message"].startswith(
+        'Operation cannot be fulfilled on pods "pinned": StorageError: invalid object, Code: 4, '
+        "Key: /registry/pods/default/pinned, ResourceVersion: 0, AdditionalErrorMsg: "
+        f"Precondition failed: ResourceVersion in precondition: {rv}, ResourceVersion in object meta: "
+    )
     assert "deletionTimestamp" not in http.get(PODS + "/pinned").json()["metadata"]
 
 

@@ -204,6 +204,25 @@ def test_pods_nodes_events_and_selectors(api: client.ApiClient) -> None:
     assert core.list_namespaced_event(NS).items == []
 
 
+def test_secrets_are_selected_by_type(api: client.ApiClient) -> None:
+    """kube-apiserver indexes a Secret's `type` (pkg/registry/core/secret/strategy.go `SelectableFields`), so
+    `kubectl get secrets --field-selector type=kubernetes.io/tls` lists the TLS ones; kjobs answered 400
+    `field label not supported: type`. A Secret written without a type is `Opaque`."""
+    core = client.CoreV1Api(api)
+    core.create_namespaced_secret(NS, {"metadata": {"name": "plain"}, "stringData": {"a": "b"}})
+    tls = {"metadata": {"name": "cert"}, "type": "kubernetes.io/tls", "stringData": {"tls.crt": "c", "tls.key": "k"}}
+    core.create_namespaced_secret(NS, tls)
+    for selector, names in (
+        ("type=kubernetes.io/tls", ["cert"]),
+        ("type!=kubernetes.io/tls", ["plain"]),
+        ("type=Opaque,metadata.name=plain", ["plain"]),
+    ):
+        assert [s.metadata.name for s in core.list_namespaced_secret(NS, field_selector=selector).items] == names
+    with pytest.raises(ApiException) as unsupported:
+        core.list_namespaced_config_map(NS, field_selector="type=Opaque")
+    assert _status(unsupported)["message"] == "field label not supported: type"
+
+
 def test_pod_graceful_delete_and_finalize(server: Server, api: client.ApiClient) -> None:
     core = client.CoreV1Api(api)
     core.create_namespaced_pod(NS, pod_manifest("unbound"))

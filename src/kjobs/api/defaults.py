@@ -427,14 +427,29 @@ def default_namespace_in_place(out: Obj) -> Obj:
 
 def default_namespace_update_in_place(out: Obj, old: Obj) -> Obj:
     """An updated Namespace keeps its spec (finalizers change only through `/finalize`, `PrepareForUpdate`) and
-    its name label."""
+    its name label; its status is defaulted as a status write's is."""
     if type(out) is not dict:
         return out
     if "spec" in old:
         out["spec"] = old["spec"]
     else:
         out.pop("spec", None)
+    default_namespace_status_in_place(out)
     _label_namespace(out)
+    return out
+
+
+def default_namespace_status_in_place(out: Obj) -> Obj:
+    """A status without a phase is `Active`: `SetDefaults_NamespaceStatus` runs whenever a Namespace body is
+    decoded (pkg/apis/core/v1/defaults.go), so a status write of `{}` stores `Active`, and on a deleting
+    namespace is refused as an explicit `Active` would be."""
+    if type(out) is not dict:
+        return out
+    status = out.get("status")
+    if status is None:
+        out["status"] = {"phase": "Active"}
+    elif type(status) is dict and not status.get("phase"):
+        status["phase"] = "Active"
     return out
 
 

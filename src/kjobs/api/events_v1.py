@@ -125,8 +125,9 @@ def _dict(event: Obj, key: str) -> Obj:
     return value if isinstance(value, dict) else {}
 
 
-def _legacy(event: Obj) -> list[FieldError]:
-    """`legacyValidateEvent`: what every Event must satisfy, whichever version wrote it (core field names)."""
+def _legacy(event: Obj, controller_path: str = "reportingController") -> list[FieldError]:
+    """`legacyValidateEvent`: what every Event must satisfy, whichever version wrote it (core field names). Its
+    reporting controller is named as the request's version names it: `reportingComponent` through core `v1`."""
     errs: list[FieldError] = []
     meta = _dict(event, "metadata")
     namespace = meta.get("namespace") if isinstance(meta.get("namespace"), str) else ""
@@ -146,9 +147,9 @@ def _legacy(event: Obj) -> list[FieldError]:
             )
         controller = _text(event, "reportingComponent")
         if not controller:
-            errs.append(FieldError("reportingController", Required))
+            errs.append(FieldError(controller_path, Required))
         for msg in is_qualified_name(controller):
-            errs.append(FieldError("reportingController", Invalid, msg, controller))
+            errs.append(FieldError(controller_path, Invalid, msg, controller))
         _bounded(event, "reportingInstance", "reportingInstance", REPORTING_INSTANCE_LENGTH_LIMIT, errs, required=True)
         _bounded(event, "action", "action", ACTION_LENGTH_LIMIT, errs, required=True)
         _bounded(event, "reason", "reason", REASON_LENGTH_LIMIT, errs, required=True)
@@ -180,15 +181,22 @@ def _series(event: Obj) -> list[FieldError]:
     return errs
 
 
+CORE_CONTROLLER_PATH = "reportingComponent"
+"""The path of a core `v1` request's reporting-controller errors (`legacyValidateEvent` names the field as the
+request's group version does, pkg/apis/core/validation/events.go)."""
+
+
 def validate_event(event: Obj, *, features: FeatureGates = DEFAULT) -> list[FieldError]:
     """An Event created through core `v1`: the legacy rules, then ObjectMeta's (`rest.BeforeCreate` runs the
     common metadata validation once the strategy's passed)."""
-    return _legacy(event) or validate_object_meta(_dict(event, "metadata"), namespaced=True)
+    return _legacy(event, CORE_CONTROLLER_PATH) or validate_object_meta(_dict(event, "metadata"), namespaced=True)
 
 
 def validate_event_update(event: Obj, old: Obj, *, features: FeatureGates = DEFAULT) -> list[FieldError]:
     """An Event updated through core `v1`: the legacy rules, then ObjectMeta's update rules."""
-    return _legacy(event) or validate_object_meta_update(_dict(event, "metadata"), _dict(old, "metadata"))
+    return _legacy(event, CORE_CONTROLLER_PATH) or validate_object_meta_update(
+        _dict(event, "metadata"), _dict(old, "metadata")
+    )
 
 
 def validate_event_v1(event: Obj, *, features: FeatureGates = DEFAULT) -> list[FieldError]:

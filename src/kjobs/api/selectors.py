@@ -537,6 +537,17 @@ class FieldSelector:
             if term.field not in allowed:
                 raise bad_request(f"field label not supported: {term.field}")
 
+    def converted(self, resource: str) -> FieldSelector:
+        """The selector as the API server applies it: unsupported labels refused (`check_supported`), and old
+        clients' aliases renamed (a pod's `spec.host` is `spec.nodeName`, pkg/apis/core/v1/conversion.go)."""
+        self.check_supported(resource)
+        aliases = FIELD_ALIASES.get(resource)
+        if not aliases or not any(t.field in aliases for t in self.terms):
+            return self
+        return FieldSelector(
+            tuple(FieldTerm(aliases.get(t.field, t.field), t.value, negate=t.negate) for t in self.terms)
+        )
+
     def __str__(self) -> str:
         return ",".join(str(t) for t in self.terms)
 
@@ -553,7 +564,9 @@ FIELD_LABELS: dict[str, frozenset[str]] = {
         "spec.hostNetwork",
         "status.phase",
         "status.podIP",
+        "status.podIPs",  # accepted by the conversion, but no pod field set holds it: it matches as ""
         "status.nominatedNodeName",
+        "spec.host",  # an old client's name for spec.nodeName (FIELD_ALIASES)
     },
     "events": _METADATA_FIELDS
     | {
@@ -571,17 +584,23 @@ FIELD_LABELS: dict[str, frozenset[str]] = {
     },
     "events.events.k8s.io": frozenset(EVENTS_V1_FIELD_LABELS),  # events.k8s.io/v1's names for the same fields
     "jobs.batch": _METADATA_FIELDS | {"status.successful"},
-    "nodes": _METADATA_FIELDS | {"spec.unschedulable"},
-    "namespaces": _METADATA_FIELDS | {"status.phase"},
+    # cluster-scoped kinds with conversion functions of their own accept no metadata.namespace
+    "nodes": frozenset({"metadata.name", "spec.unschedulable"}),
+    "namespaces": frozenset({"metadata.name", "status.phase"}),
+    "secrets": _METADATA_FIELDS | {"type"},  # pkg/registry/core/secret/strategy.go SelectableFields
 }
-"""Field labels a Kubernetes API server accepts per resource (plus `metadata.name`/`metadata.namespace`)."""
+"""Field labels a Kubernetes API server accepts per resource: each kind's field label conversion function
+(pkg/apis/core/v1/conversion.go and its kin), or `metadata.name`/`metadata.namespace` for a kind without one."""
+
+FIELD_ALIASES: dict[str, dict[str, str]] = {"pods": {"spec.host": "spec.nodeName"}}
+"""Labels the conversion renames before selecting (old v1 clients send `spec.host`)."""
 
 
 def selectable_fields(resource: str, obj: Obj) -> dict[str, str]:
     """The values of every field label `resource` supports, for stores that index them once per write."""
     plan = _PLANS.get(resource)
     if plan is None:
-        fields = FIELD_LABELS.get(resource, _METADATA_FIELDS)
+        fields = FIELD_LABELS.get(resource, _METADATA_FIELDS) - FIELD_ALIASES.get(resource, {}).keys()
         plan = _PLANS[resource] = tuple((f, _field_path(f), _FIELD_DEFAULTS.get(f, "")) for f in sorted(fields))
     values: dict[str, str] = {}
     for field, path, zero in plan:  # `field_value`, unrolled: this runs for every stored write

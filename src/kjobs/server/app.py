@@ -806,8 +806,7 @@ class App:
 
     async def _list(self, request: Request, r: Resource, namespace: str | None, send: Send) -> None:
         labels = parse_label_selector(request.query.get("labelSelector"))
-        fields = parse_field_selector(request.query.get("fieldSelector"))
-        fields.check_supported(r.store_key)
+        fields = parse_field_selector(request.query.get("fieldSelector")).converted(r.store_key)
         partial = request.metadata_only(r, is_list=True)
         limit = max(request.integer("limit") or 0, 0)  # a negative limit is no limit
         request.integer("timeoutSeconds")  # a list takes no time worth bounding, but the parameter must decode
@@ -858,8 +857,7 @@ class App:
 
     async def _delete_collection(self, request: Request, r: Resource, namespace: str | None, send: Send) -> None:
         labels = parse_label_selector(request.query.get("labelSelector"))
-        fields = parse_field_selector(request.query.get("fieldSelector"))
-        fields.check_supported(r.store_key)
+        fields = parse_field_selector(request.query.get("fieldSelector")).converted(r.store_key)
         body = await request.decoded()
         if body is not None and not isinstance(body, dict):
             raise bad_request("DeleteOptions must be a JSON object")
@@ -909,8 +907,7 @@ class App:
 
     async def _watch(self, request: Request, r: Resource, namespace: str | None, send: Send) -> None:
         labels = parse_label_selector(request.query.get("labelSelector"))
-        fields = parse_field_selector(request.query.get("fieldSelector"))
-        fields.check_supported(r.store_key)
+        fields = parse_field_selector(request.query.get("fieldSelector")).converted(r.store_key)
         start = listoptions.watch_from(request.query, self.storage.revision)
         since, initial_end = start.since, start.initial_end
         timeout: float | None = request.integer("timeoutSeconds")

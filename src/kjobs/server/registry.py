@@ -102,7 +102,7 @@ class Resource:
         return schema.schema_name(self.group, self.version, self.kind)
 
     def hook(self, name: str) -> Any:
-        """The core's function for `name` (`default`, `default_update`, `validate`, `validate_update`,
+        """The core's function for `name` (`default`, `default_update`, `default_status`, `validate`, `validate_update`,
         `validate_status_update`, `drop_disabled`); `validate`/`validate_update` take `features=`."""
         target = self.hooks.get(name)
         return core_hook(*target) if target else None
@@ -132,6 +132,7 @@ RESOURCES: list[Resource] = [
         hooks={
             "default": (_DEFAULTS, "default_namespace_in_place"),
             "default_update": (_DEFAULTS, "default_namespace_update_in_place"),
+            "default_status": (_DEFAULTS, "default_namespace_status_in_place"),
             "validate": (_NAMESPACE, "validate_namespace"),
             "validate_update": (_NAMESPACE, "validate_namespace_update"),
             "validate_status_update": (_NAMESPACE, "validate_namespace_status_update"),

@@ -751,6 +751,8 @@ class ApiService:
     ) -> Obj:
         if subresource != "status":  # a status write keeps the stored (defaulted) object apart from status
             new = self._admit(r, self._default(r, new, old), subresource, create=False)
+        elif (status_hook := r.hook("default_status")) is not None:
+            new = status_hook(new)
         if r.tracks_generation and subresource != "status" and new.get("spec") != old.get("spec"):
             _meta(new)["generation"] = int((old.get("metadata") or {}).get("generation") or 0) + 1
         self._validate(r, new, old, subresource)
@@ -1027,7 +1029,7 @@ class ApiService:
             namespace,
             name,
             lambda old: self._delete_read(r, namespace, name, old, options),
-            check=lambda old: _check_preconditions(r, name, old, options),
+            check=_delete_preconditions(r, name, options),
         )
         if options.orphan_dependents is False and result.code == 200:
             # handlers/delete.go: 202 Accepted when not deleted at once and orphanDependents=false was sent
@@ -1718,26 +1720,61 @@ def _blocking(items: Iterable[Obj], uid: str) -> bool:
 
 
 def _check_preconditions(r: Resource, name: str, obj: Obj, options: DeleteOptions) -> None:
-    """`metav1.Preconditions.Check` against the object as read: 409 Conflict when uid or resourceVersion differ."""
+    """The storage layer's `Preconditions.Check` on a read after the first (the object changed since
+    `BeforeDelete` passed): its invalid-object error, which `InterpretUpdateError`/`InterpretDeleteError` make a
+    409 Conflict (staging/src/k8s.io/apiserver/pkg/storage/etcd3/store.go, storage/errors.go)."""
     meta = obj.get("metadata") or {}
-    if options.precondition_uid and options.precondition_uid != meta.get("uid"):
-        raise ApiError(
-            409,
-            "Conflict",
-            f'Operation cannot be fulfilled on {_qualified(r)} "{name}": '
-            f"Precondition failed: UID in precondition: {options.precondition_uid}, UID in "
-            f"object meta: {meta.get('uid', '')}",
-            details=_details(r, name),
-        )
-    if options.precondition_rv and options.precondition_rv != meta.get("resourceVersion"):
-        raise ApiError(
-            409,
-            "Conflict",
-            f'Operation cannot be fulfilled on {_qualified(r)} "{name}": '
-            f"Precondition failed: ResourceVersion in precondition: {options.precondition_rv}, "
-            f"ResourceVersion in object meta: {meta.get('resourceVersion', '')}",
-            details=_details(r, name),
-        )
+    for what, want, have in (
+        ("UID", options.precondition_uid, meta.get("uid", "")),
+        ("ResourceVersion", options.precondition_rv, meta.get("resourceVersion", "")),
+    ):
+        if want and want != have:
+            namespace = meta.get("namespace")
+            key = f"/registry/{r.plural}/{namespace}/{name}" if r.namespaced else f"/registry/{r.plural}/{name}"
+            raise ApiError(
+                409,
+                "Conflict",
+                f'Operation cannot be fulfilled on {_qualified(r)} "{name}": StorageError: invalid object, Code: 4, '
+                f"Key: {key}, ResourceVersion: 0, AdditionalErrorMsg: "
+                f"Precondition failed: {what} in precondition: {want}, {what} in object meta: {have}",
+                details=_details(r, name),
+            )
+
+
+def _delete_preconditions(r: Resource, name: str, options: DeleteOptions) -> Callable[[Obj], None]:
+    """A DELETE's preconditions on each read: `rest.BeforeDelete` checks the first read, naming the kind
+    (staging/src/k8s.io/apiserver/pkg/registry/rest/delete.go); a later read, after another writer won the
+    compare-and-swap, fails with the storage layer's error (`_check_preconditions`)."""
+    reads = 0
+
+    def check(obj: Obj) -> None:
+        nonlocal reads
+        reads += 1
+        if reads > 1:
+            _check_preconditions(r, name, obj, options)
+            return
+        meta = obj.get("metadata") or {}
+        uid, rv = meta.get("uid", ""), meta.get("resourceVersion", "")
+        if options.precondition_uid and options.precondition_uid != uid:
+            reason = (
+                f"the UID in the precondition ({options.precondition_uid}) does not match the UID in record ({uid}). "
+                "The object might have been deleted and then recreated"
+            )
+        elif options.precondition_rv and options.precondition_rv != rv:
+            reason = (
+                f"the ResourceVersion in the precondition ({options.precondition_rv}) does not match the "
+                f"ResourceVersion in record ({rv}). The object might have been modified"
+            )
+        else:
+            return
+        # errors.NewConflict with the kind as the resource: `Pod "x"`, `Job.batch "x"`
+        kind = f"{r.kind}.{r.group}" if r.group else r.kind
+        details: Obj = {"name": name, "kind": r.kind}
+        if r.group:
+            details["group"] = r.group
+        raise ApiError(409, "Conflict", f'Operation cannot be fulfilled on {kind} "{name}": {reason}', details=details)
+
+    return check
 
 
 def _details(r: Resource, name: str) -> Obj:
