@@ -87,3 +87,28 @@ class FakeClock:
             _, _, fut = heapq.heappop(self._sleepers)
             if not fut.done():
                 fut.set_result(None)
+
+
+class ScaledClock:
+    """Wall time running `rate` times faster from `origin` (default: when it is made), for a test to see a
+    minute-granularity schedule (a CronJob's) fire every second of wall time (`kjobs up --cronjob-clock-rate`).
+    At rate 1 it reads as `RealClock`."""
+
+    def __init__(self, rate: float, origin: float | None = None) -> None:
+        if rate <= 0:
+            raise ValueError("a clock's rate must be positive")
+        self.rate = rate
+        self.origin = time.time() if origin is None else origin
+
+    def now(self) -> float:
+        """`origin` plus the wall time since, times `rate`."""
+        return self.origin + (time.time() - self.origin) * self.rate
+
+    async def sleep(self, seconds: float) -> None:
+        """Wait `seconds` of this clock's time (`seconds / rate` of wall time), until `now()` has passed the
+        target, as `RealClock.sleep` makes sure of."""
+        target = self.now() + seconds
+        await asyncio.sleep(max(0.0, seconds) / self.rate)
+        left = target - self.now()
+        if left > 0:
+            await asyncio.sleep(min(left, max(seconds, 0.0)) / self.rate)

@@ -23,7 +23,7 @@ from kjobs.client.base import Client
 from kjobs.client.events import EventRecorder
 from kjobs.client.informer import InformerFactory
 from kjobs.client.local import LocalClient
-from kjobs.clock import Clock, RealClock
+from kjobs.clock import Clock, RealClock, ScaledClock
 from kjobs.controllers import CONTROLLER_NAMES, EMBEDDED_CONTROLLERS
 from kjobs.controllers.cronjob import CronJobController
 from kjobs.controllers.disruption import DisruptionController, DisruptionSettings
@@ -102,6 +102,10 @@ class ClusterSettings:
     tests/simulate/test_shortcuts.py and tests/cli/test_run_shortcuts.py show that the Job's status and every
     pod's final state are the same without them (issue #15 item 4). Whoever builds the `ApiService`
     (`kjobs.simulate.session.virtual_cluster`, `kjobs.run._api`) passes them."""
+    cronjob_clock_rate: float = 1.0
+    """How many times faster than the others' clock the CronJob controller's runs (`kjobs up
+    --cronjob-clock-rate`, for tests: at 60 a `*/1 * * * *` schedule fires every wall-clock second). 1: the
+    same clock. kube-controller-manager has no such setting; nothing else reads the faster clock."""
 
 
 def tune_gc() -> None:
@@ -282,10 +286,15 @@ def build_controllers(
         "disruption": lambda: DisruptionController(client, clock, cfg.disruption, shared=shared),
         "garbagecollector": lambda: GarbageCollector(client, clock, shared=shared),
         "ttl": lambda: TTLAfterFinishedController(client, clock, shared=shared),
-        "cronjob": lambda: CronJobController(client, clock, shared=shared),
+        "cronjob": lambda: CronJobController(client, _cronjob_clock(clock, cfg.cronjob_clock_rate), shared=shared),
         "rootcacertpublisher": lambda: RootCACertPublisher(client, clock, cfg.root_ca, shared=shared),
     }
     return {name: makers[name]() for name in names}
+
+
+def _cronjob_clock(clock: Clock, rate: float) -> Clock:
+    """The CronJob controller's clock: the cluster's, or wall time `rate` times faster (`cronjob_clock_rate`)."""
+    return clock if rate == 1.0 else ScaledClock(rate)
 
 
 def _late_start(name: str, elector: Any, controller: Component) -> Callable[[], Awaitable[None]]:

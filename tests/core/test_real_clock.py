@@ -11,7 +11,7 @@ import types
 import pytest
 
 from kjobs import clock as clock_module
-from kjobs.clock import RealClock
+from kjobs.clock import RealClock, ScaledClock
 
 
 def _lagging_wall_clock(monkeypatch: pytest.MonkeyPatch, lag: float) -> types.SimpleNamespace:
@@ -45,3 +45,20 @@ def test_a_wall_clock_stepped_far_back_adds_at_most_the_sleep_itself(monkeypatch
     began = time.monotonic()
     asyncio.run(RealClock().sleep(0.05))
     assert time.monotonic() - began < 1.0
+
+
+def test_a_scaled_clock_runs_rate_times_faster_and_sleeps_its_own_seconds() -> None:
+    """`kjobs up --cronjob-clock-rate 60`: a minute of the CronJob controller's time passes in a second."""
+    clock = ScaledClock(60.0)
+
+    async def sleep_a_minute() -> tuple[float, float, float]:
+        began, start = time.monotonic(), clock.now()
+        await clock.sleep(60.0)
+        return start, clock.now(), time.monotonic() - began
+
+    start, after, wall = asyncio.run(sleep_a_minute())
+    assert after >= start + 60.0
+    assert 0.9 <= wall < 3.0
+    assert ScaledClock(1.0).now() == pytest.approx(time.time(), abs=0.5)
+    with pytest.raises(ValueError):
+        ScaledClock(0.0)
