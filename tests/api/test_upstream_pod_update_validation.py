@@ -1,0 +1,551 @@
+"""Rows of Kubernetes' pod update and pod status update tables, run through kjobs' validation and API.
+
+Each table is named after its upstream test in pkg/apis/core/validation/validation_test.go
+(`TestValidatePodUpdate`, `TestValidatePodStatusUpdate`; docs/upstream-pod-validation.md lists what is ported,
+left out and why). A row's pods are written as `podtest.MakePod` builds them (pkg/api/pod/testing/make.go: one
+container `ctr`, ClusterFirst, restartPolicy Always, grace 30, the default scheduler, an empty pod security
+context), as JSON; `validate_pod_update` / `validate_pod_status_update` run on them as upstream runs
+`ValidatePodUpdate` / `ValidatePodStatusUpdate`, and the row's expected text must be contained in the errors
+rendered as Go's aggregate renders them (`[a, b]`). A sample of rows also goes through the in-process API
+(PUT of a stored pod, PUT of its /status): 422 with the cause kube-apiserver gives (field, reason, message).
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from kjobs.api.errors import FieldError
+from kjobs.api.types import Obj
+from kjobs.api.validation_pod_update import validate_pod_update
+
+UPDATES_FORBIDDEN = "spec: Forbidden: pod updates may not change fields"
+OTHER_THAN = "Forbidden: pod updates may not change fields other than `spec.containers[*].image"
+GATE = {"name": "baz"}
+TERMS = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+
+
+def ctr(name: str = "ctr", **fields: Any) -> Obj:
+    """`podtest.MakeContainer`: image `image`, IfNotPresent, File termination messages."""
+    return {"name": name, "image": "image", "imagePullPolicy": "IfNotPresent", "terminationMessagePolicy": "File"} | (
+        fields
+    )
+
+
+def make_pod(name: str = "", *, meta: Obj | None = None, status: Obj | None = None, **spec: Any) -> Obj:
+    """`podtest.MakePod(name, tweaks...)`: `spec` holds the tweaked pod spec fields (None removes one)."""
+    pod_spec: Obj = {
+        "containers": [ctr()],
+        "dnsPolicy": "ClusterFirst",
+        "restartPolicy": "Always",
+        "terminationGracePeriodSeconds": 30,
+        "schedulerName": "default-scheduler",
+        "securityContext": {},
+    }
+    for key, value in spec.items():
+        if value is None:
+            pod_spec.pop(key, None)
+        else:
+            pod_spec[key] = value
+    pod: Obj = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default", **(meta or {})},
+        "spec": pod_spec,
+    }
+    if status is not None:
+        pod["status"] = status
+    return pod
+
+
+def res(cpu: str = "", memory: str = "", storage: str = "") -> Obj:
+    """`getResources(cpu, memory, storage, "")`."""
+    names = (("cpu", cpu), ("memory", memory), ("ephemeral-storage", storage))
+    return {name: value for name, value in names if value}
+
+
+def resources(**lists: Obj) -> list[Obj]:
+    return [ctr("container", resources=lists)]
+
+
+def expr(key: str = "expr", *values: str) -> Obj:
+    return {"key": key, "operator": "In", "values": list(values) or ["foo"]}
+
+
+def field_req(value: str = "foo") -> Obj:
+    return {"key": "metadata.name", "operator": "In", "values": [value]}
+
+
+def required(*terms: Obj) -> Obj:
+    """An affinity whose node affinity requires `terms`."""
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": list(terms)}}}
+
+
+def preferred(*exprs: Obj) -> Obj:
+    return {
+        "nodeAffinity": {
+            "preferredDuringSchedulingIgnoredDuringExecution": [
+                {"weight": 1, "preference": {"matchExpressions": list(exprs)}}
+            ]
+        }
+    }
+
+
+def aggregate(errs: list[FieldError]) -> str:
+    """`errs.ToAggregate().Error()`: one error as itself, several as `[a, b]`."""
+    texts = [str(e) for e in errs]
+    return texts[0] if len(texts) == 1 else "[" + ", ".join(texts) + "]"
+
+
+def _prepare(old: Obj, new: Obj) -> tuple[Obj, Obj]:
+    """The upstream loop: resourceVersion 1 on both, a name when neither row named the pod."""
+    old, new = copy.deepcopy(old), copy.deepcopy(new)
+    for pod in (old, new):
+        pod["metadata"]["resourceVersion"] = "1"
+    if not old["metadata"]["name"] and not new["metadata"]["name"]:
+        old["metadata"]["name"] = new["metadata"]["name"] = "name"
+    return old, new
+
+
+def _assert_row(errs: list[FieldError], err: str) -> None:
+    if not err:
+        assert errs == [], aggregate(errs)
+    else:
+        assert errs, "unexpected valid"
+        assert err in aggregate(errs)
+
+
+# --- TestValidatePodUpdate -------------------------------------------------------------------------------------
+
+NOW = "2024-01-01T00:00:00Z"
+TOL = {"key": "key1", "value": "value1", "operator": "Equal", "effect": "NoExecute"}
+BIG_TERM = {"matchExpressions": [expr(), expr("expr2", "foo2")], "matchFields": [field_req()]}
+BOTH = {"matchExpressions": [expr()], "matchFields": [field_req()]}
+
+POD_UPDATE_ROWS = [
+    pytest.param(make_pod(""), make_pod(""), "", id="nothing"),
+    pytest.param(make_pod("bar"), make_pod("foo"), "metadata.name", id="ids"),
+    pytest.param(
+        make_pod("foo", meta={"labels": {"bar": "foo"}}),
+        make_pod("foo", meta={"labels": {"foo": "bar"}}),
+        "",
+        id="labels",
+    ),
+    pytest.param(
+        make_pod("foo", meta={"annotations": {"bar": "foo"}}),
+        make_pod("foo", meta={"annotations": {"foo": "bar"}}),
+        "",
+        id="annotations",
+    ),
+    pytest.param(
+        make_pod("foo", meta={"deletionTimestamp": NOW}),
+        make_pod("foo"),
+        "metadata.deletionTimestamp",
+        id="deletion timestamp removed",
+    ),
+    pytest.param(
+        make_pod("foo"),
+        make_pod("foo", meta={"deletionTimestamp": NOW}),
+        "metadata.deletionTimestamp",
+        id="deletion timestamp added",
+    ),
+    pytest.param(
+        make_pod("foo", meta={"deletionTimestamp": NOW, "deletionGracePeriodSeconds": 31}),
+        make_pod("foo", meta={"deletionTimestamp": NOW, "deletionGracePeriodSeconds": 30}),
+        "metadata.deletionGracePeriodSeconds",
+        id="deletion grace period seconds changed",
+    ),
+    pytest.param(
+        make_pod("foo", containers=[ctr("container", image="foo:V2")]),
+        make_pod("foo", containers=[ctr("container", image="foo:V1")]),
+        "",
+        id="image change",
+    ),
+    pytest.param(
+        make_pod("foo", initContainers=[ctr("container", image="foo:V2")]),
+        make_pod("foo", initContainers=[ctr("container", image="foo:V1")]),
+        "",
+        id="init container image change",
+    ),
+    pytest.param(
+        make_pod("foo", containers=[ctr("container", image="foo:V2")]),
+        make_pod("foo", containers=[ctr("container", image="")]),
+        "spec.containers[0].image",
+        id="image change to empty",
+    ),
+    pytest.param(
+        make_pod("foo", initContainers=[ctr("container", image="foo:V2")]),
+        make_pod("foo", initContainers=[ctr("container", image="")]),
+        "spec.initContainers[0].image",
+        id="init container image change to empty",
+    ),
+    pytest.param(
+        make_pod("foo"),
+        make_pod("foo", ephemeralContainers=[{"name": "ephemeral", "image": "busybox"}]),
+        "Forbidden: pod updates may not change fields other than",
+        id="ephemeralContainer changes are not allowed via normal pod update",
+    ),
+    pytest.param(make_pod(""), make_pod(""), "", id="activeDeadlineSeconds no change, nil"),
+    pytest.param(
+        make_pod("", activeDeadlineSeconds=30),
+        make_pod("", activeDeadlineSeconds=30),
+        "",
+        id="activeDeadlineSeconds no change, set",
+    ),
+    pytest.param(
+        make_pod(""), make_pod("", activeDeadlineSeconds=30), "", id="activeDeadlineSeconds change to positive from nil"
+    ),
+    pytest.param(
+        make_pod("", activeDeadlineSeconds=31),
+        make_pod("", activeDeadlineSeconds=30),
+        "",
+        id="activeDeadlineSeconds change to smaller positive",
+    ),
+    pytest.param(
+        make_pod("", activeDeadlineSeconds=30),
+        make_pod("", activeDeadlineSeconds=31),
+        "spec.activeDeadlineSeconds",
+        id="activeDeadlineSeconds change to larger positive",
+    ),
+    pytest.param(
+        make_pod(""),
+        make_pod("", activeDeadlineSeconds=-30),
+        "spec.activeDeadlineSeconds",
+        id="activeDeadlineSeconds change to negative from nil",
+    ),
+    pytest.param(
+        make_pod("", activeDeadlineSeconds=30),
+        make_pod("", activeDeadlineSeconds=-30),
+        "spec.activeDeadlineSeconds",
+        id="activeDeadlineSeconds change to negative from positive",
+    ),
+    pytest.param(
+        make_pod("", activeDeadlineSeconds=30),
+        make_pod("", activeDeadlineSeconds=0),
+        "spec.activeDeadlineSeconds",
+        id="activeDeadlineSeconds change to zero from positive",
+    ),
+    pytest.param(
+        make_pod(""),
+        make_pod("", activeDeadlineSeconds=0),
+        "spec.activeDeadlineSeconds",
+        id="activeDeadlineSeconds change to zero from nil",
+    ),
+    pytest.param(
+        make_pod("", activeDeadlineSeconds=30),
+        make_pod(""),
+        "spec.activeDeadlineSeconds",
+        id="activeDeadlineSeconds change to nil from positive",
+    ),
+    pytest.param(
+        make_pod("pod", containers=resources(limits=res("100m", "0", "1Gi"))),
+        make_pod("pod", containers=resources(limits=res("200m", "0", "1Gi"))),
+        UPDATES_FORBIDDEN,
+        id="cpu limit change",
+    ),
+    pytest.param(
+        make_pod("pod", containers=resources(limits=res("100m", "200Mi"))),
+        make_pod("pod", containers=resources(limits=res("100m", "100Mi"))),
+        UPDATES_FORBIDDEN,
+        id="memory limit change",
+    ),
+    pytest.param(
+        make_pod("pod", containers=resources(limits=res("100m", "100Mi", "2Gi"))),
+        make_pod("pod", containers=resources(limits=res("100m", "100Mi", "1Gi"))),
+        "Forbidden: pod updates may not change fields other than",
+        id="storage limit change",
+    ),
+    pytest.param(
+        make_pod("pod", containers=resources(requests=res("200m", "0"))),
+        make_pod("pod", containers=resources(requests=res("100m", "0"))),
+        UPDATES_FORBIDDEN,
+        id="cpu request change",
+    ),
+    pytest.param(
+        make_pod("pod", containers=resources(requests=res("0", "100Mi"))),
+        make_pod("pod", containers=resources(requests=res("0", "200Mi"))),
+        UPDATES_FORBIDDEN,
+        id="memory request change",
+    ),
+    pytest.param(
+        make_pod("pod", containers=resources(requests=res("100m", "0", "1Gi"))),
+        make_pod("pod", containers=resources(requests=res("100m", "0", "2Gi"))),
+        "Forbidden: pod updates may not change fields other than",
+        id="storage request change",
+    ),
+    pytest.param(
+        make_pod("pod", containers=resources(limits=res("100m", "100Mi", "1Gi"), requests=res("100m", "100Mi", "1Gi"))),
+        make_pod("pod", containers=resources(limits=res("200m", "400Mi", "1Gi"), requests=res("200m", "400Mi", "1Gi"))),
+        UPDATES_FORBIDDEN,
+        id="Pod QoS unchanged, guaranteed -> guaranteed",
+    ),
+    pytest.param(
+        make_pod("pod", containers=resources(limits=res("400m", "400Mi", "2Gi"), requests=res("200m", "200Mi", "1Gi"))),
+        make_pod("pod", containers=resources(limits=res("200m", "200Mi", "2Gi"), requests=res("100m", "100Mi", "1Gi"))),
+        UPDATES_FORBIDDEN,
+        id="Pod QoS unchanged, burstable -> burstable",
+    ),
+    pytest.param(
+        make_pod("pod", containers=resources(requests=res("100m", "100Mi"))),
+        make_pod("pod", containers=resources(limits=res("200m", "200Mi"), requests=res("100m", "100Mi"))),
+        UPDATES_FORBIDDEN,
+        id="Pod QoS unchanged, burstable -> burstable, add limits",
+    ),
+    pytest.param(
+        make_pod("pod", containers=resources(limits=res("200m", "200Mi"), requests=res("100m", "100Mi"))),
+        make_pod("pod", containers=resources(requests=res("100m", "100Mi"))),
+        UPDATES_FORBIDDEN,
+        id="Pod QoS unchanged, burstable -> burstable, remove limits",
+    ),
+    pytest.param(
+        make_pod("pod", containers=resources(limits=res("200m", "500Mi", "1Gi"))),
+        make_pod("pod", containers=resources(limits=res("400m", "", "1Gi"), requests=res("300m", "", "1Gi"))),
+        UPDATES_FORBIDDEN,
+        id="Pod QoS unchanged, burstable -> burstable, add requests",
+    ),
+    pytest.param(
+        make_pod("pod", containers=resources(limits=res("200m", "300Mi", "2Gi"), requests=res("100m", "200Mi"))),
+        make_pod("pod", containers=resources(limits=res("400m", "500Mi", "2Gi"))),
+        UPDATES_FORBIDDEN,
+        id="Pod QoS unchanged, burstable -> burstable, remove requests",
+    ),
+    pytest.param(
+        make_pod("pod", containers=resources(limits=res("100m", "100Mi"), requests=res("100m", "100Mi"))),
+        make_pod("pod", containers=resources(limits=res("200m", "200Mi"), requests=res("100m", "100Mi"))),
+        UPDATES_FORBIDDEN,
+        id="Pod QoS change, guaranteed -> burstable",
+    ),
+    pytest.param(
+        make_pod("pod", containers=resources(requests=res("100m", "100Mi"))),
+        make_pod("pod", containers=resources(limits=res("100m", "100Mi"), requests=res("100m", "100Mi"))),
+        UPDATES_FORBIDDEN,
+        id="Pod QoS change, burstable -> guaranteed",
+    ),
+    pytest.param(
+        make_pod("pod"),
+        make_pod("pod", containers=resources(limits=res("200m", "200Mi"), requests=res("100m", "100Mi"))),
+        UPDATES_FORBIDDEN,
+        id="Pod QoS change, besteffort -> burstable",
+    ),
+    pytest.param(
+        make_pod("pod", containers=resources(limits=res("200m", "200Mi"), requests=res("100m", "100Mi"))),
+        make_pod("pod"),
+        UPDATES_FORBIDDEN,
+        id="Pod QoS change, burstable -> besteffort",
+    ),
+    pytest.param(
+        make_pod("pod", securityContext={}),
+        make_pod("pod", securityContext={"fsGroupChangePolicy": "OnRootMismatch"}),
+        UPDATES_FORBIDDEN,
+        id="fsGroupChangePolicy change",
+    ),
+    pytest.param(
+        make_pod(
+            "pod", containers=[ctr("container", ports=[{"hostPort": 8000, "containerPort": 80, "protocol": "TCP"}])]
+        ),
+        make_pod(
+            "pod", containers=[ctr("container", ports=[{"hostPort": 8080, "containerPort": 80, "protocol": "TCP"}])]
+        ),
+        UPDATES_FORBIDDEN,
+        id="port change",
+    ),
+    pytest.param(
+        make_pod("foo", meta={"labels": {"bar": "foo"}}),
+        make_pod("foo", meta={"labels": {"foo": "bar"}}),
+        "",
+        id="bad label change",
+    ),
+    pytest.param(
+        make_pod("foo", nodeName="node1", tolerations=[{"key": "key1", "value": "value1"}]),
+        make_pod("foo", nodeName="node1", tolerations=[{"key": "key1", "value": "value2"}]),
+        "spec.tolerations: Forbidden",
+        id="existing toleration value modified in pod spec updates",
+    ),
+    pytest.param(
+        make_pod("foo", nodeName="node1", tolerations=[TOL | {"tolerationSeconds": 10}]),
+        make_pod("foo", nodeName="node1", tolerations=[TOL | {"value": "value2"}]),
+        "spec.tolerations: Forbidden",
+        id="existing toleration value modified in pod spec updates with modified tolerationSeconds",
+    ),
+    pytest.param(
+        make_pod("foo", nodeName="node1", tolerations=[TOL | {"tolerationSeconds": 20}]),
+        make_pod("foo", nodeName="node1", tolerations=[TOL | {"tolerationSeconds": 10}]),
+        "",
+        id="modified tolerationSeconds in existing toleration value in pod spec updates",
+    ),
+    pytest.param(
+        make_pod("foo", nodeName="", tolerations=[{"key": "key1", "value": "value1"}]),
+        make_pod("foo", tolerations=[{"key": "key1", "value": "value2"}]),
+        "spec.tolerations: Forbidden",
+        id="toleration modified in updates to an unscheduled pod",
+    ),
+    pytest.param(
+        make_pod("foo", nodeName="node1", tolerations=[{"key": "key1", "value": "value1"}]),
+        make_pod("foo", nodeName="node1", tolerations=[{"key": "key1", "value": "value1"}]),
+        "",
+        id="tolerations unmodified in updates to a scheduled pod",
+    ),
+    pytest.param(
+        make_pod("foo", nodeName="node1", tolerations=[TOL | {"tolerationSeconds": 10}]),
+        make_pod(
+            "foo",
+            nodeName="node1",
+            tolerations=[
+                TOL | {"tolerationSeconds": 20},
+                {"key": "key2", "value": "value2", "operator": "Equal", "effect": "NoExecute", "tolerationSeconds": 30},
+            ],
+        ),
+        "",
+        id="added valid new toleration to existing tolerations in pod spec updates",
+    ),
+    pytest.param(
+        make_pod("foo", nodeName="node1", tolerations=[TOL | {"tolerationSeconds": 10}]),
+        make_pod(
+            "foo",
+            nodeName="node1",
+            tolerations=[
+                TOL | {"tolerationSeconds": 20},
+                {
+                    "key": "key2",
+                    "value": "value2",
+                    "operator": "Equal",
+                    "effect": "NoSchedule",
+                    "tolerationSeconds": 30,
+                },
+            ],
+        ),
+        "spec.tolerations[1].effect",
+        id="added invalid new toleration to existing tolerations in pod spec updates",
+    ),
+    pytest.param(
+        make_pod("foo"), make_pod("foo", nodeName="foo"), UPDATES_FORBIDDEN, id="removed nodeName from pod spec"
+    ),
+    pytest.param(
+        make_pod("foo", nodeName="node1", priorityClassName="foo-priority"),
+        make_pod("foo", nodeName="node1", priorityClassName="bar-priority"),
+        "spec: Forbidden: pod updates",
+        id="changed priority class name",
+    ),
+    pytest.param(
+        make_pod("foo", nodeName="node1", priorityClassName="foo-priority"),
+        make_pod("foo", nodeName="node1", priorityClassName=None),
+        "spec: Forbidden: pod updates",
+        id="removed priority class name",
+    ),
+    pytest.param(
+        make_pod("foo", terminationGracePeriodSeconds=-1),
+        make_pod("foo", terminationGracePeriodSeconds=1),
+        "",
+        id="update termination grace period seconds",
+    ),
+    pytest.param(
+        make_pod("foo", terminationGracePeriodSeconds=-1),
+        make_pod("foo", terminationGracePeriodSeconds=0),
+        "spec: Forbidden: pod updates",
+        id="update termination grace period seconds not 1",
+    ),
+    pytest.param(
+        make_pod("foo", os={"name": "linux"}, securityContext={"seLinuxOptions": {"role": "dummy"}}),
+        make_pod("foo", os={"name": "windows"}, securityContext={"seLinuxOptions": {"role": "dummy"}}),
+        OTHER_THAN,
+        id="pod OS changing from Linux to Windows, IdentifyPodOS featuregate set",
+    ),
+    pytest.param(
+        make_pod("foo"),
+        make_pod("foo", os={"name": "dummy"}),
+        OTHER_THAN,
+        id="invalid PodOS update, IdentifyPodOS featuregate set",
+    ),
+    pytest.param(
+        make_pod("foo", os={"name": "windows"}),
+        make_pod("foo", os={"name": "linux"}),
+        "Forbidden: pod updates may not change fields other than ",
+        id="update pod spec OS to a valid value, featuregate disabled",
+    ),
+    pytest.param(
+        make_pod("foo", schedulingGates=[{"name": "foo"}]),
+        make_pod("foo"),
+        "",
+        id="update pod spec schedulingGates: legal deletion",
+    ),
+    pytest.param(
+        make_pod("foo", nodeSelector={"foo": "bar"}),
+        make_pod("foo", nodeSelector={"foo": "bar", "foo2": "bar2"}),
+        OTHER_THAN,
+        id="adding node selector is not allowed for non-gated pods",
+    ),
+    pytest.param(
+        make_pod("foo", nodeSelector={"foo": "bar"}),
+        make_pod("foo"),
+        OTHER_THAN,
+        id="removing node selector is not allowed for non-gated pods",
+    ),
+    pytest.param(
+        make_pod("foo", affinity=required({"matchExpressions": [expr()]})),
+        make_pod("foo", affinity=required(BIG_TERM)),
+        OTHER_THAN,
+        id="addition to nodeAffinity is not allowed for non-gated pods",
+    ),
+    pytest.param(
+        make_pod("foo", schedulingGates=[GATE]),
+        make_pod(
+            "foo",
+            affinity=required({"matchExpressions": [expr()]})
+            | {
+                "podAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {"topologyKey": "foo", "labelSelector": {"matchLabels": {"foo": "bar"}}}
+                    ]
+                }
+            },
+            schedulingGates=[GATE],
+        ),
+        "pod updates may not change fields other than",
+        id="the podAffinity cannot be updated on gated pods",
+    ),
+    pytest.param(
+        make_pod("foo", schedulingGates=[GATE]),
+        make_pod(
+            "foo",
+            affinity=required({"matchExpressions": [expr()]})
+            | {
+                "podAntiAffinity": {
+                    "requiredDuringSchedulingIgnoredDuringExecution": [
+                        {"topologyKey": "foo", "labelSelector": {"matchLabels": {"foo": "bar"}}}
+                    ]
+                }
+            },
+            schedulingGates=[GATE],
+        ),
+        "pod updates may not change fields other than",
+        id="the podAntiAffinity cannot be updated on gated pods",
+    ),
+    pytest.param(
+        make_pod("foo", affinity=required({"matchExpressions": [expr("expr", "-1")]}), schedulingGates=[GATE]),
+        make_pod("foo", affinity=required({"matchExpressions": [expr("expr", "-1")]})),
+        "",
+        id="allow update pod if old pod already has invalid label-value in node affinity",
+    ),
+    pytest.param(
+        make_pod("pod", containers=resources(limits=res("100m", "0", "1Gi"))),
+        make_pod(
+            "pod", containers=resources(limits=res("200m", "0", "1Gi")), resources={"limits": res("100m", "200Mi")}
+        ),
+        "pod updates may not change fields other than",
+        id="cpu limit change with pod-level resources",
+    ),
+    pytest.param(
+        make_pod("pod", containers=resources(limits=res("100m", "200Mi")), resources={"limits": res("100m", "200Mi")}),
+        make_pod("pod", containers=resources(limits=res("100m", "100Mi"))),
+        "pod updates may not change fields other than",
+        id="memory limit change with pod-level resources",
+    ),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "err"), POD_UPDATE_ROWS)
+def test_validate_pod_update(old: Obj, new: Obj, err: str) -> None:
+    old, new = _prepare(old, new)
+    _assert_row(validate_pod_update(new, old), err)
