@@ -17,9 +17,11 @@ from typing import Any
 
 import pytest
 
-from kjobs.api.errors import FieldError
+from kjobs.api.errors import ApiError, FieldError
 from kjobs.api.types import Obj
 from kjobs.api.validation_pod_update import validate_pod_update
+from kjobs.client.resources import PODS
+from tests.api.upstream_validation_support import Cause, causes, run
 
 UPDATES_FORBIDDEN = "spec: Forbidden: pod updates may not change fields"
 OTHER_THAN = "Forbidden: pod updates may not change fields other than `spec.containers[*].image"
@@ -138,6 +140,24 @@ POD_UPDATE_ROWS = [
         make_pod("foo", meta={"annotations": {"foo": "bar"}}),
         "",
         id="annotations",
+    ),
+    pytest.param(
+        make_pod("foo", containers=[ctr("foo", image="foo:V1"), ctr("bar", image="bar:V1")]),
+        make_pod("foo", containers=[ctr("foo", image="foo:V2")]),
+        "may not add or remove containers",
+        id="less containers",
+    ),
+    pytest.param(
+        make_pod("foo", containers=[ctr("foo", image="foo:V1")]),
+        make_pod("foo", containers=[ctr("foo", image="foo:V2"), ctr("bar", image="bar:V2")]),
+        "may not add or remove containers",
+        id="more containers",
+    ),
+    pytest.param(
+        make_pod("foo", initContainers=[ctr("foo", image="foo:V1"), ctr("bar", image="bar:V1")]),
+        make_pod("foo", initContainers=[ctr("foo", image="foo:V2")]),
+        "may not add or remove containers",
+        id="more init containers",
     ),
     pytest.param(
         make_pod("foo", meta={"deletionTimestamp": NOW}),
@@ -549,3 +569,86 @@ POD_UPDATE_ROWS = [
 def test_validate_pod_update(old: Obj, new: Obj, err: str) -> None:
     old, new = _prepare(old, new)
     _assert_row(validate_pod_update(new, old), err)
+
+
+def test_an_update_adding_ephemeral_containers_is_a_spec_change_not_a_create() -> None:
+    """ "ephemeralContainer changes are not allowed via normal pod update": `validatePodMetadataAndSpec` has no
+    create-only rule, so the one error is the spec's (no `spec.ephemeralContainers: cannot be set on create`)."""
+    old, new = _prepare(make_pod("foo"), make_pod("foo", ephemeralContainers=[{"name": "ephemeral", "image": "b"}]))
+    assert [(e.field, e.type.value) for e in validate_pod_update(new, old)] == [("spec", "FieldValueForbidden")]
+
+
+# --- through the API -------------------------------------------------------------------------------------------
+
+
+def _row(rows: list[Any], name: str) -> tuple[Obj, Obj]:
+    """A row's (old, new) pods by its name."""
+    for param in rows:
+        if param.id == name:
+            old, new, _ = param.values
+            return _prepare(old, new)
+    raise KeyError(name)
+
+
+def _body(pod: Obj) -> Obj:
+    """A row's pod as a client sends it: no resourceVersion, no status, the name the rows leave empty set."""
+    body = copy.deepcopy(pod)
+    body["metadata"].pop("resourceVersion", None)
+    body.pop("status", None)
+    return body
+
+
+def _changed(stored: Obj, old: Obj, new: Obj) -> Obj:
+    """The stored pod with the row's change made (as a client edits what it read): each spec field and
+    annotation the row's new pod has otherwise than its old one."""
+    body = copy.deepcopy(stored)
+    for key in old["spec"].keys() | new["spec"].keys():
+        if old["spec"].get(key) != new["spec"].get(key):
+            if key in new["spec"]:
+                body["spec"][key] = copy.deepcopy(new["spec"][key])
+            else:
+                body["spec"].pop(key, None)
+    annotations = new["metadata"].get("annotations")
+    if annotations != old["metadata"].get("annotations"):
+        body["metadata"]["annotations"] = annotations
+    return body
+
+
+async def _put_errors(client: Any, body: Obj, subresource: str | None = None) -> list[Cause]:
+    try:
+        await client.update(PODS, "default", body, subresource=subresource)
+    except ApiError as exc:
+        return causes(exc)
+    return []
+
+
+LABEL_VALUE = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must "
+    "start and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for "
+    "validation is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+)
+NODE_SELECTOR_CHANGE = "only additions to spec.nodeSelector are allowed (no mutations or deletions)"
+
+API_UPDATE_ROWS = [
+    pytest.param(
+        "less containers",
+        [("spec.containers", "FieldValueForbidden", "Forbidden: pod updates may not add or remove containers")],
+        id="less containers",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "expected"), API_UPDATE_ROWS)
+def test_validate_pod_update_through_the_api(name: str, expected: list[Cause]) -> None:
+    """PUT of the row's new pod over its stored old pod: the causes kube-apiserver gives, or the update stored."""
+    old, new = _row(POD_UPDATE_ROWS, name)
+
+    async def scenario(client: Any) -> None:
+        stored = await client.create(PODS, "default", _body(old))
+        assert await _put_errors(client, _changed(stored, old, new)) == expected
+        if not expected:
+            fresh = await client.get(PODS, "default", new["metadata"]["name"])
+            assert fresh["spec"].get("nodeSelector") == new["spec"].get("nodeSelector")
+            assert fresh["spec"].get("affinity") == new["spec"].get("affinity")
+
+    run(scenario)

@@ -1,13 +1,13 @@
-"""Pod updates (`ValidatePodUpdate`): after creation a pod's spec is fixed except for a few fields.
+"""Pod updates (`ValidatePodUpdate`, pkg/apis/core/validation/validation.go): after creation a pod's spec is
+fixed except for a few fields.
 
-Allowed: container and init-container images, `activeDeadlineSeconds` (set, or lowered — never raised nor
-removed), additional tolerations and new `tolerationSeconds` on existing ones (an existing toleration changed
-otherwise or removed is its own Forbidden error on `spec.tolerations`, `validateOnlyAddedTolerations` in
-pkg/apis/core/validation/validation.go), removed `schedulingGates`, and `terminationGracePeriodSeconds` from a
-negative value to 1. Anything else is
-Kubernetes' Forbidden error on `spec`, whose text lists the updatable fields and then the difference (kjobs
-writes the difference as changed field paths rather than Go's `cmp.Diff`).
-"""
+Allowed: container and init-container images (the containers themselves may not be added or removed:
+`ValidateContainerUpdates`), `activeDeadlineSeconds` (set, or lowered — never raised nor removed), additional
+tolerations and new `tolerationSeconds` on existing ones (an existing toleration changed otherwise or removed is
+its own Forbidden error on `spec.tolerations`, `validateOnlyAddedTolerations`), removed `schedulingGates`, and
+`terminationGracePeriodSeconds` from a negative value to 1. Anything
+else is Kubernetes' Forbidden error on `spec`, whose text lists the updatable fields and then the difference
+(kjobs writes the difference as changed field paths rather than Go's `cmp.Diff`)."""
 
 from __future__ import annotations
 
@@ -32,9 +32,17 @@ UPDATABLE = ",".join(
 )
 
 
+# `ValidatePodCreate`'s own rules, which `validate_pod` applies and an update (`validatePodMetadataAndSpec`) does
+# not: there, ephemeral containers are a spec change like any other, and the node name cannot change at all.
+_CREATE_ONLY = (
+    ("spec.ephemeralContainers", "cannot be set on create"),
+    ("spec.nodeName", "cannot be set until all schedulingGates have been cleared"),
+)
+
+
 def validate_pod_update(pod: Obj, old: Obj, *, features: FeatureGates = DEFAULT) -> list[FieldError]:
-    """The errors Kubernetes returns for updating `old` to `pod` (the spec rules above, plus create rules); a
-    gated field the stored pod already uses stays valid with its gate off."""
+    """The errors Kubernetes returns for updating `old` to `pod` (the spec rules above, plus the pod's own
+    metadata and spec rules); a gated field the stored pod already uses stays valid with its gate off."""
     # A spec equal to the stored one passed validation when it was stored: re-checking it cannot find more.
     same_spec = pod.get("spec") == old.get("spec")
     new_meta, old_meta = pod.get("metadata"), old.get("metadata")
@@ -49,11 +57,18 @@ def validate_pod_update(pod: Obj, old: Obj, *, features: FeatureGates = DEFAULT)
         features=features,
         allow_indivisible_hugepages=not same_spec and uses_indivisible_hugepages(old.get("spec")),
     )
+    if not same_spec:
+        errors = [e for e in errors if (e.field, e.detail) not in _CREATE_ONLY]
     if isinstance(new_meta, dict) and isinstance(old_meta, dict):
         errors.extend(validate_object_meta_update(new_meta, old_meta))
     spec, old_spec = pod.get("spec"), old.get("spec")
     if same_spec or not isinstance(spec, dict) or not isinstance(old_spec, dict):
         return errors  # an unchanged spec changes nothing forbidden (most updates: metadata or status only)
+    for key in ("containers", "initContainers"):
+        new_list, old_list = spec.get(key) or [], old_spec.get(key) or []
+        if isinstance(new_list, list) and isinstance(old_list, list) and len(new_list) != len(old_list):
+            # `ValidateContainerUpdates` stops the update's checks here
+            return [*errors, FieldError(f"spec.{key}", ErrorType.FieldValueForbidden, ADD_OR_REMOVE)]
     deadline = _active_deadline_errors(spec.get("activeDeadlineSeconds"), old_spec.get("activeDeadlineSeconds"))
     if deadline:
         return errors + deadline
@@ -69,6 +84,9 @@ def validate_pod_update(pod: Obj, old: Obj, *, features: FeatureGates = DEFAULT)
             )
         )
     return errors
+
+
+ADD_OR_REMOVE = "pod updates may not add or remove containers"
 
 
 def _active_deadline_errors(new: Any, old: Any) -> list[FieldError]:
