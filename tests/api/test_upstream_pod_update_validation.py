@@ -443,6 +443,24 @@ POD_UPDATE_ROWS = [
         make_pod("foo"), make_pod("foo", nodeName="foo"), UPDATES_FORBIDDEN, id="removed nodeName from pod spec"
     ),
     pytest.param(
+        make_pod("foo", nodeName="foo"),
+        make_pod("foo", meta={"annotations": {"kubernetes.io/config.mirror": ""}}, nodeName="foo"),
+        "metadata.annotations[kubernetes.io/config.mirror]",
+        id="added mirror pod annotation",
+    ),
+    pytest.param(
+        make_pod("foo", meta={"annotations": {"kubernetes.io/config.mirror": ""}}, nodeName="foo"),
+        make_pod("foo", nodeName="foo"),
+        "metadata.annotations[kubernetes.io/config.mirror]",
+        id="removed mirror pod annotation",
+    ),
+    pytest.param(
+        make_pod("foo", meta={"annotations": {"kubernetes.io/config.mirror": "bar"}}, nodeName="foo"),
+        make_pod("foo", meta={"annotations": {"kubernetes.io/config.mirror": "foo"}}, nodeName="foo"),
+        "metadata.annotations[kubernetes.io/config.mirror]",
+        id="changed mirror pod annotation",
+    ),
+    pytest.param(
         make_pod("foo", nodeName="node1", priorityClassName="foo-priority"),
         make_pod("foo", nodeName="node1", priorityClassName="bar-priority"),
         "spec: Forbidden: pod updates",
@@ -578,6 +596,21 @@ def test_an_update_adding_ephemeral_containers_is_a_spec_change_not_a_create() -
     assert [(e.field, e.type.value) for e in validate_pod_update(new, old)] == [("spec", "FieldValueForbidden")]
 
 
+def test_the_apparmor_annotations_of_a_pod_are_fixed() -> None:
+    """`ValidatePodSpecificAnnotationUpdates`: a container's AppArmor annotation may be neither added nor changed
+    nor removed once the pod exists."""
+    key = "container.apparmor.security.beta.kubernetes.io/ctr"
+    bare, annotated = make_pod("foo"), make_pod("foo", meta={"annotations": {key: "runtime/default"}})
+    changed = make_pod("foo", meta={"annotations": {key: "unconfined"}})
+    for old, new, detail in (
+        (bare, annotated, "may not add AppArmor annotations"),
+        (annotated, changed, "may not remove or update AppArmor annotations"),
+        (annotated, bare, "may not remove or update AppArmor annotations"),
+    ):
+        errs = validate_pod_update(*reversed(_prepare(old, new)))
+        assert [str(e) for e in errs] == [f"metadata.annotations[{key}]: Forbidden: {detail}"]
+
+
 # --- through the API -------------------------------------------------------------------------------------------
 
 
@@ -634,6 +667,17 @@ API_UPDATE_ROWS = [
         "less containers",
         [("spec.containers", "FieldValueForbidden", "Forbidden: pod updates may not add or remove containers")],
         id="less containers",
+    ),
+    pytest.param(
+        "changed mirror pod annotation",
+        [
+            (
+                "metadata.annotations[kubernetes.io/config.mirror]",
+                "FieldValueForbidden",
+                "Forbidden: may not remove or update mirror pod annotation",
+            )
+        ],
+        id="changed mirror pod annotation",
     ),
 ]
 

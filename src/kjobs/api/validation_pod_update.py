@@ -7,7 +7,9 @@ tolerations and new `tolerationSeconds` on existing ones (an existing toleration
 its own Forbidden error on `spec.tolerations`, `validateOnlyAddedTolerations`), removed `schedulingGates`, and
 `terminationGracePeriodSeconds` from a negative value to 1. Anything
 else is Kubernetes' Forbidden error on `spec`, whose text lists the updatable fields and then the difference
-(kjobs writes the difference as changed field paths rather than Go's `cmp.Diff`)."""
+(kjobs writes the difference as changed field paths rather than Go's `cmp.Diff`). The mirror-pod and AppArmor
+annotations may not be added, changed or removed (`ValidatePodSpecificAnnotationUpdates`).
+"""
 
 from __future__ import annotations
 
@@ -18,7 +20,7 @@ from kjobs.api.errors import ErrorType, FieldError
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
 from kjobs.api.validation_meta import validate_object_meta_update
-from kjobs.api.validation_pod import uses_indivisible_hugepages, validate_pod
+from kjobs.api.validation_pod import _validate_pod_annotations, uses_indivisible_hugepages, validate_pod
 
 MAX_INT32 = 2**31 - 1
 UPDATABLE = ",".join(
@@ -32,6 +34,8 @@ UPDATABLE = ",".join(
 )
 
 
+MIRROR = "kubernetes.io/config.mirror"
+APPARMOR_PREFIX = "container.apparmor.security.beta.kubernetes.io/"
 # `ValidatePodCreate`'s own rules, which `validate_pod` applies and an update (`validatePodMetadataAndSpec`) does
 # not: there, ephemeral containers are a spec change like any other, and the node name cannot change at all.
 _CREATE_ONLY = (
@@ -61,6 +65,7 @@ def validate_pod_update(pod: Obj, old: Obj, *, features: FeatureGates = DEFAULT)
         errors = [e for e in errors if (e.field, e.detail) not in _CREATE_ONLY]
     if isinstance(new_meta, dict) and isinstance(old_meta, dict):
         errors.extend(validate_object_meta_update(new_meta, old_meta))
+        errors.extend(_annotation_change_errors(new_meta, old_meta))
     spec, old_spec = pod.get("spec"), old.get("spec")
     if same_spec or not isinstance(spec, dict) or not isinstance(old_spec, dict):
         return errors  # an unchanged spec changes nothing forbidden (most updates: metadata or status only)
@@ -87,6 +92,50 @@ def validate_pod_update(pod: Obj, old: Obj, *, features: FeatureGates = DEFAULT)
 
 
 ADD_OR_REMOVE = "pod updates may not add or remove containers"
+
+
+def validate_pod_specific_annotation_updates(meta: Obj, old_meta: Obj, spec: Obj) -> list[FieldError]:
+    """`ValidatePodSpecificAnnotationUpdates`: no mirror-pod or AppArmor annotation added, changed or removed,
+    and the pod's annotations valid for its spec (`ValidatePodSpecificAnnotations`)."""
+    errors = _annotation_change_errors(meta, old_meta)
+    annotations = meta.get("annotations")
+    _validate_pod_annotations(
+        annotations if isinstance(annotations, dict) else None, spec, "metadata.annotations", errors
+    )
+    return errors
+
+
+def _annotation_change_errors(meta: Obj, old_meta: Obj) -> list[FieldError]:
+    new, old = meta.get("annotations"), old_meta.get("annotations")
+    new = new if isinstance(new, dict) else {}
+    old = old if isinstance(old, dict) else {}
+    if new is old or (MIRROR not in new and MIRROR not in old and not _has_apparmor(new) and not _has_apparmor(old)):
+        return []  # the common case: neither has a protected key
+    errors: list[FieldError] = []
+    forbidden = ErrorType.FieldValueForbidden
+    for key in sorted(old):
+        if key in new and new[key] == old[key]:
+            continue
+        if key.startswith(APPARMOR_PREFIX):
+            errors.append(
+                FieldError(f"metadata.annotations[{key}]", forbidden, "may not remove or update AppArmor annotations")
+            )
+        if key == MIRROR:
+            errors.append(
+                FieldError(f"metadata.annotations[{key}]", forbidden, "may not remove or update mirror pod annotation")
+            )
+    for key in sorted(new):
+        if key in old:
+            continue
+        if key.startswith(APPARMOR_PREFIX):
+            errors.append(FieldError(f"metadata.annotations[{key}]", forbidden, "may not add AppArmor annotations"))
+        if key == MIRROR:
+            errors.append(FieldError(f"metadata.annotations[{key}]", forbidden, "may not add mirror pod annotation"))
+    return errors
+
+
+def _has_apparmor(annotations: dict[str, Any]) -> bool:
+    return any(key.startswith(APPARMOR_PREFIX) for key in annotations)
 
 
 def _active_deadline_errors(new: Any, old: Any) -> list[FieldError]:
