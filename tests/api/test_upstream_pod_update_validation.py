@@ -503,6 +503,24 @@ POD_UPDATE_ROWS = [
         id="update pod spec OS to a valid value, featuregate disabled",
     ),
     pytest.param(
+        make_pod("foo"),
+        make_pod("foo", schedulingGates=[{"name": "foo"}]),
+        "Forbidden: only deletion is allowed, but found new scheduling gate 'foo'",
+        id="update pod spec schedulingGates: add new scheduling gate",
+    ),
+    pytest.param(
+        make_pod("foo", schedulingGates=[{"name": "foo"}]),
+        make_pod("foo", schedulingGates=[{"name": "bar"}]),
+        "Forbidden: only deletion is allowed, but found new scheduling gate 'bar'",
+        id="update pod spec schedulingGates: mutating an existing scheduling gate",
+    ),
+    pytest.param(
+        make_pod("foo", schedulingGates=[{"name": "foo"}, {"name": "bar"}]),
+        make_pod("foo", schedulingGates=[{"name": "baz"}]),
+        "Forbidden: only deletion is allowed, but found new scheduling gate 'baz'",
+        id="update pod spec schedulingGates: mutating an existing scheduling gate along with deletion",
+    ),
+    pytest.param(
         make_pod("foo", schedulingGates=[{"name": "foo"}]),
         make_pod("foo"),
         "",
@@ -667,6 +685,17 @@ API_UPDATE_ROWS = [
         "less containers",
         [("spec.containers", "FieldValueForbidden", "Forbidden: pod updates may not add or remove containers")],
         id="less containers",
+    ),
+    pytest.param(
+        "update pod spec schedulingGates: add new scheduling gate",
+        [
+            (
+                "spec.schedulingGates[0].name",
+                "FieldValueForbidden",
+                "Forbidden: only deletion is allowed, but found new scheduling gate 'foo'",
+            )
+        ],
+        id="update pod spec schedulingGates: add new scheduling gate",
     ),
     pytest.param(
         "changed mirror pod annotation",

@@ -4,7 +4,8 @@ fixed except for a few fields.
 Allowed: container and init-container images (the containers themselves may not be added or removed:
 `ValidateContainerUpdates`), `activeDeadlineSeconds` (set, or lowered — never raised nor removed), additional
 tolerations and new `tolerationSeconds` on existing ones (an existing toleration changed otherwise or removed is
-its own Forbidden error on `spec.tolerations`, `validateOnlyAddedTolerations`), removed `schedulingGates`, and
+its own Forbidden error on `spec.tolerations`, `validateOnlyAddedTolerations`), removed `schedulingGates` (a
+gate added is Forbidden at `spec.schedulingGates[i].name`, `validateOnlyDeletedSchedulingGates`), and
 `terminationGracePeriodSeconds` from a negative value to 1. Anything
 else is Kubernetes' Forbidden error on `spec`, whose text lists the updatable fields and then the difference
 (kjobs writes the difference as changed field paths rather than Go's `cmp.Diff`). The mirror-pod and AppArmor
@@ -78,6 +79,7 @@ def validate_pod_update(pod: Obj, old: Obj, *, features: FeatureGates = DEFAULT)
     if deadline:
         return errors + deadline
     errors.extend(_toleration_errors(spec.get("tolerations"), old_spec.get("tolerations")))
+    errors.extend(_scheduling_gate_errors(spec.get("schedulingGates"), old_spec.get("schedulingGates")))
     munged = _munge(spec, old_spec)
     if munged != old_spec:
         changed = ", ".join(_differences(old_spec, munged, "spec")) or "spec"
@@ -138,6 +140,26 @@ def _has_apparmor(annotations: dict[str, Any]) -> bool:
     return any(key.startswith(APPARMOR_PREFIX) for key in annotations)
 
 
+def _scheduling_gate_errors(new: Any, old: Any) -> list[FieldError]:
+    """`validateOnlyDeletedSchedulingGates`: every gate must have been there before."""
+    if not isinstance(new, list) or not new:
+        return []
+    old_names = {g.get("name") for g in old if isinstance(g, dict)} if isinstance(old, list) else set()
+    added: dict[Any, int] = {}
+    for i, gate in enumerate(new):
+        name = gate.get("name") if isinstance(gate, dict) else None
+        if name not in old_names:
+            added[name] = i  # Go keeps the last index of a name
+    return [
+        FieldError(
+            f"spec.schedulingGates[{i}].name",
+            ErrorType.FieldValueForbidden,
+            f"only deletion is allowed, but found new scheduling gate '{name}'",
+        )
+        for name, i in added.items()
+    ]
+
+
 def _active_deadline_errors(new: Any, old: Any) -> list[FieldError]:
     path = "spec.activeDeadlineSeconds"
     if new is not None:
@@ -183,9 +205,7 @@ def _munge(spec: Obj, old: Obj) -> Obj:
             ]
     _restore(out, old, "activeDeadlineSeconds")
     _restore(out, old, "tolerations")  # judged by `_toleration_errors`, as Kubernetes munges them before its diff
-    new_gates, old_gates = spec.get("schedulingGates") or [], old.get("schedulingGates") or []
-    if isinstance(new_gates, list) and isinstance(old_gates, list) and all(g in old_gates for g in new_gates):
-        _restore(out, old, "schedulingGates")
+    _restore(out, old, "schedulingGates")  # judged by `_scheduling_gate_errors`, as Kubernetes munges them
     grace, old_grace = spec.get("terminationGracePeriodSeconds"), old.get("terminationGracePeriodSeconds")
     if isinstance(old_grace, int) and old_grace < 0 and grace == 1:
         _restore(out, old, "terminationGracePeriodSeconds")
