@@ -527,10 +527,22 @@ POD_UPDATE_ROWS = [
         id="update pod spec schedulingGates: legal deletion",
     ),
     pytest.param(
+        make_pod("foo", schedulingGates=[GATE]),
+        make_pod("foo", nodeSelector={"foo": "bar"}, schedulingGates=[GATE]),
+        "",
+        id="adding node selector is allowed for gated pods",
+    ),
+    pytest.param(
         make_pod("foo", nodeSelector={"foo": "bar"}),
         make_pod("foo", nodeSelector={"foo": "bar", "foo2": "bar2"}),
         OTHER_THAN,
         id="adding node selector is not allowed for non-gated pods",
+    ),
+    pytest.param(
+        make_pod("foo", nodeSelector={"foo": "bar"}, schedulingGates=[GATE]),
+        make_pod("foo", schedulingGates=[GATE]),
+        "spec.nodeSelector: Invalid value:",
+        id="removing node selector is not allowed for gated pods",
     ),
     pytest.param(
         make_pod("foo", nodeSelector={"foo": "bar"}),
@@ -539,10 +551,140 @@ POD_UPDATE_ROWS = [
         id="removing node selector is not allowed for non-gated pods",
     ),
     pytest.param(
+        make_pod("foo", nodeSelector={"foo": "bar"}, schedulingGates=[GATE]),
+        make_pod("foo", nodeSelector={"foo": "bar", "foo2": "bar2"}),
+        "",
+        id="old pod spec has scheduling gate, new pod spec does not, and node selector is added",
+    ),
+    pytest.param(
+        make_pod("foo", nodeSelector={"foo": "bar"}, schedulingGates=[GATE]),
+        make_pod("foo", nodeSelector={"foo": "new value"}, schedulingGates=[GATE]),
+        "spec.nodeSelector: Invalid value:",
+        id="modifying value of existing node selector is not allowed",
+    ),
+    pytest.param(
+        make_pod("foo", affinity=required({"matchExpressions": [expr()]}), schedulingGates=[GATE]),
+        make_pod("foo", affinity=required(BIG_TERM), schedulingGates=[GATE]),
+        "",
+        id="addition to nodeAffinity is allowed for gated pods",
+    ),
+    pytest.param(
+        make_pod("foo", affinity=required({"matchExpressions": [expr()]}), schedulingGates=[GATE]),
+        make_pod("foo", affinity={"nodeAffinity": {}}, schedulingGates=[GATE]),
+        f"{TERMS}: Invalid value:",
+        id=(
+            "old RequiredDuringSchedulingIgnoredDuringExecution is non-nil, "
+            "new RequiredDuringSchedulingIgnoredDuringExecution is nil, pod is gated"
+        ),
+    ),
+    pytest.param(
         make_pod("foo", affinity=required({"matchExpressions": [expr()]})),
         make_pod("foo", affinity=required(BIG_TERM)),
         OTHER_THAN,
         id="addition to nodeAffinity is not allowed for non-gated pods",
+    ),
+    pytest.param(
+        make_pod("foo", affinity=required({"matchExpressions": [expr()]}), schedulingGates=[GATE]),
+        make_pod("foo", affinity=required(BIG_TERM)),
+        "",
+        id="old pod spec has scheduling gate, new pod spec does not, and node affinity addition occurs",
+    ),
+    pytest.param(
+        make_pod("foo", affinity=required({"matchExpressions": [expr()]}), schedulingGates=[GATE]),
+        make_pod("foo", affinity=required({"matchFields": [field_req()]}), schedulingGates=[GATE]),
+        f"{TERMS}[0]: Invalid value:",
+        id="nodeAffinity deletion from MatchExpressions not allowed",
+    ),
+    pytest.param(
+        make_pod("foo", affinity=required(BOTH), schedulingGates=[GATE]),
+        make_pod("foo", affinity=required({"matchExpressions": [expr()]}), schedulingGates=[GATE]),
+        f"{TERMS}[0]: Invalid value:",
+        id="nodeAffinity deletion from MatchFields not allowed",
+    ),
+    pytest.param(
+        make_pod("foo", affinity=required(BOTH), schedulingGates=[GATE]),
+        make_pod(
+            "foo",
+            affinity=required({"matchExpressions": [expr("expr", "bar")], "matchFields": [field_req()]}),
+            schedulingGates=[GATE],
+        ),
+        f"{TERMS}[0]: Invalid value:",
+        id="nodeAffinity modification of item in MatchExpressions not allowed",
+    ),
+    pytest.param(
+        make_pod("foo", affinity=required(BOTH), schedulingGates=[GATE]),
+        make_pod(
+            "foo",
+            affinity=required({"matchExpressions": [expr()], "matchFields": [field_req("bar")]}),
+            schedulingGates=[GATE],
+        ),
+        f"{TERMS}[0]: Invalid value:",
+        id="nodeAffinity modification of item in MatchFields not allowed",
+    ),
+    pytest.param(
+        make_pod("foo", affinity=required(BOTH), schedulingGates=[GATE]),
+        make_pod(
+            "foo",
+            affinity=required(
+                {"matchExpressions": [expr()], "matchFields": [field_req("bar")]},
+                {"matchExpressions": [expr("expr", "foo2")], "matchFields": [field_req("bar2")]},
+            ),
+            schedulingGates=[GATE],
+        ),
+        f"{TERMS}: Invalid value:",
+        id="nodeSelectorTerms addition on gated pod should fail",
+    ),
+    pytest.param(
+        make_pod("foo", affinity=preferred(expr()), schedulingGates=[GATE]),
+        make_pod("foo", affinity=preferred(expr("expr", "foo2")), schedulingGates=[GATE]),
+        "",
+        id="preferredDuringSchedulingIgnoredDuringExecution can modified for gated pods",
+    ),
+    pytest.param(
+        make_pod("foo", affinity=preferred(expr()), schedulingGates=[GATE]),
+        make_pod(
+            "foo",
+            affinity={
+                "nodeAffinity": {
+                    "preferredDuringSchedulingIgnoredDuringExecution": [
+                        {
+                            "weight": 1,
+                            "preference": {
+                                "matchExpressions": [expr(), expr("expr2", "foo2")],
+                                "matchFields": [field_req("bar")],
+                            },
+                        }
+                    ]
+                }
+            },
+            schedulingGates=[GATE],
+        ),
+        "",
+        id="preferredDuringSchedulingIgnoredDuringExecution can have additions for gated pods",
+    ),
+    pytest.param(
+        make_pod("foo", affinity=preferred(expr()), schedulingGates=[GATE]),
+        make_pod("foo", schedulingGates=[GATE]),
+        "",
+        id="preferredDuringSchedulingIgnoredDuringExecution can have removals for gated pods",
+    ),
+    pytest.param(
+        make_pod("foo", affinity=required({"matchExpressions": [expr()]}), schedulingGates=[GATE]),
+        make_pod("foo", affinity={}, schedulingGates=[GATE]),
+        f"{TERMS}: Invalid value:",
+        id="new node affinity is nil",
+    ),
+    pytest.param(
+        make_pod("foo", affinity=required({}), schedulingGates=[GATE]),
+        make_pod("foo", affinity=required({"matchExpressions": [expr()]}), schedulingGates=[GATE]),
+        f"{TERMS}[0]: Invalid value:",
+        id="empty NodeSelectorTerm (selects nothing) cannot become populated (selects something)",
+    ),
+    pytest.param(
+        make_pod("foo", schedulingGates=[GATE]),
+        make_pod("foo", affinity=required({"matchExpressions": [expr()]}), schedulingGates=[GATE]),
+        "",
+        id="nil affinity can be mutated for gated pods",
     ),
     pytest.param(
         make_pod("foo", schedulingGates=[GATE]),
@@ -698,6 +840,26 @@ API_UPDATE_ROWS = [
         id="update pod spec schedulingGates: add new scheduling gate",
     ),
     pytest.param(
+        "modifying value of existing node selector is not allowed",
+        [
+            ("spec.nodeSelector", "FieldValueInvalid", f'Invalid value: "new value": {LABEL_VALUE}'),
+            ("spec.nodeSelector", "FieldValueInvalid", f'Invalid value: {{"foo":"new value"}}: {NODE_SELECTOR_CHANGE}'),
+        ],
+        id="modifying value of existing node selector is not allowed",
+    ),
+    pytest.param(
+        "nodeAffinity deletion from MatchExpressions not allowed",
+        [
+            (
+                "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0]",
+                "FieldValueInvalid",
+                'Invalid value: {"MatchExpressions":null,"MatchFields":[{"Key":"metadata.name","Operator":"In",'
+                '"Values":["foo"]}]}: only additions are allowed (no mutations or deletions)',
+            )
+        ],
+        id="nodeAffinity deletion from MatchExpressions not allowed",
+    ),
+    pytest.param(
         "changed mirror pod annotation",
         [
             (
@@ -707,6 +869,14 @@ API_UPDATE_ROWS = [
             )
         ],
         id="changed mirror pod annotation",
+    ),
+    pytest.param(
+        "adding node selector is allowed for gated pods", [], id="adding node selector is allowed for gated pods"
+    ),
+    pytest.param(
+        "addition to nodeAffinity is allowed for gated pods",
+        [],
+        id="addition to nodeAffinity is allowed for gated pods",
     ),
 ]
 
@@ -725,3 +895,13 @@ def test_validate_pod_update_through_the_api(name: str, expected: list[Cause]) -
             assert fresh["spec"].get("affinity") == new["spec"].get("affinity")
 
     run(scenario)
+
+
+def test_an_empty_node_affinity_may_be_added_to_a_gated_pod() -> None:
+    """Go compares node affinities as pointers: `nodeAffinity: {}` differs from none, and, with nothing stored,
+    is munged away with the affinity around it (`ValidatePodUpdate`'s third case)."""
+    old, new = _prepare(make_pod("foo", schedulingGates=[GATE]), make_pod("foo", schedulingGates=[GATE]))
+    new["spec"]["affinity"] = {"nodeAffinity": {}}
+    assert validate_pod_update(new, old) == []
+    new["spec"]["affinity"] = {}  # no node affinity on either side: an affinity of its own is a spec change
+    assert [e.field for e in validate_pod_update(new, old)] == ["spec"]

@@ -6,7 +6,9 @@ Allowed: container and init-container images (the containers themselves may not 
 tolerations and new `tolerationSeconds` on existing ones (an existing toleration changed otherwise or removed is
 its own Forbidden error on `spec.tolerations`, `validateOnlyAddedTolerations`), removed `schedulingGates` (a
 gate added is Forbidden at `spec.schedulingGates[i].name`, `validateOnlyDeletedSchedulingGates`), and
-`terminationGracePeriodSeconds` from a negative value to 1. Anything
+`terminationGracePeriodSeconds` from a negative value to 1. While the stored pod still has scheduling gates,
+`spec.nodeSelector` may gain entries and the required node affinity terms may gain requirements
+(`validateNodeSelectorMutation`, `validateNodeAffinityMutation`): nothing existing may change or go. Anything
 else is Kubernetes' Forbidden error on `spec`, whose text lists the updatable fields and then the difference
 (kjobs writes the difference as changed field paths rather than Go's `cmp.Diff`). The mirror-pod and AppArmor
 annotations may not be added, changed or removed (`ValidatePodSpecificAnnotationUpdates`).
@@ -81,6 +83,8 @@ def validate_pod_update(pod: Obj, old: Obj, *, features: FeatureGates = DEFAULT)
     errors.extend(_toleration_errors(spec.get("tolerations"), old_spec.get("tolerations")))
     errors.extend(_scheduling_gate_errors(spec.get("schedulingGates"), old_spec.get("schedulingGates")))
     munged = _munge(spec, old_spec)
+    if old_spec.get("schedulingGates"):
+        munged = _munge_gated(munged, old_spec, errors)
     if munged != old_spec:
         changed = ", ".join(_differences(old_spec, munged, "spec")) or "spec"
         errors.append(
@@ -157,6 +161,95 @@ def _scheduling_gate_errors(new: Any, old: Any) -> list[FieldError]:
             f"only deletion is allowed, but found new scheduling gate '{name}'",
         )
         for name, i in added.items()
+    ]
+
+
+def _munge_gated(munged: Obj, old: Obj, errors: list[FieldError]) -> Obj:
+    """`ValidatePodUpdate`'s branch for a pod whose stored spec has scheduling gates: node selector entries and
+    required node affinity requirements may be added (errors otherwise), and are undone like the other allowed
+    changes. Pod (anti-)affinity stays immutable."""
+    out = dict(munged)
+    selector, old_selector = out.get("nodeSelector") or {}, old.get("nodeSelector") or {}
+    if selector != old_selector:
+        if not isinstance(selector, dict) or any(selector.get(k) != v for k, v in old_selector.items()):
+            detail = "only additions to spec.nodeSelector are allowed (no mutations or deletions)"
+            errors.append(FieldError("spec.nodeSelector", ErrorType.FieldValueInvalid, detail, selector))
+        _restore(out, old, "nodeSelector")
+    affinity, old_affinity = out.get("affinity"), old.get("affinity")
+    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity, dict) else None
+    old_node_affinity = old_affinity.get("nodeAffinity") if isinstance(old_affinity, dict) else None
+    if node_affinity != old_node_affinity:  # Go compares pointers: an empty node affinity is not a nil one
+        errors.extend(_node_affinity_errors(node_affinity, old_node_affinity))
+        if not isinstance(affinity, dict):
+            if old_node_affinity is not None:
+                out["affinity"] = {"nodeAffinity": old_node_affinity}
+        elif old_affinity is None and not affinity.get("podAffinity") and not affinity.get("podAntiAffinity"):
+            out.pop("affinity", None)
+        else:
+            rest = {k: v for k, v in affinity.items() if k != "nodeAffinity"}
+            out["affinity"] = rest if old_node_affinity is None else {**rest, "nodeAffinity": old_node_affinity}
+    return out
+
+
+_TERMS = "spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+
+
+def _node_affinity_errors(new: Any, old: Any) -> list[FieldError]:
+    """`validateNodeAffinityMutation`: with required terms stored, their number is fixed and each may only
+    gain requirements; an empty term (which selects nothing) may gain none."""
+    old_required = old.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(old, dict) else None
+    if not isinstance(old_required, dict):
+        return []
+    old_terms = old_required.get("nodeSelectorTerms") or []
+    new_required = new.get("requiredDuringSchedulingIgnoredDuringExecution") if isinstance(new, dict) else None
+    new_terms = (new_required.get("nodeSelectorTerms") if isinstance(new_required, dict) else None) or []
+    if old_terms and len(old_terms) != len(new_terms):
+        detail = "no additions/deletions to non-empty NodeSelectorTerms list are allowed"
+        return [FieldError(_TERMS, ErrorType.FieldValueInvalid, detail, _go_terms(new_terms))]
+    return [
+        FieldError(
+            f"{_TERMS}[{i}]",
+            ErrorType.FieldValueInvalid,
+            "only additions are allowed (no mutations or deletions)",
+            _go_term(new_term),
+        )
+        for i, (new_term, old_term) in enumerate(zip(new_terms, old_terms, strict=True))
+        if not _term_only_adds(new_term, old_term)
+    ]
+
+
+def _term_only_adds(new: Any, old: Any) -> bool:
+    new, old = new if isinstance(new, dict) else {}, old if isinstance(old, dict) else {}
+    old_exprs, old_fields = old.get("matchExpressions") or [], old.get("matchFields") or []
+    new_exprs, new_fields = new.get("matchExpressions") or [], new.get("matchFields") or []
+    if not old_exprs and not old_fields:
+        return not new_exprs and not new_fields
+    return new_exprs[: len(old_exprs)] == old_exprs and new_fields[: len(old_fields)] == old_fields
+
+
+def _go_terms(terms: list[Any]) -> Any:
+    """A bad `[]NodeSelectorTerm` as Kubernetes renders it: the internal type's JSON, which has no tags (field
+    names capitalised, every field present)."""
+    return [_go_term(t) for t in terms] if terms else None
+
+
+def _go_term(term: Any) -> Any:
+    if not isinstance(term, dict):
+        return term
+    return {
+        "MatchExpressions": _go_reqs(term.get("matchExpressions")),
+        "MatchFields": _go_reqs(term.get("matchFields")),
+    }
+
+
+def _go_reqs(reqs: Any) -> Any:
+    if not isinstance(reqs, list) or not reqs:
+        return None
+    return [
+        {"Key": r.get("key", ""), "Operator": r.get("operator", ""), "Values": r.get("values") or None}
+        if isinstance(r, dict)
+        else r
+        for r in reqs
     ]
 
 
