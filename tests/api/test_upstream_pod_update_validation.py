@@ -19,6 +19,7 @@ import pytest
 
 from kjobs.api.errors import ApiError, FieldError
 from kjobs.api.types import Obj
+from kjobs.api.validation_pod_status import validate_pod_status_update
 from kjobs.api.validation_pod_update import validate_pod_update
 from kjobs.client.resources import PODS
 from tests.api.upstream_validation_support import Cause, causes, run
@@ -771,6 +772,214 @@ def test_the_apparmor_annotations_of_a_pod_are_fixed() -> None:
         assert [str(e) for e in errs] == [f"metadata.annotations[{key}]: Forbidden: {detail}"]
 
 
+# --- TestValidatePodStatusUpdate -------------------------------------------------------------------------------
+
+STARTED = "2024-01-01T00:00:00Z"
+PULLABLE = "docker-pullable://nginx@sha256:d0gf00d"
+WAITING = {"waiting": {"reason": "PodInitializing"}}
+RUNNING = {"running": {"startedAt": STARTED}}
+COMPLETED = {"terminated": {"exitCode": 0, "containerID": "docker://numbers", "reason": "Completed"}}
+COMPLETED_AT = {"terminated": COMPLETED["terminated"] | {"startedAt": STARTED, "finishedAt": STARTED}}
+
+
+def cstatus(name: str, image: str, state: Obj, *, ready: bool, started: bool | None = None, pulled: str = "") -> Obj:
+    """A `ContainerStatus` as the rows write it: container id `docker://numbers`."""
+    status: Obj = {"containerID": "docker://numbers", "image": image, "name": name, "ready": ready, "state": state}
+    status |= {"restartCount": 0, "imageID": pulled or ""}
+    if started is not None:
+        status["started"] = started
+    return status
+
+
+NGINX_RUNNING = cstatus("nginx", "nginx:alpine", RUNNING, ready=True, started=True, pulled=PULLABLE)
+MAIN_WAITING = cstatus("main", "nginx:alpine", WAITING, ready=False, started=False)
+INIT_WAITING = cstatus("init", "alpine", WAITING, ready=False)
+INIT_DONE = cstatus("init", "alpine", COMPLETED, ready=True, pulled=PULLABLE)
+DEBUG_WAITING = cstatus("debug", "busybox", WAITING, ready=False)
+DEBUG_RUNNING = cstatus("debug", "busybox", RUNNING, ready=False, pulled="docker-pullable://busybox@sha256:d0gf00d")
+DEBUG_DONE = cstatus("debug", "busybox", COMPLETED_AT, ready=False, pulled="docker-pullable://busybox@sha256:d0gf00d")
+SIDECAR = ctr("restartable-init", restartPolicy="Always")
+
+
+def _init_restart(policy: str, init: Obj, name: str) -> tuple[Obj, Obj]:
+    """The restart rows: `init` is the init container, its status terminated before and running after."""
+    done = cstatus(name, "alpine", COMPLETED, ready=False, pulled=PULLABLE)
+    again = cstatus(name, "alpine", RUNNING, ready=True, pulled=PULLABLE)
+    old = make_pod("foo", initContainers=[init], restartPolicy=policy, status={"initContainerStatuses": [done]})
+    new = make_pod("foo", initContainers=[init], restartPolicy=policy, status={"initContainerStatuses": [again]})
+    for pod in (old, new):
+        pod["status"]["containerStatuses"] = [NGINX_RUNNING]
+    return old, new
+
+
+CLAIMS = [{"name": "my-claim"}, {"name": "my-other-claim"}]
+
+POD_STATUS_UPDATE_ROWS = [
+    pytest.param(
+        make_pod("foo", nodeName="node1", status={}),
+        make_pod("foo", nodeName="node1", status={"nominatedNodeName": "node1"}),
+        "",
+        id="removed nominatedNodeName",
+    ),
+    pytest.param(
+        make_pod("foo", nodeName="node1", status={"nominatedNodeName": "node1"}),
+        make_pod("foo", nodeName="node1"),
+        "",
+        id="add valid nominatedNodeName",
+    ),
+    pytest.param(
+        make_pod("foo", nodeName="node1"),
+        make_pod("foo", nodeName="node1", status={"nominatedNodeName": "Node1"}),
+        "nominatedNodeName",
+        id="Add invalid nominatedNodeName",
+    ),
+    pytest.param(
+        make_pod("foo", nodeName="node1", status={"nominatedNodeName": "node2"}),
+        make_pod("foo", nodeName="node1", status={"nominatedNodeName": "node1"}),
+        "",
+        id="Update nominatedNodeName",
+    ),
+    pytest.param(
+        make_pod("foo"),
+        make_pod("foo", status={"initContainerStatuses": [INIT_WAITING], "containerStatuses": [MAIN_WAITING]}),
+        "",
+        id="Container statuses pending",
+    ),
+    pytest.param(
+        make_pod("foo", status={"initContainerStatuses": [INIT_WAITING], "containerStatuses": [MAIN_WAITING]}),
+        make_pod("foo", status={"initContainerStatuses": [INIT_DONE], "containerStatuses": [NGINX_RUNNING]}),
+        "",
+        id="Container statuses running",
+    ),
+    pytest.param(
+        make_pod("foo", status={"containerStatuses": [NGINX_RUNNING]}),
+        make_pod("foo", status={"containerStatuses": [NGINX_RUNNING], "ephemeralContainerStatuses": [DEBUG_WAITING]}),
+        "",
+        id="Container statuses add ephemeral container",
+    ),
+    pytest.param(
+        make_pod("foo", status={"containerStatuses": [NGINX_RUNNING], "ephemeralContainerStatuses": [DEBUG_WAITING]}),
+        make_pod("foo", status={"containerStatuses": [NGINX_RUNNING], "ephemeralContainerStatuses": [DEBUG_RUNNING]}),
+        "",
+        id="Container statuses ephemeral container running",
+    ),
+    pytest.param(
+        make_pod("foo", status={"containerStatuses": [NGINX_RUNNING], "ephemeralContainerStatuses": [DEBUG_RUNNING]}),
+        make_pod("foo", status={"containerStatuses": [NGINX_RUNNING], "ephemeralContainerStatuses": [DEBUG_DONE]}),
+        "",
+        id="Container statuses ephemeral container exited",
+    ),
+    pytest.param(
+        make_pod(
+            "foo",
+            status={
+                "initContainerStatuses": [INIT_DONE],
+                "containerStatuses": [NGINX_RUNNING],
+                "ephemeralContainerStatuses": [DEBUG_RUNNING],
+            },
+        ),
+        make_pod(
+            "foo",
+            status={
+                "initContainerStatuses": [INIT_DONE],
+                "containerStatuses": [
+                    cstatus("nginx", "nginx:alpine", COMPLETED_AT, ready=True, started=True, pulled=PULLABLE)
+                ],
+                "ephemeralContainerStatuses": [DEBUG_DONE],
+            },
+        ),
+        "",
+        id="Container statuses all containers terminated",
+    ),
+    pytest.param(
+        make_pod("foo"),
+        make_pod("foo", status={"resourceClaimStatuses": [{"name": "no-such-claim", "resourceClaimName": "my-claim"}]}),
+        'status.resourceClaimStatuses[0].name: Invalid value: "no-such-claim": must match the name of an entry in '
+        "`spec.resourceClaims`",
+        id="Non-existent PodResourceClaim",
+    ),
+    pytest.param(
+        make_pod("foo", resourceClaims=CLAIMS[:1]),
+        make_pod(
+            "foo",
+            resourceClaims=CLAIMS[:1],
+            status={"resourceClaimStatuses": [{"name": "my-claim", "resourceClaimName": "%$!#"}]},
+        ),
+        'status.resourceClaimStatuses[0].name: Invalid value: "%$!#": a lowercase RFC 1123 subdomain must consist of',
+        id="Invalid ResourceClaim name",
+    ),
+    pytest.param(
+        make_pod("foo", resourceClaims=CLAIMS[:1]),
+        make_pod(
+            "foo",
+            resourceClaims=CLAIMS,
+            status={
+                "resourceClaimStatuses": [
+                    {"name": "my-claim", "resourceClaimName": "foo-my-claim-12345"},
+                    {"name": "my-other-claim"},
+                    {"name": "my-other-claim"},
+                ]
+            },
+        ),
+        'status.resourceClaimStatuses[2].name: Duplicate value: "my-other-claim"',
+        id="Duplicate ResourceClaimStatuses.Name",
+    ),
+    pytest.param(
+        make_pod("foo", resourceClaims=CLAIMS[:1]),
+        make_pod(
+            "foo",
+            resourceClaims=CLAIMS,
+            status={
+                "resourceClaimStatuses": [
+                    {"name": "my-claim", "resourceClaimName": "foo-my-claim-12345"},
+                    {"name": "my-other-claim"},
+                ]
+            },
+        ),
+        "",
+        id="ResourceClaimStatuses okay",
+    ),
+    pytest.param(
+        *_init_restart("Never", ctr("init"), "init"),
+        "status.initContainerStatuses[0].state: Forbidden: may not be transitioned to non-terminated state",
+        id="init container cannot restart if RestartPolicyNever",
+    ),
+    pytest.param(
+        *_init_restart("Never", SIDECAR, "restartable-init"),
+        "",
+        id="restartable init container can restart if RestartPolicyNever",
+    ),
+    pytest.param(
+        *_init_restart("OnFailure", SIDECAR, "restartable-init"),
+        "",
+        id="restartable init container can restart if RestartPolicyOnFailure",
+    ),
+    pytest.param(
+        *_init_restart("Always", SIDECAR, "restartable-init"),
+        "",
+        id="restartable init container can restart if RestartPolicyAlways",
+    ),
+    pytest.param(
+        make_pod("foo", status={"qosClass": "Guaranteed"}),
+        make_pod("foo", status={"qosClass": "Burstable"}),
+        'tatus.qosClass: Invalid value: "Burstable": field is immutable',
+        id="qosClass can not be changed",
+    ),
+    pytest.param(
+        make_pod("foo", status={"qosClass": "Burstable"}),
+        make_pod("foo", status={"qosClass": "Burstable"}),
+        "",
+        id="qosClass no change",
+    ),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "err"), POD_STATUS_UPDATE_ROWS)
+def test_validate_pod_status_update(old: Obj, new: Obj, err: str) -> None:
+    old, new = _prepare(old, new)
+    _assert_row(validate_pod_status_update(new, old), err)
+
+
 # --- through the API -------------------------------------------------------------------------------------------
 
 
@@ -893,6 +1102,64 @@ def test_validate_pod_update_through_the_api(name: str, expected: list[Cause]) -
             fresh = await client.get(PODS, "default", new["metadata"]["name"])
             assert fresh["spec"].get("nodeSelector") == new["spec"].get("nodeSelector")
             assert fresh["spec"].get("affinity") == new["spec"].get("affinity")
+
+    run(scenario)
+
+
+API_STATUS_ROWS = [
+    pytest.param(
+        "Add invalid nominatedNodeName",
+        [
+            (
+                "status.nominatedNodeName",
+                "FieldValueInvalid",
+                'Invalid value: "Node1": a lowercase RFC 1123 subdomain must consist of lower case alphanumeric '
+                "characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', "
+                "regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')",
+            )
+        ],
+        id="Add invalid nominatedNodeName",
+    ),
+    pytest.param(
+        "qosClass can not be changed",
+        [("status.qosClass", "FieldValueInvalid", 'Invalid value: "Burstable": field is immutable')],
+        id="qosClass can not be changed",
+    ),
+    pytest.param(
+        "init container cannot restart if RestartPolicyNever",
+        [
+            (
+                "status.initContainerStatuses[0].state",
+                "FieldValueForbidden",
+                "Forbidden: may not be transitioned to non-terminated state",
+            )
+        ],
+        id="init container cannot restart if RestartPolicyNever",
+    ),
+    pytest.param(
+        "restartable init container can restart if RestartPolicyNever",
+        [],
+        id="restartable init container can restart if RestartPolicyNever",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "expected"), API_STATUS_ROWS)
+def test_validate_pod_status_update_through_the_api(name: str, expected: list[Cause]) -> None:
+    """The row's old status written through /status, then its new one: the causes, or the status stored."""
+    old, new = _row(POD_STATUS_UPDATE_ROWS, name)
+
+    async def scenario(client: Any) -> None:
+        stored = await client.create(PODS, "default", _body(old))
+        seeded = copy.deepcopy(stored)
+        seeded["status"] = {**stored["status"], **{k: v for k, v in old.get("status", {}).items() if k != "qosClass"}}
+        stored = await client.update(PODS, "default", seeded, subresource="status")
+        body = copy.deepcopy(stored)
+        body["status"] = {**stored["status"], **new.get("status", {})}
+        assert await _put_errors(client, body, "status") == expected
+        if not expected:
+            fresh = await client.get(PODS, "default", new["metadata"]["name"])
+            assert fresh["status"]["initContainerStatuses"] == new["status"]["initContainerStatuses"]
 
     run(scenario)
 
