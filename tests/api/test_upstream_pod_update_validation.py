@@ -980,6 +980,125 @@ def test_validate_pod_status_update(old: Obj, new: Obj, err: str) -> None:
     _assert_row(validate_pod_status_update(new, old), err)
 
 
+# --- TestValidatePodStatusUpdateWithSupplementalGroupsPolicy --------------------------------------------------
+
+RANGE = "must be between 0 and 2147483647, inclusive"
+USER_ROWS = [
+    pytest.param([None, "linux"], [], [], id="nil container user is valid"),
+    pytest.param([None, "linux"], [{"user": {}}], [], id="empty container user is valid"),
+    pytest.param([None, "linux"], [{"user": {"linux": {}}}], [], id="container user with valid ids"),
+    pytest.param(
+        [None, "linux"],
+        [{"user": {"linux": {"uid": -1, "gid": -1, "supplementalGroups": [-1]}}}],
+        [
+            ("[0].linux.uid", "FieldValueInvalid", f"Invalid value: -1: {RANGE}"),
+            ("[0].linux.gid", "FieldValueInvalid", f"Invalid value: -1: {RANGE}"),
+            ("[0].linux.supplementalGroups[0]", "FieldValueInvalid", f"Invalid value: -1: {RANGE}"),
+        ],
+        id="container user with invalid ids",
+    ),
+    pytest.param(
+        ["windows"],
+        [{"user": {"linux": {}}}],
+        [("[0].linux", "FieldValueForbidden", "Forbidden: cannot be set for a windows pod")],
+        id="user.linux must not be set in windows",
+    ),
+]
+
+
+@pytest.mark.parametrize(("oses", "statuses", "expected"), USER_ROWS)
+@pytest.mark.parametrize("kind", ["container", "initContainer", "ephemeralContainer"])
+def test_validate_pod_status_update_with_supplemental_groups_policy(
+    kind: str, oses: list[str | None], statuses: list[Obj], expected: list[Cause]
+) -> None:
+    """Every pod OS of the row and every kind of container status: exactly the row's errors, under
+    `status.<kind>Statuses` (the path has no `user`, as upstream builds it)."""
+    for os_name in oses:
+        spec: Obj = {} if os_name is None else {"os": {"name": os_name}}
+        old = {"metadata": {"name": "foo", "resourceVersion": "1"}, "spec": spec, "status": {}}
+        new = {**old, "status": {f"{kind}Statuses": copy.deepcopy(statuses)}}
+        errs = validate_pod_status_update(new, old)
+        want = [(f"status.{kind}Statuses{at}", reason, message) for at, reason, message in expected]
+        assert [(e.field, e.type.value, e.body()) for e in errs] == want
+
+
+# --- kjobs' rows for ValidatePodStatusUpdate's other rules -----------------------------------------------------
+# (TestValidatePodConditions, TestPodIPsValidation and TestHostIPsValidation are not ported: these rows assert
+# the same rules, as pkg/apis/core/validation/validation.go states them.)
+
+IP_FAMILY = "may specify no more than one IP for each IP family"
+IP_MSG = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
+STATUS_RULE_ROWS = [
+    pytest.param({"podIPs": [{"ip": "10.0.0.1"}, {"ip": "fd00::1"}]}, [], id="dual-stack pod IPs"),
+    pytest.param({"podIPs": [{"ip": "010.000.000.001"}]}, [], id="leading zeros parse sloppily"),
+    pytest.param(
+        {"podIPs": [{"ip": "10.0.0.1"}, {"ip": "10.0.0.2"}]},
+        [("status.podIPs", f'Invalid value: [{{"ip":"10.0.0.1"}},{{"ip":"10.0.0.2"}}]: {IP_FAMILY}')],
+        id="two IPv4 pod IPs",
+    ),
+    pytest.param(
+        {"podIPs": [{"ip": "fd00::1"}, {"ip": "fd00::1"}]},
+        [
+            ("status.podIPs", f'Invalid value: [{{"ip":"fd00::1"}},{{"ip":"fd00::1"}}]: {IP_FAMILY}'),
+            ("status.podIPs[1]", 'Duplicate value: {"ip":"fd00::1"}'),
+        ],
+        id="duplicate pod IPs",
+    ),
+    pytest.param(
+        {"podIPs": [{"ip": "10.0.0.1"}, {"ip": "fd00::1"}, {"ip": "10.0.0.2"}]},
+        [
+            (
+                "status.podIPs",
+                f'Invalid value: [{{"ip":"10.0.0.1"}},{{"ip":"fd00::1"}},{{"ip":"10.0.0.2"}}]: {IP_FAMILY}',
+            )
+        ],
+        id="three pod IPs",
+    ),
+    pytest.param(
+        {"podIPs": [{"ip": "1.2.3"}]}, [("status.podIPs[0]", f'Invalid value: "1.2.3": {IP_MSG}')], id="invalid pod IP"
+    ),
+    pytest.param({"hostIP": "10.0.0.1", "hostIPs": [{"ip": "10.0.0.1"}]}, [], id="host IPs agreeing with hostIP"),
+    pytest.param(
+        {"hostIP": "10.0.0.1", "hostIPs": [{"ip": "10.0.0.2"}]},
+        [("status.hostIPs[0].ip", 'Invalid value: "10.0.0.2": must be equal to `hostIP`')],
+        id="hostIPs[0] other than hostIP",
+    ),
+    pytest.param(
+        {"hostIP": "::ffff:10.0.0.1", "hostIPs": [{"ip": "::ffff:10.0.0.1"}, {"ip": "10.0.0.2"}]},
+        [
+            (
+                "status.hostIPs",
+                f'Invalid value: [{{"ip":"::ffff:10.0.0.1"}},{{"ip":"10.0.0.2"}}]: {IP_FAMILY}',
+            )
+        ],
+        id="an IPv4-mapped IPv6 address is of the IPv4 family",
+    ),
+    pytest.param(
+        {"conditions": [{"type": "Ready", "status": "True"}, {"type": "example.com/Custom", "status": "True"}]},
+        [],
+        id="kubelet and qualified condition types",
+    ),
+    pytest.param(
+        {"conditions": [{"type": "not a type", "status": "True"}]},
+        [
+            (
+                "metadata.conditions[0].Type",
+                "Invalid value: \"not a type\": name part must consist of alphanumeric characters, '-', '_' or "
+                "'.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or "
+                "'123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')",
+            )
+        ],
+        id="a condition type that is no qualified name (at metadata.conditions, as upstream reports it)",
+    ),
+]
+
+
+@pytest.mark.parametrize(("status", "expected"), STATUS_RULE_ROWS)
+def test_validate_pod_status_rules(status: Obj, expected: list[tuple[str, str]]) -> None:
+    old, new = _prepare(make_pod("foo"), make_pod("foo", status=status))
+    assert [(e.field, e.body()) for e in validate_pod_status_update(new, old)] == expected
+
+
 # --- through the API -------------------------------------------------------------------------------------------
 
 
