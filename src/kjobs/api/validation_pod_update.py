@@ -37,6 +37,7 @@ UPDATABLE = ",".join(
 )
 
 
+ADD_OR_REMOVE = "pod updates may not add or remove containers"
 MIRROR = "kubernetes.io/config.mirror"
 APPARMOR_PREFIX = "container.apparmor.security.beta.kubernetes.io/"
 # `ValidatePodCreate`'s own rules, which `validate_pod` applies and an update (`validatePodMetadataAndSpec`) does
@@ -97,9 +98,6 @@ def validate_pod_update(pod: Obj, old: Obj, *, features: FeatureGates = DEFAULT)
     return errors
 
 
-ADD_OR_REMOVE = "pod updates may not add or remove containers"
-
-
 def validate_pod_specific_annotation_updates(meta: Obj, old_meta: Obj, spec: Obj) -> list[FieldError]:
     """`ValidatePodSpecificAnnotationUpdates`: no mirror-pod or AppArmor annotation added, changed or removed,
     and the pod's annotations valid for its spec (`ValidatePodSpecificAnnotations`)."""
@@ -112,6 +110,8 @@ def validate_pod_specific_annotation_updates(meta: Obj, old_meta: Obj, spec: Obj
 
 
 def _annotation_change_errors(meta: Obj, old_meta: Obj) -> list[FieldError]:
+    """The update half of `ValidatePodSpecificAnnotationUpdates`: a static (mirror) pod stays one, and the
+    kubelet applied AppArmor profiles at start, so neither annotation may change afterwards."""
     new, old = meta.get("annotations"), old_meta.get("annotations")
     new = new if isinstance(new, dict) else {}
     old = old if isinstance(old, dict) else {}
