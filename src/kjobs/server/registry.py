@@ -170,6 +170,7 @@ RESOURCES: list[Resource] = [
             "default_update": (_DEFAULTS, "default_pod_update_in_place"),
             "validate": (_VALIDATION, "validate_pod"),
             "validate_update": (_VALIDATION, "validate_pod_update"),
+            "validate_status_update": ("kjobs.api.validation_pod_status", "validate_pod_status_update"),
             "drop_disabled": (_DISABLED, "drop_disabled_pod_fields"),
             "warnings": ("kjobs.api.validation_warnings", "warnings_for_pod"),
         },
