@@ -43,3 +43,27 @@ def test_up_without_the_job_controller_runs_the_others(tmp_path: Path) -> None:
     assert cluster.job_controller is None
     assert not any(isinstance(c, JobController) for c in cluster.controllers)
     assert len(cluster.controllers) == len(CONTROLLER_NAMES) - 1
+
+
+@pytest.mark.parametrize(("flag", "threshold"), [(None, 12500), ("100", 100), ("0", 0), ("-1", 0)])
+def test_controller_terminated_pod_gc_threshold_reaches_the_pod_gc(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flag: str | None, threshold: int
+) -> None:
+    """`kjobs controller --terminated-pod-gc-threshold`, as kube-controller-manager's (12500; <= 0 disables)."""
+    import kjobs.cli.controller as command
+    from kjobs.server import kubeconfig
+
+    seen: dict[str, object] = {}
+
+    async def run(connection: object, names: tuple[str, ...], *, settings: object, **_: object) -> None:
+        seen["settings"] = settings
+
+    monkeypatch.setattr(command, "_run", run)
+    config = tmp_path / "kc.yaml"
+    kubeconfig.write(config, "http://127.0.0.1:1")
+    args = ["--kubeconfig", str(config), "--controllers", "podgc"]
+    result = CliRunner().invoke(
+        command.controller_command, args + ([] if flag is None else [f"--terminated-pod-gc-threshold={flag}"])
+    )
+    assert result.exit_code == 0, result.output
+    assert seen["settings"].pod_gc.terminated_pod_threshold == threshold  # type: ignore[attr-defined]

@@ -728,3 +728,27 @@ async def test_every_exit_of_an_instant_crash_loop_is_written_before_the_restart
         f"pod fast container main restarted (after exit code {code}, restartCount {n})"
         for n, code in enumerate(codes[:-1], start=1)
     ]
+
+
+@with_node
+async def test_a_condition_another_writer_adds_is_not_written_back(node: Node) -> None:
+    """The Eviction API's DisruptionTarget on a running pod changes nothing the kubelet owns, so the agent writes no
+    status for it (isPodStatusByKubeletEqual): a write that only reordered the conditions would break the
+    resourceVersion the eviction pins for the delete that follows."""
+    node.runtime.outcome = by_name({"ok": Outcome(duration=3600)})
+    await node.create_pod("ok")
+    await settle(node.clock, lambda: node.phase("ok") == "Running")
+    target = {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI"}
+    patched = await node.client.patch(PODS, "default", "ok", {"status": {"conditions": [target]}}, subresource="status")
+    version = patched["metadata"]["resourceVersion"]
+
+    def seen() -> bool:
+        pod = node.agent.pods.get("default", "ok")
+        return pod is not None and pod["metadata"]["resourceVersion"] == version
+
+    await settle(node.clock, seen)
+    turns = iter(range(2000))
+    await settle(node.clock, lambda: next(turns) == 1999)  # the agent's sync of that version has run
+    pod = await node.client.get(PODS, "default", "ok")
+    assert pod["metadata"]["resourceVersion"] == version
+    assert pod["status"]["phase"] == "Running"

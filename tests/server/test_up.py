@@ -296,3 +296,25 @@ def test_up_min_request_timeout_flag_says_what_kube_apiserver_says(tmp_path: Pat
     )
     assert refused.returncode == 2
     assert "Error: --min-request-timeout can not be negative value" in refused.stderr
+
+
+@pytest.mark.parametrize(("flag", "threshold"), [(None, 12500), (100, 100), (0, 0), (-5, 0)])
+def test_up_terminated_pod_gc_threshold_reaches_the_pod_gc(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flag: int | None, threshold: int
+) -> None:
+    """kube-controller-manager's `--terminated-pod-gc-threshold` (12500 by default; <= 0 disables the terminated
+    pod GC): the pod GC `kjobs up` runs keeps that many terminated pods."""
+    import kjobs.cluster
+    import kjobs.job.metrics
+    from kjobs.cli.up import _assemble
+    from kjobs.store import MemoryStore
+
+    class Assembled:  # the cluster as assembled, not started (its metrics would go in the process's registry)
+        def __init__(self, service: object, *, settings: object, **_: object) -> None:
+            self.settings, self.controllers = settings, []
+
+    monkeypatch.setattr(kjobs.cluster, "LocalCluster", Assembled)
+    monkeypatch.setattr(kjobs.job.metrics, "JobMetrics", lambda registry: None)
+    extra = {} if flag is None else {"terminated_pod_gc_threshold": flag}
+    cluster, _app = _assemble(MemoryStore(), authenticator=None, nodes=0, data=tmp_path, **extra)
+    assert cluster.settings.pod_gc.terminated_pod_threshold == threshold

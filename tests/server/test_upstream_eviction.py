@@ -622,3 +622,43 @@ def test_eviction_keeps_the_transition_time_of_a_disruption_target_already_true(
         )
 
     asyncio.run(scenario())
+
+
+class WrittenAfterTheCondition(Storage):
+    """Once the eviction has written `DisruptionTarget` on pod `name`, someone else (a node's status) writes the
+    pod before the delete that follows."""
+
+    def __init__(self, storage: Storage, name: str) -> None:
+        super().__init__(storage.store)
+        self.name, self.landed = name, False
+
+    async def update(self, resource: str, obj: Obj, *, expected_rv: str | None) -> Obj:
+        written = await super().update(resource, obj, expected_rv=expected_rv)
+        marked = any(c.get("type") == "DisruptionTarget" for c in (obj.get("status") or {}).get("conditions") or [])
+        if resource == "pods" and obj["metadata"]["name"] == self.name and marked and not self.landed:
+            self.landed = True
+            theirs = self.store.get("pods", "default", self.name)
+            touched(theirs)
+            self.store.update("pods", "default", self.name, theirs)
+        return written
+
+
+@pytest.mark.parametrize("policy", [ALWAYS, NIL, IF_HEALTHY])
+def test_eviction_of_an_unready_pod_written_between_condition_and_delete_is_a_429(policy: str | None) -> None:
+    """An unready pod let through its budget unused is deleted at the version the eviction wrote (its condition):
+    written again before the delete, the eviction answers the 429 to retry, not the delete's 409, as eviction.go's
+    `Create` turns any conflict of `addConditionAndDeletePod` into `createTooManyRequestsError`."""
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        budget = Budget(0, current=2, desired=2)
+        client = await make(clock, "t9", ready=False, budget=budget, policy=policy)
+        racer = WrittenAfterTheCondition(client.service.store, "t9")
+        client.service.store = racer
+        got = await evict(client, "t9", eviction("t9", GRACE_0))
+        assert racer.landed
+        assert err_to_string(got) == STILL_PROCESSED
+        assert (got.code if got is not None else 0) == 429
+        assert await get_or_none(client, PODS, "default", "t9") is not None
+
+    asyncio.run(scenario())

@@ -71,6 +71,16 @@ from kjobs.controllers import select_controllers
     show_default=True,
     help="Namespace of the Leases (on a cluster where you may not write Leases in kube-system, one you may).",
 )
+@click.option(
+    "--terminated-pod-gc-threshold",
+    type=int,
+    default=12500,
+    show_default=True,
+    help=(
+        "Number of terminated pods that can exist before the terminated pod garbage collector starts deleting "
+        "terminated pods. If <= 0, the terminated pod garbage collector is disabled."
+    ),
+)
 @feature_gates_option
 def controller_command(
     kubeconfig: str | None,
@@ -82,6 +92,7 @@ def controller_command(
     leader_elect: bool,
     leader_elect_resource_namespace: str,
     features: FeatureGates,
+    terminated_pod_gc_threshold: int = 12500,
 ) -> None:
     """Run kjobs' controllers against a Kubernetes API server until interrupted."""
     from kjobs.client.kubeconfig import KubeconfigError, load
@@ -99,10 +110,12 @@ def controller_command(
         sys.exit(2)
     with contextlib.suppress(KeyboardInterrupt):
         from kjobs.cluster import ClusterSettings
+        from kjobs.controllers.podgc import PodGCSettings
 
         # the root CA publisher's bundle: the kubeconfig's CA, as kube-controller-manager's without --root-ca-file
         root_ca = (connection.ca_pem or b"").decode()
-        settings = ClusterSettings(pod_failure_backoff=backoff, features=features, root_ca=root_ca)
+        pod_gc = PodGCSettings(terminated_pod_threshold=max(terminated_pod_gc_threshold, 0))
+        settings = ClusterSettings(pod_failure_backoff=backoff, features=features, root_ca=root_ca, pod_gc=pod_gc)
         lost = asyncio.run(
             _run(
                 connection,

@@ -148,6 +148,16 @@ def _loopback(host: str) -> bool:
         "this number as the connection timeout, to spread out load."
     ),
 )
+@click.option(
+    "--terminated-pod-gc-threshold",
+    type=int,
+    default=12500,
+    show_default=True,
+    help=(
+        "Number of terminated pods that can exist before the terminated pod garbage collector starts deleting "
+        "terminated pods. If <= 0, the terminated pod garbage collector is disabled."
+    ),
+)
 @feature_gates_option
 def up(
     port: int,
@@ -165,6 +175,7 @@ def up(
     features: FeatureGates,
     repair: bool = False,
     min_request_timeout: int = 1800,
+    terminated_pod_gc_threshold: int = 12500,
 ) -> None:
     """Start kjobs: the Kubernetes API server, the controllers and a local node."""
     from kjobs.api.errors import ApiError
@@ -236,6 +247,7 @@ def up(
         controllers=names,
         features=features,
         min_request_timeout=min_request_timeout,
+        terminated_pod_gc_threshold=terminated_pod_gc_threshold,
     )
 
     def ready() -> None:
@@ -307,17 +319,21 @@ def _assemble(
     features: FeatureGates = DEFAULT,
     pki: Pki | None = None,
     min_request_timeout: float = 1800.0,
+    terminated_pod_gc_threshold: int = 12500,
 ) -> tuple[Any, Any]:
     """The app and the embedded cluster around its `ApiService`, with logs and metrics wired between them
     (`admission`: the `AdmissionSettings` from the kube-apiserver flags; Kubernetes' defaults when None;
     `controllers`: those to run, every one when None; `pki`: whose kubelet client certificate reads the logs of
     agents in other processes, over HTTPS; `min_request_timeout`: `--min-request-timeout`, the seconds after one
     to two times which a watch without `timeoutSeconds` ends; `cronjob_clock_rate`: the CronJob controller's
-    clock speed, `ClusterSettings.cronjob_clock_rate`)."""
+    clock speed, `ClusterSettings.cronjob_clock_rate`; `terminated_pod_gc_threshold`: kube-controller-manager's
+    `--terminated-pod-gc-threshold`, the terminated pods kept before the pod GC deletes the oldest, none deleted
+    when <= 0)."""
     from prometheus_client import REGISTRY
 
     from kjobs.cluster import ClusterSettings, LocalCluster, metric_registries
     from kjobs.controllers import CONTROLLER_NAMES
+    from kjobs.controllers.podgc import PodGCSettings
     from kjobs.job.metrics import JobMetrics
     from kjobs.node.logsource import AgentLogs, RemoteLogs
     from kjobs.server.app import create_app
@@ -338,6 +354,7 @@ def _assemble(
         features=features,
         leader_election=True,
         root_ca=pki.ca_pem.decode() if pki is not None else "",
+        pod_gc=PodGCSettings(terminated_pod_threshold=max(terminated_pod_gc_threshold, 0)),
     )
     if admission is not None:
         settings = replace(settings, admission=admission)

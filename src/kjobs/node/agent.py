@@ -54,7 +54,7 @@ from kjobs.node.eviction import (
 )
 from kjobs.node.handlers import NOT_RUN, not_run, not_run_message
 from kjobs.node.observations import NODE_SHUTDOWN, eviction
-from kjobs.node.podstatus import TERMINAL_PHASES
+from kjobs.node.podstatus import TERMINAL_PHASES, equal_by_kubelet
 from kjobs.node.recovery import lost_pod_status, ran_before
 from kjobs.node.runtime import ContainerRuntime, PodHandle, StatusCallback
 from kjobs.node.security import NOT_ENFORCED, unenforced, unenforced_message
@@ -799,7 +799,8 @@ class NodeAgent:
     async def _publish(self, pod: Obj, status: Obj, *, terminal: bool, announce: bool = True) -> None:
         """Write `status` to the pod's status subresource unless it is what was last written."""
         uid = _uid(pod)
-        if not status or status == self._written.get(uid):
+        last = self._written.get(uid)
+        if not status or status == last or (last is not None and equal_by_kubelet(last, status)):
             return
         api_status = pod.get("status") or {}
         if terminal is False and _phase(pod) in TERMINAL_PHASES and status.get("phase") not in TERMINAL_PHASES:

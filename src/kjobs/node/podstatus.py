@@ -10,6 +10,7 @@ Runtimes call it after every observation and publish the result when it changed.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
 
 from kjobs.api.timeutil import format_time
 from kjobs.api.types import Obj
@@ -23,6 +24,24 @@ TERMINAL_PHASES = (SUCCEEDED, FAILED)
 
 # Conditions the kubelet owns (kubetypes.PodConditionByKubelet); every other condition is preserved.
 KUBELET_CONDITIONS = ("PodScheduled", "Ready", "Initialized", "ContainersReady", "PodReadyToStartContainers")
+
+
+def equal_by_kubelet(old: Obj, new: Obj) -> bool:
+    """Whether two statuses the agent computed differ in nothing the kubelet owns: the conditions others own
+    (copied from the API's status, as `DisruptionTarget` the Eviction API adds) are left out and the kubelet's
+    own are compared by status, reason and message. A kubelet writes no status then, so another writer's
+    precondition on the pod is not broken by a write that only reorders conditions (pkg/kubelet/status/
+    status_manager.go `isPodStatusByKubeletEqual`, consulted by `updateStatusInternal`)."""
+
+    def owned(status: Obj) -> dict[str, tuple[Any, Any, Any]]:
+        conditions = [c for c in status.get("conditions") or [] if c.get("type") in KUBELET_CONDITIONS]
+        return {str(c.get("type")): (c.get("status"), c.get("reason"), c.get("message")) for c in conditions}
+
+    if owned(old) != owned(new):
+        return False
+    rest = ({k: v for k, v in status.items() if k != "conditions"} for status in (old, new))
+    return next(rest) == next(rest)
+
 
 CONTAINER_STATUS_UNKNOWN = "ContainerStatusUnknown"
 _UNKNOWN_MESSAGE = "The container could not be located when the pod was terminated"

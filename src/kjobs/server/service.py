@@ -1576,7 +1576,8 @@ class ApiService:
         """
         meta = pod.get("metadata") or {}
         name, namespace = str(meta.get("name", "")), str(meta.get("namespace", ""))
-        if pinned_by and options.precondition_rv is None:
+        pinned_here = bool(pinned_by) and options.precondition_rv is None
+        if pinned_here:
             options = dataclasses.replace(options, precondition_rv=meta.get("resourceVersion"))
 
         def check(latest: Obj) -> None:
@@ -1611,7 +1612,17 @@ class ApiService:
         marked = await self._guaranteed(pods, namespace, name, mark, check=check)
         if options.precondition_rv:  # we made the newest version ourselves
             options = dataclasses.replace(options, precondition_rv=marked["metadata"].get("resourceVersion"))
-        await self.delete(pods, namespace, name, options)
+        try:
+            await self.delete(pods, namespace, name, options)
+        except ApiError as exc:
+            # Written again between the condition and the delete (a node's status): for the resourceVersion the
+            # eviction pinned itself, the 429 to retry, as for a change before the condition (eviction.go's
+            # `Create`: a conflict of addConditionAndDeletePod becomes createTooManyRequestsError)
+            if pinned_by and pinned_here and exc.reason == "Conflict":
+                raise _budget_busy(
+                    pinned_by, f"The disruption budget {pinned_by} is still being processed by the server.", 10
+                ) from exc
+            raise
 
     def get_pod(self, namespace: str, name: str) -> Obj:
         """The pod a streaming subresource (pods/exec) acts on, or 404."""
