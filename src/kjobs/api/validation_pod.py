@@ -34,6 +34,7 @@ from kjobs.api.validation_access import (
     items_of,
     strings_of,
 )
+from kjobs.api.validation_affinity import validate_affinity, validate_topology_spread_constraints
 from kjobs.api.validation_formats import (
     inclusive_range_error,
     is_config_map_key,
@@ -1132,6 +1133,7 @@ def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool, feat
     ):
         if set(secret) - {"name"}:
             errs.append(FieldError(f"{path}.imagePullSecrets[{i}]", Invalid, "only name may be set", secret))
+    validate_affinity(spec, path, errs)
     _validate_dns_config(spec, dns_policy, f"{path}.dnsConfig", errs)
     gates_path = f"{path}.readinessGates"
     for i, gate in items_of(get_list(spec, "readinessGates", gates_path, errs), gates_path, errs):
@@ -1147,6 +1149,7 @@ def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool, feat
         if gate_name in seen_gates:
             errs.append(FieldError(f"{sched_path}[{i}]", Duplicate, "", gate_name))
         seen_gates.add(gate_name)
+    validate_topology_spread_constraints(spec, path, errs)
     _validate_name_field(spec, "serviceAccountName", path, errs)
     _validate_name_field(spec, "nodeName", path, errs)
     deadline = get_int(spec, "activeDeadlineSeconds", f"{path}.activeDeadlineSeconds", errs, bits=64)
