@@ -686,7 +686,8 @@ def test_job_with_bad_affinity_and_spread_is_refused_422() -> None:
 def test_pod_match_label_keys_are_validated_after_the_create_merge() -> None:
     """A Pod's matchLabelKeys key becomes an `In` requirement with the Pod's label value before validation
     (`mutatePodAffinity`), so a selector that already names that key is refused — only when the Pod has the
-    label — at upstream's path: the term indexed by the key's position."""
+    label — at upstream's path: the term indexed by the key's position; a selector on other keys is created
+    with the merged requirement."""
     term = {
         "labelSelector": _selector(_expr("app", "NotIn", "db")),
         "topologyKey": "kubernetes.io/hostname",
@@ -696,6 +697,9 @@ def test_pod_match_label_keys_are_validated_after_the_create_merge() -> None:
     labelled["metadata"]["labels"] = {"app": "web"}
     unlabelled = copy.deepcopy(labelled)
     unlabelled["metadata"] |= {"name": "unlabelled", "labels": {"tier": "web"}}
+    merged = copy.deepcopy(labelled)
+    merged["metadata"]["name"] = "merged"
+    merged["spec"]["affinity"]["podAffinity"][REQ][0]["labelSelector"] = _selector(_expr("tier", "NotIn", "db"))
 
     async def scenario(client: Any) -> None:
         with pytest.raises(ApiError) as refused:
@@ -709,5 +713,9 @@ def test_pod_match_label_keys_are_validated_after_the_create_merge() -> None:
         ]
         created = await client.create(PODS, "default", unlabelled)
         assert created["spec"]["affinity"]["podAffinity"][REQ][0]["labelSelector"] == term["labelSelector"]
+        created = await client.create(PODS, "default", merged)
+        assert created["spec"]["affinity"]["podAffinity"][REQ][0]["labelSelector"] == _selector(
+            _expr("tier", "NotIn", "db"), _expr("app", "In", "web")
+        )
 
     run(scenario)
