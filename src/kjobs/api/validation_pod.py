@@ -3,10 +3,11 @@
 Follows `pkg/apis/core/validation/validation.go` (`ValidatePodTemplateSpec`, `ValidatePodSpec`,
 `validateContainers`, `validateInitContainers`, `validateContainerCommon`, ports, env, volume mounts (with
 mount propagation and recursive read-only), resources, probes, tolerations, host aliases, restart/DNS policies,
-`ValidatePodCreate`) with Kubernetes' paths, error types, details and emission order; tests/api/
-test_upstream_pod_validation.py runs upstream's table rows through a Job (docs/upstream-pod-validation.md).
+affinity and topology spread (kjobs/api/validation_affinity.py), `ValidatePodCreate`) with Kubernetes' paths,
+error types, details and emission order; tests/api/test_upstream_pod_validation.py and
+test_upstream_pod_affinity_validation.py run upstream's table rows through a Job (docs/upstream-pod-validation.md).
 Deliberately not covered (accepted as written): volume source internals beyond the required fields and
-configMap/secret items and modes, volume devices, affinity, topology spread, container security contexts,
+configMap/secret items and modes, volume devices, container security contexts,
 pod security-context fields other than ids, shareProcessNamespace and fsGroupChangePolicy (sysctls,
 seccomp/AppArmor fields; their deprecated annotations are checked), resize policies, resource claims, pod OS
 rules. Map iteration (resources, labels, annotations) is in sorted key order, where Go's is random.
