@@ -38,6 +38,11 @@ DNS_LABEL = (
     "with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is "
     "'[a-z0-9]([-a-z0-9]*[a-z0-9])?')"
 )
+LABEL_VALUE = (
+    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or '.', and must start "
+    "and end with an alphanumeric character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation "
+    "is '(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+)
 REQ = "requiredDuringSchedulingIgnoredDuringExecution"
 PREF = "preferredDuringSchedulingIgnoredDuringExecution"
 NODE_REQ = f"affinity.nodeAffinity.{REQ}.nodeSelectorTerms"
@@ -434,6 +439,12 @@ _ANTI_PREF = f"affinity.podAntiAffinity.{PREF}[0].podAffinityTerm"
         ),
         *_topology_key_rows(),
         *_label_key_rows(),
+        pytest.param(
+            _required_nodes({"matchExpressions": [_expr("foo", "In", "-1")]}),
+            f'spec.{NODE_REQ}[0].matchExpressions[0].values[0]: Invalid value: "-1": {LABEL_VALUE}',
+            [f'{NODE_REQ}[0].matchExpressions[0].values[0]: Invalid value: "-1": {LABEL_VALUE}'],
+            id="invalid required node affinity, value of NodeSelectorRequirement should be a valid label value",
+        ),
     ],
 )
 def test_validate_pod_affinity_errors(affinity: Obj, expected: str, full: list[str]) -> None:
