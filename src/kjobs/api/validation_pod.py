@@ -60,6 +60,12 @@ from kjobs.api.validation_meta import (
     validate_nonnegative,
     validate_object_meta,
 )
+from kjobs.api.validation_security import (
+    validate_apparmor_profile,
+    validate_container_security_context,
+    validate_profile_annotations_match,
+    validate_seccomp_profile,
+)
 from kjobs.memo import Memo
 
 Invalid = ErrorType.FieldValueInvalid
@@ -802,7 +808,9 @@ def _validate_lifecycle(lifecycle: Obj, grace: int | None, path: str, errs: Erro
             _validate_handler(handler, _HANDLERS_LIFECYCLE, grace, f"{path}.{hook}", errs)
 
 
-def _validate_container_common(container: Obj, volumes: dict[str, bool], path: str, errs: Errors) -> None:
+def _validate_container_common(
+    container: Obj, volumes: dict[str, bool], path: str, errs: Errors, host_users: bool = True
+) -> None:
     name = get_str(container, "name", f"{path}.name", errs) or ""
     if not name:
         errs.append(FieldError(f"{path}.name", Required))
@@ -823,6 +831,7 @@ def _validate_container_common(container: Obj, volumes: dict[str, bool], path: s
     pull = get_str(container, "imagePullPolicy", f"{path}.imagePullPolicy", errs) or ""
     _enum(pull, f"{path}.imagePullPolicy", ("Always", "IfNotPresent", "Never"), errs)
     _validate_resources(get_obj(container, "resources", f"{path}.resources", errs), f"{path}.resources", errs)
+    validate_container_security_context(container, host_users, path, errs)
     for key in ("command", "args"):
         strings_of(get_list(container, key, f"{path}.{key}", errs), f"{path}.{key}", errs)
 
@@ -834,11 +843,12 @@ def _validate_containers(
     path: str,
     errs: Errors,
     features: FeatureGates,
+    host_users: bool = True,
 ) -> None:
     names: set[str] = set()
     for i, container in containers:
         item = f"{path}[{i}]"
-        _validate_container_common(container, volumes, item, errs)
+        _validate_container_common(container, volumes, item, errs, host_users)
         raw_name = container.get("name")
         name = raw_name if type(raw_name) is str else ""
         if name in names:
@@ -862,11 +872,12 @@ def _validate_init_containers(
     path: str,
     errs: Errors,
     features: FeatureGates,
+    host_users: bool = True,
 ) -> None:
     names = {c.get("name") for _, c in regular if type(c.get("name")) is str}
     for i, container in init:
         item = f"{path}[{i}]"
-        _validate_container_common(container, volumes, item, errs)
+        _validate_container_common(container, volumes, item, errs, host_users)
         validate_container_restart(container, item, init=True, features=features, errs=errs)
         restart_always = container.get("restartPolicy") == "Always"
         raw_name = container.get("name")
@@ -976,6 +987,8 @@ def _validate_security_context(spec: Obj, path: str, errs: Errors) -> None:
     change_policy = get_str(context, "fsGroupChangePolicy", f"{sc}.fsGroupChangePolicy", errs)
     if change_policy is not None and change_policy not in ("Always", "OnRootMismatch"):
         errs.append(not_supported(f"{sc}.fsGroupChangePolicy", change_policy, ("Always", "OnRootMismatch")))
+    validate_seccomp_profile(context, sc, errs)
+    validate_apparmor_profile(context, sc, errs)
 
 
 _IP_MSG = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
@@ -1099,14 +1112,15 @@ def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool, feat
     # unreachable through the API, and the conformance corpus validates raw manifests without it.
     grace = get_int(spec, "terminationGracePeriodSeconds", f"{path}.terminationGracePeriodSeconds", errs, bits=64)
     volumes = _validate_volumes(get_list(spec, "volumes", f"{path}.volumes", errs), f"{path}.volumes", errs)
+    host_users = spec.get("hostUsers") is not False  # hostUsers defaults to true
     containers = items_of(get_list(spec, "containers", f"{path}.containers", errs), f"{path}.containers", errs)
     if not spec.get("containers"):
         errs.append(FieldError(f"{path}.containers", Required))
     else:
-        _validate_containers(containers, volumes, grace, f"{path}.containers", errs, features)
+        _validate_containers(containers, volumes, grace, f"{path}.containers", errs, features, host_users)
     init_path = f"{path}.initContainers"
     init = items_of(get_list(spec, "initContainers", init_path, errs), init_path, errs)
-    _validate_init_containers(init, containers, volumes, grace, init_path, errs, features)
+    _validate_init_containers(init, containers, volumes, grace, init_path, errs, features, host_users)
     if get_bool(spec, "hostNetwork", f"{path}.hostNetwork", errs):
         for ci, container in containers:
             for pi, port in enumerate(container.get("ports") or []):
@@ -1315,4 +1329,5 @@ def validate_pod(
         errs.append(FieldError("spec.ephemeralContainers", Forbidden, "cannot be set on create"))
     if spec.get("nodeName") and spec.get("schedulingGates"):
         errs.append(FieldError("spec.nodeName", Forbidden, "cannot be set until all schedulingGates have been cleared"))
+    validate_profile_annotations_match(annotations, spec, errs)
     return errs
