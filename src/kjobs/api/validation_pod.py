@@ -3,14 +3,14 @@
 Follows `pkg/apis/core/validation/validation.go` (`ValidatePodTemplateSpec`, `ValidatePodSpec`,
 `validateContainers`, `validateInitContainers`, `validateContainerCommon`, ports, env, volume mounts (with
 mount propagation and recursive read-only), resources, probes, tolerations, host aliases, restart/DNS policies,
-affinity and topology spread (kjobs/api/validation_affinity.py), `ValidatePodCreate`) with Kubernetes' paths,
-error types, details and emission order; tests/api/test_upstream_pod_validation.py and
-test_upstream_pod_affinity_validation.py run upstream's table rows through a Job (docs/upstream-pod-validation.md).
+affinity and topology spread (kjobs/api/validation_affinity.py), seccomp/AppArmor profile fields and container
+ids/procMount (kjobs/api/validation_security.py), `ValidatePodCreate`) with Kubernetes' paths, error types,
+details and emission order; tests/api/test_upstream_pod_validation.py, test_upstream_pod_affinity_validation.py
+and test_upstream_pod_security_validation.py run upstream's table rows (docs/upstream-pod-validation.md).
 Deliberately not covered (accepted as written): volume source internals beyond the required fields and
-configMap/secret items and modes, volume devices, container security contexts,
-pod security-context fields other than ids, shareProcessNamespace and fsGroupChangePolicy (sysctls,
-seccomp/AppArmor fields; their deprecated annotations are checked), resize policies, resource claims, pod OS
-rules. Map iteration (resources, labels, annotations) is in sorted key order, where Go's is random.
+configMap/secret items and modes, volume devices, container capabilities, `privileged` and
+allowPrivilegeEscalation, pod sysctls, Windows options, resize policies, resource claims, pod OS rules. Map
+iteration (resources, labels, annotations) is in sorted key order, where Go's is random.
 """
 
 from __future__ import annotations
