@@ -231,3 +231,223 @@ def test_validate_pod_security_profile_annotations_match(row: Obj, expected: str
     assert expected in "; ".join(errs)
     assert errs == full
     assert _template_errors(**row) == []
+
+
+# --- TestValidateWindowsSecurityContext, pod OS ----------------------------------------------------------------
+
+
+def _os_template_errors(os_name: str, **spec: Any) -> list[str]:
+    job = api_job()
+    job["spec"]["template"]["spec"].update(spec, os={"name": os_name})
+    return [str(e).removeprefix("spec.template.") for e in validate_job(job)]
+
+
+def _ctr_sc(**fields: Any) -> Obj:
+    container = {"name": "ctr", "image": "image", "imagePullPolicy": "IfNotPresent", "terminationMessagePolicy": "File"}
+    return {"containers": [container | {"securityContext": fields}]}
+
+
+@pytest.mark.parametrize(
+    ("spec", "full"),
+    [
+        pytest.param(
+            _ctr_sc(seLinuxOptions={"role": "dummy"}),
+            ["spec.containers[0].securityContext.seLinuxOptions: Forbidden: cannot be set for a windows pod"],
+            id="pod with SELinux Options",
+        ),
+        pytest.param(
+            _ctr_sc(seccompProfile={"localhostProfile": "dummy"}),
+            # through ValidatePodSpec the profile's own errors come first (upstream's row calls validateWindows)
+            [
+                "spec.containers[0].securityContext.seccompProfile.type: Required value: type is required when "
+                "seccompProfile is set",
+                "spec.containers[0].securityContext.seccompProfile.localhostProfile: Invalid value: core.SeccompProfile"
+                '{Type:"", LocalhostProfile:(*string)(0x...)}: can only be set when seccomp type is Localhost',
+                "spec.containers[0].securityContext.seccompProfile: Forbidden: cannot be set for a windows pod",
+            ],
+            id="pod with SeccompProfile",
+        ),
+        pytest.param(
+            _ctr_sc(appArmorProfile={"type": "RuntimeDefault"}),
+            ["spec.containers[0].securityContext.appArmorProfile: Forbidden: cannot be set for a windows pod"],
+            id="pod with AppArmorProfile",
+        ),
+        pytest.param(_ctr_sc(windowsOptions={"runAsUserName": "dummy"}), [], id="pod with WindowsOptions, no error"),
+    ],
+)
+def test_validate_windows_security_context(spec: Obj, full: list[str]) -> None:
+    """TestValidateWindowsSecurityContext (`validateWindows`), met through a Job's template with `os: windows`;
+    upstream checks the first error's type and detail, kjobs the complete list."""
+    assert _os_template_errors("windows", **spec) == full
+
+
+def test_windows_pod_forbids_linux_only_pod_fields() -> None:
+    """`validateWindows` on the pod: the fields v1 keeps on the pod spec are named there (`spec.hostPID`,
+    `spec.shareProcessNamespace`), the others under `securityContext`; `hostNetwork` is allowed."""
+    assert _os_template_errors(
+        "windows",
+        hostPID=True,
+        hostNetwork=True,
+        shareProcessNamespace=False,
+        securityContext={"runAsUser": 1000, "sysctls": [{"name": "kernel.msgmax", "value": "1"}]},
+    ) == [
+        "spec.hostPID: Forbidden: cannot be set for a windows pod",
+        "spec.securityContext.sysctls: Forbidden: cannot be set for a windows pod",
+        "spec.shareProcessNamespace: Forbidden: cannot be set for a windows pod",
+        "spec.securityContext.runAsUser: Forbidden: cannot be set for a windows pod",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("os_name", "spec", "full"),
+    [
+        pytest.param("linux", {}, [], id="linux"),
+        pytest.param("windows", {}, [], id="windows"),
+        pytest.param("", {}, ["spec.os.name: Required value: cannot be empty"], id="empty name"),
+        pytest.param(
+            "plan9", {}, ['spec.os: Unsupported value: "plan9": supported values: "linux", "windows"'], id="unknown"
+        ),
+        pytest.param(
+            "linux",
+            {"securityContext": {"windowsOptions": {"runAsUserName": "x"}}} | _ctr_sc(windowsOptions={}),
+            [
+                "spec.securityContext.windowsOptions: Forbidden: windows options cannot be set for a linux pod",
+                "spec.containers[0].securityContext.windowsOptions: Forbidden: windows options cannot be set for a "
+                "linux pod",
+            ],
+            id="windows options on a linux pod",
+        ),
+    ],
+)
+def test_validate_pod_os(os_name: str, spec: Obj, full: list[str]) -> None:
+    """`validateOS` then `validateLinux` (validation.go; no upstream table of its own): the NotSupported error
+    names `spec.os`, not `spec.os.name`."""
+    assert _os_template_errors(os_name, **spec) == full
+
+
+# --- TestValidateHostUsers -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("spec", "full"),
+    [
+        pytest.param({}, [], id="empty"),
+        pytest.param({"securityContext": {}}, [], id="hostUsers unset"),
+        pytest.param({"hostUsers": False}, [], id="hostUsers=false"),
+        pytest.param({"hostUsers": True}, [], id="hostUsers=true"),
+        pytest.param(
+            {
+                "hostUsers": False,
+                "volumes": [
+                    {"name": "configmap", "configMap": {"name": "configmap"}},
+                    {"name": "secret", "secret": {"secretName": "secret"}},
+                    {"name": "downward-api", "downwardAPI": {}},
+                    {"name": "proj", "projected": {}},
+                    {"name": "empty-dir", "emptyDir": {}},
+                ],
+            },
+            [],
+            id="hostUsers=false & volumes",
+        ),
+        # upstream's hostPath has no path (its row calls validateHostUsers alone); a whole spec needs one
+        pytest.param(
+            {"hostUsers": False, "volumes": [{"name": "host-path", "hostPath": {"path": "/data"}}]},
+            [],
+            id="hostUsers=false - stateful volume",
+        ),
+        pytest.param(
+            {"hostUsers": True, "volumes": [{"name": "host-path", "hostPath": {"path": "/data"}}]},
+            [],
+            id="hostUsers=true - unsupported volume",
+        ),
+        pytest.param(
+            {"hostUsers": False, "hostNetwork": True},
+            ["spec.hostNetwork: Forbidden: when `pod.Spec.HostUsers` is false"],
+            id="hostUsers=false & HostNetwork",
+        ),
+        pytest.param(
+            {"hostUsers": False, "hostPID": True},
+            ["spec.HostPID: Forbidden: when `pod.Spec.HostUsers` is false"],
+            id="hostUsers=false & HostPID",
+        ),
+        pytest.param(
+            {"hostUsers": False, "hostIPC": True},
+            ["spec.HostIPC: Forbidden: when `pod.Spec.HostUsers` is false"],
+            id="hostUsers=false & HostIPC",
+        ),
+    ],
+)
+def test_validate_host_users(spec: Obj, full: list[str]) -> None:
+    """TestValidateHostUsers through a Job's template; upstream's paths kept (`HostPID`, `HostIPC`)."""
+    job = api_job()
+    job["spec"]["template"]["spec"].update(spec)
+    assert [str(e).removeprefix("spec.template.") for e in validate_job(job)] == full
+
+
+# --- sysctls ---------------------------------------------------------------------------------------------------
+
+_SYSCTL_REGEX = r"^([a-z0-9]([-_a-z0-9]*[a-z0-9])?[\./])*[a-z0-9]([-_a-z0-9]*[a-z0-9])?$"
+
+
+def test_syntactically_valid_sysctls() -> None:
+    """TestValidatePod "syntactically valid sysctls"."""
+    sysctls = [
+        {"name": "kernel.shmmni", "value": "32768"},
+        {"name": "kernel.shmmax", "value": "1000000000"},
+        {"name": "knet.ipv4.route.min_pmtu", "value": "1000"},
+    ]
+    assert _pod_errors(pod_sc={"sysctls": sysctls}) == []
+    assert _template_errors(pod_sc={"sysctls": sysctls}) == []
+
+
+@pytest.mark.parametrize(
+    ("spec", "full"),
+    [
+        pytest.param(
+            {"securityContext": {"sysctls": [{"name": ""}, {"name": "Kernel.SHM"}, {"name": "a" * 254}]}},
+            [
+                "spec.securityContext.sysctls[0].name: Required value",
+                f'spec.securityContext.sysctls[1].name: Invalid value: "Kernel.SHM": must have at most 253 '
+                f"characters and match regex {_SYSCTL_REGEX}",
+                f'spec.securityContext.sysctls[2].name: Invalid value: "{"a" * 254}": must have at most 253 '
+                f"characters and match regex {_SYSCTL_REGEX}",
+            ],
+            id="names required and well formed",
+        ),
+        pytest.param(
+            {"securityContext": {"sysctls": [{"name": "net/ipv4/ip_forward"}, {"name": "net/ipv4/ip_forward"}]}},
+            ['spec.securityContext.sysctls[1].name: Duplicate value: "net/ipv4/ip_forward"'],
+            id="duplicate names, slash separators allowed",
+        ),
+        pytest.param(
+            {
+                "hostNetwork": True,
+                "hostIPC": True,
+                "securityContext": {
+                    "sysctls": [
+                        {"name": "net.core.somaxconn"},
+                        {"name": "kernel/msgmax"},
+                        {"name": "fs.mqueue.msg_max"},
+                        {"name": "kernel.domainname"},
+                    ]
+                },
+            },
+            [
+                'spec.securityContext.sysctls[0].name: Invalid value: "net.core.somaxconn": may not be specified '
+                "when 'hostNetwork' is true",
+                'spec.securityContext.sysctls[1].name: Invalid value: "kernel/msgmax": may not be specified when '
+                "'hostIPC' is true",
+                'spec.securityContext.sysctls[2].name: Invalid value: "fs.mqueue.msg_max": may not be specified '
+                "when 'hostIPC' is true",
+            ],
+            id="namespaced sysctls with the host's namespaces",
+        ),
+    ],
+)
+def test_validate_sysctls(spec: Obj, full: list[str]) -> None:
+    """`validateSysctls` and `ValidateHostSysctl` (validation.go; the namespaces from
+    k8s.io/component-helpers/node/util/sysctl): cases written from the source, as TestValidateSysctls is not
+    in the stored test file's pages kjobs read."""
+    job = api_job()
+    job["spec"]["template"]["spec"].update(spec)
+    assert [str(e).removeprefix("spec.template.") for e in validate_job(job)] == full

@@ -63,8 +63,11 @@ from kjobs.api.validation_meta import (
 from kjobs.api.validation_security import (
     validate_apparmor_profile,
     validate_container_security_context,
+    validate_host_users,
+    validate_pod_os,
     validate_profile_annotations_match,
     validate_seccomp_profile,
+    validate_sysctls,
 )
 from kjobs.memo import Memo
 
@@ -984,6 +987,8 @@ def _validate_security_context(spec: Obj, path: str, errs: Errors) -> None:
         )
     if context is None:
         return
+    if context.get("sysctls"):
+        validate_sysctls(spec, context, f"{sc}.sysctls", errs)
     change_policy = get_str(context, "fsGroupChangePolicy", f"{sc}.fsGroupChangePolicy", errs)
     if change_policy is not None and change_policy not in ("Always", "OnRootMismatch"):
         errs.append(not_supported(f"{sc}.fsGroupChangePolicy", change_policy, ("Always", "OnRootMismatch")))
@@ -1165,6 +1170,7 @@ def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool, feat
             errs.append(FieldError(f"{sched_path}[{i}]", Duplicate, "", gate_name))
         seen_gates.add(gate_name)
     validate_topology_spread_constraints(spec, path, errs)
+    validate_host_users(spec, path, errs)
     _validate_name_field(spec, "serviceAccountName", path, errs)
     _validate_name_field(spec, "nodeName", path, errs)
     deadline = get_int(spec, "activeDeadlineSeconds", f"{path}.activeDeadlineSeconds", errs, bits=64)
@@ -1182,6 +1188,7 @@ def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool, feat
     preemption = get_str(spec, "preemptionPolicy", f"{path}.preemptionPolicy", errs)
     if preemption is not None:
         _enum(preemption, f"{path}.preemptionPolicy", ("PreemptLowerPriority", "Never"), errs)
+    validate_pod_os(spec, path, errs)
 
 
 _SECCOMP_POD = "seccomp.security.alpha.kubernetes.io/pod"

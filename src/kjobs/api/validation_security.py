@@ -1,19 +1,23 @@
-"""Seccomp and AppArmor profile fields of pod and container security contexts, and their agreement with the
-deprecated annotations on a Pod's create.
+"""Seccomp and AppArmor profile fields of pod and container security contexts, their agreement with the
+deprecated annotations on a Pod's create, sysctls, and the pod OS rules.
 
 Follows `pkg/apis/core/validation/validation.go` (v1.32): `validateSeccompProfileField`,
 `ValidateAppArmorProfileField`, the container `ValidateSecurityContext` (ids, procMount, the two profiles), and
 `ValidatePodCreate`'s `validateSeccompAnnotationsAndFields` / `validateAppArmorAnnotationsAndFieldsMatchOnCreate`,
-with their paths, types, details and order. Not ported: a container's `privileged` under
-`--allow-privileged=false` (kjobs has no such flag) and the two `allowPrivilegeEscalation: false` conflicts, whose
-bad value is the whole Go struct with its pointers' addresses.
+`validateSysctls` (`ValidateHostSysctl`), `validateHostUsers` and `validateOS` / `validateLinux` /
+`validateWindows`, with their paths, types, details and order. Not ported: a container's `privileged` under
+`--allow-privileged=false` (kjobs has no such flag), the two `allowPrivilegeEscalation: false` conflicts, whose
+bad value is the whole Go struct with its pointers' addresses, and Windows options (`windowsOptions` contents,
+host-process pods).
 """
 
 from __future__ import annotations
 
+import re
+
 from kjobs.api.errors import ErrorType, FieldError, not_supported, too_long
 from kjobs.api.types import Obj
-from kjobs.api.validation_access import Errors, get_int, get_obj, get_str
+from kjobs.api.validation_access import Errors, get_int, get_list, get_obj, get_str, items_of
 from kjobs.api.validation_formats import inclusive_range_error
 
 Invalid = ErrorType.FieldValueInvalid
@@ -26,6 +30,7 @@ MAX_LOCALHOST_PROFILE = 4095  # PATH_MAX - 1
 SECCOMP_POD = "seccomp.security.alpha.kubernetes.io/pod"
 SECCOMP_CONTAINER = "container.seccomp.security.alpha.kubernetes.io/"
 APPARMOR_CONTAINER = "container.apparmor.security.beta.kubernetes.io/"
+_PROFILE_PREFIXES = (SECCOMP_POD, SECCOMP_CONTAINER, APPARMOR_CONTAINER)
 # Go's strings.TrimSpace: Unicode white space.
 _GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" + (
     "\u2028\u2029\u202f\u205f\u3000"
@@ -197,8 +202,8 @@ def validate_profile_annotations_match(annotations: dict[str, str] | None, spec:
     """`ValidatePodCreate`'s last two checks: where a seccomp or AppArmor annotation and the field both say
     something for the pod or a container, they agree. AppArmor is skipped for Windows pods; a container without
     its own AppArmor field is held to the pod's."""
-    if not annotations:
-        return
+    if not annotations or not any(key.startswith(_PROFILE_PREFIXES) for key in annotations):
+        return  # a Job's pods carry none: they pay this scan only
     pod_seccomp = _profile(spec, "seccompProfile")
     if pod_seccomp is not None and SECCOMP_POD in annotations:
         _seccomp_mismatch(annotations[SECCOMP_POD], pod_seccomp, "spec.securityContext.seccompProfile", errs)
@@ -217,3 +222,168 @@ def validate_profile_annotations_match(annotations: dict[str, str] | None, spec:
         key = f"{APPARMOR_CONTAINER}{container.get('name')}"
         if profile is not None and key in annotations:
             _apparmor_mismatch(annotations[key], profile, f"{path}.securityContext.appArmorProfile", errs)
+
+
+# --- sysctls ---------------------------------------------------------------------------------------------------
+
+SYSCTL_MAX_LENGTH = 253
+_SYSCTL_SEGMENT = r"[a-z0-9]([-_a-z0-9]*[a-z0-9])?"
+_SYSCTL_PATTERN = rf"^({_SYSCTL_SEGMENT}[\./])*{_SYSCTL_SEGMENT}$"  # SysctlContainSlashFmt, anchored
+_SYSCTL_RE = re.compile(_SYSCTL_PATTERN)
+_SYSCTL_MSG = f"must have at most {SYSCTL_MAX_LENGTH} characters and match regex {_SYSCTL_PATTERN}"
+# k8s.io/component-helpers/node/util/sysctl (namespace.go): the sysctls a pod's IPC or network namespace holds.
+_IPC_SYSCTLS = frozenset(
+    {
+        "kernel.sem",
+        "kernel.shmall",
+        "kernel.shmmax",
+        "kernel.shmmni",
+        "kernel.shm_rmid_forced",
+        "kernel.shm",
+        "kernel.msgmax",
+        "kernel.msgmnb",
+        "kernel.msgmni",
+        "kernel.msg",
+    }
+)
+
+
+def _normalize_sysctl(name: str) -> str:
+    """`NormalizeName`: a name whose first separator is `/` has its `.` and `/` swapped."""
+    for ch in name:
+        if ch == ".":
+            return name
+        if ch == "/":
+            return name.translate(str.maketrans("./", "/."))
+    return name
+
+
+def sysctl_namespace(name: str) -> str:
+    """`GetNamespace`'s namespace: "IPC", "Net" or "" (unknown); a `*` ends the name (a prefix)."""
+    normalized = _normalize_sysctl(name).split("*", 1)[0]
+    if normalized in _IPC_SYSCTLS:
+        return "IPC"
+    if normalized.startswith("net."):
+        return "Net"
+    if normalized.startswith("fs.mqueue."):
+        return "IPC"
+    return ""
+
+
+def validate_sysctls(spec: Obj, context: Obj, path: str, errs: Errors) -> None:
+    """`validateSysctls` for `securityContext.sysctls` (`path` is the list's): names required, well formed and
+    unique; a network sysctl is refused with `hostNetwork`, an IPC one with `hostIPC` (`ValidateHostSysctl`; on
+    create `AllowNamespacedSysctlsForHostNetAndHostIPC` is off)."""
+    sysctls = items_of(get_list(context, "sysctls", path, errs), path, errs)
+    host_network = spec.get("hostNetwork") is True
+    host_ipc = spec.get("hostIPC") is True
+    names: set[str] = set()
+    for i, sysctl in sysctls:
+        name_path = f"{path}[{i}].name"
+        name = get_str(sysctl, "name", name_path, errs) or ""
+        if not name:
+            errs.append(FieldError(name_path, Required))
+        elif len(name) > SYSCTL_MAX_LENGTH or not _SYSCTL_RE.match(name):
+            errs.append(FieldError(name_path, Invalid, _SYSCTL_MSG, name))
+        elif name in names:
+            errs.append(FieldError(name_path, ErrorType.FieldValueDuplicate, "", name))
+        namespace = sysctl_namespace(name)
+        if host_network and namespace == "Net":
+            errs.append(FieldError(name_path, Invalid, "may not be specified when 'hostNetwork' is true", name))
+        elif host_ipc and namespace == "IPC":
+            errs.append(FieldError(name_path, Invalid, "may not be specified when 'hostIPC' is true", name))
+        names.add(name)
+
+
+# --- pod OS ----------------------------------------------------------------------------------------------------
+
+_WINDOWS_MSG = "cannot be set for a windows pod"
+_LINUX_MSG = "windows options cannot be set for a linux pod"
+# validateWindows: pod security-context fields (path child of securityContext) and, for the fields the internal
+# PodSecurityContext holds but v1 puts on the pod spec, their spec-level paths (`hostUsers`, `hostPID`, …).
+_WINDOWS_POD_FIELDS = (
+    ("securityContext", "appArmorProfile"),
+    ("securityContext", "seLinuxOptions"),
+    ("", "hostUsers"),
+    ("", "hostPID"),
+    ("", "hostIPC"),
+    ("securityContext", "seccompProfile"),
+    ("securityContext", "fsGroup"),
+    ("securityContext", "fsGroupChangePolicy"),
+    ("securityContext", "sysctls"),
+    ("", "shareProcessNamespace"),
+    ("securityContext", "runAsUser"),
+    ("securityContext", "runAsGroup"),
+    ("securityContext", "supplementalGroups"),
+    ("securityContext", "supplementalGroupsPolicy"),
+    ("securityContext", "seLinuxChangePolicy"),
+)
+_WINDOWS_CONTAINER_FIELDS = (
+    "appArmorProfile",
+    "seLinuxOptions",
+    "seccompProfile",
+    "capabilities",
+    "readOnlyRootFilesystem",
+    "privileged",
+    "allowPrivilegeEscalation",
+    "procMount",
+    "runAsUser",
+    "runAsGroup",
+)
+
+
+def _windows_pod_field_set(spec: Obj, context: Obj, holder: str, key: str) -> bool:
+    if holder:
+        value = context.get(key)
+        return bool(value) if key == "sysctls" else value is not None
+    value = spec.get(key)
+    return value is True if key in ("hostPID", "hostIPC") else value is not None
+
+
+def validate_pod_os(spec: Obj, path: str, errs: Errors) -> None:
+    """`validateOS`, then `validateLinux` or `validateWindows` (v1.32): `spec.os.name` is linux or windows (the
+    NotSupported error names `spec.os`, as upstream); a Linux pod may not carry Windows options, a Windows pod
+    none of the Linux-only security fields."""
+    os_path = f"{path}.os"
+    pod_os = get_obj(spec, "os", os_path, errs)
+    if pod_os is None:
+        return
+    name = get_str(pod_os, "name", f"{os_path}.name", errs) or ""
+    if not name:
+        errs.append(FieldError(f"{os_path}.name", Required, "cannot be empty"))
+        return
+    if name not in ("linux", "windows"):
+        errs.append(not_supported(os_path, name, ("linux", "windows")))
+        return
+    context = spec.get("securityContext")
+    context = context if type(context) is dict else {}
+    containers = [(c, f"{path}{p.removeprefix('spec')}") for c, p in _containers_with_paths(spec)]
+    if name == "linux":
+        if context.get("windowsOptions") is not None:
+            errs.append(FieldError(f"{path}.securityContext.windowsOptions", Forbidden, _LINUX_MSG))
+        for container, cpath in containers:
+            sc = container.get("securityContext")
+            if type(sc) is dict and sc.get("windowsOptions") is not None:
+                errs.append(FieldError(f"{cpath}.securityContext.windowsOptions", Forbidden, _LINUX_MSG))
+        return
+    for holder, key in _WINDOWS_POD_FIELDS:
+        if _windows_pod_field_set(spec, context, holder, key):
+            field_path = f"{path}.{holder}.{key}" if holder else f"{path}.{key}"
+            errs.append(FieldError(field_path, Forbidden, _WINDOWS_MSG))
+    for container, cpath in containers:
+        sc = container.get("securityContext")
+        if type(sc) is not dict:
+            continue
+        for key in _WINDOWS_CONTAINER_FIELDS:
+            if sc.get(key) is not None:
+                errs.append(FieldError(f"{cpath}.securityContext.{key}", Forbidden, _WINDOWS_MSG))
+
+
+def validate_host_users(spec: Obj, path: str, errs: Errors) -> None:
+    """`validateHostUsers`: a pod in its own user namespace (`hostUsers: false`) may not share the host's
+    network, PID or IPC namespace. Upstream's paths kept: `hostNetwork`, but `HostPID` and `HostIPC`."""
+    if spec.get("hostUsers") is not False:
+        return
+    for key, child in (("hostNetwork", "hostNetwork"), ("hostPID", "HostPID"), ("hostIPC", "HostIPC")):
+        if spec.get(key) is True:
+            errs.append(FieldError(f"{path}.{child}", Forbidden, "when `pod.Spec.HostUsers` is false"))
