@@ -3,13 +3,13 @@
 Follows `pkg/apis/core/validation/validation.go` (`ValidatePodTemplateSpec`, `ValidatePodSpec`,
 `validateContainers`, `validateInitContainers`, `validateContainerCommon`, ports, env, volume mounts (with
 mount propagation and recursive read-only), resources, probes, tolerations, host aliases, restart/DNS policies,
-affinity and topology spread (kjobs/api/validation_affinity.py), seccomp/AppArmor profile fields and container
-ids/procMount (kjobs/api/validation_security.py), `ValidatePodCreate`) with Kubernetes' paths, error types,
-details and emission order; tests/api/test_upstream_pod_validation.py, test_upstream_pod_affinity_validation.py
-and test_upstream_pod_security_validation.py run upstream's table rows (docs/upstream-pod-validation.md).
-Deliberately not covered (accepted as written): volume source internals beyond the required fields and
-configMap/secret items and modes, volume devices, container capabilities, `privileged` and
-allowPrivilegeEscalation, pod sysctls, Windows options, resize policies, resource claims, pod OS rules. Map
+affinity and topology spread (kjobs/api/validation_affinity.py), seccomp/AppArmor profile fields, container
+ids/procMount, sysctls, hostUsers and pod OS (kjobs/api/validation_security.py), `ValidatePodCreate`) with
+Kubernetes' paths, error types, details and emission order; tests/api/test_upstream_pod_validation.py,
+test_upstream_pod_affinity_validation.py and test_upstream_pod_security_validation.py run upstream's table rows
+(docs/upstream-pod-validation.md). Deliberately not covered (accepted as written): volume source internals
+beyond the required fields and configMap/secret items and modes, volume devices, container capabilities,
+`privileged` and allowPrivilegeEscalation, Windows options' contents, resize policies, resource claims. Map
 iteration (resources, labels, annotations) is in sorted key order, where Go's is random.
 """
 
