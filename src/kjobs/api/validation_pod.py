@@ -1217,13 +1217,14 @@ def _container_names(spec: Obj) -> set[str]:
     return names
 
 
-def _validate_pod_annotations(annotations: dict[str, str] | None, spec: Obj, path: str, errs: Errors) -> None:
+def _validate_pod_annotations(annotations: dict[str, str] | None, spec: Obj, path: str, errs: Errors) -> bool:
     """`ValidatePodSpecificAnnotations`: mirror pods need a node; the deletion cost must be an int32; the
     deprecated seccomp annotations name valid profiles (their errors use the key as a path child,
     `annotations.seccomp.security.alpha.kubernetes.io/pod`, as `ValidateSeccompPodAnnotations` does); the
-    deprecated AppArmor annotations name a container of the pod and a valid profile. Keys in sorted order."""
+    deprecated AppArmor annotations name a container of the pod and a valid profile. Keys in sorted order.
+    Whether there is any seccomp or AppArmor annotation (a Job's pods have none)."""
     if not annotations:
-        return
+        return False
     mirror = annotations.get("kubernetes.io/config.mirror")
     if mirror is not None and not spec.get("nodeName"):
         errs.append(
@@ -1246,6 +1247,7 @@ def _validate_pod_annotations(annotations: dict[str, str] | None, spec: Obj, pat
     security = [key for key in annotations if key.startswith(_SECURITY_PREFIXES)]
     if security:  # rare: a Job's pods carry none, so they pay only the scan above
         _validate_security_annotations(annotations, sorted(security), spec, path, errs)
+    return bool(security)
 
 
 def _validate_security_annotations(
@@ -1319,7 +1321,7 @@ def validate_pod(
     errs.extend(validate_object_meta(meta if meta is not None else {}, namespaced=True, stored=stored_meta))
     spec = get_obj(pod, "spec", "spec", errs) or {}
     annotations = get_str_map(meta, "annotations", "metadata.annotations", []) if type(meta) is dict else None
-    _validate_pod_annotations(annotations, spec, "metadata.annotations", errs)
+    has_profile_annotations = _validate_pod_annotations(annotations, spec, "metadata.annotations", errs)
     if spec_validated:
         return errs
     validate_pod_spec(spec, "spec", errs, is_pod=True, features=features)
@@ -1336,5 +1338,6 @@ def validate_pod(
         errs.append(FieldError("spec.ephemeralContainers", Forbidden, "cannot be set on create"))
     if spec.get("nodeName") and spec.get("schedulingGates"):
         errs.append(FieldError("spec.nodeName", Forbidden, "cannot be set until all schedulingGates have been cleared"))
-    validate_profile_annotations_match(annotations, spec, errs)
+    if has_profile_annotations:
+        validate_profile_annotations_match(annotations, spec, errs)
     return errs

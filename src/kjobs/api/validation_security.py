@@ -30,7 +30,6 @@ MAX_LOCALHOST_PROFILE = 4095  # PATH_MAX - 1
 SECCOMP_POD = "seccomp.security.alpha.kubernetes.io/pod"
 SECCOMP_CONTAINER = "container.seccomp.security.alpha.kubernetes.io/"
 APPARMOR_CONTAINER = "container.apparmor.security.beta.kubernetes.io/"
-_PROFILE_PREFIXES = (SECCOMP_POD, SECCOMP_CONTAINER, APPARMOR_CONTAINER)
 # Go's strings.TrimSpace: Unicode white space.
 _GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" + (
     "\u2028\u2029\u202f\u205f\u3000"
@@ -200,10 +199,10 @@ def _apparmor_mismatch(annotation: str, profile: Obj, path: str, errs: Errors) -
 
 def validate_profile_annotations_match(annotations: dict[str, str] | None, spec: Obj, errs: Errors) -> None:
     """`ValidatePodCreate`'s last two checks: where a seccomp or AppArmor annotation and the field both say
-    something for the pod or a container, they agree. AppArmor is skipped for Windows pods; a container without
-    its own AppArmor field is held to the pod's."""
-    if not annotations or not any(key.startswith(_PROFILE_PREFIXES) for key in annotations):
-        return  # a Job's pods carry none: they pay this scan only
+    something for the pod or a container, they agree (called only when the pod has such an annotation). AppArmor
+    is skipped for Windows pods; a container without its own AppArmor field is held to the pod's."""
+    if not annotations:
+        return
     pod_seccomp = _profile(spec, "seccompProfile")
     if pod_seccomp is not None and SECCOMP_POD in annotations:
         _seccomp_mismatch(annotations[SECCOMP_POD], pod_seccomp, "spec.securityContext.seccompProfile", errs)
