@@ -18,7 +18,10 @@ import pytest
 
 from kjobs.api.errors import ApiError, ErrorType, FieldError
 from kjobs.api.types import Obj
+from kjobs.api.validation import validate_job_for_update
+from kjobs.api.validation_cronjob import validate_cronjob, validate_cronjob_update
 from kjobs.client.resources import JOBS, PODS
+from tests.api.job_fixtures import api_job, stored_job
 from tests.api.test_upstream_pod_validation import _pod, _template_errors
 from tests.api.upstream_validation_support import Cause, causes, run
 
@@ -730,3 +733,40 @@ def test_pod_match_label_keys_are_validated_after_the_create_merge() -> None:
         )
 
     run(scenario)
+
+
+# --- objects stored before these rules -----------------------------------------------------------------------------
+
+
+def test_job_stored_with_a_now_invalid_template_stays_updatable() -> None:
+    """A Job stored before kjobs validated affinity (a SQLite store outlives an upgrade) can still have its labels,
+    finalizers or owner references changed — the garbage collector patches those — because a template pod spec
+    left as stored is not validated again; a changed one is."""
+    old = stored_job()
+    old["spec"]["template"]["spec"]["affinity"] = _hard("podAntiAffinity", labelSelector={})  # no topologyKey
+    relabelled = copy.deepcopy(old)
+    relabelled["metadata"]["labels"] = {"team": "a"}
+    assert validate_job_for_update(relabelled, old) == []
+    changed = copy.deepcopy(old)
+    changed["spec"]["template"]["spec"]["affinity"] = _hard("podAffinity", labelSelector={})
+    assert [e.field for e in validate_job_for_update(changed, old) if "affinity" in e.field] == [
+        f"spec.template.spec.affinity.podAffinity.{REQ}[0].topologyKey"
+    ] * 6  # ValidateJob and ValidateJobUpdate each report it (Required and two label-name errors), as upstream
+
+
+def test_cronjob_stored_with_a_now_invalid_job_template_stays_updatable() -> None:
+    cronjob: Obj = {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": "nightly", "namespace": "default", "resourceVersion": "1"},
+        "spec": {
+            "schedule": "0 3 * * *",
+            "concurrencyPolicy": "Allow",
+            "jobTemplate": {"spec": {"template": {"spec": api_job()["spec"]["template"]["spec"]}}},
+        },
+    }
+    cronjob["spec"]["jobTemplate"]["spec"]["template"]["spec"]["topologySpreadConstraints"] = [{"maxSkew": 0}]
+    relabelled = copy.deepcopy(cronjob)
+    relabelled["metadata"]["labels"] = {"team": "a"}
+    assert validate_cronjob_update(relabelled, cronjob) == []
+    assert validate_cronjob(cronjob) != []

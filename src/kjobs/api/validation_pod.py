@@ -1280,8 +1280,14 @@ def validate_pod_template_spec(
     *,
     features: FeatureGates = DEFAULT,
     allow_indivisible_hugepages: bool = False,
+    spec_validated: bool = False,
 ) -> None:
-    """Kubernetes' `ValidatePodTemplateSpec` (labels and annotations at `<path>.labels`, then the pod spec)."""
+    """Kubernetes' `ValidatePodTemplateSpec` (labels and annotations at `<path>.labels`, then the pod spec).
+
+    `spec_validated`: an update leaves the stored template's pod spec as it was, so it is not walked again. That
+    spec passed when it was stored; this keeps an object stored before a rule was ported updatable (labels,
+    finalizers, owner references: the garbage collector patches those), where kube-apiserver has such a rule
+    from the start or ratchets it (`GetValidationOptionsFromPodTemplate`)."""
     template = template or {}
     meta = get_obj(template, "metadata", f"{path}.metadata", errs) or {}
     validate_labels(get_str_map(meta, "labels", f"{path}.metadata.labels", errs), f"{path}.labels", errs)
@@ -1289,9 +1295,10 @@ def validate_pod_template_spec(
     validate_annotations(annotations, f"{path}.annotations", errs)
     spec = get_obj(template, "spec", f"{path}.spec", errs) or {}
     _validate_pod_annotations(annotations, spec, f"{path}.annotations", errs)
-    validate_pod_spec(spec, f"{path}.spec", errs, features=features)
-    if not allow_indivisible_hugepages:
-        validate_hugepages_values(spec, f"{path}.spec", errs)
+    if not spec_validated:
+        validate_pod_spec(spec, f"{path}.spec", errs, features=features)
+        if not allow_indivisible_hugepages:
+            validate_hugepages_values(spec, f"{path}.spec", errs)
     if spec.get("ephemeralContainers"):
         errs.append(
             FieldError(
