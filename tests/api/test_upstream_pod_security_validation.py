@@ -9,12 +9,13 @@ text) and against the complete errors kube-apiserver renders (docs/upstream-pod-
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import pytest
 
 from kjobs.api.types import Obj
-from kjobs.api.validation import validate_job, validate_pod
+from kjobs.api.validation import validate_job, validate_pod, validate_pod_update
 from tests.api.job_fixtures import api_job
 
 SUPPORTED = 'supported values: "Localhost", "RuntimeDefault", "Unconfined"'
@@ -451,3 +452,13 @@ def test_validate_sysctls(spec: Obj, full: list[str]) -> None:
     job = api_job()
     job["spec"]["template"]["spec"].update(spec)
     assert [str(e).removeprefix("spec.template.") for e in validate_job(job)] == full
+
+
+def test_profile_annotations_are_compared_on_create_only() -> None:
+    """`validateAppArmorAnnotationsAndFieldsMatchOnCreate` runs in `ValidatePodCreate`, not `ValidatePodUpdate`:
+    an image update of a pod whose annotation and field disagree is not refused for it."""
+    old = _make_pod(annotations={APPARMOR_CTR: "runtime/default"}, ctr_sc=_apparmor("Unconfined"))
+    old["metadata"] |= {"resourceVersion": "1", "uid": "u1", "creationTimestamp": "2026-01-01T00:00:00Z"}
+    new = copy.deepcopy(old)
+    new["spec"]["containers"][0]["image"] = "image:v2"
+    assert [str(e) for e in validate_pod_update(new, old)] == []

@@ -1345,6 +1345,6 @@ def validate_pod(
         errs.append(FieldError("spec.ephemeralContainers", Forbidden, "cannot be set on create"))
     if spec.get("nodeName") and spec.get("schedulingGates"):
         errs.append(FieldError("spec.nodeName", Forbidden, "cannot be set until all schedulingGates have been cleared"))
-    if has_profile_annotations:
+    if has_profile_annotations and stored_meta is None:  # ValidatePodCreate's; ValidatePodUpdate does not compare
         validate_profile_annotations_match(annotations, spec, errs)
     return errs
