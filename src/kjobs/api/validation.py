@@ -437,10 +437,17 @@ def _validate_success_policy(policy: Obj, completions: int | None, path: str, er
 
 
 def validate_job_spec_fields(
-    spec: Obj, path: str, errs: Errors, features: FeatureGates, *, allow_indivisible_hugepages: bool = False
+    spec: Obj,
+    path: str,
+    errs: Errors,
+    features: FeatureGates,
+    *,
+    allow_indivisible_hugepages: bool = False,
+    template_spec_validated: bool = False,
 ) -> None:
     """Kubernetes' `validateJobSpec` (everything but the selector); `allow_indivisible_hugepages`: the stored
-    template has such an amount (`GetValidationOptionsFromPodTemplate`)."""
+    template has such an amount (`GetValidationOptionsFromPodTemplate`); `template_spec_validated`: an update
+    keeps the stored template's pod spec (see `validate_pod_template_spec`)."""
     parallelism = get_int(spec, "parallelism", f"{path}.parallelism", errs)
     completions = get_int(spec, "completions", f"{path}.completions", errs)
     deadline = get_int(spec, "activeDeadlineSeconds", f"{path}.activeDeadlineSeconds", errs, bits=64)
@@ -564,6 +571,7 @@ def validate_job_spec_fields(
         template_errs,
         features=features,
         allow_indivisible_hugepages=allow_indivisible_hugepages,
+        spec_validated=template_spec_validated,
     )
     errs.extend(template_errs)
     template_spec = template.get("spec") if template else None
@@ -610,9 +618,17 @@ def _validate_job_spec(
     *,
     allow_invalid_label_value: bool = False,
     allow_indivisible_hugepages: bool = False,
+    template_spec_validated: bool = False,
 ) -> None:
     """Kubernetes' `ValidateJobSpec`: the fields, the selector, and selector-matches-template."""
-    validate_job_spec_fields(spec, path, errs, features, allow_indivisible_hugepages=allow_indivisible_hugepages)
+    validate_job_spec_fields(
+        spec,
+        path,
+        errs,
+        features,
+        allow_indivisible_hugepages=allow_indivisible_hugepages,
+        template_spec_validated=template_spec_validated,
+    )
     if spec.get("selector") is None:
         errs.append(FieldError(f"{path}.selector", Required))
         selector = None
@@ -672,10 +688,11 @@ def validate_job(
     require_prefixed_labels: bool = True,
     features: FeatureGates = DEFAULT,
     allow_invalid_label_value: bool = False,
+    template_spec_validated: bool = False,
 ) -> list[FieldError]:
     """Kubernetes' `ValidateJob` for a create (run after defaulting and `prepare_job_for_create`); `features`:
-    the cluster's gates (`kjobs.api.features`), which decide the gated fields' rules; `allow_invalid_label_value`:
-    see `validate_job_for_update`."""
+    the cluster's gates (`kjobs.api.features`), which decide the gated fields' rules; `allow_invalid_label_value`
+    and `template_spec_validated`: see `validate_job_for_update`."""
     if type(job) is not dict:
         return [type_error("", job, "object")]
     errs: Errors = []
@@ -684,7 +701,14 @@ def validate_job(
     meta = meta if type(meta) is dict else {}
     spec = get_obj(job, "spec", "spec", errs) or {}
     _validate_generated_selector(meta, spec, require_prefixed_labels, errs)
-    _validate_job_spec(spec, "spec", errs, features, allow_invalid_label_value=allow_invalid_label_value)
+    _validate_job_spec(
+        spec,
+        "spec",
+        errs,
+        features,
+        allow_invalid_label_value=allow_invalid_label_value,
+        template_spec_validated=template_spec_validated,
+    )
     completions = spec.get("completions")
     if spec.get("completionMode") == "Indexed" and type(completions) is int and completions > 0:
         name = meta.get("name") if type(meta.get("name")) is str else ""
@@ -812,6 +836,7 @@ def validate_job_update(
         features,
         allow_invalid_label_value=allow_invalid,
         allow_indivisible_hugepages=uses_indivisible_hugepages(old_template.get("spec")),
+        template_spec_validated=job_pod_spec(job) == job_pod_spec(old),
     )
     _validate_completions_update(spec, old_spec, allow_elastic_indexed_jobs, errs)
     selector = spec.get("selector")
@@ -842,7 +867,8 @@ def validate_job_for_update(job: Obj, old: Obj, *, features: FeatureGates = DEFA
     Prefixed selector labels are required only if the old template already had both of them; a gated field
     the old Job already uses stays valid with its gate off (`features_for_update`); selector values that are no
     label values are let through when the old selector already had one (strategy.go validationOptionsForJob,
-    `AllowInvalidLabelValueInSelector`).
+    `AllowInvalidLabelValueInSelector`); a template pod spec left as stored is not validated again (see
+    `validate_pod_template_spec`).
     """
     features = features_for_update(features, job_pod_spec(old), job_spec(old))
     old_spec = _dict_or_empty(_dict_or_empty(old).get("spec"))
@@ -850,7 +876,11 @@ def validate_job_for_update(job: Obj, old: Obj, *, features: FeatureGates = DEFA
     require_prefixed = names.JOB_NAME_LABEL in old_labels and names.CONTROLLER_UID_LABEL in old_labels
     allow_invalid = selector_has_invalid_label_value(old_spec.get("selector"))
     return validate_job(
-        job, require_prefixed_labels=require_prefixed, features=features, allow_invalid_label_value=allow_invalid
+        job,
+        require_prefixed_labels=require_prefixed,
+        features=features,
+        allow_invalid_label_value=allow_invalid,
+        template_spec_validated=job_pod_spec(job) == job_pod_spec(old),
     ) + validate_job_update(job, old, features=features)
 
 

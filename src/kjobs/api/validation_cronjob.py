@@ -73,17 +73,28 @@ def _validate_time_zone(time_zone: str | None, path: str, errs: Errors) -> None:
         errs.append(FieldError(path, Invalid, str(exc), time_zone))
 
 
-def _validate_job_template(template: Obj | None, path: str, errs: Errors, features: FeatureGates) -> None:
-    """`ValidateJobTemplateSpec`: a Job spec without a selector (the controller generates one per Job)."""
+def _validate_job_template(
+    template: Obj | None, path: str, errs: Errors, features: FeatureGates, *, pod_spec_validated: bool = False
+) -> None:
+    """`ValidateJobTemplateSpec`: a Job spec without a selector (the controller generates one per Job);
+    `pod_spec_validated`: an update keeps the stored pod spec (see `validate_pod_template_spec`)."""
     spec = get_obj(template, "spec", f"{path}.spec", errs) if template is not None else None
     spec = spec or {}
-    validate_job_spec_fields(spec, f"{path}.spec", errs, features)
+    validate_job_spec_fields(spec, f"{path}.spec", errs, features, template_spec_validated=pod_spec_validated)
     selector = spec.get("selector")
     if selector is not None:
         shown = Raw(label_selector_json(selector))
         errs.append(FieldError(f"{path}.spec.selector", Invalid, "`selector` will be auto-generated", shown))
     if spec.get("manualSelector") is True:
         errs.append(not_supported(f"{path}.spec.manualSelector", True, ("nil", "false")))
+
+
+def _job_template_pod_spec(spec: Obj) -> Any:
+    """`spec.jobTemplate.spec.template.spec`, or None where any level is missing or not an object."""
+    value: Any = spec
+    for key in ("jobTemplate", "spec", "template", "spec"):
+        value = value.get(key) if type(value) is dict else None
+    return value
 
 
 def _validate_spec(spec: Obj, old_spec: Obj | None, errs: Errors, features: FeatureGates) -> None:
@@ -108,7 +119,8 @@ def _validate_spec(spec: Obj, old_spec: Obj | None, errs: Errors, features: Feat
         elif policy not in CONCURRENCY_POLICIES:
             errs.append(not_supported("spec.concurrencyPolicy", policy, CONCURRENCY_POLICIES))
     template = get_obj(spec, "jobTemplate", "spec.jobTemplate", errs)
-    _validate_job_template(template or {}, "spec.jobTemplate", errs, features)
+    unchanged = old_spec is not None and _job_template_pod_spec(spec) == _job_template_pod_spec(old_spec)
+    _validate_job_template(template or {}, "spec.jobTemplate", errs, features, pod_spec_validated=unchanged)
     for key in ("successfulJobsHistoryLimit", "failedJobsHistoryLimit"):
         validate_nonnegative(get_int(spec, key, f"spec.{key}", errs), f"spec.{key}", errs)
 

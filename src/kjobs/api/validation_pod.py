@@ -3,13 +3,14 @@
 Follows `pkg/apis/core/validation/validation.go` (`ValidatePodTemplateSpec`, `ValidatePodSpec`,
 `validateContainers`, `validateInitContainers`, `validateContainerCommon`, ports, env, volume mounts (with
 mount propagation and recursive read-only), resources, probes, tolerations, host aliases, restart/DNS policies,
-`ValidatePodCreate`) with Kubernetes' paths, error types, details and emission order; tests/api/
-test_upstream_pod_validation.py runs upstream's table rows through a Job (docs/upstream-pod-validation.md).
-Deliberately not covered (accepted as written): volume source internals beyond the required fields and
-configMap/secret items and modes, volume devices, affinity, topology spread, container security contexts,
-pod security-context fields other than ids, shareProcessNamespace and fsGroupChangePolicy (sysctls,
-seccomp/AppArmor fields; their deprecated annotations are checked), resize policies, resource claims, pod OS
-rules. Map iteration (resources, labels, annotations) is in sorted key order, where Go's is random.
+affinity and topology spread (kjobs/api/validation_affinity.py), seccomp/AppArmor profile fields, container
+ids/procMount, sysctls, hostUsers and pod OS (kjobs/api/validation_security.py), `ValidatePodCreate`) with
+Kubernetes' paths, error types, details and emission order; tests/api/test_upstream_pod_validation.py,
+test_upstream_pod_affinity_validation.py and test_upstream_pod_security_validation.py run upstream's table rows
+(docs/upstream-pod-validation.md). Deliberately not covered (accepted as written): volume source internals
+beyond the required fields and configMap/secret items and modes, volume devices, container capabilities,
+`privileged` and allowPrivilegeEscalation, Windows options' contents, resize policies, resource claims. Map
+iteration (resources, labels, annotations) is in sorted key order, where Go's is random.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from kjobs.api.validation_access import (
     items_of,
     strings_of,
 )
+from kjobs.api.validation_affinity import validate_affinity, validate_topology_spread_constraints
 from kjobs.api.validation_formats import (
     inclusive_range_error,
     is_config_map_key,
@@ -57,6 +59,15 @@ from kjobs.api.validation_meta import (
     validate_labels,
     validate_nonnegative,
     validate_object_meta,
+)
+from kjobs.api.validation_security import (
+    validate_apparmor_profile,
+    validate_container_security_context,
+    validate_host_users,
+    validate_pod_os,
+    validate_profile_annotations_match,
+    validate_seccomp_profile,
+    validate_sysctls,
 )
 from kjobs.memo import Memo
 
@@ -800,7 +811,9 @@ def _validate_lifecycle(lifecycle: Obj, grace: int | None, path: str, errs: Erro
             _validate_handler(handler, _HANDLERS_LIFECYCLE, grace, f"{path}.{hook}", errs)
 
 
-def _validate_container_common(container: Obj, volumes: dict[str, bool], path: str, errs: Errors) -> None:
+def _validate_container_common(
+    container: Obj, volumes: dict[str, bool], path: str, errs: Errors, host_users: bool = True
+) -> None:
     name = get_str(container, "name", f"{path}.name", errs) or ""
     if not name:
         errs.append(FieldError(f"{path}.name", Required))
@@ -821,6 +834,7 @@ def _validate_container_common(container: Obj, volumes: dict[str, bool], path: s
     pull = get_str(container, "imagePullPolicy", f"{path}.imagePullPolicy", errs) or ""
     _enum(pull, f"{path}.imagePullPolicy", ("Always", "IfNotPresent", "Never"), errs)
     _validate_resources(get_obj(container, "resources", f"{path}.resources", errs), f"{path}.resources", errs)
+    validate_container_security_context(container, host_users, path, errs)
     for key in ("command", "args"):
         strings_of(get_list(container, key, f"{path}.{key}", errs), f"{path}.{key}", errs)
 
@@ -832,11 +846,12 @@ def _validate_containers(
     path: str,
     errs: Errors,
     features: FeatureGates,
+    host_users: bool = True,
 ) -> None:
     names: set[str] = set()
     for i, container in containers:
         item = f"{path}[{i}]"
-        _validate_container_common(container, volumes, item, errs)
+        _validate_container_common(container, volumes, item, errs, host_users)
         raw_name = container.get("name")
         name = raw_name if type(raw_name) is str else ""
         if name in names:
@@ -860,11 +875,12 @@ def _validate_init_containers(
     path: str,
     errs: Errors,
     features: FeatureGates,
+    host_users: bool = True,
 ) -> None:
     names = {c.get("name") for _, c in regular if type(c.get("name")) is str}
     for i, container in init:
         item = f"{path}[{i}]"
-        _validate_container_common(container, volumes, item, errs)
+        _validate_container_common(container, volumes, item, errs, host_users)
         validate_container_restart(container, item, init=True, features=features, errs=errs)
         restart_always = container.get("restartPolicy") == "Always"
         raw_name = container.get("name")
@@ -971,9 +987,13 @@ def _validate_security_context(spec: Obj, path: str, errs: Errors) -> None:
         )
     if context is None:
         return
+    if context.get("sysctls"):
+        validate_sysctls(spec, context, f"{sc}.sysctls", errs)
     change_policy = get_str(context, "fsGroupChangePolicy", f"{sc}.fsGroupChangePolicy", errs)
     if change_policy is not None and change_policy not in ("Always", "OnRootMismatch"):
         errs.append(not_supported(f"{sc}.fsGroupChangePolicy", change_policy, ("Always", "OnRootMismatch")))
+    validate_seccomp_profile(context, sc, errs)
+    validate_apparmor_profile(context, sc, errs)
 
 
 _IP_MSG = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
@@ -1097,14 +1117,15 @@ def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool, feat
     # unreachable through the API, and the conformance corpus validates raw manifests without it.
     grace = get_int(spec, "terminationGracePeriodSeconds", f"{path}.terminationGracePeriodSeconds", errs, bits=64)
     volumes = _validate_volumes(get_list(spec, "volumes", f"{path}.volumes", errs), f"{path}.volumes", errs)
+    host_users = spec.get("hostUsers") is not False  # hostUsers defaults to true
     containers = items_of(get_list(spec, "containers", f"{path}.containers", errs), f"{path}.containers", errs)
     if not spec.get("containers"):
         errs.append(FieldError(f"{path}.containers", Required))
     else:
-        _validate_containers(containers, volumes, grace, f"{path}.containers", errs, features)
+        _validate_containers(containers, volumes, grace, f"{path}.containers", errs, features, host_users)
     init_path = f"{path}.initContainers"
     init = items_of(get_list(spec, "initContainers", init_path, errs), init_path, errs)
-    _validate_init_containers(init, containers, volumes, grace, init_path, errs, features)
+    _validate_init_containers(init, containers, volumes, grace, init_path, errs, features, host_users)
     if get_bool(spec, "hostNetwork", f"{path}.hostNetwork", errs):
         for ci, container in containers:
             for pi, port in enumerate(container.get("ports") or []):
@@ -1132,6 +1153,7 @@ def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool, feat
     ):
         if set(secret) - {"name"}:
             errs.append(FieldError(f"{path}.imagePullSecrets[{i}]", Invalid, "only name may be set", secret))
+    validate_affinity(spec, path, errs)
     _validate_dns_config(spec, dns_policy, f"{path}.dnsConfig", errs)
     gates_path = f"{path}.readinessGates"
     for i, gate in items_of(get_list(spec, "readinessGates", gates_path, errs), gates_path, errs):
@@ -1147,6 +1169,8 @@ def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool, feat
         if gate_name in seen_gates:
             errs.append(FieldError(f"{sched_path}[{i}]", Duplicate, "", gate_name))
         seen_gates.add(gate_name)
+    validate_topology_spread_constraints(spec, path, errs)
+    validate_host_users(spec, path, errs)
     _validate_name_field(spec, "serviceAccountName", path, errs)
     _validate_name_field(spec, "nodeName", path, errs)
     deadline = get_int(spec, "activeDeadlineSeconds", f"{path}.activeDeadlineSeconds", errs, bits=64)
@@ -1164,6 +1188,7 @@ def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool, feat
     preemption = get_str(spec, "preemptionPolicy", f"{path}.preemptionPolicy", errs)
     if preemption is not None:
         _enum(preemption, f"{path}.preemptionPolicy", ("PreemptLowerPriority", "Never"), errs)
+    validate_pod_os(spec, path, errs)
 
 
 _SECCOMP_POD = "seccomp.security.alpha.kubernetes.io/pod"
@@ -1192,13 +1217,14 @@ def _container_names(spec: Obj) -> set[str]:
     return names
 
 
-def _validate_pod_annotations(annotations: dict[str, str] | None, spec: Obj, path: str, errs: Errors) -> None:
+def _validate_pod_annotations(annotations: dict[str, str] | None, spec: Obj, path: str, errs: Errors) -> bool:
     """`ValidatePodSpecificAnnotations`: mirror pods need a node; the deletion cost must be an int32; the
     deprecated seccomp annotations name valid profiles (their errors use the key as a path child,
     `annotations.seccomp.security.alpha.kubernetes.io/pod`, as `ValidateSeccompPodAnnotations` does); the
-    deprecated AppArmor annotations name a container of the pod and a valid profile. Keys in sorted order."""
+    deprecated AppArmor annotations name a container of the pod and a valid profile. Keys in sorted order.
+    Whether there is any seccomp or AppArmor annotation (a Job's pods have none)."""
     if not annotations:
-        return
+        return False
     mirror = annotations.get("kubernetes.io/config.mirror")
     if mirror is not None and not spec.get("nodeName"):
         errs.append(
@@ -1221,6 +1247,7 @@ def _validate_pod_annotations(annotations: dict[str, str] | None, spec: Obj, pat
     security = [key for key in annotations if key.startswith(_SECURITY_PREFIXES)]
     if security:  # rare: a Job's pods carry none, so they pay only the scan above
         _validate_security_annotations(annotations, sorted(security), spec, path, errs)
+    return bool(security)
 
 
 def _validate_security_annotations(
@@ -1253,8 +1280,14 @@ def validate_pod_template_spec(
     *,
     features: FeatureGates = DEFAULT,
     allow_indivisible_hugepages: bool = False,
+    spec_validated: bool = False,
 ) -> None:
-    """Kubernetes' `ValidatePodTemplateSpec` (labels and annotations at `<path>.labels`, then the pod spec)."""
+    """Kubernetes' `ValidatePodTemplateSpec` (labels and annotations at `<path>.labels`, then the pod spec).
+
+    `spec_validated`: an update leaves the stored template's pod spec as it was, so it is not walked again. That
+    spec passed when it was stored; this keeps an object stored before a rule was ported updatable (labels,
+    finalizers, owner references: the garbage collector patches those), where kube-apiserver has such a rule
+    from the start or ratchets it (`GetValidationOptionsFromPodTemplate`)."""
     template = template or {}
     meta = get_obj(template, "metadata", f"{path}.metadata", errs) or {}
     validate_labels(get_str_map(meta, "labels", f"{path}.metadata.labels", errs), f"{path}.labels", errs)
@@ -1262,9 +1295,10 @@ def validate_pod_template_spec(
     validate_annotations(annotations, f"{path}.annotations", errs)
     spec = get_obj(template, "spec", f"{path}.spec", errs) or {}
     _validate_pod_annotations(annotations, spec, f"{path}.annotations", errs)
-    validate_pod_spec(spec, f"{path}.spec", errs, features=features)
-    if not allow_indivisible_hugepages:
-        validate_hugepages_values(spec, f"{path}.spec", errs)
+    if not spec_validated:
+        validate_pod_spec(spec, f"{path}.spec", errs, features=features)
+        if not allow_indivisible_hugepages:
+            validate_hugepages_values(spec, f"{path}.spec", errs)
     if spec.get("ephemeralContainers"):
         errs.append(
             FieldError(
@@ -1294,7 +1328,7 @@ def validate_pod(
     errs.extend(validate_object_meta(meta if meta is not None else {}, namespaced=True, stored=stored_meta))
     spec = get_obj(pod, "spec", "spec", errs) or {}
     annotations = get_str_map(meta, "annotations", "metadata.annotations", []) if type(meta) is dict else None
-    _validate_pod_annotations(annotations, spec, "metadata.annotations", errs)
+    has_profile_annotations = _validate_pod_annotations(annotations, spec, "metadata.annotations", errs)
     if spec_validated:
         return errs
     validate_pod_spec(spec, "spec", errs, is_pod=True, features=features)
@@ -1311,4 +1345,6 @@ def validate_pod(
         errs.append(FieldError("spec.ephemeralContainers", Forbidden, "cannot be set on create"))
     if spec.get("nodeName") and spec.get("schedulingGates"):
         errs.append(FieldError("spec.nodeName", Forbidden, "cannot be set until all schedulingGates have been cleared"))
+    if has_profile_annotations and stored_meta is None:  # ValidatePodCreate's; ValidatePodUpdate does not compare
+        validate_profile_annotations_match(annotations, spec, errs)
     return errs

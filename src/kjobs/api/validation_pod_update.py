@@ -22,6 +22,7 @@ from kjobs.api.disabled_fields import features_for_update
 from kjobs.api.errors import ErrorType, FieldError
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
+from kjobs.api.validation_affinity import REQUIRED_NODE_VALUE_PATH, has_invalid_required_node_label_value
 from kjobs.api.validation_meta import validate_object_meta_update
 from kjobs.api.validation_pod import _validate_pod_annotations, uses_indivisible_hugepages, validate_pod
 
@@ -67,6 +68,13 @@ def validate_pod_update(pod: Obj, old: Obj, *, features: FeatureGates = DEFAULT)
     )
     if not same_spec:
         errors = [e for e in errors if (e.field, e.detail) not in _CREATE_ONLY]
+        if has_invalid_required_node_label_value(old.get("spec")):
+            # `AllowInvalidLabelValueInRequiredNodeAffinity`: the stored pod already had such a value
+            errors = [
+                e
+                for e in errors
+                if not (e.type is ErrorType.FieldValueInvalid and REQUIRED_NODE_VALUE_PATH.fullmatch(e.field))
+            ]
     if isinstance(new_meta, dict) and isinstance(old_meta, dict):
         errors.extend(validate_object_meta_update(new_meta, old_meta))
         errors.extend(_annotation_change_errors(new_meta, old_meta))
