@@ -1,0 +1,548 @@
+"""kubernetes/kubernetes' kubectl command tests (test/cmd/*.sh, run by hack/make-rules/test-cmd.sh, and their
+txtar form test/cmd/testdata/*.txtar) ported for what kjobs serves, run with the real kubectl against one
+`kjobs up` (docs/upstream-kubectl-cmd.md). Each test is one script function, its asserts in the script's order;
+`Cmd.get_object_assert` is hack/lib/test.sh's `kube::test::get_object_assert` (a go-template on `kubectl get`,
+matched whole as a regular expression), `Cmd.wait_object_assert` its retrying form."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from itertools import count
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.test_config_objects import Up, kubectl_on_up
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed"),
+]
+
+ID_FIELD = ".metadata.name"
+"""legacy-script.sh's `id_field`."""
+NODE = "kjobs-node"
+"""The node `kjobs up` runs; test-cmd's cluster has one node named 127.0.0.1 (a kubelet-less apiserver)."""
+IMAGE_PERL = "registry.k8s.io/perl"
+"""legacy-script.sh's `IMAGE_PERL`; the CronJobs of these tests never run (their schedule is Feb 31)."""
+
+_namespaces = count(1)
+
+
+@dataclass
+class Cmd:
+    """A kubectl bound to one `kjobs up` with a kubeconfig of the test's own, its context's namespace being the
+    test's (legacy-script.sh's `create_and_use_new_namespace`)."""
+
+    up: Up
+    config: Path
+    namespace: str
+
+    def run(self, *args: str, stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+        env = {"HOME": str(self.up.home), "KUBECONFIG": str(self.config), "PATH": "/usr/local/bin:/usr/bin:/bin"}
+        return subprocess.run(
+            ["kubectl", *args], capture_output=True, text=True, env=env, input=stdin, timeout=timeout, cwd=self.up.home
+        )
+
+    def __call__(self, *args: str, stdin: str | None = None) -> str:
+        """`kubectl ARGS` under the scripts' `set -o errexit`: it must succeed; its stdout."""
+        proc = self.run(*args, stdin=stdin)
+        assert proc.returncode == 0, f"kubectl {shlex.join(args)}: {proc.stdout}{proc.stderr}"
+        return proc.stdout.rstrip("\n")
+
+    def both(self, *args: str, stdin: str | None = None) -> str:
+        """`$(kubectl ARGS 2>&1)` that must succeed."""
+        proc = self.run(*args, stdin=stdin)
+        assert proc.returncode == 0, f"kubectl {shlex.join(args)}: {proc.stdout}{proc.stderr}"
+        return (proc.stdout + proc.stderr).rstrip("\n")
+
+    def fails(self, *args: str, stdin: str | None = None) -> str:
+        """`$(! kubectl ARGS 2>&1)`: it must fail; what it printed."""
+        proc = self.run(*args, stdin=stdin)
+        assert proc.returncode != 0, f"kubectl {shlex.join(args)} succeeded: {proc.stdout}"
+        return (proc.stdout + proc.stderr).rstrip("\n")
+
+    def get(self, obj: str, template: str, args: str = "") -> str:
+        return self("get", *shlex.split(args), *shlex.split(obj), "-o", f"go-template={template}")
+
+    def get_object_assert(self, obj: str, template: str, expected: str, args: str = "") -> None:
+        """kube::test::get_object_assert: `kubectl get ARGS OBJ -o go-template=T` matches `^EXPECTED$`."""
+        res = self.get(obj, template, args)
+        assert re.fullmatch(expected, res), f"get {obj} {template}: expected {expected!r}, got {res!r}"
+
+    def wait_object_assert(self, obj: str, template: str, expected: str, args: str = "", timeout: float = 30) -> None:
+        """kube::test::wait_object_assert: the same, until it matches (upstream: 10 tries, 45 s in all)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            res = self.get(obj, template, args)
+            if re.fullmatch(expected, res):
+                return
+            assert time.monotonic() < deadline, f"get {obj} {template}: expected {expected!r}, got {res!r}"
+            time.sleep(0.1)
+
+
+def if_has_string(message: str, match: str) -> None:
+    """kube::test::if_has_string: `grep MATCH` (a basic regular expression) finds a line of the message."""
+    assert re.search(_bre(match), message, re.M), f"{message!r} has not {match!r}"
+
+
+def if_has_not_string(message: str, match: str) -> None:
+    assert not re.search(_bre(match), message, re.M), f"{message!r} has {match!r}"
+
+
+_GET_200 = r'\("Response" verb="GET" url=".*/v1/{0}" status="200 OK"\|GET .*/v1/{0} 200 OK\)'
+"""A GET answered 200 in kubectl's -v=6 log: structured (`"Response" verb="GET" url=...`, client-go 1.33+, what
+the script greps) or as kubectl 1.32 writes it (`GET URL 200 OK in N milliseconds`)."""
+
+
+def _bre(pattern: str) -> str:
+    """A grep basic regular expression as Python's: `\\:` is `:`, `\\|` and `\\( \\)` are alternation and group,
+    `?`, `+`, `|`, `(`, `)` are literal."""
+    out, i = [], 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            nxt = pattern[i + 1]
+            out.append(nxt if nxt in "|()" else re.escape(nxt) if not nxt.isalnum() else "\\" + nxt)
+            i += 2
+            continue
+        out.append(re.escape(c) if c in "?+|(){}" else c)
+        i += 1
+    return "".join(out)
+
+
+@pytest.fixture(scope="module")
+def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
+    with kubectl_on_up(tmp_path_factory.mktemp("upstream-kubectl-cmd")) as kubectl:
+        yield kubectl
+
+
+@pytest.fixture
+def kubectl(up: Up, tmp_path: Path) -> Cmd:
+    """legacy-script.sh's `create_and_use_new_namespace`: a new namespace, the context's default."""
+    config = tmp_path / "kubeconfig"
+    shutil.copy(up.config, config)
+    cmd = Cmd(up, config, f"namespace-{int(time.time())}-{next(_namespaces)}")
+    cmd("create", "namespace", cmd.namespace)
+    cmd("config", "set-context", "--current", f"--namespace={cmd.namespace}")
+    return cmd
+
+
+# test/cmd/batch.sh
+
+
+def test_run_job_tests(kubectl: Cmd) -> None:
+    k, ident = kubectl, "{{" + ID_FIELD + "}}"
+    ### Create a new namespace
+    k.get_object_assert("namespaces", '{{range.items}}{{ if eq .metadata.name "test-jobs" }}found{{end}}{{end}}:', ":")
+    k("create", "namespace", "test-jobs")
+    k.get_object_assert("namespaces/test-jobs", ident, "test-jobs")
+
+    # Pre-condition: cronjob does not exist
+    k.get_object_assert(
+        "cronjob --namespace=test-jobs", '{{range.items}}{{ if eq .metadata.name "pi" }}found{{end}}{{end}}:', ":"
+    )
+    # Dry-run create CronJob
+    pi = ("--schedule=59 23 31 2 *", "--namespace=test-jobs", f"--image={IMAGE_PERL}")
+    pi_cmd = ("--", "perl", "-Mbignum=bpi", "-wle", "print bpi(20)")
+    out = k("create", "cronjob", "pi", "--dry-run=client", *pi, *pi_cmd)
+    assert out == "cronjob.batch/pi created (dry run)"  # batch.txtar
+    out = k("create", "cronjob", "pi", "--dry-run=server", *pi, *pi_cmd)
+    assert out == "cronjob.batch/pi created (server dry run)"
+    k.get_object_assert("cronjob", '{{range.items}}{{ if eq .metadata.name "pi" }}found{{end}}{{end}}:', ":")
+    ### Create a cronjob in a specific namespace
+    assert k("create", "cronjob", "pi", *pi, *pi_cmd) == "cronjob.batch/pi created"
+    k.get_object_assert("cronjob/pi --namespace=test-jobs", ident, "pi")
+    if_has_string(k("get", "cronjob/pi", "--namespace=test-jobs"), "pi")
+    described = k("describe", "cronjob/pi", "--namespace=test-jobs")
+    for match in ("Name:", "pi", "Schedule:"):  # batch.txtar
+        if_has_string(described, match)
+    # Describe command should respect the chunk size parameter
+    describe_resource_chunk_size_assert(k, "cronjobs", "events", "--namespace=test-jobs")
+
+    ### Create a job in dry-run mode
+    output_message = k(
+        "create", "job", "test-job", "--from=cronjob/pi", "--dry-run=true", "--namespace=test-jobs", "-o", "name"
+    )
+    if_has_string(output_message, "job.batch/test-job")
+    # The test-job wasn't created actually (in the context's namespace as upstream, and in test-jobs: batch.txtar)
+    k.get_object_assert("jobs", "{{range.items}}{{.metadata.name}}{{end}}", "")
+    k.get_object_assert("jobs --namespace=test-jobs", "{{range.items}}{{.metadata.name}}{{end}}", "")
+
+    # Pre-condition: job does not exist
+    no_job = '{{range.items}}{{ if eq .metadata.name "test-jobs" }}found{{end}}{{end}}:'
+    k.get_object_assert("job --namespace=test-jobs", no_job, ":")
+    ### Dry-run create a job in a specific namespace
+    from_pi = ("--from=cronjob/pi", "--namespace=test-jobs")
+    assert k("create", "job", "test-job", *from_pi, "--dry-run=client") == "job.batch/test-job created (dry run)"
+    out = k("create", "job", "test-job", *from_pi, "--dry-run=server")
+    assert out == "job.batch/test-job created (server dry run)"
+    k.get_object_assert("job --namespace=test-jobs", no_job, ":")
+    k.get_object_assert("job --namespace=test-jobs", "{{range.items}}{{.metadata.name}}{{end}}", "")  # batch.txtar
+    ### Create a job in a specific namespace
+    assert k("create", "job", "test-job", *from_pi) == "job.batch/test-job created"
+    k.get_object_assert("job/test-job --namespace=test-jobs", ident, "test-job")
+    if_has_string(k("get", "job/test-job", "--namespace=test-jobs"), "test-job")
+    described = k("describe", "job/test-job", "--namespace=test-jobs")
+    for match in ("Name:", "test-job"):
+        if_has_string(described, match)
+    # Describe command should respect the chunk size parameter
+    describe_resource_chunk_size_assert(k, "jobs", "events", "--namespace=test-jobs")
+    # Clean up
+    assert k("delete", "job", "test-job", "--namespace=test-jobs") == 'job.batch "test-job" deleted'
+    assert k("delete", "cronjob", "pi", "--namespace=test-jobs") == 'cronjob.batch "pi" deleted'
+    assert k("delete", "namespace", "test-jobs") == 'namespace "test-jobs" deleted'
+
+
+def describe_resource_chunk_size_assert(k: Cmd, resource: str, additional: str, args: str) -> None:
+    """kube::test::describe_resource_chunk_size_assert: `describe RESOURCE` lists it and its events 500 at a
+    time by default, `--chunk-size=10` ten at a time (kubectl's -v=6 request log)."""
+    default = k.run("describe", resource, "--show-events=true", "-v=6", *shlex.split(args))
+    assert default.returncode == 0, default.stderr
+    for r in [resource, *additional.split(",")]:
+        if_has_string(default.stderr, f"{r}?.*limit=500")
+    custom = k.run("describe", resource, "--show-events=false", "--chunk-size=10", "-v=6", *shlex.split(args))
+    assert custom.returncode == 0, custom.stderr
+    if_has_string(custom.stderr, f"{resource}?limit=10")
+
+
+# test/cmd/node-management.sh
+
+
+def _test_pod(name: str, labels: dict[str, str]) -> str:
+    """create_test_pods' pods: bound to the node by name, image `test-image` (no command: kjobs runs no image's
+    entrypoint, so they wait in CrashLoopBackOff as upstream's wait on a node without a kubelet)."""
+    label_text = ", ".join(f'"{key}": "{value}"' for key, value in labels.items())
+    return (
+        f'{{"kind": "Pod", "apiVersion": "v1", "metadata": {{"name": "{name}", "labels": {{{label_text}}}}}, '
+        f'"spec": {{"nodeName": "{NODE}", "containers": [{{"name": "container-1", "resources": {{}}, '
+        '"image": "test-image"}]}}'
+    )
+
+
+def _create_test_pods(k: Cmd) -> None:
+    k("create", "-f", "-", stdin=_test_pod("test-pod-1", {"e": "f", "type": "test-pod"}))
+    k("create", "-f", "-", stdin=_test_pod("test-pod-2", {"c": "d", "type": "test-pod"}))
+
+
+def _delete_test_pods(k: Cmd) -> None:
+    k("delete", "pod/test-pod-1", "--force", "--ignore-not-found")
+    k("delete", "pod/test-pod-2", "--force", "--ignore-not-found")
+
+
+def test_run_cluster_management_tests(kubectl: Cmd) -> None:
+    k = kubectl
+    try:
+        _cluster_management(k)
+    finally:  # the node is the module's: leave it as it was (upstream leaves it cordoned and labelled)
+        k("uncordon", NODE)
+        k("label", "node", NODE, "test-")
+        if "dedicated" in k("get", "node", NODE, "-o", "jsonpath={.spec.taints}"):
+            k("taint", "node", NODE, "dedicated-")
+
+
+def _cluster_management(k: Cmd) -> None:
+    node = f"nodes {NODE}"
+    k.get_object_assert("nodes", "{{range.items}}{{.metadata.name}}:{{end}}", f"{NODE}:")
+
+    _create_test_pods(k)
+
+    # taint/untaint
+    dedicated = '{{range .spec.taints}}{{if eq .key "dedicated"}}{{.key}}={{.value}}:{{.effect}}{{end}}{{end}}'
+    k.get_object_assert(node, dedicated, "")
+    # Dry-run
+    k("taint", "node", NODE, "--dry-run=client", "dedicated=foo:PreferNoSchedule")
+    k("taint", "node", NODE, "--dry-run=server", "dedicated=foo:PreferNoSchedule")
+    k.get_object_assert(node, dedicated, "")
+    # taint can add a taint (<key>=<value>:<effect>)
+    k("taint", "node", NODE, "dedicated=foo:PreferNoSchedule")
+    k.get_object_assert(node, dedicated, "dedicated=foo:PreferNoSchedule")
+    # taint can remove a taint
+    k("taint", "node", NODE, "dedicated-")
+    # taint can add a taint (<key>:<effect>)
+    k("taint", "node", NODE, "dedicated:PreferNoSchedule")
+    k.get_object_assert(node, dedicated, "dedicated=<no value>:PreferNoSchedule")
+    # Node has field manager for kubectl taint
+    managers = "jsonpath={.metadata.managedFields[*].manager}"
+    output_message = k.both("get", "node", NODE, "--show-managed-fields", f"-o={managers}")
+    if_has_string(output_message, "kubectl-taint")
+    # Dry-run remove a taint
+    k("taint", "node", NODE, "--dry-run=client", "dedicated-")
+    k("taint", "node", NODE, "--dry-run=server", "dedicated-")
+    k.get_object_assert(node, dedicated, "dedicated=<no value>:PreferNoSchedule")
+    # taint can remove a taint
+    k("taint", "node", NODE, "dedicated-")
+    k.get_object_assert(node, dedicated, "")
+
+    ### kubectl cordon update with --dry-run does not mark node unschedulable
+    k.get_object_assert(node, "{{.spec.unschedulable}}", "<no value>")
+    k("cordon", NODE, "--dry-run=client")
+    k("cordon", NODE, "--dry-run=server")
+    k.get_object_assert(node, "{{.spec.unschedulable}}", "<no value>")
+
+    ### kubectl drain update with --dry-run does not mark node unschedulable
+    k.get_object_assert(node, "{{.spec.unschedulable}}", "<no value>")
+    k("drain", NODE, "--dry-run=client", "--force")
+    k("drain", NODE, "--dry-run=server", "--force")
+    k.get_object_assert("nodes", "{{range.items}}{{.metadata.name}}:{{end}}", f"{NODE}:")
+    k.get_object_assert(node, "{{.spec.unschedulable}}", "<no value>")
+
+    ### kubectl drain with --pod-selector only evicts pods that match the given selector
+    k.get_object_assert(node, "{{.spec.unschedulable}}", "<no value>")
+    k.get_object_assert("pods", "{{range .items}}{{.metadata.name}},{{end}}", "test-pod-1,test-pod-2,")
+    k("drain", NODE, "--pod-selector", "e in (f)", "--dry-run=client", "--force")
+    k("drain", NODE, "--pod-selector", "e in (f)", "--dry-run=server", "--force")
+    k.get_object_assert("pods", "{{range .items}}{{.metadata.name}},{{end}}", "test-pod-1,test-pod-2,")
+    response = k("drain", NODE, "--force", "--pod-selector", "e in (f)", "--skip-wait-for-delete-timeout=1")
+    if_has_string(response, "evicting pod .*/test-pod-1")
+    # only test-pod-1 matched and was deleted: test-pod-2 has no deletion timestamp
+    k.get_object_assert("pods/test-pod-2", "{{.metadata.deletionTimestamp}}", "<no value>")
+    _delete_test_pods(k)
+    _create_test_pods(k)
+    k("uncordon", NODE)
+    k.get_object_assert(node, "{{.spec.unschedulable}}", "<no value>")
+
+    ### kubectl uncordon update with --dry-run is a no-op
+    k.get_object_assert(node, "{{.spec.unschedulable}}", "<no value>")
+    if_has_string(k("uncordon", NODE, "--dry-run=client"), "already uncordoned")
+    if_has_string(k("uncordon", NODE, "--dry-run=server"), "already uncordoned")
+    k.get_object_assert(node, "{{.spec.unschedulable}}", "<no value>")
+
+    ### kubectl drain command fails when both --selector and a node argument are given
+    k("label", "node", NODE, "test=label")
+    k.get_object_assert(node, "{{.metadata.labels.test}}", "label")
+    response = k.fails("drain", NODE, "--selector", "test=label")
+    if_has_string(response, "cannot specify both a node name")
+
+    ### Test kubectl drain chunk size
+    k.get_object_assert(node, "{{.metadata.labels.test}}", "label")
+    k.get_object_assert(node, "{{.spec.unschedulable}}", "<no value>")
+    k.get_object_assert("pods", "{{range .items}}{{.metadata.name}},{{end}}", "test-pod-1,test-pod-2,")
+    output_message = k.both(
+        "--v=6", "drain", "--force", "--pod-selector", "type=test-pod", "--selector", "test=label", "--chunk-size=1",
+        "--dry-run=client",
+    )  # fmt: skip
+    response_line = _GET_200
+    if_has_string(output_message, response_line.format("nodes?labelSelector=test%3Dlabel&limit=1"))
+    pods = f"fieldSelector=spec.nodeName%3D{NODE}&labelSelector=type%3Dtest-pod&limit=1"
+    if_has_string(output_message, response_line.format(f"pods?{pods}"))
+    if_has_string(output_message, response_line.format(f"pods?continue=.*&{pods}"))
+    # Check we evict multiple pages worth of pods
+    if_has_string(output_message, "evicting pod .*/test-pod-1")
+    if_has_string(output_message, "evicting pod .*/test-pod-2")
+    k("uncordon", NODE)
+    k.get_object_assert(node, "{{.spec.unschedulable}}", "<no value>")
+
+    ### Test kubectl drain chunk size defaults to 500
+    output_message = k.both("--v=6", "drain", "--force", "--selector", "test=label", "--dry-run=client")
+    if_has_string(output_message, response_line.format("nodes?labelSelector=test%3Dlabel&limit=500"))
+    if_has_string(output_message, response_line.format(f"pods?fieldSelector=spec.nodeName%3D{NODE}&limit=500"))
+
+    ### kubectl cordon command fails when no arguments are passed
+    if_has_string(k.fails("cordon"), r"error\: USAGE\: cordon NODE")
+
+    ### kubectl cordon selects no nodes with an empty --selector=
+    k("uncordon", NODE)
+    if_has_string(k.fails("cordon", "--selector="), "must provide one or more resources")
+    if_has_string(k("cordon", "--selector", "test=label"), f"node/{NODE} cordoned")
+    if_has_not_string(k("cordon", "--selector", "invalid=label"), "cordoned")
+    k.get_object_assert(node, "{{.spec.unschedulable}}", "true")
+
+    _delete_test_pods(k)
+
+
+# test/cmd/events.sh
+
+
+def _has_pi_event(message: str) -> None:
+    """The script's `if_has_string "$out" "Warning" "InvalidSchedule" "Cronjob/pi"` greps only `Warning` (the
+    function reads two arguments); here the line must be the CronJob's InvalidSchedule warning, as meant."""
+    assert re.search(r"Warning\s+InvalidSchedule\s+CronJob/pi\s", message), message
+
+
+def _has_no_pi_event(message: str) -> None:
+    """The script's pre-condition (no `Warning` at all) holds on its fresh cluster; on the module's shared one
+    other tests' pods warn, so it is the CronJob's warning that must be absent."""
+    assert not re.search(r"InvalidSchedule\s+CronJob/pi\s", message), message
+
+
+def test_run_kubectl_events_tests(kubectl: Cmd) -> None:
+    k, ident = kubectl, "{{" + ID_FIELD + "}}"
+    ### Create a new namespace
+    no_ns = '{{range.items}}{{ if eq .metadata.name "test-events" }}found{{end}}{{end}}:'
+    k.get_object_assert("namespaces", no_ns, ":")
+    k("create", "namespace", "test-events")
+    k.get_object_assert("namespaces/test-events", ident, "test-events")
+
+    # Pre-condition: event does not exist for Cronjob/pi in any namespace
+    _has_no_pi_event(k.both("events", "-A"))
+    # Pre-condition: cronjob does not exist in test-events namespace
+    no_pi = '{{range.items}}{{ if eq .metadata.name "pi" }}found{{end}}{{end}}:'
+    k.get_object_assert("cronjob --namespace=test-events", no_pi, ":")
+    ### Create a cronjob in a specific namespace
+    k("create", "cronjob", "pi", "--schedule=59 23 31 2 *", "--namespace=test-events", f"--image={IMAGE_PERL}",
+      "--", "perl", "-Mbignum=bpi", "-wle", "print bpi(20)")  # fmt: skip
+    k.get_object_assert("cronjob/pi --namespace=test-events", ident, "pi")
+
+    # events --all-namespaces returns the event for Cronjob/pi (the CronJob controller's first sync records it:
+    # upstream's assert runs right after the create too, the controller being as quick there)
+    deadline = time.monotonic() + 30
+    while not re.search(r"InvalidSchedule\s+CronJob/pi\s", out := k.both("events", "-A")):
+        assert time.monotonic() < deadline, out
+        time.sleep(0.1)
+    _has_pi_event(out)
+    _has_pi_event(k.both("events", "-n", "test-events"))
+    _has_pi_event(k.both("events", "-n", "test-events", "--for=Cronjob/pi"))
+    # with watch: the list is printed, then the request times out after 1 s
+    proc = k.run("events", "-n", "test-events", "--for=Cronjob/pi", "--watch", "--request-timeout=1")
+    _has_pi_event(proc.stdout + proc.stderr)
+    _has_pi_event(k.both("events", "-n", "test-events", "--for=Cronjob/pi", "--types=Warning"))
+    _has_no_pi_event(k.both("events", "-n", "test-events", "--for=Cronjob/pi", "--types=Normal"))
+    output_message = k.both("events", "-n", "test-events", "--for=Cronjob/pi", "--no-headers")
+    if_has_not_string(output_message, "LAST SEEN")
+    _has_pi_event(output_message)
+    # json and yaml: the event's fields
+    for output in ("json", "yaml"):
+        output_message = k.both("events", "-n", "test-events", "--for=Cronjob/pi", f"--output={output}")
+        for match in ("Warning", "InvalidSchedule", "CronJob", '"pi"' if output == "json" else "name: pi"):
+            if_has_string(output_message, match)
+
+    # Clean up
+    k("delete", "cronjob", "pi", "--namespace=test-events")
+    k("delete", "namespace", "test-events")
+
+
+# test/cmd/wait.sh: its Deployments are Jobs here (kjobs serves no apps/v1), and the three replicas of `dtest`
+# three bare pods; each assert is the same one on the Job's or the pods' fields.
+
+
+def test_run_wait_tests(kubectl: Cmd) -> None:
+    k = kubectl
+    ### Wait for deletion using --all flag
+    # test data: busybox crashes in a Deployment; a container kjobs cannot start (no command) never gets ready
+    k("create", "job", "test-1", "--image=busybox")
+    k("create", "job", "test-2", "--image=busybox")
+    k.get_object_assert("jobs", "{{range .items}}{{.metadata.name}},{{end}}", "test-1,test-2,")
+
+    # Wait with jsonpath on a field that does not exist yet times out (upstream waits the default 30 s)
+    proc = k.run("wait", "--for=jsonpath=.status.ready=1", "job/test-1", "--timeout=2s")
+    assert proc.returncode != 0
+    if_has_string(proc.stdout + proc.stderr, "timed out")
+
+    # Delete all jobs while kubectl waits for them to go (upstream: `( sleep 2 && kubectl delete ... ) &`; here
+    # the delete starts once kubectl's -v=6 log shows it has listed them)
+    env = {"HOME": str(k.up.home), "KUBECONFIG": str(k.config), "PATH": "/usr/local/bin:/usr/bin:/bin"}
+    waiting = subprocess.Popen(
+        ["kubectl", "wait", "job", "--for=delete", "--all", "-v=6"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+    )  # fmt: skip
+    try:
+        assert waiting.stderr is not None
+        for line in waiting.stderr:
+            if re.search(r"GET \S+/jobs\S* 200 OK|\"Response\" verb=\"GET\" url=\"\S+/jobs", line):
+                break
+        k("delete", "job", "--all")
+        output_message, _ = waiting.communicate(timeout=60)
+    finally:
+        if waiting.poll() is None:
+            waiting.kill()
+            waiting.wait()
+    assert waiting.returncode == 0
+    if_has_string(output_message, "test-1 condition met")
+    if_has_string(output_message, "test-2 condition met")
+
+    # test data to check that a timeout ends in time: Deployment dtest's three replicas of `sleep infinity`
+    for replica in ("dtest-1", "dtest-2", "dtest-3"):
+        k("apply", "-f", "-", stdin=(
+            f"apiVersion: v1\nkind: Pod\nmetadata:\n  labels:\n    app: dtest\n  name: {replica}\nspec:\n"
+            "  containers:\n  - name: bb\n    image: busybox\n    command: [\"/bin/sh\", \"-c\", \"sleep infinity\"]\n"
+        ))  # fmt: skip
+    k.wait_object_assert("pods -l app=dtest", "{{range.items}}{{.metadata.name}}{{end}}", "dtest-1dtest-2dtest-3")
+
+    # wait times out because the condition is invalid, in 1 to 2 s (whole seconds of `date +%s`)
+    start = time.monotonic()
+    proc = k.run("wait", "pod", "--selector=app=dtest", "--for=condition=InvalidCondition", "--timeout=1s")
+    elapsed = time.monotonic() - start
+    assert proc.returncode != 0
+    if_has_string(proc.stdout + proc.stderr, "timed out waiting for the condition ")
+    assert 1 <= elapsed < 3, elapsed
+
+    k("delete", "pods", "-l", "app=dtest", "--grace-period=0", "--force")
+
+    # wait with jsonpath without value succeeds (a Deployment's .status.replicas: a Job's .status.active)
+    k("create", "job", "test-3", "--image=busybox", "--", "sleep", "1000")
+    output_message = k.both("wait", "--for=jsonpath={.status.active}", "job/test-3")
+    if_has_string(output_message, "job.batch/test-3 condition met")
+    k("delete", "job", "test-3", "--cascade=foreground")
+
+
+# test/cmd/delete.sh and testdata/delete.txtar
+
+
+def test_run_kubectl_delete_allnamespaces_tests(kubectl: Cmd) -> None:
+    k, stamp = kubectl, int(time.time())
+    ns_one, ns_two = f"namespace-{stamp}-one", f"namespace-{stamp}-two"
+    assert k("create", "namespace", ns_one) == f"namespace/{ns_one} created"
+    assert k("create", "namespace", ns_two) == f"namespace/{ns_two} created"
+    assert k("create", "configmap", "one", f"--namespace={ns_one}") == "configmap/one created"
+    assert k("create", "configmap", "two", f"--namespace={ns_two}") == "configmap/two created"
+    assert k("label", "configmap", "one", f"--namespace={ns_one}", "deletetest=true") == "configmap/one labeled"
+    assert k("label", "configmap", "two", f"--namespace={ns_two}", "deletetest=true") == "configmap/two labeled"
+
+    # dry-run
+    if_has_string(k("delete", "configmap", "--dry-run=client", "-l", "deletetest=true", "--all-namespaces"), "dry run")
+    out = k("delete", "configmap", "--dry-run=server", "-l", "deletetest=true", "--all-namespaces")
+    if_has_string(out, "server dry run")
+    k("config", "set-context", "--current", f"--namespace={ns_one}")
+    k.get_object_assert("configmap -l deletetest", "{{range.items}}{{.metadata.name}}:{{end}}", "one:")
+    k("config", "set-context", "--current", f"--namespace={ns_two}")
+    k.get_object_assert("configmap -l deletetest", "{{range.items}}{{.metadata.name}}:{{end}}", "two:")
+
+    out = k("delete", "configmap", "-l", "deletetest=true", "--all-namespaces")
+    assert out.splitlines() == ['configmap "one" deleted', 'configmap "two" deleted']
+
+    # no configmaps should be in either of those namespaces with label deletetest
+    k("config", "set-context", "--current", f"--namespace={ns_one}")
+    k.get_object_assert("configmap -l deletetest", "{{range.items}}{{.metadata.name}}:{{end}}", "")
+    k("config", "set-context", "--current", f"--namespace={ns_two}")
+    k.get_object_assert("configmap -l deletetest", "{{range.items}}{{.metadata.name}}:{{end}}", "")
+    k("delete", "namespace", ns_one, ns_two, "--wait=false")
+
+
+def test_delete_txtar_interactive_section(kubectl: Cmd) -> None:
+    # testdata/delete.txtar's second part (it tests the non-interactive behaviour, as it says)
+    k, one, two = kubectl, "delete-interactive-one", "delete-interactive-two"
+    assert k("create", "namespace", one) == f"namespace/{one} created"
+    assert k("create", "namespace", two) == f"namespace/{two} created"
+    k("create", "configmap", "cm-one", f"--namespace={one}")
+    k("create", "configmap", "cm-two", f"--namespace={two}")
+    k("label", "configmap", "cm-one", f"--namespace={one}", "deletetest=true")
+    k("label", "configmap", "cm-two", f"--namespace={two}", "deletetest=true")
+    out = k("delete", "configmap", "--dry-run=server", "-l", "deletetest=true", "--all-namespaces")
+    for match in ("cm-one", "cm-two", "server dry run"):
+        if_has_string(out, match)
+    assert k("get", "configmap", "cm-one", f"--namespace={one}", "-o", "jsonpath={.metadata.name}") == "cm-one"
+    assert k("get", "configmap", "cm-two", f"--namespace={two}", "-o", "jsonpath={.metadata.name}") == "cm-two"
+    if_has_string(k("delete", "configmap", "-l", "deletetest=true", "--all-namespaces"), "deleted")
+    names = "jsonpath={range.items}{.metadata.name}{end}"
+    if_has_not_string(k("get", "configmap", "-l", "deletetest=true", f"--namespace={one}", "-o", names), "cm-one")
+    if_has_not_string(k("get", "configmap", "-l", "deletetest=true", f"--namespace={two}", "-o", names), "cm-two")
+    # --wait
+    k("create", "configmap", "cm-three", f"--namespace={one}")
+    k("label", "configmap", "cm-three", f"--namespace={one}", "deletetest2=true")
+    if_has_string(k("delete", "configmap", "-l", "deletetest2=true", f"--namespace={one}", "--wait"), "deleted")
+    if_has_not_string(k("get", "configmap", "-l", "deletetest2=true", f"--namespace={one}", "-o", names), "cm-three")
+    # --force
+    k("create", "configmap", "cm-four", f"--namespace={one}")
+    k("label", "configmap", "cm-four", f"--namespace={one}", "deletetest3=true")
+    out = k("delete", "configmap", "-l", "deletetest3=true", f"--namespace={one}", "--force", "--wait")
+    if_has_string(out, "deleted")
+    if_has_not_string(k("get", "configmap", "-l", "deletetest3=true", f"--namespace={one}", "-o", names), "cm-four")
+    k("delete", "namespace", one)
+    k("delete", "namespace", two)
