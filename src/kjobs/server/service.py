@@ -161,6 +161,18 @@ def _meta(obj: Obj) -> Obj:
     return meta
 
 
+def _requested_rv(obj: Obj) -> str | None:
+    """The resourceVersion an update, patch or apply asks for, or None for an unconditional write. The registry
+    store's Update parses it (`Versioner().ObjectResourceVersion`) and writes unconditionally when it is 0, as
+    when it is absent (every strategy kjobs serves has `AllowUnconditionalUpdate`):
+    staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go. `kubectl replace` of an object with
+    `resourceVersion: "0"` therefore replaces it instead of failing with 409 Conflict."""
+    rv = (obj.get("metadata") or {}).get("resourceVersion") if isinstance(obj.get("metadata"), dict) else None
+    if not rv or (isinstance(rv, str) and rv.isdigit() and int(rv) == 0):
+        return None
+    return str(rv)
+
+
 _OMITTED_WHEN_EMPTY = ("labels", "annotations", "finalizers", "ownerReferences", "managedFields")
 
 
@@ -800,7 +812,7 @@ class ApiService:
         if r.namespaced and meta.get("namespace") not in (None, "", namespace):
             raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
         old = self._get_or_404(r, namespace, name)
-        expected = meta.get("resourceVersion") or None
+        expected = _requested_rv(body)
         new = self._merge_update(r, old, body, subresource)
         written = await self._write(
             r,
@@ -868,7 +880,7 @@ class ApiService:
             merged = patch if base in _COPY_ON_WRITE_PATCHES and isinstance(patch, dict) else None
             warnings = self._decode_check(r, patched, field_validation, typed=typed, patch=merged, patching=True)
             old_rv = (old.get("metadata") or {}).get("resourceVersion")
-            expected = (patched.get("metadata") or {}).get("resourceVersion") or old_rv
+            expected = _requested_rv(patched) or old_rv
             new = self._merge_update(r, old, patched, subresource)
             written = await self._write_unless_lost(
                 r,
@@ -1004,7 +1016,7 @@ class ApiService:
             old,
             new,
             subresource=subresource,
-            expected_rv=_meta(config).get("resourceVersion") or (old.get("metadata") or {}).get("resourceVersion"),
+            expected_rv=_requested_rv(config) or (old.get("metadata") or {}).get("resourceVersion"),
             manager=None,
             operation="Apply",
             dry_run=dry_run,
