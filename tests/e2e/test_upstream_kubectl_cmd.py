@@ -68,6 +68,13 @@ class Cmd:
         assert proc.returncode != 0, f"kubectl {shlex.join(args)} succeeded: {proc.stdout}"
         return (proc.stdout + proc.stderr).rstrip("\n")
 
+    def new_namespace(self) -> str:
+        """`create_and_use_new_namespace` again, as run_pod_tests does between its parts."""
+        self.namespace = f"namespace-{int(time.time())}-{next(_namespaces)}"
+        self("create", "namespace", self.namespace)
+        self("config", "set-context", "--current", f"--namespace={self.namespace}")
+        return self.namespace
+
     def get(self, obj: str, template: str, args: str = "") -> str:
         return self("get", *shlex.split(args), *shlex.split(obj), "-o", f"go-template={template}")
 
@@ -128,9 +135,8 @@ def kubectl(up: Up, tmp_path: Path) -> Cmd:
     """legacy-script.sh's `create_and_use_new_namespace`: a new namespace, the context's default."""
     config = tmp_path / "kubeconfig"
     shutil.copy(up.config, config)
-    cmd = Cmd(up, config, f"namespace-{int(time.time())}-{next(_namespaces)}")
-    cmd("create", "namespace", cmd.namespace)
-    cmd("config", "set-context", "--current", f"--namespace={cmd.namespace}")
+    cmd = Cmd(up, config, "")
+    cmd.new_namespace()
     return cmd
 
 
@@ -546,3 +552,369 @@ def test_delete_txtar_interactive_section(kubectl: Cmd) -> None:
     if_has_not_string(k("get", "configmap", "-l", "deletetest3=true", f"--namespace={one}", "-o", names), "cm-four")
     k("delete", "namespace", one)
     k("delete", "namespace", two)
+
+
+# test/cmd/core.sh; its fixture files (test/fixtures/..., hack/testdata/...) as they are upstream
+
+VALID_POD = """apiVersion: v1
+kind: Pod
+metadata:
+  name: valid-pod
+  labels:
+    name: valid-pod
+spec:
+  containers:
+  - name: kubernetes-serve-hostname
+    image: registry.k8s.io/serve_hostname
+    resources:
+      limits:
+        cpu: "1"
+        memory: 512Mi
+"""
+"""test/fixtures/doc-yaml/admin/limitrange/valid-pod.yaml"""
+POD_YAML = """apiVersion: v1
+kind: Pod
+metadata:
+  name: test-pod
+  labels:
+    name: test-pod-label
+spec:
+  containers:
+  - name: kubernetes-pause
+    image: k8s.gcr.io/pause:2.0
+"""
+"""hack/testdata/pod.yaml"""
+POD_APPLY_YAML = POD_YAML.replace("test-pod-label", "test-pod-applied").replace("pause:2.0", "pause:3.4.1")
+"""hack/testdata/pod-apply.yaml"""
+POD_WITH_API_ENV = """apiVersion: v1
+kind: Pod
+metadata:
+  name: env-test-pod
+spec:
+  containers:
+    - name: test-container
+      image: k8s.gcr.io/busybox
+      command: [ "/bin/sh", "-c", "env" ]
+      env:
+        - name: TEST_CMD_1
+          valueFrom:
+            secretKeyRef:
+              name: test-secret
+              key: key-1
+        - name: TEST_CMD_2
+          valueFrom:
+            configMapKeyRef:
+              name: test-configmap
+              key: key-2
+        - name: TEST_CMD_3
+          valueFrom:
+            fieldRef:
+              fieldPath: metadata.name
+  restartPolicy: Never
+"""
+"""hack/testdata/pod-with-api-env.yaml"""
+POD_WITH_PRECISION = """{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "pod-with-precision"},
+ "spec": {"activeDeadlineSeconds": 2147483647,
+  "containers": [{"name": "kubernetes-pause", "image": "registry.k8s.io/pause:3.5"}],
+  "restartPolicy": "Never", "securityContext": {"supplementalGroups": [0, 1000030003, 2147483647]}}}"""
+"""hack/testdata/pod-with-precision.json"""
+MULTI_POD = """---
+apiVersion: v1
+kind: Pod
+metadata:
+  labels:
+    name: redis
+    redis-sentinel: "true"
+    role: master
+  name: redis-master
+spec:
+  containers:
+    - name: master
+      image: k8s.gcr.io/e2e-test-images/redis:1.0
+      env:
+        - name: MASTER
+          value: "true"
+      ports:
+        - containerPort: 6379
+      resources:
+        limits:
+          cpu: "0.5"
+      volumeMounts:
+        - mountPath: /redis-master-data
+          name: data
+    - name: sentinel
+      image: k8s.gcr.io/e2e-test-images/redis:1.0
+      env:
+        - name: SENTINEL
+          value: "true"
+      ports:
+        - containerPort: 26379
+  volumes:
+    - name: data
+      emptyDir: {}
+---
+""" + VALID_POD.replace("registry.k8s.io/serve_hostname", "k8s.gcr.io/e2e-test-images/serve-hostname:1.0")
+"""test/fixtures/doc-yaml/user-guide/multi-pod.yaml"""
+AGNHOST_PRIMARY_POD = """apiVersion: v1
+kind: Pod
+metadata:
+  name: agnhost-primary
+  labels:
+    app: agnhost
+    role: primary
+spec:
+  containers:
+  - name: primary
+    image: registry.k8s.io/e2e-test-images/agnhost:2.40
+    ports:
+    - containerPort: 6379
+"""
+"""test/e2e/testing-manifests/kubectl/agnhost-primary-pod.yaml (its name is what the asserts read)"""
+PODS = "{{range.items}}{{.metadata.name}}:{{end}}"
+
+
+def _file(k: Cmd, name: str, text: str) -> str:
+    path = k.config.parent / name
+    path.write_text(text)
+    return str(path)
+
+
+def describe_object_assert(k: Cmd, resource: str, obj: str, *matches: str) -> None:
+    """kube::test::describe_object_assert (and describe_resource_assert without `obj`): each match greps."""
+    result = k("describe", *shlex.split(resource), *([obj] if obj else []))
+    for match in matches:
+        if_has_string(result, match)
+
+
+def describe_events_assert(k: Cmd, resource: str, obj: str, show_events: str | None = None) -> None:
+    """kube::test::describe_object_events_assert / describe_resource_events_assert: an events section
+    (`Events:` or `No events.`) is printed unless --show-events=false."""
+    flags = [f"--show-events={show_events}"] if show_events is not None else []
+    result = k("describe", *flags, *shlex.split(resource), *([obj] if obj else []))
+    has_events = bool(re.search(r"No events\.|Events:", result))
+    assert has_events == (show_events != "false"), result
+
+
+def test_run_configmap_tests(kubectl: Cmd) -> None:
+    k, ident = kubectl, "{{.metadata.name}}"
+    configmap = (  # test/fixtures/doc-yaml/user-guide/configmap/configmap.yaml
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: test-configmap\n"
+        "data:\n  data-1: value-1\n  data-2: value-2\n"
+    )
+    k("create", "-f", _file(k, "configmap.yaml", configmap))
+    k.get_object_assert("configmap/test-configmap", ident, "test-configmap")
+    k("delete", "configmap", "test-configmap")
+
+    ### Create a new namespace
+    k.get_object_assert(
+        "namespaces", '{{range.items}}{{ if eq .metadata.name "test-configmaps" }}found{{end}}{{end}}:', ":"
+    )
+    k("create", "namespace", "test-configmaps")
+    k.get_object_assert("namespaces/test-configmaps", ident, "test-configmaps")
+
+    ### Create a generic configmap in a specific namespace
+    found = '{{range.items}}{{ if eq .metadata.name "%s" }}found{{end}}{{end}}:'
+    k.get_object_assert("configmaps", found % "test-configmap", ":")
+    k.get_object_assert("configmaps", found % "test-binary-configmap", ":")
+    k(
+        "create",
+        "configmap",
+        "test-configmap",
+        "--dry-run=client",
+        "--from-literal=key1=value1",
+        "--namespace=test-configmaps",
+    )
+    k(
+        "create",
+        "configmap",
+        "test-configmap",
+        "--dry-run=server",
+        "--from-literal=key1=value1",
+        "--namespace=test-configmaps",
+    )
+    k.get_object_assert("configmaps", found % "test-configmap", ":")
+    k("create", "configmap", "test-configmap", "--from-literal=key1=value1", "--namespace=test-configmaps")
+    binary = k.config.parent / "63"  # `--from-file <( head -c 256 /dev/urandom )`: a file named by its fd
+    binary.write_bytes(bytes(range(256)))
+    k("create", "configmap", "test-binary-configmap", f"--from-file={binary}", "--namespace=test-configmaps")
+    k.get_object_assert("configmap/test-configmap --namespace=test-configmaps", ident, "test-configmap")
+    k.get_object_assert("configmap/test-binary-configmap --namespace=test-configmaps", ident, "test-binary-configmap")
+    assert "key1: value1" in k("get", "configmap/test-configmap", "--namespace=test-configmaps", "-o", "yaml")
+    assert "binaryData" in k("get", "configmap/test-binary-configmap", "--namespace=test-configmaps", "-o", "yaml")
+    describe_resource_chunk_size_assert(k, "configmaps", "events", "--namespace=test-configmaps")
+    k("delete", "configmap", "test-configmap", "--namespace=test-configmaps")
+    k("delete", "configmap", "test-binary-configmap", "--namespace=test-configmaps")
+    k("delete", "namespace", "test-configmaps")
+
+
+def test_run_pod_tests_create_describe_delete(kubectl: Cmd) -> None:
+    # run_pod_tests, from "Create POD valid-pod from JSON" to "Delete all PODs"
+    k, ident = kubectl, "{{.metadata.name}}"
+    valid_pod = _file(k, "valid-pod.yaml", VALID_POD)
+    k.get_object_assert("pods", PODS, "")
+    k("create", "-f", valid_pod)
+    k("get", "pods", "-o", "json")
+    k.get_object_assert("pods", PODS, "valid-pod:")
+    k.get_object_assert("pod valid-pod", ident, "valid-pod")
+    k.get_object_assert("pod/valid-pod", ident, "valid-pod")
+    k.get_object_assert("pods/valid-pod", ident, "valid-pod")
+    # pod has field manager for kubectl create
+    output_message = k.both(
+        "get", "--show-managed-fields", "-f", valid_pod, "-o=jsonpath={.metadata.managedFields[*].manager}"
+    )
+    if_has_string(output_message, "kubectl-create")
+    # the same with jsonpath (kube::test::get_object_jsonpath_assert)
+    assert k("get", "pods", "-o", "jsonpath={.items[*].metadata.name}") == "valid-pod"
+    for obj in (["pod", "valid-pod"], ["pod/valid-pod"], ["pods/valid-pod"]):
+        assert k("get", *obj, "-o", "jsonpath={.metadata.name}") == "valid-pod"
+    # Describe
+    describe_object_assert(k, "pods", "valid-pod", "Name:", "Image:", "Node:", "Labels:", "Status:")
+    describe_events_assert(k, "pods", "valid-pod")
+    describe_events_assert(k, "pods", "valid-pod", "false")
+    describe_events_assert(k, "pods", "valid-pod", "true")
+    describe_object_assert(k, "pods", "", "Name:", "Image:", "Node:", "Labels:", "Status:")
+    describe_events_assert(k, "pods", "", "true")  # describe_resource_events_assert passes --show-events=true
+    describe_events_assert(k, "pods", "", "false")
+    describe_events_assert(k, "pods", "", "true")
+    describe_resource_chunk_size_assert(k, "pods", "events", "")
+
+    ### Dump current valid-pod POD
+    output_pod = k("get", "pod", "valid-pod", "-o", "yaml")
+
+    ### Delete POD valid-pod by id
+    k.get_object_assert("pods", PODS, "valid-pod:")
+    k("delete", "pod", "valid-pod", "--grace-period=0", "--force")
+    k.get_object_assert("pods", PODS, "")
+
+    ### Delete POD valid-pod by id with --now
+    k("create", "-f", valid_pod)
+    k.get_object_assert("pods", PODS, "valid-pod:")
+    k("delete", "pod", "valid-pod", "--now")
+    k.get_object_assert("pods", PODS, "")
+
+    ### Delete POD valid-pod by id with --grace-period=0 (succeeds without --force by waiting)
+    k("create", "-f", valid_pod)
+    k.get_object_assert("pods", PODS, "valid-pod:")
+    k("delete", "pod", "valid-pod", "--grace-period=0")
+    k.get_object_assert("pods", PODS, "")
+
+    ### Create POD valid-pod from dumped YAML
+    k.new_namespace()
+    k.get_object_assert("pods", PODS, "")
+    dumped = "\n".join(line for line in output_pod.splitlines() if "namespace:" not in line)
+    k("create", "-f", "-", stdin=dumped)
+    k.get_object_assert("pods", PODS, "valid-pod:")
+
+    ### Delete POD valid-pod from JSON
+    k.get_object_assert("pods", PODS, "valid-pod:")
+    k("delete", "-f", valid_pod, "--grace-period=0", "--force")
+    k.get_object_assert("pods", PODS, "")
+
+    ### Create POD valid-pod from JSON
+    k.new_namespace()
+    k.get_object_assert("pods", PODS, "")
+    k("create", "-f", valid_pod)
+    k.get_object_assert("pods", PODS, "valid-pod:")
+
+    ### Delete POD valid-pod with label
+    k.get_object_assert("pods -l'name in (valid-pod)'", PODS, "valid-pod:")
+    k("delete", "pods", "-lname in (valid-pod)", "--grace-period=0", "--force")
+    k.get_object_assert("pods -l'name in (valid-pod)'", PODS, "")
+
+    ### Create POD valid-pod from YAML
+    k.new_namespace()
+    k.get_object_assert("pods", PODS, "")
+    k("create", "-f", valid_pod)
+    k.get_object_assert("pods", PODS, "valid-pod:")
+    if_has_string(k("get", "pods", "--field-selector", "metadata.name=valid-pod"), "valid-pod")
+    phase = k("get", "pod", "valid-pod", "-o", "go-template={{ .status.phase }}")
+    if_has_string(k("get", "pods", "--field-selector", f"status.phase={phase}"), "valid-pod")
+
+    ### Delete PODs with no parameter mustn't kill everything
+    k.get_object_assert("pods", PODS, "valid-pod:")
+    k.fails("delete", "pods")
+    k.get_object_assert("pods", PODS, "valid-pod:")
+
+    ### Delete PODs with --all and a label selector is not permitted
+    k.get_object_assert("pods", PODS, "valid-pod:")
+    k.fails("delete", "--all", "pods", "-lname in (valid-pod)")
+    k.get_object_assert("pods", PODS, "valid-pod:")
+
+    ### Delete all PODs
+    k.get_object_assert("pods", PODS, "valid-pod:")
+    k("delete", "--all", "pods", "--grace-period=0", "--force")
+    k.get_object_assert("pods -l'name in (valid-pod)'", PODS, "")
+
+
+def test_run_pod_tests_describe_pod_env_secret_configmap_pdb(kubectl: Cmd) -> None:
+    # run_pod_tests' "Detailed tests for describe pod output"
+    k, ident, ns = kubectl, "{{.metadata.name}}", "--namespace=test-kubectl-describe-pod"
+    found = '{{range.items}}{{ if eq .metadata.name "%s" }}found{{end}}{{end}}:'
+    k.get_object_assert("namespaces", found % "test-kubectl-describe-pod", ":")
+    k("create", "namespace", "test-kubectl-describe-pod")
+    k.get_object_assert("namespaces/test-kubectl-describe-pod", ident, "test-kubectl-describe-pod")
+
+    ### Create a generic secret
+    k.get_object_assert(f"secrets {ns}", PODS, "")
+    secret = ("generic", "test-secret", "--from-literal=key-1=value1", "--type=test-type", ns)
+    k("create", "secret", *secret[:2], "--dry-run=client", *secret[2:])
+    k("create", "secret", *secret[:2], "--dry-run=server", *secret[2:])
+    k.get_object_assert(f"secrets {ns}", PODS, "")
+    k("create", "secret", *secret)
+    k.get_object_assert(f"secret/test-secret {ns}", ident, "test-secret")
+    k.get_object_assert(f"secret/test-secret {ns}", "{{.type}}", "test-type")
+
+    ### Create a generic configmap
+    k.get_object_assert(f"configmaps {ns}", found % "test-configmap", ":")
+    k("create", "configmap", "test-configmap", "--from-literal=key-2=value2", ns)
+    k.get_object_assert(f"configmap/test-configmap {ns}", ident, "test-configmap")
+
+    ### Create a pod disruption budget with minAvailable
+    k.get_object_assert(f"pdb {ns}", found % "test-pdb-1", ":")
+    k("create", "pdb", "test-pdb-1", "--dry-run=client", "--selector=app=rails", "--min-available=2", ns)
+    k("create", "pdb", "test-pdb-1", "--dry-run=server", "--selector=app=rails", "--min-available=2", ns)
+    k.get_object_assert(f"pdb {ns}", found % "test-pdb-1", ":")
+    k("create", "pdb", "test-pdb-1", "--selector=app=rails", "--min-available=2", ns)
+    k.get_object_assert(f"pdb/test-pdb-1 {ns}", "{{.spec.minAvailable}}", "2")
+    k("create", "pdb", "test-pdb-2", "--selector=app=rails", "--min-available=50%", ns)
+    k.get_object_assert(f"pdb/test-pdb-2 {ns}", "{{.spec.minAvailable}}", "50%")
+    describe_resource_chunk_size_assert(k, "poddisruptionbudgets", "events", ns)
+
+    ### Create a pod disruption budget with maxUnavailable
+    k("create", "pdb", "test-pdb-3", "--selector=app=rails", "--max-unavailable=2", ns)
+    k.get_object_assert(f"pdb/test-pdb-3 {ns}", "{{.spec.maxUnavailable}}", "2")
+    k("create", "pdb", "test-pdb-4", "--selector=app=rails", "--max-unavailable=50%", ns)
+    k.get_object_assert(f"pdb/test-pdb-4 {ns}", "{{.spec.maxUnavailable}}", "50%")
+
+    ### Fail creating a pod disruption budget if both maxUnavailable and minAvailable specified
+    k.fails("create", "pdb", "test-pdb", "--selector=app=rails", "--min-available=2", "--max-unavailable=3", ns)
+
+    # A pod that consumes secret, configmap, and downward API keys as envs
+    k.get_object_assert(f"pods {ns}", PODS, "")
+    k("create", "-f", _file(k, "pod-with-api-env.yaml", POD_WITH_API_ENV), ns)
+    env = (
+        "TEST_CMD_1", "<set to the key 'key-1' in secret 'test-secret'>",
+        "TEST_CMD_2", "<set to the key 'key-2' of config map 'test-configmap'>",
+        "TEST_CMD_3", "env-test-pod (v1:metadata.name)",
+    )  # fmt: skip
+    describe_object_assert(k, f"pods {ns}", "env-test-pod", *env)
+    describe_object_assert(k, f"pods {ns}", "", *env)
+
+    k("delete", "pod", "env-test-pod", ns)
+    k("delete", "secret", "test-secret", ns)
+    k("delete", "configmap", "test-configmap", ns)
+    k("delete", "pdb/test-pdb-1", "pdb/test-pdb-2", "pdb/test-pdb-3", "pdb/test-pdb-4", ns)
+    k("delete", "namespace", "test-kubectl-describe-pod")
+
+
+def test_run_pod_tests_priority_class(kubectl: Cmd) -> None:
+    k = kubectl
+    found = '{{range.items}}{{ if eq .metadata.name "test-priorityclass" }}found{{end}}{{end}}:'
+    k.get_object_assert("priorityclasses", found, ":")
+    k("create", "priorityclass", "test-priorityclass", "--dry-run=client")
+    k("create", "priorityclass", "test-priorityclass", "--dry-run=server")
+    k.get_object_assert("priorityclasses", found, ":")
+    k("create", "priorityclass", "test-priorityclass")
+    k.get_object_assert("priorityclasses", found, "found:")
+    describe_resource_chunk_size_assert(k, "priorityclasses", "events", "")
+    k("delete", "priorityclass", "test-priorityclass")
