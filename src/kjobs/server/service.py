@@ -34,7 +34,7 @@ from kjobs.server.admission import AdmissionSettings, admit_pod
 from kjobs.server.apply import FieldPath
 from kjobs.server.authz import UserInfo
 from kjobs.server.decoding import check_unknown_fields
-from kjobs.server.gotypes import first_type_error
+from kjobs.server.gotypes import converter_type_error, first_type_error, go_format
 from kjobs.server.logs import LogOptions, LogSource, NoLogs, validate_container
 from kjobs.server.patch import apply_patch, strategic_merge
 from kjobs.server.registry import STORED, Resource, core_hook, lookup
@@ -397,13 +397,16 @@ class ApiService:
         typed: bool = False,
         patch: Obj | None = None,
         patching: bool = False,
+        strategic: bool = False,
     ) -> list[str]:
         """Type/version checks and strict field validation of a request body; returns warnings.
 
         A `typed` body was built in this process by code that only knows the API's fields (kjobs' own
         controllers): like a protobuf body in Kubernetes it cannot carry unknown fields, so the schema walk
         that looks for them is skipped, and so is the check of its values' Go types. `patch`: the merge patch
-        `body` results from; only what it names is walked (`gotypes.first_type_error`, `schema.unknown_fields`)."""
+        `body` results from; only what it names is walked (`gotypes.first_type_error`, `schema.unknown_fields`).
+        `strategic`: `body` is a strategic merge patch's result, converted from its map rather than decoded
+        (`gotypes.converter_type_error`): a mistyped value is 422 against `patch` with the patch's `%+v`."""
         kind = kind or r.kind
         if not isinstance(body, dict):
             raise bad_request(
@@ -423,6 +426,10 @@ class ApiService:
         # else (a pod status condition of "x" was once stored, and broke every later eviction of that pod). A
         # create or update is 400 (handlers/create.go, `transformDecodeError`); a patch whose result does not
         # decode is 422 against the field `patch` (handlers/patch.go, `applyPatchToCurrentObject`).
+        if strategic and kind == r.kind:
+            mistyped = converter_type_error(body, kind, group=r.group, within=patch)
+            if mistyped is not None:
+                raise invalid("", "", [FieldError("patch", ErrorType.FieldValueInvalid, mistyped, go_format(patch))])
         mistyped = first_type_error(body, kind, group=r.group, within=patch) if kind == r.kind else None
         if mistyped is not None:
             if patching:
@@ -878,7 +885,10 @@ class ApiService:
             if base == "application/json-patch+json":  # merges nest no deeper than the object or the patch
                 limits.check_depth(patched, "the patched object")
             merged = patch if base in _COPY_ON_WRITE_PATCHES and isinstance(patch, dict) else None
-            warnings = self._decode_check(r, patched, field_validation, typed=typed, patch=merged, patching=True)
+            strategic = base == "application/strategic-merge-patch+json" and isinstance(patch, dict)
+            warnings = self._decode_check(
+                r, patched, field_validation, typed=typed, patch=merged, patching=True, strategic=strategic
+            )
             old_rv = (old.get("metadata") or {}).get("resourceVersion")
             expected = _requested_rv(patched) or old_rv
             new = self._merge_update(r, old, patched, subresource)
