@@ -44,8 +44,12 @@ class Cmd:
     config: Path
     namespace: str
 
-    def run(self, *args: str, stdin: str | None = None, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    def run(
+        self, *args: str, stdin: str | None = None, timeout: float = 60, editor: str | None = None
+    ) -> subprocess.CompletedProcess[str]:
         env = {"HOME": str(self.up.home), "KUBECONFIG": str(self.config), "PATH": "/usr/local/bin:/usr/bin:/bin"}
+        if editor is not None:
+            env["EDITOR"] = editor
         return subprocess.run(
             ["kubectl", *args], capture_output=True, text=True, env=env, input=stdin, timeout=timeout, cwd=self.up.home
         )
@@ -679,6 +683,13 @@ def _file(k: Cmd, name: str, text: str) -> str:
     return str(path)
 
 
+def _stdout_bytes(k: Cmd, *args: str, editor: str) -> bytes:
+    """kubectl's stdout as bytes (text mode would turn CRLF into LF: `file -` reads the bytes upstream)."""
+    env = {"HOME": str(k.up.home), "KUBECONFIG": str(k.config), "PATH": "/usr/local/bin:/usr/bin:/bin"}
+    proc = subprocess.run(["kubectl", *args], capture_output=True, env={**env, "EDITOR": editor}, timeout=60)
+    return proc.stdout
+
+
 def describe_object_assert(k: Cmd, resource: str, obj: str, *matches: str) -> None:
     """kube::test::describe_object_assert (and describe_resource_assert without `obj`): each match greps."""
     result = k("describe", *shlex.split(resource), *([obj] if obj else []))
@@ -918,3 +929,285 @@ def test_run_pod_tests_priority_class(kubectl: Cmd) -> None:
     k.get_object_assert("priorityclasses", found, "found:")
     describe_resource_chunk_size_assert(k, "priorityclasses", "events", "")
     k("delete", "priorityclass", "test-priorityclass")
+
+
+def test_run_pod_tests_label_annotate_record(kubectl: Cmd) -> None:
+    # run_pod_tests, from "Create two PODs" to "Annotate POD YAML file locally"
+    k = kubectl
+    valid_pod = _file(k, "valid-pod.yaml", VALID_POD)
+    k.new_namespace()
+    k.get_object_assert("pods", PODS, "")
+    k("create", "-f", valid_pod)
+    k("create", "-f", _file(k, "agnhost-primary-pod.yaml", AGNHOST_PRIMARY_POD))
+    k.get_object_assert("pods", PODS, "agnhost-primary:valid-pod:")
+
+    ### Delete multiple PODs at once
+    k("delete", "pods", "valid-pod", "agnhost-primary", "--grace-period=0", "--force")
+    k.get_object_assert("pods", PODS, "")
+
+    ### Create valid-pod POD
+    k.new_namespace()
+    k.get_object_assert("pods", PODS, "")
+    k("create", "-f", valid_pod)
+    k.get_object_assert("pods", PODS, "valid-pod:")
+
+    labels = "{{range.metadata.labels}}{{.}}:{{end}}"
+    ### Dry-run label the valid-pod POD
+    k.get_object_assert("pod valid-pod", labels, "valid-pod:")
+    k("label", "pods", "valid-pod", "new-name=new-valid-pod", "--dry-run=client")
+    k("label", "pods", "valid-pod", "new-name=new-valid-pod", "--dry-run=server")
+    k.get_object_assert("pod valid-pod", labels, "valid-pod:")
+
+    ### Label the valid-pod POD
+    k("label", "pods", "valid-pod", "new-name=new-valid-pod")
+    k.get_object_assert("pod valid-pod", labels, "valid-pod:new-valid-pod:")
+
+    ### Label the valid-pod POD with empty label value
+    k("label", "pods", "valid-pod", "emptylabel=")
+    k.get_object_assert("pod valid-pod", "{{.metadata.labels.emptylabel}}", "")
+
+    ### Dry-run annotate the valid-pod POD with empty annotation value
+    empty = "{{.metadata.annotations.emptyannotation}}"
+    k.get_object_assert("pod valid-pod", empty, "<no value>")
+    k("annotate", "pods", "valid-pod", "emptyannotation=", "--dry-run=client")
+    k("annotate", "pods", "valid-pod", "emptyannotation=", "--dry-run=server")
+    k.get_object_assert("pod valid-pod", empty, "<no value>")
+
+    ### Annotate the valid-pod POD with empty annotation value
+    k("annotate", "pods", "valid-pod", "emptyannotation=")
+    k.get_object_assert("pod valid-pod", empty, "")
+    managers = "-o=jsonpath={.metadata.managedFields[*].manager}"
+    if_has_string(k.both("get", "pod", "valid-pod", managers), "kubectl-annotate")
+
+    ### Record label change
+    annotations = "{{range.metadata.annotations}}{{.}}:{{end}}"
+    k.get_object_assert("pod valid-pod", "{{range.items}}{{.metadata.annotations}}:{{end}}", "")
+    k("label", "pods", "valid-pod", "record-change=true", "--record=true")
+    k.get_object_assert("pod valid-pod", annotations, ".*--record=true.*")
+    if_has_string(k.both("get", "pod", "valid-pod", managers), "kubectl-label")
+
+    ### Do not record label change
+    k("label", "pods", "valid-pod", "no-record-change=true", "--record=false")
+    k.get_object_assert("pod valid-pod", annotations, ".*--record=true.*")
+
+    ### Record label change with specified flag and previous change already recorded
+    k("label", "pods", "valid-pod", "new-record-change=true", "--record=true")
+    k.get_object_assert("pod valid-pod", annotations, ".*new-record-change=true.*")
+
+    ### Delete POD by label
+    k.get_object_assert("pods", PODS, "valid-pod:")
+    k("delete", "pods", "-lnew-name=new-valid-pod", "--grace-period=0", "--force")
+    k.get_object_assert("pods", PODS, "")
+
+    ### Create pod-with-precision POD
+    k.get_object_assert("pods", PODS, "")
+    k("create", "-f", _file(k, "pod-with-precision.json", POD_WITH_PRECISION))
+    k.get_object_assert("pods", PODS, "pod-with-precision:")
+
+    ## Patch preserves precision
+    k("patch", "pod", "pod-with-precision", '-p={"metadata":{"annotations":{"patchkey": "patchvalue"}}}')
+    k.get_object_assert("pod pod-with-precision", "{{.metadata.annotations.patchkey}}", "patchvalue")
+    k("label", "pods", "pod-with-precision", "labelkey=labelvalue")
+    k.get_object_assert("pod pod-with-precision", "{{.metadata.labels.labelkey}}", "labelvalue")
+    k("annotate", "pods", "pod-with-precision", "annotatekey=annotatevalue")
+    k.get_object_assert("pod pod-with-precision", "{{.metadata.annotations.annotatekey}}", "annotatevalue")
+    # (the values kept their precision: the supplemental groups as written)
+    groups = "{{range .spec.securityContext.supplementalGroups}}{{.}},{{end}}"
+    k.get_object_assert("pod pod-with-precision", groups, "0,1000030003,2147483647,")
+    k("delete", "pod", "pod-with-precision")
+
+    ### Annotate POD YAML file locally without effecting the live pod.
+    pod_yaml = _file(k, "pod.yaml", POD_YAML)
+    k("create", "-f", pod_yaml)
+    k("annotate", "-f", pod_yaml, "annotatekey=annotatevalue")
+    k.get_object_assert("pod test-pod", "{{.metadata.annotations.annotatekey}}", "annotatevalue")
+    output_message = k("annotate", "--local", "-f", pod_yaml, "annotatekey=localvalue", "-o", "yaml")
+    k.get_object_assert("pod test-pod", "{{.metadata.annotations.annotatekey}}", "annotatevalue")
+    if_has_string(output_message, "localvalue")
+    k("delete", "-f", pod_yaml)
+
+
+def test_run_pod_tests_patch_replace_edit(kubectl: Cmd) -> None:
+    # run_pod_tests, from "Create valid-pod POD" (after `create --edit`) to "Delete POD by label"
+    k = kubectl
+    valid_pod = _file(k, "valid-pod.yaml", VALID_POD)
+    images = "{{range.items}}{{(index .spec.containers 0).image}}:{{end}}"
+    container = '{"spec":{"containers":[{"name": "kubernetes-serve-hostname", "image": "%s"}]}}'
+    k.wait_object_assert("pods", PODS, "")
+    k("create", "-f", valid_pod)
+    k.get_object_assert("pods", PODS, "valid-pod:")
+
+    ## Patch can modify a local object
+    out = k("patch", "--local", "-f", valid_pod, '--patch={"spec": {"restartPolicy":"Never"}}', "-o", "yaml")
+    assert "Never" in out
+
+    ## Patch fails with type restore error and exit code 1
+    output_message = k.fails("patch", "pod", "valid-pod", '-p={"metadata":{"labels":"invalid"}}')
+    if_has_string(output_message, "cannot restore map from string")
+
+    ## Patch exits with error message "patched (no change)" and exit code 0 when no-op occurs
+    output_message = k.both("patch", "pod", "valid-pod", '-p={"metadata":{"labels":{"name":"valid-pod"}}}')
+    if_has_string(output_message, r"patched (no change)")
+
+    ## Patch pod can change image
+    k("patch", "pod", "valid-pod", "--record", f"-p={container % 'nginx'}")
+    k.get_object_assert("pods", images, "nginx:")
+    k.get_object_assert("pods", "{{range.items}}{{.metadata.annotations}}:{{end}}", ".*kubernetes.io/change-cause.*")
+    json_patch = '[{"op": "replace", "path": "/spec/containers/0/image", "value":"%s"}]'
+    k("patch", "pod", "valid-pod", "--type=json", f"-p={json_patch % 'nginx2'}")
+    k.get_object_assert("pods", images, "nginx2:")
+    k("patch", "pod", "valid-pod", "--type=json", f"-p={json_patch % 'nginx'}")
+    k.get_object_assert("pods", images, "nginx:")
+    # Dry-run change image
+    k("patch", "pod", "valid-pod", "--record", "--dry-run=client", f"-p={container % 'not-nginx'}")
+    k("patch", "pod", "valid-pod", "--record", "--dry-run=server", f"-p={container % 'not-nginx'}")
+    k.get_object_assert("pods", images, "nginx:")
+    # yaml input
+    yaml_patch = "spec:\n  containers:\n  - name: kubernetes-serve-hostname\n    image: changed-with-yaml\n"
+    k("patch", "pod", "valid-pod", f"-p={yaml_patch}")
+    k.get_object_assert("pods", images, "changed-with-yaml:")
+    ## Patch pod from JSON can change image
+    k("patch", "-f", valid_pod, f"-p={container % 'k8s.gcr.io/pause:3.5'}")
+    k.get_object_assert("pods", images, "k8s.gcr.io/pause:3.5:")
+    managers = "-o=jsonpath={.metadata.managedFields[*].manager}"
+    if_has_string(k.both("get", "pod", "valid-pod", managers), "kubectl-patch")
+
+    ## resourceVersion in a patch is a precondition: the current one applies (upstream retries a conflict with
+    ## another writer: the node agent writes the pod's status here too)
+    rv_patch = '{"spec":{"containers":[{"name": "kubernetes-serve-hostname", "image": "nginx"}]},'
+    rv_patch += '"metadata":{"resourceVersion":"%s"}}'
+    for _attempt in range(4):
+        rv = k("get", "pod", "valid-pod", "-o", "go-template={{ .metadata.resourceVersion }}")
+        proc = k.run("patch", "pod", "valid-pod", f"-p={rv_patch % rv}")
+        if "the object has been modified" not in proc.stderr:
+            assert proc.returncode == 0, proc.stderr
+            k.get_object_assert("pods", images, "nginx:")
+            break
+    else:
+        raise AssertionError("the patch with the current resourceVersion conflicted four times")
+    ## a different one is rejected
+    rv = str(int(k("get", "pod", "valid-pod", "-o", "go-template={{ .metadata.resourceVersion }}")) + 100)
+    proc = k.run("patch", "pod", "valid-pod", f"-p={rv_patch % rv}")
+    assert "please apply your changes to the latest version and try again" in proc.stderr, proc.stderr
+
+    ## --force replace pod can change other field, e.g., spec.container.name
+    dumped = k("get", "pod", "valid-pod", "-o", "json").replace(
+        '"kubernetes-serve-hostname"', '"replaced-k8s-serve-hostname"'
+    )
+    replaced = _file(k, "tmp-valid-pod.json", dumped)
+    k("replace", "--force", "-f", replaced)
+    k.get_object_assert("pod valid-pod", "{{(index .spec.containers 0).name}}", "replaced-k8s-serve-hostname")
+    if_has_string(k.both("get", "pod", "valid-pod", managers), "kubectl-replace")
+    ## replace --grace-period and --timeout require --force
+    if_has_string(
+        k.fails("replace", "--grace-period=1", "-f", replaced), r"\-\-grace-period must have \-\-force specified"
+    )
+    if_has_string(k.fails("replace", "--timeout=1s", "-f", replaced), r"\-\-timeout must have \-\-force specified")
+
+    ## replace of a cluster scoped resource can succeed
+    k("create", "-f", "-", stdin='{"kind": "Node", "apiVersion": "v1", "metadata": {"name": "node-v1-test"}}')
+    try:
+        has_a = "{{range.items}}{{if .metadata.annotations.a}}found{{end}}{{end}}:"
+        k.get_object_assert("node node-v1-test", has_a, ":")
+        node = '{"kind": "Node", "apiVersion": "v1", "metadata": {"name": "node-v1-test", "annotations": {"a":"b"},'
+        node += ' "resourceVersion": "0"}}'
+        k("replace", "--dry-run=server", "-f", "-", stdin=node)
+        k("replace", "--dry-run=client", "-f", "-", stdin=node)
+        k.get_object_assert("node node-v1-test", has_a, ":")
+        k("replace", "-f", "-", stdin=node)
+        k.get_object_assert("node node-v1-test", "{{.metadata.annotations.a}}", "b")
+    finally:
+        k("delete", "node", "node-v1-test")
+
+    ## kubectl edit can update the image field of a POD (a fake editor)
+    editor = k.config.parent / "tmp-editor.sh"
+    editor.write_text('#!/usr/bin/env bash\nsed -i "s/nginx/k8s.gcr.io\\/serve_hostname/g" $1\n')
+    editor.chmod(0o755)
+    k(
+        "patch",
+        "pod",
+        "valid-pod",
+        f"-p={container.replace('kubernetes-serve-hostname', 'replaced-k8s-serve-hostname') % 'nginx'}",
+    )
+    k.get_object_assert("pods", images, "nginx:")
+    proc = k.run("edit", "pods/valid-pod", "--output-patch=true", editor=str(editor))
+    assert "Patch:" in proc.stdout, proc.stdout + proc.stderr
+    k.get_object_assert("pods", images, "k8s.gcr.io/serve_hostname:")
+    if_has_string(k.both("get", "pod", "valid-pod", managers), "kubectl-edit")
+
+    ## kubectl edit should work on Windows
+    proc = k.run("edit", "pod/valid-pod", editor="cat")
+    assert "Edit cancelled" in proc.stdout + proc.stderr
+    assert "name: valid-pod" in k.run("edit", "pod/valid-pod", editor="cat").stdout
+    assert b"\r\n" in _stdout_bytes(k, "edit", "--windows-line-endings", "pod/valid-pod", editor="cat")
+    assert b"\r\n" not in _stdout_bytes(k, "edit", "--windows-line-endings=false", "pod/valid-pod", editor="cat")
+    assert "kind: List" in k.run("edit", "ns", editor="cat").stdout
+
+    ### Label POD YAML file locally without effecting the live pod.
+    name = "{{.metadata.labels.name}}"
+    k.get_object_assert("pod valid-pod", name, "valid-pod")
+    pod_yaml = _file(k, "pod.yaml", POD_YAML)
+    output_message = k("label", "--local", "--overwrite", "-f", pod_yaml, "name=localonlyvalue", "-o", "yaml")
+    k.get_object_assert("pod valid-pod", name, "valid-pod")
+    if_has_string(output_message, "localonlyvalue")
+
+    ### Overwriting an existing label is not permitted
+    k.get_object_assert("pod valid-pod", name, "valid-pod")
+    k.fails("label", "pods", "valid-pod", "name=valid-pod-super-sayan")
+    k.get_object_assert("pod valid-pod", name, "valid-pod")
+
+    ### --overwrite must be used to overwrite existing label, can be applied to all resources
+    k("label", "--overwrite", "pods", "--all", "name=valid-pod-super-sayan")
+    k.get_object_assert("pod valid-pod", name, "valid-pod-super-sayan")
+
+    ### Delete POD by label
+    k.get_object_assert("pods", PODS, "valid-pod:")
+    k("delete", "pods", "-lname in (valid-pod-super-sayan)", "--grace-period=0", "--force")
+    k.get_object_assert("pods", PODS, "")
+
+
+def test_run_pod_tests_multi_pod_file_and_apply_annotation(kubectl: Cmd) -> None:
+    # run_pod_tests, "Create two PODs from 1 yaml file" to the end
+    k = kubectl
+    k.new_namespace()
+    k.get_object_assert("pods", PODS, "")
+    multi_pod = _file(k, "multi-pod.yaml", MULTI_POD)
+    k("create", "-f", multi_pod)
+    k.get_object_assert("pods", PODS, "redis-master:valid-pod:")
+    k("delete", "-f", multi_pod)
+    k.get_object_assert("pods", PODS, "")
+
+    last_applied = "kubectl.kubernetes.io/last-applied-configuration"
+    ## 1. kubectl create doesn't set the annotation
+    k.new_namespace()
+    k.get_object_assert("pods", PODS, "")
+    k("create", "-f", _file(k, "pod.yaml", POD_YAML))
+    k.get_object_assert("pods test-pod", "{{.metadata.labels.name}}", "test-pod-label")
+    assert last_applied not in k("get", "pods", "test-pod", "-o", "yaml")
+    ## 2. kubectl replace doesn't set the annotation
+    replace = _file(
+        k,
+        "test-pod-replace.yaml",
+        k("get", "pods", "test-pod", "-o", "yaml").replace("test-pod-label", "test-pod-replaced"),
+    )
+    k("replace", "-f", replace)
+    k.get_object_assert("pods test-pod", "{{.metadata.labels.name}}", "test-pod-replaced")
+    assert last_applied not in k("get", "pods", "test-pod", "-o", "yaml")
+    ## 3. kubectl apply does set the annotation
+    k("apply", "-f", _file(k, "pod-apply.yaml", POD_APPLY_YAML))
+    k.get_object_assert("pods test-pod", "{{.metadata.labels.name}}", "test-pod-applied")
+    annotation = "jsonpath={.metadata.annotations.kubectl\\.kubernetes\\.io/last-applied-configuration}"
+    applied = k("get", "pods", "test-pod", "-o", annotation)
+    assert applied and last_applied in k("get", "pods", "test-pod", "-o", "yaml")
+    ## 4. kubectl replace updates an existing annotation
+    replace = _file(
+        k,
+        "test-pod-replace.yaml",
+        k("get", "pods", "test-pod", "-o", "yaml").replace("test-pod-applied", "test-pod-replaced"),
+    )
+    k("replace", "-f", replace)
+    k.get_object_assert("pods test-pod", "{{.metadata.labels.name}}", "test-pod-replaced")
+    # (upstream's `! [[ $(diff -q A B > /dev/null) ]]` cannot fail; the annotation did change: the sed edited it)
+    replaced = k("get", "pods", "test-pod", "-o", annotation)
+    assert replaced and replaced != applied and "test-pod-replaced" in replaced
+    k("delete", "pods", "test-pod")
