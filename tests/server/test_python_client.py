@@ -124,6 +124,8 @@ def test_replace_and_patch_with_resource_version_zero_are_unconditional(api: cli
         "rv0", NS, {"metadata": {"name": "rv0", "resourceVersion": "0"}, "data": {"a": "3"}}
     )
     assert replaced.data == {"a": "3"} and replaced.metadata.resource_version not in ("0", None)
+    unversioned = core.replace_namespaced_config_map("rv0", NS, {"metadata": {"name": "rv0"}, "data": {"a": "3b"}})
+    assert unversioned.data == {"a": "3b"}  # none at all: the same (test/cmd/core.sh's `replace --raw`)
     patched = core.patch_namespaced_config_map("rv0", NS, {"metadata": {"resourceVersion": "0"}, "data": {"a": "4"}})
     assert patched.data == {"a": "4"}
     with pytest.raises(ApiException) as stale:

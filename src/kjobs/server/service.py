@@ -821,6 +821,8 @@ class ApiService:
         old = self._get_or_404(r, namespace, name)
         expected = _requested_rv(body)
         new = self._merge_update(r, old, body, subresource)
+        if expected is None:  # unconditional: the stored version's, before validation reads it (store.go Update)
+            _meta(new)["resourceVersion"] = (old.get("metadata") or {}).get("resourceVersion")
         written = await self._write(
             r,
             old,
