@@ -6,6 +6,7 @@ matched whole as a regular expression), `Cmd.wait_object_assert` its retrying fo
 
 from __future__ import annotations
 
+import base64
 import re
 import shlex
 import shutil
@@ -1211,3 +1212,194 @@ def test_run_pod_tests_multi_pod_file_and_apply_annotation(kubectl: Cmd) -> None
     replaced = k("get", "pods", "test-pod", "-o", annotation)
     assert replaced and replaced != applied and "test-pod-replaced" in replaced
     k("delete", "pods", "test-pod")
+
+
+def test_run_create_secret_tests(kubectl: Cmd) -> None:
+    k = kubectl
+    ### Create generic secret with explicit namespace
+    if_has_string(k.fails("get", "secrets", "mysecret"), 'secrets "mysecret" not found')
+    output_message = k(
+        "create", "secret", "generic", "mysecret", "--dry-run=client", "--from-literal=foo=bar",
+        "-o", "jsonpath={.metadata.namespace}", "--namespace=user-specified",
+    )  # fmt: skip
+    if_has_string(output_message, "user-specified")
+    if_has_string(k.fails("get", "secrets", "mysecret"), 'secrets "mysecret" not found')
+    output_message = k(
+        "create", "secret", "generic", "mysecret", "--dry-run=client", "--from-literal=foo=bar",
+        "-o", "jsonpath={.metadata.namespace}",
+    )  # fmt: skip
+    assert output_message == ""
+
+    # replace --raw PUTs to the URL given
+    configmaps = "/api/v1/namespaces/default/configmaps"
+    cm = k("create", "configmap", "tester-update-cm", "-o", "json", "--dry-run=client")
+    k("create", "--raw", configmaps, "-f", "-", stdin=cm)
+    cm = k("create", "configmap", "tester-update-cm", "--from-literal=key1=config1", "-o", "json", "--dry-run=client")
+    output_message = k("replace", "--raw", f"{configmaps}/tester-update-cm", "-f", "-", stdin=cm)
+    if_has_string(output_message, "uid")
+    if_has_string(k.both("get", "--raw", f"{configmaps}/tester-update-cm"), "config1")
+    # delete --raw
+    k("delete", "--raw", f"{configmaps}/tester-update-cm")
+    if_has_string(k.fails("get", "configmap", "tester-update-cm"), 'configmaps "tester-update-cm" not found')
+
+
+DOCKERCONFIG_JSON = """{
+    "auths":{
+        "http://foo.example.com":{
+            "username":"foo",
+            "password":"bar",
+            "email":"foo@example.com"
+        },
+        "http://bar.example.com":{
+            "username":"bar",
+            "password":"baz",
+            "email":"bar@example.com"
+        }
+    }
+}
+"""
+"""hack/testdata/dockerconfig.json (as the script's expected base64 decodes)"""
+
+
+def test_run_secrets_test(kubectl: Cmd) -> None:
+    k, ns = kubectl, "--namespace=test-secrets"
+    # Ensure dry run succeeds and includes kind, apiVersion and data, and doesn't require a server connection
+    output_message = k(
+        "create", "secret", "generic", "test", "--from-literal=key1=value1", "--dry-run=client", "-o", "yaml",
+        "--server=example.com", "--v=6",
+    )  # fmt: skip
+    for match in ("kind: Secret", "apiVersion: v1", "key1: dmFsdWUx"):
+        if_has_string(output_message, match)
+    if_has_not_string(output_message, "example.com")
+
+    ### Create a new namespace
+    k.get_object_assert(
+        "namespaces", '{{range.items}}{{ if eq .metadata.name "test-secrets" }}found{{end}}{{end}}:', ":"
+    )
+    k("create", "namespace", "test-secrets")
+    k.get_object_assert("namespaces/test-secrets", "{{.metadata.name}}", "test-secrets")
+
+    ### Create a generic secret in a specific namespace
+    k.get_object_assert(f"secrets {ns}", PODS, "")
+    k("create", "secret", "generic", "test-secret", "--from-literal=key1=value1", "--type=test-type", ns)
+    k.get_object_assert(f"secret/test-secret {ns}", "{{.metadata.name}}", "test-secret")
+    k.get_object_assert(f"secret/test-secret {ns}", "{{.type}}", "test-type")
+    assert "key1: dmFsdWUx" in k("get", "secret/test-secret", ns, "-o", "yaml")
+    describe_resource_chunk_size_assert(k, "secrets", "", ns)
+    k("delete", "secret", "test-secret", ns)
+
+    ### Create a docker-registry secret in a specific namespace
+    k.get_object_assert(f"secrets {ns}", PODS, "")
+    k(
+        "create", "secret", "docker-registry", "test-secret", "--docker-username=test-user",
+        "--docker-password=test-password", "--docker-email=test-user@test.com", ns,
+    )  # fmt: skip
+    k.get_object_assert(f"secret/test-secret {ns}", "{{.metadata.name}}", "test-secret")
+    k.get_object_assert(f"secret/test-secret {ns}", "{{.type}}", "kubernetes.io/dockerconfigjson")
+    assert (
+        ".dockerconfigjson: eyJhdXRocyI6eyJodHRwczovL2luZGV4LmRvY2tlci5pby92MS8iOnsidXNlcm5hbWUiOiJ0ZXN0LXVzZXIiLCJwYX"
+        "Nzd29yZCI6InRlc3QtcGFzc3dvcmQiLCJlbWFpbCI6InRlc3QtdXNlckB0ZXN0LmNvbSIsImF1dGgiOiJkR1Z6ZEMxMWMyVnlPblJsYzNRdGNHR"
+        "npjM2R2Y21RPSJ9fX0="
+    ) in k("get", "secret/test-secret", ns, "-o", "yaml")
+    k("delete", "secret", "test-secret", ns)
+
+    ### Create a docker-registry secret in a specific namespace with docker config file
+    k.get_object_assert(f"secrets {ns}", PODS, "")
+    config = _file(k, "dockerconfig.json", DOCKERCONFIG_JSON)
+    k("create", "secret", "docker-registry", "test-secret", f"--from-file=.dockerconfigjson={config}", ns)
+    k.get_object_assert(f"secret/test-secret {ns}", "{{.metadata.name}}", "test-secret")
+    k.get_object_assert(f"secret/test-secret {ns}", "{{.type}}", "kubernetes.io/dockerconfigjson")
+    encoded = base64.b64encode(DOCKERCONFIG_JSON.encode()).decode()
+    assert f".dockerconfigjson: {encoded}" in k("get", "secret/test-secret", ns, "-o", "yaml")
+    k("delete", "secret", "test-secret", ns)
+
+    ### Create a tls secret (hack/testdata/tls.key, tls.crt: a key pair made here)
+    key, crt = k.config.parent / "tls.key", k.config.parent / "tls.crt"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=test", "-days", "1",
+         "-keyout", str(key), "-out", str(crt)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    k.get_object_assert(f"secrets {ns}", PODS, "")
+    k("create", "secret", "tls", "test-secret", ns, f"--key={key}", f"--cert={crt}")
+    k.get_object_assert(f"secret/test-secret {ns}", "{{.metadata.name}}", "test-secret")
+    k.get_object_assert(f"secret/test-secret {ns}", "{{.type}}", "kubernetes.io/tls")
+    k("delete", "secret", "test-secret", ns)
+    # (`--key <(cat tls.key)`: process substitution gives kubectl a path too; the same call)
+
+    # Create a secret using stringData
+    k("create", ns, "-f", "-", stdin=(
+        '{"kind": "Secret", "apiVersion": "v1", "metadata": {"name": "secret-string-data"},'
+        ' "data": {"k1":"djE=", "k2":""}, "stringData": {"k2":"v2"}}'
+    ))  # fmt: skip
+    k.get_object_assert(f"secret/secret-string-data {ns} ", "{{.data}}", ".*k1:djE=.*")
+    k.get_object_assert(f"secret/secret-string-data {ns} ", "{{.data}}", ".*k2:djI=.*")
+    k.get_object_assert(f"secret/secret-string-data {ns} ", "{{.stringData}}", "<no value>")
+    k("delete", "secret", "secret-string-data", ns)
+
+    ### Create a secret using output flags
+    k.get_object_assert(f"secrets {ns}", PODS, "")
+    out = k(
+        "create", "secret", "generic", "test-secret", ns, "--from-literal=key1=value1", "--output=go-template",
+        "--template={{.metadata.name}}:",
+    )  # fmt: skip
+    assert "test-secret:" in out
+    k("delete", "secret", "test-secret", ns)
+    k("delete", "namespace", "test-secrets")
+
+
+def test_run_namespace_tests(kubectl: Cmd) -> None:
+    k = kubectl
+    ### Create a new namespace
+    if_has_string(k.fails("get", "ns/my-namespace"), " not found")
+    k("create", "namespace", "my-namespace", "--dry-run=client")
+    k("create", "namespace", "my-namespace", "--dry-run=server")
+    if_has_string(k.fails("get", "ns/my-namespace"), " not found")
+    k("create", "namespace", "my-namespace")
+    k.get_object_assert("namespaces/my-namespace", "{{.metadata.name}}", "my-namespace")
+    describe_resource_chunk_size_assert(k, "namespaces", "resourcequotas,limitranges", "")
+    k("delete", "namespace", "my-namespace", "--wait=false")
+    # make sure that wait properly waits for finalization
+    k("wait", "--for=delete", "ns/my-namespace")
+    if_has_string(k.fails("get", "ns/my-namespace"), " not found")
+    # (`kubectl delete namespace -n my-namespace --all` and the Quota part are left out: see the doc)
+
+    ### Pods in Namespaces
+    k.get_object_assert("namespaces", '{{range.items}}{{ if eq .metadata.name "other" }}found{{end}}{{end}}:', ":")
+    k("create", "namespace", "other")
+    k.get_object_assert("namespaces/other", "{{.metadata.name}}", "other")
+    k.get_object_assert("pods --namespace=other", PODS, "")
+    k("create", "--namespace=other", "-f", _file(k, "valid-pod.yaml", VALID_POD))
+    k.get_object_assert("pods --namespace=other", PODS, "valid-pod:")
+    k.get_object_assert("pods -n other", PODS, "valid-pod:")
+    output_message = k.fails("get", "pod", "valid-pod", "--all-namespaces")
+    if_has_string(output_message, "a resource cannot be retrieved by name across all namespaces")
+    k.get_object_assert("pods --namespace=other", PODS, "valid-pod:")
+    k("delete", "pod", "--namespace=other", "valid-pod", "--grace-period=0", "--force")
+    k.get_object_assert("pods --namespace=other", PODS, "")
+    k("delete", "namespace", "other")
+
+
+def test_run_nodes_tests(kubectl: Cmd) -> None:
+    k, node = kubectl, f"nodes {NODE}"
+    k.get_object_assert("nodes", PODS, f"{NODE}:")
+    fields = ("Name:", "Labels:", "CreationTimestamp:", "Conditions:", "Addresses:", "Capacity:", "Pods:")
+    describe_object_assert(k, "nodes", NODE, *fields)
+    describe_events_assert(k, "nodes", NODE)
+    describe_events_assert(k, "nodes", NODE, "false")
+    describe_events_assert(k, "nodes", NODE, "true")
+    describe_object_assert(k, "nodes", "", *fields)
+    describe_events_assert(k, "nodes", "", "true")
+    describe_events_assert(k, "nodes", "", "false")
+    describe_events_assert(k, "nodes", "", "true")
+    describe_resource_chunk_size_assert(k, "nodes", "pods,events", "")
+
+    ### kubectl patch update can mark node unschedulable
+    k.get_object_assert(node, "{{.spec.unschedulable}}", "<no value>")
+    try:
+        k("patch", "nodes", NODE, '-p={"spec":{"unschedulable":true}}')
+        k.get_object_assert(node, "{{.spec.unschedulable}}", "true")
+    finally:
+        k("patch", "nodes", NODE, '-p={"spec":{"unschedulable":null}}')
+    k.get_object_assert(node, "{{.spec.unschedulable}}", "<no value>")
+    # (the TokenReview create that follows is left out: kjobs serves no authentication.k8s.io TokenReview)
