@@ -1403,3 +1403,229 @@ def test_run_nodes_tests(kubectl: Cmd) -> None:
         k("patch", "nodes", NODE, '-p={"spec":{"unschedulable":null}}')
     k.get_object_assert(node, "{{.spec.unschedulable}}", "<no value>")
     # (the TokenReview create that follows is left out: kjobs serves no authentication.k8s.io TokenReview)
+
+
+# test/cmd/get.sh
+
+
+def test_run_kubectl_get_tests(kubectl: Cmd) -> None:
+    k = kubectl
+    ### Test retrieval of non-existing pods
+    k.get_object_assert("pods", PODS, "")
+    if_has_string(k.fails("get", "pods", "abc"), 'pods "abc" not found')
+    k.get_object_assert("pods", PODS, "")
+    if_has_string(k.fails("get", "pods", "abc", "-o", "name"), 'pods "abc" not found')
+
+    ### Retrieval of pods when none exist with non-human readable output format flag specified
+    k.get_object_assert("pods", PODS, "")
+    for output in (
+        "json",
+        "yaml",
+        "name",
+        "jsonpath={.items}",
+        "go-template={{.items}}",
+        "custom-columns=NAME:.metadata.name",
+    ):
+        if_has_not_string(k.both("get", "pods", "-o", output), "No resources found")
+
+    ### Retrieval of pods when none exist, with human-readable output format flag specified
+    k.get_object_assert("pods", PODS, "")
+    if_has_not_string(k.fails("get", "foobar"), "No resources found")
+    if_has_string(k.both("get", "pods"), "No resources found")
+    if_has_not_string(k.both("get", "pods", "--ignore-not-found"), "No resources found")
+    if_has_string(k.both("get", "pods", "-o", "wide"), "No resources found")
+
+    ### Retrieval of non-existing POD with json output flag specified
+    k.get_object_assert("pods", PODS, "")
+    output_message = k.fails("get", "pods", "abc", "-o", "json")
+    if_has_string(output_message, 'pods "abc" not found')
+    if_has_not_string(output_message, "List")
+
+    ### kubectl get all: 200 OK from each kind of the `all` category kjobs serves (pods, jobs; the script also
+    ### names replicationcontrollers, services, daemonsets, deployments, replicasets, statefulsets and HPAs)
+    output_message = k.both("--v=6", "--namespace", "default", "get", "all", "--chunk-size=0")
+    if_has_string(output_message, "/api/v1/namespaces/default/pods 200 OK")
+    if_has_string(output_message, "/apis/batch/v1/namespaces/default/jobs 200 OK")
+    for gone in ("daemonsets", "deployments", "replicasets"):
+        if_has_not_string(output_message, f"/apis/extensions/v1beta1/namespaces/default/{gone} 200 OK")
+
+    ### kubectl get accumulates pages
+    output_message = k("get", "namespaces", "--chunk-size=1", "--no-headers")
+    for name in ("default", "kube-public", "kube-system"):
+        if_has_string(output_message, name)
+
+    ### chunk size does not result in a --watch error when the list is served in multiple chunks
+    found = '{{range.items}}{{ if eq .metadata.name "%s" }}found{{end}}{{end}}:'
+    for name in ("one", "two", "three"):
+        k.get_object_assert("configmaps", found % name, ":")
+    for name in ("one", "two", "three"):
+        k("create", "cm", name)
+    for watch in ("--watch", "--watch-only"):
+        proc = k.run("get", "configmap", "--chunk-size=1", watch, "--request-timeout=1s")
+        if_has_not_string(proc.stdout + proc.stderr, "watch is only supported on individual resources")
+
+    ### --allow-missing-template-keys
+    k.new_namespace()
+    k.get_object_assert("pods", PODS, "")
+    k("create", "-f", _file(k, "valid-pod.yaml", VALID_POD))
+    k("get", "pods", "-o", "json")
+    k.get_object_assert("pods", PODS, "valid-pod:")
+    k("get", "pod", "valid-pod", "-o", "jsonpath={.missing}")
+    k("get", "pod", "valid-pod", "-o", "go-template={{.missing}}")
+    if_has_string(k("get", "pod", "valid-pod", "--template={{.metadata.name}}:"), "valid-pod:")
+    output_message = k.fails(
+        "get", "pod", "valid-pod", "--allow-missing-template-keys=false", "-o", "jsonpath={.missing}"
+    )
+    if_has_string(output_message, "missing is not found")
+    output_message = k.fails(
+        "get", "pod", "valid-pod", "--allow-missing-template-keys=false", "-o", "go-template={{.missing}}"
+    )
+    if_has_string(output_message, 'map has no entry for key "missing"')
+    # --subresource=status prints the pod (the script greps `valid-pod:`, which no table row holds)
+    if_has_string(k("get", "pod", "valid-pod", "--subresource=status"), "valid-pod")
+    # pods have no scale subresource
+    if_has_string(
+        k.fails("get", "pod", "valid-pod", "--subresource=scale"), "the server could not find the requested resource"
+    )
+
+    ### kubectl get watch (each ends when its 1 s request timeout does)
+    output_message = k.run("get", "pods", "-w", "--request-timeout=1").stdout
+    if_has_string(output_message, "STATUS")
+    if_has_string(output_message, "valid-pod")
+    output_message = k.run("get", "pods/valid-pod", "-o", "name", "-w", "--request-timeout=1").stdout
+    if_has_not_string(output_message, "STATUS")
+    if_has_string(output_message, "pod/valid-pod")
+    output_message = k.run("get", "pods/valid-pod", "-o", "yaml", "-w", "--request-timeout=1").stdout
+    if_has_not_string(output_message, "STATUS")
+    if_has_string(output_message, "name: valid-pod")
+    if_has_string(k.fails("get", "pods/invalid-pod", "-w", "--request-timeout=1"), '"invalid-pod" not found')
+    k("delete", "pods", "valid-pod", "--grace-period=0", "--force")
+
+    ### 'kubectl get -f <file> -o <non default printer>' prints all the items in the file's list
+    k.wait_object_assert("pods", PODS, "")
+    multi_pod = _file(k, "multi-pod.yaml", MULTI_POD)
+    k("create", "-f", multi_pod)
+    if_has_string(k("get", "-f", multi_pod, "-o", "jsonpath={..metadata.name}"), "redis-master valid-pod")
+    k("delete", "pods", "redis-master", "valid-pod", "--grace-period=0", "--force")
+    # (`get -k hack/testdata/kustomize`: a Deployment and a Service besides its ConfigMap; left out)
+
+
+SORTED_POD = """apiVersion: v1
+kind: Pod
+metadata:
+  name: sorted-pod{n}
+  creationTimestamp: "2018-08-30T14:10:5{second}Z"
+  labels:
+    name: sorted-pod{label}-label
+spec:
+  containers:
+  - name: kubernetes-pause{container}
+    image: registry.k8s.io/pause:3.5
+{resources}"""
+"""hack/testdata/sorted-pods/sorted-pod{1,2,3}.yaml"""
+SORTED_PODS = [
+    SORTED_POD.format(n=1, second=8, label=3, container=2, resources=(
+        "    resources:\n      requests:\n        memory: \"64Mi\"\n        cpu: \"250m\"\n"
+        "      limits:\n        memory: \"128Mi\"\n        cpu: \"500m\"\n"
+    )),
+    SORTED_POD.format(n=2, second=5, label=2, container=1, resources=(
+        "    resources:\n      requests:\n        memory: \"1G\"\n        cpu: \"0.5\"\n"
+        "      limits:\n        memory: \"2G\"\n        cpu: \"1\"\n"
+    )),
+    SORTED_POD.format(n=3, second=3, label=1, container=3, resources="").replace(
+        "registry.k8s.io/pause:3.5", "k8s.gcr.io/pause:2.0"
+    ),
+]  # fmt: skip
+
+
+def if_sort_by_has_correct_order(output: str, expected: str) -> None:
+    """kube::test::if_sort_by_has_correct_order: the first column of each line after the first, `:`-joined."""
+    names = "".join(line.split()[0] + ":" for line in output.splitlines()[1:] if line.split())
+    if_has_string(names, expected)
+
+
+def test_run_kubectl_sort_by_tests(kubectl: Cmd) -> None:
+    k = kubectl
+    ### sort-by should not panic if no pod exists
+    k.get_object_assert("pods", PODS, "")
+    k("get", "pods", "--sort-by={metadata.name}")
+    k("get", "pods", "--sort-by={metadata.creationTimestamp}")
+
+    ### sort-by should work if pod exists
+    k("create", "-f", _file(k, "valid-pod.yaml", VALID_POD))
+    k.get_object_assert("pods", PODS, "valid-pod:")
+    if_has_string(k("get", "pods", "--sort-by={metadata.name}"), "valid-pod")
+    output_message = k.both("get", "pods", "--v=8", "--sort-by={metadata.name}")
+    if_has_string(output_message, "as=Table")
+    if_has_string(output_message, "includeObject=Object")
+    k.get_object_assert("pods", PODS, "valid-pod:")
+    k("delete", "pod", "valid-pod", "--grace-period=0", "--force")
+    k.get_object_assert("pods", PODS, "")
+
+    ### sort-by should work by sorting by name
+    k.get_object_assert("pods", PODS, "")
+    created = ""
+    for n, pod in enumerate(SORTED_PODS, 1):
+        k("create", "-f", _file(k, f"sorted-pod{n}.yaml", pod))
+        created += f"sorted-pod{n}:"
+        k.get_object_assert("pods", PODS, created)
+
+    def order(sort_by: str, expected: str, *flags: str) -> str:
+        output = (
+            k.both("get", "pods", f"--sort-by={sort_by}", *flags) if flags else k("get", "pods", f"--sort-by={sort_by}")
+        )
+        if_sort_by_has_correct_order(output, expected)
+        return output
+
+    order("{metadata.name}", "sorted-pod1:sorted-pod2:sorted-pod3:")
+    order("{metadata.labels.name}", "sorted-pod3:sorted-pod2:sorted-pod1:")
+    order("{spec.containers[0].name}", "sorted-pod2:sorted-pod1:sorted-pod3:")
+    order("{metadata.creationTimestamp}", "sorted-pod1:sorted-pod2:sorted-pod3:")
+    for field in ("requests.memory", "requests.cpu", "limits.memory", "limits.cpu"):
+        order(f"{{.spec.containers[0].resources.{field}}}", "sorted-pod3:sorted-pod1:sorted-pod2:")
+    # the fallback codepath (no server-side printing)
+    output_message = order(
+        "{spec.containers[0].name}", "sorted-pod2:sorted-pod1:sorted-pod3:", "--server-print=false", "--v=8"
+    )
+    if_has_not_string(output_message, "Table")
+
+    k.get_object_assert("pods", PODS, "sorted-pod1:sorted-pod2:sorted-pod3:")
+    k("delete", "pod", "--grace-period=0", "--force", "--all")
+    k.get_object_assert("pods", PODS, "")
+
+
+def test_run_kubectl_all_namespace_tests(kubectl: Cmd) -> None:
+    k = kubectl
+    k.get_object_assert(
+        "namespaces", '{{range.items}}{{if eq .metadata.name "default"}}{{.metadata.name}}:{{end}}{{end}}', "default:"
+    )
+    k.get_object_assert("pods", PODS, "")
+    k("create", "-f", _file(k, "valid-pod.yaml", VALID_POD))
+    k.get_object_assert("pods", PODS, "valid-pod:")
+    ### a specific namespace is ignored when all-namespaces is provided
+    k("get", "pods", "--all-namespaces", "--namespace=default")
+    ### --all-namespaces shows namespaces (a ConfigMap `test` in each: the script's ServiceAccounts, not served)
+    for ns in ("all-ns-test-1", "all-ns-test-2"):
+        k("create", "namespace", ns)
+        k("create", "configmap", "test", "-n", ns)
+    for flag in ("--all-namespaces", "-A"):
+        output_message = k("get", "configmaps", flag)
+        if_has_string(output_message, "all-ns-test-1")
+        if_has_string(output_message, "all-ns-test-2")
+    k("delete", "namespace", "all-ns-test-1")
+    k("delete", "namespace", "all-ns-test-2")
+
+    k.get_object_assert("pods", PODS, "valid-pod:")
+    k("delete", "pod", "valid-pod", "--grace-period=0", "--force")
+    k.get_object_assert("pods", PODS, "")
+    ### all-namespaces is ignored for root-scoped resources
+    k.get_object_assert("nodes", PODS, f"{NODE}:")
+    if_has_not_string(k.both("get", "nodes", "--all-namespaces"), "NAMESPACE")
+
+
+def test_run_retrieve_multiple_tests(kubectl: Cmd) -> None:
+    # `nodes/127.0.0.1 service/kubernetes` in the default namespace: kjobs has no `kubernetes` Service, so the
+    # second kind is a namespace (one get of two kinds, as the script's)
+    k = kubectl
+    k("config", "set-context", "--current", "--namespace=")
+    k.get_object_assert(f"nodes/{NODE} namespace/default", PODS, f"{NODE}:default:")
