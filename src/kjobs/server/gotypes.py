@@ -421,3 +421,135 @@ def _go_float(value: float) -> str:
         mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
         return f"{prefix}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
     return prefix + format(Decimal(text).scaleb(exp - len(text) + 1), "f")
+
+
+class _Syntax(Exception):
+    pass
+
+
+def go_json_syntax_error(raw: bytes) -> str:
+    """encoding/json's text for a body that is not JSON (its scanner, encoding/json/scanner.go: the first byte
+    it cannot take, and where), e.g. `invalid character 'a' looking for beginning of value` for YAML sent as
+    JSON, `unexpected end of JSON input` for a truncated body."""
+    text = raw.decode("utf-8", "replace")
+    try:
+        end = _scan_value(text, _skip(text, 0))
+        end = _skip(text, end)
+        if end < len(text):
+            raise _Syntax(f"invalid character {_quote_char(text[end])} after top-level value")
+    except _Syntax as exc:
+        return str(exc)
+    except IndexError:
+        return "unexpected end of JSON input"
+    return "unexpected end of JSON input"  # valid JSON: not reached for a body that failed to parse
+
+
+def _skip(text: str, i: int) -> int:
+    while i < len(text) and text[i] in " \t\r\n":
+        i += 1
+    return i
+
+
+def _quote_char(c: str) -> str:
+    """scanner.go `quoteChar`."""
+    if c == "'":
+        return "'\\''"
+    if c == '"':
+        return "'\"'"
+    quoted = orjson.dumps(c).decode()[1:-1] if ord(c) < 0x20 or c == "\\" else c
+    return f"'{quoted}'"
+
+
+def _scan_value(text: str, i: int) -> int:
+    c = text[i]
+    if c == "{":
+        i = _skip(text, i + 1)
+        if text[i] == "}":
+            return i + 1
+        while True:
+            if text[i] != '"':
+                raise _Syntax(f"invalid character {_quote_char(text[i])} looking for beginning of object key string")
+            i = _skip(text, _scan_string(text, i))
+            if text[i] != ":":
+                raise _Syntax(f"invalid character {_quote_char(text[i])} after object key")
+            i = _skip(text, _scan_value(text, _skip(text, i + 1)))
+            if text[i] == "}":
+                return i + 1
+            if text[i] != ",":
+                raise _Syntax(f"invalid character {_quote_char(text[i])} after object key:value pair")
+            i = _skip(text, i + 1)
+    if c == "[":
+        i = _skip(text, i + 1)
+        if text[i] == "]":
+            return i + 1
+        while True:
+            i = _skip(text, _scan_value(text, i))
+            if text[i] == "]":
+                return i + 1
+            if text[i] != ",":
+                raise _Syntax(f"invalid character {_quote_char(text[i])} after array element")
+            i = _skip(text, i + 1)
+    if c == '"':
+        return _scan_string(text, i)
+    if c == "-" or c.isdigit():
+        return _scan_number(text, i)
+    for literal in ("true", "false", "null"):
+        if c == literal[0]:
+            for k, expected in enumerate(literal[1:], 1):
+                if text[i + k] != expected:
+                    got = _quote_char(text[i + k])
+                    raise _Syntax(f"invalid character {got} in literal {literal} (expecting {_quote_char(expected)})")
+            return i + len(literal)
+    raise _Syntax(f"invalid character {_quote_char(c)} looking for beginning of value")
+
+
+def _scan_string(text: str, i: int) -> int:
+    i += 1
+    while True:
+        c = text[i]
+        if c == '"':
+            return i + 1
+        if c == "\\":
+            e = text[i + 1]
+            if e == "u":
+                for k in range(2, 6):
+                    if text[i + k] not in "0123456789abcdefABCDEF":
+                        raise _Syntax(
+                            f"invalid character {_quote_char(text[i + k])} in \\u hexadecimal character escape"
+                        )
+                i += 6
+                continue
+            if e not in '"\\\\/bfnrt':
+                raise _Syntax(f"invalid character {_quote_char(e)} in string escape code")
+            i += 2
+            continue
+        if ord(c) < 0x20:
+            raise _Syntax(f"invalid character {_quote_char(c)} in string literal")
+        i += 1
+
+
+def _scan_number(text: str, i: int) -> int:
+    if text[i] == "-":
+        i += 1
+        if not text[i].isdigit():
+            raise _Syntax(f"invalid character {_quote_char(text[i])} in numeric literal")
+    if text[i] == "0":
+        i += 1
+    else:
+        while i < len(text) and text[i].isdigit():
+            i += 1
+    if i < len(text) and text[i] == ".":
+        i += 1
+        if not text[i].isdigit():
+            raise _Syntax(f"invalid character {_quote_char(text[i])} after decimal point in numeric literal")
+        while i < len(text) and text[i].isdigit():
+            i += 1
+    if i < len(text) and text[i] in "eE":
+        i += 1
+        if text[i] in "+-":
+            i += 1
+        if not text[i].isdigit():
+            raise _Syntax(f"invalid character {_quote_char(text[i])} in exponent of numeric literal")
+        while i < len(text) and text[i].isdigit():
+            i += 1
+    return i
