@@ -1629,3 +1629,64 @@ def test_run_retrieve_multiple_tests(kubectl: Cmd) -> None:
     k = kubectl
     k("config", "set-context", "--current", "--namespace=")
     k.get_object_assert(f"nodes/{NODE} namespace/default", PODS, f"{NODE}:default:")
+
+
+# test/cmd/create.sh
+
+
+def test_run_kubectl_create_dry_run_tests(kubectl: Cmd) -> None:
+    k = kubectl
+    k.get_object_assert("pods", PODS, "")
+    pod_yaml = _file(k, "pod.yaml", POD_YAML)
+    k("create", "--dry-run=client", "-f", pod_yaml)
+    k("create", "--dry-run=server", "-f", pod_yaml)
+    k.get_object_assert("pods", PODS, "")
+
+
+def test_run_kubectl_create_filter_tests(kubectl: Cmd) -> None:
+    k = kubectl
+    k.get_object_assert("pods", PODS, "")
+    directory = k.config.parent / "filter"  # hack/testdata/filter
+    directory.mkdir()
+    for name, label in (("pod-apply-selector", "bingbang"), ("pod-dont-apply", "biz")):
+        pod = "selector-test-pod" + ("-dont-apply" if label == "biz" else "")
+        (directory / f"{name}.yaml").write_text(
+            f"apiVersion: v1\nkind: Pod\nmetadata:\n  name: {pod}\n  labels:\n    name: {pod}\n"
+            f"    unique-label: {label}\nspec:\n  containers:\n  - name: kubernetes-pause\n"
+            "    image: k8s.gcr.io/pause:3.5\n"
+        )
+    k("create", "-l", "unique-label=bingbang", "-f", str(directory))
+    k.get_object_assert("pods selector-test-pod", "{{.metadata.labels.name}}", "selector-test-pod")
+    output_message = k.fails("get", "pods", "selector-test-pod-dont-apply")
+    if_has_string(output_message, 'pods "selector-test-pod-dont-apply" not found')
+    k("delete", "pods", "selector-test-pod", "--grace-period=0", "--force")
+
+
+def test_run_kubectl_create_error_tests(kubectl: Cmd) -> None:
+    k = kubectl
+    k.fails("create")
+    # Posting a pod to namespaces fails; --raw forces the post location
+    valid_pod = _file(k, "valid-pod.yaml", VALID_POD)
+    proc = k.run("create", "--raw", "/api/v1/namespaces", "-f", valid_pod, "--v=8")
+    assert "the object provided is unrecognized (must be of type Namespace)" in proc.stdout + proc.stderr
+    proc = k.run("create", "--raw", "/api/v1/namespaces", "-f", valid_pod, "--edit")
+    assert "raw and --edit are mutually exclusive" in proc.stdout + proc.stderr
+
+
+def test_run_create_job_tests(kubectl: Cmd) -> None:
+    k, image = kubectl, "{{(index .spec.template.spec.containers 0).image}}"
+    k("create", "job", "test-job", "--image=k8s.gcr.io/nginx:test-cmd")
+    k.get_object_assert("job test-job", image, "k8s.gcr.io/nginx:test-cmd")
+    k("delete", "job", "test-job")
+    # with a command
+    k("create", "job", "test-job-pi", f"--image={IMAGE_PERL}", "--", "perl", "-Mbignum=bpi", "-wle", "print bpi(20)")
+    k.get_object_assert("job test-job-pi", image, IMAGE_PERL)
+    k("delete", "job", "test-job-pi")
+    # from a cronjob: the container's command is the cronjob's
+    k("create", "cronjob", "test-pi", "--schedule=* */5 * * *", f"--image={IMAGE_PERL}",
+      "--", "perl", "-Mbignum=bpi", "-wle", "print bpi(10)")  # fmt: skip
+    k("create", "job", "my-pi", "--from=cronjob/test-pi")
+    output_message = k("get", "job", "my-pi", "-o", "go-template={{(index .spec.template.spec.containers 0).command}}")
+    if_has_string(output_message, "perl -Mbignum=bpi -wle print bpi(10)")
+    k("delete", "job", "my-pi")
+    k("delete", "cronjob", "test-pi")
