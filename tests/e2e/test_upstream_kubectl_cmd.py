@@ -23,6 +23,7 @@ from tests.e2e.test_config_objects import Up, kubectl_on_up
 
 pytestmark = [
     pytest.mark.e2e,
+    pytest.mark.slow,  # some 600 kubectl runs: about 90 s on two shared cores
     pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed"),
 ]
 
