@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -159,6 +160,59 @@ def _meta(obj: Obj) -> Obj:
         meta = {}
         obj["metadata"] = meta
     return meta
+
+
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+KUBECTL_APPLY_MANAGER = "kubectl"
+"""The field manager of `kubectl apply --server-side`: the one whose applies the field manager keeps in step with
+client-side apply's annotation (apimachinery pkg/util/managedfields/internal/lastappliedupdater.go,
+lastappliedmanager.go)."""
+
+
+def _last_applied_json(config: Obj) -> str:
+    """`buildLastApplied`: the applied configuration without the annotation, as the unstructured JSON encoder
+    writes it (sorted keys, compact, HTML characters escaped, a final newline)."""
+    copy = dict(config)
+    meta = config.get("metadata")
+    if isinstance(meta, dict) and isinstance(meta.get("annotations"), dict):
+        annotations = {k: v for k, v in meta["annotations"].items() if k != LAST_APPLIED}
+        copy["metadata"] = {**meta, "annotations": annotations}
+    text = json.dumps(copy, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    for char, escaped in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
+        text = text.replace(char, escaped)
+    return text + "\n"
+
+
+def _sync_last_applied(new: Obj, config: Obj) -> None:
+    """lastAppliedUpdater: a server-side apply by `kubectl` rewrites a client-side apply annotation the object
+    carries to the configuration applied, so a later client-side apply diffs against it (`kubectl apply
+    --server-side` then `kubectl apply` removes what the server-side apply dropped)."""
+    annotations = (new.get("metadata") or {}).get("annotations")
+    if isinstance(annotations, dict) and annotations.get(LAST_APPLIED):
+        _meta(new)["annotations"] = {**annotations, LAST_APPLIED: _last_applied_json(config)}
+
+
+def _allowed_by_last_applied(r: Resource, live: Obj) -> set[FieldPath] | None:
+    """lastAppliedManager's `allowedConflictsFromLastApplied`: the fields of the client-side apply annotation
+    whose value the object still has (None without a usable annotation). A server-side apply by `kubectl` may
+    take those from their owners without --force-conflicts: the upgrade from client-side apply."""
+    text = ((live.get("metadata") or {}).get("annotations") or {}).get(LAST_APPLIED)
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        last = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(last, dict) or last.get("apiVersion") != r.api_version:
+        return None
+    fields = apply.field_set(last, schema.strategies_for(r.schema_name))
+    return {path for path in fields if not apply.differs(last, live, path)}
 
 
 def _requested_rv(obj: Obj) -> str | None:
@@ -507,8 +561,14 @@ class ApiService:
         subresource: str,
         *,
         decoded: Obj | None = None,
+        admitted_from: Obj | None = None,
     ) -> None:
         """Record that `manager` now owns the fields this create/update set or changed (taking them from others).
+
+        `admitted_from`: a created object as mutating admission found it (decoded and defaulted). The create
+        handler updates the managed fields before admission runs, so nobody owns what the admission plugins set
+        (a pod's `serviceAccountName`, its default tolerations): a `kubectl apply --server-side` that took a
+        client-side apply's fields would otherwise drop them, and the pod update would be Forbidden.
 
         `decoded`: a created Job as its request decoded it, before the strategy's `PrepareForCreate` generated its
         selector and pod template labels. kube-apiserver's create handler updates the managed fields before
@@ -521,7 +581,7 @@ class ApiService:
         meta = _meta(obj)
         if old is None and not subresource and not meta.get("managedFields"):
             # A create with no ownership yet: the manager owns every field it set, encoded in one walk.
-            source = self._default(r, decoded) if decoded is not None else obj
+            source = self._default(r, decoded) if decoded is not None else (admitted_from or obj)
             tree = apply.fields_v1_of(source, strategies, include_status=not r.has_status)
             if tree:
                 meta["managedFields"] = [self._entry(r, manager, operation, subresource, tree)]
@@ -657,7 +717,8 @@ class ApiService:
             if prepare is not None:
                 decoded = obj  # as the request decoded it: what its manager owns (see `_managed`)
                 obj = prepare(obj, uid=meta["uid"])
-        obj = self._admit(r, self._default(r, obj), "", create=True)
+        defaulted = self._default(r, obj)
+        obj = self._admit(r, defaulted, "", create=True)  # copy on write: `defaulted` is as admission found it
         if r.kind == "Pod":
             obj = _merge_affinity_label_keys(obj)
         if not _meta(obj).get("name"):
@@ -673,7 +734,7 @@ class ApiService:
         warnings.extend(self._object_warnings(r, obj, None))
         if r.namespaced:
             self.check_namespace(namespace, r, str(_meta(obj).get("name") or ""))
-        self._managed(r, obj, None, manager, "Update", "", decoded=decoded)
+        self._managed(r, obj, None, manager, "Update", "", decoded=decoded, admitted_from=defaulted)
         if dry_run:
             return Result(obj, 201, warnings)
         for attempt in range(_GENERATE_NAME_ATTEMPTS):
@@ -1010,6 +1071,11 @@ class ApiService:
             else:
                 others.append((entry, owned))
         found = apply.conflicts(old, config, applied, others)
+        if found and not force and manager == KUBECTL_APPLY_MANAGER:
+            allowed = _allowed_by_last_applied(r, old)
+            if allowed is not None:
+                found = [(entry, path) for entry, path in found if path not in allowed] or found
+                force = all(path in allowed for _, path in found)
         if found and not force:
             raise apply.conflict_error(found)
         forced = {path for _, path in found}
@@ -1018,6 +1084,8 @@ class ApiService:
         for path in sorted(previous - applied - still_owned, key=len, reverse=True):
             apply.remove_at(merged, path)
         new = self._merge_update(r, old, merged, subresource)
+        if manager == KUBECTL_APPLY_MANAGER:
+            _sync_last_applied(new, config)
         _meta(new)["managedFields"] = entries
         applied_tree = apply.to_fields_v1(applied)
         self._take_ownership(
