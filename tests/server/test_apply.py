@@ -153,3 +153,75 @@ def test_apply_with_a_stale_resource_version_is_409(http: httpx.Client) -> None:
         'Operation cannot be fulfilled on jobs.batch "ssa": the object has been modified; please apply your '
         "changes to the latest version and try again"
     )
+
+
+CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+
+
+def _configmap(data: dict[str, str], *, last_applied: bool = False) -> dict[str, object]:
+    config: dict[str, object] = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "csa"}, "data": data}
+    if last_applied:  # what `kubectl apply` (client-side) sends: the configuration in the annotation
+        text = orjson.dumps(config, option=orjson.OPT_SORT_KEYS).decode() + "\n"
+        config = {**config, "metadata": {"name": "csa", "annotations": {LAST_APPLIED: text}}}
+    return config
+
+
+def _apply_cm(http: httpx.Client, body: object, manager: str) -> httpx.Response:
+    params = {"fieldManager": manager, "fieldValidation": "Strict"}
+    return http.patch(f"{CONFIGMAPS}/csa", params=params, content=orjson.dumps(body), headers=APPLY)
+
+
+def test_kubectl_server_side_apply_keeps_the_client_side_annotation_in_step(http: httpx.Client) -> None:
+    # lastappliedupdater.go: an apply by the `kubectl` manager rewrites an existing last-applied annotation to
+    # the configuration applied, so a later client-side apply diffs against it (test/cmd apply.txtar's
+    # CSA -> SSA migration: the field the server-side apply added is removed by the next client-side apply).
+    created = http.post(
+        CONFIGMAPS,
+        params={"fieldManager": "kubectl-client-side-apply"},
+        json=_configmap({"key": "value", "legacy": "unused"}, last_applied=True),
+    )
+    assert created.status_code == 201
+    applied = _apply_cm(http, _configmap({"key": "value", "ssaKey": "ssaValue"}), "kubectl")
+    assert applied.status_code == 200, applied.text
+    annotation = applied.json()["metadata"]["annotations"][LAST_APPLIED]
+    assert annotation == (
+        '{"apiVersion":"v1","data":{"key":"value","ssaKey":"ssaValue"},"kind":"ConfigMap","metadata":{"name":"csa"}}\n'
+    )
+    other = _apply_cm(http, _configmap({"key": "value", "other": "x"}), "someone-else")
+    assert other.json()["metadata"]["annotations"][LAST_APPLIED] == annotation  # only kubectl's applies
+
+
+def test_kubectl_server_side_apply_takes_fields_a_client_side_apply_set_without_force(http: httpx.Client) -> None:
+    # lastappliedmanager.go: a conflict with the fields the last-applied annotation names, still as the object
+    # has them, does not stop `kubectl apply --server-side` (the upgrade from client-side apply); another
+    # manager's apply, or a field the annotation does not name, still conflicts.
+    created = http.post(
+        CONFIGMAPS,
+        params={"fieldManager": "kubectl-client-side-apply"},
+        json=_configmap({"key": "v1"}, last_applied=True),
+    )
+    assert created.status_code == 201
+    assert _apply_cm(http, _configmap({"key": "v2"}), "not-kubectl").status_code == 409
+    upgraded = _apply_cm(http, _configmap({"key": "v2"}), "kubectl")
+    assert upgraded.status_code == 200, upgraded.text
+    owners = {e["manager"]: e for e in upgraded.json()["metadata"]["managedFields"]}
+    assert "f:key" in owners["kubectl"]["fieldsV1"]["f:data"]
+    assert "f:data" not in owners["kubectl-client-side-apply"].get("fieldsV1", {})
+
+
+def test_a_pods_creator_does_not_own_what_admission_sets(http: httpx.Client) -> None:
+    # The create handler records managed fields before mutating admission (handlers/create.go): the
+    # ServiceAccount and default toleration plugins' fields belong to nobody, so an apply by the creator that
+    # leaves them out does not drop them (the pod update would be Forbidden).
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "adm"},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}]},
+    }
+    created = http.post("/api/v1/namespaces/default/pods", params={"fieldManager": "creator"}, json=pod)
+    assert created.status_code == 201
+    spec = created.json()["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"]
+    assert "f:serviceAccountName" not in spec and "f:serviceAccount" not in spec and "f:tolerations" not in spec
+    assert "f:enableServiceLinks" in spec  # a default the decoder applies is the creator's

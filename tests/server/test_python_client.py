@@ -114,6 +114,25 @@ def test_replace_with_stale_resource_version_conflicts(api: client.ApiClient) ->
     )
 
 
+def test_replace_and_patch_with_resource_version_zero_are_unconditional(api: client.ApiClient) -> None:
+    # The registry store writes unconditionally when the object's resourceVersion parses to 0, as when it is
+    # absent (test/cmd/core.sh replaces a Node with `"resourceVersion": "0"`); kjobs answered 409 Conflict.
+    core = client.CoreV1Api(api)
+    core.create_namespaced_config_map(NS, {"metadata": {"name": "rv0"}, "data": {"a": "1"}})
+    core.patch_namespaced_config_map("rv0", NS, {"data": {"a": "2"}})
+    replaced = core.replace_namespaced_config_map(
+        "rv0", NS, {"metadata": {"name": "rv0", "resourceVersion": "0"}, "data": {"a": "3"}}
+    )
+    assert replaced.data == {"a": "3"} and replaced.metadata.resource_version not in ("0", None)
+    unversioned = core.replace_namespaced_config_map("rv0", NS, {"metadata": {"name": "rv0"}, "data": {"a": "3b"}})
+    assert unversioned.data == {"a": "3b"}  # none at all: the same (test/cmd/core.sh's `replace --raw`)
+    patched = core.patch_namespaced_config_map("rv0", NS, {"metadata": {"resourceVersion": "0"}, "data": {"a": "4"}})
+    assert patched.data == {"a": "4"}
+    with pytest.raises(ApiException) as stale:
+        core.patch_namespaced_config_map("rv0", NS, {"metadata": {"resourceVersion": "1"}, "data": {"a": "5"}})
+    assert stale.value.status == 409
+
+
 def test_create_twice_and_invalid(api: client.ApiClient) -> None:
     core = client.CoreV1Api(api)
     core.create_namespaced_pod(NS, pod_manifest("twice"))

@@ -50,6 +50,7 @@ from kjobs.server import (
 )
 from kjobs.server.admission import AdmissionSettings
 from kjobs.server.auth import PUBLIC_ROUTES, Authenticator, client_cert_name
+from kjobs.server.gotypes import go_json_syntax_error
 from kjobs.server.logs import LogSource, log_options
 from kjobs.server.metrics import ApiMetrics, clean_verb
 from kjobs.server.patch import PATCH_MEDIA, unsupported_patch_type
@@ -350,9 +351,13 @@ class Request:
         """The Content-Type's media type, lower-cased, without parameters (empty when there is none)."""
         return self.content_type.split(";", 1)[0].strip().lower()
 
-    async def decoded(self, *, patch: bool = False) -> Any:
+    async def decoded(self, *, patch: bool = False, into: str | None = None) -> Any:
         """The body as JSON (or YAML when so declared); 415 for a media type the verb does not accept (`patch`:
-        the patch types), 400 BadRequest when it does not parse or nests deeper than `limits.MAX_DEPTH`."""
+        the patch types), 400 BadRequest when it does not parse or nests deeper than `limits.MAX_DEPTH`.
+
+        `into`: the kind a create or update decodes the body into. Its JSON that does not parse is then the
+        handlers' `transformDecodeError` (apiserver pkg/endpoints/handlers/rest.go): no kind could be read, so
+        `the object provided is unrecognized (must be of type KIND): ...` with a summary of the body."""
         media = self.media
         if patch and media not in PATCH_MEDIA:
             raise unsupported_patch_type()
@@ -374,6 +379,11 @@ class Request:
             else:
                 value = orjson.loads(raw)
         except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
+            if into is not None and media not in _YAML_MEDIA:
+                reason = f"couldn't get version/kind; json parse error: {go_json_syntax_error(raw)}"
+                raise bad_request(
+                    f"the object provided is unrecognized (must be of type {into}): {reason} ({_summarize(raw)})"
+                ) from None
             raise bad_request(f"couldn't get version/kind; json parse error: {_first_line(exc)}") from None
         if limits.too_deep(value, raw):
             raise bad_request(f"couldn't get version/kind; json parse error: exceeded max depth of {limits.MAX_DEPTH}")
@@ -413,6 +423,15 @@ class Request:
 
 class ClientGone(Exception):
     """The client closed the connection before its request was read: nobody to answer, nothing to log."""
+
+
+def _summarize(raw: bytes, limit: int = 30) -> str:
+    """handlers/rest.go `summarizeData`: a body that starts as JSON as text, any other in hex; 30 bytes."""
+    if not raw:
+        return "<empty>"
+    shown = raw[:limit]
+    text = shown.decode("utf-8", "replace") if raw[:1] == b"{" else shown.hex()
+    return text + " ..." if len(raw) > limit else text
 
 
 def _first_line(exc: Exception) -> str:
@@ -682,7 +701,7 @@ class App:
                 return
             if method == "POST" and (route.namespace is not None or not r.namespaced):
                 writeoptions.check(request.query, "CreateOptions")
-                body = await request.decoded()
+                body = await request.decoded(into=r.kind)
                 result = await self.service.create(
                     r,
                     namespace or "",
@@ -746,7 +765,7 @@ class App:
         query = request.query
         if method == "PUT":
             writeoptions.check(query, "UpdateOptions")
-            body = await request.decoded()
+            body = await request.decoded(into=r.kind)
             result = await self.service.update(
                 r,
                 ns,

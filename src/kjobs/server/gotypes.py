@@ -25,6 +25,7 @@ import functools
 import math
 import re
 from copy import deepcopy
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -304,3 +305,251 @@ def _scalar(
         if not low <= value <= high:
             return _error(f"number {value}", go_type, struct, path)
     return None
+
+
+def converter_type_error(obj: Obj, kind: str, *, group: str | None = None, within: Obj | None = None) -> str | None:
+    """What the unstructured converter says of the first value of `obj` its Go type cannot hold, or None.
+
+    A strategic merge patch's result is not decoded from JSON but converted from its map
+    (`FromUnstructuredWithValidation`, apimachinery pkg/runtime/converter.go, called by the apiserver's
+    handlers/patch.go `applyPatchToObject`): it stops at the first mismatch, with its own text (`cannot restore
+    map from string` for `metadata.labels: "x"`, `cannot restore slice from map`, `cannot restore struct from:
+    string`, `cannot convert float64 to int32`, `unrecognized type: int32` for a string where an int32
+    belongs). Quantity and IntOrString decode themselves there too, with the messages `first_type_error` gives.
+    Struct fields are read in sorted order (the converter reads them in declaration order: the two differ only
+    for a patch with two mistyped fields). `within` as for `first_type_error`."""
+    root = _BY_KIND.get(kind) if group is None else ROOTS.get((group, kind))
+    if root is None:
+        return None
+    try:
+        _convert(obj, root, within)
+    except _Abort as exc:
+        return str(exc)
+    return None
+
+
+_GO_KIND = {str: "string", bool: "bool", int: "int64", float: "float64", dict: "map", list: "slice"}
+
+
+def _convert(value: Any, go_type: str, within: Obj | None) -> None:
+    if value is None:
+        return
+    category, underlying, detail = _resolve(go_type)
+    found = _GO_KIND.get(type(value), "interface")
+    if category == "skip":
+        return
+    if category == "quantity":
+        _quantity(value)
+        return
+    if category == "intorstring":
+        _int_or_string(value, None)
+        return
+    if category == "bytes":
+        if not isinstance(value, str | list):
+            raise _Abort(f"cannot restore slice from {found}")
+        return
+    if category == "list":
+        if not isinstance(value, list):
+            raise _Abort(f"cannot restore slice from {found}")
+        for item in value:
+            _convert(item, detail, None)
+        return
+    if category in ("map", "struct"):
+        if not isinstance(value, dict):
+            raise _Abort(
+                f"cannot restore map from {found}" if category == "map" else f"cannot restore struct from: {found}"
+            )
+        fields = detail[1] if category == "struct" else None
+        for key in sorted(value) if within is None else sorted(k for k in value if k in within):
+            field = detail if fields is None else fields.get(key)
+            if field is not None:
+                _convert(value[key], field, _part(within, key))
+        return
+    _convert_scalar(value, found, underlying, go_type.removeprefix("*"))
+
+
+def _convert_scalar(value: Any, found: str, underlying: str, go_type: str) -> None:
+    """converter.go `fromUnstructured` for a simple destination: an assignable or JSON-compatible convertible
+    value is taken; a Go-convertible one of another JSON group is `cannot convert`; any other falls through to
+    `unrecognized type: <kind>` (Go converts ints to strings but not strings to ints)."""
+    kind = underlying
+    if kind in ("string",):
+        if found == "string":
+            return
+        if found == "int64":  # Go converts an integer to a string (a rune): the converter refuses it
+            raise _Abort(f"cannot convert int64 to {render(go_type)}")
+    elif kind == "bool":
+        if found == "bool":
+            return
+    elif kind in _INTS or kind in ("float64", "float32"):
+        if found == "int64":
+            return
+        if found == "float64":
+            if kind in ("float64", "float32") or (math.isfinite(value) and value == math.trunc(value)):
+                return
+            raise _Abort(f"cannot convert float64 to {render(go_type)}")
+    raise _Abort(f"unrecognized type: {kind}")
+
+
+def go_format(value: Any) -> str:
+    """`fmt.Sprintf("%+v", v)` of a decoded JSON value (map keys sorted, as fmt prints maps)."""
+    if value is None:
+        return "<nil>"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict):
+        return "map[" + " ".join(f"{key}:{go_format(value[key])}" for key in sorted(value)) + "]"
+    if isinstance(value, list):
+        return "[" + " ".join(go_format(item) for item in value) + "]"
+    if isinstance(value, float):
+        return _go_float(value)
+    return str(value)
+
+
+def _go_float(value: float) -> str:
+    """strconv.FormatFloat(f, 'g', -1, 64), as %v prints a float64: the shortest digits, in exponent form when
+    the exponent is below -4 or at least 6 (strconv/ftoa.go: `eprec = 6` for the shortest form)."""
+    if not math.isfinite(value):
+        return "NaN" if math.isnan(value) else ("+Inf" if value > 0 else "-Inf")
+    if value == 0:
+        return "-0" if math.copysign(1, value) < 0 else "0"
+    sign, digits, exponent = Decimal(repr(value)).normalize().as_tuple()
+    text = "".join(map(str, digits))
+    exp = len(text) + int(exponent) - 1
+    prefix = "-" if sign else ""
+    if exp < -4 or exp >= 6:
+        mantissa = text[0] + ("." + text[1:] if len(text) > 1 else "")
+        return f"{prefix}{mantissa}e{'-' if exp < 0 else '+'}{abs(exp):02d}"
+    return prefix + format(Decimal(text).scaleb(exp - len(text) + 1), "f")
+
+
+class _Syntax(Exception):
+    pass
+
+
+def go_json_syntax_error(raw: bytes) -> str:
+    """encoding/json's text for a body that is not JSON (its scanner, encoding/json/scanner.go: the first byte
+    it cannot take, and where), e.g. `invalid character 'a' looking for beginning of value` for YAML sent as
+    JSON, `unexpected end of JSON input` for a truncated body."""
+    text = raw.decode("utf-8", "replace")
+    try:
+        end = _scan_value(text, _skip(text, 0))
+        end = _skip(text, end)
+        if end < len(text):
+            raise _Syntax(f"invalid character {_quote_char(text[end])} after top-level value")
+    except _Syntax as exc:
+        return str(exc)
+    except IndexError:
+        return "unexpected end of JSON input"
+    return "unexpected end of JSON input"  # valid JSON: not reached for a body that failed to parse
+
+
+def _skip(text: str, i: int) -> int:
+    while i < len(text) and text[i] in " \t\r\n":
+        i += 1
+    return i
+
+
+def _quote_char(c: str) -> str:
+    """scanner.go `quoteChar`."""
+    if c == "'":
+        return "'\\''"
+    if c == '"':
+        return "'\"'"
+    quoted = orjson.dumps(c).decode()[1:-1] if ord(c) < 0x20 or c == "\\" else c
+    return f"'{quoted}'"
+
+
+def _scan_value(text: str, i: int) -> int:
+    c = text[i]
+    if c == "{":
+        i = _skip(text, i + 1)
+        if text[i] == "}":
+            return i + 1
+        while True:
+            if text[i] != '"':
+                raise _Syntax(f"invalid character {_quote_char(text[i])} looking for beginning of object key string")
+            i = _skip(text, _scan_string(text, i))
+            if text[i] != ":":
+                raise _Syntax(f"invalid character {_quote_char(text[i])} after object key")
+            i = _skip(text, _scan_value(text, _skip(text, i + 1)))
+            if text[i] == "}":
+                return i + 1
+            if text[i] != ",":
+                raise _Syntax(f"invalid character {_quote_char(text[i])} after object key:value pair")
+            i = _skip(text, i + 1)
+    if c == "[":
+        i = _skip(text, i + 1)
+        if text[i] == "]":
+            return i + 1
+        while True:
+            i = _skip(text, _scan_value(text, i))
+            if text[i] == "]":
+                return i + 1
+            if text[i] != ",":
+                raise _Syntax(f"invalid character {_quote_char(text[i])} after array element")
+            i = _skip(text, i + 1)
+    if c == '"':
+        return _scan_string(text, i)
+    if c == "-" or c.isdigit():
+        return _scan_number(text, i)
+    for literal in ("true", "false", "null"):
+        if c == literal[0]:
+            for k, expected in enumerate(literal[1:], 1):
+                if text[i + k] != expected:
+                    got = _quote_char(text[i + k])
+                    raise _Syntax(f"invalid character {got} in literal {literal} (expecting {_quote_char(expected)})")
+            return i + len(literal)
+    raise _Syntax(f"invalid character {_quote_char(c)} looking for beginning of value")
+
+
+def _scan_string(text: str, i: int) -> int:
+    i += 1
+    while True:
+        c = text[i]
+        if c == '"':
+            return i + 1
+        if c == "\\":
+            e = text[i + 1]
+            if e == "u":
+                for k in range(2, 6):
+                    if text[i + k] not in "0123456789abcdefABCDEF":
+                        raise _Syntax(
+                            f"invalid character {_quote_char(text[i + k])} in \\u hexadecimal character escape"
+                        )
+                i += 6
+                continue
+            if e not in '"\\\\/bfnrt':
+                raise _Syntax(f"invalid character {_quote_char(e)} in string escape code")
+            i += 2
+            continue
+        if ord(c) < 0x20:
+            raise _Syntax(f"invalid character {_quote_char(c)} in string literal")
+        i += 1
+
+
+def _scan_number(text: str, i: int) -> int:
+    if text[i] == "-":
+        i += 1
+        if not text[i].isdigit():
+            raise _Syntax(f"invalid character {_quote_char(text[i])} in numeric literal")
+    if text[i] == "0":
+        i += 1
+    else:
+        while i < len(text) and text[i].isdigit():
+            i += 1
+    if i < len(text) and text[i] == ".":
+        i += 1
+        if not text[i].isdigit():
+            raise _Syntax(f"invalid character {_quote_char(text[i])} after decimal point in numeric literal")
+        while i < len(text) and text[i].isdigit():
+            i += 1
+    if i < len(text) and text[i] in "eE":
+        i += 1
+        if text[i] in "+-":
+            i += 1
+        if not text[i].isdigit():
+            raise _Syntax(f"invalid character {_quote_char(text[i])} in exponent of numeric literal")
+        while i < len(text) and text[i].isdigit():
+            i += 1
+    return i

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import json
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -34,7 +35,7 @@ from kjobs.server.admission import AdmissionSettings, admit_pod
 from kjobs.server.apply import FieldPath
 from kjobs.server.authz import UserInfo
 from kjobs.server.decoding import check_unknown_fields
-from kjobs.server.gotypes import first_type_error
+from kjobs.server.gotypes import converter_type_error, first_type_error, go_format
 from kjobs.server.logs import LogOptions, LogSource, NoLogs, validate_container
 from kjobs.server.patch import apply_patch, strategic_merge
 from kjobs.server.registry import STORED, Resource, core_hook, lookup
@@ -159,6 +160,71 @@ def _meta(obj: Obj) -> Obj:
         meta = {}
         obj["metadata"] = meta
     return meta
+
+
+LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
+KUBECTL_APPLY_MANAGER = "kubectl"
+"""The field manager of `kubectl apply --server-side`: the one whose applies the field manager keeps in step with
+client-side apply's annotation (apimachinery pkg/util/managedfields/internal/lastappliedupdater.go,
+lastappliedmanager.go)."""
+
+
+def _last_applied_json(config: Obj) -> str:
+    """`buildLastApplied`: the applied configuration without the annotation, as the unstructured JSON encoder
+    writes it (sorted keys, compact, HTML characters escaped, a final newline)."""
+    copy = dict(config)
+    meta = config.get("metadata")
+    if isinstance(meta, dict) and isinstance(meta.get("annotations"), dict):
+        annotations = {k: v for k, v in meta["annotations"].items() if k != LAST_APPLIED}
+        copy["metadata"] = {**meta, "annotations": annotations}
+    text = json.dumps(copy, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    for char, escaped in (
+        ("<", "\\u003c"),
+        (">", "\\u003e"),
+        ("&", "\\u0026"),
+        ("\u2028", "\\u2028"),
+        ("\u2029", "\\u2029"),
+    ):
+        text = text.replace(char, escaped)
+    return text + "\n"
+
+
+def _sync_last_applied(new: Obj, config: Obj) -> None:
+    """lastAppliedUpdater: a server-side apply by `kubectl` rewrites a client-side apply annotation the object
+    carries to the configuration applied, so a later client-side apply diffs against it (`kubectl apply
+    --server-side` then `kubectl apply` removes what the server-side apply dropped)."""
+    annotations = (new.get("metadata") or {}).get("annotations")
+    if isinstance(annotations, dict) and annotations.get(LAST_APPLIED):
+        _meta(new)["annotations"] = {**annotations, LAST_APPLIED: _last_applied_json(config)}
+
+
+def _allowed_by_last_applied(r: Resource, live: Obj) -> set[FieldPath] | None:
+    """lastAppliedManager's `allowedConflictsFromLastApplied`: the fields of the client-side apply annotation
+    whose value the object still has (None without a usable annotation). A server-side apply by `kubectl` may
+    take those from their owners without --force-conflicts: the upgrade from client-side apply."""
+    text = ((live.get("metadata") or {}).get("annotations") or {}).get(LAST_APPLIED)
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        last = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(last, dict) or last.get("apiVersion") != r.api_version:
+        return None
+    fields = apply.field_set(last, schema.strategies_for(r.schema_name))
+    return {path for path in fields if not apply.differs(last, live, path)}
+
+
+def _requested_rv(obj: Obj) -> str | None:
+    """The resourceVersion an update, patch or apply asks for, or None for an unconditional write. The registry
+    store's Update parses it (`Versioner().ObjectResourceVersion`) and writes unconditionally when it is 0, as
+    when it is absent (every strategy kjobs serves has `AllowUnconditionalUpdate`):
+    staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go. `kubectl replace` of an object with
+    `resourceVersion: "0"` therefore replaces it instead of failing with 409 Conflict."""
+    rv = (obj.get("metadata") or {}).get("resourceVersion") if isinstance(obj.get("metadata"), dict) else None
+    if not rv or (isinstance(rv, str) and rv.isdigit() and int(rv) == 0):
+        return None
+    return str(rv)
 
 
 _OMITTED_WHEN_EMPTY = ("labels", "annotations", "finalizers", "ownerReferences", "managedFields")
@@ -385,13 +451,16 @@ class ApiService:
         typed: bool = False,
         patch: Obj | None = None,
         patching: bool = False,
+        strategic: bool = False,
     ) -> list[str]:
         """Type/version checks and strict field validation of a request body; returns warnings.
 
         A `typed` body was built in this process by code that only knows the API's fields (kjobs' own
         controllers): like a protobuf body in Kubernetes it cannot carry unknown fields, so the schema walk
         that looks for them is skipped, and so is the check of its values' Go types. `patch`: the merge patch
-        `body` results from; only what it names is walked (`gotypes.first_type_error`, `schema.unknown_fields`)."""
+        `body` results from; only what it names is walked (`gotypes.first_type_error`, `schema.unknown_fields`).
+        `strategic`: `body` is a strategic merge patch's result, converted from its map rather than decoded
+        (`gotypes.converter_type_error`): a mistyped value is 422 against `patch` with the patch's `%+v`."""
         kind = kind or r.kind
         if not isinstance(body, dict):
             raise bad_request(
@@ -411,6 +480,10 @@ class ApiService:
         # else (a pod status condition of "x" was once stored, and broke every later eviction of that pod). A
         # create or update is 400 (handlers/create.go, `transformDecodeError`); a patch whose result does not
         # decode is 422 against the field `patch` (handlers/patch.go, `applyPatchToCurrentObject`).
+        if strategic and kind == r.kind:
+            mistyped = converter_type_error(body, kind, group=r.group, within=patch)
+            if mistyped is not None:
+                raise invalid("", "", [FieldError("patch", ErrorType.FieldValueInvalid, mistyped, go_format(patch))])
         mistyped = first_type_error(body, kind, group=r.group, within=patch) if kind == r.kind else None
         if mistyped is not None:
             if patching:
@@ -488,8 +561,14 @@ class ApiService:
         subresource: str,
         *,
         decoded: Obj | None = None,
+        admitted_from: Obj | None = None,
     ) -> None:
         """Record that `manager` now owns the fields this create/update set or changed (taking them from others).
+
+        `admitted_from`: a created object as mutating admission found it (decoded and defaulted). The create
+        handler updates the managed fields before admission runs, so nobody owns what the admission plugins set
+        (a pod's `serviceAccountName`, its default tolerations): a `kubectl apply --server-side` that took a
+        client-side apply's fields would otherwise drop them, and the pod update would be Forbidden.
 
         `decoded`: a created Job as its request decoded it, before the strategy's `PrepareForCreate` generated its
         selector and pod template labels. kube-apiserver's create handler updates the managed fields before
@@ -502,7 +581,7 @@ class ApiService:
         meta = _meta(obj)
         if old is None and not subresource and not meta.get("managedFields"):
             # A create with no ownership yet: the manager owns every field it set, encoded in one walk.
-            source = self._default(r, decoded) if decoded is not None else obj
+            source = self._default(r, decoded) if decoded is not None else (admitted_from or obj)
             tree = apply.fields_v1_of(source, strategies, include_status=not r.has_status)
             if tree:
                 meta["managedFields"] = [self._entry(r, manager, operation, subresource, tree)]
@@ -638,7 +717,8 @@ class ApiService:
             if prepare is not None:
                 decoded = obj  # as the request decoded it: what its manager owns (see `_managed`)
                 obj = prepare(obj, uid=meta["uid"])
-        obj = self._admit(r, self._default(r, obj), "", create=True)
+        defaulted = self._default(r, obj)
+        obj = self._admit(r, defaulted, "", create=True)  # copy on write: `defaulted` is as admission found it
         if r.kind == "Pod":
             obj = _merge_affinity_label_keys(obj)
         if not _meta(obj).get("name"):
@@ -654,7 +734,7 @@ class ApiService:
         warnings.extend(self._object_warnings(r, obj, None))
         if r.namespaced:
             self.check_namespace(namespace, r, str(_meta(obj).get("name") or ""))
-        self._managed(r, obj, None, manager, "Update", "", decoded=decoded)
+        self._managed(r, obj, None, manager, "Update", "", decoded=decoded, admitted_from=defaulted)
         if dry_run:
             return Result(obj, 201, warnings)
         for attempt in range(_GENERATE_NAME_ATTEMPTS):
@@ -802,8 +882,10 @@ class ApiService:
         if r.namespaced and meta.get("namespace") not in (None, "", namespace):
             raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
         old = self._get_or_404(r, namespace, name)
-        expected = meta.get("resourceVersion") or None
+        expected = _requested_rv(body)
         new = self._merge_update(r, old, body, subresource)
+        if expected is None:  # unconditional: the stored version's, before validation reads it (store.go Update)
+            _meta(new)["resourceVersion"] = (old.get("metadata") or {}).get("resourceVersion")
         written = await self._write(
             r,
             old,
@@ -868,9 +950,12 @@ class ApiService:
             if base == "application/json-patch+json":  # merges nest no deeper than the object or the patch
                 limits.check_depth(patched, "the patched object")
             merged = patch if base in _COPY_ON_WRITE_PATCHES and isinstance(patch, dict) else None
-            warnings = self._decode_check(r, patched, field_validation, typed=typed, patch=merged, patching=True)
+            strategic = base == "application/strategic-merge-patch+json" and isinstance(patch, dict)
+            warnings = self._decode_check(
+                r, patched, field_validation, typed=typed, patch=merged, patching=True, strategic=strategic
+            )
             old_rv = (old.get("metadata") or {}).get("resourceVersion")
-            expected = (patched.get("metadata") or {}).get("resourceVersion") or old_rv
+            expected = _requested_rv(patched) or old_rv
             new = self._merge_update(r, old, patched, subresource)
             written = await self._write_unless_lost(
                 r,
@@ -988,6 +1073,11 @@ class ApiService:
             else:
                 others.append((entry, owned))
         found = apply.conflicts(old, config, applied, others)
+        if found and not force and manager == KUBECTL_APPLY_MANAGER:
+            allowed = _allowed_by_last_applied(r, old)
+            if allowed is not None:
+                found = [(entry, path) for entry, path in found if path not in allowed] or found
+                force = all(path in allowed for _, path in found)
         if found and not force:
             raise apply.conflict_error(found)
         forced = {path for _, path in found}
@@ -996,6 +1086,8 @@ class ApiService:
         for path in sorted(previous - applied - still_owned, key=len, reverse=True):
             apply.remove_at(merged, path)
         new = self._merge_update(r, old, merged, subresource)
+        if manager == KUBECTL_APPLY_MANAGER:
+            _sync_last_applied(new, config)
         _meta(new)["managedFields"] = entries
         applied_tree = apply.to_fields_v1(applied)
         self._take_ownership(
@@ -1006,7 +1098,7 @@ class ApiService:
             old,
             new,
             subresource=subresource,
-            expected_rv=_meta(config).get("resourceVersion") or (old.get("metadata") or {}).get("resourceVersion"),
+            expected_rv=_requested_rv(config) or (old.get("metadata") or {}).get("resourceVersion"),
             manager=None,
             operation="Apply",
             dry_run=dry_run,
