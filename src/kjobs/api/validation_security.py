@@ -152,19 +152,23 @@ def _profile(holder: object, key: str) -> Obj | None:
     return profile if type(profile) is dict else None
 
 
-def _seccomp_mismatch(annotation: str, profile: Obj, path: str, errs: Errors) -> None:
-    """`validateSeccompAnnotationsAndFieldsMatch`."""
+_RUNTIME_DEFAULT_ANNOTATIONS = {"seccomp": ("runtime/default", "docker/default"), "apparmor": ("runtime/default",)}
+
+
+def _profile_mismatch(what: str, annotation: str, profile: Obj, path: str, errs: Errors) -> None:
+    """`validateSeccompAnnotationsAndFieldsMatch` / `validateAppArmorAnnotationsAndFieldsMatch` (`what`:
+    `seccomp` or `apparmor`): the annotation names the field's profile type, and a Localhost one its file."""
     kind = profile.get("type")
     if kind == "Unconfined":
         matches = annotation == "unconfined"
     elif kind == "RuntimeDefault":
-        matches = annotation in ("runtime/default", "docker/default")
+        matches = annotation in _RUNTIME_DEFAULT_ANNOTATIONS[what]
     elif kind == "Localhost":
         if not annotation.startswith("localhost/"):
             matches = False
         elif annotation.removeprefix("localhost/") != profile.get("localhostProfile"):
             errs.append(
-                FieldError(f"{path}.localhostProfile", Forbidden, "seccomp profile in annotation and field must match")
+                FieldError(f"{path}.localhostProfile", Forbidden, f"{what} profile in annotation and field must match")
             )
             return
         else:
@@ -172,29 +176,7 @@ def _seccomp_mismatch(annotation: str, profile: Obj, path: str, errs: Errors) ->
     else:
         matches = True
     if not matches:
-        errs.append(FieldError(f"{path}.type", Forbidden, "seccomp type in annotation and field must match"))
-
-
-def _apparmor_mismatch(annotation: str, profile: Obj, path: str, errs: Errors) -> None:
-    kind = profile.get("type")
-    if kind == "Unconfined":
-        matches = annotation == "unconfined"
-    elif kind == "RuntimeDefault":
-        matches = annotation == "runtime/default"
-    elif kind == "Localhost":
-        if not annotation.startswith("localhost/"):
-            matches = False
-        elif annotation.removeprefix("localhost/") != profile.get("localhostProfile"):
-            errs.append(
-                FieldError(f"{path}.localhostProfile", Forbidden, "apparmor profile in annotation and field must match")
-            )
-            return
-        else:
-            matches = True
-    else:
-        matches = True
-    if not matches:
-        errs.append(FieldError(f"{path}.type", Forbidden, "apparmor type in annotation and field must match"))
+        errs.append(FieldError(f"{path}.type", Forbidden, f"{what} type in annotation and field must match"))
 
 
 def validate_profile_annotations_match(annotations: dict[str, str] | None, spec: Obj, errs: Errors) -> None:
@@ -205,13 +187,13 @@ def validate_profile_annotations_match(annotations: dict[str, str] | None, spec:
         return
     pod_seccomp = _profile(spec, "seccompProfile")
     if pod_seccomp is not None and SECCOMP_POD in annotations:
-        _seccomp_mismatch(annotations[SECCOMP_POD], pod_seccomp, "spec.securityContext.seccompProfile", errs)
+        _profile_mismatch("seccomp", annotations[SECCOMP_POD], pod_seccomp, "spec.securityContext.seccompProfile", errs)
     containers = _containers_with_paths(spec)
     for container, path in containers:
         profile = _profile(container, "seccompProfile")
         key = f"{SECCOMP_CONTAINER}{container.get('name')}"
         if profile is not None and key in annotations:
-            _seccomp_mismatch(annotations[key], profile, f"{path}.securityContext.seccompProfile", errs)
+            _profile_mismatch("seccomp", annotations[key], profile, f"{path}.securityContext.seccompProfile", errs)
     pod_os = spec.get("os")
     if type(pod_os) is dict and pod_os.get("name") == "windows":
         return
@@ -220,7 +202,7 @@ def validate_profile_annotations_match(annotations: dict[str, str] | None, spec:
         profile = _profile(container, "appArmorProfile") or pod_apparmor
         key = f"{APPARMOR_CONTAINER}{container.get('name')}"
         if profile is not None and key in annotations:
-            _apparmor_mismatch(annotations[key], profile, f"{path}.securityContext.appArmorProfile", errs)
+            _profile_mismatch("apparmor", annotations[key], profile, f"{path}.securityContext.appArmorProfile", errs)
 
 
 # --- sysctls ---------------------------------------------------------------------------------------------------
