@@ -454,9 +454,11 @@ class App:
         self._streams_closed = False
 
     async def startup(self) -> None:
-        """Create the built-in namespaces (idempotent; a resumed data directory already has them)."""
+        """Create the built-in namespaces and system PriorityClasses (idempotent; a resumed data directory already has
+        them)."""
         if not self.started:
             await self.service.ensure_namespaces()
+            await self.service.ensure_system_priority_classes()
             self.started = True
 
     def open_streams(self) -> None:

@@ -29,8 +29,9 @@ from kjobs.api.selectors import FieldSelector, LabelSelector
 from kjobs.api.timeutil import format_time, parse_time
 from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
+from kjobs.api.validation_scheduling import SYSTEM_PRIORITY_CLASSES
 from kjobs.server import apply, fieldtrees, limits, params, reviews, schema
-from kjobs.server.admission import AdmissionSettings, admit_pod
+from kjobs.server.admission import PRIORITY, AdmissionSettings, admit_pod, admit_pod_priority, check_priority_class
 from kjobs.server.apply import FieldPath
 from kjobs.server.authz import UserInfo
 from kjobs.server.decoding import check_unknown_fields
@@ -61,6 +62,14 @@ pauses, as the rest of its in-process storage does."""
 `GuaranteedUpdate` retries until the request's deadline; a bound keeps a pathological loop finite)."""
 
 NAMESPACES = ("default", "kube-system", "kube-node-lease", "kube-public")
+_PRIORITY_CLASSES = "priorityclasses.scheduling.k8s.io"
+SYSTEM_PRIORITY_CLASS_DESCRIPTIONS = {
+    "system-node-critical": "Used for system critical pods that must not be moved from their current node.",
+    "system-cluster-critical": (
+        "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary."
+    ),
+}
+"""pkg/apis/scheduling/helpers.go `systemPriorityClasses` (values: `validation_scheduling.SYSTEM_PRIORITY_CLASSES`)."""
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
 """Namespaces the NamespaceLifecycle admission plugin refuses to delete."""
 
@@ -434,12 +443,39 @@ class ApiService:
             result = hook(obj)
         return result if isinstance(result, dict) else obj
 
-    def _admit(self, r: Resource, obj: Obj, subresource: str, *, create: bool) -> Obj:
+    def _admit(self, r: Resource, obj: Obj, subresource: str, *, create: bool, old: Obj | None = None) -> Obj:
         """Mutating admission, after defaulting and before validation, on creates and updates of the object
         itself (the admission plugins skip subresources): see `kjobs.server.admission`."""
         if r.kind == "Pod" and not subresource:
-            return admit_pod(obj, self.admission, create=create)
+            obj = admit_pod(obj, self.admission, create=create)
+            if self.admission.enabled(PRIORITY):
+                obj = admit_pod_priority(obj, None if create else old, self._priority_classes())
         return obj
+
+    def _validate_admission(self, r: Resource, obj: Obj, subresource: str, *, create: bool) -> None:
+        """Validating admission, after validation: the Priority plugin's one-default rule for PriorityClasses."""
+        if r.kind == "PriorityClass" and not subresource and self.admission.enabled(PRIORITY):
+            check_priority_class(obj, self._priority_classes(), create=create)
+
+    def _priority_classes(self) -> list[Obj]:
+        classes, _ = self.store.list(_PRIORITY_CLASSES, None)
+        return list(classes)
+
+    async def ensure_system_priority_classes(self) -> None:
+        """Create `system-node-critical` and `system-cluster-critical` when missing, as kube-apiserver's
+        `scheduling/bootstrap-system-priority-classes` post-start hook does
+        (pkg/registry/scheduling/rest/storage_scheduling.go, pkg/apis/scheduling/helpers.go)."""
+        r = lookup("scheduling.k8s.io", "v1", "priorityclasses")
+        assert r is not None
+        for name, value in SYSTEM_PRIORITY_CLASSES.items():
+            if self.store.get(_PRIORITY_CLASSES, "", name) is None:
+                description = SYSTEM_PRIORITY_CLASS_DESCRIPTIONS[name]
+                body = {"metadata": {"name": name}, "value": value, "description": description}
+                try:
+                    await self.create(r, "", body, field_validation="Ignore")
+                except ApiError as exc:
+                    if exc.reason != "AlreadyExists":
+                        raise
 
     def _validate(self, r: Resource, obj: Obj, old: Obj | None, subresource: str) -> None:
         errors: list[FieldError] = []
@@ -651,6 +687,7 @@ class ApiService:
         for stored_or_decoded in (_meta(obj), meta):  # a Job's stored object is the strategy's copy of the request
             _omit_empty(stored_or_decoded)
         self._validate(r, obj, None, "")
+        self._validate_admission(r, obj, "", create=True)
         warnings.extend(self._object_warnings(r, obj, None))
         if r.namespaced:
             self.check_namespace(namespace, r, str(_meta(obj).get("name") or ""))
@@ -750,10 +787,11 @@ class ApiService:
         warnings: Warnings | None = None,
     ) -> Obj:
         if subresource != "status":  # a status write keeps the stored (defaulted) object apart from status
-            new = self._admit(r, self._default(r, new, old), subresource, create=False)
+            new = self._admit(r, self._default(r, new, old), subresource, create=False, old=old)
         if r.tracks_generation and subresource != "status" and new.get("spec") != old.get("spec"):
             _meta(new)["generation"] = int((old.get("metadata") or {}).get("generation") or 0) + 1
         self._validate(r, new, old, subresource)
+        self._validate_admission(r, new, subresource, create=False)
         if warnings is not None and subresource != "status":
             warnings.extend(self._object_warnings(r, new, old))
         if _same_but_bookkeeping(new, old):
