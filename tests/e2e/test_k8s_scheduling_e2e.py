@@ -550,6 +550,45 @@ def test_validates_resource_limits_of_pods_that_are_allowed_to_run(
             add_label(c, node, "node", None)
 
 
+def test_validates_local_ephemeral_storage_resource_limits_of_pods_that_are_allowed_to_run(
+    cluster: Cluster, ns: str, workers: set[str]
+) -> None:
+    """[Feature:LocalStorageCapacityIsolation] (GA): pods each asking for a tenth of the largest node's
+    ephemeral storage fill every node; one more is not scheduled."""
+    c = cluster
+    allocatable = {
+        n.metadata.name: quantity(n.status.allocatable["ephemeral-storage"]) for n in ready_schedulable_nodes(c)
+    }
+    biggest = max(allocatable.values())
+    wait_for_stable_cluster(c)
+    for pod in c.core.list_pod_for_all_namespaces().items:
+        if pod.spec.node_name in allocatable and pod.status.phase not in ("Succeeded", "Failed"):
+            allocatable[pod.spec.node_name] -= sum(
+                quantity(((x.resources and x.resources.requests) or {}).get("ephemeral-storage", "0"))
+                for x in pod.spec.containers
+            )
+    per_pod = biggest // 10
+    needed = sum(left // per_pod for left in allocatable.values())
+    names = [f"overcommit-{i}" for i in range(needed)]
+    for name in names:  # testutils.StartPods
+        create_pause_pod(c, ns, name, labels={"name": ""}, resources=resources(**{"ephemeral-storage": str(per_pod)}))
+    for name in names:
+        wait_for_pod_running(c, ns, name)
+    conf = {"labels": {"name": "additional"}, "resources": resources(**{"ephemeral-storage": str(per_pod)})}
+    wait_for_scheduler_after_action(
+        c, ns, lambda: create_pause_pod(c, ns, "additional-pod", **conf), schedule_failure_event("additional-pod")
+    )
+    verify_result(c, ns, needed, 1, workers)
+
+
+def quantity(text: str) -> int:
+    """A byte quantity (`resource.Quantity.Value` for the plain and binary-suffixed forms nodes report)."""
+    for suffix, factor in (("Ki", 1 << 10), ("Mi", 1 << 20), ("Gi", 1 << 30), ("Ti", 1 << 40)):
+        if text.endswith(suffix):
+            return int(text[: -len(suffix)]) * factor
+    return int(text)
+
+
 def milli(quantity: str) -> int:
     """A cpu quantity in millicores (`resource.Quantity.MilliValue` for the forms nodes and pods use here)."""
     if quantity.endswith("m"):
