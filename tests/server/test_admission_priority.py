@@ -146,3 +146,16 @@ def test_an_update_keeps_the_admitted_priority() -> None:
         assert (updated["spec"]["priority"], updated["spec"]["preemptionPolicy"]) == (50, "Never")
 
     run(scenario)
+
+
+def test_a_system_priority_class_cannot_be_deleted() -> None:
+    async def scenario(c: LocalClient) -> None:
+        err = await refused(c.delete(PRIORITY_CLASSES, None, "system-node-critical"))
+        assert (err.code, err.message) == (
+            403,
+            'priorityclasses.scheduling.k8s.io "system-node-critical" is forbidden: this is a system priority class '
+            "and cannot be deleted",
+        )
+        assert (await c.get(PRIORITY_CLASSES, None, "system-node-critical"))["value"] == 2000001000
+
+    run(scenario)

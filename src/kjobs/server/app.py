@@ -874,7 +874,9 @@ class App:
         for obj in items:
             meta = obj.get("metadata") or {}
             try:
-                result = await self.service.delete(r, str(meta.get("namespace") or ""), str(meta.get("name")), options)
+                result = await self.service.delete(
+                    r, str(meta.get("namespace") or ""), str(meta.get("name")), options, collection=True
+                )
             except ApiError as exc:
                 if exc.code == 404:
                     continue

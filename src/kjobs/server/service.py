@@ -23,7 +23,17 @@ from typing import Any, TypeVar
 import orjson
 
 from kjobs.api.conditions import EVICTION_BY_EVICTION_API, disruption_target, update_pod_condition
-from kjobs.api.errors import ApiError, ErrorType, FieldError, bad_request, conflict, invalid, not_found, not_supported
+from kjobs.api.errors import (
+    ApiError,
+    ErrorType,
+    FieldError,
+    bad_request,
+    conflict,
+    forbidden,
+    invalid,
+    not_found,
+    not_supported,
+)
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.selectors import FieldSelector, LabelSelector
 from kjobs.api.timeutil import format_time, parse_time
@@ -1052,14 +1062,24 @@ class ApiService:
 
     # ------------------------------------------------------------------------------------------- delete
 
-    async def delete(self, r: Resource, namespace: str, name: str, options: DeleteOptions) -> Result:
+    async def delete(
+        self, r: Resource, namespace: str, name: str, options: DeleteOptions, *, collection: bool = False
+    ) -> Result:
         """DELETE an item: preconditions, graceful deletion, finalizers and propagation.
+
+        A system PriorityClass is not deleted (403), except by a delete-collection (`collection`), which upstream
+        runs through the generic store's `Delete`, not the PriorityClass registry's
+        (pkg/registry/scheduling/priorityclass/storage/storage.go `REST.Delete`).
 
         The registry's read-modify-write is retried on a fresh read when another writer (the scheduler, the
         node agent) changed the object between the read and the compare-and-swap, as `GuaranteedUpdate` does
         (staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go `Delete`). Preconditions are
         checked against each read, so only a caller that sent them can get 409 Conflict.
         """
+        if r.kind == "PriorityClass" and not collection and name in SYSTEM_PRIORITY_CLASSES:
+            raise forbidden(
+                "priorityclasses", name, "this is a system priority class and cannot be deleted", group=r.group
+            )
         result = await self._guaranteed(
             r,
             namespace,
