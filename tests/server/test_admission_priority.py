@@ -108,6 +108,9 @@ def test_unknown_class_and_contradicting_priority_are_forbidden() -> None:
         )
         same = await c.create(PODS, "default", pod("d", priorityClassName="high", priority=1000))
         assert same["spec"]["priority"] == 1000
+        await c.delete(PRIORITY_CLASSES, None, "high")
+        err = await refused(c.create(PODS, "default", pod("e", priorityClassName="high")))
+        assert err.message == 'pods "e" is forbidden: no PriorityClass with name high was found'
 
     run(scenario)
 

@@ -343,6 +343,8 @@ class ApiService:
         self.new_uid = new_uid
         self.admission = admission or AdmissionSettings()
         self._background: set[asyncio.Task[Any]] = set()
+        self._classes: list[Obj] | None = None
+        """The PriorityClasses, as the Priority plugin's lister sees them; None after a write of one."""
 
     # ------------------------------------------------------------------------------------------- helpers
 
@@ -459,7 +461,7 @@ class ApiService:
         if r.kind == "Pod" and not subresource:
             obj = admit_pod(obj, self.admission, create=create)
             if self.admission.enabled(PRIORITY):
-                obj = admit_pod_priority(obj, None if create else old, self._priority_classes())
+                obj = admit_pod_priority(obj, None if create else old, self._priority_classes() if create else ())
         return obj
 
     def _validate_admission(self, r: Resource, obj: Obj, subresource: str, *, create: bool) -> None:
@@ -468,8 +470,15 @@ class ApiService:
             check_priority_class(obj, self._priority_classes(), create=create)
 
     def _priority_classes(self) -> list[Obj]:
-        classes, _ = self.store.list(_PRIORITY_CLASSES, None)
-        return list(classes)
+        if self._classes is None:
+            classes, _ = self.store.list(_PRIORITY_CLASSES, None)
+            self._classes = list(classes)
+        return self._classes
+
+    def _written(self, r: Resource) -> None:
+        """An object of `r` was written: a PriorityClass write makes the next pod admission list them again."""
+        if r.kind == "PriorityClass":
+            self._classes = None
 
     async def ensure_system_priority_classes(self) -> None:
         """Create `system-node-critical` and `system-cluster-critical` when missing, as kube-apiserver's
@@ -707,6 +716,7 @@ class ApiService:
         for attempt in range(_GENERATE_NAME_ATTEMPTS):
             try:
                 created = await self.store.create(r.store_key, obj)
+                self._written(r)
             except ApiError as exc:
                 # RetryGenerateName (GA in 1.32): a generated name that is taken is generated again.
                 if exc.reason != "AlreadyExists" or not generated or attempt == _GENERATE_NAME_ATTEMPTS - 1:
@@ -821,9 +831,12 @@ class ApiService:
             gone = await self.store.delete(
                 r.store_key, meta.get("namespace", ""), meta["name"], expected_rv=meta["resourceVersion"]
             )
+            self._written(r)
             await self._on_dependent_gone(gone)
             return gone
-        return await self.store.update(r.store_key, new, expected_rv=meta["resourceVersion"])
+        written = await self.store.update(r.store_key, new, expected_rv=meta["resourceVersion"])
+        self._written(r)
+        return written
 
     async def update(
         self,
@@ -1080,13 +1093,16 @@ class ApiService:
             raise forbidden(
                 "priorityclasses", name, "this is a system priority class and cannot be deleted", group=r.group
             )
-        result = await self._guaranteed(
-            r,
-            namespace,
-            name,
-            lambda old: self._delete_read(r, namespace, name, old, options),
-            check=lambda old: _check_preconditions(r, name, old, options),
-        )
+        try:
+            result = await self._guaranteed(
+                r,
+                namespace,
+                name,
+                lambda old: self._delete_read(r, namespace, name, old, options),
+                check=lambda old: _check_preconditions(r, name, old, options),
+            )
+        finally:
+            self._written(r)
         if options.orphan_dependents is False and result.code == 200:
             # handlers/delete.go: 202 Accepted when not deleted at once and orphanDependents=false was sent
             uid = (result.obj.get("metadata") or {}).get("uid")
