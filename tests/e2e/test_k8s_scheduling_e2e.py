@@ -198,11 +198,12 @@ def node_affinity_on(node: str) -> dict[str, Any]:
 
 
 def resources(**amounts: str) -> dict[str, Any]:
-    """Requests and limits both set to `amounts` (keys with `_` for `/` and `.`: see callers)."""
+    """Requests and limits both set to `amounts` (a resource name that is no Python name: `**{name: amount}`)."""
     return {"requests": dict(amounts), "limits": dict(amounts)}
 
 
 def extended(resource: str, amount: str) -> dict[str, Any]:
+    """Requests and limits of one (extended) resource."""
     return {"requests": {resource: amount}, "limits": {resource: amount}}
 
 
@@ -252,6 +253,7 @@ def wait_for_stable_cluster(c: Cluster) -> None:
 
 
 def is_gone_or_terminating(c: Cluster, ns: str, name: str) -> bool:
+    """The preempted pod's check: NotFound, or found with a deletionTimestamp."""
     try:
         return c.core.read_namespaced_pod(name, ns).metadata.deletion_timestamp is not None
     except ApiException as exc:
