@@ -95,6 +95,10 @@ def test_unknown_class_and_contradicting_priority_are_forbidden() -> None:
             "Forbidden",
             'pods "a" is forbidden: no PriorityClass with name nope was found',
         )
+        generated = {**pod(""), "metadata": {"generateName": "j-"}, "spec": pod("a", priorityClassName="nope")["spec"]}
+        err = await refused(c.create(PODS, "default", generated))
+        # Admission runs before the name is generated: the refusal names the prefix (admission/errors.go).
+        assert err.message == 'pods "j-" is forbidden: no PriorityClass with name nope was found'
         err = await refused(c.create(PODS, "default", pod("b", priority=7)))
         assert err.code == 403 and err.message == (
             'pods "b" is forbidden: the integer value of priority (7) must not be provided in pod spec; priority '

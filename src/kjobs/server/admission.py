@@ -122,13 +122,15 @@ def default_priority_class(classes: Iterable[Obj]) -> Obj | None:
     return found
 
 
-def admit_pod_priority(pod: Obj, old: Obj | None, classes: Iterable[Obj]) -> Obj:
+def admit_pod_priority(pod: Obj, old: Obj | None, classes: Iterable[Obj], *, generated: bool = False) -> Obj:
     """The pod after the Priority plugin's `admitPod` (`old`: the stored pod of an update).
 
     On create the pod gets its class's value and preemption policy (no class named: the global default class,
     whose name it takes, else 0 and PreemptLowerPriority); a pod that names a missing class, or carries a
-    priority or policy other than the computed one, is refused with 403 Forbidden. On update the stored
-    priority and policy are kept when the new object leaves them out. Copy on write, as `admit_pod`."""
+    priority or policy other than the computed one, is refused with 403 Forbidden, naming the pod as
+    `admission.NewForbidden` does before a name is generated (`generated`: the name came from `generateName`,
+    which is named instead). On update the stored priority and policy are kept when the new object leaves them
+    out. Copy on write, as `admit_pod`."""
     spec = pod.get("spec")
     if not isinstance(spec, dict):
         return pod
@@ -140,7 +142,7 @@ def admit_pod_priority(pod: Obj, old: Obj | None, classes: Iterable[Obj]) -> Obj
             if spec.get(key) is None and old_spec.get(key) is not None:
                 changes[key] = old_spec[key]
         return {**pod, "spec": {**spec, **changes}} if changes else pod
-    name = str((pod.get("metadata") or {}).get("name") or "")
+    name = _name_for_errors(pod.get("metadata") or {}, generated)
     class_name = spec.get("priorityClassName")
     policy: object = PREEMPT_LOWER_PRIORITY
     if not class_name:
@@ -193,6 +195,13 @@ def check_priority_class(pc: Obj, classes: Iterable[Obj], *, create: bool) -> No
             f"PriorityClass {current_name} is already marked as default. Only one default can exist",
             group="scheduling.k8s.io",
         )
+
+
+def _name_for_errors(meta: Obj, generated: bool) -> str:
+    """staging/src/k8s.io/apiserver/pkg/admission/errors.go `extractResourceName`: admission runs before a name
+    is generated, so a refusal names `generateName`, or `Unknown` when the pod has neither."""
+    name = "" if generated else meta.get("name")
+    return str(name or meta.get("generateName") or "Unknown")
 
 
 def _value(pc: Obj) -> int:

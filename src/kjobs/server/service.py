@@ -455,13 +455,16 @@ class ApiService:
             result = hook(obj)
         return result if isinstance(result, dict) else obj
 
-    def _admit(self, r: Resource, obj: Obj, subresource: str, *, create: bool, old: Obj | None = None) -> Obj:
+    def _admit(
+        self, r: Resource, obj: Obj, subresource: str, *, create: bool, old: Obj | None = None, generated: bool = False
+    ) -> Obj:
         """Mutating admission, after defaulting and before validation, on creates and updates of the object
         itself (the admission plugins skip subresources): see `kjobs.server.admission`."""
         if r.kind == "Pod" and not subresource:
             obj = admit_pod(obj, self.admission, create=create)
             if self.admission.enabled(PRIORITY):
-                obj = admit_pod_priority(obj, None if create else old, self._priority_classes() if create else ())
+                classes = self._priority_classes() if create else ()
+                obj = admit_pod_priority(obj, None if create else old, classes, generated=generated)
         return obj
 
     def _validate_admission(self, r: Resource, obj: Obj, subresource: str, *, create: bool) -> None:
@@ -693,7 +696,7 @@ class ApiService:
             if prepare is not None:
                 decoded = obj  # as the request decoded it: what its manager owns (see `_managed`)
                 obj = prepare(obj, uid=meta["uid"])
-        obj = self._admit(r, self._default(r, obj), "", create=True)
+        obj = self._admit(r, self._default(r, obj), "", create=True, generated=generated)
         if r.kind == "Pod":
             obj = _merge_affinity_label_keys(obj)
         if not _meta(obj).get("name"):
