@@ -17,15 +17,20 @@ from typing import Any
 from kjobs.client.local import LocalClient
 from kjobs.clock import FakeClock
 from kjobs.server import tls
+from kjobs.server.admission import PRIORITY, AdmissionSettings
 from kjobs.server.service import ApiService
 from kjobs.server.storage import Storage
 from kjobs.server.tls import Pki
 from kjobs.store import MemoryStore
 
+INTEGRATION_ADMISSION = AdmissionSettings(disabled_plugins=frozenset({PRIORITY}))
+"""Admission as Kubernetes' scheduler integration tests run kube-apiserver: without the Priority plugin
+(test/integration/util/util.go `InitTestAPIServer` disables it), so their pods carry a bare `spec.priority`."""
 
-async def local_api(clock: FakeClock) -> LocalClient:
+
+async def local_api(clock: FakeClock, *, admission: AdmissionSettings | None = None) -> LocalClient:
     """A LocalClient over a fresh in-memory API service with the standard namespaces."""
-    service = ApiService(Storage(MemoryStore()), clock=clock.now)
+    service = ApiService(Storage(MemoryStore()), clock=clock.now, admission=admission)
     await service.ensure_namespaces()
     return LocalClient(service)
 

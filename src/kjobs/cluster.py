@@ -361,8 +361,9 @@ class LocalCluster:
         return [prefix if i == 0 else f"{prefix}-{i + 1}" for i in range(self.settings.nodes)]
 
     async def start(self) -> None:
-        """Create the standard namespaces, then start node agents and controllers."""
+        """Create the standard namespaces and system PriorityClasses, then start node agents and controllers."""
         await self.service.ensure_namespaces()
+        await self.service.ensure_system_priority_classes()
         for agent in self._make_agents():
             await agent.start()
             self._started.append(agent)

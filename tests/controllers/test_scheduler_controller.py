@@ -308,11 +308,17 @@ def test_host_network_pods_with_the_same_port_spread_then_wait() -> None:
     asyncio.run(scenario())
 
 
-async def priority_class(env: Env, name: str, value: int) -> None:
+async def priority_class(env: Env, name: str, value: int, **fields: Any) -> None:
     await env.client.create(
         PRIORITY_CLASSES,
         None,
-        {"apiVersion": "scheduling.k8s.io/v1", "kind": "PriorityClass", "metadata": {"name": name}, "value": value},
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": name},
+            "value": value,
+            **fields,
+        },
     )
 
 
@@ -381,10 +387,11 @@ def test_preemption_prefers_lowest_priority_victims_across_nodes() -> None:
 def test_preemption_policy_never_waits_without_victims() -> None:
     async def scenario() -> None:
         env = await start(node("a", cpu="1"))
-        await priority_class(env, "high", 1000)
+        await priority_class(env, "high-polite", 1000, preemptionPolicy="Never")
         await env.client.create(PODS, "default", pod("low"))
         await env.settle(lambda: env.node_of("low") == "a")
-        await env.client.create(PODS, "default", pod("polite", priorityClassName="high", preemptionPolicy="Never"))
+        # The Priority admission plugin gives the pod its class's policy (a pod may not set another one).
+        await env.client.create(PODS, "default", pod("polite", priorityClassName="high-polite"))
         await env.settle(lambda: env.unschedulable("polite"))
         assert env.condition("polite", "PodScheduled")["message"] == (  # type: ignore[index]
             "0/1 nodes are available: 1 Insufficient cpu. preemption: not eligible due to preemptionPolicy=Never."

@@ -27,7 +27,7 @@ from kjobs.controllers.disruption import DisruptionController
 from kjobs.controllers.scheduler import Scheduler
 from kjobs.server.app import create_app
 from kjobs.store import MemoryStore
-from tests.support import local_api, settle
+from tests.support import INTEGRATION_ADMISSION, local_api, settle
 
 PDB_V1BETA1_LABEL = "pdb.kubernetes.io/deprecated-v1beta1-empty-selector-match"
 NON_V1BETA1_MATCH_NONE = {"matchExpressions": [{"key": PDB_V1BETA1_LABEL, "operator": "Exists"}]}
@@ -95,7 +95,7 @@ class Cluster:
 @asynccontextmanager
 async def setup(namespace: str) -> AsyncIterator[Cluster]:
     clock = FakeClock()
-    client = await local_api(clock)
+    client = await local_api(clock, admission=INTEGRATION_ADMISSION)
     await client.create(NAMESPACES, None, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}})
     controller = DisruptionController(client, clock=clock)
     await controller.start()

@@ -23,7 +23,7 @@ from kjobs.clock import FakeClock
 from kjobs.controllers.scheduler import Scheduler
 from tests.controllers.disruption_support import condition, get_or_none
 from tests.controllers.upstream_support import poll_until, run_for
-from tests.support import local_api
+from tests.support import INTEGRATION_ADMISSION, local_api
 
 LOW, HIGH = 100, 300  # lowPriority, highPriority
 FOREVER_TEST_TIMEOUT = 30.0  # wait.ForeverTestTimeout
@@ -64,7 +64,7 @@ def test_preemption(row: str) -> None:
 
     async def scenario() -> None:
         clock = FakeClock()
-        client: Any = await local_api(clock)
+        client: Any = await local_api(clock, admission=INTEGRATION_ADMISSION)
         await client.create(NODES, None, node1())
         sched = Scheduler(client, clock=clock)
         await sched.start()
@@ -111,7 +111,7 @@ def test_non_preemption(policy: str | None) -> None:
 
     async def scenario() -> None:
         clock = FakeClock()
-        client: Any = await local_api(clock)
+        client: Any = await local_api(clock, admission=INTEGRATION_ADMISSION)
         await client.create(NODES, None, node1())
         sched = Scheduler(client, clock=clock)
         await sched.start()
@@ -166,7 +166,7 @@ def test_preemption_starvation(existing: int, pending: int) -> None:
 
     async def scenario() -> None:
         clock = FakeClock()
-        client: Any = await local_api(clock)
+        client: Any = await local_api(clock, admission=INTEGRATION_ADMISSION)
         await client.create(NODES, None, node1())
         sched = Scheduler(client, clock=clock)
         await sched.start()

@@ -22,7 +22,7 @@ from kjobs.node.observations import Attempt
 from kjobs.node.runtime import PodHandle
 from kjobs.node.sim_runtime import Outcome, SimulatedRuntime
 from kjobs.progress import RunView
-from tests.support import local_api, settle
+from tests.support import INTEGRATION_ADMISSION, local_api, settle
 
 NODE = "node-1"
 MACHINE = MachineInfo(
@@ -87,7 +87,8 @@ async def start_node(
     **settings: Any,
 ) -> Node:
     clock = clock or FakeClock()
-    client = client or await local_api(clock)
+    # The kubelet's own tests give pods a bare `spec.priority` (no API server, so no Priority plugin).
+    client = client or await local_api(clock, admission=INTEGRATION_ADMISSION)
     runtime = SimulatedRuntime(clock=clock, outcome=by_name(outcomes or {}))
     monitor = FakeMemoryMonitor(available_bytes=4 << 30, capacity_bytes=8 << 30)
     agent = NodeAgent(

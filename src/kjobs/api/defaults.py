@@ -233,14 +233,22 @@ def default_pod(pod: Obj) -> Obj:
 
 def default_pod_update_in_place(pod: Obj, old: Obj) -> Obj:
     """An update's defaults. None are added to a spec that is the stored one itself (a patch of metadata or
-    status shares it, copy on write): that spec was defaulted when it was stored."""
+    status shares it, copy on write): that spec was defaulted when it was stored. The priority is the Priority
+    admission plugin's to keep (`kjobs.server.admission.admit_pod_priority`)."""
     if type(pod) is dict and type(old) is dict and pod.get("spec") is not None and pod.get("spec") is old.get("spec"):
         return pod
-    return default_pod_in_place(pod)
+    return default_pod_in_place(pod, priority=False)
 
 
-def default_pod_in_place(out: Obj) -> Obj:
-    """`default_pod` without the copy, for the API server, which owns the object it defaults."""
+def default_api_pod_in_place(pod: Obj) -> Obj:
+    """A created pod's defaults in the API server: those of `default_pod` but the priority, which the Priority
+    admission plugin sets from the pod's PriorityClass after defaulting (`kjobs.server.admission`)."""
+    return default_pod_in_place(pod, priority=False)
+
+
+def default_pod_in_place(out: Obj, *, priority: bool = True) -> Obj:
+    """`default_pod` without the copy, for the API server, which owns the object it defaults (`priority`: also
+    the Priority plugin's result when no PriorityClass exists)."""
     if type(out) is not dict:
         return out
     spec = _dict(out, "spec", create=True)
@@ -265,10 +273,11 @@ def default_pod_in_place(out: Obj) -> Obj:
                 for port in _dicts(container, "ports"):
                     if not port.get("hostPort"):
                         port["hostPort"] = port.get("containerPort")
-    if not spec.get("priorityClassName") and spec.get("priority") is None:
-        spec["priority"] = 0
-    if spec.get("preemptionPolicy") is None:
-        spec["preemptionPolicy"] = "PreemptLowerPriority"
+    if priority:
+        if not spec.get("priorityClassName") and spec.get("priority") is None:
+            spec["priority"] = 0
+        if spec.get("preemptionPolicy") is None:
+            spec["preemptionPolicy"] = "PreemptLowerPriority"
     return out
 
 

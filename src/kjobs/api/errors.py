@@ -317,6 +317,17 @@ def not_found(resource: str, name: str, *, group: str = "") -> ApiError:
     return ApiError(404, "NotFound", f'{qualified} "{name}" not found', details=details)
 
 
+def forbidden(resource: str, name: str, why: str, *, group: str = "") -> ApiError:
+    """403 Forbidden as `errors.NewForbidden` words it (an admission plugin's refusal, `admission.NewForbidden`):
+    `pods "x" is forbidden: <why>`, or without the name when the request had none."""
+    qualified = f"{resource}.{group}" if group else resource
+    details: Obj = {"name": name, "kind": resource}
+    if group:
+        details["group"] = group
+    subject = f'{qualified} "{name}"' if name else qualified
+    return ApiError(403, "Forbidden", f"{subject} is forbidden: {why}", details=details)
+
+
 def already_exists(resource: str, name: str, *, group: str = "") -> ApiError:
     """409 AlreadyExists."""
     qualified = f"{resource}.{group}" if group else resource

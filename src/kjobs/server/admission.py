@@ -12,12 +12,20 @@ tolerate the `node.kubernetes.io/not-ready` and `node.kubernetes.io/unreachable`
 `Exists` toleration for each, bounded by `tolerationSeconds` (300 unless kube-apiserver's
 `--default-not-ready-toleration-seconds` / `--default-unreachable-toleration-seconds` say otherwise), so a
 pod outlives a short node outage instead of being evicted by the taint-eviction controller at once.
+And Priority (plugin/pkg/admission/priority/admission.go): a created pod's `spec.priority` and
+`spec.preemptionPolicy` come from its PriorityClass, or from the global default class (whose name it then
+takes), or are 0 and PreemptLowerPriority; a class that does not exist, or a priority or policy in the pod that
+differs from the class's, is refused (403). A PriorityClass may not be marked `globalDefault` while another
+one is. `--disable-admission-plugins=Priority` (`AdmissionSettings.disabled_plugins`) turns it off, as
+Kubernetes' scheduler integration tests do to give pods a bare `spec.priority`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 
+from kjobs.api.errors import forbidden
 from kjobs.api.taints import NO_EXECUTE, TAINT_NOT_READY, TAINT_UNREACHABLE
 from kjobs.api.types import Obj
 
@@ -31,6 +39,17 @@ class AdmissionSettings:
 
     default_not_ready_toleration_seconds: int = DEFAULT_TOLERATION_SECONDS
     default_unreachable_toleration_seconds: int = DEFAULT_TOLERATION_SECONDS
+    disabled_plugins: frozenset[str] = field(default_factory=frozenset)
+    """`--disable-admission-plugins`: of kjobs' plugins only `Priority` can be turned off."""
+
+    def enabled(self, plugin: str) -> bool:
+        return plugin not in self.disabled_plugins
+
+
+PRIORITY = "Priority"
+DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS_EXISTS = 0
+"""pkg/apis/scheduling/types.go `DefaultPriorityWhenNoDefaultClassExists`."""
+PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
 
 
 def _covers(toleration: Obj, key: str) -> bool:
@@ -89,3 +108,102 @@ def admit_pod(pod: Obj, settings: AdmissionSettings, *, create: bool = True) -> 
     if not changes:
         return pod
     return {**pod, "spec": {**spec, **changes}}
+
+
+# ------------------------------------------------------------------------------------------------ Priority
+
+
+def default_priority_class(classes: Iterable[Obj]) -> Obj | None:
+    """`getDefaultPriorityClass`: the `globalDefault` class; if a race left several, the lowest-valued one."""
+    found: Obj | None = None
+    for pc in classes:
+        if pc.get("globalDefault") is True and (found is None or _value(pc) < _value(found)):
+            found = pc
+    return found
+
+
+def admit_pod_priority(pod: Obj, old: Obj | None, classes: Iterable[Obj], *, generated: bool = False) -> Obj:
+    """The pod after the Priority plugin's `admitPod` (`old`: the stored pod of an update).
+
+    On create the pod gets its class's value and preemption policy (no class named: the global default class,
+    whose name it takes, else 0 and PreemptLowerPriority); a pod that names a missing class, or carries a
+    priority or policy other than the computed one, is refused with 403 Forbidden, naming the pod as
+    `admission.NewForbidden` does before a name is generated (`generated`: the name came from `generateName`,
+    which is named instead). On update the stored priority and policy are kept when the new object leaves them
+    out. Copy on write, as `admit_pod`."""
+    spec = pod.get("spec")
+    if not isinstance(spec, dict):
+        return pod
+    changes: Obj = {}
+    if old is not None:
+        stored = old.get("spec")
+        old_spec: Obj = stored if isinstance(stored, dict) else {}
+        for key in ("priority", "preemptionPolicy"):
+            if spec.get(key) is None and old_spec.get(key) is not None:
+                changes[key] = old_spec[key]
+        return {**pod, "spec": {**spec, **changes}} if changes else pod
+    name = _name_for_errors(pod.get("metadata") or {}, generated)
+    class_name = spec.get("priorityClassName")
+    policy: object = PREEMPT_LOWER_PRIORITY
+    if not class_name:
+        pc = default_priority_class(classes)
+        priority = DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS_EXISTS
+        if pc is not None:
+            changes["priorityClassName"] = (pc.get("metadata") or {}).get("name")
+            priority, policy = _value(pc), pc.get("preemptionPolicy")
+    else:
+        pc = next((c for c in classes if (c.get("metadata") or {}).get("name") == class_name), None)
+        if pc is None:
+            raise forbidden("pods", name, f"no PriorityClass with name {class_name} was found")
+        priority, policy = _value(pc), pc.get("preemptionPolicy")
+    given = spec.get("priority")
+    if given is not None and given != priority:
+        raise forbidden(
+            "pods",
+            name,
+            f"the integer value of priority ({given}) must not be provided in pod spec; priority admission "
+            f"controller computed {priority} from the given PriorityClass name",
+        )
+    changes["priority"] = priority
+    if policy is not None:
+        given_policy = spec.get("preemptionPolicy")
+        if given_policy is not None and given_policy != policy:
+            raise forbidden(
+                "pods",
+                name,
+                f"the string value of PreemptionPolicy ({given_policy}) must not be provided in pod spec; priority "
+                f"admission controller computed {policy} from the given PriorityClass name",
+            )
+        changes["preemptionPolicy"] = policy
+    return {**pod, "spec": {**spec, **changes}}
+
+
+def check_priority_class(pc: Obj, classes: Iterable[Obj], *, create: bool) -> None:
+    """The Priority plugin's `validatePriorityClass`: a class may be marked `globalDefault` only while no other
+    is (an update of the default class itself passes); 403 Forbidden otherwise."""
+    if pc.get("globalDefault") is not True:
+        return
+    current = default_priority_class(classes)
+    if current is None:
+        return
+    name = str((pc.get("metadata") or {}).get("name") or "")
+    current_name = str((current.get("metadata") or {}).get("name") or "")
+    if create or current_name != name:
+        raise forbidden(
+            "priorityclasses",
+            name,
+            f"PriorityClass {current_name} is already marked as default. Only one default can exist",
+            group="scheduling.k8s.io",
+        )
+
+
+def _name_for_errors(meta: Obj, generated: bool) -> str:
+    """staging/src/k8s.io/apiserver/pkg/admission/errors.go `extractResourceName`: admission runs before a name
+    is generated, so a refusal names `generateName`, or `Unknown` when the pod has neither."""
+    name = "" if generated else meta.get("name")
+    return str(name or meta.get("generateName") or "Unknown")
+
+
+def _value(pc: Obj) -> int:
+    value = pc.get("value")
+    return value if type(value) is int else 0

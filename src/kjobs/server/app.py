@@ -473,9 +473,11 @@ class App:
         self._streams_closed = False
 
     async def startup(self) -> None:
-        """Create the built-in namespaces (idempotent; a resumed data directory already has them)."""
+        """Create the built-in namespaces and system PriorityClasses (idempotent; a resumed data directory already has
+        them)."""
         if not self.started:
             await self.service.ensure_namespaces()
+            await self.service.ensure_system_priority_classes()
             self.started = True
 
     def open_streams(self) -> None:
@@ -889,7 +891,9 @@ class App:
         for obj in items:
             meta = obj.get("metadata") or {}
             try:
-                result = await self.service.delete(r, str(meta.get("namespace") or ""), str(meta.get("name")), options)
+                result = await self.service.delete(
+                    r, str(meta.get("namespace") or ""), str(meta.get("name")), options, collection=True
+                )
             except ApiError as exc:
                 if exc.code == 404:
                     continue

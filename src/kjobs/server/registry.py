@@ -166,7 +166,7 @@ RESOURCES: list[Resource] = [
         subresources=("status", "log", "exec", "attach", "eviction", "binding"),
         graceful=True,
         hooks={
-            "default": (_DEFAULTS, "default_pod_in_place"),
+            "default": (_DEFAULTS, "default_api_pod_in_place"),
             "default_update": (_DEFAULTS, "default_pod_update_in_place"),
             "validate": (_VALIDATION, "validate_pod"),
             "validate_update": (_VALIDATION, "validate_pod_update"),

@@ -24,14 +24,25 @@ from typing import Any, TypeVar
 import orjson
 
 from kjobs.api.conditions import EVICTION_BY_EVICTION_API, disruption_target, update_pod_condition
-from kjobs.api.errors import ApiError, ErrorType, FieldError, bad_request, conflict, invalid, not_found, not_supported
+from kjobs.api.errors import (
+    ApiError,
+    ErrorType,
+    FieldError,
+    bad_request,
+    conflict,
+    forbidden,
+    invalid,
+    not_found,
+    not_supported,
+)
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.selectors import FieldSelector, LabelSelector
 from kjobs.api.timeutil import format_time, parse_time
 from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
+from kjobs.api.validation_scheduling import SYSTEM_PRIORITY_CLASSES
 from kjobs.server import apply, fieldtrees, limits, params, reviews, schema
-from kjobs.server.admission import AdmissionSettings, admit_pod
+from kjobs.server.admission import PRIORITY, AdmissionSettings, admit_pod, admit_pod_priority, check_priority_class
 from kjobs.server.apply import FieldPath
 from kjobs.server.authz import UserInfo
 from kjobs.server.decoding import check_unknown_fields
@@ -62,6 +73,14 @@ pauses, as the rest of its in-process storage does."""
 `GuaranteedUpdate` retries until the request's deadline; a bound keeps a pathological loop finite)."""
 
 NAMESPACES = ("default", "kube-system", "kube-node-lease", "kube-public")
+_PRIORITY_CLASSES = "priorityclasses.scheduling.k8s.io"
+SYSTEM_PRIORITY_CLASS_DESCRIPTIONS = {
+    "system-node-critical": "Used for system critical pods that must not be moved from their current node.",
+    "system-cluster-critical": (
+        "Used for system critical pods that must run in the cluster, but can be moved to another node if necessary."
+    ),
+}
+"""pkg/apis/scheduling/helpers.go `systemPriorityClasses` (values: `validation_scheduling.SYSTEM_PRIORITY_CLASSES`)."""
 IMMORTAL_NAMESPACES = ("default", "kube-system", "kube-public")
 """Namespaces the NamespaceLifecycle admission plugin refuses to delete."""
 
@@ -390,6 +409,8 @@ class ApiService:
         self.new_uid = new_uid
         self.admission = admission or AdmissionSettings()
         self._background: set[asyncio.Task[Any]] = set()
+        self._classes: list[Obj] | None = None
+        """The PriorityClasses, as the Priority plugin's lister sees them; None after a write of one."""
 
     # ------------------------------------------------------------------------------------------- helpers
 
@@ -507,12 +528,49 @@ class ApiService:
             result = hook(obj)
         return result if isinstance(result, dict) else obj
 
-    def _admit(self, r: Resource, obj: Obj, subresource: str, *, create: bool) -> Obj:
+    def _admit(
+        self, r: Resource, obj: Obj, subresource: str, *, create: bool, old: Obj | None = None, generated: bool = False
+    ) -> Obj:
         """Mutating admission, after defaulting and before validation, on creates and updates of the object
         itself (the admission plugins skip subresources): see `kjobs.server.admission`."""
         if r.kind == "Pod" and not subresource:
-            return admit_pod(obj, self.admission, create=create)
+            obj = admit_pod(obj, self.admission, create=create)
+            if self.admission.enabled(PRIORITY):
+                classes = self._priority_classes() if create else ()
+                obj = admit_pod_priority(obj, None if create else old, classes, generated=generated)
         return obj
+
+    def _validate_admission(self, r: Resource, obj: Obj, subresource: str, *, create: bool) -> None:
+        """Validating admission, after validation: the Priority plugin's one-default rule for PriorityClasses."""
+        if r.kind == "PriorityClass" and not subresource and self.admission.enabled(PRIORITY):
+            check_priority_class(obj, self._priority_classes(), create=create)
+
+    def _priority_classes(self) -> list[Obj]:
+        if self._classes is None:
+            classes, _ = self.store.list(_PRIORITY_CLASSES, None)
+            self._classes = list(classes)
+        return self._classes
+
+    def _written(self, r: Resource) -> None:
+        """An object of `r` was written: a PriorityClass write makes the next pod admission list them again."""
+        if r.kind == "PriorityClass":
+            self._classes = None
+
+    async def ensure_system_priority_classes(self) -> None:
+        """Create `system-node-critical` and `system-cluster-critical` when missing, as kube-apiserver's
+        `scheduling/bootstrap-system-priority-classes` post-start hook does
+        (pkg/registry/scheduling/rest/storage_scheduling.go, pkg/apis/scheduling/helpers.go)."""
+        r = lookup("scheduling.k8s.io", "v1", "priorityclasses")
+        assert r is not None
+        for name, value in SYSTEM_PRIORITY_CLASSES.items():
+            if self.store.get(_PRIORITY_CLASSES, "", name) is None:
+                description = SYSTEM_PRIORITY_CLASS_DESCRIPTIONS[name]
+                body = {"metadata": {"name": name}, "value": value, "description": description}
+                try:
+                    await self.create(r, "", body, field_validation="Ignore")
+                except ApiError as exc:
+                    if exc.reason != "AlreadyExists":
+                        raise
 
     def _validate(self, r: Resource, obj: Obj, old: Obj | None, subresource: str) -> None:
         errors: list[FieldError] = []
@@ -718,7 +776,8 @@ class ApiService:
                 decoded = obj  # as the request decoded it: what its manager owns (see `_managed`)
                 obj = prepare(obj, uid=meta["uid"])
         defaulted = self._default(r, obj)
-        obj = self._admit(r, defaulted, "", create=True)  # copy on write: `defaulted` is as admission found it
+        # copy on write: `defaulted` is as admission found it
+        obj = self._admit(r, defaulted, "", create=True, generated=generated)
         if r.kind == "Pod":
             obj = _merge_affinity_label_keys(obj)
         if not _meta(obj).get("name"):
@@ -731,6 +790,7 @@ class ApiService:
         for stored_or_decoded in (_meta(obj), meta):  # a Job's stored object is the strategy's copy of the request
             _omit_empty(stored_or_decoded)
         self._validate(r, obj, None, "")
+        self._validate_admission(r, obj, "", create=True)
         warnings.extend(self._object_warnings(r, obj, None))
         if r.namespaced:
             self.check_namespace(namespace, r, str(_meta(obj).get("name") or ""))
@@ -740,6 +800,7 @@ class ApiService:
         for attempt in range(_GENERATE_NAME_ATTEMPTS):
             try:
                 created = await self.store.create(r.store_key, obj)
+                self._written(r)
             except ApiError as exc:
                 # RetryGenerateName (GA in 1.32): a generated name that is taken is generated again.
                 if exc.reason != "AlreadyExists" or not generated or attempt == _GENERATE_NAME_ATTEMPTS - 1:
@@ -830,12 +891,13 @@ class ApiService:
         warnings: Warnings | None = None,
     ) -> Obj:
         if subresource != "status":  # a status write keeps the stored (defaulted) object apart from status
-            new = self._admit(r, self._default(r, new, old), subresource, create=False)
+            new = self._admit(r, self._default(r, new, old), subresource, create=False, old=old)
         elif (status_hook := r.hook("default_status")) is not None:
             new = status_hook(new)
         if r.tracks_generation and subresource != "status" and new.get("spec") != old.get("spec"):
             _meta(new)["generation"] = int((old.get("metadata") or {}).get("generation") or 0) + 1
         self._validate(r, new, old, subresource)
+        self._validate_admission(r, new, subresource, create=False)
         if warnings is not None and subresource != "status":
             warnings.extend(self._object_warnings(r, new, old))
         if _same_but_bookkeeping(new, old):
@@ -855,9 +917,12 @@ class ApiService:
             gone = await self.store.delete(
                 r.store_key, meta.get("namespace", ""), meta["name"], expected_rv=meta["resourceVersion"]
             )
+            self._written(r)
             await self._on_dependent_gone(gone)
             return gone
-        return await self.store.update(r.store_key, new, expected_rv=meta["resourceVersion"])
+        written = await self.store.update(r.store_key, new, expected_rv=meta["resourceVersion"])
+        self._written(r)
+        return written
 
     async def update(
         self,
@@ -1108,21 +1173,34 @@ class ApiService:
 
     # ------------------------------------------------------------------------------------------- delete
 
-    async def delete(self, r: Resource, namespace: str, name: str, options: DeleteOptions) -> Result:
+    async def delete(
+        self, r: Resource, namespace: str, name: str, options: DeleteOptions, *, collection: bool = False
+    ) -> Result:
         """DELETE an item: preconditions, graceful deletion, finalizers and propagation.
+
+        A system PriorityClass is not deleted (403), except by a delete-collection (`collection`), which upstream
+        runs through the generic store's `Delete`, not the PriorityClass registry's
+        (pkg/registry/scheduling/priorityclass/storage/storage.go `REST.Delete`).
 
         The registry's read-modify-write is retried on a fresh read when another writer (the scheduler, the
         node agent) changed the object between the read and the compare-and-swap, as `GuaranteedUpdate` does
         (staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go `Delete`). Preconditions are
         checked against each read, so only a caller that sent them can get 409 Conflict.
         """
-        result = await self._guaranteed(
-            r,
-            namespace,
-            name,
-            lambda old: self._delete_read(r, namespace, name, old, options),
-            check=_delete_preconditions(r, name, options),
-        )
+        if r.kind == "PriorityClass" and not collection and name in SYSTEM_PRIORITY_CLASSES:
+            raise forbidden(
+                "priorityclasses", name, "this is a system priority class and cannot be deleted", group=r.group
+            )
+        try:
+            result = await self._guaranteed(
+                r,
+                namespace,
+                name,
+                lambda old: self._delete_read(r, namespace, name, old, options),
+                check=_delete_preconditions(r, name, options),
+            )
+        finally:
+            self._written(r)
         if options.orphan_dependents is False and result.code == 200:
             # handlers/delete.go: 202 Accepted when not deleted at once and orphanDependents=false was sent
             uid = (result.obj.get("metadata") or {}).get("uid")
