@@ -6,7 +6,8 @@ init_container.go or test/e2e_node/container_lifecycle_test.go, named after it, 
 for the module (`kjobs.testing.KjobsCluster`: `kjobs run --serve`'s assembly, local-process pods, its API over
 TLS with a kubeconfig), through the official `kubernetes` client, each test (or each `Ordered` group) in a
 namespace of its own. Not `kjobs up`: its node agent restarts a crashed container after the kubelet's 10 s
-back-off, doubling, and half of these tests wait for three restarts; the test cluster's back-off starts at 0.1 s.
+back-off, doubling, and half of these tests wait for three restarts; the test cluster's back-off starts at 0.1 s
+(and its node agent reads a start after 0.2 s, as `START_REPORT_DELAY` says why).
 
 The images' commands become local `sh -c` commands:
 
@@ -23,6 +24,7 @@ The images' commands become local `sh -c` commands:
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import secrets
 import time
@@ -36,7 +38,7 @@ from kubernetes import config as k8s_config
 from kubernetes import watch as k8s_watch
 from kubernetes.client.rest import ApiException
 
-from kjobs.testing import KjobsCluster
+from kjobs.testing import ClusterOptions, KjobsCluster, embedded
 
 pytestmark = pytest.mark.e2e
 
@@ -46,7 +48,7 @@ TIMEOUT = 45.0
 """Seconds any one wait may take (upstream's are minutes; every wait here takes seconds)."""
 PAUSE = "trap 'exit 0' TERM; sleep 1000000 & wait"
 """The pause image: runs until signalled, then exits 0."""
-DELAY = {0: 0.0, 1: 0.1, 5: 0.4, 10: 0.6, 20: 1.0, 30: 1.2, 60: 1.5}
+DELAY = {0: 0.0, 1: 0.1, 5: 0.4, 10: 0.6, 20: 0.8, 30: 0.9, 60: 1.0}
 """ExecCommand's Delay/StartDelay seconds → the seconds slept here (order kept); 100 s and more: until killed."""
 
 
@@ -56,10 +58,23 @@ class Cluster:
     core: k8s.CoreV1Api
 
 
+START_REPORT_DELAY = 0.2
+"""Seconds before the node agent reads a started container Running (kjobs' default: 0.02). A sidecar counts as
+started, and the next container starts, only then; the kubelet sees a start on its next PLEG relist (every
+second). container_lifecycle_test.go's ordering assertions (a sidecar logs `Started` before the next container
+logs `Starting`) rely on that latency; at 0.02 s the shell commands of the two race."""
+
+
 @pytest.fixture(scope="module")
-def cluster() -> Iterator[Cluster]:
-    """One in-process cluster (one node, container restart back-off from 0.1 s) for every test of the module."""
-    with KjobsCluster.start() as kc:
+def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
+    """One in-process cluster (one node, container restart back-off from 0.1 s, `START_REPORT_DELAY`) for every
+    test of the module."""
+    settings = dataclasses.replace(
+        embedded.fast_settings(tmp_path_factory.mktemp("nodee2e") / "nodes"),
+        containers_die_with_agent=True,
+        container_start_report_delay=START_REPORT_DELAY,
+    )
+    with KjobsCluster.start(ClusterOptions(settings=settings)) as kc:
         api = k8s_config.new_client_from_config(str(kc.kubeconfig))
         yield Cluster(api, k8s.CoreV1Api(api))
         api.close()
@@ -791,7 +806,8 @@ def test_should_respect_termination_grace_period_seconds(cluster: Cluster, ns: s
 
 class TestThreeInitContainersAndTwoRestartableInitContainers:
     @pytest.fixture(scope="class")
-    def run(self, cluster: Cluster, group_ns: str) -> tuple[k8s.V1Pod, Output]:
+    @classmethod
+    def run(cls, cluster: Cluster, group_ns: str) -> tuple[k8s.V1Pod, Output]:
         """The group's first `It`: the pod runs to its end and its log is read."""
         inits = [
             ec(INIT1, delay=1),
@@ -814,11 +830,6 @@ class TestThreeInitContainersAndTwoRestartableInitContainers:
         run[1].starts_before(INIT1, RESTARTABLE1)
         run[1].exits_before(INIT1, RESTARTABLE1)
 
-    @pytest.mark.xfail(
-        strict=False,
-        reason="a race in the upstream test: init-2 must log Started after restartable-init-1 does; kjobs starts "
-        "init-2 as soon as the sidecar's process runs, the kubelet on its next pod sync (docs/upstream-node-e2e.md)",
-    )
     def test_should_run_first_init_container_and_first_restartable_init_container_together(
         self, run: tuple[k8s.V1Pod, Output]
     ) -> None:
@@ -867,10 +878,11 @@ class _RunsContinuously:
     POLICY = ""
 
     @pytest.fixture(scope="class")
-    def run(self, cluster: Cluster, group_ns: str) -> Run:
+    @classmethod
+    def run(cls, cluster: Cluster, group_ns: str) -> Run:
         pod = prepare_pod(
             "restartable-init-container-run-continuously",
-            self.POLICY,
+            cls.POLICY,
             [sc(RESTARTABLE1, delay=600)],
             [ec(REGULAR1, delay=1)],
         )
@@ -900,7 +912,8 @@ class TestRestartableInitRunsContinuouslyAlways:
     """restartPolicy=Always: the regular container exits and restarts; the sidecar keeps running."""
 
     @pytest.fixture(scope="class")
-    def run(self, cluster: Cluster, group_ns: str) -> Run:
+    @classmethod
+    def run(cls, cluster: Cluster, group_ns: str) -> Run:
         pod = prepare_pod(
             "restartable-init-container-run-continuously",
             "Always",
@@ -929,16 +942,17 @@ class _ExitsContinuously:
     EXIT_CODE = 0
 
     @pytest.fixture(scope="class")
-    def run(self, cluster: Cluster, group_ns: str) -> Run:
-        inits = [sc(RESTARTABLE1, delay=5, exit_code=self.EXIT_CODE), ec(INIT1, delay=5)]
+    @classmethod
+    def run(cls, cluster: Cluster, group_ns: str) -> Run:
+        inits = [sc(RESTARTABLE1, delay=5, exit_code=cls.EXIT_CODE), ec(INIT1, delay=5)]
         pod = prepare_pod(
-            f"restartable-init-container-exit-{self.EXIT_CODE}-continuously",
-            self.POLICY,
+            f"restartable-init-container-exit-{cls.EXIT_CODE}-continuously",
+            cls.POLICY,
             inits,
             [ec(REGULAR1, delay=60)],
         )
         name = run_pod(cluster, group_ns, pod)
-        if self.POLICY == "Always":
+        if cls.POLICY == "Always":
             wait_for_container_restart_count(cluster, group_ns, name, 0, 1)
             end = get_pod(cluster, group_ns, name)
         else:
@@ -1010,7 +1024,8 @@ class TestInitContainerBeforeRestartableInitContainerFailsNever:
     """When "an Init container before restartable init container fails" (restartPolicy=Never)."""
 
     @pytest.fixture(scope="class")
-    def run(self, cluster: Cluster, group_ns: str) -> Run:
+    @classmethod
+    def run(cls, cluster: Cluster, group_ns: str) -> Run:
         inits = [ec(INIT1, delay=1, exit_code=1), sc(RESTARTABLE1, delay=600)]
         pod = prepare_pod(
             "init-container-fails-before-restartable-init-starts", "Never", inits, [ec(REGULAR1, delay=600)]
@@ -1035,10 +1050,11 @@ class _InitBeforeRestartableContinuouslyFails:
     POLICY = ""
 
     @pytest.fixture(scope="class")
-    def run(self, cluster: Cluster, group_ns: str) -> Run:
+    @classmethod
+    def run(cls, cluster: Cluster, group_ns: str) -> Run:
         inits = [ec(INIT1, delay=1, exit_code=1), sc(RESTARTABLE1, delay=600)]
         pod = prepare_pod(
-            "init-container-fails-before-restartable-init-starts", self.POLICY, inits, [ec(REGULAR1, delay=600)]
+            "init-container-fails-before-restartable-init-starts", cls.POLICY, inits, [ec(REGULAR1, delay=600)]
         )
         name = run_pod(cluster, group_ns, pod)
         end = _pending_and_restarting(cluster, group_ns, name)
@@ -1068,7 +1084,8 @@ class TestInitContainerAfterRestartableInitContainerFailsNever:
     """When "an Init container after restartable init container fails" (restartPolicy=Never)."""
 
     @pytest.fixture(scope="class")
-    def run(self, cluster: Cluster, group_ns: str) -> Run:
+    @classmethod
+    def run(cls, cluster: Cluster, group_ns: str) -> Run:
         inits = [sc(RESTARTABLE1, delay=5, exit_code=1), ec(INIT1, delay=1, exit_code=1)]
         pod = prepare_pod(
             "restartable-init-container-fails-before-init-container", "Never", inits, [ec(REGULAR1, delay=600)]
@@ -1096,10 +1113,11 @@ class _InitAfterRestartableFails:
     POLICY = ""
 
     @pytest.fixture(scope="class")
-    def run(self, cluster: Cluster, group_ns: str) -> Run:
+    @classmethod
+    def run(cls, cluster: Cluster, group_ns: str) -> Run:
         inits = [sc(RESTARTABLE1, delay=5, exit_code=1), ec(INIT1, delay=1, exit_code=1)]
         pod = prepare_pod(
-            "restartable-init-container-fails-before-init-container", self.POLICY, inits, [ec(REGULAR1, delay=600)]
+            "restartable-init-container-fails-before-init-container", cls.POLICY, inits, [ec(REGULAR1, delay=600)]
         )
         name = run_pod(cluster, group_ns, pod)
         end = _pending_and_restarting(cluster, group_ns, name)
@@ -1131,8 +1149,9 @@ class TestInitContainerAfterRestartableInitContainerFailsAlways(_InitAfterRestar
 def test_should_terminate_sidecars_in_reverse_order_after_all_main_containers_have_exited(
     cluster: Cluster, ns: str
 ) -> None:
-    """The sidecars' 5 s of termination are 0.2 s here (only their order is asserted)."""
-    inits = [sc(name, delay=60, termination_seconds=0.2) for name in (RESTARTABLE1, RESTARTABLE2, RESTARTABLE3)]
+    """The sidecars' 5 s of termination are 0.2 s here (only their order is asserted); their 60 s of running,
+    which upstream outlast the pod (5 s, then 3 × 5 s of termination), stay long: 60 s would be 1 s here."""
+    inits = [sc(name, delay=600, termination_seconds=0.2) for name in (RESTARTABLE1, RESTARTABLE2, RESTARTABLE3)]
     name = run_pod(cluster, ns, prepare_pod("serialize-termination", "Never", inits, [ec(REGULAR1, delay=5)]))
     pod = wait_for_pod_no_longer_running(cluster, ns, name)
     expect_termination_statuses(
