@@ -104,6 +104,8 @@ def _container_status(record: PodRecord, container: Obj, *, init: bool, has_init
             status["state"] = {"waiting": {"reason": "PodInitializing" if has_init else "ContainerCreating"}}
         return status
     last = attempts[-1]
+    if last.image:  # the kubelet shows the image of the container that ran, not of a spec updated since
+        status["image"] = last.image
     status["containerID"] = last.container_id
     status["restartCount"] = last.number
     previous = _terminated(attempts[-2]) if len(attempts) > 1 else None

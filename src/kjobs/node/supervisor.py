@@ -12,6 +12,7 @@ rules exist once.
 
 from __future__ import annotations
 
+import functools
 import math
 import signal as signals
 from abc import ABC, abstractmethod
@@ -30,7 +31,14 @@ from kjobs.node.observations import (
     restart_limit_exceeded,
 )
 from kjobs.node.podstatus import SUCCEEDED, TERMINAL_PHASES, compute_pod_status
-from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP, next_backoff, plan, restart_limit
+from kjobs.node.restart import (
+    DEFAULT_BACKOFF_BASE,
+    DEFAULT_BACKOFF_CAP,
+    is_sidecar,
+    next_backoff,
+    plan,
+    restart_limit,
+)
 from kjobs.node.runtime import PodHandle, StatusCallback
 from kjobs.node.termination import stop_turns
 
@@ -164,7 +172,33 @@ class Supervisor(ABC):
         if record is None or record.pod is pod:  # the same version: nothing new to plan or publish
             return
         record.pod = pod
+        if record.kill is None:
+            self._replace_changed(record)
         self.sync(uid)
+
+    def _replace_changed(self, record: PodRecord) -> None:
+        """Stop each running regular container or sidecar whose image the pod's spec changed, to start it again
+        with the new one (`restart.plan`, `PodRecord.replace`): the kubelet kills a running container whose spec
+        hash changed, with the pod's grace period, and starts it anew whatever the restart policy
+        (pkg/kubelet/kuberuntime/kuberuntime_manager.go `computePodActions`). A running ordinary init container
+        finishes its work; a container not started yet starts with the new image anyway."""
+        spec = record.pod.get("spec", {})
+        candidates = [*(c for c in spec.get("initContainers") or () if is_sidecar(c)), *(spec.get("containers") or ())]
+        grace = max(deletion_grace_seconds({"spec": spec}), self.minimum_grace_seconds)
+        for container in candidates:
+            name = container["name"]
+            last = record.last(name)
+            if last is None or not last.running or not last.image or name in record.replace:
+                continue
+            if container.get("image", "") == last.image:
+                continue
+            record.replace.add(name)
+            self._signal(record, last, signals.SIGTERM)
+            self._call_later(grace, functools.partial(self._kill_if_running, record, last))
+
+    def _kill_if_running(self, record: PodRecord, attempt: Attempt) -> None:
+        if attempt.running and self.records.get(record.uid) is record:
+            self._signal(record, attempt, signals.SIGKILL)
 
     def sync(self, uid: str) -> None:
         """Plan, act and publish for one pod."""
@@ -237,7 +271,9 @@ class Supervisor(ABC):
             return
         attempts = record.attempts.setdefault(name, [])
         number = len(attempts)
-        if attempts:
+        replacing = name in record.replace
+        record.replace.discard(name)
+        if attempts and not replacing:  # a container replaced for its new image did not crash: no back-off
             last = attempts[-1]
             finished = last.finished_at if last.finished_at is not None else now
             record.backoff[name] = next_backoff(
@@ -252,7 +288,9 @@ class Supervisor(ABC):
                 sources=self._env_sources.get(record.uid),
             )
             argv = container_command(container, env)
-            attempts.append(self._spawn(record, container, number, env, argv))
+            attempt = self._spawn(record, container, number, env, argv)
+            attempt.image = str(container.get("image", ""))
+            attempts.append(attempt)
             if record.config_errors:
                 record.config_errors.pop(name, None)
         except ConfigError as exc:
