@@ -1345,3 +1345,215 @@ def test_should_continue_probing_and_allow_regular_container_to_start_after_the_
             (s := status_of(p, "container_statuses", "regular-container")) is not None and s.state.running is not None
         ),
     )
+
+
+# --- image updates (container_lifecycle_test.go): a running container whose image changes is restarted --------
+
+AGNHOST, BUSYBOX = "registry.k8s.io/e2e-test-images/agnhost:2.53", "registry.k8s.io/e2e-test-images/busybox:1.37.0-1"
+"""defaultImage / agnhostImage and busyboxImage (alternateImage: the other one). A local process runs no image:
+only the name in the spec and in the status changes."""
+
+
+def update_pod(c: Cluster, ns: str, name: str, change: Callable[[k8s.V1Pod], None]) -> None:
+    """PodClient.Update: get, change, update, again on a conflict."""
+    for _ in range(10):
+        pod = get_pod(c, ns, name)
+        change(pod)
+        try:
+            c.core.replace_namespaced_pod(name, ns, pod)
+            return
+        except ApiException as exc:
+            if exc.status != 409:
+                raise
+    raise AssertionError("the pod kept changing under the update")
+
+
+def _set_image(group: str, index: int, image: str) -> Callable[[k8s.V1Pod], None]:
+    def change(pod: k8s.V1Pod) -> None:
+        getattr(pod.spec, group)[index].image = image
+
+    return change
+
+
+def consistently(check: Callable[[], bool], seconds: float, what: str) -> None:
+    """gomega.Consistently: `check` holds at every poll for `seconds`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        assert check(), what
+        time.sleep(POLL)
+
+
+def with_image(ctr: dict[str, Any], image: str) -> dict[str, Any]:
+    return {**ctr, "image": image}
+
+
+@pytest.mark.parametrize("policy", ["Always", "OnFailure", "Never"])
+def test_should_successfully_restart_when_the_image_is_updated(cluster: Cluster, ns: str, policy: str) -> None:
+    """When "the regular container has its image updated" (restartPolicy=Always, ...=OnFailure, ...=Never; no
+    `preparePod`'s volume upstream either, nor here). The containers' 60 s outlast the test: long here too."""
+    regular = [
+        with_image(ec(REGULAR1, delay=600), AGNHOST),
+        with_image(container("regular-2", exec_command(REGULAR1, delay=600)), AGNHOST),  # upstream's: regular1's
+    ]
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"container-image-update-{policy.lower()}"}}
+    pod["spec"] = {"restartPolicy": policy, "containers": regular}
+    name = run_pod(cluster, ns, pod)
+    wait_for_pod_running(cluster, ns, name)
+    update_pod(cluster, ns, name, _set_image("containers", 0, BUSYBOX))
+
+    def restarted_with_new_image(p: k8s.V1Pod) -> bool:
+        s = p.status.container_statuses[0]
+        return s.state.running is not None and s.image == BUSYBOX and s.restart_count > 0
+
+    wait_for_pod(cluster, ns, name, "wait for container to restart with new image", restarted_with_new_image)
+
+    def other_running(p: k8s.V1Pod) -> bool:
+        s = p.status.container_statuses[1]
+        return s.state.running is not None and s.restart_count < 1
+
+    wait_for_pod(cluster, ns, name, "the container is running", other_running)
+
+
+@pytest.mark.parametrize("policy", ["Always", "OnFailure", "Never"])
+def test_should_not_update_the_image_during_termination(cluster: Cluster, ns: str, policy: str) -> None:
+    """When "The regular container has its image updated during termination" (should not update the image when
+    restartPolicy=...): 60 s of termination are 1 s here, the 50 s of "consistently" 0.6 s."""
+    termination = 1.0
+    regular = with_image(ec(REGULAR1, delay=10, termination_seconds=termination, exit_code=1), AGNHOST)
+    pod = prepare_pod(f"regular-container-termination-imgupdate-{policy.lower()}", policy, [], [regular])
+    grace = 120
+    name = run_pod(cluster, ns, pod)
+    wait_for_pod_running(cluster, ns, name)
+    cluster.core.delete_namespaced_pod(name, ns, grace_period_seconds=grace)
+    update_pod(cluster, ns, name, _set_image("containers", 0, BUSYBOX))
+
+    def not_restarted() -> bool:
+        status = get_pod(cluster, ns, name).status.container_statuses[0]
+        if status.state.terminated is None or status.state.terminated.exit_code != 0:
+            return True
+        return bool(status.restart_count == 0)
+
+    consistently(not_restarted, termination - 0.4, "container should not be restarted")
+    wait_for_pod_not_found(cluster, ns, name, 60)
+
+
+def test_should_not_restart_init_container_when_updated_with_a_new_image_after_finishing(
+    cluster: Cluster, ns: str
+) -> None:
+    pod = prepare_pod("initcontainer-update-img", "Always", [ec(INIT1, delay=1)], [ec(REGULAR1, delay=20)])
+    name = run_pod(cluster, ns, pod)
+    wait_for_pod_running(cluster, ns, name)
+    update_pod(cluster, ns, name, _set_image("init_containers", 0, AGNHOST))
+
+    def terminated_regularly(p: k8s.V1Pod) -> bool:
+        s = p.status.init_container_statuses[0]
+        done = s.state.terminated is not None and s.state.terminated.exit_code == 0
+        return done and s.image != AGNHOST and s.restart_count < 1
+
+    end = wait_for_pod(cluster, ns, name, "the init container terminated regularly", terminated_regularly)
+    parse_output(cluster, end).has_not_restarted(INIT1)
+
+
+def test_should_not_restart_the_init_container_if_the_image_is_updated_during_initialization(
+    cluster: Cluster, ns: str
+) -> None:
+    invalid = "invalid.registry.k8s.io/invalid/alpine:3.1"
+    pod = prepare_pod(
+        "initcontainer-update-img-initialization",
+        "Always",
+        [ec(INIT1, delay=20)],
+        [ec(REGULAR1, delay=20, exit_code=-1)],
+    )
+    name = run_pod(cluster, ns, pod)
+    wait_for_pod_running(cluster, ns, name)
+    update_pod(cluster, ns, name, _set_image("init_containers", 0, invalid))
+
+    def terminated_regularly(p: k8s.V1Pod) -> bool:
+        s = p.status.init_container_statuses[0]
+        done = s.state.terminated is not None and s.state.terminated.exit_code == 0
+        return done and s.image != invalid and s.restart_count < 1
+
+    end = wait_for_pod(cluster, ns, name, "the init container terminated regularly", terminated_regularly)
+    parse_output(cluster, end).has_not_restarted(INIT1)
+
+
+def test_should_not_restart_the_init_container_if_the_image_is_updated_during_termination(
+    cluster: Cluster, ns: str
+) -> None:
+    """The regular container's 20 s of termination are 1.5 s here, the 15 s of "consistently" 1 s."""
+    regular = ec(REGULAR1, delay=20, termination_seconds=1.5, exit_code=1)
+    name = run_pod(
+        cluster, ns, prepare_pod("initcontainer-update-img-termination", "Never", [ec(INIT1, delay=1)], [regular])
+    )
+    wait_for_pod_running(cluster, ns, name)
+    cluster.core.delete_namespaced_pod(name, ns)
+    update_pod(cluster, ns, name, _set_image("init_containers", 0, AGNHOST))
+
+    def no_completed_init_restarted() -> bool:
+        for status in get_pod(cluster, ns, name).status.init_container_statuses:
+            if status.state.terminated is None or status.state.terminated.exit_code != 0:
+                continue
+            if status.restart_count > 0 or status.image == AGNHOST:
+                return False
+        return True
+
+    consistently(no_completed_init_restarted, 1.0, "no completed init container should be restarted")
+
+
+@pytest.mark.parametrize(("policy", "regular_delay"), [("Never", 60), ("OnFailure", 30), ("Always", 10)])
+def test_should_restart_when_updated_with_a_new_image(
+    cluster: Cluster, ns: str, policy: str, regular_delay: int
+) -> None:
+    """When "a restartable init container runs continuously", restartPolicy=Never / OnFailure / Always."""
+    inits = [sc(RESTARTABLE1, delay=600), sc(RESTARTABLE2, delay=600)]
+    pod = prepare_pod(
+        f"restartable-init-container-imgupdate-{policy.lower()}", policy, inits, [ec(REGULAR1, delay=regular_delay)]
+    )
+    name = run_pod(cluster, ns, pod)
+    wait_for_pod_running(cluster, ns, name)
+    update_pod(cluster, ns, name, _set_image("init_containers", 0, AGNHOST))
+    if policy == "Always":
+        wait_for_container_restart_count(cluster, ns, name, 0, 2)
+
+    def image_updated(p: k8s.V1Pod) -> bool:
+        s = p.status.init_container_statuses[0]
+        return s.state.running is not None and s.image == AGNHOST
+
+    wait_for_pod(cluster, ns, name, "wait for container to update image", image_updated)
+    if policy == "OnFailure":
+        wait_for_pod_success(cluster, ns, name)
+    results = results_of(cluster, ns, name)
+    if policy != "Always":
+        results.has_not_restarted(REGULAR1)
+    results.has_restarted(RESTARTABLE1)
+    results.has_not_restarted(RESTARTABLE2)
+
+
+@pytest.mark.parametrize("policy", ["Always", "OnFailure", "Never"])
+def test_should_terminate_gracefully(cluster: Cluster, ns: str, policy: str) -> None:
+    """When "A restartable init container has its image updated during pod termination" (should terminate
+    gracefully when restartPolicy=...): 10 s of termination are 0.3 s here, the 20 s of "consistently" 0.6 s."""
+    termination, grace = 0.3, 180
+    inits = [
+        ec(INIT1, delay=1, termination_seconds=5),
+        sc(RESTARTABLE2, delay=600, termination_seconds=termination),
+        sc(RESTARTABLE3, delay=600, termination_seconds=termination),
+    ]
+    regular = [ec(REGULAR1, delay=600, termination_seconds=termination)]
+    pod = prepare_pod("terminate-restartable-init-gracefully-with-img-update", policy, inits, regular)
+    pod["spec"]["terminationGracePeriodSeconds"] = grace
+    name = run_pod(cluster, ns, pod)
+    wait_for_pod_running(cluster, ns, name)
+    cluster.core.delete_namespaced_pod(name, ns, grace_period_seconds=grace)
+    update_pod(cluster, ns, name, _set_image("init_containers", 1, AGNHOST))
+
+    def no_init_restarted() -> bool:
+        for status in get_pod(cluster, ns, name).status.init_container_statuses:
+            if status.state.terminated is None or status.state.terminated.exit_code != 0:
+                continue
+            if status.restart_count > 0:
+                return False
+        return True
+
+    consistently(no_init_restarted, 2 * termination, "no init container should be restarted")
+    wait_for_pod_not_found(cluster, ns, name, termination + 60)
