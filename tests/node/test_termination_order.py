@@ -121,3 +121,36 @@ def test_an_exact_kill_without_grace_stops_everything_at_once() -> None:
     pod = make_pod(init=[S1, S2, S3])
     got = _run(pod, {"main": 20, "s1": 20, "s2": 20, "s3": 20}, grace=0, exact=True)
     assert {got[name] for name in ("main", "s1", "s2", "s3")} == {(137, 1)}
+
+
+def _phases(pod: Obj, outcomes: dict[str, Outcome]) -> tuple[list[tuple[float, str]], str]:
+    clock = FakeClock(T0)
+    seen: list[tuple[float, str]] = []
+    runtime = SimulatedRuntime(
+        clock=clock,
+        outcome=lambda p, c, n: outcomes[c["name"]],
+        on_status=lambda uid, status: seen.append((clock.now() - T0, status["phase"])),
+    )
+    handle = asyncio.run(runtime.run_pod(pod))
+    runtime.run_until_idle(clock)
+    return seen, handle.phase
+
+
+def test_a_failed_init_container_fails_the_pod_only_once_its_sidecar_has_stopped() -> None:
+    """mergePodStatus: no terminal phase while containers could run. The init container fails at 1 s; the
+    sidecar before it takes 1 s to stop: the pod reads Pending until 2 s, then Failed."""
+    pod = make_pod(init=[S1, _init("setup")], policy="Never")
+    outcomes = {"s1": Outcome(duration=10_000, term_delay=1), "setup": Outcome(duration=1, exit_code=1)}
+    seen, phase = _phases(pod, outcomes)
+    assert phase == "Failed"
+    assert [t for t, p in seen if p == "Failed"][0] == 2
+    assert all(p == "Pending" for t, p in seen if t < 2)
+
+
+def test_a_pod_succeeds_only_once_its_sidecar_has_stopped() -> None:
+    pod = make_pod(init=[S1], policy="Never")
+    outcomes = {"s1": Outcome(duration=10_000, term_delay=1), "main": Outcome(duration=1)}
+    seen, phase = _phases(pod, outcomes)
+    assert phase == "Succeeded"
+    assert [t for t, p in seen if p == "Succeeded"][0] == 2
+    assert all(p in ("Pending", "Running") for t, p in seen if t < 2)

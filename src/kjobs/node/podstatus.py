@@ -361,6 +361,11 @@ def compute_pod_status(
     previous_phase = before.get("phase")
     if previous_phase in TERMINAL_PHASES and phase not in TERMINAL_PHASES:
         phase = previous_phase
+    if phase in TERMINAL_PHASES and previous_phase not in TERMINAL_PHASES and record.any_running():
+        # Whatever made the phase terminal (a failed init container, the regular containers done beside
+        # sidecars), the pod keeps its phase until nothing of it runs (mergePodStatus: a transition to a
+        # terminal phase waits while couldHaveRunningContainers).
+        phase = previous_phase or PENDING
 
     others = [c for c in api_status.get("conditions") or [] if c.get("type") not in KUBELET_CONDITIONS]
     kill_reason = record.kill.reason if record.kill is not None else None
