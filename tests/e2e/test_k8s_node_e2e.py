@@ -1557,3 +1557,97 @@ def test_should_terminate_gracefully(cluster: Cluster, ns: str, policy: str) -> 
 
     consistently(no_init_restarted, 2 * termination, "no init container should be restarted")
     wait_for_pod_not_found(cluster, ns, name, termination + 60)
+
+
+@pytest.mark.parametrize("policy", ["Always", "OnFailure", "Never"])
+def test_should_not_start_a_regular_container(cluster: Cluster, ns: str, policy: str) -> None:
+    """When "the regular container has its image updated during initialization" (Should not start a regular
+    container, restartPolicy=...): the 50 s of "consistently" are DELAY[60] - DELAY[10] here."""
+    init = with_image(ec(INIT1, delay=60), AGNHOST)
+    regular = [
+        with_image(ec(REGULAR1, delay=10, termination_seconds=1), AGNHOST),
+        with_image(ec("regular-2", delay=10, termination_seconds=1), AGNHOST),
+    ]
+    pod = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"update-regular-img-during-initialize-{policy.lower()}"},
+    }
+    pod["spec"] = {"restartPolicy": policy, "initContainers": [init], "containers": regular}
+    name = run_pod(cluster, ns, pod)
+
+    def first_init_running(p: k8s.V1Pod) -> bool:
+        assert p.status.phase == "Pending", "pod should be in pending phase"
+        statuses = p.status.init_container_statuses or []
+        return bool(statuses) and statuses[0].state.running is not None and bool(statuses[0].started)
+
+    wait_for_pod(cluster, ns, name, "the first init container is running but not started", first_init_running)
+    update_pod(cluster, ns, name, _set_image("containers", 0, BUSYBOX))
+
+    def no_regular_started() -> bool:
+        p = get_pod(cluster, ns, name)
+        if p.status.phase != "Pending":
+            return False
+        return all(s.restart_count == 0 and s.state.running is None for s in p.status.container_statuses or [])
+
+    consistently(no_regular_started, DELAY[60] - DELAY[10], "no regular container should start")
+
+    def ran_once_with_updated_image(p: k8s.V1Pod) -> bool:
+        if p.status.phase != "Running":
+            return False
+        if any(s.restart_count > 0 or s.state.running is None for s in p.status.container_statuses):
+            return False
+        return bool(p.status.container_statuses[0].image == BUSYBOX)
+
+    wait_for_pod(cluster, ns, name, "regular container ran once with updated image", ran_once_with_updated_image)
+
+
+@pytest.mark.parametrize("policy", ["Always", "OnFailure", "Never"])
+def test_should_begin_initializing_the_pod(cluster: Cluster, ns: str, policy: str) -> None:
+    """When "initializing an init container after a restartable init container" (Should begin initializing
+    the pod, restartPolicy=...): the restartable init container's 5 s of termination are 0.1 s here."""
+    inits = [
+        ec(INIT1, delay=1),
+        sc(RESTARTABLE1, delay=600, termination_seconds=0.1),
+        ec(INIT2, delay=600),
+        sc(RESTARTABLE2, delay=1, termination_seconds=1),
+    ]
+    if policy == "Never":
+        inits[2] = ec(INIT2, delay=30, exit_code=1)
+    regular = [ec(REGULAR1, delay=1, termination_seconds=1)]
+    name = run_pod(cluster, ns, prepare_pod("update-restartable-init-img-during-initialize", policy, inits, regular))
+
+    def second_init_running(p: k8s.V1Pod) -> bool:
+        assert p.status.phase == "Pending", "pod should be in pending phase"
+        statuses = p.status.init_container_statuses or []
+        return len(statuses) >= 3 and statuses[2].state.running is not None and bool(statuses[2].started)
+
+    wait_for_pod(cluster, ns, name, "the second init container is running but not started", second_init_running)
+    update_pod(cluster, ns, name, _set_image("init_containers", 1, AGNHOST))
+
+    def image_changed(p: k8s.V1Pod) -> bool:
+        s = p.status.init_container_statuses[1]
+        return s.state.running is not None and s.restart_count > 0 and s.image == AGNHOST
+
+    wait_for_pod(cluster, ns, name, "the restartable init container image changed", image_changed)
+    if policy == "Never":  # init containers don't restart when restartPolicy=Never
+        wait_for_pod_failed_reason(cluster, ns, name, "")
+    results = results_of(cluster, ns, name)
+    # started the containers in order
+    results.starts_before(INIT1, RESTARTABLE1)
+    results.starts_before(RESTARTABLE1, INIT2)
+    results.starts(INIT1)
+    results.starts(RESTARTABLE1)
+    results.starts(INIT2)
+    results.doesnt_start(RESTARTABLE2)
+    results.doesnt_start(REGULAR1)
+    # not restarted any regular init container
+    results.has_not_restarted(INIT1)
+    results.has_not_restarted(INIT2)
+    # restarted the restartable init container whose image changed
+    results.has_restarted(RESTARTABLE1)
+    if policy == "Never":  # terminated init containers in reverse order
+        results.exits(INIT2)
+        results.exits(RESTARTABLE1)
+        results.exits(INIT1)
+        results.exits_before(INIT2, RESTARTABLE1)
