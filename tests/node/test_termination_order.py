@@ -143,7 +143,7 @@ def test_a_failed_init_container_fails_the_pod_only_once_its_sidecar_has_stopped
     outcomes = {"s1": Outcome(duration=10_000, term_delay=1), "setup": Outcome(duration=1, exit_code=1)}
     seen, phase = _phases(pod, outcomes)
     assert phase == "Failed"
-    assert [t for t, p in seen if p == "Failed"][0] == 2
+    assert next(t for t, p in seen if p == "Failed") == 2
     assert all(p == "Pending" for t, p in seen if t < 2)
 
 
@@ -152,5 +152,5 @@ def test_a_pod_succeeds_only_once_its_sidecar_has_stopped() -> None:
     outcomes = {"s1": Outcome(duration=10_000, term_delay=1), "main": Outcome(duration=1)}
     seen, phase = _phases(pod, outcomes)
     assert phase == "Succeeded"
-    assert [t for t, p in seen if p == "Succeeded"][0] == 2
+    assert next(t for t, p in seen if p == "Succeeded") == 2
     assert all(p in ("Pending", "Running") for t, p in seen if t < 2)
