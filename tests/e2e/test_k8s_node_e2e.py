@@ -30,7 +30,7 @@ import secrets
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 import pytest
 from kubernetes import client as k8s
@@ -89,14 +89,6 @@ def _namespace(c: Cluster) -> str:
 @pytest.fixture
 def ns(cluster: Cluster) -> Iterator[str]:
     """A namespace of the test's own, deleted after it (the e2e framework's f.Namespace)."""
-    name = _namespace(cluster)
-    yield name
-    cluster.core.delete_namespace(name)
-
-
-@pytest.fixture(scope="class")
-def group_ns(cluster: Cluster) -> Iterator[str]:
-    """The namespace of an `Ordered` group: its first `It` creates the pod the others read."""
     name = _namespace(cluster)
     yield name
     cluster.core.delete_namespace(name)
@@ -801,13 +793,55 @@ def test_should_respect_termination_grace_period_seconds(cluster: Cluster, ns: s
     wait_for_pod_not_found(cluster, ns, name, grace + buffer)
 
 
+Run = tuple[k8s.V1Pod, Output]
+
+
+class Ordered:
+    """An `Ordered` group: `pod()` is the pod its first `It` creates, `finish()` that `It`'s wait and log reading;
+    the other `It`s read the result (the class-scoped `run`). Every group's pod is created at once, each in a
+    namespace of its own, when the first group's tests start (`ordered_pods`): the groups' pods run side by
+    side, as the e2e framework runs `It`s in parallel, and the module takes half the time."""
+
+    groups: ClassVar[list[type[Ordered]]] = []
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if cls.__name__.startswith("Test"):
+            Ordered.groups.append(cls)
+
+    @classmethod
+    def pod(cls) -> dict[str, Any]:
+        raise NotImplementedError
+
+    @classmethod
+    def finish(cls, cluster: Cluster, group_ns: str, name: str) -> Run:
+        raise NotImplementedError
+
+    @pytest.fixture(scope="class")
+    @classmethod
+    def run(cls, cluster: Cluster, ordered_pods: dict[type[Ordered], tuple[str, str]]) -> Run:
+        ns, name = ordered_pods[cls]
+        return cls.finish(cluster, ns, name)
+
+
+@pytest.fixture(scope="module")
+def ordered_pods(cluster: Cluster) -> Iterator[dict[type[Ordered], tuple[str, str]]]:
+    """Every `Ordered` group's namespace and pod name, all created now."""
+    started = {}
+    for group in Ordered.groups:
+        ns = _namespace(cluster)
+        started[group] = (ns, run_pod(cluster, ns, group.pod()))
+    yield started
+    for ns, _ in started.values():
+        cluster.core.delete_namespace(ns)
+
+
 # When "using a Pod with restartPolicy=Never, three init container and two restartable init containers" (Ordered)
 
 
-class TestThreeInitContainersAndTwoRestartableInitContainers:
-    @pytest.fixture(scope="class")
+class TestThreeInitContainersAndTwoRestartableInitContainers(Ordered):
     @classmethod
-    def run(cls, cluster: Cluster, group_ns: str) -> tuple[k8s.V1Pod, Output]:
+    def pod(cls) -> dict[str, Any]:
         """The group's first `It`: the pod runs to its end and its log is read."""
         inits = [
             ec(INIT1, delay=1),
@@ -817,7 +851,10 @@ class TestThreeInitContainersAndTwoRestartableInitContainers:
             ec(INIT3, delay=1),
         ]
         pod = prepare_pod("restartable-init-containers-start-serially", "Never", inits, [ec(REGULAR1, delay=1)])
-        name = run_pod(cluster, group_ns, pod)
+        return pod
+
+    @classmethod
+    def finish(cls, cluster: Cluster, group_ns: str, name: str) -> Run:
         end = wait_for_pod_no_longer_running(cluster, group_ns, name)
         return end, results_of(cluster, group_ns, name)
 
@@ -869,24 +906,24 @@ class TestThreeInitContainersAndTwoRestartableInitContainers:
 # When "using a restartable init container in a Pod with restartPolicy=Never|OnFailure|Always", each an Ordered
 # group whose first `It` runs the pod; the classes below are those groups, one subclass per restart policy.
 
-Run = tuple[k8s.V1Pod, Output]
 
-
-class _RunsContinuously:
+class _RunsContinuously(Ordered):
     """When "a restartable init container runs continuously" (Never, OnFailure): the pod completes."""
 
     POLICY = ""
 
-    @pytest.fixture(scope="class")
     @classmethod
-    def run(cls, cluster: Cluster, group_ns: str) -> Run:
+    def pod(cls) -> dict[str, Any]:
         pod = prepare_pod(
             "restartable-init-container-run-continuously",
             cls.POLICY,
             [sc(RESTARTABLE1, delay=600)],
             [ec(REGULAR1, delay=1)],
         )
-        name = run_pod(cluster, group_ns, pod)
+        return pod
+
+    @classmethod
+    def finish(cls, cluster: Cluster, group_ns: str, name: str) -> Run:
         end = wait_for_pod_no_longer_running(cluster, group_ns, name)
         return end, results_of(cluster, group_ns, name)
 
@@ -908,19 +945,21 @@ class TestRestartableInitRunsContinuouslyOnFailure(_RunsContinuously):
     POLICY = "OnFailure"
 
 
-class TestRestartableInitRunsContinuouslyAlways:
+class TestRestartableInitRunsContinuouslyAlways(Ordered):
     """restartPolicy=Always: the regular container exits and restarts; the sidecar keeps running."""
 
-    @pytest.fixture(scope="class")
     @classmethod
-    def run(cls, cluster: Cluster, group_ns: str) -> Run:
+    def pod(cls) -> dict[str, Any]:
         pod = prepare_pod(
             "restartable-init-container-run-continuously",
             "Always",
             [sc(RESTARTABLE1, delay=600)],
             [ec(REGULAR1, delay=1)],
         )
-        name = run_pod(cluster, group_ns, pod)
+        return pod
+
+    @classmethod
+    def finish(cls, cluster: Cluster, group_ns: str, name: str) -> Run:
         wait_for_container_restart_count(cluster, group_ns, name, 0, 2)
         pod_now = get_pod(cluster, group_ns, name)
         return pod_now, parse_output(cluster, pod_now)
@@ -935,15 +974,14 @@ class TestRestartableInitRunsContinuouslyAlways:
         run[1].has_restarted(REGULAR1)
 
 
-class _ExitsContinuously:
+class _ExitsContinuously(Ordered):
     """When "a restartable init container starts and exits with exit code N continuously"."""
 
     POLICY = ""
     EXIT_CODE = 0
 
-    @pytest.fixture(scope="class")
     @classmethod
-    def run(cls, cluster: Cluster, group_ns: str) -> Run:
+    def pod(cls) -> dict[str, Any]:
         inits = [sc(RESTARTABLE1, delay=5, exit_code=cls.EXIT_CODE), ec(INIT1, delay=5)]
         pod = prepare_pod(
             f"restartable-init-container-exit-{cls.EXIT_CODE}-continuously",
@@ -951,7 +989,10 @@ class _ExitsContinuously:
             inits,
             [ec(REGULAR1, delay=60)],
         )
-        name = run_pod(cluster, group_ns, pod)
+        return pod
+
+    @classmethod
+    def finish(cls, cluster: Cluster, group_ns: str, name: str) -> Run:
         if cls.POLICY == "Always":
             wait_for_container_restart_count(cluster, group_ns, name, 0, 1)
             end = get_pod(cluster, group_ns, name)
@@ -1020,17 +1061,19 @@ def _pending_and_restarting(cluster: Cluster, ns: str, name: str) -> k8s.V1Pod:
     return wait_for_pod(cluster, ns, name, "pending and restarting 3 times", check)
 
 
-class TestInitContainerBeforeRestartableInitContainerFailsNever:
+class TestInitContainerBeforeRestartableInitContainerFailsNever(Ordered):
     """When "an Init container before restartable init container fails" (restartPolicy=Never)."""
 
-    @pytest.fixture(scope="class")
     @classmethod
-    def run(cls, cluster: Cluster, group_ns: str) -> Run:
+    def pod(cls) -> dict[str, Any]:
         inits = [ec(INIT1, delay=1, exit_code=1), sc(RESTARTABLE1, delay=600)]
         pod = prepare_pod(
             "init-container-fails-before-restartable-init-starts", "Never", inits, [ec(REGULAR1, delay=600)]
         )
-        name = run_pod(cluster, group_ns, pod)
+        return pod
+
+    @classmethod
+    def finish(cls, cluster: Cluster, group_ns: str, name: str) -> Run:
         end = wait_for_pod_failed_reason(cluster, group_ns, name, "")
         return end, parse_output(cluster, get_pod(cluster, group_ns, name))
 
@@ -1044,19 +1087,21 @@ class TestInitContainerBeforeRestartableInitContainerFailsNever:
         run[1].doesnt_start(RESTARTABLE1)
 
 
-class _InitBeforeRestartableContinuouslyFails:
+class _InitBeforeRestartableContinuouslyFails(Ordered):
     """When "an Init container before restartable init container continuously fails" (OnFailure, Always)."""
 
     POLICY = ""
 
-    @pytest.fixture(scope="class")
     @classmethod
-    def run(cls, cluster: Cluster, group_ns: str) -> Run:
+    def pod(cls) -> dict[str, Any]:
         inits = [ec(INIT1, delay=1, exit_code=1), sc(RESTARTABLE1, delay=600)]
         pod = prepare_pod(
             "init-container-fails-before-restartable-init-starts", cls.POLICY, inits, [ec(REGULAR1, delay=600)]
         )
-        name = run_pod(cluster, group_ns, pod)
+        return pod
+
+    @classmethod
+    def finish(cls, cluster: Cluster, group_ns: str, name: str) -> Run:
         end = _pending_and_restarting(cluster, group_ns, name)
         return end, parse_output(cluster, get_pod(cluster, group_ns, name))
 
@@ -1080,17 +1125,19 @@ class TestInitContainerBeforeRestartableInitContainerContinuouslyFailsAlways(_In
     POLICY = "Always"
 
 
-class TestInitContainerAfterRestartableInitContainerFailsNever:
+class TestInitContainerAfterRestartableInitContainerFailsNever(Ordered):
     """When "an Init container after restartable init container fails" (restartPolicy=Never)."""
 
-    @pytest.fixture(scope="class")
     @classmethod
-    def run(cls, cluster: Cluster, group_ns: str) -> Run:
+    def pod(cls) -> dict[str, Any]:
         inits = [sc(RESTARTABLE1, delay=5, exit_code=1), ec(INIT1, delay=1, exit_code=1)]
         pod = prepare_pod(
             "restartable-init-container-fails-before-init-container", "Never", inits, [ec(REGULAR1, delay=600)]
         )
-        name = run_pod(cluster, group_ns, pod)
+        return pod
+
+    @classmethod
+    def finish(cls, cluster: Cluster, group_ns: str, name: str) -> Run:
         end = wait_for_pod_failed_reason(cluster, group_ns, name, "")
         return end, parse_output(cluster, get_pod(cluster, group_ns, name))
 
@@ -1106,20 +1153,22 @@ class TestInitContainerAfterRestartableInitContainerFailsNever:
         run[1].run_together(RESTARTABLE1, INIT1)
 
 
-class _InitAfterRestartableFails:
+class _InitAfterRestartableFails(Ordered):
     """When "an Init container after restartable init container fails" (OnFailure, Always): the pod stays
     Pending while the sidecar restarts."""
 
     POLICY = ""
 
-    @pytest.fixture(scope="class")
     @classmethod
-    def run(cls, cluster: Cluster, group_ns: str) -> Run:
+    def pod(cls) -> dict[str, Any]:
         inits = [sc(RESTARTABLE1, delay=5, exit_code=1), ec(INIT1, delay=1, exit_code=1)]
         pod = prepare_pod(
             "restartable-init-container-fails-before-init-container", cls.POLICY, inits, [ec(REGULAR1, delay=600)]
         )
-        name = run_pod(cluster, group_ns, pod)
+        return pod
+
+    @classmethod
+    def finish(cls, cluster: Cluster, group_ns: str, name: str) -> Run:
         end = _pending_and_restarting(cluster, group_ns, name)
         return end, parse_output(cluster, get_pod(cluster, group_ns, name))
 
