@@ -66,6 +66,10 @@ class ClusterSettings:
     container_restart_backoff: float = DEFAULT_BACKOFF_BASE
     """With `runtime="process"`: the node agents' initial crash-loop back-off before a container restarts in place
     (the kubelet's 10 s, doubling up to 5 min; `kjobs.node.restart`)."""
+    container_start_report_delay: float | None = None
+    """With `runtime="process"`: seconds between a container's process starting and the node agent reading it
+    Running, which is also when a sidecar counts as started and the next container may start (None: the
+    runtime's `START_REPORT_DELAY`; the kubelet's PLEG relists every second)."""
     containers_die_with_agent: bool = False
     """With `runtime="process"`: a node's shims kill its containers when the agent's process dies without
     stopping them (SIGKILL, `os._exit`), for a test cluster nothing could adopt them from; by default they run on
@@ -187,9 +191,13 @@ async def create_namespaces(client: Client, names: Iterable[str]) -> list[str]:
 
 
 def _process_runtime(
-    root: Path, clock: Clock, backoff_base: float, die_with_agent: bool = False
+    root: Path,
+    clock: Clock,
+    backoff_base: float,
+    die_with_agent: bool = False,
+    start_report_delay: float | None = None,
 ) -> Callable[[StatusCallback], ContainerRuntime]:
-    from kjobs.node.process_runtime import ProcessRuntime
+    from kjobs.node.process_runtime import START_REPORT_DELAY, ProcessRuntime
 
     def make(on_status: StatusCallback) -> ContainerRuntime:
         return ProcessRuntime(
@@ -198,6 +206,7 @@ def _process_runtime(
             on_status=on_status,
             backoff_base=backoff_base,
             containers_die_with_agent=die_with_agent,
+            start_report_delay=START_REPORT_DELAY if start_report_delay is None else start_report_delay,
         )
 
     return make
@@ -430,6 +439,7 @@ class LocalCluster:
                     self.clock,
                     self.settings.container_restart_backoff,
                     self.settings.containers_die_with_agent,
+                    self.settings.container_start_report_delay,
                 )
             ),
             clock=self.clock,

@@ -32,6 +32,9 @@ class Attempt:
     reason: str = ""
     """A reason the runtime forces (e.g. `StartError`); else derived: Completed / Error / OOMKilled."""
     message: str = ""
+    image: str = ""
+    """The image the container spec named when this attempt started (`status.image` while it is shown; empty
+    for an attempt adopted from a journal, which then shows the spec's)."""
     started: bool = True
     """The runtime has confirmed the process exists. Until then the container reads as being created: a
     runtime that starts processes elsewhere (the process shim) must not report one running that is not."""
@@ -144,6 +147,9 @@ class PodRecord:
     """Containers that cannot be created: name -> (waiting reason, message)."""
     kill: KillRequest | None = None
     killed_phase: str | None = None
+    replace: set[str] = field(default_factory=set)
+    """Running containers stopped because their image changed: each starts again at once, with the new image,
+    whatever the restart policy (the kubelet's `computePodActions`: "Container spec hash changed")."""
     """The phase fixed when a KillReason asked for one (eviction/shutdown), so it never changes later."""
 
     @property

@@ -123,6 +123,8 @@ def _container_status(record: PodRecord, container: Obj, *, init: bool, has_init
             status["state"] = {"waiting": {"reason": "PodInitializing" if has_init else "ContainerCreating"}}
         return status
     last = attempts[-1]
+    if last.image:  # the kubelet shows the image of the container that ran, not of a spec updated since
+        status["image"] = last.image
     status["containerID"] = last.container_id
     status["restartCount"] = last.number
     previous = _terminated(attempts[-2]) if len(attempts) > 1 else None
@@ -378,6 +380,11 @@ def compute_pod_status(
     previous_phase = before.get("phase")
     if previous_phase in TERMINAL_PHASES and phase not in TERMINAL_PHASES:
         phase = previous_phase
+    if phase in TERMINAL_PHASES and previous_phase not in TERMINAL_PHASES and record.any_running():
+        # Whatever made the phase terminal (a failed init container, the regular containers done beside
+        # sidecars), the pod keeps its phase until nothing of it runs (mergePodStatus: a transition to a
+        # terminal phase waits while couldHaveRunningContainers).
+        phase = previous_phase or PENDING
 
     others = [c for c in api_status.get("conditions") or [] if c.get("type") not in KUBELET_CONDITIONS]
     kill_reason = record.kill.reason if record.kill is not None else None

@@ -166,6 +166,8 @@ def plan(record: PodRecord, now: float, *, cap: float = DEFAULT_BACKOFF_CAP) -> 
             if not last.running:
                 if name in record.config_errors:
                     pass
+                elif name in record.replace:  # stopped for its new image: it starts again at once
+                    sidecar_starts.append(name)
                 elif budget is not None and budget <= 0:  # its restarts are among the pod's (pod_restarts)
                     sidecar_limit = True
                 else:
@@ -210,6 +212,11 @@ def plan(record: PodRecord, now: float, *, cap: float = DEFAULT_BACKOFF_CAP) -> 
         last = attempts[-1]
         if last.running:
             alive = True
+            continue
+        if name in record.replace:  # stopped for its new image: it starts again at once, whatever the policy
+            alive = True
+            if name not in record.config_errors:
+                starts.append(name)
             continue
         if not container_should_restart(container, policy, last.exit_code or 0):
             continue

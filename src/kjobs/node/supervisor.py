@@ -12,6 +12,8 @@ rules exist once.
 
 from __future__ import annotations
 
+import functools
+import math
 import signal as signals
 from abc import ABC, abstractmethod
 from collections.abc import AsyncIterator, Callable
@@ -29,8 +31,16 @@ from kjobs.node.observations import (
     restart_limit_exceeded,
 )
 from kjobs.node.podstatus import SUCCEEDED, TERMINAL_PHASES, compute_pod_status
-from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP, next_backoff, plan, restart_limit
+from kjobs.node.restart import (
+    DEFAULT_BACKOFF_BASE,
+    DEFAULT_BACKOFF_CAP,
+    is_sidecar,
+    next_backoff,
+    plan,
+    restart_limit,
+)
 from kjobs.node.runtime import PodHandle, StatusCallback
+from kjobs.node.termination import stop_turns
 
 Cancel = Callable[[], None]
 DEFAULT_GRACE_SECONDS = 30.0
@@ -91,6 +101,8 @@ class Supervisor(ABC):
         self.handles: dict[str, PodHandle] = {}
         self._wakeups: dict[str, Cancel] = {}
         self._kill_timers: dict[str, Cancel] = {}
+        self._stop_at: dict[str, dict[str, float]] = {}
+        """Per stopping pod, the time each container signalled to stop is SIGKILLed (inf once it was)."""
         self._deadlines: dict[str, Cancel] = {}
         self._env_sources: dict[str, EnvSources] = {}
         """Per pod uid, the ConfigMaps and Secrets its containers read (only pods that read any)."""
@@ -160,7 +172,33 @@ class Supervisor(ABC):
         if record is None or record.pod is pod:  # the same version: nothing new to plan or publish
             return
         record.pod = pod
+        if record.kill is None:
+            self._replace_changed(record)
         self.sync(uid)
+
+    def _replace_changed(self, record: PodRecord) -> None:
+        """Stop each running regular container or sidecar whose image the pod's spec changed, to start it again
+        with the new one (`restart.plan`, `PodRecord.replace`): the kubelet kills a running container whose spec
+        hash changed, with the pod's grace period, and starts it anew whatever the restart policy
+        (pkg/kubelet/kuberuntime/kuberuntime_manager.go `computePodActions`). A running ordinary init container
+        finishes its work; a container not started yet starts with the new image anyway."""
+        spec = record.pod.get("spec", {})
+        candidates = [*(c for c in spec.get("initContainers") or () if is_sidecar(c)), *(spec.get("containers") or ())]
+        grace = max(deletion_grace_seconds({"spec": spec}), self.minimum_grace_seconds)
+        for container in candidates:
+            name = container["name"]
+            last = record.last(name)
+            if last is None or not last.running or not last.image or name in record.replace:
+                continue
+            if container.get("image", "") == last.image:
+                continue
+            record.replace.add(name)
+            self._signal(record, last, signals.SIGTERM)
+            self._call_later(grace, functools.partial(self._kill_if_running, record, last))
+
+    def _kill_if_running(self, record: PodRecord, attempt: Attempt) -> None:
+        if attempt.running and self.records.get(record.uid) is record:
+            self._signal(record, attempt, signals.SIGKILL)
 
     def sync(self, uid: str) -> None:
         """Plan, act and publish for one pod."""
@@ -224,6 +262,7 @@ class Supervisor(ABC):
                 cancel = timers.pop(handle.uid, None)
                 if cancel is not None:
                     cancel()
+            self._stop_at.pop(handle.uid, None)
             self._finished(record)
 
     def _start(self, record: PodRecord, name: str, now: float) -> None:
@@ -232,7 +271,9 @@ class Supervisor(ABC):
             return
         attempts = record.attempts.setdefault(name, [])
         number = len(attempts)
-        if attempts:
+        replacing = name in record.replace
+        record.replace.discard(name)
+        if attempts and not replacing:  # a container replaced for its new image did not crash: no back-off
             last = attempts[-1]
             finished = last.finished_at if last.finished_at is not None else now
             record.backoff[name] = next_backoff(
@@ -247,7 +288,9 @@ class Supervisor(ABC):
                 sources=self._env_sources.get(record.uid),
             )
             argv = container_command(container, env)
-            attempts.append(self._spawn(record, container, number, env, argv))
+            attempt = self._spawn(record, container, number, env, argv)
+            attempt.image = str(container.get("image", ""))
+            attempts.append(attempt)
             if record.config_errors:
                 record.config_errors.pop(name, None)
         except ConfigError as exc:
@@ -268,6 +311,9 @@ class Supervisor(ABC):
         attempt.exit_code = exit_code
         attempt.signal = signal
         attempt.oom = oom
+        record = self.records.get(uid)
+        if record is not None and record.kill is not None:
+            self._terminate(uid)  # a container that stopped may be the one a sidecar waits for
         self.sync(uid)
 
     def fail(self, uid: str, container: str, exit_code: int) -> None:
@@ -288,7 +334,8 @@ class Supervisor(ABC):
     def request_kill(
         self, uid: str, *, grace_seconds: float, reason: KillReason | None = None, exact: bool = False
     ) -> None:
-        """SIGTERM every running container of the pod, SIGKILL after the grace period.
+        """SIGTERM the pod's running containers, sidecars last (`kjobs.node.termination`), and SIGKILL each at
+        the end of its grace period.
 
         Like the kubelet, a grace period that is not an override (API deletions, the active deadline) is at
         least `minimum_grace_seconds`; node-initiated kills (eviction, shutdown) and `exact` use it as given.
@@ -305,9 +352,7 @@ class Supervisor(ABC):
                 keep = reason.keep_succeeded and handle.status.get("phase") == SUCCEEDED
                 record.killed_phase = SUCCEEDED if keep else "Failed"
             record.kill = KillRequest(requested_at=now, grace_seconds=grace_seconds, reason=reason)
-            for attempts in record.attempts.values():
-                if attempts and attempts[-1].running:
-                    self._signal(record, attempts[-1], signals.SIGTERM if grace_seconds > 0 else signals.SIGKILL)
+            self._stop_at[uid] = {}
         else:
             # A second request may only shorten the grace period (like a force delete).
             deadline = record.kill.requested_at + record.kill.grace_seconds
@@ -315,23 +360,49 @@ class Supervisor(ABC):
                 self.sync(uid)
                 return
             record.kill = KillRequest(requested_at=now, grace_seconds=grace_seconds, reason=record.kill.reason)
+            stops = self._stop_at.setdefault(uid, {})
+            for name, at in stops.items():
+                stops[name] = min(at, now + grace_seconds)
+        self._terminate(uid)
+        self.sync(uid)
+
+    def _terminate(self, uid: str) -> None:
+        """One step of a pod's termination: SIGTERM the running containers whose turn has come (all of them once
+        the grace period is over), SIGKILL those whose own deadline has passed, and wake up for the next step.
+
+        A container signalled when the kill was asked has until the pod's deadline; a sidecar whose turn comes
+        later has what is left of it, but at least `minimum_grace_seconds` (or the whole grace period when that
+        is shorter), as the kubelet's `killContainer` gives after `waitForTurn`."""
+        record = self.records.get(uid)
+        if record is None or record.kill is None:
+            return
         cancel = self._kill_timers.pop(uid, None)
         if cancel is not None:
             cancel()
-        if grace_seconds > 0:
-            self._kill_timers[uid] = self._call_later(grace_seconds, lambda: self._kill_now(uid))
-        else:
-            self._kill_now(uid)
-        self.sync(uid)
-
-    def _kill_now(self, uid: str) -> None:
-        record = self.records.get(uid)
-        if record is None:
-            return
-        self._kill_timers.pop(uid, None)
-        for attempts in record.attempts.values():
-            if attempts and attempts[-1].running:
-                self._signal(record, attempts[-1], signals.SIGKILL)
+        kill = record.kill
+        now = self.clock.now()
+        stops = self._stop_at.setdefault(uid, {})
+        running = {name: runs[-1] for name, runs in record.attempts.items() if runs and runs[-1].running}
+        deadline = kill.requested_at + kill.grace_seconds
+        turns = set(running) if now >= deadline else stop_turns(record.pod, running)
+        floor = min(self.minimum_grace_seconds, kill.grace_seconds)
+        for name, attempt in running.items():
+            at = stops.get(name)
+            if at is None:
+                if name not in turns:
+                    continue
+                at = now if kill.grace_seconds <= 0 else now + max(deadline - now, floor)
+                stops[name] = at
+                if at > now:
+                    self._signal(record, attempt, signals.SIGTERM)
+            if at <= now:
+                self._signal(record, attempt, signals.SIGKILL)
+                stops[name] = math.inf
+        pending = [stops[name] for name in running if name in stops and now < stops[name] < math.inf]
+        if any(name not in stops for name in running) and deadline > now:
+            pending.append(deadline)
+        if pending:
+            self._kill_timers[uid] = self._call_later(min(pending) - now, lambda: self._terminate(uid))
 
     # -- logs ----------------------------------------------------------------------------------------------
     def log_since(self, since_seconds: int | None, since_time: float | None) -> float | None:
@@ -417,6 +488,7 @@ class Supervisor(ABC):
             cancel = timers.pop(uid, None)
             if cancel is not None:
                 cancel()
+        self._stop_at.pop(uid, None)
         self.records.pop(uid, None)
         self.handles.pop(uid, None)
         self._env_sources.pop(uid, None)
