@@ -64,6 +64,9 @@ class Resource:
     orphan_warning: bool = False
     graceful: bool = False
     review: bool = False
+    conditional_update: bool = False
+    """An update must name a resourceVersion (the strategy's `AllowUnconditionalUpdate` is false: Lease,
+    PodDisruptionBudget); otherwise one without it updates the latest (registry/store.go `Update`)."""
     only: tuple[str, ...] = ()
     hooks: dict[str, tuple[str, str]] = field(default_factory=dict)
 
@@ -276,6 +279,7 @@ RESOURCES: list[Resource] = [
         "Lease",
         True,
         has_status=False,
+        conditional_update=True,
         hooks={
             "validate": (_COORDINATION, "validate_lease"),
             "validate_update": (_COORDINATION, "validate_lease_update"),
@@ -292,6 +296,7 @@ RESOURCES: list[Resource] = [
         ("pdb",),
         subresources=("status",),
         tracks_generation=True,
+        conditional_update=True,
         hooks={
             "validate": ("kjobs.api.validation_policy", "validate_pdb"),
             "validate_update": ("kjobs.api.validation_policy", "validate_pdb_update"),

@@ -801,8 +801,12 @@ class ApiService:
             )
         if r.namespaced and meta.get("namespace") not in (None, "", namespace):
             raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
-        old = self._get_or_404(r, namespace, name)
         expected = meta.get("resourceVersion") or None
+        if expected is None and not r.conditional_update:
+            return await self._unconditional_update(
+                r, namespace, name, body, subresource=subresource, manager=manager, dry_run=dry_run, warnings=warnings
+            )
+        old = self._get_or_404(r, namespace, name)
         new = self._merge_update(r, old, body, subresource)
         written = await self._write(
             r,
@@ -816,6 +820,43 @@ class ApiService:
             warnings=warnings,
         )
         return Result(written, 200, warnings)
+
+    async def _unconditional_update(
+        self,
+        r: Resource,
+        namespace: str,
+        name: str,
+        body: Obj,
+        *,
+        subresource: str,
+        manager: str | None,
+        dry_run: bool,
+        warnings: Warnings,
+    ) -> Result:
+        """A PUT without a resourceVersion of a kind whose strategy's `AllowUnconditionalUpdate` is true (every
+        served kind but Lease and PodDisruptionBudget): it updates whatever version is stored, retried on a
+        fresh read when another writer wins, as registry/store.go `Update` does (`doUnconditionalUpdate` inside
+        `GuaranteedUpdate`) instead of answering 422 "must be specified for an update"."""
+        for _ in range(_CONFLICT_RETRIES):
+            old = self._get_or_404(r, namespace, name)
+            current = (old.get("metadata") or {}).get("resourceVersion")
+            new = self._merge_update(r, old, _copy(body), subresource)
+            _meta(new)["resourceVersion"] = current
+            found: Warnings = []  # this attempt's object warnings only
+            written = await self._write_unless_lost(
+                r,
+                old,
+                new,
+                subresource=subresource,
+                expected_rv=current,
+                manager=manager,
+                operation="Update",
+                dry_run=dry_run,
+                warnings=found,
+            )
+            if written is not None:
+                return Result(written, 200, [*warnings, *found])
+        raise conflict(r.plural, name, group=r.group)
 
     async def patch(
         self,
