@@ -792,6 +792,11 @@ class App:
             raise not_found_resource()
         if request.method != "POST":
             raise method_not_allowed()
+        if not negotiation.allows_without_table(request.accept):
+            raise negotiation.not_acceptable(
+                "only the following media types are accepted: application/json, application/yaml, "
+                "application/vnd.kubernetes.protobuf"
+            )
         body = await request.decoded()
         result = self.service.review(r, body, user, field_validation=request.query.get("fieldValidation", ""))
         await self._send_result(send, result, r)
