@@ -724,6 +724,8 @@ class App:
             )
             await self._send_result(send, result, r)
             return
+        if sub == "finalize" and method != "PUT":
+            raise method_not_allowed()
         if method == "GET":
             partial = request.metadata_only(r, is_list=False)
             if partial is not None:

@@ -129,16 +129,18 @@ RESOURCES: list[Resource] = [
         "Namespace",
         False,
         ("ns",),
-        subresources=("status",),
+        subresources=("status", "finalize"),
         # no deletecollection: the namespace registry has no DeleteCollection (pkg/registry/core/namespace/storage)
         only=("create", "delete", "get", "list", "patch", "update", "watch"),
         hooks={
             "default": (_DEFAULTS, "default_namespace_in_place"),
             "default_update": (_DEFAULTS, "default_namespace_update_in_place"),
             "default_status": (_DEFAULTS, "default_namespace_status_in_place"),
+            "default_finalize": (_DEFAULTS, "default_namespace_finalize_in_place"),
             "validate": (_NAMESPACE, "validate_namespace"),
             "validate_update": (_NAMESPACE, "validate_namespace_update"),
             "validate_status_update": (_NAMESPACE, "validate_namespace_status_update"),
+            "validate_finalize_update": (_NAMESPACE, "validate_namespace_finalize_update"),
         },
     ),
     Resource(
@@ -383,4 +385,5 @@ SUBRESOURCE_VERBS: dict[str, list[str]] = {
     "attach": ["create", "get"],
     "eviction": ["create"],
     "binding": ["create"],
+    "finalize": ["update"],  # the namespace registry's FinalizeREST is an Updater only
 }

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 import orjson
 
 from kjobs.api.conditions import EVICTION_BY_EVICTION_API, disruption_target, update_pod_condition
+from kjobs.api.defaults import NAMESPACE_FINALIZER
 from kjobs.api.errors import ApiError, ErrorType, FieldError, bad_request, conflict, invalid, not_found, not_supported
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.selectors import FieldSelector, LabelSelector
@@ -170,6 +171,14 @@ def _omit_empty(meta: Obj) -> None:
     for key in _OMITTED_WHEN_EMPTY:
         if key in meta and (meta[key] is None or meta[key] == [] or meta[key] == {}):
             del meta[key]
+
+
+def _spec_finalizers(r: Resource, obj: Obj) -> list[Any]:
+    """A Namespace's `spec.finalizers`, which hold its deletion as `metadata.finalizers` do
+    (pkg/registry/core/namespace/storage `ShouldDeleteNamespaceDuringUpdate`); [] for any other kind."""
+    spec = obj.get("spec") if r.kind == "Namespace" else None
+    finalizers = spec.get("finalizers") if type(spec) is dict else None
+    return finalizers if type(finalizers) is list else []
 
 
 def _copy(obj: Obj) -> Obj:
@@ -444,8 +453,8 @@ class ApiService:
     def _validate(self, r: Resource, obj: Obj, old: Obj | None, subresource: str) -> None:
         errors: list[FieldError] = []
         name = str(_meta(obj).get("name", ""))
-        if subresource == "status" and old is not None:
-            hook = r.hook("validate_status_update")
+        if subresource in ("status", "finalize") and old is not None:
+            hook = r.hook(f"validate_{subresource}_update")
             if hook is not None:
                 errors = hook(obj, old)
         elif old is not None and r.hook("validate_update") is not None:
@@ -749,7 +758,10 @@ class ApiService:
         dry_run: bool,
         warnings: Warnings | None = None,
     ) -> Obj:
-        if subresource != "status":  # a status write keeps the stored (defaulted) object apart from status
+        if subresource == "finalize":  # the namespace's spec.finalizers, written as given (FinalizeStrategy)
+            if (finalize_hook := r.hook("default_finalize")) is not None:
+                new = finalize_hook(new)
+        elif subresource != "status":  # a status write keeps the stored (defaulted) object apart from status
             new = self._admit(r, self._default(r, new, old), subresource, create=False)
         elif (status_hook := r.hook("default_status")) is not None:
             new = status_hook(new)
@@ -770,7 +782,7 @@ class ApiService:
         if dry_run:
             return new
         zero_grace = not r.graceful or meta.get("deletionGracePeriodSeconds") == 0
-        if meta.get("deletionTimestamp") and not meta.get("finalizers") and zero_grace:
+        if meta.get("deletionTimestamp") and not meta.get("finalizers") and zero_grace and not _spec_finalizers(r, new):
             # The registry's ShouldDeleteDuringUpdate: the last finalizer of an object whose grace is over.
             gone = await self.store.delete(
                 r.store_key, meta.get("namespace", ""), meta["name"], expected_rv=meta["resourceVersion"]
@@ -1119,6 +1131,15 @@ class ApiService:
             old = _copy(terminating)  # the store stamps what it deletes: not the object watchers share
             meta = old.get("metadata") or {}
             await self._empty_namespace(name)
+            held = [f for f in _spec_finalizers(r, old) if f != NAMESPACE_FINALIZER]
+            if held:
+                # The namespace controller, done emptying it, removes its own `kubernetes` finalizer only
+                # (pkg/controller/namespace/deletion `finalizeNamespace`); the others keep it Terminating until
+                # `/finalize` removes them.
+                if held != _spec_finalizers(r, old):
+                    old["spec"]["finalizers"] = held
+                    old = await self.store.update("namespaces", old, expected_rv=meta.get("resourceVersion"))
+                return Result(old, 200)
         warnings: list[str] = []
         propagation = options.propagation
         if propagation is None:
