@@ -68,3 +68,23 @@ def test_a_spec_finalizer_holds_a_deleted_namespace_until_finalize_removes_it(ht
     assert http.get(f"{NS}/team").status_code == 200
     assert _finalize(http, "team", []).status_code == 200
     assert http.get(f"{NS}/team").status_code == 404
+
+
+def test_a_deleted_namespace_waits_for_its_terminating_pods(http: httpx.Client) -> None:
+    """The namespace controller removes `kubernetes` only once no pod is left (`deleteAllContent` requeues while
+    pods terminate), so a namespace that is gone has no pods left behind (test/e2e/apimachinery/namespace.go
+    "should ensure that all pods are removed when a namespace is deleted")."""
+    assert http.post(NS, json={"metadata": {"name": "team"}}).status_code == 201
+    pod = {
+        "metadata": {"name": "p"},
+        "spec": {"nodeName": "n1", "containers": [{"name": "c", "image": "pause"}]},
+    }
+    pods = f"{NS}/team/pods"
+    assert http.post(pods, json=pod).status_code == 201
+    assert http.delete(f"{NS}/team").status_code == 200
+    waiting = http.get(f"{NS}/team").json()
+    assert waiting["status"]["phase"] == "Terminating"
+    assert waiting["spec"]["finalizers"] == ["kubernetes"]
+    assert http.get(f"{pods}/p").json()["metadata"]["deletionGracePeriodSeconds"] == 30
+    assert http.delete(f"{pods}/p", params={"gracePeriodSeconds": "0"}).status_code == 200  # the kubelet's last
+    assert http.get(f"{NS}/team").status_code == 404

@@ -1131,6 +1131,10 @@ class ApiService:
             old = _copy(terminating)  # the store stamps what it deletes: not the object watchers share
             meta = old.get("metadata") or {}
             await self._empty_namespace(name)
+            if self.store.list("pods", name)[0]:
+                # Pods still terminating: the namespace controller keeps its `kubernetes` finalizer until they
+                # are gone (`deleteAllContent` estimates their grace and requeues); `_on_dependent_gone` ends it.
+                return Result(old, 200)
             held = [f for f in _spec_finalizers(r, old) if f != NAMESPACE_FINALIZER]
             if held:
                 # The namespace controller, done emptying it, removes its own `kubernetes` finalizer only
@@ -1351,7 +1355,9 @@ class ApiService:
         return await self.store.update(r.store_key, new, expected_rv=dependent["metadata"].get("resourceVersion"))
 
     async def _on_dependent_gone(self, dependent: Obj) -> None:
-        """A pod went away: an owner Job being deleted in the foreground may now be removable."""
+        """A pod went away: an owner Job being deleted in the foreground may now be removable, and so may its
+        namespace, Terminating while it waited for its pods."""
+        await self._finish_namespace(str((dependent.get("metadata") or {}).get("namespace") or ""))
         for ref in (dependent.get("metadata") or {}).get("ownerReferences") or []:
             if ref.get("kind") == "Job" and ref.get("apiVersion", "batch/v1") == "batch/v1":
                 jobs = lookup("batch", "v1", "jobs")
@@ -1363,6 +1369,34 @@ class ApiService:
                 except ApiError as exc:  # someone else (the garbage collector) got there first
                     if exc.code not in (404, 409):
                         raise
+
+    async def _finish_namespace(self, name: str) -> None:
+        """A Terminating namespace whose last pod went: the namespace controller's `finalizeNamespace` (its
+        `kubernetes` finalizer removed, and the namespace with it unless other finalizers remain)."""
+        r = lookup("", "v1", "namespaces")
+        assert r is not None
+        try:
+            raw = self.store.get_raw("namespaces", "", name)
+        except ApiError:
+            return
+        if b'"deletionTimestamp"' not in raw or self.store.list("pods", name)[0]:
+            return
+        ns = self.store.get("namespaces", "", name)
+        if ns is None or not (ns.get("metadata") or {}).get("deletionTimestamp"):
+            return
+        held = [f for f in _spec_finalizers(r, ns) if f != NAMESPACE_FINALIZER]
+        expected = (ns.get("metadata") or {}).get("resourceVersion")
+        try:
+            if held or (ns.get("metadata") or {}).get("finalizers"):
+                if held != _spec_finalizers(r, ns):
+                    new = _copy(ns)
+                    new["spec"]["finalizers"] = held
+                    await self.store.update("namespaces", new, expected_rv=expected)
+            else:
+                await self.store.delete("namespaces", "", name, expected_rv=expected, last=ns)
+        except ApiError as exc:  # changed or gone meanwhile: whoever changed it finishes it
+            if exc.code not in (404, 409):
+                raise
 
     def _awaits_foreground(self, r: Resource, namespace: str, name: str) -> bool:
         """Whether the owner may carry the `foregroundDeletion` finalizer, read off its stored JSON: the name
