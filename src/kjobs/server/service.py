@@ -1125,25 +1125,14 @@ class ApiService:
                 f'namespaces "{name}" is forbidden: this namespace may not be deleted',
                 details={"name": name, "kind": "namespaces"},
             )
-        terminating: Obj | None = None
         if r.kind == "Namespace" and not options.dry_run:
+            # A namespace's DELETE answers with it Terminating, as the namespace registry does; the namespace
+            # controller's work is done here: emptying it, then `finalizeNamespace` once nothing is left (pods
+            # still terminating hold it until the last goes, `_on_dependent_gone`, as `deleteAllContent` requeues).
             terminating = await self._terminate_namespace(old)
-            old = _copy(terminating)  # the store stamps what it deletes: not the object watchers share
-            meta = old.get("metadata") or {}
             await self._empty_namespace(name)
-            if self.store.list("pods", name)[0]:
-                # Pods still terminating: the namespace controller keeps its `kubernetes` finalizer until they
-                # are gone (`deleteAllContent` estimates their grace and requeues); `_on_dependent_gone` ends it.
-                return Result(old, 200)
-            held = [f for f in _spec_finalizers(r, old) if f != NAMESPACE_FINALIZER]
-            if held:
-                # The namespace controller, done emptying it, removes its own `kubernetes` finalizer only
-                # (pkg/controller/namespace/deletion `finalizeNamespace`); the others keep it Terminating until
-                # `/finalize` removes them.
-                if held != _spec_finalizers(r, old):
-                    old["spec"]["finalizers"] = held
-                    old = await self.store.update("namespaces", old, expected_rv=meta.get("resourceVersion"))
-                return Result(old, 200)
+            left = await self._finish_namespace(name)
+            return Result(left if left is not None else terminating, 200)
         warnings: list[str] = []
         propagation = options.propagation
         if propagation is None:
@@ -1193,9 +1182,7 @@ class ApiService:
             result = Result(new, 200)
         else:
             gone = await self.store.delete(r.store_key, namespace if r.namespaced else "", name, last=old)
-            # A namespace's DELETE answers with it Terminating, as the namespace registry does; the namespace
-            # controller's work (emptying it, then the finalizer) is done here before the answer.
-            result = Result(terminating if terminating is not None else _success_status(r, name, gone), 200)
+            result = Result(_success_status(r, name, gone), 200)
         result.warnings.extend(warnings)
         if propagation != "Orphan":
             await self._cascade(r, namespace, uid, propagation)
@@ -1370,33 +1357,39 @@ class ApiService:
                     if exc.code not in (404, 409):
                         raise
 
-    async def _finish_namespace(self, name: str) -> None:
-        """A Terminating namespace whose last pod went: the namespace controller's `finalizeNamespace` (its
-        `kubernetes` finalizer removed, and the namespace with it unless other finalizers remain)."""
+    async def _finish_namespace(self, name: str) -> Obj | None:
+        """A Terminating namespace with nothing left in it: the namespace controller's `finalizeNamespace` (its
+        `kubernetes` finalizer removed, and the namespace deleted unless other finalizers remain, in `spec` or
+        `metadata`). Returns the namespace as it is then (None: gone); one not Terminating is left as it is."""
         r = lookup("", "v1", "namespaces")
         assert r is not None
         try:
             raw = self.store.get_raw("namespaces", "", name)
         except ApiError:
-            return
-        if b'"deletionTimestamp"' not in raw or self.store.list("pods", name)[0]:
-            return
-        ns = self.store.get("namespaces", "", name)
-        if ns is None or not (ns.get("metadata") or {}).get("deletionTimestamp"):
-            return
+            return None
+        ns = self.store.get("namespaces", "", name) if b'"deletionTimestamp"' in raw else None
+        if ns is None or not (ns.get("metadata") or {}).get("deletionTimestamp") or self._holds_objects(name):
+            return ns
         held = [f for f in _spec_finalizers(r, ns) if f != NAMESPACE_FINALIZER]
         expected = (ns.get("metadata") or {}).get("resourceVersion")
         try:
             if held or (ns.get("metadata") or {}).get("finalizers"):
-                if held != _spec_finalizers(r, ns):
-                    new = _copy(ns)
-                    new["spec"]["finalizers"] = held
-                    await self.store.update("namespaces", new, expected_rv=expected)
-            else:
-                await self.store.delete("namespaces", "", name, expected_rv=expected, last=ns)
+                if held == _spec_finalizers(r, ns):
+                    return ns
+                new = _copy(ns)
+                new["spec"]["finalizers"] = held
+                written: Obj = await self.store.update("namespaces", new, expected_rv=expected)
+                return written
+            await self.store.delete("namespaces", "", name, expected_rv=expected, last=ns)
         except ApiError as exc:  # changed or gone meanwhile: whoever changed it finishes it
             if exc.code not in (404, 409):
                 raise
+            return self.store.get("namespaces", "", name)
+        return None
+
+    def _holds_objects(self, namespace: str) -> bool:
+        """Whether anything is still stored in the namespace (pods terminating, objects with finalizers)."""
+        return any(self.store.list(res.store_key, namespace)[0] for res in STORED if res.namespaced)
 
     def _awaits_foreground(self, r: Resource, namespace: str, name: str) -> bool:
         """Whether the owner may carry the `foregroundDeletion` finalizer, read off its stored JSON: the name
