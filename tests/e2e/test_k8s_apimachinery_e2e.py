@@ -772,3 +772,106 @@ def test_should_apply_a_finalizer_to_a_namespace(cluster: Cluster, ns: str) -> N
         assert fake not in (updated.spec.finalizers or []), f"Finalizer {fake} was found: {updated.spec.finalizers}"
     finally:
         delete_namespace(c, name)
+
+
+# --- health_handlers.go --------------------------------------------------------------------------------------------
+
+SHARED_CHECKS = {"[+]ping ok", "[+]log ok", "[+]etcd ok"}
+"""The required checks kjobs has: kube-apiserver's `poststarthook/...`, `informer-sync` and `autoregister-completion`
+watch components kjobs does not run (apiextensions, the aggregator, the system namespaces controller)."""
+
+
+def health_path(c: Cluster, path: str, required: set[str]) -> None:
+    """testPath: poll `path` until it answers 200, then every required check is a line of its body."""
+
+    def answered() -> str | None:
+        try:
+            text = raw_text(c, path)
+        except ApiException:
+            return None
+        return text
+
+    body = until(answered, f"{path} to answer 200", timeout=30)
+    missing = required - set(body.split("\n"))
+    assert not missing, f"missing required {path} checks: {sorted(missing)} in: {body}"
+
+
+def raw_text(c: Cluster, path: str) -> str:
+    request = c.api.param_serialize("GET", path)
+    response = c.api.call_api(*request)
+    response.read()
+    if response.status != 200:
+        raise ApiException(http_resp=response)
+    text: str = response.data.decode()
+    return text
+
+
+@framework("health")
+def test_should_contain_necessary_checks(cluster: Cluster, ns: str) -> None:
+    health_path(cluster, "/healthz?verbose=1", SHARED_CHECKS)
+    health_path(cluster, "/livez?verbose=1", SHARED_CHECKS)
+    health_path(cluster, "/readyz?verbose=1", SHARED_CHECKS)
+
+
+# --- discovery.go --------------------------------------------------------------------------------------------------
+
+
+def resource_enabled(c: Cluster, group: str, version: str, resource: str) -> bool:
+    """client-go discovery.IsResourceEnabled: the group version's resource list names it (a 404 for the group
+    version is "not enabled", not an error)."""
+    path = f"/apis/{group}/{version}" if group else f"/api/{version}"
+    try:
+        listed = raw_request(c, "GET", path, accept="application/json")
+    except ApiException as exc:
+        if exc.status == 404:
+            return False
+        raise
+    return any(r["name"] == resource for r in listed["resources"])
+
+
+@framework("discovery")
+def test_should_accurately_determine_present_and_missing_resources(cluster: Cluster, ns: str) -> None:
+    c = cluster
+    assert resource_enabled(c, "", "v1", "namespaces"), "namespace.v1 should always be present"
+    # deployments.v1.apps stands for a non-legacy group's resource upstream; kjobs serves no apps group, so
+    # jobs.v1.batch stands in for it.
+    assert resource_enabled(c, "batch", "v1", "jobs"), "jobs.v1.batch should always be present"
+    assert not resource_enabled(c, "apps", "v1", "please-dont-ever-create-this")
+    assert not resource_enabled(c, "batch", "v1", "please-dont-ever-create-this")
+    assert not resource_enabled(c, "not-these-apps", "v1", "deployments")
+
+
+@framework("discovery")
+def test_should_validate_preferred_version_for_each_api_group(cluster: Cluster, ns: str) -> None:
+    c = cluster
+    groups = raw_request(c, "GET", "/apis/", accept="application/json")["groups"]
+    assert groups, "Missing APIGroups"
+    for group in groups:
+        if group["name"].endswith(".example.com"):
+            continue
+        checked = raw_request(c, "GET", f"/apis/{group['name']}/", accept="application/json")
+        assert checked["versions"], f"No version found for {group['name']}"
+        preferred = checked["preferredVersion"]["groupVersion"]
+        assert preferred in [v["groupVersion"] for v in checked["versions"]], checked
+
+
+SERVED_GROUP_RESOURCES = [
+    ("/api", "", "v1", "namespaces"),
+    ("/apis", "authorization.k8s.io", "v1", "selfsubjectaccessreviews"),
+    ("/apis", "batch", "v1", "jobs"),
+    ("/apis", "coordination.k8s.io", "v1", "leases"),
+    ("/apis", "events.k8s.io", "v1", "events"),
+    ("/apis", "policy", "v1", "poddisruptionbudgets"),
+    ("/apis", "scheduling.k8s.io", "v1", "priorityclasses"),
+]
+"""The `It`'s table rows for the groups kjobs serves (docs/kubernetes-e2e.md names the rows left out)."""
+
+
+@framework("discovery")
+def test_should_locate_the_group_version_and_a_resource_within_each_api_group(cluster: Cluster, ns: str) -> None:
+    for base, group, version, resource in SERVED_GROUP_RESOURCES:
+        path = "/".join(part for part in (base, group, version) if part)
+        listed = raw_request(cluster, "GET", path, accept="application/json")
+        assert listed["groupVersion"] == (f"{group}/{version}" if group else version)
+        names = [r["name"] for r in listed["resources"]]
+        assert resource in names, f"Resource {resource!r} was not found inside of resourceList {names}"
