@@ -403,6 +403,7 @@ def next_config_map_event(w: ConfigMapWatch) -> k8s.V1ConfigMap:
     return event["object"]
 
 
+@pytest.mark.slow  # a few seconds: hundreds of writes and watches
 @framework("watch")
 def test_should_receive_events_on_concurrent_watches_in_same_order(cluster: Cluster, ns: str) -> None:
     c = cluster
@@ -445,6 +446,7 @@ def check_remaining(page: Any, found: int) -> None:
         assert page.metadata.remaining_item_count + len(page.items) + found == TOTAL
 
 
+@pytest.mark.slow  # a few seconds: hundreds of writes and watches
 @framework("chunking")
 def test_should_return_chunks_of_results_for_list_calls(cluster: Cluster, ns: str) -> None:
     c = cluster
@@ -469,6 +471,7 @@ def test_should_return_chunks_of_results_for_list_calls(cluster: Cluster, ns: st
     assert len(whole.items) == TOTAL
 
 
+@pytest.mark.slow  # a few seconds: hundreds of writes and watches
 @framework("chunking")
 def test_should_support_continue_listing_from_the_last_key_if_the_original_version_has_been_compacted_away_though_the_list_is_inconsistent(  # noqa: E501
     cluster: Cluster, ns: str
