@@ -1388,8 +1388,9 @@ class ApiService:
         return None
 
     def _holds_objects(self, namespace: str) -> bool:
-        """Whether anything is still stored in the namespace (pods terminating, objects with finalizers)."""
-        return any(self.store.list(res.store_key, namespace)[0] for res in STORED if res.namespaced)
+        """Whether anything is still stored in the namespace (pods terminating, objects with finalizers): a page of
+        one undecoded object per kind, so the last pods of a large namespace do not each decode all the rest."""
+        return any(self.store.list_page(res.store_key, namespace, limit=1)[0] for res in STORED if res.namespaced)
 
     def _awaits_foreground(self, r: Resource, namespace: str, name: str) -> bool:
         """Whether the owner may carry the `foregroundDeletion` finalizer, read off its stored JSON: the name
