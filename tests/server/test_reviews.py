@@ -147,3 +147,21 @@ def test_kubectls_protobuf_access_review_is_read(http: httpx.Client) -> None:
         "resourceAttributes": {"namespace": "default", "verb": "create", "group": "batch", "resource": "jobs"}
     }
     assert answer["status"] == {"allowed": True}
+
+
+@pytest.mark.parametrize("version", ["v1", "v1beta1"])
+def test_a_review_asked_for_only_as_a_table_is_406(http: httpx.Client, version: str) -> None:
+    """A review's storage converts nothing to a Table: with no other range acceptable, 406 (test/e2e/apimachinery/
+    table_conversion.go "should return a 406 for a backend which does not implement metadata")."""
+    review = _sar({"nonResourceAttributes": {"path": "/", "verb": "get"}})
+    table = f"application/json;as=Table;v={version};g=meta.k8s.io"
+    answered = http.post(CAN_I, json=review, headers={"Accept": table})
+    assert answered.status_code == 406, answered.text
+    assert answered.json()["reason"] == "NotAcceptable"
+    assert answered.json()["message"] == (
+        "only the following media types are accepted: application/json, application/yaml, "
+        "application/vnd.kubernetes.protobuf"
+    )
+    with_fallback = http.post(CAN_I, json=review, headers={"Accept": f"{table}, application/json"})
+    assert with_fallback.status_code == 201, with_fallback.text
+    assert with_fallback.json()["status"]["allowed"] is True

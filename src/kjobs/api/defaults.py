@@ -448,6 +448,14 @@ def default_namespace_update_in_place(out: Obj, old: Obj) -> Obj:
     return out
 
 
+def default_namespace_finalize_in_place(out: Obj) -> Obj:
+    """A Namespace written through `/finalize` keeps the `spec.finalizers` it was sent (`FinalizeStrategy` takes
+    status alone from the stored one) and its name label."""
+    if type(out) is dict:
+        _label_namespace(out)
+    return out
+
+
 def default_namespace_status_in_place(out: Obj) -> Obj:
     """A status without a phase is `Active`: `SetDefaults_NamespaceStatus` runs whenever a Namespace body is
     decoded (pkg/apis/core/v1/defaults.go), so a status write of `{}` stores `Active`, and on a deleting

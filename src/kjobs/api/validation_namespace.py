@@ -65,6 +65,19 @@ def validate_namespace_status_update(ns: Obj, old: Obj) -> list[FieldError]:
     return errs
 
 
+def validate_namespace_finalize_update(ns: Obj, old: Obj) -> list[FieldError]:
+    """`PUT .../finalize`: `ValidateNamespaceFinalizeUpdate` (the metadata update rules, and each of
+    `spec.finalizers` a qualified or standard finalizer name, reported at its index)."""
+    if type(ns) is not dict:
+        return [type_error("", ns, "object")]
+    errs = validate_metadata_update(ns, old)
+    spec = ns.get("spec")
+    finalizers = spec.get("finalizers") if type(spec) is dict else None
+    for i, name in enumerate(finalizers if type(finalizers) is list else []):
+        _validate_finalizer_name(name if type(name) is str else "", f"spec.finalizers[{i}]", errs)
+    return errs
+
+
 def _validate_finalizer_name(name: str, path: str, errs: list[FieldError]) -> None:
     """`validateFinalizerName`: a qualified name, and one without a `/` must be a standard finalizer."""
     for msg in is_qualified_name(name):

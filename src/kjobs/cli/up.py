@@ -110,6 +110,15 @@ def _loopback(host: str) -> bool:
     "a second), so a test sees minute schedules fire in seconds. kube-controller-manager has no such flag.",
 )
 @click.option(
+    "--history-size",
+    type=click.IntRange(min=1),
+    default=None,
+    hidden=True,
+    help="Testing only: changes of each resource kept for watches and continue tokens, past which an older "
+    "resourceVersion answers 410 Expired (kube-apiserver's etcd compacts by time instead, every "
+    "--etcd-compaction-interval, 5 minutes), so a test sees a token expire after a few hundred writes.",
+)
+@click.option(
     "--repair",
     is_flag=True,
     help="Start even if the store is damaged, deleting the damaged objects (each is named on stderr).",
@@ -176,6 +185,7 @@ def up(
     repair: bool = False,
     min_request_timeout: int = 1800,
     terminated_pod_gc_threshold: int = 12500,
+    history_size: int | None = None,
 ) -> None:
     """Start kjobs: the Kubernetes API server, the controllers and a local node."""
     from kjobs.api.errors import ApiError
@@ -200,7 +210,8 @@ def up(
     data = data_dir or default_data_dir()
     config_path = kubeconfig or Path(os.path.expanduser("~")) / ".kube" / "kjobs.yaml"
     try:
-        store = open_store(str(data), repair=repair)
+        history = {} if history_size is None else {"history_size": history_size}  # the store's own default
+        store = open_store(str(data), repair=repair, **history)
     except StoreDamaged as exc:
         raise click.ClickException(damage_report(exc, data)) from None
     except (ApiError, OSError) as exc:

@@ -745,6 +745,8 @@ class App:
             )
             await self._send_result(send, result, r)
             return
+        if sub == "finalize" and method != "PUT":
+            raise method_not_allowed()
         if method == "GET":
             partial = request.metadata_only(r, is_list=False)
             if partial is not None:
@@ -813,6 +815,11 @@ class App:
             raise not_found_resource()
         if request.method != "POST":
             raise method_not_allowed()
+        if not negotiation.allows_without_table(request.accept):
+            raise negotiation.not_acceptable(
+                "only the following media types are accepted: application/json, application/yaml, "
+                "application/vnd.kubernetes.protobuf"
+            )
         body = await request.decoded()
         result = self.service.review(r, body, user, field_validation=request.query.get("fieldValidation", ""))
         await self._send_result(send, result, r)

@@ -83,6 +83,24 @@ def target(accept: str) -> Target | None:
     return None
 
 
+def allows_without_table(accept: str) -> bool:
+    """Whether `accept` names something an endpoint without a table convertor serves (a review: its REST storage
+    is no `rest.TableConvertor`, so `RequestScope.AllowsMediaTypeTransform` refuses `as=Table`, and
+    `NegotiateOutputMediaType` answers 406 when no other range is left; apiserver `handlers/rest.go`,
+    `handlers/negotiation/negotiate.go`). An empty `accept` takes the default."""
+    if not accept:
+        return True
+    for media, params in _ranges(accept):
+        if media not in _SERVED:
+            continue
+        kind = params.get("as")
+        if kind is None:
+            return True
+        if kind in (PARTIAL, PARTIAL_LIST) and params.get("g") == "meta.k8s.io" and params.get("v") in _VERSIONS:
+            return True
+    return False
+
+
 def wants_yaml(accept: str, *, stream: bool = False) -> bool:
     """Whether the response is to be YAML (the first served range `accept` names is `application/yaml`). Raises
     406 for an `accept` that names nothing this server serves, and for YAML asked of a watch (`stream`)."""

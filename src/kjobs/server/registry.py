@@ -64,6 +64,9 @@ class Resource:
     orphan_warning: bool = False
     graceful: bool = False
     review: bool = False
+    conditional_update: bool = False
+    """An update must name a resourceVersion (the strategy's `AllowUnconditionalUpdate` is false: Lease,
+    PodDisruptionBudget); otherwise one without it updates the latest (registry/store.go `Update`)."""
     only: tuple[str, ...] = ()
     hooks: dict[str, tuple[str, str]] = field(default_factory=dict)
 
@@ -126,16 +129,18 @@ RESOURCES: list[Resource] = [
         "Namespace",
         False,
         ("ns",),
-        subresources=("status",),
+        subresources=("status", "finalize"),
         # no deletecollection: the namespace registry has no DeleteCollection (pkg/registry/core/namespace/storage)
         only=("create", "delete", "get", "list", "patch", "update", "watch"),
         hooks={
             "default": (_DEFAULTS, "default_namespace_in_place"),
             "default_update": (_DEFAULTS, "default_namespace_update_in_place"),
             "default_status": (_DEFAULTS, "default_namespace_status_in_place"),
+            "default_finalize": (_DEFAULTS, "default_namespace_finalize_in_place"),
             "validate": (_NAMESPACE, "validate_namespace"),
             "validate_update": (_NAMESPACE, "validate_namespace_update"),
             "validate_status_update": (_NAMESPACE, "validate_namespace_status_update"),
+            "validate_finalize_update": (_NAMESPACE, "validate_namespace_finalize_update"),
         },
     ),
     Resource(
@@ -277,6 +282,7 @@ RESOURCES: list[Resource] = [
         "Lease",
         True,
         has_status=False,
+        conditional_update=True,
         hooks={
             "validate": (_COORDINATION, "validate_lease"),
             "validate_update": (_COORDINATION, "validate_lease_update"),
@@ -293,6 +299,7 @@ RESOURCES: list[Resource] = [
         ("pdb",),
         subresources=("status",),
         tracks_generation=True,
+        conditional_update=True,
         hooks={
             "validate": ("kjobs.api.validation_policy", "validate_pdb"),
             "validate_update": ("kjobs.api.validation_policy", "validate_pdb_update"),
@@ -379,4 +386,5 @@ SUBRESOURCE_VERBS: dict[str, list[str]] = {
     "attach": ["create", "get"],
     "eviction": ["create"],
     "binding": ["create"],
+    "finalize": ["update"],  # the namespace registry's FinalizeREST is an Updater only
 }

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 import orjson
 
 from kjobs.api.conditions import EVICTION_BY_EVICTION_API, disruption_target, update_pod_condition
+from kjobs.api.defaults import NAMESPACE_FINALIZER
 from kjobs.api.errors import (
     ApiError,
     ErrorType,
@@ -237,7 +238,8 @@ def _allowed_by_last_applied(r: Resource, live: Obj) -> set[FieldPath] | None:
 def _requested_rv(obj: Obj) -> str | None:
     """The resourceVersion an update, patch or apply asks for, or None for an unconditional write. The registry
     store's Update parses it (`Versioner().ObjectResourceVersion`) and writes unconditionally when it is 0, as
-    when it is absent (every strategy kjobs serves has `AllowUnconditionalUpdate`):
+    when it is absent, for a kind whose strategy has `AllowUnconditionalUpdate` (all kjobs serves but Lease and
+    PodDisruptionBudget: `Resource.conditional_update`):
     staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go. `kubectl replace` of an object with
     `resourceVersion: "0"` therefore replaces it instead of failing with 409 Conflict."""
     rv = (obj.get("metadata") or {}).get("resourceVersion") if isinstance(obj.get("metadata"), dict) else None
@@ -255,6 +257,14 @@ def _omit_empty(meta: Obj) -> None:
     for key in _OMITTED_WHEN_EMPTY:
         if key in meta and (meta[key] is None or meta[key] == [] or meta[key] == {}):
             del meta[key]
+
+
+def _spec_finalizers(r: Resource, obj: Obj) -> list[Any]:
+    """A Namespace's `spec.finalizers`, which hold its deletion as `metadata.finalizers` do
+    (pkg/registry/core/namespace/storage `ShouldDeleteNamespaceDuringUpdate`); [] for any other kind."""
+    spec = obj.get("spec") if r.kind == "Namespace" else None
+    finalizers = spec.get("finalizers") if type(spec) is dict else None
+    return finalizers if type(finalizers) is list else []
 
 
 def _copy(obj: Obj) -> Obj:
@@ -575,8 +585,8 @@ class ApiService:
     def _validate(self, r: Resource, obj: Obj, old: Obj | None, subresource: str) -> None:
         errors: list[FieldError] = []
         name = str(_meta(obj).get("name", ""))
-        if subresource == "status" and old is not None:
-            hook = r.hook("validate_status_update")
+        if subresource in ("status", "finalize") and old is not None:
+            hook = r.hook(f"validate_{subresource}_update")
             if hook is not None:
                 errors = hook(obj, old)
         elif old is not None and r.hook("validate_update") is not None:
@@ -890,7 +900,10 @@ class ApiService:
         dry_run: bool,
         warnings: Warnings | None = None,
     ) -> Obj:
-        if subresource != "status":  # a status write keeps the stored (defaulted) object apart from status
+        if subresource == "finalize":  # the namespace's spec.finalizers, written as given (FinalizeStrategy)
+            if (finalize_hook := r.hook("default_finalize")) is not None:
+                new = finalize_hook(new)
+        elif subresource != "status":  # a status write keeps the stored (defaulted) object apart from status
             new = self._admit(r, self._default(r, new, old), subresource, create=False, old=old)
         elif (status_hook := r.hook("default_status")) is not None:
             new = status_hook(new)
@@ -912,7 +925,7 @@ class ApiService:
         if dry_run:
             return new
         zero_grace = not r.graceful or meta.get("deletionGracePeriodSeconds") == 0
-        if meta.get("deletionTimestamp") and not meta.get("finalizers") and zero_grace:
+        if meta.get("deletionTimestamp") and not meta.get("finalizers") and zero_grace and not _spec_finalizers(r, new):
             # The registry's ShouldDeleteDuringUpdate: the last finalizer of an object whose grace is over.
             gone = await self.store.delete(
                 r.store_key, meta.get("namespace", ""), meta["name"], expected_rv=meta["resourceVersion"]
@@ -946,11 +959,13 @@ class ApiService:
             )
         if r.namespaced and meta.get("namespace") not in (None, "", namespace):
             raise bad_request("the namespace of the provided object does not match the namespace sent on the request")
-        old = self._get_or_404(r, namespace, name)
         expected = _requested_rv(body)
+        if expected is None and not r.conditional_update:
+            return await self._unconditional_update(
+                r, namespace, name, body, subresource=subresource, manager=manager, dry_run=dry_run, warnings=warnings
+            )
+        old = self._get_or_404(r, namespace, name)
         new = self._merge_update(r, old, body, subresource)
-        if expected is None:  # unconditional: the stored version's, before validation reads it (store.go Update)
-            _meta(new)["resourceVersion"] = (old.get("metadata") or {}).get("resourceVersion")
         written = await self._write(
             r,
             old,
@@ -963,6 +978,43 @@ class ApiService:
             warnings=warnings,
         )
         return Result(written, 200, warnings)
+
+    async def _unconditional_update(
+        self,
+        r: Resource,
+        namespace: str,
+        name: str,
+        body: Obj,
+        *,
+        subresource: str,
+        manager: str | None,
+        dry_run: bool,
+        warnings: Warnings,
+    ) -> Result:
+        """A PUT without a resourceVersion of a kind whose strategy's `AllowUnconditionalUpdate` is true (every
+        served kind but Lease and PodDisruptionBudget): it updates whatever version is stored, retried on a
+        fresh read when another writer wins, as registry/store.go `Update` does (`doUnconditionalUpdate` inside
+        `GuaranteedUpdate`) instead of answering 422 "must be specified for an update"."""
+        for _ in range(_CONFLICT_RETRIES):
+            old = self._get_or_404(r, namespace, name)
+            current = (old.get("metadata") or {}).get("resourceVersion")
+            new = self._merge_update(r, old, _copy(body), subresource)
+            _meta(new)["resourceVersion"] = current
+            found: Warnings = []  # this attempt's object warnings only
+            written = await self._write_unless_lost(
+                r,
+                old,
+                new,
+                subresource=subresource,
+                expected_rv=current,
+                manager=manager,
+                operation="Update",
+                dry_run=dry_run,
+                warnings=found,
+            )
+            if written is not None:
+                return Result(written, 200, [*warnings, *found])
+        raise conflict(r.plural, name, group=r.group)
 
     async def patch(
         self,
@@ -1242,12 +1294,14 @@ class ApiService:
                 f'namespaces "{name}" is forbidden: this namespace may not be deleted',
                 details={"name": name, "kind": "namespaces"},
             )
-        terminating: Obj | None = None
         if r.kind == "Namespace" and not options.dry_run:
+            # A namespace's DELETE answers with it Terminating, as the namespace registry does; the namespace
+            # controller's work is done here: emptying it, then `finalizeNamespace` once nothing is left (pods
+            # still terminating hold it until the last goes, `_on_dependent_gone`, as `deleteAllContent` requeues).
             terminating = await self._terminate_namespace(old)
-            old = _copy(terminating)  # the store stamps what it deletes: not the object watchers share
-            meta = old.get("metadata") or {}
             await self._empty_namespace(name)
+            left = await self._finish_namespace(name)
+            return Result(left if left is not None else terminating, 200)
         warnings: list[str] = []
         propagation = options.propagation
         if propagation is None:
@@ -1297,9 +1351,7 @@ class ApiService:
             result = Result(new, 200)
         else:
             gone = await self.store.delete(r.store_key, namespace if r.namespaced else "", name, last=old)
-            # A namespace's DELETE answers with it Terminating, as the namespace registry does; the namespace
-            # controller's work (emptying it, then the finalizer) is done here before the answer.
-            result = Result(terminating if terminating is not None else _success_status(r, name, gone), 200)
+            result = Result(_success_status(r, name, gone), 200)
         result.warnings.extend(warnings)
         if propagation != "Orphan":
             await self._cascade(r, namespace, uid, propagation)
@@ -1459,7 +1511,9 @@ class ApiService:
         return await self.store.update(r.store_key, new, expected_rv=dependent["metadata"].get("resourceVersion"))
 
     async def _on_dependent_gone(self, dependent: Obj) -> None:
-        """A pod went away: an owner Job being deleted in the foreground may now be removable."""
+        """A pod went away: an owner Job being deleted in the foreground may now be removable, and so may its
+        namespace, Terminating while it waited for its pods."""
+        await self._finish_namespace(str((dependent.get("metadata") or {}).get("namespace") or ""))
         for ref in (dependent.get("metadata") or {}).get("ownerReferences") or []:
             if ref.get("kind") == "Job" and ref.get("apiVersion", "batch/v1") == "batch/v1":
                 jobs = lookup("batch", "v1", "jobs")
@@ -1471,6 +1525,41 @@ class ApiService:
                 except ApiError as exc:  # someone else (the garbage collector) got there first
                     if exc.code not in (404, 409):
                         raise
+
+    async def _finish_namespace(self, name: str) -> Obj | None:
+        """A Terminating namespace with nothing left in it: the namespace controller's `finalizeNamespace` (its
+        `kubernetes` finalizer removed, and the namespace deleted unless other finalizers remain, in `spec` or
+        `metadata`). Returns the namespace as it is then (None: gone); one not Terminating is left as it is."""
+        r = lookup("", "v1", "namespaces")
+        assert r is not None
+        try:
+            raw = self.store.get_raw("namespaces", "", name)
+        except ApiError:
+            return None
+        ns = self.store.get("namespaces", "", name) if b'"deletionTimestamp"' in raw else None
+        if ns is None or not (ns.get("metadata") or {}).get("deletionTimestamp") or self._holds_objects(name):
+            return ns
+        held = [f for f in _spec_finalizers(r, ns) if f != NAMESPACE_FINALIZER]
+        expected = (ns.get("metadata") or {}).get("resourceVersion")
+        try:
+            if held or (ns.get("metadata") or {}).get("finalizers"):
+                if held == _spec_finalizers(r, ns):
+                    return ns
+                new = _copy(ns)
+                new["spec"]["finalizers"] = held
+                written: Obj = await self.store.update("namespaces", new, expected_rv=expected)
+                return written
+            await self.store.delete("namespaces", "", name, expected_rv=expected, last=ns)
+        except ApiError as exc:  # changed or gone meanwhile: whoever changed it finishes it
+            if exc.code not in (404, 409):
+                raise
+            return self.store.get("namespaces", "", name)
+        return None
+
+    def _holds_objects(self, namespace: str) -> bool:
+        """Whether anything is still stored in the namespace (pods terminating, objects with finalizers): a page of
+        one undecoded object per kind, so the last pods of a large namespace do not each decode all the rest."""
+        return any(self.store.list_page(res.store_key, namespace, limit=1)[0] for res in STORED if res.namespaced)
 
     def _awaits_foreground(self, r: Resource, namespace: str, name: str) -> bool:
         """Whether the owner may carry the `foregroundDeletion` finalizer, read off its stored JSON: the name
