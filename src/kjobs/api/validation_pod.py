@@ -15,6 +15,7 @@ iteration (resources, labels, annotations) is in sorted key order, where Go's is
 
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import Any
 
 import orjson
@@ -70,6 +71,12 @@ from kjobs.api.validation_security import (
     validate_sysctls,
 )
 from kjobs.memo import Memo
+
+_RATCHETED: ContextVar[bool] = ContextVar("kjobs_pod_rules_ratcheted", default=False)
+"""True while an update's unchanged stored template is validated again: the rule families kjobs ported after
+such a template could have been stored (affinity, topology spread, host users, pod OS, sysctls, seccomp/AppArmor
+fields, container security contexts; docs/upstream-pod-validation.md) are skipped for it, as kube-apiserver
+ratchets the rules it tightened (`GetValidationOptionsFromPodTemplate`); every older rule is checked again."""
 
 Invalid = ErrorType.FieldValueInvalid
 Required = ErrorType.FieldValueRequired
@@ -834,7 +841,8 @@ def _validate_container_common(
     pull = get_str(container, "imagePullPolicy", f"{path}.imagePullPolicy", errs) or ""
     _enum(pull, f"{path}.imagePullPolicy", ("Always", "IfNotPresent", "Never"), errs)
     _validate_resources(get_obj(container, "resources", f"{path}.resources", errs), f"{path}.resources", errs)
-    validate_container_security_context(container, host_users, path, errs)
+    if not _RATCHETED.get():
+        validate_container_security_context(container, host_users, path, errs)
     for key in ("command", "args"):
         strings_of(get_list(container, key, f"{path}.{key}", errs), f"{path}.{key}", errs)
 
@@ -987,13 +995,15 @@ def _validate_security_context(spec: Obj, path: str, errs: Errors) -> None:
         )
     if context is None:
         return
-    if context.get("sysctls"):
+    ratcheted = _RATCHETED.get()
+    if context.get("sysctls") and not ratcheted:
         validate_sysctls(spec, context, f"{sc}.sysctls", errs)
     change_policy = get_str(context, "fsGroupChangePolicy", f"{sc}.fsGroupChangePolicy", errs)
     if change_policy is not None and change_policy not in ("Always", "OnRootMismatch"):
         errs.append(not_supported(f"{sc}.fsGroupChangePolicy", change_policy, ("Always", "OnRootMismatch")))
-    validate_seccomp_profile(context, sc, errs)
-    validate_apparmor_profile(context, sc, errs)
+    if not ratcheted:
+        validate_seccomp_profile(context, sc, errs)
+        validate_apparmor_profile(context, sc, errs)
 
 
 _IP_MSG = "must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff)"
@@ -1107,7 +1117,7 @@ def _valid_spec_key(spec: Obj, path: str, is_pod: bool, features: FeatureGates) 
     if type(hostname) is str and hostname and not is_dns1123_label(hostname):
         spec = {**spec, "hostname": ""}  # a valid hostname: any other valid one gives the same result
     try:
-        return orjson.dumps([path, is_pod, str(features), spec])
+        return orjson.dumps([path, is_pod, str(features), _RATCHETED.get(), spec])
     except TypeError:  # not JSON (a body built in process): validated every time
         return None
 
@@ -1153,7 +1163,8 @@ def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool, feat
     ):
         if set(secret) - {"name"}:
             errs.append(FieldError(f"{path}.imagePullSecrets[{i}]", Invalid, "only name may be set", secret))
-    validate_affinity(spec, path, errs)
+    if not _RATCHETED.get():
+        validate_affinity(spec, path, errs)
     _validate_dns_config(spec, dns_policy, f"{path}.dnsConfig", errs)
     gates_path = f"{path}.readinessGates"
     for i, gate in items_of(get_list(spec, "readinessGates", gates_path, errs), gates_path, errs):
@@ -1169,8 +1180,9 @@ def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool, feat
         if gate_name in seen_gates:
             errs.append(FieldError(f"{sched_path}[{i}]", Duplicate, "", gate_name))
         seen_gates.add(gate_name)
-    validate_topology_spread_constraints(spec, path, errs)
-    validate_host_users(spec, path, errs)
+    if not _RATCHETED.get():
+        validate_topology_spread_constraints(spec, path, errs)
+        validate_host_users(spec, path, errs)
     _validate_name_field(spec, "serviceAccountName", path, errs)
     _validate_name_field(spec, "nodeName", path, errs)
     deadline = get_int(spec, "activeDeadlineSeconds", f"{path}.activeDeadlineSeconds", errs, bits=64)
@@ -1188,7 +1200,8 @@ def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool, feat
     preemption = get_str(spec, "preemptionPolicy", f"{path}.preemptionPolicy", errs)
     if preemption is not None:
         _enum(preemption, f"{path}.preemptionPolicy", ("PreemptLowerPriority", "Never"), errs)
-    validate_pod_os(spec, path, errs)
+    if not _RATCHETED.get():
+        validate_pod_os(spec, path, errs)
 
 
 _SECCOMP_POD = "seccomp.security.alpha.kubernetes.io/pod"
@@ -1284,10 +1297,10 @@ def validate_pod_template_spec(
 ) -> None:
     """Kubernetes' `ValidatePodTemplateSpec` (labels and annotations at `<path>.labels`, then the pod spec).
 
-    `spec_validated`: an update leaves the stored template's pod spec as it was, so it is not walked again. That
-    spec passed when it was stored; this keeps an object stored before a rule was ported updatable (labels,
-    finalizers, owner references: the garbage collector patches those), where kube-apiserver has such a rule
-    from the start or ratchets it (`GetValidationOptionsFromPodTemplate`)."""
+    `spec_validated`: an update leaves the stored template's pod spec as it was. It is validated again, as
+    kube-apiserver does, but without the rules kjobs ported after it could have been stored (`_RATCHETED`), so an
+    object stored by an older kjobs stays updatable (labels, finalizers, owner references: the garbage collector
+    patches those)."""
     template = template or {}
     meta = get_obj(template, "metadata", f"{path}.metadata", errs) or {}
     validate_labels(get_str_map(meta, "labels", f"{path}.metadata.labels", errs), f"{path}.labels", errs)
@@ -1295,10 +1308,13 @@ def validate_pod_template_spec(
     validate_annotations(annotations, f"{path}.annotations", errs)
     spec = get_obj(template, "spec", f"{path}.spec", errs) or {}
     _validate_pod_annotations(annotations, spec, f"{path}.annotations", errs)
-    if not spec_validated:
+    token = _RATCHETED.set(spec_validated)
+    try:
         validate_pod_spec(spec, f"{path}.spec", errs, features=features)
-        if not allow_indivisible_hugepages:
-            validate_hugepages_values(spec, f"{path}.spec", errs)
+    finally:
+        _RATCHETED.reset(token)
+    if not allow_indivisible_hugepages:
+        validate_hugepages_values(spec, f"{path}.spec", errs)
     if spec.get("ephemeralContainers"):
         errs.append(
             FieldError(
