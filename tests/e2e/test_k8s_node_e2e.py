@@ -343,16 +343,24 @@ class Output(list[Line]):
 
 def parse_output(c: Cluster, pod: k8s.V1Pod) -> Output:
     """parseOutput: every (init and regular) container's log, through the API (`--previous` when the current
-    one cannot be read), parsed and sorted by time."""
+    one cannot be read), parsed and sorted by time. One addition: a restarted container whose current log is
+    empty is read from its previous run too. A sidecar restarted just before the pod finished can be stopped
+    before it writes a line (under a loaded machine the window grows: CI saw it), and then upstream's read of
+    the current log alone finds none of its starts (docs/upstream-node-e2e.md)."""
     ns, name = pod.metadata.namespace, pod.metadata.name
     statuses = [*(pod.status.init_container_statuses or []), *(pod.status.container_statuses or [])]
     text = ""
     for status in statuses:
         try:
-            text += c.core.read_namespaced_pod_log(name, ns, container=status.name)
+            current = c.core.read_namespaced_pod_log(name, ns, container=status.name)
         except ApiException:
             with contextlib.suppress(ApiException):  # upstream logs the error and goes on
                 text += c.core.read_namespaced_pod_log(name, ns, container=status.name, previous=True)
+            continue
+        if not current.strip() and (status.restart_count or 0) > 0:
+            with contextlib.suppress(ApiException):
+                current = c.core.read_namespaced_pod_log(name, ns, container=status.name, previous=True)
+        text += current
     lines = []
     for raw in text.splitlines():
         fields = raw.split()
