@@ -20,6 +20,19 @@ from kjobs.cli.features import feature_gates_option
 from kjobs.controllers import CONTROLLER_NAMES as CONTROLLERS
 from kjobs.controllers import select_controllers
 
+terminated_pod_gc_threshold_option = click.option(
+    "--terminated-pod-gc-threshold",
+    type=int,
+    default=12500,
+    show_default=True,
+    help=(
+        "Number of terminated pods that can exist before the terminated pod garbage collector starts deleting "
+        "terminated pods. If <= 0, the terminated pod garbage collector is disabled."
+    ),
+)
+"""kube-controller-manager's flag, with its default and help (cmd/kube-controller-manager), for `kjobs controller`
+and `kjobs up`."""
+
 
 @click.command("controller")
 @click.option(
@@ -71,16 +84,7 @@ from kjobs.controllers import select_controllers
     show_default=True,
     help="Namespace of the Leases (on a cluster where you may not write Leases in kube-system, one you may).",
 )
-@click.option(
-    "--terminated-pod-gc-threshold",
-    type=int,
-    default=12500,
-    show_default=True,
-    help=(
-        "Number of terminated pods that can exist before the terminated pod garbage collector starts deleting "
-        "terminated pods. If <= 0, the terminated pod garbage collector is disabled."
-    ),
-)
+@terminated_pod_gc_threshold_option
 @feature_gates_option
 def controller_command(
     kubeconfig: str | None,

@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from kjobs.api.features import DEFAULT, FeatureGates
+from kjobs.cli.controller import terminated_pod_gc_threshold_option
 from kjobs.cli.features import feature_gates_option
 
 if TYPE_CHECKING:
@@ -157,16 +158,7 @@ def _loopback(host: str) -> bool:
         "this number as the connection timeout, to spread out load."
     ),
 )
-@click.option(
-    "--terminated-pod-gc-threshold",
-    type=int,
-    default=12500,
-    show_default=True,
-    help=(
-        "Number of terminated pods that can exist before the terminated pod garbage collector starts deleting "
-        "terminated pods. If <= 0, the terminated pod garbage collector is disabled."
-    ),
-)
+@terminated_pod_gc_threshold_option
 @feature_gates_option
 def up(
     port: int,
