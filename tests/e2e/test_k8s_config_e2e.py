@@ -17,17 +17,13 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import pytest
-from kubernetes import client as k8s
-from kubernetes import config as k8s_config
 from kubernetes import watch as k8s_watch
 from kubernetes.client.rest import ApiException
 
-from tests.server.test_up import _up
-from tests.support import free_port
+from tests.e2e.k8s_up import Cluster, core_cluster
 
 pytestmark = pytest.mark.e2e
 
@@ -37,23 +33,11 @@ TIMEOUT = 45.0
 """Seconds any one wait may take (the framework's pod start timeout is 5 minutes; these take a second)."""
 
 
-@dataclass
-class Cluster:
-    api: k8s.ApiClient
-    core: k8s.CoreV1Api
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     """One `kjobs up` (one node) for every test of the module."""
-    tmp = tmp_path_factory.mktemp("k8sconfig")
-    config = tmp / "kc.yaml"
-    args = ("--port", str(free_port()), "--data-dir", str(tmp / "data"), "--kubeconfig", str(config))
-    with _up(tmp, *args) as (proc, line, _elapsed):
-        assert line == f"export KUBECONFIG={config}", proc.stderr.read() if proc.stderr else ""
-        api = k8s_config.new_client_from_config(str(config))
-        yield Cluster(api, k8s.CoreV1Api(api))
-        api.close()
+    with core_cluster(tmp_path_factory.mktemp("k8sconfig")) as up:
+        yield up
 
 
 @pytest.fixture

@@ -20,19 +20,16 @@ import secrets
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from kubernetes import client as k8s
-from kubernetes import config as k8s_config
 from kubernetes import watch as k8s_watch
 from kubernetes.client.rest import ApiException
 
+from tests.e2e.k8s_up import Cluster, core_cluster
 from tests.e2e.test_k8s_job_e2e import retry_on_conflict, until
-from tests.server.test_up import _up
-from tests.support import free_port
 
 pytestmark = pytest.mark.e2e
 
@@ -46,23 +43,11 @@ NOT_EVICTED_WINDOW = 1.0
 additionalWaitPerDeleteSeconds, 65 s, of which the taint manager needs none for a pod it evicts at once)."""
 
 
-@dataclass
-class Cluster:
-    api: k8s.ApiClient
-    core: k8s.CoreV1Api
-
-
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     """One `kjobs up` with one node for every test of the module ([Serial] upstream: they taint the nodes)."""
-    tmp = tmp_path_factory.mktemp("k8staints")
-    config = tmp / "kc.yaml"
-    args = ("--port", str(free_port()), "--data-dir", str(tmp / "data"), "--kubeconfig", str(config))
-    with _up(tmp, *args) as (proc, line, _elapsed):
-        assert line == f"export KUBECONFIG={config}", proc.stderr.read() if proc.stderr else ""
-        api = k8s_config.new_client_from_config(str(config))
-        yield Cluster(api, k8s.CoreV1Api(api))
-        api.close()
+    with core_cluster(tmp_path_factory.mktemp("k8staints")) as up:
+        yield up
 
 
 @pytest.fixture
