@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
-from typing import Any
 
-import click
 import prometheus_client
 import pytest
 from click.testing import CliRunner
@@ -15,6 +12,7 @@ from kjobs.cli.up import _assemble, up
 from kjobs.clock import ScaledClock
 from kjobs.controllers.cronjob import CronJobController
 from kjobs.store import MemoryStore
+from tests.cli.up_support import assembled_with
 
 
 def _cronjob_controller(rate: float | None, monkeypatch: pytest.MonkeyPatch) -> tuple[CronJobController, object]:
@@ -47,14 +45,4 @@ def test_the_flag_is_hidden_and_a_rate_of_zero_is_a_usage_error(tmp_path: Path) 
 def test_up_passes_the_rate_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flag: tuple[str, ...], rate: float
 ) -> None:
-    seen: dict[str, Any] = {}
-
-    def assemble(store: Any, **kwargs: Any) -> Any:
-        seen.update(kwargs)
-        raise click.ClickException("stopped before serving")
-
-    monkeypatch.setattr(importlib.import_module("kjobs.cli.up"), "_assemble", assemble)
-    args = ["--port", "0", "--data-dir", str(tmp_path / "data"), "--kubeconfig", str(tmp_path / "kc"), *flag]
-    result = CliRunner().invoke(up, args)
-    assert "stopped before serving" in result.output
-    assert seen["cronjob_clock_rate"] == rate
+    assert assembled_with(tmp_path, monkeypatch, flag)["cronjob_clock_rate"] == rate

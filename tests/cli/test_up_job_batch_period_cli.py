@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import importlib
 from pathlib import Path
-from typing import Any
 
-import click
 import prometheus_client
 import pytest
 from click.testing import CliRunner
 
 from kjobs.cli.up import _assemble, up
 from kjobs.store import MemoryStore
+from tests.cli.up_support import assembled_with
 
 
 def test_job_batch_period_reaches_the_job_controller(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -26,17 +24,7 @@ def test_job_batch_period_reaches_the_job_controller(monkeypatch: pytest.MonkeyP
 def test_up_batches_for_kubernetes_second_unless_told(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, flag: tuple[str, ...], period: float
 ) -> None:
-    seen: dict[str, Any] = {}
-
-    def assemble(store: Any, **kwargs: Any) -> Any:
-        seen.update(kwargs)
-        raise click.ClickException("stopped before serving")
-
-    monkeypatch.setattr(importlib.import_module("kjobs.cli.up"), "_assemble", assemble)
-    args = ["--port", "0", "--data-dir", str(tmp_path / "data"), "--kubeconfig", str(tmp_path / "kc"), *flag]
-    result = CliRunner().invoke(up, args)
-    assert "stopped before serving" in result.output
-    assert seen["job_batch_period"] == period
+    assert assembled_with(tmp_path, monkeypatch, flag)["job_batch_period"] == period
 
 
 def test_a_batch_period_of_zero_is_a_usage_error(tmp_path: Path) -> None:
