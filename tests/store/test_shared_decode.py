@@ -147,3 +147,33 @@ def test_get_shared_keeps_the_most_recently_written_objects_up_to_its_bound(monk
     e = write("e")  # then `c`, written before `b` came back
     assert store.get_shared("pods", "default", "c") is not c
     assert all(store.get_shared("pods", "default", n) is o for n, o in zip("bde", (b, d, e), strict=True))
+
+
+def test_a_check_while_another_thread_shares_objects_does_not_fail() -> None:
+    """A cluster of an earlier test may still run on a thread while the suite's fixture checks: the check reads
+    what was remembered up to then, and a decode on the other thread meanwhile is kept for the next check."""
+    import sys
+    import threading
+
+    mutation.check()
+    raw = orjson.dumps(_pod("a"))
+    stop = threading.Event()
+
+    def share() -> None:
+        while not stop.is_set():
+            mutation.SharedDecode(raw).get()
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    thread = threading.Thread(target=share)
+    thread.start()
+    try:
+        for _ in range(300):
+            for _ in range(200):
+                mutation.SharedDecode(raw).get()
+            mutation.check()
+    finally:
+        stop.set()
+        thread.join()
+        sys.setswitchinterval(interval)
+    mutation.check()

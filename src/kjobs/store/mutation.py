@@ -60,10 +60,12 @@ def enable(on: bool = True) -> None:
 
 def check() -> None:
     """Raise `CacheMutationError` if a shared object decoded since the last check was changed; then forget them."""
+    global _remembered
     if _remembered is None:
         return
-    changed = [obj for obj, raw in _remembered if orjson.dumps(obj) != raw]
-    _remembered.clear()
+    # Swapped, not iterated in place: a cluster running on another thread may be remembering objects meanwhile.
+    remembered, _remembered = _remembered, deque(maxlen=_KEEP)
+    changed = [obj for obj, raw in remembered if orjson.dumps(obj) != raw]
     if changed:
         names = ", ".join(
             f"{o.get('kind', '?')} {(o.get('metadata') or {}).get('namespace', '')}/"
