@@ -88,7 +88,8 @@ def test_no_two_services_share_an_ip_and_a_taken_ip_is_refused_as_upstream(http:
 def test_a_deleted_services_ip_can_be_named_again(http: httpx.Client) -> None:
     created(http, svc("first", clusterIP="10.96.7.7"))
     assert http.post(SERVICES, json=svc("second", clusterIP="10.96.7.7")).status_code == 422
-    assert http.delete(f"{SERVICES}/first").status_code == 200
+    deleted = http.delete(f"{SERVICES}/first")
+    assert (deleted.status_code, deleted.json()["kind"]) == (200, "Service")  # ReturnDeletedObject
     assert created(http, svc("second", clusterIP="10.96.7.7"))["spec"]["clusterIP"] == "10.96.7.7"  # type: ignore[index]
 
 

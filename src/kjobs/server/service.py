@@ -2207,8 +2207,14 @@ def _keep_qos_class(merged: Obj, old: Obj) -> None:
         merged["status"] = {**status, "qosClass": old_status["qosClass"]}
 
 
+_RETURNS_DELETED = frozenset({"Service"})
+"""Kinds whose registry answers a DELETE with the deleted object rather than a Status (`ReturnDeletedObject`,
+pkg/registry/core/service/storage/storage.go), as their clients' generated code expects (the Python client's
+`delete_namespaced_service` decodes a `V1Service`); pods too (`graceful`)."""
+
+
 def _success_status(r: Resource, name: str, gone: Obj) -> Obj:
-    if r.graceful:
+    if r.graceful or r.kind in _RETURNS_DELETED:
         return gone
     details: Obj = {"name": name, "kind": r.plural, "uid": (gone.get("metadata") or {}).get("uid", "")}
     if r.group:
