@@ -342,6 +342,12 @@ def _ip_of(value: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     return address.ipv4_mapped or address
 
 
+def _is_v6(value: Any) -> bool:
+    """k8s.io/utils/net `IsIPv6String` (an IPv4-mapped IPv6 address counts as IPv4)."""
+    parsed = _ip_of(str(value))
+    return parsed is not None and parsed.version == 6
+
+
 def is_valid_ip(value: Any) -> bool:
     """`IsValidIP` (v1.32: `ParseIPSloppy`)."""
     return type(value) is str and is_sloppy_ip(value)
@@ -472,15 +478,14 @@ def validate_cluster_ips_related_fields(svc: Obj) -> list[FieldError]:
     if bad_ips:
         return errs
     if len(ips) > 1:
-        v6 = [":" in str(v) and _ip_of(str(v)) is not None and _ip_of(str(v)).version == 6 for v in ips]  # type: ignore[union-attr]
-        if len(ips) > 2 or all(v6) or not any(v6):
+        v6 = [_is_v6(v) for v in ips]
+        if all(v6) or not any(v6):  # k8s.io/utils/net `IsDualStackIPStrings`: one of each family, any count
             errs.append(
                 FieldError("spec.clusterIPs", Invalid, "may specify no more than one IP for each IP family", ips)
             )
     if not is_headless(spec) and ips and families:
         for i, value in enumerate(ips[: len(families)]):
-            parsed = _ip_of(str(value))
-            is_v6 = parsed is not None and parsed.version == 6
+            is_v6 = _is_v6(value)
             if families[i] == IPV4 and is_v6:
                 msg = f"expected an IPv4 value as indicated by `ipFamilies[{i}]`"
                 errs.append(FieldError(f"spec.clusterIPs[{i}]", Invalid, msg, value))
