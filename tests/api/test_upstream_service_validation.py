@@ -10,7 +10,6 @@ in `SKIPPED_CREATE` / `SKIPPED_UPDATE` with the reason (docs/upstream-registry.m
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -598,6 +597,512 @@ EXTERNAL_TRAFFIC_POLICY: list[tuple[str, Tweak, int]] = [
     ),
 ]
 
+UpdateTweak = Callable[[Obj, Obj], None]
+
+
+def old(*tweaks: Tweak) -> UpdateTweak:
+    return lambda o, n: all_of(*tweaks)(o)
+
+
+def new(*tweaks: Tweak) -> UpdateTweak:
+    return lambda o, n: all_of(*tweaks)(n)
+
+
+def both(*tweaks: UpdateTweak) -> UpdateTweak:
+    def tweak(o: Obj, n: Obj) -> None:
+        for t in tweaks:
+            t(o, n)
+
+    return tweak
+
+
+def typed(kind: str, *, is_new: bool) -> Tweak:
+    """A row's `type`, with what upstream's rows set beside it on the new Service."""
+    if kind == "NodePort" and is_new:
+        return nodeport()
+    if kind == "LoadBalancer":
+        return lb() if is_new else spec(type="LoadBalancer", allocateLoadBalancerNodePorts=True)
+    return spec(type=kind)
+
+
+def ip_change(old_type: str, new_type: str, old_ip: str) -> UpdateTweak:
+    """The "Service with X type can(not) change its (empty/set) ClusterIP (when changing type to Y)" rows."""
+    old_ips = {"clusterIP": old_ip, "clusterIPs": [old_ip]} if old_ip else {"clusterIP": "", "clusterIPs": None}
+    return both(
+        old(typed(old_type, is_new=False), spec(**old_ips)),
+        new(typed(new_type, is_new=True), spec(clusterIP="1.2.3.5", clusterIPs=["1.2.3.5"])),
+    )
+
+
+def ips(address: str, *addresses: str) -> Tweak:
+    return spec(clusterIP=address, clusterIPs=[address, *addresses])
+
+
+FROM_LB = "invalid: set LoadBalancerClass when update from LoadBalancer service to non LoadBalancer type of service"
+DUAL, SINGLE, PREFER = "RequireDualStack", "SingleStack", "PreferDualStack"
+
+UPDATE: list[tuple[str, UpdateTweak, int]] = [
+    ("no change", both(), 0),
+    ("change name", new(meta(name="valid2")), 1),
+    ("change namespace", new(meta(namespace="valid2")), 1),
+    ("change label valid", new(label("key", "other-value")), 0),
+    ("add label", new(label("key2", "value2")), 0),
+    ("change cluster IP", both(old(ips("1.2.3.4")), new(ips("8.6.7.5"))), 1),
+    ("remove cluster IP", both(old(ips("1.2.3.4")), new(spec(clusterIP="", clusterIPs=None))), 1),
+    (
+        "change affinity",
+        new(spec(sessionAffinity="ClientIP", sessionAffinityConfig={"clientIP": {"timeoutSeconds": 90}})),
+        0,
+    ),
+    ("remove affinity", new(spec(sessionAffinity="")), 1),
+    ("change type", new(lb()), 0),
+    ("remove type", new(spec(type="")), 1),
+    ("change type -> nodeport", new(nodeport()), 0),
+    (
+        "add loadBalancerSourceRanges",
+        both(old(typed("LoadBalancer", is_new=False)), new(lb(), spec(loadBalancerSourceRanges=["10.0.0.0/8"]))),
+        0,
+    ),
+    (
+        "update loadBalancerSourceRanges",
+        both(
+            old(typed("LoadBalancer", is_new=False), spec(loadBalancerSourceRanges=["10.0.0.0/8"])),
+            new(lb(), spec(loadBalancerSourceRanges=["10.100.0.0/16"])),
+        ),
+        0,
+    ),
+    ("LoadBalancer type cannot have None ClusterIP", new(headless(), lb()), 1),
+    ("`None` ClusterIP can NOT be changed", both(old(headless()), new(ips("1.2.3.4"))), 1),
+    ("`None` ClusterIP can NOT be removed", both(old(headless()), new(spec(clusterIP="", clusterIPs=None))), 1),
+    ("ClusterIP can NOT be changed to None", both(old(ips("1.2.3.4")), new(headless())), 1),
+    ("Service with ClusterIP type cannot change its set ClusterIP", ip_change("ClusterIP", "ClusterIP", "1.2.3.4"), 1),
+    ("Service with ClusterIP type can change its empty ClusterIP", ip_change("ClusterIP", "ClusterIP", ""), 0),
+    (
+        "Service with ClusterIP type cannot change its set ClusterIP when changing type to NodePort",
+        ip_change("ClusterIP", "NodePort", "1.2.3.4"),
+        1,
+    ),
+    (
+        "Service with ClusterIP type can change its empty ClusterIP when changing type to NodePort",
+        ip_change("ClusterIP", "NodePort", ""),
+        0,
+    ),
+    (
+        "Service with ClusterIP type cannot change its ClusterIP when changing type to LoadBalancer",
+        ip_change("ClusterIP", "LoadBalancer", "1.2.3.4"),
+        1,
+    ),
+    (
+        "Service with ClusterIP type can change its empty ClusterIP when changing type to LoadBalancer",
+        ip_change("ClusterIP", "LoadBalancer", ""),
+        0,
+    ),
+    (
+        "Service with LoadBalancer type can change its AllocateLoadBalancerNodePorts from true to false",
+        both(old(typed("LoadBalancer", is_new=False)), new(lb(False))),
+        0,
+    ),
+    (
+        "Service with LoadBalancer type can change its AllocateLoadBalancerNodePorts from false to true",
+        both(old(spec(type="LoadBalancer", allocateLoadBalancerNodePorts=False)), new(lb())),
+        0,
+    ),
+    ("Service with NodePort type cannot change its set ClusterIP", ip_change("NodePort", "NodePort", "1.2.3.4"), 1),
+    ("Service with NodePort type can change its empty ClusterIP", ip_change("NodePort", "NodePort", ""), 0),
+    (
+        "Service with NodePort type cannot change its set ClusterIP when changing type to ClusterIP",
+        ip_change("NodePort", "ClusterIP", "1.2.3.4"),
+        1,
+    ),
+    (
+        "Service with NodePort type can change its empty ClusterIP when changing type to ClusterIP",
+        ip_change("NodePort", "ClusterIP", ""),
+        0,
+    ),
+    (
+        "Service with NodePort type cannot change its set ClusterIP when changing type to LoadBalancer",
+        ip_change("NodePort", "LoadBalancer", "1.2.3.4"),
+        1,
+    ),
+    (
+        "Service with NodePort type can change its empty ClusterIP when changing type to LoadBalancer",
+        ip_change("NodePort", "LoadBalancer", ""),
+        0,
+    ),
+    (
+        "Service with LoadBalancer type cannot change its set ClusterIP",
+        ip_change("LoadBalancer", "LoadBalancer", "1.2.3.4"),
+        1,
+    ),
+    ("Service with LoadBalancer type can change its empty ClusterIP", ip_change("LoadBalancer", "LoadBalancer", ""), 0),
+    (
+        "Service with LoadBalancer type cannot change its set ClusterIP when changing type to ClusterIP",
+        ip_change("LoadBalancer", "ClusterIP", "1.2.3.4"),
+        1,
+    ),
+    (
+        "Service with LoadBalancer type can change its empty ClusterIP when changing type to ClusterIP",
+        ip_change("LoadBalancer", "ClusterIP", ""),
+        0,
+    ),
+    (
+        "Service with LoadBalancer type cannot change its set ClusterIP when changing type to NodePort",
+        ip_change("LoadBalancer", "NodePort", "1.2.3.4"),
+        1,
+    ),
+    (
+        "Service with LoadBalancer type can change its empty ClusterIP when changing type to NodePort",
+        ip_change("LoadBalancer", "NodePort", ""),
+        0,
+    ),
+    (
+        "Service with ExternalName type can change its empty ClusterIP when changing type to ClusterIP",
+        ip_change("ExternalName", "ClusterIP", ""),
+        0,
+    ),
+    (
+        "Service with ExternalName type can change its set ClusterIP when changing type to ClusterIP",
+        ip_change("ExternalName", "ClusterIP", "1.2.3.4"),
+        0,
+    ),
+    (
+        "invalid node port with clusterIP None",
+        both(
+            old(spec(type="NodePort"), add_port("q", 1, node=1), spec(clusterIP="", clusterIPs=None)),
+            new(nodeport(), add_port("q", 1, node=1), headless()),
+        ),
+        1,
+    ),
+    ("convert from ExternalName", both(old(spec(type="ExternalName")), new(spec(type="ClusterIP"))), 0),
+    (
+        "invalid: convert to ExternalName",
+        both(
+            old(spec(type="ClusterIP"), ips("10.0.0.10"), spec(ipFamilies=["IPv4"], ipFamilyPolicy=SINGLE)),
+            new(
+                spec(type="ExternalName", externalName="foo"),
+                ips("10.0.0.10"),
+                spec(ipFamilies=["IPv4"], ipFamilyPolicy=SINGLE),
+            ),
+        ),
+        3,
+    ),
+    (
+        "valid: convert to ExternalName",
+        both(
+            old(spec(type="ClusterIP"), ips("10.0.0.10"), spec(ipFamilies=["IPv4"], ipFamilyPolicy=SINGLE)),
+            new(spec(type="ExternalName", externalName="foo")),
+        ),
+        0,
+    ),
+    ("same ServiceIPFamily", both(old(spec(ipFamilies=["IPv4"])), new(spec(ipFamilies=["IPv4"]))), 0),
+    (
+        "same ServiceIPFamily, change IPFamilyPolicy to singleStack",
+        both(
+            old(spec(ipFamilyPolicy=None, ipFamilies=["IPv4"])), new(spec(ipFamilyPolicy=SINGLE, ipFamilies=["IPv4"]))
+        ),
+        0,
+    ),
+    (
+        "same ServiceIPFamily, change IPFamilyPolicy singleStack => requireDualStack",
+        both(
+            old(spec(ipFamilyPolicy=SINGLE, ipFamilies=["IPv4"])), new(spec(ipFamilyPolicy=DUAL, ipFamilies=["IPv4"]))
+        ),
+        0,
+    ),
+    (
+        "add a new ServiceIPFamily",
+        both(
+            old(spec(ipFamilyPolicy=DUAL, ipFamilies=["IPv4"])),
+            new(spec(ipFamilyPolicy=DUAL, ipFamilies=["IPv4", "IPv6"])),
+        ),
+        0,
+    ),
+    (
+        "ExternalName while changing Service IPFamily",
+        both(
+            old(spec(externalName="somename", type="ExternalName")),
+            new(spec(externalName="somename", type="ExternalName")),
+        ),
+        0,
+    ),
+    (
+        "setting ipfamily from nil to v4",
+        both(old(spec(ipFamilies=None)), new(spec(externalName="somename", ipFamilies=["IPv4"]))),
+        0,
+    ),
+    (
+        "setting ipfamily from nil to v6",
+        both(old(spec(ipFamilies=None)), new(spec(externalName="somename", ipFamilies=["IPv6"]))),
+        0,
+    ),
+    (
+        "change primary ServiceIPFamily",
+        both(old(ips("1.2.3.4"), spec(ipFamilies=["IPv4"])), new(ips("1.2.3.4"), spec(ipFamilies=["IPv6"]))),
+        2,
+    ),
+    (
+        "valid: upgrade to dual stack with requiredDualStack",
+        # upstream sets the old Service's policy twice (SingleStack, then RequireDualStack) and leaves the new one's
+        both(
+            old(ips("1.2.3.4"), spec(ipFamilyPolicy=DUAL, ipFamilies=["IPv4"])),
+            new(ips("1.2.3.4"), spec(ipFamilies=["IPv4"])),
+        ),
+        0,
+    ),
+    (
+        "valid: upgrade to dual stack with preferDualStack",
+        both(
+            old(ips("1.2.3.4"), spec(ipFamilyPolicy=SINGLE, ipFamilies=["IPv4"])),
+            new(ips("1.2.3.4"), spec(ipFamilyPolicy=PREFER, ipFamilies=["IPv4"])),
+        ),
+        0,
+    ),
+    (
+        "valid: upgrade to dual stack, no specific secondary ip",
+        both(
+            old(ips("1.2.3.4"), spec(ipFamilyPolicy=SINGLE, ipFamilies=["IPv4"])),
+            new(ips("1.2.3.4"), spec(ipFamilyPolicy=DUAL, ipFamilies=["IPv4", "IPv6"])),
+        ),
+        0,
+    ),
+    (
+        "valid: upgrade to dual stack, with specific secondary ip",
+        both(
+            old(ips("1.2.3.4"), spec(ipFamilyPolicy=SINGLE, ipFamilies=["IPv4"])),
+            new(ips("1.2.3.4", "2001::1"), spec(ipFamilyPolicy=DUAL, ipFamilies=["IPv4", "IPv6"])),
+        ),
+        0,
+    ),
+    (
+        "valid: downgrade from dual to single",
+        both(
+            old(ips("1.2.3.4", "2001::1"), spec(ipFamilyPolicy=DUAL, ipFamilies=["IPv4", "IPv6"])),
+            new(ips("1.2.3.4"), spec(ipFamilyPolicy=SINGLE, ipFamilies=["IPv4"])),
+        ),
+        0,
+    ),
+    (
+        "valid: change families for a headless service",
+        both(
+            old(headless(), spec(ipFamilyPolicy=DUAL, ipFamilies=["IPv4", "IPv6"])),
+            new(headless(), spec(ipFamilyPolicy=DUAL, ipFamilies=["IPv6", "IPv4"])),
+        ),
+        0,
+    ),
+    (
+        "valid: upgrade a headless service",
+        both(
+            old(headless(), spec(ipFamilyPolicy=SINGLE, ipFamilies=["IPv4"])),
+            new(headless(), spec(ipFamilyPolicy=DUAL, ipFamilies=["IPv6", "IPv4"])),
+        ),
+        0,
+    ),
+    (
+        "valid: downgrade a headless service",
+        both(
+            old(headless(), spec(ipFamilyPolicy=DUAL, ipFamilies=["IPv4", "IPv6"])),
+            new(headless(), spec(ipFamilyPolicy=SINGLE, ipFamilies=["IPv6"])),
+        ),
+        0,
+    ),
+    (
+        "invalid flip families",
+        both(
+            old(
+                spec(
+                    clusterIP="1.2.3.40",
+                    clusterIPs=["1.2.3.4", "2001::1"],
+                    ipFamilyPolicy=DUAL,
+                    ipFamilies=["IPv4", "IPv6"],
+                )
+            ),
+            new(ips("2001::1", "1.2.3.5"), spec(ipFamilyPolicy=DUAL, ipFamilies=["IPv6", "IPv4"])),
+        ),
+        4,
+    ),
+    (
+        "invalid change first ip, in dualstack service",
+        both(
+            old(ips("1.2.3.4", "2001::1"), spec(ipFamilyPolicy=DUAL, ipFamilies=["IPv4", "IPv6"])),
+            new(ips("1.2.3.5", "2001::1"), spec(ipFamilyPolicy=DUAL, ipFamilies=["IPv4", "IPv6"])),
+        ),
+        1,
+    ),
+    (
+        "invalid, change second ip in dualstack service",
+        both(
+            old(ips("1.2.3.4", "2001::1"), spec(ipFamilyPolicy=DUAL, ipFamilies=["IPv4", "IPv6"])),
+            new(ips("1.2.3.4", "2002::1"), spec(ipFamilyPolicy=DUAL, ipFamilies=["IPv4", "IPv6"])),
+        ),
+        1,
+    ),
+    (
+        "downgrade keeping the families",
+        both(
+            old(ips("1.2.3.4", "2001::1"), spec(ipFamilyPolicy=DUAL, ipFamilies=["IPv4", "IPv6"])),
+            new(ips("1.2.3.4"), spec(ipFamilyPolicy=SINGLE, ipFamilies=["IPv4", "IPv6"])),
+        ),
+        0,
+    ),
+    (
+        "invalid, downgrade without changing to singleStack",
+        both(
+            old(ips("1.2.3.4", "2001::1"), spec(ipFamilyPolicy=DUAL, ipFamilies=["IPv4", "IPv6"])),
+            new(ips("1.2.3.4"), spec(ipFamilyPolicy=DUAL, ipFamilies=["IPv4"])),
+        ),
+        2,
+    ),
+    (
+        "invalid, downgrade and change primary ip",
+        both(
+            old(ips("1.2.3.4", "2001::1"), spec(ipFamilyPolicy=DUAL, ipFamilies=["IPv4", "IPv6"])),
+            new(ips("1.2.3.5"), spec(ipFamilyPolicy=SINGLE, ipFamilies=["IPv4"])),
+        ),
+        1,
+    ),
+    (
+        "invalid: upgrade to dual stack and change primary",
+        both(
+            old(ips("1.2.3.4"), spec(ipFamilyPolicy=SINGLE, ipFamilies=["IPv4"])),
+            new(ips("1.2.3.5"), spec(ipFamilyPolicy=DUAL, ipFamilies=["IPv4", "IPv6"])),
+        ),
+        1,
+    ),
+    (
+        "update to valid app protocol",
+        both(
+            old(spec(ports=[{"name": "a", "port": 443, "targetPort": 3000, "protocol": "TCP"}])),
+            new(
+                spec(ports=[{"name": "a", "port": 443, "targetPort": 3000, "protocol": "TCP", "appProtocol": "https"}])
+            ),
+        ),
+        0,
+    ),
+    (
+        "update to invalid app protocol",
+        both(
+            old(spec(ports=[{"name": "a", "port": 443, "targetPort": 3000, "protocol": "TCP"}])),
+            new(
+                spec(ports=[{"name": "a", "port": 443, "targetPort": 3000, "protocol": "TCP", "appProtocol": "~https"}])
+            ),
+        ),
+        1,
+    ),
+    (
+        "Set AllocateLoadBalancerNodePorts when type is not LoadBalancer",
+        new(spec(allocateLoadBalancerNodePorts=True)),
+        1,
+    ),
+    *[
+        (
+            name,
+            both(
+                old(typed("LoadBalancer", is_new=False), spec(loadBalancerClass=old_class)),
+                new(lb(), spec(loadBalancerClass=new_class)),
+            ),
+            n,
+        )
+        for name, old_class, new_class, n in (
+            (
+                "update LoadBalancer type of service without change LoadBalancerClass",
+                "test.com/test-old",
+                "test.com/test-old",
+                0,
+            ),
+            ("invalid: change LoadBalancerClass when update service", "test.com/test-old", "test.com/test-new", 1),
+            ("invalid: unset LoadBalancerClass when update service", "test.com/test-old", None, 1),
+            ("invalid: set LoadBalancerClass when update service", None, "test.com/test-new", 1),
+        )
+    ],
+    *[
+        (name, both(old(spec(type="ClusterIP")), new(lb(), spec(loadBalancerClass=lb_class))), n)
+        for name, lb_class, n in (
+            (
+                "update to LoadBalancer type of service with valid LoadBalancerClass",
+                "test.com/test-load-balancer-class",
+                0,
+            ),
+            ("update to LoadBalancer type of service without LoadBalancerClass", None, 0),
+            ("invalid: set invalid LoadBalancerClass when update service to LoadBalancer", "Bad/LoadBalancerclass", 2),
+        )
+    ],
+    *[
+        (
+            name,
+            both(
+                old(typed(old_type, is_new=False), spec(loadBalancerClass=old_class)),
+                new(typed(new_type, is_new=True), spec(loadBalancerClass="test.com/test-load-balancer-class")),
+            ),
+            n,
+        )
+        for name, old_type, old_class, new_type, n in (
+            (
+                "invalid: set LoadBalancerClass when update service to non LoadBalancer type of service",
+                "ClusterIP",
+                None,
+                "ClusterIP",
+                2,
+            ),
+            (
+                "invalid: set LoadBalancerClass when update service to non LoadBalancer type of service",
+                "ExternalName",
+                None,
+                "ExternalName",
+                3,
+            ),
+            (
+                "invalid: set LoadBalancerClass when update service to non LoadBalancer type of service",
+                "NodePort",
+                None,
+                "NodePort",
+                2,
+            ),
+            (
+                FROM_LB,
+                "LoadBalancer",
+                "test.com/test-load-balancer-class",
+                "ClusterIP",
+                2,
+            ),
+            (
+                FROM_LB,
+                "LoadBalancer",
+                "test.com/test-load-balancer-class",
+                "ExternalName",
+                3,
+            ),
+            (
+                FROM_LB,
+                "LoadBalancer",
+                "test.com/test-load-balancer-class",
+                "NodePort",
+                2,
+            ),
+        )
+    ],
+    (
+        "update internalTrafficPolicy from Cluster to Local",
+        both(old(spec(internalTrafficPolicy="Cluster")), new(spec(internalTrafficPolicy="Local"))),
+        0,
+    ),
+    (
+        "update internalTrafficPolicy from Local to Cluster",
+        both(old(spec(internalTrafficPolicy="Local")), new(spec(internalTrafficPolicy="Cluster"))),
+        0,
+    ),
+    (
+        "topology annotations are mismatched",
+        new(
+            ann("service.kubernetes.io/topology-aware-hints", "original"),
+            ann("service.kubernetes.io/topology-mode", "different"),
+        ),
+        1,
+    ),
+]
+
+SKIPPED_UPDATE: dict[str, str] = {}
+"""TestValidateServiceUpdate rows left out, with why: none."""
+
 SKIPPED_CREATE: dict[str, str] = {}
 """TestValidateServiceCreate rows left out, with why: none (every row's feature is GA in 1.32; the one row
 upstream names twice, "negative healthCheckNodePort field", runs here with its value in the name)."""
@@ -624,4 +1129,12 @@ def test_validate_service_external_traffic_policy(tweak: Tweak, num_errs: int) -
     tweak(svc)
     errs: list[Any] = []
     _validate_external_traffic_policy(svc["spec"], errs)
+    assert len(errs) == num_errs, [str(e) for e in errs]
+
+
+@pytest.mark.parametrize(("tweak", "num_errs"), [pytest.param(t, n, id=name) for name, t, n in UPDATE])
+def test_validate_service_update(tweak: UpdateTweak, num_errs: int) -> None:
+    old_svc, new_svc = make_valid_service(), make_valid_service()
+    tweak(old_svc, new_svc)
+    errs = validate_service_update(new_svc, old_svc)
     assert len(errs) == num_errs, [str(e) for e in errs]
