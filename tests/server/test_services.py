@@ -220,7 +220,7 @@ def test_allocations_survive_a_restart_over_the_same_store() -> None:
 
 def test_dynamic_picks_prefer_the_upper_band_and_fall_back() -> None:
     """ServiceIPStaticSubrange: random picks leave the first 256 addresses to Services that name theirs."""
-    allocator = ServiceAllocator(lambda: [], rng=random.Random(1))
+    allocator = ServiceAllocator(lambda: ([], 0), lambda: 0, rng=random.Random(1))
     picks = {allocator._next(set(), 0, 1000, 256) for _ in range(200)}
     assert min(picks) >= 256
     assert allocator._next(set(range(256, 1000)), 0, 1000, 256) in range(256)

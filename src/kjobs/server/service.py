@@ -428,7 +428,7 @@ class ApiService:
         self._background: set[asyncio.Task[Any]] = set()
         self._classes: list[Obj] | None = None
         """The PriorityClasses, as the Priority plugin's lister sees them; None after a write of one."""
-        self.service_allocator = ServiceAllocator(lambda: self.store.list(_SERVICES, None)[0])
+        self.service_allocator = ServiceAllocator(lambda: self.store.list(_SERVICES, None), lambda: self.store.revision)
         """Cluster IPs and node ports of Services, read from the stored Services (`kjobs.server.serviceips`)."""
 
     # ------------------------------------------------------------------------------------------- helpers
@@ -900,6 +900,8 @@ class ApiService:
             try:
                 created = await self.store.create(r.store_key, obj)
                 self._written(r)
+                if r.kind == "Service":
+                    self.service_allocator.written(created)
             except ApiError as exc:
                 # RetryGenerateName (GA in 1.32): a generated name that is taken is generated again.
                 if exc.reason != "AlreadyExists" or not generated or attempt == _GENERATE_NAME_ATTEMPTS - 1:
@@ -1050,6 +1052,8 @@ class ApiService:
             return gone
         written = await self.store.update(r.store_key, new, expected_rv=meta["resourceVersion"])
         self._written(r)
+        if r.kind == "Service":
+            self.service_allocator.written(written)
         return written
 
     async def update(

@@ -69,24 +69,66 @@ class Allocation:
         self.owner.held_ports -= self.ports
 
 
-class ServiceAllocator:
-    """Allocation over the stored Services (`services` lists them, every namespace)."""
+Uses = dict[Key, tuple[frozenset[int], frozenset[int]]]
 
-    def __init__(self, services: Callable[[], Iterable[Obj]], rng: random.Random | None = None) -> None:
+
+def _uses(svc: Obj) -> tuple[Key, tuple[frozenset[int], frozenset[int]]]:
+    meta, spec = svc.get("metadata") or {}, svc.get("spec") or {}
+    key = (str(meta.get("namespace") or ""), str(meta.get("name") or ""))
+    return key, (frozenset(_ip_in_use(spec)), frozenset(_ports_in_use(spec)))
+
+
+class ServiceAllocator:
+    """Allocation over the stored Services (`services` lists them, every namespace, with the store's revision).
+
+    What each Service holds is read from the store; the reading is kept with the revision it was read at and used
+    again while the store is at that revision, or one write past it when that write was this allocator's own
+    Service (`written`): a burst of Service creates does not decode every Service again each time, and any other
+    write (a delete, a pod) makes the next allocation read them again."""
+
+    def __init__(
+        self,
+        services: Callable[[], tuple[Iterable[Obj], int]],
+        revision: Callable[[], int],
+        rng: random.Random | None = None,
+    ) -> None:
         self.services = services
+        self.revision = revision
         self.rng = rng or random.Random()
         self.held_ips: set[int] = set()
         self.held_ports: set[int] = set()
+        self._read: tuple[int, Uses] | None = None
+
+    def _stored(self) -> Uses:
+        if self._read is not None and self._read[0] == self.revision():
+            return self._read[1]
+        items, revision = self.services()
+        uses = dict(_uses(svc) for svc in items)
+        self._read = (revision, uses)
+        return uses
+
+    def written(self, svc: Obj) -> None:
+        """`svc` was stored by a write whose allocation this allocator made: the kept reading follows it when
+        that write is the only one since the reading."""
+        if self._read is None:
+            return
+        try:
+            revision = int((svc.get("metadata") or {}).get("resourceVersion") or 0)
+        except ValueError:
+            return
+        if revision != self._read[0] + 1:
+            self._read = None
+            return
+        key, held = _uses(svc)
+        self._read[1][key] = held
+        self._read = (revision, self._read[1])
 
     def _in_use(self, skip: Key | None) -> tuple[set[int], set[int]]:
         ips, ports = set(self.held_ips), set(self.held_ports)
-        for svc in self.services():
-            meta = svc.get("metadata") or {}
-            if skip is not None and (meta.get("namespace"), meta.get("name")) == skip:
-                continue
-            spec = svc.get("spec") or {}
-            ips.update(_ip_in_use(spec))
-            ports.update(_ports_in_use(spec))
+        for key, (held_ips, held_ports) in self._stored().items():
+            if key != skip:
+                ips |= held_ips
+                ports |= held_ports
         return ips, ports
 
     def allocate(self, svc: Obj, old: Obj | None) -> Allocation:
