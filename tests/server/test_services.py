@@ -253,3 +253,13 @@ def test_namespace_deletion_removes_services(http: httpx.Client) -> None:
     assert http.delete("/api/v1/namespaces/gone").status_code == 200
     assert http.get(path).json()["items"] == []
     assert created(http, svc("reuse", clusterIP=ip))["spec"]["clusterIP"] == ip  # type: ignore[index]
+
+
+def test_deletecollection_removes_the_selected_services_and_frees_their_ips(http: httpx.Client) -> None:
+    for name in ("a", "b"):
+        body = svc(name, clusterIP=f"10.96.3.{ord(name)}")
+        body["metadata"]["labels"] = {"tier": "web"}  # type: ignore[index]
+        created(http, body)
+    assert http.delete(SERVICES, params={"labelSelector": "tier=web"}).status_code == 200
+    assert [s["metadata"]["name"] for s in http.get(SERVICES).json()["items"]] == ["kubernetes"]
+    assert created(http, svc("again", clusterIP="10.96.3.97"))["spec"]["clusterIP"] == "10.96.3.97"  # type: ignore[index]
