@@ -263,3 +263,19 @@ def test_deletecollection_removes_the_selected_services_and_frees_their_ips(http
     assert http.delete(SERVICES, params={"labelSelector": "tier=web"}).status_code == 200
     assert [s["metadata"]["name"] for s in http.get(SERVICES).json()["items"]] == ["kubernetes"]
     assert created(http, svc("again", clusterIP="10.96.3.97"))["spec"]["clusterIP"] == "10.96.3.97"  # type: ignore[index]
+
+
+def test_one_node_port_serves_one_service_port_number_on_create(http: httpx.Client) -> None:
+    """initNodePorts: TCP and UDP of port 53 may share a node port; two port numbers may not (the second is
+    refused as allocated, before validation)."""
+    dns = [{"name": "tcp", "port": 53, "nodePort": 30053}, {"name": "udp", "port": 53, "protocol": "UDP"}]
+    got = created(http, svc("dns", type="NodePort", ports=dns))
+    assert [p["nodePort"] for p in got["spec"]["ports"]] == [30053, 30053]  # type: ignore[index]
+    two = [
+        {"name": "a", "port": 80, "nodePort": 30080},
+        {"name": "b", "port": 81, "protocol": "UDP", "nodePort": 30080},
+    ]
+    refused = http.post(SERVICES, json=svc("two", type="NodePort", ports=two))
+    assert refused.json()["message"] == (
+        'Service "two" is invalid: spec.ports[1].nodePort: Invalid value: 30080: provided port is already allocated'
+    )

@@ -210,7 +210,12 @@ class ServiceAllocator:
                     port["nodePort"] = by_port[port.get("port")]
                     continue
                 if requested:
-                    if requested in mine or requested in allocation.ports:
+                    # on create a node port serves one service port number (TCP and UDP 53 may share one);
+                    # an update may repeat one the Service holds or has just taken (`updateNodePorts`)
+                    shared = (
+                        by_port.get(port.get("port")) == requested if old is None else requested in allocation.ports
+                    )
+                    if requested in mine or shared:
                         by_port.setdefault(port.get("port"), requested)
                         continue
                     self._named_port(requested, used, f"spec.ports[{i}].nodePort", allocation, name)
