@@ -279,3 +279,14 @@ def test_one_node_port_serves_one_service_port_number_on_create(http: httpx.Clie
     assert refused.json()["message"] == (
         'Service "two" is invalid: spec.ports[1].nodePort: Invalid value: 30080: provided port is already allocated'
     )
+
+
+def test_the_openapi_document_has_the_service_writes_kubectl_validates_against(http: httpx.Client) -> None:
+    """kubectl's client-side validation looks for the kind's PATCH with a `fieldValidation` parameter in
+    /openapi/v3; without it kubectl fell back to /openapi/v2 and `apply` failed with `failed to download openapi`."""
+    paths = http.get("/openapi/v3/api/v1").json()["paths"]
+    item = paths["/api/v1/namespaces/{namespace}/services/{name}"]
+    assert {"get", "put", "patch", "delete"} <= set(item)
+    assert "fieldValidation" in {p.get("name") for p in item["patch"].get("parameters", [])}
+    assert "post" in paths["/api/v1/namespaces/{namespace}/services"]
+    assert "patch" in paths["/api/v1/namespaces/{namespace}/services/{name}/status"]
