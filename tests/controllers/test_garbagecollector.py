@@ -191,3 +191,25 @@ def test_a_finalizer_the_collector_does_not_act_on_leaves_its_graph_as_it_was() 
         await gc.stop()
 
     asyncio.run(scenario())
+
+
+def test_a_service_owned_by_a_job_goes_with_it() -> None:
+    """A headless Service beside an Indexed Job, owned by it (as JobSet and users' tools make them): the garbage
+    collector's default resources include Services, so it goes when its Job does."""
+    from kjobs.client.resources import SERVICES
+    from kjobs.controllers.garbagecollector import GarbageCollectorSettings as Settings
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        client = await local_api(clock)
+        gc = GarbageCollector(client, clock=clock, settings=Settings())
+        job = await make_job(client)
+        service = {"metadata": {"name": "headless", "ownerReferences": owned_by(job)}, "spec": {"clusterIP": "None"}}
+        await client.create(SERVICES, "default", service)
+        await gc.start()
+        await client.delete(JOBS, "default", "owner", propagation_policy="Background")
+        await settle(clock, lambda: gone(gc, SERVICES, "headless"), max_virtual=5)
+        assert await get_or_none(client, SERVICES, "default", "headless") is None
+        await gc.stop()
+
+    asyncio.run(scenario())

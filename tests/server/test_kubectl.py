@@ -6,6 +6,7 @@ own object names on one module-wide server; kubectl gets a private HOME (discove
 
 from __future__ import annotations
 
+import ipaddress
 import re
 import shutil
 import subprocess
@@ -254,12 +255,65 @@ def test_impersonation_with_as(kubectl: Kubectl) -> None:
     assert "Username    bob" in kubectl.ok("auth", "whoami", "--as=bob")
 
 
-def test_cluster_info_and_read_only_services(kubectl: Kubectl) -> None:
+HEADLESS_SERVICE_AND_INDEXED_JOB = """\
+apiVersion: v1
+kind: Service
+metadata:
+  name: headless-svc
+spec:
+  clusterIP: None # clusterIP must be None to create a headless service
+  selector:
+    job-name: example-job # must match Job name
+---
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: example-job
+spec:
+  completions: 3
+  parallelism: 3
+  completionMode: Indexed
+  template:
+    spec:
+      subdomain: headless-svc # has to match Service name
+      restartPolicy: Never
+      containers:
+      - name: example-workload
+        image: bash:latest
+        command: ["bash", "-c", "ping -c 1 example-job-0.headless-svc"]
+"""
+"""The manifest of https://kubernetes.io/docs/tasks/job/job-with-pod-to-pod-communication/ (its long script
+shortened: kjobs has no cluster DNS, so the pods' pings would fail; the manifest is what is checked)."""
+
+
+def test_cluster_info_and_services(kubectl: Kubectl) -> None:
     out = kubectl.ok("cluster-info")
     assert out.startswith(f"Kubernetes control plane is running at {kubectl.url}")
-    assert kubectl.ok("get", "svc") == "No resources found in default namespace."
-    out = kubectl.bad("create", "service", "clusterip", "web", "--tcp=80:80")
-    assert "the server does not allow this method on the requested resource" in out
+    rows = kubectl.ok("get", "svc", "kubernetes").splitlines()
+    assert rows[0].split() == ["NAME", "TYPE", "CLUSTER-IP", "EXTERNAL-IP", "PORT(S)", "AGE"]
+    assert rows[1].split()[:5] == ["kubernetes", "ClusterIP", "10.96.0.1", "<none>", "443/TCP"]
+
+    path = kubectl.file("pod-to-pod.yaml", HEADLESS_SERVICE_AND_INDEXED_JOB)
+    assert kubectl.ok("apply", "-f", path) == "service/headless-svc created\njob.batch/example-job created"
+    assert kubectl.ok("apply", "-f", path) == "service/headless-svc unchanged\njob.batch/example-job unchanged"
+    row = kubectl.ok("get", "svc", "headless-svc", "--no-headers", "-o", "wide").split()
+    assert row[:5] + row[6:] == ["headless-svc", "ClusterIP", "None", "<none>", "<none>", "job-name=example-job"]
+    described = kubectl.ok("describe", "svc", "headless-svc")
+    for line in ("Selector:                 job-name=example-job", "IP Families:              IPv4",
+                 "IP:                       None", "Session Affinity:         None"):  # fmt: skip
+        assert line in described.splitlines()
+
+    assert kubectl.ok("create", "service", "nodeport", "web", "--tcp=80:8080") == "service/web created"
+    web = kubectl.ok("get", "svc", "web", "-o", "jsonpath={.spec.clusterIP} {.spec.ports[0].nodePort}").split()
+    assert ipaddress.ip_address(web[0]) in ipaddress.ip_network("10.96.0.0/12")
+    assert 30000 <= int(web[1]) <= 32767
+    out = kubectl.bad("create", "service", "clusterip", "taken", "--tcp=80:80", f"--clusterip={web[0]}")
+    assert out == (
+        f'error: failed to create ClusterIP service: Service "taken" is invalid: spec.clusterIPs: Invalid value: '
+        f'["{web[0]}"]: failed to allocate IP {web[0]}: provided IP is already allocated'
+    )
+    assert kubectl.ok("delete", "svc", "web") == 'service "web" deleted'
+    assert kubectl.ok("delete", "-f", path) == 'service "headless-svc" deleted\njob.batch "example-job" deleted'
 
 
 def test_apply_create_unchanged_configured_and_already_exists(kubectl: Kubectl) -> None:

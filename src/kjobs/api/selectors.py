@@ -588,6 +588,7 @@ FIELD_LABELS: dict[str, frozenset[str]] = {
     "nodes": frozenset({"metadata.name", "spec.unschedulable"}),
     "namespaces": frozenset({"metadata.name", "status.phase"}),
     "secrets": _METADATA_FIELDS | {"type"},  # pkg/registry/core/secret/strategy.go SelectableFields
+    "services": _METADATA_FIELDS | {"spec.clusterIP", "spec.type"},  # pkg/registry/core/service/strategy.go
 }
 """Field labels a Kubernetes API server accepts per resource: each kind's field label conversion function
 (pkg/apis/core/v1/conversion.go and its kin), or `metadata.name`/`metadata.namespace` for a kind without one."""

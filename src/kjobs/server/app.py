@@ -438,6 +438,10 @@ def _first_line(exc: Exception) -> str:
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
+DEFAULT_SECURE_PORT = 6443
+"""kube-apiserver's `--secure-port` default: the `kubernetes` Service's target port when the port is not known."""
+
+
 class App:
     """The Kubernetes API as an ASGI application (see `create_app`)."""
 
@@ -469,15 +473,18 @@ class App:
         self.metrics = metrics
         self.api_metrics = ApiMetrics()
         self.started = False
+        self.api_port: int | None = None
+        """The port this application is served on, once bound: the `kubernetes` Service's target port."""
         self._watches: set[Any] = set()
         self._streams_closed = False
 
     async def startup(self) -> None:
-        """Create the built-in namespaces and system PriorityClasses (idempotent; a resumed data directory already has
-        them)."""
+        """Create the built-in namespaces, system PriorityClasses and the `kubernetes` Service (idempotent; a resumed
+        data directory already has them)."""
         if not self.started:
             await self.service.ensure_namespaces()
             await self.service.ensure_system_priority_classes()
+            await self.service.ensure_kubernetes_service(self.api_port or DEFAULT_SECURE_PORT)
             self.started = True
 
     def open_streams(self) -> None:

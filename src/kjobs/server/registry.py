@@ -191,8 +191,26 @@ RESOURCES: list[Resource] = [
         has_status=False,
         hooks={"validate": (_EVENTS, "validate_event"), "validate_update": (_EVENTS, "validate_event_update")},
     ),
-    # kjobs runs no Services: served read-only and empty, so `kubectl cluster-info` and `get all` work
-    Resource("", "v1", "services", "service", "Service", True, ("svc",), ("all",), only=("get", "list", "watch")),
+    # stored, listed and validated, with cluster IPs and node ports allocated (kjobs.api.services,
+    # kjobs.server.serviceips); nothing routes to them: kjobs runs no kube-proxy and no cluster DNS
+    Resource(
+        "",
+        "v1",
+        "services",
+        "service",
+        "Service",
+        True,
+        ("svc",),
+        ("all",),
+        subresources=("status",),
+        hooks={
+            "default": ("kjobs.api.services", "default_service_in_place"),
+            "default_status": ("kjobs.api.services", "default_service_status_in_place"),
+            "validate": ("kjobs.api.services", "validate_service"),
+            "validate_update": ("kjobs.api.services", "validate_service_update"),
+            "validate_status_update": ("kjobs.api.services", "validate_service_status_update"),
+        },
+    ),
     Resource(
         "",
         "v1",

@@ -179,6 +179,7 @@ def serve(
     app = app or create_app(store, clock=clock, logs=logs)
     app.open_streams()
     sock = bind(host, port)
+    app.api_port = sock.getsockname()[1]
     server = _Server(server_config(app, pki=pki))
     thread = threading.Thread(
         target=lambda: asyncio.run(server.serve(sockets=[sock])), daemon=True, name="kjobs-apiserver"
@@ -228,6 +229,7 @@ async def start_in_loop(app: App, sock: socket.socket, *, pki: Pki | None = None
     In the main thread uvicorn turns SIGINT/SIGTERM into a graceful stop: `Served.task` then finishes.
     """
     app.open_streams()
+    app.api_port = sock.getsockname()[1]
     server = _Server(server_config(app, pki=pki))
     loop = asyncio.get_running_loop()
     started: asyncio.Future[None] = loop.create_future()

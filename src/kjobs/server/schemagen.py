@@ -46,7 +46,7 @@ ROOTS = [
     "io.k8s.api.scheduling.v1.PriorityClassList",
     "io.k8s.apimachinery.pkg.apis.meta.v1.Status",
     "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions",
-    # served read-only and empty (`kubectl cluster-info` lists them): kjobs runs no Services
+    # stored and validated, never routed (kjobs.api.services)
     "io.k8s.api.core.v1.Service",
     "io.k8s.api.core.v1.ServiceList",
     # what a pod's env and envFrom read (kjobs.node.envvars)

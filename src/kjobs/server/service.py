@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 
 import orjson
 
+from kjobs.api import services
 from kjobs.api.conditions import EVICTION_BY_EVICTION_API, disruption_target, update_pod_condition
 from kjobs.api.defaults import NAMESPACE_FINALIZER
 from kjobs.api.errors import (
@@ -51,6 +52,7 @@ from kjobs.server.gotypes import converter_type_error, first_type_error, go_form
 from kjobs.server.logs import LogOptions, LogSource, NoLogs, validate_container
 from kjobs.server.patch import apply_patch, strategic_merge
 from kjobs.server.registry import STORED, Resource, core_hook, lookup
+from kjobs.server.serviceips import KUBERNETES_SERVICE_IP, Allocation, ServiceAllocator
 from kjobs.server.storage import Storage
 
 Warnings = list[str]
@@ -75,6 +77,9 @@ pauses, as the rest of its in-process storage does."""
 
 NAMESPACES = ("default", "kube-system", "kube-node-lease", "kube-public")
 _PRIORITY_CLASSES = "priorityclasses.scheduling.k8s.io"
+_SERVICES = "services"
+KUBERNETES_SERVICE = "kubernetes"
+"""kube-apiserver's own Service in `default` (`ensure_kubernetes_service`)."""
 SYSTEM_PRIORITY_CLASS_DESCRIPTIONS = {
     "system-node-critical": "Used for system critical pods that must not be moved from their current node.",
     "system-cluster-critical": (
@@ -360,6 +365,8 @@ def _initial_status(r: Resource, obj: Obj, now: str) -> Any:
         return status
     if r.kind == "Namespace":
         return {"phase": "Active"}
+    if r.kind == "Service":  # PrepareForCreate's empty ServiceStatus, whose loadBalancer struct JSON keeps
+        return {"loadBalancer": {}}
     if r.kind in ("Node",):
         return obj.get("status") or {}
     return {}
@@ -421,6 +428,8 @@ class ApiService:
         self._background: set[asyncio.Task[Any]] = set()
         self._classes: list[Obj] | None = None
         """The PriorityClasses, as the Priority plugin's lister sees them; None after a write of one."""
+        self.service_allocator = ServiceAllocator(lambda: self.store.list(_SERVICES, None), lambda: self.store.revision)
+        """Cluster IPs and node ports of Services, read from the stored Services (`kjobs.server.serviceips`)."""
 
     # ------------------------------------------------------------------------------------------- helpers
 
@@ -565,6 +574,59 @@ class ApiService:
         """An object of `r` was written: a PriorityClass write makes the next pod admission list them again."""
         if r.kind == "PriorityClass":
             self._classes = None
+
+    async def ensure_kubernetes_service(self, port: int) -> None:
+        """The `kubernetes` Service in `default`, as kube-apiserver's own controller keeps it
+        (pkg/controlplane/controller/kubernetesservice/controller.go `CreateOrUpdateMasterServiceIfNeeded`,
+        `getMasterServiceUpdateIfNeeded`): cluster IP 10.96.0.1, port `https` 443 to the API server's port;
+        created when missing, its ports and type reset when they differ (a restart on another port)."""
+        r = lookup("", "v1", "services")
+        assert r is not None
+        ports = [{"name": "https", "protocol": "TCP", "port": 443, "targetPort": port}]
+        existing = self.store.get(_SERVICES, "default", KUBERNETES_SERVICE)
+        if existing is None:
+            body = {
+                "metadata": {
+                    "name": KUBERNETES_SERVICE,
+                    "labels": {"component": "apiserver", "provider": "kubernetes"},
+                },
+                "spec": {
+                    "ports": ports,
+                    "clusterIP": KUBERNETES_SERVICE_IP,
+                    "sessionAffinity": "None",
+                    "type": "ClusterIP",
+                },
+            }
+            try:
+                await self.create(r, "default", body, field_validation="Ignore", manager="kube-apiserver")
+            except ApiError as exc:
+                if exc.reason != "AlreadyExists":
+                    raise
+            return
+        spec = existing.get("spec") or {}
+        if (
+            spec.get("type") == "ClusterIP"
+            and [{k: p.get(k) for k in ("name", "protocol", "port", "targetPort")} for p in spec.get("ports") or []]
+            == ports
+        ):
+            return
+        updated = {**existing, "spec": {**spec, "type": "ClusterIP", "ports": ports}}
+        await self.update(
+            r, "default", KUBERNETES_SERVICE, updated, field_validation="Ignore", manager="kube-apiserver"
+        )
+
+    def _begin_service_write(self, svc: Obj, old: Obj | None) -> Allocation:
+        """What the Service REST storage's `beginCreate`/`beginUpdate` and the strategy's `PrepareForUpdate` do
+        before validation (pkg/registry/core/service/storage/storage.go, strategy.go): values the update left
+        out kept, `clusterIP`/`clusterIPs` in step, families, cluster IP and node ports allocated (held until the
+        write is stored or fails), and fields of a type the Service left dropped."""
+        if old is not None:
+            services.patch_allocated_values(svc, old)
+        services.normalize_cluster_ips(svc, old)
+        held = self.service_allocator.allocate(svc, old)
+        if old is not None:
+            services.drop_type_dependent_fields(svc, old)
+        return held
 
     async def ensure_system_priority_classes(self) -> None:
         """Create `system-node-critical` and `system-cluster-critical` when missing, as kube-apiserver's
@@ -788,6 +850,33 @@ class ApiService:
         defaulted = self._default(r, obj)
         # copy on write: `defaulted` is as admission found it
         obj = self._admit(r, defaulted, "", create=True, generated=generated)
+        held: Allocation | None = None
+        if r.kind == "Service":
+            obj = {**obj}  # what the strategy and allocation add is nobody's field (`_managed`'s `admitted_from`)
+            held = self._begin_service_write(obj, None)
+        try:
+            return await self._create_checked(
+                r, namespace, obj, meta, warnings, generated, decoded, defaulted, manager=manager, dry_run=dry_run
+            )
+        finally:
+            if held is not None:
+                held.release()
+
+    async def _create_checked(
+        self,
+        r: Resource,
+        namespace: str,
+        obj: Obj,
+        meta: Obj,
+        warnings: Warnings,
+        generated: bool,
+        decoded: Obj | None,
+        defaulted: Obj,
+        *,
+        manager: str | None,
+        dry_run: bool,
+    ) -> Result:
+        """The rest of `create`, once a Service's IP and ports are held."""
         if r.kind == "Pod":
             obj = _merge_affinity_label_keys(obj)
         if not _meta(obj).get("name"):
@@ -811,6 +900,8 @@ class ApiService:
             try:
                 created = await self.store.create(r.store_key, obj)
                 self._written(r)
+                if r.kind == "Service":
+                    self.service_allocator.written(created)
             except ApiError as exc:
                 # RetryGenerateName (GA in 1.32): a generated name that is taken is generated again.
                 if exc.reason != "AlreadyExists" or not generated or attempt == _GENERATE_NAME_ATTEMPTS - 1:
@@ -907,6 +998,32 @@ class ApiService:
             new = self._admit(r, self._default(r, new, old), subresource, create=False, old=old)
         elif (status_hook := r.hook("default_status")) is not None:
             new = status_hook(new)
+        held: Allocation | None = None
+        if r.kind == "Service" and not subresource:
+            held = self._begin_service_write(new, old)
+        try:
+            return await self._write_checked(
+                r, old, new, subresource=subresource, expected_rv=expected_rv, manager=manager,
+                operation=operation, dry_run=dry_run, warnings=warnings,
+            )  # fmt: skip
+        finally:
+            if held is not None:
+                held.release()
+
+    async def _write_checked(
+        self,
+        r: Resource,
+        old: Obj,
+        new: Obj,
+        *,
+        subresource: str,
+        expected_rv: str | None,
+        manager: str | None,
+        operation: str,
+        dry_run: bool,
+        warnings: Warnings | None,
+    ) -> Obj:
+        """The rest of `_write`, once a Service's IP and ports are held."""
         if r.tracks_generation and subresource != "status" and new.get("spec") != old.get("spec"):
             _meta(new)["generation"] = int((old.get("metadata") or {}).get("generation") or 0) + 1
         self._validate(r, new, old, subresource)
@@ -935,6 +1052,8 @@ class ApiService:
             return gone
         written = await self.store.update(r.store_key, new, expected_rv=meta["resourceVersion"])
         self._written(r)
+        if r.kind == "Service":
+            self.service_allocator.written(written)
         return written
 
     async def update(
@@ -2092,8 +2211,14 @@ def _keep_qos_class(merged: Obj, old: Obj) -> None:
         merged["status"] = {**status, "qosClass": old_status["qosClass"]}
 
 
+_RETURNS_DELETED = frozenset({"Service"})
+"""Kinds whose registry answers a DELETE with the deleted object rather than a Status (`ReturnDeletedObject`,
+pkg/registry/core/service/storage/storage.go), as their clients' generated code expects (the Python client's
+`delete_namespaced_service` decodes a `V1Service`); pods too (`graceful`)."""
+
+
 def _success_status(r: Resource, name: str, gone: Obj) -> Obj:
-    if r.graceful:
+    if r.graceful or r.kind in _RETURNS_DELETED:
         return gone
     details: Obj = {"name": name, "kind": r.plural, "uid": (gone.get("metadata") or {}).get("uid", "")}
     if r.group:
