@@ -367,6 +367,7 @@ def _assemble(
         authenticator=authenticator,
         logs=logs,
         exec_source=logs,
+        usage=logs,
         admission=settings.admission,
         features=features,
         min_request_timeout=float(min_request_timeout),

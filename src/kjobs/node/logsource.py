@@ -23,7 +23,7 @@ serving certificate not verified, as kube-apiserver without `--kubelet-certifica
 from __future__ import annotations
 
 import ssl
-from collections.abc import AsyncIterator, Callable, Iterable
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Protocol, cast
 from urllib.parse import quote
 
@@ -33,8 +33,10 @@ from kjobs.node import execution
 from kjobs.node.attach import Attached
 from kjobs.node.logs import log_time
 from kjobs.node.runtime import ContainerRuntime
+from kjobs.node.usage import AgentUsage
 from kjobs.server.logs import LogOptions, LogSource, waiting_error
 from kjobs.server.remotecommand import ExecOptions, ExecProcess, UpgradeFailed
+from kjobs.server.resourcemetrics import Sample
 
 
 class _Agent(Protocol):
@@ -48,12 +50,23 @@ class AgentLogs:
     def __init__(self, agents: Iterable[_Agent] = (), *, remote: LogSource | None = None) -> None:
         self._remote = remote
         self._agents: dict[str, _Agent] = {}
+        self._usage = AgentUsage(self._agents)
         for agent in agents:
             self.add(agent)
 
     def add(self, agent: _Agent) -> None:
-        """Serve the logs of `agent`'s pods."""
+        """Serve the logs (and the resource usage) of `agent`'s pods."""
         self._agents[agent.name] = agent
+        if callable(getattr(agent.runtime, "container_pids", None)):
+            self._usage.prime()
+
+    def pod_usage(self, pods: Sequence[Obj]) -> dict[str, Sample]:
+        """The server's `UsageSource` (`kjobs.node.usage`): figures of the pods of this process's agents."""
+        return self._usage.pod_usage(pods)
+
+    def node_usage(self, names: Sequence[str]) -> dict[str, Sample]:
+        """Figures of the nodes of this process's agents that run processes (`kjobs.node.usage`)."""
+        return self._usage.node_usage(names)
 
     def open(self, pod: Obj, options: LogOptions) -> AsyncIterator[bytes]:
         """The container's log from its node's runtime, or the kubelet's 400 when there is none yet."""

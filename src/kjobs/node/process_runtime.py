@@ -334,6 +334,14 @@ class ProcessRuntime(Supervisor):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
 
+    def container_pids(self) -> dict[str, dict[str, int]]:
+        """The main process of each running container: pod uid -> container -> pid (its process group's id too)."""
+        result: dict[str, dict[str, int]] = {}
+        for r in self._running.values():
+            if r.pid is not None:
+                result.setdefault(r.uid, {})[r.attempt.container] = r.pid
+        return result
+
     def memory_usage(self) -> dict[str, dict[str, int]]:
         """Resident memory of each running container's process group: pod uid -> container -> bytes."""
         running = [r for r in self._running.values() if r.pid is not None]

@@ -28,7 +28,7 @@ from urllib.parse import parse_qsl, unquote
 import orjson
 import yaml
 
-from kjobs.api.errors import ApiError, bad_request
+from kjobs.api.errors import ApiError, bad_request, not_found
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.selectors import parse_field_selector, parse_label_selector
 from kjobs.api.types import Obj
@@ -44,6 +44,7 @@ from kjobs.server import (
     protobuf,
     registry,
     remotecommand,
+    resourcemetrics,
     routing,
     tables,
     writeoptions,
@@ -56,6 +57,7 @@ from kjobs.server.metrics import ApiMetrics, clean_verb
 from kjobs.server.patch import PATCH_MEDIA, unsupported_patch_type
 from kjobs.server.registry import Resource
 from kjobs.server.remotecommand import ExecSource, NoExec
+from kjobs.server.resourcemetrics import NoUsage, UsageSource
 from kjobs.server.service import ORPHAN_WARNING, ApiService, DeleteOptions, Result
 from kjobs.server.storage import Storage
 from kjobs.store import Store
@@ -452,6 +454,7 @@ class App:
         clock: Callable[[], float],
         logs: LogSource | None,
         exec_source: ExecSource | None = None,
+        usage: UsageSource | None = None,
         authenticator: Authenticator | None,
         bookmark_interval: float = BOOKMARK_INTERVAL,
         metrics: Sequence[Any] | None = None,
@@ -468,6 +471,7 @@ class App:
         self.service = ApiService(self.storage, clock=clock, logs=logs, admission=admission, features=features)
         self.clock = clock
         self.exec_source: ExecSource = exec_source or NoExec()
+        self.usage: UsageSource = usage or NoUsage()
         self.authenticator = authenticator
         self.bookmark_interval = bookmark_interval
         self.metrics = metrics
@@ -635,6 +639,11 @@ class App:
         if kind == "metrics":
             await _respond(send, 200, self._metrics(), METRICS_CONTENT_TYPE)
             return
+        if kind == "resourcemetrics":
+            if request.method != "GET" or request.flag("watch"):
+                raise method_not_allowed()
+            await _respond(send, 200, orjson.dumps(self._resource_metrics(request, route)))
+            return
         if request.method != "GET":
             raise method_not_allowed() if kind != "notfound" else not_found_resource()
         body = self._discovery(request, route)
@@ -676,6 +685,29 @@ class App:
         registries.append(self.api_metrics.registry)
         return exposition(registries)
 
+    def _resource_metrics(self, request: Request, route: routing.Route) -> Obj:
+        """A `metrics.k8s.io` get or list (`kjobs.server.resourcemetrics`), from the usage source."""
+        now = self.clock()
+        pods = route.subresource == "pods"
+        plural, kind = ("pods", "PodMetrics") if pods else ("nodes", "NodeMetrics")
+        namespace = route.namespace if pods else ""
+        if route.name:
+            obj = self.storage.get(plural, namespace or "", route.name)
+            if obj is None:
+                raise not_found(plural, route.name)
+            found = (resourcemetrics.pod_items if pods else resourcemetrics.node_items)([obj], self.usage, now)
+            if not found:
+                raise resourcemetrics.metrics_not_found(plural, namespace or "", route.name)
+            return found[0]
+        objs, _ = self.storage.list(
+            plural,
+            namespace,
+            label_selector=parse_label_selector(request.query.get("labelSelector")),
+            field_selector=parse_field_selector(request.query.get("fieldSelector")),
+        )
+        items = (resourcemetrics.pod_items if pods else resourcemetrics.node_items)(objs, self.usage, now)
+        return resourcemetrics.item_list(kind, items)
+
     def _discovery(self, request: Request, route: routing.Route) -> bytes | None:
         kind = route.kind
         if kind == "api":
@@ -683,6 +715,8 @@ class App:
         if kind == "apis":
             return discovery.legacy_apis()
         if kind == "group":
+            if route.group == resourcemetrics.GROUP:
+                return discovery.metrics_api_group()
             if route.group not in registry.GROUPS or not route.group:
                 return None
             return orjson.dumps(discovery.api_group(route.group))
@@ -1221,6 +1255,11 @@ _VERBS = {"POST": "create", "PUT": "update", "PATCH": "patch"}
 def _attributes(request: Request, route: routing.Route) -> authz.Attributes:
     """What a request asks to do, for authorization (kube-apiserver's `RequestInfo`)."""
     r = route.resource
+    if route.kind == "resourcemetrics":  # metrics.k8s.io's pods and nodes: read-only, RBAC'd as any resource
+        verb = "get" if route.name else "list"
+        return authz.Attributes(
+            verb, route.subresource, group=route.group, namespace=route.namespace or "", name=route.name
+        )
     if route.kind != "resource" or r is None:
         return authz.Attributes(request.method.lower(), path=request.path, is_resource=False)
     verb = _verb(request.method, bool(route.name), request.flag("watch"))
@@ -1410,6 +1449,7 @@ def create_app(
     clock: Callable[[], float] = time.time,
     logs: LogSource | None = None,
     exec_source: ExecSource | None = None,
+    usage: UsageSource | None = None,
     authenticator: Authenticator | None = None,
     bookmark_interval: float = BOOKMARK_INTERVAL,
     metrics: Sequence[Any] | None = None,
@@ -1421,7 +1461,8 @@ def create_app(
 ) -> App:
     """The API server application over `store` (call `startup()` or run it with lifespan to create namespaces).
 
-    `/metrics` serves the given Prometheus registries (default: the process-wide one); `admission` carries
+    `usage` gives the figures `metrics.k8s.io` serves (`kjobs.server.resourcemetrics`; default: none). `/metrics`
+    serves the given Prometheus registries (default: the process-wide one); `admission` carries
     kube-apiserver's admission flags (default: Kubernetes' defaults); `authenticator` decides who may call it
     (None: everyone, for a server no one else can reach); `watch_buffer` is how many events a watch may fall
     behind a client that does not read before it is dropped (`limits.WATCH_BUFFER`); `features` the
@@ -1435,6 +1476,7 @@ def create_app(
         clock=clock,
         logs=logs,
         exec_source=exec_source,
+        usage=usage,
         authenticator=authenticator,
         bookmark_interval=bookmark_interval,
         metrics=metrics,

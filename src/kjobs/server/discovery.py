@@ -12,6 +12,7 @@ import functools
 import orjson
 
 from kjobs.api.types import Obj
+from kjobs.server import resourcemetrics
 from kjobs.server.registry import GROUPS, SUBRESOURCE_KINDS, SUBRESOURCE_VERBS, Resource, resources_of
 
 VERSION: Obj = {
@@ -69,7 +70,7 @@ def legacy_api(server_address: str = "127.0.0.1:6443") -> bytes:
 @functools.cache
 def legacy_apis() -> bytes:
     """`GET /apis`."""
-    groups = [api_group(g) for g in GROUPS if g]
+    groups = [api_group(g) for g in GROUPS if g] + [metrics_api_group_obj()]
     for g in groups:
         del g["kind"], g["apiVersion"]
     return orjson.dumps({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
@@ -108,6 +109,8 @@ def _resource_entries(r: Resource) -> list[Obj]:
 @functools.cache
 def resource_list(group: str, version: str) -> bytes | None:
     """`GET /api/v1` or `/apis/{group}/{version}`: an APIResourceList (None if the group version is unknown)."""
+    if group == resourcemetrics.GROUP and version == resourcemetrics.VERSION:
+        return _metrics_resource_list()
     if group not in GROUPS or version not in GROUPS[group]:
         return None
     resources = [e for r in resources_of(group, version) for e in _resource_entries(r)]
@@ -165,6 +168,66 @@ def aggregated(core: bool) -> bytes:
             "kind": "APIGroupDiscoveryList",
             "apiVersion": "apidiscovery.k8s.io/v2",
             "metadata": {},
-            "items": [_aggregated_group(g) for g in groups],
+            "items": [_aggregated_group(g) for g in groups] + ([] if core else [_aggregated_metrics_group()]),
         }
     )
+
+
+# metrics.k8s.io: served by the API server itself (`kjobs.server.resourcemetrics`), not a registry resource; listed
+# last, as an aggregated APIService's group is. Entries as metrics-server's apiserver builds them: no singular
+# name (metrics-server's storage provides none), verbs get and list.
+
+
+def metrics_api_group_obj() -> Obj:
+    """`GET /apis/metrics.k8s.io` as an object."""
+    version = {"groupVersion": resourcemetrics.GROUP_VERSION, "version": resourcemetrics.VERSION}
+    return {
+        "kind": "APIGroup",
+        "apiVersion": "v1",
+        "name": resourcemetrics.GROUP,
+        "versions": [version],
+        "preferredVersion": version,
+    }
+
+
+def metrics_api_group() -> bytes:
+    """`GET /apis/metrics.k8s.io`."""
+    return orjson.dumps(metrics_api_group_obj())
+
+
+@functools.cache
+def _metrics_resource_list() -> bytes:
+    resources = [
+        {"name": plural, "singularName": "", "namespaced": namespaced, "kind": kind, "verbs": resourcemetrics.VERBS}
+        for plural, kind, namespaced in resourcemetrics.RESOURCES
+    ]
+    return orjson.dumps(
+        {
+            "kind": "APIResourceList",
+            "apiVersion": "v1",
+            "groupVersion": resourcemetrics.GROUP_VERSION,
+            "resources": resources,
+        }
+    )
+
+
+def _aggregated_metrics_group() -> Obj:
+    return {
+        "metadata": {"name": resourcemetrics.GROUP},
+        "versions": [
+            {
+                "version": resourcemetrics.VERSION,
+                "freshness": "Current",
+                "resources": [
+                    {
+                        "resource": plural,
+                        "responseKind": {"group": "", "version": "", "kind": kind},
+                        "scope": "Namespaced" if namespaced else "Cluster",
+                        "singularResource": "",
+                        "verbs": resourcemetrics.VERBS,
+                    }
+                    for plural, kind, namespaced in resourcemetrics.RESOURCES
+                ],
+            }
+        ],
+    }

@@ -15,6 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kjobs.server.registry import Resource, lookup
+from kjobs.server.resourcemetrics import GROUP as METRICS_GROUP
+from kjobs.server.resourcemetrics import RESOURCES as METRICS_RESOURCES
+from kjobs.server.resourcemetrics import VERSION as METRICS_VERSION
 
 _NAMESPACE_SUBRESOURCES = ("status", "finalize")
 
@@ -22,7 +25,8 @@ _NAMESPACE_SUBRESOURCES = ("status", "finalize")
 @dataclass(frozen=True)
 class Route:
     """What a path addresses. `kind` is one of: version, health, metrics, api, apis, group, resources, openapi-index,
-    openapi, resource (with `resource`, `namespace`, `name`, `subresource`), or notfound."""
+    openapi, resource (with `resource`, `namespace`, `name`, `subresource`), resourcemetrics (`metrics.k8s.io`:
+    `name` is the item, `subresource` the plural), or notfound."""
 
     kind: str
     group: str = ""
@@ -79,6 +83,8 @@ def _openapi(parts: list[str]) -> Route:
 def _group_version(group: str, version: str, rest: list[str]) -> Route:
     if not rest:
         return Route("resources", group=group, version=version)
+    if group == METRICS_GROUP:
+        return _resource_metrics(version, rest)
     namespace: str | None = None
     if rest[0] == "namespaces" and len(rest) >= 3 and rest[2] not in _NAMESPACE_SUBRESOURCES:
         namespace, rest = rest[1], rest[2:]
@@ -97,4 +103,22 @@ def _group_version(group: str, version: str, rest: list[str]) -> Route:
         return NOT_FOUND
     return Route(
         "resource", group=group, version=version, resource=resource, namespace=namespace, name=name, subresource=sub
+    )
+
+
+def _resource_metrics(version: str, rest: list[str]) -> Route:
+    """`/apis/metrics.k8s.io/v1beta1/[namespaces/{ns}/]{nodes,pods}[/{name}]` (`kjobs.server.resourcemetrics`)."""
+    namespace: str | None = None
+    if rest[0] == "namespaces" and len(rest) >= 3:
+        namespace, rest = rest[1], rest[2:]
+    namespaced = {plural: scoped for plural, _, scoped in METRICS_RESOURCES}
+    if version != METRICS_VERSION or len(rest) > 2 or rest[0] not in namespaced:
+        return NOT_FOUND
+    if namespace is not None and not namespaced[rest[0]]:
+        return NOT_FOUND
+    name = rest[1] if len(rest) > 1 else ""
+    if name and namespace is None and namespaced[rest[0]]:
+        return NOT_FOUND
+    return Route(
+        "resourcemetrics", group=METRICS_GROUP, version=version, namespace=namespace, name=name, subresource=rest[0]
     )
