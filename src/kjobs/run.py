@@ -180,6 +180,7 @@ def _api(store: MemoryStore, logs: AgentLogs, settings: ClusterSettings) -> tupl
             clock=time.time,
             logs=logs,
             exec_source=logs,
+            usage=logs,
             admission=settings.admission,
             features=settings.features,
         )

@@ -21,7 +21,7 @@ BURN = (
     "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: burn\nspec:\n  template:\n    metadata:\n"
     "      labels:\n        app: burn\n    spec:\n      restartPolicy: Never\n      containers:\n"
     "      - name: burner\n        image: busybox\n        command: ['sh', '-c', 'end=$(($(date +%s)+20)); "
-    'while [ $(date +%s) -lt $end ]; do :; done\']\n'
+    "while [ $(date +%s) -lt $end ]; do :; done']\n"
 )
 
 

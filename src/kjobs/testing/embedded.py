@@ -176,6 +176,7 @@ class Embedded:
             clock=self.clock.now,
             logs=self._logs,
             exec_source=self._logs,
+            usage=self._logs,
             admission=settings.admission,
             features=settings.features,
         )
