@@ -143,3 +143,23 @@ def test_every_active_namespace_gets_default_recreated_when_deleted() -> None:
         await controller.stop()
 
     asyncio.run(scenario())
+
+
+def test_ensure_makes_default_at_once_and_only_while_running() -> None:
+    """kjobs' `ensure`: a one-shot run's namespace gets `default` before its Job is created (no wait on the queue);
+    a controller that is not running (waiting for its Lease) writes nothing."""
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        client = await local_api(clock)
+        controller = ServiceAccountsController(client, clock)
+        await client.create(NAMESPACES, None, {"metadata": {"name": "early"}})
+        await controller.ensure(["early"])
+        assert await _account_of(client, "early") is None
+        await controller.start()
+        await client.create(NAMESPACES, None, {"metadata": {"name": "run-ns"}})
+        await controller.ensure(["run-ns", "run-ns", "no-such-namespace"])
+        assert await _account_of(client, "run-ns") is not None
+        await controller.stop()
+
+    asyncio.run(scenario())

@@ -55,6 +55,8 @@ class ServiceAccountsController:
         self.service_accounts = factory.informer(SERVICE_ACCOUNTS)
         self.queue = WorkQueue(clock=self.clock)
         self._workers = WorkerPool(self.queue, self.sync, name="serviceaccount", workers=self.workers)
+        self.running = False
+        """Started and not stopped: `ensure` writes only then (a controller waiting for its Lease does not)."""
 
     async def start(self) -> None:
         """Start the informers, then the workers once both caches have synced (`WaitForNamedCacheSync`)."""
@@ -65,9 +67,11 @@ class ServiceAccountsController:
         await self.service_accounts.synced.wait()
         await self.namespaces.synced.wait()
         self._workers.start()
+        self.running = True
 
     async def stop(self) -> None:
         """Stop the workers and the informers."""
+        self.running = False
         await self._workers.stop()
         await self.service_accounts.stop()
         await self.namespaces.stop()
@@ -91,7 +95,10 @@ class ServiceAccountsController:
         await self._create(namespace, missing)
 
     async def ensure(self, namespaces: Iterable[str]) -> None:
-        """Create now the accounts `namespaces` lack, as the sync of each would (no wait for the caches)."""
+        """Create now the accounts `namespaces` lack, as the sync of each would (no wait for the caches); nothing
+        while the controller is not running."""
+        if not self.running:
+            return
         for namespace in dict.fromkeys(namespaces):
             missing = [name for name in self.accounts if self.service_accounts.get(namespace, name) is None]
             try:
