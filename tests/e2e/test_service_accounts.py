@@ -141,3 +141,15 @@ def test_the_official_client_and_lightkube_read_and_write_service_accounts(up: U
     with pytest.raises(ApiError) as raised:
         c.get(ServiceAccount, "lk-sa")
     assert raised.value.status.code == 404
+
+
+def test_an_account_owned_by_a_job_is_collected_with_it(up: Up) -> None:
+    """The garbage collector watches ServiceAccounts, as Kubernetes' graph builder watches every deletable kind."""
+    job = BUNDLE.split("---\n", 1)[1].replace("sa-bundle", "sa-owner").replace("sa-runner", "default")
+    up.ok("apply", "-f", "-", stdin=job)
+    uid = up.ok("get", "job", "sa-owner", "-o", "jsonpath={.metadata.uid}")
+    owner = {"apiVersion": "batch/v1", "kind": "Job", "name": "sa-owner", "uid": uid}
+    owned = {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "sa-owned", "ownerReferences": [owner]}}
+    assert up.ok("apply", "-f", "-", stdin=json.dumps(owned)) == "serviceaccount/sa-owned created"
+    up.ok("delete", "job", "sa-owner")
+    _until(lambda: up("get", "sa", "sa-owned")[0] != 0 or None, "the owned account collected")
