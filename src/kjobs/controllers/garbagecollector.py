@@ -1,9 +1,9 @@
 """The garbage collector for `ownerReferences` (`pkg/controller/garbagecollector`).
 
 It watches the configured resources (by default each kind kjobs serves that users give owners: Pods, Jobs, CronJobs,
-ConfigMaps, Secrets, ServiceAccounts, PodDisruptionBudgets; Kubernetes' graph builder watches every deletable
-resource but core Events, `ignoredResources` in pkg/controller/garbagecollector/graph_builder.go), indexes every
-object by uid and every owner by its dependents, and works a queue of two actions, as Kubernetes' GC does:
+ConfigMaps, Secrets, PodDisruptionBudgets; Kubernetes' graph builder watches every deletable resource but core
+Events, `ignoredResources` in pkg/controller/garbagecollector/graph_builder.go), indexes every object by uid and
+every owner by its dependents, and works a queue of two actions, as Kubernetes' GC does:
 * attempt to delete an object: read it live; if it is being deleted it is left alone, unless it waits for its
   dependents (`foregroundDeletion` finalizer), in which case the finalizer is removed once no dependent with
   `blockOwnerDeletion` remains, and the blocking ones are queued. Otherwise its owners are classified with
@@ -34,7 +34,7 @@ from kjobs.api.types import Obj
 from kjobs.client import resources as R
 from kjobs.client.base import Client
 from kjobs.client.informer import Handler, InformerFactory, key_of
-from kjobs.client.resources import CONFIG_MAPS, CRONJOBS, JOBS, PDBS, PODS, SECRETS, SERVICE_ACCOUNTS, ResourceRef
+from kjobs.client.resources import CONFIG_MAPS, CRONJOBS, JOBS, PDBS, PODS, SECRETS, ResourceRef
 from kjobs.client.workqueue import WorkerPool, WorkQueue
 from kjobs.clock import Clock
 
@@ -48,13 +48,13 @@ KNOWN: tuple[ResourceRef, ...] = (
     R.EVENTS,
     R.CONFIG_MAPS,
     R.SECRETS,
-    R.SERVICE_ACCOUNTS,
     R.NAMESPACES,
     R.JOBS,
     R.CRONJOBS,
     R.LEASES,
     R.PDBS,
     R.PRIORITY_CLASSES,
+    R.SERVICE_ACCOUNTS,
 )
 
 Item = tuple[str, ResourceRef, str, str, str]
@@ -65,7 +65,8 @@ Item = tuple[str, ResourceRef, str, str, str]
 class GarbageCollectorSettings:
     """Which resources to watch (dependents and owners) and how many workers."""
 
-    resources: tuple[ResourceRef, ...] = (PODS, JOBS, CRONJOBS, CONFIG_MAPS, SECRETS, SERVICE_ACCOUNTS, PDBS)
+    resources: tuple[ResourceRef, ...] = (PODS, JOBS, CRONJOBS, CONFIG_MAPS, SECRETS, PDBS, R.SERVICE_ACCOUNTS)
+    """Every kind kjobs serves that users give owners: the module docstring's, and ServiceAccounts."""
     workers: int = 4
 
 
