@@ -33,6 +33,8 @@ from kjobs.controllers.nodelifecycle import NodeLifecycleController, NodeLifecyc
 from kjobs.controllers.podgc import PodGCController, PodGCSettings
 from kjobs.controllers.rootcacertpublisher import RootCACertPublisher
 from kjobs.controllers.scheduler import Scheduler, SchedulerSettings
+from kjobs.controllers.serviceaccounts import NAME as SERVICE_ACCOUNT_CONTROLLER
+from kjobs.controllers.serviceaccounts import ServiceAccountsController
 from kjobs.controllers.tainteviction import TaintEvictionController
 from kjobs.controllers.ttl import TTLAfterFinishedController
 from kjobs.job.config import SyncConfig
@@ -42,6 +44,7 @@ from kjobs.node.nodestatus import MachineInfo
 from kjobs.node.restart import DEFAULT_BACKOFF_BASE
 from kjobs.node.runtime import ContainerRuntime, StatusCallback
 from kjobs.server.admission import AdmissionSettings
+from kjobs.server.service import NAMESPACES as STANDARD_NAMESPACES
 from kjobs.server.service import ApiService
 
 log = logging.getLogger(__name__)
@@ -151,11 +154,12 @@ def sparse_gc(threshold: int = SPARSE_GC_THRESHOLD) -> Iterator[None]:
 
 
 async def create_configs(client: Client, namespace: str, configs: Iterable[Obj]) -> list[str]:
-    """Create a manifest's Namespaces, then the namespaces the Job (in `namespace`) and its ConfigMaps and Secrets
-    need that are still missing (`create_namespaces`), then the ConfigMaps and Secrets; returns the namespaces
-    created for want of one."""
-    from kjobs.client.resources import CONFIG_MAPS, NAMESPACES, SECRETS
+    """Create a manifest's Namespaces, then the namespaces the Job (in `namespace`) and its ConfigMaps, Secrets
+    and ServiceAccounts need that are still missing (`create_namespaces`), then those objects; returns the
+    namespaces created for want of one."""
+    from kjobs.client.resources import CONFIG_MAPS, NAMESPACES, SECRETS, SERVICE_ACCOUNTS
 
+    resources = {"ConfigMap": CONFIG_MAPS, "Secret": SECRETS, "ServiceAccount": SERVICE_ACCOUNTS}
     configs = list(configs)
     for config in configs:
         if config.get("kind") == "Namespace":
@@ -164,7 +168,7 @@ async def create_configs(client: Client, namespace: str, configs: Iterable[Obj])
     wanted = [str((c.get("metadata") or {}).get("namespace") or namespace) for c in others]
     created = await create_namespaces(client, [namespace, *wanted])
     for config, where in zip(others, wanted, strict=True):
-        await client.create(CONFIG_MAPS if config.get("kind") == "ConfigMap" else SECRETS, where, config)
+        await client.create(resources[str(config.get("kind"))], where, config)
     return created
 
 
@@ -297,6 +301,7 @@ def build_controllers(
         "ttl": lambda: TTLAfterFinishedController(client, clock, shared=shared),
         "cronjob": lambda: CronJobController(client, _cronjob_clock(clock, cfg.cronjob_clock_rate), shared=shared),
         "rootcacertpublisher": lambda: RootCACertPublisher(client, clock, cfg.root_ca, shared=shared),
+        "serviceaccount-controller": lambda: ServiceAccountsController(client, clock, shared=shared),
     }
     return {name: makers[name]() for name in names}
 
@@ -381,10 +386,12 @@ class LocalCluster:
                 self.logs.add(agent)  # type: ignore[arg-type]
         if self.settings.leader_election:
             await self._elect()
+            await self.ensure_service_accounts(STANDARD_NAMESPACES)
             return
         for controller in self.controllers:
             await controller.start()
             self._started.append(controller)
+        await self.ensure_service_accounts(STANDARD_NAMESPACES)
 
     async def _elect(self) -> None:
         """Start each controller whose Lease is free now, in order; campaign in the background for the others
@@ -410,6 +417,14 @@ class LocalCluster:
                 )
             )
             self._campaigns.append(task)
+
+    async def ensure_service_accounts(self, namespaces: Iterable[str]) -> None:
+        """Have the ServiceAccounts controller, when this cluster runs it, create now the accounts `namespaces`
+        lack (`ServiceAccountsController.ensure`): `start` does it for the standard namespaces, `kjobs run` and
+        `kjobs simulate` for their Job's, so its first pods find `default` there without waiting for it."""
+        controller = self._named.get(SERVICE_ACCOUNT_CONTROLLER)
+        if isinstance(controller, ServiceAccountsController):
+            await controller.ensure(namespaces)
 
     def _make_agents(self) -> list[Component]:
         if self.settings.nodes <= 0:

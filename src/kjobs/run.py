@@ -18,11 +18,12 @@ import signal
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from kjobs.api.errors import ApiError
+from kjobs.api.errors import ApiError, forbidden
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.names import CONTROLLER_UID_LABEL
 from kjobs.api.types import Obj
@@ -33,7 +34,12 @@ from kjobs.disrupt import Disruption, Disruptor
 from kjobs.job import pods as P
 from kjobs.node.logsource import AgentLogs
 from kjobs.progress import RunView
-from kjobs.server.admission import AdmissionSettings
+from kjobs.server.admission import (
+    DEFAULT_SERVICE_ACCOUNT,
+    AdmissionSettings,
+    service_account,
+    service_account_refusal,
+)
 from kjobs.server.service import ApiService
 from kjobs.server.storage import Storage
 from kjobs.store import MemoryStore
@@ -58,7 +64,7 @@ class RunOptions:
     keep_serving: bool = False
     """With `serve_port`: keep serving after the Job ended, until SIGINT/SIGTERM."""
     node_options: dict[str, Any] = field(default_factory=dict)
-    admission: AdmissionSettings = field(default_factory=AdmissionSettings)
+    admission: AdmissionSettings = field(default_factory=lambda: AdmissionSettings(service_account_lookup=True))
     features: FeatureGates = DEFAULT
     """The `--feature-gates` (API fields, and later the controllers' and node agent's gated behaviour)."""
     configs: tuple[Obj, ...] = ()
@@ -143,8 +149,16 @@ async def _run_job(job: Obj, options: RunOptions) -> int:
         namespace = str((job.get("metadata") or {}).get("namespace") or "default")
         try:
             user = LocalClient(service, manager="kjobs-run", typed=False)  # the manifest is checked as JSON
-            for created_namespace in await create_configs(user, namespace, options.configs):
+            created_namespaces = await create_configs(user, namespace, options.configs)
+            for created_namespace in created_namespaces:
                 print(f"namespace/{created_namespace} created", file=out, flush=True)
+            await cluster.ensure_service_accounts([namespace, *created_namespaces])
+            if service.admission.service_account_lookup:
+                refused = missing_service_account(
+                    job, namespace, lambda where, name: service.store.exists("serviceaccounts", where, name)
+                )
+                if refused is not None:
+                    raise refused
             created = await user.create(JOBS, namespace, job)
         except ApiError as exc:
             print(f"error: {exc.message}", file=sys.stderr)
@@ -161,6 +175,42 @@ async def _run_job(job: Obj, options: RunOptions) -> int:
             shutil.rmtree(server.private_dir, ignore_errors=True)
         await cluster.stop()
         store.close()
+
+
+def missing_service_account(job: Obj, namespace: str, exists: Callable[[str, str], bool]) -> ApiError | None:
+    """The 403 the Job's pods would get when their ServiceAccount is not in the cluster (`exists(namespace,
+    name)`), with what to do about it; None when it is there.
+
+    On a cluster the Job would be created and its pods refused one after another (a `FailedCreate` event each,
+    ServiceAccount admission's 403) until someone creates the account; `kjobs run` and `kjobs simulate` have
+    nobody to do that, and show no events, so they would wait silently for ever: they say it once instead."""
+    template = (job.get("spec") or {}).get("template") or {}
+    spec = template.get("spec")
+    if not isinstance(spec, dict):
+        return None
+    account = service_account(spec, create=True, mirror=False)
+    if account is None or exists(namespace, account):
+        return None
+    name = str((job.get("metadata") or {}).get("name") or "")
+    error = forbidden("pods", f"{name}-", service_account_refusal(namespace, account))
+    error.message += (
+        f"\nthe Job's pods cannot be created: add a ServiceAccount named {account} (namespace {namespace}) to the "
+        "manifest, or remove serviceAccountName from the pod template"
+    )
+    return error
+
+
+def manifest_accounts(job: Obj, configs: Iterable[Obj]) -> Callable[[str, str], bool]:
+    """Which accounts a fresh cluster has once a manifest's objects are created: each namespace's `default`
+    (the ServiceAccounts controller's) and the manifest's ServiceAccounts (in the Job's namespace unless they
+    name another)."""
+    namespace = str((job.get("metadata") or {}).get("namespace") or "default")
+    made = {
+        (str((c.get("metadata") or {}).get("namespace") or namespace), str((c.get("metadata") or {}).get("name")))
+        for c in configs
+        if c.get("kind") == "ServiceAccount"
+    }
+    return lambda where, name: name == DEFAULT_SERVICE_ACCOUNT or (where, name) in made
 
 
 def _api(store: MemoryStore, logs: AgentLogs, settings: ClusterSettings) -> tuple[Any, ApiService]:

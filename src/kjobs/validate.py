@@ -1,7 +1,8 @@
 """`kjobs validate`: Kubernetes-exact validation of manifests, as an API server would answer a create.
 
 Jobs and CronJobs are defaulted (batch/v1) then validated; Pods likewise with core/v1 rules, and the ConfigMaps
-and Secrets a Job reads (`kjobs.api.config_objects`: a Secret's `stringData` merged into `data` first). The result
+and Secrets a Job reads (`kjobs.api.config_objects`: a Secret's `stringData` merged into `data` first) and the
+ServiceAccounts it runs as (`kjobs.api.service_accounts`). The result
 is the list of `FieldError`s Kubernetes would put in the `Status` causes of a 422 Invalid. Before that, `decode`
 applies the server's field validation (`kjobs.server.decoding`), as a create with `fieldValidation` would.
 """
@@ -17,16 +18,17 @@ from kjobs.api.errors import ErrorType, FieldError, bad_request, invalid
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
 
-SUPPORTED_KINDS = ("Job", "CronJob", "Pod", "ConfigMap", "Secret")
+SUPPORTED_KINDS = ("Job", "CronJob", "Pod", "ConfigMap", "Secret", "ServiceAccount")
 _RESOURCES = {
     "Job": ("batch", "v1", "jobs"),
     "CronJob": ("batch", "v1", "cronjobs"),
     "Pod": ("", "v1", "pods"),
     "ConfigMap": ("", "v1", "configmaps"),
     "Secret": ("", "v1", "secrets"),
+    "ServiceAccount": ("", "v1", "serviceaccounts"),
 }
-CONFIG_KINDS = ("ConfigMap", "Secret")
-"""What a Job's pods read, which `kjobs run` creates before the Job."""
+CONFIG_KINDS = ("ConfigMap", "Secret", "ServiceAccount")
+"""What a Job's pods read or run as, which `kjobs run` creates before the Job."""
 
 FIELD_VALIDATION = {"strict": "Strict", "true": "Strict", "warn": "Warn", "ignore": "Ignore", "false": "Ignore"}
 """kubectl's `--validate` values and the `fieldValidation` each sends (kubectl/pkg/cmd/util/helpers.go,
@@ -147,6 +149,11 @@ def validate_manifest(obj: Obj, *, apply_defaults: bool = True, features: Featur
     if kind == "Secret":
         secret = config_objects.default_secret_in_place(deepcopy(_as_created(obj))) if apply_defaults else obj
         return config_objects.validate_secret(secret)
+    if kind == "ServiceAccount":
+        from kjobs.api.service_accounts import default_service_account_in_place, validate_service_account
+
+        account = default_service_account_in_place(deepcopy(_as_created(obj))) if apply_defaults else obj
+        return validate_service_account(account)
     if kind == "CronJob":
         cronjob = defaults.default_cronjob_in_place(deepcopy(_as_created(obj))) if apply_defaults else obj
         return validation_cronjob.validate_cronjob(cronjob, features=features)

@@ -213,7 +213,7 @@ def test_unsupported_kind(tmp_path: Path) -> None:
     svc.write_text("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n")
     code, out, _ = run("validate", str(svc))
     assert code == 1
-    supported = '"Job", "CronJob", "Pod", "ConfigMap", "Secret"'
+    supported = '"Job", "CronJob", "Pod", "ConfigMap", "Secret", "ServiceAccount"'
     assert f'* kind: Unsupported value: "Service": supported values: {supported}' in out
 
 

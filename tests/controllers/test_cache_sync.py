@@ -27,6 +27,7 @@ from kjobs.client.resources import (
     PDBS,
     PODS,
     PRIORITY_CLASSES,
+    SERVICE_ACCOUNTS,
     ResourceRef,
 )
 from kjobs.clock import FakeClock
@@ -45,10 +46,11 @@ READS: dict[str, tuple[ResourceRef, ...]] = {
     "ttl": (JOBS,),
     "cronjob": (CRONJOBS, JOBS),
     "rootcacertpublisher": (CONFIG_MAPS, NAMESPACES),
+    "serviceaccount-controller": (SERVICE_ACCOUNTS, NAMESPACES),
 }
 """The resources each controller watches (its informers), as in its constructor."""
 
-ACTS_AT_ONCE = {"job", "garbagecollector", "tainteviction", "rootcacertpublisher"}
+ACTS_AT_ONCE = {"job", "garbagecollector", "tainteviction", "rootcacertpublisher", "serviceaccount-controller"}
 """Controllers the scene gives immediate work: the test shows it is done once the caches have synced."""
 
 

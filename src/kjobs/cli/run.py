@@ -156,9 +156,10 @@ def template_warnings(job: Obj) -> list[str]:
 def _load_job(
     path: str, field_validation: str, features: FeatureGates, command: str = "run"
 ) -> tuple[Obj, tuple[Obj, ...]]:
-    """The manifest's one Job, and the Namespaces, ConfigMaps and Secrets beside it (created before it), each
-    decoded and validated as the API server would (a Namespace by the API server as it is created); any other
-    kind is refused, naming its document."""
+    """The manifest's one Job, and the Namespaces, ConfigMaps, Secrets and ServiceAccounts beside it (created
+    before it), each decoded and validated as the API server would (a Namespace by the API server as it is
+    created); any other kind is refused, naming its document."""
+    from kjobs.run import manifest_accounts, missing_service_account
     from kjobs.validate import CONFIG_KINDS, mapping_error, validate_manifest
 
     try:
@@ -176,7 +177,7 @@ def _load_job(
             cron_hint = f"\nhint: a CronJob runs on a cluster: start `kjobs up`, then `kubectl apply -f {path}`"
         _fail(
             f"{path}: document {number} is {kind}{_named(obj)}: kjobs {command} takes one Job, and the ConfigMaps and "
-            "Secrets its pods read (and their Namespaces)" + cron_hint
+            "Secrets its pods read, the ServiceAccounts they run as (and their Namespaces)" + cron_hint
         )
     jobs = [o for o in objects if o.get("kind") == "Job"]
     if len(jobs) != 1:
@@ -202,7 +203,12 @@ def _load_job(
             _fail("\n".join(lines + ([hint] if hint else [])))
         decoded.append(obj)
     job = next(o for o in decoded if o.get("kind") == "Job")
-    return job, tuple(o for o in decoded if o.get("kind") != "Job")
+    configs = tuple(o for o in decoded if o.get("kind") != "Job")
+    namespace = str((job.get("metadata") or {}).get("namespace") or "default")
+    refused = missing_service_account(job, namespace, manifest_accounts(job, configs))
+    if refused is not None:
+        _fail(f"{path}: {refused.message}")
+    return job, configs
 
 
 def _named(obj: Obj) -> str:

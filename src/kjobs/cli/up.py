@@ -236,6 +236,7 @@ def up(
     admission = AdmissionSettings(
         default_not_ready_toleration_seconds=default_not_ready_toleration_seconds,
         default_unreachable_toleration_seconds=default_unreachable_toleration_seconds,
+        service_account_lookup=True,
     )
     cluster, app = _assemble(
         store,

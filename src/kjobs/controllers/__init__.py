@@ -15,6 +15,7 @@ CONTROLLER_NAMES = (
     "ttl",
     "cronjob",
     "rootcacertpublisher",
+    "serviceaccount-controller",
 )
 """Every controller kjobs has, by the name `kjobs controller --controllers` and `kjobs.cluster` use."""
 

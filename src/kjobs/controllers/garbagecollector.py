@@ -1,9 +1,9 @@
 """The garbage collector for `ownerReferences` (`pkg/controller/garbagecollector`).
 
 It watches the configured resources (by default each kind kjobs serves that users give owners: Pods, Jobs, CronJobs,
-ConfigMaps, Secrets, Services, PodDisruptionBudgets; Kubernetes' graph builder watches every deletable resource but core
-Events, `ignoredResources` in pkg/controller/garbagecollector/graph_builder.go), indexes every object by uid and
-every owner by its dependents, and works a queue of two actions, as Kubernetes' GC does:
+ConfigMaps, Secrets, Services, PodDisruptionBudgets, ServiceAccounts; Kubernetes' graph builder watches every
+deletable resource but core Events, `ignoredResources` in pkg/controller/garbagecollector/graph_builder.go), indexes
+every object by uid and every owner by its dependents, and works a queue of two actions, as Kubernetes' GC does:
 * attempt to delete an object: read it live; if it is being deleted it is left alone, unless it waits for its
   dependents (`foregroundDeletion` finalizer), in which case the finalizer is removed once no dependent with
   `blockOwnerDeletion` remains, and the blocking ones are queued. Otherwise its owners are classified with
@@ -34,7 +34,17 @@ from kjobs.api.types import Obj
 from kjobs.client import resources as R
 from kjobs.client.base import Client
 from kjobs.client.informer import Handler, InformerFactory, key_of
-from kjobs.client.resources import CONFIG_MAPS, CRONJOBS, JOBS, PDBS, PODS, SECRETS, SERVICES, ResourceRef
+from kjobs.client.resources import (
+    CONFIG_MAPS,
+    CRONJOBS,
+    JOBS,
+    PDBS,
+    PODS,
+    SECRETS,
+    SERVICE_ACCOUNTS,
+    SERVICES,
+    ResourceRef,
+)
 from kjobs.client.workqueue import WorkerPool, WorkQueue
 from kjobs.clock import Clock
 
@@ -55,6 +65,7 @@ KNOWN: tuple[ResourceRef, ...] = (
     R.LEASES,
     R.PDBS,
     R.PRIORITY_CLASSES,
+    R.SERVICE_ACCOUNTS,
 )
 
 Item = tuple[str, ResourceRef, str, str, str]
@@ -65,7 +76,8 @@ Item = tuple[str, ResourceRef, str, str, str]
 class GarbageCollectorSettings:
     """Which resources to watch (dependents and owners) and how many workers."""
 
-    resources: tuple[ResourceRef, ...] = (PODS, JOBS, CRONJOBS, CONFIG_MAPS, SECRETS, SERVICES, PDBS)
+    resources: tuple[ResourceRef, ...] = (PODS, JOBS, CRONJOBS, CONFIG_MAPS, SECRETS, SERVICES, PDBS, SERVICE_ACCOUNTS)
+    """Every kind kjobs serves that users give owners (the module docstring's)."""
     workers: int = 4
 
 

@@ -2,11 +2,13 @@
 
 Only the plugins whose effect a user sees in kjobs are here. ServiceAccount
 (plugin/pkg/admission/serviceaccount/admission.go), on create only: a pod without `spec.serviceAccountName` runs as
-the namespace's `default` ServiceAccount (what `fieldRef: spec.serviceAccountName` and `kubectl describe pod` show);
-kjobs serves no ServiceAccounts and mounts no token, so the plugin's lookup of the account and its token volume are
-not done. With it, the v1 conversion's mirror of the name in the deprecated `spec.serviceAccount`
-(pkg/apis/core/v1/conversion.go: the old field is read when the new one is empty, and always written). And
-DefaultTolerationSeconds
+the namespace's `default` ServiceAccount (what `fieldRef: spec.serviceAccountName` and `kubectl describe pod` show),
+and, where `AdmissionSettings.service_account_lookup` is on, the account a pod names must exist
+(`service_account_refusal`, `mirror_pod_refusal`). The plugin's token volume (`kube-api-access-*`), its
+imagePullSecrets merging and its mountable-secrets enforcement are not done: pods are local processes, kjobs issues
+no tokens, and a pod gets no more than its user gave it. With it, the v1 conversion's mirror of the name in
+the deprecated `spec.serviceAccount` (pkg/apis/core/v1/conversion.go: the old field is read when the new one is
+empty, and always written). And DefaultTolerationSeconds
 (plugin/pkg/admission/defaulttolerationseconds/admission.go). It gives every pod that does not already
 tolerate the `node.kubernetes.io/not-ready` and `node.kubernetes.io/unreachable` NoExecute taints an
 `Exists` toleration for each, bounded by `tolerationSeconds` (300 unless kube-apiserver's
@@ -41,6 +43,11 @@ class AdmissionSettings:
     default_unreachable_toleration_seconds: int = DEFAULT_TOLERATION_SECONDS
     disabled_plugins: frozenset[str] = field(default_factory=frozenset)
     """`--disable-admission-plugins`: of kjobs' plugins only `Priority` can be turned off."""
+    service_account_lookup: bool = False
+    """Whether the ServiceAccount plugin refuses a pod whose account does not exist (kube-apiserver always does).
+    On in the clusters kjobs assembles (`kjobs up`, `kjobs run`, `kjobs simulate`, the pytest plugin), where a
+    ServiceAccounts controller makes every namespace's `default`; off for a bare `ApiService`, as unit tests
+    build one, which has no controller-manager beside it to make any."""
 
     def enabled(self, plugin: str) -> bool:
         return plugin not in self.disabled_plugins
@@ -82,6 +89,79 @@ def service_account(spec: Obj, *, create: bool, mirror: bool) -> str | None:
     if not name and create and not mirror:
         name = DEFAULT_SERVICE_ACCOUNT
     return name if isinstance(name, str) and name else None
+
+
+SERVICE_ACCOUNT_LOOKUP_ATTEMPTS = 10
+"""`getServiceAccount`: a `default` account missing from the cache is looked up this many times (the controller
+is expected to make it); any other name once."""
+SERVICE_ACCOUNT_RETRY_INTERVAL = (0.1, 0.2)
+"""The seconds between those lookups: `rand.Int63n(100)+100` milliseconds, drawn once per admission."""
+
+
+def service_account_refusal(namespace: str, account: str) -> str:
+    """Why a pod naming a missing account is refused (`Admit`: `error looking up service account %s/%s: %v` of
+    the `NotFound` error `getServiceAccount` returns, on resource `serviceaccount`)."""
+    return f'error looking up service account {namespace}/{account}: serviceaccount "{account}" not found'
+
+
+_SECRET_REF_VOLUMES = ("azureFile", "cephfs", "cinder", "flexVolume", "iscsi", "rbd", "scaleIO", "storageos")
+"""Volume sources naming a Secret (pkg/api/pod/util.go `VisitPodSecretNames`): `secretName` (azureFile) or
+`secretRef.name` (the others); `csi.nodePublishSecretRef.name`, `secret.secretName` and projected secrets too."""
+
+
+def _references_secrets(spec: Obj) -> bool:
+    """`VisitPodSecretNames` over every container kind: does the pod name any Secret?"""
+    if any(isinstance(ref, dict) and ref.get("name") for ref in spec.get("imagePullSecrets") or ()):
+        return True
+    for kind in ("initContainers", "containers", "ephemeralContainers"):
+        for container in spec.get(kind) or ():
+            if not isinstance(container, dict):
+                continue
+            for source in container.get("envFrom") or ():
+                if isinstance(source, dict) and isinstance(source.get("secretRef"), dict):
+                    return True
+            for env in container.get("env") or ():
+                value_from = env.get("valueFrom") if isinstance(env, dict) else None
+                if isinstance(value_from, dict) and isinstance(value_from.get("secretKeyRef"), dict):
+                    return True
+    for volume in spec.get("volumes") or ():
+        if not isinstance(volume, dict):
+            continue
+        if isinstance(volume.get("secret"), dict):
+            return True
+        azure = volume.get("azureFile")
+        if isinstance(azure, dict) and azure.get("secretName"):
+            return True
+        for kind in _SECRET_REF_VOLUMES[1:]:
+            source = volume.get(kind)
+            if isinstance(source, dict) and isinstance(source.get("secretRef"), dict):
+                return True
+        csi = volume.get("csi")
+        if isinstance(csi, dict) and isinstance(csi.get("nodePublishSecretRef"), dict):
+            return True
+        for projection in _projections(volume):
+            if isinstance(projection.get("secret"), dict):
+                return True
+    return False
+
+
+def _projections(volume: Obj) -> list[Obj]:
+    projected = volume.get("projected")
+    sources = projected.get("sources") if isinstance(projected, dict) else None
+    return [s for s in sources or () if isinstance(s, dict)]
+
+
+def mirror_pod_refusal(spec: Obj) -> str | None:
+    """The plugin's `Validate` of a mirror pod (which it never mutates): no account, no Secret, no token
+    projection; the refusal's message, or None."""
+    if spec.get("serviceAccountName") or spec.get("serviceAccount"):
+        return "a mirror pod may not reference service accounts"
+    if _references_secrets(spec):
+        return "a mirror pod may not reference secrets"
+    for volume in spec.get("volumes") or ():
+        if isinstance(volume, dict) and any("serviceAccountToken" in p for p in _projections(volume)):
+            return "a mirror pod may not use ServiceAccountToken volume projections"
+    return None
 
 
 def admit_pod(pod: Obj, settings: AdmissionSettings, *, create: bool = True) -> Obj:
@@ -142,7 +222,7 @@ def admit_pod_priority(pod: Obj, old: Obj | None, classes: Iterable[Obj], *, gen
             if spec.get(key) is None and old_spec.get(key) is not None:
                 changes[key] = old_spec[key]
         return {**pod, "spec": {**spec, **changes}} if changes else pod
-    name = _name_for_errors(pod.get("metadata") or {}, generated)
+    name = name_for_errors(pod.get("metadata") or {}, generated)
     class_name = spec.get("priorityClassName")
     policy: object = PREEMPT_LOWER_PRIORITY
     if not class_name:
@@ -197,7 +277,7 @@ def check_priority_class(pc: Obj, classes: Iterable[Obj], *, create: bool) -> No
         )
 
 
-def _name_for_errors(meta: Obj, generated: bool) -> str:
+def name_for_errors(meta: Obj, generated: bool) -> str:
     """staging/src/k8s.io/apiserver/pkg/admission/errors.go `extractResourceName`: admission runs before a name
     is generated, so a refusal names `generateName`, or `Unknown` when the pod has neither."""
     name = "" if generated else meta.get("name")

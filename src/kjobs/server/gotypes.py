@@ -43,6 +43,7 @@ ROOTS: dict[tuple[str, str], str] = {
     ("", "Service"): "core/v1.Service",
     ("", "ConfigMap"): "core/v1.ConfigMap",
     ("", "Secret"): "core/v1.Secret",
+    ("", "ServiceAccount"): "core/v1.ServiceAccount",
     ("", "Binding"): "core/v1.Binding",
     ("batch", "Job"): "batch/v1.Job",
     ("batch", "CronJob"): "batch/v1.CronJob",

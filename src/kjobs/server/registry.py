@@ -240,6 +240,24 @@ RESOURCES: list[Resource] = [
             "validate_update": (_CONFIG, "validate_secret_update"),
         },
     ),
+    # pkg/registry/core/serviceaccount: short name `sa`, no categories; no token subresource (kjobs issues none)
+    Resource(
+        "",
+        "v1",
+        "serviceaccounts",
+        "serviceaccount",
+        "ServiceAccount",
+        True,
+        ("sa",),
+        has_status=False,
+        hooks={
+            "default": ("kjobs.api.service_accounts", "default_service_account_in_place"),
+            "default_update": ("kjobs.api.service_accounts", "default_service_account_update_in_place"),
+            "validate": ("kjobs.api.service_accounts", "validate_service_account"),
+            "validate_update": ("kjobs.api.service_accounts", "validate_service_account_update"),
+            "warnings": ("kjobs.api.service_accounts", "warnings_for_service_account"),
+        },
+    ),
     Resource(
         "batch",
         "v1",

@@ -54,6 +54,9 @@ ROOTS = [
     "io.k8s.api.core.v1.ConfigMapList",
     "io.k8s.api.core.v1.Secret",
     "io.k8s.api.core.v1.SecretList",
+    # the accounts a pod runs as (the ServiceAccount admission plugin checks them; no tokens are issued)
+    "io.k8s.api.core.v1.ServiceAccount",
+    "io.k8s.api.core.v1.ServiceAccountList",
     # the self reviews `kubectl auth can-i` and `kubectl auth whoami` create (kjobs.server.reviews)
     "io.k8s.api.authorization.v1.SelfSubjectAccessReview",
     "io.k8s.api.authorization.v1.SelfSubjectRulesReview",

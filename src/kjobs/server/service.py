@@ -44,7 +44,21 @@ from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
 from kjobs.api.validation_scheduling import SYSTEM_PRIORITY_CLASSES
 from kjobs.server import apply, fieldtrees, limits, params, reviews, schema
-from kjobs.server.admission import PRIORITY, AdmissionSettings, admit_pod, admit_pod_priority, check_priority_class
+from kjobs.server.admission import (
+    DEFAULT_SERVICE_ACCOUNT,
+    MIRROR_POD_ANNOTATION,
+    PRIORITY,
+    SERVICE_ACCOUNT_LOOKUP_ATTEMPTS,
+    SERVICE_ACCOUNT_RETRY_INTERVAL,
+    AdmissionSettings,
+    admit_pod,
+    admit_pod_priority,
+    check_priority_class,
+    mirror_pod_refusal,
+    name_for_errors,
+    service_account,
+    service_account_refusal,
+)
 from kjobs.server.apply import FieldPath
 from kjobs.server.authz import UserInfo
 from kjobs.server.decoding import check_unknown_fields
@@ -559,6 +573,40 @@ class ApiService:
                 obj = admit_pod_priority(obj, None if create else old, classes, generated=generated)
         return obj
 
+    async def _check_service_account(self, pod: Obj, namespace: str, generated: bool) -> None:
+        """The ServiceAccount plugin's checks of a created pod (plugin/pkg/admission/serviceaccount/admission.go,
+        run before the Priority plugin as kube-apiserver orders them): a mirror pod may reference no account nor
+        Secret; any other pod's account (`default` when it names none) must exist, else 403 Forbidden.
+
+        `getServiceAccount` reads its informer's cache, then GETs the account; `default` up to ten times, 100 to
+        200 ms apart, since the ServiceAccounts controller is making it. Here the store is both the cache and the
+        live object: one O(1) `exists` per pod, and the waits only while `default` is missing. A namespace that
+        is missing or terminating is left to the NamespaceLifecycle check (`check_namespace`), which kube-apiserver
+        runs first."""
+        spec = pod.get("spec")
+        if not isinstance(spec, dict):
+            return
+        meta = pod.get("metadata") or {}
+        if MIRROR_POD_ANNOTATION in (meta.get("annotations") or {}):
+            refusal = mirror_pod_refusal(spec)
+            if refusal is not None:
+                raise forbidden("pods", name_for_errors(meta, generated), refusal)
+            return
+        account = service_account(spec, create=True, mirror=False) or DEFAULT_SERVICE_ACCOUNT
+        store = self.store
+        if store.exists("serviceaccounts", namespace, account):
+            return
+        ns = store.get("namespaces", "", namespace, shared=True)
+        if ns is None or (ns.get("metadata") or {}).get("deletionTimestamp"):
+            return
+        attempts = SERVICE_ACCOUNT_LOOKUP_ATTEMPTS if account == DEFAULT_SERVICE_ACCOUNT else 1
+        interval = random.uniform(*SERVICE_ACCOUNT_RETRY_INTERVAL)
+        for _ in range(1, attempts):
+            await asyncio.sleep(interval)
+            if store.exists("serviceaccounts", namespace, account):
+                return
+        raise forbidden("pods", name_for_errors(meta, generated), service_account_refusal(namespace, account))
+
     def _validate_admission(self, r: Resource, obj: Obj, subresource: str, *, create: bool) -> None:
         """Validating admission, after validation: the Priority plugin's one-default rule for PriorityClasses."""
         if r.kind == "PriorityClass" and not subresource and self.admission.enabled(PRIORITY):
@@ -848,6 +896,8 @@ class ApiService:
                 decoded = obj  # as the request decoded it: what its manager owns (see `_managed`)
                 obj = prepare(obj, uid=meta["uid"])
         defaulted = self._default(r, obj)
+        if r.kind == "Pod" and self.admission.service_account_lookup:
+            await self._check_service_account(defaulted, namespace, generated)
         # copy on write: `defaulted` is as admission found it
         obj = self._admit(r, defaulted, "", create=True, generated=generated)
         held: Allocation | None = None

@@ -666,6 +666,25 @@ def secret_cells(secret: Obj, now: float) -> list[Any]:
     ]
 
 
+SERVICE_ACCOUNT_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _DESC_NAME),
+    ("Secrets", "string", 0, "Secrets is a list of the secrets in the same namespace that pods running using this "
+     "ServiceAccount are allowed to use. Pods are only limited to this list if this service account has a "
+     "\"kubernetes.io/enforce-mountable-secrets\" annotation set to \"true\". The "
+     "\"kubernetes.io/enforce-mountable-secrets\" annotation is deprecated since v1.32. Prefer separate namespaces "
+     "to isolate access to mounted secrets. This field should not be used to find auto-generated service account "
+     "token secrets for use outside of pods. Instead, tokens can be requested directly using the TokenRequest API, "
+     "or service account token secrets can be manually created. More info: "
+     "https://kubernetes.io/docs/concepts/configuration/secret"),
+    ("Age", "string", 0, _DESC_AGE),
+]  # fmt: skip
+
+
+def service_account_cells(sa: Obj, now: float) -> list[Any]:
+    """One ServiceAccount row (`printServiceAccount`): SECRETS counts `secrets`."""
+    return [sa.get("metadata", {}).get("name", ""), len(sa.get("secrets") or []), _age(sa, now)]
+
+
 # ---------------------------------------------------------------------------------------------- default
 
 DEFAULT_COLUMNS: list[Column] = [("Name", "string", 0, _DESC_NAME), ("Created At", "date", 0, _DESC_AGE)]
@@ -690,6 +709,7 @@ PRINTERS: dict[str, tuple[list[Column], Cells]] = {
     "Service": (SERVICE_COLUMNS, service_cells),
     "ConfigMap": (CONFIG_MAP_COLUMNS, config_map_cells),
     "Secret": (SECRET_COLUMNS, secret_cells),
+    "ServiceAccount": (SERVICE_ACCOUNT_COLUMNS, service_account_cells),
 }
 
 

@@ -33,6 +33,7 @@ from kjobs.job import pods as P
 from kjobs.node.nodestatus import MAX_PODS
 from kjobs.policy import terminated_state
 from kjobs.progress import RunView
+from kjobs.server.admission import AdmissionSettings
 from kjobs.server.service import ApiService
 from kjobs.server.storage import Storage
 from kjobs.simulate.disruptions import DisruptionDriver, check
@@ -198,6 +199,8 @@ async def virtual_cluster(settings: ClusterSettings) -> AsyncIterator[LocalClust
     service = ApiService(
         Storage(store),
         clock=loop.clock.now,
+        # the ServiceAccount plugin checks accounts, as in every cluster kjobs assembles
+        admission=AdmissionSettings(service_account_lookup=True),
         features=settings.features,
         field_managers=settings.field_managers,
         record_events=settings.events,
@@ -223,7 +226,8 @@ async def _follow(
     done = asyncio.Event()
     idle = asyncio.Event()
     start = clock.now()
-    await create_configs(user, namespace, options.configs)
+    created_namespaces = await create_configs(user, namespace, options.configs)
+    await cluster.ensure_service_accounts([namespace, *created_namespaces])
     created_job = await user.create(JOBS, namespace, job)
     meta = created_job["metadata"]
     view = RunView(created_job)

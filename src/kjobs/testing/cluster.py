@@ -28,9 +28,10 @@ from kjobs.testing.embedded import ClusterOptions, Embedded
 
 RESOURCES: tuple[ResourceRef, ...] = (
     R.PODS, R.NODES, R.EVENTS, R.NAMESPACES, R.JOBS, R.LEASES, R.PDBS, R.PRIORITY_CLASSES, R.CONFIG_MAPS, R.SECRETS,
+    R.SERVICE_ACCOUNTS,
 )  # fmt: skip
 CLEANED: tuple[ResourceRef, ...] = (
-    R.JOBS, R.PODS, R.PDBS, R.PRIORITY_CLASSES, R.CONFIG_MAPS, R.SECRETS, R.NAMESPACES,
+    R.JOBS, R.PODS, R.PDBS, R.PRIORITY_CLASSES, R.CONFIG_MAPS, R.SECRETS, R.SERVICE_ACCOUNTS, R.NAMESPACES,
 )  # fmt: skip
 """What a test's cleanup removes when the test created it (in this order)."""
 REMOTE_POLL = 0.1
@@ -582,8 +583,9 @@ class KjobsCluster:
         self._before = self._inventory()
 
     def clean(self, timeout: float = 30.0) -> None:
-        """Delete the Jobs, bare pods, PodDisruptionBudgets, PriorityClasses, ConfigMaps, Secrets and namespaces
-        created since `mark` (nothing owned by another object, nothing in a `kube-` namespace), drop the finalizers
+        """Delete the Jobs, bare pods, PodDisruptionBudgets, PriorityClasses, ConfigMaps, Secrets, ServiceAccounts
+        and namespaces created since `mark` (nothing owned by another object, nothing in a `kube-` namespace, no
+        `default` account: the ServiceAccounts controller's), drop the finalizers
         of the test's pods, and wait (bounded) until they are gone."""
 
         async def delete_new() -> list[Obj]:
@@ -635,12 +637,14 @@ class KjobsCluster:
 
 
 def _system(ref: ResourceRef, meta: Obj) -> bool:
-    """What a cluster's own components made (kube-* namespaces, system-* PriorityClasses)."""
+    """What a cluster's own components made (kube-* namespaces, system-* PriorityClasses, `default` accounts)."""
     name = str(meta.get("name") or "")
     if ref is R.NAMESPACES:
         return name.startswith("kube-")
     if ref is R.PRIORITY_CLASSES:
         return name.startswith("system-")
+    if ref is R.SERVICE_ACCOUNTS and name == "default":
+        return True
     return str(meta.get("namespace") or "").startswith("kube-")
 
 

@@ -81,13 +81,19 @@ def fast_settings(
         pod_gc=PodGCSettings(period=0.2, quarantine=0.5),
         disruption=DisruptionSettings(stale_timeout=1.0),
         # pods tolerate an unreachable or not-ready node for 1 s instead of 300 (DefaultTolerationSeconds)
-        admission=AdmissionSettings(default_not_ready_toleration_seconds=1, default_unreachable_toleration_seconds=1),
+        admission=AdmissionSettings(
+            default_not_ready_toleration_seconds=1,
+            default_unreachable_toleration_seconds=1,
+            service_account_lookup=True,
+        ),
     )
 
 
 def simulated_settings(nodes: int = 1, outcome: OutcomeFn = virtual.command_outcome) -> ClusterSettings:
     """Kubernetes' defaults (in virtual time they cost nothing) on the simulated runtime."""
-    return ClusterSettings(nodes=nodes, runtime="sim", sim_outcome=outcome)
+    return ClusterSettings(
+        nodes=nodes, runtime="sim", sim_outcome=outcome, admission=AdmissionSettings(service_account_lookup=True)
+    )
 
 
 @functools.cache
