@@ -340,7 +340,9 @@ def _differences(old: Any, new: Any, path: str) -> list[str]:
 STATIC_POD_EPHEMERAL = "static pods do not support ephemeral containers"
 
 
-def validate_pod_ephemeral_containers_update(pod: Obj, old: Obj, *, features: FeatureGates = DEFAULT) -> list[FieldError]:
+def validate_pod_ephemeral_containers_update(
+    pod: Obj, old: Obj, *, features: FeatureGates = DEFAULT
+) -> list[FieldError]:
     """`ValidatePodEphemeralContainersUpdate` (pkg/apis/core/validation/validation.go), for a write through
     `pods/{name}/ephemeralcontainers`, whose strategy kept everything of `old` but `spec.ephemeralContainers`:
     the pod's metadata and spec rules (ephemeral containers allowed, unlike on create), nothing on a mirror
@@ -351,9 +353,7 @@ def validate_pod_ephemeral_containers_update(pod: Obj, old: Obj, *, features: Fe
     old_spec = old.get("spec")
     gates = features_for_update(features, old_spec if isinstance(old_spec, dict) else {})
     errors = [
-        e
-        for e in validate_pod(pod, stored_meta=stored_meta, features=gates)
-        if (e.field, e.detail) not in _CREATE_ONLY
+        e for e in validate_pod(pod, stored_meta=stored_meta, features=gates) if (e.field, e.detail) not in _CREATE_ONLY
     ]
     if isinstance(new_meta, dict) and isinstance(old_meta, dict):
         errors = [*validate_object_meta_update(new_meta, old_meta), *errors]
