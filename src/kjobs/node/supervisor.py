@@ -220,7 +220,8 @@ class Supervisor(ABC):
                 reason = restart_limit_exceeded(limit)
                 self.request_kill(uid, grace_seconds=deletion_grace_seconds(record.pod), reason=reason)
                 return
-            if not round_ and record.kill is None and not (decisions.done or decisions.stop):
+            debuggers = not round_ and record.kill is None and record.pod.get("spec", {}).get("ephemeralContainers")
+            if debuggers and not (decisions.done or decisions.stop):
                 self._start_ephemeral(record, now)
             if decisions.stop and record.kill is None:
                 # The regular containers are done (or an init container failed the pod) while sidecars run: the
