@@ -119,3 +119,11 @@ def test_the_python_client_adds_an_ephemeral_container_and_validation_answers_42
         api.close()
     assert _wait_terminated(up, "pyc", "py")["exitCode"] == 0
     assert up.ok("logs", "pyc", "-c", "py") == "py"
+
+
+def test_discovery_and_openapi_list_the_subresource(up: Up) -> None:
+    resources = json.loads(up.ok("get", "--raw", "/api/v1"))["resources"]
+    entry = next(r for r in resources if r["name"] == "pods/ephemeralcontainers")
+    assert (entry["kind"], entry["verbs"]) == ("Pod", ["get", "patch", "update"])
+    paths = json.loads(up.ok("get", "--raw", "/openapi/v3/api/v1"))["paths"]
+    assert {"get", "put", "patch"} <= set(paths["/api/v1/namespaces/{namespace}/pods/{name}/ephemeralcontainers"])
