@@ -752,9 +752,14 @@ def test_validate_pod_update(old: Obj, new: Obj, err: str) -> None:
 
 def test_an_update_adding_ephemeral_containers_is_a_spec_change_not_a_create() -> None:
     """ "ephemeralContainer changes are not allowed via normal pod update": `validatePodMetadataAndSpec` has no
-    create-only rule, so the one error is the spec's (no `spec.ephemeralContainers: cannot be set on create`)."""
+    create-only rule (no `spec.ephemeralContainers: cannot be set on create`); the spec's error comes with those of
+    the ephemeral container itself (`validateEphemeralContainers`: the row's container has neither policy)."""
     old, new = _prepare(make_pod("foo"), make_pod("foo", ephemeralContainers=[{"name": "ephemeral", "image": "b"}]))
-    assert [(e.field, e.type.value) for e in validate_pod_update(new, old)] == [("spec", "FieldValueForbidden")]
+    assert [(e.field, e.type.value) for e in validate_pod_update(new, old)] == [
+        ("spec.ephemeralContainers[0].terminationMessagePolicy", "FieldValueRequired"),
+        ("spec.ephemeralContainers[0].imagePullPolicy", "FieldValueRequired"),
+        ("spec", "FieldValueForbidden"),
+    ]
 
 
 def test_the_apparmor_annotations_of_a_pod_are_fixed() -> None:

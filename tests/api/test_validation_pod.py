@@ -218,7 +218,9 @@ def test_pod_metadata_and_create_only_rules() -> None:
 def test_template_rules_inside_a_job() -> None:
     job = api_job()
     template_spec(job)["containers"][0]["image"] = ""
-    template_spec(job)["ephemeralContainers"] = [{"name": "debug", "image": "busybox"}]
+    # with its defaulted policies: the container itself is valid (validateEphemeralContainers checks it here too)
+    debug = {"name": "debug", "image": "busybox", "imagePullPolicy": "Always", "terminationMessagePolicy": "File"}
+    template_spec(job)["ephemeralContainers"] = [debug]
     job["spec"]["template"]["metadata"]["annotations"] = {"controller.kubernetes.io/pod-deletion-cost": "lots"}
     assert [str(e) for e in validate_job(job)] == [
         'spec.template.annotations[controller.kubernetes.io/pod-deletion-cost]: Invalid value: "lots": must be a '

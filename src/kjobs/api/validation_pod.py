@@ -916,6 +916,64 @@ def _validate_init_containers(
                     )
 
 
+EPHEMERAL_FORBIDDEN = (
+    "ports",
+    "resources",
+    "resizePolicy",
+    "restartPolicy",
+    "livenessProbe",
+    "readinessProbe",
+    "startupProbe",
+    "lifecycle",
+)
+"""The `EphemeralContainerCommon` fields outside `allowedEphemeralContainerFields`, in the Go struct's order
+(pkg/apis/core/validation/validation.go `validateFieldAllowList`): set, each is Forbidden."""
+EPHEMERAL_FORBIDDEN_DETAIL = "cannot be set for an Ephemeral Container"
+
+
+def _validate_ephemeral_containers(
+    ephemeral: list[tuple[int, Obj]],
+    others: list[tuple[int, Obj]],
+    volumes: dict[str, bool],
+    path: str,
+    errs: Errors,
+    host_users: bool = True,
+) -> None:
+    """`validateEphemeralContainers` (validation.go): the common container rules, a name unique across every
+    container of the pod, a `targetContainerName` naming a regular or init container, none of the fields
+    ephemeral containers may not have (a debugging container is not part of the workload: no ports, probes,
+    lifecycle or resources), and no `subPath`/`subPathExpr` mounts (bind mounts that would outlive it)."""
+    other_names = {c.get("name") for _, c in others if type(c.get("name")) is str}
+    all_names = set(other_names)
+    for i, container in ephemeral:
+        item = f"{path}[{i}]"
+        _validate_container_common(container, volumes, item, errs, host_users)
+        image = container.get("image")
+        if type(image) is str and image != image.strip():  # validateContainerOnlyForPod
+            errs.append(FieldError(f"{item}.image", Invalid, "must not have leading or trailing whitespace", image))
+        raw_name = container.get("name")
+        name = raw_name if type(raw_name) is str else ""
+        if name in all_names:
+            errs.append(FieldError(f"{item}.name", Duplicate, "", name))
+        else:
+            all_names.add(name)
+        target = container.get("targetContainerName")
+        if type(target) is str and target and target not in other_names:
+            errs.append(FieldError(f"{item}.targetContainerName", NotFound, "", target))
+        for key in EPHEMERAL_FORBIDDEN:
+            value = container.get(key)
+            if value is None or (key == "resources" and value == {}):  # a zero struct is unset in Go
+                continue
+            errs.append(FieldError(f"{item}.{key}", Forbidden, EPHEMERAL_FORBIDDEN_DETAIL))
+        mounts = container.get("volumeMounts")
+        for m, mount in enumerate(mounts if type(mounts) is list else ()):
+            if type(mount) is not dict:
+                continue
+            for key in ("subPath", "subPathExpr"):
+                if mount.get(key):
+                    errs.append(FieldError(f"{item}.volumeMounts[{m}].{key}", Forbidden, EPHEMERAL_FORBIDDEN_DETAIL))
+
+
 # --- scheduling -----------------------------------------------------------------------------------------------
 
 
@@ -1136,6 +1194,10 @@ def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool, feat
     init_path = f"{path}.initContainers"
     init = items_of(get_list(spec, "initContainers", init_path, errs), init_path, errs)
     _validate_init_containers(init, containers, volumes, grace, init_path, errs, features, host_users)
+    ephemeral_path = f"{path}.ephemeralContainers"
+    ephemeral = items_of(get_list(spec, "ephemeralContainers", ephemeral_path, errs), ephemeral_path, errs)
+    if ephemeral:
+        _validate_ephemeral_containers(ephemeral, [*containers, *init], volumes, ephemeral_path, errs, host_users)
     if get_bool(spec, "hostNetwork", f"{path}.hostNetwork", errs):
         for ci, container in containers:
             for pi, port in enumerate(container.get("ports") or []):

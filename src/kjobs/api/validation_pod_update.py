@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any
 
 from kjobs.api.disabled_fields import features_for_update
-from kjobs.api.errors import ErrorType, FieldError
+from kjobs.api.errors import ErrorType, FieldError, go_quote
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
 from kjobs.api.validation_affinity import REQUIRED_NODE_VALUE_PATH, has_invalid_required_node_label_value
@@ -335,3 +335,47 @@ def _differences(old: Any, new: Any, path: str) -> list[str]:
                 found.extend(_differences(a, b, f"{path}[{i}]"))
         return found
     return [path]
+
+
+STATIC_POD_EPHEMERAL = "static pods do not support ephemeral containers"
+
+
+def validate_pod_ephemeral_containers_update(
+    pod: Obj, old: Obj, *, features: FeatureGates = DEFAULT
+) -> list[FieldError]:
+    """`ValidatePodEphemeralContainersUpdate` (pkg/apis/core/validation/validation.go), for a write through
+    `pods/{name}/ephemeralcontainers`, whose strategy kept everything of `old` but `spec.ephemeralContainers`:
+    the pod's metadata and spec rules (ephemeral containers allowed, unlike on create), nothing on a mirror
+    pod, and no existing ephemeral container removed or changed (matched by name: a patch may reorder them).
+    A change is described by the changed field paths where Kubernetes prints Go's `cmp.Diff`."""
+    new_meta, old_meta = pod.get("metadata"), old.get("metadata")
+    stored_meta = old_meta if isinstance(old_meta, dict) else None
+    old_spec = old.get("spec")
+    gates = features_for_update(features, old_spec if isinstance(old_spec, dict) else {})
+    errors = [
+        e for e in validate_pod(pod, stored_meta=stored_meta, features=gates) if (e.field, e.detail) not in _CREATE_ONLY
+    ]
+    if isinstance(new_meta, dict) and isinstance(old_meta, dict):
+        errors = [*validate_object_meta_update(new_meta, old_meta), *errors]
+        errors.extend(_annotation_change_errors(new_meta, old_meta))
+    annotations = old_meta.get("annotations") if isinstance(old_meta, dict) else None
+    if isinstance(annotations, dict) and MIRROR in annotations:
+        return [FieldError("", ErrorType.FieldValueForbidden, STATIC_POD_EPHEMERAL)]
+    spec = pod.get("spec")
+    new_list = spec.get("ephemeralContainers") if isinstance(spec, dict) else None
+    old_list = old_spec.get("ephemeralContainers") if isinstance(old_spec, dict) else None
+    by_name = {c.get("name"): c for c in new_list or [] if isinstance(c, dict)} if isinstance(new_list, list) else {}
+    for container in old_list if isinstance(old_list, list) else []:
+        if not isinstance(container, dict):
+            continue
+        name = str(container.get("name", ""))
+        quoted = go_quote(name)
+        if name not in by_name:
+            detail = f"existing ephemeral containers {quoted} may not be removed\n"
+        elif by_name[name] != container:
+            changed = ", ".join(d.lstrip(".") for d in _differences(container, by_name[name], ""))
+            detail = f"existing ephemeral containers {quoted} may not be changed\n{changed}"
+        else:
+            continue
+        errors.append(FieldError("spec.ephemeralContainers", ErrorType.FieldValueForbidden, detail))
+    return errors

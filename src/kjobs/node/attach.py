@@ -7,8 +7,9 @@ the stream of each line), so an attach follows that file from its end at the att
 stdout or stderr channel it came from (stdout only under a tty, where the kubelet has one stream; a process
 container's stdout and stderr are one pipe, `kjobs.node.shim`, so its output is all stdout), and ends
 when the attempt has exited and its last output is read; the stream then ends as the kubelet's does, with
-`Success`. A kjobs container's stdin is /dev/null (`kjobs.node.shim`): nothing can reach it, so what the client
-sends on stdin is read and dropped, and resizes change nothing.
+`Success`. A container whose spec asks for stdin (`stdin: true`: `kubectl debug -i`'s ephemeral containers) reads
+what the client sends (`kjobs.node.stdin`); any other's stdin is /dev/null (`kjobs.node.shim`), and what the
+client sends is read and dropped. Resizes change nothing: kjobs gives a container no terminal.
 """
 
 from __future__ import annotations
@@ -19,14 +20,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kjobs.node.logs import FOLLOW_POLL_SECONDS, read_from, streams
+from kjobs.node.stdin import ContainerStdin
 from kjobs.server.remotecommand import STDERR, STDOUT
 
 
 class Attached:
     """An `ExecProcess` (`kjobs.server.remotecommand`) for an attach: the container's new output, then its end."""
 
-    def __init__(self, log: Path, ended: Callable[[], bool], *, tty: bool = False) -> None:
+    def __init__(
+        self, log: Path, ended: Callable[[], bool], *, tty: bool = False, stdin: ContainerStdin | None = None
+    ) -> None:
         self.output: asyncio.Queue[tuple[int, bytes] | None] = asyncio.Queue()
+        self._stdin = stdin
         self._log, self._ended, self._tty = log, ended, tty
         try:
             self._offset = log.stat().st_size  # from now on: what was written before is the log's
@@ -56,10 +61,14 @@ class Attached:
             self.output.put_nowait(None)
 
     async def write(self, data: bytes) -> None:
-        """Stdin: dropped (the container's stdin is /dev/null)."""
+        """Stdin: to the container's, if it has one; else dropped (its stdin is /dev/null)."""
+        if self._stdin is not None:
+            self._stdin.write(data)
 
     def close_stdin(self) -> None:
-        """Nothing to close."""
+        """The client's input ended: the container's stdin closes if it is `stdinOnce`."""
+        if self._stdin is not None:
+            self._stdin.end_of_input()
 
     def resize(self, width: int, height: int) -> None:
         """No terminal to resize."""

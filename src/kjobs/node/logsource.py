@@ -115,7 +115,9 @@ class AgentLogs:
         if log_of is None:
             raise UpgradeFailed(f'container not found ("{options.container}")')
         path, ended = log_of(uid, options.container)
-        return Attached(path, ended, tty=options.tty)
+        stdin_of = getattr(agent.runtime, "attach_stdin", None)
+        stdin = stdin_of(uid, options.container) if stdin_of is not None and options.stdin else None
+        return Attached(path, ended, tty=options.tty, stdin=stdin)
 
 
 def runtime_log(runtime: ContainerRuntime, uid: str, container: str, options: LogOptions) -> AsyncIterator[bytes]:

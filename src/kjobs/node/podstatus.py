@@ -157,6 +157,16 @@ def _container_status(record: PodRecord, container: Obj, *, init: bool, has_init
     return status
 
 
+def _ephemeral_status(record: PodRecord, container: Obj, has_init: bool, decisions: Plan) -> Obj:
+    """An ephemeral container's status, in spec order: like a container's, but never ready, and with no
+    `started` (the prober, which sets both, skips ephemeral containers: pkg/kubelet/prober/prober_manager.go
+    `UpdatePodStatus`); it runs once, so it never backs off nor restarts."""
+    status = _container_status(record, container, init=False, has_init=has_init, decisions=decisions)
+    status["ready"] = False
+    status.pop("started", None)
+    return status
+
+
 def _mark_unknown(status: Obj) -> None:
     status["state"] = {"terminated": {"exitCode": 137, "reason": CONTAINER_STATUS_UNKNOWN, "message": _UNKNOWN_MESSAGE}}
 
@@ -359,6 +369,7 @@ def compute_pod_status(
         ),
         key=lambda s: str(s["name"]),
     )
+    ephemeral = [_ephemeral_status(record, c, has_init, decisions) for c in spec.get("ephemeralContainers") or ()]
     killing = record.kill is not None
     pod_is_terminal = killing and decisions.done
     if pod_is_terminal:
@@ -413,6 +424,8 @@ def compute_pod_status(
     }
     if init_statuses:
         status["initContainerStatuses"] = init_statuses
+    if ephemeral:
+        status["ephemeralContainerStatuses"] = ephemeral
     if kill_reason is not None and pod_is_terminal:
         status["reason"] = kill_reason.reason
         status["message"] = kill_reason.message

@@ -66,6 +66,7 @@ from kjobs.node.resources import memory_limit_bytes
 from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP
 from kjobs.node.runtime import PodHandle, StatusCallback
 from kjobs.node.spawner import SHIMS, SpawnerPool
+from kjobs.node.stdin import ContainerStdin
 from kjobs.node.supervisor import MINIMUM_GRACE_SECONDS, Cancel, NotRunning, Supervisor, find_container, ignore_status
 from kjobs.server.remotecommand import ExecFailed, UpgradeFailed
 
@@ -90,6 +91,8 @@ class _Running:
     """The `setpriv` prefix that gave it its securityContext."""
     execs: set[int] = field(default_factory=set)
     """Process groups `kubectl exec` started in it: they end with it, as processes in a container do."""
+    stdin: ContainerStdin | None = None
+    """Its stdin, when its spec asks for one (`stdin: true`); else it reads /dev/null."""
 
 
 START_REPORT_DELAY = 0.02
@@ -280,6 +283,14 @@ class ProcessRuntime(Supervisor):
             raise UpgradeFailed(f"container not found ({go_quote(container)})")
         attempt = running.attempt
         return attempt_log_path(self.log_dir, uid, container, attempt.number), lambda: not attempt.running
+
+    def attach_stdin(self, uid: str, container: str) -> ContainerStdin | None:
+        """The running container's stdin for an attach, or None when its spec asks for none (`stdin: false`)."""
+        running = next(
+            (r for r in self._running.values() if r.uid == uid and r.attempt.container == container and r.pid),
+            None,
+        )
+        return running.stdin if running is not None else None
 
     def exec_spec(self, uid: str, container: str, command: list[str]) -> ExecSpec:
         """How `kubectl exec` runs `command` in the pod's running `container` (`kjobs.node.execution`): with what
@@ -525,6 +536,17 @@ class ProcessRuntime(Supervisor):
                 placement = self.memory_guard.place(attempt.container_id.removeprefix("kjobs://"), limit)
         except OSError as exc:
             return self._start_error(attempt, f"failed to start container process: {exc.strerror or exc}")
+        stdin: ContainerStdin | None = None
+        if container.get("stdin") is True:
+            stdin_path = f"{self._log_dir_text}/{attempt_log_name(record.uid, name, number)[: -len('.log')]}.stdin"
+            try:
+                stdin = ContainerStdin(
+                    stdin_path, once=container.get("stdinOnce") is True, tty=container.get("tty") is True
+                )
+            except OSError as exc:
+                if placement is not None:
+                    self.memory_guard.release(placement)
+                return self._start_error(attempt, f"failed to create container stdin: {exc.strerror or exc}")
         self._running[attempt.container_id] = _Running(
             uid=record.uid,
             attempt=attempt,
@@ -533,6 +555,7 @@ class ProcessRuntime(Supervisor):
             env=own_env,
             cwd=workdir,
             prefix=tuple(prefix),
+            stdin=stdin,
         )
         if prefix:
             argv = [*prefix, *argv]
@@ -547,6 +570,7 @@ class ProcessRuntime(Supervisor):
             (record.uid, name, number),
             owner=owner,
             started_at=now,
+            stdin=stdin.path if stdin is not None else None,
         )
         return attempt
 
@@ -585,6 +609,8 @@ class ProcessRuntime(Supervisor):
             return
         if running.placement is not None:
             self.memory_guard.release(running.placement)
+        if running.stdin is not None:
+            running.stdin.close()
         self._start_error(running.attempt, message)
         self.exited(running.uid, running.attempt, exit_code=START_ERROR_EXIT_CODE, signal=None, oom=False)
 
@@ -593,6 +619,8 @@ class ProcessRuntime(Supervisor):
         if running is None:
             return
         _end_execs(running)
+        if running.stdin is not None:
+            running.stdin.close()
         oom = False
         if running.placement is not None:
             oom = self.memory_guard.oom_killed(running.placement)

@@ -249,11 +249,18 @@ def plan(record: PodRecord, now: float, *, cap: float = DEFAULT_BACKOFF_CAP) -> 
 
 
 def _sidecars_running(record: PodRecord) -> bool:
-    for container in record.pod.get("spec", {}).get("initContainers") or ():
+    """Whether a sidecar or an ephemeral container runs: the pod is stopped with it once the regular containers
+    are done (an ephemeral container does not keep a pod alive, and is stopped with it)."""
+    spec = record.pod.get("spec", {})
+    for container in spec.get("initContainers") or ():
         if is_sidecar(container):
             last = record.last(container["name"])
             if last is not None and last.running:
                 return True
+    for container in spec.get("ephemeralContainers") or ():
+        last = record.last(str(container.get("name", "")))
+        if last is not None and last.running:
+            return True
     return False
 
 

@@ -11,12 +11,14 @@ library only, so it is up in milliseconds) and speaks JSON lines over its stdin/
                                                     record running groups and where to keep the journal; with
                                                     die_with_agent, stdin closing without a "q" (the agent's
                                                     process died) SIGKILLs every container first
-    → ["s", id, argv, env, cwd, log_path, uid, name, number, time(, owner)]
+    → ["s", id, argv, env, cwd, log_path, uid, name, number, time(, owner(, stdin))]
                                                     start a container process (env on top of base_env) in cwd,
                                                     created if missing (and given to owner, [uid, gid], if
                                                     sent), output appended to log_path; uid, name and number
                                                     (restart count) say which container it is, time the start
-                                                    time the agent reports (null: the shim's clock)
+                                                    time the agent reports (null: the shim's clock); stdin a
+                                                    FIFO to read as stdin (opened, then removed), else
+                                                    /dev/null
     → ["k", id, signum]                             signal its process group (ignored once reaped)
     → ["q"]                                         the agent stops cleanly: remove the journal at exit
     ← ["p", id, pid]                                started
@@ -135,7 +137,8 @@ class Shim:
         kind = message[0]
         if kind == "s":
             cid, argv, env, cwd, log_path = message[1:6]
-            self.spawn(cid, argv, env, cwd, log_path, message[10] if len(message) > 10 else None)
+            owner = message[10] if len(message) > 10 else None
+            self.spawn(cid, argv, env, cwd, log_path, owner, message[11] if len(message) > 11 else None)
             if message[1] in self.running:
                 if self.journaled_starts >= ROTATE_AFTER:
                     self.rotate_journal()
@@ -207,10 +210,45 @@ class Shim:
                     os.unlink(path)
 
     def spawn(
-        self, cid: str, argv: list[str], env: dict[str, str], cwd: str, log_path: str, owner: list[int] | None = None
+        self,
+        cid: str,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: str,
+        log_path: str,
+        owner: list[int] | None = None,
+        stdin_path: str | None = None,
     ) -> None:
         """Start one container process in `cwd` (created if missing, and given to `owner` when the container runs
-        as another user) with its output appended to its log file."""
+        as another user) with its output appended to its log file, its stdin the FIFO `stdin_path` if given."""
+        stdin = self.devnull
+        if stdin_path is not None:
+            try:
+                # the agent holds the FIFO open for writing already: this open does not wait
+                stdin = os.open(os.path.join(self.home, stdin_path), os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+                os.set_blocking(stdin, True)
+            except OSError as exc:
+                self.failed(cid, f"failed to open container stdin: {exc.strerror or exc}")
+                return
+            finally:
+                with contextlib.suppress(OSError):
+                    os.unlink(os.path.join(self.home, stdin_path))
+        try:
+            self._spawn(cid, argv, env, cwd, log_path, owner, stdin)
+        finally:
+            if stdin != self.devnull:
+                os.close(stdin)
+
+    def _spawn(
+        self,
+        cid: str,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: str,
+        log_path: str,
+        owner: list[int] | None,
+        stdin: int,
+    ) -> None:
         cwd, log_path = os.path.join(self.home, cwd), os.path.join(self.home, log_path)
         try:
             _make_dir(cwd)
@@ -249,7 +287,7 @@ class Shim:
                 argv,
                 full_env,
                 file_actions=[
-                    (os.POSIX_SPAWN_DUP2, self.devnull, 0),
+                    (os.POSIX_SPAWN_DUP2, stdin, 0),
                     (os.POSIX_SPAWN_DUP2, pipe_write, 1),
                     (os.POSIX_SPAWN_DUP2, pipe_write, 2),
                 ],

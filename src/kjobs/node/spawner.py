@@ -80,18 +80,22 @@ class Spawner:
         *,
         owner: tuple[int, int] | None = None,
         started_at: float | None = None,
+        stdin: str | None = None,
     ) -> None:
         """Ask for a container process; `on_started`/`on_failed`, then `on_exited`, follow. `which` (pod uid,
         container name, restart count) is journaled with its start, for an agent that adopts it, and so is
         `started_at` (the start time the agent reports; the shim's own clock if None), so that an adopting agent
         reports the same `startedAt`. With `owner` (uid, gid), `cwd` is given to that user (the container runs
-        as it: `kjobs.node.security`)."""
+        as it: `kjobs.node.security`). `stdin`: a FIFO the container reads as its stdin (`stdin: true`), which
+        the shim removes once opened; else its stdin is /dev/null."""
         self._ensure_shim()
         self._pids[cid] = None
         self.starting += 1
         message: list[Any] = ["s", cid, argv, dict(env), cwd, log_path, *which, started_at]
-        if owner is not None:
-            message.append(list(owner))
+        if owner is not None or stdin is not None:
+            message.append(list(owner) if owner is not None else None)
+        if stdin is not None:
+            message.append(stdin)
         self._send(message)
 
     def signal(self, cid: str, signum: int) -> None:
@@ -330,6 +334,7 @@ class SpawnerPool:
         *,
         owner: tuple[int, int] | None = None,
         started_at: float | None = None,
+        stdin: str | None = None,
     ) -> None:
         """`Spawner.spawn` on the shim with the fewest starts awaiting their answer (the next in turn on a tie)."""
         shims, first = self._shims, self._next
@@ -344,7 +349,7 @@ class SpawnerPool:
             for other in shims:
                 other.start()
         self._owner[cid] = shim
-        shim.spawn(cid, argv, env, cwd, log_path, which, owner=owner, started_at=started_at)
+        shim.spawn(cid, argv, env, cwd, log_path, which, owner=owner, started_at=started_at, stdin=stdin)
 
     def signal(self, cid: str, signum: int) -> None:
         """`Spawner.signal` through the shim that started the container."""

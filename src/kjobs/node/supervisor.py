@@ -64,9 +64,13 @@ def deletion_grace_seconds(pod: Obj) -> float:
 
 
 def find_container(pod: Obj, name: str) -> Obj | None:
-    """The init or regular container spec called `name`."""
+    """The init, regular or ephemeral container spec called `name` (names are unique across the three)."""
     spec = pod.get("spec", {})
-    for container in list(spec.get("initContainers") or []) + list(spec.get("containers") or []):
+    for container in (
+        *(spec.get("initContainers") or ()),
+        *(spec.get("containers") or ()),
+        *(spec.get("ephemeralContainers") or ()),
+    ):
         if container.get("name") == name:
             return dict(container)
     return None
@@ -216,6 +220,9 @@ class Supervisor(ABC):
                 reason = restart_limit_exceeded(limit)
                 self.request_kill(uid, grace_seconds=deletion_grace_seconds(record.pod), reason=reason)
                 return
+            debuggers = not round_ and record.kill is None and record.pod.get("spec", {}).get("ephemeralContainers")
+            if debuggers and not (decisions.done or decisions.stop):
+                self._start_ephemeral(record, now)
             if decisions.stop and record.kill is None:
                 # The regular containers are done (or an init container failed the pod) while sidecars run: the
                 # kubelet kills the pod, its sidecars with the pod's grace period (request_kill syncs again).
@@ -241,6 +248,15 @@ class Supervisor(ABC):
         if wake_at is not None:
             self._wakeups[uid] = self._call_later(max(wake_at - now, 0.0), lambda: self.sync(uid))
         self._publish(record, handle, now, done=decisions.done and not record.any_running())
+
+    def _start_ephemeral(self, record: PodRecord, now: float) -> None:
+        """Start each ephemeral container that never ran, as soon as the pod lists it, whatever its init
+        containers do; one that ended is never started again (pkg/kubelet/kuberuntime/kuberuntime_manager.go
+        `computePodActions`: `EphemeralContainersToStart` holds those without a status)."""
+        for container in record.pod.get("spec", {}).get("ephemeralContainers") or ():
+            name = container.get("name")
+            if isinstance(name, str) and not record.attempts.get(name) and name not in record.config_errors:
+                self._start(record, name, now)
 
     def _publish(self, record: PodRecord, handle: PodHandle, now: float, *, done: bool) -> None:
         status = compute_pod_status(
@@ -420,7 +436,11 @@ class Supervisor(ABC):
         if find_container(record.pod, container) is None:
             raise bad_request(f"container {container} is not valid for pod {handle.name}")
         attempts = record.attempts.get(container) or []
-        statuses = (handle.status.get("initContainerStatuses") or []) + (handle.status.get("containerStatuses") or [])
+        statuses = [
+            *(handle.status.get("initContainerStatuses") or ()),
+            *(handle.status.get("containerStatuses") or ()),
+            *(handle.status.get("ephemeralContainerStatuses") or ()),
+        ]
         status: Obj = next((s for s in statuses if s.get("name") == container), {})
         state, last_state = status.get("state", {}), status.get("lastState", {})
         if previous:

@@ -18,13 +18,15 @@ from kjobs.node.restart import is_sidecar
 
 
 def stop_turns(pod: Obj, running: Collection[str]) -> set[str]:
-    """Of the `running` containers of `pod`, those whose turn to be stopped has come: every regular container
+    """Of the `running` containers of `pod`, those whose turn to be stopped has come: every regular, ephemeral
     and ordinary init container; a sidecar once no regular container runs and the next sidecar after it (in spec
     order) does not run."""
     spec = pod.get("spec") or {}
     regular = [str(c.get("name", "")) for c in spec.get("containers") or ()]
     turns = {name for name in regular if name in running}
     regular_running = bool(turns)
+    # ephemeral containers are stopped with the regular ones (the kubelet's killContainersWithSyncResult)
+    turns.update(n for c in spec.get("ephemeralContainers") or () if (n := str(c.get("name", ""))) in running)
     later_sidecar: str | None = None
     for container in reversed(spec.get("initContainers") or ()):
         name = str(container.get("name", ""))

@@ -96,8 +96,10 @@ def _paths(r: Resource) -> Obj:
     }
     collection["parameters"] = common[1:]
     paths: Obj = {f"{scope}/{r.plural}": collection, f"{scope}/{r.plural}/{{name}}": item}
-    if "status" in r.subresources:
-        paths[f"{scope}/{r.plural}/{{name}}/status"] = {
+    for sub in ("status", "ephemeralcontainers"):  # the subresources that read and write the object itself
+        if sub not in r.subresources:
+            continue
+        paths[f"{scope}/{r.plural}/{{name}}/{sub}"] = {
             "get": _op(r, "get"),
             "put": _op(r, "put", body=True),
             "patch": _op(r, "patch", patch=True),

@@ -168,7 +168,7 @@ RESOURCES: list[Resource] = [
         True,
         ("po",),
         ("all",),
-        subresources=("status", "log", "exec", "attach", "eviction", "binding"),
+        subresources=("status", "log", "exec", "attach", "eviction", "binding", "ephemeralcontainers"),
         graceful=True,
         hooks={
             "default": (_DEFAULTS, "default_api_pod_in_place"),
@@ -176,6 +176,10 @@ RESOURCES: list[Resource] = [
             "validate": (_VALIDATION, "validate_pod"),
             "validate_update": (_VALIDATION, "validate_pod_update"),
             "validate_status_update": ("kjobs.api.validation_pod_status", "validate_pod_status_update"),
+            "validate_ephemeralcontainers_update": (
+                "kjobs.api.validation_pod_update",
+                "validate_pod_ephemeral_containers_update",
+            ),
             "drop_disabled": (_DISABLED, "drop_disabled_pod_fields"),
             "warnings": ("kjobs.api.validation_warnings", "warnings_for_pod"),
         },
@@ -423,4 +427,5 @@ SUBRESOURCE_VERBS: dict[str, list[str]] = {
     "eviction": ["create"],
     "binding": ["create"],
     "finalize": ["update"],  # the namespace registry's FinalizeREST is an Updater only
+    "ephemeralcontainers": ["get", "patch", "update"],  # pkg/registry/core/pod/storage EphemeralContainersREST
 }

@@ -695,7 +695,7 @@ class ApiService:
     def _validate(self, r: Resource, obj: Obj, old: Obj | None, subresource: str) -> None:
         errors: list[FieldError] = []
         name = str(_meta(obj).get("name", ""))
-        if subresource in ("status", "finalize") and old is not None:
+        if subresource in ("status", "finalize", "ephemeralcontainers") and old is not None:
             hook = r.hook(f"validate_{subresource}_update")
             if hook is not None:
                 errors = hook(obj, old)
@@ -978,6 +978,8 @@ class ApiService:
                 _keep_qos_class(merged, old)
             _status_write_metadata(r, _meta(merged), new.get("metadata") or {})
             return merged
+        if subresource == "ephemeralcontainers":
+            return _ephemeral_containers_write(old, new)
         merged = new
         if merged.get("metadata") is old.get("metadata"):  # a patch that left metadata alone: it changes here
             merged["metadata"] = dict(merged["metadata"])
@@ -2247,6 +2249,21 @@ def _status_write_metadata(r: Resource, merged: Obj, new: Obj) -> None:
             merged[key] = new[key]
         else:
             merged.pop(key, None)
+
+
+def _ephemeral_containers_write(old: Obj, new: Obj) -> Obj:
+    """A write through `pods/{name}/ephemeralcontainers` changes only `spec.ephemeralContainers`: everything else,
+    labels and annotations included, is the stored pod's (pkg/registry/core/pod/strategy.go
+    `dropNonEphemeralContainerUpdates`, whose ResetObjectMetaForStatus resets the metadata a write may change)."""
+    merged = _copy(old)
+    spec = merged.setdefault("spec", {})
+    new_spec = new.get("spec")
+    containers = new_spec.get("ephemeralContainers") if isinstance(new_spec, dict) else None
+    if containers is None:
+        spec.pop("ephemeralContainers", None)
+    else:
+        spec["ephemeralContainers"] = containers
+    return merged
 
 
 def _keep_qos_class(merged: Obj, old: Obj) -> None:
