@@ -157,6 +157,7 @@ async def create_configs(client: Client, namespace: str, configs: Iterable[Obj])
     """Create a manifest's Namespaces, then the namespaces the Job (in `namespace`) and its ConfigMaps, Secrets
     and ServiceAccounts need that are still missing (`create_namespaces`), then those objects; returns the
     namespaces created for want of one."""
+    from kjobs.api.errors import ApiError
     from kjobs.client.resources import CONFIG_MAPS, NAMESPACES, SECRETS, SERVICE_ACCOUNTS
 
     resources = {"ConfigMap": CONFIG_MAPS, "Secret": SECRETS, "ServiceAccount": SERVICE_ACCOUNTS}
@@ -168,7 +169,18 @@ async def create_configs(client: Client, namespace: str, configs: Iterable[Obj])
     wanted = [str((c.get("metadata") or {}).get("namespace") or namespace) for c in others]
     created = await create_namespaces(client, [namespace, *wanted])
     for config, where in zip(others, wanted, strict=True):
-        await client.create(resources[str(config.get("kind"))], where, config)
+        resource = resources[str(config.get("kind"))]
+        try:
+            await client.create(resource, where, config)
+        except ApiError as exc:
+            if exc.code != 409 or resource is not SERVICE_ACCOUNTS:
+                raise
+            # The ServiceAccounts controller made this one (`default`) at start: the manifest's takes its place, as
+            # `kubectl apply` of it would configure the cluster's.
+            meta = config["metadata"]
+            current = await client.get(resource, where, str(meta["name"]))
+            meta = {**meta, "resourceVersion": current["metadata"]["resourceVersion"]}
+            await client.update(resource, where, {**config, "metadata": meta})
     return created
 
 

@@ -69,3 +69,16 @@ def test_the_run_api_refuses_what_the_cluster_lacks(capsys: pytest.CaptureFixtur
     code = run(job, RunOptions(out=io.StringIO()))
     assert code == 2
     assert capsys.readouterr().err == f"error: {REFUSAL}"
+
+
+@pytest.mark.parametrize("command", ["run", "simulate"])
+def test_a_manifest_may_carry_the_default_account(tmp_path: Path, command: str) -> None:
+    """The ServiceAccounts controller has made `default` before the manifest's objects are created: the manifest's
+    `default` configures it (as `kubectl apply` would) rather than failing with AlreadyExists."""
+    path = tmp_path / "job.yaml"
+    account = "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: default, labels: {from: manifest}}\n---\n"
+    job = JOB.replace("serviceAccountName: builder", "serviceAccountName: default").replace("namespace: team", "")
+    path.write_text(account + job)
+    result = kjobs(command, str(path), timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "Complete" in result.stdout
