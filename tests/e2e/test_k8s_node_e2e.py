@@ -48,7 +48,7 @@ TIMEOUT = 45.0
 """Seconds any one wait may take (upstream's are minutes; every wait here takes seconds)."""
 PAUSE = "trap 'exit 0' TERM; sleep 1000000 & wait"
 """The pause image: runs until signalled, then exits 0."""
-DELAY = {0: 0.0, 1: 0.1, 5: 0.4, 10: 0.6, 20: 0.8, 30: 0.9, 60: 1.0}
+DELAY = {0: 0.0, 1: 0.1, 5: 1.0, 10: 1.3, 20: 1.6, 30: 1.8, 60: 2.0}
 """ExecCommand's Delay/StartDelay seconds → the seconds slept here (order kept); 100 s and more: until killed."""
 
 
