@@ -60,12 +60,19 @@ def enable(on: bool = True) -> None:
 
 def check() -> None:
     """Raise `CacheMutationError` if a shared object decoded since the last check was changed; then forget them."""
-    global _remembered
-    if _remembered is None:
+    remembered = _remembered
+    if remembered is None:
         return
-    # Swapped, not iterated in place: a cluster running on another thread may be remembering objects meanwhile.
-    remembered, _remembered = _remembered, deque(maxlen=_KEEP)
-    changed = [obj for obj, raw in remembered if orjson.dumps(obj) != raw]
+    # Taken one by one, not iterated: a cluster running on another thread may be remembering objects meanwhile
+    # (those are left for the next check).
+    changed = []
+    for _ in range(len(remembered)):
+        try:
+            obj, raw = remembered.popleft()
+        except IndexError:  # emptied by a check on another thread
+            break
+        if orjson.dumps(obj) != raw:
+            changed.append(obj)
     if changed:
         names = ", ".join(
             f"{o.get('kind', '?')} {(o.get('metadata') or {}).get('namespace', '')}/"
