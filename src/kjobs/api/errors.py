@@ -284,6 +284,11 @@ class ApiError(Exception):
             body["details"] = self.details
         return body
 
+    def has_cause(self, reason: str) -> bool:
+        """Whether `details.causes` names `reason` (apimachinery's `errors.HasStatusCause`; a namespace going away
+        answers a create with the cause `NamespaceTerminating`)."""
+        return any(cause.get("reason") == reason for cause in (self.details or {}).get("causes") or [])
+
     @classmethod
     def from_status(cls, status: Obj) -> ApiError:
         """Rebuild the error from a `Status` a server sent (the HTTP client raises what the server said)."""

@@ -406,7 +406,7 @@ class CronJobController:
                     return None
                 log.info("job %s/%s already exists", namespace, _meta(existing).get("name"))
                 return existing
-            if not _namespace_terminating(exc):
+            if not exc.has_cause("NamespaceTerminating"):
                 self.events.event(cronjob, "Warning", "FailedCreate", f"Error creating job: {exc.message}")
             raise
         self.metrics.creation_skew.observe(parse_time(str(_meta(created).get("creationTimestamp"))) - scheduled)
@@ -417,8 +417,3 @@ class CronJobController:
 def _later(a: str, b: str) -> bool:
     """Whether RFC 3339 time `a` is after `b`."""
     return parse_time(a) > parse_time(b)
-
-
-def _namespace_terminating(exc: ApiError) -> bool:
-    """`errors.HasStatusCause(err, NamespaceTerminatingCause)`."""
-    return any(cause.get("reason") == "NamespaceTerminating" for cause in (exc.details or {}).get("causes") or [])

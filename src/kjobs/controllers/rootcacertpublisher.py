@@ -64,11 +64,6 @@ def repaired(config_map: Obj, root_ca: str) -> Obj | None:
     }
 
 
-def _terminating(exc: ApiError) -> bool:
-    causes = (exc.details or {}).get("causes") or []
-    return any(c.get("reason") == "NamespaceTerminating" for c in causes)
-
-
 @dataclass
 class RootCACertPublisher:
     """Keeps `kube-root-ca.crt` in every namespace."""
@@ -125,8 +120,8 @@ class RootCACertPublisher:
             try:
                 await self.client.create(CONFIG_MAPS, namespace, desired(namespace, self.root_ca), handover=True)
             except ApiError as exc:
-                if exc.code == 404 or _terminating(exc):  # the namespace is gone, or going: no retry
-                    return
+                if exc.code == 404 or exc.has_cause("NamespaceTerminating"):  # the namespace is gone, or going
+                    return  # no retry
                 raise  # retried with back-off (AlreadyExists too: by then the cache has it, and it is checked)
             return
         update = repaired(current, self.root_ca)

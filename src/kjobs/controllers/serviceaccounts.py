@@ -32,11 +32,6 @@ DEFAULT_ACCOUNTS = ("default",)
 """`DefaultServiceAccountsControllerOptions`: the accounts every namespace gets."""
 
 
-def _terminating(exc: ApiError) -> bool:
-    causes = (exc.details or {}).get("causes") or []
-    return any(c.get("reason") == "NamespaceTerminating" for c in causes)
-
-
 @dataclass
 class ServiceAccountsController:
     """Keeps `default` (and any other of `accounts`) in every active namespace."""
@@ -120,7 +115,7 @@ class ServiceAccountsController:
             try:
                 await self.client.create(SERVICE_ACCOUNTS, namespace, body, handover=True)
             except ApiError as exc:
-                if exc.reason != "AlreadyExists" and not _terminating(exc):
+                if exc.reason != "AlreadyExists" and not exc.has_cause("NamespaceTerminating"):
                     failures.append(exc)
         if failures:
             raise failures[0]
