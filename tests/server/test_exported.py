@@ -22,6 +22,7 @@ def test_app_factory_and_runner() -> None:
         "features",
         "min_request_timeout",
         "resource_version_wait",
+        "upkeep_intervals",
     ]
     for name in ("serve", "start_in_loop", "run_forever", "bind"):
         assert callable(getattr(runner, name))

@@ -34,6 +34,7 @@ from kjobs.api.selectors import parse_field_selector, parse_label_selector
 from kjobs.api.types import Obj
 from kjobs.server import (
     authz,
+    bootstrap,
     discovery,
     health,
     limits,
@@ -440,6 +441,8 @@ def _first_line(exc: Exception) -> str:
     return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
 
 
+UPKEEP_INTERVALS = (bootstrap.KUBERNETES_SERVICE_INTERVAL, bootstrap.SYSTEM_NAMESPACES_INTERVAL)
+
 DEFAULT_SECURE_PORT = 6443
 """kube-apiserver's `--secure-port` default: the `kubernetes` Service's target port when the port is not known."""
 
@@ -463,6 +466,7 @@ class App:
         features: FeatureGates = DEFAULT,
         min_request_timeout: float = limits.MIN_REQUEST_TIMEOUT,
         resource_version_wait: float = RESOURCE_VERSION_WAIT,
+        upkeep_intervals: tuple[float, float] = UPKEEP_INTERVALS,
     ) -> None:
         self.storage = Storage(store)
         self.resource_version_wait = resource_version_wait
@@ -481,6 +485,9 @@ class App:
         """The port this application is served on, once bound: the `kubernetes` Service's target port."""
         self._watches: set[Any] = set()
         self._streams_closed = False
+        self.upkeep_intervals = upkeep_intervals
+        """Seconds between re-creations of the `kubernetes` Service and of the system namespaces when missing."""
+        self._upkeep: list[asyncio.Task[None]] = []
 
     async def startup(self) -> None:
         """Create the built-in namespaces, system PriorityClasses and the `kubernetes` Service (idempotent; a resumed
@@ -490,6 +497,23 @@ class App:
             await self.service.ensure_system_priority_classes()
             await self.service.ensure_kubernetes_service(self.api_port or DEFAULT_SECURE_PORT)
             self.started = True
+
+    def start_upkeep(self) -> None:
+        """Begin the loops that create the `kubernetes` Service and the system namespaces again when they go
+        missing (`kjobs.server.bootstrap`): the lifespan's start, so while the application is served."""
+        if not self._upkeep:
+            self._upkeep = bootstrap.upkeep_tasks(
+                self.service.ensure_namespaces,
+                lambda: self.service.ensure_kubernetes_service(self.api_port or DEFAULT_SECURE_PORT, reconcile=False),
+                service_interval=self.upkeep_intervals[0],
+                namespaces_interval=self.upkeep_intervals[1],
+            )
+
+    def shutdown(self) -> None:
+        """Stop the upkeep loops (the lifespan's shutdown; a later start begins them again)."""
+        for task in self._upkeep:
+            task.cancel()
+        self._upkeep = []
 
     def open_streams(self) -> None:
         """Serve watches again (a server started anew over this application after `close_streams`)."""
@@ -521,8 +545,10 @@ class App:
                 except Exception as exc:  # pragma: no cover - reported to the server, which exits
                     await send({"type": "lifespan.startup.failed", "message": str(exc)})
                     return
+                self.start_upkeep()
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
+                self.shutdown()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -1458,6 +1484,7 @@ def create_app(
     features: FeatureGates = DEFAULT,
     min_request_timeout: float = limits.MIN_REQUEST_TIMEOUT,
     resource_version_wait: float = RESOURCE_VERSION_WAIT,
+    upkeep_intervals: tuple[float, float] = UPKEEP_INTERVALS,
 ) -> App:
     """The API server application over `store` (call `startup()` or run it with lifespan to create namespaces).
 
@@ -1469,7 +1496,8 @@ def create_app(
     `--feature-gates`; a watch without `timeoutSeconds` ends after 1 to 2 times `min_request_timeout` seconds
     (`limits.MIN_REQUEST_TIMEOUT`; 0: never); a watch that allows bookmarks gets one every `bookmark_interval`
     seconds (`BOOKMARK_INTERVAL`); a read from a resourceVersion the store has not reached waits
-    `resource_version_wait` seconds for it (`RESOURCE_VERSION_WAIT`).
+    `resource_version_wait` seconds for it (`RESOURCE_VERSION_WAIT`); the `kubernetes` Service and the system
+    namespaces are created again when missing every `upkeep_intervals` seconds (`kjobs.server.bootstrap`).
     """
     return App(
         store,
@@ -1485,4 +1513,5 @@ def create_app(
         features=features,
         min_request_timeout=min_request_timeout,
         resource_version_wait=resource_version_wait,
+        upkeep_intervals=upkeep_intervals,
     )

@@ -623,11 +623,12 @@ class ApiService:
         if r.kind == "PriorityClass":
             self._classes = None
 
-    async def ensure_kubernetes_service(self, port: int) -> None:
+    async def ensure_kubernetes_service(self, port: int, *, reconcile: bool = True) -> None:
         """The `kubernetes` Service in `default`, as kube-apiserver's own controller keeps it
         (pkg/controlplane/controller/kubernetesservice/controller.go `CreateOrUpdateMasterServiceIfNeeded`,
         `getMasterServiceUpdateIfNeeded`): cluster IP 10.96.0.1, port `https` 443 to the API server's port;
-        created when missing, its ports and type reset when they differ (a restart on another port)."""
+        created when missing; with `reconcile` (at start: a restart on another port) its ports and type are reset
+        when they differ, while the periodic runs (`kjobs.server.bootstrap`) leave an existing one alone."""
         r = lookup("", "v1", "services")
         assert r is not None
         ports = [{"name": "https", "protocol": "TCP", "port": 443, "targetPort": port}]
@@ -652,7 +653,7 @@ class ApiService:
                     raise
             return
         spec = existing.get("spec") or {}
-        if (
+        if not reconcile or (
             spec.get("type") == "ClusterIP"
             and [{k: p.get(k) for k in ("name", "protocol", "port", "targetPort")} for p in spec.get("ports") or []]
             == ports
