@@ -1605,12 +1605,12 @@ def test_run_kubectl_all_namespace_tests(kubectl: Cmd) -> None:
     k.get_object_assert("pods", PODS, "valid-pod:")
     ### a specific namespace is ignored when all-namespaces is provided
     k("get", "pods", "--all-namespaces", "--namespace=default")
-    ### --all-namespaces shows namespaces (a ConfigMap `test` in each: the script's ServiceAccounts, not served)
+    ### --all-namespaces shows namespaces
     for ns in ("all-ns-test-1", "all-ns-test-2"):
         k("create", "namespace", ns)
-        k("create", "configmap", "test", "-n", ns)
+        k("create", "serviceaccount", "test", "-n", ns)
     for flag in ("--all-namespaces", "-A"):
-        output_message = k("get", "configmaps", flag)
+        output_message = k("get", "serviceaccounts", flag)
         if_has_string(output_message, "all-ns-test-1")
         if_has_string(output_message, "all-ns-test-2")
     k("delete", "namespace", "all-ns-test-1")
@@ -1625,11 +1625,10 @@ def test_run_kubectl_all_namespace_tests(kubectl: Cmd) -> None:
 
 
 def test_run_retrieve_multiple_tests(kubectl: Cmd) -> None:
-    # `nodes/127.0.0.1 service/kubernetes` in the default namespace: kjobs has no `kubernetes` Service, so the
-    # second kind is a namespace (one get of two kinds, as the script's)
+    # `nodes/127.0.0.1 service/kubernetes` in the default namespace (kjobs' node has its own name)
     k = kubectl
     k("config", "set-context", "--current", "--namespace=")
-    k.get_object_assert(f"nodes/{NODE} namespace/default", PODS, f"{NODE}:default:")
+    k.get_object_assert(f"nodes/{NODE} service/kubernetes", PODS, f"{NODE}:kubernetes:")
 
 
 # test/cmd/create.sh
