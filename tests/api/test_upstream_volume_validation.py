@@ -124,6 +124,22 @@ VALID = [
         {"name": "secret", "secret": {"secretName": "my-secret", "items": [{"key": "key", "path": "dir/filename"}]}},
         id="valid Secret with subdir projection",
     ),
+    pytest.param({"name": "cfgmap", "configMap": {"name": "my-cfgmap"}}, id="valid ConfigMap"),
+    pytest.param(
+        {"name": "cfgmap", "configMap": {"name": "my-cfgmap", "defaultMode": 0o644}},
+        id="valid ConfigMap with defaultMode",
+    ),
+    pytest.param(
+        {
+            "name": "cfgmap",
+            "configMap": {"name": "my-cfgmap", "items": [{"key": "key", "path": "filename", "mode": 0o644}]},
+        },
+        id="valid ConfigMap with projection and mode",
+    ),
+    pytest.param(
+        {"name": "cfgmap", "configMap": {"name": "my-cfgmap", "items": [{"key": "key", "path": "dir/filename"}]}},
+        id="valid ConfigMap with subdir projection",
+    ),
     pytest.param({"name": "glusterfs", "glusterfs": {"endpoints": "host1", "path": "path"}}, id="valid Glusterfs"),
     pytest.param(
         {"name": "flocker", "flocker": {"datasetUUID": "d846b09d-223d-43df-ab5b-d6db2206a0e4"}},
@@ -314,6 +330,31 @@ FAILURES = [
         {"name": "secret", "secret": {"secretName": "s", "defaultMode": -1}},
         [f"volumes[0].secret.defaultMode: Invalid value: -1: {MODE}"],
         id="secret with invalid negative defaultMode",
+    ),
+    pytest.param(
+        {"name": "cfgmap", "configMap": {"name": "c", "items": [{"key": "key", "path": ""}]}},
+        ["volumes[0].configMap.items[0].path: Required value"],
+        id="configmap with missing path",
+    ),
+    pytest.param(
+        {"name": "cfgmap", "configMap": {"name": "c", "items": [{"key": "key", "path": "../foo"}]}},
+        ["volumes[0].configMap.items[0].path: Invalid value: \"../foo\": must not contain '..'"],
+        id="configmap with leading ..",
+    ),
+    pytest.param(
+        {"name": "cfgmap", "configMap": {"name": "c", "items": [{"key": "key", "path": "foo/../bar"}]}},
+        ["volumes[0].configMap.items[0].path: Invalid value: \"foo/../bar\": must not contain '..'"],
+        id="configmap with .. inside",
+    ),
+    pytest.param(
+        {"name": "cfgmap", "configMap": {"name": "c", "defaultMode": 0o1000}},
+        [f"volumes[0].configMap.defaultMode: Invalid value: 512: {MODE}"],
+        id="configmap with invalid positive defaultMode",
+    ),
+    pytest.param(
+        {"name": "cfgmap", "configMap": {"name": "c", "defaultMode": -1}},
+        [f"volumes[0].configMap.defaultMode: Invalid value: -1: {MODE}"],
+        id="configmap with invalid negative defaultMode",
     ),
     pytest.param(
         {"name": "glusterfs", "glusterfs": {"endpoints": "", "path": "path"}},

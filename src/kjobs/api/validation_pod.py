@@ -7,10 +7,12 @@ affinity and topology spread (kjobs/api/validation_affinity.py), seccomp/AppArmo
 ids/procMount, sysctls, hostUsers and pod OS (kjobs/api/validation_security.py), `ValidatePodCreate`) with
 Kubernetes' paths, error types, details and emission order; tests/api/test_upstream_pod_validation.py,
 test_upstream_pod_affinity_validation.py and test_upstream_pod_security_validation.py run upstream's table rows
-(docs/upstream-pod-validation.md). Deliberately not covered (accepted as written): volume source internals
-beyond the required fields and configMap/secret items and modes, volume devices, container capabilities,
-`privileged` and allowPrivilegeEscalation, Windows options' contents, resize policies, resource claims. Map
-iteration (resources, labels, annotations) is in sorted key order, where Go's is random.
+(docs/upstream-pod-validation.md). Volumes and every volume source are kjobs/api/validation_volumes.py's
+(tests/api/test_upstream_volume_validation.py). Deliberately not covered (accepted as written): volume devices,
+the checks of an ephemeral volume's claim name against the pod's name (a Pod's, never a template's), a
+clusterTrustBundle's name and signer-name formats, container capabilities, `privileged` and
+allowPrivilegeEscalation, Windows options' contents, resize policies, resource claims. Map iteration (resources,
+labels, annotations, flexVolume options) is in sorted key order, where Go's is random.
 """
 
 from __future__ import annotations
