@@ -442,9 +442,10 @@ def _partitioned_disk(source: Obj, id_key: str, path: str, errs: Errors) -> None
         errs.append(FieldError(f"{path}.partition", Invalid, _PD_PARTITION_MSG, partition))
 
 
-def _iscsi_name(value: str, path: str, errs: Errors, *, prefix_detail: str) -> None:
+def _iscsi_name(value: str, path: str, errs: Errors) -> None:
+    """An IQN or initiator name: an iqn, eui or naa name of the right form."""
     if not value.startswith(("iqn", "eui", "naa")):
-        errs.append(FieldError(path, Invalid, prefix_detail, value))
+        errs.append(FieldError(path, Invalid, "must be valid format starting with iqn, eui, or naa", value))
     if (
         (value.startswith("iqn") and not _IQN.search(value))
         or (value.startswith("eui") and not _EUI.match(value))
@@ -459,7 +460,7 @@ def _iscsi(source: Obj, path: str, errs: Errors) -> None:
     if not iqn:
         errs.append(FieldError(f"{path}.iqn", Required))
     else:
-        _iscsi_name(iqn, f"{path}.iqn", errs, prefix_detail="must be valid format starting with iqn, eui, or naa")
+        _iscsi_name(iqn, f"{path}.iqn", errs)
     lun = get_int(source, "lun", f"{path}.lun", errs) or 0
     if not 0 <= lun <= 255:
         errs.append(FieldError(f"{path}.lun", Invalid, _LUN_MSG, lun))
@@ -470,8 +471,7 @@ def _iscsi(source: Obj, path: str, errs: Errors) -> None:
         errs.append(FieldError(f"{path}.secretRef", Required))
     initiator = get_str(source, "initiatorName", f"{path}.initiatorName", errs)
     if initiator is not None:
-        prefix_detail = "must be valid format starting with iqn, eui, or naa"
-        _iscsi_name(initiator, f"{path}.initiatorname", errs, prefix_detail=prefix_detail)
+        _iscsi_name(initiator, f"{path}.initiatorname", errs)
 
 
 def _nfs(source: Obj, path: str, errs: Errors) -> None:
