@@ -1,6 +1,6 @@
 """Pod volumes and their sources, as kube-apiserver validates them.
 
-Follows `pkg/apis/core/validation/validation.go` (kubernetes/kubernetes commit 000f26050b9b, a v1.32-era tree:
+Follows `pkg/apis/core/validation/validation.go` (kubernetes/kubernetes commit 000f26050b9b, a tree just after v1.32:
 `ValidateVolumes`, `validateVolumeSource` and each source's validator, `validateDownwardAPIVolumeFile`,
 `validateProjectionSources`, `validateObjectFieldSelector`, `validateContainerResourceFieldSelector`,
 `validateContainerResourceDivisor`, `validateEphemeralVolumeSource` with `ValidatePersistentVolumeClaimTemplate`
