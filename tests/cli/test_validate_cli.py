@@ -478,3 +478,42 @@ def test_a_policy_under_on_failure_without_a_restart_limit_is_told_what_is_missi
     )
     code, out, err = run("validate", str(job))
     assert "(feature gates JobPodFailurePolicyOnFailure and JobPodRestartLimit, which are off)" in err
+
+
+BAD_VOLUMES = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: vols}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers: [{name: main, image: busybox}]
+      volumes:
+      - {name: data, hostPath: {path: /srv/.., type: Dir}}
+      - name: info
+        downwardAPI:
+          items: [{path: node, fieldRef: {fieldPath: spec.nodeName}}]
+      - name: token
+        projected: {sources: [{serviceAccountToken: {path: token, expirationSeconds: 60}}]}
+"""
+
+
+def test_a_job_with_bad_volume_sources_prints_kubernetes_errors(tmp_path: Path) -> None:
+    """Volume sources are validated as kube-apiserver validates them (src/kjobs/api/validation_volumes.py);
+    `fieldRef.apiVersion` and a hostPath's other defaults are filled in first, as the API server does."""
+    manifest = tmp_path / "vols.yaml"
+    manifest.write_text(BAD_VOLUMES)
+    code, out, _ = run("validate", str(manifest))
+    assert code == 1, out
+    at = "spec.template.spec.volumes"
+    assert out == (
+        f'{manifest}: The Job "vols" is invalid:\n'
+        f"* {at}[0].hostPath.path: Invalid value: \"/srv/..\": must not contain '..'\n"
+        f'* {at}[0].hostPath.type: Unsupported value: "Dir": supported values: "", "BlockDevice", "CharDevice", '
+        '"Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket"\n'
+        f'* {at}[1].downwardAPI.fieldRef.fieldPath: Unsupported value: "spec.nodeName": supported values: '
+        '"metadata.annotations", "metadata.labels", "metadata.name", "metadata.namespace", "metadata.uid"\n'
+        f"* {at}[2].projected.sources[0].serviceAccountToken.expirationSeconds: Invalid value: 60: may not specify "
+        "a duration less than 10 minutes\n"
+    )

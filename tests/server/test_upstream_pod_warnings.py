@@ -158,13 +158,16 @@ def _items(*paths: str) -> list[Obj]:
                 "projected": {
                     "sources": [
                         {"configMap": {"name": "c", "items": _items("p", "q")}},
-                        {"secret": {"name": "s", "items": _items("p")}},
+                        # not "p" itself: the same path twice is refused ("conflicting duplicate paths")
+                        {"secret": {"name": "s", "items": _items("p/x")}},
                         {"serviceAccountToken": {"path": "q/token"}},
                     ]
                 }
             },
             [
-                'volume "v" (Projected Secret "s"): overlapping paths: "p" with "p"',
+                'volume "v" (Projected Secret "s"): overlapping paths: "p/x" with "p"',
+                # upstream checks every path gathered so far again under each later source's words
+                'volume "v" (Projected ServiceAccountToken): overlapping paths: "p/x" with "p"',
                 'volume "v" (Projected ServiceAccountToken): overlapping paths: "q/token" with "q"',
             ],
             id="projected: across sources",

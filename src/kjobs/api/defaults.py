@@ -195,6 +195,40 @@ def _default_volume(volume: Obj) -> None:
     if empty_dir is not None and type(empty_dir.get("sizeLimit")) in (str, int, float):
         with contextlib.suppress(QuantityError):
             empty_dir["sizeLimit"] = canonical(empty_dir["sizeLimit"])
+    _default_volume_sources(volume)
+
+
+def _default_volume_sources(volume: Obj) -> None:
+    """The defaults of the other sources: a projected token's hour (`SetDefaults_ServiceAccountTokenProjection`),
+    projected downward API `fieldRef.apiVersion`, an image volume's pull policy from its reference
+    (`SetDefaults_Volume`, ImageVolume), an ephemeral claim's `volumeMode: Filesystem`, an iSCSI interface and an
+    Azure disk's caching mode, kind, file system and read-only flag."""
+    projected = _dict(volume, "projected")
+    for source in _dicts(projected, "sources") if projected is not None else []:
+        token = _dict(source, "serviceAccountToken")
+        if token is not None and token.get("expirationSeconds") is None:
+            token["expirationSeconds"] = 3600
+        downward = _dict(source, "downwardAPI")
+        for item in _dicts(downward, "items") if downward is not None else []:
+            field_ref = _dict(item, "fieldRef")
+            if field_ref is not None:
+                _set_default(field_ref, "apiVersion", "v1")
+    image = _dict(volume, "image")
+    if image is not None:
+        _set_default(image, "pullPolicy", _pull_policy(image.get("reference")))
+    ephemeral = _dict(volume, "ephemeral")
+    template = _dict(ephemeral, "volumeClaimTemplate") if ephemeral is not None else None
+    claim_spec = _dict(template, "spec") if template is not None else None
+    if claim_spec is not None and claim_spec.get("volumeMode") is None:
+        claim_spec["volumeMode"] = "Filesystem"
+    iscsi = _dict(volume, "iscsi")
+    if iscsi is not None:
+        _set_default(iscsi, "iscsiInterface", "default")
+    azure_disk = _dict(volume, "azureDisk")
+    if azure_disk is not None:
+        for key, value in (("cachingMode", "ReadWrite"), ("kind", "Shared"), ("fsType", "ext4"), ("readOnly", False)):
+            if azure_disk.get(key) is None:
+                azure_disk[key] = value
 
 
 def _default_pod_spec(spec: Obj) -> None:

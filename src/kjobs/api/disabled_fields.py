@@ -67,6 +67,50 @@ def _restart_rules_in_use(pod_spec: Obj) -> bool:
     )
 
 
+def _volumes(spec: Obj) -> Iterator[Obj]:
+    volumes = spec.get("volumes")
+    for volume in volumes if isinstance(volumes, list) else []:
+        if isinstance(volume, dict):
+            yield volume
+
+
+def _image_volumes_in_use(pod_spec: Obj) -> bool:
+    return any(v.get("image") is not None for v in _volumes(pod_spec))
+
+
+def _projections(pod_spec: Obj) -> Iterator[Obj]:
+    for volume in _volumes(pod_spec):
+        sources = _dict(volume.get("projected")).get("sources")
+        for source in sources if isinstance(sources, list) else []:
+            if isinstance(source, dict):
+                yield source
+
+
+def _cluster_trust_bundles_in_use(pod_spec: Obj) -> bool:
+    return any(s.get("clusterTrustBundle") is not None for s in _projections(pod_spec))
+
+
+def _drop_image_volumes(pod_spec: Obj) -> None:
+    """`dropImageVolumes` (pkg/api/pod/util.go): image volumes go, and every container's mounts of them."""
+    names = {v.get("name") for v in _volumes(pod_spec) if v.get("image") is not None}
+    if not names:
+        return
+    kept = [v for v in pod_spec["volumes"] if not (isinstance(v, dict) and v.get("image") is not None)]
+    if kept:
+        pod_spec["volumes"] = kept
+    else:
+        del pod_spec["volumes"]
+    for container in _containers(pod_spec, "initContainers", "containers", "ephemeralContainers"):
+        mounts = container.get("volumeMounts")
+        if not isinstance(mounts, list):
+            continue
+        kept_mounts = [m for m in mounts if not (isinstance(m, dict) and m.get("name") in names)]
+        if kept_mounts:
+            container["volumeMounts"] = kept_mounts
+        else:
+            del container["volumeMounts"]
+
+
 def in_use(pod_spec: Obj, spec: Obj | None = None) -> set[str]:
     """The gates whose fields `pod_spec` (and a Job's `spec`, for its podFailurePolicy) use."""
     spec = spec or {}
@@ -75,6 +119,8 @@ def in_use(pod_spec: Obj, spec: Obj | None = None) -> set[str]:
         used.add(fg.CONTAINER_RESTART_RULES)
     if pod_spec.get("maxRestartTimes") is not None:
         used.add(fg.JOB_POD_RESTART_LIMIT)
+    if _image_volumes_in_use(pod_spec):
+        used.add(fg.IMAGE_VOLUME)
     on_exit = [_dict(r.get("onExitCodes")) for r in _policy_rules(spec)]
     if any("valueRanges" in e for e in [*_restart_exit_codes(pod_spec), *on_exit]):
         used.add(fg.EXIT_CODE_RANGES)
@@ -110,6 +156,15 @@ def drop_disabled_pod_spec(pod_spec: Obj, old_pod_spec: Obj | None, features: Fe
     if not features.enabled(fg.EXIT_CODE_RANGES):
         for exit_codes in _restart_exit_codes(pod_spec):
             exit_codes.pop("valueRanges", None)
+    if not pod_spec.get("volumes"):
+        return
+    if not features.enabled(fg.IMAGE_VOLUME):
+        _drop_image_volumes(pod_spec)
+    # ClusterTrustBundleProjection is off, as on Kubernetes 1.32, and kjobs serves no ClusterTrustBundles to
+    # project: `dropDisabledClusterTrustBundleProjection` drops the field unless the stored spec has one.
+    if not (old_pod_spec and _cluster_trust_bundles_in_use(old_pod_spec)):
+        for source in _projections(pod_spec):
+            source.pop("clusterTrustBundle", None)
 
 
 def drop_disabled_job_fields(job: Obj, old: Obj | None, features: FeatureGates) -> None:

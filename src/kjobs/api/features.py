@@ -49,6 +49,7 @@ JOB_MANAGED_BY = "JobManagedBy"
 JOB_POD_REPLACEMENT_POLICY = "JobPodReplacementPolicy"
 JOB_SUCCESS_POLICY = "JobSuccessPolicy"
 CONTAINER_RESTART_RULES = "ContainerRestartRules"
+IMAGE_VOLUME = "ImageVolume"
 # kjobs' own (alpha, off by default).
 JOB_POD_RESTART_LIMIT = "JobPodRestartLimit"
 JOB_POD_FAILURE_POLICY_ON_FAILURE = "JobPodFailurePolicyOnFailure"
@@ -64,6 +65,7 @@ KNOWN: Mapping[str, FeatureSpec] = MappingProxyType(
         CONTAINER_RESTART_RULES: FeatureSpec(
             True, Stage.BETA, doc="containers[].restartPolicy and restartPolicyRules (KEP-5307)"
         ),
+        IMAGE_VOLUME: FeatureSpec(True, Stage.BETA, doc="volumes[].image, an OCI image as a volume (KEP-4639)"),
         JOB_POD_RESTART_LIMIT: FeatureSpec(
             False, Stage.ALPHA, kjobs=True, doc="pod spec.maxRestartTimes (KEP-3322's proposed field)"
         ),

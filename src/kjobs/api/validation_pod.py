@@ -7,10 +7,12 @@ affinity and topology spread (kjobs/api/validation_affinity.py), seccomp/AppArmo
 ids/procMount, sysctls, hostUsers and pod OS (kjobs/api/validation_security.py), `ValidatePodCreate`) with
 Kubernetes' paths, error types, details and emission order; tests/api/test_upstream_pod_validation.py,
 test_upstream_pod_affinity_validation.py and test_upstream_pod_security_validation.py run upstream's table rows
-(docs/upstream-pod-validation.md). Deliberately not covered (accepted as written): volume source internals
-beyond the required fields and configMap/secret items and modes, volume devices, container capabilities,
-`privileged` and allowPrivilegeEscalation, Windows options' contents, resize policies, resource claims. Map
-iteration (resources, labels, annotations) is in sorted key order, where Go's is random.
+(docs/upstream-pod-validation.md). Volumes and every volume source are kjobs/api/validation_volumes.py's
+(tests/api/test_upstream_volume_validation.py). Deliberately not covered (accepted as written): volume devices,
+the checks of an ephemeral volume's claim name against the pod's name (a Pod's, never a template's), a
+clusterTrustBundle's name and signer-name formats, container capabilities, `privileged` and
+allowPrivilegeEscalation, Windows options' contents, resize policies, resource claims. Map iteration (resources,
+labels, annotations, flexVolume options) is in sorted key order, where Go's is random.
 """
 
 from __future__ import annotations
@@ -70,6 +72,13 @@ from kjobs.api.validation_security import (
     validate_seccomp_profile,
     validate_sysctls,
 )
+from kjobs.api.validation_volumes import (
+    ENV_FIELD_PATHS,
+    validate_local_descending_path,
+    validate_object_field_selector,
+    validate_resource_field_selector,
+    validate_volumes,
+)
 from kjobs.memo import Memo
 
 _RATCHETED: ContextVar[bool] = ContextVar("kjobs_pod_rules_ratcheted", default=False)
@@ -93,136 +102,6 @@ def _enum(value: str | None, path: str, supported: tuple[str, ...], errs: Errors
         errs.append(FieldError(path, Required))
     elif value not in supported:
         errs.append(not_supported(path, value, supported))
-
-
-# --- volumes -------------------------------------------------------------------------------------------------
-
-# JSON key of each volume source, in Kubernetes' check order, and the path child it uses in "more than 1" errors.
-_VOLUME_SOURCES = (
-    ("emptyDir", "emptyDir"),
-    ("hostPath", "hostPath"),
-    ("gitRepo", "gitRepo"),
-    ("gcePersistentDisk", "gcePersistentDisk"),
-    ("awsElasticBlockStore", "awsElasticBlockStore"),
-    ("secret", "secret"),
-    ("nfs", "nfs"),
-    ("iscsi", "iscsi"),
-    ("glusterfs", "glusterfs"),
-    ("flocker", "flocker"),
-    ("persistentVolumeClaim", "persistentVolumeClaim"),
-    ("rbd", "rbd"),
-    ("cinder", "cinder"),
-    ("cephfs", "cephFS"),
-    ("quobyte", "quobyte"),
-    ("downwardAPI", "downwarAPI"),
-    ("fc", "fc"),
-    ("flexVolume", "flexVolume"),
-    ("configMap", "configMap"),
-    ("azureFile", "azureFile"),
-    ("vsphereVolume", "vsphereVolume"),
-    ("photonPersistentDisk", "photonPersistentDisk"),
-    ("portworxVolume", "portworxVolume"),
-    ("azureDisk", "azureDisk"),
-    ("storageos", "storageos"),
-    ("projected", "projected"),
-    ("scaleIO", "scaleIO"),
-    ("csi", "csi"),
-    ("ephemeral", "ephemeral"),
-    ("image", "image"),
-)
-# Required string field checked for the common sources.
-_VOLUME_REQUIRED = {
-    "hostPath": "path",
-    "secret": "secretName",
-    "configMap": "name",
-    "persistentVolumeClaim": "claimName",
-    "nfs": "server",
-}
-
-
-_FILE_MODE_MSG = "must be a number between 0 and 0777 (octal), both inclusive"
-
-
-def _validate_file_mode(holder: Obj, key: str, path: str, errs: Errors) -> None:
-    mode = get_int(holder, key, path, errs)
-    if mode is not None and not 0 <= mode <= 0o777:
-        errs.append(FieldError(path, Invalid, _FILE_MODE_MSG, mode))
-
-
-def _validate_projection(source: Obj, path: str, errs: Errors) -> None:
-    """The defaultMode and items of a configMap or secret volume (`validateConfigMapVolumeSource`,
-    `validateSecretVolumeSource`, `validateKeyToPath`): modes within 0..0777, item keys and paths required,
-    paths relative, without '..' elements and not starting with '..' (`ValidateLocalNonReservedPath`)."""
-    _validate_file_mode(source, "defaultMode", f"{path}.defaultMode", errs)
-    for i, item in items_of(get_list(source, "items", f"{path}.items", errs), f"{path}.items", errs):
-        item_path = f"{path}.items[{i}]"
-        if not get_str(item, "key", f"{item_path}.key", errs):
-            errs.append(FieldError(f"{item_path}.key", Required))
-        target = get_str(item, "path", f"{item_path}.path", errs) or ""
-        if not target:
-            errs.append(FieldError(f"{item_path}.path", Required))
-        _validate_local_descending_path(target, f"{item_path}.path", errs)
-        if target.startswith("..") and not target.startswith("../"):
-            errs.append(FieldError(f"{item_path}.path", Invalid, "must not start with '..'", target))
-        _validate_file_mode(item, "mode", f"{item_path}.mode", errs)
-
-
-def _validate_volume_source(volume: Obj, path: str, errs: Errors) -> bool:
-    """Check the one volume source; returns whether it is claim-backed (usable for block devices)."""
-    count = 0
-    claim_or_ephemeral = False
-    for key, child in _VOLUME_SOURCES:
-        source = volume.get(key)
-        if source is None:
-            continue
-        if count > 0:
-            errs.append(FieldError(f"{path}.{child}", Forbidden, "may not specify more than 1 volume type"))
-            continue
-        count += 1
-        if type(source) is not dict:
-            errs.append(FieldError(f"{path}.{key}", Invalid, "must be of type object", source))
-            continue
-        claim_or_ephemeral = key in ("persistentVolumeClaim", "ephemeral")
-        required = _VOLUME_REQUIRED.get(key)
-        if required is not None and not get_str(source, required, f"{path}.{key}.{required}", errs):
-            errs.append(FieldError(f"{path}.{key}.{required}", Required))
-        if key == "nfs" and not get_str(source, "path", f"{path}.nfs.path", errs):
-            errs.append(FieldError(f"{path}.nfs.path", Required))
-        if key in ("configMap", "secret"):
-            _validate_projection(source, f"{path}.{key}", errs)
-        if key == "emptyDir" and source.get("sizeLimit") is not None:
-            q = _quantity(source["sizeLimit"], f"{path}.emptyDir.sizeLimit", errs)
-            if q is not None and q.value < 0:
-                errs.append(
-                    FieldError(
-                        f"{path}.emptyDir.sizeLimit", Forbidden, "SizeLimit field must be a valid resource quantity"
-                    )
-                )
-    if count == 0:
-        errs.append(FieldError(path, Required, "must specify a volume type"))
-    return claim_or_ephemeral
-
-
-def _validate_volumes(volumes: list[Any] | None, path: str, errs: Errors) -> dict[str, bool]:
-    """Volume names → whether the volume is claim-backed (for block devices)."""
-    names: dict[str, bool] = {}
-    for i, volume in items_of(volumes, path, errs):
-        item = f"{path}[{i}]"
-        local: Errors = []
-        claim_backed = _validate_volume_source(volume, item, local)
-        name = get_str(volume, "name", f"{item}.name", local) or ""
-        if not name:
-            local.append(FieldError(f"{item}.name", Required))
-        else:
-            for msg in is_dns1123_label(name):
-                local.append(FieldError(f"{item}.name", Invalid, msg, name))
-        if name in names:
-            local.append(FieldError(f"{item}.name", Duplicate, "", name))
-        if local:
-            errs.extend(local)
-        else:
-            names[name] = claim_backed
-    return names
 
 
 # --- quantities and resources ---------------------------------------------------------------------------------
@@ -455,109 +334,6 @@ def _host_port_conflicts(containers: list[tuple[int, Obj]], path: str, seen: set
                 seen.add(key)
 
 
-_ENV_FIELD_PATHS = (
-    "metadata.name",
-    "metadata.namespace",
-    "metadata.uid",
-    "spec.nodeName",
-    "spec.serviceAccountName",
-    "status.hostIP",
-    "status.hostIPs",
-    "status.podIP",
-    "status.podIPs",
-)
-_DOWNWARD_CONVERTIBLE = frozenset(
-    {
-        "metadata.annotations",
-        "metadata.labels",
-        "metadata.name",
-        "metadata.namespace",
-        "metadata.uid",
-        "spec.nodeName",
-        "spec.restartPolicy",
-        "spec.serviceAccountName",
-        "spec.schedulerName",
-        "status.phase",
-        "status.hostIP",
-        "status.hostIPs",
-        "status.podIP",
-        "status.podIPs",
-    }
-)
-_RESOURCE_FIELD_PATHS = (
-    "limits.cpu",
-    "limits.ephemeral-storage",
-    "limits.memory",
-    "requests.cpu",
-    "requests.ephemeral-storage",
-    "requests.memory",
-)
-
-
-def _split_subscript(field_path: str) -> tuple[str, str] | None:
-    if not field_path.endswith("']"):
-        return None
-    start = field_path.find("['")
-    if start == -1:
-        return None
-    return field_path[:start], field_path[start + 2 : -2]
-
-
-def _validate_field_ref(ref: Obj, path: str, errs: Errors) -> None:
-    api_version = get_str(ref, "apiVersion", f"{path}.apiVersion", errs) or ""
-    if not api_version:
-        errs.append(FieldError(f"{path}.apiVersion", Required))
-        return
-    field_path = get_str(ref, "fieldPath", f"{path}.fieldPath", errs) or ""
-    if not field_path:
-        errs.append(FieldError(f"{path}.fieldPath", Required))
-        return
-    if api_version != "v1":
-        errs.append(
-            FieldError(
-                f"{path}.fieldPath",
-                Invalid,
-                f"error converting fieldPath: unsupported pod version: {api_version}",
-                field_path,
-            )
-        )
-        return
-    subscripted = _split_subscript(field_path)
-    if subscripted and subscripted[0] not in ("metadata.annotations", "metadata.labels"):
-        # pkg/apis/core/pods/helpers.go `ConvertDownwardAPIFieldLabel` refuses a subscript on any other field
-        # before validateObjectFieldSelector's own "does not support subscript" branch can run.
-        errs.append(
-            FieldError(
-                f"{path}.fieldPath",
-                Invalid,
-                f"error converting fieldPath: field label does not support subscript: {field_path}",
-                field_path,
-            )
-        )
-        return
-    base = subscripted[0] if subscripted else field_path
-    if base not in _DOWNWARD_CONVERTIBLE:
-        errs.append(
-            FieldError(
-                f"{path}.fieldPath",
-                Invalid,
-                f"error converting fieldPath: field label not supported: {field_path}",
-                field_path,
-            )
-        )
-        return
-    if subscripted:
-        base, key = subscripted
-        if base == "metadata.annotations":
-            for msg in is_qualified_name(key.lower()):
-                errs.append(FieldError(path, Invalid, msg, key.lower()))
-        else:
-            for msg in is_qualified_name(key):
-                errs.append(FieldError(path, Invalid, msg, key))
-    elif field_path not in _ENV_FIELD_PATHS:
-        errs.append(not_supported(f"{path}.fieldPath", field_path, sorted(_ENV_FIELD_PATHS)))
-
-
 def _validate_key_selector(ref: Obj, path: str, errs: Errors) -> None:
     name = get_str(ref, "name", f"{path}.name", errs) or ""
     for msg in name_is_dns_subdomain(name, False):
@@ -588,17 +364,11 @@ def _validate_env(env: list[Any] | None, path: str, errs: Errors) -> None:
         field_ref = get_obj(value_from, "fieldRef", f"{vf}.fieldRef", errs)
         if field_ref is not None:
             sources += 1
-            _validate_field_ref(field_ref, f"{vf}.fieldRef", errs)
+            validate_object_field_selector(field_ref, ENV_FIELD_PATHS, f"{vf}.fieldRef", errs)
         resource_ref = get_obj(value_from, "resourceFieldRef", f"{vf}.resourceFieldRef", errs)
         if resource_ref is not None:
             sources += 1
-            resource = get_str(resource_ref, "resource", f"{vf}.resourceFieldRef.resource", errs) or ""
-            if not resource:
-                errs.append(FieldError(f"{vf}.resourceFieldRef.resource", Required))
-            elif resource not in _RESOURCE_FIELD_PATHS and not resource.startswith(
-                ("requests.hugepages-", "limits.hugepages-")
-            ):
-                errs.append(not_supported(f"{vf}.resourceFieldRef.resource", resource, _RESOURCE_FIELD_PATHS))
+            validate_resource_field_selector(resource_ref, f"{vf}.resourceFieldRef", errs, volume=False)
         for key in ("configMapKeyRef", "secretKeyRef"):
             ref = get_obj(value_from, key, f"{vf}.{key}", errs)
             if ref is not None:
@@ -644,15 +414,6 @@ def _validate_env_from(env_from: list[Any] | None, path: str, errs: Errors) -> N
             errs.append(FieldError(path, Invalid, "may not have more than one field specified at a time", ""))
 
 
-def _validate_local_descending_path(value: str, path: str, errs: Errors) -> None:
-    """`validateLocalDescendingPath`. Its `filepath.ToSlash` is the identity on Linux, where kube-apiserver
-    runs, so a backslash does not separate elements (`a\\..\\b` is accepted)."""
-    if value.startswith("/"):
-        errs.append(FieldError(path, Invalid, "must be a relative path", value))
-    if ".." in value.split("/"):
-        errs.append(FieldError(path, Invalid, "must not contain '..'", value))
-
-
 def _validate_mount_propagation(mode: str, privileged: bool, path: str, errs: Errors) -> None:
     """`validateMountPropagation`: a known mode, and Bidirectional only in a privileged container."""
     if mode not in _MOUNT_PROPAGATIONS:
@@ -676,12 +437,14 @@ def _validate_recursive_read_only(mount: Obj, mode: str, propagation: str | None
         errs.append(FieldError(path, Forbidden, "may only be specified when mountPropagation is None or not specified"))
 
 
+_IMAGE_SUB_PATH_MSG = "not allowed in image volume sources"
+
 # Sorted, as `sets.List` gives them in the NotSupported detail.
 _MOUNT_PROPAGATIONS = ("Bidirectional", "HostToContainer", "None")
 
 
 def _validate_volume_mounts(
-    mounts: list[Any] | None, volumes: dict[str, bool], privileged: bool, path: str, errs: Errors
+    mounts: list[Any] | None, volumes: dict[str, str], privileged: bool, path: str, errs: Errors
 ) -> None:
     """`ValidateVolumeMounts`. Its subPath, subPathExpr, mountPropagation and recursiveReadOnly errors name the
     list (`volumeMounts.subPath`), not the item, as upstream builds them from `fldPath`, not `idxPath`."""
@@ -700,9 +463,14 @@ def _validate_volume_mounts(
             errs.append(FieldError(f"{item}.mountPath", Invalid, "must be unique", mount_path))
         mount_points.add(mount_path)
         sub_path = get_str(mount, "subPath", f"{item}.subPath", errs) or ""
-        if sub_path:
-            _validate_local_descending_path(sub_path, f"{path}.subPath", errs)
         sub_path_expr = get_str(mount, "subPathExpr", f"{item}.subPathExpr", errs) or ""
+        if volumes.get(name) == "image":
+            if sub_path:
+                errs.append(FieldError(f"{item}.subPath", Invalid, _IMAGE_SUB_PATH_MSG, sub_path))
+            if sub_path_expr:
+                errs.append(FieldError(f"{item}.subPathExpr", Invalid, _IMAGE_SUB_PATH_MSG, sub_path_expr))
+        if sub_path:
+            validate_local_descending_path(sub_path, f"{path}.subPath", errs)
         if sub_path_expr:
             if sub_path:
                 errs.append(
@@ -710,7 +478,7 @@ def _validate_volume_mounts(
                         f"{item}.subPathExpr", Invalid, "subPathExpr and subPath are mutually exclusive", sub_path_expr
                     )
                 )
-            _validate_local_descending_path(sub_path_expr, f"{path}.subPathExpr", errs)
+            validate_local_descending_path(sub_path_expr, f"{path}.subPathExpr", errs)
         propagation = get_str(mount, "mountPropagation", f"{item}.mountPropagation", errs)
         if propagation is not None:
             _validate_mount_propagation(propagation, privileged, f"{path}.mountPropagation", errs)
@@ -819,7 +587,7 @@ def _validate_lifecycle(lifecycle: Obj, grace: int | None, path: str, errs: Erro
 
 
 def _validate_container_common(
-    container: Obj, volumes: dict[str, bool], path: str, errs: Errors, host_users: bool = True
+    container: Obj, volumes: dict[str, str], path: str, errs: Errors, host_users: bool = True
 ) -> None:
     name = get_str(container, "name", f"{path}.name", errs) or ""
     if not name:
@@ -849,7 +617,7 @@ def _validate_container_common(
 
 def _validate_containers(
     containers: list[tuple[int, Obj]],
-    volumes: dict[str, bool],
+    volumes: dict[str, str],
     grace: int | None,
     path: str,
     errs: Errors,
@@ -878,7 +646,7 @@ def _validate_containers(
 def _validate_init_containers(
     init: list[tuple[int, Obj]],
     regular: list[tuple[int, Obj]],
-    volumes: dict[str, bool],
+    volumes: dict[str, str],
     grace: int | None,
     path: str,
     errs: Errors,
@@ -934,7 +702,7 @@ EPHEMERAL_FORBIDDEN_DETAIL = "cannot be set for an Ephemeral Container"
 def _validate_ephemeral_containers(
     ephemeral: list[tuple[int, Obj]],
     others: list[tuple[int, Obj]],
-    volumes: dict[str, bool],
+    volumes: dict[str, str],
     path: str,
     errs: Errors,
     host_users: bool = True,
@@ -1184,7 +952,9 @@ def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool, feat
     # Kubernetes also requires terminationGracePeriodSeconds here; defaulting always sets it, so that error is
     # unreachable through the API, and the conformance corpus validates raw manifests without it.
     grace = get_int(spec, "terminationGracePeriodSeconds", f"{path}.terminationGracePeriodSeconds", errs, bits=64)
-    volumes = _validate_volumes(get_list(spec, "volumes", f"{path}.volumes", errs), f"{path}.volumes", errs)
+    volumes = validate_volumes(
+        get_list(spec, "volumes", f"{path}.volumes", errs), f"{path}.volumes", errs, is_pod=is_pod
+    )
     host_users = spec.get("hostUsers") is not False  # hostUsers defaults to true
     containers = items_of(get_list(spec, "containers", f"{path}.containers", errs), f"{path}.containers", errs)
     if not spec.get("containers"):
@@ -1277,7 +1047,7 @@ def _validate_seccomp_annotation(profile: str, path: str, errs: Errors) -> None:
     if profile in ("runtime/default", "docker/default", "unconfined"):
         return
     if profile.startswith("localhost/"):
-        _validate_local_descending_path(profile.removeprefix("localhost/"), path, errs)
+        validate_local_descending_path(profile.removeprefix("localhost/"), path, errs)
     else:
         errs.append(FieldError(path, Invalid, "must be a valid seccomp profile", profile))
 
