@@ -1240,8 +1240,7 @@ class App:
         target = self.portforward_source.port_target(pod)
         agreed = portforward.spdy_handshake(request.stream_protocols)
         headers = [(b"Connection", b"Upgrade"), (b"Upgrade", b"SPDY/3.1")]
-        if agreed:
-            headers.append((b"X-Stream-Protocol-Version", agreed.encode()))
+        headers.append((b"X-Stream-Protocol-Version", agreed.encode()))
         reader, writer = request.hijack(headers)
         await send({"type": UPGRADED})
 

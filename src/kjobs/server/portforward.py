@@ -182,18 +182,19 @@ def unsupported_protocols(offered: list[str]) -> ApiError:
 
 
 def spdy_handshake(offered: list[str]) -> str:
-    """httpstream.Handshake: the protocol agreed from X-Stream-Protocol-Version (none offered: the legacy
-    unversioned protocol, answered without the header); 403 when the client speaks no served one."""
-    protocols = [p.strip() for value in offered for p in value.split(",") if p.strip()]
+    """httpstream.Handshake (staging/src/k8s.io/apimachinery/pkg/util/httpstream/httpstream.go): the protocol
+    agreed from X-Stream-Protocol-Version; 403 when the client speaks no served one. The kubelet writes nothing
+    when the header is missing; kjobs answers that with a 400 carrying Handshake's error."""
+    protocols = [p.strip(" ") for value in offered for p in value.split(",") if p.strip(" ")]
     if not protocols:
-        return ""
+        raise bad_request("unable to upgrade: X-Stream-Protocol-Version is required")
     if PROTOCOL in protocols:
         return PROTOCOL
     raise ApiError(
         403,
         "Forbidden",
         f"unable to upgrade: unable to negotiate protocol: client supports {_go_list(protocols)}, "
-        f"server supports {_go_list([PROTOCOL])}",
+        f"server accepts {_go_list([PROTOCOL])}",
     )
 
 
