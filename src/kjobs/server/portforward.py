@@ -63,6 +63,8 @@ DATA, ERROR = "data", "error"
 
 MAX_STREAM_PAIRS = 128
 CHUNK = 32 * 1024
+PENDING_LIMIT = 64 * 1024
+"""Bytes kept of a data stream whose error stream has not come yet (kubectl opens the error stream first)."""
 STREAM_CREATION_TIMEOUT = 30.0
 """The kubelet's `DefaultStreamCreationTimeout`."""
 CLOSE_GRACE = 1.0
@@ -333,7 +335,9 @@ class _Pair:
     error: int = 0
     writer: asyncio.StreamWriter | None = None
     pending: bytearray = field(default_factory=bytearray)
-    """What the client sent on the data stream before the pod's socket was connected."""
+    """What the client sent on the data stream before its error stream came (at most `PENDING_LIMIT` bytes)."""
+    connected: asyncio.Event = field(default_factory=asyncio.Event)
+    """Set once the pod's side is connected or refused."""
     client_done: bool = False
     task: asyncio.Task[None] | None = None
     timeout: asyncio.TimerHandle | None = None
@@ -480,13 +484,15 @@ class SpdySession:
         if pair is None or frame.stream_id != pair.data:
             return  # the error stream is the server's to write; a stream gone or unknown is dropped
         if frame.data:
+            if pair.task is not None and not pair.connected.is_set():
+                await pair.connected.wait()  # the pod's side is being connected (bounded by the dial's timeout)
             if pair.writer is not None:
                 try:
                     pair.writer.write(frame.data)
                     await pair.writer.drain()
                 except OSError:
                     pass
-            elif len(pair.pending) + len(frame.data) <= spdy.MAX_FRAME:
+            elif pair.task is None and len(pair.pending) + len(frame.data) <= PENDING_LIMIT:
                 pair.pending += frame.data
         if frame.flags & spdy.FLAG_FIN:
             pair.client_done = True
@@ -502,9 +508,11 @@ class SpdySession:
             try:
                 reader, writer = await self._target.connect(pair.port)
             except ForwardRefused as exc:
+                pair.connected.set()
                 await self._error_text(pair, forward_error(pair.port, self._target.pod_id, str(exc)))
                 return
             pair.writer = writer
+            pair.connected.set()
             try:
                 if pair.pending:
                     writer.write(bytes(pair.pending))
@@ -523,6 +531,7 @@ class SpdySession:
                 pair.writer = None
                 await _close_writer(writer)
         finally:
+            pair.connected.set()
             await self._send(lambda: self._writer.data(data_id, b"", fin=True))
             await self._send(lambda: self._writer.data(error_id, b"", fin=True))
             self._forget(pair)
