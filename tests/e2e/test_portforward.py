@@ -229,6 +229,7 @@ def test_without_credentials_the_upgrade_is_refused(up: tuple[Up, str]) -> None:
 
 
 def test_the_forward_ends_when_the_pod_ends(up: tuple[Up, str]) -> None:
+    # A kubelet's forward ends with its pod's network namespace; kjobs ends the connection when the pod stops.
     from kubernetes import client, config
     from kubernetes.stream import portforward
 
@@ -250,6 +251,10 @@ def test_the_forward_ends_when_the_pod_ends(up: tuple[Up, str]) -> None:
         ended.set()
 
     threading.Thread(target=wait_closed, daemon=True).start()
-    kubectl.ok("delete", "pod", pod, "--wait=false")
-    _until(lambda: (not forward.connected) or None, "the forward's WebSocket to close")
-    assert ended.wait(15)
+    with _port_forward(kubectl, pod, f"{free_port()}:{port}") as proc:  # kubectl's tunnel ends with the pod too
+        kubectl.ok("delete", "pod", pod, "--wait=false")
+        _until(lambda: (not forward.connected) or None, "the forward's WebSocket to close")
+        assert ended.wait(15)
+        assert proc.wait(15) == 1
+        assert proc.stderr is not None
+        assert proc.stderr.read().rstrip().endswith("error: lost connection to pod")

@@ -146,7 +146,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self._in_head = False
         self._head_bytes = 0
         super().on_headers_complete()
-        if self._get_upgrade() == SPDY_UPGRADE and self.cycle is not None:
+        if self.parser.should_upgrade() and self.cycle is not None and self._get_upgrade() == SPDY_UPGRADE:
             extensions = cast(dict[str, Any], self.scope.setdefault("extensions", {}))
             extensions[HIJACK] = self._hijack
 
