@@ -13,6 +13,7 @@ def test_app_factory_and_runner() -> None:
         "clock",
         "logs",
         "exec_source",
+        "portforward_source",
         "usage",
         "authenticator",
         "bookmark_interval",

@@ -20,6 +20,7 @@ import pytest
 from kjobs.api.errors import ApiError
 from kjobs.api.selectors import parse_field_selector, parse_label_selector
 from kjobs.api.types import Obj
+from kjobs.server import portforward
 from kjobs.server.logs import log_options
 from kjobs.server.registry import Resource, lookup
 from kjobs.server.service import ApiService, DeleteOptions, _merge_affinity_label_keys
@@ -265,6 +266,35 @@ def test_check_log_location(spec: Obj, query: dict[str, str], want: str | None) 
             if "is waiting to start" in exc.message:
                 return None  # the location was found: the node answers that its container has not started
             return exc.message
+        return None
+
+    assert run(body) == want
+
+
+# ------------------------------------------------------------------------------------------ TestPortForwardLocation
+
+
+@pytest.mark.parametrize(
+    ("node", "query", "want"),
+    [
+        pytest.param("", b"", "pod test does not have a host assigned", id="no host"),
+        pytest.param("node1", b"", None, id="on a node"),
+        pytest.param("node1", b"ports=80", None, id="on a node with ports"),
+    ],
+)
+def test_port_forward_location(node: str, query: bytes, want: str | None) -> None:
+    """TestPortForwardLocation: a pod without a node has no port-forward location (400 BadRequest); one with a
+    node has, and the ports asked for are what the kubelet is given (`port=80`, `streamParams`)."""
+
+    async def body(service: ApiService) -> str | None:
+        await stored(service, pod("test", **({"nodeName": node} if node else {})))
+        try:
+            portforward.check_pod(service.get_pod("default", "test"))
+        except ApiError as exc:
+            assert exc.code == 400
+            return exc.message
+        if query:
+            assert portforward.websocket_ports(query) == [80]
         return None
 
     assert run(body) == want

@@ -32,9 +32,11 @@ from kjobs.api.types import Obj
 from kjobs.node import execution
 from kjobs.node.attach import Attached
 from kjobs.node.logs import log_time
+from kjobs.node.portforward import PodPorts
 from kjobs.node.runtime import ContainerRuntime
 from kjobs.node.usage import AgentUsage
 from kjobs.server.logs import LogOptions, LogSource, waiting_error
+from kjobs.server.portforward import PortTarget, pod_does_not_exist
 from kjobs.server.remotecommand import ExecOptions, ExecProcess, UpgradeFailed
 from kjobs.server.resourcemetrics import Sample
 
@@ -118,6 +120,31 @@ class AgentLogs:
         stdin_of = getattr(agent.runtime, "attach_stdin", None)
         stdin = stdin_of(uid, options.container) if stdin_of is not None and options.stdin else None
         return Attached(path, ended, tty=options.tty, stdin=stdin)
+
+    def port_target(self, pod: Obj) -> PortTarget:
+        """The ports of a pod this process's agent runs (`kjobs.node.portforward`); the kubelet's `pod does not
+        exist` for one it does not run, and a refusal naming the limit for a pod on an agent joined from another
+        process (its endpoint serves logs only)."""
+        node = str((pod.get("spec") or {}).get("nodeName") or "")
+        agent = self._agents.get(node)
+        uid = str((pod.get("metadata") or {}).get("uid") or "")
+        if agent is None and self._remote is not None and node:
+            raise ApiError(
+                500,
+                "InternalError",
+                f"portforward is not supported for pods on node {node}: kjobs serves portforward only for nodes of "
+                "the server's own process (kjobs up, kjobs run), not for agents joined with kjobs node join",
+            )
+        groups_of = getattr(agent.runtime, "pod_process_groups", None) if agent is not None else None
+        if agent is None or groups_of is None or agent.runtime.get(uid) is None:
+            raise pod_does_not_exist()
+        runtime = agent.runtime
+
+        def running() -> bool:
+            handle = runtime.get(uid)
+            return handle is not None and not handle.terminal
+
+        return PodPorts(uid, lambda: groups_of(uid), running)
 
 
 def runtime_log(runtime: ContainerRuntime, uid: str, container: str, options: LogOptions) -> AsyncIterator[bytes]:

@@ -345,6 +345,16 @@ class ProcessRuntime(Supervisor):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
 
+    def pod_process_groups(self, uid: str) -> set[int]:
+        """The process groups of the pod's running containers and of the commands `kubectl exec` started in them
+        (`kjobs.node.portforward`: whose listeners a port-forward reaches)."""
+        groups: set[int] = set()
+        for r in self._running.values():
+            if r.uid == uid and r.pid is not None:
+                groups.add(r.pid)
+                groups.update(r.execs)
+        return groups
+
     def container_pids(self) -> dict[str, dict[str, int]]:
         """The main process of each running container: pod uid -> container -> pid (its process group's id too)."""
         result: dict[str, dict[str, int]] = {}

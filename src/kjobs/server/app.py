@@ -22,7 +22,7 @@ import posixpath
 import random
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any
+from typing import Any, cast
 from urllib.parse import parse_qsl, unquote
 
 import orjson
@@ -42,6 +42,7 @@ from kjobs.server import (
     negotiation,
     openapi,
     params,
+    portforward,
     protobuf,
     registry,
     remotecommand,
@@ -56,6 +57,8 @@ from kjobs.server.gotypes import go_json_syntax_error
 from kjobs.server.logs import LogSource, log_options
 from kjobs.server.metrics import ApiMetrics, clean_verb
 from kjobs.server.patch import PATCH_MEDIA, unsupported_patch_type
+from kjobs.server.portforward import NoPortForward, PortForwardSource
+from kjobs.server.protocol import HIJACK
 from kjobs.server.registry import Resource
 from kjobs.server.remotecommand import ExecSource, NoExec
 from kjobs.server.resourcemetrics import NoUsage, UsageSource
@@ -288,12 +291,14 @@ class Request:
         "auth",
         "client_cert",
         "content_type",
+        "hijack",
         "impersonation",
         "method",
         "path",
         "query",
         "raw_query",
         "receive",
+        "stream_protocols",
         "upgrade",
         "user_agent",
     )
@@ -312,6 +317,10 @@ class Request:
         self.client_cert = client_cert_name(scope)
         self.user_agent = ""
         self.impersonation: list[tuple[str, str]] = []
+        self.stream_protocols: list[str] = []
+        """X-Stream-Protocol-Version values (an SPDY upgrade's sub-protocols)."""
+        self.hijack: Callable[..., Any] | None = (scope.get("extensions") or {}).get(HIJACK)
+        """Takes over the connection of an `Upgrade: SPDY/3.1` request (`kjobs.server.protocol`)."""
         for key, value in scope.get("headers", ()):
             if key == b"accept":
                 self.accept = value.decode("latin-1")
@@ -323,6 +332,8 @@ class Request:
                 self.user_agent = value.decode("utf-8", "replace")
             elif key == b"upgrade":
                 self.upgrade = value.decode("latin-1")
+            elif key == b"x-stream-protocol-version":
+                self.stream_protocols.append(value.decode("latin-1"))
             elif key.startswith(b"impersonate-"):
                 self.impersonation.append((key.decode("latin-1"), value.decode("utf-8", "replace")))
         self.receive = receive
@@ -457,6 +468,7 @@ class App:
         clock: Callable[[], float],
         logs: LogSource | None,
         exec_source: ExecSource | None = None,
+        portforward_source: PortForwardSource | None = None,
         usage: UsageSource | None = None,
         authenticator: Authenticator | None,
         bookmark_interval: float = BOOKMARK_INTERVAL,
@@ -475,6 +487,10 @@ class App:
         self.service = ApiService(self.storage, clock=clock, logs=logs, admission=admission, features=features)
         self.clock = clock
         self.exec_source: ExecSource = exec_source or NoExec()
+        if portforward_source is None and callable(getattr(exec_source, "port_target", None)):
+            portforward_source = cast(PortForwardSource, exec_source)  # the node agents' source serves both
+        self.portforward_source: PortForwardSource = portforward_source or NoPortForward()
+        self.portforwards = portforward.Sessions()
         self.usage: UsageSource = usage or NoUsage()
         self.authenticator = authenticator
         self.bookmark_interval = bookmark_interval
@@ -526,6 +542,7 @@ class App:
         self._streams_closed = True
         for watch in list(self._watches):
             watch.close()
+        self.portforwards.close_all()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -564,6 +581,9 @@ class App:
         async def tracking_send(message: dict[str, Any]) -> None:
             if message["type"] == "http.response.start":
                 status[0] = message["status"]
+            elif message["type"] == UPGRADED:  # the connection was taken over (pods/portforward over SPDY)
+                status[0] = 101
+                return
             await send(message)
 
         try:
@@ -800,6 +820,11 @@ class App:
             if request.upgrade:
                 raise bad_request(f"pods/{sub} is served over WebSocket only, not {request.upgrade}")
             raise bad_request("Upgrade request required")
+        if sub == "portforward":
+            if method not in ("GET", "POST"):
+                raise method_not_allowed()
+            await self._portforward_spdy(request, ns, name, send)
+            return
         if sub in ("eviction", "binding"):
             if method != "POST":
                 raise method_not_allowed()
@@ -1182,9 +1207,13 @@ class App:
             self._authorize(request, route)
             if route.kind != "resource" or route.resource is None or route.resource.plural != "pods" or not route.name:
                 raise not_found_resource()
+            if route.subresource == "portforward":
+                await self._portforward_websocket(scope, request, route, send, receive)
+                return
             if route.subresource not in ("exec", "attach"):
                 raise bad_request(
-                    f"{route.subresource or 'pods'} is not served over WebSocket; pods/exec and pods/attach are"
+                    f"{route.subresource or 'pods'} is not served over WebSocket; pods/exec, pods/attach and "
+                    "pods/portforward are"
                 )
             attach = route.subresource == "attach"
             pod = self.service.get_pod(route.namespace or "", route.name)
@@ -1222,6 +1251,74 @@ class App:
         opened = channels is not None
         channels = channels or await _accept(send, protocol)
         await remotecommand.stream(channels, process, options, receive, opened=opened)
+
+    # ------------------------------------------------------------------------------------------- portforward
+
+    async def _portforward_spdy(self, request: Request, namespace: str, name: str, send: Send) -> None:
+        """pods/portforward over an `Upgrade: SPDY/3.1` connection (`kjobs.server.portforward`): the API server's
+        and the kubelet's checks answered as HTTP responses, then the SPDY session on the connection."""
+        pod = self.service.get_pod(namespace, name)
+        portforward.check_pod(pod)
+        if request.hijack is None or request.upgrade.lower() != "spdy/3.1":
+            if request.upgrade:
+                raise bad_request(f"pods/portforward is served over SPDY/3.1 and WebSocket, not {request.upgrade}")
+            raise bad_request("Upgrade request required")
+        target = self.portforward_source.port_target(pod)
+        agreed = portforward.spdy_handshake(request.stream_protocols)
+        headers = [(b"Connection", b"Upgrade"), (b"Upgrade", b"SPDY/3.1")]
+        headers.append((b"X-Stream-Protocol-Version", agreed.encode()))
+        reader, writer = request.hijack(headers)
+        await send({"type": UPGRADED})
+
+        async def write(data: bytes) -> None:
+            writer.write(data)
+            await writer.drain()
+
+        async def read() -> bytes:
+            data: bytes = await reader.read(portforward.CHUNK)
+            return data
+
+        with self.portforwards.track() as stop:
+            try:
+                await portforward.SpdySession(target, write).run(read, stop)
+            finally:
+                writer.close()
+
+    async def _portforward_websocket(
+        self, scope: Scope, request: Request, route: routing.Route, send: Send, receive: Receive
+    ) -> None:
+        """pods/portforward over WebSocket: the v4 channels, or SPDY tunneled in binary messages."""
+        offered = list(scope.get("subprotocols") or [])
+        pod = self.service.get_pod(route.namespace or "", route.name or "")
+        portforward.check_pod(pod)
+        protocol = portforward.negotiate_websocket(offered)
+        # the kubelet's order: the ports, the pod, then the WebSocket handshake (server.go `getPortForward`)
+        ports = [] if protocol == portforward.TUNNEL else portforward.websocket_ports(request.raw_query)
+        target = self.portforward_source.port_target(pod)
+        if protocol is None:
+            raise portforward.unsupported_protocols(offered)
+        channels = await _accept(send, protocol)
+        with self.portforwards.track() as stop:
+            if protocol != portforward.TUNNEL:
+                await portforward.serve_channels(channels, ports, target, receive, stop)
+                return
+
+            async def write(data: bytes) -> None:
+                await send({"type": "websocket.send", "bytes": data})
+
+            async def read() -> bytes:
+                while True:
+                    message = await receive()
+                    if message["type"] == "websocket.disconnect":
+                        return b""
+                    data: bytes | None = message.get("bytes")
+                    if data:
+                        return data
+
+            try:
+                await portforward.SpdySession(target, write).run(read, stop)
+            finally:
+                await channels.close()
 
     # ------------------------------------------------------------------------------------------- logs
 
@@ -1289,7 +1386,7 @@ def _attributes(request: Request, route: routing.Route) -> authz.Attributes:
     if route.kind != "resource" or r is None:
         return authz.Attributes(request.method.lower(), path=request.path, is_resource=False)
     verb = _verb(request.method, bool(route.name), request.flag("watch"))
-    if route.subresource in ("exec", "attach"):
+    if route.subresource in ("exec", "attach", "portforward"):
         verb = "create"  # a connect verb: a WebSocket's GET needs create (AuthorizePodWebsocketUpgradeCreatePermission)
     return authz.Attributes(
         verb,
@@ -1310,6 +1407,9 @@ def _verb(method: str, named: bool, watch: bool) -> str:
         return "delete" if named else "deletecollection"
     return _VERBS.get(method, method.lower())
 
+
+UPGRADED = "kjobs.upgraded"
+"""The message a handler sends once it took the connection over (recorded as a 101 in the API metrics)."""
 
 INCONSISTENT = -1
 """A continue token's revision that means "the current one": what a 410 Expired hands back to finish a list."""
@@ -1475,6 +1575,7 @@ def create_app(
     clock: Callable[[], float] = time.time,
     logs: LogSource | None = None,
     exec_source: ExecSource | None = None,
+    portforward_source: PortForwardSource | None = None,
     usage: UsageSource | None = None,
     authenticator: Authenticator | None = None,
     bookmark_interval: float = BOOKMARK_INTERVAL,
@@ -1504,6 +1605,7 @@ def create_app(
         clock=clock,
         logs=logs,
         exec_source=exec_source,
+        portforward_source=portforward_source,
         usage=usage,
         authenticator=authenticator,
         bookmark_interval=bookmark_interval,

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, cast
 
+import httptools
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 from kjobs.server import limits
@@ -85,14 +86,26 @@ class _CoalescingTransport:
         return getattr(self._transport, name)
 
 
+SPDY_UPGRADE = b"spdy/3.1"
+HIJACK = "kjobs.hijack"
+"""The scope extension of a request asking `Upgrade: SPDY/3.1` (pods/portforward): a callable that answers 101
+with the given headers and hands the connection over as an asyncio (reader, writer) pair."""
+_HELD_LIMIT = 1 << 20
+
+
 class BoundedHttpToolsProtocol(HttpToolsProtocol):
-    """`HttpToolsProtocol` that refuses a request head beyond `limits.MAX_HEADER_BYTES`."""
+    """`HttpToolsProtocol` that refuses a request head beyond `limits.MAX_HEADER_BYTES`, and hands a connection
+    upgraded to SPDY/3.1 over to the application (`HIJACK`), which uvicorn does not do for anything but WebSocket:
+    the app checks the request as any other (401, 403, 404 answered as HTTP responses, after which the connection
+    closes) and, once it accepts, owns the connection's bytes."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._head_bytes = 0
         self._in_head = True
         self._refused = False
+        self._held: bytearray | None = None
+        """Bytes after the head of a request asking for SPDY, kept until the app takes the connection."""
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
@@ -101,6 +114,13 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
     def data_received(self, data: bytes) -> None:
         if self._refused:
             return
+        if self._held is not None:  # an SPDY upgrade waits for the app: hold what follows for it
+            if len(self._held) + len(data) > _HELD_LIMIT:
+                self._refused = True
+                self.transport.close()
+                return
+            self._held += data
+            return
         if self._in_head:
             self._head_bytes += len(data)
             if self._head_bytes > limits.MAX_HEADER_BYTES + _SLACK:
@@ -108,12 +128,58 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
                 self.transport.write(_TOO_LARGE)
                 self.transport.close()
                 return
-        super().data_received(data)
+        self._unset_keepalive_if_required()  # uvicorn's data_received, with SPDY's upgrade held for the app
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserError:
+            self.logger.warning("Invalid HTTP request received.")
+            self.send_400_response("Invalid HTTP request received.")
+        except httptools.HttpParserUpgrade as exc:
+            if self._should_upgrade():
+                self.handle_websocket_upgrade()
+            elif self._get_upgrade() == SPDY_UPGRADE and self.cycle is not None:
+                self._held = bytearray(data[exc.args[0] :] if exc.args else b"")
+            else:
+                self._unsupported_upgrade_warning()
 
     def on_headers_complete(self) -> None:
         self._in_head = False
         self._head_bytes = 0
         super().on_headers_complete()
+        if self.parser.should_upgrade() and self.cycle is not None and self._get_upgrade() == SPDY_UPGRADE:
+            extensions = cast(dict[str, Any], self.scope.setdefault("extensions", {}))
+            extensions[HIJACK] = self._hijack
+
+    def on_response_complete(self) -> None:
+        if self._held is not None:  # an SPDY upgrade refused (401, 404...): the connection is done
+            self._held = None
+            self.transport.close()
+            return
+        super().on_response_complete()
+
+    def _hijack(self, headers: list[tuple[bytes, bytes]]) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+        """Answer 101 Switching Protocols and give the connection to the caller (see the class note)."""
+        cycle = self.cycle
+        held = bytes(self._held or b"")
+        self._held = None
+        cycle.disconnected = True  # uvicorn writes nothing more on this request
+        cycle.response_complete = True
+        self.connections.discard(self)
+        self._unset_keepalive_if_required()
+        raw = cast(Any, self.transport)
+        transport = cast(asyncio.Transport, getattr(raw, "_transport", raw))
+        head = [b"HTTP/1.1 101 Switching Protocols\r\n"]
+        head += [name + b": " + value + b"\r\n" for name, value in headers]
+        transport.write(b"".join(head) + b"\r\n")
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=_HELD_LIMIT, loop=loop)
+        protocol = asyncio.StreamReaderProtocol(reader, loop=loop)
+        transport.set_protocol(protocol)
+        protocol.connection_made(transport)
+        if held:
+            reader.feed_data(held)
+        transport.resume_reading()
+        return reader, asyncio.StreamWriter(transport, protocol, reader, loop)
 
     def on_message_complete(self) -> None:
         super().on_message_complete()

@@ -168,7 +168,7 @@ RESOURCES: list[Resource] = [
         True,
         ("po",),
         ("all",),
-        subresources=("status", "log", "exec", "attach", "eviction", "binding", "ephemeralcontainers"),
+        subresources=("status", "log", "exec", "attach", "portforward", "eviction", "binding", "ephemeralcontainers"),
         graceful=True,
         hooks={
             "default": (_DEFAULTS, "default_api_pod_in_place"),
@@ -416,6 +416,7 @@ SUBRESOURCE_KINDS: dict[str, tuple[str, str, str]] = {
     "binding": ("", "v1", "Binding"),
     "exec": ("", "v1", "PodExecOptions"),
     "attach": ("", "v1", "PodAttachOptions"),
+    "portforward": ("", "v1", "PodPortForwardOptions"),
 }
 """Subresources whose request/response kind is not the parent's: (group, version, kind)."""
 
@@ -424,6 +425,7 @@ SUBRESOURCE_VERBS: dict[str, list[str]] = {
     "log": ["get"],
     "exec": ["create", "get"],
     "attach": ["create", "get"],
+    "portforward": ["create", "get"],
     "eviction": ["create"],
     "binding": ["create"],
     "finalize": ["update"],  # the namespace registry's FinalizeREST is an Updater only
