@@ -490,11 +490,12 @@ class App:
         self._upkeep: list[asyncio.Task[None]] = []
 
     async def startup(self) -> None:
-        """Create the built-in namespaces, system PriorityClasses and the `kubernetes` Service (idempotent; a resumed
-        data directory already has them)."""
+        """Create the built-in namespaces, system PriorityClasses, RBAC's bootstrap roles and bindings and the
+        `kubernetes` Service (idempotent; a resumed data directory already has them)."""
         if not self.started:
             await self.service.ensure_namespaces()
             await self.service.ensure_system_priority_classes()
+            await self.service.ensure_rbac_bootstrap()
             await self.service.ensure_kubernetes_service(self.api_port or DEFAULT_SECURE_PORT)
             self.started = True
 
@@ -634,11 +635,12 @@ class App:
             else:
                 user = self.authenticator.check(request.auth, request.client_cert)
         if request.impersonation:
-            user = authz.impersonate(user, request.impersonation)
-        if authz.MASTERS not in user.groups:
+            user = authz.impersonate(user, request.impersonation, self.service.rbac.allowed)
+        if authz.MASTERS not in user.groups:  # the privileged-group authorizer: no RBAC lookup at all
             attrs = _attributes(request, route)
-            if not authz.allowed(user, attrs):
-                raise authz.forbidden(user, attrs)
+            allowed, reason = self.service.rbac.authorize(user, attrs)
+            if not allowed:
+                raise authz.forbidden(user, attrs, reason)
         return user
 
     async def _dispatch(self, request: Request, route: routing.Route, send: Send) -> None:
