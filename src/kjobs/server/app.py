@@ -56,6 +56,7 @@ from kjobs.server.gotypes import go_json_syntax_error
 from kjobs.server.logs import LogSource, log_options
 from kjobs.server.metrics import ApiMetrics, clean_verb
 from kjobs.server.patch import PATCH_MEDIA, unsupported_patch_type
+from kjobs.server.rbac import REQUEST_USER
 from kjobs.server.registry import Resource
 from kjobs.server.remotecommand import ExecSource, NoExec
 from kjobs.server.resourcemetrics import NoUsage, UsageSource
@@ -644,8 +645,15 @@ class App:
         return user
 
     async def _dispatch(self, request: Request, route: routing.Route, send: Send) -> None:
-        kind = route.kind
         user = self._authorize(request, route)
+        token = REQUEST_USER.set(user)  # whom RBAC's escalation checks of a role or binding write ask about
+        try:
+            await self._dispatch_as(request, route, send, user)
+        finally:
+            REQUEST_USER.reset(token)
+
+    async def _dispatch_as(self, request: Request, route: routing.Route, send: Send, user: authz.UserInfo) -> None:
+        kind = route.kind
         if kind == "health":
             answered = health.answer(route.name, route.subresource, request.raw_query, self._health_checks)
             if answered is None:

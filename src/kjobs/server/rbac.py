@@ -18,9 +18,12 @@ authorizer in front of RBAC allows it everything (`kjobs.server.app`).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextvars import ContextVar
 from dataclasses import dataclass
 
+from kjobs.api.errors import bad_request, forbidden, go_quote
 from kjobs.api.types import Obj
+from kjobs.api.validation_meta import semantic_equal
 from kjobs.server.authz import MASTERS, Attributes, UserInfo
 from kjobs.store.events import EventType
 from kjobs.store.watch import Watch
@@ -228,3 +231,184 @@ class RbacAuthorizer:
                 out.errors.append(error)
             out.rules.extend(rules)
         return out
+
+
+# ---------------------------------------------------------------------------------------------- escalation
+#
+# pkg/registry/rbac/escalation_check.go and the policy-based storages of pkg/registry/rbac/{role,clusterrole,
+# rolebinding,clusterrolebinding}/policybased: a user outside `system:masters` may write a role only with rules it
+# holds itself (`ConfirmNoEscalation`, whose comparison is component-helpers/auth/rbac/validation/
+# policy_comparator.go `Covers`), unless RBAC lets it `escalate` that role; and a binding only to a role whose
+# rules it holds, unless RBAC lets it `bind` that role.
+
+REQUEST_USER: ContextVar[UserInfo | None] = ContextVar("kjobs_request_user", default=None)
+"""Who makes the request being served (set by `kjobs.server.app`; unset for the server's own components, whose
+writes are privileged, as kube-apiserver's loopback client is `system:masters`)."""
+
+
+def breakdown_rule(rule: Obj) -> list[Obj]:
+    """`BreakdownRule`: one rule per group, resource, verb (and resource name), then per URL and verb."""
+    out: list[Obj] = []
+    names = list(rule.get("resourceNames") or [])
+    for group in rule.get("apiGroups") or ():
+        for resource in rule.get("resources") or ():
+            for verb in rule.get("verbs") or ():
+                base = {"verbs": [verb], "apiGroups": [group], "resources": [resource]}
+                out += [{**base, "resourceNames": [n]} for n in names] if names else [base]
+    for url in rule.get("nonResourceURLs") or ():
+        for verb in rule.get("verbs") or ():
+            out.append({"verbs": [verb], "nonResourceURLs": [url]})
+    return out
+
+
+def _resource_covers_all(owned: list[str], wanted: list[str]) -> bool:
+    if "*" in owned or all(w in owned for w in wanted):
+        return True
+    for path in wanted:
+        if path in owned:
+            continue
+        if "/" not in path or f"*/{path.split('/', 1)[1]}" not in owned:
+            return False
+    return True
+
+
+def non_resource_url_covers(owner: str, path: str) -> bool:
+    """`nonResourceURLCovers`: the same path, or a prefix ending in `*`."""
+    return owner == path or (owner.endswith("*") and path.startswith(owner.rstrip("*")))
+
+
+def rule_covers(owner: Obj, sub: Obj) -> bool:
+    """`ruleCovers`: whether `owner` covers a broken-down rule (at most one verb, resource and name)."""
+    verbs, groups = owner.get("verbs") or [], owner.get("apiGroups") or []
+    owned_names, names = owner.get("resourceNames") or [], sub.get("resourceNames") or []
+    return (
+        ("*" in verbs or all(v in verbs for v in sub.get("verbs") or ()))
+        and ("*" in groups or all(g in groups for g in sub.get("apiGroups") or ()))
+        and _resource_covers_all(owner.get("resources") or [], sub.get("resources") or [])
+        and all(
+            any(non_resource_url_covers(o, path) for o in owner.get("nonResourceURLs") or ())
+            for path in sub.get("nonResourceURLs") or ()
+        )
+        and (not owned_names if not names else (not owned_names or all(n in owned_names for n in names)))
+    )
+
+
+def covers(owner_rules: list[Obj], servant_rules: list[Obj]) -> list[Obj]:
+    """`Covers`: the broken-down servant rules no owner rule covers (none: covered)."""
+    return [
+        sub
+        for rule in servant_rules
+        for sub in breakdown_rule(rule)
+        if not any(rule_covers(owner, sub) for owner in owner_rules)
+    ]
+
+
+def compact_rules(rules: list[Obj]) -> list[Obj]:
+    """`CompactRules`: rules of one group and one resource (and at most one name) differing only by verb are
+    merged; the others are kept as they are, before the merged ones."""
+    compacted: list[Obj] = []
+    simple: dict[tuple[str, str, str | None], Obj] = {}
+    for rule in rules:
+        names = rule.get("resourceNames") or []
+        groups, resources = rule.get("apiGroups") or [], rule.get("resources") or []
+        if len(names) > 1 or rule.get("nonResourceURLs") or len(groups) != 1 or len(resources) != 1:
+            compacted.append(rule)
+            continue
+        key = (groups[0], resources[0], names[0] if names else None)
+        if key in simple:
+            simple[key]["verbs"] = [*simple[key]["verbs"], *(rule.get("verbs") or [])]
+        else:
+            simple[key] = {k: list(v) for k, v in rule.items()}
+    return compacted + list(simple.values())
+
+
+def _go_quoted_list(values: list[str]) -> str:
+    """`%q` of a Go `[]string`: `["a" "b"]`."""
+    return "[" + " ".join(go_quote(v) for v in values) + "]"
+
+
+def compact_string(rule: Obj) -> str:
+    """`CompactString`: `{APIGroups:["apps"], Resources:["deployments"], Verbs:["delete"]}`."""
+    parts = [
+        f"{label}:{_go_quoted_list(list(rule[key]))}"
+        for label, key in (
+            ("APIGroups", "apiGroups"),
+            ("Resources", "resources"),
+            ("NonResourceURLs", "nonResourceURLs"),
+            ("ResourceNames", "resourceNames"),
+            ("Verbs", "verbs"),
+        )
+        if rule.get(key)
+    ]
+    return "{" + ", ".join(parts) + "}"
+
+
+_ROLE_KINDS = {"Role": "roles", "ClusterRole": "clusterroles"}
+FULL_AUTHORITY: list[Obj] = [
+    {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]},
+    {"verbs": ["*"], "nonResourceURLs": ["*"]},
+]
+"""The clusterrole storage's `fullAuthority`: what using an aggregation rule takes."""
+
+
+def _aggregates(role: Obj | None) -> bool:
+    return role is not None and role.get("aggregationRule") is not None
+
+
+_GC_FIELDS = ("ownerReferences", "finalizers", "selfLink", "managedFields", "resourceVersion")
+
+
+def _only_gc_fields_change(obj: Obj, old: Obj | None) -> bool:
+    """`IsOnlyMutatingGCFields`: the update changes nothing but owner references and finalizers."""
+    if old is None:
+        return False
+
+    def stripped(o: Obj) -> Obj:
+        meta = {k: v for k, v in (o.get("metadata") or {}).items() if k not in _GC_FIELDS}
+        return {**o, "metadata": meta}
+
+    return semantic_equal(stripped(obj), stripped(old))
+
+
+def check_escalation(rbac: RbacAuthorizer, kind: str, namespace: str, obj: Obj, old: Obj | None) -> None:
+    """The policy-based storages' checks of a write of a role or binding by the request's user (nothing for the
+    server's own writes and `system:masters`): 403 when it would grant what the user does not hold, 400 when a
+    binding's role cannot be read."""
+    user = REQUEST_USER.get()
+    if user is None or MASTERS in user.groups or _only_gc_fields_change(obj, old):
+        return
+    name = str((obj.get("metadata") or {}).get("name") or "")
+    plural = {**_ROLE_KINDS, "RoleBinding": "rolebindings", "ClusterRoleBinding": "clusterrolebindings"}[kind]
+    if kind in _ROLE_KINDS:
+        escalate = Attributes("escalate", plural, group=GROUP, namespace=namespace, name=name)
+        if rbac.allowed(user, escalate):  # `RoleEscalationAuthorized`
+            return
+        rules = [r for r in obj.get("rules") or () if type(r) is dict]
+    else:
+        ref = obj.get("roleRef") or {}
+        role_kind, role_name = str(ref.get("kind") or ""), str(ref.get("name") or "")
+        bind = Attributes("bind", _ROLE_KINDS.get(role_kind, ""), group=GROUP, namespace=namespace, name=role_name)
+        if rbac.allowed(user, bind):  # `BindingAuthorized`
+            return
+        rules, error = rbac._role_rules(_Binding(namespace, name, role_kind, role_name, ()))
+        if error:
+            raise bad_request(error)
+    found = rbac.rules_for(user, namespace)
+    missing = covers(found.rules, rules)
+    if not missing:
+        if kind == "ClusterRole" and (_aggregates(obj) or _aggregates(old)) and covers(found.rules, FULL_AUTHORITY):
+            # an aggregation rule can gather anything: setting one (or changing one) takes `*` on everything
+            article = "the" if old is None else "an"
+            raise forbidden(
+                plural, name, f"must have cluster-admin privileges to use {article} aggregationRule", group=GROUP
+            )
+        return
+    described = sorted({compact_string(rule) for rule in compact_rules(missing)})
+    message = (
+        f"user {go_quote(user.username)} (groups={_go_quoted_list(list(user.groups))}) is attempting to grant RBAC "
+        "permissions not currently held:\n" + "\n".join(described)
+    )
+    if found.errors:
+        errors = found.errors
+        message += "; resolution errors: [" + (errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]") + "]"
+    raise forbidden(plural, name, message, group=GROUP)

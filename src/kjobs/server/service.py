@@ -66,7 +66,7 @@ from kjobs.server.decoding import check_unknown_fields
 from kjobs.server.gotypes import converter_type_error, first_type_error, go_format
 from kjobs.server.logs import LogOptions, LogSource, NoLogs, validate_container
 from kjobs.server.patch import apply_patch, strategic_merge
-from kjobs.server.rbac import RbacAuthorizer
+from kjobs.server.rbac import RbacAuthorizer, check_escalation
 from kjobs.server.registry import STORED, Resource, core_hook, lookup
 from kjobs.server.serviceips import KUBERNETES_SERVICE_IP, Allocation, ServiceAllocator
 from kjobs.server.storage import Storage
@@ -715,6 +715,8 @@ class ApiService:
                         raise
 
     def _validate(self, r: Resource, obj: Obj, old: Obj | None, subresource: str) -> None:
+        if r.group == "rbac.authorization.k8s.io":  # the policy-based storages check before they store
+            check_escalation(self.rbac, r.kind, str(_meta(obj).get("namespace") or ""), obj, old)
         errors: list[FieldError] = []
         name = str(_meta(obj).get("name", ""))
         if subresource in ("status", "finalize", "ephemeralcontainers") and old is not None:
