@@ -271,3 +271,16 @@ def test_an_aggregation_rule_takes_cluster_admin(http: httpx.Client) -> None:
     )
     plain = {"metadata": {"name": "plain"}, "rules": rules}
     assert http.post(f"{RBAC}/clusterroles", json=plain, headers=JANE).status_code == 201
+
+
+def test_a_role_too_large_to_check_is_refused_for_a_checked_user_only(http: httpx.Client) -> None:
+    _grant_jane(http, "writer", [R(["rbac.authorization.k8s.io"], ["create"], ["roles"])])
+    many = [f"r{i}" for i in range(150)]
+    huge = {"metadata": {"name": "huge"}, "rules": [R(many, ["get", "list"], many)]}  # 45,000 single permissions
+    refused = http.post(f"{RBAC}/namespaces/default/roles", json=huge, headers=JANE)
+    assert (refused.status_code, refused.json()["message"]) == (
+        403,
+        'roles.rbac.authorization.k8s.io "huge" is forbidden: the rules break down into more than 20000 single '
+        "permissions, too many to check",
+    )
+    assert http.post(f"{RBAC}/namespaces/default/roles", json=huge).status_code == 201
