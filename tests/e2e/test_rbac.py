@@ -1,7 +1,8 @@
 """RBAC on `kjobs up`, as a cluster's users meet it with the real kubectl: a bundle of ServiceAccount + Role +
 RoleBinding + Job applied as it is, `kubectl create role|rolebinding|clusterrole|clusterrolebinding`, get (wide) and
 describe, the bootstrap roles a fresh cluster lists with `view`'s rules aggregated, and `kubectl --as=jane`
-Forbidden until a RoleBinding to `view` exists, then allowed in that namespace only, with `auth can-i --list`."""
+Forbidden until a RoleBinding to `view` exists, then allowed in that namespace only, with `auth can-i --list`;
+then the official `kubernetes` client and lightkube."""
 
 from __future__ import annotations
 
@@ -178,3 +179,28 @@ def test_an_impersonated_user_is_forbidden_until_bound_to_view(up: Up) -> None:
     assert ["jobs.batch", "[]", "[]", "[get list watch]"] in listed
     assert ["selfsubjectaccessreviews.authorization.k8s.io", "[]", "[]", "[create]"] in listed
     assert up.ok("auth", "can-i", "list", "jobs", "--as=jane", "-n", "team") == "yes"
+
+
+def test_the_official_client_and_lightkube_read_and_write_rbac(up: Up) -> None:
+    from kubernetes import client as k8s
+    from kubernetes import config as k8s_config
+    from lightkube import Client, KubeConfig
+    from lightkube.resources.rbac_authorization_v1 import ClusterRole, RoleBinding
+
+    rbac = k8s.RbacAuthorizationV1Api(k8s_config.new_client_from_config(str(up.config)))
+    rule = k8s.V1PolicyRule(api_groups=["batch"], resources=["jobs"], verbs=["get", "list"])
+    role = rbac.create_namespaced_role("default", k8s.V1Role(metadata=k8s.V1ObjectMeta(name="py-jobs"), rules=[rule]))
+    assert role.rules[0].resources == ["jobs"]
+    binding = k8s.V1RoleBinding(
+        metadata=k8s.V1ObjectMeta(name="py-jobs"),
+        role_ref=k8s.V1RoleRef(api_group="rbac.authorization.k8s.io", kind="Role", name="py-jobs"),
+        subjects=[k8s.RbacV1Subject(kind="User", name="py-user", api_group="rbac.authorization.k8s.io")],
+    )
+    assert rbac.create_namespaced_role_binding("default", binding).role_ref.name == "py-jobs"
+    assert "cluster-admin" in [r.metadata.name for r in rbac.list_cluster_role().items]
+
+    c = Client(config=KubeConfig.from_file(str(up.config)))
+    assert c.get(RoleBinding, "py-jobs", namespace="default").subjects[0].name == "py-user"
+    assert c.get(ClusterRole, "cluster-admin").rules[0].verbs == ["*"]
+    rbac.delete_namespaced_role_binding("py-jobs", "default")
+    rbac.delete_namespaced_role("py-jobs", "default")
