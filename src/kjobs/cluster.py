@@ -25,6 +25,7 @@ from kjobs.client.informer import InformerFactory
 from kjobs.client.local import LocalClient
 from kjobs.clock import Clock, RealClock, ScaledClock
 from kjobs.controllers import CONTROLLER_NAMES, EMBEDDED_CONTROLLERS
+from kjobs.controllers.clusterroleaggregation import ClusterRoleAggregationController
 from kjobs.controllers.cronjob import CronJobController
 from kjobs.controllers.disruption import DisruptionController, DisruptionSettings
 from kjobs.controllers.garbagecollector import GarbageCollector
@@ -314,6 +315,7 @@ def build_controllers(
         "cronjob": lambda: CronJobController(client, _cronjob_clock(clock, cfg.cronjob_clock_rate), shared=shared),
         "rootcacertpublisher": lambda: RootCACertPublisher(client, clock, cfg.root_ca, shared=shared),
         "serviceaccount-controller": lambda: ServiceAccountsController(client, clock, shared=shared),
+        "clusterrole-aggregation-controller": lambda: ClusterRoleAggregationController(client, clock, shared=shared),
     }
     return {name: makers[name]() for name in names}
 

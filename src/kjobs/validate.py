@@ -2,7 +2,7 @@
 
 Jobs and CronJobs are defaulted (batch/v1) then validated; Pods likewise with core/v1 rules, and the ConfigMaps
 and Secrets a Job reads (`kjobs.api.config_objects`: a Secret's `stringData` merged into `data` first) and the
-ServiceAccounts it runs as (`kjobs.api.service_accounts`). The result
+ServiceAccounts it runs as (`kjobs.api.service_accounts`), and RBAC's roles and bindings (`kjobs.api.rbac`). The result
 is the list of `FieldError`s Kubernetes would put in the `Status` causes of a 422 Invalid. Before that, `decode`
 applies the server's field validation (`kjobs.server.decoding`), as a create with `fieldValidation` would.
 """
@@ -18,7 +18,18 @@ from kjobs.api.errors import ErrorType, FieldError, bad_request, invalid
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
 
-SUPPORTED_KINDS = ("Job", "CronJob", "Pod", "ConfigMap", "Secret", "ServiceAccount")
+SUPPORTED_KINDS = (
+    "Job",
+    "CronJob",
+    "Pod",
+    "ConfigMap",
+    "Secret",
+    "ServiceAccount",
+    "Role",
+    "ClusterRole",
+    "RoleBinding",
+    "ClusterRoleBinding",
+)
 _RESOURCES = {
     "Job": ("batch", "v1", "jobs"),
     "CronJob": ("batch", "v1", "cronjobs"),
@@ -26,7 +37,18 @@ _RESOURCES = {
     "ConfigMap": ("", "v1", "configmaps"),
     "Secret": ("", "v1", "secrets"),
     "ServiceAccount": ("", "v1", "serviceaccounts"),
+    "Role": ("rbac.authorization.k8s.io", "v1", "roles"),
+    "ClusterRole": ("rbac.authorization.k8s.io", "v1", "clusterroles"),
+    "RoleBinding": ("rbac.authorization.k8s.io", "v1", "rolebindings"),
+    "ClusterRoleBinding": ("rbac.authorization.k8s.io", "v1", "clusterrolebindings"),
 }
+RBAC_VALIDATORS = {
+    "Role": "validate_role",
+    "ClusterRole": "validate_cluster_role",
+    "RoleBinding": "validate_role_binding",
+    "ClusterRoleBinding": "validate_cluster_role_binding",
+}
+"""`kjobs.api.rbac`'s validation of each RBAC kind (its bindings defaulted first)."""
 CONFIG_KINDS = ("ConfigMap", "Secret", "ServiceAccount")
 """What a Job's pods read or run as, which `kjobs run` creates before the Job."""
 
@@ -154,6 +176,16 @@ def validate_manifest(obj: Obj, *, apply_defaults: bool = True, features: Featur
 
         account = default_service_account_in_place(deepcopy(_as_created(obj))) if apply_defaults else obj
         return validate_service_account(account)
+    if kind in RBAC_VALIDATORS:
+        from kjobs.api import rbac
+
+        created = deepcopy(_as_created(obj)) if apply_defaults else obj
+        if apply_defaults and kind.startswith("Cluster") and isinstance(created.get("metadata"), dict):
+            created["metadata"].pop("namespace", None)  # cluster-scoped: a create keeps no namespace
+        if apply_defaults and kind.endswith("Binding"):
+            rbac.default_binding_in_place(created)
+        errors: list[FieldError] = getattr(rbac, RBAC_VALIDATORS[kind])(created)
+        return errors
     if kind == "CronJob":
         cronjob = defaults.default_cronjob_in_place(deepcopy(_as_created(obj))) if apply_defaults else obj
         return validation_cronjob.validate_cronjob(cronjob, features=features)

@@ -213,7 +213,10 @@ def test_unsupported_kind(tmp_path: Path) -> None:
     svc.write_text("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n")
     code, out, _ = run("validate", str(svc))
     assert code == 1
-    supported = '"Job", "CronJob", "Pod", "ConfigMap", "Secret", "ServiceAccount"'
+    supported = (
+        '"Job", "CronJob", "Pod", "ConfigMap", "Secret", "ServiceAccount", "Role", "ClusterRole", "RoleBinding", '
+        '"ClusterRoleBinding"'
+    )
     assert f'* kind: Unsupported value: "Service": supported values: {supported}' in out
 
 
@@ -517,3 +520,25 @@ def test_a_job_with_bad_volume_sources_prints_kubernetes_errors(tmp_path: Path) 
         f"* {at}[2].projected.sources[0].serviceAccountToken.expirationSeconds: Invalid value: 60: may not specify "
         "a duration less than 10 minutes\n"
     )
+
+
+def test_rbac_roles_and_bindings_are_validated_as_the_api_server_validates_them(tmp_path: Path) -> None:
+    manifest = tmp_path / "rbac.yaml"
+    manifest.write_text(
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: r}\n"
+        "rules: [{verbs: [get], resources: [pods]}]\n---\n"
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRoleBinding\nmetadata: {name: b}\n"
+        "roleRef: {kind: Role, name: r}\nsubjects: [{kind: ServiceAccount, name: sa}]\n---\n"
+        "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: ok}\n"
+        "roleRef: {kind: ClusterRole, name: view}\nsubjects: [{kind: User, name: jane}]\n"
+    )
+    code, out, _ = run("validate", str(manifest))
+    assert code == 1
+    assert out.splitlines() == [
+        f'{manifest}: The Role "r" is invalid:',
+        "* rules[0].apiGroups: Required value: resource rules must supply at least one api group",
+        f'{manifest}: The ClusterRoleBinding "b" is invalid:',
+        '* roleRef.kind: Unsupported value: "Role": supported values: "ClusterRole"',
+        "* subjects[0].namespace: Required value",
+        f'{manifest}: RoleBinding "ok" is valid',
+    ]

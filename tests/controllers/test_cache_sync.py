@@ -17,6 +17,7 @@ from kjobs.api.names import JOB_TRACKING_FINALIZER
 from kjobs.api.types import Obj
 from kjobs.client.local import LocalClient
 from kjobs.client.resources import (
+    CLUSTER_ROLES,
     CONFIG_MAPS,
     CRONJOBS,
     EVENTS,
@@ -47,6 +48,7 @@ READS: dict[str, tuple[ResourceRef, ...]] = {
     "cronjob": (CRONJOBS, JOBS),
     "rootcacertpublisher": (CONFIG_MAPS, NAMESPACES),
     "serviceaccount-controller": (SERVICE_ACCOUNTS, NAMESPACES),
+    "clusterrole-aggregation-controller": (CLUSTER_ROLES,),
 }
 """The resources each controller watches (its informers), as in its constructor."""
 

@@ -1450,6 +1450,15 @@ def test_run_kubectl_get_tests(kubectl: Cmd) -> None:
     for gone in ("daemonsets", "deployments", "replicasets"):
         if_has_not_string(output_message, f"/apis/extensions/v1beta1/namespaces/default/{gone} 200 OK")
 
+    ### kubectl get chunk size: the bootstrap ClusterRoles (12 on kjobs) are more than one chunk of 10
+    output_message = k.both("--v=6", "get", "clusterrole", "--chunk-size=10")
+    if_has_string(output_message, "/clusterroles?limit=10 200 OK")
+    if_has_string(output_message, "/v1/clusterroles?continue=")
+
+    ### kubectl get chunk size defaults to 500
+    output_message = k.both("--v=6", "get", "clusterrole")
+    if_has_string(output_message, "/clusterroles?limit=500 200 OK")
+
     ### kubectl get accumulates pages
     output_message = k("get", "namespaces", "--chunk-size=1", "--no-headers")
     for name in ("default", "kube-public", "kube-system"):

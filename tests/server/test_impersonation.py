@@ -5,8 +5,9 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from kjobs.server.authz import Attributes, UserInfo, allowed, impersonate
+from kjobs.server.authz import Attributes, UserInfo, impersonate
 from tests.server.conftest import pod_manifest
+from tests.server.rbac_support import bootstrap_rbac
 
 PODS = "/api/v1/namespaces/default/pods"
 WHOAMI = "/apis/authentication.k8s.io/v1/selfsubjectreviews"
@@ -61,20 +62,23 @@ def test_groups_without_a_user_are_a_bad_request(http: httpx.Client) -> None:
 
 def test_service_accounts_get_their_groups_and_extras_are_kept() -> None:
     admin = UserInfo("kjobs-admin", ("system:masters", "system:authenticated"))
-    sa = impersonate(admin, [("impersonate-user", "system:serviceaccount:ci:runner")])
+    allowed = bootstrap_rbac().allowed
+    sa = impersonate(admin, [("impersonate-user", "system:serviceaccount:ci:runner")], allowed)
     assert sa.groups == ("system:serviceaccounts", "system:serviceaccounts:ci", "system:authenticated")
     extra = impersonate(
-        admin, [("impersonate-user", "al"), ("impersonate-extra-scopes", "a"), ("impersonate-extra-scopes", "b")]
+        admin,
+        [("impersonate-user", "al"), ("impersonate-extra-scopes", "a"), ("impersonate-extra-scopes", "b")],
+        allowed,
     )
     assert extra.to_json() == {"username": "al", "groups": ["system:authenticated"], "extra": {"scopes": ["a", "b"]}}
-    anonymous = impersonate(admin, [("impersonate-user", "system:anonymous")])
+    anonymous = impersonate(admin, [("impersonate-user", "system:anonymous")], allowed)
     assert anonymous.groups == ("system:unauthenticated",)
 
 
 def test_only_masters_may_impersonate() -> None:
     bob = UserInfo("bob", ("system:authenticated",))
     with pytest.raises(Exception, match='users "alice" is forbidden: User "bob" cannot impersonate resource "users"'):
-        impersonate(bob, [("impersonate-user", "alice")])
+        impersonate(bob, [("impersonate-user", "alice")], bootstrap_rbac().allowed)
 
 
 @pytest.mark.parametrize(
@@ -90,5 +94,6 @@ def test_only_masters_may_impersonate() -> None:
     ],
 )
 def test_the_bootstrap_rules_of_an_authenticated_user(attrs: Attributes, expected: bool) -> None:
-    assert allowed(UserInfo("bob", ("system:authenticated",)), attrs) is expected
-    assert allowed(UserInfo("root", ("system:masters",)), attrs) is True
+    rbac = bootstrap_rbac()
+    assert rbac.allowed(UserInfo("bob", ("system:authenticated",)), attrs) is expected
+    assert rbac.allowed(UserInfo("root", ("system:masters",)), attrs) is True

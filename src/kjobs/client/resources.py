@@ -46,3 +46,9 @@ LEASES = ResourceRef("coordination.k8s.io", "v1", "leases", "Lease")
 PDBS = ResourceRef("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget")
 PRIORITY_CLASSES = ResourceRef("scheduling.k8s.io", "v1", "priorityclasses", "PriorityClass", namespaced=False)
 SERVICE_ACCOUNTS = ResourceRef("", "v1", "serviceaccounts", "ServiceAccount")
+ROLES = ResourceRef("rbac.authorization.k8s.io", "v1", "roles", "Role")
+ROLE_BINDINGS = ResourceRef("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding")
+CLUSTER_ROLES = ResourceRef("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", namespaced=False)
+CLUSTER_ROLE_BINDINGS = ResourceRef(
+    "rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", namespaced=False
+)

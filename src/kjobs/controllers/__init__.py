@@ -16,12 +16,16 @@ CONTROLLER_NAMES = (
     "cronjob",
     "rootcacertpublisher",
     "serviceaccount-controller",
+    "clusterrole-aggregation-controller",
 )
 """Every controller kjobs has, by the name `kjobs controller --controllers` and `kjobs.cluster` use."""
 
-EMBEDDED_CONTROLLERS = tuple(name for name in CONTROLLER_NAMES if name != "rootcacertpublisher")
-"""What an embedded cluster runs unless told otherwise (`kjobs run`, `kjobs simulate`, the pytest plugin): all
-but the root CA publisher, whose ConfigMap is for clients of a served cluster's TLS (`kjobs up` runs it)."""
+SERVED_ONLY = ("rootcacertpublisher", "clusterrole-aggregation-controller")
+"""What only a served cluster needs: the root CA publisher's ConfigMap is for clients of its TLS, and RBAC's
+aggregated roles matter only to users other than the embedded cluster's own (`kjobs up` runs both)."""
+
+EMBEDDED_CONTROLLERS = tuple(name for name in CONTROLLER_NAMES if name not in SERVED_ONLY)
+"""What an embedded cluster runs unless told otherwise (`kjobs run`, `kjobs simulate`, the pytest plugin)."""
 
 
 def select_controllers(spec: str) -> tuple[str, ...]:

@@ -59,6 +59,7 @@ from kjobs.server.metrics import ApiMetrics, clean_verb
 from kjobs.server.patch import PATCH_MEDIA, unsupported_patch_type
 from kjobs.server.portforward import NoPortForward, PortForwardSource
 from kjobs.server.protocol import HIJACK
+from kjobs.server.rbac import REQUEST_USER
 from kjobs.server.registry import Resource
 from kjobs.server.remotecommand import ExecSource, NoExec
 from kjobs.server.resourcemetrics import NoUsage, UsageSource
@@ -506,11 +507,12 @@ class App:
         self._upkeep: list[asyncio.Task[None]] = []
 
     async def startup(self) -> None:
-        """Create the built-in namespaces, system PriorityClasses and the `kubernetes` Service (idempotent; a resumed
-        data directory already has them)."""
+        """Create the built-in namespaces, system PriorityClasses, RBAC's bootstrap roles and bindings and the
+        `kubernetes` Service (idempotent; a resumed data directory already has them)."""
         if not self.started:
             await self.service.ensure_namespaces()
             await self.service.ensure_system_priority_classes()
+            await self.service.ensure_rbac_bootstrap()
             await self.service.ensure_kubernetes_service(self.api_port or DEFAULT_SECURE_PORT)
             self.started = True
 
@@ -654,16 +656,24 @@ class App:
             else:
                 user = self.authenticator.check(request.auth, request.client_cert)
         if request.impersonation:
-            user = authz.impersonate(user, request.impersonation)
-        if authz.MASTERS not in user.groups:
+            user = authz.impersonate(user, request.impersonation, self.service.rbac.allowed)
+        if authz.MASTERS not in user.groups:  # the privileged-group authorizer: no RBAC lookup at all
             attrs = _attributes(request, route)
-            if not authz.allowed(user, attrs):
-                raise authz.forbidden(user, attrs)
+            allowed, reason = self.service.rbac.authorize(user, attrs)
+            if not allowed:
+                raise authz.forbidden(user, attrs, reason)
         return user
 
     async def _dispatch(self, request: Request, route: routing.Route, send: Send) -> None:
-        kind = route.kind
         user = self._authorize(request, route)
+        token = REQUEST_USER.set(user)  # whom RBAC's escalation checks of a role or binding write ask about
+        try:
+            await self._dispatch_as(request, route, send, user)
+        finally:
+            REQUEST_USER.reset(token)
+
+    async def _dispatch_as(self, request: Request, route: routing.Route, send: Send, user: authz.UserInfo) -> None:
+        kind = route.kind
         if kind == "health":
             answered = health.answer(route.name, route.subresource, request.raw_query, self._health_checks)
             if answered is None:

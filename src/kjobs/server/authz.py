@@ -1,18 +1,19 @@
 """Who a request acts as, and what that user may do: impersonation and authorization (pure).
 
 Every credential `kjobs up` issues belongs to `system:masters` (README, "Who can use the API"), which
-kube-apiserver's authorizer allows everything, impersonation included. `kubectl --as=NAME [--as-group=G]` then
-acts as another user (the `Impersonate-*` headers: staging/src/k8s.io/apiserver/pkg/endpoints/filters/
-impersonation.go in kubernetes/kubernetes), who holds what RBAC's bootstrap policy grants when no other binding
-exists, since kjobs serves no RBAC objects: `cluster-admin` to `system:masters`, and to every authenticated user
-`system:basic-user` (the self reviews), `system:discovery` and `system:public-info-viewer`
-(plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go). Anything else is 403 Forbidden, worded as
-kube-apiserver words it (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/errors.go).
+kube-apiserver's privileged-group authorizer allows everything, impersonation included, before RBAC is asked.
+`kubectl --as=NAME [--as-group=G]` then acts as another user (the `Impersonate-*` headers: staging/src/k8s.io/
+apiserver/pkg/endpoints/filters/impersonation.go in kubernetes/kubernetes), who may do what the stored RBAC
+roles and bindings grant it (`kjobs.server.rbac`; the bootstrap policy gives every authenticated user
+`system:basic-user`, `system:discovery` and `system:public-info-viewer`). Anything else is 403 Forbidden,
+worded as kube-apiserver words it (staging/src/k8s.io/apiserver/pkg/endpoints/handlers/responsewriters/
+errors.go).
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from kjobs.api.errors import ApiError, bad_request
@@ -81,79 +82,31 @@ class Attributes:
     """A resource request (else a non-resource one, named by `path`)."""
 
 
-ALL_RESOURCES: Obj = {"verbs": ["*"], "apiGroups": ["*"], "resources": ["*"]}
-ALL_URLS: Obj = {"verbs": ["*"], "nonResourceURLs": ["*"]}
-BASIC_USER: list[Obj] = [
-    {
-        "verbs": ["create"],
-        "apiGroups": ["authorization.k8s.io"],
-        "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"],
-    },
-    {"verbs": ["create"], "apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"]},
-]
-DISCOVERY: Obj = {
-    "verbs": ["get"],
-    "nonResourceURLs": [
-        "/livez", "/readyz", "/healthz", "/version", "/version/", "/openapi", "/openapi/*", "/api", "/api/*",
-        "/apis", "/apis/*",
-    ],
-}  # fmt: skip
-PUBLIC_INFO: Obj = {"verbs": ["get"], "nonResourceURLs": ["/livez", "/readyz", "/healthz", "/version", "/version/"]}
+Authorizer = Callable[[UserInfo, Attributes], bool]
+"""Whether a user may do something: `kjobs.server.rbac.RbacAuthorizer.allowed`."""
 
 
-def rules(user: UserInfo) -> tuple[list[Obj], list[Obj]]:
-    """The (resource, non-resource) rules RBAC's bootstrap bindings give `user`."""
-    masters = MASTERS in user.groups
-    authenticated = AUTHENTICATED in user.groups
-    resource = [*([ALL_RESOURCES] if masters else []), *(BASIC_USER if authenticated else [])]
-    non_resource = [*([ALL_URLS] if masters else []), *([DISCOVERY] if authenticated else []), PUBLIC_INFO]
-    return resource, non_resource
-
-
-def _url_matches(pattern: str, path: str) -> bool:
-    if pattern == "*" or pattern == path:
-        return True
-    return pattern.endswith("*") and path.startswith(pattern[:-1])
-
-
-def allowed(user: UserInfo, attrs: Attributes) -> bool:
-    """Whether `user` may do `attrs` (RBAC's rule matching: `*` for any verb, group, resource or URL suffix)."""
-    resource_rules, url_rules = rules(user)
+def forbidden(user: UserInfo, attrs: Attributes, reason: str = "") -> ApiError:
+    """kube-apiserver's 403 for a request its authorizer did not allow (`responsewriters.Forbidden`), with the
+    authorizer's reason after a colon when it gave one."""
+    suffix = f": {reason}" if reason else ""
     if not attrs.is_resource:
-        return any(
-            (attrs.verb in r["verbs"] or "*" in r["verbs"])
-            and any(_url_matches(u, attrs.path) for u in r["nonResourceURLs"])
-            for r in url_rules
-        )
-    resource = f"{attrs.resource}/{attrs.subresource}" if attrs.subresource else attrs.resource
-    return any(
-        (attrs.verb in r["verbs"] or "*" in r["verbs"])
-        and (attrs.group in r["apiGroups"] or "*" in r["apiGroups"])
-        and (resource in r["resources"] or "*" in r["resources"])
-        and (not r.get("resourceNames") or attrs.name in r["resourceNames"])
-        for r in resource_rules
-    )
-
-
-def forbidden(user: UserInfo, attrs: Attributes) -> ApiError:
-    """kube-apiserver's 403 for a request its authorizer did not allow (`responsewriters.Forbidden`)."""
-    if not attrs.is_resource:
-        message = f'forbidden: User "{user.username}" cannot {attrs.verb} path "{attrs.path}"'
+        message = f'forbidden: User "{user.username}" cannot {attrs.verb} path "{attrs.path}"{suffix}'
         return ApiError(403, "Forbidden", message, details={})
     resource = f"{attrs.resource}/{attrs.subresource}" if attrs.subresource else attrs.resource
     where = f'in the namespace "{attrs.namespace}"' if attrs.namespace else "at the cluster scope"
-    reason = f'User "{user.username}" cannot {attrs.verb} resource "{resource}" in API group "{attrs.group}" {where}'
+    denied = f'User "{user.username}" cannot {attrs.verb} resource "{resource}" in API group "{attrs.group}" {where}'
     qualified = f"{attrs.resource}.{attrs.group}" if attrs.group else attrs.resource
     subject = f'{qualified} "{attrs.name}"' if attrs.name else qualified
     details: Obj = {"name": attrs.name, "kind": attrs.resource} if attrs.name else {"kind": attrs.resource}
     if attrs.group:
         details["group"] = attrs.group
-    return ApiError(403, "Forbidden", f"{subject} is forbidden: {reason}", details=details)
+    return ApiError(403, "Forbidden", f"{subject} is forbidden: {denied}{suffix}", details=details)
 
 
-def impersonate(requestor: UserInfo, headers: list[tuple[str, str]]) -> UserInfo:
+def impersonate(requestor: UserInfo, headers: list[tuple[str, str]], allowed: Authorizer) -> UserInfo:
     """The user a request acts as after its `Impersonate-User`/`-Group`/`-Uid`/`-Extra-*` headers (lower-cased
-    names), each of which `requestor` must be allowed to impersonate. Groups or extras without a user are refused
+    names), each of which `requestor` must be `allowed` to impersonate. Groups or extras without a user are refused
     with 400 (kube-apiserver answers 500 there; a malformed request is the client's error)."""
     user, uid = "", ""
     groups: list[str] = []

@@ -119,6 +119,7 @@ _EVENTS = "kjobs.api.events_v1"
 _SCHEDULING = "kjobs.api.validation_scheduling"
 _COORDINATION = "kjobs.api.validation_coordination"
 _NAMESPACE = "kjobs.api.validation_namespace"
+_RBAC = "kjobs.api.rbac"
 
 RESOURCES: list[Resource] = [
     Resource(
@@ -360,6 +361,29 @@ RESOURCES: list[Resource] = [
             "validate": (_SCHEDULING, "validate_priority_class"),
             "validate_update": (_SCHEDULING, "validate_priority_class_update"),
         },
+    ),
+    # pkg/registry/rbac: no short names, no categories; the authorizer reads them (kjobs.server.rbac)
+    *(
+        Resource(
+            "rbac.authorization.k8s.io",
+            "v1",
+            plural,
+            plural[:-1],
+            kind,
+            namespaced,
+            has_status=False,
+            hooks={
+                **({"default": (_RBAC, "default_binding_in_place")} if kind.endswith("Binding") else {}),
+                "validate": (_RBAC, f"validate_{hook}"),
+                "validate_update": (_RBAC, f"validate_{hook}_update"),
+            },
+        )
+        for plural, kind, namespaced, hook in (
+            ("clusterrolebindings", "ClusterRoleBinding", False, "cluster_role_binding"),
+            ("clusterroles", "ClusterRole", False, "cluster_role"),
+            ("rolebindings", "RoleBinding", True, "role_binding"),
+            ("roles", "Role", True, "role"),
+        )
     ),
     Resource(
         "authentication.k8s.io",

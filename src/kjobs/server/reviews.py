@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from kjobs.api.errors import ErrorType, FieldError, bad_request, invalid
 from kjobs.api.types import Obj
-from kjobs.server.authz import Attributes, UserInfo, allowed, rules
+from kjobs.server.authz import Attributes, UserInfo
+from kjobs.server.rbac import RbacAuthorizer
 
 
-def review(kind: str, body: Obj, user: UserInfo, now: str) -> Obj:
-    """The answer to creating a self review of `kind` (the body has passed the schema's field checks)."""
+def review(kind: str, body: Obj, user: UserInfo, now: str, rbac: RbacAuthorizer) -> Obj:
+    """The answer to creating a self review of `kind` (the body has passed the schema's field checks); what the
+    user may do is `rbac`'s answer."""
     if kind == "SelfSubjectReview":
         return {
             "kind": kind,
@@ -22,13 +24,13 @@ def review(kind: str, body: Obj, user: UserInfo, now: str) -> Obj:
             "status": {"userInfo": user.to_json()},
         }
     if kind == "SelfSubjectAccessReview":
-        return _access_review(body, user)
+        return _access_review(body, user, rbac)
     if kind == "SelfSubjectRulesReview":
-        return _rules_review(body, user)
+        return _rules_review(body, user, rbac)
     raise bad_request(f"not a self review: {kind}")
 
 
-def _access_review(body: Obj, user: UserInfo) -> Obj:
+def _access_review(body: Obj, user: UserInfo, rbac: RbacAuthorizer) -> Obj:
     spec = body.get("spec") or {}
     if not isinstance(spec, dict):
         spec = {}
@@ -65,21 +67,45 @@ def _access_review(body: Obj, user: UserInfo) -> Obj:
         "apiVersion": "authorization.k8s.io/v1",
         "metadata": {"creationTimestamp": None},
         "spec": kept,
-        "status": {"allowed": allowed(user, _attributes(kept))},
+        "status": _decision(*rbac.authorize(user, _attributes(kept))),
     }
 
 
-def _rules_review(body: Obj, user: UserInfo) -> Obj:
+def _decision(allowed: bool, reason: str) -> Obj:
+    """`SubjectAccessReviewStatus`: `allowed`, and the authorizer's reason when it gave one."""
+    return {"allowed": allowed, "reason": reason} if reason else {"allowed": allowed}
+
+
+def _rules_review(body: Obj, user: UserInfo, rbac: RbacAuthorizer) -> Obj:
+    """`RulesFor` in the namespace asked, split as `getResourceRules` / `getNonResourceRules` split the rules; a
+    missing role makes it `incomplete`, with the errors as `evaluationError` (an aggregate's text)."""
     spec = body.get("spec") or {}
     if not isinstance(spec, dict) or not spec.get("namespace"):
         raise bad_request("no namespace on request")
-    resource_rules, non_resource_rules = rules(user)
+    found = rbac.rules_for(user, str(spec["namespace"]))
+    resource_rules: list[Obj] = []
+    non_resource_rules: list[Obj] = []
+    for rule in found.rules:
+        verbs = list(rule.get("verbs") or [])
+        if rule.get("nonResourceURLs"):
+            non_resource_rules.append({"verbs": verbs, "nonResourceURLs": list(rule["nonResourceURLs"])})
+            continue
+        out: Obj = {"verbs": verbs}
+        for key in ("apiGroups", "resources", "resourceNames"):
+            if rule.get(key):
+                out[key] = list(rule[key])
+        resource_rules.append(out)
+    status: Obj = {"resourceRules": resource_rules, "nonResourceRules": non_resource_rules, "incomplete": False}
+    if found.errors:
+        status["incomplete"] = True
+        errors = found.errors
+        status["evaluationError"] = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
     return {
         "kind": "SelfSubjectRulesReview",
         "apiVersion": "authorization.k8s.io/v1",
         "metadata": {"creationTimestamp": None},
         "spec": {},
-        "status": {"resourceRules": resource_rules, "nonResourceRules": non_resource_rules, "incomplete": False},
+        "status": status,
     }
 
 

@@ -57,6 +57,15 @@ ROOTS = [
     # the accounts a pod runs as (the ServiceAccount admission plugin checks them; no tokens are issued)
     "io.k8s.api.core.v1.ServiceAccount",
     "io.k8s.api.core.v1.ServiceAccountList",
+    # RBAC's roles and bindings, which the authorizer reads (kjobs.api.rbac, kjobs.server.rbac)
+    "io.k8s.api.rbac.v1.Role",
+    "io.k8s.api.rbac.v1.RoleList",
+    "io.k8s.api.rbac.v1.ClusterRole",
+    "io.k8s.api.rbac.v1.ClusterRoleList",
+    "io.k8s.api.rbac.v1.RoleBinding",
+    "io.k8s.api.rbac.v1.RoleBindingList",
+    "io.k8s.api.rbac.v1.ClusterRoleBinding",
+    "io.k8s.api.rbac.v1.ClusterRoleBindingList",
     # the self reviews `kubectl auth can-i` and `kubectl auth whoami` create (kjobs.server.reviews)
     "io.k8s.api.authorization.v1.SelfSubjectAccessReview",
     "io.k8s.api.authorization.v1.SelfSubjectRulesReview",

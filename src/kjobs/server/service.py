@@ -13,6 +13,7 @@ ADDED events, selector filtering, bookmarks on request). HTTP framing lives in `
 from __future__ import annotations
 
 import asyncio
+import copy
 import dataclasses
 import json
 import random
@@ -65,6 +66,7 @@ from kjobs.server.decoding import check_unknown_fields
 from kjobs.server.gotypes import converter_type_error, first_type_error, go_format
 from kjobs.server.logs import LogOptions, LogSource, NoLogs, validate_container
 from kjobs.server.patch import apply_patch, strategic_merge
+from kjobs.server.rbac import RbacAuthorizer, check_escalation
 from kjobs.server.registry import STORED, Resource, core_hook, lookup
 from kjobs.server.serviceips import KUBERNETES_SERVICE_IP, Allocation, ServiceAllocator
 from kjobs.server.storage import Storage
@@ -444,6 +446,8 @@ class ApiService:
         """The PriorityClasses, as the Priority plugin's lister sees them; None after a write of one."""
         self.service_allocator = ServiceAllocator(lambda: self.store.list(_SERVICES, None), lambda: self.store.revision)
         """Cluster IPs and node ports of Services, read from the stored Services (`kjobs.server.serviceips`)."""
+        self.rbac = RbacAuthorizer(store.store)
+        """Who may do what, by the stored roles and bindings (its watches open at its first use)."""
 
     # ------------------------------------------------------------------------------------------- helpers
 
@@ -677,6 +681,23 @@ class ApiService:
             services.drop_type_dependent_fields(svc, old)
         return held
 
+    async def ensure_rbac_bootstrap(self) -> None:
+        """Create RBAC's bootstrap ClusterRoles and ClusterRoleBindings when missing, as kube-apiserver's
+        `rbac/bootstrap-roles` post-start hook does (pkg/registry/rbac/rest/storage_rbac.go; the objects:
+        `kjobs.server.rbacpolicy`). One edited or deleted by a user is made again only when missing."""
+        from kjobs.server.rbacpolicy import CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES
+
+        for plural, objects in (("clusterroles", CLUSTER_ROLES), ("clusterrolebindings", CLUSTER_ROLE_BINDINGS)):
+            r = lookup("rbac.authorization.k8s.io", "v1", plural)
+            assert r is not None
+            for obj in objects:
+                if self.store.get(r.store_key, "", obj["metadata"]["name"]) is None:
+                    try:
+                        await self.create(r, "", copy.deepcopy(obj), field_validation="Ignore")
+                    except ApiError as exc:
+                        if exc.reason != "AlreadyExists":
+                            raise
+
     async def ensure_system_priority_classes(self) -> None:
         """Create `system-node-critical` and `system-cluster-critical` when missing, as kube-apiserver's
         `scheduling/bootstrap-system-priority-classes` post-start hook does
@@ -694,6 +715,8 @@ class ApiService:
                         raise
 
     def _validate(self, r: Resource, obj: Obj, old: Obj | None, subresource: str) -> None:
+        if r.group == "rbac.authorization.k8s.io":  # the policy-based storages check before they store
+            check_escalation(self.rbac, r.kind, str(_meta(obj).get("namespace") or ""), obj, old)
         errors: list[FieldError] = []
         name = str(_meta(obj).get("name", ""))
         if subresource in ("status", "finalize", "ephemeralcontainers") and old is not None:
@@ -851,7 +874,7 @@ class ApiService:
     def review(self, r: Resource, body: Any, user: UserInfo, *, field_validation: str = "") -> Result:
         """POST of a self review (`kubectl auth whoami`, `kubectl auth can-i`): answered from `user`, not stored."""
         warnings = self._decode_check(r, body, field_validation)
-        return Result(reviews.review(r.kind, body, user, self.now()), 201, warnings)
+        return Result(reviews.review(r.kind, body, user, self.now(), self.rbac), 201, warnings)
 
     async def create(
         self,

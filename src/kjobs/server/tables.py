@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from kjobs.api import events_v1
+from kjobs.api.rbac import subjects_strings
 from kjobs.api.timeutil import parse_time
 from kjobs.api.types import Obj
 
@@ -685,6 +686,48 @@ def service_account_cells(sa: Obj, now: float) -> list[Any]:
     return [sa.get("metadata", {}).get("name", ""), len(sa.get("secrets") or []), _age(sa, now)]
 
 
+# ---------------------------------------------------------------------------------------------- rbac
+
+
+def _binding_columns(kind: str, role_ref: str) -> list[Column]:
+    """`roleBindingsColumnDefinitions` / `clusterRoleBindingsColumnDefinitions`: ROLE is `Kind/name`; the
+    subjects are the wide columns. (Roles and ClusterRoles have no printer: the default NAME CREATED AT.)"""
+    return [
+        ("Name", "string", 0, _DESC_NAME),
+        ("Role", "string", 0, role_ref),
+        ("Age", "string", 0, _DESC_AGE),
+        ("Users", "string", 1, f"Users in the {kind}"),
+        ("Groups", "string", 1, f"Groups in the {kind}"),
+        ("ServiceAccounts", "string", 1, f"ServiceAccounts in the {kind}"),
+    ]
+
+
+ROLE_BINDING_COLUMNS = _binding_columns(
+    "roleBinding",
+    "RoleRef can reference a Role in the current namespace or a ClusterRole in the global namespace. If the "
+    "RoleRef cannot be resolved, the Authorizer must return an error.",
+)
+CLUSTER_ROLE_BINDING_COLUMNS = _binding_columns(
+    "clusterRoleBinding",
+    "RoleRef can only reference a ClusterRole in the global namespace. If the RoleRef cannot be resolved, the "
+    "Authorizer must return an error.",
+)
+
+
+def binding_cells(binding: Obj, now: float) -> list[Any]:
+    """One RoleBinding or ClusterRoleBinding row (`printRoleBinding`, `printClusterRoleBinding`)."""
+    ref = binding.get("roleRef") or {}
+    users, groups, accounts = subjects_strings(binding.get("subjects"))
+    return [
+        binding.get("metadata", {}).get("name", ""),
+        f"{ref.get('kind') or ''}/{ref.get('name') or ''}",
+        _age(binding, now),
+        ", ".join(users),
+        ", ".join(groups),
+        ", ".join(accounts),
+    ]
+
+
 # ---------------------------------------------------------------------------------------------- default
 
 DEFAULT_COLUMNS: list[Column] = [("Name", "string", 0, _DESC_NAME), ("Created At", "date", 0, _DESC_AGE)]
@@ -710,6 +753,8 @@ PRINTERS: dict[str, tuple[list[Column], Cells]] = {
     "ConfigMap": (CONFIG_MAP_COLUMNS, config_map_cells),
     "Secret": (SECRET_COLUMNS, secret_cells),
     "ServiceAccount": (SERVICE_ACCOUNT_COLUMNS, service_account_cells),
+    "RoleBinding": (ROLE_BINDING_COLUMNS, binding_cells),
+    "ClusterRoleBinding": (CLUSTER_ROLE_BINDING_COLUMNS, binding_cells),
 }
 
 
