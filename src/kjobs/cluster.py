@@ -155,34 +155,60 @@ def sparse_gc(threshold: int = SPARSE_GC_THRESHOLD) -> Iterator[None]:
 
 
 async def create_configs(client: Client, namespace: str, configs: Iterable[Obj]) -> list[str]:
-    """Create a manifest's Namespaces, then the namespaces the Job (in `namespace`) and its ConfigMaps, Secrets
-    and ServiceAccounts need that are still missing (`create_namespaces`), then those objects; returns the
-    namespaces created for want of one."""
-    from kjobs.api.errors import ApiError
-    from kjobs.client.resources import CONFIG_MAPS, NAMESPACES, SECRETS, SERVICE_ACCOUNTS
+    """Create a manifest's Namespaces, then the namespaces the Job (in `namespace`) and its namespaced objects
+    need that are still missing (`create_namespaces`), then those objects (ConfigMaps, Secrets, ServiceAccounts,
+    RBAC roles and bindings, in the manifest's order); returns the namespaces created for want of one. An object
+    the cluster already has (the `default` ServiceAccount its controller made at start) takes the manifest's
+    version, as `kubectl apply` of it would configure the cluster's."""
+    from kjobs.client.resources import (
+        CLUSTER_ROLE_BINDINGS,
+        CLUSTER_ROLES,
+        CONFIG_MAPS,
+        NAMESPACES,
+        ROLE_BINDINGS,
+        ROLES,
+        SECRETS,
+        SERVICE_ACCOUNTS,
+    )
 
-    resources = {"ConfigMap": CONFIG_MAPS, "Secret": SECRETS, "ServiceAccount": SERVICE_ACCOUNTS}
+    resources = {
+        "ConfigMap": CONFIG_MAPS,
+        "Secret": SECRETS,
+        "ServiceAccount": SERVICE_ACCOUNTS,
+        "Role": ROLES,
+        "RoleBinding": ROLE_BINDINGS,
+        "ClusterRole": CLUSTER_ROLES,
+        "ClusterRoleBinding": CLUSTER_ROLE_BINDINGS,
+    }
     configs = list(configs)
     for config in configs:
         if config.get("kind") == "Namespace":
             await client.create(NAMESPACES, None, config)
     others = [c for c in configs if c.get("kind") != "Namespace"]
-    wanted = [str((c.get("metadata") or {}).get("namespace") or namespace) for c in others]
-    created = await create_namespaces(client, [namespace, *wanted])
+    wanted = [
+        str((c.get("metadata") or {}).get("namespace") or namespace)
+        if resources[str(c.get("kind"))].namespaced
+        else None
+        for c in others
+    ]
+    created = await create_namespaces(client, [namespace, *(w for w in wanted if w is not None)])
     for config, where in zip(others, wanted, strict=True):
-        resource = resources[str(config.get("kind"))]
-        try:
-            await client.create(resource, where, config)
-        except ApiError as exc:
-            if exc.code != 409 or resource is not SERVICE_ACCOUNTS:
-                raise
-            # The ServiceAccounts controller made this one (`default`) at start: the manifest's takes its place, as
-            # `kubectl apply` of it would configure the cluster's.
-            meta = config["metadata"]
-            current = await client.get(resource, where, str(meta["name"]))
-            meta = {**meta, "resourceVersion": current["metadata"]["resourceVersion"]}
-            await client.update(resource, where, {**config, "metadata": meta})
+        await _create_or_configure(client, resources[str(config.get("kind"))], where, config)
     return created
+
+
+async def _create_or_configure(client: Client, resource: Any, namespace: str | None, config: Obj) -> None:
+    from kjobs.api.errors import ApiError
+
+    try:
+        await client.create(resource, namespace, config)
+    except ApiError as exc:
+        if exc.code != 409:
+            raise
+        meta = config["metadata"]
+        current = await client.get(resource, namespace, str(meta["name"]))
+        meta = {**meta, "resourceVersion": current["metadata"]["resourceVersion"]}
+        await client.update(resource, namespace, {**config, "metadata": meta})
 
 
 async def create_namespaces(client: Client, names: Iterable[str]) -> list[str]:

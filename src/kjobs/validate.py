@@ -49,8 +49,9 @@ RBAC_VALIDATORS = {
     "ClusterRoleBinding": "validate_cluster_role_binding",
 }
 """`kjobs.api.rbac`'s validation of each RBAC kind (its bindings defaulted first)."""
-CONFIG_KINDS = ("ConfigMap", "Secret", "ServiceAccount")
-"""What a Job's pods read or run as, which `kjobs run` creates before the Job."""
+CONFIG_KINDS = ("ConfigMap", "Secret", "ServiceAccount", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")
+"""What a Job's pods read or run as, and what their ServiceAccounts may do, which `kjobs run` creates before the
+Job (a manifest that carries its RBAC beside the Job runs as written)."""
 
 FIELD_VALIDATION = {"strict": "Strict", "true": "Strict", "warn": "Warn", "ignore": "Ignore", "false": "Ignore"}
 """kubectl's `--validate` values and the `fieldValidation` each sends (kubectl/pkg/cmd/util/helpers.go,

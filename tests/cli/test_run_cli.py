@@ -77,7 +77,7 @@ def test_a_missing_config_map_keeps_the_pod_waiting(tmp_path: Path) -> None:
             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\napiVersion: v1\nkind: Service\n"
             "metadata: {name: web}\n",
             'document 2 is Service "web": kjobs run takes one Job, and the ConfigMaps and Secrets its pods read, '
-            "the ServiceAccounts they run as (and their Namespaces)",
+            "the ServiceAccounts they run as, their RBAC roles and bindings (and their Namespaces)",
         ),
         (
             "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\ntype: kubernetes.io/tls\n---\n"
@@ -91,7 +91,7 @@ def test_a_missing_config_map_keeps_the_pod_waiting(tmp_path: Path) -> None:
         (
             "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: nightly}\n",
             'document 1 is CronJob "nightly": kjobs run takes one Job, and the ConfigMaps and Secrets its pods read, '
-            "the ServiceAccounts they run as (and their Namespaces)\n"
+            "the ServiceAccounts they run as, their RBAC roles and bindings (and their Namespaces)\n"
             "hint: a CronJob runs on a cluster: start `kjobs up`, then `kubectl apply -f",
         ),
         (

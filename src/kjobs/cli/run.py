@@ -156,8 +156,8 @@ def template_warnings(job: Obj) -> list[str]:
 def _load_job(
     path: str, field_validation: str, features: FeatureGates, command: str = "run"
 ) -> tuple[Obj, tuple[Obj, ...]]:
-    """The manifest's one Job, and the Namespaces, ConfigMaps, Secrets and ServiceAccounts beside it (created
-    before it), each decoded and validated as the API server would (a Namespace by the API server as it is
+    """The manifest's one Job, and the Namespaces, ConfigMaps, Secrets, ServiceAccounts and RBAC objects beside it
+    (created before it), each decoded and validated as the API server would (a Namespace by the API server as it is
     created); any other kind is refused, naming its document."""
     from kjobs.run import manifest_accounts, missing_service_account
     from kjobs.validate import CONFIG_KINDS, mapping_error, validate_manifest
@@ -177,7 +177,8 @@ def _load_job(
             cron_hint = f"\nhint: a CronJob runs on a cluster: start `kjobs up`, then `kubectl apply -f {path}`"
         _fail(
             f"{path}: document {number} is {kind}{_named(obj)}: kjobs {command} takes one Job, and the ConfigMaps and "
-            "Secrets its pods read, the ServiceAccounts they run as (and their Namespaces)" + cron_hint
+            "Secrets its pods read, the ServiceAccounts they run as, their RBAC roles and bindings (and their "
+            "Namespaces)" + cron_hint
         )
     jobs = [o for o in objects if o.get("kind") == "Job"]
     if len(jobs) != 1:
