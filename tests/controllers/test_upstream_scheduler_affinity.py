@@ -30,6 +30,7 @@ from kjobs.controllers.interpod import (
     prefilter,
 )
 from kjobs.controllers.job import JobController
+from kjobs.controllers.preemption import preempt
 from kjobs.controllers.scheduler import Scheduler
 from kjobs.controllers.scheduling import REASON_AFFINITY, REASON_PORTS, NodeInfo, PodInfo, filter_node, pod_info
 from tests.support import local_api, settle
@@ -1122,3 +1123,32 @@ def test_indexed_job_with_hostname_anti_affinity_runs_one_pod_per_node() -> None
         await sched.stop()
 
     asyncio.run(scenario())
+
+
+def test_preemption_removes_the_lower_priority_pod_that_anti_affinity_rejects() -> None:
+    """kjobs row (the plugins' RemovePod/AddPod in preemption): anti-affinity failures are Unschedulable, so a
+    higher-priority pod preempts the lower-priority pod its anti-affinity term matches, and only that one; an unmet
+    pod affinity is UnschedulableAndUnresolvable and preempts nothing."""
+    nodes = [make_node("a", {"kubernetes.io/hostname": "a"})]
+    clash = make_pod("clash", labels={"app": "web"}, node="a")
+    other = make_pod("other", labels={"app": "db"}, node="a")
+    for p in (clash, other):
+        p.priority = -1
+        nodes[0].add_pod(p)
+    hostname = "kubernetes.io/hostname"
+    incoming = make_pod("in", anti=[term("app", "In", hostname, ["web"])])
+    incoming.priority = 10
+    cycle = prefilter(incoming, nodes, {})
+    status = filter_node(incoming, nodes[0], (), cycle)
+    assert status is not None and status.resolvable
+    result = preempt(incoming, nodes, {"a": status}, nominated={}, pdbs=[], now=0.0, cycle=cycle)
+    assert result.candidate is not None and [v.name for v in result.candidate.victims] == ["clash"]
+
+    needy = make_pod("needy", affinity=[term("app", "In", hostname, ["cache"])])
+    needy.priority = 10
+    cycle = prefilter(needy, nodes, {})
+    status = filter_node(needy, nodes[0], (), cycle)
+    assert status is not None and (status.reasons, status.resolvable) == AFF
+    result = preempt(needy, nodes, {"a": status}, nominated={}, pdbs=[], now=0.0, cycle=cycle)
+    assert result.candidate is None
+    assert result.message == "preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
