@@ -945,11 +945,76 @@ MULTIPLE_CONSTRAINTS: list[Any] = [
 ]
 
 
+def _inclusion_nodes(*, b_foo: bool) -> list[NodeInfo]:
+    """node-a/node-b in zone1, node-x/node-y in zone2; foo on node-a, node-x (and node-b with `b_foo`); node-y
+    tainted unschedulable, labelled foo unless node-b is."""
+    return [
+        make_node("node-a", {"zone": "zone1", "node": "node-a", "foo": ""}),
+        make_node("node-b", {"zone": "zone1", "node": "node-b", **({"foo": ""} if b_foo else {})}),
+        make_node("node-x", {"zone": "zone2", "node": "node-x", "foo": ""}),
+        make_node(
+            "node-y",
+            {"zone": "zone2", "node": "node-y", **({} if b_foo else {"foo": ""})},
+            taints=[UNSCHEDULABLE_TAINT],
+        ),
+    ]
+
+
+FOO_ONLY = {"foo": ""}
+MULTIPLE_CONSTRAINTS += [
+    pytest.param(
+        (FOO_ONLY, FOO_ONLY),
+        [constraint(1, "zone", FOO), constraint(1, "node", FOO, nodeAffinityPolicy="Ignore")],
+        lambda: [*_foo_zone_nodes()],
+        lambda: foo_pods("node-a", "node-b", "node-y"),
+        # node-y lacks foo: NodeAffinity rejects it before PodTopologySpread (upstream: Unschedulable)
+        [SKEW, SKEW, OK, NODE_AFFINITY],
+        id="two node inclusion Constraints, zone: honor/ignore, node: ignore/ignore",
+    ),
+    pytest.param(
+        (FOO_ONLY, None),
+        [constraint(1, "zone", FOO, nodeTaintsPolicy="Honor"), constraint(1, "node", FOO)],
+        lambda: [*_foo_zone_nodes(taint_y=True)],
+        lambda: foo_pods("node-a", "node-b", "node-y"),
+        # node-y is tainted: TaintToleration rejects it first (upstream: Unschedulable)
+        [SKEW, SKEW, OK, TAINTED],
+        id="two node inclusion Constraints, zone: honor/honor, node: honor/ignore",
+    ),
+    pytest.param(
+        (FOO_ONLY, FOO_ONLY),
+        [constraint(1, "zone", FOO), constraint(1, "node", FOO)],
+        lambda: _inclusion_nodes(b_foo=False),
+        lambda: foo_pods("node-a", "node-b", "node-y"),
+        # node-b lacks foo (upstream: Success, NodeAffinity not run); node-y tainted (upstream: Unschedulable)
+        [SKEW, NODE_AFFINITY, OK, TAINTED],
+        id="two node inclusion Constraints, zone: honor/ignore, node: honor/ignore",
+    ),
+    pytest.param(
+        (FOO_ONLY, FOO_ONLY),
+        [constraint(1, "zone", FOO, nodeTaintsPolicy="Honor"), constraint(1, "node", FOO, nodeAffinityPolicy="Ignore")],
+        lambda: _inclusion_nodes(b_foo=False),
+        lambda: foo_pods("node-a", "node-b", "node-y"),
+        # upstream: node-b Unschedulable, node-y Unschedulable; here NodeAffinity and TaintToleration come first
+        [SKEW, NODE_AFFINITY, OK, TAINTED],
+        id="two node inclusion Constraints, zone: honor/honor, node: ignore/ignore",
+    ),
+]
+
+
+def _foo_zone_nodes(*, taint_y: bool = False) -> list[NodeInfo]:
+    """`zones4` with foo on node-a, node-b, node-x; node-y without it (tainted unschedulable with `taint_y`)."""
+    nodes = zones4(node_a={"foo": ""}, node_b={"foo": ""}, node_x={"foo": ""})
+    if taint_y:
+        nodes[3] = make_node("node-y", {"zone": "zone2", "node": "node-y"}, taints=[UNSCHEDULABLE_TAINT])
+    return nodes
+
+
 @pytest.mark.parametrize(("labels", "constraints", "nodes", "pods", "want"), MULTIPLE_CONSTRAINTS)
-def test_multiple_constraints(
-    labels: dict[str, str], constraints: list[Obj], nodes: Any, pods: Any, want: list[Want]
-) -> None:
-    assert run(make_pod("p", labels=labels, spread=constraints), pods(), nodes())[1] == want
+def test_multiple_constraints(labels: Any, constraints: list[Obj], nodes: Any, pods: Any, want: list[Want]) -> None:
+    """`labels` is the pod's labels, or (labels, nodeSelector)."""
+    pod_labels, selector = labels if isinstance(labels, tuple) else (labels, None)
+    extra = {"nodeSelector": selector} if selector else {}
+    assert run(make_pod("p", labels=pod_labels, spread=constraints, **extra), pods(), nodes())[1] == want
 
 
 def test_match_label_keys_narrow_the_selector_to_the_pods_own_values() -> None:
