@@ -1,5 +1,5 @@
 """Upstream rows of test/integration/scheduler/preemption/preemption_test.go (`TestPreemption`'s DisruptionTarget
-rows, `TestNonPreemption`), run against kjobs' scheduler and API.
+and anti-affinity rows, `TestNonPreemption`), run against kjobs' scheduler and API.
 
 Upstream starts kube-apiserver and kube-scheduler (with a token filter plugin of its own), creates a node
 (cpu 500m, memory 500, 32 pods), runs the existing pods until scheduled, creates the preemptor, and waits
@@ -26,6 +26,7 @@ from tests.controllers.upstream_support import poll_until, run_for
 from tests.support import INTEGRATION_ADMISSION, local_api
 
 LOW, HIGH = 100, 300  # lowPriority, highPriority
+MEDIUM = 200  # mediumPriority
 FOREVER_TEST_TIMEOUT = 30.0  # wait.ForeverTestTimeout
 
 
@@ -146,7 +147,84 @@ def test_non_preemption(policy: str | None) -> None:
     asyncio.run(scenario())
 
 
-MEDIUM = 200  # mediumPriority
+def _anti(value: str) -> Obj:
+    """A required anti-affinity to pods labelled `pod: <value>` on the same `node` (label)."""
+    term = {
+        "labelSelector": {"matchExpressions": [{"key": "pod", "operator": "In", "values": [value]}]},
+        "topologyKey": "node",
+    }
+    return {"podAntiAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [term]}}
+
+
+@pytest.mark.parametrize(
+    ("pod1_priority", "preempted"),
+    [
+        pytest.param(
+            LOW,
+            ["pod-0", "pod-1"],
+            id="preemption is performed to satisfy anti-affinity (Async preemption enabled: false)",
+        ),
+        pytest.param(
+            HIGH,
+            [],
+            id="preemption is not performed when anti-affinity is not satisfied (Async preemption enabled: false)",
+        ),
+    ],
+)
+def test_preemption_anti_affinity(pod1_priority: int, preempted: list[str]) -> None:
+    """TestPreemption's anti-affinity rows: the preemptor (high priority, label `pod: preemptor`) must not share
+    the node with `pod: p0`, and pod-1 (`pod: p1`) must not share it with the preemptor; resources fit. With pod-1
+    of low priority both existing pods are preempted; with pod-1 as important as the preemptor nothing is, since
+    pod-1's anti-affinity cannot be removed."""
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        client: Any = await local_api(clock, admission=INTEGRATION_ADMISSION)
+        await client.create(NODES, None, node1())
+        sched = Scheduler(client, clock=clock)
+        await sched.start()
+        try:
+            pod0 = pause_pod("pod-0", MEDIUM, "100m", "100")
+            pod0["metadata"]["labels"] = {"pod": "p0"}
+            pod1 = pause_pod("pod-1", pod1_priority, "100m", "100")
+            pod1["metadata"]["labels"] = {"pod": "p1"}
+            pod1["spec"]["affinity"] = _anti("preemptor")
+            for body in (pod0, pod1):  # runPausePod: create, then wait until it is scheduled
+                await client.create(PODS, "default", body)
+
+                async def scheduled(name: str = body["metadata"]["name"]) -> bool:
+                    pod = await get_or_none(client, PODS, "default", name)
+                    return bool(pod and pod["spec"].get("nodeName"))
+
+                await poll_until(clock, scheduled, window=FOREVER_TEST_TIMEOUT, what="existing pod scheduled")
+            preemptor = pause_pod("preemptor-pod", HIGH, "100m", "100")
+            preemptor["metadata"]["labels"] = {"pod": "preemptor"}
+            preemptor["spec"]["affinity"] = _anti("p0")
+            await client.create(PODS, "default", preemptor)
+            for name in preempted:
+
+                async def evicted(name: str = name) -> Obj | None:  # podIsGettingEvicted
+                    pod = await get_or_none(client, PODS, "default", name)
+                    return pod if pod and pod["metadata"].get("deletionTimestamp") else None
+
+                victim = await poll_until(clock, evicted, window=FOREVER_TEST_TIMEOUT, what=f"{name} evicted")
+                assert condition(victim, "DisruptionTarget") is not None, f"{name} has no DisruptionTarget"
+            if preempted:
+
+                async def nominated() -> bool:  # WaitForNominatedNodeName
+                    pod = await get_or_none(client, PODS, "default", "preemptor-pod")
+                    return bool(pod and (pod.get("status") or {}).get("nominatedNodeName"))
+
+                await poll_until(clock, nominated, window=FOREVER_TEST_TIMEOUT, what="preemptor-pod nominated")
+            else:
+                await run_for(clock, FOREVER_TEST_TIMEOUT)
+                for name in ("pod-0", "pod-1"):
+                    pod = await get_or_none(client, PODS, "default", name)
+                    assert pod is not None and not pod["metadata"].get("deletionTimestamp"), f"{name} was preempted"
+        finally:
+            await sched.stop()
+
+    asyncio.run(scenario())
 
 
 @pytest.mark.parametrize(

@@ -1,9 +1,10 @@
 """Priority and preemption as pure functions: a pod's priority from PriorityClasses, whether it may preempt, the
 fewest lower-priority victims per node, and the node to preempt on — Kubernetes' DefaultPreemption plugin.
 
-When a pod fits nowhere, only nodes that failed on resources or host ports are candidates (removing pods cannot
-fix taints, selectors or cordons). On each, every lower-priority pod is removed; if the pod still does not fit,
-the node is out. Otherwise pods are given back, most important first (higher priority, then longer running),
+When a pod fits nowhere, only nodes that failed on resources, host ports, pod anti-affinity (its own or an
+existing pod's) or topology spread skew are candidates (removing pods cannot fix taints, selectors, cordons, a
+missing topology label or unmet pod affinity). On each, every lower-priority pod is removed; if the pod still does
+not fit, the node is out. Otherwise pods are given back, most important first (higher priority, then longer running),
 PDB-protected ones before the others, keeping each one that still leaves room: what remains removed are the
 victims.
 The node is chosen by fewest PDB violations, then lowest highest victim priority, lowest priority sum, fewest
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from kjobs.api.errors import ApiError
 from kjobs.api.selectors import LabelSelector, label_selector_from_object
 from kjobs.api.types import Obj
+from kjobs.controllers.interpod import CycleState
 from kjobs.controllers.scheduling import (
     REASON_PORTS,
     FilterStatus,
@@ -176,11 +178,19 @@ def nominated_on(node: str, pod: PodInfo, nominated: Mapping[str, Mapping[str, P
 
 
 def select_victims(
-    preemptor: PodInfo, node: NodeInfo, *, reserved: Sequence[PodInfo], pdbs: Sequence[Budget], now: float
+    preemptor: PodInfo,
+    node: NodeInfo,
+    *,
+    reserved: Sequence[PodInfo],
+    pdbs: Sequence[Budget],
+    now: float,
+    cycle: CycleState | None = None,
 ) -> Candidate | FilterStatus:
     """The fewest, least important lower-priority pods to remove from `node`, or why the node cannot help.
 
     `reserved` are nominated pods of at least the preemptor's priority, counted as present (see `nominated_on`).
+    `cycle` is the preemptor's PodTopologySpread/InterPodAffinity state: a copy follows each pod removed and given
+    back (the plugins' RemovePod/AddPod), and those filters run after the node-local ones.
     """
     potential = [p for p in node.pods.values() if p.priority < preemptor.priority]
     if not potential:
@@ -193,12 +203,22 @@ def select_victims(
     for p in reserved:
         requested.add(p.requests)
         count_ports(ports, p.host_ports)
+    state = cycle.copy() if cycle is not None else None
+    if state is not None:
+        for p in potential:
+            state.remove_pod(p, node)
+        for p in reserved:
+            state.add_pod(p, node)
     count = len(node.pods) - len(potential) + len(reserved)
 
     def misfit() -> list[str]:
         if preemptor.host_ports and port_conflict(preemptor.host_ports, ports):
             return [REASON_PORTS]  # NodePorts runs before NodeResourcesFit
-        return insufficient(preemptor.requests, node.allocatable, node.allowed_pods, requested, count)
+        reasons = insufficient(preemptor.requests, node.allocatable, node.allowed_pods, requested, count)
+        if reasons or state is None:
+            return reasons
+        status = state.filter(preemptor, node)  # PodTopologySpread, InterPodAffinity: last
+        return list(status.reasons) if status is not None else []
 
     reasons = misfit()
     if reasons:
@@ -211,10 +231,14 @@ def select_victims(
         for pod in group:
             requested.add(pod.requests)
             count_ports(ports, pod.host_ports)
+            if state is not None:
+                state.add_pod(pod, node)
             count += 1
             if misfit():
                 requested.add(pod.requests, -1)
                 count_ports(ports, pod.host_ports, -1)
+                if state is not None:
+                    state.remove_pod(pod, node)
                 count -= 1
                 victims.append(pod)
                 violations += counts
@@ -254,8 +278,10 @@ def preempt(
     nominated: Mapping[str, Mapping[str, PodInfo]],
     pdbs: Sequence[Budget],
     now: float,
+    cycle: CycleState | None = None,
 ) -> PreemptionResult:
-    """DefaultPreemption's PostFilter for a pod that fit nowhere (`statuses` has every node's failure)."""
+    """DefaultPreemption's PostFilter for a pod that fit nowhere (`statuses` has every node's failure; `cycle`
+    the pod's PodTopologySpread/InterPodAffinity PreFilter state, if any)."""
     blocked = _not_eligible(preemptor, nodes, statuses)
     if blocked:
         return PreemptionResult(None, PREFIX + blocked)
@@ -266,7 +292,7 @@ def preempt(
         if status is None or not status.resolvable:
             continue
         outcome = select_victims(
-            preemptor, node, reserved=nominated_on(node.name, preemptor, nominated), pdbs=pdbs, now=now
+            preemptor, node, reserved=nominated_on(node.name, preemptor, nominated), pdbs=pdbs, now=now, cycle=cycle
         )
         if isinstance(outcome, Candidate):
             candidates.append(outcome)

@@ -1,9 +1,11 @@
 """The scheduler (`default-scheduler`): binds pending pods to nodes, and preempts lower-priority pods for
 higher-priority ones that fit nowhere.
 
-It owns a cache of nodes and of the pods counted on them, built from informers on Pods, Nodes, PriorityClasses
-and PodDisruptionBudgets. Decisions are the pure functions of `kjobs.controllers.scheduling` (fit, score,
-messages) and `kjobs.controllers.preemption` (priority, victims); this module only moves objects in and out:
+It owns a cache of nodes and of the pods counted on them, built from informers on Pods, Nodes, PriorityClasses,
+PodDisruptionBudgets and Namespaces (their labels, for pod affinity terms' namespace selectors). Decisions are
+the pure functions of `kjobs.controllers.scheduling` (fit, score, messages), `kjobs.controllers.interpod` (pod
+affinity, topology spread) and `kjobs.controllers.preemption` (priority, victims); this module only moves objects
+in and out:
 
 * Queue. Pending pods are keys in a `WorkQueue`; the worker drains whatever is queued and schedules it highest
   priority first (then oldest), one pod at a time, like Kubernetes' activeQ with PrioritySort.
@@ -18,6 +20,10 @@ messages) and `kjobs.controllers.preemption` (priority, victims); this module on
 * Metrics: kube-scheduler's `scheduler_schedule_attempts_total`, `scheduler_preemption_attempts_total`,
   `scheduler_preemption_victims`, `scheduler_pod_scheduling_attempts`, `scheduler_pending_pods`
   (`kjobs.controllers.scheduler_metrics`).
+* Filters that read the whole cluster (PodTopologySpread, InterPodAffinity: `kjobs.controllers.interpod`) have
+  their PreFilter counts computed once per attempt, and only when the pod has such terms or some placed pod has
+  required anti-affinity; otherwise the attempt costs what it did without them. A pod waiting for pod affinity or
+  spread is retried when a pod is placed, since a new pod can satisfy it.
 * Failures are reused: while nothing in the cluster changed (placements, nodes, nominations, budgets, classes —
   tracked by a state counter), a pod with the same scheduling signature as one that just failed (Job pods of one
   template) gets the same answer without re-running filters and the preemption search.
@@ -45,9 +51,10 @@ from kjobs.api.types import Obj
 from kjobs.client.base import Client
 from kjobs.client.events import EventRecorder
 from kjobs.client.informer import InformerFactory
-from kjobs.client.resources import NODES, PDBS, PODS, PRIORITY_CLASSES
+from kjobs.client.resources import NAMESPACES, NODES, PDBS, PODS, PRIORITY_CLASSES
 from kjobs.client.workqueue import WorkQueue
 from kjobs.clock import Clock
+from kjobs.controllers.interpod import prefilter
 from kjobs.controllers.preemption import (
     Budget,
     Candidate,
@@ -126,12 +133,15 @@ class Scheduler:
         self.nodes = factory.informer(NODES)
         self.priority_classes = factory.informer(PRIORITY_CLASSES)
         self.pdbs = factory.informer(PDBS)
+        self.namespaces = factory.informer(NAMESPACES)
         self.queue: WorkQueue[str] = WorkQueue(
             clock=clock, base_delay=self.settings.initial_backoff, max_delay=self.settings.max_backoff
         )
         self._classes: dict[str, PriorityClass] = {}
         self._default_class: PriorityClass | None = None
         self._budgets: list[Budget] = []
+        self._namespace_labels: dict[str, Any] = {}
+        self._parked_for_pods: set[str] = set()  # parked pods with pod affinity or spread: a placement may help
         self._node_infos: dict[str, NodeInfo] = {}
         self._ready: list[NodeInfo] | None = None
         self._placed: dict[str, str] = {}
@@ -160,11 +170,15 @@ class Scheduler:
         """Start informers (priority classes and budgets first, so pods resolve their priority), then the worker."""
         self.priority_classes.add_handler(self._on_priority_class)
         self.pdbs.add_handler(self._on_pdb)
+        self.namespaces.add_handler(self._on_namespace)
         self.nodes.add_handler(self._on_node)
         self.pods.add_handler(self._on_pod)
         self.priority_classes.start()
         self.pdbs.start()
-        await asyncio.gather(self.priority_classes.synced.wait(), self.pdbs.synced.wait())
+        self.namespaces.start()
+        await asyncio.gather(
+            self.priority_classes.synced.wait(), self.pdbs.synced.wait(), self.namespaces.synced.wait()
+        )
         self.nodes.start()
         self.pods.start()
         await asyncio.gather(self.nodes.synced.wait(), self.pods.synced.wait())
@@ -184,7 +198,7 @@ class Scheduler:
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
-        for informer in (self.pods, self.nodes, self.pdbs, self.priority_classes):
+        for informer in (self.pods, self.nodes, self.pdbs, self.priority_classes, self.namespaces):
             await informer.stop()
         await self.events.shutdown()  # rate-limited: what is still queued is dropped, as when kube-scheduler stops
 
@@ -228,6 +242,20 @@ class Scheduler:
     def _on_pdb(self, old: Obj | None, new: Obj | None) -> None:
         self._state += 1
         self._budgets = budgets(self.pdbs.list())
+
+    def _on_namespace(self, old: Obj | None, new: Obj | None) -> None:
+        obj = new if new is not None else old
+        name = str(((obj or {}).get("metadata") or {}).get("name") or "")
+        labels = ((new or {}).get("metadata") or {}).get("labels") or {}
+        if new is None:
+            self._namespace_labels.pop(name, None)
+        elif self._namespace_labels.get(name) != labels:
+            self._namespace_labels[name] = labels
+        else:
+            return
+        self._state += 1  # namespace selectors of pod affinity terms read these labels
+        if self._parked_for_pods:
+            self._cluster_changed()
 
     def _on_node(self, old: Obj | None, new: Obj | None) -> None:
         name = str(((new or old) or {}).get("metadata", {}).get("name") or "")
@@ -300,6 +328,7 @@ class Scheduler:
         self._attempts.pop(key, None)
         self._backoff_until.pop(key, None)
         self._parked.pop(key, None)
+        self._parked_for_pods.discard(key)
         self._last_event.pop(uid, None)
 
     # ----------------------------------------------------------------------------------------- cache
@@ -319,6 +348,13 @@ class Scheduler:
         self._placed[info.uid] = info.node_name
         if previous is not None and previous != info.node_name:
             self._drop_ghost(previous)
+        if previous is None and self._parked_for_pods:
+            # InterPodAffinity and PodTopologySpread register for pod additions: a new pod may be the match a
+            # waiting pod's affinity needs, or lift a domain's count that held back its spread.
+            waiting, self._parked_for_pods = self._parked_for_pods, set()
+            for key in waiting:
+                if self._parked.pop(key, None) is not None:
+                    self._requeue(key)
 
     def _unplace(self, uid: str) -> bool:
         name = self._placed.pop(uid, None)
@@ -359,6 +395,7 @@ class Scheduler:
         """Something that may make unschedulable pods fit happened: retry them once their back-off ends."""
         self._event_seq += 1
         parked, self._parked = self._parked, {}
+        self._parked_for_pods.clear()
         for key in parked:
             self._requeue(key)
 
@@ -425,21 +462,22 @@ class Scheduler:
         nominated = self._nominated_node.get(pod.uid, pod.nominated_node)
         if nominated != pod.nominated_node:  # our nomination, before its status patch is seen
             pod = dataclasses.replace(pod, nominated_node=nominated)
-        signature = None if nominated else _signature(pod)
+        nodes = self._ready_nodes()
+        signature = None if nominated else _signature(pod, nodes)
         cached = self._failures.get(signature) if signature is not None else None
         if cached is not None and cached[0] == self._state:
             self._unschedulable(pod, cached[1], seq, cached[2])  # same pod shape, same cluster: same answer
             return
-        nodes = self._ready_nodes()
         if not nodes:
             self._unschedulable(pod, NO_NODES_AVAILABLE, seq, None)
             return
+        cycle = prefilter(pod, nodes, self._namespace_labels)
         feasible: list[NodeInfo] = []
         statuses: dict[str, FilterStatus] = {}
         nominations = self._nominated
         for node in nodes:
             reserved = nominated_on(node.name, pod, nominations) if nominations.get(node.name) else ()
-            status = filter_node(pod, node, reserved)
+            status = filter_node(pod, node, reserved, cycle)
             if status is None:
                 feasible.append(node)
             else:
@@ -453,7 +491,9 @@ class Scheduler:
             return
         reasons = {name: status.reasons for name, status in statuses.items()}
         self.metrics.preemption_attempts.inc()
-        result = preempt(pod, nodes, statuses, nominated=self._nominated, pdbs=self._budgets, now=self.clock.now())
+        result = preempt(
+            pod, nodes, statuses, nominated=self._nominated, pdbs=self._budgets, now=self.clock.now(), cycle=cycle
+        )
         nomination: str | None = None
         if result.candidate is not None:
             await self._preempt(pod, result.candidate)
@@ -516,6 +556,8 @@ class Scheduler:
             self.queue.add_after(key, delay)  # the cluster changed during the attempt: just back off
         else:
             self._parked[key] = self.clock.now()
+            if pod.affinity_terms or pod.spread:
+                self._parked_for_pods.add(key)
         if nomination is not None:
             self._set_nomination(pod.uid, nomination, pod)
             if not nomination:
@@ -601,10 +643,16 @@ def _finished(pod: Obj) -> bool:
     return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
 
 
-def _signature(pod: PodInfo) -> tuple[Any, ...]:
-    """Everything a scheduling attempt reads from the pod (Job pods of one template share it)."""
+def _signature(pod: PodInfo, nodes: list[NodeInfo]) -> tuple[Any, ...]:
+    """Everything a scheduling attempt reads from the pod (Job pods of one template share it). Pod affinity, spread
+    and existing pods' anti-affinity also read the pod's namespace and labels (which differ between a Job's pods:
+    the completion index), so then those are part of it too."""
     r = pod.requests
+    spec = pod.spec
+    cluster_wide = bool(pod.affinity_terms or pod.anti_terms or pod.spread) or any(node.anti_pods for node in nodes)
+    terms = (spec.pod_affinity, spec.pod_anti_affinity, spec.spread) if spec is not None else pod
     return (
+        (pod.namespace, tuple(sorted(pod.labels.items())), repr(terms)) if cluster_wide else None,
         pod.scheduler_name,
         pod.priority,
         pod.preempt_never,

@@ -4,14 +4,15 @@ the `FailedScheduling` message — Kubernetes' default plugins, reduced to what 
 The scheduler shell (`kjobs.controllers.scheduler`) keeps a `NodeInfo` per node (its allocatable resources and
 the requests of the pods bound or assumed there) and a `PodInfo` per pod, both built once per object change, so
 one scheduling attempt is a few integer comparisons per node. Filters run in Kubernetes' default order
-(NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit) and a node reports the reasons of
-the first filter that rejects it, as the framework does; only NodePorts and NodeResourcesFit failures can be
-resolved by preemption.
+(NodeUnschedulable, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit, then PodTopologySpread and
+InterPodAffinity from `kjobs.controllers.interpod`) and a node reports the reasons of the first filter that
+rejects it, as the framework does; NodePorts, NodeResourcesFit, spread skew and pod anti-affinity failures can
+be resolved by preemption.
 Scoring is the default profile's weighted sum: TaintToleration (PreferNoSchedule, ×3), NodeAffinity (preferred
 terms, ×2), NodeResourcesFit LeastAllocated (cpu and memory, non-zero defaults for containers without requests,
 ×1) and BalancedAllocation (×1), each normalised as Kubernetes does; ties go to the node whose name sorts first,
-so placements are deterministic (Kubernetes picks among ties at random). Not modelled: InterPodAffinity,
-PodTopologySpread, ImageLocality and the volume/DRA plugins.
+so placements are deterministic (Kubernetes picks among ties at random). Not modelled: the InterPodAffinity and
+PodTopologySpread *scores*, ImageLocality and the volume/DRA plugins.
 
 Sources (kubernetes/kubernetes): `pkg/scheduler/framework/plugins/{noderesources,nodeaffinity,tainttoleration,
 nodeunschedulable}`, `pkg/scheduler/framework/types.go` (`FitError`), `component-helpers/scheduling/corev1`
@@ -24,12 +25,20 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import orjson
 
 from kjobs.api.names import DISRUPTION_TARGET
 from kjobs.api.nodeaffinity import match_term
+from kjobs.api.podaffinity import (
+    AffinityTerm,
+    SpreadConstraint,
+    hard_spread_constraints,
+    required_affinity_terms,
+    resolve_spread,
+    resolve_terms,
+)
 from kjobs.api.quantity import QuantityError, parse_quantity
 from kjobs.api.taints import (
     NO_EXECUTE,
@@ -259,6 +268,13 @@ class PodInfo:
     spec: SpecInfo | None = None
     """The shared `SpecInfo` this pod's scheduling facts were taken from (every filter and score input on the pod's
     side): nodes keep their last answer for it (`NodeInfo.memo`). None: built by hand, never memoised."""
+    affinity_terms: tuple[AffinityTerm, ...] = ()
+    """Required pod affinity terms (`podAffinity.requiredDuringSchedulingIgnoredDuringExecution`), resolved for the
+    pod's namespace."""
+    anti_terms: tuple[AffinityTerm, ...] = ()
+    """Required pod anti-affinity terms, resolved for the pod's namespace."""
+    spread: tuple[SpreadConstraint, ...] = ()
+    """DoNotSchedule topology spread constraints, `matchLabelKeys` merged with the pod's labels."""
 
     @property
     def key(self) -> str:
@@ -288,6 +304,12 @@ class SpecInfo:
     preferred_terms: tuple[tuple[int, Obj], ...]
     host_ports: tuple[HostPort, ...]
     tolerations: tuple[Toleration, ...]
+    pod_affinity: tuple[Obj, ...] = ()
+    """Raw required pod affinity terms (resolved per pod: they depend on its namespace)."""
+    pod_anti_affinity: tuple[Obj, ...] = ()
+    """Raw required pod anti-affinity terms."""
+    spread: tuple[Obj, ...] = ()
+    """Raw DoNotSchedule topology spread constraints (resolved per pod: `matchLabelKeys` reads its labels)."""
 
 
 def spec_info(spec: Obj) -> SpecInfo:
@@ -296,6 +318,7 @@ def spec_info(spec: Obj) -> SpecInfo:
         "requiredDuringSchedulingIgnoredDuringExecution"
     )
     cpu, memory = non_zero_requests(spec)
+    pod_affinity, pod_anti_affinity = required_affinity_terms(spec)
     return SpecInfo(
         requests=pod_requests(spec),
         non_zero_cpu=cpu,
@@ -308,6 +331,9 @@ def spec_info(spec: Obj) -> SpecInfo:
             Toleration(*(str(t.get(k) or "") for k in ("key", "operator", "value", "effect")))
             for t in _dicts(spec.get("tolerations"))
         ),
+        pod_affinity=pod_affinity,
+        pod_anti_affinity=pod_anti_affinity,
+        spread=hard_spread_constraints(spec),
     )
 
 
@@ -336,9 +362,11 @@ def pod_info(pod: Obj, *, priority: int, preempt_never: bool, spec: SpecInfo | N
     for condition in _dicts(status.get("conditions")):
         if condition.get("type") == DISRUPTION_TARGET:
             target = condition.get("status") == "True" and condition.get("reason") == "PreemptionByScheduler"
+    namespace = str(meta.get("namespace") or "")
+    labels = meta.get("labels") or {}
     return PodInfo(
         uid=str(meta.get("uid") or ""),
-        namespace=str(meta.get("namespace") or ""),
+        namespace=namespace,
         name=str(meta.get("name") or ""),
         node_name=str(pod_spec.get("nodeName") or ""),
         scheduler_name=str(pod_spec.get("schedulerName") or ""),
@@ -347,7 +375,7 @@ def pod_info(pod: Obj, *, priority: int, preempt_never: bool, spec: SpecInfo | N
         requests=derived.requests,
         non_zero_cpu=derived.non_zero_cpu,
         non_zero_memory=derived.non_zero_memory,
-        labels=meta.get("labels") or {},
+        labels=labels,
         node_selector=derived.node_selector,
         required_terms=derived.required_terms,
         preferred_terms=derived.preferred_terms,
@@ -362,6 +390,9 @@ def pod_info(pod: Obj, *, priority: int, preempt_never: bool, spec: SpecInfo | N
         gated=bool(pod_spec.get("schedulingGates")),
         pod=pod,
         spec=derived,
+        affinity_terms=resolve_terms(derived.pod_affinity, namespace) if derived.pod_affinity else (),
+        anti_terms=resolve_terms(derived.pod_anti_affinity, namespace) if derived.pod_anti_affinity else (),
+        spread=resolve_spread(derived.spread, labels) if derived.spread else (),
     )
 
 
@@ -458,6 +489,9 @@ class NodeInfo:
     non_zero_memory: int = 0
     pods: dict[str, PodInfo] = field(default_factory=dict)
     used_ports: dict[HostPort, int] = field(default_factory=dict)
+    anti_pods: dict[str, PodInfo] = field(default_factory=dict)
+    """The pods here with required anti-affinity terms (`NodeInfo.PodsWithRequiredAntiAffinity`): every
+    incoming pod is checked against them."""
     generation: int = 0
     """Bumped by every change to what filters and scores read (`set_node`, `add_pod`, `remove_pod`)."""
     memo: NodeMemo | None = None
@@ -490,6 +524,8 @@ class NodeInfo:
         self.non_zero_memory += info.non_zero_memory
         if info.host_ports:
             count_ports(self.used_ports, info.host_ports)
+        if info.anti_terms:
+            self.anti_pods[info.uid] = info
 
     def remove_pod(self, uid: str) -> PodInfo | None:
         """Stop counting a pod; returns what was counted."""
@@ -501,6 +537,7 @@ class NodeInfo:
             self.non_zero_memory -= info.non_zero_memory
             if info.host_ports:
                 count_ports(self.used_ports, info.host_ports, -1)
+            self.anti_pods.pop(uid, None)
         return info
 
     def signature(self) -> tuple[Any, ...]:
@@ -616,21 +653,38 @@ def static_filter(pod: PodInfo, node: NodeInfo) -> FilterStatus | None:
     return None
 
 
-def filter_node(pod: PodInfo, node: NodeInfo, nominated: Sequence[PodInfo] = ()) -> FilterStatus | None:
-    """None when `pod` fits `node`; else the first failing filter's reasons. `nominated` are pods of at least
-    the pod's priority waiting for this node (preemptors), counted as if already there.
+class ClusterFilters(Protocol):
+    """The filters that read pods on other nodes too (PodTopologySpread, InterPodAffinity), with what their
+    PreFilter computed for one pod in one scheduling cycle (`kjobs.controllers.interpod.CycleState`)."""
 
-    Without nominated pods the answer depends on the pod's `SpecInfo` and the node's state only: it is kept on
-    the node (`NodeInfo.memo`) and reused while both are the same."""
+    def filter(self, pod: PodInfo, node: NodeInfo, nominated: Sequence[PodInfo] = ()) -> FilterStatus | None:
+        """The first of these filters to reject `node`, with `nominated` pods counted there."""
+        ...
+
+
+def filter_node(
+    pod: PodInfo, node: NodeInfo, nominated: Sequence[PodInfo] = (), cycle: ClusterFilters | None = None
+) -> FilterStatus | None:
+    """None when `pod` fits `node`; else the first failing filter's reasons. `nominated` are pods of at least
+    the pod's priority waiting for this node (preemptors), counted as if already there. `cycle` runs the filters
+    that read the whole cluster (PodTopologySpread, InterPodAffinity: last in Kubernetes' order); None when the
+    pod's PreFilter skipped them (no pod in the cluster has terms that concern it).
+
+    Without nominated pods the node-local answer depends on the pod's `SpecInfo` and the node's state only: it is
+    kept on the node (`NodeMemo`) and reused while both are the same."""
     spec = pod.spec
     if spec is None or nominated:
-        return _filter_node(pod, node, nominated)
-    memo = node.memo
-    if memo is not None and memo.spec is spec and memo.generation == node.generation:
-        return memo.status
-    status = _filter_node(pod, node, ())
-    node.memo = NodeMemo(spec, node.generation, status)
-    return status
+        status = _filter_node(pod, node, nominated)
+    else:
+        memo = node.memo
+        if memo is not None and memo.spec is spec and memo.generation == node.generation:
+            status = memo.status
+        else:
+            status = _filter_node(pod, node, ())
+            node.memo = NodeMemo(spec, node.generation, status)
+    if status is not None or cycle is None:
+        return status
+    return cycle.filter(pod, node, nominated)
 
 
 def _filter_node(pod: PodInfo, node: NodeInfo, nominated: Sequence[PodInfo]) -> FilterStatus | None:
