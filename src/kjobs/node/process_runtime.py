@@ -93,6 +93,8 @@ class _Running:
     """Process groups `kubectl exec` started in it: they end with it, as processes in a container do."""
     stdin: ContainerStdin | None = None
     """Its stdin, when its spec asks for one (`stdin: true`); else it reads /dev/null."""
+    tty: bool = False
+    """It runs on a terminal of its own (`tty: true`), which `resize` sizes."""
 
 
 START_REPORT_DELAY = 0.02
@@ -291,6 +293,18 @@ class ProcessRuntime(Supervisor):
             None,
         )
         return running.stdin if running is not None else None
+
+    def attach_terminal(self, uid: str, container: str) -> Callable[[int, int], None] | None:
+        """What sizes the running container's terminal (width, height), or None when it has none (`tty: false`,
+        or adopted from a previous agent, whose shim holds its terminal and takes no more requests)."""
+        running = next(
+            (r for r in self._running.values() if r.uid == uid and r.attempt.container == container and r.pid),
+            None,
+        )
+        if running is None or not running.tty:
+            return None
+        container_id = running.attempt.container_id
+        return lambda width, height: self._spawner.resize(container_id, width, height)
 
     def exec_spec(self, uid: str, container: str, command: list[str]) -> ExecSpec:
         """How `kubectl exec` runs `command` in the pod's running `container` (`kjobs.node.execution`): with what
@@ -547,12 +561,11 @@ class ProcessRuntime(Supervisor):
         except OSError as exc:
             return self._start_error(attempt, f"failed to start container process: {exc.strerror or exc}")
         stdin: ContainerStdin | None = None
+        tty = container.get("tty") is True
         if container.get("stdin") is True:
             stdin_path = f"{self._log_dir_text}/{attempt_log_name(record.uid, name, number)[: -len('.log')]}.stdin"
             try:
-                stdin = ContainerStdin(
-                    stdin_path, once=container.get("stdinOnce") is True, tty=container.get("tty") is True
-                )
+                stdin = ContainerStdin(stdin_path, once=container.get("stdinOnce") is True, tty=tty)
             except OSError as exc:
                 if placement is not None:
                     self.memory_guard.release(placement)
@@ -566,6 +579,7 @@ class ProcessRuntime(Supervisor):
             cwd=workdir,
             prefix=tuple(prefix),
             stdin=stdin,
+            tty=tty,
         )
         if prefix:
             argv = [*prefix, *argv]
@@ -581,6 +595,7 @@ class ProcessRuntime(Supervisor):
             owner=owner,
             started_at=now,
             stdin=stdin.path if stdin is not None else None,
+            tty=tty,
         )
         return attempt
 

@@ -5,9 +5,11 @@ Design note: the node agent makes the FIFO and holds it open, read and write, fo
 opens it as the container's fd 0 and removes its name (`kjobs.node.shim`). The agent's open write end means
 the container reads no end of file between attaches, as a container runtime keeps stdin open across them;
 with `stdinOnce` the first attach's end of input closes it, and the container reads end of file
-(`stdinOnce` in staging/src/k8s.io/api/core/v1/types.go). With `tty`, a carriage return (Enter in the raw
-terminal `kubectl attach -t` sends from) becomes a newline, as a terminal's line discipline (ICRNL) would
-turn it; kjobs gives the container no terminal of its own.
+(`stdinOnce` in staging/src/k8s.io/api/core/v1/types.go). A container with `tty: true` reads its terminal
+instead: the shim copies what the FIFO brings to the terminal's master (`kjobs.node.shim`), whose line
+discipline turns Enter into a newline and echoes. Under a tty, an attach's end of input does not close the
+container's stdin even with `stdinOnce` — containerd's CRI closes it only `if opts.StdinOnce && !opts.Tty`,
+and otherwise ends that attach session alone (internal/cri/io/container_io.go `Attach`).
 """
 
 from __future__ import annotations
@@ -31,14 +33,12 @@ class ContainerStdin:
         """Pass input on; dropped when the container's stdin was closed or its pipe is full (it does not read)."""
         if self._fd is None:
             return
-        if self._tty:
-            data = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
         with contextlib.suppress(BlockingIOError, BrokenPipeError, OSError):
             os.write(self._fd, data)
 
     def end_of_input(self) -> None:
-        """An attach's input ended: with `stdinOnce`, the container reads end of file from now on."""
-        if self._once:
+        """An attach's input ended: with `stdinOnce` and no tty, the container reads end of file from now on."""
+        if self._once and not self._tty:
             self.close()
 
     def close(self) -> None:
