@@ -5,17 +5,20 @@ with nothing left open (`kjobs.node.shim`, `kjobs.node.attach`)."""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import re
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from kjobs.api.types import Obj
 from kjobs.node.attach import Attached
 from kjobs.node.logs import render
+from kjobs.node.logsource import AgentLogs
 from kjobs.node.process_runtime import ProcessRuntime
-from kjobs.server.remotecommand import STDOUT
+from kjobs.server.remotecommand import STDOUT, exec_options
 from tests.node.helpers import make_pod
 from tests.node.test_exec import _running
 from tests.node.test_process_runtime import eventually, finish, sh, with_runtime
@@ -125,15 +128,38 @@ def test_every_start_gets_a_fresh_terminal_and_nothing_stays_open(tmp_path: Path
         await finish(runtime, make_pod([sh("true")], uid="uid-warm"))  # the shims are up
         shims = runtime._spawner.processes()
 
-        def open_fds() -> int:
-            return sum(len(os.listdir(f"/proc/{p.pid}/fd")) for p in shims)
+        def terminals_and_fifos() -> list[str]:
+            """What the shims hold open of terminals (their masters are /dev/ptmx) and stdin FIFOs."""
+            links = [os.readlink(f"/proc/{p.pid}/fd/{fd}") for p in shims for fd in os.listdir(f"/proc/{p.pid}/fd")]
+            return [link for link in links if link == "/dev/ptmx" or ".stdin" in link]
 
-        before = open_fds()
         container = sh(script, stdin=True, tty=True)
         status = await finish(runtime, make_pod([container], policy="OnFailure"))
         assert status["containerStatuses"][0]["restartCount"] == 1
         for number in (0, 1):
             assert re.match(rb"/dev/pts/\d+\r\n", render(_log(runtime, number)))
-        await eventually(lambda: open_fds() == before, "the shims to close the terminals and FIFOs")
+        await eventually(lambda: not terminals_and_fifos(), "the shims to close the terminals and FIFOs")
+
+    with_runtime(tmp_path, body)
+
+
+def test_the_containers_tty_decides_the_attach_not_the_requests(tmp_path: Path) -> None:
+    """The kubelet's `GetAttach` passes the container spec's `tty` to the runtime: a client asking for a terminal
+    to a container without one is attached to it as it is, without a terminal (no line discipline, no size)."""
+    script = "read line; echo out-$line; echo err >&2; tty"
+
+    async def body(runtime: ProcessRuntime) -> None:
+        pod = make_pod([sh(script, stdin=True)], nodeName="node-1")
+        await _running(runtime, pod)
+        logs = AgentLogs([SimpleNamespace(name="node-1", runtime=runtime)])  # type: ignore[list-item]
+        options = exec_options(b"container=main&stdin=true&stdout=true&stderr=true&tty=true", pod)
+        assert (options.tty, options.stderr) == (True, False)  # the kubelet's NewOptions drops stderr under a tty
+        attached = await logs.start_attach(pod, dataclasses.replace(options, size=(100, 30)))
+        await attached.write(b"x\r\n")  # no terminal: no line discipline either, what is sent is what is read
+        received = []
+        while (item := await asyncio.wait_for(attached.output.get(), 5)) is not None:
+            received.append(item)
+        # a process container's stdout and stderr are one pipe, logged as stdout (`kjobs.node.shim`)
+        assert received == [(STDOUT, b"out-x\r\n"), (STDOUT, b"err\n"), (STDOUT, b"not a tty\n")]
 
     with_runtime(tmp_path, body)

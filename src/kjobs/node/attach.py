@@ -29,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kjobs.node.logs import FOLLOW_POLL_SECONDS, read_from, streams
-from kjobs.node.stdin import ContainerStdin
+from kjobs.node.stdin import AttachStdin
 from kjobs.server.remotecommand import STDERR, STDOUT
 
 
@@ -42,7 +42,7 @@ class Attached:
         ended: Callable[[], bool],
         *,
         tty: bool = False,
-        stdin: ContainerStdin | None = None,
+        stdin: AttachStdin | None = None,
         resize: Callable[[int, int], None] | None = None,
         size: tuple[int, int] | None = None,
     ) -> None:

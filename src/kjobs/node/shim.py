@@ -18,9 +18,11 @@ library only, so it is up in milliseconds) and speaks JSON lines over its stdin/
                                                     (restart count) say which container it is, time the start
                                                     time the agent reports (null: the shim's clock); stdin a
                                                     FIFO to read as stdin (opened, then removed), else
-                                                    /dev/null; tty true: a new pseudo-terminal (below)
+                                                    /dev/null; tty true: a new pseudo-terminal instead
+                                                    (below; stdin null)
     → ["k", id, signum]                             signal its process group (ignored once reaped)
     → ["w", id, width, height]                      set the size of its terminal (ignored without one)
+    → ["i", id, data]                               write data (bytes as a latin-1 string) to its terminal
     → ["q"]                                         the agent stops cleanly: remove the journal at exit
     ← ["p", id, pid]                                started
     ← ["e", id, message]                            could not start (message as containerd words it)
@@ -31,10 +33,11 @@ spec says `process.terminal` (the kubelet sets it from the container's `tty`,
 pkg/kubelet/kuberuntime/kuberuntime_container.go): the container's session leader opens the terminal's other
 side as its stdin, stdout and stderr, which makes it its controlling terminal (posix_spawn starts the session
 before its file actions); the shim keeps the terminal's master, logs what it reads there as `stdout` (containerd's
-CRI logs a tty container's one stream so, internal/cri/io/container_io.go) and copies what the stdin FIFO brings
-to it, so that the terminal's line discipline echoes and edits input as a terminal does. Output read from a
-terminal is logged as it comes, a line not yet ended as a `P` entry: an attach follows the log and must show a
-prompt or an echoed key at once. The master and the FIFO are closed with the container's output.
+CRI logs a tty container's one stream so, internal/cri/io/container_io.go) and writes to it what attaches send
+("i", in order with the resizes, "w": a key typed after a resize is read at the new size), so that the
+terminal's line discipline echoes and edits input as a terminal does. Output read from a terminal is logged as
+it comes, a line not yet ended as a `P` entry: an attach follows the log and must show a prompt or an echoed key
+at once. The master is closed with the container's output.
 
 A container's stdout and stderr are one pipe the shim reads, as containerd's shim does, so that each line is
 written to its log file in the CRI format the kubelet reads (`<time> stdout F <line>`: the time the shim read
@@ -145,8 +148,7 @@ class Shim:
         self.unrecorded: dict[int, float] = {}  # pid -> when to record it for `leftovers`, in start order
         self.outputs: dict[int, tuple[str, int, bytearray]] = {}  # open output pipe -> (id, log fd, partial line)
         self.output_of: dict[str, int] = {}  # id -> its output pipe, while open
-        self.terminals: dict[int, int] = {}  # a tty container's terminal master -> its stdin FIFO (-1: none)
-        self.inputs: dict[int, int] = {}  # a tty container's stdin FIFO -> its terminal master
+        self.terminals: set[int] = set()  # the terminal masters of tty containers (their output fds)
 
     def handle(self, message: list[Any]) -> None:
         """Act on one request."""
@@ -171,6 +173,8 @@ class Shim:
             self.kill(message[1], message[2])
         elif kind == "w":
             self.resize(message[1], message[2], message[3])
+        elif kind == "i":
+            self.type_in(message[1], message[2])
         elif kind == "b":
             # Paths are taken from the directory the shim started in: it changes directory for every start.
             self.base_env = dict(message[1])
@@ -241,7 +245,7 @@ class Shim:
     ) -> None:
         """Start one container process in `cwd` (created if missing, and given to `owner` when the container runs
         as another user) with its output appended to its log file, its stdin the FIFO `stdin_path` if given; with
-        `tty`, on a new terminal whose input is that FIFO's."""
+        `tty`, on a new terminal instead (its input comes in "i" requests)."""
         stdin = self.devnull
         if stdin_path is not None:
             try:
@@ -255,7 +259,7 @@ class Shim:
                 with contextlib.suppress(OSError):
                     os.unlink(os.path.join(self.home, stdin_path))
         if tty:
-            self._spawn_on_terminal(cid, argv, env, cwd, log_path, owner, stdin)
+            self._spawn_on_terminal(cid, argv, env, cwd, log_path, owner)
             return
         try:
             self._spawn(cid, argv, env, cwd, log_path, owner, stdin)
@@ -264,23 +268,13 @@ class Shim:
                 os.close(stdin)
 
     def _spawn_on_terminal(
-        self,
-        cid: str,
-        argv: list[str],
-        env: dict[str, str],
-        cwd: str,
-        log_path: str,
-        owner: list[int] | None,
-        stdin: int,
+        self, cid: str, argv: list[str], env: dict[str, str], cwd: str, log_path: str, owner: list[int] | None
     ) -> None:
         """`_spawn` on a new pseudo-terminal: its other side is the container's stdio and controlling terminal,
-        the shim reads its master as the container's output and copies `stdin` (the FIFO, else /dev/null) to it."""
-        fifo = stdin if stdin != self.devnull else -1
+        the shim reads its master as the container's output and writes the attach input ("i") to it."""
         try:
             master, child = os.openpty()  # neither is inherited; the child is opened without becoming ours
         except OSError as exc:
-            if fifo >= 0:
-                os.close(fifo)
             self.failed(cid, f"failed to start container process: could not allocate a terminal: {exc.strerror}")
             return
         try:
@@ -290,45 +284,28 @@ class Shim:
             os.close(child)
         if cid not in self.output_of:  # it did not start
             os.close(master)
-            if fifo >= 0:
-                os.close(fifo)
             return
-        self.terminals[master] = fifo
-        if fifo >= 0:
-            os.set_blocking(fifo, False)
-            self.inputs[fifo] = master
-            self.watch(fifo, "input")
+        self.terminals.add(master)
+
+    def terminal_of(self, cid: str) -> int | None:
+        """A running tty container's terminal master."""
+        master = self.output_of.get(cid)
+        return master if master is not None and master in self.terminals else None
 
     def resize(self, cid: str, width: int, height: int) -> None:
         """Size a tty container's terminal (its foreground process group gets SIGWINCH)."""
-        master = self.output_of.get(cid)
-        if master is not None and master in self.terminals and width > 0 and height > 0:
+        master = self.terminal_of(cid)
+        if master is not None and width > 0 and height > 0:
             with contextlib.suppress(OSError, struct.error):
                 fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", height, width, 0, 0))
 
-    def copy_input(self, fifo: int) -> None:
-        """What an attach sent to a tty container: to its terminal (dropped when the terminal's input is full: the
-        container does not read). At the FIFO's end (the container's stdin closed) the copying stops."""
-        try:
-            chunk = os.read(fifo, 1 << 12)
-        except BlockingIOError:
-            return
-        except OSError:
-            chunk = b""
-        if not chunk:
-            self.close_input(fifo)
-            return
-        with contextlib.suppress(OSError):
-            os.write(self.inputs[fifo], chunk)
-
-    def close_input(self, fifo: int) -> None:
-        """Stop copying a tty container's stdin FIFO and close it."""
-        master = self.inputs.pop(fifo, None)
-        if master is None:
-            return
-        self.unwatch(fifo)
-        os.close(fifo)
-        self.terminals[master] = -1
+    def type_in(self, cid: str, data: str) -> None:
+        """What an attach sent to a tty container, to its terminal (dropped when the terminal's input is full: the
+        container does not read it)."""
+        master = self.terminal_of(cid)
+        if master is not None:
+            with contextlib.suppress(OSError, UnicodeEncodeError):
+                os.write(master, data.encode("latin-1"))
 
     def _spawn(
         self,
@@ -441,11 +418,7 @@ class Shim:
             os.close(pipe)
             os.close(fd)
             del self.outputs[pipe], self.output_of[cid]
-            fifo = self.terminals.pop(pipe, -1)
-            if fifo >= 0:
-                self.inputs.pop(fifo, None)
-                self.unwatch(fifo)
-                os.close(fifo)
+            self.terminals.discard(pipe)
 
     @staticmethod
     def write_lines(fd: int, partial: bytearray, *, final: bool) -> None:
@@ -597,9 +570,6 @@ def main() -> None:
                 continue
             if kind == "output":
                 shim.read_output(fd)
-                continue
-            if kind == "input":
-                shim.copy_input(fd)
                 continue
             if kind is None:
                 continue

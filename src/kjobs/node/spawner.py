@@ -88,8 +88,8 @@ class Spawner:
         `started_at` (the start time the agent reports; the shim's own clock if None), so that an adopting agent
         reports the same `startedAt`. With `owner` (uid, gid), `cwd` is given to that user (the container runs
         as it: `kjobs.node.security`). `stdin`: a FIFO the container reads as its stdin (`stdin: true`), which
-        the shim removes once opened; else its stdin is /dev/null. `tty`: it runs on a new terminal (`tty: true`),
-        whose input is what the FIFO brings."""
+        the shim removes once opened; else its stdin is /dev/null. `tty`: it runs on a new terminal (`tty: true`)
+        instead, whose input `type_in` writes."""
         self._ensure_shim()
         self._pids[cid] = None
         self.starting += 1
@@ -106,6 +106,11 @@ class Spawner:
         """Size a tty container's terminal (nothing if it has none or has been reaped)."""
         if cid in self._pids and self._proc is not None:
             self._send(["w", cid, width, height])
+
+    def type_in(self, cid: str, data: bytes) -> None:
+        """Write to a tty container's terminal, after the resizes asked before (nothing once it is reaped)."""
+        if cid in self._pids and self._proc is not None and data:
+            self._send(["i", cid, data.decode("latin-1")])
 
     def signal(self, cid: str, signum: int) -> None:
         """Signal a container's process group (nothing if it has been reaped)."""
@@ -372,6 +377,12 @@ class SpawnerPool:
         shim = self._owner.get(cid)
         if shim is not None:
             shim.resize(cid, width, height)
+
+    def type_in(self, cid: str, data: bytes) -> None:
+        """`Spawner.type_in` through the shim that started the container."""
+        shim = self._owner.get(cid)
+        if shim is not None:
+            shim.type_in(cid, data)
 
     def pid(self, cid: str) -> int | None:
         """The container's main process id, once started."""
