@@ -149,8 +149,7 @@ spec:
     up.ok("wait", "--for=condition=Ready", "pod/plain", "--timeout=30s")
     terminal = Terminal(up, "attach", "-it", "plain")
     terminal.expect(rb"error: Unable to use a TTY - container main did not allocate one")
-    time.sleep(0.5)  # the attach's streams are up (nothing to wait for: the container says nothing first)
-    terminal.type(b"hello\n")
+    terminal.type(b"hello\n")  # kept by kubectl's terminal until kubectl reads it, once its streams are up
     terminal.expect(rb"not a tty\r\ngot-hello")
     assert terminal.wait() == 0, terminal.shown
 
