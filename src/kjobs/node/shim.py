@@ -70,14 +70,11 @@ to `leftovers` (lost, as a killed shim's are).
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
 import select
 import signal
-import struct
 import sys
-import termios
 import time
 from collections import deque
 
@@ -296,6 +293,11 @@ class Shim:
         """Size a tty container's terminal (its foreground process group gets SIGWINCH)."""
         master = self.terminal_of(cid)
         if master is not None and width > 0 and height > 0:
+            # Imported here only: every import delays a shim's start, and most shims never size a terminal.
+            import fcntl
+            import struct
+            import termios
+
             with contextlib.suppress(OSError, struct.error):
                 fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", height, width, 0, 0))
 
