@@ -9,7 +9,16 @@ container's stdout and stderr are one pipe, `kjobs.node.shim`, so its output is 
 when the attempt has exited and its last output is read; the stream then ends as the kubelet's does, with
 `Success`. A container whose spec asks for stdin (`stdin: true`: `kubectl debug -i`'s ephemeral containers) reads
 what the client sends (`kjobs.node.stdin`); any other's stdin is /dev/null (`kjobs.node.shim`), and what the
-client sends is read and dropped. Resizes change nothing: kjobs gives a container no terminal.
+client sends is read and dropped.
+
+Whether the attach is a terminal's is the container's to say, not the request's: the kubelet passes the
+container spec's `tty` to the runtime whatever the client asked (`GetAttach` in pkg/kubelet/kubelet_pods.go: "The
+TTY setting for attach must match the TTY setting in the initial container configuration"); kubectl itself drops
+`-t` for a container without one, warning `Unable to use a TTY - container c did not allocate one`. A container
+with `tty: true` runs on a terminal (`kjobs.node.shim`): the client's resizes size it, the first one (sent
+before the stream began, `initial_size`) at once; and when the client's input ends, the attach ends with
+`Success` while the container runs on with its stdin open, as containerd's CRI does under a tty (its `Attach`
+closes the container's stdin only `if opts.StdinOnce && !opts.Tty`, and otherwise drops that attach's output).
 """
 
 from __future__ import annotations
@@ -20,7 +29,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from kjobs.node.logs import FOLLOW_POLL_SECONDS, read_from, streams
-from kjobs.node.stdin import ContainerStdin
+from kjobs.node.stdin import AttachStdin
 from kjobs.server.remotecommand import STDERR, STDOUT
 
 
@@ -28,11 +37,23 @@ class Attached:
     """An `ExecProcess` (`kjobs.server.remotecommand`) for an attach: the container's new output, then its end."""
 
     def __init__(
-        self, log: Path, ended: Callable[[], bool], *, tty: bool = False, stdin: ContainerStdin | None = None
+        self,
+        log: Path,
+        ended: Callable[[], bool],
+        *,
+        tty: bool = False,
+        stdin: AttachStdin | None = None,
+        resize: Callable[[int, int], None] | None = None,
+        size: tuple[int, int] | None = None,
     ) -> None:
+        """`tty`: the container's own (its spec's `tty`); `resize` sizes its terminal, to `size` at once."""
         self.output: asyncio.Queue[tuple[int, bytes] | None] = asyncio.Queue()
         self._stdin = stdin
         self._log, self._ended, self._tty = log, ended, tty
+        self._resize = resize
+        self._detached = False  # the client's input ended under a tty: the attach ends
+        if resize is not None and size is not None:
+            self.resize(*size)
         try:
             self._offset = log.stat().st_size  # from now on: what was written before is the log's
         except FileNotFoundError:
@@ -42,7 +63,7 @@ class Attached:
     async def _follow(self) -> None:
         torn = b""  # an entry still being written
         try:
-            while True:
+            while not self._detached:
                 done = self._ended()  # read first, so what was written before the exit is still sent
                 chunk = read_from(self._log, self._offset)
                 if chunk:
@@ -66,12 +87,18 @@ class Attached:
             self._stdin.write(data)
 
     def close_stdin(self) -> None:
-        """The client's input ended: the container's stdin closes if it is `stdinOnce`."""
-        if self._stdin is not None:
-            self._stdin.end_of_input()
+        """The client's input ended: the container's stdin closes if it is `stdinOnce` (and no tty); under a tty
+        this attach ends instead (see the module note)."""
+        if self._stdin is None:
+            return
+        self._stdin.end_of_input()
+        if self._tty:
+            self._detached = True
 
     def resize(self, width: int, height: int) -> None:
-        """No terminal to resize."""
+        """Size the container's terminal (a zero dimension is no size); nothing without one."""
+        if self._resize is not None and width > 0 and height > 0:
+            self._resize(width, height)
 
     async def wait(self) -> int:
         """0 once the container has exited and its output was sent: the attach succeeded."""

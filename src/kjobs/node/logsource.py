@@ -34,6 +34,7 @@ from kjobs.node.attach import Attached
 from kjobs.node.logs import log_time
 from kjobs.node.portforward import PodPorts
 from kjobs.node.runtime import ContainerRuntime
+from kjobs.node.supervisor import find_container
 from kjobs.node.usage import AgentUsage
 from kjobs.server.logs import LogOptions, LogSource, waiting_error
 from kjobs.server.portforward import PortTarget, pod_does_not_exist
@@ -119,7 +120,11 @@ class AgentLogs:
         path, ended = log_of(uid, options.container)
         stdin_of = getattr(agent.runtime, "attach_stdin", None)
         stdin = stdin_of(uid, options.container) if stdin_of is not None and options.stdin else None
-        return Attached(path, ended, tty=options.tty, stdin=stdin)
+        terminal_of = getattr(agent.runtime, "attach_terminal", None)
+        resize = terminal_of(uid, options.container) if terminal_of is not None else None
+        # The container's tty, not the request's (the kubelet's `GetAttach`): see `kjobs.node.attach`.
+        tty = (find_container(pod, options.container) or {}).get("tty") is True
+        return Attached(path, ended, tty=tty, stdin=stdin, resize=resize, size=options.size)
 
     def port_target(self, pod: Obj) -> PortTarget:
         """The ports of a pod this process's agent runs (`kjobs.node.portforward`); the kubelet's `pod does not

@@ -66,7 +66,7 @@ from kjobs.node.resources import memory_limit_bytes
 from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP
 from kjobs.node.runtime import PodHandle, StatusCallback
 from kjobs.node.spawner import SHIMS, SpawnerPool
-from kjobs.node.stdin import ContainerStdin
+from kjobs.node.stdin import AttachStdin, ContainerStdin, TerminalStdin
 from kjobs.node.supervisor import MINIMUM_GRACE_SECONDS, Cancel, NotRunning, Supervisor, find_container, ignore_status
 from kjobs.server.remotecommand import ExecFailed, UpgradeFailed
 
@@ -91,8 +91,11 @@ class _Running:
     """The `setpriv` prefix that gave it its securityContext."""
     execs: set[int] = field(default_factory=set)
     """Process groups `kubectl exec` started in it: they end with it, as processes in a container do."""
-    stdin: ContainerStdin | None = None
-    """Its stdin, when its spec asks for one (`stdin: true`); else it reads /dev/null."""
+    stdin: ContainerStdin | TerminalStdin | None = None
+    """Its stdin, when its spec asks for one (`stdin: true`); else it reads /dev/null (or, under a tty, a terminal
+    nobody types into)."""
+    tty: bool = False
+    """It runs on a terminal of its own (`tty: true`), which `resize` sizes."""
 
 
 START_REPORT_DELAY = 0.02
@@ -284,13 +287,25 @@ class ProcessRuntime(Supervisor):
         attempt = running.attempt
         return attempt_log_path(self.log_dir, uid, container, attempt.number), lambda: not attempt.running
 
-    def attach_stdin(self, uid: str, container: str) -> ContainerStdin | None:
+    def attach_stdin(self, uid: str, container: str) -> AttachStdin | None:
         """The running container's stdin for an attach, or None when its spec asks for none (`stdin: false`)."""
         running = next(
             (r for r in self._running.values() if r.uid == uid and r.attempt.container == container and r.pid),
             None,
         )
         return running.stdin if running is not None else None
+
+    def attach_terminal(self, uid: str, container: str) -> Callable[[int, int], None] | None:
+        """What sizes the running container's terminal (width, height), or None when it has none (`tty: false`,
+        or adopted from a previous agent, whose shim holds its terminal and takes no more requests)."""
+        running = next(
+            (r for r in self._running.values() if r.uid == uid and r.attempt.container == container and r.pid),
+            None,
+        )
+        if running is None or not running.tty:
+            return None
+        container_id = running.attempt.container_id
+        return lambda width, height: self._spawner.resize(container_id, width, height)
 
     def exec_spec(self, uid: str, container: str, command: list[str]) -> ExecSpec:
         """How `kubectl exec` runs `command` in the pod's running `container` (`kjobs.node.execution`): with what
@@ -546,13 +561,15 @@ class ProcessRuntime(Supervisor):
                 placement = self.memory_guard.place(attempt.container_id.removeprefix("kjobs://"), limit)
         except OSError as exc:
             return self._start_error(attempt, f"failed to start container process: {exc.strerror or exc}")
-        stdin: ContainerStdin | None = None
-        if container.get("stdin") is True:
+        stdin: ContainerStdin | TerminalStdin | None = None
+        tty = container.get("tty") is True
+        if container.get("stdin") is True and tty:
+            container_id = attempt.container_id
+            stdin = TerminalStdin(lambda data: self._spawner.type_in(container_id, data))
+        elif container.get("stdin") is True:
             stdin_path = f"{self._log_dir_text}/{attempt_log_name(record.uid, name, number)[: -len('.log')]}.stdin"
             try:
-                stdin = ContainerStdin(
-                    stdin_path, once=container.get("stdinOnce") is True, tty=container.get("tty") is True
-                )
+                stdin = ContainerStdin(stdin_path, once=container.get("stdinOnce") is True)
             except OSError as exc:
                 if placement is not None:
                     self.memory_guard.release(placement)
@@ -566,6 +583,7 @@ class ProcessRuntime(Supervisor):
             cwd=workdir,
             prefix=tuple(prefix),
             stdin=stdin,
+            tty=tty,
         )
         if prefix:
             argv = [*prefix, *argv]
@@ -580,7 +598,8 @@ class ProcessRuntime(Supervisor):
             (record.uid, name, number),
             owner=owner,
             started_at=now,
-            stdin=stdin.path if stdin is not None else None,
+            stdin=stdin.path if isinstance(stdin, ContainerStdin) else None,
+            tty=tty,
         )
         return attempt
 

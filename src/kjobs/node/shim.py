@@ -11,19 +11,33 @@ library only, so it is up in milliseconds) and speaks JSON lines over its stdin/
                                                     record running groups and where to keep the journal; with
                                                     die_with_agent, stdin closing without a "q" (the agent's
                                                     process died) SIGKILLs every container first
-    → ["s", id, argv, env, cwd, log_path, uid, name, number, time(, owner(, stdin))]
+    → ["s", id, argv, env, cwd, log_path, uid, name, number, time(, owner(, stdin(, tty)))]
                                                     start a container process (env on top of base_env) in cwd,
                                                     created if missing (and given to owner, [uid, gid], if
                                                     sent), output appended to log_path; uid, name and number
                                                     (restart count) say which container it is, time the start
                                                     time the agent reports (null: the shim's clock); stdin a
                                                     FIFO to read as stdin (opened, then removed), else
-                                                    /dev/null
+                                                    /dev/null; tty true: a new pseudo-terminal instead
+                                                    (below; stdin null)
     → ["k", id, signum]                             signal its process group (ignored once reaped)
+    → ["w", id, width, height]                      set the size of its terminal (ignored without one)
+    → ["i", id, data]                               write data (bytes as a latin-1 string) to its terminal
     → ["q"]                                         the agent stops cleanly: remove the journal at exit
     ← ["p", id, pid]                                started
     ← ["e", id, message]                            could not start (message as containerd words it)
     ← ["x", id, returncode]                         exited and reaped (negative: killed by that signal)
+
+A container with `tty: true` gets instead a new pseudo-terminal, as runc gives one to a container whose OCI
+spec says `process.terminal` (the kubelet sets it from the container's `tty`,
+pkg/kubelet/kuberuntime/kuberuntime_container.go): the container's session leader opens the terminal's other
+side as its stdin, stdout and stderr, which makes it its controlling terminal (posix_spawn starts the session
+before its file actions); the shim keeps the terminal's master, logs what it reads there as `stdout` (containerd's
+CRI logs a tty container's one stream so, internal/cri/io/container_io.go) and writes to it what attaches send
+("i", in order with the resizes, "w": a key typed after a resize is read at the new size), so that the
+terminal's line discipline echoes and edits input as a terminal does. Output read from a terminal is logged as
+it comes, a line not yet ended as a `P` entry: an attach follows the log and must show a prompt or an echoed key
+at once. The master is closed with the container's output.
 
 A container's stdout and stderr are one pipe the shim reads, as containerd's shim does, so that each line is
 written to its log file in the CRI format the kubelet reads (`<time> stdout F <line>`: the time the shim read
@@ -131,6 +145,7 @@ class Shim:
         self.unrecorded: dict[int, float] = {}  # pid -> when to record it for `leftovers`, in start order
         self.outputs: dict[int, tuple[str, int, bytearray]] = {}  # open output pipe -> (id, log fd, partial line)
         self.output_of: dict[str, int] = {}  # id -> its output pipe, while open
+        self.terminals: set[int] = set()  # the terminal masters of tty containers (their output fds)
 
     def handle(self, message: list[Any]) -> None:
         """Act on one request."""
@@ -138,7 +153,8 @@ class Shim:
         if kind == "s":
             cid, argv, env, cwd, log_path = message[1:6]
             owner = message[10] if len(message) > 10 else None
-            self.spawn(cid, argv, env, cwd, log_path, owner, message[11] if len(message) > 11 else None)
+            stdin_path = message[11] if len(message) > 11 else None
+            self.spawn(cid, argv, env, cwd, log_path, owner, stdin_path, len(message) > 12 and bool(message[12]))
             if message[1] in self.running:
                 if self.journaled_starts >= ROTATE_AFTER:
                     self.rotate_journal()
@@ -152,6 +168,10 @@ class Shim:
                 self.journal[-1].extend(message[6:9])  # which container could not start
         elif kind == "k":
             self.kill(message[1], message[2])
+        elif kind == "w":
+            self.resize(message[1], message[2], message[3])
+        elif kind == "i":
+            self.type_in(message[1], message[2])
         elif kind == "b":
             # Paths are taken from the directory the shim started in: it changes directory for every start.
             self.base_env = dict(message[1])
@@ -218,9 +238,11 @@ class Shim:
         log_path: str,
         owner: list[int] | None = None,
         stdin_path: str | None = None,
+        tty: bool = False,
     ) -> None:
         """Start one container process in `cwd` (created if missing, and given to `owner` when the container runs
-        as another user) with its output appended to its log file, its stdin the FIFO `stdin_path` if given."""
+        as another user) with its output appended to its log file, its stdin the FIFO `stdin_path` if given; with
+        `tty`, on a new terminal instead (its input comes in "i" requests)."""
         stdin = self.devnull
         if stdin_path is not None:
             try:
@@ -233,11 +255,59 @@ class Shim:
             finally:
                 with contextlib.suppress(OSError):
                     os.unlink(os.path.join(self.home, stdin_path))
+        if tty:
+            self._spawn_on_terminal(cid, argv, env, cwd, log_path, owner)
+            return
         try:
             self._spawn(cid, argv, env, cwd, log_path, owner, stdin)
         finally:
             if stdin != self.devnull:
                 os.close(stdin)
+
+    def _spawn_on_terminal(
+        self, cid: str, argv: list[str], env: dict[str, str], cwd: str, log_path: str, owner: list[int] | None
+    ) -> None:
+        """`_spawn` on a new pseudo-terminal: its other side is the container's stdio and controlling terminal,
+        the shim reads its master as the container's output and writes the attach input ("i") to it."""
+        try:
+            master, child = os.openpty()  # neither is inherited; the child is opened without becoming ours
+        except OSError as exc:
+            self.failed(cid, f"failed to start container process: could not allocate a terminal: {exc.strerror}")
+            return
+        try:
+            terminal = os.ttyname(child)
+            self._spawn(cid, argv, env, cwd, log_path, owner, -1, terminal=(terminal, master))
+        finally:
+            os.close(child)
+        if cid not in self.output_of:  # it did not start
+            os.close(master)
+            return
+        self.terminals.add(master)
+
+    def terminal_of(self, cid: str) -> int | None:
+        """A running tty container's terminal master."""
+        master = self.output_of.get(cid)
+        return master if master is not None and master in self.terminals else None
+
+    def resize(self, cid: str, width: int, height: int) -> None:
+        """Size a tty container's terminal (its foreground process group gets SIGWINCH)."""
+        master = self.terminal_of(cid)
+        if master is not None and width > 0 and height > 0:
+            # Imported here only: every import delays a shim's start, and most shims never size a terminal.
+            import fcntl
+            import struct
+            import termios
+
+            with contextlib.suppress(OSError, struct.error):
+                fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", height, width, 0, 0))
+
+    def type_in(self, cid: str, data: str) -> None:
+        """What an attach sent to a tty container, to its terminal (dropped when the terminal's input is full: the
+        container does not read it)."""
+        master = self.terminal_of(cid)
+        if master is not None:
+            with contextlib.suppress(OSError, UnicodeEncodeError):
+                os.write(master, data.encode("latin-1"))
 
     def _spawn(
         self,
@@ -248,6 +318,8 @@ class Shim:
         log_path: str,
         owner: list[int] | None,
         stdin: int,
+        *,
+        terminal: tuple[str, int] | None = None,
     ) -> None:
         cwd, log_path = os.path.join(self.home, cwd), os.path.join(self.home, log_path)
         try:
@@ -262,12 +334,19 @@ class Shim:
         except OSError as exc:
             self.failed(cid, f"failed to create container log {log_path}: {exc.strerror or exc}")
             return
-        try:
-            pipe_read, pipe_write = os.pipe2(os.O_CLOEXEC)
-        except OSError as exc:
-            os.close(fd)
-            self.failed(cid, f"failed to create container log pipe: {exc.strerror or exc}")
-            return
+        if terminal is not None:  # the container opens the terminal (its controlling one: after setsid)
+            pipe_read, pipe_write = terminal[1], -1
+            stdio = [(os.POSIX_SPAWN_OPEN, 0, terminal[0], os.O_RDWR, 0), (os.POSIX_SPAWN_DUP2, 0, 1)]
+            stdio.append((os.POSIX_SPAWN_DUP2, 0, 2))
+        else:
+            try:
+                pipe_read, pipe_write = os.pipe2(os.O_CLOEXEC)
+            except OSError as exc:
+                os.close(fd)
+                self.failed(cid, f"failed to create container log pipe: {exc.strerror or exc}")
+                return
+            stdio = [(os.POSIX_SPAWN_DUP2, stdin, 0), (os.POSIX_SPAWN_DUP2, pipe_write, 1)]
+            stdio.append((os.POSIX_SPAWN_DUP2, pipe_write, 2))
         full_env = {**self.base_env, **env}
         search = full_env.get("PATH", os.defpath)
         try:
@@ -279,29 +358,21 @@ class Shim:
                 name = argv[0] if argv else ""
                 message = f'exec: "{name}": executable file not found in $PATH'
                 self.failed(cid, f"failed to start container process: {message}")
-                os.close(pipe_read)
+                if terminal is None:
+                    os.close(pipe_read)
                 os.close(fd)
                 return
-            pid = os.posix_spawn(
-                program,
-                argv,
-                full_env,
-                file_actions=[
-                    (os.POSIX_SPAWN_DUP2, stdin, 0),
-                    (os.POSIX_SPAWN_DUP2, pipe_write, 1),
-                    (os.POSIX_SPAWN_DUP2, pipe_write, 2),
-                ],
-                setsid=True,
-                setsigdef=_DEFAULT_SIGNALS,
-            )
+            pid = os.posix_spawn(program, argv, full_env, file_actions=stdio, setsid=True, setsigdef=_DEFAULT_SIGNALS)
         except OSError as exc:
             self.executables.pop((argv[0], search), None)
             self.failed(cid, f"failed to start container process: {exc.strerror or exc}")
-            os.close(pipe_read)
+            if terminal is None:
+                os.close(pipe_read)
             os.close(fd)
             return
         finally:
-            os.close(pipe_write)
+            if pipe_write >= 0:
+                os.close(pipe_write)
         os.set_blocking(pipe_read, False)
         self.outputs[pipe_read] = (cid, fd, bytearray())
         self.output_of[cid] = pipe_read
@@ -340,7 +411,7 @@ class Shim:
                 ended = True
                 break
             partial += chunk
-            self.write_lines(fd, partial, final=False)
+            self.write_lines(fd, partial, final=pipe in self.terminals)  # a terminal's output is logged at once
             if not drain:
                 break
         if ended or drain:
@@ -349,6 +420,7 @@ class Shim:
             os.close(pipe)
             os.close(fd)
             del self.outputs[pipe], self.output_of[cid]
+            self.terminals.discard(pipe)
 
     @staticmethod
     def write_lines(fd: int, partial: bytearray, *, final: bool) -> None:

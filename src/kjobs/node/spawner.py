@@ -81,22 +81,36 @@ class Spawner:
         owner: tuple[int, int] | None = None,
         started_at: float | None = None,
         stdin: str | None = None,
+        tty: bool = False,
     ) -> None:
         """Ask for a container process; `on_started`/`on_failed`, then `on_exited`, follow. `which` (pod uid,
         container name, restart count) is journaled with its start, for an agent that adopts it, and so is
         `started_at` (the start time the agent reports; the shim's own clock if None), so that an adopting agent
         reports the same `startedAt`. With `owner` (uid, gid), `cwd` is given to that user (the container runs
         as it: `kjobs.node.security`). `stdin`: a FIFO the container reads as its stdin (`stdin: true`), which
-        the shim removes once opened; else its stdin is /dev/null."""
+        the shim removes once opened; else its stdin is /dev/null. `tty`: it runs on a new terminal (`tty: true`)
+        instead, whose input `type_in` writes."""
         self._ensure_shim()
         self._pids[cid] = None
         self.starting += 1
         message: list[Any] = ["s", cid, argv, dict(env), cwd, log_path, *which, started_at]
-        if owner is not None or stdin is not None:
+        if owner is not None or stdin is not None or tty:
             message.append(list(owner) if owner is not None else None)
-        if stdin is not None:
+        if stdin is not None or tty:
             message.append(stdin)
+        if tty:
+            message.append(True)
         self._send(message)
+
+    def resize(self, cid: str, width: int, height: int) -> None:
+        """Size a tty container's terminal (nothing if it has none or has been reaped)."""
+        if cid in self._pids and self._proc is not None:
+            self._send(["w", cid, width, height])
+
+    def type_in(self, cid: str, data: bytes) -> None:
+        """Write to a tty container's terminal, after the resizes asked before (nothing once it is reaped)."""
+        if cid in self._pids and self._proc is not None and data:
+            self._send(["i", cid, data.decode("latin-1")])
 
     def signal(self, cid: str, signum: int) -> None:
         """Signal a container's process group (nothing if it has been reaped)."""
@@ -335,6 +349,7 @@ class SpawnerPool:
         owner: tuple[int, int] | None = None,
         started_at: float | None = None,
         stdin: str | None = None,
+        tty: bool = False,
     ) -> None:
         """`Spawner.spawn` on the shim with the fewest starts awaiting their answer (the next in turn on a tie)."""
         shims, first = self._shims, self._next
@@ -349,13 +364,25 @@ class SpawnerPool:
             for other in shims:
                 other.start()
         self._owner[cid] = shim
-        shim.spawn(cid, argv, env, cwd, log_path, which, owner=owner, started_at=started_at, stdin=stdin)
+        shim.spawn(cid, argv, env, cwd, log_path, which, owner=owner, started_at=started_at, stdin=stdin, tty=tty)
 
     def signal(self, cid: str, signum: int) -> None:
         """`Spawner.signal` through the shim that started the container."""
         shim = self._owner.get(cid)
         if shim is not None:
             shim.signal(cid, signum)
+
+    def resize(self, cid: str, width: int, height: int) -> None:
+        """`Spawner.resize` through the shim that started the container."""
+        shim = self._owner.get(cid)
+        if shim is not None:
+            shim.resize(cid, width, height)
+
+    def type_in(self, cid: str, data: bytes) -> None:
+        """`Spawner.type_in` through the shim that started the container."""
+        shim = self._owner.get(cid)
+        if shim is not None:
+            shim.type_in(cid, data)
 
     def pid(self, cid: str) -> int | None:
         """The container's main process id, once started."""

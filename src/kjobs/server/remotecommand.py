@@ -24,8 +24,9 @@ command in container: ...`), as containerd reports it.
 
 `pods/{name}/attach` is served the same way with the same checks (`kubectl attach`, `kubectl run -i`): its
 "process" is the container itself, whose output from the moment of the attach is streamed (stdout and stderr
-apart, as its log entries record them) until it exits, then `Success`, as the kubelet's `ServeAttach` ends. A kjobs
-container's stdin is /dev/null, so what the client sends on stdin is read and dropped.
+apart, as its log entries record them) until it exits, then `Success`, as the kubelet's `ServeAttach` ends; what
+the client sends reaches a container whose spec asks for stdin, and a container with `tty: true` is attached to its
+terminal whatever the request's `tty` (`kjobs.node.attach`).
 
 SPDY (kubectl's fallback when the WebSocket upgrade fails) is not served: such a request gets the same HTTP
 errors, else a 400 naming WebSocket.
