@@ -644,3 +644,344 @@ def test_host_process_inherited_from_the_pod_and_conflicting_values() -> None:
         "hostProcess value must be identical if both are specified, was true",
         ALL_HOST_PROCESS,
     ]
+
+
+# --- TestValidateWindowsHostProcessPod (the rows of the stored copy from "pod-wide HostProcess=nil" on) ---------
+
+
+def _hp(value: bool | None) -> Obj:
+    """A container named as upstream's `containerName`, with `hostProcess` set when `value` is not None."""
+    container: Obj = {"name": "container"}
+    if value is not None:
+        container["securityContext"] = {"windowsOptions": {"hostProcess": value}}
+    return container
+
+
+def _hp_spec(pod: bool | None, containers: list[Obj], init: list[Obj] | None = None, **more: Any) -> Obj:
+    context: Obj = {"windowsOptions": {"hostProcess": pod}} if pod is not None else {}
+    spec: Obj = {"hostNetwork": True, "securityContext": context, "containers": containers} | more
+    if init is not None:
+        spec["initContainers"] = init
+    return spec
+
+
+@pytest.mark.parametrize(
+    ("spec", "fails"),
+    [
+        pytest.param(
+            _hp_spec(None, [_hp(True)], [_hp(True)]),
+            False,
+            id="Spec with feature enabled, pod-wide HostProcess=nil, HostNetwork set, and all containers setting "
+            "HostProcess=true should validate",
+        ),
+        pytest.param(
+            _hp_spec(None, [_hp(True)], [_hp(False)]),
+            True,
+            id="Pods with feature enabled, some containers setting HostProcess=true, and others setting "
+            "HostProcess=false should not validate",
+        ),
+        pytest.param(
+            _hp_spec(None, [_hp(True)], [_hp(None)]),
+            True,
+            id="Spec with feature enabled, some containers setting HostProcess=true, and other leaving HostProcess "
+            "unset should not validate",
+        ),
+        pytest.param(
+            _hp_spec(True, [_hp(True)], [_hp(False)]),
+            True,
+            id="Spec with feature enabled, pod-wide HostProcess=true, some containers setting HostProcess=true, and "
+            "init containers setting HostProcess=false should not validate",
+        ),
+        pytest.param(
+            _hp_spec(True, [_hp(True), _hp(False)]),
+            True,
+            id="Spec with feature enabled, pod-wide HostProcess=true, some containers setting HostProcess=true, and "
+            "others setting HostProcess=false should not validate",
+        ),
+        pytest.param(
+            _hp_spec(True, [_hp(True)], [_hp(None)]),
+            False,
+            id="Spec with feature enabled, pod-wide HostProcess=true, some containers setting HostProcess=true, and "
+            "others leaving HostProcess=nil should validate",
+        ),
+        pytest.param(
+            _hp_spec(False, [_hp(True)], [_hp(None)]),
+            True,
+            id="Spec with feature enabled, pod-wide HostProcess=false, some contaienrs setting HostProccess=true "
+            "should not validate",
+        ),
+        pytest.param(
+            _hp_spec(True, [_hp(False)]),
+            True,
+            id="Pod's HostProcess set to true but all containers override to false should not validate",
+        ),
+        pytest.param(
+            _hp_spec(True, [_hp(None)], ephemeralContainers=[_hp(False) | {"name": ""}]),
+            True,
+            id="Non-HostProcess ephemeral container in HostProcess pod should not validate",
+        ),
+        pytest.param(
+            _hp_spec(True, [_hp(None)], ephemeralContainers=[{}]),
+            False,
+            id="HostProcess ephemeral container in HostProcess pod should validate",
+        ),
+        pytest.param(
+            {"containers": [_hp(None)], "ephemeralContainers": [_hp(False) | {"name": ""}]},
+            False,
+            id="Non-HostProcess ephemeral container in Non-HostProcess pod should validate",
+        ),
+        pytest.param(
+            {"containers": [_hp(None)], "ephemeralContainers": [_hp(True) | {"name": ""}]},
+            True,
+            id="HostProcess ephemeral container in Non-HostProcess pod should not validate",
+        ),
+    ],
+)
+def test_validate_windows_host_process_pod(spec: Obj, fails: bool) -> None:
+    """Upstream calls `validateWindowsHostProcessPod` alone and asks for failure or success (with
+    `AllowPrivileged` true: kjobs has no `--allow-privileged=false`, so "Valid HostProcess pod should spec should
+    not validate if allowPrivileged is not set" is left out)."""
+    from kjobs.api.validation_security import validate_windows_host_process
+
+    errs: list[FieldError] = []
+    validate_windows_host_process(spec, "spec", errs)
+    assert bool(errs) is fails, [str(e) for e in errs]
+
+
+def test_host_process_errors_name_the_container_kind() -> None:
+    from kjobs.api.validation_security import validate_windows_host_process
+
+    errs: list[FieldError] = []
+    validate_windows_host_process(_hp_spec(True, [_hp(None)], ephemeralContainers=[_hp(False)]), "spec", errs)
+    assert [str(e) for e in errs] == [
+        "spec.ephemeralContainers[0].securityContext.windowsOptions.hostProcess: Invalid value: false: pod "
+        "hostProcess value must be identical if both are specified, was true",
+        'spec: Invalid value: "": If pod contains any hostProcess containers then all containers must be HostProcess '
+        "containers",
+    ]
+
+
+# --- TestValidateDynamicResourceAllocation ----------------------------------------------------------------------
+
+_CLAIM = "some-claim"
+_TEMPLATE = "some-claim-template"
+CLAIMS = "spec.containers[0].resources.claims"
+
+
+def _claims_pod_errors(
+    pod_claims: list[Obj] | None = None, ctr_claims: list[Obj] | None = None, *, init: bool = False
+) -> list[str]:
+    """`podtest.MakePod("")` (container `ctr`, restartPolicy Always) with the row's claims."""
+    container = _ctr("ctr-init" if init else "ctr")
+    if ctr_claims is not None:
+        container["resources"] = {"claims": ctr_claims}
+    spec: Obj = {"initContainers": [container], "containers": [_ctr()]} if init else {"containers": [container]}
+    if pod_claims is not None:
+        spec["resourceClaims"] = pod_claims
+    return _pod_errors(**spec)
+
+
+def _ref(name: str, claim: str | None = _CLAIM, template: str | None = None) -> Obj:
+    out: Obj = {"name": name}
+    if claim is not None:
+        out["resourceClaimName"] = claim
+    if template is not None:
+        out["resourceClaimTemplateName"] = template
+    return out
+
+
+@pytest.mark.parametrize(
+    ("pod_claims", "ctr_claims", "init"),
+    [
+        pytest.param(
+            [_ref("my-claim-reference")], [{"name": "my-claim-reference"}], False, id="resource claim reference"
+        ),
+        pytest.param(
+            [_ref("my-claim-template", None, _TEMPLATE)],
+            [{"name": "my-claim-template"}],
+            False,
+            id="resource claim template",
+        ),
+        pytest.param(
+            [_ref("my-claim"), _ref("another-claim")],
+            [{"name": "my-claim"}, {"name": "another-claim"}],
+            False,
+            id="multiple claims",
+        ),
+        pytest.param(
+            [_ref("my-claim"), _ref("another-claim")],
+            [{"name": "my-claim", "request": "req-0"}, {"name": "another-claim", "request": "req-0"}],
+            False,
+            id="multiple claims with requests",
+        ),
+        pytest.param(
+            [_ref("my-claim")],
+            [{"name": "my-claim", "request": "req-0"}, {"name": "my-claim", "request": "req-1"}],
+            False,
+            id="single claim with requests",
+        ),
+        pytest.param([_ref("my-claim")], [{"name": "my-claim"}], True, id="init container"),
+    ],
+)
+def test_validate_dynamic_resource_allocation_success(pod_claims: list[Obj], ctr_claims: list[Obj], init: bool) -> None:
+    assert _claims_pod_errors(pod_claims, ctr_claims, init=init) == []
+
+
+def _label_msgs(value: str) -> list[str]:
+    from kjobs.api.validation_formats import is_dns1123_label
+
+    return is_dns1123_label(value)
+
+
+def _subdomain_msgs(value: str) -> list[str]:
+    from kjobs.api.validation_formats import is_dns1123_subdomain
+
+    return is_dns1123_subdomain(value)
+
+
+RC = "spec.resourceClaims"
+NO_CLAIM = "must be one of the names in pod.spec.resourceClaims"
+
+
+@pytest.mark.parametrize(
+    ("pod_claims", "ctr_claims", "expected"),
+    [
+        pytest.param(
+            [_ref("../my-claim")],
+            None,
+            [f'{RC}[0].name: Invalid value: "../my-claim": {m}' for m in _label_msgs("../my-claim")],
+            id="pod claim name with prefix",
+        ),
+        pytest.param(
+            [_ref("my/claim")],
+            None,
+            [f'{RC}[0].name: Invalid value: "my/claim": {m}' for m in _label_msgs("my/claim")],
+            id="pod claim name with path",
+        ),
+        pytest.param([_ref("")], None, [f"{RC}[0].name: Required value"], id="pod claim name empty"),
+        pytest.param(
+            [_ref("my-claim"), _ref("my-claim")],
+            None,
+            [f'{RC}[1].name: Duplicate value: "my-claim"'],
+            id="duplicate pod claim entries",
+        ),
+        pytest.param(
+            [_ref("my-claim", None)],
+            None,
+            [
+                f'{RC}[0]: Invalid value: {{"Name":"my-claim","ResourceClaimName":null,'
+                '"ResourceClaimTemplateName":null}: must specify one of: `resourceClaimName`, '
+                "`resourceClaimTemplateName`"
+            ],
+            id="resource claim source empty",
+        ),
+        pytest.param(
+            [_ref("my-claim", _CLAIM, _TEMPLATE)],
+            [{"name": "my-claim"}],
+            [
+                f'{RC}[0]: Invalid value: {{"Name":"my-claim","ResourceClaimName":"some-claim",'
+                '"ResourceClaimTemplateName":"some-claim-template"}: at most one of `resourceClaimName` or '
+                "`resourceClaimTemplateName` may be specified"
+            ],
+            id="resource claim reference and template",
+        ),
+        pytest.param(
+            [_ref("my-claim")],
+            [{"name": "no-such-claim"}],
+            [f'{CLAIMS}[0]: Not found: "no-such-claim": {NO_CLAIM}: my-claim'],
+            id="claim not found",
+        ),
+        pytest.param([_ref("my-claim")], [{"name": ""}], [f"{CLAIMS}[0]: Required value"], id="claim name empty"),
+        pytest.param(
+            [_ref("my-claim")],
+            [{"name": "my-claim"}, {"name": "my-claim"}],
+            [f'{CLAIMS}[1]: Duplicate value: "my-claim"'],
+            id="pod claim name duplicates",
+        ),
+        pytest.param(
+            [_ref("my-claim")],
+            [{"name": "my-claim"}, {"name": "my-claim", "request": "req-0"}],
+            [f'{CLAIMS}[1]: Duplicate value: "my-claim"'],
+            id="pod claim name duplicates without and with request",
+        ),
+        pytest.param(
+            [_ref("my-claim")],
+            [{"name": "my-claim", "request": "req-0"}, {"name": "my-claim"}],
+            [f'{CLAIMS}[1]: Duplicate value: "my-claim"'],
+            id="pod claim name duplicates with and without request",
+        ),
+        pytest.param(
+            [_ref("my-claim")],
+            [{"name": "my-claim", "request": "req-0"}, {"name": "my-claim", "request": "req-0"}],
+            [f'{CLAIMS}[1]: Duplicate value: "my-claim/req-0"'],
+            id="pod claim name duplicates with requests",
+        ),
+        pytest.param(
+            [_ref("my-claim")],
+            [{"name": "my-claim", "request": "*$@%^"}],
+            [f'{CLAIMS}[0].request: Invalid value: "*$@%^": {m}' for m in _label_msgs("*$@%^")],
+            id="bad request name",
+        ),
+        pytest.param(
+            None,
+            [{"name": "my-claim"}],
+            [f'{CLAIMS}[0]: Not found: "my-claim": {NO_CLAIM} which is empty'],
+            id="no claims defined",
+        ),
+        pytest.param(
+            [_ref("my-claim"), _ref("my-claim")],
+            [{"name": "my-claim"}],
+            [f'{RC}[1].name: Duplicate value: "my-claim"'],
+            id="duplicate pod claim name",
+        ),
+        pytest.param(
+            [_ref("my-claim-template", None, ".foo_bar")],
+            [{"name": "my-claim-template"}],
+            [f'{RC}[0].resourceClaimTemplateName: Invalid value: ".foo_bar": {m}' for m in _subdomain_msgs(".foo_bar")],
+            id="invalid claim template name",
+        ),
+        pytest.param(
+            [_ref("my-claim-reference", ".foo_bar")],
+            [{"name": "my-claim-reference"}],
+            [f'{RC}[0].resourceClaimName: Invalid value: ".foo_bar": {m}' for m in _subdomain_msgs(".foo_bar")],
+            id="invalid claim reference name",
+        ),
+    ],
+)
+def test_validate_dynamic_resource_allocation(
+    pod_claims: list[Obj] | None, ctr_claims: list[Obj] | None, expected: list[str]
+) -> None:
+    """Upstream asks only for a failure; these are the errors kube-apiserver gives (a Pod's create)."""
+    assert expected
+    assert _claims_pod_errors(pod_claims, ctr_claims) == expected
+
+
+def test_ephemeral_container_dont_support_resource_requirements() -> None:
+    """The row "ephemeral container don't support resource requirements", through `ValidatePodSpec` (a Pod's
+    create refuses ephemeral containers before, and the ephemeralcontainers subresource validates this way)."""
+    from kjobs.api.validation_pod import validate_pod_spec
+
+    ephemeral = _ctr("ctr-ephemeral", resources={"claims": [{"name": "my-claim"}]}, targetContainerName="ctr")
+    spec: Obj = {
+        "restartPolicy": "Always",
+        "dnsPolicy": "ClusterFirst",
+        "terminationGracePeriodSeconds": 30,
+        "containers": [_ctr()],
+        "ephemeralContainers": [ephemeral],
+        "resourceClaims": [_ref("my-claim")],
+    }
+    errs: list[FieldError] = []
+    validate_pod_spec(spec, "spec", errs, is_pod=True)
+    assert [str(e) for e in errs] == [
+        "spec.ephemeralContainers[0].resources: Forbidden: cannot be set for an Ephemeral Container"
+    ]
+
+
+def test_resource_claims_in_a_job_template() -> None:
+    """The same rules in a Job's pod template; a valid claim reference passes."""
+    ok = {"resourceClaims": [_ref("gpu")], "containers": [_ctr(resources={"claims": [{"name": "gpu"}]})]}
+    assert _template_errors(**ok) == []
+    bad = {"containers": [_ctr(resources={"claims": [{"name": "gpu"}]})]}
+    assert _template_errors(**bad) == [
+        f'containers[0].resources.claims[0]: Not found: "gpu": {NO_CLAIM} which is empty'
+    ]
