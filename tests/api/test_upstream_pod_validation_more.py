@@ -985,3 +985,56 @@ def test_resource_claims_in_a_job_template() -> None:
     assert _template_errors(**bad) == [
         f'containers[0].resources.claims[0]: Not found: "gpu": {NO_CLAIM} which is empty'
     ]
+
+
+# --- through the API ------------------------------------------------------------------------------------------
+
+
+def test_a_job_create_gets_the_causes_kube_apiserver_gives() -> None:
+    """POST of a Job whose container is privileged without privilege escalation, resizes memory with a restart
+    under `restartPolicy: Never`, mounts a hostPath volume as a block device and names an undeclared claim: 422
+    with each cause (field, reason, message without the path); a valid resize policy and claim are stored."""
+    from kjobs.api.errors import ApiError
+    from kjobs.client.resources import JOBS
+    from tests.api.job_fixtures import raw_job
+    from tests.api.upstream_validation_support import causes, run
+
+    bad = raw_job("bad")
+    spec = bad["spec"]["template"]["spec"]
+    spec["volumes"] = [{"name": "host", "hostPath": {"path": "/tmp"}}]
+    spec["containers"][0] |= {
+        "securityContext": {"privileged": True, "allowPrivilegeEscalation": False},
+        "resizePolicy": [{"resourceName": "memory", "restartPolicy": "RestartContainer"}],
+        "volumeDevices": [{"name": "host", "devicePath": "/dev/xvda"}],
+        "resources": {"claims": [{"name": "gpu"}]},
+    }
+    good = raw_job("good")
+    good["spec"]["template"]["spec"]["resourceClaims"] = [{"name": "gpu", "resourceClaimTemplateName": "gpu-tmpl"}]
+    good["spec"]["template"]["spec"]["containers"][0] |= {
+        "resizePolicy": [{"resourceName": "cpu", "restartPolicy": "NotRequired"}],
+        "resources": {"claims": [{"name": "gpu"}]},
+    }
+    ctr = "spec.template.spec.containers[0]"
+
+    async def scenario(client: Any) -> None:
+        with pytest.raises(ApiError) as info:
+            await client.create(JOBS, "default", bad)
+        got = causes(info.value)
+        assert (f"{ctr}.volumeDevices[0].name", "FieldValueInvalid", f'Invalid value: "host": {BLOCK_ONLY}') in got
+        assert (
+            f"{ctr}.resources.claims[0]",
+            "FieldValueNotFound",
+            f'Not found: "gpu": {NO_CLAIM} which is empty',
+        ) in got
+        assert (f"{ctr}.resizePolicy", "FieldValueInvalid", f'Invalid value: "RestartContainer": {NEVER_MSG}') in got
+        escalation = [c for c in got if c[0] == f"{ctr}.securityContext"]
+        assert len(escalation) == 1 and escalation[0][2].startswith(
+            'Invalid value: {"Capabilities":null,"Privileged":true,'
+        )
+        assert escalation[0][2].endswith("cannot set `allowPrivilegeEscalation` to false and `privileged` to true")
+        stored = await client.create(JOBS, "default", good)
+        stored_spec = stored["spec"]["template"]["spec"]
+        assert stored_spec["resourceClaims"] == [{"name": "gpu", "resourceClaimTemplateName": "gpu-tmpl"}]
+        assert stored_spec["containers"][0]["resizePolicy"] == [{"resourceName": "cpu", "restartPolicy": "NotRequired"}]
+
+    run(scenario)

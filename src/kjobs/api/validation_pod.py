@@ -92,7 +92,8 @@ from kjobs.memo import Memo
 _RATCHETED: ContextVar[bool] = ContextVar("kjobs_pod_rules_ratcheted", default=False)
 """True while an update's unchanged stored template is validated again: the rule families kjobs ported after
 such a template could have been stored (affinity, topology spread, host users, pod OS, sysctls, seccomp/AppArmor
-fields, container security contexts; docs/upstream-pod-validation.md) are skipped for it, as kube-apiserver
+fields, container security contexts, volume devices, resize policies, resource claims, Windows options and
+host-process pods; docs/upstream-pod-validation.md) are skipped for it, as kube-apiserver
 ratchets the rules it tightened (`GetValidationOptionsFromPodTemplate`); every older rule is checked again."""
 
 Invalid = ErrorType.FieldValueInvalid
