@@ -22,6 +22,7 @@ Init containers may carry `resizePolicy`: InPlacePodVerticalScaling is GA and lo
 
 from __future__ import annotations
 
+from collections.abc import Set
 from contextvars import ContextVar
 from typing import Any
 
@@ -208,7 +209,7 @@ class _Unquoted:
         return self.text
 
 
-def _validate_resources(resources: Obj | None, path: str, errs: Errors, claim_names: set[str] | None = None) -> None:
+def _validate_resources(resources: Obj | None, path: str, errs: Errors, claim_names: Set[str] | None = None) -> None:
     """`ValidateContainerResourceRequirements` (map entries in sorted key order), then `claims`
     (`validateResourceClaimNames`, skipped when `claim_names` is None: a ratcheted spec)."""
     if resources is None:
@@ -241,12 +242,12 @@ def _validate_resources(resources: Obj | None, path: str, errs: Errors, claim_na
     names = (*raw_limits, *raw_requests)
     if not any(n in ("cpu", "memory") for n in names) and any(_is_hugepages(n) for n in names):
         errs.append(FieldError(path, Forbidden, "HugePages require cpu or memory"))
-    claims = get_list(resources, "claims", f"{path}.claims", errs)
+    claims = get_list(resources, "claims", f"{path}.claims", errs) if "claims" in resources else None
     if claims and claim_names is not None:
         _validate_resource_claim_names(claims, claim_names, f"{path}.claims", errs)
 
 
-def _validate_resource_claim_names(claims: list[Any], pod_claims: set[str], path: str, errs: Errors) -> None:
+def _validate_resource_claim_names(claims: list[Any], pod_claims: Set[str], path: str, errs: Errors) -> None:
     """`validateResourceClaimNames`: each entry names a `spec.resourceClaims` entry (NotFound, with the pod's
     claim names in sorted order), once; with a `request` (a DNS label), once per claim and request, and a whole
     claim not beside a request of it."""
@@ -322,6 +323,7 @@ def _validate_pod_resource_claims(spec: Obj, path: str, errs: Errors) -> set[str
     return gathered
 
 
+_NO_CLAIMS: frozenset[str] = frozenset()
 _RESIZE_RESOURCES = ("cpu", "memory")
 _RESIZE_POLICIES = ("NotRequired", "RestartContainer")
 
@@ -767,7 +769,7 @@ def _validate_container_common(
     path: str,
     errs: Errors,
     host_users: bool = True,
-    claim_names: set[str] | None = None,
+    claim_names: Set[str] | None = None,
     pod_restart: str = "",
 ) -> None:
     """`validateContainerCommon`. `claim_names`: the pod's resource claim names (None: a ratcheted spec, whose
@@ -789,7 +791,9 @@ def _validate_container_common(
     context = container.get("securityContext")
     privileged = type(context) is dict and context.get("privileged") is True
     ratcheted = _RATCHETED.get()
-    devices = None if ratcheted else get_list(container, "volumeDevices", f"{path}.volumeDevices", errs)
+    devices = None
+    if "volumeDevices" in container and not ratcheted:
+        devices = get_list(container, "volumeDevices", f"{path}.volumeDevices", errs)
     device_map = _path_map(devices, "devicePath") if devices else None
     _validate_volume_mounts(mounts, volumes, privileged, f"{path}.volumeMounts", errs, device_map)
     if devices:
@@ -797,8 +801,8 @@ def _validate_container_common(
     pull = get_str(container, "imagePullPolicy", f"{path}.imagePullPolicy", errs) or ""
     _enum(pull, f"{path}.imagePullPolicy", ("Always", "IfNotPresent", "Never"), errs)
     resources = get_obj(container, "resources", f"{path}.resources", errs)
-    _validate_resources(resources, f"{path}.resources", errs, None if ratcheted else claim_names or set())
-    if not ratcheted:
+    _validate_resources(resources, f"{path}.resources", errs, None if ratcheted else claim_names or _NO_CLAIMS)
+    if "resizePolicy" in container and not ratcheted:
         resize = get_list(container, "resizePolicy", f"{path}.resizePolicy", errs)
         if resize:
             _validate_resize_policy(resize, pod_restart, f"{path}.resizePolicy", errs)
@@ -816,7 +820,7 @@ def _validate_containers(
     errs: Errors,
     features: FeatureGates,
     host_users: bool = True,
-    claim_names: set[str] | None = None,
+    claim_names: Set[str] | None = None,
     pod_restart: str = "",
 ) -> None:
     names: set[str] = set()
@@ -847,7 +851,7 @@ def _validate_init_containers(
     errs: Errors,
     features: FeatureGates,
     host_users: bool = True,
-    claim_names: set[str] | None = None,
+    claim_names: Set[str] | None = None,
     pod_restart: str = "",
 ) -> None:
     names = {c.get("name") for _, c in regular if type(c.get("name")) is str}
@@ -903,7 +907,7 @@ def _validate_ephemeral_containers(
     path: str,
     errs: Errors,
     host_users: bool = True,
-    claim_names: set[str] | None = None,
+    claim_names: Set[str] | None = None,
     pod_restart: str = "",
 ) -> None:
     """`validateEphemeralContainers` (validation.go): the common container rules, a name unique across every
@@ -1028,7 +1032,8 @@ def _validate_security_context(spec: Obj, path: str, errs: Errors) -> None:
         errs.append(not_supported(f"{sc}.fsGroupChangePolicy", change_policy, ("Always", "OnRootMismatch")))
     if not ratcheted:
         validate_seccomp_profile(context, sc, errs)
-        validate_windows_options(context, sc, errs)
+        if "windowsOptions" in context:
+            validate_windows_options(context, sc, errs)
         validate_apparmor_profile(context, sc, errs)
 
 

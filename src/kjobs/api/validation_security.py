@@ -136,7 +136,8 @@ def validate_container_security_context(container: Obj, host_users: bool, path: 
     validate_seccomp_profile(context, sc_path, errs)
     if context.get("allowPrivilegeEscalation") is False:
         _privilege_escalation_conflicts(context, sc_path, errs)
-    validate_windows_options(context, sc_path, errs)
+    if "windowsOptions" in context:
+        validate_windows_options(context, sc_path, errs)
     validate_apparmor_profile(context, sc_path, errs)
 
 
@@ -286,10 +287,26 @@ def _host_process(holder: object) -> bool | None:
     return value if type(value) is bool else None
 
 
+def _any_windows_options(spec: Obj) -> bool:
+    """Whether the pod or any container has `windowsOptions` (a Linux pod's: none, one look per container)."""
+    context = spec.get("securityContext")
+    if type(context) is dict and "windowsOptions" in context:
+        return True
+    for key in ("initContainers", "containers", "ephemeralContainers"):
+        listed = spec.get(key)
+        for container in listed if type(listed) is list else ():
+            context = container.get("securityContext") if type(container) is dict else None
+            if type(context) is dict and "windowsOptions" in context:
+                return True
+    return False
+
+
 def validate_windows_host_process(spec: Obj, path: str, errs: Errors) -> None:
     """`validateWindowsHostProcessPod`: a container's `hostProcess` agrees with the pod's where both say; if any
     container is a host-process one (its own or the pod's setting), all are, and the pod uses the host network.
     (Upstream's third rule, `--allow-privileged=false`, has no kjobs counterpart.)"""
+    if not _any_windows_options(spec):
+        return  # every Linux pod: no rule can fail
     pod_value = _host_process(spec)
     containers = [(c, f"{path}{p.removeprefix('spec')}") for c, p in _containers_with_paths(spec)]
     count = 0
