@@ -1038,3 +1038,15 @@ def test_a_job_create_gets_the_causes_kube_apiserver_gives() -> None:
         assert stored_spec["containers"][0]["resizePolicy"] == [{"resourceName": "cpu", "restartPolicy": "NotRequired"}]
 
     run(scenario)
+
+
+@pytest.mark.parametrize("gate", ["InPlacePodVerticalScaling", "DynamicResourceAllocation"])
+def test_the_gates_are_ga_and_locked_on_as_in_1_35(gate: str) -> None:
+    """Both gates are GA and locked on in 1.35 (kube_features.go): turning one off is refused with
+    component-base's message, so resize policies and claims are never dropped."""
+    from kjobs.api.features import DEFAULT, FeatureGateError, FeatureGates
+
+    assert DEFAULT.enabled(gate)
+    assert FeatureGates.parse(f"{gate}=true").enabled(gate)
+    with pytest.raises(FeatureGateError, match=f"cannot set feature gate {gate} to false, feature is locked to true"):
+        FeatureGates.parse(f"{gate}=false")
