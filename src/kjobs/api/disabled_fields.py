@@ -7,6 +7,10 @@ PrepareForUpdate, unless the stored object already uses it (pkg/api/pod/util.go,
 keeps validating as if the gate were on. kjobs does the same for its own gated fields. Through the API, strict
 field validation (`kjobs.server.schema`, gated overlay) has already refused or pruned such fields when the
 gate is off; this is the second line, for bodies that skip that check.
+
+InPlacePodVerticalScaling and DynamicResourceAllocation are GA and locked on in 1.35, so their fields
+(`resizePolicy`; `resourceClaims`, `resources.claims`) are never dropped: `dropDisabledFields`' resize-policy and
+`dropDisabledDynamicResourceAllocationFields` branches cannot fire.
 """
 
 from __future__ import annotations

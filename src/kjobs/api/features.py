@@ -50,6 +50,8 @@ JOB_POD_REPLACEMENT_POLICY = "JobPodReplacementPolicy"
 JOB_SUCCESS_POLICY = "JobSuccessPolicy"
 CONTAINER_RESTART_RULES = "ContainerRestartRules"
 IMAGE_VOLUME = "ImageVolume"
+IN_PLACE_POD_VERTICAL_SCALING = "InPlacePodVerticalScaling"
+DYNAMIC_RESOURCE_ALLOCATION = "DynamicResourceAllocation"
 # kjobs' own (alpha, off by default).
 JOB_POD_RESTART_LIMIT = "JobPodRestartLimit"
 JOB_POD_FAILURE_POLICY_ON_FAILURE = "JobPodFailurePolicyOnFailure"
@@ -66,6 +68,14 @@ KNOWN: Mapping[str, FeatureSpec] = MappingProxyType(
             True, Stage.BETA, doc="containers[].restartPolicy and restartPolicyRules (KEP-5307)"
         ),
         IMAGE_VOLUME: FeatureSpec(True, Stage.BETA, doc="volumes[].image, an OCI image as a volume (KEP-4639)"),
+        # GA and locked on in 1.35: their fields (containers' resizePolicy, a sidecar's included; the pod's
+        # resourceClaims and containers' resources.claims) are always kept and validated.
+        IN_PLACE_POD_VERTICAL_SCALING: FeatureSpec(
+            True, Stage.GA, locked=True, doc="containers[].resizePolicy, init (sidecar) containers' included"
+        ),
+        DYNAMIC_RESOURCE_ALLOCATION: FeatureSpec(
+            True, Stage.GA, locked=True, doc="spec.resourceClaims and containers[].resources.claims"
+        ),
         JOB_POD_RESTART_LIMIT: FeatureSpec(
             False, Stage.ALPHA, kjobs=True, doc="pod spec.maxRestartTimes (KEP-3322's proposed field)"
         ),

@@ -8,21 +8,27 @@ ids/procMount, sysctls, hostUsers and pod OS (kjobs/api/validation_security.py),
 Kubernetes' paths, error types, details and emission order; tests/api/test_upstream_pod_validation.py,
 test_upstream_pod_affinity_validation.py and test_upstream_pod_security_validation.py run upstream's table rows
 (docs/upstream-pod-validation.md). Volumes and every volume source are kjobs/api/validation_volumes.py's
-(tests/api/test_upstream_volume_validation.py). Deliberately not covered (accepted as written): volume devices,
-the checks of an ephemeral volume's claim name against the pod's name (a Pod's, never a template's), a
-clusterTrustBundle's name and signer-name formats, container capabilities, `privileged` and
-allowPrivilegeEscalation, Windows options' contents, resize policies, resource claims. Map iteration (resources,
-labels, annotations, flexVolume options) is in sorted key order, where Go's is random.
+(tests/api/test_upstream_volume_validation.py). Volume devices (and their clashes with volume mounts), resize
+policies, pod resource claims and containers' `resources.claims`, the `allowPrivilegeEscalation: false`
+conflicts, Windows options' contents and host-process pods are validated too
+(tests/api/test_upstream_pod_validation_more.py). Deliberately not covered (accepted as written): the checks of
+an ephemeral volume's claim name against the pod's name (a Pod's, never a template's), a clusterTrustBundle's name
+and signer-name formats, the entries of `capabilities.add`/`drop` (upstream checks none either), and the two rules
+of `--allow-privileged=false` (privileged and host-process containers; kjobs has no such flag and allows both).
+Init containers may carry `resizePolicy`: InPlacePodVerticalScaling is GA and locked on in 1.35
+(`AllowSidecarResizePolicy`), so v1.32's `must not be set for init containers` is never given. Map iteration
+(resources, labels, annotations, flexVolume options) is in sorted key order, where Go's is random.
 """
 
 from __future__ import annotations
 
+from collections.abc import Set
 from contextvars import ContextVar
 from typing import Any
 
 import orjson
 
-from kjobs.api.errors import ErrorType, FieldError, go_quote, not_supported
+from kjobs.api.errors import ErrorType, FieldError, go_json, go_json_struct, go_quote, not_supported
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.quantity import Quantity, QuantityError, parse_quantity
 from kjobs.api.types import Obj
@@ -71,11 +77,14 @@ from kjobs.api.validation_security import (
     validate_profile_annotations_match,
     validate_seccomp_profile,
     validate_sysctls,
+    validate_windows_host_process,
+    validate_windows_options,
 )
 from kjobs.api.validation_volumes import (
     ENV_FIELD_PATHS,
     validate_local_descending_path,
     validate_object_field_selector,
+    validate_path_no_backsteps,
     validate_resource_field_selector,
     validate_volumes,
 )
@@ -84,7 +93,8 @@ from kjobs.memo import Memo
 _RATCHETED: ContextVar[bool] = ContextVar("kjobs_pod_rules_ratcheted", default=False)
 """True while an update's unchanged stored template is validated again: the rule families kjobs ported after
 such a template could have been stored (affinity, topology spread, host users, pod OS, sysctls, seccomp/AppArmor
-fields, container security contexts; docs/upstream-pod-validation.md) are skipped for it, as kube-apiserver
+fields, container security contexts, volume devices, resize policies, resource claims, Windows options and
+host-process pods; docs/upstream-pod-validation.md) are skipped for it, as kube-apiserver
 ratchets the rules it tightened (`GetValidationOptionsFromPodTemplate`); every older rule is checked again."""
 
 Invalid = ErrorType.FieldValueInvalid
@@ -199,8 +209,9 @@ class _Unquoted:
         return self.text
 
 
-def _validate_resources(resources: Obj | None, path: str, errs: Errors) -> None:
-    """`ValidateContainerResourceRequirements` (map entries in sorted key order)."""
+def _validate_resources(resources: Obj | None, path: str, errs: Errors, claim_names: Set[str] | None = None) -> None:
+    """`ValidateContainerResourceRequirements` (map entries in sorted key order), then `claims`
+    (`validateResourceClaimNames`, skipped when `claim_names` is None: a ratcheted spec)."""
     if resources is None:
         return
     raw_limits = get_obj(resources, "limits", f"{path}.limits", errs) or {}
@@ -231,6 +242,106 @@ def _validate_resources(resources: Obj | None, path: str, errs: Errors) -> None:
     names = (*raw_limits, *raw_requests)
     if not any(n in ("cpu", "memory") for n in names) and any(_is_hugepages(n) for n in names):
         errs.append(FieldError(path, Forbidden, "HugePages require cpu or memory"))
+    claims = get_list(resources, "claims", f"{path}.claims", errs) if "claims" in resources else None
+    if claims and claim_names is not None:
+        _validate_resource_claim_names(claims, claim_names, f"{path}.claims", errs)
+
+
+def _validate_resource_claim_names(claims: list[Any], pod_claims: Set[str], path: str, errs: Errors) -> None:
+    """`validateResourceClaimNames`: each entry names a `spec.resourceClaims` entry (NotFound, with the pod's
+    claim names in sorted order), once; with a `request` (a DNS label), once per claim and request, and a whole
+    claim not beside a request of it."""
+    seen: set[str] = set()
+    for i, claim in items_of(claims, path, errs):
+        item = f"{path}[{i}]"
+        name = get_str(claim, "name", f"{item}.name", errs) or ""
+        request = get_str(claim, "request", f"{item}.request", errs) or ""
+        if not name:
+            errs.append(FieldError(item, Required))
+            continue
+        if name in seen:
+            errs.append(FieldError(item, Duplicate, "", name))
+        else:
+            key = name
+            if request:
+                for msg in is_dns1123_label(request):
+                    errs.append(FieldError(f"{item}.request", Invalid, msg, request))
+                key = f"{name}/{request}"
+            if key in seen:
+                errs.append(FieldError(item, Duplicate, "", key))
+            elif not request:
+                for other in seen:  # Go iterates a set: one error per request of this claim already named
+                    if "/" in other and other.split("/", 1)[0] == name:
+                        errs.append(FieldError(item, Duplicate, "", name))
+            seen.add(key)
+        if name not in pod_claims:
+            detail = "must be one of the names in pod.spec.resourceClaims"
+            detail += ": " + ", ".join(sorted(pod_claims)) if pod_claims else " which is empty"
+            errs.append(FieldError(item, NotFound, detail, name))
+
+
+def _validate_pod_resource_claims(spec: Obj, path: str, errs: Errors) -> set[str]:
+    """`validatePodResourceClaims`: names required, unique and DNS labels; exactly one of `resourceClaimName`
+    and `resourceClaimTemplateName`, each a DNS subdomain. The bad value of the one-of errors is the internal
+    `PodResourceClaim` as Go's JSON. Returns `gatherPodResourceClaimNames`: every non-empty name."""
+    gathered: set[str] = set()
+    seen: set[str] = set()
+    for i, claim in items_of(get_list(spec, "resourceClaims", path, errs), path, errs):
+        item = f"{path}[{i}]"
+        name = get_str(claim, "name", f"{item}.name", errs) or ""
+        claim_name = get_str(claim, "resourceClaimName", f"{item}.resourceClaimName", errs)
+        template_name = get_str(claim, "resourceClaimTemplateName", f"{item}.resourceClaimTemplateName", errs)
+        if name:
+            gathered.add(name)
+        if not name:
+            errs.append(FieldError(f"{item}.name", Required))
+        elif name in seen:
+            errs.append(FieldError(f"{item}.name", Duplicate, "", name))
+        else:
+            for msg in is_dns1123_label(name):
+                errs.append(FieldError(f"{item}.name", Invalid, msg, name))
+            seen.add(name)
+        if (claim_name is None) == (template_name is None):
+            shown = _Unquoted(
+                go_json_struct(
+                    [
+                        ("Name", go_json(name)),
+                        ("ResourceClaimName", go_json(claim_name)),
+                        ("ResourceClaimTemplateName", go_json(template_name)),
+                    ]
+                )
+            )
+            if claim_name is not None:
+                detail = "at most one of `resourceClaimName` or `resourceClaimTemplateName` may be specified"
+            else:
+                detail = "must specify one of: `resourceClaimName`, `resourceClaimTemplateName`"
+            errs.append(FieldError(item, Invalid, detail, shown))
+        for key, value in (("resourceClaimName", claim_name), ("resourceClaimTemplateName", template_name)):
+            if value is not None:
+                for msg in name_is_dns_subdomain(value, False):
+                    errs.append(FieldError(f"{item}.{key}", Invalid, msg, value))
+    return gathered
+
+
+_NO_CLAIMS: frozenset[str] = frozenset()
+_RESIZE_RESOURCES = ("cpu", "memory")
+_RESIZE_POLICIES = ("NotRequired", "RestartContainer")
+
+
+def _validate_resize_policy(policies: list[Any] | None, pod_restart: str, path: str, errs: Errors) -> None:
+    """`validateResizePolicy`: cpu or memory, each once (Duplicate at the item); NotRequired or RestartContainer
+    (errors at the list, as upstream builds them); under a pod's `restartPolicy: Never` only NotRequired."""
+    resources: set[str] = set()
+    for i, policy in items_of(policies, path, errs):
+        name = get_str(policy, "resourceName", f"{path}[{i}].resourceName", errs) or ""
+        restart = get_str(policy, "restartPolicy", f"{path}[{i}].restartPolicy", errs) or ""
+        if name in resources:
+            errs.append(FieldError(f"{path}[{i}]", Duplicate, "", name))
+        resources.add(name)
+        _enum(name, path, _RESIZE_RESOURCES, errs)
+        _enum(restart, path, _RESIZE_POLICIES, errs)
+        if pod_restart == "Never" and restart != "NotRequired":
+            errs.append(FieldError(path, Invalid, "must be 'NotRequired' when `restartPolicy` is 'Never'", restart))
 
 
 def _hugepages_divisible(name: str, q: Quantity) -> bool:
@@ -444,10 +555,16 @@ _MOUNT_PROPAGATIONS = ("Bidirectional", "HostToContainer", "None")
 
 
 def _validate_volume_mounts(
-    mounts: list[Any] | None, volumes: dict[str, str], privileged: bool, path: str, errs: Errors
+    mounts: list[Any] | None,
+    volumes: dict[str, str],
+    privileged: bool,
+    path: str,
+    errs: Errors,
+    devices: dict[str, str] | None = None,
 ) -> None:
     """`ValidateVolumeMounts`. Its subPath, subPathExpr, mountPropagation and recursiveReadOnly errors name the
-    list (`volumeMounts.subPath`), not the item, as upstream builds them from `fldPath`, not `idxPath`."""
+    list (`volumeMounts.subPath`), not the item, as upstream builds them from `fldPath`, not `idxPath`.
+    `devices`: the container's volume devices, name → device path (`GetVolumeDeviceMap`)."""
     mount_points: set[str] = set()
     for i, mount in items_of(mounts, path, errs):
         item = f"{path}[{i}]"
@@ -462,6 +579,12 @@ def _validate_volume_mounts(
         if mount_path in mount_points:
             errs.append(FieldError(f"{item}.mountPath", Invalid, "must be unique", mount_path))
         mount_points.add(mount_path)
+        if devices:
+            if name in devices:
+                errs.append(FieldError(f"{item}.name", Invalid, "must not already exist in volumeDevices", name))
+            if mount_path in devices.values():
+                msg = "must not already exist as a path in volumeDevices"
+                errs.append(FieldError(f"{item}.mountPath", Invalid, msg, mount_path))
         sub_path = get_str(mount, "subPath", f"{item}.subPath", errs) or ""
         sub_path_expr = get_str(mount, "subPathExpr", f"{item}.subPathExpr", errs) or ""
         if volumes.get(name) == "image":
@@ -485,6 +608,60 @@ def _validate_volume_mounts(
         rro = get_str(mount, "recursiveReadOnly", f"{item}.recursiveReadOnly", errs)
         if rro is not None:
             _validate_recursive_read_only(mount, rro, propagation, f"{path}.recursiveReadOnly", errs)
+
+
+def _path_map(items: list[Any] | None, key: str) -> dict[str, str]:
+    """`GetVolumeMountMap` / `GetVolumeDeviceMap`: name → mountPath or devicePath (a later entry wins)."""
+    out: dict[str, str] = {}
+    for item in items if type(items) is list else ():
+        if type(item) is dict:
+            name, where = item.get("name"), item.get(key)
+            out[name if type(name) is str else ""] = where if type(where) is str else ""
+    return out
+
+
+_BLOCK_SOURCES = ("persistentVolumeClaim", "ephemeral")
+
+
+def _validate_volume_devices(
+    devices: list[Any] | None, mounts: dict[str, str], volumes: dict[str, str], path: str, errs: Errors
+) -> None:
+    """`ValidateVolumeDevices`: each device names a volume of the pod that is a PersistentVolumeClaim or a
+    generic ephemeral volume (block mode), once, with a unique device path without `..`, and neither its name
+    nor its path is one of the container's volume mounts."""
+    paths: set[str] = set()
+    names: set[str] = set()
+    for i, device in items_of(devices, path, errs):
+        item = f"{path}[{i}]"
+        name = get_str(device, "name", f"{item}.name", errs) or ""
+        device_path = get_str(device, "devicePath", f"{item}.devicePath", errs) or ""
+        if not name:
+            errs.append(FieldError(f"{item}.name", Required))
+        if name in names:
+            errs.append(FieldError(f"{item}.name", Invalid, "must be unique", name))
+        if name in volumes and volumes[name] not in _BLOCK_SOURCES:
+            msg = "can only use volume source type of PersistentVolumeClaim or Ephemeral for block mode"
+            errs.append(FieldError(f"{item}.name", Invalid, msg, name))
+        if name not in volumes:
+            errs.append(FieldError(f"{item}.name", NotFound, "", name))
+        if not device_path:
+            errs.append(FieldError(f"{item}.devicePath", Required))
+        if device_path in paths:
+            errs.append(FieldError(f"{item}.devicePath", Invalid, "must be unique", device_path))
+        backsteps: Errors = []
+        if device_path:
+            validate_path_no_backsteps(device_path, f"{path}.devicePath", backsteps)
+        if backsteps:
+            errs.append(FieldError(f"{item}.devicePath", Invalid, "can not contain backsteps ('..')", device_path))
+        else:
+            paths.add(device_path)
+        if name in mounts:
+            errs.append(FieldError(f"{item}.name", Invalid, "must not already exist in volumeMounts", name))
+        if device_path in mounts.values():
+            msg = "must not already exist as a path in volumeMounts"
+            errs.append(FieldError(f"{item}.devicePath", Invalid, msg, device_path))
+        if name:
+            names.add(name)
 
 
 def _validate_port_num_or_name(value: Any, path: str, errs: Errors) -> None:
@@ -587,8 +764,16 @@ def _validate_lifecycle(lifecycle: Obj, grace: int | None, path: str, errs: Erro
 
 
 def _validate_container_common(
-    container: Obj, volumes: dict[str, str], path: str, errs: Errors, host_users: bool = True
+    container: Obj,
+    volumes: dict[str, str],
+    path: str,
+    errs: Errors,
+    host_users: bool = True,
+    claim_names: Set[str] | None = None,
+    pod_restart: str = "",
 ) -> None:
+    """`validateContainerCommon`. `claim_names`: the pod's resource claim names (None: a ratcheted spec, whose
+    rule families ported since it could have been stored are skipped: devices, claims, resize policies)."""
     name = get_str(container, "name", f"{path}.name", errs) or ""
     if not name:
         errs.append(FieldError(f"{path}.name", Required))
@@ -605,11 +790,23 @@ def _validate_container_common(
     mounts = get_list(container, "volumeMounts", f"{path}.volumeMounts", errs)
     context = container.get("securityContext")
     privileged = type(context) is dict and context.get("privileged") is True
-    _validate_volume_mounts(mounts, volumes, privileged, f"{path}.volumeMounts", errs)
+    ratcheted = _RATCHETED.get()
+    devices = None
+    if "volumeDevices" in container and not ratcheted:
+        devices = get_list(container, "volumeDevices", f"{path}.volumeDevices", errs)
+    device_map = _path_map(devices, "devicePath") if devices else None
+    _validate_volume_mounts(mounts, volumes, privileged, f"{path}.volumeMounts", errs, device_map)
+    if devices:
+        _validate_volume_devices(devices, _path_map(mounts, "mountPath"), volumes, f"{path}.volumeDevices", errs)
     pull = get_str(container, "imagePullPolicy", f"{path}.imagePullPolicy", errs) or ""
     _enum(pull, f"{path}.imagePullPolicy", ("Always", "IfNotPresent", "Never"), errs)
-    _validate_resources(get_obj(container, "resources", f"{path}.resources", errs), f"{path}.resources", errs)
-    if not _RATCHETED.get():
+    resources = get_obj(container, "resources", f"{path}.resources", errs)
+    _validate_resources(resources, f"{path}.resources", errs, None if ratcheted else claim_names or _NO_CLAIMS)
+    if "resizePolicy" in container and not ratcheted:
+        resize = get_list(container, "resizePolicy", f"{path}.resizePolicy", errs)
+        if resize:
+            _validate_resize_policy(resize, pod_restart, f"{path}.resizePolicy", errs)
+    if not ratcheted:
         validate_container_security_context(container, host_users, path, errs)
     for key in ("command", "args"):
         strings_of(get_list(container, key, f"{path}.{key}", errs), f"{path}.{key}", errs)
@@ -623,11 +820,13 @@ def _validate_containers(
     errs: Errors,
     features: FeatureGates,
     host_users: bool = True,
+    claim_names: Set[str] | None = None,
+    pod_restart: str = "",
 ) -> None:
     names: set[str] = set()
     for i, container in containers:
         item = f"{path}[{i}]"
-        _validate_container_common(container, volumes, item, errs, host_users)
+        _validate_container_common(container, volumes, item, errs, host_users, claim_names, pod_restart)
         raw_name = container.get("name")
         name = raw_name if type(raw_name) is str else ""
         if name in names:
@@ -652,11 +851,13 @@ def _validate_init_containers(
     errs: Errors,
     features: FeatureGates,
     host_users: bool = True,
+    claim_names: Set[str] | None = None,
+    pod_restart: str = "",
 ) -> None:
     names = {c.get("name") for _, c in regular if type(c.get("name")) is str}
     for i, container in init:
         item = f"{path}[{i}]"
-        _validate_container_common(container, volumes, item, errs, host_users)
+        _validate_container_common(container, volumes, item, errs, host_users, claim_names, pod_restart)
         validate_container_restart(container, item, init=True, features=features, errs=errs)
         restart_always = container.get("restartPolicy") == "Always"
         raw_name = container.get("name")
@@ -706,6 +907,8 @@ def _validate_ephemeral_containers(
     path: str,
     errs: Errors,
     host_users: bool = True,
+    claim_names: Set[str] | None = None,
+    pod_restart: str = "",
 ) -> None:
     """`validateEphemeralContainers` (validation.go): the common container rules, a name unique across every
     container of the pod, a `targetContainerName` naming a regular or init container, none of the fields
@@ -715,7 +918,7 @@ def _validate_ephemeral_containers(
     all_names = set(other_names)
     for i, container in ephemeral:
         item = f"{path}[{i}]"
-        _validate_container_common(container, volumes, item, errs, host_users)
+        _validate_container_common(container, volumes, item, errs, host_users, claim_names, pod_restart)
         image = container.get("image")
         if type(image) is str and image != image.strip():  # validateContainerOnlyForPod
             errs.append(FieldError(f"{item}.image", Invalid, "must not have leading or trailing whitespace", image))
@@ -829,6 +1032,8 @@ def _validate_security_context(spec: Obj, path: str, errs: Errors) -> None:
         errs.append(not_supported(f"{sc}.fsGroupChangePolicy", change_policy, ("Always", "OnRootMismatch")))
     if not ratcheted:
         validate_seccomp_profile(context, sc, errs)
+        if "windowsOptions" in context:
+            validate_windows_options(context, sc, errs)
         validate_apparmor_profile(context, sc, errs)
 
 
@@ -956,18 +1161,26 @@ def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool, feat
         get_list(spec, "volumes", f"{path}.volumes", errs), f"{path}.volumes", errs, is_pod=is_pod
     )
     host_users = spec.get("hostUsers") is not False  # hostUsers defaults to true
+    claims: set[str] | None = None  # a ratcheted spec skips the claim rules
+    if not _RATCHETED.get():
+        claims = (
+            _validate_pod_resource_claims(spec, f"{path}.resourceClaims", errs) if "resourceClaims" in spec else set()
+        )
+    raw_restart = spec.get("restartPolicy")
+    pod_restart = raw_restart if type(raw_restart) is str else ""
     containers = items_of(get_list(spec, "containers", f"{path}.containers", errs), f"{path}.containers", errs)
+    extra = (host_users, claims, pod_restart)
     if not spec.get("containers"):
         errs.append(FieldError(f"{path}.containers", Required))
     else:
-        _validate_containers(containers, volumes, grace, f"{path}.containers", errs, features, host_users)
+        _validate_containers(containers, volumes, grace, f"{path}.containers", errs, features, *extra)
     init_path = f"{path}.initContainers"
     init = items_of(get_list(spec, "initContainers", init_path, errs), init_path, errs)
-    _validate_init_containers(init, containers, volumes, grace, init_path, errs, features, host_users)
+    _validate_init_containers(init, containers, volumes, grace, init_path, errs, features, *extra)
     ephemeral_path = f"{path}.ephemeralContainers"
     ephemeral = items_of(get_list(spec, "ephemeralContainers", ephemeral_path, errs), ephemeral_path, errs)
     if ephemeral:
-        _validate_ephemeral_containers(ephemeral, [*containers, *init], volumes, ephemeral_path, errs, host_users)
+        _validate_ephemeral_containers(ephemeral, [*containers, *init], volumes, ephemeral_path, errs, *extra)
     if get_bool(spec, "hostNetwork", f"{path}.hostNetwork", errs):
         for ci, container in containers:
             for pi, port in enumerate(container.get("ports") or []):
@@ -1014,6 +1227,7 @@ def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool, feat
         seen_gates.add(gate_name)
     if not _RATCHETED.get():
         validate_topology_spread_constraints(spec, path, errs)
+        validate_windows_host_process(spec, path, errs)
         validate_host_users(spec, path, errs)
     _validate_name_field(spec, "serviceAccountName", path, errs)
     _validate_name_field(spec, "nodeName", path, errs)

@@ -5,20 +5,22 @@ Follows `pkg/apis/core/validation/validation.go` (v1.32): `validateSeccompProfil
 `ValidateAppArmorProfileField`, the container `ValidateSecurityContext` (ids, procMount, the two profiles), and
 `ValidatePodCreate`'s `validateSeccompAnnotationsAndFields` / `validateAppArmorAnnotationsAndFieldsMatchOnCreate`,
 `validateSysctls` (`ValidateHostSysctl`), `validateHostUsers` and `validateOS` / `validateLinux` /
-`validateWindows`, with their paths, types, details and order. Not ported: a container's `privileged` under
-`--allow-privileged=false` (kjobs has no such flag), the two `allowPrivilegeEscalation: false` conflicts, whose
-bad value is the whole Go struct with its pointers' addresses, and Windows options (`windowsOptions` contents,
-host-process pods).
+`validateWindows`, the two `allowPrivilegeEscalation: false` conflicts, `validateWindowsSecurityContextOptions`
+and `validateWindowsHostProcessPod`, with their paths, types, details and order. Not ported: a container's
+`privileged` and host-process containers under `--allow-privileged=false` (kjobs has no such flag: both are
+allowed). The conflicts' bad value is the whole internal `core.SecurityContext`, which kjobs renders as Go's JSON
+of it (field names as declared, `null` for unset pointers), as apimachinery renders composite values; Go's
+`%v` of the pointer would print an address instead.
 """
 
 from __future__ import annotations
 
 import re
 
-from kjobs.api.errors import ErrorType, FieldError, not_supported, too_long
+from kjobs.api.errors import ErrorType, FieldError, go_json, go_json_struct, not_supported, too_long
 from kjobs.api.types import Obj
-from kjobs.api.validation_access import Errors, get_int, get_list, get_obj, get_str, items_of
-from kjobs.api.validation_formats import inclusive_range_error
+from kjobs.api.validation_access import Errors, get_bool, get_int, get_list, get_obj, get_str, items_of
+from kjobs.api.validation_formats import inclusive_range_error, is_dns1123_subdomain
 
 Invalid = ErrorType.FieldValueInvalid
 Required = ErrorType.FieldValueRequired
@@ -132,7 +134,197 @@ def validate_container_security_context(container: Obj, host_users: bool, path: 
                 FieldError(f"{sc_path}.procMount", Invalid, "`hostUsers` must be false to use `Unmasked`", proc_mount)
             )
     validate_seccomp_profile(context, sc_path, errs)
+    if context.get("allowPrivilegeEscalation") is False:
+        _privilege_escalation_conflicts(context, sc_path, errs)
+    if "windowsOptions" in context:
+        validate_windows_options(context, sc_path, errs)
     validate_apparmor_profile(context, sc_path, errs)
+
+
+_ESCALATION_PRIVILEGED = "cannot set `allowPrivilegeEscalation` to false and `privileged` to true"
+_ESCALATION_SYS_ADMIN = "cannot set `allowPrivilegeEscalation` to false and `capabilities.Add` CAP_SYS_ADMIN"
+
+
+def _privilege_escalation_conflicts(context: Obj, path: str, errs: Errors) -> None:
+    """`ValidateSecurityContext`: without privilege escalation a container may be neither privileged nor add
+    CAP_SYS_ADMIN (once per listed CAP_SYS_ADMIN). The error names the security context itself."""
+    if context.get("privileged") is True:
+        errs.append(FieldError(path, Invalid, _ESCALATION_PRIVILEGED, _GoStruct(security_context_json(context))))
+    capabilities = context.get("capabilities")
+    added = capabilities.get("add") if type(capabilities) is dict else None
+    for cap in added if type(added) is list else ():
+        if cap == "CAP_SYS_ADMIN":
+            errs.append(FieldError(path, Invalid, _ESCALATION_SYS_ADMIN, _GoStruct(security_context_json(context))))
+
+
+def _json_field(holder: object, key: str) -> str:
+    value = holder.get(key) if type(holder) is dict else None
+    return go_json(value)
+
+
+def _json_object(holder: Obj, key: str, fields: tuple[tuple[str, str], ...], zero: str = "null") -> str:
+    """A nested struct (Go name, v1 key per field), or `null` when the pointer is unset."""
+    value = holder.get(key)
+    if type(value) is not dict:
+        return "null"
+    return go_json_struct([(name, _json_field(value, child) if child else zero) for name, child in fields])
+
+
+def security_context_json(context: Obj) -> str:
+    """The internal `core.SecurityContext` as `encoding/json` writes it (no JSON tags: Go field names in
+    declaration order; unset pointers and empty lists `null`, SELinux options' unset strings `""`)."""
+    se_linux = context.get("seLinuxOptions")
+    se_linux_json = "null"
+    if type(se_linux) is dict:
+        se_linux_json = go_json_struct([(name, go_json(se_linux.get(key) or "")) for name, key in _SELINUX_FIELDS])
+    return go_json_struct(
+        [
+            ("Capabilities", _json_object(context, "capabilities", (("Add", "add"), ("Drop", "drop")))),
+            ("Privileged", _json_field(context, "privileged")),
+            ("SELinuxOptions", se_linux_json),
+            ("WindowsOptions", _json_object(context, "windowsOptions", _WINDOWS_FIELDS)),
+            ("RunAsUser", _json_field(context, "runAsUser")),
+            ("RunAsGroup", _json_field(context, "runAsGroup")),
+            ("RunAsNonRoot", _json_field(context, "runAsNonRoot")),
+            ("ReadOnlyRootFilesystem", _json_field(context, "readOnlyRootFilesystem")),
+            ("AllowPrivilegeEscalation", _json_field(context, "allowPrivilegeEscalation")),
+            ("ProcMount", _json_field(context, "procMount")),
+            ("SeccompProfile", _profile_json(context, "seccompProfile")),
+            ("AppArmorProfile", _profile_json(context, "appArmorProfile")),
+        ]
+    )
+
+
+_SELINUX_FIELDS = (("User", "user"), ("Role", "role"), ("Type", "type"), ("Level", "level"))
+_WINDOWS_FIELDS = (
+    ("GMSACredentialSpecName", "gmsaCredentialSpecName"),
+    ("GMSACredentialSpec", "gmsaCredentialSpec"),
+    ("RunAsUserName", "runAsUserName"),
+    ("HostProcess", "hostProcess"),
+)
+
+
+def _profile_json(context: Obj, key: str) -> str:
+    profile = context.get(key)
+    if type(profile) is not dict:
+        return "null"
+    return go_json_struct(
+        [("Type", go_json(profile.get("type") or "")), ("LocalhostProfile", _json_field(profile, "localhostProfile"))]
+    )
+
+
+# --- Windows options -------------------------------------------------------------------------------------------
+
+MAX_GMSA_CREDENTIAL_SPEC_KIB = 64
+MAX_RUN_AS_USER_NAME_DOMAIN = 256
+MAX_RUN_AS_USER_NAME_USER = 104
+_CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]")  # Go's [[:cntrl:]] (ASCII)
+_NETBIOS_RE = re.compile(r'[^\\/:*?"<>|.][^\\/:*?"<>|]{0,14}\Z')
+_DNS_LABEL = r"[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?"
+_WINDOWS_DOMAIN_DNS_RE = re.compile(rf"{_DNS_LABEL}(?:\.{_DNS_LABEL})*\Z")
+_USER_BAD_CHARS_RE = re.compile(r'["/\\:;|=,+*?<>@\[\]]')
+_USER_DOTS_SPACES_RE = re.compile(r"[. ]+\Z")
+
+
+def validate_windows_options(holder: Obj, path: str, errs: Errors) -> None:
+    """`validateWindowsSecurityContextOptions` for `holder.windowsOptions` (`path` is the holder's): the GMSA
+    credential spec name a DNS subdomain, the spec itself non-empty and under 64 KiB, and `runAsUserName` a
+    `DOMAIN\\USER` or `USER` Windows accepts."""
+    wo_path = f"{path}.windowsOptions"
+    options = get_obj(holder, "windowsOptions", wo_path, errs)
+    if options is None:
+        return
+    spec_name = get_str(options, "gmsaCredentialSpecName", f"{wo_path}.gmsaCredentialSpecName", errs)
+    if spec_name is not None:
+        for msg in is_dns1123_subdomain(spec_name):
+            errs.append(FieldError(f"{wo_path}.gmsaCredentialSpecName", Invalid, msg, spec_name))
+    spec = get_str(options, "gmsaCredentialSpec", f"{wo_path}.gmsaCredentialSpec", errs)
+    if spec is not None:
+        size = len(spec.encode())
+        if size == 0:
+            msg = "gmsaCredentialSpec cannot be an empty string"
+            errs.append(FieldError(f"{wo_path}.gmsaCredentialSpec", Invalid, msg, spec))
+        elif size > MAX_GMSA_CREDENTIAL_SPEC_KIB * 1024:
+            msg = f"gmsaCredentialSpec size must be under {MAX_GMSA_CREDENTIAL_SPEC_KIB} KiB"
+            errs.append(FieldError(f"{wo_path}.gmsaCredentialSpec", Invalid, msg, spec))
+    user_name = get_str(options, "runAsUserName", f"{wo_path}.runAsUserName", errs)
+    if user_name is not None:
+        for msg in _run_as_user_name_errors(user_name):
+            errs.append(FieldError(f"{wo_path}.runAsUserName", Invalid, msg, user_name))
+    get_bool(options, "hostProcess", f"{wo_path}.hostProcess", errs)
+
+
+def _run_as_user_name_errors(name: str) -> list[str]:
+    if not name:
+        return ["runAsUserName cannot be an empty string"]
+    if _CONTROL_RE.search(name):
+        return ["runAsUserName cannot contain control characters"]
+    parts = name.split("\\")
+    if len(parts) > 2:
+        return ["runAsUserName cannot contain more than one backslash"]
+    domain, user = ("", parts[0]) if len(parts) == 1 else (parts[0], parts[1])
+    msgs = []
+    if len(domain.encode()) >= MAX_RUN_AS_USER_NAME_DOMAIN:
+        msgs.append(f"runAsUserName's Domain length must be under {MAX_RUN_AS_USER_NAME_DOMAIN} characters")
+    if len(parts) == 2 and not (_NETBIOS_RE.match(domain) or _WINDOWS_DOMAIN_DNS_RE.match(domain)):
+        msgs.append("runAsUserName's Domain doesn't match the NetBios nor the DNS format")
+    user_length = len(user.encode())
+    if user_length == 0:
+        msgs.append("runAsUserName's User cannot be empty")
+    elif user_length > MAX_RUN_AS_USER_NAME_USER:
+        msgs.append(f"runAsUserName's User length must not be longer than {MAX_RUN_AS_USER_NAME_USER} characters")
+    if _USER_DOTS_SPACES_RE.match(user):
+        msgs.append("runAsUserName's User cannot contain only periods or spaces")
+    if _USER_BAD_CHARS_RE.search(user):
+        msgs.append("runAsUserName's User cannot contain the following characters: \"/\\:;|=,+*?<>@[]")
+    return msgs
+
+
+def _host_process(holder: object) -> bool | None:
+    context = holder.get("securityContext") if type(holder) is dict else None
+    options = context.get("windowsOptions") if type(context) is dict else None
+    value = options.get("hostProcess") if type(options) is dict else None
+    return value if type(value) is bool else None
+
+
+def _any_windows_options(spec: Obj) -> bool:
+    """Whether the pod or any container has `windowsOptions` (a Linux pod's: none, one look per container)."""
+    context = spec.get("securityContext")
+    if type(context) is dict and "windowsOptions" in context:
+        return True
+    for key in ("initContainers", "containers", "ephemeralContainers"):
+        listed = spec.get(key)
+        for container in listed if type(listed) is list else ():
+            context = container.get("securityContext") if type(container) is dict else None
+            if type(context) is dict and "windowsOptions" in context:
+                return True
+    return False
+
+
+def validate_windows_host_process(spec: Obj, path: str, errs: Errors) -> None:
+    """`validateWindowsHostProcessPod`: a container's `hostProcess` agrees with the pod's where both say; if any
+    container is a host-process one (its own or the pod's setting), all are, and the pod uses the host network.
+    (Upstream's third rule, `--allow-privileged=false`, has no kjobs counterpart.)"""
+    if not _any_windows_options(spec):
+        return  # every Linux pod: no rule can fail
+    pod_value = _host_process(spec)
+    containers = [(c, f"{path}{p.removeprefix('spec')}") for c, p in _containers_with_paths(spec)]
+    count = 0
+    for container, cpath in containers:
+        value = _host_process(container)
+        if pod_value is not None and value is not None and pod_value != value:
+            msg = f"pod hostProcess value must be identical if both are specified, was {str(pod_value).lower()}"
+            errs.append(FieldError(f"{cpath}.securityContext.windowsOptions.hostProcess", Invalid, msg, value))
+        if value is True or (value is None and pod_value is True):
+            count += 1
+    if count == 0:
+        return
+    if count != len(containers):
+        msg = "If pod contains any hostProcess containers then all containers must be HostProcess containers"
+        errs.append(FieldError(path, Invalid, msg, ""))
+    if spec.get("hostNetwork") is not True:
+        msg = "hostNetwork must be true if pod contains any hostProcess containers"
+        errs.append(FieldError(f"{path}.hostNetwork", Invalid, msg, False))
 
 
 def _containers_with_paths(spec: Obj) -> list[tuple[Obj, str]]:
