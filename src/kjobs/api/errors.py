@@ -148,6 +148,19 @@ _GO_ESCAPES = {
 }
 
 
+class Raw:
+    """A bad value printed verbatim: a Go value whose `String()` or `%v` form Kubernetes prints (a
+    `resource.Quantity` unquoted, a struct already rendered), where `render_value` would quote or re-encode it."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    def __str__(self) -> str:
+        return self.text
+
+
 _MAX_RENDER_DEPTH = 32
 
 

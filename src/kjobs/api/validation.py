@@ -26,6 +26,7 @@ from kjobs.api.errors import (
     OMIT,
     ErrorType,
     FieldError,
+    Raw,
     go_json,
     go_json_struct,
     go_quote,
@@ -94,18 +95,6 @@ _ACTIONS = ("Count", "FailIndex", "FailJob", "Ignore")
 _OPERATORS = ("In", "NotIn")
 _STATUSES = ("False", "True", "Unknown")
 _REPLACEMENT_POLICIES = ("Failed", "TerminatingOrFailed")
-
-
-class Raw:
-    """A bad value printed verbatim (Go values whose `String()` Kubernetes prints)."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __str__(self) -> str:
-        return self.text
 
 
 def _json_opt_str(value: Any) -> str:

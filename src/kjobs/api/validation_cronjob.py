@@ -12,10 +12,10 @@ import re
 from typing import Any
 
 from kjobs.api import cron
-from kjobs.api.errors import ErrorType, FieldError, not_supported
+from kjobs.api.errors import ErrorType, FieldError, Raw, not_supported
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
-from kjobs.api.validation import Raw, label_selector_json, validate_job_spec_fields
+from kjobs.api.validation import label_selector_json, validate_job_spec_fields
 from kjobs.api.validation_access import Errors, get_int, get_obj, get_str, type_error
 from kjobs.api.validation_meta import validate_nonnegative, validate_object_meta, validate_object_meta_update
 

@@ -14,10 +14,9 @@ from typing import Any
 
 import orjson
 
-from kjobs.api.errors import ErrorType, FieldError, go_quote, not_supported
+from kjobs.api.errors import ErrorType, FieldError, Raw, go_quote, not_supported
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
-from kjobs.api.validation import Raw
 from kjobs.api.validation_access import Errors, type_error
 from kjobs.api.validation_formats import is_label_value, is_sloppy_ip
 from kjobs.api.validation_meta import (
@@ -26,7 +25,7 @@ from kjobs.api.validation_meta import (
     validate_object_meta,
     validate_object_meta_update,
 )
-from kjobs.api.validation_pod import _is_extended, _quantity, _Unquoted
+from kjobs.api.validation_pod import _is_extended, _quantity
 
 Invalid = ErrorType.FieldValueInvalid
 Required = ErrorType.FieldValueRequired
@@ -248,7 +247,7 @@ def _validate_node_resources(node: Obj, errs: Errors) -> None:
             if q.value < 0:
                 errs.append(FieldError(path, Invalid, NEGATIVE_MSG, str(q)))
             if (name in _INTEGER_RESOURCES or _is_extended(name)) and q.milli_value() % 1000 != 0:
-                errs.append(FieldError(path, Invalid, "must be an integer", _Unquoted(str(q))))
+                errs.append(FieldError(path, Invalid, "must be an integer", Raw(str(q))))
 
 
 def _validate_pod_cidrs(cidrs: list[str], path: str, errs: Errors) -> None:

@@ -28,7 +28,7 @@ from typing import Any
 
 import orjson
 
-from kjobs.api.errors import ErrorType, FieldError, go_json, go_json_struct, go_quote, not_supported
+from kjobs.api.errors import ErrorType, FieldError, Raw, go_json, go_json_struct, go_quote, not_supported
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.quantity import Quantity, QuantityError, parse_quantity
 from kjobs.api.types import Obj
@@ -193,20 +193,8 @@ def _resource_quantity(name: str, raw: Any, path: str, errs: Errors) -> Quantity
     if q.value < 0:
         errs.append(FieldError(path, Invalid, NEGATIVE_MSG, str(q)))
     if _is_extended(name) and q.milli_value() % 1000 != 0:
-        errs.append(FieldError(path, Invalid, "must be an integer", _Unquoted(str(q))))
+        errs.append(FieldError(path, Invalid, "must be an integer", Raw(str(q))))
     return q
-
-
-class _Unquoted:
-    """A bad value printed through its `String()` without quotes, as Go prints a `resource.Quantity`."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __str__(self) -> str:
-        return self.text
 
 
 def _validate_resources(resources: Obj | None, path: str, errs: Errors, claim_names: Set[str] | None = None) -> None:
@@ -302,7 +290,7 @@ def _validate_pod_resource_claims(spec: Obj, path: str, errs: Errors) -> set[str
                 errs.append(FieldError(f"{item}.name", Invalid, msg, name))
             seen.add(name)
         if (claim_name is None) == (template_name is None):
-            shown = _Unquoted(
+            shown = Raw(
                 go_json_struct(
                     [
                         ("Name", go_json(name)),

@@ -14,10 +14,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kjobs.api.errors import ErrorType, FieldError, go_json, go_json_struct, not_supported, too_long
+from kjobs.api.errors import ErrorType, FieldError, Raw, go_json, go_json_struct, not_supported, too_long
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
-from kjobs.api.validation import Raw
 from kjobs.api.validation_access import Errors, get_obj, type_error
 from kjobs.api.validation_formats import regex_error
 from kjobs.api.validation_meta import (

@@ -19,7 +19,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from kjobs.api.errors import ErrorType, FieldError, go_json, not_supported, too_long
+from kjobs.api.errors import ErrorType, FieldError, Raw, go_json, not_supported, too_long
 from kjobs.api.quantity import Quantity, QuantityError, parse_quantity
 from kjobs.api.types import Obj
 from kjobs.api.validation_access import (
@@ -362,7 +362,7 @@ def _cluster_trust_bundle(bundle: Obj, at: str, errs: Errors) -> str:
     signer = get_str(bundle, "signerName", f"{at}.signerName", errs)
     selector = get_obj(bundle, "labelSelector", f"{at}.labelSelector", errs)
     if name is not None and signer is not None:
-        errs.append(FieldError(at, Invalid, "only one of name and signerName may be used", _Rendered(go_json(bundle))))
+        errs.append(FieldError(at, Invalid, "only one of name and signerName may be used", Raw(go_json(bundle))))
     elif name is not None:
         if not name:
             errs.append(FieldError(f"{at}.name", Required, "must be a valid object name"))
@@ -380,18 +380,6 @@ def _cluster_trust_bundle(bundle: Obj, at: str, errs: Errors) -> str:
         errs.append(FieldError(f"{at}.path", Required))
     validate_local_non_reserved_path(target, f"{at}.path", errs)
     return target
-
-
-class _Rendered:
-    """A bad value already rendered (printed as is)."""
-
-    __slots__ = ("text",)
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-
-    def __str__(self) -> str:
-        return self.text
 
 
 # --- the other sources -----------------------------------------------------------------------------------------
