@@ -1,0 +1,410 @@
+"""Upstream score rows for the plugins that read other pods — InterPodAffinity and PodTopologySpread — run through
+kjobs' scoring (`inter_pod_affinity_scores`, `topology_spread_scores`: PreScore, Score and NormalizeScore of one
+plugin, as upstream's tests call them), plus one Indexed Job spread by preferred anti-affinity through the real
+scheduler.
+
+One test per upstream Test function; rows keep their upstream names as ids. Each row checks every node's
+normalised plugin score, or that PreScore skips (None). Sources, commits and rows left out:
+docs/upstream-scheduler.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Any
+
+import pytest
+
+from kjobs.api.types import Obj
+from kjobs.client.resources import JOBS, NODES
+from kjobs.clock import FakeClock
+from kjobs.controllers.interpod import inter_pod_affinity_scores, topology_spread_scores
+from kjobs.controllers.job import JobController
+from kjobs.controllers.scheduler import Scheduler
+from kjobs.controllers.scheduling import NodeInfo, PodInfo, pod_info
+from tests.controllers.test_upstream_scheduler_affinity import make_node
+from tests.support import local_api, settle
+
+MAX = 100
+NAMESPACES = {
+    "subteam1.team1": {"team": "team1"},
+    "subteam2.team1": {"team": "team1"},
+    "subteam1.team2": {"team": "team2"},
+    "subteam2.team2": {"team": "team2"},
+}
+_UID = [0]
+
+
+def pod(
+    node: str = "",
+    *,
+    namespace: str = "",
+    labels: dict[str, str] | None = None,
+    affinity: Obj | None = None,
+    **spec: Any,
+) -> PodInfo:
+    _UID[0] += 1
+    full: Obj = {"containers": [{"name": "c", "image": "busybox"}], **spec}
+    if affinity is not None:
+        full["affinity"] = affinity
+    if node:
+        full["nodeName"] = node
+    meta = {"name": f"p{_UID[0]}", "namespace": namespace, "uid": f"uid-{_UID[0]}", "labels": labels or {}}
+    return pod_info({"metadata": meta, "spec": full}, priority=0, preempt_never=False)
+
+
+def place(nodes: list[NodeInfo], pods: list[PodInfo]) -> list[NodeInfo]:
+    by_name = {n.name: n for n in nodes}
+    for p in pods:
+        if p.node_name in by_name:
+            by_name[p.node_name].add_pod(p)
+    return nodes
+
+
+# ------------------------------------------------------------------------------------------------ InterPodAffinity
+# pkg/scheduler/framework/plugins/interpodaffinity/scoring_test.go
+
+CHINA = {"region": "China"}
+INDIA = {"region": "India"}
+AZ1 = {"az": "az1"}
+AZ2 = {"az": "az2"}
+CHINA_AZ1 = {"region": "China", "az": "az1"}
+S1 = {"security": "S1"}
+S2 = {"security": "S2"}
+TEAM1 = {"matchExpressions": [{"key": "team", "operator": "In", "values": ["team1"]}]}
+
+
+def _in(key: str, *values: str) -> Obj:
+    return {"key": key, "operator": "In", "values": list(values)}
+
+
+def _weighted(weight: int, expressions: list[Obj], topology: str, **extra: Any) -> Obj:
+    return {
+        "weight": weight,
+        "podAffinityTerm": {"labelSelector": {"matchExpressions": expressions}, "topologyKey": topology, **extra},
+    }
+
+
+def _preferred(affinity: list[Obj] | None = None, anti: list[Obj] | None = None) -> Obj:
+    result: Obj = {}
+    if affinity is not None:
+        result["podAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": affinity}
+    if anti is not None:
+        result["podAntiAffinity"] = {"preferredDuringSchedulingIgnoredDuringExecution": anti}
+    return result
+
+
+STAY_S1_REGION = _preferred([_weighted(5, [_in("security", "S1")], "region")])
+STAY_S2_REGION = _preferred([_weighted(6, [_in("security", "S2")], "region")])
+AFFINITY3 = _preferred(
+    [
+        _weighted(8, [{"key": "security", "operator": "NotIn", "values": ["S1"]}, _in("security", "S2")], "region"),
+        _weighted(
+            2,
+            [{"key": "security", "operator": "Exists"}, {"key": "wrongkey", "operator": "DoesNotExist"}],
+            "region",
+        ),
+    ]
+)
+HARD_AFFINITY = {
+    "podAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {"labelSelector": {"matchExpressions": [_in("security", "S1", "value2")]}, "topologyKey": "region"},
+            {
+                "labelSelector": {
+                    "matchExpressions": [
+                        {"key": "security", "operator": "Exists"},
+                        {"key": "wrongkey", "operator": "DoesNotExist"},
+                    ]
+                },
+                "topologyKey": "region",
+            },
+        ]
+    }
+}
+AWAY_S1_AZ = _preferred(anti=[_weighted(5, [_in("security", "S1")], "az")])
+AWAY_S2_AZ = _preferred(anti=[_weighted(5, [_in("security", "S2")], "az")])
+STAY_S1_REGION_AWAY_S2_AZ = _preferred(
+    [_weighted(8, [_in("security", "S1")], "region")], [_weighted(5, [_in("security", "S2")], "az")]
+)
+_NS_TERM = {"namespaces": ["subteam2.team2"], "namespaceSelector": TEAM1}
+AFFINITY_NS_SELECTOR = _preferred([_weighted(5, [_in("security", "S1")], "region", **_NS_TERM)])
+ANTI_NS_SELECTOR = _preferred(anti=[_weighted(5, [_in("security", "S1")], "region", **_NS_TERM)])
+
+
+def _n(*labels: dict[str, str]) -> list[NodeInfo]:
+    return [make_node(f"node{i + 1}", dict(l)) for i, l in enumerate(labels)]
+
+
+PREFERRED: list[Any] = [
+    pytest.param(
+        lambda: pod(labels=S1),
+        [],
+        _n(CHINA, INDIA, AZ1),
+        False,
+        None,
+        id="all nodes are same priority as Affinity is nil",
+    ),
+    pytest.param(
+        lambda: pod(labels=S1, affinity=STAY_S1_REGION),
+        [("node1", S1, None), ("node2", S2, None), ("node3", S1, None)],
+        _n(CHINA, INDIA, AZ1),
+        False,
+        [MAX, 0, 0],
+        id="Affinity: pod that matches topology key & pods in nodes will get high score comparing to others"
+        "which doesn't match either pods in nodes or in topology key",
+    ),
+    pytest.param(
+        lambda: pod(affinity=STAY_S1_REGION),
+        [("node1", S1, None)],
+        _n(CHINA, CHINA_AZ1, INDIA),
+        False,
+        [MAX, MAX, 0],
+        id="All the nodes that have the same topology key & label value with one of them has an existing pod that "
+        "match the affinity rules, have the same score",
+    ),
+    pytest.param(
+        lambda: pod(labels=S1, affinity=STAY_S2_REGION),
+        [("node1", S2, None), ("node1", S2, None), ("node2", S2, None), ("node3", S2, None), ("node4", S2, None)]
+        + [("node5", S2, None)],
+        _n(CHINA, INDIA, CHINA, CHINA, INDIA),
+        False,
+        [MAX, 0, MAX, MAX, 0],
+        id="Affinity: nodes in one region has more matching pods comparing to other region, so the region which has "
+        "more matches will get high score",
+    ),
+    pytest.param(
+        lambda: pod(labels=S1, affinity=AFFINITY3),
+        [("node1", S1, None), ("node2", S2, None), ("node3", S1, None)],
+        _n(CHINA, INDIA, AZ1),
+        False,
+        [20, MAX, 0],
+        id="Affinity: different Label operators and values for pod affinity scheduling preference, including some "
+        "match failures ",
+    ),
+    pytest.param(
+        lambda: pod(labels=S2),
+        [("node1", S1, STAY_S1_REGION), ("node2", S2, STAY_S2_REGION)],
+        _n(CHINA, INDIA, AZ1),
+        False,
+        [0, MAX, 0],
+        id="Affinity symmetry: considered only the preferredDuringSchedulingIgnoredDuringExecution in pod affinity "
+        "symmetry",
+    ),
+    pytest.param(
+        lambda: pod(namespace="subteam1.team1", labels=S1),
+        [("node1", S1, AFFINITY_NS_SELECTOR), ("node2", S2, STAY_S2_REGION)],
+        _n(CHINA, INDIA, AZ1),
+        False,
+        [MAX, 0, 0],
+        id="Affinity symmetry with namespace selector",
+    ),
+    pytest.param(
+        lambda: pod(namespace="subteam1.team1", labels=S1),
+        [("node1", S1, ANTI_NS_SELECTOR), ("node2", S2, STAY_S2_REGION)],
+        _n(CHINA, INDIA, AZ1),
+        False,
+        [0, MAX, MAX],
+        id="AntiAffinity symmetry with namespace selector",
+    ),
+    pytest.param(
+        lambda: pod(labels=S1),
+        [("node1", S1, HARD_AFFINITY), ("node2", S2, HARD_AFFINITY)],
+        _n(CHINA, INDIA, AZ1),
+        False,
+        [MAX, MAX, 0],
+        id="Affinity symmetry: considered RequiredDuringSchedulingIgnoredDuringExecution in pod affinity symmetry",
+    ),
+    pytest.param(
+        lambda: pod(labels=S1, affinity=AWAY_S1_AZ),
+        [("node1", S1, None), ("node2", S2, None)],
+        _n(AZ1, CHINA),
+        False,
+        [0, MAX],
+        id="Anti Affinity: pod that does not match existing pods in node will get high score ",
+    ),
+    pytest.param(
+        lambda: pod(labels=S1, affinity=AWAY_S1_AZ),
+        [("node1", S1, None), ("node2", S1, None)],
+        _n(AZ1, CHINA),
+        False,
+        [0, MAX],
+        id="Anti Affinity: pod that does not match topology key & match the pods in nodes will get higher score "
+        "comparing to others ",
+    ),
+    pytest.param(
+        lambda: pod(labels=S1, affinity=AWAY_S1_AZ),
+        [("node1", S1, None), ("node1", S1, None), ("node2", S2, None)],
+        _n(AZ1, INDIA),
+        False,
+        [0, MAX],
+        id="Anti Affinity: one node has more matching pods comparing to other node, so the node which has more "
+        "unmatches will get high score",
+    ),
+    pytest.param(
+        lambda: pod(labels=S2),
+        [("node1", S1, AWAY_S2_AZ), ("node2", S2, AWAY_S1_AZ)],
+        _n(AZ1, AZ2),
+        False,
+        [0, MAX],
+        id="Anti Affinity symmetry: the existing pods in node which has anti affinity match will get high score",
+    ),
+    pytest.param(
+        lambda: pod(labels=S1, affinity=STAY_S1_REGION_AWAY_S2_AZ),
+        [("node1", S1, None), ("node2", S1, None)],
+        _n(CHINA, AZ1),
+        False,
+        [MAX, 0],
+        id="Affinity and Anti Affinity: considered only preferredDuringSchedulingIgnoredDuringExecution in both pod "
+        "affinity & anti affinity",
+    ),
+    pytest.param(
+        lambda: pod(labels=S1, affinity=STAY_S1_REGION_AWAY_S2_AZ),
+        [("node1", S1, None), ("node1", S1, None), ("node2", S1, None), ("node3", S1, None), ("node3", S1, None)]
+        + [("node4", S1, None), ("node5", S1, None)],
+        _n(CHINA_AZ1, INDIA, CHINA, CHINA, INDIA),
+        False,
+        [MAX, 0, MAX, MAX, 0],
+        id="Affinity and Anti Affinity: considering both affinity and anti-affinity, the pod to schedule and existing "
+        "pods have the same labels",
+    ),
+    pytest.param(
+        lambda: pod(labels=S1, affinity=STAY_S1_REGION_AWAY_S2_AZ),
+        [("node1", S1, None), ("node2", S2, None), ("node3", None, STAY_S1_REGION_AWAY_S2_AZ)]
+        + [("node4", None, AWAY_S1_AZ)],
+        _n(CHINA, AZ1, INDIA, AZ2),
+        False,
+        [MAX, 0, MAX, 0],
+        id="Affinity and Anti Affinity and symmetry: considered only preferredDuringSchedulingIgnoredDuringExecution "
+        "in both pod affinity & anti affinity & symmetry",
+    ),
+    pytest.param(
+        lambda: pod(labels=S1),
+        [("node1", S1, None), ("node2", None, STAY_S1_REGION_AWAY_S2_AZ)],
+        _n(CHINA, CHINA),
+        False,
+        [0, 0],
+        id="Avoid panic when partial nodes in a topology don't have pods with affinity",
+    ),
+    pytest.param(
+        lambda: pod(namespace="subteam1.team1", labels=S1, affinity=AFFINITY_NS_SELECTOR),
+        [
+            ("node1", S1, None, "subteam1.team1"),
+            ("node1", S1, None, "subteam1.team1"),
+            ("node1", S1, None, "subteam1.team2"),
+            ("node2", S1, None, "subteam2.team1"),
+        ],
+        _n(CHINA, INDIA),
+        False,
+        [MAX, 0],
+        id="Affinity with pods matching NamespaceSelector",
+    ),
+    pytest.param(
+        lambda: pod(namespace="subteam1.team1", labels=S1, affinity=AFFINITY_NS_SELECTOR),
+        [
+            ("node1", S1, None, "subteam1.team1"),
+            ("node1", S1, None, "subteam1.team1"),
+            ("node1", S1, None, "subteam2.team2"),
+            ("node2", S1, None, "subteam2.team1"),
+        ],
+        _n(CHINA, INDIA),
+        False,
+        [MAX, 0],
+        id="Affinity with pods matching both NamespaceSelector and Namespaces fields",
+    ),
+    pytest.param(
+        lambda: pod(namespace="subteam1.team1", labels=S1, affinity=ANTI_NS_SELECTOR),
+        [
+            ("node1", S1, None, "subteam1.team1"),
+            ("node1", S1, None, "subteam1.team1"),
+            ("node1", S1, None, "subteam1.team2"),
+            ("node2", S1, None, "subteam2.team1"),
+        ],
+        _n(CHINA, INDIA),
+        False,
+        [0, MAX],
+        id="Affinity with pods matching NamespaceSelector (anti-affinity, second row of that name)",
+    ),
+    pytest.param(
+        lambda: pod(namespace="subteam1.team1", labels=S1, affinity=ANTI_NS_SELECTOR),
+        [
+            ("node1", S1, None, "subteam1.team1"),
+            ("node1", S1, None, "subteam1.team1"),
+            ("node1", S1, None, "subteam2.team2"),
+            ("node2", S1, None, "subteam2.team1"),
+        ],
+        _n(CHINA, INDIA),
+        False,
+        [0, MAX],
+        id="Affinity with pods matching both NamespaceSelector and Namespaces fields (anti-affinity, second row of "
+        "that name)",
+    ),
+    pytest.param(
+        lambda: pod(labels=S2),
+        [("node1", S1, STAY_S1_REGION_AWAY_S2_AZ), ("node2", S2, STAY_S2_REGION)],
+        _n(CHINA, INDIA),
+        True,
+        None,
+        id="Ignore preferred terms of existing pods",
+    ),
+    pytest.param(
+        lambda: pod(labels=S2),
+        [("node1", S1, STAY_S1_REGION_AWAY_S2_AZ), ("node2", S2, STAY_S2_REGION)],
+        _n(CHINA, INDIA),
+        False,
+        [0, MAX],
+        id="Do not ignore preferred terms of existing pods",
+    ),
+    pytest.param(lambda: pod(labels=S2), [], [], False, None, id="No nodes to score"),
+]
+
+
+def _existing(rows: list[tuple[Any, ...]]) -> list[PodInfo]:
+    result = []
+    for row in rows:
+        node, labels, affinity = row[:3]
+        namespace = row[3] if len(row) > 3 else ""
+        result.append(pod(node, namespace=namespace, labels=labels, affinity=affinity))
+    return result
+
+
+@pytest.mark.parametrize(("incoming", "pods", "nodes", "ignore", "want"), PREFERRED)
+def test_preferred_affinity(incoming: Any, pods: Any, nodes: list[NodeInfo], ignore: bool, want: Any) -> None:
+    place(nodes, _existing(pods))
+    got = inter_pod_affinity_scores(
+        incoming(), nodes, nodes, NAMESPACES, ignore_preferred_terms_of_existing_pods=ignore
+    )
+    assert got == want
+
+
+HARD_POD_AFFINITY = {
+    "podAffinity": {
+        "requiredDuringSchedulingIgnoredDuringExecution": [
+            {
+                "labelSelector": {"matchExpressions": [_in("service", "S1")]},
+                "namespaces": ["", "subteam2.team2"],
+                "namespaceSelector": TEAM1,
+                "topologyKey": "region",
+            }
+        ]
+    }
+}
+
+
+@pytest.mark.parametrize(
+    ("namespace", "weight", "want"),
+    [
+        pytest.param("", 1, [MAX, MAX, 0], id="with default weight"),
+        pytest.param("", 0, None, id="with zero weight"),
+        pytest.param("subteam1.team2", 1, None, id="with no matching namespace"),
+        pytest.param("subteam1.team1", 1, [MAX, MAX, 0], id="with matching NamespaceSelector"),
+        pytest.param("subteam2.team2", 1, [MAX, MAX, 0], id="with matching Namespaces"),
+    ],
+)
+def test_preferred_affinity_with_hard_pod_affinity_symmetric_weight(namespace: str, weight: int, want: Any) -> None:
+    nodes = place(
+        _n(CHINA, INDIA, AZ1), [pod("node1", affinity=HARD_POD_AFFINITY), pod("node2", affinity=HARD_POD_AFFINITY)]
+    )
+    incoming = pod(namespace=namespace, labels={"service": "S1"})
+    assert inter_pod_affinity_scores(incoming, nodes, nodes, NAMESPACES, hard_pod_affinity_weight=weight) == want
