@@ -19,7 +19,7 @@ import pytest
 from kjobs.api.types import Obj
 from kjobs.client.resources import JOBS, NODES
 from kjobs.clock import FakeClock
-from kjobs.controllers.interpod import inter_pod_affinity_scores, topology_spread_scores
+from kjobs.controllers.interpod import default_spread_selector, inter_pod_affinity_scores, topology_spread_scores
 from kjobs.controllers.job import JobController
 from kjobs.controllers.scheduler import Scheduler
 from kjobs.controllers.scheduling import NodeInfo, PodInfo, pod_info
@@ -134,7 +134,7 @@ ANTI_NS_SELECTOR = _preferred(anti=[_weighted(5, [_in("security", "S1")], "regio
 
 
 def _n(*labels: dict[str, str]) -> list[NodeInfo]:
-    return [make_node(f"node{i + 1}", dict(l)) for i, l in enumerate(labels)]
+    return [make_node(f"node{i + 1}", dict(node_labels)) for i, node_labels in enumerate(labels)]
 
 
 PREFERRED: list[Any] = [
@@ -166,8 +166,7 @@ PREFERRED: list[Any] = [
     ),
     pytest.param(
         lambda: pod(labels=S1, affinity=STAY_S2_REGION),
-        [("node1", S2, None), ("node1", S2, None), ("node2", S2, None), ("node3", S2, None), ("node4", S2, None)]
-        + [("node5", S2, None)],
+        [("node1", S2, None), ("node1", S2, None), *[(f"node{i}", S2, None) for i in range(2, 6)]],
         _n(CHINA, INDIA, CHINA, CHINA, INDIA),
         False,
         [MAX, 0, MAX, MAX, 0],
@@ -261,8 +260,7 @@ PREFERRED: list[Any] = [
     ),
     pytest.param(
         lambda: pod(labels=S1, affinity=STAY_S1_REGION_AWAY_S2_AZ),
-        [("node1", S1, None), ("node1", S1, None), ("node2", S1, None), ("node3", S1, None), ("node3", S1, None)]
-        + [("node4", S1, None), ("node5", S1, None)],
+        [(n, S1, None) for n in ("node1", "node1", "node2", "node3", "node3", "node4", "node5")],
         _n(CHINA_AZ1, INDIA, CHINA, CHINA, INDIA),
         False,
         [MAX, 0, MAX, MAX, 0],
@@ -271,8 +269,12 @@ PREFERRED: list[Any] = [
     ),
     pytest.param(
         lambda: pod(labels=S1, affinity=STAY_S1_REGION_AWAY_S2_AZ),
-        [("node1", S1, None), ("node2", S2, None), ("node3", None, STAY_S1_REGION_AWAY_S2_AZ)]
-        + [("node4", None, AWAY_S1_AZ)],
+        [
+            ("node1", S1, None),
+            ("node2", S2, None),
+            ("node3", None, STAY_S1_REGION_AWAY_S2_AZ),
+            ("node4", None, AWAY_S1_AZ),
+        ],
         _n(CHINA, AZ1, INDIA, AZ2),
         False,
         [MAX, 0, MAX, 0],
@@ -408,3 +410,229 @@ def test_preferred_affinity_with_hard_pod_affinity_symmetric_weight(namespace: s
     )
     incoming = pod(namespace=namespace, labels={"service": "S1"})
     assert inter_pod_affinity_scores(incoming, nodes, nodes, NAMESPACES, hard_pod_affinity_weight=weight) == want
+
+
+# ------------------------------------------------------------------------------------------------ end to end
+
+
+def test_indexed_job_with_preferred_hostname_anti_affinity_spreads_two_pods_per_node() -> None:
+    """`kjobs up --nodes 4` and an Indexed Job of 8 pods that prefer not to share a host: each pod goes where the
+    fewest of its siblings run (InterPodAffinity's score, weight 2, outweighs the resource scores), so the Job ends
+    with two pods on every node. node-0 has more CPU, so without the score LeastAllocated would put all eight
+    there."""
+    big = "64"
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        client = await local_api(clock)
+        for i in range(4):
+            name = f"node-{i}"
+            await client.create(
+                NODES,
+                None,
+                {
+                    "apiVersion": "v1",
+                    "kind": "Node",
+                    "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+                    "status": {
+                        "allocatable": {"cpu": big if i == 0 else "4", "memory": "8Gi", "pods": "110"},
+                        "conditions": [{"type": "Ready", "status": "True"}],
+                    },
+                },
+            )
+        sched = Scheduler(client, clock=clock)
+        jobs = JobController(client, clock=clock)
+        await sched.start()
+        await jobs.start()
+        anti = {
+            "weight": 100,
+            "podAffinityTerm": {
+                "labelSelector": {"matchLabels": {"app": "spread"}},
+                "topologyKey": "kubernetes.io/hostname",
+            },
+        }
+        template = {
+            "metadata": {"labels": {"app": "spread"}},
+            "spec": {
+                "restartPolicy": "Never",
+                "containers": [{"name": "main", "image": "busybox"}],
+                "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [anti]}},
+            },
+        }
+        await client.create(
+            JOBS,
+            "default",
+            {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "metadata": {"name": "spread", "namespace": "default"},
+                "spec": {"completionMode": "Indexed", "completions": 8, "parallelism": 8, "template": template},
+            },
+        )
+        await settle(
+            clock,
+            lambda: len(sched.pods.list()) == 8 and all(p["spec"].get("nodeName") for p in sched.pods.list()),
+        )
+        placed = Counter(p["spec"]["nodeName"] for p in sched.pods.list())
+        assert placed == {"node-0": 2, "node-1": 2, "node-2": 2, "node-3": 2}
+        await jobs.stop()
+        await sched.stop()
+
+    asyncio.run(scenario())
+
+
+# ------------------------------------------------------------------------------------------------ PodTopologySpread
+# pkg/scheduler/framework/plugins/podtopologyspread/scoring_test.go
+
+HOST = "kubernetes.io/hostname"
+FOO = {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}
+
+
+def _soft(skew: int, key: str, selector: Obj | None = FOO) -> Obj:
+    c: Obj = {"maxSkew": skew, "topologyKey": key, "whenUnsatisfiable": "ScheduleAnyway"}
+    if selector is not None:
+        c["labelSelector"] = selector
+    return c
+
+
+def _hosts(*names: str, zones: dict[str, str] | None = None) -> list[NodeInfo]:
+    result = []
+    for name in names:
+        labels = {"n": name} if name.startswith("!") else {HOST: name}
+        if zones and name in zones:
+            labels["zone"] = zones[name]
+        result.append(make_node(name.lstrip("!"), labels))
+    return result
+
+
+def _foo_on(*spec: str) -> list[PodInfo]:
+    """`node-a:2` → two pods labelled foo on node-a."""
+    pods = []
+    for item in spec:
+        node, count = item.split(":")
+        pods.extend(pod(node, labels={"foo": ""}) for _ in range(int(count)))
+    return pods
+
+
+SPREAD: list[Any] = [
+    pytest.param(
+        [_soft(1, HOST)],
+        [],
+        _hosts("node-a", "node-b"),
+        0,
+        False,
+        [100, 100],
+        id="one constraint on node, no existing pods",
+    ),
+    pytest.param(
+        [_soft(1, HOST)],
+        ["node-a:2", "node-b:1"],
+        _hosts("node-a", "node-b"),
+        1,
+        False,
+        [100],
+        id="one constraint on node, only one node is candidate",
+    ),
+    pytest.param(
+        [_soft(1, HOST)],
+        ["node-a:1", "node-b:1"],
+        _hosts("node-a", "node-b"),
+        0,
+        False,
+        [100, 100],
+        id="one constraint on node, all nodes have the same number of matching pods",
+    ),
+    pytest.param(
+        [_soft(1, HOST)],
+        ["node-a:2", "node-b:1", "node-d:3"],
+        _hosts("node-a", "node-b", "node-c", "node-d"),
+        0,
+        False,
+        [20, 60, 100, 0],
+        id="one constraint on node, all 4 nodes are candidates",
+    ),
+    pytest.param(
+        [_soft(1, HOST, None)],
+        ["node-a:2", "node-b:1", "node-d:3"],
+        _hosts("node-a", "node-b", "node-c", "node-d"),
+        0,
+        False,
+        [100, 100, 100, 100],
+        id="one constraint on node, null selector",
+    ),
+    pytest.param(
+        [_soft(2, HOST)],
+        ["node-a:2", "node-b:1", "node-d:3"],
+        _hosts("node-a", "node-b", "node-c", "node-d"),
+        0,
+        False,
+        [33, 66, 100, 16],
+        id="one constraint on node, all 4 nodes are candidates, maxSkew=2",
+    ),
+    pytest.param(
+        [_soft(3, HOST)],
+        ["node-a:4", "node-b:3", "node-c:2", "node-d:1"],
+        _hosts("node-a", "node-b", "node-c", "node-d"),
+        0,
+        False,
+        [44, 66, 77, 100],
+        id="one constraint on node, all 4 nodes are candidates, maxSkew=3",
+    ),
+    pytest.param(
+        [],
+        ["node-a:4", "node-b:3", "node-c:2", "node-d:1"],
+        _hosts("node-a", "node-b", "node-c", "node-d"),
+        0,
+        True,
+        [44, 66, 77, 100],
+        id="system defaulting, nodes don't have zone, pods match service",
+    ),
+    pytest.param(
+        [_soft(1, HOST)],
+        ["node-a:4", "node-b:2", "node-x:1", "node-y:3"],
+        _hosts("node-a", "node-b", "node-x", "node-y"),
+        1,
+        False,
+        [33, 83, 100],
+        id="one constraint on node, 3 out of 4 nodes are candidates",
+    ),
+    pytest.param(
+        [_soft(1, HOST)],
+        ["node-a:4", "node-b:2", "node-x:1", "node-y:3"],
+        _hosts("node-a", "!node-b", "node-x", "node-y"),
+        1,
+        False,
+        [16, 0, 100],
+        id="one constraint on node, 3 out of 4 nodes are candidates, one node doesn't match topology key",
+    ),
+    pytest.param(
+        [_soft(1, "zone")],
+        ["node-a:4", "node-b:2", "node-x:1", "node-y:3"],
+        _hosts(
+            "node-a",
+            "node-b",
+            "node-x",
+            "node-y",
+            zones={"node-a": "zone1", "node-b": "zone1", "node-x": "zone2", "node-y": "zone2"},
+        ),
+        1,
+        False,
+        [75, 75, 100],
+        id="one constraint on zone, 3 out of 4 nodes are candidates",
+    ),
+]
+
+
+@pytest.mark.parametrize(("constraints", "pods", "nodes", "failed", "service", "want"), SPREAD)
+def test_pod_topology_spread_score(
+    constraints: list[Obj], pods: list[str], nodes: list[NodeInfo], failed: int, service: bool, want: list[int]
+) -> None:
+    """`failed`: how many of the last nodes failed the filters (their pods still count). `service`: a Service
+    in the pod's namespace selects `foo=` (the system default constraints apply)."""
+    place(nodes, _foo_on(*pods))
+    incoming = (
+        pod(labels={"foo": ""}, topologySpreadConstraints=constraints) if constraints else pod(labels={"foo": ""})
+    )
+    selector = default_spread_selector(incoming, {"": {"svc": {"foo": ""}}}) if service else None
+    feasible = nodes[: len(nodes) - failed]
+    assert topology_spread_scores(incoming, feasible, nodes, selector) == want
