@@ -42,6 +42,7 @@ def pod(
     namespace: str = "",
     labels: dict[str, str] | None = None,
     affinity: Obj | None = None,
+    terminating: bool = False,
     **spec: Any,
 ) -> PodInfo:
     _UID[0] += 1
@@ -50,7 +51,9 @@ def pod(
         full["affinity"] = affinity
     if node:
         full["nodeName"] = node
-    meta = {"name": f"p{_UID[0]}", "namespace": namespace, "uid": f"uid-{_UID[0]}", "labels": labels or {}}
+    meta: Obj = {"name": f"p{_UID[0]}", "namespace": namespace, "uid": f"uid-{_UID[0]}", "labels": labels or {}}
+    if terminating:
+        meta["deletionTimestamp"] = "2024-01-01T00:00:00Z"
     return pod_info({"metadata": meta, "spec": full}, priority=0, preempt_never=False)
 
 
@@ -636,3 +639,201 @@ def test_pod_topology_spread_score(
     selector = default_spread_selector(incoming, {"": {"svc": {"foo": ""}}}) if service else None
     feasible = nodes[: len(nodes) - failed]
     assert topology_spread_scores(incoming, feasible, nodes, selector) == want
+
+
+BAR = {"matchExpressions": [{"key": "bar", "operator": "Exists"}]}
+FOO_BAR = {"foo": "", "bar": ""}
+UNSCHEDULABLE_TAINT = [{"key": "node.kubernetes.io/unschedulable", "effect": "NoSchedule"}]
+
+
+def _zoned(*names: str) -> list[NodeInfo]:
+    """`node-a`, `node-b` in zone1, the others in zone2, each with its hostname label."""
+    zone = {"node-a": "zone1", "node-b": "zone1"}
+    return [make_node(n, {"zone": zone.get(n, "zone2"), HOST: n}) for n in names]
+
+
+def _by_node_label(*, taint_c: bool = False) -> list[NodeInfo]:
+    """node-a and node-b carry `foo=`; every node has `node=<name>`; node-c may be tainted NoSchedule."""
+    return [
+        make_node("node-a", {"node": "node-a", "foo": ""}),
+        make_node("node-b", {"node": "node-b", "foo": ""}),
+        make_node("node-c", {"node": "node-c"}, UNSCHEDULABLE_TAINT if taint_c else None),
+    ]
+
+
+def _labelled(*spec: tuple[str, dict[str, str]]) -> list[PodInfo]:
+    return [pod(node, labels=labels) for node, labels in spec]
+
+
+_NODE_SPREAD_PODS = [("node-a", {"foo": ""}), ("node-a", {"foo": ""}), ("node-b", {"foo": ""}), ("node-c", {"foo": ""})]
+_TWO_SELECTOR_PODS = [
+    ("node-a", {"foo": ""}),
+    ("node-b", FOO_BAR),
+    ("node-y", {"foo": ""}),
+    ("node-y", {"bar": ""}),
+]
+_TWO_SELECTORS = [_soft(1, "zone", FOO), _soft(1, HOST, BAR)]
+_FOO_IN = {"nodeSelectorTerms": [{"matchExpressions": [{"key": "foo", "operator": "In", "values": [""]}]}]}
+
+SPREAD_MORE: list[Any] = [
+    pytest.param(
+        {"labels": {"foo": ""}, "topologySpreadConstraints": [_soft(1, "zone"), _soft(1, HOST)]},
+        _foo_on("node-a:2", "node-b:1", "node-x:2", "node-y:4"),
+        _zoned("node-a", "node-x", "node-b", "node-y"),
+        2,
+        [100, 63],
+        id="two Constraints on zone and node, 2 out of 4 nodes are candidates",
+    ),
+    pytest.param(
+        {"labels": FOO_BAR, "topologySpreadConstraints": _TWO_SELECTORS},
+        _labelled(*_TWO_SELECTOR_PODS),
+        _zoned("node-a", "node-b", "node-x", "node-y"),
+        0,
+        [60, 20, 100, 60],
+        id="two Constraints on zone and node, with different labelSelectors",
+    ),
+    pytest.param(
+        {"labels": FOO_BAR, "topologySpreadConstraints": _TWO_SELECTORS},
+        _labelled(("node-b", {"bar": ""}), ("node-x", {"foo": ""}), ("node-y", FOO_BAR)),
+        _zoned("node-a", "node-b", "node-x", "node-y"),
+        0,
+        [100, 60, 40, 0],
+        id="two Constraints on zone and node, with different labelSelectors, some nodes have 0 pods",
+    ),
+    pytest.param(
+        {"labels": FOO_BAR, "topologySpreadConstraints": _TWO_SELECTORS},
+        _labelled(*_TWO_SELECTOR_PODS),
+        _zoned("node-a", "node-b", "node-x", "node-y"),
+        1,
+        [50, 25, 100],
+        id="two Constraints on zone and node, with different labelSelectors, 3 out of 4 nodes are candidates",
+    ),
+    pytest.param(
+        {"labels": {"foo": ""}, "topologySpreadConstraints": [_soft(1, HOST)]},
+        [pod("node-a", namespace="ns1", labels={"foo": ""}), *_foo_on("node-a:1", "node-b:2")],
+        _hosts("node-a", "node-b"),
+        0,
+        [100, 33],
+        id="existing pods in a different namespace do not count",
+    ),
+    pytest.param(
+        {"labels": {"foo": ""}, "topologySpreadConstraints": [_soft(1, HOST)]},
+        [pod("node-a", labels={"foo": ""}, terminating=True), *_foo_on("node-b:1")],
+        _hosts("node-a", "node-b"),
+        0,
+        [100, 0],
+        id="terminating Pods should be excluded",
+    ),
+    pytest.param(
+        {"labels": {"foo": ""}, "topologySpreadConstraints": [{**_soft(2, "node"), "minDomains": 10}]},
+        _foo_on("node-a:2", "node-b:2", "node-c:1"),
+        [make_node(n, {"node": n}) for n in ("node-a", "node-b", "node-c")],
+        0,
+        [75, 75, 100],
+        id="minDomains has no effect when ScheduleAnyway",
+    ),
+    pytest.param(
+        {"labels": {"foo": ""}, "nodeSelector": {"foo": ""}, "topologySpreadConstraints": [_soft(1, "node")]},
+        _labelled(*_NODE_SPREAD_PODS),
+        _by_node_label(),
+        0,
+        [0, 33, 100],
+        id="NodeAffinityPolicy honoed with labelSelectors",
+    ),
+    pytest.param(
+        {
+            "labels": {"foo": ""},
+            "nodeSelector": {"foo": ""},
+            "topologySpreadConstraints": [{**_soft(1, "node"), "nodeAffinityPolicy": "Ignore"}],
+        },
+        _labelled(*_NODE_SPREAD_PODS),
+        _by_node_label(),
+        0,
+        [66, 100, 100],
+        id="NodeAffinityPolicy ignored with labelSelectors",
+    ),
+    pytest.param(
+        {
+            "labels": {"foo": ""},
+            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": _FOO_IN}},
+            "topologySpreadConstraints": [_soft(1, "node")],
+        },
+        _labelled(*_NODE_SPREAD_PODS),
+        _by_node_label(),
+        0,
+        [0, 33, 100],
+        id="NodeAffinityPolicy honoed with nodeAffinity",
+    ),
+    pytest.param(
+        {
+            "labels": {"foo": ""},
+            "affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": _FOO_IN}},
+            "topologySpreadConstraints": [{**_soft(1, "node"), "nodeAffinityPolicy": "Ignore"}],
+        },
+        _labelled(*_NODE_SPREAD_PODS),
+        _by_node_label(),
+        0,
+        [66, 100, 100],
+        id="NodeAffinityPolicy ignored with nodeAffinity",
+    ),
+    pytest.param(
+        {"labels": {"foo": ""}, "topologySpreadConstraints": [{**_soft(1, "node"), "nodeTaintsPolicy": "Honor"}]},
+        _labelled(*_NODE_SPREAD_PODS),
+        _by_node_label(taint_c=True),
+        0,
+        [0, 33, 100],
+        id="NodeTaintsPolicy honored",
+    ),
+    pytest.param(
+        {"labels": {"foo": ""}, "topologySpreadConstraints": [_soft(1, "node")]},
+        _labelled(*_NODE_SPREAD_PODS),
+        _by_node_label(taint_c=True),
+        0,
+        [66, 100, 100],
+        id="NodeTaintsPolicy ignored",
+    ),
+    pytest.param(
+        {
+            "labels": FOO_BAR,
+            "topologySpreadConstraints": [
+                {**_soft(1, "zone", {}), "matchLabelKeys": ["foo"]},
+                {**_soft(1, HOST, {}), "matchLabelKeys": ["bar"]},
+            ],
+        },
+        _labelled(("node-a", {"foo": ""}), ("node-b", FOO_BAR), ("node-c", {"foo": ""}), ("node-c", {"bar": ""})),
+        _zoned("node-a", "node-b", "node-c", "node-d"),
+        0,
+        [60, 20, 60, 100],
+        id="matchLabelKeys ANDed with LabelSelector when LabelSelector is empty",
+    ),
+    pytest.param(
+        {
+            "labels": {"foo": "", "bar": "", "baz": ""},
+            "topologySpreadConstraints": [_soft(1, "zone", FOO), {**_soft(1, HOST, BAR), "matchLabelKeys": ["baz"]}],
+        },
+        _labelled(
+            ("node-a", {"foo": ""}),
+            ("node-b", {"foo": "", "bar": "", "baz": ""}),
+            ("node-c", {"foo": ""}),
+            ("node-c", {"bar": ""}),
+            ("node-c", {"bar": "", "baz": ""}),
+        ),
+        _zoned("node-a", "node-b", "node-c", "node-d"),
+        0,
+        [60, 20, 60, 100],
+        id="matchLabelKeys ANDed with LabelSelector when LabelSelector isn't empty",
+    ),
+]
+
+
+@pytest.mark.parametrize(("incoming", "pods", "nodes", "failed", "want"), SPREAD_MORE)
+def test_pod_topology_spread_score_rows_with_specs(
+    incoming: Obj, pods: list[PodInfo], nodes: list[NodeInfo], failed: int, want: list[int]
+) -> None:
+    """The rest of `TestPodTopologySpreadScore` (same test function upstream; rows with node and pod specs that
+    need more than `_foo_on`). `failed`: the last nodes, whose pods count but which are not scored."""
+    place(nodes, pods)
+    spec = dict(incoming)
+    labels = spec.pop("labels")
+    got = topology_spread_scores(pod(labels=labels, **spec), nodes[: len(nodes) - failed], nodes)
+    assert got == want
