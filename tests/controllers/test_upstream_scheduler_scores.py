@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from kjobs.api.types import Obj
-from kjobs.client.resources import JOBS, NODES
+from kjobs.client.resources import JOBS, NODES, SERVICES
 from kjobs.clock import FakeClock
 from kjobs.controllers.interpod import default_spread_selector, inter_pod_affinity_scores, topology_spread_scores
 from kjobs.controllers.job import JobController
@@ -418,12 +418,25 @@ def test_preferred_affinity_with_hard_pod_affinity_symmetric_weight(namespace: s
 # ------------------------------------------------------------------------------------------------ end to end
 
 
-def test_indexed_job_with_preferred_hostname_anti_affinity_spreads_two_pods_per_node() -> None:
+@pytest.mark.parametrize(
+    ("mode", "want"),
+    [
+        pytest.param(
+            "anti-affinity", {"node-0": 2, "node-1": 2, "node-2": 2, "node-3": 2}, id="preferred anti-affinity"
+        ),
+        pytest.param("service", {"node-0": 2, "node-1": 2, "node-2": 2, "node-3": 2}, id="selected by a Service"),
+        pytest.param("plain", {"node-0": 8}, id="neither"),
+    ],
+)
+def test_indexed_job_with_preferred_hostname_anti_affinity_spreads_two_pods_per_node(
+    mode: str, want: dict[str, int]
+) -> None:
     """`kjobs up --nodes 4` and an Indexed Job of 8 pods that prefer not to share a host: each pod goes where the
     fewest of its siblings run (InterPodAffinity's score, weight 2, outweighs the resource scores), so the Job ends
-    with two pods on every node. node-0 has more CPU, so without the score LeastAllocated would put all eight
-    there."""
-    big = "64"
+    with two pods on every node. node-0 has more CPU and memory, so without a spreading score LeastAllocated puts
+    all eight there ("neither": a Job is not one of the owners whose pods get the system default spreading). A
+    Service selecting the pods gives them the system default constraints (hostname maxSkew 3), which spread them
+    too."""
 
     async def scenario() -> None:
         clock = FakeClock()
@@ -438,9 +451,24 @@ def test_indexed_job_with_preferred_hostname_anti_affinity_spreads_two_pods_per_
                     "kind": "Node",
                     "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
                     "status": {
-                        "allocatable": {"cpu": big if i == 0 else "4", "memory": "8Gi", "pods": "110"},
+                        "allocatable": {
+                            "cpu": "64" if i == 0 else "4",
+                            "memory": "256Gi" if i == 0 else "8Gi",
+                            "pods": "110",
+                        },
                         "conditions": [{"type": "Ready", "status": "True"}],
                     },
+                },
+            )
+        if mode == "service":
+            await client.create(
+                SERVICES,
+                "default",
+                {
+                    "apiVersion": "v1",
+                    "kind": "Service",
+                    "metadata": {"name": "spread", "namespace": "default"},
+                    "spec": {"selector": {"app": "spread"}, "ports": [{"port": 80}]},
                 },
             )
         sched = Scheduler(client, clock=clock)
@@ -454,14 +482,10 @@ def test_indexed_job_with_preferred_hostname_anti_affinity_spreads_two_pods_per_
                 "topologyKey": "kubernetes.io/hostname",
             },
         }
-        template = {
-            "metadata": {"labels": {"app": "spread"}},
-            "spec": {
-                "restartPolicy": "Never",
-                "containers": [{"name": "main", "image": "busybox"}],
-                "affinity": {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [anti]}},
-            },
-        }
+        spec: Obj = {"restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox"}]}
+        if mode == "anti-affinity":
+            spec["affinity"] = {"podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [anti]}}
+        template = {"metadata": {"labels": {"app": "spread"}}, "spec": spec}
         await client.create(
             JOBS,
             "default",
@@ -477,7 +501,7 @@ def test_indexed_job_with_preferred_hostname_anti_affinity_spreads_two_pods_per_
             lambda: len(sched.pods.list()) == 8 and all(p["spec"].get("nodeName") for p in sched.pods.list()),
         )
         placed = Counter(p["spec"]["nodeName"] for p in sched.pods.list())
-        assert placed == {"node-0": 2, "node-1": 2, "node-2": 2, "node-3": 2}
+        assert placed == want
         await jobs.stop()
         await sched.stop()
 
