@@ -12,6 +12,7 @@ from typing import Any
 
 from kjobs.client.resources import NODES, PODS
 from kjobs.clock import FakeClock
+from kjobs.controllers.interpod import cluster_scorer, default_spread_selector
 from kjobs.controllers.preemption import nominated_on, preempt
 from kjobs.controllers.scheduler import Scheduler, SchedulerSettings
 from kjobs.controllers.scheduling import NodeInfo, PodInfo, filter_node, pod_info, select_host
@@ -64,7 +65,7 @@ def nodes(n: int) -> list[NodeInfo]:
 def decide(pods: list[PodInfo], cluster: list[NodeInfo]) -> None:
     for p in pods:
         feasible = [n for n in cluster if filter_node(p, n) is None]
-        host = select_host(p, feasible)
+        host = select_host(p, feasible, cluster_scorer(p, cluster, {}, default_spread_selector(p, {})))
         target = next(n for n in cluster if n.name == host)
         target.add_pod(p)
 

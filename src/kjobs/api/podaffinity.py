@@ -23,6 +23,7 @@ from kjobs.api.selectors import EQUALS, NOTHING, LabelSelector, Requirement, lab
 from kjobs.api.types import Obj
 
 DO_NOT_SCHEDULE = "DoNotSchedule"
+SCHEDULE_ANYWAY = "ScheduleAnyway"
 HONOR = "Honor"
 IGNORE = "Ignore"
 
@@ -76,11 +77,32 @@ def required_affinity_terms(spec: Obj) -> tuple[tuple[Obj, ...], tuple[Obj, ...]
     return result[0], result[1]
 
 
-def hard_spread_constraints(spec: Obj) -> tuple[Obj, ...]:
-    """The raw `topologySpreadConstraints` with `whenUnsatisfiable: DoNotSchedule` (only those filter)."""
-    return tuple(
-        c for c in _dicts(spec.get("topologySpreadConstraints")) if c.get("whenUnsatisfiable") == DO_NOT_SCHEDULE
-    )
+def hard_spread_constraints(spec: Obj, when: str = DO_NOT_SCHEDULE) -> tuple[Obj, ...]:
+    """The raw `topologySpreadConstraints` with `whenUnsatisfiable: DoNotSchedule` (only those filter; `when`
+    ScheduleAnyway: those the score reads)."""
+    return tuple(c for c in _dicts(spec.get("topologySpreadConstraints")) if c.get("whenUnsatisfiable") == when)
+
+
+def preferred_affinity_terms(spec: Obj) -> tuple[tuple[tuple[int, Obj], ...], tuple[tuple[int, Obj], ...]]:
+    """The raw `preferredDuringSchedulingIgnoredDuringExecution` terms of `podAffinity` and `podAntiAffinity`, as
+    (weight, podAffinityTerm) pairs (InterPodAffinity's score reads them)."""
+    affinity = spec.get("affinity")
+    if not isinstance(affinity, dict):
+        return (), ()
+    result = []
+    for kind in ("podAffinity", "podAntiAffinity"):
+        section = affinity.get(kind)
+        items = (
+            _dicts(section.get("preferredDuringSchedulingIgnoredDuringExecution")) if isinstance(section, dict) else ()
+        )
+        result.append(
+            tuple(
+                (_int(item.get("weight"), 0), item["podAffinityTerm"])
+                for item in items
+                if isinstance(item.get("podAffinityTerm"), dict)
+            )
+        )
+    return result[0], result[1]
 
 
 def _selector(raw: Any) -> LabelSelector:
@@ -107,6 +129,12 @@ def resolve_terms(raw_terms: tuple[Obj, ...], namespace: str) -> tuple[AffinityT
             )
         )
     return tuple(terms)
+
+
+def resolve_weighted(raw_terms: tuple[tuple[int, Obj], ...], namespace: str) -> tuple[tuple[int, AffinityTerm], ...]:
+    """`resolve_terms` for weighted (preferred) terms, keeping each weight."""
+    terms = resolve_terms(tuple(raw for _, raw in raw_terms), namespace)
+    return tuple((weight, term) for (weight, _), term in zip(raw_terms, terms, strict=True))
 
 
 def merge_namespaces(

@@ -31,12 +31,23 @@ kept per constraint rather than per topology key (two constraints on one key wit
 
 from __future__ import annotations
 
+import math
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from kjobs.api.podaffinity import AffinityTerm, SpreadConstraint, merge_namespaces
-from kjobs.controllers.scheduling import FilterStatus, NodeInfo, PodInfo, first_untolerated, matches_node_affinity
+from kjobs.api.selectors import EQUALS, LabelSelector, Requirement
+from kjobs.controllers.scheduling import (
+    MAX_NODE_SCORE,
+    SCORE_WEIGHTS,
+    ClusterScores,
+    FilterStatus,
+    NodeInfo,
+    PodInfo,
+    first_untolerated,
+    matches_node_affinity,
+)
 
 REASON_AFFINITY_RULES = "node(s) didn't match pod affinity rules"
 REASON_ANTI_AFFINITY_RULES = "node(s) didn't match pod anti-affinity rules"
@@ -315,3 +326,241 @@ def prefilter(
     if spread is None and affinity is None:
         return None
     return CycleState(spread, affinity)
+
+
+# ------------------------------------------------------------------------------------------------ scores
+# pkg/scheduler/framework/plugins/interpodaffinity/scoring.go, podtopologyspread/scoring.go (v1.32)
+
+HARD_POD_AFFINITY_WEIGHT = 1
+"""`InterPodAffinityArgs.hardPodAffinityWeight` default: an existing pod's required affinity term that the incoming
+pod matches counts as a preferred term of this weight."""
+LABEL_HOSTNAME = "kubernetes.io/hostname"
+LABEL_ZONE = "topology.kubernetes.io/zone"
+SYSTEM_DEFAULT_SPREAD = ((LABEL_HOSTNAME, 3), (LABEL_ZONE, 5))
+"""PodTopologySpread's system default constraints (`defaultingType: System`): ScheduleAnyway, maxSkew 3 on the
+hostname and 5 on the zone, for pods without constraints of their own that a Service (or RC, RS, StatefulSet —
+kjobs serves none of those) selects; the selector is the owners' (`helper.DefaultSelector`)."""
+
+
+def _add_weighted(
+    scores: dict[Pair, int],
+    terms: Sequence[tuple[int, AffinityTerm]],
+    namespace: str,
+    labels: Mapping[str, str],
+    namespace_labels: Mapping[str, str],
+    node_labels: Mapping[str, str],
+    sign: int,
+) -> bool:
+    """`scoreMap.processTerms`: each term the pod (`namespace`, `labels`) matches adds sign × weight to the
+    domain of the node the term's topology key names. True when any term counted."""
+    touched = False
+    for weight, term in terms:
+        if term.matches(namespace, labels, namespace_labels):
+            value = node_labels.get(term.topology_key)
+            if value is not None:
+                pair = (term.topology_key, value)
+                scores[pair] = scores.get(pair, 0) + sign * weight
+                touched = True
+    return touched
+
+
+def inter_pod_affinity_scores(
+    pod: PodInfo,
+    feasible: Sequence[NodeInfo],
+    nodes: Sequence[NodeInfo],
+    namespaces: Mapping[str, Mapping[str, str]],
+    *,
+    hard_pod_affinity_weight: int = HARD_POD_AFFINITY_WEIGHT,
+    ignore_preferred_terms_of_existing_pods: bool = False,
+) -> list[int] | None:
+    """InterPodAffinity's PreScore, Score and NormalizeScore for `feasible` (pods counted on `nodes`): the
+    normalised score per feasible node, or None when PreScore skips (nothing in the cluster scores the pod).
+
+    Per topology domain: + weight for each existing pod a preferred affinity term of the pod matches, − weight for
+    each its preferred anti-affinity terms match; + `hard_pod_affinity_weight` for each existing pod's required
+    affinity term the pod matches, ± weight for its preferred (anti-)affinity terms the pod matches. A node scores
+    the sum over its domains; the scores are then scaled min-max to 0–100 (all equal: all 0)."""
+    preferred = pod.preferred_affinity or pod.preferred_anti
+    if not preferred and ignore_preferred_terms_of_existing_pods:
+        return None
+    if not nodes or not (preferred or any(node.affinity_pods for node in nodes)):
+        return None
+    own_affinity = merge_namespaces(tuple(t for _, t in pod.preferred_affinity), namespaces)
+    own_anti = merge_namespaces(tuple(t for _, t in pod.preferred_anti), namespaces)
+    affinity = tuple((w, t) for (w, _), t in zip(pod.preferred_affinity, own_affinity, strict=True))
+    anti = tuple((w, t) for (w, _), t in zip(pod.preferred_anti, own_anti, strict=True))
+    namespace_labels = namespaces.get(pod.namespace) or _NO_LABELS
+    scores: dict[Pair, int] = {}
+    touched = False
+    for node in nodes:
+        labels = node.labels
+        if node.node is None or not labels:
+            continue
+        for other in (node.pods if preferred else node.affinity_pods).values():
+            if affinity:
+                touched |= _add_weighted(scores, affinity, other.namespace, other.labels, _NO_LABELS, labels, 1)
+            if anti:
+                touched |= _add_weighted(scores, anti, other.namespace, other.labels, _NO_LABELS, labels, -1)
+            if hard_pod_affinity_weight > 0 and other.affinity_terms:
+                hard = tuple((hard_pod_affinity_weight, t) for t in other.affinity_terms)
+                touched |= _add_weighted(scores, hard, pod.namespace, pod.labels, namespace_labels, labels, 1)
+            if other.preferred_affinity:
+                touched |= _add_weighted(
+                    scores, other.preferred_affinity, pod.namespace, pod.labels, namespace_labels, labels, 1
+                )
+            if other.preferred_anti:
+                touched |= _add_weighted(
+                    scores, other.preferred_anti, pod.namespace, pod.labels, namespace_labels, labels, -1
+                )
+    if not touched:
+        return None
+    raw = [sum(scores.get(pair, 0) for pair in node.labels.items()) for node in feasible]
+    if not raw:
+        return raw
+    low, high = min(raw), max(raw)
+    if high == low:
+        return [0] * len(raw)
+    return [int(MAX_NODE_SCORE * ((s - low) / (high - low))) for s in raw]
+
+
+def default_spread_selector(
+    pod: PodInfo, service_selectors: Mapping[str, Mapping[str, Mapping[str, str]]]
+) -> LabelSelector | None:
+    """`helper.DefaultSelector`: the union of the selectors of the Services in the pod's namespace whose selector
+    matches the pod (RCs, ReplicaSets and StatefulSets would add theirs; kjobs serves none, and a Job is not among
+    them). None when that is empty: then no system default constraint applies.
+    `service_selectors`: namespace → service name → `spec.selector`."""
+    merged: dict[str, str] = {}
+    labels = pod.labels
+    for selector in (service_selectors.get(pod.namespace) or {}).values():
+        if selector and all(labels.get(k) == v for k, v in selector.items()):
+            merged.update(selector)
+    if not merged:
+        return None
+    return LabelSelector(tuple(Requirement(k, EQUALS, (merged[k],)) for k in sorted(merged)))
+
+
+def _count_matching(node: NodeInfo, selector: LabelSelector, namespace: str) -> int:
+    """`countPodsMatchSelector`: not terminating, same namespace, labels match; an empty selector counts none."""
+    if selector.empty:
+        return 0
+    return sum(
+        1
+        for other in node.pods.values()
+        if not other.deleting and other.namespace == namespace and selector.matches_labels(other.labels)
+    )
+
+
+def _included(pod: PodInfo, constraint: SpreadConstraint, node: NodeInfo) -> bool:
+    """`matchNodeInclusionPolicies`."""
+    if constraint.honor_node_affinity and not matches_node_affinity(pod, node):
+        return False
+    return not (constraint.honor_node_taints and first_untolerated(pod.tolerations, node.taints) is not None)
+
+
+def spread_constraints_for_score(
+    pod: PodInfo, default_selector: LabelSelector | None
+) -> tuple[tuple[SpreadConstraint, ...], bool]:
+    """The constraints PodTopologySpread scores with, and whether they are the system defaults: the pod's
+    ScheduleAnyway constraints if it has any constraints at all; else the system defaults with
+    `default_selector` (none without one)."""
+    if pod.any_spread:
+        return pod.soft_spread, False
+    if default_selector is None:
+        return (), False
+    return tuple(SpreadConstraint(skew, key, default_selector) for key, skew in SYSTEM_DEFAULT_SPREAD), True
+
+
+def topology_spread_scores(
+    pod: PodInfo,
+    feasible: Sequence[NodeInfo],
+    nodes: Sequence[NodeInfo],
+    default_selector: LabelSelector | None = None,
+) -> list[int] | None:
+    """PodTopologySpread's PreScore, Score and NormalizeScore for `feasible` (pods counted on `nodes`): the
+    normalised score per feasible node, or None when PreScore skips (no ScheduleAnyway constraint applies).
+
+    A node's raw score sums, over the constraints whose key it has, `matching pods in its domain × log(domains + 2)
+    + maxSkew − 1` (domains: of the feasible nodes; for the hostname, the feasible nodes that are not ignored),
+    rounded; fewer is better, so NormalizeScore reverses it: `100 × (max + min − score) / max`, 100 for all when
+    the maximum is 0. With the pod's own constraints a feasible node lacking any constraint's key is ignored (score
+    0); with the system defaults it is not (a node without a zone still spreads by hostname)."""
+    constraints, system_defaulted = spread_constraints_for_score(pod, default_selector)
+    if not nodes or not constraints:
+        return None
+    require_all = not system_defaulted
+    keys = [c.topology_key for c in constraints]
+    ignored: set[str] = set()
+    counts: list[dict[str, int]] = [{} for _ in constraints]
+    for node in feasible:
+        if require_all and not all(k in node.labels for k in keys):
+            ignored.add(node.name)
+            continue
+        for i, key in enumerate(keys):
+            if key != LABEL_HOSTNAME:
+                counts[i].setdefault(node.labels.get(key, ""), 0)
+    weights = [
+        math.log((len(feasible) - len(ignored) if key == LABEL_HOSTNAME else len(counts[i])) + 2)
+        for i, key in enumerate(keys)
+    ]
+    for node in nodes:
+        if node.node is None or (require_all and not all(k in node.labels for k in keys)):
+            continue
+        for i, constraint in enumerate(constraints):
+            if constraint.topology_key == LABEL_HOSTNAME or not _included(pod, constraint, node):
+                continue
+            value = node.labels.get(constraint.topology_key, "")
+            if value in counts[i]:
+                counts[i][value] += _count_matching(node, constraint.selector, pod.namespace)
+    raw: list[int | None] = []
+    for node in feasible:
+        if node.name in ignored:
+            raw.append(None)
+            continue
+        total = 0.0
+        for i, constraint in enumerate(constraints):
+            domain = node.labels.get(constraint.topology_key)
+            if domain is None:
+                continue
+            if constraint.topology_key == LABEL_HOSTNAME:
+                count = _count_matching(node, constraint.selector, pod.namespace)
+            else:
+                count = counts[i][domain]
+            total += count * weights[i] + constraint.max_skew - 1
+        raw.append(math.floor(total + 0.5))  # Go's math.Round (the total is never negative)
+    valid = [s for s in raw if s is not None]
+    high, low = max(valid, default=0), min(valid, default=0)
+    return [0 if s is None else MAX_NODE_SCORE if high == 0 else MAX_NODE_SCORE * (high + low - s) // high for s in raw]
+
+
+def cluster_scorer(
+    pod: PodInfo,
+    nodes: Sequence[NodeInfo],
+    namespaces: Mapping[str, Mapping[str, str]],
+    default_selector: LabelSelector | None = None,
+) -> ClusterScores | None:
+    """InterPodAffinity and PodTopologySpread, weighted (2 each), as one scorer for `select_host`; None when both
+    PreScores would skip — a pod with no preferred pod (anti-)affinity and no ScheduleAnyway constraint (nor a
+    Service selecting it), in a cluster where no placed pod has pod affinity or preferred terms."""
+    spread = pod.soft_spread if pod.any_spread else default_selector is not None
+    affinity = bool(pod.preferred_affinity or pod.preferred_anti) or any(node.affinity_pods for node in nodes)
+    if not spread and not affinity:
+        return None
+    w_affinity, w_spread = SCORE_WEIGHTS["InterPodAffinity"], SCORE_WEIGHTS["PodTopologySpread"]
+
+    def scores(feasible: Sequence[NodeInfo]) -> list[int] | None:
+        totals = [0] * len(feasible)
+        found = False
+        if affinity:
+            part = inter_pod_affinity_scores(pod, feasible, nodes, namespaces)
+            if part is not None:
+                found = True
+                totals = [t + w_affinity * x for t, x in zip(totals, part, strict=True)]
+        if spread:
+            part = topology_spread_scores(pod, feasible, nodes, default_selector)
+            if part is not None:
+                found = True
+                totals = [t + w_spread * x for t, x in zip(totals, part, strict=True)]
+        return totals if found else None
+
+    return scores

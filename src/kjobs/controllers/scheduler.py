@@ -23,7 +23,9 @@ in and out:
 * Filters that read the whole cluster (PodTopologySpread, InterPodAffinity: `kjobs.controllers.interpod`) have
   their PreFilter counts computed once per attempt, and only when the pod has such terms or some placed pod has
   required anti-affinity; otherwise the attempt costs what it did without them. A pod waiting for pod affinity or
-  spread is retried when a pod is placed, since a new pod can satisfy it.
+  spread is retried when a pod is placed, since a new pod can satisfy it. Their scores (preferred terms,
+  ScheduleAnyway and the system default spreading of pods a Service selects) are computed the same way, only when
+  something in the cluster can score the pod and more than one node fits.
 * Failures are reused: while nothing in the cluster changed (placements, nodes, nominations, budgets, classes —
   tracked by a state counter), a pod with the same scheduling signature as one that just failed (Job pods of one
   template) gets the same answer without re-running filters and the preemption search.
@@ -51,10 +53,10 @@ from kjobs.api.types import Obj
 from kjobs.client.base import Client
 from kjobs.client.events import EventRecorder
 from kjobs.client.informer import InformerFactory
-from kjobs.client.resources import NAMESPACES, NODES, PDBS, PODS, PRIORITY_CLASSES
+from kjobs.client.resources import NAMESPACES, NODES, PDBS, PODS, PRIORITY_CLASSES, SERVICES
 from kjobs.client.workqueue import WorkQueue
 from kjobs.clock import Clock
-from kjobs.controllers.interpod import prefilter
+from kjobs.controllers.interpod import cluster_scorer, default_spread_selector, prefilter
 from kjobs.controllers.preemption import (
     Budget,
     Candidate,
@@ -134,6 +136,7 @@ class Scheduler:
         self.priority_classes = factory.informer(PRIORITY_CLASSES)
         self.pdbs = factory.informer(PDBS)
         self.namespaces = factory.informer(NAMESPACES)
+        self.services = factory.informer(SERVICES)
         self.queue: WorkQueue[str] = WorkQueue(
             clock=clock, base_delay=self.settings.initial_backoff, max_delay=self.settings.max_backoff
         )
@@ -141,6 +144,7 @@ class Scheduler:
         self._default_class: PriorityClass | None = None
         self._budgets: list[Budget] = []
         self._namespace_labels: dict[str, Any] = {}
+        self._service_selectors: dict[str, dict[str, dict[str, str]]] = {}  # namespace → name → spec.selector
         self._parked_for_pods: set[str] = set()  # parked pods with pod affinity or spread: a placement may help
         self._node_infos: dict[str, NodeInfo] = {}
         self._ready: list[NodeInfo] | None = None
@@ -171,13 +175,18 @@ class Scheduler:
         self.priority_classes.add_handler(self._on_priority_class)
         self.pdbs.add_handler(self._on_pdb)
         self.namespaces.add_handler(self._on_namespace)
+        self.services.add_handler(self._on_service)
         self.nodes.add_handler(self._on_node)
         self.pods.add_handler(self._on_pod)
         self.priority_classes.start()
         self.pdbs.start()
         self.namespaces.start()
+        self.services.start()
         await asyncio.gather(
-            self.priority_classes.synced.wait(), self.pdbs.synced.wait(), self.namespaces.synced.wait()
+            self.priority_classes.synced.wait(),
+            self.pdbs.synced.wait(),
+            self.namespaces.synced.wait(),
+            self.services.synced.wait(),
         )
         self.nodes.start()
         self.pods.start()
@@ -198,7 +207,7 @@ class Scheduler:
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
-        for informer in (self.pods, self.nodes, self.pdbs, self.priority_classes, self.namespaces):
+        for informer in (self.pods, self.nodes, self.pdbs, self.priority_classes, self.namespaces, self.services):
             await informer.stop()
         await self.events.shutdown()  # rate-limited: what is still queued is dropped, as when kube-scheduler stops
 
@@ -256,6 +265,21 @@ class Scheduler:
         self._state += 1  # namespace selectors of pod affinity terms read these labels
         if self._parked_for_pods:
             self._cluster_changed()
+
+    def _on_service(self, old: Obj | None, new: Obj | None) -> None:
+        """Keep each Service's `spec.selector`: a pod a Service selects gets PodTopologySpread's system default
+        (ScheduleAnyway) constraints when it has none of its own. Scores only: no pending pod is retried."""
+        obj = new if new is not None else old
+        meta = (obj or {}).get("metadata") or {}
+        namespace, name = str(meta.get("namespace") or ""), str(meta.get("name") or "")
+        selector = ((new or {}).get("spec") or {}).get("selector")
+        in_namespace = self._service_selectors.setdefault(namespace, {})
+        if new is not None and isinstance(selector, dict) and selector:
+            in_namespace[name] = {str(k): str(v) for k, v in selector.items()}
+        else:
+            in_namespace.pop(name, None)
+            if not in_namespace:
+                del self._service_selectors[namespace]
 
     def _on_node(self, old: Obj | None, new: Obj | None) -> None:
         name = str(((new or old) or {}).get("metadata", {}).get("name") or "")
@@ -484,9 +508,11 @@ class Scheduler:
                 statuses[node.name] = status
         if feasible:
             # A preemptor whose nominated node now fits goes there (Kubernetes evaluates that node first).
-            chosen = (
-                nominated if nominated and any(n.name == nominated for n in feasible) else select_host(pod, feasible)
-            )
+            if nominated and any(n.name == nominated for n in feasible):
+                chosen = nominated
+            else:
+                selector = default_spread_selector(pod, self._service_selectors) if not pod.any_spread else None
+                chosen = select_host(pod, feasible, cluster_scorer(pod, nodes, self._namespace_labels, selector))
             self._assume(pod, chosen)
             return
         reasons = {name: status.reasons for name, status in statuses.items()}

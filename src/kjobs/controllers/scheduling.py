@@ -11,8 +11,9 @@ be resolved by preemption.
 Scoring is the default profile's weighted sum: TaintToleration (PreferNoSchedule, ×3), NodeAffinity (preferred
 terms, ×2), NodeResourcesFit LeastAllocated (cpu and memory, non-zero defaults for containers without requests,
 ×1) and BalancedAllocation (×1), each normalised as Kubernetes does; ties go to the node whose name sorts first,
-so placements are deterministic (Kubernetes picks among ties at random). Not modelled: the InterPodAffinity and
-PodTopologySpread *scores*, ImageLocality and the volume/DRA plugins.
+so placements are deterministic (Kubernetes picks among ties at random). InterPodAffinity (preferred terms, ×2)
+and PodTopologySpread (ScheduleAnyway and system default constraints, ×2) read the whole cluster and are scored in
+`kjobs.controllers.interpod`. Not modelled: ImageLocality and the volume/DRA plugins.
 
 Sources (kubernetes/kubernetes): `pkg/scheduler/framework/plugins/{noderesources,nodeaffinity,tainttoleration,
 nodeunschedulable}`, `pkg/scheduler/framework/types.go` (`FitError`), `component-helpers/scheduling/corev1`
@@ -23,7 +24,7 @@ nodeunschedulable}`, `pkg/scheduler/framework/types.go` (`FitError`), `component
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -32,12 +33,15 @@ import orjson
 from kjobs.api.names import DISRUPTION_TARGET
 from kjobs.api.nodeaffinity import match_term
 from kjobs.api.podaffinity import (
+    SCHEDULE_ANYWAY,
     AffinityTerm,
     SpreadConstraint,
     hard_spread_constraints,
+    preferred_affinity_terms,
     required_affinity_terms,
     resolve_spread,
     resolve_terms,
+    resolve_weighted,
 )
 from kjobs.api.quantity import QuantityError, parse_quantity
 from kjobs.api.taints import (
@@ -83,9 +87,17 @@ NOTE_LENGTH_LIMIT = 1024
 
 _CPU, _MEMORY, _STORAGE, _PODS = "cpu", "memory", "ephemeral-storage", "pods"
 PREFER_NO_SCHEDULE = "PreferNoSchedule"
-SCORE_WEIGHTS = {"TaintToleration": 3, "NodeAffinity": 2, "NodeResourcesFit": 1, "NodeResourcesBalancedAllocation": 1}
-"""The default profile's score plugin weights (ImageLocality, PodTopologySpread and InterPodAffinity are not
-modelled: kjobs knows no images, and Job pods get no default spreading constraints)."""
+SCORE_WEIGHTS = {
+    "TaintToleration": 3,
+    "NodeAffinity": 2,
+    "PodTopologySpread": 2,
+    "InterPodAffinity": 2,
+    "NodeResourcesFit": 1,
+    "NodeResourcesBalancedAllocation": 1,
+}
+"""The default profile's score plugin weights (pkg/scheduler/apis/config/v1/default_plugins.go; ImageLocality is
+not modelled: kjobs knows no images). PodTopologySpread and InterPodAffinity are scored by
+`kjobs.controllers.interpod` (`cluster_scorer`)."""
 
 
 # ------------------------------------------------------------------------------------------------ resources
@@ -275,6 +287,14 @@ class PodInfo:
     """Required pod anti-affinity terms, resolved for the pod's namespace."""
     spread: tuple[SpreadConstraint, ...] = ()
     """DoNotSchedule topology spread constraints, `matchLabelKeys` merged with the pod's labels."""
+    preferred_affinity: tuple[tuple[int, AffinityTerm], ...] = ()
+    """Preferred pod affinity terms with their weights, resolved for the pod's namespace (InterPodAffinity score)."""
+    preferred_anti: tuple[tuple[int, AffinityTerm], ...] = ()
+    """Preferred pod anti-affinity terms with their weights."""
+    soft_spread: tuple[SpreadConstraint, ...] = ()
+    """ScheduleAnyway topology spread constraints (PodTopologySpread score)."""
+    any_spread: bool = False
+    """The pod has topology spread constraints of either kind: then no system default constraint applies."""
 
     @property
     def key(self) -> str:
@@ -310,6 +330,14 @@ class SpecInfo:
     """Raw required pod anti-affinity terms."""
     spread: tuple[Obj, ...] = ()
     """Raw DoNotSchedule topology spread constraints (resolved per pod: `matchLabelKeys` reads its labels)."""
+    preferred_pod_affinity: tuple[tuple[int, Obj], ...] = ()
+    """Raw preferred pod affinity terms, (weight, term)."""
+    preferred_pod_anti_affinity: tuple[tuple[int, Obj], ...] = ()
+    """Raw preferred pod anti-affinity terms, (weight, term)."""
+    soft_spread: tuple[Obj, ...] = ()
+    """Raw ScheduleAnyway topology spread constraints."""
+    any_spread: bool = False
+    """`topologySpreadConstraints` is not empty."""
 
 
 def spec_info(spec: Obj) -> SpecInfo:
@@ -319,6 +347,8 @@ def spec_info(spec: Obj) -> SpecInfo:
     )
     cpu, memory = non_zero_requests(spec)
     pod_affinity, pod_anti_affinity = required_affinity_terms(spec)
+    preferred_affinity, preferred_anti = preferred_affinity_terms(spec)
+    constraints = spec.get("topologySpreadConstraints")
     return SpecInfo(
         requests=pod_requests(spec),
         non_zero_cpu=cpu,
@@ -334,6 +364,10 @@ def spec_info(spec: Obj) -> SpecInfo:
         pod_affinity=pod_affinity,
         pod_anti_affinity=pod_anti_affinity,
         spread=hard_spread_constraints(spec),
+        preferred_pod_affinity=preferred_affinity,
+        preferred_pod_anti_affinity=preferred_anti,
+        soft_spread=hard_spread_constraints(spec, SCHEDULE_ANYWAY),
+        any_spread=isinstance(constraints, list) and bool(constraints),
     )
 
 
@@ -393,6 +427,16 @@ def pod_info(pod: Obj, *, priority: int, preempt_never: bool, spec: SpecInfo | N
         affinity_terms=resolve_terms(derived.pod_affinity, namespace) if derived.pod_affinity else (),
         anti_terms=resolve_terms(derived.pod_anti_affinity, namespace) if derived.pod_anti_affinity else (),
         spread=resolve_spread(derived.spread, labels) if derived.spread else (),
+        preferred_affinity=(
+            resolve_weighted(derived.preferred_pod_affinity, namespace) if derived.preferred_pod_affinity else ()
+        ),
+        preferred_anti=(
+            resolve_weighted(derived.preferred_pod_anti_affinity, namespace)
+            if derived.preferred_pod_anti_affinity
+            else ()
+        ),
+        soft_spread=resolve_spread(derived.soft_spread, labels) if derived.soft_spread else (),
+        any_spread=derived.any_spread,
     )
 
 
@@ -492,6 +536,9 @@ class NodeInfo:
     anti_pods: dict[str, PodInfo] = field(default_factory=dict)
     """The pods here with required anti-affinity terms (`NodeInfo.PodsWithRequiredAntiAffinity`): every
     incoming pod is checked against them."""
+    affinity_pods: dict[str, PodInfo] = field(default_factory=dict)
+    """The pods here whose terms InterPodAffinity's score reads for every incoming pod: required pod affinity and
+    preferred pod (anti-)affinity (`NodeInfo.PodsWithAffinity`, narrowed to the terms that can score)."""
     generation: int = 0
     """Bumped by every change to what filters and scores read (`set_node`, `add_pod`, `remove_pod`)."""
     memo: NodeMemo | None = None
@@ -526,6 +573,8 @@ class NodeInfo:
             count_ports(self.used_ports, info.host_ports)
         if info.anti_terms:
             self.anti_pods[info.uid] = info
+        if info.affinity_terms or info.preferred_affinity or info.preferred_anti:
+            self.affinity_pods[info.uid] = info
 
     def remove_pod(self, uid: str) -> PodInfo | None:
         """Stop counting a pod; returns what was counted."""
@@ -538,6 +587,7 @@ class NodeInfo:
             if info.host_ports:
                 count_ports(self.used_ports, info.host_ports, -1)
             self.anti_pods.pop(uid, None)
+            self.affinity_pods.pop(uid, None)
         return info
 
     def signature(self) -> tuple[Any, ...]:
@@ -796,8 +846,14 @@ def _weighted_resource_scores(pod: PodInfo, feasible: Sequence[NodeInfo]) -> lis
     return totals
 
 
-def node_scores(pod: PodInfo, feasible: Sequence[NodeInfo]) -> list[int]:
-    """The default profile's weighted sum per feasible node (same order)."""
+ClusterScores = Callable[[Sequence[NodeInfo]], "list[int] | None"]
+"""The weighted scores of the plugins that read the whole cluster (InterPodAffinity, PodTopologySpread) for the
+feasible nodes, or None when both skip (`kjobs.controllers.interpod.cluster_scorer`)."""
+
+
+def node_scores(pod: PodInfo, feasible: Sequence[NodeInfo], cluster: ClusterScores | None = None) -> list[int]:
+    """The default profile's weighted sum per feasible node (same order); `cluster` adds InterPodAffinity and
+    PodTopologySpread (None: both skipped, as for a pod without such terms in a cluster without them)."""
     w = SCORE_WEIGHTS
     totals = _weighted_resource_scores(pod, feasible)
     if any(n.soft_taints for n in feasible):
@@ -806,16 +862,20 @@ def node_scores(pod: PodInfo, feasible: Sequence[NodeInfo]) -> list[int]:
     if pod.preferred_terms:
         affinity = normalize([preferred_affinity(pod, n) for n in feasible])
         totals = [t + w["NodeAffinity"] * x for t, x in zip(totals, affinity, strict=True)]
+    if cluster is not None:
+        extra = cluster(feasible)
+        if extra is not None:
+            totals = [t + x for t, x in zip(totals, extra, strict=True)]
     return totals
 
 
-def select_host(pod: PodInfo, feasible: Sequence[NodeInfo]) -> str:
+def select_host(pod: PodInfo, feasible: Sequence[NodeInfo], cluster: ClusterScores | None = None) -> str:
     """The feasible node with the highest score; ties go to the name that sorts first (Kubernetes picks among
     ties at random). A single feasible node is taken without scoring, as Kubernetes does."""
     if len(feasible) == 1:
         return feasible[0].name
     best_name, best_score = "", -1
-    for node, score in zip(feasible, node_scores(pod, feasible), strict=True):
+    for node, score in zip(feasible, node_scores(pod, feasible, cluster), strict=True):
         if score > best_score or (score == best_score and node.name < best_name):
             best_name, best_score = node.name, score
     return best_name
