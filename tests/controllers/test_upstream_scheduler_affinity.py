@@ -694,6 +694,13 @@ SINGLE_CONSTRAINT: list[Any] = [
         id="existing pods do not match null selector",
     ),
     pytest.param(
+        lambda: make_pod("p", labels={"foo": ""}, spread=[constraint(1, "zone", {})]),
+        zones4,
+        lambda: foo_pods("node-x", "node-y"),
+        [OK, OK, OK, OK],
+        id="kjobs: an empty selector counts no existing pod (countPodsMatchSelector)",
+    ),
+    pytest.param(
         lambda: make_pod("p", labels={"foo": ""}, spread=[constraint(1, "zone", FOO)]),
         zones4,
         lambda: foo_pods(*SPREAD_2103),

@@ -206,13 +206,7 @@ class SpreadState:
                 if not state._included(constraint, node):
                     continue
                 value = node.labels[constraint.topology_key]
-                count = sum(
-                    1
-                    for other in node.pods.values()
-                    if not other.deleting
-                    and other.namespace == pod.namespace
-                    and constraint.selector.matches_labels(other.labels)
-                )
+                count = _count_matching(node, constraint.selector, pod.namespace)
                 state.counts[i][value] = state.counts[i].get(value, 0) + count
         return state
 
