@@ -91,6 +91,17 @@ def test_openapi_v3_index_and_document(http: httpx.Client) -> None:
     assert "podFailurePolicy" in doc["components"]["schemas"]["io.k8s.api.batch.v1.JobSpec"]["properties"]
 
 
+def test_openapi_v3_stale_hash_is_moved_to_the_current_one(http: httpx.Client) -> None:
+    """kube-openapi's handler3: a hash that is not the document's is a 301 to the current link, never an
+    immutable answer a client's HTTP cache would keep under the stale link."""
+    current = http.get("/openapi/v3").json()["paths"]["api/v1"]["serverRelativeURL"]
+    response = http.get("/openapi/v3/api/v1?hash=0BAD")
+    assert response.status_code == 301 and response.headers["cache-control"] != "public, immutable"
+    assert response.headers["location"] == current
+    assert response.text == f'<a href="{current}">Moved Permanently</a>.\n\n'
+    assert http.get(current).headers["cache-control"] == "public, immutable"
+
+
 @pytest.mark.parametrize(
     ("method", "path", "code", "reason"),
     [

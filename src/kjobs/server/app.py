@@ -16,6 +16,7 @@ import base64
 import contextlib
 import dataclasses
 import functools
+import html
 import logging
 import math
 import posixpath
@@ -117,6 +118,12 @@ async def _respond(
     headers.append((b"content-length", str(len(body)).encode()))
     await send({"type": "http.response.start", "status": code, "headers": headers})
     await send({"type": "http.response.body", "body": body})
+
+
+async def _moved(send: Send, location: str) -> None:
+    """Go's http.Redirect with 301 for a GET: the Location and its short HTML body."""
+    body = f'<a href="{html.escape(location)}">Moved Permanently</a>.\n\n'.encode()
+    await _respond(send, 301, body, b"text/html; charset=utf-8", extra=[(b"location", location.encode())])
 
 
 def _error(exc: ApiError) -> bytes:
@@ -712,7 +719,12 @@ class App:
         if kind == "openapi":
             digest = openapi.document_hash(route.group, route.version, self.service.features)
             extra = [(b"etag", f'"{digest}"'.encode())]
-            if "hash" in request.query:
+            if request.query.get("hash"):
+                if request.query["hash"] != digest:
+                    # kube-openapi's handler3 HandleGroupVersion: a stale hash is moved permanently to the current
+                    # one, so a client's HTTP cache never keeps another document under an immutable link.
+                    await _moved(send, f"{request.path.rstrip('/')}?hash={digest}")
+                    return
                 extra.append((b"cache-control", b"public, immutable"))
         await _respond(send, 200, body, extra=extra)
 
