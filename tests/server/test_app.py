@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import time
 
 import httpx
@@ -89,6 +90,17 @@ def test_openapi_v3_index_and_document(http: httpx.Client) -> None:
     assert "fieldValidation" in [p["name"] for p in patch["parameters"]]
     assert "application/strategic-merge-patch+json" in patch["requestBody"]["content"]
     assert "podFailurePolicy" in doc["components"]["schemas"]["io.k8s.api.batch.v1.JobSpec"]["properties"]
+
+
+def test_openapi_v3_index_has_an_etag_and_answers_304_to_it(http: httpx.Client) -> None:
+    """handler3's HandleDiscovery: the index's SHA-512 is its ETag, and http.ServeContent answers a matching
+    If-None-Match with 304 Not Modified and no body."""
+    response = http.get("/openapi/v3")
+    etag = response.headers["etag"]
+    assert etag == f'"{hashlib.sha512(response.content).hexdigest().upper()}"'
+    again = http.get("/openapi/v3", headers={"If-None-Match": f'"other", {etag}'})
+    assert again.status_code == 304 and again.content == b"" and again.headers["etag"] == etag
+    assert http.get("/openapi/v3", headers={"If-None-Match": '"other"'}).status_code == 200
 
 
 def test_openapi_v3_stale_hash_is_moved_to_the_current_one(http: httpx.Client) -> None:

@@ -16,6 +16,7 @@ import base64
 import contextlib
 import dataclasses
 import functools
+import hashlib
 import html
 import logging
 import math
@@ -300,6 +301,7 @@ class Request:
         "client_cert",
         "content_type",
         "hijack",
+        "if_none_match",
         "impersonation",
         "method",
         "path",
@@ -324,6 +326,7 @@ class Request:
         self.auth = ""
         self.client_cert = client_cert_name(scope)
         self.user_agent = ""
+        self.if_none_match = ""
         self.impersonation: list[tuple[str, str]] = []
         self.stream_protocols: list[str] = []
         """X-Stream-Protocol-Version values (an SPDY upgrade's sub-protocols)."""
@@ -340,6 +343,8 @@ class Request:
                 self.user_agent = value.decode("utf-8", "replace")
             elif key == b"upgrade":
                 self.upgrade = value.decode("latin-1")
+            elif key == b"if-none-match":
+                self.if_none_match = value.decode("latin-1")
             elif key == b"x-stream-protocol-version":
                 self.stream_protocols.append(value.decode("latin-1"))
             elif key.startswith(b"impersonate-"):
@@ -716,6 +721,16 @@ class App:
             await _respond(send, 200, discovery.aggregated(kind == "api"), discovery.AGGREGATED_CONTENT_TYPE.encode())
             return
         extra = None
+        if kind == "openapi-index":
+            # handler3's HandleDiscovery: the index's SHA-512 as its ETag, through http.ServeContent, which
+            # answers a matching If-None-Match with 304 and no body.
+            etag = f'"{hashlib.sha512(body).hexdigest().upper()}"'
+            tags = {t.strip().removeprefix("W/") for t in request.if_none_match.split(",")}
+            if etag in tags or "*" in tags:
+                await send({"type": "http.response.start", "status": 304, "headers": [(b"etag", etag.encode())]})
+                await send({"type": "http.response.body", "body": b""})
+                return
+            extra = [(b"etag", etag.encode())]
         if kind == "openapi":
             digest = openapi.document_hash(route.group, route.version, self.service.features)
             extra = [(b"etag", f'"{digest}"'.encode())]
