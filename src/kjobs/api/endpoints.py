@@ -257,12 +257,13 @@ def _validate_slice_address(address: str, address_type: str, path: str) -> list[
     """One address, by the slice's type (an unknown type is not checked, as upstream)."""
     if address_type == "IP":
         return [] if is_sloppy_ip(address) else [FieldError(path, Invalid, IP_MSG, address)]
-    if address_type in ("IPv4", "IPv6"):
+    if address_type in ("IPv4", "IPv6"):  # `IsValidIPv4Address`/`IsValidIPv6Address`, then `ValidateNonSpecialIP`
         ip = _ip_of(address) if is_sloppy_ip(address) else None
-        want = 4 if address_type == "IPv4" else 6
-        if ip is None or ip.version != want or (want == 6 and ":" not in address):
-            return [FieldError(path, Invalid, f"must be a valid {address_type} address", address)]
-        return _non_special_ip(address, path)
+        v4 = ip is not None and ":" not in address or (ip is not None and ip.version == 4)
+        errs: list[FieldError] = []
+        if ip is None or v4 != (address_type == "IPv4"):
+            errs.append(FieldError(path, Invalid, f"must be a valid {address_type} address", address))
+        return errs + _non_special_ip(address, path)
     if address_type == "FQDN":
         return _fully_qualified_domain_name(address, path)
     return []
