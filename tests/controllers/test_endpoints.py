@@ -132,3 +132,18 @@ def test_a_service_without_a_selector_is_left_to_its_user() -> None:
         assert ec.own.get(NS, "manual") is None and _slices(sc, "manual") == []
 
     asyncio.run(_with(run))
+
+
+def test_an_edited_endpoints_is_put_back() -> None:
+    async def run(client: LocalClient, clock: FakeClock, ec: EndpointsController, sc: EndpointSliceController) -> None:
+        await client.create(SERVICES, NS, _service())
+        await _running(client, _pod("a"))
+        await settle(clock, lambda: bool((ec.own.get(NS, "svc") or {}).get("subsets")))
+        edited = await client.get(ENDPOINTS, NS, "svc")
+        edited["subsets"] = [{"addresses": [{"ip": "10.0.0.9"}]}]
+        await client.update(ENDPOINTS, NS, edited)
+        await settle(clock, lambda: ec.own.get(NS, "svc")["subsets"][0]["addresses"][0].get("targetRef") is not None)
+        await client.delete(PODS, NS, "a", grace_period_seconds=0)
+        await settle(clock, lambda: "subsets" not in ec.own.get(NS, "svc"))
+
+    asyncio.run(_with(run))

@@ -259,7 +259,7 @@ def _validate_slice_address(address: str, address_type: str, path: str) -> list[
         return [] if is_sloppy_ip(address) else [FieldError(path, Invalid, IP_MSG, address)]
     if address_type in ("IPv4", "IPv6"):  # `IsValidIPv4Address`/`IsValidIPv6Address`, then `ValidateNonSpecialIP`
         ip = _ip_of(address) if is_sloppy_ip(address) else None
-        v4 = ip is not None and ":" not in address or (ip is not None and ip.version == 4)
+        v4 = ip is not None and ip.version == 4  # Go's `To4`: an IPv4-mapped IPv6 address counts as IPv4
         errs: list[FieldError] = []
         if ip is None or v4 != (address_type == "IPv4"):
             errs.append(FieldError(path, Invalid, f"must be a valid {address_type} address", address))

@@ -283,9 +283,11 @@ class _ServiceController:
                 self.queue.add(_key(namespace, _meta(service).get("name", "")))
 
     def _on_own(self, old: Obj | None, new: Obj | None) -> None:
-        """A deleted object is made again by the next sync of its Service."""
-        if new is None and old is not None:
-            self.queue.add(_key(_meta(old).get("namespace", ""), self._service_of(old)))
+        """`onEndpointsUpdate` / `onEndpointsDelete`: an Endpoints changed or deleted by someone else is put back by
+        the next sync of its Service (the controller's own writes sync to no change)."""
+        if old is not None:
+            obj = new if new is not None else old
+            self.queue.add(_key(_meta(obj).get("namespace", ""), self._service_of(obj)))
 
     def _service_of(self, obj: Obj) -> str:
         return str(_meta(obj).get("name") or "")
@@ -336,8 +338,9 @@ class EndpointsController(_ServiceController):
             "apiVersion": "v1",
             "kind": "Endpoints",
             "metadata": {"name": name, "namespace": namespace, "labels": labels, "annotations": annotations},
-            "subsets": subsets,
         }
+        if subsets:  # `subsets` is omitempty: an Endpoints without addresses has none
+            body["subsets"] = subsets
         if current is None:
             try:
                 await self.client.create(ENDPOINTS, namespace, body, handover=True)
