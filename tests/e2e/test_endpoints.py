@@ -83,8 +83,8 @@ def test_a_headless_service_lists_the_indexed_jobs_pods(cluster: tuple[Cluster, 
     get_ep = lambda: _kubectl(config, "get", "ep", "headless-svc")  # noqa: E731
     out = _until(get_ep, lambda o: "127.0.0.1,127.0.0.1,127.0.0.1" in o)
     assert out.splitlines()[0].split() == ["NAME", "ENDPOINTS", "AGE"]
-    # kubectl 1.32 describes a Service's Endpoints port by port: the docs' Service has none, so a second one
-    # with a port selects the same pods
+    # kubectl 1.32 describes a Service's endpoints (from its EndpointSlices) port by port: the docs' Service has
+    # none, so a second one with a port selects the same pods
     assert "Endpoints:" not in _kubectl(config, "describe", "svc", "headless-svc")
     _kubectl(config, "create", "-f", "-", stdin=WEB)
     _until(lambda: _kubectl(config, "get", "ep", "web"), lambda o: "127.0.0.1:8080,127.0.0.1:8080,127.0.0.1:8080" in o)
@@ -115,3 +115,60 @@ def test_a_headless_service_lists_the_indexed_jobs_pods(cluster: tuple[Cluster, 
     _until(
         lambda: _kubectl(config, "get", "ep,endpointslices", "-A"), lambda o: "headless-svc" not in o and "web" not in o
     )
+
+
+MANUAL = """\
+apiVersion: v1
+kind: Service
+metadata: {name: manual}
+spec:
+  ports: [{name: a, port: 80}]
+---
+apiVersion: v1
+kind: Endpoints
+metadata: {name: manual}
+subsets:
+- addresses: [{ip: 10.0.0.1}, {ip: 10.0.0.2}, {ip: 10.0.0.3}, {ip: 10.0.0.4}]
+  ports: [{name: a, port: 80}]
+---
+apiVersion: discovery.k8s.io/v1
+kind: EndpointSlice
+metadata: {name: manual-1, labels: {kubernetes.io/service-name: manual}}
+addressType: IPv4
+ports: [{name: a, port: 80}]
+endpoints:
+- addresses: [10.0.0.1]
+- addresses: [10.0.0.2]
+"""
+
+
+def test_server_side_apply_and_validation(cluster: tuple[Cluster, Path]) -> None:
+    _, config = cluster
+    out = _kubectl(config, "apply", "--server-side", "-f", "-", stdin=MANUAL)
+    assert out.splitlines() == [
+        "service/manual serverside-applied",
+        "endpoints/manual serverside-applied",
+        "endpointslice.discovery.k8s.io/manual-1 serverside-applied",
+    ]
+    # a Service without a selector: its Endpoints and slices are its user's; kubectl 1.32 describes it from its
+    # EndpointSlices (by `kubernetes.io/service-name`), port by port
+    assert "Endpoints:                10.0.0.1:80,10.0.0.2:80\n" in _kubectl(
+        config, "describe", "svc", "manual"
+    )
+    row = _kubectl(config, "get", "ep", "manual").splitlines()[1].split(None, 1)[1]
+    assert row.startswith("10.0.0.1:80,10.0.0.2:80,10.0.0.3:80 + 1 more...")
+    assert (
+        _kubectl(
+            config, "get", "endpointslice", "manual-1", "-o", "jsonpath={.ports[0].protocol} {.metadata.generation}"
+        )
+        == "TCP 1"
+    )
+    env = {"HOME": str(config.parent), "KUBECONFIG": str(config), "PATH": "/usr/local/bin:/usr/bin:/bin"}
+    bad = "apiVersion: discovery.k8s.io/v1\nkind: EndpointSlice\nmetadata: {name: bad}\naddressType: IPv9\n"
+    proc = subprocess.run(
+        ["kubectl", "create", "-f", "-"], capture_output=True, text=True, env=env, input=bad, timeout=60
+    )
+    assert proc.returncode == 1
+    assert 'addressType: Unsupported value: "IPv9": supported values: "FQDN", "IPv4", "IPv6"' in proc.stderr
+    _kubectl(config, "delete", "svc", "manual")
+    _until(lambda: _kubectl(config, "get", "ep", "-o", "name"), lambda o: "endpoints/manual" not in o)
