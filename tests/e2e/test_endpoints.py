@@ -152,9 +152,7 @@ def test_server_side_apply_and_validation(cluster: tuple[Cluster, Path]) -> None
     ]
     # a Service without a selector: its Endpoints and slices are its user's; kubectl 1.32 describes it from its
     # EndpointSlices (by `kubernetes.io/service-name`), port by port
-    assert "Endpoints:                10.0.0.1:80,10.0.0.2:80\n" in _kubectl(
-        config, "describe", "svc", "manual"
-    )
+    assert "Endpoints:                10.0.0.1:80,10.0.0.2:80\n" in _kubectl(config, "describe", "svc", "manual")
     row = _kubectl(config, "get", "ep", "manual").splitlines()[1].split(None, 1)[1]
     assert row.startswith("10.0.0.1:80,10.0.0.2:80,10.0.0.3:80 + 1 more...")
     assert (
