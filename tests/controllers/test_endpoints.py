@@ -12,7 +12,7 @@ from kjobs.api.types import Obj
 from kjobs.client.local import LocalClient
 from kjobs.client.resources import ENDPOINTS, PODS, SERVICES
 from kjobs.clock import FakeClock
-from kjobs.controllers.endpoints import EndpointsController, EndpointSliceController
+from kjobs.controllers.endpoints import EndpointsController, EndpointSliceController, TriggerTimeTracker
 from tests.support import local_api, settle
 
 NS = "default"
@@ -147,3 +147,21 @@ def test_an_edited_endpoints_is_put_back() -> None:
         await settle(clock, lambda: "subsets" not in ec.own.get(NS, "svc"))
 
     asyncio.run(_with(run))
+
+
+def test_trigger_time_is_the_earliest_change_since_the_last_sync() -> None:
+    """TriggerTimeTracker (pkg/controller/util/endpoint/trigger_time_tracker_test.go's idea): a new Service
+    exports its creation; then only pods whose Ready transition moved count, the earliest of them."""
+
+    def pod(name: str, when: str | None) -> Obj:
+        conditions = [{"type": "Ready", "status": "True", "lastTransitionTime": when}] if when else []
+        return {"metadata": {"name": name}, "status": {"conditions": conditions}}
+
+    svc = {"metadata": {"name": "s", "creationTimestamp": "2024-01-01T00:00:10Z"}}
+    tracker = TriggerTimeTracker()
+    assert tracker.compute("ns/s", svc, [pod("a", "2024-01-01T00:00:05Z")]) == "2024-01-01T00:00:05Z"
+    assert tracker.compute("ns/s", svc, [pod("a", "2024-01-01T00:00:05Z")]) is None
+    later = [pod("a", "2024-01-01T00:00:30Z"), pod("b", "2024-01-01T00:00:20Z"), pod("c", None)]
+    assert tracker.compute("ns/s", svc, later) == "2024-01-01T00:00:20Z"
+    tracker.forget("ns/s")
+    assert tracker.compute("ns/s", svc, []) == "2024-01-01T00:00:10Z"

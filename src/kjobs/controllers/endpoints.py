@@ -16,9 +16,10 @@ pod is left out of Endpoints unless `publishNotReadyAddresses`, and is in a slic
 carries the pod's `hostname` when the pod names the Service as its `subdomain`; a named `targetPort` is looked
 up among the pod's container ports (a pod without it is left out of that port).
 
-Simplified, and why: `endpoints.kubernetes.io/last-change-trigger-time` is the latest of the Service's creation
-and its pods' Ready transitions (upstream's tracker takes the earliest among the objects changed since the last
-sync, which for one change at a time, as with batch period 0, is the same instant); subsets and ports are sorted
+`endpoints.kubernetes.io/last-change-trigger-time` is upstream's `TriggerTimeTracker`'s: the earliest trigger time
+(a pod's Ready transition, the Service's creation) among those changed since the Service's last sync.
+
+Simplified, and why: subsets and ports are sorted
 by value (upstream orders them by hash); the Endpoints 1000-address truncation and the topology zone of a slice's
 endpoint (nodes carry no zone here) are left out; slices are filled in order rather than by upstream's placement
 heuristics, still at most 100 endpoints each, and a slice whose content did not change is not written. A
@@ -119,15 +120,46 @@ def _target_ref(pod: Obj) -> Obj:
     }
 
 
-def _trigger_time(service: Obj, pods: list[Obj]) -> str | None:
-    """The latest of the Service's creation and its pods' Ready transitions (see the module's note)."""
-    stamps = [_meta(service).get("creationTimestamp")]
-    for pod in pods:
-        for cond in (pod.get("status") or {}).get("conditions") or []:
-            if cond.get("type") == "Ready":
-                stamps.append(cond.get("lastTransitionTime"))
-    known = [parse_time(t) for t in stamps if isinstance(t, str) and t]
-    return format_time(max(known)) if known else None
+def _stamp(value: Any) -> float | None:
+    return parse_time(value) if isinstance(value, str) and value else None
+
+
+def _after(stamp: float, last: float | None) -> bool:
+    """Go's `t.After(last)`, None being the zero time (before every time; a zero `t` is after nothing)."""
+    return last is None or stamp > last
+
+
+@dataclass
+class TriggerTimeTracker:
+    """pkg/controller/util/endpoint/trigger_time_tracker.go: per Service, the trigger time of each pod (its Ready
+    condition's lastTransitionTime) and of the Service (its creation) seen at the last sync; a sync's
+    `endpoints.kubernetes.io/last-change-trigger-time` is the earliest among those that changed since (None:
+    nothing changed, the annotation is not written)."""
+
+    states: dict[str, tuple[dict[str, float | None], float | None]] = field(default_factory=dict)
+
+    def compute(self, key: str, service: Obj, pods: list[Obj]) -> str | None:
+        """`ComputeEndpointLastChangeTriggerTime` over the pods the Service selects."""
+        known, last_service = self.states.get(key, ({}, None))
+        changed: list[float] = []
+        seen: dict[str, float | None] = {}
+        for pod in pods:
+            name = str(_meta(pod).get("name") or "")
+            ready = next(
+                (c for c in (pod.get("status") or {}).get("conditions") or [] if c.get("type") == "Ready"), None
+            )
+            stamp = seen[name] = _stamp(ready.get("lastTransitionTime")) if ready is not None else None
+            if stamp is not None and _after(stamp, known.get(name)):
+                changed.append(stamp)
+        service_stamp = _stamp(_meta(service).get("creationTimestamp"))
+        if service_stamp is not None and _after(service_stamp, last_service):
+            changed.append(service_stamp)
+        self.states[key] = (seen, service_stamp)
+        return format_time(min(changed)) if changed else None
+
+    def forget(self, key: str) -> None:
+        """`DeleteService`."""
+        self.states.pop(key, None)
 
 
 def _service_labels(service: Obj) -> dict[str, str]:
@@ -244,6 +276,7 @@ class _ServiceController:
 
     OWN: Any = None
     QUEUE_NAME = ""
+    tracker: TriggerTimeTracker = field(default_factory=TriggerTimeTracker)
 
     def __post_init__(self) -> None:
         factory = self.shared or InformerFactory(self.client, clock=self.clock)
@@ -310,6 +343,7 @@ class EndpointsController(_ServiceController):
         namespace, _, name = key.partition("/")
         service = self.services.get(namespace, name)
         if service is None:
+            self.tracker.forget(key)
             try:  # the Service is gone: so is its Endpoints (`syncService`'s delete)
                 await self.client.delete(ENDPOINTS, namespace, name)
             except ApiError as exc:
@@ -319,6 +353,7 @@ class EndpointsController(_ServiceController):
         if not (service.get("spec") or {}).get("selector"):
             return  # a Service without a selector has Endpoints its user writes
         pods = self._selected(service)
+        trigger = self.tracker.compute(key, service, pods)
         subsets = desired_subsets(service, pods)
         labels = _service_labels(service)
         current = self.own.get(namespace, name)
@@ -329,7 +364,6 @@ class EndpointsController(_ServiceController):
         ):
             return
         annotations = dict(_meta(current).get("annotations") or {}) if current is not None else {}
-        trigger = _trigger_time(service, pods)
         if trigger:
             annotations[TRIGGER_TIME_ANNOTATION] = trigger
         else:
@@ -382,12 +416,14 @@ class EndpointSliceController(_ServiceController):
         namespace, _, name = key.partition("/")
         service = self.services.get(namespace, name)
         if service is None:
+            self.tracker.forget(key)
             for eps in self._owned(namespace, name):  # see the module's note on the garbage collector
                 await self._delete(namespace, eps)
             return
         if not (service.get("spec") or {}).get("selector"):
             return  # a Service without a selector has the slices its user writes
         pods = self._selected(service)
+        trigger = self.tracker.compute(key, service, pods)
         groups = desired_slice_endpoints(service, pods)
         if not groups:
             groups = {(): []}  # `placeholderSliceCompare`: a Service always has a slice, even an empty one
@@ -402,7 +438,6 @@ class EndpointSliceController(_ServiceController):
             "controller": True,
             "blockOwnerDeletion": True,
         }
-        trigger = _trigger_time(service, pods)
         desired: list[tuple[list[Obj] | None, list[Obj]]] = []
         for ports, endpoints in sorted(groups.items(), key=repr):
             port_list = [dict(p) for p in ports] or None
