@@ -10,7 +10,7 @@ from typing import Any
 
 from kjobs.api.types import Obj
 from kjobs.client.local import LocalClient
-from kjobs.client.resources import ENDPOINTS, PODS, SERVICES
+from kjobs.client.resources import ENDPOINT_SLICES, ENDPOINTS, PODS, SERVICES
 from kjobs.clock import FakeClock
 from kjobs.controllers.endpoints import EndpointsController, EndpointSliceController, TriggerTimeTracker
 from tests.support import local_api, settle
@@ -102,6 +102,14 @@ def test_pods_become_addresses_and_slice_endpoints() -> None:
             ("b", {"ready": False, "serving": False, "terminating": False}),
         ]
         assert eps["endpoints"][0]["hostname"] == "a" and b["metadata"]["name"] == "b"
+        versions = (ec.own.get(NS, "svc")["metadata"]["resourceVersion"], eps["metadata"]["resourceVersion"])
+        await ec.sync(f"{NS}/svc")  # nothing changed: nothing written
+        await sc.sync(f"{NS}/svc")
+        stored = (
+            await client.get(ENDPOINTS, NS, "svc"),
+            await client.get(ENDPOINT_SLICES, NS, eps["metadata"]["name"]),
+        )
+        assert tuple(o["metadata"]["resourceVersion"] for o in stored) == versions
 
         await client.delete(PODS, NS, "b", grace_period_seconds=30)  # terminating: out of Endpoints, in the slice
         await settle(clock, lambda: "notReadyAddresses" not in ec.own.get(NS, "svc")["subsets"][0])
@@ -165,3 +173,16 @@ def test_trigger_time_is_the_earliest_change_since_the_last_sync() -> None:
     assert tracker.compute("ns/s", svc, later) == "2024-01-01T00:00:20Z"
     tracker.forget("ns/s")
     assert tracker.compute("ns/s", svc, []) == "2024-01-01T00:00:10Z"
+
+
+def test_publish_not_ready_addresses() -> None:
+    async def run(client: LocalClient, clock: FakeClock, ec: EndpointsController, sc: EndpointSliceController) -> None:
+        await client.create(SERVICES, NS, _service(publishNotReadyAddresses=True))
+        await _running(client, _pod("a", ready=False))
+        await settle(clock, lambda: bool((ec.own.get(NS, "svc") or {}).get("subsets")))
+        await settle(clock, lambda: bool(_slices(sc) and _slices(sc)[0].get("endpoints")))
+        (subset,) = ec.own.get(NS, "svc")["subsets"]
+        assert [a["targetRef"]["name"] for a in subset["addresses"]] == ["a"] and "notReadyAddresses" not in subset
+        assert _slices(sc)[0]["endpoints"][0]["conditions"] == {"ready": True, "serving": False, "terminating": False}
+
+    asyncio.run(_with(run))
