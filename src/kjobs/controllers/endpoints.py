@@ -453,7 +453,7 @@ class EndpointSliceController(_ServiceController):
                 "kind": "EndpointSlice",
                 "metadata": {"namespace": namespace, "labels": labels, "ownerReferences": [owner]},
                 "addressType": families[0],
-                "endpoints": endpoints,
+                "endpoints": endpoints or None,  # as etcd's protobuf gives back an empty list: null
                 "ports": slice_ports,
             }
             if current is not None:
