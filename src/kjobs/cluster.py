@@ -28,6 +28,7 @@ from kjobs.controllers import CONTROLLER_NAMES, EMBEDDED_CONTROLLERS
 from kjobs.controllers.clusterroleaggregation import ClusterRoleAggregationController
 from kjobs.controllers.cronjob import CronJobController
 from kjobs.controllers.disruption import DisruptionController, DisruptionSettings
+from kjobs.controllers.endpoints import EndpointsController, EndpointSliceController
 from kjobs.controllers.garbagecollector import GarbageCollector
 from kjobs.controllers.job import JobController, JobControllerSettings
 from kjobs.controllers.nodelifecycle import NodeLifecycleController, NodeLifecycleSettings
@@ -342,6 +343,8 @@ def build_controllers(
         "rootcacertpublisher": lambda: RootCACertPublisher(client, clock, cfg.root_ca, shared=shared),
         "serviceaccount-controller": lambda: ServiceAccountsController(client, clock, shared=shared),
         "clusterrole-aggregation-controller": lambda: ClusterRoleAggregationController(client, clock, shared=shared),
+        "endpoint-controller": lambda: EndpointsController(client, clock, shared=shared),
+        "endpointslice-controller": lambda: EndpointSliceController(client, clock, shared=shared),
     }
     return {name: makers[name]() for name in names}
 

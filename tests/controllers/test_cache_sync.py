@@ -20,6 +20,8 @@ from kjobs.client.resources import (
     CLUSTER_ROLES,
     CONFIG_MAPS,
     CRONJOBS,
+    ENDPOINT_SLICES,
+    ENDPOINTS,
     EVENTS,
     JOBS,
     LEASES,
@@ -29,6 +31,7 @@ from kjobs.client.resources import (
     PODS,
     PRIORITY_CLASSES,
     SERVICE_ACCOUNTS,
+    SERVICES,
     ResourceRef,
 )
 from kjobs.clock import FakeClock
@@ -49,6 +52,8 @@ READS: dict[str, tuple[ResourceRef, ...]] = {
     "rootcacertpublisher": (CONFIG_MAPS, NAMESPACES),
     "serviceaccount-controller": (SERVICE_ACCOUNTS, NAMESPACES),
     "clusterrole-aggregation-controller": (CLUSTER_ROLES,),
+    "endpoint-controller": (SERVICES, PODS, ENDPOINTS),
+    "endpointslice-controller": (SERVICES, PODS, ENDPOINT_SLICES),
 }
 """The resources each controller watches (its informers), as in its constructor."""
 

@@ -17,12 +17,20 @@ CONTROLLER_NAMES = (
     "rootcacertpublisher",
     "serviceaccount-controller",
     "clusterrole-aggregation-controller",
+    "endpoint-controller",
+    "endpointslice-controller",
 )
 """Every controller kjobs has, by the name `kjobs controller --controllers` and `kjobs.cluster` use."""
 
-SERVED_ONLY = ("rootcacertpublisher", "clusterrole-aggregation-controller")
-"""What only a served cluster needs: the root CA publisher's ConfigMap is for clients of its TLS, and RBAC's
-aggregated roles matter only to users other than the embedded cluster's own (`kjobs up` runs both)."""
+SERVED_ONLY = (
+    "rootcacertpublisher",
+    "clusterrole-aggregation-controller",
+    "endpoint-controller",
+    "endpointslice-controller",
+)
+"""What only a served cluster needs: the root CA publisher's ConfigMap is for clients of its TLS, RBAC's
+aggregated roles matter only to users other than the embedded cluster's own, and a Service's Endpoints and
+EndpointSlices are for users reading them (nothing routes to a Service here); `kjobs up` runs them all."""
 
 EMBEDDED_CONTROLLERS = tuple(name for name in CONTROLLER_NAMES if name not in SERVED_ONLY)
 """What an embedded cluster runs unless told otherwise (`kjobs run`, `kjobs simulate`, the pytest plugin)."""

@@ -44,6 +44,8 @@ ROOTS: dict[tuple[str, str], str] = {
     ("", "ConfigMap"): "core/v1.ConfigMap",
     ("", "Secret"): "core/v1.Secret",
     ("", "ServiceAccount"): "core/v1.ServiceAccount",
+    ("", "Endpoints"): "core/v1.Endpoints",
+    ("discovery.k8s.io", "EndpointSlice"): "discovery/v1.EndpointSlice",
     ("", "Binding"): "core/v1.Binding",
     ("batch", "Job"): "batch/v1.Job",
     ("batch", "CronJob"): "batch/v1.CronJob",

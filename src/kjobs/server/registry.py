@@ -216,6 +216,40 @@ RESOURCES: list[Resource] = [
             "validate_status_update": ("kjobs.api.services", "validate_service_status_update"),
         },
     ),
+    # kept by the endpoint controllers (kjobs.controllers.endpoints; kjobs up) and kube-apiserver's endpoint
+    # reconciler for the kubernetes Service: pkg/registry/core/endpoint (short name ep) and
+    # pkg/registry/discovery/endpointslice (no short name)
+    Resource(
+        "",
+        "v1",
+        "endpoints",
+        "endpoints",
+        "Endpoints",
+        True,
+        ("ep",),
+        has_status=False,
+        hooks={
+            "default": ("kjobs.api.endpoints", "default_endpoints_in_place"),
+            "default_update": ("kjobs.api.endpoints", "default_endpoints_update_in_place"),
+            "validate": ("kjobs.api.endpoints", "validate_endpoints"),
+            "validate_update": ("kjobs.api.endpoints", "validate_endpoints_update"),
+        },
+    ),
+    Resource(
+        "discovery.k8s.io",
+        "v1",
+        "endpointslices",
+        "endpointslice",
+        "EndpointSlice",
+        True,
+        has_status=False,
+        hooks={
+            "default": ("kjobs.api.endpoints", "default_endpoint_slice_in_place"),
+            "default_update": ("kjobs.api.endpoints", "default_endpoint_slice_update_in_place"),
+            "validate": ("kjobs.api.endpoints", "validate_endpoint_slice"),
+            "validate_update": ("kjobs.api.endpoints", "validate_endpoint_slice_update"),
+        },
+    ),
     Resource(
         "",
         "v1",

@@ -49,6 +49,11 @@ ROOTS = [
     # stored and validated, never routed (kjobs.api.services)
     "io.k8s.api.core.v1.Service",
     "io.k8s.api.core.v1.ServiceList",
+    # the addresses behind a Service, kept by the endpoint controllers (kjobs.api.endpoints)
+    "io.k8s.api.core.v1.Endpoints",
+    "io.k8s.api.core.v1.EndpointsList",
+    "io.k8s.api.discovery.v1.EndpointSlice",
+    "io.k8s.api.discovery.v1.EndpointSliceList",
     # what a pod's env and envFrom read (kjobs.node.envvars)
     "io.k8s.api.core.v1.ConfigMap",
     "io.k8s.api.core.v1.ConfigMapList",

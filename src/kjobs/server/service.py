@@ -628,6 +628,50 @@ class ApiService:
             self._classes = None
 
     async def ensure_kubernetes_service(self, port: int, *, reconcile: bool = True) -> None:
+        """The `kubernetes` Service (`_ensure_kubernetes_service_object`), then its Endpoints and EndpointSlice
+        (`ensure_kubernetes_endpoints`), at start and at each periodic run."""
+        await self._ensure_kubernetes_service_object(port, reconcile=reconcile)
+        await self.ensure_kubernetes_endpoints(port)
+
+    async def ensure_kubernetes_endpoints(self, port: int, address: str = "127.0.0.1") -> None:
+        """kube-apiserver's endpoint reconciler for its own Service (pkg/controlplane/reconcilers: the default
+        `lease` reconciler's `ReconcileEndpoints`, written through `EndpointsAdapter`): the Endpoints `kubernetes`
+        in `default` lists the API server's advertise address (here 127.0.0.1, the only one) at its secure port,
+        named `https`, labelled `endpointslice.kubernetes.io/skip-mirror: "true"`, and the EndpointSlice
+        `kubernetes` the same endpoint, ready; each is created when missing and rewritten when it differs."""
+        subsets = [{"addresses": [{"ip": address}], "ports": [{"name": "https", "port": port, "protocol": "TCP"}]}]
+        endpoints_meta = {"name": KUBERNETES_SERVICE, "labels": {"endpointslice.kubernetes.io/skip-mirror": "true"}}
+        slice_body: Obj = {
+            "addressType": "IPv4",
+            "endpoints": [{"addresses": [address], "conditions": {"ready": True}}],
+            "ports": [{"name": "https", "port": port, "protocol": "TCP"}],
+        }
+        slice_meta = {"name": KUBERNETES_SERVICE, "labels": {"kubernetes.io/service-name": KUBERNETES_SERVICE}}
+        for plural, group, meta, content in (
+            ("endpoints", "", endpoints_meta, {"subsets": subsets}),
+            ("endpointslices", "discovery.k8s.io", slice_meta, slice_body),
+        ):
+            r = lookup(group, "v1", plural)
+            assert r is not None
+            existing = self.store.get(r.store_key, "default", KUBERNETES_SERVICE)
+            if existing is None:
+                try:
+                    await self.create(
+                        r, "default", {"metadata": dict(meta), **content}, field_validation="Ignore",
+                        manager="kube-apiserver",
+                    )  # fmt: skip
+                except ApiError as exc:
+                    if exc.reason != "AlreadyExists":
+                        raise
+                continue
+            if all(existing.get(k) == v for k, v in content.items()):
+                continue
+            updated = {**existing, **content}
+            await self.update(
+                r, "default", KUBERNETES_SERVICE, updated, field_validation="Ignore", manager="kube-apiserver"
+            )
+
+    async def _ensure_kubernetes_service_object(self, port: int, *, reconcile: bool = True) -> None:
         """The `kubernetes` Service in `default`, as kube-apiserver's own controller keeps it
         (pkg/controlplane/controller/kubernetesservice/controller.go `CreateOrUpdateMasterServiceIfNeeded`,
         `getMasterServiceUpdateIfNeeded`): cluster IP 10.96.0.1, port `https` 443 to the API server's port;

@@ -728,6 +728,97 @@ def binding_cells(binding: Obj, now: float) -> list[Any]:
     ]
 
 
+# ---------------------------------------------------------------------------------------------- endpoints
+
+ENDPOINTS_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _DESC_NAME),
+    ("Endpoints", "string", 0, "The set of all endpoints is the union of all subsets. Addresses are placed into "
+     "subsets according to the IPs they share. A single address with multiple ports, some of which are ready and "
+     "some of which are not (because they come from different containers) will result in the address being "
+     "displayed in different subsets for the different ports. No address will appear in both Addresses and "
+     "NotReadyAddresses in the same subset. Sets of addresses and ports that comprise a service."),
+    ("Age", "string", 0, _DESC_AGE),
+]  # fmt: skip
+
+MORE_MAX = 3
+"""How many items `formatEndpoints` and the EndpointSlice printer show before `+ N more...`."""
+
+
+def format_endpoints(ep: Obj, ports: set[str] | None = None) -> str:
+    """`formatEndpoints` (pkg/printers/internalversion/printers.go): up to three ready `ip:port` (a subset
+    without ports: its IPs), `+ N more...` for the rest, only the ports named in `ports` when given."""
+    subsets = ep.get("subsets") or []
+    if not subsets:
+        return "<none>"
+    shown: list[str] = []
+    count = 0
+    for subset in subsets:
+        addresses = [a.get("ip") or "" for a in subset.get("addresses") or []]
+        subset_ports = subset.get("ports") or []
+        if not subset_ports:
+            count += len(addresses)
+            shown += addresses[: MORE_MAX - len(shown)]
+            continue
+        for port in subset_ports:
+            if ports is None or (port.get("name") or "") in ports:
+                count += len(addresses)
+                number = port.get("port")
+                shown += [_join_host_port(ip, number) for ip in addresses[: MORE_MAX - len(shown)]]
+    text = ",".join(shown)
+    return f"{text} + {count - MORE_MAX} more..." if count > MORE_MAX else text
+
+
+def _join_host_port(ip: str, port: Any) -> str:
+    """`net.JoinHostPort`: an IPv6 address in brackets."""
+    return f"[{ip}]:{port}" if ":" in ip else f"{ip}:{port}"
+
+
+def endpoints_cells(ep: Obj, now: float) -> list[Any]:
+    """One Endpoints row (`printEndpoints`)."""
+    return [ep.get("metadata", {}).get("name", ""), format_endpoints(ep), _age(ep, now)]
+
+
+ENDPOINT_SLICE_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _DESC_NAME),
+    ("AddressType", "string", 0, "addressType specifies the type of address carried by this EndpointSlice. All "
+     "addresses in this slice must be the same type. This field is immutable after creation. The following "
+     "address types are currently supported: * IPv4: Represents an IPv4 Address. * IPv6: Represents an IPv6 "
+     "Address. * FQDN: Represents a Fully Qualified Domain Name."),
+    ("Ports", "string", 0, "ports specifies the list of network ports exposed by each endpoint in this slice. Each "
+     "port must have a unique name. When ports is empty, it indicates that there are no defined ports. When a port "
+     "is defined with a nil port value, it indicates \"all ports\". Each slice may include a maximum of 100 ports."),
+    ("Endpoints", "string", 0, "endpoints is a list of unique endpoints in this slice. Each slice may include a "
+     "maximum of 1000 endpoints."),
+    ("Age", "string", 0, _DESC_AGE),
+]  # fmt: skip
+
+
+def _list_with_more(items: list[str], count: int) -> str:
+    """`listWithMoreString`: `<unset>` for none."""
+    text = ",".join(items[:MORE_MAX])
+    if count > MORE_MAX:
+        return f"{text} + {count - MORE_MAX} more..."
+    return text or "<unset>"
+
+
+def endpoint_slice_cells(eps: Obj, now: float) -> list[Any]:
+    """One EndpointSlice row (`printEndpointSlice`: `formatDiscoveryPorts`, `formatDiscoveryEndpoints`); a port
+    without a number shows its name, or `*`."""
+    ports = eps.get("ports") or []
+    port_texts = [
+        str(p["port"]) if p.get("port") is not None else (p["name"] if p.get("name") is not None else "*")
+        for p in ports
+    ]
+    addresses = [a for e in eps.get("endpoints") or [] for a in e.get("addresses") or []]
+    return [
+        eps.get("metadata", {}).get("name", ""),
+        eps.get("addressType") or "",
+        _list_with_more(port_texts, len(port_texts)),
+        _list_with_more(addresses, len(addresses)),
+        _age(eps, now),
+    ]
+
+
 # ---------------------------------------------------------------------------------------------- default
 
 DEFAULT_COLUMNS: list[Column] = [("Name", "string", 0, _DESC_NAME), ("Created At", "date", 0, _DESC_AGE)]
@@ -740,6 +831,8 @@ def default_cells(obj: Obj, now: float) -> list[Any]:
 
 
 PRINTERS: dict[str, tuple[list[Column], Cells]] = {
+    "Endpoints": (ENDPOINTS_COLUMNS, endpoints_cells),
+    "EndpointSlice": (ENDPOINT_SLICE_COLUMNS, endpoint_slice_cells),
     "Job": (JOB_COLUMNS, job_cells),
     "Pod": (POD_COLUMNS, pod_cells),
     "Node": (NODE_COLUMNS, node_cells),
