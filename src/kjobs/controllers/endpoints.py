@@ -285,6 +285,9 @@ class _ServiceController:
         self.own = factory.informer(self.OWN)
         self.queue = WorkQueue(clock=self.clock)
         self._workers = WorkerPool(self.queue, self.sync, name=self.QUEUE_NAME, workers=self.workers)
+        self._selectors: dict[str, dict[str, dict[str, str]]] = {}
+        """namespace → Service name → its non-empty `spec.selector`: what a pod event is matched against (a
+        namespace whose Services select nothing, as a fresh cluster's `kubernetes`, costs a pod event one lookup)."""
 
     async def start(self) -> None:
         """Start the informers, then the workers once the caches have synced."""
@@ -305,15 +308,31 @@ class _ServiceController:
 
     def _on_service(self, old: Obj | None, new: Obj | None) -> None:
         obj = new if new is not None else old
-        if obj is not None:
-            self.queue.add(_key(_meta(obj).get("namespace", ""), _meta(obj).get("name", "")))
+        if obj is None:
+            return
+        namespace, name = _meta(obj).get("namespace", ""), _meta(obj).get("name", "")
+        selector = ((new or {}).get("spec") or {}).get("selector") or {}
+        in_namespace = self._selectors.setdefault(namespace, {})
+        if selector:
+            in_namespace[name] = dict(selector)
+        else:
+            in_namespace.pop(name, None)
+        self.queue.add(_key(namespace, name))
 
     def _on_pod(self, old: Obj | None, new: Obj | None) -> None:
         """`addPod` / `updatePod` / `deletePod`: every Service selecting the pod before or after the change."""
         namespace = _meta(new if new is not None else old or {}).get("namespace", "")
-        for service in self.services.list(namespace):
-            if (new is not None and selects(service, new)) or (old is not None and selects(service, old)):
-                self.queue.add(_key(namespace, _meta(service).get("name", "")))
+        selectors = self._selectors.get(namespace)
+        if not selectors:
+            return
+        new_labels = _meta(new).get("labels") or {} if new is not None else None
+        old_labels = _meta(old).get("labels") or {} if old is not None else None
+        for name, selector in selectors.items():
+            if any(
+                labels is not None and all(labels.get(k) == v for k, v in selector.items())
+                for labels in (new_labels, old_labels)
+            ):
+                self.queue.add(_key(namespace, name))
 
     def _on_own(self, old: Obj | None, new: Obj | None) -> None:
         """`onEndpointsUpdate` / `onEndpointsDelete`: an Endpoints changed or deleted by someone else is put back by
