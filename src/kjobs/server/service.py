@@ -915,10 +915,19 @@ class ApiService:
 
     # ------------------------------------------------------------------------------------------- create
 
-    def review(self, r: Resource, body: Any, user: UserInfo, *, field_validation: str = "") -> Result:
-        """POST of a self review (`kubectl auth whoami`, `kubectl auth can-i`): answered from `user`, not stored."""
+    def review(
+        self, r: Resource, body: Any, user: UserInfo, *, field_validation: str = "", namespace: str = ""
+    ) -> Result:
+        """POST of a review (`kubectl auth whoami`, `kubectl auth can-i`, a SubjectAccessReview; a
+        LocalSubjectAccessReview in `namespace`): answered from `user` or the user it names, not stored."""
         warnings = self._decode_check(r, body, field_validation)
-        return Result(reviews.review(r.kind, body, user, self.now(), self.rbac), 201, warnings)
+        if r.namespaced:
+            meta = body.get("metadata")
+            if isinstance(meta, dict) and meta.get("namespace") not in (None, "", namespace):
+                raise bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
+        return Result(reviews.review(r.kind, body, user, self.now(), self.rbac, namespace), 201, warnings)
 
     async def create(
         self,
