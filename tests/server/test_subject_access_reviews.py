@@ -13,6 +13,7 @@ import httpx
 import pytest
 
 from kjobs.api.errors import ApiError
+from kjobs.server.authz import UserInfo
 from kjobs.server.reviews import review
 from tests.server.rbac_support import bootstrap_rbac
 
@@ -41,7 +42,7 @@ def _label(**requirement: Any) -> dict[str, Any]:
     return {"labelSelector": {"requirements": [requirement]}}
 
 
-_NOBODY = __import__("kjobs.server.authz", fromlist=["UserInfo"]).UserInfo("nobody", ())
+_NOBODY = UserInfo("nobody", ())
 
 SAR_SUCCESS = [
     {"resourceAttributes": {}, "user": "me"},
@@ -282,8 +283,8 @@ def test_a_local_review_is_of_its_namespace(http: httpx.Client) -> None:
     assert answer.json()["metadata"] == {"namespace": "default", "creationTimestamp": None}
     assert answer.json()["status"] == {
         "allowed": True,
-        "reason": 'RBAC: allowed by RoleBinding "runner-admin/default" of ClusterRole "cluster-admin" to ServiceAccount '
-        '"runner/default"',
+        "reason": 'RBAC: allowed by RoleBinding "runner-admin/default" of ClusterRole "cluster-admin" to '
+        'ServiceAccount "runner/default"',
     }
     elsewhere = {**spec, "resourceAttributes": {**spec["resourceAttributes"], "namespace": "kube-system"}}
     mismatch = http.post(LSAR.format("kube-system"), json=_sar(elsewhere, "LocalSubjectAccessReview"))

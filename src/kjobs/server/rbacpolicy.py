@@ -1,18 +1,18 @@
-"""RBAC's bootstrap policy: the ClusterRoles and ClusterRoleBindings kube-apiserver creates at start (pure data).
+"""RBAC's bootstrap policy: the roles and bindings kube-apiserver keeps at every start (pure data).
 
-kube-apiserver's `rbac/bootstrap-roles` post-start hook (pkg/registry/rbac/rest/storage_rbac.go) creates, when
-missing, the roles and bindings of plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go; their content here
-is that of its testdata/cluster-roles.yaml (kubernetes/kubernetes at 025f2834a128798cef30018a5e6a6ae82b5ad885),
-every one labelled `kubernetes.io/bootstrapping: rbac-defaults` and annotated
-`rbac.authorization.kubernetes.io/autoupdate: "true"` (`addDefaultMetadata`).
+kube-apiserver's `rbac/bootstrap-roles` post-start hook (pkg/registry/rbac/rest/storage_rbac.go) reconciles the
+objects of plugin/pkg/auth/authorizer/rbac/bootstrappolicy/: policy.go (`ClusterRoles()`, the user-facing and
+component roles, and `ClusterRoleBindings()`), controller_policy.go (a `system:controller:*` role and binding per
+controller of kube-controller-manager) and namespace_policy.go (Roles and RoleBindings of kube-system and
+kube-public). Every one is labelled `kubernetes.io/bootstrapping: rbac-defaults` and annotated
+`rbac.authorization.kubernetes.io/autoupdate: "true"` (`addDefaultMetadata`). Their content is that of the
+package's testdata/*.yaml, at the commits named where each part begins (the search index holds no 1.32 copy of
+them; tests/server/test_rbac_bootstrap.py compares these objects with a trimmed copy of those files).
+`kjobs.server.rbacreconcile` says what happens to one a user changed.
 
-Kept: the user-facing roles (`cluster-admin`, `admin`, `edit`, `view`, whose rules the aggregate-to roles give
-them through their `aggregationRule`), the roles of what every user may do (`system:basic-user`,
-`system:discovery`, `system:public-info-viewer`), `system:monitoring` and `system:auth-delegator`, with their
-bindings. Left out: the roles of components kjobs does not run as separate users (`system:node`,
-`system:kube-scheduler`, `system:kube-controller-manager`, the controllers' `system:controller:*` roles, kube-dns,
-kube-proxy, the certificate approvers, the volume and heapster roles): kjobs' own components hold
-`system:masters` credentials.
+kjobs' own components hold `system:masters` credentials: the component and controller roles grant nothing to
+them; they are here because a cluster has them (`kubectl get clusterroles`, manifests binding to `system:node-
+proxier` or `system:auth-delegator`, `kubectl auth can-i --as=system:serviceaccount:kube-system:job-controller`).
 """
 
 from __future__ import annotations
@@ -168,11 +168,16 @@ CLUSTER_ROLES: list[Obj] = [
     _role("system:public-info-viewer", [_urls("/healthz", "/livez", "/readyz", "/version", "/version/")]),
     _aggregated("view", into="edit"),
 ]
-"""The bootstrap ClusterRoles kjobs creates, in testdata/cluster-roles.yaml's order."""
+"""The bootstrap ClusterRoles of policy.go `ClusterRoles()`, in testdata/cluster-roles.yaml's order (by name;
+`_COMPONENT_ROLES` below are merged in)."""
 
 
-def _binding(role: str, *groups: str) -> Obj:
-    return {
+def _binding(role: str, *groups: str, users: tuple[str, ...] = (), accounts: tuple[str, ...] = ()) -> Obj:
+    """A ClusterRoleBinding named as its ClusterRole, to groups, users and kube-system ServiceAccounts."""
+    subjects = [{"apiGroup": GROUP, "kind": "Group", "name": g} for g in groups]
+    subjects += [{"apiGroup": GROUP, "kind": "User", "name": u} for u in users]
+    subjects += [{"kind": "ServiceAccount", "name": a, "namespace": "kube-system"} for a in accounts]
+    binding: Obj = {
         "apiVersion": f"{GROUP}/v1",
         "kind": "ClusterRoleBinding",
         "metadata": {
@@ -181,18 +186,28 @@ def _binding(role: str, *groups: str) -> Obj:
             "annotations": {AUTOUPDATE_ANNOTATION: "true"},
         },
         "roleRef": {"apiGroup": GROUP, "kind": "ClusterRole", "name": role},
-        "subjects": [{"apiGroup": GROUP, "kind": "Group", "name": g} for g in groups],
     }
+    if subjects:
+        binding["subjects"] = subjects
+    return binding
 
 
 CLUSTER_ROLE_BINDINGS: list[Obj] = [
     _binding("cluster-admin", "system:masters"),
     _binding("system:basic-user", AUTHENTICATED),
     _binding("system:discovery", AUTHENTICATED),
+    _binding("system:kube-controller-manager", users=("system:kube-controller-manager",)),
+    _binding("system:kube-dns", accounts=("kube-dns",)),
+    _binding("system:kube-scheduler", users=("system:kube-scheduler",)),
     _binding("system:monitoring", "system:monitoring"),
+    # deprecated since the Node authorizer (1.7): kept without subjects, so that reconciliation adds none
+    _binding("system:node"),
+    _binding("system:node-proxier", users=("system:kube-proxy",)),
     _binding("system:public-info-viewer", AUTHENTICATED, UNAUTHENTICATED),
+    _binding("system:service-account-issuer-discovery", "system:serviceaccounts"),
+    _binding("system:volume-scheduler", users=("system:kube-scheduler",)),
 ]
-"""policy.go `ClusterRoleBindings()`, for the roles above (a binding to a left-out role is left out too)."""
+"""policy.go `ClusterRoleBindings()`, by name as testdata/cluster-role-bindings.yaml lists them."""
 
 
 # ---------------------------------------------------------------------------------------------- controllers
@@ -607,6 +622,131 @@ NAMESPACE_ROLE_BINDINGS: list[Obj] = [
     }
     for ns, name, role, subjects in NAMESPACE_ROLE_BINDING_SUBJECTS
 ]
+
+
+# ---------------------------------------------------------------------------------------------- components
+#
+# policy.go's roles of the components (kubelet, scheduler, controller manager, kube-proxy, kube-dns, the
+# certificate approvers, ...), testdata/cluster-roles.yaml at 025f2834a128798cef30018a5e6a6ae82b5ad885 (the
+# commit the roles above were taken from). No kjobs component acts as these users; they grant what a cluster's
+# would, to whoever is bound to them.
+
+_CSR = "certificates.k8s.io"
+
+
+def _approver(signer: str) -> list[Obj]:
+    return [_r("approve", _CSR, "signers", f"kubernetes.io/{signer}")]
+
+
+_COMPONENT_ROLES: dict[str, list[Obj]] = {
+    "system:certificates.k8s.io:certificatesigningrequests:nodeclient": [
+        _r("create", _CSR, "certificatesigningrequests/nodeclient")
+    ],
+    "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient": [
+        _r("create", _CSR, "certificatesigningrequests/selfnodeclient")
+    ],
+    "system:certificates.k8s.io:kube-apiserver-client-approver": _approver("kube-apiserver-client"),
+    "system:certificates.k8s.io:kube-apiserver-client-kubelet-approver": _approver("kube-apiserver-client-kubelet"),
+    "system:certificates.k8s.io:kubelet-serving-approver": _approver("kubelet-serving"),
+    "system:certificates.k8s.io:legacy-unknown-approver": _approver("legacy-unknown"),
+    "system:heapster": [
+        _r(_GLW, "core", "events namespaces nodes pods"),
+        _r(_GLW, "extensions", "deployments"),
+    ],
+    "system:kube-aggregator": [_r(_GLW, "core", "endpoints services")],
+    "system:kube-controller-manager": [
+        _EVENTS,
+        _r("create", "coordination.k8s.io", "leases"),
+        _r("get update", "coordination.k8s.io", "leases", "kube-controller-manager"),
+        _r("create", "core", "secrets serviceaccounts"),
+        _r("delete", "core", "secrets"),
+        _r("get", "core", "configmaps namespaces secrets serviceaccounts"),
+        _r("update", "core", "secrets serviceaccounts"),
+        _r("create", "authentication.k8s.io", "tokenreviews"),
+        _r("create", "authorization.k8s.io", "subjectaccessreviews"),
+        _r("list watch", "*", "*"),
+        _r("create", "core", "serviceaccounts/token"),
+    ],
+    "system:kube-dns": [_r("list watch", "core", "endpoints services")],
+    "system:kube-scheduler": [
+        _EVENTS,
+        _r("create", "coordination.k8s.io", "leases"),
+        _r("get update", "coordination.k8s.io", "leases", "kube-scheduler"),
+        _r(_GLW, "core", "nodes"),
+        _r("delete get list watch", "core", "pods"),
+        _r("create", "core", "bindings pods/binding"),
+        _r("patch update", "core", "pods/status"),
+        _r(_GLW, "core", "replicationcontrollers services"),
+        _r(_GLW, "apps extensions", "replicasets"),
+        _r(_GLW, "apps", "statefulsets"),
+        _r(_GLW, "policy", "poddisruptionbudgets"),
+        _r(_GLW, "core", "persistentvolumeclaims persistentvolumes"),
+        _r("create", "authentication.k8s.io", "tokenreviews"),
+        _r("create", "authorization.k8s.io", "subjectaccessreviews"),
+        _r(_GLW, "storage.k8s.io", "csinodes"),
+        _r(_GLW, "core", "namespaces"),
+        _r(_GLW, "storage.k8s.io", "csidrivers"),
+        _r(_GLW, "storage.k8s.io", "csistoragecapacities"),
+    ],
+    "system:kubelet-api-admin": [
+        _r(_GLW, "core", "nodes"),
+        _r("proxy", "core", "nodes"),
+        _r("*", "core", "nodes/log nodes/metrics nodes/proxy nodes/stats"),
+    ],
+    "system:node": [
+        _r("create", "authentication.k8s.io", "tokenreviews"),
+        _r("create", "authorization.k8s.io", "localsubjectaccessreviews subjectaccessreviews"),
+        _r(_GLW, "core", "services"),
+        _r("create get list watch", "core", "nodes"),
+        _r("patch update", "core", "nodes/status"),
+        _r("patch update", "core", "nodes"),
+        _r("create patch update", "core", "events"),
+        _r(_GLW, "core", "pods"),
+        _r("create delete", "core", "pods"),
+        _r("patch update", "core", "pods/status"),
+        _r("create", "core", "pods/eviction"),
+        _r(_GLW, "core", "configmaps secrets"),
+        _r("get", "core", "persistentvolumeclaims persistentvolumes"),
+        _r("get", "core", "endpoints"),
+        _r("create get list watch", _CSR, "certificatesigningrequests"),
+        _r("create delete get patch update", "coordination.k8s.io", "leases"),
+        _r("get", "storage.k8s.io", "volumeattachments"),
+        _r("create", "core", "serviceaccounts/token"),
+        _r("get patch update", "core", "persistentvolumeclaims/status"),
+        _r(_GLW, "storage.k8s.io", "csidrivers"),
+        _r("create delete get patch update", "storage.k8s.io", "csinodes"),
+        _r(_GLW, "node.k8s.io", "runtimeclasses"),
+    ],
+    "system:node-bootstrapper": [_r("create get list watch", _CSR, "certificatesigningrequests")],
+    "system:node-problem-detector": [
+        _r("get", "core", "nodes"),
+        _r("patch", "core", "nodes/status"),
+        _EVENTS,
+    ],
+    "system:node-proxier": [
+        _r("list watch", "core", "endpoints services"),
+        _r(_GLW, "core", "nodes"),
+        _EVENTS,
+        _r("list watch", "discovery.k8s.io", "endpointslices"),
+    ],
+    "system:persistent-volume-provisioner": [
+        _r("create delete get list watch", "core", "persistentvolumes"),
+        _r("get list update watch", "core", "persistentvolumeclaims"),
+        _r(_GLW, "storage.k8s.io", "storageclasses"),
+        _r("watch", "core", "events"),
+        _EVENTS,
+    ],
+    "system:service-account-issuer-discovery": [_urls("/.well-known/openid-configuration", "/openid/v1/jwks")],
+    "system:volume-scheduler": [
+        _r("get list patch update watch", "core", "persistentvolumes"),
+        _r(_GLW, "storage.k8s.io", "storageclasses"),
+        _r("get list patch update watch", "core", "persistentvolumeclaims"),
+    ],
+}
+"""The components' ClusterRoles by name (testdata/cluster-roles.yaml)."""
+
+CLUSTER_ROLES.extend(_role(name, copy.deepcopy(rules)) for name, rules in _COMPONENT_ROLES.items())
+CLUSTER_ROLES.sort(key=lambda role: str(role["metadata"]["name"]))
 
 
 def bootstrap_objects() -> Iterator[tuple[str, str, Obj]]:
