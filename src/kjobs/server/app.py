@@ -671,7 +671,7 @@ class App:
             user = authz.impersonate(user, request.impersonation, self.service.rbac.allowed)
         if authz.MASTERS not in user.groups:  # the privileged-group authorizer: no RBAC lookup at all
             attrs = _attributes(request, route)
-            allowed, reason = self.service.rbac.authorize(user, attrs)
+            allowed, reason = self.service.rbac.authorize(user, attrs, explain=False)
             if not allowed:
                 raise authz.forbidden(user, attrs, reason)
         return user
