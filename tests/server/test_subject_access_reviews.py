@@ -362,3 +362,20 @@ def test_discovery_lists_the_reviews_as_create_only(http: httpx.Client) -> None:
     assert resources["localsubjectaccessreviews"]["verbs"] == ["create"]
     assert resources["localsubjectaccessreviews"]["namespaced"] is True
     assert resources["localsubjectaccessreviews"]["kind"] == "LocalSubjectAccessReview"
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        {"user": "jane", "groups": "devs", "resourceAttributes": {}},
+        {"user": "jane", "extra": {"scopes": "x"}, "resourceAttributes": {}},
+        {"user": "jane", "resourceAttributes": {"fieldSelector": {"requirements": ["k=v"]}}},
+        {"user": "jane", "resourceAttributes": {"labelSelector": {"requirements": [{"key": "k", "values": "v"}]}}},
+        {"user": 7, "nonResourceAttributes": {"path": "/"}},
+        "everything",
+    ],
+)
+def test_a_body_of_the_wrong_types_is_a_bad_request(http: httpx.Client, spec: Any) -> None:
+    response = http.post(SAR, json=_sar(spec))
+    assert response.status_code == 400, response.text
+    assert response.json()["message"].startswith('SubjectAccessReview in version "v1" cannot be handled as a')
