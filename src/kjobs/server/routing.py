@@ -68,6 +68,8 @@ def parse(path: str) -> Route:
 
 
 def _openapi(parts: list[str]) -> Route:
+    if parts == ["v2"]:
+        return Route("openapi-v2")
     if parts[:1] != ["v3"]:
         return NOT_FOUND
     rest = parts[1:]
