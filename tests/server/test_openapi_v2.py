@@ -668,3 +668,52 @@ def test_kubectl_explain_plaintext_openapiv2(kubectl_env: dict[str, str], target
     )
     assert (proc.returncode, proc.stderr) == (0, "")
     assert proc.stdout == expected
+
+
+# ------------------------------------------------------------------------------------ metrics.k8s.io
+
+
+def test_metrics_group_is_in_the_v3_index_and_in_v2(http: httpx.Client) -> None:
+    """On a cluster the aggregator lists metrics-server's group version in /openapi/v3 and merges its paths and
+    definitions into /openapi/v2."""
+    link = http.get("/openapi/v3").json()["paths"]["apis/metrics.k8s.io/v1beta1"]["serverRelativeURL"]
+    v3 = http.get(link).json()
+    pod_metrics = v3["components"]["schemas"]["io.k8s.metrics.pkg.apis.metrics.v1beta1.PodMetrics"]
+    assert pod_metrics["x-kubernetes-group-version-kind"] == [
+        {"group": "metrics.k8s.io", "kind": "PodMetrics", "version": "v1beta1"}
+    ]
+    assert pod_metrics["required"] == ["timestamp", "window", "containers"]
+    assert sorted(v3["paths"]) == [
+        "/apis/metrics.k8s.io/v1beta1/namespaces/{namespace}/pods",
+        "/apis/metrics.k8s.io/v1beta1/namespaces/{namespace}/pods/{name}",
+        "/apis/metrics.k8s.io/v1beta1/nodes",
+        "/apis/metrics.k8s.io/v1beta1/nodes/{name}",
+    ]
+    paths = _doc()["paths"]
+    assert paths["/apis/metrics.k8s.io/v1beta1/namespaces/{namespace}/pods"]["get"]["operationId"] == (
+        "listMetricsV1beta1NamespacedPodMetrics"
+    )
+    assert paths["/apis/metrics.k8s.io/v1beta1/nodes/{name}"].keys() == {"get", "parameters"}  # get and list only
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+def test_kubectl_explain_podmetrics(kubectl_env: dict[str, str]) -> None:
+    proc = subprocess.run(
+        ["kubectl", "explain", "podmetrics.containers"],
+        capture_output=True,
+        text=True,
+        env=kubectl_env,
+        timeout=60,
+        cwd=Path(kubectl_env["HOME"]),
+    )
+    assert (proc.returncode, proc.stderr) == (0, "")
+    assert proc.stdout.splitlines()[:6] == [
+        "GROUP:      metrics.k8s.io",
+        "KIND:       PodMetrics",
+        "VERSION:    v1beta1",
+        "",
+        "FIELD: containers <[]ContainerMetrics>",
+        "",
+    ]
+    assert "  usage\t<map[string]Quantity> -required-" in proc.stdout.splitlines()

@@ -27,6 +27,7 @@ import orjson
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
 from kjobs.server import discovery, gnostic, schema
+from kjobs.server.openapi import METRICS_RESOURCES
 from kjobs.server.registry import RESOURCES, SUBRESOURCE_KINDS, Resource
 
 JSON_TYPE = "application/json"
@@ -717,7 +718,7 @@ def build(features: FeatureGates = DEFAULT) -> Obj:
     """The Swagger 2.0 document as a JSON object."""
     defs = definitions(features)
     paths: dict[str, Obj] = {}
-    for r in RESOURCES:
+    for r in [*RESOURCES, *METRICS_RESOURCES]:
         paths.update(_paths(r, defs))
     for item in paths.values():
         item["parameters"] = sorted(item["parameters"], key=_param_order)

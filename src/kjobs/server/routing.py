@@ -26,8 +26,8 @@ _NAMESPACE_SUBRESOURCES = ("status", "finalize")
 @dataclass(frozen=True)
 class Route:
     """What a path addresses. `kind` is one of: version, health, metrics, api, apis, group, resources, openapi-index,
-    openapi, openapi-v2, resource (with `resource`, `namespace`, `name`, `subresource`), resourcemetrics (`metrics.k8s.io`:
-    `name` is the item, `subresource` the plural), or notfound."""
+    openapi, openapi-v2, resource (with `resource`, `namespace`, `name`, `subresource`), resourcemetrics
+    (`metrics.k8s.io`: `name` is the item, `subresource` the plural), or notfound."""
 
     kind: str
     group: str = ""
