@@ -717,3 +717,27 @@ def test_kubectl_explain_podmetrics(kubectl_env: dict[str, str]) -> None:
         "",
     ]
     assert "  usage\t<map[string]Quantity> -required-" in proc.stdout.splitlines()
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed")
+def test_kubectl_apply_of_an_unknown_kind_gets_the_clusters_answer(kubectl_env: dict[str, str]) -> None:
+    """kubectl validates a kind /openapi/v3 lacks against /openapi/v2 before mapping it; with v2 served the
+    answer is the cluster's "no matches for kind" (it was `error validating data: the server could not find the
+    requested resource` while v2 was a 404)."""
+    manifest = Path(kubectl_env["HOME"]) / "v1beta1.yaml"
+    manifest.write_text("apiVersion: batch/v1beta1\nkind: CronJob\nmetadata:\n  name: old\nspec: {}\n")
+    proc = subprocess.run(
+        ["kubectl", "apply", "-f", str(manifest)],
+        capture_output=True,
+        text=True,
+        env=kubectl_env,
+        timeout=60,
+        cwd=Path(kubectl_env["HOME"]),
+    )
+    assert proc.returncode == 1
+    assert proc.stderr.strip().splitlines() == [
+        f'error: resource mapping not found for name: "old" namespace: "" from "{manifest}": no matches for kind '
+        '"CronJob" in version "batch/v1beta1"',
+        "ensure CRDs are installed first",
+    ]
