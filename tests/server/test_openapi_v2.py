@@ -24,7 +24,7 @@ import pytest
 import yaml
 from kubernetes import client
 
-from kjobs.server import kubeconfig, openapiv2
+from kjobs.server import gnostic, kubeconfig, openapiv2
 from kjobs.server.app import create_app
 from kjobs.server.runner import serve
 from kjobs.store import MemoryStore
@@ -509,6 +509,14 @@ def test_protobuf_form_reads_back_as_the_json_document() -> None:
     doc = openapiv2.document()
     decoded = _decode("Document", doc.protobuf)
     assert decoded == orjson.loads(doc.json)
+
+
+def test_the_encoder_refuses_what_gnostic_has_no_field_for() -> None:
+    """gnostic's ParseDocument refuses a Swagger 2.0 schema with JSON-schema-only keys (`oneOf`); so does the
+    encoder, so the shipped schemas' `oneOf`s can never reach a client unconverted."""
+    with pytest.raises(gnostic.UnsupportedKey, match="oneOf"):
+        gnostic.encode_document({"definitions": {"q": {"oneOf": [{"type": "string"}]}}})
+    assert gnostic.encode_document({"swagger": "2.0"}) == b"\n\x032.0"
 
 
 # ------------------------------------------------------------------------------------ over HTTP

@@ -520,7 +520,7 @@ def _paths(r: Resource, defs: dict[str, Any]) -> dict[str, Obj]:
                 _ok(name, "200", "201"),
             )
             paths[path] = {
-                "parameters": [*writes[:2], writes[2], _name_param(r.kind), *ns, _p("pretty-tJGM1-ng")],
+                "parameters": [*writes, _name_param(r.kind), *ns, _p("pretty-tJGM1-ng")],
                 "put": put,
             }
         elif sub == "log":
