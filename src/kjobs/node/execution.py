@@ -44,6 +44,8 @@ class ExecSpec:
     command: list[str]
     groups: set[int] = field(default_factory=set)
     """Where the command's process group id is kept while it runs (the runtime kills them with the container)."""
+    in_view: bool = False
+    """It runs in the container's own mount namespace (`nsenter`): a program named by its path is found there."""
 
 
 STDOUT, STDERR = 1, 2
@@ -156,6 +158,8 @@ def _missing(spec: ExecSpec) -> str:
     """containerd's message for a command that cannot be started ('' when it can)."""
     program = spec.command[0]
     path = spec.env.get("PATH", os.defpath)
+    if "/" in program and spec.in_view:
+        return ""  # looked up in the container's view by nsenter's exec
     if "/" in program:
         target = os.path.join(spec.cwd, program)
         if os.access(target, os.X_OK) and not os.path.isdir(target):

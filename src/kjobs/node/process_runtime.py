@@ -31,9 +31,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import shutil
 import signal as signals
+import subprocess
+import sys
 import tempfile
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
@@ -44,9 +47,9 @@ from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
 from kjobs.clock import Clock, RealClock
 from kjobs.files import private_dir
-from kjobs.node import adoption, leftovers, security
+from kjobs.node import adoption, leftovers, mountns, security, volumesetup
 from kjobs.node.cgroups import MemoryGuard, Placement, probe_memory_guard, read_group_rss
-from kjobs.node.envvars import ConfigError, container_env
+from kjobs.node.envvars import ConfigError, EnvSources, container_env
 from kjobs.node.execution import ExecSpec
 from kjobs.node.logs import (
     TERMINATION_MESSAGE_LOG_LINES,
@@ -76,6 +79,58 @@ START_ERROR_EXIT_CODE = 128
 _SHUTDOWN_WAIT_SECONDS = 5.0
 ADOPTED_POLL_SECONDS = 0.05
 """How often the journals of a previous agent's shims are read while containers adopted from them run."""
+MOUNT_VOLUMES_ENV = "KJOBS_MOUNT_VOLUMES"
+"""`0` here turns volume mounting off (containers start unmounted, with the `VolumesNotMounted` warning)."""
+_OFF = ("0", "false", "no", "off")
+MOUNTNS_PROBE_SECONDS = 10.0
+_MOUNTNS = os.path.abspath(mountns.__file__)
+_mount_probes: dict[str, bool] = {}
+"""Whether a mount namespace could be made, by staging directory: probed once per process and root."""
+
+
+def probe_mount_namespaces(staging: str) -> bool:
+    """Whether a process started here can make its own mount namespace (`kjobs.node.mountns --probe`, run once
+    in a throwaway child): not where unprivileged user namespaces are off (or AppArmor-restricted), nor off Linux."""
+    known = _mount_probes.get(staging)
+    if known is not None:
+        return known
+    ok = False
+    if sys.platform.startswith("linux"):
+        try:
+            done = subprocess.run(
+                [sys.executable, "-I", "-S", _MOUNTNS, "--probe", staging],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=MOUNTNS_PROBE_SECONDS,
+                check=False,
+            )
+            ok = done.returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            ok = False
+    _mount_probes[staging] = ok
+    return ok
+
+
+def mounting_enabled() -> bool:
+    """Whether a runtime made now would mount volumes: not turned off by `KJOBS_MOUNT_VOLUMES=0`, and a mount
+    namespace can be made here (probed in a throwaway directory, once per process)."""
+    if os.environ.get(MOUNT_VOLUMES_ENV, "1").strip().lower() in _OFF:
+        return False
+    staging = tempfile.mkdtemp(prefix="kjobs-probe-")
+    try:
+        return probe_mount_namespaces(staging)
+    finally:
+        with contextlib.suppress(OSError):
+            os.rmdir(staging)
+
+
+def _same_namespace(pid: int, kind: str) -> bool:
+    """Whether process `pid` is in this process's namespace of `kind` (`mnt`, `user`); True when unknown."""
+    try:
+        return os.readlink(f"/proc/{pid}/ns/{kind}") == os.readlink(f"/proc/self/ns/{kind}")
+    except OSError:
+        return True
 
 
 @dataclass(slots=True)
@@ -96,6 +151,8 @@ class _Running:
     nobody types into)."""
     tty: bool = False
     """It runs on a terminal of its own (`tty: true`), which `resize` sizes."""
+    view_cwd: str = ""
+    """Its working directory in its own mount namespace, when it has one (`cwd` is then where it was started)."""
 
 
 START_REPORT_DELAY = 0.02
@@ -147,6 +204,7 @@ class ProcessRuntime(Supervisor):
         start_report_delay: float = START_REPORT_DELAY,
         shims: int = SHIMS,
         containers_die_with_agent: bool = False,
+        mount_volumes: bool | None = None,
     ) -> None:
         super().__init__(
             clock=clock or RealClock(),
@@ -181,6 +239,10 @@ class ProcessRuntime(Supervisor):
         self._running: dict[str, _Running] = {}
         self._found: set[tuple[str, str]] = set()
         self._setpriv: str | None = None  # found at the first container with a securityContext
+        self._staging = str(self.root_dir / "mnt")
+        if mount_volumes is None:
+            mount_volumes = os.environ.get(MOUNT_VOLUMES_ENV, "1").strip().lower() not in _OFF
+        self._mount_volumes: bool | None = None if mount_volumes else False  # None: probed at the first pod asking
         self._loop: asyncio.AbstractEventLoop | None = None
         self._spawner = SpawnerPool(
             shims=shims,
@@ -328,13 +390,27 @@ class ProcessRuntime(Supervisor):
         full_env = {**self.base_env, **env}
         cwd = running.cwd or str(self.pod_dir(uid))
         cgroup = list(running.placement.argv_prefix) if running.placement is not None else []
+        enter = self._enter_prefix(running.pid, running.view_cwd or cwd)
         return ExecSpec(
-            argv=[*cgroup, *running.prefix, *command],
+            argv=[*cgroup, *enter, *running.prefix, *command],
             env=full_env,
             cwd=cwd,
             command=list(command),
             groups=running.execs,
+            in_view=bool(enter),
         )
+
+    def _enter_prefix(self, pid: int, cwd: str) -> list[str]:
+        """The `nsenter` prefix that runs an exec in the container's mount namespace (and user namespace, when
+        it has one of its own), rooted and in its working directory as the container is; none when it shares
+        this process's (a container without volumeMounts)."""
+        if _same_namespace(pid, "mnt"):
+            return []
+        nsenter = shutil.which("nsenter") or "nsenter"
+        argv = [nsenter, f"--target={pid}", "--mount"]
+        if not _same_namespace(pid, "user"):
+            argv += ["--user", "--preserve-credentials"]
+        return [*argv, "--root", f"--wd={cwd}"]
 
     def forget(self, uid: str) -> None:
         """Drop the pod's records and remove its directory."""
@@ -507,6 +583,33 @@ class ProcessRuntime(Supervisor):
         """The pod's scratch directory: its containers' default working directory."""
         return self.root_dir / "pods" / uid
 
+    # -- volumes (see `kjobs.node.volumesetup` and `kjobs.node.mountns`) -----------------------------------
+    @property
+    def mounts_volumes(self) -> bool:
+        """Whether containers with volumeMounts get their volumes (probed once, at the first pod that asks)."""
+        if self._mount_volumes is None:
+            os.makedirs(self._staging, mode=0o700, exist_ok=True)
+            self._mount_volumes = probe_mount_namespaces(self._staging)
+        return self._mount_volumes
+
+    def prepare_volumes(self, pod: Obj, sources: EnvSources | None) -> list[str]:
+        """Set up the pod's volumes under its directory before any of its containers starts (the kubelet's
+        `WaitForAttachAndMount`); the FailedMount message of each volume that could not be (empty: all ready)."""
+        uid = str(pod.get("metadata", {}).get("uid", ""))
+        pod_dir = self.pod_dir(uid)
+        pod_dir.mkdir(parents=True, exist_ok=True)
+        return volumesetup.set_up(pod, pod_dir, sources, host_ip=self.host_ip, pod_ip=self.pod_ip)
+
+    def _mount_prefix(self, record: PodRecord, container: Obj, env: dict[str, str], workdir: str) -> list[str]:
+        """The `kjobs.node.mountns` prefix that gives a container its volumes; `ConfigError` for a bad subPath."""
+        binds = volumesetup.container_mounts(record.pod, container, self.pod_dir(record.uid), env)
+        plan = {
+            "root": self._staging,
+            "cwd": workdir,
+            "binds": [{"source": b.source, "target": b.target, "readOnly": b.read_only} for b in binds],
+        }
+        return [sys.executable, "-I", "-S", _MOUNTNS, json.dumps(plan, separators=(",", ":")), "--"]
+
     def _call_later(self, delay: float, callback: Callable[[], None]) -> Cancel:
         loop = self._loop or asyncio.get_running_loop()
         return loop.call_later(delay, callback).cancel
@@ -551,7 +654,20 @@ class ProcessRuntime(Supervisor):
         # The working directory (the pod's scratch directory unless the container names one) and the log are
         # created by the shim, on its core, before the process starts; nobody reads a log before that.
         workdir = str(custom_workdir) if custom_workdir else f"{self._pods_dir_text}/{record.uid}"
-        problem = self._start_problem(container, argv, own_env.get("PATH", self.base_env.get("PATH", "")), workdir)
+        mount_prefix: list[str] = []
+        view_cwd = ""
+        if container.get("volumeMounts") and self.mounts_volumes:
+            # The mount namespace's entry point chdirs to the working directory, which may be in a volume: the
+            # shim starts it in the pod's directory. A program in a volume is looked up there, not here.
+            mount_prefix = self._mount_prefix(record, container, env, workdir)
+            view_cwd = workdir
+            workdir = f"{self._pods_dir_text}/{record.uid}"
+            custom_workdir = None
+        path = own_env.get("PATH", self.base_env.get("PATH", ""))
+        if not mount_prefix or not argv or "/" not in argv[0]:
+            problem = self._start_problem(container, argv, path, workdir)
+        else:
+            problem = ""  # a program named by its path may be in a volume: exec'd (or not) in the container's view
         if problem:
             return self._start_error(attempt, problem)
         placement: Placement | None = None
@@ -584,9 +700,12 @@ class ProcessRuntime(Supervisor):
             prefix=tuple(prefix),
             stdin=stdin,
             tty=tty,
+            view_cwd=view_cwd,
         )
         if prefix:
             argv = [*prefix, *argv]
+        if mount_prefix:
+            argv = [*mount_prefix, *argv]
         # The pod's scratch directory belongs to the user its container runs as (a named workingDir is left alone).
         owner = run_as.owner if run_as is not None and not custom_workdir else None
         self._spawner.spawn(
