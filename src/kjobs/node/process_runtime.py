@@ -151,8 +151,6 @@ class _Running:
     nobody types into)."""
     tty: bool = False
     """It runs on a terminal of its own (`tty: true`), which `resize` sizes."""
-    view_cwd: str = ""
-    """Its working directory in its own mount namespace, when it has one (`cwd` is then where it was started)."""
 
 
 START_REPORT_DELAY = 0.02
@@ -390,7 +388,7 @@ class ProcessRuntime(Supervisor):
         full_env = {**self.base_env, **env}
         cwd = running.cwd or str(self.pod_dir(uid))
         cgroup = list(running.placement.argv_prefix) if running.placement is not None else []
-        enter = self._enter_prefix(running.pid, running.view_cwd or cwd)
+        enter = self._enter_prefix(running.pid)
         return ExecSpec(
             argv=[*cgroup, *enter, *running.prefix, *command],
             env=full_env,
@@ -400,7 +398,7 @@ class ProcessRuntime(Supervisor):
             in_view=bool(enter),
         )
 
-    def _enter_prefix(self, pid: int, cwd: str) -> list[str]:
+    def _enter_prefix(self, pid: int) -> list[str]:
         """The `nsenter` prefix that runs an exec in the container's mount namespace (and user namespace, when
         it has one of its own), rooted and in its working directory as the container is; none when it shares
         this process's (a container without volumeMounts)."""
@@ -410,7 +408,9 @@ class ProcessRuntime(Supervisor):
         argv = [nsenter, f"--target={pid}", "--mount"]
         if not _same_namespace(pid, "user"):
             argv += ["--user", "--preserve-credentials"]
-        return [*argv, "--root", f"--wd={cwd}"]
+        # `--wd=DIR` would open DIR in this process's view, before entering: the target's working directory is
+        # the container's (its entry point chdir'd there), as util-linux 2.38 has no `--wdns`.
+        return [*argv, "--root", "--wd"]
 
     def forget(self, uid: str) -> None:
         """Drop the pod's records and remove its directory."""
@@ -655,12 +655,10 @@ class ProcessRuntime(Supervisor):
         # created by the shim, on its core, before the process starts; nobody reads a log before that.
         workdir = str(custom_workdir) if custom_workdir else f"{self._pods_dir_text}/{record.uid}"
         mount_prefix: list[str] = []
-        view_cwd = ""
         if container.get("volumeMounts") and self.mounts_volumes:
             # The mount namespace's entry point chdirs to the working directory, which may be in a volume: the
             # shim starts it in the pod's directory. A program in a volume is looked up there, not here.
             mount_prefix = self._mount_prefix(record, container, env, workdir)
-            view_cwd = workdir
             workdir = f"{self._pods_dir_text}/{record.uid}"
             custom_workdir = None
         path = own_env.get("PATH", self.base_env.get("PATH", ""))
@@ -700,7 +698,6 @@ class ProcessRuntime(Supervisor):
             prefix=tuple(prefix),
             stdin=stdin,
             tty=tty,
-            view_cwd=view_cwd,
         )
         if prefix:
             argv = [*prefix, *argv]
