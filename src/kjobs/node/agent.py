@@ -359,8 +359,9 @@ class NodeAgent:
         """Per admitted pod uid, the ConfigMaps and Secrets its containers read (only pods that read any)."""
         self._config_retry: dict[str, float] = {}
         """Per pod of `_env_refs` whose container waits with CreateContainerConfigError, when it is tried again."""
-        self._mount_waiting: dict[Key, tuple[str, float, float]] = {}
-        """Pods whose volumes could not be set up yet: key -> (uid, first seen waiting, next retry's delay)."""
+        self._mount_waiting: dict[Key, tuple[str, float, float, float]] = {}
+        """Pods whose volumes could not be set up yet: key -> (uid, first seen waiting, the delay after the next
+        failure, when the next set-up is due)."""
         self.config_sources = ConfigSources(client, clock=clock)
         """Watches of what the pods of `_env_refs` read, so that each container start reads current values."""
         self._pressure_seen_at: float | None = None
@@ -794,15 +795,19 @@ class NodeAgent:
         again with the volume manager's back-off (pkg/volume/util/nestedpendingoperations: 500 ms doubling up to
         2 m 2 s), reading the ConfigMaps and Secrets through the pod's watches."""
         key, uid = _key(pod), _uid(pod)
+        now = self.clock.now()
+        waiting = self._mount_waiting.get(key)
+        if waiting is not None and now < waiting[3]:  # a sync before the retry is due (its own status write)
+            self.queue.add_after(key, waiting[3] - now)
+            return False
         failures = self.runtime.prepare_volumes(pod, sources)  # type: ignore[attr-defined]
         if not failures:
             self._mount_waiting.pop(key, None)
             return True
-        now = self.clock.now()
-        _, since, delay = self._mount_waiting.get(key) or (uid, now, MOUNT_RETRY_INITIAL)
+        _, since, delay, _ = waiting or (uid, now, MOUNT_RETRY_INITIAL, now)
         for message in failures:
             self.events.event(pod, "Warning", FAILED_MOUNT, message)
-        self._mount_waiting[key] = (uid, since, min(delay * 2, MOUNT_RETRY_CAP))
+        self._mount_waiting[key] = (uid, since, min(delay * 2, MOUNT_RETRY_CAP), now + delay)
         status = compute_pod_status(PodRecord(pod=pod, admitted_at=since), now, host_ip=self._host_ip())
         for field_name in ("podIP", "podIPs"):  # no sandbox yet: the kubelet creates it once volumes are ready
             status.pop(field_name, None)
