@@ -5,7 +5,8 @@ container's environment, user and working directory (CRI `Exec`; containerd runs
 container is a process group on this machine, so `ProcessRuntime.exec_spec` gives what the container was started
 with — its environment as it got it (env, envFrom, the Kubernetes-provided variables, the base environment), its
 working directory, the `setpriv` prefix of its securityContext (`kjobs.node.security`) and, under a cgroup memory
-guard, the prefix that puts it into the container's cgroup (`kjobs.node.cgroups`) — and `start` runs the command
+guard, the prefix that puts it into the container's cgroup (`kjobs.node.cgroups`), and for a container in a mount
+namespace of its own (`kjobs.node.mountns`) an `nsenter` prefix that joins it — and `start` runs the command
 that way, in a new session (its own process group, which the runtime kills when the container ends: processes
 in a container die with its PID 1). With `tty` the command gets a new pseudo-terminal as its controlling terminal
 (stderr goes to it too, as with a container runtime), resized on the client's resize messages.

@@ -18,6 +18,9 @@ command or executable ends the attempt at once as `StartError`, exit code 128, l
 Memory limits go through the `MemoryGuard` probed at start (`cgroups.probe_memory_guard`). A container with a
 securityContext starts through a `setpriv` prefix that gives it its user, groups and capabilities, and its pod's
 directory is given to that user (`kjobs.node.security`); a node's root is private (0700, `kjobs.files`).
+A container with volumeMounts starts through the `kjobs.node.mountns` prefix, which gives it a mount namespace
+with its volumes (set up under `<pod_dir>/volumes` by `prepare_volumes` before the pod starts), where one can be
+made (`mounts_volumes`, probed once; docs/volumes.md).
 Each running container's process group is recorded under `<root>/procs`, and a runtime starting on a root
 kills the groups that a shim which died (SIGKILL, crash) left running (`leftovers`). The shim outlives an agent
 that is killed and journals every start and exit under `<root>/journal`: a runtime starting on the root adopts
