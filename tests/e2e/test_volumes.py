@@ -94,3 +94,19 @@ def test_exec_sees_the_containers_mounts_and_working_directory(up: Up) -> None:
 
 def test_the_container_is_the_same_user_in_its_mount_namespace(up: Up) -> None:
     assert up.ok("exec", "mounted", "--", "id", "-u") == str(os.getuid())
+
+
+def test_a_container_in_a_mount_namespace_writes_its_termination_message(up: Up) -> None:
+    script = "echo log-line; printf 'done: %s' \"$(cat /s/x 2>/dev/null || echo fresh)\" > /dev/termination-log"
+    containers = {
+        "name": "main",
+        "image": "busybox",
+        "command": ["sh", "-c", script],
+        "terminationMessagePolicy": "FallbackToLogsOnError",
+        "volumeMounts": [{"name": "s", "mountPath": "/s"}],
+    }
+    up.ok("apply", "-f", "-", stdin=_pod("says", containers, [{"name": "s", "emptyDir": {}}]))
+    terminated = "jsonpath={.status.containerStatuses[0].state.terminated.message}"
+    message = _until(lambda: up.ok("get", "pod", "says", "-o", terminated) or None, "the termination message")
+    assert message == "done: fresh"
+    assert not os.path.exists("/dev/termination-log")

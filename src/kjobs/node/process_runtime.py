@@ -85,6 +85,8 @@ ADOPTED_POLL_SECONDS = 0.05
 MOUNT_VOLUMES_ENV = "KJOBS_MOUNT_VOLUMES"
 """`0` here turns volume mounting off (containers start unmounted, with the `VolumesNotMounted` warning)."""
 _OFF = ("0", "false", "no", "off")
+DEFAULT_TERMINATION_MESSAGE_PATH = "/dev/termination-log"
+MAX_TERMINATION_MESSAGE_BYTES = 4096
 MOUNTNS_PROBE_SECONDS = 10.0
 _MOUNTNS = os.path.abspath(mountns.__file__)
 _mount_probes: dict[str, bool] = {}
@@ -154,6 +156,8 @@ class _Running:
     nobody types into)."""
     tty: bool = False
     """It runs on a terminal of its own (`tty: true`), which `resize` sizes."""
+    termination_log: str = ""
+    """The file bound at its `terminationMessagePath`, when it runs in a mount namespace of its own."""
 
 
 START_REPORT_DELAY = 0.02
@@ -603,15 +607,33 @@ class ProcessRuntime(Supervisor):
         pod_dir.mkdir(parents=True, exist_ok=True)
         return volumesetup.set_up(pod, pod_dir, sources, host_ip=self.host_ip, pod_ip=self.pod_ip)
 
-    def _mount_prefix(self, record: PodRecord, container: Obj, env: dict[str, str], workdir: str) -> list[str]:
-        """The `kjobs.node.mountns` prefix that gives a container its volumes; `ConfigError` for a bad subPath."""
-        binds = volumesetup.container_mounts(record.pod, container, self.pod_dir(record.uid), env)
+    def _mount_prefix(
+        self, record: PodRecord, container: Obj, env: dict[str, str], workdir: str
+    ) -> tuple[list[str], str]:
+        """The `kjobs.node.mountns` prefix that gives a container its volumes, and the file bound at its
+        `terminationMessagePath`; `ConfigError` for a bad subPath.
+
+        The termination-message file is made as the kubelet makes it (pkg/kubelet/kuberuntime/
+        kuberuntime_container.go `makeMounts`): a new empty file, mode 0666, per container instance under
+        `<pod_dir>/containers/<name>/`, bound at the path (default `/dev/termination-log`)."""
+        pod_dir = self.pod_dir(record.uid)
+        binds = volumesetup.container_mounts(record.pod, container, pod_dir, env)
+        message_path = str(container.get("terminationMessagePath") or DEFAULT_TERMINATION_MESSAGE_PATH)
+        try:
+            directory = pod_dir / "containers" / str(container["name"])
+            directory.mkdir(parents=True, exist_ok=True)
+            log = directory / random_uuid().replace("-", "")[:8]
+            log.touch()
+            log.chmod(0o666)
+        except OSError as exc:
+            raise ConfigError(f"failed to create termination message file: {exc.strerror or exc}") from None
+        binds.append(volumesetup.Bind(source=str(log), target=os.path.normpath(message_path), read_only=False))
         plan = {
             "root": self._staging,
             "cwd": workdir,
             "binds": [{"source": b.source, "target": b.target, "readOnly": b.read_only} for b in binds],
         }
-        return [sys.executable, "-I", "-S", _MOUNTNS, json.dumps(plan, separators=(",", ":")), "--"]
+        return [sys.executable, "-I", "-S", _MOUNTNS, json.dumps(plan, separators=(",", ":")), "--"], str(log)
 
     def _call_later(self, delay: float, callback: Callable[[], None]) -> Cancel:
         loop = self._loop or asyncio.get_running_loop()
@@ -658,10 +680,11 @@ class ProcessRuntime(Supervisor):
         # created by the shim, on its core, before the process starts; nobody reads a log before that.
         workdir = str(custom_workdir) if custom_workdir else f"{self._pods_dir_text}/{record.uid}"
         mount_prefix: list[str] = []
+        termination_log = ""
         if container.get("volumeMounts") and self.mounts_volumes:
             # The mount namespace's entry point chdirs to the working directory, which may be in a volume: the
             # shim starts it in the pod's directory. A program in a volume is looked up there, not here.
-            mount_prefix = self._mount_prefix(record, container, env, workdir)
+            mount_prefix, termination_log = self._mount_prefix(record, container, env, workdir)
             workdir = f"{self._pods_dir_text}/{record.uid}"
             custom_workdir = None
         path = own_env.get("PATH", self.base_env.get("PATH", ""))
@@ -701,6 +724,7 @@ class ProcessRuntime(Supervisor):
             prefix=tuple(prefix),
             stdin=stdin,
             tty=tty,
+            termination_log=termination_log,
         )
         if prefix:
             argv = [*prefix, *argv]
@@ -775,14 +799,35 @@ class ProcessRuntime(Supervisor):
             self.memory_guard.release(running.placement)
         exit_code, signum = _exit_status(returncode)
         running.attempt.started = True  # it ran (a start and an exit may arrive together)
-        if exit_code != 0:
+        if not self._message_from_file(running) and exit_code != 0:
             self._message_from_log(running.uid, running.attempt)
         self.exited(running.uid, running.attempt, exit_code=exit_code, signal=signum, oom=oom)
 
+    def _message_from_file(self, running: _Running) -> bool:
+        """What a container in a mount namespace wrote to its `terminationMessagePath`, its last 4,096 bytes, is
+        its termination message, whatever its exit code (pkg/kubelet/kuberuntime/kuberuntime_container.go
+        `getTerminationMessage`, `MaxContainerTerminationMessageLength`); True when there was one (then the log
+        is not read for `FallbackToLogsOnError`)."""
+        if not running.termination_log:
+            return False
+        try:
+            with open(running.termination_log, "rb") as file:
+                size = os.fstat(file.fileno()).st_size
+                file.seek(max(0, size - MAX_TERMINATION_MESSAGE_BYTES))
+                data = file.read(MAX_TERMINATION_MESSAGE_BYTES)
+        except OSError:
+            return False
+        if not data:
+            return False
+        text = data.decode("utf-8", "replace")
+        attempt = running.attempt
+        attempt.message = f"{attempt.message}: {text}" if attempt.message else text
+        return True
+
     def _message_from_log(self, uid: str, attempt: Attempt) -> None:
         """`terminationMessagePolicy: FallbackToLogsOnError`: a container that failed says why with the end of
-        its log (`kjobs.node.logs.fallback_message`). No file message can come first here: a container cannot
-        write the kubelet's `terminationMessagePath` file (`/dev/termination-log`) on this machine."""
+        its log (`kjobs.node.logs.fallback_message`), unless it wrote a message to its `terminationMessagePath`
+        (only a container in a mount namespace of its own can: `_message_from_file`)."""
         record = self.records.get(uid)
         container = find_container(record.pod, attempt.container) if record is not None else None
         if container is None or container.get("terminationMessagePolicy") != "FallbackToLogsOnError":
