@@ -39,8 +39,7 @@ from pathlib import Path
 
 from kjobs.api.types import Obj
 from kjobs.node.envvars import CONFIG_MAP, SECRET, ConfigError, EnvSources, expand, field_ref_value
-from kjobs.node.envvars import _format_map as format_map
-from kjobs.node.envvars import _resource_field as resource_field
+from kjobs.node.envvars import _resource_field as resource_field  # the env var's rule, divisor and rounding
 
 FAILED_MOUNT = "FailedMount"
 DEFAULT_MODE = 0o644
@@ -217,12 +216,7 @@ def _downward_payload(pod: Obj, items: list[Obj], default_mode: int, *, host_ip:
             field_ref = item.get("fieldRef")
             resource_ref = item.get("resourceFieldRef")
             if field_ref is not None:
-                field_path = str(field_ref.get("fieldPath") or "")
-                if field_path in ("metadata.labels", "metadata.annotations"):
-                    meta = pod.get("metadata") or {}
-                    value = format_map(meta.get(field_path[len("metadata.") :]) or {})
-                else:
-                    value = field_ref_value(pod, field_path, host_ip=host_ip, pod_ip=pod_ip)
+                value = field_ref_value(pod, str(field_ref.get("fieldPath") or ""), host_ip=host_ip, pod_ip=pod_ip)
             elif resource_ref is not None:
                 container = containers.get(resource_ref.get("containerName"))
                 if container is None:
