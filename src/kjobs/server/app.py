@@ -676,7 +676,7 @@ class App:
             user = authz.impersonate(user, request.impersonation, self.service.rbac.allowed)
         if authz.MASTERS not in user.groups:  # the privileged-group authorizer: no RBAC lookup at all
             attrs = _attributes(request, route)
-            allowed, reason = self.service.rbac.authorize(user, attrs)
+            allowed, reason = self.service.rbac.authorize(user, attrs, explain=False)
             if not allowed:
                 raise authz.forbidden(user, attrs, reason)
         return user
@@ -968,10 +968,11 @@ class App:
         await self._send_result(send, result, r)
 
     async def _review(self, request: Request, route: routing.Route, user: authz.UserInfo, send: Send) -> None:
-        """A self review: only POST to its collection (405 for another method there, 404 for an item's path)."""
+        """A review: only POST to its collection (405 for another method there, 404 for an item's path, and for a
+        namespaced review's collection outside a namespace, where kube-apiserver serves no create)."""
         r = route.resource
         assert r is not None
-        if route.name:
+        if route.name or (r.namespaced and route.namespace is None):
             raise not_found_resource()
         if request.method != "POST":
             raise method_not_allowed()
@@ -981,7 +982,13 @@ class App:
                 "application/vnd.kubernetes.protobuf"
             )
         body = await request.decoded()
-        result = self.service.review(r, body, user, field_validation=request.query.get("fieldValidation", ""))
+        result = self.service.review(
+            r,
+            body,
+            user,
+            field_validation=request.query.get("fieldValidation", ""),
+            namespace=route.namespace or "",
+        )
         await self._send_result(send, result, r)
 
     async def _send_result(self, send: Send, result: Result, r: Resource) -> None:

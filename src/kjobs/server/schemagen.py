@@ -75,6 +75,9 @@ ROOTS = [
     "io.k8s.api.authorization.v1.SelfSubjectAccessReview",
     "io.k8s.api.authorization.v1.SelfSubjectRulesReview",
     "io.k8s.api.authentication.v1.SelfSubjectReview",
+    # the reviews about another user (kjobs.server.reviews), which delegating authorizers create
+    "io.k8s.api.authorization.v1.SubjectAccessReview",
+    "io.k8s.api.authorization.v1.LocalSubjectAccessReview",
 ]
 
 OUTPUT = Path(__file__).parent / "data" / "schemas-v1.32.json.gz"
