@@ -49,6 +49,7 @@ from kjobs.server.admission import (
     DEFAULT_SERVICE_ACCOUNT,
     MIRROR_POD_ANNOTATION,
     PRIORITY,
+    SERVICE_ACCOUNT,
     SERVICE_ACCOUNT_LOOKUP_ATTEMPTS,
     SERVICE_ACCOUNT_RETRY_INTERVAL,
     AdmissionSettings,
@@ -964,7 +965,7 @@ class ApiService:
                 decoded = obj  # as the request decoded it: what its manager owns (see `_managed`)
                 obj = prepare(obj, uid=meta["uid"])
         defaulted = self._default(r, obj)
-        if r.kind == "Pod" and self.admission.service_account_lookup:
+        if r.kind == "Pod" and self.admission.service_account_lookup and self.admission.enabled(SERVICE_ACCOUNT):
             await self._check_service_account(defaulted, namespace, generated)
         # copy on write: `defaulted` is as admission found it
         obj = self._admit(r, defaulted, "", create=True, generated=generated)
