@@ -138,3 +138,4 @@ def test_the_text_output_names_the_kind_as_kubectl_does(tmp_path: Path, kind: st
     code, out, _ = run("validate", str(manifest))
     assert code == 1
     assert f"{manifest}: The {kind} " in out and " is invalid:\n* " in out
+    assert "* kind: Unsupported value" not in out  # what it said before it took these kinds
