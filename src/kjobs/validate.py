@@ -42,7 +42,8 @@ SUPPORTED_KINDS = (
     "PodDisruptionBudget",
     "PriorityClass",
 )
-"""Every kind `kjobs up` stores (the self reviews it answers are not objects to validate)."""
+"""The kinds `kjobs up` stores when this was written (the reviews it answers are not objects to validate); a kind
+added to the registry since is validated too (`_resource_of`)."""
 _RESOURCES = {
     "Job": ("batch", "v1", "jobs"),
     "CronJob": ("batch", "v1", "cronjobs"),
@@ -171,7 +172,7 @@ def _resource_of(obj: Obj) -> Any:
     from kjobs.server.registry import RESOURCES
 
     kind, version = obj.get("kind"), obj.get("apiVersion")
-    if kind not in SUPPORTED_KINDS:
+    if not isinstance(kind, str) or kind.endswith("Review"):  # answered, never stored: nothing to validate
         return None
     matches = [r for r in RESOURCES if r.kind == kind and (not version or r.api_version == version)]
     return matches[0] if matches else None
@@ -189,7 +190,7 @@ def validate_manifest(obj: Obj, *, apply_defaults: bool = True, features: Featur
     from kjobs.api.disabled_fields import drop_disabled_job_fields, drop_disabled_pod_fields
 
     kind = obj.get("kind")
-    if kind not in SUPPORTED_KINDS:
+    if kind not in SUPPORTED_KINDS and _resource_of(obj) is None:
         supported = ", ".join(f'"{k}"' for k in SUPPORTED_KINDS)
         return [FieldError("kind", ErrorType.FieldValueNotSupported, f"supported values: {supported}", kind)]
     if kind == "ConfigMap":
