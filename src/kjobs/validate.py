@@ -2,7 +2,9 @@
 
 Jobs and CronJobs are defaulted (batch/v1) then validated; Pods likewise with core/v1 rules, and the ConfigMaps
 and Secrets a Job reads (`kjobs.api.config_objects`: a Secret's `stringData` merged into `data` first) and the
-ServiceAccounts it runs as (`kjobs.api.service_accounts`), and RBAC's roles and bindings (`kjobs.api.rbac`). The result
+ServiceAccounts it runs as (`kjobs.api.service_accounts`), and RBAC's roles and bindings (`kjobs.api.rbac`); every
+other kind `kjobs up` stores (Services, Endpoints, EndpointSlices, Namespaces, ...) through the API server's own
+registry hooks (`_validate_served`). The result
 is the list of `FieldError`s Kubernetes would put in the `Status` causes of a 422 Invalid. Before that, `decode`
 applies the server's field validation (`kjobs.server.decoding`), as a create with `fieldValidation` would.
 """
@@ -10,11 +12,12 @@ applies the server's field validation (`kjobs.server.decoding`), as a create wit
 from __future__ import annotations
 
 from copy import deepcopy
+from typing import Any
 
 import orjson
 
 from kjobs.api.config_objects import check_bytes
-from kjobs.api.errors import ErrorType, FieldError, bad_request, invalid
+from kjobs.api.errors import ApiError, ErrorType, FieldError, bad_request, invalid
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
 
@@ -29,7 +32,18 @@ SUPPORTED_KINDS = (
     "ClusterRole",
     "RoleBinding",
     "ClusterRoleBinding",
+    "Namespace",
+    "Node",
+    "Event",
+    "Service",
+    "Endpoints",
+    "EndpointSlice",
+    "Lease",
+    "PodDisruptionBudget",
+    "PriorityClass",
 )
+"""The kinds `kjobs up` stores when this was written (the reviews it answers are not objects to validate); a kind
+added to the registry since is validated too (`_resource_of`)."""
 _RESOURCES = {
     "Job": ("batch", "v1", "jobs"),
     "CronJob": ("batch", "v1", "cronjobs"),
@@ -67,7 +81,7 @@ def decode(obj: Obj, field_validation: str, features: FeatureGates = DEFAULT) ->
     from kjobs.server.registry import lookup
 
     where = _RESOURCES.get(str(obj.get("kind")))
-    r = lookup(*where) if where is not None else None
+    r = lookup(*where) if where is not None else _resource_of(obj)
     if r is None:
         return obj, []
     api_version = obj.get("apiVersion")
@@ -152,6 +166,18 @@ def metadata_of(obj: Obj) -> Obj:
     return meta if isinstance(meta, dict) else {}
 
 
+def _resource_of(obj: Obj) -> Any:
+    """The served resource of a manifest's kind at its apiVersion (the first of that kind when it names none,
+    as core's `Event` before `events.k8s.io`'s); None for a kind `kjobs up` does not store."""
+    from kjobs.server.registry import RESOURCES
+
+    kind, version = obj.get("kind"), obj.get("apiVersion")
+    if not isinstance(kind, str) or kind.endswith("Review"):  # answered, never stored: nothing to validate
+        return None
+    matches = [r for r in RESOURCES if r.kind == kind and (not version or r.api_version == version)]
+    return matches[0] if matches else None
+
+
 def _quote(text: str) -> str:
     """Go's `%q` of a string."""
     return orjson.dumps(text).decode()
@@ -164,7 +190,7 @@ def validate_manifest(obj: Obj, *, apply_defaults: bool = True, features: Featur
     from kjobs.api.disabled_fields import drop_disabled_job_fields, drop_disabled_pod_fields
 
     kind = obj.get("kind")
-    if kind not in SUPPORTED_KINDS:
+    if kind not in SUPPORTED_KINDS and _resource_of(obj) is None:
         supported = ", ".join(f'"{k}"' for k in SUPPORTED_KINDS)
         return [FieldError("kind", ErrorType.FieldValueNotSupported, f"supported values: {supported}", kind)]
     if kind == "ConfigMap":
@@ -190,6 +216,8 @@ def validate_manifest(obj: Obj, *, apply_defaults: bool = True, features: Featur
     if kind == "CronJob":
         cronjob = defaults.default_cronjob_in_place(deepcopy(_as_created(obj))) if apply_defaults else obj
         return validation_cronjob.validate_cronjob(cronjob, features=features)
+    if kind not in ("Job", "Pod"):
+        return _validate_served(obj, apply_defaults=apply_defaults, features=features)
     if apply_defaults:
         obj = deepcopy(_as_created(obj))
         (drop_disabled_job_fields if kind == "Job" else drop_disabled_pod_fields)(obj, None, features)
@@ -198,6 +226,60 @@ def validate_manifest(obj: Obj, *, apply_defaults: bool = True, features: Featur
         return validation.validate_job(job, features=features)
     pod = defaults.default_pod(obj) if apply_defaults else obj
     return validation.validate_pod(pod, features=features)
+
+
+def _validate_served(obj: Obj, *, apply_defaults: bool, features: FeatureGates) -> list[FieldError]:
+    """Any other kind `kjobs up` stores, as its create runs in the API service (`ApiService.create`): the
+    registry's `drop_disabled` and `default` hooks, then its `validate` hook (or the object meta checks of a kind
+    without one). A Service is validated before an IP is allocated to it: the allocation only fills what the
+    manifest leaves empty (a clusterIP, node ports), and an address the manifest sets is checked as written."""
+    from kjobs.api.validation_meta import validate_object_meta
+
+    r = _resource_of(obj)
+    if r is None:
+        kind = obj.get("kind")
+        supported = ", ".join(f'"{k}"' for k in SUPPORTED_KINDS)
+        return [FieldError("kind", ErrorType.FieldValueNotSupported, f"supported values: {supported}", kind)]
+    created = obj
+    if apply_defaults:
+        created = deepcopy(_as_created(obj))
+        meta = created.get("metadata")
+        if not r.namespaced and isinstance(meta, dict):
+            meta.pop("namespace", None)  # cluster-scoped: a create keeps no namespace
+        drop = r.hook("drop_disabled")
+        if drop is not None:
+            drop(created, None, features)
+        default = r.hook("default")
+        if default is not None:
+            defaulted = default(created)
+            created = defaulted if isinstance(defaulted, dict) else created
+        if r.kind == "Service":
+            allocation_errors = _allocate_service(created)
+            if allocation_errors:
+                return allocation_errors
+    validate = r.hook("validate")
+    if validate is not None:
+        errors: list[FieldError] = validate(created, features=features)
+        return errors
+    meta = created.get("metadata")
+    return validate_object_meta(meta if isinstance(meta, dict) else {}, namespaced=r.namespaced)
+
+
+def _allocate_service(svc: Obj) -> list[FieldError]:
+    """The Service storage's `beginCreate` before validation (`ApiService._begin_service_write`): cluster IP and
+    node ports allocated on an empty cluster, so a node port out of range or an address outside the service CIDR
+    is refused as `kjobs up` refuses it, before (and instead of) validation."""
+    from kjobs.api import services
+    from kjobs.server.serviceips import ServiceAllocator
+
+    try:
+        services.normalize_cluster_ips(svc, None)
+        ServiceAllocator(lambda: ((), 0), lambda: 0).allocate(svc, None).release()
+    except ApiError as exc:
+        if exc.field_errors is None:
+            raise
+        return exc.field_errors
+    return []
 
 
 PLACEHOLDER_UID = "00000000-0000-0000-0000-000000000000"
@@ -228,7 +310,8 @@ def _as_created(obj: Obj) -> Obj:
 def invalid_status(obj: Obj, errors: list[FieldError]) -> Obj:
     """The 422 `Status` an API server returns for these errors."""
     kind = str(obj.get("kind") or "")
-    group = "batch" if kind in ("Job", "CronJob") else ""
+    served = _resource_of(obj)
+    group = served.group if served is not None else ""
     meta = metadata_of(obj)
     name = str(meta.get("name") or meta.get("generateName") or "")
     return invalid(kind, name, errors, group=group).status()

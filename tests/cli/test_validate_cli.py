@@ -208,16 +208,13 @@ def test_a_file_without_objects_is_an_error_not_a_silent_pass(tmp_path: Path, te
     assert out == ""
 
 
-def test_unsupported_kind(tmp_path: Path) -> None:
+def test_a_service_is_validated_as_kjobs_up_validates_it(tmp_path: Path) -> None:
+    """Once refused as an unsupported kind; now what `kubectl create --dry-run=server` says to `kjobs up`."""
     svc = tmp_path / "svc.yaml"
     svc.write_text("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n")
     code, out, _ = run("validate", str(svc))
     assert code == 1
-    supported = (
-        '"Job", "CronJob", "Pod", "ConfigMap", "Secret", "ServiceAccount", "Role", "ClusterRole", "RoleBinding", '
-        '"ClusterRoleBinding"'
-    )
-    assert f'* kind: Unsupported value: "Service": supported values: {supported}' in out
+    assert out == f'{svc}: The Service "s" is invalid:\n* spec.ports: Required value\n'
 
 
 def test_a_cronjob_is_validated_as_the_api_server_validates_it(tmp_path: Path) -> None:

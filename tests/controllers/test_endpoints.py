@@ -8,11 +8,21 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import pytest
+
 from kjobs.api.types import Obj
 from kjobs.client.local import LocalClient
 from kjobs.client.resources import ENDPOINT_SLICES, ENDPOINTS, PODS, SERVICES
 from kjobs.clock import FakeClock
-from kjobs.controllers.endpoints import EndpointsController, EndpointSliceController, TriggerTimeTracker
+from kjobs.controllers.endpoints import (
+    MAX_CAPACITY,
+    OVER_CAPACITY_ANNOTATION,
+    TRUNCATED,
+    EndpointsController,
+    EndpointSliceController,
+    TriggerTimeTracker,
+    truncate_subsets,
+)
 from tests.support import local_api, settle
 
 NS = "default"
@@ -184,5 +194,91 @@ def test_publish_not_ready_addresses() -> None:
         (subset,) = ec.own.get(NS, "svc")["subsets"]
         assert [a["targetRef"]["name"] for a in subset["addresses"]] == ["a"] and "notReadyAddresses" not in subset
         assert _slices(sc)[0]["endpoints"][0]["conditions"] == {"ready": True, "serving": False, "terminating": False}
+
+    asyncio.run(_with(run))
+
+
+def _counted(ready: list[int], not_ready: list[int]) -> list[Obj]:
+    subsets: list[Obj] = []
+    for index, (r, n) in enumerate(zip(ready, not_ready, strict=True)):
+        subset: Obj = {"ports": [{"port": index}]}
+        if r:
+            subset["addresses"] = [{"ip": f"10.0.{index}.{i}"} for i in range(r)]
+        if n:
+            subset["notReadyAddresses"] = [{"ip": f"10.1.{index}.{i}"} for i in range(n)]
+        subsets.append(subset)
+    return subsets
+
+
+@pytest.mark.parametrize(
+    ("ready", "not_ready", "expected_ready", "expected_not_ready"),
+    [
+        pytest.param([], [], [], [], id="empty"),
+        pytest.param(
+            [50, 100, 100, 100, 100],
+            [50, 100, 100, 100, 100],
+            [50, 100, 100, 100, 100],
+            [50, 100, 100, 100, 100],
+            id="total endpoints < max capacity",
+        ),
+        pytest.param([100] * 5, [100] * 5, [100] * 5, [100] * 5, id="total endpoints = max capacity"),
+        pytest.param(
+            [90, 110, 50, 10, 20],
+            [101, 200, 200, 201, 298],
+            [90, 110, 50, 10, 20],
+            [73, 144, 144, 145, 214],
+            id="total ready endpoints < max capacity, but total endpoints > max capacity",
+        ),
+        pytest.param(
+            [205, 400, 402, 400, 693],
+            [100, 200, 200, 200, 300],
+            [98, 191, 192, 191, 328],
+            [0, 0, 0, 0, 0],
+            id="total ready endpoints > max capacity",
+        ),
+    ],
+)
+def test_TestTruncateEndpoints(
+    ready: list[int], not_ready: list[int], expected_ready: list[int], expected_not_ready: list[int]
+) -> None:
+    """pkg/controller/endpoint/endpoints_controller_test.go `TestTruncateEndpoints`."""
+    subsets = _counted(ready, not_ready)
+    assert truncate_subsets(subsets) == (sum(ready) + sum(not_ready) > MAX_CAPACITY)
+    assert [len(s.get("addresses") or []) for s in subsets] == expected_ready
+    assert [len(s.get("notReadyAddresses") or []) for s in subsets] == expected_not_ready
+
+
+def test_a_subset_left_empty_by_the_cut_is_dropped() -> None:
+    subsets = _counted([1001, 0], [0, 5])
+    assert truncate_subsets(subsets)
+    assert [len(s["addresses"]) for s in subsets] == [1000]
+
+
+def test_an_endpoints_over_capacity_is_truncated_and_annotated_until_back_within() -> None:
+    """`TestSyncServiceOverCapacity`'s point through the controller: 1,001 ready pods give 1,000 addresses and
+    `endpoints.kubernetes.io/over-capacity: truncated`; one pod fewer removes the annotation; a wrong value is
+    corrected."""
+
+    async def run(client: LocalClient, clock: FakeClock, ec: EndpointsController, sc: EndpointSliceController) -> None:
+        await client.create(SERVICES, NS, _service())
+        for i in range(MAX_CAPACITY + 1):
+            await _running(client, _pod(f"p{i:04}"))
+
+        def addresses() -> int:
+            eps = ec.own.get(NS, "svc") or {}
+            return sum(len(s.get("addresses") or []) for s in eps.get("subsets") or [])
+
+        def annotation() -> str | None:
+            return ((ec.own.get(NS, "svc") or {}).get("metadata", {}).get("annotations") or {}).get(
+                OVER_CAPACITY_ANNOTATION
+            )
+
+        await settle(clock, lambda: addresses() == MAX_CAPACITY and annotation() == TRUNCATED)
+        eps = await client.get(ENDPOINTS, NS, "svc")
+        eps["metadata"]["annotations"][OVER_CAPACITY_ANNOTATION] = "warning"
+        await client.update(ENDPOINTS, NS, eps)
+        await settle(clock, lambda: annotation() == TRUNCATED)
+        await client.delete(PODS, NS, "p0000", grace_period_seconds=0)
+        await settle(clock, lambda: addresses() == MAX_CAPACITY and annotation() is None)
 
     asyncio.run(_with(run))

@@ -213,3 +213,39 @@ def test_a_service_owned_by_a_job_goes_with_it() -> None:
         await gc.stop()
 
     asyncio.run(scenario())
+
+
+def test_a_namespace_deleted_with_orphan_or_foreground_is_finished_by_the_collector() -> None:
+    """`kubectl delete ns --cascade=orphan|foreground`: the namespace registry adds `orphan`/`foregroundDeletion`
+    (pkg/registry/core/namespace/storage/storage.go `Delete`); the collector orphans or deletes the namespace's own
+    dependents (here a ConfigMap elsewhere that names it as owner), removes the finalizer, and the namespace goes."""
+    from kjobs.client.resources import CONFIG_MAPS, NAMESPACES
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        client = await local_api(clock)
+        gc = GarbageCollector(
+            client, clock=clock, settings=GarbageCollectorSettings(resources=(CONFIG_MAPS, NAMESPACES))
+        )
+        owners = {}
+        for name in ("kept-deps", "gone-deps"):
+            ns = await client.create(NAMESPACES, None, {"metadata": {"name": name}})
+            ref = {"apiVersion": "v1", "kind": "Namespace", "name": name, "uid": ns["metadata"]["uid"]}
+            owners[name] = ref
+            body = {"metadata": {"name": f"of-{name}", "ownerReferences": [dict(ref, blockOwnerDeletion=True)]}}
+            await client.create(CONFIG_MAPS, "default", body)
+        await gc.start()
+        await client.delete(NAMESPACES, None, "kept-deps", propagation_policy="Orphan")
+        await client.delete(NAMESPACES, None, "gone-deps", propagation_policy="Foreground")
+
+        def finished() -> bool:
+            return all(gc.informers[NAMESPACES].get("", n) is None for n in owners)
+
+        await settle(clock, finished, max_virtual=5)
+        orphaned = await get_or_none(client, CONFIG_MAPS, "default", "of-kept-deps")
+        assert orphaned is not None and "ownerReferences" not in orphaned["metadata"]
+        assert await get_or_none(client, CONFIG_MAPS, "default", "of-gone-deps") is None
+        await gc.stop()
+
+    asyncio.run(scenario())
+    assert NAMESPACES in GarbageCollectorSettings().resources  # what `kjobs up` runs

@@ -341,3 +341,72 @@ def test_a_start_without_a_reported_time_is_journaled_at_the_shims_clock(
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(pid, signal.SIGKILL)
         os.close(out)
+
+
+@pytest.mark.e2e
+def test_an_adopted_tty_container_takes_input_and_resizes_through_its_shim(tmp_path: Path) -> None:
+    """The restarted agent's attaches reach the terminal the previous agent's shim holds (its control socket):
+    typed input is echoed and run, a resize is seen by `stty size`, and the shell's exit is its pod's end."""
+    from kjobs.node.attach import Attached
+    from kjobs.server.remotecommand import STDOUT
+
+    root = tmp_path / "node"
+    shell: Obj = {"name": "main", "image": "busybox", "command": ["sh"], "stdin": True, "tty": True}
+    _kill_agent_after_start(root, {"tty": shell})
+    shim_pid = _shim_pid(root)
+
+    async def until(attached: Attached, pattern: bytes, seen: bytearray) -> None:
+        while pattern not in seen:
+            item = await asyncio.wait_for(attached.output.get(), 10)
+            assert item is not None and item[0] == STDOUT, f"the attach ended before {pattern!r}: {bytes(seen)!r}"
+            seen += item[1]
+
+    async def body() -> None:
+        runtime = ProcessRuntime(root_dir=root)
+        try:
+            assert runtime.adopt(make_pod([shell], uid="tty", name="tty")) is not None
+            log, ended = runtime.attach_log("tty", "main")
+            stdin, resize = runtime.attach_stdin("tty", "main"), runtime.attach_terminal("tty", "main")
+            assert stdin is not None and stdin.tty and resize is not None
+            attached = Attached(log, ended, tty=True, stdin=stdin, resize=resize, size=(100, 30))
+            seen = bytearray()
+            await attached.write(b"echo typed-$((6*7)); stty size\r")
+            await until(attached, b"typed-42\r\n30 100\r\n", seen)
+            attached.resize(120, 40)
+            await attached.write(b"stty size; exit 4\r")
+            await until(attached, b"40 120\r\n", seen)
+            status = await _settled(runtime, "tty")
+            assert state(status)["state"]["terminated"]["exitCode"] == 4
+        finally:
+            await runtime.shutdown(forget=True)
+
+    try:
+        asyncio.run(body())
+        _until_gone(shim_pid, "the previous agent's shim never exited after its last container")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(shim_pid, signal.SIGKILL)
+
+
+def test_a_control_connection_to_a_name_another_process_holds_is_refused(tmp_path: Path) -> None:
+    """The agent sends terminal input only to the shim the journal names: a socket bound to that name by any
+    other process (here this test's, whose pid is not the shim's) gets nothing."""
+    import socket
+
+    from kjobs.node.shim import control_address
+
+    identity = f"{os.getpid() + 1}-1"
+    squatter = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    squatter.bind(control_address(identity))
+    squatter.listen(1)
+    squatter.settimeout(5)
+    control = adoption.ShimControl(identity)
+    try:
+        control.type_in("c", b"secret\r")
+        conn, _ = squatter.accept()
+        conn.settimeout(5)
+        assert conn.recv(100) == b""  # closed by the agent before anything was sent
+        conn.close()
+    finally:
+        control.close()
+        squatter.close()

@@ -88,9 +88,53 @@ def test_entries_render_as_the_container_wrote_them(tmp_path: Path) -> None:
     path = tmp_path / "0.log"
     path.write_bytes(CRI + b"\n")
     assert collect(path) == b"one\ntwo\nthree"
-    assert collect(path, timestamps=True) == T1 + b" one\n" + T1 + b" tw" + T2 + b" o\n" + T2 + b" three"
+    # a time starts each line only: "o" continues "tw" (the kubelet's `isNewLine`, kubernetes#113481)
+    assert collect(path, timestamps=True) == T1 + b" one\n" + T1 + b" two\n" + T2 + b" three"
     assert collect(path, limit_bytes=6) == b"one\ntw"  # output bytes, not file bytes
     assert collect(path, tail_lines=1) == b"three"  # entries, as the kubelet counts them
+
+
+def test_partial_entries_with_tail_limit_bytes_and_timestamps(tmp_path: Path) -> None:
+    """The kubelet's `ReadLogs` over parts: `--tail` counts entries (the partial last line is one; so is each
+    part of a long line), a read that starts at a continuation still stamps its first entry (`isNewLine` starts
+    true), and `--limit-bytes` counts the stamps it prints."""
+    path = tmp_path / "0.log"
+    path.write_bytes(CRI + b"\n")
+    assert collect(path, tail_lines=1, timestamps=True) == T2 + b" three"
+    assert collect(path, tail_lines=2, timestamps=True) == T2 + b" o\n" + T2 + b" three"
+    assert collect(path, tail_lines=3, timestamps=True) == T1 + b" two\n" + T2 + b" three"
+    assert collect(path, tail_lines=3, timestamps=True, limit_bytes=34) == T1 + b" two"
+    assert collect(path, tail_lines=3, limit_bytes=4) == b"two\n"
+
+
+def test_a_time_starts_only_a_line_across_reads_and_since(tmp_path: Path) -> None:
+    """A line whose parts arrive in two reads of a follow gets one time; a part left out by `since` still
+    makes the next entry a continuation."""
+    path = tmp_path / "0.log"
+    path.write_bytes(T1 + b" stdout P tw\n")
+    state = {"done": False}
+
+    async def run() -> bytes:
+        chunks: list[bytes] = []
+        async for chunk in read_log(path, follow=True, timestamps=True, finished=lambda: state["done"]):
+            chunks.append(chunk)
+            if len(chunks) == 1:
+                with open(path, "ab") as handle:
+                    handle.write(T2 + b" stdout F o\n")
+                state["done"] = True
+        return b"".join(chunks)
+
+    assert asyncio.run(asyncio.wait_for(run(), 5)) == T1 + b" two\n"
+    assert collect(path, timestamps=True, since=1796198401.5) == b"o\n"
+
+
+def test_tail_does_not_count_an_entry_still_being_written(tmp_path: Path) -> None:
+    """`tail.FindTailLineStartIndex` (pkg/util/tail/tail.go): an incomplete last line is not counted, so the
+    last whole entry is still shown while the next one's write is under way."""
+    path = tmp_path / "0.log"
+    path.write_bytes(T1 + b" stdout F one\n" + T1 + b" stdout F two\n" + T2 + b" stdout F thr")
+    assert collect(path, tail_lines=1) == b"two\n"
+    assert collect(path, tail_lines=2) == b"one\ntwo\n"
 
 
 def test_since_leaves_out_older_entries(tmp_path: Path) -> None:

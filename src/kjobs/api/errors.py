@@ -266,6 +266,9 @@ def _go_float(value: float) -> str:
 class ApiError(Exception):
     """An API request failed; carries the Kubernetes `Status` (reason, code, details) to send or raise."""
 
+    field_errors: list[FieldError] | None = None
+    """The field errors of a 422 Invalid made by `invalid` (for `kjobs validate`, which prints them)."""
+
     def __init__(
         self,
         code: int,
@@ -323,7 +326,9 @@ def invalid(kind: str, name: str, errors: list[FieldError], *, group: str = "") 
     details: Obj = {"name": name, "kind": kind, "causes": [e.cause() for e in errors]}
     if group:
         details["group"] = group
-    return ApiError(422, "Invalid", f'{qualified} "{name}" is invalid: {summary}', details=details)
+    error = ApiError(422, "Invalid", f'{qualified} "{name}" is invalid: {summary}', details=details)
+    error.field_errors = list(errors)
+    return error
 
 
 def not_found(resource: str, name: str, *, group: str = "") -> ApiError:

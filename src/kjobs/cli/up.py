@@ -139,6 +139,26 @@ def _loopback(host: str) -> bool:
     help="The tolerationSeconds of the unreachable:NoExecute toleration added to every pod without one.",
 )
 @click.option(
+    "--enable-admission-plugins",
+    "enable_admission_plugins",
+    multiple=True,
+    metavar="NAME,...",
+    help=(
+        "Admission plugins to enable beside the default ones, as kube-apiserver's flag (kjobs does only default "
+        "ones: NamespaceLifecycle, ServiceAccount, DefaultTolerationSeconds, Priority)."
+    ),
+)
+@click.option(
+    "--disable-admission-plugins",
+    "disable_admission_plugins",
+    multiple=True,
+    metavar="NAME,...",
+    help=(
+        "Admission plugins to disable although they are on by default, as kube-apiserver's flag "
+        "(for example Priority, ServiceAccount, DefaultTolerationSeconds)."
+    ),
+)
+@click.option(
     "--controllers",
     default="*",
     show_default=True,
@@ -178,19 +198,24 @@ def up(
     min_request_timeout: int = 1800,
     terminated_pod_gc_threshold: int = 12500,
     history_size: int | None = None,
+    enable_admission_plugins: tuple[str, ...] = (),
+    disable_admission_plugins: tuple[str, ...] = (),
 ) -> None:
     """Start kjobs: the Kubernetes API server, the controllers and a local node."""
     from kjobs.api.errors import ApiError
     from kjobs.controllers import select_controllers
     from kjobs.server import kubeconfig as kubeconfig_file
     from kjobs.server import tls
-    from kjobs.server.admission import AdmissionSettings
+    from kjobs.server.admission import AdmissionSettings, admission_plugins
     from kjobs.server.auth import Authenticator
     from kjobs.server.runner import bind, run_forever
     from kjobs.store import StoreDamaged, open_store
 
     if min_request_timeout < 0:  # kube-apiserver's ServerRunOptions.Validate
         raise click.UsageError("--min-request-timeout can not be negative value")
+    disabled_plugins, errors = admission_plugins(_split(enable_admission_plugins), _split(disable_admission_plugins))
+    if errors:  # kube-apiserver's aggregate of `Validate`'s errors: one as it is, several in brackets
+        raise click.UsageError(errors[0] if len(errors) == 1 else f"[{', '.join(errors)}]")
     try:
         names = select_controllers(controllers)
     except ValueError as exc:
@@ -236,6 +261,7 @@ def up(
     admission = AdmissionSettings(
         default_not_ready_toleration_seconds=default_not_ready_toleration_seconds,
         default_unreachable_toleration_seconds=default_unreachable_toleration_seconds,
+        disabled_plugins=disabled_plugins,
         service_account_lookup=True,
     )
     cluster, app = _assemble(
@@ -377,3 +403,8 @@ def _assemble(
     cluster = LocalCluster(app.service, settings=settings, job_metrics=JobMetrics(REGISTRY), logs=logs)
     app.metrics = metric_registries(cluster.controllers, first=[REGISTRY])
     return cluster, app
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    """A repeatable comma-separated flag's items, trimmed (pflag's `StringSlice`)."""
+    return [item.strip() for value in values for item in value.split(",")]

@@ -169,8 +169,9 @@ def _not_sent(message: str) -> Obj:
 @validate_option
 @feature_gates_option
 def validate_command(files: tuple[str, ...], output: str, field_validation: str, features: FeatureGates) -> None:
-    """Validate Job, CronJob, Pod, ConfigMap and Secret manifests (a directory: its .yaml, .yml and .json files);
-    exit 1 if any object is invalid, 2 if a file cannot be read or is empty."""
+    """Validate manifests of every kind kjobs up stores (Job, CronJob, Pod, ConfigMap, Secret, Service,
+    Endpoints, EndpointSlice, RBAC, ...; a directory: its .yaml, .yml and .json files); exit 1 if any object is
+    invalid, 2 if a file cannot be read or is empty."""
     statuses: list[Obj] = []
     any_invalid = False
     try:

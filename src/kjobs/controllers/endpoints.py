@@ -20,8 +20,10 @@ up among the pod's container ports (a pod without it is left out of that port).
 (a pod's Ready transition, the Service's creation) among those changed since the Service's last sync.
 
 Simplified, and why: subsets and ports are sorted
-by value (upstream orders them by hash); the Endpoints 1000-address truncation and the topology zone of a slice's
-endpoint (nodes carry no zone here) are left out; slices are filled in order rather than by upstream's placement
+by value (upstream orders them by hash), so an Endpoints over 1,000 addresses (`maxCapacity`) keeps the first
+ones in that order, cut as `truncateEndpoints` cuts them and annotated `endpoints.kubernetes.io/over-capacity:
+truncated` (the annotation goes when it is back within); the topology zone of a slice's endpoint (nodes carry
+no zone here) is left out; slices are filled in order rather than by upstream's placement
 heuristics, still at most 100 endpoints each, and a slice whose content did not change is not written. A
 deleted Service's slices are deleted by this controller: upstream leaves them to the garbage collector (their
 owner reference), which in kjobs watches only the kinds an embedded cluster has, so `kjobs run` pays for no
@@ -51,6 +53,10 @@ SLICES_NAME = "endpointslice-controller"
 """kube-controller-manager's names (cmd/kube-controller-manager/names)."""
 
 TRIGGER_TIME_ANNOTATION = "endpoints.kubernetes.io/last-change-trigger-time"
+OVER_CAPACITY_ANNOTATION = "endpoints.kubernetes.io/over-capacity"
+TRUNCATED = "truncated"
+MAX_CAPACITY = 1000
+"""The most addresses the endpoints controller stores in one Endpoints (`maxCapacity`)."""
 HEADLESS_LABEL = "service.kubernetes.io/headless"
 SERVICE_NAME_LABEL = "kubernetes.io/service-name"
 MANAGED_BY_LABEL = "endpointslice.kubernetes.io/managed-by"
@@ -238,6 +244,37 @@ def desired_subsets(service: Obj, pods: list[Obj]) -> list[Obj]:
     return subsets
 
 
+def truncate_subsets(subsets: list[Obj]) -> bool:
+    """Cut subsets holding more than `MAX_CAPACITY` addresses down to it, in place; True if they were
+    (`truncateEndpoints`, pkg/controller/endpoint/endpoints_controller.go). Ready addresses go first: when the
+    ready ones alone fit, only not-ready ones are cut; otherwise every not-ready one goes and the ready ones are
+    cut. Each subset keeps a share proportional to its count, rounded up, the last ones taking what is left; the
+    subsets are the sorted ones of `desired_subsets`, so which addresses stay follows that order."""
+    ready = sum(len(s.get("addresses") or []) for s in subsets)
+    not_ready = sum(len(s.get("notReadyAddresses") or []) for s in subsets)
+    if ready + not_ready <= MAX_CAPACITY:
+        return False
+    cut_ready = ready > MAX_CAPACITY
+    room, total = (MAX_CAPACITY, ready) if cut_ready else (MAX_CAPACITY - ready, not_ready)
+    left = room
+    field = "addresses" if cut_ready else "notReadyAddresses"
+    for subset in subsets:
+        addresses = subset.get(field) or []
+        share = min(-(-len(addresses) * room // total), left)  # math.Ceil of the proportion, in integers
+        kept = addresses[:share]
+        if kept:
+            subset[field] = kept
+        else:
+            subset.pop(field, None)
+        if cut_ready:
+            subset.pop("notReadyAddresses", None)
+        left -= len(kept)
+    # A subset left with no address at all (only not-ready ones, all cut) would fail validation ("must specify
+    # `addresses` or `notReadyAddresses`"), which upstream's in-place cut can run into: it is dropped here.
+    subsets[:] = [s for s in subsets if s.get("addresses") or s.get("notReadyAddresses")]
+    return True
+
+
 def desired_slice_endpoints(service: Obj, pods: list[Obj]) -> dict[tuple[Any, ...], list[Obj]]:
     """The EndpointSlice reconciler's endpoints (`podToEndpoint`), grouped by their ports."""
     publish = bool((service.get("spec") or {}).get("publishNotReadyAddresses"))
@@ -374,19 +411,26 @@ class EndpointsController(_ServiceController):
         pods = self._selected(service)
         trigger = self.tracker.compute(key, service, pods)
         subsets = desired_subsets(service, pods)
+        truncated = truncate_subsets(subsets)
         labels = _service_labels(service)
         current = self.own.get(namespace, name)
         if (
             current is not None
             and (current.get("subsets") or []) == subsets
             and (_meta(current).get("labels") or {}) == labels
+            and (_meta(current).get("annotations") or {}).get(OVER_CAPACITY_ANNOTATION)
+            == (TRUNCATED if truncated else None)
         ):
-            return
+            return  # (upstream compares the untruncated subsets, so rewrites an over-capacity Endpoints unchanged)
         annotations = dict(_meta(current).get("annotations") or {}) if current is not None else {}
         if trigger:
             annotations[TRIGGER_TIME_ANNOTATION] = trigger
         else:
             annotations.pop(TRIGGER_TIME_ANNOTATION, None)
+        if truncated:  # `syncService`: over `maxCapacity` addresses, marked as truncated; within, unmarked
+            annotations[OVER_CAPACITY_ANNOTATION] = TRUNCATED
+        else:
+            annotations.pop(OVER_CAPACITY_ANNOTATION, None)
         body: Obj = {
             "apiVersion": "v1",
             "kind": "Endpoints",

@@ -1,9 +1,10 @@
 """The garbage collector for `ownerReferences` (`pkg/controller/garbagecollector`).
 
 It watches the configured resources (by default each kind kjobs serves that users give owners: Pods, Jobs, CronJobs,
-ConfigMaps, Secrets, Services, PodDisruptionBudgets, ServiceAccounts; Kubernetes' graph builder watches every
-deletable resource but core Events, `ignoredResources` in pkg/controller/garbagecollector/graph_builder.go), indexes
-every object by uid and every owner by its dependents, and works a queue of two actions, as Kubernetes' GC does:
+ConfigMaps, Secrets, Services, PodDisruptionBudgets, ServiceAccounts, and Namespaces; Kubernetes' graph builder
+watches every deletable resource but core Events, `ignoredResources` in
+pkg/controller/garbagecollector/graph_builder.go), indexes every object by uid and every owner by its dependents,
+and works a queue of two actions, as Kubernetes' GC does:
 * attempt to delete an object: read it live; if it is being deleted it is left alone, unless it waits for its
   dependents (`foregroundDeletion` finalizer), in which case the finalizer is removed once no dependent with
   `blockOwnerDeletion` remains, and the blocking ones are queued. Otherwise its owners are classified with
@@ -38,6 +39,7 @@ from kjobs.client.resources import (
     CONFIG_MAPS,
     CRONJOBS,
     JOBS,
+    NAMESPACES,
     PDBS,
     PODS,
     SECRETS,
@@ -76,8 +78,20 @@ Item = tuple[str, ResourceRef, str, str, str]
 class GarbageCollectorSettings:
     """Which resources to watch (dependents and owners) and how many workers."""
 
-    resources: tuple[ResourceRef, ...] = (PODS, JOBS, CRONJOBS, CONFIG_MAPS, SECRETS, SERVICES, PDBS, SERVICE_ACCOUNTS)
-    """Every kind kjobs serves that users give owners (the module docstring's)."""
+    resources: tuple[ResourceRef, ...] = (
+        PODS,
+        JOBS,
+        CRONJOBS,
+        CONFIG_MAPS,
+        SECRETS,
+        SERVICES,
+        PDBS,
+        SERVICE_ACCOUNTS,
+        NAMESPACES,
+    )
+    """Every kind kjobs serves that users give owners (the module docstring's), and Namespaces: a namespace
+    deleted with propagation Orphan or Foreground carries the `orphan`/`foregroundDeletion` finalizer, which
+    only this collector removes (pkg/registry/core/namespace/storage/storage.go `Delete`)."""
     workers: int = 4
 
 

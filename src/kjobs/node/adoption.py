@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import os
+import socket
+import struct
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -130,6 +132,57 @@ def remove(journal: Journal) -> None:
 def shim_alive(journal: Journal) -> bool:
     """The journal's shim still runs (same pid and start time)."""
     return leftovers.alive(journal.shim)
+
+
+class ShimControl:
+    """What a restarted agent sends a previous agent's shim for the tty containers it adopted: their attaches'
+    input ("i") and resizes ("w"), on the shim's control socket (`kjobs.node.shim.control_address`). Connected
+    at the first message, to a peer that must be that shim (its pid, this user); a message that cannot be sent
+    is dropped, as input to a terminal whose container does not read it is."""
+
+    def __init__(self, shim: str) -> None:
+        self.shim = shim
+        self._sock: socket.socket | None = None
+
+    def type_in(self, cid: str, data: bytes) -> None:
+        self._send(["i", cid, data.decode("latin-1")])
+
+    def resize(self, cid: str, width: int, height: int) -> None:
+        self._send(["w", cid, width, height])
+
+    def _send(self, message: list[Any]) -> None:
+        line = orjson.dumps(message) + b"\n"
+        for _ in range(2):  # once more on a fresh connection when the kept one broke
+            sock = self._sock or self._connect()
+            if sock is None:
+                return
+            try:
+                sock.sendall(line)
+                return
+            except OSError:
+                self.close()
+
+    def _connect(self) -> socket.socket | None:
+        from kjobs.node.shim import control_address
+
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC)
+        sock.settimeout(2.0)  # a local shim reads at once; bounded so an agent never hangs on one
+        try:
+            sock.connect(control_address(self.shim))
+            pid, uid, _ = struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+        except OSError:
+            sock.close()
+            return None
+        if pid != int(self.shim.partition("-")[0]) or uid != os.getuid():  # someone else holds the name
+            sock.close()
+            return None
+        self._sock = sock
+        return sock
+
+    def close(self) -> None:
+        if self._sock is not None:
+            self._sock.close()
+            self._sock = None
 
 
 def mark_lost(journal: Journal) -> list[Recorded]:

@@ -22,6 +22,7 @@ import os
 import time
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from typing import BinaryIO
 
 FOLLOW_POLL_SECONDS = 0.05
 _CHUNK = 64 * 1024
@@ -61,10 +62,13 @@ def tail_offset(path: Path, tail_lines: int | None) -> int:
     with open(path, "rb") as handle:
         position = size
         newlines = 0
-        # A final line without its newline still counts as a line.
         handle.seek(max(size - 1, 0))
         ends_with_newline = size > 0 and handle.read(1) == b"\n"
-        wanted = tail_lines + (1 if ends_with_newline else 0)
+        # A final line without its newline: an entry still being written is not counted, as the kubelet's
+        # `tail.FindTailLineStartIndex` counts no incomplete last line (pkg/util/tail/tail.go), and is not shown
+        # (`read_log`); the last line of a log written before lines were timed is shown and counts.
+        last_counted = not ends_with_newline and not _torn_entry(handle, size)
+        wanted = tail_lines + (0 if last_counted else 1)  # the newline that ends the last counted line is skipped
         while position > 0:
             step = min(_CHUNK, position)
             position -= step
@@ -96,19 +100,36 @@ def since_stamp(seconds: float) -> bytes:
 
 def render(entries: bytes, *, timestamps: bool = False, since: bytes | None = None) -> bytes:
     """The output of whole log entries (each ending in a newline): their text, a newline after each whole
-    line, the entry's time first with `timestamps`, entries older than `since` (a `log_time`) left out."""
+    line, the entry's time first with `timestamps` (`render_from`), entries older than `since` (a `log_time`)
+    left out."""
+    return render_from(entries, timestamps=timestamps, since=since)[0]
+
+
+def render_from(
+    entries: bytes, *, timestamps: bool = False, since: bytes | None = None, line_start: bool = True
+) -> tuple[bytes, bool]:
+    """`render`, and whether the next entry starts a line. With `timestamps` only an entry that starts a line
+    gets its time: the part after a partial (`P`) entry continues that line (the kubelet's `ReadLogs` passes
+    `isNewLine`, whether the previous entry's text ended in a newline, to `logWriter.write`:
+    pkg/kubelet/kuberuntime/logs/logs.go since kubernetes#113481). `line_start` says whether the first entry
+    does (True at the start of a read, as the kubelet's `isNewLine := true`); an entry `since` leaves out
+    still decides it for the next."""
     out: list[bytes] = []
     for entry in entries.split(b"\n")[:-1]:
         parts = entry.split(b" ", 3)
         if not _is_entry(entry, parts):
             out.append(entry + b"\n")  # a line of a log written before lines were timed
+            line_start = True
             continue
         stamp = parts[0]
+        whole = parts[2] == b"F"
+        starts = line_start
+        line_start = whole or not parts[3]  # the kubelet: an empty text continues nothing
         if since is not None and stamp < since:
             continue
-        text = parts[3] + b"\n" if parts[2] == b"F" else parts[3]
-        out.append(stamp + b" " + text if timestamps else text)
-    return b"".join(out)
+        text = parts[3] + b"\n" if whole else parts[3]
+        out.append(stamp + b" " + text if timestamps and starts else text)
+    return b"".join(out), line_start
 
 
 def streams(entries: bytes) -> list[tuple[bytes, bytes]]:
@@ -122,6 +143,15 @@ def streams(entries: bytes) -> list[tuple[bytes, bytes]]:
             continue
         out.append((parts[1], parts[3] + b"\n" if parts[2] == b"F" else parts[3]))
     return out
+
+
+def _torn_entry(handle: BinaryIO, size: int) -> bool:
+    """Whether the file's last line (no newline after it) begins as a CRI log entry does (its time)."""
+    start = max(size - _CHUNK, 0)
+    handle.seek(start)
+    block = handle.read(size - start)
+    line = block[block.rfind(b"\n") + 1 :]  # an entry is at most MAX_LINE and its head: well within a chunk
+    return len(line) >= 31 and line[29:31] == b"Z " and line[:4].isdigit()
 
 
 def _is_entry(line: bytes, parts: list[bytes] | None = None) -> bool:
@@ -146,6 +176,7 @@ async def read_log(
     remaining = limit_bytes if limit_bytes is not None and limit_bytes > 0 else None
     since_time = since_stamp(since) if since is not None else None
     torn = b""  # an entry whose write was still under way when read
+    line_start = True
     while True:
         done = finished()  # read the flag first so output written before the exit is drained below
         chunk = read_from(path, offset)
@@ -154,7 +185,7 @@ async def read_log(
             data = torn + chunk
             end = data.rfind(b"\n") + 1
             torn = data[end:]
-            out = render(data[:end], timestamps=timestamps, since=since_time)
+            out, line_start = render_from(data[:end], timestamps=timestamps, since=since_time, line_start=line_start)
             if remaining is not None:
                 out = out[:remaining]
                 remaining -= len(out)

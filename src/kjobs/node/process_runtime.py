@@ -43,6 +43,7 @@ import sys
 import tempfile
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from kjobs.api.errors import go_quote
@@ -238,6 +239,8 @@ class ProcessRuntime(Supervisor):
                 if recorded.uid:
                     self._recovered.setdefault(recorded.uid, []).append((journal, recorded))
         self._adopted: dict[str, tuple[adoption.Journal, adoption.Recorded]] = {}
+        self._controls: dict[str, adoption.ShimControl] = {}
+        """Per previous shim (identity): where the input and resizes of the tty containers adopted from it go."""
         self._polling = False
         self.memory_guard = memory_guard if memory_guard is not None else probe_memory_guard()
         self.base_env = dict(base_env) if base_env is not None else default_base_env()
@@ -363,8 +366,8 @@ class ProcessRuntime(Supervisor):
         return running.stdin if running is not None else None
 
     def attach_terminal(self, uid: str, container: str) -> Callable[[int, int], None] | None:
-        """What sizes the running container's terminal (width, height), or None when it has none (`tty: false`,
-        or adopted from a previous agent, whose shim holds its terminal and takes no more requests)."""
+        """What sizes the running container's terminal (width, height), or None when it has none (`tty: false`).
+        One adopted from a previous agent is sized through that agent's shim, which holds its terminal."""
         running = next(
             (r for r in self._running.values() if r.uid == uid and r.attempt.container == container and r.pid),
             None,
@@ -372,6 +375,12 @@ class ProcessRuntime(Supervisor):
         if running is None or not running.tty:
             return None
         container_id = running.attempt.container_id
+        adopted = self._adopted.get(container_id)
+        if adopted is not None:
+            control = self._controls.get(adopted[0].shim)
+            if control is None:
+                return None
+            return lambda width, height: control.resize(container_id, width, height)
         return lambda width, height: self._spawner.resize(container_id, width, height)
 
     def exec_spec(self, uid: str, container: str, command: list[str]) -> ExecSpec:
@@ -495,6 +504,9 @@ class ProcessRuntime(Supervisor):
         for journal in self._journals:  # all it started was stopped: nothing is left to adopt
             adoption.remove(journal)
         self._journals, self._recovered = [], {}
+        for control in self._controls.values():
+            control.close()
+        self._controls.clear()
 
     # -- adoption (see `kjobs.node.adoption`) ----------------------------------------------------------------
     def adopt(self, pod: Obj) -> PodHandle | None:
@@ -515,9 +527,14 @@ class ProcessRuntime(Supervisor):
             )
             attempts.setdefault(recorded.container, []).append(attempt)
             if recorded.running:  # its shim lives (else `scan` found it lost): its end will be journaled
-                self._running[recorded.container_id] = _Running(
-                    uid=uid, attempt=attempt, pid=recorded.pid, placement=None
-                )
+                running = _Running(uid=uid, attempt=attempt, pid=recorded.pid, placement=None)
+                spec = find_container(pod, recorded.container) or {}
+                if spec.get("tty") is True:  # its shim holds the terminal: input and resizes go through it
+                    control = self._controls.setdefault(journal.shim, adoption.ShimControl(journal.shim))
+                    running.tty = True
+                    if spec.get("stdin") is True:
+                        running.stdin = TerminalStdin(partial(control.type_in, recorded.container_id))
+                self._running[recorded.container_id] = running
                 self._adopted[recorded.container_id] = (journal, recorded)
             else:
                 self._settle(attempt, recorded)
@@ -577,7 +594,11 @@ class ProcessRuntime(Supervisor):
         self._poll_adopted()
 
     def _adopted_ended(self, recorded: adoption.Recorded) -> None:
-        self._adopted.pop(recorded.container_id, None)
+        ended = self._adopted.pop(recorded.container_id, None)
+        if ended is not None and not any(j.shim == ended[0].shim for j, _ in self._adopted.values()):
+            control = self._controls.pop(ended[0].shim, None)
+            if control is not None:
+                control.close()
         running = self._running.pop(recorded.container_id, None)
         if running is None:
             return

@@ -24,6 +24,7 @@ library only, so it is up in milliseconds) and speaks JSON lines over its stdin/
     → ["w", id, width, height]                      set the size of its terminal (ignored without one)
     → ["i", id, data]                               write data (bytes as a latin-1 string) to its terminal
     → ["q"]                                         the agent stops cleanly: remove the journal at exit
+On the control socket (below), from the first tty container on: only "i" and "w".
     ← ["p", id, pid]                                started
     ← ["e", id, message]                            could not start (message as containerd words it)
     ← ["x", id, returncode]                         exited and reaped (negative: killed by that signal)
@@ -65,6 +66,13 @@ is told, so that the journal always knows at least what the agent knew; `kjobs.n
 the start entries of the containers still running, so its size stays bounded while an exit stays readable long
 after its agent has reported it. On SIGTERM the shim records what still runs and exits, leaving those containers
 to `leftovers` (lost, as a killed shim's are).
+
+A tty container's terminal master is the shim's alone, so from its first tty container on the shim also listens
+on the abstract Unix socket `control_address(<pid>-<start time>)` for "i" and "w" lines (JSON, as on stdin),
+accepting only connections from its own user (`SO_PEERCRED`): once its agent is gone, the restarted agent, which
+learns the shim's identity from the journal's name, sends its attaches' input and resizes there
+(`kjobs.node.adoption.ShimControl`), as containerd's shims keep serving a restarted kubelet. Listening from the
+start, not from the agent's end, leaves no moment in which the new agent finds no socket.
 """
 
 from __future__ import annotations
@@ -146,6 +154,8 @@ class Shim:
         self.outputs: dict[int, tuple[str, int, bytearray]] = {}  # open output pipe -> (id, log fd, partial line)
         self.output_of: dict[str, int] = {}  # id -> its output pipe, while open
         self.terminals: set[int] = set()  # the terminal masters of tty containers (their output fds)
+        self.control_reads: dict[int, bytes] = {}  # connected control client -> its unfinished line
+        self.control: Any = None  # the listening control socket, once the agent is gone (see the module note)
 
     def handle(self, message: list[Any]) -> None:
         """Act on one request."""
@@ -185,8 +195,7 @@ class Shim:
 
     def open_journal(self, directory: str, agent_id: str) -> None:
         """Create this shim's journal (see the module note); without one, exits are known to the agent only."""
-        me = os.path.basename(self.procs_dir) if self.procs_dir else str(os.getpid())
-        self.journal_path = os.path.join(directory, f"{agent_id}.{me}.jsonl")
+        self.journal_path = os.path.join(directory, f"{agent_id}.{self.identity()}.jsonl")
         try:
             os.makedirs(directory, mode=0o700, exist_ok=True)
             flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
@@ -283,6 +292,8 @@ class Shim:
             os.close(master)
             return
         self.terminals.add(master)
+        if self.control is None:
+            self.listen_for_control()  # before the agent can be gone: its successor finds it at once
 
     def terminal_of(self, cid: str) -> int | None:
         """A running tty container's terminal master."""
@@ -384,6 +395,66 @@ class Shim:
         self.by_pidfd[pidfd] = cid
         self.watch(pidfd, "child")
         self.replies.append(_status_line("p", cid, pid))
+
+    def identity(self) -> str:
+        """`<pid>-<start time>`: the name of this shim's record directory, journal and control socket."""
+        return os.path.basename(self.procs_dir) if self.procs_dir else str(os.getpid())
+
+    def listen_for_control(self) -> None:
+        """Take tty containers' input and resizes from a later agent, on the abstract socket `control_address`
+        (see the module note), from the first tty container on. Nothing if it cannot be bound."""
+        import socket  # only here: most shims never listen
+
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM | socket.SOCK_CLOEXEC | socket.SOCK_NONBLOCK)
+        try:
+            sock.bind(control_address(self.identity()))
+            sock.listen(8)
+        except OSError:
+            sock.close()
+            return
+        self.control = sock  # kept referenced: the socket closes when the shim exits
+        self.watch(sock.fileno(), "control")
+
+    def accept_control(self) -> None:
+        """A connection to the control socket: kept only from a process of this shim's own user."""
+        import socket
+        import struct
+
+        try:
+            conn, _ = self.control.accept()
+        except OSError:
+            return
+        _, uid, _ = struct.unpack("3i", conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+        if uid != os.getuid():
+            conn.close()
+            return
+        fd = conn.detach()
+        os.set_blocking(fd, False)
+        self.control_reads[fd] = b""
+        self.watch(fd, "client")
+
+    def read_control(self, fd: int) -> None:
+        """Input ("i") and resizes ("w") from a control client; anything else is ignored. Its end: closed."""
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            self.unwatch(fd)
+            os.close(fd)
+            del self.control_reads[fd]
+            return
+        *lines, self.control_reads[fd] = (self.control_reads[fd] + chunk).split(b"\n")
+        for line in lines:
+            try:
+                message = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(message, list) and message and message[0] in ("i", "w"):
+                with contextlib.suppress(IndexError, TypeError, ValueError):
+                    self.handle(message)
 
     def watch(self, fd: int, kind: str) -> None:
         """Wait for `fd` to be readable in the main loop, which then handles it as `kind`."""
@@ -522,6 +593,12 @@ class Shim:
             self.agent_gone = True
 
 
+def control_address(identity: str) -> bytes:
+    """The abstract Unix socket a shim whose agent is gone takes tty input and resizes on (identity: its
+    `<pid>-<start time>`; abstract, so no path length limit and nothing to remove)."""
+    return b"\0kjobs-shim-control." + identity.encode()
+
+
 def _make_dir(path: str) -> None:
     """`os.makedirs(path, exist_ok=True)` with one `mkdir` in the usual case (the parent exists, the directory
     does not), and the same errors otherwise."""
@@ -572,6 +649,12 @@ def main() -> None:
                 continue
             if kind == "output":
                 shim.read_output(fd)
+                continue
+            if kind == "control":
+                shim.accept_control()
+                continue
+            if kind == "client":
+                shim.read_control(fd)
                 continue
             if kind is None:
                 continue

@@ -42,7 +42,8 @@ class AdmissionSettings:
     default_not_ready_toleration_seconds: int = DEFAULT_TOLERATION_SECONDS
     default_unreachable_toleration_seconds: int = DEFAULT_TOLERATION_SECONDS
     disabled_plugins: frozenset[str] = field(default_factory=frozenset)
-    """`--disable-admission-plugins`: of kjobs' plugins only `Priority` can be turned off."""
+    """`--disable-admission-plugins` (`admission_plugins`): of kjobs' plugins, ServiceAccount,
+    DefaultTolerationSeconds and Priority can be turned off."""
     service_account_lookup: bool = False
     """Whether the ServiceAccount plugin refuses a pod whose account does not exist (kube-apiserver always does).
     On in the clusters kjobs assembles (`kjobs up`, `kjobs run`, `kjobs simulate`, the pytest plugin), where a
@@ -54,6 +55,110 @@ class AdmissionSettings:
 
 
 PRIORITY = "Priority"
+SERVICE_ACCOUNT = "ServiceAccount"
+DEFAULT_TOLERATION_SECONDS_PLUGIN = "DefaultTolerationSeconds"
+NAMESPACE_LIFECYCLE = "NamespaceLifecycle"
+
+ALL_PLUGINS = (
+    "AlwaysAdmit",
+    "NamespaceAutoProvision",
+    NAMESPACE_LIFECYCLE,
+    "NamespaceExists",
+    "LimitPodHardAntiAffinityTopology",
+    "LimitRanger",
+    SERVICE_ACCOUNT,
+    "NodeRestriction",
+    "TaintNodesByCondition",
+    "AlwaysPullImages",
+    "ImagePolicyWebhook",
+    "PodSecurity",
+    "PodNodeSelector",
+    PRIORITY,
+    DEFAULT_TOLERATION_SECONDS_PLUGIN,
+    "PodTolerationRestriction",
+    "EventRateLimit",
+    "ExtendedResourceToleration",
+    "DefaultStorageClass",
+    "StorageObjectInUseProtection",
+    "OwnerReferencesPermissionEnforcement",
+    "PersistentVolumeClaimResize",
+    "RuntimeClass",
+    "CertificateApproval",
+    "CertificateSigning",
+    "ClusterTrustBundleAttest",
+    "CertificateSubjectRestriction",
+    "DefaultIngressClass",
+    "DenyServiceExternalIPs",
+    "MutatingAdmissionPolicy",
+    "MutatingAdmissionWebhook",
+    "ValidatingAdmissionPolicy",
+    "ValidatingAdmissionWebhook",
+    "ResourceQuota",
+    "AlwaysDeny",
+)
+"""kube-apiserver v1.32's registered admission plugins, in its order (pkg/kubeapiserver/options/plugins.go
+`AllOrderedPlugins`): the names `--enable-admission-plugins` and `--disable-admission-plugins` accept."""
+
+DEFAULT_ON_PLUGINS = frozenset(
+    {
+        NAMESPACE_LIFECYCLE,
+        "LimitRanger",
+        SERVICE_ACCOUNT,
+        "DefaultStorageClass",
+        "PersistentVolumeClaimResize",
+        DEFAULT_TOLERATION_SECONDS_PLUGIN,
+        "MutatingAdmissionWebhook",
+        "ValidatingAdmissionWebhook",
+        "ResourceQuota",
+        "StorageObjectInUseProtection",
+        PRIORITY,
+        "TaintNodesByCondition",
+        "RuntimeClass",
+        "CertificateApproval",
+        "CertificateSigning",
+        "ClusterTrustBundleAttest",
+        "CertificateSubjectRestriction",
+        "DefaultIngressClass",
+        "PodSecurity",
+        "MutatingAdmissionPolicy",
+        "ValidatingAdmissionPolicy",
+    }
+)
+"""The plugins kube-apiserver runs unless disabled (`DefaultOffAdmissionPlugins`' complement). Of these kjobs
+does NamespaceLifecycle, ServiceAccount, DefaultTolerationSeconds and Priority; the others act on objects kjobs
+does not serve (LimitRanges, ResourceQuotas, PersistentVolumeClaims, StorageClasses, RuntimeClasses, webhook and
+policy configurations, CertificateSigningRequests, IngressClasses) or on namespace Pod Security labels it does
+not enforce, so turning them off changes nothing here."""
+
+TOGGLED_PLUGINS = frozenset({SERVICE_ACCOUNT, DEFAULT_TOLERATION_SECONDS_PLUGIN, PRIORITY})
+"""The plugins kjobs does that `--disable-admission-plugins` turns off."""
+
+
+def admission_plugins(enable: Iterable[str], disable: Iterable[str]) -> tuple[frozenset[str], list[str]]:
+    """The plugins kjobs leaves off for kube-apiserver's `--enable-admission-plugins` and
+    `--disable-admission-plugins` (comma-separated lists, each item trimmed), and the errors that stop the start.
+
+    Unknown names and names in both lists are refused with `AdmissionOptions.Validate`'s words
+    (staging/src/k8s.io/apiserver/pkg/server/options/admission.go). kjobs refuses further, naming kjobs: enabling
+    a default-off plugin (kjobs does none of them, and running without one asked for would mislead), and
+    disabling NamespaceLifecycle (kjobs' namespace deletion empties a namespace once, relying on nothing new being
+    created in it after)."""
+    enabled = [name for name in enable if name]
+    disabled = [name for name in disable if name]
+    registered = set(ALL_PLUGINS)
+    errors = [f'enable-admission-plugins plugin "{name}" is unknown' for name in enabled if name not in registered]
+    errors += [f'disable-admission-plugins plugin "{name}" is unknown' for name in disabled if name not in registered]
+    both = sorted(set(enabled) & set(disabled))
+    if both:
+        errors.append(f"[{' '.join(both)}] in enable-admission-plugins and disable-admission-plugins overlapped")
+    for name in enabled:
+        if name in registered and name not in DEFAULT_ON_PLUGINS:
+            errors.append(f'enable-admission-plugins plugin "{name}" is not implemented by kjobs')
+    if NAMESPACE_LIFECYCLE in disabled:
+        errors.append(f'disable-admission-plugins plugin "{NAMESPACE_LIFECYCLE}" cannot be turned off in kjobs')
+    return frozenset(name for name in disabled if name in registered and name not in enabled), errors
+
+
 DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS_EXISTS = 0
 """pkg/apis/scheduling/types.go `DefaultPriorityWhenNoDefaultClassExists`."""
 PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
@@ -175,13 +280,14 @@ def admit_pod(pod: Obj, settings: AdmissionSettings, *, create: bool = True) -> 
         return pod
     changes: Obj = {}
     mirror = MIRROR_POD_ANNOTATION in ((pod.get("metadata") or {}).get("annotations") or {})
-    account = service_account(spec, create=create, mirror=mirror)
+    defaulted_account = create and settings.enabled(SERVICE_ACCOUNT)  # the conversion's mirroring stays
+    account = service_account(spec, create=defaulted_account, mirror=mirror)
     if account is not None and (spec.get("serviceAccountName"), spec.get("serviceAccount")) != (account, account):
         changes["serviceAccountName"] = changes["serviceAccount"] = account
     tolerations = spec.get("tolerations")
     if tolerations is None:
         tolerations = []
-    if isinstance(tolerations, list):
+    if isinstance(tolerations, list) and settings.enabled(DEFAULT_TOLERATION_SECONDS_PLUGIN):
         defaulted = default_tolerations(tolerations, settings)
         if len(defaulted) != len(tolerations):
             changes["tolerations"] = defaulted

@@ -49,6 +49,7 @@ from kjobs.server.admission import (
     DEFAULT_SERVICE_ACCOUNT,
     MIRROR_POD_ANNOTATION,
     PRIORITY,
+    SERVICE_ACCOUNT,
     SERVICE_ACCOUNT_LOOKUP_ATTEMPTS,
     SERVICE_ACCOUNT_RETRY_INTERVAL,
     AdmissionSettings,
@@ -989,7 +990,7 @@ class ApiService:
                 decoded = obj  # as the request decoded it: what its manager owns (see `_managed`)
                 obj = prepare(obj, uid=meta["uid"])
         defaulted = self._default(r, obj)
-        if r.kind == "Pod" and self.admission.service_account_lookup:
+        if r.kind == "Pod" and self.admission.service_account_lookup and self.admission.enabled(SERVICE_ACCOUNT):
             await self._check_service_account(defaulted, namespace, generated)
         # copy on write: `defaulted` is as admission found it
         obj = self._admit(r, defaulted, "", create=True, generated=generated)
@@ -1558,11 +1559,15 @@ class ApiService:
                 f'namespaces "{name}" is forbidden: this namespace may not be deleted',
                 details={"name": name, "kind": "namespaces"},
             )
-        if r.kind == "Namespace" and not options.dry_run:
+        if r.kind == "Namespace" and options.dry_run:
+            terminating = old if meta.get("deletionTimestamp") else _terminating_namespace(old, options, self.now())
+            return Result(terminating, 200)
+        if r.kind == "Namespace":
             # A namespace's DELETE answers with it Terminating, as the namespace registry does; the namespace
             # controller's work is done here: emptying it, then `finalizeNamespace` once nothing is left (pods
             # still terminating hold it until the last goes, `_on_dependent_gone`, as `deleteAllContent` requeues).
-            terminating = await self._terminate_namespace(old)
+            # Its `orphan`/`foregroundDeletion` finalizer (this DELETE's policy) is the garbage collector's to act on.
+            terminating = await self._terminate_namespace(old, options)
             await self._empty_namespace(name)
             left = await self._finish_namespace(name)
             return Result(left if left is not None else terminating, 200)
@@ -1621,17 +1626,14 @@ class ApiService:
             await self._cascade(r, namespace, uid, propagation)
         return result
 
-    async def _terminate_namespace(self, ns: Obj) -> Obj:
-        """Mark a namespace Terminating (deletionTimestamp, `status.phase`), as its DELETE does in Kubernetes, so
-        watchers see it and nothing new is created in it while it is emptied."""
+    async def _terminate_namespace(self, ns: Obj, options: DeleteOptions) -> Obj:
+        """Mark a namespace Terminating (deletionTimestamp, `status.phase`, the finalizers of the DELETE's
+        policy), as its DELETE does in Kubernetes, so watchers see it and nothing new is created in it while it
+        is emptied. A namespace already Terminating is answered as it is."""
         meta = ns.get("metadata") or {}
         if meta.get("deletionTimestamp"):
             return ns
-        new = _copy(ns)
-        new_meta = _meta(new)
-        new_meta["deletionTimestamp"] = self.now()
-        new_meta["deletionGracePeriodSeconds"] = 0
-        new["status"] = {**(new.get("status") or {}), "phase": "Terminating"}
+        new = _terminating_namespace(ns, options, self.now())
         written: Obj = await self.store.update("namespaces", new, expected_rv=meta.get("resourceVersion"))
         return written
 
@@ -2400,6 +2402,38 @@ def _propagation_from_finalizers(finalizers: Any) -> str | None:
         if f == "foregroundDeletion":
             return "Foreground"
     return None
+
+
+def _terminating_namespace(ns: Obj, options: DeleteOptions, now: str) -> Obj:
+    """A namespace as its first DELETE leaves it (pkg/registry/core/namespace/storage/storage.go `Delete`):
+    deletionTimestamp, phase Terminating, and `metadata.finalizers` holding `orphan` when the DELETE asks for
+    Orphan (or `orphanDependents: true`) and `foregroundDeletion` when it asks for Foreground (or
+    `orphanDependents: false`), the other dropped; a DELETE without a policy keeps the ones the namespace has
+    (`shouldHaveOrphanFinalizer`, `shouldHaveDeleteDependentsFinalizer`). Kubernetes rebuilds the list from a
+    map (any order); here the namespace's own come first, in their order. The contents are deleted in the
+    background whatever the policy: the policy is about the namespace's own dependents (objects whose
+    ownerReferences name it), which the garbage collector orphans or deletes before removing its finalizer."""
+    new = _copy(ns)
+    meta = _meta(new)
+    if not meta.get("deletionTimestamp"):
+        meta["deletionTimestamp"] = now
+        meta["deletionGracePeriodSeconds"] = 0
+    new["status"] = {**(new.get("status") or {}), "phase": "Terminating"}
+    have = [str(f) for f in meta.get("finalizers") or []]
+    policy = options.propagation  # `orphanDependents` was turned into Orphan/Background by `DeleteOptions.parse`
+    if options.orphan_dependents is False:
+        policy = "Foreground"  # the namespace registry reads `orphanDependents: false` as foreground
+    if policy is None:
+        return new
+    wanted = {"orphan": policy == "Orphan", "foregroundDeletion": policy == "Foreground"}
+    kept = [f for f in have if wanted.get(f, True)]
+    kept += [f for f, on in wanted.items() if on and f not in kept]
+    if kept != have:
+        if kept:
+            meta["finalizers"] = kept
+        else:
+            meta.pop("finalizers", None)
+    return new
 
 
 def _gc_finalizers_kept(finalizers: Any, propagation: str) -> list[str] | None:
