@@ -56,6 +56,7 @@ from kjobs.server import (
 )
 from kjobs.server.admission import AdmissionSettings
 from kjobs.server.auth import PUBLIC_ROUTES, Authenticator, client_cert_name
+from kjobs.server.customresources import CustomResource
 from kjobs.server.gotypes import go_json_syntax_error
 from kjobs.server.logs import LogSource, log_options
 from kjobs.server.metrics import ApiMetrics, clean_verb
@@ -148,6 +149,14 @@ _TEXT_MEDIA = ("application/json", "application/yaml")
 _BODY_MEDIA = (*_TEXT_MEDIA, _PROTOBUF)
 """What a create, update, eviction or DeleteOptions body may be (the apiserver's serializers; no Content-Type
 means the first, JSON: apiserver `negotiation.NegotiateInputSerializerForMediaType`)."""
+
+
+STRATEGIC = "application/strategic-merge-patch+json"
+CUSTOM_RESOURCE_PATCH_TYPES = (
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/apply-patch+yaml",
+)
 
 
 def unsupported_media_type(accepted: Sequence[str]) -> ApiError:
@@ -941,6 +950,9 @@ class App:
                 dry_run=bool(query.get("dryRun")),
             )
         elif method == "PATCH":
+            if isinstance(r, CustomResource) and request.content_type.split(";", 1)[0].strip().lower() == STRATEGIC:
+                # a custom resource has no Go struct to carry patch strategies (customresource_handler.go)
+                raise unsupported_media_type(CUSTOM_RESOURCE_PATCH_TYPES)
             writeoptions.check(query, "PatchOptions", patch_type=request.content_type.split(";", 1)[0].strip().lower())
             body = await request.decoded(patch=True)
             result = await self.service.patch(
