@@ -247,24 +247,19 @@ def validate_crd_spec(spec: Obj, path: str = "spec") -> list[FieldError]:
                 value = scale.get(key)
                 if not value:
                     errs.append(FieldError(f"{vpath}.subresources.scale.{key}", Required))
-    if not versions:
-        errs.append(FieldError(f"{path}.versions", Required, "must have exactly one version marked as storage version"))
-    else:
-        if not unique:
-            errs.append(FieldError(f"{path}.versions", Invalid, "must contain unique version names", versions))
-        if storage_count != 1:
-            errs.append(
-                FieldError(
-                    f"{path}.versions", Invalid, "must have exactly one version marked as storage version", versions
-                )
-            )
+    if not unique:
+        errs.append(FieldError(f"{path}.versions", Invalid, "must contain unique version names", versions))
+    if storage_count != 1:
+        errs.append(
+            FieldError(f"{path}.versions", Invalid, "must have exactly one version marked as storage version", versions)
+        )
     names = _dict(spec.get("names"))
     for key in ("plural", "singular", "kind", "listKind"):
         if not names.get(key):
             errs.append(FieldError(f"{path}.names.{key}", Required))
     errs += validate_names(names, f"{path}.names")
     strategy = _dict(spec.get("conversion")).get("strategy")
-    if strategy not in ("None", "Webhook"):
+    if "conversion" in spec and strategy not in ("None", "Webhook"):
         errs.append(
             FieldError(
                 f"{path}.conversion.strategy",
