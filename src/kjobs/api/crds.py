@@ -133,10 +133,48 @@ def _validate_column(col: Obj, path: str, errs: list[FieldError]) -> None:
         errs.append(FieldError(f"{path}.jsonPath", Invalid, "must be a simple json path starting with .", json_path))
 
 
+_SCHEMA_SHAPES: tuple[tuple[str, Any, str], ...] = (
+    ("type", str, "a string"),
+    ("format", str, "a string"),
+    ("pattern", str, "a string"),
+    ("description", str, "a string"),
+    ("required", list, "a list"),
+    ("enum", list, "a list"),
+    ("properties", dict, "an object"),
+    ("items", dict, "an object"),
+    ("minimum", float, "a number"),
+    ("maximum", float, "a number"),
+    ("multipleOf", float, "a number"),
+    ("minLength", int, "an integer"),
+    ("maxLength", int, "an integer"),
+    ("minItems", int, "an integer"),
+    ("maxItems", int, "an integer"),
+    ("minProperties", int, "an integer"),
+    ("maxProperties", int, "an integer"),
+    ("nullable", bool, "a boolean"),
+    ("exclusiveMinimum", bool, "a boolean"),
+    ("exclusiveMaximum", bool, "a boolean"),
+)
+"""The JSONSchemaProps fields' JSON types (what the typed decoder of a cluster refuses otherwise)."""
+
+
+def _is(value: Any, kind: Any) -> bool:
+    if kind is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    return isinstance(value, kind)
+
+
 def validate_structural(schema: Any, path: str, level: str = "root") -> list[FieldError]:
     """pkg/apiserver/schema/validation.go's `validateStructuralInvariants`/completeness, the common rules."""
     errs: list[FieldError] = []
     if not isinstance(schema, dict):
+        return errs
+    for key, kind, what in _SCHEMA_SHAPES:
+        if key in schema and schema[key] is not None and not _is(schema[key], kind):
+            errs.append(FieldError(f"{path}.{key}", Invalid, f"must be {what}", schema[key]))
+    if errs:
         return errs
     type_ = schema.get("type") or ""
     preserve = schema.get("x-kubernetes-preserve-unknown-fields")
@@ -201,9 +239,53 @@ def validate_structural(schema: Any, path: str, level: str = "root") -> list[Fie
     return errs
 
 
+def _shape(spec: Obj, path: str) -> list[FieldError]:
+    """What Go's decoder refuses before validation (kjobs ships no Go types for apiextensions): values of the
+    wrong JSON type, reported as invalid rather than let through."""
+    errs: list[FieldError] = []
+
+    def want(value: Any, kind: type, where: str, what: str) -> bool:
+        if value is None or (isinstance(value, kind) and not (kind is not bool and isinstance(value, bool))):
+            return True
+        errs.append(FieldError(where, Invalid, f"must be {what}", value))
+        return False
+
+    for key in ("group", "scope"):
+        want(spec.get(key), str, f"{path}.{key}", "a string")
+    names = spec.get("names")
+    if want(names, dict, f"{path}.names", "an object") and isinstance(names, dict):
+        for key in ("plural", "singular", "kind", "listKind"):
+            want(names.get(key), str, f"{path}.names.{key}", "a string")
+        for key in ("shortNames", "categories"):
+            items = names.get(key)
+            if want(items, list, f"{path}.names.{key}", "a list") and isinstance(items, list):
+                for i, item in enumerate(items):
+                    want(item, str, f"{path}.names.{key}[{i}]", "a string")
+    versions = spec.get("versions")
+    if want(versions, list, f"{path}.versions", "a list") and isinstance(versions, list):
+        for i, version in enumerate(versions):
+            vpath = f"{path}.versions[{i}]"
+            if not (want(version, dict, vpath, "an object") and isinstance(version, dict)):
+                continue
+            want(version.get("name"), str, f"{vpath}.name", "a string")
+            for key in ("served", "storage", "deprecated"):
+                want(version.get(key), bool, f"{vpath}.{key}", "a boolean")
+            for key in ("schema", "subresources"):
+                want(version.get(key), dict, f"{vpath}.{key}", "an object")
+            for key in ("additionalPrinterColumns", "selectableFields"):
+                items = version.get(key)
+                if want(items, list, f"{vpath}.{key}", "a list") and isinstance(items, list):
+                    for j, item in enumerate(items):
+                        want(item, dict, f"{vpath}.{key}[{j}]", "an object")
+    want(spec.get("conversion"), dict, f"{path}.conversion", "an object")
+    return errs
+
+
 def validate_crd_spec(spec: Obj, path: str = "spec") -> list[FieldError]:
     """`ValidateCustomResourceDefinitionSpec` (the v1 rules kjobs serves)."""
-    errs: list[FieldError] = []
+    errs = _shape(spec, path)
+    if errs:
+        return errs
     group = spec.get("group")
     if not group:
         errs.append(FieldError(f"{path}.group", Required))
@@ -371,7 +453,7 @@ def name_conflict(crd: Obj, others: list[Obj]) -> tuple[str, str] | None:
     """The naming controller's check against the other CRDs of the same group: (reason, message) of the first
     name another one has accepted already, or None."""
     spec = _dict(crd.get("spec"))
-    names = _dict(spec.get("names"))
+    names = {k: v for k, v in _dict(spec.get("names")).items() if isinstance(v, (str, list))}
     group = spec.get("group")
     taken_resources: set[str] = set()
     taken_kinds: set[str] = set()
@@ -386,16 +468,16 @@ def name_conflict(crd: Obj, others: list[Obj]) -> tuple[str, str] | None:
             str(x) for x in [accepted.get("plural"), accepted.get("singular"), *_list(accepted.get("shortNames"))] if x
         )
         taken_kinds.update(str(x) for x in [accepted.get("kind"), accepted.get("listKind")] if x)
-    if names.get("plural") in taken_resources:
+    if str(names.get("plural")) in taken_resources:
         return "PluralConflict", f'"{names["plural"]}" is already in use'
-    if names.get("singular") in taken_resources:
+    if str(names.get("singular")) in taken_resources:
         return "SingularConflict", f'"{names["singular"]}" is already in use'
     for short in _list(names.get("shortNames")):
-        if short in taken_resources:
+        if str(short) in taken_resources:
             return "ShortNamesConflict", f'"{short}" is already in use'
-    if names.get("kind") in taken_kinds:
+    if str(names.get("kind")) in taken_kinds:
         return "KindConflict", f'"{names["kind"]}" is already in use'
-    if names.get("listKind") in taken_kinds:
+    if str(names.get("listKind")) in taken_kinds:
         return "ListKindConflict", f'"{names["listKind"]}" is already in use'
     return None
 

@@ -292,8 +292,9 @@ def _array(value: list[Any], schema: Schema, path: str, where: str, errs: list[F
 
 
 def _object(value: Obj, schema: Schema, path: str, where: str, errs: list[FieldError], *, root: bool) -> None:
-    for key in schema.get("required") or []:
-        if key not in value:
+    required = schema.get("required")
+    for key in required if isinstance(required, list) else []:
+        if isinstance(key, str) and key not in value:
             errs.append(FieldError(_child(path, key), ErrorType.FieldValueRequired, ""))
     max_props, min_props = schema.get("maxProperties"), schema.get("minProperties")
     if isinstance(max_props, int) and len(value) > max_props:

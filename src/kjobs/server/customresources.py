@@ -34,6 +34,10 @@ def _dict(value: Any) -> Obj:
     return value if isinstance(value, dict) else {}
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 @dataclass(frozen=True)
 class CustomResource(Resource):
     """A CRD's served version: the registry row plus what its strategy needs."""
@@ -125,12 +129,14 @@ def resources_of_crd(crd: Obj) -> list[CustomResource]:
     names = _dict(_dict(crd.get("status")).get("acceptedNames")) or _dict(spec.get("names"))
     subresources_by_version: dict[str, Obj] = {}
     rows: list[CustomResource] = []
-    versions = [v for v in spec.get("versions") or [] if isinstance(v, dict) and v.get("served")]
+    listed = spec.get("versions")
+    versions = [v for v in listed if isinstance(v, dict) and v.get("served")] if isinstance(listed, list) else []
     versions.sort(key=lambda v: 0 if v.get("storage") else 1)
     for v in versions:
         subs = _dict(v.get("subresources"))
         subresources_by_version[str(v.get("name"))] = subs
-        columns = tuple(c for c in v.get("additionalPrinterColumns") or [] if isinstance(c, dict))
+        declared = v.get("additionalPrinterColumns")
+        columns = tuple(c for c in declared if isinstance(c, dict)) if isinstance(declared, list) else ()
         rows.append(
             CustomResource(
                 str(spec.get("group")),
@@ -139,8 +145,8 @@ def resources_of_crd(crd: Obj) -> list[CustomResource]:
                 str(names.get("singular") or str(names.get("kind", "")).lower()),
                 str(names.get("kind")),
                 spec.get("scope") == "Namespaced",
-                tuple(str(s) for s in names.get("shortNames") or []),
-                tuple(str(c) for c in names.get("categories") or []),
+                tuple(str(s) for s in _list(names.get("shortNames"))),
+                tuple(str(c) for c in _list(names.get("categories"))),
                 subresources=("status",) if "status" in subs else (),
                 has_status="status" in subs,
                 tracks_generation=True,
@@ -149,7 +155,7 @@ def resources_of_crd(crd: Obj) -> list[CustomResource]:
                 columns=columns,
                 selectable=tuple(
                     str(f.get("jsonPath", "")).lstrip(".")
-                    for f in v.get("selectableFields") or []
+                    for f in _list(v.get("selectableFields"))
                     if isinstance(f, dict)
                 ),
             )
