@@ -35,7 +35,7 @@ pytestmark = [
 T = TypeVar("T")
 
 # https://kubernetes.io/docs/tasks/extend-kubernetes/custom-resources/custom-resource-definitions/ (CronTab),
-# with the printer columns and the status subresource of the same page
+# with the printer columns and the status and scale subresources of the same page
 CRONTAB_CRD = """\
 apiVersion: apiextensions.k8s.io/v1
 kind: CustomResourceDefinition
@@ -71,6 +71,9 @@ spec:
                   type: integer
       subresources:
         status: {}
+        scale:
+          specReplicasPath: .spec.replicas
+          statusReplicasPath: .status.replicas
       additionalPrinterColumns:
       - name: Spec
         type: string
@@ -201,6 +204,39 @@ def test_status_subresource_and_generation(cluster: Cluster) -> None:
     assert obj["metadata"]["generation"] == 1  # status writes do not count
     kubectl.ok("patch", "ct", "with-status", "--type=merge", "-p", '{"spec":{"replicas":3}}')
     assert json.loads(kubectl.ok("get", "ct", "with-status", "-o", "json"))["metadata"]["generation"] == 2
+
+
+def test_scale_subresource(cluster: Cluster) -> None:
+    kubectl = cluster.kubectl
+    kubectl.ok("apply", "-f", "-", stdin=CRONTAB.format(name="scaled"))
+    assert kubectl.ok("scale", "ct", "scaled", "--replicas=7") == "crontab.stable.example.com/scaled scaled"
+    assert json.loads(kubectl.ok("get", "ct", "scaled", "-o", "json"))["spec"]["replicas"] == 7
+    api = k8s_config.new_client_from_config(str(kubectl.config))
+    with api:
+        objects = k8s.CustomObjectsApi(api)
+        objects.patch_namespaced_custom_object_status(
+            GROUP, VERSION, "default", PLURAL, "scaled", {"status": {"replicas": 5}}
+        )
+        scale = objects.get_namespaced_custom_object_scale(GROUP, VERSION, "default", PLURAL, "scaled")
+        assert (scale["kind"], scale["apiVersion"], scale["spec"], scale["status"]) == (
+            "Scale",
+            "autoscaling/v1",
+            {"replicas": 7},
+            {"replicas": 5},
+        )
+        objects.patch_namespaced_custom_object_scale(
+            GROUP, VERSION, "default", PLURAL, "scaled", {"spec": {"replicas": 2}}
+        )
+        assert (
+            objects.get_namespaced_custom_object(GROUP, VERSION, "default", PLURAL, "scaled")["spec"]["replicas"] == 2
+        )
+    path = f"/apis/{GROUP}/{VERSION}/namespaces/default/crontabs/scaled/scale"
+    code, out = kubectl(
+        "patch", "ct", "scaled", "--subresource=scale", "--type=merge", "-p", '{"spec":{"replicas":11}}'
+    )
+    assert code == 1
+    assert out.endswith("spec.replicas in body should be less than or equal to 10"), out  # the CronTab's schema
+    assert json.loads(kubectl.ok("get", "--raw", path))["spec"] == {"replicas": 2}
 
 
 def test_schema_refusals(cluster: Cluster) -> None:

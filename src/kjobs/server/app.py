@@ -37,6 +37,7 @@ from kjobs.api.types import Obj
 from kjobs.server import (
     authz,
     bootstrap,
+    crscale,
     discovery,
     health,
     limits,
@@ -60,7 +61,7 @@ from kjobs.server.customresources import CustomResource
 from kjobs.server.gotypes import go_json_syntax_error
 from kjobs.server.logs import LogSource, log_options
 from kjobs.server.metrics import ApiMetrics, clean_verb
-from kjobs.server.patch import PATCH_MEDIA, unsupported_patch_type
+from kjobs.server.patch import PATCH_MEDIA, apply_patch, unsupported_patch_type
 from kjobs.server.portforward import NoPortForward, PortForwardSource
 from kjobs.server.protocol import HIJACK
 from kjobs.server.rbac import REQUEST_USER
@@ -914,6 +915,9 @@ class App:
             )
             await self._send_result(send, result, r)
             return
+        if sub == "scale" and isinstance(r, CustomResource):
+            await self._scale(request, r, ns, name, send)
+            return
         if sub == "finalize" and method != "PUT":
             raise method_not_allowed()
         if method == "GET":
@@ -978,6 +982,33 @@ class App:
         else:
             raise method_not_allowed()
         await self._send_result(send, result, r)
+
+    async def _scale(self, request: Request, r: CustomResource, namespace: str, name: str, send: Send) -> None:
+        """A custom resource's `/scale` (`kjobs.server.crscale`): read and written as an autoscaling/v1 Scale."""
+        current = self.service.get(r, namespace, name)
+        if request.method == "GET":
+            await _respond(send, 200, orjson.dumps(crscale.scale_of(r, current)))
+            return
+        if request.method == "PUT":
+            writeoptions.check(request.query, "UpdateOptions")
+            wanted = await request.decoded()
+        elif request.method == "PATCH":
+            media = request.content_type.split(";", 1)[0].strip().lower()
+            writeoptions.check(request.query, "PatchOptions", patch_type=media)
+            body = await request.decoded(patch=True)
+            wanted = apply_patch(media, crscale.scale_of(r, current), body)
+        else:
+            raise method_not_allowed()
+        replicas = crscale.replicas_of(wanted, name)
+        result = await self.service.update(
+            r,
+            namespace,
+            name,
+            crscale.with_replicas(r, current, replicas),
+            manager=request.manager,
+            dry_run=bool(request.query.get("dryRun")),
+        )
+        await _respond(send, 200, orjson.dumps(crscale.scale_of(r, result.obj)), warnings=result.warnings)
 
     async def _review(self, request: Request, route: routing.Route, user: authz.UserInfo, send: Send) -> None:
         """A review: only POST to its collection (405 for another method there, 404 for an item's path, and for a

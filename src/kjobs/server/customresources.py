@@ -46,6 +46,8 @@ class CustomResource(Resource):
     schema: Obj = field(default_factory=dict)
     columns: tuple[Obj, ...] = ()
     selectable: tuple[str, ...] = ()
+    scale: Obj = field(default_factory=dict)
+    """The CRD's `subresources.scale` (spec/status replicas paths, label selector path), when declared."""
 
     @functools.cached_property
     def schema_name(self) -> str | None:
@@ -147,12 +149,13 @@ def resources_of_crd(crd: Obj) -> list[CustomResource]:
                 spec.get("scope") == "Namespaced",
                 tuple(str(s) for s in _list(names.get("shortNames"))),
                 tuple(str(c) for c in _list(names.get("categories"))),
-                subresources=("status",) if "status" in subs else (),
+                subresources=tuple(s for s in ("status", "scale") if isinstance(subs.get(s), dict)),
                 has_status="status" in subs,
                 tracks_generation=True,
                 crd_name=str(_dict(crd.get("metadata")).get("name")),
                 schema=_dict(_dict(v.get("schema")).get("openAPIV3Schema")),
                 columns=columns,
+                scale=_dict(subs.get("scale")),
                 selectable=tuple(
                     str(f.get("jsonPath", "")).lstrip(".")
                     for f in _list(v.get("selectableFields"))

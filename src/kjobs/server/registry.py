@@ -554,6 +554,7 @@ SUBRESOURCE_KINDS: dict[str, tuple[str, str, str]] = {
     "exec": ("", "v1", "PodExecOptions"),
     "attach": ("", "v1", "PodAttachOptions"),
     "portforward": ("", "v1", "PodPortForwardOptions"),
+    "scale": ("autoscaling", "v1", "Scale"),  # a custom resource's (kjobs.server.crscale)
 }
 """Subresources whose request/response kind is not the parent's: (group, version, kind)."""
 
@@ -565,6 +566,7 @@ SUBRESOURCE_VERBS: dict[str, list[str]] = {
     "portforward": ["create", "get"],
     "eviction": ["create"],
     "binding": ["create"],
+    "scale": ["get", "patch", "update"],
     "finalize": ["update"],  # the namespace registry's FinalizeREST is an Updater only
     "ephemeralcontainers": ["get", "patch", "update"],  # pkg/registry/core/pod/storage EphemeralContainersREST
 }
