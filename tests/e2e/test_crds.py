@@ -378,6 +378,23 @@ def test_lightkube_generic_resource(cluster: Cluster) -> None:
     client.delete(CronTab, "lk-cron", namespace="default")
 
 
+def test_kr8s_new_class(cluster: Cluster) -> None:
+    import kr8s
+    from kr8s.objects import new_class
+
+    api = kr8s.api(kubeconfig=str(cluster.kubectl.config))
+    CronTab = new_class(kind="CronTab", version=f"{GROUP}/{VERSION}", namespaced=True)
+    cron = CronTab(
+        {"metadata": {"name": "kr8s-cron", "namespace": "default"}, "spec": {"cronSpec": "* * * * *"}}, api=api
+    )
+    cron.create()
+    cron.patch({"spec": {"replicas": 4}})
+    cron.refresh()
+    assert cron.raw["spec"] == {"cronSpec": "* * * * *", "replicas": 4}
+    assert "kr8s-cron" in [c.name for c in api.get("crontabs", namespace="default")]
+    cron.delete()
+
+
 OPERATOR = textwrap.dedent(
     """
     import kopf
