@@ -162,18 +162,22 @@ def sparse_gc(threshold: int = SPARSE_GC_THRESHOLD) -> Iterator[None]:
 async def create_configs(client: Client, namespace: str, configs: Iterable[Obj]) -> list[str]:
     """Create a manifest's Namespaces, then the namespaces the Job (in `namespace`) and its namespaced objects
     need that are still missing (`create_namespaces`), then those objects (ConfigMaps, Secrets, ServiceAccounts,
-    RBAC roles and bindings, in the manifest's order); returns the namespaces created for want of one. An object
-    the cluster already has (the `default` ServiceAccount its controller made at start) takes the manifest's
-    version, as `kubectl apply` of it would configure the cluster's."""
+    RBAC roles and bindings, StorageClasses, PersistentVolumes and PersistentVolumeClaims, in the manifest's
+    order); returns the namespaces created for want of one. An object the cluster already has (the `default`
+    ServiceAccount its controller made at start) takes the manifest's version, as `kubectl apply` of it would
+    configure the cluster's."""
     from kjobs.client.resources import (
         CLUSTER_ROLE_BINDINGS,
         CLUSTER_ROLES,
         CONFIG_MAPS,
         NAMESPACES,
+        PERSISTENT_VOLUME_CLAIMS,
+        PERSISTENT_VOLUMES,
         ROLE_BINDINGS,
         ROLES,
         SECRETS,
         SERVICE_ACCOUNTS,
+        STORAGE_CLASSES,
     )
 
     resources = {
@@ -184,6 +188,9 @@ async def create_configs(client: Client, namespace: str, configs: Iterable[Obj])
         "RoleBinding": ROLE_BINDINGS,
         "ClusterRole": CLUSTER_ROLES,
         "ClusterRoleBinding": CLUSTER_ROLE_BINDINGS,
+        "PersistentVolumeClaim": PERSISTENT_VOLUME_CLAIMS,
+        "PersistentVolume": PERSISTENT_VOLUMES,
+        "StorageClass": STORAGE_CLASSES,
     }
     configs = list(configs)
     for config in configs:
