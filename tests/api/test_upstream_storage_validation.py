@@ -141,6 +141,57 @@ PV_ROWS = [
 ]
 
 
+PV_ROWS += [
+    pytest.param(
+        pv(
+            capacity={"storage": "10G"},
+            accessModes=["ReadWriteOnce"],
+            nodeAffinity={
+                "required": {
+                    "nodeSelectorTerms": [{"matchExpressions": [{"operator": "In", "values": ["test-label-value"]}]}]
+                }
+            },
+            **LOCAL,
+        ),
+        # IsQualifiedName("") says both "name part must be non-empty" and what a name part must consist of
+        [("spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0].key", "FieldValueInvalid")] * 2,
+        id="volume-bad-node-affinity",
+    ),
+    pytest.param(
+        pv(
+            "invalid-volume-attributes-class-name",
+            **good(storageClassName="invalid", volumeAttributesClassName="-invalid-"),
+        ),
+        [("spec.volumeAttributesClassName", "FieldValueInvalid"), ("spec.csi", "FieldValueRequired")],
+        id="invalid-volume-attributes-class-name",
+    ),
+    pytest.param(
+        pv(
+            "invalid-empty-volume-attributes-class-name",
+            **good(storageClassName="invalid", volumeAttributesClassName=""),
+        ),
+        [("spec.volumeAttributesClassName", "FieldValueRequired"), ("spec.csi", "FieldValueRequired")],
+        id="invalid-empty-volume-attributes-class-name",
+    ),
+    pytest.param(
+        pv(
+            capacity={"storage": "10G"},
+            accessModes=["ReadWriteOnce"],
+            csi={"driver": "test-driver", "volumeHandle": "test-123"},
+            storageClassName="valid",
+            volumeAttributesClassName="valid",
+        ),
+        [],
+        id="volume-with-good-volume-attributes-class-and-matched-volume-resource-when-feature-gate-is-on",
+    ),
+    pytest.param(
+        pv(**good(storageClassName="valid", volumeAttributesClassName="valid")),
+        [("spec.csi", "FieldValueRequired")],
+        id="volume-with-good-volume-attributes-class-and-mismatched-volume-resource-when-feature-gate-is-on",
+    ),
+]
+
+
 @pytest.mark.parametrize(("volume", "want"), PV_ROWS)
 def test_validate_persistent_volumes(volume: Obj, want: list[tuple[str, str]]) -> None:
     """TestValidatePersistentVolumes (the hostPath rows; the node affinity ones with a `local` volume)."""
@@ -340,6 +391,55 @@ def test_pv_source_immutable() -> None:
     found = storage.validate_persistent_volume_update(new, old)
     assert errors(found) == [("spec.persistentvolumesource", "FieldValueForbidden")]
     assert found[0].detail.startswith("spec.persistentvolumesource is immutable after creation\n")
+
+
+def source_volume(**source: Any) -> Obj:
+    body = pv(capacity={"storage": "1G"}, accessModes=["ReadWriteOnce"], storageClassName="valid", **source)
+    body["metadata"]["resourceVersion"] = "1"
+    return body
+
+
+HOST_FOO = {"hostPath": {"path": "/foo", "type": "Directory"}}
+CSI = {"driver": "come.google.gcepd", "volumeHandle": "foobar"}
+EXPAND = {"name": "expansion-secret", "namespace": "default"}
+SOURCE_UPDATE_ROWS = [
+    pytest.param(HOST_FOO, HOST_FOO, False, id="condition-no-update"),
+    pytest.param(
+        HOST_FOO,
+        {"flexVolume": {"driver": "kubernetes.io/blue", "fsType": "ext4"}},
+        True,
+        id="condition-update-source-type",
+    ),
+    pytest.param(
+        HOST_FOO, {"hostPath": {"path": "/updated", "type": "Directory"}}, True, id="condition-update-source-deep"
+    ),
+    pytest.param(
+        {"csi": CSI},
+        {"csi": {**CSI, "controllerExpandSecretRef": EXPAND}},
+        False,
+        id="csi-expansion-enabled-with-pv-secret",
+    ),
+    pytest.param(
+        {"csi": {**CSI, "controllerExpandSecretRef": EXPAND}},
+        {"csi": {**CSI, "controllerExpandSecretRef": {"name": "foo-secret", "namespace": "default"}}},
+        True,
+        id="csi-expansion-enabled-with-old-pv-secret",
+    ),
+    pytest.param(
+        {"csi": CSI},
+        {"csi": {**CSI, "controllerPublishSecretRef": {"name": "key-name", "namespace": "default"}}},
+        True,
+        id="csi-cntrlpublish-enabled-with-shortSecretRef",
+    ),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "fails"), SOURCE_UPDATE_ROWS)
+def test_validate_persistent_volume_source_update(old: Obj, new: Obj, fails: bool) -> None:
+    """TestValidatePersistentVolumeSourceUpdate (its first rows): the source is immutable, except that a CSI
+    volume's controllerExpandSecretRef may be set where it was not."""
+    found = errors(storage.validate_persistent_volume_update(source_volume(**new), source_volume(**old)))
+    assert found == ([("spec.persistentvolumesource", "FieldValueForbidden")] if fails else [])
 
 
 def bound_claim(storage_value: str = "10G", phase: str = "Bound", **spec: Any) -> Obj:
