@@ -282,3 +282,27 @@ def test_volume_binding_prefilter_messages() -> None:
     ] == ["later"]
     assert volumebinding.all_bound(pod("bound"), lambda ns, n: claims.get((ns, n)))
     assert not volumebinding.all_bound(pod("bound", "later"), lambda ns, n: claims.get((ns, n)))
+
+
+def test_a_volume_pre_bound_to_a_claim_waits_for_it_alone(tmp_path: Path) -> None:
+    """A volume whose claimRef names a claim not yet created is Available for that claim only, and is bound to it
+    without `bound-by-controller` (the user chose it)."""
+
+    async def run(client: LocalClient, clock: FakeClock, _: PersistentVolumeController) -> None:
+        await client.create(
+            PERSISTENT_VOLUMES, None, _pv("reserved", "1Gi", claimRef={"namespace": NS, "name": "mine"})
+        )
+        await _until(clock, client, PERSISTENT_VOLUMES, None, "reserved", lambda o: _phase(o) == "Available")
+        await client.create(PERSISTENT_VOLUME_CLAIMS, NS, _claim("other"))
+        for _ in range(20):
+            clock.advance(0.1)
+            await asyncio.sleep(0)
+        assert _phase(await client.get(PERSISTENT_VOLUME_CLAIMS, NS, "other")) == "Pending"
+        await client.create(PERSISTENT_VOLUME_CLAIMS, NS, _claim("mine"))
+        mine = await _until(clock, client, PERSISTENT_VOLUME_CLAIMS, NS, "mine", lambda o: _phase(o) == "Bound")
+        assert mine["spec"]["volumeName"] == "reserved"
+        pv = await client.get(PERSISTENT_VOLUMES, None, "reserved")
+        assert pv["spec"]["claimRef"]["uid"] == mine["metadata"]["uid"]
+        assert "pv.kubernetes.io/bound-by-controller" not in (pv["metadata"].get("annotations") or {})
+
+    asyncio.run(_with(run, tmp_path))

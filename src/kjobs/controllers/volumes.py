@@ -468,8 +468,10 @@ class PersistentVolumeController:
             if _phase(pv) != "Bound":
                 await self._volume_phase(pv, "Bound")
             return
-        if not ref.get("uid"):
-            return  # pre-bound to a claim not yet created: stays Available for it
+        if not ref.get("uid"):  # pre-bound to a claim not yet created: Available, for it only
+            if _phase(pv) != "Available":
+                await self._volume_phase(pv, "Available")
+            return
         if _phase(pv) not in ("Released", "Failed"):
             pv = await self._volume_phase(pv, "Released")
         await self._reclaim(pv)
