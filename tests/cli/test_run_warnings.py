@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import pytest
+
 from kjobs.api.types import Obj
 from kjobs.cli.run import template_warnings
+from kjobs.node.process_runtime import mounting_enabled
 
 
 def job(spec: Obj) -> Obj:
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "j"}, "spec": {"template": {"spec": spec}}}
 
 
-def test_probes_hooks_and_volumes_of_the_template_are_named() -> None:
+def test_probes_hooks_and_volumes_of_the_template_are_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where the nodes mount no volumes (here: turned off with KJOBS_MOUNT_VOLUMES=0)."""
+    monkeypatch.setenv("KJOBS_MOUNT_VOLUMES", "0")
     container = {
         "name": "main",
         "image": "busybox",
@@ -24,6 +29,23 @@ def test_probes_hooks_and_volumes_of_the_template_are_named() -> None:
         "not mounted; the containers start without them (read ConfigMaps and Secrets through env or envFrom)",
         "kjobs runs no probes or lifecycle hooks: startupProbe (container main) not run; the containers count as "
         "started and ready while they run",
+    ]
+
+
+@pytest.mark.skipif(not mounting_enabled(), reason="no mount namespace can be made here")
+def test_where_nodes_mount_volumes_only_what_they_leave_out_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("KJOBS_MOUNT_VOLUMES", raising=False)
+    container = {
+        "name": "main",
+        "image": "busybox",
+        "command": ["true"],
+        "volumeMounts": [{"name": "scratch", "mountPath": "/data"}, {"name": "claim", "mountPath": "/claim"}],
+    }
+    volumes = [{"name": "scratch", "emptyDir": {}}, {"name": "claim", "persistentVolumeClaim": {"claimName": "c"}}]
+    assert template_warnings(job({"containers": [container], "volumes": volumes})) == [
+        "kjobs mounts emptyDir, hostPath, configMap, secret, downwardAPI and projected volumes only, and issues no "
+        'service account tokens: persistentVolumeClaim volume "claim" at /claim (container main) not mounted; the '
+        "containers start without them"
     ]
 
 

@@ -25,8 +25,11 @@ from typing import Any
 import pytest
 import yaml
 
+from kjobs.node.process_runtime import mounting_enabled
 from tests.server.test_up import _up
 from tests.support import free_port
+
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 pytestmark = [
     pytest.mark.e2e,
@@ -747,12 +750,14 @@ def test_pod_failure_policy_failindex(kubectl: Kubectl) -> None:
 
 
 def test_indexed_job_with_static_work_assignment(kubectl: Kubectl) -> None:
-    """The Indexed Job whose init container writes the index's item for `rev`.
+    """The Indexed Job whose init container writes the index's item for `rev`, on the `input` emptyDir mounted at
+    `/input` in each container's mount namespace.
 
-    Changed: `data.txt` in the pod's working directory instead of `/input/data.txt` on the `input` emptyDir: a
-    volume is not mounted at its mountPath here (no mount namespace); the pod's containers share one working
-    directory, as they would share the emptyDir."""
-    kubectl.write("indexed-job.yaml", INDEXED_JOB.replace("/input/data.txt", "data.txt"))
+    Changed only where no mount namespace can be made (`kjobs.node.mountns`): `data.txt` in the pod's working
+    directory instead of `/input/data.txt`, since the volume is not mounted there; the pod's containers share
+    one working directory, as they would share the emptyDir."""
+    manifest = INDEXED_JOB if mounting_enabled() else INDEXED_JOB.replace("/input/data.txt", "data.txt")
+    kubectl.write("indexed-job.yaml", manifest)
     kubectl("apply", "-f", "indexed-job.yaml")
     kubectl("wait", "--for=condition=complete", "job/indexed-job", "--timeout=60s")
     describe = kubectl.describe_showing("jobs/indexed-job", "Job completed")
@@ -776,6 +781,20 @@ def test_indexed_job_with_static_work_assignment(kubectl: Kubectl) -> None:
         "2": "zab",
         "3": "xuq",
         "4": "zyx",
+    }
+
+
+@pytest.mark.skipif(not mounting_enabled(), reason="no mount namespace can be made here")
+def test_indexed_job_reads_its_index_from_a_downward_api_volume(kubectl: Kubectl) -> None:
+    """The page's `indexed-job-vol.yaml`: the worker reverses `/input/data.txt`, a downwardAPI volume holding the
+    pod's completion-index annotation. Unchanged."""
+    kubectl.write("indexed-job-vol.yaml", (EXAMPLES / "indexed-job-vol.yaml").read_text())
+    kubectl("apply", "-f", "indexed-job-vol.yaml")
+    kubectl("wait", "--for=condition=complete", "job/indexed-job", "--timeout=60s")
+    pods = kubectl.get("pods", "-l", "job-name=indexed-job")["items"]
+    logs = {p["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"]: p for p in pods}
+    assert {i: kubectl("logs", p["metadata"]["name"]).strip() for i, p in logs.items()} == {
+        str(i): str(i) for i in range(5)
     }
 
 

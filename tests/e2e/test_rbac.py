@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from kjobs.server.rbacpolicy import bootstrap_objects
 from tests.e2e.test_config_objects import Up, _columns, kubectl_on_up
 from tests.e2e.test_python_clients import _until
 
@@ -63,20 +64,8 @@ spec:
         command: ["sh", "-c", "true"]
 """
 
-BOOTSTRAP_ROLES = [
-    "admin",
-    "cluster-admin",
-    "edit",
-    "system:aggregate-to-admin",
-    "system:aggregate-to-edit",
-    "system:aggregate-to-view",
-    "system:auth-delegator",
-    "system:basic-user",
-    "system:discovery",
-    "system:monitoring",
-    "system:public-info-viewer",
-    "view",
-]
+BOOTSTRAP_ROLES = sorted(obj["metadata"]["name"] for kind, _, obj in bootstrap_objects() if kind == "clusterroles")
+"""policy.go's and controller_policy.go's ClusterRoles (tests/server/test_rbac_bootstrap.py checks them)."""
 
 
 @pytest.fixture(scope="module")

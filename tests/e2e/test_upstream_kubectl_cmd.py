@@ -1995,9 +1995,8 @@ def test_apply_txtar_migration_and_multi_resource(kubectl: Cmd) -> None:
         "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: foo\n---\n"
         "apiVersion: example.com/v1\nkind: Bogus\nmetadata:\n  name: foo\n"
     ))  # fmt: skip
-    # (--validate=false: kubectl validates an unknown kind against /openapi/v2, which kjobs does not serve; see
-    # the doc)
-    proc = k.run("apply", "--validate=false", "-f", multi_2)
+    # (kubectl validates an unknown kind against /openapi/v2 first: served, so the mapping error is the answer)
+    proc = k.run("apply", "-f", multi_2)
     assert proc.returncode != 0 and 'no matches for kind "Bogus" in version "example.com/v1"' in proc.stderr
     assert k("get", "configmaps", "foo", "-o", "jsonpath={.metadata.name}") == "foo"
     k("delete", "configmaps", "foo")

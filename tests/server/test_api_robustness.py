@@ -495,6 +495,7 @@ RESOURCE_PATHS = [
     "/api/v1",
     "/openapi/v3",
     "/openapi/v3/apis/batch/v1",
+    "/openapi/v2",
     "/version",
     "/metrics",
     "/healthz",

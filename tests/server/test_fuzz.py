@@ -55,6 +55,7 @@ PATHS = [
     "/apis",
     "/api/v1",
     "/openapi/v3",
+    "/openapi/v2",
     "/version",
     "/x/y",
 ]

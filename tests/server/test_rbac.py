@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import httpx
 
-from kjobs.server.rbacpolicy import AUTOUPDATE_ANNOTATION
+from kjobs.server.rbacpolicy import AUTOUPDATE_ANNOTATION, bootstrap_objects
 from tests.server.conftest import Server
 
 RBAC = "/apis/rbac.authorization.k8s.io/v1"
@@ -24,27 +24,13 @@ def _names(http: httpx.Client, path: str) -> list[str]:
 
 
 def test_a_fresh_server_holds_the_bootstrap_policy(http: httpx.Client) -> None:
-    assert _names(http, f"{RBAC}/clusterroles") == [
-        "admin",
-        "cluster-admin",
-        "edit",
-        "system:aggregate-to-admin",
-        "system:aggregate-to-edit",
-        "system:aggregate-to-view",
-        "system:auth-delegator",
-        "system:basic-user",
-        "system:discovery",
-        "system:monitoring",
-        "system:public-info-viewer",
-        "view",
-    ]
-    assert _names(http, f"{RBAC}/clusterrolebindings") == [
-        "cluster-admin",
-        "system:basic-user",
-        "system:discovery",
-        "system:monitoring",
-        "system:public-info-viewer",
-    ]
+    # every bootstrap object, by name (tests/server/test_rbac_bootstrap.py compares them with upstream's testdata)
+    objects = list(bootstrap_objects())
+    for plural in ("clusterroles", "clusterrolebindings"):
+        wanted = sorted(obj["metadata"]["name"] for kind, _, obj in objects if kind == plural)
+        assert _names(http, f"{RBAC}/{plural}") == wanted
+    assert "system:controller:job-controller" in _names(http, f"{RBAC}/clusterroles")
+    assert _names(http, f"{RBAC}/namespaces/kube-public/roles") == ["system:controller:bootstrap-signer"]
     view = http.get(f"{RBAC}/clusterroles/view").json()
     assert view["metadata"]["labels"] == {
         "kubernetes.io/bootstrapping": "rbac-defaults",

@@ -252,7 +252,10 @@ def test_a_binding_takes_effect_and_ends_with_its_writes_and_a_missing_role_is_t
         assert service.rbac.authorize(jane, list_pods) == (False, f'RBAC: role.{GROUP} "reader" not found')
         role = {"metadata": {"name": "reader"}, "rules": [_rule_of(["list"], [""], ["pods"])]}
         await _write(service, "roles", "default", role)
-        assert service.rbac.authorize(jane, list_pods) == (True, "")
+        assert service.rbac.authorize(jane, list_pods) == (
+            True,
+            'RBAC: allowed by RoleBinding "v/default" of Role "reader" to User "jane"',
+        )
         assert not service.rbac.allowed(jane, Attributes("list", "pods", namespace="kube-system"))
         await LocalClient(service).delete(ROLE_BINDINGS, "default", "v")
         assert service.rbac.authorize(jane, list_pods) == (False, "")

@@ -52,7 +52,8 @@ def test_resource_paths(path: str, kind: str, plural: str, namespace: str | None
         ("/openapi/v3", "openapi-index"),
         ("/openapi/v3/api/v1", "openapi"),
         ("/openapi/v3/apis/batch/v1", "openapi"),
-        ("/openapi/v2", "notfound"),
+        ("/openapi/v2", "openapi-v2"),
+        ("/openapi/v2/api/v1", "notfound"),
         ("/", "notfound"),
         ("/api/v1/widgets", "notfound"),
         ("/api/v1/pods/p", "notfound"),  # a namespaced item needs its namespace

@@ -146,10 +146,17 @@ def template_warnings(job: Obj) -> list[str]:
     from kjobs.node.handlers import not_run, not_run_message
     from kjobs.node.security import unenforced, unenforced_message
     from kjobs.node.volumes import unmounted, unmounted_message
+    from kjobs.node.volumesetup import mounting_containers, unsupported, unsupported_message
 
     template = (job.get("spec") or {}).get("template") or {}
     pod = {"metadata": template.get("metadata") or {}, "spec": template.get("spec") or {}}
-    found = [(unenforced, unenforced_message), (unmounted, unmounted_message), (not_run, not_run_message)]
+    volumes = (unmounted, unmounted_message)
+    if mounting_containers(pod):
+        from kjobs.node.process_runtime import mounting_enabled
+
+        if mounting_enabled():  # the node agents mount what they can (`kjobs.node.mountns`)
+            volumes = (unsupported, unsupported_message)
+    found = [(unenforced, unenforced_message), volumes, (not_run, not_run_message)]
     return [message(what) for find, message in found if (what := find(pod))]
 
 

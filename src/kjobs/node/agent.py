@@ -54,8 +54,8 @@ from kjobs.node.eviction import (
     threshold_met,
 )
 from kjobs.node.handlers import NOT_RUN, not_run, not_run_message
-from kjobs.node.observations import NODE_SHUTDOWN, eviction
-from kjobs.node.podstatus import TERMINAL_PHASES, equal_by_kubelet
+from kjobs.node.observations import NODE_SHUTDOWN, PodRecord, eviction
+from kjobs.node.podstatus import TERMINAL_PHASES, compute_pod_status, equal_by_kubelet
 from kjobs.node.recovery import lost_pod_status, ran_before
 from kjobs.node.runtime import ContainerRuntime, PodHandle, StatusCallback
 from kjobs.node.security import NOT_ENFORCED, unenforced, unenforced_message
@@ -71,6 +71,13 @@ from kjobs.node.shutdown import (
 )
 from kjobs.node.supervisor import deletion_grace_seconds
 from kjobs.node.volumes import NOT_MOUNTED, unmounted, unmounted_message
+from kjobs.node.volumesetup import (
+    FAILED_MOUNT,
+    mounting_containers,
+    unsupported,
+    unsupported_message,
+    volume_references,
+)
 
 if TYPE_CHECKING:
     from kjobs.node.logserver import LogServer
@@ -85,6 +92,10 @@ CLAIM_RETRY_INTERVAL = 1.0
 _SHUTDOWN_STATUS_MARGIN = 10.0
 """Seconds a shutdown waits, after the last group's period, for the killed pods' final statuses to be written."""
 _OWNED_STATUS_KEYS = ("reason", "message")
+MOUNT_RETRY_INITIAL = 0.5
+MOUNT_RETRY_CAP = 122.0
+"""The volume manager's retry back-off: pkg/util/goroutinemap/exponentialbackoff `initialDurationBeforeRetry`
+and `maxDurationBeforeRetry` (2 m 2 s)."""
 """Status keys the agent removes (with null) when a newer status no longer has them."""
 
 
@@ -351,6 +362,9 @@ class NodeAgent:
         """Per admitted pod uid, the ConfigMaps and Secrets its containers read (only pods that read any)."""
         self._config_retry: dict[str, float] = {}
         """Per pod of `_env_refs` whose container waits with CreateContainerConfigError, when it is tried again."""
+        self._mount_waiting: dict[Key, tuple[str, float, float, float]] = {}
+        """Pods whose volumes could not be set up yet: key -> (uid, first seen waiting, the delay after the next
+        failure, when the next set-up is due)."""
         self.config_sources = ConfigSources(client, clock=clock)
         """Watches of what the pods of `_env_refs` read, so that each container start reads current values."""
         self._pressure_seen_at: float | None = None
@@ -627,6 +641,11 @@ class NodeAgent:
 
     async def _sync_pod(self, key: Key) -> None:
         pod = self.pods.get(*key)
+        waiting = self._mount_waiting.get(key)
+        if waiting is not None and (pod is None or _uid(pod) != waiting[0]):  # gone while its volumes were not ready
+            del self._mount_waiting[key]
+            self._drop_env_sources(waiting[0])
+            self.runtime.forget(waiting[0])
         tracked = self._uid_of.get(key)
         if tracked and (pod is None or _uid(pod) != tracked):
             self._release(tracked)
@@ -730,6 +749,10 @@ class NodeAgent:
             self.queue.add_after(_key(pod), CLAIM_RETRY_INTERVAL)  # the kubelet's volume manager waits too
             return None
         refs = env_references(pod)
+        mounts = mounting_containers(pod) and getattr(self.runtime, "mounts_volumes", False)
+        if mounts:  # the ConfigMaps and Secrets its volumes hold are watched with those its env reads
+            refs = refs | volume_references(pod)
+        sources: EnvSources | None = None
         if refs:  # watched before the runtime needs them: to start the containers, and to restart adopted ones
             self._env_refs[uid] = refs
             try:
@@ -766,17 +789,54 @@ class NodeAgent:
             status = rejected_status(pod, rejection.reason, rejection.message)
             await self._publish(pod, status, terminal=True, announce=False)
             return None
+        if mounts and not await self._volumes_ready(pod, sources):
+            return None
         self._track(pod)
         not_enforced = unenforced(pod)
         if not_enforced:  # what kjobs cannot honour is said on the pod, not ignored in silence
             self.events.event(pod, "Warning", NOT_ENFORCED, unenforced_message(not_enforced))
-        not_mounted = unmounted(pod)
-        if not_mounted:
-            self.events.event(pod, "Warning", NOT_MOUNTED, unmounted_message(not_mounted))
+        if mounts:
+            left_out = unsupported(pod)
+            if left_out:
+                self.events.event(pod, "Warning", NOT_MOUNTED, unsupported_message(left_out))
+        else:
+            not_mounted = unmounted(pod)
+            if not_mounted:
+                self.events.event(pod, "Warning", NOT_MOUNTED, unmounted_message(not_mounted))
         handlers = not_run(pod)
         if handlers:
             self.events.event(pod, "Warning", NOT_RUN, not_run_message(handlers))
         return self._counted(await self.runtime.run_pod(pod))
+
+    async def _volumes_ready(self, pod: Obj, sources: EnvSources | None) -> bool:
+        """Set up the pod's volumes before any container starts (the kubelet's `WaitForAttachAndMount`). A volume
+        that cannot be (a ConfigMap or Secret not there yet, a hostPath of the wrong type) gets the kubelet's
+        `FailedMount` Warning; the pod stays Pending, its containers ContainerCreating, and the set-up is tried
+        again with the volume manager's back-off (pkg/volume/util/nestedpendingoperations: 500 ms doubling up to
+        2 m 2 s), reading the ConfigMaps and Secrets through the pod's watches."""
+        key, uid = _key(pod), _uid(pod)
+        now = self.clock.now()
+        waiting = self._mount_waiting.get(key)
+        if waiting is not None and now < waiting[3]:  # a sync before the retry is due (its own status write)
+            self.queue.add_after(key, waiting[3] - now)
+            return False
+        failures = self.runtime.prepare_volumes(pod, sources)  # type: ignore[attr-defined]
+        if not failures:
+            self._mount_waiting.pop(key, None)
+            return True
+        _, since, delay, _ = waiting or (uid, now, MOUNT_RETRY_INITIAL, now)
+        for message in failures:
+            self.events.event(pod, "Warning", FAILED_MOUNT, message)
+        self._mount_waiting[key] = (uid, since, min(delay * 2, MOUNT_RETRY_CAP), now + delay)
+        status = compute_pod_status(PodRecord(pod=pod, admitted_at=since), now, host_ip=self._host_ip())
+        for field_name in ("podIP", "podIPs"):  # no sandbox yet: the kubelet creates it once volumes are ready
+            status.pop(field_name, None)
+        await self._publish(pod, status, terminal=False, announce=False)
+        self.queue.add_after(key, delay)
+        return False
+
+    def _host_ip(self) -> str:
+        return str(getattr(self.runtime, "host_ip", "127.0.0.1"))
 
     def _node_labels(self) -> dict[str, str]:
         """This Node's labels for admission: as watched, else as registered (the kubelet reads its node lister)."""

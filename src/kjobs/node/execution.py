@@ -5,7 +5,8 @@ container's environment, user and working directory (CRI `Exec`; containerd runs
 container is a process group on this machine, so `ProcessRuntime.exec_spec` gives what the container was started
 with — its environment as it got it (env, envFrom, the Kubernetes-provided variables, the base environment), its
 working directory, the `setpriv` prefix of its securityContext (`kjobs.node.security`) and, under a cgroup memory
-guard, the prefix that puts it into the container's cgroup (`kjobs.node.cgroups`) — and `start` runs the command
+guard, the prefix that puts it into the container's cgroup (`kjobs.node.cgroups`), and for a container in a mount
+namespace of its own (`kjobs.node.mountns`) an `nsenter` prefix that joins it — and `start` runs the command
 that way, in a new session (its own process group, which the runtime kills when the container ends: processes
 in a container die with its PID 1). With `tty` the command gets a new pseudo-terminal as its controlling terminal
 (stderr goes to it too, as with a container runtime), resized on the client's resize messages.
@@ -44,6 +45,8 @@ class ExecSpec:
     command: list[str]
     groups: set[int] = field(default_factory=set)
     """Where the command's process group id is kept while it runs (the runtime kills them with the container)."""
+    in_view: bool = False
+    """It runs in the container's own mount namespace (`nsenter`): a program named by its path is found there."""
 
 
 STDOUT, STDERR = 1, 2
@@ -156,6 +159,8 @@ def _missing(spec: ExecSpec) -> str:
     """containerd's message for a command that cannot be started ('' when it can)."""
     program = spec.command[0]
     path = spec.env.get("PATH", os.defpath)
+    if "/" in program and spec.in_view:
+        return ""  # looked up in the container's view by nsenter's exec
     if "/" in program:
         target = os.path.join(spec.cwd, program)
         if os.access(target, os.X_OK) and not os.path.isdir(target):

@@ -18,6 +18,9 @@ command or executable ends the attempt at once as `StartError`, exit code 128, l
 Memory limits go through the `MemoryGuard` probed at start (`cgroups.probe_memory_guard`). A container with a
 securityContext starts through a `setpriv` prefix that gives it its user, groups and capabilities, and its pod's
 directory is given to that user (`kjobs.node.security`); a node's root is private (0700, `kjobs.files`).
+A container with volumeMounts starts through the `kjobs.node.mountns` prefix, which gives it a mount namespace
+with its volumes (set up under `<pod_dir>/volumes` by `prepare_volumes` before the pod starts), where one can be
+made (`mounts_volumes`, probed once; docs/volumes.md).
 Each running container's process group is recorded under `<root>/procs`, and a runtime starting on a root
 kills the groups that a shim which died (SIGKILL, crash) left running (`leftovers`). The shim outlives an agent
 that is killed and journals every start and exit under `<root>/journal`: a runtime starting on the root adopts
@@ -31,9 +34,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import shutil
 import signal as signals
+import subprocess
+import sys
 import tempfile
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
@@ -44,9 +50,9 @@ from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
 from kjobs.clock import Clock, RealClock
 from kjobs.files import private_dir
-from kjobs.node import adoption, leftovers, security
+from kjobs.node import adoption, leftovers, mountns, security, volumesetup
 from kjobs.node.cgroups import MemoryGuard, Placement, probe_memory_guard, read_group_rss
-from kjobs.node.envvars import ConfigError, container_env
+from kjobs.node.envvars import ConfigError, EnvSources, container_env
 from kjobs.node.execution import ExecSpec
 from kjobs.node.logs import (
     TERMINATION_MESSAGE_LOG_LINES,
@@ -76,6 +82,60 @@ START_ERROR_EXIT_CODE = 128
 _SHUTDOWN_WAIT_SECONDS = 5.0
 ADOPTED_POLL_SECONDS = 0.05
 """How often the journals of a previous agent's shims are read while containers adopted from them run."""
+MOUNT_VOLUMES_ENV = "KJOBS_MOUNT_VOLUMES"
+"""`0` here turns volume mounting off (containers start unmounted, with the `VolumesNotMounted` warning)."""
+_OFF = ("0", "false", "no", "off")
+DEFAULT_TERMINATION_MESSAGE_PATH = "/dev/termination-log"
+MAX_TERMINATION_MESSAGE_BYTES = 4096
+MOUNTNS_PROBE_SECONDS = 10.0
+_MOUNTNS = os.path.abspath(mountns.__file__)
+_mount_probes: dict[str, bool] = {}
+"""Whether a mount namespace could be made, by staging directory: probed once per process and root."""
+
+
+def probe_mount_namespaces(staging: str) -> bool:
+    """Whether a process started here can make its own mount namespace (`kjobs.node.mountns --probe`, run once
+    in a throwaway child): not where unprivileged user namespaces are off (or AppArmor-restricted), nor off Linux."""
+    known = _mount_probes.get(staging)
+    if known is not None:
+        return known
+    ok = False
+    if sys.platform.startswith("linux"):
+        try:
+            done = subprocess.run(
+                [sys.executable, "-I", "-S", _MOUNTNS, "--probe", staging],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=MOUNTNS_PROBE_SECONDS,
+                check=False,
+            )
+            ok = done.returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            ok = False
+    _mount_probes[staging] = ok
+    return ok
+
+
+def mounting_enabled() -> bool:
+    """Whether a runtime made now would mount volumes: not turned off by `KJOBS_MOUNT_VOLUMES=0`, and a mount
+    namespace can be made here (probed in a throwaway directory, once per process)."""
+    if os.environ.get(MOUNT_VOLUMES_ENV, "1").strip().lower() in _OFF:
+        return False
+    staging = tempfile.mkdtemp(prefix="kjobs-probe-")
+    try:
+        return probe_mount_namespaces(staging)
+    finally:
+        with contextlib.suppress(OSError):
+            os.rmdir(staging)
+
+
+def _same_namespace(pid: int, kind: str) -> bool:
+    """Whether process `pid` is in this process's namespace of `kind` (`mnt`, `user`); True when unknown."""
+    try:
+        return os.readlink(f"/proc/{pid}/ns/{kind}") == os.readlink(f"/proc/self/ns/{kind}")
+    except OSError:
+        return True
 
 
 @dataclass(slots=True)
@@ -96,6 +156,8 @@ class _Running:
     nobody types into)."""
     tty: bool = False
     """It runs on a terminal of its own (`tty: true`), which `resize` sizes."""
+    termination_log: str = ""
+    """The file bound at its `terminationMessagePath`, when it runs in a mount namespace of its own."""
 
 
 START_REPORT_DELAY = 0.02
@@ -147,6 +209,7 @@ class ProcessRuntime(Supervisor):
         start_report_delay: float = START_REPORT_DELAY,
         shims: int = SHIMS,
         containers_die_with_agent: bool = False,
+        mount_volumes: bool | None = None,
     ) -> None:
         super().__init__(
             clock=clock or RealClock(),
@@ -181,6 +244,10 @@ class ProcessRuntime(Supervisor):
         self._running: dict[str, _Running] = {}
         self._found: set[tuple[str, str]] = set()
         self._setpriv: str | None = None  # found at the first container with a securityContext
+        self._staging = str(self.root_dir / "mnt")
+        if mount_volumes is None:
+            mount_volumes = os.environ.get(MOUNT_VOLUMES_ENV, "1").strip().lower() not in _OFF
+        self._mount_volumes: bool | None = None if mount_volumes else False  # None: probed at the first pod asking
         self._loop: asyncio.AbstractEventLoop | None = None
         self._spawner = SpawnerPool(
             shims=shims,
@@ -328,13 +395,29 @@ class ProcessRuntime(Supervisor):
         full_env = {**self.base_env, **env}
         cwd = running.cwd or str(self.pod_dir(uid))
         cgroup = list(running.placement.argv_prefix) if running.placement is not None else []
+        enter = self._enter_prefix(running.pid)
         return ExecSpec(
-            argv=[*cgroup, *running.prefix, *command],
+            argv=[*cgroup, *enter, *running.prefix, *command],
             env=full_env,
             cwd=cwd,
             command=list(command),
             groups=running.execs,
+            in_view=bool(enter),
         )
+
+    def _enter_prefix(self, pid: int) -> list[str]:
+        """The `nsenter` prefix that runs an exec in the container's mount namespace (and user namespace, when
+        it has one of its own), rooted and in its working directory as the container is; none when it shares
+        this process's (a container without volumeMounts)."""
+        if _same_namespace(pid, "mnt"):
+            return []
+        nsenter = shutil.which("nsenter") or "nsenter"
+        argv = [nsenter, f"--target={pid}", "--mount"]
+        if not _same_namespace(pid, "user"):
+            argv += ["--user", "--preserve-credentials"]
+        # `--wd=DIR` would open DIR in this process's view, before entering: the target's working directory is
+        # the container's (its entry point chdir'd there), as util-linux 2.38 has no `--wdns`.
+        return [*argv, "--root", "--wd"]
 
     def forget(self, uid: str) -> None:
         """Drop the pod's records and remove its directory."""
@@ -507,6 +590,51 @@ class ProcessRuntime(Supervisor):
         """The pod's scratch directory: its containers' default working directory."""
         return self.root_dir / "pods" / uid
 
+    # -- volumes (see `kjobs.node.volumesetup` and `kjobs.node.mountns`) -----------------------------------
+    @property
+    def mounts_volumes(self) -> bool:
+        """Whether containers with volumeMounts get their volumes (probed once, at the first pod that asks)."""
+        if self._mount_volumes is None:
+            os.makedirs(self._staging, mode=0o700, exist_ok=True)
+            self._mount_volumes = probe_mount_namespaces(self._staging)
+        return self._mount_volumes
+
+    def prepare_volumes(self, pod: Obj, sources: EnvSources | None) -> list[str]:
+        """Set up the pod's volumes under its directory before any of its containers starts (the kubelet's
+        `WaitForAttachAndMount`); the FailedMount message of each volume that could not be (empty: all ready)."""
+        uid = str(pod.get("metadata", {}).get("uid", ""))
+        pod_dir = self.pod_dir(uid)
+        pod_dir.mkdir(parents=True, exist_ok=True)
+        return volumesetup.set_up(pod, pod_dir, sources, host_ip=self.host_ip, pod_ip=self.pod_ip)
+
+    def _mount_prefix(
+        self, record: PodRecord, container: Obj, env: dict[str, str], workdir: str
+    ) -> tuple[list[str], str]:
+        """The `kjobs.node.mountns` prefix that gives a container its volumes, and the file bound at its
+        `terminationMessagePath`; `ConfigError` for a bad subPath.
+
+        The termination-message file is made as the kubelet makes it (pkg/kubelet/kuberuntime/
+        kuberuntime_container.go `makeMounts`): a new empty file, mode 0666, per container instance under
+        `<pod_dir>/containers/<name>/`, bound at the path (default `/dev/termination-log`)."""
+        pod_dir = self.pod_dir(record.uid)
+        binds = volumesetup.container_mounts(record.pod, container, pod_dir, env)
+        message_path = str(container.get("terminationMessagePath") or DEFAULT_TERMINATION_MESSAGE_PATH)
+        try:
+            directory = pod_dir / "containers" / str(container["name"])
+            directory.mkdir(parents=True, exist_ok=True)
+            log = directory / random_uuid().replace("-", "")[:8]
+            log.touch()
+            log.chmod(0o666)
+        except OSError as exc:
+            raise ConfigError(f"failed to create termination message file: {exc.strerror or exc}") from None
+        binds.append(volumesetup.Bind(source=str(log), target=os.path.normpath(message_path), read_only=False))
+        plan = {
+            "root": self._staging,
+            "cwd": workdir,
+            "binds": [{"source": b.source, "target": b.target, "readOnly": b.read_only} for b in binds],
+        }
+        return [sys.executable, "-I", "-S", _MOUNTNS, json.dumps(plan, separators=(",", ":")), "--"], str(log)
+
     def _call_later(self, delay: float, callback: Callable[[], None]) -> Cancel:
         loop = self._loop or asyncio.get_running_loop()
         return loop.call_later(delay, callback).cancel
@@ -551,7 +679,19 @@ class ProcessRuntime(Supervisor):
         # The working directory (the pod's scratch directory unless the container names one) and the log are
         # created by the shim, on its core, before the process starts; nobody reads a log before that.
         workdir = str(custom_workdir) if custom_workdir else f"{self._pods_dir_text}/{record.uid}"
-        problem = self._start_problem(container, argv, own_env.get("PATH", self.base_env.get("PATH", "")), workdir)
+        mount_prefix: list[str] = []
+        termination_log = ""
+        if container.get("volumeMounts") and self.mounts_volumes:
+            # The mount namespace's entry point chdirs to the working directory, which may be in a volume: the
+            # shim starts it in the pod's directory. A program in a volume is looked up there, not here.
+            mount_prefix, termination_log = self._mount_prefix(record, container, env, workdir)
+            workdir = f"{self._pods_dir_text}/{record.uid}"
+            custom_workdir = None
+        path = own_env.get("PATH", self.base_env.get("PATH", ""))
+        if not mount_prefix or not argv or "/" not in argv[0]:
+            problem = self._start_problem(container, argv, path, workdir)
+        else:
+            problem = ""  # a program named by its path may be in a volume: exec'd (or not) in the container's view
         if problem:
             return self._start_error(attempt, problem)
         placement: Placement | None = None
@@ -584,9 +724,12 @@ class ProcessRuntime(Supervisor):
             prefix=tuple(prefix),
             stdin=stdin,
             tty=tty,
+            termination_log=termination_log,
         )
         if prefix:
             argv = [*prefix, *argv]
+        if mount_prefix:
+            argv = [*mount_prefix, *argv]
         # The pod's scratch directory belongs to the user its container runs as (a named workingDir is left alone).
         owner = run_as.owner if run_as is not None and not custom_workdir else None
         self._spawner.spawn(
@@ -656,14 +799,35 @@ class ProcessRuntime(Supervisor):
             self.memory_guard.release(running.placement)
         exit_code, signum = _exit_status(returncode)
         running.attempt.started = True  # it ran (a start and an exit may arrive together)
-        if exit_code != 0:
+        if not self._message_from_file(running) and exit_code != 0:
             self._message_from_log(running.uid, running.attempt)
         self.exited(running.uid, running.attempt, exit_code=exit_code, signal=signum, oom=oom)
 
+    def _message_from_file(self, running: _Running) -> bool:
+        """What a container in a mount namespace wrote to its `terminationMessagePath`, its last 4,096 bytes, is
+        its termination message, whatever its exit code (pkg/kubelet/kuberuntime/kuberuntime_container.go
+        `getTerminationMessage`, `MaxContainerTerminationMessageLength`); True when there was one (then the log
+        is not read for `FallbackToLogsOnError`)."""
+        if not running.termination_log:
+            return False
+        try:
+            with open(running.termination_log, "rb") as file:
+                size = os.fstat(file.fileno()).st_size
+                file.seek(max(0, size - MAX_TERMINATION_MESSAGE_BYTES))
+                data = file.read(MAX_TERMINATION_MESSAGE_BYTES)
+        except OSError:
+            return False
+        if not data:
+            return False
+        text = data.decode("utf-8", "replace")
+        attempt = running.attempt
+        attempt.message = f"{attempt.message}: {text}" if attempt.message else text
+        return True
+
     def _message_from_log(self, uid: str, attempt: Attempt) -> None:
         """`terminationMessagePolicy: FallbackToLogsOnError`: a container that failed says why with the end of
-        its log (`kjobs.node.logs.fallback_message`). No file message can come first here: a container cannot
-        write the kubelet's `terminationMessagePath` file (`/dev/termination-log`) on this machine."""
+        its log (`kjobs.node.logs.fallback_message`), unless it wrote a message to its `terminationMessagePath`
+        (only a container in a mount namespace of its own can: `_message_from_file`)."""
         record = self.records.get(uid)
         container = find_container(record.pod, attempt.container) if record is not None else None
         if container is None or container.get("terminationMessagePolicy") != "FallbackToLogsOnError":

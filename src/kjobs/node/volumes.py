@@ -1,6 +1,8 @@
-"""Volumes whose contents a container would read at its `mountPath`, which a local process never sees.
+"""Volumes whose contents a container would read at its `mountPath`, where no mount namespace can be made.
 
-Design note: pure. kjobs runs each container as a host process, with no mount namespace, so it mounts nothing:
+Design note: pure. Where this machine lets a process have its own mount namespace, the runtime mounts a pod's
+volumes (`kjobs.node.volumesetup`, `kjobs.node.mountns`, docs/volumes.md) and this module is not used. Elsewhere
+(or with `KJOBS_MOUNT_VOLUMES=0`) each container runs as a plain host process, so nothing is mounted:
 a `configMap`, `secret`, `projected` or `downwardAPI` volume is not at its `mountPath`, and faking it (writing
 files into a path on the host) would be neither isolated nor where the container looks. The container starts
 anyway, as with the other things the runtime cannot do (`kjobs.node.security`), and the node agent says so in a

@@ -43,6 +43,7 @@ from kjobs.server import (
     listoptions,
     negotiation,
     openapi,
+    openapiv2,
     params,
     portforward,
     protobuf,
@@ -297,6 +298,7 @@ class Request:
 
     __slots__ = (
         "accept",
+        "accept_encoding",
         "auth",
         "client_cert",
         "content_type",
@@ -326,6 +328,7 @@ class Request:
         self.auth = ""
         self.client_cert = client_cert_name(scope)
         self.user_agent = ""
+        self.accept_encoding = ""
         self.if_none_match = ""
         self.impersonation: list[tuple[str, str]] = []
         self.stream_protocols: list[str] = []
@@ -335,6 +338,8 @@ class Request:
         for key, value in scope.get("headers", ()):
             if key == b"accept":
                 self.accept = value.decode("latin-1")
+            elif key == b"accept-encoding":
+                self.accept_encoding = value.decode("latin-1")
             elif key == b"content-type":
                 self.content_type = value.decode("latin-1")
             elif key == b"authorization":
@@ -671,7 +676,7 @@ class App:
             user = authz.impersonate(user, request.impersonation, self.service.rbac.allowed)
         if authz.MASTERS not in user.groups:  # the privileged-group authorizer: no RBAC lookup at all
             attrs = _attributes(request, route)
-            allowed, reason = self.service.rbac.authorize(user, attrs)
+            allowed, reason = self.service.rbac.authorize(user, attrs, explain=False)
             if not allowed:
                 raise authz.forbidden(user, attrs, reason)
         return user
@@ -714,6 +719,9 @@ class App:
             return
         if request.method != "GET":
             raise method_not_allowed() if kind != "notfound" else not_found_resource()
+        if kind == "openapi-v2":
+            await self._openapi_v2(request, send)
+            return
         body = self._discovery(request, route)
         if body is None:
             raise not_found_resource()
@@ -742,6 +750,29 @@ class App:
                     return
                 extra.append((b"cache-control", b"public, immutable"))
         await _respond(send, 200, body, extra=extra)
+
+    async def _openapi_v2(self, request: Request, send: Send) -> None:
+        """kube-openapi's handler (pkg/handler/handler.go): JSON or gnostic protobuf by `Accept` (406 for
+        neither), `Vary: Accept`, the SHA-512 of the JSON as the ETag of both, `If-None-Match` answered 304
+        (http.ServeContent), gzip when the client accepts it (its gziphandler, from 1400 bytes)."""
+        media = openapiv2.negotiate(request.accept)
+        vary = (b"vary", b"Accept")
+        if media is None:
+            await _respond(send, 406, b"", b"text/plain; charset=utf-8", extra=[vary])
+            return
+        doc = await asyncio.to_thread(openapiv2.document, self.service.features)
+        etag = f'"{doc.etag}"'.encode()
+        tags = {t.strip().removeprefix("W/") for t in request.if_none_match.split(",")}
+        if etag.decode() in tags or "*" in tags:
+            await send({"type": "http.response.start", "status": 304, "headers": [vary, (b"etag", etag)]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        extra = [vary, (b"etag", etag)]
+        body = doc.body(media)
+        if len(body) >= 1400 and _accepts_gzip(request.accept_encoding):
+            body = await asyncio.to_thread(doc.gzipped, media)
+            extra += [(b"content-encoding", b"gzip"), (b"vary", b"Accept-Encoding")]
+        await _respond(send, 200, body, media.encode(), extra=extra)
 
     @property
     def _health_checks(self) -> dict[str, health.Check]:
@@ -937,10 +968,11 @@ class App:
         await self._send_result(send, result, r)
 
     async def _review(self, request: Request, route: routing.Route, user: authz.UserInfo, send: Send) -> None:
-        """A self review: only POST to its collection (405 for another method there, 404 for an item's path)."""
+        """A review: only POST to its collection (405 for another method there, 404 for an item's path, and for a
+        namespaced review's collection outside a namespace, where kube-apiserver serves no create)."""
         r = route.resource
         assert r is not None
-        if route.name:
+        if route.name or (r.namespaced and route.namespace is None):
             raise not_found_resource()
         if request.method != "POST":
             raise method_not_allowed()
@@ -950,7 +982,13 @@ class App:
                 "application/vnd.kubernetes.protobuf"
             )
         body = await request.decoded()
-        result = self.service.review(r, body, user, field_validation=request.query.get("fieldValidation", ""))
+        result = self.service.review(
+            r,
+            body,
+            user,
+            field_validation=request.query.get("fieldValidation", ""),
+            namespace=route.namespace or "",
+        )
         await self._send_result(send, result, r)
 
     async def _send_result(self, send: Send, result: Result, r: Resource) -> None:
@@ -1433,6 +1471,19 @@ def _attributes(request: Request, route: routing.Route) -> authz.Attributes:
         namespace=route.namespace or "",
         name=route.name,
     )
+
+
+def _accepts_gzip(accept_encoding: str) -> bool:
+    """Whether `Accept-Encoding` names gzip with a q above 0."""
+    for entry in accept_encoding.split(","):
+        coding, _, params = entry.strip().partition(";")
+        if coding.strip().lower() in ("gzip", "*"):
+            q = params.strip().removeprefix("q=").strip() if params.strip().startswith("q=") else "1"
+            try:
+                return float(q) > 0
+            except ValueError:
+                return False
+    return False
 
 
 def _verb(method: str, named: bool, watch: bool) -> str:

@@ -64,6 +64,8 @@ ROOTS: dict[tuple[str, str], str] = {
     ("authentication.k8s.io", "SelfSubjectReview"): "authentication/v1.SelfSubjectReview",
     ("authorization.k8s.io", "SelfSubjectAccessReview"): "authorization/v1.SelfSubjectAccessReview",
     ("authorization.k8s.io", "SelfSubjectRulesReview"): "authorization/v1.SelfSubjectRulesReview",
+    ("authorization.k8s.io", "SubjectAccessReview"): "authorization/v1.SubjectAccessReview",
+    ("authorization.k8s.io", "LocalSubjectAccessReview"): "authorization/v1.LocalSubjectAccessReview",
     ("meta.k8s.io", "DeleteOptions"): "meta/v1.DeleteOptions",
 }
 """The Go struct a body of each (API group, kind) decodes into: every kind served, and the request bodies of

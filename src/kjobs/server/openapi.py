@@ -18,6 +18,30 @@ from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
 from kjobs.server import schema
 from kjobs.server.registry import GROUPS, Resource, resources_of
+from kjobs.server.resourcemetrics import GROUP as METRICS_GROUP
+from kjobs.server.resourcemetrics import RESOURCES as METRICS_PLURALS
+from kjobs.server.resourcemetrics import VERBS as METRICS_VERBS
+from kjobs.server.resourcemetrics import VERSION as METRICS_VERSION
+
+METRICS_RESOURCES = [
+    Resource(METRICS_GROUP, METRICS_VERSION, plural, "", kind, namespaced, has_status=False, only=tuple(METRICS_VERBS))
+    for plural, kind, namespaced in METRICS_PLURALS
+]
+"""metrics.k8s.io's pods and nodes (`kjobs.server.resourcemetrics`, not registry rows), as OpenAPI describes them:
+get and list."""
+
+
+def _served() -> dict[str, list[str]]:
+    """Every group's versions with an OpenAPI document: the registry's, then metrics.k8s.io (an aggregated group
+    on a cluster, listed in the index all the same)."""
+    return {**GROUPS, METRICS_GROUP: [METRICS_VERSION]}
+
+
+def _resources(group: str, version: str) -> list[Resource]:
+    if group == METRICS_GROUP:
+        return METRICS_RESOURCES if version == METRICS_VERSION else []
+    return resources_of(group, version)
+
 
 PATCH_TYPES = [
     "application/apply-patch+yaml",
@@ -112,10 +136,10 @@ def _paths(r: Resource) -> Obj:
 def group_version_document(group: str, version: str, features: FeatureGates = DEFAULT) -> bytes | None:
     """The OpenAPI v3 document of one group version (None if not served), with the fields of the gates that
     are on (`kubectl explain` shows exactly those)."""
-    if group not in GROUPS or version not in GROUPS[group]:
+    if version not in _served().get(group, ()):
         return None
     paths: Obj = {}
-    for r in resources_of(group, version):
+    for r in _resources(group, version):
         paths.update(_paths(r))
     doc = {
         "openapi": "3.0.0",
@@ -137,7 +161,7 @@ def index(features: FeatureGates = DEFAULT) -> bytes:
     """`GET /openapi/v3`."""
     paths = {
         _gv_key(g, v): {"serverRelativeURL": f"/openapi/v3/{_gv_key(g, v)}?hash={document_hash(g, v, features)}"}
-        for g, versions in GROUPS.items()
+        for g, versions in _served().items()
         for v in versions
     }
     return orjson.dumps({"paths": paths})

@@ -86,22 +86,43 @@ class _Binding:
     role_kind: str
     role_name: str
     keys: tuple[SubjectKey, ...]
+    described: tuple[tuple[SubjectKey, str], ...] = ()
+    """Each subject's key with its `describeSubject` text, in the binding's order (for an allow's reason)."""
+
+    def describe(self, user: UserInfo) -> str:
+        """The bindings' describers of rule.go: `ClusterRoleBinding "x" of ClusterRole "y" to User "z"`, or
+        `RoleBinding "x/ns" of Role "y" to ServiceAccount "sa/ns"`, with the first subject that names `user`
+        (`appliesTo`)."""
+        names = {("User", user.username), *(("Group", g) for g in user.groups)}
+        subject = next((text for (_, kind, name), text in self.described if (kind, name) in names), "")
+        if self.namespace:
+            where = f"RoleBinding {go_quote(self.name + '/' + self.namespace)}"
+        else:
+            where = f"ClusterRoleBinding {go_quote(self.name)}"
+        return f"{where} of {self.role_kind} {go_quote(self.role_name)} to {subject}"
 
 
-def _subject_keys(binding: Obj, namespace: str) -> tuple[SubjectKey, ...]:
-    """`appliesTo`, as index keys: whom each subject of a binding (in `namespace`, "" for a cluster one) names."""
-    keys: list[SubjectKey] = []
+def _subjects(binding: Obj, namespace: str) -> list[tuple[SubjectKey, str]]:
+    """`appliesTo`, as index keys: whom each subject of a binding (in `namespace`, "" for a cluster one) names,
+    with the subject as `describeSubject` writes it (a ServiceAccount as `name/namespace`)."""
+    found: list[tuple[SubjectKey, str]] = []
     for subject in binding.get("subjects") or ():
         if type(subject) is not dict:
             continue
         kind, name = subject.get("kind"), str(subject.get("name") or "")
         if kind in ("User", "Group"):
-            keys.append((namespace, kind, name))
+            found.append(((namespace, kind, name), f"{kind} {go_quote(name)}"))
         elif kind == "ServiceAccount":
-            account_namespace = subject.get("namespace") or namespace
+            account_namespace = str(subject.get("namespace") or namespace)
             if account_namespace:
-                keys.append((namespace, "User", f"system:serviceaccount:{account_namespace}:{name}"))
-    return tuple(dict.fromkeys(keys))
+                key = (namespace, "User", f"system:serviceaccount:{account_namespace}:{name}")
+                found.append((key, f"ServiceAccount {go_quote(name + '/' + account_namespace)}"))
+    return found
+
+
+def _subject_keys(binding: Obj, namespace: str) -> tuple[SubjectKey, ...]:
+    """The index keys of a binding's subjects (`_subjects`), each once."""
+    return tuple(dict.fromkeys(key for key, _ in _subjects(binding, namespace)))
 
 
 @dataclass
@@ -154,8 +175,14 @@ class RbacAuthorizer:
             self._rules[key] = [r for r in obj.get("rules") or () if type(r) is dict]
             return
         ref = obj.get("roleRef") or {}
+        subjects = _subjects(obj, namespace)
         binding = _Binding(
-            namespace, name, str(ref.get("kind") or ""), str(ref.get("name") or ""), _subject_keys(obj, namespace)
+            namespace,
+            name,
+            str(ref.get("kind") or ""),
+            str(ref.get("name") or ""),
+            tuple(dict.fromkeys(key for key, _ in subjects)),
+            tuple(subjects),
         )
         self._bindings[key] = binding
         for subject in binding.keys:
@@ -200,9 +227,12 @@ class RbacAuthorizer:
             return (rules, "") if rules is not None else ([], f'clusterrole.{GROUP} "{binding.role_name}" not found')
         return [], f"unsupported role reference kind: {binding.role_kind!r}"
 
-    def authorize(self, user: UserInfo, attrs: Attributes) -> tuple[bool, str]:
-        """(allowed, reason): `system:masters` always; else whether a rule of the user's roles allows `attrs`,
-        with, when none does, `RBAC: ` and the errors met (missing roles) as the reason."""
+    def authorize(self, user: UserInfo, attrs: Attributes, *, explain: bool = True) -> tuple[bool, str]:
+        """(allowed, reason): `system:masters` always, without a reason (the privileged-group authorizer gives
+        none); else whether a rule of the user's roles allows `attrs`, the reason naming the binding that did
+        (`RBAC: allowed by ClusterRoleBinding "x" of ClusterRole "y" to User "z"`: rbac.go's `authorizingVisitor`),
+        or, when none does, `RBAC: ` and the errors met (missing roles). `explain=False`: no reason on allow (a
+        request's own authorization, which shows none, does not pay for writing it)."""
         if MASTERS in user.groups:
             return True, ""
         self._refresh()
@@ -212,14 +242,14 @@ class RbacAuthorizer:
             if error:
                 errors.append(error)
             if any(rule_allows(attrs, rule) for rule in rules):
-                return True, ""
+                return True, f"RBAC: allowed by {binding.describe(user)}" if explain else ""
         if not errors:
             return False, ""
         return False, "RBAC: " + (errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]")
 
     def allowed(self, user: UserInfo, attrs: Attributes) -> bool:
         """Whether `user` may do `attrs`."""
-        return self.authorize(user, attrs)[0]
+        return self.authorize(user, attrs, explain=False)[0]
 
     def rules_for(self, user: UserInfo, namespace: str) -> Rules:
         """`RulesFor`: every rule of every role bound to `user` (cluster-wide, then in `namespace`)."""

@@ -4,6 +4,7 @@
     /api                                   /apis                /apis/{group}
     /api/v1                                /apis/{group}/{version}
     /openapi/v3                            /openapi/v3/api/v1   /openapi/v3/apis/{group}/{version}
+    /openapi/v2
     {prefix}/{plural}[/{name}[/{subresource}]]                       (cluster scope, or all namespaces)
     {prefix}/namespaces/{namespace}/{plural}[/{name}[/{subresource}]]
 where {prefix} is `/api/v1` or `/apis/{group}/{version}`. Namespaces are themselves a core resource, so
@@ -25,8 +26,8 @@ _NAMESPACE_SUBRESOURCES = ("status", "finalize")
 @dataclass(frozen=True)
 class Route:
     """What a path addresses. `kind` is one of: version, health, metrics, api, apis, group, resources, openapi-index,
-    openapi, resource (with `resource`, `namespace`, `name`, `subresource`), resourcemetrics (`metrics.k8s.io`:
-    `name` is the item, `subresource` the plural), or notfound."""
+    openapi, openapi-v2, resource (with `resource`, `namespace`, `name`, `subresource`), resourcemetrics
+    (`metrics.k8s.io`: `name` is the item, `subresource` the plural), or notfound."""
 
     kind: str
     group: str = ""
@@ -68,6 +69,8 @@ def parse(path: str) -> Route:
 
 
 def _openapi(parts: list[str]) -> Route:
+    if parts == ["v2"]:
+        return Route("openapi-v2")
     if parts[:1] != ["v3"]:
         return NOT_FOUND
     rest = parts[1:]

@@ -22,6 +22,7 @@ import orjson
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
 from kjobs.server.gated_schema import overlay
+from kjobs.server.metrics_schema import SCHEMAS as METRICS_SCHEMAS
 from kjobs.server.patch import Path as FieldPath
 from kjobs.server.patch import StrategyLookup
 
@@ -32,6 +33,7 @@ _REF_PREFIX = "#/components/schemas/"
 @functools.cache
 def _shipped() -> dict[str, Any]:
     result: dict[str, Any] = orjson.loads(gzip.decompress(_DATA.read_bytes()))
+    result.update(METRICS_SCHEMAS)  # metrics.k8s.io's kinds, which metrics-server publishes on a cluster
     return result
 
 

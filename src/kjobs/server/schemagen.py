@@ -82,6 +82,9 @@ ROOTS = [
     "io.k8s.api.core.v1.PersistentVolumeClaimList",
     "io.k8s.api.storage.v1.StorageClass",
     "io.k8s.api.storage.v1.StorageClassList",
+    # the reviews about another user (kjobs.server.reviews), which delegating authorizers create
+    "io.k8s.api.authorization.v1.SubjectAccessReview",
+    "io.k8s.api.authorization.v1.LocalSubjectAccessReview",
 ]
 
 OUTPUT = Path(__file__).parent / "data" / "schemas-v1.32.json.gz"

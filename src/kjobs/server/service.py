@@ -770,21 +770,37 @@ class ApiService:
         return held
 
     async def ensure_rbac_bootstrap(self) -> None:
-        """Create RBAC's bootstrap ClusterRoles and ClusterRoleBindings when missing, as kube-apiserver's
-        `rbac/bootstrap-roles` post-start hook does (pkg/registry/rbac/rest/storage_rbac.go; the objects:
-        `kjobs.server.rbacpolicy`). One edited or deleted by a user is made again only when missing."""
-        from kjobs.server.rbacpolicy import CLUSTER_ROLE_BINDINGS, CLUSTER_ROLES
+        """Reconcile RBAC's bootstrap policy, as kube-apiserver's `rbac/bootstrap-roles` post-start hook does
+        (pkg/registry/rbac/rest/storage_rbac.go; the objects: `kjobs.server.rbacpolicy`, the rules of
+        reconciliation: `kjobs.server.rbacreconcile`): a missing object is created, one annotated
+        `autoupdate: "false"` left alone, any other given back what it lacks (nothing it has is removed)."""
+        from kjobs.server.rbacpolicy import bootstrap_objects
+        from kjobs.server.rbacreconcile import reconcile_binding, reconcile_role
 
-        for plural, objects in (("clusterroles", CLUSTER_ROLES), ("clusterrolebindings", CLUSTER_ROLE_BINDINGS)):
+        for plural, namespace, expected in bootstrap_objects():
             r = lookup("rbac.authorization.k8s.io", "v1", plural)
             assert r is not None
-            for obj in objects:
-                if self.store.get(r.store_key, "", obj["metadata"]["name"]) is None:
-                    try:
-                        await self.create(r, "", copy.deepcopy(obj), field_validation="Ignore")
-                    except ApiError as exc:
-                        if exc.reason != "AlreadyExists":
-                            raise
+            name = expected["metadata"]["name"]
+            existing = self.store.get(r.store_key, namespace, name)
+            try:
+                if existing is None:
+                    await self.create(r, namespace, copy.deepcopy(expected), field_validation="Ignore")
+                    continue
+                is_role = plural in ("clusterroles", "roles")
+                answer = reconcile_role(existing, expected) if is_role else reconcile_binding(existing, expected)
+                if answer.obj is None:
+                    continue
+                if answer.recreate:
+                    await self.delete(r, namespace, name, DeleteOptions())
+                    fresh = {k: v for k, v in answer.obj.items() if k != "metadata"}
+                    meta = answer.obj.get("metadata") or {}
+                    fresh["metadata"] = {k: meta[k] for k in ("name", "labels", "annotations") if k in meta}
+                    await self.create(r, namespace, fresh, field_validation="Ignore")
+                else:
+                    await self.update(r, namespace, name, answer.obj, field_validation="Ignore")
+            except ApiError as exc:
+                if exc.reason not in ("AlreadyExists", "Conflict", "NotFound"):
+                    raise
 
     async def ensure_system_priority_classes(self) -> None:
         """Create `system-node-critical` and `system-cluster-critical` when missing, as kube-apiserver's
@@ -959,10 +975,19 @@ class ApiService:
 
     # ------------------------------------------------------------------------------------------- create
 
-    def review(self, r: Resource, body: Any, user: UserInfo, *, field_validation: str = "") -> Result:
-        """POST of a self review (`kubectl auth whoami`, `kubectl auth can-i`): answered from `user`, not stored."""
+    def review(
+        self, r: Resource, body: Any, user: UserInfo, *, field_validation: str = "", namespace: str = ""
+    ) -> Result:
+        """POST of a review (`kubectl auth whoami`, `kubectl auth can-i`, a SubjectAccessReview; a
+        LocalSubjectAccessReview in `namespace`): answered from `user` or the user it names, not stored."""
         warnings = self._decode_check(r, body, field_validation)
-        return Result(reviews.review(r.kind, body, user, self.now(), self.rbac), 201, warnings)
+        if r.namespaced:
+            meta = body.get("metadata")
+            if isinstance(meta, dict) and meta.get("namespace") not in (None, "", namespace):
+                raise bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
+        return Result(reviews.review(r.kind, body, user, self.now(), self.rbac, namespace), 201, warnings)
 
     async def create(
         self,

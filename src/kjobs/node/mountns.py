@@ -1,0 +1,249 @@
+"""A container's mount namespace: its volumes bound at their mountPaths, then its command exec'd.
+
+Design note: run by file path before a container's argv (`python -I -S mountns.py PLAN -- argv...`, the way the
+`setpriv` and cgroup prefixes run; stdlib only, so it needs neither kjobs on `sys.path` nor `site`). In one
+process, before the exec — capabilities held in a user namespace do not survive an exec — it:
+1. unshares a mount namespace (root: `CLONE_NEWNS`; anyone else: `CLONE_NEWUSER|CLONE_NEWNS`, mapping the user's
+   uid and gid to themselves, never to root, so `id -u` in the container is what it is outside), and makes `/`
+   private recursively, so nothing done here reaches the host;
+2. mounts a tmpfs on the plan's staging directory (the runtime's `<root>/mnt`, private to this namespace) and
+   binds every top-level entry of `/` into it recursively (symlinks such as `/bin -> usr/bin` are copied);
+3. binds each volume (`Bind` of `kjobs.node.volumesetup`, shallowest first) at its mountPath, read-only ones
+   remounted read-only. A mountPath that does not exist is made without touching the host's filesystem: its
+   nearest existing directory is shadowed by a tmpfs into which that directory's entries are bound again, and
+   the missing directories (or, for a file, an empty file) are made on that tmpfs. Symlinks in a mountPath are
+   resolved inside the container's view (as runc's securejoin does);
+4. pivots into the new root (`pivot_root(".", ".")`, as runc), detaches the old one, chdirs to the container's
+   working directory and execs the command, which may still be `setpriv`.
+A failure before the exec is written to stderr (the container's log) and ends the process with 128, as a start
+error does. `--probe DIR` does steps 1-2 on DIR and exits 0: whether this machine lets a process do this.
+Python 3.11 has no `os.unshare` or `os.mount`: libc's are called through ctypes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import platform
+import stat
+import sys
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUSER = 0x10000000
+MS_RDONLY = 1
+MS_NOSUID = 2
+MS_NODEV = 4
+MS_NOEXEC = 8
+MS_REMOUNT = 32
+MS_NOATIME = 1024
+MS_NODIRATIME = 2048
+MS_BIND = 4096
+MS_REC = 16384
+MS_PRIVATE = 1 << 18
+MS_RELATIME = 1 << 21
+MNT_DETACH = 2
+_ST_TO_MS = ((1, MS_RDONLY), (2, MS_NOSUID), (4, MS_NODEV), (8, MS_NOEXEC), (1024, MS_NOATIME),
+             (2048, MS_NODIRATIME), (4096, MS_RELATIME))  # fmt: skip
+_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "arm64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
+_SHADOW = "/..kjobs-shadow"
+_MAX_LINKS = 40
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, f"{what}: {os.strerror(errno)}")
+
+
+def _mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+    enc = [None if v is None else os.fsencode(v) for v in (source, target, fstype, data)]
+    _check(_libc.mount(enc[0], enc[1], enc[2], ctypes.c_ulong(flags), enc[3]), f"mount {source or ''} on {target}")
+
+
+def _umount(target: str) -> None:
+    _check(_libc.umount2(os.fsencode(target), MNT_DETACH), f"umount {target}")
+
+
+def _write(path: str, text: str) -> None:
+    with open(path, "w") as out:
+        out.write(text)
+
+
+def enter() -> None:
+    """Step 1: a private mount namespace (in a user namespace that maps the user to themselves when not root)."""
+    uid, gid = os.getuid(), os.getgid()
+    if uid == 0:
+        _check(_libc.unshare(CLONE_NEWNS), "unshare")
+    else:
+        _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWUSER), "unshare")
+        _write("/proc/self/setgroups", "deny")
+        _write("/proc/self/uid_map", f"{uid} {uid} 1")
+        _write("/proc/self/gid_map", f"{gid} {gid} 1")
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+
+
+def _bind(source: str, target: str) -> None:
+    _mount(source, target, None, MS_BIND | MS_REC)
+
+
+def _mount_point_like(source: str, target: str) -> None:
+    """Make `target` (absent) the kind of mount point `source` needs: a directory or an empty file."""
+    if os.path.isdir(source):
+        os.mkdir(target, 0o755)
+    else:
+        os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
+
+
+def _copy_entries(source_dir: str, target_dir: str) -> None:
+    """Re-create `source_dir`'s entries in `target_dir`: symlinks copied, everything else bound."""
+    for name in os.listdir(source_dir):
+        source, target = f"{source_dir}/{name}", f"{target_dir.rstrip('/')}/{name}"
+        if os.path.islink(source):
+            os.symlink(os.readlink(source), target)
+            continue
+        try:
+            _mount_point_like(source, target)
+            _bind(source, target)
+        except OSError:
+            continue  # an entry that cannot be bound (vanished, not permitted) is left out of the view
+
+
+def build_root(root: str) -> None:
+    """Step 2: a tmpfs at `root` holding the host's top-level entries."""
+    _mount("tmpfs", root, "tmpfs", MS_NOSUID, "mode=0755")
+    _copy_entries("/", root)
+
+
+def _resolve(root: str, path: str) -> tuple[str, list[str]]:
+    """`path` (absolute, in the container's view) resolved under `root`: the deepest existing directory's host
+    path and the components after it that do not exist."""
+    parts = [p for p in path.split("/") if p]
+    current = root
+    links = 0
+    while parts:
+        part = parts.pop(0)
+        if part == "..":
+            current = os.path.dirname(current) if current != root else root
+            continue
+        candidate = f"{current}/{part}"
+        if os.path.islink(candidate):
+            links += 1
+            if links > _MAX_LINKS:
+                raise OSError(40, f"too many levels of symbolic links: {path}")
+            link = os.readlink(candidate)
+            if link.startswith("/"):
+                current = root
+            parts = [p for p in link.split("/") if p] + parts
+            continue
+        if not os.path.lexists(candidate):
+            return current, [part, *parts]
+        current = candidate
+    return current, []
+
+
+def _flags(path: str) -> int:
+    """The mount flags `path`'s mount has (a remount in a user namespace must keep the locked ones)."""
+    have = os.statvfs(path).f_flag
+    return sum(ms for st, ms in _ST_TO_MS if have & st)
+
+
+def _shadow(root: str, directory: str) -> None:
+    """Make `directory` writable without writing to the host: a tmpfs over it holding its entries again."""
+    spare = root + _SHADOW
+    os.mkdir(spare, 0o700)
+    _bind(directory, spare)
+    info = os.stat(directory)
+    mode = f"mode={stat.S_IMODE(info.st_mode):o}"
+    try:
+        _mount("tmpfs", directory, "tmpfs", 0, f"{mode},uid={info.st_uid},gid={info.st_gid}")
+    except OSError:
+        _mount("tmpfs", directory, "tmpfs", 0, mode)  # its owner is not mapped in this user namespace
+    _copy_entries(spare, directory)
+    _umount(spare)
+    os.rmdir(spare)
+
+
+def bind_volume(root: str, source: str, target: str, read_only: bool, made: set[str]) -> None:
+    """Step 3 for one volume: `source` at `target` (container path) in the view under `root`."""
+    parent, missing = _resolve(root, target)
+    if missing:
+        if parent not in made:
+            _shadow(root, parent)
+            made.add(parent)
+        for part in missing[:-1]:
+            parent = f"{parent}/{part}"
+            os.mkdir(parent, 0o755)
+            made.add(parent)
+        where = f"{parent}/{missing[-1]}"
+        _mount_point_like(source, where)
+        if os.path.isdir(where):
+            made.add(where)
+    else:
+        where = parent
+    _bind(source, where)
+    made.discard(where)  # a volume is not ours to shadow: a mount below it shadows it again
+    if read_only:
+        _mount(None, where, None, MS_BIND | MS_REMOUNT | MS_RDONLY | _flags(where))
+
+
+def pivot(root: str) -> None:
+    """Step 4: `root` becomes `/`; the old root is detached."""
+    number = _PIVOT_ROOT.get(platform.machine())
+    old = os.open("/", os.O_DIRECTORY | os.O_RDONLY)
+    try:
+        os.chdir(root)
+        if number is None or _libc.syscall(ctypes.c_long(number), b".", b".") != 0:
+            os.chroot(".")  # an architecture whose pivot_root number is not known here
+            return
+        os.fchdir(old)
+        _umount(".")
+    finally:
+        os.close(old)
+        os.chdir("/")
+    with contextlib.suppress(OSError):
+        _umount(root)  # the staging tmpfs's copy, seen again through the bound host directories
+
+
+def run(plan: dict[str, object], argv: list[str]) -> None:
+    root = str(plan["root"])
+    enter()
+    build_root(root)
+    made = {root}
+    for bind in plan.get("binds") or []:  # type: ignore[attr-defined]
+        bind_volume(root, str(bind["source"]), str(bind["target"]), bool(bind.get("readOnly")), made)
+    pivot(root)
+    cwd = str(plan.get("cwd") or "/")
+    try:
+        os.chdir(cwd)
+    except OSError as exc:
+        message = f"chdir to cwd ({json.dumps(cwd)}) set in config.json failed: {exc.strerror}"
+        raise OSError(exc.errno, message) from None
+    try:
+        os.execvp(argv[0], argv)
+    except OSError as exc:
+        where = "executable file not found in $PATH" if "/" not in argv[0] else (exc.strerror or "").lower()
+        raise OSError(exc.errno, f'exec: "{argv[0]}": {where}') from None
+
+
+def main(args: list[str]) -> int:
+    if len(args) == 2 and args[0] == "--probe":
+        enter()
+        build_root(args[1])
+        return 0
+    if len(args) < 3 or args[1] != "--":
+        sys.stderr.write("usage: mountns.py PLAN -- COMMAND [ARG...] | --probe DIR\n")
+        return 2
+    try:
+        run(json.loads(args[0]), args[2:])
+    except OSError as exc:
+        sys.stderr.write(f"failed to start container process: {exc.strerror or exc}\n")
+        return 128
+    return 128  # pragma: no cover - execvp returns only by raising
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,473 @@
+"""A pod's volumes made on the node, as the kubelet's volume plugins set them up, and each container's mount plan.
+
+Design note: the kubelet sets up every volume of a pod before it starts any of its containers
+(pkg/kubelet/kubelet.go `SyncPod` → volumemanager `WaitForAttachAndMount`), each under
+`/var/lib/kubelet/pods/<uid>/volumes/<plugin>/<name>`; here `<pod_dir>/volumes/kubernetes.io~<plugin>/<name>`.
+- `emptyDir` (pkg/volume/emptydir/empty_dir.go): a directory, mode 0777; `medium: Memory` is a plain directory too
+  (a node's root is RAM-backed where it can be, `process_runtime.default_root_dir`), `sizeLimit` is not enforced.
+- `configMap`, `secret`, `downwardAPI`, `projected` (pkg/volume/configmap/configmap.go, secret/secret.go,
+  downwardapi/downwardapi.go, projected/projected.go): their payload (`items` key→path, `mode` over
+  `defaultMode`, 0644 when neither is set — `ConfigMapVolumeSourceDefaultMode`, `SecretVolumeSourceDefaultMode`,
+  `DownwardAPIVolumeSourceDefaultMode`, `ProjectedVolumeSourceDefaultMode` are all 0644) written as
+  pkg/volume/util/atomic_writer.go writes it: a `..<UTC timestamp>.<random>` directory holding the files, a
+  `..data` symlink to it, and each top-level path a symlink `path -> ..data/path`. They are mounted read-only
+  (the kubelet has mounted these read-only since 1.10). A missing object that is not `optional` fails the
+  set-up with the watch-based cache's NotFound text (`configmap "X" not found`), a missing `items` key with the
+  plugin's own text; the pod waits (ContainerCreating) and the set-up is retried.
+- `hostPath` (pkg/volume/hostpath/host_path.go): the host path itself after the `type` check (`checkType`,
+  `typeMatchedOrError`: DirectoryOrCreate makes it 0755, FileOrCreate makes an empty 0644 file).
+A failure is the kubelet's `FailedMount` event text: `MountVolume.SetUp failed for volume "NAME" : <error>`
+(pkg/volume/util/operationexecutor `GenerateError`). Contents are written once per pod (the kubelet refreshes
+ConfigMap/Secret/downwardAPI volumes on its sync period; kjobs does not, see docs/volumes.md).
+
+`container_mounts` turns a container's `volumeMounts` into (host source, mountPath, readOnly) binds, `subPath`
+and `subPathExpr` resolved as pkg/kubelet/kubelet_pods.go `makeMounts` does (a missing subPath directory is
+made in the volume, which must not be left by `..` or a symlink), for `kjobs.node.mountns` to bind.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import os
+import random
+import stat
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from kjobs.api.types import Obj
+from kjobs.node.envvars import CONFIG_MAP, SECRET, ConfigError, EnvSources, expand, field_ref_value
+from kjobs.node.envvars import _resource_field as resource_field  # the env var's rule, divisor and rounding
+
+FAILED_MOUNT = "FailedMount"
+DEFAULT_MODE = 0o644
+EMPTY_DIR_MODE = 0o777
+
+PLUGINS = {
+    "emptyDir": "kubernetes.io~empty-dir",
+    "configMap": "kubernetes.io~configmap",
+    "secret": "kubernetes.io~secret",
+    "downwardAPI": "kubernetes.io~downward-api",
+    "projected": "kubernetes.io~projected",
+}
+"""Volume source field -> the kubelet plugin directory its volumes live in."""
+
+API_DATA = frozenset(("configMap", "secret", "downwardAPI", "projected"))
+"""Sources written by the atomic writer and mounted read-only."""
+
+DATA_DIR = "..data"
+
+
+class MountFailed(Exception):
+    """A volume could not be set up: the message is the FailedMount event's."""
+
+
+@dataclass(frozen=True)
+class Bind:
+    """One bind a container's mount namespace gets: host `source` at `target`, read-only or not."""
+
+    source: str
+    target: str
+    read_only: bool
+
+
+def mounting_containers(pod: Obj) -> bool:
+    """Whether any container of the pod has `volumeMounts` (most pods have none: found without allocating)."""
+    spec = pod.get("spec") or {}
+    for group in ("initContainers", "containers"):
+        for container in spec.get(group) or ():
+            if container.get("volumeMounts"):
+                return True
+    return False
+
+
+def source_of(volume: Obj) -> str | None:
+    """The volume's source field when kjobs sets it up (`emptyDir`, `hostPath`, `configMap`, ...), else None."""
+    for key in ("emptyDir", "hostPath", "configMap", "secret", "downwardAPI", "projected"):
+        if volume.get(key) is not None:
+            return key
+    return None
+
+
+def volume_references(pod: Obj) -> frozenset[tuple[str, str]]:
+    """The ConfigMaps and Secrets the pod's configMap, secret and projected volumes read, as
+    `envvars.env_references` names them (so one set of watches serves both)."""
+    found: set[tuple[str, str]] = set()
+    for volume in (pod.get("spec") or {}).get("volumes") or ():
+        if volume.get("configMap") is not None:
+            found.add((CONFIG_MAP, str(volume["configMap"].get("name") or "")))
+        if volume.get("secret") is not None:
+            found.add((SECRET, str(volume["secret"].get("secretName") or "")))
+        for projection in (volume.get("projected") or {}).get("sources") or ():
+            if projection.get("configMap") is not None:
+                found.add((CONFIG_MAP, str(projection["configMap"].get("name") or "")))
+            if projection.get("secret") is not None:
+                found.add((SECRET, str(projection["secret"].get("name") or "")))
+    return frozenset(found)
+
+
+def unsupported(pod: Obj) -> list[str]:
+    """What a mounting runtime leaves out of the pod's containers, for the `VolumesNotMounted` warning: volume
+    types it does not set up (PVCs, CSI, image, ...), `volumeDevices`, and the projections that need a token
+    kjobs does not issue (`serviceAccountToken`, `clusterTrustBundle`)."""
+    spec = pod.get("spec") or {}
+    volumes = {v.get("name"): v for v in spec.get("volumes") or () if isinstance(v, dict)}
+    found: list[str] = []
+    for group in ("initContainers", "containers"):
+        for container in spec.get(group) or ():
+            where = f"(container {container.get('name', '')})"
+            for mount in container.get("volumeMounts") or ():
+                volume = volumes.get(mount.get("name")) or {}
+                kind = source_of(volume)
+                path = mount.get("mountPath", "")
+                if kind is None:
+                    other = next((k for k in volume if k != "name"), "unknown")
+                    found.append(f'{other} volume "{mount.get("name", "")}" at {path} {where}')
+                for projection in (volume.get("projected") or {}).get("sources") or ():
+                    for token in ("serviceAccountToken", "clusterTrustBundle"):
+                        if projection.get(token) is not None:
+                            found.append(f'{token} projection of volume "{volume.get("name", "")}" at {path} {where}')
+            for device in container.get("volumeDevices") or ():
+                found.append(f'volumeDevice "{device.get("name", "")}" at {device.get("devicePath", "")} {where}')
+    return found
+
+
+def unsupported_message(found: list[str]) -> str:
+    """The `VolumesNotMounted` Warning's message for what a mounting runtime leaves out."""
+    return (
+        "kjobs mounts emptyDir, hostPath, configMap, secret, downwardAPI and projected volumes only, and issues no "
+        "service account tokens: " + ", ".join(found) + " not mounted; the containers start without them"
+    )
+
+
+def volume_dir(pod_dir: Path, volume: Obj) -> Path:
+    """Where a volume's contents live on this machine (a hostPath: the host path itself)."""
+    kind = source_of(volume)
+    if kind == "hostPath":
+        return Path(str(volume["hostPath"].get("path") or ""))
+    return pod_dir / "volumes" / PLUGINS.get(kind or "", "kubernetes.io~unsupported") / str(volume.get("name", ""))
+
+
+# -- payloads ---------------------------------------------------------------------------------------------------
+
+Payload = dict[str, tuple[bytes, int]]
+"""Relative path -> (content, mode)."""
+
+Lookup = Callable[[str, str], Obj | None]
+"""(kind, name) -> the ConfigMap or Secret as the watches see it, None when it does not exist."""
+
+
+def _not_found(kind: str, name: str) -> str:
+    return f'{kind} "{name}" not found'
+
+
+def _object_data(kind: str, obj: Obj) -> dict[str, bytes]:
+    """A ConfigMap's data and binaryData, or a Secret's data, as bytes."""
+    out: dict[str, bytes] = {}
+    if kind == CONFIG_MAP:
+        for key, value in (obj.get("data") or {}).items():
+            out[str(key)] = str(value).encode()
+    encoded = obj.get("binaryData") if kind == CONFIG_MAP else obj.get("data")
+    for key, value in (encoded or {}).items():
+        try:
+            out[str(key)] = base64.b64decode(str(value), validate=True)
+        except (binascii.Error, ValueError):
+            out[str(key)] = b""
+    return out
+
+
+def _mode(value: object, default: int) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 0o777 else default
+
+
+def _keyed_payload(kind: str, obj: Obj | None, items: list[Obj] | None, default_mode: int, optional: bool) -> Payload:
+    """configmap.go / secret.go `MakePayload`: every key, or just `items` (a missing key fails unless optional)."""
+    if obj is None:
+        return {}
+    data = _object_data(kind, obj)
+    payload: Payload = {}
+    if not items:
+        for key, content in data.items():
+            payload[key] = (content, default_mode)
+        return payload
+    for item in items:
+        key = str(item.get("key") or "")
+        if key not in data:
+            if optional:
+                continue
+            if kind == CONFIG_MAP:
+                raise ConfigError(f"configmap references non-existent config key: {key}")
+            raise ConfigError(f"references non-existent secret key: {key}")
+        payload[str(item.get("path") or key)] = (data[key], _mode(item.get("mode"), default_mode))
+    return payload
+
+
+def _downward_payload(pod: Obj, items: list[Obj], default_mode: int, *, host_ip: str, pod_ip: str) -> Payload:
+    """downwardapi.go `CollectData`: each item's fieldRef or resourceFieldRef value."""
+    payload: Payload = {}
+    errors: list[str] = []
+    containers = {c.get("name"): c for c in (pod.get("spec") or {}).get("containers") or ()}
+    for item in items:
+        path = str(item.get("path") or "")
+        mode = _mode(item.get("mode"), default_mode)
+        try:
+            field_ref = item.get("fieldRef")
+            resource_ref = item.get("resourceFieldRef")
+            if field_ref is not None:
+                value = field_ref_value(pod, str(field_ref.get("fieldPath") or ""), host_ip=host_ip, pod_ip=pod_ip)
+            elif resource_ref is not None:
+                container = containers.get(resource_ref.get("containerName"))
+                if container is None:
+                    raise ConfigError(f"container {resource_ref.get('containerName', '')} not found")
+                value = resource_field(container, resource_ref)
+            else:
+                continue
+        except ConfigError as exc:
+            errors.append(str(exc))
+            continue
+        payload[path] = (value.encode(), mode)
+    if errors:
+        raise ConfigError(_aggregate(errors))
+    return payload
+
+
+def _aggregate(errors: list[str]) -> str:
+    """k8s.io/apimachinery/pkg/util/errors `Aggregate.Error`: one error as itself, several in brackets."""
+    return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
+
+
+def payload(pod: Obj, volume: Obj, lookup: Lookup, *, host_ip: str, pod_ip: str) -> Payload:
+    """The files of a configMap, secret, downwardAPI or projected volume; `ConfigError` with the set-up's error."""
+    if volume.get("configMap") is not None:
+        source = volume["configMap"]
+        name, optional = str(source.get("name") or ""), source.get("optional") is True
+        obj = lookup(CONFIG_MAP, name)
+        if obj is None and not optional:
+            raise ConfigError(_not_found("configmap", name))
+        mode = _mode(source.get("defaultMode"), DEFAULT_MODE)
+        return _keyed_payload(CONFIG_MAP, obj, source.get("items"), mode, optional)
+    if volume.get("secret") is not None:
+        source = volume["secret"]
+        name, optional = str(source.get("secretName") or ""), source.get("optional") is True
+        obj = lookup(SECRET, name)
+        if obj is None and not optional:
+            raise ConfigError(_not_found("secret", name))
+        mode = _mode(source.get("defaultMode"), DEFAULT_MODE)
+        return _keyed_payload(SECRET, obj, source.get("items"), mode, optional)
+    if volume.get("downwardAPI") is not None:
+        source = volume["downwardAPI"]
+        mode = _mode(source.get("defaultMode"), DEFAULT_MODE)
+        return _downward_payload(pod, source.get("items") or [], mode, host_ip=host_ip, pod_ip=pod_ip)
+    source = volume.get("projected") or {}
+    mode = _mode(source.get("defaultMode"), DEFAULT_MODE)
+    merged: Payload = {}
+    errors: list[str] = []
+    for projection in source.get("sources") or ():
+        try:
+            if projection.get("configMap") is not None or projection.get("secret") is not None:
+                kind = CONFIG_MAP if projection.get("configMap") is not None else SECRET
+                ref = projection["configMap"] if kind == CONFIG_MAP else projection["secret"]
+                name, optional = str(ref.get("name") or ""), ref.get("optional") is True
+                obj = lookup(kind, name)
+                if obj is None and not optional:
+                    raise ConfigError(_not_found("configmap" if kind == CONFIG_MAP else "secret", name))
+                merged.update(_keyed_payload(kind, obj, ref.get("items"), mode, optional))
+            elif projection.get("downwardAPI") is not None:
+                items = projection["downwardAPI"].get("items") or []
+                merged.update(_downward_payload(pod, items, mode, host_ip=host_ip, pod_ip=pod_ip))
+        except ConfigError as exc:
+            errors.append(str(exc))
+    if errors:
+        raise ConfigError(_aggregate(errors))
+    return merged
+
+
+def _timestamp_dir(target: Path) -> Path:
+    """atomic_writer.go `newTimestampDir`: `..2006_01_02_15_04_05.<random>`, mode 0755."""
+    stamp = time.strftime("..%Y_%m_%d_%H_%M_%S.", time.gmtime())
+    while True:
+        path = target / f"{stamp}{random.randrange(10**9)}"
+        try:
+            path.mkdir(mode=0o700)
+        except FileExistsError:
+            continue
+        path.chmod(0o755)
+        return path
+
+
+def write_atomic(target: Path, files: Payload) -> None:
+    """Write `files` into `target` as the kubelet's atomic writer does (see the module note): the payload in a
+    new timestamped directory, `..data` swapped to it by a rename, a `path -> ..data/path` symlink per top-level
+    path, and what an earlier payload had and this one has not removed."""
+    target.mkdir(parents=True, exist_ok=True)
+    for rel in files:
+        parts = Path(rel).parts
+        if Path(rel).is_absolute() or ".." in parts or not parts or parts[0].startswith(".."):
+            raise ConfigError(f"invalid path {rel!r}")
+    previous = os.readlink(target / DATA_DIR) if (target / DATA_DIR).is_symlink() else None
+    ts_dir = _timestamp_dir(target)
+    for rel, (content, mode) in files.items():
+        path = ts_dir / rel
+        path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
+        with open(path, "wb") as out:
+            out.write(content)
+        os.chmod(path, mode)
+    tmp_link = target / "..data_tmp"
+    tmp_link.unlink(missing_ok=True)
+    os.symlink(ts_dir.name, tmp_link)
+    os.rename(tmp_link, target / DATA_DIR)
+    wanted = {Path(rel).parts[0] for rel in files}
+    for name in os.listdir(target):
+        if name.startswith(".."):
+            continue
+        if name not in wanted and (target / name).is_symlink():
+            (target / name).unlink()
+    for name in sorted(wanted):
+        link = target / name
+        if not link.is_symlink():
+            os.symlink(f"{DATA_DIR}/{name}", link)
+    if previous is not None and previous != ts_dir.name and previous.startswith(".."):
+        _remove_tree(target / previous)
+
+
+def _remove_tree(path: Path) -> None:
+    for root, dirs, files in os.walk(path, topdown=False):
+        for name in files:
+            os.unlink(os.path.join(root, name))
+        for name in dirs:
+            os.rmdir(os.path.join(root, name))
+    os.rmdir(path)
+
+
+# -- hostPath -------------------------------------------------------------------------------------------------
+
+_FILE_TYPES = (
+    (stat.S_ISDIR, "Directory"),
+    (stat.S_ISREG, "File"),
+    (stat.S_ISSOCK, "Socket"),
+    (stat.S_ISCHR, "CharDevice"),
+    (stat.S_ISBLK, "BlockDevice"),
+)
+_EXPECTED = {
+    "Directory": "directory",
+    "File": "file",
+    "Socket": "socket file",
+    "CharDevice": "character device",
+    "BlockDevice": "block device",
+}
+
+
+def _file_type(path: str) -> str:
+    """pkg/volume/util/hostutil `GetFileType` (follows symlinks, as `os.Stat` does)."""
+    mode = os.stat(path).st_mode
+    for test, name in _FILE_TYPES:
+        if test(mode):
+            return name
+    raise ConfigError(f"only recognise file, directory, socket, block device and character device: {path}")
+
+
+def check_host_path(path: str, path_type: str) -> None:
+    """host_path.go `checkType`; `ConfigError` with upstream's text when the path is not of the type."""
+    if ".." in Path(path).parts:
+        raise ConfigError(f"invalid HostPath `{path}`: must not contain '..'")
+    if not path_type:
+        return
+    exists = os.path.exists(path)
+    if path_type == "DirectoryOrCreate":
+        if not exists:
+            try:
+                os.makedirs(path, mode=0o755, exist_ok=True)
+            except OSError as exc:
+                raise ConfigError(f"mkdir {path}: {(exc.strerror or str(exc)).lower()}") from None
+            return
+        path_type = "Directory"
+    elif path_type == "FileOrCreate":
+        if not exists:
+            try:
+                os.close(os.open(path, os.O_CREAT | os.O_RDONLY, 0o644))
+            except OSError as exc:
+                raise ConfigError(f"open {path}: {(exc.strerror or str(exc)).lower()}") from None
+            return
+        path_type = "File"
+    expected = _EXPECTED.get(path_type)
+    if expected is None:
+        raise ConfigError(f"{path_type} is an invalid volume type")
+    if not os.path.exists(path):
+        raise ConfigError(f"hostPath {path} doesn't exist")
+    actual = _file_type(path)
+    if actual != path_type:
+        raise ConfigError(f"hostPath type check failed: {path} is not a {expected}, it's a {actual}")
+
+
+# -- set-up -----------------------------------------------------------------------------------------------------
+
+
+def set_up(pod: Obj, pod_dir: Path, sources: EnvSources | None, *, host_ip: str, pod_ip: str) -> list[str]:
+    """Set up every volume of the pod the runtime mounts; the FailedMount message of each that failed (empty when
+    all are ready). Idempotent: a volume set up before is set up again (its contents rewritten)."""
+
+    def lookup(kind: str, name: str) -> Obj | None:
+        if sources is None:
+            return None
+        try:
+            return sources[(kind, name)]
+        except KeyError:
+            return None
+
+    failures: list[str] = []
+    for volume in (pod.get("spec") or {}).get("volumes") or ():
+        kind = source_of(volume)
+        if kind is None:
+            continue
+        name = str(volume.get("name") or "")
+        try:
+            if kind == "emptyDir":
+                path = volume_dir(pod_dir, volume)
+                if not path.is_dir():
+                    path.mkdir(parents=True, exist_ok=True)
+                    path.chmod(EMPTY_DIR_MODE)
+            elif kind == "hostPath":
+                host = volume["hostPath"]
+                check_host_path(str(host.get("path") or ""), str(host.get("type") or ""))
+            else:
+                files = payload(pod, volume, lookup, host_ip=host_ip, pod_ip=pod_ip)
+                write_atomic(volume_dir(pod_dir, volume), files)
+        except ConfigError as exc:
+            failures.append(f'MountVolume.SetUp failed for volume "{name}" : {exc}')
+        except OSError as exc:
+            failures.append(f'MountVolume.SetUp failed for volume "{name}" : {exc.strerror or exc}')
+    return failures
+
+
+def container_mounts(pod: Obj, container: Obj, pod_dir: Path, env: Mapping[str, str]) -> list[Bind]:
+    """The binds of the container's `volumeMounts` whose volumes are set up here, shallowest mountPath first (as
+    containerd orders them); `ConfigError` for a subPath that leaves its volume."""
+    volumes = {v.get("name"): v for v in (pod.get("spec") or {}).get("volumes") or () if isinstance(v, dict)}
+    binds: list[Bind] = []
+    for mount in container.get("volumeMounts") or ():
+        volume = volumes.get(mount.get("name"))
+        kind = source_of(volume) if volume is not None else None
+        if volume is None or kind is None:
+            continue
+        base = volume_dir(pod_dir, volume)
+        source = base
+        sub = str(mount.get("subPath") or "")
+        if not sub and mount.get("subPathExpr"):
+            sub = expand(str(mount["subPathExpr"]), env.get)
+        if sub:
+            if Path(sub).is_absolute() or ".." in Path(sub).parts:
+                raise ConfigError(f"subPath {sub!r} must be a relative path without '..'")
+            source = base / sub
+            real_base = os.path.realpath(base)
+            if not os.path.lexists(source):
+                os.makedirs(source, mode=stat.S_IMODE(os.stat(base).st_mode), exist_ok=True)
+            real = os.path.realpath(source)
+            if real != real_base and not real.startswith(real_base + "/"):
+                raise ConfigError(f"subpath {real!r} not within volume path {real_base!r}")
+        read_only = mount.get("readOnly") is True or kind in API_DATA
+        target = os.path.normpath(str(mount.get("mountPath") or "/"))
+        binds.append(Bind(source=str(source), target=target, read_only=read_only))
+    binds.sort(key=lambda b: len(Path(b.target).parts))
+    return binds

@@ -1,0 +1,112 @@
+"""Volumes on `kjobs up`, as kubectl users see them: a pod whose ConfigMap is missing stays ContainerCreating with
+the kubelet's `FailedMount` Warning and starts once the ConfigMap is created; `kubectl exec` sees the container's
+mounts; a container is the same user inside its mount namespace as outside."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from kjobs.node.process_runtime import mounting_enabled
+from tests.e2e.test_config_objects import Up, kubectl_on_up
+from tests.e2e.test_python_clients import _until
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed"),
+    pytest.mark.skipif(not mounting_enabled(), reason="no mount namespace can be made here"),
+]
+
+
+def _pod(name: str, container: dict[str, Any], volumes: list[dict[str, Any]]) -> str:
+    body = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "labels": {"app": "vol"}},
+        "spec": {"restartPolicy": "Never", "containers": [container], "volumes": volumes},
+    }
+    return json.dumps(body)
+
+
+@pytest.fixture(scope="module")
+def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
+    with kubectl_on_up(tmp_path_factory.mktemp("volumes")) as kubectl:
+        container = {
+            "name": "main",
+            "image": "busybox",
+            "command": ["sh", "-c", "echo started > /scratch/mark; sleep 600"],
+            "workingDir": "/scratch",
+            "volumeMounts": [
+                {"name": "scratch", "mountPath": "/scratch"},
+                {"name": "info", "mountPath": "/etc/podinfo", "readOnly": True},
+            ],
+        }
+        volumes = [
+            {"name": "scratch", "emptyDir": {}},
+            {
+                "name": "info",
+                "downwardAPI": {"items": [{"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}}]},
+            },
+        ]
+        kubectl.ok("apply", "-f", "-", stdin=_pod("mounted", container, volumes))
+        kubectl.ok("wait", "--for=condition=Ready", "pod/mounted", "--timeout=60s", timeout=70)
+        yield kubectl
+
+
+def test_a_missing_config_map_fails_the_mount_until_it_is_created(up: Up) -> None:
+    container = {
+        "name": "main",
+        "image": "busybox",
+        "command": ["cat", "/etc/app/mode"],
+        "volumeMounts": [{"name": "config", "mountPath": "/etc/app"}],
+    }
+    up.ok("apply", "-f", "-", stdin=_pod("waits", container, [{"name": "config", "configMap": {"name": "late"}}]))
+    events = "jsonpath={range .items[?(@.reason=='FailedMount')]}{.type} {.message}{'\\n'}{end}"
+    found = _until(
+        lambda: up.ok("get", "events", "--field-selector", "involvedObject.name=waits", "-o", events) or None,
+        "the FailedMount event",
+    )
+    assert found.splitlines()[0] == (
+        'Warning MountVolume.SetUp failed for volume "config" : configmap "late" not found'
+    )
+    waiting = "jsonpath={.status.phase} {.status.containerStatuses[0].state.waiting.reason}"
+    assert up.ok("get", "pod", "waits", "-o", waiting) == "Pending ContainerCreating"
+    assert "ContainerCreating" in up.ok("get", "pod", "waits")
+    up.ok("create", "configmap", "late", "--from-literal=mode=fast")
+    phase = "jsonpath={.status.phase}"
+    _until(lambda: up.ok("get", "pod", "waits", "-o", phase) == "Succeeded" or None, "the pod to succeed", timeout=30)
+    assert up.ok("logs", "waits") == "fast"
+
+
+def test_exec_sees_the_containers_mounts_and_working_directory(up: Up) -> None:
+    out = up.ok("exec", "mounted", "--", "sh", "-c", "pwd; cat mark; cat /etc/podinfo/labels; echo; ls /etc/podinfo")
+    assert out.splitlines() == ["/scratch", "started", 'app="vol"', "labels"]
+    code, out = up("exec", "mounted", "--", "sh", "-c", "echo x > /etc/podinfo/new")
+    assert code != 0
+    assert "Read-only file system" in out
+    assert not os.path.exists("/scratch") and not os.path.exists("/etc/podinfo")
+
+
+def test_the_container_is_the_same_user_in_its_mount_namespace(up: Up) -> None:
+    assert up.ok("exec", "mounted", "--", "id", "-u") == str(os.getuid())
+
+
+def test_a_container_in_a_mount_namespace_writes_its_termination_message(up: Up) -> None:
+    script = "echo log-line; printf 'done: %s' \"$(cat /s/x 2>/dev/null || echo fresh)\" > /dev/termination-log"
+    containers = {
+        "name": "main",
+        "image": "busybox",
+        "command": ["sh", "-c", script],
+        "terminationMessagePolicy": "FallbackToLogsOnError",
+        "volumeMounts": [{"name": "s", "mountPath": "/s"}],
+    }
+    up.ok("apply", "-f", "-", stdin=_pod("says", containers, [{"name": "s", "emptyDir": {}}]))
+    terminated = "jsonpath={.status.containerStatuses[0].state.terminated.message}"
+    message = _until(lambda: up.ok("get", "pod", "says", "-o", terminated) or None, "the termination message")
+    assert message == "done: fresh"
+    assert not os.path.exists("/dev/termination-log")
