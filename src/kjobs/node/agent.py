@@ -27,12 +27,13 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kjobs.api.errors import ApiError
+from kjobs.api.storage import pod_claim_names
 from kjobs.api.taints import NO_SCHEDULE, TAINT_MEMORY_PRESSURE, taints_of, with_taints
 from kjobs.api.types import Obj
 from kjobs.client.base import Client
 from kjobs.client.events import EventRecorder
 from kjobs.client.informer import Informer, Key
-from kjobs.client.resources import LEASES, NODES, PODS
+from kjobs.client.resources import LEASES, NODES, PERSISTENT_VOLUME_CLAIMS, PODS
 from kjobs.client.workqueue import WorkQueue
 from kjobs.clock import Clock
 from kjobs.node import nodestatus
@@ -86,6 +87,8 @@ log = logging.getLogger(__name__)
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 COMPONENT = "kubelet"
 MEMORY_PRESSURE_TAINT: Obj = {"key": TAINT_MEMORY_PRESSURE, "effect": NO_SCHEDULE}
+CLAIM_RETRY_INTERVAL = 1.0
+"""Seconds between a waiting pod's checks of its claims."""
 _SHUTDOWN_STATUS_MARGIN = 10.0
 """Seconds a shutdown waits, after the last group's period, for the killed pods' final statuses to be written."""
 _OWNED_STATUS_KEYS = ("reason", "message")
@@ -720,6 +723,20 @@ class NodeAgent:
             self.config_sources.release(uid)
             self.runtime.provide_env_sources(uid, None)
 
+    async def _claims_unbound(self, pod: Obj) -> bool:
+        """Whether a claim the pod's volumes name is missing or not yet Bound: the kubelet's volume manager
+        (`WaitForAttachAndMount`) keeps such a pod from starting, Pending, until the claim is bound."""
+        for name in pod_claim_names(pod):
+            try:
+                claim = await self.client.get(PERSISTENT_VOLUME_CLAIMS, _key(pod)[0], name)
+            except ApiError as exc:
+                if exc.code == 404:
+                    return True
+                raise
+            if (claim.get("status") or {}).get("phase") != "Bound":
+                return True
+        return False
+
     async def _admit(self, pod: Obj) -> PodHandle | None:
         """Start a new pod, or settle one this runtime does not run; returns the handle when it runs here."""
         uid = _uid(pod)
@@ -727,6 +744,9 @@ class NodeAgent:
             self._ended[_key(pod)] = uid
             if _deleting(pod):
                 await self._finish_deletion(pod)
+            return None
+        if not ran_before(pod) and not _deleting(pod) and await self._claims_unbound(pod):
+            self.queue.add_after(_key(pod), CLAIM_RETRY_INTERVAL)  # the kubelet's volume manager waits too
             return None
         refs = env_references(pod)
         mounts = mounting_containers(pod) and getattr(self.runtime, "mounts_volumes", False)
