@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import ChainMap
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -33,7 +34,7 @@ from kjobs.api.types import Obj
 from kjobs.client.base import Client
 from kjobs.client.events import EventRecorder
 from kjobs.client.informer import Informer, Key
-from kjobs.client.resources import LEASES, NODES, PERSISTENT_VOLUME_CLAIMS, PODS
+from kjobs.client.resources import LEASES, NODES, PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, PODS
 from kjobs.client.workqueue import WorkQueue
 from kjobs.clock import Clock
 from kjobs.node import nodestatus
@@ -72,6 +73,7 @@ from kjobs.node.shutdown import (
 from kjobs.node.supervisor import deletion_grace_seconds
 from kjobs.node.volumes import NOT_MOUNTED, unmounted, unmounted_message
 from kjobs.node.volumesetup import (
+    CLAIM,
     FAILED_MOUNT,
     mounting_containers,
     unsupported,
@@ -359,6 +361,7 @@ class NodeAgent:
         self._killing: set[str] = set()
         self._finishing: set[str] = set()
         self._env_refs: dict[str, frozenset[tuple[str, str]]] = {}
+        self._claim_volumes: dict[str, dict[tuple[str, str], Obj | None]] = {}  # see `_bound_volumes`
         """Per admitted pod uid, the ConfigMaps and Secrets its containers read (only pods that read any)."""
         self._config_retry: dict[str, float] = {}
         """Per pod of `_env_refs` whose container waits with CreateContainerConfigError, when it is tried again."""
@@ -696,7 +699,8 @@ class NodeAgent:
         and a watch that cannot list in time fails this sync, which is retried."""
         sources = self.config_sources.register(_uid(pod), _key(pod)[0], refs)
         await self.config_sources.synced(_uid(pod))
-        return sources
+        claimed = self._claim_volumes.get(_uid(pod))
+        return sources if not claimed else ChainMap(claimed, sources)  # type: ignore[arg-type]
 
     async def _retry_config(self, pod: Obj, handle: PodHandle) -> None:
         """A container waits with `CreateContainerConfigError`: try it again `config_retry_interval` after it
@@ -718,6 +722,7 @@ class NodeAgent:
 
     def _drop_env_sources(self, uid: str) -> None:
         """No container of the pod starts here any more: stop watching what it reads, and forget it."""
+        self._claim_volumes.pop(uid, None)
         if self._env_refs.pop(uid, None) is not None:
             self._config_retry.pop(uid, None)
             self.config_sources.release(uid)
@@ -737,6 +742,23 @@ class NodeAgent:
                 return True
         return False
 
+    async def _bound_volumes(self, pod: Obj, claims: list[str]) -> dict[tuple[str, str], Obj | None]:
+        """The PersistentVolume bound to each of the pod's claims, keyed as `volumesetup.CLAIM` entries of its
+        sources (None where the claim or its volume is gone: the set-up then fails with FailedMount)."""
+        found: dict[tuple[str, str], Obj | None] = {}
+        for name in claims:
+            pv: Obj | None = None
+            try:
+                claim = await self.client.get(PERSISTENT_VOLUME_CLAIMS, _key(pod)[0], name)
+                volume = (claim.get("spec") or {}).get("volumeName")
+                if volume and (claim.get("status") or {}).get("phase") == "Bound":
+                    pv = await self.client.get(PERSISTENT_VOLUMES, "", str(volume))
+            except ApiError as exc:
+                if exc.code != 404:
+                    raise
+            found[(CLAIM, name)] = pv
+        return found
+
     async def _admit(self, pod: Obj) -> PodHandle | None:
         """Start a new pod, or settle one this runtime does not run; returns the handle when it runs here."""
         uid = _uid(pod)
@@ -752,8 +774,11 @@ class NodeAgent:
         mounts = mounting_containers(pod) and getattr(self.runtime, "mounts_volumes", False)
         if mounts:  # the ConfigMaps and Secrets its volumes hold are watched with those its env reads
             refs = refs | volume_references(pod)
+        claims = pod_claim_names(pod) if mounts else []
+        if claims:  # handed over with them: the volumes bound to its claims, read once (a binding is final)
+            self._claim_volumes[uid] = await self._bound_volumes(pod, claims)
         sources: EnvSources | None = None
-        if refs:  # watched before the runtime needs them: to start the containers, and to restart adopted ones
+        if refs or claims:  # watched before the runtime needs them: to start the containers, to restart adopted ones
             self._env_refs[uid] = refs
             try:
                 sources = await self._env_sources(pod, refs)
