@@ -14,6 +14,7 @@ import pytest
 from kjobs.api.types import Obj
 from kjobs.node.envvars import CONFIG_MAP, SECRET, ConfigError
 from kjobs.node.volumesetup import (
+    CLAIM,
     Bind,
     check_host_path,
     container_mounts,
@@ -314,11 +315,34 @@ def test_unsupported_names_other_volume_types_and_devices() -> None:
         "volumeDevices": [{"name": "raw", "devicePath": "/dev/xvda"}],
     }
     volumes = [
-        {"name": "claim", "persistentVolumeClaim": {"claimName": "c"}},
+        {"name": "claim", "csi": {"driver": "example.com/csi"}},
         {"name": "scratch", "emptyDir": {}},
         {"name": "raw", "persistentVolumeClaim": {"claimName": "r"}},
     ]
     assert unsupported(make_pod([container], volumes=volumes)) == [
-        'persistentVolumeClaim volume "claim" at /data (container main)',
+        'csi volume "claim" at /data (container main)',
         'volumeDevice "raw" at /dev/xvda (container main)',
+    ]
+
+
+def test_a_claims_volume_is_its_bound_persistent_volumes_directory(tmp_path: Path) -> None:
+    """The agent hands over each claim's bound PersistentVolume; its hostPath is bound at the mountPath, read-only
+    when the claim source says so; an unbound claim or a volume with no directory here fails the set-up."""
+    data = tmp_path / "pvc-1"
+    data.mkdir()
+    container = {"name": "main", "image": "x", "volumeMounts": [{"name": "d", "mountPath": "/data"}]}
+    volumes = [{"name": "d", "persistentVolumeClaim": {"claimName": "c", "readOnly": True}}]
+    pod = make_pod([container], volumes=volumes)
+    pv = {"metadata": {"name": "pvc-1"}, "spec": {"hostPath": {"path": str(data)}}}
+    assert set_up(pod, tmp_path, {(CLAIM, "c"): pv}, host_ip="127.0.0.1", pod_ip="127.0.0.1") == []
+    assert container_mounts(pod, container, tmp_path, {}, {(CLAIM, "c"): pv}) == [
+        Bind(source=str(data), target="/data", read_only=True)
+    ]
+    assert set_up(pod, tmp_path, {(CLAIM, "c"): None}, host_ip="", pod_ip="") == [
+        'MountVolume.SetUp failed for volume "d" : persistentvolumeclaim "c" is not bound'
+    ]
+    nfs = {"metadata": {"name": "remote"}, "spec": {"nfs": {"server": "s", "path": "/"}}}
+    assert set_up(pod, tmp_path, {(CLAIM, "c"): nfs}, host_ip="", pod_ip="") == [
+        'MountVolume.SetUp failed for volume "d" : kjobs mounts hostPath and local PersistentVolumes only, and '
+        '"remote" is neither'
     ]

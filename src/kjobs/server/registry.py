@@ -129,6 +129,7 @@ _SCHEDULING = "kjobs.api.validation_scheduling"
 _COORDINATION = "kjobs.api.validation_coordination"
 _NAMESPACE = "kjobs.api.validation_namespace"
 _RBAC = "kjobs.api.rbac"
+_STORAGE = "kjobs.api.storage"
 
 RESOURCES: list[Resource] = [
     Resource(
@@ -404,6 +405,32 @@ RESOURCES: list[Resource] = [
             "validate": (_SCHEDULING, "validate_priority_class"),
             "validate_update": (_SCHEDULING, "validate_priority_class_update"),
         },
+    ),
+    # pkg/registry/core/persistentvolume{,claim} and pkg/registry/storage/storageclass (kjobs.api.storage); bound and
+    # provisioned by kjobs.controllers.volumes
+    *(
+        Resource(
+            group,
+            "v1",
+            plural,
+            plural[:-1],
+            kind,
+            namespaced,
+            (short,),
+            subresources=("status",) if status else (),
+            has_status=status,
+            hooks={
+                "default": (_STORAGE, f"default_{hook}_in_place"),
+                "validate": (_STORAGE, f"validate_{hook}"),
+                "validate_update": (_STORAGE, f"validate_{hook}_update"),
+                **({"validate_status_update": (_STORAGE, f"validate_{hook}_status_update")} if status else {}),
+            },
+        )
+        for group, plural, kind, namespaced, short, status, hook in (
+            ("", "persistentvolumeclaims", "PersistentVolumeClaim", True, "pvc", True, "persistent_volume_claim"),
+            ("", "persistentvolumes", "PersistentVolume", False, "pv", True, "persistent_volume"),
+            ("storage.k8s.io", "storageclasses", "StorageClass", False, "sc", False, "storage_class"),
+        )
     ),
     # pkg/registry/rbac: no short names, no categories; the authorizer reads them (kjobs.server.rbac)
     *(

@@ -54,9 +54,12 @@ from kjobs.server.admission import (
     SERVICE_ACCOUNT_LOOKUP_ATTEMPTS,
     SERVICE_ACCOUNT_RETRY_INTERVAL,
     AdmissionSettings,
+    admit_claim,
     admit_pod,
     admit_pod_priority,
+    admit_volume,
     check_priority_class,
+    claim_resize_refusal,
     mirror_pod_refusal,
     name_for_errors,
     service_account,
@@ -388,6 +391,10 @@ def _initial_status(r: Resource, obj: Obj, now: str) -> Any:
         return {"loadBalancer": {}}
     if r.kind in ("Node",):
         return obj.get("status") or {}
+    if r.kind == "PersistentVolume":  # pkg/registry/core/persistentvolume/strategy.go
+        return {"phase": "Pending", "lastPhaseTransitionTime": now}
+    if r.kind == "PersistentVolumeClaim":
+        return {"phase": "Pending"}
     return {}
 
 
@@ -584,7 +591,44 @@ class ApiService:
             if self.admission.enabled(PRIORITY):
                 classes = self._priority_classes() if create else ()
                 obj = admit_pod_priority(obj, None if create else old, classes, generated=generated)
+        elif r.kind == "PersistentVolumeClaim" and not subresource:
+            if create:
+                obj = admit_claim(obj, self._storage_classes(), self.admission)
+            elif old is not None:
+                refusal = claim_resize_refusal(obj, old, self._storage_classes())
+                if refusal is not None and self.admission.enabled("PersistentVolumeClaimResize"):
+                    raise forbidden("persistentvolumeclaims", str(_meta(obj).get("name") or ""), refusal)
+        elif r.kind == "PersistentVolume" and not subresource and create:
+            obj = admit_volume(obj, self.admission)
         return obj
+
+    def _storage_classes(self) -> list[Obj]:
+        """The StorageClasses, for the storage admission plugins (few; listed when a claim is written)."""
+        classes, _ = self.store.list("storageclasses.storage.k8s.io", None)
+        return list(classes)
+
+    async def ensure_default_storage_class(self) -> None:
+        """kind's default StorageClass `standard` (its `local-path-provisioner` manifest): `rancher.io/local-path`,
+        WaitForFirstConsumer, reclaim Delete, annotated the default class. Created, like kind's, once: when the
+        cluster has no StorageClass at all, so one a user deleted or replaced stays as they left it."""
+        r = lookup("storage.k8s.io", "v1", "storageclasses")
+        assert r is not None
+        if self._storage_classes():
+            return
+        body: Obj = {
+            "metadata": {
+                "name": "standard",
+                "annotations": {"storageclass.kubernetes.io/is-default-class": "true"},
+            },
+            "provisioner": "rancher.io/local-path",
+            "reclaimPolicy": "Delete",
+            "volumeBindingMode": "WaitForFirstConsumer",
+        }
+        try:
+            await self.create(r, "", body, field_validation="Ignore")
+        except ApiError as exc:
+            if exc.reason != "AlreadyExists":
+                raise
 
     async def _check_service_account(self, pod: Obj, namespace: str, generated: bool) -> None:
         """The ServiceAccount plugin's checks of a created pod (plugin/pkg/admission/serviceaccount/admission.go,
