@@ -1014,8 +1014,22 @@ PRINTERS: dict[str, tuple[list[Column], Cells]] = {
 }
 
 
-def column_definitions(kind: str) -> list[Obj]:
+CUSTOM_PRINTERS: dict[tuple[str, str], tuple[list[Obj], Cells]] = {}
+"""The custom resources' tables by (group, kind): their column definitions and cells
+(`kjobs.server.customresources`, from each CRD's `additionalPrinterColumns`)."""
+
+
+def _custom(kind: str, api_version: str) -> tuple[list[Obj], Cells] | None:
+    if kind in PRINTERS or not CUSTOM_PRINTERS:
+        return None
+    return CUSTOM_PRINTERS.get((api_version.rpartition("/")[0], kind))
+
+
+def column_definitions(kind: str, api_version: str = "") -> list[Obj]:
     """The `columnDefinitions` of a kind's table."""
+    custom = _custom(kind, api_version)
+    if custom is not None:
+        return custom[0]
     columns = PRINTERS.get(kind, (DEFAULT_COLUMNS, default_cells))[0]
     return [
         {"name": n, "type": t, "format": "name" if n == "Name" else "", "description": d, "priority": p}
@@ -1042,7 +1056,8 @@ def to_table(
     with_headers: bool = True,
 ) -> Obj:
     """A `meta.k8s.io/v1` Table of `objs` (already in the order to show)."""
-    cells = PRINTERS.get(kind, (DEFAULT_COLUMNS, default_cells))[1]
+    custom = _custom(kind, api_version)
+    cells = custom[1] if custom is not None else PRINTERS.get(kind, (DEFAULT_COLUMNS, default_cells))[1]
     rows = []
     for obj in objs:
         row: Obj = {"cells": cells(obj, now)}
@@ -1059,6 +1074,6 @@ def to_table(
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
         "metadata": meta,
-        "columnDefinitions": column_definitions(kind) if with_headers else [],
+        "columnDefinitions": column_definitions(kind, api_version) if with_headers else [],
         "rows": rows,
     }
