@@ -404,3 +404,28 @@ def test_pruning_and_defaulting() -> None:
         "metadata": {"name": "x", "labels": {"a": "b"}},
         "spec": {"cronSpec": "* * * * *", "labels": {"k": "v"}, "free": {"any": {"thing": 1}}, "replicas": 1},
     }
+
+
+def test_invalid_regex_pattern() -> None:
+    """Upstream's schema validation row "invalid regex pattern" (pkg/apiserver/schema/validation_test.go), in Go's
+    words; and a pattern Go's regexp cannot read but Python's can (a lookahead) is refused as Go refuses it."""
+    schema = {"type": "object", "properties": {"foo": {"type": "string", "pattern": "+"}}}
+    path = "spec.versions[0].schema.openAPIV3Schema"
+    assert [str(e) for e in crds.validate_structural(schema, path)] == [
+        'spec.versions[0].schema.openAPIV3Schema.properties[foo].pattern: Invalid value: "+": must be a valid '
+        "regular expression, but isn't: error parsing regexp: missing argument to repetition operator: `+`"
+    ]
+    schema["properties"]["foo"]["pattern"] = "^(?=a)"
+    assert [e.detail for e in crds.validate_structural(schema, path)] == [
+        "must be a valid regular expression, but isn't: error parsing regexp: invalid or unsupported Perl syntax: "
+        "`(?=`"
+    ]
+
+
+def test_a_pattern_is_matched_in_linear_time() -> None:
+    """`(a+)+$` against 100,000 characters: catastrophic backtracking for Python's `re`, one pass for RE2 (Go's
+    regexp), so a custom object cannot hold a request (this test would not finish with `re`)."""
+    schema = {"type": "object", "properties": {"s": {"type": "string", "pattern": "^(a+)+$"}}}
+    obj = {"apiVersion": "g.com/v1", "kind": "K", "metadata": {"name": "x"}, "s": "a" * 100_000 + "b"}
+    errors = crschema.validate(obj, schema)
+    assert [e.field for e in errors] == ["s"]

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from kjobs.api import regexps
 from kjobs.api.errors import ErrorType, FieldError
 from kjobs.api.types import Obj
 from kjobs.api.validation_formats import is_dns1035_label, is_dns1123_subdomain
@@ -227,6 +228,14 @@ def validate_structural(schema: Any, path: str, level: str = "root") -> list[Fie
         if key in schema:
             name = "$ref" if key == "$ref" else key
             errs.append(FieldError(f"{path}.{name}", Forbidden, f"{name} is not supported"))
+    pattern = schema.get("pattern")
+    if isinstance(pattern, str) and pattern:
+        try:
+            regexps.compile_go(pattern)
+        except regexps.RegexpError as exc:
+            errs.append(
+                FieldError(f"{path}.pattern", Invalid, f"must be a valid regular expression, but isn't: {exc}", pattern)
+            )
     if type_ == "array" and not isinstance(schema.get("items"), dict):
         errs.append(FieldError(f"{path}.items", Required, "must be specified"))
     if isinstance(props, dict):

@@ -18,6 +18,7 @@ import copy
 import re
 from typing import Any
 
+from kjobs.api import regexps
 from kjobs.api.errors import ErrorType, FieldError, too_long, too_many
 from kjobs.api.types import Obj
 
@@ -260,9 +261,9 @@ def _string(value: str, schema: Schema, where: str, errs: list[FieldError]) -> N
     pattern = schema.get("pattern")
     if isinstance(pattern, str):
         try:
-            matched = re.search(pattern, value) is not None
-        except re.error:
-            matched = True  # a pattern Python cannot compile: not checked rather than refused
+            matched = regexps.search(pattern, value)
+        except regexps.RegexpError:
+            matched = True  # refused when its CRD was made (`crds.validate_structural`): not checked
         if not matched:
             errs.append(
                 FieldError(where, ErrorType.FieldValueInvalid, f"{where} in body should match '{pattern}'", value)
