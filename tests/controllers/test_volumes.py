@@ -306,3 +306,25 @@ def test_a_volume_pre_bound_to_a_claim_waits_for_it_alone(tmp_path: Path) -> Non
         assert "pv.kubernetes.io/bound-by-controller" not in (pv["metadata"].get("annotations") or {})
 
     asyncio.run(_with(run, tmp_path))
+
+
+def test_a_claim_deleted_before_its_volume_name_is_written_releases_its_volume(tmp_path: Path) -> None:
+    """trial34: a provisioned volume's claimRef names the claim, but the claim was deleted before the binder
+    wrote its `volumeName`; the volume must still be Released and, being `Delete`, deleted (upstream's resync
+    finds it), not stay Bound to a claim that is gone."""
+
+    async def run(client: LocalClient, clock: FakeClock, _: PersistentVolumeController) -> None:
+        claim = await client.create(PERSISTENT_VOLUME_CLAIMS, NS, _claim("gone", cls="b"))
+        ref = {"kind": "PersistentVolumeClaim", "namespace": NS, "name": "gone", "uid": claim["metadata"]["uid"]}
+        pv = _pv("orphan", "2Gi", cls="other", persistentVolumeReclaimPolicy="Delete", claimRef=ref)
+        made = await client.create(PERSISTENT_VOLUMES, None, pv)
+        made["status"] = {"phase": "Bound"}  # as `bind` leaves it before it writes the claim
+        await client.update(PERSISTENT_VOLUMES, None, made, subresource="status")
+        for _ in range(20):
+            clock.advance(0.1)
+            await asyncio.sleep(0)
+        assert _phase(await client.get(PERSISTENT_VOLUMES, None, "orphan")) == "Bound"
+        await client.delete(PERSISTENT_VOLUME_CLAIMS, NS, "gone")
+        await _until(clock, client, PERSISTENT_VOLUMES, None, "orphan", lambda o: o is None)
+
+    asyncio.run(_with(run, tmp_path))

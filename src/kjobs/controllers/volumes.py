@@ -250,6 +250,14 @@ class PersistentVolumeController:
         name = _spec(obj).get("volumeName")
         if new is None and name:
             self.queue.add(f"volume:{name}")
+        elif new is None:
+            # Deleted before its `volumeName` was written (a bind cut short): a volume whose claimRef names it is
+            # released all the same. Upstream's periodic resync (`--pvclaimbinder-sync-period`, 15 s) finds it.
+            uid = _meta(obj).get("uid")
+            for pv in self.volumes.list():
+                ref = _spec(pv).get("claimRef")
+                if uid and isinstance(ref, dict) and ref.get("uid") == uid:
+                    self.queue.add(f"volume:{_meta(pv).get('name') or ''}")
 
     def _on_volume(self, old: Obj | None, new: Obj | None) -> None:
         obj = new if new is not None else old
