@@ -328,3 +328,47 @@ def test_a_claim_deleted_before_its_volume_name_is_written_releases_its_volume(t
         await _until(clock, client, PERSISTENT_VOLUMES, None, "orphan", lambda o: o is None)
 
     asyncio.run(_with(run, tmp_path))
+
+
+def test_pods_sharing_a_wait_for_first_consumer_claim_go_to_its_selected_node() -> None:
+    """trial34: pods of an Indexed Job sharing one WaitForFirstConsumer claim were placed on both of
+    `kjobs up --nodes 2`'s nodes, each PreBind overwrote `volume.kubernetes.io/selected-node`, and the claim,
+    provisioned for one node while naming the other, never bound. binder.go `FindPodVolumes` skips a node other
+    than the claim's selected node ("node(s) didn't find available persistent volumes to bind"), and the assume
+    cache makes that hold for the next pod before the annotation is seen."""
+    from tests.controllers.test_scheduler_controller import node, pod, start
+
+    def preferring(name: str, host: str) -> Obj:
+        term = {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": [host]}]}
+        affinity = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 100, "preference": term}
+        ]}}  # fmt: skip
+        volumes = [{"name": "w", "persistentVolumeClaim": {"claimName": "shared"}}]
+        return pod(name, affinity=affinity, volumes=volumes)
+
+    async def scenario() -> None:
+        env = await start(
+            node("a", labels={"kubernetes.io/hostname": "a"}), node("b", labels={"kubernetes.io/hostname": "b"})
+        )
+        wffc = {"provisioner": "rancher.io/local-path", "volumeBindingMode": "WaitForFirstConsumer"}
+        await env.client.create(STORAGE_CLASSES, None, {"metadata": {"name": "standard"}, **wffc})
+        await env.client.create(PERSISTENT_VOLUME_CLAIMS, NS, _claim("shared", cls="standard"))
+        await env.settle(lambda: env.sched.claims.get(NS, "shared") is not None)
+        await env.client.create(PODS, NS, preferring("first", "a"))
+        await env.client.create(PODS, NS, preferring("second", "b"))
+        for _ in range(30):  # both attempts run; nothing binds the claim yet, so both wait in PreBind
+            env.clock.advance(0.1)
+            for _ in range(20):
+                await asyncio.sleep(0)
+        claim = await env.client.get(PERSISTENT_VOLUME_CLAIMS, NS, "shared")
+        pass
+        assert claim["metadata"]["annotations"]["volume.kubernetes.io/selected-node"] == "a"
+        claim["spec"]["volumeName"] = "pvc-x"  # as the PV controller binds it
+        claim = await env.client.update(PERSISTENT_VOLUME_CLAIMS, NS, claim)
+        claim["status"] = {"phase": "Bound"}
+        await env.client.update(PERSISTENT_VOLUME_CLAIMS, NS, claim, subresource="status")
+        await env.settle(lambda: bool(env.node_of("first") and env.node_of("second")))
+        assert (env.node_of("first"), env.node_of("second")) == ("a", "a")
+        await env.sched.stop()
+
+    asyncio.run(scenario())
