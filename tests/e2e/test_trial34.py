@@ -148,6 +148,4 @@ def test_a_pod_preferring_another_node_follows_its_claims_selected_node(config: 
     nodes = {_kubectl(config, "get", "pod", n, "-o", "jsonpath={.spec.nodeName}") for n in ("left", "right")}
     assert nodes == {selected}
     pv = json.loads(_kubectl(config, "get", "pv", claim["spec"]["volumeName"], "-o", "json"))
-    assert pv["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] == [
-        selected
-    ]
+    assert pv["spec"]["nodeAffinity"]["required"]["nodeSelectorTerms"][0]["matchExpressions"][0]["values"] == [selected]

@@ -82,9 +82,7 @@ def selected_elsewhere(pod: Obj, node_name: str, get_claim: GetClaim, get_class:
     """Whether an unbound WaitForFirstConsumer claim of the pod already names another node in `selected-node`
     (`FindPodVolumes`' fast path, "skip unmatched node"): every pod sharing the claim must go where its volume
     is being provisioned."""
-    return any(
-        selected_node(claim) not in ("", node_name) for claim in claims_to_provision(pod, get_claim, get_class)
-    )
+    return any(selected_node(claim) not in ("", node_name) for claim in claims_to_provision(pod, get_claim, get_class))
 
 
 def claims_to_provision(pod: Obj, get_claim: GetClaim, get_class: GetByName) -> list[Obj]:
