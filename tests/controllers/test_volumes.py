@@ -372,3 +372,44 @@ def test_pods_sharing_a_wait_for_first_consumer_claim_go_to_its_selected_node() 
         await env.sched.stop()
 
     asyncio.run(scenario())
+
+
+def test_a_claim_without_a_class_gets_the_default_class_once_there_is_one(tmp_path: Path) -> None:
+    """trial34: with `--disable-admission-plugins=DefaultStorageClass` (or a claim made before any default class
+    existed) a claim naming no class stayed Pending with FailedBinding for good. pv_controller.go's
+    `assignDefaultStorageClass` (RetroactiveDefaultStorageClass) gives it the default class; one that names ""
+    keeps it."""
+
+    async def run(client: LocalClient, clock: FakeClock, _: PersistentVolumeController) -> None:
+        await client.create(PERSISTENT_VOLUME_CLAIMS, NS, _claim("late", cls=None))
+        await client.create(PERSISTENT_VOLUME_CLAIMS, NS, _claim("none", cls=""))
+        for _ in range(20):
+            clock.advance(0.1)
+            await asyncio.sleep(0)
+        assert await _reasons(client, "late") == ["FailedBinding"]
+        default = {"is-default-class": "true"}
+        sc = {
+            "metadata": {
+                "name": "standard",
+                "annotations": {f"storageclass.kubernetes.io/{k}": v for k, v in default.items()},
+            },
+            "provisioner": "rancher.io/local-path",
+            "volumeBindingMode": "WaitForFirstConsumer",
+        }
+        await client.create(STORAGE_CLASSES, None, sc)
+        claim = await _until(
+            clock,
+            client,
+            PERSISTENT_VOLUME_CLAIMS,
+            NS,
+            "late",
+            lambda o: o["spec"].get("storageClassName") == "standard",
+        )
+        assert _phase(claim) == "Pending"
+        for _ in range(20):
+            clock.advance(0.1)
+            await asyncio.sleep(0)
+        assert (await _reasons(client, "late"))[-1] == "WaitForFirstConsumer"
+        assert (await client.get(PERSISTENT_VOLUME_CLAIMS, NS, "none"))["spec"]["storageClassName"] == ""
+
+    asyncio.run(_with(run, tmp_path))
