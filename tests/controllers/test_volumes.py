@@ -306,3 +306,110 @@ def test_a_volume_pre_bound_to_a_claim_waits_for_it_alone(tmp_path: Path) -> Non
         assert "pv.kubernetes.io/bound-by-controller" not in (pv["metadata"].get("annotations") or {})
 
     asyncio.run(_with(run, tmp_path))
+
+
+def test_a_claim_deleted_before_its_volume_name_is_written_releases_its_volume(tmp_path: Path) -> None:
+    """trial34: a provisioned volume's claimRef names the claim, but the claim was deleted before the binder
+    wrote its `volumeName`; the volume must still be Released and, being `Delete`, deleted (upstream's resync
+    finds it), not stay Bound to a claim that is gone."""
+
+    async def run(client: LocalClient, clock: FakeClock, _: PersistentVolumeController) -> None:
+        claim = await client.create(PERSISTENT_VOLUME_CLAIMS, NS, _claim("gone", cls="b"))
+        ref = {"kind": "PersistentVolumeClaim", "namespace": NS, "name": "gone", "uid": claim["metadata"]["uid"]}
+        pv = _pv("orphan", "2Gi", cls="other", persistentVolumeReclaimPolicy="Delete", claimRef=ref)
+        made = await client.create(PERSISTENT_VOLUMES, None, pv)
+        made["status"] = {"phase": "Bound"}  # as `bind` leaves it before it writes the claim
+        await client.update(PERSISTENT_VOLUMES, None, made, subresource="status")
+        for _ in range(20):
+            clock.advance(0.1)
+            await asyncio.sleep(0)
+        assert _phase(await client.get(PERSISTENT_VOLUMES, None, "orphan")) == "Bound"
+        await client.delete(PERSISTENT_VOLUME_CLAIMS, NS, "gone")
+        await _until(clock, client, PERSISTENT_VOLUMES, None, "orphan", lambda o: o is None)
+
+    asyncio.run(_with(run, tmp_path))
+
+
+def test_pods_sharing_a_wait_for_first_consumer_claim_go_to_its_selected_node() -> None:
+    """trial34: pods of an Indexed Job sharing one WaitForFirstConsumer claim were placed on both of
+    `kjobs up --nodes 2`'s nodes, each PreBind overwrote `volume.kubernetes.io/selected-node`, and the claim,
+    provisioned for one node while naming the other, never bound. binder.go `FindPodVolumes` skips a node other
+    than the claim's selected node ("node(s) didn't find available persistent volumes to bind"), and the assume
+    cache makes that hold for the next pod before the annotation is seen."""
+    from tests.controllers.test_scheduler_controller import node, pod, start
+
+    def preferring(name: str, host: str) -> Obj:
+        term = {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": [host]}]}
+        affinity = {"nodeAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": [
+            {"weight": 100, "preference": term}
+        ]}}  # fmt: skip
+        volumes = [{"name": "w", "persistentVolumeClaim": {"claimName": "shared"}}]
+        return pod(name, affinity=affinity, volumes=volumes)
+
+    async def scenario() -> None:
+        env = await start(
+            node("a", labels={"kubernetes.io/hostname": "a"}), node("b", labels={"kubernetes.io/hostname": "b"})
+        )
+        wffc = {"provisioner": "rancher.io/local-path", "volumeBindingMode": "WaitForFirstConsumer"}
+        await env.client.create(STORAGE_CLASSES, None, {"metadata": {"name": "standard"}, **wffc})
+        await env.client.create(PERSISTENT_VOLUME_CLAIMS, NS, _claim("shared", cls="standard"))
+        await env.settle(lambda: env.sched.claims.get(NS, "shared") is not None)
+        await env.client.create(PODS, NS, preferring("first", "a"))
+        await env.client.create(PODS, NS, preferring("second", "b"))
+        for _ in range(30):  # both attempts run; nothing binds the claim yet, so both wait in PreBind
+            env.clock.advance(0.1)
+            for _ in range(20):
+                await asyncio.sleep(0)
+        claim = await env.client.get(PERSISTENT_VOLUME_CLAIMS, NS, "shared")
+        pass
+        assert claim["metadata"]["annotations"]["volume.kubernetes.io/selected-node"] == "a"
+        claim["spec"]["volumeName"] = "pvc-x"  # as the PV controller binds it
+        claim = await env.client.update(PERSISTENT_VOLUME_CLAIMS, NS, claim)
+        claim["status"] = {"phase": "Bound"}
+        await env.client.update(PERSISTENT_VOLUME_CLAIMS, NS, claim, subresource="status")
+        await env.settle(lambda: bool(env.node_of("first") and env.node_of("second")))
+        assert (env.node_of("first"), env.node_of("second")) == ("a", "a")
+        await env.sched.stop()
+
+    asyncio.run(scenario())
+
+
+def test_a_claim_without_a_class_gets_the_default_class_once_there_is_one(tmp_path: Path) -> None:
+    """trial34: with `--disable-admission-plugins=DefaultStorageClass` (or a claim made before any default class
+    existed) a claim naming no class stayed Pending with FailedBinding for good. pv_controller.go's
+    `assignDefaultStorageClass` (RetroactiveDefaultStorageClass) gives it the default class; one that names ""
+    keeps it."""
+
+    async def run(client: LocalClient, clock: FakeClock, _: PersistentVolumeController) -> None:
+        await client.create(PERSISTENT_VOLUME_CLAIMS, NS, _claim("late", cls=None))
+        await client.create(PERSISTENT_VOLUME_CLAIMS, NS, _claim("none", cls=""))
+        for _ in range(20):
+            clock.advance(0.1)
+            await asyncio.sleep(0)
+        assert await _reasons(client, "late") == ["FailedBinding"]
+        default = {"is-default-class": "true"}
+        sc = {
+            "metadata": {
+                "name": "standard",
+                "annotations": {f"storageclass.kubernetes.io/{k}": v for k, v in default.items()},
+            },
+            "provisioner": "rancher.io/local-path",
+            "volumeBindingMode": "WaitForFirstConsumer",
+        }
+        await client.create(STORAGE_CLASSES, None, sc)
+        claim = await _until(
+            clock,
+            client,
+            PERSISTENT_VOLUME_CLAIMS,
+            NS,
+            "late",
+            lambda o: o["spec"].get("storageClassName") == "standard",
+        )
+        assert _phase(claim) == "Pending"
+        for _ in range(20):
+            clock.advance(0.1)
+            await asyncio.sleep(0)
+        assert (await _reasons(client, "late"))[-1] == "WaitForFirstConsumer"
+        assert (await client.get(PERSISTENT_VOLUME_CLAIMS, NS, "none"))["spec"]["storageClassName"] == ""
+
+    asyncio.run(_with(run, tmp_path))

@@ -209,9 +209,34 @@ def test_a_projected_volume_merges_its_sources_and_leaves_tokens_out(tmp_path: P
 
 
 def test_an_empty_dir_is_a_world_writable_directory(tmp_path: Path) -> None:
-    assert set_up_one(tmp_path, {"name": "scratch", "emptyDir": {"medium": "Memory"}}) == []
+    assert set_up_one(tmp_path, {"name": "scratch", "emptyDir": {}}) == []
     path = tmp_path / "volumes" / "kubernetes.io~empty-dir" / "scratch"
     assert stat.S_IMODE(path.stat().st_mode) == 0o777
+    # medium: Memory is a fresh tmpfs upstream, whose root is drwxrwxrwt (trial34)
+    assert set_up_one(tmp_path, {"name": "ram", "emptyDir": {"medium": "Memory"}}) == []
+    path = tmp_path / "volumes" / "kubernetes.io~empty-dir" / "ram"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o1777
+
+
+@pytest.mark.parametrize(
+    ("volume", "plugin", "mode"),
+    [
+        ({"configMap": {"name": "app"}}, "kubernetes.io~configmap", 0o777),
+        ({"secret": {"secretName": "creds"}}, "kubernetes.io~secret", 0o1777),
+        ({"downwardAPI": {"items": []}}, "kubernetes.io~downward-api", 0o1777),
+        ({"projected": {"sources": []}}, "kubernetes.io~projected", 0o1777),
+    ],
+    ids=["configMap", "secret", "downwardAPI", "projected"],
+)
+def test_an_api_data_volume_directory_has_its_emptydir_wrappers_mode(
+    tmp_path: Path, volume: Obj, plugin: str, mode: int
+) -> None:
+    """trial34: `ls -la /etc/app` in a container shows `.` as `drwxrwxrwx` for a configMap (its wrapper emptyDir
+    on disk, empty_dir.go `setupDir`) and `drwxrwxrwt` for a secret, downwardAPI or projected volume (a tmpfs),
+    not the 0755 of a plain directory."""
+    sources = {(CONFIG_MAP, "app"): SETTINGS, (SECRET, "creds"): CREDENTIALS}
+    assert set_up_one(tmp_path, {"name": "v", **volume}, sources) == []
+    assert stat.S_IMODE((tmp_path / "volumes" / plugin / "v").stat().st_mode) == mode
 
 
 def test_host_path_or_create_types_make_what_is_missing(tmp_path: Path) -> None:

@@ -157,6 +157,9 @@ class Scheduler:
         self.volumes = factory.informer(PERSISTENT_VOLUMES)
         self.storage_classes = factory.informer(STORAGE_CLASSES)
         self._claim_changed = asyncio.Event()
+        self._selected: dict[str, str] = {}
+        """Claim uid -> the node an assumed pod named for it, until the claim's `selected-node` is seen (the
+        volume binder's assume cache: the next pod sharing the claim must not pick another node meanwhile)."""
         self.queue: WorkQueue[str] = WorkQueue(
             clock=clock, base_delay=self.settings.initial_backoff, max_delay=self.settings.max_backoff
         )
@@ -344,9 +347,24 @@ class Scheduler:
         self._cluster_changed()
         self._claim_changed.set()
         self._claim_changed = asyncio.Event()
+        obj = new if new is not None else old
+        if obj is not None and (new is None or volumebinding.selected_node(new)):
+            self._selected.pop(str((obj.get("metadata") or {}).get("uid") or ""), None)
 
     def _claim(self, namespace: str, name: str) -> Obj | None:
         return self.claims.get(namespace, name)
+
+    def _claim_assumed(self, namespace: str, name: str) -> Obj | None:
+        """The claim as the scheduler assumes it: with the `selected-node` an assumed pod is about to write."""
+        claim = self.claims.get(namespace, name)
+        if claim is None or volumebinding.selected_node(claim):
+            return claim
+        node = self._selected.get(str((claim.get("metadata") or {}).get("uid") or ""))
+        if node is None:
+            return claim
+        meta = claim.get("metadata") or {}
+        annotations = {**(meta.get("annotations") or {}), volumebinding.SELECTED_NODE_ANNOTATION: node}
+        return {**claim, "metadata": {**meta, "annotations": annotations}}
 
     def _storage_class(self, name: str) -> Obj | None:
         return self.storage_classes.get("", name)
@@ -568,6 +586,8 @@ class Scheduler:
                 labels = dict(node.labels)
                 if volumebinding.node_conflict(pod.pod, labels, node.name, self._claim, self._volume):
                     status = FilterStatus((volumebinding.ERR_REASON_NODE_CONFLICT,), False)
+                elif volumebinding.selected_elsewhere(pod.pod, node.name, self._claim_assumed, self._storage_class):
+                    status = FilterStatus((volumebinding.ERR_REASON_BIND_CONFLICT,), False)
             if status is None:
                 feasible.append(node)
             else:
@@ -605,6 +625,9 @@ class Scheduler:
         self._assumed.add(pod.uid)
         self._place(assumed)
         self._set_nomination(pod.uid, "")
+        for claim in volumebinding.claims_to_provision(pod.pod, self._claim_assumed, self._storage_class):
+            if not volumebinding.selected_node(claim):
+                self._selected[str((claim.get("metadata") or {}).get("uid") or "")] = host
         self._spawn(self._bind(assumed, self._attempts.get(pod.key, 0) + 1))
 
     async def _bind(self, pod: PodInfo, attempts: int) -> None:
@@ -620,6 +643,10 @@ class Scheduler:
                     await self._bind_volumes(pod)
                 await self.client.post_subresource(PODS, pod.namespace, pod.name, "binding", body, handover=True)
             except Exception as exc:
+                for claim in volumebinding.claims_to_provision(pod.pod, self._claim, self._storage_class):
+                    uid = str((claim.get("metadata") or {}).get("uid") or "")
+                    if self._selected.get(uid) == pod.node_name:
+                        del self._selected[uid]  # RevertAssumedPodVolumes
                 if pod.uid in self._assumed:
                     self._assumed.discard(pod.uid)
                     if self._unplace(pod.uid):

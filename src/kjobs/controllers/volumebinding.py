@@ -24,6 +24,7 @@ from kjobs.api.types import Obj
 from kjobs.controllers.volumes import claim_class, volume_fits_node
 
 ERR_REASON_NODE_CONFLICT = "node(s) had volume node affinity conflict"
+ERR_REASON_BIND_CONFLICT = "node(s) didn't find available persistent volumes to bind"
 ERR_UNBOUND_IMMEDIATE = "pod has unbound immediate PersistentVolumeClaims"
 
 GetClaim = Callable[[str, str], Obj | None]
@@ -75,6 +76,13 @@ def node_conflict(pod: Obj, labels: dict[str, str], node_name: str, get_claim: G
         if pv is not None and not volume_fits_node(pv, labels, node_name):
             return True
     return False
+
+
+def selected_elsewhere(pod: Obj, node_name: str, get_claim: GetClaim, get_class: GetByName) -> bool:
+    """Whether an unbound WaitForFirstConsumer claim of the pod already names another node in `selected-node`
+    (`FindPodVolumes`' fast path, "skip unmatched node"): every pod sharing the claim must go where its volume
+    is being provisioned."""
+    return any(selected_node(claim) not in ("", node_name) for claim in claims_to_provision(pod, get_claim, get_class))
 
 
 def claims_to_provision(pod: Obj, get_claim: GetClaim, get_class: GetByName) -> list[Obj]:

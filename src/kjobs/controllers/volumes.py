@@ -53,6 +53,7 @@ from kjobs.api.storage import (
     STORAGE_PROVISIONER_ANNOTATION,
     WAIT_FOR_FIRST_CONSUMER,
     host_path,
+    is_default_class,
     pod_claim_names,
     storage_of,
 )
@@ -110,6 +111,19 @@ def claim_class(claim: Obj) -> str:
     if BETA_STORAGE_CLASS_ANNOTATION in annotations:
         return str(annotations[BETA_STORAGE_CLASS_ANNOTATION])
     return str(_spec(claim).get("storageClassName") or "")
+
+
+def has_class(claim: Obj) -> bool:
+    """`PersistentVolumeClaimHasClass`: the beta annotation, or `spec.storageClassName` set (even to "")."""
+    return BETA_STORAGE_CLASS_ANNOTATION in _annotations(claim) or _spec(claim).get("storageClassName") is not None
+
+
+def default_class(classes: list[Obj]) -> Obj | None:
+    """`GetDefaultClass` (pkg/volume/util/storageclass.go): the newest class annotated default (equal times: the
+    first by name), as the DefaultStorageClass admission plugin picks it."""
+    defaults = sorted((sc for sc in classes if is_default_class(sc)), key=lambda sc: str(_meta(sc).get("name")))
+    defaults.sort(key=lambda sc: str(_meta(sc).get("creationTimestamp") or ""), reverse=True)
+    return defaults[0] if defaults else None
 
 
 def volume_class(pv: Obj) -> str:
@@ -250,6 +264,14 @@ class PersistentVolumeController:
         name = _spec(obj).get("volumeName")
         if new is None and name:
             self.queue.add(f"volume:{name}")
+        elif new is None:
+            # Deleted before its `volumeName` was written (a bind cut short): a volume whose claimRef names it is
+            # released all the same. Upstream's periodic resync (`--pvclaimbinder-sync-period`, 15 s) finds it.
+            uid = _meta(obj).get("uid")
+            for pv in self.volumes.list():
+                ref = _spec(pv).get("claimRef")
+                if uid and isinstance(ref, dict) and ref.get("uid") == uid:
+                    self.queue.add(f"volume:{_meta(pv).get('name') or ''}")
 
     def _on_volume(self, old: Obj | None, new: Obj | None) -> None:
         obj = new if new is not None else old
@@ -325,6 +347,13 @@ class PersistentVolumeController:
         pv = best_match(claim, self.volumes.list(), node)
         if pv is not None:
             await self.bind(claim, pv, claim_bound_by_controller=True)
+            return
+        default = default_class(self.classes.list()) if not has_class(claim) else None
+        if default is not None:
+            # `assignDefaultStorageClass` (RetroactiveDefaultStorageClass, GA since 1.28): a claim made while no
+            # default class existed, or with DefaultStorageClass admission off, gets it now; its update syncs it.
+            spec = {**_spec(claim), "storageClassName": _meta(default).get("name")}
+            await self.client.update(PERSISTENT_VOLUME_CLAIMS, _meta(claim).get("namespace"), {**claim, "spec": spec})
             return
         if sc is None:
             if not class_name:

@@ -62,6 +62,16 @@ PLUGINS = {
 CLAIM = "PersistentVolumeClaim"
 """The `EnvSources` kind under which the agent gives a claim's bound PersistentVolume (None: not bound)."""
 
+TMPFS_ROOT_MODE = 0o1777
+"""A fresh tmpfs's root (`drwxrwxrwt`): what a `medium: Memory` emptyDir is, as the kubelet mounts it with no
+`mode=` option (empty_dir.go `setupTmpfs`)."""
+
+WRAPPER_MODES = {"configMap": 0o777, "secret": 0o1777, "downwardAPI": 0o1777, "projected": 0o1777}
+"""The mode of the directory each API-data volume is mounted from. The kubelet sets them up inside an emptyDir
+(each plugin's `wrappedVolumeSpec`): a configMap's on disk, made 0777 (empty_dir.go `setupDir`); a secret's,
+downwardAPI's and projected's with `medium: Memory`, a fresh tmpfs whose root is 1777 (`drwxrwxrwt`). kjobs
+writes all four to disk and gives the directory the mode a container would see there."""
+
 API_DATA = frozenset(("configMap", "secret", "downwardAPI", "projected"))
 """Sources written by the atomic writer and mounted read-only."""
 
@@ -453,7 +463,8 @@ def set_up(pod: Obj, pod_dir: Path, sources: EnvSources | None, *, host_ip: str,
                 path = volume_dir(pod_dir, volume)
                 if not path.is_dir():
                     path.mkdir(parents=True, exist_ok=True)
-                    path.chmod(EMPTY_DIR_MODE)
+                    memory = (volume.get("emptyDir") or {}).get("medium") == "Memory"
+                    path.chmod(TMPFS_ROOT_MODE if memory else EMPTY_DIR_MODE)
             elif kind == "hostPath":
                 host = volume["hostPath"]
                 check_host_path(str(host.get("path") or ""), str(host.get("type") or ""))
@@ -463,7 +474,9 @@ def set_up(pod: Obj, pod_dir: Path, sources: EnvSources | None, *, host_ip: str,
                     raise ConfigError(f"volume directory {str(path)!r} does not exist")
             else:
                 files = payload(pod, volume, lookup, host_ip=host_ip, pod_ip=pod_ip)
-                write_atomic(volume_dir(pod_dir, volume), files)
+                target = volume_dir(pod_dir, volume)
+                write_atomic(target, files)
+                target.chmod(WRAPPER_MODES[kind])
         except ConfigError as exc:
             failures.append(f'MountVolume.SetUp failed for volume "{name}" : {exc}')
         except OSError as exc:
