@@ -24,6 +24,7 @@ def test_both_runtimes_implement_the_protocol(tmp_path: object) -> None:
         "get",
         "adopt",
         "release_unclaimed",
+        "stop_recovered",
         "update_pod",
         "starting",
         "kill_pod",

@@ -568,6 +568,8 @@ class NodeAgent:
         pod = new or old
         if pod is None:
             return
+        if new is None:  # gone: what a previous agent left for it and nothing adopted is killed at once
+            self.runtime.stop_recovered(_uid(pod), 0)
         if old is not None and new is not None and self.coalesce_syncs and self._settled(old, new):
             # The runtime keeps the newest version, as the sync would have given it (and holds no older copy).
             self.runtime.update_pod(new)
@@ -763,6 +765,9 @@ class NodeAgent:
         """Start a new pod, or settle one this runtime does not run; returns the handle when it runs here."""
         uid = _uid(pod)
         if _phase(pod) in TERMINAL_PHASES:
+            # What a previous agent left running for it is stopped, not adopted: the kubelet's pod worker takes a
+            # pod terminal in the API as terminating (pod_workers.go `UpdatePod`) and kills its containers.
+            self.runtime.stop_recovered(uid, deletion_grace_seconds(pod))
             self._ended[_key(pod)] = uid
             if _deleting(pod):
                 await self._finish_deletion(pod)

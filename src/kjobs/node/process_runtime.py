@@ -239,6 +239,8 @@ class ProcessRuntime(Supervisor):
                 if recorded.uid:
                     self._recovered.setdefault(recorded.uid, []).append((journal, recorded))
         self._adopted: dict[str, tuple[adoption.Journal, adoption.Recorded]] = {}
+        self._stopping: list[tuple[adoption.Journal, adoption.Recorded]] = []
+        """Recovered containers sent SIGTERM by `stop_recovered`, until their SIGKILL is due."""
         self._controls: dict[str, adoption.ShimControl] = {}
         """Per previous shim (identity): where the input and resizes of the tty containers adopted from it go."""
         self._polling = False
@@ -501,6 +503,9 @@ class ProcessRuntime(Supervisor):
                 self.forget(uid)
         self._spawner.wait_closed()
         self.memory_guard.close()
+        # What previous agents left that this one neither adopted nor stopped yet ends with it: the journals
+        # naming it are removed next, and no later agent would find it.
+        self._kill_recovered([item for found in self._recovered.values() for item in found] + self._stopping)
         for journal in self._journals:  # all it started was stopped: nothing is left to adopt
             adoption.remove(journal)
         self._journals, self._recovered = [], {}
@@ -543,18 +548,48 @@ class ProcessRuntime(Supervisor):
         return handle
 
     def release_unclaimed(self, uids: set[str]) -> None:
-        """Kill what previous agents started for pods that are not bound here any more (deleted meanwhile), and
-        remove the journals of gone shims that name none of the pods that are (nothing in them is needed)."""
+        """Kill what previous agents started for pods that are not bound here any more (deleted meanwhile, bound
+        to another node, or another pod of the same name), and remove the journals of gone shims that name none
+        of the pods that are (nothing in them is needed)."""
         for uid in [u for u in self._recovered if u not in uids]:
-            for journal, recorded in self._recovered.pop(uid):
-                if adoption.still_ours(journal, recorded, self.procs_root):
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.killpg(recorded.pid, signals.SIGKILL)
+            self.stop_recovered(uid, 0)
         for journal in list(self._journals):
             needed = any(r.uid in uids for r in journal.containers.values())
             if not needed and not adoption.shim_alive(journal):
                 adoption.remove(journal)
                 self._journals.remove(journal)
+
+    def stop_recovered(self, uid: str, grace_seconds: float) -> None:
+        """Stop what previous agents left running for a pod this agent will not run nor adopt: its process groups
+        get SIGTERM and, `grace_seconds` later (at least `minimum_grace_seconds`, as the kubelet's
+        `killContainer` gives), SIGKILL; with 0, SIGKILL at once. Once its containers are reaped, a shim with
+        nothing left exits (`kjobs.node.shim`)."""
+        found = self._recovered.pop(uid, None) or []
+        live = [
+            (journal, recorded)
+            for journal, recorded in found
+            if adoption.still_ours(journal, recorded, self.procs_root)
+        ]
+        if not live:
+            return
+        if grace_seconds <= 0:
+            self._kill_recovered(live)
+            return
+        for _, recorded in live:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(recorded.pid, signals.SIGTERM)
+        self._stopping.extend(live)
+        self._call_later(max(grace_seconds, self.minimum_grace_seconds), partial(self._kill_recovered, live))
+
+    def _kill_recovered(self, found: list[tuple[adoption.Journal, adoption.Recorded]]) -> None:
+        """SIGKILL the process groups of `found` that still run as the journals recorded them."""
+        for item in found:
+            journal, recorded = item
+            if item in self._stopping:
+                self._stopping.remove(item)
+            if adoption.still_ours(journal, recorded, self.procs_root):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(recorded.pid, signals.SIGKILL)
 
     def _settle(self, attempt: Attempt, recorded: adoption.Recorded) -> None:
         """Fill in how a journaled attempt ended: as it did, or lost."""

@@ -81,6 +81,11 @@ class ContainerRuntime(Protocol):
         """Stop the containers a previous agent left for pods not among `uids` (no longer bound here)."""
         ...
 
+    def stop_recovered(self, uid: str, grace_seconds: float) -> None:
+        """Stop what a previous agent left running for a pod this agent will not run (terminal in the API, or
+        gone): SIGTERM, then SIGKILL after `grace_seconds` (at once for 0)."""
+        ...
+
     def update_pod(self, pod: Obj) -> None:
         """Take a newer version of an admitted pod (its metadata and others' conditions) and re-publish."""
         ...

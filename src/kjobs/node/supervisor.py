@@ -477,6 +477,11 @@ class Supervisor(ABC):
         """Stop what a previous agent started for pods other than `uids` (the pods bound to this node now)."""
         return None
 
+    def stop_recovered(self, uid: str, grace_seconds: float) -> None:
+        """Stop what a previous agent started for the pod, which will not run here (a runtime that keeps nothing
+        across restarts has nothing to stop)."""
+        return None
+
     def get(self, uid: str) -> PodHandle | None:
         """The handle of an admitted pod."""
         return self.handles.get(uid)
