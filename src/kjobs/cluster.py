@@ -170,6 +170,7 @@ async def create_configs(client: Client, namespace: str, configs: Iterable[Obj])
         ROLES,
         SECRETS,
         SERVICE_ACCOUNTS,
+        SERVICES,
     )
 
     resources = {
@@ -180,6 +181,7 @@ async def create_configs(client: Client, namespace: str, configs: Iterable[Obj])
         "RoleBinding": ROLE_BINDINGS,
         "ClusterRole": CLUSTER_ROLES,
         "ClusterRoleBinding": CLUSTER_ROLE_BINDINGS,
+        "Service": SERVICES,
     }
     configs = list(configs)
     for config in configs:

@@ -63,9 +63,19 @@ RBAC_VALIDATORS = {
     "ClusterRoleBinding": "validate_cluster_role_binding",
 }
 """`kjobs.api.rbac`'s validation of each RBAC kind (its bindings defaulted first)."""
-CONFIG_KINDS = ("ConfigMap", "Secret", "ServiceAccount", "Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding")
-"""What a Job's pods read or run as, and what their ServiceAccounts may do, which `kjobs run` creates before the
-Job (a manifest that carries its RBAC beside the Job runs as written)."""
+CONFIG_KINDS = (
+    "ConfigMap",
+    "Secret",
+    "ServiceAccount",
+    "Role",
+    "ClusterRole",
+    "RoleBinding",
+    "ClusterRoleBinding",
+    "Service",
+)
+"""What a Job's pods read or run as, what their ServiceAccounts may do, and the (headless) Services that name them
+in cluster DNS, which `kjobs run` creates before the Job (a manifest that carries them beside the Job runs as
+written)."""
 
 FIELD_VALIDATION = {"strict": "Strict", "true": "Strict", "warn": "Warn", "ignore": "Ignore", "false": "Ignore"}
 """kubectl's `--validate` values and the `fieldValidation` each sends (kubectl/pkg/cmd/util/helpers.go,
