@@ -122,6 +122,10 @@ def test_only_pods_that_set_a_name_or_aliases_get_their_own_network_view() -> No
     assert not hostsfile.wants_own_network(_pod(containers=[{"name": "c"}]))
     for field, value in [("hostname", "h"), ("subdomain", "s"), ("hostAliases", [FOO]), ("setHostnameAsFQDN", True)]:
         assert hostsfile.wants_own_network(_pod(**{field: value}))
+    indexed = _pod(hostname="example-job-0")
+    indexed["metadata"]["annotations"] = {"batch.kubernetes.io/job-completion-index": "0"}
+    assert not hostsfile.wants_own_network(indexed)  # the Job controller's name alone: started as before
+    assert hostsfile.wants_own_network({**indexed, "spec": {**indexed["spec"], "subdomain": "headless-svc"}})
 
 
 def test_rewriting_in_place_keeps_the_inode_a_bind_mount_holds(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 
+from kjobs.api.names import JOB_COMPLETION_INDEX_ANNOTATION
 from kjobs.api.types import Obj
 
 MANAGED_HOSTS_HEADER = "# Kubernetes-managed hosts file.\n"
@@ -35,13 +36,20 @@ class HostnameError(ValueError):
 
 
 def wants_own_network(pod: Obj) -> bool:
-    """Whether a pod sets anything that only its own hostname or hosts file shows (`hostname`, `subdomain`,
-    `hostAliases`, `setHostnameAsFQDN`): its containers then run in their own UTS and mount namespaces. Four dict
-    lookups: most pods set none."""
+    """Whether a pod sets anything that only its own hostname or hosts file shows (`subdomain`, `hostAliases`,
+    `setHostnameAsFQDN`, `hostname`): its containers then run in their own UTS and mount namespaces. A few dict
+    lookups: most pods set none.
+
+    The `hostname` the Job controller gives every pod of an Indexed Job (`<job>-<index>`) alone does not count:
+    it would put an interpreter start before each container of every Indexed Job (the `kjobs run` benchmark is
+    one), for a name its `$HOSTNAME` already carries; with a `subdomain` (the pod-to-pod case) it does."""
     spec = pod.get("spec") or {}
-    return bool(
-        spec.get("hostname") or spec.get("subdomain") or spec.get("hostAliases") or spec.get("setHostnameAsFQDN")
-    )
+    if spec.get("subdomain") or spec.get("hostAliases") or spec.get("setHostnameAsFQDN"):
+        return True
+    if not spec.get("hostname"):
+        return False
+    annotations = (pod.get("metadata") or {}).get("annotations") or {}
+    return JOB_COMPLETION_INDEX_ANNOTATION not in annotations
 
 
 def truncate_pod_hostname(pod_name: str, hostname: str) -> str:
