@@ -131,3 +131,23 @@ def test_without_mount_namespaces_a_container_sees_the_hosts_name_and_file(tmp_p
     lines = lines_of(result.stdout, "main")
     assert lines[0] == f"hostname={socket.gethostname()} env=named-0"  # the env var, as before
     assert lines[1] == Path("/etc/hosts").read_text().splitlines()[0]
+
+
+@needs_mounts
+def test_a_host_network_pod_keeps_the_machines_name_and_file_plus_its_aliases(tmp_path: Path) -> None:
+    manifest = tmp_path / "host.yaml"
+    manifest.write_text(
+        NAMED.split("---\n")[1]  # the Job alone: no Service names it
+        .replace("completions: 2", "completions: 1")
+        .replace("subdomain: workers", "hostNetwork: true")
+        .replace("head -1 /etc/hosts", "cat /etc/hosts")
+        .split("          grep -F")[0]
+    )
+    result = kjobs_run(manifest)
+    assert result.returncode == 0, result.stdout + result.stderr
+    machine = Path("/etc/hosts").read_text()
+    expected = (
+        f"hostname={socket.gethostname()} env=named-0\n# Kubernetes-managed hosts file (host network).\n{machine}"
+        "\n# Entries added by HostAliases.\n10.1.2.3\tfoo.remote\tbar.remote"
+    )
+    assert "\n".join(lines_of(result.stdout, "main")) == expected

@@ -547,6 +547,10 @@ class ProcessRuntime(Supervisor):
                 self._settle(attempt, recorded)
         handle = self.admit(pod, attempts=attempts)
         self._poll_adopted()
+        hosts = f"{self._pods_dir_text}/{uid}/etc-hosts"
+        if self.cluster_records is not None and os.path.exists(hosts):  # its containers still read this file
+            with contextlib.suppress(OSError, ValueError):
+                self._ensure_hosts_file(self.records[uid], self.pod_dir(uid))
         return handle
 
     def release_unclaimed(self, uids: set[str]) -> None:
