@@ -196,3 +196,7 @@ def test_publish_not_ready_addresses_names_pods_that_are_not_ready_yet() -> None
     assert _names(lines) == ["headless-svc.team.svc.cluster.local", "example-job-0.headless-svc.team.svc.cluster.local"]
     assert poddns.render([]) == ""
     assert poddns.render(lines).startswith("\n# Cluster DNS names of headless Services")
+
+
+def test_more_hosts_files_gather_changes_longer_before_rewriting_them() -> None:
+    assert [poddns.batch_seconds(n) for n in (1, 49, 50, 500, 5000)] == [0.05, 0.05, 0.1, 0.55, 1.0]

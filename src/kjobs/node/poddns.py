@@ -39,6 +39,18 @@ LINGER_SECONDS = 30.0
 """How long a name stays after its pod left the Service's endpoints: the TTL of an answer in CoreDNS's cache
 (`cache 30` in kubeadm's Corefile). Without it a Job like the docs' races: its last pod pings every name within
 milliseconds and ends before the others' next try, which would no longer resolve it."""
+BATCH_SECONDS = 0.05
+MAX_BATCH_SECONDS = 1.0
+FILES_PER_BATCH_STEP = 50
+
+
+def batch_seconds(files: int) -> float:
+    """How long changes are gathered before `files` hosts files are rewritten: 50 ms, one more 50 ms per 50 files,
+    at most 1 s — a 1,000-pod Job that names its pods rewrites each file about once a second while its pods come
+    and go, not once per pod."""
+    return min(MAX_BATCH_SECONDS, BATCH_SECONDS * (1 + files // FILES_PER_BATCH_STEP))
+
+
 RECORDS_HEADER = "\n# Cluster DNS names of headless Services (kjobs: no DNS server, so they are written here).\n"
 
 
@@ -214,11 +226,13 @@ class ClusterRecords:
         task.add_done_callback(self._stopping.discard)
 
     def _refresh_soon(self, namespace: str) -> None:
-        """Recompute once per burst of changes (a Job's pods start together)."""
+        """Recompute once per burst of changes (a Job's pods start together): every file of the namespace is
+        rewritten at each, so the more files, the longer a burst is gathered (`batch_seconds`)."""
         if namespace in self._due:
             return
         self._due.add(namespace)
-        asyncio.get_running_loop().call_soon(self._refresh, namespace)
+        files = sum(1 for known in self._files.values() if known.namespace == namespace)
+        asyncio.get_running_loop().call_later(batch_seconds(files), self._refresh, namespace)
 
     def _refresh_later(self, namespace: str, delay: float) -> None:
         loop = asyncio.get_running_loop()
