@@ -200,3 +200,15 @@ def test_publish_not_ready_addresses_names_pods_that_are_not_ready_yet() -> None
 
 def test_more_hosts_files_gather_changes_longer_before_rewriting_them() -> None:
     assert [poddns.batch_seconds(n) for n in (1, 49, 50, 500, 5000)] == [0.05, 0.05, 0.1, 0.55, 1.0]
+
+
+def test_a_pod_that_ended_keeps_its_names_for_the_dns_cache_ttl() -> None:
+    ended = _member(1, ready=False, phase="Succeeded")
+    ended["status"]["containerStatuses"] = [{"state": {"terminated": {"finishedAt": "2026-12-04T19:00:00Z"}}}]
+    at = poddns.ended_at(ended)
+    assert at is not None
+    services = [_svc("headless-svc", selector=SELECTOR)]
+    named = ["headless-svc.team.svc.cluster.local", "example-job-1.headless-svc.team.svc.cluster.local"]
+    assert _names(poddns.records("team", services, [ended], now=at + 29)) == named
+    assert poddns.records("team", services, [ended], now=at + poddns.LINGER_SECONDS) == []
+    assert poddns.records("team", services, [ended]) == []

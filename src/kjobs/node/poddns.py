@@ -25,6 +25,7 @@ import contextlib
 import logging
 from dataclasses import dataclass
 
+from kjobs.api.timeutil import parse_time
 from kjobs.api.types import Obj
 from kjobs.client.base import Client
 from kjobs.client.informer import Informer
@@ -36,9 +37,10 @@ from kjobs.node.hostsfile import CLUSTER_DOMAIN, write_in_place
 log = logging.getLogger(__name__)
 
 LINGER_SECONDS = 30.0
-"""How long a name stays after its pod left the Service's endpoints: the TTL of an answer in CoreDNS's cache
-(`cache 30` in kubeadm's Corefile). Without it a Job like the docs' races: its last pod pings every name within
-milliseconds and ends before the others' next try, which would no longer resolve it."""
+"""How long a name stays after its pod left the Service's endpoints or ended: the TTL of an answer in CoreDNS's
+cache (`cache 30` in kubeadm's Corefile). Without it a Job like the docs' races: its last pod pings every name
+(its own from its own hosts file) within milliseconds and ends before the others' next try — or before its Ready
+was ever published — and they would never resolve it."""
 BATCH_SECONDS = 0.05
 MAX_BATCH_SECONDS = 1.0
 FILES_PER_BATCH_STEP = 50
@@ -60,10 +62,28 @@ def _selects(selector: object, labels: dict[str, str]) -> bool:
     return all(labels.get(k) == v for k, v in selector.items())
 
 
-def _in_endpoints(pod: Obj, publish_not_ready: bool) -> bool:
-    """`ShouldPodBeInEndpoints` and the ready-address rule together: an address CoreDNS would serve."""
+def ended_at(pod: Obj) -> float | None:
+    """When a pod in its final phase ended (its last container's `finishedAt`); None for one that has not."""
     status = pod.get("status") or {}
-    if status.get("phase") in ("Succeeded", "Failed") or not status.get("podIP"):
+    if status.get("phase") not in ("Succeeded", "Failed"):
+        return None
+    finished = [
+        str(s["state"]["terminated"]["finishedAt"])
+        for s in status.get("containerStatuses") or ()
+        if ((s.get("state") or {}).get("terminated") or {}).get("finishedAt")
+    ]
+    return max(parse_time(f) for f in finished) if finished else None
+
+
+def _in_endpoints(pod: Obj, publish_not_ready: bool, now: float | None) -> bool:
+    """`ShouldPodBeInEndpoints` and the ready-address rule together: an address CoreDNS would serve — and, given
+    `now`, a pod that ended less than `LINGER_SECONDS` ago (its Ready may never have been published: a container
+    that ends within the status round trip is reported once, already ended)."""
+    status = pod.get("status") or {}
+    if status.get("phase") in ("Succeeded", "Failed"):
+        ended = ended_at(pod) if now is not None else None
+        return ended is not None and now is not None and now - ended < LINGER_SECONDS and bool(status.get("podIP"))
+    if not status.get("podIP"):
         return False
     if (pod.get("metadata") or {}).get("deletionTimestamp") and not publish_not_ready:
         return False
@@ -81,8 +101,11 @@ def render(lines: list[str]) -> str:
     return RECORDS_HEADER + "\n".join(lines) + "\n" if lines else ""
 
 
-def records(namespace: str, services: list[Obj], pods: list[Obj], zone: str = CLUSTER_DOMAIN) -> list[str]:
-    """The hosts-file lines for the headless Services of `namespace` (none when it has none)."""
+def records(
+    namespace: str, services: list[Obj], pods: list[Obj], zone: str = CLUSTER_DOMAIN, *, now: float | None = None
+) -> list[str]:
+    """The hosts-file lines for the headless Services of `namespace` (none when it has none); given `now`, a pod
+    that ended less than `LINGER_SECONDS` before it keeps its names."""
     lines: list[str] = []
     headless = [s for s in services if (s.get("spec") or {}).get("clusterIP") == "None"]
     for service in sorted(headless, key=lambda s: str(s["metadata"].get("name"))):
@@ -95,7 +118,7 @@ def records(namespace: str, services: list[Obj], pods: list[Obj], zone: str = CL
             meta = pod.get("metadata") or {}
             if meta.get("namespace") != namespace or not _selects(spec.get("selector"), meta.get("labels") or {}):
                 continue
-            if not _in_endpoints(pod, publish):
+            if not _in_endpoints(pod, publish, now):
                 continue
             ip = str(pod["status"]["podIP"])
             if ip not in ips:
@@ -167,8 +190,12 @@ class ClusterRecords:
         `LINGER_SECONDS` ago."""
         informer = self._services.get(namespace)
         pods = self._pods.get(namespace)
-        current = records(namespace, informer.list(namespace), pods.list(namespace)) if informer and pods else []
         now = self._clock.now()
+        members = pods.list(namespace) if informer and pods else []
+        current = records(namespace, informer.list(namespace), members, now=now) if informer and pods else []
+        ends = [e + LINGER_SECONDS - now for e in (ended_at(p) for p in members) if e is not None]
+        if any(0 < left <= LINGER_SECONDS for left in ends):
+            self._refresh_later(namespace, min(left for left in ends if left > 0))
         lingering = self._lingering.setdefault(namespace, {})
         for line in self._shown.get(namespace, ()):
             if line not in current and line not in lingering:
