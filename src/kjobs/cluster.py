@@ -39,6 +39,7 @@ from kjobs.controllers.serviceaccounts import NAME as SERVICE_ACCOUNT_CONTROLLER
 from kjobs.controllers.serviceaccounts import ServiceAccountsController
 from kjobs.controllers.tainteviction import TaintEvictionController
 from kjobs.controllers.ttl import TTLAfterFinishedController
+from kjobs.controllers.volumes import PersistentVolumeController, PVCProtectionController, PVProtectionController
 from kjobs.job.config import SyncConfig
 from kjobs.job.metrics import JobMetrics
 from kjobs.node.logsource import AgentLogs
@@ -84,6 +85,9 @@ class ClusterSettings:
     sim_outcome: Callable[[Any, Any, int], Any] | None = None
     """With `runtime="sim"`: the `OutcomeFn` of every container attempt (default: succeed at once)."""
     root_dir: str | None = None
+    storage_dir: str | None = None
+    """Where the local-path provisioner makes volume directories (`kjobs up`: `<data-dir>/storage`; None: a
+    directory in the temp dir, `kjobs.controllers.volumes`)."""
     node_options: dict[str, Any] = field(default_factory=dict)
     scheduler: SchedulerSettings = field(default_factory=SchedulerSettings)
     node_lifecycle: NodeLifecycleSettings = field(default_factory=NodeLifecycleSettings)
@@ -158,19 +162,23 @@ def sparse_gc(threshold: int = SPARSE_GC_THRESHOLD) -> Iterator[None]:
 async def create_configs(client: Client, namespace: str, configs: Iterable[Obj]) -> list[str]:
     """Create a manifest's Namespaces, then the namespaces the Job (in `namespace`) and its namespaced objects
     need that are still missing (`create_namespaces`), then those objects (ConfigMaps, Secrets, ServiceAccounts,
-    RBAC roles and bindings, in the manifest's order); returns the namespaces created for want of one. An object
-    the cluster already has (the `default` ServiceAccount its controller made at start) takes the manifest's
-    version, as `kubectl apply` of it would configure the cluster's."""
+    RBAC roles and bindings, StorageClasses, PersistentVolumes and PersistentVolumeClaims, in the manifest's
+    order); returns the namespaces created for want of one. An object the cluster already has (the `default`
+    ServiceAccount its controller made at start) takes the manifest's version, as `kubectl apply` of it would
+    configure the cluster's."""
     from kjobs.client.resources import (
         CLUSTER_ROLE_BINDINGS,
         CLUSTER_ROLES,
         CONFIG_MAPS,
         NAMESPACES,
+        PERSISTENT_VOLUME_CLAIMS,
+        PERSISTENT_VOLUMES,
         ROLE_BINDINGS,
         ROLES,
         SECRETS,
         SERVICE_ACCOUNTS,
         SERVICES,
+        STORAGE_CLASSES,
     )
 
     resources = {
@@ -181,6 +189,9 @@ async def create_configs(client: Client, namespace: str, configs: Iterable[Obj])
         "RoleBinding": ROLE_BINDINGS,
         "ClusterRole": CLUSTER_ROLES,
         "ClusterRoleBinding": CLUSTER_ROLE_BINDINGS,
+        "PersistentVolumeClaim": PERSISTENT_VOLUME_CLAIMS,
+        "PersistentVolume": PERSISTENT_VOLUMES,
+        "StorageClass": STORAGE_CLASSES,
         "Service": SERVICES,
     }
     configs = list(configs)
@@ -347,6 +358,11 @@ def build_controllers(
         "clusterrole-aggregation-controller": lambda: ClusterRoleAggregationController(client, clock, shared=shared),
         "endpoint-controller": lambda: EndpointsController(client, clock, shared=shared),
         "endpointslice-controller": lambda: EndpointSliceController(client, clock, shared=shared),
+        "persistentvolume-binder": lambda: PersistentVolumeController(
+            client, clock, Path(cfg.storage_dir) if cfg.storage_dir else None, shared=shared
+        ),
+        "persistentvolumeclaim-protection": lambda: PVCProtectionController(client, clock, shared=shared),
+        "persistentvolume-protection": lambda: PVProtectionController(client, clock, shared=shared),
     }
     return {name: makers[name]() for name in names}
 
@@ -423,6 +439,8 @@ class LocalCluster:
         """Create the standard namespaces and system PriorityClasses, then start node agents and controllers."""
         await self.service.ensure_namespaces()
         await self.service.ensure_system_priority_classes()
+        if "persistentvolume-binder" in self.settings.controllers:
+            await self.service.ensure_default_storage_class()
         for agent in self._make_agents():
             await agent.start()
             self._started.append(agent)

@@ -123,6 +123,8 @@ async def run_job(job: Obj, options: RunOptions) -> int:
 async def _run_job(job: Obj, options: RunOptions) -> int:
     store = MemoryStore()
     logs = AgentLogs()
+    # the provisioned volumes live as long as the run's cluster, whose claims and volumes are in memory
+    storage_dir = Path(tempfile.mkdtemp(prefix="kjobs-run-storage-"))
     settings = ClusterSettings(
         nodes=options.nodes,
         pod_failure_backoff=options.backoff,
@@ -133,6 +135,7 @@ async def _run_job(job: Obj, options: RunOptions) -> int:
         field_managers=options.serve_port is not None,
         events=options.serve_port is not None,
         leader_election=options.serve_port is not None,  # served, a `kjobs controller` could point at it
+        storage_dir=str(storage_dir),
     )
     app, service = _api(store, logs, settings)
     cluster = LocalCluster(service, settings=settings, logs=logs)
@@ -175,6 +178,7 @@ async def _run_job(job: Obj, options: RunOptions) -> int:
             shutil.rmtree(server.private_dir, ignore_errors=True)
         await cluster.stop()
         store.close()
+        shutil.rmtree(storage_dir, ignore_errors=True)
 
 
 def missing_service_account(job: Obj, namespace: str, exists: Callable[[str, str], bool]) -> ApiError | None:

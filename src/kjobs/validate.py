@@ -41,6 +41,9 @@ SUPPORTED_KINDS = (
     "Lease",
     "PodDisruptionBudget",
     "PriorityClass",
+    "PersistentVolumeClaim",
+    "PersistentVolume",
+    "StorageClass",
 )
 """The kinds `kjobs up` stores when this was written (the reviews it answers are not objects to validate); a kind
 added to the registry since is validated too (`_resource_of`)."""
@@ -55,6 +58,9 @@ _RESOURCES = {
     "ClusterRole": ("rbac.authorization.k8s.io", "v1", "clusterroles"),
     "RoleBinding": ("rbac.authorization.k8s.io", "v1", "rolebindings"),
     "ClusterRoleBinding": ("rbac.authorization.k8s.io", "v1", "clusterrolebindings"),
+    "PersistentVolumeClaim": ("", "v1", "persistentvolumeclaims"),
+    "PersistentVolume": ("", "v1", "persistentvolumes"),
+    "StorageClass": ("storage.k8s.io", "v1", "storageclasses"),
 }
 RBAC_VALIDATORS = {
     "Role": "validate_role",
@@ -63,6 +69,12 @@ RBAC_VALIDATORS = {
     "ClusterRoleBinding": "validate_cluster_role_binding",
 }
 """`kjobs.api.rbac`'s validation of each RBAC kind (its bindings defaulted first)."""
+STORAGE_VALIDATORS = {
+    "PersistentVolumeClaim": ("default_persistent_volume_claim_in_place", "validate_persistent_volume_claim"),
+    "PersistentVolume": ("default_persistent_volume_in_place", "validate_persistent_volume"),
+    "StorageClass": ("default_storage_class_in_place", "validate_storage_class"),
+}
+"""`kjobs.api.storage`'s defaulting and validation of each storage kind."""
 CONFIG_KINDS = (
     "ConfigMap",
     "Secret",
@@ -71,11 +83,14 @@ CONFIG_KINDS = (
     "ClusterRole",
     "RoleBinding",
     "ClusterRoleBinding",
+    "PersistentVolumeClaim",
+    "PersistentVolume",
+    "StorageClass",
     "Service",
 )
-"""What a Job's pods read or run as, what their ServiceAccounts may do, and the (headless) Services that name them
-in cluster DNS, which `kjobs run` creates before the Job (a manifest that carries them beside the Job runs as
-written)."""
+"""What a Job's pods read, mount or run as, what their ServiceAccounts may do, and the (headless) Services that
+name them in cluster DNS, which `kjobs run` creates before the Job (a manifest that carries its RBAC, its claims
+or its Services beside the Job runs as written)."""
 
 FIELD_VALIDATION = {"strict": "Strict", "true": "Strict", "warn": "Warn", "ignore": "Ignore", "false": "Ignore"}
 """kubectl's `--validate` values and the `fieldValidation` each sends (kubectl/pkg/cmd/util/helpers.go,
@@ -223,6 +238,17 @@ def validate_manifest(obj: Obj, *, apply_defaults: bool = True, features: Featur
             rbac.default_binding_in_place(created)
         errors: list[FieldError] = getattr(rbac, RBAC_VALIDATORS[kind])(created)
         return errors
+    if kind in STORAGE_VALIDATORS:
+        from kjobs.api import storage
+
+        default_hook, validate_hook = STORAGE_VALIDATORS[kind]
+        created = deepcopy(_as_created(obj)) if apply_defaults else obj
+        if apply_defaults:
+            if kind != "PersistentVolumeClaim" and isinstance(created.get("metadata"), dict):
+                created["metadata"].pop("namespace", None)  # cluster-scoped: a create keeps no namespace
+            getattr(storage, default_hook)(created)
+        found: list[FieldError] = getattr(storage, validate_hook)(created)
+        return found
     if kind == "CronJob":
         cronjob = defaults.default_cronjob_in_place(deepcopy(_as_created(obj))) if apply_defaults else obj
         return validation_cronjob.validate_cronjob(cronjob, features=features)

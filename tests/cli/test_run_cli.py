@@ -77,8 +77,8 @@ def test_a_missing_config_map_keeps_the_pod_waiting(tmp_path: Path) -> None:
             "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\napiVersion: apps/v1\nkind: Deployment\n"
             "metadata: {name: web}\n",
             'document 2 is Deployment "web": kjobs run takes one Job, and the ConfigMaps and Secrets its pods read, '
-            "the ServiceAccounts they run as, their RBAC roles and bindings, the Services that name them (and their "
-            "Namespaces)",
+            "the ServiceAccounts they run as, their RBAC roles and bindings, the PersistentVolumeClaims they mount, "
+            "with their PersistentVolumes and StorageClasses, the Services that name them (and their Namespaces)",
         ),
         (
             "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\ntype: kubernetes.io/tls\n---\n"
@@ -92,8 +92,9 @@ def test_a_missing_config_map_keeps_the_pod_waiting(tmp_path: Path) -> None:
         (
             "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: nightly}\n",
             'document 1 is CronJob "nightly": kjobs run takes one Job, and the ConfigMaps and Secrets its pods read, '
-            "the ServiceAccounts they run as, their RBAC roles and bindings, the Services that name them (and their "
-            "Namespaces)\nhint: a CronJob runs on a cluster: start `kjobs up`, then `kubectl apply -f",
+            "the ServiceAccounts they run as, their RBAC roles and bindings, the PersistentVolumeClaims they mount, "
+            "with their PersistentVolumes and StorageClasses, the Services that name them (and their Namespaces)\n"
+            "hint: a CronJob runs on a cluster: start `kjobs up`, then `kubectl apply -f",
         ),
         (
             "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n"
@@ -394,3 +395,57 @@ def test_a_suspended_job_without_serve_is_warned_about(tmp_path: Path) -> None:
     assert "warning: the Job is suspended (spec.suspend: true)" in result.stderr
     assert 'kubectl patch job later -p \'{"spec":{"suspend":false}}\'' in result.stderr
     assert "job condition Suspended=True (JobSuspended: Job suspended)" in result.stdout
+
+
+CLAIM_AND_JOB = """\
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: data}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: uses-a-claim}
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: main, image: busybox, command: [sh, -c, "true"], volumeMounts: [{name: d, mountPath: /data}]}
+      volumes:
+      - {name: d, persistentVolumeClaim: {claimName: data}}
+"""
+
+
+def test_a_job_with_its_claim_in_the_same_file_runs_and_leaves_no_volume_behind(tmp_path: Path) -> None:
+    """The claim is created before the Job, bound by kjobs' local-path provisioner once the pod is scheduled
+    (the default class `standard`, WaitForFirstConsumer), and its directory goes with the run (docs/storage.md)."""
+    import os
+
+    manifest = tmp_path / "job.yaml"
+    manifest.write_text(CLAIM_AND_JOB)
+    env = dict(os.environ, TMPDIR=str(tmp_path))
+    result = subprocess.run(
+        [sys.executable, "-m", "kjobs", "run", str(manifest), "--plain"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=env,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "Job default/uses-a-claim: Complete" in result.stdout
+    assert not list(tmp_path.glob("kjobs-run-storage-*"))
+
+
+def test_a_bad_claim_beside_the_job_is_refused_as_the_api_server_would(tmp_path: Path) -> None:
+    manifest = tmp_path / "job.yaml"
+    manifest.write_text(CLAIM_AND_JOB.replace("storage: 1Gi", "storage: 0"))
+    result = kjobs("run", str(manifest))
+    assert result.returncode == 2
+    assert result.stderr == (
+        f'error: {manifest}: The PersistentVolumeClaim "data" is invalid:\n'
+        '* spec.resources[storage]: Invalid value: "0": must be greater than zero\n'
+    )

@@ -70,3 +70,44 @@ def test_without_mount_namespaces_the_warning_stays_and_the_init_container_finds
         '(container input), emptyDir "input" at /input (container worker) not mounted' in result.stderr
     )
     assert "Complete" not in result.stdout
+
+
+SHARED_CLAIM = """\
+apiVersion: v1
+kind: PersistentVolumeClaim
+metadata: {name: shared}
+spec:
+  accessModes: [ReadWriteOnce]
+  resources: {requests: {storage: 1Gi}}
+---
+apiVersion: batch/v1
+kind: Job
+metadata: {name: hand-over}
+spec:
+  completionMode: Indexed
+  completions: 2
+  parallelism: 1
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: main
+        image: busybox
+        command: [sh, -c, 'if [ "$JOB_COMPLETION_INDEX" = 0 ]; then echo from-0 >/data/x; else cat /data/x; fi']
+        volumeMounts: [{name: d, mountPath: /data}]
+      volumes:
+      - {name: d, persistentVolumeClaim: {claimName: shared}}
+"""
+
+
+@needs_mounts
+def test_a_claims_volume_is_mounted_and_outlives_the_pod_that_wrote_it(tmp_path: Path) -> None:
+    """Index 1 reads at /data what index 0 wrote there: the claim's provisioned directory, mounted in each pod."""
+    manifest = tmp_path / "job.yaml"
+    manifest.write_text(SHARED_CLAIM)
+    result = kjobs_run(manifest)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "warning:" not in result.stderr + result.stdout
+    lines = [line.split("] ", 1)[1] for line in result.stdout.splitlines() if "/main] " in line]
+    assert lines == ["from-0"]
+    assert not os.path.exists("/data/x")

@@ -41,10 +41,11 @@ def test_where_nodes_mount_volumes_only_what_they_leave_out_is_named(monkeypatch
         "command": ["true"],
         "volumeMounts": [{"name": "scratch", "mountPath": "/data"}, {"name": "claim", "mountPath": "/claim"}],
     }
-    volumes = [{"name": "scratch", "emptyDir": {}}, {"name": "claim", "persistentVolumeClaim": {"claimName": "c"}}]
+    volumes = [{"name": "scratch", "emptyDir": {}}, {"name": "claim", "csi": {"driver": "example.com/csi"}}]
     assert template_warnings(job({"containers": [container], "volumes": volumes})) == [
-        "kjobs mounts emptyDir, hostPath, configMap, secret, downwardAPI and projected volumes only, and issues no "
-        'service account tokens: persistentVolumeClaim volume "claim" at /claim (container main) not mounted; the '
+        "kjobs mounts emptyDir, hostPath, configMap, secret, downwardAPI, projected and persistentVolumeClaim volumes "
+        "only, and issues no "
+        'service account tokens: csi volume "claim" at /claim (container main) not mounted; the '
         "containers start without them"
     ]
 

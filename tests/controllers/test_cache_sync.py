@@ -28,10 +28,13 @@ from kjobs.client.resources import (
     NAMESPACES,
     NODES,
     PDBS,
+    PERSISTENT_VOLUME_CLAIMS,
+    PERSISTENT_VOLUMES,
     PODS,
     PRIORITY_CLASSES,
     SERVICE_ACCOUNTS,
     SERVICES,
+    STORAGE_CLASSES,
     ResourceRef,
 )
 from kjobs.clock import FakeClock
@@ -54,6 +57,9 @@ READS: dict[str, tuple[ResourceRef, ...]] = {
     "clusterrole-aggregation-controller": (CLUSTER_ROLES,),
     "endpoint-controller": (SERVICES, PODS, ENDPOINTS),
     "endpointslice-controller": (SERVICES, PODS, ENDPOINT_SLICES),
+    "persistentvolume-binder": (STORAGE_CLASSES, PERSISTENT_VOLUMES, PERSISTENT_VOLUME_CLAIMS),
+    "persistentvolumeclaim-protection": (PERSISTENT_VOLUME_CLAIMS, PODS),
+    "persistentvolume-protection": (PERSISTENT_VOLUMES,),
 }
 """The resources each controller watches (its informers), as in its constructor."""
 

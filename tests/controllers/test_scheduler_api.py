@@ -31,6 +31,7 @@ def test_settings_defaults_are_kubernetes_defaults() -> None:
         "bind_concurrency": 32,
         "event_qps": 50.0,  # clientConnection.qps / burst of kube-scheduler's event client
         "event_burst": 100,
+        "bind_timeout": 600.0,  # VolumeBinding's bindTimeoutSeconds
     }
 
 

@@ -237,3 +237,26 @@ async def test_probes_and_hooks_are_not_run_and_the_pod_says_so(node: Node, runt
         "kjobs runs no probes or lifecycle hooks: livenessProbe, readinessProbe, lifecycle.preStop (container main) "
         "not run; the containers count as started and ready while they run",
     )
+
+
+@run
+async def test_a_pod_waits_until_its_claim_is_bound(node: Node, runtime: RecordingRuntime) -> None:
+    """The kubelet's volume manager keeps a pod whose claim is missing or unbound from starting (docs/storage.md):
+    the pod stays Pending with no container started, and starts once the claim is Bound."""
+    from kjobs.client.resources import PERSISTENT_VOLUME_CLAIMS
+
+    volumes = [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}]
+    await node.create_pod("claimant", volumes=volumes)
+    for _ in range(30):  # three seconds of the agent's one-second checks
+        node.clock.advance(0.1)
+        await asyncio.sleep(0)
+    assert node.phase("claimant") == "Pending"
+    assert runtime.attempts == {}
+    claim = {
+        "metadata": {"name": "data"},
+        "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}},
+    }
+    made = await node.client.create(PERSISTENT_VOLUME_CLAIMS, "default", claim)
+    made["status"] = {"phase": "Bound"}
+    await node.client.update(PERSISTENT_VOLUME_CLAIMS, "default", made, subresource="status")
+    await settle(node.clock, lambda: node.phase("claimant") == "Succeeded")

@@ -74,3 +74,25 @@ def test_a_reused_pid_is_never_killed(tmp_path: Path, sleeper: subprocess.Popen[
     (owner / str(sleeper.pid)).write_text("1")  # another process once had this pid
     assert leftovers.kill_leftovers(tmp_path / "procs") == []
     assert sleeper.poll() is None
+
+
+def test_a_zombie_owner_is_not_alive() -> None:
+    """trial34: `kjobs up` killed with SIGKILL and started again at once found its predecessor still in /proc as
+    a zombie (not yet reaped), took it for a live agent, skipped its shims' journals and reported every running
+    container `ContainerStatusUnknown`. A zombie is dead."""
+    child = subprocess.Popen(["true"])
+    deadline = time.monotonic() + 5
+    while running(child.pid) and time.monotonic() < deadline:
+        time.sleep(0.01)  # exited, not reaped: a zombie
+    started = leftovers.start_time(child.pid)
+    try:
+        assert started is not None and not running(child.pid)
+        assert not leftovers.alive(f"{child.pid}-{started}")
+    finally:
+        child.wait()
+    sleeper = subprocess.Popen(["sleep", "30"])
+    try:
+        assert leftovers.alive(f"{sleeper.pid}-{leftovers.start_time(sleeper.pid)}")
+    finally:
+        sleeper.kill()
+        sleeper.wait()

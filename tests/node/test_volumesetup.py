@@ -14,6 +14,7 @@ import pytest
 from kjobs.api.types import Obj
 from kjobs.node.envvars import CONFIG_MAP, SECRET, ConfigError
 from kjobs.node.volumesetup import (
+    CLAIM,
     Bind,
     check_host_path,
     container_mounts,
@@ -208,9 +209,34 @@ def test_a_projected_volume_merges_its_sources_and_leaves_tokens_out(tmp_path: P
 
 
 def test_an_empty_dir_is_a_world_writable_directory(tmp_path: Path) -> None:
-    assert set_up_one(tmp_path, {"name": "scratch", "emptyDir": {"medium": "Memory"}}) == []
+    assert set_up_one(tmp_path, {"name": "scratch", "emptyDir": {}}) == []
     path = tmp_path / "volumes" / "kubernetes.io~empty-dir" / "scratch"
     assert stat.S_IMODE(path.stat().st_mode) == 0o777
+    # medium: Memory is a fresh tmpfs upstream, whose root is drwxrwxrwt (trial34)
+    assert set_up_one(tmp_path, {"name": "ram", "emptyDir": {"medium": "Memory"}}) == []
+    path = tmp_path / "volumes" / "kubernetes.io~empty-dir" / "ram"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o1777
+
+
+@pytest.mark.parametrize(
+    ("volume", "plugin", "mode"),
+    [
+        ({"configMap": {"name": "app"}}, "kubernetes.io~configmap", 0o777),
+        ({"secret": {"secretName": "creds"}}, "kubernetes.io~secret", 0o1777),
+        ({"downwardAPI": {"items": []}}, "kubernetes.io~downward-api", 0o1777),
+        ({"projected": {"sources": []}}, "kubernetes.io~projected", 0o1777),
+    ],
+    ids=["configMap", "secret", "downwardAPI", "projected"],
+)
+def test_an_api_data_volume_directory_has_its_emptydir_wrappers_mode(
+    tmp_path: Path, volume: Obj, plugin: str, mode: int
+) -> None:
+    """trial34: `ls -la /etc/app` in a container shows `.` as `drwxrwxrwx` for a configMap (its wrapper emptyDir
+    on disk, empty_dir.go `setupDir`) and `drwxrwxrwt` for a secret, downwardAPI or projected volume (a tmpfs),
+    not the 0755 of a plain directory."""
+    sources = {(CONFIG_MAP, "app"): SETTINGS, (SECRET, "creds"): CREDENTIALS}
+    assert set_up_one(tmp_path, {"name": "v", **volume}, sources) == []
+    assert stat.S_IMODE((tmp_path / "volumes" / plugin / "v").stat().st_mode) == mode
 
 
 def test_host_path_or_create_types_make_what_is_missing(tmp_path: Path) -> None:
@@ -314,11 +340,34 @@ def test_unsupported_names_other_volume_types_and_devices() -> None:
         "volumeDevices": [{"name": "raw", "devicePath": "/dev/xvda"}],
     }
     volumes = [
-        {"name": "claim", "persistentVolumeClaim": {"claimName": "c"}},
+        {"name": "claim", "csi": {"driver": "example.com/csi"}},
         {"name": "scratch", "emptyDir": {}},
         {"name": "raw", "persistentVolumeClaim": {"claimName": "r"}},
     ]
     assert unsupported(make_pod([container], volumes=volumes)) == [
-        'persistentVolumeClaim volume "claim" at /data (container main)',
+        'csi volume "claim" at /data (container main)',
         'volumeDevice "raw" at /dev/xvda (container main)',
+    ]
+
+
+def test_a_claims_volume_is_its_bound_persistent_volumes_directory(tmp_path: Path) -> None:
+    """The agent hands over each claim's bound PersistentVolume; its hostPath is bound at the mountPath, read-only
+    when the claim source says so; an unbound claim or a volume with no directory here fails the set-up."""
+    data = tmp_path / "pvc-1"
+    data.mkdir()
+    container = {"name": "main", "image": "x", "volumeMounts": [{"name": "d", "mountPath": "/data"}]}
+    volumes = [{"name": "d", "persistentVolumeClaim": {"claimName": "c", "readOnly": True}}]
+    pod = make_pod([container], volumes=volumes)
+    pv = {"metadata": {"name": "pvc-1"}, "spec": {"hostPath": {"path": str(data)}}}
+    assert set_up(pod, tmp_path, {(CLAIM, "c"): pv}, host_ip="127.0.0.1", pod_ip="127.0.0.1") == []
+    assert container_mounts(pod, container, tmp_path, {}, {(CLAIM, "c"): pv}) == [
+        Bind(source=str(data), target="/data", read_only=True)
+    ]
+    assert set_up(pod, tmp_path, {(CLAIM, "c"): None}, host_ip="", pod_ip="") == [
+        'MountVolume.SetUp failed for volume "d" : persistentvolumeclaim "c" is not bound'
+    ]
+    nfs = {"metadata": {"name": "remote"}, "spec": {"nfs": {"server": "s", "path": "/"}}}
+    assert set_up(pod, tmp_path, {(CLAIM, "c"): nfs}, host_ip="", pod_ip="") == [
+        'MountVolume.SetUp failed for volume "d" : kjobs mounts hostPath and local PersistentVolumes only, and '
+        '"remote" is neither'
     ]

@@ -215,9 +215,15 @@ def test_a_merge_patch_walks_only_what_it_names() -> None:
 
 
 def test_every_kind_served_has_its_go_struct() -> None:
+    from kjobs.server import registry
     from kjobs.server.gotypes import ROOTS, _resolve
     from kjobs.server.registry import RESOURCES
 
+    # apiextensions' types are not in the shipped Go type tables (kjobs.api.crds checks a CRD's shape itself;
+    # docs/crds.md); custom resources have no Go struct at all
+    without = {("apiextensions.k8s.io", "CustomResourceDefinition")}
     for r in RESOURCES:
+        if (r.group, r.kind) in without or r not in registry.BUILT_IN:
+            continue
         assert (r.group, r.kind) in ROOTS, r.kind
         assert _resolve(ROOTS[(r.group, r.kind)])[0] == "struct", r.kind

@@ -91,7 +91,7 @@ def test_pointer_fields_keep_explicit_zeros_and_maps_decode() -> None:
     [
         pytest.param(b"not protobuf", id="no-envelope"),
         pytest.param(_envelope(_len(1, _len(15, b"x"))), id="unknown-field-with-a-value"),  # the gone clusterName
-        pytest.param(protobuf.MAGIC + _len(1, _len(1, b"v1") + _len(2, b"PersistentVolume")), id="kind-not-served"),
+        pytest.param(protobuf.MAGIC + _len(1, _len(1, b"v1") + _len(2, b"ComponentStatus")), id="kind-not-served"),
         pytest.param(_envelope(_len(2, _varint(2, 1) + _len(7, b"x"))), id="wrong-wire-type"),  # completions: varint
         pytest.param(_envelope(b"\x0a\xff"), id="truncated"),
     ],

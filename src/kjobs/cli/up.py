@@ -378,6 +378,7 @@ def _assemble(
     settings = ClusterSettings(
         nodes=nodes,
         root_dir=str(data / "nodes"),
+        storage_dir=str(data / "storage"),
         pod_failure_backoff=backoff,
         job_batch_period=job_batch_period,
         cronjob_clock_rate=cronjob_clock_rate,

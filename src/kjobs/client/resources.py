@@ -54,3 +54,6 @@ CLUSTER_ROLES = ResourceRef("rbac.authorization.k8s.io", "v1", "clusterroles", "
 CLUSTER_ROLE_BINDINGS = ResourceRef(
     "rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", namespaced=False
 )
+PERSISTENT_VOLUME_CLAIMS = ResourceRef("", "v1", "persistentvolumeclaims", "PersistentVolumeClaim")
+PERSISTENT_VOLUMES = ResourceRef("", "v1", "persistentvolumes", "PersistentVolume", namespaced=False)
+STORAGE_CLASSES = ResourceRef("storage.k8s.io", "v1", "storageclasses", "StorageClass", namespaced=False)

@@ -19,6 +19,9 @@ CONTROLLER_NAMES = (
     "clusterrole-aggregation-controller",
     "endpoint-controller",
     "endpointslice-controller",
+    "persistentvolume-binder",
+    "persistentvolumeclaim-protection",
+    "persistentvolume-protection",
 )
 """Every controller kjobs has, by the name `kjobs controller --controllers` and `kjobs.cluster` use."""
 

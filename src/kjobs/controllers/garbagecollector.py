@@ -70,6 +70,12 @@ KNOWN: tuple[ResourceRef, ...] = (
     R.SERVICE_ACCOUNTS,
 )
 
+CRDS = ResourceRef(
+    "apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", namespaced=False
+)
+"""Watched to follow the custom resources as CRDs are Established and deleted (the graph builder's discovery
+resync, pkg/controller/garbagecollector/graph_builder.go `syncMonitors`)."""
+
 Item = tuple[str, ResourceRef, str, str, str]
 """(action, resource, namespace, name, uid); action is "delete" or "orphan"."""
 
@@ -93,6 +99,9 @@ class GarbageCollectorSettings:
     deleted with propagation Orphan or Foreground carries the `orphan`/`foregroundDeletion` finalizer, which
     only this collector removes (pkg/registry/core/namespace/storage/storage.go `Delete`)."""
     workers: int = 4
+    custom_resources: bool = True
+    """Also watch the resources of every Established CustomResourceDefinition (Kubernetes watches every
+    deletable resource)."""
 
 
 def _meta(obj: Obj) -> Obj:
@@ -155,6 +164,26 @@ def resource_for(ref: Obj, known: tuple[ResourceRef, ...] = KNOWN) -> ResourceRe
     return next((r for r in known if r.api_version == ref.get("apiVersion") and r.kind == ref.get("kind")), None)
 
 
+def _custom_ref(crd: Obj) -> ResourceRef | None:
+    """The storage version's resource of an Established CRD."""
+    status = crd.get("status") or {}
+    if not any(c.get("type") == "Established" and c.get("status") == "True" for c in status.get("conditions") or []):
+        return None
+    spec = crd.get("spec") or {}
+    names = status.get("acceptedNames") or spec.get("names") or {}
+    for version in spec.get("versions") or []:
+        if version.get("storage") and version.get("served"):
+            namespaced = spec.get("scope") == "Namespaced"
+            return ResourceRef(
+                str(spec.get("group")),
+                str(version["name"]),
+                str(names.get("plural")),
+                str(names.get("kind")),
+                namespaced,
+            )
+    return None
+
+
 @dataclass
 class _Node:
     resource: ResourceRef
@@ -175,7 +204,10 @@ class GarbageCollector:
 
     def __post_init__(self) -> None:
         factory = self.shared or InformerFactory(self.client, clock=self.clock)
+        self._factory = factory
         self.informers = {r: factory.informer(r) for r in self.settings.resources}
+        self.custom: dict[str, ResourceRef] = {}
+        """The custom resources watched, by CRD name."""
         self.nodes: dict[str, _Node] = {}
         self.dependents: dict[str, set[str]] = {}
         self.queue: WorkQueue[Item] = WorkQueue(clock=self.clock)
@@ -187,13 +219,44 @@ class GarbageCollector:
             informer.add_handler(self._handler(resource))
             informer.start()
         await asyncio.gather(*(i.synced.wait() for i in self.informers.values()))
+        if self.settings.custom_resources:
+            crds = self._factory.informer(CRDS)
+            crds.add_handler(self._crd_changed)
+            crds.start()
+            self._crds = crds
         self._workers.start()
 
     async def stop(self) -> None:
         """Stop workers and informers."""
         await self._workers.stop()
+        if getattr(self, "_crds", None) is not None:
+            await self._crds.stop()
         for informer in self.informers.values():
             await informer.stop()
+
+    def _crd_changed(self, old: Obj | None, new: Obj | None) -> None:
+        """Watch the storage version of an Established CRD's resource; stop when the CRD goes or terminates."""
+        crd = new or old
+        assert crd is not None
+        name = str(_meta(crd).get("name") or "")
+        ref = _custom_ref(new) if new is not None and not _meta(new).get("deletionTimestamp") else None
+        current = self.custom.get(name)
+        if ref == current:
+            return
+        if current is not None:
+            del self.custom[name]
+            informer = self.informers.pop(current, None)
+            if informer is not None:
+                asyncio.get_running_loop().create_task(informer.stop())
+        if ref is not None:
+            self.custom[name] = ref
+            informer = self._factory.informer(ref)
+            informer.add_handler(self._handler(ref))
+            informer.start()
+            self.informers[ref] = informer
+
+    def _known(self) -> tuple[ResourceRef, ...]:
+        return (*KNOWN, *self.custom.values())
 
     # ------------------------------------------------------------------------------------------- graph
 
@@ -340,7 +403,7 @@ class GarbageCollector:
         waiting: list[Obj] = []
         namespace = str(_meta(item).get("namespace") or "")
         for ref in refs:
-            owner_resource = resource_for(ref)
+            owner_resource = resource_for(ref, self._known())
             if owner_resource is None:
                 raise LookupError(f"unable to get REST mapping for {ref.get('apiVersion')}/{ref.get('kind')}")
             if owner_resource.namespaced and not namespace:

@@ -53,11 +53,24 @@ from kjobs.api.types import Obj
 from kjobs.client.base import Client
 from kjobs.client.events import EventRecorder
 from kjobs.client.informer import InformerFactory
-from kjobs.client.resources import NAMESPACES, NODES, PDBS, PODS, PRIORITY_CLASSES, SERVICES
+from kjobs.client.resources import (
+    NAMESPACES,
+    NODES,
+    PDBS,
+    PERSISTENT_VOLUME_CLAIMS,
+    PERSISTENT_VOLUMES,
+    PODS,
+    PRIORITY_CLASSES,
+    SERVICES,
+    STORAGE_CLASSES,
+)
 from kjobs.client.workqueue import WorkQueue
 from kjobs.clock import Clock
+from kjobs.controllers import volumebinding
 from kjobs.controllers.interpod import cluster_scorer, default_spread_selector, prefilter
+from kjobs.controllers.preemption import PREFIX as PREEMPTION_PREFIX
 from kjobs.controllers.preemption import (
+    REASON_NOT_HELPFUL,
     Budget,
     Candidate,
     PriorityClass,
@@ -105,6 +118,8 @@ class SchedulerSettings:
     """Event writes a second (0: no limit): kube-scheduler's events client has clientConnection's qps 50 and
     burst 100 (`event_burst`)."""
     event_burst: int = 100
+    bind_timeout: float = 600.0
+    """Seconds PreBind waits for a pod's claims to be bound (VolumeBinding's `bindTimeoutSeconds`)."""
 
 
 class Scheduler:
@@ -137,6 +152,14 @@ class Scheduler:
         self.pdbs = factory.informer(PDBS)
         self.namespaces = factory.informer(NAMESPACES)
         self.services = factory.informer(SERVICES)
+        # VolumeBinding (`kjobs.controllers.volumebinding`): claims, their volumes and classes
+        self.claims = factory.informer(PERSISTENT_VOLUME_CLAIMS)
+        self.volumes = factory.informer(PERSISTENT_VOLUMES)
+        self.storage_classes = factory.informer(STORAGE_CLASSES)
+        self._claim_changed = asyncio.Event()
+        self._selected: dict[str, str] = {}
+        """Claim uid -> the node an assumed pod named for it, until the claim's `selected-node` is seen (the
+        volume binder's assume cache: the next pod sharing the claim must not pick another node meanwhile)."""
         self.queue: WorkQueue[str] = WorkQueue(
             clock=clock, base_delay=self.settings.initial_backoff, max_delay=self.settings.max_backoff
         )
@@ -176,17 +199,23 @@ class Scheduler:
         self.pdbs.add_handler(self._on_pdb)
         self.namespaces.add_handler(self._on_namespace)
         self.services.add_handler(self._on_service)
+        self.claims.add_handler(self._on_claim)
         self.nodes.add_handler(self._on_node)
         self.pods.add_handler(self._on_pod)
         self.priority_classes.start()
         self.pdbs.start()
         self.namespaces.start()
         self.services.start()
+        for informer in (self.claims, self.volumes, self.storage_classes):
+            informer.start()
         await asyncio.gather(
             self.priority_classes.synced.wait(),
             self.pdbs.synced.wait(),
             self.namespaces.synced.wait(),
             self.services.synced.wait(),
+            self.claims.synced.wait(),
+            self.volumes.synced.wait(),
+            self.storage_classes.synced.wait(),
         )
         self.nodes.start()
         self.pods.start()
@@ -207,7 +236,17 @@ class Scheduler:
         for task in list(self._background):
             task.cancel()
         await asyncio.gather(*self._background, return_exceptions=True)
-        for informer in (self.pods, self.nodes, self.pdbs, self.priority_classes, self.namespaces, self.services):
+        for informer in (
+            self.pods,
+            self.nodes,
+            self.pdbs,
+            self.priority_classes,
+            self.namespaces,
+            self.services,
+            self.claims,
+            self.volumes,
+            self.storage_classes,
+        ):
             await informer.stop()
         await self.events.shutdown()  # rate-limited: what is still queued is dropped, as when kube-scheduler stops
 
@@ -300,6 +339,38 @@ class Scheduler:
             self._ready = None
             self._state += 1
             self._cluster_changed()
+
+    def _on_claim(self, old: Obj | None, new: Obj | None) -> None:
+        """A claim added, bound or changed may let pods that wait for it schedule (VolumeBinding's events), and
+        wakes bindings waiting in PreBind."""
+        self._state += 1
+        self._cluster_changed()
+        self._claim_changed.set()
+        self._claim_changed = asyncio.Event()
+        obj = new if new is not None else old
+        if obj is not None and (new is None or volumebinding.selected_node(new)):
+            self._selected.pop(str((obj.get("metadata") or {}).get("uid") or ""), None)
+
+    def _claim(self, namespace: str, name: str) -> Obj | None:
+        return self.claims.get(namespace, name)
+
+    def _claim_assumed(self, namespace: str, name: str) -> Obj | None:
+        """The claim as the scheduler assumes it: with the `selected-node` an assumed pod is about to write."""
+        claim = self.claims.get(namespace, name)
+        if claim is None or volumebinding.selected_node(claim):
+            return claim
+        node = self._selected.get(str((claim.get("metadata") or {}).get("uid") or ""))
+        if node is None:
+            return claim
+        meta = claim.get("metadata") or {}
+        annotations = {**(meta.get("annotations") or {}), volumebinding.SELECTED_NODE_ANNOTATION: node}
+        return {**claim, "metadata": {**meta, "annotations": annotations}}
+
+    def _storage_class(self, name: str) -> Obj | None:
+        return self.storage_classes.get("", name)
+
+    def _volume(self, name: str) -> Obj | None:
+        return self.volumes.get("", name)
 
     def _on_pod(self, old: Obj | None, new: Obj | None) -> None:
         if old is not None and new is not None and _finished(old) and _finished(new):
@@ -483,11 +554,20 @@ class Scheduler:
         if pod is None or pod.uid in self._assumed:
             return
         seq = self._event_seq
+        has_claims = bool(volumebinding.pod_claim_names(pod.pod))
+        if has_claims:
+            problem = volumebinding.prefilter(pod.pod, self._claim, self._storage_class)
+            if problem is not None:
+                count = len(self._ready_nodes())
+                not_helpful = fit_error(count, {}, absent_reason=REASON_NOT_HELPFUL)
+                message = f"0/{count} nodes are available: {problem}. {PREEMPTION_PREFIX}{not_helpful}"
+                self._unschedulable(pod, message, seq, None)
+                return
         nominated = self._nominated_node.get(pod.uid, pod.nominated_node)
         if nominated != pod.nominated_node:  # our nomination, before its status patch is seen
             pod = dataclasses.replace(pod, nominated_node=nominated)
         nodes = self._ready_nodes()
-        signature = None if nominated else _signature(pod, nodes)
+        signature = None if nominated or has_claims else _signature(pod, nodes)
         cached = self._failures.get(signature) if signature is not None else None
         if cached is not None and cached[0] == self._state:
             self._unschedulable(pod, cached[1], seq, cached[2])  # same pod shape, same cluster: same answer
@@ -502,6 +582,12 @@ class Scheduler:
         for node in nodes:
             reserved = nominated_on(node.name, pod, nominations) if nominations.get(node.name) else ()
             status = filter_node(pod, node, reserved, cycle)
+            if status is None and has_claims:
+                labels = dict(node.labels)
+                if volumebinding.node_conflict(pod.pod, labels, node.name, self._claim, self._volume):
+                    status = FilterStatus((volumebinding.ERR_REASON_NODE_CONFLICT,), False)
+                elif volumebinding.selected_elsewhere(pod.pod, node.name, self._claim_assumed, self._storage_class):
+                    status = FilterStatus((volumebinding.ERR_REASON_BIND_CONFLICT,), False)
             if status is None:
                 feasible.append(node)
             else:
@@ -539,6 +625,9 @@ class Scheduler:
         self._assumed.add(pod.uid)
         self._place(assumed)
         self._set_nomination(pod.uid, "")
+        for claim in volumebinding.claims_to_provision(pod.pod, self._claim_assumed, self._storage_class):
+            if not volumebinding.selected_node(claim):
+                self._selected[str((claim.get("metadata") or {}).get("uid") or "")] = host
         self._spawn(self._bind(assumed, self._attempts.get(pod.key, 0) + 1))
 
     async def _bind(self, pod: PodInfo, attempts: int) -> None:
@@ -550,8 +639,14 @@ class Scheduler:
         }
         async with self._bind_slots:
             try:
+                if volumebinding.pod_claim_names(pod.pod):
+                    await self._bind_volumes(pod)
                 await self.client.post_subresource(PODS, pod.namespace, pod.name, "binding", body, handover=True)
             except Exception as exc:
+                for claim in volumebinding.claims_to_provision(pod.pod, self._claim, self._storage_class):
+                    uid = str((claim.get("metadata") or {}).get("uid") or "")
+                    if self._selected.get(uid) == pod.node_name:
+                        del self._selected[uid]  # RevertAssumedPodVolumes
                 if pod.uid in self._assumed:
                     self._assumed.discard(pod.uid)
                     if self._unplace(pod.uid):
@@ -569,6 +664,26 @@ class Scheduler:
         self.events.event(
             pod.pod, "Normal", "Scheduled", f"Successfully assigned {pod.namespace}/{pod.name} to {pod.node_name}"
         )
+
+    async def _bind_volumes(self, pod: PodInfo) -> None:
+        """VolumeBinding's PreBind: name the chosen node in each unbound WaitForFirstConsumer claim, then wait
+        (up to `bind_timeout`) until the PV controller has bound every claim of the pod."""
+        for claim in volumebinding.claims_to_provision(pod.pod, self._claim, self._storage_class):
+            if volumebinding.selected_node(claim) == pod.node_name:
+                continue
+            meta = claim.get("metadata") or {}
+            patch = {"metadata": {"annotations": {volumebinding.SELECTED_NODE_ANNOTATION: pod.node_name}}}
+            await self.client.patch(
+                PERSISTENT_VOLUME_CLAIMS, pod.namespace, str(meta.get("name")), patch, patch_type="merge"
+            )
+        deadline = self.clock.now() + self.settings.bind_timeout
+        while not volumebinding.all_bound(pod.pod, self._claim):
+            remaining = deadline - self.clock.now()
+            if remaining <= 0:
+                raise TimeoutError("binding volumes: timed out waiting for the condition")
+            changed = self._claim_changed
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), timeout=min(remaining, 1.0))
 
     def _unschedulable(self, pod: PodInfo, message: str, seq: int, nomination: str | None) -> None:
         """Record the failure (event, condition, nomination) and park the pod until a change or its back-off."""

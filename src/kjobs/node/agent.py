@@ -22,17 +22,19 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections import ChainMap
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kjobs.api.errors import ApiError
+from kjobs.api.storage import pod_claim_names
 from kjobs.api.taints import NO_SCHEDULE, TAINT_MEMORY_PRESSURE, taints_of, with_taints
 from kjobs.api.types import Obj
 from kjobs.client.base import Client
 from kjobs.client.events import EventRecorder
 from kjobs.client.informer import Informer, Key
-from kjobs.client.resources import LEASES, NODES, PODS
+from kjobs.client.resources import LEASES, NODES, PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, PODS
 from kjobs.client.workqueue import WorkQueue
 from kjobs.clock import Clock
 from kjobs.node import nodestatus
@@ -72,6 +74,7 @@ from kjobs.node.shutdown import (
 from kjobs.node.supervisor import deletion_grace_seconds
 from kjobs.node.volumes import NOT_MOUNTED, unmounted, unmounted_message
 from kjobs.node.volumesetup import (
+    CLAIM,
     FAILED_MOUNT,
     mounting_containers,
     unsupported,
@@ -87,6 +90,8 @@ log = logging.getLogger(__name__)
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 COMPONENT = "kubelet"
 MEMORY_PRESSURE_TAINT: Obj = {"key": TAINT_MEMORY_PRESSURE, "effect": NO_SCHEDULE}
+CLAIM_RETRY_INTERVAL = 1.0
+"""Seconds between a waiting pod's checks of its claims."""
 _SHUTDOWN_STATUS_MARGIN = 10.0
 """Seconds a shutdown waits, after the last group's period, for the killed pods' final statuses to be written."""
 _OWNED_STATUS_KEYS = ("reason", "message")
@@ -357,6 +362,7 @@ class NodeAgent:
         self._killing: set[str] = set()
         self._finishing: set[str] = set()
         self._env_refs: dict[str, frozenset[tuple[str, str]]] = {}
+        self._claim_volumes: dict[str, dict[tuple[str, str], Obj | None]] = {}  # see `_bound_volumes`
         """Per admitted pod uid, the ConfigMaps and Secrets its containers read (only pods that read any)."""
         self._config_retry: dict[str, float] = {}
         """Per pod of `_env_refs` whose container waits with CreateContainerConfigError, when it is tried again."""
@@ -699,7 +705,8 @@ class NodeAgent:
         and a watch that cannot list in time fails this sync, which is retried."""
         sources = self.config_sources.register(_uid(pod), _key(pod)[0], refs)
         await self.config_sources.synced(_uid(pod))
-        return sources
+        claimed = self._claim_volumes.get(_uid(pod))
+        return sources if not claimed else ChainMap(claimed, sources)  # type: ignore[arg-type]
 
     async def _retry_config(self, pod: Obj, handle: PodHandle) -> None:
         """A container waits with `CreateContainerConfigError`: try it again `config_retry_interval` after it
@@ -721,10 +728,42 @@ class NodeAgent:
 
     def _drop_env_sources(self, uid: str) -> None:
         """No container of the pod starts here any more: stop watching what it reads, and forget it."""
+        self._claim_volumes.pop(uid, None)
         if self._env_refs.pop(uid, None) is not None:
             self._config_retry.pop(uid, None)
             self.config_sources.release(uid)
             self.runtime.provide_env_sources(uid, None)
+
+    async def _claims_unbound(self, pod: Obj) -> bool:
+        """Whether a claim the pod's volumes name is missing or not yet Bound: the kubelet's volume manager
+        (`WaitForAttachAndMount`) keeps such a pod from starting, Pending, until the claim is bound."""
+        for name in pod_claim_names(pod):
+            try:
+                claim = await self.client.get(PERSISTENT_VOLUME_CLAIMS, _key(pod)[0], name)
+            except ApiError as exc:
+                if exc.code == 404:
+                    return True
+                raise
+            if (claim.get("status") or {}).get("phase") != "Bound":
+                return True
+        return False
+
+    async def _bound_volumes(self, pod: Obj, claims: list[str]) -> dict[tuple[str, str], Obj | None]:
+        """The PersistentVolume bound to each of the pod's claims, keyed as `volumesetup.CLAIM` entries of its
+        sources (None where the claim or its volume is gone: the set-up then fails with FailedMount)."""
+        found: dict[tuple[str, str], Obj | None] = {}
+        for name in claims:
+            pv: Obj | None = None
+            try:
+                claim = await self.client.get(PERSISTENT_VOLUME_CLAIMS, _key(pod)[0], name)
+                volume = (claim.get("spec") or {}).get("volumeName")
+                if volume and (claim.get("status") or {}).get("phase") == "Bound":
+                    pv = await self.client.get(PERSISTENT_VOLUMES, "", str(volume))
+            except ApiError as exc:
+                if exc.code != 404:
+                    raise
+            found[(CLAIM, name)] = pv
+        return found
 
     async def _admit(self, pod: Obj) -> PodHandle | None:
         """Start a new pod, or settle one this runtime does not run; returns the handle when it runs here."""
@@ -734,12 +773,18 @@ class NodeAgent:
             if _deleting(pod):
                 await self._finish_deletion(pod)
             return None
+        if not ran_before(pod) and not _deleting(pod) and await self._claims_unbound(pod):
+            self.queue.add_after(_key(pod), CLAIM_RETRY_INTERVAL)  # the kubelet's volume manager waits too
+            return None
         refs = env_references(pod)
         mounts = mounting_containers(pod) and getattr(self.runtime, "mounts_volumes", False)
         if mounts:  # the ConfigMaps and Secrets its volumes hold are watched with those its env reads
             refs = refs | volume_references(pod)
+        claims = pod_claim_names(pod) if mounts else []
+        if claims:  # handed over with them: the volumes bound to its claims, read once (a binding is final)
+            self._claim_volumes[uid] = await self._bound_volumes(pod, claims)
         sources: EnvSources | None = None
-        if refs:  # watched before the runtime needs them: to start the containers, and to restart adopted ones
+        if refs or claims:  # watched before the runtime needs them: to start the containers, to restart adopted ones
             self._env_refs[uid] = refs
             try:
                 sources = await self._env_sources(pod, refs)

@@ -44,7 +44,23 @@ def start_time(pid: int) -> str | None:
 
 
 def _alive(pid: int, started: str) -> bool:
-    return bool(started) and start_time(pid) == started
+    """Same pid, same start time, and not a zombie: a process killed with SIGKILL stays in /proc, state `Z`,
+    until its parent (often init) reaps it, which after a big process's exit can take a second or two, while the
+    data directory's lock it held is already free. A restarted agent must see its predecessor as gone then."""
+    if not started:
+        return False
+    try:
+        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        stat = os.read(fd, 4096)
+    except OSError:
+        return False
+    finally:
+        os.close(fd)
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    return len(fields) > 19 and fields[0] not in (b"Z", b"X") and fields[19].decode() == started
 
 
 def owner_dir(procs: Path) -> Path:

@@ -649,7 +649,7 @@ class ProcessRuntime(Supervisor):
         kuberuntime_container.go `makeMounts`): a new empty file, mode 0666, per container instance under
         `<pod_dir>/containers/<name>/`, bound at the path (default `/dev/termination-log`)."""
         pod_dir = self.pod_dir(record.uid)
-        binds = volumesetup.container_mounts(record.pod, container, pod_dir, env)
+        binds = volumesetup.container_mounts(record.pod, container, pod_dir, env, self._env_sources.get(record.uid))
         message_path = str(container.get("terminationMessagePath") or DEFAULT_TERMINATION_MESSAGE_PATH)
         try:
             directory = pod_dir / "containers" / str(container["name"])

@@ -16,6 +16,10 @@ Design note: the kubelet sets up every volume of a pod before it starts any of i
   plugin's own text; the pod waits (ContainerCreating) and the set-up is retried.
 - `hostPath` (pkg/volume/hostpath/host_path.go): the host path itself after the `type` check (`checkType`,
   `typeMatchedOrError`: DirectoryOrCreate makes it 0755, FileOrCreate makes an empty 0644 file).
+- `persistentVolumeClaim`: the directory of the PersistentVolume bound to the claim (`kjobs.storage.host_path`:
+  a `hostPath` or `local` volume, as kjobs' local-path provisioner makes them), which the node agent hands over
+  with the ConfigMaps and Secrets as `(CLAIM, claimName)` → the PersistentVolume; read-only when the volume
+  source or the mount says so. The agent starts no pod before its claims are Bound.
 A failure is the kubelet's `FailedMount` event text: `MountVolume.SetUp failed for volume "NAME" : <error>`
 (pkg/volume/util/operationexecutor `GenerateError`). Contents are written once per pod (the kubelet refreshes
 ConfigMap/Secret/downwardAPI volumes on its sync period; kjobs does not, see docs/volumes.md).
@@ -37,6 +41,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from kjobs.api.storage import host_path
 from kjobs.api.types import Obj
 from kjobs.node.envvars import CONFIG_MAP, SECRET, ConfigError, EnvSources, expand, field_ref_value
 from kjobs.node.envvars import _resource_field as resource_field  # the env var's rule, divisor and rounding
@@ -53,6 +58,19 @@ PLUGINS = {
     "projected": "kubernetes.io~projected",
 }
 """Volume source field -> the kubelet plugin directory its volumes live in."""
+
+CLAIM = "PersistentVolumeClaim"
+"""The `EnvSources` kind under which the agent gives a claim's bound PersistentVolume (None: not bound)."""
+
+TMPFS_ROOT_MODE = 0o1777
+"""A fresh tmpfs's root (`drwxrwxrwt`): what a `medium: Memory` emptyDir is, as the kubelet mounts it with no
+`mode=` option (empty_dir.go `setupTmpfs`)."""
+
+WRAPPER_MODES = {"configMap": 0o777, "secret": 0o1777, "downwardAPI": 0o1777, "projected": 0o1777}
+"""The mode of the directory each API-data volume is mounted from. The kubelet sets them up inside an emptyDir
+(each plugin's `wrappedVolumeSpec`): a configMap's on disk, made 0777 (empty_dir.go `setupDir`); a secret's,
+downwardAPI's and projected's with `medium: Memory`, a fresh tmpfs whose root is 1777 (`drwxrwxrwt`). kjobs
+writes all four to disk and gives the directory the mode a container would see there."""
 
 API_DATA = frozenset(("configMap", "secret", "downwardAPI", "projected"))
 """Sources written by the atomic writer and mounted read-only."""
@@ -85,7 +103,7 @@ def mounting_containers(pod: Obj) -> bool:
 
 def source_of(volume: Obj) -> str | None:
     """The volume's source field when kjobs sets it up (`emptyDir`, `hostPath`, `configMap`, ...), else None."""
-    for key in ("emptyDir", "hostPath", "configMap", "secret", "downwardAPI", "projected"):
+    for key in ("emptyDir", "hostPath", "configMap", "secret", "downwardAPI", "projected", "persistentVolumeClaim"):
         if volume.get(key) is not None:
             return key
     return None
@@ -137,17 +155,35 @@ def unsupported(pod: Obj) -> list[str]:
 def unsupported_message(found: list[str]) -> str:
     """The `VolumesNotMounted` Warning's message for what a mounting runtime leaves out."""
     return (
-        "kjobs mounts emptyDir, hostPath, configMap, secret, downwardAPI and projected volumes only, and issues no "
+        "kjobs mounts emptyDir, hostPath, configMap, secret, downwardAPI, projected and persistentVolumeClaim "
+        "volumes only, and issues no "
         "service account tokens: " + ", ".join(found) + " not mounted; the containers start without them"
     )
 
 
-def volume_dir(pod_dir: Path, volume: Obj) -> Path:
-    """Where a volume's contents live on this machine (a hostPath: the host path itself)."""
+def volume_dir(pod_dir: Path, volume: Obj, sources: EnvSources | None = None) -> Path:
+    """Where a volume's contents live on this machine (a hostPath: the host path itself; a claim: its bound
+    volume's directory). `ConfigError` for a claim whose volume has no directory here."""
     kind = source_of(volume)
     if kind == "hostPath":
         return Path(str(volume["hostPath"].get("path") or ""))
+    if kind == "persistentVolumeClaim":
+        return claim_dir(volume, sources)
     return pod_dir / "volumes" / PLUGINS.get(kind or "", "kubernetes.io~unsupported") / str(volume.get("name", ""))
+
+
+def claim_dir(volume: Obj, sources: EnvSources | None) -> Path:
+    """The host directory of the PersistentVolume bound to the volume's claim; `ConfigError` (the FailedMount
+    text) when the claim is not bound yet or its volume is not one kjobs can mount."""
+    claim = str(volume["persistentVolumeClaim"].get("claimName") or "")
+    pv = sources.get((CLAIM, claim)) if sources is not None else None
+    if pv is None:
+        raise ConfigError(f'persistentvolumeclaim "{claim}" is not bound')
+    path = host_path(pv)
+    if path is None:
+        name = (pv.get("metadata") or {}).get("name", "")
+        raise ConfigError(f'kjobs mounts hostPath and local PersistentVolumes only, and "{name}" is neither')
+    return Path(path)
 
 
 # -- payloads ---------------------------------------------------------------------------------------------------
@@ -427,13 +463,20 @@ def set_up(pod: Obj, pod_dir: Path, sources: EnvSources | None, *, host_ip: str,
                 path = volume_dir(pod_dir, volume)
                 if not path.is_dir():
                     path.mkdir(parents=True, exist_ok=True)
-                    path.chmod(EMPTY_DIR_MODE)
+                    memory = (volume.get("emptyDir") or {}).get("medium") == "Memory"
+                    path.chmod(TMPFS_ROOT_MODE if memory else EMPTY_DIR_MODE)
             elif kind == "hostPath":
                 host = volume["hostPath"]
                 check_host_path(str(host.get("path") or ""), str(host.get("type") or ""))
+            elif kind == "persistentVolumeClaim":
+                path = claim_dir(volume, sources)
+                if not path.is_dir():
+                    raise ConfigError(f"volume directory {str(path)!r} does not exist")
             else:
                 files = payload(pod, volume, lookup, host_ip=host_ip, pod_ip=pod_ip)
-                write_atomic(volume_dir(pod_dir, volume), files)
+                target = volume_dir(pod_dir, volume)
+                write_atomic(target, files)
+                target.chmod(WRAPPER_MODES[kind])
         except ConfigError as exc:
             failures.append(f'MountVolume.SetUp failed for volume "{name}" : {exc}')
         except OSError as exc:
@@ -441,7 +484,9 @@ def set_up(pod: Obj, pod_dir: Path, sources: EnvSources | None, *, host_ip: str,
     return failures
 
 
-def container_mounts(pod: Obj, container: Obj, pod_dir: Path, env: Mapping[str, str]) -> list[Bind]:
+def container_mounts(
+    pod: Obj, container: Obj, pod_dir: Path, env: Mapping[str, str], sources: EnvSources | None = None
+) -> list[Bind]:
     """The binds of the container's `volumeMounts` whose volumes are set up here, shallowest mountPath first (as
     containerd orders them); `ConfigError` for a subPath that leaves its volume."""
     volumes = {v.get("name"): v for v in (pod.get("spec") or {}).get("volumes") or () if isinstance(v, dict)}
@@ -451,7 +496,7 @@ def container_mounts(pod: Obj, container: Obj, pod_dir: Path, env: Mapping[str, 
         kind = source_of(volume) if volume is not None else None
         if volume is None or kind is None:
             continue
-        base = volume_dir(pod_dir, volume)
+        base = volume_dir(pod_dir, volume, sources)
         source = base
         sub = str(mount.get("subPath") or "")
         if not sub and mount.get("subPathExpr"):
@@ -467,6 +512,8 @@ def container_mounts(pod: Obj, container: Obj, pod_dir: Path, env: Mapping[str, 
             if real != real_base and not real.startswith(real_base + "/"):
                 raise ConfigError(f"subpath {real!r} not within volume path {real_base!r}")
         read_only = mount.get("readOnly") is True or kind in API_DATA
+        if kind == "persistentVolumeClaim" and volume["persistentVolumeClaim"].get("readOnly") is True:
+            read_only = True
         target = os.path.normpath(str(mount.get("mountPath") or "/"))
         binds.append(Bind(source=str(source), target=target, read_only=read_only))
     binds.sort(key=lambda b: len(Path(b.target).parts))

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 from kjobs.api.errors import forbidden
 from kjobs.api.taints import NO_EXECUTE, TAINT_NOT_READY, TAINT_UNREACHABLE
@@ -393,3 +394,95 @@ def name_for_errors(meta: Obj, generated: bool) -> str:
 def _value(pc: Obj) -> int:
     value = pc.get("value")
     return value if type(value) is int else 0
+
+
+# ------------------------------------------------------------------------------------------------ storage
+
+DEFAULT_STORAGE_CLASS = "DefaultStorageClass"
+STORAGE_OBJECT_IN_USE_PROTECTION = "StorageObjectInUseProtection"
+PERSISTENT_VOLUME_CLAIM_RESIZE = "PersistentVolumeClaimResize"
+
+
+def default_storage_class(classes: Iterable[Obj]) -> Obj | None:
+    """`GetDefaultClass` (pkg/volume/util/storageclass.go): of the classes annotated default, the newest
+    (then the first by name, as upstream sorts equal times by name); None when there is none."""
+    from kjobs.api.storage import is_default_class
+
+    defaults = [sc for sc in classes if is_default_class(sc)]
+    if not defaults:
+        return None
+    defaults.sort(key=lambda sc: str((sc.get("metadata") or {}).get("name") or ""))
+    defaults.sort(key=lambda sc: str((sc.get("metadata") or {}).get("creationTimestamp") or ""), reverse=True)
+    return defaults[0]
+
+
+def admit_claim(pvc: Obj, classes: Iterable[Obj], settings: AdmissionSettings) -> Obj:
+    """A created claim after DefaultStorageClass (plugin/pkg/admission/storage/storageclass/setdefault: a claim
+    that names no class, neither in `spec.storageClassName` nor in the beta annotation, gets the default class's
+    name) and StorageObjectInUseProtection (plugin/pkg/admission/storage/storageobjectinuseprotection: the
+    `kubernetes.io/pvc-protection` finalizer)."""
+    from kjobs.api.storage import BETA_STORAGE_CLASS_ANNOTATION, PVC_PROTECTION_FINALIZER
+
+    spec = pvc.get("spec")
+    meta = pvc.get("metadata") or {}
+    annotations = meta.get("annotations") or {}
+    if (
+        settings.enabled(DEFAULT_STORAGE_CLASS)
+        and isinstance(spec, dict)
+        and spec.get("storageClassName") is None
+        and BETA_STORAGE_CLASS_ANNOTATION not in annotations
+    ):
+        default = default_storage_class(classes)
+        if default is not None:
+            pvc = {**pvc, "spec": {**spec, "storageClassName": (default.get("metadata") or {}).get("name")}}
+    if settings.enabled(STORAGE_OBJECT_IN_USE_PROTECTION):
+        pvc = with_finalizer(pvc, PVC_PROTECTION_FINALIZER)
+    return pvc
+
+
+def admit_volume(pv: Obj, settings: AdmissionSettings) -> Obj:
+    """A created PersistentVolume after StorageObjectInUseProtection: the `kubernetes.io/pv-protection`
+    finalizer."""
+    from kjobs.api.storage import PV_PROTECTION_FINALIZER
+
+    if not settings.enabled(STORAGE_OBJECT_IN_USE_PROTECTION):
+        return pv
+    return with_finalizer(pv, PV_PROTECTION_FINALIZER)
+
+
+def with_finalizer(obj: Obj, finalizer: str) -> Obj:
+    """`obj` with `finalizer` appended to `metadata.finalizers` unless there already."""
+    meta = obj.get("metadata")
+    if not isinstance(meta, dict):
+        return obj
+    finalizers = meta.get("finalizers")
+    current = list(finalizers) if isinstance(finalizers, list) else []
+    if finalizer in current:
+        return obj
+    return {**obj, "metadata": {**meta, "finalizers": [*current, finalizer]}}
+
+
+def claim_resize_refusal(pvc: Obj, old: Obj, classes: Iterable[Obj]) -> str | None:
+    """PersistentVolumeClaimResize (plugin/pkg/admission/storage/persistentvolume/resize): a claim's storage
+    request may grow only once it is Bound, and only when its class allows volume expansion; the refusal's
+    text, or None."""
+    from kjobs.api.storage import storage_of
+
+    def size(claim: Obj) -> Any:
+        spec = claim.get("spec") if isinstance(claim.get("spec"), dict) else {}
+        resources = spec.get("resources") if isinstance(spec, dict) else None
+        quantity = storage_of(resources.get("requests") if isinstance(resources, dict) else None)
+        return quantity.value if quantity is not None else 0
+
+    if size(pvc) <= size(old):
+        return None
+    if (old.get("status") or {}).get("phase") != "Bound":
+        return "Only bound persistent volume claims can be expanded"
+    name = ((old.get("spec") or {}).get("storageClassName")) or ""
+    for sc in classes:
+        if (sc.get("metadata") or {}).get("name") == name and name and sc.get("allowVolumeExpansion") is True:
+            return None
+    return (
+        "only dynamically provisioned pvc can be resized and the storageclass that provisions the pvc must support "
+        "resize"
+    )

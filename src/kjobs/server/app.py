@@ -37,6 +37,7 @@ from kjobs.api.types import Obj
 from kjobs.server import (
     authz,
     bootstrap,
+    crscale,
     discovery,
     health,
     limits,
@@ -56,10 +57,11 @@ from kjobs.server import (
 )
 from kjobs.server.admission import AdmissionSettings
 from kjobs.server.auth import PUBLIC_ROUTES, Authenticator, client_cert_name
+from kjobs.server.customresources import CustomResource
 from kjobs.server.gotypes import go_json_syntax_error
 from kjobs.server.logs import LogSource, log_options
 from kjobs.server.metrics import ApiMetrics, clean_verb
-from kjobs.server.patch import PATCH_MEDIA, unsupported_patch_type
+from kjobs.server.patch import PATCH_MEDIA, apply_patch, unsupported_patch_type
 from kjobs.server.portforward import NoPortForward, PortForwardSource
 from kjobs.server.protocol import HIJACK
 from kjobs.server.rbac import REQUEST_USER
@@ -148,6 +150,14 @@ _TEXT_MEDIA = ("application/json", "application/yaml")
 _BODY_MEDIA = (*_TEXT_MEDIA, _PROTOBUF)
 """What a create, update, eviction or DeleteOptions body may be (the apiserver's serializers; no Content-Type
 means the first, JSON: apiserver `negotiation.NegotiateInputSerializerForMediaType`)."""
+
+
+STRATEGIC = "application/strategic-merge-patch+json"
+CUSTOM_RESOURCE_PATCH_TYPES = (
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/apply-patch+yaml",
+)
 
 
 def unsupported_media_type(accepted: Sequence[str]) -> ApiError:
@@ -905,6 +915,9 @@ class App:
             )
             await self._send_result(send, result, r)
             return
+        if sub == "scale" and isinstance(r, CustomResource):
+            await self._scale(request, r, ns, name, send)
+            return
         if sub == "finalize" and method != "PUT":
             raise method_not_allowed()
         if method == "GET":
@@ -941,6 +954,9 @@ class App:
                 dry_run=bool(query.get("dryRun")),
             )
         elif method == "PATCH":
+            if isinstance(r, CustomResource) and request.content_type.split(";", 1)[0].strip().lower() == STRATEGIC:
+                # a custom resource has no Go struct to carry patch strategies (customresource_handler.go)
+                raise unsupported_media_type(CUSTOM_RESOURCE_PATCH_TYPES)
             writeoptions.check(query, "PatchOptions", patch_type=request.content_type.split(";", 1)[0].strip().lower())
             body = await request.decoded(patch=True)
             result = await self.service.patch(
@@ -966,6 +982,33 @@ class App:
         else:
             raise method_not_allowed()
         await self._send_result(send, result, r)
+
+    async def _scale(self, request: Request, r: CustomResource, namespace: str, name: str, send: Send) -> None:
+        """A custom resource's `/scale` (`kjobs.server.crscale`): read and written as an autoscaling/v1 Scale."""
+        current = self.service.get(r, namespace, name)
+        if request.method == "GET":
+            await _respond(send, 200, orjson.dumps(crscale.scale_of(r, current)))
+            return
+        if request.method == "PUT":
+            writeoptions.check(request.query, "UpdateOptions")
+            wanted = await request.decoded()
+        elif request.method == "PATCH":
+            media = request.content_type.split(";", 1)[0].strip().lower()
+            writeoptions.check(request.query, "PatchOptions", patch_type=media)
+            body = await request.decoded(patch=True)
+            wanted = apply_patch(media, crscale.scale_of(r, current), body)
+        else:
+            raise method_not_allowed()
+        replicas = crscale.replicas_of(wanted, name)
+        result = await self.service.update(
+            r,
+            namespace,
+            name,
+            crscale.with_replicas(r, current, replicas),
+            manager=request.manager,
+            dry_run=bool(request.query.get("dryRun")),
+        )
+        await _respond(send, 200, orjson.dumps(crscale.scale_of(r, result.obj)), warnings=result.warnings)
 
     async def _review(self, request: Request, route: routing.Route, user: authz.UserInfo, send: Send) -> None:
         """A review: only POST to its collection (405 for another method there, 404 for an item's path, and for a

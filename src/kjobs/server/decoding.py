@@ -54,3 +54,17 @@ def prune(obj: Obj, paths: list[schema.FieldPath2]) -> None:
         for token in path[:-1]:
             node = node[token]
         node.pop(path[-1], None)
+
+
+def check_listed_unknown_fields(unknown: list[str], kind: str, version: str, mode: str) -> list[str]:
+    """`check_unknown_fields` for fields already found (a custom resource's, by its CRD's schema): 400 in
+    Strict mode, else the warnings (none for Ignore); pruning drops them afterwards."""
+    if not unknown:
+        return []
+    texts = [f'unknown field "{u}"' for u in unknown]
+    mode = (mode or "Warn").capitalize()
+    if mode == "Strict":
+        raise bad_request(
+            f'{kind} in version "{version}" cannot be handled as a {kind}: strict decoding error: {", ".join(texts)}'
+        )
+    return [] if mode == "Ignore" else texts

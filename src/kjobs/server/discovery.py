@@ -12,7 +12,7 @@ import functools
 import orjson
 
 from kjobs.api.types import Obj
-from kjobs.server import resourcemetrics
+from kjobs.server import registry, resourcemetrics
 from kjobs.server.registry import GROUPS, SUBRESOURCE_KINDS, SUBRESOURCE_VERBS, Resource, resources_of
 
 VERSION: Obj = {
@@ -231,3 +231,13 @@ def _aggregated_metrics_group() -> Obj:
             }
         ],
     }
+
+
+def _forget() -> None:
+    """The served resources changed (a CRD became Established or went away): build the documents again."""
+    legacy_apis.cache_clear()
+    resource_list.cache_clear()
+    aggregated.cache_clear()
+
+
+registry.on_change(_forget)

@@ -37,6 +37,7 @@ SOURCES = {
     "authorization/v1": ("api", "authorization/v1/types.go"),
     "rbac/v1": ("api", "rbac/v1/types.go"),
     "discovery/v1": ("api", "discovery/v1/types.go"),
+    "storage/v1": ("api", "storage/v1/types.go"),
 }
 IMPORTS = {"metav1": "meta/v1", "corev1": "core/v1", "v1": "core/v1", "apiv1": "core/v1"}
 """The import aliases those files use for each other."""

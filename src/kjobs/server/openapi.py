@@ -16,7 +16,8 @@ import orjson
 
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
-from kjobs.server import schema
+from kjobs.server import registry, schema
+from kjobs.server.customresources import CustomResource, openapi_schemas
 from kjobs.server.registry import GROUPS, Resource, resources_of
 from kjobs.server.resourcemetrics import GROUP as METRICS_GROUP
 from kjobs.server.resourcemetrics import RESOURCES as METRICS_PLURALS
@@ -56,7 +57,7 @@ def _gv_key(group: str, version: str) -> str:
 
 
 def _ref(r: Resource, *, list_kind: bool = False) -> Obj:
-    name = r.schema_name
+    name = r.openapi_name if isinstance(r, CustomResource) else r.schema_name
     if name is None:
         return {"type": "object"}
     return {"$ref": f"#/components/schemas/{name}List" if list_kind else f"#/components/schemas/{name}"}
@@ -85,7 +86,9 @@ def _op(r: Resource, action: str, *, body: bool = False, patch: bool = False, li
     if body:
         op["requestBody"] = {"content": {"*/*": {"schema": _ref(r)}}, "required": True}
     if patch:
-        op["requestBody"] = {"content": {t: {"schema": {"type": "object"}} for t in PATCH_TYPES}, "required": True}
+        # a custom resource takes no strategic merge patch: kubectl then sends JSON merge patches for it
+        types = [t for t in PATCH_TYPES if "strategic" not in t] if isinstance(r, CustomResource) else PATCH_TYPES
+        op["requestBody"] = {"content": {t: {"schema": {"type": "object"}} for t in types}, "required": True}
     return op
 
 
@@ -139,13 +142,15 @@ def group_version_document(group: str, version: str, features: FeatureGates = DE
     if version not in _served().get(group, ()):
         return None
     paths: Obj = {}
-    for r in _resources(group, version):
+    rows = _resources(group, version)
+    for r in rows:
         paths.update(_paths(r))
+    custom = openapi_schemas(rows)  # a CRD's kinds: their own schemas (kjobs.server.customresources)
     doc = {
         "openapi": "3.0.0",
         "info": {"title": "Kubernetes", "version": "v1.32.0"},
         "paths": paths,
-        "components": {"schemas": schema.schemas(features)},
+        "components": {"schemas": {**schema.schemas(features), **custom} if custom else schema.schemas(features)},
     }
     return orjson.dumps(doc)
 
@@ -165,3 +170,11 @@ def index(features: FeatureGates = DEFAULT) -> bytes:
         for v in versions
     }
     return orjson.dumps({"paths": paths})
+
+
+def _forget() -> None:
+    group_version_document.cache_clear()
+    index.cache_clear()
+
+
+registry.on_change(_forget)

@@ -26,9 +26,9 @@ import orjson
 
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
-from kjobs.server import discovery, gnostic, schema
+from kjobs.server import discovery, gnostic, registry, schema
 from kjobs.server.openapi import METRICS_RESOURCES
-from kjobs.server.registry import RESOURCES, SUBRESOURCE_KINDS, Resource
+from kjobs.server.registry import BUILT_IN, RESOURCES, SUBRESOURCE_KINDS, Resource
 
 JSON_TYPE = "application/json"
 PROTOBUF_TYPE = "application/com.github.proto-openapi.spec.v2.v1.0+protobuf"
@@ -716,9 +716,12 @@ def definitions(features: FeatureGates = DEFAULT) -> dict[str, Any]:
 
 def build(features: FeatureGates = DEFAULT) -> Obj:
     """The Swagger 2.0 document as a JSON object."""
-    defs = definitions(features)
+    from kjobs.server.customresources import openapi_schemas
+
+    custom = openapi_schemas(RESOURCES[len(BUILT_IN) :])  # the CRDs' kinds: definitions only (no paths)
+    defs = {**definitions(features), **{name: _v2_schema(value) for name, value in custom.items()}}
     paths: dict[str, Obj] = {}
-    for r in [*RESOURCES, *METRICS_RESOURCES]:
+    for r in [*BUILT_IN, *METRICS_RESOURCES]:
         paths.update(_paths(r, defs))
     for item in paths.values():
         item["parameters"] = sorted(item["parameters"], key=_param_order)
@@ -799,3 +802,6 @@ def negotiate(accept: str) -> str | None:
             if main in ("application", "*") and sub in (subtype, "*"):
                 return media
     return None
+
+
+registry.on_change(document.cache_clear)

@@ -32,6 +32,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kjobs.server.metrics_schema import SCHEMAS as METRICS_SCHEMAS
 from kjobs.server.schema import schemas
 
 OUTPUT = Path(__file__).parent / "data" / "protobuf-v1.32.json"
@@ -106,6 +107,8 @@ def generate(api: Path, apimachinery: Path) -> dict[str, Any]:
     """The table for every kind with a schema: its roots and the closure of the messages they reach."""
     roots: dict[str, str] = {}
     for name, schema in schemas().items():
+        if name in METRICS_SCHEMAS:  # k8s.io/metrics' kinds: not in these modules, and served as JSON only
+            continue
         for gvk in schema.get("x-kubernetes-group-version-kind", ()):
             group, version, kind = gvk.get("group", ""), gvk["version"], gvk["kind"]
             roots[f"{group}/{version}/{kind}" if group else f"{version}/{kind}"] = proto_name(name)

@@ -104,6 +104,15 @@ class Resource:
         """The OpenAPI schema of this kind."""
         return schema.schema_name(self.group, self.version, self.kind)
 
+    def spec_changed(self, new: Obj, old: Obj) -> bool:
+        """Whether an update changes what `metadata.generation` counts (for the built-in kinds: `spec`)."""
+        return bool(new.get("spec") != old.get("spec"))
+
+    def unknown_fields(self, body: Obj) -> list[str] | None:
+        """The unknown fields of a body by this resource's own schema (a custom resource's), or None: the
+        built-in schemas decide (`kjobs.server.decoding`)."""
+        return None
+
     def hook(self, name: str) -> Any:
         """The core's function for `name` (`default`, `default_update`, `default_status`, `validate`, `validate_update`,
         `validate_status_update`, `drop_disabled`); `validate`/`validate_update` take `features=`."""
@@ -120,6 +129,7 @@ _SCHEDULING = "kjobs.api.validation_scheduling"
 _COORDINATION = "kjobs.api.validation_coordination"
 _NAMESPACE = "kjobs.api.validation_namespace"
 _RBAC = "kjobs.api.rbac"
+_STORAGE = "kjobs.api.storage"
 
 RESOURCES: list[Resource] = [
     Resource(
@@ -396,6 +406,32 @@ RESOURCES: list[Resource] = [
             "validate_update": (_SCHEDULING, "validate_priority_class_update"),
         },
     ),
+    # pkg/registry/core/persistentvolume{,claim} and pkg/registry/storage/storageclass (kjobs.api.storage); bound and
+    # provisioned by kjobs.controllers.volumes
+    *(
+        Resource(
+            group,
+            "v1",
+            plural,
+            plural[:-1],
+            kind,
+            namespaced,
+            (short,),
+            subresources=("status",) if status else (),
+            has_status=status,
+            hooks={
+                "default": (_STORAGE, f"default_{hook}_in_place"),
+                "validate": (_STORAGE, f"validate_{hook}"),
+                "validate_update": (_STORAGE, f"validate_{hook}_update"),
+                **({"validate_status_update": (_STORAGE, f"validate_{hook}_status_update")} if status else {}),
+            },
+        )
+        for group, plural, kind, namespaced, short, status, hook in (
+            ("", "persistentvolumeclaims", "PersistentVolumeClaim", True, "pvc", True, "persistent_volume_claim"),
+            ("", "persistentvolumes", "PersistentVolume", False, "pv", True, "persistent_volume"),
+            ("storage.k8s.io", "storageclasses", "StorageClass", False, "sc", False, "storage_class"),
+        )
+    ),
     # pkg/registry/rbac: no short names, no categories; the authorizer reads them (kjobs.server.rbac)
     *(
         Resource(
@@ -418,6 +454,27 @@ RESOURCES: list[Resource] = [
             ("rolebindings", "RoleBinding", True, "role_binding"),
             ("roles", "Role", True, "role"),
         )
+    ),
+    # apiextensions-apiserver's pkg/registry/customresourcedefinition: short name crd, category api-extensions;
+    # the CRDs' own resources are added at run time (`set_custom`, kjobs.server.customresources)
+    Resource(
+        "apiextensions.k8s.io",
+        "v1",
+        "customresourcedefinitions",
+        "customresourcedefinition",
+        "CustomResourceDefinition",
+        False,
+        ("crd", "crds"),
+        ("api-extensions",),
+        subresources=("status",),
+        tracks_generation=True,
+        hooks={
+            "default": ("kjobs.api.crds", "default_crd_in_place"),
+            "default_status": ("kjobs.api.crds", "default_crd_status_in_place"),
+            "validate": ("kjobs.api.crds", "validate_crd"),
+            "validate_update": ("kjobs.api.crds", "validate_crd_update"),
+            "validate_status_update": ("kjobs.api.crds", "validate_crd_status_update"),
+        },
     ),
     Resource(
         "authentication.k8s.io",
@@ -476,6 +533,37 @@ for _r in RESOURCES:
     if _r.version not in GROUPS[_r.group]:
         GROUPS[_r.group].append(_r.version)
 
+BUILT_IN: list[Resource] = list(RESOURCES)
+"""The static rows; `RESOURCES`, `STORED`, `BY_PATH` and `GROUPS` are these plus the custom resources."""
+
+_listeners: list[Callable[[], None]] = []
+
+
+def on_change(listener: Callable[[], None]) -> None:
+    """Call `listener` whenever the served resources change (discovery and OpenAPI drop their cached documents)."""
+    _listeners.append(listener)
+
+
+def set_custom(rows: list[Resource]) -> None:
+    """Serve the built-in resources plus `rows` (the Established CRDs' versions), updating the tables in place
+    (modules hold references to them). A row whose path a built-in serves is ignored."""
+    builtin_paths = {(r.group, r.version, r.plural) for r in BUILT_IN}
+    rows = [r for r in rows if (r.group, r.version, r.plural) not in builtin_paths]
+    current = RESOURCES[len(BUILT_IN) :]
+    if current == rows:
+        return
+    RESOURCES[:] = [*BUILT_IN, *rows]
+    STORED[:] = [r for r in RESOURCES if not r.is_view]
+    BY_PATH.clear()
+    BY_PATH.update({(r.group, r.version, r.plural): r for r in RESOURCES})
+    GROUPS.clear()
+    for r in RESOURCES:
+        versions = GROUPS.setdefault(r.group, [])
+        if r.version not in versions:
+            versions.append(r.version)
+    for listener in _listeners:
+        listener()
+
 
 def lookup(group: str, version: str, plural: str) -> Resource | None:
     """The resource served at `/apis/{group}/{version}/{plural}` (core: group `""`)."""
@@ -493,6 +581,7 @@ SUBRESOURCE_KINDS: dict[str, tuple[str, str, str]] = {
     "exec": ("", "v1", "PodExecOptions"),
     "attach": ("", "v1", "PodAttachOptions"),
     "portforward": ("", "v1", "PodPortForwardOptions"),
+    "scale": ("autoscaling", "v1", "Scale"),  # a custom resource's (kjobs.server.crscale)
 }
 """Subresources whose request/response kind is not the parent's: (group, version, kind)."""
 
@@ -504,6 +593,7 @@ SUBRESOURCE_VERBS: dict[str, list[str]] = {
     "portforward": ["create", "get"],
     "eviction": ["create"],
     "binding": ["create"],
+    "scale": ["get", "patch", "update"],
     "finalize": ["update"],  # the namespace registry's FinalizeREST is an Updater only
     "ephemeralcontainers": ["get", "patch", "update"],  # pkg/registry/core/pod/storage EphemeralContainersREST
 }

@@ -75,6 +75,13 @@ ROOTS = [
     "io.k8s.api.authorization.v1.SelfSubjectAccessReview",
     "io.k8s.api.authorization.v1.SelfSubjectRulesReview",
     "io.k8s.api.authentication.v1.SelfSubjectReview",
+    # storage: claims, the volumes bound to them and the classes that provision them (kjobs.api.storage)
+    "io.k8s.api.core.v1.PersistentVolume",
+    "io.k8s.api.core.v1.PersistentVolumeList",
+    "io.k8s.api.core.v1.PersistentVolumeClaim",
+    "io.k8s.api.core.v1.PersistentVolumeClaimList",
+    "io.k8s.api.storage.v1.StorageClass",
+    "io.k8s.api.storage.v1.StorageClassList",
     # the reviews about another user (kjobs.server.reviews), which delegating authorizers create
     "io.k8s.api.authorization.v1.SubjectAccessReview",
     "io.k8s.api.authorization.v1.LocalSubjectAccessReview",

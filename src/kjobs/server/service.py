@@ -26,6 +26,7 @@ import orjson
 
 from kjobs.api import services
 from kjobs.api.conditions import EVICTION_BY_EVICTION_API, disruption_target, update_pod_condition
+from kjobs.api.crds import GROUP as CRD_GROUP
 from kjobs.api.defaults import NAMESPACE_FINALIZER
 from kjobs.api.errors import (
     ApiError,
@@ -53,9 +54,12 @@ from kjobs.server.admission import (
     SERVICE_ACCOUNT_LOOKUP_ATTEMPTS,
     SERVICE_ACCOUNT_RETRY_INTERVAL,
     AdmissionSettings,
+    admit_claim,
     admit_pod,
     admit_pod_priority,
+    admit_volume,
     check_priority_class,
+    claim_resize_refusal,
     mirror_pod_refusal,
     name_for_errors,
     service_account,
@@ -63,7 +67,8 @@ from kjobs.server.admission import (
 )
 from kjobs.server.apply import FieldPath
 from kjobs.server.authz import UserInfo
-from kjobs.server.decoding import check_unknown_fields
+from kjobs.server.crdcontroller import CrdController, add_cleanup_finalizer
+from kjobs.server.decoding import check_listed_unknown_fields, check_unknown_fields
 from kjobs.server.gotypes import converter_type_error, first_type_error, go_format
 from kjobs.server.logs import LogOptions, LogSource, NoLogs, validate_container
 from kjobs.server.patch import apply_patch, strategic_merge
@@ -386,6 +391,10 @@ def _initial_status(r: Resource, obj: Obj, now: str) -> Any:
         return {"loadBalancer": {}}
     if r.kind in ("Node",):
         return obj.get("status") or {}
+    if r.kind == "PersistentVolume":  # pkg/registry/core/persistentvolume/strategy.go
+        return {"phase": "Pending", "lastPhaseTransitionTime": now}
+    if r.kind == "PersistentVolumeClaim":
+        return {"phase": "Pending"}
     return {}
 
 
@@ -449,6 +458,9 @@ class ApiService:
         """Cluster IPs and node ports of Services, read from the stored Services (`kjobs.server.serviceips`)."""
         self.rbac = RbacAuthorizer(store.store)
         """Who may do what, by the stored roles and bindings (its watches open at its first use)."""
+        self.crds = CrdController(self)
+        """The CRDs' status, their resources' serving and cleanup (`kjobs.server.crdcontroller`)."""
+        self.crds.sync_now()
 
     # ------------------------------------------------------------------------------------------- helpers
 
@@ -549,6 +561,9 @@ class ApiService:
                 text = orjson.dumps(body).decode()
                 raise invalid("", "", [FieldError("patch", ErrorType.FieldValueInvalid, mistyped, text)])
             raise bad_request(f'{kind} in version "{r.version}" cannot be handled as a {kind}: {mistyped}')
+        custom = r.unknown_fields(body) if kind == r.kind else None
+        if custom is not None:
+            return check_listed_unknown_fields(custom, kind, r.version, field_validation)
         schema_name = r.schema_name if kind == r.kind else None
         return check_unknown_fields(body, schema_name, kind, r.version, field_validation, self.features, patch=patch)
 
@@ -576,7 +591,44 @@ class ApiService:
             if self.admission.enabled(PRIORITY):
                 classes = self._priority_classes() if create else ()
                 obj = admit_pod_priority(obj, None if create else old, classes, generated=generated)
+        elif r.kind == "PersistentVolumeClaim" and not subresource:
+            if create:
+                obj = admit_claim(obj, self._storage_classes(), self.admission)
+            elif old is not None:
+                refusal = claim_resize_refusal(obj, old, self._storage_classes())
+                if refusal is not None and self.admission.enabled("PersistentVolumeClaimResize"):
+                    raise forbidden("persistentvolumeclaims", str(_meta(obj).get("name") or ""), refusal)
+        elif r.kind == "PersistentVolume" and not subresource and create:
+            obj = admit_volume(obj, self.admission)
         return obj
+
+    def _storage_classes(self) -> list[Obj]:
+        """The StorageClasses, for the storage admission plugins (few; listed when a claim is written)."""
+        classes, _ = self.store.list("storageclasses.storage.k8s.io", None)
+        return list(classes)
+
+    async def ensure_default_storage_class(self) -> None:
+        """kind's default StorageClass `standard` (its `local-path-provisioner` manifest): `rancher.io/local-path`,
+        WaitForFirstConsumer, reclaim Delete, annotated the default class. Created, like kind's, once: when the
+        cluster has no StorageClass at all, so one a user deleted or replaced stays as they left it."""
+        r = lookup("storage.k8s.io", "v1", "storageclasses")
+        assert r is not None
+        if self._storage_classes():
+            return
+        body: Obj = {
+            "metadata": {
+                "name": "standard",
+                "annotations": {"storageclass.kubernetes.io/is-default-class": "true"},
+            },
+            "provisioner": "rancher.io/local-path",
+            "reclaimPolicy": "Delete",
+            "volumeBindingMode": "WaitForFirstConsumer",
+        }
+        try:
+            await self.create(r, "", body, field_validation="Ignore")
+        except ApiError as exc:
+            if exc.reason != "AlreadyExists":
+                raise
 
     async def _check_service_account(self, pod: Obj, namespace: str, generated: bool) -> None:
         """The ServiceAccount plugin's checks of a created pod (plugin/pkg/admission/serviceaccount/admission.go,
@@ -627,6 +679,8 @@ class ApiService:
         """An object of `r` was written: a PriorityClass write makes the next pod admission list them again."""
         if r.kind == "PriorityClass":
             self._classes = None
+        elif r.kind == "CustomResourceDefinition" and r.group == CRD_GROUP:
+            self.crds.changed()
 
     async def ensure_kubernetes_service(self, port: int, *, reconcile: bool = True) -> None:
         """The `kubernetes` Service (`_ensure_kubernetes_service_object`), then its Endpoints and EndpointSlice
@@ -1170,7 +1224,7 @@ class ApiService:
         warnings: Warnings | None,
     ) -> Obj:
         """The rest of `_write`, once a Service's IP and ports are held."""
-        if r.tracks_generation and subresource != "status" and new.get("spec") != old.get("spec"):
+        if r.tracks_generation and subresource != "status" and r.spec_changed(new, old):
             _meta(new)["generation"] = int((old.get("metadata") or {}).get("generation") or 0) + 1
         self._validate(r, new, old, subresource)
         self._validate_admission(r, new, subresource, create=False)
@@ -1599,6 +1653,13 @@ class ApiService:
         if propagation == "Orphan":  # dependents let go before the owner disappears, as the orphan finalizer ensures
             await self._cascade(r, namespace, uid, propagation)
         kept = _gc_finalizers_kept(meta.get("finalizers"), propagation)
+        if r.kind == "CustomResourceDefinition" and r.group == CRD_GROUP and not meta.get("deletionTimestamp"):
+            old = _copy(old) if kept is None else old
+            meta = _meta(old)
+            if kept is not None:
+                meta["finalizers"] = kept
+            add_cleanup_finalizer(meta)
+            kept = list(meta["finalizers"])
         if kept is not None:
             # deletionFinalizersForGarbageCollection: this DELETE's policy replaces the orphan/foregroundDeletion
             # finalizer the object had (store.go); kjobs' in-process cascade has done the orphaning already

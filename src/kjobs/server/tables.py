@@ -824,6 +824,166 @@ def endpoint_slice_cells(eps: Obj, now: float) -> list[Any]:
 DEFAULT_COLUMNS: list[Column] = [("Name", "string", 0, _DESC_NAME), ("Created At", "date", 0, _DESC_AGE)]
 
 
+# ------------------------------------------------------------------------------------------------ storage
+
+_ACCESS_MODE_ABBREVIATIONS = (
+    ("ReadWriteOnce", "RWO"),
+    ("ReadOnlyMany", "ROX"),
+    ("ReadWriteMany", "RWX"),
+    ("ReadWriteOncePod", "RWOP"),
+)
+
+
+def access_modes_string(modes: Any) -> str:
+    """`GetAccessModesAsString` (pkg/apis/core/helper): the modes present, abbreviated, in a fixed order."""
+    present = set(modes) if isinstance(modes, list) else set()
+    return ",".join(short for mode, short in _ACCESS_MODE_ABBREVIATIONS if mode in present)
+
+
+def _storage_string(resources: Any) -> str:
+    """A resource list's `storage` as `Quantity.String()` shows it ("0" when absent)."""
+    from kjobs.api.quantity import QuantityError, canonical
+
+    raw = resources.get("storage") if isinstance(resources, dict) else None
+    if raw is None:
+        return "0"
+    try:
+        return canonical(raw)
+    except (QuantityError, TypeError, ValueError):
+        return str(raw)
+
+
+def _storage_class_of(obj: Obj) -> str:
+    """`GetPersistentVolume(Claim)Class`: the beta annotation, else `spec.storageClassName`."""
+    annotations = (obj.get("metadata") or {}).get("annotations") or {}
+    if "volume.beta.kubernetes.io/storage-class" in annotations:
+        return str(annotations["volume.beta.kubernetes.io/storage-class"])
+    return str((obj.get("spec") or {}).get("storageClassName") or "")
+
+
+def _terminating_phase(obj: Obj) -> str:
+    if (obj.get("metadata") or {}).get("deletionTimestamp"):
+        return "Terminating"
+    return str((obj.get("status") or {}).get("phase") or "")
+
+
+PERSISTENT_VOLUME_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _DESC_NAME),
+    ("Capacity", "string", 0, "capacity is the description of the persistent volume's resources and capacity. More "
+     "info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#capacity"),
+    ("Access Modes", "string", 0, "accessModes contains all ways the volume can be mounted. More info: "
+     "https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes"),
+    ("Reclaim Policy", "string", 0, "persistentVolumeReclaimPolicy defines what happens to a persistent volume when "
+     "released from its claim. Valid options are Retain (default for manually created PersistentVolumes), Delete "
+     "(default for dynamically provisioned PersistentVolumes), and Recycle (deprecated). Recycle must be supported "
+     "by the volume plugin underlying this PersistentVolume. More info: "
+     "https://kubernetes.io/docs/concepts/storage/persistent-volumes#reclaiming"),
+    ("Status", "string", 0, "phase indicates if a volume is available, bound to a claim, or released by a claim. "
+     "More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#phase"),
+    ("Claim", "string", 0, "claimRef is part of a bi-directional binding between PersistentVolume and "
+     "PersistentVolumeClaim. Expected to be non-nil when bound. claim.VolumeName is the authoritative bind between "
+     "PV and PVC. More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#binding"),
+    ("StorageClass", "string", 0, "StorageClass of the pv"),
+    ("VolumeAttributesClass", "string", 0, "VolumeAttributesClass of the pv"),
+    ("Reason", "string", 0, "reason is a brief CamelCase string that describes any failure and is meant for machine "
+     "parsing and tidy display in the CLI."),
+    ("Age", "string", 0, _DESC_AGE),
+    ("VolumeMode", "string", 1, "volumeMode defines if a volume is intended to be used with a formatted filesystem "
+     "or to remain in raw block state. Value of Filesystem is implied when not included in spec."),
+]  # fmt: skip
+
+
+def persistent_volume_cells(pv: Obj, now: float) -> list[Any]:
+    """One PersistentVolume row (`printPersistentVolume`): CLAIM is `namespace/name` of the claimRef, STATUS
+    Terminating once deleted, `<unset>` for an unset volume mode or attributes class."""
+    spec = pv.get("spec") or {}
+    ref = spec.get("claimRef")
+    claim = f"{ref.get('namespace') or ''}/{ref.get('name') or ''}" if isinstance(ref, dict) else ""
+    return [
+        pv.get("metadata", {}).get("name", ""),
+        _storage_string(spec.get("capacity")),
+        access_modes_string(spec.get("accessModes")),
+        str(spec.get("persistentVolumeReclaimPolicy") or ""),
+        _terminating_phase(pv),
+        claim,
+        _storage_class_of(pv),
+        spec.get("volumeAttributesClassName") if spec.get("volumeAttributesClassName") is not None else "<unset>",
+        str((pv.get("status") or {}).get("reason") or ""),
+        _age(pv, now),
+        spec.get("volumeMode") if spec.get("volumeMode") is not None else "<unset>",
+    ]
+
+
+PERSISTENT_VOLUME_CLAIM_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _DESC_NAME),
+    ("Status", "string", 0, "phase represents the current phase of PersistentVolumeClaim."),
+    ("Volume", "string", 0, "volumeName is the binding reference to the PersistentVolume backing this claim."),
+    ("Capacity", "string", 0, "capacity represents the actual resources of the underlying volume."),
+    ("Access Modes", "string", 0, "accessModes contains the actual access modes the volume backing the PVC has. "
+     "More info: https://kubernetes.io/docs/concepts/storage/persistent-volumes#access-modes-1"),
+    ("StorageClass", "string", 0, "StorageClass of the pvc"),
+    ("VolumeAttributesClass", "string", 0, "VolumeAttributesClass of the pvc"),
+    ("Age", "string", 0, _DESC_AGE),
+    ("VolumeMode", "string", 1, "volumeMode defines what type of volume is required by the claim. Value of "
+     "Filesystem is implied when not included in claim spec."),
+]  # fmt: skip
+
+
+def persistent_volume_claim_cells(pvc: Obj, now: float) -> list[Any]:
+    """One PersistentVolumeClaim row (`printPersistentVolumeClaim`): capacity and access modes from the status,
+    and only once the claim names a volume."""
+    spec = pvc.get("spec") or {}
+    status = pvc.get("status") or {}
+    volume = str(spec.get("volumeName") or "")
+    capacity = _storage_string(status.get("capacity")) if volume else ""
+    modes = access_modes_string(status.get("accessModes")) if volume else ""
+    return [
+        pvc.get("metadata", {}).get("name", ""),
+        _terminating_phase(pvc),
+        volume,
+        capacity,
+        modes,
+        _storage_class_of(pvc),
+        spec.get("volumeAttributesClassName") if spec.get("volumeAttributesClassName") is not None else "<unset>",
+        _age(pvc, now),
+        spec.get("volumeMode") if spec.get("volumeMode") is not None else "<unset>",
+    ]
+
+
+STORAGE_CLASS_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _DESC_NAME),
+    ("Provisioner", "string", 0, "provisioner indicates the type of the provisioner."),
+    ("ReclaimPolicy", "string", 0, "reclaimPolicy controls the reclaimPolicy for dynamically provisioned "
+     "PersistentVolumes of this storage class. Defaults to Delete."),
+    ("VolumeBindingMode", "string", 0, "volumeBindingMode indicates how PersistentVolumeClaims should be provisioned "
+     "and bound.  When unset, VolumeBindingImmediate is used. This field is only honored by servers that enable the "
+     "VolumeScheduling feature."),
+    ("AllowVolumeExpansion", "string", 0, "allowVolumeExpansion shows whether the storage class allow volume "
+     "expand."),
+    ("Age", "string", 0, _DESC_AGE),
+]  # fmt: skip
+
+
+def storage_class_cells(sc: Obj, now: float) -> list[Any]:
+    """One StorageClass row (`printStorageClass`): the default class's name with ` (default)`; ALLOWVOLUMEEXPANSION
+    a bool cell."""
+    annotations = (sc.get("metadata") or {}).get("annotations") or {}
+    name = str(sc.get("metadata", {}).get("name", ""))
+    if "true" in (
+        annotations.get("storageclass.kubernetes.io/is-default-class"),
+        annotations.get("storageclass.beta.kubernetes.io/is-default-class"),
+    ):
+        name += " (default)"
+    return [
+        name,
+        str(sc.get("provisioner") or ""),
+        str(sc.get("reclaimPolicy") or "Delete"),
+        str(sc.get("volumeBindingMode") or "Immediate"),
+        sc.get("allowVolumeExpansion") is True,
+        _age(sc, now),
+    ]
+
+
 def default_cells(obj: Obj, now: float) -> list[Any]:
     """The generic `Name`/`Created At` row the apiserver uses for resources without a printer."""
     meta = obj.get("metadata", {})
@@ -848,11 +1008,28 @@ PRINTERS: dict[str, tuple[list[Column], Cells]] = {
     "ServiceAccount": (SERVICE_ACCOUNT_COLUMNS, service_account_cells),
     "RoleBinding": (ROLE_BINDING_COLUMNS, binding_cells),
     "ClusterRoleBinding": (CLUSTER_ROLE_BINDING_COLUMNS, binding_cells),
+    "PersistentVolume": (PERSISTENT_VOLUME_COLUMNS, persistent_volume_cells),
+    "PersistentVolumeClaim": (PERSISTENT_VOLUME_CLAIM_COLUMNS, persistent_volume_claim_cells),
+    "StorageClass": (STORAGE_CLASS_COLUMNS, storage_class_cells),
 }
 
 
-def column_definitions(kind: str) -> list[Obj]:
+CUSTOM_PRINTERS: dict[tuple[str, str], tuple[list[Obj], Cells]] = {}
+"""The custom resources' tables by (group, kind): their column definitions and cells
+(`kjobs.server.customresources`, from each CRD's `additionalPrinterColumns`)."""
+
+
+def _custom(kind: str, api_version: str) -> tuple[list[Obj], Cells] | None:
+    if kind in PRINTERS or not CUSTOM_PRINTERS:
+        return None
+    return CUSTOM_PRINTERS.get((api_version.rpartition("/")[0], kind))
+
+
+def column_definitions(kind: str, api_version: str = "") -> list[Obj]:
     """The `columnDefinitions` of a kind's table."""
+    custom = _custom(kind, api_version)
+    if custom is not None:
+        return custom[0]
     columns = PRINTERS.get(kind, (DEFAULT_COLUMNS, default_cells))[0]
     return [
         {"name": n, "type": t, "format": "name" if n == "Name" else "", "description": d, "priority": p}
@@ -879,7 +1056,8 @@ def to_table(
     with_headers: bool = True,
 ) -> Obj:
     """A `meta.k8s.io/v1` Table of `objs` (already in the order to show)."""
-    cells = PRINTERS.get(kind, (DEFAULT_COLUMNS, default_cells))[1]
+    custom = _custom(kind, api_version)
+    cells = custom[1] if custom is not None else PRINTERS.get(kind, (DEFAULT_COLUMNS, default_cells))[1]
     rows = []
     for obj in objs:
         row: Obj = {"cells": cells(obj, now)}
@@ -896,6 +1074,6 @@ def to_table(
         "kind": "Table",
         "apiVersion": "meta.k8s.io/v1",
         "metadata": meta,
-        "columnDefinitions": column_definitions(kind) if with_headers else [],
+        "columnDefinitions": column_definitions(kind, api_version) if with_headers else [],
         "rows": rows,
     }
