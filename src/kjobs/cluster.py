@@ -177,6 +177,7 @@ async def create_configs(client: Client, namespace: str, configs: Iterable[Obj])
         ROLES,
         SECRETS,
         SERVICE_ACCOUNTS,
+        SERVICES,
         STORAGE_CLASSES,
     )
 
@@ -191,6 +192,7 @@ async def create_configs(client: Client, namespace: str, configs: Iterable[Obj])
         "PersistentVolumeClaim": PERSISTENT_VOLUME_CLAIMS,
         "PersistentVolume": PERSISTENT_VOLUMES,
         "StorageClass": STORAGE_CLASSES,
+        "Service": SERVICES,
     }
     configs = list(configs)
     for config in configs:

@@ -86,9 +86,11 @@ CONFIG_KINDS = (
     "PersistentVolumeClaim",
     "PersistentVolume",
     "StorageClass",
+    "Service",
 )
-"""What a Job's pods read, mount or run as, and what their ServiceAccounts may do, which `kjobs run` creates before
-the Job (a manifest that carries its RBAC or its claims beside the Job runs as written)."""
+"""What a Job's pods read, mount or run as, what their ServiceAccounts may do, and the (headless) Services that
+name them in cluster DNS, which `kjobs run` creates before the Job (a manifest that carries its RBAC, its claims
+or its Services beside the Job runs as written)."""
 
 FIELD_VALIDATION = {"strict": "Strict", "true": "Strict", "warn": "Warn", "ignore": "Ignore", "false": "Ignore"}
 """kubectl's `--validate` values and the `fieldValidation` each sends (kubectl/pkg/cmd/util/helpers.go,

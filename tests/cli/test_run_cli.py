@@ -74,11 +74,11 @@ def test_a_missing_config_map_keeps_the_pod_waiting(tmp_path: Path) -> None:
     [
         (None, "does not exist"),
         (
-            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\napiVersion: v1\nkind: Service\n"
+            "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n---\napiVersion: apps/v1\nkind: Deployment\n"
             "metadata: {name: web}\n",
-            'document 2 is Service "web": kjobs run takes one Job, and the ConfigMaps and Secrets its pods read, '
+            'document 2 is Deployment "web": kjobs run takes one Job, and the ConfigMaps and Secrets its pods read, '
             "the ServiceAccounts they run as, their RBAC roles and bindings, the PersistentVolumeClaims they mount, "
-            "with their PersistentVolumes and StorageClasses (and their Namespaces)",
+            "with their PersistentVolumes and StorageClasses, the Services that name them (and their Namespaces)",
         ),
         (
             "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\ntype: kubernetes.io/tls\n---\n"
@@ -93,7 +93,7 @@ def test_a_missing_config_map_keeps_the_pod_waiting(tmp_path: Path) -> None:
             "apiVersion: batch/v1\nkind: CronJob\nmetadata: {name: nightly}\n",
             'document 1 is CronJob "nightly": kjobs run takes one Job, and the ConfigMaps and Secrets its pods read, '
             "the ServiceAccounts they run as, their RBAC roles and bindings, the PersistentVolumeClaims they mount, "
-            "with their PersistentVolumes and StorageClasses (and their Namespaces)\n"
+            "with their PersistentVolumes and StorageClasses, the Services that name them (and their Namespaces)\n"
             "hint: a CronJob runs on a cluster: start `kjobs up`, then `kubectl apply -f",
         ),
         (

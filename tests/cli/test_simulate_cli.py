@@ -92,7 +92,8 @@ def test_compare_with_a_manifest_that_is_not_a_job_names_the_command(tmp_path: P
     assert result.stderr == (
         f'error: {pod}: document 1 is Pod "p": kjobs simulate takes one Job, and the ConfigMaps and Secrets its '
         "pods read, the ServiceAccounts they run as, their RBAC roles and bindings, the PersistentVolumeClaims "
-        "they mount, with their PersistentVolumes and StorageClasses (and their Namespaces)\n"
+        "they mount, with their PersistentVolumes and StorageClasses, the Services that name them (and their "
+        "Namespaces)\n"
     )
 
 

@@ -185,8 +185,8 @@ def _load_job(
         _fail(
             f"{path}: document {number} is {kind}{_named(obj)}: kjobs {command} takes one Job, and the ConfigMaps and "
             "Secrets its pods read, the ServiceAccounts they run as, their RBAC roles and bindings, the "
-            "PersistentVolumeClaims they mount, with their PersistentVolumes and StorageClasses (and their "
-            "Namespaces)" + cron_hint
+            "PersistentVolumeClaims they mount, with their PersistentVolumes and StorageClasses, the Services that "
+            "name them (and their Namespaces)" + cron_hint
         )
     jobs = [o for o in objects if o.get("kind") == "Job"]
     if len(jobs) != 1:

@@ -56,6 +56,7 @@ from kjobs.node.eviction import (
 )
 from kjobs.node.handlers import NOT_RUN, not_run, not_run_message
 from kjobs.node.observations import NODE_SHUTDOWN, PodRecord, eviction
+from kjobs.node.poddns import ClusterRecords
 from kjobs.node.podstatus import TERMINAL_PHASES, compute_pod_status, equal_by_kubelet
 from kjobs.node.recovery import lost_pod_status, ran_before
 from kjobs.node.runtime import ContainerRuntime, PodHandle, StatusCallback
@@ -369,6 +370,10 @@ class NodeAgent:
         """Pods whose volumes could not be set up yet: key -> (uid, first seen waiting, the delay after the next
         failure, when the next set-up is due)."""
         self.config_sources = ConfigSources(client, clock=clock)
+        self.cluster_records = ClusterRecords(client, clock=clock)
+        """Headless Services' DNS names in the hosts files of this node's pods (`kjobs.node.poddns`)."""
+        if hasattr(self.runtime, "cluster_records"):  # the process runtime writes hosts files; others do not
+            setattr(self.runtime, "cluster_records", self.cluster_records)  # noqa: B010
         """Watches of what the pods of `_env_refs` read, so that each container start reads current values."""
         self._pressure_seen_at: float | None = None
         self._soft_met_since: float | None = None
@@ -433,6 +438,7 @@ class NodeAgent:
         await self.pods.stop()
         await self.node_informer.stop()
         await self.config_sources.stop()
+        await self.cluster_records.stop()
         if self.log_server is not None:
             await self.log_server.stop()
         with contextlib.suppress(Exception):

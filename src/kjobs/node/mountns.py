@@ -5,7 +5,8 @@ Design note: run by file path before a container's argv (`python -I -S mountns.p
 process, before the exec — capabilities held in a user namespace do not survive an exec — it:
 1. unshares a mount namespace (root: `CLONE_NEWNS`; anyone else: `CLONE_NEWUSER|CLONE_NEWNS`, mapping the user's
    uid and gid to themselves, never to root, so `id -u` in the container is what it is outside), and makes `/`
-   private recursively, so nothing done here reaches the host;
+   private recursively, so nothing done here reaches the host; with the plan's `hostname`, a UTS namespace too
+   (`CLONE_NEWUTS`), whose hostname it sets (the pod's, as a sandbox has it);
 2. mounts a tmpfs on the plan's staging directory (the runtime's `<root>/mnt`, private to this namespace) and
    binds every top-level entry of `/` into it recursively (symlinks such as `/bin -> usr/bin` are copied);
 3. binds each volume (`Bind` of `kjobs.node.volumesetup`, shallowest first) at its mountPath, read-only ones
@@ -31,6 +32,7 @@ import stat
 import sys
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
 CLONE_NEWUSER = 0x10000000
 MS_RDONLY = 1
 MS_NOSUID = 2
@@ -73,17 +75,22 @@ def _write(path: str, text: str) -> None:
         out.write(text)
 
 
-def enter() -> None:
-    """Step 1: a private mount namespace (in a user namespace that maps the user to themselves when not root)."""
+def enter(hostname: str | None = None) -> None:
+    """Step 1: a private mount namespace (in a user namespace that maps the user to themselves when not root),
+    and, given a hostname, a UTS namespace with that hostname (the pod sandbox's, `kjobs.node.hostsfile`)."""
     uid, gid = os.getuid(), os.getgid()
+    uts = CLONE_NEWUTS if hostname is not None else 0
     if uid == 0:
-        _check(_libc.unshare(CLONE_NEWNS), "unshare")
+        _check(_libc.unshare(CLONE_NEWNS | uts), "unshare")
     else:
-        _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWUSER), "unshare")
+        _check(_libc.unshare(CLONE_NEWNS | CLONE_NEWUSER | uts), "unshare")
         _write("/proc/self/setgroups", "deny")
         _write("/proc/self/uid_map", f"{uid} {uid} 1")
         _write("/proc/self/gid_map", f"{gid} {gid} 1")
     _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    if hostname is not None:
+        name = os.fsencode(hostname)
+        _check(_libc.sethostname(name, ctypes.c_size_t(len(name))), "sethostname")
 
 
 def _bind(source: str, target: str) -> None:
@@ -210,7 +217,8 @@ def pivot(root: str) -> None:
 
 def run(plan: dict[str, object], argv: list[str]) -> None:
     root = str(plan["root"])
-    enter()
+    hostname = plan.get("hostname")
+    enter(None if hostname is None else str(hostname))
     build_root(root)
     made = {root}
     for bind in plan.get("binds") or []:  # type: ignore[attr-defined]
@@ -231,7 +239,7 @@ def run(plan: dict[str, object], argv: list[str]) -> None:
 
 def main(args: list[str]) -> int:
     if len(args) == 2 and args[0] == "--probe":
-        enter()
+        enter(os.uname().nodename)  # a UTS namespace too: a pod's hostname is set in one
         build_root(args[1])
         return 0
     if len(args) < 3 or args[1] != "--":

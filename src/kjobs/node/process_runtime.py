@@ -51,7 +51,7 @@ from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
 from kjobs.clock import Clock, RealClock
 from kjobs.files import private_dir
-from kjobs.node import adoption, leftovers, mountns, security, volumesetup
+from kjobs.node import adoption, hostsfile, leftovers, mountns, security, volumesetup
 from kjobs.node.cgroups import MemoryGuard, Placement, probe_memory_guard, read_group_rss
 from kjobs.node.envvars import ConfigError, EnvSources, container_env
 from kjobs.node.execution import ExecSpec
@@ -67,6 +67,7 @@ from kjobs.node.logs import (
     tail_offset,
 )
 from kjobs.node.observations import Attempt, KillReason, PodRecord
+from kjobs.node.poddns import ClusterRecords
 from kjobs.node.podstatus import CONTAINER_STATUS_UNKNOWN
 from kjobs.node.recovery import UNKNOWN_EXIT_CODE, UNKNOWN_MESSAGE
 from kjobs.node.resources import memory_limit_bytes
@@ -250,6 +251,8 @@ class ProcessRuntime(Supervisor):
         self._found: set[tuple[str, str]] = set()
         self._setpriv: str | None = None  # found at the first container with a securityContext
         self._staging = str(self.root_dir / "mnt")
+        self.cluster_records: ClusterRecords | None = None
+        """Set by the node agent: keeps the DNS lines of the pods' hosts files current (`kjobs.node.poddns`)."""
         if mount_volumes is None:
             mount_volumes = os.environ.get(MOUNT_VOLUMES_ENV, "1").strip().lower() not in _OFF
         self._mount_volumes: bool | None = None if mount_volumes else False  # None: probed at the first pod asking
@@ -424,6 +427,8 @@ class ProcessRuntime(Supervisor):
             return []
         nsenter = shutil.which("nsenter") or "nsenter"
         argv = [nsenter, f"--target={pid}", "--mount"]
+        if not _same_namespace(pid, "uts"):
+            argv.append("--uts")  # the pod's hostname
         if not _same_namespace(pid, "user"):
             argv += ["--user", "--preserve-credentials"]
         # `--wd=DIR` would open DIR in this process's view, before entering: the target's working directory is
@@ -434,6 +439,8 @@ class ProcessRuntime(Supervisor):
         """Drop the pod's records and remove its directory."""
         record = self.records.get(uid)
         super().forget(uid)
+        if self.cluster_records is not None:
+            self.cluster_records.release(uid)
         # Paths as text: a run forgets a thousand pods at its stop, and Path joins cost more than the syscalls.
         pod_dir = f"{self._pods_dir_text}/{uid}"
         try:
@@ -545,6 +552,10 @@ class ProcessRuntime(Supervisor):
                 self._settle(attempt, recorded)
         handle = self.admit(pod, attempts=attempts)
         self._poll_adopted()
+        hosts = f"{self._pods_dir_text}/{uid}/etc-hosts"
+        if self.cluster_records is not None and os.path.exists(hosts):  # its containers still read this file
+            with contextlib.suppress(OSError, ValueError):
+                self._ensure_hosts_file(self.records[uid], self.pod_dir(uid))
         return handle
 
     def release_unclaimed(self, uids: set[str]) -> None:
@@ -684,12 +695,37 @@ class ProcessRuntime(Supervisor):
         except OSError as exc:
             raise ConfigError(f"failed to create termination message file: {exc.strerror or exc}") from None
         binds.append(volumesetup.Bind(source=str(log), target=os.path.normpath(message_path), read_only=False))
-        plan = {
+        spec = record.pod.get("spec") or {}
+        hostname: str | None = None
+        try:
+            if spec.get("hostNetwork") is not True:  # a host-network pod has the node's hostname
+                hostname = hostsfile.pod_kernel_hostname(record.pod)
+            if not hostsfile.mounts_etc_hosts(container):
+                hosts = self._ensure_hosts_file(record, pod_dir)
+                binds.insert(0, volumesetup.Bind(source=hosts, target=hostsfile.ETC_HOSTS_PATH, read_only=False))
+        except (OSError, ValueError) as exc:
+            raise ConfigError(str(exc) if isinstance(exc, ValueError) else f"{exc.strerror or exc}") from None
+        plan: dict[str, object] = {
             "root": self._staging,
             "cwd": workdir,
             "binds": [{"source": b.source, "target": b.target, "readOnly": b.read_only} for b in binds],
         }
+        if hostname is not None:
+            plan["hostname"] = hostname
         return [sys.executable, "-I", "-S", _MOUNTNS, json.dumps(plan, separators=(",", ":")), "--"], str(log)
+
+    def _ensure_hosts_file(self, record: PodRecord, pod_dir: Path) -> str:
+        """The kubelet's `<pod dir>/etc-hosts` (`ensureHostsFile`), written at each container start as the kubelet
+        writes it, with the namespace's cluster DNS lines below (`kjobs.node.poddns`), kept current."""
+        path = f"{pod_dir}/etc-hosts"
+        pod_ips = [str(p.get("ip")) for p in (record.pod.get("status") or {}).get("podIPs") or () if p.get("ip")]
+        base = hostsfile.pod_hosts_file_content(record.pod, pod_ips or [self.pod_ip])
+        if self.cluster_records is None:
+            hostsfile.write_in_place(path, base)
+        else:
+            namespace = str(record.pod["metadata"].get("namespace") or "default")
+            self.cluster_records.register(record.uid, namespace, path, base)
+        return path
 
     def _call_later(self, delay: float, callback: Callable[[], None]) -> Cancel:
         loop = self._loop or asyncio.get_running_loop()
@@ -725,6 +761,7 @@ class ProcessRuntime(Supervisor):
         log_path = f"{self._log_dir_text}/{attempt_log_name(record.uid, name, number)}"
         if number >= 2:
             prune_old_logs(self.log_dir, record.uid, name, number - 1)
+        own_network = hostsfile.wants_own_network(record.pod)
         own_env = {
             "HOSTNAME": str(record.pod.get("spec", {}).get("hostname") or record.pod["metadata"].get("name", ""))
         }
@@ -737,10 +774,12 @@ class ProcessRuntime(Supervisor):
         workdir = str(custom_workdir) if custom_workdir else f"{self._pods_dir_text}/{record.uid}"
         mount_prefix: list[str] = []
         termination_log = ""
-        if container.get("volumeMounts") and self.mounts_volumes:
+        if (container.get("volumeMounts") or own_network) and self.mounts_volumes:
             # The mount namespace's entry point chdirs to the working directory, which may be in a volume: the
             # shim starts it in the pod's directory. A program in a volume is looked up there, not here.
             mount_prefix, termination_log = self._mount_prefix(record, container, env, workdir)
+            if own_network and record.pod.get("spec", {}).get("hostNetwork") is not True:
+                own_env["HOSTNAME"] = hostsfile.pod_kernel_hostname(record.pod)  # as containerd sets it
             workdir = f"{self._pods_dir_text}/{record.uid}"
             custom_workdir = None
         path = own_env.get("PATH", self.base_env.get("PATH", ""))
