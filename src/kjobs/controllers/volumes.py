@@ -35,6 +35,7 @@ import contextlib
 import logging
 import os
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
@@ -63,7 +64,13 @@ from kjobs.api.validation_meta import selector_matches
 from kjobs.client.base import Client
 from kjobs.client.events import EventRecorder
 from kjobs.client.informer import InformerFactory
-from kjobs.client.resources import PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, PODS, STORAGE_CLASSES
+from kjobs.client.resources import (
+    PERSISTENT_VOLUME_CLAIMS,
+    PERSISTENT_VOLUMES,
+    PODS,
+    STORAGE_CLASSES,
+    ResourceRef,
+)
 from kjobs.client.workqueue import WorkerPool, WorkQueue
 from kjobs.clock import Clock
 
@@ -608,6 +615,30 @@ class PersistentVolumeController:
         await self.bind(claim, pv, claim_bound_by_controller=True)
 
 
+async def _protect(
+    client: Client, resource: ResourceRef, namespace: str | None, obj: Obj, finalizer: str, in_use: Callable[[], bool]
+) -> None:
+    """The protection controllers' one step (pkg/controller/volume/pvcprotection, pvprotection): a live object
+    gets `finalizer` if it lacks it; one being deleted loses it once `in_use()` is false (a 404: gone already)."""
+    meta = _meta(obj)
+    finalizers = list(meta.get("finalizers") or [])
+    if not meta.get("deletionTimestamp"):
+        if finalizer not in finalizers:
+            await client.update(
+                resource, namespace, {**obj, "metadata": {**meta, "finalizers": [*finalizers, finalizer]}}
+            )
+        return
+    if finalizer not in finalizers or in_use():
+        return
+    rest = [f for f in finalizers if f != finalizer]
+    new_meta = {**meta, "finalizers": rest} if rest else {k: v for k, v in meta.items() if k != "finalizers"}
+    try:
+        await client.update(resource, namespace, {**obj, "metadata": new_meta})
+    except ApiError as exc:
+        if exc.code != 404:
+            raise
+
+
 def _make_directory(path: Path) -> None:
     path.mkdir(parents=True, exist_ok=True)
     os.chmod(path, STORAGE_DIR_MODE)
@@ -672,25 +703,14 @@ class PVCProtectionController:
         claim = self.claims.get(namespace, name)
         if claim is None:
             return
-        meta = _meta(claim)
-        finalizers = list(meta.get("finalizers") or [])
-        if not meta.get("deletionTimestamp"):
-            if PVC_PROTECTION_FINALIZER not in finalizers:
-                await self.client.update(
-                    PERSISTENT_VOLUME_CLAIMS,
-                    namespace,
-                    {**claim, "metadata": {**meta, "finalizers": [*finalizers, PVC_PROTECTION_FINALIZER]}},
-                )
-            return
-        if PVC_PROTECTION_FINALIZER not in finalizers or self._in_use(namespace, name):
-            return
-        rest = [f for f in finalizers if f != PVC_PROTECTION_FINALIZER]
-        new_meta = {**meta, "finalizers": rest} if rest else {k: v for k, v in meta.items() if k != "finalizers"}
-        try:
-            await self.client.update(PERSISTENT_VOLUME_CLAIMS, namespace, {**claim, "metadata": new_meta})
-        except ApiError as exc:
-            if exc.code != 404:
-                raise
+        await _protect(
+            self.client,
+            PERSISTENT_VOLUME_CLAIMS,
+            namespace,
+            claim,
+            PVC_PROTECTION_FINALIZER,
+            lambda: self._in_use(namespace, name),
+        )
 
 
 @dataclass
@@ -728,22 +748,6 @@ class PVProtectionController:
         pv = self.volumes.get("", name)
         if pv is None:
             return
-        meta = _meta(pv)
-        finalizers = list(meta.get("finalizers") or [])
-        if not meta.get("deletionTimestamp"):
-            if PV_PROTECTION_FINALIZER not in finalizers:
-                await self.client.update(
-                    PERSISTENT_VOLUMES,
-                    None,
-                    {**pv, "metadata": {**meta, "finalizers": [*finalizers, PV_PROTECTION_FINALIZER]}},
-                )
-            return
-        if PV_PROTECTION_FINALIZER not in finalizers or _phase(pv) == "Bound":
-            return
-        rest = [f for f in finalizers if f != PV_PROTECTION_FINALIZER]
-        new_meta = {**meta, "finalizers": rest} if rest else {k: v for k, v in meta.items() if k != "finalizers"}
-        try:
-            await self.client.update(PERSISTENT_VOLUMES, None, {**pv, "metadata": new_meta})
-        except ApiError as exc:
-            if exc.code != 404:
-                raise
+        await _protect(
+            self.client, PERSISTENT_VOLUMES, None, pv, PV_PROTECTION_FINALIZER, lambda: _phase(pv) == "Bound"
+        )
