@@ -1243,13 +1243,16 @@ class ApiService:
             return new
         zero_grace = not r.graceful or meta.get("deletionGracePeriodSeconds") == 0
         if meta.get("deletionTimestamp") and not meta.get("finalizers") and zero_grace and not _spec_finalizers(r, new):
-            # The registry's ShouldDeleteDuringUpdate: the last finalizer of an object whose grace is over.
+            # The registry's ShouldDeleteDuringUpdate: the last finalizer of an object whose grace is over. The
+            # object is deleted as stored (watchers' DELETED event carries its finalizers), and the write answers
+            # the object it made, without finalizers and at the revision it was read at (`deleteWithoutFinalizers`,
+            # store.go: "clients are expecting an updated object"); kopf reads that as the deletion going ahead.
             gone = await self.store.delete(
                 r.store_key, meta.get("namespace", ""), meta["name"], expected_rv=meta["resourceVersion"]
             )
             self._written(r)
             await self._on_dependent_gone(gone)
-            return gone
+            return new
         written = await self.store.update(r.store_key, new, expected_rv=meta["resourceVersion"])
         self._written(r)
         if r.kind == "Service":
