@@ -453,6 +453,13 @@ def test_dry_run_writes_nothing(http: httpx.Client) -> None:
     assert http.get(JOBS + "/dry").json() == before
     assert http.request("DELETE", JOBS + "/dry?dryRun=All").status_code == 200
     assert http.get(JOBS + "/dry").json() == before
+    # a dry-run create of a taken name fails as the create would (DryRunnableStorage.Create: KeyExistsError)
+    taken = http.post(JOBS + "?dryRun=All", json=job_manifest("dry"))
+    assert taken.status_code == 409
+    assert (taken.json()["reason"], taken.json()["message"]) == ("AlreadyExists", 'jobs.batch "dry" already exists')
+    generated = job_manifest("")
+    generated["metadata"] = {"generateName": "dry"}
+    assert http.post(JOBS + "?dryRun=All", json=generated).json()["metadata"]["name"].startswith("dry")
 
 
 def test_delete_collection_by_label(http: httpx.Client) -> None:

@@ -32,6 +32,7 @@ from kjobs.api.errors import (
     ApiError,
     ErrorType,
     FieldError,
+    already_exists,
     bad_request,
     conflict,
     forbidden,
@@ -1093,7 +1094,16 @@ class ApiService:
             self.check_namespace(namespace, r, str(_meta(obj).get("name") or ""))
         self._managed(r, obj, None, manager, "Update", "", decoded=decoded, admitted_from=defaulted)
         if dry_run:
-            return Result(obj, 201, warnings)
+            # DryRunnableStorage.Create: a dry run fails as the write would if the name is taken (409
+            # AlreadyExists), after the same regeneration of a generated name (`createWithGenerateNameRetry`).
+            namespace_of = str(_meta(obj).get("namespace") or "")
+            for attempt in range(_GENERATE_NAME_ATTEMPTS):
+                if not self.store.exists(r.store_key, namespace_of, str(_meta(obj)["name"])):
+                    return Result(obj, 201, warnings)
+                if not generated or attempt == _GENERATE_NAME_ATTEMPTS - 1:
+                    break
+                _meta(obj)["name"] = f"{meta['generateName']}{_random_suffix()}"
+            raise already_exists(r.plural, str(_meta(obj)["name"]), group=r.group)
         for attempt in range(_GENERATE_NAME_ATTEMPTS):
             try:
                 created = await self.store.create(r.store_key, obj)
