@@ -462,6 +462,31 @@ def test_dry_run_writes_nothing(http: httpx.Client) -> None:
     assert http.post(JOBS + "?dryRun=All", json=generated).json()["metadata"]["name"].startswith("dry")
 
 
+def test_a_dry_run_delete_answers_what_the_delete_would(http: httpx.Client) -> None:
+    """DryRunnableStorage computes the graceful or finalizer update, or reads the object to delete, and stores
+    neither: the answer is the DELETE's own, the object as marked for deletion or the Success Status."""
+    job = http.post(JOBS, json=job_manifest("dd")).json()
+    background = http.request("DELETE", JOBS + "/dd", params={"dryRun": "All", "propagationPolicy": "Background"})
+    assert background.status_code == 200
+    assert background.json() == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": {"name": "dd", "group": "batch", "kind": "jobs", "uid": job["metadata"]["uid"]},
+    }
+    foreground = http.request("DELETE", JOBS + "/dd", params={"dryRun": "All", "propagationPolicy": "Foreground"})
+    meta = foreground.json()["metadata"]
+    assert (meta["finalizers"], meta["deletionGracePeriodSeconds"]) == (["foregroundDeletion"], 0)
+    assert meta["deletionTimestamp"] and meta["resourceVersion"] == job["metadata"]["resourceVersion"]
+    http.post(PODS, json=pod_manifest("dp", node="n1"))
+    pod = http.request("DELETE", PODS + "/dp", params={"dryRun": "All"}).json()
+    assert (pod["kind"], pod["metadata"]["deletionGracePeriodSeconds"]) == ("Pod", 30)
+    assert pod["metadata"]["deletionTimestamp"]
+    assert "deletionTimestamp" not in http.get(PODS + "/dp").json()["metadata"]
+    assert http.get(JOBS + "/dd").json() == job
+
+
 def test_delete_collection_by_label(http: httpx.Client) -> None:
     for name, tier in (("c1", "a"), ("c2", "a"), ("c3", "b")):
         http.post(PODS, json=pod_manifest(name, labels={"tier": tier}))
