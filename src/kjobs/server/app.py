@@ -1047,6 +1047,10 @@ class App:
         fields = parse_field_selector(request.query.get("fieldSelector")).converted(r.store_key)
         partial = request.metadata_only(r, is_list=True)
         limit = max(request.integer("limit") or 0, 0)  # a negative limit is no limit
+        if request.query.get("resourceVersion") == "0" and not request.query.get("continue"):
+            # served from the watch cache, which does not page: the limit is ignored (cacher.go `shouldDelegateList`
+            # "Serve paginated requests about revision "0" from watch cache", and its GetList returns every match)
+            limit = 0
         request.integer("timeoutSeconds")  # a list takes no time worth bounding, but the parameter must decode
         await self._caught_up(listoptions.fresh_from(request.query))
         pinned = listoptions.read_at(request.query, self.storage.revision)
