@@ -1442,6 +1442,7 @@ class ApiService:
         meta = _meta(config)
         if meta.get("managedFields") is not None:
             raise bad_request("metadata.managedFields must be nil")
+        self._check_applied_fields(r, config)
         if meta.get("name") not in (None, name):
             raise bad_request(
                 f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})"
@@ -1493,6 +1494,25 @@ class ApiService:
             if outcome is not None:
                 return outcome
         raise conflict(r.plural, name, group=r.group)
+
+    def _check_applied_fields(self, r: Resource, config: Obj) -> None:
+        """An applied configuration of a built-in kind that names a field its schema does not declare cannot be
+        typed, whatever the field validation (structuredmerge.go: `failed to create typed patch object (...):
+        .spec.x: field not declared in schema`, before the strict decoding check). kube-apiserver v1.32 answers it
+        500 with that message (kubernetes#122480); the configuration is the client's error, so 400 here, as
+        kubernetes#139255 proposes."""
+        if r.schema_name is None or r.unknown_fields(config) is not None:
+            return  # a custom resource: its own schema prunes or keeps unknown fields
+        unknown = schema.unknown_fields(config, r.schema_name, self.features)
+        if not unknown:
+            return
+        strategies = schema.strategies_for(r.schema_name)
+        errors = sorted(f"{apply.smd_path(config, path, strategies)}: field not declared in schema" for path in unknown)
+        text = errors[0] if len(errors) == 1 else "\n".join(["errors:", *(f"  {e}" for e in errors)])
+        meta = _meta(config)
+        group_version = r.api_version if r.group else f"/{r.version}"
+        where = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}; {group_version}, Kind={r.kind}"
+        raise bad_request(f"failed to create typed patch object ({where}): {text}")
 
     async def _apply_to(
         self,
