@@ -621,3 +621,27 @@ def test_a_watch_without_timeout_seconds_ends_after_one_to_two_min_request_timeo
             ends.append(time.monotonic() - started)
         assert all(0.45 < end < 1.0 + 1.5 for end in ends), ends  # slack for a loaded machine
     store.close()
+
+
+def test_curl_browsers_and_pretty_get_indented_json(http: httpx.Client) -> None:
+    """responsewriters `isPrettyPrint`: `?pretty=` decides when given (strconv.ParseBool, an unparsable value is
+    false), else a User-Agent of curl, wget or a browser gets JSON indented by two spaces (json.MarshalIndent);
+    other clients get it compact. Watches are not indented."""
+    http.post(JOBS, json=job_manifest("pp"))
+    compact = http.get(JOBS + "/pp")
+    curl = http.get(JOBS + "/pp", headers={"user-agent": "curl/8.5.0"})
+    assert curl.content == orjson.dumps(compact.json(), option=orjson.OPT_INDENT_2)
+    assert curl.headers["content-length"] == str(len(curl.content))
+    assert curl.text.startswith('{\n  "apiVersion": "batch/v1",\n')
+    assert http.get(JOBS + "/pp", params={"pretty": "true"}).content == curl.content
+    assert http.get(JOBS + "/pp", params={"pretty": "1"}).content == curl.content
+    for value in ("false", "yes"):
+        answer = http.get(JOBS + "/pp", params={"pretty": value}, headers={"user-agent": "curl/8.5.0"})
+        assert answer.content == compact.content
+    missing = http.get(JOBS + "/none", headers={"user-agent": "Mozilla/5.0 (X11)"})
+    assert missing.status_code == 404 and missing.text.startswith('{\n  "kind": "Status",\n')
+    assert list(missing.json())[-2:] == ["details", "code"]
+    with http.stream(
+        "GET", JOBS, params={"watch": "1", "timeoutSeconds": "1"}, headers={"user-agent": "curl/8.5.0"}
+    ) as watch:
+        assert next(watch.iter_lines()).startswith('{"type":"ADDED"')
