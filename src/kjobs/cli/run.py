@@ -16,7 +16,7 @@ from kjobs.api.features import FeatureGates
 from kjobs.api.manifest import ManifestError, load_manifests
 from kjobs.api.types import Obj
 from kjobs.cli.features import feature_gates_option
-from kjobs.cli.validate import decode_or_status, gated_field_hint, validate_option
+from kjobs.cli.validate import decode_or_status, gated_field_hint, kubectl_invalid, validate_option
 from kjobs.disrupt import Disruption, DisruptionError, check, parse
 
 
@@ -207,9 +207,10 @@ def _load_job(
         errors = validate_manifest(obj, features=features)
         if errors:
             name = (obj.get("metadata") or {}).get("name") or ""
-            lines = [f'{path}: The {obj.get("kind")} "{name}" is invalid:'] + [f"* {e}" for e in errors]
             hint = gated_field_hint(original, features)
-            _fail("\n".join(lines + ([hint] if hint else [])))
+            described = f'{obj.get("kind")} "{name}"'
+            message = f"{path}: {kubectl_invalid(described, errors)}"
+            _fail("\n".join([message, *([hint] if hint else [])]))
         decoded.append(obj)
     job = next(o for o in decoded if o.get("kind") == "Job")
     configs = tuple(o for o in decoded if o.get("kind") != "Job")
