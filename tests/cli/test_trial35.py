@@ -87,3 +87,92 @@ def test_several_errors_follow_the_prefix_with_its_trailing_space(tmp_path: Path
         "* spec.parallelism: Invalid value: -1: must be greater than or equal to 0\n"
         "* spec.completions: Invalid value: -2: must be greater than or equal to 0\n",
     )
+
+
+def test_a_served_run_ends_a_watch_still_open_without_a_traceback(tmp_path: Path) -> None:
+    """`kubectl get pods -w` against `kjobs run --serve` as the README shows it: when the Job ended, uvicorn's
+    shutdown waited 2 s for the open watch, then cancelled it and printed `Exception in ASGI application` with a
+    traceback on the run's stderr. The run now ends its watches first, as `kjobs up` does."""
+    import subprocess
+    import sys
+    import threading
+
+    import httpx
+
+    from kjobs.client.kubeconfig import load
+
+    manifest = tmp_path / "sleepy.yaml"
+    manifest.write_text(job("sleepy").replace('["sh", "-c", "exit 0"]', '["sleep", "1.5"]'))
+    kubeconfig = tmp_path / "kc"
+    args = ["run", str(manifest), "--plain", "--serve", "0", "--kubeconfig", str(kubeconfig)]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kjobs", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    events: list[bytes] = []
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        first = proc.stdout.readline()
+        assert first.startswith("serving the API on "), first
+        url = first.removeprefix("serving the API on ").split(";")[0]
+        connection = load(kubeconfig)
+
+        def watch() -> None:
+            with (
+                httpx.Client(base_url=url, verify=connection.ssl_context or False, timeout=30) as http,
+                http.stream("GET", "/api/v1/namespaces/default/pods?watch=1") as response,
+            ):
+                for chunk in response.iter_bytes():
+                    events.append(chunk)
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        out, err = proc.communicate(timeout=60)
+        watcher.join(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 0, err
+    assert "Job default/sleepy: Complete\n" in out
+    assert events, "the watch saw the pod"
+    assert not watcher.is_alive(), "the watch stream was ended by the server"
+    assert "Traceback" not in err and "Exception in ASGI application" not in err, err
+
+
+MANAGED = job("managed", "  managedBy: example.com/custom-controller")
+
+
+def test_run_of_a_job_another_controller_manages_says_why_no_pod_starts(tmp_path: Path) -> None:
+    """The Jobs page's managedBy example: the built-in controller skips the Job, so the run waited in silence
+    until --timeout (as it did for `suspend: true` before that got its warning)."""
+    manifest = tmp_path / "managed.yaml"
+    manifest.write_text(MANAGED)
+    code, out, err = run("run", str(manifest), "--plain", "--timeout", "0.5")
+    assert code == 1
+    assert err.startswith(
+        "warning: the Job is managed by example.com/custom-controller (spec.managedBy): the built-in Job "
+        "controller leaves it alone, as kube-controller-manager's does, so no pod starts unless that controller "
+        "reconciles it (with --serve PORT: `kjobs controller --kubeconfig FILE --managed-by "
+        "example.com/custom-controller`); Ctrl-C or --timeout ends the run\n"
+    )
+    assert "Job default/managed: Unfinished\n" in out
+    builtin = tmp_path / "builtin.yaml"
+    builtin.write_text(job("builtin", "  managedBy: kubernetes.io/job-controller"))
+    code, _, err = run("run", str(builtin), "--plain")
+    assert code == 0 and "managed by" not in err
+
+
+def test_simulate_of_a_job_another_controller_manages_ends_at_once(tmp_path: Path) -> None:
+    """It ran virtual heartbeats towards the 720 h time limit for minutes of wall time; now it ends once the
+    Job is created, reported as at --time-limit, with the warning `kjobs run` gives."""
+    import time
+
+    manifest = tmp_path / "managed.yaml"
+    manifest.write_text(MANAGED)
+    started = time.monotonic()
+    code, out, err = run("simulate", str(manifest))
+    assert time.monotonic() - started < 20
+    assert code == 1
+    assert out.startswith("Job default/managed: Unfinished\n  virtual time: 720h")
+    assert "pods created: 0" in out
+    assert err.startswith("warning: the Job is managed by example.com/custom-controller (spec.managedBy)")

@@ -27,7 +27,7 @@ import orjson
 from kjobs.api.features import FeatureGates
 from kjobs.api.types import Obj
 from kjobs.cli.features import feature_gates_option
-from kjobs.cli.run import _load_job
+from kjobs.cli.run import _load_job, managed_elsewhere
 from kjobs.cli.validate import validate_option
 
 if TYPE_CHECKING:
@@ -114,6 +114,10 @@ def simulate_command(
     other, other_configs = (
         _load_job(compare_path, field_validation, features, "simulate") if compare_path else (None, ())
     )
+    for each in (job, other):
+        managed = managed_elsewhere(each) if each is not None else None
+        if managed is not None:  # it never starts: reported as at --time-limit, at once
+            click.echo(f"warning: {managed}", err=True)
     try:
         model = load_model(model_path) if model_path else Model()
         for each in (job, other):
