@@ -176,3 +176,42 @@ def test_simulate_of_a_job_another_controller_manages_ends_at_once(tmp_path: Pat
     assert out.startswith("Job default/managed: Unfinished\n  virtual time: 720h")
     assert "pods created: 0" in out
     assert err.startswith("warning: the Job is managed by example.com/custom-controller (spec.managedBy)")
+
+
+INDEXED = job("work", "  completions: 4\n  completionMode: Indexed")
+
+
+def test_a_model_override_no_pod_can_match_is_warned_about_naming_the_field(tmp_path: Path) -> None:
+    """A mistyped container name in `overrides` left every container to `containers`, silently: the run
+    reported no failures at all. So did indexes on a NonIndexed Job, or past the Job's completions. Warned, not
+    refused: a model file may serve several Jobs (the README's unreliable-nodes.yaml beside NonIndexed Jobs)."""
+    plain, indexed, model = tmp_path / "plain.yaml", tmp_path / "indexed.yaml", tmp_path / "m.yaml"
+    plain.write_text(job("plain"))
+    indexed.write_text(INDEXED)
+    cases = [
+        (plain, "overrides: [{container: mian, exitCodes: [{code: 1}]}]", "model.overrides[0].container: the Job "
+         "has no container 'mian' (containers: main): this override never applies"),
+        (plain, "overrides: [{indexes: '1', exitCodes: [{code: 1}]}]", "model.overrides[0].indexes: the Job is "
+         "not Indexed (spec.completionMode): its pods have no completion index, so this override never applies"),
+        (indexed, "overrides: [{indexes: '4-9', exitCodes: [{code: 1}]}]", "model.overrides[0].indexes: every "
+         "index is past the Job's completions (4: indexes 0 to 3): this override never applies"),
+    ]  # fmt: skip
+    for manifest, text, message in cases:
+        model.write_text(text + "\n")
+        code, out, err = run("simulate", str(manifest), "--model", str(model))
+        assert (code, err) == (0, f"warning: {model}: {message}\n")
+        assert "failures by action: none" in out
+    model.write_text("overrides: [{container: main, indexes: '3-9', exitCodes: [{code: 1}]}]\n")
+    code, out, err = run("simulate", str(indexed), "--model", str(model), "--backoff", "0")
+    assert (code, err) == (1, "")
+    assert "retries per index: 3: 6" in out  # index 3 alone fails, 1 + backoffLimit 6 times
+
+
+def test_a_model_error_about_the_job_names_the_model_file(tmp_path: Path) -> None:
+    """The preempt check's error was the only model error printed without its file."""
+    manifest, model = tmp_path / "plain.yaml", tmp_path / "m.yaml"
+    manifest.write_text(job("plain"))
+    model.write_text("disruptions: [{kind: preempt, ratePerHour: 1}]\n")
+    code, _, err = run("simulate", str(manifest), "--model", str(model))
+    assert code == 2
+    assert err.startswith(f"error: {model}: model.disruptions[0].kind: preempt needs the Job's containers")

@@ -106,7 +106,7 @@ def simulate_command(
     """Simulate a Job in virtual time and report its outcome, time to finish, pods and failures by action."""
     from kjobs.cluster import tune_gc
     from kjobs.simulate import Model, ModelError, SimulationOptions, load_model, simulate
-    from kjobs.simulate.disruptions import check
+    from kjobs.simulate.disruptions import check, unused_overrides
 
     tune_gc()  # a control plane in one process, as `kjobs run` and `kjobs up` tune it
 
@@ -120,11 +120,17 @@ def simulate_command(
             click.echo(f"warning: {managed}", err=True)
     try:
         model = load_model(model_path) if model_path else Model()
+    except ModelError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    for line in unused_overrides(model, [each for each in (job, other) if each is not None]):
+        click.echo(f"warning: {model_path}: {line}", err=True)
+    try:  # what the model says of these Jobs: named with the model's file, as its parse errors are
         for each in (job, other):
             if each is not None:
                 check(model, each)
     except ModelError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {model_path}: {exc}", err=True)
         sys.exit(2)
     options = SimulationOptions(
         model=model,
