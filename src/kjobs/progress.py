@@ -83,7 +83,7 @@ def decide(job: Obj, pod: Obj, index: str | None) -> Decision:
     rules = ((job.get("spec") or {}).get("podFailurePolicy") or {}).get("rules") or []
     rule = (rules[e.rule_index] or {}) if e.rule_index is not None else {}
     exit_rule = rule.get("onExitCodes") is not None
-    ended = _ended_by_finished_job(job, pod)
+    ended = _ended_by_finished_job(job, pod) or _past_completions(job, index)
     cause = failure_cause(pod, exit_rule=exit_rule, last_termination=has_restart_limit(job))
     matched = _matched_condition(rule, pod)
     if matched is not None and matched.get("type") != "DisruptionTarget":
@@ -102,7 +102,19 @@ def decide(job: Obj, pod: Obj, index: str | None) -> Decision:
 ENDED_VERDICTS = {
     "failed": "the Job had failed and ended the pod: counted as failed, not retried",
     "succeeded": "the Job had succeeded and ended the pod: not counted as failed",
+    "scaled-down": "its index is past the Job's completions (scaled down): ended by the Job, not counted",
 }
+
+
+def _past_completions(job: Obj, index: str | None) -> str | None:
+    """`scaled-down` for a pod of an Indexed Job whose index is no longer below `spec.completions` (an elastic
+    Indexed Job scaled down, completions and parallelism together): the Job controller deletes it and removes
+    its finalizer without counting it, failed or not (Kubernetes: pkg/controller/job/job_controller.go,
+    `trackJobStatusAndRemoveFinalizers` counts only pods of a valid index)."""
+    completions = (job.get("spec") or {}).get("completions")
+    if index is None or not index.isdigit() or type(completions) is not int:
+        return None
+    return "scaled-down" if int(index) >= completions else None
 
 
 def _matched_condition(rule: Obj, pod: Obj) -> Obj | None:

@@ -215,3 +215,33 @@ def test_a_model_error_about_the_job_names_the_model_file(tmp_path: Path) -> Non
     code, _, err = run("simulate", str(manifest), "--model", str(model))
     assert code == 2
     assert err.startswith(f"error: {model}: model.disruptions[0].kind: preempt needs the Job's containers")
+
+
+def test_a_pod_an_elastic_indexed_job_scaled_down_is_not_said_to_count() -> None:
+    """The Jobs page's elastic Indexed Job, completions and parallelism patched from 4 to 2 during `kjobs run
+    --serve`: the pods of indexes 2 and 3 were deleted and the run said each `counts toward backoffLimit (6)`,
+    while the Job's status.failed stayed 0 (the controller counts only pods of an index below completions)."""
+    from kjobs.progress import decide
+
+    job_obj = {
+        "metadata": {"name": "elastic", "namespace": "default"},
+        "spec": {"completions": 2, "parallelism": 2, "completionMode": "Indexed", "backoffLimit": 6},
+        "status": {},
+    }
+    pod = {
+        "metadata": {
+            "name": "elastic-3-x",
+            "deletionTimestamp": "2026-12-04T20:00:00Z",
+            "annotations": {"batch.kubernetes.io/job-completion-index": "3"},
+        },
+        "spec": {"containers": [{"name": "main"}]},
+        "status": {
+            "phase": "Failed",
+            "containerStatuses": [{"name": "main", "state": {"terminated": {"exitCode": 143, "reason": "Error"}}}],
+        },
+    }
+    assert decide(job_obj, pod, "3").line() == (
+        "pod elastic-3-x (index 3) failed: container main exited with code 143 → its index is past the Job's "
+        "completions (scaled down): ended by the Job, not counted"
+    )
+    assert decide(job_obj, pod, "1").verdict == "counts toward backoffLimit (6)"

@@ -142,7 +142,7 @@ def simulate(job: Obj, options: SimulationOptions | None = None) -> SimulationRe
         random.setstate(state)
 
 
-ENDED_BY_JOB = {"failed": "EndedByJobFailure", "succeeded": "EndedByJobSuccess"}
+ENDED_BY_JOB = {"failed": "EndedByJobFailure", "succeeded": "EndedByJobSuccess", "scaled-down": "EndedByScaleDown"}
 """How a pod the Job itself ended is reported: no rule was weighed for it (Kubernetes
 pkg/controller/job/job_controller.go, trackJobStatusAndRemoveFinalizers once the Job is finished). After a
 failure it is counted in status.failed; after success criteria are met (a successPolicy) it counts nowhere."""
