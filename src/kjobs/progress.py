@@ -464,8 +464,15 @@ class RunView:
         )
         # An Ignore rule's pods only: a pod the finished Job ended was weighed by no rule, whatever it counts.
         ignored = sum(1 for d in self.decisions if d.explanation.action == IGNORE and not d.ended_by_job)
+        # Pods the Job itself ended (after it failed or met its success criteria, or past its completions) are
+        # Failed pods, but not failures of the workload: said apart, so a Complete Job's summary does not read as
+        # a list of failures only.
+        ended = sum(1 for d in self.decisions if d.ended_by_job)
         if self.decisions:
-            lines.append(f"  failures: {len(self.decisions)} pod(s) failed, {ignored} ignored by the policy")
+            lines.append(
+                f"  failures: {len(self.decisions)} pod(s) failed, {ignored} ignored by the policy"
+                + (f", {ended} ended by the Job" if ended else "")
+            )
             for decision in self.decisions:
                 lines.append(f"  - {decision.line()}")
         else:

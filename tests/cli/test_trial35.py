@@ -245,3 +245,29 @@ def test_a_pod_an_elastic_indexed_job_scaled_down_is_not_said_to_count() -> None
         "completions (scaled down): ended by the Job, not counted"
     )
     assert decide(job_obj, pod, "1").verdict == "counts toward backoffLimit (6)"
+
+
+def test_the_success_policy_example_completes_and_its_summary_tells_ended_pods_apart() -> None:
+    """examples/success-policy.yaml, the Jobs page's successPolicy made quick: index 2 succeeds, the Job ends the
+    four others. The summary listed them as `4 pod(s) failed` of a Complete Job; it now says the Job ended them."""
+    import subprocess
+    import sys
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "success-policy.yaml"
+    result = subprocess.run(
+        [sys.executable, "-m", "kjobs", "run", str(example), "--plain"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert (
+        "Job default/job-success-policy: Complete\n  reason: SuccessPolicy\n  message: Matched rules at index 0\n"
+        "  succeeded: 1  failed: 0  completedIndexes: 2\n"
+    ) in out
+    # each of the four others, unless the Job ended it before it ran (a loaded machine): live, then in the summary
+    ended = out.count("→ the Job had succeeded and ended the pod: not counted as failed") // 2
+    assert 1 <= ended <= 4
+    assert f"  failures: {ended} pod(s) failed, 0 ignored by the policy, {ended} ended by the Job\n" in out
