@@ -1039,10 +1039,15 @@ class ApiService:
         if r.has_status:
             obj["status"] = _initial_status(r, obj, self.now())
         decoded: Obj | None = None
+        unlabelled = False
         if r.kind == "Job":
             prepare = _core_job_prepare()
             if prepare is not None:
                 decoded = obj  # as the request decoded it: what its manager owns (see `_managed`)
+                # Defaulted at decode, before the strategy generates template labels, a Job without labels nor
+                # template labels is validated with none (`labels_from_template`); the defaults below run after
+                # the strategy and give it the generated ones, which it gets from storage on a cluster.
+                unlabelled = not meta.get("labels") and not _template_labelled(obj)
                 obj = prepare(obj, uid=meta["uid"])
         defaulted = self._default(r, obj)
         if r.kind == "Pod" and self.admission.service_account_lookup and self.admission.enabled(SERVICE_ACCOUNT):
@@ -1055,7 +1060,17 @@ class ApiService:
             held = self._begin_service_write(obj, None)
         try:
             return await self._create_checked(
-                r, namespace, obj, meta, warnings, generated, decoded, defaulted, manager=manager, dry_run=dry_run
+                r,
+                namespace,
+                obj,
+                meta,
+                warnings,
+                generated,
+                decoded,
+                defaulted,
+                manager=manager,
+                dry_run=dry_run,
+                unlabelled=unlabelled,
             )
         finally:
             if held is not None:
@@ -1074,8 +1089,10 @@ class ApiService:
         *,
         manager: str | None,
         dry_run: bool,
+        unlabelled: bool = False,
     ) -> Result:
-        """The rest of `create`, once a Service's IP and ports are held."""
+        """The rest of `create`, once a Service's IP and ports are held (`unlabelled`: validate the object without
+        its `metadata.labels`, which only defaulting after the strategy gave it)."""
         if r.kind == "Pod":
             obj = _merge_affinity_label_keys(obj)
         if not _meta(obj).get("name"):
@@ -1087,7 +1104,10 @@ class ApiService:
             )
         for stored_or_decoded in (_meta(obj), meta):  # a Job's stored object is the strategy's copy of the request
             _omit_empty(stored_or_decoded)
-        self._validate(r, obj, None, "")
+        if unlabelled:
+            self._validate(r, {**obj, "metadata": {k: v for k, v in _meta(obj).items() if k != "labels"}}, None, "")
+        else:
+            self._validate(r, obj, None, "")
         self._validate_admission(r, obj, "", create=True)
         warnings.extend(self._object_warnings(r, obj, None))
         if r.namespaced:
@@ -2527,6 +2547,13 @@ def _success_status(r: Resource, name: str, gone: Obj) -> Obj:
     if r.group:
         details["group"] = r.group
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
+
+
+def _template_labelled(job: Obj) -> bool:
+    """Whether a Job's request sets its pod template's labels (`{}` included), which its defaulting copies."""
+    template = (job.get("spec") or {}).get("template") if type(job.get("spec")) is dict else None
+    template_meta = template.get("metadata") if type(template) is dict else None
+    return type(template_meta) is dict and type(template_meta.get("labels")) is dict
 
 
 def _core_job_prepare() -> Any:
