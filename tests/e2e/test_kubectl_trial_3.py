@@ -1,0 +1,67 @@
+"""The third kubectl trial on `kjobs up` (docs/kubectl-trial-3.md): what a user does beyond the first two trials
+(debug, cp, events, auth, set, label selectors, prune, waits, node debugging). Each test is the command as a user
+types it and what a cluster prints."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+
+import pytest
+
+from tests.e2e.test_config_objects import Up, kubectl_on_up
+from tests.e2e.test_python_clients import _until
+
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(shutil.which("kubectl") is None, reason="kubectl is not installed"),
+]
+
+
+@pytest.fixture(scope="module")
+def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
+    with kubectl_on_up(tmp_path_factory.mktemp("kubectl-trial-3")) as kubectl:
+        yield kubectl
+
+
+def _pod(name: str, command: str = "sleep 300") -> str:
+    return (
+        f"apiVersion: v1\nkind: Pod\nmetadata:\n  name: {name}\nspec:\n  restartPolicy: Never\n"
+        f"  terminationGracePeriodSeconds: 1\n  containers:\n  - name: main\n    image: busybox\n"
+        f"    command: [sh, -c, '{command}']\n"
+    )
+
+
+def _events(up: Up, pod: str) -> list[str]:
+    columns = "-o=custom-columns=REASON:.reason,SUBOBJECT:.involvedObject.fieldPath,MESSAGE:.message"
+    out = up.ok("get", "events", "--field-selector", f"involvedObject.name={pod}", columns, "--no-headers")
+    return [" ".join(line.split()) for line in out.splitlines()]
+
+
+def test_kubectl_debug_records_the_ephemeral_containers_events(up: Up) -> None:
+    # The kubelet starts an ephemeral container with the same startContainer as any other, so `kubectl events
+    # --for pod/P` shows Pulled, Created and Started for `kubectl debug`'s container, naming it
+    # spec.ephemeralContainers{NAME}; and killContainer's `Killing` when the pod is deleted while it runs.
+    # kjobs recorded none of them.
+    assert up.ok("apply", "-f", "-", stdin=_pod("target")) == "pod/target created"
+    up.ok("wait", "--for=condition=Ready", "pod/target", "--timeout=60s")
+    up.ok("debug", "target", "--image=busybox", "--container=dbg", "--profile=general", "--", "sleep", "300")
+    up.ok("wait", "--for=jsonpath={.status.ephemeralContainerStatuses[0].state.running}", "pod/target")
+    where = "spec.ephemeralContainers{dbg}"
+    want = [
+        f'Pulled {where} Container image "busybox" already present on machine',
+        f"Created {where} Created container: dbg",
+        f"Started {where} Started container dbg",
+    ]
+
+    def announced() -> list[str] | None:
+        found = _events(up, "target")
+        return found if set(want) <= set(found) else None
+
+    found = _until(announced, "the debugger's events")
+    assert [line for line in found if where in line] == want
+    table = up.ok("events", "--for", "pod/target")
+    assert "Started container dbg" in table
+    up.ok("delete", "pod", "target", "--wait=false")
+    killing = f"Killing {where} Stopping container dbg"
+    _until(lambda: killing in _events(up, "target") or None, "the debugger's Killing event")
