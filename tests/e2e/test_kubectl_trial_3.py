@@ -65,3 +65,44 @@ def test_kubectl_debug_records_the_ephemeral_containers_events(up: Up) -> None:
     up.ok("delete", "pod", "target", "--wait=false")
     killing = f"Killing {where} Stopping container dbg"
     _until(lambda: killing in _events(up, "target") or None, "the debugger's Killing event")
+
+
+TYPO_JOB = """apiVersion: batch/v1
+kind: Job
+metadata:
+  name: typo
+spec:
+  backofLimit: 2
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: c
+        image: busybox
+        command: ['true']
+        imagePullPolice: Always
+"""
+
+
+@pytest.mark.parametrize("validate", ["--validate=strict", "--validate=warn", "--validate=false"])
+def test_server_side_apply_of_an_undeclared_field_fails_whatever_the_validation(up: Up, validate: str) -> None:
+    # The field manager makes a typed object of an apply configuration before anything else, and that fails on
+    # a field the schema does not declare, whatever `fieldValidation` says; kjobs answered Strict's decoding
+    # error, and with `--validate=false` dropped the field and created the Job.
+    code, out = up("apply", "--server-side", validate, "-f", "-", stdin=TYPO_JOB)
+    assert code == 1, out
+    assert out == (
+        "Error from server (BadRequest): failed to create typed patch object (default/typo; batch/v1, Kind=Job): "
+        ".spec.backofLimit: field not declared in schema"
+    )
+    fixed = TYPO_JOB.replace("backofLimit", "backoffLimit")
+    code, out = up("apply", "--server-side", validate, "-f", "-", stdin=fixed)
+    assert code == 1
+    assert out.endswith(
+        ': .spec.template.spec.containers[name="c"].imagePullPolice: field not declared in schema'
+    ), out
+    code, out = up("get", "job", "typo")
+    assert code == 1 and 'jobs.batch "typo" not found' in out
+    # a client-side apply is decoded, not typed: Strict's error, as on a cluster
+    code, out = up("apply", "-f", "-", stdin=TYPO_JOB)
+    assert code == 1 and 'strict decoding error: unknown field "spec.backofLimit"' in out

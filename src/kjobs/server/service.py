@@ -1429,6 +1429,7 @@ class ApiService:
         meta = _meta(config)
         if meta.get("managedFields") is not None:
             raise bad_request("metadata.managedFields must be nil")
+        _check_typed_patch(r, config, self.features)
         if meta.get("name") not in (None, name):
             raise bad_request(
                 f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})"
@@ -2246,6 +2247,26 @@ def _check_applied_type(r: Resource, config: Obj) -> None:
     group_version = text if text.count("/") == 1 else f"/{text}" if "/" not in text else "/"  # ParseGroupVersion
     gvk = f"{group_version}, Kind={kind if isinstance(kind, str) else ''}"
     raise bad_request(f"invalid object type: {gvk}")
+
+
+def _check_typed_patch(r: Resource, config: Obj, features: FeatureGates) -> None:
+    """Refuse an apply configuration with a field the kind's schema does not declare, whatever the request's
+    `fieldValidation`: the field manager makes a typed object of it before anything else is done with it, and
+    that fails (apimachinery managedfields/internal/structuredmerge.go `Apply`: `failed to create typed patch
+    object (NAMESPACE/NAME; GROUP/VERSION, Kind=KIND): .spec.backofLimit: field not declared in schema`). A
+    plain error there makes kube-apiserver's answer a 500 without a reason (kubernetes/kubernetes#122480, open);
+    the error is the client's, and kjobs answers bad input 4xx, so it is a 400 BadRequest with that message.
+    Custom resources are left to their schema's pruning, as before."""
+    if r.unknown_fields(config) is not None:
+        return
+    undeclared = schema.undeclared_fields(config, r.schema_name, features)
+    if not undeclared:
+        return
+    meta = _meta(config)
+    where = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+    group_version = r.api_version if "/" in r.api_version else f"/{r.api_version}"
+    errors = undeclared[0] if len(undeclared) == 1 else "\n  ".join(["errors:", *undeclared])
+    raise bad_request(f"failed to create typed patch object ({where}; {group_version}, Kind={r.kind}): {errors}")
 
 
 def _json_type(value: Any) -> str:
