@@ -98,11 +98,33 @@ def test_server_side_apply_of_an_undeclared_field_fails_whatever_the_validation(
     fixed = TYPO_JOB.replace("backofLimit", "backoffLimit")
     code, out = up("apply", "--server-side", validate, "-f", "-", stdin=fixed)
     assert code == 1
-    assert out.endswith(
-        ': .spec.template.spec.containers[name="c"].imagePullPolice: field not declared in schema'
-    ), out
+    assert out.endswith(': .spec.template.spec.containers[name="c"].imagePullPolice: field not declared in schema'), out
     code, out = up("get", "job", "typo")
     assert code == 1 and 'jobs.batch "typo" not found' in out
     # a client-side apply is decoded, not typed: Strict's error, as on a cluster
     code, out = up("apply", "-f", "-", stdin=TYPO_JOB)
     assert code == 1 and 'strict decoding error: unknown field "spec.backofLimit"' in out
+
+
+def test_a_debug_container_that_cannot_start_says_why_after_its_image(up: Up) -> None:
+    # `kubectl debug --profile=restricted` asks runAsNonRoot of an image that runs as root: the kubelet's
+    # startContainer makes sure of the image (`Pulled`), then its container config fails (`Failed`, `Error: ...`),
+    # both about spec.ephemeralContainers{rr}. kjobs recorded neither for an ephemeral container, and no
+    # `Pulled` before a config error for any container.
+    assert up.ok("apply", "-f", "-", stdin=_pod("strict")) == "pod/strict created"
+    up.ok("wait", "--for=condition=Ready", "pod/strict", "--timeout=60s")
+    up.ok("debug", "strict", "--image=busybox", "--profile=restricted", "-c", "rr", "--", "true")
+    uid = up.ok("get", "pod", "strict", "-o", "jsonpath={.metadata.uid}")
+    where = "spec.ephemeralContainers{rr}"
+    failed = (
+        f"Failed {where} Error: container has runAsNonRoot and image will run as root "
+        f'(pod: "strict_default({uid})", container: rr)'
+    )
+    found = _until(lambda: (e := _events(up, "strict")) and (e if failed in e else None), "the Failed event")
+    assert [line for line in found if where in line] == [
+        f'Pulled {where} Container image "busybox" already present on machine',
+        failed,
+    ]
+    code, out = up("logs", "strict", "-c", "rr")
+    assert code == 1 and out.endswith('container "rr" in pod "strict" is waiting to start: CreateContainerConfigError')
+    up.ok("delete", "pod", "strict", "--wait=false")

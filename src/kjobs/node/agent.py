@@ -233,11 +233,7 @@ def _restarts(status: Obj, name: str) -> int:
 def _ids(pod: Obj) -> set[str]:
     """The container IDs a pod's API status names (the containers some agent already reported)."""
     status = pod.get("status") or {}
-    return {
-        str(cs.get("containerID"))
-        for cs in _statuses(status)
-        if cs.get("containerID")
-    }
+    return {str(cs.get("containerID")) for cs in _statuses(status) if cs.get("containerID")}
 
 
 def _key(pod: Obj) -> Key:
@@ -981,10 +977,14 @@ class NodeAgent:
             where = container_path(pod, name)  # every event below is about this container
             waiting = (cs.get("state") or {}).get("waiting") or {}
             if waiting.get("reason") == "CreateContainerConfigError":
-                # The kubelet's FailedToCreateContainer event: "Failed", "Error: <why>", once per cause here.
+                # The kubelet's FailedToCreateContainer event: "Failed", "Error: <why>", once per cause here. The
+                # kubelet's startContainer has made sure of the image first (`Pulled`), as for any start.
                 config_key = f"config:{cs.get('name')}:{waiting.get('message')}"
                 if config_key not in seen:
                     seen.add(config_key)
+                    image = str((specs.get(name) or {}).get("image") or cs.get("image") or "")
+                    pulled = f'Container image "{image}" already present on machine'
+                    self.events.event(pod, "Normal", "Pulled", pulled, field_path=where)
                     self.events.event(
                         pod, "Warning", "Failed", f"Error: {waiting.get('message', '')}", field_path=where
                     )
