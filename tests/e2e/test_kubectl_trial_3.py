@@ -128,3 +128,57 @@ def test_a_debug_container_that_cannot_start_says_why_after_its_image(up: Up) ->
     code, out = up("logs", "strict", "-c", "rr")
     assert code == 1 and out.endswith('container "rr" in pod "strict" is waiting to start: CreateContainerConfigError')
     up.ok("delete", "pod", "strict", "--wait=false")
+
+
+WIDGETS = """apiVersion: apiextensions.k8s.io/v1
+kind: CustomResourceDefinition
+metadata:
+  name: widgets.example.com
+spec:
+  group: example.com
+  names: {kind: Widget, plural: widgets, singular: widget}
+  scope: Namespaced
+  versions:
+  - name: v1
+    served: true
+    storage: true
+    schema:
+      openAPIV3Schema:
+        type: object
+        properties:
+          spec:
+            type: object
+            properties:
+              size: {type: integer}
+              parts:
+                type: array
+                x-kubernetes-list-type: map
+                x-kubernetes-list-map-keys: [name]
+                items:
+                  type: object
+                  properties:
+                    name: {type: string}
+              extra:
+                type: object
+                x-kubernetes-preserve-unknown-fields: true
+"""
+
+
+def test_server_side_apply_of_a_custom_resource_types_it_by_its_crd_schema(up: Up) -> None:
+    # A custom resource's apply configuration is typed by the CRD's structural schema: a field it does not
+    # declare fails the same way (`(rook-ceph/myfs; ceph.rook.io/v1, Kind=CephFilesystem): .spec.dataPools[0]...`
+    # as users report it); kjobs pruned it (or gave Strict's decoding error) and applied the rest.
+    assert up.ok("apply", "-f", "-", stdin=WIDGETS).endswith("created")
+    _until(lambda: up("get", "widgets")[0] == 0 or None, "the widgets resource")
+    widget = "apiVersion: example.com/v1\nkind: Widget\nmetadata:\n  name: w1\n  labels: {a: b}\nspec:\n"
+    code, out = up("apply", "--server-side", "--validate=false", "-f", "-", stdin=widget + "  size: 1\n  colour: red\n")
+    assert code == 1
+    assert out == (
+        "Error from server (BadRequest): failed to create typed patch object (default/w1; example.com/v1, "
+        "Kind=Widget): .spec.colour: field not declared in schema"
+    )
+    parts = "  parts:\n  - {name: a, weight: 2}\n"
+    code, out = up("apply", "--server-side", "-f", "-", stdin=widget + parts)
+    assert code == 1 and out.endswith(': .spec.parts[name="a"].weight: field not declared in schema'), out
+    fine = widget + "  size: 1\n  parts: [{name: a}]\n  extra: {anything: [1, 2]}\n"
+    assert up.ok("apply", "--server-side", "-f", "-", stdin=fine) == "widget.example.com/w1 serverside-applied"

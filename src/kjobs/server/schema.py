@@ -251,7 +251,7 @@ def _walk_typed(value: Any, node: dict[str, Any], prefix: str, found: list[str],
             if not isinstance(item, (dict, list)):
                 continue
             if keys:
-                element = _key_element(item, keys, items, defs)
+                element = _key_element(item, keys, _resolve(items, defs).get("properties") or {})
                 if element is None:
                     continue  # the converter refuses the item itself (a missing key), not a field of it
             else:
@@ -259,12 +259,12 @@ def _walk_typed(value: Any, node: dict[str, Any], prefix: str, found: list[str],
             _walk_typed(item, items, prefix + element, found, defs)
 
 
-def _key_element(item: Any, keys: list[str], items: dict[str, Any], defs: dict[str, Any]) -> str | None:
+def _key_element(item: Any, keys: list[str], props: dict[str, Any]) -> str | None:
     """A `map` list's item as a path element, `[containerPort=80,protocol="TCP"]` (keys by name, values as
-    structured-merge-diff's `value.ToString`; a key the item omits takes its schema default)."""
+    structured-merge-diff's `value.ToString`; a key the item omits takes its default in `props`, the item
+    schema's properties)."""
     if not isinstance(item, dict):
         return None
-    props = _resolve(items, defs).get("properties") or {}
     parts = []
     for key in sorted(keys):
         if key in item:
@@ -285,3 +285,58 @@ def _smd_string(value: Any) -> str:
     if isinstance(value, str):
         return go_quote(value)
     return str(value)
+
+
+_OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
+
+def undeclared_custom_fields(obj: Any, crd_schema: Obj, features: FeatureGates = DEFAULT) -> list[str]:
+    """`undeclared_fields` for a custom resource, by its CRD's structural schema: the converter
+    apiextensions-apiserver gives the field manager declares a resource's `apiVersion` and `kind` and takes its
+    `metadata` as ObjectMeta (also in an `x-kubernetes-embedded-resource`), a map of `additionalProperties`
+    as a map of that schema, and `additionalProperties: true` or `x-kubernetes-preserve-unknown-fields` as
+    untyped; any other object names its fields (none: every field is undeclared, as pruning drops them)."""
+    found: list[str] = []
+    defs = schemas(features)
+    _walk_custom(obj, crd_schema, "", found, defs, root=True)
+    return [f"{path}: field not declared in schema" for path in found]
+
+
+def _walk_custom(value: Any, node: Obj, prefix: str, found: list[str], defs: dict[str, Any], *, root: bool) -> None:
+    if node.get("x-kubernetes-preserve-unknown-fields") is True:
+        return
+    if isinstance(value, dict):
+        root = root or node.get("x-kubernetes-embedded-resource") is True
+        props = node.get("properties")
+        extra = node.get("additionalProperties")
+        if extra is True:
+            return
+        for key, item in value.items():
+            if root and key in ("apiVersion", "kind"):
+                continue
+            if root and key == "metadata":
+                if isinstance(item, dict):
+                    _walk_typed(item, defs[_OBJECT_META], f"{prefix}.metadata", found, defs)
+                continue
+            if isinstance(props, dict) and isinstance(props.get(key), dict):
+                sub: Obj = props[key]
+            elif isinstance(extra, dict) and not props:
+                sub = extra
+            else:
+                found.append(f"{prefix}.{key}")
+                return
+            if isinstance(item, (dict, list)):
+                _walk_custom(item, sub, f"{prefix}.{key}", found, defs, root=False)
+    elif isinstance(value, list) and isinstance(node.get("items"), dict):
+        items: Obj = node["items"]
+        keys = node.get("x-kubernetes-list-map-keys") if node.get("x-kubernetes-list-type") == "map" else None
+        for i, item in enumerate(value):
+            if not isinstance(item, (dict, list)):
+                continue
+            if keys:
+                element = _key_element(item, keys, items.get("properties") or {})
+                if element is None:
+                    continue
+            else:
+                element = f"[{i}]"
+            _walk_custom(item, items, prefix + element, found, defs, root=False)

@@ -2256,10 +2256,13 @@ def _check_typed_patch(r: Resource, config: Obj, features: FeatureGates) -> None
     object (NAMESPACE/NAME; GROUP/VERSION, Kind=KIND): .spec.backofLimit: field not declared in schema`). A
     plain error there makes kube-apiserver's answer a 500 without a reason (kubernetes/kubernetes#122480, open);
     the error is the client's, and kjobs answers bad input 4xx, so it is a 400 BadRequest with that message.
-    Custom resources are left to their schema's pruning, as before."""
-    if r.unknown_fields(config) is not None:
-        return
-    undeclared = schema.undeclared_fields(config, r.schema_name, features)
+    A custom resource is typed by its CRD's structural schema (apiextensions-apiserver gives the field manager
+    a converter made from it), with the same outcome."""
+    crd_schema = getattr(r, "schema", None) if r.schema_name is None else None
+    if isinstance(crd_schema, dict) and crd_schema:
+        undeclared = schema.undeclared_custom_fields(config, crd_schema, features)
+    else:
+        undeclared = schema.undeclared_fields(config, r.schema_name, features)
     if not undeclared:
         return
     meta = _meta(config)
