@@ -306,6 +306,8 @@ def _walk_custom(value: Any, node: Obj, prefix: str, found: list[str], defs: dic
     if node.get("x-kubernetes-preserve-unknown-fields") is True:
         return
     if isinstance(value, dict):
+        if node.get("type") not in (None, "object"):
+            return  # a value of another type: the decoder's type check answers it
         root = root or node.get("x-kubernetes-embedded-resource") is True
         props = node.get("properties")
         extra = node.get("additionalProperties")
