@@ -259,6 +259,12 @@ def _walk_typed(value: Any, node: dict[str, Any], prefix: str, found: list[str],
             _walk_typed(item, items, prefix + element, found, defs)
 
 
+# The one list-map key of the built-in kinds with a default: `protocol` of container, Service and endpoint
+# ports (`+default="TCP"`, published as `default: TCP` in kube-apiserver's OpenAPI, which the shipped schemas,
+# generated from kubernetes-validate's, do not carry).
+_KEY_DEFAULTS = {"protocol": "TCP"}
+
+
 def _key_element(item: Any, keys: list[str], props: dict[str, Any]) -> str | None:
     """A `map` list's item as a path element, `[containerPort=80,protocol="TCP"]` (keys by name, values as
     structured-merge-diff's `value.ToString`; a key the item omits takes its default in `props`, the item
@@ -271,6 +277,8 @@ def _key_element(item: Any, keys: list[str], props: dict[str, Any]) -> str | Non
             key_value = item[key]
         elif "default" in (props.get(key) or {}):
             key_value = props[key]["default"]
+        elif key in _KEY_DEFAULTS:
+            key_value = _KEY_DEFAULTS[key]
         else:
             return None
         parts.append(f"{key}={_smd_string(key_value)}")
