@@ -5,8 +5,10 @@ types it and what a cluster prints."""
 from __future__ import annotations
 
 import shutil
+import subprocess
 from collections.abc import Iterator
 
+import httpx
 import pytest
 
 from tests.e2e.test_config_objects import Up, kubectl_on_up
@@ -182,3 +184,31 @@ def test_server_side_apply_of_a_custom_resource_types_it_by_its_crd_schema(up: U
     assert code == 1 and out.endswith(': .spec.parts[name="a"].weight: field not declared in schema'), out
     fine = widget + "  size: 1\n  parts: [{name: a}]\n  extra: {anything: [1, 2]}\n"
     assert up.ok("apply", "--server-side", "-f", "-", stdin=fine) == "widget.example.com/w1 serverside-applied"
+
+
+def test_curl_through_kubectl_proxy_gets_indented_json(up: Up) -> None:
+    # kubernetes.io's "Access Clusters Using the Kubernetes API": `kubectl proxy --port=8080` then `curl
+    # http://localhost:8080/api/` prints the APIVersions indented, because kube-apiserver pretty-prints for a
+    # curl, Wget or browser User-Agent (and `?pretty=true`); kjobs answered compact JSON to everyone.
+    env = {"HOME": str(up.home), "KUBECONFIG": str(up.config), "PATH": "/usr/local/bin:/usr/bin:/bin"}
+    proxy = subprocess.Popen(
+        ["kubectl", "proxy", "--port=0"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, env=env
+    )
+    try:
+        assert proxy.stdout is not None
+        line = proxy.stdout.readline()  # Starting to serve on 127.0.0.1:PORT
+        base = "http://" + line.split()[-1]
+        curl = {"User-Agent": "curl/8.5.0"}
+        answer = httpx.get(base + "/api/", headers=curl).text
+        assert answer.startswith('{\n  "kind": "APIVersions",\n  "versions": [\n    "v1"\n  ],\n'), answer
+        assert not answer.endswith("\n")  # json.MarshalIndent writes no final newline
+        missing = httpx.get(base + "/api/v1/namespaces/default/pods/nope", headers=curl)
+        assert missing.status_code == 404 and '\n  "reason": "NotFound",\n' in missing.text
+        assert httpx.get(base + "/api/?pretty=false", headers=curl).text.startswith('{"kind":"APIVersions"')
+        assert httpx.get(base + "/api/?pretty=1", headers={"User-Agent": "x"}).text.startswith('{\n  "kind"')
+        assert httpx.get(base + "/api/", headers={"User-Agent": "x"}).text.startswith('{"kind":"APIVersions"')
+    finally:
+        proxy.terminate()
+        proxy.wait(timeout=10)
+    # kubectl's own requests are not a person's: `get --raw` stays compact, as on a cluster
+    assert up.ok("get", "--raw", "/api").startswith('{"kind":"APIVersions"')

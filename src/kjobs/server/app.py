@@ -47,6 +47,7 @@ from kjobs.server import (
     openapiv2,
     params,
     portforward,
+    pretty,
     protobuf,
     registry,
     remotecommand,
@@ -600,6 +601,8 @@ class App:
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
+        if pretty.wanted(request.path, request.query, request.user_agent):
+            send = pretty.indenting(send)  # curl's and browsers' answers are indented, as kube-apiserver's
         route = routing.parse(request.path)
         if route.kind != "resource":
             await self._guarded(request, route, send)
