@@ -195,10 +195,10 @@ def status_patch(api_status: Obj, status: Obj, last_written: Obj) -> Obj:
 
 def container_path(pod: Obj, name: str) -> str:
     """Where a container is in its pod, as the kubelet's events about it name it (`involvedObject.fieldPath`,
-    `kubectl get events -o wide`'s SUBOBJECT): `spec.containers{NAME}`, else `spec.initContainers{NAME}`
-    (pkg/kubelet/container/ref.go `fieldPath`)."""
+    `kubectl get events -o wide`'s SUBOBJECT): `spec.containers{NAME}`, else `spec.initContainers{NAME}`, else
+    `spec.ephemeralContainers{NAME}` (pkg/kubelet/container/ref.go `fieldPath`)."""
     spec = pod.get("spec") or {}
-    for field_name in ("containers", "initContainers"):
+    for field_name in ("containers", "initContainers", "ephemeralContainers"):
         if any(c.get("name") == name for c in spec.get(field_name) or []):
             return f"spec.{field_name}{{{name}}}"
     return ""
@@ -211,9 +211,20 @@ def backoff_message(pod: Obj, container: str) -> str:
     return f"Back-off restarting failed container {container} in pod {pod_ref}"
 
 
+def _statuses(status: Obj) -> list[Obj]:
+    """Every container status of a pod status: init, regular and ephemeral (`kubectl debug`'s) containers, each
+    of which the kubelet starts with the same `startContainer` and stops with the same `killContainer`, and so
+    records the same events about (pkg/kubelet/kuberuntime/kuberuntime_manager.go `SyncPod`)."""
+    return [
+        *(status.get("initContainerStatuses") or []),
+        *(status.get("containerStatuses") or []),
+        *(status.get("ephemeralContainerStatuses") or []),
+    ]
+
+
 def _restarts(status: Obj, name: str) -> int:
     """A container's restartCount in a pod status (0 if it has none yet)."""
-    for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
+    for cs in _statuses(status):
         if cs.get("name") == name:
             return int(cs.get("restartCount") or 0)
     return 0
@@ -222,11 +233,7 @@ def _restarts(status: Obj, name: str) -> int:
 def _ids(pod: Obj) -> set[str]:
     """The container IDs a pod's API status names (the containers some agent already reported)."""
     status = pod.get("status") or {}
-    return {
-        str(cs.get("containerID"))
-        for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or [])
-        if cs.get("containerID")
-    }
+    return {str(cs.get("containerID")) for cs in _statuses(status) if cs.get("containerID")}
 
 
 def _key(pod: Obj) -> Key:
@@ -959,17 +966,25 @@ class NodeAgent:
     def _announce(self, pod: Obj, status: Obj) -> None:
         """Pulled/Created/Started (or Failed) events for container attempts not announced before."""
         seen = self._announced.setdefault(_uid(pod), set())
-        specs = {c.get("name"): c for c in ((pod.get("spec") or {}).get("initContainers") or [])}
-        specs.update({c.get("name"): c for c in ((pod.get("spec") or {}).get("containers") or [])})
-        for cs in (status.get("initContainerStatuses") or []) + (status.get("containerStatuses") or []):
+        spec = pod.get("spec") or {}
+        specs = {
+            c.get("name"): c
+            for field_name in ("ephemeralContainers", "initContainers", "containers")
+            for c in spec.get(field_name) or []
+        }
+        for cs in _statuses(status):
             name = str(cs.get("name") or "")
             where = container_path(pod, name)  # every event below is about this container
             waiting = (cs.get("state") or {}).get("waiting") or {}
             if waiting.get("reason") == "CreateContainerConfigError":
-                # The kubelet's FailedToCreateContainer event: "Failed", "Error: <why>", once per cause here.
+                # The kubelet's FailedToCreateContainer event: "Failed", "Error: <why>", once per cause here. The
+                # kubelet's startContainer has made sure of the image first (`Pulled`), as for any start.
                 config_key = f"config:{cs.get('name')}:{waiting.get('message')}"
                 if config_key not in seen:
                     seen.add(config_key)
+                    image = str((specs.get(name) or {}).get("image") or cs.get("image") or "")
+                    pulled = f'Container image "{image}" already present on machine'
+                    self.events.event(pod, "Normal", "Pulled", pulled, field_path=where)
                     self.events.event(
                         pod, "Warning", "Failed", f"Error: {waiting.get('message', '')}", field_path=where
                     )
@@ -1014,7 +1029,7 @@ class NodeAgent:
             counted[name] = max(counted[name], starts)
 
     def _record_killing(self, pod: Obj, handle: PodHandle) -> None:
-        for cs in (handle.status.get("initContainerStatuses") or []) + (handle.status.get("containerStatuses") or []):
+        for cs in _statuses(handle.status):
             if "running" in (cs.get("state") or {}):
                 name = str(cs.get("name") or "")
                 where = container_path(pod, name)

@@ -19,6 +19,7 @@ from typing import Any
 
 import orjson
 
+from kjobs.api.errors import go_quote
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
 from kjobs.server.gated_schema import overlay
@@ -201,3 +202,151 @@ def _walk(value: Any, node: dict[str, Any], prefix: FieldPath2, found: list[Fiel
         for i, item in enumerate(value):
             if isinstance(item, (dict, list)):
                 _walk(item, items, (*prefix, i), found, defs)
+
+
+def undeclared_fields(obj: Any, root: str | None, features: FeatureGates = DEFAULT) -> list[str]:
+    """The fields of a server-side apply configuration that schema `root` does not declare, each as the
+    structured-merge-diff type converter reports it when it makes the typed patch object: its path
+    (`.spec.template.spec.containers[name="c"].imagePullPolice`: a `map` list's item by its keys, another list's
+    by its index) and `: field not declared in schema`.
+
+    The converter (sigs.k8s.io/structured-merge-diff typed/validate.go `visitMapItems`) stops walking a map at its
+    first undeclared field, so a map contributes at most one; the maps it reaches before that are walked first.
+    It walks a map in Go's map order, which varies from run to run: document order here is one of the orders a
+    cluster answers with (the same answer when one field is undeclared)."""
+    if root is None:
+        return []
+    found: list[str] = []
+    defs = schemas(features)
+    _walk_typed(obj, defs[root], "", found, defs)
+    return [f"{path}: field not declared in schema" for path in found]
+
+
+def _walk_typed(value: Any, node: dict[str, Any], prefix: str, found: list[str], defs: dict[str, Any]) -> None:
+    schema = _resolve(node, defs)
+    if schema.get("x-kubernetes-preserve-unknown-fields"):
+        return  # an untyped section: anything goes
+    if isinstance(value, dict):
+        props = schema.get("properties")
+        if props is None:
+            extra = schema.get("additionalProperties")
+            if isinstance(extra, dict):
+                for key, item in value.items():
+                    if isinstance(item, (dict, list)):
+                        _walk_typed(item, extra, f"{prefix}.{key}", found, defs)
+            return
+        for key, item in value.items():
+            sub = props.get(key)
+            if sub is None:
+                found.append(f"{prefix}.{key}")
+                return
+            if isinstance(item, (dict, list)):
+                _walk_typed(item, sub, f"{prefix}.{key}", found, defs)
+    elif isinstance(value, list):
+        items = schema.get("items")
+        if items is None:
+            return
+        keys = schema.get("x-kubernetes-list-map-keys") if schema.get("x-kubernetes-list-type") == "map" else None
+        for i, item in enumerate(value):
+            if not isinstance(item, (dict, list)):
+                continue
+            if keys:
+                element = _key_element(item, keys, _resolve(items, defs).get("properties") or {})
+                if element is None:
+                    continue  # the converter refuses the item itself (a missing key), not a field of it
+            else:
+                element = f"[{i}]"
+            _walk_typed(item, items, prefix + element, found, defs)
+
+
+# The one list-map key of the built-in kinds with a default: `protocol` of container, Service and endpoint
+# ports (`+default="TCP"`, published as `default: TCP` in kube-apiserver's OpenAPI, which the shipped schemas,
+# generated from kubernetes-validate's, do not carry).
+_KEY_DEFAULTS = {"protocol": "TCP"}
+
+
+def _key_element(item: Any, keys: list[str], props: dict[str, Any]) -> str | None:
+    """A `map` list's item as a path element, `[containerPort=80,protocol="TCP"]` (keys by name, values as
+    structured-merge-diff's `value.ToString`; a key the item omits takes its default in `props`, the item
+    schema's properties)."""
+    if not isinstance(item, dict):
+        return None
+    parts = []
+    for key in sorted(keys):
+        if key in item:
+            key_value = item[key]
+        elif "default" in (props.get(key) or {}):
+            key_value = props[key]["default"]
+        elif key in _KEY_DEFAULTS:
+            key_value = _KEY_DEFAULTS[key]
+        else:
+            return None
+        parts.append(f"{key}={_smd_string(key_value)}")
+    return "[" + ",".join(parts) + "]"
+
+
+def _smd_string(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str):
+        return go_quote(value)
+    return str(value)
+
+
+_OBJECT_META = "io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"
+
+
+def undeclared_custom_fields(obj: Any, crd_schema: Obj, features: FeatureGates = DEFAULT) -> list[str]:
+    """`undeclared_fields` for a custom resource, by its CRD's structural schema: the converter
+    apiextensions-apiserver gives the field manager declares a resource's `apiVersion` and `kind` and takes its
+    `metadata` as ObjectMeta (also in an `x-kubernetes-embedded-resource`), a map of `additionalProperties`
+    as a map of that schema, and `additionalProperties: true` or `x-kubernetes-preserve-unknown-fields` as
+    untyped; any other object names its fields (none: every field is undeclared, as pruning drops them)."""
+    found: list[str] = []
+    defs = schemas(features)
+    _walk_custom(obj, crd_schema, "", found, defs, root=True)
+    return [f"{path}: field not declared in schema" for path in found]
+
+
+def _walk_custom(value: Any, node: Obj, prefix: str, found: list[str], defs: dict[str, Any], *, root: bool) -> None:
+    if node.get("x-kubernetes-preserve-unknown-fields") is True:
+        return
+    if isinstance(value, dict):
+        if node.get("type") not in (None, "object"):
+            return  # a value of another type: the decoder's type check answers it
+        root = root or node.get("x-kubernetes-embedded-resource") is True
+        props = node.get("properties")
+        extra = node.get("additionalProperties")
+        if extra is True:
+            return
+        for key, item in value.items():
+            if root and key in ("apiVersion", "kind"):
+                continue
+            if root and key == "metadata":
+                if isinstance(item, dict):
+                    _walk_typed(item, defs[_OBJECT_META], f"{prefix}.metadata", found, defs)
+                continue
+            if isinstance(props, dict) and isinstance(props.get(key), dict):
+                sub: Obj = props[key]
+            elif isinstance(extra, dict) and not props:
+                sub = extra
+            else:
+                found.append(f"{prefix}.{key}")
+                return
+            if isinstance(item, (dict, list)):
+                _walk_custom(item, sub, f"{prefix}.{key}", found, defs, root=False)
+    elif isinstance(value, list) and isinstance(node.get("items"), dict):
+        items: Obj = node["items"]
+        keys = node.get("x-kubernetes-list-map-keys") if node.get("x-kubernetes-list-type") == "map" else None
+        for i, item in enumerate(value):
+            if not isinstance(item, (dict, list)):
+                continue
+            if keys:
+                element = _key_element(item, keys, items.get("properties") or {})
+                if element is None:
+                    continue
+            else:
+                element = f"[{i}]"
+            _walk_custom(item, items, prefix + element, found, defs, root=False)

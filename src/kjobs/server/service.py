@@ -1462,7 +1462,7 @@ class ApiService:
         meta = _meta(config)
         if meta.get("managedFields") is not None:
             raise bad_request("metadata.managedFields must be nil")
-        self._check_applied_fields(r, config)
+        _check_typed_patch(r, config, self.features)
         if meta.get("name") not in (None, name):
             raise bad_request(
                 f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})"
@@ -1514,25 +1514,6 @@ class ApiService:
             if outcome is not None:
                 return outcome
         raise conflict(r.plural, name, group=r.group)
-
-    def _check_applied_fields(self, r: Resource, config: Obj) -> None:
-        """An applied configuration of a built-in kind that names a field its schema does not declare cannot be
-        typed, whatever the field validation (structuredmerge.go: `failed to create typed patch object (...):
-        .spec.x: field not declared in schema`, before the strict decoding check). kube-apiserver v1.32 answers it
-        500 with that message (kubernetes#122480); the configuration is the client's error, so 400 here, as
-        kubernetes#139255 proposes."""
-        if r.schema_name is None or r.unknown_fields(config) is not None:
-            return  # a custom resource: its own schema prunes or keeps unknown fields
-        unknown = schema.unknown_fields(config, r.schema_name, self.features)
-        if not unknown:
-            return
-        strategies = schema.strategies_for(r.schema_name)
-        errors = sorted(f"{apply.smd_path(config, path, strategies)}: field not declared in schema" for path in unknown)
-        text = errors[0] if len(errors) == 1 else "\n".join(["errors:", *(f"  {e}" for e in errors)])
-        meta = _meta(config)
-        group_version = r.api_version if r.group else f"/{r.version}"
-        where = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}; {group_version}, Kind={r.kind}"
-        raise bad_request(f"failed to create typed patch object ({where}): {text}")
 
     async def _apply_to(
         self,
@@ -2318,6 +2299,29 @@ def _check_applied_type(r: Resource, config: Obj) -> None:
     group_version = text if text.count("/") == 1 else f"/{text}" if "/" not in text else "/"  # ParseGroupVersion
     gvk = f"{group_version}, Kind={kind if isinstance(kind, str) else ''}"
     raise bad_request(f"invalid object type: {gvk}")
+
+
+def _check_typed_patch(r: Resource, config: Obj, features: FeatureGates) -> None:
+    """Refuse an apply configuration with a field the kind's schema does not declare, whatever the request's
+    `fieldValidation`: the field manager makes a typed object of it before anything else is done with it, and
+    that fails (apimachinery managedfields/internal/structuredmerge.go `Apply`: `failed to create typed patch
+    object (NAMESPACE/NAME; GROUP/VERSION, Kind=KIND): .spec.backofLimit: field not declared in schema`). A
+    plain error there makes kube-apiserver's answer a 500 without a reason (kubernetes/kubernetes#122480, open);
+    the error is the client's, and kjobs answers bad input 4xx, so it is a 400 BadRequest with that message.
+    A custom resource is typed by its CRD's structural schema (apiextensions-apiserver gives the field manager
+    a converter made from it), with the same outcome."""
+    crd_schema = getattr(r, "schema", None) if r.schema_name is None else None
+    if isinstance(crd_schema, dict) and crd_schema:
+        undeclared = schema.undeclared_custom_fields(config, crd_schema, features)
+    else:
+        undeclared = schema.undeclared_fields(config, r.schema_name, features)
+    if not undeclared:
+        return
+    meta = _meta(config)
+    where = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+    group_version = r.api_version if "/" in r.api_version else f"/{r.api_version}"
+    errors = undeclared[0] if len(undeclared) == 1 else "\n  ".join(["errors:", *undeclared])
+    raise bad_request(f"failed to create typed patch object ({where}; {group_version}, Kind={r.kind}): {errors}")
 
 
 def _json_type(value: Any) -> str:
