@@ -99,9 +99,17 @@ def test_quota_on_cpu_wants_requests_and_a_limit_range_gives_them(up: Up) -> Non
         "apiVersion": "v1",
         "kind": "LimitRange",
         "metadata": {"name": "defaults"},
-        "spec": {"limits": [{"type": "Container", "default": {"memory": "64Mi"}, "defaultRequest": {"cpu": "100m"},
-                             "max": {"cpu": "500m"}}]},
-    }  # fmt: skip
+        "spec": {
+            "limits": [
+                {
+                    "type": "Container",
+                    "default": {"memory": "64Mi"},
+                    "defaultRequest": {"cpu": "100m"},
+                    "max": {"cpu": "500m"},
+                }
+            ]
+        },
+    }
     up.ok("create", "-n", "q2", "-f", "-", stdin=json.dumps(limits))
     stored = json.loads(up.ok("get", "limitrange", "defaults", "-n", "q2", "-o", "json"))
     assert stored["spec"]["limits"][0]["default"] == {"cpu": "500m", "memory": "64Mi"}  # cpu from max
@@ -116,8 +124,16 @@ def test_quota_on_cpu_wants_requests_and_a_limit_range_gives_them(up: Up) -> Non
         "requests": {"cpu": "100m", "memory": "64Mi"},  # the memory request defaulted from the default limit
     }
     assert pod["status"]["qosClass"] == "Burstable"
-    big = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "big"}, "spec": {"containers": [
-        {"name": "main", "image": "busybox", "command": ["true"], "resources": {"limits": {"cpu": "2"}}}]}}  # fmt: skip
+    big = {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "big"},
+        "spec": {
+            "containers": [
+                {"name": "main", "image": "busybox", "command": ["true"], "resources": {"limits": {"cpu": "2"}}}
+            ]
+        },
+    }
     code, out = up("create", "-n", "q2", "-f", "-", stdin=json.dumps(big))
     assert code == 1
     assert out == (
