@@ -76,7 +76,8 @@ def _quota(**spec: object) -> Obj:
             [
                 "spec.scopeSelector.matchExpressions.operator: Invalid value: \"In\": must be 'Exists' when scope "
                 "is any of ResourceQuotaScopeTerminating, ResourceQuotaScopeNotTerminating, "
-                "ResourceQuotaScopeBestEffort, ResourceQuotaScopeNotBestEffort or ResourceQuotaScopeCrossNamespacePodAffinity"
+                "ResourceQuotaScopeBestEffort, ResourceQuotaScopeNotBestEffort or "
+                "ResourceQuotaScopeCrossNamespacePodAffinity"
             ],
             id="selector-exists-only",
         ),
