@@ -253,43 +253,43 @@ def test_defaults_and_the_annotation() -> None:
         (
             {"type": "Container", "min": {"cpu": "100m"}},
             {},
-            "Minimum cpu usage per Container is 100m.  No request is specified.",
+            "minimum cpu usage per Container is 100m.  No request is specified",
         ),
         (
             {"type": "Container", "min": {"cpu": "100m"}},
             {"requests": {"cpu": "50m"}},
-            "Minimum cpu usage per Container is 100m, but request is 50m.",
+            "minimum cpu usage per Container is 100m, but request is 50m",
         ),
         (
             {"type": "Container", "max": {"memory": "1Gi"}},
             {"requests": {"memory": "1Mi"}},
-            "Maximum memory usage per Container is 1Gi.  No limit is specified.",
+            "maximum memory usage per Container is 1Gi.  No limit is specified",
         ),
         (
             {"type": "Container", "max": {"memory": "1Gi"}},
             {"limits": {"memory": "2Gi"}},
-            "Maximum memory usage per Container is 1Gi, but limit is 2Gi.",
+            "maximum memory usage per Container is 1Gi, but limit is 2Gi",
         ),
         (
             {"type": "Container", "maxLimitRequestRatio": {"cpu": "2"}},
             {"requests": {"cpu": "100m"}, "limits": {"cpu": "300m"}},
-            "cpu max limit to request ratio per Container is 2, but provided ratio is 3.000000.",
+            "cpu max limit to request ratio per Container is 2, but provided ratio is 3.000000",
         ),
         (
             {"type": "Container", "maxLimitRequestRatio": {"cpu": "2"}},
             {"limits": {"cpu": "300m"}},
-            "cpu max limit to request ratio per Container is 2, but no request is specified or request is 0.",
+            "cpu max limit to request ratio per Container is 2, but no request is specified or request is 0",
         ),
         (
             {"type": "Pod", "max": {"cpu": "1"}},
             {"limits": {"cpu": "800m"}},
-            "Maximum cpu usage per Pod is 1, but limit is 1600m.",
+            "maximum cpu usage per Pod is 1, but limit is 1600m",
         ),
         (
             {"type": "Container", "min": {"cpu": "1"}, "max": {"cpu": "2"}},
             {"requests": {"cpu": "500m"}},
-            "[Minimum cpu usage per Container is 1, but request is 500m., "
-            "Maximum cpu usage per Container is 2.  No limit is specified.]",
+            "[minimum cpu usage per Container is 1, but request is 500m, "
+            "maximum cpu usage per Container is 2.  No limit is specified]",
         ),
     ],
 )
@@ -315,3 +315,23 @@ def test_quota_table_row() -> None:
         "pods: 1/4, requests.cpu: 500m/1",
         "limits.memory: 0/1Gi",
     ]
+
+
+@pytest.mark.parametrize(
+    ("storage", "refusal"),
+    [
+        ("1Gi", None),
+        ("2Gi", "maximum storage usage per PersistentVolumeClaim is 1Gi, but request is 2Gi"),
+        ("1Mi", "minimum storage usage per PersistentVolumeClaim is 100Mi, but request is 1Mi"),
+        (
+            None,
+            "[minimum storage usage per PersistentVolumeClaim is 100Mi.  No request is specified, "
+            "maximum storage usage per PersistentVolumeClaim is 1Gi.  No request is specified]",
+        ),
+    ],
+)
+def test_validate_claim_against_a_limit_range(storage: str | None, refusal: str | None) -> None:
+    """`PersistentVolumeClaimValidateLimitFunc`: min and max against the claim's storage request."""
+    lr = _range({"type": "PersistentVolumeClaim", "min": {"storage": "100Mi"}, "max": {"storage": "1Gi"}})
+    claim: Obj = {"spec": {"resources": {"requests": {"storage": storage}} if storage else {}}}
+    assert limitranger.validate_claim(claim, lr) == refusal

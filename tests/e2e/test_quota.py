@@ -138,7 +138,7 @@ def test_quota_on_cpu_wants_requests_and_a_limit_range_gives_them(up: Up) -> Non
     assert code == 1
     assert out == (
         'Error from server (Forbidden): error when creating "STDIN": pods "big" is forbidden: '
-        "Maximum cpu usage per Container is 500m, but limit is 2."
+        "maximum cpu usage per Container is 500m, but limit is 2"
     )
     described = up.ok("describe", "limitrange", "defaults", "-n", "q2")
     assert re.search(r"Container\s+cpu\s+-\s+500m\s+100m\s+500m\s+-", described), described

@@ -7,7 +7,8 @@ LimitRanger plugin set: cpu, memory request for container main; cpu limit for co
 container, a Pod item's against the pod's total (`podRequests`/`podLimits`: containers and sidecars add up, the
 largest init container moment wins; no overhead), with `minConstraint`, `maxConstraint` and
 `limitRequestRatioConstraint`'s words, aggregated as `utilerrors.NewAggregate` prints them. Pods are handled
-on create only (v1.32's `SupportsAttributes`); PersistentVolumeClaim items are not enforced here.
+on create only (v1.32's `SupportsAttributes`); a PersistentVolumeClaim item's `min`/`max` bound a claim's
+storage request (`PersistentVolumeClaimValidateLimitFunc`, on create here).
 """
 
 from __future__ import annotations
@@ -107,11 +108,11 @@ def _min(kind: str, name: str, enforced: Quantity, requests: ResourceList, limit
     req, lim = requests.get(name), limits.get(name)
     req_v, lim_v, enf_v = _values(req, lim, enforced)
     if req is None:
-        return f"Minimum {name} usage per {kind} is {enforced}.  No request is specified."
+        return f"minimum {name} usage per {kind} is {enforced}.  No request is specified"
     if req_v < enf_v:
-        return f"Minimum {name} usage per {kind} is {enforced}, but request is {req}."
+        return f"minimum {name} usage per {kind} is {enforced}, but request is {req}"
     if lim is not None and lim_v < enf_v:
-        return f"Minimum {name} usage per {kind} is {enforced}, but limit is {lim}."
+        return f"minimum {name} usage per {kind} is {enforced}, but limit is {lim}"
     return None
 
 
@@ -119,11 +120,11 @@ def _max(kind: str, name: str, enforced: Quantity, requests: ResourceList, limit
     req, lim = requests.get(name), limits.get(name)
     req_v, lim_v, enf_v = _values(req, lim, enforced)
     if lim is None:
-        return f"Maximum {name} usage per {kind} is {enforced}.  No limit is specified."
+        return f"maximum {name} usage per {kind} is {enforced}.  No limit is specified"
     if lim_v > enf_v:
-        return f"Maximum {name} usage per {kind} is {enforced}, but limit is {lim}."
+        return f"maximum {name} usage per {kind} is {enforced}, but limit is {lim}"
     if req is not None and req_v > enf_v:
-        return f"Maximum {name} usage per {kind} is {enforced}, but request is {req}."
+        return f"maximum {name} usage per {kind} is {enforced}, but request is {req}"
     return None
 
 
@@ -132,10 +133,10 @@ def _ratio(kind: str, name: str, enforced: Quantity, requests: ResourceList, lim
     req_v, lim_v, _ = _values(req, lim, enforced)
     if req is None or req_v == 0:
         return (
-            f"{name} max limit to request ratio per {kind} is {enforced}, but no request is specified or request is 0."
+            f"{name} max limit to request ratio per {kind} is {enforced}, but no request is specified or request is 0"
         )
     if lim is None or lim_v == 0:
-        return f"{name} max limit to request ratio per {kind} is {enforced}, but no limit is specified or limit is 0."
+        return f"{name} max limit to request ratio per {kind} is {enforced}, but no limit is specified or limit is 0"
     observed = lim_v / req_v
     shown = observed
     bound = float(enforced.int_value())
@@ -143,7 +144,7 @@ def _ratio(kind: str, name: str, enforced: Quantity, requests: ResourceList, lim
         observed *= 1000
         bound = float(enforced.milli_value())
     if observed > bound:
-        return f"{name} max limit to request ratio per {kind} is {enforced}, but provided ratio is {shown:f}."
+        return f"{name} max limit to request ratio per {kind} is {enforced}, but provided ratio is {shown:f}"
     return None
 
 
@@ -172,6 +173,38 @@ def validate_pod(pod: Obj, limit_range: Obj) -> str | None:
         elif item.get("type") == "Pod":
             bare = {k: v for k, v in spec.items() if k != "overhead"}
             _check(item, "Pod", pod_totals(bare, "requests"), pod_totals(bare, "limits"), errs)
+    return aggregate(errs)
+
+
+def _max_request(kind: str, name: str, enforced: Quantity, requests: ResourceList) -> str | None:
+    """`maxRequestConstraint`: for a claim, whose limits are not the user's."""
+    req = requests.get(name)
+    req_v, _, enf_v = _values(req, None, enforced)
+    if req is None:
+        return f"maximum {name} usage per {kind} is {enforced}.  No request is specified"
+    if req_v > enf_v:
+        return f"maximum {name} usage per {kind} is {enforced}, but request is {req}"
+    return None
+
+
+def validate_claim(claim: Obj, limit_range: Obj) -> str | None:
+    """`PersistentVolumeClaimValidateLimitFunc`: a PersistentVolumeClaim item's `min` and `max` against the claim's
+    `spec.resources.requests` (claims are not defaulted)."""
+    requests = resource_list(((claim.get("spec") or {}).get("resources") or {}).get("requests"))
+    errs: list[str] = []
+    for item in _items(limit_range):
+        if item.get("type") != "PersistentVolumeClaim":
+            continue
+        low = resource_list(item.get("min"))
+        for name in sorted(low):
+            message = _min("PersistentVolumeClaim", name, low[name], requests, {})
+            if message is not None:
+                errs.append(message)
+        high = resource_list(item.get("max"))
+        for name in sorted(high):
+            message = _max_request("PersistentVolumeClaim", name, high[name], requests)
+            if message is not None:
+                errs.append(message)
     return aggregate(errs)
 
 

@@ -75,6 +75,13 @@ class QuotaAdmission:
             if refusal is not None:
                 raise forbidden("pods", name, refusal)
 
+    def validate_claim(self, claim: Obj, namespace: str, name: str) -> None:
+        """LimitRanger's check of a created PersistentVolumeClaim against PersistentVolumeClaim items."""
+        for limit_range in self.limit_ranges(namespace):
+            refusal = limitranger.validate_claim(claim, limit_range)
+            if refusal is not None:
+                raise forbidden("persistentvolumeclaims", name, refusal)
+
     async def check(self, group: str, plural: str, obj: Obj, namespace: str, name: str, *, dry_run: bool) -> None:
         """ResourceQuota: refuse a create that exceeds a quota (403), else charge it to the quotas it matches."""
         if (group, plural) in q.IGNORED_RESOURCES or not namespace:

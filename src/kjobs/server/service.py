@@ -1127,6 +1127,8 @@ class ApiService:
             self.check_namespace(namespace, r, name)
             if r.kind == "Pod" and self.admission.enabled(LIMIT_RANGER):
                 self.quota.validate_pod(obj, namespace, name)
+            elif r.kind == "PersistentVolumeClaim" and self.admission.enabled(LIMIT_RANGER):
+                self.quota.validate_claim(obj, namespace, name)
             if self.admission.enabled(RESOURCE_QUOTA):
                 await self.quota.check(r.group, r.plural, obj, namespace, name, dry_run=dry_run)
         self._managed(r, obj, None, manager, "Update", "", decoded=decoded, admitted_from=defaulted)
