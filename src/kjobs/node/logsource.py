@@ -22,6 +22,7 @@ serving certificate not verified, as kube-apiserver without `--kubelet-certifica
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Protocol, cast
@@ -29,10 +30,11 @@ from urllib.parse import quote
 
 from kjobs.api.errors import ApiError, bad_request
 from kjobs.api.types import Obj
-from kjobs.node import execution
+from kjobs.node import execution, kubeletapi
 from kjobs.node.attach import Attached
+from kjobs.node.kubeletapi import Answer
 from kjobs.node.logs import log_time
-from kjobs.node.portforward import PodPorts
+from kjobs.node.portforward import PodPorts, pod_listener
 from kjobs.node.runtime import ContainerRuntime
 from kjobs.node.supervisor import find_container
 from kjobs.node.usage import AgentUsage
@@ -150,6 +152,32 @@ class AgentLogs:
             return handle is not None and not handle.terminal
 
         return PodPorts(uid, lambda: groups_of(uid), running)
+
+    def kubelet_answer(self, node: str, method: str, path: str) -> Answer | None:
+        """The answer of the kubelet endpoints of this process's agent of `node` (`kjobs.node.kubeletapi`), or
+        None for a node no agent here runs."""
+        agent = self._agents.get(node)
+        if agent is None:
+            return None
+        return kubeletapi.answer(agent, self._usage, method, path)
+
+    def kubelet_logs(self, node: str) -> bool:
+        """Whether `node`'s agent is in this process (its `/containerLogs/` are then `pods/log`'s)."""
+        return node in self._agents
+
+    async def proxy_host(self, pod: Obj, port: int) -> str | None:
+        """The address a proxy to `port` of `pod` connects to (`127.0.0.1` or `::1`), when one of the pod's own
+        processes listens there (the port-forward check, `kjobs.node.portforward`); None otherwise."""
+        node = str((pod.get("spec") or {}).get("nodeName") or "")
+        agent = self._agents.get(node)
+        uid = str((pod.get("metadata") or {}).get("uid") or "")
+        groups_of = getattr(agent.runtime, "pod_process_groups", None) if agent is not None else None
+        if agent is None or groups_of is None or agent.runtime.get(uid) is None:
+            return None
+        groups = groups_of(uid)
+        loop = asyncio.get_running_loop()
+        host: str | None = await loop.run_in_executor(None, pod_listener, groups, port)
+        return host
 
 
 def runtime_log(runtime: ContainerRuntime, uid: str, container: str, options: LogOptions) -> AsyncIterator[bytes]:
