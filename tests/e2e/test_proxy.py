@@ -17,6 +17,7 @@ from collections.abc import Iterator
 
 import httpx
 import pytest
+import websocket
 
 from tests.e2e.test_config_objects import Up, kubectl_on_up
 from tests.e2e.test_python_clients import _until
@@ -94,7 +95,13 @@ def _manifests() -> str:
         "metadata": {"name": "stuck"},
         "spec": {"nodeSelector": {"kjobs.test/none": "x"}, "containers": [{"name": "c", "image": "python"}]},
     }
-    return json.dumps({"apiVersion": "v1", "kind": "List", "items": [echo, service, lonely, stuck]})
+    done = {  # ends at once: not running any more
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "done"},
+        "spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "python", "command": ["true"]}]},
+    }
+    return json.dumps({"apiVersion": "v1", "kind": "List", "items": [echo, service, lonely, stuck, done]})
 
 
 @pytest.fixture(scope="module")
@@ -102,6 +109,7 @@ def up(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Up]:
     with kubectl_on_up(tmp_path_factory.mktemp("proxy")) as kubectl:
         kubectl.ok("apply", "-f", "-", stdin=_manifests())
         kubectl.ok("wait", "--for=condition=Ready", "pod/echo", "--timeout=60s", timeout=70)
+        kubectl.ok("wait", "--for=jsonpath={.status.phase}=Succeeded", "pod/done", "--timeout=60s", timeout=70)
         _until(
             lambda: kubectl.ok("get", "endpoints", "echo", "-o", "jsonpath={.subsets[0].addresses[0].ip}") or None,
             "the echo Service's endpoint",
@@ -237,12 +245,26 @@ def test_pod_proxy_errors(up: Up, http: httpx.Client) -> None:
     )
     no_ip = http.get("/api/v1/namespaces/default/pods/stuck:80/proxy/")
     assert (no_ip.status_code, no_ip.json()["message"]) == (400, "address not allowed")
+    ended = http.get("/api/v1/namespaces/default/pods/done:80/proxy/")  # keeps its IP; nothing listens any more
+    assert (ended.status_code, ended.json()["message"]) == (
+        503,
+        "error trying to reach service: dial tcp 127.0.0.1:80: connect: connection refused",
+    )
     missing = http.get("/api/v1/namespaces/default/pods/ghost/proxy/")
     assert (missing.status_code, missing.json()["message"]) == (404, 'pods "ghost" not found')
     assert http.request("TRACE", f"{POD}/").status_code == 405
     code, out = up("get", "--raw", f"/api/v1/namespaces/default/pods/echo:{UNUSED}/proxy/")
     assert code == 1
     assert f"Error from server (ServiceUnavailable): error trying to reach service: dial tcp 127.0.0.1:{UNUSED}" in out
+
+
+def test_pod_proxy_refuses_a_websocket_upgrade(http: httpx.Client) -> None:
+    """kubectl proxy passes the upgrade on; kjobs answers it with a Status instead of proxying it."""
+    url = str(http.base_url).rstrip("/").replace("http://", "ws://") + f"{POD}/ws"
+    with pytest.raises(websocket.WebSocketBadStatusException) as refused:
+        websocket.create_connection(url, timeout=10)
+    assert refused.value.status_code == 400
+    assert b"pods/proxy does not serve upgrades (websocket) on kjobs" in (refused.value.resp_body or b"")
 
 
 # ------------------------------------------------------------------------------------------ services/proxy

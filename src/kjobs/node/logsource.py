@@ -40,6 +40,7 @@ from kjobs.node.supervisor import find_container
 from kjobs.node.usage import AgentUsage
 from kjobs.server.logs import LogOptions, LogSource, waiting_error
 from kjobs.server.portforward import PortTarget, pod_does_not_exist
+from kjobs.server.proxy import unreachable
 from kjobs.server.remotecommand import ExecOptions, ExecProcess, UpgradeFailed
 from kjobs.server.resourcemetrics import Sample
 
@@ -171,6 +172,11 @@ class AgentLogs:
         node = str((pod.get("spec") or {}).get("nodeName") or "")
         agent = self._agents.get(node)
         uid = str((pod.get("metadata") or {}).get("uid") or "")
+        if agent is None and self._remote is not None and node:
+            raise unreachable(
+                f"kjobs proxies only to pods on the nodes of the server's own process (kjobs up, kjobs run), not to "
+                f"pods on node {node}, joined with kjobs node join"
+            )
         groups_of = getattr(agent.runtime, "pod_process_groups", None) if agent is not None else None
         if agent is None or groups_of is None or agent.runtime.get(uid) is None:
             return None

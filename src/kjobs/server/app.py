@@ -1350,6 +1350,8 @@ class App:
         channels: remotecommand.Channels | None = None  # once the upgrade is accepted
         try:
             self._authorize(request, route)
+            if route.subresource == "proxy" and route.resource is not None:  # kjobs.server.proxy
+                raise bad_request(f"{route.resource.plural}/proxy does not serve upgrades (websocket) on kjobs")
             if route.kind != "resource" or route.resource is None or route.resource.plural != "pods" or not route.name:
                 raise not_found_resource()
             if route.subresource == "portforward":
