@@ -12,13 +12,16 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
 import websocket
 
+import kjobs
 from tests.e2e.test_config_objects import Up, kubectl_on_up
 from tests.e2e.test_python_clients import _until
 from tests.support import free_port
@@ -293,6 +296,28 @@ def test_service_proxy_errors(up: Up, http: httpx.Client) -> None:
         assert (answer.status_code, answer.json()["message"]) == (code, message), path
     code, out = up("get", "--raw", "/api/v1/namespaces/default/services/lonely:web/proxy/")
     assert code == 1 and 'Error from server (ServiceUnavailable): no endpoints available for service "lonely"' in out
+
+
+# ------------------------------------------------------------------------------------------ a joined node
+
+
+def test_a_joined_agents_kubelet_endpoints(up: Up, tmp_path: Path) -> None:
+    """`kjobs node join`: the API server asks the agent's HTTPS endpoint with its kubelet client certificate."""
+    env = {**os.environ, "PYTHONPATH": str(Path(kjobs.__file__).parent.parent)}
+    argv = [sys.executable, "-m", "kjobs", "node", "join", "--kubeconfig", str(up.config), "--name", "joined",
+            "--root-dir", str(tmp_path / "joined")]  # fmt: skip
+    agent = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    try:
+        _until(lambda: up("get", "--raw", "/api/v1/nodes/joined/proxy/healthz") == (0, "ok") or None, "the agent")
+        pods = json.loads(up.ok("get", "--raw", "/api/v1/nodes/joined/proxy/pods"))
+        assert pods["kind"] == "PodList" and pods["items"] == []
+        config = json.loads(up.ok("get", "--raw", "/api/v1/nodes/joined/proxy/configz"))["kubeletconfig"]
+        assert config["kind"] == "KubeletConfiguration" and config["port"] > 0
+        code, out = up("get", "--raw", "/api/v1/nodes/joined/proxy/spec")
+        assert code == 1 and "(NotFound)" in out
+    finally:
+        agent.terminate()
+        agent.wait(30)
 
 
 # ------------------------------------------------------------------------------------------ RBAC, discovery

@@ -124,8 +124,9 @@ def _configz(agent: Agent) -> Answer:
         values = asdict(settings)
         names = {f.name for f in fields(settings)}
         config["address"] = values.get("address")
-        if values.get("log_port"):
-            config["port"] = values["log_port"]
+        served = getattr(getattr(agent, "log_server", None), "port", 0)  # the bound port, when 0 asked for any
+        if served or values.get("log_port"):
+            config["port"] = served or values["log_port"]
         for name, (key, convert) in _CONFIG_NAMES.items():
             if name in names and values.get(name) is not None:
                 config[key] = convert(values[name])

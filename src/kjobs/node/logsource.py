@@ -154,17 +154,14 @@ class AgentLogs:
 
         return PodPorts(uid, lambda: groups_of(uid), running)
 
-    def kubelet_answer(self, node: str, method: str, path: str) -> Answer | None:
-        """The answer of the kubelet endpoints of this process's agent of `node` (`kjobs.node.kubeletapi`), or
-        None for a node no agent here runs."""
+    async def kubelet_answer(self, node: str, method: str, path: str) -> Answer | None:
+        """The answer of the kubelet endpoints of `node`'s agent (`kjobs.node.kubeletapi`): this process's, or a
+        joined agent's endpoint asked over HTTPS (`RemoteLogs.kubelet`); None when neither answers."""
         agent = self._agents.get(node)
         if agent is None:
-            return None
+            ask = getattr(self._remote, "kubelet", None)
+            return await ask(node, method, path) if ask is not None else None
         return kubeletapi.answer(agent, self._usage, method, path)
-
-    def kubelet_logs(self, node: str) -> bool:
-        """Whether `node`'s agent is in this process (its `/containerLogs/` are then `pods/log`'s)."""
-        return node in self._agents
 
     async def proxy_host(self, pod: Obj, port: int) -> str | None:
         """The address a proxy to `port` of `pod` connects to (`127.0.0.1` or `::1`), when one of the pod's own
@@ -277,6 +274,20 @@ class RemoteLogs:
             query["sinceTime"] = log_time(options.since_time).decode()
         return self._stream(pod, options, endpoint + path, query)
 
+    async def kubelet(self, node_name: str, method: str, path: str) -> Answer | None:
+        """The joined agent's answer to `method path` (`kjobs.node.logserver`); None when its Node names no
+        endpoint; the 503 of an agent that cannot be reached."""
+        scheme = "https" if self._ssl is not None else "http"
+        endpoint = kubelet_endpoint(self._nodes(node_name), scheme=scheme)
+        if endpoint is None:
+            return None
+        import aiohttp
+
+        try:
+            return await _kubelet_request(endpoint + quote(path), method, self._ssl, self._connect_timeout)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise unreachable(str(exc) or type(exc).__name__) from None
+
     async def _stream(self, pod: Obj, options: LogOptions, url: str, query: dict[str, str]) -> AsyncIterator[bytes]:
         import aiohttp  # only servers that proxy logs pay for the import
 
@@ -295,6 +306,23 @@ class RemoteLogs:
         except aiohttp.ClientConnectionError:
             if not started:  # an agent that cannot be reached has nothing to show yet
                 raise waiting_error(pod, options.container) from None
+
+
+KUBELET_ANSWER_LIMIT = 16 * 1024 * 1024
+"""Bytes of a joined agent's kubelet answer passed on (a node's `/pods` of many pods is a few MiB)."""
+
+
+async def _kubelet_request(url: str, method: str, ssl_context: ssl.SSLContext | None, timeout: float) -> Answer:
+    import aiohttp
+
+    limits = aiohttp.ClientTimeout(total=60.0, sock_connect=timeout)
+    async with (
+        aiohttp.ClientSession(timeout=limits) as session,
+        session.request(method, url, ssl=ssl_context if ssl_context is not None else True) as response,
+    ):
+        body = await response.content.read(KUBELET_ANSWER_LIMIT)
+        content_type = response.headers.get("Content-Type", "text/plain; charset=utf-8")
+        return response.status, content_type.encode("latin-1"), body
 
 
 def _error(code: int, raw: bytes) -> ApiError:

@@ -1526,13 +1526,13 @@ class App:
         node = self.service.get(nodes, "", parsed[1])
         proxy.node_target(node, id_)
         answer_of = getattr(self.exec_source, "kubelet_answer", None)
-        answered = answer_of(parsed[1], request.method, path) if answer_of is not None else None
+        answered = await answer_of(parsed[1], request.method, path) if answer_of is not None else None
         if answered is None and path.startswith("/containerLogs/") and answer_of is not None:
             answered = await self._kubelet_log(path, request)
         if answered is None:
             raise proxy.unreachable(
-                f"the agent of node {parsed[1]} is not in this kjobs process: kjobs serves nodes/proxy for the nodes "
-                "of kjobs up and kjobs run, not for agents joined with kjobs node join"
+                f"no node agent answers for node {parsed[1]}: kjobs serves nodes/proxy for the nodes of kjobs up and "
+                "kjobs run, and for agents joined with kjobs node join that serve their kubelet endpoint"
             )
         status, content_type, body = answered
         headers = [(b"content-type", content_type)]
