@@ -46,6 +46,14 @@ class Echo(http.server.BaseHTTPRequestHandler):
             self.send_header("Location", "/elsewhere/")
             self.end_headers()
             return
+        if self.path.startswith("/page"):
+            page = b'<html><body><a href="/next/">next</a> <img src="logo.png"></body></html>'
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(page)))
+            self.end_headers()
+            self.wfile.write(page)
+            return
         data = json.dumps({"method": self.command, "path": self.path, "body": body,
                            "headers": {k.lower(): v for k, v in self.headers.items()}}).encode()
         self.send_response(200)
@@ -238,6 +246,13 @@ def test_pod_proxy_redirects_an_empty_path_and_rewrites_a_backends_location(http
     redirected = http.get(f"{POD}/moved")
     assert redirected.status_code == 302
     assert redirected.headers["location"] == f"{POD}/elsewhere/"
+
+
+def test_service_proxy_rewrites_absolute_links_of_html(http: httpx.Client) -> None:
+    base = "/api/v1/namespaces/default/services/echo:web/proxy"
+    page = http.get(f"{base}/page")
+    assert page.status_code == 200
+    assert page.text == f'<html><body><a href="{base}/next/">next</a> <img src="logo.png"></body></html>'
 
 
 def test_pod_proxy_errors(up: Up, http: httpx.Client) -> None:

@@ -214,3 +214,50 @@ def test_response_headers_drop_cors_and_hop_by_hop() -> None:
         request_host="k",
     )
     assert out == [(b"X-App", b"1")]
+
+
+PAGE = """<!DOCTYPE html>
+<html><head><link rel="stylesheet" href="/static/app.css"></head>
+<body background=/bg.png>
+<a href="/jobs/?page=2&amp;x=1">jobs</a> <a href='relative/'>rel</a> <a href="http://example.com/x">out</a>
+<img alt="/not-a-url" src="/img/logo.png" /><A HREF="/upper">u</A>
+<script>document.write('<a href="/in-script">');</script>
+<!-- <a href="/in-comment"> -->
+<p title="/p">text</p>
+</body></html>
+"""
+
+
+def test_rewrite_html_puts_absolute_links_under_the_proxy_path() -> None:
+    """transport.go `rewriteHTML`: only URL attributes of the tags `atomsToAttrs` names, not script or comments."""
+    prefix = "/api/v1/namespaces/ns/services/web/proxy"
+    rewritten = proxy.rewrite_html(
+        PAGE.encode(),
+        lambda url: proxy.rewrite_location(url, prefix=prefix, backend_host="127.0.0.1:80", request_host="k"),
+    ).decode()
+    assert rewritten == (
+        PAGE.replace('href="/static/app.css"', f'href="{prefix}/static/app.css"')
+        .replace("background=/bg.png", f"background={prefix}/bg.png")
+        .replace('href="/jobs/?page=2&amp;x=1"', f'href="{prefix}/jobs/?page=2&amp;x=1"')
+        .replace('src="/img/logo.png"', f'src="{prefix}/img/logo.png"')
+        .replace('HREF="/upper"', f'HREF="{prefix}/upper"')
+    )
+
+
+def test_rewrite_html_leaves_what_it_cannot_parse() -> None:
+    assert proxy.rewrite_html(b"\xff\xfe<a href='/x'>", lambda url: "/p" + url) == b"\xff\xfe<a href='/p/x'>"
+    assert proxy.rewrite_html(b"plain text", lambda url: "/p" + url) == b"plain text"
+
+
+def test_compressed_html_is_rewritten_and_compressed_again() -> None:
+    import gzip
+    import zlib
+
+    page = b"<a href='/x'>x</a>"
+    assert gzip.decompress(proxy._html_body(gzip.compress(page), "gzip", lambda u: "/p" + u) or b"") == (
+        b"<a href='/p/x'>x</a>"
+    )
+    assert zlib.decompress(proxy._html_body(zlib.compress(page), "deflate", lambda u: "/p" + u) or b"") == (
+        b"<a href='/p/x'>x</a>"
+    )
+    assert proxy._html_body(page, "br", lambda u: "/p" + u) is None  # passed unchanged

@@ -26,10 +26,15 @@ Bounds: the request body is read whole under `limits.MAX_BODY`; a backend must a
 
 from __future__ import annotations
 
+import functools
+import gzip
 import ipaddress
 import random
+import re
+import zlib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
+from html.parser import HTMLParser
 from urllib.parse import quote, urlsplit, urlunsplit
 
 from kjobs.api.errors import ApiError, bad_request, not_found
@@ -377,6 +382,91 @@ def response_headers(
     return out
 
 
+URL_ATTRIBUTES: dict[str, frozenset[str]] = {
+    tag: frozenset(names.split())
+    for tag, names in {
+        "a": "href", "applet": "codebase", "area": "href", "audio": "src", "base": "href", "blockquote": "cite",
+        "body": "background", "button": "formaction", "command": "icon", "del": "cite", "embed": "src",
+        "form": "action", "frame": "longdesc src", "head": "profile", "html": "manifest", "iframe": "longdesc src",
+        "img": "longdesc src usemap", "input": "src usemap formaction", "ins": "cite", "link": "href",
+        "object": "classid codebase data usemap", "q": "cite", "script": "src", "source": "src",
+        "video": "poster src",
+    }.items()
+}  # fmt: skip
+"""transport.go `atomsToAttrs`: the attributes of which tags hold URLs."""
+HTML_LIMIT = 16 * 1024 * 1024
+"""Bytes of an HTML answer buffered to rewrite its links; a longer page passes unchanged."""
+
+_ATTRIBUTE = re.compile(r"""(\s)([^\s=/>"']+)(\s*=\s*)("[^"]*"|'[^']*'|[^\s"'>]+)""")
+
+
+class _Tags(HTMLParser):
+    """Finds the start tags whose URL attributes are rewritten, as (offset, raw text)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(convert_charrefs=False)
+        self.found: list[tuple[int, str]] = []
+        self._starts = [0]
+        for line in text.split("\n"):  # the parser counts lines by "\n" alone
+            self._starts.append(self._starts[-1] + len(line) + 1)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        raw = self.get_starttag_text()
+        if tag in URL_ATTRIBUTES and raw:
+            line, column = self.getpos()
+            self.found.append((self._starts[line - 1] + column, raw))
+
+    handle_startendtag = handle_starttag
+
+
+def rewrite_html(data: bytes, rewrite: Callable[[str], str]) -> bytes:
+    """transport.go `rewriteHTML`: each URL attribute of the tags `URL_ATTRIBUTES` names passed through `rewrite`,
+    everything else as sent (kjobs keeps the tags' own spelling; Go writes them back normalised)."""
+    text = data.decode("utf-8", "surrogateescape")
+    tags = _Tags(text)
+    try:
+        tags.feed(text)
+        tags.close()
+    except Exception:  # a page the parser gives up on passes unchanged
+        return data
+    out: list[str] = []
+    done = 0
+    for offset, raw in tags.found:
+        if text[offset : offset + len(raw)] != raw:
+            continue
+        name = raw[1:].split(None, 1)[0].rstrip("/>").lower()
+        wanted = URL_ATTRIBUTES.get(name, frozenset())
+
+        def one(match: re.Match[str], wanted: frozenset[str] = wanted) -> str:
+            if match.group(2).lower() not in wanted:
+                return match.group(0)
+            value = match.group(4)
+            quote_mark = value[0] if value[0] in "\"'" else ""
+            inner = value[1:-1] if quote_mark else value
+            return f"{match.group(1)}{match.group(2)}{match.group(3)}{quote_mark}{rewrite(inner)}{quote_mark}"
+
+        out.append(text[done:offset])
+        out.append(_ATTRIBUTE.sub(one, raw))
+        done = offset + len(raw)
+    out.append(text[done:])
+    return "".join(out).encode("utf-8", "surrogateescape")
+
+
+def _html_body(data: bytes, encoding: str, rewrite: Callable[[str], str]) -> bytes | None:
+    """An HTML body with its links rewritten, compressed again as it came (`rewriteResponse`); None for an
+    encoding other than none, gzip or deflate (then passed unchanged)."""
+    if encoding == "":
+        return rewrite_html(data, rewrite)
+    try:
+        if encoding == "gzip":
+            return gzip.compress(rewrite_html(gzip.decompress(data), rewrite))
+        if encoding == "deflate":
+            return zlib.compress(rewrite_html(zlib.decompress(data), rewrite), 9)
+    except (OSError, zlib.error, EOFError):
+        return None
+    return None
+
+
 Send = Callable[[dict[str, object]], Awaitable[None]]
 
 
@@ -421,7 +511,23 @@ async def forward(
             head = response_headers(
                 list(response.headers.items()), prefix=prefix, backend_host=backend_host, request_host=request_host
             )
-            await send({"type": "http.response.start", "status": response.status, "headers": head})
+            media = response.headers.get("Content-Type", "").split(";", 1)[0].strip()
+            if media == "text/html" and "Location" not in response.headers and method != "HEAD":
+                try:
+                    data = await response.content.read(HTML_LIMIT + 1)
+                except (aiohttp.ClientError, TimeoutError) as exc:
+                    raise unreachable(str(exc) or type(exc).__name__) from None
+                if len(data) <= HTML_LIMIT:
+                    encoding = response.headers.get("Content-Encoding", "")
+                    links = functools.partial(
+                        rewrite_location, prefix=prefix, backend_host=backend_host, request_host=request_host
+                    )
+                    rewritten = _html_body(data, encoding, links)
+                    data = data if rewritten is None else rewritten
+                await send({"type": "http.response.start", "status": response.status, "headers": head})
+                await send({"type": "http.response.body", "body": data, "more_body": True})
+            else:
+                await send({"type": "http.response.start", "status": response.status, "headers": head})
             try:
                 async for chunk in response.content.iter_any():
                     await send({"type": "http.response.body", "body": chunk, "more_body": True})
