@@ -295,6 +295,20 @@ def test_service_proxy_by_port_name_and_number(http: httpx.Client) -> None:
         assert (answer.json()["path"], answer.json()["body"]) == ("/svc?z=9", "hi")
 
 
+def test_the_official_python_clients_proxy_calls(up: Up) -> None:
+    """`CoreV1Api.connect_*_proxy_with_path` and `connect_get_node_proxy_with_path`, as scripts call them."""
+    from kubernetes import client as k8s_client
+    from kubernetes import config as k8s_config
+
+    core = k8s_client.CoreV1Api(k8s_config.new_client_from_config(str(up.config)))
+    echoed = core.connect_post_namespaced_service_proxy_with_path("echo:web", "default", "from-python", path2="q")
+    # `path2` is sent as `?path=q`, and the query goes to the backend as sent
+    assert json.loads(echoed.replace("'", '"'))["path"] == "/from-python?path=q"
+    pod = json.loads(core.connect_get_namespaced_pod_proxy_with_path(f"echo:{PORT}", "default", "x").replace("'", '"'))
+    assert pod["method"] == "GET" and pod["path"] == "/x"
+    assert core.connect_get_node_proxy_with_path(NODE, "healthz") == "ok"
+
+
 def test_service_proxy_errors(up: Up, http: httpx.Client) -> None:
     cases = {
         "/api/v1/namespaces/default/services/lonely:web/proxy/": (503, 'no endpoints available for service "lonely"'),
