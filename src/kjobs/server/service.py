@@ -854,6 +854,9 @@ class ApiService:
             raise invalid(r.kind, name, errors, group=r.group)
 
     def _object_warnings(self, r: Resource, new: Obj, old: Obj | None) -> list[str]:
+        """The strategy's `WarningsOnCreate`/`WarningsOnUpdate` (a pod create's: pkg/api/pod/warnings.go, about
+        10 µs). They only ever reach a client as `Warning` headers, so a caller that drops them (`warn=False`:
+        `LocalClient`, kjobs' in-process components) does not have them computed; nothing else reads them."""
         hook = r.hook("warnings")
         if hook is None:
             return []
@@ -1010,8 +1013,9 @@ class ApiService:
         manager: str | None = None,
         dry_run: bool = False,
         typed: bool = False,
+        warn: bool = True,
     ) -> Result:
-        """POST to a collection (`typed`: see `_decode_check`)."""
+        """POST to a collection (`typed`: see `_decode_check`; `warn`: see `_object_warnings`)."""
         warnings = self._decode_check(r, body, field_validation, typed=typed)
         obj: Obj = body
         obj["apiVersion"], obj["kind"] = r.api_version, r.kind
@@ -1054,8 +1058,9 @@ class ApiService:
             held = self._begin_service_write(obj, None)
         try:
             return await self._create_checked(
-                r, namespace, obj, meta, warnings, generated, decoded, defaulted, manager=manager, dry_run=dry_run
-            )
+                r, namespace, obj, meta, warnings, generated, decoded, defaulted, manager=manager, dry_run=dry_run,
+                warn=warn,
+            )  # fmt: skip
         finally:
             if held is not None:
                 held.release()
@@ -1073,6 +1078,7 @@ class ApiService:
         *,
         manager: str | None,
         dry_run: bool,
+        warn: bool = True,
     ) -> Result:
         """The rest of `create`, once a Service's IP and ports are held."""
         if r.kind == "Pod":
@@ -1088,7 +1094,8 @@ class ApiService:
             _omit_empty(stored_or_decoded)
         self._validate(r, obj, None, "")
         self._validate_admission(r, obj, "", create=True)
-        warnings.extend(self._object_warnings(r, obj, None))
+        if warn:
+            warnings.extend(self._object_warnings(r, obj, None))
         if r.namespaced:
             self.check_namespace(namespace, r, str(_meta(obj).get("name") or ""))
         self._managed(r, obj, None, manager, "Update", "", decoded=decoded, admitted_from=defaulted)
@@ -1268,8 +1275,9 @@ class ApiService:
         manager: str | None = None,
         dry_run: bool = False,
         typed: bool = False,
+        warn: bool = True,
     ) -> Result:
-        """PUT an item or its status (`typed`: see `_decode_check`)."""
+        """PUT an item or its status (`typed`: see `_decode_check`; `warn`: see `_object_warnings`)."""
         warnings = self._decode_check(r, body, field_validation, typed=typed)
         meta = _meta(body)
         if meta.get("name") not in (None, name):
@@ -1281,8 +1289,9 @@ class ApiService:
         expected = _requested_rv(body)
         if expected is None and not r.conditional_update:
             return await self._unconditional_update(
-                r, namespace, name, body, subresource=subresource, manager=manager, dry_run=dry_run, warnings=warnings
-            )
+                r, namespace, name, body, subresource=subresource, manager=manager, dry_run=dry_run, warnings=warnings,
+                warn=warn,
+            )  # fmt: skip
         old = self._get_or_404(r, namespace, name)
         new = self._merge_update(r, old, body, subresource)
         written = await self._write(
@@ -1294,7 +1303,7 @@ class ApiService:
             manager=manager,
             operation="Update",
             dry_run=dry_run,
-            warnings=warnings,
+            warnings=warnings if warn else None,
         )
         return Result(written, 200, warnings)
 
@@ -1309,6 +1318,7 @@ class ApiService:
         manager: str | None,
         dry_run: bool,
         warnings: Warnings,
+        warn: bool = True,
     ) -> Result:
         """A PUT without a resourceVersion of a kind whose strategy's `AllowUnconditionalUpdate` is true (every
         served kind but Lease and PodDisruptionBudget): it updates whatever version is stored, retried on a
@@ -1319,7 +1329,7 @@ class ApiService:
             current = (old.get("metadata") or {}).get("resourceVersion")
             new = self._merge_update(r, old, _copy(body), subresource)
             _meta(new)["resourceVersion"] = current
-            found: Warnings = []  # this attempt's object warnings only
+            found: Warnings | None = [] if warn else None  # this attempt's object warnings only
             written = await self._write_unless_lost(
                 r,
                 old,
@@ -1332,7 +1342,7 @@ class ApiService:
                 warnings=found,
             )
             if written is not None:
-                return Result(written, 200, [*warnings, *found])
+                return Result(written, 200, [*warnings, *(found or ())])
         raise conflict(r.plural, name, group=r.group)
 
     async def patch(
@@ -1349,9 +1359,10 @@ class ApiService:
         force: bool = False,
         dry_run: bool = False,
         typed: bool = False,
+        warn: bool = True,
     ) -> Result:
         """PATCH an item or its status (strategic merge, JSON merge, JSON patch or server-side apply;
-        `typed`: see `_decode_check`)."""
+        `typed`: see `_decode_check`; `warn`: see `_object_warnings`)."""
         base = content_type.split(";", 1)[0].strip().lower()
         if base == "application/apply-patch+yaml":
             return await self._apply(
@@ -1402,7 +1413,7 @@ class ApiService:
                 manager=manager,
                 operation="Update",
                 dry_run=dry_run,
-                warnings=warnings,
+                warnings=warnings if warn else None,
             )
             if written is not None:
                 return Result(written, 200, warnings)
