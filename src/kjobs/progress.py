@@ -83,7 +83,7 @@ def decide(job: Obj, pod: Obj, index: str | None) -> Decision:
     rules = ((job.get("spec") or {}).get("podFailurePolicy") or {}).get("rules") or []
     rule = (rules[e.rule_index] or {}) if e.rule_index is not None else {}
     exit_rule = rule.get("onExitCodes") is not None
-    ended = _ended_by_finished_job(job, pod)
+    ended = _ended_by_finished_job(job, pod) or _past_completions(job, index)
     cause = failure_cause(pod, exit_rule=exit_rule, last_termination=has_restart_limit(job))
     matched = _matched_condition(rule, pod)
     if matched is not None and matched.get("type") != "DisruptionTarget":
@@ -102,7 +102,19 @@ def decide(job: Obj, pod: Obj, index: str | None) -> Decision:
 ENDED_VERDICTS = {
     "failed": "the Job had failed and ended the pod: counted as failed, not retried",
     "succeeded": "the Job had succeeded and ended the pod: not counted as failed",
+    "scaled-down": "its index is past the Job's completions (scaled down): ended by the Job, not counted",
 }
+
+
+def _past_completions(job: Obj, index: str | None) -> str | None:
+    """`scaled-down` for a pod of an Indexed Job whose index is no longer below `spec.completions` (an elastic
+    Indexed Job scaled down, completions and parallelism together): the Job controller deletes it and removes
+    its finalizer without counting it, failed or not (Kubernetes: pkg/controller/job/job_controller.go,
+    `trackJobStatusAndRemoveFinalizers` counts only pods of a valid index)."""
+    completions = (job.get("spec") or {}).get("completions")
+    if index is None or not index.isdigit() or type(completions) is not int:
+        return None
+    return "scaled-down" if int(index) >= completions else None
 
 
 def _matched_condition(rule: Obj, pod: Obj) -> Obj | None:
@@ -452,8 +464,15 @@ class RunView:
         )
         # An Ignore rule's pods only: a pod the finished Job ended was weighed by no rule, whatever it counts.
         ignored = sum(1 for d in self.decisions if d.explanation.action == IGNORE and not d.ended_by_job)
+        # Pods the Job itself ended (after it failed or met its success criteria, or past its completions) are
+        # Failed pods, but not failures of the workload: said apart, so a Complete Job's summary does not read as
+        # a list of failures only.
+        ended = sum(1 for d in self.decisions if d.ended_by_job)
         if self.decisions:
-            lines.append(f"  failures: {len(self.decisions)} pod(s) failed, {ignored} ignored by the policy")
+            lines.append(
+                f"  failures: {len(self.decisions)} pod(s) failed, {ignored} ignored by the policy"
+                + (f", {ended} ended by the Job" if ended else "")
+            )
             for decision in self.decisions:
                 lines.append(f"  - {decision.line()}")
         else:

@@ -172,6 +172,9 @@ async def _run_job(job: Obj, options: RunOptions) -> int:
         return code
     finally:
         if server is not None:
+            # End open watches (`kubectl get pods -w`) first, as `kjobs up` does: uvicorn's shutdown waits for
+            # open streams, then cancels them with a traceback each.
+            app.close_streams()
             server.should_exit = True
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(server.task, 5)

@@ -258,7 +258,13 @@ def validate_manifest(obj: Obj, *, apply_defaults: bool = True, features: Featur
         obj = deepcopy(_as_created(obj))
         (drop_disabled_job_fields if kind == "Job" else drop_disabled_pod_fields)(obj, None, features)
     if kind == "Job":
-        job = defaults.prepare_job_for_create(defaults.default_job(obj), uid=PLACEHOLDER_UID) if apply_defaults else obj
+        if apply_defaults:
+            aliased = defaults.labels_from_template(obj)
+            job = defaults.prepare_job_for_create(
+                defaults.default_job(obj), uid=PLACEHOLDER_UID, labels_from_template=aliased
+            )
+        else:
+            job = obj
         return validation.validate_job(job, features=features)
     pod = defaults.default_pod(obj) if apply_defaults else obj
     return validation.validate_pod(pod, features=features)

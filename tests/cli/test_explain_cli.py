@@ -198,7 +198,7 @@ def test_a_policy_the_api_would_refuse_is_an_error_not_a_rule_that_matched_nothi
     code, _, err = run("explain", "--job", str(job), "--pod", str(EXAMPLES / "pods/failed-exit-42.yaml"))
     assert code == 2
     assert err == (
-        f'error: {job}: The Job "x" is invalid:\n'
+        f'error: {job}: The Job "x" is invalid: \n'
         '* spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value: "42": must be of type array\n'
         "* spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value: []: at least one value is required\n"
     )

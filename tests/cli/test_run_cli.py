@@ -84,7 +84,7 @@ def test_a_missing_config_map_keeps_the_pod_waiting(tmp_path: Path) -> None:
             "apiVersion: v1\nkind: Secret\nmetadata: {name: s}\ntype: kubernetes.io/tls\n---\n"
             "apiVersion: batch/v1\nkind: Job\nmetadata: {name: j}\nspec:\n  template:\n    spec:\n"
             "      restartPolicy: Never\n      containers: [{name: main, image: x}]\n",
-            'The Secret "s" is invalid:\n* data[tls.crt]: Required value',
+            'The Secret "s" is invalid: \n* data[tls.crt]: Required value',
         ),
         ("kind: Job\nspec: [unclosed\n", "invalid YAML"),
         ("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n", 'document 1 is Pod "p": kjobs run takes one Job'),
@@ -167,7 +167,7 @@ def test_run_rejects_unknown_fields_unless_told_otherwise(tmp_path: Path) -> Non
     )
     result = CliRunner().invoke(main, ["run", "--validate=ignore", str(path)])
     assert result.exit_code == 2
-    assert result.stderr.startswith(f'error: {path}: The Job "typo" is invalid:\n')
+    assert result.stderr.startswith(f'error: {path}: The Job "typo" is invalid: spec.template.spec.restartPolicy: ')
     assert "backofLimit" not in result.stderr
 
 
@@ -446,6 +446,6 @@ def test_a_bad_claim_beside_the_job_is_refused_as_the_api_server_would(tmp_path:
     result = kjobs("run", str(manifest))
     assert result.returncode == 2
     assert result.stderr == (
-        f'error: {manifest}: The PersistentVolumeClaim "data" is invalid:\n'
-        '* spec.resources[storage]: Invalid value: "0": must be greater than zero\n'
+        f'error: {manifest}: The PersistentVolumeClaim "data" is invalid: '
+        'spec.resources[storage]: Invalid value: "0": must be greater than zero\n'
     )

@@ -107,6 +107,6 @@ def test_an_invalid_binding_is_refused_with_the_api_servers_words(tmp_path: Path
     result = kjobs("run", str(path), timeout=60)
     assert (result.returncode, result.stdout) == (2, "")
     assert result.stderr == (
-        f'error: {path}: The RoleBinding "lister-reads" is invalid:\n'
-        '* roleRef.kind: Unsupported value: "Deployment": supported values: "Role", "ClusterRole"\n'
+        f'error: {path}: The RoleBinding "lister-reads" is invalid: '
+        'roleRef.kind: Unsupported value: "Deployment": supported values: "Role", "ClusterRole"\n'
     )

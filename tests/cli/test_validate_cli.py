@@ -62,8 +62,8 @@ def test_each_document_of_a_manifest_is_validated(tmp_path: Path) -> None:
     )
     code, out, _ = run("validate", str(bad))
     assert code == 1, out
-    assert 'The ConfigMap "c" is invalid:\n* data[a b]: Invalid value: "a b": a valid config key must' in out
-    assert 'The Secret "s" is invalid:\n* data[tls.crt]: Required value\n* data[tls.key]: Required value' in out
+    assert 'The ConfigMap "c" is invalid: data[a b]: Invalid value: "a b": a valid config key must' in out
+    assert 'The Secret "s" is invalid: \n* data[tls.crt]: Required value\n* data[tls.key]: Required value' in out
 
 
 def test_a_secret_whose_string_data_yaml_reads_as_a_bool_is_refused(tmp_path: Path) -> None:
@@ -162,7 +162,7 @@ def test_invalid_job_lists_every_error_like_kubectl(tmp_path: Path) -> None:
     code, out, _ = run("validate", str(bad))
     assert code == 1
     assert out.splitlines() == [
-        f'{bad}: The Job "bad" is invalid:',
+        f'{bad}: The Job "bad" is invalid: ',
         '* spec.podFailurePolicy.rules[0].action: Unsupported value: "Foo": supported values: '
         '"Count", "FailIndex", "FailJob", "Ignore"',
         "* spec.podFailurePolicy.rules[0].onExitCodes.values[0]: Invalid value: 0: must not be 0 for the In operator",
@@ -214,7 +214,7 @@ def test_a_service_is_validated_as_kjobs_up_validates_it(tmp_path: Path) -> None
     svc.write_text("apiVersion: v1\nkind: Service\nmetadata: {name: s}\n")
     code, out, _ = run("validate", str(svc))
     assert code == 1
-    assert out == f'{svc}: The Service "s" is invalid:\n* spec.ports: Required value\n'
+    assert out == f'{svc}: The Service "s" is invalid: spec.ports: Required value\n'
 
 
 def test_a_cronjob_is_validated_as_the_api_server_validates_it(tmp_path: Path) -> None:
@@ -227,7 +227,7 @@ def test_a_cronjob_is_validated_as_the_api_server_validates_it(tmp_path: Path) -
     code, out, _ = run("validate", str(manifest))
     assert code == 1
     assert out.splitlines() == [
-        f'{manifest}: The CronJob "nightly" is invalid:',
+        f'{manifest}: The CronJob "nightly" is invalid: ',
         '* spec.schedule: Invalid value: "*/5 * * *": expected exactly 5 fields, found 4: [*/5 * * *]',
         '* spec.jobTemplate.spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"',
     ]
@@ -420,7 +420,7 @@ def test_a_job_without_metadata_is_only_missing_its_name(tmp_path: Path) -> None
     code, out, _ = run("validate", str(manifest))
     assert (code, out) == (
         1,
-        f'{manifest}: The Job "" is invalid:\n* metadata.name: Required value: name or generateName is required\n',
+        f'{manifest}: The Job "" is invalid: metadata.name: Required value: name or generateName is required\n',
     )
 
 
@@ -508,7 +508,7 @@ def test_a_job_with_bad_volume_sources_prints_kubernetes_errors(tmp_path: Path) 
     assert code == 1, out
     at = "spec.template.spec.volumes"
     assert out == (
-        f'{manifest}: The Job "vols" is invalid:\n'
+        f'{manifest}: The Job "vols" is invalid: \n'
         f"* {at}[0].hostPath.path: Invalid value: \"/srv/..\": must not contain '..'\n"
         f'* {at}[0].hostPath.type: Unsupported value: "Dir": supported values: "", "BlockDevice", "CharDevice", '
         '"Directory", "DirectoryOrCreate", "File", "FileOrCreate", "Socket"\n'
@@ -532,9 +532,9 @@ def test_rbac_roles_and_bindings_are_validated_as_the_api_server_validates_them(
     code, out, _ = run("validate", str(manifest))
     assert code == 1
     assert out.splitlines() == [
-        f'{manifest}: The Role "r" is invalid:',
-        "* rules[0].apiGroups: Required value: resource rules must supply at least one api group",
-        f'{manifest}: The ClusterRoleBinding "b" is invalid:',
+        f'{manifest}: The Role "r" is invalid: rules[0].apiGroups: Required value: resource rules must supply at '
+        "least one api group",
+        f'{manifest}: The ClusterRoleBinding "b" is invalid: ',
         '* roleRef.kind: Unsupported value: "Role": supported values: "ClusterRole"',
         "* subjects[0].namespace: Required value",
         f'{manifest}: RoleBinding "ok" is valid',

@@ -373,7 +373,7 @@ def test_a_pod_the_failed_job_ended_is_not_counted_as_ignored_by_the_policy() ->
     assert view.update_job(failing)[-1] == (
         "pod g failed: deleted while Running → the Job had failed and ended the pod: counted as failed, not retried"
     )
-    assert "  failures: 1 pod(s) failed, 0 ignored by the policy\n" in view.summary() + "\n"
+    assert "  failures: 1 pod(s) failed, 0 ignored by the policy, 1 ended by the Job\n" in view.summary() + "\n"
 
 
 UNSCHEDULABLE = (

@@ -89,3 +89,27 @@ def test_js_exec_gets_the_terminal_size_it_sends(tmp_path: Path) -> None:
             "first": {"output": "30 100", "status": "Success"},
             "resized": {"output": "40 120", "status": "Success"},
         }
+
+
+def test_js_json_patch_as_a_cluster_applies_and_refuses_it(tmp_path: Path) -> None:
+    """The JavaScript client's default patch type is JSON patch: `replace` of a label not there yet adds it (as
+    json-patch v4 does on a cluster), a failing `test` is 422 with the apiserver's generic Status."""
+    _require_js_client()
+    port, kubeconfig = free_port(), tmp_path / "kc.yaml"
+    with _up(tmp_path, "--port", str(port), "--data-dir", str(tmp_path / "d"), "--kubeconfig", str(kubeconfig)):
+        assert _node(_env(tmp_path, kubeconfig), "jsonpatch", "js-jp") == {
+            "team": "batch",
+            "failed": {
+                "code": 422,
+                "body": {
+                    "kind": "Status",
+                    "apiVersion": "v1",
+                    "metadata": {},
+                    "status": "Failure",
+                    "message": "the server rejected our request due to an error in our request",
+                    "reason": "Invalid",
+                    "details": {},
+                    "code": 422,
+                },
+            },
+        }

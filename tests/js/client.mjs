@@ -4,6 +4,8 @@
 //   basics: list pods, create a Job, read it back, list events.k8s.io/v1 Events.
 //   tty: exec `stty size` in the Job's running container with a terminal whose size the client sends (stdout a
 //        stream with rows/columns, as process.stdout is on a terminal), then again after a resize.
+//   jsonpatch: the client's default patch type (JSON patch) on a suspended Job: replace a label it does not
+//        have yet, then a `test` that fails (the error's code and body).
 import * as k8s from '@kubernetes/client-node';
 import { PassThrough } from 'node:stream';
 
@@ -72,8 +74,26 @@ async function tty() {
   return { first, resized };
 }
 
+async function jsonpatch() {
+  const body = job(['true']);
+  body.spec.suspend = true;
+  await batch.createNamespacedJob({ namespace, body });
+  const patched = await batch.patchNamespacedJob({
+    namespace,
+    name,
+    body: [{ op: 'replace', path: '/metadata/labels/team', value: 'batch' }],
+  });
+  let failed = null;
+  try {
+    await batch.patchNamespacedJob({ namespace, name, body: [{ op: 'test', path: '/spec/parallelism', value: 5 }] });
+  } catch (err) {
+    failed = { code: err.code, body: JSON.parse(err.body) };
+  }
+  return { team: patched.metadata.labels.team, failed };
+}
+
 try {
-  const scenarios = { basics, tty };
+  const scenarios = { basics, tty, jsonpatch };
   console.log(JSON.stringify(await scenarios[scenario]()));
 } catch (err) {
   console.error(String(err?.body ? JSON.stringify(err.body) : err));

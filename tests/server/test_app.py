@@ -453,6 +453,38 @@ def test_dry_run_writes_nothing(http: httpx.Client) -> None:
     assert http.get(JOBS + "/dry").json() == before
     assert http.request("DELETE", JOBS + "/dry?dryRun=All").status_code == 200
     assert http.get(JOBS + "/dry").json() == before
+    # a dry-run create of a taken name fails as the create would (DryRunnableStorage.Create: KeyExistsError)
+    taken = http.post(JOBS + "?dryRun=All", json=job_manifest("dry"))
+    assert taken.status_code == 409
+    assert (taken.json()["reason"], taken.json()["message"]) == ("AlreadyExists", 'jobs.batch "dry" already exists')
+    generated = job_manifest("")
+    generated["metadata"] = {"generateName": "dry"}
+    assert http.post(JOBS + "?dryRun=All", json=generated).json()["metadata"]["name"].startswith("dry")
+
+
+def test_a_dry_run_delete_answers_what_the_delete_would(http: httpx.Client) -> None:
+    """DryRunnableStorage computes the graceful or finalizer update, or reads the object to delete, and stores
+    neither: the answer is the DELETE's own, the object as marked for deletion or the Success Status."""
+    job = http.post(JOBS, json=job_manifest("dd")).json()
+    background = http.request("DELETE", JOBS + "/dd", params={"dryRun": "All", "propagationPolicy": "Background"})
+    assert background.status_code == 200
+    assert background.json() == {
+        "kind": "Status",
+        "apiVersion": "v1",
+        "metadata": {},
+        "status": "Success",
+        "details": {"name": "dd", "group": "batch", "kind": "jobs", "uid": job["metadata"]["uid"]},
+    }
+    foreground = http.request("DELETE", JOBS + "/dd", params={"dryRun": "All", "propagationPolicy": "Foreground"})
+    meta = foreground.json()["metadata"]
+    assert (meta["finalizers"], meta["deletionGracePeriodSeconds"]) == (["foregroundDeletion"], 0)
+    assert meta["deletionTimestamp"] and meta["resourceVersion"] == job["metadata"]["resourceVersion"]
+    http.post(PODS, json=pod_manifest("dp", node="n1"))
+    pod = http.request("DELETE", PODS + "/dp", params={"dryRun": "All"}).json()
+    assert (pod["kind"], pod["metadata"]["deletionGracePeriodSeconds"]) == ("Pod", 30)
+    assert pod["metadata"]["deletionTimestamp"]
+    assert "deletionTimestamp" not in http.get(PODS + "/dp").json()["metadata"]
+    assert http.get(JOBS + "/dd").json() == job
 
 
 def test_delete_collection_by_label(http: httpx.Client) -> None:
@@ -589,3 +621,27 @@ def test_a_watch_without_timeout_seconds_ends_after_one_to_two_min_request_timeo
             ends.append(time.monotonic() - started)
         assert all(0.45 < end < 1.0 + 1.5 for end in ends), ends  # slack for a loaded machine
     store.close()
+
+
+def test_curl_browsers_and_pretty_get_indented_json(http: httpx.Client) -> None:
+    """responsewriters `isPrettyPrint`: `?pretty=` decides when given (strconv.ParseBool, an unparsable value is
+    false), else a User-Agent of curl, wget or a browser gets JSON indented by two spaces (json.MarshalIndent);
+    other clients get it compact. Watches are not indented."""
+    http.post(JOBS, json=job_manifest("pp"))
+    compact = http.get(JOBS + "/pp")
+    curl = http.get(JOBS + "/pp", headers={"user-agent": "curl/8.5.0"})
+    assert curl.content == orjson.dumps(compact.json(), option=orjson.OPT_INDENT_2)
+    assert curl.headers["content-length"] == str(len(curl.content))
+    assert curl.text.startswith('{\n  "apiVersion": "batch/v1",\n')
+    assert http.get(JOBS + "/pp", params={"pretty": "true"}).content == curl.content
+    assert http.get(JOBS + "/pp", params={"pretty": "1"}).content == curl.content
+    for value in ("false", "yes"):
+        answer = http.get(JOBS + "/pp", params={"pretty": value}, headers={"user-agent": "curl/8.5.0"})
+        assert answer.content == compact.content
+    missing = http.get(JOBS + "/none", headers={"user-agent": "Mozilla/5.0 (X11)"})
+    assert missing.status_code == 404 and missing.text.startswith('{\n  "kind": "Status",\n')
+    assert list(missing.json())[-2:] == ["details", "code"]
+    with http.stream(
+        "GET", JOBS, params={"watch": "1", "timeoutSeconds": "1"}, headers={"user-agent": "curl/8.5.0"}
+    ) as watch:
+        assert next(watch.iter_lines()).startswith('{"type":"ADDED"')

@@ -225,3 +225,34 @@ def test_a_pods_creator_does_not_own_what_admission_sets(http: httpx.Client) -> 
     spec = created.json()["metadata"]["managedFields"][0]["fieldsV1"]["f:spec"]
     assert "f:serviceAccountName" not in spec and "f:serviceAccount" not in spec and "f:tolerations" not in spec
     assert "f:enableServiceLinks" in spec  # a default the decoder applies is the creator's
+
+
+@pytest.mark.parametrize("validation", ["", "Ignore", "Strict"])
+def test_an_applied_field_the_schema_lacks_cannot_be_typed(http: httpx.Client, validation: str) -> None:
+    """structuredmerge.go types the configuration before any field validation: a field the Job schema lacks is
+    refused with structured-merge-diff's paths (a keyed list's element by its key), never recorded as owned.
+    kube-apiserver v1.32 answers 500 with this message (kubernetes#122480); kjobs 400, as kubernetes#139255."""
+    job = job_manifest("typed")
+    job["metadata"]["namespace"] = "default"
+    job["spec"]["bogus"] = 1
+    job["spec"]["template"]["spec"]["containers"][0]["imag"] = "x"
+    response = http.patch(
+        f"{JOBS}/typed",
+        params={"fieldManager": "m", "fieldValidation": validation},
+        content=orjson.dumps(job),
+        headers=APPLY,
+    )
+    assert response.status_code == 400, response.text
+    assert response.json()["message"] == (
+        "failed to create typed patch object (default/typed; batch/v1, Kind=Job): errors:\n"
+        "  .spec.bogus: field not declared in schema\n"
+        '  .spec.template.spec.containers[name="main"].imag: field not declared in schema'
+    )
+    assert http.get(f"{JOBS}/typed").status_code == 404
+    del job["spec"]["bogus"], job["spec"]["template"]["spec"]["containers"][0]["imag"]
+    job["status"] = {"bogus": True}
+    status = http.patch(f"{JOBS}/typed", params={"fieldManager": "m"}, content=orjson.dumps(job), headers=APPLY)
+    assert status.json()["message"].endswith("): .status.bogus: field not declared in schema")
+    del job["status"]
+    created = http.patch(f"{JOBS}/typed", params={"fieldManager": "m"}, content=orjson.dumps(job), headers=APPLY)
+    assert created.status_code == 201

@@ -80,3 +80,17 @@ def test_a_continue_token_beyond_the_history_is_expired(small_history: httpx.Cli
     rest = http.get(PODS, params={"continue": inconsistent}).json()
     assert _names(rest) == ["b", "c", "d", "e", "f", "g"]
     assert rest["metadata"]["resourceVersion"] == http.get(PODS).json()["metadata"]["resourceVersion"]
+
+
+def test_a_list_at_revision_0_is_not_paged(http: httpx.Client) -> None:
+    """`resourceVersion=0` lists are served from the watch cache, which ignores `limit` (cacher.go
+    `shouldDelegateList`: only a limit at another revision goes to etcd); a continue token still pages."""
+    for name in ("a", "b", "c"):
+        assert http.post(PODS, json=pod_manifest(name)).status_code == 201
+    cached = http.get(PODS, params={"limit": 1, "resourceVersion": "0"}).json()
+    assert _names(cached) == ["a", "b", "c"] and "continue" not in cached["metadata"]
+    paged = http.get(PODS, params={"limit": 1, "resourceVersion": "1", "resourceVersionMatch": "NotOlderThan"}).json()
+    assert _names(paged) == ["a"] and paged["metadata"]["remainingItemCount"] == 2
+    token = paged["metadata"]["continue"]
+    rest = http.get(PODS, params={"limit": 1, "resourceVersion": "0", "continue": token}).json()
+    assert _names(rest) == ["b"]

@@ -69,11 +69,15 @@ def test_what_is_not_stored_is_answered_as_written(stored: tuple[httpx.Client, S
     assert same.status_code == 200 and same.json() == orjson.loads(before)
     assert http.get(f"{PODS}/b").content == before
 
-    # The last finalizer of a deleted pod removed: the pod is gone; the answer is its last state.
-    http.patch(f"{PODS}/b", json={"metadata": {"finalizers": ["example.com/hold"]}}, headers=MERGE)
-    assert http.request("DELETE", f"{PODS}/b", json={"gracePeriodSeconds": 0}).status_code == 200
+    # The last finalizer of a deleted pod removed: the pod is gone; the answer is the object the patch made, at the
+    # revision it was read at (`deleteWithoutFinalizers`, store.go), so kopf sees its finalizer gone.
+    held = http.patch(f"{PODS}/b", json={"metadata": {"finalizers": ["example.com/hold"]}}, headers=MERGE)
+    deleting = http.request("DELETE", f"{PODS}/b", json={"gracePeriodSeconds": 0})
+    assert held.status_code == 200 and deleting.status_code == 200
     gone = http.patch(f"{PODS}/b", json={"metadata": {"finalizers": None}}, headers=MERGE)
     assert gone.status_code == 200 and gone.json()["metadata"]["name"] == "b"
+    assert "finalizers" not in gone.json()["metadata"] and gone.json()["metadata"]["deletionTimestamp"]
+    assert gone.json()["metadata"]["resourceVersion"] == deleting.json()["metadata"]["resourceVersion"]
     assert http.get(f"{PODS}/b").status_code == 404
 
     evicted = http.post(PODS, json=pod_manifest("c"))

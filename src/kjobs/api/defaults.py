@@ -380,7 +380,22 @@ def default_cronjob_in_place(out: Obj) -> Obj:
     return out
 
 
-def prepare_job_for_create(job: Obj, *, uid: str) -> Obj:
+def labels_from_template(job: Obj) -> bool:
+    """Whether defaulting a created Job gives it its pod template's labels (`SetDefaults_Job`: template labels set,
+    even `{}`, and the Job's own empty). In Go the Job then holds the template's very map, so the labels the
+    registry strategy generates into the template land in the Job's `metadata.labels` too, before validation: a
+    Job name over 63 characters is then refused under `metadata.labels` as well as under `spec.template.labels`.
+    Without template labels the Job's stay empty until it is read back from storage, and only the template's
+    are refused."""
+    meta, spec = job.get("metadata"), job.get("spec")
+    if type(meta) is not dict or type(spec) is not dict or meta.get("labels"):
+        return False
+    template = spec.get("template")
+    template_meta = template.get("metadata") if type(template) is dict else None
+    return type(template_meta) is dict and type(template_meta.get("labels")) is dict
+
+
+def prepare_job_for_create(job: Obj, *, uid: str, labels_from_template: bool = False) -> Obj:
     """The Job registry strategy's `PrepareForCreate` on a copy: system fields, cleared status, generated selector.
 
     Sets `metadata.uid` and `metadata.generation: 1`, replaces `status` by `{}` and, unless `spec.manualSelector`
@@ -390,7 +405,9 @@ def prepare_job_for_create(job: Obj, *, uid: str) -> Obj:
 
     Kubernetes re-applies defaults whenever it reads the object back from storage, so a created Job ends up with
     its (generated) template labels as `metadata.labels` when it had none: call `default_job` again on the
-    validated object before storing it to get what Kubernetes returns.
+    validated object before storing it to get what Kubernetes returns. `labels_from_template` (see
+    `labels_from_template`, asked of the request before defaulting): the Job's labels are the template's, the
+    generated ones included, already for validation.
     """
     out = copy_json(job)
     if type(out) is not dict:
@@ -412,6 +429,8 @@ def prepare_job_for_create(job: Obj, *, uid: str) -> Obj:
             labels.setdefault(key, name)
         for key in (names.LEGACY_CONTROLLER_UID_LABEL, names.CONTROLLER_UID_LABEL):
             labels.setdefault(key, uid)
+        if labels_from_template and meta is not None:
+            meta["labels"] = copy_json(labels)
     selector = _dict(spec, "selector", create=True)
     match_labels = _dict(selector, "matchLabels", create=True) if selector is not None else None
     if match_labels is not None:

@@ -294,10 +294,10 @@ class ApiError(Exception):
             "status": "Failure",
             "message": self.message,
             "reason": self.reason,
-            "code": self.code,
         }
-        if self.details is not None:
+        if self.details is not None:  # before `code`, as metav1.Status declares its fields
             body["details"] = self.details
+        body["code"] = self.code
         return body
 
     def has_cause(self, reason: str) -> bool:

@@ -16,6 +16,7 @@ import orjson
 from kjobs.api.errors import ApiError, ErrorType, FieldError
 from kjobs.api.manifest import ManifestError, load_manifests
 from kjobs.api.types import Obj
+from kjobs.cli.validate import kubectl_invalid
 from kjobs.explain_job import JobFailures, explain_job
 from kjobs.explanation import explain
 
@@ -95,8 +96,8 @@ def explain_command(ctx: click.Context, job_path: str | None, pod_path: str | No
     errors = _policy_errors(job)
     if errors:
         name = (job.get("metadata") or {}).get("name") or ""
-        lines = [f'error: {job_path}: The Job "{name}" is invalid:'] + [f"* {e}" for e in errors]
-        click.echo("\n".join(lines), err=True)
+        described = f'Job "{name}"'
+        click.echo(f"error: {job_path}: {kubectl_invalid(described, errors)}", err=True)
         sys.exit(2)
     results = [explain(job, pod) for pod in pods]
     if output == "json":

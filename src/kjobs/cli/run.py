@@ -16,7 +16,7 @@ from kjobs.api.features import FeatureGates
 from kjobs.api.manifest import ManifestError, load_manifests
 from kjobs.api.types import Obj
 from kjobs.cli.features import feature_gates_option
-from kjobs.cli.validate import decode_or_status, gated_field_hint, validate_option
+from kjobs.cli.validate import decode_or_status, gated_field_hint, kubectl_invalid, validate_option
 from kjobs.disrupt import Disruption, DisruptionError, check, parse
 
 
@@ -116,6 +116,14 @@ def run_command(
                 f"`kubectl patch job {name} -p '{patch}'`; Ctrl-C or --timeout ends the run",
                 err=True,
             )
+    managed = managed_elsewhere(job)
+    if managed is not None:
+        owner = (job.get("spec") or {}).get("managedBy")
+        click.echo(
+            f"warning: {managed} (with --serve PORT: `kjobs controller --kubeconfig FILE --managed-by {owner}`); "
+            "Ctrl-C or --timeout ends the run",
+            err=True,
+        )
     for line in template_warnings(job):
         click.echo(f"warning: {line}", err=True)
     from kjobs.run import RunOptions, run
@@ -207,9 +215,10 @@ def _load_job(
         errors = validate_manifest(obj, features=features)
         if errors:
             name = (obj.get("metadata") or {}).get("name") or ""
-            lines = [f'{path}: The {obj.get("kind")} "{name}" is invalid:'] + [f"* {e}" for e in errors]
             hint = gated_field_hint(original, features)
-            _fail("\n".join(lines + ([hint] if hint else [])))
+            described = f'{obj.get("kind")} "{name}"'
+            message = f"{path}: {kubectl_invalid(described, errors)}"
+            _fail("\n".join([message, *([hint] if hint else [])]))
         decoded.append(obj)
     job = next(o for o in decoded if o.get("kind") == "Job")
     configs = tuple(o for o in decoded if o.get("kind") != "Job")
@@ -218,6 +227,21 @@ def _load_job(
     if refused is not None:
         _fail(f"{path}: {refused.message}")
     return job, configs
+
+
+def managed_elsewhere(job: Obj) -> str | None:
+    """What to tell a user whose Job names another controller in `spec.managedBy`: kjobs' Job controller, as
+    kube-controller-manager's, leaves such a Job alone (pkg/controller/job/job_controller.go skips it in
+    `syncJob`), so nothing creates its pods and the Job never changes unless that controller runs."""
+    from kjobs.job.context import external_controller
+
+    owner = external_controller(job)
+    if owner is None:
+        return None
+    return (
+        f"the Job is managed by {owner} (spec.managedBy): the built-in Job controller leaves it alone, as "
+        "kube-controller-manager's does, so no pod starts unless that controller reconciles it"
+    )
 
 
 def _named(obj: Obj) -> str:

@@ -27,7 +27,7 @@ import orjson
 from kjobs.api.features import FeatureGates
 from kjobs.api.types import Obj
 from kjobs.cli.features import feature_gates_option
-from kjobs.cli.run import _load_job
+from kjobs.cli.run import _load_job, managed_elsewhere
 from kjobs.cli.validate import validate_option
 
 if TYPE_CHECKING:
@@ -106,7 +106,7 @@ def simulate_command(
     """Simulate a Job in virtual time and report its outcome, time to finish, pods and failures by action."""
     from kjobs.cluster import tune_gc
     from kjobs.simulate import Model, ModelError, SimulationOptions, load_model, simulate
-    from kjobs.simulate.disruptions import check
+    from kjobs.simulate.disruptions import check, unused_overrides
 
     tune_gc()  # a control plane in one process, as `kjobs run` and `kjobs up` tune it
 
@@ -114,13 +114,23 @@ def simulate_command(
     other, other_configs = (
         _load_job(compare_path, field_validation, features, "simulate") if compare_path else (None, ())
     )
+    for each in (job, other):
+        managed = managed_elsewhere(each) if each is not None else None
+        if managed is not None:  # it never starts: reported as at --time-limit, at once
+            click.echo(f"warning: {managed}", err=True)
     try:
         model = load_model(model_path) if model_path else Model()
+    except ModelError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    for line in unused_overrides(model, [each for each in (job, other) if each is not None]):
+        click.echo(f"warning: {model_path}: {line}", err=True)
+    try:  # what the model says of these Jobs: named with the model's file, as its parse errors are
         for each in (job, other):
             if each is not None:
                 check(model, each)
     except ModelError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {model_path}: {exc}", err=True)
         sys.exit(2)
     options = SimulationOptions(
         model=model,

@@ -7,13 +7,14 @@ strict by default, the same message the API server of `kjobs up` returns.
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import click
 import orjson
 
 from kjobs.api import features as fg
-from kjobs.api.errors import ApiError
+from kjobs.api.errors import ApiError, FieldError
 from kjobs.api.features import DEFAULT, KNOWN, FeatureGates
 from kjobs.api.manifest import ManifestError, load_manifests
 from kjobs.api.types import Obj
@@ -146,6 +147,18 @@ def _describe(obj: Obj) -> str:
     return f'{obj.get("kind") or "object"} "{meta.get("name") or meta.get("generateName") or ""}"'
 
 
+def kubectl_invalid(described: str, errors: Sequence[FieldError]) -> str:
+    """What kubectl prints for a 422 Invalid (`described`: `Job "pi"`), without the final newline: each cause once
+    (`statusCausesToAggrError` drops a repeated `field: message`, such as the two pod template labels a long Job
+    name breaks), one on the same line, several as `* ` lines after the prefix, which keeps its trailing space
+    (`MultilineError`, staging/src/k8s.io/kubectl/pkg/cmd/util/helpers.go)."""
+    causes = list(dict.fromkeys(str(e) for e in errors))
+    prefix = f"The {described} is invalid: "
+    if len(causes) == 1:
+        return prefix + causes[0]
+    return "\n".join([prefix, *(f"* {c}" for c in causes)])
+
+
 def _not_sent(message: str) -> Obj:
     """The Status for an object kubectl would not send, carrying kubectl's message: for a kind not served, the 404
     an API server answers at a path it does not serve (apiserver pkg/endpoints/handlers/responsewriters
@@ -217,9 +230,7 @@ def validate_command(files: tuple[str, ...], output: str, field_validation: str,
                 status = invalid_status(obj, errors)
                 statuses.append(status)
                 if output == "text":
-                    click.echo(f"{path}: The {_describe(obj)} is invalid:")
-                    for err in errors:
-                        click.echo(f"* {err}")
+                    click.echo(f"{path}: {kubectl_invalid(_describe(obj), errors)}")
                     hint = gated_field_hint(original, features)
                     if hint is not None:
                         click.echo(hint, err=True)

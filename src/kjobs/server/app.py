@@ -130,6 +130,52 @@ async def _moved(send: Send, location: str) -> None:
     await _respond(send, 301, body, b"text/html; charset=utf-8", extra=[(b"location", location.encode())])
 
 
+_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})  # what strconv.ParseBool reads as true
+_BROWSERS_AND_CLI_TOOLS = ("curl", "Wget", "Mozilla/5.0")
+
+
+def _pretty(request: Request) -> bool:
+    """Whether the JSON answer is indented (handlers/responsewriters/writers.go `isPrettyPrint`): `pretty` in the
+    query decides when given (strconv.ParseBool; a value it cannot parse is false), else the User-Agent does,
+    for browsers, curl and wget."""
+    if b"pretty" in request.raw_query:
+        value = request.query.get("pretty", "")
+        if value:
+            return value in _TRUE
+    return request.user_agent.startswith(_BROWSERS_AND_CLI_TOOLS)
+
+
+def _indenting(send: Send) -> Send:
+    """`send` for a pretty answer: a JSON body (held until whole) indented by two spaces as the apiserver's JSON
+    serializer with `Pretty` writes it (json.MarshalIndent); other answers (logs, compressed, streams) as sent."""
+    started: dict[str, Any] = {}
+    parts: list[bytes] = []
+
+    async def indented(message: dict[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            headers = dict(message.get("headers", []))
+            if headers.get(b"content-type") == JSON and b"content-encoding" not in headers:
+                started.update(message)
+                return
+        elif started and message["type"] == "http.response.body":
+            parts.append(message.get("body") or b"")
+            if message.get("more_body"):
+                return
+            raw = b"".join(parts)
+            try:
+                body = orjson.dumps(orjson.loads(raw), option=orjson.OPT_INDENT_2) if raw else raw
+            except orjson.JSONDecodeError:
+                body = raw
+            head = [(k, v) for k, v in started["headers"] if k != b"content-length"]
+            head.append((b"content-length", str(len(body)).encode()))
+            await send({**started, "headers": head})
+            started.clear()
+            message = {"type": "http.response.body", "body": body}
+        await send(message)
+
+    return indented
+
+
 def _error(exc: ApiError) -> bytes:
     return orjson.dumps(exc.status())
 
@@ -615,11 +661,12 @@ class App:
                 return
             await send(message)
 
+        answer: Send = _indenting(tracking_send) if _pretty(request) and not request.flag("watch") else tracking_send
         try:
             if "yaml" in request.accept.lower() or request.accept.startswith("text/"):
-                await self._negotiated(request, route, tracking_send)
+                await self._negotiated(request, route, answer)
                 return
-            await self._guarded(request, route, tracking_send)
+            await self._guarded(request, route, answer)
         finally:
             self.api_metrics.observe(_metric_labels(request, route), status[0], time.perf_counter() - start)
 
@@ -1047,6 +1094,10 @@ class App:
         fields = parse_field_selector(request.query.get("fieldSelector")).converted(r.store_key)
         partial = request.metadata_only(r, is_list=True)
         limit = max(request.integer("limit") or 0, 0)  # a negative limit is no limit
+        if request.query.get("resourceVersion") == "0" and not request.query.get("continue"):
+            # served from the watch cache, which does not page: the limit is ignored (cacher.go `shouldDelegateList`
+            # "Serve paginated requests about revision "0" from watch cache", and its GetList returns every match)
+            limit = 0
         request.integer("timeoutSeconds")  # a list takes no time worth bounding, but the parameter must decode
         await self._caught_up(listoptions.fresh_from(request.query))
         pinned = listoptions.read_at(request.query, self.storage.revision)

@@ -52,6 +52,28 @@ def _str_key_segment(merge_key: str, value: str) -> Segment:
     return "k:" + orjson.dumps({merge_key: value}).decode()
 
 
+def smd_path(obj: Any, path: tuple[str | int, ...], strategies: StrategyLookup) -> str:
+    """A field's path as structured-merge-diff prints it in its errors (`fieldpath.Path.String`):
+    `.spec.template.spec.containers[name="main"].x`, a keyed list's element by its key (here the patch merge
+    key), any other list's by its index."""
+    text, node = "", obj
+    names: tuple[str, ...] = ()
+    for token in path:
+        if isinstance(token, int):
+            element = node[token] if isinstance(node, list) and token < len(node) else None
+            strategy, merge_key = strategies(names)
+            if "merge" in strategy and merge_key and isinstance(element, dict) and merge_key in element:
+                text += f"[{merge_key}={orjson.dumps(element[merge_key]).decode()}]"
+            else:
+                text += f"[{token}]"
+            node = element
+        else:
+            text += f".{token}"
+            names = (*names, token)
+            node = node.get(token) if isinstance(node, dict) else None
+    return text
+
+
 def field_set(obj: Obj, strategies: StrategyLookup, *, include_status: bool = False) -> set[FieldPath]:
     """The leaf paths `obj` sets (server-owned metadata, apiVersion/kind and, unless asked, status excluded)."""
     found: set[FieldPath] = set()

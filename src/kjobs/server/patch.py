@@ -71,59 +71,107 @@ def json_merge(original: Any, patch: Any) -> Any:
 
 
 # ---------------------------------------------------------------------------------------------- JSON patch
+#
+# As json-patch v4 (gopkg.in/evanphx/json-patch.v4, v4.12.0 in Kubernetes v1.32, vendor/.../patch.go) applies it,
+# which is laxer than RFC 6902 in ways clients come to rely on: a pointer's first segment is dropped unread
+# (`findObject`), a missing object member reads as null, so `replace` of one adds it and `test` of one against
+# null passes, `copy` of one copies null, `add` without a value adds null, and array indexes may be negative
+# (counting from the end, `SupportNegativeIndices`) or carry a sign or leading zeros (`strconv.Atoi`).
+
+_INT64 = 2**63
 
 
-def _pointer(path: str) -> list[str]:
-    if path == "":
-        return []
-    if not path.startswith("/"):
-        raise PatchError(f'JSON pointer "{path}" must start with "/"')
-    return [p.replace("~1", "/").replace("~0", "~") for p in path[1:].split("/")]
+def _atoi(token: str) -> int:
+    """strconv.Atoi: an optional sign and ASCII digits, within int64."""
+    digits = token[1:] if token[:1] in ("+", "-") else token
+    if not digits or not all("0" <= ch <= "9" for ch in digits):
+        raise PatchError(f'strconv.Atoi: parsing "{token}": invalid syntax')
+    value = int(token)
+    if not -_INT64 <= value < _INT64:
+        raise PatchError(f'strconv.Atoi: parsing "{token}": value out of range')
+    return value
 
 
-def _index(container: list[Any], token: str, *, for_add: bool) -> int:
-    if for_add and token == "-":
-        return len(container)
-    if not token.isdigit() or (len(token) > 1 and token.startswith("0")):
-        raise PatchError(f"invalid array index {token!r}")
-    i = int(token)
-    limit = len(container) if for_add else len(container) - 1
-    if i > limit:
-        raise PatchError(f"array index {i} out of bounds")
+def _invalid_index(i: int) -> PatchError:
+    return PatchError(f"Unable to access invalid index: {i}: invalid index referenced")
+
+
+def _element(array: list[Any], token: str) -> int:
+    """The index `token` names in `array` for a read, replace or remove (`partialArray.get`/`remove`)."""
+    i = _atoi(token)
+    if i < 0:
+        if i < -len(array):
+            raise _invalid_index(i)
+        i += len(array)
+    if i >= len(array):
+        raise _invalid_index(i)
     return i
 
 
-def _get(doc: Any, tokens: list[str]) -> Any:
-    node = doc
-    for token in tokens:
-        if isinstance(node, dict):
-            if token not in node:
-                raise PatchError(f"missing path element {token!r}")
-            node = node[token]
-        elif isinstance(node, list):
-            node = node[_index(node, token, for_add=False)]
-        else:
-            raise PatchError(f"cannot descend into {token!r}")
-    return node
+def _get(container: Any, key: str) -> Any:
+    """`container.get(key)`: an object's missing member is None (null), an array's bad index an error."""
+    if isinstance(container, dict):
+        return container.get(key)
+    return container[_element(container, key)]
 
 
-def _copy_path(doc: Any, tokens: list[str]) -> tuple[Any, Any]:
-    """Copy the containers along `tokens[:-1]` so the leaf's parent may be mutated; return (root, parent)."""
-    root = _shallow(doc)
+def _set(container: Any, key: str, value: Any) -> None:
+    if isinstance(container, dict):
+        container[key] = value
+    else:
+        container[_element(container, key)] = value
+
+
+def _add(container: Any, key: str, value: Any) -> None:
+    if isinstance(container, dict):
+        container[key] = value
+        return
+    if key == "-":
+        container.append(value)
+        return
+    i, size = _atoi(key), len(container) + 1
+    if i >= size or i < -size:
+        raise _invalid_index(i)
+    container.insert(i + size if i < 0 else i, value)
+
+
+def _remove(container: Any, key: str) -> None:
+    if isinstance(container, dict):
+        if key not in container:
+            raise PatchError(f"Unable to remove nonexistent key: {key}: missing value")
+        del container[key]
+    else:
+        del container[_element(container, key)]
+
+
+def _unescape(token: str) -> str:
+    return token.replace("~1", "/").replace("~0", "~")
+
+
+def _find(root: Any, path: str) -> tuple[Any, Any, str] | None:
+    """`findObject`: the (copied) root, the container the pointer's last segment is in, and that segment; None
+    when a container on the way is missing, null, a scalar or a bad index. The containers on the way are copied
+    so the caller may change the one it gets without touching the original document."""
+    parts = path.split("/")
+    if len(parts) < 2 or not isinstance(root, (dict, list)):
+        return None
+    root = _shallow(root)
     node = root
-    for token in tokens[:-1]:
+    for part in parts[1:-1]:
+        key = _unescape(part)
+        try:
+            child = _get(node, key)
+        except PatchError:
+            return None
+        if not isinstance(child, (dict, list)):
+            return None
+        child = _shallow(child)
         if isinstance(node, dict):
-            if token not in node:
-                raise PatchError(f"missing path element {token!r}")
-            node[token] = _shallow(node[token])
-            node = node[token]
-        elif isinstance(node, list):
-            i = _index(node, token, for_add=False)
-            node[i] = _shallow(node[i])
-            node = node[i]
+            node[key] = child
         else:
-            raise PatchError(f"cannot descend into {token!r}")
-    return root, node
+            node[_element(node, key)] = child
+        node = child
+    return root, node, _unescape(parts[-1])
 
 
 def _shallow(value: Any) -> Any:
@@ -134,44 +182,31 @@ def _shallow(value: Any) -> Any:
     return value
 
 
-def _add(doc: Any, tokens: list[str], value: Any) -> Any:
-    if not tokens:
-        return value
-    root, parent = _copy_path(doc, tokens)
-    last = tokens[-1]
-    if isinstance(parent, dict):
-        parent[last] = value
-    elif isinstance(parent, list):
-        parent.insert(_index(parent, last, for_add=True), value)
-    else:
-        raise PatchError(f"cannot add to a {type(parent).__name__}")
-    return root
+def _string(op: dict[str, Any], key: str) -> str:
+    """An operation's `path` or `from` (`Operation.Path`/`From`)."""
+    value = op.get(key)
+    if value is None:
+        raise PatchError(f"operation missing {key} field: missing value")
+    if not isinstance(value, str):
+        raise PatchError(f"json: cannot unmarshal {type(value).__name__} into Go value of type string")
+    return value
 
 
-def _remove(doc: Any, tokens: list[str]) -> Any:
-    if not tokens:
-        raise PatchError("cannot remove the document root")
-    root, parent = _copy_path(doc, tokens)
-    last = tokens[-1]
-    if isinstance(parent, dict):
-        if last not in parent:
-            raise PatchError(f"missing path element {last!r}")
-        del parent[last]
-    elif isinstance(parent, list):
-        del parent[_index(parent, last, for_add=False)]
-    else:
-        raise PatchError(f"cannot remove from a {type(parent).__name__}")
-    return root
+def _located(doc: Any, path: str, kind: str, what: str = "path") -> tuple[Any, Any, str]:
+    found = _find(doc, path)
+    if found is None:
+        raise PatchError(f"{kind} operation does not apply: doc is missing {what}: {path}: missing value")
+    return found
 
 
 def json_patch(original: Any, operations: Any) -> Any:
-    """Apply an RFC 6902 JSON patch (a list of operations) and return the new document.
+    """Apply a JSON patch (a list of operations) as json-patch v4 does, and return the new document.
 
     At most `limits.MAX_JSON_PATCH_OPERATIONS` operations (413), whose copies add at most `limits.MAX_COPY_BYTES`
-    (422, json-patch's `AccumulatedCopySizeError`): copies share what they copy here, but the result is written
-    out whole, so a patch that doubles a map sixteen times would otherwise freeze the server. The 422 carries
-    json-patch's own error text; the apiserver wraps it in `NewGenericServerResponse`, whose 422 message is the
-    generic "the server rejected our request due to an error in our request"."""
+    (json-patch's `AccumulatedCopySizeError`): copies share what they copy here, but the result is written out
+    whole, so a patch that doubles a map sixteen times would otherwise freeze the server. A `PatchError` is
+    json-patch's error text; the apiserver answers every such failure with the same generic 422
+    (`NewGenericServerResponse`, see `apply_patch`)."""
     if operations is None:  # `null` decodes as a patch of no operations
         return original
     if not isinstance(operations, list):
@@ -184,30 +219,47 @@ def json_patch(original: Any, operations: Any) -> Any:
             f"The allowed maximum operations in a JSON patch is {limits.MAX_JSON_PATCH_OPERATIONS}, "
             f"got {len(operations)}"
         )
+    if not isinstance(original, (dict, list)):
+        raise PatchError("json: cannot unmarshal the document")
     doc = original
     copied = 0  # bytes added by `copy` operations so far (json-patch's accumulatedCopySize)
     for op in operations:
-        if not isinstance(op, dict) or not isinstance(op.get("op"), str):
-            raise PatchError('each JSON patch operation must be an object with an "op"')
-        kind = op["op"]
-        if not isinstance(op.get("path"), str):
-            raise PatchError(f'operation "{kind}" needs a string "path"')
-        tokens = _pointer(op["path"])
+        kind = op.get("op") if isinstance(op, dict) else None
+        if not isinstance(op, dict) or kind not in ("add", "remove", "replace", "move", "test", "copy"):
+            raise PatchError(f"Unexpected kind: {kind if isinstance(kind, str) else 'unknown'}")
+        value = op.get("value")  # absent or null: null
         if kind == "add":
-            doc = _add(doc, tokens, _required(op, "value"))
+            doc, container, key = _located(doc, _string(op, "path"), kind)
+            _add(container, key, value)
         elif kind == "remove":
-            doc = _remove(doc, tokens)
+            doc, container, key = _located(doc, _string(op, "path"), kind)
+            _remove(container, key)
         elif kind == "replace":
-            _get(doc, tokens)
-            doc = _add(_remove(doc, tokens), tokens, _required(op, "value")) if tokens else op.get("value")
-        elif kind in ("move", "copy"):
-            if not isinstance(op.get("from"), str):
-                raise PatchError(f'operation "{kind}" needs a string "from"')
-            source = _pointer(op["from"])
-            value = _get(doc, source)
-            if kind == "copy":
+            path = _string(op, "path")
+            if path == "":
+                if not isinstance(value, (dict, list)):
+                    raise PatchError("replace operation value must be object or array")
+                doc = value
+                continue
+            doc, container, key = _located(doc, path, kind)
+            _get(container, key)  # an array's index must exist; an object's member need not
+            _set(container, key, value)
+        elif kind == "test":
+            path = _string(op, "path")
+            current = doc if path == "" else _get(*_located(doc, path, kind)[1:])
+            if current is None and path != "":
+                if value is not None:
+                    raise PatchError(f"testing value {path} failed: test failed")
+            elif "value" not in op or not _equal(current, value):
+                raise PatchError(f"testing value {path} failed: test failed")
+        else:  # move, copy
+            doc, container, key = _located(doc, _string(op, "from"), kind, "from path")
+            moved = _get(container, key)
+            if kind == "move":
+                _remove(container, key)
+            else:
                 try:
-                    copied += len(orjson.dumps(value))
+                    copied += len(orjson.dumps(moved))
                 except orjson.JSONEncodeError:
                     raise PatchError(f"exceeded max depth of {limits.MAX_DEPTH}") from None
                 if copied > limits.MAX_COPY_BYTES:
@@ -215,29 +267,28 @@ def json_patch(original: Any, operations: Any) -> Any:
                         "Unable to complete the copy, the accumulated size increase of copy is "
                         f"{copied}, exceeding the limit {limits.MAX_COPY_BYTES}"
                     )
-            if kind == "move":
-                doc = _remove(doc, source)
-            doc = _add(doc, tokens, value)
-        elif kind == "test":
-            if not _equal(_get(doc, tokens), _required(op, "value")):
-                raise PatchError(f"testing value {op['path']} failed")
-        else:
-            raise PatchError(f'unknown JSON patch operation "{kind}"')
+            doc, container, key = _located(doc, _string(op, "path"), kind, "destination path")
+            _add(container, key, moved)
     return doc
 
 
 def _equal(a: Any, b: Any) -> bool:
-    """`a == b`, where nesting too deep for the comparison is a malformed patch rather than a crash."""
+    """`lazyNode.equal`: JSON values alike in kind and content (`true` is not `1`, `1` not `1.0`); nesting too
+    deep for the comparison is a failed patch rather than a crash."""
     try:
-        return bool(a == b)
+        return _same(a, b)
     except RecursionError:
         raise PatchError(f"exceeded max depth of {limits.MAX_DEPTH}") from None
 
 
-def _required(op: dict[str, Any], key: str) -> Any:
-    if key not in op:
-        raise PatchError(f'operation "{op["op"]}" needs a "{key}"')
-    return op[key]
+def _same(a: Any, b: Any) -> bool:
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(v, b[k]) for k, v in a.items())
+    if isinstance(a, list):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    return bool(a == b)
 
 
 # ---------------------------------------------------------------------------------------------- strategic merge
@@ -532,12 +583,24 @@ def apply_patch(
                 for op in patch:
                     if op is not None and not isinstance(op, dict):
                         raise _decoding(_cannot_unmarshal(op, "handlers.jsonPatchOp"))
-            return json_patch(original, patch)
+            try:
+                return json_patch(original, patch)
+            except MalformedPatch:
+                raise
+            except PatchError as failed:
+                raise json_patch_failed() from failed
     except MalformedPatch as malformed:  # a name per exception type: mypyc gives `exc` the first clause's type
         raise ApiError(400, "BadRequest", str(malformed)) from malformed
     except PatchError as exc:
         raise ApiError(422, "Invalid", str(exc)) from exc
     raise unsupported_patch_type()
+
+
+def json_patch_failed() -> ApiError:
+    """422 for a JSON patch json-patch could not apply: handlers/patch.go `applyJSPatch` answers it with
+    `NewGenericServerResponse(422, ...)`, whose message is the generic one and whose details are empty, whatever
+    failed (a `test`, a missing member, a bad index); json-patch's own text is not sent."""
+    return ApiError(422, "Invalid", "the server rejected our request due to an error in our request", details={})
 
 
 PATCH_MEDIA = frozenset(

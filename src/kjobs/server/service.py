@@ -32,6 +32,7 @@ from kjobs.api.errors import (
     ApiError,
     ErrorType,
     FieldError,
+    already_exists,
     bad_request,
     conflict,
     forbidden,
@@ -1042,10 +1043,15 @@ class ApiService:
         if r.has_status:
             obj["status"] = _initial_status(r, obj, self.now())
         decoded: Obj | None = None
+        unlabelled = False
         if r.kind == "Job":
             prepare = _core_job_prepare()
             if prepare is not None:
                 decoded = obj  # as the request decoded it: what its manager owns (see `_managed`)
+                # Defaulted at decode, before the strategy generates template labels, a Job without labels nor
+                # template labels is validated with none (`labels_from_template`); the defaults below run after
+                # the strategy and give it the generated ones, which it gets from storage on a cluster.
+                unlabelled = not meta.get("labels") and not _template_labelled(obj)
                 obj = prepare(obj, uid=meta["uid"])
         defaulted = self._default(r, obj)
         if r.kind == "Pod" and self.admission.service_account_lookup and self.admission.enabled(SERVICE_ACCOUNT):
@@ -1058,9 +1064,19 @@ class ApiService:
             held = self._begin_service_write(obj, None)
         try:
             return await self._create_checked(
-                r, namespace, obj, meta, warnings, generated, decoded, defaulted, manager=manager, dry_run=dry_run,
+                r,
+                namespace,
+                obj,
+                meta,
+                warnings,
+                generated,
+                decoded,
+                defaulted,
+                manager=manager,
+                dry_run=dry_run,
+                unlabelled=unlabelled,
                 warn=warn,
-            )  # fmt: skip
+            )
         finally:
             if held is not None:
                 held.release()
@@ -1078,9 +1094,11 @@ class ApiService:
         *,
         manager: str | None,
         dry_run: bool,
+        unlabelled: bool = False,
         warn: bool = True,
     ) -> Result:
-        """The rest of `create`, once a Service's IP and ports are held."""
+        """The rest of `create`, once a Service's IP and ports are held (`unlabelled`: validate the object without
+        its `metadata.labels`, which only defaulting after the strategy gave it)."""
         if r.kind == "Pod":
             obj = _merge_affinity_label_keys(obj)
         if not _meta(obj).get("name"):
@@ -1092,7 +1110,10 @@ class ApiService:
             )
         for stored_or_decoded in (_meta(obj), meta):  # a Job's stored object is the strategy's copy of the request
             _omit_empty(stored_or_decoded)
-        self._validate(r, obj, None, "")
+        if unlabelled:
+            self._validate(r, {**obj, "metadata": {k: v for k, v in _meta(obj).items() if k != "labels"}}, None, "")
+        else:
+            self._validate(r, obj, None, "")
         self._validate_admission(r, obj, "", create=True)
         if warn:
             warnings.extend(self._object_warnings(r, obj, None))
@@ -1100,7 +1121,16 @@ class ApiService:
             self.check_namespace(namespace, r, str(_meta(obj).get("name") or ""))
         self._managed(r, obj, None, manager, "Update", "", decoded=decoded, admitted_from=defaulted)
         if dry_run:
-            return Result(obj, 201, warnings)
+            # DryRunnableStorage.Create: a dry run fails as the write would if the name is taken (409
+            # AlreadyExists), after the same regeneration of a generated name (`createWithGenerateNameRetry`).
+            namespace_of = str(_meta(obj).get("namespace") or "")
+            for attempt in range(_GENERATE_NAME_ATTEMPTS):
+                if not self.store.exists(r.store_key, namespace_of, str(_meta(obj)["name"])):
+                    return Result(obj, 201, warnings)
+                if not generated or attempt == _GENERATE_NAME_ATTEMPTS - 1:
+                    break
+                _meta(obj)["name"] = f"{meta['generateName']}{_random_suffix()}"
+            raise already_exists(r.plural, str(_meta(obj)["name"]), group=r.group)
         for attempt in range(_GENERATE_NAME_ATTEMPTS):
             try:
                 created = await self.store.create(r.store_key, obj)
@@ -1250,13 +1280,16 @@ class ApiService:
             return new
         zero_grace = not r.graceful or meta.get("deletionGracePeriodSeconds") == 0
         if meta.get("deletionTimestamp") and not meta.get("finalizers") and zero_grace and not _spec_finalizers(r, new):
-            # The registry's ShouldDeleteDuringUpdate: the last finalizer of an object whose grace is over.
+            # The registry's ShouldDeleteDuringUpdate: the last finalizer of an object whose grace is over. The
+            # object is deleted as stored (watchers' DELETED event carries its finalizers), and the write answers
+            # the object it made, without finalizers and at the revision it was read at (`deleteWithoutFinalizers`,
+            # store.go: "clients are expecting an updated object"); kopf reads that as the deletion going ahead.
             gone = await self.store.delete(
                 r.store_key, meta.get("namespace", ""), meta["name"], expected_rv=meta["resourceVersion"]
             )
             self._written(r)
             await self._on_dependent_gone(gone)
-            return gone
+            return new
         written = await self.store.update(r.store_key, new, expected_rv=meta["resourceVersion"])
         self._written(r)
         if r.kind == "Service":
@@ -1440,6 +1473,7 @@ class ApiService:
         meta = _meta(config)
         if meta.get("managedFields") is not None:
             raise bad_request("metadata.managedFields must be nil")
+        self._check_applied_fields(r, config)
         if meta.get("name") not in (None, name):
             raise bad_request(
                 f"the name of the object ({meta.get('name')}) does not match the name on the URL ({name})"
@@ -1491,6 +1525,25 @@ class ApiService:
             if outcome is not None:
                 return outcome
         raise conflict(r.plural, name, group=r.group)
+
+    def _check_applied_fields(self, r: Resource, config: Obj) -> None:
+        """An applied configuration of a built-in kind that names a field its schema does not declare cannot be
+        typed, whatever the field validation (structuredmerge.go: `failed to create typed patch object (...):
+        .spec.x: field not declared in schema`, before the strict decoding check). kube-apiserver v1.32 answers it
+        500 with that message (kubernetes#122480); the configuration is the client's error, so 400 here, as
+        kubernetes#139255 proposes."""
+        if r.schema_name is None or r.unknown_fields(config) is not None:
+            return  # a custom resource: its own schema prunes or keeps unknown fields
+        unknown = schema.unknown_fields(config, r.schema_name, self.features)
+        if not unknown:
+            return
+        strategies = schema.strategies_for(r.schema_name)
+        errors = sorted(f"{apply.smd_path(config, path, strategies)}: field not declared in schema" for path in unknown)
+        text = errors[0] if len(errors) == 1 else "\n".join(["errors:", *(f"  {e}" for e in errors)])
+        meta = _meta(config)
+        group_version = r.api_version if r.group else f"/{r.version}"
+        where = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}; {group_version}, Kind={r.kind}"
+        raise bad_request(f"failed to create typed patch object ({where}): {text}")
 
     async def _apply_to(
         self,
@@ -1643,7 +1696,7 @@ class ApiService:
             if r.orphan_warning:
                 warnings.append(ORPHAN_WARNING)
         if options.dry_run:
-            return Result(old, 200, warnings)
+            return Result(self._dry_run_deleted(r, name, old, options, propagation), 200, warnings)
         if r.graceful and _graceful_pending(meta, options.grace_period):
             # BeforeDelete's gracefulPending: the finalizers cannot be changed by this DELETE either
             return Result(old, 200, warnings)
@@ -1698,6 +1751,42 @@ class ApiService:
             await self._cascade(r, namespace, uid, propagation)
         return result
 
+    def _dry_run_deleted(self, r: Resource, name: str, old: Obj, options: DeleteOptions, propagation: str) -> Obj:
+        """What a dry-run DELETE answers: the answer of the DELETE it stands for, nothing written (the apiserver's
+        DryRunnableStorage computes the graceful/finalizer update or reads the deleted object, and stores
+        neither): the object marked for deletion when finalizers or a grace period hold it, else the deleted
+        object (pods) or the Success Status."""
+        meta = old.get("metadata") or {}
+        if r.graceful and _graceful_pending(meta, options.grace_period):
+            return old
+        finalizers = _gc_finalizers_kept(meta.get("finalizers"), propagation)
+        if finalizers is None:
+            finalizers = [str(f) for f in meta.get("finalizers") or []]
+        if propagation == "Foreground":
+            finalizers = [f for f in meta.get("finalizers") or [] if f != "orphan"]
+            finalizers += [] if "foregroundDeletion" in finalizers else ["foregroundDeletion"]
+        grace: int | None = 0
+        current: int | None = None
+        if r.graceful:
+            grace, current = _pod_deletion_grace(old, options)
+            if grace is None or (meta.get("deletionTimestamp") and not current and not finalizers):
+                return old
+        if not finalizers and not grace:
+            return _success_status(r, name, old)
+        new = _copy(old)
+        new_meta = _meta(new)
+        new_meta["finalizers"] = finalizers
+        _omit_empty(new_meta)
+        if grace:  # a shortened grace moves the deletionTimestamp back by the difference, as `_delete_pod`
+            pending = current and meta.get("deletionTimestamp")
+            start = parse_time(str(meta["deletionTimestamp"])) - float(current or 0) if pending else self.clock()
+            new_meta["deletionTimestamp"] = format_time(start + grace)
+            new_meta["deletionGracePeriodSeconds"] = grace
+        else:
+            new_meta.setdefault("deletionTimestamp", self.now())
+            new_meta.setdefault("deletionGracePeriodSeconds", 0)
+        return new
+
     async def _terminate_namespace(self, ns: Obj, options: DeleteOptions) -> Obj:
         """Mark a namespace Terminating (deletionTimestamp, `status.phase`, the finalizers of the DELETE's
         policy), as its DELETE does in Kubernetes, so watchers see it and nothing new is created in it while it
@@ -1731,27 +1820,10 @@ class ApiService:
         period counts as 1s; a pod already being deleted may only have its grace shortened, its
         deletionTimestamp moved back by the difference; one whose deletion grace is 0 goes now (unless it has
         finalizers). The caller has answered a pending graceful deletion already (`_graceful_pending`)."""
-        meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
-        grace = options.grace_period
-        if grace is not None and grace < 0:
-            grace = 1
-        current = meta.get("deletionGracePeriodSeconds")
-        if current is not None and current < 0:
-            current = 1
-        if meta.get("deletionTimestamp"):
-            if not current:
-                grace = 0  # BeforeDelete: not graceful, deleted now unless finalizers hold it
-            elif grace is None or grace >= current:
-                return Result(pod, 200)  # pending (the caller answers this case first)
-        else:
-            if grace is None:
-                grace = spec.get("terminationGracePeriodSeconds")
-            if grace is None:
-                grace = 30
-            if not spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
-                grace = 0
-            if grace < 0:  # the pod's own negative terminationGracePeriodSeconds too (CheckGracefulDelete)
-                grace = 1
+        meta = pod.get("metadata") or {}
+        grace, current = _pod_deletion_grace(pod, options)
+        if grace is None:
+            return Result(pod, 200)  # pending (the caller answers this case first)
         if grace == 0 and not meta.get("finalizers"):
             # `pod` is this attempt's own read (`_guaranteed`), used for nothing after: the store stamps it.
             gone = await self.store.delete(r.store_key, meta.get("namespace", ""), meta["name"], last=pod)
@@ -2451,6 +2523,34 @@ pkg/registry/core/service/storage/storage.go), as their clients' generated code 
 `delete_namespaced_service` decodes a `V1Service`); pods too (`graceful`)."""
 
 
+def _pod_deletion_grace(pod: Obj, options: DeleteOptions) -> tuple[int | None, int | None]:
+    """A pod DELETE's grace period (None: a pending graceful deletion this one does not shorten) and the one it
+    is being deleted with already, as `rest.BeforeDelete` with the pod strategy's `CheckGracefulDelete` reckon
+    them: a negative grace counts as 1 s, an unscheduled or finished pod goes at once."""
+    meta, spec, status = pod.get("metadata") or {}, pod.get("spec") or {}, pod.get("status") or {}
+    grace = options.grace_period
+    if grace is not None and grace < 0:
+        grace = 1
+    current = meta.get("deletionGracePeriodSeconds")
+    if current is not None and current < 0:
+        current = 1
+    if meta.get("deletionTimestamp"):
+        if not current:
+            grace = 0  # BeforeDelete: not graceful, deleted now unless finalizers hold it
+        elif grace is None or grace >= current:
+            return None, current
+    else:
+        if grace is None:
+            grace = spec.get("terminationGracePeriodSeconds")
+        if grace is None:
+            grace = 30
+        if not spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
+            grace = 0
+        if grace < 0:  # the pod's own negative terminationGracePeriodSeconds too (CheckGracefulDelete)
+            grace = 1
+    return grace, current
+
+
 def _success_status(r: Resource, name: str, gone: Obj) -> Obj:
     if r.graceful or r.kind in _RETURNS_DELETED:
         return gone
@@ -2458,6 +2558,13 @@ def _success_status(r: Resource, name: str, gone: Obj) -> Obj:
     if r.group:
         details["group"] = r.group
     return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "details": details}
+
+
+def _template_labelled(job: Obj) -> bool:
+    """Whether a Job's request sets its pod template's labels (`{}` included), which its defaulting copies."""
+    template = (job.get("spec") or {}).get("template") if type(job.get("spec")) is dict else None
+    template_meta = template.get("metadata") if type(template) is dict else None
+    return type(template_meta) is dict and type(template_meta.get("labels")) is dict
 
 
 def _core_job_prepare() -> Any:

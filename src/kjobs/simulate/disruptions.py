@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import random
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from kjobs.api.errors import ApiError
@@ -33,6 +33,41 @@ from kjobs.cluster import LocalCluster
 from kjobs.disrupt import Disruptor, _requests_cpu
 from kjobs.simulate.model import AttemptSlots, Model, ModelError
 from kjobs.testing import faults
+
+
+def unused_overrides(model: Model, jobs: Sequence[Obj]) -> list[str]:
+    """The overrides no pod of `jobs` (the Job, and the `--compare` one) can match, each named by its field: a
+    container name none of them has (a typo would leave every container to `containers`, silently), or indexes
+    where no Job is Indexed or every index is past each Job's completions. Said, not refused: one model file may
+    serve several Jobs (examples/models/unreliable-nodes.yaml slows index 0, also beside NonIndexed Jobs)."""
+    names: set[str] = set()
+    indexed: list[int] = []
+    for job in jobs:
+        spec = job.get("spec") or {}
+        pod_spec = (spec.get("template") or {}).get("spec") or {}
+        for key in ("initContainers", "containers"):
+            names.update(str(c.get("name")) for c in pod_spec.get(key) or () if isinstance(c, dict))
+        if spec.get("completionMode") == "Indexed":
+            indexed.append(int(spec.get("completions") or 0))
+    unused = []
+    for i, override in enumerate(model.overrides):
+        where = f"model.overrides[{i}]"
+        if override.container is not None and override.container not in names:
+            unused.append(
+                f"{where}.container: the Job has no container {override.container!r} "
+                f"(containers: {', '.join(sorted(names))}): this override never applies"
+            )
+        elif override.indexes and not indexed:
+            unused.append(
+                f"{where}.indexes: the Job is not Indexed (spec.completionMode): its pods have no completion "
+                "index, so this override never applies"
+            )
+        elif override.indexes and min(override.indexes) >= max(indexed):
+            unused.append(
+                f"{where}.indexes: every index is past the Job's completions ({max(indexed)}: indexes 0 to "
+                f"{max(indexed) - 1}): this override never applies"
+            )
+    return unused
 
 
 def check(model: Model, job: Obj) -> None:

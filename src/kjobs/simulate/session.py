@@ -30,6 +30,7 @@ from kjobs.client.resources import JOBS, PODS
 from kjobs.clock import FakeClock
 from kjobs.cluster import SPARSE_GC_THRESHOLD, ClusterSettings, LocalCluster, create_configs, sparse_gc
 from kjobs.job import pods as P
+from kjobs.job.context import external_controller
 from kjobs.node.nodestatus import MAX_PODS
 from kjobs.policy import terminated_state
 from kjobs.progress import RunView
@@ -141,7 +142,7 @@ def simulate(job: Obj, options: SimulationOptions | None = None) -> SimulationRe
         random.setstate(state)
 
 
-ENDED_BY_JOB = {"failed": "EndedByJobFailure", "succeeded": "EndedByJobSuccess"}
+ENDED_BY_JOB = {"failed": "EndedByJobFailure", "succeeded": "EndedByJobSuccess", "scaled-down": "EndedByScaleDown"}
 """How a pod the Job itself ended is reported: no rule was weighed for it (Kubernetes
 pkg/controller/job/job_controller.go, trackJobStatusAndRemoveFinalizers once the Job is finished). After a
 failure it is counted in status.failed; after success criteria are met (a successPolicy) it counts nowhere."""
@@ -151,8 +152,12 @@ def never_starts(job: Obj) -> bool:
     """Whether a Job the controller has synced will never create a pod nor change: suspended (`Suspended=True`;
     nothing in a simulation resumes it, and its activeDeadlineSeconds does not run while suspended), or
     `parallelism: 0` without an activeDeadlineSeconds (Kubernetes pkg/controller/job/job_controller.go). Its run
-    then ends as it would at `--time-limit`, without minutes of wall time spent on heartbeats."""
+    then ends as it would at `--time-limit`, without minutes of wall time spent on heartbeats. So does a Job whose
+    `spec.managedBy` names another controller, which the built-in one never syncs (`syncJob` skips it) and
+    nothing in a simulation runs."""
     spec, status = job.get("spec") or {}, job.get("status") or {}
+    if external_controller(job) is not None:
+        return True
     if spec.get("suspend") is True:
         return any(c.get("type") == "Suspended" and c.get("status") == "True" for c in status.get("conditions") or ())
     return spec.get("parallelism") == 0 and spec.get("activeDeadlineSeconds") is None and "startTime" in status
