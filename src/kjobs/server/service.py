@@ -855,6 +855,9 @@ class ApiService:
             raise invalid(r.kind, name, errors, group=r.group)
 
     def _object_warnings(self, r: Resource, new: Obj, old: Obj | None) -> list[str]:
+        """The strategy's `WarningsOnCreate`/`WarningsOnUpdate` (a pod create's: pkg/api/pod/warnings.go, about
+        10 µs). They only ever reach a client as `Warning` headers, so a caller that drops them (`warn=False`:
+        `LocalClient`, kjobs' in-process components) does not have them computed; nothing else reads them."""
         hook = r.hook("warnings")
         if hook is None:
             return []
@@ -1011,8 +1014,9 @@ class ApiService:
         manager: str | None = None,
         dry_run: bool = False,
         typed: bool = False,
+        warn: bool = True,
     ) -> Result:
-        """POST to a collection (`typed`: see `_decode_check`)."""
+        """POST to a collection (`typed`: see `_decode_check`; `warn`: see `_object_warnings`)."""
         warnings = self._decode_check(r, body, field_validation, typed=typed)
         obj: Obj = body
         obj["apiVersion"], obj["kind"] = r.api_version, r.kind
@@ -1071,6 +1075,7 @@ class ApiService:
                 manager=manager,
                 dry_run=dry_run,
                 unlabelled=unlabelled,
+                warn=warn,
             )
         finally:
             if held is not None:
@@ -1090,6 +1095,7 @@ class ApiService:
         manager: str | None,
         dry_run: bool,
         unlabelled: bool = False,
+        warn: bool = True,
     ) -> Result:
         """The rest of `create`, once a Service's IP and ports are held (`unlabelled`: validate the object without
         its `metadata.labels`, which only defaulting after the strategy gave it)."""
@@ -1109,7 +1115,8 @@ class ApiService:
         else:
             self._validate(r, obj, None, "")
         self._validate_admission(r, obj, "", create=True)
-        warnings.extend(self._object_warnings(r, obj, None))
+        if warn:
+            warnings.extend(self._object_warnings(r, obj, None))
         if r.namespaced:
             self.check_namespace(namespace, r, str(_meta(obj).get("name") or ""))
         self._managed(r, obj, None, manager, "Update", "", decoded=decoded, admitted_from=defaulted)
@@ -1301,8 +1308,9 @@ class ApiService:
         manager: str | None = None,
         dry_run: bool = False,
         typed: bool = False,
+        warn: bool = True,
     ) -> Result:
-        """PUT an item or its status (`typed`: see `_decode_check`)."""
+        """PUT an item or its status (`typed`: see `_decode_check`; `warn`: see `_object_warnings`)."""
         warnings = self._decode_check(r, body, field_validation, typed=typed)
         meta = _meta(body)
         if meta.get("name") not in (None, name):
@@ -1314,8 +1322,9 @@ class ApiService:
         expected = _requested_rv(body)
         if expected is None and not r.conditional_update:
             return await self._unconditional_update(
-                r, namespace, name, body, subresource=subresource, manager=manager, dry_run=dry_run, warnings=warnings
-            )
+                r, namespace, name, body, subresource=subresource, manager=manager, dry_run=dry_run, warnings=warnings,
+                warn=warn,
+            )  # fmt: skip
         old = self._get_or_404(r, namespace, name)
         new = self._merge_update(r, old, body, subresource)
         written = await self._write(
@@ -1327,7 +1336,7 @@ class ApiService:
             manager=manager,
             operation="Update",
             dry_run=dry_run,
-            warnings=warnings,
+            warnings=warnings if warn else None,
         )
         return Result(written, 200, warnings)
 
@@ -1342,6 +1351,7 @@ class ApiService:
         manager: str | None,
         dry_run: bool,
         warnings: Warnings,
+        warn: bool = True,
     ) -> Result:
         """A PUT without a resourceVersion of a kind whose strategy's `AllowUnconditionalUpdate` is true (every
         served kind but Lease and PodDisruptionBudget): it updates whatever version is stored, retried on a
@@ -1352,7 +1362,7 @@ class ApiService:
             current = (old.get("metadata") or {}).get("resourceVersion")
             new = self._merge_update(r, old, _copy(body), subresource)
             _meta(new)["resourceVersion"] = current
-            found: Warnings = []  # this attempt's object warnings only
+            found: Warnings | None = [] if warn else None  # this attempt's object warnings only
             written = await self._write_unless_lost(
                 r,
                 old,
@@ -1365,7 +1375,7 @@ class ApiService:
                 warnings=found,
             )
             if written is not None:
-                return Result(written, 200, [*warnings, *found])
+                return Result(written, 200, [*warnings, *(found or ())])
         raise conflict(r.plural, name, group=r.group)
 
     async def patch(
@@ -1382,9 +1392,10 @@ class ApiService:
         force: bool = False,
         dry_run: bool = False,
         typed: bool = False,
+        warn: bool = True,
     ) -> Result:
         """PATCH an item or its status (strategic merge, JSON merge, JSON patch or server-side apply;
-        `typed`: see `_decode_check`)."""
+        `typed`: see `_decode_check`; `warn`: see `_object_warnings`)."""
         base = content_type.split(";", 1)[0].strip().lower()
         if base == "application/apply-patch+yaml":
             return await self._apply(
@@ -1435,7 +1446,7 @@ class ApiService:
                 manager=manager,
                 operation="Update",
                 dry_run=dry_run,
-                warnings=warnings,
+                warnings=warnings if warn else None,
             )
             if written is not None:
                 return Result(written, 200, warnings)
