@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import logging
 from collections import ChainMap
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -76,7 +76,9 @@ from kjobs.node.volumes import NOT_MOUNTED, unmounted, unmounted_message
 from kjobs.node.volumesetup import (
     CLAIM,
     FAILED_MOUNT,
+    TOKEN,
     mounting_containers,
+    token_keys,
     unsupported,
     unsupported_message,
     volume_references,
@@ -86,6 +88,9 @@ if TYPE_CHECKING:
     from kjobs.node.logserver import LogServer
 
 log = logging.getLogger(__name__)
+
+TokenSource = Callable[[str, str, Obj], Awaitable[Obj]]
+"""(namespace, ServiceAccount, TokenRequest) -> the created TokenRequest (`ApiService.create_token`'s object)."""
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 COMPONENT = "kubelet"
@@ -134,6 +139,11 @@ class NodeAgentSettings:
     max_pods: int | None = None
     """The kubelet's `maxPods` (`--max-pods`): pods this node admits, its capacity and allocatable `pods`
     (None: the machine's, 110 unless `machine` says otherwise)."""
+    pod_api: str = ""
+    """`HOST:PORT` where this node's pods reach the API server (`kjobs up`'s listen address): their
+    `KUBERNETES_SERVICE_HOST`/`PORT`, and the server whose tokens fill their `serviceAccountToken` projections.
+    Empty: no API server is reachable by pods (`kjobs run`, `kjobs simulate`, tests), so the `kube-api-access-*`
+    volume is not mounted and no token is requested."""
     log_port: int | None = None
     """Serve container logs over HTTP on this port of `address` (0: any free port; None: do not serve)."""
     log_client_ca: bytes | None = None
@@ -299,7 +309,10 @@ class NodeAgent:
         runtime_factory: Callable[[StatusCallback], ContainerRuntime] | None = None,
         settings: NodeAgentSettings | None = None,
         memory_monitor: MemoryMonitor | None = None,
+        tokens: TokenSource | None = None,
     ) -> None:
+        """`tokens`: how the agent creates a pod's ServiceAccount tokens (`serviceaccounts/NAME/token`), with
+        `settings.pod_api` set."""
         if (runtime is None) == (runtime_factory is None):
             raise ValueError("give exactly one of runtime and runtime_factory")
         self.client = client
@@ -374,6 +387,11 @@ class NodeAgent:
         """Headless Services' DNS names in the hosts files of this node's pods (`kjobs.node.poddns`)."""
         if hasattr(self.runtime, "cluster_records"):  # the process runtime writes hosts files; others do not
             setattr(self.runtime, "cluster_records", self.cluster_records)  # noqa: B010
+        self.tokens = tokens
+        self.api_access = bool(self.settings.pod_api) and tokens is not None
+        """Whether this node's pods reach an API server: their `kube-api-access-*` volumes are mounted."""
+        if self.api_access and hasattr(self.runtime, "pod_api"):
+            setattr(self.runtime, "pod_api", self.settings.pod_api)  # noqa: B010
         """Watches of what the pods of `_env_refs` read, so that each container start reads current values."""
         self._pressure_seen_at: float | None = None
         self._soft_met_since: float | None = None
@@ -708,7 +726,7 @@ class NodeAgent:
         sources = self.config_sources.register(_uid(pod), _key(pod)[0], refs)
         await self.config_sources.synced(_uid(pod))
         claimed = self._claim_volumes.get(_uid(pod))
-        return sources if not claimed else ChainMap(claimed, sources)  # type: ignore[arg-type]
+        return sources if claimed is None else ChainMap(claimed, sources)  # type: ignore[arg-type]
 
     async def _retry_config(self, pod: Obj, handle: PodHandle) -> None:
         """A container waits with `CreateContainerConfigError`: try it again `config_retry_interval` after it
@@ -782,14 +800,17 @@ class NodeAgent:
             self.queue.add_after(_key(pod), CLAIM_RETRY_INTERVAL)  # the kubelet's volume manager waits too
             return None
         refs = env_references(pod)
-        mounts = mounting_containers(pod) and getattr(self.runtime, "mounts_volumes", False)
+        mounts = mounting_containers(pod, self.api_access) and getattr(self.runtime, "mounts_volumes", False)
         if mounts:  # the ConfigMaps and Secrets its volumes hold are watched with those its env reads
             refs = refs | volume_references(pod)
         claims = pod_claim_names(pod) if mounts else []
-        if claims:  # handed over with them: the volumes bound to its claims, read once (a binding is final)
-            self._claim_volumes[uid] = await self._bound_volumes(pod, claims)
+        tokens = bool(token_keys(pod)) if mounts and self.api_access else False
+        if claims or tokens:  # handed over with them: the volumes bound to its claims, read once (a binding is
+            # final), and its tokens (requested as its volumes are set up, `_fetch_tokens`)
+            self._claim_volumes[uid] = await self._bound_volumes(pod, claims) if claims else {}
         sources: EnvSources | None = None
-        if refs or claims:  # watched before the runtime needs them: to start the containers, to restart adopted ones
+        if refs or claims or tokens:  # watched before the runtime needs them: to start the containers, to restart
+            # adopted ones
             self._env_refs[uid] = refs
             try:
                 sources = await self._env_sources(pod, refs)
@@ -832,7 +853,7 @@ class NodeAgent:
         if not_enforced:  # what kjobs cannot honour is said on the pod, not ignored in silence
             self.events.event(pod, "Warning", NOT_ENFORCED, unenforced_message(not_enforced))
         if mounts:
-            left_out = unsupported(pod)
+            left_out = unsupported(pod, self.api_access)
             if left_out:
                 self.events.event(pod, "Warning", NOT_MOUNTED, unsupported_message(left_out))
         else:
@@ -856,6 +877,7 @@ class NodeAgent:
         if waiting is not None and now < waiting[3]:  # a sync before the retry is due (its own status write)
             self.queue.add_after(key, waiting[3] - now)
             return False
+        await self._fetch_tokens(pod)
         failures = self.runtime.prepare_volumes(pod, sources)  # type: ignore[attr-defined]
         if not failures:
             self._mount_waiting.pop(key, None)
@@ -870,6 +892,38 @@ class NodeAgent:
         await self._publish(pod, status, terminal=False, announce=False)
         self.queue.add_after(key, delay)
         return False
+
+    async def _fetch_tokens(self, pod: Obj) -> None:
+        """The kubelet's token manager for the pod's `serviceAccountToken` projections (pkg/kubelet/token,
+        pkg/volume/projected/projected.go): a TokenRequest for its account bound to the pod, with the projection's
+        audience (none: the API's) and `expirationSeconds`, for each token not yet had; a failure is kept as the
+        set-up's error (`failed to fetch token: ...`) and asked again at the next set-up. Written once: the
+        `kube-api-access-*` token is valid for a year (the API server's extension of a 3607 s pod-bound token),
+        so it is not refreshed at 80 % of its lifetime as the kubelet refreshes it."""
+        extra = self._claim_volumes.get(_uid(pod))
+        if extra is None or self.tokens is None:
+            return
+        meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
+        account = str(spec.get("serviceAccountName") or "default")
+        for key, projection in token_keys(pod):
+            held = extra.get((TOKEN, key))
+            if held is not None and not held.get("error"):
+                continue
+            audience = projection.get("audience")
+            body: Obj = {
+                "apiVersion": "authentication.k8s.io/v1",
+                "kind": "TokenRequest",
+                "spec": {
+                    "audiences": [audience] if audience else [],
+                    "expirationSeconds": projection.get("expirationSeconds") or 3600,
+                    "boundObjectRef": {"apiVersion": "v1", "kind": "Pod", "name": meta.get("name"), "uid": _uid(pod)},
+                },
+            }
+            try:
+                answer = await self.tokens(str(meta.get("namespace") or ""), account, body)
+                extra[(TOKEN, key)] = {"token": str((answer.get("status") or {}).get("token") or "")}
+            except ApiError as exc:
+                extra[(TOKEN, key)] = {"error": exc.message}
 
     def _host_ip(self) -> str:
         return str(getattr(self.runtime, "host_ip", "127.0.0.1"))
