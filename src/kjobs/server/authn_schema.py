@@ -37,7 +37,7 @@ def _wrapped(ref: str, description: str) -> dict[str, Any]:
 def _string_list(description: str) -> dict[str, Any]:
     return {
         "description": description,
-        "items": {"default": "", "type": "string"},
+        "items": {"type": "string"},
         "type": "array",
         "x-kubernetes-list-type": "atomic",
     }
@@ -49,9 +49,9 @@ def _top(kind: str, description: str, spec_doc: str, status_doc: str) -> dict[st
         "properties": {
             "apiVersion": {"description": _API_VERSION_DOC, "type": "string"},
             "kind": {"description": _KIND_DOC, "type": "string"},
-            "metadata": {**_wrapped(_META + "ObjectMeta", _METADATA_DOC), "default": {}},
-            "spec": {**_wrapped(_PREFIX + kind + "Spec", spec_doc), "default": {}},
-            "status": {**_wrapped(_PREFIX + kind + "Status", status_doc), "default": {}},
+            "metadata": _wrapped(_META + "ObjectMeta", _METADATA_DOC),
+            "spec": _wrapped(_PREFIX + kind + "Spec", spec_doc),
+            "status": _wrapped(_PREFIX + kind + "Status", status_doc),
         },
         "required": ["spec"],
         "type": "object",
@@ -97,7 +97,7 @@ SCHEMAS: dict[str, Any] = {
             "expirationTimestamp": _wrapped(
                 _META + "Time", "ExpirationTimestamp is the time of expiration of the returned token."
             ),
-            "token": {"default": "", "description": "Token is the opaque bearer token.", "type": "string"},
+            "token": {"description": "Token is the opaque bearer token.", "type": "string"},
         },
         "required": ["token", "expirationTimestamp"],
         "type": "object",
@@ -144,10 +144,7 @@ SCHEMAS: dict[str, Any] = {
                 "type": "boolean",
             },
             "error": {"description": "Error indicates that the token couldn't be checked", "type": "string"},
-            "user": {
-                **_wrapped(_PREFIX + "UserInfo", "User is the UserInfo associated with the provided token."),
-                "default": {},
-            },
+            "user": _wrapped(_PREFIX + "UserInfo", "User is the UserInfo associated with the provided token."),
         },
         "type": "object",
     },
