@@ -333,3 +333,19 @@ def test_discovery_lists_the_token_subresource_and_tokenreviews(http: httpx.Clie
     }
     authn = {r["name"]: r for r in http.get("/apis/authentication.k8s.io/v1").json()["resources"]}
     assert authn["tokenreviews"]["verbs"] == ["create"] and authn["tokenreviews"]["namespaced"] is False
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"spec": {"expirationSeconds": "soon"}},
+        {"spec": {"audiences": "api"}},
+        {"spec": {"boundObjectRef": ["Pod"]}},
+        {"metadata": [], "spec": {}},
+    ],
+)
+def test_a_mistyped_token_request_is_a_bad_request(http: httpx.Client, body: Obj) -> None:
+    _setup(http)
+    answer = _token(http, body)
+    assert answer.status_code == 400, answer.text
+    assert answer.json()["message"].startswith('TokenRequest in version "v1" cannot be handled as a TokenRequest: ')

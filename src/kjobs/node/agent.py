@@ -820,6 +820,8 @@ class NodeAgent:
             self.runtime.provide_env_sources(uid, sources)
         adopted = self.runtime.adopt(pod)
         if adopted is not None:
+            if tokens:  # its volume is on disk; a container restarted here mounts it (`volumesetup._skipped`)
+                await self._fetch_tokens(pod)
             self._track(pod)
             return self._counted(adopted)
         if ran_before(pod) or _deleting(pod):

@@ -30,6 +30,7 @@ from kjobs.api.token_requests import (
 )
 from kjobs.api.types import Obj
 from kjobs.server.authz import UserInfo
+from kjobs.server.gotypes import first_type_error
 from kjobs.server.satokens import BoundObjects, TokenInvalid, validate
 
 if TYPE_CHECKING:
@@ -57,6 +58,9 @@ def create_token(service: ApiService, namespace: str, name: str, body: Any) -> O
         raise bad_request(
             f"the API version in the data ({api_version}) does not match the expected API version ({GROUP}/v1)"
         )
+    mistyped = first_type_error(body, "TokenRequest", group=GROUP)  # decoded into the Go struct
+    if mistyped is not None:
+        raise bad_request(f'TokenRequest in version "v1" cannot be handled as a TokenRequest: {mistyped}')
     meta = body.get("metadata") if isinstance(body.get("metadata"), dict) else {}
     assert isinstance(meta, dict)
     if meta.get("name") and meta["name"] != name:
