@@ -6,9 +6,9 @@ the namespace's `default` ServiceAccount (what `fieldRef: spec.serviceAccountNam
 and, where `AdmissionSettings.service_account_lookup` is on, the account a pod names must exist
 (`service_account_refusal`, `mirror_pod_refusal`); its token volume (`kube-api-access-*`) is added by
 `ApiService._mount_token` (`kjobs.api.token_requests`, docs/service-account-tokens.md). Its imagePullSecrets
-merging and its mountable-secrets enforcement are not done: kjobs pulls no images. With it, the v1 conversion's mirror of the name in
-the deprecated `spec.serviceAccount` (pkg/apis/core/v1/conversion.go: the old field is read when the new one is
-empty, and always written). And DefaultTolerationSeconds
+merging and its mountable-secrets enforcement are not done: kjobs pulls no images. With it, the v1 conversion's
+mirror of the name in the deprecated `spec.serviceAccount` (pkg/apis/core/v1/conversion.go: the old field is read
+when the new one is empty, and always written). And DefaultTolerationSeconds
 (plugin/pkg/admission/defaulttolerationseconds/admission.go). It gives every pod that does not already
 tolerate the `node.kubernetes.io/not-ready` and `node.kubernetes.io/unreachable` NoExecute taints an
 `Exists` toleration for each, bounded by `tolerationSeconds` (300 unless kube-apiserver's
