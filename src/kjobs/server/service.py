@@ -438,6 +438,7 @@ class ApiService:
         features: FeatureGates = DEFAULT,
         field_managers: bool = True,
         record_events: bool = True,
+        token_volumes: bool = True,
     ) -> None:
         self.store = store
         self.features = features
@@ -447,6 +448,9 @@ class ApiService:
         objects: `kjobs simulate`, `kjobs run` without `--serve`; `ClusterSettings.field_managers`). Server-side
         apply records its own either way."""
         self.record_events = record_events
+        self.token_volumes = token_volumes
+        """Whether the ServiceAccount plugin gives created pods the `kube-api-access-*` volume (False only where no
+        pod reaches this API and nobody reads the pods: `kjobs run` without `--serve`, `kjobs simulate`)."""
         """Whether this process's components write Events through a `LocalClient` of this service
         (`ClusterSettings.events`; `kjobs.client.events.EventRecorder`)."""
         self.clock = clock
@@ -593,7 +597,7 @@ class ApiService:
         itself (the admission plugins skip subresources): see `kjobs.server.admission`."""
         if r.kind == "Pod" and not subresource:
             obj = admit_pod(obj, self.admission, create=create)
-            if create and self.admission.enabled(SERVICE_ACCOUNT):
+            if create and self.token_volumes and self.admission.enabled(SERVICE_ACCOUNT):
                 obj = self._mount_token(obj)
             if self.admission.enabled(PRIORITY):
                 classes = self._priority_classes() if create else ()
