@@ -20,6 +20,7 @@ from kjobs.clock import FakeClock
 from kjobs.node.agent import NodeAgent, NodeAgentSettings
 from kjobs.node.envvars import CONFIG_MAP, kubernetes_service_env
 from kjobs.node.eviction import FakeMemoryMonitor
+from kjobs.node.sim_runtime import Outcome
 from kjobs.node.volumes import unmounted
 from kjobs.node.volumesetup import TOKEN, container_mounts, mounting_containers, set_up, unsupported
 from tests.node.helpers import make_pod
@@ -96,9 +97,18 @@ def test_the_kubernetes_service_variables_point_at_the_api_server() -> None:
 
 
 def test_the_agent_requests_a_token_bound_to_the_pod_and_writes_it() -> None:
+    _token_scenario(runs_for=0.0)
+
+
+def test_a_running_pods_token_is_refreshed_at_80_percent_of_its_lifetime() -> None:
+    """The token manager's `requiresRefresh`: 0.8 × 3607 s after it was issued, a new token is written."""
+    _token_scenario(runs_for=4000.0)
+
+
+def _token_scenario(*, runs_for: float) -> None:
     async def body() -> None:
         clock = FakeClock()
-        runtime = MountingRuntime(clock=clock)
+        runtime = MountingRuntime(clock=clock, outcome=lambda pod, container, attempt: Outcome(duration=runs_for))
         runtime.root, runtime.set_ups = Path(tempfile.mkdtemp()), []
         client = await local_api(clock)
         service = client.service
@@ -134,6 +144,16 @@ def test_the_agent_requests_a_token_bound_to_the_pod_and_writes_it() -> None:
                 found = agent.pods.get("default", "reader") or {}
                 return str((found.get("status") or {}).get("phase") or "")
 
+            if runs_for:
+                await settle(clock, lambda: phase() == "Running")
+                started = clock.now()
+                first = runtime.root / pod["metadata"]["uid"] / "volumes" / "kubernetes.io~projected" / volume
+                before = (first / "token").read_text()
+                await settle(clock, lambda: len(requests) == 2)
+                assert 0.8 * 3607 - 1 <= clock.now() - started <= 0.8 * 3607 + 1
+                await settle(clock, lambda: (first / "token").read_text() != before)
+                assert requests[0] == requests[1]
+                return
             await settle(clock, lambda: phase() == "Succeeded")
             [(namespace, account, request)] = requests
             assert (namespace, account) == ("default", "default")

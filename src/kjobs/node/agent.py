@@ -89,6 +89,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+TOKEN_MAX_TTL = 24 * 3600.0
+"""pkg/kubelet/token/token_manager.go `maxTTL`: a token is asked for again after a day at most."""
 TokenSource = Callable[[str, str, Obj], Awaitable[Obj]]
 """(namespace, ServiceAccount, TokenRequest) -> the created TokenRequest (`ApiService.create_token`'s object)."""
 
@@ -377,6 +379,8 @@ class NodeAgent:
         self._env_refs: dict[str, frozenset[tuple[str, str]]] = {}
         self._claim_volumes: dict[str, dict[tuple[str, str], Obj | None]] = {}  # see `_bound_volumes`
         """Per admitted pod uid, the ConfigMaps and Secrets its containers read (only pods that read any)."""
+        self._token_refresh: dict[str, float] = {}
+        """Per pod with ServiceAccount tokens in its volumes, when the earliest of them is refreshed."""
         self._config_retry: dict[str, float] = {}
         """Per pod of `_env_refs` whose container waits with CreateContainerConfigError, when it is tried again."""
         self._mount_waiting: dict[Key, tuple[str, float, float, float]] = {}
@@ -692,6 +696,8 @@ class NodeAgent:
                 return
         else:
             self.runtime.update_pod(pod)
+            if uid in self._token_refresh and not handle.terminal:
+                await self._refresh_tokens(pod)
         stop = _deleting(pod) or _phase(pod) in TERMINAL_PHASES  # a terminal phase in the API is final too
         if stop and not handle.terminal and uid not in self._killing:
             self._killing.add(uid)
@@ -749,6 +755,7 @@ class NodeAgent:
     def _drop_env_sources(self, uid: str) -> None:
         """No container of the pod starts here any more: stop watching what it reads, and forget it."""
         self._claim_volumes.pop(uid, None)
+        self._token_refresh.pop(uid, None)
         if self._env_refs.pop(uid, None) is not None:
             self._config_retry.pop(uid, None)
             self.config_sources.release(uid)
@@ -899,9 +906,9 @@ class NodeAgent:
         """The kubelet's token manager for the pod's `serviceAccountToken` projections (pkg/kubelet/token,
         pkg/volume/projected/projected.go): a TokenRequest for its account bound to the pod, with the projection's
         audience (none: the API's) and `expirationSeconds`, for each token not yet had; a failure is kept as the
-        set-up's error (`failed to fetch token: ...`) and asked again at the next set-up. Written once: the
-        `kube-api-access-*` token is valid for a year (the API server's extension of a 3607 s pod-bound token),
-        so it is not refreshed at 80 % of its lifetime as the kubelet refreshes it."""
+        set-up's error (`failed to fetch token: ...`) and asked again at the next set-up. Each token is asked
+        again once 80 % of its lifetime has passed, or 24 hours (the token manager's `requiresRefresh`, without
+        its jitter): `_refresh_tokens`."""
         extra = self._claim_volumes.get(_uid(pod))
         if extra is None or self.tokens is None:
             return
@@ -926,6 +933,45 @@ class NodeAgent:
                 extra[(TOKEN, key)] = {"token": str((answer.get("status") or {}).get("token") or "")}
             except ApiError as exc:
                 extra[(TOKEN, key)] = {"error": exc.message}
+                continue
+            self._plan_refresh(pod, answer)
+
+    def _plan_refresh(self, pod: Obj, answer: Obj) -> None:
+        """When the kubelet's token manager would ask for the token `answer` holds again: past 80 % of its
+        lifetime (`expirationTimestamp` minus `expirationSeconds` is when it was issued), or 24 hours."""
+        from kjobs.api.timeutil import parse_time
+
+        try:
+            expires = parse_time(str((answer.get("status") or {}).get("expirationTimestamp") or ""))
+        except ValueError:
+            return
+        lifetime = float((answer.get("spec") or {}).get("expirationSeconds") or 0)
+        issued = expires - lifetime
+        due = min(expires - lifetime * 0.2, issued + TOKEN_MAX_TTL)
+        uid = _uid(pod)
+        if due < self._token_refresh.get(uid, due + 1):
+            self._token_refresh[uid] = due
+            self.queue.add_after(_key(pod), max(due - self.clock.now(), 0.0))
+
+    async def _refresh_tokens(self, pod: Obj) -> None:
+        """A running pod's tokens are due (`_plan_refresh`): ask for them all again and rewrite its volumes through
+        the atomic writer, as the kubelet's periodic remount does; a sync before then is re-armed for the time."""
+        uid, key = _uid(pod), _key(pod)
+        due = self._token_refresh[uid]
+        now = self.clock.now()
+        if now < due:
+            self.queue.add_after(key, due - now)
+            return
+        del self._token_refresh[uid]
+        extra = self._claim_volumes.get(uid)
+        if extra is None or uid not in self._env_refs:
+            return
+        for entry in [k for k in extra if k[0] == TOKEN]:
+            del extra[entry]
+        await self._fetch_tokens(pod)
+        sources = await self._env_sources(pod, self._env_refs[uid])
+        for message in self.runtime.prepare_volumes(pod, sources):  # type: ignore[attr-defined]
+            log.warning("pod %s/%s: refreshing its tokens: %s", key[0], key[1], message)
 
     def _host_ip(self) -> str:
         return str(getattr(self.runtime, "host_ip", "127.0.0.1"))
