@@ -809,7 +809,7 @@ class NodeAgent:
         refs = env_references(pod)
         mounts = mounting_containers(pod, self.api_access) and getattr(self.runtime, "mounts_volumes", False)
         if mounts:  # the ConfigMaps and Secrets its volumes hold are watched with those its env reads
-            refs = refs | volume_references(pod)
+            refs = refs | volume_references(pod, self.api_access)
         claims = pod_claim_names(pod) if mounts else []
         tokens = bool(token_keys(pod)) if mounts and self.api_access else False
         if claims or tokens:  # handed over with them: the volumes bound to its claims, read once (a binding is

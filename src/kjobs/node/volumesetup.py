@@ -150,11 +150,14 @@ def source_of(volume: Obj) -> str | None:
     return None
 
 
-def volume_references(pod: Obj) -> frozenset[tuple[str, str]]:
+def volume_references(pod: Obj, api_access: bool = False) -> frozenset[tuple[str, str]]:
     """The ConfigMaps and Secrets the pod's configMap, secret and projected volumes read, as
-    `envvars.env_references` names them (so one set of watches serves both)."""
+    `envvars.env_references` names them (so one set of watches serves both); without `api_access` not the
+    `kube-api-access-*` volume's `kube-root-ca.crt`, since that volume is not set up."""
     found: set[tuple[str, str]] = set()
     for volume in (pod.get("spec") or {}).get("volumes") or ():
+        if not api_access and is_api_access_volume(volume):
+            continue
         if volume.get("configMap") is not None:
             found.add((CONFIG_MAP, str(volume["configMap"].get("name") or "")))
         if volume.get("secret") is not None:
