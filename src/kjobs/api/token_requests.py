@@ -42,6 +42,9 @@ ROOT_CA_CONFIG_MAP = "kube-root-ca.crt"
 PROJECTED_DEFAULT_MODE = 0o644
 _NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 _NAMESPACE_FIELD = {"apiVersion": "v1", "fieldPath": "metadata.namespace"}
+_NAMES = random.Random()
+"""The volume names' own generator: drawing from the global one would shift what a seeded simulation draws after
+(its pods' names and every choice that follows), depending on whether its pods get the volume."""
 
 
 def default_token_request(body: Obj) -> Obj:
@@ -123,7 +126,7 @@ def mount_service_account_token(spec: Obj) -> Obj | None:
     )
     has_volume = bool(name)
     if not name:
-        name = VOLUME_PREFIX + "".join(random.choices(_NAME_ALPHABET, k=5))
+        name = VOLUME_PREFIX + "".join(_NAMES.choices(_NAME_ALPHABET, k=5))
     mount = {"name": name, "readOnly": True, "mountPath": MOUNT_PATH}
     changes: Obj = {}
     for group in ("initContainers", "containers"):
