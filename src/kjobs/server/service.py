@@ -43,10 +43,11 @@ from kjobs.api.errors import (
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.selectors import FieldSelector, LabelSelector
 from kjobs.api.timeutil import format_time, parse_time
+from kjobs.api.token_requests import mount_service_account_token, should_automount
 from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
 from kjobs.api.validation_scheduling import SYSTEM_PRIORITY_CLASSES
-from kjobs.server import apply, fieldtrees, limits, params, reviews, schema
+from kjobs.server import apply, fieldtrees, limits, params, reviews, schema, tokenrest
 from kjobs.server.admission import (
     DEFAULT_SERVICE_ACCOUNT,
     MIRROR_POD_ANNOTATION,
@@ -75,6 +76,7 @@ from kjobs.server.logs import LogOptions, LogSource, NoLogs, validate_container
 from kjobs.server.patch import apply_patch, strategic_merge
 from kjobs.server.rbac import RbacAuthorizer, check_escalation
 from kjobs.server.registry import STORED, Resource, core_hook, lookup
+from kjobs.server.satokens import TokenIssuer
 from kjobs.server.serviceips import KUBERNETES_SERVICE_IP, Allocation, ServiceAllocator
 from kjobs.server.storage import Storage
 
@@ -437,6 +439,7 @@ class ApiService:
         features: FeatureGates = DEFAULT,
         field_managers: bool = True,
         record_events: bool = True,
+        token_volumes: bool = True,
     ) -> None:
         self.store = store
         self.features = features
@@ -446,6 +449,9 @@ class ApiService:
         objects: `kjobs simulate`, `kjobs run` without `--serve`; `ClusterSettings.field_managers`). Server-side
         apply records its own either way."""
         self.record_events = record_events
+        self.token_volumes = token_volumes
+        """Whether the ServiceAccount plugin gives created pods the `kube-api-access-*` volume (False only where no
+        pod reaches this API and nobody reads the pods: `kjobs run` without `--serve`, `kjobs simulate`)."""
         """Whether this process's components write Events through a `LocalClient` of this service
         (`ClusterSettings.events`; `kjobs.client.events.EventRecorder`)."""
         self.clock = clock
@@ -462,6 +468,9 @@ class ApiService:
         self.crds = CrdController(self)
         """The CRDs' status, their resources' serving and cleanup (`kjobs.server.crdcontroller`)."""
         self.crds.sync_now()
+        self.tokens = TokenIssuer()
+        """Signs and verifies ServiceAccount tokens (`kjobs.server.satokens`): a key of this process unless the
+        server keeps one in its data directory (`kjobs up`: `<data-dir>/pki/sa.key`)."""
 
     # ------------------------------------------------------------------------------------------- helpers
 
@@ -589,6 +598,8 @@ class ApiService:
         itself (the admission plugins skip subresources): see `kjobs.server.admission`."""
         if r.kind == "Pod" and not subresource:
             obj = admit_pod(obj, self.admission, create=create)
+            if create and self.token_volumes and self.admission.enabled(SERVICE_ACCOUNT):
+                obj = self._mount_token(obj)
             if self.admission.enabled(PRIORITY):
                 classes = self._priority_classes() if create else ()
                 obj = admit_pod_priority(obj, None if create else old, classes, generated=generated)
@@ -602,6 +613,28 @@ class ApiService:
         elif r.kind == "PersistentVolume" and not subresource and create:
             obj = admit_volume(obj, self.admission)
         return obj
+
+    def _mount_token(self, pod: Obj) -> Obj:
+        """The ServiceAccount plugin's token volume (`kjobs.api.token_requests.mount_service_account_token`) for a
+        created pod that is not a mirror pod and whose automounting neither it nor its account turns off (the
+        account as stored now; a missing one, which the lookup refuses where it is on, does not turn it off)."""
+        spec = pod.get("spec")
+        meta = pod.get("metadata") or {}
+        if not isinstance(spec, dict) or MIRROR_POD_ANNOTATION in (meta.get("annotations") or {}):
+            return pod
+        account = None
+        if not isinstance(spec.get("automountServiceAccountToken"), bool):
+            name = str(spec.get("serviceAccountName") or DEFAULT_SERVICE_ACCOUNT)
+            account = self.store.get("serviceaccounts", str(meta.get("namespace") or ""), name, shared=True)
+        if not should_automount(spec, account):
+            return pod
+        changes = mount_service_account_token(spec)
+        return pod if changes is None else {**pod, "spec": {**spec, **changes}}
+
+    async def create_token(self, namespace: str, name: str, body: Any, *, dry_run: bool = False) -> Result:
+        """POST serviceaccounts/{name}/token (`kjobs.server.tokenrest.create_token`); nothing is stored, so a dry
+        run is answered the same."""
+        return Result(tokenrest.create_token(self, namespace, name, body), 201)
 
     def _storage_classes(self) -> list[Obj]:
         """The StorageClasses, for the storage admission plugins (few; listed when a claim is written)."""
@@ -996,6 +1029,8 @@ class ApiService:
         """POST of a review (`kubectl auth whoami`, `kubectl auth can-i`, a SubjectAccessReview; a
         LocalSubjectAccessReview in `namespace`): answered from `user` or the user it names, not stored."""
         warnings = self._decode_check(r, body, field_validation)
+        if r.kind == "TokenReview":
+            return Result(tokenrest.token_review(self, body), 201, warnings)
         if r.namespaced:
             meta = body.get("metadata")
             if isinstance(meta, dict) and meta.get("namespace") not in (None, "", namespace):
