@@ -38,9 +38,17 @@ WARNING = 'spec.nodeSelector[beta.kubernetes.io/arch]: deprecated since v1.14; u
 
 
 def comparable(obj: Obj) -> Obj:
+    """`obj` without what differs between two creates of the same pod: its name and identity, and the random
+    suffix of the ServiceAccount admission's `kube-api-access-XXXXX` volume."""
     out = copy.deepcopy(obj)
     for key in ("name", "uid", "creationTimestamp", "resourceVersion", "managedFields"):
         out["metadata"].pop(key, None)
+    spec = out.get("spec") or {}
+    mounts = [m for c in spec.get("containers") or [] for m in c.get("volumeMounts") or []]
+    named = [*(spec.get("volumes") or []), *mounts]
+    for entry in named:
+        if entry["name"].startswith("kube-api-access-"):
+            entry["name"] = "kube-api-access-"
     return out
 
 
