@@ -55,6 +55,7 @@ from kjobs.server import (
     resourcemetrics,
     routing,
     tables,
+    tokenrest,
     writeoptions,
 )
 from kjobs.server.admission import AdmissionSettings
@@ -701,7 +702,7 @@ class App:
             if route.kind in PUBLIC_ROUTES and not request.auth and not request.client_cert:
                 user = authz.ANONYMOUS_USER
             else:
-                user = self.authenticator.check(request.auth, request.client_cert)
+                user = self.authenticator.check(request.auth, request.client_cert, self._token_user)
         if request.impersonation:
             user = authz.impersonate(user, request.impersonation, self.service.rbac.allowed)
         if authz.MASTERS not in user.groups:  # the privileged-group authorizer: no RBAC lookup at all
@@ -710,6 +711,10 @@ class App:
             if not allowed:
                 raise authz.forbidden(user, attrs, reason)
         return user
+
+    def _token_user(self, token: str) -> authz.UserInfo | None:
+        """The user of a ServiceAccount token this server issued (`kjobs.server.tokenrest.token_user`)."""
+        return tokenrest.token_user(self.service, token)
 
     async def _dispatch(self, request: Request, route: routing.Route, send: Send) -> None:
         user = self._authorize(request, route)
@@ -925,6 +930,14 @@ class App:
             if method not in ("GET", "POST"):
                 raise method_not_allowed()
             await self._portforward_spdy(request, ns, name, send)
+            return
+        if sub == "token":  # a ServiceAccount's TokenRequest (kjobs.server.tokenrest)
+            if method != "POST":
+                raise method_not_allowed()
+            writeoptions.check(request.query, "CreateOptions")
+            body = await request.decoded()
+            result = await self.service.create_token(ns, name, body, dry_run=bool(request.query.get("dryRun")))
+            await self._send_result(send, result, r)
             return
         if sub in ("eviction", "binding"):
             if method != "POST":

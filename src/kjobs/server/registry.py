@@ -299,7 +299,8 @@ RESOURCES: list[Resource] = [
             "validate_update": (_CONFIG, "validate_secret_update"),
         },
     ),
-    # pkg/registry/core/serviceaccount: short name `sa`, no categories; no token subresource (kjobs issues none)
+    # pkg/registry/core/serviceaccount: short name `sa`, no categories; `token` issues a TokenRequest
+    # (kjobs.server.satokens)
     Resource(
         "",
         "v1",
@@ -308,6 +309,7 @@ RESOURCES: list[Resource] = [
         "ServiceAccount",
         True,
         ("sa",),
+        subresources=("token",),
         has_status=False,
         hooks={
             "default": ("kjobs.api.service_accounts", "default_service_account_in_place"),
@@ -489,6 +491,15 @@ RESOURCES: list[Resource] = [
     Resource(
         "authentication.k8s.io",
         "v1",
+        "tokenreviews",
+        "tokenreview",
+        "TokenReview",
+        False,
+        review=True,
+    ),
+    Resource(
+        "authentication.k8s.io",
+        "v1",
         "selfsubjectreviews",
         "selfsubjectreview",
         "SelfSubjectReview",
@@ -592,6 +603,7 @@ SUBRESOURCE_KINDS: dict[str, tuple[str, str, str]] = {
     "attach": ("", "v1", "PodAttachOptions"),
     "portforward": ("", "v1", "PodPortForwardOptions"),
     "scale": ("autoscaling", "v1", "Scale"),  # a custom resource's (kjobs.server.crscale)
+    "token": ("authentication.k8s.io", "v1", "TokenRequest"),  # a ServiceAccount's (kjobs.server.satokens)
 }
 """Subresources whose request/response kind is not the parent's: (group, version, kind)."""
 
@@ -607,4 +619,5 @@ SUBRESOURCE_VERBS: dict[str, list[str]] = {
     "scale": ["get", "patch", "update"],
     "finalize": ["update"],  # the namespace registry's FinalizeREST is an Updater only
     "ephemeralcontainers": ["get", "patch", "update"],  # pkg/registry/core/pod/storage EphemeralContainersREST
+    "token": ["create"],  # pkg/registry/core/serviceaccount/storage TokenREST is a NamedCreater only
 }

@@ -43,10 +43,11 @@ from kjobs.api.errors import (
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.selectors import FieldSelector, LabelSelector
 from kjobs.api.timeutil import format_time, parse_time
+from kjobs.api.token_requests import mount_service_account_token, should_automount
 from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
 from kjobs.api.validation_scheduling import SYSTEM_PRIORITY_CLASSES
-from kjobs.server import apply, fieldtrees, limits, params, reviews, schema
+from kjobs.server import apply, fieldtrees, limits, params, reviews, schema, tokenrest
 from kjobs.server.admission import (
     DEFAULT_SERVICE_ACCOUNT,
     MIRROR_POD_ANNOTATION,
@@ -75,6 +76,7 @@ from kjobs.server.logs import LogOptions, LogSource, NoLogs, validate_container
 from kjobs.server.patch import apply_patch, strategic_merge
 from kjobs.server.rbac import RbacAuthorizer, check_escalation
 from kjobs.server.registry import STORED, Resource, core_hook, lookup
+from kjobs.server.satokens import TokenIssuer
 from kjobs.server.serviceips import KUBERNETES_SERVICE_IP, Allocation, ServiceAllocator
 from kjobs.server.storage import Storage
 
@@ -437,6 +439,7 @@ class ApiService:
         features: FeatureGates = DEFAULT,
         field_managers: bool = True,
         record_events: bool = True,
+        token_volumes: bool = True,
     ) -> None:
         self.store = store
         self.features = features
@@ -446,6 +449,9 @@ class ApiService:
         objects: `kjobs simulate`, `kjobs run` without `--serve`; `ClusterSettings.field_managers`). Server-side
         apply records its own either way."""
         self.record_events = record_events
+        self.token_volumes = token_volumes
+        """Whether the ServiceAccount plugin gives created pods the `kube-api-access-*` volume (False only where no
+        pod reaches this API and nobody reads the pods: `kjobs run` without `--serve`, `kjobs simulate`)."""
         """Whether this process's components write Events through a `LocalClient` of this service
         (`ClusterSettings.events`; `kjobs.client.events.EventRecorder`)."""
         self.clock = clock
@@ -462,6 +468,9 @@ class ApiService:
         self.crds = CrdController(self)
         """The CRDs' status, their resources' serving and cleanup (`kjobs.server.crdcontroller`)."""
         self.crds.sync_now()
+        self.tokens = TokenIssuer()
+        """Signs and verifies ServiceAccount tokens (`kjobs.server.satokens`): a key of this process unless the
+        server keeps one in its data directory (`kjobs up`: `<data-dir>/pki/sa.key`)."""
 
     # ------------------------------------------------------------------------------------------- helpers
 
@@ -589,6 +598,8 @@ class ApiService:
         itself (the admission plugins skip subresources): see `kjobs.server.admission`."""
         if r.kind == "Pod" and not subresource:
             obj = admit_pod(obj, self.admission, create=create)
+            if create and self.token_volumes and self.admission.enabled(SERVICE_ACCOUNT):
+                obj = self._mount_token(obj)
             if self.admission.enabled(PRIORITY):
                 classes = self._priority_classes() if create else ()
                 obj = admit_pod_priority(obj, None if create else old, classes, generated=generated)
@@ -602,6 +613,28 @@ class ApiService:
         elif r.kind == "PersistentVolume" and not subresource and create:
             obj = admit_volume(obj, self.admission)
         return obj
+
+    def _mount_token(self, pod: Obj) -> Obj:
+        """The ServiceAccount plugin's token volume (`kjobs.api.token_requests.mount_service_account_token`) for a
+        created pod that is not a mirror pod and whose automounting neither it nor its account turns off (the
+        account as stored now; a missing one, which the lookup refuses where it is on, does not turn it off)."""
+        spec = pod.get("spec")
+        meta = pod.get("metadata") or {}
+        if not isinstance(spec, dict) or MIRROR_POD_ANNOTATION in (meta.get("annotations") or {}):
+            return pod
+        account = None
+        if not isinstance(spec.get("automountServiceAccountToken"), bool):
+            name = str(spec.get("serviceAccountName") or DEFAULT_SERVICE_ACCOUNT)
+            account = self.store.get("serviceaccounts", str(meta.get("namespace") or ""), name, shared=True)
+        if not should_automount(spec, account):
+            return pod
+        changes = mount_service_account_token(spec)
+        return pod if changes is None else {**pod, "spec": {**spec, **changes}}
+
+    async def create_token(self, namespace: str, name: str, body: Any, *, dry_run: bool = False) -> Result:
+        """POST serviceaccounts/{name}/token (`kjobs.server.tokenrest.create_token`); nothing is stored, so a dry
+        run is answered the same."""
+        return Result(tokenrest.create_token(self, namespace, name, body), 201)
 
     def _storage_classes(self) -> list[Obj]:
         """The StorageClasses, for the storage admission plugins (few; listed when a claim is written)."""
@@ -855,6 +888,9 @@ class ApiService:
             raise invalid(r.kind, name, errors, group=r.group)
 
     def _object_warnings(self, r: Resource, new: Obj, old: Obj | None) -> list[str]:
+        """The strategy's `WarningsOnCreate`/`WarningsOnUpdate` (a pod create's: pkg/api/pod/warnings.go, about
+        10 µs). They only ever reach a client as `Warning` headers, so a caller that drops them (`warn=False`:
+        `LocalClient`, kjobs' in-process components) does not have them computed; nothing else reads them."""
         hook = r.hook("warnings")
         if hook is None:
             return []
@@ -993,6 +1029,8 @@ class ApiService:
         """POST of a review (`kubectl auth whoami`, `kubectl auth can-i`, a SubjectAccessReview; a
         LocalSubjectAccessReview in `namespace`): answered from `user` or the user it names, not stored."""
         warnings = self._decode_check(r, body, field_validation)
+        if r.kind == "TokenReview":
+            return Result(tokenrest.token_review(self, body), 201, warnings)
         if r.namespaced:
             meta = body.get("metadata")
             if isinstance(meta, dict) and meta.get("namespace") not in (None, "", namespace):
@@ -1011,8 +1049,9 @@ class ApiService:
         manager: str | None = None,
         dry_run: bool = False,
         typed: bool = False,
+        warn: bool = True,
     ) -> Result:
-        """POST to a collection (`typed`: see `_decode_check`)."""
+        """POST to a collection (`typed`: see `_decode_check`; `warn`: see `_object_warnings`)."""
         warnings = self._decode_check(r, body, field_validation, typed=typed)
         obj: Obj = body
         obj["apiVersion"], obj["kind"] = r.api_version, r.kind
@@ -1071,6 +1110,7 @@ class ApiService:
                 manager=manager,
                 dry_run=dry_run,
                 unlabelled=unlabelled,
+                warn=warn,
             )
         finally:
             if held is not None:
@@ -1090,6 +1130,7 @@ class ApiService:
         manager: str | None,
         dry_run: bool,
         unlabelled: bool = False,
+        warn: bool = True,
     ) -> Result:
         """The rest of `create`, once a Service's IP and ports are held (`unlabelled`: validate the object without
         its `metadata.labels`, which only defaulting after the strategy gave it)."""
@@ -1109,7 +1150,8 @@ class ApiService:
         else:
             self._validate(r, obj, None, "")
         self._validate_admission(r, obj, "", create=True)
-        warnings.extend(self._object_warnings(r, obj, None))
+        if warn:
+            warnings.extend(self._object_warnings(r, obj, None))
         if r.namespaced:
             self.check_namespace(namespace, r, str(_meta(obj).get("name") or ""))
         self._managed(r, obj, None, manager, "Update", "", decoded=decoded, admitted_from=defaulted)
@@ -1301,8 +1343,9 @@ class ApiService:
         manager: str | None = None,
         dry_run: bool = False,
         typed: bool = False,
+        warn: bool = True,
     ) -> Result:
-        """PUT an item or its status (`typed`: see `_decode_check`)."""
+        """PUT an item or its status (`typed`: see `_decode_check`; `warn`: see `_object_warnings`)."""
         warnings = self._decode_check(r, body, field_validation, typed=typed)
         meta = _meta(body)
         if meta.get("name") not in (None, name):
@@ -1314,8 +1357,9 @@ class ApiService:
         expected = _requested_rv(body)
         if expected is None and not r.conditional_update:
             return await self._unconditional_update(
-                r, namespace, name, body, subresource=subresource, manager=manager, dry_run=dry_run, warnings=warnings
-            )
+                r, namespace, name, body, subresource=subresource, manager=manager, dry_run=dry_run, warnings=warnings,
+                warn=warn,
+            )  # fmt: skip
         old = self._get_or_404(r, namespace, name)
         new = self._merge_update(r, old, body, subresource)
         written = await self._write(
@@ -1327,7 +1371,7 @@ class ApiService:
             manager=manager,
             operation="Update",
             dry_run=dry_run,
-            warnings=warnings,
+            warnings=warnings if warn else None,
         )
         return Result(written, 200, warnings)
 
@@ -1342,6 +1386,7 @@ class ApiService:
         manager: str | None,
         dry_run: bool,
         warnings: Warnings,
+        warn: bool = True,
     ) -> Result:
         """A PUT without a resourceVersion of a kind whose strategy's `AllowUnconditionalUpdate` is true (every
         served kind but Lease and PodDisruptionBudget): it updates whatever version is stored, retried on a
@@ -1352,7 +1397,7 @@ class ApiService:
             current = (old.get("metadata") or {}).get("resourceVersion")
             new = self._merge_update(r, old, _copy(body), subresource)
             _meta(new)["resourceVersion"] = current
-            found: Warnings = []  # this attempt's object warnings only
+            found: Warnings | None = [] if warn else None  # this attempt's object warnings only
             written = await self._write_unless_lost(
                 r,
                 old,
@@ -1365,7 +1410,7 @@ class ApiService:
                 warnings=found,
             )
             if written is not None:
-                return Result(written, 200, [*warnings, *found])
+                return Result(written, 200, [*warnings, *(found or ())])
         raise conflict(r.plural, name, group=r.group)
 
     async def patch(
@@ -1382,9 +1427,10 @@ class ApiService:
         force: bool = False,
         dry_run: bool = False,
         typed: bool = False,
+        warn: bool = True,
     ) -> Result:
         """PATCH an item or its status (strategic merge, JSON merge, JSON patch or server-side apply;
-        `typed`: see `_decode_check`)."""
+        `typed`: see `_decode_check`; `warn`: see `_object_warnings`)."""
         base = content_type.split(";", 1)[0].strip().lower()
         if base == "application/apply-patch+yaml":
             return await self._apply(
@@ -1435,7 +1481,7 @@ class ApiService:
                 manager=manager,
                 operation="Update",
                 dry_run=dry_run,
-                warnings=warnings,
+                warnings=warnings if warn else None,
             )
             if written is not None:
                 return Result(written, 200, warnings)
