@@ -85,7 +85,9 @@ from kjobs.node.volumesetup import (
 )
 
 if TYPE_CHECKING:
+    from kjobs.node.kubeletapi import Answer
     from kjobs.node.logserver import LogServer
+    from kjobs.node.usage import AgentUsage
 
 log = logging.getLogger(__name__)
 
@@ -410,6 +412,7 @@ class NodeAgent:
         """The Node as last watched (a user's `kubectl label node` or taint included): what admission checks."""
         self._shutdown_task: asyncio.Task[None] | None = None
         self._changed = asyncio.Event()
+        self._kubelet_usage: AgentUsage | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._running = False
         self.log_server: LogServer | None = None
@@ -428,6 +431,7 @@ class NodeAgent:
                 host=address,
                 port=self.settings.log_port,
                 ssl_context=serving_context(ca, node=self.name, address=address) if ca is not None else None,
+                kubelet=self._kubelet_answer,
             )
             await self.log_server.start()
         self.events.event(self._node_ref(), "Normal", "Starting", "Starting kubelet.")
@@ -452,6 +456,17 @@ class NodeAgent:
         drive = getattr(self.runtime, "drive", None)
         if callable(drive):  # the simulated runtime runs its virtual-time events as a task
             self._tasks.append(loop.create_task(drive(), name=f"node-{self.name}-runtime"))
+
+    def _kubelet_answer(self, method: str, path: str) -> Answer | None:
+        """The kubelet endpoints besides the logs (`kjobs.node.kubeletapi`), for `nodes/{name}/proxy`."""
+        from kjobs.node import kubeletapi
+        from kjobs.node.usage import AgentUsage
+
+        if self._kubelet_usage is None:
+            self._kubelet_usage = AgentUsage({self.name: self})
+            if callable(getattr(self.runtime, "container_pids", None)):
+                self._kubelet_usage.prime()
+        return kubeletapi.answer(self, self._kubelet_usage, method, path)
 
     async def stop(self) -> None:
         """Stop watching and working, then stop every container (statuses are reported by the next agent)."""

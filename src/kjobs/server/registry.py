@@ -162,7 +162,7 @@ RESOURCES: list[Resource] = [
         "Node",
         False,
         ("no",),
-        subresources=("status",),
+        subresources=("proxy", "status"),
         hooks={
             "validate": ("kjobs.api.validation_node", "validate_node"),
             "validate_update": ("kjobs.api.validation_node", "validate_node_update"),
@@ -179,7 +179,17 @@ RESOURCES: list[Resource] = [
         True,
         ("po",),
         ("all",),
-        subresources=("status", "log", "exec", "attach", "portforward", "eviction", "binding", "ephemeralcontainers"),
+        subresources=(
+            "status",
+            "log",
+            "exec",
+            "attach",
+            "portforward",
+            "proxy",
+            "eviction",
+            "binding",
+            "ephemeralcontainers",
+        ),
         graceful=True,
         hooks={
             "default": (_DEFAULTS, "default_api_pod_in_place"),
@@ -217,7 +227,7 @@ RESOURCES: list[Resource] = [
         True,
         ("svc",),
         ("all",),
-        subresources=("status",),
+        subresources=("proxy", "status"),
         hooks={
             "default": ("kjobs.api.services", "default_service_in_place"),
             "default_status": ("kjobs.api.services", "default_service_status_in_place"),
@@ -603,6 +613,7 @@ SUBRESOURCE_VERBS: dict[str, list[str]] = {
     "exec": ["create", "get"],
     "attach": ["create", "get"],
     "portforward": ["create", "get"],
+    "proxy": ["create", "delete", "get", "patch", "update"],  # kjobs.server.proxy: the connect methods' verbs
     "eviction": ["create"],
     "binding": ["create"],
     "scale": ["get", "patch", "update"],
