@@ -102,6 +102,9 @@ class ClusterSettings:
     root_ca: str = ""
     """The CA bundle (PEM) the root CA publisher puts in every namespace's `kube-root-ca.crt`: the CA clients
     verify the API server with (`kjobs up`'s `pki/ca.crt`; none over plain http)."""
+    pod_api: str = ""
+    """`HOST:PORT` where pods reach the API server with their ServiceAccount tokens (`kjobs up`: its listen
+    address, loopback for a wildcard; `NodeAgentSettings.pod_api`); empty where nothing serves the API to pods."""
     features: FeatureGates = DEFAULT
     """The `--feature-gates` of every component (`kjobs.api.features`); `create_app` takes them too."""
     leader_election: bool = False
@@ -507,7 +510,14 @@ class LocalCluster:
         options = dict(self.settings.node_options)
         if sim:  # a fixed machine, not this one's, so a simulation decides the same everywhere
             options.setdefault("machine", SIM_MACHINE)
+        elif self.settings.pod_api:
+            options.setdefault("pod_api", self.settings.pod_api)
         settings = NodeAgentSettings(**options)
+        service = self.service
+
+        async def tokens(namespace: str, account: str, body: Obj) -> Obj:
+            return (await service.create_token(namespace, account, body)).obj
+
         return NodeAgent(
             LocalClient(self.service, manager=KUBELET_MANAGER, shared_results=True),
             name=name,
@@ -525,6 +535,7 @@ class LocalCluster:
             clock=self.clock,
             settings=settings,
             memory_monitor=_sim_memory(settings) if sim else None,
+            tokens=tokens if settings.pod_api else None,
         )
 
     async def add_node(self, name: str) -> Any:

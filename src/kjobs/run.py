@@ -227,7 +227,9 @@ def _api(store: MemoryStore, logs: AgentLogs, settings: ClusterSettings) -> tupl
     Events (the run's lines come from the Job and its pods), so `run_job` turns both off, as `kjobs simulate`
     does (`ClusterSettings.field_managers`); tests/cli/test_run_shortcuts.py shows the Job's status and every
     pod's final state are the same either way. Measured, 5,000 `sh -c true` pods: about 13 % less CPU in the
-    `kjobs run` process.
+    `kjobs run` process. For the same reason the ServiceAccount plugin adds no `kube-api-access-*` volume (no pod
+    here reaches an API server, so the node would not mount it): validating, storing and copying it cost 7 % of
+    `bench/bench_run_xargs.py`'s throughput (docs/service-account-tokens.md).
     """
     if settings.field_managers and settings.events:
         from kjobs.server.app import create_app  # the HTTP side's routes and tables: imported only to serve
@@ -250,6 +252,7 @@ def _api(store: MemoryStore, logs: AgentLogs, settings: ClusterSettings) -> tupl
         features=settings.features,
         field_managers=settings.field_managers,
         record_events=settings.events,
+        token_volumes=False,  # no pod reaches this API, and nobody reads the pods' specs
     )
     return None, service
 

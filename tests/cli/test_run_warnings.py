@@ -44,8 +44,8 @@ def test_where_nodes_mount_volumes_only_what_they_leave_out_is_named(monkeypatch
     volumes = [{"name": "scratch", "emptyDir": {}}, {"name": "claim", "csi": {"driver": "example.com/csi"}}]
     assert template_warnings(job({"containers": [container], "volumes": volumes})) == [
         "kjobs mounts emptyDir, hostPath, configMap, secret, downwardAPI, projected and persistentVolumeClaim volumes "
-        "only, and issues no "
-        'service account tokens: csi volume "claim" at /claim (container main) not mounted; the '
+        "only, and issues service account tokens only to pods that can reach its API server (kjobs up): "
+        'csi volume "claim" at /claim (container main) not mounted; the '
         "containers start without them"
     ]
 

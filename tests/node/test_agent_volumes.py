@@ -135,7 +135,7 @@ async def test_what_is_set_up_starts_at_once_and_token_projections_are_warned_ab
     [event] = await node.events("VolumesNotMounted")
     assert event["message"] == (
         "kjobs mounts emptyDir, hostPath, configMap, secret, downwardAPI, projected and persistentVolumeClaim volumes "
-        "only, and issues no "
-        'service account tokens: serviceAccountToken projection of volume "config" at /etc/app (container main) '
+        "only, and issues service account tokens only to pods that can reach its API server (kjobs up): "
+        'serviceAccountToken projection of volume "config" at /etc/app (container main) '
         "not mounted; the containers start without them"
     )

@@ -39,6 +39,7 @@ def test_api_service_verbs() -> None:
         "delete",
         "evict",
         "bind",
+        "create_token",
         "open_log",
         "finalize_pod_deletion",
         "ensure_namespaces",
@@ -55,6 +56,7 @@ def test_api_service_verbs() -> None:
         "features",
         "field_managers",
         "record_events",
+        "token_volumes",
     ]
 
 

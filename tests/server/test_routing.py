@@ -58,7 +58,7 @@ def test_resource_paths(path: str, kind: str, plural: str, namespace: str | None
         ("/api/v1/widgets", "notfound"),
         ("/api/v1/pods/p", "notfound"),  # a namespaced item needs its namespace
         ("/api/v1/namespaces/default/nodes", "notfound"),  # nodes are cluster-scoped
-        ("/api/v1/namespaces/default/pods/p/proxy", "notfound"),  # not served
+        ("/api/v1/namespaces/default/configmaps/c/proxy", "notfound"),  # only pods, services and nodes have one
         ("/api/v1/namespaces/default/pods/p/log/x", "notfound"),
     ],
 )

@@ -5,8 +5,8 @@ strategy.go) keeps only the `name` of each `secrets` reference on create and upd
 validation is `ValidateServiceAccount` / `ValidateServiceAccountUpdate` (pkg/apis/core/validation/
 validation.go): the object metadata, the name a DNS subdomain (`ValidateServiceAccountName`), nothing else. A
 write carrying the `kubernetes.io/enforce-mountable-secrets` annotation gets the strategy's 1.32 deprecation
-warning. kjobs issues no tokens: an account is a name a pod runs as, checked to exist when the pod is created
-(`kjobs.server.admission`).
+warning. An account is what a pod runs as, checked to exist when the pod is created (`kjobs.server.admission`),
+and whose tokens `serviceaccounts/NAME/token` issues (`kjobs.server.tokenrest`).
 """
 
 from __future__ import annotations

@@ -268,6 +268,7 @@ def up(
         store,
         authenticator=authenticator,
         pki=pki,
+        pod_api=f"{_pod_host(host)}:{actual_port}" if pki is not None else "",
         nodes=nodes,
         data=data,
         backoff=backoff,
@@ -350,6 +351,7 @@ def _assemble(
     pki: Pki | None = None,
     min_request_timeout: float = 1800.0,
     terminated_pod_gc_threshold: int = 12500,
+    pod_api: str = "",
 ) -> tuple[Any, Any]:
     """The app and the embedded cluster around its `ApiService`, with logs and metrics wired between them
     (`admission`: the `AdmissionSettings` from the kube-apiserver flags; Kubernetes' defaults when None;
@@ -358,7 +360,8 @@ def _assemble(
     to two times which a watch without `timeoutSeconds` ends; `cronjob_clock_rate`: the CronJob controller's
     clock speed, `ClusterSettings.cronjob_clock_rate`; `terminated_pod_gc_threshold`: kube-controller-manager's
     `--terminated-pod-gc-threshold`, the terminated pods kept before the pod GC deletes the oldest, none deleted
-    when <= 0)."""
+    when <= 0; `pod_api`: where pods reach this server with their ServiceAccount tokens, signed with the key in
+    `pki`'s directory)."""
     from prometheus_client import REGISTRY
 
     from kjobs.cluster import ClusterSettings, LocalCluster, metric_registries
@@ -385,6 +388,7 @@ def _assemble(
         features=features,
         leader_election=True,
         root_ca=pki.ca_pem.decode() if pki is not None else "",
+        pod_api=pod_api,
         pod_gc=PodGCSettings(terminated_pod_threshold=max(terminated_pod_gc_threshold, 0)),
     )
     if admission is not None:
@@ -401,9 +405,22 @@ def _assemble(
         min_request_timeout=float(min_request_timeout),
     )
     app_ref.append(app)
+    if pki is not None:  # tokens outlive a restart, as kube-apiserver's signed with `--service-account-key-file`
+        from kjobs.server.satokens import TokenIssuer, load_or_create_key
+
+        app.service.tokens = TokenIssuer(load_or_create_key(pki.directory))
     cluster = LocalCluster(app.service, settings=settings, job_metrics=JobMetrics(REGISTRY), logs=logs)
     app.metrics = metric_registries(cluster.controllers, first=[REGISTRY])
     return cluster, app
+
+
+def _pod_host(host: str) -> str:
+    """The address pods use to reach a server listening on `host`: loopback for a wildcard address."""
+    if host in ("", "0.0.0.0"):
+        return "127.0.0.1"
+    if host == "::":
+        return "::1"
+    return host
 
 
 def _split(values: tuple[str, ...]) -> list[str]:

@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import logging
 from collections import ChainMap
-from collections.abc import Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -76,16 +76,25 @@ from kjobs.node.volumes import NOT_MOUNTED, unmounted, unmounted_message
 from kjobs.node.volumesetup import (
     CLAIM,
     FAILED_MOUNT,
+    TOKEN,
     mounting_containers,
+    token_keys,
     unsupported,
     unsupported_message,
     volume_references,
 )
 
 if TYPE_CHECKING:
+    from kjobs.node.kubeletapi import Answer
     from kjobs.node.logserver import LogServer
+    from kjobs.node.usage import AgentUsage
 
 log = logging.getLogger(__name__)
+
+TOKEN_MAX_TTL = 24 * 3600.0
+"""pkg/kubelet/token/token_manager.go `maxTTL`: a token is asked for again after a day at most."""
+TokenSource = Callable[[str, str, Obj], Awaitable[Obj]]
+"""(namespace, ServiceAccount, TokenRequest) -> the created TokenRequest (`ApiService.create_token`'s object)."""
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 COMPONENT = "kubelet"
@@ -134,6 +143,11 @@ class NodeAgentSettings:
     max_pods: int | None = None
     """The kubelet's `maxPods` (`--max-pods`): pods this node admits, its capacity and allocatable `pods`
     (None: the machine's, 110 unless `machine` says otherwise)."""
+    pod_api: str = ""
+    """`HOST:PORT` where this node's pods reach the API server (`kjobs up`'s listen address): their
+    `KUBERNETES_SERVICE_HOST`/`PORT`, and the server whose tokens fill their `serviceAccountToken` projections.
+    Empty: no API server is reachable by pods (`kjobs run`, `kjobs simulate`, tests), so the `kube-api-access-*`
+    volume is not mounted and no token is requested."""
     log_port: int | None = None
     """Serve container logs over HTTP on this port of `address` (0: any free port; None: do not serve)."""
     log_client_ca: bytes | None = None
@@ -306,7 +320,10 @@ class NodeAgent:
         runtime_factory: Callable[[StatusCallback], ContainerRuntime] | None = None,
         settings: NodeAgentSettings | None = None,
         memory_monitor: MemoryMonitor | None = None,
+        tokens: TokenSource | None = None,
     ) -> None:
+        """`tokens`: how the agent creates a pod's ServiceAccount tokens (`serviceaccounts/NAME/token`), with
+        `settings.pod_api` set."""
         if (runtime is None) == (runtime_factory is None):
             raise ValueError("give exactly one of runtime and runtime_factory")
         self.client = client
@@ -371,6 +388,8 @@ class NodeAgent:
         self._env_refs: dict[str, frozenset[tuple[str, str]]] = {}
         self._claim_volumes: dict[str, dict[tuple[str, str], Obj | None]] = {}  # see `_bound_volumes`
         """Per admitted pod uid, the ConfigMaps and Secrets its containers read (only pods that read any)."""
+        self._token_refresh: dict[str, float] = {}
+        """Per pod with ServiceAccount tokens in its volumes, when the earliest of them is refreshed."""
         self._config_retry: dict[str, float] = {}
         """Per pod of `_env_refs` whose container waits with CreateContainerConfigError, when it is tried again."""
         self._mount_waiting: dict[Key, tuple[str, float, float, float]] = {}
@@ -381,6 +400,11 @@ class NodeAgent:
         """Headless Services' DNS names in the hosts files of this node's pods (`kjobs.node.poddns`)."""
         if hasattr(self.runtime, "cluster_records"):  # the process runtime writes hosts files; others do not
             setattr(self.runtime, "cluster_records", self.cluster_records)  # noqa: B010
+        self.tokens = tokens
+        self.api_access = bool(self.settings.pod_api) and tokens is not None
+        """Whether this node's pods reach an API server: their `kube-api-access-*` volumes are mounted."""
+        if self.api_access and hasattr(self.runtime, "pod_api"):
+            setattr(self.runtime, "pod_api", self.settings.pod_api)  # noqa: B010
         """Watches of what the pods of `_env_refs` read, so that each container start reads current values."""
         self._pressure_seen_at: float | None = None
         self._soft_met_since: float | None = None
@@ -388,6 +412,7 @@ class NodeAgent:
         """The Node as last watched (a user's `kubectl label node` or taint included): what admission checks."""
         self._shutdown_task: asyncio.Task[None] | None = None
         self._changed = asyncio.Event()
+        self._kubelet_usage: AgentUsage | None = None
         self._tasks: list[asyncio.Task[None]] = []
         self._running = False
         self.log_server: LogServer | None = None
@@ -406,6 +431,7 @@ class NodeAgent:
                 host=address,
                 port=self.settings.log_port,
                 ssl_context=serving_context(ca, node=self.name, address=address) if ca is not None else None,
+                kubelet=self._kubelet_answer,
             )
             await self.log_server.start()
         self.events.event(self._node_ref(), "Normal", "Starting", "Starting kubelet.")
@@ -430,6 +456,17 @@ class NodeAgent:
         drive = getattr(self.runtime, "drive", None)
         if callable(drive):  # the simulated runtime runs its virtual-time events as a task
             self._tasks.append(loop.create_task(drive(), name=f"node-{self.name}-runtime"))
+
+    def _kubelet_answer(self, method: str, path: str) -> Answer | None:
+        """The kubelet endpoints besides the logs (`kjobs.node.kubeletapi`), for `nodes/{name}/proxy`."""
+        from kjobs.node import kubeletapi
+        from kjobs.node.usage import AgentUsage
+
+        if self._kubelet_usage is None:
+            self._kubelet_usage = AgentUsage({self.name: self})
+            if callable(getattr(self.runtime, "container_pids", None)):
+                self._kubelet_usage.prime()
+        return kubeletapi.answer(self, self._kubelet_usage, method, path)
 
     async def stop(self) -> None:
         """Stop watching and working, then stop every container (statuses are reported by the next agent)."""
@@ -681,6 +718,8 @@ class NodeAgent:
                 return
         else:
             self.runtime.update_pod(pod)
+            if uid in self._token_refresh and not handle.terminal:
+                await self._refresh_tokens(pod)
         stop = _deleting(pod) or _phase(pod) in TERMINAL_PHASES  # a terminal phase in the API is final too
         if stop and not handle.terminal and uid not in self._killing:
             self._killing.add(uid)
@@ -715,7 +754,7 @@ class NodeAgent:
         sources = self.config_sources.register(_uid(pod), _key(pod)[0], refs)
         await self.config_sources.synced(_uid(pod))
         claimed = self._claim_volumes.get(_uid(pod))
-        return sources if not claimed else ChainMap(claimed, sources)  # type: ignore[arg-type]
+        return sources if claimed is None else ChainMap(claimed, sources)  # type: ignore[arg-type]
 
     async def _retry_config(self, pod: Obj, handle: PodHandle) -> None:
         """A container waits with `CreateContainerConfigError`: try it again `config_retry_interval` after it
@@ -738,6 +777,7 @@ class NodeAgent:
     def _drop_env_sources(self, uid: str) -> None:
         """No container of the pod starts here any more: stop watching what it reads, and forget it."""
         self._claim_volumes.pop(uid, None)
+        self._token_refresh.pop(uid, None)
         if self._env_refs.pop(uid, None) is not None:
             self._config_retry.pop(uid, None)
             self.config_sources.release(uid)
@@ -789,14 +829,17 @@ class NodeAgent:
             self.queue.add_after(_key(pod), CLAIM_RETRY_INTERVAL)  # the kubelet's volume manager waits too
             return None
         refs = env_references(pod)
-        mounts = mounting_containers(pod) and getattr(self.runtime, "mounts_volumes", False)
+        mounts = mounting_containers(pod, self.api_access) and getattr(self.runtime, "mounts_volumes", False)
         if mounts:  # the ConfigMaps and Secrets its volumes hold are watched with those its env reads
-            refs = refs | volume_references(pod)
+            refs = refs | volume_references(pod, self.api_access)
         claims = pod_claim_names(pod) if mounts else []
-        if claims:  # handed over with them: the volumes bound to its claims, read once (a binding is final)
-            self._claim_volumes[uid] = await self._bound_volumes(pod, claims)
+        tokens = bool(token_keys(pod)) if mounts and self.api_access else False
+        if claims or tokens:  # handed over with them: the volumes bound to its claims, read once (a binding is
+            # final), and its tokens (requested as its volumes are set up, `_fetch_tokens`)
+            self._claim_volumes[uid] = await self._bound_volumes(pod, claims) if claims else {}
         sources: EnvSources | None = None
-        if refs or claims:  # watched before the runtime needs them: to start the containers, to restart adopted ones
+        if refs or claims or tokens:  # watched before the runtime needs them: to start the containers, to restart
+            # adopted ones
             self._env_refs[uid] = refs
             try:
                 sources = await self._env_sources(pod, refs)
@@ -806,6 +849,8 @@ class NodeAgent:
             self.runtime.provide_env_sources(uid, sources)
         adopted = self.runtime.adopt(pod)
         if adopted is not None:
+            if tokens:  # its volume is on disk; a container restarted here mounts it (`volumesetup._skipped`)
+                await self._fetch_tokens(pod)
             self._track(pod)
             return self._counted(adopted)
         if ran_before(pod) or _deleting(pod):
@@ -839,7 +884,7 @@ class NodeAgent:
         if not_enforced:  # what kjobs cannot honour is said on the pod, not ignored in silence
             self.events.event(pod, "Warning", NOT_ENFORCED, unenforced_message(not_enforced))
         if mounts:
-            left_out = unsupported(pod)
+            left_out = unsupported(pod, self.api_access)
             if left_out:
                 self.events.event(pod, "Warning", NOT_MOUNTED, unsupported_message(left_out))
         else:
@@ -863,6 +908,7 @@ class NodeAgent:
         if waiting is not None and now < waiting[3]:  # a sync before the retry is due (its own status write)
             self.queue.add_after(key, waiting[3] - now)
             return False
+        await self._fetch_tokens(pod)
         failures = self.runtime.prepare_volumes(pod, sources)  # type: ignore[attr-defined]
         if not failures:
             self._mount_waiting.pop(key, None)
@@ -877,6 +923,77 @@ class NodeAgent:
         await self._publish(pod, status, terminal=False, announce=False)
         self.queue.add_after(key, delay)
         return False
+
+    async def _fetch_tokens(self, pod: Obj) -> None:
+        """The kubelet's token manager for the pod's `serviceAccountToken` projections (pkg/kubelet/token,
+        pkg/volume/projected/projected.go): a TokenRequest for its account bound to the pod, with the projection's
+        audience (none: the API's) and `expirationSeconds`, for each token not yet had; a failure is kept as the
+        set-up's error (`failed to fetch token: ...`) and asked again at the next set-up. Each token is asked
+        again once 80 % of its lifetime has passed, or 24 hours (the token manager's `requiresRefresh`, without
+        its jitter): `_refresh_tokens`."""
+        extra = self._claim_volumes.get(_uid(pod))
+        if extra is None or self.tokens is None:
+            return
+        meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
+        account = str(spec.get("serviceAccountName") or "default")
+        for key, projection in token_keys(pod):
+            held = extra.get((TOKEN, key))
+            if held is not None and not held.get("error"):
+                continue
+            audience = projection.get("audience")
+            body: Obj = {
+                "apiVersion": "authentication.k8s.io/v1",
+                "kind": "TokenRequest",
+                "spec": {
+                    "audiences": [audience] if audience else [],
+                    "expirationSeconds": projection.get("expirationSeconds") or 3600,
+                    "boundObjectRef": {"apiVersion": "v1", "kind": "Pod", "name": meta.get("name"), "uid": _uid(pod)},
+                },
+            }
+            try:
+                answer = await self.tokens(str(meta.get("namespace") or ""), account, body)
+                extra[(TOKEN, key)] = {"token": str((answer.get("status") or {}).get("token") or "")}
+            except ApiError as exc:
+                extra[(TOKEN, key)] = {"error": exc.message}
+                continue
+            self._plan_refresh(pod, answer)
+
+    def _plan_refresh(self, pod: Obj, answer: Obj) -> None:
+        """When the kubelet's token manager would ask for the token `answer` holds again: past 80 % of its
+        lifetime (`expirationTimestamp` minus `expirationSeconds` is when it was issued), or 24 hours."""
+        from kjobs.api.timeutil import parse_time
+
+        try:
+            expires = parse_time(str((answer.get("status") or {}).get("expirationTimestamp") or ""))
+        except ValueError:
+            return
+        lifetime = float((answer.get("spec") or {}).get("expirationSeconds") or 0)
+        issued = expires - lifetime
+        due = min(expires - lifetime * 0.2, issued + TOKEN_MAX_TTL)
+        uid = _uid(pod)
+        if due < self._token_refresh.get(uid, due + 1):
+            self._token_refresh[uid] = due
+            self.queue.add_after(_key(pod), max(due - self.clock.now(), 0.0))
+
+    async def _refresh_tokens(self, pod: Obj) -> None:
+        """A running pod's tokens are due (`_plan_refresh`): ask for them all again and rewrite its volumes through
+        the atomic writer, as the kubelet's periodic remount does; a sync before then is re-armed for the time."""
+        uid, key = _uid(pod), _key(pod)
+        due = self._token_refresh[uid]
+        now = self.clock.now()
+        if now < due:
+            self.queue.add_after(key, due - now)
+            return
+        del self._token_refresh[uid]
+        extra = self._claim_volumes.get(uid)
+        if extra is None or uid not in self._env_refs:
+            return
+        for entry in [k for k in extra if k[0] == TOKEN]:
+            del extra[entry]
+        await self._fetch_tokens(pod)
+        sources = await self._env_sources(pod, self._env_refs[uid])
+        for message in self.runtime.prepare_volumes(pod, sources):  # type: ignore[attr-defined]
+            log.warning("pod %s/%s: refreshing its tokens: %s", key[0], key[1], message)
 
     def _host_ip(self) -> str:
         return str(getattr(self.runtime, "host_ip", "127.0.0.1"))

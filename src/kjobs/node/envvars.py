@@ -252,3 +252,25 @@ def container_command(container: Obj, env: Mapping[str, str]) -> list[str]:
     return [expand(str(part), lookup) for part in (container.get("command") or [])] + [
         expand(str(part), lookup) for part in (container.get("args") or [])
     ]
+
+
+def kubernetes_service_env(pod_api: str) -> dict[str, str]:
+    """The variables pkg/kubelet/envvars/envvars.go `FromServices` gives every container for the `kubernetes`
+    Service (its port named `https`), pointed at `pod_api` (`HOST:PORT`, where the API server listens: a pod here
+    is a host process and no Service IP is routed; docs/service-account-tokens.md). The container's own `env`
+    overrides them, as the kubelet adds a Service's variables only where the container defines none."""
+    host, _, port = pod_api.rpartition(":")
+    host = host.strip("[]")
+    shown = f"[{host}]" if ":" in host else host
+    url = f"tcp://{shown}:{port}"
+    prefix = f"KUBERNETES_PORT_{port}_TCP"
+    return {
+        "KUBERNETES_SERVICE_HOST": host,
+        "KUBERNETES_SERVICE_PORT": port,
+        "KUBERNETES_SERVICE_PORT_HTTPS": port,
+        "KUBERNETES_PORT": url,
+        prefix: url,
+        f"{prefix}_PROTO": "tcp",
+        f"{prefix}_PORT": port,
+        f"{prefix}_ADDR": host,
+    }

@@ -5,7 +5,9 @@ cannot read the agent's log files; like the kube-apiserver, it asks the node. Th
 logs on `daemonEndpoints.kubeletEndpoint.Port` of its Node (an ephemeral port unless one is set), on the
 Node's InternalIP, and `kjobs.node.logsource.RemoteLogs` is the server-side `LogSource` that proxies to it.
 Query parameters are the kubelet's (`follow`, `tailLines`, `previous`, `limitBytes`, `timestamps`, `sinceSeconds`,
-`sinceTime`, read by `kjobs.server.logs.log_options`); errors are Kubernetes
+`sinceTime`, read by `kjobs.server.logs.log_options`). Given `kubelet`, the same port serves the kubelet's other
+endpoints (`/healthz`, `/pods`, `/configz`, `/stats/summary`, `/metrics/resource`, Go's 404 for the rest:
+`kjobs.node.kubeletapi`), which `nodes/{name}/proxy` reaches (`RemoteLogs.kubelet`). Errors are Kubernetes
 `Status` bodies with the runtime's code and message, so the server passes them on unchanged.
 
 Given the cluster CA (`client_ca`, which `kjobs node join` takes from its kubeconfig), it serves HTTPS as a
@@ -32,11 +34,15 @@ from aiohttp import web
 
 from kjobs.api.errors import ApiError, not_found
 from kjobs.api.types import Obj
+from kjobs.node.kubeletapi import NOT_FOUND, Answer
 from kjobs.node.logsource import ended_log, runtime_log
 from kjobs.node.runtime import ContainerRuntime
 from kjobs.server import tls
 from kjobs.server.auth import unauthorized
 from kjobs.server.logs import log_options
+
+KubeletAnswers = Callable[[str, str], Answer | None]
+"""(method, path) -> the answer of the agent's other kubelet endpoints (`kjobs.node.kubeletapi`)."""
 
 UidOf = Callable[[str, str], str | None]
 """(namespace, pod name) -> the uid of that pod on this node (running, or ended before the agent started), or
@@ -70,8 +76,10 @@ class LogServer:
         host: str = "127.0.0.1",
         port: int = 0,
         ssl_context: ssl.SSLContext | None = None,
+        kubelet: KubeletAnswers | None = None,
     ) -> None:
         self._runtime = runtime
+        self._kubelet = kubelet
         self._uid_of = uid_of
         self._host, self._port = host, port
         self._ssl = ssl_context
@@ -82,6 +90,8 @@ class LogServer:
         """Listen; returns the bound port."""
         app = web.Application()
         app.router.add_get("/containerLogs/{namespace}/{name}/{container}", self._handle)
+        if self._kubelet is not None:  # `nodes/{name}/proxy/...` of a joined agent (kjobs.server.proxy)
+            app.router.add_route("*", "/{path:.*}", self._answer)
         self._runner = web.AppRunner(app, access_log=None, handle_signals=False)
         await self._runner.setup()
         site = web.TCPSite(self._runner, self._host, self._port, ssl_context=self._ssl)
@@ -96,6 +106,16 @@ class LogServer:
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
+
+    async def _answer(self, request: web.Request) -> web.StreamResponse:
+        """The kubelet's other endpoints (`kjobs.node.kubeletapi`), to the same clients as the logs."""
+        if self._ssl is not None and not (request.transport and request.transport.get_extra_info("peercert")):
+            exc = unauthorized()
+            return web.Response(status=exc.code, body=orjson.dumps(exc.status()), content_type="application/json")
+        assert self._kubelet is not None
+        answered = self._kubelet(request.method, request.path) or NOT_FOUND
+        status, content_type, body = answered
+        return web.Response(status=status, body=body, headers={"Content-Type": content_type.decode()})
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         namespace, name = request.match_info["namespace"], request.match_info["name"]

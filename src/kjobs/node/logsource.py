@@ -22,6 +22,7 @@ serving certificate not verified, as kube-apiserver without `--kubelet-certifica
 
 from __future__ import annotations
 
+import asyncio
 import ssl
 from collections.abc import AsyncIterator, Callable, Iterable, Sequence
 from typing import Protocol, cast
@@ -29,15 +30,17 @@ from urllib.parse import quote
 
 from kjobs.api.errors import ApiError, bad_request
 from kjobs.api.types import Obj
-from kjobs.node import execution
+from kjobs.node import execution, kubeletapi
 from kjobs.node.attach import Attached
+from kjobs.node.kubeletapi import Answer
 from kjobs.node.logs import log_time
-from kjobs.node.portforward import PodPorts
+from kjobs.node.portforward import PodPorts, pod_listener
 from kjobs.node.runtime import ContainerRuntime
 from kjobs.node.supervisor import find_container
 from kjobs.node.usage import AgentUsage
 from kjobs.server.logs import LogOptions, LogSource, waiting_error
 from kjobs.server.portforward import PortTarget, pod_does_not_exist
+from kjobs.server.proxy import unreachable
 from kjobs.server.remotecommand import ExecOptions, ExecProcess, UpgradeFailed
 from kjobs.server.resourcemetrics import Sample
 
@@ -151,6 +154,34 @@ class AgentLogs:
 
         return PodPorts(uid, lambda: groups_of(uid), running)
 
+    async def kubelet_answer(self, node: str, method: str, path: str) -> Answer | None:
+        """The answer of the kubelet endpoints of `node`'s agent (`kjobs.node.kubeletapi`): this process's, or a
+        joined agent's endpoint asked over HTTPS (`RemoteLogs.kubelet`); None when neither answers."""
+        agent = self._agents.get(node)
+        if agent is None:
+            ask = getattr(self._remote, "kubelet", None)
+            return await ask(node, method, path) if ask is not None else None
+        return kubeletapi.answer(agent, self._usage, method, path)
+
+    async def proxy_host(self, pod: Obj, port: int) -> str | None:
+        """The address a proxy to `port` of `pod` connects to (`127.0.0.1` or `::1`), when one of the pod's own
+        processes listens there (the port-forward check, `kjobs.node.portforward`); None otherwise."""
+        node = str((pod.get("spec") or {}).get("nodeName") or "")
+        agent = self._agents.get(node)
+        uid = str((pod.get("metadata") or {}).get("uid") or "")
+        if agent is None and self._remote is not None and node:
+            raise unreachable(
+                f"kjobs proxies only to pods on the nodes of the server's own process (kjobs up, kjobs run), not to "
+                f"pods on node {node}, joined with kjobs node join"
+            )
+        groups_of = getattr(agent.runtime, "pod_process_groups", None) if agent is not None else None
+        if agent is None or groups_of is None or agent.runtime.get(uid) is None:
+            return None
+        groups = groups_of(uid)
+        loop = asyncio.get_running_loop()
+        host: str | None = await loop.run_in_executor(None, pod_listener, groups, port)
+        return host
+
 
 def runtime_log(runtime: ContainerRuntime, uid: str, container: str, options: LogOptions) -> AsyncIterator[bytes]:
     """`runtime.logs` of a pod's container with every `PodLogOptions` field the runtimes take."""
@@ -243,6 +274,20 @@ class RemoteLogs:
             query["sinceTime"] = log_time(options.since_time).decode()
         return self._stream(pod, options, endpoint + path, query)
 
+    async def kubelet(self, node_name: str, method: str, path: str) -> Answer | None:
+        """The joined agent's answer to `method path` (`kjobs.node.logserver`); None when its Node names no
+        endpoint; the 503 of an agent that cannot be reached."""
+        scheme = "https" if self._ssl is not None else "http"
+        endpoint = kubelet_endpoint(self._nodes(node_name), scheme=scheme)
+        if endpoint is None:
+            return None
+        import aiohttp
+
+        try:
+            return await _kubelet_request(endpoint + quote(path), method, self._ssl, self._connect_timeout)
+        except (aiohttp.ClientError, TimeoutError) as exc:
+            raise unreachable(str(exc) or type(exc).__name__) from None
+
     async def _stream(self, pod: Obj, options: LogOptions, url: str, query: dict[str, str]) -> AsyncIterator[bytes]:
         import aiohttp  # only servers that proxy logs pay for the import
 
@@ -261,6 +306,23 @@ class RemoteLogs:
         except aiohttp.ClientConnectionError:
             if not started:  # an agent that cannot be reached has nothing to show yet
                 raise waiting_error(pod, options.container) from None
+
+
+KUBELET_ANSWER_LIMIT = 16 * 1024 * 1024
+"""Bytes of a joined agent's kubelet answer passed on (a node's `/pods` of many pods is a few MiB)."""
+
+
+async def _kubelet_request(url: str, method: str, ssl_context: ssl.SSLContext | None, timeout: float) -> Answer:
+    import aiohttp
+
+    limits = aiohttp.ClientTimeout(total=60.0, sock_connect=timeout)
+    async with (
+        aiohttp.ClientSession(timeout=limits) as session,
+        session.request(method, url, ssl=ssl_context if ssl_context is not None else True) as response,
+    ):
+        body = await response.content.read(KUBELET_ANSWER_LIMIT)
+        content_type = response.headers.get("Content-Type", "text/plain; charset=utf-8")
+        return response.status, content_type.encode("latin-1"), body
 
 
 def _error(code: int, raw: bytes) -> ApiError:

@@ -53,7 +53,7 @@ from kjobs.clock import Clock, RealClock
 from kjobs.files import private_dir
 from kjobs.node import adoption, hostsfile, leftovers, mountns, security, volumesetup
 from kjobs.node.cgroups import MemoryGuard, Placement, probe_memory_guard, read_group_rss
-from kjobs.node.envvars import ConfigError, EnvSources, container_env
+from kjobs.node.envvars import ConfigError, EnvSources, container_env, kubernetes_service_env
 from kjobs.node.execution import ExecSpec
 from kjobs.node.logs import (
     TERMINATION_MESSAGE_LOG_LINES,
@@ -253,6 +253,9 @@ class ProcessRuntime(Supervisor):
         self._staging = str(self.root_dir / "mnt")
         self.cluster_records: ClusterRecords | None = None
         """Set by the node agent: keeps the DNS lines of the pods' hosts files current (`kjobs.node.poddns`)."""
+        self.pod_api = ""
+        """Set by the node agent: `HOST:PORT` of the API server this node's pods reach with their ServiceAccount
+        token (`KUBERNETES_SERVICE_HOST`/`PORT`, the `kube-api-access-*` volume); empty: none reachable."""
         if mount_volumes is None:
             mount_volumes = os.environ.get(MOUNT_VOLUMES_ENV, "1").strip().lower() not in _OFF
         self._mount_volumes: bool | None = None if mount_volumes else False  # None: probed at the first pod asking
@@ -765,6 +768,8 @@ class ProcessRuntime(Supervisor):
         own_env = {
             "HOSTNAME": str(record.pod.get("spec", {}).get("hostname") or record.pod["metadata"].get("name", ""))
         }
+        if self.pod_api:  # the `kubernetes` Service's variables, below the container's own
+            own_env.update(kubernetes_service_env(self.pod_api))
         own_env.update(env)
         if run_as is not None and run_as.home is not None and "HOME" not in env:
             own_env["HOME"] = run_as.home  # as containerd sets it from the user's passwd entry
@@ -774,7 +779,7 @@ class ProcessRuntime(Supervisor):
         workdir = str(custom_workdir) if custom_workdir else f"{self._pods_dir_text}/{record.uid}"
         mount_prefix: list[str] = []
         termination_log = ""
-        if (container.get("volumeMounts") or own_network) and self.mounts_volumes:
+        if (volumesetup.has_mounts(container, bool(self.pod_api)) or own_network) and self.mounts_volumes:
             # The mount namespace's entry point chdirs to the working directory, which may be in a volume: the
             # shim starts it in the pod's directory. A program in a volume is looked up there, not here.
             mount_prefix, termination_log = self._mount_prefix(record, container, env, workdir)

@@ -11,10 +11,13 @@ through `env` and `envFrom` (`kjobs.node.envvars`). An `emptyDir` is named too: 
 mountPath writes to this machine's directory of that name (or fails where there is none), not to a scratch
 directory its pod shares (the container's working directory, the pod's own directory, is that); so is a
 `hostPath` mounted at another path than its own (at its own path, the container sees just what it would).
+The ServiceAccount admission plugin's `kube-api-access-*` volume is not named: nearly every pod has it, so the
+warning would say nothing (docs/service-account-tokens.md says where in-cluster config needs mount namespaces).
 """
 
 from __future__ import annotations
 
+from kjobs.api.token_requests import is_api_access_volume
 from kjobs.api.types import Obj
 
 NOT_MOUNTED = "VolumesNotMounted"
@@ -56,7 +59,9 @@ def unmounted(pod: Obj) -> list[str]:
         for container in spec.get(group) or ():
             for mount in container.get("volumeMounts") or ():
                 volume = sources.get(mount.get("name"))
-                what = None if volume is None else _describe(volume, str(mount.get("mountPath", "")))
+                if volume is None or is_api_access_volume(volume):  # the token volume is never worth a warning
+                    continue
+                what = _describe(volume, str(mount.get("mountPath", "")))
                 if what is not None:
                     found.append(f"{what} at {mount.get('mountPath', '')} (container {container.get('name', '')})")
     return found

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kjobs.api.storage import host_path
+from kjobs.api.token_requests import VOLUME_PREFIX, is_api_access_volume
 from kjobs.api.types import Obj
 from kjobs.node.envvars import CONFIG_MAP, SECRET, ConfigError, EnvSources, expand, field_ref_value
 from kjobs.node.envvars import _resource_field as resource_field  # the env var's rule, divisor and rounding
@@ -61,6 +62,11 @@ PLUGINS = {
 
 CLAIM = "PersistentVolumeClaim"
 """The `EnvSources` kind under which the agent gives a claim's bound PersistentVolume (None: not bound)."""
+
+TOKEN = "ServiceAccountToken"
+"""The `EnvSources` kind under which the agent gives the token of a `serviceAccountToken` projection, keyed
+`VOLUME/PATH`: `{"token": ...}`, or `{"error": ...}` when the TokenRequest failed (the kubelet's token manager,
+pkg/kubelet/token). No entry: no API server is reachable by this node's pods, so no token is made."""
 
 TMPFS_ROOT_MODE = 0o1777
 """A fresh tmpfs's root (`drwxrwxrwt`): what a `medium: Memory` emptyDir is, as the kubelet mounts it with no
@@ -91,13 +97,48 @@ class Bind:
     read_only: bool
 
 
-def mounting_containers(pod: Obj) -> bool:
-    """Whether any container of the pod has `volumeMounts` (most pods have none: found without allocating)."""
+def mounting_containers(pod: Obj, api_access: bool = False) -> bool:
+    """Whether any container of the pod has `volumeMounts` (found without allocating). Without `api_access` (no
+    API server this node's pods can reach) the ServiceAccount admission plugin's `kube-api-access-*` mount does
+    not count: that volume is not mounted, so a pod with nothing else to mount starts without a mount namespace."""
     spec = pod.get("spec") or {}
     for group in ("initContainers", "containers"):
         for container in spec.get(group) or ():
-            if container.get("volumeMounts"):
+            if has_mounts(container, api_access):
                 return True
+    return False
+
+
+def has_mounts(container: Obj, api_access: bool) -> bool:
+    """Whether the container mounts a volume kjobs sets up (see `mounting_containers`)."""
+    mounts = container.get("volumeMounts")
+    if not mounts:
+        return False
+    if api_access:
+        return True
+    return any(not str(m.get("name") or "").startswith(VOLUME_PREFIX) for m in mounts if isinstance(m, dict))
+
+
+def token_keys(pod: Obj) -> list[tuple[str, Obj]]:
+    """The `VOLUME/PATH` key and the projection of every `serviceAccountToken` projection of the pod's volumes."""
+    found: list[tuple[str, Obj]] = []
+    for volume in (pod.get("spec") or {}).get("volumes") or ():
+        for projection in (volume.get("projected") or {}).get("sources") or ():
+            token = projection.get("serviceAccountToken")
+            if isinstance(token, dict):
+                found.append((f"{volume.get('name', '')}/{token.get('path', '')}", token))
+    return found
+
+
+def _skipped(volume: Obj, sources: EnvSources | None) -> bool:
+    """Whether the volume is the `kube-api-access-*` one and this node makes no tokens (no API to reach)."""
+    if not is_api_access_volume(volume):
+        return False
+    name = volume.get("name", "")
+    for projection in volume["projected"].get("sources") or ():
+        token = projection.get("serviceAccountToken")
+        if isinstance(token, dict):
+            return sources is None or (TOKEN, f"{name}/{token.get('path', '')}") not in sources
     return False
 
 
@@ -109,11 +150,14 @@ def source_of(volume: Obj) -> str | None:
     return None
 
 
-def volume_references(pod: Obj) -> frozenset[tuple[str, str]]:
+def volume_references(pod: Obj, api_access: bool = False) -> frozenset[tuple[str, str]]:
     """The ConfigMaps and Secrets the pod's configMap, secret and projected volumes read, as
-    `envvars.env_references` names them (so one set of watches serves both)."""
+    `envvars.env_references` names them (so one set of watches serves both); without `api_access` not the
+    `kube-api-access-*` volume's `kube-root-ca.crt`, since that volume is not set up."""
     found: set[tuple[str, str]] = set()
     for volume in (pod.get("spec") or {}).get("volumes") or ():
+        if not api_access and is_api_access_volume(volume):
+            continue
         if volume.get("configMap") is not None:
             found.add((CONFIG_MAP, str(volume["configMap"].get("name") or "")))
         if volume.get("secret") is not None:
@@ -126,10 +170,10 @@ def volume_references(pod: Obj) -> frozenset[tuple[str, str]]:
     return frozenset(found)
 
 
-def unsupported(pod: Obj) -> list[str]:
+def unsupported(pod: Obj, api_access: bool = False) -> list[str]:
     """What a mounting runtime leaves out of the pod's containers, for the `VolumesNotMounted` warning: volume
-    types it does not set up (PVCs, CSI, image, ...), `volumeDevices`, and the projections that need a token
-    kjobs does not issue (`serviceAccountToken`, `clusterTrustBundle`)."""
+    types it does not set up (CSI, image, ...), `volumeDevices`, `clusterTrustBundle` projections, and, without
+    `api_access`, `serviceAccountToken` projections (but the `kube-api-access-*` volume's, left out silently)."""
     spec = pod.get("spec") or {}
     volumes = {v.get("name"): v for v in spec.get("volumes") or () if isinstance(v, dict)}
     found: list[str] = []
@@ -143,8 +187,11 @@ def unsupported(pod: Obj) -> list[str]:
                 if kind is None:
                     other = next((k for k in volume if k != "name"), "unknown")
                     found.append(f'{other} volume "{mount.get("name", "")}" at {path} {where}')
+                if not api_access and is_api_access_volume(volume):
+                    continue
+                projections = ("clusterTrustBundle",) if api_access else ("serviceAccountToken", "clusterTrustBundle")
                 for projection in (volume.get("projected") or {}).get("sources") or ():
-                    for token in ("serviceAccountToken", "clusterTrustBundle"):
+                    for token in projections:
                         if projection.get(token) is not None:
                             found.append(f'{token} projection of volume "{volume.get("name", "")}" at {path} {where}')
             for device in container.get("volumeDevices") or ():
@@ -156,8 +203,9 @@ def unsupported_message(found: list[str]) -> str:
     """The `VolumesNotMounted` Warning's message for what a mounting runtime leaves out."""
     return (
         "kjobs mounts emptyDir, hostPath, configMap, secret, downwardAPI, projected and persistentVolumeClaim "
-        "volumes only, and issues no "
-        "service account tokens: " + ", ".join(found) + " not mounted; the containers start without them"
+        "volumes only, and issues service account tokens only to pods that can reach its API server (kjobs up): "
+        + ", ".join(found)
+        + " not mounted; the containers start without them"
     )
 
 
@@ -274,6 +322,19 @@ def _aggregate(errors: list[str]) -> str:
     return errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
 
 
+def _token_payload(volume: Obj, token: Obj, lookup: Lookup, mode: int) -> Payload:
+    """A `serviceAccountToken` projection's file: the token the agent requested (projected.go
+    `collectData`'s `GetServiceAccountToken`), at the projection's `mode` or the volume's default; nothing when
+    no token was made (no API server reachable: the `VolumesNotMounted` warning names it)."""
+    path = str(token.get("path") or "")
+    found = lookup(TOKEN, f"{volume.get('name', '')}/{path}")
+    if found is None:
+        return {}
+    if found.get("error"):
+        raise ConfigError(f"failed to fetch token: {found['error']}")
+    return {path: (str(found.get("token") or "").encode(), mode)}
+
+
 def payload(pod: Obj, volume: Obj, lookup: Lookup, *, host_ip: str, pod_ip: str) -> Payload:
     """The files of a configMap, secret, downwardAPI or projected volume; `ConfigError` with the set-up's error."""
     if volume.get("configMap") is not None:
@@ -313,6 +374,8 @@ def payload(pod: Obj, volume: Obj, lookup: Lookup, *, host_ip: str, pod_ip: str)
             elif projection.get("downwardAPI") is not None:
                 items = projection["downwardAPI"].get("items") or []
                 merged.update(_downward_payload(pod, items, mode, host_ip=host_ip, pod_ip=pod_ip))
+            elif isinstance(projection.get("serviceAccountToken"), dict):
+                merged.update(_token_payload(volume, projection["serviceAccountToken"], lookup, mode))
         except ConfigError as exc:
             errors.append(str(exc))
     if errors:
@@ -455,7 +518,7 @@ def set_up(pod: Obj, pod_dir: Path, sources: EnvSources | None, *, host_ip: str,
     failures: list[str] = []
     for volume in (pod.get("spec") or {}).get("volumes") or ():
         kind = source_of(volume)
-        if kind is None:
+        if kind is None or _skipped(volume, sources):
             continue
         name = str(volume.get("name") or "")
         try:
@@ -494,7 +557,7 @@ def container_mounts(
     for mount in container.get("volumeMounts") or ():
         volume = volumes.get(mount.get("name"))
         kind = source_of(volume) if volume is not None else None
-        if volume is None or kind is None:
+        if volume is None or kind is None or _skipped(volume, sources):
             continue
         base = volume_dir(pod_dir, volume, sources)
         source = base

@@ -4,11 +4,11 @@ Only the plugins whose effect a user sees in kjobs are here. ServiceAccount
 (plugin/pkg/admission/serviceaccount/admission.go), on create only: a pod without `spec.serviceAccountName` runs as
 the namespace's `default` ServiceAccount (what `fieldRef: spec.serviceAccountName` and `kubectl describe pod` show),
 and, where `AdmissionSettings.service_account_lookup` is on, the account a pod names must exist
-(`service_account_refusal`, `mirror_pod_refusal`). The plugin's token volume (`kube-api-access-*`), its
-imagePullSecrets merging and its mountable-secrets enforcement are not done: pods are local processes, kjobs issues
-no tokens, and a pod gets no more than its user gave it. With it, the v1 conversion's mirror of the name in
-the deprecated `spec.serviceAccount` (pkg/apis/core/v1/conversion.go: the old field is read when the new one is
-empty, and always written). And DefaultTolerationSeconds
+(`service_account_refusal`, `mirror_pod_refusal`); its token volume (`kube-api-access-*`) is added by
+`ApiService._mount_token` (`kjobs.api.token_requests`, docs/service-account-tokens.md). Its imagePullSecrets
+merging and its mountable-secrets enforcement are not done: kjobs pulls no images. With it, the v1 conversion's
+mirror of the name in the deprecated `spec.serviceAccount` (pkg/apis/core/v1/conversion.go: the old field is read
+when the new one is empty, and always written). And DefaultTolerationSeconds
 (plugin/pkg/admission/defaulttolerationseconds/admission.go). It gives every pod that does not already
 tolerate the `node.kubernetes.io/not-ready` and `node.kubernetes.io/unreachable` NoExecute taints an
 `Exists` toleration for each, bounded by `tolerationSeconds` (300 unless kube-apiserver's

@@ -49,11 +49,13 @@ from kjobs.server import (
     portforward,
     pretty,
     protobuf,
+    proxy,
     registry,
     remotecommand,
     resourcemetrics,
     routing,
     tables,
+    tokenrest,
     writeoptions,
 )
 from kjobs.server.admission import AdmissionSettings
@@ -313,11 +315,13 @@ class Request:
         "auth",
         "client_cert",
         "content_type",
+        "headers",
         "hijack",
         "if_none_match",
         "impersonation",
         "method",
         "path",
+        "peer",
         "query",
         "raw_query",
         "receive",
@@ -366,6 +370,19 @@ class Request:
             elif key.startswith(b"impersonate-"):
                 self.impersonation.append((key.decode("latin-1"), value.decode("utf-8", "replace")))
         self.receive = receive
+        self.headers: Sequence[tuple[bytes, bytes]] = scope.get("headers", ())
+        """The headers as sent (a proxy passes them on)."""
+        self.peer: Any = scope.get("client")
+
+    @property
+    def host(self) -> str:
+        """The `Host` header (a proxied `Location` naming it is rewritten)."""
+        return next((v.decode("latin-1") for k, v in self.headers if k == b"host"), "")
+
+    @property
+    def client(self) -> str | None:
+        """The client's address, for `X-Forwarded-For`."""
+        return str(self.peer[0]) if self.peer else None
 
     @property
     def manager(self) -> str | None:
@@ -601,9 +618,10 @@ class App:
 
     async def _http(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
-        if pretty.wanted(request.path, request.query, request.user_agent):
-            send = pretty.indenting(send)  # curl's and browsers' answers are indented, as kube-apiserver's
         route = routing.parse(request.path)
+        proxied = route.subresource == "proxy"  # a backend's answer is passed on as it is
+        if pretty.wanted(request.path, request.query, request.user_agent) and not proxied:
+            send = pretty.indenting(send)  # curl's and browsers' answers are indented, as kube-apiserver's
         if route.kind != "resource":
             await self._guarded(request, route, send)
             return
@@ -619,7 +637,7 @@ class App:
             await send(message)
 
         try:
-            if "yaml" in request.accept.lower() or request.accept.startswith("text/"):
+            if not proxied and ("yaml" in request.accept.lower() or request.accept.startswith("text/")):
                 await self._negotiated(request, route, tracking_send)
                 return
             await self._guarded(request, route, tracking_send)
@@ -684,7 +702,7 @@ class App:
             if route.kind in PUBLIC_ROUTES and not request.auth and not request.client_cert:
                 user = authz.ANONYMOUS_USER
             else:
-                user = self.authenticator.check(request.auth, request.client_cert)
+                user = self.authenticator.check(request.auth, request.client_cert, self._token_user)
         if request.impersonation:
             user = authz.impersonate(user, request.impersonation, self.service.rbac.allowed)
         if authz.MASTERS not in user.groups:  # the privileged-group authorizer: no RBAC lookup at all
@@ -693,6 +711,10 @@ class App:
             if not allowed:
                 raise authz.forbidden(user, attrs, reason)
         return user
+
+    def _token_user(self, token: str) -> authz.UserInfo | None:
+        """The user of a ServiceAccount token this server issued (`kjobs.server.tokenrest.token_user`)."""
+        return tokenrest.token_user(self.service, token)
 
     async def _dispatch(self, request: Request, route: routing.Route, send: Send) -> None:
         user = self._authorize(request, route)
@@ -888,6 +910,9 @@ class App:
             raise method_not_allowed()
         name = route.name
         ns = namespace or ""
+        if sub == "proxy":
+            await self._proxy(request, r, ns, name, send)
+            return
         if sub == "log":
             if method != "GET":
                 raise method_not_allowed()
@@ -905,6 +930,14 @@ class App:
             if method not in ("GET", "POST"):
                 raise method_not_allowed()
             await self._portforward_spdy(request, ns, name, send)
+            return
+        if sub == "token":  # a ServiceAccount's TokenRequest (kjobs.server.tokenrest)
+            if method != "POST":
+                raise method_not_allowed()
+            writeoptions.check(request.query, "CreateOptions")
+            body = await request.decoded()
+            result = await self.service.create_token(ns, name, body, dry_run=bool(request.query.get("dryRun")))
+            await self._send_result(send, result, r)
             return
         if sub in ("eviction", "binding"):
             if method != "POST":
@@ -1330,6 +1363,8 @@ class App:
         channels: remotecommand.Channels | None = None  # once the upgrade is accepted
         try:
             self._authorize(request, route)
+            if route.subresource == "proxy" and route.resource is not None:  # kjobs.server.proxy
+                raise bad_request(f"{route.resource.plural}/proxy does not serve upgrades (websocket) on kjobs")
             if route.kind != "resource" or route.resource is None or route.resource.plural != "pods" or not route.name:
                 raise not_found_resource()
             if route.subresource == "portforward":
@@ -1445,6 +1480,101 @@ class App:
             finally:
                 await channels.close()
 
+    # ------------------------------------------------------------------------------------------- proxy
+
+    async def _proxy(self, request: Request, r: Resource, namespace: str, id_: str, send: Send) -> None:
+        """pods/proxy, services/proxy, nodes/proxy (`kjobs.server.proxy`)."""
+        if request.method not in proxy.METHODS:
+            raise method_not_allowed()
+        if request.upgrade:
+            raise bad_request(f"{r.plural}/proxy does not serve upgrades ({request.upgrade}) on kjobs")
+        location = proxy.location_path(request.path)
+        if not location and request.method in ("GET", "HEAD"):
+            moved = proxy.redirect_location(request.path, request.raw_query)
+            await send({"type": "http.response.start", "status": 301, "headers": [(b"location", moved.encode())]})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        source = self.exec_source
+        if r.plural == "nodes":
+            await self._node_proxy(request, id_, location or "/", send)
+            return
+        if r.plural == "pods":
+            target = proxy.pod_target(lambda name: self.service.get_pod(namespace, name), id_)
+        else:
+            target = proxy.service_target(
+                id_,
+                get_service=lambda name: self.service.get(r, namespace, name),
+                get_endpoints=lambda name: self.storage.get("endpoints", namespace, name),
+                get_pod=lambda name: self.storage.get("pods", namespace, name),
+                namespace=namespace,
+            )
+        finder = getattr(source, "proxy_host", None)
+        host = await finder(target.pod, target.port) if finder is not None else None
+        if host is None:  # none of the pod's own processes listens there: the dial a cluster would see refused
+            raise proxy.refused(target.ip, target.port)
+        body = await request.body()
+        prefix = request.path[: len(request.path) - len(location)] if location else request.path
+        headers = proxy.request_headers(
+            list(request.headers), forwarded_uri=proxy.forwarded_uri(prefix, location), client=request.client
+        )
+        where = f"[{host}]:{target.port}" if ":" in host else f"{host}:{target.port}"
+        await proxy.forward(
+            send,
+            method=request.method,
+            url=proxy.backend_url(target.scheme, host, target.port, location, request.raw_query),
+            headers=headers,
+            body=body,
+            prefix=prefix.rstrip("/"),
+            request_host=request.host,
+            backend_host=where,
+        )
+
+    async def _node_proxy(self, request: Request, id_: str, path: str, send: Send) -> None:
+        """nodes/proxy: the node agent's kubelet endpoints (`kjobs.node.kubeletapi`), for agents of this process."""
+        parsed = proxy.split_scheme_name_port(id_)
+        if parsed is None:
+            raise bad_request(f'invalid node request "{id_}"')
+        nodes = registry.lookup("", "v1", "nodes")
+        assert nodes is not None
+        node = self.service.get(nodes, "", parsed[1])
+        proxy.node_target(node, id_)
+        answer_of = getattr(self.exec_source, "kubelet_answer", None)
+        answered = await answer_of(parsed[1], request.method, path) if answer_of is not None else None
+        if answered is None and path.startswith("/containerLogs/") and answer_of is not None:
+            answered = await self._kubelet_log(path, request)
+        if answered is None:
+            raise proxy.unreachable(
+                f"no node agent answers for node {parsed[1]}: kjobs serves nodes/proxy for the nodes of kjobs up and "
+                "kjobs run, and for agents joined with kjobs node join that serve their kubelet endpoint"
+            )
+        status, content_type, body = answered
+        headers = [(b"content-type", content_type)]
+        if content_type.startswith(b"text/plain") and status == 200:
+            headers.append((b"x-content-type-options", b"nosniff"))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        if request.method != "HEAD":
+            await send({"type": "http.response.body", "body": body, "more_body": True})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def _kubelet_log(self, path: str, request: Request) -> tuple[int, bytes, bytes]:
+        """The kubelet's `/containerLogs/{ns}/{pod}/{container}`: the container's log, whole (not followed)."""
+        parts = path.split("/")[2:]
+        if len(parts) != 3 or not all(parts):
+            return 404, b"text/plain; charset=utf-8", b"404 page not found\n"
+        namespace, name, container = parts
+        query = {k: v for k, v in request.query.items() if k != "follow"}
+        options = dataclasses.replace(log_options(query, name), container=container)
+        try:
+            _, chunks = self.service.open_log(namespace, name, options)
+            data = bytearray()
+            async for chunk in chunks:
+                data += chunk
+                if len(data) > limits.MAX_BODY:
+                    break
+        except ApiError as exc:
+            return exc.code, JSON, _error(exc)
+        return 200, b"text/plain", bytes(data)
+
     # ------------------------------------------------------------------------------------------- logs
 
     async def _log(self, request: Request, namespace: str, name: str, send: Send) -> None:
@@ -1511,6 +1641,8 @@ def _attributes(request: Request, route: routing.Route) -> authz.Attributes:
     if route.kind != "resource" or r is None:
         return authz.Attributes(request.method.lower(), path=request.path, is_resource=False)
     verb = _verb(request.method, bool(route.name), request.flag("watch"))
+    if route.subresource == "proxy":  # RequestInfo: HEAD is a get, a method outside the verbs none
+        verb = {"HEAD": "get", "OPTIONS": ""}.get(request.method, verb)
     if route.subresource in ("exec", "attach", "portforward"):
         verb = "create"  # a connect verb: a WebSocket's GET needs create (AuthorizePodWebsocketUpgradeCreatePermission)
     return authz.Attributes(

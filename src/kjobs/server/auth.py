@@ -7,11 +7,14 @@ when anonymous authentication is off, except on the health and version routes: t
 credential is `system:anonymous`, whom the `system:public-info-viewer` ClusterRole lets `get` exactly `/healthz`,
 `/livez`, `/readyz`, `/version` and `/version/` (plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go in
 kubernetes/kubernetes); a single check (`/readyz/etcd`) is 403 Forbidden, as kube-apiserver answers it.
+A ServiceAccount token the server issued (`kjobs.server.satokens`) authenticates its account, which RBAC then
+confines to what its bindings grant.
 """
 
 from __future__ import annotations
 
 import hmac
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,17 +46,21 @@ class Authenticator:
     token: str | None = None
     client_certs: bool = True
 
-    def check(self, authorization: str, client_cert: str | None) -> UserInfo:
+    def check(
+        self, authorization: str, client_cert: str | None, tokens: Callable[[str], UserInfo | None] | None = None
+    ) -> UserInfo:
         """The request's user; 401 unless it carries a credential this server issued (`client_cert`: the verified
         certificate's subject, from `client_cert_name`). The bearer token is the admin's, as kind's admin
-        kubeconfig is: `kjobs-admin` in `system:masters`."""
+        kubeconfig is: `kjobs-admin` in `system:masters`, or one `tokens` accepts (a ServiceAccount token:
+        `kjobs.server.tokenrest.token_user`)."""
         if self.client_certs and client_cert:
             return certificate_user(client_cert)
         scheme, _, presented = authorization.partition(" ")
-        if (
-            self.token is not None
-            and scheme.lower() == "bearer"
-            and hmac.compare_digest(presented.strip().encode(), self.token.encode())
-        ):
-            return TOKEN_USER
+        if scheme.lower() == "bearer":
+            presented = presented.strip()
+            if self.token is not None and hmac.compare_digest(presented.encode(), self.token.encode()):
+                return TOKEN_USER
+            user = tokens(presented) if tokens is not None and presented.count(".") == 2 else None
+            if user is not None:
+                return user
         raise unauthorized()

@@ -13,6 +13,7 @@ import orjson
 
 from kjobs.api.types import Obj
 from kjobs.server import registry, resourcemetrics
+from kjobs.server.proxy import KINDS as PROXY_KINDS
 from kjobs.server.registry import GROUPS, SUBRESOURCE_KINDS, SUBRESOURCE_VERBS, Resource, resources_of
 
 VERSION: Obj = {
@@ -102,6 +103,8 @@ def _resource_entries(r: Resource) -> list[Obj]:
             if group:
                 item["group"], item["version"] = group, version
             item["kind"] = kind
+        elif sub == "proxy":
+            item["kind"] = PROXY_KINDS[r.plural]
         entries.append(item)
     return entries
 
@@ -132,7 +135,7 @@ def _aggregated_resource(r: Resource) -> Obj:
         item["categories"] = list(r.categories)
     subs = []
     for sub in r.subresources:
-        group, version, kind = SUBRESOURCE_KINDS.get(sub, ("", "", r.kind))
+        group, version, kind = SUBRESOURCE_KINDS.get(sub, ("", "", PROXY_KINDS[r.plural] if sub == "proxy" else r.kind))
         subs.append(
             {
                 "subresource": sub,

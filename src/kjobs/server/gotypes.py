@@ -64,6 +64,8 @@ ROOTS: dict[tuple[str, str], str] = {
     ("rbac.authorization.k8s.io", "RoleBinding"): "rbac/v1.RoleBinding",
     ("rbac.authorization.k8s.io", "ClusterRoleBinding"): "rbac/v1.ClusterRoleBinding",
     ("authentication.k8s.io", "SelfSubjectReview"): "authentication/v1.SelfSubjectReview",
+    ("authentication.k8s.io", "TokenReview"): "authentication/v1.TokenReview",
+    ("authentication.k8s.io", "TokenRequest"): "authentication/v1.TokenRequest",
     ("authorization.k8s.io", "SelfSubjectAccessReview"): "authorization/v1.SelfSubjectAccessReview",
     ("authorization.k8s.io", "SelfSubjectRulesReview"): "authorization/v1.SelfSubjectRulesReview",
     ("authorization.k8s.io", "SubjectAccessReview"): "authorization/v1.SubjectAccessReview",

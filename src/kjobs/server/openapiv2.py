@@ -566,7 +566,7 @@ def _paths(r: Resource, defs: dict[str, Any]) -> dict[str, Obj]:
                 [*(_p(p) for p in _CONNECT_PARAMS[sub]), _name_param(kind), *ns], key=_param_order
             )
             paths[path] = entry
-        elif sub in ("eviction", "binding"):
+        elif sub in ("eviction", "binding", "token"):
             group, version, kind = SUBRESOURCE_KINDS[sub]
             target = schema.schema_name(group, version, kind)
             post = _operation(

@@ -39,6 +39,47 @@ Field = tuple[str, str, str, str]
 """(JSON name, type: a scalar or a message's full name, label: "" / "repeated" / "map", flags: p pointer, i inline)"""
 
 
+_AUTHN = "k8s.io.api.authentication.v1."
+_META = "k8s.io.apimachinery.pkg.apis.meta.v1."
+_EXTRA_MESSAGES: dict[str, dict[int, Field]] = {
+    # staging/src/k8s.io/api/authentication/v1/generated.proto: what `kubectl create token` sends (kjobs.server
+    # .tokenrest), which the generated table (its kinds are the schemas') lacks
+    _AUTHN + "TokenRequest": {
+        1: ("metadata", _META + "ObjectMeta", "", ""),
+        2: ("spec", _AUTHN + "TokenRequestSpec", "", ""),
+        3: ("status", _AUTHN + "TokenRequestStatus", "", ""),
+    },
+    _AUTHN + "TokenRequestSpec": {
+        1: ("audiences", "string", "repeated", ""),
+        3: ("boundObjectRef", _AUTHN + "BoundObjectReference", "", "p"),
+        4: ("expirationSeconds", "int64", "", "p"),
+    },
+    _AUTHN + "TokenRequestStatus": {1: ("token", "string", "", ""), 2: ("expirationTimestamp", _META + "Time", "", "")},
+    _AUTHN + "BoundObjectReference": {
+        1: ("kind", "string", "", ""),
+        2: ("apiVersion", "string", "", ""),
+        3: ("name", "string", "", ""),
+        4: ("uid", "string", "", ""),
+    },
+    _AUTHN + "TokenReview": {
+        1: ("metadata", _META + "ObjectMeta", "", ""),
+        2: ("spec", _AUTHN + "TokenReviewSpec", "", ""),
+        3: ("status", _AUTHN + "TokenReviewStatus", "", ""),
+    },
+    _AUTHN + "TokenReviewSpec": {1: ("token", "string", "", ""), 2: ("audiences", "string", "repeated", "")},
+    _AUTHN + "TokenReviewStatus": {
+        1: ("authenticated", "bool", "", ""),
+        2: ("user", _AUTHN + "UserInfo", "", ""),
+        3: ("error", "string", "", ""),
+        4: ("audiences", "string", "repeated", ""),
+    },
+}
+_EXTRA_ROOTS = {
+    "authentication.k8s.io/v1/TokenRequest": _AUTHN + "TokenRequest",
+    "authentication.k8s.io/v1/TokenReview": _AUTHN + "TokenReview",
+}
+
+
 @functools.cache
 def _table() -> tuple[dict[str, str], dict[str, dict[int, Field]]]:
     data = orjson.loads(_TABLE.read_bytes())
@@ -46,7 +87,8 @@ def _table() -> tuple[dict[str, str], dict[str, dict[int, Field]]]:
         name: {int(number): (f[0], f[1], f[2], f[3]) for number, f in fields.items()}
         for name, fields in data["messages"].items()
     }
-    return data["roots"], messages
+    messages.update(_EXTRA_MESSAGES)
+    return {**data["roots"], **_EXTRA_ROOTS}, messages
 
 
 def root_message(api_version: str, kind: str) -> str | None:

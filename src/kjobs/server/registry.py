@@ -162,7 +162,7 @@ RESOURCES: list[Resource] = [
         "Node",
         False,
         ("no",),
-        subresources=("status",),
+        subresources=("proxy", "status"),
         hooks={
             "validate": ("kjobs.api.validation_node", "validate_node"),
             "validate_update": ("kjobs.api.validation_node", "validate_node_update"),
@@ -179,7 +179,17 @@ RESOURCES: list[Resource] = [
         True,
         ("po",),
         ("all",),
-        subresources=("status", "log", "exec", "attach", "portforward", "eviction", "binding", "ephemeralcontainers"),
+        subresources=(
+            "status",
+            "log",
+            "exec",
+            "attach",
+            "portforward",
+            "proxy",
+            "eviction",
+            "binding",
+            "ephemeralcontainers",
+        ),
         graceful=True,
         hooks={
             "default": (_DEFAULTS, "default_api_pod_in_place"),
@@ -217,7 +227,7 @@ RESOURCES: list[Resource] = [
         True,
         ("svc",),
         ("all",),
-        subresources=("status",),
+        subresources=("proxy", "status"),
         hooks={
             "default": ("kjobs.api.services", "default_service_in_place"),
             "default_status": ("kjobs.api.services", "default_service_status_in_place"),
@@ -321,7 +331,8 @@ RESOURCES: list[Resource] = [
             "validate_update": ("kjobs.api.validation_quota", "validate_limit_range_update"),
         },
     ),
-    # pkg/registry/core/serviceaccount: short name `sa`, no categories; no token subresource (kjobs issues none)
+    # pkg/registry/core/serviceaccount: short name `sa`, no categories; `token` issues a TokenRequest
+    # (kjobs.server.satokens)
     Resource(
         "",
         "v1",
@@ -330,6 +341,7 @@ RESOURCES: list[Resource] = [
         "ServiceAccount",
         True,
         ("sa",),
+        subresources=("token",),
         has_status=False,
         hooks={
             "default": ("kjobs.api.service_accounts", "default_service_account_in_place"),
@@ -511,6 +523,15 @@ RESOURCES: list[Resource] = [
     Resource(
         "authentication.k8s.io",
         "v1",
+        "tokenreviews",
+        "tokenreview",
+        "TokenReview",
+        False,
+        review=True,
+    ),
+    Resource(
+        "authentication.k8s.io",
+        "v1",
         "selfsubjectreviews",
         "selfsubjectreview",
         "SelfSubjectReview",
@@ -614,6 +635,7 @@ SUBRESOURCE_KINDS: dict[str, tuple[str, str, str]] = {
     "attach": ("", "v1", "PodAttachOptions"),
     "portforward": ("", "v1", "PodPortForwardOptions"),
     "scale": ("autoscaling", "v1", "Scale"),  # a custom resource's (kjobs.server.crscale)
+    "token": ("authentication.k8s.io", "v1", "TokenRequest"),  # a ServiceAccount's (kjobs.server.satokens)
 }
 """Subresources whose request/response kind is not the parent's: (group, version, kind)."""
 
@@ -623,9 +645,11 @@ SUBRESOURCE_VERBS: dict[str, list[str]] = {
     "exec": ["create", "get"],
     "attach": ["create", "get"],
     "portforward": ["create", "get"],
+    "proxy": ["create", "delete", "get", "patch", "update"],  # kjobs.server.proxy: the connect methods' verbs
     "eviction": ["create"],
     "binding": ["create"],
     "scale": ["get", "patch", "update"],
     "finalize": ["update"],  # the namespace registry's FinalizeREST is an Updater only
     "ephemeralcontainers": ["get", "patch", "update"],  # pkg/registry/core/pod/storage EphemeralContainersREST
+    "token": ["create"],  # pkg/registry/core/serviceaccount/storage TokenREST is a NamedCreater only
 }

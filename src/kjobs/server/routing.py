@@ -91,6 +91,8 @@ def _group_version(group: str, version: str, rest: list[str]) -> Route:
     namespace: str | None = None
     if rest[0] == "namespaces" and len(rest) >= 3 and rest[2] not in _NAMESPACE_SUBRESOURCES:
         namespace, rest = rest[1], rest[2:]
+    if len(rest) > 3 and rest[2] == "proxy":  # `{name}/proxy/{path...}`: the path is the proxy's (kjobs.server.proxy)
+        rest = rest[:3]
     if len(rest) > 3:
         return NOT_FOUND
     resource = lookup(group, version, rest[0])

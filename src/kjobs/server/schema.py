@@ -22,6 +22,7 @@ import orjson
 from kjobs.api.errors import go_quote
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
+from kjobs.server.authn_schema import SCHEMAS as AUTHN_SCHEMAS
 from kjobs.server.gated_schema import overlay
 from kjobs.server.metrics_schema import SCHEMAS as METRICS_SCHEMAS
 from kjobs.server.patch import Path as FieldPath
@@ -35,6 +36,7 @@ _REF_PREFIX = "#/components/schemas/"
 def _shipped() -> dict[str, Any]:
     result: dict[str, Any] = orjson.loads(gzip.decompress(_DATA.read_bytes()))
     result.update(METRICS_SCHEMAS)  # metrics.k8s.io's kinds, which metrics-server publishes on a cluster
+    result.update(AUTHN_SCHEMAS)  # TokenRequest and TokenReview (kjobs.server.satokens)
     return result
 
 

@@ -59,7 +59,8 @@ ROOTS = [
     "io.k8s.api.core.v1.ConfigMapList",
     "io.k8s.api.core.v1.Secret",
     "io.k8s.api.core.v1.SecretList",
-    # the accounts a pod runs as (the ServiceAccount admission plugin checks them; no tokens are issued)
+    # the accounts a pod runs as (the ServiceAccount admission plugin checks them; their TokenRequests' schemas
+    # are kjobs.server.authn_schema's)
     "io.k8s.api.core.v1.ServiceAccount",
     "io.k8s.api.core.v1.ServiceAccountList",
     # RBAC's roles and bindings, which the authorizer reads (kjobs.api.rbac, kjobs.server.rbac)

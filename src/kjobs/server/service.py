@@ -43,10 +43,11 @@ from kjobs.api.errors import (
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.selectors import FieldSelector, LabelSelector
 from kjobs.api.timeutil import format_time, parse_time
+from kjobs.api.token_requests import mount_service_account_token, should_automount
 from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
 from kjobs.api.validation_scheduling import SYSTEM_PRIORITY_CLASSES
-from kjobs.server import apply, fieldtrees, limits, params, reviews, schema
+from kjobs.server import apply, fieldtrees, limits, params, reviews, schema, tokenrest
 from kjobs.server.admission import (
     DEFAULT_SERVICE_ACCOUNT,
     LIMIT_RANGER,
@@ -78,6 +79,7 @@ from kjobs.server.patch import apply_patch, strategic_merge
 from kjobs.server.quota import QuotaAdmission
 from kjobs.server.rbac import RbacAuthorizer, check_escalation
 from kjobs.server.registry import STORED, Resource, core_hook, lookup
+from kjobs.server.satokens import TokenIssuer
 from kjobs.server.serviceips import KUBERNETES_SERVICE_IP, Allocation, ServiceAllocator
 from kjobs.server.storage import Storage
 
@@ -440,6 +442,7 @@ class ApiService:
         features: FeatureGates = DEFAULT,
         field_managers: bool = True,
         record_events: bool = True,
+        token_volumes: bool = True,
     ) -> None:
         self.store = store
         self.features = features
@@ -449,6 +452,9 @@ class ApiService:
         objects: `kjobs simulate`, `kjobs run` without `--serve`; `ClusterSettings.field_managers`). Server-side
         apply records its own either way."""
         self.record_events = record_events
+        self.token_volumes = token_volumes
+        """Whether the ServiceAccount plugin gives created pods the `kube-api-access-*` volume (False only where no
+        pod reaches this API and nobody reads the pods: `kjobs run` without `--serve`, `kjobs simulate`)."""
         """Whether this process's components write Events through a `LocalClient` of this service
         (`ClusterSettings.events`; `kjobs.client.events.EventRecorder`)."""
         self.clock = clock
@@ -467,6 +473,9 @@ class ApiService:
         self.quota = QuotaAdmission(store, clock)
         """The LimitRanger and ResourceQuota admission plugins (`kjobs.server.quota`)."""
         self.crds.sync_now()
+        self.tokens = TokenIssuer()
+        """Signs and verifies ServiceAccount tokens (`kjobs.server.satokens`): a key of this process unless the
+        server keeps one in its data directory (`kjobs up`: `<data-dir>/pki/sa.key`)."""
 
     # ------------------------------------------------------------------------------------------- helpers
 
@@ -594,6 +603,8 @@ class ApiService:
         itself (the admission plugins skip subresources): see `kjobs.server.admission`."""
         if r.kind == "Pod" and not subresource:
             obj = admit_pod(obj, self.admission, create=create)
+            if create and self.token_volumes and self.admission.enabled(SERVICE_ACCOUNT):
+                obj = self._mount_token(obj)
             if self.admission.enabled(PRIORITY):
                 classes = self._priority_classes() if create else ()
                 obj = admit_pod_priority(obj, None if create else old, classes, generated=generated)
@@ -607,6 +618,28 @@ class ApiService:
         elif r.kind == "PersistentVolume" and not subresource and create:
             obj = admit_volume(obj, self.admission)
         return obj
+
+    def _mount_token(self, pod: Obj) -> Obj:
+        """The ServiceAccount plugin's token volume (`kjobs.api.token_requests.mount_service_account_token`) for a
+        created pod that is not a mirror pod and whose automounting neither it nor its account turns off (the
+        account as stored now; a missing one, which the lookup refuses where it is on, does not turn it off)."""
+        spec = pod.get("spec")
+        meta = pod.get("metadata") or {}
+        if not isinstance(spec, dict) or MIRROR_POD_ANNOTATION in (meta.get("annotations") or {}):
+            return pod
+        account = None
+        if not isinstance(spec.get("automountServiceAccountToken"), bool):
+            name = str(spec.get("serviceAccountName") or DEFAULT_SERVICE_ACCOUNT)
+            account = self.store.get("serviceaccounts", str(meta.get("namespace") or ""), name, shared=True)
+        if not should_automount(spec, account):
+            return pod
+        changes = mount_service_account_token(spec)
+        return pod if changes is None else {**pod, "spec": {**spec, **changes}}
+
+    async def create_token(self, namespace: str, name: str, body: Any, *, dry_run: bool = False) -> Result:
+        """POST serviceaccounts/{name}/token (`kjobs.server.tokenrest.create_token`); nothing is stored, so a dry
+        run is answered the same."""
+        return Result(tokenrest.create_token(self, namespace, name, body), 201)
 
     def _storage_classes(self) -> list[Obj]:
         """The StorageClasses, for the storage admission plugins (few; listed when a claim is written)."""
@@ -862,6 +895,9 @@ class ApiService:
             raise invalid(r.kind, name, errors, group=r.group)
 
     def _object_warnings(self, r: Resource, new: Obj, old: Obj | None) -> list[str]:
+        """The strategy's `WarningsOnCreate`/`WarningsOnUpdate` (a pod create's: pkg/api/pod/warnings.go, about
+        10 µs). They only ever reach a client as `Warning` headers, so a caller that drops them (`warn=False`:
+        `LocalClient`, kjobs' in-process components) does not have them computed; nothing else reads them."""
         hook = r.hook("warnings")
         if hook is None:
             return []
@@ -1000,6 +1036,8 @@ class ApiService:
         """POST of a review (`kubectl auth whoami`, `kubectl auth can-i`, a SubjectAccessReview; a
         LocalSubjectAccessReview in `namespace`): answered from `user` or the user it names, not stored."""
         warnings = self._decode_check(r, body, field_validation)
+        if r.kind == "TokenReview":
+            return Result(tokenrest.token_review(self, body), 201, warnings)
         if r.namespaced:
             meta = body.get("metadata")
             if isinstance(meta, dict) and meta.get("namespace") not in (None, "", namespace):
@@ -1018,8 +1056,9 @@ class ApiService:
         manager: str | None = None,
         dry_run: bool = False,
         typed: bool = False,
+        warn: bool = True,
     ) -> Result:
-        """POST to a collection (`typed`: see `_decode_check`)."""
+        """POST to a collection (`typed`: see `_decode_check`; `warn`: see `_object_warnings`)."""
         warnings = self._decode_check(r, body, field_validation, typed=typed)
         obj: Obj = body
         obj["apiVersion"], obj["kind"] = r.api_version, r.kind
@@ -1083,6 +1122,7 @@ class ApiService:
                 manager=manager,
                 dry_run=dry_run,
                 unlabelled=unlabelled,
+                warn=warn,
             )
         finally:
             if held is not None:
@@ -1102,6 +1142,7 @@ class ApiService:
         manager: str | None,
         dry_run: bool,
         unlabelled: bool = False,
+        warn: bool = True,
     ) -> Result:
         """The rest of `create`, once a Service's IP and ports are held (`unlabelled`: validate the object without
         its `metadata.labels`, which only defaulting after the strategy gave it)."""
@@ -1121,7 +1162,8 @@ class ApiService:
         else:
             self._validate(r, obj, None, "")
         self._validate_admission(r, obj, "", create=True)
-        warnings.extend(self._object_warnings(r, obj, None))
+        if warn:
+            warnings.extend(self._object_warnings(r, obj, None))
         if r.namespaced:
             name = str(_meta(obj).get("name") or "")
             self.check_namespace(namespace, r, name)
@@ -1320,8 +1362,9 @@ class ApiService:
         manager: str | None = None,
         dry_run: bool = False,
         typed: bool = False,
+        warn: bool = True,
     ) -> Result:
-        """PUT an item or its status (`typed`: see `_decode_check`)."""
+        """PUT an item or its status (`typed`: see `_decode_check`; `warn`: see `_object_warnings`)."""
         warnings = self._decode_check(r, body, field_validation, typed=typed)
         meta = _meta(body)
         if meta.get("name") not in (None, name):
@@ -1333,8 +1376,9 @@ class ApiService:
         expected = _requested_rv(body)
         if expected is None and not r.conditional_update:
             return await self._unconditional_update(
-                r, namespace, name, body, subresource=subresource, manager=manager, dry_run=dry_run, warnings=warnings
-            )
+                r, namespace, name, body, subresource=subresource, manager=manager, dry_run=dry_run, warnings=warnings,
+                warn=warn,
+            )  # fmt: skip
         old = self._get_or_404(r, namespace, name)
         new = self._merge_update(r, old, body, subresource)
         written = await self._write(
@@ -1346,7 +1390,7 @@ class ApiService:
             manager=manager,
             operation="Update",
             dry_run=dry_run,
-            warnings=warnings,
+            warnings=warnings if warn else None,
         )
         return Result(written, 200, warnings)
 
@@ -1361,6 +1405,7 @@ class ApiService:
         manager: str | None,
         dry_run: bool,
         warnings: Warnings,
+        warn: bool = True,
     ) -> Result:
         """A PUT without a resourceVersion of a kind whose strategy's `AllowUnconditionalUpdate` is true (every
         served kind but Lease and PodDisruptionBudget): it updates whatever version is stored, retried on a
@@ -1371,7 +1416,7 @@ class ApiService:
             current = (old.get("metadata") or {}).get("resourceVersion")
             new = self._merge_update(r, old, _copy(body), subresource)
             _meta(new)["resourceVersion"] = current
-            found: Warnings = []  # this attempt's object warnings only
+            found: Warnings | None = [] if warn else None  # this attempt's object warnings only
             written = await self._write_unless_lost(
                 r,
                 old,
@@ -1384,7 +1429,7 @@ class ApiService:
                 warnings=found,
             )
             if written is not None:
-                return Result(written, 200, [*warnings, *found])
+                return Result(written, 200, [*warnings, *(found or ())])
         raise conflict(r.plural, name, group=r.group)
 
     async def patch(
@@ -1401,9 +1446,10 @@ class ApiService:
         force: bool = False,
         dry_run: bool = False,
         typed: bool = False,
+        warn: bool = True,
     ) -> Result:
         """PATCH an item or its status (strategic merge, JSON merge, JSON patch or server-side apply;
-        `typed`: see `_decode_check`)."""
+        `typed`: see `_decode_check`; `warn`: see `_object_warnings`)."""
         base = content_type.split(";", 1)[0].strip().lower()
         if base == "application/apply-patch+yaml":
             return await self._apply(
@@ -1454,7 +1500,7 @@ class ApiService:
                 manager=manager,
                 operation="Update",
                 dry_run=dry_run,
-                warnings=warnings,
+                warnings=warnings if warn else None,
             )
             if written is not None:
                 return Result(written, 200, warnings)

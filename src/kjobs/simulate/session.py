@@ -209,6 +209,7 @@ async def virtual_cluster(settings: ClusterSettings) -> AsyncIterator[LocalClust
         features=settings.features,
         field_managers=settings.field_managers,
         record_events=settings.events,
+        token_volumes=settings.field_managers,  # read by nobody, used by no pod: no API is served to them
     )
     cluster = LocalCluster(service, settings=settings, clock=loop.clock)
     await cluster.start()

@@ -1,0 +1,178 @@
+"""A pod's `kube-api-access-*` volume on the node: filled with a token the agent requests bound to the pod where
+pods reach an API server (the kubelet's token manager and projected volume plugin), left out silently where none
+is reachable (no mount namespace for a pod that mounts nothing else, no warning), and the `kubernetes` Service's
+variables (pkg/kubelet/envvars/envvars.go) pointed at the API server."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from kjobs.api.token_requests import MOUNT_PATH, token_volume_source
+from kjobs.api.types import Obj
+from kjobs.client.resources import CONFIG_MAPS, PODS, SERVICE_ACCOUNTS
+from kjobs.clock import FakeClock
+from kjobs.node.agent import NodeAgent, NodeAgentSettings
+from kjobs.node.envvars import CONFIG_MAP, kubernetes_service_env
+from kjobs.node.eviction import FakeMemoryMonitor
+from kjobs.node.sim_runtime import Outcome
+from kjobs.node.volumes import unmounted
+from kjobs.node.volumesetup import TOKEN, container_mounts, mounting_containers, set_up, unsupported
+from tests.node.helpers import make_pod
+from tests.node.test_agent import MACHINE, NODE
+from tests.node.test_agent_volumes import MountingRuntime
+from tests.support import local_api, settle
+
+VOLUME = "kube-api-access-abcde"
+ROOT_CA: Obj = {"kind": "ConfigMap", "metadata": {"name": "kube-root-ca.crt"}, "data": {"ca.crt": "PEM"}}
+
+
+def _pod() -> Obj:
+    container = {
+        "name": "main",
+        "image": "busybox",
+        "volumeMounts": [{"name": VOLUME, "readOnly": True, "mountPath": MOUNT_PATH}],
+    }
+    pod = make_pod([container], volumes=[{"name": VOLUME, "projected": token_volume_source()}])
+    pod["metadata"]["namespace"] = "team"
+    return pod
+
+
+def test_without_an_api_the_token_volume_is_neither_mounted_nor_named() -> None:
+    pod = _pod()
+    assert mounting_containers(pod) is False
+    assert mounting_containers(pod, api_access=True) is True
+    assert unmounted(pod) == []
+    assert unsupported(pod) == []
+
+
+def test_a_users_token_projection_is_named_only_where_no_token_is_made() -> None:
+    container = {"name": "main", "image": "busybox", "volumeMounts": [{"name": "mine", "mountPath": "/t"}]}
+    volume = {"name": "mine", "projected": {"sources": [{"serviceAccountToken": {"path": "t", "audience": "vault"}}]}}
+    pod = make_pod([container], volumes=[volume])
+    assert unsupported(pod) == ['serviceAccountToken projection of volume "mine" at /t (container main)']
+    assert unsupported(pod, api_access=True) == []
+
+
+def test_the_volume_is_skipped_without_a_token_and_written_with_one(tmp_path: Path) -> None:
+    pod = _pod()
+    sources: dict[tuple[str, str], Obj | None] = {(CONFIG_MAP, "kube-root-ca.crt"): ROOT_CA}
+    assert set_up(pod, tmp_path, sources, host_ip="10.0.0.1", pod_ip="10.0.0.2") == []
+    assert not (tmp_path / "volumes").exists()
+    assert container_mounts(pod, pod["spec"]["containers"][0], tmp_path, {}, sources) == []
+    sources[(TOKEN, f"{VOLUME}/token")] = {"token": "abc.def.ghi"}
+    assert set_up(pod, tmp_path, sources, host_ip="10.0.0.1", pod_ip="10.0.0.2") == []
+    target = tmp_path / "volumes" / "kubernetes.io~projected" / VOLUME
+    assert sorted(os.listdir(target))[-3:] == ["ca.crt", "namespace", "token"]
+    assert (target / "token").read_text() == "abc.def.ghi"
+    assert (target / "namespace").read_text() == "team"
+    assert (target / "ca.crt").read_text() == "PEM"
+    assert oct(os.stat(target / "token").st_mode & 0o777) == "0o644"
+    [bind] = container_mounts(pod, pod["spec"]["containers"][0], tmp_path, {}, sources)
+    assert (bind.source, bind.target, bind.read_only) == (str(target), MOUNT_PATH, True)
+    sources[(TOKEN, f"{VOLUME}/token")] = {"error": 'serviceaccounts "default" not found'}
+    assert set_up(pod, tmp_path, sources, host_ip="10.0.0.1", pod_ip="10.0.0.2") == [
+        f'MountVolume.SetUp failed for volume "{VOLUME}" : failed to fetch token: serviceaccounts "default" not found'
+    ]
+
+
+def test_the_kubernetes_service_variables_point_at_the_api_server() -> None:
+    assert kubernetes_service_env("127.0.0.1:6443") == {
+        "KUBERNETES_SERVICE_HOST": "127.0.0.1",
+        "KUBERNETES_SERVICE_PORT": "6443",
+        "KUBERNETES_SERVICE_PORT_HTTPS": "6443",
+        "KUBERNETES_PORT": "tcp://127.0.0.1:6443",
+        "KUBERNETES_PORT_6443_TCP": "tcp://127.0.0.1:6443",
+        "KUBERNETES_PORT_6443_TCP_PROTO": "tcp",
+        "KUBERNETES_PORT_6443_TCP_PORT": "6443",
+        "KUBERNETES_PORT_6443_TCP_ADDR": "127.0.0.1",
+    }
+    assert kubernetes_service_env("[::1]:443")["KUBERNETES_PORT"] == "tcp://[::1]:443"
+    assert kubernetes_service_env("[::1]:443")["KUBERNETES_SERVICE_HOST"] == "::1"
+
+
+def test_the_agent_requests_a_token_bound_to_the_pod_and_writes_it() -> None:
+    _token_scenario(runs_for=0.0)
+
+
+def test_a_running_pods_token_is_refreshed_at_80_percent_of_its_lifetime() -> None:
+    """The token manager's `requiresRefresh`: 0.8 × 3607 s after it was issued, a new token is written."""
+    _token_scenario(runs_for=4000.0)
+
+
+def _token_scenario(*, runs_for: float) -> None:
+    async def body() -> None:
+        clock = FakeClock()
+        runtime = MountingRuntime(clock=clock, outcome=lambda pod, container, attempt: Outcome(duration=runs_for))
+        runtime.root, runtime.set_ups = Path(tempfile.mkdtemp()), []
+        client = await local_api(clock)
+        service = client.service
+        requests: list[tuple[str, str, Obj]] = []
+
+        async def tokens(namespace: str, account: str, request: Obj) -> Obj:
+            requests.append((namespace, account, request))
+            return (await service.create_token(namespace, account, request)).obj
+
+        agent = NodeAgent(
+            client,
+            name=NODE,
+            clock=clock,
+            runtime=runtime,
+            settings=NodeAgentSettings(machine=MACHINE, pod_api="127.0.0.1:6443"),
+            memory_monitor=FakeMemoryMonitor(available_bytes=4 << 30, capacity_bytes=8 << 30),
+            tokens=tokens,
+        )
+        await agent.start()
+        try:
+            await client.create(SERVICE_ACCOUNTS, "default", {"metadata": {"name": "default"}})
+            await client.create(
+                CONFIG_MAPS, "default", {"metadata": {"name": "kube-root-ca.crt"}, "data": {"ca.crt": "PEM"}}
+            )
+            body: Obj = {
+                "metadata": {"name": "reader", "namespace": "default"},
+                "spec": {"restartPolicy": "Never", "nodeName": NODE, "containers": [{"name": "main", "image": "b"}]},
+            }
+            pod = await client.create(PODS, "default", body)
+            [volume] = [v["name"] for v in pod["spec"]["volumes"] if v["name"].startswith("kube-api-access-")]
+
+            def phase() -> str:
+                found = agent.pods.get("default", "reader") or {}
+                return str((found.get("status") or {}).get("phase") or "")
+
+            if runs_for:
+                await settle(clock, lambda: phase() == "Running")
+                started = clock.now()
+                first = runtime.root / pod["metadata"]["uid"] / "volumes" / "kubernetes.io~projected" / volume
+                before = (first / "token").read_text()
+                await settle(clock, lambda: len(requests) == 2)
+                assert 0.8 * 3607 - 1 <= clock.now() - started <= 0.8 * 3607 + 1
+                await settle(clock, lambda: (first / "token").read_text() != before)
+                assert requests[0] == requests[1]
+                return
+            await settle(clock, lambda: phase() == "Succeeded")
+            [(namespace, account, request)] = requests
+            assert (namespace, account) == ("default", "default")
+            assert request["spec"] == {
+                "audiences": [],
+                "expirationSeconds": 3607,
+                "boundObjectRef": {"apiVersion": "v1", "kind": "Pod", "name": "reader", "uid": pod["metadata"]["uid"]},
+            }
+            written = runtime.root / pod["metadata"]["uid"] / "volumes" / "kubernetes.io~projected" / volume
+            token = (written / "token").read_text()
+            payload = token.split(".")[1]
+            claims = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+            assert claims["kubernetes.io"]["pod"] == {"name": "reader", "uid": pod["metadata"]["uid"]}
+            assert claims["kubernetes.io"]["node"]["name"] == NODE
+            assert claims["exp"] - claims["iat"] == 365 * 24 * 3600  # extended; warned about after 3607 s
+            assert claims["kubernetes.io"]["warnafter"] - claims["iat"] == 3607
+            assert (written / "ca.crt").read_text() == "PEM"
+        finally:
+            await agent.stop()
+            shutil.rmtree(runtime.root, ignore_errors=True)
+
+    asyncio.run(body())
