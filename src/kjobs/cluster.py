@@ -33,6 +33,7 @@ from kjobs.controllers.garbagecollector import GarbageCollector
 from kjobs.controllers.job import JobController, JobControllerSettings
 from kjobs.controllers.nodelifecycle import NodeLifecycleController, NodeLifecycleSettings
 from kjobs.controllers.podgc import PodGCController, PodGCSettings
+from kjobs.controllers.resourcequota import ResourceQuotaController
 from kjobs.controllers.rootcacertpublisher import RootCACertPublisher
 from kjobs.controllers.scheduler import Scheduler, SchedulerSettings
 from kjobs.controllers.serviceaccounts import NAME as SERVICE_ACCOUNT_CONTROLLER
@@ -366,6 +367,7 @@ def build_controllers(
         ),
         "persistentvolumeclaim-protection": lambda: PVCProtectionController(client, clock, shared=shared),
         "persistentvolume-protection": lambda: PVProtectionController(client, clock, shared=shared),
+        "resourcequota-controller": lambda: ResourceQuotaController(client, clock, shared=shared),
     }
     return {name: makers[name]() for name in names}
 

@@ -32,6 +32,7 @@ from kjobs.client.resources import (
     PERSISTENT_VOLUMES,
     PODS,
     PRIORITY_CLASSES,
+    RESOURCE_QUOTAS,
     SERVICE_ACCOUNTS,
     SERVICES,
     STORAGE_CLASSES,
@@ -60,6 +61,7 @@ READS: dict[str, tuple[ResourceRef, ...]] = {
     "persistentvolume-binder": (STORAGE_CLASSES, PERSISTENT_VOLUMES, PERSISTENT_VOLUME_CLAIMS),
     "persistentvolumeclaim-protection": (PERSISTENT_VOLUME_CLAIMS, PODS),
     "persistentvolume-protection": (PERSISTENT_VOLUMES,),
+    "resourcequota-controller": (RESOURCE_QUOTAS, PODS, JOBS),
 }
 """The resources each controller watches (its informers), as in its constructor."""
 

@@ -1363,7 +1363,21 @@ def test_run_namespace_tests(kubectl: Cmd) -> None:
     # make sure that wait properly waits for finalization
     k("wait", "--for=delete", "ns/my-namespace")
     if_has_string(k.fails("get", "ns/my-namespace"), " not found")
-    # (`kubectl delete namespace -n my-namespace --all` and the Quota part are left out: see the doc)
+    # (`kubectl delete namespace -n my-namespace --all` is left out: see the doc)
+
+    ### Quota
+    k("create", "namespace", "quotas")
+    k.get_object_assert("namespaces/quotas", "{{.metadata.name}}", "quotas")
+    found = '{{range.items}}{{ if eq .metadata.name "test-quota" }}found{{end}}{{end}}:'
+    k.get_object_assert("quota --namespace=quotas", found, ":")
+    k("create", "quota", "test-quota", "--dry-run=client", "--namespace=quotas")
+    k("create", "quota", "test-quota", "--dry-run=server", "--namespace=quotas")
+    k.get_object_assert("quota --namespace=quotas", found, ":")
+    k("create", "quota", "test-quota", "--namespace=quotas")
+    k.get_object_assert("quota --namespace=quotas", found, "found:")
+    describe_resource_chunk_size_assert(k, "resourcequotas", "", "--namespace=quotas")
+    k("delete", "quota", "test-quota", "--namespace=quotas")
+    k("delete", "namespace", "quotas")
 
     ### Pods in Namespaces
     k.get_object_assert("namespaces", '{{range.items}}{{ if eq .metadata.name "other" }}found{{end}}{{end}}:', ":")

@@ -22,6 +22,7 @@ CONTROLLER_NAMES = (
     "persistentvolume-binder",
     "persistentvolumeclaim-protection",
     "persistentvolume-protection",
+    "resourcequota-controller",
 )
 """Every controller kjobs has, by the name `kjobs controller --controllers` and `kjobs.cluster` use."""
 

@@ -26,6 +26,9 @@ from kjobs.job.status import counter
 from kjobs.job.sync import PodActionsOutcome, SyncPlan, job_key, plan_sync
 from kjobs.job.tracking import TrackingPlan
 
+NAMESPACE_TERMINATING = "NamespaceTerminating"
+"""`v1.NamespaceTerminatingCause`: the cause of a create refused in a namespace being deleted."""
+
 T = TypeVar("T")
 
 
@@ -237,7 +240,12 @@ async def _create_slow_start(
         results = await _batch([_create(pod_control, namespace, pod) for pod in group], pod_control.inline)
         batch_failed = False
         for result in results:
-            if isinstance(result, Exception):
+            if isinstance(result, ApiError) and result.has_cause(NAMESPACE_TERMINATING):
+                # The namespace is being deleted: every later create fails too. Upstream's pod control records
+                # no event for it and manageJob drops the error (job_controller.go, controller_utils.go).
+                batch_failed = True
+                book.creation_observed(key)
+            elif isinstance(result, Exception):
                 failed += 1
                 batch_failed = True
                 book.creation_observed(key)

@@ -59,6 +59,8 @@ PRIORITY = "Priority"
 SERVICE_ACCOUNT = "ServiceAccount"
 DEFAULT_TOLERATION_SECONDS_PLUGIN = "DefaultTolerationSeconds"
 NAMESPACE_LIFECYCLE = "NamespaceLifecycle"
+LIMIT_RANGER = "LimitRanger"
+RESOURCE_QUOTA = "ResourceQuota"
 
 ALL_PLUGINS = (
     "AlwaysAdmit",
@@ -66,7 +68,7 @@ ALL_PLUGINS = (
     NAMESPACE_LIFECYCLE,
     "NamespaceExists",
     "LimitPodHardAntiAffinityTopology",
-    "LimitRanger",
+    LIMIT_RANGER,
     SERVICE_ACCOUNT,
     "NodeRestriction",
     "TaintNodesByCondition",
@@ -94,7 +96,7 @@ ALL_PLUGINS = (
     "MutatingAdmissionWebhook",
     "ValidatingAdmissionPolicy",
     "ValidatingAdmissionWebhook",
-    "ResourceQuota",
+    RESOURCE_QUOTA,
     "AlwaysDeny",
 )
 """kube-apiserver v1.32's registered admission plugins, in its order (pkg/kubeapiserver/options/plugins.go
@@ -103,14 +105,14 @@ ALL_PLUGINS = (
 DEFAULT_ON_PLUGINS = frozenset(
     {
         NAMESPACE_LIFECYCLE,
-        "LimitRanger",
+        LIMIT_RANGER,
         SERVICE_ACCOUNT,
         "DefaultStorageClass",
         "PersistentVolumeClaimResize",
         DEFAULT_TOLERATION_SECONDS_PLUGIN,
         "MutatingAdmissionWebhook",
         "ValidatingAdmissionWebhook",
-        "ResourceQuota",
+        RESOURCE_QUOTA,
         "StorageObjectInUseProtection",
         PRIORITY,
         "TaintNodesByCondition",
@@ -126,12 +128,14 @@ DEFAULT_ON_PLUGINS = frozenset(
     }
 )
 """The plugins kube-apiserver runs unless disabled (`DefaultOffAdmissionPlugins`' complement). Of these kjobs
-does NamespaceLifecycle, ServiceAccount, DefaultTolerationSeconds and Priority; the others act on objects kjobs
-does not serve (LimitRanges, ResourceQuotas, PersistentVolumeClaims, StorageClasses, RuntimeClasses, webhook and
-policy configurations, CertificateSigningRequests, IngressClasses) or on namespace Pod Security labels it does
-not enforce, so turning them off changes nothing here."""
+does NamespaceLifecycle, ServiceAccount, DefaultTolerationSeconds, Priority, LimitRanger and ResourceQuota
+(`kjobs.server.quota`: LimitRanger for pods only) and the storage ones; the others act on objects kjobs does not
+serve (RuntimeClasses, webhook and policy configurations, CertificateSigningRequests, IngressClasses) or on
+namespace Pod Security labels it does not enforce, so turning them off changes nothing here."""
 
-TOGGLED_PLUGINS = frozenset({SERVICE_ACCOUNT, DEFAULT_TOLERATION_SECONDS_PLUGIN, PRIORITY})
+TOGGLED_PLUGINS = frozenset(
+    {SERVICE_ACCOUNT, DEFAULT_TOLERATION_SECONDS_PLUGIN, PRIORITY, LIMIT_RANGER, RESOURCE_QUOTA}
+)
 """The plugins kjobs does that `--disable-admission-plugins` turns off."""
 
 

@@ -44,6 +44,8 @@ ROOTS: dict[tuple[str, str], str] = {
     ("", "ConfigMap"): "core/v1.ConfigMap",
     ("", "Secret"): "core/v1.Secret",
     ("", "ServiceAccount"): "core/v1.ServiceAccount",
+    ("", "ResourceQuota"): "core/v1.ResourceQuota",
+    ("", "LimitRange"): "core/v1.LimitRange",
     ("", "Endpoints"): "core/v1.Endpoints",
     ("discovery.k8s.io", "EndpointSlice"): "discovery/v1.EndpointSlice",
     ("", "PersistentVolume"): "core/v1.PersistentVolume",

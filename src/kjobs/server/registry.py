@@ -299,6 +299,38 @@ RESOURCES: list[Resource] = [
             "validate_update": (_CONFIG, "validate_secret_update"),
         },
     ),
+    # pkg/registry/core/resourcequota (short name quota; status written by the quota controller and by quota
+    # admission, kjobs.server.quota) and pkg/registry/core/limitrange (short name limits; no status)
+    Resource(
+        "",
+        "v1",
+        "resourcequotas",
+        "resourcequota",
+        "ResourceQuota",
+        True,
+        ("quota",),
+        subresources=("status",),
+        hooks={
+            "validate": ("kjobs.api.validation_quota", "validate_resource_quota"),
+            "validate_update": ("kjobs.api.validation_quota", "validate_resource_quota_update"),
+            "validate_status_update": ("kjobs.api.validation_quota", "validate_resource_quota_status_update"),
+        },
+    ),
+    Resource(
+        "",
+        "v1",
+        "limitranges",
+        "limitrange",
+        "LimitRange",
+        True,
+        ("limits",),
+        has_status=False,
+        hooks={
+            "default": ("kjobs.api.validation_quota", "default_limit_range_in_place"),
+            "validate": ("kjobs.api.validation_quota", "validate_limit_range"),
+            "validate_update": ("kjobs.api.validation_quota", "validate_limit_range_update"),
+        },
+    ),
     # pkg/registry/core/serviceaccount: short name `sa`, no categories; `token` issues a TokenRequest
     # (kjobs.server.satokens)
     Resource(

@@ -86,6 +86,11 @@ ROOTS = [
     # the reviews about another user (kjobs.server.reviews), which delegating authorizers create
     "io.k8s.api.authorization.v1.SubjectAccessReview",
     "io.k8s.api.authorization.v1.LocalSubjectAccessReview",
+    # quotas and limit ranges, which admission enforces on creates (kjobs.server.quota)
+    "io.k8s.api.core.v1.ResourceQuota",
+    "io.k8s.api.core.v1.ResourceQuotaList",
+    "io.k8s.api.core.v1.LimitRange",
+    "io.k8s.api.core.v1.LimitRangeList",
 ]
 
 OUTPUT = Path(__file__).parent / "data" / "schemas-v1.32.json.gz"

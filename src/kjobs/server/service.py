@@ -50,8 +50,10 @@ from kjobs.api.validation_scheduling import SYSTEM_PRIORITY_CLASSES
 from kjobs.server import apply, fieldtrees, limits, params, reviews, schema, tokenrest
 from kjobs.server.admission import (
     DEFAULT_SERVICE_ACCOUNT,
+    LIMIT_RANGER,
     MIRROR_POD_ANNOTATION,
     PRIORITY,
+    RESOURCE_QUOTA,
     SERVICE_ACCOUNT,
     SERVICE_ACCOUNT_LOOKUP_ATTEMPTS,
     SERVICE_ACCOUNT_RETRY_INTERVAL,
@@ -74,6 +76,7 @@ from kjobs.server.decoding import check_listed_unknown_fields, check_unknown_fie
 from kjobs.server.gotypes import converter_type_error, first_type_error, go_format
 from kjobs.server.logs import LogOptions, LogSource, NoLogs, validate_container
 from kjobs.server.patch import apply_patch, strategic_merge
+from kjobs.server.quota import QuotaAdmission
 from kjobs.server.rbac import RbacAuthorizer, check_escalation
 from kjobs.server.registry import STORED, Resource, core_hook, lookup
 from kjobs.server.satokens import TokenIssuer
@@ -467,6 +470,8 @@ class ApiService:
         """Who may do what, by the stored roles and bindings (its watches open at its first use)."""
         self.crds = CrdController(self)
         """The CRDs' status, their resources' serving and cleanup (`kjobs.server.crdcontroller`)."""
+        self.quota = QuotaAdmission(store, clock)
+        """The LimitRanger and ResourceQuota admission plugins (`kjobs.server.quota`)."""
         self.crds.sync_now()
         self.tokens = TokenIssuer()
         """Signs and verifies ServiceAccount tokens (`kjobs.server.satokens`): a key of this process unless the
@@ -713,6 +718,8 @@ class ApiService:
         """An object of `r` was written: a PriorityClass write makes the next pod admission list them again."""
         if r.kind == "PriorityClass":
             self._classes = None
+        elif r.kind in ("ResourceQuota", "LimitRange"):
+            self.quota.written(r.kind)
         elif r.kind == "CustomResourceDefinition" and r.group == CRD_GROUP:
             self.crds.changed()
 
@@ -1093,6 +1100,11 @@ class ApiService:
             await self._check_service_account(defaulted, namespace, generated)
         # copy on write: `defaulted` is as admission found it
         obj = self._admit(r, defaulted, "", create=True, generated=generated)
+        if r.kind == "Pod" and self.admission.enabled(LIMIT_RANGER):
+            limited = self.quota.admit_pod(obj, namespace)
+            if limited is not obj and isinstance(limited.get("status"), dict):
+                limited["status"]["qosClass"] = _qos_class(limited)  # PrepareForCreate runs after admission
+            obj = limited
         held: Allocation | None = None
         if r.kind == "Service":
             obj = {**obj}  # what the strategy and allocation add is nobody's field (`_managed`'s `admitted_from`)
@@ -1153,7 +1165,14 @@ class ApiService:
         if warn:
             warnings.extend(self._object_warnings(r, obj, None))
         if r.namespaced:
-            self.check_namespace(namespace, r, str(_meta(obj).get("name") or ""))
+            name = str(_meta(obj).get("name") or "")
+            self.check_namespace(namespace, r, name)
+            if r.kind == "Pod" and self.admission.enabled(LIMIT_RANGER):
+                self.quota.validate_pod(obj, namespace, name)
+            elif r.kind == "PersistentVolumeClaim" and self.admission.enabled(LIMIT_RANGER):
+                self.quota.validate_claim(obj, namespace, name)
+            if self.admission.enabled(RESOURCE_QUOTA):
+                await self.quota.check(r.group, r.plural, obj, namespace, name, dry_run=dry_run)
         self._managed(r, obj, None, manager, "Update", "", decoded=decoded, admitted_from=defaulted)
         if dry_run:
             # DryRunnableStorage.Create: a dry run fails as the write would if the name is taken (409

@@ -686,6 +686,29 @@ def service_account_cells(sa: Obj, now: float) -> list[Any]:
     return [sa.get("metadata", {}).get("name", ""), len(sa.get("secrets") or []), _age(sa, now)]
 
 
+RESOURCE_QUOTA_COLUMNS: list[Column] = [
+    ("Name", "string", 0, _DESC_NAME),
+    ("Age", "string", 0, _DESC_AGE),
+    ("Request", "string", 0, "Request represents a minimum amount of cpu/memory that a container may consume."),
+    ("Limit", "string", 0, "Limits control the maximum amount of cpu/memory that a container may use independent "
+     "of contention on the node."),
+]  # fmt: skip
+
+
+def resource_quota_cells(quota: Obj, now: float) -> list[Any]:
+    """One ResourceQuota row (`printResourceQuota`): `name: used/hard` for each of `spec.hard` (sorted), the
+    `limits.*` ones under LIMIT, the others under REQUEST; a value the status lacks prints 0."""
+    hard_names = sorted((quota.get("spec") or {}).get("hard") or {})
+    status = quota.get("status") or {}
+    used, hard = status.get("used") or {}, status.get("hard") or {}
+    request: list[str] = []
+    limit: list[str] = []
+    for name in hard_names:
+        column = limit if name.split(".")[0] == "limits" and "." in name else request
+        column.append(f"{name}: {used.get(name, '0')}/{hard.get(name, '0')}")
+    return [quota.get("metadata", {}).get("name", ""), _age(quota, now), ", ".join(request), ", ".join(limit)]
+
+
 # ---------------------------------------------------------------------------------------------- rbac
 
 
@@ -1006,6 +1029,7 @@ PRINTERS: dict[str, tuple[list[Column], Cells]] = {
     "ConfigMap": (CONFIG_MAP_COLUMNS, config_map_cells),
     "Secret": (SECRET_COLUMNS, secret_cells),
     "ServiceAccount": (SERVICE_ACCOUNT_COLUMNS, service_account_cells),
+    "ResourceQuota": (RESOURCE_QUOTA_COLUMNS, resource_quota_cells),
     "RoleBinding": (ROLE_BINDING_COLUMNS, binding_cells),
     "ClusterRoleBinding": (CLUSTER_ROLE_BINDING_COLUMNS, binding_cells),
     "PersistentVolume": (PERSISTENT_VOLUME_COLUMNS, persistent_volume_cells),
