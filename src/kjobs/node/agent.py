@@ -92,6 +92,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 TOKEN_MAX_TTL = 24 * 3600.0
+TOKEN_RETRY_SECONDS = 60.0
+"""After a token refresh failed, when it is tried again: the kubelet's token manager keeps the old token and asks
+again at the pod's next sync, which its periodic resync (`--sync-frequency`, 1 minute) brings."""
 """pkg/kubelet/token/token_manager.go `maxTTL`: a token is asked for again after a day at most."""
 TokenSource = Callable[[str, str, Obj], Awaitable[Obj]]
 """(namespace, ServiceAccount, TokenRequest) -> the created TokenRequest (`ApiService.create_token`'s object)."""
@@ -977,7 +980,9 @@ class NodeAgent:
 
     async def _refresh_tokens(self, pod: Obj) -> None:
         """A running pod's tokens are due (`_plan_refresh`): ask for them all again and rewrite its volumes through
-        the atomic writer, as the kubelet's periodic remount does; a sync before then is re-armed for the time."""
+        the atomic writer, as the kubelet's periodic remount does; a sync before then is re-armed for the time. A
+        token that cannot be had keeps the old one in place and is asked for again `TOKEN_RETRY_SECONDS` later
+        (pkg/kubelet/token/token_manager.go `GetServiceAccountToken`, at the next resync)."""
         uid, key = _uid(pod), _key(pod)
         due = self._token_refresh[uid]
         now = self.clock.now()
@@ -988,9 +993,17 @@ class NodeAgent:
         extra = self._claim_volumes.get(uid)
         if extra is None or uid not in self._env_refs:
             return
-        for entry in [k for k in extra if k[0] == TOKEN]:
-            del extra[entry]
+        held = {entry: extra.pop(entry) for entry in [k for k in extra if k[0] == TOKEN]}
         await self._fetch_tokens(pod)
+        failed = [entry for entry in held if (extra.get(entry) or {}).get("error")]
+        for entry in failed:  # GetServiceAccountToken: "Couldn't update token", the old one is kept
+            log.warning("pod %s/%s: couldn't update token %s: %s", key[0], key[1], entry[1], extra[entry]["error"])
+            extra[entry] = held[entry]
+        if failed:
+            retry = now + TOKEN_RETRY_SECONDS
+            if retry < self._token_refresh.get(uid, retry + 1):
+                self._token_refresh[uid] = retry
+                self.queue.add_after(key, TOKEN_RETRY_SECONDS)
         sources = await self._env_sources(pod, self._env_refs[uid])
         for message in self.runtime.prepare_volumes(pod, sources):  # type: ignore[attr-defined]
             log.warning("pod %s/%s: refreshing its tokens: %s", key[0], key[1], message)
