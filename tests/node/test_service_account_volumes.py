@@ -13,11 +13,11 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from kjobs.api.errors import ApiError
 from kjobs.api.token_requests import MOUNT_PATH, token_volume_source
 from kjobs.api.types import Obj
 from kjobs.client.resources import CONFIG_MAPS, PODS, SERVICE_ACCOUNTS
 from kjobs.clock import FakeClock
-from kjobs.api.errors import ApiError
 from kjobs.node.agent import TOKEN_RETRY_SECONDS, NodeAgent, NodeAgentSettings
 from kjobs.node.envvars import CONFIG_MAP, kubernetes_service_env
 from kjobs.node.eviction import FakeMemoryMonitor
@@ -168,7 +168,7 @@ def _token_scenario(*, runs_for: float, fail_refreshes: int = 0) -> None:
                 await settle(clock, lambda: len(requests) == 2)
                 assert 0.8 * 3607 - 1 <= clock.now() - started <= 0.8 * 3607 + 1
                 for attempt in range(fail_refreshes):
-                    await settle(clock, lambda: len(requests) == 3 + attempt)
+                    await settle(clock, lambda wanted=3 + attempt: len(requests) == wanted)  # type: ignore[misc]
                     assert times[-1] - times[-2] == TOKEN_RETRY_SECONDS  # the next resync, not the next 80 %
                 assert seen == [before] * (1 + fail_refreshes)  # the old token stays in place meanwhile
                 await settle(clock, lambda: (first / "token").read_text() != before)
