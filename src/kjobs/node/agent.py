@@ -98,10 +98,10 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 TOKEN_MAX_TTL = 24 * 3600.0
+"""pkg/kubelet/token/token_manager.go `maxTTL`: a token is asked for again after a day at most."""
 TOKEN_RETRY_SECONDS = 60.0
 """After a token refresh failed, when it is tried again: the kubelet's token manager keeps the old token and asks
 again at the pod's next sync, which its periodic resync (`--sync-frequency`, 1 minute) brings."""
-"""pkg/kubelet/token/token_manager.go `maxTTL`: a token is asked for again after a day at most."""
 TokenSource = Callable[[str, str, Obj], Awaitable[Obj]]
 """(namespace, ServiceAccount, TokenRequest) -> the created TokenRequest (`ApiService.create_token`'s object)."""
 
