@@ -5,7 +5,8 @@ rich live table, otherwise one plain line per change. The session ends when the 
 (Complete → exit 0, Failed → exit 1) or the timeout passes (exit 1). With `serve_port` the same API is served
 over HTTPS on loopback, with a PKI made for this run (`kjobs.server.tls`, removed when it ends) whose admin
 certificate the written kubeconfig carries, so `kubectl get pods -w` can watch the run (and, with `keep_serving`,
-inspect it afterwards). `disruptions` are applied by a `kjobs.disrupt.Disruptor` while the Job runs; what they
+inspect it afterwards); its pods then reach that API with their ServiceAccount tokens, as on `kjobs up`
+(docs/service-account-tokens.md). `disruptions` are applied by a `kjobs.disrupt.Disruptor` while the Job runs; what they
 do is told in the same stream of lines as the failure decisions they lead to.
 """
 
