@@ -104,7 +104,8 @@ class ClusterSettings:
     verify the API server with (`kjobs up`'s `pki/ca.crt`; none over plain http)."""
     pod_api: str = ""
     """`HOST:PORT` where pods reach the API server with their ServiceAccount tokens (`kjobs up`: its listen
-    address, loopback for a wildcard; `NodeAgentSettings.pod_api`); empty where nothing serves the API to pods."""
+    address, loopback for a wildcard; `kjobs run --serve`: its loopback port; `NodeAgentSettings.pod_api`); empty
+    where nothing serves the API to pods."""
     features: FeatureGates = DEFAULT
     """The `--feature-gates` of every component (`kjobs.api.features`); `create_app` takes them too."""
     leader_election: bool = False

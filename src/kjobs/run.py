@@ -5,7 +5,8 @@ rich live table, otherwise one plain line per change. The session ends when the 
 (Complete → exit 0, Failed → exit 1) or the timeout passes (exit 1). With `serve_port` the same API is served
 over HTTPS on loopback, with a PKI made for this run (`kjobs.server.tls`, removed when it ends) whose admin
 certificate the written kubeconfig carries, so `kubectl get pods -w` can watch the run (and, with `keep_serving`,
-inspect it afterwards). `disruptions` are applied by a `kjobs.disrupt.Disruptor` while the Job runs; what they
+inspect it afterwards); its pods then reach that API with their ServiceAccount tokens, as on `kjobs up`
+(docs/service-account-tokens.md). `disruptions` are applied by a `kjobs.disrupt.Disruptor` while the Job runs; what they
 do is told in the same stream of lines as the failure decisions they lead to.
 """
 
@@ -30,6 +31,7 @@ from kjobs.api.types import Obj
 from kjobs.client.local import LocalClient
 from kjobs.client.resources import JOBS, PODS
 from kjobs.cluster import ClusterSettings, LocalCluster, create_configs, metric_registries, sparse_gc, tune_gc
+from kjobs.controllers import CONTROLLER_NAMES, EMBEDDED_CONTROLLERS
 from kjobs.disrupt import Disruption, Disruptor
 from kjobs.job import pods as P
 from kjobs.node.logsource import AgentLogs
@@ -125,6 +127,8 @@ async def _run_job(job: Obj, options: RunOptions) -> int:
     logs = AgentLogs()
     # the provisioned volumes live as long as the run's cluster, whose claims and volumes are in memory
     storage_dir = Path(tempfile.mkdtemp(prefix="kjobs-run-storage-"))
+    # Served, pods reach the API as `kjobs up`'s do (its address and CA are known before any agent starts).
+    serving = await _prepare_serving(options) if options.serve_port is not None else None
     settings = ClusterSettings(
         nodes=options.nodes,
         pod_failure_backoff=options.backoff,
@@ -136,6 +140,9 @@ async def _run_job(job: Obj, options: RunOptions) -> int:
         events=options.serve_port is not None,
         leader_election=options.serve_port is not None,  # served, a `kjobs controller` could point at it
         storage_dir=str(storage_dir),
+        root_ca=serving.pki.ca_pem.decode() if serving is not None else "",
+        controllers=_SERVED_CONTROLLERS if serving is not None else EMBEDDED_CONTROLLERS,
+        pod_api=f"127.0.0.1:{serving.port}" if serving is not None else "",
     )
     app, service = _api(store, logs, settings)
     cluster = LocalCluster(service, settings=settings, logs=logs)
@@ -147,8 +154,8 @@ async def _run_job(job: Obj, options: RunOptions) -> int:
     await cluster.start()
     server: Any = None
     try:
-        if options.serve_port is not None:
-            server = await _serve(app, options, out)
+        if serving is not None:
+            server = await _serve(app, serving, options, out)
         namespace = str((job.get("metadata") or {}).get("namespace") or "default")
         try:
             user = LocalClient(service, manager="kjobs-run", typed=False)  # the manifest is checked as JSON
@@ -178,10 +185,20 @@ async def _run_job(job: Obj, options: RunOptions) -> int:
             server.should_exit = True
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(server.task, 5)
-            shutil.rmtree(server.private_dir, ignore_errors=True)
+        elif serving is not None:  # the cluster failed to start: the socket was never served
+            serving.sock.close()
         await cluster.stop()
+        if serving is not None:
+            shutil.rmtree(serving.private, ignore_errors=True)
         store.close()
         shutil.rmtree(storage_dir, ignore_errors=True)
+
+
+_SERVED_CONTROLLERS = tuple(
+    name for name in CONTROLLER_NAMES if name in EMBEDDED_CONTROLLERS or name == "rootcacertpublisher"
+)
+"""Served, the run's pods verify its TLS with the CA the root CA publisher puts in `kube-root-ca.crt`, which their
+`kube-api-access-*` volumes project."""
 
 
 def missing_service_account(job: Obj, namespace: str, exists: Callable[[str, str], bool]) -> ApiError | None:
@@ -408,25 +425,42 @@ class _Served:
     task: asyncio.Task[None]
 
 
-async def _serve(app: Any, options: RunOptions, out: TextIO) -> Any:
-    """Serve the API over TLS on loopback in this event loop and write a kubeconfig for it."""
-    import uvicorn
+@dataclass
+class _Serving:
+    """What `--serve` serves with, made before the cluster starts: its pods' `KUBERNETES_SERVICE_*` and
+    `kube-root-ca.crt` name the port and the CA."""
 
-    from kjobs.server import kubeconfig as kubeconfig_file
+    private: Path
+    """The PKI and the kubeconfig (mode 0700): removed at the end."""
+    pki: Any
+    sock: Any
+    port: int
+
+
+async def _prepare_serving(options: RunOptions) -> _Serving:
     from kjobs.server import tls
-    from kjobs.server.runner import bind, server_config
+    from kjobs.server.runner import bind
 
     private = Path(tempfile.mkdtemp(prefix="kjobs-run-"))  # mode 0700
     pki = await asyncio.to_thread(tls.ensure, private / "pki", "127.0.0.1")
     sock = bind("127.0.0.1", options.serve_port or 0)
-    url = f"https://127.0.0.1:{sock.getsockname()[1]}"
-    server = uvicorn.Server(server_config(app, pki=pki, lifespan="off"))
+    return _Serving(private=private, pki=pki, sock=sock, port=int(sock.getsockname()[1]))
+
+
+async def _serve(app: Any, serving: _Serving, options: RunOptions, out: TextIO) -> Any:
+    """Serve the API over TLS on loopback in this event loop and write a kubeconfig for it."""
+    import uvicorn
+
+    from kjobs.server import kubeconfig as kubeconfig_file
+    from kjobs.server.runner import server_config
+
+    url = f"https://127.0.0.1:{serving.port}"
+    server = uvicorn.Server(server_config(app, pki=serving.pki, lifespan="off"))
     server.config.setup_event_loop = lambda: None  # type: ignore[method-assign]
-    task = asyncio.get_running_loop().create_task(server.serve(sockets=[sock]))
-    path = Path(options.kubeconfig or private / "kubeconfig")
-    kubeconfig_file.write(path, url, pki=pki)
+    task = asyncio.get_running_loop().create_task(server.serve(sockets=[serving.sock]))
+    path = Path(options.kubeconfig or serving.private / "kubeconfig")
+    kubeconfig_file.write(path, url, pki=serving.pki)
     print(f"serving the API on {url}; to watch: export KUBECONFIG={path}", file=out, flush=True)
     server.task = task  # type: ignore[attr-defined]
     server.url = url  # type: ignore[attr-defined]
-    server.private_dir = private  # type: ignore[attr-defined]  # the PKI and the kubeconfig: removed at the end
     return server

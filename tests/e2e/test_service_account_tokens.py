@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -160,3 +161,66 @@ def test_a_deleted_pods_token_is_refused(up: Up, tmp_path: Path) -> None:
     _until(lambda: up("get", "pod", "holder")[0] == 1 or None, "holder gone")
     code, out = _as_token(up, token, "auth", "whoami")
     assert code == 1 and "Unauthorized" in out
+
+
+JOINED_SCRIPT = """
+import os
+from kubernetes import client, config
+config.load_incluster_config()
+print("host", os.environ["KUBERNETES_SERVICE_HOST"], os.environ["KUBERNETES_SERVICE_PORT"])
+print("backend", os.environ.get("BACKEND_SERVICE_HOST"), os.environ.get("BACKEND_SERVICE_PORT"))
+me = client.CoreV1Api().read_namespaced_pod(os.environ["HOSTNAME"], "default")
+print("on", me.spec.node_name)
+"""
+
+
+@pytest.mark.skipif(not mounting_enabled(), reason="no mount namespace can be made here")
+def test_a_joined_nodes_pod_reaches_the_api_with_a_token_the_agent_requested(up: Up, tmp_path: Path) -> None:
+    """`kjobs node join`: the agent requests its pods' tokens with its own credentials and points
+    `KUBERNETES_SERVICE_HOST`/`PORT` at the server it reaches; its Services informer gives the service links."""
+    up.ok("create", "serviceaccount", "self-reader")
+    up.ok("create", "role", "self-reader", "--verb=get", "--resource=pods")
+    up.ok("create", "rolebinding", "self-reader", "--role=self-reader", "--serviceaccount=default:self-reader")
+    up.ok("create", "service", "clusterip", "backend", "--tcp=80:8080")
+    backend_ip = up.ok("get", "service", "backend", "-o", "jsonpath={.spec.clusterIP}")
+    argv = [sys.executable, "-m", "kjobs", "node", "join", "--kubeconfig", str(up.config), "--name", "joined-1"]
+    log = (tmp_path / "agent.log").open("wb")
+    agent = subprocess.Popen([*argv, "--root-dir", str(tmp_path / "joined-1")], stderr=log)
+    try:
+        _until(lambda: "True" in up("get", "node", "joined-1", "-o", _READY)[1] or None, "joined-1 ready")
+        pod = {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": "joined-reader"},
+            "spec": {
+                "nodeName": "joined-1",
+                "serviceAccountName": "self-reader",
+                "restartPolicy": "Never",
+                "containers": [{"name": "main", "image": "python", "command": [sys.executable, "-c", JOINED_SCRIPT]}],
+            },
+        }
+        up.ok("apply", "-f", "-", stdin=json.dumps(pod))
+
+        def ended() -> str | None:
+            phase = up.ok("get", "pod", "joined-reader", "-o", "jsonpath={.status.phase}")
+            return phase if phase in ("Succeeded", "Failed") else None
+
+        assert _until(ended, "joined-reader ended") == "Succeeded", up.ok("logs", "joined-reader")
+        server = up.ok("config", "view", "-o", "jsonpath={.clusters[0].cluster.server}")
+        host, port = server.removeprefix("https://").rsplit(":", 1)
+        logs = up.ok("logs", "joined-reader")
+        assert f"host {host} {port}" in logs
+        assert f"backend {backend_ip} 80" in logs
+        assert "on joined-1" in logs
+    finally:
+        agent.terminate()
+        try:
+            agent.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            agent.kill()
+            agent.wait()
+        log.close()
+        up("delete", "node", "joined-1", "--wait=false")
+
+
+_READY = "jsonpath={.status.conditions[?(@.type=='Ready')].status}"

@@ -123,8 +123,19 @@ def api(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     with serve(store, pki=shared_pki()) as url:
         config = tmp_path / "kubeconfig.yaml"
         kubeconfig.write(config, url, pki=shared_pki())  # the agent authenticates with the admin certificate
+        _as_controllers_would(url)
         yield url, config
     store.close()
+
+
+def _as_controllers_would(url: str) -> None:
+    """What a cluster's controllers make for pods in `default`, on a bare API server: a joined agent fills their
+    `kube-api-access-*` volumes with a token of the account and the published root CA
+    (docs/service-account-tokens.md)."""
+    with httpx.Client(base_url=url, timeout=10, verify=client_tls()) as http:
+        root_ca = {"metadata": {"name": "kube-root-ca.crt"}, "data": {"ca.crt": shared_pki().ca_pem.decode()}}
+        http.post("/api/v1/namespaces/default/configmaps", json=root_ca)
+        http.post("/api/v1/namespaces/default/serviceaccounts", json={"metadata": {"name": "default"}})
 
 
 def _kjobs(*args: str) -> list[str]:
@@ -312,6 +323,7 @@ def test_logs_of_an_agent_in_another_process_stream_through_the_api(tmp_path: Pa
     with serve(store, logs=logs, pki=shared_pki()) as url:
         config = tmp_path / "kubeconfig.yaml"
         kubeconfig.write(config, url, pki=shared_pki())
+        _as_controllers_would(url)
         with (
             _joined(config, tmp_path, "n3", stdout=subprocess.PIPE, stderr=subprocess.PIPE) as agent,
             httpx.Client(base_url=url, timeout=10, verify=client_tls()) as http,

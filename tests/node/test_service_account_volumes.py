@@ -13,11 +13,12 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from kjobs.api.errors import ApiError
 from kjobs.api.token_requests import MOUNT_PATH, token_volume_source
 from kjobs.api.types import Obj
 from kjobs.client.resources import CONFIG_MAPS, PODS, SERVICE_ACCOUNTS
 from kjobs.clock import FakeClock
-from kjobs.node.agent import NodeAgent, NodeAgentSettings
+from kjobs.node.agent import TOKEN_RETRY_SECONDS, NodeAgent, NodeAgentSettings
 from kjobs.node.envvars import CONFIG_MAP, kubernetes_service_env
 from kjobs.node.eviction import FakeMemoryMonitor
 from kjobs.node.sim_runtime import Outcome
@@ -105,7 +106,13 @@ def test_a_running_pods_token_is_refreshed_at_80_percent_of_its_lifetime() -> No
     _token_scenario(runs_for=4000.0)
 
 
-def _token_scenario(*, runs_for: float) -> None:
+def test_a_failed_refresh_keeps_the_old_token_and_is_tried_again_at_the_next_resync() -> None:
+    """token_manager.go: a refresh that fails logs "Couldn't update token" and keeps the cached token; the pod's
+    next sync (the kubelet's 1-minute resync) asks again."""
+    _token_scenario(runs_for=4000.0, fail_refreshes=2)
+
+
+def _token_scenario(*, runs_for: float, fail_refreshes: int = 0) -> None:
     async def body() -> None:
         clock = FakeClock()
         runtime = MountingRuntime(clock=clock, outcome=lambda pod, container, attempt: Outcome(duration=runs_for))
@@ -114,8 +121,16 @@ def _token_scenario(*, runs_for: float) -> None:
         service = client.service
         requests: list[tuple[str, str, Obj]] = []
 
+        times: list[float] = []
+        files: list[Path] = []
+        seen: list[str] = []  # the token file as each request finds it
+
         async def tokens(namespace: str, account: str, request: Obj) -> Obj:
             requests.append((namespace, account, request))
+            times.append(clock.now())
+            seen.extend(path.read_text() for path in files)
+            if 1 < len(requests) <= 1 + fail_refreshes:
+                raise ApiError(503, "ServiceUnavailable", "the server is currently unable to handle the request")
             return (await service.create_token(namespace, account, request)).obj
 
         agent = NodeAgent(
@@ -149,10 +164,16 @@ def _token_scenario(*, runs_for: float) -> None:
                 started = clock.now()
                 first = runtime.root / pod["metadata"]["uid"] / "volumes" / "kubernetes.io~projected" / volume
                 before = (first / "token").read_text()
+                files.append(first / "token")
                 await settle(clock, lambda: len(requests) == 2)
                 assert 0.8 * 3607 - 1 <= clock.now() - started <= 0.8 * 3607 + 1
+                for attempt in range(fail_refreshes):
+                    await settle(clock, lambda wanted=3 + attempt: len(requests) == wanted)  # type: ignore[misc]
+                    assert times[-1] - times[-2] == TOKEN_RETRY_SECONDS  # the next resync, not the next 80 %
+                assert seen == [before] * (1 + fail_refreshes)  # the old token stays in place meanwhile
                 await settle(clock, lambda: (first / "token").read_text() != before)
-                assert requests[0] == requests[1]
+                assert len(requests) == 2 + fail_refreshes
+                assert all(request == requests[0] for request in requests)
                 return
             await settle(clock, lambda: phase() == "Succeeded")
             [(namespace, account, request)] = requests

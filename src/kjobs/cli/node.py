@@ -12,8 +12,10 @@ import asyncio
 import contextlib
 import signal
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import click
 
@@ -180,9 +182,11 @@ async def _join(
     connection: Any, name: str, runtime: str, root_dir: Path | None, settings: Any, outcome: Any = None
 ) -> None:
     from kjobs.api.errors import ApiError
+    from kjobs.api.types import Obj
     from kjobs.client.http import HttpClient
+    from kjobs.client.resources import SERVICE_ACCOUNTS
     from kjobs.clock import RealClock
-    from kjobs.node.agent import NodeAgent
+    from kjobs.node.agent import NodeAgent, TokenSource
     from kjobs.node.runtime import ContainerRuntime, StatusCallback
 
     clock = RealClock()
@@ -204,7 +208,16 @@ async def _join(
         return ProcessRuntime(root_dir=root_dir or default_root_dir() / name, clock=clock, on_status=on_status)
 
     client = HttpClient(connection, user_agent=f"kjobs-node/{name}")
-    agent = NodeAgent(client, name=name, clock=clock, runtime_factory=make_runtime, settings=settings)
+    tokens: TokenSource | None = None
+    pod_api = pod_api_of(connection.server)
+    if pod_api:  # the kubelet's token manager: TokenRequests with the node's own credentials
+
+        async def create_token(namespace: str, account: str, body: Obj) -> Obj:
+            return await client.post_subresource(SERVICE_ACCOUNTS, namespace, account, "token", body)
+
+        tokens = create_token
+        settings = replace(settings, pod_api=pod_api)
+    agent = NodeAgent(client, name=name, clock=clock, runtime_factory=make_runtime, settings=settings, tokens=tokens)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -223,6 +236,22 @@ async def _join(
     finally:
         await agent.stop()
         await client.close()
+
+
+def pod_api_of(server: str) -> str:
+    """`HOST:PORT` where a joined agent's pods reach the API server: the address the agent itself reaches it at
+    (the kubeconfig's `server`, port 443 unless it names one), which the server's certificate names when it is
+    `kjobs up`'s (its `--host` or loopback). Empty for plain http (`kjobs up --insecure-http-loopback`): no
+    token authenticates there, so no token is requested (docs/service-account-tokens.md)."""
+    parts = urlsplit(server)
+    if parts.scheme != "https" or not parts.hostname:
+        return ""
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    try:
+        port = parts.port or 443
+    except ValueError:
+        return ""
+    return f"{host}:{port}"
 
 
 @node_group.command("shutdown")

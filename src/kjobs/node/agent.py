@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import logging
 from collections import ChainMap
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -34,13 +34,19 @@ from kjobs.api.types import Obj
 from kjobs.client.base import Client
 from kjobs.client.events import EventRecorder
 from kjobs.client.informer import Informer, Key
-from kjobs.client.resources import LEASES, NODES, PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, PODS
+from kjobs.client.resources import LEASES, NODES, PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, PODS, SERVICES
 from kjobs.client.workqueue import WorkQueue
 from kjobs.clock import Clock
 from kjobs.node import nodestatus
 from kjobs.node.admission import Load, LoadBook, admit, pod_requests
 from kjobs.node.configsources import ConfigSources
-from kjobs.node.envvars import EnvSources, env_references
+from kjobs.node.envvars import (
+    EnvSources,
+    env_references,
+    kubernetes_service_env,
+    service_ip_set,
+    service_link_env,
+)
 from kjobs.node.eviction import (
     DEFAULT_THRESHOLD,
     EVICTED,
@@ -93,6 +99,9 @@ log = logging.getLogger(__name__)
 
 TOKEN_MAX_TTL = 24 * 3600.0
 """pkg/kubelet/token/token_manager.go `maxTTL`: a token is asked for again after a day at most."""
+TOKEN_RETRY_SECONDS = 60.0
+"""After a token refresh failed, when it is tried again: the kubelet's token manager keeps the old token and asks
+again at the pod's next sync, which its periodic resync (`--sync-frequency`, 1 minute) brings."""
 TokenSource = Callable[[str, str, Obj], Awaitable[Obj]]
 """(namespace, ServiceAccount, TokenRequest) -> the created TokenRequest (`ApiService.create_token`'s object)."""
 
@@ -405,6 +414,14 @@ class NodeAgent:
         """Whether this node's pods reach an API server: their `kube-api-access-*` volumes are mounted."""
         if self.api_access and hasattr(self.runtime, "pod_api"):
             setattr(self.runtime, "pod_api", self.settings.pod_api)  # noqa: B010
+        self._kubernetes_env = kubernetes_service_env(self.settings.pod_api) if self.api_access else {}
+        """The `kubernetes` Service's variables every container gets (pointed at the API server itself)."""
+        self.services: Informer | None = None
+        """Every Service, as the kubelet's service lister has them: the service-link variables of containers
+        (`_service_env`). Only for a runtime that starts processes (the simulated one reads no environment)."""
+        if hasattr(self.runtime, "pod_api") and hasattr(self.runtime, "service_env"):
+            self.services = Informer(client, SERVICES, clock=clock)
+            setattr(self.runtime, "service_env", self._service_env)  # noqa: B010
         """Watches of what the pods of `_env_refs` read, so that each container start reads current values."""
         self._pressure_seen_at: float | None = None
         self._soft_met_since: float | None = None
@@ -441,7 +458,11 @@ class NodeAgent:
         self.node_informer.add_handler(self._on_node)
         self.pods.start()
         self.node_informer.start()
-        await asyncio.gather(self.pods.synced.wait(), self.node_informer.synced.wait())
+        waits = [self.pods.synced.wait(), self.node_informer.synced.wait()]
+        if self.services is not None:  # the kubelet builds no environment before its Services were listed once
+            self.services.start()
+            waits.append(self.services.synced.wait())
+        await asyncio.gather(*waits)
         # What a previous agent started for pods deleted while no agent ran is stopped, as the kubelet's
         # housekeeping stops containers of pods it is no longer bound to.
         self.runtime.release_unclaimed({_uid(pod) for pod in self.pods.list()})
@@ -481,6 +502,8 @@ class NodeAgent:
         self._tasks = []
         await self.pods.stop()
         await self.node_informer.stop()
+        if self.services is not None:
+            await self.services.stop()
         await self.config_sources.stop()
         await self.cluster_records.stop()
         if self.log_server is not None:
@@ -977,7 +1000,9 @@ class NodeAgent:
 
     async def _refresh_tokens(self, pod: Obj) -> None:
         """A running pod's tokens are due (`_plan_refresh`): ask for them all again and rewrite its volumes through
-        the atomic writer, as the kubelet's periodic remount does; a sync before then is re-armed for the time."""
+        the atomic writer, as the kubelet's periodic remount does; a sync before then is re-armed for the time. A
+        token that cannot be had keeps the old one in place and is asked for again `TOKEN_RETRY_SECONDS` later
+        (pkg/kubelet/token/token_manager.go `GetServiceAccountToken`, at the next resync)."""
         uid, key = _uid(pod), _key(pod)
         due = self._token_refresh[uid]
         now = self.clock.now()
@@ -988,12 +1013,44 @@ class NodeAgent:
         extra = self._claim_volumes.get(uid)
         if extra is None or uid not in self._env_refs:
             return
-        for entry in [k for k in extra if k[0] == TOKEN]:
-            del extra[entry]
+        held = {entry: extra.pop(entry) for entry in [k for k in extra if k[0] == TOKEN]}
         await self._fetch_tokens(pod)
+        failed = [entry for entry in held if (extra.get(entry) or {}).get("error")]
+        for entry in failed:  # GetServiceAccountToken: "Couldn't update token", the old one is kept
+            error = (extra.get(entry) or {}).get("error")
+            log.warning("pod %s/%s: couldn't update token %s: %s", key[0], key[1], entry[1], error)
+            extra[entry] = held[entry]
+        if failed:
+            retry = now + TOKEN_RETRY_SECONDS
+            if retry < self._token_refresh.get(uid, retry + 1):
+                self._token_refresh[uid] = retry
+                self.queue.add_after(key, TOKEN_RETRY_SECONDS)
         sources = await self._env_sources(pod, self._env_refs[uid])
         for message in self.runtime.prepare_volumes(pod, sources):  # type: ignore[attr-defined]
             log.warning("pod %s/%s: refreshing its tokens: %s", key[0], key[1], message)
+
+    def _service_env(self, pod: Obj) -> Mapping[str, str]:
+        """The Services' variables for a container of `pod` starting now (the kubelet's `getServiceEnvVarMap`):
+        the `kubernetes` Service's (pointed at the API server, `kubernetes_service_env`) always, and unless the pod
+        sets `enableServiceLinks: false`, those of every Service of its namespace with a cluster IP
+        (`service_link_env`; a namespace's own `kubernetes` Service replaces the API server's, as there). A
+        namespace without Services costs a scan of the cached ones."""
+        base = self._kubernetes_env
+        services = self.services
+        if services is None or not services.cache or (pod.get("spec") or {}).get("enableServiceLinks") is False:
+            return base
+        namespace = str((pod.get("metadata") or {}).get("namespace") or "")
+        found = [
+            service
+            for service in services.list(namespace)
+            if service_ip_set(service)
+            and not (namespace == "default" and (service.get("metadata") or {}).get("name") == "kubernetes")
+        ]
+        if not found:
+            return base
+        if any((service.get("metadata") or {}).get("name") == "kubernetes" for service in found):
+            base = {}
+        return {**base, **service_link_env(found)}
 
     def _host_ip(self) -> str:
         return str(getattr(self.runtime, "host_ip", "127.0.0.1"))

@@ -20,7 +20,7 @@ import base64
 import binascii
 import math
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import lru_cache
 
 from kjobs.api.quantity import QuantityError, parse_quantity
@@ -180,9 +180,15 @@ def container_env(
     host_ip: str = "127.0.0.1",
     pod_ip: str = "127.0.0.1",
     sources: EnvSources | None = None,
+    services: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """The variables the pod spec defines for `container`: `envFrom`, then `env` in definition order, expanded."""
+    """The variables the pod spec defines for `container`: `envFrom`, then `env` in definition order, expanded
+    against those defined before and then `services` (the Services' variables: the kubelet's
+    `expansion.MappingFuncFor(tmpEnv, serviceEnv)`), which are not in the result."""
     env: dict[str, str] = {}
+    lookup: Callable[[str], str | None] = env.get
+    if services:
+        lookup = lambda name: env.get(name, services.get(name))  # noqa: E731
     namespace = str((pod.get("metadata") or {}).get("namespace") or "")
     for source in container.get("envFrom") or ():
         ref = _env_from_ref(source)
@@ -201,7 +207,7 @@ def container_env(
         name = item.get("name", "")
         source = item.get("valueFrom")
         if source is None or item.get("value"):
-            env[name] = expand(str(item.get("value", "")), env.get)
+            env[name] = expand(str(item.get("value", "")), lookup)
             continue
         if "fieldRef" in source:
             env[name] = field_ref_value(pod, source["fieldRef"].get("fieldPath", ""), host_ip=host_ip, pod_ip=pod_ip)
@@ -274,3 +280,47 @@ def kubernetes_service_env(pod_api: str) -> dict[str, str]:
         f"{prefix}_PORT": port,
         f"{prefix}_ADDR": host,
     }
+
+
+def service_ip_set(service: Obj) -> bool:
+    """`IsServiceIPSet`: the Service has a cluster IP (not headless `None`, not an ExternalName's empty one)."""
+    cluster_ip = (service.get("spec") or {}).get("clusterIP")
+    return bool(cluster_ip) and cluster_ip != "None"
+
+
+def _env_name(name: str) -> str:
+    """pkg/kubelet/envvars `makeEnvVariableName`: upper case, `-` as `_`."""
+    return name.replace("-", "_").upper()
+
+
+def service_link_env(services: Iterable[Obj]) -> dict[str, str]:
+    """pkg/kubelet/envvars/envvars.go `FromServices` for `services`: per Service with a cluster IP,
+    `{NAME}_SERVICE_HOST`, `{NAME}_SERVICE_PORT` (its first port), `{NAME}_SERVICE_PORT_{PORTNAME}` per named port,
+    and the Docker-link variables `{NAME}_PORT` (the first port's URL) and `{NAME}_PORT_{N}_{PROTO}` with its
+    `_PROTO`, `_PORT` and `_ADDR`."""
+    env: dict[str, str] = {}
+    for service in services:
+        spec = service.get("spec") or {}
+        ports = spec.get("ports") or []
+        if not service_ip_set(service) or not ports:
+            continue
+        cluster_ip = str(spec["clusterIP"])
+        prefix = _env_name(str((service.get("metadata") or {}).get("name") or ""))
+        env[f"{prefix}_SERVICE_HOST"] = cluster_ip
+        env[f"{prefix}_SERVICE_PORT"] = str(ports[0].get("port"))
+        for port in ports:
+            if port.get("name"):
+                env[f"{prefix}_SERVICE_PORT_{_env_name(str(port['name']))}"] = str(port.get("port"))
+        host = f"[{cluster_ip}]" if ":" in cluster_ip else cluster_ip  # net.JoinHostPort
+        for index, port in enumerate(ports):
+            protocol = str(port.get("protocol") or "TCP")
+            number = str(port.get("port"))
+            url = f"{protocol.lower()}://{host}:{number}"
+            if index == 0:
+                env[f"{prefix}_PORT"] = url
+            link = f"{prefix}_PORT_{number}_{protocol.upper()}"
+            env[link] = url
+            env[f"{link}_PROTO"] = protocol.lower()
+            env[f"{link}_PORT"] = number
+            env[f"{link}_ADDR"] = cluster_ip
+    return env

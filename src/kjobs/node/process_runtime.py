@@ -53,7 +53,7 @@ from kjobs.clock import Clock, RealClock
 from kjobs.files import private_dir
 from kjobs.node import adoption, hostsfile, leftovers, mountns, security, volumesetup
 from kjobs.node.cgroups import MemoryGuard, Placement, probe_memory_guard, read_group_rss
-from kjobs.node.envvars import ConfigError, EnvSources, container_env, kubernetes_service_env
+from kjobs.node.envvars import ConfigError, EnvSources, container_env
 from kjobs.node.execution import ExecSpec
 from kjobs.node.logs import (
     TERMINATION_MESSAGE_LOG_LINES,
@@ -405,10 +405,13 @@ class ProcessRuntime(Supervisor):
             record = self.records[uid]
             spec_container = find_container(record.pod, container) or {}
             try:
-                env = container_env(record.pod, spec_container, host_ip=self.host_ip, pod_ip=self.pod_ip)
+                services = self.service_env(record.pod) if self.service_env is not None else None
+                env = container_env(
+                    record.pod, spec_container, host_ip=self.host_ip, pod_ip=self.pod_ip, services=services
+                )
             except ConfigError as exc:
                 raise ExecFailed(str(exc)) from None
-            env = {"HOSTNAME": record.pod["metadata"].get("name", ""), **env}
+            env = {"HOSTNAME": record.pod["metadata"].get("name", ""), **(services or {}), **env}
         full_env = {**self.base_env, **env}
         cwd = running.cwd or str(self.pod_dir(uid))
         cgroup = list(running.placement.argv_prefix) if running.placement is not None else []
@@ -768,8 +771,6 @@ class ProcessRuntime(Supervisor):
         own_env = {
             "HOSTNAME": str(record.pod.get("spec", {}).get("hostname") or record.pod["metadata"].get("name", ""))
         }
-        if self.pod_api:  # the `kubernetes` Service's variables, below the container's own
-            own_env.update(kubernetes_service_env(self.pod_api))
         own_env.update(env)
         if run_as is not None and run_as.home is not None and "HOME" not in env:
             own_env["HOME"] = run_as.home  # as containerd sets it from the user's passwd entry

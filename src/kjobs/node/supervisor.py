@@ -16,7 +16,7 @@ import functools
 import math
 import signal as signals
 from abc import ABC, abstractmethod
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping
 
 from kjobs.api.errors import ApiError, bad_request
 from kjobs.api.types import Obj
@@ -110,6 +110,9 @@ class Supervisor(ABC):
         self._deadlines: dict[str, Cancel] = {}
         self._env_sources: dict[str, EnvSources] = {}
         """Per pod uid, the ConfigMaps and Secrets its containers read (only pods that read any)."""
+        self.service_env: Callable[[Obj], Mapping[str, str]] | None = None
+        """Set by the node agent: the Services' variables a container of the pod gets where its own `env` has none
+        (the kubelet's `getServiceEnvVarMap`), read at each container start."""
 
     # -- what subclasses provide -------------------------------------------------------------------------
     @abstractmethod
@@ -296,13 +299,17 @@ class Supervisor(ABC):
                 record.backoff.get(name), finished, now, base=self.backoff_base, cap=self.backoff_cap
             )
         try:
+            services = self.service_env(record.pod) if self.service_env is not None else None
             env = container_env(
                 record.pod,
                 container,
                 host_ip=self.host_ip,
                 pod_ip=self.pod_ip,
                 sources=self._env_sources.get(record.uid),
+                services=services,
             )
+            if services:  # below the container's own, as the kubelet appends only those it does not define
+                env = {**services, **env}
             argv = container_command(container, env)
             attempt = self._spawn(record, container, number, env, argv)
             attempt.image = str(container.get("image", ""))
