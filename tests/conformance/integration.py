@@ -27,7 +27,8 @@ from kjobs.job.config import SyncConfig
 from kjobs.job.metrics import JobMetrics
 from kjobs.server.exposition import exposition
 from tests.conformance.gates import FEATURES
-from tests.conformance.harness import compare_conditions, resolve_times
+from tests.conformance.harness import check_status_extras, compare_conditions, resolve_times
+from tests.conformance.schema import check_step
 
 WAIT = 30.0
 ClientFactory = Callable[[], contextlib.AbstractAsyncContextManager[Client]]
@@ -90,7 +91,7 @@ class IntegrationScenario:
             self.controller = None
 
     async def create_job(self) -> None:
-        job = self.case["job"]
+        job = resolve_times(self.case["job"], time.time())
         ns = (job.get("metadata") or {}).get("namespace") or "default"
         self.job = await self.client.create(JOBS, ns, job)
 
@@ -215,16 +216,7 @@ class IntegrationScenario:
                 if value in (0, None) and got in (0, None):
                     continue
                 assert got == value, f"status.{key} = {got!r}, want {value!r} (status {status})"
-            for cond in step.get("hasConditions") or ():
-                assert any(
-                    c.get("type") == cond["type"] and c.get("status") == cond["status"]
-                    for c in status.get("conditions") or ()
-                ), f"no condition {cond}: {status.get('conditions')}"
-            if "conditionStatus" in step:
-                cs = step["conditionStatus"]
-                found = next((c for c in status.get("conditions") or () if c.get("type") == cs["type"]), None)
-                got = None if found is None else found.get("status")
-                assert got == cs["status"], f"condition {cs['type']} status {got!r}, want {cs['status']!r}"
+            check_status_extras(status, step)
 
         await eventually(check, f"job {step}")
 
@@ -321,6 +313,8 @@ class IntegrationScenario:
 
 async def run_integration(case: dict[str, Any], client_factory: ClientFactory) -> None:
     """Run every step of one integration scenario against a fresh API from `client_factory`."""
+    for i, step in enumerate(case["steps"]):
+        check_step("integration", step, f"step {i}")
     async with client_factory() as client:
         sc = IntegrationScenario(case, client)
         await sc.start_controller()
