@@ -26,16 +26,20 @@ from kjobs.job.metrics import JobMetrics
 from kjobs.job.sync import compute_failed_index_state, job_key, new_context
 from kjobs.job.tracking import plan_tracking
 
-_REL = re.compile(r"^@now(?:-(\d+)s)?$")
+_REL = re.compile(r"^@now(?:([+-])(\d+(?:\.\d+)?)s)?$")
 
 
 def resolve_times(value: Any, now: float) -> Any:
-    """Replace `@now` / `@now-Ns` markers by timestamps relative to the scenario clock."""
+    """Replace `@now` / `@now-Ns` markers by timestamps relative to the scenario clock (`@now+Ns` too); any other
+    string starting with `@now` is a form the harness does not know and fails rather than being kept as text."""
     if isinstance(value, str):
+        if not value.startswith("@now"):
+            return value
         m = _REL.match(value)
-        if m:
-            return format_time(now - int(m.group(1) or 0))
-        return value
+        if not m:
+            raise AssertionError(f"unknown timestamp form {value!r} (known: @now, @now-Ns, @now+Ns)")
+        offset = float(m.group(2) or 0)
+        return format_time(now - offset if m.group(1) == "-" else now + offset)
     if isinstance(value, list):
         return [resolve_times(v, now) for v in value]
     if isinstance(value, dict):

@@ -56,6 +56,20 @@ def scrape(metrics: JobMetrics) -> dict[tuple[str, tuple[tuple[str, str], ...]],
     }
 
 
+def merge_patch(target: Any, patch: Any) -> Any:
+    """`updateJob`'s merge: objects merge key by key (so `{"template": {"spec": {"nodeSelector": ...}}}` changes
+    only the node selector, as upstream's `updateJob` mutators do), `null` removes a key, anything else replaces."""
+    if not isinstance(patch, dict) or not isinstance(target, dict):
+        return patch
+    out = dict(target)
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = merge_patch(out.get(key), value)
+    return out
+
+
 class IntegrationScenario:
     """One scenario's live state."""
 
@@ -193,7 +207,7 @@ class IntegrationScenario:
     async def update_job(self, spec: dict[str, Any]) -> None:
         for _ in range(20):
             job = await self.refresh()
-            job["spec"].update(spec)
+            job["spec"] = merge_patch(job["spec"], spec)
             try:
                 self.job = await self.client.update(JOBS, self.ns, job)
                 return

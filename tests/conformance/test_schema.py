@@ -18,7 +18,7 @@ from kjobs.api.names import JOB_TRACKING_FINALIZER
 from tests.conformance import harness as H
 from tests.conformance import schema
 from tests.conformance.corpus import IN_REPO, load_cases
-from tests.conformance.integration import local_client, run_integration
+from tests.conformance.integration import local_client, merge_patch, run_integration
 from tests.conformance.schema import CorpusFormatError, check_case, check_file
 from tests.conformance.test_policy import test_policy_case
 from tests.conformance.test_scenarios import _run_unit
@@ -180,3 +180,26 @@ def test_integration_expect_job_reads_exact_and_start_time_set() -> None:
     bad = {"op": "expectJob", "status": {}, "exact": True}  # `active: 1` is unlisted and not zero
     with pytest.raises(AssertionError, match="unexpected status fields"):
         asyncio.run(run_integration(dict(base, steps=[*steps, bad]), local_client))
+
+
+@pytest.mark.parametrize(("marker", "offset"), [("@now", 0), ("@now-15s", -15), ("@now+5s", 5), ("@now-0.5s", -0.5)])
+def test_now_markers_resolve_relative_to_the_scenario_clock(marker: str, offset: float) -> None:
+    assert H.resolve_times({"t": [marker]}, 1000.0) == {"t": [H.format_time(1000.0 + offset)]}
+
+
+@pytest.mark.parametrize("marker", ["@now-2m", "@now - 15s", "@nowish"])
+def test_an_unknown_now_marker_fails_instead_of_staying_text(marker: str) -> None:
+    with pytest.raises(AssertionError, match="unknown timestamp form"):
+        H.resolve_times({"lastFailureTime": marker}, 1000.0)
+
+
+def test_update_job_merges_nested_spec_fields() -> None:
+    spec = {"suspend": True, "template": {"metadata": {"labels": {"a": "b"}}, "spec": {"containers": [{"name": "c"}]}}}
+    patch = {"suspend": False, "template": {"spec": {"nodeSelector": {"foo": "bar"}}}, "activeDeadlineSeconds": None}
+    assert merge_patch(dict(spec, activeDeadlineSeconds=5), patch) == {
+        "suspend": False,
+        "template": {
+            "metadata": {"labels": {"a": "b"}},
+            "spec": {"containers": [{"name": "c"}], "nodeSelector": {"foo": "bar"}},
+        },
+    }
