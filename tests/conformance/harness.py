@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from prometheus_client import Counter, Histogram
+
 from kjobs.api.defaults import default_job
 from kjobs.api.errors import ApiError
 from kjobs.api.names import JOB_COMPLETION_INDEX_ANNOTATION, JOB_COMPLETION_INDEX_ENV
@@ -329,8 +331,28 @@ def metric_samples(metrics: JobMetrics) -> dict[tuple[str, tuple[tuple[str, str]
     }
 
 
+def check_metric_known(metrics: JobMetrics, step: dict[str, Any]) -> str:
+    """The exposition name of `step["name"]` (a counter may be named with or without `_total`); fails when kjobs has
+    no such metric or the labels are not exactly its label names, since an unknown series would read as 0 and a
+    step expecting 0 would pass without checking anything."""
+    families = {
+        collector._name: collector  # type: ignore[attr-defined]
+        for collector in vars(metrics).values()
+        if isinstance(collector, (Counter, Histogram))
+    }
+    name = step["name"]
+    base = name.removesuffix("_total")
+    collector = families.get(base) or families.get(name)
+    assert collector is not None, f"unknown metric {name!r} (known: {sorted(families)})"
+    label_names = set(collector._labelnames)  # type: ignore[attr-defined]
+    for item in step["values"]:
+        assert set(item["labels"]) == label_names, f"{name}: labels {sorted(item['labels'])} != {sorted(label_names)}"
+    return f"{base}_total" if isinstance(collector, Counter) else name
+
+
 def expect_metric(sc: UnitScenario, step: dict[str, Any]) -> None:
     """Counter values; for a tracking step, the change the step made (the corpus' "delta of the step")."""
+    check_metric_known(sc.metrics, step)
     tracking = sc.last_tracking is not None
     for item in step["values"]:
         got = sc.metrics.value(step["name"], item["labels"])

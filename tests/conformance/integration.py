@@ -27,7 +27,7 @@ from kjobs.job.config import SyncConfig
 from kjobs.job.metrics import JobMetrics
 from kjobs.server.exposition import exposition
 from tests.conformance.gates import FEATURES
-from tests.conformance.harness import check_status_extras, compare_conditions, resolve_times
+from tests.conformance.harness import check_metric_known, check_status_extras, compare_conditions, resolve_times
 from tests.conformance.schema import check_step
 
 WAIT = 30.0
@@ -299,10 +299,12 @@ class IntegrationScenario:
         """Read as a scrape reads it: the exposition text kjobs serves at /metrics, parsed by prometheus_client's
         parser; a series not written counts as 0, as upstream's `GetCounterMetricValue(vec.WithLabelValues(...))`."""
 
+        name = check_metric_known(self.metrics, step)
+
         async def check() -> None:
             scraped = scrape(self.metrics)
             for item in step["values"]:
-                got = scraped.get((step["name"], tuple(sorted(item["labels"].items()))), 0.0)
+                got = scraped.get((name, tuple(sorted(item["labels"].items()))), 0.0)
                 assert got == item["value"], f"{step['name']}{item['labels']} = {got}, want {item['value']}"
 
         await eventually(check, f"metric {step['name']}")

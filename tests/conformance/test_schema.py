@@ -203,3 +203,24 @@ def test_update_job_merges_nested_spec_fields() -> None:
             "spec": {"containers": [{"name": "c"}], "nodeSelector": {"foo": "bar"}},
         },
     }
+
+
+@pytest.mark.parametrize(
+    ("name", "labels", "match"),
+    [
+        ("job_controller_job_pods_finished_totl", {"completion_mode": "Indexed", "result": "failed"}, "unknown metric"),
+        ("job_controller_job_pods_finished_total", {"completionMode": "Indexed", "result": "failed"}, "labels"),
+    ],
+)
+def test_an_expected_metric_kjobs_does_not_have_fails_even_at_zero(name: str, labels: Any, match: str) -> None:
+    step = {"op": "expectMetric", "name": name, "values": [{"labels": labels, "value": 0}]}
+    with pytest.raises(AssertionError, match=match):
+        _run_unit(_unit({"op": "sync"}, step))
+
+
+def test_a_counter_may_be_named_without_total() -> None:
+    sc = H.UnitScenario(_unit())
+    labels = {"completion_mode": "Indexed", "result": "failed"}
+    for name in ("job_controller_job_pods_finished", "job_controller_job_pods_finished_total"):
+        step = {"name": name, "values": [{"labels": labels, "value": 0}]}
+        assert H.check_metric_known(sc.metrics, step) == "job_controller_job_pods_finished_total"
