@@ -164,6 +164,10 @@ def check_case(part: str, case: Any) -> None:
         if op == "update" and "oldJob" not in case:
             raise CorpusFormatError(f"{where}: an update needs oldJob")
         _only(f"{where}.validationOptions", case.get("validationOptions") or {}, VALIDATION_OPTIONS[op])
+        if op == "update" and "expectWithoutDefaulting" in case:
+            raise CorpusFormatError(
+                f"{where}: an update is validated without defaulting; expectWithoutDefaulting is only read for create"
+            )
         for key in ("expect", "expectWithoutDefaulting"):
             if key in case:
                 _only(f"{where}.{key}", case[key], VALIDATION_EXPECT_KEYS)
@@ -176,5 +180,7 @@ def check_case(part: str, case: Any) -> None:
         if kind not in KINDS:
             raise CorpusFormatError(f"{where}: unknown kind {kind!r} (known: {sorted(KINDS)})")
         _only(f"{where}.env", case.get("env") or {}, ENV_KEYS)
+        if kind == "integration" and case.get("applyDefaults") is False:
+            raise CorpusFormatError(f"{where}: an integration Job is created through the API, which always defaults")
         for i, step in enumerate(case["steps"]):
             check_step(kind, step, f"{where} step {i}")

@@ -88,6 +88,8 @@ def test_an_integration_step_the_harness_does_not_know_fails(step: dict[str, Any
         ("scenarios", lambda c: c["env"].update(syncPeriod="1s"), "unknown key"),
         ("scenarios", lambda c: c.update(expectFinally={}), "unknown key"),
         ("validation", lambda c: c.update(validationOptions={"allowInvalidPodDeletionCost": True}), "unknown key"),
+        ("validation", lambda c: c.update(operation="update", oldJob={}, expectWithoutDefaulting={}), "only read"),
+        ("scenarios", lambda c: c.update(kind="integration", applyDefaults=False, steps=[]), "always defaults"),
         ("validation", lambda c: c["expect"]["errors"].append({"field": "f", "type": "Bogus", "detail": ""}), "type"),
         ("policy", lambda c: c["expect"].update(reason="PodFailurePolicy"), "unknown key"),
     ],
