@@ -34,9 +34,10 @@ WAIT = 30.0
 ClientFactory = Callable[[], contextlib.AbstractAsyncContextManager[Client]]
 
 
-async def eventually(check: Callable[[], Awaitable[Any]], what: str, timeout: float = WAIT) -> Any:
-    """Poll `check` (which raises AssertionError until it holds) for up to `timeout` seconds."""
-    deadline = time.monotonic() + timeout
+async def eventually(check: Callable[[], Awaitable[Any]], what: str, timeout: float | None = None) -> Any:
+    """Poll `check` (which raises AssertionError until it holds) for up to `timeout` seconds (default `WAIT`, read
+    at call time so a test expecting a timeout can shorten it)."""
+    deadline = time.monotonic() + (WAIT if timeout is None else timeout)
     while True:
         try:
             return await check()
@@ -166,7 +167,7 @@ class IntegrationScenario:
         if step.get("retryUntilSuccess"):
             await eventually(attempt, f"pods {sel}")
         else:
-            await eventually(attempt, f"pods {sel}", timeout=WAIT)
+            await eventually(attempt, f"pods {sel}")
 
     async def _update_pod_status(self, pod: Obj, step: dict[str, Any]) -> None:
         for _ in range(20):

@@ -16,7 +16,7 @@ import pytest
 
 from kjobs.api.names import JOB_TRACKING_FINALIZER
 from tests.conformance import harness as H
-from tests.conformance import schema
+from tests.conformance import integration, schema
 from tests.conformance.corpus import IN_REPO, load_cases
 from tests.conformance.integration import local_client, merge_patch, run_integration
 from tests.conformance.schema import CorpusFormatError, check_case, check_file
@@ -168,7 +168,8 @@ def test_policy_job_is_api_valid_is_checked() -> None:
 
 
 @pytest.mark.e2e
-def test_integration_expect_job_reads_exact_and_start_time_set() -> None:
+def test_integration_expect_job_reads_exact_and_start_time_set(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(integration, "WAIT", 3.0)  # the failing step below polls until the deadline
     job = {
         "apiVersion": "batch/v1",
         "kind": "Job",
