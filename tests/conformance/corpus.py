@@ -14,6 +14,8 @@ from typing import Any
 import orjson
 import pytest
 
+from tests.conformance.schema import check_file
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 IN_REPO = Path(__file__).resolve().parent / "corpus"
 UPSTREAM_EXTRA = Path(__file__).resolve().parent / "corpus_upstream"
@@ -32,6 +34,7 @@ def load_cases(set_name: str, folder: Path | None = None) -> list[dict[str, Any]
     """All cases of one set (`policy`, `validation`, `scenarios`); raises if the file is missing."""
     path = (folder or corpus_dir()) / f"{set_name}.json"
     data = orjson.loads(path.read_bytes())
+    check_file(data, set_name)  # an op, key, kind or option the harness does not know fails loudly here
     cases: list[dict[str, Any]] = data["cases"]
     return cases
 

@@ -11,6 +11,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from prometheus_client import Counter, Histogram
+
+from kjobs.api.defaults import default_job
 from kjobs.api.errors import ApiError
 from kjobs.api.names import JOB_COMPLETION_INDEX_ANNOTATION, JOB_COMPLETION_INDEX_ENV
 from kjobs.api.timeutil import format_time, parse_duration, parse_time
@@ -25,16 +28,20 @@ from kjobs.job.metrics import JobMetrics
 from kjobs.job.sync import compute_failed_index_state, job_key, new_context
 from kjobs.job.tracking import plan_tracking
 
-_REL = re.compile(r"^@now(?:-(\d+)s)?$")
+_REL = re.compile(r"^@now(?:([+-])(\d+(?:\.\d+)?)s)?$")
 
 
 def resolve_times(value: Any, now: float) -> Any:
-    """Replace `@now` / `@now-Ns` markers by timestamps relative to the scenario clock."""
+    """Replace `@now` / `@now-Ns` markers by timestamps relative to the scenario clock (`@now+Ns` too); any other
+    string starting with `@now` is a form the harness does not know and fails rather than being kept as text."""
     if isinstance(value, str):
+        if not value.startswith("@now"):
+            return value
         m = _REL.match(value)
-        if m:
-            return format_time(now - int(m.group(1) or 0))
-        return value
+        if not m:
+            raise AssertionError(f"unknown timestamp form {value!r} (known: @now, @now-Ns, @now+Ns)")
+        offset = float(m.group(2) or 0)
+        return format_time(now - offset if m.group(1) == "-" else now + offset)
     if isinstance(value, list):
         return [resolve_times(v, now) for v in value]
     if isinstance(value, dict):
@@ -105,7 +112,9 @@ class UnitScenario:
             max_uncounted_pods=int(env.get("maxUncountedPods", 500)),
             max_pod_create_delete_per_sync=int(env.get("maxPodCreateDeletePerSync", 500)),
         )
-        self.job: Obj = resolve_times(case["job"], self.now)
+        job = resolve_times(case["job"], self.now)
+        # `applyDefaults: true` means "as created through the API"; the unit kinds use `false` (job as given)
+        self.job: Obj = default_job(job) if case.get("applyDefaults") else job
         self.job.setdefault("metadata", {}).setdefault("namespace", "default")
         self.key = job_key(self.job)
         self.pods: list[Obj] = []
@@ -262,7 +271,7 @@ def compare_conditions(actual: list[Obj] | None, expected: list[Obj]) -> None:
 
 def expect_job(sc: UnitScenario, step: dict[str, Any]) -> None:
     actual = normalise_status(sc.status)
-    expected = resolve_times(step["status"], sc.now)
+    expected = resolve_times(step.get("status") or {}, sc.now)
     for key, value in expected.items():
         if key == "conditions":
             compare_conditions(sc.status.get("conditions"), value)
@@ -274,12 +283,34 @@ def expect_job(sc: UnitScenario, step: dict[str, Any]) -> None:
             assert not sc.status.get(key), f"{key}: {sc.status.get(key)!r} != {value!r}"
         else:
             assert sc.status.get(key) == value, f"{key}: {sc.status.get(key)!r} != {value!r}"
+    check_status_extras(sc.status, step)
+
+
+def check_status_extras(status: Obj, step: dict[str, Any]) -> None:
+    """The `expectJob` keys beside `status` (README §3.1), shared by the unit and the integration runners:
+    `exact`, `startTimeSet`, `hasConditions`, `conditionStatus`."""
     if step.get("exact"):
         ignored = {"startTime", "completionTime", "ready"}
-        extra = {k for k in actual if k not in expected and k not in ignored}
+        actual = normalise_status(status)
+        extra = {k for k in actual if k not in (step.get("status") or {}) and k not in ignored}
         assert not extra, f"unexpected status fields {extra}: {actual}"
     if "startTimeSet" in step:
-        assert bool(sc.status.get("startTime")) == step["startTimeSet"]
+        assert bool(status.get("startTime")) == step["startTimeSet"], f"startTime {status.get('startTime')!r}"
+    for cond in step.get("hasConditions") or ():
+        assert any(
+            c.get("type") == cond["type"] and c.get("status") == cond["status"] for c in status.get("conditions") or ()
+        ), f"no condition {cond}: {status.get('conditions')}"
+    if "conditionStatus" in step:
+        cs = step["conditionStatus"]
+        found = next((c for c in status.get("conditions") or () if c.get("type") == cs["type"]), None)
+        got = None if found is None else found.get("status")
+        assert got == cs["status"], f"condition {cs['type']} status {got!r}, want {cs['status']!r}"
+
+
+def expect_event(events: RecordingEvents, step: dict[str, Any]) -> None:
+    """An Event with the reason was emitted about the Job (the unit controller reports as job-controller)."""
+    reasons = [reason for _, reason, _ in events.items]
+    assert step["reason"] in reasons, f"no event {step['reason']!r}: {reasons}"
 
 
 def expect_status_updates(sc: UnitScenario, updates: list[Obj]) -> None:
@@ -300,8 +331,28 @@ def metric_samples(metrics: JobMetrics) -> dict[tuple[str, tuple[tuple[str, str]
     }
 
 
+def check_metric_known(metrics: JobMetrics, step: dict[str, Any]) -> str:
+    """The exposition name of `step["name"]` (a counter may be named with or without `_total`); fails when kjobs has
+    no such metric or the labels are not exactly its label names, since an unknown series would read as 0 and a
+    step expecting 0 would pass without checking anything."""
+    families = {
+        collector._name: collector  # type: ignore[attr-defined]
+        for collector in vars(metrics).values()
+        if isinstance(collector, (Counter, Histogram))
+    }
+    name = step["name"]
+    base = name.removesuffix("_total")
+    collector = families.get(base) or families.get(name)
+    assert collector is not None, f"unknown metric {name!r} (known: {sorted(families)})"
+    label_names = set(collector._labelnames)  # type: ignore[attr-defined]
+    for item in step["values"]:
+        assert set(item["labels"]) == label_names, f"{name}: labels {sorted(item['labels'])} != {sorted(label_names)}"
+    return f"{base}_total" if isinstance(collector, Counter) else name
+
+
 def expect_metric(sc: UnitScenario, step: dict[str, Any]) -> None:
     """Counter values; for a tracking step, the change the step made (the corpus' "delta of the step")."""
+    check_metric_known(sc.metrics, step)
     tracking = sc.last_tracking is not None
     for item in step["values"]:
         got = sc.metrics.value(step["name"], item["labels"])

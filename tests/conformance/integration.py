@@ -27,15 +27,17 @@ from kjobs.job.config import SyncConfig
 from kjobs.job.metrics import JobMetrics
 from kjobs.server.exposition import exposition
 from tests.conformance.gates import FEATURES
-from tests.conformance.harness import compare_conditions, resolve_times
+from tests.conformance.harness import check_metric_known, check_status_extras, compare_conditions, resolve_times
+from tests.conformance.schema import check_step
 
 WAIT = 30.0
 ClientFactory = Callable[[], contextlib.AbstractAsyncContextManager[Client]]
 
 
-async def eventually(check: Callable[[], Awaitable[Any]], what: str, timeout: float = WAIT) -> Any:
-    """Poll `check` (which raises AssertionError until it holds) for up to `timeout` seconds."""
-    deadline = time.monotonic() + timeout
+async def eventually(check: Callable[[], Awaitable[Any]], what: str, timeout: float | None = None) -> Any:
+    """Poll `check` (which raises AssertionError until it holds) for up to `timeout` seconds (default `WAIT`, read
+    at call time so a test expecting a timeout can shorten it)."""
+    deadline = time.monotonic() + (WAIT if timeout is None else timeout)
     while True:
         try:
             return await check()
@@ -53,6 +55,20 @@ def scrape(metrics: JobMetrics) -> dict[tuple[str, tuple[tuple[str, str], ...]],
         for family in text_string_to_metric_families(text)
         for sample in family.samples
     }
+
+
+def merge_patch(target: Any, patch: Any) -> Any:
+    """`updateJob`'s merge: objects merge key by key (so `{"template": {"spec": {"nodeSelector": ...}}}` changes
+    only the node selector, as upstream's `updateJob` mutators do), `null` removes a key, anything else replaces."""
+    if not isinstance(patch, dict) or not isinstance(target, dict):
+        return patch
+    out = dict(target)
+    for key, value in patch.items():
+        if value is None:
+            out.pop(key, None)
+        else:
+            out[key] = merge_patch(out.get(key), value)
+    return out
 
 
 class IntegrationScenario:
@@ -90,7 +106,7 @@ class IntegrationScenario:
             self.controller = None
 
     async def create_job(self) -> None:
-        job = self.case["job"]
+        job = resolve_times(self.case["job"], time.time())
         ns = (job.get("metadata") or {}).get("namespace") or "default"
         self.job = await self.client.create(JOBS, ns, job)
 
@@ -151,7 +167,7 @@ class IntegrationScenario:
         if step.get("retryUntilSuccess"):
             await eventually(attempt, f"pods {sel}")
         else:
-            await eventually(attempt, f"pods {sel}", timeout=WAIT)
+            await eventually(attempt, f"pods {sel}")
 
     async def _update_pod_status(self, pod: Obj, step: dict[str, Any]) -> None:
         for _ in range(20):
@@ -192,7 +208,7 @@ class IntegrationScenario:
     async def update_job(self, spec: dict[str, Any]) -> None:
         for _ in range(20):
             job = await self.refresh()
-            job["spec"].update(spec)
+            job["spec"] = merge_patch(job["spec"], spec)
             try:
                 self.job = await self.client.update(JOBS, self.ns, job)
                 return
@@ -215,16 +231,7 @@ class IntegrationScenario:
                 if value in (0, None) and got in (0, None):
                     continue
                 assert got == value, f"status.{key} = {got!r}, want {value!r} (status {status})"
-            for cond in step.get("hasConditions") or ():
-                assert any(
-                    c.get("type") == cond["type"] and c.get("status") == cond["status"]
-                    for c in status.get("conditions") or ()
-                ), f"no condition {cond}: {status.get('conditions')}"
-            if "conditionStatus" in step:
-                cs = step["conditionStatus"]
-                found = next((c for c in status.get("conditions") or () if c.get("type") == cs["type"]), None)
-                got = None if found is None else found.get("status")
-                assert got == cs["status"], f"condition {cs['type']} status {got!r}, want {cs['status']!r}"
+            check_status_extras(status, step)
 
         await eventually(check, f"job {step}")
 
@@ -293,10 +300,12 @@ class IntegrationScenario:
         """Read as a scrape reads it: the exposition text kjobs serves at /metrics, parsed by prometheus_client's
         parser; a series not written counts as 0, as upstream's `GetCounterMetricValue(vec.WithLabelValues(...))`."""
 
+        name = check_metric_known(self.metrics, step)
+
         async def check() -> None:
             scraped = scrape(self.metrics)
             for item in step["values"]:
-                got = scraped.get((step["name"], tuple(sorted(item["labels"].items()))), 0.0)
+                got = scraped.get((name, tuple(sorted(item["labels"].items()))), 0.0)
                 assert got == item["value"], f"{step['name']}{item['labels']} = {got}, want {item['value']}"
 
         await eventually(check, f"metric {step['name']}")
@@ -321,6 +330,8 @@ class IntegrationScenario:
 
 async def run_integration(case: dict[str, Any], client_factory: ClientFactory) -> None:
     """Run every step of one integration scenario against a fresh API from `client_factory`."""
+    for i, step in enumerate(case["steps"]):
+        check_step("integration", step, f"step {i}")
     async with client_factory() as client:
         sc = IntegrationScenario(case, client)
         await sc.start_controller()

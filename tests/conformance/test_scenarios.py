@@ -8,9 +8,12 @@ import pytest
 
 from tests.conformance import harness as H
 from tests.conformance.corpus import params
+from tests.conformance.schema import check_step
 
 
 def _run_unit(case: dict[str, Any]) -> None:
+    for i, step in enumerate(case["steps"]):
+        check_step(case.get("kind", "controller-sync"), step, f"step {i}")
     sc = H.UnitScenario(case)
     for step in case["steps"]:
         op = step["op"]
@@ -40,6 +43,8 @@ def _run_unit(case: dict[str, Any]) -> None:
             H.expect_status_updates(sc, step["updates"])
         elif op == "expectMetric":
             H.expect_metric(sc, step)
+        elif op == "expectEvent":
+            H.expect_event(sc.events, step)
         else:
             raise AssertionError(f"unknown step op {op!r}")
 

@@ -20,6 +20,8 @@ from tests.conformance.corpus import params
 from tests.conformance.gates import FEATURES
 
 # Upstream `JobValidationOptions` an update case may pin; absent ones take the registry's GA behaviour.
+# `requirePrefixedLabels` is read only by `ValidateJob` (create), never by `ValidateJobUpdate`; `schema.py` rejects
+# any other option key.
 _UPDATE_OPTIONS = {
     "allowMutableSchedulingDirectives": "allow_mutable_scheduling_directives",
     "allowElasticIndexedJobs": "allow_elastic_indexed_jobs",
