@@ -128,8 +128,9 @@ def _quantity(raw: Any, path: str, errs: Errors) -> Quantity | None:
         return None
 
 
-_STANDARD_CONTAINER_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
-_STANDARD_RESOURCES = frozenset(
+STANDARD_CONTAINER_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
+"""pkg/apis/core/helper `IsStandardContainerResourceName`."""
+STANDARD_RESOURCES = frozenset(
     {
         "cpu",
         "memory",
@@ -175,10 +176,10 @@ def _validate_container_resource_name(name: str, path: str, errs: Errors) -> Non
     msgs = is_qualified_name(name)
     for msg in msgs:
         errs.append(FieldError(path, Invalid, msg, name))
-    if not msgs and "/" not in name and name not in _STANDARD_RESOURCES and not _is_hugepages(name):
+    if not msgs and "/" not in name and name not in STANDARD_RESOURCES and not _is_hugepages(name):
         errs.append(FieldError(path, Invalid, "must be a standard resource type or fully qualified", name))
     if "/" not in name:
-        if name not in _STANDARD_CONTAINER_RESOURCES and not _is_hugepages(name):
+        if name not in STANDARD_CONTAINER_RESOURCES and not _is_hugepages(name):
             errs.append(FieldError(path, Invalid, "must be a standard resource for containers", name))
     elif not _is_native(name) and not _is_extended(name):
         errs.append(FieldError(path, Invalid, "doesn't follow extended resource name standard", name))

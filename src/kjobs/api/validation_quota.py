@@ -18,6 +18,7 @@ from kjobs.api.quantity import Quantity, QuantityError, parse_quantity
 from kjobs.api.types import Obj
 from kjobs.api.validation_formats import is_qualified_name
 from kjobs.api.validation_meta import IMMUTABLE_MSG, NEGATIVE_MSG, validate_object_meta, validate_object_meta_update
+from kjobs.api.validation_pod import STANDARD_CONTAINER_RESOURCES, STANDARD_RESOURCES
 
 Invalid = ErrorType.FieldValueInvalid
 Required = ErrorType.FieldValueRequired
@@ -27,32 +28,7 @@ Duplicate = ErrorType.FieldValueDuplicate
 INVALID_QUOTA_RESOURCE = "must be a standard resource for quota"
 NOT_INTEGER = "must be an integer"
 
-_STANDARD_RESOURCES = frozenset(
-    {
-        "cpu",
-        "memory",
-        "ephemeral-storage",
-        "requests.cpu",
-        "requests.memory",
-        "requests.ephemeral-storage",
-        "requests.storage",
-        "limits.cpu",
-        "limits.memory",
-        "limits.ephemeral-storage",
-        "pods",
-        "services",
-        "replicationcontrollers",
-        "resourcequotas",
-        "secrets",
-        "configmaps",
-        "persistentvolumeclaims",
-        "storage",
-        "services.nodeports",
-        "services.loadbalancers",
-    }
-)
-_STANDARD_QUOTA_RESOURCES = _STANDARD_RESOURCES - {"storage"}
-_STANDARD_CONTAINER_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
+_STANDARD_QUOTA_RESOURCES = STANDARD_RESOURCES - {"storage"}
 _INTEGER_RESOURCES = frozenset(
     {
         "pods",
@@ -100,7 +76,7 @@ def _resource_name(name: str, path: str, errs: list[FieldError]) -> bool:
     errs.extend(FieldError(path, Invalid, msg, name) for msg in msgs)
     if msgs:
         return False
-    if "/" not in name and name not in _STANDARD_RESOURCES and not _quota_hugepages(name):
+    if "/" not in name and name not in STANDARD_RESOURCES and not _quota_hugepages(name):
         errs.append(FieldError(path, Invalid, "must be a standard resource type or fully qualified", name))
     return True
 
@@ -303,7 +279,7 @@ def _limit_resource_name(limit_type: str, name: str, path: str, errs: list[Field
         return
     _resource_name(name, path, errs)
     if "/" not in name:
-        if name not in _STANDARD_CONTAINER_RESOURCES and not name.startswith("hugepages-"):
+        if name not in STANDARD_CONTAINER_RESOURCES and not name.startswith("hugepages-"):
             errs.append(FieldError(path, Invalid, "must be a standard resource for containers", name))
     elif not _native(name) and not _extended(name):
         errs.append(FieldError(path, Invalid, "doesn't follow extended resource name standard", name))
