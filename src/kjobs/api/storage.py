@@ -24,7 +24,7 @@ from kjobs.api.quantity import Quantity, QuantityError, parse_quantity
 from kjobs.api.types import Obj
 from kjobs.api.validation_access import Errors, get_list, get_obj, get_str, get_str_map, items_of, strings_of
 from kjobs.api.validation_affinity import _node_selector_term
-from kjobs.api.validation_formats import is_qualified_name, name_is_dns_subdomain
+from kjobs.api.validation_formats import is_qualified_name, name_is_dns_subdomain, quantity_field
 from kjobs.api.validation_meta import (
     IMMUTABLE_MSG,
     semantic_equal,
@@ -145,17 +145,6 @@ def default_storage_class_in_place(sc: Obj) -> Obj:
 # ------------------------------------------------------------------------------------------- quantities
 
 
-def _quantity(raw: Any, path: str, errs: Errors) -> Quantity | None:
-    if type(raw) not in (str, int, float):
-        errs.append(FieldError(path, Invalid, "must be of type quantity (string or number)", raw))
-        return None
-    try:
-        return parse_quantity(raw)
-    except QuantityError as exc:
-        errs.append(FieldError(path, Invalid, str(exc), raw))
-        return None
-
-
 def storage_of(resources: Any) -> Quantity | None:
     """The `storage` quantity of a resource list (capacity, requests), or None when absent or unreadable."""
     if type(resources) is not dict or "storage" not in resources:
@@ -268,7 +257,7 @@ def validate_persistent_volume_spec(spec: Obj, path: str = "spec") -> list[Field
         errs.append(not_supported(f"{path}.capacity", capacity, ("storage",)))
     for name in sorted(capacity):
         at = f"{path}.capacity[{name}]"
-        quantity = _quantity(capacity[name], at, errs)
+        quantity = quantity_field(capacity[name], at, errs)
         if quantity is None:
             continue
         if quantity.value < 0:
@@ -489,7 +478,7 @@ def validate_persistent_volume_claim_status_update(
     capacity = get_obj(status, "capacity", "status.capacity", errs) or {}
     for name in sorted(capacity):
         at = f"status.capacity[{name}]"
-        quantity = _quantity(capacity[name], at, errs)
+        quantity = quantity_field(capacity[name], at, errs)
         if quantity is not None and quantity.value < 0:
             errs.append(FieldError(at, Invalid, "must be a valid resource quantity", int(quantity.value)))
     return errs

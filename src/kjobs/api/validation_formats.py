@@ -12,6 +12,10 @@ import ipaddress
 import re
 from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
+
+from kjobs.api.errors import ErrorType, FieldError
+from kjobs.api.quantity import Quantity, QuantityError, parse_quantity
 
 DNS1123_LABEL_MAX = 63
 DNS1123_SUBDOMAIN_MAX = 253
@@ -325,3 +329,16 @@ def is_dns1123_subdomain_with_underscore(value: str) -> list[str]:
             )
         )
     return errs
+
+
+def quantity_field(raw: Any, path: str, errs: list[FieldError]) -> Quantity | None:
+    """A resource.Quantity field as the decoder and validation read it: a string or a number, parsed; otherwise
+    an Invalid error at `path` (with the parser's words) is added and None returned."""
+    if type(raw) not in (str, int, float):
+        errs.append(FieldError(path, ErrorType.FieldValueInvalid, "must be of type quantity (string or number)", raw))
+        return None
+    try:
+        return parse_quantity(raw)
+    except QuantityError as exc:
+        errs.append(FieldError(path, ErrorType.FieldValueInvalid, str(exc), raw))
+        return None

@@ -18,14 +18,14 @@ from kjobs.api.errors import ErrorType, FieldError, Raw, go_quote, not_supported
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
 from kjobs.api.validation_access import Errors, type_error
-from kjobs.api.validation_formats import is_label_value, is_sloppy_ip
+from kjobs.api.validation_formats import is_label_value, is_sloppy_ip, quantity_field
 from kjobs.api.validation_meta import (
     NEGATIVE_MSG,
     validate_label_name,
     validate_object_meta,
     validate_object_meta_update,
 )
-from kjobs.api.validation_pod import _is_extended, _quantity
+from kjobs.api.validation_pod import _is_extended
 
 Invalid = ErrorType.FieldValueInvalid
 Required = ErrorType.FieldValueRequired
@@ -241,7 +241,7 @@ def _validate_node_resources(node: Obj, errs: Errors) -> None:
             continue
         for name, raw in resources.items():
             path = f"status.{key}.{name}"
-            q = _quantity(raw, path, errs)
+            q = quantity_field(raw, path, errs)
             if q is None:
                 continue
             if q.value < 0:

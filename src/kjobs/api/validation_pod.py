@@ -59,6 +59,7 @@ from kjobs.api.validation_formats import (
     is_valid_port_name,
     is_valid_port_num,
     name_is_dns_subdomain,
+    quantity_field,
 )
 from kjobs.api.validation_gated import validate_container_restart, validate_max_restart_times
 from kjobs.api.validation_meta import (
@@ -115,17 +116,6 @@ def _enum(value: str | None, path: str, supported: tuple[str, ...], errs: Errors
 
 
 # --- quantities and resources ---------------------------------------------------------------------------------
-
-
-def _quantity(raw: Any, path: str, errs: Errors) -> Quantity | None:
-    if type(raw) not in (str, int, float):
-        errs.append(FieldError(path, Invalid, "must be of type quantity (string or number)", raw))
-        return None
-    try:
-        return parse_quantity(raw)
-    except QuantityError as exc:
-        errs.append(FieldError(path, Invalid, str(exc), raw))
-        return None
 
 
 STANDARD_CONTAINER_RESOURCES = frozenset({"cpu", "memory", "ephemeral-storage"})
@@ -188,7 +178,7 @@ def _validate_container_resource_name(name: str, path: str, errs: Errors) -> Non
 def _resource_quantity(name: str, raw: Any, path: str, errs: Errors) -> Quantity | None:
     """One entry of a resource list: name rules, then quantity rules (`ValidateResourceQuantityValue`)."""
     _validate_container_resource_name(name, path, errs)
-    q = _quantity(raw, path, errs)
+    q = quantity_field(raw, path, errs)
     if q is None:
         return None
     if q.value < 0:

@@ -14,9 +14,9 @@ from typing import Any
 
 from kjobs.api.errors import ErrorType, FieldError, Raw
 from kjobs.api.features import DEFAULT, FeatureGates
-from kjobs.api.quantity import Quantity, QuantityError, parse_quantity
+from kjobs.api.quantity import Quantity
 from kjobs.api.types import Obj
-from kjobs.api.validation_formats import is_qualified_name
+from kjobs.api.validation_formats import is_qualified_name, quantity_field
 from kjobs.api.validation_meta import IMMUTABLE_MSG, NEGATIVE_MSG, validate_object_meta, validate_object_meta_update
 from kjobs.api.validation_pod import STANDARD_CONTAINER_RESOURCES, STANDARD_RESOURCES
 
@@ -89,20 +89,9 @@ def _quota_resource_name(name: str, path: str, errs: list[FieldError]) -> None:
         errs.append(FieldError(path, Invalid, INVALID_QUOTA_RESOURCE, name))
 
 
-def _quantity(raw: Any, path: str, errs: list[FieldError]) -> Quantity | None:
-    if isinstance(raw, bool) or not isinstance(raw, str | int | float):
-        errs.append(FieldError(path, Invalid, "must be of type quantity (string or number)", raw))
-        return None
-    try:
-        return parse_quantity(raw)
-    except QuantityError as exc:
-        errs.append(FieldError(path, Invalid, str(exc), raw))
-        return None
-
-
 def _quantity_value(name: str, raw: Any, path: str, errs: list[FieldError]) -> None:
     """`ValidateResourceQuantityValue`: not negative; whole for the counted resources and extended ones."""
-    q = _quantity(raw, path, errs)
+    q = quantity_field(raw, path, errs)
     if q is None:
         return
     if q.value < 0:
@@ -331,7 +320,7 @@ def validate_limit_range(lr: Obj, *, features: FeatureGates = DEFAULT) -> list[F
             for name in sorted(values):
                 entry = f"{path}.{section}[{name}]"
                 _limit_resource_name(limit_type, name, entry, errs)
-                q = _quantity(values[name], entry, errs)
+                q = quantity_field(values[name], entry, errs)
                 if q is not None:
                     parsed[section][name] = q
                 keys.add(name)

@@ -20,7 +20,6 @@ from collections.abc import Callable
 from typing import Any
 
 from kjobs.api.errors import ErrorType, FieldError, Raw, go_json, not_supported, too_long
-from kjobs.api.quantity import Quantity, QuantityError, parse_quantity
 from kjobs.api.types import Obj
 from kjobs.api.validation_access import (
     Errors,
@@ -40,6 +39,7 @@ from kjobs.api.validation_formats import (
     is_qualified_name,
     name_is_dns_label,
     name_is_dns_subdomain,
+    quantity_field,
 )
 from kjobs.api.validation_meta import validate_annotations, validate_label_selector, validate_labels
 
@@ -105,17 +105,6 @@ def _required_str(source: Obj, key: str, path: str, errs: Errors, detail: str = 
     if not value:
         errs.append(FieldError(f"{path}.{key}", Required, detail))
     return value
-
-
-def _quantity(raw: Any, path: str, errs: Errors) -> Quantity | None:
-    if type(raw) not in (str, int, float):
-        errs.append(FieldError(path, Invalid, "must be of type quantity (string or number)", raw))
-        return None
-    try:
-        return parse_quantity(raw)
-    except QuantityError as exc:
-        errs.append(FieldError(path, Invalid, str(exc), raw))
-        return None
 
 
 # --- downward API ----------------------------------------------------------------------------------------------
@@ -229,7 +218,7 @@ def validate_resource_field_selector(ref: Obj, path: str, errs: Errors, *, volum
     raw = ref.get("divisor")
     if raw is None:
         return
-    divisor = _quantity(raw, f"{path}.divisor", errs)
+    divisor = quantity_field(raw, f"{path}.divisor", errs)
     if divisor is None or divisor.value == 0:
         return
     text = str(divisor)
@@ -710,7 +699,7 @@ def _claim_spec(spec: Obj, path: str, errs: Errors) -> None:
     if "storage" not in requests:
         errs.append(FieldError(storage_path, Required))
     else:
-        storage = _quantity(requests["storage"], storage_path, errs)
+        storage = quantity_field(requests["storage"], storage_path, errs)
         if storage is not None and storage.value <= 0:
             errs.append(FieldError(storage_path, Invalid, "must be greater than zero", str(storage)))
     class_name = get_str(spec, "storageClassName", f"{path}.storageClassName", errs) or ""
@@ -807,7 +796,7 @@ _SOURCES: tuple[tuple[str, str, str], ...] = (
 def _empty_dir(source: Obj, path: str, errs: Errors) -> None:
     """Only a negative size limit is refused; any medium is accepted (upstream checks none)."""
     if source.get("sizeLimit") is not None:
-        limit = _quantity(source["sizeLimit"], f"{path}.sizeLimit", errs)
+        limit = quantity_field(source["sizeLimit"], f"{path}.sizeLimit", errs)
         if limit is not None and limit.value < 0:
             detail = "SizeLimit field must be a valid resource quantity"
             errs.append(FieldError(f"{path}.sizeLimit", Forbidden, detail))
