@@ -305,3 +305,37 @@ def test_an_invalid_spec_is_reported_with_its_own_values_every_time(monkeypatch:
     first = [str(e) for e in validate_pod(pod)]
     assert first and first == [str(e) for e in validate_pod(copy.deepcopy(pod))]
     assert len(validation_pod._VALID_SPECS) == 0
+
+
+def _token_volume_pod(volume: str, mount: str) -> Obj:
+    projected = {"sources": [{"serviceAccountToken": {"expirationSeconds": 3607, "path": "token"}}]}
+    pod = _raw_pod()
+    pod["spec"]["volumes"] = [{"name": volume, "projected": projected}]
+    pod["spec"]["containers"][0]["volumeMounts"] = [
+        {"name": mount, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount", "readOnly": True}
+    ]
+    return default_pod(pod)
+
+
+def test_pods_differing_in_their_token_volumes_random_name_are_walked_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ServiceAccount admission's `kube-api-access-XXXXX` name differs in every pod: a Job's pods still share
+    one remembered walk, while a mount naming another such volume than the pod has is still refused."""
+    from kjobs.api import validation_pod
+
+    walks: list[int] = []
+    real = validation_pod._validate_pod_spec
+
+    def counting(spec: Obj, path: str, errs: list[Any], *, is_pod: bool, features: Any) -> None:
+        walks.append(1)
+        real(spec, path, errs, is_pod=is_pod, features=features)
+
+    monkeypatch.setattr(validation_pod, "_validate_pod_spec", counting)
+    monkeypatch.setattr(validation_pod, "_VALID_SPECS", Memo(256))
+    assert validate_pod(_token_volume_pod("kube-api-access-abcde", "kube-api-access-abcde")) == []
+    assert validate_pod(_token_volume_pod("kube-api-access-x2z4q", "kube-api-access-x2z4q")) == []
+    assert len(walks) == 1
+    mismatched = [str(e) for e in validate_pod(_token_volume_pod("kube-api-access-abcde", "kube-api-access-fghij"))]
+    assert mismatched == ['spec.containers[0].volumeMounts[0].name: Not found: "kube-api-access-fghij"']
+    blank = [str(e) for e in validate_pod(_token_volume_pod("kube-api-access-", "kube-api-access-"))]
+    # a spec written with the blank name itself is walked on its own, and refused
+    assert len(walks) == 3 and blank and blank[0].startswith('spec.volumes[0].name: Invalid value: "kube-api-access-"')

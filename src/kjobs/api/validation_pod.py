@@ -22,6 +22,7 @@ Init containers may carry `resizePolicy`: InPlacePodVerticalScaling is GA and lo
 
 from __future__ import annotations
 
+import re
 from collections.abc import Set
 from contextvars import ContextVar
 from typing import Any
@@ -1127,9 +1128,20 @@ def _valid_spec_key(spec: Obj, path: str, is_pod: bool, features: FeatureGates) 
     if type(hostname) is str and hostname and not is_dns1123_label(hostname):
         spec = {**spec, "hostname": ""}  # a valid hostname: any other valid one gives the same result
     try:
-        return orjson.dumps([path, is_pod, str(features), _RATCHETED.get(), spec])
+        key = orjson.dumps([path, is_pod, str(features), _RATCHETED.get(), spec])
     except TypeError:  # not JSON (a body built in process): validated every time
         return None
+    # The ServiceAccount admission names each pod's token volume `kube-api-access-` and 5 random characters,
+    # so no two pods of a Job would share a key. A spec whose JSON holds one such name (as whole strings, in the
+    # volume and its mounts) is keyed with that name blanked, marked so that no spec written with the blank
+    # itself shares the key: renaming one name of this form to another, everywhere it occurs, changes no rule.
+    names = set(_TOKEN_VOLUME_NAME.findall(key))
+    if len(names) == 1:
+        return b"T" + key.replace(names.pop(), b'"kube-api-access-"')
+    return key
+
+
+_TOKEN_VOLUME_NAME = re.compile(rb'"kube-api-access-[a-z0-9]{5}"')
 
 
 def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool, features: FeatureGates) -> None:
