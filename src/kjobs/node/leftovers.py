@@ -27,8 +27,8 @@ if TYPE_CHECKING:  # at run time paths are used through `os` only: the shim impo
     from pathlib import Path
 
 
-def start_time(pid: int) -> str | None:
-    """The process's start time in clock ticks since boot (`/proc/<pid>/stat` field 22); None if it is gone."""
+def _stat_fields(pid: int) -> list[bytes] | None:
+    """`/proc/<pid>/stat` after "pid (comm) " (its fields 3 onwards: state first); None if the process is gone."""
     try:
         fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
     except OSError:
@@ -39,8 +39,13 @@ def start_time(pid: int) -> str | None:
         return None
     finally:
         os.close(fd)
-    fields = stat[stat.rfind(b")") + 2 :].split()  # after "pid (comm) ": fields 3 onwards
-    return fields[19].decode() if len(fields) > 19 else None
+    return stat[stat.rfind(b")") + 2 :].split()
+
+
+def start_time(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (`/proc/<pid>/stat` field 22); None if it is gone."""
+    fields = _stat_fields(pid)
+    return fields[19].decode() if fields is not None and len(fields) > 19 else None
 
 
 def _alive(pid: int, started: str) -> bool:
@@ -49,18 +54,8 @@ def _alive(pid: int, started: str) -> bool:
     data directory's lock it held is already free. A restarted agent must see its predecessor as gone then."""
     if not started:
         return False
-    try:
-        fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        stat = os.read(fd, 4096)
-    except OSError:
-        return False
-    finally:
-        os.close(fd)
-    fields = stat[stat.rfind(b")") + 2 :].split()
-    return len(fields) > 19 and fields[0] not in (b"Z", b"X") and fields[19].decode() == started
+    fields = _stat_fields(pid)
+    return fields is not None and len(fields) > 19 and fields[0] not in (b"Z", b"X") and fields[19].decode() == started
 
 
 def owner_dir(procs: Path) -> Path:
