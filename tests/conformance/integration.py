@@ -155,19 +155,29 @@ class IntegrationScenario:
         return chosen
 
     async def set_pod_status(self, step: dict[str, Any]) -> None:
+        """Set the status of the pods `select` picks. With `retryUntilSuccess`, as upstream's loop around
+        `setJobPodsPhase`: a pod whose write failed (its update kept conflicting, or it is gone) is a transient
+        failure, and the next attempt picks only as many pods as are still `remaining` (those already written are
+        terminal now, so a `nonTerminal` selection of the first count could never be met again)."""
         sel = step["select"]
         want = sel.get("count", 1 if not sel.get("all") else "all")
+        remaining: list[int | str] = [want]
 
         async def attempt() -> None:
-            pods = await self.select(sel)
-            assert pods and (want == "all" or len(pods) >= int(want)), f"no pods match {sel}"
+            pods = await self.select(dict(sel, count=remaining[0]) if remaining[0] != "all" else sel)
+            assert pods and (want == "all" or len(pods) >= int(remaining[0])), f"no pods match {sel}"
             for pod in pods:
-                await self._update_pod_status(pod, step)
+                if step.get("retryUntilSuccess"):
+                    try:
+                        await self._update_pod_status(pod, step)
+                    except ApiError as exc:
+                        raise AssertionError(f"transient failure setting {pod['metadata']['name']}: {exc}") from None
+                    if remaining[0] != "all":
+                        remaining[0] = int(remaining[0]) - 1
+                else:
+                    await self._update_pod_status(pod, step)
 
-        if step.get("retryUntilSuccess"):
-            await eventually(attempt, f"pods {sel}")
-        else:
-            await eventually(attempt, f"pods {sel}")
+        await eventually(attempt, f"pods {sel}")
 
     async def _update_pod_status(self, pod: Obj, step: dict[str, Any]) -> None:
         for _ in range(20):

@@ -1315,6 +1315,12 @@ class ApiService:
         warnings: Warnings | None,
     ) -> Obj:
         """The rest of `_write`, once a Service's IP and ports are held."""
+        if expected_rv and expected_rv != (old.get("metadata") or {}).get("resourceVersion"):
+            # A stale write is a Conflict before it is validated: store.go `Update` compares the resourceVersions
+            # before `BeforeUpdate` (the strategy's validation) and the validating admission. Validated first, a
+            # status PUT read before the Job controller deleted the pod and took its finalizer answered 422 ("no
+            # new finalizers can be added if the object is being deleted"), which RetryOnConflict does not retry.
+            raise conflict(r.plural, str((old.get("metadata") or {}).get("name", "")), group=r.group)
         if r.tracks_generation and subresource != "status" and r.spec_changed(new, old):
             _meta(new)["generation"] = int((old.get("metadata") or {}).get("generation") or 0) + 1
         self._validate(r, new, old, subresource)
@@ -1322,9 +1328,6 @@ class ApiService:
         if warnings is not None and subresource != "status":
             warnings.extend(self._object_warnings(r, new, old))
         if _same_but_bookkeeping(new, old):
-            if expected_rv and expected_rv != (old.get("metadata") or {}).get("resourceVersion"):
-                meta = old.get("metadata") or {}
-                raise conflict(r.plural, str(meta.get("name", "")), group=r.group)
             return old
         self._managed(r, new, old, manager, operation, subresource)
         meta = _meta(new)
