@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import shutil
 import signal
 import sys
@@ -297,6 +298,11 @@ async def _follow(cluster: LocalCluster, user: LocalClient, job: Obj, options: R
     lines: list[str] = []
     logged: set[str] = set()
     printing: set[asyncio.Task[None]] = set()
+    # With --logs, each pod's node keeps its log files from the moment the pod is seen on it until its log is
+    # printed: the print task may run after the Job controller deleted the pod (a successPolicy met, a deadline)
+    # and the node, seeing it gone, forgot it.
+    kept: dict[str, Obj] = {}
+    logs = cluster.logs if options.show_logs else None
 
     def ours(obj: Obj) -> bool:
         pod_meta = obj.get("metadata") or {}
@@ -312,12 +318,19 @@ async def _follow(cluster: LocalCluster, user: LocalClient, job: Obj, options: R
         if not ours(new if new is not None else old or {}):
             return
         lines.extend(view.update_pod(new, deleted=old if new is None else None))
+        if logs is not None and new is not None:
+            uid = new["metadata"]["uid"]
+            if uid not in kept and uid not in logged and (new.get("spec") or {}).get("nodeName"):
+                kept[uid] = new
+                logs.keep(new)
         finished = new is not None and new.get("status", {}).get("phase") in ("Succeeded", "Failed")
         if new is not None and finished and options.show_logs and new["metadata"]["uid"] not in logged:
             logged.add(new["metadata"]["uid"])
             task = asyncio.get_running_loop().create_task(_print_logs(cluster, new, out))
             printing.add(task)
             task.add_done_callback(printing.discard)
+            if logs is not None and (held := kept.pop(new["metadata"]["uid"], None)) is not None:
+                task.add_done_callback(functools.partial(_release_logs, logs, held))
         changed.set()
 
     # The controllers' own informers: no watch of its own to filter and wake for every pod change.
@@ -374,7 +387,12 @@ async def _follow(cluster: LocalCluster, user: LocalClient, job: Obj, options: R
         await jobs.stop()
         await pods.stop()
         # The logs of the last pods are printed before the summary (and before the node removes the files).
-        await asyncio.gather(*printing, return_exceptions=True)
+        try:
+            await asyncio.gather(*printing, return_exceptions=True)
+        finally:
+            if logs is not None:  # pods that never ended (the run timed out): their files go as the cluster stops
+                for pod in kept.values():
+                    logs.release(pod)
     print("", file=out)
     print(view.summary(), file=out, flush=True)
     return 0 if view.finished() == "Complete" else 1
@@ -394,6 +412,10 @@ def _print_lines(lines: list[str], out: TextIO) -> None:
     if lines:
         out.write("\n".join(lines) + "\n")
         out.flush()
+
+
+def _release_logs(logs: AgentLogs, pod: Obj, _printed: asyncio.Task[None]) -> None:
+    logs.release(pod)
 
 
 async def _print_logs(cluster: LocalCluster, pod: Obj, out: TextIO) -> None:

@@ -82,14 +82,18 @@ def test_process_pods_run_log_and_are_deleted_in_process(tmp_path: Path) -> None
             _, chunks = service.open_log("default", "ok", LogOptions(container="main", tail_lines=1))
             assert b"".join([c async for c in chunks]) == b"two\n"
 
-            stream_command = ["sh", "-c", "echo first; sleep 1.5; echo second"]
+            # The container prints `second` only once the test has read `first` (it waits for a file the test
+            # makes): the line is shown while the container still runs, however slowly the machine starts `sh`.
+            release = tmp_path / "release-stream"
+            stream_command = ["sh", "-c", f"echo first; while [ ! -e {release} ]; do sleep 0.05; done; echo second"]
             await client.create(PODS, "default", pod_manifest("stream", "local", stream_command))
             assert await eventually(lambda: _is(phase("stream"), "Running"))
             _, chunks = service.open_log("default", "stream", LogOptions(container="main", follow=True))
             iterator = aiter(chunks)
-            first = await asyncio.wait_for(anext(iterator), timeout=1.2)  # streamed while still running
-            assert first.startswith(b"first\n")
+            first = await asyncio.wait_for(anext(iterator), timeout=DEADLINE)  # streamed while still running
+            assert first == b"first\n"
             assert await phase("stream") == "Running"
+            release.touch()
             rest = b"".join([chunk async for chunk in iterator])
             assert first + rest == b"first\nsecond\n"
 

@@ -87,6 +87,23 @@ class AgentLogs:
             return ended_log(agent.runtime, pod, options)
         return runtime_log(agent.runtime, uid, options.container, options)
 
+    def keep(self, pod: Obj) -> None:
+        """Have the pod's node keep its log files after it forgets the pod, until `release` (see the runtime's
+        `keep_logs`; a runtime that writes no files, or a node in another process, keeps nothing)."""
+        keep = self._runtime_call(pod, "keep_logs")
+        if keep is not None:
+            keep(str(pod["metadata"]["uid"]))
+
+    def release(self, pod: Obj) -> None:
+        """End `keep`: the files of a pod forgotten meanwhile are removed."""
+        release = self._runtime_call(pod, "release_logs")
+        if release is not None:
+            release(str(pod["metadata"]["uid"]))
+
+    def _runtime_call(self, pod: Obj, name: str) -> Callable[[str], None] | None:
+        agent = self._agents.get(str((pod.get("spec") or {}).get("nodeName") or ""))
+        return None if agent is None else getattr(agent.runtime, name, None)
+
     def _local_agent(self, pod: Obj, container: str, verb: str) -> tuple[_Agent, str]:
         """The agent of this process running the pod, and the pod's uid, for an exec or an attach: a pod on a
         node joined from another process (its agent serves logs only) or a container not running is refused

@@ -229,6 +229,8 @@ class ProcessRuntime(Supervisor):
         (self.root_dir / "pods").mkdir(parents=True, exist_ok=True)
         self.log_dir.mkdir(exist_ok=True)
         self._log_dir_text, self._pods_dir_text = str(self.log_dir), str(self.root_dir / "pods")
+        self._logs_kept: dict[str, list[str]] = {}
+        """Pods whose log files `forget` leaves for a reader (`keep_logs`): uid -> the files it left."""
         self.procs_root = self.root_dir / "procs"
         self.journal_dir = self.root_dir / "journal"
         self._me = adoption.identity(os.getpid())
@@ -463,7 +465,23 @@ class ProcessRuntime(Supervisor):
                 for name, attempts in record.attempts.items()
                 for attempt in attempts[-2:]
             ]
+        if uid in self._logs_kept:
+            self._logs_kept[uid].extend(paths)
+            return
         for path in paths:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(path)
+
+    def keep_logs(self, uid: str) -> None:
+        """Leave the pod's log files when it is forgotten, until `release_logs`: `kjobs run --logs` reads the log
+        of a pod once it has ended, and on a busy machine the Job controller may have deleted the pod (and this
+        node removed its files) first. A reader of the API gets no such promise: the kubelet too removes the
+        logs of a deleted pod."""
+        self._logs_kept.setdefault(uid, [])
+
+    def release_logs(self, uid: str) -> None:
+        """End `keep_logs`: remove the files a `forget` since then left."""
+        for path in self._logs_kept.pop(uid, ()):
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(path)
 
