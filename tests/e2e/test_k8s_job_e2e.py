@@ -374,6 +374,11 @@ def test_should_allow_to_use_a_pod_failure_policy_to_ignore_failure_matching_on_
     wait_for_job_ready(cluster, ns, name, 3)
     pods = running_pods(cluster, ns, name)
     assert len(pods) == 3, "Number of running pods doesn't match parallelism"
+    # A pod is Ready once its process is spawned: on a busy machine its `sh` may not have made its index's marker
+    # yet, and evicted before, the index's next pod would run for ever too. Kubernetes' test relies on the
+    # container being far along by the time its Ready is seen; here the markers are waited for.
+    markers = [cluster.root / ns / f"foo-{index}" for index in range(3)]
+    until(lambda: all(marker.exists() for marker in markers), "each index's first pod made its marker")
     for pod in pods:
         _evict(cluster, pod)
     wait_for_job_complete(cluster, ns, job.metadata.name, "CompletionsReached", 3)
@@ -433,11 +438,21 @@ def test_should_recreate_pods_only_after_they_have_failed_if_pod_replacement_pol
 ) -> None:
     manifest = new_test_job("", "pod-recreate-failed", "Never", 1, 1, None, 1)
     manifest["spec"]["podReplacementPolicy"] = "Failed"
-    # Kubernetes' handler sleeps 5 s: 2 s is enough to observe the terminating pod
-    command = "_term(){\n\tsleep 2\n\texit 143\n}\ntrap _term TERM\nwhile true; do\n\tsleep 1\ndone"
+    # Kubernetes' handler sleeps 5 s, the time the test has to see the terminating pod. Here the handler exits
+    # once the test has seen it (it makes `released`), and the pod is deleted only once its trap is set (it
+    # makes `trapped`: a pod is Running once its process is spawned, and its `sh` may not have got that far on a
+    # busy machine, when SIGTERM would end it at once). No time budget races the machine's speed.
+    files = cluster.root / ns
+    files.mkdir(parents=True, exist_ok=True)
+    trapped, released = files / "trapped", files / "released"
+    command = (
+        f"_term(){{\n\twhile [ ! -e {released} ]; do sleep 0.1; done\n\texit 143\n}}\ntrap _term TERM\n"
+        f"touch {trapped}\nwhile true; do\n\tsleep 1\ndone"
+    )
     manifest["spec"]["template"]["spec"]["containers"][0]["command"] = ["/bin/sh", "-c", command]
     name = create_job(cluster, ns, manifest).metadata.name
     wait_for_job_pods_running(cluster, ns, name, 1)
+    until(trapped.exists, "the pod's TERM trap set")
     for pod in get_job_pods(cluster, ns, name):
         cluster.core.delete_namespaced_pod(pod.metadata.name, ns, grace_period_seconds=30)
 
@@ -446,6 +461,7 @@ def test_should_recreate_pods_only_after_they_have_failed_if_pod_replacement_pol
         return status.active or 0, status.failed or 0, status.terminating
 
     until(lambda: counts() == (0, 0, 1), "0 active, 0 failed, 1 terminating")
+    released.touch()
     until(lambda: counts() == (1, 1, 0), "1 active, 1 failed, 0 terminating")
 
 
