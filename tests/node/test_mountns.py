@@ -10,11 +10,12 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from kjobs.node import mountns
-from kjobs.node.process_runtime import mounting_enabled
+from kjobs.node.process_runtime import hidden_from_pods, mounting_enabled
 
 pytestmark = pytest.mark.skipif(not mounting_enabled(), reason="no mount namespace can be made here")
 
@@ -144,3 +145,74 @@ def test_a_missing_working_directory_is_a_start_error(staging: Path) -> None:
     done = run_in(staging, [], "true", cwd="/no/such/dir")
     assert done.returncode == 128
     assert 'chdir to cwd ("/no/such/dir") set in config.json failed: No such file or directory' in done.stderr
+
+
+def _hiding(staging: Path, hide: list[str], keep: list[str], script: str, cwd: str = "/", binds: object = ()) -> Any:
+    plan = json.dumps({"root": str(staging), "cwd": cwd, "hide": hide, "keep": keep, "binds": list(binds)})  # type: ignore[call-overload]
+    argv = [sys.executable, "-I", "-S", MOUNTNS, plan, "--", "sh", "-c", script]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+
+
+def test_hidden_paths_are_empty_and_read_only_but_the_kept_directory_stays_reachable(
+    tmp_path: Path, staging: Path
+) -> None:
+    """kjobs' data directory (keys, database) and the kubeconfig it wrote are covered; the pod's own directory
+    under them is bound back, writable (docs/security.md)."""
+    data = tmp_path / "data"
+    (data / "pki").mkdir(parents=True)
+    (data / "pki" / "sa.key").write_text("secret")
+    own = data / "nodes" / "n" / "pods" / "mine"
+    other = data / "nodes" / "n" / "pods" / "other"
+    own.mkdir(parents=True)
+    other.mkdir(parents=True)
+    (other / "token").write_text("theirs")
+    kubeconfig = tmp_path / "kc.yaml"
+    kubeconfig.write_text("client-key-data: x\n")
+    script = (
+        f"cat {data}/pki/sa.key; echo [$(ls {data})]; echo [$(ls {data}/nodes/n/pods)]; cat {other}/token;"
+        f" echo [$(cat {kubeconfig})]; echo x > {kubeconfig} || echo refused; touch {data}/new || echo refused;"
+        " pwd; echo mine > made.txt"
+    )
+    done = _hiding(staging, [str(data), str(kubeconfig)], [str(own)], script, cwd=str(own))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["[nodes]", "[mine]", "[]", "refused", "refused", str(own)]
+    assert "sa.key: No such file or directory" in done.stderr
+    assert (own / "made.txt").read_text() == "mine\n"
+    assert kubeconfig.read_text() == "client-key-data: x\n"
+    assert sorted(os.listdir(data)) == ["nodes", "pki"]
+
+
+def test_a_volume_under_a_hidden_directory_is_still_mounted(tmp_path: Path, staging: Path) -> None:
+    """A volume's source lives under the hidden node directory (the kubelet's pod volume dirs); it is bound from
+    the host, and a mountPath inside a hidden directory is made on a tmpfs of its own."""
+    data = tmp_path / "data"
+    volume = data / "pods" / "mine" / "volumes" / "cfg"
+    volume.mkdir(parents=True)
+    (volume / "level").write_text("3")
+    binds = [
+        {"source": str(volume), "target": "/etc/app", "readOnly": True},
+        {"source": str(volume), "target": f"{data}/inside", "readOnly": True},
+    ]
+    done = _hiding(staging, [str(data)], [], f"cat /etc/app/level {data}/inside/level; ls {data}", binds=binds)
+    assert (done.returncode, done.stdout) == (0, "33inside\n"), done.stderr
+
+
+def test_a_hidden_path_that_does_not_exist_or_holds_another_is_skipped(tmp_path: Path, staging: Path) -> None:
+    data = tmp_path / "data"
+    (data / "nodes").mkdir(parents=True)
+    hide = [str(data / "nodes"), str(data), str(tmp_path / "missing")]
+    done = _hiding(staging, hide, [], f"echo [$(ls {data})]")
+    assert (done.returncode, done.stdout) == (0, "[]\n"), done.stderr
+
+
+def test_hidden_from_pods_resolves_symlinks_and_never_hides_the_home_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    home = tmp_path / "home"
+    (home / ".local" / "share" / "kjobs").mkdir(parents=True)
+    link = tmp_path / "link"
+    link.symlink_to(home / ".local" / "share" / "kjobs")
+    monkeypatch.setenv("HOME", str(home))
+    root = home / ".local" / "share" / "kjobs" / "nodes" / "n"
+    got = hidden_from_pods(root, [str(link), str(home), str(tmp_path), "/", str(link)])
+    assert got == [str(root), str(home / ".local" / "share" / "kjobs")]

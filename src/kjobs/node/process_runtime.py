@@ -41,7 +41,7 @@ import signal as signals
 import subprocess
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -192,6 +192,22 @@ def default_base_env() -> dict[str, str]:
     return env
 
 
+def hidden_from_pods(root_dir: str | os.PathLike[str], extra: Sequence[str | os.PathLike[str]] = ()) -> list[str]:
+    """What a container in a mount namespace must not see (`kjobs.node.mountns` covers each): the node's root
+    directory, with every pod's volumes (their ServiceAccount tokens, Secrets), logs and journals, and `extra`
+    (`kjobs up`'s data directory, with the CA, admin and ServiceAccount signing keys and the database, and the
+    kubeconfig it wrote). Symlinks resolved; a path that is `/` or holds the home directory is left visible, as
+    hiding it would hide the user's own files (docs/security.md)."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    out: list[str] = []
+    for path in (root_dir, *extra):
+        real = os.path.realpath(path)
+        if real == "/" or home == real or home.startswith(real.rstrip("/") + "/") or real in out:
+            continue
+        out.append(real)
+    return out
+
+
 class ProcessRuntime(Supervisor):
     """Runs each container attempt as a local process group; see the module note."""
 
@@ -212,6 +228,7 @@ class ProcessRuntime(Supervisor):
         shims: int = SHIMS,
         containers_die_with_agent: bool = False,
         mount_volumes: bool | None = None,
+        hidden_paths: Sequence[str] = (),
     ) -> None:
         super().__init__(
             clock=clock or RealClock(),
@@ -251,6 +268,8 @@ class ProcessRuntime(Supervisor):
         self._found: set[tuple[str, str]] = set()
         self._setpriv: str | None = None  # found at the first container with a securityContext
         self._staging = str(self.root_dir / "mnt")
+        self.hidden_paths = hidden_from_pods(self.root_dir, hidden_paths)
+        """Host paths a container in a mount namespace does not see (`hidden_from_pods`)."""
         self.cluster_records: ClusterRecords | None = None
         """Set by the node agent: keeps the DNS lines of the pods' hosts files current (`kjobs.node.poddns`)."""
         self.pod_api = ""
@@ -714,6 +733,8 @@ class ProcessRuntime(Supervisor):
         plan: dict[str, object] = {
             "root": self._staging,
             "cwd": workdir,
+            "hide": self.hidden_paths,
+            "keep": [os.path.realpath(pod_dir), os.path.realpath(workdir)],
             "binds": [{"source": b.source, "target": b.target, "readOnly": b.read_only} for b in binds],
         }
         if hostname is not None:
