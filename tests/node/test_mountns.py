@@ -178,6 +178,8 @@ def test_hidden_paths_are_empty_and_read_only_but_the_kept_directory_stays_reach
     assert done.stdout.splitlines() == ["[nodes]", "[mine]", "[]", "refused", "refused", str(own)]
     assert "sa.key: No such file or directory" in done.stderr
     assert (own / "made.txt").read_text() == "mine\n"
+    listing = _hiding(staging, [str(kubeconfig)], [], "ls -a /")
+    assert listing.returncode == 0 and "..kjobs-hidden" not in listing.stdout, listing.stdout
     assert kubeconfig.read_text() == "client-key-data: x\n"
     assert sorted(os.listdir(data)) == ["nodes", "pki"]
 
@@ -216,3 +218,13 @@ def test_hidden_from_pods_resolves_symlinks_and_never_hides_the_home_directory(
     root = home / ".local" / "share" / "kjobs" / "nodes" / "n"
     got = hidden_from_pods(root, [str(link), str(home), str(tmp_path), "/", str(link)])
     assert got == [str(root), str(home / ".local" / "share" / "kjobs")]
+
+
+def test_a_volume_the_pod_asks_for_is_bound_over_a_hidden_path(tmp_path: Path, staging: Path) -> None:
+    """Hiding comes before the volumes: a hostPath volume of the kubeconfig (a pod that is meant to have it) is
+    seen at its mountPath, even the hidden path itself."""
+    kubeconfig = tmp_path / "kc.yaml"
+    kubeconfig.write_text("admin")
+    binds = [{"source": str(kubeconfig), "target": str(kubeconfig), "readOnly": True}]
+    done = _hiding(staging, [str(kubeconfig)], [], f"cat {kubeconfig}", binds=binds)
+    assert (done.returncode, done.stdout) == (0, "admin"), done.stderr

@@ -219,7 +219,8 @@ def _under(path: str, directories: list[str]) -> bool:
 def hide(root: str, hidden: list[str], keep: list[str], made: set[str]) -> None:
     """Step 3: each `hidden` host path (absolute, symlinks resolved by the runtime) that exists is covered in the
     view under `root`: a directory by an empty tmpfs, read-only once the `keep` paths under it are bound back; a
-    file by an empty read-only file. `keep` paths (the pod's own directory, its working directory) are bound from
+    file by an empty read-only file (`_EMPTY`, unlinked by `run` once the volumes are bound: nothing can be mounted
+    over an unlinked file, and a volume may be bound over a hidden path). `keep` paths (the pod's own directory, its working directory) are bound from
     the host at their place, so the container keeps reaching them."""
     covered: list[str] = []
     empty = ""
@@ -240,8 +241,6 @@ def hide(root: str, hidden: list[str], keep: list[str], made: set[str]) -> None:
             os.close(os.open(empty, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o400))
         _mount(empty, view, None, MS_BIND)
         _mount(None, view, None, MS_BIND | MS_REMOUNT | MS_RDONLY | _flags(view))
-    if empty:
-        os.unlink(empty)  # the binds keep the inode; nothing at the view's root names it
     for path in dict.fromkeys(keep):
         if not os.path.isdir(path) or not _under(path, covered):
             continue
@@ -282,6 +281,8 @@ def run(plan: dict[str, object], argv: list[str]) -> None:
     hide(root, [str(p) for p in plan.get("hide") or []], [str(p) for p in plan.get("keep") or []], made)  # type: ignore[attr-defined]
     for bind in plan.get("binds") or []:  # type: ignore[attr-defined]
         bind_volume(root, str(bind["source"]), str(bind["target"]), bool(bind.get("readOnly")), made)
+    with contextlib.suppress(OSError):  # busy where a volume is bound over a hidden file: then it stays, empty
+        os.unlink(root + _EMPTY)  # the hidden files' source: the binds keep its inode
     pivot(root)
     cwd = str(plan.get("cwd") or "/")
     try:
