@@ -219,9 +219,10 @@ def _under(path: str, directories: list[str]) -> bool:
 def hide(root: str, hidden: list[str], keep: list[str], made: set[str]) -> None:
     """Step 3: each `hidden` host path (absolute, symlinks resolved by the runtime) that exists is covered in the
     view under `root`: a directory by an empty tmpfs, read-only once the `keep` paths under it are bound back; a
-    file by an empty read-only file (`_EMPTY`, unlinked by `run` once the volumes are bound: nothing can be mounted
-    over an unlinked file, and a volume may be bound over a hidden path). `keep` paths (the pod's own directory, its working directory) are bound from
-    the host at their place, so the container keeps reaching them."""
+    file by an empty read-only file (`_EMPTY`, unlinked by `run` once the volumes are bound: nothing can be
+    mounted over an unlinked file, and a volume may be bound over a hidden path). `keep` paths (the pod's own
+    directory, its working directory) are bound from the host at their place, so the container keeps reaching
+    them."""
     covered: list[str] = []
     empty = ""
     if hidden:  # the staging tmpfs's copy, seen through the bound host directories (`pivot` detaches it too)
