@@ -46,9 +46,12 @@ class Api:
             cadata=base64.b64decode(cluster["certificate-authority-data"]).decode()
         )
 
-    def __call__(self, method: str, path: str, token: str | None = None, body: object = None) -> tuple[int, dict]:
+    def __call__(
+        self, method: str, path: str, token: str | None = None, body: object = None, extra: dict[str, str] | None = None
+    ) -> tuple[int, dict]:
         conn = http.client.HTTPSConnection(self.host, self.port, context=self.context, timeout=20)
         headers = {"Authorization": f"Bearer {token}"} if token else {}
+        headers.update(extra or {})
         payload = None if body is None else json.dumps(body)
         if payload is not None:
             headers["Content-Type"] = "application/json"
@@ -246,6 +249,10 @@ def test_a_service_account_without_bindings_gets_discovery_and_nothing_more(up: 
         assert api("POST", path, token, body)[0] == 403, name
     for path in UPGRADES:
         assert api.upgrade(path, token) == 403, path
+    masters = {"Impersonate-User": "kjobs-admin", "Impersonate-Group": "system:masters"}
+    code, body = api("GET", "/api/v1/secrets", token, extra=masters)
+    assert code == 403 and "cannot impersonate resource" in body["message"]
+    assert api("GET", "/api/v1/secrets", extra=masters)[0] == 401
     review = {"apiVersion": "authentication.k8s.io/v1", "kind": "SelfSubjectReview"}
     code, answer = api("POST", "/apis/authentication.k8s.io/v1/selfsubjectreviews", token, review)
     assert (code, answer["status"]["userInfo"]["username"]) == (201, "system:serviceaccount:default:unbound")
