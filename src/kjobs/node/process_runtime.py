@@ -50,7 +50,7 @@ from kjobs.api.errors import go_quote
 from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
 from kjobs.clock import Clock, RealClock
-from kjobs.files import private_dir
+from kjobs.files import owned_dir
 from kjobs.node import adoption, hostsfile, leftovers, mountns, security, volumesetup
 from kjobs.node.cgroups import MemoryGuard, Placement, probe_memory_guard, read_group_rss
 from kjobs.node.envvars import ConfigError, EnvSources, container_env
@@ -242,7 +242,7 @@ class ProcessRuntime(Supervisor):
         self.start_report_delay = start_report_delay
         self.root_dir = Path(root_dir)
         self.log_dir = self.root_dir / "logs"
-        private_dir(self.root_dir)  # pods started as other users must not read other pods' files and logs
+        owned_dir(self.root_dir)  # pods started as other users must not read other pods' files and logs
         (self.root_dir / "pods").mkdir(parents=True, exist_ok=True)
         self.log_dir.mkdir(exist_ok=True)
         self._log_dir_text, self._pods_dir_text = str(self.log_dir), str(self.root_dir / "pods")
