@@ -301,3 +301,30 @@ def test_a_pod_reads_neither_kjobs_secrets_nor_another_pods_token_nor_its_enviro
         k for k in env if k.startswith("KUBERNETES_")
     }
     up.ok("delete", "pod", "victim", "--grace-period=0", "--force")
+
+
+SWAP = """
+for f in $PWD/containers/swap/*; do rm -f $f; ln -sf {key} $f; done
+echo > $PWD/volumes/planted || true
+exit 1
+"""
+
+
+@pytest.mark.skipif(not mounting_enabled(), reason="no mount namespace can be made here")
+def test_a_pod_cannot_turn_its_termination_message_into_a_key_of_kjobs(up: Up) -> None:
+    """The termination-message file is in the pod's directory, its working directory: a container that replaced
+    it with a symlink to `sa.key` had the node read the key into its status (`state.terminated.message`), where
+    anyone who may get the pod reads it. The node's entries there are read-only in the container's view, and the
+    node reads the file without following a symlink."""
+    key = up.config.parent / "data" / "pki" / "sa.key"
+    up.ok("run", "swap", "--image=x", "--restart=Never", "--command", "--", "sh", "-c", SWAP.format(key=key))
+
+    def ended() -> dict | None:
+        code, out = up("get", "pod", "swap", "-o", "json")
+        status = json.loads(out).get("status", {}) if code == 0 else {}
+        state = ((status.get("containerStatuses") or [{}])[0].get("state") or {}).get("terminated")
+        return state if state else None
+
+    terminated = ended() or _until(ended, "swap to end")
+    assert key.read_text().strip() not in json.dumps(terminated), terminated
+    assert "Read-only file system" in up.ok("logs", "swap"), terminated

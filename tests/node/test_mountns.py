@@ -228,3 +228,35 @@ def test_a_volume_the_pod_asks_for_is_bound_over_a_hidden_path(tmp_path: Path, s
     binds = [{"source": str(kubeconfig), "target": str(kubeconfig), "readOnly": True}]
     done = _hiding(staging, [str(kubeconfig)], [], f"cat {kubeconfig}", binds=binds)
     assert (done.returncode, done.stdout) == (0, "admin"), done.stderr
+
+
+def test_the_nodes_entries_in_the_pods_directory_are_read_only_while_the_directory_stays_writable(
+    tmp_path: Path, staging: Path
+) -> None:
+    """A container cannot swap its termination-message file, hosts file or volume contents for a symlink that the
+    node, later writing or reading there as the user, would follow out of the container's view."""
+    pod = tmp_path / "data" / "pods" / "mine"
+    (pod / "containers" / "main").mkdir(parents=True)
+    (pod / "containers" / "main" / "abcd1234").write_text("")
+    (pod / "volumes").mkdir()
+    (pod / "etc-hosts").write_text("127.0.0.1 localhost\n")
+    protect = [str(pod / name) for name in ("volumes", "containers", "etc-hosts", "missing")]
+    plan = json.dumps(
+        {
+            "root": str(staging),
+            "cwd": str(pod),
+            "hide": [str(tmp_path / "data")],
+            "keep": [str(pod)],
+            "protect": protect,
+            "binds": [],
+        }
+    )
+    script = (
+        "rm containers/main/abcd1234 || echo kept; ln -s /etc/passwd volumes/..data || echo refused;"
+        " echo x > etc-hosts || echo refused; echo scratch > mine.txt && cat mine.txt"
+    )
+    argv = [sys.executable, "-I", "-S", MOUNTNS, plan, "--", "sh", "-c", script]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=30, check=False)
+    assert done.stdout.splitlines() == ["kept", "refused", "refused", "scratch"], done.stderr
+    assert (pod / "etc-hosts").read_text() == "127.0.0.1 localhost\n"
+    assert os.listdir(pod / "volumes") == []

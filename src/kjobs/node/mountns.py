@@ -12,7 +12,9 @@ process, before the exec — capabilities held in a user namespace do not surviv
 3. hides the plan's `hide` paths (kjobs' data directory, the kubeconfig it wrote, the node's directory with
    every pod's files: `kjobs.node.process_runtime`) behind an empty read-only tmpfs (a directory) or an empty
    read-only file, then binds each `keep` path (the pod's own directory) back at its place, so the container
-   reads neither the server's keys nor another pod's token (docs/security.md);
+   reads neither the server's keys nor another pod's token (docs/security.md); and binds the plan's `protect`
+   paths (the node's entries in the pod's directory: volume contents, termination-message files, the hosts
+   file) over themselves read-only, so no symlink the container puts there is followed by the node later;
 4. binds each volume (`Bind` of `kjobs.node.volumesetup`, shallowest first) at its mountPath, read-only ones
    remounted read-only. A mountPath that does not exist is made without touching the host's filesystem: its
    nearest existing directory is shadowed by a tmpfs into which that directory's entries are bound again, and
@@ -255,6 +257,18 @@ def hide(root: str, hidden: list[str], keep: list[str], made: set[str]) -> None:
         made.discard(view)  # read-only now: a volume under it shadows it again with a tmpfs of its own
 
 
+def protect(root: str, paths: list[str]) -> None:
+    """Step 3 too: each of `paths` (the node's entries in the pod's directory: volume contents, termination-message
+    files, the hosts file) that exists is bound over itself read-only in the view, so the container cannot swap
+    in a symlink that the node, writing or reading there later as the user, would follow."""
+    for path in paths:
+        view = root + path
+        if os.path.islink(view) or not os.path.lexists(view):
+            continue
+        _mount(view, view, None, MS_BIND | MS_REC)
+        _mount(None, view, None, MS_BIND | MS_REMOUNT | MS_RDONLY | _flags(view))
+
+
 def pivot(root: str) -> None:
     """Step 5: `root` becomes `/`; the old root is detached."""
     number = _PIVOT_ROOT.get(platform.machine())
@@ -280,6 +294,7 @@ def run(plan: dict[str, object], argv: list[str]) -> None:
     build_root(root)
     made = {root}
     hide(root, [str(p) for p in plan.get("hide") or []], [str(p) for p in plan.get("keep") or []], made)  # type: ignore[attr-defined]
+    protect(root, [str(p) for p in plan.get("protect") or []])  # type: ignore[attr-defined]
     for bind in plan.get("binds") or []:  # type: ignore[attr-defined]
         bind_volume(root, str(bind["source"]), str(bind["target"]), bool(bind.get("readOnly")), made)
     with contextlib.suppress(OSError):  # busy where a volume is bound over a hidden file: then it stays, empty

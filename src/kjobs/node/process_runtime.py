@@ -38,6 +38,7 @@ import json
 import os
 import shutil
 import signal as signals
+import stat
 import subprocess
 import sys
 import tempfile
@@ -190,6 +191,11 @@ def default_base_env() -> dict[str, str]:
     env = {key: os.environ[key] for key in keep if key in os.environ}
     env.setdefault("PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
     return env
+
+
+PROTECTED_ENTRIES = ("volumes", "containers", "etc-hosts")
+"""The node's entries in a pod's directory (its volumes' contents, termination-message files, hosts file), which a
+container in a mount namespace sees read-only though the directory, its default working directory, is writable."""
 
 
 def hidden_from_pods(root_dir: str | os.PathLike[str], extra: Sequence[str | os.PathLike[str]] = ()) -> list[str]:
@@ -735,6 +741,9 @@ class ProcessRuntime(Supervisor):
             "cwd": workdir,
             "hide": self.hidden_paths,
             "keep": [os.path.realpath(pod_dir), os.path.realpath(workdir)],
+            # what the node writes in the pod's directory, read-only in the view, so that no symlink put there
+            # turns a write or read of the node's onto a file the container cannot reach (docs/security.md)
+            "protect": [os.path.realpath(pod_dir / name) for name in PROTECTED_ENTRIES],
             "binds": [{"source": b.source, "target": b.target, "readOnly": b.read_only} for b in binds],
         }
         if hostname is not None:
@@ -932,9 +941,13 @@ class ProcessRuntime(Supervisor):
         is not read for `FallbackToLogsOnError`)."""
         if not running.termination_log:
             return False
-        try:
-            with open(running.termination_log, "rb") as file:
-                size = os.fstat(file.fileno()).st_size
+        try:  # not through a symlink or into a FIFO put in its place: the file is in the pod's working directory
+            fd = os.open(running.termination_log, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            with open(fd, "rb") as file:
+                info = os.fstat(file.fileno())
+                if not stat.S_ISREG(info.st_mode):
+                    return False
+                size = info.st_size
                 file.seek(max(0, size - MAX_TERMINATION_MESSAGE_BYTES))
                 data = file.read(MAX_TERMINATION_MESSAGE_BYTES)
         except OSError:
