@@ -260,3 +260,28 @@ def test_the_nodes_entries_in_the_pods_directory_are_read_only_while_the_directo
     assert done.stdout.splitlines() == ["kept", "refused", "refused", "scratch"], done.stderr
     assert (pod / "etc-hosts").read_text() == "127.0.0.1 localhost\n"
     assert os.listdir(pod / "volumes") == []
+
+
+def test_a_sub_path_is_opened_without_following_a_symlink_swapped_in_after_the_check(
+    tmp_path: Path, staging: Path
+) -> None:
+    """The node checks a subPath stays in its volume, then the mount namespace binds it: a container that swaps a
+    directory of its volume for a symlink in between must not get the symlink's target (CVE-2017-1002101,
+    CVE-2021-25741; the kubelet's `doSafeOpen`). The bind walks the volume one component at a time instead."""
+    volume = tmp_path / "vol"
+    (volume / "ok" / "deeper").mkdir(parents=True)
+    (volume / "ok" / "deeper" / "file").write_text("inside")
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "file").write_text("sa.key")
+    (volume / "swapped").symlink_to(secret)  # as if made after the node's check
+    good = [{"source": str(volume / "ok" / "deeper"), "target": "/mnt/sub", "readOnly": False, "within": str(volume)}]
+    done = run_in(staging, good, "cat /mnt/sub/file")
+    assert (done.returncode, done.stdout) == (0, "inside"), done.stderr
+    bad = [{"source": str(volume / "swapped"), "target": "/mnt/sub", "readOnly": False, "within": str(volume)}]
+    done = run_in(staging, bad, "cat /mnt/sub/file")
+    assert done.returncode == 128 and done.stdout == ""
+    assert done.stderr == f"failed to start container process: unexpected symlink found {volume}/swapped\n"
+    outside = [{"source": str(secret), "target": "/mnt/sub", "readOnly": False, "within": str(volume)}]
+    done = run_in(staging, outside, "cat /mnt/sub/file")
+    assert done.returncode == 128 and "not within volume path" in done.stderr

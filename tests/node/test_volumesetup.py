@@ -307,9 +307,9 @@ def test_container_mounts_resolve_sub_paths_read_only_and_order_by_depth(tmp_pat
     binds = container_mounts(pod, container, tmp_path, {"POD": "p-0"})
     assert binds == [
         Bind(str(tmp_path / "host"), "/data", read_only=True),
-        Bind(str(scratch / "shared"), "/work", read_only=False),
+        Bind(str(scratch / "shared"), "/work", read_only=False, within=str(scratch)),
         Bind(str(tmp_path / "volumes" / "kubernetes.io~configmap" / "config"), "/etc/app", read_only=True),
-        Bind(str(scratch / "p-0" / "logs"), "/work/out/deep", read_only=False),
+        Bind(str(scratch / "p-0" / "logs"), "/work/out/deep", read_only=False, within=str(scratch)),
     ]
     assert (scratch / "p-0" / "logs").is_dir() and (scratch / "shared").is_dir()
 

@@ -181,8 +181,42 @@ def _shadow(root: str, directory: str) -> None:
     os.rmdir(spare)
 
 
-def bind_volume(root: str, source: str, target: str, read_only: bool, made: set[str]) -> None:
-    """Step 4 for one volume: `source` at `target` (container path) in the view under `root`."""
+def safe_open(source: str, within: str) -> int:
+    """An `O_PATH` descriptor of `source`, reached from the directory `within` one component at a time, none of
+    them a symlink (pkg/volume/util/subpath/subpath_linux.go `doSafeOpen`): what a subPath bind mounts, through
+    `/proc/self/fd/N`, so a symlink swapped in after the node checked the path is not followed."""
+    relative = os.path.relpath(source, within)
+    if relative == ".." or relative.startswith("../"):
+        raise OSError(1, f"subpath {source!r} not within volume path {within!r}")
+    fd = os.open(within, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC)
+    current = within
+    for part in [] if relative == "." else relative.split("/"):
+        current = f"{current}/{part}"
+        try:
+            child = os.open(part, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+        except OSError as exc:
+            os.close(fd)
+            raise OSError(exc.errno, f"cannot open {current}: {exc.strerror}") from None
+        os.close(fd)
+        fd = child
+        if stat.S_ISLNK(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise OSError(40, f"unexpected symlink found {current}")
+    return fd
+
+
+def bind_volume(root: str, source: str, target: str, read_only: bool, made: set[str], within: str = "") -> None:
+    """Step 4 for one volume: `source` at `target` (container path) in the view under `root`; a subPath's
+    (`within`: its volume's directory) opened by `safe_open` and bound by its descriptor."""
+    fd = safe_open(source, within) if within else -1
+    try:
+        _bind_volume(root, source if fd < 0 else f"/proc/self/fd/{fd}", target, read_only, made)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _bind_volume(root: str, source: str, target: str, read_only: bool, made: set[str]) -> None:
     parent, missing = _resolve(root, target)
     if missing:
         if parent not in made:
@@ -296,7 +330,8 @@ def run(plan: dict[str, object], argv: list[str]) -> None:
     hide(root, [str(p) for p in plan.get("hide") or []], [str(p) for p in plan.get("keep") or []], made)  # type: ignore[attr-defined]
     protect(root, [str(p) for p in plan.get("protect") or []])  # type: ignore[attr-defined]
     for bind in plan.get("binds") or []:  # type: ignore[attr-defined]
-        bind_volume(root, str(bind["source"]), str(bind["target"]), bool(bind.get("readOnly")), made)
+        source, target, within = str(bind["source"]), str(bind["target"]), str(bind.get("within") or "")
+        bind_volume(root, source, target, bool(bind.get("readOnly")), made, within)
     with contextlib.suppress(OSError):  # busy where a volume is bound over a hidden file: then it stays, empty
         os.unlink(root + _EMPTY)  # the hidden files' source: the binds keep its inode
     pivot(root)

@@ -744,7 +744,15 @@ class ProcessRuntime(Supervisor):
             # what the node writes in the pod's directory, read-only in the view, so that no symlink put there
             # turns a write or read of the node's onto a file the container cannot reach (docs/security.md)
             "protect": [os.path.realpath(pod_dir / name) for name in PROTECTED_ENTRIES],
-            "binds": [{"source": b.source, "target": b.target, "readOnly": b.read_only} for b in binds],
+            "binds": [
+                {
+                    "source": b.source,
+                    "target": b.target,
+                    "readOnly": b.read_only,
+                    **({"within": b.within} if b.within else {}),
+                }
+                for b in binds
+            ],
         }
         if hostname is not None:
             plan["hostname"] = hostname

@@ -95,6 +95,10 @@ class Bind:
     source: str
     target: str
     read_only: bool
+    within: str = ""
+    """For a subPath: the volume's directory (symlinks resolved), which `kjobs.node.mountns` walks down to `source`
+    without following a symlink, binding what it opened (the kubelet's `doSafeOpen`): a container that swaps a
+    directory of its volume for a symlink between this check and the bind reaches nothing outside it."""
 
 
 def mounting_containers(pod: Obj, api_access: bool = False) -> bool:
@@ -574,10 +578,13 @@ def container_mounts(
             real = os.path.realpath(source)
             if real != real_base and not real.startswith(real_base + "/"):
                 raise ConfigError(f"subpath {real!r} not within volume path {real_base!r}")
+            source, within = Path(real), real_base
+        else:
+            within = ""
         read_only = mount.get("readOnly") is True or kind in API_DATA
         if kind == "persistentVolumeClaim" and volume["persistentVolumeClaim"].get("readOnly") is True:
             read_only = True
         target = os.path.normpath(str(mount.get("mountPath") or "/"))
-        binds.append(Bind(source=str(source), target=target, read_only=read_only))
+        binds.append(Bind(source=str(source), target=target, read_only=read_only, within=within))
     binds.sort(key=lambda b: len(Path(b.target).parts))
     return binds
