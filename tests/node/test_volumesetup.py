@@ -371,3 +371,15 @@ def test_a_claims_volume_is_its_bound_persistent_volumes_directory(tmp_path: Pat
         'MountVolume.SetUp failed for volume "d" : kjobs mounts hostPath and local PersistentVolumes only, and '
         '"remote" is neither'
     ]
+
+
+def test_a_missing_sub_path_is_not_made_through_a_symlink_leaving_its_volume(tmp_path: Path) -> None:
+    container = {"name": "main", "image": "x", "volumeMounts": [{"name": "s", "mountPath": "/s", "subPath": "a/b"}]}
+    pod = make_pod([container], volumes=[{"name": "s", "emptyDir": {}}])
+    assert set_up(pod, tmp_path, None, host_ip="", pod_ip="") == []
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tmp_path / "volumes" / "kubernetes.io~empty-dir" / "s" / "a").symlink_to(outside)  # the container's doing
+    with pytest.raises(ConfigError, match="not within volume path"):
+        container_mounts(pod, container, tmp_path, {})
+    assert list(outside.iterdir()) == []

@@ -573,11 +573,12 @@ def container_mounts(
                 raise ConfigError(f"subPath {sub!r} must be a relative path without '..'")
             source = base / sub
             real_base = os.path.realpath(base)
-            if not os.path.lexists(source):
-                os.makedirs(source, mode=stat.S_IMODE(os.stat(base).st_mode), exist_ok=True)
-            real = os.path.realpath(source)
-            if real != real_base and not real.startswith(real_base + "/"):
-                raise ConfigError(f"subpath {real!r} not within volume path {real_base!r}")
+            for _ in ("before making it", "after"):  # nothing is made through a symlink that leaves the volume
+                real = os.path.realpath(source)
+                if real != real_base and not real.startswith(real_base + "/"):
+                    raise ConfigError(f"subpath {real!r} not within volume path {real_base!r}")
+                if not os.path.lexists(source):
+                    os.makedirs(source, mode=stat.S_IMODE(os.stat(base).st_mode), exist_ok=True)
             source, within = Path(real), real_base
         else:
             within = ""
