@@ -383,3 +383,19 @@ def test_a_missing_sub_path_is_not_made_through_a_symlink_leaving_its_volume(tmp
     with pytest.raises(ConfigError, match="not within volume path"):
         container_mounts(pod, container, tmp_path, {})
     assert list(outside.iterdir()) == []
+
+
+def test_a_rewrite_does_not_empty_a_directory_a_planted_data_link_names(tmp_path: Path) -> None:
+    """A token refresh rewrites the volume and removes the payload `..data` named before: a `..data` a container
+    pointed at a symlink of its own (`..x -> ~/.local/share/kjobs/pki`) must not have that directory emptied."""
+    volume = tmp_path / "vol"
+    write_atomic(volume, {"token": (b"1", 0o644)})
+    victim = tmp_path / "pki"
+    victim.mkdir()
+    (victim / "sa.key").write_text("key")
+    (volume / "..x").symlink_to(victim)
+    (volume / "..data").unlink()
+    (volume / "..data").symlink_to("..x")
+    write_atomic(volume, {"token": (b"2", 0o644)})
+    assert (victim / "sa.key").read_text() == "key"
+    assert (volume / "token").read_text() == "2"

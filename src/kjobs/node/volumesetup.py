@@ -431,8 +431,11 @@ def write_atomic(target: Path, files: Payload) -> None:
         link = target / name
         if not link.is_symlink():
             os.symlink(f"{DATA_DIR}/{name}", link)
-    if previous is not None and previous != ts_dir.name and previous.startswith(".."):
-        _remove_tree(target / previous)
+    # not a symlink: one a container put there would have its target's files removed
+    if previous and previous != ts_dir.name and previous.startswith("..") and "/" not in previous:
+        old = target / previous
+        if not old.is_symlink():
+            _remove_tree(old)
 
 
 def _remove_tree(path: Path) -> None:
