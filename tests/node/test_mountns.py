@@ -144,3 +144,32 @@ def test_a_missing_working_directory_is_a_start_error(staging: Path) -> None:
     done = run_in(staging, [], "true", cwd="/no/such/dir")
     assert done.returncode == 128
     assert 'chdir to cwd ("/no/such/dir") set in config.json failed: No such file or directory' in done.stderr
+
+
+def test_a_rewritten_volume_is_seen_through_its_mount_and_a_sub_path_keeps_the_old_file(
+    tmp_path: Path, staging: Path
+) -> None:
+    """The kubelet's remount swaps `..data` (atomic_writer.go): a container that mounts the whole volume reads the
+    new contents; one that mounts a `subPath` of it keeps the file it was started with (upstream: "A container
+    using a ConfigMap as a subPath volume mount will not receive ConfigMap updates")."""
+    from kjobs.node.volumesetup import write_atomic
+
+    volume = tmp_path / "vol"
+    write_atomic(volume, {"mode": (b"slow", 0o644)})
+    signal = tmp_path / "signal"
+    signal.mkdir()
+    binds = [
+        {"source": str(volume), "target": "/etc/app", "readOnly": True},
+        {"source": str(volume / "mode"), "target": "/etc/one", "readOnly": True},
+        {"source": str(signal), "target": "/signal", "readOnly": True},
+    ]
+    plan = json.dumps({"root": str(staging), "cwd": "/", "binds": binds})
+    script = "cat /etc/one; echo; while [ ! -e /signal/go ]; do sleep 0.02; done; cat /etc/app/mode; echo; cat /etc/one"
+    argv = [sys.executable, "-I", "-S", MOUNTNS, plan, "--", "sh", "-c", script]
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as child:
+        assert child.stdout is not None
+        assert child.stdout.readline() == "slow\n"  # started, its binds made
+        assert write_atomic(volume, {"mode": (b"fast", 0o644)})
+        (signal / "go").touch()
+        out, err = child.communicate(timeout=30)
+    assert (child.returncode, out.splitlines()) == (0, ["fast", "slow"]), err
