@@ -309,6 +309,17 @@ def _exit_lost(exited: Obj, newest: Obj) -> bool:
     return False
 
 
+def _expiry(answer: Obj) -> float | None:
+    """A TokenRequest answer's `status.expirationTimestamp` (the requested lifetime, not the extended one), in
+    epoch seconds: after it the kubelet's token manager counts the token expired (token_manager.go `expired`)."""
+    from kjobs.api.timeutil import parse_time
+
+    try:
+        return parse_time(str((answer.get("status") or {}).get("expirationTimestamp") or ""))
+    except ValueError:
+        return None
+
+
 def _written_meta(pod: Obj) -> Obj:
     """What of a running pod its downward-API volume files can show and an update can change."""
     meta = pod.get("metadata") or {}
@@ -999,10 +1010,14 @@ class NodeAgent:
             }
             try:
                 answer = await self.tokens(str(meta.get("namespace") or ""), account, body)
-                extra[(TOKEN, key)] = {"token": str((answer.get("status") or {}).get("token") or "")}
             except ApiError as exc:
                 extra[(TOKEN, key)] = {"error": exc.message}
                 continue
+            except OSError as exc:  # a joined node that cannot reach the API server
+                extra[(TOKEN, key)] = {"error": str(exc.strerror or exc)}
+                continue
+            status = answer.get("status") or {}
+            extra[(TOKEN, key)] = {"token": str(status.get("token") or ""), "expires": _expiry(answer)}
             self._plan_refresh(pod, answer)
 
     def _plan_refresh(self, pod: Obj, answer: Obj) -> None:
@@ -1040,8 +1055,14 @@ class NodeAgent:
         held = {entry: extra.pop(entry) for entry in [k for k in extra if k[0] == TOKEN]}
         await self._fetch_tokens(pod)
         failed = [entry for entry in held if (extra.get(entry) or {}).get("error")]
-        for entry in failed:  # GetServiceAccountToken: "Couldn't update token", the old one is kept
+        for entry in failed:
             error = (extra.get(entry) or {}).get("error")
+            expires = held[entry].get("expires")
+            if held[entry].get("error") or (isinstance(expires, float) and now > expires):
+                # expired (or never had): the token manager has no token to give, and the projected volume's
+                # remount fails with its error (`failed to fetch token: ...`) until a refresh succeeds
+                continue
+            # GetServiceAccountToken: "Couldn't update token", the old one is kept while it has not expired
             log.warning("pod %s/%s: couldn't update token %s: %s", key[0], key[1], entry[1], error)
             extra[entry] = held[entry]
         if failed:
@@ -1049,9 +1070,7 @@ class NodeAgent:
             if retry < self._token_refresh.get(uid, retry + 1):
                 self._token_refresh[uid] = retry
                 self.queue.add_after(key, TOKEN_RETRY_SECONDS)
-        sources = await self._env_sources(pod, self._env_refs[uid])
-        for message in self.runtime.prepare_volumes(pod, sources, remount=True):  # type: ignore[attr-defined]
-            log.warning("pod %s/%s: refreshing its tokens: %s", key[0], key[1], message)
+        await self._remount_now(pod)
 
     def _plan_remount(self, pod: Obj, written: Obj | None) -> None:
         """The pod's next periodic remount, `sync_frequency` from now; `written`: the labels and annotations its
@@ -1074,6 +1093,12 @@ class NodeAgent:
         if now < due and meta == written:
             self.queue.add_after(key, due - now)  # an earlier sync: the periodic one stays armed
             return
+        await self._remount_now(pod)
+
+    async def _remount_now(self, pod: Obj) -> None:
+        """Rewrite the pod's API-data volumes that changed (`_remount_volumes`); each that fails gets the
+        kubelet's `FailedMount` Warning and keeps its files. Its next periodic remount is a period from now."""
+        uid = _uid(pod)
         sources: EnvSources | None = None
         if uid in self._env_refs:
             sources = await self._env_sources(pod, self._env_refs[uid])
@@ -1081,7 +1106,7 @@ class NodeAgent:
         for message in failures:
             self.events.event(pod, "Warning", FAILED_MOUNT, message)
         if uid in self._remount:
-            self._plan_remount(pod, meta)
+            self._plan_remount(pod, _written_meta(pod))
 
     def _service_env(self, pod: Obj) -> Mapping[str, str]:
         """The Services' variables for a container of `pod` starting now (the kubelet's `getServiceEnvVarMap`):
