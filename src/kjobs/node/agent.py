@@ -1057,8 +1057,9 @@ class NodeAgent:
         failed = [entry for entry in held if (extra.get(entry) or {}).get("error")]
         for entry in failed:
             error = (extra.get(entry) or {}).get("error")
-            expires = held[entry].get("expires")
-            if held[entry].get("error") or (isinstance(expires, float) and now > expires):
+            had = held[entry] or {}
+            expires = had.get("expires")
+            if had.get("error") or (isinstance(expires, float) and now > expires):
                 # expired (or never had): the token manager has no token to give, and the projected volume's
                 # remount fails with its error (`failed to fetch token: ...`) until a refresh succeeds
                 continue
