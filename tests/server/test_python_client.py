@@ -287,6 +287,9 @@ def test_an_orphaning_delete_answers_the_job_held_by_the_orphan_finalizer(
         {"apiVersion": "batch/v1", "kind": "Job", "name": "held", "uid": job.metadata.uid, "controller": True}
     ]
     core.create_namespaced_pod(NS, pod)
+    dry = batch.delete_namespaced_job("held", NS, propagation_policy="Orphan", dry_run="All", _preload_content=False)
+    assert orjson.loads(dry.data)["metadata"]["finalizers"] == ["orphan"]  # the answer the DELETE would give
+    assert batch.read_namespaced_job("held", NS).metadata.finalizers is None  # nothing written
     response = batch.delete_namespaced_job("held", NS, propagation_policy="Orphan", _preload_content=False)
     answer = orjson.loads(response.data)
     assert (response.status, answer["kind"], answer["apiVersion"]) == (200, "Job", "batch/v1")
