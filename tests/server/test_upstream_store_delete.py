@@ -234,3 +234,33 @@ def test_TestNonBlockingOwnerRefDoesNotBlock_in_the_api_cascade(block: bool | No
         assert client.service.store.get("pods", "default", "p")["metadata"]["deletionTimestamp"]
 
     run(body)
+
+
+@pytest.mark.parametrize(
+    ("node", "grace", "expected"),
+    [
+        pytest.param("n1", None, 30, id="scheduled: the pod's grace"),
+        pytest.param("n1", 5, 5, id="scheduled: the DELETE's grace"),
+        pytest.param(None, None, 0, id="unscheduled: at once"),
+    ],
+)
+def test_TestGracefulStoreHandleFinalizers_foreground_keeps_the_pods_grace_period(
+    node: str | None, grace: int | None, expected: int
+) -> None:
+    """A Foreground DELETE of a pod is graceful as any other (store.go `updateForGracefulDeletionAndFinalizers`:
+    `BeforeDelete`'s grace beside the `foregroundDeletion` finalizer); without dependents the finalizer then goes,
+    and the pod stays for its node to finish, deleted only when its grace is 0."""
+
+    async def body(clock: FakeClock, client: Any) -> None:
+        await client.create(PODS, "default", pod("p", node=node))
+        got = (await delete(client, "pods", "p", DeleteOptions(propagation="Foreground", grace_period=grace))).obj
+        assert got["metadata"]["finalizers"] == ["foregroundDeletion"]
+        assert got["metadata"]["deletionGracePeriodSeconds"] == expected
+        assert parse_time(got["metadata"]["deletionTimestamp"]) == clock.now() + expected
+        left = client.service.store.get("pods", "default", "p")
+        if expected:
+            assert left["metadata"]["deletionGracePeriodSeconds"] == expected and "finalizers" not in left["metadata"]
+        else:
+            assert left is None
+
+    run(body)

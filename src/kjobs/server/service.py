@@ -1745,11 +1745,14 @@ class ApiService:
             if "foregroundDeletion" not in finalizers:
                 finalizers.append("foregroundDeletion")
             new_meta["finalizers"] = finalizers
-            new_meta.setdefault("deletionTimestamp", self.now())
-            new_meta.setdefault("deletionGracePeriodSeconds", 0)
-            written = await self.store.update(r.store_key, new, expected_rv=meta.get("resourceVersion"))
+            if r.graceful:  # a pod keeps its grace period beside the finalizer (updateForGracefulDeletionAndFinalizers)
+                written = (await self._delete_pod(r, new, options, finalizers_changed=True)).obj
+            else:
+                new_meta.setdefault("deletionTimestamp", self.now())
+                new_meta.setdefault("deletionGracePeriodSeconds", 0)
+                written = await self.store.update(r.store_key, new, expected_rv=meta.get("resourceVersion"))
             await self._cascade(r, namespace, uid, "Foreground")
-            written = await self._finish_foreground(r, namespace, name) or written
+            await self._finish_foreground(r, namespace, name)  # answered as written, as before the collector acts
             return Result(written, 200, warnings)
         kept = _gc_finalizers_kept(meta.get("finalizers"), propagation)
         if r.kind == "CustomResourceDefinition" and r.group == CRD_GROUP and not meta.get("deletionTimestamp"):
@@ -2071,8 +2074,12 @@ class ApiService:
             return owner
         new = _copy(owner)
         rest = [f for f in _meta(new).get("finalizers") or [] if f != "foregroundDeletion"]
-        if rest:
-            _meta(new)["finalizers"] = rest
+        if rest or (r.graceful and meta.get("deletionGracePeriodSeconds") != 0):
+            # a pod still in its grace period is left to its node, which deletes it once its containers stopped
+            if rest:
+                _meta(new)["finalizers"] = rest
+            else:
+                _meta(new).pop("finalizers", None)
             return await self.store.update(r.store_key, new, expected_rv=meta.get("resourceVersion"))
         name = str(meta.get("name", ""))
         await self.store.delete(r.store_key, namespace, name, expected_rv=meta.get("resourceVersion"))
