@@ -285,3 +285,32 @@ def test_a_sub_path_is_opened_without_following_a_symlink_swapped_in_after_the_c
     outside = [{"source": str(secret), "target": "/mnt/sub", "readOnly": False, "within": str(volume)}]
     done = run_in(staging, outside, "cat /mnt/sub/file")
     assert done.returncode == 128 and "not within volume path" in done.stderr
+
+
+def test_a_rewritten_volume_is_seen_through_its_mount_and_a_sub_path_keeps_the_old_file(
+    tmp_path: Path, staging: Path
+) -> None:
+    """The kubelet's remount swaps `..data` (atomic_writer.go): a container that mounts the whole volume reads the
+    new contents; one that mounts a `subPath` of it keeps the file it was started with (upstream: "A container
+    using a ConfigMap as a subPath volume mount will not receive ConfigMap updates")."""
+    from kjobs.node.volumesetup import write_atomic
+
+    volume = tmp_path / "vol"
+    write_atomic(volume, {"mode": (b"slow", 0o644)})
+    signal = tmp_path / "signal"
+    signal.mkdir()
+    binds = [
+        {"source": str(volume), "target": "/etc/app", "readOnly": True},
+        {"source": str(volume / "mode"), "target": "/etc/one", "readOnly": True},
+        {"source": str(signal), "target": "/signal", "readOnly": True},
+    ]
+    plan = json.dumps({"root": str(staging), "cwd": "/", "binds": binds})
+    script = "cat /etc/one; echo; while [ ! -e /signal/go ]; do sleep 0.02; done; cat /etc/app/mode; echo; cat /etc/one"
+    argv = [sys.executable, "-I", "-S", MOUNTNS, plan, "--", "sh", "-c", script]
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as child:
+        assert child.stdout is not None
+        assert child.stdout.readline() == "slow\n"  # started, its binds made
+        assert write_atomic(volume, {"mode": (b"fast", 0o644)})
+        (signal / "go").touch()
+        out, err = child.communicate(timeout=30)
+    assert (child.returncode, out.splitlines()) == (0, ["fast", "slow"]), err

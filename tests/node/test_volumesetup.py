@@ -96,6 +96,27 @@ def test_writing_again_swaps_data_and_drops_what_the_new_payload_lacks(tmp_path:
     assert not (tmp_path / "b").exists() and not (tmp_path / first).exists()
 
 
+@pytest.mark.parametrize(
+    ("again", "written"),
+    [
+        pytest.param({"a": (b"1", 0o644), "d/b": (b"2", 0o644)}, False, id="same payload"),
+        pytest.param({"a": (b"1", 0o600), "d/b": (b"2", 0o644)}, False, id="mode only (bytes are compared)"),
+        pytest.param({"a": (b"1", 0o644), "d/b": (b"22", 0o644)}, True, id="longer content"),
+        pytest.param({"a": (b"1", 0o644)}, True, id="a path removed"),
+        pytest.param({"a": (b"1", 0o644), "d/b": (b"2", 0o644), "c": (b"", 0o644)}, True, id="a path added"),
+    ],
+)
+def test_a_payload_already_in_place_is_not_written_again(
+    tmp_path: Path, again: dict[str, tuple[bytes, int]], written: bool
+) -> None:
+    """atomic_writer.go `shouldWritePayload`: a remount whose payload is what `..data` holds swaps nothing."""
+    assert write_atomic(tmp_path, {"a": (b"1", 0o644), "d/b": (b"2", 0o644)})
+    first = os.readlink(tmp_path / "..data")
+    assert write_atomic(tmp_path, again) is written
+    assert (os.readlink(tmp_path / "..data") != first) is written
+    assert sorted(n for n in os.listdir(tmp_path) if not n.startswith("..")) == sorted({k.split("/")[0] for k in again})
+
+
 def test_a_secret_volume_decodes_its_data_with_mode_0644(tmp_path: Path) -> None:
     volume = {"name": "creds", "secret": {"secretName": "creds"}}
     assert set_up_one(tmp_path, volume, {(SECRET, "creds"): CREDENTIALS}) == []

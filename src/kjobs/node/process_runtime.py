@@ -697,13 +697,14 @@ class ProcessRuntime(Supervisor):
             self._mount_volumes = probe_mount_namespaces(self._staging)
         return self._mount_volumes
 
-    def prepare_volumes(self, pod: Obj, sources: EnvSources | None) -> list[str]:
+    def prepare_volumes(self, pod: Obj, sources: EnvSources | None, *, remount: bool = False) -> list[str]:
         """Set up the pod's volumes under its directory before any of its containers starts (the kubelet's
-        `WaitForAttachAndMount`); the FailedMount message of each volume that could not be (empty: all ready)."""
+        `WaitForAttachAndMount`), or with `remount` rewrite a running pod's API-data volumes whose contents
+        changed; the FailedMount message of each volume that could not be (empty: all ready)."""
         uid = str(pod.get("metadata", {}).get("uid", ""))
         pod_dir = self.pod_dir(uid)
         pod_dir.mkdir(parents=True, exist_ok=True)
-        return volumesetup.set_up(pod, pod_dir, sources, host_ip=self.host_ip, pod_ip=self.pod_ip)
+        return volumesetup.set_up(pod, pod_dir, sources, host_ip=self.host_ip, pod_ip=self.pod_ip, remount=remount)
 
     def _mount_prefix(
         self, record: PodRecord, container: Obj, env: dict[str, str], workdir: str

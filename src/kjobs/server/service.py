@@ -1730,6 +1730,8 @@ class ApiService:
             propagation = _propagation_from_finalizers(meta.get("finalizers")) or r.default_propagation
             if r.orphan_warning:
                 warnings.append(ORPHAN_WARNING)
+        if r.kind == "Event":  # the event strategy's GC policy is `Unsupported`: neither finalizer is added
+            propagation = "Background"
         if options.dry_run:
             return Result(self._dry_run_deleted(r, name, old, options, propagation), 200, warnings)
         if r.graceful and _graceful_pending(meta, options.grace_period):
@@ -1743,14 +1745,15 @@ class ApiService:
             if "foregroundDeletion" not in finalizers:
                 finalizers.append("foregroundDeletion")
             new_meta["finalizers"] = finalizers
-            new_meta.setdefault("deletionTimestamp", self.now())
-            new_meta.setdefault("deletionGracePeriodSeconds", 0)
-            written = await self.store.update(r.store_key, new, expected_rv=meta.get("resourceVersion"))
+            if r.graceful:  # a pod keeps its grace period beside the finalizer (updateForGracefulDeletionAndFinalizers)
+                written = (await self._delete_pod(r, new, options, finalizers_changed=True)).obj
+            else:
+                new_meta.setdefault("deletionTimestamp", self.now())
+                new_meta.setdefault("deletionGracePeriodSeconds", 0)
+                written = await self.store.update(r.store_key, new, expected_rv=meta.get("resourceVersion"))
             await self._cascade(r, namespace, uid, "Foreground")
-            written = await self._finish_foreground(r, namespace, name) or written
+            await self._finish_foreground(r, namespace, name)  # answered as written, as before the collector acts
             return Result(written, 200, warnings)
-        if propagation == "Orphan":  # dependents let go before the owner disappears, as the orphan finalizer ensures
-            await self._cascade(r, namespace, uid, propagation)
         kept = _gc_finalizers_kept(meta.get("finalizers"), propagation)
         if r.kind == "CustomResourceDefinition" and r.group == CRD_GROUP and not meta.get("deletionTimestamp"):
             old = _copy(old) if kept is None else old
@@ -1761,7 +1764,7 @@ class ApiService:
             kept = list(meta["finalizers"])
         if kept is not None:
             # deletionFinalizersForGarbageCollection: this DELETE's policy replaces the orphan/foregroundDeletion
-            # finalizer the object had (store.go); kjobs' in-process cascade has done the orphaning already
+            # finalizer the object had (store.go): Orphan adds `orphan`, which `_finish_orphan` acts on below
             old = _copy(old)
             meta = _meta(old)
             if kept:
@@ -1782,9 +1785,45 @@ class ApiService:
             gone = await self.store.delete(r.store_key, namespace if r.namespaced else "", name, last=old)
             result = Result(_success_status(r, name, gone), 200)
         result.warnings.extend(warnings)
-        if propagation != "Orphan":
-            await self._cascade(r, namespace, uid, propagation)
+        await self._cascade(r, namespace, uid, propagation)
+        if propagation == "Orphan":  # answered as written (200, the object held by `orphan`), then let go
+            await self._finish_orphan(r, namespace, name, uid)
         return result
+
+    async def _finish_orphan(self, r: Resource, namespace: str, name: str, uid: str) -> None:
+        """The garbage collector's `attemptToOrphan` for an owner deleted with propagation Orphan, done in process
+        once `_cascade` has stripped its dependents' references (pkg/controller/garbagecollector/
+        garbagecollector.go `orphanDependents`, then `removeFinalizer`): its `orphan` finalizer is removed, and
+        with nothing else holding it (no other finalizer, its grace over) it is deleted, as the registry's
+        `ShouldDeleteDuringUpdate` deletes it on that update. The garbage collector controller, where it runs,
+        finds nothing left to do."""
+        try:
+            await self._guaranteed(r, namespace, name, lambda owner: self._unorphan(r, owner, uid))
+        except ApiError as exc:
+            if exc.code != 404:  # gone already: someone else finished it
+                raise
+
+    async def _unorphan(self, r: Resource, owner: Obj, uid: str) -> None:
+        """One attempt of `_finish_orphan` on the owner as read."""
+        meta = owner.get("metadata") or {}
+        finalizers = [str(f) for f in meta.get("finalizers") or []]
+        if meta.get("uid") != uid or not meta.get("deletionTimestamp") or "orphan" not in finalizers:
+            return
+        new = _copy(owner)
+        new_meta = _meta(new)
+        rest = [f for f in finalizers if f != "orphan"]
+        if rest:
+            new_meta["finalizers"] = rest
+        else:
+            new_meta.pop("finalizers", None)
+        zero_grace = not r.graceful or new_meta.get("deletionGracePeriodSeconds") == 0
+        if not rest and zero_grace and not _spec_finalizers(r, new):
+            namespace = str(meta.get("namespace") or "")
+            name, rv = str(meta.get("name", "")), meta.get("resourceVersion")
+            gone = await self.store.delete(r.store_key, namespace, name, expected_rv=rv, last=owner)
+            await self._on_dependent_gone(gone)
+            return
+        await self.store.update(r.store_key, new, expected_rv=meta.get("resourceVersion"))
 
     def _dry_run_deleted(self, r: Resource, name: str, old: Obj, options: DeleteOptions, propagation: str) -> Obj:
         """What a dry-run DELETE answers: the answer of the DELETE it stands for, nothing written (the apiserver's
@@ -2035,8 +2074,12 @@ class ApiService:
             return owner
         new = _copy(owner)
         rest = [f for f in _meta(new).get("finalizers") or [] if f != "foregroundDeletion"]
-        if rest:
-            _meta(new)["finalizers"] = rest
+        if rest or (r.graceful and meta.get("deletionGracePeriodSeconds") != 0):
+            # a pod still in its grace period is left to its node, which deletes it once its containers stopped
+            if rest:
+                _meta(new)["finalizers"] = rest
+            else:
+                _meta(new).pop("finalizers", None)
             return await self.store.update(r.store_key, new, expected_rv=meta.get("resourceVersion"))
         name = str(meta.get("name", ""))
         await self.store.delete(r.store_key, namespace, name, expected_rv=meta.get("resourceVersion"))
@@ -2675,12 +2718,14 @@ def _terminating_namespace(ns: Obj, options: DeleteOptions, now: str) -> Obj:
 
 def _gc_finalizers_kept(finalizers: Any, propagation: str) -> list[str] | None:
     """The finalizers after a Background or Orphan DELETE, or None when they stay as they are
-    (`deletionFinalizersForGarbageCollection`, store.go): Background drops `orphan` and `foregroundDeletion`
-    (TestDoubleDeletionWithFinalizer); Orphan drops `foregroundDeletion` and keeps an `orphan` the object
-    carries (kjobs does not add it: the API service orphans the dependents itself before answering)."""
+    (`deletionFinalizersForGarbageCollection`, store.go): both GC finalizers are taken out, and Orphan appends
+    `orphan` (TestDoubleDeletionWithFinalizer, TestStoreDeleteWithOrphanDependents); unchanged when the set is
+    the same."""
     names = [str(f) for f in finalizers or []]
-    kept = [f for f in names if f != "foregroundDeletion" and (f != "orphan" or propagation == "Orphan")]
-    return None if len(kept) == len(names) else kept
+    kept = [f for f in names if f not in ("orphan", "foregroundDeletion")]
+    if propagation == "Orphan":
+        kept.append("orphan")
+    return None if set(kept) == set(names) else kept
 
 
 def _graceful_pending(meta: Obj, grace: int | None) -> bool:
