@@ -76,3 +76,26 @@ def test_kubernetes_patch_removing_applied_fields_and_the_entries_order(kubeconf
             ("creator", "Update"),  # earlier, or in the same second and first by name
             ("editor", "Update"),
         ]
+
+
+def test_kubernetes_replace_from_a_manifest_keeps_the_other_managers(kubeconfig: Path) -> None:
+    """`replace_namespaced_config_map` with a manifest (no managedFields in it, as a file written by hand or by
+    `kubectl get` is): the apiserver starts from the live managedFields, so the labeller keeps its label and the
+    replacer owns only the key it added."""
+    from kubernetes import client, config
+
+    with config.new_client_from_config(str(kubeconfig)) as api:
+        core = client.CoreV1Api(api)
+        core.create_namespaced_config_map("default", _configmap("rp36", {"a": "1"}), field_manager="creator")
+        core.patch_namespaced_config_map(
+            "rp36", "default", {"metadata": {"labels": {"x": "y"}}}, field_manager="tagger"
+        )
+        replaced = core.replace_namespaced_config_map(
+            "rp36", "default", _configmap("rp36", {"a": "1", "b": "2"}, x="y"), field_manager="replacer"
+        )
+        owners = {m.manager: m.fields_v1 for m in replaced.metadata.managed_fields}
+        assert owners == {
+            "creator": {"f:data": {"f:a": {}}},
+            "tagger": {"f:metadata": {"f:labels": {"f:x": {}}}},
+            "replacer": {"f:data": {"f:b": {}}},
+        }

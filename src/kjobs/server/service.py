@@ -434,6 +434,43 @@ def _entry_order(entry: Obj) -> tuple[str, str, str, str, str]:
     )
 
 
+_OPERATIONS = ("Apply", "Update")
+
+
+def _decodable(entries: Any) -> bool:
+    """Whether `managedFields` decode as `DecodeManagedFields` reads them: every entry an Apply or Update with an
+    apiVersion and `fieldsType: FieldsV1` (managedfields.go); `fieldsV1` an object when given."""
+    if type(entries) is not list:
+        return False
+    for entry in entries:
+        if type(entry) is not dict or entry.get("operation") not in _OPERATIONS or not entry.get("apiVersion"):
+            return False
+        if entry.get("fieldsType") != "FieldsV1" or not isinstance(entry.get("fieldsV1", {}), dict | None):
+            return False
+    return True
+
+
+def _start_ownership(meta: Obj, live: Any, subresource: str) -> None:
+    """The managedFields a create or update starts from, as fieldmanager.go `decodeLiveOrNew` picks them: a
+    subresource write keeps the live object's; `[]` or one empty entry asks for a reset (`isResetManagedFields`);
+    otherwise the request's when there are some and they decode, else the live object's, "to prevent clients who
+    don't understand managedFields from deleting it accidentally" (a `kubectl replace -f` of a file written by
+    `kubectl get`, which leaves them out)."""
+    requested = meta.get("managedFields")
+    if requested is live:
+        return
+    start = live if _decodable(live) else []
+    if not subresource and type(requested) is list:
+        if not requested or (len(requested) == 1 and type(requested[0]) is dict and not any(requested[0].values())):
+            start = []
+        elif _decodable(requested):
+            start = requested
+    if start:
+        meta["managedFields"] = start
+    else:
+        meta.pop("managedFields", None)
+
+
 def _untimed(entries: Any) -> Any:
     """managedFields without the entries' times: ownership changes count, timestamps do not."""
     if not isinstance(entries, list):
@@ -953,6 +990,8 @@ class ApiService:
             return
         strategies = schema.strategies_for(r.schema_name)
         meta = _meta(obj)
+        if old is None:
+            _start_ownership(meta, None, subresource)
         if old is None and not subresource and not meta.get("managedFields"):
             # A create with no ownership yet: the manager owns every field it set, encoded in one walk.
             source = self._default(r, decoded) if decoded is not None else (admitted_from or obj)
@@ -1338,6 +1377,8 @@ class ApiService:
         warnings: Warnings | None,
     ) -> Obj:
         """The rest of `_write`, once a Service's IP and ports are held."""
+        if manager and self.field_managers:  # before the no-op check: a body without them changes nothing
+            _start_ownership(_meta(new), (old.get("metadata") or {}).get("managedFields"), subresource)
         if r.tracks_generation and subresource != "status" and r.spec_changed(new, old):
             _meta(new)["generation"] = int((old.get("metadata") or {}).get("generation") or 0) + 1
         self._validate(r, new, old, subresource)
