@@ -421,6 +421,56 @@ def _same_but_bookkeeping(new: Obj, old: Obj) -> bool:
     return bool(_untimed(meta.get("managedFields")) == _untimed(old_meta.get("managedFields")))
 
 
+def _entry_order(entry: Obj) -> tuple[str, str, str, str, str]:
+    """Where an entry stands in `managedFields`: Apply entries before Update ones, each by time (to the second),
+    manager, apiVersion and subresource (managedfields.go `sortEncodedManagedFields`, run at every write). The
+    times are RFC 3339 to the second, so their text sorts as their instants; an entry without one comes first."""
+    return (
+        str(entry.get("operation") or ""),
+        str(entry.get("time") or ""),
+        str(entry.get("manager") or ""),
+        str(entry.get("apiVersion") or ""),
+        str(entry.get("subresource") or ""),
+    )
+
+
+_OPERATIONS = ("Apply", "Update")
+
+
+def _decodable(entries: Any) -> bool:
+    """Whether `managedFields` decode as `DecodeManagedFields` reads them: every entry an Apply or Update with an
+    apiVersion and `fieldsType: FieldsV1` (managedfields.go); `fieldsV1` an object when given."""
+    if type(entries) is not list:
+        return False
+    for entry in entries:
+        if type(entry) is not dict or entry.get("operation") not in _OPERATIONS or not entry.get("apiVersion"):
+            return False
+        if entry.get("fieldsType") != "FieldsV1" or not isinstance(entry.get("fieldsV1", {}), dict | None):
+            return False
+    return True
+
+
+def _start_ownership(meta: Obj, live: Any, subresource: str) -> None:
+    """The managedFields a create or update starts from, as fieldmanager.go `decodeLiveOrNew` picks them: a
+    subresource write keeps the live object's; `[]` or one empty entry asks for a reset (`isResetManagedFields`);
+    otherwise the request's when there are some and they decode, else the live object's, "to prevent clients who
+    don't understand managedFields from deleting it accidentally" (a `kubectl replace -f` of a file written by
+    `kubectl get`, which leaves them out)."""
+    requested = meta.get("managedFields")
+    if requested is live:
+        return
+    start = live if _decodable(live) else []
+    if not subresource and type(requested) is list:
+        if not requested or (len(requested) == 1 and type(requested[0]) is dict and not any(requested[0].values())):
+            start = []
+        elif _decodable(requested):
+            start = requested
+    if start:
+        meta["managedFields"] = start
+    else:
+        meta.pop("managedFields", None)
+
+
 def _untimed(entries: Any) -> Any:
     """managedFields without the entries' times: ownership changes count, timestamps do not."""
     if not isinstance(entries, list):
@@ -940,6 +990,8 @@ class ApiService:
             return
         strategies = schema.strategies_for(r.schema_name)
         meta = _meta(obj)
+        if old is None:
+            _start_ownership(meta, None, subresource)
         if old is None and not subresource and not meta.get("managedFields"):
             # A create with no ownership yet: the manager owns every field it set, encoded in one walk.
             source = self._default(r, decoded) if decoded is not None else (admitted_from or obj)
@@ -948,13 +1000,18 @@ class ApiService:
                 meta["managedFields"] = [self._entry(r, manager, operation, subresource, tree)]
             return
         status = True if subresource == "status" else (False if r.has_status else None)
+        lost: Obj = {}
         if old is not None:
             change = fieldtrees.changed_fields_v1(old, obj, strategies, status=status)
+            # What `old` sets that `obj` no longer does (or sets otherwise): nobody owns a removed field any more
+            # (merge/update.go `update` takes `compare.Removed` from every manager); the changed ones are taken
+            # by `change` anyway.
+            lost = fieldtrees.changed_fields_v1(obj, old, strategies, status=status)
         else:  # a create that names owners already: everything it sets is its change
             change = apply.fields_v1_of(obj, strategies, include_status=status is not False)
             if status:
                 change = {k: v for k, v in change.items() if k == "f:status"}
-        self._take_ownership(obj, r, manager, operation, subresource, change, take=change)
+        self._take_ownership(obj, r, manager, operation, subresource, change, take=change, lost=lost)
 
     def _take_ownership(
         self,
@@ -967,9 +1024,11 @@ class ApiService:
         *,
         take: Obj,
         replace: bool = False,
+        lost: Obj | None = None,
     ) -> None:
         """Update `metadata.managedFields`: `manager` owns the `owned` tree (only it, with `replace`; else in
-        addition to what it owned); other managers lose the leaves of `take`."""
+        addition to what it owned); other managers lose the leaves of `take`, and every manager those of `lost`
+        (fields the write removed)."""
         meta = _meta(obj)
         entries: list[Obj] = []
         mine_tree: Any = None
@@ -982,12 +1041,15 @@ class ApiService:
                 operation,
                 subresource,
             ):
+                if lost and isinstance(tree, dict) and fieldtrees.overlaps(tree, lost):
+                    tree = fieldtrees.without(tree, lost)
                 mine_tree = tree
                 continue
-            if take and isinstance(tree, dict) and fieldtrees.overlaps(tree, take):  # rebuilt only when it loses
-                tree = fieldtrees.without(tree, take)
-                entry = {**entry, "fieldsV1": tree}
-            if tree or entry.get("operation") == "Apply":
+            for gone in (take, lost):
+                if gone and isinstance(tree, dict) and fieldtrees.overlaps(tree, gone):  # rebuilt only when it loses
+                    tree = fieldtrees.without(tree, gone)
+                    entry = {**entry, "fieldsV1": tree}
+            if tree:  # a manager left owning nothing loses its entry, an applier's too (merge/update.go `update`)
                 entries.append(entry)
         if replace:
             fields_v1 = owned
@@ -995,10 +1057,10 @@ class ApiService:
             fields_v1 = mine_tree  # the manager already owns all of it: nothing to re-encode
         else:
             fields_v1 = fieldtrees.union(mine_tree, owned)
-        if fields_v1 or operation == "Apply":  # a manager that owns nothing has no entry
+        if fields_v1:  # a manager that owns nothing has no entry (stripmeta.go drops an empty applier's)
             entries.append(self._entry(r, manager, operation, subresource, fields_v1))
         if entries:
-            meta["managedFields"] = entries
+            meta["managedFields"] = sorted(entries, key=_entry_order)
         else:
             meta.pop("managedFields", None)
 
@@ -1315,6 +1377,8 @@ class ApiService:
         warnings: Warnings | None,
     ) -> Obj:
         """The rest of `_write`, once a Service's IP and ports are held."""
+        if manager and self.field_managers:  # before the no-op check: a body without them changes nothing
+            _start_ownership(_meta(new), (old.get("metadata") or {}).get("managedFields"), subresource)
         if r.tracks_generation and subresource != "status" and r.spec_changed(new, old):
             _meta(new)["generation"] = int((old.get("metadata") or {}).get("generation") or 0) + 1
         self._validate(r, new, old, subresource)
@@ -1326,9 +1390,9 @@ class ApiService:
                 meta = old.get("metadata") or {}
                 raise conflict(r.plural, str(meta.get("name", "")), group=r.group)
             return old
-        self._managed(r, new, old, manager, operation, subresource)
         meta = _meta(new)
-        _omit_empty(meta)
+        _omit_empty(meta)  # first: labels a patch emptied are gone, not a field its manager now owns
+        self._managed(r, new, old, manager, operation, subresource)
         meta["resourceVersion"] = expected_rv or (old.get("metadata") or {}).get("resourceVersion")
         if dry_run:
             return new
