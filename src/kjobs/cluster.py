@@ -102,6 +102,9 @@ class ClusterSettings:
     root_ca: str = ""
     """The CA bundle (PEM) the root CA publisher puts in every namespace's `kube-root-ca.crt`: the CA clients
     verify the API server with (`kjobs up`'s `pki/ca.crt`; none over plain http)."""
+    hidden_paths: tuple[str, ...] = ()
+    """Host paths a pod's container in a mount namespace does not see, beside its node's root directory
+    (`kjobs up`: its data directory and the kubeconfig it wrote; `kjobs.node.process_runtime.hidden_from_pods`)."""
     pod_api: str = ""
     """`HOST:PORT` where pods reach the API server with their ServiceAccount tokens (`kjobs up`: its listen
     address, loopback for a wildcard; `kjobs run --serve`: its loopback port; `NodeAgentSettings.pod_api`); empty
@@ -258,6 +261,7 @@ def _process_runtime(
     backoff_base: float,
     die_with_agent: bool = False,
     start_report_delay: float | None = None,
+    hidden_paths: tuple[str, ...] = (),
 ) -> Callable[[StatusCallback], ContainerRuntime]:
     from kjobs.node.process_runtime import START_REPORT_DELAY, ProcessRuntime
 
@@ -269,6 +273,7 @@ def _process_runtime(
             backoff_base=backoff_base,
             containers_die_with_agent=die_with_agent,
             start_report_delay=START_REPORT_DELAY if start_report_delay is None else start_report_delay,
+            hidden_paths=hidden_paths,
         )
 
     return make
@@ -531,6 +536,7 @@ class LocalCluster:
                     self.settings.container_restart_backoff,
                     self.settings.containers_die_with_agent,
                     self.settings.container_start_report_delay,
+                    self.settings.hidden_paths,
                 )
             ),
             clock=self.clock,

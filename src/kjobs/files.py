@@ -5,7 +5,8 @@ Design note: kjobs runs pods as local processes, and with a securityContext as o
 So a data directory and a node's root are 0700 and the store's files 0600, as kubeadm keeps `/etc/kubernetes/pki`
 and a kubelet its root directory. Modes are set explicitly (not through the umask, which pods inherit), and an
 existing directory or file of this user is tightened when it is opened (one made by an older kjobs was 0755/0644);
-one owned by another user is left alone.
+one owned by another user is left alone, except a node's root (`owned_dir`), which may be a name in a shared
+directory (`/dev/shm/kjobs-<uid>`) that another user could have made first.
 """
 
 from __future__ import annotations
@@ -39,3 +40,25 @@ def _tighten(path: Path, mode: int) -> None:
     info = path.stat()
     if info.st_uid == os.geteuid() and info.st_mode & 0o777 != mode:
         path.chmod(mode)
+
+
+class NotOwned(PermissionError):
+    """A directory kjobs would keep private files in, or the directory holding it, belongs to another user."""
+
+
+def owned_dir(path: str | os.PathLike[str]) -> Path:
+    """`private_dir`, refusing (`NotOwned`) a `path` that, or whose parent, belongs to a user other than this one
+    or root (a symlink by its own owner): a node's default root is a name in a directory everyone may write
+    (`/dev/shm/kjobs-<uid>/NODE`, `/tmp/kjobs-<uid>/NODE`), and another user who made that name first could read
+    the pods' tokens and Secrets there, or swap what it holds (tmux refuses a socket directory so)."""
+    path = Path(path).absolute()
+    me = os.geteuid()
+    for entry in (path.parent, path):  # the parent first: nothing is made in a directory of another user
+        entry.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+        owner = entry.lstat().st_uid
+        if owner not in (me, 0):
+            raise NotOwned(
+                f"{entry} belongs to uid {owner}, not to this user (uid {me}): refusing to keep pods' files there"
+            )
+    _tighten(path, DIR_MODE)
+    return path

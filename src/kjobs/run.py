@@ -144,6 +144,8 @@ async def _run_job(job: Obj, options: RunOptions) -> int:
         root_ca=serving.pki.ca_pem.decode() if serving is not None else "",
         controllers=_SERVED_CONTROLLERS if serving is not None else EMBEDDED_CONTROLLERS,
         pod_api=f"127.0.0.1:{serving.port}" if serving is not None else "",
+        # its PKI and kubeconfig are the run's admin credentials: pods in a mount namespace do not see them
+        hidden_paths=_hidden(serving, options),
     )
     app, service = _api(store, logs, settings)
     cluster = LocalCluster(service, settings=settings, logs=logs)
@@ -457,6 +459,14 @@ class _Serving:
     pki: Any
     sock: Any
     port: int
+
+
+def _hidden(serving: _Serving | None, options: RunOptions) -> tuple[str, ...]:
+    """What the run's pods must not see beside their node's directory: the served run's PKI directory and the
+    kubeconfig it writes (docs/security.md)."""
+    if serving is None:
+        return ()
+    return (str(serving.private), *([str(options.kubeconfig)] if options.kubeconfig else []))
 
 
 async def _prepare_serving(options: RunOptions) -> _Serving:

@@ -75,3 +75,41 @@ def test_a_served_runs_pod_reads_its_own_job_in_cluster(tmp_path: Path) -> None:
     assert "job reads-itself reader" in result.stdout
     assert "secrets refused 403" in result.stdout
     assert "Job team/reads-itself: Complete" in result.stdout
+
+
+PEEK = """
+kubeconfig={kubeconfig}
+echo "kubeconfig: [$(cat $kubeconfig)]"
+echo "token: $(wc -c < /var/run/secrets/kubernetes.io/serviceaccount/token | tr -d ' ')"
+"""
+
+
+@pytest.mark.skipif(not mounting_enabled(), reason="mount namespaces are not available here")
+def test_a_served_runs_pod_sees_neither_its_kubeconfig_nor_its_pki(tmp_path: Path) -> None:
+    """The run's admin credentials (its PKI directory and the kubeconfig it writes) are hidden from its pods'
+    mount namespaces (docs/security.md); the pod's own token is there."""
+    kubeconfig = tmp_path / "run-kc.yaml"
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "peek"},
+        "spec": {
+            "backoffLimit": 0,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [
+                        {"name": "main", "image": "x", "command": ["sh", "-c", PEEK.format(kubeconfig=kubeconfig)]}
+                    ],
+                }
+            },
+        },
+    }
+    path = tmp_path / "job.yaml"
+    path.write_text(yaml.safe_dump(job))
+    result = kjobs("run", str(path), "--serve", "0", "--kubeconfig", str(kubeconfig), "--plain", "--logs", timeout=90)
+    assert result.returncode == 0, result.stdout + result.stderr
+    logged = [line.split("] ", 1)[1] for line in result.stdout.splitlines() if line.startswith("[peek-")]
+    assert logged[0] == "kubeconfig: []"
+    assert logged[1].startswith("token: ") and int(logged[1].split()[-1]) > 100
+    assert "client-key-data" in kubeconfig.read_text()

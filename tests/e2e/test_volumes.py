@@ -110,3 +110,19 @@ def test_a_container_in_a_mount_namespace_writes_its_termination_message(up: Up)
     message = _until(lambda: up.ok("get", "pod", "says", "-o", terminated) or None, "the termination message")
     assert message == "done: fresh"
     assert not os.path.exists("/dev/termination-log")
+
+
+def test_a_label_added_with_kubectl_reaches_the_running_containers_downward_api_file(up: Up) -> None:
+    """The kubelet remounts a running pod's downwardAPI volume when the pod is updated (docs/volumes.md, "Updates
+    reach running pods"): `kubectl label` is in `/etc/podinfo/labels` at once, through a new `..data`."""
+    before = up.ok("exec", "mounted", "--", "readlink", "/etc/podinfo/..data")
+    up.ok("label", "pod", "mounted", "tier=gold")
+    labels = _until(
+        lambda: (lambda text: text if 'tier="gold"' in text else None)(
+            up.ok("exec", "mounted", "--", "cat", "/etc/podinfo/labels")
+        ),
+        "the new label in the mounted file",
+    )
+    assert labels == 'app="vol"\ntier="gold"'
+    assert up.ok("exec", "mounted", "--", "readlink", "/etc/podinfo/..data") != before
+    assert up.ok("get", "pod", "mounted", "-o", "jsonpath={.status.phase}") == "Running"

@@ -30,11 +30,12 @@ class MountingRuntime(SimulatedRuntime):
     root: Path
     set_ups: list[float]
 
-    def prepare_volumes(self, pod: Obj, sources: EnvSources | None) -> list[str]:
-        self.set_ups.append(self.clock.now())
+    def prepare_volumes(self, pod: Obj, sources: EnvSources | None, *, remount: bool = False) -> list[str]:
+        if not remount:
+            self.set_ups.append(self.clock.now())
         pod_dir = self.root / str(pod["metadata"]["uid"])
         pod_dir.mkdir(parents=True, exist_ok=True)
-        return volumesetup.set_up(pod, pod_dir, sources, host_ip="10.0.0.1", pod_ip="10.0.0.2")
+        return volumesetup.set_up(pod, pod_dir, sources, host_ip="10.0.0.1", pod_ip="10.0.0.2", remount=remount)
 
 
 def run(test: Any) -> Any:

@@ -212,3 +212,16 @@ def test_a_pod_that_ended_keeps_its_names_for_the_dns_cache_ttl() -> None:
     assert _names(poddns.records("team", services, [ended], now=at + 29)) == named
     assert poddns.records("team", services, [ended], now=at + poddns.LINGER_SECONDS) == []
     assert poddns.records("team", services, [ended]) == []
+
+
+def test_write_in_place_does_not_follow_a_symlink_put_in_the_files_place(tmp_path: Path) -> None:
+    """The hosts file is in the pod's directory: a container that swapped it for a symlink must not have the node
+    write the hosts lines into a file of its choosing (docs/security.md)."""
+    victim = tmp_path / "kjobs.db"
+    victim.write_text("data")
+    (tmp_path / "etc-hosts").symlink_to(victim)
+    with pytest.raises(OSError):
+        hostsfile.write_in_place(str(tmp_path / "etc-hosts"), "127.0.0.1 localhost\n")
+    assert victim.read_text() == "data"
+    hostsfile.write_in_place(str(tmp_path / "hosts"), "127.0.0.1 localhost\n")
+    assert (tmp_path / "hosts").read_text() == "127.0.0.1 localhost\n"

@@ -16,7 +16,7 @@ from pathlib import Path
 from kjobs.api.errors import ApiError
 from kjobs.api.token_requests import MOUNT_PATH, token_volume_source
 from kjobs.api.types import Obj
-from kjobs.client.resources import CONFIG_MAPS, PODS, SERVICE_ACCOUNTS
+from kjobs.client.resources import CONFIG_MAPS, EVENTS, PODS, SERVICE_ACCOUNTS
 from kjobs.clock import FakeClock
 from kjobs.node.agent import TOKEN_RETRY_SECONDS, NodeAgent, NodeAgentSettings
 from kjobs.node.envvars import CONFIG_MAP, kubernetes_service_env
@@ -192,6 +192,79 @@ def _token_scenario(*, runs_for: float, fail_refreshes: int = 0) -> None:
             assert claims["exp"] - claims["iat"] == 365 * 24 * 3600  # extended; warned about after 3607 s
             assert claims["kubernetes.io"]["warnafter"] - claims["iat"] == 3607
             assert (written / "ca.crt").read_text() == "PEM"
+        finally:
+            await agent.stop()
+            shutil.rmtree(runtime.root, ignore_errors=True)
+
+    asyncio.run(body())
+
+
+def test_a_token_that_expires_while_refreshes_fail_fails_the_volume_until_one_succeeds() -> None:
+    """token_manager.go `GetServiceAccountToken`: once the cached token is past its `expirationTimestamp` (the
+    requested 3607 s, not the extended year) a failed refresh is an error, not the old token, and the token
+    manager's cleanup has dropped it: the projected volume's remount fails, `MountVolume.SetUp failed for volume
+    "kube-api-access-..." : failed to fetch token: ...` on the running pod, whose files stay as they were; the
+    next refresh that succeeds writes the new token."""
+
+    async def body() -> None:
+        clock = FakeClock()
+        runtime = MountingRuntime(clock=clock, outcome=lambda pod, container, attempt: Outcome(duration=8000.0))
+        runtime.root, runtime.set_ups = Path(tempfile.mkdtemp()), []
+        client = await local_api(clock)
+        service = client.service
+        down = {"until": 0.0}
+        requests: list[float] = []
+
+        async def tokens(namespace: str, account: str, request: Obj) -> Obj:
+            requests.append(clock.now())
+            if clock.now() < down["until"]:
+                raise ApiError(503, "ServiceUnavailable", "the server is currently unable to handle the request")
+            return (await service.create_token(namespace, account, request)).obj
+
+        agent = NodeAgent(
+            client,
+            name=NODE,
+            clock=clock,
+            runtime=runtime,
+            settings=NodeAgentSettings(machine=MACHINE, pod_api="127.0.0.1:6443"),
+            memory_monitor=FakeMemoryMonitor(available_bytes=4 << 30, capacity_bytes=8 << 30),
+            tokens=tokens,
+        )
+        await agent.start()
+        try:
+            await client.create(SERVICE_ACCOUNTS, "default", {"metadata": {"name": "default"}})
+            await client.create(CONFIG_MAPS, "default", {**ROOT_CA, "metadata": {"name": "kube-root-ca.crt"}})
+            spec = {"restartPolicy": "Never", "nodeName": NODE, "containers": [{"name": "main", "image": "b"}]}
+            pod = await client.create(PODS, "default", {"metadata": {"name": "reader"}, "spec": spec})
+            [volume] = [v["name"] for v in pod["spec"]["volumes"] if v["name"].startswith("kube-api-access-")]
+
+            def phase() -> str:
+                return str(((agent.pods.get("default", "reader") or {}).get("status") or {}).get("phase") or "")
+
+            async def failed_mounts() -> list[str]:
+                await agent.events.flush()
+                items, _ = await client.list(EVENTS, "default")
+                return [e["message"] for e in items if e["reason"] == "FailedMount"]
+
+            await settle(clock, lambda: phase() == "Running")
+            issued = clock.now()
+            down["until"] = issued + 3607 + 200  # refreshes fail from 80 % of its life until 200 s past its expiry
+            files = runtime.root / pod["metadata"]["uid"] / "volumes" / "kubernetes.io~projected" / volume
+            first = (files / "token").read_text()
+            await settle(clock, lambda: clock.now() >= issued + 3607 - 1, max_virtual=4000)
+            assert len(requests) > 2  # the 80 % refresh and its retries failed, quietly: the old token is valid
+            assert await failed_mounts() == []
+            await settle(clock, lambda: clock.now() >= issued + 3607 + TOKEN_RETRY_SECONDS + 1)
+            message = (
+                f'MountVolume.SetUp failed for volume "{volume}" : failed to fetch token: '
+                "the server is currently unable to handle the request"
+            )
+            assert await failed_mounts() == [message]
+            assert (files / "token").read_text() == first  # the failed set-up leaves the files as they were
+            assert phase() == "Running"
+            await settle(clock, lambda: (files / "token").read_text() != first, max_virtual=300)
+            assert clock.now() >= down["until"]
+            assert (files / "ca.crt").read_text() == "PEM"
         finally:
             await agent.stop()
             shutil.rmtree(runtime.root, ignore_errors=True)

@@ -96,6 +96,27 @@ def test_writing_again_swaps_data_and_drops_what_the_new_payload_lacks(tmp_path:
     assert not (tmp_path / "b").exists() and not (tmp_path / first).exists()
 
 
+@pytest.mark.parametrize(
+    ("again", "written"),
+    [
+        pytest.param({"a": (b"1", 0o644), "d/b": (b"2", 0o644)}, False, id="same payload"),
+        pytest.param({"a": (b"1", 0o600), "d/b": (b"2", 0o644)}, False, id="mode only (bytes are compared)"),
+        pytest.param({"a": (b"1", 0o644), "d/b": (b"22", 0o644)}, True, id="longer content"),
+        pytest.param({"a": (b"1", 0o644)}, True, id="a path removed"),
+        pytest.param({"a": (b"1", 0o644), "d/b": (b"2", 0o644), "c": (b"", 0o644)}, True, id="a path added"),
+    ],
+)
+def test_a_payload_already_in_place_is_not_written_again(
+    tmp_path: Path, again: dict[str, tuple[bytes, int]], written: bool
+) -> None:
+    """atomic_writer.go `shouldWritePayload`: a remount whose payload is what `..data` holds swaps nothing."""
+    assert write_atomic(tmp_path, {"a": (b"1", 0o644), "d/b": (b"2", 0o644)})
+    first = os.readlink(tmp_path / "..data")
+    assert write_atomic(tmp_path, again) is written
+    assert (os.readlink(tmp_path / "..data") != first) is written
+    assert sorted(n for n in os.listdir(tmp_path) if not n.startswith("..")) == sorted({k.split("/")[0] for k in again})
+
+
 def test_a_secret_volume_decodes_its_data_with_mode_0644(tmp_path: Path) -> None:
     volume = {"name": "creds", "secret": {"secretName": "creds"}}
     assert set_up_one(tmp_path, volume, {(SECRET, "creds"): CREDENTIALS}) == []
@@ -307,9 +328,9 @@ def test_container_mounts_resolve_sub_paths_read_only_and_order_by_depth(tmp_pat
     binds = container_mounts(pod, container, tmp_path, {"POD": "p-0"})
     assert binds == [
         Bind(str(tmp_path / "host"), "/data", read_only=True),
-        Bind(str(scratch / "shared"), "/work", read_only=False),
+        Bind(str(scratch / "shared"), "/work", read_only=False, within=str(scratch)),
         Bind(str(tmp_path / "volumes" / "kubernetes.io~configmap" / "config"), "/etc/app", read_only=True),
-        Bind(str(scratch / "p-0" / "logs"), "/work/out/deep", read_only=False),
+        Bind(str(scratch / "p-0" / "logs"), "/work/out/deep", read_only=False, within=str(scratch)),
     ]
     assert (scratch / "p-0" / "logs").is_dir() and (scratch / "shared").is_dir()
 
@@ -371,3 +392,31 @@ def test_a_claims_volume_is_its_bound_persistent_volumes_directory(tmp_path: Pat
         'MountVolume.SetUp failed for volume "d" : kjobs mounts hostPath and local PersistentVolumes only, and '
         '"remote" is neither'
     ]
+
+
+def test_a_missing_sub_path_is_not_made_through_a_symlink_leaving_its_volume(tmp_path: Path) -> None:
+    container = {"name": "main", "image": "x", "volumeMounts": [{"name": "s", "mountPath": "/s", "subPath": "a/b"}]}
+    pod = make_pod([container], volumes=[{"name": "s", "emptyDir": {}}])
+    assert set_up(pod, tmp_path, None, host_ip="", pod_ip="") == []
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tmp_path / "volumes" / "kubernetes.io~empty-dir" / "s" / "a").symlink_to(outside)  # the container's doing
+    with pytest.raises(ConfigError, match="not within volume path"):
+        container_mounts(pod, container, tmp_path, {})
+    assert list(outside.iterdir()) == []
+
+
+def test_a_rewrite_does_not_empty_a_directory_a_planted_data_link_names(tmp_path: Path) -> None:
+    """A token refresh rewrites the volume and removes the payload `..data` named before: a `..data` a container
+    pointed at a symlink of its own (`..x -> ~/.local/share/kjobs/pki`) must not have that directory emptied."""
+    volume = tmp_path / "vol"
+    write_atomic(volume, {"token": (b"1", 0o644)})
+    victim = tmp_path / "pki"
+    victim.mkdir()
+    (victim / "sa.key").write_text("key")
+    (volume / "..x").symlink_to(victim)
+    (volume / "..data").unlink()
+    (volume / "..data").symlink_to("..x")
+    write_atomic(volume, {"token": (b"2", 0o644)})
+    assert (victim / "sa.key").read_text() == "key"
+    assert (volume / "token").read_text() == "2"

@@ -61,7 +61,7 @@ def test_conflicting_apply_is_409_unless_forced(http: httpx.Client) -> None:
     assert status["message"] == 'Apply failed with 1 conflict: conflict with "alice": .spec.backoffLimit'
     assert status["details"]["causes"] == [
         {
-            "type": "FieldManagerConflict",
+            "reason": "FieldManagerConflict",
             "message": 'conflict with "alice"',  # an applier's identifier has no version (printManager)
             "field": ".spec.backoffLimit",
         }
@@ -258,3 +258,56 @@ def test_an_applied_field_the_schema_lacks_cannot_be_typed(http: httpx.Client, v
     del job["status"]
     created = http.patch(f"{JOBS}/typed", params={"fieldManager": "m"}, content=orjson.dumps(job), headers=APPLY)
     assert created.status_code == 201
+
+
+def test_a_manager_forced_out_of_all_it_owned_has_no_entry(http: httpx.Client) -> None:
+    """structured-merge-diff's `update` drops a manager whose set a forced apply emptied: no `fieldsV1: {}`
+    entry is left behind for the applier who lost its only field."""
+    assert _apply_cm(http, _configmap({"a": "1"}), "alice").status_code == 201
+    forced = http.patch(
+        f"{CONFIGMAPS}/csa",
+        params={"fieldManager": "bob", "force": "true"},
+        content=orjson.dumps(_configmap({"a": "2"})),
+        headers=APPLY,
+    )
+    assert forced.status_code == 200
+    assert [(e["manager"], e["fieldsV1"]) for e in forced.json()["metadata"]["managedFields"]] == [
+        ("bob", {"f:data": {"f:a": {}}})
+    ]
+
+
+def test_fields_an_update_removes_leave_their_owners(http: httpx.Client) -> None:
+    """A merge patch that deletes an applied data key and label: the applier no longer owns them
+    (`compare.Removed` is taken from every manager), and the patch's manager, having only removed, owns nothing
+    and gets no entry (nor ownership of the emptied `labels`)."""
+    config = _configmap({"a": "1", "b": "2"})
+    config["metadata"] = {"name": "csa", "labels": {"x": "1"}}
+    assert _apply_cm(http, config, "alice").status_code == 201
+    patched = http.patch(
+        f"{CONFIGMAPS}/csa",
+        params={"fieldManager": "editor"},
+        content=b'{"metadata":{"labels":{"x":null}},"data":{"b":null}}',
+        headers={"content-type": "application/merge-patch+json"},
+    )
+    assert patched.status_code == 200
+    assert [(e["manager"], e["fieldsV1"]) for e in patched.json()["metadata"]["managedFields"]] == [
+        ("alice", {"f:data": {"f:a": {}}})
+    ]
+
+
+def test_managed_fields_are_in_the_apiservers_order(http: httpx.Client) -> None:
+    """Every write re-sorts `managedFields` as `sortEncodedManagedFields` does: Apply entries before Update ones,
+    then by time, manager name, apiVersion and subresource; an applier that came last stands first."""
+    created = http.post(CONFIGMAPS, params={"fieldManager": "creator"}, json=_configmap({"a": "1"}))
+    assert created.status_code == 201
+    assert _apply_cm(http, _configmap({"a": "1", "b": "2"}), "zed").status_code == 200
+    labelled = http.patch(
+        f"{CONFIGMAPS}/csa",
+        params={"fieldManager": "labeller"},
+        content=b'{"metadata":{"labels":{"x":"1"}}}',
+        headers={"content-type": "application/merge-patch+json"},
+    )
+    entries = labelled.json()["metadata"]["managedFields"]
+    assert (entries[0]["manager"], entries[0]["operation"]) == ("zed", "Apply")
+    updates = [(e["time"], e["manager"]) for e in entries[1:]]
+    assert updates == sorted(updates) and {m for _, m in updates} == {"creator", "labeller"}

@@ -86,3 +86,87 @@ def test_the_creator_does_not_own_the_selector_and_labels_the_job_strategy_gener
     assert "f:selector" not in spec
     assert spec["f:template"]["f:metadata"] == {"f:labels": {"f:app": {}}}  # what the request set, and only that
     assert spec["f:backoffLimit"] == {}  # a default applied as the request was decoded is the creator's
+
+
+CONFIGMAPS = "/api/v1/namespaces/default/configmaps"
+
+
+def _owners(obj: dict[str, object]) -> dict[str, object]:
+    return {e["manager"]: e["fieldsV1"] for e in obj["metadata"].get("managedFields") or []}  # type: ignore[attr-defined]
+
+
+def _labelled_configmap(http: httpx.Client) -> dict[str, object]:
+    """A ConfigMap created by one manager and labelled by another, as read back (managedFields included)."""
+    http.post(CONFIGMAPS, params={"fieldManager": "creator"}, json={"metadata": {"name": "kept"}, "data": {"a": "1"}})
+    labelled = http.patch(
+        f"{CONFIGMAPS}/kept",
+        params={"fieldManager": "labeller"},
+        content=b'{"metadata":{"labels":{"x":"y"}}}',
+        headers={"content-type": "application/merge-patch+json"},
+    )
+    assert labelled.status_code == 200, labelled.text
+    return labelled.json()  # type: ignore[no-any-return]
+
+
+def test_a_put_without_managed_fields_keeps_the_live_ones(http: httpx.Client) -> None:
+    """`kubectl replace -f` of what `kubectl get -o yaml` printed (kubectl leaves managedFields out): the apiserver
+    starts from the live object's managedFields (fieldmanager.go `decodeLiveOrNew`), so the creator and labeller
+    keep what they own and the replacer owns only what it changed; the same body again is a no-op."""
+    body = _labelled_configmap(http)
+    del body["metadata"]["managedFields"]  # type: ignore[attr-defined]
+    body["data"] = {"a": "1", "b": "2"}
+    replaced = http.put(f"{CONFIGMAPS}/kept", params={"fieldManager": "replacer"}, json=body)
+    assert replaced.status_code == 200, replaced.text
+    assert _owners(replaced.json()) == {
+        "creator": {"f:data": {"f:a": {}}},
+        "labeller": {"f:metadata": {"f:labels": {"f:x": {}}}},
+        "replacer": {"f:data": {"f:b": {}}},
+    }
+    again = {**replaced.json(), "metadata": {**replaced.json()["metadata"]}}
+    del again["metadata"]["managedFields"]
+    unchanged = http.put(f"{CONFIGMAPS}/kept", params={"fieldManager": "replacer"}, json=again)
+    assert unchanged.json()["metadata"]["resourceVersion"] == replaced.json()["metadata"]["resourceVersion"]
+
+
+def test_managed_fields_a_put_sends_replace_the_live_ones_unless_they_do_not_decode(http: httpx.Client) -> None:
+    """A body's own managedFields are taken (a manager renamed stays renamed); ones that do not decode (an
+    operation that is neither Apply nor Update) are dropped for the live ones."""
+    body = _labelled_configmap(http)
+    entries = body["metadata"]["managedFields"]  # type: ignore[index]
+    renamed = [{**e, "manager": "renamed"} if e["manager"] == "labeller" else e for e in entries]
+    body["metadata"]["managedFields"] = renamed  # type: ignore[index]
+    put = http.put(f"{CONFIGMAPS}/kept", json=body)
+    assert set(_owners(put.json())) == {"creator", "renamed"}
+    bogus = put.json()
+    bogus["metadata"]["managedFields"] = [{**e, "operation": "Bogus"} for e in bogus["metadata"]["managedFields"]]
+    bogus["data"] = {"a": "1", "q": "1"}
+    put = http.put(f"{CONFIGMAPS}/kept", params={"fieldManager": "editor"}, json=bogus)
+    assert put.status_code == 200, put.text
+    assert [(e["manager"], e["operation"]) for e in put.json()["metadata"]["managedFields"]] == [
+        ("creator", "Update"),
+        ("editor", "Update"),
+        ("renamed", "Update"),
+    ]
+
+
+@pytest.mark.parametrize("reset", [[], [{}]], ids=["empty-list", "one-empty-entry"])
+def test_managed_fields_are_reset_by_an_empty_list_or_one_empty_entry(http: httpx.Client, reset: object) -> None:
+    """`isResetManagedFields`: a patch setting managedFields to `[]` or `[{}]` strips them all."""
+    _labelled_configmap(http)
+    patched = http.patch(
+        f"{CONFIGMAPS}/kept",
+        content=orjson.dumps({"metadata": {"managedFields": reset}}),
+        headers={"content-type": "application/merge-patch+json"},
+    )
+    assert patched.status_code == 200, patched.text
+    assert "managedFields" not in patched.json()["metadata"]
+
+
+def test_a_status_write_keeps_the_live_managed_fields(http: httpx.Client) -> None:
+    """A subresource write never takes the body's managedFields (`ignoreManagedFieldsFromRequestObject`)."""
+    created = http.post(JOBS, json=job_manifest("st"), params={"fieldManager": "creator"})
+    body = created.json()
+    body["metadata"]["managedFields"] = [{**e, "manager": "forged"} for e in body["metadata"]["managedFields"]]
+    put = http.put(f"{JOBS}/st/status", json=body, params={"fieldManager": "statuser"})
+    assert put.status_code == 200, put.text
+    assert "forged" not in {e["manager"] for e in put.json()["metadata"]["managedFields"]}

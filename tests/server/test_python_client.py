@@ -274,6 +274,51 @@ def test_job_delete_cascades(server: Server, api: client.ApiClient) -> None:
     assert core.read_namespaced_pod("orph-pod", NS).metadata.owner_references is None
 
 
+def test_an_orphaning_delete_answers_the_job_held_by_the_orphan_finalizer(
+    server: Server, api: client.ApiClient
+) -> None:
+    """kube-apiserver answers a DELETE whose object the `orphan` finalizer holds with that object, 200, marked for
+    deletion (registry/store.go `Delete` → `updateForGracefulDeletionAndFinalizers`, handlers/delete.go); the
+    garbage collector then lets the pods go and removes the finalizer, and the Job is gone."""
+    batch, core = client.BatchV1Api(api), client.CoreV1Api(api)
+    job = batch.create_namespaced_job(NS, job_manifest("held"))
+    pod = pod_manifest("held-pod")
+    pod["metadata"]["ownerReferences"] = [  # type: ignore[index]
+        {"apiVersion": "batch/v1", "kind": "Job", "name": "held", "uid": job.metadata.uid, "controller": True}
+    ]
+    core.create_namespaced_pod(NS, pod)
+    dry = batch.delete_namespaced_job("held", NS, propagation_policy="Orphan", dry_run="All", _preload_content=False)
+    assert orjson.loads(dry.data)["metadata"]["finalizers"] == ["orphan"]  # the answer the DELETE would give
+    assert batch.read_namespaced_job("held", NS).metadata.finalizers is None  # nothing written
+    response = batch.delete_namespaced_job("held", NS, propagation_policy="Orphan", _preload_content=False)
+    answer = orjson.loads(response.data)
+    assert (response.status, answer["kind"], answer["apiVersion"]) == (200, "Job", "batch/v1")
+    assert answer["metadata"]["finalizers"] == ["orphan"]
+    assert answer["metadata"]["deletionTimestamp"] and answer["metadata"]["deletionGracePeriodSeconds"] == 0
+    with pytest.raises(ApiException) as gone:
+        batch.read_namespaced_job("held", NS)
+    assert gone.value.status == 404
+    assert core.read_namespaced_pod("held-pod", NS).metadata.owner_references is None
+    # the deprecated orphanDependents=true is the same policy; a ConfigMap (default Background) gets it too
+    core.create_namespaced_config_map(NS, {"metadata": {"name": "cm"}})
+    response = core.delete_namespaced_config_map("cm", NS, orphan_dependents=True, _preload_content=False)
+    answer = orjson.loads(response.data)
+    assert (response.status, answer["kind"], answer["metadata"]["finalizers"]) == (200, "ConfigMap", ["orphan"])
+    # a Background DELETE of an object nothing holds is still answered with the Success Status
+    core.create_namespaced_config_map(NS, {"metadata": {"name": "cm2"}})
+    response = core.delete_namespaced_config_map("cm2", NS, propagation_policy="Background", _preload_content=False)
+    answer = orjson.loads(response.data)
+    assert (response.status, answer["kind"], answer["status"], answer["details"]["name"]) == (
+        200,
+        "Status",
+        "Success",
+        "cm2",
+    )
+    # what the client hands back: the Job as a dict (its delete methods return `object`), not an error
+    batch.create_namespaced_job(NS, job_manifest("held2"))
+    assert batch.delete_namespaced_job("held2", NS, propagation_policy="Orphan")["kind"] == "Job"
+
+
 def test_eviction_and_binding(api: client.ApiClient) -> None:
     core = client.CoreV1Api(api)
     core.create_namespaced_pod(NS, pod_manifest("ev"))

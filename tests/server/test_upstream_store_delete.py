@@ -97,7 +97,7 @@ def test_TestDoubleDeletionWithFinalizer() -> None:
         # finalizer of its own so that it stays to be read
         (["x/y", "orphan"], "Background", ["x/y"]),
         (["x/y", "foregroundDeletion"], "Background", ["x/y"]),
-        (["x/y", "foregroundDeletion"], "Orphan", ["x/y"]),
+        (["x/y", "foregroundDeletion"], "Orphan", ["x/y", "orphan"]),
         (["x/y", "orphan"], "Foreground", ["x/y", "foregroundDeletion"]),
         (["x/y", "orphan"], "Orphan", ["x/y", "orphan"]),
         (["x/y"], "Background", ["x/y"]),
@@ -109,9 +109,12 @@ def test_TestStoreDeleteWithOrphanDependents_finalizers_follow_the_policy(
     async def body(clock: FakeClock, client: Any) -> None:
         owner = await client.create(CONFIG_MAPS, "default", config_map("c", finalizers))
         await held_by_a_dependent(client, owner)
-        await delete(client, "configmaps", "c", DeleteOptions(propagation=propagation))
+        answer = (await delete(client, "configmaps", "c", DeleteOptions(propagation=propagation))).obj
+        assert answer["metadata"]["finalizers"] == expected  # what the DELETE wrote and answered
+        assert answer["metadata"]["deletionTimestamp"]
         got = await client.get(CONFIG_MAPS, "default", "c")
-        assert got["metadata"]["finalizers"] == expected
+        # then the orphaning is done (the garbage collector's part, in process): `orphan` goes, the rest stays
+        assert got["metadata"]["finalizers"] == [f for f in expected if f != "orphan"]
         assert got["metadata"]["deletionTimestamp"]
 
     run(body)
@@ -229,5 +232,35 @@ def test_TestNonBlockingOwnerRefDoesNotBlock_in_the_api_cascade(block: bool | No
         await delete(client, "jobs", "j", DeleteOptions(propagation="Foreground"))
         assert (client.service.store.get("jobs.batch", "default", "j") is not None) is held
         assert client.service.store.get("pods", "default", "p")["metadata"]["deletionTimestamp"]
+
+    run(body)
+
+
+@pytest.mark.parametrize(
+    ("node", "grace", "expected"),
+    [
+        pytest.param("n1", None, 30, id="scheduled: the pod's grace"),
+        pytest.param("n1", 5, 5, id="scheduled: the DELETE's grace"),
+        pytest.param(None, None, 0, id="unscheduled: at once"),
+    ],
+)
+def test_TestGracefulStoreHandleFinalizers_foreground_keeps_the_pods_grace_period(
+    node: str | None, grace: int | None, expected: int
+) -> None:
+    """A Foreground DELETE of a pod is graceful as any other (store.go `updateForGracefulDeletionAndFinalizers`:
+    `BeforeDelete`'s grace beside the `foregroundDeletion` finalizer); without dependents the finalizer then goes,
+    and the pod stays for its node to finish, deleted only when its grace is 0."""
+
+    async def body(clock: FakeClock, client: Any) -> None:
+        await client.create(PODS, "default", pod("p", node=node))
+        got = (await delete(client, "pods", "p", DeleteOptions(propagation="Foreground", grace_period=grace))).obj
+        assert got["metadata"]["finalizers"] == ["foregroundDeletion"]
+        assert got["metadata"]["deletionGracePeriodSeconds"] == expected
+        assert parse_time(got["metadata"]["deletionTimestamp"]) == clock.now() + expected
+        left = client.service.store.get("pods", "default", "p")
+        if expected:
+            assert left["metadata"]["deletionGracePeriodSeconds"] == expected and "finalizers" not in left["metadata"]
+        else:
+            assert left is None
 
     run(body)

@@ -28,8 +28,12 @@ def entry() -> None:
     exit skip; `atexit` handlers, the flush of `sys.stdout`/`sys.stderr` and the exit status are unchanged.
     Only for a whole process: `main` itself (as click's test runner calls it) leaves the collector alone.
     """
+    from kjobs.files import NotOwned
+
     try:
         main(prog_name="kjobs")
+    except NotOwned as exc:  # a node's root another user made first (`kjobs.files.owned_dir`): no traceback
+        raise SystemExit(f"Error: {exc}") from None
     finally:
         gc.freeze()
 

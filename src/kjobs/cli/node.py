@@ -155,7 +155,8 @@ def join(
             workers=HTTP_WORKERS,
         )
         tune_gc()  # a long-lived agent whose informer keeps every pod of the node
-        uvloop.run(_join(connection, name, runtime, root_dir, settings, outcome))  # as kjobs run and kjobs up
+        hidden = (str(kubeconfig),) if kubeconfig is not None else ()  # the agent's credentials: not its pods'
+        uvloop.run(_join(connection, name, runtime, root_dir, settings, outcome, hidden))  # as kjobs run and kjobs up
     except _Failed as exc:
         raise click.ClickException(str(exc)) from None
 
@@ -179,7 +180,13 @@ def _sim_outcome(path: Path, seed: int) -> Any:
 
 
 async def _join(
-    connection: Any, name: str, runtime: str, root_dir: Path | None, settings: Any, outcome: Any = None
+    connection: Any,
+    name: str,
+    runtime: str,
+    root_dir: Path | None,
+    settings: Any,
+    outcome: Any = None,
+    hidden: tuple[str, ...] = (),
 ) -> None:
     from kjobs.api.errors import ApiError
     from kjobs.api.types import Obj
@@ -205,7 +212,9 @@ async def _join(
             )
         from kjobs.node.process_runtime import ProcessRuntime, default_root_dir
 
-        return ProcessRuntime(root_dir=root_dir or default_root_dir() / name, clock=clock, on_status=on_status)
+        return ProcessRuntime(
+            root_dir=root_dir or default_root_dir() / name, clock=clock, on_status=on_status, hidden_paths=hidden
+        )
 
     client = HttpClient(connection, user_agent=f"kjobs-node/{name}")
     tokens: TokenSource | None = None

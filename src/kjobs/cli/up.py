@@ -279,6 +279,7 @@ def up(
         features=features,
         min_request_timeout=min_request_timeout,
         terminated_pod_gc_threshold=terminated_pod_gc_threshold,
+        kubeconfig=config_path,
     )
 
     def ready() -> None:
@@ -352,6 +353,7 @@ def _assemble(
     min_request_timeout: float = 1800.0,
     terminated_pod_gc_threshold: int = 12500,
     pod_api: str = "",
+    kubeconfig: Path | None = None,
 ) -> tuple[Any, Any]:
     """The app and the embedded cluster around its `ApiService`, with logs and metrics wired between them
     (`admission`: the `AdmissionSettings` from the kube-apiserver flags; Kubernetes' defaults when None;
@@ -361,7 +363,8 @@ def _assemble(
     clock speed, `ClusterSettings.cronjob_clock_rate`; `terminated_pod_gc_threshold`: kube-controller-manager's
     `--terminated-pod-gc-threshold`, the terminated pods kept before the pod GC deletes the oldest, none deleted
     when <= 0; `pod_api`: where pods reach this server with their ServiceAccount tokens, signed with the key in
-    `pki`'s directory)."""
+    `pki`'s directory; `kubeconfig`: the file written for the admin, which pods in a mount namespace do not see,
+    nor `data`: docs/security.md)."""
     from prometheus_client import REGISTRY
 
     from kjobs.cluster import ClusterSettings, LocalCluster, metric_registries
@@ -389,6 +392,7 @@ def _assemble(
         leader_election=True,
         root_ca=pki.ca_pem.decode() if pki is not None else "",
         pod_api=pod_api,
+        hidden_paths=(str(data), *([str(kubeconfig)] if kubeconfig is not None else [])),
         pod_gc=PodGCSettings(terminated_pod_threshold=max(terminated_pod_gc_threshold, 0)),
     )
     if admission is not None:

@@ -83,6 +83,7 @@ from kjobs.node.volumesetup import (
     CLAIM,
     FAILED_MOUNT,
     TOKEN,
+    api_data_volumes,
     mounting_containers,
     token_keys,
     unsupported,
@@ -165,6 +166,10 @@ class NodeAgentSettings:
     machine: nodestatus.MachineInfo | None = None
     """Machine facts for the Node; probed from this machine when None."""
     labels: dict[str, str] = field(default_factory=dict)
+    sync_frequency: float = 60.0
+    """The kubelet's `syncFrequency` (1 minute): how often a running pod is synced again even when nothing about
+    it changed; what brings its mounted ConfigMaps, Secrets and projections up to date (`_remount_volumes`). The
+    kubelet jitters it by up to half (pod_workers.go `workerResyncIntervalJitterFactor`); kjobs does not."""
     config_retry_interval: float = 10.0
     """How long a container waiting for a ConfigMap or Secret (`CreateContainerConfigError`) waits before its
     references are read again: the kubelet's pod worker retries a failed sync after `backOffPeriod`, 10 s."""
@@ -304,6 +309,23 @@ def _exit_lost(exited: Obj, newest: Obj) -> bool:
     return False
 
 
+def _expiry(answer: Obj) -> float | None:
+    """A TokenRequest answer's `status.expirationTimestamp` (the requested lifetime, not the extended one), in
+    epoch seconds: after it the kubelet's token manager counts the token expired (token_manager.go `expired`)."""
+    from kjobs.api.timeutil import parse_time
+
+    try:
+        return parse_time(str((answer.get("status") or {}).get("expirationTimestamp") or ""))
+    except ValueError:
+        return None
+
+
+def _written_meta(pod: Obj) -> Obj:
+    """What of a running pod its downward-API volume files can show and an update can change."""
+    meta = pod.get("metadata") or {}
+    return {"labels": meta.get("labels") or {}, "annotations": meta.get("annotations") or {}}
+
+
 def _deleting(pod: Obj) -> bool:
     return bool((pod.get("metadata") or {}).get("deletionTimestamp"))
 
@@ -399,6 +421,9 @@ class NodeAgent:
         """Per admitted pod uid, the ConfigMaps and Secrets its containers read (only pods that read any)."""
         self._token_refresh: dict[str, float] = {}
         """Per pod with ServiceAccount tokens in its volumes, when the earliest of them is refreshed."""
+        self._remount: dict[str, tuple[float, Obj | None]] = {}
+        """Per running pod with configMap, secret, downwardAPI or projected volumes: when its periodic remount is
+        due, and the labels and annotations its downward-API files were last written from (`_remount_volumes`)."""
         self._config_retry: dict[str, float] = {}
         """Per pod of `_env_refs` whose container waits with CreateContainerConfigError, when it is tried again."""
         self._mount_waiting: dict[Key, tuple[str, float, float, float]] = {}
@@ -743,6 +768,11 @@ class NodeAgent:
             self.runtime.update_pod(pod)
             if uid in self._token_refresh and not handle.terminal:
                 await self._refresh_tokens(pod)
+            if uid in self._remount:
+                if handle.terminal:
+                    del self._remount[uid]
+                else:
+                    await self._remount_volumes(pod)
         stop = _deleting(pod) or _phase(pod) in TERMINAL_PHASES  # a terminal phase in the API is final too
         if stop and not handle.terminal and uid not in self._killing:
             self._killing.add(uid)
@@ -801,6 +831,7 @@ class NodeAgent:
         """No container of the pod starts here any more: stop watching what it reads, and forget it."""
         self._claim_volumes.pop(uid, None)
         self._token_refresh.pop(uid, None)
+        self._remount.pop(uid, None)
         if self._env_refs.pop(uid, None) is not None:
             self._config_retry.pop(uid, None)
             self.config_sources.release(uid)
@@ -874,6 +905,8 @@ class NodeAgent:
         if adopted is not None:
             if tokens:  # its volume is on disk; a container restarted here mounts it (`volumesetup._skipped`)
                 await self._fetch_tokens(pod)
+            if mounts and api_data_volumes(pod):  # brought up to date at its first sync
+                self._plan_remount(pod, None)
             self._track(pod)
             return self._counted(adopted)
         if ran_before(pod) or _deleting(pod):
@@ -902,6 +935,8 @@ class NodeAgent:
             return None
         if mounts and not await self._volumes_ready(pod, sources):
             return None
+        if mounts and api_data_volumes(pod):
+            self._plan_remount(pod, _written_meta(pod))
         self._track(pod)
         not_enforced = unenforced(pod)
         if not_enforced:  # what kjobs cannot honour is said on the pod, not ignored in silence
@@ -975,10 +1010,14 @@ class NodeAgent:
             }
             try:
                 answer = await self.tokens(str(meta.get("namespace") or ""), account, body)
-                extra[(TOKEN, key)] = {"token": str((answer.get("status") or {}).get("token") or "")}
             except ApiError as exc:
                 extra[(TOKEN, key)] = {"error": exc.message}
                 continue
+            except OSError as exc:  # a joined node that cannot reach the API server
+                extra[(TOKEN, key)] = {"error": str(exc.strerror or exc)}
+                continue
+            status = answer.get("status") or {}
+            extra[(TOKEN, key)] = {"token": str(status.get("token") or ""), "expires": _expiry(answer)}
             self._plan_refresh(pod, answer)
 
     def _plan_refresh(self, pod: Obj, answer: Obj) -> None:
@@ -1016,8 +1055,15 @@ class NodeAgent:
         held = {entry: extra.pop(entry) for entry in [k for k in extra if k[0] == TOKEN]}
         await self._fetch_tokens(pod)
         failed = [entry for entry in held if (extra.get(entry) or {}).get("error")]
-        for entry in failed:  # GetServiceAccountToken: "Couldn't update token", the old one is kept
+        for entry in failed:
             error = (extra.get(entry) or {}).get("error")
+            had = held[entry] or {}
+            expires = had.get("expires")
+            if had.get("error") or (isinstance(expires, float) and now > expires):
+                # expired (or never had): the token manager has no token to give, and the projected volume's
+                # remount fails with its error (`failed to fetch token: ...`) until a refresh succeeds
+                continue
+            # GetServiceAccountToken: "Couldn't update token", the old one is kept while it has not expired
             log.warning("pod %s/%s: couldn't update token %s: %s", key[0], key[1], entry[1], error)
             extra[entry] = held[entry]
         if failed:
@@ -1025,9 +1071,43 @@ class NodeAgent:
             if retry < self._token_refresh.get(uid, retry + 1):
                 self._token_refresh[uid] = retry
                 self.queue.add_after(key, TOKEN_RETRY_SECONDS)
-        sources = await self._env_sources(pod, self._env_refs[uid])
-        for message in self.runtime.prepare_volumes(pod, sources):  # type: ignore[attr-defined]
-            log.warning("pod %s/%s: refreshing its tokens: %s", key[0], key[1], message)
+        await self._remount_now(pod)
+
+    def _plan_remount(self, pod: Obj, written: Obj | None) -> None:
+        """The pod's next periodic remount, `sync_frequency` from now; `written`: the labels and annotations its
+        volumes now hold (None: not known, so its next sync remounts)."""
+        due = self.clock.now() + self.settings.sync_frequency
+        self._remount[_uid(pod)] = (due, written)
+        self.queue.add_after(_key(pod), self.settings.sync_frequency)
+
+    async def _remount_volumes(self, pod: Obj) -> None:
+        """Bring a running pod's configMap, secret, downwardAPI and projected volumes up to date, as the kubelet's
+        volume manager remounts them at each sync of the pod (`WaitForAttachAndMount` → the populator's
+        `ReprocessPod` → the reconciler's remount of every volume whose plugin `RequiresRemount`): at its periodic
+        resync (`sync_frequency`, what brings ConfigMap and Secret changes the watches saw) and at an update of
+        its labels or annotations (what its downward-API files may show). The atomic writer rewrites only what
+        changed; a volume that fails (its ConfigMap deleted) keeps its files and gets `FailedMount`, as on a
+        cluster. `subPath` mounts bind one file of the old payload and do not change."""
+        uid, key = _uid(pod), _key(pod)
+        due, written = self._remount[uid]
+        now, meta = self.clock.now(), _written_meta(pod)
+        if now < due and meta == written:
+            self.queue.add_after(key, due - now)  # an earlier sync: the periodic one stays armed
+            return
+        await self._remount_now(pod)
+
+    async def _remount_now(self, pod: Obj) -> None:
+        """Rewrite the pod's API-data volumes that changed (`_remount_volumes`); each that fails gets the
+        kubelet's `FailedMount` Warning and keeps its files. Its next periodic remount is a period from now."""
+        uid = _uid(pod)
+        sources: EnvSources | None = None
+        if uid in self._env_refs:
+            sources = await self._env_sources(pod, self._env_refs[uid])
+        failures = self.runtime.prepare_volumes(pod, sources, remount=True)  # type: ignore[attr-defined]
+        for message in failures:
+            self.events.event(pod, "Warning", FAILED_MOUNT, message)
+        if uid in self._remount:
+            self._plan_remount(pod, _written_meta(pod))
 
     def _service_env(self, pod: Obj) -> Mapping[str, str]:
         """The Services' variables for a container of `pod` starting now (the kubelet's `getServiceEnvVarMap`):

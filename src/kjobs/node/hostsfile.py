@@ -148,9 +148,11 @@ def mounts_etc_hosts(container: Obj) -> bool:
 
 def write_in_place(path: str, content: str) -> None:
     """Replace the file's contents without replacing the file: it is bind-mounted into running containers, which
-    keep seeing the inode they were given (a rename would leave them the old one)."""
+    keep seeing the inode they were given (a rename would leave them the old one). A symlink put in its place (the
+    pod's directory is its working directory) is not followed: the write would land in a file of the user's
+    choosing (docs/security.md)."""
     data = content.encode("utf-8", "surrogateescape")
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o644)
     try:
         os.write(fd, data)
         os.ftruncate(fd, len(data))

@@ -9,12 +9,18 @@ process, before the exec — capabilities held in a user namespace do not surviv
    (`CLONE_NEWUTS`), whose hostname it sets (the pod's, as a sandbox has it);
 2. mounts a tmpfs on the plan's staging directory (the runtime's `<root>/mnt`, private to this namespace) and
    binds every top-level entry of `/` into it recursively (symlinks such as `/bin -> usr/bin` are copied);
-3. binds each volume (`Bind` of `kjobs.node.volumesetup`, shallowest first) at its mountPath, read-only ones
+3. hides the plan's `hide` paths (kjobs' data directory, the kubeconfig it wrote, the node's directory with
+   every pod's files: `kjobs.node.process_runtime`) behind an empty read-only tmpfs (a directory) or an empty
+   read-only file, then binds each `keep` path (the pod's own directory) back at its place, so the container
+   reads neither the server's keys nor another pod's token (docs/security.md); and binds the plan's `protect`
+   paths (the node's entries in the pod's directory: volume contents, termination-message files, the hosts
+   file) over themselves read-only, so no symlink the container puts there is followed by the node later;
+4. binds each volume (`Bind` of `kjobs.node.volumesetup`, shallowest first) at its mountPath, read-only ones
    remounted read-only. A mountPath that does not exist is made without touching the host's filesystem: its
    nearest existing directory is shadowed by a tmpfs into which that directory's entries are bound again, and
    the missing directories (or, for a file, an empty file) are made on that tmpfs. Symlinks in a mountPath are
    resolved inside the container's view (as runc's securejoin does);
-4. pivots into the new root (`pivot_root(".", ".")`, as runc), detaches the old one, chdirs to the container's
+5. pivots into the new root (`pivot_root(".", ".")`, as runc), detaches the old one, chdirs to the container's
    working directory and execs the command, which may still be `setpriv`.
 A failure before the exec is written to stderr (the container's log) and ends the process with 128, as a start
 error does. `--probe DIR` does steps 1-2 on DIR and exits 0: whether this machine lets a process do this.
@@ -50,6 +56,7 @@ _ST_TO_MS = ((1, MS_RDONLY), (2, MS_NOSUID), (4, MS_NODEV), (8, MS_NOEXEC), (102
              (2048, MS_NODIRATIME), (4096, MS_RELATIME))  # fmt: skip
 _PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "arm64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
 _SHADOW = "/..kjobs-shadow"
+_EMPTY = "/..kjobs-hidden"
 _MAX_LINKS = 40
 
 _libc = ctypes.CDLL(None, use_errno=True)
@@ -174,8 +181,42 @@ def _shadow(root: str, directory: str) -> None:
     os.rmdir(spare)
 
 
-def bind_volume(root: str, source: str, target: str, read_only: bool, made: set[str]) -> None:
-    """Step 3 for one volume: `source` at `target` (container path) in the view under `root`."""
+def safe_open(source: str, within: str) -> int:
+    """An `O_PATH` descriptor of `source`, reached from the directory `within` one component at a time, none of
+    them a symlink (pkg/volume/util/subpath/subpath_linux.go `doSafeOpen`): what a subPath bind mounts, through
+    `/proc/self/fd/N`, so a symlink swapped in after the node checked the path is not followed."""
+    relative = os.path.relpath(source, within)
+    if relative == ".." or relative.startswith("../"):
+        raise OSError(1, f"subpath {source!r} not within volume path {within!r}")
+    fd = os.open(within, os.O_PATH | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC)
+    current = within
+    for part in [] if relative == "." else relative.split("/"):
+        current = f"{current}/{part}"
+        try:
+            child = os.open(part, os.O_PATH | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+        except OSError as exc:
+            os.close(fd)
+            raise OSError(exc.errno, f"cannot open {current}: {exc.strerror}") from None
+        os.close(fd)
+        fd = child
+        if stat.S_ISLNK(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise OSError(40, f"unexpected symlink found {current}")
+    return fd
+
+
+def bind_volume(root: str, source: str, target: str, read_only: bool, made: set[str], within: str = "") -> None:
+    """Step 4 for one volume: `source` at `target` (container path) in the view under `root`; a subPath's
+    (`within`: its volume's directory) opened by `safe_open` and bound by its descriptor."""
+    fd = safe_open(source, within) if within else -1
+    try:
+        _bind_volume(root, source if fd < 0 else f"/proc/self/fd/{fd}", target, read_only, made)
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _bind_volume(root: str, source: str, target: str, read_only: bool, made: set[str]) -> None:
     parent, missing = _resolve(root, target)
     if missing:
         if parent not in made:
@@ -197,8 +238,73 @@ def bind_volume(root: str, source: str, target: str, read_only: bool, made: set[
         _mount(None, where, None, MS_BIND | MS_REMOUNT | MS_RDONLY | _flags(where))
 
 
+def _ancestors(path: str, root: str) -> list[str]:
+    """`path`'s directories under `root` (the view's path of each), outermost first, `path` included."""
+    out, current = [], root
+    for part in (p for p in path.split("/") if p):
+        current = f"{current}/{part}"
+        out.append(current)
+    return out
+
+
+def _under(path: str, directories: list[str]) -> bool:
+    """Whether `path` is one of `directories` or inside one."""
+    return any(path == d or path.startswith(d.rstrip("/") + "/") for d in directories)
+
+
+def hide(root: str, hidden: list[str], keep: list[str], made: set[str]) -> None:
+    """Step 3: each `hidden` host path (absolute, symlinks resolved by the runtime) that exists is covered in the
+    view under `root`: a directory by an empty tmpfs, read-only once the `keep` paths under it are bound back; a
+    file by an empty read-only file (`_EMPTY`, unlinked by `run` once the volumes are bound: nothing can be
+    mounted over an unlinked file, and a volume may be bound over a hidden path). `keep` paths (the pod's own
+    directory, its working directory) are bound from the host at their place, so the container keeps reaching
+    them."""
+    covered: list[str] = []
+    empty = ""
+    if hidden:  # the staging tmpfs's copy, seen through the bound host directories (`pivot` detaches it too)
+        with contextlib.suppress(OSError):
+            _umount(root + root)
+    for path in sorted(hidden, key=len):  # outermost first; one under a covered directory is covered already
+        view = root + path
+        if _under(path, covered) or os.path.islink(view) or not os.path.lexists(view):
+            continue
+        if os.path.isdir(view):
+            _mount("tmpfs", view, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0700,size=64k,nr_inodes=1024")
+            covered.append(path)
+            made.add(view)
+            continue
+        if not empty:
+            empty = root + _EMPTY
+            os.close(os.open(empty, os.O_CREAT | os.O_WRONLY | os.O_EXCL, 0o400))
+        _mount(empty, view, None, MS_BIND)
+        _mount(None, view, None, MS_BIND | MS_REMOUNT | MS_RDONLY | _flags(view))
+    for path in dict.fromkeys(keep):
+        if not os.path.isdir(path) or not _under(path, covered):
+            continue
+        for directory in _ancestors(path, root):
+            if not os.path.lexists(directory):
+                os.mkdir(directory, 0o711)
+        _bind(path, root + path)
+    for path in covered:
+        view = root + path
+        _mount(None, view, None, MS_BIND | MS_REMOUNT | MS_RDONLY | _flags(view))
+        made.discard(view)  # read-only now: a volume under it shadows it again with a tmpfs of its own
+
+
+def protect(root: str, paths: list[str]) -> None:
+    """Step 3 too: each of `paths` (the node's entries in the pod's directory: volume contents, termination-message
+    files, the hosts file) that exists is bound over itself read-only in the view, so the container cannot swap
+    in a symlink that the node, writing or reading there later as the user, would follow."""
+    for path in paths:
+        view = root + path
+        if os.path.islink(view) or not os.path.lexists(view):
+            continue
+        _mount(view, view, None, MS_BIND | MS_REC)
+        _mount(None, view, None, MS_BIND | MS_REMOUNT | MS_RDONLY | _flags(view))
+
+
 def pivot(root: str) -> None:
-    """Step 4: `root` becomes `/`; the old root is detached."""
+    """Step 5: `root` becomes `/`; the old root is detached."""
     number = _PIVOT_ROOT.get(platform.machine())
     old = os.open("/", os.O_DIRECTORY | os.O_RDONLY)
     try:
@@ -221,8 +327,13 @@ def run(plan: dict[str, object], argv: list[str]) -> None:
     enter(None if hostname is None else str(hostname))
     build_root(root)
     made = {root}
+    hide(root, [str(p) for p in plan.get("hide") or []], [str(p) for p in plan.get("keep") or []], made)  # type: ignore[attr-defined]
+    protect(root, [str(p) for p in plan.get("protect") or []])  # type: ignore[attr-defined]
     for bind in plan.get("binds") or []:  # type: ignore[attr-defined]
-        bind_volume(root, str(bind["source"]), str(bind["target"]), bool(bind.get("readOnly")), made)
+        source, target, within = str(bind["source"]), str(bind["target"]), str(bind.get("within") or "")
+        bind_volume(root, source, target, bool(bind.get("readOnly")), made, within)
+    with contextlib.suppress(OSError):  # busy where a volume is bound over a hidden file: then it stays, empty
+        os.unlink(root + _EMPTY)  # the hidden files' source: the binds keep its inode
     pivot(root)
     cwd = str(plan.get("cwd") or "/")
     try:

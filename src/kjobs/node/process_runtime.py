@@ -38,10 +38,11 @@ import json
 import os
 import shutil
 import signal as signals
+import stat
 import subprocess
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
@@ -50,7 +51,7 @@ from kjobs.api.errors import go_quote
 from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
 from kjobs.clock import Clock, RealClock
-from kjobs.files import private_dir
+from kjobs.files import owned_dir
 from kjobs.node import adoption, hostsfile, leftovers, mountns, security, volumesetup
 from kjobs.node.cgroups import MemoryGuard, Placement, probe_memory_guard, read_group_rss
 from kjobs.node.envvars import ConfigError, EnvSources, container_env
@@ -192,6 +193,27 @@ def default_base_env() -> dict[str, str]:
     return env
 
 
+PROTECTED_ENTRIES = ("volumes", "containers", "etc-hosts")
+"""The node's entries in a pod's directory (its volumes' contents, termination-message files, hosts file), which a
+container in a mount namespace sees read-only though the directory, its default working directory, is writable."""
+
+
+def hidden_from_pods(root_dir: str | os.PathLike[str], extra: Sequence[str | os.PathLike[str]] = ()) -> list[str]:
+    """What a container in a mount namespace must not see (`kjobs.node.mountns` covers each): the node's root
+    directory, with every pod's volumes (their ServiceAccount tokens, Secrets), logs and journals, and `extra`
+    (`kjobs up`'s data directory, with the CA, admin and ServiceAccount signing keys and the database, and the
+    kubeconfig it wrote). Symlinks resolved; a path that is `/` or holds the home directory is left visible, as
+    hiding it would hide the user's own files (docs/security.md)."""
+    home = os.path.realpath(os.path.expanduser("~"))
+    out: list[str] = []
+    for path in (root_dir, *extra):
+        real = os.path.realpath(path)
+        if real == "/" or home == real or home.startswith(real.rstrip("/") + "/") or real in out:
+            continue
+        out.append(real)
+    return out
+
+
 class ProcessRuntime(Supervisor):
     """Runs each container attempt as a local process group; see the module note."""
 
@@ -212,6 +234,7 @@ class ProcessRuntime(Supervisor):
         shims: int = SHIMS,
         containers_die_with_agent: bool = False,
         mount_volumes: bool | None = None,
+        hidden_paths: Sequence[str] = (),
     ) -> None:
         super().__init__(
             clock=clock or RealClock(),
@@ -225,7 +248,7 @@ class ProcessRuntime(Supervisor):
         self.start_report_delay = start_report_delay
         self.root_dir = Path(root_dir)
         self.log_dir = self.root_dir / "logs"
-        private_dir(self.root_dir)  # pods started as other users must not read other pods' files and logs
+        owned_dir(self.root_dir)  # pods started as other users must not read other pods' files and logs
         (self.root_dir / "pods").mkdir(parents=True, exist_ok=True)
         self.log_dir.mkdir(exist_ok=True)
         self._log_dir_text, self._pods_dir_text = str(self.log_dir), str(self.root_dir / "pods")
@@ -253,6 +276,8 @@ class ProcessRuntime(Supervisor):
         self._found: set[tuple[str, str]] = set()
         self._setpriv: str | None = None  # found at the first container with a securityContext
         self._staging = str(self.root_dir / "mnt")
+        self.hidden_paths = hidden_from_pods(self.root_dir, hidden_paths)
+        """Host paths a container in a mount namespace does not see (`hidden_from_pods`)."""
         self.cluster_records: ClusterRecords | None = None
         """Set by the node agent: keeps the DNS lines of the pods' hosts files current (`kjobs.node.poddns`)."""
         self.pod_api = ""
@@ -690,13 +715,14 @@ class ProcessRuntime(Supervisor):
             self._mount_volumes = probe_mount_namespaces(self._staging)
         return self._mount_volumes
 
-    def prepare_volumes(self, pod: Obj, sources: EnvSources | None) -> list[str]:
+    def prepare_volumes(self, pod: Obj, sources: EnvSources | None, *, remount: bool = False) -> list[str]:
         """Set up the pod's volumes under its directory before any of its containers starts (the kubelet's
-        `WaitForAttachAndMount`); the FailedMount message of each volume that could not be (empty: all ready)."""
+        `WaitForAttachAndMount`), or with `remount` rewrite a running pod's API-data volumes whose contents
+        changed; the FailedMount message of each volume that could not be (empty: all ready)."""
         uid = str(pod.get("metadata", {}).get("uid", ""))
         pod_dir = self.pod_dir(uid)
         pod_dir.mkdir(parents=True, exist_ok=True)
-        return volumesetup.set_up(pod, pod_dir, sources, host_ip=self.host_ip, pod_ip=self.pod_ip)
+        return volumesetup.set_up(pod, pod_dir, sources, host_ip=self.host_ip, pod_ip=self.pod_ip, remount=remount)
 
     def _mount_prefix(
         self, record: PodRecord, container: Obj, env: dict[str, str], workdir: str
@@ -732,7 +758,20 @@ class ProcessRuntime(Supervisor):
         plan: dict[str, object] = {
             "root": self._staging,
             "cwd": workdir,
-            "binds": [{"source": b.source, "target": b.target, "readOnly": b.read_only} for b in binds],
+            "hide": self.hidden_paths,
+            "keep": [os.path.realpath(pod_dir), os.path.realpath(workdir)],
+            # what the node writes in the pod's directory, read-only in the view, so that no symlink put there
+            # turns a write or read of the node's onto a file the container cannot reach (docs/security.md)
+            "protect": [os.path.realpath(pod_dir / name) for name in PROTECTED_ENTRIES],
+            "binds": [
+                {
+                    "source": b.source,
+                    "target": b.target,
+                    "readOnly": b.read_only,
+                    **({"within": b.within} if b.within else {}),
+                }
+                for b in binds
+            ],
         }
         if hostname is not None:
             plan["hostname"] = hostname
@@ -929,9 +968,13 @@ class ProcessRuntime(Supervisor):
         is not read for `FallbackToLogsOnError`)."""
         if not running.termination_log:
             return False
-        try:
-            with open(running.termination_log, "rb") as file:
-                size = os.fstat(file.fileno()).st_size
+        try:  # not through a symlink or into a FIFO put in its place: the file is in the pod's working directory
+            fd = os.open(running.termination_log, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            with open(fd, "rb") as file:
+                info = os.fstat(file.fileno())
+                if not stat.S_ISREG(info.st_mode):
+                    return False
+                size = info.st_size
                 file.seek(max(0, size - MAX_TERMINATION_MESSAGE_BYTES))
                 data = file.read(MAX_TERMINATION_MESSAGE_BYTES)
         except OSError:

@@ -21,8 +21,10 @@ Design note: the kubelet sets up every volume of a pod before it starts any of i
   with the ConfigMaps and Secrets as `(CLAIM, claimName)` → the PersistentVolume; read-only when the volume
   source or the mount says so. The agent starts no pod before its claims are Bound.
 A failure is the kubelet's `FailedMount` event text: `MountVolume.SetUp failed for volume "NAME" : <error>`
-(pkg/volume/util/operationexecutor `GenerateError`). Contents are written once per pod (the kubelet refreshes
-ConfigMap/Secret/downwardAPI volumes on its sync period; kjobs does not, see docs/volumes.md).
+(pkg/volume/util/operationexecutor `GenerateError`). A running pod's API-data volumes are written again at each
+of the node agent's remounts (`remount`: its periodic resync and pod updates, as the kubelet's volume manager
+remounts the volumes whose plugin `RequiresRemount`); the atomic writer writes only a payload that changed
+(`shouldWritePayload`), so an unchanged volume keeps its `..data` (docs/volumes.md).
 
 `container_mounts` turns a container's `volumeMounts` into (host source, mountPath, readOnly) binds, `subPath`
 and `subPathExpr` resolved as pkg/kubelet/kubelet_pods.go `makeMounts` does (a missing subPath directory is
@@ -95,6 +97,10 @@ class Bind:
     source: str
     target: str
     read_only: bool
+    within: str = ""
+    """For a subPath: the volume's directory (symlinks resolved), which `kjobs.node.mountns` walks down to `source`
+    without following a symlink, binding what it opened (the kubelet's `doSafeOpen`): a container that swaps a
+    directory of its volume for a symlink between this check and the bind reaches nothing outside it."""
 
 
 def mounting_containers(pod: Obj, api_access: bool = False) -> bool:
@@ -117,6 +123,11 @@ def has_mounts(container: Obj, api_access: bool) -> bool:
     if api_access:
         return True
     return any(not str(m.get("name") or "").startswith(VOLUME_PREFIX) for m in mounts if isinstance(m, dict))
+
+
+def api_data_volumes(pod: Obj) -> bool:
+    """Whether the pod has a configMap, secret, downwardAPI or projected volume (one a remount may rewrite)."""
+    return any(source_of(v) in API_DATA for v in (pod.get("spec") or {}).get("volumes") or () if isinstance(v, dict))
 
 
 def token_keys(pod: Obj) -> list[tuple[str, Obj]]:
@@ -396,15 +407,40 @@ def _timestamp_dir(target: Path) -> Path:
         return path
 
 
-def write_atomic(target: Path, files: Payload) -> None:
+def _unchanged(target: Path, files: Payload) -> bool:
+    """atomic_writer.go `shouldWritePayload` and `pathsToRemove`: the `..data` in place holds exactly the
+    payload's paths with the payload's contents (modes are not compared, as upstream compares bytes only)."""
+    data = target / DATA_DIR
+    if not data.is_symlink():
+        return False
+    found: set[str] = set()
+    for root, _dirs, names in os.walk(data):
+        for name in names:
+            found.add(os.path.relpath(os.path.join(root, name), data))
+    if found != {os.path.normpath(rel) for rel in files}:
+        return False
+    for rel, (content, _mode) in files.items():
+        try:
+            with open(data / rel, "rb") as current:
+                if current.read(len(content) + 1) != content:
+                    return False
+        except OSError:
+            return False
+    return all((target / Path(rel).parts[0]).is_symlink() for rel in files)
+
+
+def write_atomic(target: Path, files: Payload) -> bool:
     """Write `files` into `target` as the kubelet's atomic writer does (see the module note): the payload in a
     new timestamped directory, `..data` swapped to it by a rename, a `path -> ..data/path` symlink per top-level
-    path, and what an earlier payload had and this one has not removed."""
+    path, and what an earlier payload had and this one has not removed. A payload the volume holds already is
+    not written again (`shouldWritePayload`): False."""
     target.mkdir(parents=True, exist_ok=True)
     for rel in files:
         parts = Path(rel).parts
         if Path(rel).is_absolute() or ".." in parts or not parts or parts[0].startswith(".."):
             raise ConfigError(f"invalid path {rel!r}")
+    if _unchanged(target, files):
+        return False
     previous = os.readlink(target / DATA_DIR) if (target / DATA_DIR).is_symlink() else None
     ts_dir = _timestamp_dir(target)
     for rel, (content, mode) in files.items():
@@ -427,8 +463,12 @@ def write_atomic(target: Path, files: Payload) -> None:
         link = target / name
         if not link.is_symlink():
             os.symlink(f"{DATA_DIR}/{name}", link)
-    if previous is not None and previous != ts_dir.name and previous.startswith(".."):
-        _remove_tree(target / previous)
+    # not a symlink: one a container put there would have its target's files removed
+    if previous and previous != ts_dir.name and previous.startswith("..") and "/" not in previous:
+        old = target / previous
+        if not old.is_symlink():
+            _remove_tree(old)
+    return True
 
 
 def _remove_tree(path: Path) -> None:
@@ -503,9 +543,13 @@ def check_host_path(path: str, path_type: str) -> None:
 # -- set-up -----------------------------------------------------------------------------------------------------
 
 
-def set_up(pod: Obj, pod_dir: Path, sources: EnvSources | None, *, host_ip: str, pod_ip: str) -> list[str]:
+def set_up(
+    pod: Obj, pod_dir: Path, sources: EnvSources | None, *, host_ip: str, pod_ip: str, remount: bool = False
+) -> list[str]:
     """Set up every volume of the pod the runtime mounts; the FailedMount message of each that failed (empty when
-    all are ready). Idempotent: a volume set up before is set up again (its contents rewritten)."""
+    all are ready). Idempotent: a volume set up before is set up again (an API-data payload written only where it
+    changed). `remount`: only the configMap, secret, downwardAPI and projected volumes, those whose kubelet plugin
+    `RequiresRemount` (a running pod's periodic remount); one that fails keeps what it holds."""
 
     def lookup(kind: str, name: str) -> Obj | None:
         if sources is None:
@@ -518,7 +562,7 @@ def set_up(pod: Obj, pod_dir: Path, sources: EnvSources | None, *, host_ip: str,
     failures: list[str] = []
     for volume in (pod.get("spec") or {}).get("volumes") or ():
         kind = source_of(volume)
-        if kind is None or _skipped(volume, sources):
+        if kind is None or _skipped(volume, sources) or (remount and kind not in API_DATA):
             continue
         name = str(volume.get("name") or "")
         try:
@@ -569,15 +613,19 @@ def container_mounts(
                 raise ConfigError(f"subPath {sub!r} must be a relative path without '..'")
             source = base / sub
             real_base = os.path.realpath(base)
-            if not os.path.lexists(source):
-                os.makedirs(source, mode=stat.S_IMODE(os.stat(base).st_mode), exist_ok=True)
-            real = os.path.realpath(source)
-            if real != real_base and not real.startswith(real_base + "/"):
-                raise ConfigError(f"subpath {real!r} not within volume path {real_base!r}")
+            for _ in ("before making it", "after"):  # nothing is made through a symlink that leaves the volume
+                real = os.path.realpath(source)
+                if real != real_base and not real.startswith(real_base + "/"):
+                    raise ConfigError(f"subpath {real!r} not within volume path {real_base!r}")
+                if not os.path.lexists(source):
+                    os.makedirs(source, mode=stat.S_IMODE(os.stat(base).st_mode), exist_ok=True)
+            source, within = Path(real), real_base
+        else:
+            within = ""
         read_only = mount.get("readOnly") is True or kind in API_DATA
         if kind == "persistentVolumeClaim" and volume["persistentVolumeClaim"].get("readOnly") is True:
             read_only = True
         target = os.path.normpath(str(mount.get("mountPath") or "/"))
-        binds.append(Bind(source=str(source), target=target, read_only=read_only))
+        binds.append(Bind(source=str(source), target=target, read_only=read_only, within=within))
     binds.sort(key=lambda b: len(Path(b.target).parts))
     return binds

@@ -324,8 +324,8 @@ def conflict_error(found: list[tuple[Obj, FieldPath]]) -> ApiError:
             return text
         return f"{text} using {entry.get('apiVersion', '')}"
 
-    causes = [
-        {"type": "FieldManagerConflict", "message": f"conflict with {who(e)}", "field": format_path(p)}
+    causes = [  # a StatusCause's type is `reason` in JSON (metav1 types.go: `Type CauseType json:"reason"`)
+        {"reason": "FieldManagerConflict", "message": f"conflict with {who(e)}", "field": format_path(p)}
         for e, p in found
     ]
     if len(found) == 1:

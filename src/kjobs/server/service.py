@@ -421,6 +421,56 @@ def _same_but_bookkeeping(new: Obj, old: Obj) -> bool:
     return bool(_untimed(meta.get("managedFields")) == _untimed(old_meta.get("managedFields")))
 
 
+def _entry_order(entry: Obj) -> tuple[str, str, str, str, str]:
+    """Where an entry stands in `managedFields`: Apply entries before Update ones, each by time (to the second),
+    manager, apiVersion and subresource (managedfields.go `sortEncodedManagedFields`, run at every write). The
+    times are RFC 3339 to the second, so their text sorts as their instants; an entry without one comes first."""
+    return (
+        str(entry.get("operation") or ""),
+        str(entry.get("time") or ""),
+        str(entry.get("manager") or ""),
+        str(entry.get("apiVersion") or ""),
+        str(entry.get("subresource") or ""),
+    )
+
+
+_OPERATIONS = ("Apply", "Update")
+
+
+def _decodable(entries: Any) -> bool:
+    """Whether `managedFields` decode as `DecodeManagedFields` reads them: every entry an Apply or Update with an
+    apiVersion and `fieldsType: FieldsV1` (managedfields.go); `fieldsV1` an object when given."""
+    if type(entries) is not list:
+        return False
+    for entry in entries:
+        if type(entry) is not dict or entry.get("operation") not in _OPERATIONS or not entry.get("apiVersion"):
+            return False
+        if entry.get("fieldsType") != "FieldsV1" or not isinstance(entry.get("fieldsV1", {}), dict | None):
+            return False
+    return True
+
+
+def _start_ownership(meta: Obj, live: Any, subresource: str) -> None:
+    """The managedFields a create or update starts from, as fieldmanager.go `decodeLiveOrNew` picks them: a
+    subresource write keeps the live object's; `[]` or one empty entry asks for a reset (`isResetManagedFields`);
+    otherwise the request's when there are some and they decode, else the live object's, "to prevent clients who
+    don't understand managedFields from deleting it accidentally" (a `kubectl replace -f` of a file written by
+    `kubectl get`, which leaves them out)."""
+    requested = meta.get("managedFields")
+    if requested is live:
+        return
+    start = live if _decodable(live) else []
+    if not subresource and type(requested) is list:
+        if not requested or (len(requested) == 1 and type(requested[0]) is dict and not any(requested[0].values())):
+            start = []
+        elif _decodable(requested):
+            start = requested
+    if start:
+        meta["managedFields"] = start
+    else:
+        meta.pop("managedFields", None)
+
+
 def _untimed(entries: Any) -> Any:
     """managedFields without the entries' times: ownership changes count, timestamps do not."""
     if not isinstance(entries, list):
@@ -940,6 +990,8 @@ class ApiService:
             return
         strategies = schema.strategies_for(r.schema_name)
         meta = _meta(obj)
+        if old is None:
+            _start_ownership(meta, None, subresource)
         if old is None and not subresource and not meta.get("managedFields"):
             # A create with no ownership yet: the manager owns every field it set, encoded in one walk.
             source = self._default(r, decoded) if decoded is not None else (admitted_from or obj)
@@ -948,13 +1000,18 @@ class ApiService:
                 meta["managedFields"] = [self._entry(r, manager, operation, subresource, tree)]
             return
         status = True if subresource == "status" else (False if r.has_status else None)
+        lost: Obj = {}
         if old is not None:
             change = fieldtrees.changed_fields_v1(old, obj, strategies, status=status)
+            # What `old` sets that `obj` no longer does (or sets otherwise): nobody owns a removed field any more
+            # (merge/update.go `update` takes `compare.Removed` from every manager); the changed ones are taken
+            # by `change` anyway.
+            lost = fieldtrees.changed_fields_v1(obj, old, strategies, status=status)
         else:  # a create that names owners already: everything it sets is its change
             change = apply.fields_v1_of(obj, strategies, include_status=status is not False)
             if status:
                 change = {k: v for k, v in change.items() if k == "f:status"}
-        self._take_ownership(obj, r, manager, operation, subresource, change, take=change)
+        self._take_ownership(obj, r, manager, operation, subresource, change, take=change, lost=lost)
 
     def _take_ownership(
         self,
@@ -967,9 +1024,11 @@ class ApiService:
         *,
         take: Obj,
         replace: bool = False,
+        lost: Obj | None = None,
     ) -> None:
         """Update `metadata.managedFields`: `manager` owns the `owned` tree (only it, with `replace`; else in
-        addition to what it owned); other managers lose the leaves of `take`."""
+        addition to what it owned); other managers lose the leaves of `take`, and every manager those of `lost`
+        (fields the write removed)."""
         meta = _meta(obj)
         entries: list[Obj] = []
         mine_tree: Any = None
@@ -982,12 +1041,15 @@ class ApiService:
                 operation,
                 subresource,
             ):
+                if lost and isinstance(tree, dict) and fieldtrees.overlaps(tree, lost):
+                    tree = fieldtrees.without(tree, lost)
                 mine_tree = tree
                 continue
-            if take and isinstance(tree, dict) and fieldtrees.overlaps(tree, take):  # rebuilt only when it loses
-                tree = fieldtrees.without(tree, take)
-                entry = {**entry, "fieldsV1": tree}
-            if tree or entry.get("operation") == "Apply":
+            for gone in (take, lost):
+                if gone and isinstance(tree, dict) and fieldtrees.overlaps(tree, gone):  # rebuilt only when it loses
+                    tree = fieldtrees.without(tree, gone)
+                    entry = {**entry, "fieldsV1": tree}
+            if tree:  # a manager left owning nothing loses its entry, an applier's too (merge/update.go `update`)
                 entries.append(entry)
         if replace:
             fields_v1 = owned
@@ -995,10 +1057,10 @@ class ApiService:
             fields_v1 = mine_tree  # the manager already owns all of it: nothing to re-encode
         else:
             fields_v1 = fieldtrees.union(mine_tree, owned)
-        if fields_v1 or operation == "Apply":  # a manager that owns nothing has no entry
+        if fields_v1:  # a manager that owns nothing has no entry (stripmeta.go drops an empty applier's)
             entries.append(self._entry(r, manager, operation, subresource, fields_v1))
         if entries:
-            meta["managedFields"] = entries
+            meta["managedFields"] = sorted(entries, key=_entry_order)
         else:
             meta.pop("managedFields", None)
 
@@ -1321,6 +1383,8 @@ class ApiService:
             # status PUT read before the Job controller deleted the pod and took its finalizer answered 422 ("no
             # new finalizers can be added if the object is being deleted"), which RetryOnConflict does not retry.
             raise conflict(r.plural, str((old.get("metadata") or {}).get("name", "")), group=r.group)
+        if manager and self.field_managers:  # before the no-op check: a body without them changes nothing
+            _start_ownership(_meta(new), (old.get("metadata") or {}).get("managedFields"), subresource)
         if r.tracks_generation and subresource != "status" and r.spec_changed(new, old):
             _meta(new)["generation"] = int((old.get("metadata") or {}).get("generation") or 0) + 1
         self._validate(r, new, old, subresource)
@@ -1329,9 +1393,9 @@ class ApiService:
             warnings.extend(self._object_warnings(r, new, old))
         if _same_but_bookkeeping(new, old):
             return old
-        self._managed(r, new, old, manager, operation, subresource)
         meta = _meta(new)
-        _omit_empty(meta)
+        _omit_empty(meta)  # first: labels a patch emptied are gone, not a field its manager now owns
+        self._managed(r, new, old, manager, operation, subresource)
         meta["resourceVersion"] = expected_rv or (old.get("metadata") or {}).get("resourceVersion")
         if dry_run:
             return new
@@ -1733,6 +1797,8 @@ class ApiService:
             propagation = _propagation_from_finalizers(meta.get("finalizers")) or r.default_propagation
             if r.orphan_warning:
                 warnings.append(ORPHAN_WARNING)
+        if r.kind == "Event":  # the event strategy's GC policy is `Unsupported`: neither finalizer is added
+            propagation = "Background"
         if options.dry_run:
             return Result(self._dry_run_deleted(r, name, old, options, propagation), 200, warnings)
         if r.graceful and _graceful_pending(meta, options.grace_period):
@@ -1746,14 +1812,15 @@ class ApiService:
             if "foregroundDeletion" not in finalizers:
                 finalizers.append("foregroundDeletion")
             new_meta["finalizers"] = finalizers
-            new_meta.setdefault("deletionTimestamp", self.now())
-            new_meta.setdefault("deletionGracePeriodSeconds", 0)
-            written = await self.store.update(r.store_key, new, expected_rv=meta.get("resourceVersion"))
+            if r.graceful:  # a pod keeps its grace period beside the finalizer (updateForGracefulDeletionAndFinalizers)
+                written = (await self._delete_pod(r, new, options, finalizers_changed=True)).obj
+            else:
+                new_meta.setdefault("deletionTimestamp", self.now())
+                new_meta.setdefault("deletionGracePeriodSeconds", 0)
+                written = await self.store.update(r.store_key, new, expected_rv=meta.get("resourceVersion"))
             await self._cascade(r, namespace, uid, "Foreground")
-            written = await self._finish_foreground(r, namespace, name) or written
+            await self._finish_foreground(r, namespace, name)  # answered as written, as before the collector acts
             return Result(written, 200, warnings)
-        if propagation == "Orphan":  # dependents let go before the owner disappears, as the orphan finalizer ensures
-            await self._cascade(r, namespace, uid, propagation)
         kept = _gc_finalizers_kept(meta.get("finalizers"), propagation)
         if r.kind == "CustomResourceDefinition" and r.group == CRD_GROUP and not meta.get("deletionTimestamp"):
             old = _copy(old) if kept is None else old
@@ -1764,7 +1831,7 @@ class ApiService:
             kept = list(meta["finalizers"])
         if kept is not None:
             # deletionFinalizersForGarbageCollection: this DELETE's policy replaces the orphan/foregroundDeletion
-            # finalizer the object had (store.go); kjobs' in-process cascade has done the orphaning already
+            # finalizer the object had (store.go): Orphan adds `orphan`, which `_finish_orphan` acts on below
             old = _copy(old)
             meta = _meta(old)
             if kept:
@@ -1785,9 +1852,45 @@ class ApiService:
             gone = await self.store.delete(r.store_key, namespace if r.namespaced else "", name, last=old)
             result = Result(_success_status(r, name, gone), 200)
         result.warnings.extend(warnings)
-        if propagation != "Orphan":
-            await self._cascade(r, namespace, uid, propagation)
+        await self._cascade(r, namespace, uid, propagation)
+        if propagation == "Orphan":  # answered as written (200, the object held by `orphan`), then let go
+            await self._finish_orphan(r, namespace, name, uid)
         return result
+
+    async def _finish_orphan(self, r: Resource, namespace: str, name: str, uid: str) -> None:
+        """The garbage collector's `attemptToOrphan` for an owner deleted with propagation Orphan, done in process
+        once `_cascade` has stripped its dependents' references (pkg/controller/garbagecollector/
+        garbagecollector.go `orphanDependents`, then `removeFinalizer`): its `orphan` finalizer is removed, and
+        with nothing else holding it (no other finalizer, its grace over) it is deleted, as the registry's
+        `ShouldDeleteDuringUpdate` deletes it on that update. The garbage collector controller, where it runs,
+        finds nothing left to do."""
+        try:
+            await self._guaranteed(r, namespace, name, lambda owner: self._unorphan(r, owner, uid))
+        except ApiError as exc:
+            if exc.code != 404:  # gone already: someone else finished it
+                raise
+
+    async def _unorphan(self, r: Resource, owner: Obj, uid: str) -> None:
+        """One attempt of `_finish_orphan` on the owner as read."""
+        meta = owner.get("metadata") or {}
+        finalizers = [str(f) for f in meta.get("finalizers") or []]
+        if meta.get("uid") != uid or not meta.get("deletionTimestamp") or "orphan" not in finalizers:
+            return
+        new = _copy(owner)
+        new_meta = _meta(new)
+        rest = [f for f in finalizers if f != "orphan"]
+        if rest:
+            new_meta["finalizers"] = rest
+        else:
+            new_meta.pop("finalizers", None)
+        zero_grace = not r.graceful or new_meta.get("deletionGracePeriodSeconds") == 0
+        if not rest and zero_grace and not _spec_finalizers(r, new):
+            namespace = str(meta.get("namespace") or "")
+            name, rv = str(meta.get("name", "")), meta.get("resourceVersion")
+            gone = await self.store.delete(r.store_key, namespace, name, expected_rv=rv, last=owner)
+            await self._on_dependent_gone(gone)
+            return
+        await self.store.update(r.store_key, new, expected_rv=meta.get("resourceVersion"))
 
     def _dry_run_deleted(self, r: Resource, name: str, old: Obj, options: DeleteOptions, propagation: str) -> Obj:
         """What a dry-run DELETE answers: the answer of the DELETE it stands for, nothing written (the apiserver's
@@ -2038,8 +2141,12 @@ class ApiService:
             return owner
         new = _copy(owner)
         rest = [f for f in _meta(new).get("finalizers") or [] if f != "foregroundDeletion"]
-        if rest:
-            _meta(new)["finalizers"] = rest
+        if rest or (r.graceful and meta.get("deletionGracePeriodSeconds") != 0):
+            # a pod still in its grace period is left to its node, which deletes it once its containers stopped
+            if rest:
+                _meta(new)["finalizers"] = rest
+            else:
+                _meta(new).pop("finalizers", None)
             return await self.store.update(r.store_key, new, expected_rv=meta.get("resourceVersion"))
         name = str(meta.get("name", ""))
         await self.store.delete(r.store_key, namespace, name, expected_rv=meta.get("resourceVersion"))
@@ -2678,12 +2785,14 @@ def _terminating_namespace(ns: Obj, options: DeleteOptions, now: str) -> Obj:
 
 def _gc_finalizers_kept(finalizers: Any, propagation: str) -> list[str] | None:
     """The finalizers after a Background or Orphan DELETE, or None when they stay as they are
-    (`deletionFinalizersForGarbageCollection`, store.go): Background drops `orphan` and `foregroundDeletion`
-    (TestDoubleDeletionWithFinalizer); Orphan drops `foregroundDeletion` and keeps an `orphan` the object
-    carries (kjobs does not add it: the API service orphans the dependents itself before answering)."""
+    (`deletionFinalizersForGarbageCollection`, store.go): both GC finalizers are taken out, and Orphan appends
+    `orphan` (TestDoubleDeletionWithFinalizer, TestStoreDeleteWithOrphanDependents); unchanged when the set is
+    the same."""
     names = [str(f) for f in finalizers or []]
-    kept = [f for f in names if f != "foregroundDeletion" and (f != "orphan" or propagation == "Orphan")]
-    return None if len(kept) == len(names) else kept
+    kept = [f for f in names if f not in ("orphan", "foregroundDeletion")]
+    if propagation == "Orphan":
+        kept.append("orphan")
+    return None if set(kept) == set(names) else kept
 
 
 def _graceful_pending(meta: Obj, grace: int | None) -> bool:

@@ -1,0 +1,157 @@
+"""A running pod's configMap, secret, downwardAPI and projected volumes follow what they show, as the kubelet's
+volume manager remounts them at each sync of the pod (pkg/kubelet/volumemanager, pkg/volume/util/atomic_writer.go):
+a ConfigMap or Secret change within one `sync_frequency` (the kubelet's 1-minute resync), a label or annotation
+change at the pod's next sync, through a new `..data`; an unchanged payload is not written again; a deleted
+ConfigMap keeps the old files and gets `FailedMount`. Virtual time; volumes are written to a temporary directory."""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import copy
+import os
+import shutil
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from kjobs.client.resources import CONFIG_MAPS, PODS, SECRETS
+from kjobs.clock import FakeClock
+from kjobs.node.agent import NodeAgent, NodeAgentSettings
+from kjobs.node.eviction import FakeMemoryMonitor
+from kjobs.node.sim_runtime import Outcome
+from tests.node.test_agent import MACHINE, NODE, Node
+from tests.node.test_agent_volumes import MountingRuntime
+from tests.support import local_api, settle
+
+SYNC = 60.0
+
+Scenario = Callable[[Node, MountingRuntime], Awaitable[None]]
+
+
+def run(test: Scenario) -> Callable[[], None]:
+    """Run `test` against an agent whose pods' containers run for an hour (virtual)."""
+
+    def scenario() -> None:
+        async def body() -> None:
+            clock = FakeClock()
+            runtime = MountingRuntime(clock=clock, outcome=lambda pod, container, attempt: Outcome(duration=3600.0))
+            runtime.root, runtime.set_ups = Path(tempfile.mkdtemp()), []
+            client = await local_api(clock)
+            agent = NodeAgent(
+                client,
+                name=NODE,
+                clock=clock,
+                runtime=runtime,
+                settings=NodeAgentSettings(machine=MACHINE, sync_frequency=SYNC),
+                memory_monitor=FakeMemoryMonitor(available_bytes=4 << 30, capacity_bytes=8 << 30),
+            )
+            await agent.start()
+            node = Node(clock, client, agent, runtime, agent.memory_monitor)  # type: ignore[arg-type]
+            try:
+                await test(node, runtime)
+            finally:
+                await agent.stop()
+                shutil.rmtree(runtime.root, ignore_errors=True)
+
+        asyncio.run(body())
+
+    scenario.__name__ = test.__name__
+    return scenario
+
+
+CONTAINER = {
+    "name": "main",
+    "image": "busybox",
+    "volumeMounts": [
+        {"name": "config", "mountPath": "/etc/app"},
+        {"name": "one", "mountPath": "/etc/one", "subPath": "mode"},
+    ],
+}
+
+
+def volume_dir(node: Node, runtime: MountingRuntime, pod: str, plugin: str, volume: str) -> Path:
+    uid = str((node.pod(pod) or {})["metadata"]["uid"])
+    return runtime.root / uid / "volumes" / f"kubernetes.io~{plugin}" / volume
+
+
+async def running(node: Node, name: str) -> None:
+    await settle(node.clock, lambda: node.phase(name) == "Running")
+
+
+@run
+async def test_a_config_map_change_reaches_a_running_pod_within_one_sync_period(
+    node: Node, runtime: MountingRuntime
+) -> None:
+    await node.client.create(CONFIG_MAPS, "default", {"metadata": {"name": "app"}, "data": {"mode": "slow"}})
+    volumes = [{"name": "config", "configMap": {"name": "app"}}, {"name": "one", "configMap": {"name": "app"}}]
+    await node.create_pod("reader", containers=[CONTAINER], volumes=volumes)
+    await running(node, "reader")
+    config = volume_dir(node, runtime, "reader", "configmap", "config")
+    first = os.readlink(config / "..data")
+    unchanged_until = node.clock.now() + 2 * SYNC + 1
+    await settle(node.clock, lambda: node.clock.now() >= unchanged_until)
+    assert os.readlink(config / "..data") == first  # two periodic remounts wrote nothing: nothing changed
+    await node.client.update(
+        CONFIG_MAPS, "default", {"metadata": {"name": "app"}, "data": {"mode": "fast", "extra": "1"}}
+    )
+    changed = node.clock.now()
+    await settle(node.clock, lambda: (config / "mode").read_text() == "fast", max_virtual=SYNC + 1)
+    assert node.clock.now() - changed <= SYNC
+    assert os.readlink(config / "..data") != first
+    assert sorted(os.listdir(config)) == sorted(["..data", os.readlink(config / "..data"), "mode", "extra"])
+    assert os.readlink(config / "extra") == "..data/extra"
+    assert node.phase("reader") == "Running"
+    assert await node.events("FailedMount") == []
+
+
+@run
+async def test_a_label_change_reaches_the_downward_api_files_at_the_next_sync(
+    node: Node, runtime: MountingRuntime
+) -> None:
+    items = [
+        {"path": "labels", "fieldRef": {"fieldPath": "metadata.labels"}},
+        {"path": "tier", "fieldRef": {"fieldPath": "metadata.labels['tier']"}},
+    ]
+    volumes = [
+        {"name": "config", "downwardAPI": {"items": items}},
+        {"name": "one", "projected": {"sources": [{"downwardAPI": {"items": items}}]}},
+    ]
+    container = {**CONTAINER, "volumeMounts": [{"name": "config", "mountPath": "/etc/podinfo"}]}
+    pod = await node.create_pod("labelled", containers=[container], volumes=volumes)
+    await running(node, "labelled")
+    files = volume_dir(node, runtime, "labelled", "downward-api", "config")
+    projected = volume_dir(node, runtime, "labelled", "projected", "one")
+    assert (files / "labels").read_text() == ""
+    pod = copy.deepcopy(node.pod("labelled") or pod)
+    pod["metadata"]["labels"] = {"tier": "gold", "app": "x"}
+    await node.client.update(PODS, "default", pod)
+    changed = node.clock.now()
+    await settle(node.clock, lambda: (files / "tier").read_text() == "gold", max_virtual=SYNC)
+    assert node.clock.now() - changed < 1  # a pod update is a sync, which remounts: no wait for the period
+    assert (files / "labels").read_text() == 'app="x"\ntier="gold"'
+    assert (projected / "tier").read_text() == "gold"
+
+
+@run
+async def test_a_secret_change_reaches_a_projected_volume_and_a_deleted_one_keeps_the_old_files(
+    node: Node, runtime: MountingRuntime
+) -> None:
+    def secret(value: str) -> dict[str, object]:
+        return {"metadata": {"name": "creds"}, "data": {"password": base64.b64encode(value.encode()).decode()}}
+
+    await node.client.create(SECRETS, "default", secret("one"))
+    sources = [{"secret": {"name": "creds", "items": [{"key": "password", "path": "db/password"}]}}]
+    volumes = [{"name": "config", "projected": {"sources": sources}}, {"name": "one", "emptyDir": {}}]
+    await node.create_pod("creds", containers=[CONTAINER], volumes=volumes)
+    await running(node, "creds")
+    files = volume_dir(node, runtime, "creds", "projected", "config")
+    await node.client.update(SECRETS, "default", secret("two"))
+    await settle(node.clock, lambda: (files / "db" / "password").read_text() == "two", max_virtual=SYNC + 1)
+    await node.client.delete(SECRETS, "default", "creds")
+    deadline = node.clock.now() + SYNC + 1
+    await settle(node.clock, lambda: node.clock.now() >= deadline)
+    seen = await node.events("FailedMount")
+    assert [e["message"] for e in seen] == ['MountVolume.SetUp failed for volume "config" : secret "creds" not found']
+    assert (files / "db" / "password").read_text() == "two"  # kept, as the kubelet keeps a failed remount's files
+    assert node.phase("creds") == "Running"
