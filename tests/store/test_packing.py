@@ -257,3 +257,21 @@ def test_a_watch_event_of_a_packed_record_decodes(tmp_path: Path) -> None:
         assert [e.object for e in events] == written
     finally:
         store.close()
+
+
+def test_a_record_with_finalizers_is_left_whole_until_they_are_removed() -> None:
+    """A Job's pod keeps the tracking finalizer until the Job controller counts it: packing it would be undone by
+    that write at once."""
+    store = MemoryStore(cold_after=1)
+    pods = [job_pod(i, token_volume=True) for i in range(4)]
+    for p in pods:
+        p["metadata"]["finalizers"] = ["batch.kubernetes.io/job-tracking"]
+    written = _fill(store, pods)
+    assert _packed(store) == 0
+    for obj in written:
+        del obj["metadata"]["finalizers"]
+        store.update("pods", "default", obj["metadata"]["name"], obj)
+    assert _packed(store) == 2  # the first is the dictionary, the last one written is not cold yet
+    assert store.list_raw("pods")[0] == [
+        orjson.dumps(store.get("pods", "default", o["metadata"]["name"])) for o in written
+    ]

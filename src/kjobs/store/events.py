@@ -111,7 +111,8 @@ class Record:
     instead of a hundred keeps memory and the garbage collector's full passes small.
 
     Read-only, like `Change`, by convention rather than `frozen`: a frozen dataclass sets each field through
-    `object.__setattr__`, which made building one (twice per write) 3.7× slower."""
+    `object.__setattr__`, which made building one (twice per write) 3.7× slower. The one exception is the store
+    packing a cold record in place (`dictionary`, then `data`), which leaves `raw` the same bytes."""
 
     data: bytes  # the JSON, or once the record is cold, the JSON packed (`kjobs.store.packing`): read `raw`
     revision: int
