@@ -3,10 +3,10 @@
 A stored pod is about 5 KB of JSON, nearly all of it the same in every pod of its Job: the template's spec, the
 defaults, the ServiceAccount admission's `kube-api-access-XXXXX` volume, `managedFields`, the status of a
 finished container. Only the name, uid, index, timestamps and container id differ. A record that has not been
-rewritten for a while (`cold_after` writes of the store) is deflated with the JSON of another record of its group
-as zlib's preset dictionary: a finished pod then takes about 160 bytes instead of 5,100.
+rewritten for a while (`cold_after` writes of the store) and has no finalizers left is deflated with the JSON of
+another record of its group as zlib's preset dictionary: a finished pod then takes about 160 bytes, not 5,100.
 
-Nothing a client sees changes: `Record.raw` inflates the same bytes back on each read (about 3 µs a pod), and
+Nothing a client sees changes: `Record.raw` inflates the same bytes back on each read (3–14 µs a pod), and
 records written recently, the ones controllers and watchers read, are never packed. A group is the objects of
 one resource that name the same controller in their labels (the Job's uid on its pods), or the rest of the
 resource; a group's dictionary is the JSON of the first record packed in it, or of a later one that shares too
