@@ -14,13 +14,16 @@ from kjobs.store import MemoryStore, SqliteStore, Store
 StoreFactory = Callable[..., Store]
 
 
-@pytest.fixture(params=["memory", "sqlite"])
+@pytest.fixture(params=["memory", "sqlite", "memory-packed", "sqlite-packed"])
 def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[StoreFactory]:
-    """Build a store of the parametrized kind (options passed through); all are closed at teardown."""
+    """Build a store of the parametrized kind (options passed through); all are closed at teardown. The
+    `-packed` kinds pack every record as soon as one more write follows it (`kjobs.store.packing`), the
+    others never (`cold_after=0`): every answer must be the same."""
     made: list[Store] = []
 
     def make(**options: Any) -> Store:
-        if request.param == "memory":
+        options.setdefault("cold_after", 1 if request.param.endswith("-packed") else 0)
+        if request.param.startswith("memory"):
             store: Store = MemoryStore(**options)
         else:
             store = SqliteStore(str(tmp_path / f"db{len(made)}.sqlite"), **options)

@@ -42,6 +42,7 @@ from kjobs.api.selectors import (
 from kjobs.api.types import Obj
 from kjobs.store.events import Change, Event, EventType, Index, Record, index_of
 from kjobs.store.mutation import SharedDecode
+from kjobs.store.packing import Packer
 from kjobs.store.triggers import Watchers
 from kjobs.store.watch import DEFAULT_MAX_QUEUE, Watch
 
@@ -397,7 +398,9 @@ class Store(ABC):
     writes_inline = False
     """Whether the async writes complete without suspending the caller (nothing to wait for: no disk)."""
 
-    def __init__(self, *, history_size: int = DEFAULT_HISTORY, watch_queue: int = DEFAULT_MAX_QUEUE) -> None:
+    def __init__(
+        self, *, history_size: int = DEFAULT_HISTORY, watch_queue: int = DEFAULT_MAX_QUEUE, cold_after: int = 0
+    ) -> None:
         self._lock = threading.RLock()  # guards the index, histories and watcher lists
         self._write_lock = threading.Lock()  # one writer applies a batch at a time
         self._buckets: dict[str, _Bucket] = {}
@@ -414,6 +417,8 @@ class Store(ABC):
         # full, against 0.7), as the dict's entry table only compacts when it grows.
         self._latest: OrderedDict[Key, tuple[int, Obj]] = OrderedDict()
         self._corrupt: dict[Key, str] = {}  # objects whose stored copy was found damaged: read as 500 until rewritten
+        # With `cold_after`, a record still stored `cold_after` writes later is packed (`kjobs.store.packing`).
+        self._packer = Packer(cold_after) if cold_after > 0 else None
 
     # --- backend hooks --------------------------------------------------------------------------------------
 
@@ -445,8 +450,12 @@ class Store(ABC):
     # --- loading (backends restoring from disk) -------------------------------------------------------------
 
     def _load(self, records: list[tuple[str, str, str, Record]], revision: int) -> None:
+        packer = self._packer
         for resource, namespace, name, record in records:
-            self._bucket(resource).put(_path(namespace, name), record)
+            bucket, path = self._bucket(resource), _path(namespace, name)
+            bucket.put(path, record)
+            if packer is not None:
+                packer.written(bucket.records, resource, path, record)
             revision = max(revision, record.revision)
         self._revision = revision
         self._compacted_at_open = revision
@@ -563,6 +572,7 @@ class Store(ABC):
         self, final: dict[Key, Record | None], changes: list[tuple[str, Change, Obj | None]], revision: int
     ) -> None:
         with self._lock:
+            packer = self._packer
             for (resource, namespace, name), record in final.items():
                 if self._corrupt:
                     self._corrupt.pop((resource, namespace, name), None)  # written whole again: sound
@@ -570,7 +580,10 @@ class Store(ABC):
                 if record is None:
                     bucket.remove(_path(namespace, name))
                 else:
-                    bucket.put(_path(namespace, name), record)
+                    path = _path(namespace, name)
+                    bucket.put(path, record)
+                    if packer is not None:
+                        packer.written(bucket.records, resource, path, record)
             self._revision = revision
             per_watcher: dict[int, tuple[Watch, list[Event]]] = {}
             broken: list[Watch] = []

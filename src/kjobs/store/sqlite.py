@@ -47,6 +47,7 @@ from kjobs.store.integrity import (
     row_checksum,
     write_meta,
 )
+from kjobs.store.packing import COLD_AFTER
 from kjobs.store.watch import DEFAULT_MAX_QUEUE
 
 MAX_BATCH = 2000
@@ -104,8 +105,9 @@ class SqliteStore(Store):
         max_batch: int = MAX_BATCH,
         repair: bool = False,
         scrub_interval: float | None = None,
+        cold_after: int = COLD_AFTER,
     ) -> None:
-        super().__init__(history_size=history_size, watch_queue=watch_queue)
+        super().__init__(history_size=history_size, watch_queue=watch_queue, cold_after=cold_after)
         self.path = path
         self._max_batch = max_batch
         self.repaired: list[Damage] = []
