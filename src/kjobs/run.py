@@ -46,7 +46,7 @@ from kjobs.server.admission import (
 from kjobs.server.service import ApiService
 from kjobs.server.storage import Storage
 from kjobs.store import MemoryStore
-from kjobs.store.packing import COLD_AFTER
+from kjobs.store.packing import COLD_AFTER, PACK_ABOVE
 
 
 @dataclass
@@ -126,7 +126,7 @@ async def run_job(job: Obj, options: RunOptions) -> int:
 
 async def _run_job(job: Obj, options: RunOptions) -> int:
     # Served, its pods are `kjobs up`'s (token volume, managedFields): cold ones are packed as `kjobs up`'s are.
-    store = MemoryStore(cold_after=COLD_AFTER if options.serve_port is not None else 0)
+    store = MemoryStore(cold_after=COLD_AFTER if options.serve_port is not None else 0, pack_above=PACK_ABOVE)
     logs = AgentLogs()
     # the provisioned volumes live as long as the run's cluster, whose claims and volumes are in memory
     storage_dir = Path(tempfile.mkdtemp(prefix="kjobs-run-storage-"))

@@ -23,6 +23,7 @@ def make_store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store
 
     def make(**options: Any) -> Store:
         options.setdefault("cold_after", 1 if request.param.endswith("-packed") else 0)
+        options.setdefault("pack_above", 0)
         if request.param.startswith("memory"):
             store: Store = MemoryStore(**options)
         else:

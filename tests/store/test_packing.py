@@ -13,7 +13,7 @@ import pytest
 from kjobs.api.types import Obj
 from kjobs.store import MemoryStore, SqliteStore, Store
 from kjobs.store.events import EventType
-from kjobs.store.packing import MARK
+from kjobs.store.packing import MARK, PACK_ABOVE
 from tests.store.conftest import StoreFactory
 
 JOB_UID = "565fc24c-9b41-4963-b0a1-190c54e20b91"
@@ -213,7 +213,7 @@ def test_every_read_is_the_same_over_mixed_groups(make_store: StoreFactory) -> N
         assert got[0]
     if isinstance(packed, SqliteStore):
         packed.close()
-        reopened = SqliteStore(packed.path, cold_after=1)
+        reopened = SqliteStore(packed.path, cold_after=1, pack_above=0)
         try:
             assert _packed(reopened) > len(pods) // 2
             assert reopened.list_raw("pods") == plain.list_raw("pods")
@@ -228,6 +228,29 @@ def test_a_record_written_recently_is_not_packed() -> None:
     newest = sorted(records, key=lambda r: r.revision)[-10:]
     assert all(r.data[:1] == b"{" for r in newest)
     assert _packed(store) == 4  # 15 written, the 10 newest and the dictionary are not packed
+
+
+def test_a_resource_with_fewer_objects_than_pack_above_stays_whole() -> None:
+    """A small store pays no CPU for packing (`PACK_ABOVE`): records leaving the recent window while their resource
+    holds fewer objects stay JSON; once it holds `pack_above`, cold records are packed, reads unchanged."""
+    store = MemoryStore(cold_after=1, pack_above=10)
+    pods = [job_pod(i, token_volume=True) for i in range(15)]
+    _fill(store, pods[:9])
+    assert _packed(store) == 0
+    _fill(store, pods[9:])
+    assert _packed(store) > 0
+    assert all(r.data[:1] == b"{" for r in store._buckets["pods"].records.values() if r.revision <= 9)
+    assert [store.get("pods", "default", p["metadata"]["name"])["metadata"]["name"] for p in pods] == [
+        p["metadata"]["name"] for p in pods
+    ]
+
+
+def test_sqlite_store_packs_only_a_large_resource_by_default(tmp_path: Path) -> None:
+    store = SqliteStore(str(tmp_path / "db.sqlite"))
+    try:
+        assert store._packer is not None and store._packer.pack_above == PACK_ABOVE
+    finally:
+        store.close()
 
 
 def test_a_jobs_dictionary_goes_with_its_last_pod() -> None:
@@ -247,7 +270,7 @@ def test_a_jobs_dictionary_goes_with_its_last_pod() -> None:
 
 
 def test_a_watch_event_of_a_packed_record_decodes(tmp_path: Path) -> None:
-    store = SqliteStore(str(tmp_path / "db.sqlite"), cold_after=1)
+    store = SqliteStore(str(tmp_path / "db.sqlite"), cold_after=1, pack_above=0)
     try:
         written = _fill(store, [job_pod(i, token_volume=True) for i in range(4)])
         w = store.watch("pods", since=int(written[0]["metadata"]["resourceVersion"]) - 1)

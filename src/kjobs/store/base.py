@@ -399,7 +399,12 @@ class Store(ABC):
     """Whether the async writes complete without suspending the caller (nothing to wait for: no disk)."""
 
     def __init__(
-        self, *, history_size: int = DEFAULT_HISTORY, watch_queue: int = DEFAULT_MAX_QUEUE, cold_after: int = 0
+        self,
+        *,
+        history_size: int = DEFAULT_HISTORY,
+        watch_queue: int = DEFAULT_MAX_QUEUE,
+        cold_after: int = 0,
+        pack_above: int = 0,
     ) -> None:
         self._lock = threading.RLock()  # guards the index, histories and watcher lists
         self._write_lock = threading.Lock()  # one writer applies a batch at a time
@@ -417,8 +422,9 @@ class Store(ABC):
         # full, against 0.7), as the dict's entry table only compacts when it grows.
         self._latest: OrderedDict[Key, tuple[int, Obj]] = OrderedDict()
         self._corrupt: dict[Key, str] = {}  # objects whose stored copy was found damaged: read as 500 until rewritten
-        # With `cold_after`, a record still stored `cold_after` writes later is packed (`kjobs.store.packing`).
-        self._packer = Packer(cold_after) if cold_after > 0 else None
+        # With `cold_after`, a record still stored `cold_after` writes later is packed (`kjobs.store.packing`),
+        # while its resource holds at least `pack_above` objects.
+        self._packer = Packer(cold_after, pack_above) if cold_after > 0 else None
 
     # --- backend hooks --------------------------------------------------------------------------------------
 

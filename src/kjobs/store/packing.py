@@ -27,6 +27,12 @@ COLD_AFTER = 8192
 """`SqliteStore`'s default: a record is packed once the store has made this many writes since (`kjobs up` at issue
 #15's 5,000 pods in flight writes that many in about 3 s)."""
 
+PACK_ABOVE = 25_000
+"""`SqliteStore`'s default: records of a resource are packed only while it holds at least this many objects. Twice
+kube-controller-manager's `--terminated-pod-gc-threshold` (12,500): a store at Kubernetes' defaults holds fewer
+pods, where unpacked records cost ~6.5 KB each (≤ 160 MB) and packing would cost `kjobs up` ~0.17 ms of CPU a pod
+(~10 %; docs/performance.md, "Stop 36"); a larger store is where the memory goes."""
+
 MARK = 0
 """The first byte of a packed record; a stored object's JSON starts with `{`."""
 
@@ -83,10 +89,11 @@ class Packer:
     """The store's `cold_after` most recent writes, and the packing of each one that is still the stored object
     when it leaves them (caller holds the store's lock)."""
 
-    __slots__ = ("_dictionaries", "_recent", "cold_after", "packed")
+    __slots__ = ("_dictionaries", "_recent", "cold_after", "pack_above", "packed")
 
-    def __init__(self, cold_after: int) -> None:
+    def __init__(self, cold_after: int, pack_above: int = 0) -> None:
         self.cold_after = cold_after
+        self.pack_above = pack_above
         self._recent: deque[tuple[dict[str, Record], str, str, Record]] = deque()
         self._dictionaries: WeakValueDictionary[tuple[str, str], Dictionary] = WeakValueDictionary()
         self.packed = 0
@@ -97,7 +104,7 @@ class Packer:
         recent.append((records, resource, path, record))
         if len(recent) > self.cold_after:
             records, resource, path, old = recent.popleft()
-            if records.get(path) is old and _FINALIZERS not in old.data:
+            if len(records) >= self.pack_above and records.get(path) is old and _FINALIZERS not in old.data:
                 self.pack(resource, old)
 
     def pack(self, resource: str, record: Record) -> None:

@@ -47,7 +47,7 @@ from kjobs.store.integrity import (
     row_checksum,
     write_meta,
 )
-from kjobs.store.packing import COLD_AFTER
+from kjobs.store.packing import COLD_AFTER, PACK_ABOVE
 from kjobs.store.watch import DEFAULT_MAX_QUEUE
 
 MAX_BATCH = 2000
@@ -106,8 +106,11 @@ class SqliteStore(Store):
         repair: bool = False,
         scrub_interval: float | None = None,
         cold_after: int = COLD_AFTER,
+        pack_above: int = PACK_ABOVE,
     ) -> None:
-        super().__init__(history_size=history_size, watch_queue=watch_queue, cold_after=cold_after)
+        super().__init__(
+            history_size=history_size, watch_queue=watch_queue, cold_after=cold_after, pack_above=pack_above
+        )
         self.path = path
         self._max_batch = max_batch
         self.repaired: list[Damage] = []
