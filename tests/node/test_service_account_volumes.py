@@ -12,6 +12,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from kjobs.api.errors import ApiError
 from kjobs.api.token_requests import MOUNT_PATH, token_volume_source
@@ -112,6 +113,19 @@ def test_a_failed_refresh_keeps_the_old_token_and_is_tried_again_at_the_next_res
     _token_scenario(runs_for=4000.0, fail_refreshes=2)
 
 
+def _token_agent(client: Any, clock: FakeClock, runtime: MountingRuntime, tokens: Any) -> NodeAgent:
+    """A node agent that reaches the API at 127.0.0.1:6443 and asks `tokens` for its pods' ServiceAccount tokens."""
+    return NodeAgent(
+        client,
+        name=NODE,
+        clock=clock,
+        runtime=runtime,
+        settings=NodeAgentSettings(machine=MACHINE, pod_api="127.0.0.1:6443"),
+        memory_monitor=FakeMemoryMonitor(available_bytes=4 << 30, capacity_bytes=8 << 30),
+        tokens=tokens,
+    )
+
+
 def _token_scenario(*, runs_for: float, fail_refreshes: int = 0) -> None:
     async def body() -> None:
         clock = FakeClock()
@@ -133,15 +147,7 @@ def _token_scenario(*, runs_for: float, fail_refreshes: int = 0) -> None:
                 raise ApiError(503, "ServiceUnavailable", "the server is currently unable to handle the request")
             return (await service.create_token(namespace, account, request)).obj
 
-        agent = NodeAgent(
-            client,
-            name=NODE,
-            clock=clock,
-            runtime=runtime,
-            settings=NodeAgentSettings(machine=MACHINE, pod_api="127.0.0.1:6443"),
-            memory_monitor=FakeMemoryMonitor(available_bytes=4 << 30, capacity_bytes=8 << 30),
-            tokens=tokens,
-        )
+        agent = _token_agent(client, clock, runtime, tokens)
         await agent.start()
         try:
             await client.create(SERVICE_ACCOUNTS, "default", {"metadata": {"name": "default"}})
@@ -221,15 +227,7 @@ def test_a_token_that_expires_while_refreshes_fail_fails_the_volume_until_one_su
                 raise ApiError(503, "ServiceUnavailable", "the server is currently unable to handle the request")
             return (await service.create_token(namespace, account, request)).obj
 
-        agent = NodeAgent(
-            client,
-            name=NODE,
-            clock=clock,
-            runtime=runtime,
-            settings=NodeAgentSettings(machine=MACHINE, pod_api="127.0.0.1:6443"),
-            memory_monitor=FakeMemoryMonitor(available_bytes=4 << 30, capacity_bytes=8 << 30),
-            tokens=tokens,
-        )
+        agent = _token_agent(client, clock, runtime, tokens)
         await agent.start()
         try:
             await client.create(SERVICE_ACCOUNTS, "default", {"metadata": {"name": "default"}})
