@@ -1,8 +1,9 @@
 """A running pod's configMap, secret, downwardAPI and projected volumes follow what they show, as the kubelet's
 volume manager remounts them at each sync of the pod (pkg/kubelet/volumemanager, pkg/volume/util/atomic_writer.go):
-a ConfigMap or Secret change within one `sync_frequency` (the kubelet's 1-minute resync), a label or annotation
-change at the pod's next sync, through a new `..data`; an unchanged payload is not written again; a deleted
-ConfigMap keeps the old files and gets `FailedMount`. Virtual time; volumes are written to a temporary directory."""
+a ConfigMap or Secret change within one jittered `sync_frequency` (the kubelet's 1-minute resync, requeued 60 to
+90 s later), a label or annotation change at the pod's next sync, through a new `..data`; an unchanged payload is
+not written again; a deleted ConfigMap keeps the old files and gets `FailedMount`. Virtual time; volumes are
+written to a temporary directory."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import asyncio
 import base64
 import copy
 import os
+import random
 import shutil
 import tempfile
 from collections.abc import Awaitable, Callable
@@ -25,18 +27,43 @@ from tests.node.test_agent_volumes import MountingRuntime
 from tests.support import local_api, settle
 
 SYNC = 60.0
+LONGEST = 1.5 * SYNC
+"""The longest resync: pod_workers.go requeues at `wait.Jitter(resyncInterval, 0.5)`."""
 
 Scenario = Callable[[Node, MountingRuntime], Awaitable[None]]
 
 
-def run(test: Scenario) -> Callable[[], None]:
-    """Run `test` against an agent whose pods' containers run for an hour (virtual)."""
+class Fixed(random.Random):
+    """A random source that always draws `value` (the jitter's extremes, exactly)."""
+
+    def __init__(self, value: float) -> None:
+        super().__init__(0)
+        self.value = value
+
+    def random(self) -> float:
+        return self.value
+
+
+class RemountingRuntime(MountingRuntime):
+    """Records when each remount (not the first set-up) happens."""
+
+    remounts: list[float]
+
+    def prepare_volumes(self, pod: dict[str, object], sources: object, *, remount: bool = False) -> list[str]:
+        if remount:
+            self.remounts.append(self.clock.now())
+        return super().prepare_volumes(pod, sources, remount=remount)  # type: ignore[arg-type]
+
+
+def run(test: Scenario, rng: random.Random | None = None) -> Callable[[], None]:
+    """Run `test` against an agent whose pods' containers run for an hour (virtual), its jitter drawn from `rng`
+    (seeded when not given)."""
 
     def scenario() -> None:
         async def body() -> None:
             clock = FakeClock()
-            runtime = MountingRuntime(clock=clock, outcome=lambda pod, container, attempt: Outcome(duration=3600.0))
-            runtime.root, runtime.set_ups = Path(tempfile.mkdtemp()), []
+            runtime = RemountingRuntime(clock=clock, outcome=lambda pod, container, attempt: Outcome(duration=3600.0))
+            runtime.root, runtime.set_ups, runtime.remounts = Path(tempfile.mkdtemp()), [], []
             client = await local_api(clock)
             agent = NodeAgent(
                 client,
@@ -45,6 +72,7 @@ def run(test: Scenario) -> Callable[[], None]:
                 runtime=runtime,
                 settings=NodeAgentSettings(machine=MACHINE, sync_frequency=SYNC),
                 memory_monitor=FakeMemoryMonitor(available_bytes=4 << 30, capacity_bytes=8 << 30),
+                rng=rng or random.Random(37),
             )
             await agent.start()
             node = Node(clock, client, agent, runtime, agent.memory_monitor)  # type: ignore[arg-type]
@@ -89,15 +117,15 @@ async def test_a_config_map_change_reaches_a_running_pod_within_one_sync_period(
     await running(node, "reader")
     config = volume_dir(node, runtime, "reader", "configmap", "config")
     first = os.readlink(config / "..data")
-    unchanged_until = node.clock.now() + 2 * SYNC + 1
+    unchanged_until = node.clock.now() + 2 * LONGEST + 1
     await settle(node.clock, lambda: node.clock.now() >= unchanged_until)
     assert os.readlink(config / "..data") == first  # two periodic remounts wrote nothing: nothing changed
     await node.client.update(
         CONFIG_MAPS, "default", {"metadata": {"name": "app"}, "data": {"mode": "fast", "extra": "1"}}
     )
     changed = node.clock.now()
-    await settle(node.clock, lambda: (config / "mode").read_text() == "fast", max_virtual=SYNC + 1)
-    assert node.clock.now() - changed <= SYNC
+    await settle(node.clock, lambda: (config / "mode").read_text() == "fast", max_virtual=LONGEST + 1)
+    assert node.clock.now() - changed <= LONGEST
     assert os.readlink(config / "..data") != first
     assert sorted(os.listdir(config)) == sorted(["..data", os.readlink(config / "..data"), "mode", "extra"])
     assert os.readlink(config / "extra") == "..data/extra"
@@ -147,11 +175,42 @@ async def test_a_secret_change_reaches_a_projected_volume_and_a_deleted_one_keep
     await running(node, "creds")
     files = volume_dir(node, runtime, "creds", "projected", "config")
     await node.client.update(SECRETS, "default", secret("two"))
-    await settle(node.clock, lambda: (files / "db" / "password").read_text() == "two", max_virtual=SYNC + 1)
+    await settle(node.clock, lambda: (files / "db" / "password").read_text() == "two", max_virtual=LONGEST + 1)
     await node.client.delete(SECRETS, "default", "creds")
-    deadline = node.clock.now() + SYNC + 1
+    deadline = node.clock.now() + LONGEST + 1
     await settle(node.clock, lambda: node.clock.now() >= deadline)
     seen = await node.events("FailedMount")
     assert [e["message"] for e in seen] == ['MountVolume.SetUp failed for volume "config" : secret "creds" not found']
     assert (files / "db" / "password").read_text() == "two"  # kept, as the kubelet keeps a failed remount's files
     assert node.phase("creds") == "Running"
+
+
+async def _remount_gaps(node: Node, runtime: RemountingRuntime, count: int) -> list[float]:
+    """The seconds between a pod's first `count` + 1 periodic remounts (nothing about it changes meanwhile)."""
+    await node.client.create(CONFIG_MAPS, "default", {"metadata": {"name": "app"}, "data": {"mode": "slow"}})
+    container = {**CONTAINER, "volumeMounts": CONTAINER["volumeMounts"][:1]}
+    await node.create_pod("steady", containers=[container], volumes=[{"name": "config", "configMap": {"name": "app"}}])
+    await running(node, "steady")
+    await settle(node.clock, lambda: len(runtime.remounts) > count, max_virtual=(count + 1) * LONGEST)
+    return [round(b - a, 6) for a, b in zip(runtime.remounts, runtime.remounts[1:], strict=False)]
+
+
+def _jitter_case(draw: float, gap: float) -> Callable[[], None]:
+    async def test(node: Node, runtime: MountingRuntime) -> None:
+        assert await _remount_gaps(node, runtime, 3) == [gap, gap, gap]  # type: ignore[arg-type]
+
+    return run(test, Fixed(draw))
+
+
+test_a_resync_drawing_zero_comes_after_exactly_the_sync_frequency = _jitter_case(0.0, SYNC)
+test_a_resync_drawing_one_half_comes_a_quarter_later = _jitter_case(0.5, 1.25 * SYNC)
+test_a_resync_drawing_nearly_one_comes_nearly_half_later = _jitter_case(0.999, SYNC + 0.999 * 0.5 * SYNC)
+
+
+@run
+async def test_resyncs_are_spread_over_60_to_90_seconds(node: Node, runtime: MountingRuntime) -> None:
+    """pod_workers.go `completeWork`: each successful sync requeues the pod at `wait.Jitter(resyncInterval, 0.5)`,
+    a fresh draw each time, so a pod's syncs (and the remounts they bring) do not keep a fixed beat."""
+    gaps = await _remount_gaps(node, runtime, 8)  # type: ignore[arg-type]
+    assert all(SYNC <= gap < LONGEST for gap in gaps), gaps
+    assert len(set(gaps)) == len(gaps)

@@ -9,24 +9,29 @@ import asyncio
 import base64
 import json
 import os
+import random
 import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from kjobs.api.errors import ApiError
 from kjobs.api.token_requests import MOUNT_PATH, token_volume_source
 from kjobs.api.types import Obj
 from kjobs.client.resources import CONFIG_MAPS, EVENTS, PODS, SERVICE_ACCOUNTS
 from kjobs.clock import FakeClock
-from kjobs.node.agent import TOKEN_RETRY_SECONDS, NodeAgent, NodeAgentSettings
+from kjobs.node.agent import NodeAgent, NodeAgentSettings
 from kjobs.node.envvars import CONFIG_MAP, kubernetes_service_env
 from kjobs.node.eviction import FakeMemoryMonitor
+from kjobs.node.resync import TOKEN_MAX_TTL, token_jitter, token_refresh_at
 from kjobs.node.sim_runtime import Outcome
 from kjobs.node.volumes import unmounted
 from kjobs.node.volumesetup import TOKEN, container_mounts, mounting_containers, set_up, unsupported
 from tests.node.helpers import make_pod
 from tests.node.test_agent import MACHINE, NODE
+from tests.node.test_agent_remount import Fixed
 from tests.node.test_agent_volumes import MountingRuntime
 from tests.support import local_api, settle
 
@@ -103,18 +108,49 @@ def test_the_agent_requests_a_token_bound_to_the_pod_and_writes_it() -> None:
 
 
 def test_a_running_pods_token_is_refreshed_at_80_percent_of_its_lifetime() -> None:
-    """The token manager's `requiresRefresh`: 0.8 × 3607 s after it was issued, a new token is written."""
-    _token_scenario(runs_for=4000.0)
+    """The token manager's `requiresRefresh`: 3607 - 3607 * 20 / 100 = 2886 s after it was issued, less its jitter
+    (whole seconds below 10: 9 for a draw of 0.95), a new token is written."""
+    _token_scenario(runs_for=4000.0, draw=0.95, refresh_after=2886 - 9)
+
+
+def test_a_refresh_drawing_zero_jitter_comes_at_exactly_80_percent() -> None:
+    _token_scenario(runs_for=4000.0, draw=0.0, refresh_after=2886)
 
 
 def test_a_failed_refresh_keeps_the_old_token_and_is_tried_again_at_the_next_resync() -> None:
     """token_manager.go: a refresh that fails logs "Couldn't update token" and keeps the cached token; the pod's
-    next sync (the kubelet's 1-minute resync) asks again."""
-    _token_scenario(runs_for=4000.0, fail_refreshes=2)
+    next sync (the kubelet's 1-minute resync, jittered by up to half: 60 × 1.25 s for a draw of 0.5) asks again."""
+    _token_scenario(runs_for=4000.0, fail_refreshes=2, draw=0.5, refresh_after=2886 - 5, retry_after=75.0)
 
 
-def _token_agent(client: Any, clock: FakeClock, runtime: MountingRuntime, tokens: Any) -> NodeAgent:
-    """A node agent that reaches the API at 127.0.0.1:6443 and asks `tokens` for its pods' ServiceAccount tokens."""
+@pytest.mark.parametrize(
+    ("draw", "jitter"), [(0.0, 0), (0.099, 0), (0.1, 1), (0.5, 5), (0.95, 9), (0.9999, 9)], ids=str
+)
+def test_the_token_jitter_is_whole_seconds_below_ten(draw: float, jitter: int) -> None:
+    """token_manager.go: `time.Duration(rand.Float64()*maxJitter.Seconds()) * time.Second` truncates."""
+    assert token_jitter(Fixed(draw)) == jitter
+
+
+@pytest.mark.parametrize(
+    ("expiration_seconds", "jitter", "after_issue"),
+    [
+        (3607, 0, 2886),  # 3607 * 20 / 100 = 721 in integers: 80 % rounded up to the second
+        (3607, 9, 2877),
+        (600, 3, 477),
+        (7 * 24 * 3600, 0, TOKEN_MAX_TTL),  # a week-long token is refreshed after a day (`maxTTL`)
+        (7 * 24 * 3600, 9, TOKEN_MAX_TTL - 9),
+    ],
+)
+def test_the_refresh_time_follows_requires_refresh(expiration_seconds: int, jitter: int, after_issue: float) -> None:
+    issued = 1_700_000_000.0
+    assert token_refresh_at(issued + expiration_seconds, expiration_seconds, jitter) - issued == after_issue
+
+
+def _token_agent(
+    client: Any, clock: FakeClock, runtime: MountingRuntime, tokens: Any, rng: random.Random | None = None
+) -> NodeAgent:
+    """A node agent that reaches the API at 127.0.0.1:6443 and asks `tokens` for its pods' ServiceAccount tokens,
+    its jitter drawn from `rng` (a fixed draw of 0.5 when not given)."""
     return NodeAgent(
         client,
         name=NODE,
@@ -123,10 +159,18 @@ def _token_agent(client: Any, clock: FakeClock, runtime: MountingRuntime, tokens
         settings=NodeAgentSettings(machine=MACHINE, pod_api="127.0.0.1:6443"),
         memory_monitor=FakeMemoryMonitor(available_bytes=4 << 30, capacity_bytes=8 << 30),
         tokens=tokens,
+        rng=rng or Fixed(0.5),
     )
 
 
-def _token_scenario(*, runs_for: float, fail_refreshes: int = 0) -> None:
+def _token_scenario(
+    *,
+    runs_for: float,
+    fail_refreshes: int = 0,
+    draw: float = 0.5,
+    refresh_after: float = 0.0,
+    retry_after: float = 0.0,
+) -> None:
     async def body() -> None:
         clock = FakeClock()
         runtime = MountingRuntime(clock=clock, outcome=lambda pod, container, attempt: Outcome(duration=runs_for))
@@ -147,7 +191,7 @@ def _token_scenario(*, runs_for: float, fail_refreshes: int = 0) -> None:
                 raise ApiError(503, "ServiceUnavailable", "the server is currently unable to handle the request")
             return (await service.create_token(namespace, account, request)).obj
 
-        agent = _token_agent(client, clock, runtime, tokens)
+        agent = _token_agent(client, clock, runtime, tokens, Fixed(draw))
         await agent.start()
         try:
             await client.create(SERVICE_ACCOUNTS, "default", {"metadata": {"name": "default"}})
@@ -167,15 +211,15 @@ def _token_scenario(*, runs_for: float, fail_refreshes: int = 0) -> None:
 
             if runs_for:
                 await settle(clock, lambda: phase() == "Running")
-                started = clock.now()
+                issued = times[0]
                 first = runtime.root / pod["metadata"]["uid"] / "volumes" / "kubernetes.io~projected" / volume
                 before = (first / "token").read_text()
                 files.append(first / "token")
                 await settle(clock, lambda: len(requests) == 2)
-                assert 0.8 * 3607 - 1 <= clock.now() - started <= 0.8 * 3607 + 1
+                assert times[1] - issued == refresh_after
                 for attempt in range(fail_refreshes):
                     await settle(clock, lambda wanted=3 + attempt: len(requests) == wanted)  # type: ignore[misc]
-                    assert times[-1] - times[-2] == TOKEN_RETRY_SECONDS  # the next resync, not the next 80 %
+                    assert times[-1] - times[-2] == retry_after  # the next resync, not the next 80 %
                 assert seen == [before] * (1 + fail_refreshes)  # the old token stays in place meanwhile
                 await settle(clock, lambda: (first / "token").read_text() != before)
                 assert len(requests) == 2 + fail_refreshes
@@ -252,7 +296,7 @@ def test_a_token_that_expires_while_refreshes_fail_fails_the_volume_until_one_su
             await settle(clock, lambda: clock.now() >= issued + 3607 - 1, max_virtual=4000)
             assert len(requests) > 2  # the 80 % refresh and its retries failed, quietly: the old token is valid
             assert await failed_mounts() == []
-            await settle(clock, lambda: clock.now() >= issued + 3607 + TOKEN_RETRY_SECONDS + 1)
+            await settle(clock, lambda: clock.now() >= issued + 3607 + 75 + 1)  # its next resync (60 × 1.25 s)
             message = (
                 f'MountVolume.SetUp failed for volume "{volume}" : failed to fetch token: '
                 "the server is currently unable to handle the request"

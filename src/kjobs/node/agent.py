@@ -22,6 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 from collections import ChainMap
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -65,6 +66,7 @@ from kjobs.node.observations import NODE_SHUTDOWN, PodRecord, eviction
 from kjobs.node.poddns import ClusterRecords
 from kjobs.node.podstatus import TERMINAL_PHASES, compute_pod_status, equal_by_kubelet
 from kjobs.node.recovery import lost_pod_status, ran_before
+from kjobs.node.resync import resync_delay, token_jitter, token_refresh_at
 from kjobs.node.runtime import ContainerRuntime, PodHandle, StatusCallback
 from kjobs.node.security import NOT_ENFORCED, unenforced, unenforced_message
 from kjobs.node.shutdown import (
@@ -98,11 +100,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-TOKEN_MAX_TTL = 24 * 3600.0
-"""pkg/kubelet/token/token_manager.go `maxTTL`: a token is asked for again after a day at most."""
-TOKEN_RETRY_SECONDS = 60.0
-"""After a token refresh failed, when it is tried again: the kubelet's token manager keeps the old token and asks
-again at the pod's next sync, which its periodic resync (`--sync-frequency`, 1 minute) brings."""
 TokenSource = Callable[[str, str, Obj], Awaitable[Obj]]
 """(namespace, ServiceAccount, TokenRequest) -> the created TokenRequest (`ApiService.create_token`'s object)."""
 
@@ -168,8 +165,9 @@ class NodeAgentSettings:
     labels: dict[str, str] = field(default_factory=dict)
     sync_frequency: float = 60.0
     """The kubelet's `syncFrequency` (1 minute): how often a running pod is synced again even when nothing about
-    it changed; what brings its mounted ConfigMaps, Secrets and projections up to date (`_remount_volumes`). The
-    kubelet jitters it by up to half (pod_workers.go `workerResyncIntervalJitterFactor`); kjobs does not."""
+    it changed; what brings its mounted ConfigMaps, Secrets and projections up to date (`_remount_volumes`), and
+    when a failed token refresh is tried again. Jittered by up to half, as the pod worker's requeue is
+    (`kjobs.node.resync.resync_delay`): 60 to 90 s by default."""
     config_retry_interval: float = 10.0
     """How long a container waiting for a ConfigMap or Secret (`CreateContainerConfigError`) waits before its
     references are read again: the kubelet's pod worker retries a failed sync after `backOffPeriod`, 10 s."""
@@ -352,15 +350,18 @@ class NodeAgent:
         settings: NodeAgentSettings | None = None,
         memory_monitor: MemoryMonitor | None = None,
         tokens: TokenSource | None = None,
+        rng: random.Random | None = None,
     ) -> None:
         """`tokens`: how the agent creates a pod's ServiceAccount tokens (`serviceaccounts/NAME/token`), with
-        `settings.pod_api` set."""
+        `settings.pod_api` set. `rng`: the random source of the resync and token-refresh jitter (`resync`); a
+        test in virtual time gives a seeded or fixed one."""
         if (runtime is None) == (runtime_factory is None):
             raise ValueError("give exactly one of runtime and runtime_factory")
         self.client = client
         self.name = name
         self.clock = clock
         self.settings = settings or NodeAgentSettings()
+        self.rng = rng or random.Random()
         self.threshold = Threshold.parse(self.settings.eviction_hard)
         self.soft_threshold = (
             Threshold.parse_soft(self.settings.eviction_soft, self.settings.eviction_soft_grace_period)
@@ -987,8 +988,8 @@ class NodeAgent:
         pkg/volume/projected/projected.go): a TokenRequest for its account bound to the pod, with the projection's
         audience (none: the API's) and `expirationSeconds`, for each token not yet had; a failure is kept as the
         set-up's error (`failed to fetch token: ...`) and asked again at the next set-up. Each token is asked
-        again once 80 % of its lifetime has passed, or 24 hours (the token manager's `requiresRefresh`, without
-        its jitter): `_refresh_tokens`."""
+        again once 80 % of its lifetime has passed, or 24 hours, less a jitter of 0 to 9 s (the token manager's
+        `requiresRefresh`, `resync.token_refresh_at`): `_refresh_tokens`."""
         extra = self._claim_volumes.get(_uid(pod))
         if extra is None or self.tokens is None:
             return
@@ -1022,16 +1023,14 @@ class NodeAgent:
 
     def _plan_refresh(self, pod: Obj, answer: Obj) -> None:
         """When the kubelet's token manager would ask for the token `answer` holds again: past 80 % of its
-        lifetime (`expirationTimestamp` minus `expirationSeconds` is when it was issued), or 24 hours."""
-        from kjobs.api.timeutil import parse_time
-
-        try:
-            expires = parse_time(str((answer.get("status") or {}).get("expirationTimestamp") or ""))
-        except ValueError:
+        lifetime (`expirationTimestamp` minus `expirationSeconds` is when it was issued), or 24 hours, less its
+        jitter (`resync.token_refresh_at`). The kubelet draws the jitter at each check of the token, which its pod
+        syncs bring; kjobs draws it once per token and refreshes at that time."""
+        expires = _expiry(answer)
+        if expires is None:
             return
-        lifetime = float((answer.get("spec") or {}).get("expirationSeconds") or 0)
-        issued = expires - lifetime
-        due = min(expires - lifetime * 0.2, issued + TOKEN_MAX_TTL)
+        lifetime = int((answer.get("spec") or {}).get("expirationSeconds") or 0)
+        due = token_refresh_at(expires, lifetime, token_jitter(self.rng))
         uid = _uid(pod)
         if due < self._token_refresh.get(uid, due + 1):
             self._token_refresh[uid] = due
@@ -1040,8 +1039,8 @@ class NodeAgent:
     async def _refresh_tokens(self, pod: Obj) -> None:
         """A running pod's tokens are due (`_plan_refresh`): ask for them all again and rewrite its volumes through
         the atomic writer, as the kubelet's periodic remount does; a sync before then is re-armed for the time. A
-        token that cannot be had keeps the old one in place and is asked for again `TOKEN_RETRY_SECONDS` later
-        (pkg/kubelet/token/token_manager.go `GetServiceAccountToken`, at the next resync)."""
+        token that cannot be had keeps the old one in place and is asked for again at the pod's next resync
+        (pkg/kubelet/token/token_manager.go `GetServiceAccountToken`; `resync.resync_delay`, 60 to 90 s)."""
         uid, key = _uid(pod), _key(pod)
         due = self._token_refresh[uid]
         now = self.clock.now()
@@ -1067,18 +1066,20 @@ class NodeAgent:
             log.warning("pod %s/%s: couldn't update token %s: %s", key[0], key[1], entry[1], error)
             extra[entry] = held[entry]
         if failed:
-            retry = now + TOKEN_RETRY_SECONDS
+            delay = resync_delay(self.settings.sync_frequency, self.rng)
+            retry = now + delay
             if retry < self._token_refresh.get(uid, retry + 1):
                 self._token_refresh[uid] = retry
-                self.queue.add_after(key, TOKEN_RETRY_SECONDS)
+                self.queue.add_after(key, delay)
         await self._remount_now(pod)
 
     def _plan_remount(self, pod: Obj, written: Obj | None) -> None:
-        """The pod's next periodic remount, `sync_frequency` from now; `written`: the labels and annotations its
-        volumes now hold (None: not known, so its next sync remounts)."""
-        due = self.clock.now() + self.settings.sync_frequency
-        self._remount[_uid(pod)] = (due, written)
-        self.queue.add_after(_key(pod), self.settings.sync_frequency)
+        """The pod's next periodic remount, `sync_frequency` from now jittered by up to half as the pod worker's
+        requeue is (`resync.resync_delay`); `written`: the labels and annotations its volumes now hold (None: not
+        known, so its next sync remounts)."""
+        delay = resync_delay(self.settings.sync_frequency, self.rng)
+        self._remount[_uid(pod)] = (self.clock.now() + delay, written)
+        self.queue.add_after(_key(pod), delay)
 
     async def _remount_volumes(self, pod: Obj) -> None:
         """Bring a running pod's configMap, secret, downwardAPI and projected volumes up to date, as the kubelet's
