@@ -16,6 +16,7 @@ import shutil
 import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import Any
 
 from kjobs.client.resources import CONFIG_MAPS, PODS, SECRETS
 from kjobs.clock import FakeClock
@@ -214,3 +215,49 @@ async def test_resyncs_are_spread_over_60_to_90_seconds(node: Node, runtime: Mou
     gaps = await _remount_gaps(node, runtime, 8)  # type: ignore[arg-type]
     assert all(SYNC <= gap < LONGEST for gap in gaps), gaps
     assert len(set(gaps)) == len(gaps)
+
+
+@run
+async def test_an_immutable_config_maps_files_are_never_refreshed_and_it_is_no_longer_watched(
+    node: Node, runtime: MountingRuntime
+) -> None:
+    """pkg/kubelet/util/manager/watch_based_manager.go `objectCache.Get`: a read that finds the object immutable
+    stops its reflector and keeps the copy, which answers every later read (the volume manager's remounts). So a
+    ConfigMap made `immutable: true`, then deleted and made again with other data, leaves the pod's files as they
+    were, with no FailedMount, and nothing lists or watches it again; a mutable one beside it follows."""
+    calls: list[tuple[str, str | None]] = []
+    listing, watching = node.client.list, node.client.watch
+
+    async def list_(resource: Any, namespace: str | None = None, **options: Any) -> Any:
+        calls.append(("list", options.get("field_selector")))
+        return await listing(resource, namespace, **options)
+
+    def watch(resource: Any, namespace: str | None = None, **options: Any) -> Any:
+        calls.append(("watch", options.get("field_selector")))
+        return watching(resource, namespace, **options)
+
+    node.client.list, node.client.watch = list_, watch  # type: ignore[method-assign]
+    for name, immutable in (("frozen", True), ("live", False)):
+        body = {"metadata": {"name": name}, "data": {"mode": "one"}, "immutable": immutable}
+        await node.client.create(CONFIG_MAPS, "default", body)
+    volumes = [{"name": "config", "configMap": {"name": "frozen"}}, {"name": "two", "configMap": {"name": "live"}}]
+    container = {**CONTAINER, "volumeMounts": [CONTAINER["volumeMounts"][0], {"name": "two", "mountPath": "/b"}]}
+    await node.create_pod("reader", containers=[container], volumes=volumes)
+    await running(node, "reader")
+    frozen = volume_dir(node, runtime, "reader", "configmap", "config")
+    live = volume_dir(node, runtime, "reader", "configmap", "two")
+    assert (frozen / "mode").read_text() == (live / "mode").read_text() == "one"
+    assert node.agent.config_sources.watched() == [("configmap", "default", "live")]
+    assert node.agent.config_sources.kept() == [("configmap", "default", "frozen")]
+    before = [call for call in calls if call[1] == "metadata.name=frozen"]
+    assert [kind for kind, _ in before] == ["list", "watch"]  # the first read's, before the pod started
+    for name in ("frozen", "live"):
+        await node.client.delete(CONFIG_MAPS, "default", name)
+        await node.client.create(CONFIG_MAPS, "default", {"metadata": {"name": name}, "data": {"mode": "two"}})
+    await settle(node.clock, lambda: (live / "mode").read_text() == "two", max_virtual=LONGEST + 1)
+    until = node.clock.now() + 400  # past a watch's 300 s timeout: a live watch would be made again
+    await settle(node.clock, lambda: node.clock.now() >= until)
+    assert (frozen / "mode").read_text() == "one"
+    assert [call for call in calls if call[1] == "metadata.name=frozen"] == before
+    assert len(runtime.remounts) >= 5  # periodic remounts went on, reading the kept copy
+    assert await node.events("FailedMount") == []

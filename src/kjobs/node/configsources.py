@@ -12,15 +12,21 @@ deleted since fails the restart with `CreateContainerConfigError`.
 
 `ConfigSources` is that manager for a `NodeAgent`: an `Informer` per (kind, namespace, name), counted by the
 pods that read it, and for each pod a live `EnvSources` view that the runtime reads at every container start
-(`Supervisor._start`): no copy to refresh, no read of the API on the start path. Pods that reference nothing
-never reach it. Unlike the kubelet, the watch of an immutable object is not stopped.
+(`Supervisor._start`) and at every remount of its volumes: no copy to refresh, no read of the API on the start
+path. Pods that reference nothing never reach it.
+
+Immutable objects (`immutable: true`): as the manager's `objectCache.Get` does, a read that finds the object
+immutable stops its watch and keeps the copy read; every later read, for this pod or another registered while it
+is kept, answers that copy, even once the object is deleted (and perhaps made again) in the API, so its volume's
+files and its containers' variables stay what they were. The copy goes with the last pod that reads it
+(`DeleteReference`); a pod registered after that watches the object afresh.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from kjobs.api.types import Obj
 from kjobs.client.base import Client
@@ -40,21 +46,33 @@ class CacheSyncTimeout(OSError):
     """A watch has not listed its object in time (the API is unreachable or slow); the pod's sync is retried."""
 
 
-class _CurrentSources(Mapping[tuple[str, str], Obj | None]):
-    """A pod's `EnvSources` read through the watches at each lookup: the object as last seen, None if absent."""
+def is_immutable(obj: Obj) -> bool:
+    """pkg/kubelet/configmap and pkg/kubelet/secret `isConfigMapImmutable` / `isSecretImmutable`:
+    `immutable` set and true."""
+    return obj.get("immutable") is True
 
-    def __init__(self, namespace: str, informers: dict[tuple[str, str], Informer]) -> None:
+
+class _CurrentSources(Mapping[tuple[str, str], Obj | None]):
+    """A pod's `EnvSources` read through the watches at each lookup: the object as last seen (or as kept, once
+    found immutable), None if absent."""
+
+    def __init__(
+        self, namespace: str, refs: tuple[tuple[str, str], ...], read: Callable[[_ObjectKey], Obj | None]
+    ) -> None:
         self.namespace = namespace
-        self.informers = informers
+        self.refs = refs
+        self._read = read
 
     def __getitem__(self, key: tuple[str, str]) -> Obj | None:
-        return self.informers[key].get(self.namespace, key[1])
+        if key not in self.refs:
+            raise KeyError(key)
+        return self._read((key[0], self.namespace, key[1]))
 
     def __iter__(self) -> Iterator[tuple[str, str]]:
-        return iter(self.informers)
+        return iter(self.refs)
 
     def __len__(self) -> int:
-        return len(self.informers)
+        return len(self.refs)
 
 
 class ConfigSources:
@@ -64,6 +82,8 @@ class ConfigSources:
         self._client = client
         self._clock = clock
         self._informers: dict[_ObjectKey, Informer] = {}
+        self._kept: dict[_ObjectKey, Obj] = {}
+        """Objects found immutable: their watch is stopped and this copy answers every read."""
         self._users: dict[_ObjectKey, int] = {}
         self._pods: dict[str, _CurrentSources] = {}
         self._stopping: set[asyncio.Task[None]] = set()
@@ -74,11 +94,10 @@ class ConfigSources:
         known = self._pods.get(uid)
         if known is not None:
             return known
-        informers: dict[tuple[str, str], Informer] = {}
         for kind, name in sorted(refs):
             key = (kind, namespace, name)
             informer = self._informers.get(key)
-            if informer is None:
+            if informer is None and key not in self._kept:
                 resource = CONFIG_MAPS if kind == CONFIG_MAP else SECRETS
                 informer = Informer(
                     self._client,
@@ -90,14 +109,33 @@ class ConfigSources:
                 self._informers[key] = informer
                 informer.start()
             self._users[key] = self._users.get(key, 0) + 1
-            informers[(kind, name)] = informer
-        view = self._pods[uid] = _CurrentSources(namespace, informers)
+        view = self._pods[uid] = _CurrentSources(namespace, tuple(sorted(refs)), self._read)
         return view
+
+    def _read(self, key: _ObjectKey) -> Obj | None:
+        """The object as its watch has it; one found immutable is kept and its watch stopped (`objectCache.Get`:
+        "Stopped watching for changes - object is immutable")."""
+        kept = self._kept.get(key)
+        if kept is not None:
+            return kept
+        informer = self._informers.get(key)
+        found = informer.get(key[1], key[2]) if informer is not None else None
+        if found is not None and is_immutable(found) and informer is not None:
+            self._kept[key] = found
+            del self._informers[key]
+            self._stop(informer)
+        return found
+
+    def _stop(self, informer: Informer) -> None:
+        task = asyncio.ensure_future(informer.stop())
+        self._stopping.add(task)
+        task.add_done_callback(self._stopping.discard)
 
     async def synced(self, uid: str, timeout: float = SYNC_TIMEOUT) -> None:
         """Wait until every watch of pod `uid` has listed its object; `CacheSyncTimeout` after `timeout`."""
         view = self._pods.get(uid)
-        pending = [i for i in view.informers.values() if not i.synced.is_set()] if view is not None else []
+        watches = [self._informers.get((kind, view.namespace, name)) for kind, name in view.refs] if view else []
+        pending = [i for i in watches if i is not None and not i.synced.is_set()]
         if not pending:
             return
         listed = asyncio.ensure_future(asyncio.gather(*(i.synced.wait() for i in pending)))
@@ -117,22 +155,26 @@ class ConfigSources:
         if view is None:
             return
         namespace = view.namespace
-        for kind, name in view.informers:
+        for kind, name in view.refs:
             key = (kind, namespace, name)
             users = self._users.get(key, 0) - 1
             if users > 0:
                 self._users[key] = users
                 continue
             self._users.pop(key, None)
+            self._kept.pop(key, None)
             informer = self._informers.pop(key, None)
             if informer is not None:
-                task = asyncio.ensure_future(informer.stop())
-                self._stopping.add(task)
-                task.add_done_callback(self._stopping.discard)
+                self._stop(informer)
 
     def watched(self) -> list[tuple[str, str, str]]:
-        """(kind, namespace, name) of every object watched now (for tests and tools)."""
+        """(kind, namespace, name) of every object watched now (for tests and tools); not those kept because
+        they are immutable."""
         return sorted(self._informers)
+
+    def kept(self) -> list[tuple[str, str, str]]:
+        """(kind, namespace, name) of every immutable object whose copy is kept, unwatched."""
+        return sorted(self._kept)
 
     async def stop(self) -> None:
         """Stop every watch (the agent is stopping)."""
