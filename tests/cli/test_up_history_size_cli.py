@@ -28,7 +28,7 @@ def test_up_opens_the_store_with_the_size(
 ) -> None:
     seen: dict[str, Any] = {}
 
-    def open_store(data_dir: str, *, history_size: int = DEFAULT_HISTORY, repair: bool = False) -> Any:
+    def open_store(data_dir: str, *, history_size: int = DEFAULT_HISTORY, repair: bool = False, **_: Any) -> Any:
         seen["history_size"] = history_size
         raise click.ClickException("stopped before serving")
 

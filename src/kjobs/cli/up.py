@@ -40,6 +40,26 @@ if TYPE_CHECKING:
     from kjobs.store import StoreDamaged
 
 DEFAULT_PORT = 6443
+DEFAULT_SYNC_FREQUENCY = "1m0s"
+"""The kubelet's `--sync-frequency` default, as its help prints it."""
+
+
+def _sync_frequency(_ctx: click.Context, _param: click.Parameter, value: str) -> float:
+    """`--sync-frequency`: a Go duration (`30s`, `1m`, `1m30s`; Go's `time.ParseDuration`), greater than zero (a
+    zero period would resync every pod without pause)."""
+    from kjobs.api.cron import CronError, parse_go_duration
+
+    try:
+        seconds = parse_go_duration(value)
+    except CronError as exc:
+        raise click.BadParameter(str(exc)) from None
+    if seconds <= 0:
+        raise click.BadParameter(f"{value} must be greater than zero")
+    return seconds
+
+
+DEFAULT_STORE_PACK_ABOVE = 25_000
+"""`kjobs.store.packing.PACK_ABOVE`, written out so that the CLI does not import the store to show its help."""
 
 
 def default_data_dir() -> Path:
@@ -178,6 +198,29 @@ def _loopback(host: str) -> bool:
         "this number as the connection timeout, to spread out load."
     ),
 )
+@click.option(
+    "--sync-frequency",
+    default=DEFAULT_SYNC_FREQUENCY,
+    show_default=True,
+    callback=_sync_frequency,
+    metavar="DURATION",
+    help=(
+        "Max period between synchronizing running containers and config, as the kubelet's flag: how often the "
+        "node agents remount a running pod's configMap, secret, downwardAPI and projected volumes (jittered up to "
+        "1.5 times, as the kubelet's pod workers)."
+    ),
+)
+@click.option(
+    "--store-pack-above",
+    type=click.IntRange(min=0),
+    default=DEFAULT_STORE_PACK_ABOVE,
+    show_default=True,
+    metavar="OBJECTS",
+    help=(
+        "Pack (compress in memory) a resource's cold stored objects only while it holds at least this many "
+        "(0: from the first object): less memory for large stores, some CPU per write. kjobs only."
+    ),
+)
 @terminated_pod_gc_threshold_option
 @feature_gates_option
 def up(
@@ -200,6 +243,8 @@ def up(
     history_size: int | None = None,
     enable_admission_plugins: tuple[str, ...] = (),
     disable_admission_plugins: tuple[str, ...] = (),
+    sync_frequency: float = 60.0,
+    store_pack_above: int = DEFAULT_STORE_PACK_ABOVE,
 ) -> None:
     """Start kjobs: the Kubernetes API server, the controllers and a local node."""
     from kjobs.api.errors import ApiError
@@ -228,7 +273,7 @@ def up(
     config_path = kubeconfig or Path(os.path.expanduser("~")) / ".kube" / "kjobs.yaml"
     try:
         history = {} if history_size is None else {"history_size": history_size}  # the store's own default
-        store = open_store(str(data), repair=repair, **history)
+        store = open_store(str(data), repair=repair, pack_above=store_pack_above, **history)
     except StoreDamaged as exc:
         raise click.ClickException(damage_report(exc, data)) from None
     except (ApiError, OSError) as exc:
@@ -280,6 +325,7 @@ def up(
         min_request_timeout=min_request_timeout,
         terminated_pod_gc_threshold=terminated_pod_gc_threshold,
         kubeconfig=config_path,
+        sync_frequency=sync_frequency,
     )
 
     def ready() -> None:
@@ -354,6 +400,7 @@ def _assemble(
     terminated_pod_gc_threshold: int = 12500,
     pod_api: str = "",
     kubeconfig: Path | None = None,
+    sync_frequency: float = 60.0,
 ) -> tuple[Any, Any]:
     """The app and the embedded cluster around its `ApiService`, with logs and metrics wired between them
     (`admission`: the `AdmissionSettings` from the kube-apiserver flags; Kubernetes' defaults when None;
@@ -364,7 +411,7 @@ def _assemble(
     `--terminated-pod-gc-threshold`, the terminated pods kept before the pod GC deletes the oldest, none deleted
     when <= 0; `pod_api`: where pods reach this server with their ServiceAccount tokens, signed with the key in
     `pki`'s directory; `kubeconfig`: the file written for the admin, which pods in a mount namespace do not see,
-    nor `data`: docs/security.md)."""
+    nor `data`: docs/security.md; `sync_frequency`: the kubelet's `--sync-frequency` of the local node agents)."""
     from prometheus_client import REGISTRY
 
     from kjobs.cluster import ClusterSettings, LocalCluster, metric_registries
@@ -394,6 +441,7 @@ def _assemble(
         pod_api=pod_api,
         hidden_paths=(str(data), *([str(kubeconfig)] if kubeconfig is not None else [])),
         pod_gc=PodGCSettings(terminated_pod_threshold=max(terminated_pod_gc_threshold, 0)),
+        node_options={"sync_frequency": sync_frequency},
     )
     if admission is not None:
         settings = replace(settings, admission=admission)

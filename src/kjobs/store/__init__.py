@@ -14,6 +14,7 @@ from kjobs.store.base import DEFAULT_HISTORY, Store, StoreStats, split_resource
 from kjobs.store.events import Event, EventType
 from kjobs.store.integrity import StoreDamaged
 from kjobs.store.memory import MemoryStore
+from kjobs.store.packing import PACK_ABOVE
 from kjobs.store.sqlite import SCRUB_INTERVAL, SqliteStore
 from kjobs.store.watch import Watch
 
@@ -21,12 +22,15 @@ DB_FILE = "kjobs.db"
 """The database file inside a data directory."""
 
 
-def open_store(data_dir: str | None, *, history_size: int = DEFAULT_HISTORY, repair: bool = False) -> Store:
+def open_store(
+    data_dir: str | None, *, history_size: int = DEFAULT_HISTORY, repair: bool = False, pack_above: int = PACK_ABOVE
+) -> Store:
     """The store for a data directory (`<dir>/kjobs.db`, created if missing), or a `MemoryStore` for None.
 
     The directory is 0700 and the store's files 0600 (`kjobs.files`): pods may run as other users. A damaged
     file raises `StoreDamaged`; `repair` deletes the damaged objects instead; while it runs the file is checked
-    again every `SCRUB_INTERVAL` seconds (see `SqliteStore.verify`)."""
+    again every `SCRUB_INTERVAL` seconds (see `SqliteStore.verify`). `pack_above`: the objects a resource holds
+    from which its cold records are packed (`kjobs.store.packing.PACK_ABOVE`; 0: from the first)."""
     if data_dir is None:
         return MemoryStore(history_size=history_size)
     private_dir(data_dir)
@@ -37,7 +41,9 @@ def open_store(data_dir: str | None, *, history_size: int = DEFAULT_HISTORY, rep
     for name in (path + "-wal", path + "-shm"):
         if os.path.exists(name):
             private_file(name)
-    return SqliteStore(path, history_size=history_size, repair=repair, scrub_interval=SCRUB_INTERVAL)
+    return SqliteStore(
+        path, history_size=history_size, repair=repair, scrub_interval=SCRUB_INTERVAL, pack_above=pack_above
+    )
 
 
 __all__ = [
