@@ -179,3 +179,28 @@ def test_a_joined_sim_agent_reports_max_pods_and_fails_containers_by_the_model(t
             agent.terminate()
             agent.wait(timeout=30)
     store.close()
+
+
+@pytest.mark.parametrize(("flags", "seconds"), [((), 60.0), (("--sync-frequency", "2m"), 120.0)], ids=["1m0s", "2m"])
+def test_the_sync_frequency_reaches_the_joined_agent(
+    unreachable: Path, monkeypatch: pytest.MonkeyPatch, flags: tuple[str, ...], seconds: float
+) -> None:
+    """`kjobs node join --sync-frequency`: the kubelet's flag, as on `kjobs up`."""
+    import kjobs.cli.node as node_cli
+
+    seen: list[float] = []
+
+    async def joined(connection: object, name: str, runtime: str, root: object, settings: Any, *rest: object) -> None:
+        seen.append(settings.sync_frequency)
+
+    monkeypatch.setattr(node_cli, "_join", joined)
+    monkeypatch.setattr("kjobs.cluster.tune_gc", lambda: None)  # the test process keeps its GC settings
+    result = CliRunner().invoke(main, _join(unreachable, *flags))
+    assert result.exit_code == 0, result.output
+    assert seen == [seconds]
+
+
+def test_a_bad_sync_frequency_is_refused_by_join(unreachable: Path) -> None:
+    result = CliRunner().invoke(main, _join(unreachable, "--sync-frequency", "1d"))
+    assert result.exit_code == 2
+    assert """Invalid value for '--sync-frequency': time: unknown unit "d" in duration "1d\"""" in result.output

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import click
 
-from kjobs.cli.up import settle_heap
+from kjobs.cli.up import settle_heap, sync_frequency_option
 
 _RUNTIMES = ("process", "sim")
 HTTP_WORKERS = 64
@@ -95,6 +95,7 @@ def _connection(kubeconfig: Path | None) -> Any:
     help="With --runtime sim: the containers' failure model (kjobs simulate's format, without disruptions).",
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --model's random draws.")
+@sync_frequency_option
 def join(
     kubeconfig: Path | None,
     name: str,
@@ -111,6 +112,7 @@ def join(
     max_pods: int = 110,
     model_path: Path | None = None,
     seed: int = 0,
+    sync_frequency: float = 60.0,
 ) -> None:
     """Register node NAME with the API server of KUBECONFIG and run the pods bound to it."""
     import uvloop
@@ -153,6 +155,7 @@ def join(
             log_client_ca=connection.ca_pem,
             max_pods=max_pods,
             workers=HTTP_WORKERS,
+            sync_frequency=sync_frequency,
         )
         tune_gc()  # a long-lived agent whose informer keeps every pod of the node
         hidden = (str(kubeconfig),) if kubeconfig is not None else ()  # the agent's credentials: not its pods'

@@ -58,6 +58,20 @@ def _sync_frequency(_ctx: click.Context, _param: click.Parameter, value: str) ->
     return seconds
 
 
+sync_frequency_option = click.option(
+    "--sync-frequency",
+    default=DEFAULT_SYNC_FREQUENCY,
+    show_default=True,
+    callback=_sync_frequency,
+    metavar="DURATION",
+    help=(
+        "Max period between synchronizing running containers and config, as the kubelet's flag: how often the "
+        "node agent remounts a running pod's configMap, secret, downwardAPI and projected volumes (jittered up to "
+        "1.5 times, as the kubelet's pod workers)."
+    ),
+)
+"""The kubelet's `--sync-frequency`, on `kjobs up` (its local node agents) and `kjobs node join`."""
+
 DEFAULT_STORE_PACK_ABOVE = 25_000
 """`kjobs.store.packing.PACK_ABOVE`, written out so that the CLI does not import the store to show its help."""
 
@@ -198,18 +212,7 @@ def _loopback(host: str) -> bool:
         "this number as the connection timeout, to spread out load."
     ),
 )
-@click.option(
-    "--sync-frequency",
-    default=DEFAULT_SYNC_FREQUENCY,
-    show_default=True,
-    callback=_sync_frequency,
-    metavar="DURATION",
-    help=(
-        "Max period between synchronizing running containers and config, as the kubelet's flag: how often the "
-        "node agents remount a running pod's configMap, secret, downwardAPI and projected volumes (jittered up to "
-        "1.5 times, as the kubelet's pod workers)."
-    ),
-)
+@sync_frequency_option
 @click.option(
     "--store-pack-above",
     type=click.IntRange(min=0),
