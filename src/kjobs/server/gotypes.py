@@ -452,7 +452,7 @@ def _plain(value: Any, go_type: str, within: Obj | None) -> bool:
             return False
         if kind is int and underlying in _INTS:
             low, high = _INTS[underlying]
-            return low <= value <= high
+            return bool(low <= value <= high)
         return True
     if category == "list":
         if kind is not list:
