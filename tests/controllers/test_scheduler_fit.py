@@ -34,6 +34,7 @@ from kjobs.controllers.scheduling import (
     preferred_affinity,
     select_host,
     shared_spec_info,
+    spec_info,
     truncate_message,
     untolerated_soft_taints,
 )
@@ -563,3 +564,34 @@ def test_specs_that_differ_only_in_hostname_share_their_parsed_requests() -> Non
     assert shared_spec_info(first) is shared_spec_info(second)
     assert shared_spec_info(bigger).requests.milli_cpu == 2000
     assert shared_spec_info(first).requests.milli_cpu == 1000
+
+
+def _with_token_volume(spec: Obj, name: str) -> Obj:
+    mount = {"name": name, "readOnly": True, "mountPath": "/var/run/secrets/kubernetes.io/serviceaccount"}
+    return {
+        **spec,
+        "volumes": [{"name": name, "projected": {"sources": [{"serviceAccountToken": {"path": "token"}}]}}],
+        "containers": [{**c, "volumeMounts": [mount]} for c in spec["containers"]],
+    }
+
+
+def test_specs_that_differ_only_in_their_token_volume_share_their_parsed_requests() -> None:
+    """On `kjobs up` each pod of a Job carries its own `kube-api-access-XXXXX` volume and mounts, which the
+    scheduler's spec-derived facts do not read: one computation serves them all, and a spec whose requests,
+    ports, tolerations or node selector differ still gets its own (docs/performance.md, stop 37)."""
+    base = {"containers": [container(cpu="1")], "hostname": "job-0"}
+    first = _with_token_volume(base, "kube-api-access-abcde")
+    second = _with_token_volume({**base, "hostname": "job-1"}, "kube-api-access-fghij")
+    assert shared_spec_info(first) is shared_spec_info(second)
+    assert shared_spec_info(first) == spec_info(first) == spec_info(base)
+    others = [
+        _with_token_volume({"containers": [container(cpu="2")]}, "kube-api-access-klmno"),
+        _with_token_volume({**base, "nodeSelector": {"disk": "ssd"}}, "kube-api-access-pqrst"),
+        _with_token_volume({**base, "tolerations": [{"key": "k", "operator": "Exists"}]}, "kube-api-access-uvwxy"),
+        _with_token_volume(
+            {"containers": [{**container(cpu="1"), "ports": [{"containerPort": 80, "hostPort": 8080}]}]},
+            "kube-api-access-zabcd",
+        ),
+    ]
+    for other in others:
+        assert shared_spec_info(other) == spec_info(other) != spec_info(first)

@@ -376,13 +376,31 @@ _SPEC_INFOS: Memo[bytes, SpecInfo] = Memo(256)
 
 def shared_spec_info(spec: Obj) -> SpecInfo:
     """`spec_info`, computed once for specs that differ only in fields it does not read: a Job's pods repeat one
-    spec but for `hostname` (and `nodeName` once bound). The result is shared, so read-only."""
+    spec but for `hostname` (and `nodeName` once bound) and, on `kjobs up`, the name of the token volume the
+    ServiceAccount admission adds (`kube-api-access-` and five random characters, in `volumes` and in each
+    container's `volumeMounts`), so those are left out of the key. The result is shared, so read-only."""
     try:
-        key = orjson.dumps({**spec, "hostname": None, "nodeName": None})
+        key = orjson.dumps(
+            {
+                **spec,
+                "hostname": None,
+                "nodeName": None,
+                "volumes": None,
+                "containers": _without_mounts(spec.get("containers")),
+                "initContainers": _without_mounts(spec.get("initContainers")),
+            }
+        )
     except TypeError:  # not JSON (a spec built in process): computed every time
         return spec_info(spec)
     known = _SPEC_INFOS.get(key)
     return known if known is not None else _SPEC_INFOS.put(key, spec_info(spec))
+
+
+def _without_mounts(containers: Any) -> Any:
+    """`containers` with no `volumeMounts` (which `spec_info` does not read), for `shared_spec_info`'s key."""
+    if not isinstance(containers, list):
+        return containers
+    return [{**c, "volumeMounts": None} if isinstance(c, dict) else c for c in containers]
 
 
 def pod_info(pod: Obj, *, priority: int, preempt_never: bool, spec: SpecInfo | None = None) -> PodInfo:
