@@ -1685,6 +1685,9 @@ class ApiService:
         forced = {path for _, path in found}
         still_owned = set().union(*(owned - forced for _, owned in others)) if others else set()
         merged = strategic_merge(old, config, strategies=strategies)
+        for path in applied:  # an applied atomic map replaces the live one whole (typed/merge.go: a leaf)
+            if path[-1] != "." and isinstance(value := apply.value_at(config, path), dict):
+                apply.set_at(merged, path, value)
         for path in sorted(previous - applied - still_owned, key=len, reverse=True):
             apply.remove_at(merged, path)
         new = self._merge_update(r, old, merged, subresource)
