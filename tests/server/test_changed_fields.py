@@ -163,11 +163,11 @@ def _compare(lhs: Any, there: bool, rhs: Any, names: tuple[str, ...], path: appl
         return
     if not there:
         out.add(path)
-    elif rhs == {} and (lhs is None or (isinstance(lhs, dict) and lhs and not shape.atomic)):
         return
-    elif rhs == [] and isinstance(lhs, list) and lhs and merge:
-        return
-    elif lhs != rhs:
+    # An unset struct, or a granular map or list emptied (its items are Removed), is no change here.
+    emptied_map = rhs == {} and (lhs is None or (isinstance(lhs, dict) and bool(lhs) and not shape.atomic))
+    emptied_list = rhs == [] and isinstance(lhs, list) and bool(lhs) and merge
+    if not emptied_map and not emptied_list and lhs != rhs:
         out.add(path)
 
 

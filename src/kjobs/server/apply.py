@@ -94,7 +94,7 @@ def fields_v1_of(obj: Obj, strategies: StrategyLookup, *, include_status: bool =
                 root["f:spec"] = spec
             continue
         tree = _tree(value, (key,), strategies, present=present)
-        if tree or not (present and (value == {} or value is None)):  # an empty struct the zero value has too is no change
+        if tree or not (present and (value == {} or value is None)):  # as in the zero value: no change
             root[f"f:{key}"] = tree
     return {k: root[k] for k in sorted(root)}
 
@@ -134,7 +134,7 @@ def _whole_spec_tree(spec: Obj, lookup: StrategyLookup) -> Obj:
         for k in sorted(spec):
             present = k in always
             subtree = _spec_tree(spec[k], ("spec", k), lookup, present=present)
-            if subtree or not (present and (spec[k] == {} or spec[k] is None)):  # an empty struct the zero value has too: no change
+            if subtree or not (present and (spec[k] == {} or spec[k] is None)):  # as in the zero value
                 tree[f"f:{k}"] = subtree
         if key is not None:
             _SPEC_TREES.put(key, tree)
