@@ -122,7 +122,7 @@ _SPEC_TREES: Memo[tuple[tuple[str, ...], bytes, StrategyLookup], Obj] = Memo(512
 def _whole_spec_tree(spec: Obj, lookup: StrategyLookup) -> Obj:
     """The tree of a whole spec, remembered by its JSON with the scalar fields blanked: a scalar's subtree is a
     leaf whatever its value, so the pods of one template, which differ in `hostname`, share one entry."""
-    shape = {k: v if isinstance(v, dict | list) else None for k, v in spec.items()}
+    shape = {k: v if isinstance(v, dict | list) or v is None else 0 for k, v in spec.items()}  # null: no change
     try:
         key = (("spec",), orjson.dumps(shape), lookup)
     except TypeError:

@@ -40,21 +40,22 @@ def changed_fields_v1(old: Obj, new: Obj, lookup: StrategyLookup, *, status: boo
         if key in IGNORED_TOP or (status is not None and (key == "status") != status):
             continue
         before = old.get(key)
-        if before == value:
+        present = key in old or key in always
+        if before == value and present:
             continue
         if key == "metadata" and isinstance(value, dict):
             old_meta = before if isinstance(before, dict) else {}
             meta: Obj = {}
             for mkey in sorted(value):
                 mvalue = value[mkey]
-                if mkey not in IGNORED_META and old_meta.get(mkey) != mvalue:
+                if mkey not in IGNORED_META and (old_meta.get(mkey) != mvalue or mkey not in old_meta):
                     _changed(
                         old_meta.get(mkey), mvalue, meta, f"f:{mkey}", ("metadata", mkey), lookup, mkey in old_meta
                     )
             if meta:
                 root["f:metadata"] = meta
             continue
-        _changed(before, value, root, f"f:{key}", (key,), lookup, key in old or key in always)
+        _changed(before, value, root, f"f:{key}", (key,), lookup, present)
     return root
 
 
