@@ -159,7 +159,7 @@ def _compare(lhs: Any, there: bool, rhs: Any, names: tuple[str, ...], path: appl
         olds = lhs if there and isinstance(lhs, list) else []
         if not there:
             out.add((*path, "."))
-        out.update((*path, "v:" + orjson.dumps(e).decode()) for e in rhs if e is not None and e not in olds)
+        out.update((*path, "v:" + orjson.dumps(e).decode()) for e in rhs if e not in olds)
         return
     if not there:
         out.add(path)

@@ -94,7 +94,7 @@ def _changed(
             if not merge_key and all(not isinstance(e, (dict, list)) for e in value):
                 node = {} if present else {".": {}}
                 for element in value:
-                    if element is not None and (old_list is None or element not in old_list):
+                    if old_list is None or element not in old_list:
                         node["v:" + orjson.dumps(element).decode()] = {}
                 _attach(parent, segment, _sorted(node))
                 return
