@@ -210,9 +210,10 @@ def _tree(value: Any, names: tuple[str, ...], lookup: StrategyLookup, *, present
 def collect(value: Any, path: FieldPath, names: tuple[str, ...], lookup: StrategyLookup, found: set[FieldPath]) -> None:
     """Add to `found` the paths `value` sets under `path` (`names`: the field names, for strategies), as
     `TypedValue.ToFieldSet` lists an applied configuration's (typed/tofieldset.go): the leaves, every list
-    element (its `.`), an atomic map or list as one leaf, and nothing for an empty granular map or list."""
+    element (its `.`), an atomic map or list as one leaf, a null or an empty map as a leaf, and nothing for an
+    empty granular list."""
     if isinstance(value, dict):
-        if shapes_for(lookup)(names).atomic:
+        if not value or shapes_for(lookup)(names).atomic:  # an empty map is owned too (visitMapItems)
             found.add(path)
             return
         for key, item in value.items():
