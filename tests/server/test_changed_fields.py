@@ -102,7 +102,7 @@ def _reference(old: dict[str, Any] | None, new: dict[str, Any], include_status: 
     structs (`schema.Shape.always`); an atomic map or list, or an empty one, is a leaf; a repeated list key is
     compared through its first element."""
     found: set[apply.FieldPath] = set()
-    shapes = schema.shapes_for(POD_STRATEGIES)
+    always = schema.shape_at(POD_STRATEGIES, ()).always
     base = old or {}
     for key, value in new.items():
         if key in apply.IGNORED_TOP or (key == "status" and not include_status):
@@ -114,13 +114,13 @@ def _reference(old: dict[str, Any] | None, new: dict[str, Any], include_status: 
                     there = mkey in old_meta
                     _compare(old_meta.get(mkey), there, mvalue, ("metadata", mkey), ("f:metadata", f"f:{mkey}"), found)
             continue
-        there = key in base or key in shapes(()).always
+        there = key in base or key in always
         _compare(base.get(key), there, value, (key,), (f"f:{key}",), found)
     return found
 
 
 def _compare(lhs: Any, there: bool, rhs: Any, names: tuple[str, ...], path: apply.FieldPath, out: set[Any]) -> None:
-    shape = schema.shapes_for(POD_STRATEGIES)(names)
+    shape = schema.shape_at(POD_STRATEGIES, names)
     strategy, merge_key = POD_STRATEGIES(names)
     merge = "merge" in strategy.split(",")
     if isinstance(rhs, dict) and rhs and not shape.atomic:

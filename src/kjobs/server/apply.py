@@ -21,7 +21,7 @@ from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
 from kjobs.memo import Memo
 from kjobs.server.patch import StrategyLookup
-from kjobs.server.schema import shapes_for
+from kjobs.server.schema import shape_at
 
 Segment = str
 FieldPath = tuple[Segment, ...]
@@ -87,7 +87,7 @@ def fields_v1_of(obj: Obj, strategies: StrategyLookup, *, include_status: bool =
             if meta:
                 root["f:metadata"] = meta
             continue
-        present = key in shapes_for(strategies)(()).always
+        present = key in shape_at(strategies, ()).always
         if key == "spec" and isinstance(value, dict) and value and present:
             spec = _whole_spec_tree(value, strategies)
             if spec:
@@ -129,7 +129,7 @@ def _whole_spec_tree(spec: Obj, lookup: StrategyLookup) -> Obj:
         key = None
     tree = _SPEC_TREES.get(key) if key is not None else None
     if tree is None:
-        always = shapes_for(lookup)(("spec",)).always
+        always = shape_at(lookup, ("spec",)).always
         tree = {}
         for k in sorted(spec):
             present = k in always
@@ -162,7 +162,7 @@ def _tree(value: Any, names: tuple[str, ...], lookup: StrategyLookup, *, present
     struct, a slice without omitempty). A granular map or list that is not there gets its own `.` member, an
     atomic map (`x-kubernetes-map-type: atomic`) or list is one leaf, and so is an empty map or list."""
     if isinstance(value, dict) and value:
-        shape = shapes_for(lookup)(names)
+        shape = shape_at(lookup, names)
         if shape.atomic:
             return {}
         always = shape.always
@@ -184,7 +184,7 @@ def _tree(value: Any, names: tuple[str, ...], lookup: StrategyLookup, *, present
         strategy, merge_key = lookup(names)
         if "merge" in strategy.split(","):
             if merge_key and all(isinstance(e, dict) and merge_key in e for e in value):
-                shape = shapes_for(lookup)(names)
+                shape = shape_at(lookup, names)
                 elements: Obj = {}
                 for element in value:
                     segment = key_segment(element, merge_key)
@@ -213,7 +213,7 @@ def collect(value: Any, path: FieldPath, names: tuple[str, ...], lookup: Strateg
     element (its `.`), an atomic map or list as one leaf, a null or an empty map as a leaf, and nothing for an
     empty granular list."""
     if isinstance(value, dict):
-        if not value or shapes_for(lookup)(names).atomic:  # an empty map is owned too (visitMapItems)
+        if not value or shape_at(lookup, names).atomic:  # an empty map is owned too (visitMapItems)
             found.add(path)
             return
         for key, item in value.items():
@@ -223,7 +223,7 @@ def collect(value: Any, path: FieldPath, names: tuple[str, ...], lookup: Strateg
         strategy, merge_key = lookup(names)
         if "merge" in strategy.split(","):
             if merge_key and all(isinstance(e, dict) and merge_key in e for e in value):
-                element_atomic = shapes_for(lookup)(names).element_atomic
+                element_atomic = shape_at(lookup, names).element_atomic
                 for element in value:
                     element_path = (*path, key_segment(element, merge_key))
                     if element_atomic:

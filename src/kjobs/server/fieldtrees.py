@@ -21,7 +21,7 @@ from kjobs.api.types import Obj
 from kjobs.memo import Memo
 from kjobs.server.apply import IGNORED_META, IGNORED_TOP, key_segment
 from kjobs.server.patch import StrategyLookup
-from kjobs.server.schema import shapes_for
+from kjobs.server.schema import shape_at
 
 
 def changed_fields_v1(old: Obj, new: Obj, lookup: StrategyLookup, *, status: bool | None = None) -> Obj:
@@ -34,7 +34,7 @@ def changed_fields_v1(old: Obj, new: Obj, lookup: StrategyLookup, *, status: boo
     resource write of a kind with a status subresource), None for every field. Subtrees that compare equal are
     skipped whole (a dict comparison runs in C, and a copy-on-write update shares them by identity)."""
     root: Obj = {}
-    always = shapes_for(lookup)(()).always
+    always = shape_at(lookup, ()).always
     for key in sorted(new):  # built in key order, as a tree encoded from a sorted path set is
         value = new[key]
         if key in IGNORED_TOP or (status is not None and (key == "status") != status):
@@ -71,7 +71,7 @@ def _changed(
     """Add under `parent[segment]` the changed members of `value` (known to differ from `before`); `present`:
     whether the old object has the field (a granular map or list it lacks gets its `.`)."""
     if isinstance(value, dict) and value:
-        shape = shapes_for(lookup)(names)
+        shape = shape_at(lookup, names)
         if shape.atomic:
             parent.setdefault(segment, {})
             return
@@ -109,7 +109,7 @@ def _changed_leaf(before: Any, value: Any, names: tuple[str, ...], lookup: Strat
     if not present:
         return True
     if type(value) is dict and not value:
-        if before is None or (type(before) is dict and before and not shapes_for(lookup)(names).atomic):
+        if before is None or (type(before) is dict and before and not shape_at(lookup, names).atomic):
             return False
     elif type(value) is list and not value and type(before) is list and before:
         return "merge" not in lookup(names)[0].split(",") and before != value
@@ -121,7 +121,7 @@ def _changed_fields(
 ) -> None:
     """Add to `node`, in key order, the changed members of each field of the object `value` against `old`
     (`present`: whether the old object has this object at all)."""
-    always = shapes_for(lookup)(names).always
+    always = shape_at(lookup, names).always
     for key in sorted(value):
         item, was = value[key], old.get(key)
         there = present and (key in old or key in always)
@@ -157,7 +157,7 @@ def _changed_elements(
     """The changed members of a list merged by `merge_key`: a new element owns its `.` marker and every field
     (an atomic element is one leaf); the list owns its own `.` when the old object lacks it."""
     node: Obj = {}
-    shape = shapes_for(lookup)(names)
+    shape = shape_at(lookup, names)
     for listed in value:
         # Like `value_at`, a path names the first element with its key, even among duplicates.
         element = _element(value, merge_key, listed.get(merge_key)) or listed

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import functools
 import gzip
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -23,6 +22,7 @@ import orjson
 from kjobs.api.errors import go_quote
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
+from kjobs.memo import Memo
 from kjobs.server.authn_schema import SCHEMAS as AUTHN_SCHEMAS
 from kjobs.server.gated_schema import overlay
 from kjobs.server.metrics_schema import SCHEMAS as METRICS_SCHEMAS
@@ -400,7 +400,6 @@ def _ref_name(node: dict[str, Any]) -> str | None:
         return None
 
 
-@functools.cache
 def shape(root: str, path: FieldPath) -> Shape:
     """The `Shape` of the field at `path` (field names, list elements and map values stepped through as
     `_strategy` does) in objects of schema `root`; PLAIN where the schema does not say."""
@@ -441,16 +440,15 @@ def shape(root: str, path: FieldPath) -> Shape:
     return Shape(atomic, element_atomic, frozenset(always))
 
 
-def shapes_for(lookup: StrategyLookup) -> Callable[[FieldPath], Shape]:
-    """The `shape` lookup that goes with a `strategies_for` lookup (the same schema)."""
-    args = getattr(lookup, "args", None)
-    if not args:
-        return _plain
-    return _SHAPES.get(args[0]) or _SHAPES.setdefault(args[0], functools.partial(shape, args[0]))
+def shape_at(lookup: StrategyLookup, path: FieldPath) -> Shape:
+    """The `Shape` at `path` in objects of the schema a `strategies_for` lookup belongs to (PLAIN for none).
+    Remembered in a bounded table keyed by the lookup itself: a write asks for every map it walks."""
+    key = (lookup, path)
+    found = _SHAPE_AT.get(key)
+    if found is None:
+        args = getattr(lookup, "args", None)
+        found = _SHAPE_AT.put(key, shape(args[0], path) if args else PLAIN)
+    return found
 
 
-def _plain(path: FieldPath) -> Shape:
-    return PLAIN
-
-
-_SHAPES: dict[str, Callable[[FieldPath], Shape]] = {}
+_SHAPE_AT: Memo[tuple[StrategyLookup, FieldPath], Shape] = Memo(4096)
