@@ -121,8 +121,7 @@ def _reference(old: dict[str, Any] | None, new: dict[str, Any], include_status: 
 
 def _compare(lhs: Any, there: bool, rhs: Any, names: tuple[str, ...], path: apply.FieldPath, out: set[Any]) -> None:
     shape = schema.shape_at(POD_STRATEGIES, names)
-    strategy, merge_key = POD_STRATEGIES(names)
-    merge = "merge" in strategy.split(",")
+    granular = shape.list_type in ("map", "set")
     if isinstance(rhs, dict) and rhs and not shape.atomic:
         old = lhs if there and isinstance(lhs, dict) else {}
         if not there:
@@ -132,30 +131,26 @@ def _compare(lhs: Any, there: bool, rhs: Any, names: tuple[str, ...], path: appl
             child_there = there and (key in old or key in shape.always)
             _compare(old.get(key), child_there, item, (*names, key), (*path, f"f:{key}"), out)
         return
-    if (
-        isinstance(rhs, list)
-        and rhs
-        and merge
-        and merge_key
-        and all(isinstance(e, dict) and merge_key in e for e in rhs)
-    ):
+    if isinstance(rhs, list) and rhs and shape.list_type == "map" and apply.keyed(rhs, shape.keys):
         olds = lhs if there and isinstance(lhs, list) else []
         if not there:
             out.add((*path, "."))
         seen = set()
         for element in rhs:
-            segment = apply.key_segment(element, merge_key)
+            segment = apply.key_segment(element, shape.keys)
             if segment in seen:
                 continue
             seen.add(segment)
-            match = next((e for e in olds if isinstance(e, dict) and e.get(merge_key) == element[merge_key]), None)
+            match = next(
+                (e for e in olds if apply.keyed([e], shape.keys) and apply.key_segment(e, shape.keys) == segment), None
+            )
             if shape.element_atomic:
                 if match != element:
                     out.add((*path, segment))
                 continue
             _compare(match, match is not None, element, names, (*path, segment), out)
         return
-    if isinstance(rhs, list) and rhs and merge and not merge_key and all(not isinstance(e, dict | list) for e in rhs):
+    if isinstance(rhs, list) and rhs and shape.list_type == "set" and all(not isinstance(e, dict | list) for e in rhs):
         olds = lhs if there and isinstance(lhs, list) else []
         if not there:
             out.add((*path, "."))
@@ -166,7 +161,7 @@ def _compare(lhs: Any, there: bool, rhs: Any, names: tuple[str, ...], path: appl
         return
     # An unset struct, or a granular map or list emptied (its items are Removed), is no change here.
     emptied_map = rhs == {} and (lhs is None or (isinstance(lhs, dict) and bool(lhs) and not shape.atomic))
-    emptied_list = rhs == [] and isinstance(lhs, list) and bool(lhs) and merge
+    emptied_list = rhs == [] and isinstance(lhs, list) and bool(lhs) and granular
     if not emptied_map and not emptied_list and lhs != rhs:
         out.add(path)
 

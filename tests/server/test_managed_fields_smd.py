@@ -193,7 +193,11 @@ def test_a_create_compares_with_the_zero_value_of_the_kind() -> None:
                             "f:name": {},
                             "f:ports": {
                                 ".": {},
-                                'k:{"containerPort":80}': {".": {}, "f:containerPort": {}, "f:protocol": {}},
+                                'k:{"containerPort":80,"protocol":"TCP"}': {
+                                    ".": {},
+                                    "f:containerPort": {},
+                                    "f:protocol": {},
+                                },
                             },
                             "f:resources": {},  # a non-pointer struct of a new element: `{}` where there was nothing
                         }
@@ -276,3 +280,32 @@ def test_the_kubectl_create_configmap_entry(http: httpx.Client) -> None:
     )
     assert created.status_code == 201, created.text
     assert _entry(created.json(), "kubectl-create") == {"f:data": {".": {}, "f:a": {}}}
+
+
+# --- List types from `x-kubernetes-list-type`, not the patch strategy --------------------------------------------
+
+
+def test_a_jobs_conditions_are_an_atomic_list_and_a_pods_a_keyed_one() -> None:
+    # JobStatus.conditions is `+listType=atomic` (with a strategic-merge key); PodStatus.conditions is a list map.
+    condition = {"type": "Complete", "status": "True"}
+    job = fieldtrees.changed_fields_v1({"status": {}}, {"status": {"conditions": [condition]}}, JOB, status=True)
+    assert job == {"f:status": {"f:conditions": {}}}
+    pod = fieldtrees.changed_fields_v1({"status": {}}, {"status": {"conditions": [condition]}}, POD, status=True)
+    assert pod == {
+        "f:status": {"f:conditions": {".": {}, 'k:{"type":"Complete"}': {".": {}, "f:status": {}, "f:type": {}}}}
+    }
+    host = fieldtrees.changed_fields_v1({"status": {}}, {"status": {"hostIPs": [{"ip": "10.0.0.1"}]}}, POD, status=True)
+    assert host == {"f:status": {"f:hostIPs": {}}}  # atomic too
+
+
+def test_a_list_map_element_is_named_by_all_its_keys_a_missing_one_by_its_default() -> None:
+    # ports: x-kubernetes-list-map-keys [containerPort, protocol]; protocol's `+default="TCP"` (types.go)
+    config: Obj = {"spec": {"containers": [{"name": "main", "ports": [{"containerPort": 80}]}]}}
+    element = ("f:spec", "f:containers", 'k:{"name":"main"}', "f:ports", 'k:{"containerPort":80,"protocol":"TCP"}')
+    assert (*element, ".") in apply.field_set(config, POD)
+    spread = {"topologyKey": "zone", "whenUnsatisfiable": "DoNotSchedule", "maxSkew": 1}
+    tree = fieldtrees.changed_fields_v1({"spec": {}}, {"spec": {"topologySpreadConstraints": [spread]}}, POD)
+    assert list(tree["f:spec"]["f:topologySpreadConstraints"]) == [
+        ".",
+        'k:{"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule"}',
+    ]

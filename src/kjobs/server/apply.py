@@ -40,12 +40,24 @@ IGNORED_META = {
 }
 
 
-def key_segment(element: Obj, merge_key: str) -> Segment:
-    """`k:{"type":"Ready"}`: the segment of a list element by its merge key."""
-    value = element.get(merge_key)
-    if type(value) is str:  # a condition type, a container name, an IP: the same few, over and over
-        return _str_key_segment(merge_key, value)
-    return "k:" + orjson.dumps({merge_key: value}, option=orjson.OPT_SORT_KEYS).decode()
+def key_segment(element: Obj, keys: tuple[tuple[str, Any], ...]) -> Segment:
+    """`k:{"type":"Ready"}`: the segment of a keyed list's element, by every list-map key, sorted by name (a key it
+    omits by its default, typed/helpers.go `keyedAssociativeListItemToPathElement`)."""
+    if len(keys) == 1:
+        value = element.get(keys[0][0], keys[0][1])
+        if type(value) is str:  # a condition type, a container name, an IP: the same few, over and over
+            return _str_key_segment(keys[0][0], value)
+    named = {}
+    for key, default in keys:
+        value = element.get(key, default)
+        if value is not None or key in element:
+            named[key] = value
+    return "k:" + orjson.dumps(named, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def keyed(value: list[Any], keys: tuple[tuple[str, Any], ...]) -> bool:
+    """Whether every element of a keyed list can be named by its keys (a map with the first key)."""
+    return bool(keys) and all(isinstance(e, dict) and keys[0][0] in e for e in value)
 
 
 @lru_cache(maxsize=4096)
@@ -181,13 +193,12 @@ def _tree(value: Any, names: tuple[str, ...], lookup: StrategyLookup, *, present
                     node[f"f:{key}"] = {}
         return {k: node[k] for k in sorted(node)}
     if isinstance(value, list) and value:
-        strategy, merge_key = lookup(names)
-        if "merge" in strategy.split(","):
-            if merge_key and all(isinstance(e, dict) and merge_key in e for e in value):
-                shape = shape_at(lookup, names)
+        shape = shape_at(lookup, names)
+        if shape.list_type:
+            if shape.list_type == "map" and keyed(value, shape.keys):
                 elements: Obj = {}
                 for element in value:
-                    segment = key_segment(element, merge_key)
+                    segment = key_segment(element, shape.keys)
                     if segment in elements:  # a repeated key: compare.go takes the first element alone
                         continue
                     if shape.element_atomic:
@@ -201,7 +212,7 @@ def _tree(value: Any, names: tuple[str, ...], lookup: StrategyLookup, *, present
                             node.setdefault(f"f:{key}", {})
                 tree = {k: {s: elements[k][s] for s in sorted(elements[k])} for k in sorted(elements)}
                 return tree if present else {".": {}, **tree}
-            if not merge_key and all(not isinstance(e, (dict, list)) for e in value):
+            if shape.list_type == "set" and all(not isinstance(e, (dict, list)) for e in value):
                 tree = {s: {} for s in sorted({"v:" + orjson.dumps(e).decode() for e in value})}
                 return tree if present else {".": {}, **tree}
     return {}
@@ -220,12 +231,12 @@ def collect(value: Any, path: FieldPath, names: tuple[str, ...], lookup: Strateg
             collect(item, (*path, f"f:{key}"), (*names, key), lookup, found)
         return
     if isinstance(value, list):
-        strategy, merge_key = lookup(names)
-        if "merge" in strategy.split(","):
-            if merge_key and all(isinstance(e, dict) and merge_key in e for e in value):
-                element_atomic = shape_at(lookup, names).element_atomic
+        shape = shape_at(lookup, names)
+        if shape.list_type:
+            if shape.list_type == "map" and keyed(value, shape.keys):
+                element_atomic = shape.element_atomic
                 for element in value:
-                    element_path = (*path, key_segment(element, merge_key))
+                    element_path = (*path, key_segment(element, shape.keys))
                     if element_atomic:
                         found.add(element_path)
                         continue
@@ -233,7 +244,7 @@ def collect(value: Any, path: FieldPath, names: tuple[str, ...], lookup: Strateg
                     for key, item in element.items():
                         collect(item, (*element_path, f"f:{key}"), (*names, key), lookup, found)
                 return
-            if not merge_key and all(not isinstance(e, (dict, list)) for e in value):
+            if shape.list_type == "set" and all(not isinstance(e, (dict, list)) for e in value):
                 for element in value:
                     found.add((*path, "v:" + orjson.dumps(element).decode()))
                 return

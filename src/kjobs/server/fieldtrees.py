@@ -19,7 +19,7 @@ import orjson
 
 from kjobs.api.types import Obj
 from kjobs.memo import Memo
-from kjobs.server.apply import IGNORED_META, IGNORED_TOP, key_segment
+from kjobs.server.apply import IGNORED_META, IGNORED_TOP, key_segment, keyed
 from kjobs.server.patch import StrategyLookup
 from kjobs.server.schema import shape_at
 
@@ -85,13 +85,13 @@ def _changed(
         _attach(parent, segment, node)
         return
     if isinstance(value, list) and value:
-        strategy, merge_key = lookup(names)
-        if "merge" in strategy.split(","):
+        shape = shape_at(lookup, names)
+        if shape.list_type:
             old_list = before if isinstance(before, list) and present else None
-            if merge_key and all(isinstance(e, dict) and merge_key in e for e in value):
-                _changed_elements(old_list, value, parent, segment, names, merge_key, lookup, present)
+            if shape.list_type == "map" and keyed(value, shape.keys):
+                _changed_elements(old_list, value, parent, segment, names, shape.keys, lookup, present)
                 return
-            if not merge_key and all(not isinstance(e, (dict, list)) for e in value):
+            if shape.list_type == "set" and all(not isinstance(e, (dict, list)) for e in value):
                 node = {} if present else {".": {}}
                 for element in value:
                     if old_list is None or element not in old_list:
@@ -112,7 +112,7 @@ def _changed_leaf(before: Any, value: Any, names: tuple[str, ...], lookup: Strat
         if before is None or (type(before) is dict and before and not shape_at(lookup, names).atomic):
             return False
     elif type(value) is list and not value and type(before) is list and before:
-        return "merge" not in lookup(names)[0].split(",") and before != value
+        return shape_at(lookup, names).list_type not in ("map", "set") and before != value
     return bool(before != value)
 
 
@@ -150,19 +150,19 @@ def _changed_elements(
     parent: Obj,
     segment: str,
     names: tuple[str, ...],
-    merge_key: str,
+    keys: tuple[tuple[str, Any], ...],
     lookup: StrategyLookup,
     present: bool,
 ) -> None:
-    """The changed members of a list merged by `merge_key`: a new element owns its `.` marker and every field
+    """The changed members of a list keyed by `keys`: a new element owns its `.` marker and every field
     (an atomic element is one leaf); the list owns its own `.` when the old object lacks it."""
     node: Obj = {}
     shape = shape_at(lookup, names)
     for listed in value:
         # Like `value_at`, a path names the first element with its key, even among duplicates.
-        element = _element(value, merge_key, listed.get(merge_key)) or listed
-        element_segment = key_segment(element, merge_key)
-        match = _element(old_list, merge_key, element.get(merge_key))
+        element_segment = key_segment(listed, keys)
+        element = _element(value, keys, element_segment) or listed
+        match = _element(old_list, keys, element_segment)
         existing = node.get(element_segment)
         if shape.element_atomic:
             if match != element:
@@ -207,12 +207,13 @@ def _flat_tree(value: Obj, *, element: bool) -> Obj | None:
     return tree
 
 
-def _element(elements: list[Any] | None, merge_key: str, key_value: Any) -> Obj | None:
-    """The first element of `elements` whose merge key reads `key_value` (how `value_at` finds it)."""
+def _element(elements: list[Any] | None, keys: tuple[tuple[str, Any], ...], segment: str) -> Obj | None:
+    """The first element of `elements` named by `segment` (how `value_at` finds it)."""
     if elements is None:
         return None
+    first = keys[0][0]
     for e in elements:
-        if isinstance(e, dict) and e.get(merge_key) == key_value:
+        if isinstance(e, dict) and first in e and key_segment(e, keys) == segment:
             return e
     return None
 

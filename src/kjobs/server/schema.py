@@ -362,13 +362,22 @@ class Shape(NamedTuple):
     """`x-kubernetes-map-type: atomic` (a LabelSelector, an ObjectReference): the map is one leaf."""
     element_atomic: bool
     """A list whose elements are atomic maps (`ownerReferences`): an element is one leaf, no `.` marker."""
+    list_type: str
+    """`x-kubernetes-list-type` of a list: `map` (keyed), `set` (of scalars), else atomic (one leaf)."""
+    keys: tuple[tuple[str, Any], ...]
+    """A keyed list's `x-kubernetes-list-map-keys`, each with its default (None: none): SMD names an element by
+    all of them (`k:{"containerPort":80,"protocol":"TCP"}`), a key an element omits by its `+default`."""
     always: frozenset[str]
     """Fields Go renders even when unset, so that they are present in every object of the type, its zero value
     included: non-pointer structs (`metadata`, `spec`, `template`, `resources`) and slices without `omitempty`
     (`containers`, which the OpenAPI lists as required)."""
 
 
-PLAIN = Shape(False, False, frozenset())
+PLAIN = Shape(False, False, "", (), frozenset())
+
+_KEY_DEFAULTS = {"protocol": "TCP"}
+"""`+default` of list-map keys the schemas do not carry: ContainerPort's and ServicePort's `protocol`
+(k8s.io/api core/v1 types.go)."""
 
 _GO_TYPES = Path(__file__).parent / "data" / "gotypes-v1.32.json"
 
@@ -424,6 +433,12 @@ def shape(root: str, path: FieldPath) -> Shape:
     atomic = (node.get("x-kubernetes-map-type") or resolved.get("x-kubernetes-map-type")) == "atomic"
     items = resolved.get("items")
     element_atomic = isinstance(items, dict) and _resolve(items).get("x-kubernetes-map-type") == "atomic"
+    list_type = str(node.get("x-kubernetes-list-type") or resolved.get("x-kubernetes-list-type") or "")
+    keys: tuple[tuple[str, Any], ...] = ()
+    if list_type == "map" and isinstance(items, dict):
+        fields = _resolve(items).get("properties") or {}
+        for key in node.get("x-kubernetes-list-map-keys") or resolved.get("x-kubernetes-list-map-keys") or ():
+            keys += ((key, _resolve(fields.get(key, {})).get("default", _KEY_DEFAULTS.get(key))),)
     if isinstance(items, dict):  # a list's `always` are those of its elements
         name, resolved = _ref_name(items), _resolve(items)
     always: set[str] = set()
@@ -437,7 +452,7 @@ def shape(root: str, path: FieldPath) -> Shape:
     for field, go_type in (go or {}).items():
         if go_type in structs and go_type != "meta/v1.Time":
             always.add(field)
-    return Shape(atomic, element_atomic, frozenset(always))
+    return Shape(atomic, element_atomic, list_type, keys, frozenset(always))
 
 
 def shape_at(lookup: StrategyLookup, path: FieldPath) -> Shape:

@@ -1685,8 +1685,8 @@ class ApiService:
         forced = {path for _, path in found}
         still_owned = set().union(*(owned - forced for _, owned in others)) if others else set()
         merged = strategic_merge(old, config, strategies=strategies)
-        for path in applied:  # an applied atomic map replaces the live one whole (typed/merge.go: a leaf)
-            if path[-1] != "." and isinstance(value := apply.value_at(config, path), dict):
+        for path in applied:  # an applied atomic map or list replaces the live one whole (typed/merge.go: a leaf)
+            if path[-1] != "." and isinstance(value := apply.value_at(config, path), dict | list):
                 apply.set_at(merged, path, value)
         for path in sorted(previous - applied - still_owned, key=len, reverse=True):
             apply.remove_at(merged, path)
