@@ -34,13 +34,12 @@ def changed_fields_v1(old: Obj, new: Obj, lookup: StrategyLookup, *, status: boo
     resource write of a kind with a status subresource), None for every field. Subtrees that compare equal are
     skipped whole (a dict comparison runs in C, and a copy-on-write update shares them by identity)."""
     root: Obj = {}
-    always = shape_at(lookup, ()).always
     for key in sorted(new):  # built in key order, as a tree encoded from a sorted path set is
         value = new[key]
         if key in IGNORED_TOP or (status is not None and (key == "status") != status):
             continue
         before = old.get(key)
-        present = key in old or key in always
+        present = key in old or key in shape_at(lookup, ()).always
         if before == value and present:
             continue
         if key == "metadata" and isinstance(value, dict):
@@ -121,10 +120,9 @@ def _changed_fields(
 ) -> None:
     """Add to `node`, in key order, the changed members of each field of the object `value` against `old`
     (`present`: whether the old object has this object at all)."""
-    always = shape_at(lookup, names).always
     for key in sorted(value):
         item, was = value[key], old.get(key)
-        there = present and (key in old or key in always)
+        there = present and (key in old or key in shape_at(lookup, names).always)
         if was == item and there:
             continue
         if isinstance(item, dict | list):
@@ -135,6 +133,7 @@ def _changed_fields(
         elif was != item or not there:  # a scalar leaf, checked here rather than in a call per leaf
             node[f"f:{key}"] = {}
     if not present:  # a new object: Go renders the structs it leaves unset, `{}` where there was nothing
+        always = shape_at(lookup, names).always
         for key in always:
             if key not in value:
                 node[f"f:{key}"] = {}
@@ -160,9 +159,9 @@ def _changed_elements(
     shape = shape_at(lookup, names)
     for listed in value:
         # Like `value_at`, a path names the first element with its key, even among duplicates.
-        element_segment = key_segment(listed, keys)
-        element = _element(value, keys, element_segment) or listed
-        match = _element(old_list, keys, element_segment)
+        element = _element(value, keys, listed) or listed
+        element_segment = key_segment(element, keys)
+        match = _element(old_list, keys, element)
         existing = node.get(element_segment)
         if shape.element_atomic:
             if match != element:
@@ -207,13 +206,21 @@ def _flat_tree(value: Obj, *, element: bool) -> Obj | None:
     return tree
 
 
-def _element(elements: list[Any] | None, keys: tuple[tuple[str, Any], ...], segment: str) -> Obj | None:
-    """The first element of `elements` named by `segment` (how `value_at` finds it)."""
+def _element(elements: list[Any] | None, keys: tuple[tuple[str, Any], ...], probe: Obj) -> Obj | None:
+    """The first element of `elements` with `probe`'s keys (how `value_at` finds it); a key left out reads as its
+    default."""
     if elements is None:
         return None
     first = keys[0][0]
+    if len(keys) == 1:
+        want = probe.get(first, keys[0][1])
+        for e in elements:
+            if type(e) is dict and first in e and e[first] == want:
+                return e
+        return None
+    wanted = [(key, probe.get(key, default), default) for key, default in keys]
     for e in elements:
-        if isinstance(e, dict) and first in e and key_segment(e, keys) == segment:
+        if type(e) is dict and first in e and all(e.get(key, default) == want for key, want, default in wanted):
             return e
     return None
 

@@ -22,7 +22,6 @@ import orjson
 from kjobs.api.errors import go_quote
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.types import Obj
-from kjobs.memo import Memo
 from kjobs.server.authn_schema import SCHEMAS as AUTHN_SCHEMAS
 from kjobs.server.gated_schema import overlay
 from kjobs.server.metrics_schema import SCHEMAS as METRICS_SCHEMAS
@@ -458,12 +457,15 @@ def shape(root: str, path: FieldPath) -> Shape:
 def shape_at(lookup: StrategyLookup, path: FieldPath) -> Shape:
     """The `Shape` at `path` in objects of the schema a `strategies_for` lookup belongs to (PLAIN for none).
     Remembered in a bounded table keyed by the lookup itself: a write asks for every map it walks."""
-    key = (lookup, path)
-    found = _SHAPE_AT.get(key)
+    found = _SHAPE_AT.get((lookup, path))
     if found is None:
         args = getattr(lookup, "args", None)
-        found = _SHAPE_AT.put(key, shape(args[0], path) if args else PLAIN)
+        found = shape(args[0], path) if args else PLAIN
+        if len(_SHAPE_AT) >= _SHAPE_AT_SIZE:  # paths come from objects: keep the table bounded
+            _SHAPE_AT.clear()
+        _SHAPE_AT[(lookup, path)] = found
     return found
 
 
-_SHAPE_AT: Memo[tuple[StrategyLookup, FieldPath], Shape] = Memo(4096)
+_SHAPE_AT: dict[tuple[StrategyLookup, FieldPath], Shape] = {}
+_SHAPE_AT_SIZE = 4096
