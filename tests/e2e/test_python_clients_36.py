@@ -95,7 +95,7 @@ def test_kubernetes_replace_from_a_manifest_keeps_the_other_managers(kubeconfig:
         )
         owners = {m.manager: m.fields_v1 for m in replaced.metadata.managed_fields}
         assert owners == {
-            "creator": {"f:data": {"f:a": {}}},
-            "tagger": {"f:metadata": {"f:labels": {"f:x": {}}}},
+            "creator": {"f:data": {".": {}, "f:a": {}}},  # each made the map it set: its `.` (SMD's Compare)
+            "tagger": {"f:metadata": {"f:labels": {".": {}, "f:x": {}}}},
             "replacer": {"f:data": {"f:b": {}}},
         }

@@ -97,8 +97,73 @@ _edits = st.lists(
 
 
 def _reference(old: dict[str, Any] | None, new: dict[str, Any], include_status: bool) -> set[apply.FieldPath]:
-    fields = apply.field_set(new, POD_STRATEGIES, include_status=include_status)
-    return {p for p in fields if old is None or apply.differs(old, new, p)}
+    """`TypedValue.Compare(old, new)`'s Added and Modified (structured-merge-diff typed/compare.go), written
+    plainly: a path per member, `.` for a granular map or list the old object lacks; Go's rendering of unset
+    structs (`schema.Shape.always`); an atomic map or list, or an empty one, is a leaf; a repeated list key is
+    compared through its first element."""
+    found: set[apply.FieldPath] = set()
+    always = schema.shape_at(POD_STRATEGIES, ()).always
+    base = old or {}
+    for key, value in new.items():
+        if key in apply.IGNORED_TOP or (key == "status" and not include_status):
+            continue
+        if key == "metadata" and isinstance(value, dict):
+            old_meta = base.get("metadata") if isinstance(base.get("metadata"), dict) else {}
+            for mkey, mvalue in value.items():
+                if mkey not in apply.IGNORED_META:
+                    there = mkey in old_meta
+                    _compare(old_meta.get(mkey), there, mvalue, ("metadata", mkey), ("f:metadata", f"f:{mkey}"), found)
+            continue
+        there = key in base or key in always
+        _compare(base.get(key), there, value, (key,), (f"f:{key}",), found)
+    return found
+
+
+def _compare(lhs: Any, there: bool, rhs: Any, names: tuple[str, ...], path: apply.FieldPath, out: set[Any]) -> None:
+    shape = schema.shape_at(POD_STRATEGIES, names)
+    granular = shape.list_type in ("map", "set")
+    if isinstance(rhs, dict) and rhs and not shape.atomic:
+        old = lhs if there and isinstance(lhs, dict) else {}
+        if not there:
+            out.add((*path, "."))
+            out.update((*path, f"f:{key}") for key in shape.always - rhs.keys())
+        for key, item in rhs.items():
+            child_there = there and (key in old or key in shape.always)
+            _compare(old.get(key), child_there, item, (*names, key), (*path, f"f:{key}"), out)
+        return
+    if isinstance(rhs, list) and rhs and shape.list_type == "map" and apply.keyed(rhs, shape.keys):
+        olds = lhs if there and isinstance(lhs, list) else []
+        if not there:
+            out.add((*path, "."))
+        seen = set()
+        for element in rhs:
+            segment = apply.key_segment(element, shape.keys)
+            if segment in seen:
+                continue
+            seen.add(segment)
+            match = next(
+                (e for e in olds if apply.keyed([e], shape.keys) and apply.key_segment(e, shape.keys) == segment), None
+            )
+            if shape.element_atomic:
+                if match != element:
+                    out.add((*path, segment))
+                continue
+            _compare(match, match is not None, element, names, (*path, segment), out)
+        return
+    if isinstance(rhs, list) and rhs and shape.list_type == "set" and all(not isinstance(e, dict | list) for e in rhs):
+        olds = lhs if there and isinstance(lhs, list) else []
+        if not there:
+            out.add((*path, "."))
+        out.update((*path, "v:" + orjson.dumps(e).decode()) for e in rhs if e not in olds)
+        return
+    if not there:
+        out.add(path)
+        return
+    # An unset struct, or a granular map or list emptied (its items are Removed), is no change here.
+    emptied_map = rhs == {} and (lhs is None or (isinstance(lhs, dict) and bool(lhs) and not shape.atomic))
+    emptied_list = rhs == [] and isinstance(lhs, list) and bool(lhs) and granular
+    if not emptied_map and not emptied_list and lhs != rhs:
+        out.add(path)
 
 
 def _scope(paths: set[apply.FieldPath], status: bool | None) -> set[apply.FieldPath]:
@@ -144,9 +209,9 @@ _segments = st.sampled_from(["f:a", "f:b", ".", 'k:{"name":"main"}', "v:1"])
 
 @settings(max_examples=400, deadline=None)
 @given(edits=_edits, include_status=st.booleans())
-def test_fields_v1_of_is_the_encoded_field_set(edits: Any, include_status: bool) -> None:
+def test_fields_v1_of_is_the_comparison_with_the_zero_value(edits: Any, include_status: bool) -> None:
     pod = _mutate(BASE_POD, edits)
-    expected = apply.to_fields_v1(apply.field_set(pod, POD_STRATEGIES, include_status=include_status))
+    expected = apply.to_fields_v1(_reference({}, pod, include_status=include_status))
     got = apply.fields_v1_of(pod, POD_STRATEGIES, include_status=include_status)
     assert got == expected
     assert orjson.dumps(got) == orjson.dumps(expected)  # the same key order too
@@ -196,8 +261,8 @@ def test_label_trees_depend_on_the_keys_alone() -> None:
     other["metadata"]["labels"] = {"job-name": "j"}
     trees = [apply.fields_v1_of(p, POD_STRATEGIES)["f:metadata"]["f:labels"] for p in (first, second, other)]
     assert trees[0] is trees[1]
-    assert trees[0] == {"f:batch.kubernetes.io/job-completion-index": {}, "f:job-name": {}}
-    assert trees[2] == {"f:job-name": {}}
+    assert trees[0] == {".": {}, "f:batch.kubernetes.io/job-completion-index": {}, "f:job-name": {}}
+    assert trees[2] == {".": {}, "f:job-name": {}}
 
 
 def test_new_conditions_of_one_shape_share_their_tree_whatever_their_values() -> None:

@@ -84,7 +84,8 @@ def test_the_creator_does_not_own_the_selector_and_labels_the_job_strategy_gener
     [entry] = job["metadata"]["managedFields"]
     spec = entry["fieldsV1"]["f:spec"]
     assert "f:selector" not in spec
-    assert spec["f:template"]["f:metadata"] == {"f:labels": {"f:app": {}}}  # what the request set, and only that
+    # What the request set, and only that; the labels map is new to the template's metadata, so it owns its `.`.
+    assert spec["f:template"]["f:metadata"] == {"f:labels": {".": {}, "f:app": {}}}
     assert spec["f:backoffLimit"] == {}  # a default applied as the request was decoded is the creator's
 
 
@@ -118,8 +119,8 @@ def test_a_put_without_managed_fields_keeps_the_live_ones(http: httpx.Client) ->
     replaced = http.put(f"{CONFIGMAPS}/kept", params={"fieldManager": "replacer"}, json=body)
     assert replaced.status_code == 200, replaced.text
     assert _owners(replaced.json()) == {
-        "creator": {"f:data": {"f:a": {}}},
-        "labeller": {"f:metadata": {"f:labels": {"f:x": {}}}},
+        "creator": {"f:data": {".": {}, "f:a": {}}},  # each created the map it set (the `.` member)
+        "labeller": {"f:metadata": {"f:labels": {".": {}, "f:x": {}}}},
         "replacer": {"f:data": {"f:b": {}}},
     }
     again = {**replaced.json(), "metadata": {**replaced.json()["metadata"]}}

@@ -21,6 +21,7 @@ from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
 from kjobs.memo import Memo
 from kjobs.server.patch import StrategyLookup
+from kjobs.server.schema import shape_at
 
 Segment = str
 FieldPath = tuple[Segment, ...]
@@ -39,12 +40,24 @@ IGNORED_META = {
 }
 
 
-def key_segment(element: Obj, merge_key: str) -> Segment:
-    """`k:{"type":"Ready"}`: the segment of a list element by its merge key."""
-    value = element.get(merge_key)
-    if type(value) is str:  # a condition type, a container name, an IP: the same few, over and over
-        return _str_key_segment(merge_key, value)
-    return "k:" + orjson.dumps({merge_key: value}, option=orjson.OPT_SORT_KEYS).decode()
+def key_segment(element: Obj, keys: tuple[tuple[str, Any], ...]) -> Segment:
+    """`k:{"type":"Ready"}`: the segment of a keyed list's element, by every list-map key, sorted by name (a key it
+    omits by its default, typed/helpers.go `keyedAssociativeListItemToPathElement`)."""
+    if len(keys) == 1:
+        value = element.get(keys[0][0], keys[0][1])
+        if type(value) is str:  # a condition type, a container name, an IP: the same few, over and over
+            return _str_key_segment(keys[0][0], value)
+    named = {}
+    for key, default in keys:
+        value = element.get(key, default)
+        if value is not None or key in element:
+            named[key] = value
+    return "k:" + orjson.dumps(named, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def keyed(value: list[Any], keys: tuple[tuple[str, Any], ...]) -> bool:
+    """Whether every element of a keyed list can be named by its keys (a map with the first key)."""
+    return bool(keys) and all(isinstance(e, dict) and keys[0][0] in e for e in value)
 
 
 @lru_cache(maxsize=4096)
@@ -78,7 +91,7 @@ def fields_v1_of(obj: Obj, strategies: StrategyLookup, *, include_status: bool =
             meta: Obj = {}
             for mkey in sorted(value):
                 if mkey in _REPEATED_META:  # the same owner and finalizers on every pod of a Job
-                    meta[f"f:{mkey}"] = _spec_tree(value[mkey], ("metadata", mkey), strategies)
+                    meta[f"f:{mkey}"] = _spec_tree(value[mkey], ("metadata", mkey), strategies, present=False)
                 elif mkey in _STRING_MAPS:
                     meta[f"f:{mkey}"] = _string_map_tree(value[mkey], ("metadata", mkey), strategies)
                 elif mkey not in IGNORED_META:
@@ -86,10 +99,15 @@ def fields_v1_of(obj: Obj, strategies: StrategyLookup, *, include_status: bool =
             if meta:
                 root["f:metadata"] = meta
             continue
-        if key == "spec" and isinstance(value, dict) and value:
-            root["f:spec"] = _whole_spec_tree(value, strategies)
+        present = key in shape_at(strategies, ()).always
+        if key == "spec" and isinstance(value, dict) and value and present:
+            spec = _whole_spec_tree(value, strategies)
+            if spec:
+                root["f:spec"] = spec
             continue
-        root[f"f:{key}"] = _tree(value, (key,), strategies)
+        tree = _tree(value, (key,), strategies, present=present)
+        if tree or not (present and (value == {} or value is None)):  # as in the zero value: no change
+            root[f"f:{key}"] = tree
     return {k: root[k] for k in sorted(root)}
 
 
@@ -116,87 +134,117 @@ _SPEC_TREES: Memo[tuple[tuple[str, ...], bytes, StrategyLookup], Obj] = Memo(512
 def _whole_spec_tree(spec: Obj, lookup: StrategyLookup) -> Obj:
     """The tree of a whole spec, remembered by its JSON with the scalar fields blanked: a scalar's subtree is a
     leaf whatever its value, so the pods of one template, which differ in `hostname`, share one entry."""
-    shape = {k: v if isinstance(v, dict | list) else None for k, v in spec.items()}
+    shape = {k: v if isinstance(v, dict | list) or v is None else 0 for k, v in spec.items()}  # null: no change
     try:
         key = (("spec",), orjson.dumps(shape), lookup)
     except TypeError:
         key = None
     tree = _SPEC_TREES.get(key) if key is not None else None
     if tree is None:
-        tree = {f"f:{k}": _spec_tree(spec[k], ("spec", k), lookup) for k in sorted(spec)}
+        always = shape_at(lookup, ("spec",)).always
+        tree = {}
+        for k in sorted(spec):
+            present = k in always
+            subtree = _spec_tree(spec[k], ("spec", k), lookup, present=present)
+            if subtree or not (present and (spec[k] == {} or spec[k] is None)):  # as in the zero value
+                tree[f"f:{k}"] = subtree
         if key is not None:
             _SPEC_TREES.put(key, tree)
     return tree
 
 
-def _spec_tree(value: Any, names: tuple[str, ...], lookup: StrategyLookup) -> Obj:
+def _spec_tree(value: Any, names: tuple[str, ...], lookup: StrategyLookup, *, present: bool) -> Obj:
     """`_tree` of one field of a spec (or of `_REPEATED_META`), remembered by its JSON: the objects a controller
     creates from one template (a Job's pods) repeat the same containers, volumes, tolerations, owner and finalizers,
     and a tree depends only on the JSON (keys, merge keys, list values). A remembered tree is shared by the objects
     that use it, which, like all stored objects, are read-only."""
     if not isinstance(value, dict | list) or not value:
-        return _tree(value, names, lookup)
+        return _tree(value, names, lookup, present=present)
     try:
-        key = (names, orjson.dumps(value), lookup)
+        key = (names, orjson.dumps(value), lookup)  # `present` follows from `names`
     except TypeError:
-        return _tree(value, names, lookup)
+        return _tree(value, names, lookup, present=present)
     tree = _SPEC_TREES.get(key)
-    return tree if tree is not None else _SPEC_TREES.put(key, _tree(value, names, lookup))
+    return tree if tree is not None else _SPEC_TREES.put(key, _tree(value, names, lookup, present=present))
 
 
-def _tree(value: Any, names: tuple[str, ...], lookup: StrategyLookup) -> Obj:
-    """The FieldsV1 subtree under a field holding `value` (what `_collect` adds below it, as a sorted tree)."""
+def _tree(value: Any, names: tuple[str, ...], lookup: StrategyLookup, *, present: bool = False) -> Obj:
+    """The FieldsV1 subtree under a field holding `value`, as `TypedValue.Compare` against the kind's Go zero
+    value gives it on create (typed/compare.go): `present` says the field is in the zero value (a non-pointer
+    struct, a slice without omitempty). A granular map or list that is not there gets its own `.` member, an
+    atomic map (`x-kubernetes-map-type: atomic`) or list is one leaf, and so is an empty map or list."""
     if isinstance(value, dict) and value:
-        return {
-            f"f:{key}": _tree(value[key], (*names, key), lookup) if isinstance(value[key], dict | list) else {}
-            for key in sorted(value)
-        }
+        shape = shape_at(lookup, names)
+        if shape.atomic:
+            return {}
+        always = shape.always
+        node: Obj = {} if present else {".": {}}
+        for key in value:
+            item = value[key]
+            if isinstance(item, dict | list):
+                child = _tree(item, (*names, key), lookup, present=present and key in always)
+                if child or not (present and key in always and item == {}):
+                    node[f"f:{key}"] = child
+            elif item is not None or not (present and key in always):
+                node[f"f:{key}"] = {}
+        if not present:  # a map new to the object: Go renders its structs even when unset
+            for key in always:
+                if key not in value:
+                    node[f"f:{key}"] = {}
+        return {k: node[k] for k in sorted(node)}
     if isinstance(value, list) and value:
-        strategy, merge_key = lookup(names)
-        if "merge" in strategy.split(","):
-            if merge_key and all(isinstance(e, dict) and merge_key in e for e in value):
+        shape = shape_at(lookup, names)
+        if shape.list_type:
+            if shape.list_type == "map" and keyed(value, shape.keys):
                 elements: Obj = {}
                 for element in value:
-                    node = elements.setdefault(key_segment(element, merge_key), {".": {}})
+                    segment = key_segment(element, shape.keys)
+                    if segment in elements:  # a repeated key: compare.go takes the first element alone
+                        continue
+                    if shape.element_atomic:
+                        elements[segment] = {}
+                        continue
+                    node = elements[segment] = {".": {}}
                     for key, item in element.items():
-                        _merge_tree(node, f"f:{key}", _tree(item, (*names, key), lookup))
-                return {k: {s: elements[k][s] for s in sorted(elements[k])} for k in sorted(elements)}
-            if not merge_key and all(not isinstance(e, (dict, list)) for e in value):
-                return {s: {} for s in sorted({"v:" + orjson.dumps(e).decode() for e in value})}
+                        node[f"f:{key}"] = _tree(item, (*names, key), lookup)
+                    for key in shape.always:
+                        if key not in element:
+                            node.setdefault(f"f:{key}", {})
+                tree = {k: {s: elements[k][s] for s in sorted(elements[k])} for k in sorted(elements)}
+                return tree if present else {".": {}, **tree}
+            if shape.list_type == "set" and all(not isinstance(e, (dict, list)) for e in value):
+                tree = {s: {} for s in sorted({"v:" + orjson.dumps(e).decode() for e in value})}
+                return tree if present else {".": {}, **tree}
     return {}
 
 
-def _merge_tree(node: Obj, segment: str, subtree: Obj) -> None:
-    """Add `subtree` under `segment` (elements with duplicate keys add up, as their paths do in a set)."""
-    existing = node.get(segment)
-    if existing is None:
-        node[segment] = subtree
-        return
-    if not existing or not subtree:  # a leaf and a subtree: the set keeps both paths, the tree the deeper
-        node[segment] = existing or subtree
-        return
-    for key, child in subtree.items():
-        _merge_tree(existing, key, child)
-    node[segment] = {k: existing[k] for k in sorted(existing)}
-
-
 def collect(value: Any, path: FieldPath, names: tuple[str, ...], lookup: StrategyLookup, found: set[FieldPath]) -> None:
-    """Add to `found` the leaf paths `value` sets under `path` (`names`: the field names, for strategies)."""
-    if isinstance(value, dict) and value:
+    """Add to `found` the paths `value` sets under `path` (`names`: the field names, for strategies), as
+    `TypedValue.ToFieldSet` lists an applied configuration's (typed/tofieldset.go): the leaves, every list
+    element (its `.`), an atomic map or list as one leaf, a null or an empty map as a leaf, and nothing for an
+    empty granular list."""
+    if isinstance(value, dict):
+        if not value or shape_at(lookup, names).atomic:  # an empty map is owned too (visitMapItems)
+            found.add(path)
+            return
         for key, item in value.items():
             collect(item, (*path, f"f:{key}"), (*names, key), lookup, found)
         return
-    if isinstance(value, list) and value:
-        strategy, merge_key = lookup(names)
-        if "merge" in strategy.split(","):
-            if merge_key and all(isinstance(e, dict) and merge_key in e for e in value):
+    if isinstance(value, list):
+        shape = shape_at(lookup, names)
+        if shape.list_type:
+            if shape.list_type == "map" and keyed(value, shape.keys):
+                element_atomic = shape.element_atomic
                 for element in value:
-                    element_path = (*path, key_segment(element, merge_key))
+                    element_path = (*path, key_segment(element, shape.keys))
+                    if element_atomic:
+                        found.add(element_path)
+                        continue
                     found.add((*element_path, "."))
                     for key, item in element.items():
                         collect(item, (*element_path, f"f:{key}"), (*names, key), lookup, found)
                 return
-            if not merge_key and all(not isinstance(e, (dict, list)) for e in value):
+            if shape.list_type == "set" and all(not isinstance(e, (dict, list)) for e in value):
                 for element in value:
                     found.add((*path, "v:" + orjson.dumps(element).decode()))
                 return
@@ -254,6 +302,14 @@ def remove_at(obj: Obj, path: FieldPath) -> None:
         target = value_at(node, (last,))
         if target is not None:
             node.remove(target)
+
+
+def set_at(obj: Obj, path: FieldPath, value: Any) -> None:
+    """Put `value` at the field `path` names in `obj`, in place, where its parent is present."""
+    parent = value_at(obj, path[:-1])
+    kind, _, rest = path[-1].partition(":")
+    if kind == "f" and isinstance(parent, dict):
+        parent[rest] = value
 
 
 def to_fields_v1(paths: set[FieldPath]) -> Obj:

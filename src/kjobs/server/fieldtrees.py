@@ -19,12 +19,16 @@ import orjson
 
 from kjobs.api.types import Obj
 from kjobs.memo import Memo
-from kjobs.server.apply import IGNORED_META, IGNORED_TOP, FieldPath, collect, differs, key_segment
+from kjobs.server.apply import IGNORED_META, IGNORED_TOP, key_segment, keyed
 from kjobs.server.patch import StrategyLookup
+from kjobs.server.schema import shape_at
 
 
 def changed_fields_v1(old: Obj, new: Obj, lookup: StrategyLookup, *, status: bool | None = None) -> Obj:
-    """The FieldsV1 tree of the fields `new` sets with a value that reads differently in `old`.
+    """The FieldsV1 tree of `TypedValue.Compare(old, new)`'s Added and Modified (typed/compare.go): the leaves
+    `new` sets with a value that reads differently in `old`, and the `.` member of every granular map or list
+    `old` does not have. Both are read as Go renders them: a non-pointer struct or a slice without omitempty
+    is there even when unset (`schema.Shape.always`); an atomic map or list is one leaf.
 
     `status`: True for the status field alone (a /status write), False for everything but status (a main
     resource write of a kind with a status subresource), None for every field. Subtrees that compare equal are
@@ -35,64 +39,108 @@ def changed_fields_v1(old: Obj, new: Obj, lookup: StrategyLookup, *, status: boo
         if key in IGNORED_TOP or (status is not None and (key == "status") != status):
             continue
         before = old.get(key)
-        if before == value:
+        present = key in old or key in shape_at(lookup, ()).always
+        if before == value and present:
             continue
         if key == "metadata" and isinstance(value, dict):
             old_meta = before if isinstance(before, dict) else {}
             meta: Obj = {}
             for mkey in sorted(value):
                 mvalue = value[mkey]
-                if mkey not in IGNORED_META and old_meta.get(mkey) != mvalue:
-                    _changed(old_meta.get(mkey), mvalue, meta, f"f:{mkey}", ("metadata", mkey), lookup)
+                if mkey not in IGNORED_META and (old_meta.get(mkey) != mvalue or mkey not in old_meta):
+                    _changed(
+                        old_meta.get(mkey), mvalue, meta, f"f:{mkey}", ("metadata", mkey), lookup, mkey in old_meta
+                    )
             if meta:
                 root["f:metadata"] = meta
             continue
-        _changed(before, value, root, f"f:{key}", (key,), lookup)
+        _changed(before, value, root, f"f:{key}", (key,), lookup, present)
     return root
 
 
 def _changed(
-    before: Any, value: Any, parent: Obj, segment: str, names: tuple[str, ...], lookup: StrategyLookup
+    before: Any,
+    value: Any,
+    parent: Obj,
+    segment: str,
+    names: tuple[str, ...],
+    lookup: StrategyLookup,
+    present: bool,
 ) -> None:
-    """Add under `parent[segment]` the changed leaves of `value` (known to differ from `before`)."""
+    """Add under `parent[segment]` the changed members of `value` (known to differ from `before`); `present`:
+    whether the old object has the field (a granular map or list it lacks gets its `.`)."""
     if isinstance(value, dict) and value:
-        old = before if isinstance(before, dict) else {}
-        flat = None if old else _flat_tree(value, element=False)
+        shape = shape_at(lookup, names)
+        if shape.atomic:
+            parent.setdefault(segment, {})
+            return
+        old = before if isinstance(before, dict) and present else {}
+        flat = None if old or (shape.always and not present) else _flat_tree(value, element=not present)
         if flat is not None:
             _attach(parent, segment, flat)
             return
-        node: Obj = {}
-        _changed_fields(old, value, node, names, lookup)
+        node: Obj = {} if present else {".": {}}
+        _changed_fields(old, value, node, names, lookup, present)
         _attach(parent, segment, node)
         return
     if isinstance(value, list) and value:
-        strategy, merge_key = lookup(names)
-        if "merge" in strategy.split(","):
-            old_list = before if isinstance(before, list) else None
-            if merge_key and all(isinstance(e, dict) and merge_key in e for e in value):
-                _changed_elements(old_list, value, parent, segment, names, merge_key, lookup)
+        shape = shape_at(lookup, names)
+        if shape.list_type:
+            old_list = before if isinstance(before, list) and present else None
+            if shape.list_type == "map" and keyed(value, shape.keys):
+                _changed_elements(old_list, value, parent, segment, names, shape.keys, lookup, present)
                 return
-            if not merge_key and all(not isinstance(e, (dict, list)) for e in value):
-                node = {}
+            if shape.list_type == "set" and all(not isinstance(e, (dict, list)) for e in value):
+                node = {} if present else {".": {}}
                 for element in value:
-                    if element is not None and (old_list is None or element not in old_list):
+                    if old_list is None or element not in old_list:
                         node["v:" + orjson.dumps(element).decode()] = {}
                 _attach(parent, segment, _sorted(node))
                 return
-    if before != value:
+    if _changed_leaf(before, value, names, lookup, present):
         parent.setdefault(segment, {})
 
 
-def _changed_fields(old: Obj, value: Obj, node: Obj, names: tuple[str, ...], lookup: StrategyLookup) -> None:
-    """Add to `node`, in key order, the changed leaves of each field of the object `value` against `old`."""
+def _changed_leaf(before: Any, value: Any, names: tuple[str, ...], lookup: StrategyLookup, present: bool) -> bool:
+    """Whether a leaf (a scalar, null, an atomic or an empty map or list) is Added or Modified. An empty granular
+    map or list that was not empty is neither (compare.go walks its items, which are Removed); an unset struct is
+    `{}` on both sides."""
+    if not present:
+        return True
+    if type(value) is dict and not value:
+        if before is None or (type(before) is dict and before and not shape_at(lookup, names).atomic):
+            return False
+    elif type(value) is list and not value and type(before) is list and before:
+        return shape_at(lookup, names).list_type not in ("map", "set") and before != value
+    return bool(before != value)
+
+
+def _changed_fields(
+    old: Obj, value: Obj, node: Obj, names: tuple[str, ...], lookup: StrategyLookup, present: bool
+) -> None:
+    """Add to `node`, in key order, the changed members of each field of the object `value` against `old`
+    (`present`: whether the old object has this object at all)."""
     for key in sorted(value):
         item, was = value[key], old.get(key)
-        if was == item and (was is not None or key in old):
+        there = present and (key in old or key in shape_at(lookup, names).always)
+        if was == item and there:
             continue
-        if isinstance(item, dict | list) and item:
-            _changed(was, item, node, f"f:{key}", (*names, key), lookup)
-        elif was != item:  # a leaf, checked here rather than in a call per leaf
+        if isinstance(item, dict | list):
+            if item:
+                _changed(was, item, node, f"f:{key}", (*names, key), lookup, there)
+            elif _changed_leaf(was, item, (*names, key), lookup, there):
+                node[f"f:{key}"] = {}
+        elif was != item or not there:  # a scalar leaf, checked here rather than in a call per leaf
             node[f"f:{key}"] = {}
+    if not present:  # a new object: Go renders the structs it leaves unset, `{}` where there was nothing
+        always = shape_at(lookup, names).always
+        for key in always:
+            if key not in value:
+                node[f"f:{key}"] = {}
+        if always:
+            node_sorted = _sorted(node)
+            node.clear()
+            node.update(node_sorted)
 
 
 def _changed_elements(
@@ -101,18 +149,25 @@ def _changed_elements(
     parent: Obj,
     segment: str,
     names: tuple[str, ...],
-    merge_key: str,
+    keys: tuple[tuple[str, Any], ...],
     lookup: StrategyLookup,
+    present: bool,
 ) -> None:
-    """The changed leaves of a list merged by `merge_key`: a new element owns its `.` marker and every field."""
+    """The changed members of a list keyed by `keys`: a new element owns its `.` marker and every field
+    (an atomic element is one leaf); the list owns its own `.` when the old object lacks it."""
     node: Obj = {}
+    shape = shape_at(lookup, names)
     for listed in value:
         # Like `value_at`, a path names the first element with its key, even among duplicates.
-        element = _element(value, merge_key, listed.get(merge_key)) or listed
-        element_segment = key_segment(element, merge_key)
-        match = _element(old_list, merge_key, element.get(merge_key))
+        element = _element(value, keys, listed) or listed
+        element_segment = key_segment(element, keys)
+        match = _element(old_list, keys, element)
         existing = node.get(element_segment)
-        if match is None and existing is None and listed is element:
+        if shape.element_atomic:
+            if match != element:
+                node[element_segment] = {}
+            continue
+        if match is None and existing is None and listed is element and not shape.always:
             flat = _flat_tree(element, element=True)
             if flat is not None:  # a new condition, a new address: the same tree for every one of its shape
                 node[element_segment] = flat
@@ -120,17 +175,13 @@ def _changed_elements(
         element_node: Obj = _sorted(existing) if existing else {}  # a copy: what is attached may be shared
         if match is None:
             element_node["."] = {}
-        if listed is not element:  # a duplicate key: its fields read through the first element
-            fields: set[FieldPath] = set()
-            for key, item in listed.items():
-                collect(item, (f"f:{key}",), (*names, key), lookup, fields)
-            for path in fields:
-                if differs(match, element, path):
-                    _insert(element_node, path)
-            element_node = _sorted(element_node)
-        elif match != element:
-            _changed_fields(match or {}, element, element_node, names, lookup)
+        if listed is not element:  # a repeated key: compare.go compares the first element alone
+            continue
+        if match != element:
+            _changed_fields(match or {}, element, element_node, names, lookup, match is not None)
         _attach(node, element_segment, element_node)
+    if node and not present:
+        node["."] = {}
     _attach(parent, segment, {key: node[key] for key in sorted(node)})
 
 
@@ -155,12 +206,21 @@ def _flat_tree(value: Obj, *, element: bool) -> Obj | None:
     return tree
 
 
-def _element(elements: list[Any] | None, merge_key: str, key_value: Any) -> Obj | None:
-    """The first element of `elements` whose merge key reads `key_value` (how `value_at` finds it)."""
+def _element(elements: list[Any] | None, keys: tuple[tuple[str, Any], ...], probe: Obj) -> Obj | None:
+    """The first element of `elements` with `probe`'s keys (how `value_at` finds it); a key left out reads as its
+    default."""
     if elements is None:
         return None
+    first = keys[0][0]
+    if len(keys) == 1:
+        want = probe.get(first, keys[0][1])
+        for e in elements:
+            if type(e) is dict and first in e and e[first] == want:
+                return e
+        return None
+    wanted = [(key, probe.get(key, default), default) for key, default in keys]
     for e in elements:
-        if isinstance(e, dict) and e.get(merge_key) == key_value:
+        if type(e) is dict and first in e and all(e.get(key, default) == want for key, want, default in wanted):
             return e
     return None
 
@@ -171,12 +231,6 @@ def _attach(parent: Obj, segment: str, node: Obj) -> None:
         return
     existing = parent.get(segment)
     parent[segment] = union(existing, node) if existing else node
-
-
-def _insert(tree: Obj, path: FieldPath) -> None:
-    node = tree
-    for segment in path:
-        node = node.setdefault(segment, {})
 
 
 def _sorted(tree: Obj) -> Obj:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import functools
 import gzip
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -352,3 +352,120 @@ def _walk_custom(value: Any, node: Obj, prefix: str, found: list[str], defs: dic
             else:
                 element = f"[{i}]"
             _walk_custom(item, items, prefix + element, found, defs, root=False)
+
+
+class Shape(NamedTuple):
+    """What structured-merge-diff needs of a field beyond its merge strategy (`managedFields`)."""
+
+    atomic: bool
+    """`x-kubernetes-map-type: atomic` (a LabelSelector, an ObjectReference): the map is one leaf."""
+    element_atomic: bool
+    """A list whose elements are atomic maps (`ownerReferences`): an element is one leaf, no `.` marker."""
+    list_type: str
+    """`x-kubernetes-list-type` of a list: `map` (keyed), `set` (of scalars), else atomic (one leaf)."""
+    keys: tuple[tuple[str, Any], ...]
+    """A keyed list's `x-kubernetes-list-map-keys`, each with its default (None: none): SMD names an element by
+    all of them (`k:{"containerPort":80,"protocol":"TCP"}`), a key an element omits by its `+default`."""
+    always: frozenset[str]
+    """Fields Go renders even when unset, so that they are present in every object of the type, its zero value
+    included: non-pointer structs (`metadata`, `spec`, `template`, `resources`) and slices without `omitempty`
+    (`containers`, which the OpenAPI lists as required)."""
+
+
+PLAIN = Shape(False, False, "", (), frozenset())
+
+_KEY_DEFAULTS = {"protocol": "TCP"}
+"""`+default` of list-map keys the schemas do not carry: ContainerPort's and ServicePort's `protocol`
+(k8s.io/api core/v1 types.go)."""
+
+_GO_TYPES = Path(__file__).parent / "data" / "gotypes-v1.32.json"
+
+
+@functools.cache
+def _go_structs() -> dict[str, dict[str, str]]:
+    structs: dict[str, dict[str, str]] = orjson.loads(_GO_TYPES.read_bytes())["structs"]
+    return structs
+
+
+def _go_name(schema_ref: str) -> str:
+    """`io.k8s.api.core.v1.Container` -> `core/v1.Container` (the key of `data/gotypes-v1.32.json`)."""
+    for prefix in ("io.k8s.api.", "io.k8s.apimachinery.pkg.apis."):
+        if schema_ref.startswith(prefix):
+            group_version, _, kind = schema_ref[len(prefix) :].rpartition(".")
+            group, _, version = group_version.rpartition(".")
+            return f"{group}/{version}.{kind}"
+    return schema_ref
+
+
+def _ref_name(node: dict[str, Any]) -> str | None:
+    """The schema name a field refers to (through one `allOf` wrapper), if it refers to one."""
+    while True:
+        if "$ref" in node:
+            return str(node["$ref"])[len(_REF_PREFIX) :]
+        if "allOf" in node and len(node["allOf"]) == 1:
+            node = node["allOf"][0]
+            continue
+        return None
+
+
+def shape(root: str, path: FieldPath) -> Shape:
+    """The `Shape` of the field at `path` (field names, list elements and map values stepped through as
+    `_strategy` does) in objects of schema `root`; PLAIN where the schema does not say."""
+    node: dict[str, Any] | None = schemas()[root]
+    name: str | None = root
+    for i, key in enumerate(path):
+        assert node is not None
+        node = _field(node, key)
+        if node is None:
+            return PLAIN
+        name = _ref_name(node)
+        if i < len(path) - 1:
+            resolved = _resolve(node)
+            if "items" in resolved:
+                node = resolved["items"]
+                name = _ref_name(node)
+            elif isinstance(resolved.get("additionalProperties"), dict) and "properties" not in resolved:
+                node = resolved["additionalProperties"]
+                name = _ref_name(node)
+    assert node is not None
+    resolved = _resolve(node)
+    atomic = (node.get("x-kubernetes-map-type") or resolved.get("x-kubernetes-map-type")) == "atomic"
+    items = resolved.get("items")
+    element_atomic = isinstance(items, dict) and _resolve(items).get("x-kubernetes-map-type") == "atomic"
+    list_type = str(node.get("x-kubernetes-list-type") or resolved.get("x-kubernetes-list-type") or "")
+    keys: tuple[tuple[str, Any], ...] = ()
+    if list_type == "map" and isinstance(items, dict):
+        fields = _resolve(items).get("properties") or {}
+        for key in node.get("x-kubernetes-list-map-keys") or resolved.get("x-kubernetes-list-map-keys") or ():
+            keys += ((key, _resolve(fields.get(key, {})).get("default", _KEY_DEFAULTS.get(key))),)
+    if isinstance(items, dict):  # a list's `always` are those of its elements
+        name, resolved = _ref_name(items), _resolve(items)
+    always: set[str] = set()
+    props = resolved.get("properties") or {}
+    for field in resolved.get("required", ()):
+        kind = _resolve(props.get(field, {})).get("type")
+        if kind in ("array", "object"):
+            always.add(field)
+    go = _go_structs().get(_go_name(name)) if name else None
+    structs = _go_structs()
+    for field, go_type in (go or {}).items():
+        if go_type in structs and go_type != "meta/v1.Time":
+            always.add(field)
+    return Shape(atomic, element_atomic, list_type, keys, frozenset(always))
+
+
+def shape_at(lookup: StrategyLookup, path: FieldPath) -> Shape:
+    """The `Shape` at `path` in objects of the schema a `strategies_for` lookup belongs to (PLAIN for none).
+    Remembered in a bounded table keyed by the lookup itself: a write asks for every map it walks."""
+    found = _SHAPE_AT.get((lookup, path))
+    if found is None:
+        args = getattr(lookup, "args", None)
+        found = shape(args[0], path) if args else PLAIN
+        if len(_SHAPE_AT) >= _SHAPE_AT_SIZE:  # paths come from objects: keep the table bounded
+            _SHAPE_AT.clear()
+        _SHAPE_AT[(lookup, path)] = found
+    return found
+
+
+_SHAPE_AT: dict[tuple[StrategyLookup, FieldPath], Shape] = {}
+_SHAPE_AT_SIZE = 4096

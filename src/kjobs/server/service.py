@@ -1687,7 +1687,13 @@ class ApiService:
         forced = {path for _, path in found}
         still_owned = set().union(*(owned - forced for _, owned in others)) if others else set()
         merged = strategic_merge(old, config, strategies=strategies)
+        for path in applied:  # an applied atomic map or list replaces the live one whole (typed/merge.go: a leaf)
+            if path[-1] != "." and isinstance(value := apply.value_at(config, path), dict | list):
+                apply.set_at(merged, path, value)
+        kept = still_owned | applied
         for path in sorted(previous - applied - still_owned, key=len, reverse=True):
+            if path[-1] == "." and any(len(p) > len(path) - 1 and p[: len(path) - 1] == path[:-1] for p in kept):
+                continue  # a map or element someone still owns a field of stays (merge/update.go addBackOwnedItems)
             apply.remove_at(merged, path)
         new = self._merge_update(r, old, merged, subresource)
         if manager == KUBECTL_APPLY_MANAGER:
