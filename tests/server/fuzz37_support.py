@@ -18,7 +18,7 @@ import time
 from copy import deepcopy
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import quote, unquote_to_bytes
+from urllib.parse import quote, unquote
 
 import orjson
 import yaml
@@ -556,7 +556,7 @@ async def call(
         "http_version": "1.1",
         "method": method,
         "scheme": "https",
-        "path": unquote_to_bytes(raw_path).decode("utf-8", "surrogateescape"),
+        "path": unquote(raw_path),  # as uvicorn decodes it: bytes that are not UTF-8 become U+FFFD
         "raw_path": raw_path.encode("latin-1", "replace"),
         "query_string": query,
         "root_path": "",
