@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -22,6 +23,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kjobs.api.timeutil import parse_time
 from kjobs.server.app import App, create_app
 from kjobs.store import MemoryStore
 from tests.server.fuzz37_support import (
@@ -198,6 +200,9 @@ def test_every_kind_with_a_wrong_value_at_any_field_path(
     params = {"fieldManager": "fz"} if "apply" in operation else {}
     if dry_run:
         params["dryRun"] = "All"
+    validation = data.draw(st.sampled_from([None, "Strict", "Warn", "Ignore", "strict", ""]), label="fieldValidation")
+    if validation is not None:
+        params["fieldValidation"] = validation
     headers: dict[str, str | bytes] = {"content-type": ctype}
     if gzip == 0:
         headers["content-encoding"] = "gzip"
@@ -363,6 +368,49 @@ def test_apply_and_writes_with_managed_fields_force_and_field_managers(
         content = orjson.dumps({"metadata": {"managedFields": managed}})
     _attempt(server, verb, path, query=q(params), headers={"content-type": ctype}, body=content, watched=kind.item())
     _restore(server, kind)
+
+
+# ---------------------------------------------------------------------------------------------- deletes
+
+DELETE_BODIES: list[Any] = [
+    None,
+    {},
+    {"gracePeriodSeconds": -1},
+    {"gracePeriodSeconds": 2**63 - 1},
+    {"gracePeriodSeconds": "30"},
+    {"propagationPolicy": "bogus"},
+    {"propagationPolicy": "Foreground", "dryRun": ["All"]},
+    {"preconditions": {"uid": "not-the-uid"}},
+    {"preconditions": {"resourceVersion": "1"}},
+    {"preconditions": {"uid": None, "resourceVersion": 5}},
+    {"apiVersion": "v1", "kind": "DeleteOptions", "dryRun": ["All", "All"]},
+    {"kind": "Pod"},
+    {"orphanDependents": "yes"},
+    {"ignoreStoreReadErrorWithClusterBreakingPotential": True},
+]
+
+
+@_settings(250)
+@given(
+    kind=st.sampled_from(KINDS),
+    body=st.sampled_from(DELETE_BODIES),
+    params=st.lists(
+        st.tuples(
+            st.sampled_from(["gracePeriodSeconds", "propagationPolicy", "orphanDependents", "dryRun", "labelSelector"]),
+            st.sampled_from(["-1", "0", "-9223372036854775808", "9223372036854775807", "1.5", "Orphan", "bogus"]),
+        ),
+        max_size=3,
+    ),
+    collection=st.booleans(),
+)
+def test_deletes_with_hostile_options(
+    server: Server, kind: Kind, body: Any, params: list[tuple[str, str]], collection: bool
+) -> None:
+    content = b"" if body is None else orjson.dumps(body)
+    path = kind.collection() if collection else kind.item()
+    _attempt(server, "DELETE", path, query=q(params), body=content, watched=None if collection else kind.item())
+    for k in KINDS:
+        _restore(server, k)
 
 
 # ---------------------------------------------------------------------------------------------- queries
@@ -716,3 +764,20 @@ def test_strategic_merge_directives_of_the_wrong_form_are_400_as_apimachinery_sa
         watched=JOB.item(),
     )
     assert (answer.status, orjson.loads(answer.body)["message"]) == (400, message)
+
+
+@pytest.mark.parametrize("grace", [2**63 - 1, -(2**63), 2**62])
+def test_a_pod_delete_with_a_grace_beyond_a_duration_is_stamped_as_go_wraps_it(server: Server, grace: int) -> None:
+    """`rest.BeforeDelete` stamps `now + time.Second * time.Duration(grace)`: an int64 of nanoseconds that wraps
+    (2^63-1 s is -1 s). kjobs added the seconds as a float and failed to format a year past 9999 (a 500)."""
+    pod = next(k for k in KINDS if k.plural == "pods")
+    name = f"fzgrace{abs(grace) % 1000}"
+    body = {**pod.body, "metadata": {"name": name}}
+    assert server.request("POST", pod.collection(), body=orjson.dumps(body)).status == 201
+    answer = _attempt(server, "DELETE", pod.item(name), query=q({"gracePeriodSeconds": str(grace)}))
+    assert answer.status == 200, answer.body
+    meta = answer.json()["metadata"]
+    nanos = (max(grace, 1) * 10**9) % 2**64  # a negative grace counts as 1 s (CheckGracefulDelete)
+    wrapped = (nanos - 2**64 if nanos >= 2**63 else nanos) / 1e9
+    assert abs(parse_time(meta["deletionTimestamp"]) - (time.time() + wrapped)) < 5, meta
+    assert meta["deletionGracePeriodSeconds"] == max(grace, 1)

@@ -41,6 +41,7 @@ from kjobs.api.errors import (
     not_supported,
 )
 from kjobs.api.features import DEFAULT, FeatureGates
+from kjobs.api.goints import go_seconds
 from kjobs.api.selectors import FieldSelector, LabelSelector
 from kjobs.api.timeutil import format_time, parse_time
 from kjobs.api.token_requests import mount_service_account_token, should_automount
@@ -1920,8 +1921,8 @@ class ApiService:
         _omit_empty(new_meta)
         if grace:  # a shortened grace moves the deletionTimestamp back by the difference, as `_delete_pod`
             pending = current and meta.get("deletionTimestamp")
-            start = parse_time(str(meta["deletionTimestamp"])) - float(current or 0) if pending else self.clock()
-            new_meta["deletionTimestamp"] = format_time(start + grace)
+            start = parse_time(str(meta["deletionTimestamp"])) - go_seconds(current or 0) if pending else self.clock()
+            new_meta["deletionTimestamp"] = format_time(start + go_seconds(grace))
             new_meta["deletionGracePeriodSeconds"] = grace
         else:
             new_meta.setdefault("deletionTimestamp", self.now())
@@ -1978,9 +1979,9 @@ class ApiService:
         new = _copy(pod)
         new_meta = _meta(new)
         if meta.get("deletionTimestamp") and current:
-            stamp = parse_time(str(meta["deletionTimestamp"])) - float(current) + grace
+            stamp = parse_time(str(meta["deletionTimestamp"])) - go_seconds(current) + go_seconds(grace)
         else:
-            stamp = self.clock() + grace
+            stamp = self.clock() + go_seconds(grace)  # Go's Duration wraps: never a year past 9999
         new_meta["deletionTimestamp"] = format_time(stamp)
         new_meta["deletionGracePeriodSeconds"] = grace
         written = await self.store.update(r.store_key, new, expected_rv=meta.get("resourceVersion"))
