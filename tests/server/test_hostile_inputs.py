@@ -781,3 +781,29 @@ def test_a_pod_delete_with_a_grace_beyond_a_duration_is_stamped_as_go_wraps_it(s
     wrapped = (nanos - 2**64 if nanos >= 2**63 else nanos) / 1e9
     assert abs(parse_time(meta["deletionTimestamp"]) - (time.time() + wrapped)) < 5, meta
     assert meta["deletionGracePeriodSeconds"] == max(grace, 1)
+
+
+@pytest.mark.parametrize("metadata", [{"$patch": True}, {"$retainKeys": 5}], ids=["patch", "retain-keys"])
+def test_an_apply_to_a_crd_with_a_dollar_key_is_400_as_for_every_typed_kind(
+    server: Server, metadata: dict[str, Any]
+) -> None:
+    """No Kubernetes type declares a `$`-key, so the field manager's typed patch object refuses it (400, as for a
+    Job or a ConfigMap). kjobs holds no schema of CustomResourceDefinition and merged the configuration as a
+    strategic merge patch, reading `$patch: true` as a directive: a 500 `Unknown patch type: True`."""
+    crd = next(k for k in KINDS if k.plural == "customresourcedefinitions")
+    config = {**crd.body, "metadata": {"name": crd.body["metadata"]["name"], **metadata}}
+    answer = _attempt(
+        server,
+        "PATCH",
+        crd.item(),
+        query=q({"fieldManager": "fz"}),
+        headers={"content-type": "application/apply-patch+yaml"},
+        body=orjson.dumps(config),
+        watched=crd.item(),
+    )
+    assert answer.status == 400, answer.body
+    key = next(iter(metadata))
+    assert orjson.loads(answer.body)["message"] == (
+        "failed to create typed patch object (/widgets.fz.example.com; apiextensions.k8s.io/v1, "
+        f"Kind=CustomResourceDefinition): .metadata.{key}: field not declared in schema"
+    )

@@ -2477,6 +2477,22 @@ def _check_applied_type(r: Resource, config: Obj) -> None:
     raise bad_request(f"invalid object type: {gvk}")
 
 
+def _dollar_keys(value: Any, prefix: str) -> list[str]:
+    """The paths of a configuration's `$`-keys (`$patch`, `$retainKeys`, ...), the first of each map: no
+    Kubernetes type declares one, so the field manager's typed object refuses them (for a kind kjobs has no
+    schema of, the apply would otherwise read them as strategic merge directives: a 500 on `$patch: true`)."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and key.startswith("$"):
+                return [*found, f"{prefix}.{key}"]
+            found += _dollar_keys(item, f"{prefix}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found += _dollar_keys(item, f"{prefix}[{i}]")
+    return found
+
+
 def _check_typed_patch(r: Resource, config: Obj, features: FeatureGates) -> None:
     """Refuse an apply configuration with a field the kind's schema does not declare, whatever the request's
     `fieldValidation`: the field manager makes a typed object of it before anything else is done with it, and
@@ -2489,6 +2505,8 @@ def _check_typed_patch(r: Resource, config: Obj, features: FeatureGates) -> None
     crd_schema = getattr(r, "schema", None) if r.schema_name is None else None
     if isinstance(crd_schema, dict) and crd_schema:
         undeclared = schema.undeclared_custom_fields(config, crd_schema, features)
+    elif r.schema_name is None:  # a kind kjobs holds no schema of (CustomResourceDefinition)
+        undeclared = [f"{path}: field not declared in schema" for path in _dollar_keys(config, "")]
     else:
         undeclared = schema.undeclared_fields(config, r.schema_name, features)
     if not undeclared:
