@@ -47,7 +47,7 @@ pytestmark = [
 ]
 
 BOUND = 10.0
-"""Seconds any one request may take over HTTPS (a watch: until its first byte)."""
+"""Seconds any one request may take over HTTPS (a watch: until its headers)."""
 
 QUIET = {"configmaps", "secrets", "leases", "roles", "rolebindings", "priorityclasses", "storageclasses"}
 """Kinds no controller of `kjobs up` writes to after their creation: a refusal must leave them byte for byte."""
@@ -78,7 +78,7 @@ class Https:
         response = self.client.send(request, stream=True)
         try:
             if "watch=true" in url and response.status_code == 200:
-                chunks = [next(response.iter_raw(), b"")]  # the watch started; hang up
+                chunks = []  # the watch started (its events may be minutes away): hang up
             else:
                 chunks = list(response.iter_raw())
         finally:
