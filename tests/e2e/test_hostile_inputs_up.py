@@ -77,10 +77,9 @@ class Https:
         request.url = request.url.copy_with(raw_path=url.encode())  # as written: encoded slashes and dots stay
         response = self.client.send(request, stream=True)
         try:
-            if "watch=true" in url and response.status_code == 200:
-                chunks = []  # the watch started (its events may be minutes away): hang up
-            else:
-                chunks = list(response.iter_raw())
+            # a watch that started is hung up on (its first event may be minutes away)
+            watching = "watch=true" in url and response.status_code == 200
+            chunks = [] if watching else list(response.iter_raw())
         finally:
             response.close()
         answer = Answer(response.status_code, dict(response.headers), b"".join(chunks), time.monotonic() - start)

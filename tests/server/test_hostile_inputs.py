@@ -807,3 +807,43 @@ def test_an_apply_to_a_crd_with_a_dollar_key_is_400_as_for_every_typed_kind(
         "failed to create typed patch object (/widgets.fz.example.com; apiextensions.k8s.io/v1, "
         f"Kind=CustomResourceDefinition): .metadata.{key}: field not declared in schema"
     )
+
+
+@pytest.mark.parametrize(
+    ("where", "item", "error"),
+    [
+        (("spec", "containers", 0), {}, '.spec.containers: element 0: ... "name"'),
+        (
+            ("spec", "containers", 0, "env", 0),
+            {"value": "b"},
+            '.spec.containers[name="main"].env: element 0: ... "name"',
+        ),
+        (
+            ("spec", "containers", 0, "ports", 0),
+            {"protocol": "TCP"},
+            '.spec.containers[name="main"].ports: element 0: ... "containerPort"',
+        ),
+    ],
+    ids=["containers", "env", "ports"],
+)
+def test_an_apply_whose_keyed_list_item_omits_its_key_is_400_as_the_field_manager_says(
+    server: Server, where: tuple[Any, ...], item: dict[str, Any], error: str
+) -> None:
+    """structured-merge-diff refuses to make a typed object of a `map` list item without its key (validate.go
+    `visitListItems`, helpers.go `keyedAssociativeListItemToPathElement`). kjobs skipped such an item in its
+    typed check and merged it as a strategic merge patch: a 500 `map: {} does not contain declared merge key`."""
+    pod = next(k for k in KINDS if k.plural == "pods")
+    answer = _attempt(
+        server,
+        "PATCH",
+        pod.item(),
+        query=q({"fieldManager": "fz"}),
+        headers={"content-type": "application/apply-patch+yaml"},
+        body=encode(replaced(pod.body, where, item)),
+        watched=pod.item(),
+    )
+    assert answer.status == 400, answer.body
+    expected = "failed to create typed patch object (/fzpod; /v1, Kind=Pod): " + error.replace(
+        "...", "associative list with keys has an element that omits key field"
+    )
+    assert orjson.loads(answer.body)["message"] == expected + " (and doesn't have default value)"
