@@ -847,3 +847,31 @@ def test_an_apply_whose_keyed_list_item_omits_its_key_is_400_as_the_field_manage
         "...", "associative list with keys has an element that omits key field"
     )
     assert orjson.loads(answer.body)["message"] == expected + " (and doesn't have default value)"
+
+
+@pytest.mark.parametrize(
+    ("plural", "where", "message"),
+    [
+        ("events", ("eventTime",), "(/fzevent2; events.k8s.io/v1, Kind=Event): .eventTime.$patch"),
+        ("configmaps", ("metadata", "labels"), "(/fzcm; /v1, Kind=ConfigMap): .metadata.labels.$patch"),
+    ],
+    ids=["micro-time", "labels"],
+)
+def test_an_apply_with_a_dollar_key_where_the_schema_names_no_fields_is_400(
+    server: Server, plural: str, where: tuple[str, ...], message: str
+) -> None:
+    """A `$patch` in a place whose schema lists no fields (a MicroTime given a map, a map of labels) passed the
+    typed check and reached the strategic merge as a directive: a 500 `Unknown patch type: True`."""
+    kind = next(k for k in KINDS if k.plural == plural and f"/{k.body['metadata']['name']};" in message)
+    answer = _attempt(
+        server,
+        "PATCH",
+        kind.item(),
+        query=q({"fieldManager": "fz"}),
+        headers={"content-type": "application/apply-patch+yaml"},
+        body=encode(replaced(kind.body, where, {"$patch": True})),
+        watched=kind.item(),
+    )
+    assert answer.status == 400, answer.body
+    expected = f"failed to create typed patch object {message}: field not declared in schema"
+    assert orjson.loads(answer.body)["message"] == expected

@@ -2479,8 +2479,9 @@ def _check_applied_type(r: Resource, config: Obj) -> None:
 
 def _dollar_keys(value: Any, prefix: str) -> list[str]:
     """The paths of a configuration's `$`-keys (`$patch`, `$retainKeys`, ...), the first of each map: no
-    Kubernetes type declares one, so the field manager's typed object refuses them (for a kind kjobs has no
-    schema of, the apply would otherwise read them as strategic merge directives: a 500 on `$patch: true`)."""
+    Kubernetes type declares one as a field, so the field manager's typed object refuses them (a label key
+    `$patch` is refused by validation instead, 422 there). kjobs merges an apply configuration into the object
+    with its strategic merge, which would read them as directives (`$patch: true` was a 500)."""
     found: list[str] = []
     if isinstance(value, dict):
         for key, item in value.items():
@@ -2505,10 +2506,12 @@ def _check_typed_patch(r: Resource, config: Obj, features: FeatureGates) -> None
     crd_schema = getattr(r, "schema", None) if r.schema_name is None else None
     if isinstance(crd_schema, dict) and crd_schema:
         undeclared = schema.undeclared_custom_fields(config, crd_schema, features)
-    elif r.schema_name is None:  # a kind kjobs holds no schema of (CustomResourceDefinition)
-        undeclared = [f"{path}: field not declared in schema" for path in _dollar_keys(config, "")]
     else:
         undeclared = schema.undeclared_fields(config, r.schema_name, features)
+    if not undeclared:  # kjobs has no schema of the kind (CustomResourceDefinition), or the schema of the place
+        # takes any key (labels) or no map at all (a MicroTime): a `$`-key is still no field, and must not reach
+        # the strategic merge below as a directive
+        undeclared = [f"{path}: field not declared in schema" for path in _dollar_keys(config, "")]
     if not undeclared:
         return
     meta = _meta(config)
