@@ -92,7 +92,7 @@ class Server:
         query: bytes = b"",
         headers: dict[str, str | bytes] | None = None,
         body: bytes = b"",
-        stream_for: float = 0.1,
+        stream_for: float = 0.02,  # a watch that started: its status is what is checked
     ) -> Answer:
         headers = {"content-type": "application/json", **(headers or {})}
         return self.loop.run_until_complete(
