@@ -27,3 +27,13 @@ def go_atoi(text: str) -> int | None:
         return None
     value = int(sign + digits)
     return value if INT64_MIN <= value <= INT64_MAX else None
+
+
+def go_seconds(seconds: int) -> float:
+    """`time.Second * time.Duration(seconds)` in seconds: Go's Duration is int64 nanoseconds, and the product
+    wraps around past 292 years (a DELETE's `gracePeriodSeconds` of 9223372036854775807 is -1 s to
+    `rest.BeforeDelete`), where Python's float would reach a year no timestamp can hold."""
+    nanos = (seconds * 1_000_000_000) & 0xFFFF_FFFF_FFFF_FFFF
+    if nanos > INT64_MAX:
+        nanos -= 1 << 64
+    return nanos / 1e9

@@ -540,39 +540,68 @@ def _quote_char(c: str) -> str:
     return f"'{quoted}'"
 
 
+_MAX_NESTING = 10000
+"""encoding/json scanner.go `maxNestingDepth`: the 10001st open bracket is `exceeded max depth`."""
+
+
 def _scan_value(text: str, i: int) -> int:
-    c = text[i]
-    if c == "{":
-        i = _skip(text, i + 1)
-        if text[i] == "}":
-            return i + 1
-        while True:
-            if text[i] != '"':
-                raise _Syntax(f"invalid character {_quote_char(text[i])} looking for beginning of object key string")
-            i = _skip(text, _scan_string(text, i))
-            if text[i] != ":":
-                raise _Syntax(f"invalid character {_quote_char(text[i])} after object key")
-            i = _skip(text, _scan_value(text, _skip(text, i + 1)))
-            if text[i] == "}":
-                return i + 1
-            if text[i] != ",":
-                raise _Syntax(f"invalid character {_quote_char(text[i])} after object key:value pair")
+    """Where the JSON value at `i` ends. A loop over an explicit stack, not recursion: a body nested 100,000
+    deep must get the scanner's error, not a RecursionError (a 500)."""
+    stack: list[str] = []
+    while True:
+        c = text[i]
+        if c == "{" or c == "[":
+            if len(stack) >= _MAX_NESTING:
+                raise _Syntax(f"invalid character {_quote_char(c)} exceeded max depth")
             i = _skip(text, i + 1)
-    if c == "[":
-        i = _skip(text, i + 1)
-        if text[i] == "]":
-            return i + 1
+            if text[i] == ("}" if c == "{" else "]"):
+                i += 1
+            else:
+                stack.append(c)
+                if c == "{":
+                    i = _scan_key(text, i)
+                continue
+        elif c == '"':
+            i = _scan_string(text, i)
+        elif c == "-" or c.isdigit():
+            i = _scan_number(text, i)
+        else:
+            i = _scan_literal(text, i, c)
+        # a value ended: close what it ends, until one more value is due
         while True:
-            i = _skip(text, _scan_value(text, i))
+            if not stack:
+                return i
+            i = _skip(text, i)
+            if stack[-1] == "{":
+                if text[i] == "}":
+                    stack.pop()
+                    i += 1
+                    continue
+                if text[i] != ",":
+                    raise _Syntax(f"invalid character {_quote_char(text[i])} after object key:value pair")
+                i = _scan_key(text, _skip(text, i + 1))
+                break
             if text[i] == "]":
-                return i + 1
+                stack.pop()
+                i += 1
+                continue
             if text[i] != ",":
                 raise _Syntax(f"invalid character {_quote_char(text[i])} after array element")
             i = _skip(text, i + 1)
-    if c == '"':
-        return _scan_string(text, i)
-    if c == "-" or c.isdigit():
-        return _scan_number(text, i)
+            break
+
+
+def _scan_key(text: str, i: int) -> int:
+    """An object's key and its colon at `i`; where its value starts."""
+    if text[i] != '"':
+        raise _Syntax(f"invalid character {_quote_char(text[i])} looking for beginning of object key string")
+    i = _skip(text, _scan_string(text, i))
+    if text[i] != ":":
+        raise _Syntax(f"invalid character {_quote_char(text[i])} after object key")
+    return _skip(text, i + 1)
+
+
+def _scan_literal(text: str, i: int, c: str) -> int:
     for literal in ("true", "false", "null"):
         if c == literal[0]:
             for k, expected in enumerate(literal[1:], 1):

@@ -354,8 +354,8 @@ def _merge_map(
         if key == _RETAIN or key.startswith(_ORDER):
             continue
         if key.startswith(_DELETE_PRIMITIVE):
-            if not isinstance(value, list):
-                raise PatchError(f"{key} must be a list")
+            if not isinstance(value, list):  # ErrBadPatchFormatForPrimitiveList (400)
+                raise MalformedPatch("invalid patch format of primitive list")
             deletions[key[len(_DELETE_PRIMITIVE) :]] = value
             continue
         child = (*path, key)
@@ -382,9 +382,15 @@ def _merge_map(
         if key.startswith(_ORDER):
             _set_order(original, result, patch, key, order, path, lookup)
     if retain is not None:
-        if not isinstance(retain, list):
-            raise PatchError("$retainKeys must be a list")
+        # apimachinery's applyRetainKeysDirective: a list of keys, else ErrBadPatchFormatForRetainKeys (400). Its
+        # keys go into a Go map, where a map or list element panics (a 500); kjobs answers that as a non-list.
+        if not isinstance(retain, list) or any(isinstance(k, (dict, list)) for k in retain):
+            raise MalformedPatch("invalid patch format of retainKeys")
         keep = set(retain)
+        for key, value in patch.items():  # every key the patch sets must be one it retains
+            is_directive = key == _RETAIN or key.startswith((_ORDER, _DELETE_PRIMITIVE))
+            if value is not None and not is_directive and key not in keep:
+                raise MalformedPatch("invalid patch format of retainKeys")
         result = {k: v for k, v in result.items() if k in keep or k in patch}
     return result
 

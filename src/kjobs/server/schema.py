@@ -221,7 +221,7 @@ def undeclared_fields(obj: Any, root: str | None, features: FeatureGates = DEFAU
     found: list[str] = []
     defs = schemas(features)
     _walk_typed(obj, defs[root], "", found, defs)
-    return [f"{path}: field not declared in schema" for path in found]
+    return [_message(entry) for entry in found]
 
 
 def _walk_typed(value: Any, node: dict[str, Any], prefix: str, found: list[str], defs: dict[str, Any]) -> None:
@@ -253,9 +253,11 @@ def _walk_typed(value: Any, node: dict[str, Any], prefix: str, found: list[str],
             if not isinstance(item, (dict, list)):
                 continue
             if keys:
-                element = _key_element(item, keys, _resolve(items, defs).get("properties") or {})
-                if element is None:
-                    continue  # the converter refuses the item itself (a missing key), not a field of it
+                props = _resolve(items, defs).get("properties") or {}
+                element = _key_element(item, keys, props)
+                if element is None:  # the converter refuses the item itself and goes no further in the list
+                    found.append(_MESSAGE + f"{prefix}: element {i}: {_keyless_item(item, keys, props)}")
+                    return
             else:
                 element = f"[{i}]"
             _walk_typed(item, items, prefix + element, found, defs)
@@ -265,6 +267,27 @@ def _walk_typed(value: Any, node: dict[str, Any], prefix: str, found: list[str],
 # ports (`+default="TCP"`, published as `default: TCP` in kube-apiserver's OpenAPI, which the shipped schemas,
 # generated from kubernetes-validate's, do not carry).
 _KEY_DEFAULTS = {"protocol": "TCP"}
+
+
+_MESSAGE = "\0"
+"""Marks an entry of a walk's findings that is a whole message, not a path whose field is undeclared."""
+
+
+def _message(entry: str) -> str:
+    return entry[1:] if entry.startswith(_MESSAGE) else f"{entry}: field not declared in schema"
+
+
+def _keyless_item(item: Any, keys: list[str], props: dict[str, Any]) -> str:
+    """structured-merge-diff typed/helpers.go `keyedAssociativeListItemToPathElement`'s error for an item of a
+    `map` list that is no map or lacks a key without a default (validate.go `visitListItems` prefixes
+    `element I: ` and stops walking the list)."""
+    if not isinstance(item, dict):
+        return "associative list with keys may not have non-map elements"
+    missing = next(
+        k for k in keys if k not in item and "default" not in (props.get(k) or {}) and k not in _KEY_DEFAULTS
+    )
+    omits = f"associative list with keys has an element that omits key field {go_quote(missing)}"
+    return f"{omits} (and doesn't have default value)"
 
 
 def _key_element(item: Any, keys: list[str], props: dict[str, Any]) -> str | None:
@@ -309,7 +332,7 @@ def undeclared_custom_fields(obj: Any, crd_schema: Obj, features: FeatureGates =
     found: list[str] = []
     defs = schemas(features)
     _walk_custom(obj, crd_schema, "", found, defs, root=True)
-    return [f"{path}: field not declared in schema" for path in found]
+    return [_message(entry) for entry in found]
 
 
 def _walk_custom(value: Any, node: Obj, prefix: str, found: list[str], defs: dict[str, Any], *, root: bool) -> None:
@@ -347,8 +370,11 @@ def _walk_custom(value: Any, node: Obj, prefix: str, found: list[str], defs: dic
                 continue
             if keys:
                 element = _key_element(item, keys, items.get("properties") or {})
-                if element is None:
-                    continue
+                if element is None:  # as `_walk_typed`: the item itself is refused
+                    found.append(
+                        _MESSAGE + f"{prefix}: element {i}: {_keyless_item(item, keys, items.get('properties') or {})}"
+                    )
+                    return
             else:
                 element = f"[{i}]"
             _walk_custom(item, items, prefix + element, found, defs, root=False)

@@ -41,6 +41,7 @@ from kjobs.api.errors import (
     not_supported,
 )
 from kjobs.api.features import DEFAULT, FeatureGates
+from kjobs.api.goints import go_seconds
 from kjobs.api.selectors import FieldSelector, LabelSelector
 from kjobs.api.timeutil import format_time, parse_time
 from kjobs.api.token_requests import mount_service_account_token, should_automount
@@ -1928,8 +1929,8 @@ class ApiService:
         _omit_empty(new_meta)
         if grace:  # a shortened grace moves the deletionTimestamp back by the difference, as `_delete_pod`
             pending = current and meta.get("deletionTimestamp")
-            start = parse_time(str(meta["deletionTimestamp"])) - float(current or 0) if pending else self.clock()
-            new_meta["deletionTimestamp"] = format_time(start + grace)
+            start = parse_time(str(meta["deletionTimestamp"])) - go_seconds(current or 0) if pending else self.clock()
+            new_meta["deletionTimestamp"] = format_time(start + go_seconds(grace))
             new_meta["deletionGracePeriodSeconds"] = grace
         else:
             new_meta.setdefault("deletionTimestamp", self.now())
@@ -1986,9 +1987,9 @@ class ApiService:
         new = _copy(pod)
         new_meta = _meta(new)
         if meta.get("deletionTimestamp") and current:
-            stamp = parse_time(str(meta["deletionTimestamp"])) - float(current) + grace
+            stamp = parse_time(str(meta["deletionTimestamp"])) - go_seconds(current) + go_seconds(grace)
         else:
-            stamp = self.clock() + grace
+            stamp = self.clock() + go_seconds(grace)  # Go's Duration wraps: never a year past 9999
         new_meta["deletionTimestamp"] = format_time(stamp)
         new_meta["deletionGracePeriodSeconds"] = grace
         written = await self.store.update(r.store_key, new, expected_rv=meta.get("resourceVersion"))
@@ -2484,6 +2485,23 @@ def _check_applied_type(r: Resource, config: Obj) -> None:
     raise bad_request(f"invalid object type: {gvk}")
 
 
+def _dollar_keys(value: Any, prefix: str) -> list[str]:
+    """The paths of a configuration's `$`-keys (`$patch`, `$retainKeys`, ...), the first of each map: no
+    Kubernetes type declares one as a field, so the field manager's typed object refuses them (a label key
+    `$patch` is refused by validation instead, 422 there). kjobs merges an apply configuration into the object
+    with its strategic merge, which would read them as directives (`$patch: true` was a 500)."""
+    found: list[str] = []
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str) and key.startswith("$"):
+                return [*found, f"{prefix}.{key}"]
+            found += _dollar_keys(item, f"{prefix}.{key}")
+    elif isinstance(value, list):
+        for i, item in enumerate(value):
+            found += _dollar_keys(item, f"{prefix}[{i}]")
+    return found
+
+
 def _check_typed_patch(r: Resource, config: Obj, features: FeatureGates) -> None:
     """Refuse an apply configuration with a field the kind's schema does not declare, whatever the request's
     `fieldValidation`: the field manager makes a typed object of it before anything else is done with it, and
@@ -2498,6 +2516,10 @@ def _check_typed_patch(r: Resource, config: Obj, features: FeatureGates) -> None
         undeclared = schema.undeclared_custom_fields(config, crd_schema, features)
     else:
         undeclared = schema.undeclared_fields(config, r.schema_name, features)
+    if not undeclared:  # kjobs has no schema of the kind (CustomResourceDefinition), or the schema of the place
+        # takes any key (labels) or no map at all (a MicroTime): a `$`-key is still no field, and must not reach
+        # the strategic merge below as a directive
+        undeclared = [f"{path}: field not declared in schema" for path in _dollar_keys(config, "")]
     if not undeclared:
         return
     meta = _meta(config)
