@@ -1,0 +1,82 @@
+"""A process shim SIGKILLed in the middle of a burst of starts (docs/chaos.md): every container it had started
+must be killed, also those whose start the agent had not heard of yet, as containerd's clean-up after a dead shim
+(`runc delete --force`) kills the container whatever the shim had reported."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from kjobs.node.spawner import Spawner
+
+pytestmark = pytest.mark.e2e
+
+
+def _marked(marker: bytes) -> list[int]:
+    """Live processes whose environment holds `marker`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            environ = Path(f"/proc/{entry}/environ").read_bytes()
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        if marker in environ.split(b"\0") and stat[stat.rfind(")") + 2] not in "ZX":
+            found.append(int(entry))
+    return found
+
+
+def test_a_shim_killed_mid_burst_leaves_no_container_running(tmp_path: Path) -> None:
+    marker = f"KJOBS_TEST_MARK={uuid.uuid4().hex}".encode()
+    exited: dict[str, int] = {}
+    count = 40
+
+    async def scenario() -> None:
+        spawner = Spawner(
+            base_env={
+                "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                marker.decode().split("=")[0]: marker.decode().split("=")[1],
+            },
+            procs_dir=tmp_path / "procs",
+            journal_dir=tmp_path / "journal",
+            agent_id="agent",
+            on_started=lambda cid, pid: None,
+            on_failed=lambda cid, message: exited.__setitem__(cid, -1),
+            on_exited=exited.__setitem__,
+        )
+        (tmp_path / "procs").mkdir()
+        (tmp_path / "journal").mkdir()
+        spawner.start()
+        for i in range(count):
+            spawner.spawn(f"c{i}", ["sleep", "30"], {}, str(tmp_path), str(tmp_path / f"c{i}.log"))
+        deadline = time.monotonic() + 10
+        while not _marked(marker):  # the shim is in the burst: some started, their starts not yet reported
+            assert time.monotonic() < deadline
+            await asyncio.sleep(0)
+        shim = spawner.process
+        assert shim is not None
+        os.kill(shim.pid, signal.SIGKILL)
+        while len(exited) < count:
+            assert time.monotonic() < deadline, f"{len(exited)} of {count} reported"
+            await asyncio.sleep(0.01)
+        spawner.close(wait=False)
+
+    try:
+        asyncio.run(asyncio.wait_for(scenario(), 20))
+        assert set(exited.values()) == {-signal.SIGKILL}  # every container reported killed, as containerd does
+        deadline = time.monotonic() + 2
+        while (left := _marked(marker)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        details = [(pid, os.readlink(f"/proc/{pid}/cwd"), Path(f"/proc/{pid}/stat").read_text()) for pid in left]
+        assert left == [], f"{len(left)} containers of the dead shim still run: {details}"
+    finally:
+        for pid in _marked(marker):
+            os.killpg(pid, signal.SIGKILL)
