@@ -5,15 +5,23 @@ must be killed, also those whose start the agent had not heard of yet, as contai
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import os
 import signal
+import subprocess
+import sys
 import time
 import uuid
 from pathlib import Path
 
 import pytest
 
+from kjobs.node.process_runtime import ProcessRuntime
 from kjobs.node.spawner import Spawner
+from tests.node.helpers import make_pod
+from tests.node.test_adoption import _AGENT, REPO, _until_gone, _wait_for
+from tests.node.test_process_runtime import sh, state
 
 pytestmark = pytest.mark.e2e
 
@@ -80,3 +88,56 @@ def test_a_shim_killed_mid_burst_leaves_no_container_running(tmp_path: Path) -> 
     finally:
         for pid in _marked(marker):
             os.killpg(pid, signal.SIGKILL)
+
+
+def _children(parent: int) -> list[int]:
+    found = []
+    for entry in os.listdir("/proc"):
+        with contextlib.suppress(OSError):
+            stat = Path(f"/proc/{entry}/stat").read_text()
+            if entry.isdigit() and stat[stat.rfind(")") + 2 :].split()[1] == str(parent):
+                found.append(int(entry))
+    return found
+
+
+def test_a_node_crash_right_after_a_start_leaves_no_container_running(tmp_path: Path) -> None:
+    """The agent and its shims SIGKILLed together (a crash of kubelet and containerd) a moment after a container
+    started, before its shim recorded it for `leftovers` (`shim.RECORD_AFTER`): the restarted agent reports it
+    lost (`ContainerStatusUnknown`, as a kubelet whose runtime lost the container) and it must not run on."""
+    root, marks = tmp_path / "node", tmp_path / "marks"
+    marks.mkdir()
+    pods = {"long": sh(f"echo $$$$ > {marks}/long.tmp; mv {marks}/long.tmp {marks}/long; exec sleep 30")}
+    specs = [{"uid": uid, "container": container} for uid, container in pods.items()]
+    agent = subprocess.Popen(
+        [sys.executable, "-c", _AGENT, str(root), json.dumps(specs)], stdout=subprocess.PIPE, cwd=REPO
+    )
+    try:
+        assert agent.stdout is not None and agent.stdout.readline() == b"started\n"
+        for shim in _children(agent.pid):  # the shims first: the agent must not see them die
+            os.kill(shim, signal.SIGKILL)
+    finally:
+        agent.send_signal(signal.SIGKILL)
+        agent.wait()
+    _wait_for(marks / "long")
+    long_pid = int((marks / "long").read_text())
+
+    async def body() -> None:
+        runtime = ProcessRuntime(root_dir=root)
+        try:
+            assert runtime.adopt(make_pod([pods["long"]], uid="long", name="long")) is not None
+            lost = await asyncio.wait_for(runtime.get("long").wait(), 10)  # type: ignore[union-attr]
+            terminated = state(lost)["state"]["terminated"]
+            assert (lost["phase"], terminated["exitCode"], terminated["reason"]) == (
+                "Failed",
+                137,
+                "ContainerStatusUnknown",
+            )
+        finally:
+            await runtime.shutdown(forget=True)
+
+    try:
+        asyncio.run(body())
+        _until_gone(long_pid, "the lost container still runs")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(long_pid, signal.SIGKILL)
