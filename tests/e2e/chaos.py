@@ -51,6 +51,10 @@ TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
 KINDS = ("server", "agent", "shim", "both", "node", "evict", "drain")
 DISRUPTION = {"type": "DisruptionTarget", "status": "True"}
 SHIM_KILLED = 137
+BACKOFF = 0.02
+"""`kjobs up --backoff`: the pod-failure back-off doubles with every failure since the Job's last success (all of
+them, ignored ones too: pkg/controller/job/backoff_utils.go), and a drain fails every running pod at once, so a
+base of 0.1 s reached 51 s after two drains and one node crash (seed 5)."""
 """What containerd reports for the containers of a shim that died (128 + SIGKILL), as kjobs does."""
 
 
@@ -488,7 +492,7 @@ async def chaos_run(root: Path, seed: int, *, kinds: tuple[str, ...] = KINDS, ev
     verdict = Verdict()
     agent: subprocess.Popen[bytes] | None = None
     try:
-        processes.start_server(backoff=0.1)
+        processes.start_server(backoff=BACKOFF)
         await eventually(lambda: processes.kubeconfig.exists(), what="kubeconfig written")
         client = HttpClient(load(processes.kubeconfig))
         try:
@@ -573,7 +577,7 @@ async def chaos_run(root: Path, seed: int, *, kinds: tuple[str, ...] = KINDS, ev
                 if kind in ("server", "agent", "both", "node"):
                     await asyncio.sleep(event.down)
                 if kind in ("server", "both"):
-                    processes.start_server(backoff=0.1)
+                    processes.start_server(backoff=BACKOFF)
                     await eventually(lambda: _answers(client), what="API back")
                 if kind in ("agent", "both", "node"):
                     agent = await join(processes)
@@ -592,7 +596,7 @@ async def chaos_run(root: Path, seed: int, *, kinds: tuple[str, ...] = KINDS, ev
                 return jobs
 
             try:
-                jobs = await eventually(finished, timeout=45, what="every Job finished and its pods accounted")
+                jobs = await eventually(finished, timeout=60, what="every Job finished and its pods accounted")
             except Exception as exc:  # report the state it stopped in as a problem, not a crash of the driver
                 verdict.problems.append(f"not finished: {exc}")
                 jobs = [await client.get(JOBS, "default", p.name) for p in job_plans]
