@@ -289,7 +289,7 @@ class Spawner:
                         if entry[0] == "p" and entry[1] in waiting and os.getsid(int(entry[2])) == int(entry[2]):
                             found[entry[1]] = int(entry[2])
         unresolved = {
-            cid: (os.path.abspath(self._starting[cid][0]), _environ({**self._base_env, **self._starting[cid][1]}))
+            cid: (os.path.realpath(self._starting[cid][0]), _environ({**self._base_env, **self._starting[cid][1]}))
             for cid in waiting - found.keys()
             if cid in self._starting
         }
