@@ -359,7 +359,9 @@ def _verify(
             # A shim killed between its container's exit and its report: containerd's clean-up after a dead shim
             # reports 137 whatever the exit was (containerd-shim-runc-v2's delete: 128 + SIGKILL), and so does kjobs.
             assert end is not None
+            # An eviction's SIGTERM between the `.end` file and the `exit`: the shell dies of it (143).
             raced = code == SHIM_KILLED and any(abs(end - t) < 1.0 for t in verdict.shim_kills)
+            raced |= code == 128 + signal.SIGTERM and evicted
             verdict.check(code == planned or raced, f"{pname}: ran to its end with {planned}, reported {code}")
         else:
             shim = code == SHIM_KILLED and kills.get("shim", 0) > 0
