@@ -85,7 +85,7 @@ def plans(seed: int) -> list[JobPlan]:
     for index in range(6):
         for attempt in range(4):
             codes[index, attempt] = rng.choice((0, 1, 2)) if attempt < 3 else 0
-    count_rules = [
+    count_rules: list[Obj] = [
         {"action": "Ignore", "onPodConditions": [DISRUPTION]},
         {"action": "Ignore", "onExitCodes": {"containerName": "main", "operator": "In", "values": [2]}},
         {"action": "Count", "onExitCodes": {"containerName": "main", "operator": "In", "values": [1]}},
@@ -97,7 +97,7 @@ def plans(seed: int) -> list[JobPlan]:
     for index in range(6):
         for attempt in range(4):
             codes[index, attempt] = rng.choice((0, 0, 1, 2, 3)) if attempt < 3 else 0
-    per_rules = [
+    per_rules: list[Obj] = [
         {"action": "FailIndex", "onExitCodes": {"containerName": "main", "operator": "In", "values": [3]}},
         {"action": "Ignore", "onPodConditions": [DISRUPTION]},
         {"action": "Ignore", "onExitCodes": {"containerName": "main", "operator": "In", "values": [2]}},
@@ -117,7 +117,7 @@ def plans(seed: int) -> list[JobPlan]:
             codes[index, attempt] = rng.choice((0, 1)) if attempt < 2 else 0
     if fail_at is not None:
         codes[fail_at] = 42
-    fail_rules = [
+    fail_rules: list[Obj] = [
         {"action": "FailJob", "onExitCodes": {"containerName": "main", "operator": "In", "values": [42]}},
         {"action": "Ignore", "onPodConditions": [DISRUPTION]},
     ]
@@ -529,10 +529,10 @@ async def chaos_run(root: Path, seed: int, *, kinds: tuple[str, ...] = KINDS, ev
                     by_name = {p["metadata"]["name"]: p for p in history.values()}
                     now = time.monotonic()
                     for pid, pod_name in marked_pods(marker).items():
-                        pod = by_name.get(pod_name)
-                        if pod is None or phase(pod) not in ("Succeeded", "Failed"):
+                        ended = by_name.get(pod_name)
+                        if ended is None or phase(ended) not in ("Succeeded", "Failed"):
                             continue
-                        problem = f"{pod_name}: reported {phase(pod)} {terminated(pod)} while it still runs"
+                        problem = f"{pod_name}: reported {phase(ended)} {terminated(ended)} while it still runs"
                         if now - orphans.setdefault(pid, now) > 2.0 and problem not in verdict.problems:
                             verdict.problems.append(problem)
                     await asyncio.sleep(0.1)
