@@ -20,7 +20,7 @@ import pytest
 from kjobs.node.process_runtime import ProcessRuntime
 from kjobs.node.spawner import Spawner
 from tests.node.helpers import make_pod
-from tests.node.test_adoption import _AGENT, REPO, _until_gone, _wait_for
+from tests.node.test_adoption import _AGENT, REPO, _running, _until_gone, _wait_for
 from tests.node.test_process_runtime import sh, state
 
 pytestmark = pytest.mark.e2e
@@ -141,3 +141,45 @@ def test_a_node_crash_right_after_a_start_leaves_no_container_running(tmp_path: 
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(long_pid, signal.SIGKILL)
+
+
+def test_a_node_crash_mid_burst_leaves_no_container_running(tmp_path: Path) -> None:
+    """The agent and its shims SIGKILLed together in a burst of starts: the start a shim was making has no
+    journal line yet (and no agent is left to look for it); the restarted agent must still kill it, as a
+    kubelet's runtime restarted after a crash has no container it does not know of."""
+    root, marks = tmp_path / "node", tmp_path / "marks"
+    marks.mkdir()
+    pods = {
+        f"p{i}": sh(f"echo $$$$ > {marks}/p{i}.tmp; mv {marks}/p{i}.tmp {marks}/p{i}; exec sleep 30") for i in range(20)
+    }
+    specs = [{"uid": uid, "container": container} for uid, container in pods.items()]
+    agent = subprocess.Popen(
+        [sys.executable, "-c", _AGENT, str(root), json.dumps(specs)], stdout=subprocess.PIPE, cwd=REPO
+    )
+    try:
+        deadline = time.monotonic() + 20
+        while not any(marks.glob("p*[0-9]")):
+            assert time.monotonic() < deadline, "no container started"
+            time.sleep(0.001)
+        for shim in _children(agent.pid):
+            os.kill(shim, signal.SIGKILL)
+    finally:
+        agent.send_signal(signal.SIGKILL)
+        agent.wait()
+    time.sleep(0.5)  # what was being started has written its mark by now
+    pids = [int(p.read_text()) for p in marks.glob("p*[0-9]")]
+
+    async def body() -> None:
+        runtime = ProcessRuntime(root_dir=root)
+        await runtime.shutdown(forget=True)
+
+    try:
+        asyncio.run(body())
+        deadline = time.monotonic() + 5
+        while left := [pid for pid in pids if _running(pid)]:
+            assert time.monotonic() < deadline, f"{len(left)} of {len(pids)} containers of the crashed node still run"
+            time.sleep(0.05)
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(pid, signal.SIGKILL)

@@ -222,6 +222,40 @@ def kill_lost(journal: Journal, lost: list[Recorded]) -> list[int]:
     return killed
 
 
+def kill_strays(pods_dir: Path, since: int) -> list[int]:
+    """SIGKILL the containers in `pods_dir` that no journal names: what a shim was starting when it died with
+    its agent (its `posix_spawn` returned no pid to journal, and no agent was left to look for it), found as
+    session leaders started since the oldest dead shim (`since`, clock ticks), working in a pod's directory,
+    whose parent is neither a live shim (its containers are its own) nor a process working in a pod's directory
+    (a container's own child, which went with its group if it was lost). A restarted kubelet's runtime has no
+    container it does not know of: one left running would do its pod's work beside the replacement.
+    Returns the pids of the groups killed."""
+    root = os.path.realpath(pods_dir) + os.sep
+    killed = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        pid = int(entry)
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_bytes()
+            fields = stat[stat.rfind(b")") + 2 :].split()
+            if len(fields) < 20 or fields[0] in (b"Z", b"X") or int(fields[3]) != pid or int(fields[19]) < since:
+                continue
+            if not os.readlink(f"/proc/{pid}/cwd").startswith(root):
+                continue
+            parent = int(fields[1])  # init or a subreaper for an orphan: neither a live shim nor a container
+            if b"shim.py" in Path(f"/proc/{parent}/cmdline").read_bytes():
+                continue
+            with contextlib.suppress(OSError):
+                if os.readlink(f"/proc/{parent}/cwd").startswith(root):
+                    continue
+            os.killpg(pid, signal.SIGKILL)
+        except (OSError, ValueError):
+            continue
+        killed.append(pid)
+    return killed
+
+
 def _boot_time() -> float:
     """When the machine booted (seconds since the epoch; /proc/stat's `btime`)."""
     with contextlib.suppress(OSError, ValueError):
