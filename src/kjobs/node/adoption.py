@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import socket
 import struct
 from dataclasses import dataclass, field
@@ -191,6 +192,77 @@ def mark_lost(journal: Journal) -> list[Recorded]:
     for recorded in lost:
         recorded.lost = True
     return lost
+
+
+def kill_lost(journal: Journal, lost: list[Recorded]) -> list[int]:
+    """SIGKILL the process groups of containers lost with their shim that `leftovers` had no record of (a shim
+    records a container once it has run `shim.RECORD_AFTER`; one that died with its agent sooner left none):
+    a kubelet whose runtime lost a container reports it `ContainerStatusUnknown` and the Job replaces it, so it
+    must not run on, as containerd's clean-up kills a dead shim's containers. The journaled pid is taken only
+    while it is that container still: its own session's leader, started after the shim, within seconds of the
+    start the journal gives. Returns the pids of the groups killed."""
+    shim_started = int(journal.shim.partition("-")[2] or 0)
+    ticks = os.sysconf("SC_CLK_TCK")
+    booted = _boot_time()
+    killed = []
+    for recorded in lost:
+        try:
+            stat = Path(f"/proc/{recorded.pid}/stat").read_bytes()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) < 20 or fields[0] in (b"Z", b"X") or int(fields[3]) != recorded.pid:
+            continue
+        started = int(fields[19])
+        if started < shim_started or not -5 < booted + started / ticks - recorded.started_at < 5:
+            continue
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(recorded.pid, signal.SIGKILL)
+            killed.append(recorded.pid)
+    return killed
+
+
+def kill_strays(pods_dir: Path, since: int) -> list[int]:
+    """SIGKILL the containers in `pods_dir` that no journal names: what a shim was starting when it died with
+    its agent (its `posix_spawn` returned no pid to journal, and no agent was left to look for it), found as
+    session leaders started since the oldest dead shim (`since`, clock ticks), working in a pod's directory,
+    whose parent is neither a live shim (its containers are its own) nor a process working in a pod's directory
+    (a container's own child, which went with its group if it was lost). A restarted kubelet's runtime has no
+    container it does not know of: one left running would do its pod's work beside the replacement.
+    Returns the pids of the groups killed."""
+    root = os.path.realpath(pods_dir) + os.sep
+    killed = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        pid = int(entry)
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_bytes()
+            fields = stat[stat.rfind(b")") + 2 :].split()
+            if len(fields) < 20 or fields[0] in (b"Z", b"X") or int(fields[3]) != pid or int(fields[19]) < since:
+                continue
+            if not os.readlink(f"/proc/{pid}/cwd").startswith(root):
+                continue
+            parent = int(fields[1])  # init or a subreaper for an orphan: neither a live shim nor a container
+            if b"shim.py" in Path(f"/proc/{parent}/cmdline").read_bytes():
+                continue
+            with contextlib.suppress(OSError):
+                if os.readlink(f"/proc/{parent}/cwd").startswith(root):
+                    continue
+            os.killpg(pid, signal.SIGKILL)
+        except (OSError, ValueError):
+            continue
+        killed.append(pid)
+    return killed
+
+
+def _boot_time() -> float:
+    """When the machine booted (seconds since the epoch; /proc/stat's `btime`)."""
+    with contextlib.suppress(OSError, ValueError):
+        for line in Path("/proc/stat").read_text().splitlines():
+            if line.startswith("btime "):
+                return float(line.split()[1])
+    return 0.0
 
 
 def still_ours(journal: Journal, recorded: Recorded, procs: Path) -> bool:

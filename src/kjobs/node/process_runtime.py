@@ -259,6 +259,11 @@ class ProcessRuntime(Supervisor):
         self._me = adoption.identity(os.getpid())
         self._journals = adoption.scan(self.journal_dir, me=self._me)
         leftovers.kill_leftovers(self.procs_root)  # after the scan: what it found lost no longer runs
+        for journal in self._journals:  # and what died too young to be recorded for it
+            adoption.kill_lost(journal, [r for r in journal.containers.values() if r.lost])
+        dead = [int(j.shim.partition("-")[2] or 0) for j in self._journals if not adoption.shim_alive(j)]
+        if dead:  # and what a shim that died with its agent was starting (no journal names it)
+            adoption.kill_strays(self.root_dir / "pods", min(dead))
         self._recovered: dict[str, list[tuple[adoption.Journal, adoption.Recorded]]] = {}
         for journal in self._journals:
             for recorded in journal.containers.values():
@@ -677,7 +682,9 @@ class ProcessRuntime(Supervisor):
                     self._adopted_ended(recorded)
             if not alive:
                 leftovers.kill_leftovers(self.procs_root)
-                for recorded in adoption.mark_lost(journal):
+                lost = adoption.mark_lost(journal)
+                adoption.kill_lost(journal, lost)
+                for recorded in lost:
                     if recorded.container_id in self._adopted:
                         self._adopted_ended(recorded)
         if self._adopted:

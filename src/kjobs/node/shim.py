@@ -60,11 +60,13 @@ signals and the agent's death do not reach it), and when its stdin closes (after
 it records every container still running, keeps reaping them until none is left, then exits. What a restarted
 agent needs to report them exactly is in the journal, `<journal_dir>/<agent_id>.<shim pid>-<start time>.jsonl`:
 one JSON line per start (`["p", id, pid, uid, name, number, time]`), exit (`["x", id, returncode, time]`) and
-failed start (`["e", id, message, time, uid, name, number]`), appended (one write per batch) before the agent
-is told, so that the journal always knows at least what the agent knew; `kjobs.node.adoption` reads it. Every
-`ROTATE_AFTER` starts the journal is renamed to `<name>.1` (replacing the one before) and a new one begins with
-the start entries of the containers still running, so its size stays bounded while an exit stays readable long
-after its agent has reported it. On SIGTERM the shim records what still runs and exits, leaving those containers
+failed start (`["e", id, message, time, uid, name, number]`), appended before the agent is told (a start as
+soon as its process exists, other entries one write per batch), so that the journal always knows at least what
+the agent knew, and the pid of every container this shim started even if it dies before reporting it (its agent
+kills them then, `Spawner._lost`); `kjobs.node.adoption` reads it. Every `ROTATE_AFTER` starts the journal is
+renamed to `<name>.1` (replacing the one before) and a new one begins with the start entries of the containers
+still running, so its size stays bounded while an exit stays readable long after its agent has reported it. On
+SIGTERM the shim records what still runs and exits, leaving those containers
 to `leftovers` (lost, as a killed shim's are).
 
 A tty container's terminal master is the shim's alone, so from its first tty container on the shim also listens
@@ -174,6 +176,9 @@ class Shim:
                 entry = ["p", message[1], self.running[message[1]][0], *message[6:9], stamp]
                 self.start_entries[message[1]] = entry
                 self.journal.append(entry)
+                # Journaled at once, not with the batch's replies: if this shim is killed before it reports the
+                # start, its agent still finds the pid here and kills the container (`Spawner._lost`).
+                self.write_journal()
             elif self.journal and self.journal[-1][:2] == ["e", message[1]]:
                 self.journal[-1].extend(message[6:9])  # which container could not start
         elif kind == "k":

@@ -5,7 +5,8 @@ Design note: requests are JSON lines written without blocking (a buffer drained 
 the pipe is full); replies are read by a reader callback and dispatched to the three callbacks the runtime
 gives: started (pid), failed to start (message), exited (returncode). Everything is synchronous from the
 caller's side, so the runtime's `Supervisor` hooks stay synchronous. If the shim dies while containers
-run, their groups are SIGKILLed (pids are known) and each is reported exited by SIGKILL; the next start
+run, their groups are SIGKILLed (pids are known, or read from its journal for starts it had not reported yet)
+and each is reported exited by SIGKILL; the next start
 launches a new shim. The shim is its own session and outlives this process when it is killed (see
 `kjobs.node.shim`); `close` tells it the stop is clean, so that it leaves no journal behind.
 """
@@ -25,6 +26,8 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+
+from kjobs.node import leftovers
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +58,9 @@ class Spawner:
         self._on_failed = on_failed
         self._on_exited = on_exited
         self._proc: subprocess.Popen[bytes] | None = None
+        self._journal: Path | None = None  # the running shim's journal
+        self._shim_started = 0  # its start time (clock ticks since boot, as /proc says)
+        self._starting: dict[str, tuple[str, Mapping[str, str]]] = {}  # unreported starts: their cwd, environment
         self._loop: asyncio.AbstractEventLoop | None = None
         self._out = b""
         self._flush_scheduled = False
@@ -92,6 +98,7 @@ class Spawner:
         instead, whose input `type_in` writes."""
         self._ensure_shim()
         self._pids[cid] = None
+        self._starting[cid] = (cwd, env)  # (what `_started_unreported` compares is built only if it must)
         self.starting += 1
         message: list[Any] = ["s", cid, argv, dict(env), cwd, log_path, *which, started_at]
         if owner is not None or stdin is not None or tty:
@@ -173,6 +180,10 @@ class Spawner:
         os.set_blocking(proc.stdin.fileno(), False)
         os.set_blocking(proc.stdout.fileno(), False)
         self._proc = proc
+        self._shim_started = int(leftovers.start_time(proc.pid) or 0)
+        self._journal = None
+        if self._journal_dir is not None:
+            self._journal = self._journal_dir / f"{self._agent_id}.{proc.pid}-{self._shim_started}.jsonl"
         self._out = b""
         self._loop.add_reader(proc.stdout.fileno(), self._readable)
         self._send(
@@ -238,6 +249,7 @@ class Spawner:
 
     def _dispatch(self, reply: list[Any]) -> None:
         kind, cid, value = reply
+        self._starting.pop(cid, None)
         if kind == "p":
             self.starting -= 1
             self._pids[cid] = int(value)
@@ -259,6 +271,45 @@ class Spawner:
             loop.remove_reader(proc.stdout.fileno())
             loop.remove_writer(proc.stdin.fileno())
 
+    def _started_unreported(self) -> dict[str, int]:
+        """Containers the dead shim started but had not reported yet (their starts wait for the end of a burst):
+        their pids, so that they are killed too, as containerd's clean-up after a dead shim kills its containers
+        (`runc delete --force`) whatever it had reported. A start is journaled as soon as its process exists;
+        the one start the shim was making when it died (it is blocked in `posix_spawn` until the child has
+        exec'd, most of its time in a burst) is found as the process it must be: a session leader started
+        since the shim, in the container's directory, with exactly the container's environment, or with none yet
+        (the shim's own, empty: a child killed with its shim before its `exec` is still between the two)."""
+        waiting = {cid for cid, pid in self._pids.items() if pid is None}
+        found: dict[str, int] = {}
+        if self._journal is not None:
+            with contextlib.suppress(OSError):
+                for line in self._journal.read_bytes().splitlines():
+                    with contextlib.suppress(ValueError, TypeError, IndexError, OSError):
+                        entry = orjson.loads(line)
+                        if entry[0] == "p" and entry[1] in waiting and os.getsid(int(entry[2])) == int(entry[2]):
+                            found[entry[1]] = int(entry[2])
+        unresolved = {
+            cid: (os.path.realpath(self._starting[cid][0]), _environ({**self._base_env, **self._starting[cid][1]}))
+            for cid in waiting - found.keys()
+            if cid in self._starting
+        }
+        if unresolved:
+            known = {pid for pid in self._pids.values() if pid is not None} | set(found.values())
+            for pid in _session_leaders_since(self._shim_started):
+                if pid in known:
+                    continue
+                try:
+                    cwd = os.readlink(f"/proc/{pid}/cwd")
+                    environ = frozenset(Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")) - {b""}
+                except OSError:
+                    continue
+                for cid, (where, env) in list(unresolved.items()):
+                    if cwd == where and environ in (env, frozenset()):  # empty: the shim's, not yet exec'd
+                        found[cid] = pid
+                        del unresolved[cid]
+                        break
+        return found
+
     def _lost(self, proc: subprocess.Popen[bytes]) -> None:
         """The shim died: end what it ran and report each container killed."""
         log.warning("process shim exited unexpectedly (%s); its containers are killed", proc.poll())
@@ -268,12 +319,38 @@ class Spawner:
         self.starting = 0
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(timeout=1)
+        if None in self._pids.values():
+            self._pids.update(self._started_unreported())
+        self._starting.clear()
         for cid, pid in list(self._pids.items()):
             if pid is not None:
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(pid, signal.SIGKILL)
             self._pids.pop(cid, None)
             self._on_exited(cid, -signal.SIGKILL)
+
+
+def _environ(env: Mapping[str, str]) -> frozenset[bytes]:
+    """An environment as /proc/<pid>/environ lists it, as a set of its `NAME=value` entries."""
+    return frozenset(f"{k}={v}".encode() for k, v in env.items())
+
+
+def _session_leaders_since(started: int) -> list[int]:
+    """Live processes leading their own session that started no earlier than `started` (clock ticks)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_bytes()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()
+        if len(fields) <= 19 or fields[0] in (b"Z", b"X"):
+            continue
+        if int(fields[3]) == int(entry) and int(fields[19]) >= started:  # its own session, started since
+            found.append(int(entry))
+    return found
 
 
 SHIMS = 2

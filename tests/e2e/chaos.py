@@ -1,0 +1,688 @@
+"""A seeded chaos driver for "a failure is counted once, for what it was, whatever crashes" (docs/chaos.md).
+
+One run: `kjobs up --nodes 0` (HTTPS, its own process, a SQLite data directory) and a node agent `kjobs node join`
+(another process, whose pods are local processes started by its process shims), three Jobs whose pods fail
+deterministically, and a seeded list of disruptions at seeded moments: SIGKILL of the API server, of the node
+agent, of one of the agent's process shims, of the server and the agent at once (each restarted after a seeded
+pause), an eviction through the Eviction API and a `kubectl drain` + `uncordon` of the node.
+
+The truth is kept outside kjobs: a pod's script numbers its attempt by the files its index already wrote, writes
+`<job>.<index>.<attempt>` (its pod name and the exit code a seeded table gives that attempt) before it sleeps, and
+`<...>.end` just before it exits with that code. So for every pod the driver knows whether its container ran to
+its end (then the API must report that exit code) or was cut short (then only a shim kill, reported as a
+containerd shim's death is, exit 137, or an eviction, a DisruptionTarget condition, may explain it — never a
+crash of `kjobs up` or of the agent, which a cluster's pods survive). From those outcomes and each Job's
+podFailurePolicy the driver derives what the Job controller must have counted, and compares it with the Job's
+status: its condition and reason, succeeded, failed, completedIndexes, failedIndexes, uncountedTerminatedPods,
+tracking finalizers, and no container process left on the machine (found by a per-run environment marker).
+
+Run many seeds with `python -m tests.e2e.chaos --seeds 0-49` from the worktree (PYTHONPATH=src).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import itertools
+import os
+import random
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kjobs.api.names import CONTROLLER_UID_LABEL
+from kjobs.api.types import Obj
+from kjobs.client.http import HttpClient
+from kjobs.client.informer import Informer
+from kjobs.client.kubeconfig import load
+from kjobs.client.resources import JOBS, PODS
+from kjobs.store.integrity import read_back
+from tests.e2e.support import condition, eventually, job_manifest, phase, terminal_condition, terminated
+from tests.e2e.test_crash_safety import NODE, Processes, _answers, _node_ready
+
+TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
+KINDS = ("server", "agent", "shim", "both", "node", "evict", "drain")
+DISRUPTION = {"type": "DisruptionTarget", "status": "True"}
+SHIM_KILLED = 137
+BACKOFF = 0.02
+"""`kjobs up --backoff`: the pod-failure back-off doubles with every failure since the Job's last success (all of
+them, ignored ones too: pkg/controller/job/backoff_utils.go), and a drain fails every running pod at once, so a
+base of 0.1 s reached 51 s after two drains and one node crash (seed 5)."""
+"""What containerd reports for the containers of a shim that died (128 + SIGKILL), as kjobs does."""
+
+
+@dataclass(frozen=True)
+class JobPlan:
+    """One Job of a run: its spec, the exit code and duration of each (index, attempt), its rules."""
+
+    name: str
+    completions: int
+    parallelism: int
+    spec: Obj
+    rules: list[Obj]
+    codes: dict[tuple[int, int], int]
+    pauses: dict[tuple[int, int], float]
+
+
+def _pause(rng: random.Random) -> float:
+    return round(rng.uniform(0.3, 1.2), 2)
+
+
+def plans(seed: int) -> list[JobPlan]:
+    """Three Jobs: `count` (Ignore/Count on exit codes, Ignore on DisruptionTarget, a global backoffLimit),
+    `perindex` (backoffLimitPerIndex 1, maxFailedIndexes, FailIndex/Ignore/Count, podReplacementPolicy Failed)
+    and `failjob` (one pod at a time; FailJob on exit 42 for some seeds, Ignore on DisruptionTarget)."""
+    rng = random.Random(seed)
+    result = []
+    codes: dict[tuple[int, int], int] = {}
+    for index in range(6):
+        for attempt in range(4):
+            codes[index, attempt] = rng.choice((0, 1, 2)) if attempt < 3 else 0
+    count_rules: list[Obj] = [
+        {"action": "Ignore", "onPodConditions": [DISRUPTION]},
+        {"action": "Ignore", "onExitCodes": {"containerName": "main", "operator": "In", "values": [2]}},
+        {"action": "Count", "onExitCodes": {"containerName": "main", "operator": "In", "values": [1]}},
+    ]
+    spec = {"backoffLimit": 40, "podFailurePolicy": {"rules": count_rules}}
+    pauses = {key: _pause(rng) for key in codes}
+    result.append(JobPlan("count", 6, 3, spec, count_rules, codes, pauses))
+    codes = {}
+    for index in range(6):
+        for attempt in range(4):
+            codes[index, attempt] = rng.choice((0, 0, 1, 2, 3)) if attempt < 3 else 0
+    per_rules: list[Obj] = [
+        {"action": "FailIndex", "onExitCodes": {"containerName": "main", "operator": "In", "values": [3]}},
+        {"action": "Ignore", "onPodConditions": [DISRUPTION]},
+        {"action": "Ignore", "onExitCodes": {"containerName": "main", "operator": "In", "values": [2]}},
+    ]
+    spec = {
+        "backoffLimitPerIndex": 1,
+        "maxFailedIndexes": 6,
+        "podReplacementPolicy": "Failed",
+        "podFailurePolicy": {"rules": per_rules},
+    }
+    pauses = {key: _pause(rng) for key in codes}
+    result.append(JobPlan("perindex", 6, 3, spec, per_rules, codes, pauses))
+    codes = {}
+    fail_at = rng.choice((None, (2, 0), (3, 1)))
+    for index in range(4):
+        for attempt in range(3):
+            codes[index, attempt] = rng.choice((0, 1)) if attempt < 2 else 0
+    if fail_at is not None:
+        codes[fail_at] = 42
+    fail_rules: list[Obj] = [
+        {"action": "FailJob", "onExitCodes": {"containerName": "main", "operator": "In", "values": [42]}},
+        {"action": "Ignore", "onPodConditions": [DISRUPTION]},
+    ]
+    spec = {"backoffLimit": 30, "podFailurePolicy": {"rules": fail_rules}}
+    pauses = {key: _pause(rng) for key in codes}
+    result.append(JobPlan("failjob", 4, 1, spec, fail_rules, codes, pauses))
+    return result
+
+
+def command(truth: Path, plan: JobPlan) -> str:
+    """The pod's script; `$$` is a literal `$` in a container's command (Kubernetes expands `$(VAR)`)."""
+    cases = " ".join(f"{i}.{n}) c={code}; s={plan.pauses[i, n]};;" for (i, n), code in sorted(plan.codes.items()))
+    base = f"{truth}/{plan.name}.$$i"
+    return (
+        f"i=$$JOB_COMPLETION_INDEX; n=0; while [ -e {base}.$$n ]; do n=$$((n+1)); done; "
+        f"case $$i.$$n in {cases} *) c=0; s=0.3;; esac; "
+        f'echo "$$POD_NAME $$c" > {base}.$$n.tmp; mv {base}.$$n.tmp {base}.$$n; '
+        f"sleep $$s; touch {base}.$$n.end; exit $$c"
+    )
+
+
+def manifest(truth: Path, plan: JobPlan, marker: str) -> Obj:
+    env = [
+        {"name": "POD_NAME", "valueFrom": {"fieldRef": {"fieldPath": "metadata.name"}}},
+        {"name": "KJOBS_CHAOS_RUN", "value": marker},
+    ]
+    obj = job_manifest(
+        plan.name,
+        command(truth, plan),
+        completionMode="Indexed",
+        completions=plan.completions,
+        parallelism=plan.parallelism,
+        **plan.spec,
+    )
+    obj["spec"]["template"]["spec"]["containers"][0]["env"] = env
+    return obj
+
+
+@dataclass(frozen=True)
+class Event:
+    at: float
+    kind: str
+    down: float
+
+
+def schedule(seed: int, kinds: tuple[str, ...] = KINDS, events: int = 5) -> list[Event]:
+    rng = random.Random(seed * 7919 + 1)
+    times = sorted(rng.uniform(0.5, 9.0) for _ in range(events))
+    return [Event(round(t, 2), rng.choice(kinds), round(rng.uniform(0.0, 1.5), 2)) for t in times]
+
+
+# --- processes -------------------------------------------------------------------------------------------------
+
+
+def _stat(pid: int) -> list[str] | None:
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return raw[raw.rfind(")") + 2 :].split()
+
+
+def _pids() -> Iterator[int]:
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            yield int(entry)
+
+
+def shims_of(agent: int) -> list[int]:
+    """The agent's live process shims (its children running kjobs/node/shim.py)."""
+    found = []
+    for pid in _pids():
+        fields = _stat(pid)
+        if fields is None or fields[1] != str(agent) or fields[0] in ("Z", "X"):
+            continue
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if b"shim.py" in cmdline:
+            found.append(pid)
+    return found
+
+
+def marked_pods(marker: str) -> dict[int, str]:
+    """Live processes of the run's containers, with the pod each belongs to (its POD_NAME)."""
+    found = {}
+    for pid in marked(marker):
+        with contextlib.suppress(OSError):
+            for entry in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
+                if entry.startswith(b"POD_NAME="):
+                    found[pid] = entry[9:].decode()
+    return found
+
+
+def marked(marker: str) -> list[int]:
+    """Live processes whose environment carries the run's marker: its pods' containers."""
+    needle = f"KJOBS_CHAOS_RUN={marker}".encode()
+    found = []
+    for pid in _pids():
+        try:
+            environ = Path(f"/proc/{pid}/environ").read_bytes()
+        except OSError:
+            continue
+        fields = _stat(pid)
+        if needle in environ.split(b"\0") and fields is not None and fields[0] not in ("Z", "X"):
+            found.append(pid)
+    return found
+
+
+# --- the expected outcome --------------------------------------------------------------------------------------
+
+
+def _action(rules: list[Obj], pod: Obj, code: int) -> str:
+    """The first rule matching a failed pod (Kubernetes' pkg/controller/job/pod_failure_policy.go), else Count."""
+    for rule in rules:
+        exits = rule.get("onExitCodes")
+        if exits is not None and code != 0 and code in exits["values"]:
+            return str(rule["action"])
+        for want in rule.get("onPodConditions") or []:
+            if condition(pod, want["type"]).get("status") == want["status"]:
+                return str(rule["action"])
+    return "Count"
+
+
+def _intervals(indexes: list[int]) -> str:
+    """Kubernetes' compressed index list ("0-2,5"; two adjacent indexes as "2,3")."""
+    parts: list[str] = []
+    i = 0
+    while i < len(indexes):
+        j = i
+        while j + 1 < len(indexes) and indexes[j + 1] == indexes[j] + 1:
+            j += 1
+        if j - i >= 2:
+            parts.append(f"{indexes[i]}-{indexes[j]}")
+        else:
+            parts.extend(str(x) for x in indexes[i : j + 1])
+        i = j + 1
+    return ",".join(parts)
+
+
+@dataclass
+class Verdict:
+    problems: list[str] = field(default_factory=list)
+    seen: dict[str, int] = field(default_factory=dict)
+    shim_kills: list[float] = field(default_factory=list)
+    """When a shim was killed (wall clock)."""
+    """How many pods ended how: `ran` (to their end), `evicted`, `shim-killed`, `lost` (ContainerStatusUnknown)."""
+
+    def saw(self, what: str) -> None:
+        self.seen[what] = self.seen.get(what, 0) + 1
+
+    def check(self, ok: bool, what: str) -> None:
+        if not ok:
+            self.problems.append(what)
+
+
+def truth_of(truth: Path, job: str) -> dict[str, tuple[int, float | None]]:
+    """Pod name -> (its planned exit code, when its container reached its end: None if it did not)."""
+    found: dict[str, tuple[int, float | None]] = {}
+    for path in truth.glob(f"{job}.*"):
+        if path.name.count(".") == 2 and not path.name.endswith((".end", ".tmp")):
+            name, code = path.read_text().split()
+            end = truth / f"{path.name}.end"
+            found[name] = (int(code), end.stat().st_mtime if end.exists() else None)
+    return found
+
+
+def verify(
+    plan: JobPlan,
+    job: Obj,
+    pods: list[Obj],
+    existing: set[str],
+    first_terminal: dict[str, Obj],
+    terminal_at: dict[str, float],
+    truth: Path,
+    kills: dict[str, int],
+    verdict: Verdict,
+) -> None:
+    """Compare one finished Job with what its pods' real outcomes and its policy make of them."""
+    name = plan.name
+    files = truth_of(truth, name)
+    before = len(verdict.problems)
+    try:
+        _verify(plan, job, pods, existing, first_terminal, terminal_at, files, kills, verdict)
+    finally:
+        if len(verdict.problems) > before:
+            for pod in pods:
+                state = terminated(pod)
+                verdict.problems.append(
+                    f"      {pod['metadata']['name']} {phase(pod)} exit={state.get('exitCode')} "
+                    f"{state.get('reason')} disrupted={condition(pod, 'DisruptionTarget').get('reason')} "
+                    f"file={files.get(pod['metadata']['name'])} deleted={pod['metadata']['uid'] not in existing}"
+                )
+
+
+def _verify(
+    plan: JobPlan,
+    job: Obj,
+    pods: list[Obj],
+    existing: set[str],
+    first_terminal: dict[str, Obj],
+    terminal_at: dict[str, float],
+    files: dict[str, tuple[int, float | None]],
+    kills: dict[str, int],
+    verdict: Verdict,
+) -> None:
+    name = plan.name
+    per_index: dict[int, list[tuple[str, frozenset[str]]]] = {}  # index -> [(outcome, its possible actions)]
+    for pod in pods:
+        pname = pod["metadata"]["name"]
+        index = int(pod["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"])
+        state = terminated(pod)
+        verdict.check(phase(pod) in ("Succeeded", "Failed"), f"{pname}: not terminal ({phase(pod)})")
+        code = state.get("exitCode")
+        planned, end = files.get(pname, (None, None))
+        ended = end is not None
+        reported = terminal_at.get(pod["metadata"]["uid"])
+        verdict.check(
+            end is None or reported is None or end < reported + 0.5,
+            f"{pname}: its container ran on after the pod was reported {phase(pod)} {state}",
+        )
+        evicted = condition(pod, "DisruptionTarget").get("status") == "True"
+        verdict.saw(
+            "lost"
+            if state.get("reason") == "ContainerStatusUnknown"
+            else "ran"
+            if ended
+            else "evicted"
+            if evicted
+            else "shim-killed"
+        )
+        if state.get("reason") == "ContainerStatusUnknown":
+            # only a runtime that lost its containers (the node's shims died with its agent) may not know, or a
+            # pod deleted before its container ran (a kubelet's convertToAPIContainerStatuses, kubelet_pods.go)
+            never_ran = evicted and planned is None
+            verdict.check(kills.get("node", 0) > 0 or never_ran, f"{pname}: ContainerStatusUnknown {state}")
+        elif ended:
+            # A shim killed between its container's exit and its report: containerd's clean-up after a dead shim
+            # reports 137 whatever the exit was (containerd-shim-runc-v2's delete: 128 + SIGKILL), and so does kjobs.
+            assert end is not None
+            # An eviction's SIGTERM between the `.end` file and the `exit`: the shell dies of it (143).
+            raced = code == SHIM_KILLED and any(abs(end - t) < 1.0 for t in verdict.shim_kills)
+            raced |= code == 128 + signal.SIGTERM and evicted
+            verdict.check(code == planned or raced, f"{pname}: ran to its end with {planned}, reported {code}")
+        else:
+            shim = code == SHIM_KILLED and kills.get("shim", 0) > 0
+            verdict.check(
+                evicted or shim, f"{pname}: cut short (file {planned}) without a shim kill or eviction: {state}"
+            )
+        if phase(pod) == "Succeeded":
+            per_index.setdefault(index, []).append(("succeeded", frozenset()))
+        else:
+            # a pod evicted after it failed (`kubectl drain` evicts finished pods too) gains DisruptionTarget after
+            # the fact: the controller counts the version it saw first, which depends on timing, so either is right
+            seen = (first_terminal.get(pod["metadata"]["uid"], pod), pod)
+            actions = frozenset(_action(plan.rules, p, int(terminated(p).get("exitCode") or 0)) for p in seen)
+            per_index.setdefault(index, []).append(("failed", actions))
+    status = job.get("status") or {}
+    cond = terminal_condition(job)
+    succeeded = sum(1 for v in per_index.values() for o, _ in v if o == "succeeded")
+    least = sum(1 for v in per_index.values() for o, a in v if o == "failed" and "Ignore" not in a)
+    most = sum(1 for v in per_index.values() for o, a in v if o == "failed" and a != {"Ignore"})
+    verdict.check(
+        status.get("succeeded", 0) == succeeded, f"{name}: succeeded {status.get('succeeded')} != {succeeded}"
+    )
+    verdict.check(
+        least <= status.get("failed", 0) <= most, f"{name}: failed {status.get('failed')}, counted {least}..{most}"
+    )
+    verdict.check(status.get("active", 0) == 0, f"{name}: active {status.get('active')}")
+    uncounted = status.get("uncountedTerminatedPods") or {}
+    verdict.check(not any(uncounted.values()), f"{name}: uncounted {uncounted}")
+    done = sorted(i for i, v in per_index.items() if any(o == "succeeded" for o, _ in v))
+    for index, outcomes in per_index.items():
+        verdict.check(sum(o == "succeeded" for o, _ in outcomes) <= 1, f"{name}: index {index} succeeded twice")
+    if name == "perindex":
+        failed_indexes = []
+        for index in range(plan.completions):
+            outcomes = per_index.get(index, [])
+            ok = sum(o == "succeeded" for o, _ in outcomes)
+            if not ok:
+                failed_indexes.append(index)
+            possible = False
+            for chosen in itertools.product(*(sorted(a) for o, a in outcomes if o == "failed")):
+                fi, cnt = chosen.count("FailIndex"), chosen.count("Count")
+                possible |= (fi == 0 and cnt <= 1) if ok else ((fi == 1 and cnt <= 1) or (fi == 0 and cnt == 2))
+            verdict.check(possible, f"{name}: index {index} (succeeded {ok}): {outcomes}")
+        verdict.check(status.get("completedIndexes", "") == _intervals(done), f"{name}: completedIndexes {status}")
+        verdict.check(status.get("failedIndexes", "") == _intervals(failed_indexes), f"{name}: failedIndexes {status}")
+        want = ("Failed", "FailedIndexes") if failed_indexes else ("Complete", "CompletionsReached")
+    elif name == "failjob":
+        failjob = sum("FailJob" in a for v in per_index.values() for _, a in v)
+        verdict.check(failjob <= 1, f"{name}: {failjob} pods failed the Job")
+        want = ("Failed", "PodFailurePolicy") if failjob else ("Complete", "CompletionsReached")
+        verdict.check(status.get("completedIndexes", "") == _intervals(done), f"{name}: completedIndexes {status}")
+    else:
+        want = ("Complete", "CompletionsReached")
+        verdict.check(done == list(range(plan.completions)), f"{name}: completed {done}")
+        verdict.check(status.get("completedIndexes", "") == _intervals(done), f"{name}: completedIndexes {status}")
+    verdict.check((cond.get("type"), cond.get("reason")) == want, f"{name}: condition {cond}, expected {want}")
+    for pod in pods:
+        if pod["metadata"]["uid"] not in existing:
+            continue  # deleted (evicted): its finalizers were removed first
+        verdict.check(
+            TRACKING_FINALIZER not in (pod["metadata"].get("finalizers") or []),
+            f"{pod['metadata']['name']}: tracking finalizer left",
+        )
+
+
+# --- the run ---------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    seed: int
+    events: list[Event]
+    kills: dict[str, int]
+    problems: list[str]
+    seconds: float
+    pods: dict[str, int]
+
+
+async def _evict(client: HttpClient, victims: list[Obj], rng: random.Random) -> int:
+    running = [p for p in victims if phase(p) in ("Pending", "Running") and not p["metadata"].get("deletionTimestamp")]
+    if not running:
+        return 0
+    pod = rng.choice(running)
+    meta = {"name": pod["metadata"]["name"], "namespace": "default"}
+    body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": meta}
+    try:
+        await client.post_subresource(PODS, "default", meta["name"], "eviction", body)
+    except Exception:  # gone meanwhile, or refused: nothing evicted
+        return 0
+    return 1
+
+
+async def _kubectl(processes: Processes, *args: str, timeout: float = 30) -> int:
+    proc = await asyncio.create_subprocess_exec(
+        "kubectl", *args, env=processes.env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL
+    )
+    try:
+        return await asyncio.wait_for(proc.wait(), timeout)
+    except TimeoutError:
+        proc.kill()
+        await proc.wait()
+        return -1
+
+
+async def join(processes: Processes) -> subprocess.Popen[bytes]:
+    """Start the node agent and wait until it has registered (a stale Ready node says nothing of it)."""
+    agent = processes.join_node()
+    log = processes.root / f"node-{len(processes.started) - 1}.log"
+
+    def joined() -> bool:
+        assert agent.poll() is None, f"the node agent exited: {log.read_text(errors='replace')}"
+        return log.exists() and "joined" in log.read_text(errors="replace")
+
+    await eventually(joined, what="the node agent registered")
+    return agent
+
+
+async def chaos_run(root: Path, seed: int, *, kinds: tuple[str, ...] = KINDS, events: int = 5) -> Outcome:
+    """One seeded run in `root`; returns what went wrong (nothing, when kjobs keeps its promise)."""
+    started = time.monotonic()
+    truth = root / "truth"
+    truth.mkdir()
+    marker = f"{os.getpid()}-{seed}-{root.name}"
+    job_plans = plans(seed)
+    plan_of = {p.name: p for p in job_plans}
+    timeline = schedule(seed, kinds, events)
+    rng = random.Random(seed * 31 + 7)
+    kills: dict[str, int] = {}
+    processes = Processes(root)
+    verdict = Verdict()
+    agent: subprocess.Popen[bytes] | None = None
+    try:
+        processes.start_server(backoff=BACKOFF)
+        await eventually(lambda: processes.kubeconfig.exists(), what="kubeconfig written")
+        client = HttpClient(load(processes.kubeconfig))
+        try:
+            await eventually(lambda: _answers(client), what="API up")
+            agent = await join(processes)
+            await eventually(lambda: _node_ready(client), what="node Ready")
+            history: dict[str, Obj] = {}  # uid -> the latest version seen (evicted pods are deleted)
+            first_terminal: dict[str, Obj] = {}
+            terminal_at: dict[str, float] = {}  # when this driver first saw each pod terminal (wall clock)
+
+            def seen(old: Obj | None, new: Obj | None) -> None:
+                pod = new if new is not None else old
+                if pod is None:
+                    return
+                uid = str(pod["metadata"]["uid"])
+                if phase(pod) in ("Succeeded", "Failed"):
+                    first_terminal.setdefault(uid, pod)
+                    terminal_at.setdefault(uid, time.time())
+                before = history.get(uid)
+                if before is None or int(pod["metadata"]["resourceVersion"]) >= int(
+                    before["metadata"]["resourceVersion"]
+                ):
+                    history[uid] = pod
+
+            orphans: dict[int, float] = {}  # container pid -> when its pod was first seen terminal
+
+            async def poll() -> None:  # the watch misses what happens between a crash and its relist
+                while True:
+                    with contextlib.suppress(Exception):
+                        for pod in (await client.list(PODS, "default"))[0]:
+                            seen(None, pod)
+                    by_name = {p["metadata"]["name"]: p for p in history.values()}
+                    now = time.monotonic()
+                    for pid, pod_name in marked_pods(marker).items():
+                        ended = by_name.get(pod_name)
+                        if ended is None or phase(ended) not in ("Succeeded", "Failed"):
+                            continue
+                        problem = f"{pod_name}: reported {phase(ended)} {terminated(ended)} while it still runs"
+                        if now - orphans.setdefault(pid, now) > 2.0 and problem not in verdict.problems:
+                            verdict.problems.append(problem)
+                    await asyncio.sleep(0.1)
+
+            poller = asyncio.create_task(poll())
+
+            informer = Informer(client, PODS, "default")
+            informer.add_handler(seen)
+            informer.start()
+            await informer.synced.wait()
+            for plan in job_plans:
+                await client.create(JOBS, "default", manifest(truth, plan, marker))
+            begin = time.monotonic()
+            for event in timeline:
+                await asyncio.sleep(max(0.0, begin + event.at - time.monotonic()))
+                kind = event.kind
+                if kind in ("server", "both"):
+                    processes.kill_server()
+                if kind == "node":  # the agent and its shims at once, as a crash of kubelet and containerd
+                    assert agent is not None
+                    # stopped first: an agent that outlives its shims a moment reports their containers killed
+                    # (137, what a shim's death is), which a busy machine let happen between two kills (seed 303)
+                    agent.send_signal(signal.SIGSTOP)
+                    for pid in shims_of(agent.pid):
+                        os.kill(pid, signal.SIGKILL)
+                if kind in ("agent", "both", "node"):
+                    assert agent is not None
+                    agent.send_signal(signal.SIGKILL)
+                    agent.wait(10)
+                if kind == "shim":
+                    assert agent is not None
+                    shims = shims_of(agent.pid)
+                    if not shims:
+                        continue
+                    os.kill(rng.choice(shims), signal.SIGKILL)
+                    verdict.shim_kills.append(time.time())
+                if kind in ("evict", "drain"):
+                    pods, _ = await client.list(PODS, "default")
+                    if kind == "evict":
+                        if not await _evict(client, list(pods), rng):
+                            continue
+                    else:
+                        await _kubectl(processes, "drain", NODE, "--ignore-daemonsets", "--timeout=20s")
+                        await asyncio.sleep(event.down)
+                        await _kubectl(processes, "uncordon", NODE)
+                kills[kind] = kills.get(kind, 0) + 1
+                if kind in ("server", "agent", "both", "node"):
+                    await asyncio.sleep(event.down)
+                if kind in ("server", "both"):
+                    processes.start_server(backoff=BACKOFF)
+                    await eventually(lambda: _answers(client), what="API back")
+                if kind in ("agent", "both", "node"):
+                    agent = await join(processes)
+
+            async def finished() -> list[Obj] | None:
+                jobs = [await client.get(JOBS, "default", p.name) for p in job_plans]
+                if not all(terminal_condition(j) and not (j.get("status") or {}).get("active") for j in jobs):
+                    return None
+                if any(any((j["status"].get("uncountedTerminatedPods") or {}).values()) for j in jobs):
+                    return None
+                pods, _ = await client.list(PODS, "default")
+                if any(TRACKING_FINALIZER in (p["metadata"].get("finalizers") or []) for p in pods):
+                    return None
+                if any(phase(p) not in ("Succeeded", "Failed") for p in pods):
+                    return None
+                return jobs
+
+            try:
+                jobs = await eventually(finished, timeout=60, what="every Job finished and its pods accounted")
+            except Exception as exc:  # report the state it stopped in as a problem, not a crash of the driver
+                verdict.problems.append(f"not finished: {exc}")
+                jobs = [await client.get(JOBS, "default", p.name) for p in job_plans]
+            await asyncio.sleep(0.5)  # the watch's last events
+            await informer.stop()
+            poller.cancel()
+            existing = {p["metadata"]["uid"] for p in (await client.list(PODS, "default"))[0]}
+            for job in jobs:
+                uid = job["metadata"]["uid"]
+                pods = [p for p in history.values() if p["metadata"]["labels"].get(CONTROLLER_UID_LABEL) == uid]
+                verify(
+                    plan_of[job["metadata"]["name"]],
+                    job,
+                    pods,
+                    existing,
+                    first_terminal,
+                    terminal_at,
+                    truth,
+                    kills,
+                    verdict,
+                )
+        finally:
+            await client.close()
+    finally:
+        processes.stop_all(grace=10)
+    deadline = time.monotonic() + 5
+    while (left := marked(marker)) and time.monotonic() < deadline:
+        await asyncio.sleep(0.1)
+    verdict.check(not left, f"container processes left running: {left}")
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    data = root / "data" / "kjobs.db"
+    try:
+        conn = sqlite3.connect(data)
+        try:
+            read_back(conn, str(data))
+        finally:
+            conn.close()
+    except Exception as exc:
+        verdict.problems.append(f"store unreadable: {exc}")
+    return Outcome(seed, timeline, kills, verdict.problems, round(time.monotonic() - started, 1), verdict.seen)
+
+
+def _seeds(text: str) -> list[int]:
+    result: list[int] = []
+    for part in text.split(","):
+        low, _, high = part.partition("-")
+        result.extend(range(int(low), int(high or low) + 1))
+    return result
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--seeds", default="0-9")
+    parser.add_argument("--events", type=int, default=5)
+    parser.add_argument("--kinds", default=",".join(KINDS))
+    parser.add_argument("--keep", action="store_true", help="keep each run's directory")
+    args = parser.parse_args(argv)
+    failures = 0
+    totals: dict[str, int] = {}
+    ended: dict[str, int] = {}
+    for seed in _seeds(args.seeds):
+        root = Path(tempfile.mkdtemp(prefix=f"chaos{seed}-"))
+        outcome = asyncio.run(chaos_run(root, seed, kinds=tuple(args.kinds.split(",")), events=args.events))
+        for kind, n in outcome.kills.items():
+            totals[kind] = totals.get(kind, 0) + n
+        for how, n in outcome.pods.items():
+            ended[how] = ended.get(how, 0) + n
+        status = "FAIL" if outcome.problems else "ok"
+        print(f"seed {seed}: {status} in {outcome.seconds}s kills={outcome.kills} pods={outcome.pods}", flush=True)
+        for problem in outcome.problems:
+            print(f"    {problem}", flush=True)
+        if outcome.problems:
+            print(f"    kept in {root}; schedule {outcome.events}", flush=True)
+        if outcome.problems:
+            failures += 1
+        elif not args.keep:
+            subprocess.run(["rm", "-rf", str(root)], check=False)
+    print(f"{failures} failing seeds; disruptions: {totals}; pods: {ended}", flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,39 @@
+"""The chaos driver (`tests/e2e/chaos.py`, docs/chaos.md) on a small fixed set of seeds: three Jobs with
+podFailurePolicy rules (FailJob, FailIndex, Ignore, Count on exit codes and on DisruptionTarget),
+backoffLimitPerIndex/maxFailedIndexes and podReplacementPolicy Failed run on `kjobs up` and a `kjobs node join`
+agent while SIGKILLs hit the API server, the agent, a process shim, the server and the agent at once, the agent
+with its shims (a node crash), and pods are evicted or drained. Each Job must count every pod once, for what it
+really was (the ground truth its pods write), and nothing may be left running.
+
+Many more seeds run with `PYTHONPATH=src python -m tests.e2e.chaos --seeds 0-99` (docs/chaos.md has the numbers).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.chaos import chaos_run, schedule
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+SEEDS = {
+    10: "an eviction, a shim, the server twice, the server with the agent",
+    12: "a node crash, an eviction, a drain, a shim, the server with the agent",
+    13: "a drain, an eviction, the server with the agent, the agent, a node crash",
+}
+"""Seeds whose schedules cover every kind of disruption between them (asserted below)."""
+
+
+def test_the_fixed_seeds_cover_every_kind_of_disruption() -> None:
+    kinds = {event.kind for seed in SEEDS for event in schedule(seed)}
+    assert kinds == {"server", "agent", "shim", "both", "node", "evict", "drain"}
+
+
+@pytest.mark.parametrize("seed", sorted(SEEDS), ids=[f"seed-{s}" for s in sorted(SEEDS)])
+def test_every_failure_is_counted_once_for_what_it_was(tmp_path: Path, seed: int) -> None:
+    outcome = asyncio.run(asyncio.wait_for(chaos_run(tmp_path, seed), 100))
+    logs = "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-2000:]}" for p in tmp_path.glob("*.log"))
+    assert outcome.problems == [], f"seed {seed}, {outcome.events}:\n" + "\n".join(outcome.problems) + logs
