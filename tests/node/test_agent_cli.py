@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import signal
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -12,7 +16,7 @@ from kjobs.cli import main
 from kjobs.server import kubeconfig
 from kjobs.server.runner import serve
 from kjobs.store import MemoryStore
-from tests.support import shared_pki
+from tests.support import free_port, shared_pki
 
 
 @pytest.fixture
@@ -43,10 +47,67 @@ def test_join_rejects_a_soft_threshold_without_its_grace_period(unreachable: Pat
     assert "grace period must be specified for the soft eviction threshold memory.available" in result.output
 
 
-def test_join_against_an_unreachable_server_fails_cleanly(unreachable: Path) -> None:
-    result = CliRunner().invoke(main, ["node", "join", "--kubeconfig", str(unreachable), "--name", "n"])
-    assert result.exit_code == 1
-    assert "cannot register node n with http://127.0.0.1:1" in result.output
+def _start_join(config: Path, root: Path) -> subprocess.Popen[str]:
+    argv = [sys.executable, "-m", "kjobs", "node", "join", "--kubeconfig", str(config), "--name", "n"]
+    argv += ["--runtime", "sim", "--root-dir", str(root)]
+    return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+
+def _read_until(agent: subprocess.Popen[str], text: str, seen: list[str]) -> None:
+    """Read the agent's stderr line by line until one holds `text` (a line at least every 7 s while it retries)."""
+    assert agent.stderr is not None
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        line = agent.stderr.readline()
+        assert line, f"the agent exited ({agent.wait()}): {seen}"
+        seen.append(line)
+        if text in line:
+            return
+    raise AssertionError(f"no {text!r} in {seen}")
+
+
+@pytest.mark.e2e
+def test_join_before_the_server_is_up_retries_until_it_serves(tmp_path: Path) -> None:
+    """The kubelet's registerWithAPIServer: an agent started before the API server (or while it restarts) keeps
+    trying with a back-off doubling from 100 ms, and joins once the server answers."""
+    port = free_port()
+    config = tmp_path / "kubeconfig.yaml"
+    kubeconfig.write(config, f"http://127.0.0.1:{port}")
+    agent = _start_join(config, tmp_path / "r")
+    seen: list[str] = []
+    store = MemoryStore()
+    try:
+        _read_until(agent, "retrying in 0.1s", seen)
+        _read_until(agent, "retrying in 0.2s", seen)
+        assert f"node n: cannot register with http://127.0.0.1:{port}:" in seen[0]
+        with serve(store, port=port):
+            _read_until(agent, f"node n joined http://127.0.0.1:{port}", seen)
+            assert [node["metadata"]["name"] for node in store.list("nodes")[0]] == ["n"]
+            agent.send_signal(signal.SIGTERM)
+            assert agent.wait(timeout=30) == 0
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.wait()
+        store.close()
+    assert "Traceback" not in "".join(seen) + (agent.stderr.read() if agent.stderr else "")
+
+
+@pytest.mark.e2e
+def test_join_stopped_while_it_retries_exits_cleanly(unreachable: Path, tmp_path: Path) -> None:
+    agent = _start_join(unreachable, tmp_path / "r")
+    seen: list[str] = []
+    try:
+        _read_until(agent, "cannot register with http://127.0.0.1:1", seen)
+        agent.send_signal(signal.SIGTERM)
+        assert agent.wait(timeout=30) == 0
+    finally:
+        if agent.poll() is None:
+            agent.kill()
+            agent.wait()
+    rest = agent.stderr.read() if agent.stderr else ""
+    assert "node n: stopped before it registered" in rest
+    assert "Traceback" not in "".join(seen) + rest
 
 
 def test_shutdown_against_an_unreachable_server_fails_cleanly(unreachable: Path) -> None:
