@@ -243,8 +243,10 @@ def kill_strays(pods_dir: Path, since: int) -> list[int]:
                 continue
             if not os.readlink(f"/proc/{pid}/cwd").startswith(root):
                 continue
+            if _is_shim(pid):  # a live shim works in the pod directory it last started a container in
+                continue
             parent = int(fields[1])  # init or a subreaper for an orphan: neither a live shim nor a container
-            if b"shim.py" in Path(f"/proc/{parent}/cmdline").read_bytes():
+            if _is_shim(parent):
                 continue
             with contextlib.suppress(OSError):
                 if os.readlink(f"/proc/{parent}/cwd").startswith(root):
@@ -254,6 +256,11 @@ def kill_strays(pods_dir: Path, since: int) -> list[int]:
             continue
         killed.append(pid)
     return killed
+
+
+def _is_shim(pid: int) -> bool:
+    """The process runs kjobs' shim (`kjobs.node.shim`, started as its file)."""
+    return b"shim.py" in Path(f"/proc/{pid}/cmdline").read_bytes()
 
 
 def _boot_time() -> float:
