@@ -162,6 +162,32 @@ async def _settled(runtime: ProcessRuntime, uid: str) -> Obj:
     return await asyncio.wait_for(handle.wait(), 10)
 
 
+def _adopted_long_is_lost_and_gone(root: Path, container: Obj, long_pid: int) -> None:
+    """A runtime restarted on `root` adopts pod `long`, reports its container lost as a kubelet whose runtime lost
+    it (`ContainerStatusUnknown`, 137), and that container no longer runs."""
+
+    async def body() -> None:
+        runtime = ProcessRuntime(root_dir=root)
+        try:
+            assert runtime.adopt(make_pod([container], uid="long", name="long")) is not None
+            lost = await _settled(runtime, "long")
+            terminated = state(lost)["state"]["terminated"]
+            assert (lost["phase"], terminated["exitCode"], terminated["reason"]) == (
+                "Failed",
+                137,
+                "ContainerStatusUnknown",
+            )
+        finally:
+            await runtime.shutdown(forget=True)
+
+    try:
+        asyncio.run(body())
+        _until_gone(long_pid, "the lost container still runs")
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(long_pid, signal.SIGKILL)
+
+
 @pytest.mark.e2e
 def test_a_restarted_runtime_reports_what_ended_as_it_ended_and_adopts_what_runs(tmp_path: Path) -> None:
     root, marks = tmp_path / "node", tmp_path / "marks"
@@ -222,26 +248,7 @@ def test_the_containers_of_a_killed_shim_are_lost_and_killed(tmp_path: Path) -> 
     os.kill(shim, signal.SIGKILL)
     _until_gone(shim, "the shim survived SIGKILL")
 
-    async def body() -> None:
-        runtime = ProcessRuntime(root_dir=root)
-        try:
-            assert runtime.adopt(make_pod([pods["long"]], uid="long", name="long")) is not None
-            lost = await _settled(runtime, "long")
-            terminated = state(lost)["state"]["terminated"]
-            assert (lost["phase"], terminated["exitCode"], terminated["reason"]) == (
-                "Failed",
-                137,
-                "ContainerStatusUnknown",
-            )
-        finally:
-            await runtime.shutdown(forget=True)
-
-    try:
-        asyncio.run(body())
-        _until_gone(long_pid, "the lost container still runs")
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(long_pid, signal.SIGKILL)
+    _adopted_long_is_lost_and_gone(root, pods["long"], long_pid)
 
 
 @pytest.mark.e2e

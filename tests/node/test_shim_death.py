@@ -19,9 +19,8 @@ import pytest
 
 from kjobs.node.process_runtime import ProcessRuntime
 from kjobs.node.spawner import Spawner
-from tests.node.helpers import make_pod
-from tests.node.test_adoption import _AGENT, REPO, _running, _until_gone, _wait_for
-from tests.node.test_process_runtime import sh, state
+from tests.node.test_adoption import _AGENT, REPO, _adopted_long_is_lost_and_gone, _running, _wait_for
+from tests.node.test_process_runtime import sh
 
 pytestmark = pytest.mark.e2e
 
@@ -121,26 +120,7 @@ def test_a_node_crash_right_after_a_start_leaves_no_container_running(tmp_path: 
     _wait_for(marks / "long")
     long_pid = int((marks / "long").read_text())
 
-    async def body() -> None:
-        runtime = ProcessRuntime(root_dir=root)
-        try:
-            assert runtime.adopt(make_pod([pods["long"]], uid="long", name="long")) is not None
-            lost = await asyncio.wait_for(runtime.get("long").wait(), 10)  # type: ignore[union-attr]
-            terminated = state(lost)["state"]["terminated"]
-            assert (lost["phase"], terminated["exitCode"], terminated["reason"]) == (
-                "Failed",
-                137,
-                "ContainerStatusUnknown",
-            )
-        finally:
-            await runtime.shutdown(forget=True)
-
-    try:
-        asyncio.run(body())
-        _until_gone(long_pid, "the lost container still runs")
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(long_pid, signal.SIGKILL)
+    _adopted_long_is_lost_and_gone(root, pods["long"], long_pid)
 
 
 def test_a_node_crash_mid_burst_leaves_no_container_running(tmp_path: Path) -> None:
