@@ -163,3 +163,31 @@ def test_the_containers_tty_decides_the_attach_not_the_requests(tmp_path: Path) 
         assert received == [(STDOUT, b"out-x\r\n"), (STDOUT, b"err\n"), (STDOUT, b"not a tty\n")]
 
     with_runtime(tmp_path, body)
+
+
+def test_the_first_attach_to_a_stdin_once_container_gets_what_it_wrote_before_and_later_ones_do_not(
+    tmp_path: Path,
+) -> None:
+    """`kubectl run -it` creates a `stdin`+`stdinOnce` container and attaches once it runs; what the container
+    wrote before the attach arrived is sent first (`kjobs.node.attach`), a later attach starts at the attach."""
+    script = "tty; echo before; read a; echo first-$a; read b; echo second-$b"
+
+    async def body(runtime: ProcessRuntime) -> None:
+        pod = make_pod([sh(script, stdin=True, stdinOnce=True, tty=True)], nodeName="node-1")
+        await _running(runtime, pod)
+        await eventually(lambda: b"before" in _log(runtime), "the container to write before any attach")
+        logs = AgentLogs([SimpleNamespace(name="node-1", runtime=runtime)])  # type: ignore[list-item]
+        options = exec_options(b"container=main&stdin=true&stdout=true&tty=true", pod)
+        first = await logs.start_attach(pod, options)
+        await first.write(b"1\r")
+        seen = await _until(first, rb"first-1\r\n", bytearray())
+        assert re.match(rb"/dev/pts/\d+\r\nbefore\r\n", seen), seen
+        first.close_stdin()
+        while await asyncio.wait_for(first.output.get(), 5) is not None:
+            pass
+        second = await logs.start_attach(pod, options)
+        await second.write(b"2\r")
+        again = await _until(second, rb"second-2\r\n", bytearray())
+        assert b"before" not in again and b"first-1" not in again, again
+
+    with_runtime(tmp_path, body)

@@ -19,6 +19,14 @@ with `tty: true` runs on a terminal (`kjobs.node.shim`): the client's resizes si
 before the stream began, `initial_size`) at once; and when the client's input ends, the attach ends with
 `Success` while the container runs on with its stdin open, as containerd's CRI does under a tty (its `Attach`
 closes the container's stdin only `if opts.StdinOnce && !opts.Tty`, and otherwise drops that attach's output).
+
+One departure, where Kubernetes leaves a race: the first attach to a container with `stdin` and `stdinOnce` (what
+`kubectl run -i`/`-it` creates, for one session) starts at the beginning of its log, so `kubectl run -it -- sh -c
+tty` shows what the container wrote before kubectl's attach arrived. On a cluster such a short container has
+usually ended before the kubelet's relist reports it Running, and kubectl then prints its logs instead
+(`handleAttachPod` in staging/src/k8s.io/kubectl/pkg/cmd/run/run.go); kjobs reports a start within
+`START_REPORT_DELAY`, so kubectl attaches more often, and without this it showed nothing when the container
+wrote before the attach. Later attaches start at the attach, as the kubelet's do.
 """
 
 from __future__ import annotations
@@ -45,8 +53,10 @@ class Attached:
         stdin: AttachStdin | None = None,
         resize: Callable[[int, int], None] | None = None,
         size: tuple[int, int] | None = None,
+        replay: bool = False,
     ) -> None:
-        """`tty`: the container's own (its spec's `tty`); `resize` sizes its terminal, to `size` at once."""
+        """`tty`: the container's own (its spec's `tty`); `resize` sizes its terminal, to `size` at once;
+        `replay`: start at the log's beginning (the first attach to a `stdinOnce` container, see the module note)."""
         self.output: asyncio.Queue[tuple[int, bytes] | None] = asyncio.Queue()
         self._stdin = stdin
         self._log, self._ended, self._tty = log, ended, tty
@@ -55,7 +65,7 @@ class Attached:
         if resize is not None and size is not None:
             self.resize(*size)
         try:
-            self._offset = log.stat().st_size  # from now on: what was written before is the log's
+            self._offset = 0 if replay else log.stat().st_size  # from now on: what was written before is the log's
         except FileNotFoundError:
             self._offset = 0
         self._task = asyncio.ensure_future(self._follow())

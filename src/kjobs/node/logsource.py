@@ -138,13 +138,15 @@ class AgentLogs:
         if log_of is None:
             raise UpgradeFailed(f'container not found ("{options.container}")')
         path, ended = log_of(uid, options.container)
+        replay_of = getattr(agent.runtime, "attach_replay", None)
+        replay = replay_of(uid, options.container) if replay_of is not None else False
         stdin_of = getattr(agent.runtime, "attach_stdin", None)
         stdin = stdin_of(uid, options.container) if stdin_of is not None and options.stdin else None
         terminal_of = getattr(agent.runtime, "attach_terminal", None)
         resize = terminal_of(uid, options.container) if terminal_of is not None else None
         # The container's tty, not the request's (the kubelet's `GetAttach`): see `kjobs.node.attach`.
         tty = (find_container(pod, options.container) or {}).get("tty") is True
-        return Attached(path, ended, tty=tty, stdin=stdin, resize=resize, size=options.size)
+        return Attached(path, ended, tty=tty, stdin=stdin, resize=resize, size=options.size, replay=replay)
 
     def port_target(self, pod: Obj) -> PortTarget:
         """The ports of a pod this process's agent runs (`kjobs.node.portforward`); the kubelet's `pod does not

@@ -161,6 +161,9 @@ class _Running:
     """It runs on a terminal of its own (`tty: true`), which `resize` sizes."""
     termination_log: str = ""
     """The file bound at its `terminationMessagePath`, when it runs in a mount namespace of its own."""
+    replay: bool = False
+    """No attach has come yet to this `stdin`+`stdinOnce` container (`kubectl run -i`): the first gets what it
+    wrote before (`kjobs.node.attach`)."""
 
 
 START_REPORT_DELAY = 0.02
@@ -396,6 +399,18 @@ class ProcessRuntime(Supervisor):
             raise UpgradeFailed(f"container not found ({go_quote(container)})")
         attempt = running.attempt
         return attempt_log_path(self.log_dir, uid, container, attempt.number), lambda: not attempt.running
+
+    def attach_replay(self, uid: str, container: str) -> bool:
+        """Whether this attach is the first to a running `stdinOnce` container, and so starts at its log's
+        beginning (`kjobs.node.attach`); later ones start at the attach."""
+        running = next(
+            (r for r in self._running.values() if r.uid == uid and r.attempt.container == container and r.pid),
+            None,
+        )
+        if running is None or not running.replay:
+            return False
+        running.replay = False
+        return True
 
     def attach_stdin(self, uid: str, container: str) -> AttachStdin | None:
         """The running container's stdin for an attach, or None when its spec asks for none (`stdin: false`)."""
@@ -890,6 +905,7 @@ class ProcessRuntime(Supervisor):
             stdin=stdin,
             tty=tty,
             termination_log=termination_log,
+            replay=container.get("stdin") is True and container.get("stdinOnce") is True,
         )
         if prefix:
             argv = [*prefix, *argv]
