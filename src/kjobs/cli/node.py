@@ -239,7 +239,7 @@ async def _join(
             if not await _register_until_reachable(agent, name, connection.server, stop):
                 click.echo(f"node {name}: stopped before it registered", err=True)
                 return
-            await agent.start()
+            await agent.start(registered=True)
         except (ApiError, OSError) as exc:
             raise _Failed(f"cannot register node {name} with {connection.server}: {exc}") from None
         click.echo(f"node {name} joined {connection.server}", err=True)

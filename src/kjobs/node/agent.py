@@ -462,8 +462,11 @@ class NodeAgent:
 
     # ----------------------------------------------------------------------------------------- lifecycle
 
-    async def start(self) -> None:
-        """Register the Node and Lease, relist this node's pods, then run workers and heartbeats."""
+    async def start(self, *, registered: bool = False) -> None:
+        """Register the Node (unless `registered`: the caller did) and its Lease, relist this node's pods, then run
+        workers and heartbeats. Once registered, an API server that goes away stops nothing: the first Lease is
+        retried by the heartbeat loop (the kubelet's lease controller retries as well, pkg/kubelet/nodelease's
+        `ensureLease`), and the informers relist until it answers again."""
         if self.settings.log_port is not None:
             from kjobs.node.logserver import LogServer, serving_context  # aiohttp: only for agents serving logs
 
@@ -478,8 +481,12 @@ class NodeAgent:
             )
             await self.log_server.start()
         self.events.event(self._node_ref(), "Normal", "Starting", "Starting kubelet.")
-        await self.register()
-        await self.renew_lease()
+        if not registered:
+            await self.register()
+        try:
+            await self.renew_lease()
+        except (ApiError, OSError) as exc:  # the heartbeat loop renews it in node_lease_renew_interval
+            log.warning("node %s: creating its Lease failed, retrying with the next heartbeat: %s", self.name, exc)
         self.pods.add_handler(self._on_pod)
         self.node_informer.add_handler(self._on_node)
         self.pods.start()
