@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
 import pytest
 
 from kjobs.api.errors import ApiError
@@ -191,9 +192,9 @@ async def test_lease_and_ready_heartbeat_are_renewed_every_ten_seconds(node: Nod
 
 @run_async
 async def test_an_api_server_gone_after_registration_does_not_stop_the_agent() -> None:
-    """`kjobs node join` registers, then starts; the API server dying in between (its Lease create refused) is
-    outlasted as a kubelet outlasts it: the agent starts, and the heartbeat creates the Lease 10 s later. Before,
-    the refused connection ended the agent (a crash-safety e2e test saw it under load)."""
+    """`kjobs node join` registers, then starts; the API server dying in between (it closed the connection of the
+    Lease's create) is outlasted as a kubelet outlasts it: the agent starts, and the heartbeat creates the Lease
+    10 s later. Before, the error ended the agent (a crash-safety e2e test saw it under load)."""
     clock = FakeClock()
     client = await local_api(clock)
     real_patch = client.patch
@@ -202,7 +203,7 @@ async def test_an_api_server_gone_after_registration_does_not_stop_the_agent() -
     async def patch(resource: Any, namespace: str | None, name: str, body: Obj, **kwargs: Any) -> Obj:
         if resource is LEASES and not refused:
             refused.append(name)
-            raise ConnectionRefusedError(111, "Connect call failed")
+            raise aiohttp.ServerDisconnectedError()  # killed as it answered
         return await real_patch(resource, namespace, name, body, **kwargs)
 
     client.patch = patch  # type: ignore[method-assign]

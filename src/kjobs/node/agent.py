@@ -485,7 +485,7 @@ class NodeAgent:
             await self.register()
         try:
             await self.renew_lease()
-        except (ApiError, OSError) as exc:  # the heartbeat loop renews it in node_lease_renew_interval
+        except Exception as exc:  # refused, disconnected, 5xx: the heartbeat loop renews it in 10 s
             log.warning("node %s: creating its Lease failed, retrying with the next heartbeat: %s", self.name, exc)
         self.pods.add_handler(self._on_pod)
         self.node_informer.add_handler(self._on_node)
