@@ -258,7 +258,12 @@ POST_FILTER: list[Any] = [
         mk_pod("p", namespace="default", priority=HIGH, req=LARGE),
         [mk_pod("p1", namespace="default", node="node1"), mk_pod("p2", namespace="default", node="node2")],
         [],
-        [mk_node("node1", NODE_RES), mk_node("node2", NODE_RES), mk_node("node3", NODE_RES), mk_node("node4", NODE_RES)],
+        [
+            mk_node("node1", NODE_RES),
+            mk_node("node2", NODE_RES),
+            mk_node("node3", NODE_RES),
+            mk_node("node4", NODE_RES),
+        ],
         {"node1": UNSCHED, "node2": UNSCHED, "node4": UNRESOLVABLE},
         "",
         "preemption: 0/4 nodes are available: 2 Insufficient cpu, 2 Preemption is not helpful for scheduling.",
@@ -368,9 +373,7 @@ DRY_RUN: list[Any] = [
         ["node1/zone1", "node2/zone1"],
         mk_pod("p", labels={"foo": ""}, priority=HIGH, req=SMALL),
         [
-            mk_pod(
-                "p1.1", node="node1", labels={"foo": ""}, priority=LOW, req=SMALL, anti_exists=("foo", "hostname")
-            ),
+            mk_pod("p1.1", node="node1", labels={"foo": ""}, priority=LOW, req=SMALL, anti_exists=("foo", "hostname")),
             mk_pod("p1.2", node="node1", priority=MID, req=SMALL),
             mk_pod("p1.3", node="node1", priority=HIGH, req=SMALL),
             mk_pod("p2", node="node2", priority=HIGH, req=SMALL),
