@@ -752,3 +752,157 @@ def test_preempt(pod: PodInfo, pods: list[PodInfo], node_names: list[str], nomin
     got = result.candidate.node if result.candidate is not None else ""
     preempted = sorted(p.name for p in result.candidate.victims) if result.candidate is not None else []
     assert (got, preempted) == (nominated, victims)
+
+
+# ------------------------------------------------------------------------------------------------ preemption_test.go
+# pkg/scheduler/framework/preemption/preemption_test.go TestNodesWherePreemptionMightHelp (the NodeToStatus version:
+# every node has a status). Upstream calls `nodesWherePreemptionMightHelp` with made-up statuses; here `preempt` gets
+# them for four empty nodes and a preemptor of priority 1000. A node it tries has no lower-priority pod ("No
+# preemption victims found for incoming pod"); a node it does not try counts as "Preemption is not helpful for
+# scheduling". The reasons are the filters' texts (kjobs' own constants where kjobs has the filter).
+
+NODE_NAME = "node(s) didn't match the requested node name"  # nodename.ErrReason
+UNKNOWN_CONDITION = "node(s) had unknown conditions"  # nodeunschedulable.ErrReasonUnknownCondition
+DISK_CONFLICT = "node(s) had no available disk"  # volumerestrictions.ErrReasonDiskConflict
+VOLUME_ZONE = "node(s) had no available volume zone"  # volumezone.ErrReasonConflict
+
+
+def _might_help_rows() -> list[Any]:
+    from kjobs.controllers.interpod import (
+        REASON_AFFINITY_RULES,
+        REASON_ANTI_AFFINITY_RULES,
+        REASON_SPREAD,
+        REASON_SPREAD_MISSING_LABEL,
+    )
+    from kjobs.controllers.scheduling import REASON_AFFINITY, REASON_TAINT_FORMAT, REASON_UNSCHEDULABLE
+    from kjobs.controllers.volumebinding import ERR_REASON_BIND_CONFLICT, ERR_REASON_NODE_CONFLICT
+
+    taint = REASON_TAINT_FORMAT.format(key="k", value="v")
+
+    def u(reason: str) -> FilterStatus:  # fwk.Unschedulable
+        return FilterStatus((reason,) if reason else (), True)
+
+    def uu(reason: str) -> FilterStatus:  # fwk.UnschedulableAndUnresolvable
+        return FilterStatus((reason,) if reason else (), False)
+
+    return [
+        pytest.param(
+            {
+                "node1": uu(REASON_AFFINITY),
+                "node2": uu(NODE_NAME),
+                "node3": uu(taint),
+                "node4": uu(REASON_AFFINITY_RULES),
+            },
+            set(),
+            id="No node should be attempted",
+        ),
+        pytest.param(
+            {
+                "node1": u(REASON_ANTI_AFFINITY_RULES),
+                "node2": uu(NODE_NAME),
+                "node3": uu(REASON_UNSCHEDULABLE),
+                "node4": u("Unschedulable"),
+            },
+            {"node1", "node4"},
+            id="ErrReasonAntiAffinityRulesNotMatch should be tried as it indicates that the pod is unschedulable due "
+            "to inter-pod anti-affinity",
+        ),
+        pytest.param(
+            {
+                "node1": uu(REASON_AFFINITY_RULES),
+                "node2": u(REASON_ANTI_AFFINITY_RULES),
+                "node3": u("Unschedulable"),
+                "node4": u("Unschedulable"),
+            },
+            {"node2", "node3", "node4"},
+            id="ErrReasonAffinityRulesNotMatch should not be tried as it indicates that the pod is unschedulable due "
+            "to inter-pod affinity, but ErrReasonAntiAffinityRulesNotMatch should be tried as it indicates that the "
+            "pod is unschedulable due to inter-pod anti-affinity",
+        ),
+        pytest.param(
+            {
+                "node1": uu(DISK_CONFLICT),
+                "node2": u("Insufficient memory"),
+                "node3": u("Unschedulable"),
+                "node4": u("Unschedulable"),
+            },
+            {"node2", "node3", "node4"},
+            id="Mix of failed predicates works fine",
+        ),
+        pytest.param(
+            {
+                "node1": uu(UNKNOWN_CONDITION),
+                "node2": u("Unschedulable"),
+                "node3": u("Unschedulable"),
+                "node4": u("Unschedulable"),
+            },
+            {"node2", "node3", "node4"},
+            id="Node condition errors should be considered unresolvable",
+        ),
+        pytest.param(
+            {
+                "node1": uu(VOLUME_ZONE),
+                "node2": uu(ERR_REASON_NODE_CONFLICT),
+                "node3": uu(ERR_REASON_BIND_CONFLICT),
+                "node4": u("Unschedulable"),
+            },
+            {"node4"},
+            id="ErrVolume... errors should not be tried as it indicates that the pod is unschedulable due to no "
+            "matching volumes for pod on node",
+        ),
+        pytest.param(
+            {
+                "node1": u(REASON_SPREAD),
+                "node2": uu(NODE_NAME),
+                "node3": u(REASON_SPREAD),
+                "node4": u("Unschedulable"),
+            },
+            {"node1", "node3", "node4"},
+            id="ErrReasonConstraintsNotMatch should be tried as it indicates that the pod is unschedulable due to "
+            "topology spread constraints",
+        ),
+        pytest.param(
+            {"node1": u(""), "node2": uu(""), "node3": u(""), "node4": uu("")},
+            {"node1", "node3"},
+            id="UnschedulableAndUnresolvable status should be skipped but Unschedulable should be tried",
+        ),
+        pytest.param(
+            {"node1": u(""), "node2": uu(REASON_SPREAD_MISSING_LABEL), "node3": u(""), "node4": uu("")},
+            {"node1", "node3"},
+            id="ErrReasonNodeLabelNotMatch should not be tried as it indicates that the pod is unschedulable due to "
+            "node doesn't have the required label",
+        ),
+    ]
+
+
+@pytest.mark.parametrize(("statuses", "tried"), _might_help_rows())
+def test_nodes_where_preemption_might_help(statuses: dict[str, FilterStatus], tried: set[str]) -> None:
+    nodes = [mk_node(f"node{i}") for i in range(1, 5)]
+    result = preempt(mk_pod("p", priority=HIGH), nodes, statuses, nominated={}, pdbs=[], now=NOW)
+    counts = [f"{len(tried)} No preemption victims found for incoming pod"] if tried else []
+    if len(tried) < 4:
+        counts.append(f"{4 - len(tried)} Preemption is not helpful for scheduling")
+    assert result.candidate is None
+    assert result.message == f"preemption: 0/4 nodes are available: {', '.join(sorted(counts))}."
+
+
+@pytest.mark.parametrize(
+    ("violations", "expected"),
+    [pytest.param(0, 0, id="no pdb violation"), pytest.param(1, 1, id="pdb violation on each node")],
+)
+def test_preemption_dry_run_preemption(violations: int, expected: int) -> None:
+    """preemption_test.go TestDryRunPreemption: p (priority 1000, no requests) against p1 / p2 (100) on two nodes.
+    Upstream's fake plugin names the node's first pod as the victim and reports `numViolatingVictim` PDB
+    violations; here a node of one pod makes p1 / p2 the victims, and a budget over them that allows no
+    disruption (or a large one) gives the violations."""
+    nodes = [mk_node("node1", {**VERY_LARGE, "pods": "1"}), mk_node("node2", {**VERY_LARGE, "pods": "1"})]
+    pods = [
+        mk_pod("p1", node="node1", priority=MID, labels=APP_FOO),
+        mk_pod("p2", node="node2", priority=MID, labels=APP_FOO),
+    ]
+    nodes = snapshot(nodes, pods)
+    pdbs = [pdb("pdb", "", APP_FOO, allowed=0 if violations else MAX_INT32)]
+    assert dry_run(mk_pod("p", priority=HIGH), nodes, pdbs) == {
+        "node1": (["p1"], expected),
+        "node2": (["p2"], expected),
+    }
