@@ -194,6 +194,34 @@ def test_eviction(row: EvictionRow, policy: str | None) -> None:
     asyncio.run(scenario())
 
 
+@pytest.mark.parametrize(
+    "meta",
+    [
+        pytest.param({"namespace": "default"}, id="no name"),
+        pytest.param({"name": "", "namespace": "default"}, id="empty name"),
+        pytest.param({"name": "t1", "namespace": "default"}, id="the URL's name"),
+    ],
+)
+def test_an_eviction_names_the_pod_of_its_url(meta: Obj) -> None:
+    """From eviction.go's `EvictionREST.Create` (no upstream row): `name != eviction.Name` is refused before
+    anything else, so an Eviction whose metadata names no pod gets 400 BadRequest, like one naming another pod,
+    and the pod is left alone (kjobs evicted the URL's pod)."""
+
+    async def scenario() -> None:
+        client = await make(FakeClock(), "t1", budget=Budget(1))
+        body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": meta, "deleteOptions": GRACE_0}
+        got = await evict(client, "t1", body)
+        if meta.get("name") == "t1":
+            assert got is None and await get_or_none(client, PODS, "default", "t1") is None
+            return
+        assert err_to_string(got) == "name in URL does not match name in Eviction object: BadRequest"
+        assert got is not None and got.code == 400
+        pod = await client.get(PODS, "default", "t1")
+        assert not pod["metadata"].get("deletionTimestamp") and condition(pod, "DisruptionTarget") is None
+
+    asyncio.run(scenario())
+
+
 # ------------------------------------------------------------------------------------------ TestEvictionIgnorePDB
 
 

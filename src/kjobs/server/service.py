@@ -2269,10 +2269,11 @@ class ApiService:
         mistyped = first_type_error(body, "Eviction", group="policy")
         if mistyped is not None:
             raise bad_request(f'Eviction in version "v1" cannot be handled as a Eviction: {mistyped}')
-        evicted = (body.get("metadata") or {}).get("name")
-        options = DeleteOptions.parse(body.get("deleteOptions"), {}, "Eviction.deleteOptions")
-        if evicted not in (None, "", name):
+        # EvictionREST.Create (eviction.go) compares names before anything else: an Eviction without a name
+        # matches no URL either
+        if (body.get("metadata") or {}).get("name") != name:
             raise bad_request("name in URL does not match name in Eviction object")
+        options = DeleteOptions.parse(body.get("deleteOptions"), {}, "Eviction.deleteOptions")
         dry_run = dry_run or options.dry_run
         success = Result({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201)
         for attempt in range(_EVICTION_RETRIES):
