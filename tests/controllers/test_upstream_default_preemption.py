@@ -463,7 +463,7 @@ def test_dry_run_preemption(
     assert dry_run(pod, nodes, pdbs) == expected
 
 
-# ------------------------------------------------------------------------------------------------ TestSelectBestCandidate
+# ---------------------------------------------------------------------------------------- TestSelectBestCandidate
 
 
 def e(name: str, node: str, priority: int, req: Mapping[str, str], start: int = 0) -> PodInfo:
@@ -613,7 +613,7 @@ def test_select_best_candidate(node_names: list[str], pod: PodInfo, pods: list[P
     assert result.candidate.node in expected
 
 
-# ------------------------------------------------------------------------------------------------ TestPodEligibleToPreemptOthers
+# --------------------------------------------------------------------------------- TestPodEligibleToPreemptOthers
 
 TAINT_NOT_MATCH = FilterStatus(("node(s) had untolerated taint {k: v}",), False)
 
