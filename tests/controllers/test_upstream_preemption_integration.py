@@ -441,3 +441,57 @@ def test_preemption_races(initial: int, additional: int, repetitions: int) -> No
             await sched.stop()
 
     asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("low_pod_node", "running_node"),
+    [
+        pytest.param(
+            "node-2",
+            "node-1",
+            id="nominated node released all resource, preemptor is scheduled to the nominated node "
+            "(Async preemption enabled: false)",
+        ),
+        pytest.param(
+            "node-1",
+            "node-2",
+            id="nominated node cannot pass all the filters, preemptor should find a different node "
+            "(Async preemption enabled: false)",
+        ),
+    ],
+)
+def test_prefer_nominated_node(low_pod_node: str, running_node: str) -> None:
+    """TestPreferNominatedNode: a pod nominated to node-1 (upstream rewrites `nominatedNodeName` as the scheduler
+    takes the pod; here its status says so before the scheduler starts) goes to node-1 when it fits there, and
+    to another node that fits when node-1 does not."""
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        client: Any = await local_api(clock, admission=INTEGRATION_ADMISSION)
+        for name in ("node-1", "node-2"):
+            node = node1()
+            node["metadata"] = {"name": name}
+            await client.create(NODES, None, node)
+        low = pause_pod("low-pod", LOW, "100m", "100")
+        low["spec"]["nodeName"] = low_pod_node
+        await client.create(PODS, "default", low)
+        await client.create(PODS, "default", pause_pod("preemptor-pod", HIGH, "500m", "200"))
+        preemptor = await client.get(PODS, "default", "preemptor-pod")
+        preemptor["status"]["nominatedNodeName"] = "node-1"
+        await client.update(PODS, "default", preemptor, subresource="status")
+        sched = Scheduler(client, clock=clock)
+        await sched.start()
+        try:
+
+            async def scheduled() -> str:
+                pod = await get_or_none(client, PODS, "default", "preemptor-pod")
+                return str(pod["spec"].get("nodeName") or "") if pod else ""
+
+            got = await poll_until(clock, scheduled, window=FOREVER_TEST_TIMEOUT, what="preemptor-pod scheduled")
+            assert got == running_node
+            low_now = await client.get(PODS, "default", "low-pod")
+            assert not low_now["metadata"].get("deletionTimestamp")  # nothing was preempted
+        finally:
+            await sched.stop()
+
+    asyncio.run(scenario())
