@@ -3,7 +3,7 @@
 Design note: the scheduler already placed the pod, but the kubelet checks again with what it knows (a pod
 bound by `spec.nodeName` skips the scheduler entirely). In the kubelet's order: the eviction manager refuses
 BestEffort pods while the node is under memory pressure (reason `Evicted`, `The node had condition:
-[MemoryPressure]. `); the predicate handler refuses pods whose requests do not fit the allocatable room left by
+[MemoryPressure]. `), unless they are critical or tolerate the memory-pressure taint; the predicate handler refuses pods whose requests do not fit the allocatable room left by
 the pods already admitted (`OutOfpods`, `OutOfcpu`, `OutOfmemory`, `OutOfephemeral-storage` with
 `Node didn't have enough resource: cpu, requested: 1000, used: 3500, capacity: 4000`, cpu in millicores,
 the rest in units), then pods whose nodeSelector or required node affinity this node's labels do not match
@@ -156,7 +156,7 @@ def admit(
     admits every pod next to the fifty it runs). `requests_of` gives a pod's requests (`pod_requests`; a
     caller may remember them per pod, since a pod's container resources never change). `node_labels`: this
     node's labels, to check the pod's node affinity against (None: not checked); `node_taints`: its taints."""
-    if memory_pressure and qos_class(pod) == "BestEffort":
+    if memory_pressure and _refused_under_memory_pressure(pod):
         return Rejection("Evicted", MEMORY_PRESSURE_MESSAGE)
     load = admitted if isinstance(admitted, Load) else load_of(requests_of(other) for other in admitted)
     max_pods = _amount(allocatable.get("pods", "110"), "pods")
@@ -180,6 +180,25 @@ def admit(
     if shutting_down:
         return Rejection(NOT_ADMITTED_REASON, NOT_ADMITTED_MESSAGE)
     return None
+
+
+MEMORY_PRESSURE_TAINT: Obj = {"key": "node.kubernetes.io/memory-pressure", "effect": "NoSchedule"}
+SYSTEM_CRITICAL_PRIORITY = 2_000_000_000
+
+
+def _refused_under_memory_pressure(pod: Obj) -> bool:
+    """The eviction manager's `Admit` on a node whose only pressure is memory: a critical pod (priority
+    2000000000 and up; kjobs has no static or mirror pods) is always admitted, "since they are required for system
+    stability"; any pod not BestEffort is; a BestEffort pod only when it tolerates the
+    `node.kubernetes.io/memory-pressure` NoSchedule taint (pkg/kubelet/eviction/eviction_manager.go)."""
+    spec = pod.get("spec") or {}
+    priority = spec.get("priority")
+    if isinstance(priority, int) and not isinstance(priority, bool) and priority >= SYSTEM_CRITICAL_PRIORITY:
+        return False
+    if qos_class(pod) != "BestEffort":
+        return False
+    tolerations = [t for t in spec.get("tolerations") or [] if isinstance(t, dict)]
+    return not any(tolerates(t, MEMORY_PRESSURE_TAINT) for t in tolerations)
 
 
 def _insufficient(name: str, requested: int, used: int, capacity: int) -> str:
