@@ -282,3 +282,27 @@ def test_handle_admission_failure_multiple_pods_evicted() -> None:
             )
 
     _run(scenario)
+
+
+def test_handle_admission_failure_critical_pods_cannot_be_preempted() -> None:
+    """TestHandleAdmissionFailure "critical pods cannot be preempted - no other failure reason", on a running
+    agent: the node's memory is held by a critical pod of the same priority, which may not be preempted, so the
+    new critical pod is refused with the kubelet's `UnexpectedAdmissionError` and nothing is stopped."""
+
+    async def scenario(node: Node) -> None:
+        memory = parse_quantity(node.agent._allocatable["memory"]).int_value()
+        holder = memory - 100 * Mi
+        await node.create_pod("holder", priority=2_000_000_000, containers=[_container("100m", str(holder))])
+        await settle(node.clock, lambda: node.phase("holder") == "Running")
+        await node.create_pod("cluster-critical", priority=2_000_000_000, containers=[_container("100m", "300Mi")])
+        await settle(node.clock, lambda: node.phase("cluster-critical") == "Failed", max_virtual=60)
+        status = (node.pod("cluster-critical") or {})["status"]
+        assert (status["reason"], status["message"]) == (
+            "UnexpectedAdmissionError",
+            "Pod was rejected: Unexpected error while attempting to recover from admission failure: preemption: "
+            f"error finding a set of pods to preempt: no set of running pods found to reclaim resources: "
+            f"[(res: memory, q: {200 * Mi}), ]",
+        )
+        assert node.phase("holder") == "Running"
+
+    _run(scenario)
