@@ -39,7 +39,7 @@ from kjobs.client.resources import LEASES, NODES, PERSISTENT_VOLUME_CLAIMS, PERS
 from kjobs.client.workqueue import WorkQueue
 from kjobs.clock import Clock
 from kjobs.node import nodestatus
-from kjobs.node.admission import Load, LoadBook, admit, pod_requests
+from kjobs.node.admission import Load, LoadBook, Rejection, admit, pod_requests, shortfalls
 from kjobs.node.configsources import ConfigSources
 from kjobs.node.envvars import (
     EnvSources,
@@ -62,9 +62,18 @@ from kjobs.node.eviction import (
     threshold_met,
 )
 from kjobs.node.handlers import NOT_RUN, not_run, not_run_message
-from kjobs.node.observations import NODE_SHUTDOWN, PodRecord, eviction
+from kjobs.node.observations import CRITICAL_POD_PREEMPTION, NODE_SHUTDOWN, PodRecord, eviction
 from kjobs.node.poddns import ClusterRecords
 from kjobs.node.podstatus import TERMINAL_PHASES, compute_pod_status, equal_by_kubelet
+from kjobs.node.preemption import (
+    PREEMPTING_MESSAGE,
+    PREEMPTING_REASON,
+    UNEXPECTED_REASON,
+    NoPodsToPreempt,
+    pods_to_preempt,
+    subtract,
+    unexpected_admission_message,
+)
 from kjobs.node.recovery import lost_pod_status, ran_before
 from kjobs.node.resync import resync_delay, token_jitter, token_refresh_at
 from kjobs.node.runtime import ContainerRuntime, PodHandle, StatusCallback
@@ -108,6 +117,8 @@ COMPONENT = "kubelet"
 MEMORY_PRESSURE_TAINT: Obj = {"key": TAINT_MEMORY_PRESSURE, "effect": NO_SCHEDULE}
 CLAIM_RETRY_INTERVAL = 1.0
 """Seconds between a waiting pod's checks of its claims."""
+PREEMPTION_RETRY_INTERVAL = 0.5
+"""Seconds between a critical pod's admission attempts while the pods it preempted stop."""
 _SHUTDOWN_STATUS_MARGIN = 10.0
 """Seconds a shutdown waits, after the last group's period, for the killed pods' final statuses to be written."""
 _OWNED_STATUS_KEYS = ("reason", "message")
@@ -935,6 +946,11 @@ class NodeAgent:
             node_name=self.name,
             node_taints=taints_of(self._watched_node or self.node),
         )
+        if rejection is not None and rejection.reason.startswith("OutOf") and is_critical(pod):
+            rejection = await self._preempt_for(pod)
+            if rejection is None:  # admitted once the pods it preempted have stopped
+                self.queue.add_after(_key(pod), PREEMPTION_RETRY_INTERVAL)
+                return None
         if rejection is not None:
             self._drop_env_sources(uid)
             self.events.event(pod, "Warning", rejection.reason, rejection.message)
@@ -961,6 +977,49 @@ class NodeAgent:
         if handlers:
             self.events.event(pod, "Warning", NOT_RUN, not_run_message(handlers))
         return self._counted(await self.runtime.run_pod(pod))
+
+    async def _preempt_for(self, pod: Obj) -> Rejection | None:
+        """The kubelet's critical-pod admission (pkg/kubelet/preemption `HandleAdmissionFailure`): a critical pod
+        refused for resources only is not refused; pods are stopped until it fits (None: wait for them). Refused
+        for another reason too, it gets that reason; when no set of pods can make room, `UnexpectedAdmissionError`.
+        The kubelet blocks its sync loop until the pods are killed; kjobs retries the admission instead, counting
+        the pods already being stopped as room to come, so none is stopped twice or in their place."""
+        uid = _uid(pod)
+        other = admit(
+            pod,
+            Load(0, {}),
+            self._allocatable,
+            shutting_down=self.state.shutting_down,
+            node_labels=self._node_labels(),
+            node_name=self.name,
+            node_taints=taints_of(self._watched_node or self.node),
+            check_resources=False,
+        )
+        if other is not None:
+            return other
+        stopping = [p for p, _ in self._running_pods() if _uid(p) in self._killing]
+        needed = subtract(
+            shortfalls(pod, self._admitted_load(uid), self._allocatable, self._requests_of), stopping, self._requests_of
+        )
+        if not needed:
+            return None
+        candidates = [p for p, _ in self._active() if _uid(p) != uid]
+        try:
+            victims = pods_to_preempt(pod, candidates, needed, self._requests_of)
+        except NoPodsToPreempt as exc:
+            return Rejection(UNEXPECTED_REASON, unexpected_admission_message(exc))
+        for victim in victims:
+            victim_uid = _uid(victim)
+            handle = self.runtime.get(victim_uid)
+            if handle is None or handle.terminal or victim_uid in self._killing:
+                continue
+            self._killing.add(victim_uid)
+            self.events.event(victim, "Warning", PREEMPTING_REASON, PREEMPTING_MESSAGE)
+            self._record_killing(victim, handle)
+            grace = deletion_grace_seconds(victim)
+            await self.runtime.kill_pod(victim_uid, grace_seconds=grace, reason=CRITICAL_POD_PREEMPTION)
+            self.queue.add(_key(victim))
+        return None
 
     async def _volumes_ready(self, pod: Obj, sources: EnvSources | None) -> bool:
         """Set up the pod's volumes before any container starts (the kubelet's `WaitForAttachAndMount`). A volume
