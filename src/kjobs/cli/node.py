@@ -238,6 +238,7 @@ async def _join(
         loop.add_signal_handler(signum, stop.set)
     try:
         try:
+            await agent.serve_logs()  # its port is in the Node the registration writes
             if not await _register_until_reachable(agent, name, connection.server, stop):
                 click.echo(f"node {name}: stopped before it registered", err=True)
                 return

@@ -474,23 +474,11 @@ class NodeAgent:
     # ----------------------------------------------------------------------------------------- lifecycle
 
     async def start(self, *, registered: bool = False) -> None:
-        """Register the Node (unless `registered`: the caller did) and its Lease, relist this node's pods, then run
-        workers and heartbeats. Once registered, an API server that goes away stops nothing: the first Lease is
-        retried by the heartbeat loop (the kubelet's lease controller retries as well, pkg/kubelet/nodelease's
-        `ensureLease`), and the informers relist until it answers again."""
-        if self.settings.log_port is not None:
-            from kjobs.node.logserver import LogServer, serving_context  # aiohttp: only for agents serving logs
-
-            ca, address = self.settings.log_client_ca, self.settings.address
-            self.log_server = LogServer(
-                self.runtime,
-                uid_of=self._uid_of_pod,
-                host=address,
-                port=self.settings.log_port,
-                ssl_context=serving_context(ca, node=self.name, address=address) if ca is not None else None,
-                kubelet=self._kubelet_answer,
-            )
-            await self.log_server.start()
+        """Serve logs, register the Node (unless `registered`: the caller did, after `serve_logs`) and its Lease,
+        relist this node's pods, then run workers and heartbeats. Once registered, an API server that goes away
+        stops nothing: the first Lease is retried by the heartbeat loop (the kubelet's lease controller retries as
+        well, pkg/kubelet/nodelease's `ensureLease`), and the informers relist until it answers again."""
+        await self.serve_logs()
         self.events.event(self._node_ref(), "Normal", "Starting", "Starting kubelet.")
         if not registered:
             await self.register()
@@ -521,6 +509,24 @@ class NodeAgent:
         drive = getattr(self.runtime, "drive", None)
         if callable(drive):  # the simulated runtime runs its virtual-time events as a task
             self._tasks.append(loop.create_task(drive(), name=f"node-{self.name}-runtime"))
+
+    async def serve_logs(self) -> None:
+        """Start the log endpoint (`settings.log_port`), once: its port goes into the Node that `register` writes
+        (`daemonEndpoints`), so it is up before the first registration."""
+        if self.settings.log_port is None or self.log_server is not None:
+            return
+        from kjobs.node.logserver import LogServer, serving_context  # aiohttp: only for agents serving logs
+
+        ca, address = self.settings.log_client_ca, self.settings.address
+        self.log_server = LogServer(
+            self.runtime,
+            uid_of=self._uid_of_pod,
+            host=address,
+            port=self.settings.log_port,
+            ssl_context=serving_context(ca, node=self.name, address=address) if ca is not None else None,
+            kubelet=self._kubelet_answer,
+        )
+        await self.log_server.start()
 
     def _kubelet_answer(self, method: str, path: str) -> Answer | None:
         """The kubelet endpoints besides the logs (`kjobs.node.kubeletapi`), for `nodes/{name}/proxy`."""
