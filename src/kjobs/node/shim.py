@@ -53,7 +53,9 @@ exits, the rest of its group is SIGKILLed while the leader is still an unreaped 
 cannot have been reused), then it is reaped. Requests are taken one at a time, with a look for exits in
 between, so that in a burst of starts an exit is reported at once; starts are reported with the next exit
 or once no request waits. A container still running `RECORD_AFTER` seconds after its start is recorded for
-`leftovers` in the shim's own directory under procs_root (pid and start time).
+`leftovers` in the shim's own directory under procs_root (pid and start time). Every container is started
+holding a tag naming this shim and its id (`_tag`, `leftovers.CONTAINER_TAG`), by which a runtime restarted
+after a crash finds what a dead shim was starting (`adoption.kill_strays`).
 
 The shim outlives its agent, as containerd's shims outlive a kubelet: it is its own session (a terminal's
 signals and the agent's death do not reach it), and when its stdin closes (after a "q" nothing runs any more)
