@@ -25,7 +25,7 @@ from kjobs.clock import FakeClock
 from kjobs.node.agent import NodeAgent, NodeAgentSettings
 from kjobs.node.envvars import CONFIG_MAP, kubernetes_service_env
 from kjobs.node.eviction import FakeMemoryMonitor
-from kjobs.node.resync import TOKEN_MAX_TTL, token_jitter, token_refresh_at
+from kjobs.node.resync import TOKEN_MAX_TTL, requires_refresh, token_jitter, token_refresh_at
 from kjobs.node.sim_runtime import Outcome
 from kjobs.node.volumes import unmounted
 from kjobs.node.volumesetup import TOKEN, container_mounts, mounting_containers, set_up, unsupported
@@ -107,20 +107,24 @@ def test_the_agent_requests_a_token_bound_to_the_pod_and_writes_it() -> None:
     _token_scenario(runs_for=0.0)
 
 
-def test_a_running_pods_token_is_refreshed_at_80_percent_of_its_lifetime() -> None:
-    """The token manager's `requiresRefresh`: 3607 - 3607 * 20 / 100 = 2886 s after it was issued, less its jitter
-    (whole seconds below 10: 9 for a draw of 0.95), a new token is written."""
-    _token_scenario(runs_for=4000.0, draw=0.95, refresh_after=2886 - 9)
+def test_a_running_pods_token_is_refreshed_at_the_first_resync_past_80_percent_of_its_lifetime() -> None:
+    """The token manager's `requiresRefresh`: past 3607 - 3607 * 20 / 100 = 2886 s after it was issued, less its
+    jitter (whole seconds below 10: 9 for a draw of 0.95), so past 2877 s. It is asked at a sync of the pod (its
+    projected volume's remount), not by a timer: the resyncs come every 60 × (1 + 0.5 × 0.95) = 88.5 s, and the
+    33rd, at 2920.5 s, is the first past 2877 s; the token file changes then."""
+    _token_scenario(runs_for=4000.0, draw=0.95, refresh_after=33 * 88.5)
 
 
-def test_a_refresh_drawing_zero_jitter_comes_at_exactly_80_percent() -> None:
-    _token_scenario(runs_for=4000.0, draw=0.0, refresh_after=2886)
+def test_a_refresh_drawing_zero_jitter_comes_at_the_first_resync_past_exactly_80_percent() -> None:
+    """Past 2886 s (`now.After`, strict); resyncs every 60 s: the 49th, at 2940 s (2880 s is not past)."""
+    _token_scenario(runs_for=4000.0, draw=0.0, refresh_after=49 * 60.0)
 
 
 def test_a_failed_refresh_keeps_the_old_token_and_is_tried_again_at_the_next_resync() -> None:
     """token_manager.go: a refresh that fails logs "Couldn't update token" and keeps the cached token; the pod's
-    next sync (the kubelet's 1-minute resync, jittered by up to half: 60 × 1.25 s for a draw of 0.5) asks again."""
-    _token_scenario(runs_for=4000.0, fail_refreshes=2, draw=0.5, refresh_after=2886 - 5, retry_after=75.0)
+    next sync (the kubelet's 1-minute resync, jittered by up to half: 60 × 1.25 s for a draw of 0.5) asks again.
+    The first ask is at the first resync past 2886 - 5 s: the 39th, at 2925 s."""
+    _token_scenario(runs_for=4000.0, fail_refreshes=2, draw=0.5, refresh_after=39 * 75.0, retry_after=75.0)
 
 
 @pytest.mark.parametrize(
@@ -144,6 +148,70 @@ def test_the_token_jitter_is_whole_seconds_below_ten(draw: float, jitter: int) -
 def test_the_refresh_time_follows_requires_refresh(expiration_seconds: int, jitter: int, after_issue: float) -> None:
     issued = 1_700_000_000.0
     assert token_refresh_at(issued + expiration_seconds, expiration_seconds, jitter) - issued == after_issue
+
+
+@pytest.mark.parametrize(
+    ("after_issue", "jitter", "due"),
+    [
+        (2885.0, 0, False),
+        (2886.0, 0, False),  # `now.After`: strictly past
+        (2886.5, 0, True),
+        (2877.0, 9, False),
+        (2877.5, 9, True),
+        (0.0, 0, False),  # issued now
+        (-1.0, 0, True),  # issued after now: the clock stepped back (requiresRefresh's third rule)
+    ],
+)
+def test_requires_refresh(after_issue: float, jitter: int, due: bool) -> None:
+    issued = 1_700_000_000.0
+    assert requires_refresh(issued + after_issue, issued + 3607, 3607, jitter) is due
+
+
+def test_a_sync_of_the_pod_past_the_refresh_point_refreshes_its_token() -> None:
+    """The token manager is asked at every sync that remounts the projected volume, not only the periodic one: a
+    change of the pod's labels at 2890 s (past 2886 - 5 s; the resyncs are at 2850 and 2925 s) refreshes the token
+    then. Before it nothing was asked, though the refresh point had passed."""
+
+    async def body() -> None:
+        clock = FakeClock()
+        runtime = MountingRuntime(clock=clock, outcome=lambda pod, container, attempt: Outcome(duration=4000.0))
+        runtime.root, runtime.set_ups = Path(tempfile.mkdtemp()), []
+        client = await local_api(clock)
+        service = client.service
+        times: list[float] = []
+
+        async def tokens(namespace: str, account: str, request: Obj) -> Obj:
+            times.append(clock.now())
+            return (await service.create_token(namespace, account, request)).obj
+
+        agent = _token_agent(client, clock, runtime, tokens, Fixed(0.5))
+        await agent.start()
+        try:
+            await client.create(SERVICE_ACCOUNTS, "default", {"metadata": {"name": "default"}})
+            await client.create(CONFIG_MAPS, "default", {**ROOT_CA, "metadata": {"name": "kube-root-ca.crt"}})
+            spec = {"restartPolicy": "Never", "nodeName": NODE, "containers": [{"name": "main", "image": "b"}]}
+            pod = await client.create(PODS, "default", {"metadata": {"name": "reader"}, "spec": spec})
+            [volume] = [v["name"] for v in pod["spec"]["volumes"] if v["name"].startswith("kube-api-access-")]
+
+            def phase() -> str:
+                return str(((agent.pods.get("default", "reader") or {}).get("status") or {}).get("phase") or "")
+
+            await settle(clock, lambda: phase() == "Running")
+            [issued] = times
+            files = runtime.root / pod["metadata"]["uid"] / "volumes" / "kubernetes.io~projected" / volume
+            first = (files / "token").read_text()
+            alarm = asyncio.ensure_future(clock.sleep(issued + 2890 - clock.now()))
+            await settle(clock, alarm.done)
+            assert times == [issued] and (files / "token").read_text() == first
+            await client.patch(PODS, "default", "reader", {"metadata": {"labels": {"tier": "gold"}}})
+            await settle(clock, lambda: len(times) == 2, max_virtual=1)
+            assert times[1] - issued == 2890
+            await settle(clock, lambda: (files / "token").read_text() != first, max_virtual=1)
+        finally:
+            await agent.stop()
+            shutil.rmtree(runtime.root, ignore_errors=True)
+
+    asyncio.run(body())
 
 
 def _token_agent(

@@ -222,16 +222,20 @@ def kill_lost(journal: Journal, lost: list[Recorded]) -> list[int]:
     return killed
 
 
-def kill_strays(pods_dir: Path, since: int) -> list[int]:
-    """SIGKILL the containers in `pods_dir` that no journal names: what a shim was starting when it died with
-    its agent (its `posix_spawn` returned no pid to journal, and no agent was left to look for it), found as
-    session leaders started since the oldest dead shim (`since`, clock ticks), working in a pod's directory,
-    whose parent is neither a live shim (its containers are its own) nor a process working in a pod's directory
-    (a container's own child, which went with its group if it was lost). A restarted kubelet's runtime has no
-    container it does not know of: one left running would do its pod's work beside the replacement.
-    Returns the pids of the groups killed."""
-    root = os.path.realpath(pods_dir) + os.sep
-    killed = []
+def kill_strays(dead: set[str], since: int) -> list[int]:
+    """SIGKILL the containers of the shims `dead` (identities: shims that died with their agent) that are still
+    running: what a shim was starting when it died (its `posix_spawn` returned no pid to journal, and no agent
+    was left to look for it), and any other of its containers still leading a session. They are found by the tag
+    each holds (`leftovers.container_tag`: a memfd naming its shim and container id, inherited through `exec`
+    and `setpriv`), wherever they work (a `workingDir` outside the pod directories), among the session leaders
+    started since the oldest of those shims (`since`, clock ticks). A process holds a tag only by its own choice
+    and a session's group holds only its leader's descendants, so nothing but a container (or what it started)
+    is killed; a live shim's containers name a live shim. A restarted kubelet's runtime has no container it does
+    not know of: one left running would do its pod's work beside the replacement. Returns the pids of the groups
+    killed."""
+    killed: list[int] = []
+    if not dead:
+        return killed
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -241,26 +245,14 @@ def kill_strays(pods_dir: Path, since: int) -> list[int]:
             fields = stat[stat.rfind(b")") + 2 :].split()
             if len(fields) < 20 or fields[0] in (b"Z", b"X") or int(fields[3]) != pid or int(fields[19]) < since:
                 continue
-            if not os.readlink(f"/proc/{pid}/cwd").startswith(root):
+            tag = leftovers.container_tag(pid)
+            if tag is None or tag[0] not in dead:
                 continue
-            if _is_shim(pid):  # a live shim works in the pod directory it last started a container in
-                continue
-            parent = int(fields[1])  # init or a subreaper for an orphan: neither a live shim nor a container
-            if _is_shim(parent):
-                continue
-            with contextlib.suppress(OSError):
-                if os.readlink(f"/proc/{parent}/cwd").startswith(root):
-                    continue
             os.killpg(pid, signal.SIGKILL)
         except (OSError, ValueError):
             continue
         killed.append(pid)
     return killed
-
-
-def _is_shim(pid: int) -> bool:
-    """The process runs kjobs' shim (`kjobs.node.shim`, started as its file)."""
-    return b"shim.py" in Path(f"/proc/{pid}/cmdline").read_bytes()
 
 
 def _boot_time() -> float:

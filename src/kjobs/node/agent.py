@@ -75,7 +75,7 @@ from kjobs.node.preemption import (
     unexpected_admission_message,
 )
 from kjobs.node.recovery import lost_pod_status, ran_before
-from kjobs.node.resync import resync_delay, token_jitter, token_refresh_at
+from kjobs.node.resync import requires_refresh, resync_delay, token_jitter
 from kjobs.node.runtime import ContainerRuntime, PodHandle, StatusCallback
 from kjobs.node.security import NOT_ENFORCED, unenforced, unenforced_message
 from kjobs.node.shutdown import (
@@ -431,8 +431,6 @@ class NodeAgent:
         self._env_refs: dict[str, frozenset[tuple[str, str]]] = {}
         self._claim_volumes: dict[str, dict[tuple[str, str], Obj | None]] = {}  # see `_bound_volumes`
         """Per admitted pod uid, the ConfigMaps and Secrets its containers read (only pods that read any)."""
-        self._token_refresh: dict[str, float] = {}
-        """Per pod with ServiceAccount tokens in its volumes, when the earliest of them is refreshed."""
         self._remount: dict[str, tuple[float, Obj | None]] = {}
         """Per running pod with configMap, secret, downwardAPI or projected volumes: when its periodic remount is
         due, and the labels and annotations its downward-API files were last written from (`_remount_volumes`)."""
@@ -791,8 +789,6 @@ class NodeAgent:
                 return
         else:
             self.runtime.update_pod(pod)
-            if uid in self._token_refresh and not handle.terminal:
-                await self._refresh_tokens(pod)
             if uid in self._remount:
                 if handle.terminal:
                     del self._remount[uid]
@@ -855,7 +851,6 @@ class NodeAgent:
     def _drop_env_sources(self, uid: str) -> None:
         """No container of the pod starts here any more: stop watching what it reads, and forget it."""
         self._claim_volumes.pop(uid, None)
-        self._token_refresh.pop(uid, None)
         self._remount.pop(uid, None)
         if self._env_refs.pop(uid, None) is not None:
             self._config_retry.pop(uid, None)
@@ -1059,9 +1054,8 @@ class NodeAgent:
         """The kubelet's token manager for the pod's `serviceAccountToken` projections (pkg/kubelet/token,
         pkg/volume/projected/projected.go): a TokenRequest for its account bound to the pod, with the projection's
         audience (none: the API's) and `expirationSeconds`, for each token not yet had; a failure is kept as the
-        set-up's error (`failed to fetch token: ...`) and asked again at the next set-up. Each token is asked
-        again once 80 % of its lifetime has passed, or 24 hours, less a jitter of 0 to 9 s (the token manager's
-        `requiresRefresh`, `resync.token_refresh_at`): `_refresh_tokens`."""
+        set-up's error (`failed to fetch token: ...`) and asked again at the next set-up or remount. A token held
+        is asked for again by `_refresh_tokens`, at a remount that finds it due."""
         extra = self._claim_volumes.get(_uid(pod))
         if extra is None or self.tokens is None:
             return
@@ -1090,60 +1084,56 @@ class NodeAgent:
                 extra[(TOKEN, key)] = {"error": str(exc.strerror or exc)}
                 continue
             status = answer.get("status") or {}
-            extra[(TOKEN, key)] = {"token": str(status.get("token") or ""), "expires": _expiry(answer)}
-            self._plan_refresh(pod, answer)
+            lifetime = int((answer.get("spec") or {}).get("expirationSeconds") or 0)
+            extra[(TOKEN, key)] = {
+                "token": str(status.get("token") or ""),
+                "expires": _expiry(answer),
+                "life": lifetime,
+            }
 
-    def _plan_refresh(self, pod: Obj, answer: Obj) -> None:
-        """When the kubelet's token manager would ask for the token `answer` holds again: past 80 % of its
-        lifetime (`expirationTimestamp` minus `expirationSeconds` is when it was issued), or 24 hours, less its
-        jitter (`resync.token_refresh_at`). The kubelet draws the jitter at each check of the token, which its pod
-        syncs bring; kjobs draws it once per token and refreshes at that time."""
-        expires = _expiry(answer)
-        if expires is None:
-            return
-        lifetime = int((answer.get("spec") or {}).get("expirationSeconds") or 0)
-        due = token_refresh_at(expires, lifetime, token_jitter(self.rng))
-        uid = _uid(pod)
-        if due < self._token_refresh.get(uid, due + 1):
-            self._token_refresh[uid] = due
-            self.queue.add_after(_key(pod), max(due - self.clock.now(), 0.0))
+    def _tokens_due(self, uid: str) -> list[tuple[str, str]]:
+        """The pod's tokens the token manager would ask for again now: those it has none of (a failed request,
+        or expired and dropped), and each held one for which `requiresRefresh` says yes, with a jitter drawn for
+        this check (token_manager.go; `resync.requires_refresh`)."""
+        extra = self._claim_volumes.get(uid) or {}
+        now, due = self.clock.now(), []
+        for entry in [k for k in extra if k[0] == TOKEN]:
+            had = extra[entry] or {}
+            expires, life = had.get("expires"), had.get("life")
+            if had.get("error") or (
+                isinstance(expires, float) and life and requires_refresh(now, expires, life, token_jitter(self.rng))
+            ):
+                due.append(entry)
+        return due
 
     async def _refresh_tokens(self, pod: Obj) -> None:
-        """A running pod's tokens are due (`_plan_refresh`): ask for them all again and rewrite its volumes through
-        the atomic writer, as the kubelet's periodic remount does; a sync before then is re-armed for the time. A
-        token that cannot be had keeps the old one in place and is asked for again at the pod's next resync
-        (pkg/kubelet/token/token_manager.go `GetServiceAccountToken`; `resync.resync_delay`, 60 to 90 s)."""
-        uid, key = _uid(pod), _key(pod)
-        due = self._token_refresh[uid]
-        now = self.clock.now()
-        if now < due:
-            self.queue.add_after(key, due - now)
-            return
-        del self._token_refresh[uid]
+        """At a remount of a running pod (its periodic resync, a change of its labels or annotations), ask again
+        for the tokens that are due (`_tokens_due`), as the projected volume's set-up does through the kubelet's
+        token manager at each sync (`GetServiceAccountToken`): a token is refreshed at the first such sync past
+        80 % of its lifetime (or 24 hours) less the jitter, so its file changes then, not at that point. A refresh
+        that fails keeps the old token in place while it has not expired ("Couldn't update token") and is tried
+        at the next sync; an expired one is an error, and the volume's remount fails with it until a refresh
+        succeeds."""
+        uid = _uid(pod)
         extra = self._claim_volumes.get(uid)
-        if extra is None or uid not in self._env_refs:
+        if extra is None or self.tokens is None or uid not in self._env_refs:
             return
-        held = {entry: extra.pop(entry) for entry in [k for k in extra if k[0] == TOKEN]}
+        now = self.clock.now()
+        held = {entry: extra.pop(entry) for entry in self._tokens_due(uid)}
+        if not held:
+            return
         await self._fetch_tokens(pod)
-        failed = [entry for entry in held if (extra.get(entry) or {}).get("error")]
-        for entry in failed:
+        key = _key(pod)
+        for entry, had in held.items():
             error = (extra.get(entry) or {}).get("error")
-            had = held[entry] or {}
-            expires = had.get("expires")
-            if had.get("error") or (isinstance(expires, float) and now > expires):
-                # expired (or never had): the token manager has no token to give, and the projected volume's
-                # remount fails with its error (`failed to fetch token: ...`) until a refresh succeeds
+            expires = (had or {}).get("expires")
+            if not error or (had or {}).get("error") or (isinstance(expires, float) and now > expires):
+                # refreshed; or (never had, or expired) the token manager has no token to give, and the projected
+                # volume's remount fails with its error (`failed to fetch token: ...`) until a refresh succeeds
                 continue
             # GetServiceAccountToken: "Couldn't update token", the old one is kept while it has not expired
             log.warning("pod %s/%s: couldn't update token %s: %s", key[0], key[1], entry[1], error)
-            extra[entry] = held[entry]
-        if failed:
-            delay = resync_delay(self.settings.sync_frequency, self.rng)
-            retry = now + delay
-            if retry < self._token_refresh.get(uid, retry + 1):
-                self._token_refresh[uid] = retry
-                self.queue.add_after(key, delay)
-        await self._remount_now(pod)
+            extra[entry] = had
 
     def _plan_remount(self, pod: Obj, written: Obj | None) -> None:
         """The pod's next periodic remount, `sync_frequency` from now jittered by up to half as the pod worker's
@@ -1170,11 +1160,13 @@ class NodeAgent:
         await self._remount_now(pod)
 
     async def _remount_now(self, pod: Obj) -> None:
-        """Rewrite the pod's API-data volumes that changed (`_remount_volumes`); each that fails gets the
-        kubelet's `FailedMount` Warning and keeps its files. Its next periodic remount is a period from now."""
+        """Rewrite the pod's API-data volumes that changed (`_remount_volumes`), with its tokens asked for again
+        first where due (`_refresh_tokens`); each that fails gets the kubelet's `FailedMount` Warning and keeps
+        its files. Its next periodic remount is a period from now."""
         uid = _uid(pod)
         sources: EnvSources | None = None
         if uid in self._env_refs:
+            await self._refresh_tokens(pod)
             sources = await self._env_sources(pod, self._env_refs[uid])
         failures = self.runtime.prepare_volumes(pod, sources, remount=True)  # type: ignore[attr-defined]
         for message in failures:

@@ -26,6 +26,18 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:  # at run time paths are used through `os` only: the shim imports this module, and starts fast
     from pathlib import Path
 
+CONTAINER_TAG = "kjobs-container:"
+"""The name of the tag every container process is started holding, before `<shim identity>/<container id>`: an
+empty memfd (`memfd_create`) the shim opens for the start and the container inherits (`shim.Shim._spawn`), so
+that the process can be told a container, and whose, from outside wherever it works (`container_tag`). An open
+descriptor survives `exec` (the `setpriv` prefix, a shell's `exec`, the mount namespace's entry point) and gives
+the container nothing (no path on the host); no process can be made to hold one except by its own choice, and
+the stray scan kills only session leaders (`adoption.kill_strays`), whose groups hold only their own
+descendants."""
+
+MAX_TAG_FDS = 4096
+"""Descriptors of one process looked at for its tag: a process may hold a great many."""
+
 
 def _stat_fields(pid: int) -> list[bytes] | None:
     """`/proc/<pid>/stat` after "pid (comm) " (its fields 3 onwards: state first); None if the process is gone."""
@@ -150,3 +162,29 @@ def _kill_recorded(path: str, name: str) -> list[int]:
     except (ProcessLookupError, PermissionError):
         return []
     return [pid]
+
+
+def tag_name(shim: str, container_id: str) -> str:
+    """The name of a container's tag (`CONTAINER_TAG`); the kernel keeps 249 bytes of it."""
+    return f"{CONTAINER_TAG}{shim}/{container_id}"[:249]
+
+
+def container_tag(pid: int) -> tuple[str, str] | None:
+    """(shim identity, container id) named by the tag process `pid` holds (`CONTAINER_TAG`), read from
+    `/proc/<pid>/fd` (the first `MAX_TAG_FDS` descriptors); None if it holds none or cannot be read."""
+    prefix = "/memfd:" + CONTAINER_TAG
+    try:
+        with os.scandir(f"/proc/{pid}/fd") as entries:
+            for i, entry in enumerate(entries):
+                if i >= MAX_TAG_FDS:
+                    return None
+                try:
+                    target = os.readlink(entry.path)
+                except OSError:
+                    continue
+                if target.startswith(prefix):
+                    shim, _, container_id = target[len(prefix) :].removesuffix(" (deleted)").partition("/")
+                    return shim, container_id
+    except OSError:
+        return None
+    return None

@@ -264,9 +264,9 @@ class ProcessRuntime(Supervisor):
         leftovers.kill_leftovers(self.procs_root)  # after the scan: what it found lost no longer runs
         for journal in self._journals:  # and what died too young to be recorded for it
             adoption.kill_lost(journal, [r for r in journal.containers.values() if r.lost])
-        dead = [int(j.shim.partition("-")[2] or 0) for j in self._journals if not adoption.shim_alive(j)]
-        if dead:  # and what a shim that died with its agent was starting (no journal names it)
-            adoption.kill_strays(self.root_dir / "pods", min(dead))
+        dead = {j.shim for j in self._journals if not adoption.shim_alive(j)}
+        if dead:  # and what a shim that died with its agent was starting (no journal names it), by its tag
+            adoption.kill_strays(dead, min(int(shim.partition("-")[2] or 0) for shim in dead))
         self._recovered: dict[str, list[tuple[adoption.Journal, adoption.Recorded]]] = {}
         for journal in self._journals:
             for recorded in journal.containers.values():

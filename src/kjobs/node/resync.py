@@ -9,7 +9,10 @@ Design note: the kubelet spreads its periodic work so that pods started together
 - The token manager (pkg/kubelet/token/token_manager.go `requiresRefresh`) asks for a token again once it is older
   than 24 hours (`maxTTL`) or within 20 % of its lifetime of its expiry (the percentage in whole seconds:
   `expirationSeconds * 20 / 100` in integer arithmetic), each brought forward by a jitter of whole seconds below
-  10 (`maxJitter`: `time.Duration(rand.Float64() * 10) * time.Second` truncates to 0..9 s).
+  10 (`maxJitter`: `time.Duration(rand.Float64() * 10) * time.Second` truncates to 0..9 s), or when it was issued
+  after now (the clock stepped back). It asks when a sync of the pod remounts its projected volume
+  (`GetServiceAccountToken`), drawing the jitter afresh each time: a token is refreshed at the first sync past
+  that point, not at the point.
 The random source is injected (`random.Random`) so that a test in virtual time can fix it.
 """
 
@@ -48,3 +51,11 @@ def token_refresh_at(expires: float, expiration_seconds: int, jitter_seconds: in
     jitter before its expiry, whichever comes first."""
     issued = expires - expiration_seconds
     return min(issued + TOKEN_MAX_TTL - jitter_seconds, expires - (expiration_seconds * 20) // 100 - jitter_seconds)
+
+
+def requires_refresh(now: float, expires: float, expiration_seconds: int, jitter_seconds: int) -> bool:
+    """`requiresRefresh` for a token expiring at `expires` that was asked for `expiration_seconds`, checked at
+    `now` with a jitter drawn for this check: past `token_refresh_at` (each bound is `now.After`, strict), or
+    issued after `now`."""
+    issued = expires - expiration_seconds
+    return now > token_refresh_at(expires, expiration_seconds, jitter_seconds) or now < issued

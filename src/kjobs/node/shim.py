@@ -53,7 +53,9 @@ exits, the rest of its group is SIGKILLed while the leader is still an unreaped 
 cannot have been reused), then it is reaped. Requests are taken one at a time, with a look for exits in
 between, so that in a burst of starts an exit is reported at once; starts are reported with the next exit
 or once no request waits. A container still running `RECORD_AFTER` seconds after its start is recorded for
-`leftovers` in the shim's own directory under procs_root (pid and start time).
+`leftovers` in the shim's own directory under procs_root (pid and start time). Every container is started
+holding a tag naming this shim and its id (`_tag`, `leftovers.CONTAINER_TAG`), by which a runtime restarted
+after a crash finds what a dead shim was starting (`adoption.kill_strays`).
 
 The shim outlives its agent, as containerd's shims outlive a kubelet: it is its own session (a terminal's
 signals and the agent's death do not reach it), and when its stdin closes (after a "q" nothing runs any more)
@@ -369,9 +371,11 @@ class Shim:
             stdio.append((os.POSIX_SPAWN_DUP2, pipe_write, 2))
         full_env = {**self.base_env, **env}
         search = full_env.get("PATH", os.defpath)
+        tag = -1
         try:
             # The shim is single-threaded, so its own working directory can be the child's, set just before the
-            # spawn (posix_spawn has no chdir action); every descriptor of the shim is close-on-exec.
+            # spawn (posix_spawn has no chdir action); every descriptor of the shim is close-on-exec but the
+            # container's tag (`_tag`).
             os.chdir(cwd)
             program = self.executable(argv[0], search) if argv else None
             if program is None:
@@ -382,6 +386,7 @@ class Shim:
                     os.close(pipe_read)
                 os.close(fd)
                 return
+            tag = _tag(self.identity(), cid)
             pid = os.posix_spawn(program, argv, full_env, file_actions=stdio, setsid=True, setsigdef=_DEFAULT_SIGNALS)
         except OSError as exc:
             self.executables.pop((argv[0], search), None)
@@ -393,6 +398,8 @@ class Shim:
         finally:
             if pipe_write >= 0:
                 os.close(pipe_write)
+            if tag >= 0:
+                os.close(tag)
         os.set_blocking(pipe_read, False)
         self.outputs[pipe_read] = (cid, fd, bytearray())
         self.output_of[cid] = pipe_read
@@ -600,6 +607,18 @@ class Shim:
                 view = view[os.write(self.out_fd, view) :]
         except OSError:  # the agent died: what it did not read is in the journal
             self.agent_gone = True
+
+
+def _tag(shim: str, cid: str) -> int:
+    """The container's tag (`leftovers.CONTAINER_TAG`): an empty memfd named for this shim and the container,
+    inheritable for the one spawn it is made for (the shim is single-threaded), closed here right after it; -1
+    where none can be made (the container starts untagged)."""
+    try:
+        fd = os.memfd_create(leftovers.tag_name(shim, cid), 0)
+    except (OSError, AttributeError):
+        return -1
+    os.set_inheritable(fd, True)
+    return fd
 
 
 def control_address(identity: str) -> bytes:

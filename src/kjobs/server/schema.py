@@ -248,9 +248,13 @@ def _walk_typed(value: Any, node: dict[str, Any], prefix: str, found: list[str],
         items = schema.get("items")
         if items is None:
             return
-        keys = schema.get("x-kubernetes-list-map-keys") if schema.get("x-kubernetes-list-type") == "map" else None
+        list_type = schema.get("x-kubernetes-list-type")
+        keys = schema.get("x-kubernetes-list-map-keys") if list_type == "map" else None
+        seen: set[str] = set()  # a repeated element of a `map` or `set` list is refused, and walked
         for i, item in enumerate(value):
             if not isinstance(item, (dict, list)):
+                if list_type == "set":
+                    _seen(f"[={_smd_string(item)}]", seen, prefix, found)
                 continue
             if keys:
                 props = _resolve(items, defs).get("properties") or {}
@@ -258,9 +262,18 @@ def _walk_typed(value: Any, node: dict[str, Any], prefix: str, found: list[str],
                 if element is None:  # the converter refuses the item itself and goes no further in the list
                     found.append(_MESSAGE + f"{prefix}: element {i}: {_keyless_item(item, keys, props)}")
                     return
+                _seen(element, seen, prefix, found)
             else:
                 element = f"[{i}]"
             _walk_typed(item, items, prefix + element, found, defs)
+
+
+def _seen(element: str, seen: set[str], prefix: str, found: list[str]) -> None:
+    """validate.go `visitListItems`: the typed patch object takes no repeated element of an associative list
+    (`AllowDuplicates` is for live objects only): `duplicate entries for key [containerPort=80,protocol="TCP"]`."""
+    if element in seen:
+        found.append(_MESSAGE + f"{prefix}: duplicate entries for key {element}")
+    seen.add(element)
 
 
 # The one list-map key of the built-in kinds with a default: `protocol` of container, Service and endpoint

@@ -48,7 +48,7 @@ from kjobs.api.token_requests import mount_service_account_token, should_automou
 from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
 from kjobs.api.validation_scheduling import SYSTEM_PRIORITY_CLASSES
-from kjobs.server import apply, fieldtrees, limits, params, reviews, schema, tokenrest
+from kjobs.server import apply, applymerge, fieldtrees, limits, params, reviews, schema, tokenrest
 from kjobs.server.admission import (
     DEFAULT_SERVICE_ACCOUNT,
     LIMIT_RANGER,
@@ -76,7 +76,7 @@ from kjobs.server.crdcontroller import CrdController, add_cleanup_finalizer
 from kjobs.server.decoding import check_listed_unknown_fields, check_unknown_fields
 from kjobs.server.gotypes import converter_type_error, first_type_error, go_format, well_typed
 from kjobs.server.logs import LogOptions, LogSource, NoLogs, validate_container
-from kjobs.server.patch import apply_patch, strategic_merge
+from kjobs.server.patch import apply_patch
 from kjobs.server.quota import QuotaAdmission
 from kjobs.server.rbac import RbacAuthorizer, check_escalation
 from kjobs.server.registry import STORED, Resource, core_hook, lookup
@@ -1687,12 +1687,14 @@ class ApiService:
             raise apply.conflict_error(found)
         forced = {path for _, path in found}
         still_owned = set().union(*(owned - forced for _, owned in others)) if others else set()
-        merged = strategic_merge(old, config, strategies=strategies)
-        for path in applied:  # an applied atomic map or list replaces the live one whole (typed/merge.go: a leaf)
-            if path[-1] != "." and isinstance(value := apply.value_at(config, path), dict | list):
-                apply.set_at(merged, path, value)
+        merged = applymerge.merge(old, config, strategies)  # by list and map types, as typed/merge.go
         kept = still_owned | applied
-        for path in sorted(previous - applied - still_owned, key=len, reverse=True):
+        dropped = previous - applied - still_owned
+        if dropped:  # the merge shares what it did not change with `old`, which the store shares: read-only
+            merged = _copy(merged)
+        # Whole elements and maps first (a key the element loses would no longer name it: `protocol` of a port),
+        # then fields, the deepest first (RemoveItems drops a listed element whole).
+        for path in sorted(dropped, key=lambda p: (p[-1] != ".", -len(p))):
             if path[-1] == "." and any(len(p) > len(path) - 1 and p[: len(path) - 1] == path[:-1] for p in kept):
                 continue  # a map or element someone still owns a field of stays (merge/update.go addBackOwnedItems)
             apply.remove_at(merged, path)
