@@ -259,31 +259,17 @@ REGISTER_MAX_STEP = 7.0
 doubled after each attempt, at most 7 s."""
 
 
-def transient(exc: Exception) -> bool:
-    """Whether a registration error is one the kubelet outlasts by trying again: no connection (the API server
-    not up yet, or restarting), a 5xx or 429 answer. A refused certificate or a 4xx answer (bad credentials, an
-    invalid node name) is a mistake no retry mends, so `kjobs node join` says so and exits, where a kubelet would
-    log it forever."""
-    import ssl
-
-    from kjobs.api.errors import ApiError
-
-    if isinstance(exc, ApiError):
-        return exc.code >= 500 or exc.code == 429
-    return isinstance(exc, OSError) and not isinstance(exc, ssl.SSLError)
-
-
 async def _register_until_reachable(agent: Any, name: str, server: str, stop: asyncio.Event) -> bool:
     """Register the node, retrying with the kubelet's back-off while the API server cannot be reached, so an
     agent started before `kjobs up` (or during its restart) joins once it serves. False if stopped first."""
-    from kjobs.api.errors import ApiError
+    from kjobs.node.agent import transient
 
     step = REGISTER_FIRST_STEP
     while True:
         try:
             await agent.register()
             return True
-        except (ApiError, OSError) as exc:
+        except Exception as exc:
             if not transient(exc):
                 raise
             click.echo(f"node {name}: cannot register with {server}: {exc}; retrying in {step:g}s", err=True)

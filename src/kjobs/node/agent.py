@@ -23,6 +23,8 @@ import asyncio
 import contextlib
 import logging
 import random
+import ssl
+import sys
 from collections import ChainMap
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -99,6 +101,22 @@ if TYPE_CHECKING:
     from kjobs.node.usage import AgentUsage
 
 log = logging.getLogger(__name__)
+
+
+def transient(exc: Exception) -> bool:
+    """Whether an API error is one the kubelet outlasts by trying again: no connection (the API server not up
+    yet, or restarting), a 5xx or 429 answer. A refused certificate or a 4xx answer (bad credentials, an invalid
+    node name) is a mistake no retry mends, so `kjobs node join` says so and exits, where a kubelet would log it
+    forever."""
+    if isinstance(exc, ApiError):
+        return exc.code >= 500 or exc.code == 429
+    if isinstance(exc, OSError):
+        return not isinstance(exc, ssl.SSLError)
+    # A connection the server closed (killed mid-answer: `ServerDisconnectedError`) is aiohttp's own error, not
+    # an OSError; one exists only once `HttpClient` has loaded aiohttp, so the in-process clients do not load it.
+    aiohttp = sys.modules.get("aiohttp")
+    return aiohttp is not None and isinstance(exc, aiohttp.ClientConnectionError)
+
 
 TokenSource = Callable[[str, str, Obj], Awaitable[Obj]]
 """(namespace, ServiceAccount, TokenRequest) -> the created TokenRequest (`ApiService.create_token`'s object)."""
@@ -478,8 +496,7 @@ class NodeAgent:
             )
             await self.log_server.start()
         self.events.event(self._node_ref(), "Normal", "Starting", "Starting kubelet.")
-        await self.register()
-        await self.renew_lease()
+        await self._register_and_lease()
         self.pods.add_handler(self._on_pod)
         self.node_informer.add_handler(self._on_node)
         self.pods.start()
@@ -550,6 +567,24 @@ class NodeAgent:
                 log.warning("node %s: %s failed: %s", self.name, getattr(action, "__name__", action), exc)
 
     # ------------------------------------------------------------------------------------ node and lease
+
+    async def _register_and_lease(self) -> None:
+        """Start-up's registration and first lease. Once this agent has registered the Node (`kjobs node join`
+        does, retrying, before it starts the agent), an API server that cannot be reached now is outlasted, as the
+        kubelet outlasts it: its node status sync and its lease controller are loops of their own
+        (pkg/kubelet/kubelet.go `Run`: `syncNodeStatus` every nodeStatusUpdateFrequency;
+        pkg/kubelet/nodelease, component-helpers/apimachinery/lease/controller.go, retrying), so the periodic
+        status post and lease renewal write them when it is back. Before, `kjobs up` killed or restarting just
+        as a node joined made the agent exit 1 (`cannot register node`)."""
+        for step in (self.register, self.renew_lease):
+            try:
+                await step()
+            except Exception as exc:
+                if not self.node or not transient(exc):
+                    raise  # never registered, or a mistake no retry mends: the caller's to report
+                log.warning(
+                    "node %s: %s failed at start-up, left to the next heartbeat: %s", self.name, step.__name__, exc
+                )
 
     async def register(self) -> None:
         """Create the Node, or adopt the existing one (labels merged, spec and taints kept), and post status."""
