@@ -1261,8 +1261,17 @@ def _delete_with_finalizer_and_wait(
     with no reason) and return its final version; the finalizer is removed after."""
     pod["metadata"]["finalizers"] = [TEST_FINALIZER]
     name = run_pod(cluster, ns, pod)
+    containers = [c["name"] for c in [*pod["spec"].get("initContainers", []), *pod["spec"]["containers"]]]
+
+    def trapped(container: str) -> bool:
+        return f"{container} Started" in cluster.core.read_namespaced_pod_log(name, ns, container=container)
+
     try:
         wait_for_pod_running(cluster, ns, name)
+        # Running is the processes spawned, not their shells' `trap _term TERM` run: a SIGTERM before that ends a
+        # container at once (143, where its trap was to outlast the grace period: 137). Each logs `Started` after
+        # its trap is set.
+        until(lambda: all(trapped(c) for c in containers), "every container's TERM trap set")
         cluster.core.delete_namespaced_pod(name, ns, grace_period_seconds=grace)
         if succeed:
             wait_for_pod_success(cluster, ns, name)
