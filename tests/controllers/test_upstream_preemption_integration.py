@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
 from kjobs.client.resources import NODES, PODS
 from kjobs.clock import FakeClock
@@ -297,6 +298,199 @@ def test_preemption_starvation(existing: int, pending: int) -> None:
             for name in waiting:  # none of them took the room made for the preemptor
                 pod = await read(name)
                 assert pod is not None and not pod["spec"].get("nodeName"), name
+        finally:
+            await sched.stop()
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("priority_class", "name", "expected"),
+    [
+        pytest.param(
+            "system-node-critical",
+            "pod1-system-node-critical",
+            2_000_001_000,
+            id="SystemNodeCritical priority class (Async preemption enabled: false)",
+        ),
+        pytest.param(
+            "system-cluster-critical",
+            "pod2-system-cluster-critical",
+            2_000_000_000,
+            id="SystemClusterCritical priority class (Async preemption enabled: false)",
+        ),
+        pytest.param(
+            "foo",
+            "pod3-system-cluster-critical",
+            'pods "pod3-system-cluster-critical" is forbidden: no PriorityClass with name foo was found',
+            id="Invalid priority class should result in error (Async preemption enabled: false)",
+        ),
+    ],
+)
+def test_pod_priority_resolution(priority_class: str, name: str, expected: int | str) -> None:
+    """TestPodPriorityResolution: with the Priority admission plugin (this test's API server runs it), the system
+    PriorityClasses exist from the start (the bootstrap hook) and a kube-system pod naming one is created with its
+    value and scheduled; an unknown class is refused with 403 Forbidden."""
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        raw: Any = await local_api(clock)  # admission as kube-apiserver's: Priority on
+        await raw.service.ensure_system_priority_classes()
+        client: Any = raw
+        await client.create(NODES, None, node1())
+        sched = Scheduler(client, clock=clock)
+        await sched.start()
+        try:
+            body = pause_pod(name, 0, "100m", "100")
+            del body["spec"]["priority"]
+            body["metadata"]["namespace"] = "kube-system"
+            body["spec"]["priorityClassName"] = priority_class
+            if isinstance(expected, str):
+                with pytest.raises(ApiError) as refused:
+                    await client.create(PODS, "kube-system", body)
+                assert (refused.value.code, refused.value.reason, refused.value.message) == (
+                    403,
+                    "Forbidden",
+                    expected,
+                )
+                return
+            await client.create(PODS, "kube-system", body)
+
+            async def scheduled() -> Obj | None:  # runPausePod
+                pod = await get_or_none(client, PODS, "kube-system", name)
+                return pod if pod and pod["spec"].get("nodeName") else None
+
+            pod = await poll_until(clock, scheduled, window=FOREVER_TEST_TIMEOUT, what=f"{name} scheduled")
+            assert pod["spec"]["priority"] == expected
+        finally:
+            await sched.stop()
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("initial", "additional", "repetitions"),
+    [
+        pytest.param(
+            2,
+            20,
+            5,
+            id="ensures that other pods are not scheduled while preemptor is being marked as nominated "
+            "(issue #72124) (Async preemption enabled: false, ClearingNominatedNodeNameAfterBinding: false)",
+        )
+    ],
+)
+def test_preemption_races(initial: int, additional: int, repetitions: int) -> None:
+    """TestPreemptionRaces: on a node of 5000m / 5000 / 100 pods, two running medium pods leave too little room
+    for a 4900m preemptor; it preempts them, and the twenty medium pods created right after it never take the
+    room: the preemptor is nominated and scheduled, each of the twenty is unbound and (if marked) unschedulable.
+    Five rounds, each cleaning up its pods."""
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        client: Any = await local_api(clock, admission=INTEGRATION_ADMISSION)
+        big = node1()
+        resources = {"pods": "100", "cpu": "5000m", "memory": "5000"}
+        big["status"]["capacity"] = big["status"]["allocatable"] = resources
+        await client.create(NODES, None, big)
+        sched = Scheduler(client, clock=clock)
+        await sched.start()
+
+        def graceless(name: str) -> Obj:  # mkPriorityPodWithGrace(..., mediumPriority, 0)
+            body = pause_pod(name, MEDIUM, "100m", "100")
+            body["spec"]["terminationGracePeriodSeconds"] = 0
+            return body
+
+        async def read(name: str) -> Obj | None:
+            return await get_or_none(client, PODS, "default", name)
+
+        async def bound(name: str) -> bool:
+            pod = await read(name)
+            return bool(pod and pod["spec"].get("nodeName"))
+
+        try:
+            for _ in range(repetitions):
+                running = [f"rpod-{i}" for i in range(initial)]
+                for name in running:
+                    await client.create(PODS, "default", graceless(name))
+                for name in running:
+                    await poll_until(
+                        clock, lambda name=name: bound(name), window=FOREVER_TEST_TIMEOUT, what=f"{name} scheduled"
+                    )
+                await client.create(PODS, "default", pause_pod("preemptor-pod", HIGH, "4900m", "4900"))
+                waiting = [f"ppod-{i}" for i in range(additional)]
+                for name in waiting:
+                    await client.create(PODS, "default", graceless(name))
+                await poll_until(clock, lambda: bound("preemptor-pod"), window=60, what="preemptor-pod scheduled")
+                preemptor = await read("preemptor-pod") or {}
+                assert (preemptor.get("status") or {}).get("nominatedNodeName") == "node1"
+                for name in waiting:  # none took the room made for the preemptor
+                    pod = await read(name)
+                    assert pod is not None and not pod["spec"].get("nodeName"), f"{name} is already scheduled"
+                    scheduled_cond = condition(pod, "PodScheduled")
+                    assert scheduled_cond is None or scheduled_cond["status"] == "False", name
+                for name in [*waiting, *running, "preemptor-pod"]:  # testutils.CleanupPods
+                    if await read(name) is not None:
+                        await client.delete(PODS, "default", name, grace_period_seconds=0)
+
+                    async def gone(name: str = name) -> bool:
+                        return await read(name) is None
+
+                    await poll_until(clock, gone, window=FOREVER_TEST_TIMEOUT, what=f"{name} deleted")
+        finally:
+            await sched.stop()
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize(
+    ("low_pod_node", "running_node"),
+    [
+        pytest.param(
+            "node-2",
+            "node-1",
+            id="nominated node released all resource, preemptor is scheduled to the nominated node "
+            "(Async preemption enabled: false)",
+        ),
+        pytest.param(
+            "node-1",
+            "node-2",
+            id="nominated node cannot pass all the filters, preemptor should find a different node "
+            "(Async preemption enabled: false)",
+        ),
+    ],
+)
+def test_prefer_nominated_node(low_pod_node: str, running_node: str) -> None:
+    """TestPreferNominatedNode: a pod nominated to node-1 (upstream rewrites `nominatedNodeName` as the scheduler
+    takes the pod; here its status says so before the scheduler starts) goes to node-1 when it fits there, and
+    to another node that fits when node-1 does not."""
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        client: Any = await local_api(clock, admission=INTEGRATION_ADMISSION)
+        for name in ("node-1", "node-2"):
+            node = node1()
+            node["metadata"] = {"name": name}
+            await client.create(NODES, None, node)
+        low = pause_pod("low-pod", LOW, "100m", "100")
+        low["spec"]["nodeName"] = low_pod_node
+        await client.create(PODS, "default", low)
+        await client.create(PODS, "default", pause_pod("preemptor-pod", HIGH, "500m", "200"))
+        preemptor = await client.get(PODS, "default", "preemptor-pod")
+        preemptor["status"]["nominatedNodeName"] = "node-1"
+        await client.update(PODS, "default", preemptor, subresource="status")
+        sched = Scheduler(client, clock=clock)
+        await sched.start()
+        try:
+
+            async def scheduled() -> str:
+                pod = await get_or_none(client, PODS, "default", "preemptor-pod")
+                return str(pod["spec"].get("nodeName") or "") if pod else ""
+
+            got = await poll_until(clock, scheduled, window=FOREVER_TEST_TIMEOUT, what="preemptor-pod scheduled")
+            assert got == running_node
+            low_now = await client.get(PODS, "default", "low-pod")
+            assert not low_now["metadata"].get("deletionTimestamp")  # nothing was preempted
         finally:
             await sched.stop()
 

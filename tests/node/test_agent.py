@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
 import pytest
 
 from kjobs.api.errors import ApiError
@@ -187,6 +188,45 @@ async def test_lease_and_ready_heartbeat_are_renewed_every_ten_seconds(node: Nod
     again = condition(await node.client.get(NODES, None, NODE), "Ready")
     assert again["lastHeartbeatTime"] > heartbeat
     assert again["lastTransitionTime"] <= heartbeat  # still Ready: the transition time is kept
+
+
+@run_async
+async def test_an_api_server_gone_after_registration_does_not_stop_the_agent() -> None:
+    """`kjobs node join` registers, then starts; the API server dying in between (it closed the connection of the
+    Lease's create) is outlasted as a kubelet outlasts it: the agent starts, and the heartbeat creates the Lease
+    10 s later. Before, the error ended the agent (a crash-safety e2e test saw it under load)."""
+    clock = FakeClock()
+    client = await local_api(clock)
+    real_patch = client.patch
+    refused: list[str] = []
+
+    async def patch(resource: Any, namespace: str | None, name: str, body: Obj, **kwargs: Any) -> Obj:
+        if resource is LEASES and not refused:
+            refused.append(name)
+            raise aiohttp.ServerDisconnectedError()  # killed as it answered
+        return await real_patch(resource, namespace, name, body, **kwargs)
+
+    client.patch = patch  # type: ignore[method-assign]
+    agent = NodeAgent(
+        client,
+        name=NODE,
+        clock=clock,
+        runtime=SimulatedRuntime(clock=clock, outcome=by_name({})),
+        settings=NodeAgentSettings(machine=MACHINE),
+    )
+    await agent.register()
+    await agent.start(registered=True)
+    try:
+        assert refused == [NODE]
+        with pytest.raises(ApiError) as missing:
+            await client.get(LEASES, "kube-node-lease", NODE)
+        assert missing.value.code == 404
+        start = clock.now()
+        await settle(clock, lambda: clock.now() >= start + 10.5)
+        lease = await client.get(LEASES, "kube-node-lease", NODE)
+        assert lease["spec"]["holderIdentity"] == NODE
+    finally:
+        await agent.stop()
 
 
 @run_async

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import signal
+import ssl
 import subprocess
 import sys
 import time
 from pathlib import Path
 
+import aiohttp
 import pytest
 import yaml
 from click.testing import CliRunner
 
+from kjobs.api.errors import ApiError
 from kjobs.cli import main
+from kjobs.cli.node import transient
 from kjobs.server import kubeconfig
 from kjobs.server.runner import serve
 from kjobs.store import MemoryStore
@@ -169,3 +173,21 @@ def test_join_over_https_without_a_ca_refuses_to_serve_logs_it_could_not_protect
     result = CliRunner().invoke(main, ["node", "join", "--kubeconfig", str(config), "--name", "n"])
     assert result.exit_code == 1
     assert "no certificate-authority to verify log readers with" in result.output
+
+
+@pytest.mark.parametrize(
+    ("error", "retried"),
+    [
+        (ConnectionRefusedError(111, "Connect call failed"), True),  # not up yet
+        (aiohttp.ServerDisconnectedError(), True),  # killed while it answered (a crash-safety test saw it)
+        (aiohttp.ClientPayloadError("Response payload is not completed"), True),
+        (ApiError(503, "ServiceUnavailable", "starting"), True),
+        (ApiError(429, "TooManyRequests", "slow down"), True),
+        (ApiError(403, "Forbidden", "nodes is forbidden"), False),
+        (ApiError(422, "Invalid", "bad name"), False),
+        (ssl.SSLCertVerificationError(1, "certificate verify failed"), False),
+    ],
+    ids=lambda value: type(value).__name__ if not isinstance(value, bool) else str(value),
+)
+def test_registration_retries_what_the_kubelet_outlasts(error: Exception, retried: bool) -> None:
+    assert transient(error) is retried

@@ -375,3 +375,41 @@ def test_status_lines_are_the_json_of_their_lists(cid: object, value: int, stamp
 
     expected = json.dumps(["x", cid, value, *stamp], separators=(",", ":"))
     assert _status_line("x", cid, value, *stamp) == expected
+
+
+def test_a_journal_is_kept_for_the_next_agent_only_when_it_holds_something(tmp_path: Path) -> None:
+    """A shim whose agent dies leaves its journal for the next agent; one that never wrote to it (the agent died
+    as the shim came up) removes it as it exits: the next agent may have looked before it existed, and an empty
+    journal tells nobody anything (a clean stop's test found one left under load)."""
+    import subprocess
+    import sys
+
+    from kjobs.node import spawner
+
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    journals = tmp_path / "journal"
+
+    def shim_with_journal(agent: str) -> Any:
+        shim = subprocess.Popen(
+            [sys.executable, "-E", "-s", "-S", spawner._SHIM], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        assert shim.stdin is not None
+        shim.stdin.write(json.dumps(["b", env, "", str(journals), agent]).encode() + b"\n")
+        shim.stdin.flush()
+        return shim
+
+    idle = shim_with_journal("1-1")
+    busy = shim_with_journal("2-2")
+    assert _start(busy, "c", ["true"], tmp_path)
+    assert json.loads(busy.stdout.readline())[:2] == ["x", "c"]
+    deadline = time.monotonic() + 20  # bounded; generous for a loaded 2-core CI machine
+    while len(list(journals.glob("*.jsonl"))) < 2:  # each shim made its journal as it took "b"
+        assert time.monotonic() < deadline, list(journals.iterdir())
+        time.sleep(0.01)
+    for shim in (idle, busy):  # their agent is gone
+        shim.stdin.close()
+        shim.wait(timeout=20)
+        shim.stdout.close()
+    left = [path.name for path in journals.iterdir()]
+    assert left == [f"2-2.{busy.pid}.jsonl"], left  # named `<agent>.<shim>` (its pid: it keeps no records here)
+    assert b'["x","c"' in (journals / left[0]).read_bytes().replace(b" ", b"")

@@ -249,3 +249,84 @@ def test_memory_pressure_verify_pod_status() -> None:
         assert node.phase("below-requests") == "Running"
 
     _run(scenario, eviction_hard="memory.available<2Gi")
+
+
+# ------------------------------------------------------------------------------- TestAdmitUnderNodeConditions
+
+
+def _qos_pod(name: str, qos: str, **spec: Any) -> Obj:
+    """`newPod(name, DefaultPriorityWhenNoDefaultClassExists, makeContainersByQOS(qos), nil)`."""
+    container: Obj = {"name": f"{qos.lower()}-container", "image": "busybox"}
+    amounts = {"cpu": "100m", "memory": "1Gi"}
+    if qos == "Guaranteed":
+        container["resources"] = {"requests": dict(amounts), "limits": dict(amounts)}
+    elif qos == "Burstable":
+        container["resources"] = {"requests": dict(amounts)}
+    return {"metadata": {"name": name, "uid": name}, "spec": {"containers": [container], "priority": 0, **spec}}
+
+
+ALLOCATABLE = {"cpu": "8", "memory": "64Gi", "pods": "110"}
+
+
+@pytest.mark.parametrize(
+    ("pressure", "expected"),
+    [
+        pytest.param(False, [True, True, True], id="no condition"),
+        pytest.param(True, [True, True, False], id="MemoryPressure"),
+    ],
+)
+def test_admit_under_node_conditions(pressure: bool, expected: list[bool]) -> None:
+    """TestAdmitUnderNodeConditions, its MemoryPressure steps (kjobs has no DiskPressure): the guaranteed,
+    burstable and best-effort pods are admitted, then under memory pressure only the best-effort one is refused."""
+    from kjobs.node.admission import admit
+
+    pods = [_qos_pod("guaranteed-pod", "Guaranteed"), _qos_pod("burstable-pod", "Burstable")]
+    pods.append(_qos_pod("best-effort-pod", "BestEffort"))
+    got = [admit(p, [], ALLOCATABLE, memory_pressure=pressure) is None for p in pods]
+    assert got == expected
+
+
+@pytest.mark.parametrize(
+    ("spec", "admitted"),
+    [
+        pytest.param({"priority": 2_000_000_000}, True, id="critical best-effort pod"),
+        pytest.param({"priority": 1_999_999_999}, False, id="best-effort pod just below critical"),
+        pytest.param(
+            {
+                "tolerations": [
+                    {"key": "node.kubernetes.io/memory-pressure", "operator": "Exists", "effect": "NoSchedule"}
+                ]
+            },
+            True,
+            id="best-effort pod tolerating the memory-pressure taint",
+        ),
+        pytest.param({"tolerations": [{"operator": "Exists"}]}, True, id="best-effort pod tolerating every taint"),
+        pytest.param(
+            {
+                "tolerations": [
+                    {"key": "node.kubernetes.io/memory-pressure", "operator": "Exists", "effect": "NoExecute"}
+                ]
+            },
+            False,
+            id="best-effort pod tolerating it for NoExecute only",
+        ),
+        pytest.param(
+            {"tolerations": [{"key": "node.kubernetes.io/disk-pressure", "operator": "Exists"}]},
+            False,
+            id="best-effort pod tolerating another taint",
+        ),
+    ],
+)
+def test_admit_under_memory_pressure_critical_and_tolerating_pods(spec: Obj, admitted: bool) -> None:
+    """From the eviction manager's `Admit` (pkg/kubelet/eviction/eviction_manager.go; no upstream row): under
+    memory pressure a critical pod is admitted whatever its QoS, "since they are required for system stability",
+    and a BestEffort pod that tolerates the `node.kubernetes.io/memory-pressure` NoSchedule taint is admitted too.
+    kjobs refused both with `Evicted` "The node had condition: [MemoryPressure]. "."""
+    from kjobs.node.admission import MEMORY_PRESSURE_MESSAGE, admit
+
+    pod = _qos_pod("best-effort-pod", "BestEffort", **spec)
+    rejection = admit(pod, [], ALLOCATABLE, memory_pressure=True)
+    if admitted:
+        assert rejection is None
+    else:
+        assert rejection is not None and (rejection.reason, rejection.message) == ("Evicted", MEMORY_PRESSURE_MESSAGE)

@@ -222,7 +222,8 @@ def test_a_status_patch_whose_result_does_not_decode_is_422_and_stores_nothing(
         "json: cannot unmarshal " + error
     )
     assert api.request("GET", PODS + "/p").json() == before
-    evicted = api.request("POST", PODS + "/p/eviction", json={"apiVersion": "policy/v1", "kind": "Eviction"})
+    eviction = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": {"name": "p"}}
+    evicted = api.request("POST", PODS + "/p/eviction", json=eviction)
     assert evicted.status_code == 201, evicted.text
 
 

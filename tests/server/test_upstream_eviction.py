@@ -194,6 +194,69 @@ def test_eviction(row: EvictionRow, policy: str | None) -> None:
     asyncio.run(scenario())
 
 
+@pytest.mark.parametrize(
+    "meta",
+    [
+        pytest.param({"namespace": "default"}, id="no name"),
+        pytest.param({"name": "", "namespace": "default"}, id="empty name"),
+        pytest.param({"name": "t1", "namespace": "default"}, id="the URL's name"),
+    ],
+)
+def test_an_eviction_names_the_pod_of_its_url(meta: Obj) -> None:
+    """From eviction.go's `EvictionREST.Create` (no upstream row): `name != eviction.Name` is refused before
+    anything else, so an Eviction whose metadata names no pod gets 400 BadRequest, like one naming another pod,
+    and the pod is left alone (kjobs evicted the URL's pod)."""
+
+    async def scenario() -> None:
+        client = await make(FakeClock(), "t1", budget=Budget(1))
+        body = {"apiVersion": "policy/v1", "kind": "Eviction", "metadata": meta, "deleteOptions": GRACE_0}
+        got = await evict(client, "t1", body)
+        if meta.get("name") == "t1":
+            assert got is None and await get_or_none(client, PODS, "default", "t1") is None
+            return
+        assert err_to_string(got) == "name in URL does not match name in Eviction object: BadRequest"
+        assert got is not None and got.code == 400
+        pod = await client.get(PODS, "default", "t1")
+        assert not pod["metadata"].get("deletionTimestamp") and condition(pod, "DisruptionTarget") is None
+
+    asyncio.run(scenario())
+
+
+@pytest.mark.parametrize("dry_run", [False, True], ids=["evict", "dry run"])
+def test_a_pod_under_two_budgets_gets_a_failure_status(dry_run: bool) -> None:
+    """From eviction.go (`len(pdbs) > 1`, no upstream row): the refusal is a `Status` object returned, not an
+    error, so the create handler writes it with HTTP 201 — Failure, code 500, no reason. kjobs' clients read it
+    as client-go does, as an error; neither budget is used and the pod is left alone."""
+
+    async def scenario() -> None:
+        client = await make(FakeClock(), "t1", budget=Budget(1))
+        second = {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "bar"}}
+        await client.create(PDBS, "default", {**second, "spec": {"selector": {"matchLabels": {"a": "true"}}}})
+        result = await client.service.evict("default", "t1", eviction("t1", GRACE_0), dry_run=dry_run)
+        assert (result.code, result.obj) == (
+            201,
+            {
+                "kind": "Status",
+                "apiVersion": "v1",
+                "metadata": {},
+                "status": "Failure",
+                "message": MULTIPLE,
+                "code": 500,
+            },
+        )
+        got = await evict(client, "t1", eviction("t1", GRACE_0))
+        assert got is not None and (got.code, got.message) == (500, MULTIPLE)
+        pod = await client.get(PODS, "default", "t1")
+        assert not pod["metadata"].get("deletionTimestamp") and condition(pod, "DisruptionTarget") is None
+        foo = await client.get(PDBS, "default", "foo")
+        assert foo["status"]["disruptionsAllowed"] == 1 and not foo["status"].get("disruptedPods")
+
+    asyncio.run(scenario())
+
+
+MULTIPLE = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
+
+
 # ------------------------------------------------------------------------------------------ TestEvictionIgnorePDB
 
 

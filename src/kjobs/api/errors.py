@@ -316,6 +316,14 @@ class ApiError(Exception):
         )
 
 
+def raise_failure_status(obj: Obj) -> None:
+    """Raise the error a successful answer carries: client-go's rest client reads a `Status` whose `status` is
+    not Success as an error whatever the HTTP code (rest/request.go `transformResponse`). The Eviction API answers
+    a pod under two budgets that way, HTTP 201 with a Failure `Status` of code 500."""
+    if obj.get("kind") == "Status" and obj.get("status") not in (None, "", "Success"):
+        raise ApiError.from_status(obj)
+
+
 def invalid(kind: str, name: str, errors: list[FieldError], *, group: str = "") -> ApiError:
     """422 Invalid, exactly as Kubernetes' `errors.NewInvalid` builds it: every error is a cause, and the message
     lists each distinct one once (`ErrorList.ToAggregate` drops repeated messages, e.g. a pod update's labels,

@@ -225,3 +225,38 @@ def _go_spec(spec: Obj) -> Raw:
             ]
         )
     )
+
+
+PDB_V1BETA1_LABEL = "pdb.kubernetes.io/deprecated-v1beta1-empty-selector-match"
+"""`policy.PDBV1beta1Label`: the key of the stand-in selectors for v1beta1's empty selector (pkg/apis/policy)."""
+
+
+def convert_pdb_in_place(pdb: Obj) -> Obj:
+    """What decoding a policy/v1 budget into the internal version does to its selector
+    (pkg/apis/policy/v1/conversion.go `Convert_v1_PodDisruptionBudget_To_policy_PodDisruptionBudget`): the
+    match-none stand-in (`NonV1beta1MatchNoneSelector`, one `Exists` expression on `PDB_V1BETA1_LABEL`) and the
+    empty selector are kept; from any other selector every expression on that key is removed
+    (`StripPDBV1beta1Label`), so the stand-in's key is never combined with a user's terms."""
+    spec = pdb.get("spec")
+    selector = spec.get("selector") if isinstance(spec, dict) else None
+    if not isinstance(selector, dict):
+        return pdb
+    expressions = selector.get("matchExpressions")
+    if not isinstance(expressions, list) or not expressions:
+        return pdb
+    if not selector.get("matchLabels") and len(expressions) == 1:
+        only = expressions[0]
+        if (
+            isinstance(only, dict)
+            and only.get("key") == PDB_V1BETA1_LABEL
+            and only.get("operator") == "Exists"
+            and not only.get("values")
+        ):
+            return pdb  # the match-none stand-in, preserved
+    kept = [e for e in expressions if not (isinstance(e, dict) and e.get("key") == PDB_V1BETA1_LABEL)]
+    if len(kept) != len(expressions):
+        if kept:
+            selector["matchExpressions"] = kept
+        else:
+            del selector["matchExpressions"]  # an emptied slice is left out of the stored JSON (omitempty)
+    return pdb

@@ -191,6 +191,8 @@ async def _join(
     outcome: Any = None,
     hidden: tuple[str, ...] = (),
 ) -> None:
+    from aiohttp import ClientError
+
     from kjobs.api.errors import ApiError
     from kjobs.api.types import Obj
     from kjobs.client.http import HttpClient
@@ -236,11 +238,12 @@ async def _join(
         loop.add_signal_handler(signum, stop.set)
     try:
         try:
+            await agent.serve_logs()  # its port is in the Node the registration writes
             if not await _register_until_reachable(agent, name, connection.server, stop):
                 click.echo(f"node {name}: stopped before it registered", err=True)
                 return
-            await agent.start()
-        except (ApiError, OSError) as exc:
+            await agent.start(registered=True)
+        except (ApiError, OSError, ClientError) as exc:
             raise _Failed(f"cannot register node {name} with {connection.server}: {exc}") from None
         click.echo(f"node {name} joined {connection.server}", err=True)
         settle_heap()  # as kjobs up: start-up's heap out of the collector's way
@@ -259,17 +262,37 @@ REGISTER_MAX_STEP = 7.0
 doubled after each attempt, at most 7 s."""
 
 
+def transient(exc: Exception) -> bool:
+    """Whether a registration error is one the kubelet outlasts by trying again: no connection (the API server
+    not up yet, or restarting), a connection it closed before answering, a 5xx or 429 answer. A refused
+    certificate or a 4xx answer (bad credentials, an invalid node name) is a mistake no retry mends, so `kjobs
+    node join` says so and exits, where a kubelet would log it forever."""
+    import ssl
+
+    from aiohttp import ClientError, ServerFingerprintMismatch
+
+    from kjobs.api.errors import ApiError
+
+    if isinstance(exc, ApiError):
+        return exc.code >= 500 or exc.code == 429
+    if isinstance(exc, ssl.SSLError | ServerFingerprintMismatch):
+        return False
+    return isinstance(exc, OSError | ClientError)
+
+
 async def _register_until_reachable(agent: Any, name: str, server: str, stop: asyncio.Event) -> bool:
     """Register the node, retrying with the kubelet's back-off while the API server cannot be reached, so an
     agent started before `kjobs up` (or during its restart) joins once it serves. False if stopped first."""
-    from kjobs.node.agent import transient
+    from aiohttp import ClientError
+
+    from kjobs.api.errors import ApiError
 
     step = REGISTER_FIRST_STEP
     while True:
         try:
             await agent.register()
             return True
-        except Exception as exc:
+        except (ApiError, OSError, ClientError) as exc:
             if not transient(exc):
                 raise
             click.echo(f"node {name}: cannot register with {server}: {exc}; retrying in {step:g}s", err=True)

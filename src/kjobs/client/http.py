@@ -14,7 +14,7 @@ import aiohttp
 import orjson
 from multidict import CIMultiDict
 
-from kjobs.api.errors import ApiError
+from kjobs.api.errors import ApiError, raise_failure_status
 from kjobs.api.types import Obj
 from kjobs.client.base import PATCH_CONTENT_TYPES, WatchEvent
 from kjobs.client.kubeconfig import Connection
@@ -66,6 +66,8 @@ class HttpClient:
             if resp.status >= 400:
                 raise _error(resp.status, raw)
             result: Obj = orjson.loads(raw) if raw and decode else {}
+            if isinstance(result, dict):
+                raise_failure_status(result)
             return result
 
     async def get(self, resource: ResourceRef, namespace: str | None, name: str) -> Obj:

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 
-from kjobs.api.errors import bad_request
+from kjobs.api.errors import bad_request, raise_failure_status
 from kjobs.api.selectors import parse_field_selector, parse_label_selector
 from kjobs.api.types import Obj
 from kjobs.client.base import PATCH_CONTENT_TYPES, WatchEvent
@@ -211,4 +211,5 @@ class LocalClient:
             result = await self.service.evict(namespace or "", name, body)
         else:
             result = await self.service.bind(namespace or "", name, body, typed=self._typed)
+        raise_failure_status(result.obj)
         return self._own(result.obj)

@@ -3,7 +3,8 @@
 Design note: the scheduler already placed the pod, but the kubelet checks again with what it knows (a pod
 bound by `spec.nodeName` skips the scheduler entirely). In the kubelet's order: the eviction manager refuses
 BestEffort pods while the node is under memory pressure (reason `Evicted`, `The node had condition:
-[MemoryPressure]. `); the predicate handler refuses pods whose requests do not fit the allocatable room left by
+[MemoryPressure]. `), unless they are critical or tolerate the memory-pressure taint;
+the predicate handler refuses pods whose requests do not fit the allocatable room left by
 the pods already admitted (`OutOfpods`, `OutOfcpu`, `OutOfmemory`, `OutOfephemeral-storage` with
 `Node didn't have enough resource: cpu, requested: 1000, used: 3500, capacity: 4000`, cpu in millicores,
 the rest in units), then pods whose nodeSelector or required node affinity this node's labels do not match
@@ -12,6 +13,8 @@ pods that do not tolerate one of the node's NoExecute taints (`TaintToleration`,
 failed: node(s) had taints that the pod didn't tolerate`; both pkg/kubelet/lifecycle/predicate.go,
 generalFilter, which keeps the first reason); the shutdown manager refuses every pod once the node is
 shutting down. A refusal makes the pod Failed with the reason and `Pod was rejected: <message>` (`rejectPod`).
+A critical pod refused for resources only is not refused: the node agent stops other pods to make room
+(`kjobs.node.preemption`).
 """
 
 from __future__ import annotations
@@ -149,6 +152,7 @@ def admit(
     node_labels: Mapping[str, str] | None = None,
     node_name: str = "",
     node_taints: Sequence[Obj] = (),
+    check_resources: bool = True,
 ) -> Rejection | None:
     """None when the kubelet would start `pod` next to the `admitted` (active) pods, else why not.
 
@@ -156,21 +160,12 @@ def admit(
     admits every pod next to the fifty it runs). `requests_of` gives a pod's requests (`pod_requests`; a
     caller may remember them per pod, since a pod's container resources never change). `node_labels`: this
     node's labels, to check the pod's node affinity against (None: not checked); `node_taints`: its taints."""
-    if memory_pressure and qos_class(pod) == "BestEffort":
+    if memory_pressure and _refused_under_memory_pressure(pod):
         return Rejection("Evicted", MEMORY_PRESSURE_MESSAGE)
     load = admitted if isinstance(admitted, Load) else load_of(requests_of(other) for other in admitted)
-    max_pods = _amount(allocatable.get("pods", "110"), "pods")
-    if load.count + 1 > max_pods:
-        return Rejection("OutOfpods", _insufficient("pods", 1, load.count, max_pods))
-    wanted = requests_of(pod)
-    used = load.used
-    for name in _FIT_ORDER:
-        requested = wanted.get(name, 0)
-        if requested == 0 or name not in allocatable:
-            continue
-        capacity = _amount(allocatable[name], name)
-        if requested > capacity - used.get(name, 0):
-            return Rejection(f"OutOf{name}", _insufficient(name, requested, used.get(name, 0), capacity))
+    if check_resources:
+        for name, requested, used, capacity in _shortfalls(pod, load, allocatable, requests_of)[:1]:
+            return Rejection(f"OutOf{name}", _insufficient(name, requested, used, capacity))
     if node_labels is not None and not pod_matches_node(pod.get("spec") or {}, node_labels, node_name):
         return Rejection("NodeAffinity", NODE_AFFINITY_MESSAGE)
     if node_taints:
@@ -180,6 +175,57 @@ def admit(
     if shutting_down:
         return Rejection(NOT_ADMITTED_REASON, NOT_ADMITTED_MESSAGE)
     return None
+
+
+def _shortfalls(
+    pod: Obj, load: Load, allocatable: Obj, requests_of: Callable[[Obj], dict[str, int]]
+) -> list[tuple[str, int, int, int]]:
+    """Every resource the pod does not fit in, in the order `noderesources.Fits` lists them: (name, requested,
+    used, capacity)."""
+    found: list[tuple[str, int, int, int]] = []
+    max_pods = _amount(allocatable.get("pods", "110"), "pods")
+    if load.count + 1 > max_pods:
+        found.append(("pods", 1, load.count, max_pods))
+    wanted = requests_of(pod)
+    used = load.used
+    for name in _FIT_ORDER:
+        requested = wanted.get(name, 0)
+        if requested == 0 or name not in allocatable:
+            continue
+        capacity = _amount(allocatable[name], name)
+        if requested > capacity - used.get(name, 0):
+            found.append((name, requested, used.get(name, 0), capacity))
+    return found
+
+
+def shortfalls(
+    pod: Obj, admitted: Load, allocatable: Obj, requests_of: Callable[[Obj], dict[str, int]] = pod_requests
+) -> list[tuple[str, int]]:
+    """What the pod lacks, per resource (`InsufficientResourceError.GetInsufficientAmount`: requested minus what
+    is free), for the kubelet's critical-pod preemption."""
+    return [
+        (name, requested - (capacity - used))
+        for name, requested, used, capacity in _shortfalls(pod, admitted, allocatable, requests_of)
+    ]
+
+
+MEMORY_PRESSURE_TAINT: Obj = {"key": "node.kubernetes.io/memory-pressure", "effect": "NoSchedule"}
+SYSTEM_CRITICAL_PRIORITY = 2_000_000_000
+
+
+def _refused_under_memory_pressure(pod: Obj) -> bool:
+    """The eviction manager's `Admit` on a node whose only pressure is memory: a critical pod (priority
+    2000000000 and up; kjobs has no static or mirror pods) is always admitted, "since they are required for system
+    stability"; any pod not BestEffort is; a BestEffort pod only when it tolerates the
+    `node.kubernetes.io/memory-pressure` NoSchedule taint (pkg/kubelet/eviction/eviction_manager.go)."""
+    spec = pod.get("spec") or {}
+    priority = spec.get("priority")
+    if isinstance(priority, int) and not isinstance(priority, bool) and priority >= SYSTEM_CRITICAL_PRIORITY:
+        return False
+    if qos_class(pod) != "BestEffort":
+        return False
+    tolerations = [t for t in spec.get("tolerations") or [] if isinstance(t, dict)]
+    return not any(tolerates(t, MEMORY_PRESSURE_TAINT) for t in tolerations)
 
 
 def _insufficient(name: str, requested: int, used: int, capacity: int) -> str:

@@ -23,8 +23,6 @@ import asyncio
 import contextlib
 import logging
 import random
-import ssl
-import sys
 from collections import ChainMap
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -41,7 +39,7 @@ from kjobs.client.resources import LEASES, NODES, PERSISTENT_VOLUME_CLAIMS, PERS
 from kjobs.client.workqueue import WorkQueue
 from kjobs.clock import Clock
 from kjobs.node import nodestatus
-from kjobs.node.admission import Load, LoadBook, admit, pod_requests
+from kjobs.node.admission import Load, LoadBook, Rejection, admit, pod_requests, shortfalls
 from kjobs.node.configsources import ConfigSources
 from kjobs.node.envvars import (
     EnvSources,
@@ -64,9 +62,18 @@ from kjobs.node.eviction import (
     threshold_met,
 )
 from kjobs.node.handlers import NOT_RUN, not_run, not_run_message
-from kjobs.node.observations import NODE_SHUTDOWN, PodRecord, eviction
+from kjobs.node.observations import CRITICAL_POD_PREEMPTION, NODE_SHUTDOWN, PodRecord, eviction
 from kjobs.node.poddns import ClusterRecords
 from kjobs.node.podstatus import TERMINAL_PHASES, compute_pod_status, equal_by_kubelet
+from kjobs.node.preemption import (
+    PREEMPTING_MESSAGE,
+    PREEMPTING_REASON,
+    UNEXPECTED_REASON,
+    NoPodsToPreempt,
+    pods_to_preempt,
+    subtract,
+    unexpected_admission_message,
+)
 from kjobs.node.recovery import lost_pod_status, ran_before
 from kjobs.node.resync import resync_delay, token_jitter, token_refresh_at
 from kjobs.node.runtime import ContainerRuntime, PodHandle, StatusCallback
@@ -102,22 +109,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-
-def transient(exc: Exception) -> bool:
-    """Whether an API error is one the kubelet outlasts by trying again: no connection (the API server not up
-    yet, or restarting), a 5xx or 429 answer. A refused certificate or a 4xx answer (bad credentials, an invalid
-    node name) is a mistake no retry mends, so `kjobs node join` says so and exits, where a kubelet would log it
-    forever."""
-    if isinstance(exc, ApiError):
-        return exc.code >= 500 or exc.code == 429
-    if isinstance(exc, OSError):
-        return not isinstance(exc, ssl.SSLError)
-    # A connection the server closed (killed mid-answer: `ServerDisconnectedError`) is aiohttp's own error, not
-    # an OSError; one exists only once `HttpClient` has loaded aiohttp, so the in-process clients do not load it.
-    aiohttp = sys.modules.get("aiohttp")
-    return aiohttp is not None and isinstance(exc, aiohttp.ClientConnectionError)
-
-
 TokenSource = Callable[[str, str, Obj], Awaitable[Obj]]
 """(namespace, ServiceAccount, TokenRequest) -> the created TokenRequest (`ApiService.create_token`'s object)."""
 
@@ -126,6 +117,8 @@ COMPONENT = "kubelet"
 MEMORY_PRESSURE_TAINT: Obj = {"key": TAINT_MEMORY_PRESSURE, "effect": NO_SCHEDULE}
 CLAIM_RETRY_INTERVAL = 1.0
 """Seconds between a waiting pod's checks of its claims."""
+PREEMPTION_RETRY_INTERVAL = 0.5
+"""Seconds between a critical pod's admission attempts while the pods it preempted stop."""
 _SHUTDOWN_STATUS_MARGIN = 10.0
 """Seconds a shutdown waits, after the last group's period, for the killed pods' final statuses to be written."""
 _OWNED_STATUS_KEYS = ("reason", "message")
@@ -480,23 +473,19 @@ class NodeAgent:
 
     # ----------------------------------------------------------------------------------------- lifecycle
 
-    async def start(self) -> None:
-        """Register the Node and Lease, relist this node's pods, then run workers and heartbeats."""
-        if self.settings.log_port is not None:
-            from kjobs.node.logserver import LogServer, serving_context  # aiohttp: only for agents serving logs
-
-            ca, address = self.settings.log_client_ca, self.settings.address
-            self.log_server = LogServer(
-                self.runtime,
-                uid_of=self._uid_of_pod,
-                host=address,
-                port=self.settings.log_port,
-                ssl_context=serving_context(ca, node=self.name, address=address) if ca is not None else None,
-                kubelet=self._kubelet_answer,
-            )
-            await self.log_server.start()
+    async def start(self, *, registered: bool = False) -> None:
+        """Serve logs, register the Node (unless `registered`: the caller did, after `serve_logs`) and its Lease,
+        relist this node's pods, then run workers and heartbeats. Once registered, an API server that goes away
+        stops nothing: the first Lease is retried by the heartbeat loop (the kubelet's lease controller retries as
+        well, pkg/kubelet/nodelease's `ensureLease`), and the informers relist until it answers again."""
+        await self.serve_logs()
         self.events.event(self._node_ref(), "Normal", "Starting", "Starting kubelet.")
-        await self._register_and_lease()
+        if not registered:
+            await self.register()
+        try:
+            await self.renew_lease()
+        except Exception as exc:  # refused, disconnected, 5xx: the heartbeat loop renews it in 10 s
+            log.warning("node %s: creating its Lease failed, retrying with the next heartbeat: %s", self.name, exc)
         self.pods.add_handler(self._on_pod)
         self.node_informer.add_handler(self._on_node)
         self.pods.start()
@@ -520,6 +509,24 @@ class NodeAgent:
         drive = getattr(self.runtime, "drive", None)
         if callable(drive):  # the simulated runtime runs its virtual-time events as a task
             self._tasks.append(loop.create_task(drive(), name=f"node-{self.name}-runtime"))
+
+    async def serve_logs(self) -> None:
+        """Start the log endpoint (`settings.log_port`), once: its port goes into the Node that `register` writes
+        (`daemonEndpoints`), so it is up before the first registration."""
+        if self.settings.log_port is None or self.log_server is not None:
+            return
+        from kjobs.node.logserver import LogServer, serving_context  # aiohttp: only for agents serving logs
+
+        ca, address = self.settings.log_client_ca, self.settings.address
+        self.log_server = LogServer(
+            self.runtime,
+            uid_of=self._uid_of_pod,
+            host=address,
+            port=self.settings.log_port,
+            ssl_context=serving_context(ca, node=self.name, address=address) if ca is not None else None,
+            kubelet=self._kubelet_answer,
+        )
+        await self.log_server.start()
 
     def _kubelet_answer(self, method: str, path: str) -> Answer | None:
         """The kubelet endpoints besides the logs (`kjobs.node.kubeletapi`), for `nodes/{name}/proxy`."""
@@ -567,24 +574,6 @@ class NodeAgent:
                 log.warning("node %s: %s failed: %s", self.name, getattr(action, "__name__", action), exc)
 
     # ------------------------------------------------------------------------------------ node and lease
-
-    async def _register_and_lease(self) -> None:
-        """Start-up's registration and first lease. Once this agent has registered the Node (`kjobs node join`
-        does, retrying, before it starts the agent), an API server that cannot be reached now is outlasted, as the
-        kubelet outlasts it: its node status sync and its lease controller are loops of their own
-        (pkg/kubelet/kubelet.go `Run`: `syncNodeStatus` every nodeStatusUpdateFrequency;
-        pkg/kubelet/nodelease, component-helpers/apimachinery/lease/controller.go, retrying), so the periodic
-        status post and lease renewal write them when it is back. Before, `kjobs up` killed or restarting just
-        as a node joined made the agent exit 1 (`cannot register node`)."""
-        for step in (self.register, self.renew_lease):
-            try:
-                await step()
-            except Exception as exc:
-                if not self.node or not transient(exc):
-                    raise  # never registered, or a mistake no retry mends: the caller's to report
-                log.warning(
-                    "node %s: %s failed at start-up, left to the next heartbeat: %s", self.name, step.__name__, exc
-                )
 
     async def register(self) -> None:
         """Create the Node, or adopt the existing one (labels merged, spec and taints kept), and post status."""
@@ -963,6 +952,11 @@ class NodeAgent:
             node_name=self.name,
             node_taints=taints_of(self._watched_node or self.node),
         )
+        if rejection is not None and rejection.reason.startswith("OutOf") and is_critical(pod):
+            rejection = await self._preempt_for(pod)
+            if rejection is None:  # admitted once the pods it preempted have stopped
+                self.queue.add_after(_key(pod), PREEMPTION_RETRY_INTERVAL)
+                return None
         if rejection is not None:
             self._drop_env_sources(uid)
             self.events.event(pod, "Warning", rejection.reason, rejection.message)
@@ -989,6 +983,49 @@ class NodeAgent:
         if handlers:
             self.events.event(pod, "Warning", NOT_RUN, not_run_message(handlers))
         return self._counted(await self.runtime.run_pod(pod))
+
+    async def _preempt_for(self, pod: Obj) -> Rejection | None:
+        """The kubelet's critical-pod admission (pkg/kubelet/preemption `HandleAdmissionFailure`): a critical pod
+        refused for resources only is not refused; pods are stopped until it fits (None: wait for them). Refused
+        for another reason too, it gets that reason; when no set of pods can make room, `UnexpectedAdmissionError`.
+        The kubelet blocks its sync loop until the pods are killed; kjobs retries the admission instead, counting
+        the pods already being stopped as room to come, so none is stopped twice or in their place."""
+        uid = _uid(pod)
+        other = admit(
+            pod,
+            Load(0, {}),
+            self._allocatable,
+            shutting_down=self.state.shutting_down,
+            node_labels=self._node_labels(),
+            node_name=self.name,
+            node_taints=taints_of(self._watched_node or self.node),
+            check_resources=False,
+        )
+        if other is not None:
+            return other
+        stopping = [p for p, _ in self._running_pods() if _uid(p) in self._killing]
+        needed = subtract(
+            shortfalls(pod, self._admitted_load(uid), self._allocatable, self._requests_of), stopping, self._requests_of
+        )
+        if not needed:
+            return None
+        candidates = [p for p, _ in self._active() if _uid(p) != uid]
+        try:
+            victims = pods_to_preempt(pod, candidates, needed, self._requests_of)
+        except NoPodsToPreempt as exc:
+            return Rejection(UNEXPECTED_REASON, unexpected_admission_message(exc))
+        for victim in victims:
+            victim_uid = _uid(victim)
+            handle = self.runtime.get(victim_uid)
+            if handle is None or handle.terminal or victim_uid in self._killing:
+                continue
+            self._killing.add(victim_uid)
+            self.events.event(victim, "Warning", PREEMPTING_REASON, PREEMPTING_MESSAGE)
+            self._record_killing(victim, handle)
+            grace = deletion_grace_seconds(victim)
+            await self.runtime.kill_pod(victim_uid, grace_seconds=grace, reason=CRITICAL_POD_PREEMPTION)
+            self.queue.add(_key(victim))
+        return None
 
     async def _volumes_ready(self, pod: Obj, sources: EnvSources | None) -> bool:
         """Set up the pod's volumes before any container starts (the kubelet's `WaitForAttachAndMount`). A volume

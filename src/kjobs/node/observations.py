@@ -76,6 +76,8 @@ class KillReason:
     condition_reason: str = "TerminationByKubelet"
     overrides_grace: bool = True
     """The grace period given is the kubelet's override, used as is (no 2 s minimum)."""
+    condition_message: str = ""
+    """The condition's message when it differs from the pod's (critical-pod preemption)."""
 
 
 NODE_SHUTDOWN = KillReason(
@@ -87,7 +89,9 @@ NODE_SHUTDOWN = KillReason(
 
 CRITICAL_POD_PREEMPTION = KillReason(
     reason="Preempting",
-    message="Pod was preempted by Kubelet to accommodate a critical pod.",
+    message="Preempted in order to admit critical pod",
+    condition_message="Pod was preempted by Kubelet to accommodate a critical pod.",
+    overrides_grace=False,
 )
 """The kubelet's critical-pod preemption (`pkg/kubelet/preemption`)."""
 

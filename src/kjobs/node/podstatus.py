@@ -404,7 +404,8 @@ def compute_pod_status(
         # and no container could run); it then replaces one set by others (EvictedByEvictionAPI).
         ctype = kill_reason.condition_type
         others = [c for c in others if c.get("type") != ctype]
-        others.append(_condition(ctype, True, kill_reason.condition_reason, kill_reason.message))
+        message = kill_reason.condition_message or kill_reason.message
+        others.append(_condition(ctype, True, kill_reason.condition_reason, message))
     sandbox_ready = not (decisions.done and not record.any_running())
     conditions = [dict(c) for c in others] + _kubelet_conditions(
         pod, init_statuses, statuses, phase, sandbox_ready, others

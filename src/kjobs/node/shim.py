@@ -139,6 +139,7 @@ class Shim:
         self.journal: list[Any] = []  # entries not yet appended to the journal (a list, or already its JSON)
         self.start_entries: dict[str, list[Any]] = {}  # id -> its journal start entry, while it runs
         self.journaled_starts = 0
+        self.journal_written = False  # an entry reached the journal: the next agent may need it
         self.agent_gone = False  # stdin closed: no more requests, no one to reply to
         self.clean_quit = False
         self.die_with_agent = False  # a test cluster's: nobody will adopt what outlives its agent
@@ -230,15 +231,18 @@ class Shim:
             data = "".join((e if type(e) is str else _encode(e)) + "\n" for e in self.journal).encode()
             with contextlib.suppress(OSError):
                 os.write(self.journal_fd, data)
+            self.journal_written = True
         self.journal.clear()
 
     def close(self) -> None:
         """Leave nothing behind once no container runs: the record directory, and the journal after a clean
-        stop (after a crash of the agent the journal is what the next agent reads)."""
+        stop (after a crash of the agent the journal is what the next agent reads) or when nothing was ever
+        written to it (a shim whose agent died before its first start, as it came up: the next agent may have
+        looked before the journal existed, and no one would remove it)."""
         self.write_journal()
         if self.procs_dir:
             leftovers.release(self.procs_dir)
-        if self.clean_quit and self.journal_path:
+        if (self.clean_quit or not self.journal_written) and self.journal_path:
             for path in (self.journal_path, self.journal_path + ".1"):
                 with contextlib.suppress(OSError):
                     os.unlink(path)

@@ -62,6 +62,7 @@ from kjobs.server.admission import AdmissionSettings
 from kjobs.server.auth import PUBLIC_ROUTES, Authenticator, client_cert_name
 from kjobs.server.customresources import CustomResource
 from kjobs.server.gotypes import go_json_syntax_error
+from kjobs.server.listitems import untyped, untyped_raws
 from kjobs.server.logs import LogSource, log_options
 from kjobs.server.metrics import ApiMetrics, clean_verb
 from kjobs.server.patch import PATCH_MEDIA, apply_patch, unsupported_patch_type
@@ -1131,7 +1132,9 @@ class App:
             await _respond(send, 200, orjson.dumps(table))
             return
         head = f'{{"kind":"{r.list_kind}","apiVersion":"{r.api_version}","metadata":'
-        await _respond(send, 200, head.encode() + orjson.dumps(meta) + b',"items":[' + b",".join(raws) + b"]}")
+        # a built-in kind's items without their apiVersion and kind, as kube-apiserver writes them
+        joined = b",".join(raws) if isinstance(r, CustomResource) else untyped_raws(raws, r.api_version, r.kind)
+        await _respond(send, 200, head.encode() + orjson.dumps(meta) + b',"items":[' + joined + b"]}")
 
     async def _delete_collection(self, request: Request, r: Resource, namespace: str | None, send: Send) -> None:
         labels = parse_label_selector(request.query.get("labelSelector"))
@@ -1160,7 +1163,7 @@ class App:
             "kind": r.list_kind,
             "apiVersion": r.api_version,
             "metadata": {"resourceVersion": str(self.storage.revision)},
-            "items": deleted,
+            "items": deleted if isinstance(r, CustomResource) else [untyped(obj) for obj in deleted],
         }
         await _respond(send, 200, orjson.dumps(body_out), warnings=warnings)
 

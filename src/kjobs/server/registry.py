@@ -430,6 +430,7 @@ RESOURCES: list[Resource] = [
         tracks_generation=True,
         conditional_update=True,
         hooks={
+            "default": ("kjobs.api.validation_policy", "convert_pdb_in_place"),
             "validate": ("kjobs.api.validation_policy", "validate_pdb"),
             "validate_update": ("kjobs.api.validation_policy", "validate_pdb_update"),
             "validate_status_update": ("kjobs.api.validation_policy", "validate_pdb_status_update"),

@@ -2269,10 +2269,11 @@ class ApiService:
         mistyped = first_type_error(body, "Eviction", group="policy")
         if mistyped is not None:
             raise bad_request(f'Eviction in version "v1" cannot be handled as a Eviction: {mistyped}')
-        evicted = (body.get("metadata") or {}).get("name")
-        options = DeleteOptions.parse(body.get("deleteOptions"), {}, "Eviction.deleteOptions")
-        if evicted not in (None, "", name):
+        # EvictionREST.Create (eviction.go) compares names before anything else: an Eviction without a name
+        # matches no URL either
+        if (body.get("metadata") or {}).get("name") != name:
             raise bad_request("name in URL does not match name in Eviction object")
+        options = DeleteOptions.parse(body.get("deleteOptions"), {}, "Eviction.deleteOptions")
         dry_run = dry_run or options.dry_run
         success = Result({"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Success", "code": 201}, 201)
         for attempt in range(_EVICTION_RETRIES):
@@ -2292,7 +2293,14 @@ class ApiService:
             except ApiError as exc:
                 if exc.reason != "Conflict" or options.precondition_rv is not None or attempt + 1 == _EVICTION_RETRIES:
                     raise
-        pinned_by = await self._use_disruption_budget(pod, dry_run=dry_run)
+        try:
+            pinned_by = await self._use_disruption_budget(pod, dry_run=dry_run)
+        except _MultipleBudgets:
+            # eviction.go answers this with a Status object, not an error: the create handler writes it with
+            # HTTP 201 (handlers/create.go keeps a Status' own code), so only a client that reads the Status'
+            # `status` (client-go does) sees the failure
+            failure = {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure"}
+            return Result({**failure, "message": MULTIPLE_BUDGETS, "code": 500}, 201)
         if not dry_run:
             await self._mark_and_delete(pods, pod, options, pinned_by=pinned_by)
         return success
@@ -2314,11 +2322,7 @@ class ApiService:
         if not matching:
             return None
         if len(matching) > 1:
-            raise ApiError(
-                500,
-                "InternalError",
-                "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support.",
-            )
+            raise _MultipleBudgets
         pdb = matching[0]
         status = pdb.get("status") or {}
         if not _pod_ready(pod):
@@ -2841,6 +2845,13 @@ def _graceful_pending(meta: Obj, grace: int | None) -> bool:
 EVICTION_VERSIONS = ("policy/v1", "policy/v1beta1")
 """The versions of Eviction kube-apiserver's scheme knows (pkg/apis/policy/install): the body of
 `pods/eviction` may be either, or name no version at all (then it is read as policy/v1)."""
+
+
+MULTIPLE_BUDGETS = "This pod has more than one PodDisruptionBudget, which the eviction subresource does not support."
+
+
+class _MultipleBudgets(Exception):
+    """The pod to evict matches more than one PodDisruptionBudget (eviction.go's `len(pdbs) > 1`)."""
 
 
 def _check_eviction_kind(body: Obj) -> None:
