@@ -296,6 +296,15 @@ class Output(list[Line]):
         return found
 
     def run_together(self, lhs: str, rhs: str) -> None:
+        """RunTogether: in either order (upstream tries lhs first, then rhs first; which logs `Started` first is
+        the machine's scheduling: a sidecar counts as started once its process runs, before its shell's echo)."""
+        try:
+            self.run_together_lhs_first(lhs, rhs)
+        except AssertionError:
+            self.run_together_lhs_first(rhs, lhs)
+
+    def run_together_lhs_first(self, lhs: str, rhs: str) -> None:
+        """RunTogetherLhsFirst."""
         lhs_start = self.find(lhs, "Started")
         assert lhs_start != -1, f"couldn't find that {lhs} ever started, got\n{self}"
         rhs_start = self.find(rhs, "Started", lhs_start + 1)
