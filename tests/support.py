@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import functools
+import random
 import shutil
 import socket
 import ssl
@@ -80,8 +81,36 @@ def python_client_config(url: str, pki: Pki | None = None) -> Any:
     return config
 
 
+QUIET_PORTS_FROM = 20000
+"""The lowest port `free_port` picks; it picks below the kernel's ephemeral range."""
+
+
+def _ephemeral_low() -> int:
+    try:
+        return int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768  # Linux's default range is 32768-60999
+
+
 def free_port() -> int:
-    """A loopback port free at the time of asking."""
-    with socket.socket() as sock:
+    """A loopback port free at the time of asking, that stays free until the test binds it seconds or minutes later.
+
+    Not the kernel's choice (a bind to port 0): that comes from the ephemeral range, which the kernel also hands
+    to every outgoing connection and every other port-0 bind of the run (four xdist workers' clients, servers and
+    kubectl), so a port chosen there can be held by someone else when `kjobs up --port` or a pod's server binds
+    it (EADDRINUSE). Below that range only an explicit bind takes a port; the pick is random (from the system's
+    generator, so xdist workers never share a sequence) among ports that bind now.
+    """
+    top = _ephemeral_low()
+    pick = random.SystemRandom()
+    for _ in range(100 if top - QUIET_PORTS_FROM >= 1000 else 0):
+        port = pick.randrange(QUIET_PORTS_FROM, top)
+        with socket.socket() as sock:
+            try:
+                sock.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    with socket.socket() as sock:  # no quiet range on this machine: the kernel's choice
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -22,7 +21,7 @@ from kjobs.client.resources import JOBS, PODS
 from kjobs.server import kubeconfig as kubeconfig_file
 from kjobs.server.runner import serve
 from kjobs.store import MemoryStore
-from tests.support import shared_pki
+from tests.support import free_port, shared_pki
 
 pytestmark = pytest.mark.e2e
 
@@ -36,12 +35,6 @@ def job(name: str, managed_by: str | None = None) -> Obj:
     if managed_by is not None:
         spec["managedBy"] = managed_by
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name}, "spec": spec}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 @pytest.mark.parametrize("managed_by", [None, "kjobs.io/job-controller"])

@@ -296,6 +296,15 @@ class Output(list[Line]):
         return found
 
     def run_together(self, lhs: str, rhs: str) -> None:
+        """RunTogether: in either order (upstream tries lhs first, then rhs first; which logs `Started` first is
+        the machine's scheduling: a sidecar counts as started once its process runs, before its shell's echo)."""
+        try:
+            self.run_together_lhs_first(lhs, rhs)
+        except AssertionError:
+            self.run_together_lhs_first(rhs, lhs)
+
+    def run_together_lhs_first(self, lhs: str, rhs: str) -> None:
+        """RunTogetherLhsFirst."""
         lhs_start = self.find(lhs, "Started")
         assert lhs_start != -1, f"couldn't find that {lhs} ever started, got\n{self}"
         rhs_start = self.find(rhs, "Started", lhs_start + 1)
@@ -1261,8 +1270,17 @@ def _delete_with_finalizer_and_wait(
     with no reason) and return its final version; the finalizer is removed after."""
     pod["metadata"]["finalizers"] = [TEST_FINALIZER]
     name = run_pod(cluster, ns, pod)
+    containers = [c["name"] for c in [*pod["spec"].get("initContainers", []), *pod["spec"]["containers"]]]
+
+    def trapped(container: str) -> bool:
+        return f"{container} Started" in cluster.core.read_namespaced_pod_log(name, ns, container=container)
+
     try:
         wait_for_pod_running(cluster, ns, name)
+        # Running is the processes spawned, not their shells' `trap _term TERM` run: a SIGTERM before that ends a
+        # container at once (143, where its trap was to outlast the grace period: 137). Each logs `Started` after
+        # its trap is set.
+        until(lambda: all(trapped(c) for c in containers), "every container's TERM trap set")
         cluster.core.delete_namespaced_pod(name, ns, grace_period_seconds=grace)
         if succeed:
             wait_for_pod_success(cluster, ns, name)

@@ -15,6 +15,7 @@ from kjobs.node import execution
 from kjobs.node.cgroups import probe_memory_guard
 from kjobs.node.logsource import AgentLogs, RemoteLogs
 from kjobs.node.process_runtime import ProcessRuntime
+from kjobs.node.runtime import PodHandle
 from kjobs.server.remotecommand import ExecFailed, ExecOptions, UpgradeFailed
 from tests.node.helpers import make_pod
 from tests.node.test_process_runtime import eventually, sh, with_runtime
@@ -22,14 +23,14 @@ from tests.node.test_process_runtime import eventually, sh, with_runtime
 pytestmark = pytest.mark.e2e
 
 
-async def _running(runtime: ProcessRuntime, pod: dict[str, object], container: str = "main") -> None:
+async def _running(runtime: ProcessRuntime, pod: dict[str, object], container: str = "main") -> PodHandle:
     handle = await runtime.run_pod(pod)
-    await eventually(
-        lambda: any(
-            s["name"] == container and "running" in s["state"] for s in handle.status.get("containerStatuses") or []
-        ),
-        f"{container} to run",
-    )
+    await eventually(lambda: _in_state(handle, container, "running"), f"{container} to run")
+    return handle
+
+
+def _in_state(handle: PodHandle, container: str, state: str) -> bool:
+    return any(s["name"] == container and state in s["state"] for s in handle.status.get("containerStatuses") or [])
 
 
 async def _output(process: execution.ExecProcess) -> tuple[bytes, bytes, int]:
@@ -77,7 +78,9 @@ def test_exec_commands_die_with_their_container(tmp_path: Path) -> None:
 
 def test_a_container_that_does_not_run_and_a_missing_command_are_refused(tmp_path: Path) -> None:
     async def body(runtime: ProcessRuntime) -> None:
-        await _running(runtime, make_pod([sh("sleep 30"), sh("true", "quick")]))
+        handle = await _running(runtime, make_pod([sh("sleep 30"), sh("true", "quick")]))
+        # `main` running says nothing of `quick`: on a busy machine it may not have exited yet
+        await eventually(lambda: _in_state(handle, "quick", "terminated"), "quick to exit")
         with pytest.raises(UpgradeFailed, match=r'^container not found \("quick"\)$'):
             runtime.exec_spec("uid-1", "quick", ["true"])
         spec = runtime.exec_spec("uid-1", "main", ["no-such-command"])
