@@ -66,8 +66,12 @@ async function withTerminal(pod, command, rows, columns, then = () => {}) {
 async function tty() {
   await batch.createNamespacedJob({ namespace, body: job(['sleep', '60']) });
   const pod = await runningPod();
-  const first = await withTerminal(pod, ['stty', 'size'], 30, 100);
-  const resized = await withTerminal(pod, ['sh', '-c', 'sleep 1; stty size'], 30, 100, (stdout) => {
+  // Each command waits (at most 20 s) for a size other than `not`, so a loaded machine that delivers the client's
+  // size late still shows whether it arrived: a size that never comes leaves the one before.
+  const until = (not) =>
+    ['sh', '-c', `i=0; while [ "$(stty size)" = "${not}" ] && [ $i -lt 400 ]; do i=$((i+1)); sleep 0.05; done; stty size`];
+  const first = await withTerminal(pod, until('0 0'), 30, 100);
+  const resized = await withTerminal(pod, until('30 100'), 30, 100, (stdout) => {
     Object.assign(stdout, { rows: 40, columns: 120 });
     stdout.emit('resize');
   });
