@@ -147,10 +147,23 @@ def _running(pid: int) -> bool:
     return stat[stat.rfind(b")") + 2 :].split()[0] not in (b"Z", b"X")
 
 
+def _written_journals(directory: Path) -> list[Path]:
+    """The journals in `directory` with entries. An idle shim of a dead agent removes its empty journal as it
+    exits (`kjobs.node.shim`), so a file listed may be gone by the time it is looked at."""
+    written = []
+    for path in directory.iterdir():
+        try:
+            if path.stat().st_size:
+                written.append(path)
+        except FileNotFoundError:
+            continue
+    return written
+
+
 def _shim_pid(root: Path) -> int:
     """The shim that started the (one) container: its journal is the one with entries (a runtime has several
     shims, each with a journal of its own)."""
-    (journal,) = [path for path in (root / "journal").iterdir() if path.stat().st_size]
+    (journal,) = _written_journals(root / "journal")
     found = adoption.owners(journal.name)
     assert found is not None
     return int(found[1].partition("-")[0])
@@ -319,7 +332,7 @@ def test_the_journal_keeps_the_start_time_the_agent_reported(tmp_path: Path) -> 
         handle = await runtime.run_pod(make_pod([sh("exec sleep 30")], uid="uid-1", name="p"))
         await eventually(lambda: "running" in state(handle.status)["state"], "the container to run")
         assert state(handle.status)["state"]["running"]["startedAt"] == "2001-09-09T01:46:40Z"
-        (journal,) = [path for path in (tmp_path / "journal").iterdir() if path.stat().st_size]
+        (journal,) = _written_journals(tmp_path / "journal")
         (start,) = [entry for entry in map(json.loads, journal.read_text().splitlines()) if entry[0] == "p"]
         assert start[3:] == ["uid-1", "main", 0, 1_000_000_000.25]
         await runtime.kill_pod("uid-1", grace_seconds=0)

@@ -22,7 +22,14 @@ from kjobs.node.process_runtime import ProcessRuntime
 from kjobs.server.service import ApiService
 from kjobs.server.storage import Storage
 from kjobs.store import MemoryStore
-from tests.node.test_adoption import _kill_agent_after_start, _running, _until, _until_gone, _wait_for
+from tests.node.test_adoption import (
+    _kill_agent_after_start,
+    _running,
+    _until,
+    _until_gone,
+    _wait_for,
+    _written_journals,
+)
 from tests.node.test_process_runtime import sh
 
 pytestmark = pytest.mark.e2e
@@ -46,7 +53,7 @@ def _pod(name: str, node: str, command: str, **spec: object) -> Obj:
 
 def _shim_pids(root: Path) -> list[int]:
     """The shims that started containers (those whose journals have entries)."""
-    found = [adoption.owners(path.name) for path in (root / "journal").iterdir() if path.stat().st_size]
+    found = [adoption.owners(path.name) for path in _written_journals(root / "journal")]
     return [int(owner[1].partition("-")[0]) for owner in found if owner is not None]
 
 
