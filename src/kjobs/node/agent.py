@@ -62,7 +62,7 @@ from kjobs.node.eviction import (
     threshold_met,
 )
 from kjobs.node.handlers import NOT_RUN, not_run, not_run_message
-from kjobs.node.observations import CRITICAL_POD_PREEMPTION, NODE_SHUTDOWN, PodRecord, eviction
+from kjobs.node.observations import CRITICAL_POD_PREEMPTION, NODE_SHUTDOWN, KillReason, PodRecord, eviction
 from kjobs.node.poddns import ClusterRecords
 from kjobs.node.podstatus import TERMINAL_PHASES, compute_pod_status, equal_by_kubelet
 from kjobs.node.preemption import (
@@ -1010,16 +1010,8 @@ class NodeAgent:
         except NoPodsToPreempt as exc:
             return Rejection(UNEXPECTED_REASON, unexpected_admission_message(exc))
         for victim in victims:
-            victim_uid = _uid(victim)
-            handle = self.runtime.get(victim_uid)
-            if handle is None or handle.terminal or victim_uid in self._killing:
-                continue
-            self._killing.add(victim_uid)
-            self.events.event(victim, "Warning", PREEMPTING_REASON, PREEMPTING_MESSAGE)
-            self._record_killing(victim, handle)
             grace = deletion_grace_seconds(victim)
-            await self.runtime.kill_pod(victim_uid, grace_seconds=grace, reason=CRITICAL_POD_PREEMPTION)
-            self.queue.add(_key(victim))
+            await self._stop_for_node(victim, PREEMPTING_REASON, PREEMPTING_MESSAGE, grace, CRITICAL_POD_PREEMPTION)
         return None
 
     async def _volumes_ready(self, pod: Obj, sources: EnvSources | None) -> bool:
@@ -1434,14 +1426,21 @@ class NodeAgent:
 
     async def evict(self, pod: Obj, message: str, *, grace_seconds: float = IMMEDIATE_EVICTION_GRACE_SECONDS) -> None:
         """Kill `pod` for node pressure: Failed, reason Evicted, DisruptionTarget TerminationByKubelet."""
+        await self._stop_for_node(pod, EVICTED, message, grace_seconds, eviction(message))
+
+    async def _stop_for_node(
+        self, pod: Obj, event_reason: str, message: str, grace_seconds: float, reason: KillReason
+    ) -> None:
+        """Kill a running pod the node itself stops (node-pressure eviction, critical-pod preemption), once: a
+        Warning event, the Killing record, then the kill whose `reason` gives its status and DisruptionTarget."""
         uid = _uid(pod)
         handle = self.runtime.get(uid)
         if handle is None or handle.terminal or uid in self._killing:
             return
         self._killing.add(uid)
-        self.events.event(pod, "Warning", EVICTED, message)
+        self.events.event(pod, "Warning", event_reason, message)
         self._record_killing(pod, handle)
-        await self.runtime.kill_pod(uid, grace_seconds=grace_seconds, reason=eviction(message))
+        await self.runtime.kill_pod(uid, grace_seconds=grace_seconds, reason=reason)
         self.queue.add(_key(pod))
 
     def _node_ref(self) -> Obj:
