@@ -10,11 +10,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from kjobs.server.app import create_app
-from kjobs.server.runner import serve
-from kjobs.store import MemoryStore
-from tests.server.test_kubectl import Kubectl
-from tests.support import shared_pki
+from tests.server.test_kubectl import Kubectl, kubectl_on_memory_store
 
 pytestmark = [
     pytest.mark.e2e,
@@ -24,12 +20,8 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def kubectl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
-    store = MemoryStore()
-    with serve(store, app=create_app(store), pki=shared_pki()) as url:
-        k = Kubectl(url, tmp_path_factory.mktemp("kubectl-home"))
+    with kubectl_on_memory_store(tmp_path_factory.mktemp("kubectl-home")) as k:
         yield k
-        k.http.close()
-    store.close()
 
 
 def _job(conditions: list[dict[str, str]] | None = None) -> dict[str, object]:

@@ -6,6 +6,7 @@ own object names on one module-wide server; kubectl gets a private HOME (discove
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
 import re
 import shutil
@@ -75,16 +76,22 @@ class Kubectl:
         return str(path)
 
 
-@pytest.fixture(scope="module")
-def kubectl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
+@contextlib.contextmanager
+def kubectl_on_memory_store(home: Path) -> Iterator[Kubectl]:
+    """A real kubectl against an API server over HTTPS on a fresh memory store (no node), closed after."""
     store = MemoryStore()
-    app = create_app(store)
-    with serve(store, app=app, pki=shared_pki()) as url:
-        k = Kubectl(url, tmp_path_factory.mktemp("kubectl-home"))
-        _add_node(k, "node-1")
+    with serve(store, app=create_app(store), pki=shared_pki()) as url:
+        k = Kubectl(url, home)
         yield k
         k.http.close()
     store.close()
+
+
+@pytest.fixture(scope="module")
+def kubectl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
+    with kubectl_on_memory_store(tmp_path_factory.mktemp("kubectl-home")) as k:
+        _add_node(k, "node-1")
+        yield k
 
 
 def _now() -> str:

@@ -9,11 +9,7 @@ from collections.abc import Iterator
 import pytest
 import yaml
 
-from kjobs.server.app import create_app
-from kjobs.server.runner import serve
-from kjobs.store import MemoryStore
-from tests.server.test_kubectl import Kubectl
-from tests.support import shared_pki
+from tests.server.test_kubectl import Kubectl, kubectl_on_memory_store
 
 pytestmark = [
     pytest.mark.e2e,
@@ -23,12 +19,8 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def kubectl(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kubectl]:
-    store = MemoryStore()
-    with serve(store, app=create_app(store), pki=shared_pki()) as url:
-        k = Kubectl(url, tmp_path_factory.mktemp("kubectl-home"))
+    with kubectl_on_memory_store(tmp_path_factory.mktemp("kubectl-home")) as k:
         yield k
-        k.http.close()
-    store.close()
 
 
 def _fields(out: str) -> object:
