@@ -9,6 +9,7 @@ import asyncio
 import base64
 import json
 from collections.abc import Iterator
+from http import HTTPStatus
 from urllib.parse import urlencode
 
 import httpx
@@ -159,6 +160,9 @@ def test_refusals_before_the_upgrade(exec_server: tuple[str, ScriptedExec]) -> N
         with pytest.raises(websocket.WebSocketBadStatusException) as refused:
             _connect(url, pod, query, protocols)
         assert refused.value.status_code == code, (pod, query)
+        # written as Go's net/http writes any response: the status line's reason phrase and a Date header
+        assert str(refused.value).startswith(f"Handshake status {code} {HTTPStatus(code).phrase} -+-+- ")
+        assert "date" in (refused.value.resp_headers or {})
         status = json.loads(refused.value.resp_body or b"{}")
         assert status["kind"] == "Status" and status["code"] == code
         assert str(status["message"]).startswith(message), status

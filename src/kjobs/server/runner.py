@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import http
 import socket
 import ssl
 import threading
@@ -26,7 +27,10 @@ from contextlib import contextmanager
 from typing import Any, Literal, Protocol
 
 import uvicorn
+import wsproto
 from uvicorn.protocols.websockets.wsproto_impl import WSProtocol
+from wsproto.connection import ConnectionType
+from wsproto.events import Event, RejectConnection
 
 from kjobs.server.app import App, create_app
 from kjobs.server.auth import Authenticator
@@ -87,7 +91,48 @@ class _TlsHttpToolsProtocol(BoundedHttpToolsProtocol):
             self.scope["extensions"] = {"tls": self._tls}  # type: ignore[dict-item]  # asgiref types it loosely
 
 
-class _TlsWSProtocol(WSProtocol):
+class _GoRejectingConnection(wsproto.WSConnection):
+    """wsproto's server side, refusing an upgrade with the status line and `Date` that Go's net/http writes.
+
+    A WebSocket request kube-apiserver refuses before the upgrade (a wrong container, a pod without a node, a
+    missing permission) is an ordinary HTTP response written by net/http: `HTTP/1.1 400 Bad Request` (the
+    reason phrase is `http.StatusText`, or `status code N` for a code it does not know) and a `Date` header.
+    wsproto sends h11's default empty phrase (`HTTP/1.1 400 `) and no date, which clients show: the official
+    Python client raised `Handshake status 400 None`, lightkube's httpx-ws `<Response [400 ]>`."""
+
+    def __init__(self, date: Callable[[], list[tuple[bytes, bytes]]]) -> None:
+        super().__init__(ConnectionType.SERVER)
+        self._date = date
+
+    def send(self, event: Event) -> bytes:
+        if not isinstance(event, RejectConnection):
+            return super().send(event)
+        headers = list(event.headers)
+        if not any(name.lower() == b"date" for name, _ in headers):
+            headers = [*self._date(), *headers]
+        data = super().send(RejectConnection(status_code=event.status_code, headers=headers, has_body=event.has_body))
+        line, crlf, rest = data.partition(b"\r\n")
+        if line.endswith(b" "):  # h11's status line without a reason phrase
+            line += _reason_phrase(event.status_code).encode()
+        return line + crlf + rest
+
+
+def _reason_phrase(code: int) -> str:
+    try:
+        return http.HTTPStatus(code).phrase
+    except ValueError:
+        return f"status code {code}"  # Go's net/http for a code StatusText does not know
+
+
+class _WSProtocol(WSProtocol):
+    """uvicorn's wsproto WebSocket protocol whose refusals are written as Go's net/http writes them."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.conn = _GoRejectingConnection(lambda: [(k, v) for k, v in self.default_headers if k == b"date"])
+
+
+class _TlsWSProtocol(_WSProtocol):
     """uvicorn's wsproto WebSocket protocol that reports the connection's verified client certificate too (a
     connection upgraded from HTTP is handed over with its transport; the HTTP scope's extension is not)."""
 
@@ -138,7 +183,7 @@ def server_config(
         app,
         loop="uvloop",
         http=_TlsHttpToolsProtocol if pki is not None else BoundedHttpToolsProtocol,  # with Go's bound on a head
-        ws=_TlsWSProtocol if pki is not None else "wsproto",  # pods/exec (kjobs.server.remotecommand)
+        ws=_TlsWSProtocol if pki is not None else _WSProtocol,  # pods/exec (kjobs.server.remotecommand)
         lifespan=lifespan,
         log_level="warning",
         access_log=False,
