@@ -9,6 +9,7 @@ import httpx
 import orjson
 import pytest
 
+from kjobs.server import discovery, registry
 from kjobs.server.app import create_app
 from kjobs.server.runner import serve
 from kjobs.store import MemoryStore
@@ -62,6 +63,40 @@ def test_discovery_negotiation(http: httpx.Client, accept: str, aggregated: bool
     else:
         assert body["kind"] == "APIGroupList"
         assert {g["name"] for g in body["groups"]} >= {"batch", "policy"}
+
+
+BUILT_IN_GROUP_ORDER = [
+    "events.k8s.io",
+    "authentication.k8s.io",
+    "authorization.k8s.io",
+    "batch",
+    "policy",
+    "rbac.authorization.k8s.io",
+    "storage.k8s.io",
+    "apiextensions.k8s.io",
+    "scheduling.k8s.io",
+    "coordination.k8s.io",
+    "discovery.k8s.io",
+    "metrics.k8s.io",
+]
+
+
+def test_discovery_lists_groups_as_kube_aggregator_does(http: httpx.Client) -> None:
+    """By each group's APIService priority, highest first (events.k8s.io 17750 ... discovery.k8s.io 16200), the
+    metrics APIService's 100 last; the legacy and the aggregated documents alike."""
+    legacy = http.get("/apis").json()
+    assert [g["name"] for g in legacy["groups"]] == BUILT_IN_GROUP_ORDER
+    aggregated = http.get("/apis", headers={"Accept": discovery.AGGREGATED_CONTENT_TYPE}).json()
+    assert [i["metadata"]["name"] for i in aggregated["items"]] == BUILT_IN_GROUP_ORDER
+
+
+def test_custom_groups_come_after_the_built_in_ones_by_apiservice_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A custom resource's group has priority 1000 (crdregistration); ties go by the APIService's name,
+    `VERSION.GROUP`, the smallest of a group's versions placing it."""
+    monkeypatch.setitem(registry.GROUPS, "b.example.com", ["v1"])
+    monkeypatch.setitem(registry.GROUPS, "a.example.com", ["v2"])
+    monkeypatch.setitem(registry.GROUPS, "c.example.com", ["v2", "v1"])
+    assert discovery.served_groups()[-4:] == ["discovery.k8s.io", "b.example.com", "c.example.com", "a.example.com"]
 
 
 def test_core_resource_list_advertises_eviction(http: httpx.Client) -> None:

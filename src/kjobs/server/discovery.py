@@ -40,6 +40,40 @@ def wants_aggregated(accept: str) -> bool:
     return False
 
 
+GROUP_PRIORITIES: dict[str, int] = {
+    "": 18000,
+    "events.k8s.io": 17750,
+    "authentication.k8s.io": 17700,
+    "authorization.k8s.io": 17600,
+    "batch": 17400,
+    "policy": 17100,
+    "rbac.authorization.k8s.io": 17000,
+    "storage.k8s.io": 16800,
+    "apiextensions.k8s.io": 16700,
+    "scheduling.k8s.io": 16600,
+    "coordination.k8s.io": 16500,
+    "discovery.k8s.io": 16200,
+}
+"""Each served built-in group's `GroupPriorityMinimum`, as kube-apiserver registers its APIServices: the generic
+groups' from `DefaultGenericAPIServicePriorities` (pkg/controlplane/apiserver/aggregator.go), the others' from
+`apiVersionPriorities` (cmd/kube-apiserver/app/aggregator.go). A custom resource's group has 1000
+(pkg/controlplane/controller/crdregistration/patch.go `getGroupPriorityMin`); metrics-server's APIService asks for
+100. kube-aggregator lists groups by that priority, highest first, then by APIService name (`v1.batch`)
+(`SortedByGroupAndVersion`, staging/src/k8s.io/kube-aggregator/pkg/apis/apiregistration/v1/helper/helpers.go), so
+`/apis` and `kubectl api-resources` show apps, events.k8s.io, ..., batch, ..., custom groups, metrics.k8s.io."""
+CUSTOM_GROUP_PRIORITY = 1000
+
+
+def served_groups() -> list[str]:
+    """The served groups but the core one, in kube-aggregator's order (metrics.k8s.io, priority 100, comes after
+    them all and is added by the callers)."""
+
+    def key(group: str) -> tuple[int, str]:
+        return -GROUP_PRIORITIES.get(group, CUSTOM_GROUP_PRIORITY), min(f"{v}.{group}" for v in GROUPS[group])
+
+    return sorted((g for g in GROUPS if g), key=key)
+
+
 def _group_versions(group: str) -> list[Obj]:
     return [{"groupVersion": f"{group}/{v}", "version": v} for v in GROUPS[group]]
 
@@ -71,7 +105,7 @@ def legacy_api(server_address: str = "127.0.0.1:6443") -> bytes:
 @functools.cache
 def legacy_apis() -> bytes:
     """`GET /apis`."""
-    groups = [api_group(g) for g in GROUPS if g] + [metrics_api_group_obj()]
+    groups = [api_group(g) for g in served_groups()] + [metrics_api_group_obj()]
     for g in groups:
         del g["kind"], g["apiVersion"]
     return orjson.dumps({"kind": "APIGroupList", "apiVersion": "v1", "groups": groups})
@@ -165,7 +199,7 @@ def _aggregated_group(group: str) -> Obj:
 @functools.cache
 def aggregated(core: bool) -> bytes:
     """Aggregated discovery for `/api` (core=True) or `/apis`."""
-    groups = [""] if core else [g for g in GROUPS if g]
+    groups = [""] if core else served_groups()
     return orjson.dumps(
         {
             "kind": "APIGroupDiscoveryList",
