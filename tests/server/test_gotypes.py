@@ -9,7 +9,7 @@ import httpx
 import pytest
 
 from kjobs.api.types import Obj
-from kjobs.server.gotypes import first_type_error
+from kjobs.server.gotypes import first_type_error, go_time, well_typed
 
 
 def job(spec: Obj, template: Obj | None = None, **meta: Any) -> Obj:
@@ -227,3 +227,39 @@ def test_every_kind_served_has_its_go_struct() -> None:
             continue
         assert (r.group, r.kind) in ROOTS, r.kind
         assert _resolve(ROOTS[(r.group, r.kind)])[0] == "struct", r.kind
+
+
+@pytest.mark.parametrize(
+    ("text", "time", "micro"),
+    [
+        ("2026-12-05T07:28:56Z", "2026-12-05T07:28:56Z", None),
+        ("2026-12-05T07:28:56+00:00", "2026-12-05T07:28:56Z", None),  # Python's isoformat()
+        ("2026-12-05T09:28:56.999+02:00", "2026-12-05T07:28:56Z", None),  # to UTC, the fraction cut
+        ("2026-12-31T23:30:00-01:00", "2027-01-01T00:30:00Z", None),
+        ("2026-12-05T07:28:56.123456+00:00", "2026-12-05T07:28:56Z", "2026-12-05T07:28:56.123456Z"),
+        ("2026-12-05T07:28:56.1234567Z", "2026-12-05T07:28:56Z", None),  # RFC3339Micro wants six digits
+        ("2026-12-05 07:28:56Z", None, None),  # not RFC 3339: Go's parse fails, the validators say so
+        ("2026-02-30T00:00:00Z", None, None),
+        ("2026-12-05T07:28:56", None, None),
+    ],
+)
+def test_times_are_stored_as_go_writes_them_again(text: str, time: str | None, micro: str | None) -> None:
+    assert (go_time(text), go_time(text, micro=True)) == (time, micro)
+
+
+def test_a_job_status_and_an_event_written_with_offsets_are_normalized_in_place() -> None:
+    """What the official Python client's `sanitize_for_serialization` writes back (`+00:00`) is stored as a
+    cluster stores it; `well_typed` does not call such a body plain, so the walk that normalizes it runs."""
+    status = {"startTime": "2026-12-05T07:28:56+00:00", "conditions": [{"type": "Complete", "status": "True"}]}
+    status["conditions"][0]["lastTransitionTime"] = "2026-12-05T08:28:57.5+01:00"
+    body = {**job({}), "status": status}
+    assert not well_typed(body, "Job", group="batch")
+    assert first_type_error(body, "Job", group="batch") is None
+    assert status == {
+        "startTime": "2026-12-05T07:28:56Z",
+        "conditions": [{"type": "Complete", "status": "True", "lastTransitionTime": "2026-12-05T07:28:57Z"}],
+    }
+    assert well_typed(body, "Job", group="batch")
+    event = {"firstTimestamp": "2026-12-05T07:28:56.5+00:00", "eventTime": "2026-12-05T07:28:56.123456+00:00"}
+    assert first_type_error(event, "Event", group="") is None
+    assert event == {"firstTimestamp": "2026-12-05T07:28:56Z", "eventTime": "2026-12-05T07:28:56.123456Z"}

@@ -16,7 +16,8 @@ Binding), `kjobs validate`/`run`'s and kubectl's metadata decode (`metadata_type
 The Go type names come from `data/gotypes-v1.32.json` (`kjobs.server.gotypesgen`). Of the types that
 decode themselves, Quantity's and IntOrString's errors are reproduced; the others (Time, MicroTime, Duration,
 RawExtension, ...) are left to the validators, as are fields the structs lack (the
-strict field check's business) and the fields of kjobs' own feature gates.
+strict field check's business) and the fields of kjobs' own feature gates. A Time or MicroTime that Go reads is
+written back in place as Go writes it again (`go_time`): the apiserver stores what it decoded, re-encoded.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import functools
 import math
 import re
 from copy import deepcopy
+from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -90,8 +92,59 @@ _SELF_DECODING = {
 }
 """Types with their own `UnmarshalJSON`, whose errors are not encoding/json's."""
 
-_CHECKED_SELF_DECODING = {"resource.Quantity": "quantity", "intstr.IntOrString": "intorstring"}
-"""Self-decoding types whose errors are reproduced (the others are left to the validators)."""
+_CHECKED_SELF_DECODING = {
+    "resource.Quantity": "quantity",
+    "intstr.IntOrString": "intorstring",
+    "meta/v1.Time": "time",
+    "meta/v1.MicroTime": "microtime",
+}
+"""Self-decoding types whose errors are reproduced or whose values are normalized (the others are left to the
+validators; so are a Time's or MicroTime's parse errors)."""
+
+_RFC3339 = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?(?:Z|([+-])(\d\d):(\d\d))\Z")
+_CANONICAL = {
+    "time": re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\Z"),
+    "microtime": re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z\Z"),
+}
+
+
+def go_time(text: str, micro: bool = False) -> str | None:
+    """A `metav1.Time` (`micro`: `metav1.MicroTime`) as kube-apiserver stores it after decoding `text`, or None
+    when Go would not read it (left to the validators).
+
+    `Time.UnmarshalJSON` parses RFC 3339 (any fraction, `Z` or an offset) and `MarshalJSON` writes
+    `t.UTC().Format(time.RFC3339)`: whole seconds (the fraction cut), UTC, `Z`. MicroTime parses and writes
+    `RFC3339Micro` (`2006-01-02T15:04:05.000000Z07:00`, exactly six digits; apimachinery pkg/apis/meta/v1/
+    time.go, micro_time.go). The Python client writes `datetime.isoformat()`, `2026-01-02T03:04:05+00:00`, which a
+    cluster answers as `2026-01-02T03:04:05Z`."""
+    match = _RFC3339.match(text)
+    if match is None:
+        return None
+    fraction = match[7] or ""
+    if micro and len(fraction) != 6:
+        return None  # Go's parse of `.000000` wants six digits; its error is left to the validators
+    offset = UTC
+    if match[8] is not None:
+        sign = 1 if match[8] == "+" else -1
+        offset = timezone(sign * timedelta(hours=int(match[9]), minutes=int(match[10])))
+    try:
+        year, month, day, hour, minute, second = (int(match[i]) for i in range(1, 7))
+        microsecond = int(fraction[:6].ljust(6, "0"))
+        moment = datetime(year, month, day, hour, minute, second, microsecond, tzinfo=offset).astimezone(UTC)
+    except (ValueError, OverflowError):
+        return None
+    text = f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{moment.hour:02d}:{moment.minute:02d}:"
+    text += f"{moment.second:02d}"
+    return f"{text}.{moment.microsecond:06d}Z" if micro else f"{text}Z"
+
+
+def _normalize_time(value: Any, category: str, parent: tuple[Any, Any] | None) -> None:
+    if parent is None or not isinstance(value, str) or _CANONICAL[category].match(value):
+        return
+    normal = go_time(value, micro=category == "microtime")
+    if normal is not None:
+        parent[0][parent[1]] = normal
+
 
 _INTS = {
     "int32": (-(2**31), 2**31 - 1),
@@ -234,6 +287,9 @@ def _walk(
     if category == "intorstring":
         _int_or_string(value, parent)
         return
+    if category in _CANONICAL:
+        _normalize_time(value, category, parent)
+        return
     if category == "bytes":
         if not isinstance(value, str):
             saved.append(_error(_found(value), go_type, struct, path))
@@ -360,6 +416,8 @@ def _convert(value: Any, go_type: str, within: Obj | None) -> None:
     if category == "intorstring":
         _int_or_string(value, None)
         return
+    if category in _CANONICAL:
+        return
     if category == "bytes":
         if not isinstance(value, str | list):
             raise _Abort(f"cannot restore slice from {found}")
@@ -468,6 +526,8 @@ def _plain(value: Any, go_type: str, within: Obj | None) -> bool:
         return True
     if category == "intorstring":
         return kind is str or (kind is int and -(2**31) <= value <= 2**31 - 1)
+    if category in _CANONICAL:  # a time Go would write otherwise is normalized by `first_type_error`
+        return kind is not str or bool(_CANONICAL[category].match(value))
     return kind is str  # bytes: a string both take
 
 
