@@ -113,3 +113,19 @@ def test_js_json_patch_as_a_cluster_applies_and_refuses_it(tmp_path: Path) -> No
                 },
             },
         }
+
+
+def test_js_times_are_read_as_go_reads_them(tmp_path: Path) -> None:
+    """A plain `Date` serializes with three fraction digits: in a MicroTime (a Lease's `renewTime`) the apiserver's
+    `RFC3339Micro` parse refuses it (400, Go's `time.ParseError`), the client's `V1MicroTime` (six digits) is
+    taken; in a Time (an Event's `firstTimestamp`) the fraction is dropped, as Go writes the time back."""
+    _require_js_client()
+    port, kubeconfig = free_port(), tmp_path / "kc.yaml"
+    with _up(tmp_path, "--port", str(port), "--data-dir", str(tmp_path / "d"), "--kubeconfig", str(kubeconfig)):
+        parse = 'parsing time "2026-12-05T07:49:50.143Z" as "2006-01-02T15:04:05.000000Z07:00"'
+        refused = f'Lease in version "v1" cannot be handled as a Lease: {parse}: cannot parse ".143Z" as ".000000"'
+        assert _node(_env(tmp_path, kubeconfig), "microtime", "js-time") == {
+            "refused": {"code": 400, "message": refused},
+            "renewTime": "2026-12-05T07:49:50.143000Z",
+            "firstTimestamp": "2026-12-05T07:49:50.000Z",  # the client's Date of the stored `...:50Z`
+        }

@@ -6,6 +6,8 @@
 //        stream with rows/columns, as process.stdout is on a terminal), then again after a resize.
 //   jsonpatch: the client's default patch type (JSON patch) on a suspended Job: replace a label it does not
 //        have yet, then a `test` that fails (the error's code and body).
+//   microtime: Leases NAME-date and NAME-micro whose renewTime is a plain Date (serialized with three fraction
+//        digits) and the client's V1MicroTime (six); an Event NAME whose firstTimestamp (a Time) is a Date.
 import * as k8s from '@kubernetes/client-node';
 import { PassThrough } from 'node:stream';
 
@@ -96,8 +98,27 @@ async function jsonpatch() {
   return { team: patched.metadata.labels.team, failed };
 }
 
+async function microtime() {
+  const coordination = kc.makeApiClient(k8s.CoordinationV1Api);
+  const moment = Date.UTC(2026, 11, 5, 7, 49, 50, 143);
+  const lease = (suffix, renewTime) => ({ metadata: { name: `${name}-${suffix}` }, spec: { holderIdentity: 'js', renewTime } });
+  let refused = null;
+  try {
+    await coordination.createNamespacedLease({ namespace, body: lease('date', new Date(moment)) });
+  } catch (err) {
+    refused = { code: err.code, message: JSON.parse(err.body).message };
+  }
+  const created = await coordination.createNamespacedLease({ namespace, body: lease('micro', new k8s.V1MicroTime(moment)) });
+  const involvedObject = { kind: 'Pod', namespace, name: 'somepod' };
+  const event = await core.createNamespacedEvent({
+    namespace,
+    body: { metadata: { name }, involvedObject, reason: 'Tested', message: 'hi', type: 'Normal', count: 1, firstTimestamp: new Date(moment) },
+  });
+  return { refused, renewTime: created.spec.renewTime, firstTimestamp: event.firstTimestamp.toISOString() };
+}
+
 try {
-  const scenarios = { basics, tty, jsonpatch };
+  const scenarios = { basics, tty, jsonpatch, microtime };
   console.log(JSON.stringify(await scenarios[scenario]()));
 } catch (err) {
   console.error(String(err?.body ? JSON.stringify(err.body) : err));

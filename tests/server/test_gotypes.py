@@ -9,7 +9,8 @@ import httpx
 import pytest
 
 from kjobs.api.types import Obj
-from kjobs.server.gotypes import first_type_error, go_time, well_typed
+from kjobs.server import gotime
+from kjobs.server.gotypes import first_type_error, well_typed
 
 
 def job(spec: Obj, template: Obj | None = None, **meta: Any) -> Obj:
@@ -87,11 +88,12 @@ def test_the_first_in_the_order_kubectl_sends_is_reported() -> None:
 
 
 def test_what_is_not_a_field_is_left_to_the_strict_check_and_an_integral_float_is_an_int() -> None:
-    """Unknown fields are the strict check's; Times decode themselves (left to the validators); an integral
-    float (YAML `2.0`) is the `2` kubectl sends, stored back as an int."""
-    obj = job({"completions": 2.0, "unknownField": {"x": 1}}, creationTimestamp=5)
+    """Unknown fields are the strict check's; a Time decodes itself (into what Go writes again, see below); an
+    integral float (YAML `2.0`) is the `2` kubectl sends, stored back as an int."""
+    obj = job({"completions": 2.0, "unknownField": {"x": 1}}, creationTimestamp="2026-01-01T00:00:00+00:00")
     assert first_type_error(obj, "Job") is None
     assert type(obj["spec"]["completions"]) is int
+    assert obj["metadata"]["creationTimestamp"] == "2026-01-01T00:00:00Z"
     assert first_type_error({"kind": "Deployment", "spec": "x"}, "Deployment") is None
 
 
@@ -236,15 +238,66 @@ def test_every_kind_served_has_its_go_struct() -> None:
         ("2026-12-05T07:28:56+00:00", "2026-12-05T07:28:56Z", None),  # Python's isoformat()
         ("2026-12-05T09:28:56.999+02:00", "2026-12-05T07:28:56Z", None),  # to UTC, the fraction cut
         ("2026-12-31T23:30:00-01:00", "2027-01-01T00:30:00Z", None),
+        ("2026-12-05T07:28:56,5Z", "2026-12-05T07:28:56Z", None),  # Go reads a comma too
         ("2026-12-05T07:28:56.123456+00:00", "2026-12-05T07:28:56Z", "2026-12-05T07:28:56.123456Z"),
-        ("2026-12-05T07:28:56.1234567Z", "2026-12-05T07:28:56Z", None),  # RFC3339Micro wants six digits
-        ("2026-12-05 07:28:56Z", None, None),  # not RFC 3339: Go's parse fails, the validators say so
-        ("2026-02-30T00:00:00Z", None, None),
-        ("2026-12-05T07:28:56", None, None),
     ],
 )
-def test_times_are_stored_as_go_writes_them_again(text: str, time: str | None, micro: str | None) -> None:
-    assert (go_time(text), go_time(text, micro=True)) == (time, micro)
+def test_times_are_stored_as_go_writes_them_again(text: str, time: str, micro: str | None) -> None:
+    assert gotime.normalize(text) == time
+    if micro is not None:
+        assert gotime.normalize(text, micro=True) == micro
+
+
+TIME, MICRO = '"2006-01-02T15:04:05Z07:00"', '"2006-01-02T15:04:05.000000Z07:00"'
+
+
+@pytest.mark.parametrize(
+    ("text", "micro", "error"),
+    [
+        ("garbage", False, f'parsing time "garbage" as {TIME}: cannot parse "garbage" as "2006"'),
+        (  # the JavaScript client's Date.toISOString() in a MicroTime
+            "2026-12-05T07:49:50.143Z",
+            True,
+            f'parsing time "2026-12-05T07:49:50.143Z" as {MICRO}: cannot parse ".143Z" as ".000000"',
+        ),
+        (
+            "2026-12-05T07:49:50+00:00",
+            True,
+            f'parsing time "2026-12-05T07:49:50+00:00" as {MICRO}: cannot parse "+00:00" as ".000000"',
+        ),
+        (
+            "2026-12-05 07:28:56Z",
+            False,
+            f'parsing time "2026-12-05 07:28:56Z" as {TIME}: cannot parse " 07:28:56Z" as "T"',
+        ),
+        ("2026-12-05T07:28:56", False, f'parsing time "2026-12-05T07:28:56" as {TIME}: cannot parse "" as "Z07:00"'),
+        ("2026-13-05T00:00:00Z", False, 'parsing time "2026-13-05T00:00:00Z": month out of range'),
+        ("2026-02-30T00:00:00Z", False, 'parsing time "2026-02-30T00:00:00Z": day out of range'),
+        ("2026-12-05T24:00:00Z", False, 'parsing time "2026-12-05T24:00:00Z": hour out of range'),
+        ("2026-12-05T07:28:56Zjunk", False, 'parsing time "2026-12-05T07:28:56Zjunk": extra text: "junk"'),
+        (
+            "2026-12-05T07:28:56+25:00",
+            False,
+            'parsing time "2026-12-05T07:28:56+25:00": time zone offset hour out of range',
+        ),
+        ('2026-"é', False, f'parsing time "2026-\\"\\xc3\\xa9" as {TIME}: cannot parse "\\"\\xc3\\xa9" as "01"'),
+    ],
+)
+def test_times_go_cannot_parse_fail_with_its_error(text: str, micro: bool, error: str) -> None:
+    with pytest.raises(gotime.ParseError) as failed:
+        gotime.normalize(text, micro=micro)
+    assert str(failed.value) == error
+
+
+def test_a_time_that_does_not_parse_stops_the_decode() -> None:
+    """As `Lease in version "v1" cannot be handled as a Lease: parsing time ...` (the API server's 400)."""
+    lease = {"spec": {"holderIdentity": "me", "renewTime": "2026-12-05T07:49:50.143Z", "leaseDurationSeconds": "x"}}
+    assert first_type_error(lease, "Lease", group="coordination.k8s.io") == (
+        f'parsing time "2026-12-05T07:49:50.143Z" as {MICRO}: cannot parse ".143Z" as ".000000"'
+    )
+    assert first_type_error({"status": {"startTime": 5}}, "Job", group="batch") == (
+        "json: cannot unmarshal number into Go value of type string"
+    )
 
 
 def test_a_job_status_and_an_event_written_with_offsets_are_normalized_in_place() -> None:

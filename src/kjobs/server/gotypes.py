@@ -14,10 +14,10 @@ serves, a merge patch's result walked only where the patch reaches; the bodies o
 Binding), `kjobs validate`/`run`'s and kubectl's metadata decode (`metadata_type_error`).
 
 The Go type names come from `data/gotypes-v1.32.json` (`kjobs.server.gotypesgen`). Of the types that
-decode themselves, Quantity's and IntOrString's errors are reproduced; the others (Time, MicroTime, Duration,
-RawExtension, ...) are left to the validators, as are fields the structs lack (the
-strict field check's business) and the fields of kjobs' own feature gates. A Time or MicroTime that Go reads is
-written back in place as Go writes it again (`go_time`): the apiserver stores what it decoded, re-encoded.
+decode themselves, Quantity's, IntOrString's, Time's and MicroTime's errors are reproduced (a Time is parsed as Go
+parses it, `kjobs.server.gotime`, and written back in place as Go writes it again: the apiserver stores what it
+decoded, re-encoded); the others (Duration, RawExtension, ...) are left to the validators, as are fields the
+structs lack (the strict field check's business) and the fields of kjobs' own feature gates.
 """
 
 from __future__ import annotations
@@ -26,7 +26,6 @@ import functools
 import math
 import re
 from copy import deepcopy
-from datetime import UTC, datetime, timedelta, timezone
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -34,6 +33,7 @@ from typing import Any
 import orjson
 
 from kjobs.api.types import Obj
+from kjobs.server import gotime
 
 _DATA = Path(__file__).parent / "data" / "gotypes-v1.32.json"
 
@@ -98,51 +98,28 @@ _CHECKED_SELF_DECODING = {
     "meta/v1.Time": "time",
     "meta/v1.MicroTime": "microtime",
 }
-"""Self-decoding types whose errors are reproduced or whose values are normalized (the others are left to the
-validators; so are a Time's or MicroTime's parse errors)."""
+"""Self-decoding types whose errors are reproduced, and whose values are normalized (the others are left to
+the validators)."""
 
-_RFC3339 = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)(?:\.(\d+))?(?:Z|([+-])(\d\d):(\d\d))\Z")
 _CANONICAL = {
     "time": re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\Z"),
     "microtime": re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z\Z"),
 }
+"""A Time or MicroTime already as Go writes it: nothing to do."""
 
 
-def go_time(text: str, micro: bool = False) -> str | None:
-    """A `metav1.Time` (`micro`: `metav1.MicroTime`) as kube-apiserver stores it after decoding `text`, or None
-    when Go would not read it (left to the validators).
-
-    `Time.UnmarshalJSON` parses RFC 3339 (any fraction, `Z` or an offset) and `MarshalJSON` writes
-    `t.UTC().Format(time.RFC3339)`: whole seconds (the fraction cut), UTC, `Z`. MicroTime parses and writes
-    `RFC3339Micro` (`2006-01-02T15:04:05.000000Z07:00`, exactly six digits; apimachinery pkg/apis/meta/v1/
-    time.go, micro_time.go). The Python client writes `datetime.isoformat()`, `2026-01-02T03:04:05+00:00`, which a
-    cluster answers as `2026-01-02T03:04:05Z`."""
-    match = _RFC3339.match(text)
-    if match is None:
-        return None
-    fraction = match[7] or ""
-    if micro and len(fraction) != 6:
-        return None  # Go's parse of `.000000` wants six digits; its error is left to the validators
-    offset = UTC
-    if match[8] is not None:
-        sign = 1 if match[8] == "+" else -1
-        offset = timezone(sign * timedelta(hours=int(match[9]), minutes=int(match[10])))
-    try:
-        year, month, day, hour, minute, second = (int(match[i]) for i in range(1, 7))
-        microsecond = int(fraction[:6].ljust(6, "0"))
-        moment = datetime(year, month, day, hour, minute, second, microsecond, tzinfo=offset).astimezone(UTC)
-    except (ValueError, OverflowError):
-        return None
-    text = f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T{moment.hour:02d}:{moment.minute:02d}:"
-    text += f"{moment.second:02d}"
-    return f"{text}.{moment.microsecond:06d}Z" if micro else f"{text}Z"
-
-
-def _normalize_time(value: Any, category: str, parent: tuple[Any, Any] | None) -> None:
-    if parent is None or not isinstance(value, str) or _CANONICAL[category].match(value):
+def _time(value: Any, category: str, parent: tuple[Any, Any] | None) -> None:
+    """`metav1.Time`/`MicroTime.UnmarshalJSON`: a JSON string Go's `time.Parse` reads, stored back as Go writes
+    it (`kjobs.server.gotime`); anything else stops the decode with Go's error."""
+    if not isinstance(value, str):
+        raise _Abort(f"json: cannot unmarshal {_found(value)} into Go value of type string")
+    if _CANONICAL[category].match(value):
         return
-    normal = go_time(value, micro=category == "microtime")
-    if normal is not None:
+    try:
+        normal = gotime.normalize(value, micro=category == "microtime")
+    except gotime.ParseError as exc:
+        raise _Abort(str(exc)) from None
+    if parent is not None:
         parent[0][parent[1]] = normal
 
 
@@ -288,7 +265,7 @@ def _walk(
         _int_or_string(value, parent)
         return
     if category in _CANONICAL:
-        _normalize_time(value, category, parent)
+        _time(value, category, parent)
         return
     if category == "bytes":
         if not isinstance(value, str):
@@ -527,7 +504,7 @@ def _plain(value: Any, go_type: str, within: Obj | None) -> bool:
     if category == "intorstring":
         return kind is str or (kind is int and -(2**31) <= value <= 2**31 - 1)
     if category in _CANONICAL:  # a time Go would write otherwise is normalized by `first_type_error`
-        return kind is not str or bool(_CANONICAL[category].match(value))
+        return kind is str and bool(_CANONICAL[category].match(value))
     return kind is str  # bytes: a string both take
 
 
