@@ -47,7 +47,9 @@ def api(up: Up) -> k8s.ApiClient:
 def _event(name: str, namespace: str) -> k8s.EventsV1Event:
     return k8s.EventsV1Event(
         metadata=k8s.V1ObjectMeta(name=name, namespace=namespace),
-        event_time=datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC),
+        # with microseconds, as `datetime.now()` has them: isoformat() then writes the six digits RFC3339Micro
+        # wants; a whole-second datetime is `...05+00:00`, which a cluster refuses (400, docs/clients-stop39.md)
+        event_time=datetime(2026, 1, 2, 3, 4, 5, 123456, tzinfo=UTC),
         reporting_controller="example.com/operator",
         reporting_instance="operator-0",
         action="Reconcile",
