@@ -44,8 +44,9 @@ def test_kubernetes_job_status_round_trip_through_sanitize_changes_nothing(kubec
 
 def test_kubernetes_lease_and_event_times_are_stored_as_go_writes_them(kubeconfig: Path) -> None:
     """A Lease's `renewTime` (a MicroTime: six digits, UTC, `Z`) and an Event's `firstTimestamp` (a Time: whole
-    seconds) sent as Python datetimes come back as a cluster writes them."""
+    seconds) sent as Python datetimes come back as a cluster writes them; a MicroTime Go cannot parse is 400."""
     from kubernetes import client, config
+    from kubernetes.client.rest import ApiException
 
     moment = datetime(2026, 12, 5, 7, 28, 56, 123456, tzinfo=UTC)
     with config.new_client_from_config(str(kubeconfig)) as api:
@@ -55,6 +56,15 @@ def test_kubernetes_lease_and_event_times_are_stored_as_go_writes_them(kubeconfi
         leases.create_namespaced_lease("default", lease)
         raw = json.loads(leases.read_namespaced_lease("py39-lease", "default", _preload_content=False).data)
         assert raw["spec"]["renewTime"] == "2026-12-05T07:28:56.123456Z"
+        # a whole-second datetime is written `...56+00:00`, without the six digits RFC3339Micro wants
+        whole = client.V1LeaseSpec(holder_identity="me", renew_time=moment.replace(microsecond=0))
+        with pytest.raises(ApiException) as refused:
+            leases.create_namespaced_lease("default", client.V1Lease(metadata={"name": "py39-whole"}, spec=whole))
+        parse = 'parsing time "2026-12-05T07:28:56+00:00" as "2006-01-02T15:04:05.000000Z07:00"'
+        assert refused.value.status == 400
+        assert json.loads(refused.value.body)["message"] == (
+            f'Lease in version "v1" cannot be handled as a Lease: {parse}: cannot parse "+00:00" as ".000000"'
+        )
 
         core = client.CoreV1Api(api)
         involved = client.V1ObjectReference(kind="Pod", namespace="default", name="somepod")
