@@ -18,8 +18,11 @@ from kjobs.api.names import DISRUPTION_TARGET, JOB_COMPLETION_INDEX_ANNOTATION, 
 from kjobs.api.selectors import FIELD_ALIASES, FIELD_LABELS, field_value, selectable_fields
 from kjobs.api.timeutil import parse_time
 from kjobs.api.types import Obj
+from kjobs.client.informer import key_of
+from kjobs.clock import FakeClock
 from kjobs.controllers.disruption import stale_wait
 from kjobs.controllers.scheduling import PodInfo, pod_info, with_field
+from kjobs.controllers.tainteviction import TaintEvictionController, _node_name, _same_tolerations, _tolerations
 from kjobs.job import conditions as C
 from kjobs.job import pods as P
 from kjobs.job.context import is_finished
@@ -198,3 +201,63 @@ def test_is_finished_without_conditions_is_false_as_before(conditions: list[Obj]
     job: Obj = {"status": {} if conditions is None else {"conditions": conditions}}
     plain = C.is_true(conditions, "Complete") or C.is_true(conditions, "Failed")
     assert is_finished(job) is plain
+
+
+def _plain_taint_on_pod(controller: TaintEvictionController, old: Obj | None, new: Obj | None) -> None:
+    """`TaintEvictionController._on_pod` before its early exit read the two specs raw."""
+    old_node, new_node = _node_name(old), _node_name(new)
+    if old is not None and new is not None and old_node == new_node and _same_tolerations(old, new):
+        return
+    key = key_of(new or old or {})
+    if old_node and old_node != new_node:
+        controller._pods_by_node.get(old_node, set()).discard(key)
+    if new_node:
+        controller._pods_by_node.setdefault(new_node, set()).add(key)
+    if new is None:
+        controller._cancel(key)
+        return
+    if not new_node:
+        return
+    taints = controller.tainted.get(new_node)
+    if taints is None:
+        return
+    controller._process_pod(key, _tolerations(new), taints, controller.clock.now())
+
+
+_ABSENT = object()
+SPEC_CHOICES: list[Any] = [None] + [
+    {k: v for k, v in (("nodeName", node), ("tolerations", tolerations)) if v is not _ABSENT}
+    for node in (_ABSENT, None, "", "n1", "n2")
+    for tolerations in (_ABSENT, None, [], [{"key": "k", "operator": "Exists"}], ["junk"], [{"key": "j"}])
+]
+"""Every spec shape the handler tells apart: no spec, and each node (the tainted n1 among them) with each kind of
+toleration list (absent, null, empty, one, one that is no object and is dropped, another)."""
+
+
+def _taint_controller(calls: list[Any]) -> TaintEvictionController:
+    controller = TaintEvictionController(client=None, clock=FakeClock())  # type: ignore[arg-type]
+    controller._started = True
+    controller.tainted = {"n1": [{"key": "t", "effect": "NoExecute"}]}
+    controller._pods_by_node = {"n1": {("default", "p")}, "n2": {("default", "p")}}
+    controller._cancel = lambda key: calls.append(("cancel", key))  # type: ignore[method-assign]
+    controller._process_pod = lambda *args: calls.append(("process", args))  # type: ignore[method-assign]
+    return controller
+
+
+def test_taint_evictions_early_exit_acts_as_before() -> None:
+    """Every pair of spec shapes, and each with itself (the same object, as a status write leaves it): the same
+    index and the same evictions planned or cancelled as the handler without the raw early exit."""
+
+    def pod(spec: Any) -> Obj:
+        return {"metadata": {"name": "p", "namespace": "default"}, **({} if spec is None else {"spec": spec})}
+
+    pairs = [(pod(a), pod(b)) for a in SPEC_CHOICES for b in SPEC_CHOICES]
+    pairs += [(pod(a), {**pod(a)}) for a in SPEC_CHOICES]  # a status write: the spec object itself kept
+    pairs += [(None, pod(a)) for a in SPEC_CHOICES] + [(pod(a), None) for a in SPEC_CHOICES]
+    for old, new in pairs:
+        fast_calls: list[Any] = []
+        plain_calls: list[Any] = []
+        fast, plain = _taint_controller(fast_calls), _taint_controller(plain_calls)
+        fast._on_pod(old, new)
+        _plain_taint_on_pod(plain, old, new)
+        assert (fast._pods_by_node, fast_calls) == (plain._pods_by_node, plain_calls), (old, new)
