@@ -31,7 +31,8 @@ MERGE = "application/merge-patch+json"
 _UIDS = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _NAMES = re.compile(rb"kube-api-access-[a-z0-9]{5}|(?<=answers-job-)[0-9]+-[a-z0-9]{5}\b")
 _TIMES = re.compile(rb"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z")
-_REVISIONS = re.compile(rb"(resourceVersion[\\\":=]{1,8})\d+")
+# up to 12 between the key and the digits: in the object a 422 quotes in its message the quotes are escaped twice
+_REVISIONS = re.compile(rb"(resourceVersion[\\\":=]{1,12})\d+")
 
 
 def normalized(raw: bytes, seen: dict[bytes, bytes]) -> bytes:

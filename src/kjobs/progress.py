@@ -25,8 +25,13 @@ STATES = ("Pending", "Running", "Terminating", "Succeeded", "Failed")
 
 def pod_state(pod: Obj) -> str:
     """The column a pod counts in."""
-    phase = P.phase(pod) or "Pending"
-    if P.is_deleting(pod) and phase not in ("Succeeded", "Failed"):
+    return _state(P.phase(pod), P.is_deleting(pod))
+
+
+def _state(phase: str, deleting: bool) -> str:
+    """`pod_state` of a pod in `phase`, being deleted or not."""
+    phase = phase or "Pending"
+    if deleting and phase not in ("Succeeded", "Failed"):
         return "Terminating"
     return phase if phase in STATES else "Pending"
 
@@ -321,10 +326,12 @@ class RunView:
             return lines
         uid = P.uid(pod)
         self.pods[uid] = pod
-        if P.is_deleting(pod) and P.phase(pod) not in ("Succeeded", "Failed") and uid not in self._explained:
+        # Read once: this runs for every event of every pod of the Job.
+        phase, deleting = P.phase(pod), P.is_deleting(pod)
+        if deleting and phase not in ("Succeeded", "Failed") and uid not in self._explained:
             self._terminating[uid] = pod
         name = str(pod["metadata"].get("name"))
-        state = pod_state(pod)
+        state = _state(phase, deleting)
         if self.show_restarts:
             lines.extend(self._restart_lines(uid, name, pod))
         if self._states.get(uid) != state:
@@ -335,9 +342,9 @@ class RunView:
             if blocked and self._blocked.get(uid) != blocked:
                 self._blocked[uid] = blocked
                 lines.append(f"pod {name} {blocked}")
-        if uid in self._unseen_end and P.phase(pod) in ("Succeeded", "Failed"):
+        if uid in self._unseen_end and phase in ("Succeeded", "Failed"):
             lines.extend(self._seen_end(uid, name, pod))
-        if uid not in self._explained and (P.phase(pod) == "Failed" or self._fails_job_in_place(pod)):
+        if uid not in self._explained and (phase == "Failed" or self._fails_job_in_place(pod)):
             self._explained.add(uid)
             self._terminating.pop(uid, None)
             index = (pod["metadata"].get("annotations") or {}).get(JOB_COMPLETION_INDEX_ANNOTATION)

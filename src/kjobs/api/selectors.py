@@ -602,22 +602,48 @@ def selectable_fields(resource: str, obj: Obj) -> dict[str, str]:
     plan = _PLANS.get(resource)
     if plan is None:
         fields = FIELD_LABELS.get(resource, _METADATA_FIELDS) - FIELD_ALIASES.get(resource, {}).keys()
-        plan = _PLANS[resource] = tuple((f, _field_path(f), _FIELD_DEFAULTS.get(f, "")) for f in sorted(fields))
+        plan = _PLANS[resource] = _plan(sorted(fields))
     values: dict[str, str] = {}
-    for field, path, zero in plan:  # `field_value`, unrolled: this runs for every stored write
-        node: Any = obj
-        for part in path:
-            node = node.get(part) if type(node) is dict else None
-        if type(node) is str:
-            values[field] = node
-        elif node is None or type(node) is dict or type(node) is list:
-            values[field] = zero
-        else:
-            values[field] = field_value(obj, field)
+    # `field_value`, unrolled: this runs for every stored write (four a pod). Fields under the same top-level
+    # key (a pod's `metadata`, `spec`, `status`) read that key once, and the usual two-part path needs no loop.
+    whole = type(obj) is dict
+    for top, group in plan:
+        base: Any = obj.get(top) if whole else None
+        nested = type(base) is dict
+        for field, key, more, zero in group:
+            if key is None:
+                node: Any = base
+            else:
+                node = base.get(key) if nested else None
+                for part in more:
+                    node = node.get(part) if type(node) is dict else None
+            if type(node) is str:
+                values[field] = node
+            elif node is None or type(node) is dict or type(node) is list:
+                values[field] = zero
+            else:
+                values[field] = field_value(obj, field)
     return values
 
 
-_PLANS: dict[str, tuple[tuple[str, tuple[str, ...], str], ...]] = {}
+_Field = tuple[str, str | None, tuple[str, ...], str]
+"""A field label, the second key of its path (None: a one-key path), the keys after that, its zero value."""
+
+_Plan = tuple[tuple[str, tuple[_Field, ...]], ...]
+"""Per run of fields sharing a path's first key: that key and its fields."""
+
+_PLANS: dict[str, _Plan] = {}
+
+
+def _plan(fields: list[str]) -> _Plan:
+    """`selectable_fields`' plan for `fields`, in their order (the values dict keeps it)."""
+    groups: list[tuple[str, list[_Field]]] = []
+    for field in fields:
+        path = _field_path(field)
+        if not groups or groups[-1][0] != path[0]:
+            groups.append((path[0], []))
+        groups[-1][1].append((field, path[1] if len(path) > 1 else None, path[2:], _FIELD_DEFAULTS.get(field, "")))
+    return tuple((top, tuple(group)) for top, group in groups)
 
 
 def _split_terms(text: str) -> list[str]:

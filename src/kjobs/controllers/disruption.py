@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from kjobs.api.conditions import TERMINATION_BY_KUBELET, find_condition, update_pod_condition
+from kjobs.api.conditions import TERMINATION_BY_KUBELET, update_pod_condition
 from kjobs.api.errors import ApiError
 from kjobs.api.names import DISRUPTION_TARGET
 from kjobs.api.selectors import label_selector_from_object
@@ -77,9 +77,16 @@ def format_selector(selector: Obj | None) -> str:
 
 def stale_wait(pod: Obj, now: float, timeout: float) -> float | None:
     """`nonTerminatingPodHasStaleDisruptionCondition`: seconds until the condition is stale (None: never)."""
-    if P.is_deleting(pod) or P.is_terminal(pod):
+    # `P.is_deleting`, `P.is_terminal` and `find_condition` inlined: this runs for every pod event, and hardly
+    # any pod carries the condition.
+    status = pod.get("status") or {}
+    if (pod.get("metadata") or {}).get("deletionTimestamp") or status.get("phase") in P.TERMINAL_PHASES:
         return None
-    cond = find_condition((pod.get("status") or {}).get("conditions"), DISRUPTION_TARGET)
+    cond = None
+    for candidate in status.get("conditions") or ():
+        if candidate.get("type") == DISRUPTION_TARGET:
+            cond = candidate
+            break
     if cond is None or cond.get("status") != "True" or cond.get("reason") == TERMINATION_BY_KUBELET:
         return None
     since = cond.get("lastTransitionTime")
@@ -154,7 +161,7 @@ class DisruptionController:
     def _on_pod(self, old: Obj | None, new: Obj | None) -> None:
         pod = new or old
         assert pod is not None
-        budgets = self._pdbs_for(pod)
+        budgets = self._pdbs_for(pod) if self.pdbs.cache else []  # no budget anywhere: nothing to match
         if len(budgets) > 1:
             namespace, name = key_of(pod)
             chosen = key_of(budgets[0])[1]

@@ -180,6 +180,12 @@ class NodeLifecycleController:
             self._no_schedule.add(key_of(new)[1])
 
     def _on_pod(self, old: Obj | None, new: Obj | None) -> None:
+        if (
+            old is not None
+            and new is not None
+            and (old.get("spec") or {}).get("nodeName") == (new.get("spec") or {}).get("nodeName")
+        ):
+            return  # the same node (read raw: equal values are equal once made strings too), as below
         old_node = str(((old or {}).get("spec") or {}).get("nodeName") or "")
         new_node = str(((new or {}).get("spec") or {}).get("nodeName") or "")
         if old is not None and new is not None and old_node == new_node:

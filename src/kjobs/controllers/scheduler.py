@@ -39,7 +39,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import logging
 from collections.abc import Coroutine
 from dataclasses import dataclass
@@ -94,6 +93,7 @@ from kjobs.controllers.scheduling import (
     select_host,
     shared_spec_info,
     truncate_message,
+    with_field,
 )
 
 log = logging.getLogger(__name__)
@@ -565,7 +565,7 @@ class Scheduler:
                 return
         nominated = self._nominated_node.get(pod.uid, pod.nominated_node)
         if nominated != pod.nominated_node:  # our nomination, before its status patch is seen
-            pod = dataclasses.replace(pod, nominated_node=nominated)
+            pod = with_field(pod, "nominated_node", nominated)
         nodes = self._ready_nodes()
         signature = None if nominated or has_claims else _signature(pod, nodes)
         cached = self._failures.get(signature) if signature is not None else None
@@ -621,7 +621,7 @@ class Scheduler:
         self._unschedulable(pod, message, seq, nomination)
 
     def _assume(self, pod: PodInfo, host: str) -> None:
-        assumed = dataclasses.replace(pod, node_name=host)
+        assumed = with_field(pod, "node_name", host)
         self._assumed.add(pod.uid)
         self._place(assumed)
         self._set_nomination(pod.uid, "")

@@ -23,7 +23,9 @@ nodeunschedulable}`, `pkg/scheduler/framework/types.go` (`FitError`), `component
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import operator
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -935,3 +937,15 @@ def truncate_message(message: str) -> str:
     if len(message) <= NOTE_LENGTH_LIMIT:
         return message
     return message[: NOTE_LENGTH_LIMIT - 4] + " ..."
+
+
+_POD_INFO_FIELDS = tuple(f.name for f in dataclasses.fields(PodInfo))
+_pod_info_values = operator.attrgetter(*_POD_INFO_FIELDS)
+
+
+def with_field(info: PodInfo, name: str, value: Any) -> PodInfo:
+    """`dataclasses.replace(info, name=value)` for one field: the scheduler assumes every pod it places on a
+    node, and `replace` looks up and checks each of PodInfo's 31 fields by name each time (4 µs against 1)."""
+    values = list(_pod_info_values(info))
+    values[_POD_INFO_FIELDS.index(name)] = value
+    return PodInfo(*values)

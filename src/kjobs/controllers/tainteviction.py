@@ -138,9 +138,16 @@ class TaintEvictionController:
             self._handle_node(name, cleared=not taints)
 
     def _on_pod(self, old: Obj | None, new: Obj | None) -> None:
+        if old is not None and new is not None:
+            old_spec, new_spec = old.get("spec") or {}, new.get("spec") or {}
+            if old_spec is new_spec or (
+                old_spec.get("nodeName") == new_spec.get("nodeName")
+                and old_spec.get("tolerations") == new_spec.get("tolerations")
+            ):
+                return  # most updates (status, metadata) change nothing this controller indexes or acts on
         old_node, new_node = _node_name(old), _node_name(new)
         if old is not None and new is not None and old_node == new_node and _same_tolerations(old, new):
-            return  # most updates (status, metadata) change nothing this controller indexes or acts on
+            return
         key = key_of(new or old or {})
         if old_node and old_node != new_node:
             self._pods_by_node.get(old_node, set()).discard(key)

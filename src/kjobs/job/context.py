@@ -121,6 +121,8 @@ def external_controller(job: Obj, controller_name: str = JOB_CONTROLLER_NAME) ->
 def is_finished(job: Obj) -> bool:
     """Complete=True or Failed=True: nothing left to reconcile."""
     conds = (job.get("status") or {}).get("conditions")
+    if not conds:  # a running Job's usual state: read on every event of each of its pods
+        return False
     return C.is_true(conds, COND_COMPLETE) or C.is_true(conds, COND_FAILED)
 
 

@@ -334,12 +334,15 @@ def _kubelet_conditions(
 
 def _carry_transition_times(conditions: list[Obj], previous: list[Obj], now: float) -> None:
     before = {c.get("type"): c for c in previous}
+    stamp = None  # `now` formatted once, for the conditions that change (each status has four or five)
     for cond in conditions:
         old = before.get(cond["type"])
         if old is not None and old.get("status") == cond["status"] and old.get("lastTransitionTime"):
             cond["lastTransitionTime"] = old["lastTransitionTime"]
         elif not cond.get("lastTransitionTime"):
-            cond["lastTransitionTime"] = format_time(now)
+            if stamp is None:
+                stamp = format_time(now)
+            cond["lastTransitionTime"] = stamp
 
 
 def compute_pod_status(

@@ -191,7 +191,7 @@ class Supervisor(ABC):
         finishes its work; a container not started yet starts with the new image anyway."""
         spec = record.pod.get("spec", {})
         candidates = [*(c for c in spec.get("initContainers") or () if is_sidecar(c)), *(spec.get("containers") or ())]
-        grace = max(deletion_grace_seconds({"spec": spec}), self.minimum_grace_seconds)
+        grace = None  # worked out for the first container replaced (most updates of a pod replace none)
         for container in candidates:
             name = container["name"]
             last = record.last(name)
@@ -201,6 +201,8 @@ class Supervisor(ABC):
                 continue
             record.replace.add(name)
             self._signal(record, last, signals.SIGTERM)
+            if grace is None:
+                grace = max(deletion_grace_seconds({"spec": spec}), self.minimum_grace_seconds)
             self._call_later(grace, functools.partial(self._kill_if_running, record, last))
 
     def _kill_if_running(self, record: PodRecord, attempt: Attempt) -> None:

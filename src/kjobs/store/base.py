@@ -509,12 +509,12 @@ class Store(ABC):
         changes: list[tuple[str, Change, Obj | None]] = []
         revision = self._revision
         for op in ops:
-            key = op.key
+            key = (op.resource, op.namespace, op.name)
             current = overlay[key] if key in overlay else self._lookup(key)
-            plural, group = split_resource(op.resource)
             try:
                 if op.kind == "create":
                     if current is not None:
+                        plural, group = split_resource(op.resource)
                         raise already_exists(plural, op.name, group=group)
                     assert op.obj is not None
                     revision += 1
@@ -526,6 +526,7 @@ class Store(ABC):
                     )
                     continue
                 if current is None:
+                    plural, group = split_resource(op.resource)
                     raise not_found(plural, op.name, group=group)
                 self._check(op, current)
                 if op.kind == "update":
