@@ -35,6 +35,7 @@ from kjobs.cli.controller import terminated_pod_gc_threshold_option
 from kjobs.cli.features import feature_gates_option
 
 if TYPE_CHECKING:
+    from kjobs.controllers.nodelifecycle import NodeLifecycleSettings
     from kjobs.server.admission import AdmissionSettings
     from kjobs.server.auth import Authenticator
     from kjobs.server.tls import Pki
@@ -99,6 +100,15 @@ node_monitor_options = (
         "--node-startup-grace-period",
         "1m0s",
         "Amount of time which we allow starting Node to be unresponsive before marking it unhealthy.",
+    ),
+    click.option(
+        "--node-eviction-rate",
+        type=float,
+        default=0.1,
+        show_default=True,
+        help="Number of nodes per second on which pods are deleted in case of node failure when a zone is healthy "
+        "(see --unhealthy-zone-threshold for definition of healthy/unhealthy). Zone refers to entire cluster in "
+        "non-multizone clusters.",
     ),
     click.option(
         "--pod-gc-period",
@@ -301,11 +311,13 @@ def up(
     node_monitor_period: float = 5.0,
     node_monitor_grace_period: float = 50.0,
     node_startup_grace_period: float = 60.0,
+    node_eviction_rate: float = 0.1,
     pod_gc_period: float | None = None,
 ) -> None:
     """Start kjobs: the Kubernetes API server, the controllers and a local node."""
     from kjobs.api.errors import ApiError
     from kjobs.controllers import select_controllers
+    from kjobs.controllers.nodelifecycle import NodeLifecycleSettings
     from kjobs.server import kubeconfig as kubeconfig_file
     from kjobs.server import tls
     from kjobs.server.admission import AdmissionSettings, admission_plugins
@@ -383,7 +395,12 @@ def up(
         terminated_pod_gc_threshold=terminated_pod_gc_threshold,
         kubeconfig=config_path,
         sync_frequency=sync_frequency,
-        node_monitor=(node_monitor_period, node_monitor_grace_period, node_startup_grace_period),
+        node_lifecycle=NodeLifecycleSettings(
+            monitor_period=node_monitor_period,
+            grace_period=node_monitor_grace_period,
+            startup_grace_period=node_startup_grace_period,
+            eviction_qps=node_eviction_rate,
+        ),
         pod_gc_period=pod_gc_period,
     )
 
@@ -460,7 +477,7 @@ def _assemble(
     pod_api: str = "",
     kubeconfig: Path | None = None,
     sync_frequency: float = 60.0,
-    node_monitor: tuple[float, float, float] = (5.0, 50.0, 60.0),
+    node_lifecycle: NodeLifecycleSettings | None = None,
     pod_gc_period: float | None = None,
 ) -> tuple[Any, Any]:
     """The app and the embedded cluster around its `ApiService`, with logs and metrics wired between them
@@ -473,9 +490,9 @@ def _assemble(
     when <= 0; `pod_api`: where pods reach this server with their ServiceAccount tokens, signed with the key in
     `pki`'s directory; `kubeconfig`: the file written for the admin, which pods in a mount namespace do not see,
     nor `data`: docs/security.md; `sync_frequency`: the kubelet's `--sync-frequency` of the local node agents;
-    `node_monitor`: the node lifecycle controller's `--node-monitor-period`, `--node-monitor-grace-period` and
-    `--node-startup-grace-period`; `pod_gc_period`: the pod GC's period, its quarantine twice that, Kubernetes' 20 s
-    and 40 s when None)."""
+    `node_lifecycle`: the node lifecycle controller's flags (`--node-monitor-period`, `--node-monitor-grace-period`,
+    `--node-startup-grace-period`, `--node-eviction-rate`), Kubernetes' defaults when None; `pod_gc_period`: the
+    pod GC's period, its quarantine twice that, Kubernetes' 20 s and 40 s when None)."""
     from prometheus_client import REGISTRY
 
     from kjobs.cluster import ClusterSettings, LocalCluster, metric_registries
@@ -507,9 +524,7 @@ def _assemble(
         pod_api=pod_api,
         hidden_paths=(str(data), *([str(kubeconfig)] if kubeconfig is not None else [])),
         pod_gc=PodGCSettings(terminated_pod_threshold=max(terminated_pod_gc_threshold, 0), **gc_timing),
-        node_lifecycle=NodeLifecycleSettings(
-            monitor_period=node_monitor[0], grace_period=node_monitor[1], startup_grace_period=node_monitor[2]
-        ),
+        node_lifecycle=node_lifecycle or NodeLifecycleSettings(),
         node_options={"sync_frequency": sync_frequency},
     )
     if admission is not None:
