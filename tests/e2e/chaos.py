@@ -69,6 +69,9 @@ POD_GC_PERIOD = "0.5"
 OUT_OF_SERVICE = "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute"
 DISRUPTION = {"type": "DisruptionTarget", "status": "True"}
 SHIM_KILLED = 137
+DISRUPTED_BY = ("EvictionByEvictionAPI", "DeletionByTaintManager", "DeletionByPodGC")
+"""The DisruptionTarget reasons these disruptions give: the Eviction API (evict, drain), the taint manager (a node
+NotReady or out-of-service), the pod GC (a deleted Node's pods)."""
 BACKOFF = 0.02
 """`kjobs up --backoff`: the pod-failure back-off doubles with every failure since the Job's last success (all of
 them, ignored ones too: pkg/controller/job/backoff_utils.go), and a drain fails every running pod at once, so a
@@ -97,14 +100,14 @@ def plans(seed: int, *, long_pods: bool = False) -> list[JobPlan]:
     """Three Jobs: `count` (Ignore/Count on exit codes, Ignore on DisruptionTarget, a global backoffLimit),
     `perindex` (backoffLimitPerIndex 1, maxFailedIndexes, FailIndex/Ignore/Count, podReplacementPolicy Failed)
     and `failjob` (one pod at a time; FailJob on exit 42 for some seeds, Ignore on DisruptionTarget).
-    `long_pods` (several nodes): the first attempt of two indexes of `count` and `perindex` sleeps 8-12 s, so that
+    `long_pods` (several nodes): the first attempt of two indexes of `count` and `perindex` sleeps 10-16 s, so that
     a node lost or away still runs pods when its taints evict them (~7 s after the loss)."""
     result = _plans(seed)
     if long_pods:
         rng = random.Random(seed * 13 + 5)
         for plan in result[:2]:
             for index in rng.sample(range(plan.completions), 2):
-                plan.pauses[index, 0] = round(rng.uniform(8.0, 12.0), 2)
+                plan.pauses[index, 0] = round(rng.uniform(10.0, 16.0), 2)
     return result
 
 
@@ -395,6 +398,8 @@ def _verify(
         node = str(pod["spec"].get("nodeName") or "")
         _check_placement(pod, node, verdict)
         evicted = condition(pod, "DisruptionTarget").get("status") == "True"
+        why = condition(pod, "DisruptionTarget").get("reason")
+        verdict.check(not evicted or why in DISRUPTED_BY, f"{pname}: DisruptionTarget {why}")
         # A lost node's agent never reports: the pod GC fails such a pod with no container state, after the taint
         # manager's eviction (DeletionByTaintManager) or for the Node's deletion (DeletionByPodGC), pkg/controller/
         # podgc/gc_controller.go; a container that ended just before the machine died is not reported either.
@@ -678,8 +683,7 @@ async def chaos_run(
         client = HttpClient(load(processes.kubeconfig))
         try:
             await eventually(lambda: _answers(client), what="API up")
-            for name in names:
-                agents[name] = await join(processes, name)
+            agents.update(zip(names, await asyncio.gather(*(join(processes, name) for name in names)), strict=True))
             for name in names:
                 await eventually(functools.partial(_node_ready, client, name), what=f"node {name} Ready")
             history: dict[str, Obj] = {}  # uid -> the latest version seen (evicted pods are deleted)
@@ -751,7 +755,15 @@ async def chaos_run(
                 kind = event.kind
                 marks[f"{number}.{kind}"] = round(time.monotonic() - started, 1)
                 alive = sorted(agents)
-                target = rng.choice(alive) if len(alive) > 1 else alive[0]  # one node: the draws of stop 37
+                # a node running pods, if any (a lost or absent node then has pods to evict); one node: the draws
+                # of stop 37
+                running = {
+                    str(p["spec"].get("nodeName"))
+                    for p in list(history.values())
+                    if phase(p) == "Running" and not p["metadata"].get("deletionTimestamp")
+                }
+                busy = [name for name in alive if name in running] or alive
+                target = rng.choice(busy) if len(alive) > 1 else alive[0]
                 agent = agents[target]
                 if kind == "lose":
                     if len(alive) < 2:
