@@ -579,10 +579,12 @@ class Cluster(Processes):
         )
 
 
-async def join(processes: Cluster, name: str = NODE) -> subprocess.Popen[bytes]:
-    """Start a node agent and wait until it has registered (a stale Ready node says nothing of it)."""
-    agent = processes.join_node(name)
-    log = processes.root / f"node-{len(processes.started) - 1}.log"
+async def join(
+    processes: Cluster, name: str = NODE, started: tuple[subprocess.Popen[bytes], Path] | None = None
+) -> subprocess.Popen[bytes]:
+    """Start a node agent (or take one `started` with its log) and wait until it has registered (a stale Ready
+    node says nothing of it)."""
+    agent, log = started or spawn_agent(processes, name)
 
     def joined() -> bool:
         assert agent.poll() is None, f"the node agent exited: {log.read_text(errors='replace')}"
@@ -590,6 +592,12 @@ async def join(processes: Cluster, name: str = NODE) -> subprocess.Popen[bytes]:
 
     await eventually(joined, what="the node agent registered")
     return agent
+
+
+def spawn_agent(processes: Cluster, name: str) -> tuple[subprocess.Popen[bytes], Path]:
+    """Start a node agent; returns it and its log."""
+    agent = processes.join_node(name)
+    return agent, processes.root / f"node-{len(processes.started) - 1}.log"
 
 
 def crash_machine(agent: subprocess.Popen[bytes]) -> None:
@@ -803,17 +811,23 @@ async def chaos_run(
                     agent.send_signal(signal.SIGKILL)
                     agent.wait(10)
                     since = await unhealthy(target, kind)
+                    early = None
                     if kind == "outage":  # the API server (and its node lifecycle controller) killed meanwhile
                         processes.kill_server()
+                        if rng.random() < 0.5:  # the agent comes back while the API is down: it retries
+                            early = spawn_agent(processes, target)
+                            kills["back-in-outage"] = kills.get("back-in-outage", 0) + 1
                         await asyncio.sleep(event.down)
                         await restart_server()
-                        await asyncio.sleep(1.5)  # three monitor periods of the new controller
-                        verdict.check(
-                            await _tainted(client, target), f"outage: {target} untainted after a restart while away"
-                        )
-                    await asyncio.sleep(event.down)
+                        if early is None:
+                            await asyncio.sleep(1.5)  # three monitor periods of the new controller
+                            verdict.check(
+                                await _tainted(client, target), f"outage: {target} untainted after a restart while away"
+                            )
+                    if early is None:
+                        await asyncio.sleep(event.down)
                     verdict.unschedulable.setdefault(target, []).append((since, time.time()))
-                    agents[target] = await join(processes, target)
+                    agents[target] = await join(processes, target, early)
                     kills[kind] = kills.get(kind, 0) + 1
                     continue
                 if kind == "cordon":
