@@ -517,8 +517,8 @@ class Outcome:
     seconds: float
     pods: dict[str, int]
     marks: dict[str, float] = field(default_factory=dict)
-    """Seconds since the run's start at which each event began (`<n>.<kind>`), the disruptions were over (`events`)
-    and every Job was finished (`finished`): where a slow run spends its time."""
+    """Seconds since the run's start at which each event began (`<n>.<kind>@<node>`), the disruptions were over
+    (`events`) and every Job was finished (`finished`): where a slow run spends its time."""
 
 
 async def _evict(client: HttpClient, victims: list[Obj], rng: random.Random) -> int:
@@ -761,7 +761,6 @@ async def chaos_run(
             for number, event in enumerate(timeline):
                 await asyncio.sleep(max(0.0, begin + event.at - time.monotonic()))
                 kind = event.kind
-                marks[f"{number}.{kind}"] = round(time.monotonic() - started, 1)
                 alive = sorted(agents)
                 # a node running pods, if any (a lost or absent node then has pods to evict); one node: the draws
                 # of stop 37
@@ -772,6 +771,7 @@ async def chaos_run(
                 }
                 busy = [name for name in alive if name in running] or alive
                 target = rng.choice(busy) if len(alive) > 1 else alive[0]
+                marks[f"{number}.{kind}@{target}"] = round(time.monotonic() - started, 1)
                 agent = agents[target]
                 if kind == "lose":
                     if len(alive) < 2:
