@@ -16,7 +16,13 @@ podFailurePolicy the driver derives what the Job controller must have counted, a
 status: its condition and reason, succeeded, failed, completedIndexes, failedIndexes, uncountedTerminatedPods,
 tracking finalizers, and no container process left on the machine (found by a per-run environment marker).
 
-Run many seeds with `python -m tests.e2e.chaos --seeds 0-49` from the worktree (PYTHONPATH=src).
+With `--nodes 2` or `3` (`chaos_run(..., nodes=3)`) the run has that many agents and the disruptions of a cluster of
+several nodes too: a node lost for good (its machine dies; the node lifecycle controller taints it, the taint manager
+evicts its pods, the driver deletes its Node or taints it out-of-service, the pod GC collects its pods), a node back
+after it was marked NotReady, the API server killed while a node is NotReady, a cordon; the node lifecycle's timing is
+shortened with `kjobs up`'s and `kjobs node join`'s own flags (`GRACE`).
+
+Run many seeds with `python -m tests.e2e.chaos --seeds 0-49 [--nodes 3]` from the worktree (PYTHONPATH=src).
 """
 
 from __future__ import annotations

@@ -60,6 +60,6 @@ def test_the_fixed_seeds_of_three_nodes_cover_every_node_kind() -> None:
 
 @pytest.mark.parametrize("seed", sorted(NODE_SEEDS), ids=[f"nodes-seed-{s}" for s in sorted(NODE_SEEDS)])
 def test_every_failure_is_counted_once_on_three_nodes(tmp_path: Path, seed: int) -> None:
-    outcome = asyncio.run(asyncio.wait_for(chaos_run(tmp_path, seed, kinds=MULTI_KINDS, nodes=3), 150))
+    outcome = asyncio.run(asyncio.wait_for(chaos_run(tmp_path, seed, kinds=MULTI_KINDS, nodes=3), 240))
     logs = "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-2000:]}" for p in tmp_path.glob("*.log"))
     assert outcome.problems == [], f"seed {seed}, {outcome.events}:\n" + "\n".join(outcome.problems) + logs
