@@ -16,7 +16,13 @@ podFailurePolicy the driver derives what the Job controller must have counted, a
 status: its condition and reason, succeeded, failed, completedIndexes, failedIndexes, uncountedTerminatedPods,
 tracking finalizers, and no container process left on the machine (found by a per-run environment marker).
 
-Run many seeds with `python -m tests.e2e.chaos --seeds 0-49` from the worktree (PYTHONPATH=src).
+With `--nodes 2` or `3` (`chaos_run(..., nodes=3)`) the run has that many agents and the disruptions of a cluster of
+several nodes too: a node lost for good (its machine dies; the node lifecycle controller taints it, the taint manager
+evicts its pods, the driver deletes its Node or taints it out-of-service, the pod GC collects its pods), a node back
+after it was marked NotReady, the API server killed while a node is NotReady, a cordon; the node lifecycle's timing is
+shortened with `kjobs up`'s and `kjobs node join`'s own flags (`GRACE`).
+
+Run many seeds with `python -m tests.e2e.chaos --seeds 0-49 [--nodes 3]` from the worktree (PYTHONPATH=src).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import itertools
 import os
 import random
@@ -38,19 +45,39 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kjobs.api.names import CONTROLLER_UID_LABEL
+from kjobs.api.taints import TAINT_NOT_READY, TAINT_UNREACHABLE, taints_of
+from kjobs.api.timeutil import parse_time
 from kjobs.api.types import Obj
 from kjobs.client.http import HttpClient
 from kjobs.client.informer import Informer
 from kjobs.client.kubeconfig import load
-from kjobs.client.resources import JOBS, PODS
+from kjobs.client.resources import JOBS, NODES, PODS
 from kjobs.store.integrity import read_back
 from tests.e2e.support import condition, eventually, job_manifest, phase, terminal_condition, terminated
 from tests.e2e.test_crash_safety import NODE, Processes, _answers, _node_ready
 
 TRACKING_FINALIZER = "batch.kubernetes.io/job-tracking"
 KINDS = ("server", "agent", "shim", "both", "node", "evict", "drain")
+NODE_KINDS = ("lose", "return", "outage", "cordon")
+"""Disruptions only a cluster of several nodes has (docs/chaos.md, "Several nodes"): a node lost for good, a node
+back after it was marked NotReady, the API server killed while a node is NotReady, a cordon."""
+MULTI_KINDS = KINDS + NODE_KINDS
+NODE_NAMES = ("node-a", "node-b", "node-c")
+GRACE = "5s"
+"""`kjobs up --node-monitor-grace-period` of a several-node run (Kubernetes: 50 s), with heartbeats every second
+(`kjobs node join --node-status-update-frequency 1s`; Kubernetes: 10 s), pods tolerating an unreachable or
+not-ready node for 1 s (`--default-*-toleration-seconds`; Kubernetes: 300 s) and a node tainted a second
+(`--node-eviction-rate 1`; Kubernetes: 0.1): a lost node's pods are evicted within ~7 s. Five heartbeats may be
+missed before a live node is called unhealthy; if a loaded machine delays more, its pods are evicted, which the
+checks accept as any eviction."""
+POD_GC_PERIOD = "0.5"
+"""`kjobs up --pod-gc-period` (testing only; Kubernetes: 20 s, a deleted node quarantined 40 s)."""
+OUT_OF_SERVICE = "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute"
 DISRUPTION = {"type": "DisruptionTarget", "status": "True"}
 SHIM_KILLED = 137
+DISRUPTED_BY = ("EvictionByEvictionAPI", "DeletionByTaintManager", "DeletionByPodGC")
+"""The DisruptionTarget reasons these disruptions give: the Eviction API (evict, drain), the taint manager (a node
+NotReady or out-of-service), the pod GC (a deleted Node's pods)."""
 BACKOFF = 0.02
 """`kjobs up --backoff`: the pod-failure back-off doubles with every failure since the Job's last success (all of
 them, ignored ones too: pkg/controller/job/backoff_utils.go), and a drain fails every running pod at once, so a
@@ -75,10 +102,22 @@ def _pause(rng: random.Random) -> float:
     return round(rng.uniform(0.3, 1.2), 2)
 
 
-def plans(seed: int) -> list[JobPlan]:
+def plans(seed: int, *, long_pods: bool = False) -> list[JobPlan]:
     """Three Jobs: `count` (Ignore/Count on exit codes, Ignore on DisruptionTarget, a global backoffLimit),
     `perindex` (backoffLimitPerIndex 1, maxFailedIndexes, FailIndex/Ignore/Count, podReplacementPolicy Failed)
-    and `failjob` (one pod at a time; FailJob on exit 42 for some seeds, Ignore on DisruptionTarget)."""
+    and `failjob` (one pod at a time; FailJob on exit 42 for some seeds, Ignore on DisruptionTarget).
+    `long_pods` (several nodes): the first attempt of two indexes of `count` and `perindex` sleeps 10-16 s, so that
+    a node lost or away still runs pods when its taints evict them (~7 s after the loss)."""
+    result = _plans(seed)
+    if long_pods:
+        rng = random.Random(seed * 13 + 5)
+        for plan in result[:2]:
+            for index in rng.sample(range(plan.completions), 2):
+                plan.pauses[index, 0] = round(rng.uniform(10.0, 16.0), 2)
+    return result
+
+
+def _plans(seed: int) -> list[JobPlan]:
     rng = random.Random(seed)
     result = []
     codes: dict[tuple[int, int], int] = {}
@@ -164,9 +203,19 @@ class Event:
 
 
 def schedule(seed: int, kinds: tuple[str, ...] = KINDS, events: int = 5) -> list[Event]:
+    """Seeded disruptions in the first 9 s; a node is lost for good at most once a run (so two of three are left
+    to take its pods), and a later `lose` becomes another node kind."""
     rng = random.Random(seed * 7919 + 1)
     times = sorted(rng.uniform(0.5, 9.0) for _ in range(events))
-    return [Event(round(t, 2), rng.choice(kinds), round(rng.uniform(0.0, 1.5), 2)) for t in times]
+    result = [Event(round(t, 2), rng.choice(kinds), round(rng.uniform(0.0, 1.5), 2)) for t in times]
+    lost = False
+    for i, event in enumerate(result):
+        if event.kind == "lose":
+            if lost:
+                others = [k for k in kinds if k != "lose"] or ["server"]
+                result[i] = Event(event.at, others[i % len(others)], event.down)
+            lost = True
+    return result
 
 
 # --- processes -------------------------------------------------------------------------------------------------
@@ -263,9 +312,14 @@ def _intervals(indexes: list[int]) -> str:
 class Verdict:
     problems: list[str] = field(default_factory=list)
     seen: dict[str, int] = field(default_factory=dict)
+    """How many pods ended how: `ran` (to their end), `evicted`, `shim-killed`, `lost` (ContainerStatusUnknown),
+    `node-lost` (failed by the controllers for a node lost for good, without a word from its agent)."""
     shim_kills: list[float] = field(default_factory=list)
     """When a shim was killed (wall clock)."""
-    """How many pods ended how: `ran` (to their end), `evicted`, `shim-killed`, `lost` (ContainerStatusUnknown)."""
+    lost_nodes: set[str] = field(default_factory=set)
+    """Nodes lost for good (agent, shims and containers killed, never back)."""
+    unschedulable: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
+    """Node -> wall-clock windows in which it was cordoned or tainted NoSchedule: no pod created then may run there."""
 
     def saw(self, what: str) -> None:
         self.seen[what] = self.seen.get(what, 0) + 1
@@ -314,6 +368,18 @@ def verify(
                 )
 
 
+def _check_placement(pod: Obj, node: str, verdict: Verdict) -> None:
+    """No pod created while its node was cordoned or tainted NoSchedule runs there (the scheduler's
+    NodeUnschedulable and TaintToleration filters). `creationTimestamp` has whole seconds and the scheduler's cache
+    lags its informer: a pod counts only when created a second after the window opened and 5 s before it closed."""
+    created = parse_time(str(pod["metadata"].get("creationTimestamp") or "")) if node else 0.0
+    for since, until in verdict.unschedulable.get(node, []):
+        verdict.check(
+            not (since + 1 <= created and created + 6 <= until),
+            f"{pod['metadata']['name']}: created at {created:.0f} on {node}, unschedulable {since:.1f}..{until:.1f}",
+        )
+
+
 def _verify(
     plan: JobPlan,
     job: Obj,
@@ -335,14 +401,30 @@ def _verify(
         code = state.get("exitCode")
         planned, end = files.get(pname, (None, None))
         ended = end is not None
+        node = str(pod["spec"].get("nodeName") or "")
+        _check_placement(pod, node, verdict)
+        evicted = condition(pod, "DisruptionTarget").get("status") == "True"
+        why = condition(pod, "DisruptionTarget").get("reason")
+        verdict.check(not evicted or why in DISRUPTED_BY, f"{pname}: DisruptionTarget {why}")
+        # A lost node's agent never reports: the pod GC fails such a pod with no container state, after the taint
+        # manager's eviction (DeletionByTaintManager) or for the Node's deletion (DeletionByPodGC), pkg/controller/
+        # podgc/gc_controller.go; a container that ended just before the machine died is not reported either.
+        node_lost = node in verdict.lost_nodes and not state and phase(pod) == "Failed"
+        if node_lost:
+            reason = condition(pod, "DisruptionTarget").get("reason")
+            verdict.check(
+                reason in ("DeletionByTaintManager", "DeletionByPodGC"), f"{pname}: on lost node {node}, {reason}"
+            )
+            verdict.saw("node-lost")
         reported = terminal_at.get(pod["metadata"]["uid"])
         verdict.check(
             end is None or reported is None or end < reported + 0.5,
             f"{pname}: its container ran on after the pod was reported {phase(pod)} {state}",
         )
-        evicted = condition(pod, "DisruptionTarget").get("status") == "True"
         verdict.saw(
-            "lost"
+            "node-lost"
+            if node_lost
+            else "lost"
             if state.get("reason") == "ContainerStatusUnknown"
             else "ran"
             if ended
@@ -362,7 +444,9 @@ def _verify(
             # An eviction's SIGTERM between the `.end` file and the `exit`: the shell dies of it (143).
             raced = code == SHIM_KILLED and any(abs(end - t) < 1.0 for t in verdict.shim_kills)
             raced |= code == 128 + signal.SIGTERM and evicted
-            verdict.check(code == planned or raced, f"{pname}: ran to its end with {planned}, reported {code}")
+            verdict.check(
+                code == planned or raced or node_lost, f"{pname}: ran to its end with {planned}, reported {code}"
+            )
         else:
             shim = code == SHIM_KILLED and kills.get("shim", 0) > 0
             verdict.check(
@@ -438,6 +522,9 @@ class Outcome:
     problems: list[str]
     seconds: float
     pods: dict[str, int]
+    marks: dict[str, float] = field(default_factory=dict)
+    """Seconds since the run's start at which each event began (`<n>.<kind>@<node>`), the disruptions were over
+    (`events`) and every Job was finished (`finished`): where a slow run spends its time."""
 
 
 async def _evict(client: HttpClient, victims: list[Obj], rng: random.Random) -> int:
@@ -466,10 +553,44 @@ async def _kubectl(processes: Processes, *args: str, timeout: float = 30) -> int
         return -1
 
 
-async def join(processes: Processes) -> subprocess.Popen[bytes]:
-    """Start the node agent and wait until it has registered (a stale Ready node says nothing of it)."""
-    agent = processes.join_node()
-    log = processes.root / f"node-{len(processes.started) - 1}.log"
+class Cluster(Processes):
+    """The run's processes: `kjobs up` and one `kjobs node join` per node. A run of several nodes shortens the
+    node lifecycle's timing (`GRACE`) so that a lost node's pods are evicted and collected within seconds."""
+
+    def __init__(self, root: Path, names: tuple[str, ...]) -> None:
+        super().__init__(root)
+        self.names = names
+        self.several = len(names) > 1
+
+    def start_server(self, *, nodes: int = 0, backoff: float = BACKOFF) -> None:
+        timing = [
+            *("--node-monitor-grace-period", GRACE, "--node-monitor-period", "500ms", "--node-eviction-rate", "1"),
+            *("--default-not-ready-toleration-seconds", "1", "--default-unreachable-toleration-seconds", "1"),
+            *("--pod-gc-period", POD_GC_PERIOD),
+        ]
+        self.server = self.spawn(
+            "up",
+            *("up", "--nodes", str(nodes), "--backoff", str(backoff), "--port", str(self.port)),
+            *("--data-dir", str(self.root / "data"), "--kubeconfig", str(self.kubeconfig)),
+            *(timing if self.several else []),
+        )
+
+    def join_node(self, name: str = NODE) -> subprocess.Popen[bytes]:
+        root = self.root / (name if self.several else "node")
+        return self.spawn(
+            "node",
+            *("node", "join", "--name", name, "--kubeconfig", str(self.kubeconfig), "--root-dir", str(root)),
+            *("--shutdown-grace-period", "2"),
+            *(("--node-status-update-frequency", "1s") if self.several else ()),
+        )
+
+
+async def join(
+    processes: Cluster, name: str = NODE, started: tuple[subprocess.Popen[bytes], Path] | None = None
+) -> subprocess.Popen[bytes]:
+    """Start a node agent (or take one `started` with its log) and wait until it has registered (a stale Ready
+    node says nothing of it)."""
+    agent, log = started or spawn_agent(processes, name)
 
     def joined() -> bool:
         assert agent.poll() is None, f"the node agent exited: {log.read_text(errors='replace')}"
@@ -479,28 +600,106 @@ async def join(processes: Processes) -> subprocess.Popen[bytes]:
     return agent
 
 
-async def chaos_run(root: Path, seed: int, *, kinds: tuple[str, ...] = KINDS, events: int = 5) -> Outcome:
-    """One seeded run in `root`; returns what went wrong (nothing, when kjobs keeps its promise)."""
+def spawn_agent(processes: Cluster, name: str) -> tuple[subprocess.Popen[bytes], Path]:
+    """Start a node agent; returns it and its log."""
+    agent = processes.join_node(name)
+    return agent, processes.root / f"node-{len(processes.started) - 1}.log"
+
+
+def crash_machine(agent: subprocess.Popen[bytes]) -> None:
+    """A node's machine dies: its agent, its shims and every container they started, at once (stopped first, so
+    that nothing reports or starts in between; each container leads its own process group)."""
+    agent.send_signal(signal.SIGSTOP)
+    shims = shims_of(agent.pid)
+    for pid in shims:
+        os.kill(pid, signal.SIGSTOP)
+    parents = {str(pid) for pid in shims}
+    for pid in list(_pids()):
+        fields = _stat(pid)
+        if fields is not None and fields[1] in parents:
+            with contextlib.suppress(OSError):
+                group = os.getpgid(pid)
+                if group != os.getpgrp():
+                    os.killpg(group, signal.SIGKILL)
+    for pid in shims:
+        os.kill(pid, signal.SIGKILL)
+    agent.send_signal(signal.SIGKILL)
+    agent.wait(10)
+
+
+async def _node(client: HttpClient, name: str) -> Obj | None:
+    try:
+        return await client.get(NODES, None, name)
+    except Exception:
+        return None
+
+
+async def _tainted(client: HttpClient, name: str) -> bool:
+    """The node lifecycle controller has called the node unhealthy: an unreachable or not-ready NoSchedule taint
+    (the scheduler's TaintToleration filter then keeps new pods off it)."""
+    node = await _node(client, name)
+    keys = {(t.get("key"), t.get("effect")) for t in taints_of(node)}
+    return bool(keys & {(TAINT_UNREACHABLE, "NoSchedule"), (TAINT_NOT_READY, "NoSchedule")})
+
+
+async def _healthy(client: HttpClient, names: list[str]) -> bool:
+    """Every node Ready and without the taints of an unhealthy one."""
+    for name in names:
+        node = await _node(client, name)
+        if node is None or condition(node, "Ready").get("status") != "True":
+            return False
+        if any(t.get("key") in (TAINT_UNREACHABLE, TAINT_NOT_READY) for t in taints_of(node)):
+            return False
+    return True
+
+
+async def _evicted_from(client: HttpClient, name: str) -> bool:
+    """Every pod bound to the node that has not ended is being deleted, by the taint manager."""
+    try:
+        pods, _ = await client.list(PODS, "default")
+    except Exception:
+        return False
+    on_node = [p for p in pods if p["spec"].get("nodeName") == name and phase(p) not in ("Succeeded", "Failed")]
+    return all(p["metadata"].get("deletionTimestamp") for p in on_node)
+
+
+async def _collected(client: HttpClient, name: str) -> bool:
+    """No pod bound to the node is left unfinished: the pod GC force-deleted them (a deleted Node's, or the
+    terminating pods of an out-of-service one)."""
+    try:
+        pods, _ = await client.list(PODS, "default")
+    except Exception:
+        return False
+    return not any(p["spec"].get("nodeName") == name and phase(p) not in ("Succeeded", "Failed") for p in pods)
+
+
+async def chaos_run(
+    root: Path, seed: int, *, kinds: tuple[str, ...] = KINDS, events: int = 5, nodes: int = 1
+) -> Outcome:
+    """One seeded run in `root` on `nodes` nodes; returns what went wrong (nothing, when kjobs keeps its promise)."""
     started = time.monotonic()
     truth = root / "truth"
     truth.mkdir()
     marker = f"{os.getpid()}-{seed}-{root.name}"
-    job_plans = plans(seed)
+    job_plans = plans(seed, long_pods=nodes > 1)
     plan_of = {p.name: p for p in job_plans}
     timeline = schedule(seed, kinds, events)
     rng = random.Random(seed * 31 + 7)
     kills: dict[str, int] = {}
-    processes = Processes(root)
+    names = NODE_NAMES[:nodes] if nodes > 1 else (NODE,)
+    processes = Cluster(root, names)
     verdict = Verdict()
-    agent: subprocess.Popen[bytes] | None = None
+    agents: dict[str, subprocess.Popen[bytes]] = {}
+    marks: dict[str, float] = {}
     try:
         processes.start_server(backoff=BACKOFF)
         await eventually(lambda: processes.kubeconfig.exists(), what="kubeconfig written")
         client = HttpClient(load(processes.kubeconfig))
         try:
             await eventually(lambda: _answers(client), what="API up")
-            agent = await join(processes)
-            await eventually(lambda: _node_ready(client), what="node Ready")
+            agents.update(zip(names, await asyncio.gather(*(join(processes, name) for name in names)), strict=True))
+            for name in names:
+                await eventually(functools.partial(_node_ready, client, name), what=f"node {name} Ready")
             history: dict[str, Obj] = {}  # uid -> the latest version seen (evicted pods are deleted)
             first_terminal: dict[str, Obj] = {}
             terminal_at: dict[str, float] = {}  # when this driver first saw each pod terminal (wall clock)
@@ -545,25 +744,118 @@ async def chaos_run(root: Path, seed: int, *, kinds: tuple[str, ...] = KINDS, ev
             await informer.synced.wait()
             for plan in job_plans:
                 await client.create(JOBS, "default", manifest(truth, plan, marker))
+
+            async def restart_server() -> None:
+                processes.start_server(backoff=BACKOFF)
+                await eventually(lambda: _answers(client), what="API back")
+
+            async def unhealthy(name: str, kind: str) -> float:
+                """Wait for the node to be tainted unhealthy, then for its pods' eviction; returns when the taint
+                was seen (a problem, not an exception, when either does not come)."""
+                try:
+                    await eventually(lambda: _tainted(client, name), timeout=45, what=f"{kind}: {name} tainted")
+                    since = time.time()
+                    await eventually(
+                        lambda: _evicted_from(client, name), timeout=30, what=f"{kind}: {name}'s pods evicted"
+                    )
+                except AssertionError as exc:
+                    verdict.problems.append(str(exc))
+                    return time.time()
+                return since
+
             begin = time.monotonic()
-            for event in timeline:
+            for number, event in enumerate(timeline):
                 await asyncio.sleep(max(0.0, begin + event.at - time.monotonic()))
                 kind = event.kind
+                alive = sorted(agents)
+                # a node running pods, if any (a lost or absent node then has pods to evict); one node: the draws
+                # of stop 37
+                running = {
+                    str(p["spec"].get("nodeName"))
+                    for p in list(history.values())
+                    if phase(p) == "Running" and not p["metadata"].get("deletionTimestamp")
+                }
+                busy = [name for name in alive if name in running] or alive
+                target = rng.choice(busy) if len(alive) > 1 else alive[0]
+                marks[f"{number}.{kind}@{target}"] = round(time.monotonic() - started, 1)
+                agent = agents[target]
+                if kind == "lose":
+                    if len(alive) < 2:
+                        continue
+                    crash_machine(agents.pop(target))
+                    verdict.lost_nodes.add(target)
+                    since = await unhealthy(target, kind)
+                    # what an admin (or a cloud's node controller) does for a machine that will not come back:
+                    # delete its Node (the pod GC collects its pods) or taint it out-of-service (non-graceful node
+                    # shutdown: the pod GC force-deletes its terminating pods)
+                    deleted = rng.random() < 0.5
+                    if deleted:
+                        await _kubectl(processes, "delete", "node", target, "--wait=false")
+                    else:
+                        await _kubectl(processes, "taint", "node", target, OUT_OF_SERVICE)
+                    kills[kind] = kills.get(kind, 0) + 1
+                    then = "node-deleted" if deleted else "out-of-service"
+                    kills[then] = kills.get(then, 0) + 1
+                    if rng.random() < 0.5:  # the machine stays dead
+                        verdict.unschedulable.setdefault(target, []).append((since, float("inf")))
+                        continue
+                    # the machine is repaired and boots: once the pod GC has collected its pods, its agent starts on
+                    # its old directories (dead shims' journals, no container left) and registers the node again
+                    try:
+                        collected = functools.partial(_collected, client, target)
+                        await eventually(collected, timeout=30, what=f"lose: {target}'s pods collected")
+                    except AssertionError as exc:
+                        verdict.problems.append(str(exc))
+                    if not deleted:
+                        await _kubectl(processes, "taint", "node", target, OUT_OF_SERVICE.split("=")[0] + "-")
+                    verdict.unschedulable.setdefault(target, []).append((since, time.time()))
+                    agents[target] = await join(processes, target)
+                    kills["reboot"] = kills.get("reboot", 0) + 1
+                    continue
+                if kind in ("return", "outage"):
+                    agents.pop(target)
+                    agent.send_signal(signal.SIGKILL)
+                    agent.wait(10)
+                    since = await unhealthy(target, kind)
+                    early = None
+                    if kind == "outage":  # the API server (and its node lifecycle controller) killed meanwhile
+                        processes.kill_server()
+                        if rng.random() < 0.5:  # the agent comes back while the API is down: it retries
+                            early = spawn_agent(processes, target)
+                            kills["back-in-outage"] = kills.get("back-in-outage", 0) + 1
+                        await asyncio.sleep(event.down)
+                        await restart_server()
+                        if early is None:
+                            await asyncio.sleep(1.5)  # three monitor periods of the new controller
+                            verdict.check(
+                                await _tainted(client, target), f"outage: {target} untainted after a restart while away"
+                            )
+                    if early is None:
+                        await asyncio.sleep(event.down)
+                    verdict.unschedulable.setdefault(target, []).append((since, time.time()))
+                    agents[target] = await join(processes, target, early)
+                    kills[kind] = kills.get(kind, 0) + 1
+                    continue
+                if kind == "cordon":
+                    await _kubectl(processes, "cordon", target)
+                    since = time.time()
+                    await asyncio.sleep(event.down * 3)
+                    verdict.unschedulable.setdefault(target, []).append((since, time.time()))
+                    await _kubectl(processes, "uncordon", target)
+                    kills[kind] = kills.get(kind, 0) + 1
+                    continue
                 if kind in ("server", "both"):
                     processes.kill_server()
                 if kind == "node":  # the agent and its shims at once, as a crash of kubelet and containerd
-                    assert agent is not None
                     # stopped first: an agent that outlives its shims a moment reports their containers killed
                     # (137, what a shim's death is), which a busy machine let happen between two kills (seed 303)
                     agent.send_signal(signal.SIGSTOP)
                     for pid in shims_of(agent.pid):
                         os.kill(pid, signal.SIGKILL)
                 if kind in ("agent", "both", "node"):
-                    assert agent is not None
                     agent.send_signal(signal.SIGKILL)
                     agent.wait(10)
                 if kind == "shim":
-                    assert agent is not None
                     shims = shims_of(agent.pid)
                     if not shims:
                         continue
@@ -575,17 +867,20 @@ async def chaos_run(root: Path, seed: int, *, kinds: tuple[str, ...] = KINDS, ev
                         if not await _evict(client, list(pods), rng):
                             continue
                     else:
-                        await _kubectl(processes, "drain", NODE, "--ignore-daemonsets", "--timeout=20s")
+                        await _kubectl(processes, "drain", target, "--ignore-daemonsets", "--timeout=20s")
+                        since = time.time()
                         await asyncio.sleep(event.down)
-                        await _kubectl(processes, "uncordon", NODE)
+                        verdict.unschedulable.setdefault(target, []).append((since, time.time()))
+                        await _kubectl(processes, "uncordon", target)
                 kills[kind] = kills.get(kind, 0) + 1
                 if kind in ("server", "agent", "both", "node"):
                     await asyncio.sleep(event.down)
                 if kind in ("server", "both"):
-                    processes.start_server(backoff=BACKOFF)
-                    await eventually(lambda: _answers(client), what="API back")
+                    await restart_server()
                 if kind in ("agent", "both", "node"):
-                    agent = await join(processes)
+                    agents[target] = await join(processes, target)
+
+            marks["events"] = round(time.monotonic() - started, 1)
 
             async def finished() -> list[Obj] | None:
                 jobs = [await client.get(JOBS, "default", p.name) for p in job_plans]
@@ -602,9 +897,15 @@ async def chaos_run(root: Path, seed: int, *, kinds: tuple[str, ...] = KINDS, ev
 
             try:
                 jobs = await eventually(finished, timeout=60, what="every Job finished and its pods accounted")
+                marks["finished"] = round(time.monotonic() - started, 1)
             except Exception as exc:  # report the state it stopped in as a problem, not a crash of the driver
                 verdict.problems.append(f"not finished: {exc}")
                 jobs = [await client.get(JOBS, "default", p.name) for p in job_plans]
+            if len(names) > 1:  # a node back from NotReady is Ready again and loses the unhealthy node's taints
+                try:
+                    await eventually(lambda: _healthy(client, sorted(agents)), timeout=20, what="nodes healthy")
+                except AssertionError as exc:
+                    verdict.problems.append(str(exc))
             await asyncio.sleep(0.5)  # the watch's last events
             await informer.stop()
             poller.cancel()
@@ -642,7 +943,8 @@ async def chaos_run(root: Path, seed: int, *, kinds: tuple[str, ...] = KINDS, ev
             conn.close()
     except Exception as exc:
         verdict.problems.append(f"store unreadable: {exc}")
-    return Outcome(seed, timeline, kills, verdict.problems, round(time.monotonic() - started, 1), verdict.seen)
+    seconds = round(time.monotonic() - started, 1)
+    return Outcome(seed, timeline, kills, verdict.problems, seconds, verdict.seen, marks)
 
 
 def _seeds(text: str) -> list[int]:
@@ -657,7 +959,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--seeds", default="0-9")
     parser.add_argument("--events", type=int, default=5)
-    parser.add_argument("--kinds", default=",".join(KINDS))
+    parser.add_argument("--nodes", type=int, default=1, help="node agents (2 or 3: the node kinds too)")
+    parser.add_argument("--kinds", default=None, help="comma-separated kinds [default: every kind the nodes allow]")
     parser.add_argument("--keep", action="store_true", help="keep each run's directory")
     args = parser.parse_args(argv)
     failures = 0
@@ -665,13 +968,15 @@ def main(argv: list[str] | None = None) -> int:
     ended: dict[str, int] = {}
     for seed in _seeds(args.seeds):
         root = Path(tempfile.mkdtemp(prefix=f"chaos{seed}-"))
-        outcome = asyncio.run(chaos_run(root, seed, kinds=tuple(args.kinds.split(",")), events=args.events))
+        kinds = tuple(args.kinds.split(",")) if args.kinds else MULTI_KINDS if args.nodes > 1 else KINDS
+        outcome = asyncio.run(chaos_run(root, seed, kinds=kinds, events=args.events, nodes=args.nodes))
         for kind, n in outcome.kills.items():
             totals[kind] = totals.get(kind, 0) + n
         for how, n in outcome.pods.items():
             ended[how] = ended.get(how, 0) + n
         status = "FAIL" if outcome.problems else "ok"
         print(f"seed {seed}: {status} in {outcome.seconds}s kills={outcome.kills} pods={outcome.pods}", flush=True)
+        print(f"    at {outcome.marks}", flush=True)
         for problem in outcome.problems:
             print(f"    {problem}", flush=True)
         if outcome.problems:

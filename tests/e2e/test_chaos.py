@@ -5,6 +5,12 @@ agent while SIGKILLs hit the API server, the agent, a process shim, the server a
 with its shims (a node crash), and pods are evicted or drained. Each Job must count every pod once, for what it
 really was (the ground truth its pods write), and nothing may be left running.
 
+Two more seeds run on three nodes (`chaos_run(..., nodes=3)`), with the disruptions of a cluster of several: a node
+lost for good (its machine dies; the node lifecycle controller taints it, the taint manager evicts its pods, an admin
+deletes the Node or taints it out-of-service, the pod GC collects its pods, the others take the replacements; seed 6
+boots it again afterwards), a node back after it was marked NotReady, the API server killed while a node is
+NotReady, a cordon and a drain.
+
 Many more seeds run with `PYTHONPATH=src python -m tests.e2e.chaos --seeds 0-99` (docs/chaos.md has the numbers).
 """
 
@@ -15,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.chaos import chaos_run, schedule
+from tests.e2e.chaos import MULTI_KINDS, chaos_run, schedule
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -35,5 +41,25 @@ def test_the_fixed_seeds_cover_every_kind_of_disruption() -> None:
 @pytest.mark.parametrize("seed", sorted(SEEDS), ids=[f"seed-{s}" for s in sorted(SEEDS)])
 def test_every_failure_is_counted_once_for_what_it_was(tmp_path: Path, seed: int) -> None:
     outcome = asyncio.run(asyncio.wait_for(chaos_run(tmp_path, seed), 100))
+    logs = "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-2000:]}" for p in tmp_path.glob("*.log"))
+    assert outcome.problems == [], f"seed {seed}, {outcome.events}:\n" + "\n".join(outcome.problems) + logs
+
+
+NODE_SEEDS = {
+    6: "a node back from NotReady, a node lost (out-of-service, then booted again), a drain, a node crash, "
+    "the server killed while a node is NotReady",
+    34: "a node lost (its Node deleted), a node back from NotReady, a shim, a cordon, "
+    "the server killed while a node is NotReady",
+}
+
+
+def test_the_fixed_seeds_of_three_nodes_cover_every_node_kind() -> None:
+    kinds = {event.kind for seed in NODE_SEEDS for event in schedule(seed, MULTI_KINDS)}
+    assert kinds >= {"lose", "return", "outage", "cordon", "drain"}
+
+
+@pytest.mark.parametrize("seed", sorted(NODE_SEEDS), ids=[f"nodes-seed-{s}" for s in sorted(NODE_SEEDS)])
+def test_every_failure_is_counted_once_on_three_nodes(tmp_path: Path, seed: int) -> None:
+    outcome = asyncio.run(asyncio.wait_for(chaos_run(tmp_path, seed, kinds=MULTI_KINDS, nodes=3), 240))
     logs = "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-2000:]}" for p in tmp_path.glob("*.log"))
     assert outcome.problems == [], f"seed {seed}, {outcome.events}:\n" + "\n".join(outcome.problems) + logs

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 import click
 
-from kjobs.cli.up import settle_heap, sync_frequency_option
+from kjobs.cli.up import duration_option, settle_heap, sync_frequency_option
 
 _RUNTIMES = ("process", "sim")
 HTTP_WORKERS = 64
@@ -96,6 +96,12 @@ def _connection(kubeconfig: Path | None) -> Any:
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --model's random draws.")
 @sync_frequency_option
+@duration_option(
+    "--node-status-update-frequency",
+    "10s",
+    "Specifies how often kubelet posts node status to master. Note: be cautious when changing the constant, it must "
+    "work with nodeMonitorGracePeriod in nodecontroller.",
+)
 def join(
     kubeconfig: Path | None,
     name: str,
@@ -113,6 +119,7 @@ def join(
     model_path: Path | None = None,
     seed: int = 0,
     sync_frequency: float = 60.0,
+    node_status_update_frequency: float = 10.0,
 ) -> None:
     """Register node NAME with the API server of KUBECONFIG and run the pods bound to it."""
     import uvloop
@@ -156,6 +163,7 @@ def join(
             max_pods=max_pods,
             workers=HTTP_WORKERS,
             sync_frequency=sync_frequency,
+            node_status_update_frequency=node_status_update_frequency,
         )
         tune_gc()  # a long-lived agent whose informer keeps every pod of the node
         hidden = (str(kubeconfig),) if kubeconfig is not None else ()  # the agent's credentials: not its pods'

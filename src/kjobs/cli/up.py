@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -34,11 +35,13 @@ from kjobs.cli.controller import terminated_pod_gc_threshold_option
 from kjobs.cli.features import feature_gates_option
 
 if TYPE_CHECKING:
+    from kjobs.controllers.nodelifecycle import NodeLifecycleSettings
     from kjobs.server.admission import AdmissionSettings
     from kjobs.server.auth import Authenticator
     from kjobs.server.tls import Pki
     from kjobs.store import StoreDamaged
 
+F = TypeVar("F", bound=Callable[..., Any])
 DEFAULT_PORT = 6443
 DEFAULT_SYNC_FREQUENCY = "1m0s"
 """The kubelet's `--sync-frequency` default, as its help prints it."""
@@ -71,6 +74,62 @@ sync_frequency_option = click.option(
     ),
 )
 """The kubelet's `--sync-frequency`, on `kjobs up` (its local node agents) and `kjobs node join`."""
+
+
+def duration_option(name: str, default: str, help_text: str, **extra: Any) -> Callable[[F], F]:
+    """A Go-duration flag (`40s`, `1m0s`) greater than zero, in seconds, as `--sync-frequency`."""
+    return click.option(
+        name, default=default, show_default=True, callback=_sync_frequency, metavar="DURATION", help=help_text, **extra
+    )
+
+
+node_monitor_options = (
+    duration_option(
+        "--node-monitor-period",
+        "5s",
+        "The period for syncing NodeStatus in cloud-node-lifecycle-controller.",
+    ),
+    duration_option(
+        "--node-monitor-grace-period",
+        "50s",
+        "Amount of time which we allow running Node to be unresponsive before marking it unhealthy. Must be N times "
+        "more than kubelet's nodeStatusUpdateFrequency, where N means number of retries allowed for kubelet to post "
+        "node status.",
+    ),
+    duration_option(
+        "--node-startup-grace-period",
+        "1m0s",
+        "Amount of time which we allow starting Node to be unresponsive before marking it unhealthy.",
+    ),
+    click.option(
+        "--node-eviction-rate",
+        type=float,
+        default=0.1,
+        show_default=True,
+        help="Number of nodes per second on which pods are deleted in case of node failure when a zone is healthy "
+        "(see --unhealthy-zone-threshold for definition of healthy/unhealthy). Zone refers to entire cluster in "
+        "non-multizone clusters.",
+    ),
+    click.option(
+        "--pod-gc-period",
+        type=click.FloatRange(0, min_open=True),
+        default=None,
+        hidden=True,
+        help="Testing only: seconds between the pod GC's passes (Kubernetes: 20 s, a constant); a node gone from the "
+        "API is confirmed gone after twice as long (Kubernetes' quarantine: 40 s), so a test sees a deleted node's "
+        "pods collected in seconds.",
+    ),
+)
+"""kube-controller-manager's node lifecycle flags (their help as cmd/kube-controller-manager prints it; the first is
+shared by the cloud and the built-in node lifecycle controllers, hence its wording), and a testing-only pod GC
+period: a node lost for good is seen, tainted and its pods collected within a test's time."""
+
+
+def _node_monitor(func: F) -> F:
+    for option in reversed(node_monitor_options):
+        func = option(func)
+    return func
+
 
 DEFAULT_STORE_PACK_ABOVE = 25_000
 """`kjobs.store.packing.PACK_ABOVE`, written out so that the CLI does not import the store to show its help."""
@@ -225,6 +284,7 @@ def _loopback(host: str) -> bool:
     ),
 )
 @terminated_pod_gc_threshold_option
+@_node_monitor
 @feature_gates_option
 def up(
     port: int,
@@ -248,10 +308,16 @@ def up(
     disable_admission_plugins: tuple[str, ...] = (),
     sync_frequency: float = 60.0,
     store_pack_above: int = DEFAULT_STORE_PACK_ABOVE,
+    node_monitor_period: float = 5.0,
+    node_monitor_grace_period: float = 50.0,
+    node_startup_grace_period: float = 60.0,
+    node_eviction_rate: float = 0.1,
+    pod_gc_period: float | None = None,
 ) -> None:
     """Start kjobs: the Kubernetes API server, the controllers and a local node."""
     from kjobs.api.errors import ApiError
     from kjobs.controllers import select_controllers
+    from kjobs.controllers.nodelifecycle import NodeLifecycleSettings
     from kjobs.server import kubeconfig as kubeconfig_file
     from kjobs.server import tls
     from kjobs.server.admission import AdmissionSettings, admission_plugins
@@ -329,6 +395,13 @@ def up(
         terminated_pod_gc_threshold=terminated_pod_gc_threshold,
         kubeconfig=config_path,
         sync_frequency=sync_frequency,
+        node_lifecycle=NodeLifecycleSettings(
+            monitor_period=node_monitor_period,
+            grace_period=node_monitor_grace_period,
+            startup_grace_period=node_startup_grace_period,
+            eviction_qps=node_eviction_rate,
+        ),
+        pod_gc_period=pod_gc_period,
     )
 
     def ready() -> None:
@@ -404,6 +477,8 @@ def _assemble(
     pod_api: str = "",
     kubeconfig: Path | None = None,
     sync_frequency: float = 60.0,
+    node_lifecycle: NodeLifecycleSettings | None = None,
+    pod_gc_period: float | None = None,
 ) -> tuple[Any, Any]:
     """The app and the embedded cluster around its `ApiService`, with logs and metrics wired between them
     (`admission`: the `AdmissionSettings` from the kube-apiserver flags; Kubernetes' defaults when None;
@@ -414,11 +489,15 @@ def _assemble(
     `--terminated-pod-gc-threshold`, the terminated pods kept before the pod GC deletes the oldest, none deleted
     when <= 0; `pod_api`: where pods reach this server with their ServiceAccount tokens, signed with the key in
     `pki`'s directory; `kubeconfig`: the file written for the admin, which pods in a mount namespace do not see,
-    nor `data`: docs/security.md; `sync_frequency`: the kubelet's `--sync-frequency` of the local node agents)."""
+    nor `data`: docs/security.md; `sync_frequency`: the kubelet's `--sync-frequency` of the local node agents;
+    `node_lifecycle`: the node lifecycle controller's flags (`--node-monitor-period`, `--node-monitor-grace-period`,
+    `--node-startup-grace-period`, `--node-eviction-rate`), Kubernetes' defaults when None; `pod_gc_period`: the
+    pod GC's period, its quarantine twice that, Kubernetes' 20 s and 40 s when None)."""
     from prometheus_client import REGISTRY
 
     from kjobs.cluster import ClusterSettings, LocalCluster, metric_registries
     from kjobs.controllers import CONTROLLER_NAMES
+    from kjobs.controllers.nodelifecycle import NodeLifecycleSettings
     from kjobs.controllers.podgc import PodGCSettings
     from kjobs.job.metrics import JobMetrics
     from kjobs.node.logsource import AgentLogs, RemoteLogs
@@ -430,6 +509,7 @@ def _assemble(
     def node_of(name: str) -> Any:
         return app_ref[0].storage.get("nodes", "", name)
 
+    gc_timing = {} if pod_gc_period is None else {"period": pod_gc_period, "quarantine": 2 * pod_gc_period}
     logs = AgentLogs(remote=RemoteLogs(node_of, ssl_context=kubelet_client_context(pki) if pki else None))
     settings = ClusterSettings(
         nodes=nodes,
@@ -443,7 +523,8 @@ def _assemble(
         root_ca=pki.ca_pem.decode() if pki is not None else "",
         pod_api=pod_api,
         hidden_paths=(str(data), *([str(kubeconfig)] if kubeconfig is not None else [])),
-        pod_gc=PodGCSettings(terminated_pod_threshold=max(terminated_pod_gc_threshold, 0)),
+        pod_gc=PodGCSettings(terminated_pod_threshold=max(terminated_pod_gc_threshold, 0), **gc_timing),
+        node_lifecycle=node_lifecycle or NodeLifecycleSettings(),
         node_options={"sync_frequency": sync_frequency},
     )
     if admission is not None:
