@@ -273,8 +273,8 @@ def _capabilities_baseline(meta: Obj, spec: Obj) -> Result:
 
 
 def _host_namespaces(meta: Obj, spec: Obj) -> Result:
-    """check_hostNamespaces.go: hostNetwork, hostPID and hostIPC false (listed sorted)."""
-    used = sorted(key for key in ("hostNetwork", "hostPID", "hostIPC") if spec.get(key) is True)
+    """check_hostNamespaces.go: hostNetwork, hostPID and hostIPC false."""
+    used = [f"{key}=true" for key in ("hostNetwork", "hostPID", "hostIPC") if spec.get(key) is True]
     return ("host namespaces", ", ".join(used)) if used else None
 
 
