@@ -124,8 +124,13 @@ def policy_to_evaluate(labels: Obj | None, defaults: Policy = DEFAULT_POLICY) ->
 
 
 def has_policy_labels(labels: Obj | None) -> bool:
-    """Whether any label is a PodSecurity one (without one, a namespace has the default policy)."""
-    return bool(labels) and any(key.startswith(LABEL_PREFIX) for key in labels)  # type: ignore[union-attr]
+    """Whether any label is a PodSecurity one (without one, a namespace has the default policy). A plain loop: this
+    is all the plugin costs a pod create in an unlabelled namespace."""
+    if labels:
+        for key in labels:
+            if key.startswith(LABEL_PREFIX):
+                return True
+    return False
 
 
 def compare_levels(a: str, b: str) -> int:

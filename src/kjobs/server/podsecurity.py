@@ -127,9 +127,7 @@ def significant_update(pod: Obj, old: Obj) -> bool:
     return False
 
 
-def check_pod(
-    namespace: Obj | None, pod: Obj, old: Obj | None, subresource: str, name: str, warnings: list[str] | None
-) -> None:
+def check_pod(namespace: Obj | None, pod: Obj, old: Obj | None, subresource: str, warnings: list[str] | None) -> None:
     """`ValidatePod` for a pod create (`old` None) or update: raises 403 Forbidden when the enforce level refuses
     it, else adds the warn level's warning to `warnings` (None: nobody reads them)."""
     if subresource in IGNORED_POD_SUBRESOURCES:
@@ -144,7 +142,7 @@ def check_pod(
         return
     refusal, warned = evaluate_pod(policy, _meta(pod), _spec(pod), enforce=True)
     if refusal is not None:
-        raise forbidden("pods", name, refusal)
+        raise forbidden("pods", str(_meta(pod).get("name") or ""), refusal)
     if warnings is not None:
         warnings.extend(warned)
 

@@ -791,7 +791,7 @@ class ApiService:
         if ns is None:
             ns = self.store.get("namespaces", "", str(_meta(obj).get("namespace") or ""), shared=True)
         if r.kind == "Pod":
-            podsecurity.check_pod(ns, obj, old, subresource, str(_meta(obj).get("name") or ""), warnings)
+            podsecurity.check_pod(ns, obj, old, subresource, warnings)
         elif warnings is not None:
             podsecurity.check_pod_controller(r.kind, ns, obj, warnings)
 
@@ -1430,8 +1430,8 @@ class ApiService:
         self._validate_admission(r, new, subresource, create=False)
         if warnings is not None and subresource != "status":
             warnings.extend(self._object_warnings(r, new, old))
-        if r.kind in _POD_SECURITY_KINDS and self.admission.enabled(podsecurity.PLUGIN):
-            self._pod_security(r, new, old, subresource, None, warnings)
+        if subresource != "status" and r.kind in _POD_SECURITY_KINDS and self.admission.enabled(podsecurity.PLUGIN):
+            self._pod_security(r, new, old, subresource, None, warnings)  # status writes: the plugin ignores them
         if _same_but_bookkeeping(new, old):
             return old
         meta = _meta(new)
