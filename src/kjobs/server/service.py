@@ -788,10 +788,12 @@ class ApiService:
             return  # first: a pod's status writes are the most frequent writes there are
         if r.kind != "Pod" and (warnings is None or subresource):
             return
+        if r.kind == "Pod" and old is not None and not podsecurity.significant_update(obj, old):
+            return  # before the namespace is read: most pod updates (finalizers, labels) end here
         if ns is None:
             ns = self.store.get("namespaces", "", str(_meta(obj).get("namespace") or ""), shared=True)
         if r.kind == "Pod":
-            podsecurity.check_pod(ns, obj, old, subresource, warnings)
+            podsecurity.check_pod(ns, obj, None, subresource, warnings)  # an update found significant above
         elif warnings is not None:
             podsecurity.check_pod_controller(r.kind, ns, obj, warnings)
 
