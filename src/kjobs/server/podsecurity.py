@@ -99,32 +99,45 @@ def evaluate_pod(policy: Policy, meta: Obj, spec: Obj, *, enforce: bool) -> tupl
 
 def significant_update(pod: Obj, old: Obj) -> bool:
     """admission.go `isSignificantPodUpdate`: whether a pod update changes what the checks see (the fields of a
-    pod that validation lets change: images, a container's seccomp annotation, ephemeral containers)."""
-    annotations, old_annotations = _meta(pod).get("annotations") or {}, _meta(old).get("annotations") or {}
+    pod that validation lets change: images, a container's seccomp annotation, ephemeral containers).
+
+    Written as plain loops: every pod update not through a subresource (the Job controller's finalizer removal,
+    label changes) asks it, in every namespace."""
     spec, old_spec = _spec(pod), _spec(old)
-
-    def changed(container: Obj, previous: Obj) -> bool:
-        key = _SECCOMP_CONTAINER_ANNOTATION + str(container.get("name") or "")
-        return container.get("image") != previous.get("image") or annotations.get(key) != old_annotations.get(key)
-
+    annotations, old_annotations = _meta(pod).get("annotations") or {}, _meta(old).get("annotations") or {}
+    seccomp_may_differ = annotations != old_annotations
     for kind in ("containers", "initContainers"):
-        new_list, old_list = spec.get(kind) or [], old_spec.get(kind) or []
+        new_list, old_list = spec.get(kind) or (), old_spec.get(kind) or ()
         if len(new_list) != len(old_list):
             return True
-        if any(
-            changed(a, b)
-            for a, b in zip(new_list, old_list, strict=True)
-            if isinstance(a, dict) and isinstance(b, dict)
-        ):
-            return True
+        for container, previous in zip(new_list, old_list, strict=True):
+            if (
+                isinstance(container, dict)
+                and isinstance(previous, dict)
+                and _changed(container, previous, annotations, old_annotations, seccomp_may_differ)
+            ):
+                return True
+    ephemeral = spec.get("ephemeralContainers")
+    if not ephemeral:
+        return False
     old_ephemeral = {str(c.get("name")): c for c in old_spec.get("ephemeralContainers") or () if isinstance(c, dict)}
-    for container in spec.get("ephemeralContainers") or ():
+    for container in ephemeral:
         if not isinstance(container, dict):
             continue
         previous = old_ephemeral.get(str(container.get("name")))
-        if previous is None or changed(container, previous):
+        if previous is None or _changed(container, previous, annotations, old_annotations, seccomp_may_differ):
             return True
     return False
+
+
+def _changed(container: Obj, previous: Obj, annotations: Obj, old_annotations: Obj, seccomp_may_differ: bool) -> bool:
+    """`isSignificantContainerUpdate`: another image, or another `container.seccomp...` annotation for it."""
+    if container.get("image") != previous.get("image"):
+        return True
+    if not seccomp_may_differ:
+        return False
+    key = _SECCOMP_CONTAINER_ANNOTATION + str(container.get("name") or "")
+    return bool(annotations.get(key) != old_annotations.get(key))
 
 
 def check_pod(namespace: Obj | None, pod: Obj, old: Obj | None, subresource: str, warnings: list[str] | None) -> None:

@@ -42,6 +42,7 @@ from kjobs.api.errors import (
 )
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.goints import go_seconds
+from kjobs.api.podsecurity import has_policy_labels
 from kjobs.api.selectors import FieldSelector, LabelSelector
 from kjobs.api.timeutil import format_time, parse_time
 from kjobs.api.token_requests import mount_service_account_token, should_automount
@@ -1272,7 +1273,11 @@ class ApiService:
                 self.quota.validate_pod(obj, namespace, name)
             elif r.kind == "PersistentVolumeClaim" and self.admission.enabled(LIMIT_RANGER):
                 self.quota.validate_claim(obj, namespace, name)
-            if r.kind in _POD_SECURITY_KINDS and self.admission.enabled(podsecurity.PLUGIN):
+            if (
+                r.kind in _POD_SECURITY_KINDS
+                and has_policy_labels((ns.get("metadata") or {}).get("labels"))  # else: privileged, nothing to do
+                and self.admission.enabled(podsecurity.PLUGIN)
+            ):
                 self._pod_security(r, obj, None, "", ns, warnings if warn else None)
             if self.admission.enabled(RESOURCE_QUOTA):
                 await self.quota.check(r.group, r.plural, obj, namespace, name, dry_run=dry_run)
