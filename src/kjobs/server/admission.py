@@ -129,12 +129,12 @@ DEFAULT_ON_PLUGINS = frozenset(
 )
 """The plugins kube-apiserver runs unless disabled (`DefaultOffAdmissionPlugins`' complement). Of these kjobs
 does NamespaceLifecycle, ServiceAccount, DefaultTolerationSeconds, Priority, LimitRanger and ResourceQuota
-(`kjobs.server.quota`: LimitRanger for pods only) and the storage ones; the others act on objects kjobs does not
-serve (RuntimeClasses, webhook and policy configurations, CertificateSigningRequests, IngressClasses) or on
-namespace Pod Security labels it does not enforce, so turning them off changes nothing here."""
+(`kjobs.server.quota`: LimitRanger for pods only), PodSecurity (`kjobs.server.podsecurity`) and the storage ones;
+the others act on objects kjobs does not serve (RuntimeClasses, webhook and policy configurations,
+CertificateSigningRequests, IngressClasses), so turning them off changes nothing here."""
 
 TOGGLED_PLUGINS = frozenset(
-    {SERVICE_ACCOUNT, DEFAULT_TOLERATION_SECONDS_PLUGIN, PRIORITY, LIMIT_RANGER, RESOURCE_QUOTA}
+    {SERVICE_ACCOUNT, DEFAULT_TOLERATION_SECONDS_PLUGIN, PRIORITY, LIMIT_RANGER, RESOURCE_QUOTA, "PodSecurity"}
 )
 """The plugins kjobs does that `--disable-admission-plugins` turns off."""
 

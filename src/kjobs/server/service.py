@@ -42,13 +42,14 @@ from kjobs.api.errors import (
 )
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.goints import go_seconds
+from kjobs.api.podsecurity import has_policy_labels
 from kjobs.api.selectors import FieldSelector, LabelSelector
 from kjobs.api.timeutil import format_time, parse_time
 from kjobs.api.token_requests import mount_service_account_token, should_automount
 from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
 from kjobs.api.validation_scheduling import SYSTEM_PRIORITY_CLASSES
-from kjobs.server import apply, applymerge, fieldtrees, limits, params, reviews, schema, tokenrest
+from kjobs.server import apply, applymerge, fieldtrees, limits, params, podsecurity, reviews, schema, tokenrest
 from kjobs.server.admission import (
     DEFAULT_SERVICE_ACCOUNT,
     LIMIT_RANGER,
@@ -106,6 +107,9 @@ pauses, as the rest of its in-process storage does."""
 
 NAMESPACES = ("default", "kube-system", "kube-node-lease", "kube-public")
 _PRIORITY_CLASSES = "priorityclasses.scheduling.k8s.io"
+_PODS = "pods"
+_POD_SECURITY_KINDS = frozenset({"Pod", "Job", "CronJob", "Namespace"})
+"""The kinds the PodSecurity plugin looks at: pods, the pod controllers kjobs serves, namespaces."""
 _SERVICES = "services"
 KUBERNETES_SERVICE = "kubernetes"
 """kube-apiserver's own Service in `default` (`ensure_kubernetes_service`)."""
@@ -540,9 +544,10 @@ class ApiService:
             raise not_found(r.plural, name, group=r.group)
         return obj
 
-    def check_namespace(self, namespace: str, r: Resource | None = None, name: str = "") -> None:
+    def check_namespace(self, namespace: str, r: Resource | None = None, name: str = "") -> Obj:
         """404 `namespaces "x" not found` when a namespaced create targets a missing namespace; 403 Forbidden for
-        a create of `r` named `name` in one being deleted (the NamespaceLifecycle admission plugin)."""
+        a create of `r` named `name` in one being deleted (the NamespaceLifecycle admission plugin). Returns the
+        namespace (shared: not to be changed), which the PodSecurity plugin reads next."""
         ns = self.store.get("namespaces", "", namespace, shared=True)
         if ns is None:
             raise not_found("namespaces", namespace)
@@ -565,6 +570,7 @@ class ApiService:
                 "because it is being terminated",
                 details=details,
             )
+        return ns
 
     async def ensure_namespaces(self) -> None:
         """Create the namespaces every cluster has (`default`, `kube-system`, `kube-node-lease`, ...)."""
@@ -757,9 +763,40 @@ class ApiService:
         raise forbidden("pods", name_for_errors(meta, generated), service_account_refusal(namespace, account))
 
     def _validate_admission(self, r: Resource, obj: Obj, subresource: str, *, create: bool) -> None:
-        """Validating admission, after validation: the Priority plugin's one-default rule for PriorityClasses."""
+        """Validating admission, after validation: the Priority plugin's one-default rule for PriorityClasses;
+        PodSecurity's refusal of a created namespace's unparseable labels."""
         if r.kind == "PriorityClass" and not subresource and self.admission.enabled(PRIORITY):
             check_priority_class(obj, self._priority_classes(), create=create)
+        elif r.kind == "Namespace" and create and not subresource and self.admission.enabled(podsecurity.PLUGIN):
+            podsecurity.check_namespace_labels(obj, None)
+
+    def _pod_security(
+        self, r: Resource, obj: Obj, old: Obj | None, subresource: str, ns: Obj | None, warnings: Warnings | None
+    ) -> None:
+        """The PodSecurity plugin (`kjobs.server.podsecurity`) on a write of a pod, a Job or CronJob (whose pod
+        template it warns about), or a namespace update; `ns`: the namespace when the caller has it at hand.
+        Only the namespace's labels are read unless they name a PodSecurity level."""
+        if r.kind == "Namespace":
+            if old is None or subresource:
+                return
+            podsecurity.check_namespace_labels(obj, old)
+            if warnings is not None:
+                name = str(_meta(obj).get("name") or "")
+                pods = lambda: self.store.list(_PODS, name)[0]  # noqa: E731  (listed only when the level tightens)
+                warnings.extend(podsecurity.namespace_update_warnings(obj, old, pods))
+            return
+        if r.kind == "Pod" and subresource in podsecurity.IGNORED_POD_SUBRESOURCES:
+            return  # first: a pod's status writes are the most frequent writes there are
+        if r.kind != "Pod" and (warnings is None or subresource):
+            return
+        if r.kind == "Pod" and old is not None and not podsecurity.significant_update(obj, old):
+            return  # before the namespace is read: most pod updates (finalizers, labels) end here
+        if ns is None:
+            ns = self.store.get("namespaces", "", str(_meta(obj).get("namespace") or ""), shared=True)
+        if r.kind == "Pod":
+            podsecurity.check_pod(ns, obj, None, subresource, warnings)  # an update found significant above
+        elif warnings is not None:
+            podsecurity.check_pod_controller(r.kind, ns, obj, warnings)
 
     def _priority_classes(self) -> list[Obj]:
         if self._classes is None:
@@ -1231,11 +1268,17 @@ class ApiService:
             warnings.extend(self._object_warnings(r, obj, None))
         if r.namespaced:
             name = str(_meta(obj).get("name") or "")
-            self.check_namespace(namespace, r, name)
+            ns = self.check_namespace(namespace, r, name)
             if r.kind == "Pod" and self.admission.enabled(LIMIT_RANGER):
                 self.quota.validate_pod(obj, namespace, name)
             elif r.kind == "PersistentVolumeClaim" and self.admission.enabled(LIMIT_RANGER):
                 self.quota.validate_claim(obj, namespace, name)
+            if (
+                r.kind in _POD_SECURITY_KINDS
+                and has_policy_labels((ns.get("metadata") or {}).get("labels"))  # else: privileged, nothing to do
+                and self.admission.enabled(podsecurity.PLUGIN)
+            ):
+                self._pod_security(r, obj, None, "", ns, warnings if warn else None)
             if self.admission.enabled(RESOURCE_QUOTA):
                 await self.quota.check(r.group, r.plural, obj, namespace, name, dry_run=dry_run)
         self._managed(r, obj, None, manager, "Update", "", decoded=decoded, admitted_from=defaulted)
@@ -1394,6 +1437,8 @@ class ApiService:
         self._validate_admission(r, new, subresource, create=False)
         if warnings is not None and subresource != "status":
             warnings.extend(self._object_warnings(r, new, old))
+        if subresource != "status" and r.kind in _POD_SECURITY_KINDS and self.admission.enabled(podsecurity.PLUGIN):
+            self._pod_security(r, new, old, subresource, None, warnings)  # status writes: the plugin ignores them
         if _same_but_bookkeeping(new, old):
             return old
         meta = _meta(new)
