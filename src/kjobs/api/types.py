@@ -8,3 +8,10 @@ from typing import Any
 
 Obj = dict[str, Any]
 """A Kubernetes object or sub-object in its JSON form."""
+
+
+def section(obj: Obj, key: str) -> Obj:
+    """`obj[key]` when it is a map, else an empty one: how a reader of a stored or user-sent object takes its
+    `metadata`, `spec` or `status` without tripping on a missing or malformed one."""
+    value = obj.get(key)
+    return value if isinstance(value, dict) else {}

@@ -38,6 +38,7 @@ import shutil
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from fractions import Fraction
+from functools import partial
 from pathlib import Path
 
 from kjobs.api.errors import ApiError
@@ -59,7 +60,7 @@ from kjobs.api.storage import (
     storage_of,
 )
 from kjobs.api.timeutil import format_time
-from kjobs.api.types import Obj
+from kjobs.api.types import Obj, section
 from kjobs.api.validation_meta import selector_matches
 from kjobs.client.base import Client
 from kjobs.client.events import EventRecorder
@@ -92,14 +93,8 @@ STORAGE_DIR_MODE = 0o777
 # ------------------------------------------------------------------------------------------------ helpers
 
 
-def _meta(obj: Obj) -> Obj:
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, dict) else {}
-
-
-def _spec(obj: Obj) -> Obj:
-    spec = obj.get("spec")
-    return spec if isinstance(spec, dict) else {}
+_meta = partial(section, key="metadata")
+_spec = partial(section, key="spec")
 
 
 def _phase(obj: Obj) -> str:

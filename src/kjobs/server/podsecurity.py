@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterable
+from functools import partial
 
 from kjobs.api.errors import FieldError, forbidden, invalid
 from kjobs.api.podsecurity import (
@@ -35,7 +36,7 @@ from kjobs.api.podsecurity import (
     has_policy_labels,
     policy_to_evaluate,
 )
-from kjobs.api.types import Obj
+from kjobs.api.types import Obj, section
 
 PLUGIN = "PodSecurity"
 
@@ -50,14 +51,8 @@ NAMESPACE_POD_CHECK_TIMEOUT = 1.0
 _SECCOMP_CONTAINER_ANNOTATION = "container.seccomp.security.alpha.kubernetes.io/"
 
 
-def _meta(obj: Obj) -> Obj:
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, dict) else {}
-
-
-def _spec(obj: Obj) -> Obj:
-    spec = obj.get("spec")
-    return spec if isinstance(spec, dict) else {}
+_meta = partial(section, key="metadata")
+_spec = partial(section, key="spec")
 
 
 def namespace_policy(namespace: Obj | None) -> tuple[Policy, list[FieldError]] | None:
