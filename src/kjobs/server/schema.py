@@ -29,15 +29,39 @@ from kjobs.server.patch import Path as FieldPath
 from kjobs.server.patch import StrategyLookup
 
 _DATA = Path(__file__).parent / "data" / "schemas-v1.32.json.gz"
+_ENUMS = Path(__file__).parent / "data" / "enums-v1.32.json"
 _REF_PREFIX = "#/components/schemas/"
 
 
 @functools.cache
 def _shipped() -> dict[str, Any]:
     result: dict[str, Any] = orjson.loads(gzip.decompress(_DATA.read_bytes()))
+    add_enums(result, orjson.loads(_ENUMS.read_bytes())["schemas"])
     result.update(METRICS_SCHEMAS)  # metrics.k8s.io's kinds, which metrics-server publishes on a cluster
     result.update(AUTHN_SCHEMAS)  # TokenRequest and TokenReview (kjobs.server.satokens)
     return result
+
+
+def add_enums(defs: dict[str, Any], table: dict[str, dict[str, Any]]) -> None:
+    """Put the `enum` of every `+enum`-typed field into `defs` (in place), as a 1.32 kube-apiserver serves them
+    with its `OpenAPIEnums` gate on: a field's own values with a `Possible enum values:` paragraph after its
+    description, a list's or a map's on its items or values only (kube-openapi `pkg/generators/openapi.go`).
+    `table` is `enumgen`'s, read from k8s.io/api's Go types; the shipped schemas come from a spec written with the
+    gate off."""
+    for name, fields in table.items():
+        props = defs[name]["properties"]
+        for field, entry in fields.items():
+            where = entry.get("in")
+            if where == "items":
+                props[field]["items"]["enum"] = entry["enum"]
+            elif where == "values":
+                props[field]["additionalProperties"]["enum"] = entry["enum"]
+            else:
+                prop = props[field]
+                prop["enum"] = entry["enum"]
+                if "paragraph" in entry:
+                    before = prop.get("description", "")
+                    prop["description"] = f"{before}\n\n{entry['paragraph']}" if before else entry["paragraph"]
 
 
 @functools.cache
