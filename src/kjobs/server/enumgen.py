@@ -261,10 +261,11 @@ def main() -> None:
     """Read a k8s.io/api tree (argv[1]) at a commit (argv[2], recorded) and write the enum table."""
     root, commit = Path(sys.argv[1]), sys.argv[2]
     schemas = json.loads(gzip.decompress(SCHEMAS.read_bytes()))
-    result = {"source": f"k8s.io/api {commit}", "schemas": table(load(root), schemas)}
+    found = table(load(root), schemas)
+    result = {"source": f"k8s.io/api {commit}", "schemas": found}
     OUTPUT.write_text(json.dumps(result, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
-    count = sum(len(v) for v in result["schemas"].values())
-    print(f"{count} properties in {len(result['schemas'])} schemas -> {OUTPUT}", file=sys.stderr)
+    count = sum(len(v) for v in found.values())
+    print(f"{count} properties in {len(found)} schemas -> {OUTPUT}", file=sys.stderr)
 
 
 if __name__ == "__main__":
