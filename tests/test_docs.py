@@ -1,5 +1,7 @@
 """What the README tells a user holds: the resources it lists are the ones served, its kubectl lines are ones
-kubectl accepts; and the LICENSE that pyproject names is the Apache License 2.0, unaltered."""
+kubectl accepts, the offline `kjobs validate` and `kjobs explain` sessions it shows print what kjobs prints, and
+every relative link of README.md and docs/*.md reaches a file and heading that exist; and the LICENSE that
+pyproject names is the Apache License 2.0, unaltered."""
 
 from __future__ import annotations
 
@@ -9,7 +11,11 @@ import shlex
 import tomllib
 from pathlib import Path
 
+import pytest
+from click.testing import CliRunner
+
 from kjobs.api.features import KNOWN, Stage
+from kjobs.cli import main
 from kjobs.server.registry import RESOURCES
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -67,3 +73,92 @@ def test_feature_gates_table_is_the_gate_list() -> None:
     for name, spec in KNOWN.items():
         assert listed[name][1] == spec.default, name
         assert listed[name][0].startswith(stages[spec.stage]), name
+
+
+def _github_anchors(markdown: str) -> set[str]:
+    """The anchors GitHub gives a file's headings: lower case, punctuation but `-` and `_` dropped, spaces to `-`,
+    a repeated one suffixed `-1`, `-2`, ... (headings inside code fences are not headings)."""
+    anchors: set[str] = set()
+    seen: dict[str, int] = {}
+    text = re.sub(r"^```.*?^```", "", markdown, flags=re.S | re.M)
+    for heading in re.findall(r"^#{1,6} (.+)$", text, flags=re.M):
+        heading = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", heading)
+        slug = re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+        count = seen.get(slug, 0)
+        seen[slug] = count + 1
+        anchors.add(slug if count == 0 else f"{slug}-{count}")
+    return anchors
+
+
+def _broken_links(path: Path) -> list[str]:
+    text = re.sub(r"^```.*?^```", "", path.read_text(), flags=re.S | re.M)
+    broken = []
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z][a-z0-9+.-]*:", target):  # https:, mailto:: not checked here
+            continue
+        file, _, anchor = target.partition("#")
+        resolved = (path.parent / file) if file else path
+        if not resolved.exists():
+            broken.append(f"{target}: no such file")
+        elif anchor and resolved.suffix == ".md" and anchor not in _github_anchors(resolved.read_text()):
+            broken.append(f"{target}: no such heading in {file or path.name}")
+    return broken
+
+
+@pytest.mark.parametrize("name", ["README.md", *sorted(f"docs/{p.name}" for p in (ROOT / "docs").glob("*.md"))])
+def test_relative_links_reach_an_existing_file_and_heading(name: str) -> None:
+    assert _broken_links(ROOT / name) == []
+
+
+def test_a_link_to_a_missing_heading_is_caught(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("# Title\n\n## Where it `lives`, and why\n\n```sh\n# not a heading\n```\n")
+    (tmp_path / "b.md").write_text(
+        "[ok](a.md#where-it-lives-and-why) [ok](a.md) [bad](a.md#not-a-heading) [gone](c.md) [web](https://x.y/#z)\n"
+    )
+    assert _broken_links(tmp_path / "b.md") == ["a.md#not-a-heading: no such heading in a.md", "c.md: no such file"]
+
+
+def _console_sessions(section: str) -> list[tuple[str, list[str]]]:
+    """The `$ kjobs ...` commands of a README section's console blocks, each with the lines shown after it."""
+    sessions: list[tuple[str, list[str]]] = []
+    start = README.index(f"\n### {section}\n")
+    end = README.find("\n##", start + 1)
+    for block in re.findall(r"```console\n(.*?)```", README[start:end], flags=re.S):
+        for line in block.splitlines():
+            if line.startswith("$ "):
+                sessions.append((line[2:].split("  #")[0].strip(), []))
+            elif sessions:
+                sessions[-1][1].append(line)
+    return sessions
+
+
+OFFLINE_SESSIONS = [
+    *_console_sessions("`kjobs validate FILE...`"),
+    *(
+        session
+        for session in _console_sessions("`kjobs explain job NAME` and `kjobs explain --job JOB.yaml --pod POD.yaml`")
+        if "--job" in session[0]  # `kjobs explain job NAME` needs a cluster
+    ),
+]
+
+
+@pytest.mark.parametrize(("command", "shown"), OFFLINE_SESSIONS, ids=[c for c, _ in OFFLINE_SESSIONS])
+def test_the_readmes_offline_sessions_print_what_it_shows(
+    command: str, shown: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Run from a clone's root as the README shows them, the commands need only the repository's files, and print
+    exactly the lines the README shows under them (a command shown without output must still succeed or refuse,
+    not crash)."""
+    monkeypatch.chdir(ROOT)
+    argv = shlex.split(command)
+    assert argv[0] == "kjobs"
+    result = CliRunner().invoke(main, argv[1:])
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.output
+    if shown:
+        assert result.output.splitlines() == shown
+    else:
+        assert result.output.strip()
+
+
+def test_the_offline_sessions_are_found() -> None:
+    assert len(OFFLINE_SESSIONS) >= 6, OFFLINE_SESSIONS
