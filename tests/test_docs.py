@@ -1,7 +1,7 @@
 """What the README tells a user holds: the resources it lists are the ones served, its kubectl lines are ones
-kubectl accepts, the offline `kjobs validate` and `kjobs explain` sessions it shows print what kjobs prints, and
-every relative link of README.md and docs/*.md reaches a file and heading that exist; and the LICENSE that
-pyproject names is the Apache License 2.0, unaltered."""
+kubectl accepts, the options it gives a `kjobs` command are ones that command takes, the offline `kjobs validate`
+and `kjobs explain` sessions it shows print what kjobs prints, and every relative link of README.md and docs/*.md
+reaches a file and heading that exist; and the LICENSE that pyproject names is the Apache License 2.0, unaltered."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import shlex
 import tomllib
 from pathlib import Path
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -162,3 +163,38 @@ def test_the_readmes_offline_sessions_print_what_it_shows(
 
 def test_the_offline_sessions_are_found() -> None:
     assert len(OFFLINE_SESSIONS) >= 6, OFFLINE_SESSIONS
+
+
+def _kjobs_command_lines(text: str) -> list[str]:
+    """Every `kjobs ...` a text shows: in backquotes, or a line of a sh/console block (without its `$ ` or comment)."""
+    lines = re.findall(r"`(kjobs [^`]+)`", text)
+    for block in re.findall(r"```(?:sh|console)\n(.*?)```", text, flags=re.S):
+        lines += [line.removeprefix("$ ").split("  #")[0] for line in block.splitlines()]
+    return [line for line in lines if line.startswith("kjobs ")]
+
+
+def _unknown_options(line: str) -> list[str]:
+    """The options of a `kjobs SUBCOMMAND ...` line that the subcommand does not take (`a|b` choices are split)."""
+    try:
+        argv = shlex.split(line.replace("|", " "))[1:]
+    except ValueError:
+        return []
+    command: click.Command = main
+    while isinstance(command, click.Group) and argv and argv[0] in command.commands:
+        command = command.commands[argv.pop(0)]
+    if isinstance(command, click.Group):
+        return []
+    names = {name for param in command.params for name in (*param.opts, *param.secondary_opts)}
+    options = [arg.split("=")[0] for arg in argv if arg.startswith("-") and arg != "-" and not arg[1:2].isdigit()]
+    return [option for option in options if option not in names]
+
+
+def test_every_option_the_readme_gives_a_kjobs_command_is_one_it_takes() -> None:
+    lines = _kjobs_command_lines(README)
+    assert len(lines) > 100
+    assert [(line, _unknown_options(line)) for line in lines if _unknown_options(line)] == []
+
+
+def test_an_option_a_command_does_not_take_is_caught() -> None:
+    text = "`kjobs up --no-leader-elect` and\n```sh\n$ kjobs node join --name n --max-pods 3   # ok\n```\n"
+    assert [_unknown_options(line) for line in _kjobs_command_lines(text)] == [["--no-leader-elect"], []]
