@@ -152,6 +152,8 @@ class Informer:
                 name if type(name) is str else str(name or ""),
             )
             old = self.cache.get(key)
+            before: Obj | None
+            after: Obj | None
             if kind == "DELETED":
                 self.cache.pop(key, None)
                 before, after = old or obj, None
