@@ -152,12 +152,19 @@ class Informer:
                 name if type(name) is str else str(name or ""),
             )
             old = self.cache.get(key)
+            before: Obj | None
+            after: Obj | None
             if kind == "DELETED":
                 self.cache.pop(key, None)
-                self._notify(old or obj, None)
+                before, after = old or obj, None
             else:
                 self.cache[key] = obj
-                self._notify(old, obj)
+                before, after = old, obj
+            for handler in self.handlers:  # `_notify`, inline: one call less an event of every informer
+                try:
+                    handler(before, after)
+                except Exception:
+                    log.exception("informer handler failed")
             if version:
                 self._version = version
 

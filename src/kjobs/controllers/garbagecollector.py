@@ -124,7 +124,7 @@ def _same_graph_facts(old: Obj, new: Obj) -> bool:
     controller's removal of a pod's tracking finalizer (one per pod) changes nothing here, as the graph builder
     only looks for those two (`startsWaitingForDependentsDeleted`/`...Orphaned`,
     pkg/controller/garbagecollector/graph_builder.go)."""
-    before, after = _meta(old), _meta(new)
+    before, after = old.get("metadata") or {}, new.get("metadata") or {}  # `_meta` inline: every update's path
     if before.get("ownerReferences") != after.get("ownerReferences"):
         return False
     if before.get("deletionTimestamp") != after.get("deletionTimestamp"):
@@ -271,7 +271,9 @@ class GarbageCollector:
     def _observe(self, resource: ResourceRef, old: Obj | None, new: Obj | None) -> None:
         obj = new or old
         assert obj is not None
-        uid = str(_meta(obj).get("uid") or "")
+        uid = (obj.get("metadata") or {}).get("uid") or ""
+        if type(uid) is not str:
+            uid = str(uid)
         if not uid:
             return
         if old is not None and new is not None and _same_graph_facts(old, new):

@@ -373,7 +373,9 @@ class Scheduler:
         return self.volumes.get("", name)
 
     def _on_pod(self, old: Obj | None, new: Obj | None) -> None:
-        if old is not None and new is not None and _finished(old) and _finished(new):
+        # `_finished` of each version, inline and read once: this runs for every event of every pod
+        new_finished = new is not None and (new.get("status") or {}).get("phase") in _FINISHED
+        if new_finished and old is not None and (old.get("status") or {}).get("phase") in _FINISHED:
             return  # a finished pod left the cache and the queue when it finished; later updates change nothing
         obj = new if new is not None else old
         assert obj is not None
@@ -381,7 +383,7 @@ class Scheduler:
         uid = str(meta.get("uid") or "")
         key = f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
         # A pod that finished is handled as one that is gone: it neither counts on a node nor waits.
-        info = self._info(new) if new is not None and not _finished(new) else None
+        info = self._info(new) if new is not None and not new_finished else None
         if info is None:
             self._spec_infos.pop(uid, None)
         # Placement: bound, unfinished pods count on their node; an assumed pod keeps counting until bound.
@@ -780,8 +782,8 @@ def _same_but_node_name(a: Obj, b: Obj) -> bool:
     return {**a, "nodeName": None} == {**b, "nodeName": None}
 
 
-def _finished(pod: Obj) -> bool:
-    return (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed")
+_FINISHED = ("Succeeded", "Failed")
+"""The phases of a finished pod, which the scheduler handles as gone."""
 
 
 def _signature(pod: PodInfo, nodes: list[NodeInfo]) -> tuple[Any, ...]:

@@ -402,9 +402,9 @@ def _merge_list(
     general = mode == _GENERAL
     if general and any(isinstance(e, dict) and e.get(_DIRECTIVE) == "replace" and len(e) == 1 for e in patch):
         return [_strip(e, path, lookup) for e in patch if not (isinstance(e, dict) and _DIRECTIVE in e)]
-    if "merge" not in strategy.split(","):
+    if strategy != "merge" and "merge" not in strategy.split(","):
         return list(patch) if mode == _PLAIN else [_strip(e, path, lookup, mode) for e in patch]
-    if not merge_key or not all(isinstance(e, dict) for e in (*original, *patch)):
+    if not merge_key or not (_all_maps(original) and _all_maps(patch)):
         # merge of primitives: a set union that keeps the original order
         merged = list(original)
         for element in patch:
@@ -455,14 +455,10 @@ def _set_order(
     if not isinstance(merged, list):
         return
     merge_key = lookup((*path, field))[1]
-
-    def ident(element: Any) -> Any:
-        return element.get(merge_key) if merge_key and isinstance(element, dict) else element
-
-    wanted = [ident(e) for e in order]
+    wanted = _idents(order, merge_key)
     patch_list = patch.get(field)
     if isinstance(patch_list, list):  # the patch's own elements must come in the order's relative order
-        named = [ident(e) for e in patch_list if not (isinstance(e, dict) and _DIRECTIVE in e)]
+        named = _idents([e for e in patch_list if not (isinstance(e, dict) and _DIRECTIVE in e)], merge_key)
         at = 0
         for value in named:
             while at < len(wanted) and wanted[at] != value:
@@ -474,9 +470,9 @@ def _set_order(
             at += 1
     before = original.get(field)
     rank_wanted = _first_positions(wanted)
-    rank_server = _first_positions([ident(e) for e in before] if isinstance(before, list) else [])
+    rank_server = _first_positions(_idents(before, merge_key) if isinstance(before, list) else [])
     # each merged element's place in the order and in the original list, looked up once
-    placed = [(rank_wanted(ident(e)), rank_server(ident(e)), e) for e in merged]
+    placed = [(rank_wanted(i), rank_server(i), e) for i, e in zip(_idents(merged, merge_key), merged, strict=True)]
     ordered = sorted((p for p in placed if p[0] >= 0), key=lambda p: p[0])
     server_only = sorted((p for p in placed if p[0] < 0), key=lambda p: p[1])
     out: list[Any] = []
@@ -489,6 +485,22 @@ def _set_order(
             out.append(ordered[j][2])
             j += 1
     result[field] = out
+
+
+def _idents(elements: list[Any], merge_key: str) -> list[Any]:
+    """What names each element in a `$setElementOrder` comparison: its merge key's value if it is a map and the
+    list has a merge key, else the element itself (one call a list, not one an element)."""
+    if not merge_key:
+        return list(elements)
+    return [e.get(merge_key) if isinstance(e, dict) else e for e in elements]
+
+
+def _all_maps(elements: list[Any]) -> bool:
+    # a loop, not `all(...)` over a generator (SIM110): a generator costs a frame a call
+    for element in elements:  # noqa: SIM110
+        if not isinstance(element, dict):
+            return False
+    return True
 
 
 def _first_positions(values: list[Any]) -> Callable[[Any], int]:
@@ -536,7 +548,12 @@ def _strip(value: Any, path: Path, lookup: StrategyLookup, mode: int = _GENERAL)
 
 
 def _scalars_only(value: dict[str, Any]) -> bool:
-    return not any(type(v) is dict or type(v) is list for v in value.values())
+    # a loop, not `any(...)` over a generator: called for every element a status patch adds
+    for v in value.values():
+        kind = type(v)
+        if kind is dict or kind is list:
+            return False
+    return True
 
 
 def _mode(value: dict[str, Any] | list[Any]) -> int:

@@ -482,7 +482,7 @@ class Store(ABC):
 
     def _lookup(self, key: Key) -> Record | None:
         bucket = self._buckets.get(key[0])
-        return None if bucket is None else bucket.records.get(_path(key[1], key[2]))
+        return None if bucket is None else bucket.records.get(f"{key[1]}/{key[2]}")  # `_path`, inline
 
     def _check(self, op: Op, current: Record) -> None:
         uid = current.uid
@@ -584,10 +584,10 @@ class Store(ABC):
                 if self._corrupt:
                     self._corrupt.pop((resource, namespace, name), None)  # written whole again: sound
                 bucket = self._bucket(resource)
+                path = f"{namespace}/{name}"  # `_path`, inline
                 if record is None:
-                    bucket.remove(_path(namespace, name))
+                    bucket.remove(path)
                 else:
-                    path = _path(namespace, name)
                     bucket.put(path, record)
                     if packer is not None:
                         packer.written(bucket.records, resource, path, record)
@@ -612,7 +612,12 @@ class Store(ABC):
                         broken.append(w)
                         continue
                     if event is not None:
-                        per_watcher.setdefault(id(w), (w, []))[1].append(event)
+                        # not `setdefault(id(w), (w, []))`, which builds a pair and a list for every event
+                        entry = per_watcher.get(id(w))
+                        if entry is None:
+                            per_watcher[id(w)] = (w, [event])
+                        else:
+                            entry[1].append(event)
             for w, events in per_watcher.values():
                 w.push(events)
             for w in broken:
