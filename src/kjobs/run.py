@@ -130,7 +130,7 @@ async def run_job(job: Obj, options: RunOptions) -> int:
     guarded = _Output(options.out, lambda: stop(BROKEN_PIPE))
     options = dataclasses.replace(options, out=cast(TextIO, guarded))
     unwatch = _watch_reader(guarded, lambda: stop(BROKEN_PIPE))
-    previous: dict[int, Any] = {}
+    previous: dict[signal.Signals, Any] = {}
     for signum in STOP_SIGNALS:
         handler = signal.getsignal(signum)
         try:
@@ -458,8 +458,11 @@ async def _follow(cluster: LocalCluster, user: LocalClient, job: Obj, options: R
         while view.finished() is None:
             if deadline is not None and time.monotonic() > deadline:
                 break
+            # `asyncio.timeout`, not `wait_for`: Python 3.11's `wait_for` loses a cancellation that comes as the
+            # event is set (gh-86296), and the run's stop (a signal, a broken pipe) is that cancellation.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(changed.wait(), 0.5)
+                async with asyncio.timeout(0.5):
+                    await changed.wait()
             changed.clear()
             if live is not None:
                 for line in lines:
