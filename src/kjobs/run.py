@@ -127,7 +127,8 @@ async def run_job(job: Obj, options: RunOptions) -> int:
         if task is not None:
             task.cancel()
 
-    guarded = _Output(options.out, lambda: stop(BROKEN_PIPE))
+    # (thread-safe: rich's live display writes from a thread of its own)
+    guarded = _Output(options.out, lambda: loop.call_soon_threadsafe(stop, BROKEN_PIPE))
     options = dataclasses.replace(options, out=cast(TextIO, guarded))
     unwatch = _watch_reader(guarded, lambda: stop(BROKEN_PIPE))
     previous: dict[signal.Signals, Any] = {}
@@ -188,7 +189,7 @@ class _Output:
     fails calls `gone` (for a broken pipe) and every later one is dropped, so that the run's clean-up, which still
     writes its last lines, is not cut short by an exception from each of them."""
 
-    def __init__(self, out: TextIO, gone: Callable[[], None]) -> None:
+    def __init__(self, out: TextIO, gone: Callable[[], object]) -> None:
         self._out = out
         self._gone = gone
         self.broken = False
