@@ -14,16 +14,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import functools
+import os
+import select
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any, TextIO, cast
 
 from kjobs.api.errors import ApiError, forbidden
 from kjobs.api.features import DEFAULT, FeatureGates
@@ -84,44 +88,134 @@ def run(job: Obj, options: RunOptions) -> int:
     return uvloop.run(run_job(job, options))
 
 
-TERMINATED = 143
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP)
+"""Signals that stop a run cleanly besides Ctrl-C (SIGINT, asyncio's `KeyboardInterrupt`): SIGTERM (`timeout 60
+kjobs run ...`, `kill`, a CI job's end) and SIGHUP (its terminal closed). The run then exits 128 + the signal's
+number, as a shell reports a process that signal killed (143, 129; Ctrl-C 130), never 0 or 1, which tell the
+Job's outcome."""
+
+TERMINATED = 128 + signal.SIGTERM
 """The exit status of a run SIGTERM ended: a shell's for a process SIGTERM killed."""
+
+BROKEN_PIPE = 128 + signal.SIGPIPE
+"""The exit status of a run whose output's reader went away (`kjobs run job.yaml | head -1`): 141, what a shell
+reports for a filter SIGPIPE ended (`yes | head -1`), and not 1 (the Job failed)."""
 
 
 async def run_job(job: Obj, options: RunOptions) -> int:
     """Run `job` to its end on a fresh embedded cluster; returns the process exit code.
 
     Without `--serve` no client waits on the process, so the cyclic GC's young passes are few (`sparse_gc`).
-    SIGTERM (`timeout 60 kjobs run ...`, `kill`, a CI job's end) cancels the run, whose cluster then stops as
-    after Ctrl-C, stopping its containers and removing their files: before, the process died at once and its
-    containers outlived it (a `sleep 20` ran on) with their directories left in $XDG_RUNTIME_DIR."""
+    A signal of `STOP_SIGNALS` cancels the run, whose cluster then stops as after Ctrl-C, stopping its containers
+    and removing their files: before, the process died at once and its containers outlived it (a `sleep 20` ran
+    on) with their directories left in $XDG_RUNTIME_DIR. A second such signal does not cancel that clean-up (a
+    closed terminal sends SIGHUP, then often SIGTERM). When the output's reader goes away (a broken pipe), the
+    run stops the same way, silently, and returns `BROKEN_PIPE`: what it was asked to show can no longer be
+    shown, and a pipeline's reader that took what it wanted (`| head -1`) expects its writer to end, as a filter
+    does on SIGPIPE. A run killed outright (SIGKILL) leaves nothing running either: its shims kill their
+    containers when its pipe to them closes (`ClusterSettings.containers_die_with_agent`)."""
     tune_gc()
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
-    terminated = False
+    stopped_by = 0
 
-    def terminate() -> None:
-        nonlocal terminated
-        terminated = True
+    def stop(code: int) -> None:
+        nonlocal stopped_by
+        if stopped_by:
+            return
+        stopped_by = code
         if task is not None:
             task.cancel()
 
-    previous = signal.getsignal(signal.SIGTERM)
-    try:
-        loop.add_signal_handler(signal.SIGTERM, terminate)
-    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread: signals are not ours to take
-        previous = None
+    # (thread-safe: rich's live display writes from a thread of its own)
+    guarded = _Output(options.out, lambda: loop.call_soon_threadsafe(stop, BROKEN_PIPE))
+    options = dataclasses.replace(options, out=cast(TextIO, guarded))
+    unwatch = _watch_reader(guarded, lambda: stop(BROKEN_PIPE))
+    previous: dict[signal.Signals, Any] = {}
+    for signum in STOP_SIGNALS:
+        handler = signal.getsignal(signum)
+        try:
+            loop.add_signal_handler(signum, stop, 128 + signum)
+        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread: signals are not ours
+            break
+        previous[signum] = handler
     try:
         with sparse_gc() if options.serve_port is None else contextlib.nullcontext():
             return await _run_job(job, options)
     except asyncio.CancelledError:
-        if not terminated:
+        if not stopped_by:
             raise
-        return TERMINATED
+        return stopped_by
     finally:
-        if previous is not None:
-            loop.remove_signal_handler(signal.SIGTERM)
-            signal.signal(signal.SIGTERM, previous)
+        unwatch()
+        for signum, handler in previous.items():
+            loop.remove_signal_handler(signum)
+            signal.signal(signum, handler)
+
+
+def _watch_reader(out: _Output, gone: Callable[[], None]) -> Callable[[], None]:
+    """When `out` is a pipe, call `gone` as soon as its reader closes it, not at the next write, which may be
+    minutes away (pods that run long print nothing meanwhile); returns what stops watching. An epoll set that
+    waits for no event on the pipe's write end still reports EPOLLERR, which Linux raises there once no reader
+    is left (fs/pipe.c `pipe_poll`): the event loop waits on that set, and the pipe, always writable, never
+    wakes it."""
+    try:
+        fd = out.fileno()
+        if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+            return lambda: None
+    except (AttributeError, OSError, ValueError):  # not a file (a test's StringIO), or closed
+        return lambda: None
+    loop = asyncio.get_running_loop()
+    watcher = select.epoll()
+    watcher.register(fd, 0)
+
+    def unwatch() -> None:
+        if not watcher.closed:
+            loop.remove_reader(watcher.fileno())
+            watcher.close()
+
+    def readable() -> None:
+        if watcher.poll(0):
+            unwatch()
+            out.broken = True
+            gone()
+
+    loop.add_reader(watcher.fileno(), readable)
+    return unwatch
+
+
+class _Output:
+    """The run's output, which may go away (a pipe whose reader exited, a closed terminal): the first write that
+    fails calls `gone` (for a broken pipe) and every later one is dropped, so that the run's clean-up, which still
+    writes its last lines, is not cut short by an exception from each of them."""
+
+    def __init__(self, out: TextIO, gone: Callable[[], object]) -> None:
+        self._out = out
+        self._gone = gone
+        self.broken = False
+
+    def write(self, text: str) -> int:
+        if not self.broken:
+            try:
+                return self._out.write(text)
+            except OSError as exc:
+                self._lost(exc)
+        return len(text)
+
+    def flush(self) -> None:
+        if not self.broken:
+            try:
+                self._out.flush()
+            except OSError as exc:
+                self._lost(exc)
+
+    def _lost(self, exc: OSError) -> None:
+        self.broken = True
+        if isinstance(exc, BrokenPipeError):
+            self._gone()
+
+    def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding: the stream's (rich asks for them)
+        return getattr(self._out, name)
 
 
 async def _run_job(job: Obj, options: RunOptions) -> int:
@@ -137,6 +231,8 @@ async def _run_job(job: Obj, options: RunOptions) -> int:
         pod_failure_backoff=options.backoff,
         job_batch_period=options.batch_period,
         node_options={"forget_pods_on_stop": True, **options.node_options},
+        # nothing adopts a run's containers after it: its shims kill them if it dies without stopping them
+        containers_die_with_agent=True,
         admission=options.admission,
         features=options.features,
         field_managers=options.serve_port is not None,
@@ -156,9 +252,9 @@ async def _run_job(job: Obj, options: RunOptions) -> int:
 
         app.metrics = metric_registries(cluster.controllers, first=[REGISTRY])
     out = options.out
-    await cluster.start()
     server: Any = None
     try:
+        await cluster.start()  # in the `try`: a signal while it starts stops what has started
         if serving is not None:
             server = await _serve(app, serving, options, out)
         namespace = str((job.get("metadata") or {}).get("namespace") or "default")
@@ -280,16 +376,16 @@ def _api(store: MemoryStore, logs: AgentLogs, settings: ClusterSettings) -> tupl
 
 
 async def _serve_until_signal(server: Any, out: TextIO) -> None:
-    """Keep the API up after the Job ended, until Ctrl-C or SIGTERM."""
+    """Keep the API up after the Job ended, until Ctrl-C, SIGTERM or SIGHUP (then the run's exit code stands)."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for signum in (signal.SIGINT, signal.SIGTERM):
+    for signum in (signal.SIGINT, *STOP_SIGNALS):
         loop.add_signal_handler(signum, stop.set)
     print(f"still serving the API on {server.url}; Ctrl-C to stop", file=out, flush=True)
     try:
         await stop.wait()
     finally:
-        for signum in (signal.SIGINT, signal.SIGTERM):
+        for signum in (signal.SIGINT, *STOP_SIGNALS):
             loop.remove_signal_handler(signum)
     print("stopped serving the API", file=out, flush=True)
 
@@ -363,8 +459,11 @@ async def _follow(cluster: LocalCluster, user: LocalClient, job: Obj, options: R
         while view.finished() is None:
             if deadline is not None and time.monotonic() > deadline:
                 break
+            # `asyncio.timeout`, not `wait_for`: Python 3.11's `wait_for` loses a cancellation that comes as the
+            # event is set (gh-86296), and the run's stop (a signal, a broken pipe) is that cancellation.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(changed.wait(), 0.5)
+                async with asyncio.timeout(0.5):
+                    await changed.wait()
             changed.clear()
             if live is not None:
                 for line in lines:

@@ -98,12 +98,14 @@ def test_join_before_the_server_is_up_retries_until_it_serves(tmp_path: Path) ->
 
 
 @pytest.mark.e2e
-def test_join_stopped_while_it_retries_exits_cleanly(unreachable: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
+def test_join_stopped_while_it_retries_exits_cleanly(unreachable: Path, tmp_path: Path, signum: signal.Signals) -> None:
+    """SIGHUP (its terminal closed) stops it as SIGTERM does (docs/orphans.md); it killed the agent before."""
     agent = _start_join(unreachable, tmp_path / "r")
     seen: list[str] = []
     try:
         _read_until(agent, "cannot register with http://127.0.0.1:1", seen)
-        agent.send_signal(signal.SIGTERM)
+        agent.send_signal(signum)
         assert agent.wait(timeout=30) == 0
     finally:
         if agent.poll() is None:

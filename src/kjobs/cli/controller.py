@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
 import sys
 from typing import Any
 
@@ -19,6 +18,7 @@ from kjobs.api.features import FeatureGates
 from kjobs.cli.features import feature_gates_option
 from kjobs.controllers import CONTROLLER_NAMES as CONTROLLERS
 from kjobs.controllers import select_controllers
+from kjobs.stopping import held, on_loop
 
 terminated_pod_gc_threshold_option = click.option(
     "--terminated-pod-gc-threshold",
@@ -99,6 +99,8 @@ def controller_command(
     terminated_pod_gc_threshold: int = 12500,
 ) -> None:
     """Run kjobs' controllers against a Kubernetes API server until interrupted."""
+    # From here a stop signal (SIGINT, SIGTERM, SIGHUP) is a graceful stop, exit 0, even while starting.
+    click.get_current_context().with_resource(held())
     from kjobs.client.kubeconfig import KubeconfigError, load
 
     try:
@@ -146,7 +148,7 @@ async def _run(
     leader_elect: bool = True,
     lease_namespace: str = "kube-system",
 ) -> str:
-    """Run until SIGINT/SIGTERM (then ""), or until a controller's Lease is lost (then which: kube-controller-
+    """Run until SIGINT/SIGTERM/SIGHUP (then ""), or until a controller's Lease is lost (then which: kube-controller-
     manager exits then too, and whoever restarts it campaigns again)."""
     from prometheus_client import REGISTRY
 
@@ -172,8 +174,7 @@ async def _run(
         exposition.serve(metrics_port, metric_registries(components, first=[REGISTRY]))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+    on_loop(loop, stop.set)  # given back when the loop closes, at the end of `asyncio.run`
     if leader_elect:
         try:
             return await _elected(client, clock, named, managed_by, stop, f"{connection.server}", lease_namespace)

@@ -1,16 +1,15 @@
 """`kjobs node join` (run a node agent against any API server) and `kjobs node shutdown` (ask one to stop).
 
-`join` runs in the foreground until SIGTERM/SIGINT, which trigger the graceful node shutdown (pods end Failed
-with `DisruptionTarget`/`TerminationByKubelet`) before the process exits 0. `shutdown` reaches an agent
-wherever it runs by annotating its Node (see `kjobs.node.shutdown`) and, unless `--no-wait`, waits until the
-Node reports `node is shutting down` and none of its pods is still running.
+`join` runs in the foreground until SIGTERM/SIGINT/SIGHUP (even one that came while it started), which trigger
+the graceful node shutdown (pods end Failed with `DisruptionTarget`/`TerminationByKubelet`) before the process
+exits 0. `shutdown` reaches an agent wherever it runs by annotating its Node (see `kjobs.node.shutdown`) and,
+unless `--no-wait`, waits until the Node reports `node is shutting down` and none of its pods is still running.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -19,6 +18,7 @@ from urllib.parse import urlsplit
 
 import click
 
+from kjobs import stopping
 from kjobs.cli.up import duration_option, settle_heap, sync_frequency_option
 
 _RUNTIMES = ("process", "sim")
@@ -122,6 +122,8 @@ def join(
     node_status_update_frequency: float = 10.0,
 ) -> None:
     """Register node NAME with the API server of KUBECONFIG and run the pods bound to it."""
+    # From here a stop signal is the graceful node shutdown, exit 0, even before the agent runs (`kjobs.stopping`).
+    click.get_current_context().with_resource(stopping.held())
     import uvloop
 
     from kjobs.cluster import tune_gc
@@ -241,9 +243,7 @@ async def _join(
         settings = replace(settings, pod_api=pod_api)
     agent = NodeAgent(client, name=name, clock=clock, runtime_factory=make_runtime, settings=settings, tokens=tokens)
     stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, stop.set)
+    release = stopping.on_loop(asyncio.get_running_loop(), stop.set)
     try:
         try:
             await agent.serve_logs()  # its port is in the Node the registration writes
@@ -262,6 +262,7 @@ async def _join(
     finally:
         await agent.stop()
         await client.close()
+        release()
 
 
 REGISTER_FIRST_STEP = 0.1

@@ -1,12 +1,15 @@
 """`kjobs run JOB.yaml`: run a Job on an embedded cluster whose pods are local processes.
 
 Exit status: 0 when the Job completed, 1 when it failed, 2 on bad input (missing file, invalid YAML, invalid Job,
-unknown fields unless `--validate=warn|ignore`).
+unknown fields unless `--validate=warn|ignore`); stopped by a signal, 128 + its number as a shell reports it (130
+Ctrl-C, 143 SIGTERM, 129 SIGHUP) after stopping the cluster and its pods; 141 (SIGPIPE's) when its output's reader
+went away (`kjobs run job.yaml | head -1`), the run stopped the same way.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 import sys
 from typing import Any
 
@@ -126,7 +129,7 @@ def run_command(
         )
     for line in template_warnings(job):
         click.echo(f"warning: {line}", err=True)
-    from kjobs.run import RunOptions, run
+    from kjobs.run import BROKEN_PIPE, RunOptions, run
 
     options = RunOptions(
         backoff=backoff,
@@ -143,8 +146,20 @@ def run_command(
     )
     with contextlib.suppress(KeyboardInterrupt):
         code = run(job, options)
+        if code == BROKEN_PIPE:
+            _drop_stdout()
         sys.exit(code)
     sys.exit(130)
+
+
+def _drop_stdout() -> None:
+    """Point stdout at /dev/null once its reader is gone, so that the interpreter's last flush of what is left
+    in its buffer does not print an `Exception ignored ... BrokenPipeError` (as Python's documentation of
+    SIGPIPE advises)."""
+    with contextlib.suppress(OSError, ValueError):
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
 
 
 def template_warnings(job: Obj) -> list[str]:

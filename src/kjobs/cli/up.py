@@ -8,8 +8,8 @@ disruption, garbage collector, TTL, and `--nodes` node agents running pods as lo
 selects the controllers as kube-controller-manager's flag does (`*,-job`: all but the Job controller, which
 `kjobs controller` may then run in a process of its own).
 Writes a kubeconfig (context `kjobs`), says on stderr what it serves (URL, kubeconfig, data directory, nodes) and
-prints the `export KUBECONFIG=...` line on stdout once everything runs; SIGINT/SIGTERM stop it (exit 0) with a
-last line saying so.
+prints the `export KUBECONFIG=...` line on stdout once everything runs; SIGINT/SIGTERM/SIGHUP stop it (exit 0) with
+a last line saying so, also when one comes while it starts (`kjobs.stopping`).
 It serves HTTPS on every address, loopback included, with the PKI it keeps in `<data-dir>/pki`
 (`kjobs.server.tls`: a CA, a serving certificate, the admin's and the kubelet client certificates, a bearer token), and
 authenticates every request (`kjobs.server.auth`); the kubeconfig carries the CA and the admin certificate.
@@ -315,6 +315,10 @@ def up(
     pod_gc_period: float | None = None,
 ) -> None:
     """Start kjobs: the Kubernetes API server, the controllers and a local node."""
+    from kjobs import stopping
+
+    # From here a stop signal is a graceful stop, exit 0, even before the server takes it (`kjobs.stopping`).
+    click.get_current_context().with_resource(stopping.held())
     from kjobs.api.errors import ApiError
     from kjobs.controllers import select_controllers
     from kjobs.controllers.nodelifecycle import NodeLifecycleSettings

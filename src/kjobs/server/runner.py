@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import http
+import signal
 import socket
 import ssl
 import threading
@@ -32,6 +33,7 @@ from uvicorn.protocols.websockets.wsproto_impl import WSProtocol
 from wsproto.connection import ConnectionType
 from wsproto.events import Event, RejectConnection
 
+from kjobs import stopping
 from kjobs.server.app import App, create_app
 from kjobs.server.auth import Authenticator
 from kjobs.server.logs import LogSource
@@ -60,6 +62,22 @@ class _Server(uvicorn.Server):
         self.ready.set()
         if self.on_started is not None:
             self.on_started()
+
+    @contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        """uvicorn's, for `kjobs.stopping.STOP_SIGNALS` (SIGHUP too), acting at once on one received while
+        `kjobs.stopping.held`, and never raising the signal again afterwards: a requested stop exits 0."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        previous = {signum: signal.signal(signum, self.handle_exit) for signum in stopping.STOP_SIGNALS}
+        try:
+            if stopping.pending():
+                self.handle_exit(stopping.pending(), None)
+            yield
+        finally:
+            for signum, handler in previous.items():
+                signal.signal(signum, handler if handler is not None else signal.SIG_DFL)
 
 
 class _TlsHttpToolsProtocol(BoundedHttpToolsProtocol):
@@ -295,7 +313,7 @@ async def start_in_loop(app: App, sock: socket.socket, *, pki: Pki | None = None
     server.handle_exit = handle_exit  # type: ignore[method-assign]
     task = loop.create_task(server.serve(sockets=[sock]))
     done, _ = await asyncio.wait({task, started}, return_when=asyncio.FIRST_COMPLETED)
-    if task in done:  # it stopped before it started: surface why
+    if task in done and not started.done():  # it stopped before it started: surface why
         task.result()
         raise RuntimeError("the API server stopped during startup")
     return Served(server, task, app)
@@ -309,7 +327,7 @@ def run_forever(
     on_ready: Callable[[], None] | None = None,
     components: Sequence[Component] = (),
 ) -> None:
-    """Serve in the calling (main) thread until SIGINT/SIGTERM, then shut down gracefully.
+    """Serve in the calling (main) thread until SIGINT/SIGTERM/SIGHUP, then shut down gracefully.
 
     `components` are started (in order) once the server accepts requests and stopped (in reverse) after
     it stopped; `on_ready` runs when all of them have started.
@@ -320,9 +338,11 @@ def run_forever(
         started: list[Component] = []
         try:
             for component in components:
+                if served.server.should_exit:  # a stop signal came while starting: start no more
+                    break
                 await component.start()
                 started.append(component)
-            if on_ready is not None:
+            if on_ready is not None and not served.server.should_exit:
                 on_ready()
             await served.task
         finally:

@@ -137,9 +137,10 @@ class Embedded:
         self.time_gate = virtual.TimeGate(options.virtual_time) if simulated else None
         """When virtual time may move (simulated only)."""
         if not simulated:
-            # pods die with the test process, however it ends: nothing could adopt them after it
-            self.settings = options.settings or dataclasses.replace(
-                fast_settings(workdir / "nodes", options.nodes), containers_die_with_agent=True
+            # pods die with the test process, however it ends: nothing could adopt them after it (settings a
+            # test gives included)
+            self.settings = dataclasses.replace(
+                options.settings or fast_settings(workdir / "nodes", options.nodes), containers_die_with_agent=True
             )
         elif options.settings is None:
             self.settings = simulated_settings(options.nodes, options.outcome)
