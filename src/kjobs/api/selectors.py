@@ -626,6 +626,32 @@ def selectable_fields(resource: str, obj: Obj) -> dict[str, str]:
     return values
 
 
+def same_field_sources(resource: str, obj: Obj, prev: Obj) -> bool:
+    """Whether every value `selectable_fields` reads of `obj` is the very object it reads of `prev` (`is`), so
+    that both give the same fields: a member they share settles all its fields at once (a pod's status and
+    finalizer writes keep the stored `spec`, the latter its `status` too); one they do not is followed down to
+    each field's value. False when in doubt (no plan yet, or not both objects). For the store, whose stored
+    objects are read-only once written (`kjobs.store.mutation`), so the same object holds the same values."""
+    plan = _PLANS.get(resource)
+    if plan is None or type(obj) is not dict or type(prev) is not dict:
+        return False
+    for top, group in plan:
+        base, before = obj.get(top), prev.get(top)
+        if base is before:
+            continue
+        for _, key, more, _ in group:  # `selectable_fields`' walk, on both
+            if key is None:
+                return False  # the member is the value, and it is not the same one
+            node: Any = base.get(key) if type(base) is dict else None
+            old: Any = before.get(key) if type(before) is dict else None
+            for part in more:
+                node = node.get(part) if type(node) is dict else None
+                old = old.get(part) if type(old) is dict else None
+            if node is not old:
+                return False
+    return True
+
+
 _Field = tuple[str, str | None, tuple[str, ...], str]
 """A field label, the second key of its path (None: a one-key path), the keys after that, its zero value."""
 
