@@ -597,8 +597,16 @@ FIELD_ALIASES: dict[str, dict[str, str]] = {"pods": {"spec.host": "spec.nodeName
 """Labels the conversion renames before selecting (old v1 clients send `spec.host`)."""
 
 
-def selectable_fields(resource: str, obj: Obj) -> dict[str, str]:
-    """The values of every field label `resource` supports, for stores that index them once per write."""
+def selectable_fields(
+    resource: str, obj: Obj, prev: Obj | None = None, known: dict[str, str] | None = None
+) -> dict[str, str]:
+    """The values of every field label `resource` supports, for stores that index them once per write.
+
+    `prev` and `known`, for an update: the version it replaces and that version's fields. Where `obj` holds the
+    very object `prev` holds under a top-level key (`is`: a pod's status write keeps the stored `spec`, the Job
+    controller's finalizer removal its `status` too), the fields under that key are `known`'s, unread: for the
+    store, whose stored objects are read-only once written (`kjobs.store.mutation`), the same object holds the
+    same values, and a field's value is a function of what its path leads to."""
     plan = _PLANS.get(resource)
     if plan is None:
         fields = FIELD_LABELS.get(resource, _METADATA_FIELDS) - FIELD_ALIASES.get(resource, {}).keys()
@@ -607,8 +615,17 @@ def selectable_fields(resource: str, obj: Obj) -> dict[str, str]:
     # `field_value`, unrolled: this runs for every stored write (four a pod). Fields under the same top-level
     # key (a pod's `metadata`, `spec`, `status`) read that key once, and the usual two-part path needs no loop.
     whole = type(obj) is dict
+    if known is not None and type(prev) is not dict:
+        known = None
     for top, group in plan:
         base: Any = obj.get(top) if whole else None
+        if known is not None and whole and base is prev.get(top):  # type: ignore[union-attr]
+            try:
+                for field, _, _, _ in group:
+                    values[field] = known[field]
+                continue
+            except KeyError:  # `known` is of another plan (a custom resource's fields changed): read them
+                pass
         nested = type(base) is dict
         for field, key, more, zero in group:
             if key is None:
@@ -624,32 +641,6 @@ def selectable_fields(resource: str, obj: Obj) -> dict[str, str]:
             else:
                 values[field] = field_value(obj, field)
     return values
-
-
-def same_field_sources(resource: str, obj: Obj, prev: Obj) -> bool:
-    """Whether every value `selectable_fields` reads of `obj` is the very object it reads of `prev` (`is`), so
-    that both give the same fields: a member they share settles all its fields at once (a pod's status and
-    finalizer writes keep the stored `spec`, the latter its `status` too); one they do not is followed down to
-    each field's value. False when in doubt (no plan yet, or not both objects). For the store, whose stored
-    objects are read-only once written (`kjobs.store.mutation`), so the same object holds the same values."""
-    plan = _PLANS.get(resource)
-    if plan is None or type(obj) is not dict or type(prev) is not dict:
-        return False
-    for top, group in plan:
-        base, before = obj.get(top), prev.get(top)
-        if base is before:
-            continue
-        for _, key, more, _ in group:  # `selectable_fields`' walk, on both
-            if key is None:
-                return False  # the member is the value, and it is not the same one
-            node: Any = base.get(key) if type(base) is dict else None
-            old: Any = before.get(key) if type(before) is dict else None
-            for part in more:
-                node = node.get(part) if type(node) is dict else None
-                old = old.get(part) if type(old) is dict else None
-            if node is not old:
-                return False
-    return True
 
 
 _Field = tuple[str, str | None, tuple[str, ...], str]

@@ -19,7 +19,7 @@ from typing import Any
 
 import orjson
 
-from kjobs.api.selectors import same_field_sources, selectable_fields
+from kjobs.api.selectors import selectable_fields
 from kjobs.api.types import Obj
 from kjobs.store.mutation import SharedDecode
 from kjobs.store.packing import MARK, Dictionary, unpack
@@ -85,8 +85,9 @@ def index_of(resource: str, obj: Obj, like: Record | None = None, prev: Obj | No
     namespace, node, phase), where each decoded object has its own copies of them (about 600 bytes a pod).
     `like`, the record an update replaces: labels or fields equal to its own are its (interned) dicts, shared
     rather than built again (most writes change neither: a status patch, a binding, a finalizer's removal).
-    `prev`, when known, the stored object `like` was made from (read-only, as the store shares it): labels and
-    field values that are its very objects are `like`'s without being read again (`same_field_sources`)."""
+    `prev`, when known, the stored object `like` was made from (read-only, as the store shares it): labels that
+    are its very dict are `like`'s without a comparison, and fields under a member it shares are `like`'s without
+    being read again (`selectable_fields`' `prev`)."""
     meta = obj.get("metadata") or {}
     labels = meta.get("labels")
     if not isinstance(labels, dict) or not labels:
@@ -97,16 +98,16 @@ def index_of(resource: str, obj: Obj, like: Record | None = None, prev: Obj | No
         labels = like.labels
     else:
         labels = {intern(str(k)): intern(v if type(v) is str else str(v)) for k, v in labels.items()}
-    if like is not None and prev is not None and same_field_sources(resource, obj, prev):
+    if like is None:
+        fields = selectable_fields(resource, obj)
+    else:
+        fields = selectable_fields(resource, obj, prev, like.fields if prev is not None else None)
+    if like is not None and fields == like.fields:
         fields = like.fields
     else:
-        fields = selectable_fields(resource, obj)
-        if like is not None and fields == like.fields:
-            fields = like.fields
-        else:
-            for field, value in fields.items():
-                if field != "metadata.name":
-                    fields[field] = intern(value)
+        for field, value in fields.items():
+            if field != "metadata.name":
+                fields[field] = intern(value)
     uid = meta.get("uid")
     return labels, fields, uid if isinstance(uid, str) else ""
 
