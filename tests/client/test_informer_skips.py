@@ -180,6 +180,33 @@ class _Generator(LocalClient):
             yield event
 
 
+class _Forwarding:
+    """A wrapper that forwards every attribute to a client (as the upstream tests' recording client does): its
+    class defines no `watch`, so it is read through the wrapped client's `watch`."""
+
+    def __init__(self, client: LocalClient) -> None:
+        self.client = client
+        self.watched = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+    async def watch(self, *args: Any, **kwargs: Any) -> AsyncIterator[WatchEvent]:
+        async for event in self.client.watch(*args, **kwargs):
+            self.watched += 1
+            yield event
+
+
+class _BareForwarding:
+    """Forwards everything, `watch` included, by `__getattr__` alone."""
+
+    def __init__(self, client: LocalClient) -> None:
+        self.client = client
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+
 def _pod(name: str) -> Obj:
     return {
         "apiVersion": "v1",
@@ -194,8 +221,14 @@ def test_an_informer_over_a_local_client_sees_what_the_clients_watch_gives() -> 
         clock = FakeClock()
         direct = await local_api(clock)
         through = _Generator(direct.service)
-        calls: dict[str, list[Any]] = {"direct": [], "through": []}
-        informers = {"direct": Informer(direct, PODS, clock=clock), "through": Informer(through, PODS, clock=clock)}
+        forwarding = _Forwarding(direct)
+        calls: dict[str, list[Any]] = {"direct": [], "through": [], "forwarding": [], "bare": []}
+        informers = {
+            "direct": Informer(direct, PODS, clock=clock),
+            "through": Informer(through, PODS, clock=clock),
+            "forwarding": Informer(forwarding, PODS, clock=clock),  # type: ignore[arg-type]
+            "bare": Informer(_BareForwarding(direct), PODS, clock=clock),  # type: ignore[arg-type]
+        }
         for label, informer in informers.items():
             informer.add_handler(lambda old, new, label=label: calls[label].append((old, new)))
             informer.start()
@@ -206,18 +239,19 @@ def test_an_informer_over_a_local_client_sees_what_the_clients_watch_gives() -> 
         await direct.patch(PODS, "default", "p", {"metadata": {"labels": {"app": "y"}}})
         await direct.patch(PODS, "default", "p", {"status": {"phase": "Running"}}, subresource="status")
         await direct.delete(PODS, "default", "p", grace_period_seconds=0)
-        await settle(clock, lambda: len(calls["direct"]) >= 5 and len(calls["through"]) >= 5)
+        await settle(clock, lambda: all(len(seen) >= 5 for seen in calls.values()))
         store = direct.service.store.store
-        assert len(store._watchers["pods"]) == 2
+        assert len(store._watchers["pods"]) == 4
         for informer in informers.values():
             await informer.stop()
         assert len(store._watchers["pods"]) == 0  # the direct stream closed when its informer stopped
-        assert through.watched == 5
+        assert through.watched == forwarding.watched == 5
         assert len(calls["direct"]) == 5
         # The same calls: equal objects, and the very objects the store shares with its in-process watchers.
-        assert calls["direct"] == calls["through"]
-        for (old_a, new_a), (old_b, new_b) in zip(calls["direct"], calls["through"], strict=True):
-            assert old_a is old_b and new_a is new_b
+        for other in ("through", "forwarding", "bare"):
+            assert calls["direct"] == calls[other]
+            for (old_a, new_a), (old_b, new_b) in zip(calls["direct"], calls[other], strict=True):
+                assert old_a is old_b and new_a is new_b
         kinds = [(old is None, new is None) for old, new in calls["direct"]]
         assert kinds == [(True, False), (True, False), (False, False), (False, False), (False, True)]
 

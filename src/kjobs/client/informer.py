@@ -143,9 +143,10 @@ class Informer:
 
     async def _watch(self) -> None:
         client = self.client
-        kind = type(client)
+        kind = type(client)  # its class's own attributes: a wrapper that forwards by `__getattr__` has neither
+        plain = getattr(kind, "plain_watch", None)
         open_stream = getattr(client, "watch_stream", None)
-        if open_stream is not None and kind.watch is getattr(kind, "plain_watch", None):
+        if plain is not None and open_stream is not None and getattr(kind, "watch", None) is plain:
             # An in-process client whose `watch` is its own (`LocalClient`): the store's stream itself, whose
             # events carry the same `type` and shared `object`, without the client's generator and a `WatchEvent`
             # for each event in between (one step less an event of every informer). Closed here, as that
