@@ -222,9 +222,19 @@ def test_an_informer_over_a_local_client_sees_what_the_clients_watch_gives() -> 
         direct = await local_api(clock)
         through = _Generator(direct.service)
         forwarding = _Forwarding(direct)
-        calls: dict[str, list[Any]] = {"direct": [], "through": [], "forwarding": [], "bare": []}
+        calls: dict[str, list[Any]] = {"direct": [], "instance": [], "through": [], "forwarding": [], "bare": []}
+        replaced = LocalClient(direct.service)
+        replaced_calls: list[str] = []
+        plain_watch = replaced.watch
+
+        def watch_on_the_instance(*args: Any, **kwargs: Any) -> AsyncIterator[WatchEvent]:
+            replaced_calls.append("watch")
+            return plain_watch(*args, **kwargs)
+
+        replaced.watch = watch_on_the_instance  # type: ignore[method-assign]
         informers = {
             "direct": Informer(direct, PODS, clock=clock),
+            "instance": Informer(replaced, PODS, clock=clock),
             "through": Informer(through, PODS, clock=clock),
             "forwarding": Informer(forwarding, PODS, clock=clock),  # type: ignore[arg-type]
             "bare": Informer(_BareForwarding(direct), PODS, clock=clock),  # type: ignore[arg-type]
@@ -241,14 +251,15 @@ def test_an_informer_over_a_local_client_sees_what_the_clients_watch_gives() -> 
         await direct.delete(PODS, "default", "p", grace_period_seconds=0)
         await settle(clock, lambda: all(len(seen) >= 5 for seen in calls.values()))
         store = direct.service.store.store
-        assert len(store._watchers["pods"]) == 4
+        assert len(store._watchers["pods"]) == 5
         for informer in informers.values():
             await informer.stop()
         assert len(store._watchers["pods"]) == 0  # the direct stream closed when its informer stopped
         assert through.watched == forwarding.watched == 5
+        assert replaced_calls == ["watch"]  # a `watch` set on the instance is the one read
         assert len(calls["direct"]) == 5
         # The same calls: equal objects, and the very objects the store shares with its in-process watchers.
-        for other in ("through", "forwarding", "bare"):
+        for other in ("instance", "through", "forwarding", "bare"):
             assert calls["direct"] == calls[other]
             for (old_a, new_a), (old_b, new_b) in zip(calls["direct"], calls[other], strict=True):
                 assert old_a is old_b and new_a is new_b

@@ -143,14 +143,19 @@ class Informer:
 
     async def _watch(self) -> None:
         client = self.client
-        kind = type(client)  # its class's own attributes: a wrapper that forwards by `__getattr__` has neither
-        plain = getattr(kind, "plain_watch", None)
+        plain = getattr(type(client), "plain_watch", None)  # none on a wrapper that forwards by `__getattr__`
+        watch = getattr(client, "watch", None)
         open_stream = getattr(client, "watch_stream", None)
-        if plain is not None and open_stream is not None and getattr(kind, "watch", None) is plain:
-            # An in-process client whose `watch` is its own (`LocalClient`): the store's stream itself, whose
-            # events carry the same `type` and shared `object`, without the client's generator and a `WatchEvent`
-            # for each event in between (one step less an event of every informer). Closed here, as that
-            # generator's `finally` closed it.
+        if (
+            plain is not None
+            and open_stream is not None
+            and getattr(watch, "__func__", None) is plain
+            and getattr(watch, "__self__", None) is client
+        ):
+            # An in-process client whose `watch` is its own (`LocalClient`'s, not replaced by a subclass nor on
+            # the instance): the store's stream itself, whose events carry the same `type` and shared `object`,
+            # without the client's generator and a `WatchEvent` for each event in between (one step less an event
+            # of every informer). Closed here, as that generator's `finally` closed it.
             stream = open_stream(
                 self.resource,
                 self.namespace,
