@@ -597,8 +597,16 @@ FIELD_ALIASES: dict[str, dict[str, str]] = {"pods": {"spec.host": "spec.nodeName
 """Labels the conversion renames before selecting (old v1 clients send `spec.host`)."""
 
 
-def selectable_fields(resource: str, obj: Obj) -> dict[str, str]:
-    """The values of every field label `resource` supports, for stores that index them once per write."""
+def selectable_fields(
+    resource: str, obj: Obj, prev: Obj | None = None, known: dict[str, str] | None = None
+) -> dict[str, str]:
+    """The values of every field label `resource` supports, for stores that index them once per write.
+
+    `prev` and `known`, for an update: the version it replaces and that version's fields. Where `obj` holds the
+    very object `prev` holds under a top-level key (`is`: a pod's status write keeps the stored `spec`, the Job
+    controller's finalizer removal its `status` too), the fields under that key are `known`'s, unread: for the
+    store, whose stored objects are read-only once written (`kjobs.store.mutation`), the same object holds the
+    same values, and a field's value is a function of what its path leads to."""
     plan = _PLANS.get(resource)
     if plan is None:
         fields = FIELD_LABELS.get(resource, _METADATA_FIELDS) - FIELD_ALIASES.get(resource, {}).keys()
@@ -607,8 +615,17 @@ def selectable_fields(resource: str, obj: Obj) -> dict[str, str]:
     # `field_value`, unrolled: this runs for every stored write (four a pod). Fields under the same top-level
     # key (a pod's `metadata`, `spec`, `status`) read that key once, and the usual two-part path needs no loop.
     whole = type(obj) is dict
+    if known is not None and type(prev) is not dict:
+        known = None
     for top, group in plan:
         base: Any = obj.get(top) if whole else None
+        if known is not None and whole and base is prev.get(top):  # type: ignore[union-attr]
+            try:
+                for field, _, _, _ in group:
+                    values[field] = known[field]
+                continue
+            except KeyError:  # `known` is of another plan (a custom resource's fields changed): read them
+                pass
         nested = type(base) is dict
         for field, key, more, zero in group:
             if key is None:

@@ -10,8 +10,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
@@ -24,6 +25,9 @@ log = logging.getLogger(__name__)
 Key = tuple[str, str]
 Handler = Callable[[Obj | None, Obj | None], None]
 """Called with (old, new): add = (None, new), update = (old, new), delete = (old, None)."""
+
+_Entry = tuple[Handler, str | None]
+"""A registered handler and the member an update must replace for it to be called (None: every update)."""
 
 
 def _version_of(obj: Obj) -> str:
@@ -47,22 +51,31 @@ class Informer:
     field_selector: str | None = None
     clock: Clock = field(default_factory=RealClock)
     cache: dict[Key, Obj] = field(default_factory=dict)
-    handlers: list[Handler] = field(default_factory=list)
+    handlers: list[_Entry] = field(default_factory=list)
     synced: asyncio.Event = field(default_factory=asyncio.Event)
     _task: asyncio.Task[None] | None = None
     _version: str = ""
     _users: int = 0
 
-    def add_handler(self, handler: Handler) -> None:
-        """Register a change handler (also called for objects already cached)."""
-        self.handlers.append(handler)
+    def add_handler(self, handler: Handler, *, unless_same: str | None = None) -> None:
+        """Register a change handler (also called for objects already cached).
+
+        `unless_same`, a top-level member (`"spec"`): an update whose old and new versions hold the very same
+        object there (`is`, not `==`: no walk) is not passed to this handler. Only for a handler that, given
+        such an update, returns having changed nothing — it reads nothing else of an update, or reads it only
+        to decide what the unchanged member already decides. Cached objects are read-only and a write that
+        leaves a member as it was hands the stored one on (the pods' status and finalizer writes keep their
+        `spec`), so identity is how an unchanged member shows. Adds, deletes and relists always reach it."""
+        self.handlers.append((handler, unless_same))
         for obj in list(self.cache.values()):
             handler(None, obj)
 
     def remove_handler(self, handler: Handler) -> None:
         """Stop calling a handler added earlier (for a user of a shared informer that is done with it)."""
-        with contextlib.suppress(ValueError):
-            self.handlers.remove(handler)
+        for i, (known, _) in enumerate(self.handlers):
+            if known == handler:
+                del self.handlers[i]
+                return
 
     def get(self, namespace: str, name: str) -> Obj | None:
         """The cached object."""
@@ -129,14 +142,45 @@ class Informer:
         self._version = version
 
     async def _watch(self) -> None:
-        async for event in self.client.watch(
-            self.resource,
-            self.namespace,
-            resource_version=self._version,
-            label_selector=self.label_selector,
-            field_selector=self.field_selector,
-            timeout_seconds=300,
+        client = self.client
+        plain = getattr(type(client), "plain_watch", None)  # none on a wrapper that forwards by `__getattr__`
+        watch = getattr(client, "watch", None)
+        open_stream = getattr(client, "watch_stream", None)
+        if (
+            plain is not None
+            and open_stream is not None
+            and getattr(watch, "__func__", None) is plain
+            and getattr(watch, "__self__", None) is client
         ):
+            # An in-process client whose `watch` is its own (`LocalClient`'s, not replaced by a subclass nor on
+            # the instance): the store's stream itself, whose events carry the same `type` and shared `object`,
+            # without the client's generator and a `WatchEvent` for each event in between (one step less an event
+            # of every informer). Closed here, as that generator's `finally` closed it.
+            stream = open_stream(
+                self.resource,
+                self.namespace,
+                resource_version=self._version,
+                label_selector=self.label_selector,
+                field_selector=self.field_selector,
+            )
+            try:
+                await self._consume(stream)
+            finally:
+                stream.close()
+            return
+        await self._consume(
+            client.watch(
+                self.resource,
+                self.namespace,
+                resource_version=self._version,
+                label_selector=self.label_selector,
+                field_selector=self.field_selector,
+                timeout_seconds=300,
+            )
+        )
+
+    async def _consume(self, stream: AsyncIterator[Any]) -> None:
+        async for event in stream:
             # `_version_of` and `key_of` inlined, their `str()` only for what is not a str already: this loop
             # runs for every event of every informer (ten a pod in `kjobs simulate`).
             obj, kind = event.object, event.type
@@ -160,7 +204,14 @@ class Informer:
             else:
                 self.cache[key] = obj
                 before, after = old, obj
-            for handler in self.handlers:  # `_notify`, inline: one call less an event of every informer
+            for handler, unless_same in self.handlers:  # `_notify`, inline: one call less an event
+                if (
+                    unless_same is not None
+                    and before is not None
+                    and after is not None
+                    and before.get(unless_same) is after.get(unless_same)
+                ):
+                    continue  # see `add_handler`
                 try:
                     handler(before, after)
                 except Exception:
@@ -169,7 +220,7 @@ class Informer:
                 self._version = version
 
     def _notify(self, old: Obj | None, new: Obj | None) -> None:
-        for handler in self.handlers:
+        for handler, _ in self.handlers:  # a relist's updates reach every handler
             try:
                 handler(old, new)
             except Exception:

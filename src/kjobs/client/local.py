@@ -22,6 +22,7 @@ from kjobs.client.base import PATCH_CONTENT_TYPES, WatchEvent
 from kjobs.client.resources import ResourceRef
 from kjobs.server.registry import Resource, lookup
 from kjobs.server.service import ApiService, DeleteOptions
+from kjobs.store.watch import Watch
 
 
 def _copy(obj: Obj) -> Obj:
@@ -103,20 +104,45 @@ class LocalClient:
         timeout_seconds: int | None = None,
     ) -> AsyncIterator[WatchEvent]:
         """Stream the store's events after `resource_version`."""
-        r = self._resource(resource)
-        since = int(resource_version) if resource_version else None
-        stream = self.service.store.watch(  # through `Storage`: a view's events come converted
-            r.store_key,
+        stream = LocalClient.watch_stream(
+            self,
+            resource,
             namespace,
-            since=since,
-            label_selector=parse_label_selector(label_selector),
-            field_selector=parse_field_selector(field_selector),
+            resource_version=resource_version,
+            label_selector=label_selector,
+            field_selector=field_selector,
         )
         try:
             async for event in stream:
                 yield WatchEvent(str(event.type), event.object)
         finally:
             stream.close()
+
+    plain_watch = watch
+    """`watch` as this class defines it: an informer reads `watch_stream` instead only while a subclass has not
+    replaced `watch` (`kjobs.client.informer`)."""
+
+    def watch_stream(
+        self,
+        resource: ResourceRef,
+        namespace: str | None = None,
+        *,
+        resource_version: str | None = None,
+        label_selector: str | None = None,
+        field_selector: str | None = None,
+    ) -> Watch:
+        """`watch`'s stream itself: the store's events (their `type` an `EventType`, equal to `watch`'s strings;
+        their `object` the same shared dict), to be closed by the caller. For `Informer`, which reads each
+        event's `type` and `object` only."""
+        r = self._resource(resource)
+        since = int(resource_version) if resource_version else None
+        return self.service.store.watch(  # through `Storage`: a view's events come converted
+            r.store_key,
+            namespace,
+            since=since,
+            label_selector=parse_label_selector(label_selector),
+            field_selector=parse_field_selector(field_selector),
+        )
 
     async def create(self, resource: ResourceRef, namespace: str | None, obj: Obj, *, handover: bool = False) -> Obj:
         """POST (a body handed over is not copied: see `Client.create`)."""

@@ -150,7 +150,7 @@ class NodeLifecycleController:
     async def start(self) -> None:
         """Start informers, wait for their first list, then the monitor, tainting and NoSchedule loops."""
         self.nodes.add_handler(self._on_node)
-        self.pods.add_handler(self._on_pod)
+        self.pods.add_handler(self._on_pod, unless_same="spec")  # `_on_pod` reads an update's spec alone
         for informer in (self.nodes, self.pods, self.leases):
             informer.start()
         await asyncio.gather(self.nodes.synced.wait(), self.pods.synced.wait(), self.leases.synced.wait())

@@ -92,7 +92,7 @@ class TaintEvictionController:
     async def start(self) -> None:
         """Start informers; evictions are decided from their events from then on."""
         self.nodes.add_handler(self._on_node)
-        self.pods.add_handler(self._on_pod)
+        self.pods.add_handler(self._on_pod, unless_same="spec")  # `_on_pod` reads an update's spec alone
         self.nodes.start()
         self.pods.start()
         await asyncio.gather(self.nodes.synced.wait(), self.pods.synced.wait())

@@ -97,9 +97,18 @@ def significant_update(pod: Obj, old: Obj) -> bool:
     pod that validation lets change: images, a container's seccomp annotation, ephemeral containers).
 
     Written as plain loops: every pod update not through a subresource (the Job controller's finalizer removal,
-    label changes) asks it, in every namespace."""
+    label changes) asks it, in every namespace.
+
+    For two validated pods (the plugin runs after validation, on a stored pod): an update that keeps the very
+    `spec` object and the very annotations (a finalizer's removal, merged copy on write) changes nothing here —
+    each container is compared with itself (a validated image is a string, equal to itself; container names are
+    unique, so each ephemeral container finds itself) and no seccomp annotation can differ — so it is not
+    walked."""
     spec, old_spec = _spec(pod), _spec(old)
-    annotations, old_annotations = _meta(pod).get("annotations") or {}, _meta(old).get("annotations") or {}
+    raw_annotations, old_raw_annotations = _meta(pod).get("annotations"), _meta(old).get("annotations")
+    if spec is old_spec and raw_annotations is old_raw_annotations:
+        return False
+    annotations, old_annotations = raw_annotations or {}, old_raw_annotations or {}
     seccomp_may_differ = annotations != old_annotations
     for kind in ("containers", "initContainers"):
         new_list, old_list = spec.get(kind) or (), old_spec.get(kind) or ()

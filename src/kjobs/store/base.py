@@ -329,16 +329,17 @@ def _write(
     expected_uid: str | None = None,
     adopt: bool = False,
     like: Record | None = None,
+    prev: Obj | None = None,
 ) -> Op:
     """A create/update op carrying a private copy of `obj` and its index, both computed on the caller's thread.
 
     With `adopt` the caller hands `obj` over (it keeps no reference and will not change it): no copy is made,
-    and the object goes to in-process watchers as is. `like`: the stored record an update replaces, if any
-    (see `index_of`; a stale one only shares less)."""
+    and the object goes to in-process watchers as is. `like`: the stored record an update replaces, if any,
+    and `prev` the shared object of that record (see `index_of`; a stale one only shares less)."""
     if not name or "/" in name or "/" in namespace:
         raise bad_request(f"invalid object key: namespace {namespace!r}, name {name!r}")
     copy = _adopted(obj) if adopt else _private_copy(obj)
-    op = Op(kind, resource, namespace, name, copy, expected_rv, expected_uid, index_of(resource, copy, like))
+    op = Op(kind, resource, namespace, name, copy, expected_rv, expected_uid, index_of(resource, copy, like, prev))
     op.adopted = adopt
     return op
 
@@ -684,8 +685,18 @@ class Store(ABC):
         adopt: bool = False,
     ) -> Obj:
         """`update` for asyncio callers (`adopt`: see `acreate`)."""
-        like = self._lookup((resource, namespace, name))
-        op = _write("update", resource, namespace, name, obj, expected_rv, expected_uid, adopt=adopt, like=like)
+        key = (resource, namespace, name)
+        like = self._lookup(key)
+        # The object the store shares for that record, if it still has it (as `get_shared` finds it): a handed-over
+        # object that keeps its members (a status write keeps the spec) is indexed from what they were.
+        prev = None
+        if adopt and like is not None:
+            known = self._latest.get(key)
+            if known is not None and known[0] == like.revision:
+                prev = known[1]
+        op = _write(
+            "update", resource, namespace, name, obj, expected_rv, expected_uid, adopt=adopt, like=like, prev=prev
+        )
         await self._asubmit(op)
         return op.outcome()
 

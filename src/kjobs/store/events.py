@@ -77,23 +77,31 @@ Index = tuple[dict[str, str], dict[str, str], str]
 """What a record keeps besides its bytes: labels, selectable field values, uid."""
 
 
-def index_of(resource: str, obj: Obj, like: Record | None = None) -> Index:
+def index_of(resource: str, obj: Obj, like: Record | None = None, prev: Obj | None = None) -> Index:
     """The labels, selectable fields and uid of an object (none of which depend on its resourceVersion).
 
     Label keys and values and field values other than the name are interned: the store keeps them for as long
     as the object is stored, and most repeat across objects (a Job's name and uid on each of its pods, the
     namespace, node, phase), where each decoded object has its own copies of them (about 600 bytes a pod).
     `like`, the record an update replaces: labels or fields equal to its own are its (interned) dicts, shared
-    rather than built again (most writes change neither: a status patch, a binding, a finalizer's removal)."""
+    rather than built again (most writes change neither: a status patch, a binding, a finalizer's removal).
+    `prev`, when known, the stored object `like` was made from (read-only, as the store shares it): labels that
+    are its very dict are `like`'s without a comparison, and fields under a member it shares are `like`'s without
+    being read again (`selectable_fields`' `prev`)."""
     meta = obj.get("metadata") or {}
     labels = meta.get("labels")
     if not isinstance(labels, dict) or not labels:
         labels = _NO_LABELS
-    elif like is not None and labels == like.labels:
+    elif like is not None and (
+        (prev is not None and labels is (prev.get("metadata") or {}).get("labels")) or labels == like.labels
+    ):
         labels = like.labels
     else:
         labels = {intern(str(k)): intern(v if type(v) is str else str(v)) for k, v in labels.items()}
-    fields = selectable_fields(resource, obj)
+    if like is None:
+        fields = selectable_fields(resource, obj)
+    else:
+        fields = selectable_fields(resource, obj, prev, like.fields if prev is not None else None)
     if like is not None and fields == like.fields:
         fields = like.fields
     else:

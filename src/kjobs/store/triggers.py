@@ -11,8 +11,6 @@ value in both, so `Watch.filter` would have returned None for it.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from kjobs.store.events import Change
 from kjobs.store.watch import Watch
 
@@ -66,18 +64,19 @@ class Watchers:
             self._by_value = by_value
         return True
 
-    def for_change(self, change: Change) -> Iterator[Watch]:
+    def for_change(self, change: Change) -> tuple[Watch, ...]:
         """The watchers that may select either state of `change`: the unindexed ones, then those filed under the
-        change's new and previous trigger value."""
-        yield from self._plain
+        change's new and previous trigger value. A tuple, not a generator: most resources index nothing, and
+        their watchers are `_plain` itself (every write of every object asks)."""
+        plain = self._plain
         field = self._field
         if field is None or not self._by_value:
-            return
+            return plain
         value = change.record.fields.get(field)
-        if value is not None:
-            yield from self._by_value.get(value, ())
+        found = self._by_value.get(value, ()) if value is not None else ()
         prev = change.prev
         if prev is not None:
             before = prev.fields.get(field)
             if before is not None and before != value:
-                yield from self._by_value.get(before, ())
+                found += self._by_value.get(before, ())
+        return plain + found if found else plain
