@@ -89,7 +89,10 @@ def test_kr8s_runs_an_indexed_job_that_fails_by_policy(kubeconfig: Path) -> None
     assert conditions["FailureTarget"]["reason"] == "PodFailurePolicy"
     assert conditions["Failed"]["reason"] == "PodFailurePolicy"
     assert "failed with exit code 42 matching FailJob rule at index 0" in conditions["Failed"]["message"]
-    assert job.status["failed"] == 1
+    # Index 1's pod fails; indexes 0 and 2 exit 0 at once, but under load the Job may fail before they end, and the
+    # pods it then terminates count as failed too (upstream counts every pod the failed Job removed): each pod once.
+    assert job.status["failed"] >= 1
+    assert job.status["failed"] + job.status.get("succeeded", 0) == 3
 
     pods = list(kr8s.get("pods", namespace="default", label_selector={"job-name": "kr8s-policy"}, api=api))
     by_index = {p.metadata.annotations["batch.kubernetes.io/job-completion-index"]: p for p in pods}
