@@ -200,8 +200,9 @@ CONTAINERS = (dict, list)
 
 
 def _checker(node: dict[str, Any], defs: dict[str, Any]) -> _Checker:
-    """The `_Checker` of `node` in `defs`, built once (registered before its children, so a schema that refers
-    to itself, as JSONSchemaProps does, ends)."""
+    """The `_Checker` of `node` in `defs`, built once and kept (registered before its children, so a schema that
+    refers to itself ends). Keyed by `id`s, as `_resolve` is: `defs` are the served documents, which live as long
+    as the process."""
     key = (id(defs), id(node))
     checker = _CHECKERS.get(key)
     if checker is not None:
