@@ -54,8 +54,9 @@ MAX_BATCH = 2000
 """Most writes committed in one transaction."""
 
 SUMS_KEPT = 16_384
-"""Row checksums remembered per generation (`SqliteStore._sums`): two generations cover an object's next write
-within 16,000–32,000 writes (a Job's pods at a parallelism of a few thousand), for at most about 4 MB."""
+"""Row checksums remembered per generation (`SqliteStore._sums`). A write replaces its object's entry, so the two
+generations hold the current row's checksum of the 16,384–32,768 objects written last (a Job's running pods at a
+parallelism of thousands), for at most about 4 MB."""
 
 SCRUB_INTERVAL = 600.0
 """Seconds between two `verify` passes of a running store (`scrub_interval`); a pass over 10,000 objects reads
