@@ -21,7 +21,7 @@ from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
 from kjobs.memo import Memo
 from kjobs.server.patch import StrategyLookup
-from kjobs.server.schema import shape_at
+from kjobs.server.schema import CONTAINERS, shape_at
 
 Segment = str
 FieldPath = tuple[Segment, ...]
@@ -134,7 +134,7 @@ _SPEC_TREES: Memo[tuple[tuple[str, ...], bytes, StrategyLookup], Obj] = Memo(512
 def _whole_spec_tree(spec: Obj, lookup: StrategyLookup) -> Obj:
     """The tree of a whole spec, remembered by its JSON with the scalar fields blanked: a scalar's subtree is a
     leaf whatever its value, so the pods of one template, which differ in `hostname`, share one entry."""
-    shape = {k: v if isinstance(v, dict | list) or v is None else 0 for k, v in spec.items()}  # null: no change
+    shape = {k: v if isinstance(v, CONTAINERS) or v is None else 0 for k, v in spec.items()}  # null: no change
     try:
         key = (("spec",), orjson.dumps(shape), lookup)
     except TypeError:
@@ -158,7 +158,7 @@ def _spec_tree(value: Any, names: tuple[str, ...], lookup: StrategyLookup, *, pr
     creates from one template (a Job's pods) repeat the same containers, volumes, tolerations, owner and finalizers,
     and a tree depends only on the JSON (keys, merge keys, list values). A remembered tree is shared by the objects
     that use it, which, like all stored objects, are read-only."""
-    if not isinstance(value, dict | list) or not value:
+    if not isinstance(value, CONTAINERS) or not value:
         return _tree(value, names, lookup, present=present)
     try:
         key = (names, orjson.dumps(value), lookup)  # `present` follows from `names`
@@ -181,7 +181,7 @@ def _tree(value: Any, names: tuple[str, ...], lookup: StrategyLookup, *, present
         node: Obj = {} if present else {".": {}}
         for key in value:
             item = value[key]
-            if isinstance(item, dict | list):
+            if isinstance(item, CONTAINERS):
                 child = _tree(item, (*names, key), lookup, present=present and key in always)
                 if child or not (present and key in always and item == {}):
                     node[f"f:{key}"] = child

@@ -21,7 +21,7 @@ from kjobs.api.types import Obj
 from kjobs.memo import Memo
 from kjobs.server.apply import IGNORED_META, IGNORED_TOP, key_segment, keyed
 from kjobs.server.patch import StrategyLookup
-from kjobs.server.schema import shape_at
+from kjobs.server.schema import CONTAINERS, shape_at
 
 
 def changed_fields_v1(old: Obj, new: Obj, lookup: StrategyLookup, *, status: bool | None = None) -> Obj:
@@ -125,7 +125,7 @@ def _changed_fields(
         there = present and (key in old or key in shape_at(lookup, names).always)
         if was == item and there:
             continue
-        if isinstance(item, dict | list):
+        if isinstance(item, CONTAINERS):
             if item:
                 _changed(was, item, node, f"f:{key}", (*names, key), lookup, there)
             elif _changed_leaf(was, item, (*names, key), lookup, there):

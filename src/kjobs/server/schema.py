@@ -167,13 +167,106 @@ def unknown_fields(
     handlers/patch.go converts the patched map with `returnUnknownFields`; the stored object adds none)."""
     if root is None:
         return []
-    found: list[FieldPath2] = []
     defs = schemas(features)
+    top = _checker(defs[root], defs)
+    # Nearly every body has no unknown field: a walk that builds no path answers that; only a body it finds
+    # one in is walked again, by `_walk`, for the paths (docs/performance.md, stop 40).
+    if _declared(obj, top) if within is None else _declared_within(obj, within, top):
+        return []
+    found: list[FieldPath2] = []
     if within is None:
         _walk(obj, defs[root], (), found, defs)
     else:
         _walk_within(obj, within, defs[root], (), found, defs)
     return found
+
+
+class _Checker:
+    """What `_walk` reads of a schema node, resolved once: whether it keeps unknown fields (`open`), its
+    properties' checkers (None: no `properties`), its `additionalProperties`' (a map's values) and its `items`'."""
+
+    __slots__ = ("extra", "items", "open", "props")
+
+    def __init__(self) -> None:
+        self.open = False
+        self.props: dict[str, _Checker] | None = None
+        self.extra: _Checker | None = None
+        self.items: _Checker | None = None
+
+
+_CHECKERS: dict[tuple[int, int], _Checker] = {}
+CONTAINERS = (dict, list)
+"""A constant tuple: `isinstance(x, dict | list)` builds the union at every call, twice the test's cost."""
+
+
+def _checker(node: dict[str, Any], defs: dict[str, Any]) -> _Checker:
+    """The `_Checker` of `node` in `defs`, built once and kept (registered before its children, so a schema that
+    refers to itself ends). Keyed by `id`s, as `_resolve` is: `defs` are the served documents, which live as long
+    as the process."""
+    key = (id(defs), id(node))
+    checker = _CHECKERS.get(key)
+    if checker is not None:
+        return checker
+    checker = _CHECKERS[key] = _Checker()
+    schema = _resolve(node, defs)
+    checker.open = bool(schema.get("x-kubernetes-preserve-unknown-fields"))
+    props = schema.get("properties")
+    if props is not None:
+        checker.props = {name: _checker(sub, defs) for name, sub in props.items()}
+    extra = schema.get("additionalProperties")
+    if isinstance(extra, dict):
+        checker.extra = _checker(extra, defs)
+    items = schema.get("items")
+    if items is not None:
+        checker.items = _checker(items, defs)
+    return checker
+
+
+def _declared(value: Any, checker: _Checker) -> bool:
+    """Whether `_walk` of `value` would find nothing (the same walk, with no path and no list)."""
+    if checker.open:
+        return True
+    if isinstance(value, dict):
+        props = checker.props
+        if props is None:
+            extra = checker.extra
+            if extra is not None:
+                for item in value.values():
+                    if isinstance(item, CONTAINERS) and not _declared(item, extra):
+                        return False
+            return True
+        for key, item in value.items():
+            sub = props.get(key)
+            if sub is None:
+                return False
+            if isinstance(item, CONTAINERS) and not _declared(item, sub):
+                return False
+    elif isinstance(value, list):
+        items = checker.items
+        if items is not None:
+            for item in value:
+                if isinstance(item, CONTAINERS) and not _declared(item, items):
+                    return False
+    return True
+
+
+def _declared_within(value: Any, patch: Obj, checker: _Checker) -> bool:
+    """Whether `_walk_within` of `value` would find nothing."""
+    props = checker.props
+    if not isinstance(value, dict) or checker.open or props is None:
+        return _declared(value, checker)
+    for key, item in value.items():
+        if key not in patch:
+            continue
+        sub = props.get(key)
+        if sub is None:
+            return False
+        if isinstance(item, dict) and isinstance(patch[key], dict):
+            if not _declared_within(item, patch[key], sub):
+                return False
+        elif isinstance(item, CONTAINERS) and not _declared(item, sub):
+            return False
+    return True
 
 
 def _walk_within(
