@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import selectors
+import sys
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
@@ -44,6 +45,9 @@ class _IdleSelector(selectors.DefaultSelector):
         loop = self.loop
         if ready or timeout == 0 or loop is None:
             return ready
+        if loop.joining_executor:  # threads end in real time: wait for their wake-up, the clock stands still
+            late_join: list[tuple[selectors.SelectorKey, int]] = super().select(GATED_REAL_WAIT)
+            return late_join
         if loop.may_advance is None:
             loop.advance_to_next()
             return []
@@ -73,6 +77,25 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         self._clock_resolution = 1e-6
         self.jumps = 0
         """How many times the clock jumped forward (a measure of the simulation's timer traffic)."""
+        self.joining_executor = False
+        """Whether `shutdown_default_executor` is waiting for the executor's threads (real time, see there)."""
+
+    async def shutdown_default_executor(self, timeout: float | None = None) -> None:
+        """Join the default executor's threads with the clock standing still.
+
+        Since Python 3.12, `asyncio.Runner.close` (and `asyncio.run`) give the join a 300 s timeout on the loop's
+        clock: here a virtual one, which an idle loop would jump past at once, so the join "timed out" with a
+        RuntimeWarning ("The executor did not finishing joining its threads within 300 seconds") that a project
+        running its tests with `filterwarnings = error` sees fail; and on 3.11, an ungated loop with no timer
+        left would stop with `VirtualTimeStalled` instead of waiting for the threads."""
+        self.joining_executor = True
+        try:
+            if sys.version_info >= (3, 12):
+                await super().shutdown_default_executor(timeout)
+            else:
+                await super().shutdown_default_executor()
+        finally:
+            self.joining_executor = False
 
     def time(self) -> float:
         """The virtual clock's now (also asyncio's timer base)."""

@@ -13,17 +13,18 @@ import pytest
 from click.testing import CliRunner
 
 from kjobs.cli import entry, main
+from kjobs.cluster import INTERPRETER_FROZEN
 from kjobs.run import _print_lines
 
 
 def test_entry_freezes_what_is_left_on_the_way_out(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "argv", ["kjobs", "--version"])
-    assert gc.get_freeze_count() == 0
+    assert gc.get_freeze_count() <= INTERPRETER_FROZEN  # CPython 3.12 starts with some frozen
     try:
         with pytest.raises(SystemExit) as exited:
             entry()
         assert exited.value.code == 0  # click's exit status goes through unchanged
-        assert gc.get_freeze_count() > 0
+        assert gc.get_freeze_count() > INTERPRETER_FROZEN
     finally:
         gc.unfreeze()
 
@@ -31,7 +32,7 @@ def test_entry_freezes_what_is_left_on_the_way_out(monkeypatch: pytest.MonkeyPat
 def test_main_alone_leaves_the_collector_alone() -> None:
     result = CliRunner().invoke(main, ["--version"])
     assert result.exit_code == 0
-    assert gc.get_freeze_count() == 0
+    assert gc.get_freeze_count() <= INTERPRETER_FROZEN  # CPython 3.12 starts with some frozen
 
 
 class _Recorder(io.StringIO):

@@ -4,7 +4,9 @@ time spent waiting, and a loop with nothing left to do says so instead of hangin
 from __future__ import annotations
 
 import asyncio
+import threading
 import time
+import warnings
 
 import pytest
 
@@ -86,3 +88,27 @@ def test_a_gated_loop_moves_time_only_when_its_gate_allows() -> None:
 
     with asyncio.Runner(loop_factory=lambda: virtualtime.VirtualTimeLoop(clock, may_advance=lambda: allowed)) as r:
         r.run(main())
+
+
+def test_the_executor_s_threads_join_in_real_time_with_the_clock_standing_still() -> None:
+    """A job still running in the default executor when `main` returns: closing the loop waits for it in real
+    time. Python 3.12+ would otherwise time the join out on the virtual clock (a RuntimeWarning, an error where
+    warnings are errors) and 3.11 would stop with `VirtualTimeStalled`."""
+    clock = FakeClock()
+    start = clock.now()
+    release = threading.Event()
+    finished = threading.Event()
+
+    def job() -> None:
+        assert release.wait(30)
+        finished.set()
+
+    async def main() -> None:
+        asyncio.get_running_loop().run_in_executor(None, job)  # not awaited: still running when main returns
+        threading.Timer(0.2, release.set).start()
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        virtualtime.run(main(), clock)
+    assert finished.is_set()
+    assert clock.now() == start

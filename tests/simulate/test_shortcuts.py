@@ -17,6 +17,7 @@ from kjobs.client.events import EventRecorder
 from kjobs.client.local import LocalClient
 from kjobs.client.resources import EVENTS, JOBS
 from kjobs.clock import FakeClock
+from kjobs.cluster import INTERPRETER_FROZEN
 from kjobs.controllers.podgc import PodGCSettings
 from kjobs.server.service import ApiService
 from kjobs.server.storage import Storage
@@ -247,7 +248,8 @@ def test_a_sparse_young_generation_gc_changes_no_decision_and_is_restored(monkey
         gc.set_threshold(100, 10, 10)
         sparse = final_pods(options)
         assert gc.get_threshold() == (100, 10, 10)
-        assert gc.get_freeze_count() == 0  # what the run left is in the old generation, nothing stays frozen
+        # what the run left is in the old generation, nothing stays frozen (beyond what CPython 3.12 starts with)
+        assert gc.get_freeze_count() <= INTERPRETER_FROZEN
         monkeypatch.setattr(session, "sparse_gc", contextlib.nullcontext)
         assert final_pods(options) == sparse
     finally:
