@@ -39,17 +39,20 @@ def attempt_log_name(uid: str, container: str, number: int) -> str:
 
 
 def pod_log_paths(log_dir: Path, uid: str) -> list[Path]:
-    """Every log file of the pod (to delete them with the pod)."""
-    return list(log_dir.glob(f"{uid}_*.log"))
+    """Every log file of the pod, rotated ones (`<name>.log.<time>`) too (to delete them with the pod)."""
+    return list(log_dir.glob(f"{uid}_*.log*"))
 
 
 def prune_old_logs(log_dir: Path, uid: str, container: str, keep_from: int) -> None:
-    """Remove log files of attempts older than `keep_from` (the kubelet keeps current + previous)."""
+    """Remove log files of attempts older than `keep_from` (the kubelet keeps current + previous), with their
+    rotated files (the kubelet's `Clean` removes `<log path>*`)."""
     for number in range(keep_from - 1, -1, -1):
         path = attempt_log_path(log_dir, uid, container, number)
         if not path.exists():
             return
         path.unlink()
+        for rotated in log_dir.glob(f"{path.name}.*"):
+            rotated.unlink(missing_ok=True)
 
 
 def tail_offset(path: Path, tail_lines: int | None) -> int:

@@ -1,0 +1,88 @@
+"""Container logs rotate as a kubelet rotates them (pkg/kubelet/logs/container_log_manager.go): at most
+`containerLogMaxFiles` files of about `containerLogMaxSize` each, the current file holding the newest lines, and
+`kubectl logs -f` following across a rotation."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kjobs.node import spawner
+from kjobs.node.logs import read_log, render
+from kjobs.node.shim import MAX_LINE
+
+pytestmark = pytest.mark.e2e
+
+MI = 1024 * 1024
+
+
+def _shim(log_max_size: int, log_max_files: int) -> subprocess.Popen[bytes]:
+    """A shim told the rotation limits as its agent tells them (the "b" request)."""
+    shim = subprocess.Popen(
+        [sys.executable, "-E", "-s", "-S", spawner._SHIM], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert shim.stdin is not None
+    base = ["b", {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, "", "", "", False, log_max_size, log_max_files]
+    shim.stdin.write(json.dumps(base).encode() + b"\n")
+    shim.stdin.flush()
+    return shim
+
+
+def _run(shim: subprocess.Popen[bytes], cid: str, script: str, log: Path) -> None:
+    """Start `sh -c script` logging to `log`; return once its exit is reported (its log is whole by then)."""
+    assert shim.stdin is not None and shim.stdout is not None
+    shim.stdin.write(json.dumps(["s", cid, ["sh", "-c", script], {}, str(log.parent), str(log)]).encode() + b"\n")
+    shim.stdin.flush()
+    assert json.loads(shim.stdout.readline())[:2] == ["p", cid]
+    assert json.loads(shim.stdout.readline()) == ["x", cid, 0]
+
+
+def _lines(count: int, start: int = 0) -> str:
+    """A script printing `line-<n>` padded to 100 bytes for n in [start, start+count)."""
+    return f"seq -f 'line-%098g' {start} {start + count - 1}"
+
+
+def test_a_log_past_its_max_size_rotates_keeping_max_files_and_the_newest_lines_current(tmp_path: Path) -> None:
+    """~3 MB written with a max size of 1Mi and max files 3: at most 3 files for the container, none larger
+    than the limit plus one entry, rotated ones named `<log>.<YYYYMMDD-HHMMSS>[.n]`, the current file ending
+    with the last line written, and every kept file's lines in order with no line cut across two files."""
+    log = tmp_path / "uid_main_0.log"
+    shim = _shim(MI, 3)
+    try:
+        _run(shim, "c", _lines(30000), log)  # 30,000 lines of 100 bytes (+ the entry's head: ~4.1 MB logged)
+    finally:
+        shim.kill()
+        shim.wait()
+    files = sorted(tmp_path.glob("uid_main_0.log*"))
+    assert len(files) == 3, files
+    rotated = [f for f in files if f != log]
+    for f in rotated:
+        suffix = f.name.removeprefix("uid_main_0.log.")
+        assert len(suffix.split(".")[0]) == 15 and suffix[8] == "-" and suffix.replace("-", "").replace(".", "").isdigit()
+    entry = 36 + 100  # `<time> stdout F ` and a line
+    for f in files:
+        assert f.stat().st_size <= MI + entry + MAX_LINE, f
+    current = render(log.read_bytes()).decode().splitlines()
+    assert current[-1] == f"line-{29999:098d}"
+    kept = [render(f.read_bytes()).decode().splitlines() for f in sorted(rotated, key=lambda f: f.stat().st_mtime_ns)]
+    numbers = [int(line.removeprefix("line-")) for chunk in [*kept, current] for line in chunk]
+    assert numbers == list(range(numbers[0], 30000))  # the newest lines, whole, in order
+    assert numbers[0] > 0  # the oldest were removed
+
+
+def test_a_max_size_of_zero_never_rotates(tmp_path: Path) -> None:
+    log = tmp_path / "uid_main_0.log"
+    shim = _shim(0, 2)
+    try:
+        _run(shim, "c", _lines(3000), log)
+    finally:
+        shim.kill()
+        shim.wait()
+    assert [f.name for f in tmp_path.glob("uid_main_0.log*")] == ["uid_main_0.log"]
+    assert len(render(log.read_bytes()).splitlines()) == 3000
