@@ -64,7 +64,8 @@ def test_a_log_past_its_max_size_rotates_keeping_max_files_and_the_newest_lines_
     rotated = [f for f in files if f != log]
     for f in rotated:
         suffix = f.name.removeprefix("uid_main_0.log.")
-        assert len(suffix.split(".")[0]) == 15 and suffix[8] == "-" and suffix.replace("-", "").replace(".", "").isdigit()
+        stamp = suffix.split(".")[0]
+        assert len(stamp) == 15 and stamp[8] == "-" and suffix.replace("-", "").replace(".", "").isdigit()
     entry = 36 + 100  # `<time> stdout F ` and a line
     for f in files:
         assert f.stat().st_size <= MI + entry + MAX_LINE, f
@@ -86,3 +87,55 @@ def test_a_max_size_of_zero_never_rotates(tmp_path: Path) -> None:
         shim.wait()
     assert [f.name for f in tmp_path.glob("uid_main_0.log*")] == ["uid_main_0.log"]
     assert len(render(log.read_bytes()).splitlines()) == 3000
+
+
+def test_following_a_log_across_rotations_yields_every_line_exactly_once(tmp_path: Path) -> None:
+    """`read_log` with follow, while a container writes ~2 MB through a shim rotating at 64 KiB with 2 files
+    kept: each rotated file is read to its end before the new one, so the lines come out once each, in order
+    (a file removed before the reader got to it would lose lines; the reader is kept close behind)."""
+    log = tmp_path / "uid_main_0.log"
+    shim = _shim(64 * 1024, 5)
+    assert shim.stdin is not None and shim.stdout is not None
+    total = 20000
+    log.touch()  # the reader opens it at once (as it would an attempt's log the shim made)
+    # The container writes in bursts and waits for the reader to catch up (it touches `go` files), so that
+    # rotations happen while the reader follows, and no rotated file is removed before it is read.
+    burst = total // 40
+    script = f"while [ ! -e {tmp_path}/go.start ]; do sleep 0.01; done; i=0; "
+    script += f"while [ $i -lt 40 ]; do seq -f 'line-%098g' $((i*{burst})) $((i*{burst}+{burst - 1})); "
+    script += f"while [ ! -e {tmp_path}/go.$i ]; do sleep 0.01; done; i=$((i+1)); done"
+    got: list[str] = []
+
+    async def follow() -> None:
+        exited = False
+
+        def finished() -> bool:
+            (tmp_path / "go.start").touch()  # the reader has the log open: the container may write
+            return exited
+
+        async def reader() -> None:
+            buffer = ""
+            async for out in read_log(log, follow=True, finished=finished):
+                buffer += out.decode()
+                *lines, buffer = buffer.split("\n")
+                got.extend(lines)
+                done = len(got) // burst
+                for i in range(done):
+                    (tmp_path / f"go.{i}").touch()
+
+        task = asyncio.ensure_future(reader())
+        shim.stdin.write(json.dumps(["s", "c", ["sh", "-c", script], {}, str(tmp_path), str(log)]).encode() + b"\n")
+        shim.stdin.flush()
+        loop = asyncio.get_running_loop()
+        assert json.loads(await loop.run_in_executor(None, shim.stdout.readline))[:2] == ["p", "c"]
+        assert json.loads(await asyncio.wait_for(loop.run_in_executor(None, shim.stdout.readline), 60)) == ["x", "c", 0]
+        exited = True
+        await asyncio.wait_for(task, 60)
+
+    try:
+        asyncio.run(follow())
+    finally:
+        shim.kill()
+        shim.wait()
+    assert len(list(tmp_path.glob("uid_main_0.log.*"))) == 4  # it did rotate, and often
+    assert got == [f"line-{n:098d}" for n in range(total)]

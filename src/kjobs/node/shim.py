@@ -144,7 +144,7 @@ class _Output:
     """An open output pipe's container and log: its id, log file (fd and path), the rest of a line not yet
     logged, the bytes in the current log file and its rotated files, oldest first."""
 
-    __slots__ = ("cid", "fd", "partial", "path", "rotated", "written")
+    __slots__ = ("cid", "fd", "last_rotation", "partial", "path", "rotated", "written")
 
     def __init__(self, cid: str, fd: int, path: str, written: int) -> None:
         self.cid = cid
@@ -153,6 +153,7 @@ class _Output:
         self.partial = bytearray()
         self.written = written
         self.rotated: list[str] = []
+        self.last_rotation = ("", 0)  # the time in the last rotated file's name, and its number
 
 
 MAX_LINE = 16 * 1024
@@ -569,7 +570,10 @@ class Shim:
         beyond `log_max_files` - 1 (see the module note). If it cannot be renamed or reopened, the old file
         stays the log (tried again at the next write past the limit)."""
         stamp = time.strftime("%Y%m%d-%H%M%S")
-        target, n = f"{out.path}.{stamp}", 0
+        # Several rotations in one second: numbered after the last one (not the first free name: the oldest of
+        # them may be removed already), so that names sort in rotation order (`logs.LogReader` relies on it).
+        n = out.last_rotation[1] + 1 if out.last_rotation[0] == stamp else 0
+        target = f"{out.path}.{stamp}.{n}" if n else f"{out.path}.{stamp}"
         while os.path.lexists(target):
             n += 1
             target = f"{out.path}.{stamp}.{n}"
@@ -585,6 +589,7 @@ class Shim:
             return
         os.close(out.fd)
         out.fd = fd
+        out.last_rotation = (stamp, n)
         out.rotated.append(target)
         while len(out.rotated) > self.log_max_files - 1:
             with contextlib.suppress(OSError):
