@@ -9,6 +9,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -34,13 +35,27 @@ def _shim(log_max_size: int, log_max_files: int) -> subprocess.Popen[bytes]:
     return shim
 
 
-def _run(shim: subprocess.Popen[bytes], cid: str, script: str, log: Path) -> None:
-    """Start `sh -c script` logging to `log`; return once its exit is reported (its log is whole by then)."""
+def _run(shim: subprocess.Popen[bytes], cid: str, script: str, log: Path) -> list[str]:
+    """Start `sh -c script` logging to `log`; once it has written everything, the names of its log files
+    (before it exits: the rotated ones are removed then); return after its exit is reported."""
     assert shim.stdin is not None and shim.stdout is not None
+    done, end = log.parent / "written", log.parent / "end"
+    script = f"{script}; touch {done}; while [ ! -e {end} ]; do sleep 0.01; done"
     shim.stdin.write(json.dumps(["s", cid, ["sh", "-c", script], {}, str(log.parent), str(log)]).encode() + b"\n")
     shim.stdin.flush()
     assert json.loads(shim.stdout.readline())[:2] == ["p", cid]
+    deadline = time.monotonic() + 60
+    while not done.exists():
+        assert time.monotonic() < deadline, "the container did not finish writing"
+        time.sleep(0.01)
+    names = sorted(f.name for f in log.parent.glob(f"{log.name}*"))
+    copies = log.parent / "copies"
+    copies.mkdir()
+    for name in names:
+        (copies / name).write_bytes((log.parent / name).read_bytes())
+    end.touch()
     assert json.loads(shim.stdout.readline()) == ["x", cid, 0]
+    return names
 
 
 def _lines(count: int, start: int = 0) -> str:
@@ -55,11 +70,12 @@ def test_a_log_past_its_max_size_rotates_keeping_max_files_and_the_newest_lines_
     log = tmp_path / "uid_main_0.log"
     shim = _shim(MI, 3)
     try:
-        _run(shim, "c", _lines(30000), log)  # 30,000 lines of 100 bytes (+ the entry's head: ~4.1 MB logged)
+        names = _run(shim, "c", _lines(30000), log)  # 30,000 lines of 100 bytes (+ the entry's head: ~4.3 MB)
     finally:
         shim.kill()
         shim.wait()
-    files = sorted(tmp_path.glob("uid_main_0.log*"))
+    log = tmp_path / "copies" / log.name  # as they were before the exit
+    files = [tmp_path / "copies" / name for name in names]
     assert len(files) == 3, files
     rotated = [f for f in files if f != log]
     for f in rotated:
@@ -71,7 +87,10 @@ def test_a_log_past_its_max_size_rotates_keeping_max_files_and_the_newest_lines_
         assert f.stat().st_size <= MI + entry + MAX_LINE, f
     current = render(log.read_bytes()).decode().splitlines()
     assert current[-1] == f"line-{29999:098d}"
-    kept = [render(f.read_bytes()).decode().splitlines() for f in sorted(rotated, key=lambda f: f.stat().st_mtime_ns)]
+    order = sorted(
+        rotated, key=lambda f: (f.name.split(".")[2], int(f.name.split(".")[3] if f.name.count(".") > 2 else 0))
+    )
+    kept = [render(f.read_bytes()).decode().splitlines() for f in order]
     numbers = [int(line.removeprefix("line-")) for chunk in [*kept, current] for line in chunk]
     assert numbers == list(range(numbers[0], 30000))  # the newest lines, whole, in order
     assert numbers[0] > 0  # the oldest were removed
@@ -81,11 +100,10 @@ def test_a_max_size_of_zero_never_rotates(tmp_path: Path) -> None:
     log = tmp_path / "uid_main_0.log"
     shim = _shim(0, 2)
     try:
-        _run(shim, "c", _lines(3000), log)
+        assert _run(shim, "c", _lines(3000), log) == ["uid_main_0.log"]
     finally:
         shim.kill()
         shim.wait()
-    assert [f.name for f in tmp_path.glob("uid_main_0.log*")] == ["uid_main_0.log"]
     assert len(render(log.read_bytes()).splitlines()) == 3000
 
 
@@ -105,6 +123,7 @@ def test_following_a_log_across_rotations_yields_every_line_exactly_once(tmp_pat
     script += f"while [ $i -lt 40 ]; do seq -f 'line-%098g' $((i*{burst})) $((i*{burst}+{burst - 1})); "
     script += f"while [ ! -e {tmp_path}/go.$i ]; do sleep 0.01; done; i=$((i+1)); done"
     got: list[str] = []
+    rotated: list[int] = []
 
     async def follow() -> None:
         exited = False
@@ -120,6 +139,8 @@ def test_following_a_log_across_rotations_yields_every_line_exactly_once(tmp_pat
                 *lines, buffer = buffer.split("\n")
                 got.extend(lines)
                 done = len(got) // burst
+                if len(got) == total:
+                    rotated.append(len(list(tmp_path.glob("uid_main_0.log.*"))))  # before its exit
                 for i in range(done):
                     (tmp_path / f"go.{i}").touch()
 
@@ -137,5 +158,29 @@ def test_following_a_log_across_rotations_yields_every_line_exactly_once(tmp_pat
     finally:
         shim.kill()
         shim.wait()
-    assert len(list(tmp_path.glob("uid_main_0.log.*"))) == 4  # it did rotate, and often
+    assert rotated == [4]  # it did rotate, and often
     assert got == [f"line-{n:098d}" for n in range(total)]
+
+
+def test_rotated_files_go_when_the_container_ends_and_the_current_log_stays(tmp_path: Path) -> None:
+    """Only the current file is read once the container has ended (`kubectl logs`, `--previous`), and the agent
+    removes a pod's logs by name: the shim removes the rotated ones when the output ends."""
+    log = tmp_path / "uid_main_0.log"
+    shim = _shim(64 * 1024, 3)
+    assert shim.stdin is not None and shim.stdout is not None
+    try:
+        script = f"{_lines(2000)}; touch {tmp_path}/written; while [ ! -e {tmp_path}/end ]; do sleep 0.01; done"
+        shim.stdin.write(json.dumps(["s", "c", ["sh", "-c", script], {}, str(tmp_path), str(log)]).encode() + b"\n")
+        shim.stdin.flush()
+        assert json.loads(shim.stdout.readline())[:2] == ["p", "c"]
+        deadline = time.monotonic() + 30
+        while len(list(tmp_path.glob("uid_main_0.log.*"))) < 2:  # rotated while it runs
+            assert time.monotonic() < deadline, list(tmp_path.iterdir())
+            time.sleep(0.01)
+        (tmp_path / "end").touch()
+        assert json.loads(shim.stdout.readline()) == ["x", "c", 0]
+    finally:
+        shim.kill()
+        shim.wait()
+    assert sorted(f.name for f in tmp_path.glob("uid_main_0.log*")) == ["uid_main_0.log"]
+    assert render(log.read_bytes()).decode().splitlines()[-1] == f"line-{1999:098d}"

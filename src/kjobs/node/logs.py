@@ -44,15 +44,13 @@ def pod_log_paths(log_dir: Path, uid: str) -> list[Path]:
 
 
 def prune_old_logs(log_dir: Path, uid: str, container: str, keep_from: int) -> None:
-    """Remove log files of attempts older than `keep_from` (the kubelet keeps current + previous), with their
-    rotated files (the kubelet's `Clean` removes `<log path>*`)."""
+    """Remove log files of attempts older than `keep_from` (the kubelet keeps current + previous; their rotated
+    files are gone already: the shim removes them when the attempt's output ends)."""
     for number in range(keep_from - 1, -1, -1):
         path = attempt_log_path(log_dir, uid, container, number)
         if not path.exists():
             return
         path.unlink()
-        for rotated in log_dir.glob(f"{path.name}.*"):
-            rotated.unlink(missing_ok=True)
 
 
 def tail_offset(path: Path, tail_lines: int | None) -> int:

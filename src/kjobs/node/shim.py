@@ -83,12 +83,14 @@ Container logs rotate as a kubelet rotates them (pkg/kubelet/logs/container_log_
 `containerLogMaxSize` and `containerLogMaxFiles`): once a log file holds `log_max_size` bytes, it is renamed to
 `<name>.<YYYYMMDD-HHMMSS>` (local time, Go's layout "20060102-150405"; `.1`, `.2`... after it when that name is
 taken: several rotations in one second), a new file is opened at its path, and the oldest rotated files beyond
-`log_max_files` - 1 are removed, so that a container keeps at most `log_max_files` files. The kubelet looks at
-the sizes every 10 s and asks the runtime to reopen; the shim, which writes the file, rotates between two writes
-of whole entries, before the write that would take the file past the limit (a single write larger than the
-limit goes to a file of its own). The kubelet gzips the older rotated files; the shim does not (compressing
-10 MiB would stall every container's output and starts on the shim's one thread). A size of 0 or less: no
-rotation. Per write this costs one addition and one comparison."""
+`log_max_files` - 1 are removed, so that a container keeps at most `log_max_files` files. The kubelet looks at the
+sizes every 10 s and asks the runtime to reopen; the shim, which writes the file, rotates between two writes of
+whole entries, before the write that would take the file past the limit (a single write larger than the limit goes
+to a file of its own). When the container's output ends, its rotated files are removed: `kubectl logs` reads only
+the current file, and the agent removes a pod's logs by their names, with no listing of the log directory (a kubelet
+keeps them until it removes the container). The kubelet gzips the older rotated files; the shim does not
+(compressing 10 MiB would stall every container's output and starts on the shim's one thread). A size of 0 or less:
+no rotation. Per write this costs one addition and one comparison."""
 
 from __future__ import annotations
 
@@ -551,6 +553,9 @@ class Shim:
             self.unwatch(pipe)
             os.close(pipe)
             os.close(out.fd)
+            for rotated in out.rotated:  # read by nothing once it ended (see the module note)
+                with contextlib.suppress(OSError):
+                    os.unlink(rotated)
             del self.outputs[pipe], self.output_of[out.cid]
             self.terminals.discard(pipe)
 
