@@ -267,8 +267,12 @@ def _process_runtime(
     die_with_agent: bool = False,
     start_report_delay: float | None = None,
     hidden_paths: tuple[str, ...] = (),
+    log_rotation: tuple[int, int] | None = None,
 ) -> Callable[[StatusCallback], ContainerRuntime]:
     from kjobs.node.process_runtime import START_REPORT_DELAY, ProcessRuntime
+    from kjobs.node.shim import DEFAULT_LOG_MAX_FILES, DEFAULT_LOG_MAX_SIZE
+
+    rotation = log_rotation or (DEFAULT_LOG_MAX_SIZE, DEFAULT_LOG_MAX_FILES)
 
     def make(on_status: StatusCallback) -> ContainerRuntime:
         return ProcessRuntime(
@@ -279,6 +283,8 @@ def _process_runtime(
             containers_die_with_agent=die_with_agent,
             start_report_delay=START_REPORT_DELAY if start_report_delay is None else start_report_delay,
             hidden_paths=hidden_paths,
+            log_max_size=rotation[0],
+            log_max_files=rotation[1],
         )
 
     return make
@@ -542,6 +548,7 @@ class LocalCluster:
                     self.settings.containers_die_with_agent,
                     self.settings.container_start_report_delay,
                     self.settings.hidden_paths,
+                    (settings.container_log_max_size, settings.container_log_max_files),
                 )
             ),
             clock=self.clock,

@@ -157,7 +157,8 @@ def test_in_a_burst_of_starts_an_exit_is_reported_before_the_burst_ends(tmp_path
     assert kinds.index("x") < last_start
 
 
-def _shim_with_records(tmp_path: Path) -> tuple[Any, Path]:
+def _shim_with_records(tmp_path: Path, *rest: object) -> tuple[Any, Path]:
+    """A shim recording in `tmp_path/procs`; `rest`: the "b" request's further items."""
     import subprocess
     import sys
 
@@ -169,7 +170,8 @@ def _shim_with_records(tmp_path: Path) -> tuple[Any, Path]:
         [sys.executable, "-E", "-s", "-S", spawner._SHIM], stdin=subprocess.PIPE, stdout=subprocess.PIPE
     )
     assert shim.stdin is not None
-    shim.stdin.write(json.dumps(["b", {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, str(procs)]).encode() + b"\n")
+    base = ["b", {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}, str(procs), *rest]
+    shim.stdin.write(json.dumps(base).encode() + b"\n")
     shim.stdin.flush()
     return shim, procs / adoption.identity(shim.pid)  # the shim records in a directory of its own
 
@@ -337,7 +339,7 @@ def test_output_is_logged_in_cri_entries_timed_as_read_and_whole_by_the_exit(tmp
     container wrote (here 300 KB just before it exits) is in the log when the exit is reported."""
     from kjobs.node.shim import MAX_LINE
 
-    shim, _ = _shim_with_records(tmp_path)
+    shim, _ = _shim_with_records(tmp_path, "", "", False, 0, 2)  # ~11 MB logged: past the default 10Mi, unrotated
     try:
         long = MAX_LINE + 100
         script = (

@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 import click
 
 from kjobs import stopping
-from kjobs.cli.up import duration_option, settle_heap, sync_frequency_option
+from kjobs.cli.up import container_log_flags, duration_option, settle_heap, sync_frequency_option
 
 _RUNTIMES = ("process", "sim")
 HTTP_WORKERS = 64
@@ -96,6 +96,7 @@ def _connection(kubeconfig: Path | None) -> Any:
 )
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the --model's random draws.")
 @sync_frequency_option
+@container_log_flags
 @duration_option(
     "--node-status-update-frequency",
     "10s",
@@ -120,6 +121,8 @@ def join(
     seed: int = 0,
     sync_frequency: float = 60.0,
     node_status_update_frequency: float = 10.0,
+    container_log_max_size: int = 10 * 1024 * 1024,
+    container_log_max_files: int = 5,
 ) -> None:
     """Register node NAME with the API server of KUBECONFIG and run the pods bound to it."""
     # From here a stop signal is the graceful node shutdown, exit 0, even before the agent runs (`kjobs.stopping`).
@@ -166,6 +169,8 @@ def join(
             workers=HTTP_WORKERS,
             sync_frequency=sync_frequency,
             node_status_update_frequency=node_status_update_frequency,
+            container_log_max_size=container_log_max_size,
+            container_log_max_files=container_log_max_files,
         )
         tune_gc()  # a long-lived agent whose informer keeps every pod of the node
         hidden = (str(kubeconfig),) if kubeconfig is not None else ()  # the agent's credentials: not its pods'
@@ -228,7 +233,12 @@ async def _join(
         from kjobs.node.process_runtime import ProcessRuntime, default_root_dir
 
         return ProcessRuntime(
-            root_dir=root_dir or default_root_dir() / name, clock=clock, on_status=on_status, hidden_paths=hidden
+            root_dir=root_dir or default_root_dir() / name,
+            clock=clock,
+            on_status=on_status,
+            hidden_paths=hidden,
+            log_max_size=settings.container_log_max_size,
+            log_max_files=settings.container_log_max_files,
         )
 
     client = HttpClient(connection, user_agent=f"kjobs-node/{name}")

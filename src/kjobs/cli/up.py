@@ -76,6 +76,58 @@ sync_frequency_option = click.option(
 """The kubelet's `--sync-frequency`, on `kjobs up` (its local node agents) and `kjobs node join`."""
 
 
+def _container_log_max_size(_ctx: click.Context, _param: click.Parameter, value: str) -> int:
+    """`--container-log-max-size`: a quantity (`10Mi`) that is a whole number of bytes, as the kubelet's
+    `parseMaxSize` takes it (pkg/kubelet/logs/container_log_manager.go); 0 or less: no rotation."""
+    from kjobs.api.quantity import QuantityError, parse_quantity
+
+    try:
+        size = parse_quantity(value).value
+    except QuantityError as exc:
+        raise click.BadParameter(f"failed to parse container log max size {value!r}: {exc}") from None
+    if size.denominator != 1 or not -(2**63) <= size.numerator < 2**63:
+        raise click.BadParameter(f"failed to parse container log max size {value!r}: invalid max log size")
+    return int(size)
+
+
+def _container_log_max_files(_ctx: click.Context, _param: click.Parameter, value: int) -> int:
+    """`--container-log-max-files`: more than one (the kubelet's `NewContainerLogManager` refuses fewer)."""
+    if value <= 1:
+        raise click.BadParameter(f"invalid MaxFiles {value}, must be > 1")
+    return value
+
+
+container_log_options = (
+    click.option(
+        "--container-log-max-size",
+        default="10Mi",
+        show_default=True,
+        callback=_container_log_max_size,
+        metavar="QUANTITY",
+        help="Set the maximum size (e.g. 10Mi) of container log file before it is rotated, as the kubelet's flag "
+        "(0: never rotated).",
+    ),
+    click.option(
+        "--container-log-max-files",
+        type=int,
+        default=5,
+        show_default=True,
+        callback=_container_log_max_files,
+        metavar="INT",
+        help="Set the maximum number of container log files that can be present for a container. The number must "
+        "be >= 2.",
+    ),
+)
+"""The kubelet's log rotation flags, on `kjobs up` (its local node agents) and `kjobs node join`."""
+
+
+def container_log_flags(function: F) -> F:
+    """Add `container_log_options` to a command."""
+    for option in reversed(container_log_options):
+        function = option(function)
+    return function
+
+
 def duration_option(name: str, default: str, help_text: str, **extra: Any) -> Callable[[F], F]:
     """A Go-duration flag (`40s`, `1m0s`) greater than zero, in seconds, as `--sync-frequency`."""
     return click.option(
@@ -272,6 +324,7 @@ def _loopback(host: str) -> bool:
     ),
 )
 @sync_frequency_option
+@container_log_flags
 @click.option(
     "--store-pack-above",
     type=click.IntRange(min=0),
@@ -307,6 +360,8 @@ def up(
     enable_admission_plugins: tuple[str, ...] = (),
     disable_admission_plugins: tuple[str, ...] = (),
     sync_frequency: float = 60.0,
+    container_log_max_size: int = 10 * 1024 * 1024,
+    container_log_max_files: int = 5,
     store_pack_above: int = DEFAULT_STORE_PACK_ABOVE,
     node_monitor_period: float = 5.0,
     node_monitor_grace_period: float = 50.0,
@@ -399,6 +454,7 @@ def up(
         terminated_pod_gc_threshold=terminated_pod_gc_threshold,
         kubeconfig=config_path,
         sync_frequency=sync_frequency,
+        container_log_rotation=(container_log_max_size, container_log_max_files),
         node_lifecycle=NodeLifecycleSettings(
             monitor_period=node_monitor_period,
             grace_period=node_monitor_grace_period,
@@ -482,6 +538,7 @@ def _assemble(
     kubeconfig: Path | None = None,
     sync_frequency: float = 60.0,
     node_lifecycle: NodeLifecycleSettings | None = None,
+    container_log_rotation: tuple[int, int] = (10 * 1024 * 1024, 5),
     pod_gc_period: float | None = None,
 ) -> tuple[Any, Any]:
     """The app and the embedded cluster around its `ApiService`, with logs and metrics wired between them
@@ -496,7 +553,8 @@ def _assemble(
     nor `data`: docs/security.md; `sync_frequency`: the kubelet's `--sync-frequency` of the local node agents;
     `node_lifecycle`: the node lifecycle controller's flags (`--node-monitor-period`, `--node-monitor-grace-period`,
     `--node-startup-grace-period`, `--node-eviction-rate`), Kubernetes' defaults when None; `pod_gc_period`: the
-    pod GC's period, its quarantine twice that, Kubernetes' 20 s and 40 s when None)."""
+    pod GC's period, its quarantine twice that, Kubernetes' 20 s and 40 s when None; `container_log_rotation`: the
+    kubelet's `--container-log-max-size` and `--container-log-max-files` of the local node agents)."""
     from prometheus_client import REGISTRY
 
     from kjobs.cluster import ClusterSettings, LocalCluster, metric_registries
@@ -529,7 +587,11 @@ def _assemble(
         hidden_paths=(str(data), *([str(kubeconfig)] if kubeconfig is not None else [])),
         pod_gc=PodGCSettings(terminated_pod_threshold=max(terminated_pod_gc_threshold, 0), **gc_timing),
         node_lifecycle=node_lifecycle or NodeLifecycleSettings(),
-        node_options={"sync_frequency": sync_frequency},
+        node_options={
+            "sync_frequency": sync_frequency,
+            "container_log_max_size": container_log_rotation[0],
+            "container_log_max_files": container_log_rotation[1],
+        },
     )
     if admission is not None:
         settings = replace(settings, admission=admission)

@@ -174,6 +174,10 @@ class NodeAgentSettings:
     machine: nodestatus.MachineInfo | None = None
     """Machine facts for the Node; probed from this machine when None."""
     labels: dict[str, str] = field(default_factory=dict)
+    container_log_max_size: int = 10 * 1024 * 1024
+    container_log_max_files: int = 5
+    """The kubelet's `containerLogMaxSize` (10Mi; 0 or less: no rotation) and `containerLogMaxFiles`: a
+    container's log is rotated past that size, and at most that many files kept (`kjobs.node.shim`)."""
     sync_frequency: float = 60.0
     """The kubelet's `syncFrequency` (1 minute): how often a running pod is synced again even when nothing about
     it changed; what brings its mounted ConfigMaps, Secrets and projections up to date (`_remount_volumes`), and

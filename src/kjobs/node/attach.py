@@ -36,7 +36,7 @@ import contextlib
 from collections.abc import Callable
 from pathlib import Path
 
-from kjobs.node.logs import FOLLOW_POLL_SECONDS, read_from, streams
+from kjobs.node.logs import FOLLOW_POLL_SECONDS, LogReader, streams
 from kjobs.node.stdin import AttachStdin
 from kjobs.server.remotecommand import STDERR, STDOUT
 
@@ -64,10 +64,7 @@ class Attached:
         self._detached = False  # the client's input ended under a tty: the attach ends
         if resize is not None and size is not None:
             self.resize(*size)
-        try:
-            self._offset = 0 if replay else log.stat().st_size  # from now on: what was written before is the log's
-        except FileNotFoundError:
-            self._offset = 0
+        self._reader = LogReader(log, 0 if replay else None)  # from now on: what was written before is the log's
         self._task = asyncio.ensure_future(self._follow())
 
     async def _follow(self) -> None:
@@ -75,9 +72,8 @@ class Attached:
         try:
             while not self._detached:
                 done = self._ended()  # read first, so what was written before the exit is still sent
-                chunk = read_from(self._log, self._offset)
+                chunk = self._reader.read()
                 if chunk:
-                    self._offset += len(chunk)
                     data = torn + chunk
                     end = data.rfind(b"\n") + 1
                     torn = data[end:]
@@ -89,6 +85,7 @@ class Attached:
                     return
                 await asyncio.sleep(FOLLOW_POLL_SECONDS)
         finally:
+            self._reader.close()
             self.output.put_nowait(None)
 
     async def write(self, data: bytes) -> None:

@@ -20,7 +20,7 @@ import asyncio
 import math
 import os
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
 from pathlib import Path
 from typing import BinaryIO
 
@@ -39,12 +39,13 @@ def attempt_log_name(uid: str, container: str, number: int) -> str:
 
 
 def pod_log_paths(log_dir: Path, uid: str) -> list[Path]:
-    """Every log file of the pod (to delete them with the pod)."""
-    return list(log_dir.glob(f"{uid}_*.log"))
+    """Every log file of the pod, rotated ones (`<name>.log.<time>`) too (to delete them with the pod)."""
+    return list(log_dir.glob(f"{uid}_*.log*"))
 
 
 def prune_old_logs(log_dir: Path, uid: str, container: str, keep_from: int) -> None:
-    """Remove log files of attempts older than `keep_from` (the kubelet keeps current + previous)."""
+    """Remove log files of attempts older than `keep_from` (the kubelet keeps current + previous; their rotated
+    files are gone already: the shim removes them when the attempt's output ends)."""
     for number in range(keep_from - 1, -1, -1):
         path = attempt_log_path(log_dir, uid, container, number)
         if not path.exists():
@@ -172,16 +173,33 @@ async def read_log(
 ) -> AsyncIterator[bytes]:
     """Yield the log's output from the tail offset (`render`); with `follow`, keep yielding until `finished()`.
     `limit_bytes` counts output bytes, as the kubelet's does."""
-    offset = tail_offset(path, tail_lines) if path.exists() else 0
+    reader = LogReader(path, tail_offset(path, tail_lines) if path.exists() else 0)
+    outputs = _read(reader, limit_bytes, follow, finished, timestamps, since)
+    try:
+        async for out in outputs:
+            yield out
+    finally:
+        await outputs.aclose()
+        reader.close()
+
+
+async def _read(
+    reader: LogReader,
+    limit_bytes: int | None,
+    follow: bool,
+    finished: Callable[[], bool],
+    timestamps: bool,
+    since: float | None,
+) -> AsyncGenerator[bytes, None]:
+    """`read_log`'s reading, from `reader`."""
     remaining = limit_bytes if limit_bytes is not None and limit_bytes > 0 else None
     since_time = since_stamp(since) if since is not None else None
     torn = b""  # an entry whose write was still under way when read
     line_start = True
     while True:
         done = finished()  # read the flag first so output written before the exit is drained below
-        chunk = read_from(path, offset)
+        chunk = reader.read()
         if chunk:
-            offset += len(chunk)
             data = torn + chunk
             end = data.rfind(b"\n") + 1
             torn = data[end:]
@@ -201,16 +219,89 @@ async def read_log(
         await asyncio.sleep(FOLLOW_POLL_SECONDS)
 
 
-def read_from(path: Path, offset: int) -> bytes:
-    """Up to 64 KiB of a log file from `offset` (nothing when the file is gone: the pod was removed)."""
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except FileNotFoundError:
-        return b""
-    try:
-        return os.pread(fd, _CHUNK, offset)
-    finally:
-        os.close(fd)
+class LogReader:
+    """A container's log file read as it grows, across rotations (`kjobs.node.shim` renames a full log to
+    `<name>.<time>` and opens a new one at its path): the open file is read to its end, and only once nothing more
+    is in it is the path looked at again; a new file there (another inode) means the open one is written no more,
+    so what is left in it is read, then the new one from its start, so that `kubectl logs -f` keeps following
+    without losing or repeating an entry, as the kubelet's follow reopens the log on a rename
+    (pkg/kubelet/kuberuntime/logs/logs.go, `waitLogs`). A file that does not exist yet is opened once it does;
+    one removed (its pod was) reads as ended."""
+
+    def __init__(self, path: Path, offset: int | None = 0) -> None:
+        """From byte `offset` of the current file, or with None from its end."""
+        self.path = path
+        self.offset = 0
+        self._fd = -1
+        self._file: tuple[int, int] | None = None  # (device, inode) of the open file
+        if self._open() and offset is None:
+            self.offset = os.fstat(self._fd).st_size
+        elif offset is not None:
+            self.offset = offset
+
+    def _open(self) -> bool:
+        try:
+            self._fd = os.open(self.path, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return False
+        info = os.fstat(self._fd)
+        self._file = (info.st_dev, info.st_ino)
+        return True
+
+    def read(self) -> bytes:
+        """Up to 64 KiB more of the log (nothing: nothing new yet)."""
+        if self._fd < 0 and not self._open():
+            return b""
+        chunk = os.pread(self._fd, _CHUNK, self.offset)
+        if chunk:
+            self.offset += len(chunk)
+            return chunk
+        try:
+            info = os.stat(self.path)
+        except OSError:
+            return b""
+        if (info.st_dev, info.st_ino) == self._file:
+            return b""
+        chunk = os.pread(self._fd, _CHUNK, self.offset)  # written between the read above and the rotation
+        if chunk:
+            self.offset += len(chunk)
+            return chunk
+        self.close()
+        self.offset = 0
+        following = self._next_file()
+        if following is None:
+            return self.read()  # the new file at the path, from its start
+        try:
+            self._fd = os.open(following, os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return b""  # removed as it was found: looked for again at the next read
+        info = os.fstat(self._fd)
+        self._file = (info.st_dev, info.st_ino)
+        return self.read()
+
+    def _next_file(self) -> Path | None:
+        """The rotated file written after the one that was open, if the log rotated more than once since it was
+        last looked at (None: the current file). Rotated files are named `<log>.<YYYYMMDD-HHMMSS>[.<n>]` and
+        removed oldest first, so when the open one is gone every one left is newer."""
+        rotated: list[tuple[tuple[str, int], Path, tuple[int, int]]] = []
+        for candidate in self.path.parent.glob(f"{self.path.name}.*"):
+            stamp, _, counter = candidate.name[len(self.path.name) + 1 :].partition(".")
+            try:
+                info = candidate.stat()
+                order = (stamp, int(counter or 0))
+            except (OSError, ValueError):
+                continue
+            rotated.append((order, candidate, (info.st_dev, info.st_ino)))
+        rotated.sort()
+        files = [file for _, _, file in rotated]
+        newer = rotated[files.index(self._file) + 1 :] if self._file in files else rotated
+        return newer[0][1] if newer else None
+
+    def close(self) -> None:
+        """Let go of the open file."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
 
 
 TERMINATION_MESSAGE_LOG_LINES = 80

@@ -74,6 +74,7 @@ from kjobs.node.recovery import UNKNOWN_EXIT_CODE, UNKNOWN_MESSAGE
 from kjobs.node.resources import memory_limit_bytes
 from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP
 from kjobs.node.runtime import PodHandle, StatusCallback
+from kjobs.node.shim import DEFAULT_LOG_MAX_FILES, DEFAULT_LOG_MAX_SIZE
 from kjobs.node.spawner import SHIMS, SpawnerPool
 from kjobs.node.stdin import AttachStdin, ContainerStdin, TerminalStdin
 from kjobs.node.supervisor import MINIMUM_GRACE_SECONDS, Cancel, NotRunning, Supervisor, find_container, ignore_status
@@ -237,6 +238,8 @@ class ProcessRuntime(Supervisor):
         shims: int = SHIMS,
         containers_die_with_agent: bool = False,
         mount_volumes: bool | None = None,
+        log_max_size: int = DEFAULT_LOG_MAX_SIZE,
+        log_max_files: int = DEFAULT_LOG_MAX_FILES,
         hidden_paths: Sequence[str] = (),
     ) -> None:
         super().__init__(
@@ -305,6 +308,8 @@ class ProcessRuntime(Supervisor):
             on_failed=self._failed_to_start,
             on_exited=self._exited,
             die_with_agent=containers_die_with_agent,
+            log_max_size=log_max_size,
+            log_max_files=log_max_files,
         )
         try:
             asyncio.get_running_loop()

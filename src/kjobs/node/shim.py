@@ -6,11 +6,12 @@ kjobs does the same for the same reason: starting a process costs its parent CPU
 runs on another core. It is started by `kjobs.node.spawner.Spawner` as `python -E -s -S shim.py` (standard
 library only, so it is up in milliseconds) and speaks JSON lines over its stdin/stdout:
 
-    → ["b", base_env, procs_root, journal_dir, agent_id(, die_with_agent)]
+    → ["b", base_env, procs_root, journal_dir, agent_id(, die_with_agent(, log_max_size, log_max_files))]
                                                     once, first: every container's base environment, where to
                                                     record running groups and where to keep the journal; with
                                                     die_with_agent, stdin closing without a "q" (the agent's
-                                                    process died) SIGKILLs every container first
+                                                    process died) SIGKILLs every container first; the log
+                                                    rotation limits (below; default 10Mi and 5)
     → ["s", id, argv, env, cwd, log_path, uid, name, number, time(, owner(, stdin(, tty)))]
                                                     start a container process (env on top of base_env) in cwd,
                                                     created if missing (and given to owner, [uid, gid], if
@@ -77,7 +78,19 @@ accepting only connections from its own user (`SO_PEERCRED`): once its agent is 
 learns the shim's identity from the journal's name, sends its attaches' input and resizes there
 (`kjobs.node.adoption.ShimControl`), as containerd's shims keep serving a restarted kubelet. Listening from the
 start, not from the agent's end, leaves no moment in which the new agent finds no socket.
-"""
+
+Container logs rotate as a kubelet rotates them (pkg/kubelet/logs/container_log_manager.go, its
+`containerLogMaxSize` and `containerLogMaxFiles`): once a log file holds `log_max_size` bytes, it is renamed to
+`<name>.<YYYYMMDD-HHMMSS>` (local time, Go's layout "20060102-150405"; `.1`, `.2`... after it when that name is
+taken: several rotations in one second), a new file is opened at its path, and the oldest rotated files beyond
+`log_max_files` - 1 are removed, so that a container keeps at most `log_max_files` files. The kubelet looks at the
+sizes every 10 s and asks the runtime to reopen; the shim, which writes the file, rotates between two writes of
+whole entries, before the write that would take the file past the limit (a single write larger than the limit goes
+to a file of its own). When the container's output ends, its rotated files are removed: `kubectl logs` reads only
+the current file, and the agent removes a pod's logs by their names, with no listing of the log directory (a kubelet
+keeps them until it removes the container). The kubelet gzips the older rotated files; the shim does not
+(compressing 10 MiB would stall every container's output and starts on the shim's one thread). A size of 0 or less:
+no rotation. Per write this costs one addition and one comparison."""
 
 from __future__ import annotations
 
@@ -121,6 +134,30 @@ def _status_line(kind: str, cid: Any, value: int, *stamp: float) -> str:
     return f'["{kind}",{_quote(cid)},{value}' + "".join(f",{t!r}" for t in stamp) + "]"
 
 
+NO_ROTATION = 1 << 62
+"""The log size limit when logs do not rotate: never reached."""
+
+DEFAULT_LOG_MAX_SIZE = 10 * 1024 * 1024
+DEFAULT_LOG_MAX_FILES = 5
+"""The kubelet's `containerLogMaxSize` (10Mi) and `containerLogMaxFiles` defaults (pkg/kubelet/apis/config)."""
+
+
+class _Output:
+    """An open output pipe's container and log: its id, log file (fd and path), the rest of a line not yet
+    logged, the bytes in the current log file and its rotated files, oldest first."""
+
+    __slots__ = ("cid", "fd", "last_rotation", "partial", "path", "rotated", "written")
+
+    def __init__(self, cid: str, fd: int, path: str, written: int) -> None:
+        self.cid = cid
+        self.fd = fd
+        self.path = path
+        self.partial = bytearray()
+        self.written = written
+        self.rotated: list[str] = []
+        self.last_rotation = ("", 0)  # the time in the last rotated file's name, and its number
+
+
 MAX_LINE = 16 * 1024
 """A line longer than this is written in parts (containerd's shim cuts at its 16 KiB buffer too)."""
 
@@ -156,7 +193,9 @@ class Shim:
         self.replies: list[str] = []  # JSON lines, not yet written
         self.urgent = False  # an exit or a failed start waits in `replies`
         self.unrecorded: dict[int, float] = {}  # pid -> when to record it for `leftovers`, in start order
-        self.outputs: dict[int, tuple[str, int, bytearray]] = {}  # open output pipe -> (id, log fd, partial line)
+        self.outputs: dict[int, _Output] = {}  # open output pipe -> its container and log
+        self.log_max_size = DEFAULT_LOG_MAX_SIZE  # NO_ROTATION: never rotated
+        self.log_max_files = DEFAULT_LOG_MAX_FILES
         self.output_of: dict[str, int] = {}  # id -> its output pipe, while open
         self.terminals: set[int] = set()  # the terminal masters of tty containers (their output fds)
         self.control_reads: dict[int, bytes] = {}  # connected control client -> its unfinished line
@@ -198,6 +237,9 @@ class Shim:
             if len(message) > 4 and message[3]:
                 self.open_journal(os.path.join(self.home, str(message[3])), str(message[4]))
             self.die_with_agent = len(message) > 5 and bool(message[5])
+            if len(message) > 7:
+                self.log_max_size = int(message[6]) if int(message[6]) > 0 else NO_ROTATION
+                self.log_max_files = max(int(message[7]), 2)
         elif kind == "q":
             self.clean_quit = True
 
@@ -401,7 +443,11 @@ class Shim:
             if tag >= 0:
                 os.close(tag)
         os.set_blocking(pipe_read, False)
-        self.outputs[pipe_read] = (cid, fd, bytearray())
+        try:
+            written = os.lseek(fd, 0, os.SEEK_END)  # a file that exists already (appended to) counts
+        except OSError:
+            written = 0
+        self.outputs[pipe_read] = _Output(cid, fd, log_path, written)
         self.output_of[cid] = pipe_read
         self.watch(pipe_read, "output")
         if self.procs_dir:
@@ -485,7 +531,8 @@ class Shim:
     def read_output(self, pipe: int, *, drain: bool = False) -> None:
         """Log what a container wrote: one read (or, with `drain`, all there is now); at the end of the pipe, or
         after a drain, the rest of a line is logged as a part and the pipe and log file are closed."""
-        cid, fd, partial = self.outputs[pipe]
+        out = self.outputs[pipe]
+        partial = out.partial
         ended = False
         while True:
             try:
@@ -498,25 +545,77 @@ class Shim:
                 ended = True
                 break
             partial += chunk
-            self.write_lines(fd, partial, final=pipe in self.terminals)  # a terminal's output is logged at once
+            self.log(out, self.entries(partial, final=pipe in self.terminals))  # a terminal's: logged at once
             if not drain:
                 break
         if ended or drain:
-            self.write_lines(fd, partial, final=True)
+            self.log(out, self.entries(partial, final=True))
             self.unwatch(pipe)
             os.close(pipe)
-            os.close(fd)
-            del self.outputs[pipe], self.output_of[cid]
+            os.close(out.fd)
+            for rotated in out.rotated:  # read by nothing once it ended (see the module note)
+                with contextlib.suppress(OSError):
+                    os.unlink(rotated)
+            del self.outputs[pipe], self.output_of[out.cid]
             self.terminals.discard(pipe)
+
+    def log(self, out: _Output, data: bytes) -> None:
+        """Append log entries to a container's log, rotating it first if they would take it past the limit."""
+        if not data:
+            return
+        out.written += len(data)
+        if out.written > self.log_max_size and out.written > len(data):
+            self.rotate_log(out)
+            out.written = len(data)
+        with contextlib.suppress(OSError):
+            os.write(out.fd, data)
+
+    def rotate_log(self, out: _Output) -> None:
+        """Rename the log file to `<name>.<YYYYMMDD-HHMMSS>`, open a new one at its path, remove the rotated files
+        beyond `log_max_files` - 1 (see the module note). If it cannot be renamed or reopened, the old file
+        stays the log (tried again at the next write past the limit)."""
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        # Several rotations in one second: numbered after the last one (not the first free name: the oldest of
+        # them may be removed already), so that names sort in rotation order (`logs.LogReader` relies on it).
+        n = out.last_rotation[1] + 1 if out.last_rotation[0] == stamp else 0
+        target = f"{out.path}.{stamp}.{n}" if n else f"{out.path}.{stamp}"
+        while os.path.lexists(target):
+            n += 1
+            target = f"{out.path}.{stamp}.{n}"
+        try:
+            os.rename(out.path, target)
+        except OSError:
+            return
+        try:
+            fd = os.open(out.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+        except OSError:
+            with contextlib.suppress(OSError):
+                os.rename(target, out.path)
+            return
+        os.close(out.fd)
+        out.fd = fd
+        out.last_rotation = (stamp, n)
+        out.rotated.append(target)
+        while len(out.rotated) > self.log_max_files - 1:
+            with contextlib.suppress(OSError):
+                os.unlink(out.rotated.pop(0))
 
     @staticmethod
     def write_lines(fd: int, partial: bytearray, *, final: bool) -> None:
-        """Append the whole lines of `partial` to the log in the CRI format, a line longer than MAX_LINE as parts
-        of MAX_LINE and its end; keep the rest of the last line in `partial` (all of it is written if `final`)."""
+        """Append the whole lines of `partial` to the log in the CRI format (`entries`), without rotation."""
+        data = Shim.entries(partial, final=final)
+        if data:
+            with contextlib.suppress(OSError):
+                os.write(fd, data)
+
+    @staticmethod
+    def entries(partial: bytearray, *, final: bool) -> bytes:
+        """The whole lines of `partial` as CRI log entries, a line longer than MAX_LINE as parts of MAX_LINE and
+        its end; the rest of the last line is kept in `partial` (all of it is taken if `final`)."""
         end = partial.rfind(b"\n") + 1
         rest = len(partial) - end
         if not end and rest < MAX_LINE and not (final and rest):
-            return
+            return b""
         seconds, nanos = divmod(time.time_ns(), 1_000_000_000)
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)).encode() + b".%09dZ stdout " % nanos
         whole, part = stamp + b"F ", stamp + b"P "
@@ -529,8 +628,7 @@ class Shim:
         cut = len(partial) if final else len(partial) - rest % MAX_LINE
         out.extend(part + partial[i : min(i + MAX_LINE, cut)] + b"\n" for i in range(end, cut, MAX_LINE))
         del partial[:cut]
-        with contextlib.suppress(OSError):
-            os.write(fd, b"".join(out))
+        return b"".join(out)
 
     def failed(self, cid: str, message: str) -> None:
         """A container could not start: journal it and tell the agent."""

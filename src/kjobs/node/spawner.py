@@ -28,6 +28,7 @@ from typing import Any
 import orjson
 
 from kjobs.node import leftovers
+from kjobs.node.shim import DEFAULT_LOG_MAX_FILES, DEFAULT_LOG_MAX_SIZE
 
 log = logging.getLogger(__name__)
 
@@ -48,8 +49,11 @@ class Spawner:
         on_failed: Callable[[str, str], None],
         on_exited: Callable[[str, int], None],
         die_with_agent: bool = False,
+        log_max_size: int = DEFAULT_LOG_MAX_SIZE,
+        log_max_files: int = DEFAULT_LOG_MAX_FILES,
     ) -> None:
         self._die_with_agent = die_with_agent
+        self._log_rotation = [log_max_size, log_max_files]  # the kubelet's containerLogMaxSize/MaxFiles
         self._base_env = dict(base_env)
         self._procs_dir = procs_dir
         self._journal_dir = journal_dir
@@ -194,6 +198,7 @@ class Spawner:
                 str(self._journal_dir) if self._journal_dir is not None else "",
                 self._agent_id,
                 self._die_with_agent,
+                *self._log_rotation,
             ]
         )
 
@@ -382,6 +387,8 @@ class SpawnerPool:
         on_failed: Callable[[str, str], None],
         on_exited: Callable[[str, int], None],
         die_with_agent: bool = False,
+        log_max_size: int = DEFAULT_LOG_MAX_SIZE,
+        log_max_files: int = DEFAULT_LOG_MAX_FILES,
     ) -> None:
         self._on_failed = on_failed
         self._on_exited = on_exited
@@ -396,6 +403,8 @@ class SpawnerPool:
                 on_failed=self._failed,
                 on_exited=self._exited,
                 die_with_agent=die_with_agent,
+                log_max_size=log_max_size,
+                log_max_files=log_max_files,
             )
             for _ in range(max(1, shims))
         ]
