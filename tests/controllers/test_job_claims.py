@@ -98,3 +98,43 @@ def test_claim_decisions_follow_claim_object() -> None:
             "$deleteFromPrimitiveList/finalizers": [JOB_TRACKING_FINALIZER],
         }
     }
+
+
+def test_a_new_job_with_a_manual_selector_adopts_the_orphans_it_matches_before_creating_pods() -> None:
+    """job.md "Specifying your own Pod selector": after `kubectl delete jobs/old --cascade=orphan`, a Job `new`
+    with `manualSelector: true` and old's selector adopts old's running pods (`getPodsForJob` claims them on
+    its first sync, before `manageJob` counts the active pods) instead of creating pods of its own."""
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        client = await local_api(clock)
+        template = {"spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox"}]}}
+        for name in ("old-a", "old-b", "other"):
+            labels = {"app": "old"} if name != "other" else {"app": "other"}
+            pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "labels": labels}, **template}
+            await client.create(PODS, "default", pod)
+        controller = JobController(client, clock=clock, settings=JobControllerSettings(batch_period=1.0))
+        await controller.start()
+        await settle(clock, lambda: len(controller.pods.list("default")) == 3)
+        manifest = job_manifest(
+            manualSelector=True, selector={"matchLabels": {"app": "old"}}, completions=2, parallelism=2
+        )
+        manifest["spec"]["template"]["metadata"] = {"labels": {"app": "old"}}
+        job = await client.create(JOBS, "default", manifest)
+        uid = job["metadata"]["uid"]
+
+        def adopted() -> list[str]:
+            return sorted(p["metadata"]["name"] for p in controller.pods.list("default") if _controller_uid(p) == uid)
+
+        await settle(clock, lambda: adopted() == ["old-a", "old-b"])
+        for _ in range(5):  # a few batch periods: the Job counts both as active and creates no pod
+            clock.advance(1.0)
+            await settle(clock, lambda: True)
+        assert len(controller.pods.list("default")) == 3
+        other = await client.get(PODS, "default", "other")
+        assert not other["metadata"].get("ownerReferences")
+        pod = await client.get(PODS, "default", "old-a")
+        assert JOB_TRACKING_FINALIZER in pod["metadata"]["finalizers"]
+        await controller.stop()
+
+    asyncio.run(scenario())

@@ -602,9 +602,11 @@ def test_ttl_after_finished_and_wait(kubectl: Kubectl) -> None:
     kubectl.until(lambda: not kubectl.get("pods", "-l", "job-name=pi-with-ttl")["items"], "its pods deleted too")
 
 
-def test_delete_with_cascade_orphan_leaves_the_pods(kubectl: Kubectl) -> None:
-    """Section "Specifying your own Pod selector", first half: `kubectl delete jobs/old --cascade=orphan` keeps the pods
-    running, without their owner reference nor the Job's tracking finalizer."""
+def test_specifying_your_own_pod_selector(kubectl: Kubectl) -> None:
+    """Section "Specifying your own Pod selector": `kubectl delete jobs/old --cascade=orphan` keeps the pods
+    running, without their owner reference nor the Job's tracking finalizer; then a Job `new` with
+    `manualSelector: true` and old's selector adopts them (owner reference and tracking finalizer) and, as both
+    count toward its parallelism, creates no pod of its own (`getPodsForJob`'s `ClaimPods` before `manageJob`)."""
     job = {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -634,6 +636,28 @@ def test_delete_with_cascade_orphan_leaves_the_pods(kubectl: Kubectl) -> None:
 
     pods = kubectl.until(orphaned, "two orphaned pods")
     assert {p["status"]["phase"] for p in pods} == {"Running"}
+
+    new = json.loads(json.dumps(job))
+    new["metadata"]["name"] = "new"
+    new["spec"]["manualSelector"] = True
+    new["spec"]["selector"] = selector
+    new["spec"]["template"]["metadata"] = {"labels": dict(selector["matchLabels"])}
+    new["spec"]["template"]["spec"]["containers"][0]["command"] = ["sleep", "1"]  # a different template
+    kubectl.write("new.yaml", yaml.safe_dump(new))
+    kubectl("apply", "-f", "new.yaml")
+    new_uid = kubectl.get("job", "new")["metadata"]["uid"]
+
+    def adopted() -> list[Any] | None:
+        pods = kubectl.get("pods", "-l", f"batch.kubernetes.io/controller-uid={uid}")["items"]
+        owners = [[r["uid"] for r in p["metadata"].get("ownerReferences") or [] if r.get("controller")] for p in pods]
+        return pods if owners == [[new_uid], [new_uid]] else None
+
+    pods = kubectl.until(adopted, "old's two pods adopted by new")
+    assert all(p["metadata"]["name"].startswith("old-") for p in pods)
+    assert all(p["metadata"]["finalizers"] == ["batch.kubernetes.io/job-tracking"] for p in pods)
+    kubectl("wait", "--for=jsonpath={.status.active}=2", "job/new", "--timeout=30s")
+    assert "Created pod" not in kubectl("describe", "job", "new")  # no pod of its own
+    assert len(kubectl.get("pods", "-l", f"batch.kubernetes.io/controller-uid={uid}")["items"]) == 2
 
 
 # --- tasks/job/pod-failure-policy.md -----------------------------------------------------------------------------

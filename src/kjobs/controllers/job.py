@@ -169,6 +169,8 @@ class JobController:
             return
         if is_finished(new):
             self._finished_uids.discard(str(new["metadata"].get("uid") or ""))
+        elif old is None and (new.get("spec") or {}).get("manualSelector") is True:
+            self._note_orphans_for(new)
         if old is not None and _generation(old) == _generation(new):
             # Status-only changes (mostly our own writes) are batched like pod events; spec changes sync now.
             self.queue.add_after(key, self.settings.batch_period)
@@ -251,6 +253,16 @@ class JobController:
                 continue
             if not is_finished(candidate) and podclaims.may_adopt(candidate, pod):
                 self._claim(candidate, pod_uid, pod)
+
+    def _note_orphans_for(self, job: Obj) -> None:
+        """A Job first seen claims the orphans of its namespace that its selector matches, as its first sync's
+        `getPodsForJob` would (job.md, "Specifying your own Pod selector": `new` adopts the pods `old` left
+        running). Only a Job with `manualSelector: true` can match a pod made before it: a generated selector
+        names the Job's own new uid, and any pod made later is claimed by its own event (`_note_claims`)."""
+        for pod in self.pods.list(str(job["metadata"].get("namespace") or "")):
+            meta = pod.get("metadata") or {}
+            if _controller_ref(meta) is None and podclaims.may_adopt(job, pod):
+                self._claim(job, str(meta.get("uid") or ""), pod)
 
     def _claim(self, job: Obj, pod_uid: str, pod: Obj) -> None:
         key = _key(job)
