@@ -138,13 +138,23 @@ def test_a_stop_signal_stops_the_pods_and_exits_128_plus_its_number(
     _assert_nothing_left(groups, shims)
 
 
+def _node_files(tmp_path: Path) -> list[str]:
+    """The files and directories in the node's pod, log and journal directories (`default_root_dir`)."""
+    node = tmp_path / "runtime" / "kjobs" / "kjobs-node"
+    return sorted(f"{part}/{name}" for part in ("pods", "logs", "journal") for name in os.listdir(node / part))
+
+
 def test_sigkill_of_the_run_leaves_no_pod_running(tmp_path: Path, running: list[subprocess.Popen[bytes]]) -> None:
     """Killed outright, the run stops nothing itself: its shims see its end (their request pipe closes without a
-    goodbye) and kill their containers' groups, since nothing could adopt them."""
+    goodbye) and kill their containers' groups, since nothing could adopt them. They also remove the pods'
+    scratch directories, logs and their own journals, as the run would have at a clean stop: before, each killed
+    run left them in the node's directory (in RAM, under /dev/shm)."""
     proc, groups, shims, _ = _start(tmp_path, subprocess.DEVNULL, running)
+    assert len([name for name in _node_files(tmp_path) if name.startswith("pods/")]) == PODS
     proc.kill()
     assert proc.wait(timeout=DEADLINE) == -signal.SIGKILL
     _assert_nothing_left(groups, shims)
+    assert _node_files(tmp_path) == []
 
 
 def test_a_closed_output_pipe_stops_the_run_at_once_with_status_141(

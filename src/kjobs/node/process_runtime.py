@@ -310,6 +310,7 @@ class ProcessRuntime(Supervisor):
             die_with_agent=containers_die_with_agent,
             log_max_size=log_max_size,
             log_max_files=log_max_files,
+            pods_dir=self.root_dir / "pods",
         )
         try:
             asyncio.get_running_loop()

@@ -6,12 +6,17 @@ kjobs does the same for the same reason: starting a process costs its parent CPU
 runs on another core. It is started by `kjobs.node.spawner.Spawner` as `python -E -s -S shim.py` (standard
 library only, so it is up in milliseconds) and speaks JSON lines over its stdin/stdout:
 
-    → ["b", base_env, procs_root, journal_dir, agent_id(, die_with_agent(, log_max_size, log_max_files))]
+    → ["b", base_env, procs_root, journal_dir, agent_id(, die_with_agent(, log_max_size, log_max_files(,
+       pods_dir)))]
                                                     once, first: every container's base environment, where to
                                                     record running groups and where to keep the journal; with
                                                     die_with_agent, stdin closing without a "q" (the agent's
-                                                    process died) SIGKILLs every container first; the log
-                                                    rotation limits (below; default 10Mi and 5)
+                                                    process died) SIGKILLs every container first, and once
+                                                    they are reaped the shim removes what the agent would
+                                                    have at its stop: its journal, and the scratch directories
+                                                    (under pods_dir) and log files of the pods it started
+                                                    containers for; the log rotation limits (below; default
+                                                    10Mi and 5)
     → ["s", id, argv, env, cwd, log_path, uid, name, number, time(, owner(, stdin(, tty)))]
                                                     start a container process (env on top of base_env) in cwd,
                                                     created if missing (and given to owner, [uid, gid], if
@@ -182,6 +187,9 @@ class Shim:
         self.agent_gone = False  # stdin closed: no more requests, no one to reply to
         self.clean_quit = False
         self.die_with_agent = False  # a test cluster's: nobody will adopt what outlives its agent
+        self.pods_dir = ""  # where the agent keeps each pod's scratch directory, named by its uid
+        self.served: set[str] = set()  # with die_with_agent: uids of the pods it started containers for
+        self.log_dir = ""  # with die_with_agent: the directory of their log files
         self.running: dict[str, tuple[int, int]] = {}  # id -> (pid, pidfd)
         self.executables: dict[tuple[str, str], str] = {}
         self.home = os.getcwd()
@@ -206,6 +214,9 @@ class Shim:
         kind = message[0]
         if kind == "s":
             cid, argv, env, cwd, log_path = message[1:6]
+            if self.die_with_agent and len(message) > 6 and message[6]:
+                self.served.add(str(message[6]))
+                self.log_dir = os.path.dirname(log_path)
             owner = message[10] if len(message) > 10 else None
             stdin_path = message[11] if len(message) > 11 else None
             self.spawn(cid, argv, env, cwd, log_path, owner, stdin_path, len(message) > 12 and bool(message[12]))
@@ -240,6 +251,8 @@ class Shim:
             if len(message) > 7:
                 self.log_max_size = int(message[6]) if int(message[6]) > 0 else NO_ROTATION
                 self.log_max_files = max(int(message[7]), 2)
+            if len(message) > 8 and message[8]:
+                self.pods_dir = os.path.join(self.home, str(message[8]))
         elif kind == "q":
             self.clean_quit = True
 
@@ -286,10 +299,35 @@ class Shim:
         self.write_journal()
         if self.procs_dir:
             leftovers.release(self.procs_dir)
-        if (self.clean_quit or not self.journal_written) and self.journal_path:
+        orphaned = self.die_with_agent and self.agent_gone and not self.clean_quit
+        if orphaned:
+            self.remove_scratch()
+        if (self.clean_quit or orphaned or not self.journal_written) and self.journal_path:
             for path in (self.journal_path, self.journal_path + ".1"):
                 with contextlib.suppress(OSError):
                     os.unlink(path)
+
+    def remove_scratch(self) -> None:
+        """Remove the scratch directories and log files of the pods this shim served, after a die-with-agent
+        agent died without stopping them (a SIGKILLed `kjobs run`): its containers were killed and nothing will
+        adopt or read them, and the agent that would have removed them at its stop (`ProcessRuntime.forget`) is
+        gone. Without this every killed run left them in the node's directory, in RAM under /dev/shm."""
+        if not self.served:
+            return
+        import shutil  # only here: the shim imports little, to start fast
+
+        if self.pods_dir:
+            for uid in self.served:
+                shutil.rmtree(os.path.join(self.pods_dir, uid), ignore_errors=True)
+        if self.log_dir:
+            try:
+                names = os.listdir(self.log_dir)
+            except OSError:
+                names = []
+            for name in names:  # `<uid>_<container>_<restart>.log`, and its rotated files after it
+                if name.split("_", 1)[0] in self.served:
+                    with contextlib.suppress(OSError):
+                        os.unlink(os.path.join(self.log_dir, name))
 
     def spawn(
         self,

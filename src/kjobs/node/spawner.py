@@ -51,8 +51,10 @@ class Spawner:
         die_with_agent: bool = False,
         log_max_size: int = DEFAULT_LOG_MAX_SIZE,
         log_max_files: int = DEFAULT_LOG_MAX_FILES,
+        pods_dir: Path | None = None,
     ) -> None:
         self._die_with_agent = die_with_agent
+        self._pods_dir = pods_dir
         self._log_rotation = [log_max_size, log_max_files]  # the kubelet's containerLogMaxSize/MaxFiles
         self._base_env = dict(base_env)
         self._procs_dir = procs_dir
@@ -199,6 +201,7 @@ class Spawner:
                 self._agent_id,
                 self._die_with_agent,
                 *self._log_rotation,
+                str(self._pods_dir) if self._pods_dir is not None else "",
             ]
         )
 
@@ -389,6 +392,7 @@ class SpawnerPool:
         die_with_agent: bool = False,
         log_max_size: int = DEFAULT_LOG_MAX_SIZE,
         log_max_files: int = DEFAULT_LOG_MAX_FILES,
+        pods_dir: Path | None = None,
     ) -> None:
         self._on_failed = on_failed
         self._on_exited = on_exited
@@ -405,6 +409,7 @@ class SpawnerPool:
                 die_with_agent=die_with_agent,
                 log_max_size=log_max_size,
                 log_max_files=log_max_files,
+                pods_dir=pods_dir,
             )
             for _ in range(max(1, shims))
         ]
