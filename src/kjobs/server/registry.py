@@ -191,6 +191,9 @@ RESOURCES: list[Resource] = [
             "ephemeralcontainers",
         ),
         graceful=True,
+        # PodObservedGenerationTracking, GA in 1.35: a pod is created with generation 1 and gets one more per
+        # spec change (pkg/registry/core/pod/strategy.go `PrepareForCreate`, `updatePodGeneration`)
+        tracks_generation=True,
         hooks={
             "default": (_DEFAULTS, "default_api_pod_in_place"),
             "default_update": (_DEFAULTS, "default_pod_update_in_place"),

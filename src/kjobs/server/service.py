@@ -220,6 +220,20 @@ def _meta(obj: Obj) -> Obj:
     return meta
 
 
+def _mark_deleting(meta: Obj, *, grace: int = 0, stamp: str) -> None:
+    """Set `deletionTimestamp` (and its grace) on an object's metadata, bumping `generation` the first time.
+
+    An object that tracks a generation (> 0) gets one more when it is first marked for deletion, graceful or
+    held by finalizers: its controllers must stop acting on it (staging/src/k8s.io/apiserver/pkg/registry/rest/
+    delete.go `BeforeDelete`, .../generic/registry/store.go `markAsDeleting`)."""
+    if not meta.get("deletionTimestamp"):
+        generation = meta.get("generation")
+        if type(generation) is int and generation > 0:
+            meta["generation"] = generation + 1
+    meta["deletionTimestamp"] = stamp
+    meta["deletionGracePeriodSeconds"] = grace
+
+
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 KUBECTL_APPLY_MANAGER = "kubectl"
 """The field manager of `kubectl apply --server-side`: the one whose applies the field manager keeps in step with
@@ -1871,8 +1885,8 @@ class ApiService:
             if r.graceful:  # a pod keeps its grace period beside the finalizer (updateForGracefulDeletionAndFinalizers)
                 written = (await self._delete_pod(r, new, options, finalizers_changed=True)).obj
             else:
-                new_meta.setdefault("deletionTimestamp", self.now())
-                new_meta.setdefault("deletionGracePeriodSeconds", 0)
+                if not new_meta.get("deletionTimestamp"):
+                    _mark_deleting(new_meta, stamp=self.now())
                 written = await self.store.update(r.store_key, new, expected_rv=meta.get("resourceVersion"))
             await self._cascade(r, namespace, uid, "Foreground")
             await self._finish_foreground(r, namespace, name)  # answered as written, as before the collector acts
@@ -1900,8 +1914,8 @@ class ApiService:
             new = _copy(old)
             new_meta = _meta(new)
             if not new_meta.get("deletionTimestamp") or kept is not None:
-                new_meta.setdefault("deletionTimestamp", self.now())
-                new_meta.setdefault("deletionGracePeriodSeconds", 0)
+                if not new_meta.get("deletionTimestamp"):
+                    _mark_deleting(new_meta, stamp=self.now())
                 new = await self.store.update(r.store_key, new, expected_rv=meta.get("resourceVersion"))
             result = Result(new, 200)
         else:
@@ -1977,11 +1991,9 @@ class ApiService:
         if grace:  # a shortened grace moves the deletionTimestamp back by the difference, as `_delete_pod`
             pending = current and meta.get("deletionTimestamp")
             start = parse_time(str(meta["deletionTimestamp"])) - go_seconds(current or 0) if pending else self.clock()
-            new_meta["deletionTimestamp"] = format_time(start + go_seconds(grace))
-            new_meta["deletionGracePeriodSeconds"] = grace
-        else:
-            new_meta.setdefault("deletionTimestamp", self.now())
-            new_meta.setdefault("deletionGracePeriodSeconds", 0)
+            _mark_deleting(new_meta, grace=grace, stamp=format_time(start + go_seconds(grace)))
+        elif not new_meta.get("deletionTimestamp"):
+            _mark_deleting(new_meta, stamp=self.now())
         return new
 
     async def _terminate_namespace(self, ns: Obj, options: DeleteOptions) -> Obj:
@@ -2037,8 +2049,7 @@ class ApiService:
             stamp = parse_time(str(meta["deletionTimestamp"])) - go_seconds(current) + go_seconds(grace)
         else:
             stamp = self.clock() + go_seconds(grace)  # Go's Duration wraps: never a year past 9999
-        new_meta["deletionTimestamp"] = format_time(stamp)
-        new_meta["deletionGracePeriodSeconds"] = grace
+        _mark_deleting(new_meta, grace=grace, stamp=format_time(stamp))
         written = await self.store.update(r.store_key, new, expected_rv=meta.get("resourceVersion"))
         return Result(written, 200)
 

@@ -1,0 +1,150 @@
+"""A pod's `metadata.generation` (PodObservedGenerationTracking, GA and locked on in Kubernetes 1.35), through kjobs'
+API service. Ported rows of pkg/registry/core/pod/strategy_test.go (TestPodGenerationPrepareForCreate,
+TestPodGenerationPrepareForUpdate, TestEphemeralContainersPrepareForUpdate; ids are upstream's), plus the generation
+bump of a first deletion, for pods and for a Job held by a finalizer (staging/src/k8s.io/apiserver/pkg/registry/rest/
+delete.go `BeforeDelete`, .../generic/registry/store.go `markAsDeleting`). The observedGeneration the feature adds to
+the pod's status is not ported: the v1.32 API kjobs serves has no such field (docs/upstream41.md)."""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import pytest
+
+from kjobs.api.types import Obj
+from kjobs.server.registry import Resource, lookup
+from kjobs.server.service import ApiService, DeleteOptions
+from kjobs.server.storage import Storage
+from kjobs.store import MemoryStore
+
+PODS: Resource = lookup("", "v1", "pods")  # type: ignore[assignment]
+JOBS: Resource = lookup("batch", "v1", "jobs")  # type: ignore[assignment]
+
+
+def run(body: Callable[[ApiService], Awaitable[Any]]) -> Any:
+    async def main() -> Any:
+        service = ApiService(Storage(MemoryStore()), clock=lambda: 1_700_000_000.0)
+        await service.ensure_namespaces()
+        return await body(service)
+
+    return asyncio.run(main())
+
+
+def pod(name: str = "foo", generation: int | None = None, **spec: Any) -> Obj:
+    meta: Obj = {"name": name}
+    if generation is not None:
+        meta["generation"] = generation
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": {"containers": [{"name": "container", "image": "i"}], **spec},
+    }
+
+
+@pytest.mark.parametrize("name, generation", [("gen-not-set", None), ("gen-custom-set", 5)])
+def test_TestPodGenerationPrepareForCreate(name: str, generation: int | None) -> None:
+    """A created pod has generation 1, whatever the request said."""
+
+    async def body(service: ApiService) -> Obj:
+        return (await service.create(PODS, "default", pod(name, generation))).obj
+
+    assert run(body)["metadata"]["generation"] == 1
+
+
+def _tolerate(spec: Obj) -> None:
+    spec["tolerations"] = [{"key": "toleration-key", "value": "toleration-value"}]
+
+
+def _annotate(p: Obj) -> None:
+    p["metadata"]["annotations"] = {"foo": "baz"}
+
+
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        pytest.param(lambda p: None, 1, id="pod not updated"),
+        pytest.param(_annotate, 1, id="only metadata change"),
+        pytest.param(lambda p: _tolerate(p["spec"]), 2, id="tolerations updated"),
+    ],
+)
+def test_TestPodGenerationPrepareForUpdate(change: Callable[[Obj], None], expected: int) -> None:
+    """A PUT changing the spec bumps the generation; one changing metadata only does not."""
+
+    async def body(service: ApiService) -> Obj:
+        old = (await service.create(PODS, "default", pod())).obj
+        new = copy.deepcopy(old)
+        change(new)
+        return (await service.update(PODS, "default", "foo", new)).obj
+
+    assert run(body)["metadata"]["generation"] == expected
+
+
+@pytest.mark.parametrize(
+    "added, expected", [(False, 1), (True, 2)], ids=["pod not updated", "ephemeral containers updated"]
+)
+def test_TestEphemeralContainersPrepareForUpdate(added: bool, expected: int) -> None:
+    """The ephemeralcontainers subresource bumps the generation when it adds a container."""
+
+    async def body(service: ApiService) -> Obj:
+        old = (await service.create(PODS, "default", pod())).obj
+        new = copy.deepcopy(old)
+        if added:
+            new["spec"]["ephemeralContainers"] = [
+                {"name": "ephemeral-container", "image": "i", "terminationMessagePolicy": "File"}
+            ]
+        return (await service.update(PODS, "default", "foo", new, subresource="ephemeralcontainers")).obj
+
+    assert run(body)["metadata"]["generation"] == expected
+
+
+def test_status_and_binding_writes_leave_the_generation() -> None:
+    """A status write and a binding change no spec the strategy counts: the generation stays 1 (the binding's
+    `setPodNodeAndMetadata` writes through the storage, not the strategy)."""
+
+    async def body(service: ApiService) -> tuple[int, int]:
+        old = (await service.create(PODS, "default", pod())).obj
+        new = copy.deepcopy(old)
+        new["status"]["phase"] = "Running"
+        after_status = (await service.update(PODS, "default", "foo", new, subresource="status")).obj
+        binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "bar"}, "target": {"name": "n1"}}
+        await service.create(PODS, "default", pod("bar"))
+        await service.bind("default", "bar", binding)
+        bound = service.store.get("pods", "default", "bar")
+        assert bound is not None
+        return after_status["metadata"]["generation"], bound["metadata"]["generation"]
+
+    assert run(body) == (1, 1)
+
+
+def test_graceful_pod_deletion_bumps_the_generation_once() -> None:
+    """`BeforeDelete`: the first graceful deletion of an object with a generation bumps it; a second DELETE
+    shortening the grace does not."""
+
+    async def body(service: ApiService) -> tuple[int, int]:
+        await service.create(PODS, "default", pod(nodeName="n1", terminationGracePeriodSeconds=30))
+        first = (await service.delete(PODS, "default", "foo", DeleteOptions())).obj
+        second = (await service.delete(PODS, "default", "foo", DeleteOptions(grace_period=5))).obj
+        return first["metadata"]["generation"], second["metadata"]["generation"]
+
+    assert run(body) == (2, 2)
+
+
+def test_deleting_a_job_held_by_a_finalizer_bumps_its_generation() -> None:
+    """`markAsDeleting`: an object kept by finalizers gets deletionTimestamp and one more generation."""
+    job: Obj = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "j", "finalizers": ["example.com/hold"]},
+        "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}},
+    }
+
+    async def body(service: ApiService) -> Obj:
+        await service.create(JOBS, "default", job)
+        return (await service.delete(JOBS, "default", "j", DeleteOptions(propagation="Background"))).obj
+
+    meta = run(body)["metadata"]
+    assert (meta["generation"], bool(meta.get("deletionTimestamp"))) == (2, True)
