@@ -35,9 +35,9 @@ INVALID, REQUIRED, DUPLICATE = "FieldValueInvalid", "FieldValueRequired", "Field
 NOW = "2025-01-01T00:00:00Z"
 NOW_PLUS_SECOND = "2025-01-01T00:00:01Z"
 NONNEGATIVE = "must be greater than or equal to 0"
-STARTTIME_IMMUTABLE = "field is immutable for unsuspended job once set"
-"""1.36's detail (kubernetes#136585), as the rows want; 1.32–1.35 said Required "startTime cannot be removed for
-unsuspended job" (docs/upstream41.md)."""
+STARTTIME_1_35 = "startTime cannot be removed for unsuspended job"
+"""kube-apiserver 1.32–1.35's detail; the row (newer upstream) wants Invalid "field is immutable for unsuspended
+job once set" instead (the change after 1.35; docs/upstream-job-validation.md)."""
 
 
 def _job(status: Obj | None = None, *, rv: str = "1", suspend: bool | None = None) -> Obj:
@@ -98,13 +98,13 @@ UPDATE_STATUS_ROWS: list[tuple[str, Obj, Obj, list[tuple[str, str, str]]]] = [
         "immutable startTime for unsuspended job: with non-nil startTime",
         _job({"startTime": NOW, "active": 1}, suspend=False),
         _job({"startTime": NOW_PLUS_SECOND, "active": 1}, suspend=False),
-        [(INVALID, "status.startTime", STARTTIME_IMMUTABLE)],
+        [(REQUIRED, "status.startTime", STARTTIME_1_35)],
     ),
     (
         "immutable startTime for unsuspended job: with nil startTime",
         _job({"startTime": NOW, "active": 1}, suspend=False),
         _job({"active": 1}, suspend=False),
-        [(INVALID, "status.startTime", STARTTIME_IMMUTABLE)],
+        [(REQUIRED, "status.startTime", STARTTIME_1_35)],
     ),
 ]
 

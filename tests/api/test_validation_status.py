@@ -127,7 +127,7 @@ CASES = [
             'status.uncountedTerminatedPods: Invalid value: {"Succeeded":null,"Failed":["x"]}: '
             "uncountedTerminatedPods needs to be empty for finished job",
             "status.terminating: Invalid value: 1: terminating>0 is invalid for finished job",
-            "status.startTime: Invalid value: null: field is immutable for unsuspended job once set",
+            "status.startTime: Required value: startTime cannot be removed for unsuspended job",
         ],
         id="finished job leftovers",
     ),
@@ -169,10 +169,7 @@ CASES = [
     pytest.param(
         {"startTime": T1},
         {"startTime": T0},
-        [
-            "status.startTime: Invalid value: 2025-01-01 00:01:00 +0000 UTC: "
-            "field is immutable for unsuspended job once set"
-        ],
+        ["status.startTime: Required value: startTime cannot be removed for unsuspended job"],
         id="startTime changed while running",
     ),
     pytest.param(

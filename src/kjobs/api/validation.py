@@ -1188,12 +1188,7 @@ def validate_job_status_update(job: Obj, old: Obj) -> list[FieldError]:
         and spec.get("suspend") is not True
         and not resuming
     ):
-        # 1.36's words (kubernetes#136585): an Invalid naming the new value, where 1.32-1.35 said "Required:
-        # startTime cannot be removed" for a change as for a removal
-        changed_to = _GoTime(str(new_view.start_time_text)) if new_view.start_time_text is not None else None
-        errs.append(
-            FieldError("status.startTime", Invalid, "field is immutable for unsuspended job once set", changed_to)
-        )
+        errs.append(FieldError("status.startTime", Required, "startTime cannot be removed for unsuspended job"))
     if old_view.success_criteria_met and not new_view.success_criteria_met:
         errs.append(
             FieldError("status.conditions", Invalid, "cannot disable the SuccessCriteriaMet=True condition", OMIT)
