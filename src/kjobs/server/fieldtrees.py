@@ -247,23 +247,22 @@ def _inner(node: Any) -> bool:
     return isinstance(node, dict) and bool(node)
 
 
-def _itself(node: Any) -> bool:
-    """Whether the node's own path is in the set: a leaf, or a member with children that lists its `.`. SMD's
-    `fieldpath.Set` holds paths, and its FieldsV1 serialization writes a member that has children in the set as
-    `.` (`fieldpath/serialize.go`), so `{}` and `{".": {}}` name the same path."""
-    return not _inner(node) or "." in node
-
-
 def overlaps(tree: Any, change: Obj) -> bool:
-    """Whether some path of `change` is a path of `tree`: the owner of `tree` loses fields to the change."""
+    """Whether some path of `change` is a path of `tree`: the owner of `tree` loses fields to the change.
+
+    A member's own path is `{}` (no children) or `.` (beside children), as SMD's `fieldpath.Set` serializes it
+    (`fieldpath/serialize.go`); where both sides have children, `.` is compared as one more key."""
     if not isinstance(tree, dict):
         return False
     for segment, child in change.items():
         owned = tree.get(segment)
         if owned is None:
             continue
-        if not _inner(child) or not _inner(owned):
-            if _itself(child) and _itself(owned):
+        if not child:
+            if not owned or "." in owned:
+                return True
+        elif not owned:
+            if "." in child:
                 return True
         elif overlaps(owned, child):
             return True
@@ -271,7 +270,8 @@ def overlaps(tree: Any, change: Obj) -> bool:
 
 
 def without(tree: Obj, change: Obj) -> Obj:
-    """`tree` less the paths of `change` (branches left with no path go too)."""
+    """`tree` less the paths of `change` (branches left with no path go too; a member left with its own path
+    alone is written `{}`)."""
     result: Obj = {}
     for segment in sorted(tree):
         owned = tree[segment]
@@ -279,14 +279,14 @@ def without(tree: Obj, change: Obj) -> Obj:
         if child is None:
             result[segment] = owned
             continue
-        if not _inner(owned):
-            if not _itself(child):  # `change` has paths below this leaf only
+        if not owned:
+            if child and "." not in child:  # `change` has paths below this member only
                 result[segment] = {}
             continue
-        # a leaf of `change` takes the member's own path and leaves its children
-        rest = without(owned, child) if _inner(child) else {key: owned[key] for key in owned if key != "."}
+        # a `change` leaf takes the member's own path and leaves its children
+        rest = without(owned, child) if child else {key: owned[key] for key in owned if key != "."}
         if rest:
-            result[segment] = {} if list(rest) == ["."] else rest
+            result[segment] = {} if len(rest) == 1 and "." in rest else rest
     return result
 
 
@@ -298,16 +298,20 @@ def covers(tree: Any, change: Obj) -> bool:
         owned = tree.get(segment)
         if owned is None:
             return False
-        if _itself(child) and not _itself(owned):
-            return False
-        below = _inner(child) and any(key != "." for key in child)
-        if below and (not _inner(owned) or not covers(owned, child)):
+        if not child:
+            if owned and "." not in owned:
+                return False
+        elif not owned:
+            if len(child) != 1 or "." not in child:
+                return False
+        elif not covers(owned, child):
             return False
     return True
 
 
 def union(a: Any, b: Obj) -> Obj:
-    """The tree of both trees' paths; a branch `b` does not reach is shared with `a`, not copied."""
+    """The tree of both trees' paths; a branch `b` does not reach is shared with `a`, not copied. A member one
+    side owns alone (`{}`) and the other with children keeps its own path (`.`)."""
     if not b:
         return a if isinstance(a, dict) else {}
     if not _inner(a):
@@ -317,11 +321,9 @@ def union(a: Any, b: Obj) -> Obj:
         mine = a.get(key)
         if mine is None:
             merged[key] = child
-        elif _inner(mine) and _inner(child):
+        elif mine and child:
             merged[key] = union(mine, child)
-        elif _inner(mine) or _inner(child):  # a leaf and a member with children: the member's own path is kept
-            inner = mine if _inner(mine) else child
+        elif mine or child:
+            inner = mine or child
             merged[key] = inner if "." in inner else {".": {}, **inner}
-        else:
-            merged[key] = {}
     return {key: merged[key] for key in sorted(merged)}
