@@ -204,9 +204,6 @@ def test_a_removed_key_is_no_change_to_own() -> None:
     assert _changed_paths(BASE_POD, new) == set()
 
 
-_segments = st.sampled_from(["f:a", "f:b", ".", 'k:{"name":"main"}', "v:1"])
-
-
 @settings(max_examples=400, deadline=None)
 @given(edits=_edits, include_status=st.booleans())
 def test_fields_v1_of_is_the_comparison_with_the_zero_value(edits: Any, include_status: bool) -> None:
@@ -217,21 +214,79 @@ def test_fields_v1_of_is_the_comparison_with_the_zero_value(edits: Any, include_
     assert orjson.dumps(got) == orjson.dumps(expected)  # the same key order too
 
 
-_path_sets = st.sets(st.lists(_segments, min_size=1, max_size=3).map(tuple), max_size=6)
+def _smd_tree(paths: set[apply.FieldPath]) -> Any:
+    """A set of paths as SMD's `fieldpath.Set` serializes it (fieldpath/serialize.go): a member in the set with
+    children in it too writes its own path as `.`, one without children is `{}`."""
+    marked: dict[str, Any] = {}
+    for path in paths:
+        node = marked
+        for segment in path:
+            node = node.setdefault(segment, {})
+        node[None] = True  # the path itself is in the set
+
+    def encode(node: dict[Any, Any]) -> Any:
+        children = {key: encode(node[key]) for key in sorted(k for k in node if k is not None)}
+        if not children:
+            return {}
+        return {".": {}, **children} if None in node else children
+
+    return encode(marked)
+
+
+def _smd_paths(tree: Any, prefix: apply.FieldPath = ()) -> set[apply.FieldPath]:
+    """The paths a FieldsV1 tree names, as SMD reads it: `{}` and a `.` member both name the member itself."""
+    if not tree:
+        return {prefix} if prefix else set()
+    found = {prefix} if "." in tree and prefix else set()
+    for segment, child in tree.items():
+        if segment != ".":
+            found |= _smd_paths(child, (*prefix, segment))
+    return found
+
+
+_path_sets = st.sets(
+    st.lists(st.sampled_from(["f:a", "f:b", 'k:{"name":"main"}', "v:1"]), min_size=1, max_size=3).map(tuple),
+    max_size=6,
+)
 
 
 @settings(max_examples=400, deadline=None)
 @given(owned=_path_sets, change=_path_sets)
 def test_tree_operations_are_the_set_operations(owned: set[apply.FieldPath], change: set[apply.FieldPath]) -> None:
-    tree, change_tree = apply.to_fields_v1(owned), apply.to_fields_v1(change)
-    leaves, changed = apply.from_fields_v1(tree), apply.from_fields_v1(change_tree)
-    assert fieldtrees.overlaps(tree, change_tree) == bool(leaves & changed)
-    assert fieldtrees.covers(tree, change_tree) == (changed <= leaves)
+    """A member owned with nothing below it (`{}`) and one owned with children (`.`) are one path, as in SMD: a
+    manager that owned an empty map and sets a key in it owns both, and keeps the map when the key goes."""
+    tree, change_tree = _smd_tree(owned), _smd_tree(change)
+    assert _smd_paths(tree) == owned
+    assert fieldtrees.overlaps(tree, change_tree) == bool(owned & change)
+    assert fieldtrees.covers(tree, change_tree) == (change <= owned)
     without = fieldtrees.without(tree, change_tree)
-    assert orjson.dumps(without) == orjson.dumps(apply.to_fields_v1(leaves - changed))
+    assert orjson.dumps(without) == orjson.dumps(_smd_tree(owned - change))
     union = fieldtrees.union(tree, change_tree)
-    assert orjson.dumps(union) == orjson.dumps(apply.to_fields_v1(leaves | changed))
-    assert tree == apply.to_fields_v1(owned)  # the trees given are left as they were
+    assert orjson.dumps(union) == orjson.dumps(_smd_tree(owned | change))
+    assert tree == _smd_tree(owned)  # the trees given are left as they were
+
+
+def test_an_owned_empty_map_stays_owned_when_a_key_is_set_and_removed_again() -> None:
+    """The Job controller's status writes: `uncountedTerminatedPods: {}`, then a failed pod's uid in it, then
+    `{}` again once counted. merge/update.go keeps `.status.uncountedTerminatedPods` in the manager's set
+    throughout (only `failed` is Removed), so a cluster shows `f:uncountedTerminatedPods: {}` at the end; the
+    owned `{}` used to be replaced by the key's tree and then dropped with it."""
+    job = schema.strategies_for(schema.schema_name("batch", "v1", "Job"))
+    first: dict[str, Any] = {"status": {"active": 1, "uncountedTerminatedPods": {}}}
+    second: dict[str, Any] = {"status": {"active": 1, "uncountedTerminatedPods": {"failed": ["u1"]}}}
+    third: dict[str, Any] = {"status": {"failed": 1, "uncountedTerminatedPods": {}}}
+    owned = fieldtrees.changed_fields_v1({"status": {}}, first, job, status=True)
+    assert owned == {"f:status": {"f:active": {}, "f:uncountedTerminatedPods": {}}}
+    owned = fieldtrees.union(owned, fieldtrees.changed_fields_v1(first, second, job, status=True))
+    assert owned == {
+        "f:status": {"f:active": {}, "f:uncountedTerminatedPods": {".": {}, "f:failed": {".": {}, 'v:"u1"': {}}}}
+    }
+    lost = fieldtrees.changed_fields_v1(third, second, job, status=True)
+    assert fieldtrees.overlaps(owned, lost)
+    owned = fieldtrees.union(
+        fieldtrees.without(owned, lost), fieldtrees.changed_fields_v1(second, third, job, status=True)
+    )
+    assert owned == {"f:status": {"f:failed": {}, "f:uncountedTerminatedPods": {}}}
 
 
 def test_pods_from_one_template_share_their_containers_tree_and_others_do_not() -> None:

@@ -8,7 +8,10 @@ change (the kubelet's status against the Job controller's metadata and spec) is 
 
 The results equal the path-set definitions in `kjobs.server.apply` (a leaf is a node with no children):
 `changed_fields_v1` is `to_fields_v1` of the leaves of `field_set(new)` that `differs` from `old`, and
-`overlaps`, `without`, `covers` and `union` are the set operations on `from_fields_v1` of their trees.
+`overlaps`, `without`, `covers` and `union` are the set operations on `from_fields_v1` of their trees, with
+SMD's reading of a member's `.`: `{}` and `{".": {}}` name the same path (the member itself), so a manager that
+owned an empty map and then sets a key in it owns both (`{".": {}, "f:key": {}}`), and keeps the map when the key
+goes, as `fieldpath.Set` does (merge/update.go unions Added and Modified into the manager's set).
 """
 
 from __future__ import annotations
@@ -245,7 +248,10 @@ def _inner(node: Any) -> bool:
 
 
 def overlaps(tree: Any, change: Obj) -> bool:
-    """Whether some leaf of `change` is a leaf of `tree`: the owner of `tree` loses fields to the change."""
+    """Whether some path of `change` is a path of `tree`: the owner of `tree` loses fields to the change.
+
+    A member's own path is `{}` (no children) or `.` (beside children), as SMD's `fieldpath.Set` serializes it
+    (`fieldpath/serialize.go`); where both sides have children, `.` is compared as one more key."""
     if not isinstance(tree, dict):
         return False
     for segment, child in change.items():
@@ -253,34 +259,39 @@ def overlaps(tree: Any, change: Obj) -> bool:
         if owned is None:
             continue
         if not child:
-            if not _inner(owned):
+            if not owned or "." in owned:
                 return True
-        elif _inner(owned) and overlaps(owned, child):
+        elif not owned:
+            if "." in child:
+                return True
+        elif overlaps(owned, child):
             return True
     return False
 
 
 def without(tree: Obj, change: Obj) -> Obj:
-    """`tree` less the leaves that are leaves of `change` (branches left with no leaf go too)."""
+    """`tree` less the paths of `change` (branches left with no path go too; a member left with its own path
+    alone is written `{}`)."""
     result: Obj = {}
     for segment in sorted(tree):
         owned = tree[segment]
         child = change.get(segment)
-        if child is None or not _inner(owned):
-            if child is None or child:  # a leaf of `tree` goes only where `change` has the same leaf
-                result[segment] = owned if _inner(owned) else {}
-            continue
-        if not child:
+        if child is None:
             result[segment] = owned
             continue
-        rest = without(owned, child)
+        if not owned:
+            if child and "." not in child:  # `change` has paths below this member only
+                result[segment] = {}
+            continue
+        # a `change` leaf takes the member's own path and leaves its children
+        rest = without(owned, child) if child else {key: owned[key] for key in owned if key != "."}
         if rest:
-            result[segment] = rest
+            result[segment] = {} if len(rest) == 1 and "." in rest else rest
     return result
 
 
 def covers(tree: Any, change: Obj) -> bool:
-    """Whether every leaf of `change` is a leaf of `tree`: its owner already owns all of the change."""
+    """Whether every path of `change` is a path of `tree`: its owner already owns all of the change."""
     if not isinstance(tree, dict):
         return not change
     for segment, child in change.items():
@@ -288,20 +299,31 @@ def covers(tree: Any, change: Obj) -> bool:
         if owned is None:
             return False
         if not child:
-            if _inner(owned):
+            if owned and "." not in owned:
                 return False
-        elif not _inner(owned) or not covers(owned, child):
+        elif not owned:
+            if len(child) != 1 or "." not in child:
+                return False
+        elif not covers(owned, child):
             return False
     return True
 
 
 def union(a: Any, b: Obj) -> Obj:
-    """The tree of both trees' leaves; a branch `b` does not reach is shared with `a`, not copied."""
+    """The tree of both trees' paths; a branch `b` does not reach is shared with `a`, not copied. A member one
+    side owns alone (`{}`) and the other with children keeps its own path (`.`)."""
     if not b:
         return a if isinstance(a, dict) else {}
     if not _inner(a):
         return b
     merged = dict(a)
     for key, child in b.items():
-        merged[key] = union(a[key], child) if _inner(a.get(key)) else child
+        mine = a.get(key)
+        if mine is None:
+            merged[key] = child
+        elif mine and child:
+            merged[key] = union(mine, child)
+        elif mine or child:
+            inner = mine or child
+            merged[key] = inner if "." in inner else {".": {}, **inner}
     return {key: merged[key] for key in sorted(merged)}
