@@ -131,6 +131,25 @@ def test_the_shim_creates_a_missing_working_directory_and_a_blocked_one_is_a_sta
     with_runtime(tmp_path, body)
 
 
+def test_a_log_directory_removed_under_the_runtime_is_made_again(tmp_path: Path) -> None:
+    """Someone cleaned the data (or runtime) directory while kjobs ran: the next pods still start and log, as the
+    kubelet makes each pod's log directory when it creates its sandbox. Before, every later start was a
+    `StartError` ("failed to create container log ...: No such file or directory") and the Job failed."""
+    import shutil
+
+    async def body(runtime: ProcessRuntime) -> None:
+        first = await finish(runtime, make_pod([sh("echo one")], uid="uid-1", name="p1"))
+        assert first["phase"] == "Succeeded"
+        shutil.rmtree(tmp_path / "logs")
+        shutil.rmtree(tmp_path / "pods", ignore_errors=True)
+        second = await finish(runtime, make_pod([sh("echo two")], uid="uid-2", name="p2"))
+        assert second["phase"] == "Succeeded", state(second)
+        assert list((tmp_path / "logs").glob("uid-2_main_*.log"))
+        assert (tmp_path / "logs").stat().st_mode & 0o077 == 0
+
+    with_runtime(tmp_path, body)
+
+
 def test_in_a_burst_of_starts_an_exit_is_reported_before_the_burst_ends(tmp_path: Path) -> None:
     """The shim takes one request at a time and reaps in between: a container that ended does not wait for
     the rest of a burst of starts to be reported (which is what keeps a busy node's pods flowing)."""
