@@ -150,6 +150,39 @@ def test_a_log_directory_removed_under_the_runtime_is_made_again(tmp_path: Path)
     with_runtime(tmp_path, body)
 
 
+def test_a_shim_that_cannot_be_started_is_a_start_error_of_the_container(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No process left to fork a shim with (EAGAIN under `ulimit -u`, ENOMEM, EMFILE for its pipes): the container
+    ends 128 `StartError` naming why, as containerd's CRI plugin ends a start that failed, and the next start
+    works once there is room. Before, the OSError rose out of the node agent's pod sync (a traceback)."""
+    import errno
+    import subprocess
+
+    from kjobs.node import spawner
+
+    real = subprocess.Popen
+
+    def refused(*_: object, **__: object) -> None:
+        raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(spawner.subprocess, "Popen", refused)
+
+    async def body(runtime: ProcessRuntime) -> None:
+        first = await finish(runtime, make_pod([sh("echo one")], uid="uid-1", name="p1"))
+        terminated = state(first)["state"]["terminated"]
+        assert (terminated["reason"], terminated["exitCode"]) == ("StartError", 128)
+        assert terminated["message"] == (
+            "failed to create containerd task: failed to start shim: Resource temporarily unavailable"
+        )
+        assert first["phase"] == "Failed"
+        monkeypatch.setattr(spawner.subprocess, "Popen", real)
+        second = await finish(runtime, make_pod([sh("echo two")], uid="uid-2", name="p2"))
+        assert second["phase"] == "Succeeded"
+
+    with_runtime(tmp_path, body)
+
+
 def test_in_a_burst_of_starts_an_exit_is_reported_before_the_burst_ends(tmp_path: Path) -> None:
     """The shim takes one request at a time and reaps in between: a container that ended does not wait for
     the rest of a burst of starts to be reported (which is what keeps a busy node's pods flowing)."""
