@@ -141,13 +141,18 @@ def _create(path: str) -> None:
     fresh = path + ".new"
     with contextlib.suppress(FileNotFoundError):
         os.unlink(fresh)  # a creation cut short
-    os.close(os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))  # SQLite's files get its mode
-    conn = _connect(fresh)
     try:
-        create_schema(conn)
-    finally:
-        conn.close()  # checkpoints the tables into the file and removes its WAL
-    _durable_rename(fresh, path)
+        os.close(os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))  # SQLite's get its mode
+        conn = _connect(fresh)
+        try:
+            create_schema(conn)
+        finally:
+            conn.close()  # checkpoints the tables into the file and removes its WAL
+        _durable_rename(fresh, path)
+    except BaseException:  # no room for it (a full disk): nothing is left behind
+        with contextlib.suppress(OSError):
+            os.unlink(fresh)
+        raise
 
 
 def _refuse_empty(path: str) -> None:
