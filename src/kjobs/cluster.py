@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import gc
 import logging
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -348,11 +348,14 @@ def build_controllers(
     managed_by: str | None = None,
     informers: InformerFactory | None = None,
     scheduler_client: Client | None = None,
+    metrics: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """The named controllers over one client, sharing one informer per resource — one watch and one decoded
     object per change, as kube-controller-manager shares client-go informers. `managed_by` makes the Job
     controller own the Jobs with that `spec.managedBy` instead of the built-in controller's. The scheduler writes
-    through `scheduler_client` when given (kube-scheduler is a component of its own)."""
+    through `scheduler_client` when given (kube-scheduler is a component of its own). `metrics`: a controller's
+    metrics to carry on with, by name (those of an instance this one replaces)."""
+    reused = {name: found for name, found in (metrics or {}).items() if found is not None}
     cfg = settings or ClusterSettings()
     shared = informers if informers is not None else InformerFactory(client, clock=clock)
     sync = SyncConfig(pod_failure_backoff=cfg.pod_failure_backoff)
@@ -366,7 +369,13 @@ def build_controllers(
             metrics=job_metrics,
             shared=shared,
         ),
-        "scheduler": lambda: Scheduler(scheduler_client or client, clock=clock, settings=cfg.scheduler, shared=shared),
+        "scheduler": lambda: Scheduler(
+            scheduler_client or client,
+            clock=clock,
+            settings=cfg.scheduler,
+            shared=shared,
+            metrics=reused.get("scheduler"),
+        ),
         "nodelifecycle": lambda: NodeLifecycleController(client, clock, cfg.node_lifecycle, shared=shared),
         "tainteviction": lambda: TaintEvictionController(client, clock, shared=shared),
         "podgc": lambda: PodGCController(client, clock, cfg.pod_gc, shared=shared),
@@ -386,7 +395,11 @@ def build_controllers(
         "persistentvolume-protection": lambda: PVProtectionController(client, clock, shared=shared),
         "resourcequota-controller": lambda: ResourceQuotaController(client, clock, shared=shared),
     }
-    return {name: makers[name]() for name in names}
+    built = {name: makers[name]() for name in names}
+    for name, found in reused.items():
+        if name not in ("job", "scheduler") and name in built and hasattr(built[name], "metrics"):
+            built[name].metrics = found  # made in the constructor, read only while it runs
+    return built
 
 
 def _cronjob_clock(clock: Clock, rate: float) -> Clock:
@@ -405,13 +418,17 @@ def _late_start(name: str, elector: Any, controller: Component) -> Callable[[], 
 
 
 def _lost_notice(name: str, elector: Any) -> Callable[[], None]:
-    """What a cluster logs when another instance took a controller's Lease (this one has stopped it)."""
-    return lambda: log.error(
-        "controller %s stopped: lease %s was taken by %s; restart to run it here again",
-        name,
-        elector.lock,
-        elector.holder,
-    )
+    """What a cluster logs when a controller lost its Lease (this one has stopped it): taken by another
+    instance, or not renewed within the renew deadline (the API server could not store it: a full disk)."""
+
+    def notice() -> None:
+        if elector.holder and elector.holder != elector.identity:
+            why = f"was taken by {elector.holder}"
+        else:
+            why = f"could not be renewed for {elector.timing.renew_deadline:g}s ({elector.last_error or 'no answer'})"
+        log.error("controller %s stopped: lease %s %s; it campaigns again", name, elector.lock, why)
+
+    return notice
 
 
 class LocalCluster:
@@ -435,6 +452,7 @@ class LocalCluster:
         # apiserver takes it from the component's User-Agent).
         self.client = LocalClient(service, manager=CONTROLLER_MANAGER, shared_results=True)
         self.informers = InformerFactory(self.client, clock=self.clock)
+        self._scheduler_client = LocalClient(service, manager=SCHEDULER_MANAGER, shared_results=True)
         """The controllers' shared informers, for anything else in this process that watches the cluster."""
         components = build_controllers(
             self.client,
@@ -443,9 +461,10 @@ class LocalCluster:
             settings=self.settings,
             job_metrics=job_metrics,
             informers=self.informers,
-            scheduler_client=LocalClient(service, manager=SCHEDULER_MANAGER, shared_results=True),
+            scheduler_client=self._scheduler_client,
         )
         self.job_controller: JobController | None = components.get("job")
+        self._job_metrics = job_metrics
         self.controllers: list[Component] = list(components.values())
         self._named = components
         self.agents: list[Any] = []
@@ -481,7 +500,7 @@ class LocalCluster:
     async def _elect(self) -> None:
         """Start each controller whose Lease is free now, in order; campaign in the background for the others
         (held by a live `kjobs controller`), starting each once its Lease is won."""
-        from kjobs.controllers.leaderelection import LeaderElector, lead, lease_name, new_identity
+        from kjobs.controllers.leaderelection import LeaderElector, lease_name, new_identity
 
         identity = new_identity()
         recorder = EventRecorder(self.client, component=CONTROLLER_MANAGER, clock=self.clock)
@@ -492,16 +511,47 @@ class LocalCluster:
                 await controller.start()
             else:
                 log.warning("controller %s waits: lease %s is held by %s", name, elector.lock, elector.holder)
-            task = asyncio.get_running_loop().create_task(
-                lead(
-                    elector,
-                    _late_start(name, elector, controller),
-                    controller.stop,
-                    on_lost=_lost_notice(name, elector),
-                    started=won,
-                )
-            )
+            task = asyncio.get_running_loop().create_task(self._campaign(name, elector, controller, won))
             self._campaigns.append(task)
+
+    async def _campaign(self, name: str, elector: Any, controller: Component, won: bool) -> None:
+        """Lead `name` while holding its Lease; when the Lease is lost, stop it and campaign again with a new
+        instance. kube-controller-manager exits on a lost Lease and its supervisor (the kubelet of its static
+        pod, systemd) starts it again, to campaign anew (cmd/kube-controller-manager/app/controllermanager.go
+        `OnStoppedLeading`); `kjobs up` serves the API in the same process, so it restarts the one controller
+        instead. Before, the controller stayed stopped until `kjobs up` was restarted: a disk full for 10 s
+        (every Lease renewal refused) left the cluster without a Job controller or a scheduler for good."""
+        from kjobs.controllers.leaderelection import lead
+
+        while True:
+            await lead(
+                elector,
+                _late_start(name, elector, controller),
+                controller.stop,
+                on_lost=_lost_notice(name, elector),
+                started=won,
+            )
+            controller, won = self._restarted(name, controller), False
+
+    def _restarted(self, name: str, old: Component) -> Component:
+        """A new instance of controller `name` in place of `old` (stopped): `old`'s handlers leave the shared
+        informers, and its metrics carry on in the new one (they are served at /metrics since the start)."""
+        self.informers.remove_handlers_of(old)
+        new: Component = build_controllers(
+            self.client,
+            self.clock,
+            names=(name,),
+            settings=self.settings,
+            job_metrics=self._job_metrics,
+            informers=self.informers,
+            scheduler_client=self._scheduler_client,
+            metrics={name: getattr(old, "metrics", None)},
+        )[name]
+        self._named[name] = new
+        self.controllers = [new if c is old else c for c in self.controllers]
+        if isinstance(new, JobController):
+            self.job_controller = new
+        return new
 
     async def ensure_service_accounts(self, namespaces: Iterable[str]) -> None:
         """Have the ServiceAccounts controller, when this cluster runs it, create now the accounts `namespaces`

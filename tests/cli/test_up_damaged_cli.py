@@ -61,6 +61,21 @@ def test_up_refuses_a_file_that_is_not_a_database_and_says_restore(tmp_path: Pat
     assert lines[-1].startswith(f"It cannot be repaired in place: restore {data / DB_FILE} from a copy")
 
 
+def test_up_refuses_a_data_file_truncated_to_nothing(tmp_path: Path) -> None:
+    """An emptied kjobs.db (a disk that filled, `> kjobs.db`): before, `kjobs up` started an empty cluster over it."""
+    data = tmp_path / "data"
+    _damaged(data).write_bytes(b"")
+    result = CliRunner().invoke(main, ["up", "--port", "0", "--data-dir", str(data), "--nodes", "0"])
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
+        f"Error: cannot open the data file {data / DB_FILE}: it is damaged",
+        "  the file: it is empty (0 bytes): it was truncated, and the objects it held are gone",
+        f"It cannot be repaired in place: restore {data / DB_FILE} from a copy (or recover rows with sqlite3's"
+        " .recover).",
+    ]
+    assert (data / DB_FILE).stat().st_size == 0
+
+
 @pytest.mark.e2e
 def test_up_repair_starts_without_the_damaged_objects(tmp_path: Path) -> None:
     data, config = tmp_path / "data", tmp_path / "kc.yaml"

@@ -239,3 +239,53 @@ def test_a_refused_lease_is_logged_once_until_it_fails_otherwise(caplog: pytest.
     assert [r.getMessage() for r in caplog.records] == [
         'error retrieving resource lock kube-system/kjobs-job: leases.coordination.k8s.io "kjobs-job" is forbidden'
     ]
+
+
+def test_a_clusters_controller_stopped_by_a_store_that_refused_its_renewals_campaigns_again(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """`kjobs up` with a full disk: every write is refused ("storage write failed"), Lease renewals too, and
+    after the renew deadline each controller stops (client-go's rule, so that no two instances act at once).
+    Once the disk has room again the controller must run again, as a kube-controller-manager restarted by its
+    supervisor does; before, it stayed stopped ("restart to run it here again") and no Job got a pod."""
+    from kjobs.client.resources import JOBS, PODS
+    from kjobs.cluster import ClusterSettings, LocalCluster
+    from tests.controllers.test_ttl import job_manifest
+
+    async def scenario() -> None:
+        clock = FakeClock()
+        client = await local_api(clock)
+        store = client.service.store.store
+        settings = ClusterSettings(nodes=0, controllers=("job",), leader_election=True)
+        cluster = LocalCluster(client.service, settings=settings, clock=clock)
+        await cluster.start()
+        try:
+            first = cluster.job_controller
+
+            def full(*_: object) -> None:
+                raise OSError(28, "database or disk is full")
+
+            store._persist = full  # type: ignore[method-assign]
+            start = clock.now()
+            await settle(clock, lambda: clock.now() - start >= 14)
+            del store._persist  # the disk has room again
+            await client.create(JOBS, "default", job_manifest(None))
+            pods: list[Obj] = []
+
+            async def created() -> None:
+                while not pods:
+                    pods.extend((await client.list(PODS, "default"))[0])
+                    await clock.sleep(0.5)
+
+            waiter = asyncio.get_running_loop().create_task(created())
+            await settle(clock, waiter.done, max_virtual=60)
+            assert cluster.job_controller is not first
+        finally:
+            await cluster.stop()
+        assert "holderIdentity" not in (await _lease(client))["spec"]
+
+    with caplog.at_level("INFO"):
+        asyncio.run(scenario())
+    lost = [r.getMessage() for r in caplog.records if "controller job stopped" in r.getMessage()]
+    assert lost and "could not be renewed for 10s" in lost[0] and "disk is full" in lost[0], lost
+    assert lost[0].endswith("it campaigns again")

@@ -96,3 +96,25 @@ def test_a_zombie_owner_is_not_alive() -> None:
     finally:
         sleeper.kill()
         sleeper.wait()
+
+
+def test_a_record_the_disk_has_no_room_for_is_skipped_not_raised(
+    tmp_path: Path, sleeper: subprocess.Popen[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk under the shim's record directory must not end the shim (an uncaught ENOSPC here killed the
+    shim, and with it every container it ran: exit 137 for a pod that had only written too much log), nor leave
+    an empty record behind."""
+    import errno
+    import os
+
+    owner = leftovers.owner_dir(tmp_path / "procs")
+    real_write = os.write
+
+    def full(fd: int, data: bytes) -> int:
+        if os.readlink(f"/proc/self/fd/{fd}").startswith(str(owner)):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", full)
+    leftovers.record(owner, sleeper.pid)
+    assert list(owner.iterdir()) == []

@@ -131,6 +131,58 @@ def test_the_shim_creates_a_missing_working_directory_and_a_blocked_one_is_a_sta
     with_runtime(tmp_path, body)
 
 
+def test_a_log_directory_removed_under_the_runtime_is_made_again(tmp_path: Path) -> None:
+    """Someone cleaned the data (or runtime) directory while kjobs ran: the next pods still start and log, as the
+    kubelet makes each pod's log directory when it creates its sandbox. Before, every later start was a
+    `StartError` ("failed to create container log ...: No such file or directory") and the Job failed."""
+    import shutil
+
+    async def body(runtime: ProcessRuntime) -> None:
+        first = await finish(runtime, make_pod([sh("echo one")], uid="uid-1", name="p1"))
+        assert first["phase"] == "Succeeded"
+        shutil.rmtree(tmp_path / "logs")
+        shutil.rmtree(tmp_path / "pods", ignore_errors=True)
+        second = await finish(runtime, make_pod([sh("echo two")], uid="uid-2", name="p2"))
+        assert second["phase"] == "Succeeded", state(second)
+        assert list((tmp_path / "logs").glob("uid-2_main_*.log"))
+        assert (tmp_path / "logs").stat().st_mode & 0o077 == 0
+
+    with_runtime(tmp_path, body)
+
+
+def test_a_shim_that_cannot_be_started_is_a_start_error_of_the_container(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No process left to fork a shim with (EAGAIN under `ulimit -u`, ENOMEM, EMFILE for its pipes): the container
+    ends 128 `StartError` naming why, as containerd's CRI plugin ends a start that failed, and the next start
+    works once there is room. Before, the OSError rose out of the node agent's pod sync (a traceback)."""
+    import errno
+    import subprocess
+
+    from kjobs.node import spawner
+
+    real = subprocess.Popen
+
+    def refused(*_: object, **__: object) -> None:
+        raise OSError(errno.EAGAIN, "Resource temporarily unavailable")
+
+    monkeypatch.setattr(spawner.subprocess, "Popen", refused)
+
+    async def body(runtime: ProcessRuntime) -> None:
+        first = await finish(runtime, make_pod([sh("echo one")], uid="uid-1", name="p1"))
+        terminated = state(first)["state"]["terminated"]
+        assert (terminated["reason"], terminated["exitCode"]) == ("StartError", 128)
+        assert terminated["message"] == (
+            "failed to create containerd task: failed to start shim: Resource temporarily unavailable"
+        )
+        assert first["phase"] == "Failed"
+        monkeypatch.setattr(spawner.subprocess, "Popen", real)
+        second = await finish(runtime, make_pod([sh("echo two")], uid="uid-2", name="p2"))
+        assert second["phase"] == "Succeeded"
+
+    with_runtime(tmp_path, body)
+
+
 def test_in_a_burst_of_starts_an_exit_is_reported_before_the_burst_ends(tmp_path: Path) -> None:
     """The shim takes one request at a time and reaps in between: a container that ended does not wait for
     the rest of a burst of starts to be reported (which is what keeps a busy node's pods flowing)."""

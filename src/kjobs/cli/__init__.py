@@ -19,6 +19,9 @@ from kjobs import __version__
 @click.version_option(__version__, prog_name="kjobs")
 def main() -> None:
     """kjobs: Kubernetes batch Jobs, with their failure-handling semantics, on one machine."""
+    from kjobs.rlimits import raise_open_files_limit
+
+    raise_open_files_limit()
 
 
 def entry() -> None:

@@ -227,6 +227,12 @@ class Informer:
                 log.exception("informer handler failed")
 
 
+def _owner(handler: Handler) -> object:
+    """The object a handler is a method of (through a `functools.partial`), if any."""
+    func = getattr(handler, "func", handler)
+    return getattr(func, "__self__", None)
+
+
 class InformerFactory:
     """One informer per (resource, namespace, selectors), shared by every component given this factory — as
     client-go's SharedInformerFactory: one watch and one decoded object per change, however many controllers
@@ -236,6 +242,12 @@ class InformerFactory:
         self._client = client
         self._clock = clock
         self._informers: dict[tuple[str, str, str | None, str | None, str | None], Informer] = {}
+
+    def remove_handlers_of(self, owner: object) -> None:
+        """Remove from every informer the handlers that are methods of `owner` (bound, or in a
+        `functools.partial`): a stopped component being replaced must not go on being called."""
+        for informer in self._informers.values():
+            informer.handlers[:] = [entry for entry in informer.handlers if _owner(entry[0]) is not owner]
 
     def informer(
         self,

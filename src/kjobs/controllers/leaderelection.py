@@ -141,6 +141,11 @@ class LeaderElector:
         self._last_error = ""
 
     @property
+    def last_error(self) -> str:
+        """The last failed attempt's error, as logged ("" once an attempt succeeded)."""
+        return self._last_error
+
+    @property
     def lock(self) -> str:
         """`namespace/name`, as client-go logs it."""
         return f"{self.namespace}/{self.name}"

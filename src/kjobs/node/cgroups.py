@@ -270,12 +270,43 @@ def _unique_name() -> str:
     return f"kjobs-{os.getpid()}-{uuid.uuid4().hex[:8]}"
 
 
+def remove_dead_parents(directory: Path) -> list[str]:
+    """Remove the empty parent cgroups (`_unique_name`) that kjobs processes now gone left in `directory`; return
+    their names. A process killed (SIGKILL, the OOM killer) never removes its own, and each left behind holds one
+    of the kernel's memory cgroup ids (at most 65,535: then no cgroup can be made at all). `rmdir` removes only
+    an empty cgroup, so one that still holds a container (adopted by the next agent) stays."""
+    removed: list[str] = []
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return removed
+    for entry in entries:
+        pid = entry.name.split("-")[1] if entry.name.startswith("kjobs-") and entry.name.count("-") == 2 else ""
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        with contextlib.suppress(OSError):
+            os.rmdir(entry.path)
+            removed.append(entry.name)
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _try_v2(root: Path) -> MemoryGuard | None:
     mount = root if (root / "cgroup.controllers").exists() else root / "unified"
     own = _own_cgroup(None)
     if own is None or not (mount / "cgroup.controllers").exists():
         return None
     here = mount / own.lstrip("/")
+    remove_dead_parents(here)
     parent = here / _unique_name()
     try:
         if "memory" not in (here / "cgroup.controllers").read_text().split():
@@ -299,6 +330,7 @@ def _try_v1(root: Path) -> MemoryGuard | None:
     mount = root / "memory"
     if own is None or not (mount / "memory.limit_in_bytes").exists():
         return None
+    remove_dead_parents(mount / own.lstrip("/"))
     parent = mount / own.lstrip("/") / _unique_name()
     try:
         parent.mkdir()

@@ -109,6 +109,9 @@ def record(directory: Path | str, pid: int) -> None:
             return
         try:
             os.write(fd, started.encode())
+        except OSError:  # a full disk (ENOSPC): no record, rather than an empty one or a shim that dies of it
+            with contextlib.suppress(OSError):
+                os.unlink(path)
         finally:
             os.close(fd)
         return

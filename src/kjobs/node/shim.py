@@ -432,7 +432,7 @@ class Shim:
             self.failed(cid, f"failed to start container process: {exc.strerror or exc}")
             return
         try:
-            fd = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC, 0o644)
+            fd = _open_log(log_path)
         except OSError as exc:
             self.failed(cid, f"failed to create container log {log_path}: {exc.strerror or exc}")
             return
@@ -773,6 +773,25 @@ def _make_dir(path: str) -> None:
             os.makedirs(path, exist_ok=True)  # raises as it would have
     except FileNotFoundError:
         os.makedirs(path, exist_ok=True)
+
+
+def _open_log(path: str) -> int:
+    """Open a container's log for appending; a log directory removed meanwhile (someone cleaned the data or
+    runtime directory) is made again, private to this user, as the kubelet makes each pod's log directory at
+    its sandbox's creation (pkg/kubelet/kuberuntime/kuberuntime_sandbox.go `createPodSandbox`)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
+    try:
+        return os.open(path, flags, 0o644)
+    except FileNotFoundError:
+        missing: list[str] = []
+        parent = os.path.dirname(path)
+        while parent and not os.path.isdir(parent) and parent != os.path.dirname(parent):
+            missing.append(parent)
+            parent = os.path.dirname(parent)
+        for directory in reversed(missing):
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(directory, 0o700)
+        return os.open(path, flags, 0o644)
 
 
 def _which(name: str, path: str) -> str | None:

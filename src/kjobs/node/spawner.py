@@ -78,8 +78,10 @@ class Spawner:
 
     def start(self) -> None:
         """Start the shim now (on the running event loop) rather than at the first spawn, so that the first
-        container does not wait the shim interpreter's start-up (tens of milliseconds)."""
-        self._ensure_shim()
+        container does not wait the shim interpreter's start-up (tens of milliseconds). One that cannot be
+        started now (no process or descriptor left) is tried again, and reported, at the first container."""
+        with contextlib.suppress(OSError):
+            self._ensure_shim()
 
     def spawn(
         self,
@@ -102,7 +104,11 @@ class Spawner:
         as it: `kjobs.node.security`). `stdin`: a FIFO the container reads as its stdin (`stdin: true`), which
         the shim removes once opened; else its stdin is /dev/null. `tty`: it runs on a new terminal (`tty: true`)
         instead, whose input `type_in` writes."""
-        self._ensure_shim()
+        try:
+            self._ensure_shim()
+        except OSError as exc:  # fork or pipe refused (EAGAIN, ENOMEM, EMFILE): a start error of this container
+            self._unstarted(cid, f"failed to create containerd task: failed to start shim: {exc.strerror or exc}")
+            return
         self._pids[cid] = None
         self._starting[cid] = (cwd, env)  # (what `_started_unreported` compares is built only if it must)
         self.starting += 1
@@ -114,6 +120,12 @@ class Spawner:
         if tty:
             message.append(True)
         self._send(message)
+
+    def _unstarted(self, cid: str, message: str) -> None:
+        """Report a container no shim could be started for, as a shim reports one it could not start (after
+        `spawn` returned): containerd's CRI plugin gives any failed start exit code 128 and reason `StartError`
+        with the error as its message (internal/cri/server/container_start.go), the task's creation included."""
+        asyncio.get_running_loop().call_soon(self._on_failed, cid, message)
 
     def resize(self, cid: str, width: int, height: int) -> None:
         """Size a tty container's terminal (nothing if it has none or has been reaped)."""
@@ -453,7 +465,7 @@ class SpawnerPool:
         if self._idle:  # the first container: the other shims come up now, on another core
             self._idle = False
             for other in shims:
-                other.start()
+                other.start()  # one that cannot start now reports it at its first container
         self._owner[cid] = shim
         shim.spawn(cid, argv, env, cwd, log_path, which, owner=owner, started_at=started_at, stdin=stdin, tty=tty)
 

@@ -36,9 +36,9 @@ def open_store(
     private_dir(data_dir)
     path = os.path.join(data_dir, DB_FILE)
     # SQLite gives its -wal and -shm files the mode of the database file; ones an older kjobs left are tightened.
-    for name in (path, path + ".lock"):
-        private_file(name)
-    for name in (path + "-wal", path + "-shm"):
+    # A missing data file is made by `SqliteStore` (0600 too), whole: an empty one is a truncated one.
+    private_file(path + ".lock")
+    for name in (path, path + "-wal", path + "-shm"):
         if os.path.exists(name):
             private_file(name)
     return SqliteStore(

@@ -25,6 +25,7 @@ import asyncio
 import contextlib
 import fcntl
 import logging
+import os
 import queue
 import sqlite3
 import threading
@@ -41,6 +42,7 @@ from kjobs.store.integrity import (
     StoreDamaged,
     add_digest,
     compare,
+    create_schema,
     object_name,
     read_back,
     remove_digest,
@@ -57,6 +59,10 @@ SUMS_KEPT = 16_384
 """Row checksums remembered per generation (`SqliteStore._sums`). A write replaces its object's entry, so the two
 generations hold the current row's checksum of the 16,384–32,768 objects written last (a Job's running pods at a
 parallelism of thousands), for at most about 4 MB."""
+
+FILE_CHECK_INTERVAL = 2.0
+"""Seconds the writer thread waits for a write before it checks that the data file is still there (each batch
+checks too, with one `stat`)."""
 
 SCRUB_INTERVAL = 600.0
 """Seconds between two `verify` passes of a running store (`scrub_interval`); a pass over 10,000 objects reads
@@ -98,6 +104,71 @@ def _resolve_all(futures: list[asyncio.Future[None]]) -> None:
             fut.set_result(None)
 
 
+def _connect(path: str) -> sqlite3.Connection:
+    conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=FULL")
+    return conn
+
+
+def _file_id(path: str) -> tuple[int, int] | None:
+    """(device, inode) of the file at `path`, None when there is none: which file the path names now."""
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def _durable_rename(source: str, target: str) -> None:
+    """Rename `source` (written and closed) over `target`, both made durable: the file, then its directory."""
+    fd = os.open(source, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.rename(source, target)
+    directory = os.open(os.path.dirname(os.path.abspath(target)), os.O_RDONLY)
+    try:
+        os.fsync(directory)
+    finally:
+        os.close(directory)
+
+
+def _create(path: str) -> None:
+    """Make a new data file with its tables, whole or not at all: written beside it, then renamed into place.
+    So a data file kjobs made is never empty, and an empty one (`_refuse_empty`) was truncated."""
+    fresh = path + ".new"
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(fresh)  # a creation cut short
+    try:
+        os.close(os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))  # SQLite's get its mode
+        conn = _connect(fresh)
+        try:
+            create_schema(conn)
+        finally:
+            conn.close()  # checkpoints the tables into the file and removes its WAL
+        _durable_rename(fresh, path)
+    except BaseException:  # no room for it (a full disk): nothing is left behind
+        with contextlib.suppress(OSError):
+            os.unlink(fresh)
+        raise
+
+
+def _refuse_empty(path: str) -> None:
+    """A data file of 0 bytes, with no WAL holding its pages, lost what it held (truncated: a full disk, a copy
+    cut short, `> kjobs.db`): refused as damaged, never served as an empty cluster over the user's objects.
+    (SQLite itself takes an empty file for a new database.)"""
+    try:
+        if os.path.getsize(path) != 0 or os.path.getsize(path + "-wal") != 0:
+            return
+    except FileNotFoundError:
+        if not os.path.lexists(path):
+            return
+    lost = Damage("the file", "it is empty (0 bytes): it was truncated, and the objects it held are gone")
+    raise StoreDamaged(path, [lost], repairable=False)
+
+
 class SqliteStore(Store):
     """A `Store` persisted to one SQLite database file (created if missing)."""
 
@@ -118,6 +189,8 @@ class SqliteStore(Store):
         )
         self.path = path
         self._max_batch = max_batch
+        self._replaced = False
+        """The path names another file than the one opened: no write is stored from then on."""
         self.repaired: list[Damage] = []
         """What `repair` removed or re-sealed when the store was opened."""
         self._count = self._digest = 0  # rows in the file and the sum of their checksums (`integrity`)
@@ -138,9 +211,11 @@ class SqliteStore(Store):
             self._release_lock()
             raise _unavailable(f"the data file {path} is in use by another process") from None
         try:
-            self._conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute("PRAGMA synchronous=FULL")
+            _refuse_empty(path)
+            if not os.path.lexists(path):
+                _create(path)
+            self._conn = _connect(path)
+            self._file = _file_id(path)
             self._restore(repair)
         except (sqlite3.Error, UnicodeDecodeError) as err:
             self._give_up()
@@ -234,7 +309,47 @@ class SqliteStore(Store):
 
     # --- durability -----------------------------------------------------------------------------------------
 
+    def _check_file(self) -> None:
+        """Make sure the path still names the file this store writes (caller holds `_write_lock`). A data file
+        removed under a running server (its directory cleaned) is written again from the open connection, which
+        still reads the removed file: every object stays, and later writes reach a file a restart will read.
+        A path that names another file now is refused (`_replaced`): nothing is written over it."""
+        if self._replaced or _file_id(self.path) == self._file:
+            return
+        if os.path.lexists(self.path):
+            self._replaced = True
+            log.error("the data file %s was replaced by another file: this server writes no more", self.path)
+            return
+        directory = os.path.dirname(os.path.abspath(self.path))
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+        fresh = self.path + ".new"
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(fresh)
+        os.close(os.open(fresh, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600))
+        copy = sqlite3.connect(fresh)
+        try:
+            self._conn.backup(copy)
+        finally:
+            copy.close()
+        # The old connection goes first: its close removes its WAL and shared-memory files by name, which must
+        # not be the new connection's.
+        self._conn.close()
+        _durable_rename(fresh, self.path)
+        self._file = _file_id(self.path)
+        self._conn = _connect(self.path)
+        self._release_lock()  # the lock file went with the directory: take a new one, so a second server waits
+        try:
+            lock = os.open(self.path + ".lock", os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            self._lockfile = open(lock, "wb")  # noqa: SIM115 - held until close()
+            fcntl.flock(self._lockfile, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError as err:
+            log.error("cannot lock the data file %s again: %s", self.path, err)
+        log.warning("the data file %s was removed while kjobs ran: written again with every object", self.path)
+
     def _persist(self, final: dict[Key, Record | None], revision: int) -> None:
+        self._check_file()
+        if self._replaced:
+            raise OSError(f"the data file {self.path} was replaced by another file while this server ran")
         conn = self._conn
         upserts: list[tuple[str, str, str, int, bytes, int]] = []
         deletes: list[Key] = []
@@ -280,7 +395,15 @@ class SqliteStore(Store):
 
     def _run(self) -> None:
         while True:
-            first = self._queue.get()
+            try:
+                first = self._queue.get(timeout=FILE_CHECK_INTERVAL)
+            except queue.Empty:
+                try:
+                    with self._write_lock:
+                        self._check_file()
+                except Exception as err:  # no room for the copy yet: the next check or write tries again
+                    log.error("cannot write the data file %s again: %s", self.path, err)
+                continue
             if first is _STOP:
                 return
             batch = [first]
