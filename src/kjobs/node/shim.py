@@ -7,7 +7,7 @@ runs on another core. It is started by `kjobs.node.spawner.Spawner` as `python -
 library only, so it is up in milliseconds) and speaks JSON lines over its stdin/stdout:
 
     → ["b", base_env, procs_root, journal_dir, agent_id(, die_with_agent(, log_max_size, log_max_files(,
-       pods_dir)))]
+       pods_dir(, nofile))))]
                                                     once, first: every container's base environment, where to
                                                     record running groups and where to keep the journal; with
                                                     die_with_agent, stdin closing without a "q" (the agent's
@@ -16,7 +16,9 @@ library only, so it is up in milliseconds) and speaks JSON lines over its stdin/
                                                     have at its stop: its journal, and the scratch directories
                                                     (under pods_dir) and log files of the pods it started
                                                     containers for; the log rotation limits (below; default
-                                                    10Mi and 5)
+                                                    10Mi and 5); nofile, if not 0, the soft open-files limit
+                                                    containers start with (the shim's own may be higher:
+                                                    `kjobs.rlimits`)
     → ["s", id, argv, env, cwd, log_path, uid, name, number, time(, owner(, stdin(, tty)))]
                                                     start a container process (env on top of base_env) in cwd,
                                                     created if missing (and given to owner, [uid, gid], if
@@ -188,6 +190,7 @@ class Shim:
         self.clean_quit = False
         self.die_with_agent = False  # a test cluster's: nobody will adopt what outlives its agent
         self.pods_dir = ""  # where the agent keeps each pod's scratch directory, named by its uid
+        self.nofile: tuple[tuple[int, int], tuple[int, int]] | None = None  # (containers', own) if they differ
         self.served: set[str] = set()  # with die_with_agent: uids of the pods it started containers for
         self.log_dir = ""  # with die_with_agent: the directory of their log files
         self.running: dict[str, tuple[int, int]] = {}  # id -> (pid, pidfd)
@@ -253,6 +256,12 @@ class Shim:
                 self.log_max_files = max(int(message[7]), 2)
             if len(message) > 8 and message[8]:
                 self.pods_dir = os.path.join(self.home, str(message[8]))
+            if len(message) > 9 and message[9]:
+                import resource  # only here: the shim imports little, to start fast
+
+                own = resource.getrlimit(resource.RLIMIT_NOFILE)
+                if 0 < int(message[9]) < own[0]:
+                    self.nofile = ((int(message[9]), own[1]), own)
         elif kind == "q":
             self.clean_quit = True
 
@@ -306,6 +315,28 @@ class Shim:
             for path in (self.journal_path, self.journal_path + ".1"):
                 with contextlib.suppress(OSError):
                     os.unlink(path)
+
+    def _spawn_with_limit(self, program: str, argv: list[str], env: dict[str, str], stdio: list[Any]) -> int:
+        """`posix_spawn` with the containers' soft open-files limit, the shim's own restored after: a child
+        inherits its parent's limits at the spawn, and the descriptors the shim holds above the lower limit stay
+        valid while it is lowered (the container's tag among them). glibc refuses a `dup2` action from a
+        descriptor at or above the limit in force (EBADF, `posix_spawn_file_actions_adddup2`), so such a one is
+        opened anew in the child from `/proc/self/fd` instead (a pipe, a FIFO or /dev/null, as the shim gives)."""
+        import resource
+
+        assert self.nofile is not None
+        limit = self.nofile[0][0]
+        actions = [
+            (os.POSIX_SPAWN_OPEN, a[2], f"/proc/self/fd/{a[1]}", os.O_RDONLY if a[2] == 0 else os.O_WRONLY, 0)
+            if a[0] == os.POSIX_SPAWN_DUP2 and a[1] >= limit
+            else a
+            for a in stdio
+        ]
+        resource.setrlimit(resource.RLIMIT_NOFILE, self.nofile[0])
+        try:
+            return os.posix_spawn(program, argv, env, file_actions=actions, setsid=True, setsigdef=_DEFAULT_SIGNALS)
+        finally:
+            resource.setrlimit(resource.RLIMIT_NOFILE, self.nofile[1])
 
     def remove_scratch(self) -> None:
         """Remove the scratch directories and log files of the pods this shim served, after a die-with-agent
@@ -467,7 +498,12 @@ class Shim:
                 os.close(fd)
                 return
             tag = _tag(self.identity(), cid)
-            pid = os.posix_spawn(program, argv, full_env, file_actions=stdio, setsid=True, setsigdef=_DEFAULT_SIGNALS)
+            if self.nofile is None:
+                pid = os.posix_spawn(
+                    program, argv, full_env, file_actions=stdio, setsid=True, setsigdef=_DEFAULT_SIGNALS
+                )
+            else:
+                pid = self._spawn_with_limit(program, argv, full_env, stdio)
         except OSError as exc:
             self.executables.pop((argv[0], search), None)
             self.failed(cid, f"failed to start container process: {exc.strerror or exc}")

@@ -29,6 +29,7 @@ import orjson
 
 from kjobs.node import leftovers
 from kjobs.node.shim import DEFAULT_LOG_MAX_FILES, DEFAULT_LOG_MAX_SIZE
+from kjobs.rlimits import containers_open_files_limit
 
 log = logging.getLogger(__name__)
 
@@ -214,6 +215,7 @@ class Spawner:
                 self._die_with_agent,
                 *self._log_rotation,
                 str(self._pods_dir) if self._pods_dir is not None else "",
+                containers_open_files_limit(),
             ]
         )
 
