@@ -130,8 +130,10 @@ def _container_status(record: PodRecord, container: Obj, *, init: bool, has_init
     previous = _terminated(attempts[-2]) if len(attempts) > 1 else None
     if last.running:
         status["state"] = {"running": {"startedAt": format_time(last.started_at)}}
-        status["started"] = True
-        status["ready"] = not init or is_sidecar(container)  # a sidecar without readinessProbe: ready once running
+        status["started"] = last.probe_started
+        # Ready once started and its readinessProbe says so (a sidecar too; an ordinary init container never is
+        # while it runs): pkg/kubelet/prober/prober_manager.go `UpdatePodStatus`.
+        status["ready"] = (not init or is_sidecar(container)) and last.probe_started and last.probe_ready
         if previous:
             status["lastState"] = {"terminated": previous}
         return status

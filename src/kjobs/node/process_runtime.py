@@ -56,6 +56,7 @@ from kjobs.node import adoption, hostsfile, leftovers, mountns, security, volume
 from kjobs.node.cgroups import MemoryGuard, Placement, probe_memory_guard, read_group_rss
 from kjobs.node.envvars import ConfigError, EnvSources, container_env
 from kjobs.node.execution import ExecSpec
+from kjobs.node.handlerrunner import HandlerRunner
 from kjobs.node.logs import (
     TERMINATION_MESSAGE_LOG_LINES,
     attempt_log_name,
@@ -221,6 +222,8 @@ def hidden_from_pods(root_dir: str | os.PathLike[str], extra: Sequence[str | os.
 class ProcessRuntime(Supervisor):
     """Runs each container attempt as a local process group; see the module note."""
 
+    runs_handlers = True
+
     def __init__(
         self,
         *,
@@ -298,6 +301,8 @@ class ProcessRuntime(Supervisor):
             mount_volumes = os.environ.get(MOUNT_VOLUMES_ENV, "1").strip().lower() not in _OFF
         self._mount_volumes: bool | None = None if mount_volumes else False  # None: probed at the first pod asking
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.handlers = HandlerRunner(self)
+        """Probes and lifecycle hooks (`kjobs.node.handlerrunner`)."""
         self._spawner = SpawnerPool(
             shims=shims,
             base_env=self.base_env,
@@ -317,6 +322,14 @@ class ProcessRuntime(Supervisor):
             pass  # made outside an event loop: the shim starts with the first container
         else:
             self._spawner.start()  # a node agent starting: its shim comes up while the rest of the cluster does
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        """The event loop the runtime's timers and tasks run on (known once a pod is admitted)."""
+        return self._loop
+
+    def _pre_stop(self, record: PodRecord, attempt: Attempt, timeout: float, done: Callable[[], None]) -> bool:
+        return self.handlers.pre_stop(record, attempt, timeout, done)
 
     # -- ContainerRuntime ----------------------------------------------------------------------------------
     async def run_pod(self, pod: Obj) -> PodHandle:
@@ -578,6 +591,7 @@ class ProcessRuntime(Supervisor):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(running.pid, signals.SIGKILL)
             self._exited(container_id, -signals.SIGKILL)
+        self.handlers.close()
         self._spawner.close(wait=False)
         if forget:
             for uid in list(self.records):
@@ -959,6 +973,9 @@ class ProcessRuntime(Supervisor):
         if running is None or running.attempt.started:
             return
         running.attempt.started = True
+        record = self.records.get(running.uid)
+        if record is not None:
+            self.handlers.started(record, running.attempt)
         self.sync(running.uid)
 
     def _failed_to_start(self, container_id: str, message: str) -> None:
@@ -969,6 +986,7 @@ class ProcessRuntime(Supervisor):
             self.memory_guard.release(running.placement)
         if running.stdin is not None:
             running.stdin.close()
+        self.handlers.ended(running.attempt)
         self._start_error(running.attempt, message)
         self.exited(running.uid, running.attempt, exit_code=START_ERROR_EXIT_CODE, signal=None, oom=False)
 
@@ -977,6 +995,7 @@ class ProcessRuntime(Supervisor):
         if running is None:
             return
         _end_execs(running)
+        self.handlers.ended(running.attempt)
         if running.stdin is not None:
             running.stdin.close()
         oom = False
