@@ -639,6 +639,14 @@ class ProcessRuntime(Supervisor):
             else:
                 self._settle(attempt, recorded)
         handle = self.admit(pod, attempts=attempts)
+        record = self.records[uid]
+        for runs in attempts.values():
+            if runs[-1].running and runs[-1].container_id in self._adopted:
+                # The kubelet's probe workers start anew with it: liveness probes again at once, readiness reads
+                # not ready until its probe's first success (prober_manager.go `UpdatePodStatus`).
+                spec = find_container(pod, runs[-1].container) or {}
+                runs[-1].probe_ready = not spec.get("readinessProbe")
+                self.handlers.started(record, runs[-1])
         self._poll_adopted()
         hosts = f"{self._pods_dir_text}/{uid}/etc-hosts"
         if self.cluster_records is not None and os.path.exists(hosts):  # its containers still read this file
