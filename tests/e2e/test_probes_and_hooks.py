@@ -166,3 +166,21 @@ def test_a_failed_post_start_hook_kills_the_container(kjobs_cluster: KjobsCluste
         ', message: "no\\n"'
     )
     assert "FailedPostStartHook" in events(kjobs_cluster, pod, "Killing")
+
+
+def test_what_follows_a_sidecar_waits_for_its_post_start_hook(kjobs_cluster: KjobsCluster) -> None:
+    """The kubelet runs postStart within `startContainer`: the container reads as being created until the hook has
+    run, and the container after a sidecar starts only then. Here the main container checks that the sidecar's
+    hook wrote its file; before, it started beside a sidecar whose hook was still sleeping, and failed."""
+    job_obj = job("hooked", "test -e hooked && echo saw the hook")
+    spec = job_obj["spec"]["template"]["spec"]
+    hook = {"postStart": {"exec": {"command": ["sh", "-c", "sleep 1; touch hooked"]}}}
+    sidecar = {"name": "proxy", "image": "busybox", "restartPolicy": "Always", "lifecycle": hook}
+    spec["initContainers"] = [{**sidecar, "command": ["sh", "-c", "trap 'exit 0' TERM; sleep 100 & wait"]}]
+    kjobs_cluster.apply(job_obj)
+    pod = kjobs_cluster.pod_of("hooked", "phase=Pending")
+    proxy = (pod["status"].get("initContainerStatuses") or [{}])[0]
+    assert "running" not in (proxy.get("state") or {}), proxy  # its hook sleeps: not running yet
+    kjobs_cluster.wait_for("job", "hooked", "Complete", timeout=20)
+    [done] = kjobs_cluster.objects("pods", label_selector="job-name=hooked")
+    assert kjobs_cluster.logs(done, "main") == "saw the hook\n"

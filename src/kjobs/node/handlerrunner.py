@@ -58,14 +58,26 @@ class HandlerRunner:
         self._tasks: dict[str, set[asyncio.Task[None]]] = {}
 
     # -- what the runtime calls ------------------------------------------------------------------------------
+    def post_start(self, record: PodRecord, attempt: Attempt, then: Callable[[], None]) -> bool:
+        """Start the container's postStart hook; `then` once it succeeded. False when there is none to run.
+
+        The kubelet runs the hook within `startContainer`, before its pod worker writes another status or starts
+        the next container, so until the hook ends the container reads as being created (`ContainerCreating`,
+        as Kubernetes' container-lifecycle-hooks page says) and nothing after it starts."""
+        container = find_container(record.pod, attempt.container)
+        if container is None or self._is_ephemeral(record.pod, attempt.container):
+            return False
+        hook = (container.get("lifecycle") or {}).get("postStart")
+        if not isinstance(hook, dict) or not action_of(hook, RUNNABLE_HOOK_ACTIONS):
+            return False
+        self._spawn(attempt, self._post_start(record, attempt, container, hook, then))
+        return True
+
     def started(self, record: PodRecord, attempt: Attempt) -> None:
-        """A container attempt runs: start its postStart hook and its probes."""
+        """A container attempt runs (its postStart hook, if any, done): start its probes."""
         container = find_container(record.pod, attempt.container)
         if container is None or self._is_ephemeral(record.pod, attempt.container):
             return
-        hook = (container.get("lifecycle") or {}).get("postStart")
-        if isinstance(hook, dict) and action_of(hook, RUNNABLE_HOOK_ACTIONS):
-            self._spawn(attempt, self._post_start(record, attempt, container, hook))
         for kind in PROBES:
             probe = container.get(kind)
             if isinstance(probe, dict) and action_of(probe, RUNNABLE_PROBE_ACTIONS):
@@ -120,9 +132,14 @@ class HandlerRunner:
     def _hook(self, record: PodRecord, attempt: Attempt, container: Obj, hook: Obj) -> Coroutine[Any, Any, str]:
         return run_hook(hook, container, self._exec_in(record, attempt), self.runtime.pod_ip, pod_full_name(record.pod))
 
-    async def _post_start(self, record: PodRecord, attempt: Attempt, container: Obj, hook: Obj) -> None:
+    async def _post_start(
+        self, record: PodRecord, attempt: Attempt, container: Obj, hook: Obj, then: Callable[[], None]
+    ) -> None:
         message = await self._hook(record, attempt, container, hook)
-        if not message or not attempt.running:
+        if not attempt.running:
+            return
+        if not message:
+            then()
             return
         self._event(record, "Warning", "FailedPostStartHook", message, attempt.container)
         self._event(record, "Normal", "Killing", "FailedPostStartHook", attempt.container)

@@ -457,8 +457,10 @@ def _trim_termination_messages(pod: Obj, statuses: list[Obj]) -> None:
     for cs in statuses:
         for key in ("state", "lastState"):
             terminated = (cs.get(key) or {}).get("terminated")
-            message = terminated.get("message") if terminated else None
-            if message and len(message) * 4 > budget:  # only a long message can be over (4 bytes a character)
+            if not isinstance(terminated, dict):
+                continue
+            message = terminated.get("message")
+            if isinstance(message, str) and len(message) * 4 > budget:  # only a long message can be over (4 bytes a character)
                 data = message.encode("utf-8")
                 if len(data) > budget:  # Go cuts bytes; its JSON writes a cut character as U+FFFD
                     terminated["message"] = data[:budget].decode("utf-8", "replace")

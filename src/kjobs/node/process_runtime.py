@@ -980,6 +980,16 @@ class ProcessRuntime(Supervisor):
         running = self._running.get(container_id)
         if running is None or running.attempt.started:
             return
+        record = self.records.get(running.uid)
+        then = partial(self._confirm_started, container_id)
+        if record is not None and self.handlers.post_start(record, running.attempt, then):
+            return  # it reads as being created until its postStart hook has run
+        then()
+
+    def _confirm_started(self, container_id: str) -> None:
+        running = self._running.get(container_id)
+        if running is None or running.attempt.started:
+            return
         running.attempt.started = True
         record = self.records.get(running.uid)
         if record is not None:
