@@ -460,7 +460,9 @@ def _trim_termination_messages(pod: Obj, statuses: list[Obj]) -> None:
             if not isinstance(terminated, dict):
                 continue
             message = terminated.get("message")
-            if isinstance(message, str) and len(message) * 4 > budget:  # only a long message can be over (4 bytes a character)
+            if (
+                isinstance(message, str) and len(message) * 4 > budget
+            ):  # only a long message can be over (4 bytes a character)
                 data = message.encode("utf-8")
                 if len(data) > budget:  # Go cuts bytes; its JSON writes a cut character as U+FFFD
                     terminated["message"] = data[:budget].decode("utf-8", "replace")
