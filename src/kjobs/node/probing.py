@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import ssl
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -187,7 +188,7 @@ async def run_tcp(action: Obj, container: Obj, pod_ip: str, timeout: float) -> t
 
 def _dial_error(host: str, port: int, exc: OSError) -> str:
     """Go's `dial tcp HOST:PORT: connect: connection refused` for a refused (or otherwise failed) connection."""
-    what = (exc.strerror or str(exc)).lower()
+    what = (os.strerror(exc.errno) if exc.errno else str(exc)).lower()  # asyncio words ECONNREFUSED its own way
     return f"dial tcp {host}:{port}: connect: {what}"
 
 
