@@ -186,11 +186,20 @@ class Supervisor(ABC):
         self.sync(uid)
         return handle
 
+    def _announce_stops(self, record: PodRecord) -> None:
+        """The kubelet's `Killing` "Stopping container NAME" event for each running container it kills on its own
+        (`killContainer`); kills the node agent asks for (deletions, evictions, shutdown) it records itself."""
+        for name, runs in record.attempts.items():
+            if runs and runs[-1].running:
+                self.record_event(record, "Normal", "Killing", f"Stopping container {name}", name)
+
     def _deadline_exceeded(self, uid: str) -> None:
         self._deadlines.pop(uid, None)
         record = self.records.get(uid)
         if record is None:
             return
+        if record.kill is None:
+            self._announce_stops(record)
         self.request_kill(uid, grace_seconds=deletion_grace_seconds(record.pod), reason=ACTIVE_DEADLINE_EXCEEDED)
 
     def update_pod(self, pod: Obj) -> None:
@@ -267,6 +276,7 @@ class Supervisor(ABC):
                 # The pod's restart limit is spent (also by an attempt that ended as it started): it fails, like
                 # a pod the node stops (request_kill syncs again).
                 reason = restart_limit_exceeded(limit)
+                self._announce_stops(record)
                 self.request_kill(uid, grace_seconds=deletion_grace_seconds(record.pod), reason=reason)
                 return
             debuggers = not round_ and record.kill is None and record.pod.get("spec", {}).get("ephemeralContainers")
@@ -275,6 +285,7 @@ class Supervisor(ABC):
             if decisions.stop and record.kill is None:
                 # The regular containers are done (or an init container failed the pod) while sidecars run: the
                 # kubelet kills the pod, its sidecars with the pod's grace period (request_kill syncs again).
+                self._announce_stops(record)
                 self.request_kill(uid, grace_seconds=deletion_grace_seconds(record.pod))
                 return
             if not decisions.start:
