@@ -184,3 +184,23 @@ def test_what_follows_a_sidecar_waits_for_its_post_start_hook(kjobs_cluster: Kjo
     kjobs_cluster.wait_for("job", "hooked", "Complete", timeout=20)
     [done] = kjobs_cluster.objects("pods", label_selector="job-name=hooked")
     assert kjobs_cluster.logs(done, "main") == "saw the hook\n"
+
+
+def test_regular_containers_start_one_after_another_behind_post_start_hooks(kjobs_cluster: KjobsCluster) -> None:
+    """`SyncPod` starts the regular containers in spec order, each once the one before it has run its postStart
+    hook: the second container sees the file the first one's hook wrote. Before, both started together."""
+    job_obj = job("inorder", "sleep 100")
+    spec = job_obj["spec"]["template"]["spec"]
+    hook = {"postStart": {"exec": {"command": ["sh", "-c", "sleep 1; touch hooked"]}}}
+    spec["containers"][0]["lifecycle"] = hook
+    spec["containers"][0]["command"] = ["sh", "-c", "trap 'exit 0' TERM; sleep 100 & wait"]
+    spec["containers"].append({"name": "second", "image": "busybox", "command": ["sh", "-c", "test -e hooked"]})
+    kjobs_cluster.apply(job_obj)
+    pod = kjobs_cluster.pod_of("inorder", "phase=Running")
+
+    def second_ended() -> Obj | None:
+        found = kjobs_cluster.get("pods", pod["metadata"]["name"])
+        second = next((s for s in found["status"].get("containerStatuses") or () if s["name"] == "second"), {})
+        return (second.get("state") or {}).get("terminated")
+
+    assert wait_until(second_ended)["exitCode"] == 0

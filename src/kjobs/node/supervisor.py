@@ -295,8 +295,15 @@ class Supervisor(ABC):
                 # An attempt of the round before ended as it started: its exit is reported before the restart,
                 # as the kubelet's sync that sees it reports it (state terminated) and only then starts anew.
                 self._publish(record, handle, now, done=False)
+            started = 0
             for name in decisions.start:
-                self._start(record, name, now)
+                # A regular container waits for the postStart hook of one before it (its end syncs the pod again).
+                if not self._behind_post_start(record, name):
+                    self._start(record, name, now)
+                    started += 1
+            if not started:
+                wake_at = decisions.wake_at
+                break
         else:
             # `_MAX_STARTS_PER_SYNC` starts (attempts that ended as they started): the pod is planned again at
             # once, in a sync of its own, rather than never.
@@ -308,6 +315,25 @@ class Supervisor(ABC):
         if wake_at is not None:
             self._wakeups[uid] = self._call_later(max(wake_at - now, 0.0), lambda: self.sync(uid))
         self._publish(record, handle, now, done=decisions.done and not record.any_running())
+
+    def _behind_post_start(self, record: PodRecord, name: str) -> bool:
+        """Whether a regular container before `name` in the spec runs its postStart hook still: the kubelet starts
+        the regular containers one after another, each `startContainer` returning once its hook has run
+        (kuberuntime_manager.go `SyncPod`), so `name` starts after it (the end of the hook syncs the pod again)."""
+        if not self.runs_handlers:
+            return False
+        for container in record.pod.get("spec", {}).get("containers") or ():
+            if container.get("name") == name:
+                return False
+            last = record.last(str(container.get("name")))
+            if (
+                last is not None
+                and last.running
+                and not last.started
+                and (container.get("lifecycle") or {}).get("postStart")
+            ):
+                return True
+        return False
 
     def _start_ephemeral(self, record: PodRecord, now: float) -> None:
         """Start each ephemeral container that never ran, as soon as the pod lists it, whatever its init
