@@ -204,3 +204,16 @@ def test_regular_containers_start_one_after_another_behind_post_start_hooks(kjob
         return (second.get("state") or {}).get("terminated")
 
     assert wait_until(second_ended)["exitCode"] == 0
+
+
+def test_a_probe_that_cannot_run_never_kills_the_container(kjobs_cluster: KjobsCluster) -> None:
+    """A probe command that cannot be started is an error, not a failure: the kubelet records `Unhealthy` ("...
+    probe errored and resulted in unknown state: ...") and throws the result away (worker.go `doProbe`), so the
+    container runs to its end and the Job completes. Before, each error counted as a failure and killed it."""
+    probe = {"exec": {"command": ["/nonexistent/check"]}, "periodSeconds": 1, "failureThreshold": 1}
+    kjobs_cluster.apply(job("errored", "sleep 2.5", livenessProbe=probe))
+    kjobs_cluster.wait_for("job", "errored", "Complete", timeout=20)
+    [pod] = kjobs_cluster.objects("pods", label_selector="job-name=errored")
+    unhealthy = events(kjobs_cluster, pod, "Unhealthy")
+    assert unhealthy and unhealthy[0].startswith("Liveness probe errored and resulted in unknown state: "), unhealthy
+    assert "no such file or directory" in unhealthy[0]

@@ -56,6 +56,8 @@ class HandlerRunner:
     def __init__(self, runtime: ProcessRuntime) -> None:
         self.runtime = runtime
         self._tasks: dict[str, set[asyncio.Task[None]]] = {}
+        self._stopping: set[asyncio.Task[None]] = set()
+        """preStop hooks running (held here: the loop keeps only weak references to its tasks)."""
 
     # -- what the runtime calls ------------------------------------------------------------------------------
     def post_start(self, record: PodRecord, attempt: Attempt, then: Callable[[], None]) -> bool:
@@ -90,10 +92,11 @@ class HandlerRunner:
 
     def close(self) -> None:
         """Cancel everything (the runtime shuts down)."""
-        for tasks in self._tasks.values():
+        for tasks in [*self._tasks.values(), self._stopping]:
             for task in tasks:
                 task.cancel()
         self._tasks.clear()
+        self._stopping.clear()
 
     def pre_stop(self, record: PodRecord, attempt: Attempt, timeout: float, done: Callable[[], None]) -> bool:
         """Start the container's preStop hook, bounded by `timeout`; `done` is called when it is over. False when
@@ -115,7 +118,9 @@ class HandlerRunner:
             finally:
                 done()
 
-        self.runtime.loop.create_task(run())
+        task = self.runtime.loop.create_task(run())
+        self._stopping.add(task)
+        task.add_done_callback(self._stopping.discard)
         return True
 
     # -- the tasks -------------------------------------------------------------------------------------------
@@ -163,16 +168,18 @@ class HandlerRunner:
             )
             if not attempt.running:
                 return
+            if result == "error":
+                # The prober could not run it (a command that cannot be started, a port it cannot resolve): an
+                # event, and the result is thrown away (worker.go `doProbe`), so it never kills the container.
+                text = f"{name} probe errored and resulted in unknown state: {output}"
+                self._event(record, "Warning", "Unhealthy", text, attempt.container)
+                await asyncio.sleep(schedule.period)
+                continue
             if result == "success":
                 successes, failures = successes + 1, 0
             else:
                 successes, failures = 0, failures + 1
-                text = (
-                    f"{name} probe failed: {output}"
-                    if result == "failure"
-                    else f"{name} probe errored and resulted in unknown state: {output}"
-                )
-                self._event(record, "Warning", "Unhealthy", text, attempt.container)
+                self._event(record, "Warning", "Unhealthy", f"{name} probe failed: {output}", attempt.container)
             if kind == "readinessProbe":
                 ready = attempt.probe_ready
                 if successes >= schedule.success_threshold:
