@@ -4,9 +4,13 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
+import time
+from pathlib import Path
 
-from kjobs.node.probing import Timing, resolve_port, run_hook, run_http, run_tcp, timing
+from kjobs.node.execution import ExecSpec
+from kjobs.node.probing import Timing, resolve_port, run_exec, run_hook, run_http, run_tcp, timing
 
 CONTAINER = {"name": "main", "ports": [{"name": "http", "containerPort": 8080}]}
 
@@ -73,3 +77,12 @@ def test_http_status_decides_and_a_refused_connection_says_so() -> None:
 
 def _no_exec(command: list[str]) -> object:
     raise AssertionError("no exec expected")
+
+
+def test_an_exec_probe_out_of_time_fails_and_its_command_is_killed(tmp_path: Path) -> None:
+    """pkg/probe/exec with the ExecProbeTimeout behaviour: `command "sh -c sleep 5" timed out` (a failure)."""
+    spec = ExecSpec(argv=["sh", "-c", "sleep 5"], env={"PATH": os.defpath}, cwd=str(tmp_path), command=["sh"])
+    began = time.monotonic()
+    result = asyncio.run(run_exec(lambda command: spec, ["sh", "-c", "sleep 5"], 0.3))
+    assert result == ("failure", 'command "sh -c sleep 5" timed out', None)
+    assert time.monotonic() - began < 3

@@ -113,7 +113,7 @@ async def run_exec(exec_in: ExecIn, command: list[str], timeout: float | None) -
         process.kill()
         with contextlib.suppress(Exception):
             await asyncio.wait_for(process.wait(), 1.0)
-        return "failure", f"command {' '.join(command)!r} timed out".replace("'", '"'), None
+        return "failure", f"command {go_quote(' '.join(command))} timed out", None
     output = b"".join(chunks)[:MAX_EXEC_OUTPUT].decode("utf-8", "replace")
     return ("success" if code == 0 else "failure"), output, code
 
