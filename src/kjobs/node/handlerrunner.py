@@ -66,8 +66,8 @@ class HandlerRunner:
         The kubelet runs the hook within `startContainer`, before its pod worker writes another status or starts
         the next container, so until the hook ends the container reads as being created (`ContainerCreating`,
         as Kubernetes' container-lifecycle-hooks page says) and nothing after it starts."""
-        container = find_container(record.pod, attempt.container)
-        if container is None or self._is_ephemeral(record.pod, attempt.container):
+        container = _regular_or_init(record.pod, attempt.container)
+        if container is None:
             return False
         hook = (container.get("lifecycle") or {}).get("postStart")
         if not isinstance(hook, dict) or not action_of(hook, RUNNABLE_HOOK_ACTIONS):
@@ -77,8 +77,8 @@ class HandlerRunner:
 
     def started(self, record: PodRecord, attempt: Attempt) -> None:
         """A container attempt runs (its postStart hook, if any, done): start its probes."""
-        container = find_container(record.pod, attempt.container)
-        if container is None or self._is_ephemeral(record.pod, attempt.container):
+        container = _regular_or_init(record.pod, attempt.container)
+        if container is None:
             return
         for kind in PROBES:
             probe = container.get(kind)
@@ -217,6 +217,14 @@ class HandlerRunner:
         with contextlib.suppress(Exception):  # an event is best effort; it never stops a probe
             self.runtime.record_event(record, kind, reason, message, container)
 
-    @staticmethod
-    def _is_ephemeral(pod: Obj, name: str) -> bool:
-        return any(c.get("name") == name for c in (pod.get("spec") or {}).get("ephemeralContainers") or ())
+
+def _regular_or_init(pod: Obj, name: str) -> Obj | None:
+    """The spec of the pod's container or init container `name`, as it is (read, not copied: this runs at every
+    start); None for an ephemeral container (probes and hooks are not allowed there)."""
+    spec = pod.get("spec") or {}
+    for group in ("containers", "initContainers"):
+        for container in spec.get(group) or ():
+            if container.get("name") == name:
+                found: Obj = container
+                return found
+    return None
