@@ -217,3 +217,29 @@ def test_a_probe_that_cannot_run_never_kills_the_container(kjobs_cluster: KjobsC
     unhealthy = events(kjobs_cluster, pod, "Unhealthy")
     assert unhealthy and unhealthy[0].startswith("Liveness probe errored and resulted in unknown state: "), unhealthy
     assert "no such file or directory" in unhealthy[0]
+
+
+def test_readiness_is_probed_during_pre_stop_but_liveness_is_not(kjobs_cluster: KjobsCluster) -> None:
+    """container_lifecycle_test.go "should execute readiness probe while in preStop, but not liveness": once the pod
+    is being deleted the kubelet stops its liveness probe (worker.go `doProbe`), its readiness probe goes on."""
+    trace = "trace"
+    script = f"trap 'cat {trace}; exit 0' TERM; echo up; while true; do sleep 0.1; done"
+    kjobs_cluster.apply(
+        job(
+            "probed-stop",
+            script,
+            grace=10,
+            lifecycle={"preStop": {"exec": {"command": ["sh", "-c", f"echo pre-stop >> {trace}; sleep 2.5"]}}},
+            readinessProbe={"exec": {"command": ["sh", "-c", f"echo readiness >> {trace}"]}, "periodSeconds": 1},
+            livenessProbe={"exec": {"command": ["sh", "-c", f"echo liveness >> {trace}"]}, "periodSeconds": 1},
+        )
+    )
+    statuses = lambda p: (p.get("status") or {}).get("containerStatuses") or [{}]  # noqa: E731
+    pod = kjobs_cluster.pod_of("probed-stop", lambda p: statuses(p)[0].get("ready") is True)
+    name = pod["metadata"]["name"]
+    ended = delete_and_keep(kjobs_cluster, pod)
+    assert ended["status"]["phase"] == "Succeeded"
+    lines = kjobs_cluster.logs(name).split()
+    during = lines[lines.index("pre-stop") + 1 :]
+    assert "readiness" in during and "liveness" not in during, lines
+    assert "liveness" in lines[: lines.index("pre-stop")], lines
