@@ -243,3 +243,14 @@ def test_readiness_is_probed_during_pre_stop_but_liveness_is_not(kjobs_cluster: 
     during = lines[lines.index("pre-stop") + 1 :]
     assert "readiness" in during and "liveness" not in during, lines
     assert "liveness" in lines[: lines.index("pre-stop")], lines
+
+
+def test_a_grpc_probe_kjobs_does_not_run_holds_nothing_back(kjobs_cluster: KjobsCluster) -> None:
+    """kjobs runs no grpc probe (the `HandlersNotRun` warning says so): its container reads started and ready as
+    one without the probe, rather than never (before this fix a grpc startupProbe or readinessProbe kept it
+    unstarted, or unready, for good)."""
+    probe = {"grpc": {"port": 9000}, "periodSeconds": 1}
+    kjobs_cluster.apply(job("grpc", "sleep 100", startupProbe=probe, readinessProbe=probe))
+    kjobs_cluster.wait_for("job", "grpc", lambda j: j.get("status", {}).get("ready") == 1, timeout=20)
+    pod = kjobs_cluster.pod_of("grpc")
+    assert (main_status(pod)["started"], main_status(pod)["ready"]) == (True, True)

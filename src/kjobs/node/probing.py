@@ -71,6 +71,12 @@ def action_of(handler: Obj, runnable: tuple[str, ...]) -> str | None:
     return next((name for name in runnable if isinstance(handler.get(name), dict)), None)
 
 
+def runnable_probe(probe: object) -> bool:
+    """Whether `probe` is one kjobs runs (a grpc probe is not: its container reads started and ready as if it had
+    none, as `kjobs.node.handlers` says on the pod)."""
+    return isinstance(probe, dict) and action_of(probe, RUNNABLE_PROBE_ACTIONS) is not None
+
+
 def resolve_port(port: object, container: Obj) -> int | None:
     """A port by number, by a number in a string, or by the name of one of the container's `ports`."""
     if isinstance(port, int) and not isinstance(port, bool):

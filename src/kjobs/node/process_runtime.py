@@ -71,6 +71,7 @@ from kjobs.node.logs import (
 from kjobs.node.observations import Attempt, KillReason, PodRecord
 from kjobs.node.poddns import ClusterRecords
 from kjobs.node.podstatus import CONTAINER_STATUS_UNKNOWN
+from kjobs.node.probing import runnable_probe
 from kjobs.node.recovery import UNKNOWN_EXIT_CODE, UNKNOWN_MESSAGE
 from kjobs.node.resources import memory_limit_bytes
 from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP
@@ -645,7 +646,7 @@ class ProcessRuntime(Supervisor):
                 # The kubelet's probe workers start anew with it: liveness probes again at once, readiness reads
                 # not ready until its probe's first success (prober_manager.go `UpdatePodStatus`).
                 spec = find_container(pod, runs[-1].container) or {}
-                runs[-1].probe_ready = not spec.get("readinessProbe")
+                runs[-1].probe_ready = not runnable_probe(spec.get("readinessProbe"))
                 self.handlers.started(record, runs[-1])
         self._poll_adopted()
         hosts = f"{self._pods_dir_text}/{uid}/etc-hosts"

@@ -31,6 +31,7 @@ from kjobs.node.observations import (
     restart_limit_exceeded,
 )
 from kjobs.node.podstatus import SUCCEEDED, TERMINAL_PHASES, compute_pod_status
+from kjobs.node.probing import runnable_probe
 from kjobs.node.restart import (
     DEFAULT_BACKOFF_BASE,
     DEFAULT_BACKOFF_CAP,
@@ -398,8 +399,8 @@ class Supervisor(ABC):
             attempt = self._spawn(record, container, number, env, argv)
             attempt.image = str(container.get("image", ""))
             if self.runs_handlers and attempt.running:  # not started, nor ready, until its probes say so
-                attempt.probe_started = not container.get("startupProbe")
-                attempt.probe_ready = not container.get("readinessProbe")
+                attempt.probe_started = not runnable_probe(container.get("startupProbe"))
+                attempt.probe_ready = not runnable_probe(container.get("readinessProbe"))
             attempts.append(attempt)
             if record.config_errors:
                 record.config_errors.pop(name, None)
