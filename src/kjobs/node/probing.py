@@ -77,6 +77,11 @@ def runnable_probe(probe: object) -> bool:
     return isinstance(probe, dict) and action_of(probe, RUNNABLE_PROBE_ACTIONS) is not None
 
 
+def runnable_hook(hook: object) -> bool:
+    """Whether the lifecycle hook is one kjobs runs (a `tcpSocket` one is not)."""
+    return isinstance(hook, dict) and action_of(hook, RUNNABLE_HOOK_ACTIONS) is not None
+
+
 def resolve_port(port: object, container: Obj) -> int | None:
     """A port by number, by a number in a string, or by the name of one of the container's `ports`."""
     if isinstance(port, int) and not isinstance(port, bool):

@@ -31,7 +31,7 @@ from kjobs.node.observations import (
     restart_limit_exceeded,
 )
 from kjobs.node.podstatus import SUCCEEDED, TERMINAL_PHASES, compute_pod_status
-from kjobs.node.probing import runnable_probe
+from kjobs.node.probing import runnable_hook, runnable_probe
 from kjobs.node.restart import (
     DEFAULT_BACKOFF_BASE,
     DEFAULT_BACKOFF_CAP,
@@ -327,12 +327,8 @@ class Supervisor(ABC):
             if container.get("name") == name:
                 return False
             last = record.last(str(container.get("name")))
-            if (
-                last is not None
-                and last.running
-                and not last.started
-                and (container.get("lifecycle") or {}).get("postStart")
-            ):
+            hook = (container.get("lifecycle") or {}).get("postStart")
+            if last is not None and last.running and not last.started and runnable_hook(hook):
                 return True
         return False
 
