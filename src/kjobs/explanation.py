@@ -55,6 +55,9 @@ class Explanation:
     limits an index is that count, not `backoffLimit` (a replacement's count is its predecessor's, plus one when
     that failure counts: `getNewIndexFailureCounts`, pkg/controller/job/indexed_job_utils.go); a FailIndex pod
     fails its index at once and gets no replacement, so the count does not matter to it."""
+    failure: str | None = None
+    """How the failed pod ended, as `kjobs run` says it (`container main exited with code 3 (Error: <the last line
+    of its termination message>)`, `kjobs.progress.exit_summary`)."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (camelCase keys, as Kubernetes tools print)."""
@@ -70,6 +73,7 @@ class Explanation:
             "message": raw["message"],
             "matched": raw["matched"],
             "effect": raw["effect"],
+            "failure": raw["failure"],
             "rules": [
                 {
                     "index": r["index"],
@@ -90,6 +94,8 @@ class Explanation:
             return "\n".join(lines)
         verdict = self.action or ("no rule matched" if self.has_policy else "no podFailurePolicy")
         which = "" if self.rule_index is None else f" (rule {self.rule_index}{_quoted(self.rule_name)})"
+        if self.failure:
+            lines.append(f"  Failure:  {self.failure}")
         lines.append(f"  Decision: {verdict}{which}")
         if self.matched:
             lines.append(f"  Matched:  {self.matched}")
@@ -134,6 +140,8 @@ def explain(job: Obj, pod: Obj) -> Explanation:
         if has_restart_limit(job):
             effect += "; its containers restart in place, and only a FailJob rule is applied to their terminations"
         return Explanation(name, False, None, False, None, None, None, effect)
+    from kjobs.progress import exit_summary  # progress renders explanations: imported here, not at the top
+
     last = has_restart_limit(job)
     traces = [
         _trace(i, rule, pod, last) for i, rule in enumerate((policy or {}).get("rules") or ()) if isinstance(rule, dict)
@@ -155,6 +163,7 @@ def explain(job: Obj, pod: Obj) -> Explanation:
             if spec.get("backoffLimitPerIndex") is None
             else decision.count_failed and decision.action != FAIL_INDEX
         ),
+        failure=exit_summary(pod),
     )
 
 

@@ -202,3 +202,20 @@ def test_a_policy_the_api_would_refuse_is_an_error_not_a_rule_that_matched_nothi
         '* spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value: "42": must be of type array\n'
         "* spec.podFailurePolicy.rules[0].onExitCodes.values: Invalid value: []: at least one value is required\n"
     )
+
+
+def test_a_failed_containers_termination_message_is_shown(tmp_path: Path) -> None:
+    """The failure line of `kjobs run` (its exit code, reason and the last line of its termination message, e.g.
+    from `terminationMessagePolicy: FallbackToLogsOnError`) in `kjobs explain`; before, only the decision."""
+    pod = tmp_path / "pod.yaml"
+    pod.write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata: {name: p, namespace: default}\n"
+        "spec: {restartPolicy: Never, containers: [{name: main, image: busybox}]}\n"
+        "status:\n  phase: Failed\n  containerStatuses:\n  - name: main\n    state:\n      terminated:\n"
+        '        exitCode: 3\n        reason: Error\n        message: "loading\\nerror: model file missing\\n"\n'
+    )
+    code, out, _ = run("explain", "--job", str(EXAMPLES / "failjob-exit-42.yaml"), "--pod", str(pod))
+    assert code == 0, out
+    assert "  Failure:  container main exited with code 3 (Error: error: model file missing)\n" in out
+    code, out, _ = run("explain", "--job", str(EXAMPLES / "failjob-exit-42.yaml"), "--pod", str(pod), "-o", "json")
+    assert orjson.loads(out)["failure"] == "container main exited with code 3 (Error: error: model file missing)"

@@ -20,15 +20,15 @@ def test_probes_hooks_and_volumes_of_the_template_are_named(monkeypatch: pytest.
         "name": "main",
         "image": "busybox",
         "command": ["true"],
-        "startupProbe": {"exec": {"command": ["true"]}},
+        "startupProbe": {"grpc": {"port": 9000}},
         "volumeMounts": [{"name": "scratch", "mountPath": "/data"}],
     }
     warnings = template_warnings(job({"containers": [container], "volumes": [{"name": "scratch", "emptyDir": {}}]}))
     assert warnings == [
         'kjobs runs containers as host processes and mounts no volumes: emptyDir "scratch" at /data (container main) '
         "not mounted; the containers start without them (read ConfigMaps and Secrets through env or envFrom)",
-        "kjobs runs no probes or lifecycle hooks: startupProbe (container main) not run; the containers count as "
-        "started and ready while they run",
+        "kjobs runs no grpc probes or tcpSocket lifecycle hooks: startupProbe (container main) not run; the "
+        "containers count as started and ready while they run",
     ]
 
 

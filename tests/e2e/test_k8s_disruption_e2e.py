@@ -11,7 +11,7 @@ an `It` that uses one only to have N pods matching `foo=bar` gets N bare pods (`
 whose counts need no controller's scale; "should block an eviction until the PDB is updated to allow it", which
 needs an evicted pod replaced, gets a Job of parallelism 3 (its podFailurePolicy ignores the eviction). Pods that
 are Running and not Ready (upstream: a readiness probe that passes only after minutes) carry a readiness gate
-nothing sets, since kjobs runs no probes.
+nothing sets (written when kjobs ran no probes; a readiness probe would do as well now).
 """
 
 from __future__ import annotations

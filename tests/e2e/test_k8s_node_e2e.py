@@ -740,7 +740,8 @@ def expect_termination_statuses(statuses: list[k8s.V1ContainerStatus], expected:
 
 
 def test_should_launch_init_container_serially_before_a_regular_container(cluster: Cluster, ns: str) -> None:
-    """The regular container keeps upstream's startup probe (`test -f started`), which kjobs does not run."""
+    """The regular container keeps upstream's startup probe (`test -f started`), which kjobs runs (since stop 41;
+    a regular container's startup probe holds nothing back)."""
     regular = ec(REGULAR1, start_delay=5, delay=1)
     regular["startupProbe"] = {"exec": {"command": ["test", "-f", "started"]}}
     inits = [ec(INIT1, delay=1), ec(INIT2, delay=1), ec(INIT3, delay=1)]
@@ -1241,7 +1242,7 @@ def test_should_terminate_sidecars_in_reverse_order_after_all_main_containers_ha
 
 
 def test_should_not_hang_in_termination_if_terminated_during_initialization(cluster: Cluster, ns: str) -> None:
-    """The sidecars keep upstream's preStop hooks, which kjobs does not run: they never start anyway."""
+    """The sidecars keep upstream's preStop hooks: they never start, so the hooks never run."""
     prestop = {"preStop": {"exec": {"command": ["sh", "-c", "exit 0"]}}}
     inits = [ec("start-init", delay=300)]
     inits += [
@@ -1366,7 +1367,7 @@ def test_should_mark_pod_as_succeeded_if_any_of_the_restartable_init_containers_
 def test_should_continue_probing_and_allow_regular_container_to_start_after_the_restartable_init_container_recovers(
     cluster: Cluster, ns: str
 ) -> None:
-    """The probes (`/bin/true`, which kjobs does not run) stay in the spec; the marker file is in the pod's
+    """The probes (`/bin/true`, run since stop 41) stay in the spec; the marker file is in the pod's
     directory (upstream's /persistent)."""
     script = (
         "if [ ! -f ./first_run_done ]; then\n"

@@ -430,3 +430,39 @@ def test_a_control_connection_to_a_name_another_process_holds_is_refused(tmp_pat
     finally:
         control.close()
         squatter.close()
+
+
+@pytest.mark.e2e
+def test_an_adopted_container_is_probed_again(tmp_path: Path) -> None:
+    """After an agent restart the kubelet's probe workers start anew: an adopted container whose liveness probe
+    fails is killed (exit 143, the pod Failed under restartPolicy Never). Before, nothing probed it any more."""
+    root, marks = tmp_path / "node", tmp_path / "marks"
+    marks.mkdir()
+    container = {
+        **sh(f"echo $$$$ > {marks}/pid.tmp; mv {marks}/pid.tmp {marks}/pid; exec sleep 30"),
+        "livenessProbe": {
+            "exec": {"command": ["test", "-e", str(marks / "alive")]},
+            "initialDelaySeconds": 1,
+            "periodSeconds": 1,
+            "failureThreshold": 1,
+        },
+    }
+    _kill_agent_after_start(root, {"probed": container})
+    _wait_for(marks / "pid")
+    pid = int((marks / "pid").read_text())
+
+    async def body() -> None:
+        runtime = ProcessRuntime(root_dir=root)
+        try:
+            assert runtime.adopt(make_pod([container], uid="probed", name="probed")) is not None
+            ended = await asyncio.wait_for(_settled(runtime, "probed"), 15)
+            terminated = state(ended)["state"]["terminated"]
+            assert (ended["phase"], terminated["exitCode"]) == ("Failed", 143)
+        finally:
+            await runtime.shutdown(forget=True)
+
+    try:
+        asyncio.run(body())
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(pid, signal.SIGKILL)

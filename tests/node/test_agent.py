@@ -326,6 +326,23 @@ async def test_delete_during_run_terminates_then_removes_the_pod(node: Node) -> 
 
 
 @with_node
+async def test_a_sidecar_stopped_when_the_main_container_ends_gets_a_killing_event(node: Node) -> None:
+    """`killContainer` records `Killing` "Stopping container NAME" for every container the kubelet kills, also a
+    sidecar it stops once the regular containers are done (before, only kills the agent asked for had one), and
+    for containers it kills at the pod's activeDeadlineSeconds."""
+    node.runtime.outcome = lambda pod, container, attempt: Outcome(
+        duration=600 if container["name"] == "proxy" or pod["metadata"]["name"] == "late" else 1
+    )
+    proxy = {"name": "proxy", "image": "envoy", "restartPolicy": "Always"}
+    await node.create_pod("sidecar", initContainers=[proxy])
+    await settle(node.clock, lambda: node.phase("sidecar") == "Succeeded")
+    await node.create_pod("late", activeDeadlineSeconds=5)
+    await settle(node.clock, lambda: node.phase("late") == "Failed")
+    killing = sorted((e["involvedObject"]["name"], e["message"]) for e in await node.events("Killing"))
+    assert killing == [("late", "Stopping container main"), ("sidecar", "Stopping container proxy")]
+
+
+@with_node
 async def test_delete_with_a_finalizer_keeps_the_terminal_pod_until_the_finalizer_goes(node: Node) -> None:
     node.runtime.outcome = by_name({"held": Outcome(duration=600)})
     await node.create_pod("held")

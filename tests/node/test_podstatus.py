@@ -290,3 +290,36 @@ def test_start_error_attempt() -> None:
     assert (terminated["reason"], terminated["exitCode"]) == ("StartError", 128)
     assert "nope" in terminated["message"]
     assert status["phase"] == "Failed"
+
+
+def test_termination_messages_share_12_kib_across_the_pods_containers() -> None:
+    """status_manager.go `normalizeStatus`: each terminated message keeps its first 12 KiB / (containers + init
+    containers) bytes; with four containers, 3072 of a 4096-byte message (before, kjobs kept all 4096)."""
+    names = ["a", "b", "c", "d"]
+    pod = make_pod([{"name": n, "image": "x"} for n in names])
+    runs = [attempt(n, end=T0 + 1, code=1) for n in names]
+    for run in runs:
+        run.message = "é" + "x" * 4094  # 4096 bytes, a two-byte character first
+    status = compute_pod_status(record(pod, *runs), T0 + 2)
+    for name in names:
+        message = cstatus(status, name)["state"]["terminated"]["message"]
+        assert len(message.encode()) == 3072 and message.startswith("é")
+    alone = record(make_pod(), attempt(end=T0 + 1, code=1))
+    alone.attempts["main"][0].message = "y" * 4096
+    assert len(cstatus(compute_pod_status(alone, T0 + 2))["state"]["terminated"]["message"]) == 4096
+
+
+def test_started_and_ready_follow_the_probes() -> None:
+    """prober_manager.go `UpdatePodStatus`: `started` waits for the startup probe, `ready` for it and the
+    readiness probe; the Ready condition follows."""
+    run = attempt()
+    run.probe_started, run.probe_ready = False, False
+    rec = record(make_pod(), run)
+    main = cstatus(compute_pod_status(rec, T0 + 1))
+    assert (main["started"], main["ready"]) == (False, False)
+    run.probe_started = True
+    main = cstatus(compute_pod_status(rec, T0 + 1))
+    assert (main["started"], main["ready"]) == (True, False)
+    run.probe_ready = True
+    status = compute_pod_status(rec, T0 + 1)
+    assert cstatus(status)["ready"] is True and cond(status, "Ready")["status"] == "True"

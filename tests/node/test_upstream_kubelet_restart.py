@@ -393,7 +393,7 @@ SIDECARS = ("restartable-init-1", "restartable-init-2", "restartable-init-3")
 def test_compute_pod_actions_with_restartable_init_containers(
     policy: str, states: tuple[str | None, ...], mains: str | None, start: tuple[str, ...], done: bool
 ) -> None:
-    """kuberuntime_manager_test.go, through `restart.plan`: three sidecars, each running (kjobs runs no probes: a
+    """kuberuntime_manager_test.go, through `restart.plan`: three sidecars, each running (no startup probe here: a
     running sidecar has started), exited, or without a status. Where upstream kills the pod ("kill the pod if all
     main containers succeeded ...") kjobs' plan says `stop` (its sidecars are terminated, then the pod is done).
     Probe-failure, definition-change, sandbox and unknown-state rows are left out (docs/upstream-kubelet.md)."""

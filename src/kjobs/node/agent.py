@@ -458,6 +458,8 @@ class NodeAgent:
         self.services: Informer | None = None
         """Every Service, as the kubelet's service lister has them: the service-link variables of containers
         (`_service_env`). Only for a runtime that starts processes (the simulated one reads no environment)."""
+        if hasattr(self.runtime, "on_event"):  # probe and hook events (`kjobs.node.handlerrunner`)
+            setattr(self.runtime, "on_event", self._container_event)  # noqa: B010
         if hasattr(self.runtime, "pod_api") and hasattr(self.runtime, "service_env"):
             self.services = Informer(client, SERVICES, clock=clock)
             setattr(self.runtime, "service_env", self._service_env)  # noqa: B010
@@ -978,9 +980,10 @@ class NodeAgent:
             not_mounted = unmounted(pod)
             if not_mounted:
                 self.events.event(pod, "Warning", NOT_MOUNTED, unmounted_message(not_mounted))
-        handlers = not_run(pod)
+        runs_handlers = bool(getattr(self.runtime, "runs_handlers", False))
+        handlers = not_run(pod, runs_handlers=runs_handlers)
         if handlers:
-            self.events.event(pod, "Warning", NOT_RUN, not_run_message(handlers))
+            self.events.event(pod, "Warning", NOT_RUN, not_run_message(handlers, runs_handlers=runs_handlers))
         return self._counted(await self.runtime.run_pod(pod))
 
     async def _preempt_for(self, pod: Obj) -> Rejection | None:
@@ -1342,6 +1345,10 @@ class NodeAgent:
                 else:
                     self.events.event(pod, "Warning", "Failed", f"Error: {failed}", field_path=where)
             counted[name] = max(counted[name], starts)
+
+    def _container_event(self, pod: Obj, kind: str, reason: str, message: str, container: str) -> None:
+        """An event the runtime records about a container (a failed probe or hook, a probe's kill)."""
+        self.events.event(pod, kind, reason, message, field_path=container_path(pod, container))
 
     def _record_killing(self, pod: Obj, handle: PodHandle) -> None:
         for cs in _statuses(handle.status):

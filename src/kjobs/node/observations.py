@@ -38,6 +38,11 @@ class Attempt:
     started: bool = True
     """The runtime has confirmed the process exists. Until then the container reads as being created: a
     runtime that starts processes elsewhere (the process shim) must not report one running that is not."""
+    probe_started: bool = True
+    """Its `startupProbe` has succeeded (True when it has none, or the runtime runs no probes): the kubelet's
+    `started`; until then its liveness and readiness probes do not run and it is not ready."""
+    probe_ready: bool = True
+    """Its `readinessProbe` says it is ready (False from its start until the probe first succeeds)."""
 
     @property
     def running(self) -> bool:

@@ -130,8 +130,10 @@ def _container_status(record: PodRecord, container: Obj, *, init: bool, has_init
     previous = _terminated(attempts[-2]) if len(attempts) > 1 else None
     if last.running:
         status["state"] = {"running": {"startedAt": format_time(last.started_at)}}
-        status["started"] = True
-        status["ready"] = not init or is_sidecar(container)  # a sidecar without readinessProbe: ready once running
+        status["started"] = last.probe_started
+        # Ready once started and its readinessProbe says so (a sidecar too; an ordinary init container never is
+        # while it runs): pkg/kubelet/prober/prober_manager.go `UpdatePodStatus`.
+        status["ready"] = (not init or is_sidecar(container)) and last.probe_started and last.probe_ready
         if previous:
             status["lastState"] = {"terminated": previous}
         return status
@@ -430,6 +432,7 @@ def compute_pod_status(
         status["initContainerStatuses"] = init_statuses
     if ephemeral:
         status["ephemeralContainerStatuses"] = ephemeral
+    _trim_termination_messages(pod, [*init_statuses, *statuses, *ephemeral])
     if kill_reason is not None and pod_is_terminal:
         status["reason"] = kill_reason.reason
         status["message"] = kill_reason.message
@@ -438,3 +441,28 @@ def compute_pod_status(
             if before.get(key):
                 status[key] = before[key]
     return status
+
+
+MAX_POD_TERMINATION_MESSAGE_BYTES = 12 * 1024
+"""The kubelet's MaxPodTerminationMessageLogLength: what all of a pod's termination messages may hold."""
+
+
+def _trim_termination_messages(pod: Obj, statuses: list[Obj]) -> None:
+    """Keep the first 12 KiB / (containers + init containers) bytes of each terminated state's message, as the
+    status manager does before it writes a status (pkg/kubelet/status/status_manager.go `normalizeStatus`): a
+    container's own message may hold 4 KiB, but a pod of four or more containers gets less per container."""
+    spec = pod.get("spec") or {}
+    count = len(spec.get("containers") or ()) + len(spec.get("initContainers") or ())
+    budget = MAX_POD_TERMINATION_MESSAGE_BYTES // count if count else MAX_POD_TERMINATION_MESSAGE_BYTES
+    for cs in statuses:
+        for key in ("state", "lastState"):
+            terminated = (cs.get(key) or {}).get("terminated")
+            if not isinstance(terminated, dict):
+                continue
+            message = terminated.get("message")
+            if (
+                isinstance(message, str) and len(message) * 4 > budget
+            ):  # only a long message can be over (4 bytes a character)
+                data = message.encode("utf-8")
+                if len(data) > budget:  # Go cuts bytes; its JSON writes a cut character as U+FFFD
+                    terminated["message"] = data[:budget].decode("utf-8", "replace")

@@ -56,6 +56,7 @@ from kjobs.node import adoption, hostsfile, leftovers, mountns, security, volume
 from kjobs.node.cgroups import MemoryGuard, Placement, probe_memory_guard, read_group_rss
 from kjobs.node.envvars import ConfigError, EnvSources, container_env
 from kjobs.node.execution import ExecSpec
+from kjobs.node.handlerrunner import HandlerRunner
 from kjobs.node.logs import (
     TERMINATION_MESSAGE_LOG_LINES,
     attempt_log_name,
@@ -70,6 +71,7 @@ from kjobs.node.logs import (
 from kjobs.node.observations import Attempt, KillReason, PodRecord
 from kjobs.node.poddns import ClusterRecords
 from kjobs.node.podstatus import CONTAINER_STATUS_UNKNOWN
+from kjobs.node.probing import runnable_probe
 from kjobs.node.recovery import UNKNOWN_EXIT_CODE, UNKNOWN_MESSAGE
 from kjobs.node.resources import memory_limit_bytes
 from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP
@@ -221,6 +223,8 @@ def hidden_from_pods(root_dir: str | os.PathLike[str], extra: Sequence[str | os.
 class ProcessRuntime(Supervisor):
     """Runs each container attempt as a local process group; see the module note."""
 
+    runs_handlers = True
+
     def __init__(
         self,
         *,
@@ -298,6 +302,8 @@ class ProcessRuntime(Supervisor):
             mount_volumes = os.environ.get(MOUNT_VOLUMES_ENV, "1").strip().lower() not in _OFF
         self._mount_volumes: bool | None = None if mount_volumes else False  # None: probed at the first pod asking
         self._loop: asyncio.AbstractEventLoop | None = None
+        self.handlers = HandlerRunner(self)
+        """Probes and lifecycle hooks (`kjobs.node.handlerrunner`)."""
         self._spawner = SpawnerPool(
             shims=shims,
             base_env=self.base_env,
@@ -318,6 +324,14 @@ class ProcessRuntime(Supervisor):
             pass  # made outside an event loop: the shim starts with the first container
         else:
             self._spawner.start()  # a node agent starting: its shim comes up while the rest of the cluster does
+
+    @property
+    def loop(self) -> asyncio.AbstractEventLoop | None:
+        """The event loop the runtime's timers and tasks run on (known once a pod is admitted)."""
+        return self._loop
+
+    def _pre_stop(self, record: PodRecord, attempt: Attempt, timeout: float, done: Callable[[], None]) -> bool:
+        return self.handlers.pre_stop(record, attempt, timeout, done)
 
     # -- ContainerRuntime ----------------------------------------------------------------------------------
     async def run_pod(self, pod: Obj) -> PodHandle:
@@ -579,6 +593,7 @@ class ProcessRuntime(Supervisor):
                 with contextlib.suppress(ProcessLookupError, PermissionError):
                     os.killpg(running.pid, signals.SIGKILL)
             self._exited(container_id, -signals.SIGKILL)
+        self.handlers.close()
         self._spawner.close(wait=False)
         if forget:
             for uid in list(self.records):
@@ -626,6 +641,14 @@ class ProcessRuntime(Supervisor):
             else:
                 self._settle(attempt, recorded)
         handle = self.admit(pod, attempts=attempts)
+        record = self.records[uid]
+        for runs in attempts.values():
+            if runs[-1].running and runs[-1].container_id in self._adopted:
+                # The kubelet's probe workers start anew with it: liveness probes again at once, readiness reads
+                # not ready until its probe's first success (prober_manager.go `UpdatePodStatus`).
+                spec = find_container(pod, runs[-1].container) or {}
+                runs[-1].probe_ready = not runnable_probe(spec.get("readinessProbe"))
+                self.handlers.started(record, runs[-1])
         self._poll_adopted()
         hosts = f"{self._pods_dir_text}/{uid}/etc-hosts"
         if self.cluster_records is not None and os.path.exists(hosts):  # its containers still read this file
@@ -959,7 +982,20 @@ class ProcessRuntime(Supervisor):
         running = self._running.get(container_id)
         if running is None or running.attempt.started:
             return
+        record = self.records.get(running.uid)
+        then = partial(self._confirm_started, container_id)
+        if record is not None and self.handlers.post_start(record, running.attempt, then):
+            return  # it reads as being created until its postStart hook has run
+        then()
+
+    def _confirm_started(self, container_id: str) -> None:
+        running = self._running.get(container_id)
+        if running is None or running.attempt.started:
+            return
         running.attempt.started = True
+        record = self.records.get(running.uid)
+        if record is not None:
+            self.handlers.started(record, running.attempt)
         self.sync(running.uid)
 
     def _failed_to_start(self, container_id: str, message: str) -> None:
@@ -970,6 +1006,7 @@ class ProcessRuntime(Supervisor):
             self.memory_guard.release(running.placement)
         if running.stdin is not None:
             running.stdin.close()
+        self.handlers.ended(running.attempt)
         self._start_error(running.attempt, message)
         self.exited(running.uid, running.attempt, exit_code=START_ERROR_EXIT_CODE, signal=None, oom=False)
 
@@ -978,6 +1015,7 @@ class ProcessRuntime(Supervisor):
         if running is None:
             return
         _end_execs(running)
+        self.handlers.ended(running.attempt)
         if running.stdin is not None:
             running.stdin.close()
         oom = False

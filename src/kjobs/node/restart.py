@@ -10,7 +10,7 @@ Rules, as the kubelet applies them (`computePodActions`, `doBackOff`, `ShouldCon
   as done whatever the runtime still shows of it (`computeInitContainerActions` walks them from the last one),
   except a sidecar, which is started again if it is gone;
 * an init container with `restartPolicy: Always` is a sidecar (KEP-753, `podutil.IsRestartableInitContainer`):
-  the next init container starts once it has started (kjobs runs no startupProbe: once it runs); if it exits
+  the next init container starts once it has started (and its startupProbe, if any, succeeded); if it exits
   before anything after it has run, it restarts (with back-off) and what follows waits for it again; it runs
   beside the regular containers, restarts with back-off whenever it exits, and once every regular container has
   ended for good the pod is stopped (`stop`: the kubelet's `KillPod` in `computePodActions`), so a Job's pod
@@ -161,8 +161,8 @@ def plan(record: PodRecord, now: float, *, cap: float = DEFAULT_BACKOFF_CAP) -> 
             continue
         last = attempts[-1]
         if is_sidecar(container):
-            if last.running and not last.started and len(attempts) == 1:
-                return waiting()  # what comes next waits for its first start (kjobs runs no startupProbe)
+            if last.running and not (last.started and last.probe_started) and len(attempts) == 1:
+                return waiting()  # what comes next waits for its first start (and its startupProbe's success)
             if not last.running:
                 if name in record.config_errors:
                     pass

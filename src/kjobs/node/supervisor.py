@@ -31,6 +31,7 @@ from kjobs.node.observations import (
     restart_limit_exceeded,
 )
 from kjobs.node.podstatus import SUCCEEDED, TERMINAL_PHASES, compute_pod_status
+from kjobs.node.probing import runnable_hook, runnable_probe
 from kjobs.node.restart import (
     DEFAULT_BACKOFF_BASE,
     DEFAULT_BACKOFF_CAP,
@@ -80,8 +81,16 @@ class NotRunning(LookupError):
     """`Supervisor.fail` asked of a pod or container that does not run (here, or yet)."""
 
 
+EventSink = Callable[[Obj, str, str, str, str], None]
+"""Records an event about a container: (pod, type, reason, message, container name)."""
+
+
 class Supervisor(ABC):
     """Per-pod bookkeeping and the observe → plan → act → publish loop."""
+
+    runs_handlers = False
+    """The runtime runs probes and lifecycle hooks (`kjobs.node.probing`); one that does not reads every
+    container started and ready while it runs, and stops it without `preStop`."""
 
     def __init__(
         self,
@@ -108,6 +117,13 @@ class Supervisor(ABC):
         self._stop_at: dict[str, dict[str, float]] = {}
         """Per stopping pod, the time each container signalled to stop is SIGKILLed (inf once it was)."""
         self._deadlines: dict[str, Cancel] = {}
+        self._pre_stopping: dict[str, dict[str, float]] = {}
+        """Per stopping pod, the containers whose `preStop` hook runs, with the time they were due to be killed
+        when it started: SIGTERM waits for the hook's end (`_after_pre_stop`)."""
+        self._container_kills: set[str] = set()
+        """Container ids stopped on their own (a failed liveness probe, a new image): not hooked twice."""
+        self.on_event: EventSink | None = None
+        """Set by the node agent: where the runtime's own events (probes, hooks) go."""
         self._env_sources: dict[str, EnvSources] = {}
         """Per pod uid, the ConfigMaps and Secrets its containers read (only pods that read any)."""
         self.service_env: Callable[[Obj], Mapping[str, str]] | None = None
@@ -131,6 +147,16 @@ class Supervisor(ABC):
         """Hook for `fail`: stop what runs `attempt` so that its own end is never reported (kill the process,
         drop a scheduled exit); raise `NotRunning` when it has not really started yet."""
         return None
+
+    def _pre_stop(self, record: PodRecord, attempt: Attempt, timeout: float, done: Callable[[], None]) -> bool:
+        """Hook: start the container's `preStop` hook, calling `done` once it ended or ran out of `timeout`;
+        False when there is none to run (then SIGTERM goes at once)."""
+        return False
+
+    def record_event(self, record: PodRecord, kind: str, reason: str, message: str, container: str) -> None:
+        """An event about one of the pod's containers (through `on_event`, when the node agent set it)."""
+        if self.on_event is not None:
+            self.on_event(record.pod, kind, reason, message, container)
 
     def _prepare(self, record: PodRecord) -> None:
         """Hook: set up per-pod resources (directories) when a pod is admitted."""
@@ -161,11 +187,20 @@ class Supervisor(ABC):
         self.sync(uid)
         return handle
 
+    def _announce_stops(self, record: PodRecord) -> None:
+        """The kubelet's `Killing` "Stopping container NAME" event for each running container it kills on its own
+        (`killContainer`); kills the node agent asks for (deletions, evictions, shutdown) it records itself."""
+        for name, runs in record.attempts.items():
+            if runs and runs[-1].running:
+                self.record_event(record, "Normal", "Killing", f"Stopping container {name}", name)
+
     def _deadline_exceeded(self, uid: str) -> None:
         self._deadlines.pop(uid, None)
         record = self.records.get(uid)
         if record is None:
             return
+        if record.kill is None:
+            self._announce_stops(record)
         self.request_kill(uid, grace_seconds=deletion_grace_seconds(record.pod), reason=ACTIVE_DEADLINE_EXCEEDED)
 
     def update_pod(self, pod: Obj) -> None:
@@ -200,10 +235,29 @@ class Supervisor(ABC):
             if container.get("image", "") == last.image:
                 continue
             record.replace.add(name)
-            self._signal(record, last, signals.SIGTERM)
             if grace is None:
-                grace = max(deletion_grace_seconds({"spec": spec}), self.minimum_grace_seconds)
-            self._call_later(grace, functools.partial(self._kill_if_running, record, last))
+                grace = deletion_grace_seconds({"spec": spec})
+            self.kill_container(record, last, grace)
+
+    def kill_container(self, record: PodRecord, attempt: Attempt, grace_seconds: float) -> None:
+        """Stop one running container as the kubelet's `killContainer` does (pkg/kubelet/kuberuntime/
+        kuberuntime_container.go): its `preStop` hook first, for at most the grace period, then SIGTERM, then
+        SIGKILL once the grace period is over, but never sooner than `minimum_grace_seconds` after SIGTERM."""
+        if not attempt.running or attempt.container_id in self._container_kills:
+            return
+        self._container_kills.add(attempt.container_id)
+        grace = max(grace_seconds, self.minimum_grace_seconds)
+        begun = self.clock.now()
+
+        def terminate() -> None:
+            if not attempt.running or self.records.get(record.uid) is not record:
+                return
+            self._signal(record, attempt, signals.SIGTERM)
+            left = max(grace - (self.clock.now() - begun), self.minimum_grace_seconds)
+            self._call_later(left, functools.partial(self._kill_if_running, record, attempt))
+
+        if not self._pre_stop(record, attempt, grace, terminate):
+            terminate()
 
     def _kill_if_running(self, record: PodRecord, attempt: Attempt) -> None:
         if attempt.running and self.records.get(record.uid) is record:
@@ -223,6 +277,7 @@ class Supervisor(ABC):
                 # The pod's restart limit is spent (also by an attempt that ended as it started): it fails, like
                 # a pod the node stops (request_kill syncs again).
                 reason = restart_limit_exceeded(limit)
+                self._announce_stops(record)
                 self.request_kill(uid, grace_seconds=deletion_grace_seconds(record.pod), reason=reason)
                 return
             debuggers = not round_ and record.kill is None and record.pod.get("spec", {}).get("ephemeralContainers")
@@ -231,6 +286,7 @@ class Supervisor(ABC):
             if decisions.stop and record.kill is None:
                 # The regular containers are done (or an init container failed the pod) while sidecars run: the
                 # kubelet kills the pod, its sidecars with the pod's grace period (request_kill syncs again).
+                self._announce_stops(record)
                 self.request_kill(uid, grace_seconds=deletion_grace_seconds(record.pod))
                 return
             if not decisions.start:
@@ -240,8 +296,15 @@ class Supervisor(ABC):
                 # An attempt of the round before ended as it started: its exit is reported before the restart,
                 # as the kubelet's sync that sees it reports it (state terminated) and only then starts anew.
                 self._publish(record, handle, now, done=False)
+            started = 0
             for name in decisions.start:
-                self._start(record, name, now)
+                # A regular container waits for the postStart hook of one before it (its end syncs the pod again).
+                if not self._behind_post_start(record, name):
+                    self._start(record, name, now)
+                    started += 1
+            if not started:
+                wake_at = decisions.wake_at
+                break
         else:
             # `_MAX_STARTS_PER_SYNC` starts (attempts that ended as they started): the pod is planned again at
             # once, in a sync of its own, rather than never.
@@ -253,6 +316,21 @@ class Supervisor(ABC):
         if wake_at is not None:
             self._wakeups[uid] = self._call_later(max(wake_at - now, 0.0), lambda: self.sync(uid))
         self._publish(record, handle, now, done=decisions.done and not record.any_running())
+
+    def _behind_post_start(self, record: PodRecord, name: str) -> bool:
+        """Whether a regular container before `name` in the spec runs its postStart hook still: the kubelet starts
+        the regular containers one after another, each `startContainer` returning once its hook has run
+        (kuberuntime_manager.go `SyncPod`), so `name` starts after it (the end of the hook syncs the pod again)."""
+        if not self.runs_handlers:
+            return False
+        for container in record.pod.get("spec", {}).get("containers") or ():
+            if container.get("name") == name:
+                return False
+            last = record.last(str(container.get("name")))
+            hook = (container.get("lifecycle") or {}).get("postStart")
+            if last is not None and last.running and not last.started and runnable_hook(hook):
+                return True
+        return False
 
     def _start_ephemeral(self, record: PodRecord, now: float) -> None:
         """Start each ephemeral container that never ran, as soon as the pod lists it, whatever its init
@@ -284,6 +362,7 @@ class Supervisor(ABC):
                 if cancel is not None:
                     cancel()
             self._stop_at.pop(handle.uid, None)
+            self._pre_stopping.pop(handle.uid, None)
             self._finished(record)
 
     def _start(self, record: PodRecord, name: str, now: float) -> None:
@@ -315,6 +394,9 @@ class Supervisor(ABC):
             argv = container_command(container, env)
             attempt = self._spawn(record, container, number, env, argv)
             attempt.image = str(container.get("image", ""))
+            if self.runs_handlers and attempt.running:  # not started, nor ready, until its probes say so
+                attempt.probe_started = not runnable_probe(container.get("startupProbe"))
+                attempt.probe_ready = not runnable_probe(container.get("readinessProbe"))
             attempts.append(attempt)
             if record.config_errors:
                 record.config_errors.pop(name, None)
@@ -336,6 +418,7 @@ class Supervisor(ABC):
         attempt.exit_code = exit_code
         attempt.signal = signal
         attempt.oom = oom
+        self._container_kills.discard(attempt.container_id)
         record = self.records.get(uid)
         if record is not None and record.kill is not None:
             self._terminate(uid)  # a container that stopped may be the one a sidecar waits for
@@ -413,14 +496,23 @@ class Supervisor(ABC):
         floor = min(self.minimum_grace_seconds, kill.grace_seconds)
         for name, attempt in running.items():
             at = stops.get(name)
+            hooked = self._pre_stopping.setdefault(uid, {})
             if at is None:
                 if name not in turns:
                     continue
                 at = now if kill.grace_seconds <= 0 else now + max(deadline - now, floor)
                 stops[name] = at
-                if at > now:
+                if at > now and attempt.container_id not in self._container_kills:
+                    done = functools.partial(self._after_pre_stop, uid, name, attempt)
+                    if self._pre_stop(record, attempt, at - now, done):
+                        hooked[name] = at
+                    else:
+                        self._signal(record, attempt, signals.SIGTERM)
+                elif at > now:
                     self._signal(record, attempt, signals.SIGTERM)
             if at <= now:
+                if hooked.get(name) == at:
+                    continue  # its preStop hook is being cut short: SIGTERM first, then `floor` (_after_pre_stop)
                 self._signal(record, attempt, signals.SIGKILL)
                 stops[name] = math.inf
         pending = [stops[name] for name in running if name in stops and now < stops[name] < math.inf]
@@ -428,6 +520,23 @@ class Supervisor(ABC):
             pending.append(deadline)
         if pending:
             self._kill_timers[uid] = self._call_later(min(pending) - now, lambda: self._terminate(uid))
+
+    def _after_pre_stop(self, uid: str, name: str, attempt: Attempt) -> None:
+        """A container's `preStop` hook ended (or its time ran out): SIGTERM now, and SIGKILL at the end of the
+        grace period but at least `minimum_grace_seconds` from now (`killContainer`: the grace period less the
+        hook's time, raised to the minimum)."""
+        hooked = self._pre_stopping.get(uid, {})
+        hooked.pop(name, None)
+        record = self.records.get(uid)
+        if record is None or record.kill is None or not attempt.running:
+            return
+        stops = self._stop_at.setdefault(uid, {})
+        now = self.clock.now()
+        self._signal(record, attempt, signals.SIGTERM)
+        at = stops.get(name, now)
+        if at < math.inf:
+            stops[name] = max(at, now + min(self.minimum_grace_seconds, record.kill.grace_seconds))
+        self._terminate(uid)
 
     # -- logs ----------------------------------------------------------------------------------------------
     def log_since(self, since_seconds: int | None, since_time: float | None) -> float | None:
@@ -523,6 +632,7 @@ class Supervisor(ABC):
             if cancel is not None:
                 cancel()
         self._stop_at.pop(uid, None)
+        self._pre_stopping.pop(uid, None)
         self.records.pop(uid, None)
         self.handles.pop(uid, None)
         self._env_sources.pop(uid, None)
