@@ -10,6 +10,13 @@ indexes that disagree with their table. etcd does the same kind of check before 
 
 `PRAGMA user_version` marks a checksummed store with `FORMAT`, a value no single bit flip turns into the 0 of a
 store written before checksums existed (such a store is checksummed on its first open; see `SqliteStore`).
+
+A release from before checksums (main before b9bab5e, 2026-12-02) opens a checksummed file without complaint and
+writes rows without checksums and counters without their seal: the next open would refuse those objects as
+altered, and `--repair` would delete them. The trigger `GUARD` makes its writes fail instead (each of its writes is
+an `INSERT ... ON CONFLICT DO UPDATE` naming no checksum, and SQLite runs BEFORE INSERT triggers before the
+conflict check), so a user who goes back that far gets 503s from it and a file that today's kjobs still opens
+(docs/upgrade41.md). Every checksumming release names the checksum, so none of them trips it.
 """
 
 from __future__ import annotations
@@ -24,6 +31,15 @@ from kjobs.api.errors import ApiError
 
 FORMAT = 0x6B6A6F62
 """`PRAGMA user_version` of a store whose rows carry checksums ("kjob")."""
+
+GUARD = "kjobs_rows_carry_checksums"
+"""The trigger that refuses a row written without its checksum (by a kjobs release from before checksums)."""
+
+_GUARD_SQL = (
+    f"CREATE TRIGGER IF NOT EXISTS {GUARD} BEFORE INSERT ON objects WHEN NEW.checksum IS NULL BEGIN"
+    " SELECT RAISE(ABORT, 'this kjobs data file carries checksums: a kjobs release from before 2026-12-02 cannot"
+    " write it; upgrade kjobs'); END"
+)
 
 _DIGEST_MOD = 1 << 63  # the sum of row checksums is kept below SQLite's largest integer
 
@@ -122,8 +138,15 @@ def create_schema(conn: sqlite3.Connection) -> None:
     )
     conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
     write_meta(conn, 0, 0, 0)
+    conn.execute(_GUARD_SQL)
     conn.execute(f"PRAGMA user_version = {FORMAT}")
     conn.execute("COMMIT")
+
+
+def guard(conn: sqlite3.Connection) -> None:
+    """Add `GUARD` to a checksummed file an earlier release made without it (no-op when it is there)."""
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ?", (GUARD,)).fetchone() is None:
+        conn.execute(_GUARD_SQL)
 
 
 def read_back(conn: sqlite3.Connection, path: str, *, repair: bool = False) -> Verified:
@@ -162,6 +185,7 @@ def read_back(conn: sqlite3.Connection, path: str, *, repair: bool = False) -> V
     revision = max([revision, *(row[3] for row in rows)])
     if damage and not repair:
         raise StoreDamaged(path, damage, repairable=True)
+    guard(conn)
     count, digest = len(rows), 0
     for row in rows:
         digest = add_digest(digest, row_checksum(*row))
@@ -221,7 +245,8 @@ def read_rows(conn: sqlite3.Connection) -> tuple[list[Row], list[int], list[Dama
         if not typed or checksum != row_checksum(resource, namespace, name, revision, data):
             named = isinstance(resource, str) and isinstance(namespace, str) and isinstance(name, str)
             key = (resource, namespace, name) if named else None
-            damage.append(Damage(what, _mismatch(data, namespace, name), rowid, key))
+            problem = _UNCHECKSUMMED if checksum is None and typed else _mismatch(data, namespace, name)
+            damage.append(Damage(what, problem, rowid, key))
             continue
         key = (resource, namespace, name)
         if key in seen:
@@ -230,6 +255,12 @@ def read_rows(conn: sqlite3.Connection) -> tuple[list[Row], list[int], list[Dama
         seen[key] = rowid
         rows.append((resource, namespace, name, revision, data))
     return rows, sums, damage
+
+
+_UNCHECKSUMMED = (
+    "it has no checksum (written by a kjobs release from before 2026-12-02, which cannot keep this file's"
+    " checksums; other objects it changed read as altered)"
+)
 
 
 def _mismatch(data: object, namespace: object, name: object) -> str:
@@ -285,6 +316,7 @@ def _migrate(conn: sqlite3.Connection, reindexed: list[Damage]) -> Verified:
     revision = max([int(stored[0]) if stored else 0, *(row[3] for row in rows)])
     conn.execute("DELETE FROM meta")
     write_meta(conn, revision, len(rows), digest)
+    conn.execute(_GUARD_SQL)
     conn.execute(f"PRAGMA user_version = {FORMAT}")
     conn.execute("COMMIT")
     return Verified(rows, revision, len(rows), digest, reindexed, migrated=len(rows))
