@@ -90,3 +90,29 @@ def test_up_repair_starts_without_the_damaged_objects(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_up_refuses_a_store_of_a_newer_format_naming_the_file_and_its_marker_and_leaves_it(tmp_path: Path) -> None:
+    """A user back on this release after a newer one changed the file's format (its own `user_version`): kjobs up
+    says so and exits 1, offering no --repair, and the file is left byte for byte (docs/upgrade41.md; --repair is
+    refused too: tests/store/test_integrity.py)."""
+    from kjobs.store.integrity import FORMAT
+
+    data = tmp_path / "data"
+    db = _damaged(data)
+    newer = FORMAT + 0x100
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("UPDATE objects SET data = CAST(replace(data, 'busyboy', 'busybox') AS BLOB) WHERE name = 'b'")
+        conn.execute(f"PRAGMA user_version = {newer}")
+    conn.close()
+    before = db.read_bytes()
+    result = CliRunner().invoke(main, ["up", "--port", "0", "--data-dir", str(data), "--nodes", "0"])
+    assert result.exit_code == 1
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.output.splitlines() == [
+        f"Error: cannot open the data directory {data}: cannot open the data file {db}: its format marker"
+        f" (PRAGMA user_version) is {newer} ({newer:#x}), not the {FORMAT} ({FORMAT:#x}) this kjobs reads: a newer"
+        " kjobs wrote it (or it is not a kjobs file); run the kjobs that wrote it, or a newer one"
+    ]
+    assert db.read_bytes() == before

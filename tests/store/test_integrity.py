@@ -17,7 +17,7 @@ import pytest
 
 from kjobs.api.errors import ApiError
 from kjobs.store import SqliteStore
-from kjobs.store.integrity import FORMAT, Damage, StoreDamaged
+from kjobs.store.integrity import FORMAT, Damage, NewerFormat, StoreDamaged
 from tests.store.conftest import pod, rv
 
 
@@ -386,3 +386,18 @@ def test_a_row_a_release_from_before_checksums_wrote_is_named_for_what_it_is(tmp
     _write_as_a_release_before_checksums(db, "brand-new", 50)
     found = {d.what: d.problem for d in _refused(db).damage}
     assert found["pods ns/brand-new"].startswith("it has no checksum (written by a kjobs release from before")
+
+
+@pytest.mark.parametrize("repair", [False, True])
+def test_a_store_of_a_newer_format_is_refused_by_name_and_not_repaired(tmp_path: Path, repair: bool) -> None:
+    """Another release's format marker is no flipped bit: refused as such, even with `repair`, the file untouched."""
+    db = tmp_path / "db"
+    _filled(db)
+    _edit(db, f"PRAGMA user_version = {FORMAT + 0x100}")
+    before = db.read_bytes()
+    with pytest.raises(NewerFormat) as info:
+        SqliteStore(str(db), repair=repair)
+    assert info.value.code == 503 and info.value.version == FORMAT + 0x100
+    assert db.read_bytes() == before
+    _edit(db, f"PRAGMA user_version = {FORMAT ^ 0x400}")  # one bit from FORMAT: damage, as before
+    assert [d.what for d in _refused(db).damage] == ["the file"]

@@ -17,6 +17,10 @@ altered, and `--repair` would delete them. The trigger `GUARD` makes its writes 
 an `INSERT ... ON CONFLICT DO UPDATE` naming no checksum, and SQLite runs BEFORE INSERT triggers before the
 conflict check), so a user who goes back that far gets 503s from it and a file that today's kjobs still opens
 (docs/upgrade41.md). Every checksumming release names the checksum, so none of them trips it.
+
+A release that changes the file's format must mark it with a new `user_version` at least two bits away from
+`FORMAT` (and from 0): this one refuses such a file by name (`NewerFormat`), and no `--repair` touches it, where a
+value one bit away from `FORMAT` is a flipped bit, reported as damage.
 """
 
 from __future__ import annotations
@@ -95,6 +99,26 @@ class StoreDamaged(ApiError):
         self.repairable = repairable
 
 
+class NewerFormat(ApiError):
+    """The data file carries another release's format marker: not damage, nothing to repair; a 503 naming it."""
+
+    def __init__(self, path: str, version: int) -> None:
+        super().__init__(
+            503,
+            "ServiceUnavailable",
+            f"cannot open the data file {path}: its format marker (PRAGMA user_version) is {version} ({version:#x}),"
+            f" not the {FORMAT} ({FORMAT:#x}) this kjobs reads: a newer kjobs wrote it (or it is not a kjobs file);"
+            " run the kjobs that wrote it, or a newer one",
+        )
+        self.path = path
+        self.version = version
+
+
+def other_format(version: int) -> bool:
+    """Whether `version` marks a format other than this release's, rather than `FORMAT` (or 0) with a flipped bit."""
+    return (version ^ FORMAT).bit_count() > 1 and version.bit_count() > 1
+
+
 def object_name(resource: str, namespace: str, name: str) -> str:
     """How a report names an object: `pods default/a`, `nodes n1`."""
     return f"{resource} {namespace}/{name}" if namespace else f"{resource} {name}"
@@ -158,6 +182,9 @@ def read_back(conn: sqlite3.Connection, path: str, *, repair: bool = False) -> V
     A store of an earlier release (no `checksum` column, `user_version` not `FORMAT`) is checksummed in place.
     """
     reindexed = check_pages(conn, path, repair=repair)
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if other_format(version):
+        raise NewerFormat(path, version)
     tables = {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if not tables:
         pages = int(conn.execute("PRAGMA page_count").fetchone()[0])
@@ -169,7 +196,6 @@ def read_back(conn: sqlite3.Connection, path: str, *, repair: bool = False) -> V
     if not {"objects", "meta"} <= tables:
         raise StoreDamaged(path, [Damage("the file", "the tables objects and meta are missing")], repairable=False)
     columns = {row[1] for row in conn.execute("PRAGMA table_info(objects)")}
-    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
     if "checksum" not in columns:
         if version == FORMAT:  # a checksummed store whose schema text was altered
             lost = Damage("the file", "the objects table has lost its checksum column")
