@@ -116,3 +116,41 @@ def test_up_refuses_a_store_of_a_newer_format_naming_the_file_and_its_marker_and
         " kjobs wrote it (or it is not a kjobs file); run the kjobs that wrote it, or a newer one"
     ]
     assert db.read_bytes() == before
+
+
+PEM_KEY = (
+    "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIH7c0Xl4qZ3y2JmJ1xXk0m3fYc5V9Q4bq9s1dJg0a1bC\n"
+    "-----END PRIVATE KEY-----\n"
+)
+"""A ServiceAccount signing key in another format than this kjobs writes (a PEM key, as kubeadm's `sa.key` is)."""
+
+
+@pytest.mark.e2e
+def test_up_refuses_a_signing_key_it_cannot_read_instead_of_replacing_it(tmp_path: Path) -> None:
+    """A data directory whose `pki/sa.key` another release wrote in a format this one does not read: kjobs up exits
+    1 naming the key, and leaves it (a new key over it would void every ServiceAccount token, silently)."""
+    data = tmp_path / "data"
+    (data / "pki").mkdir(parents=True)
+    key = data / "pki" / "sa.key"
+    key.write_text(PEM_KEY)
+    args = ["up", "--port", "0", "--data-dir", str(data), "--kubeconfig", str(tmp_path / "kc.yaml"), "--nodes", "0"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kjobs", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
+    try:
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:  # it started over the key: the failure this test is about
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 1
+    assert err.splitlines() == [
+        f"Error: the ServiceAccount signing key {key} is not the 64 or more hex digits this kjobs reads (a newer kjobs"
+        " wrote it, or it is damaged): restore it, or remove it to sign with a new key (every ServiceAccount token"
+        " issued so far is then refused)"
+    ]
+    assert key.read_text() == PEM_KEY
