@@ -20,7 +20,9 @@ Keys and the token are mode 0600.
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
+import os
 import secrets
 import ssl
 import subprocess
@@ -130,16 +132,32 @@ def kubelet_client_context(pki: Pki) -> ssl.SSLContext:
     return context
 
 
+def _write_private(path: Path, text: str) -> None:
+    """Write `path` (mode 0600) whole or not at all: a temporary file renamed over it."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def ensure(directory: Path, host: str) -> Pki:
     """Load or create the CA, the serving certificate for `host`, the admin and kubelet client certificates and
     the token."""
     directory.mkdir(parents=True, exist_ok=True)
     directory.chmod(0o700)
     tokenfile = directory / "token"
-    if not tokenfile.exists():
-        tokenfile.touch(0o600)
-        tokenfile.write_text(secrets.token_urlsafe(32))
-    pki = Pki(directory, tokenfile.read_text().strip())
+    token = tokenfile.read_text().strip() if tokenfile.exists() else ""
+    if not token:  # missing, or left empty by a start killed between creating and writing it (or a full disk)
+        token = secrets.token_urlsafe(32)
+        _write_private(tokenfile, token)
+    pki = Pki(directory, token)
     fresh_ca = not (pki.ca_file.exists() and (directory / "ca.key").exists())
     if fresh_ca:
         _openssl(
