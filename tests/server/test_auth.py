@@ -175,3 +175,17 @@ def test_an_empty_token_file_gets_a_new_token_and_an_empty_bearer_token_is_nobod
         with pytest.raises(ApiError) as info:
             Authenticator("").check(authorization, None)
         assert info.value.code == 401
+
+
+@pytest.mark.parametrize("lost", ["ca.key", "ca.crt"])
+def test_half_a_ca_is_refused_naming_the_missing_file_not_replaced(tmp_path: Path, lost: str) -> None:
+    """A CA file lost (the other kept) made a new CA over the one left, and new certificates: every kubeconfig
+    written before failed TLS, silently. Now `ensure` refuses, naming it, and changes nothing."""
+    first = tls.ensure(tmp_path / "pki", "127.0.0.1")
+    (tmp_path / "pki" / lost).unlink()
+    kept = "ca.crt" if lost == "ca.key" else "ca.key"
+    before = {p.name: p.read_bytes() for p in (tmp_path / "pki").iterdir()}
+    with pytest.raises(OSError, match=f"the cluster CA is incomplete: {tmp_path / 'pki' / lost} is missing but {kept}"):
+        tls.ensure(tmp_path / "pki", "127.0.0.1")
+    assert {p.name: p.read_bytes() for p in (tmp_path / "pki").iterdir()} == before
+    assert first.token == (tmp_path / "pki" / "token").read_text()

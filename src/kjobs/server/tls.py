@@ -15,7 +15,8 @@ ten years) and reuses them on every later start, so a kubeconfig written once ke
   (`KubeadmCertKubeletClient` in cmd/kubeadm/app/phases/certs/certlist.go).
 - `token`: a random bearer token, for clients that cannot present a certificate.
 
-Keys and the token are mode 0600.
+Keys and the token are mode 0600. Half a CA (one of `ca.crt`/`ca.key` lost) is refused, naming the missing file,
+rather than replaced: a new CA would void every kubeconfig written before (docs/upgrade41.md).
 """
 
 from __future__ import annotations
@@ -158,7 +159,14 @@ def ensure(directory: Path, host: str) -> Pki:
         token = secrets.token_urlsafe(32)
         _write_private(tokenfile, token)
     pki = Pki(directory, token)
-    fresh_ca = not (pki.ca_file.exists() and (directory / "ca.key").exists())
+    have = [f.exists() for f in (pki.ca_file, directory / "ca.key")]
+    if have[0] != have[1]:  # a new CA over the half left would void every kubeconfig and certificate it signed
+        missing, kept = ("ca.key", "ca.crt") if have[0] else ("ca.crt", "ca.key")
+        raise OSError(
+            f"the cluster CA is incomplete: {directory / missing} is missing but {kept} is there; restore it, or"
+            f" remove {directory / kept} to make a new CA (every kubeconfig and certificate it signed is then refused)"
+        )
+    fresh_ca = not have[0]
     if fresh_ca:
         _openssl(
             "req", "-x509", *_KEY, "-keyout", str(directory / "ca.key"), "-out", str(pki.ca_file), "-days", DAYS,
