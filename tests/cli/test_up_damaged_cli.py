@@ -105,3 +105,67 @@ def test_up_repair_starts_without_the_damaged_objects(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_up_refuses_a_store_of_a_newer_format_naming_the_file_and_its_marker_and_leaves_it(tmp_path: Path) -> None:
+    """A user back on this release after a newer one changed the file's format (its own `user_version`): kjobs up
+    says so and exits 1, offering no --repair, and the file is left byte for byte (docs/upgrade41.md; --repair is
+    refused too: tests/store/test_integrity.py)."""
+    from kjobs.store.integrity import FORMAT
+
+    data = tmp_path / "data"
+    db = _damaged(data)
+    newer = FORMAT + 0x100
+    conn = sqlite3.connect(db)
+    with conn:
+        conn.execute("UPDATE objects SET data = CAST(replace(data, 'busyboy', 'busybox') AS BLOB) WHERE name = 'b'")
+        conn.execute(f"PRAGMA user_version = {newer}")
+    conn.close()
+    before = db.read_bytes()
+    result = CliRunner().invoke(main, ["up", "--port", "0", "--data-dir", str(data), "--nodes", "0"])
+    assert result.exit_code == 1
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert result.output.splitlines() == [
+        f"Error: cannot open the data directory {data}: cannot open the data file {db}: its format marker"
+        f" (PRAGMA user_version) is {newer} ({newer:#x}), not the {FORMAT} ({FORMAT:#x}) this kjobs reads: a newer"
+        " kjobs wrote it (or it is not a kjobs file); run the kjobs that wrote it, or a newer one"
+    ]
+    assert db.read_bytes() == before
+
+
+PEM_KEY = (
+    "-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIH7c0Xl4qZ3y2JmJ1xXk0m3fYc5V9Q4bq9s1dJg0a1bC\n"
+    "-----END PRIVATE KEY-----\n"
+)
+"""A ServiceAccount signing key in another format than this kjobs writes (a PEM key, as kubeadm's `sa.key` is)."""
+
+
+@pytest.mark.e2e
+def test_up_refuses_a_signing_key_it_cannot_read_instead_of_replacing_it(tmp_path: Path) -> None:
+    """A data directory whose `pki/sa.key` another release wrote in a format this one does not read: kjobs up exits
+    1 naming the key, and leaves it (a new key over it would void every ServiceAccount token, silently)."""
+    data = tmp_path / "data"
+    (data / "pki").mkdir(parents=True)
+    key = data / "pki" / "sa.key"
+    key.write_text(PEM_KEY)
+    args = ["up", "--port", "0", "--data-dir", str(data), "--kubeconfig", str(tmp_path / "kc.yaml"), "--nodes", "0"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kjobs", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "HOME": str(tmp_path)},
+    )
+    try:
+        _, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:  # it started over the key: the failure this test is about
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 1
+    assert err.splitlines() == [
+        f"Error: the ServiceAccount signing key {key} is not the 64 or more hex digits this kjobs reads (a newer kjobs"
+        " wrote it, or it is damaged): restore it, or remove it to sign with a new key (every ServiceAccount token"
+        " issued so far is then refused)"
+    ]
+    assert key.read_text() == PEM_KEY

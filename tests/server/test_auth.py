@@ -156,3 +156,36 @@ def test_the_pki_is_reused_and_reissues_the_serving_certificate_for_a_new_addres
     modes = {p.name: p.stat().st_mode & 0o777 for p in (tmp_path / "pki").iterdir()}
     assert modes["ca.key"] == modes["apiserver.key"] == modes["admin.key"] == modes["token"] == 0o600
     assert (tmp_path / "pki").stat().st_mode & 0o777 == 0o700
+
+
+def test_an_empty_token_file_gets_a_new_token_and_an_empty_bearer_token_is_nobody(tmp_path: Path) -> None:
+    """`pki/token` left empty (a start killed between creating and writing it, a full disk) made the admin's token
+    '', so `Authorization: Bearer ` with nothing after it was `system:masters` for anyone reaching the port."""
+    from kjobs.api.errors import ApiError
+    from kjobs.server.auth import Authenticator
+
+    (tmp_path / "pki").mkdir()
+    (tmp_path / "pki" / "token").write_text("\n")
+    pki = tls.ensure(tmp_path / "pki", "127.0.0.1")
+    assert len(pki.token) >= 32
+    assert (tmp_path / "pki" / "token").read_text() == pki.token
+    assert (tmp_path / "pki" / "token").stat().st_mode & 0o777 == 0o600
+    assert tls.ensure(tmp_path / "pki", "127.0.0.1").token == pki.token
+    for authorization in ("Bearer ", "Bearer", "bearer  "):
+        with pytest.raises(ApiError) as info:
+            Authenticator("").check(authorization, None)
+        assert info.value.code == 401
+
+
+@pytest.mark.parametrize("lost", ["ca.key", "ca.crt"])
+def test_half_a_ca_is_refused_naming_the_missing_file_not_replaced(tmp_path: Path, lost: str) -> None:
+    """A CA file lost (the other kept) made a new CA over the one left, and new certificates: every kubeconfig
+    written before failed TLS, silently. Now `ensure` refuses, naming it, and changes nothing."""
+    first = tls.ensure(tmp_path / "pki", "127.0.0.1")
+    (tmp_path / "pki" / lost).unlink()
+    kept = "ca.crt" if lost == "ca.key" else "ca.key"
+    before = {p.name: p.read_bytes() for p in (tmp_path / "pki").iterdir()}
+    with pytest.raises(OSError, match=f"the cluster CA is incomplete: {tmp_path / 'pki' / lost} is missing but {kept}"):
+        tls.ensure(tmp_path / "pki", "127.0.0.1")
+    assert {p.name: p.read_bytes() for p in (tmp_path / "pki").iterdir()} == before
+    assert first.token == (tmp_path / "pki" / "token").read_text()

@@ -349,3 +349,23 @@ def test_a_mistyped_token_request_is_a_bad_request(http: httpx.Client, body: Obj
     answer = _token(http, body)
     assert answer.status_code == 400, answer.text
     assert answer.json()["message"].startswith('TokenRequest in version "v1" cannot be handled as a TokenRequest: ')
+
+
+def test_the_signing_key_is_made_once_and_never_made_again_over_one_it_cannot_read(tmp_path: Any) -> None:
+    """`sa.key`: made when missing (or empty: a start killed before writing it), read back the same, and refused
+    naming it when it holds anything else (another release's format, damage), left as it was (docs/upgrade41.md)."""
+    from kjobs.server.satokens import KEY_FILE, load_or_create_key
+
+    key = load_or_create_key(tmp_path)
+    assert len(key) == 32 and load_or_create_key(tmp_path) == key
+    path = tmp_path / KEY_FILE
+    for unreadable in ("-----BEGIN PRIVATE KEY-----\nMC4CAQAwBQYDK2VwBCIEIH7c\n-----END PRIVATE KEY-----\n", "ab" * 8):
+        path.write_text(unreadable)
+        with pytest.raises(OSError, match=f"the ServiceAccount signing key {path} is not the 64 or more hex digits"):
+            load_or_create_key(tmp_path)
+        assert path.read_text() == unreadable
+    path.write_bytes(b"\xff\xfe binary")
+    with pytest.raises(OSError, match=f"cannot read the ServiceAccount signing key {path}"):
+        load_or_create_key(tmp_path)
+    path.write_text("")
+    assert len(load_or_create_key(tmp_path)) == 32

@@ -148,3 +148,37 @@ def test_deleting_a_job_held_by_a_finalizer_bumps_its_generation() -> None:
 
     meta = run(body)["metadata"]
     assert (meta["generation"], bool(meta.get("deletionTimestamp"))) == (2, True)
+
+
+@pytest.mark.parametrize(
+    "change, expected",
+    [
+        pytest.param(lambda p: None, None, id="generation not set"),
+        pytest.param(_annotate, None, id="generation not set, only metadata change"),
+        pytest.param(lambda p: _tolerate(p["spec"]), 1, id="generation not set, tolerations updated"),
+    ],
+)
+def test_a_pod_an_earlier_release_stored_without_a_generation(change: Callable[[Obj], None], expected: Any) -> None:
+    """Upstream's "generation not set" row, which a kjobs upgrade makes real: pods stored by a release before stop
+    41 have no `metadata.generation` (as pods made before PodObservedGenerationTracking on a cluster), and keep none
+    until their spec changes (`updatePodGeneration`: 0 + 1); a status write and a first deletion add none
+    (`BeforeDelete` bumps only a generation > 0). docs/upgrade41.md."""
+
+    async def body(service: ApiService) -> tuple[Any, Any, Any]:
+        created = (await service.create(PODS, "default", pod(nodeName="n1", terminationGracePeriodSeconds=30))).obj
+        old = copy.deepcopy(created)
+        del old["metadata"]["generation"]
+        service.store.store.update("pods", "default", "foo", old)  # as the earlier release's store holds it
+        current = service.store.get("pods", "default", "foo")
+        assert current is not None
+        new = copy.deepcopy(current)
+        change(new)
+        updated = (await service.update(PODS, "default", "foo", new)).obj
+        status = copy.deepcopy(updated)
+        status["status"]["phase"] = "Running"
+        after_status = (await service.update(PODS, "default", "foo", status, subresource="status")).obj
+        deleted = (await service.delete(PODS, "default", "foo", DeleteOptions())).obj
+        return tuple(o["metadata"].get("generation") for o in (updated, after_status, deleted))  # type: ignore[return-value]
+
+    after_delete = None if expected is None else expected + 1
+    assert run(body) == (expected, expected, after_delete)

@@ -17,7 +17,7 @@ import pytest
 
 from kjobs.api.errors import ApiError
 from kjobs.store import SqliteStore
-from kjobs.store.integrity import FORMAT, Damage, StoreDamaged
+from kjobs.store.integrity import FORMAT, Damage, NewerFormat, StoreDamaged
 from tests.store.conftest import pod, rv
 
 
@@ -325,3 +325,79 @@ def test_a_running_store_checks_its_file_every_scrub_interval_and_reports_damage
     assert f"the data file {db} is damaged: pods ns/a: its checksum does not match (the row was altered)" in (
         caplog.messages
     )
+
+
+_PRE_CHECKSUM_UPSERT = (  # the one write a release from before checksums (main before b9bab5e) makes, verbatim
+    "INSERT INTO objects (resource, namespace, name, revision, data) VALUES (?, ?, ?, ?, ?)"
+    " ON CONFLICT (resource, namespace, name) DO UPDATE SET revision = excluded.revision, data = excluded.data"
+)
+
+
+def _write_as_a_release_before_checksums(db: Path, name: str, revision: int) -> None:
+    """One write batch as that release commits it: its upsert, then its revision counter, unsealed."""
+    obj = pod(name, "ns", app="downgraded")
+    obj["metadata"]["resourceVersion"] = str(revision)
+    conn = sqlite3.connect(db, isolation_level=None)
+    try:
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            conn.execute(_PRE_CHECKSUM_UPSERT, ("pods", "ns", name, revision, orjson.dumps(obj)))
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('revision', ?)", (revision,))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+    finally:
+        conn.close()
+
+
+@pytest.mark.parametrize("name", ["p0", "brand-new"])
+def test_a_release_from_before_checksums_cannot_write_a_checksummed_store(tmp_path: Path, name: str) -> None:
+    """A user who goes back to a release from before checksums: its writes fail (it answers 503), and the file
+    opens afterwards as it was, instead of being refused with the objects it wrote named as altered (and deleted
+    by `--repair`). Both an update (p0) and a create."""
+    db = tmp_path / "db"
+    before = _filled(db)
+    with pytest.raises(sqlite3.IntegrityError, match="a kjobs release from before 2026-12-02 cannot write it"):
+        _write_as_a_release_before_checksums(db, name, 50)
+    with SqliteStore(str(db)) as store:
+        assert _contents(store) == before
+        assert store.repaired == []
+
+
+def test_a_checksummed_store_an_earlier_release_made_without_the_guard_gets_it_at_open(tmp_path: Path) -> None:
+    """Stores of the releases between checksums and the guard (stops 22-40) are guarded from their first open."""
+    db = tmp_path / "db"
+    before = _filled(db)
+    _edit(db, "DROP TRIGGER kjobs_rows_carry_checksums")
+    with SqliteStore(str(db)):
+        pass
+    with pytest.raises(sqlite3.IntegrityError, match="cannot write it"):
+        _write_as_a_release_before_checksums(db, "p1", 50)
+    with SqliteStore(str(db)) as store:
+        assert _contents(store) == before
+
+
+def test_a_row_a_release_from_before_checksums_wrote_is_named_for_what_it_is(tmp_path: Path) -> None:
+    """A file such a release wrote before the guard existed: the refusal says why the row has no checksum."""
+    db = tmp_path / "db"
+    _filled(db)
+    _edit(db, "DROP TRIGGER IF EXISTS kjobs_rows_carry_checksums")
+    _write_as_a_release_before_checksums(db, "brand-new", 50)
+    found = {d.what: d.problem for d in _refused(db).damage}
+    assert found["pods ns/brand-new"].startswith("it has no checksum (written by a kjobs release from before")
+
+
+@pytest.mark.parametrize("repair", [False, True])
+def test_a_store_of_a_newer_format_is_refused_by_name_and_not_repaired(tmp_path: Path, repair: bool) -> None:
+    """Another release's format marker is no flipped bit: refused as such, even with `repair`, the file untouched."""
+    db = tmp_path / "db"
+    _filled(db)
+    _edit(db, f"PRAGMA user_version = {FORMAT + 0x100}")
+    before = db.read_bytes()
+    with pytest.raises(NewerFormat) as info:
+        SqliteStore(str(db), repair=repair)
+    assert info.value.code == 503 and info.value.version == FORMAT + 0x100
+    assert db.read_bytes() == before
+    _edit(db, f"PRAGMA user_version = {FORMAT ^ 0x400}")  # one bit from FORMAT: damage, as before
+    assert [d.what for d in _refused(db).damage] == ["the file"]

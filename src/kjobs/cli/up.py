@@ -382,6 +382,7 @@ def up(
     from kjobs.server.admission import AdmissionSettings, admission_plugins
     from kjobs.server.auth import Authenticator
     from kjobs.server.runner import bind, run_forever
+    from kjobs.server.satokens import load_or_create_key
     from kjobs.store import StoreDamaged, open_store
 
     if min_request_timeout < 0:  # kube-apiserver's ServerRunOptions.Validate
@@ -423,6 +424,12 @@ def up(
             store.close()
             sock.close()
             raise click.ClickException(f"cannot create the certificates in {data / 'pki'}: {exc}") from None
+        try:
+            load_or_create_key(pki.directory)  # an unreadable key is refused here, before anything starts
+        except OSError as exc:
+            store.close()
+            sock.close()
+            raise click.ClickException(str(exc)) from None
         authenticator = Authenticator(pki.token)
         url = f"https://{shown}:{actual_port}"
     try:

@@ -58,7 +58,7 @@ class Authenticator:
         scheme, _, presented = authorization.partition(" ")
         if scheme.lower() == "bearer":
             presented = presented.strip()
-            if self.token is not None and hmac.compare_digest(presented.encode(), self.token.encode()):
+            if self.token and hmac.compare_digest(presented.encode(), self.token.encode()):  # '' is no token
                 return TOKEN_USER
             user = tokens(presented) if tokens is not None and presented.count(".") == 2 else None
             if user is not None:

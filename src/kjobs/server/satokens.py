@@ -61,14 +61,31 @@ def username(namespace: str, name: str) -> str:
 
 
 def load_or_create_key(directory: Path) -> bytes:
-    """The signing key in `directory/sa.key` (made once, mode 0600, 32 random bytes as hex)."""
+    """The signing key in `directory/sa.key` (made once, mode 0600, 32 random bytes as hex).
+
+    A key file that is there but not such a key (another release's format, damage) raises `OSError` naming it,
+    as kube-apiserver refuses a `--service-account-key-file` it cannot read: making a new key over it would
+    silently void every token signed so far, and the key of the release that wrote it. Only a missing or empty file
+    (a start killed between creating and writing it, before any token was signed) gets a new key.
+    """
     path = directory / KEY_FILE
     try:
         text = path.read_text().strip()
-        if len(text) >= 64:
+    except FileNotFoundError:
+        text = ""
+    except (OSError, UnicodeDecodeError) as err:
+        raise OSError(f"cannot read the ServiceAccount signing key {path}: {err}") from None
+    if text:
+        try:
+            if len(text) < 64:
+                raise ValueError("too short")
             return bytes.fromhex(text)
-    except (FileNotFoundError, ValueError):
-        pass
+        except ValueError:
+            raise OSError(
+                f"the ServiceAccount signing key {path} is not the 64 or more hex digits this kjobs reads (a newer"
+                " kjobs wrote it, or it is damaged): restore it, or remove it to sign with a new key (every"
+                " ServiceAccount token issued so far is then refused)"
+            ) from None
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
     key = secrets.token_bytes(32)
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)

@@ -15,12 +15,15 @@ ten years) and reuses them on every later start, so a kubeconfig written once ke
   (`KubeadmCertKubeletClient` in cmd/kubeadm/app/phases/certs/certlist.go).
 - `token`: a random bearer token, for clients that cannot present a certificate.
 
-Keys and the token are mode 0600.
+Keys and the token are mode 0600. Half a CA (one of `ca.crt`/`ca.key` lost) is refused, naming the missing file,
+rather than replaced: a new CA would void every kubeconfig written before (docs/upgrade41.md).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ipaddress
+import os
 import secrets
 import ssl
 import subprocess
@@ -130,17 +133,40 @@ def kubelet_client_context(pki: Pki) -> ssl.SSLContext:
     return context
 
 
+def _write_private(path: Path, text: str) -> None:
+    """Write `path` (mode 0600) whole or not at all: a temporary file renamed over it."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w") as out:
+            out.write(text)
+            out.flush()
+            os.fsync(out.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
 def ensure(directory: Path, host: str) -> Pki:
     """Load or create the CA, the serving certificate for `host`, the admin and kubelet client certificates and
     the token."""
     directory.mkdir(parents=True, exist_ok=True)
     directory.chmod(0o700)
     tokenfile = directory / "token"
-    if not tokenfile.exists():
-        tokenfile.touch(0o600)
-        tokenfile.write_text(secrets.token_urlsafe(32))
-    pki = Pki(directory, tokenfile.read_text().strip())
-    fresh_ca = not (pki.ca_file.exists() and (directory / "ca.key").exists())
+    token = tokenfile.read_text().strip() if tokenfile.exists() else ""
+    if not token:  # missing, or left empty by a start killed between creating and writing it (or a full disk)
+        token = secrets.token_urlsafe(32)
+        _write_private(tokenfile, token)
+    pki = Pki(directory, token)
+    have = [f.exists() for f in (pki.ca_file, directory / "ca.key")]
+    if have[0] != have[1]:  # a new CA over the half left would void every kubeconfig and certificate it signed
+        missing, kept = ("ca.key", "ca.crt") if have[0] else ("ca.crt", "ca.key")
+        raise OSError(
+            f"the cluster CA is incomplete: {directory / missing} is missing but {kept} is there; restore it, or"
+            f" remove {directory / kept} to make a new CA (every kubeconfig and certificate it signed is then refused)"
+        )
+    fresh_ca = not have[0]
     if fresh_ca:
         _openssl(
             "req", "-x509", *_KEY, "-keyout", str(directory / "ca.key"), "-out", str(pki.ca_file), "-days", DAYS,

@@ -10,6 +10,17 @@ indexes that disagree with their table. etcd does the same kind of check before 
 
 `PRAGMA user_version` marks a checksummed store with `FORMAT`, a value no single bit flip turns into the 0 of a
 store written before checksums existed (such a store is checksummed on its first open; see `SqliteStore`).
+
+A release from before checksums (main before b9bab5e, 2026-12-02) opens a checksummed file without complaint and
+writes rows without checksums and counters without their seal: the next open would refuse those objects as
+altered, and `--repair` would delete them. The trigger `GUARD` makes its writes fail instead (each of its writes is
+an `INSERT ... ON CONFLICT DO UPDATE` naming no checksum, and SQLite runs BEFORE INSERT triggers before the
+conflict check), so a user who goes back that far gets 503s from it and a file that today's kjobs still opens
+(docs/upgrade41.md). Every checksumming release names the checksum, so none of them trips it.
+
+A release that changes the file's format must mark it with a new `user_version` at least two bits away from
+`FORMAT` (and from 0): this one refuses such a file by name (`NewerFormat`), and no `--repair` touches it, where a
+value one bit away from `FORMAT` is a flipped bit, reported as damage.
 """
 
 from __future__ import annotations
@@ -24,6 +35,15 @@ from kjobs.api.errors import ApiError
 
 FORMAT = 0x6B6A6F62
 """`PRAGMA user_version` of a store whose rows carry checksums ("kjob")."""
+
+GUARD = "kjobs_rows_carry_checksums"
+"""The trigger that refuses a row written without its checksum (by a kjobs release from before checksums)."""
+
+_GUARD_SQL = (
+    f"CREATE TRIGGER IF NOT EXISTS {GUARD} BEFORE INSERT ON objects WHEN NEW.checksum IS NULL BEGIN"
+    " SELECT RAISE(ABORT, 'this kjobs data file carries checksums: a kjobs release from before 2026-12-02 cannot"
+    " write it; upgrade kjobs'); END"
+)
 
 _DIGEST_MOD = 1 << 63  # the sum of row checksums is kept below SQLite's largest integer
 
@@ -79,6 +99,26 @@ class StoreDamaged(ApiError):
         self.repairable = repairable
 
 
+class NewerFormat(ApiError):
+    """The data file carries another release's format marker: not damage, nothing to repair; a 503 naming it."""
+
+    def __init__(self, path: str, version: int) -> None:
+        super().__init__(
+            503,
+            "ServiceUnavailable",
+            f"cannot open the data file {path}: its format marker (PRAGMA user_version) is {version} ({version:#x}),"
+            f" not the {FORMAT} ({FORMAT:#x}) this kjobs reads: a newer kjobs wrote it (or it is not a kjobs file);"
+            " run the kjobs that wrote it, or a newer one",
+        )
+        self.path = path
+        self.version = version
+
+
+def other_format(version: int) -> bool:
+    """Whether `version` marks a format other than this release's, rather than `FORMAT` (or 0) with a flipped bit."""
+    return (version ^ FORMAT).bit_count() > 1 and version.bit_count() > 1
+
+
 def object_name(resource: str, namespace: str, name: str) -> str:
     """How a report names an object: `pods default/a`, `nodes n1`."""
     return f"{resource} {namespace}/{name}" if namespace else f"{resource} {name}"
@@ -122,8 +162,15 @@ def create_schema(conn: sqlite3.Connection) -> None:
     )
     conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL)")
     write_meta(conn, 0, 0, 0)
+    conn.execute(_GUARD_SQL)
     conn.execute(f"PRAGMA user_version = {FORMAT}")
     conn.execute("COMMIT")
+
+
+def guard(conn: sqlite3.Connection) -> None:
+    """Add `GUARD` to a checksummed file an earlier release made without it (no-op when it is there)."""
+    if conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'trigger' AND name = ?", (GUARD,)).fetchone() is None:
+        conn.execute(_GUARD_SQL)
 
 
 def read_back(conn: sqlite3.Connection, path: str, *, repair: bool = False) -> Verified:
@@ -135,6 +182,9 @@ def read_back(conn: sqlite3.Connection, path: str, *, repair: bool = False) -> V
     A store of an earlier release (no `checksum` column, `user_version` not `FORMAT`) is checksummed in place.
     """
     reindexed = check_pages(conn, path, repair=repair)
+    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
+    if other_format(version):
+        raise NewerFormat(path, version)
     tables = {n for (n,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
     if not tables:
         pages = int(conn.execute("PRAGMA page_count").fetchone()[0])
@@ -146,7 +196,6 @@ def read_back(conn: sqlite3.Connection, path: str, *, repair: bool = False) -> V
     if not {"objects", "meta"} <= tables:
         raise StoreDamaged(path, [Damage("the file", "the tables objects and meta are missing")], repairable=False)
     columns = {row[1] for row in conn.execute("PRAGMA table_info(objects)")}
-    version = int(conn.execute("PRAGMA user_version").fetchone()[0])
     if "checksum" not in columns:
         if version == FORMAT:  # a checksummed store whose schema text was altered
             lost = Damage("the file", "the objects table has lost its checksum column")
@@ -162,6 +211,7 @@ def read_back(conn: sqlite3.Connection, path: str, *, repair: bool = False) -> V
     revision = max([revision, *(row[3] for row in rows)])
     if damage and not repair:
         raise StoreDamaged(path, damage, repairable=True)
+    guard(conn)
     count, digest = len(rows), 0
     for row in rows:
         digest = add_digest(digest, row_checksum(*row))
@@ -221,7 +271,8 @@ def read_rows(conn: sqlite3.Connection) -> tuple[list[Row], list[int], list[Dama
         if not typed or checksum != row_checksum(resource, namespace, name, revision, data):
             named = isinstance(resource, str) and isinstance(namespace, str) and isinstance(name, str)
             key = (resource, namespace, name) if named else None
-            damage.append(Damage(what, _mismatch(data, namespace, name), rowid, key))
+            problem = _UNCHECKSUMMED if checksum is None and typed else _mismatch(data, namespace, name)
+            damage.append(Damage(what, problem, rowid, key))
             continue
         key = (resource, namespace, name)
         if key in seen:
@@ -230,6 +281,12 @@ def read_rows(conn: sqlite3.Connection) -> tuple[list[Row], list[int], list[Dama
         seen[key] = rowid
         rows.append((resource, namespace, name, revision, data))
     return rows, sums, damage
+
+
+_UNCHECKSUMMED = (
+    "it has no checksum (written by a kjobs release from before 2026-12-02, which cannot keep this file's"
+    " checksums; other objects it changed read as altered)"
+)
 
 
 def _mismatch(data: object, namespace: object, name: object) -> str:
@@ -285,6 +342,7 @@ def _migrate(conn: sqlite3.Connection, reindexed: list[Damage]) -> Verified:
     revision = max([int(stored[0]) if stored else 0, *(row[3] for row in rows)])
     conn.execute("DELETE FROM meta")
     write_meta(conn, revision, len(rows), digest)
+    conn.execute(_GUARD_SQL)
     conn.execute(f"PRAGMA user_version = {FORMAT}")
     conn.execute("COMMIT")
     return Verified(rows, revision, len(rows), digest, reindexed, migrated=len(rows))
