@@ -39,6 +39,7 @@ from kjobs.server import (
     bootstrap,
     crscale,
     discovery,
+    eventttl,
     health,
     limits,
     listoptions,
@@ -526,6 +527,7 @@ class App:
         min_request_timeout: float = limits.MIN_REQUEST_TIMEOUT,
         resource_version_wait: float = RESOURCE_VERSION_WAIT,
         upkeep_intervals: tuple[float, float] = UPKEEP_INTERVALS,
+        event_ttl: float = eventttl.EVENT_TTL,
     ) -> None:
         self.storage = Storage(store)
         self.resource_version_wait = resource_version_wait
@@ -551,6 +553,8 @@ class App:
         self.upkeep_intervals = upkeep_intervals
         """Seconds between re-creations of the `kubernetes` Service and of the system namespaces when missing."""
         self._upkeep: list[asyncio.Task[None]] = []
+        self.event_expiry = eventttl.EventExpiry(store, clock, ttl=event_ttl) if event_ttl > 0 else None
+        """Deletes Events `event_ttl` seconds after their last write while the application is served."""
 
     async def startup(self) -> None:
         """Create the built-in namespaces, system PriorityClasses, RBAC's bootstrap roles and bindings and the
@@ -572,6 +576,9 @@ class App:
                 service_interval=self.upkeep_intervals[0],
                 namespaces_interval=self.upkeep_intervals[1],
             )
+            if self.event_expiry is not None:
+                expiry = self.event_expiry
+                self._upkeep.append(asyncio.create_task(bootstrap.every(expiry.period, expiry.sweep, "event expiry")))
 
     def shutdown(self) -> None:
         """Stop the upkeep loops (the lifespan's shutdown; a later start begins them again)."""
@@ -1859,6 +1866,7 @@ def create_app(
     min_request_timeout: float = limits.MIN_REQUEST_TIMEOUT,
     resource_version_wait: float = RESOURCE_VERSION_WAIT,
     upkeep_intervals: tuple[float, float] = UPKEEP_INTERVALS,
+    event_ttl: float = eventttl.EVENT_TTL,
 ) -> App:
     """The API server application over `store` (call `startup()` or run it with lifespan to create namespaces).
 
@@ -1871,7 +1879,9 @@ def create_app(
     (`limits.MIN_REQUEST_TIMEOUT`; 0: never); a watch that allows bookmarks gets one every `bookmark_interval`
     seconds (`BOOKMARK_INTERVAL`); a read from a resourceVersion the store has not reached waits
     `resource_version_wait` seconds for it (`RESOURCE_VERSION_WAIT`); the `kubernetes` Service and the system
-    namespaces are created again when missing every `upkeep_intervals` seconds (`kjobs.server.bootstrap`).
+    namespaces are created again when missing every `upkeep_intervals` seconds (`kjobs.server.bootstrap`);
+    Events are deleted `event_ttl` seconds after their last write (kube-apiserver's `--event-ttl`; 0: never;
+    `kjobs.server.eventttl`).
     """
     return App(
         store,
@@ -1889,4 +1899,5 @@ def create_app(
         min_request_timeout=min_request_timeout,
         resource_version_wait=resource_version_wait,
         upkeep_intervals=upkeep_intervals,
+        event_ttl=event_ttl,
     )
