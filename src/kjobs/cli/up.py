@@ -602,6 +602,7 @@ def _assemble(
     settings = ClusterSettings(
         nodes=nodes,
         root_dir=str(data / "nodes"),
+        owns_root_dir=True,
         storage_dir=str(data / "storage"),
         pod_failure_backoff=backoff,
         job_batch_period=job_batch_period,
