@@ -38,6 +38,8 @@ EVENT_TTL = 3600.0
 SWEEP_PERIOD = 10.0
 """Seconds between sweeps: how much longer than the TTL an Event may live."""
 RESOURCE = "events"
+LOAD_CHUNK = 500
+"""Stored Events decoded between two yields to the event loop at the first sweep."""
 DELETE_BATCH = 500
 """Deletes in flight at once, so that a long-stopped server's first sweep does not queue thousands of writes."""
 
@@ -79,13 +81,18 @@ class EventExpiry:
         self._marks: deque[tuple[float, int]] = deque()
         """`(time, revision)`, oldest first: every write at or below the revision was done by the time."""
         self._loaded: dict[Key, tuple[int, float]] | None = None
-        """Events stored before the first sweep: `(revision, expiry)` from their own times."""
+        """Events stored before the first sweep: `(revision, expiry)` from their own times (None: not read yet;
+        `due` alone counts by marks only)."""
         self.expired = 0
         """Events deleted so far (for tests and the log)."""
 
-    def _load(self, now: float) -> None:
+    async def _load(self, now: float) -> None:
+        """Take the expiry of every stored Event from its own times, yielding to the loop every `LOAD_CHUNK`
+        decodes (an hour of a busy server's Events is tens of thousands)."""
         loaded: dict[Key, tuple[int, float]] = {}
-        for namespace, name, revision in self.store.revisions(RESOURCE):
+        for n, (namespace, name, revision) in enumerate(self.store.revisions(RESOURCE)):
+            if n and n % LOAD_CHUNK == 0:
+                await asyncio.sleep(0)
             try:
                 written = last_written(self.store.get(RESOURCE, namespace, name))
             except ApiError:  # gone meanwhile, or damaged (served as a 500 until written again): left to marks
@@ -96,8 +103,6 @@ class EventExpiry:
     def due(self, now: float) -> list[tuple[str, str, int]]:
         """`(namespace, name, revision)` of the Events whose last write is `ttl` or more before `now`; marks
         the store's revision at `now` for later sweeps."""
-        if self._loaded is None:
-            self._load(now)
         loaded = self._loaded or {}
         self._marks.append((now, self.store.revision))
         horizon: tuple[float, int] | None = None
@@ -111,10 +116,9 @@ class EventExpiry:
         for namespace, name, revision in self.store.revisions(RESOURCE):
             known = loaded.get((namespace, name))
             if known is not None and known[0] == revision:
+                kept[(namespace, name)] = known  # until deleted or written again, even if its delete fails
                 if known[1] <= now:
                     out.append((namespace, name, revision))
-                else:
-                    kept[(namespace, name)] = known
             elif revision <= below:
                 out.append((namespace, name, revision))
         self._loaded = kept  # what was written again since the start is counted by the marks from then on
@@ -122,6 +126,8 @@ class EventExpiry:
 
     async def sweep(self) -> None:
         """Delete every Event due now (counted in `expired`)."""
+        if self._loaded is None:
+            await self._load(self.clock())
         due = self.due(self.clock())
         deleted = 0
         for start in range(0, len(due), DELETE_BATCH):
