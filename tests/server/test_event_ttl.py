@@ -42,7 +42,7 @@ def event(name: str, at: float, namespace: str = "soak") -> dict[str, Any]:
 
 
 def names(store: Store) -> set[str]:
-    return {name for _, name, _ in store.revisions("events")}
+    return {path.partition("/")[2] for path, _ in store.revisions("events")}
 
 
 def sweeping(store: Store, clock: FakeClock) -> EventExpiry:

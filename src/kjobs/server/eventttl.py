@@ -43,8 +43,6 @@ LOAD_CHUNK = 500
 DELETE_BATCH = 500
 """Deletes in flight at once, so that a long-stopped server's first sweep does not queue thousands of writes."""
 
-Key = tuple[str, str]
-
 
 def last_written(event: Obj) -> float | None:
     """The newest time an Event carries: what its last write is taken to be when no mark covers it."""
@@ -80,7 +78,7 @@ class EventExpiry:
         self.period = period
         self._marks: deque[tuple[float, int]] = deque()
         """`(time, revision)`, oldest first: every write at or below the revision was done by the time."""
-        self._loaded: dict[Key, tuple[int, float]] | None = None
+        self._loaded: dict[str, tuple[int, float]] | None = None
         """Events stored before the first sweep: `(revision, expiry)` from their own times (None: not read yet;
         `due` alone counts by marks only)."""
         self.expired = 0
@@ -89,21 +87,21 @@ class EventExpiry:
     async def _load(self, now: float) -> None:
         """Take the expiry of every stored Event from its own times, yielding to the loop every `LOAD_CHUNK`
         decodes (an hour of a busy server's Events is tens of thousands)."""
-        loaded: dict[Key, tuple[int, float]] = {}
-        for n, (namespace, name, revision) in enumerate(self.store.revisions(RESOURCE)):
+        loaded: dict[str, tuple[int, float]] = {}
+        for n, (path, revision) in enumerate(self.store.revisions(RESOURCE)):
             if n and n % LOAD_CHUNK == 0:
                 await asyncio.sleep(0)
+            namespace, _, name = path.partition("/")
             try:
                 written = last_written(self.store.get(RESOURCE, namespace, name))
             except ApiError:  # gone meanwhile, or damaged (served as a 500 until written again): left to marks
                 continue
-            loaded[(namespace, name)] = (revision, now if written is None else min(written, now) + self.ttl)
+            loaded[path] = (revision, now if written is None else min(written, now) + self.ttl)
         self._loaded = loaded
 
     def due(self, now: float) -> list[tuple[str, str, int]]:
         """`(namespace, name, revision)` of the Events whose last write is `ttl` or more before `now`; marks
         the store's revision at `now` for later sweeps."""
-        loaded = self._loaded or {}
         self._marks.append((now, self.store.revision))
         horizon: tuple[float, int] | None = None
         while self._marks and self._marks[0][0] <= now - self.ttl:
@@ -111,17 +109,26 @@ class EventExpiry:
         if horizon is not None:  # the newest mark old enough stays: later sweeps still need its revision
             self._marks.appendleft(horizon)
         below = horizon[1] if horizon is not None else 0
+        items = self.store.revisions(RESOURCE)
+        loaded = self._loaded
+        if not loaded:  # the steady state: by marks alone
+            paths = [(path, revision) for path, revision in items if revision <= below]
+        else:
+            paths = []
+            kept: dict[str, tuple[int, float]] = {}
+            for path, revision in items:
+                known = loaded.get(path)
+                if known is not None and known[0] == revision:
+                    kept[path] = known  # until deleted or written again, even if its delete fails
+                    if known[1] <= now:
+                        paths.append((path, revision))
+                elif revision <= below:
+                    paths.append((path, revision))
+            self._loaded = kept  # what was written again since the start is counted by the marks from then on
         out = []
-        kept: dict[Key, tuple[int, float]] = {}
-        for namespace, name, revision in self.store.revisions(RESOURCE):
-            known = loaded.get((namespace, name))
-            if known is not None and known[0] == revision:
-                kept[(namespace, name)] = known  # until deleted or written again, even if its delete fails
-                if known[1] <= now:
-                    out.append((namespace, name, revision))
-            elif revision <= below:
-                out.append((namespace, name, revision))
-        self._loaded = kept  # what was written again since the start is counted by the marks from then on
+        for path, revision in paths:
+            namespace, _, name = path.partition("/")
+            out.append((namespace, name, revision))
         return out
 
     async def sweep(self) -> None:
