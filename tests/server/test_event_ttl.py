@@ -140,6 +140,26 @@ def test_events_stored_before_a_restart_keep_counting_from_their_own_times(tmp_p
         store.close()
 
 
+def test_an_event_stored_without_any_time_gets_one_ttl_from_the_start() -> None:
+    store, clock = MemoryStore(), FakeClock()
+    timeless = event("timeless.1", clock.now())
+    for field in ("firstTimestamp", "lastTimestamp"):
+        del timeless[field]
+    del timeless["metadata"]["creationTimestamp"]
+    store.create("events", "soak", "timeless.1", timeless)
+    expiry = sweeping(store, clock)
+    start = clock.now()
+
+    async def sweep_at(offset: float) -> set[str]:
+        clock.set(start + offset)
+        await expiry.sweep()
+        return names(store)
+
+    assert asyncio.run(sweep_at(0)) == {"timeless.1"}
+    assert asyncio.run(sweep_at(TTL - PERIOD)) == {"timeless.1"}
+    assert asyncio.run(sweep_at(TTL)) == set()
+
+
 def test_an_event_written_during_a_sweep_is_kept() -> None:
     """A sweep deletes with the revision it saw as a precondition: an Event written in between stays."""
     store, clock = MemoryStore(), FakeClock()

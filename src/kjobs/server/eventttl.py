@@ -67,7 +67,8 @@ def last_written(event: Obj) -> float | None:
 
 
 class EventExpiry:
-    """Deletes Events `ttl` seconds after their last write; `sweep` once every `period` (`run`)."""
+    """Deletes Events `ttl` seconds after their last write: `sweep` runs every `period` seconds (the
+    application's upkeep, `App.start_upkeep`)."""
 
     def __init__(
         self, store: Store, clock: Callable[[], float], *, ttl: float = EVENT_TTL, period: float = SWEEP_PERIOD
@@ -96,7 +97,7 @@ class EventExpiry:
                 written = last_written(self.store.get(RESOURCE, namespace, name))
             except ApiError:  # gone meanwhile, or damaged (served as a 500 until written again): left to marks
                 continue
-            loaded[path] = (revision, now if written is None else min(written, now) + self.ttl)
+            loaded[path] = (revision, (now if written is None else min(written, now)) + self.ttl)
         self._loaded = loaded
 
     def due(self, now: float) -> list[tuple[str, str, int]]:
