@@ -210,3 +210,27 @@ def test_timestamps_and_since_reach_the_log_source(logs_server: tuple[str, Scrip
         (True, 60, None),
         (False, None, 1796198401.5),
     ]
+
+
+def test_a_log_request_leaves_no_reference_cycle(logs_server: tuple[str, ScriptedLogs]) -> None:
+    """The end of a log was raised through the handler's frame from the task that read it, so the task's
+    exception held the frame that held the task: each log request (with its connection) waited for the cyclic
+    GC, which `kjobs up` runs every 100,000 objects (docs/soak41.md)."""
+    import gc
+    import types
+
+    url, _ = logs_server
+    with httpx.Client(base_url=url, verify=client_tls()) as http:
+        gc.collect()
+        gc.disable()
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            for _ in range(3):
+                assert http.get(f"{PODS}/p/log").text == "first\nsecond\n"
+            gc.collect()
+            handlers = [o for o in gc.garbage if isinstance(o, types.FrameType) and o.f_code.co_name == "_log"]
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+            gc.enable()
+    assert handlers == []

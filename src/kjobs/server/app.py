@@ -1302,10 +1302,9 @@ class App:
                     if nxt not in done:  # a bookmark is due, or the deadline has come
                         nxt.cancel()
                         continue
-                    try:
-                        events = [nxt.result()]
-                    except StopAsyncIteration:
+                    if isinstance(nxt.exception(), StopAsyncIteration):  # read, not raised: as in `_log`
                         break
+                    events = [nxt.result()]
                     events.extend(watch.drain())
                 mark: int | None = None
                 if bookmark_due:
@@ -1624,11 +1623,12 @@ class App:
                 if disconnected in done:
                     nxt.cancel()
                     return
-                try:
-                    chunk = nxt.result()
-                except StopAsyncIteration:
+                # Read, not raised: `result()` would raise the end through this frame, and the task keeping that
+                # exception (its traceback holding this frame, which holds the task) made every log request a
+                # reference cycle left to the cyclic GC, with its connection (docs/soak41.md).
+                if isinstance(nxt.exception(), StopAsyncIteration):
                     break
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                await send({"type": "http.response.body", "body": nxt.result(), "more_body": True})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             disconnected.cancel()
@@ -1797,13 +1797,13 @@ async def _send_unless_dropped(
         if nxt not in done:
             nxt.cancel()
         else:
-            try:
-                behind.append(nxt.result())
-            except StopAsyncIteration:  # closed: by the server (shutdown), finish the chunk; dropped, abandon it
+            if isinstance(nxt.exception(), StopAsyncIteration):  # read, not raised: as in `_log`
+                # closed: by the server (shutdown), finish the chunk; dropped, abandon it
                 if watch.overflowed:
                     break
                 await sending
                 return True
+            behind.append(nxt.result())
             behind.extend(watch.drain())
             if len(behind) > limit:
                 break
