@@ -1598,10 +1598,32 @@ class App:
             await send({"type": "http.response.body", "body": b""})
             return
         iterator = chunks.__aiter__()
+        # The client may go before the log says anything (`kubectl logs -f` of a silent container, stopped): the
+        # first read races the disconnect too, or the read, its open log file and this request stayed for ever
+        # (one descriptor per such follow; docs/soak41.md).
+        disconnected = asyncio.ensure_future(_wait_disconnect(request.receive))
+        opening = asyncio.ensure_future(iterator.__anext__())
         try:
-            first = await iterator.__anext__()
-        except StopAsyncIteration:
+            done, _ = await asyncio.wait({opening, disconnected}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            opening.cancel()
+            disconnected.cancel()
+            raise
+        if opening not in done:
+            opening.cancel()
+            await asyncio.wait({opening})  # the read ends (and the log closes) before the request does
+            closer = getattr(iterator, "aclose", None)
+            if closer is not None:
+                await closer()
+            return
+        if isinstance(opening.exception(), StopAsyncIteration):  # read, not raised: see below
             first = b""
+        else:
+            try:
+                first = opening.result()
+            except BaseException:
+                disconnected.cancel()
+                raise
         await send(
             {
                 "type": "http.response.start",
@@ -1609,7 +1631,6 @@ class App:
                 "headers": [(b"content-type", b"text/plain"), (b"cache-control", b"no-cache, private")],
             }
         )
-        disconnected = asyncio.ensure_future(_wait_disconnect(request.receive))
         try:
             if first:
                 await send({"type": "http.response.body", "body": first, "more_body": True})
