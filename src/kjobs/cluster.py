@@ -86,6 +86,9 @@ class ClusterSettings:
     sim_outcome: Callable[[Any, Any, int], Any] | None = None
     """With `runtime="sim"`: the `OutcomeFn` of every container attempt (default: succeed at once)."""
     root_dir: str | None = None
+    owns_root_dir: bool = False
+    """Whether no other process runs pods under `root_dir` (`kjobs up`, whose data directory one process holds):
+    its nodes then remove the files of pods they find but no longer have (`ProcessRuntime.owns_root`)."""
     storage_dir: str | None = None
     """Where the local-path provisioner makes volume directories (`kjobs up`: `<data-dir>/storage`; None: a
     directory in the temp dir, `kjobs.controllers.volumes`)."""
@@ -268,6 +271,7 @@ def _process_runtime(
     start_report_delay: float | None = None,
     hidden_paths: tuple[str, ...] = (),
     log_rotation: tuple[int, int] | None = None,
+    owns_root: bool = False,
 ) -> Callable[[StatusCallback], ContainerRuntime]:
     from kjobs.node.process_runtime import START_REPORT_DELAY, ProcessRuntime
     from kjobs.node.shim import DEFAULT_LOG_MAX_FILES, DEFAULT_LOG_MAX_SIZE
@@ -285,6 +289,7 @@ def _process_runtime(
             hidden_paths=hidden_paths,
             log_max_size=rotation[0],
             log_max_files=rotation[1],
+            owns_root=owns_root,
         )
 
     return make
@@ -599,6 +604,7 @@ class LocalCluster:
                     self.settings.container_start_report_delay,
                     self.settings.hidden_paths,
                     (settings.container_log_max_size, settings.container_log_max_files),
+                    self.settings.owns_root_dir,
                 )
             ),
             clock=self.clock,

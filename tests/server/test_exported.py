@@ -24,6 +24,7 @@ def test_app_factory_and_runner() -> None:
         "min_request_timeout",
         "resource_version_wait",
         "upkeep_intervals",
+        "event_ttl",
     ]
     for name in ("serve", "start_in_loop", "run_forever", "bind"):
         assert callable(getattr(runner, name))

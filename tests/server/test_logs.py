@@ -6,6 +6,7 @@ import asyncio
 import shutil
 import subprocess
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -30,14 +31,26 @@ class ScriptedLogs:
     def __init__(self) -> None:
         self.release = threading.Event()
         self.seen: list[LogOptions] = []
+        self.silent_open = False
 
     def open(self, pod: Obj, options: LogOptions) -> AsyncIterator[bytes]:
+        if pod["metadata"]["name"] == "silent":
+            return self._silent()
         if pod["metadata"]["name"] == "steps":
             return self._said(options.container)
         if pod["metadata"]["name"] != "p":
             raise waiting_error(pod, options.container)
         self.seen.append(options)
         return self._lines(options)
+
+    async def _silent(self) -> AsyncIterator[bytes]:
+        """A followed log that says nothing (a container that sleeps): open until closed."""
+        self.silent_open = True
+        try:
+            await asyncio.sleep(3600)
+            yield b""
+        finally:
+            self.silent_open = False
 
     async def _said(self, container: str) -> AsyncIterator[bytes]:
         yield f"{container} ran\n".encode()
@@ -59,7 +72,7 @@ def logs_server() -> Iterator[tuple[str, ScriptedLogs]]:
     source = ScriptedLogs()
     with serve(store, app=create_app(store, logs=source), pki=shared_pki()) as url:
         with httpx.Client(base_url=url, verify=client_tls()) as http:
-            for name in ("p", "q"):
+            for name in ("p", "q", "silent"):
                 assert http.post(PODS, json=pod_manifest(name, node="n1")).status_code == 201
         yield url, source
     store.close()
@@ -210,3 +223,41 @@ def test_timestamps_and_since_reach_the_log_source(logs_server: tuple[str, Scrip
         (True, 60, None),
         (False, None, 1796198401.5),
     ]
+
+
+def test_a_log_request_leaves_no_reference_cycle(logs_server: tuple[str, ScriptedLogs]) -> None:
+    """The end of a log was raised through the handler's frame from the task that read it, so the task's
+    exception held the frame that held the task: each log request (with its connection) waited for the cyclic
+    GC, which `kjobs up` runs every 100,000 objects (docs/soak41.md)."""
+    import gc
+    import types
+
+    url, _ = logs_server
+    with httpx.Client(base_url=url, verify=client_tls()) as http:
+        gc.collect()
+        gc.disable()
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            for _ in range(3):
+                assert http.get(f"{PODS}/p/log").text == "first\nsecond\n"
+            gc.collect()
+            handlers = [o for o in gc.garbage if isinstance(o, types.FrameType) and o.f_code.co_name == "_log"]
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+            gc.enable()
+    assert handlers == []
+
+
+def test_a_follower_that_leaves_before_the_log_says_anything_closes_it(logs_server: tuple[str, ScriptedLogs]) -> None:
+    """`kubectl logs -f` of a silent container, stopped: the server used to wait for the log's first output
+    before it watched for the client going, so the read and its open log file stayed for ever (docs/soak41.md)."""
+    url, source = logs_server
+    with httpx.Client(base_url=url, timeout=10, verify=client_tls()) as http:
+        with pytest.raises(httpx.ReadTimeout):
+            http.get(f"{PODS}/silent/log", params={"follow": "true"}, timeout=httpx.Timeout(10, read=0.3))
+        assert source.silent_open  # the read was under way when the client left
+    deadline = time.monotonic() + 10
+    while source.silent_open and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not source.silent_open

@@ -128,6 +128,20 @@ def container_log_flags(function: F) -> F:
     return function
 
 
+def _event_ttl(_ctx: click.Context, _param: click.Parameter, value: str) -> float:
+    """`--event-ttl`: a Go duration, 0 or more (0: Events never expire, as kube-apiserver stores them without a
+    lease then, `TTLFunc` answering 0)."""
+    from kjobs.api.cron import CronError, parse_go_duration
+
+    try:
+        seconds = parse_go_duration(value)
+    except CronError as exc:
+        raise click.BadParameter(str(exc)) from None
+    if seconds < 0:
+        raise click.BadParameter(f"{value} must not be negative")
+    return seconds
+
+
 def duration_option(name: str, default: str, help_text: str, **extra: Any) -> Callable[[F], F]:
     """A Go-duration flag (`40s`, `1m0s`) greater than zero, in seconds, as `--sync-frequency`."""
     return click.option(
@@ -323,6 +337,14 @@ def _loopback(host: str) -> bool:
         "this number as the connection timeout, to spread out load."
     ),
 )
+@click.option(
+    "--event-ttl",
+    default="1h0m0s",
+    show_default=True,
+    callback=_event_ttl,
+    metavar="DURATION",
+    help="Amount of time to retain events.",
+)
 @sync_frequency_option
 @container_log_flags
 @click.option(
@@ -368,6 +390,7 @@ def up(
     node_startup_grace_period: float = 60.0,
     node_eviction_rate: float = 0.1,
     pod_gc_period: float | None = None,
+    event_ttl: float = 3600.0,
 ) -> None:
     """Start kjobs: the Kubernetes API server, the controllers and a local node."""
     from kjobs import stopping
@@ -469,6 +492,7 @@ def up(
             eviction_qps=node_eviction_rate,
         ),
         pod_gc_period=pod_gc_period,
+        event_ttl=event_ttl,
     )
 
     def ready() -> None:
@@ -547,6 +571,7 @@ def _assemble(
     node_lifecycle: NodeLifecycleSettings | None = None,
     container_log_rotation: tuple[int, int] = (10 * 1024 * 1024, 5),
     pod_gc_period: float | None = None,
+    event_ttl: float = 3600.0,
 ) -> tuple[Any, Any]:
     """The app and the embedded cluster around its `ApiService`, with logs and metrics wired between them
     (`admission`: the `AdmissionSettings` from the kube-apiserver flags; Kubernetes' defaults when None;
@@ -561,7 +586,8 @@ def _assemble(
     `node_lifecycle`: the node lifecycle controller's flags (`--node-monitor-period`, `--node-monitor-grace-period`,
     `--node-startup-grace-period`, `--node-eviction-rate`), Kubernetes' defaults when None; `pod_gc_period`: the
     pod GC's period, its quarantine twice that, Kubernetes' 20 s and 40 s when None; `container_log_rotation`: the
-    kubelet's `--container-log-max-size` and `--container-log-max-files` of the local node agents)."""
+    kubelet's `--container-log-max-size` and `--container-log-max-files` of the local node agents; `event_ttl`:
+    kube-apiserver's `--event-ttl`, seconds an Event is kept after its last write, 0: for ever)."""
     from prometheus_client import REGISTRY
 
     from kjobs.cluster import ClusterSettings, LocalCluster, metric_registries
@@ -583,6 +609,7 @@ def _assemble(
     settings = ClusterSettings(
         nodes=nodes,
         root_dir=str(data / "nodes"),
+        owns_root_dir=True,
         storage_dir=str(data / "storage"),
         pod_failure_backoff=backoff,
         job_batch_period=job_batch_period,
@@ -612,6 +639,7 @@ def _assemble(
         admission=settings.admission,
         features=features,
         min_request_timeout=float(min_request_timeout),
+        event_ttl=event_ttl,
     )
     app_ref.append(app)
     if pki is not None:  # tokens outlive a restart, as kube-apiserver's signed with `--service-account-key-file`

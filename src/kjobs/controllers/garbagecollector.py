@@ -286,7 +286,11 @@ class GarbageCollector:
         old_owners = {str(r.get("uid")) for r in _refs(old)}
         new_owners = {str(r.get("uid")) for r in _refs(new)}
         for owner in old_owners - new_owners:
-            self.dependents.get(owner, set()).discard(uid)
+            dependents = self.dependents.get(owner)
+            if dependents is not None:
+                dependents.discard(uid)
+                if not dependents:  # an owner's last dependent gone: no empty set per owner ever seen
+                    del self.dependents[owner]
             owner_node = self.nodes.get(owner)
             if owner_node is not None and is_deleting_dependents(owner_node.obj):
                 self._enqueue("delete", owner_node)

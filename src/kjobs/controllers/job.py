@@ -158,6 +158,7 @@ class JobController:
             self.queue.add(key)
             self.book.job_deleted(key)  # a new Job of this name, seen before the next sync, starts clean
             self._confirmed_gone(str(job["metadata"].get("uid") or ""))  # the watch said so: no GET needed
+            self._external_seen.discard(str(job["metadata"].get("uid") or ""))
             self._cleanup_pod_finalizers(job)
             return
         controller = external_controller(new, self.settings.sync.controller_name)
@@ -187,7 +188,11 @@ class JobController:
         old_tracked, old_terminal, old_deleting = _facts(old)
         new_tracked, new_terminal, new_deleting = _facts(new)
         if owner is not None:
-            self._owned(str(owner.get("uid") or "")).observe(pod_uid, new, tracked=new_tracked, terminal=new_terminal)
+            owner_uid = str(owner.get("uid") or "")
+            if new is None:
+                self._forget_pod(owner_uid, pod_uid)
+            else:
+                self._owned(owner_uid).observe(pod_uid, new, tracked=new_tracked, terminal=new_terminal)
         job = self._job_for(meta, owner)
         relevant = False  # labels or owner changed: read once for both uses below
         if old is not None and new is not None and _claim_relevant(old, new):
@@ -227,9 +232,7 @@ class JobController:
         old_owner = _controller_ref(old_meta)
         if old_owner is None or (owner is not None and owner.get("uid") == old_owner.get("uid")):
             return
-        owned = self._pods_by_owner.get(str(old_owner.get("uid") or ""))
-        if owned is not None:
-            owned.observe(pod_uid, None)
+        self._forget_pod(str(old_owner.get("uid") or ""), pod_uid)
         former = self._job_for(old_meta, old_owner)
         if former is not None:
             self.queue.add_after(_key(former), self.settings.batch_period)
@@ -332,6 +335,15 @@ class JobController:
             owned = self._pods_by_owner[owner] = _OwnedPods()
         return owned
 
+    def _forget_pod(self, owner: str, pod_uid: str) -> None:
+        """A pod left its Job (deleted, or another controller's now); the Job's index goes with its last pod, so
+        a server that runs Jobs all day keeps no entry per Job it ever saw (`_owned` makes one again)."""
+        owned = self._pods_by_owner.get(owner)
+        if owned is not None:
+            owned.observe(pod_uid, None)
+            if not owned.pods:
+                del self._pods_by_owner[owner]
+
     def _job_for(self, meta: Obj, ref: Obj | None) -> Obj | None:
         """The Job a pod's controller reference names, if it is in the cache with that uid."""
         if ref is None or ref.get("kind") != "Job":
@@ -407,6 +419,7 @@ class JobController:
         if job is None:
             self.book.forget(key)
             self._claims.pop(key, None)
+            self.last_outcome.pop(key, None)
             return
         uid = str(job["metadata"].get("uid") or "")
         if uid in self._finished_uids and not is_finished(job):

@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import shutil
 import signal as signals
@@ -82,6 +83,7 @@ from kjobs.node.stdin import AttachStdin, ContainerStdin, TerminalStdin
 from kjobs.node.supervisor import MINIMUM_GRACE_SECONDS, Cancel, NotRunning, Supervisor, find_container, ignore_status
 from kjobs.server.remotecommand import ExecFailed, UpgradeFailed
 
+log = logging.getLogger(__name__)
 _HAVE_PIDFD = hasattr(os, "pidfd_open")
 START_ERROR = "StartError"
 START_ERROR_EXIT_CODE = 128
@@ -245,6 +247,7 @@ class ProcessRuntime(Supervisor):
         log_max_size: int = DEFAULT_LOG_MAX_SIZE,
         log_max_files: int = DEFAULT_LOG_MAX_FILES,
         hidden_paths: Sequence[str] = (),
+        owns_root: bool = False,
     ) -> None:
         super().__init__(
             clock=clock or RealClock(),
@@ -256,6 +259,10 @@ class ProcessRuntime(Supervisor):
             minimum_grace_seconds=minimum_grace_seconds,
         )
         self.start_report_delay = start_report_delay
+        self.owns_root = owns_root
+        """No other runtime uses this root (a node of `kjobs up`, whose data directory one process holds): files
+        of pods it does not know are left over, and `release_unclaimed` removes them. `kjobs run` sessions share
+        the default root, so theirs is not owned."""
         self.root_dir = Path(root_dir)
         self.log_dir = self.root_dir / "logs"
         owned_dir(self.root_dir)  # pods started as other users must not read other pods' files and logs
@@ -667,6 +674,32 @@ class ProcessRuntime(Supervisor):
             if not needed and not adoption.shim_alive(journal):
                 adoption.remove(journal)
                 self._journals.remove(journal)
+        if self.owns_root:
+            self.remove_orphaned_files(uids)
+
+    def remove_orphaned_files(self, uids: set[str]) -> list[str]:
+        """Remove the working directories and log files of pods that are neither in `uids` (bound here) nor run
+        by this runtime: a pod deleted while no agent ran here (or between its deletion and `forget`, when
+        `kjobs up` was killed) leaves them, and nothing would ever name them again. The kubelet's housekeeping
+        does the same (`cleanupOrphanedPodDirs`, pkg/kubelet/kubelet_volumes.go; the container GC's
+        `evictPodLogsDirectories`, pkg/kubelet/kuberuntime/kuberuntime_gc.go). Returns the uids removed."""
+        known = uids | self.records.keys() | self._logs_kept.keys()
+        removed: set[str] = set()
+        with contextlib.suppress(FileNotFoundError):
+            for name in os.listdir(self._pods_dir_text):
+                if name not in known:
+                    shutil.rmtree(f"{self._pods_dir_text}/{name}", ignore_errors=True)
+                    removed.add(name)
+        with contextlib.suppress(FileNotFoundError):
+            for name in os.listdir(self._log_dir_text):
+                uid = name.partition("_")[0]
+                if uid not in known:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(f"{self._log_dir_text}/{name}")
+                    removed.add(uid)
+        if removed:
+            log.info("removed the files of %d pods no longer on this node", len(removed))
+        return sorted(removed)
 
     def stop_recovered(self, uid: str, grace_seconds: float) -> None:
         """Stop what previous agents left running for a pod this agent will not run nor adopt: its process groups

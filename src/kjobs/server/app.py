@@ -39,6 +39,7 @@ from kjobs.server import (
     bootstrap,
     crscale,
     discovery,
+    eventttl,
     health,
     limits,
     listoptions,
@@ -526,6 +527,7 @@ class App:
         min_request_timeout: float = limits.MIN_REQUEST_TIMEOUT,
         resource_version_wait: float = RESOURCE_VERSION_WAIT,
         upkeep_intervals: tuple[float, float] = UPKEEP_INTERVALS,
+        event_ttl: float = eventttl.EVENT_TTL,
     ) -> None:
         self.storage = Storage(store)
         self.resource_version_wait = resource_version_wait
@@ -551,6 +553,8 @@ class App:
         self.upkeep_intervals = upkeep_intervals
         """Seconds between re-creations of the `kubernetes` Service and of the system namespaces when missing."""
         self._upkeep: list[asyncio.Task[None]] = []
+        self.event_expiry = eventttl.EventExpiry(store, clock, ttl=event_ttl) if event_ttl > 0 else None
+        """Deletes Events `event_ttl` seconds after their last write while the application is served."""
 
     async def startup(self) -> None:
         """Create the built-in namespaces, system PriorityClasses, RBAC's bootstrap roles and bindings and the
@@ -572,6 +576,9 @@ class App:
                 service_interval=self.upkeep_intervals[0],
                 namespaces_interval=self.upkeep_intervals[1],
             )
+            if self.event_expiry is not None:
+                expiry = self.event_expiry
+                self._upkeep.append(asyncio.create_task(bootstrap.every(expiry.period, expiry.sweep, "event expiry")))
 
     def shutdown(self) -> None:
         """Stop the upkeep loops (the lifespan's shutdown; a later start begins them again)."""
@@ -1295,10 +1302,9 @@ class App:
                     if nxt not in done:  # a bookmark is due, or the deadline has come
                         nxt.cancel()
                         continue
-                    try:
-                        events = [nxt.result()]
-                    except StopAsyncIteration:
+                    if isinstance(nxt.exception(), StopAsyncIteration):  # read, not raised: as in `_log`
                         break
+                    events = [nxt.result()]
                     events.extend(watch.drain())
                 mark: int | None = None
                 if bookmark_due:
@@ -1592,10 +1598,32 @@ class App:
             await send({"type": "http.response.body", "body": b""})
             return
         iterator = chunks.__aiter__()
+        # The client may go before the log says anything (`kubectl logs -f` of a silent container, stopped): the
+        # first read races the disconnect too, or the read, its open log file and this request stayed for ever
+        # (one descriptor per such follow; docs/soak41.md).
+        disconnected = asyncio.ensure_future(_wait_disconnect(request.receive))
+        opening = asyncio.ensure_future(iterator.__anext__())
         try:
-            first = await iterator.__anext__()
-        except StopAsyncIteration:
+            done, _ = await asyncio.wait({opening, disconnected}, return_when=asyncio.FIRST_COMPLETED)
+        except asyncio.CancelledError:
+            opening.cancel()
+            disconnected.cancel()
+            raise
+        if opening not in done:
+            opening.cancel()
+            await asyncio.wait({opening})  # the read ends (and the log closes) before the request does
+            closer = getattr(iterator, "aclose", None)
+            if closer is not None:
+                await closer()
+            return
+        if isinstance(opening.exception(), StopAsyncIteration):  # read, not raised: see below
             first = b""
+        else:
+            try:
+                first = opening.result()
+            except BaseException:
+                disconnected.cancel()
+                raise
         await send(
             {
                 "type": "http.response.start",
@@ -1603,7 +1631,6 @@ class App:
                 "headers": [(b"content-type", b"text/plain"), (b"cache-control", b"no-cache, private")],
             }
         )
-        disconnected = asyncio.ensure_future(_wait_disconnect(request.receive))
         try:
             if first:
                 await send({"type": "http.response.body", "body": first, "more_body": True})
@@ -1617,11 +1644,12 @@ class App:
                 if disconnected in done:
                     nxt.cancel()
                     return
-                try:
-                    chunk = nxt.result()
-                except StopAsyncIteration:
+                # Read, not raised: `result()` would raise the end through this frame, and the task keeping that
+                # exception (its traceback holding this frame, which holds the task) made every log request a
+                # reference cycle left to the cyclic GC, with its connection (docs/soak41.md).
+                if isinstance(nxt.exception(), StopAsyncIteration):
                     break
-                await send({"type": "http.response.body", "body": chunk, "more_body": True})
+                await send({"type": "http.response.body", "body": nxt.result(), "more_body": True})
             await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             disconnected.cancel()
@@ -1790,13 +1818,13 @@ async def _send_unless_dropped(
         if nxt not in done:
             nxt.cancel()
         else:
-            try:
-                behind.append(nxt.result())
-            except StopAsyncIteration:  # closed: by the server (shutdown), finish the chunk; dropped, abandon it
+            if isinstance(nxt.exception(), StopAsyncIteration):  # read, not raised: as in `_log`
+                # closed: by the server (shutdown), finish the chunk; dropped, abandon it
                 if watch.overflowed:
                     break
                 await sending
                 return True
+            behind.append(nxt.result())
             behind.extend(watch.drain())
             if len(behind) > limit:
                 break
@@ -1859,6 +1887,7 @@ def create_app(
     min_request_timeout: float = limits.MIN_REQUEST_TIMEOUT,
     resource_version_wait: float = RESOURCE_VERSION_WAIT,
     upkeep_intervals: tuple[float, float] = UPKEEP_INTERVALS,
+    event_ttl: float = eventttl.EVENT_TTL,
 ) -> App:
     """The API server application over `store` (call `startup()` or run it with lifespan to create namespaces).
 
@@ -1871,7 +1900,9 @@ def create_app(
     (`limits.MIN_REQUEST_TIMEOUT`; 0: never); a watch that allows bookmarks gets one every `bookmark_interval`
     seconds (`BOOKMARK_INTERVAL`); a read from a resourceVersion the store has not reached waits
     `resource_version_wait` seconds for it (`RESOURCE_VERSION_WAIT`); the `kubernetes` Service and the system
-    namespaces are created again when missing every `upkeep_intervals` seconds (`kjobs.server.bootstrap`).
+    namespaces are created again when missing every `upkeep_intervals` seconds (`kjobs.server.bootstrap`);
+    Events are deleted `event_ttl` seconds after their last write (kube-apiserver's `--event-ttl`; 0: never;
+    `kjobs.server.eventttl`).
     """
     return App(
         store,
@@ -1889,4 +1920,5 @@ def create_app(
         min_request_timeout=min_request_timeout,
         resource_version_wait=resource_version_wait,
         upkeep_intervals=upkeep_intervals,
+        event_ttl=event_ttl,
     )

@@ -142,6 +142,13 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
             else:
                 self._unsupported_upgrade_warning()
 
+    def handle_websocket_upgrade(self) -> None:
+        """uvicorn's upgrade, after which this protocol is done with the connection: its parser, which holds
+        this protocol's callbacks, is let go, so that the protocol (and the TLS transport it holds) is freed when
+        the WebSocket ends rather than left to the cyclic GC (docs/soak41.md)."""
+        super().handle_websocket_upgrade()
+        self.parser = None  # type: ignore[assignment]
+
     def on_headers_complete(self) -> None:
         self._in_head = False
         self._head_bytes = 0

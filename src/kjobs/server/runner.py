@@ -147,7 +147,15 @@ class _WSProtocol(WSProtocol):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.conn = _GoRejectingConnection(lambda: [(k, v) for k, v in self.default_headers if k == b"date"])
+        state = kwargs.get("server_state")
+        headers: list[tuple[bytes, bytes]] = self.default_headers
+        # The Date header is read from the server's state, never through `self`: a closure over the protocol,
+        # held by its own connection, made each upgraded connection a reference cycle that only the cyclic GC
+        # frees, with its TLS buffers (`kjobs up`'s young-generation threshold is 100,000 objects: some 90 MB of
+        # closed `kubectl exec` connections before a pass; docs/soak41.md).
+        self.conn = _GoRejectingConnection(
+            lambda: [(k, v) for k, v in (headers if state is None else state.default_headers) if k == b"date"]
+        )
 
 
 class _TlsWSProtocol(_WSProtocol):

@@ -896,6 +896,14 @@ class Store(ABC):
         extra = [p for p, r in before.items() if r is not None and (prefix is None or p.startswith(prefix))]
         return before, sorted(set(paths).union(extra))
 
+    def revisions(self, resource: str) -> builtins.list[tuple[str, int]]:
+        """`("namespace/name", revision of its last write)` of every object of `resource` (`"/name"` for a
+        cluster-scoped one), nothing decoded: what an expiry by write time (`kjobs.server.eventttl`) needs, as
+        etcd keeps a lease per key."""
+        with self._lock:
+            bucket = self._buckets.get(resource)
+            return [] if bucket is None else [(path, record.revision) for path, record in bucket.records.items()]
+
     def stats(self) -> StoreStats:
         """Counts for metrics (`apiserver_storage_objects` per resource) and for checking group commit."""
         with self._lock:
