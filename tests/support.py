@@ -1,5 +1,6 @@
-"""Test support: an in-process cluster API on virtual time, a way to let controllers settle, and the TLS
-credentials tests use to reach a served API (`shared_pki`, `client_tls`)."""
+"""Test support: an in-process cluster API on virtual time, a way to let controllers settle, an API service to
+run a registry table against (`run_on_service`), and the TLS credentials tests use to reach a served API
+(`shared_pki`, `client_tls`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import shutil
 import socket
 import ssl
 import tempfile
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,18 @@ async def local_api(clock: FakeClock, *, admission: AdmissionSettings | None = N
     service = ApiService(Storage(MemoryStore()), clock=clock.now, admission=admission)
     await service.ensure_namespaces()
     return LocalClient(service)
+
+
+def run_on_service(body: Callable[[ApiService], Awaitable[Any]]) -> Any:
+    """Run `body` against a fresh API service on a memory store, its namespaces made, at a fixed time (the
+    registry ports' `ApiService`, as upstream's strategy tests run against a fresh registry)."""
+
+    async def main() -> Any:
+        service = ApiService(Storage(MemoryStore()), clock=lambda: 1_700_000_000.0)
+        await service.ensure_namespaces()
+        return await body(service)
+
+    return asyncio.run(main())
 
 
 async def settle(clock: FakeClock, until: Callable[[], bool], *, max_virtual: float = 3600.0) -> None:

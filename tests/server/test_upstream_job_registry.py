@@ -11,9 +11,8 @@ e.g. Failed=True without FailureTarget). Rows left out and why: docs/upstream-re
 
 from __future__ import annotations
 
-import asyncio
 import copy
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -22,10 +21,9 @@ from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
 from kjobs.server.registry import Resource, lookup
 from kjobs.server.service import ApiService
-from kjobs.server.storage import Storage
 from kjobs.simulate import SimulationOptions
 from kjobs.simulate.session import simulate
-from kjobs.store import MemoryStore
+from tests.support import run_on_service
 
 JOBS: Resource = lookup("batch", "v1", "jobs")  # type: ignore[assignment]
 NOW = "2025-01-01T00:00:00Z"
@@ -39,13 +37,7 @@ PFP_UPDATED = {
 }
 
 
-def run(body: Callable[[ApiService], Awaitable[Any]]) -> Any:
-    async def main() -> Any:
-        service = ApiService(Storage(MemoryStore()), clock=lambda: 1_700_000_000.0)
-        await service.ensure_namespaces()
-        return await body(service)
-
-    return asyncio.run(main())
+run = run_on_service
 
 
 def job_body(name: str = "myjob", *, labels: dict[str, str] | None = None, **spec: Any) -> Obj:

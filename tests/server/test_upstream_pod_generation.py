@@ -7,9 +7,8 @@ the pod's status is not ported: the v1.32 API kjobs serves has no such field (do
 
 from __future__ import annotations
 
-import asyncio
 import copy
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -17,20 +16,13 @@ import pytest
 from kjobs.api.types import Obj
 from kjobs.server.registry import Resource, lookup
 from kjobs.server.service import ApiService, DeleteOptions
-from kjobs.server.storage import Storage
-from kjobs.store import MemoryStore
+from tests.support import run_on_service
 
 PODS: Resource = lookup("", "v1", "pods")  # type: ignore[assignment]
 JOBS: Resource = lookup("batch", "v1", "jobs")  # type: ignore[assignment]
 
 
-def run(body: Callable[[ApiService], Awaitable[Any]]) -> Any:
-    async def main() -> Any:
-        service = ApiService(Storage(MemoryStore()), clock=lambda: 1_700_000_000.0)
-        await service.ensure_namespaces()
-        return await body(service)
-
-    return asyncio.run(main())
+run = run_on_service
 
 
 def pod(name: str = "foo", generation: int | None = None, **spec: Any) -> Obj:

@@ -3,9 +3,7 @@ what a create warns about. Which upstream rows of strategy_test.go are ported: d
 
 from __future__ import annotations
 
-import asyncio
 import copy
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -13,19 +11,12 @@ import pytest
 from kjobs.api.types import Obj
 from kjobs.server.registry import Resource, lookup
 from kjobs.server.service import ApiService
-from kjobs.server.storage import Storage
-from kjobs.store import MemoryStore
+from tests.support import run_on_service
 
 PODS: Resource = lookup("", "v1", "pods")  # type: ignore[assignment]
 
 
-def run(body: Callable[[ApiService], Awaitable[Any]]) -> Any:
-    async def main() -> Any:
-        service = ApiService(Storage(MemoryStore()), clock=lambda: 1_700_000_000.0)
-        await service.ensure_namespaces()
-        return await body(service)
-
-    return asyncio.run(main())
+run = run_on_service
 
 
 def pod(name: str = "foo", **spec: Any) -> Obj:

@@ -10,9 +10,7 @@ saying what they check. Rows left out and why: docs/upstream-registry.md.
 
 from __future__ import annotations
 
-import asyncio
 import copy
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 import pytest
@@ -24,19 +22,12 @@ from kjobs.server import portforward
 from kjobs.server.logs import log_options
 from kjobs.server.registry import Resource, lookup
 from kjobs.server.service import ApiService, DeleteOptions, _merge_affinity_label_keys
-from kjobs.server.storage import Storage
-from kjobs.store import MemoryStore
+from tests.support import run_on_service
 
 PODS: Resource = lookup("", "v1", "pods")  # type: ignore[assignment]
 
 
-def run(body: Callable[[ApiService], Awaitable[Any]]) -> Any:
-    async def main() -> Any:
-        service = ApiService(Storage(MemoryStore()), clock=lambda: 1_700_000_000.0)
-        await service.ensure_namespaces()
-        return await body(service)
-
-    return asyncio.run(main())
+run = run_on_service
 
 
 def container(name: str = "container", **fields: Any) -> Obj:
