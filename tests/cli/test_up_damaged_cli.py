@@ -22,6 +22,17 @@ from kjobs.store import DB_FILE, open_store
 BROKEN = "UPDATE objects SET data = CAST(replace(data, 'busybox', 'busyboy') AS BLOB) WHERE name = 'b'"
 
 
+def _start_up(args: list[str], home: Path) -> subprocess.Popen[str]:
+    """`kjobs up` with `args` as a process, its output piped, with `home` as its home directory."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "kjobs", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "HOME": str(home)},
+    )
+
+
 def _damaged(data: Path) -> Path:
     """A data directory whose pod default/b was altered on disk; default/a is intact."""
     with open_store(str(data)) as store:
@@ -81,13 +92,7 @@ def test_up_repair_starts_without_the_damaged_objects(tmp_path: Path) -> None:
     data, config = tmp_path / "data", tmp_path / "kc.yaml"
     _damaged(data)
     args = ["up", "--port", "0", "--data-dir", str(data), "--kubeconfig", str(config), "--nodes", "0", "--repair"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "kjobs", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "HOME": str(tmp_path)},
-    )
+    proc = _start_up(args, tmp_path)
     try:
         assert proc.stdout is not None and proc.stderr is not None
         assert proc.stdout.readline() == f"export KUBECONFIG={config}\n"
@@ -149,13 +154,7 @@ def test_up_refuses_a_signing_key_it_cannot_read_instead_of_replacing_it(tmp_pat
     key = data / "pki" / "sa.key"
     key.write_text(PEM_KEY)
     args = ["up", "--port", "0", "--data-dir", str(data), "--kubeconfig", str(tmp_path / "kc.yaml"), "--nodes", "0"]
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "kjobs", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "HOME": str(tmp_path)},
-    )
+    proc = _start_up(args, tmp_path)
     try:
         _, err = proc.communicate(timeout=60)
     finally:
