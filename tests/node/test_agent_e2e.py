@@ -23,6 +23,7 @@ from kjobs.api.types import Obj
 from kjobs.client.resources import PODS
 from kjobs.node.agent import NodeAgentSettings
 from kjobs.node.logsource import RemoteLogs
+from kjobs.node.process_runtime import mounting_enabled
 from kjobs.server import kubeconfig, tls
 from kjobs.server.logs import LogOptions
 from kjobs.server.runner import serve
@@ -374,3 +375,30 @@ def test_logs_of_an_agent_in_another_process_stream_through_the_api(tmp_path: Pa
             agent.send_signal(signal.SIGTERM)
             assert agent.wait(timeout=30) == 0
     store.close()
+
+
+@pytest.mark.skipif(not mounting_enabled(), reason="no mount namespace can be made here")
+def test_a_relative_root_directory_still_runs_pods_in_a_mount_namespace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`kjobs up --data-dir data` or `kjobs node join --root-dir root` gave the runtime a relative root: a pod with a
+    volume (so in a mount namespace, which starts elsewhere) failed 128 "mount tmpfs on root/mnt: No such file"."""
+    monkeypatch.chdir(tmp_path)
+
+    async def scenario() -> None:
+        async with process_node(Path("noderoot")) as node:
+            manifest = pod_manifest("vol", "local", ["sh", "-c", "echo hi > /data/f && cat /data/f"])
+            manifest["spec"]["volumes"] = [{"name": "d", "emptyDir": {}}]
+            manifest["spec"]["containers"][0]["volumeMounts"] = [{"name": "d", "mountPath": "/data"}]
+            await node.client.create(PODS, "default", manifest)
+
+            async def ended() -> Obj | None:
+                pod = await node.client.get(PODS, "default", "vol")
+                return pod if pod.get("status", {}).get("phase") in ("Succeeded", "Failed") else None
+
+            pod = await eventually(ended)
+            _, chunks = node.service.open_log("default", "vol", LogOptions(container="main"))
+            output = b"".join([c async for c in chunks])
+            assert (pod["status"]["phase"], output) == ("Succeeded", b"hi\n")
+
+    asyncio.run(scenario())

@@ -421,8 +421,9 @@ def up(
         raise click.BadParameter(
             f"{host} is not a loopback address; plain http is only served on loopback", param_hint="--host"
         )
-    data = data_dir or default_data_dir()
-    config_path = kubeconfig or Path(os.path.expanduser("~")) / ".kube" / "kjobs.yaml"
+    # Absolute from here on: pods' mount namespaces and processes start in other working directories.
+    data = (data_dir or default_data_dir()).absolute()
+    config_path = (kubeconfig or Path(os.path.expanduser("~")) / ".kube" / "kjobs.yaml").absolute()
     try:
         history = {} if history_size is None else {"history_size": history_size}  # the store's own default
         store = open_store(str(data), repair=repair, pack_above=store_pack_above, **history)

@@ -263,7 +263,7 @@ class ProcessRuntime(Supervisor):
         """No other runtime uses this root (a node of `kjobs up`, whose data directory one process holds): files
         of pods it does not know are left over, and `release_unclaimed` removes them. `kjobs run` sessions share
         the default root, so theirs is not owned."""
-        self.root_dir = Path(root_dir)
+        self.root_dir = Path(root_dir).absolute()  # a relative one would name other places from pods' working dirs
         self.log_dir = self.root_dir / "logs"
         owned_dir(self.root_dir)  # pods started as other users must not read other pods' files and logs
         (self.root_dir / "pods").mkdir(parents=True, exist_ok=True)
