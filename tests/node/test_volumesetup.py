@@ -420,3 +420,35 @@ def test_a_rewrite_does_not_empty_a_directory_a_planted_data_link_names(tmp_path
     write_atomic(volume, {"token": (b"2", 0o644)})
     assert (victim / "sa.key").read_text() == "key"
     assert (volume / "token").read_text() == "2"
+
+
+def test_a_relative_host_path_is_bound_from_where_it_was_checked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The type check read `data` from the agent's directory; the bind named `data` from the container's working
+    directory, so the container failed 128 "mount data on .../mnt/in: No such file or directory"."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()
+    volume = {"name": "host", "hostPath": {"path": "data", "type": "Directory"}}
+    container = {"name": "main", "image": "x", "volumeMounts": [{"name": "host", "mountPath": "/in"}]}
+    pod = make_pod([container], volumes=[volume])
+    assert set_up(pod, tmp_path / "pod", {}, host_ip="", pod_ip="") == []
+    assert container_mounts(pod, container, tmp_path / "pod", {}) == [Bind(str(tmp_path / "data"), "/in", False)]
+
+
+def test_a_missing_host_path_without_a_type_is_made_a_directory_as_containerd_makes_it(tmp_path: Path) -> None:
+    """containerd's CRI makes a bind's missing source a 0755 directory (parseMount / WithMounts); the container
+    then starts with it empty. Before, the container failed 128 at its mount."""
+    missing = tmp_path / "absent" / "deeper"
+    volume = {"name": "host", "hostPath": {"path": str(missing)}}
+    container = {"name": "main", "image": "x", "volumeMounts": [{"name": "host", "mountPath": "/in"}]}
+    pod = make_pod([container], volumes=[volume])
+    assert set_up(pod, tmp_path / "pod", {}, host_ip="", pod_ip="") == []
+    assert container_mounts(pod, container, tmp_path / "pod", {}) == [Bind(str(missing), "/in", False)]
+    assert missing.is_dir() and stat.S_IMODE(missing.stat().st_mode) == 0o755 & ~_umask()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask

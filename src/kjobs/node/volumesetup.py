@@ -224,8 +224,8 @@ def volume_dir(pod_dir: Path, volume: Obj, sources: EnvSources | None = None) ->
     """Where a volume's contents live on this machine (a hostPath: the host path itself; a claim: its bound
     volume's directory). `ConfigError` for a claim whose volume has no directory here."""
     kind = source_of(volume)
-    if kind == "hostPath":
-        return Path(str(volume["hostPath"].get("path") or ""))
+    if kind == "hostPath":  # a relative path names what `check_host_path` checked: from the agent's directory
+        return Path(str(volume["hostPath"].get("path") or "")).absolute()
     if kind == "persistentVolumeClaim":
         return claim_dir(volume, sources)
     return pod_dir / "volumes" / PLUGINS.get(kind or "", "kubernetes.io~unsupported") / str(volume.get("name", ""))
@@ -622,6 +622,11 @@ def container_mounts(
             source, within = Path(real), real_base
         else:
             within = ""
+            if not os.path.exists(source):  # containerd's CRI makes a missing bind source a directory (parseMount)
+                try:
+                    os.makedirs(source, mode=0o755, exist_ok=True)
+                except OSError as exc:
+                    raise ConfigError(f'failed to mkdir "{source}": {exc.strerror or exc}') from None
         read_only = mount.get("readOnly") is True or kind in API_DATA
         if kind == "persistentVolumeClaim" and volume["persistentVolumeClaim"].get("readOnly") is True:
             read_only = True
