@@ -230,3 +230,25 @@ def test_an_update_sharing_the_stored_spec_adds_no_defaults_and_a_new_spec_is_de
     replaced = copy.deepcopy(patched)
     del replaced["spec"]["containers"][0]["imagePullPolicy"]  # a PUT that leaves a default out gets it back
     assert default_pod_update_in_place(replaced, stored)["spec"]["containers"][0]["imagePullPolicy"] == "Always"
+
+
+def test_every_container_reads_back_with_resources_as_go_writes_them() -> None:
+    """`Container.Resources` is a struct, not a pointer: Go decodes an absent one to its zero value and writes
+    `resources: {}` back (omitempty never omits a struct), so `kubectl get pod -o yaml` on a cluster shows it on
+    every container, init and ephemeral ones included, and in a Job's template."""
+    pod = {
+        "metadata": {"name": "p"},
+        "spec": {
+            "initContainers": [{"name": "init", "image": "busybox"}],
+            "containers": [
+                {"name": "main", "image": "busybox"},
+                {"name": "cpu", "image": "busybox", "resources": {"requests": {"cpu": "1"}}},
+            ],
+            "ephemeralContainers": [{"name": "debug", "image": "busybox"}],
+        },
+    }
+    spec = default_pod(pod)["spec"]
+    every = [*spec["initContainers"], *spec["containers"], *spec["ephemeralContainers"]]
+    assert [c["resources"] for c in every] == [{}, {}, {"requests": {"cpu": "1"}}, {}]
+    job = default_job(raw_job())
+    assert [c["resources"] for c in job["spec"]["template"]["spec"]["containers"]] == [{}]

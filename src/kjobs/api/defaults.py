@@ -164,7 +164,7 @@ def _default_container(container: Obj) -> None:
         field_ref = _dict(value_from, "fieldRef") if value_from is not None else None
         if field_ref is not None:
             _set_default(field_ref, "apiVersion", "v1")
-    resources = _dict(container, "resources")
+    resources = _dict(container, "resources", create=True)  # a non-pointer struct: Go writes `resources: {}`
     if resources is not None:
         _default_resource_list(resources, "limits")
         _default_resource_list(resources, "requests")
