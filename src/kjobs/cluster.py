@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import os
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -475,6 +476,8 @@ class LocalCluster:
         self.agents: list[Any] = []
         self._started: list[Component] = []
         self._campaigns: list[asyncio.Task[None]] = []
+        self._root_locks: list[int] = []
+        """The `kjobs.node.rootlock` claims of the process runtimes' roots, released by `stop`."""
 
     def node_names(self) -> list[str]:
         """Names of the local nodes (`kjobs-node`, `kjobs-node-2`, ...)."""
@@ -586,6 +589,10 @@ class LocalCluster:
             options.setdefault("pod_api", self.settings.pod_api)
         settings = NodeAgentSettings(**options)
         service = self.service
+        if not sim:  # an owned root is this node's alone, a shared one is not any process's (`owns_root_dir`)
+            from kjobs.node.rootlock import claim
+
+            self._root_locks.append(claim(root / name, exclusive=self.settings.owns_root_dir))
 
         async def tokens(namespace: str, account: str, body: Obj) -> Obj:
             return (await service.create_token(namespace, account, body)).obj
@@ -633,3 +640,7 @@ class LocalCluster:
             component = self._started.pop()
             with contextlib.suppress(Exception):
                 await component.stop()
+        locks, self._root_locks = self._root_locks, []
+        for fd in locks:
+            with contextlib.suppress(OSError):
+                os.close(fd)

@@ -1,0 +1,39 @@
+"""Who else uses a node's root directory: a lock file in it, `node.lock`.
+
+A runtime that sweeps the files of pods it does not know (`ProcessRuntime.owns_root`, the kubelet's
+`cleanupOrphanedPodDirs`) must be the root's only user, or it removes another process's live pods' files. So the
+owner (`kjobs up`'s nodes, `kjobs node join --root-dir`) holds an exclusive lock on `node.lock` while it runs, and
+a runtime that shares its root (`kjobs run` sessions under the default root) a shared one: an owner started while
+another process uses the root is refused, and so is a sharer while an owner runs. POSIX record locks (`lockf`)
+belong to a process, so the clusters of one process (tests) never refuse each other; they end when the process
+does, however it ends.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+
+from kjobs.files import FILE_MODE, owned_dir
+
+LOCK_FILE = "node.lock"
+
+
+class RootInUse(Exception):
+    """The root is used by another process in a way this claim cannot share."""
+
+
+def claim(root: str | os.PathLike[str], *, exclusive: bool) -> int:
+    """Lock `root`'s `node.lock` (created 0700/0600 as needed), exclusively for an owner; the open descriptor,
+    which holds the lock until it is closed or the process ends. Raises `RootInUse` when another process holds a
+    lock that conflicts."""
+    owned_dir(root)
+    fd = os.open(Path(root) / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+    try:
+        fcntl.lockf(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        how = "its own" if exclusive else "shared"
+        raise RootInUse(f"{root} is in use by another process: it cannot be used as {how} node root") from None
+    return fd
