@@ -269,7 +269,7 @@ class Shim:
         """Create this shim's journal (see the module note); without one, exits are known to the agent only."""
         self.journal_path = os.path.join(directory, f"{agent_id}.{self.identity()}.jsonl")
         try:
-            os.makedirs(directory, mode=0o700, exist_ok=True)
+            leftovers.private_dirs(directory)
             flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
             self.journal_fd = os.open(self.journal_path, flags, 0o600)
         except OSError:
@@ -801,14 +801,21 @@ def control_address(identity: str) -> bytes:
 
 def _make_dir(path: str) -> None:
     """`os.makedirs(path, exist_ok=True)` with one `mkdir` in the usual case (the parent exists, the directory
-    does not), and the same errors otherwise."""
+    does not), and the same errors otherwise; missing parents are made private (`_make_parents`)."""
     try:
         os.mkdir(path)
     except FileExistsError:
         if not os.path.isdir(path):
             os.makedirs(path, exist_ok=True)  # raises as it would have
     except FileNotFoundError:
+        _make_parents(path)
         os.makedirs(path, exist_ok=True)
+
+
+def _make_parents(path: str) -> None:
+    """Make the missing directories above `path` 0700 (`leftovers.private_dirs`): a node's root, `pods` or `logs`
+    someone removed under a running node is not made again readable by pods started as other users."""
+    leftovers.private_dirs(os.path.dirname(path))
 
 
 def _open_log(path: str) -> int:
@@ -819,14 +826,7 @@ def _open_log(path: str) -> int:
     try:
         return os.open(path, flags, 0o644)
     except FileNotFoundError:
-        missing: list[str] = []
-        parent = os.path.dirname(path)
-        while parent and not os.path.isdir(parent) and parent != os.path.dirname(parent):
-            missing.append(parent)
-            parent = os.path.dirname(parent)
-        for directory in reversed(missing):
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(directory, 0o700)
+        _make_parents(path)
         return os.open(path, flags, 0o644)
 
 
