@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import httpx
-import yaml
 
 from tests.server.conftest import job_manifest, pod_manifest
 

@@ -28,6 +28,8 @@ library only, so it is up in milliseconds) and speaks JSON lines over its stdin/
                                                     FIFO to read as stdin (opened, then removed), else
                                                     /dev/null; tty true: a new pseudo-terminal instead
                                                     (below; stdin null)
+    → ["a", uid]                                    with die_with_agent: pod uid has a scratch directory (removed
+                                                    as a served pod's, though no container of it started)
     → ["k", id, signum]                             signal its process group (ignored once reaped)
     → ["w", id, width, height]                      set the size of its terminal (ignored without one)
     → ["i", id, data]                               write data (bytes as a latin-1 string) to its terminal
@@ -237,6 +239,9 @@ class Shim:
                 self.write_journal()
             elif self.journal and self.journal[-1][:2] == ["e", message[1]]:
                 self.journal[-1].extend(message[6:9])  # which container could not start
+        elif kind == "a":
+            if self.die_with_agent:
+                self.served.add(str(message[1]))
         elif kind == "k":
             self.kill(message[1], message[2])
         elif kind == "w":
