@@ -476,6 +476,8 @@ class LocalCluster:
         self.agents: list[Any] = []
         self._started: list[Component] = []
         self._campaigns: list[asyncio.Task[None]] = []
+        self.container_events: Callable[[Obj, str, str, str, str], None] | None = None
+        """Told of every node agent's container events (`NodeAgent.container_events`), nodes added later too."""
         self._root_locks: list[int] = []
         """The `kjobs.node.rootlock` claims of the process runtimes' roots, released by `stop`."""
 
@@ -597,7 +599,7 @@ class LocalCluster:
         async def tokens(namespace: str, account: str, body: Obj) -> Obj:
             return (await service.create_token(namespace, account, body)).obj
 
-        return NodeAgent(
+        agent = NodeAgent(
             LocalClient(self.service, manager=KUBELET_MANAGER, shared_results=True),
             name=name,
             runtime_factory=(
@@ -619,6 +621,12 @@ class LocalCluster:
             memory_monitor=_sim_memory(settings) if sim else None,
             tokens=tokens if settings.pod_api else None,
         )
+        agent.container_events = self._container_event
+        return agent
+
+    def _container_event(self, pod: Obj, kind: str, reason: str, message: str, container: str) -> None:
+        if self.container_events is not None:
+            self.container_events(pod, kind, reason, message, container)
 
     async def add_node(self, name: str) -> Any:
         """Start one more node agent named `name` (a replacement for a lost node, as an autoscaler adds one)."""
