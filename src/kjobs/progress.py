@@ -383,7 +383,7 @@ class RunView:
 
     def _probe_kill_notes(self, uid: str, pod: Obj) -> str:
         """`, killed after its liveness probe failed (...)` for each of the pod's containers a probe killed."""
-        notes = []
+        notes: list[str] = []
         for key in ("initContainerStatuses", "containerStatuses"):
             for cs in P.status(pod).get(key) or ():
                 note = self._probe_kills.pop((uid, str(cs.get("name"))), None)
