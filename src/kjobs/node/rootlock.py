@@ -34,6 +34,9 @@ def claim(root: str | os.PathLike[str], *, exclusive: bool) -> int:
         fcntl.lockf(fd, (fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH) | fcntl.LOCK_NB)
     except OSError:
         os.close(fd)
-        how = "its own" if exclusive else "shared"
-        raise RootInUse(f"{root} is in use by another process: it cannot be used as {how} node root") from None
+        if exclusive:
+            why = f"{root} is in use by another process: a node's own root (--root-dir, kjobs up's) is not shared"
+        else:
+            why = f"{root} is another process's own node root (kjobs node join --root-dir, kjobs up): not shared"
+        raise RootInUse(why) from None
     return fd
