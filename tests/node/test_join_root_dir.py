@@ -100,3 +100,18 @@ def test_the_default_root_is_shared_and_keeps_what_it_does_not_know(config: Path
         rest = _stop(agent)
     assert agent.returncode == 0, rest
     assert len(files_of(root, "another-session")) == 5
+
+
+@pytest.mark.e2e
+def test_a_root_dir_with_files_but_nothing_of_a_node_is_refused(config: Path, tmp_path: Path) -> None:
+    """The sweep removes what is not this node's under `pods/` and `logs/`: a `--root-dir` naming a directory of
+    the user's (its own `logs/`) is refused before anything is made or removed there."""
+    mine = tmp_path / "project"
+    (mine / "logs").mkdir(parents=True)
+    (mine / "logs" / "build.log").write_text("keep me\n")
+    # a name the API refuses: without the check the join would end there (exit 1), not run on
+    args = ["node", "join", "--kubeconfig", str(config), "--name", "Bad_Name", "--root-dir", str(mine)]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert "holds files but no node's" in result.output
+    assert (mine / "logs" / "build.log").read_text() == "keep me\n" and sorted(os.listdir(mine)) == ["logs"]

@@ -178,8 +178,14 @@ def join(
             # A root of its own (`--root-dir`) is this node's alone while it runs, so it removes the files of pods
             # it no longer has at start; the default root is shared, left as it is (`kjobs.node.rootlock`).
             from kjobs.node.process_runtime import default_root_dir
-            from kjobs.node.rootlock import RootInUse, claim
+            from kjobs.node.rootlock import RootInUse, claim, foreign
 
+            if root_dir is not None and foreign(root_dir):
+                raise click.BadParameter(
+                    f"{root_dir} holds files but no node's: give a new or empty directory (its pods' files "
+                    "not of this node are removed at start)",
+                    param_hint="--root-dir",
+                )
             try:
                 lock = claim(root_dir or default_root_dir() / name, exclusive=root_dir is not None)
             except RootInUse as exc:

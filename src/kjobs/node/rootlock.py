@@ -40,3 +40,17 @@ def claim(root: str | os.PathLike[str], *, exclusive: bool) -> int:
             why = f"{root} is another process's own node root (kjobs node join --root-dir, kjobs up): not shared"
         raise RootInUse(why) from None
     return fd
+
+
+NODE_ENTRIES = (LOCK_FILE, "pods", "journal", "procs")
+"""What a node's root holds once a node has run there (`ProcessRuntime` makes them, `claim` the lock)."""
+
+
+def foreign(root: str | os.PathLike[str]) -> bool:
+    """Whether `root` is a directory with something in it but nothing of a node's: not a root to sweep (a
+    `--root-dir` naming a home or project directory by mistake would lose its `logs/` to the orphan sweep)."""
+    try:
+        names = set(os.listdir(root))
+    except (FileNotFoundError, NotADirectoryError):
+        return False
+    return bool(names) and names.isdisjoint(NODE_ENTRIES)
