@@ -12,6 +12,7 @@ import asyncio
 import contextlib
 import gc
 import logging
+import os
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -475,6 +476,10 @@ class LocalCluster:
         self.agents: list[Any] = []
         self._started: list[Component] = []
         self._campaigns: list[asyncio.Task[None]] = []
+        self.container_events: Callable[[Obj, str, str, str, str], None] | None = None
+        """Told of every node agent's container events (`NodeAgent.container_events`), nodes added later too."""
+        self._root_locks: list[int] = []
+        """The `kjobs.node.rootlock` claims of the process runtimes' roots, released by `stop`."""
 
     def node_names(self) -> list[str]:
         """Names of the local nodes (`kjobs-node`, `kjobs-node-2`, ...)."""
@@ -586,11 +591,15 @@ class LocalCluster:
             options.setdefault("pod_api", self.settings.pod_api)
         settings = NodeAgentSettings(**options)
         service = self.service
+        if not sim:  # an owned root is this node's alone, a shared one is not any process's (`owns_root_dir`)
+            from kjobs.node.rootlock import claim
+
+            self._root_locks.append(claim(root / name, exclusive=self.settings.owns_root_dir))
 
         async def tokens(namespace: str, account: str, body: Obj) -> Obj:
             return (await service.create_token(namespace, account, body)).obj
 
-        return NodeAgent(
+        agent = NodeAgent(
             LocalClient(self.service, manager=KUBELET_MANAGER, shared_results=True),
             name=name,
             runtime_factory=(
@@ -612,6 +621,12 @@ class LocalCluster:
             memory_monitor=_sim_memory(settings) if sim else None,
             tokens=tokens if settings.pod_api else None,
         )
+        agent.container_events = self._container_event
+        return agent
+
+    def _container_event(self, pod: Obj, kind: str, reason: str, message: str, container: str) -> None:
+        if self.container_events is not None:
+            self.container_events(pod, kind, reason, message, container)
 
     async def add_node(self, name: str) -> Any:
         """Start one more node agent named `name` (a replacement for a lost node, as an autoscaler adds one)."""
@@ -633,3 +648,7 @@ class LocalCluster:
             component = self._started.pop()
             with contextlib.suppress(Exception):
                 await component.stop()
+        locks, self._root_locks = self._root_locks, []
+        for fd in locks:
+            with contextlib.suppress(OSError):
+                os.close(fd)

@@ -269,6 +269,10 @@ class RunView:
     _unseen_end: dict[str, int] = field(default_factory=dict)
     """Pods explained when counted as failed while deleted before any exit of theirs was seen (`deleted while
     Pending`), by their decision's place in `decisions`: their final status may still show what they were."""
+    _unhealthy: dict[tuple[str, str], str] = field(default_factory=dict)
+    _probe_kills: dict[tuple[str, str], str] = field(default_factory=dict)
+    """(pod uid, container) -> the last liveness or startup probe failure, and why the node killed the container
+    (`container_event`), until a restart line or the pod's decision says it."""
 
     def update_job(self, job: Obj) -> list[str]:
         """Take a new Job state; returns lines about conditions that appeared."""
@@ -320,6 +324,8 @@ class RunView:
         if pod is None:
             if deleted is not None:
                 self.pods.pop(P.uid(deleted), None)
+                if self._probe_kills or self._unhealthy:
+                    self._forget_probes(P.uid(deleted))
                 self._unseen_end.pop(P.uid(deleted), None)
                 if P.uid(deleted) in self._terminating:
                     self._gone[P.uid(deleted)] = _resource_version(deleted)
@@ -349,9 +355,41 @@ class RunView:
             self._terminating.pop(uid, None)
             index = (pod["metadata"].get("annotations") or {}).get(JOB_COMPLETION_INDEX_ANNOTATION)
             decision = decide(self.job, pod, index)
+            if self._probe_kills:
+                decision = replace(decision, cause=decision.cause + self._probe_kill_notes(uid, pod))
             self.decisions.append(decision)
             lines.append(decision.line())
         return lines
+
+    def container_event(self, pod: Obj, kind: str, reason: str, message: str, container: str) -> None:
+        """The node agent's events about a container (`NodeAgent.container_events`): a container its liveness or
+        startup probe killed ends with a plain exit code (143 or 137), and `kjobs run` shows no Events, so the
+        kill is said with the exit: `killed after its liveness probe failed (Liveness probe failed: ...)`, what
+        `kubectl describe pod` shows on a cluster as the kubelet's `Unhealthy` and `Killing` events
+        (pkg/kubelet/prober/prober.go, pkg/kubelet/kuberuntime/kuberuntime_manager.go `computePodActions`)."""
+        key = (P.uid(pod), container)
+        if reason == "Unhealthy" and message.startswith(("Liveness probe failed", "Startup probe failed")):
+            self._unhealthy[key] = message
+        elif reason == "Killing" and message.startswith(f"Container {container} failed "):
+            which = message.removeprefix(f"Container {container} failed ").split(",", 1)[0]  # `liveness probe`
+            # on one line (a probe's output often ends with a newline); an exec probe that printed nothing: no `: `
+            why = " ".join(self._unhealthy.pop(key, "").split()).removesuffix(":")
+            self._probe_kills[key] = f"killed after its {which} failed" + (f" ({why})" if why else "")
+
+    def _forget_probes(self, uid: str) -> None:
+        for table in (self._probe_kills, self._unhealthy):
+            for key in [k for k in table if k[0] == uid]:
+                del table[key]
+
+    def _probe_kill_notes(self, uid: str, pod: Obj) -> str:
+        """`, killed after its liveness probe failed (...)` for each of the pod's containers a probe killed."""
+        notes: list[str] = []
+        for key in ("initContainerStatuses", "containerStatuses"):
+            for cs in P.status(pod).get(key) or ():
+                note = self._probe_kills.pop((uid, str(cs.get("name"))), None)
+                if note:
+                    notes.append(f", container {cs.get('name')} {note}" if notes else f", {note}")
+        return "".join(notes)
 
     def _seen_end(self, uid: str, name: str, pod: Obj) -> list[str]:
         """The end of a pod explained as `deleted while Pending` (its status not yet published when the Job
@@ -393,9 +431,11 @@ class RunView:
                     term.get("exitCode") if running else previous[1] if previous and previous[0] == count - 1 else None
                 )
                 exited = f"after exit code {code}, " if code is not None else ""
+                killed = self._probe_kills.pop(seen, None) if self._probe_kills else None
                 lines.append(
                     f"pod {name}{where} container {cs.get('name')} restarted ({exited}restartCount {count})"
-                    f" → {restart_verdict(self.job)}"
+                    + (f": {killed}" if killed else "")
+                    + f" → {restart_verdict(self.job)}"
                 )
         return lines
 

@@ -393,6 +393,7 @@ async def _serve_until_signal(server: Any, out: TextIO) -> None:
 async def _follow(cluster: LocalCluster, user: LocalClient, job: Obj, options: RunOptions) -> int:
     meta = job["metadata"]
     view = RunView(job, show_restarts=True, show_blocked=True)
+    cluster.container_events = view.container_event  # why a probe killed a container (no Events recorded here)
     out = options.out
     changed = asyncio.Event()
     lines: list[str] = []

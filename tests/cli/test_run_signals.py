@@ -157,6 +157,36 @@ def test_sigkill_of_the_run_leaves_no_pod_running(tmp_path: Path, running: list[
     assert _node_files(tmp_path) == []
 
 
+def test_sigkill_leaves_no_directory_of_a_pod_whose_containers_never_started(
+    tmp_path: Path, running: list[subprocess.Popen[bytes]]
+) -> None:
+    """A pod admitted but waiting for a volume (a ConfigMap the manifest lacks: `FailedMount`, ContainerCreating)
+    has its scratch directory and no container: the run's shims are told of it when it is made, so they remove
+    it too when the run is killed. Before, it was left (docs/orphans.md)."""
+    job = tmp_path / "waiting.yaml"
+    job.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: waiting}\nspec:\n  template:\n    spec:\n"
+        "      restartPolicy: Never\n"
+        "      volumes: [{name: cfg, configMap: {name: absent}}]\n"
+        "      containers: [{name: main, image: busybox, command: ['true'],\n"
+        "                    volumeMounts: [{name: cfg, mountPath: /cfg}]}]\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kjobs", "run", str(job), "--plain"],
+        stdout=subprocess.DEVNULL,
+        stderr=(tmp_path / "stderr").open("wb"),
+        env=_env(tmp_path),
+    )
+    running.append(proc)
+    node = tmp_path / "runtime" / "kjobs" / "kjobs-node"
+    _until(lambda: (node / "pods").is_dir() and os.listdir(node / "pods"), "the pod's directory is made", proc)
+    shims = _shims_of(proc.pid)
+    proc.kill()
+    assert proc.wait(timeout=DEADLINE) == -signal.SIGKILL
+    _until(lambda: all(_stat(pid) is None for pid in shims), "the shims exit")
+    assert _node_files(tmp_path) == []
+
+
 def test_a_closed_output_pipe_stops_the_run_at_once_with_status_141(
     tmp_path: Path, running: list[subprocess.Popen[bytes]]
 ) -> None:

@@ -467,3 +467,27 @@ def test_a_journal_is_kept_for_the_next_agent_only_when_it_holds_something(tmp_p
     left = [path.name for path in journals.iterdir()]
     assert left == [f"2-2.{busy.pid}.jsonl"], left  # named `<agent>.<shim>` (its pid: it keeps no records here)
     assert b'["x","c"' in (journals / left[0]).read_bytes().replace(b" ", b"")
+
+
+def test_a_node_root_removed_under_the_runtime_is_made_again_private(tmp_path: Path) -> None:
+    """The node's root (0700 at its start, `owned_dir`) and its `pods` removed while the node runs are made again
+    0700, by the agent's volume set-up and by the shim, which makes a container's missing working directory
+    (docs/exhaust41.md). Before, they came back with the default mode (0755): readable by pods of other users."""
+    import shutil
+    import stat
+
+    root = tmp_path / "node"
+
+    async def body(runtime: ProcessRuntime) -> None:
+        shutil.rmtree(root)
+        runtime.prepare_volumes(make_pod([sh("true")], uid="uid-v", name="pv"), None)
+        assert stat.S_IMODE(root.stat().st_mode) == stat.S_IMODE((root / "pods").stat().st_mode) == 0o700
+        shutil.rmtree(root)
+        done = await finish(runtime, make_pod([sh("echo two")], uid="uid-2", name="p2"))
+        assert done["phase"] == "Succeeded", state(done)
+        made_again = [root, root / "pods", root / "logs", root / "procs", root / "journal"]
+        assert {d.name: stat.S_IMODE(d.stat().st_mode) for d in made_again} == {d.name: 0o700 for d in made_again}
+        assert (root / "pods" / "uid-2").is_dir()
+
+    root.mkdir(mode=0o700)
+    with_runtime(root, body)

@@ -56,7 +56,9 @@ def test_a_handed_over_body_is_used_as_is_and_left_unchanged_and_others_are_copi
         client = await local_api(FakeClock())
         await client.create(PODS, "default", POD)
         store = client.service.store.store
-        conditions = [{"type": "Example", "status": "True"}]
+        # with both its times: one without them is stored as a copy, with Go's nulls (`kjobs.server.zerotimes`)
+        stamp = "2026-01-01T00:00:00Z"
+        conditions = [{"type": "Example", "status": "True", "lastProbeTime": stamp, "lastTransitionTime": stamp}]
         handed = {"status": {"phase": "Running", "conditions": conditions}}
         before = orjson.dumps(handed)
         await client.patch(PODS, "default", "p", handed, subresource="status", handover=True)

@@ -116,7 +116,12 @@ def test_a_status_patch_with_an_unknown_field_warns_and_stores_the_rest() -> Non
     result, stored = _status_patch("Warn")
     assert result.warnings == ['unknown field "status.conditions[1].bogus"']
     conditions = stored["status"]["conditions"]
-    assert conditions[1] == {"type": "PodScheduled", "status": "False"}
+    assert conditions[1] == {
+        "type": "PodScheduled",
+        "status": "False",
+        "lastProbeTime": None,
+        "lastTransitionTime": None,
+    }
 
 
 def test_a_strict_status_patch_with_an_unknown_field_is_refused() -> None:

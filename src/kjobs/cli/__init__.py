@@ -32,10 +32,12 @@ def entry() -> None:
     Only for a whole process: `main` itself (as click's test runner calls it) leaves the collector alone.
     """
     from kjobs.files import NotOwned
+    from kjobs.node.rootlock import RootInUse
 
     try:
         main(prog_name="kjobs")
-    except NotOwned as exc:  # a node's root another user made first (`kjobs.files.owned_dir`): no traceback
+    except (NotOwned, RootInUse) as exc:  # a node's root another user made first (`kjobs.files.owned_dir`), or
+        # one another process owns (`kjobs.node.rootlock`): no traceback
         raise SystemExit(f"Error: {exc}") from None
     finally:
         gc.freeze()

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import time
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -172,6 +174,23 @@ def join(
             container_log_max_size=container_log_max_size,
             container_log_max_files=container_log_max_files,
         )
+        if runtime == "process":
+            # A root of its own (`--root-dir`) is this node's alone while it runs, so it removes the files of pods
+            # it no longer has at start; the default root is shared, left as it is (`kjobs.node.rootlock`).
+            from kjobs.node.process_runtime import default_root_dir
+            from kjobs.node.rootlock import RootInUse, claim, foreign
+
+            if root_dir is not None and foreign(root_dir):
+                raise click.BadParameter(
+                    f"{root_dir} holds files but no node's: give a new or empty directory (its pods' files "
+                    "not of this node are removed at start)",
+                    param_hint="--root-dir",
+                )
+            try:
+                lock = claim(root_dir or default_root_dir() / name, exclusive=root_dir is not None)
+            except RootInUse as exc:
+                raise click.ClickException(f"node {name}: {exc}") from None
+            click.get_current_context().call_on_close(partial(os.close, lock))
         tune_gc()  # a long-lived agent whose informer keeps every pod of the node
         hidden = (str(kubeconfig),) if kubeconfig is not None else ()  # the agent's credentials: not its pods'
         uvloop.run(_join(connection, name, runtime, root_dir, settings, outcome, hidden))  # as kjobs run and kjobs up
@@ -239,6 +258,7 @@ async def _join(
             hidden_paths=hidden,
             log_max_size=settings.container_log_max_size,
             log_max_files=settings.container_log_max_files,
+            owns_root=root_dir is not None,
         )
 
     client = HttpClient(connection, user_agent=f"kjobs-node/{name}")

@@ -111,6 +111,8 @@ log = logging.getLogger(__name__)
 
 TokenSource = Callable[[str, str, Obj], Awaitable[Obj]]
 """(namespace, ServiceAccount, TokenRequest) -> the created TokenRequest (`ApiService.create_token`'s object)."""
+ContainerEvents = Callable[[Obj, str, str, str, str], None]
+"""(pod, type, reason, message, container) of an event about one of a pod's containers."""
 
 NODE_LEASE_NAMESPACE = "kube-node-lease"
 COMPONENT = "kubelet"
@@ -460,6 +462,9 @@ class NodeAgent:
         (`_service_env`). Only for a runtime that starts processes (the simulated one reads no environment)."""
         if hasattr(self.runtime, "on_event"):  # probe and hook events (`kjobs.node.handlerrunner`)
             setattr(self.runtime, "on_event", self._container_event)  # noqa: B010
+        self.container_events: ContainerEvents | None = None
+        """Also told of each container event (`kjobs run`, which records no Events, says why a probe killed a
+        container from them: `kjobs.progress.RunView.container_event`)."""
         if hasattr(self.runtime, "pod_api") and hasattr(self.runtime, "service_env"):
             self.services = Informer(client, SERVICES, clock=clock)
             setattr(self.runtime, "service_env", self._service_env)  # noqa: B010
@@ -1349,6 +1354,8 @@ class NodeAgent:
     def _container_event(self, pod: Obj, kind: str, reason: str, message: str, container: str) -> None:
         """An event the runtime records about a container (a failed probe or hook, a probe's kill)."""
         self.events.event(pod, kind, reason, message, field_path=container_path(pod, container))
+        if self.container_events is not None:
+            self.container_events(pod, kind, reason, message, container)
 
     def _record_killing(self, pod: Obj, handle: PodHandle) -> None:
         for cs in _statuses(handle.status):

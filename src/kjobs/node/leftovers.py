@@ -82,8 +82,25 @@ def owner_path(procs: str, pid: int) -> str:
     """The record directory of process `pid` under `procs` (created), as text: a shim names its own."""
     directory = f"{procs}/{pid}-{start_time(pid) or 0}"
     with contextlib.suppress(OSError):
-        os.makedirs(directory, exist_ok=True)
+        private_dirs(directory)
     return directory
+
+
+def private_dirs(path: str) -> None:
+    """Make `path` and the missing directories above it 0700 (`os.makedirs`'s errors otherwise): what someone
+    removed under a running node (its root, `procs`, `pods`, `logs`) is made again as private as the node's
+    root is made at its start (`kjobs.files.owned_dir`), not with the default mode: pods started as other users
+    must not read other pods' files and logs. Used by the shim too, so the standard library only."""
+    missing: list[str] = []
+    directory = path
+    while directory and not os.path.isdir(directory) and directory != os.path.dirname(directory):
+        missing.append(directory)
+        directory = os.path.dirname(directory)
+    for directory in reversed(missing):
+        with contextlib.suppress(FileExistsError):
+            os.mkdir(directory, 0o700)
+    if not os.path.isdir(path):
+        os.makedirs(path, exist_ok=True)  # raises as it would have (a file in the way)
 
 
 def alive(identity: str) -> bool:
@@ -103,7 +120,7 @@ def record(directory: Path | str, pid: int) -> None:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         except FileNotFoundError:  # removed by a runtime of this process that shut down meanwhile
             with contextlib.suppress(OSError):
-                os.makedirs(directory, exist_ok=True)
+                private_dirs(str(directory))
             continue
         except OSError:
             return

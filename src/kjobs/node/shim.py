@@ -28,6 +28,8 @@ library only, so it is up in milliseconds) and speaks JSON lines over its stdin/
                                                     FIFO to read as stdin (opened, then removed), else
                                                     /dev/null; tty true: a new pseudo-terminal instead
                                                     (below; stdin null)
+    → ["a", uid]                                    with die_with_agent: pod uid has a scratch directory (removed
+                                                    as a served pod's, though no container of it started)
     → ["k", id, signum]                             signal its process group (ignored once reaped)
     → ["w", id, width, height]                      set the size of its terminal (ignored without one)
     → ["i", id, data]                               write data (bytes as a latin-1 string) to its terminal
@@ -237,6 +239,9 @@ class Shim:
                 self.write_journal()
             elif self.journal and self.journal[-1][:2] == ["e", message[1]]:
                 self.journal[-1].extend(message[6:9])  # which container could not start
+        elif kind == "a":
+            if self.die_with_agent:
+                self.served.add(str(message[1]))
         elif kind == "k":
             self.kill(message[1], message[2])
         elif kind == "w":
@@ -269,7 +274,7 @@ class Shim:
         """Create this shim's journal (see the module note); without one, exits are known to the agent only."""
         self.journal_path = os.path.join(directory, f"{agent_id}.{self.identity()}.jsonl")
         try:
-            os.makedirs(directory, mode=0o700, exist_ok=True)
+            leftovers.private_dirs(directory)
             flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
             self.journal_fd = os.open(self.journal_path, flags, 0o600)
         except OSError:
@@ -801,14 +806,21 @@ def control_address(identity: str) -> bytes:
 
 def _make_dir(path: str) -> None:
     """`os.makedirs(path, exist_ok=True)` with one `mkdir` in the usual case (the parent exists, the directory
-    does not), and the same errors otherwise."""
+    does not), and the same errors otherwise; missing parents are made private (`_make_parents`)."""
     try:
         os.mkdir(path)
     except FileExistsError:
         if not os.path.isdir(path):
             os.makedirs(path, exist_ok=True)  # raises as it would have
     except FileNotFoundError:
+        _make_parents(path)
         os.makedirs(path, exist_ok=True)
+
+
+def _make_parents(path: str) -> None:
+    """Make the missing directories above `path` 0700 (`leftovers.private_dirs`): a node's root, `pods` or `logs`
+    someone removed under a running node is not made again readable by pods started as other users."""
+    leftovers.private_dirs(os.path.dirname(path))
 
 
 def _open_log(path: str) -> int:
@@ -819,14 +831,7 @@ def _open_log(path: str) -> int:
     try:
         return os.open(path, flags, 0o644)
     except FileNotFoundError:
-        missing: list[str] = []
-        parent = os.path.dirname(path)
-        while parent and not os.path.isdir(parent) and parent != os.path.dirname(parent):
-            missing.append(parent)
-            parent = os.path.dirname(parent)
-        for directory in reversed(missing):
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(directory, 0o700)
+        _make_parents(path)
         return os.open(path, flags, 0o644)
 
 

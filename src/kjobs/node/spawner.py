@@ -122,6 +122,18 @@ class Spawner:
             message.append(True)
         self._send(message)
 
+    def admitted(self, uid: str) -> None:
+        """With die_with_agent: tell the shim that pod `uid` has a scratch directory, so that it removes it too if
+        the agent dies without stopping it, though none of the pod's containers started (a pod waiting on a
+        missing ConfigMap, or one admitted just before `kjobs run` was killed; docs/orphans.md)."""
+        if not self._die_with_agent:
+            return
+        try:
+            self._ensure_shim()
+        except OSError:  # no shim now: the pod's first start tells why; its directory may be left, as before
+            return
+        self._send(["a", uid])
+
     def _unstarted(self, cid: str, message: str) -> None:
         """Report a container no shim could be started for, as a shim reports one it could not start (after
         `spawn` returned): containerd's CRI plugin gives any failed start exit code 128 and reason `StartError`
@@ -470,6 +482,10 @@ class SpawnerPool:
                 other.start()  # one that cannot start now reports it at its first container
         self._owner[cid] = shim
         shim.spawn(cid, argv, env, cwd, log_path, which, owner=owner, started_at=started_at, stdin=stdin, tty=tty)
+
+    def admitted(self, uid: str) -> None:
+        """`Spawner.admitted` on the first shim (any one removes what it was told of)."""
+        self._shims[0].admitted(uid)
 
     def signal(self, cid: str, signum: int) -> None:
         """`Spawner.signal` through the shim that started the container."""

@@ -235,6 +235,10 @@ def _resolve(go_type: str) -> tuple[str, str, Any]:
     return "scalar", underlying, None
 
 
+resolve_type = _resolve
+"""`_resolve` for the other readers of the Go types (`kjobs.server.zerotimes`)."""
+
+
 class _Abort(Exception):
     """An `UnmarshalJSON` of a self-decoding type failed: encoding/json returns its error at once, bare, ahead of
     any type error saved before it (Go's decode.go: `d.value` errors abort, `saveError` ones wait)."""

@@ -49,7 +49,18 @@ from kjobs.api.token_requests import mount_service_account_token, should_automou
 from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
 from kjobs.api.validation_scheduling import SYSTEM_PRIORITY_CLASSES
-from kjobs.server import apply, applymerge, fieldtrees, limits, params, podsecurity, reviews, schema, tokenrest
+from kjobs.server import (
+    apply,
+    applymerge,
+    fieldtrees,
+    limits,
+    params,
+    podsecurity,
+    reviews,
+    schema,
+    tokenrest,
+    zerotimes,
+)
 from kjobs.server.admission import (
     DEFAULT_SERVICE_ACCOUNT,
     LIMIT_RANGER,
@@ -1264,6 +1275,7 @@ class ApiService:
         its `metadata.labels`, which only defaulting after the strategy gave it)."""
         if r.kind == "Pod":
             obj = _merge_affinity_label_keys(obj)
+        obj = zerotimes.fill(obj, r.group, r.kind)
         if not _meta(obj).get("name"):
             raise invalid(
                 r.kind,
@@ -1443,6 +1455,7 @@ class ApiService:
             # status PUT read before the Job controller deleted the pod and took its finalizer answered 422 ("no
             # new finalizers can be added if the object is being deleted"), which RetryOnConflict does not retry.
             raise conflict(r.plural, str((old.get("metadata") or {}).get("name", "")), group=r.group)
+        new = zerotimes.fill(new, r.group, r.kind)
         if manager and self.field_managers:  # before the no-op check: a body without them changes nothing
             _start_ownership(_meta(new), (old.get("metadata") or {}).get("managedFields"), subresource)
         if r.tracks_generation and subresource != "status" and r.spec_changed(new, old):
