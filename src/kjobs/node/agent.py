@@ -75,6 +75,7 @@ from kjobs.node.preemption import (
     unexpected_admission_message,
 )
 from kjobs.node.recovery import lost_pod_status, ran_before
+from kjobs.node.recursive_read_only import runtime_handlers
 from kjobs.node.resync import requires_refresh, resync_delay, token_jitter
 from kjobs.node.runtime import ContainerRuntime, PodHandle, StatusCallback
 from kjobs.node.security import NOT_ENFORCED, unenforced, unenforced_message
@@ -588,7 +589,12 @@ class NodeAgent:
         """Create the Node, or adopt the existing one (labels merged, spec and taints kept), and post status."""
         reserved = self._reserved_memory()
         body = nodestatus.new_node(
-            self.name, self.machine, self.state, self.clock.now(), memory_reserved_bytes=reserved
+            self.name,
+            self.machine,
+            self.state,
+            self.clock.now(),
+            memory_reserved_bytes=reserved,
+            runtime_handlers=self._runtime_handlers(),
         )
         body["metadata"]["labels"].update(self.settings.labels)
         try:
@@ -616,10 +622,17 @@ class NodeAgent:
             memory_reserved_bytes=self._reserved_memory(),
             address=self.settings.address,
             kubelet_port=self.log_server.port if self.log_server is not None else 0,
+            runtime_handlers=self._runtime_handlers(),
         )
         current = self.node_informer.get("", self.name) or self.node  # as the kubelet, its lister's copy first
         self.node = await self.client.patch(NODES, None, self.name, {"status": status}, subresource="status")
         self._record_node_status(previous.get("conditions") or [], {**current, "status": status})
+
+    def _runtime_handlers(self) -> list[Obj] | None:
+        """The Node's `runtimeHandlers`, as the runtime says (its support probed once: `kjobs.node.mountns
+        --probe`); None from a runtime that says nothing."""
+        supports = getattr(self.runtime, "supports_recursive_read_only", None)
+        return None if supports is None else runtime_handlers(bool(supports()))
 
     def _record_node_status(self, before: list[Obj], node: Obj) -> None:
         """The kubelet's node status events: one per condition that changed status since `before`
@@ -1047,7 +1060,13 @@ class NodeAgent:
         for message in failures:
             self.events.event(pod, "Warning", FAILED_MOUNT, message)
         self._mount_waiting[key] = (uid, since, min(delay * 2, MOUNT_RETRY_CAP), now + delay)
-        status = compute_pod_status(PodRecord(pod=pod, admitted_at=since), now, host_ip=self._host_ip())
+        rro = getattr(self.runtime, "recursive_read_only_mounts", None)
+        status = compute_pod_status(
+            PodRecord(pod=pod, admitted_at=since),
+            now,
+            host_ip=self._host_ip(),
+            recursive_read_only=bool(rro(pod)) if rro is not None else False,
+        )
         for field_name in ("podIP", "podIPs"):  # no sandbox yet: the kubelet creates it once volumes are ready
             status.pop(field_name, None)
         await self._publish(pod, status, terminal=False, announce=False)

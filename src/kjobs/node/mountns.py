@@ -16,15 +16,20 @@ process, before the exec — capabilities held in a user namespace do not surviv
    paths (the node's entries in the pod's directory: volume contents, termination-message files, the hosts
    file) over themselves read-only, so no symlink the container puts there is followed by the node later;
 4. binds each volume (`Bind` of `kjobs.node.volumesetup`, shallowest first) at its mountPath, read-only ones
-   remounted read-only. A mountPath that does not exist is made without touching the host's filesystem: its
-   nearest existing directory is shadowed by a tmpfs into which that directory's entries are bound again, and
-   the missing directories (or, for a file, an empty file) are made on that tmpfs. Symlinks in a mountPath are
-   resolved inside the container's view (as runc's securejoin does);
+   remounted read-only: the top mount only, as runc's `ro` (a mount below it, in a hostPath, stays writable),
+   or with `recursiveReadOnly` every mount below it too, as runc's `rro`, through `mount_setattr(2)` with
+   `AT_RECURSIVE` and `MOUNT_ATTR_RDONLY` (Linux 5.12; `kjobs.node.recursive_read_only`). A mountPath that
+   does not exist is made without touching the host's filesystem: its nearest existing directory is shadowed
+   by a tmpfs into which that directory's entries are bound again, and the missing directories (or, for a
+   file, an empty file) are made on that tmpfs. Symlinks in a mountPath are resolved inside the container's
+   view (as runc's securejoin does);
 5. pivots into the new root (`pivot_root(".", ".")`, as runc), detaches the old one, chdirs to the container's
    working directory and execs the command, which may still be `setpriv`.
 A failure before the exec is written to stderr (the container's log) and ends the process with 128, as a start
-error does. `--probe DIR` does steps 1-2 on DIR and exits 0: whether this machine lets a process do this.
-Python 3.11 has no `os.unshare` or `os.mount`: libc's are called through ctypes.
+error does. `--probe DIR` does steps 1-2 on DIR and exits 0: whether this machine lets a process do this; it
+then makes DIR (its binds of the host's entries below) read-only recursively in that throwaway namespace and
+prints `rro` when that worked. Python 3.11 has no `os.unshare`, `os.mount` nor `mount_setattr`: libc's (or the
+system call's number) are called through ctypes.
 """
 
 from __future__ import annotations
@@ -55,6 +60,12 @@ MNT_DETACH = 2
 _ST_TO_MS = ((1, MS_RDONLY), (2, MS_NOSUID), (4, MS_NODEV), (8, MS_NOEXEC), (1024, MS_NOATIME),
              (2048, MS_NODIRATIME), (4096, MS_RELATIME))  # fmt: skip
 _PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "arm64": 41, "riscv64": 41, "ppc64le": 203, "s390x": 217}
+_MOUNT_SETATTR = 442  # every architecture's since Linux 5.12 (the unified table; alpha aside, unsupported here)
+AT_FDCWD = -100
+AT_RECURSIVE = 0x8000
+MOUNT_ATTR_RDONLY = 0x1
+RECURSIVE_READ_ONLY = "rro"
+"""What `--probe` prints when a mount could be made read-only recursively."""
 _SHADOW = "/..kjobs-shadow"
 _EMPTY = "/..kjobs-hidden"
 _MAX_LINKS = 40
@@ -75,6 +86,27 @@ def _mount(source: str | None, target: str, fstype: str | None, flags: int, data
 
 def _umount(target: str) -> None:
     _check(_libc.umount2(os.fsencode(target), MNT_DETACH), f"umount {target}")
+
+
+class _MountAttr(ctypes.Structure):
+    """`struct mount_attr` (linux/mount.h, MOUNT_ATTR_SIZE_VER0: four u64)."""
+
+    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64), ("propagation", ctypes.c_uint64),
+                ("userns_fd", ctypes.c_uint64)]  # fmt: skip
+
+
+def read_only_recursively(target: str) -> None:
+    """Make the mount at `target` and every mount below it read-only (runc's `rro`: `mount_setattr(2)` with
+    `AT_RECURSIVE`); glibc's wrapper where it has one (2.36), else the system call."""
+    attr = _MountAttr(attr_set=MOUNT_ATTR_RDONLY)
+    path, size = os.fsencode(target), ctypes.c_size_t(ctypes.sizeof(attr))
+    call = getattr(_libc, "mount_setattr", None)
+    if call is not None:
+        result = call(ctypes.c_int(AT_FDCWD), path, ctypes.c_uint(AT_RECURSIVE), ctypes.byref(attr), size)
+    else:  # syscall(2) is variadic: every argument a long
+        number, dfd, flags = (ctypes.c_long(v) for v in (_MOUNT_SETATTR, AT_FDCWD, AT_RECURSIVE))
+        result = _libc.syscall(number, dfd, path, flags, ctypes.byref(attr), size)
+    _check(result, f"mount_setattr {target}")
 
 
 def _write(path: str, text: str) -> None:
@@ -205,18 +237,21 @@ def safe_open(source: str, within: str) -> int:
     return fd
 
 
-def bind_volume(root: str, source: str, target: str, read_only: bool, made: set[str], within: str = "") -> None:
+def bind_volume(
+    root: str, source: str, target: str, read_only: bool, made: set[str], within: str = "", recursive: bool = False
+) -> None:
     """Step 4 for one volume: `source` at `target` (container path) in the view under `root`; a subPath's
-    (`within`: its volume's directory) opened by `safe_open` and bound by its descriptor."""
+    (`within`: its volume's directory) opened by `safe_open` and bound by its descriptor; a read-only one made
+    read-only with its sub-mounts when `recursive`."""
     fd = safe_open(source, within) if within else -1
     try:
-        _bind_volume(root, source if fd < 0 else f"/proc/self/fd/{fd}", target, read_only, made)
+        _bind_volume(root, source if fd < 0 else f"/proc/self/fd/{fd}", target, read_only, made, recursive)
     finally:
         if fd >= 0:
             os.close(fd)
 
 
-def _bind_volume(root: str, source: str, target: str, read_only: bool, made: set[str]) -> None:
+def _bind_volume(root: str, source: str, target: str, read_only: bool, made: set[str], recursive: bool) -> None:
     parent, missing = _resolve(root, target)
     if missing:
         if parent not in made:
@@ -234,7 +269,9 @@ def _bind_volume(root: str, source: str, target: str, read_only: bool, made: set
         where = parent
     _bind(source, where)
     made.discard(where)  # a volume is not ours to shadow: a mount below it shadows it again
-    if read_only:
+    if read_only and recursive:
+        read_only_recursively(where)
+    elif read_only:
         _mount(None, where, None, MS_BIND | MS_REMOUNT | MS_RDONLY | _flags(where))
 
 
@@ -331,7 +368,8 @@ def run(plan: dict[str, object], argv: list[str]) -> None:
     protect(root, [str(p) for p in plan.get("protect") or []])  # type: ignore[attr-defined]
     for bind in plan.get("binds") or []:  # type: ignore[attr-defined]
         source, target, within = str(bind["source"]), str(bind["target"]), str(bind.get("within") or "")
-        bind_volume(root, source, target, bool(bind.get("readOnly")), made, within)
+        recursive = bool(bind.get("recursiveReadOnly"))
+        bind_volume(root, source, target, bool(bind.get("readOnly")), made, within, recursive)
     with contextlib.suppress(OSError):  # busy where a volume is bound over a hidden file: then it stays, empty
         os.unlink(root + _EMPTY)  # the hidden files' source: the binds keep its inode
     pivot(root)
@@ -352,6 +390,9 @@ def main(args: list[str]) -> int:
     if len(args) == 2 and args[0] == "--probe":
         enter(os.uname().nodename)  # a UTS namespace too: a pod's hostname is set in one
         build_root(args[1])
+        with contextlib.suppress(OSError):  # no mount_setattr (before Linux 5.12: ENOSYS), or not allowed
+            read_only_recursively(args[1])
+            sys.stdout.write(RECURSIVE_READ_ONLY + "\n")
         return 0
     if len(args) < 3 or args[1] != "--":
         sys.stderr.write("usage: mountns.py PLAN -- COMMAND [ARG...] | --probe DIR\n")

@@ -244,10 +244,13 @@ def node_status(
     memory_reserved_bytes: int = 0,
     address: str = "127.0.0.1",
     kubelet_port: int = 0,
+    runtime_handlers: list[Obj] | None = None,
 ) -> Obj:
-    """The whole `status` of the agent's Node; `kubelet_port` is where its logs are served (0: nowhere)."""
+    """The whole `status` of the agent's Node; `kubelet_port` is where its logs are served (0: nowhere);
+    `runtime_handlers` what the runtime reported of its handlers (`kjobs.node.recursive_read_only`; None: nothing
+    yet, then the field is left out as the kubelet's `RuntimeHandlers` setter leaves it before the runtime is up)."""
     before = previous or {}
-    return {
+    status: Obj = {
         "capacity": capacity(machine),
         "allocatable": allocatable(machine, memory_reserved_bytes=memory_reserved_bytes),
         "conditions": conditions(state, now, before.get("conditions") or []),
@@ -255,14 +258,28 @@ def node_status(
         "daemonEndpoints": {"kubeletEndpoint": {"Port": kubelet_port}},
         "nodeInfo": node_info(machine),
     }
+    if runtime_handlers is not None:
+        status["runtimeHandlers"] = runtime_handlers
+    return status
 
 
-def new_node(name: str, machine: MachineInfo, state: NodeState, now: float, *, memory_reserved_bytes: int = 0) -> Obj:
+def new_node(
+    name: str,
+    machine: MachineInfo,
+    state: NodeState,
+    now: float,
+    *,
+    memory_reserved_bytes: int = 0,
+    runtime_handlers: list[Obj] | None = None,
+) -> Obj:
     """The Node the agent registers when none exists."""
+    status = node_status(
+        machine, state, now, name=name, memory_reserved_bytes=memory_reserved_bytes, runtime_handlers=runtime_handlers
+    )
     return {
         "apiVersion": "v1",
         "kind": "Node",
         "metadata": {"name": name, "labels": node_labels(name, machine)},
         "spec": {},
-        "status": node_status(machine, state, now, name=name, memory_reserved_bytes=memory_reserved_bytes),
+        "status": status,
     }

@@ -15,6 +15,7 @@ from typing import Any
 from kjobs.api.timeutil import format_time
 from kjobs.api.types import Obj
 from kjobs.node.observations import Attempt, PodRecord
+from kjobs.node.recursive_read_only import mount_statuses
 from kjobs.node.resources import qos_class
 from kjobs.node.restart import DEFAULT_BACKOFF_CAP, Plan, is_sidecar, plan
 from kjobs.node.restart_rules import container_should_restart
@@ -100,7 +101,16 @@ def _terminated(attempt: Attempt) -> Obj:
     return state
 
 
-def _container_status(record: PodRecord, container: Obj, *, init: bool, has_init: bool, decisions: Plan) -> Obj:
+def _container_status(
+    record: PodRecord, container: Obj, *, init: bool, has_init: bool, decisions: Plan, rro: bool = False
+) -> Obj:
+    status = _state_status(record, container, init=init, has_init=has_init, decisions=decisions)
+    if container.get("volumeMounts"):  # the spec's mounts, whatever the state (kjobs.node.recursive_read_only)
+        status["volumeMounts"] = mount_statuses(container, rro)
+    return status
+
+
+def _state_status(record: PodRecord, container: Obj, *, init: bool, has_init: bool, decisions: Plan) -> Obj:
     name = container["name"]
     attempts = record.attempts.get(name) or []
     if attempts and not attempts[-1].started:  # still being created: reported as it was before this attempt
@@ -159,11 +169,11 @@ def _container_status(record: PodRecord, container: Obj, *, init: bool, has_init
     return status
 
 
-def _ephemeral_status(record: PodRecord, container: Obj, has_init: bool, decisions: Plan) -> Obj:
+def _ephemeral_status(record: PodRecord, container: Obj, has_init: bool, decisions: Plan, rro: bool) -> Obj:
     """An ephemeral container's status, in spec order: like a container's, but never ready, and with no
     `started` (the prober, which sets both, skips ephemeral containers: pkg/kubelet/prober/prober_manager.go
     `UpdatePodStatus`); it runs once, so it never backs off nor restarts."""
-    status = _container_status(record, container, init=False, has_init=has_init, decisions=decisions)
+    status = _container_status(record, container, init=False, has_init=has_init, decisions=decisions, rro=rro)
     status["ready"] = False
     status.pop("started", None)
     return status
@@ -355,8 +365,10 @@ def compute_pod_status(
     host_ip: str = "127.0.0.1",
     pod_ip: str = "127.0.0.1",
     backoff_cap: float = DEFAULT_BACKOFF_CAP,
+    recursive_read_only: bool = False,
 ) -> Obj:
-    """The pod's status as the kubelet would report it now; `previous` is the status last reported."""
+    """The pod's status as the kubelet would report it now; `previous` is the status last reported;
+    `recursive_read_only`: whether the pod's runtime handler supports recursive read-only mounts."""
     pod = record.pod
     spec = pod.get("spec", {})
     api_status = pod.get("status") or {}
@@ -364,17 +376,18 @@ def compute_pod_status(
     decisions = plan(record, now, cap=backoff_cap)
     init_specs = spec.get("initContainers") or []
     has_init = bool(init_specs)
+    rro = recursive_read_only
     init_statuses = [
-        _container_status(record, c, init=True, has_init=has_init, decisions=decisions) for c in init_specs
+        _container_status(record, c, init=True, has_init=has_init, decisions=decisions, rro=rro) for c in init_specs
     ]
     statuses = sorted(
         (
-            _container_status(record, c, init=False, has_init=has_init, decisions=decisions)
+            _container_status(record, c, init=False, has_init=has_init, decisions=decisions, rro=rro)
             for c in spec.get("containers") or []
         ),
         key=lambda s: str(s["name"]),
     )
-    ephemeral = [_ephemeral_status(record, c, has_init, decisions) for c in spec.get("ephemeralContainers") or ()]
+    ephemeral = [_ephemeral_status(record, c, has_init, decisions, rro) for c in spec.get("ephemeralContainers") or ()]
     killing = record.kill is not None
     pod_is_terminal = killing and decisions.done
     if pod_is_terminal:

@@ -53,7 +53,7 @@ from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
 from kjobs.clock import Clock, RealClock
 from kjobs.files import owned_dir
-from kjobs.node import adoption, hostsfile, leftovers, mountns, security, volumesetup
+from kjobs.node import adoption, hostsfile, leftovers, mountns, recursive_read_only, security, volumesetup
 from kjobs.node.cgroups import MemoryGuard, Placement, probe_memory_guard, read_group_rss
 from kjobs.node.envvars import ConfigError, EnvSources, container_env
 from kjobs.node.execution import ExecSpec
@@ -97,32 +97,44 @@ DEFAULT_TERMINATION_MESSAGE_PATH = "/dev/termination-log"
 MAX_TERMINATION_MESSAGE_BYTES = 4096
 MOUNTNS_PROBE_SECONDS = 10.0
 _MOUNTNS = os.path.abspath(mountns.__file__)
-_mount_probes: dict[str, bool] = {}
-"""Whether a mount namespace could be made, by staging directory: probed once per process and root."""
+_mount_probes: dict[str, tuple[bool, bool]] = {}
+"""Whether a mount namespace could be made, and a mount made read-only recursively in it, by staging directory:
+probed once per process and root."""
 
 
-def probe_mount_namespaces(staging: str) -> bool:
-    """Whether a process started here can make its own mount namespace (`kjobs.node.mountns --probe`, run once
-    in a throwaway child): not where unprivileged user namespaces are off (or AppArmor-restricted), nor off Linux."""
+def _probe_mounts(staging: str) -> tuple[bool, bool]:
     known = _mount_probes.get(staging)
     if known is not None:
         return known
-    ok = False
+    ok = recursive = False
     if sys.platform.startswith("linux"):
         try:
             done = subprocess.run(
                 [sys.executable, "-I", "-S", _MOUNTNS, "--probe", staging],
                 stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL,
                 timeout=MOUNTNS_PROBE_SECONDS,
                 check=False,
             )
             ok = done.returncode == 0
+            recursive = ok and done.stdout.decode(errors="replace").split() == [mountns.RECURSIVE_READ_ONLY]
         except (OSError, subprocess.SubprocessError):
             ok = False
-    _mount_probes[staging] = ok
-    return ok
+    _mount_probes[staging] = (ok, recursive)
+    return ok, recursive
+
+
+def probe_mount_namespaces(staging: str) -> bool:
+    """Whether a process started here can make its own mount namespace (`kjobs.node.mountns --probe`, run once
+    in a throwaway child): not where unprivileged user namespaces are off (or AppArmor-restricted), nor off Linux."""
+    return _probe_mounts(staging)[0]
+
+
+def probe_recursive_read_only(staging: str) -> bool:
+    """Whether, in such a namespace, a mount can be made read-only with its sub-mounts (`mount_setattr(2)`,
+    Linux 5.12; the same probe): what `kjobs.node.recursive_read_only` calls runtime support."""
+    return _probe_mounts(staging)[1]
 
 
 def mounting_enabled() -> bool:
@@ -799,6 +811,11 @@ class ProcessRuntime(Supervisor):
             self._mount_volumes = probe_mount_namespaces(self._staging)
         return self._mount_volumes
 
+    def supports_recursive_read_only(self) -> bool:
+        """Whether read-only volumes can be mounted recursively read-only here: volumes are mounted at all, in a
+        mount namespace where `mount_setattr(2)` works (probed with `mounts_volumes`)."""
+        return self.mounts_volumes and probe_recursive_read_only(self._staging)
+
     def prepare_volumes(self, pod: Obj, sources: EnvSources | None, *, remount: bool = False) -> list[str]:
         """Set up the pod's volumes under its directory before any of its containers starts (the kubelet's
         `WaitForAttachAndMount`), or with `remount` rewrite a running pod's API-data volumes whose contents
@@ -824,7 +841,9 @@ class ProcessRuntime(Supervisor):
         kuberuntime_container.go `makeMounts`): a new empty file, mode 0666, per container instance under
         `<pod_dir>/containers/<name>/`, bound at the path (default `/dev/termination-log`)."""
         pod_dir = self.pod_dir(record.uid)
-        binds = volumesetup.container_mounts(record.pod, container, pod_dir, env, self._env_sources.get(record.uid))
+        sources = self._env_sources.get(record.uid)
+        rro = self.recursive_read_only_mounts(record.pod)
+        binds = volumesetup.container_mounts(record.pod, container, pod_dir, env, sources, recursive_read_only=rro)
         message_path = str(container.get("terminationMessagePath") or DEFAULT_TERMINATION_MESSAGE_PATH)
         try:
             directory = pod_dir / "containers" / str(container["name"])
@@ -858,6 +877,7 @@ class ProcessRuntime(Supervisor):
                     "source": b.source,
                     "target": b.target,
                     "readOnly": b.read_only,
+                    **({"recursiveReadOnly": True} if b.recursive_read_only else {}),
                     **({"within": b.within} if b.within else {}),
                 }
                 for b in binds
@@ -935,6 +955,8 @@ class ProcessRuntime(Supervisor):
                 own_env["HOSTNAME"] = hostsfile.pod_kernel_hostname(record.pod)  # as containerd sets it
             workdir = f"{self._pods_dir_text}/{record.uid}"
             custom_workdir = None
+        elif container.get("volumeMounts"):  # none mounted: an `Enabled` one still fails where there is no support
+            recursive_read_only.check_container(container, self.recursive_read_only_mounts(record.pod))
         path = own_env.get("PATH", self.base_env.get("PATH", ""))
         if not mount_prefix or not argv or "/" not in argv[0]:
             problem = self._start_problem(container, argv, path, workdir)

@@ -194,6 +194,11 @@ class SimulatedRuntime(Supervisor):
                 self.forget(uid)
 
     # -- Supervisor hooks ----------------------------------------------------------------------------------
+    def supports_recursive_read_only(self) -> bool:
+        """A simulated node stands for a Kubernetes 1.32 node on containerd 2 and Linux 5.12 or later, whose runtime
+        makes recursive read-only mounts (`kjobs.node.recursive_read_only`)."""
+        return True
+
     def _call_later(self, delay: float, callback: Callable[[], None]) -> Cancel:
         slot: list[Callable[[], None] | None] = [callback]
         heapq.heappush(self._heap, (self.clock.now() + max(delay, 0.0), next(self._seq), slot))

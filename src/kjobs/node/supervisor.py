@@ -32,6 +32,7 @@ from kjobs.node.observations import (
 )
 from kjobs.node.podstatus import SUCCEEDED, TERMINAL_PHASES, compute_pod_status
 from kjobs.node.probing import runnable_hook, runnable_probe
+from kjobs.node.recursive_read_only import depends_on_support
 from kjobs.node.restart import (
     DEFAULT_BACKOFF_BASE,
     DEFAULT_BACKOFF_CAP,
@@ -157,6 +158,17 @@ class Supervisor(ABC):
         """An event about one of the pod's containers (through `on_event`, when the node agent set it)."""
         if self.on_event is not None:
             self.on_event(record.pod, kind, reason, message, container)
+
+    def supports_recursive_read_only(self) -> bool:
+        """Hook: whether this runtime makes read-only mounts read-only with their sub-mounts (the Node's
+        `runtimeHandlers`, `kjobs.node.recursive_read_only`); by default it does not."""
+        return False
+
+    def recursive_read_only_mounts(self, pod: Obj) -> bool:
+        """Whether the pod's runtime handler supports recursive read-only mounts (the kubelet's
+        `runtimeClassSupportsRecursiveReadOnlyMounts`; every pod has the default handler here), asked of the runtime
+        only when a mount of the pod resolves differently with and without."""
+        return depends_on_support(pod) and self.supports_recursive_read_only()
 
     def _prepare(self, record: PodRecord) -> None:
         """Hook: set up per-pod resources (directories) when a pod is admitted."""
@@ -349,6 +361,7 @@ class Supervisor(ABC):
             host_ip=self.host_ip,
             pod_ip=self.pod_ip,
             backoff_cap=self.backoff_cap,
+            recursive_read_only=self.recursive_read_only_mounts(record.pod),
         )
         terminal = done and status.get("phase") in TERMINAL_PHASES
         if status != handle.status:

@@ -48,6 +48,7 @@ from kjobs.api.token_requests import VOLUME_PREFIX, is_api_access_volume
 from kjobs.api.types import Obj
 from kjobs.node.envvars import CONFIG_MAP, SECRET, ConfigError, EnvSources, expand, field_ref_value
 from kjobs.node.envvars import _resource_field as resource_field  # the env var's rule, divisor and rounding
+from kjobs.node.recursive_read_only import recursive
 
 FAILED_MOUNT = "FailedMount"
 DEFAULT_MODE = 0o644
@@ -101,6 +102,8 @@ class Bind:
     """For a subPath: the volume's directory (symlinks resolved), which `kjobs.node.mountns` walks down to `source`
     without following a symlink, binding what it opened (the kubelet's `doSafeOpen`): a container that swaps a
     directory of its volume for a symlink between this check and the bind reaches nothing outside it."""
+    recursive_read_only: bool = False
+    """Read-only with every mount below it too (`kjobs.node.recursive_read_only`); else only the top mount is."""
 
 
 def mounting_containers(pod: Obj, api_access: bool = False) -> bool:
@@ -592,16 +595,24 @@ def set_up(
 
 
 def container_mounts(
-    pod: Obj, container: Obj, pod_dir: Path, env: Mapping[str, str], sources: EnvSources | None = None
+    pod: Obj,
+    container: Obj,
+    pod_dir: Path,
+    env: Mapping[str, str],
+    sources: EnvSources | None = None,
+    *,
+    recursive_read_only: bool = False,
 ) -> list[Bind]:
     """The binds of the container's `volumeMounts` whose volumes are set up here, shallowest mountPath first (as
-    containerd orders them); `ConfigError` for a subPath that leaves its volume."""
+    containerd orders them); `ConfigError` for a subPath that leaves its volume, or a `recursiveReadOnly` that
+    cannot be had (`recursive_read_only`: whether the runtime supports it), each mount in turn as `makeMounts`."""
     volumes = {v.get("name"): v for v in (pod.get("spec") or {}).get("volumes") or () if isinstance(v, dict)}
     binds: list[Bind] = []
     for mount in container.get("volumeMounts") or ():
         volume = volumes.get(mount.get("name"))
         kind = source_of(volume) if volume is not None else None
         if volume is None or kind is None or _skipped(volume, sources):
+            recursive(mount, recursive_read_only)
             continue
         base = volume_dir(pod_dir, volume, sources)
         source = base
@@ -630,7 +641,10 @@ def container_mounts(
         read_only = mount.get("readOnly") is True or kind in API_DATA
         if kind == "persistentVolumeClaim" and volume["persistentVolumeClaim"].get("readOnly") is True:
             read_only = True
+        rro = recursive(mount, recursive_read_only)
         target = os.path.normpath(str(mount.get("mountPath") or "/"))
-        binds.append(Bind(source=str(source), target=target, read_only=read_only, within=within))
+        binds.append(
+            Bind(source=str(source), target=target, read_only=read_only, within=within, recursive_read_only=rro)
+        )
     binds.sort(key=lambda b: len(Path(b.target).parts))
     return binds
