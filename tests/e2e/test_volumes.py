@@ -1,6 +1,7 @@
 """Volumes on `kjobs up`, as kubectl users see them: a pod whose ConfigMap is missing stays ContainerCreating with
 the kubelet's `FailedMount` Warning and starts once the ConfigMap is created; `kubectl exec` sees the container's
-mounts; a container is the same user inside its mount namespace as outside."""
+mounts; a container is the same user inside its mount namespace as outside; kubectl and the Python client read the
+containers' `volumeMounts` statuses and the Node's `runtimeHandlers`."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from kubernetes import client, config
 
 from kjobs.node.process_runtime import mounting_enabled
 from tests.e2e.test_config_objects import Up, kubectl_on_up
@@ -126,3 +128,27 @@ def test_a_label_added_with_kubectl_reaches_the_running_containers_downward_api_
     assert labels == 'app="vol"\ntier="gold"'
     assert up.ok("exec", "mounted", "--", "readlink", "/etc/podinfo/..data") != before
     assert up.ok("get", "pod", "mounted", "-o", "jsonpath={.status.phase}") == "Running"
+
+
+def test_kubectl_and_the_python_client_read_the_mounts_status_and_the_nodes_runtime_handlers(up: Up) -> None:
+    """As on a 1.32 cluster (RecursiveReadOnlyMounts): each container status lists its spec's mounts (the token's
+    too, where the ServiceAccount admission added it), and the Node its default runtime handler's features
+    (docs/volumes.md#recursive-read-only-mounts)."""
+    mounts = json.loads(up.ok("get", "pod", "mounted", "-o", "jsonpath={.status.containerStatuses[0].volumeMounts}"))
+    assert mounts[:2] == [
+        {"name": "scratch", "mountPath": "/scratch"},
+        {"name": "info", "mountPath": "/etc/podinfo", "readOnly": True, "recursiveReadOnly": "Disabled"},
+    ]
+    assert [m["mountPath"] for m in mounts[2:]] == ["/var/run/secrets/kubernetes.io/serviceaccount"]
+    handlers = json.loads(up.ok("get", "nodes", "-o", "jsonpath={.items[0].status.runtimeHandlers}"))
+    assert [h["name"] for h in handlers] == [""]
+    assert handlers[0]["features"]["userNamespaces"] is False
+    api = client.CoreV1Api(config.new_client_from_config(str(up.config)))
+    status = api.read_namespaced_pod("mounted", "default").status.container_statuses[0]
+    assert [(m.name, m.read_only, m.recursive_read_only) for m in status.volume_mounts[:2]] == [
+        ("scratch", None, None),
+        ("info", True, "Disabled"),
+    ]
+    node = api.list_node().items[0]
+    features = node.status.runtime_handlers[0].features
+    assert features.recursive_read_only_mounts is handlers[0]["features"]["recursiveReadOnlyMounts"]
