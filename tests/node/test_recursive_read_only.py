@@ -224,14 +224,22 @@ def test_a_mount_below_a_recursively_read_only_host_path_refuses_writes(tmp_path
 
 @pytest.mark.e2e
 def test_a_node_agent_reports_its_runtimes_support_on_its_node(tmp_path: Path) -> None:
-    """What `kubectl get node -o yaml` shows: the agent's Node carries the runtime's handlers from registration
-    on, with the support its runtime probed (`kjobs.node.mountns --probe`)."""
+    """What `kubectl get node -o yaml` shows: the agent's Node carries the runtime's handlers, with the support its
+    runtime probed (`kjobs.node.mountns --probe`, off the event loop: posted once known)."""
 
     async def body() -> None:
         async with process_node(tmp_path) as node:
             supported = node.agent.runtime.supports_recursive_read_only()  # type: ignore[attr-defined]
-            stored = await node.client.get(NODES, None, "local")
-            assert stored["status"]["runtimeHandlers"] == runtime_handlers(supported)
+            found: list[Obj] = []
+
+            async def posted() -> bool:
+                found[:] = [await node.client.get(NODES, None, "local")]
+                return "runtimeHandlers" in found[0]["status"]
+
+            deadline = time.monotonic() + 5
+            while not await posted() and time.monotonic() < deadline:
+                await asyncio.sleep(0.01)
+            assert found[0]["status"].get("runtimeHandlers") == runtime_handlers(supported)
             elsewhere = tmp_path / "probe"
             elsewhere.mkdir()
             assert supported == (mounting_enabled() and probe_recursive_read_only(str(elsewhere)))

@@ -475,6 +475,10 @@ class NodeAgent:
         self._watched_node: Obj | None = None
         """The Node as last watched (a user's `kubectl label node` or taint included): what admission checks."""
         self._shutdown_task: asyncio.Task[None] | None = None
+        self._handlers: list[Obj] | None = None
+        """The Node's `runtimeHandlers` once the runtime said (`_runtime_handlers`)."""
+        self._handlers_probe: asyncio.Task[None] | None = None
+        self._registered = asyncio.Event()
         self._changed = asyncio.Event()
         self._kubelet_usage: AgentUsage | None = None
         self._tasks: list[asyncio.Task[None]] = []
@@ -554,6 +558,8 @@ class NodeAgent:
         self._running = False
         self.queue.shutdown()
         tasks = self._tasks + ([self._shutdown_task] if self._shutdown_task else [])
+        if self._handlers_probe is not None:
+            tasks.append(self._handlers_probe)
         for task in tasks:
             task.cancel()
         for task in tasks:
@@ -609,6 +615,7 @@ class NodeAgent:
             if not self.state.memory_pressure:  # the taint is this agent's; a previous one may have left it
                 await self._set_taint(MEMORY_PRESSURE_TAINT, False)
         await self.post_status()
+        self._registered.set()
 
     async def post_status(self) -> None:
         """Write the Node's status: capacity, nodeInfo, and conditions with a fresh heartbeat."""
@@ -629,10 +636,29 @@ class NodeAgent:
         self._record_node_status(previous.get("conditions") or [], {**current, "status": status})
 
     def _runtime_handlers(self) -> list[Obj] | None:
-        """The Node's `runtimeHandlers`, as the runtime says (its support probed once: `kjobs.node.mountns
-        --probe`); None from a runtime that says nothing."""
+        """The Node's `runtimeHandlers`, as the runtime says; None until it has (then the Node has none yet, as a
+        kubelet's before its runtime's first status). A runtime that starts processes finds out by a probe (a child
+        process, `kjobs.node.mountns --probe`), run off the event loop beside the start-up: its answer is posted
+        when it comes, so registration never waits for it."""
+        if self._handlers is not None or self._handlers_probe is not None:
+            return self._handlers
         supports = getattr(self.runtime, "supports_recursive_read_only", None)
-        return None if supports is None else runtime_handlers(bool(supports()))
+        if supports is None:
+            return None
+        if not hasattr(self.runtime, "pod_api"):  # nothing to probe (the simulated runtime): known at once
+            self._handlers = runtime_handlers(bool(supports()))
+            return self._handlers
+        self._handlers_probe = asyncio.get_running_loop().create_task(self._probe_handlers(supports))
+        return None
+
+    async def _probe_handlers(self, supports: Callable[[], bool]) -> None:
+        self._handlers = runtime_handlers(bool(await asyncio.to_thread(supports)))
+        await self._registered.wait()  # registration posts its status: this one follows it, never beside it
+        if (self.node.get("status") or {}).get("runtimeHandlers") != self._handlers:
+            try:
+                await self.post_status()
+            except Exception as exc:  # the next periodic status carries them
+                log.warning("node %s: posting its runtime handlers failed: %s", self.name, exc)
 
     def _record_node_status(self, before: list[Obj], node: Obj) -> None:
         """The kubelet's node status events: one per condition that changed status since `before`
