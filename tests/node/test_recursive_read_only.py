@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -31,10 +32,10 @@ NOT_SUPPORTED = (
 INCOMPATIBLE = "it is not compatible with propagation"
 
 
-def mounts(**extra: object) -> list[Obj]:
+def mounts() -> list[Obj]:
     """The mounts of the kubelet's node e2e (test/e2e_node/mount_rro_linux_test.go), and the token's."""
     return [
-        {"name": "data", "mountPath": "/mnt-rro", "readOnly": True, "recursiveReadOnly": "Enabled", **extra},
+        {"name": "data", "mountPath": "/mnt-rro", "readOnly": True, "recursiveReadOnly": "Enabled"},
         {"name": "data", "mountPath": "/mnt-rro-if-possible", "readOnly": True, "recursiveReadOnly": "IfPossible"},
         {"name": "data", "mountPath": "/mnt-rro-disabled", "readOnly": True, "recursiveReadOnly": "Disabled"},
         {"name": "data", "mountPath": "/mnt-ro", "readOnly": True},
@@ -133,9 +134,9 @@ def host_path_pod(path: Path, volume_mounts: list[Obj], script: str = "true", ui
     )
 
 
-async def _until(check: object, what: str) -> None:
+async def _until(check: Callable[[], bool], what: str) -> None:
     deadline = time.monotonic() + 5
-    while not check():  # type: ignore[operator]
+    while not check():
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out waiting for {what}")
         await asyncio.sleep(0.01)
