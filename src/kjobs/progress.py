@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from kjobs.api.names import JOB_COMPLETION_INDEX_ANNOTATION
+from kjobs.api.timeutil import parse_time
 from kjobs.api.types import Obj
 from kjobs.explanation import Explanation, explain
 from kjobs.job import pods as P
@@ -217,6 +218,8 @@ def exit_summary(pod: Obj, *, last_termination: bool = False) -> str:
                 if reason in ("", "Error"):
                     reason = "Error" if message else ""
                 detail = f" ({reason}: {message})" if message else f" ({reason})" if reason else ""
+                if not detail and term["exitCode"] == 137 and P.is_deleting(pod):
+                    detail = _grace_kill(pod)
                 parts.append(f"container {cs.get('name') or '<unnamed>'} exited with code {term['exitCode']}{detail}")
     if parts:
         return ", ".join(parts)
@@ -225,20 +228,64 @@ def exit_summary(pod: Obj, *, last_termination: bool = False) -> str:
     return f"pod {status.get('reason') or 'failed'}"
 
 
+def _grace_kill(pod: Obj) -> str:
+    """Why a deleted pod's container ended 137 with no other reason: SIGKILLed at the end of its grace period, as
+    SIGTERM did not end it (a container's first process ignores a signal it has no handler for, docs/sigterm42.md),
+    or at once for a grace period of 0."""
+    grace = (pod.get("metadata") or {}).get("deletionGracePeriodSeconds")
+    if grace == 0:
+        return " (SIGKILL: deleted with a grace period of 0)"
+    within = f" of {grace}s" if isinstance(grace, int) and grace > 0 else ""
+    return f" (SIGKILL at the end of its grace period{within}: SIGTERM did not end it)"
+
+
 def _before_stop(pod: Obj) -> Obj:
     """`pod` with each container's termination by a stop signal (the node's SIGTERM or SIGKILL when the pod was
     deleted; `signal` is set, the reason is no OOMKilled) replaced by the termination before it, if any."""
     status = dict(P.status(pod))
+    stop_begun = _deletion_requested(pod)
     for key in ("initContainerStatuses", "containerStatuses"):
         statuses = []
         for cs in status.get(key) or ():
             term = (cs.get("state") or {}).get("terminated") if isinstance(cs, dict) else None
             last = (cs.get("lastState") or {}).get("terminated") if isinstance(cs, dict) else None
-            stopped = isinstance(term, dict) and term.get("signal") and term.get("reason") != "OOMKilled"
+            stopped = (
+                isinstance(term, dict)
+                and term.get("reason") != "OOMKilled"
+                and (bool(term.get("signal")) or _ended_after(term, stop_begun))
+            )
             statuses.append(dict(cs, state={"terminated": last} if last else {}, lastState={}) if stopped else cs)
         if key in status:
             status[key] = statuses
     return dict(pod, status=status)
+
+
+_ENDING = {"FailureTarget": "Failed", "SuccessCriteriaMet": "Complete"}
+"""The Job's interim conditions and the terminal condition each is followed by."""
+
+
+def _deletion_requested(pod: Obj) -> float | None:
+    """When the pod's deletion was asked for, to the second: its `deletionTimestamp` less its grace period."""
+    meta = pod.get("metadata") or {}
+    stamp, grace = meta.get("deletionTimestamp"), meta.get("deletionGracePeriodSeconds")
+    if not isinstance(stamp, str) or not isinstance(grace, int):
+        return None
+    try:
+        return parse_time(stamp) - grace
+    except ValueError:
+        return None
+
+
+def _ended_after(term: Obj, moment: float | None) -> bool:
+    """Whether a termination's `finishedAt` is not before `moment` (an exit a SIGTERM handler made, `trap 'exit
+    7' TERM`, carries no signal: it is the stop's if the container ended once the deletion was asked for)."""
+    finished = term.get("finishedAt")
+    if moment is None or not isinstance(finished, str):
+        return False
+    try:
+        return parse_time(finished) >= moment
+    except ValueError:
+        return False
 
 
 @dataclass
@@ -286,9 +333,27 @@ class RunView:
             if text not in self.conditions:
                 self.conditions.append(text)
                 lines.append(f"job condition {text}")
+                if cond.get("status") == "True" and cond.get("type") in _ENDING:
+                    lines.extend(self._waiting_for_terminating(_ENDING[str(cond["type"])]))
         if self._terminating:
             lines.extend(self._counted_while_terminating(job))
         return lines
+
+    def _waiting_for_terminating(self, ending: str) -> list[str]:
+        """What the Job waits for after `FailureTarget`/`SuccessCriteriaMet`: since 1.31 its terminal condition
+        is added once the pods it deleted have ended (pkg/controller/job/job_controller.go), and a container that
+        takes no SIGTERM ends only when its grace period does (docs/sigterm42.md). Empty when none is terminating."""
+        graces = [
+            int(g) if isinstance(g := pod["metadata"].get("deletionGracePeriodSeconds"), int) else 0
+            for uid, pod in self.pods.items()
+            if self._states.get(uid) == "Terminating"
+        ]
+        if not graces:
+            return []
+        return [
+            f"job waits for {len(graces)} terminating pod(s) before it is {ending}"
+            f" (grace period up to {max(graces)}s: a container that takes no SIGTERM is SIGKILLed at its end)"
+        ]
 
     def _counted_while_terminating(self, job: Obj) -> list[str]:
         """Decisions for deleted pods the Job counted as failed before they ended: without a podFailurePolicy
@@ -342,7 +407,8 @@ class RunView:
             lines.extend(self._restart_lines(uid, name, pod))
         if self._states.get(uid) != state:
             self._states[uid] = state
-            lines.append(f"pod {name} {state}")
+            grace = pod["metadata"].get("deletionGracePeriodSeconds") if state == "Terminating" else None
+            lines.append(f"pod {name} {state}" + (f" (grace period {grace}s)" if isinstance(grace, int) else ""))
         if self.show_blocked and state == "Pending":
             blocked = blocked_reason(pod)
             if blocked and self._blocked.get(uid) != blocked:

@@ -22,7 +22,10 @@ pytestmark = [
 ]
 
 BUNDLE = HEADLESS_SERVICE_AND_INDEXED_JOB.replace(
-    'command: ["bash", "-c", "ping -c 1 example-job-0.headless-svc"]', 'command: ["sleep", "30"]'
+    # a `sleep` that takes SIGTERM (a trap): the foreground deletion waits for the pods, and PID 1 with no handler
+    # would run out its 30 s grace period
+    'command: ["bash", "-c", "ping -c 1 example-job-0.headless-svc"]',
+    """command: ["sh", "-c", "trap 'exit 143' TERM; sleep 30 & wait"]""",
 )
 
 

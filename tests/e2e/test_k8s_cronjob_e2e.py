@@ -114,7 +114,8 @@ def new_test_cron_job(
     failed_jobs_history_limit: int | None = None,
 ) -> dict[str, Any]:
     """newTestCronJob: one pod (parallelism, completions 1, backoffLimit 1), restartPolicy OnFailure, container
-    `c` with an emptyDir `data` at /data."""
+    `c` with an emptyDir `data` at /data; a grace period of 1 s (upstream's is the default 30 s, which a deleted
+    Job's `sleep`, PID 1 with no SIGTERM handler, runs out)."""
     container = {
         "name": "c",
         "image": "busybox",
@@ -128,6 +129,7 @@ def new_test_cron_job(
         "template": {
             "spec": {
                 "restartPolicy": "OnFailure",
+                "terminationGracePeriodSeconds": 1,
                 "volumes": [{"name": "data", "emptyDir": {}}],
                 "containers": [container],
             }

@@ -447,9 +447,14 @@ def test_should_block_an_eviction_until_the_pdb_is_updated_to_allow_it(cluster: 
                 "metadata": {"labels": DEFAULT_LABELS},
                 "spec": {
                     "restartPolicy": "Never",
-                    # not the pause command: a pod that exits 0 on SIGTERM would complete the Job
+                    # not the pause command: a pod that exits 0 on SIGTERM would complete the Job; it takes SIGTERM
+                    # (a trap) and ends 143, since PID 1 with no handler would run out its 30 s grace period
                     "containers": [
-                        {"name": "donothing", "image": "pause", "command": ["sh", "-c", "sleep 1000000 & wait"]}
+                        {
+                            "name": "donothing",
+                            "image": "pause",
+                            "command": ["sh", "-c", "trap 'exit 143' TERM; sleep 1000000 & wait"],
+                        }
                     ],
                 },
             },

@@ -389,7 +389,8 @@ def kubectl(cluster: Path, tmp_path: Path) -> Iterator[Kubectl]:
     run("wait", "--for=condition=Ready", "node", "--all", "--timeout=30s")
     yield run
     run("delete", "jobs", "--all", "--wait=true", check=False)
-    run("delete", "pods", "--all", "--wait=true", check=False)
+    # at once: a container without a SIGTERM handler (`sleep`, as PID 1) would run out its 30 s grace period
+    run("delete", "pods", "--all", "--grace-period=0", "--force", "--wait=true", check=False)
 
 
 def conditions(job: Any) -> dict[str, Any]:
@@ -516,6 +517,9 @@ def test_suspending_a_job(kubectl: Kubectl) -> None:
                     "template": {
                         "spec": {
                             "restartPolicy": "Never",
+                            # the suspension deletes the pod: its `sleep`, PID 1 with no SIGTERM handler, runs out
+                            # its grace period (the page's 30 s default; 1 s here)
+                            "terminationGracePeriodSeconds": 1,
                             "containers": [{"name": "main", "image": "busybox", "command": ["sleep", "30"]}],
                         }
                     },

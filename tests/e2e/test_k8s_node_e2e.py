@@ -224,8 +224,8 @@ def exec_command(
     SIGTERM sleep TerminationSeconds, log Exiting and exit ExitCode. The log file (NAME.log in the pod's
     directory) keeps every attempt's lines, and each attempt prints it first, so the current log has them all.
     Delays are upstream's seconds (mapped through `DELAY`); termination seconds are taken as given; an exit code
-    of -1 is busybox sh's 255. Standard error is dropped: kjobs signals the container's process group, so the
-    `sleep` a container's PID 1 would wait for alone is killed too, and the shell reports it ("Terminated")."""
+    of -1 is busybox sh's 255. Standard error is dropped (it was kept clear of "Terminated" when kjobs signalled
+    the whole process group; SIGTERM now reaches the trapping shell only, as a container's PID 1)."""
     log = f"{name}.log"
     now = "$(date +%s.%N)"
     code = exit_code & 0xFF
@@ -403,8 +403,9 @@ directory: upstream's memory emptyDir at /restart-count)."""
 def conformance_pod(
     name: str, ctr: dict[str, Any], restart_policy: str, volumes: list[Any] | None = None
 ) -> dict[str, Any]:
-    """ConformanceContainer.Create: a pod named after the container, with it alone."""
-    spec: dict[str, Any] = {"restartPolicy": restart_policy, "containers": [ctr]}
+    """ConformanceContainer.Create: a pod named after the container, with it alone; its grace period 1 s, not the
+    default 30 s: its shell, PID 1 with no SIGTERM handler, runs it out when the test deletes the pod."""
+    spec: dict[str, Any] = {"restartPolicy": restart_policy, "containers": [ctr], "terminationGracePeriodSeconds": 1}
     if volumes:
         spec["volumes"] = volumes
     return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": f"{name}-{secrets.token_hex(4)}"}, "spec": spec}
@@ -797,8 +798,9 @@ def test_shouldnt_restart_init_containers_upon_regular_container_restart(cluster
 
 
 def test_should_respect_termination_grace_period_seconds(cluster: Cluster, ns: str) -> None:
-    """[NodeConformance] A pod deleted gracefully is gone within its grace period and a buffer."""
-    grace, buffer = 30, 30
+    """[NodeConformance] A pod deleted gracefully is gone within its grace period and a buffer. Its `sleep`, PID 1
+    with no SIGTERM handler, runs out the grace period (30 s upstream, 2 s here) and is SIGKILLed."""
+    grace, buffer = 2, 30
     pod = {
         "apiVersion": "v1",
         "kind": "Pod",
@@ -1264,6 +1266,17 @@ def test_should_not_hang_in_termination_if_terminated_during_initialization(clus
     assert took < grace + 3, f"should delete in < {grace + 3} seconds, took {took}"
 
 
+def wait_for_traps(cluster: Cluster, ns: str, name: str, containers: list[str]) -> None:
+    """Wait until each container's shell has set its `trap _term TERM` (it logs `Started` after): Running is the
+    processes spawned, and a SIGTERM before the trap is dropped (a container's PID 1 without a handler ignores it),
+    so the container would run out its grace period instead of its termination seconds."""
+
+    def trapped(container: str) -> bool:
+        return f"{container} Started" in cluster.core.read_namespaced_pod_log(name, ns, container=container)
+
+    until(lambda: all(trapped(c) for c in containers), "every container's TERM trap set")
+
+
 def _delete_with_finalizer_and_wait(
     cluster: Cluster, ns: str, pod: dict[str, Any], grace: int, *, succeed: bool
 ) -> k8s.V1Pod:
@@ -1272,16 +1285,9 @@ def _delete_with_finalizer_and_wait(
     pod["metadata"]["finalizers"] = [TEST_FINALIZER]
     name = run_pod(cluster, ns, pod)
     containers = [c["name"] for c in [*pod["spec"].get("initContainers", []), *pod["spec"]["containers"]]]
-
-    def trapped(container: str) -> bool:
-        return f"{container} Started" in cluster.core.read_namespaced_pod_log(name, ns, container=container)
-
     try:
         wait_for_pod_running(cluster, ns, name)
-        # Running is the processes spawned, not their shells' `trap _term TERM` run: a SIGTERM before that ends a
-        # container at once (143, where its trap was to outlast the grace period: 137). Each logs `Started` after
-        # its trap is set.
-        until(lambda: all(trapped(c) for c in containers), "every container's TERM trap set")
+        wait_for_traps(cluster, ns, name, containers)
         cluster.core.delete_namespaced_pod(name, ns, grace_period_seconds=grace)
         if succeed:
             wait_for_pod_success(cluster, ns, name)
@@ -1500,6 +1506,7 @@ def test_should_not_update_the_image_during_termination(cluster: Cluster, ns: st
     grace = 120
     name = run_pod(cluster, ns, pod)
     wait_for_pod_running(cluster, ns, name)
+    wait_for_traps(cluster, ns, name, [REGULAR1])
     cluster.core.delete_namespaced_pod(name, ns, grace_period_seconds=grace)
     update_pod(cluster, ns, name, _set_image("containers", 0, BUSYBOX))
 
@@ -1562,6 +1569,7 @@ def test_should_not_restart_the_init_container_if_the_image_is_updated_during_te
         cluster, ns, prepare_pod("initcontainer-update-img-termination", "Never", [ec(INIT1, delay=1)], [regular])
     )
     wait_for_pod_running(cluster, ns, name)
+    wait_for_traps(cluster, ns, name, [REGULAR1])
     cluster.core.delete_namespaced_pod(name, ns)
     update_pod(cluster, ns, name, _set_image("init_containers", 0, AGNHOST))
 
@@ -1620,6 +1628,7 @@ def test_should_terminate_gracefully(cluster: Cluster, ns: str, policy: str) -> 
     pod["spec"]["terminationGracePeriodSeconds"] = grace
     name = run_pod(cluster, ns, pod)
     wait_for_pod_running(cluster, ns, name)
+    wait_for_traps(cluster, ns, name, [RESTARTABLE2, RESTARTABLE3, REGULAR1])
     cluster.core.delete_namespaced_pod(name, ns, grace_period_seconds=grace)
     update_pod(cluster, ns, name, _set_image("init_containers", 1, AGNHOST))
 

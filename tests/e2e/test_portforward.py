@@ -43,7 +43,13 @@ def _job(name: str, port: int) -> str:
         "apiVersion": "batch/v1",
         "kind": "Job",
         "metadata": {"name": name},
-        "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [container]}}},
+        # http.server has no SIGTERM handler: as a container's PID 1 it ignores SIGTERM and a deleted pod stops at
+        # the end of its grace period, a second here
+        "spec": {
+            "template": {
+                "spec": {"restartPolicy": "Never", "terminationGracePeriodSeconds": 1, "containers": [container]}
+            }
+        },
     }
     return json.dumps(body)
 

@@ -74,8 +74,9 @@ def wait_until(check: Any, timeout: float = 20.0) -> Any:
 
 def test_a_failed_liveness_probe_kills_the_container_and_fails_the_pod_once(kjobs_cluster: KjobsCluster) -> None:
     """restartPolicy Never: the kubelet kills a container whose liveness probe failed `failureThreshold` times
-    (`Unhealthy` events, `Killing` "Container main failed liveness probe"); SIGTERM ends the shell (143), the pod
-    fails and the Job counts one failure. Before, kjobs ran no probe: the container slept its 100 s."""
+    (`Unhealthy` events, `Killing` "Container main failed liveness probe"); the shell, PID 1 with no trap, takes no
+    SIGTERM and is SIGKILLed at the end of its 2 s grace period (137), the pod fails and the Job counts one
+    failure. Before, kjobs ran no probe: the container slept its 100 s."""
     probe = {"exec": {"command": ["cat", "healthy"]}, "periodSeconds": 1, "failureThreshold": 2}
     kjobs_cluster.apply(job("live", "touch healthy; sleep 0.5; rm healthy; sleep 100", livenessProbe=probe))
     found = kjobs_cluster.wait_for("job", "live", "Failed", timeout=20)
@@ -83,7 +84,7 @@ def test_a_failed_liveness_probe_kills_the_container_and_fails_the_pod_once(kjob
     [pod] = kjobs_cluster.objects("pods", label_selector="job-name=live")
     assert pod["status"]["phase"] == "Failed"
     terminated = main_status(pod)["state"]["terminated"]
-    assert (terminated["exitCode"], terminated["reason"]) == (143, "Error")
+    assert (terminated["exitCode"], terminated["reason"]) == (137, "Error")
     unhealthy = events(kjobs_cluster, pod, "Unhealthy")
     assert unhealthy and unhealthy[0].startswith("Liveness probe failed: cat:"), unhealthy
     assert "Container main failed liveness probe" in events(kjobs_cluster, pod, "Killing")
@@ -152,12 +153,13 @@ def test_a_pre_stop_hook_longer_than_the_grace_period_is_cut_short(kjobs_cluster
 
 def test_a_failed_post_start_hook_kills_the_container(kjobs_cluster: KjobsCluster) -> None:
     """`startContainer`: a postStart hook that fails is a `FailedPostStartHook` event with the hook runner's
-    message, and the container is killed (SIGTERM, 143): the pod fails."""
+    message, and the container is killed (`sleep`, with no SIGTERM handler, at the end of its grace period: 137):
+    the pod fails."""
     hook = {"postStart": {"exec": {"command": ["sh", "-c", "echo no; exit 3"]}}}
     kjobs_cluster.apply(job("poststart", "sleep 100", lifecycle=hook))
     kjobs_cluster.wait_for("job", "poststart", "Failed", timeout=20)
     [pod] = kjobs_cluster.objects("pods", label_selector="job-name=poststart")
-    assert main_status(pod)["state"]["terminated"]["exitCode"] == 143
+    assert main_status(pod)["state"]["terminated"]["exitCode"] == 137
     [message] = events(kjobs_cluster, pod, "FailedPostStartHook")
     meta = pod["metadata"]
     assert message == (

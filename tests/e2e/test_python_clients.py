@@ -131,7 +131,8 @@ def test_lightkube_evicts_a_pod_that_the_policy_ignores(kubeconfig: Path, tmp_pa
     ignore = {"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}
     body = _job(
         "lk-evict",
-        f"test -e {flag} && exit 0; touch {flag}; sleep 60",
+        # the trap takes the eviction's SIGTERM (PID 1 with no handler would run out its 30 s grace period)
+        f"test -e {flag} && exit 0; touch {flag}; trap 'exit 143' TERM; sleep 60 & wait",
         backoffLimit=0,
         podFailurePolicy={"rules": [ignore]},
     )

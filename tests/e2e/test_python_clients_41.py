@@ -73,6 +73,7 @@ spec:
   template:
     spec:
       restartPolicy: Never
+      terminationGracePeriodSeconds: 1  # `sleep`, PID 1 with no SIGTERM handler, runs out its grace period
       containers: [{name: main, image: busybox, command: [sh, -c, "sleep 60"]}]
 """
 

@@ -233,7 +233,8 @@ def test_a_restarted_runtime_reports_what_ended_as_it_ended_and_adopts_what_runs
             await runtime.kill_pod("long", grace_seconds=0)
             ended = await _settled(runtime, "long")
             terminated = state(ended)["state"]["terminated"]
-            assert (terminated["exitCode"], terminated["reason"]) == (143, "Error")  # its real end: SIGTERM
+            # its real end: `sleep` takes no SIGTERM (as PID 1), SIGKILL after the minimum grace period
+            assert (terminated["exitCode"], terminated["reason"]) == (137, "Error")
             assert terminated["startedAt"] == running_since
         finally:
             await runtime.shutdown(forget=True)
@@ -435,7 +436,8 @@ def test_a_control_connection_to_a_name_another_process_holds_is_refused(tmp_pat
 @pytest.mark.e2e
 def test_an_adopted_container_is_probed_again(tmp_path: Path) -> None:
     """After an agent restart the kubelet's probe workers start anew: an adopted container whose liveness probe
-    fails is killed (exit 143, the pod Failed under restartPolicy Never). Before, nothing probed it any more."""
+    fails is killed (`sleep`, with no SIGTERM handler, at the end of its 1 s grace period: 137; the pod Failed
+    under restartPolicy Never). Before, nothing probed it any more."""
     root, marks = tmp_path / "node", tmp_path / "marks"
     marks.mkdir()
     container = {
@@ -454,10 +456,11 @@ def test_an_adopted_container_is_probed_again(tmp_path: Path) -> None:
     async def body() -> None:
         runtime = ProcessRuntime(root_dir=root)
         try:
-            assert runtime.adopt(make_pod([container], uid="probed", name="probed")) is not None
+            pod = make_pod([container], uid="probed", name="probed", terminationGracePeriodSeconds=1)
+            assert runtime.adopt(pod) is not None
             ended = await asyncio.wait_for(_settled(runtime, "probed"), 15)
             terminated = state(ended)["state"]["terminated"]
-            assert (ended["phase"], terminated["exitCode"]) == ("Failed", 143)
+            assert (ended["phase"], terminated["exitCode"]) == ("Failed", 137)
         finally:
             await runtime.shutdown(forget=True)
 

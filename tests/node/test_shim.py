@@ -342,19 +342,21 @@ def _parent(pid: int) -> int:
 
 def test_starts_go_to_the_shims_in_turn_and_signals_to_the_one_that_started_each(tmp_path: Path) -> None:
     async def body(runtime: ProcessRuntime) -> None:
-        handles = [await runtime.run_pod(make_pod([sh("sleep 30")], uid=f"u{i}", name=f"p{i}")) for i in range(4)]
+        script = "trap 'exit 3' TERM; touch trapped; sleep 30 & wait"  # takes SIGTERM, as PID 1 only a handler does
+        handles = [await runtime.run_pod(make_pod([sh(script)], uid=f"u{i}", name=f"p{i}")) for i in range(4)]
         await eventually(lambda: all(r.pid is not None for r in runtime._running.values()), "every container's pid")
+        await eventually(lambda: all((runtime.pod_dir(h.uid) / "trapped").exists() for h in handles), "the traps")
         shims = {shim.pid for shim in runtime._spawner.processes()}
         assert len(shims) == 2
         parents = [_parent(r.pid) for r in runtime._running.values() if r.pid is not None]
         assert sorted(parents) == sorted([*shims, *shims])  # two containers in each shim
-        # A deletion's SIGTERM reaches each container through the shim that started it.
+        # A deletion's SIGTERM reaches each container through the shim that started it: each trap exits 3.
         for handle in handles:
             await runtime.kill_pod(handle.uid, grace_seconds=30)
         statuses = [await handle.wait() for handle in handles]
         for status in statuses:
             terminated = state(status)["state"]["terminated"]
-            assert (terminated["exitCode"], terminated.get("signal")) == (143, 15)
+            assert (terminated["exitCode"], terminated.get("signal")) == (3, None)
 
     with_runtime(tmp_path, body)
 

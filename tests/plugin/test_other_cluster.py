@@ -9,6 +9,8 @@ import pytest
 
 from kjobs.testing import KjobsCluster, UnsupportedFault
 
+SCRIPT = "trap 'exit 143' TERM; echo over http; sleep 30 & wait"
+"""Takes the eviction's SIGTERM (a trap): as PID 1 with no handler it would run out its 30 s grace period."""
 JOB = {
     "apiVersion": "batch/v1",
     "kind": "Job",
@@ -17,7 +19,7 @@ JOB = {
         "template": {
             "spec": {
                 "restartPolicy": "Never",
-                "containers": [{"name": "m", "image": "x", "command": ["sh", "-c", "echo over http; sleep 30"]}],
+                "containers": [{"name": "m", "image": "x", "command": ["sh", "-c", SCRIPT]}],
             }
         }
     },

@@ -81,3 +81,19 @@ def test_an_advance_longer_than_its_timeout_says_how_far_it_got(kjobs_cluster: K
         kjobs_cluster.advance(YEAR, timeout=0.2)
     assert start < kjobs_cluster.clock.now() < start + YEAR
     kjobs_cluster.advance(60)  # the cluster goes on from there
+
+
+@pytest.mark.kjobs(runtime="simulated", virtual_time="manual")
+def test_sigterm_ends_only_a_command_that_traps_it(kjobs_cluster: KjobsCluster) -> None:
+    """As a container's PID 1 (docs/sigterm42.md): `sleep` takes no SIGTERM and an evicted pod runs out its 30 s
+    grace period; `trap 'exit 7' TERM` exits at once, as the same commands on the process runtime do."""
+    for name, command in (("plain", "sleep 3600"), ("trapping", "trap 'echo bye; exit 7' TERM; sleep 3600 & wait")):
+        # with a podFailurePolicy a deleted pod is counted once it has ended, not while it terminates
+        policy = {"rules": [{"action": "FailJob", "onExitCodes": {"operator": "In", "values": [42]}}]}
+        kjobs_cluster.apply(job(name, command, backoffLimit=0, podFailurePolicy=policy))
+        kjobs_cluster.evict(kjobs_cluster.pod_of(name, timeout=5)["metadata"]["name"])
+    kjobs_cluster.advance(5)
+    failed = {name: kjobs_cluster.get("job", name)["status"].get("failed") for name in ("plain", "trapping")}
+    assert failed == {"plain": None, "trapping": 1}
+    kjobs_cluster.advance(30)
+    assert kjobs_cluster.get("job", "plain")["status"].get("failed") == 1

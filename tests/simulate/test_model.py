@@ -26,6 +26,8 @@ from kjobs.simulate.model import ContainerModel, ExitCode, parse_duration
             "model.containers.runTime.lognormal.sigma",
         ),
         ({"containers": {"oomKillProbability": 2}}, "model.containers.oomKillProbability: expected a probability"),
+        ({"containers": {"sigterm": "ignore"}}, 'model.containers.sigterm: expected "Ignore" or "Exit"'),
+        ({"overrides": [{"sigterm": True}]}, 'model.overrides[0].sigterm: expected "Ignore" or "Exit"'),
         ({"overrides": [{"indexes": "3-1"}]}, "model.overrides[0].indexes: interval 3-1 runs backwards"),
         ({"overrides": [{"contianer": "a"}]}, "model.overrides[0].contianer: unknown field"),
         ({"disruptions": [{"kind": "meteor", "ratePerHour": 1}]}, "model.disruptions[0].kind: expected one of"),
@@ -137,9 +139,10 @@ def test_an_override_applies_to_its_indexes_only() -> None:
 
 
 def test_pods_the_finished_job_ended_are_not_reported_as_counted_failures() -> None:
-    """A successPolicy met by index 0 ends the other indexes' pods: they end Failed (exit 143) but count toward
-    nothing (status.failed stays 0), so they are not `Count`; after a failure the ended pods are counted in
-    status.failed, yet no rule weighed them either."""
+    """A successPolicy met by index 0 ends the other indexes' pods: containers that die of SIGTERM (`sigterm:
+    Exit`) end Failed (exit 143) but count toward nothing (status.failed stays 0), so they are not `Count`; after a
+    failure the ended pods are counted in status.failed, yet no rule weighed them either. With the default
+    (`Ignore`, a PID 1 without a handler) they run on and finish their 10 s within the grace period."""
     job = {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -152,9 +155,11 @@ def test_pods_the_finished_job_ended_are_not_reported_as_counted_failures() -> N
             "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "x"}]}},
         },
     }
-    model = parse_model(
-        {"containers": {"runTime": {"constant": "10s"}}, "overrides": [{"indexes": "0", "runTime": {"constant": "1s"}}]}
-    )
+    overrides = [{"indexes": "0", "runTime": {"constant": "1s"}}]
+    ignoring = parse_model({"containers": {"runTime": {"constant": "10s"}}, "overrides": overrides})
+    result = simulate(job, SimulationOptions(model=ignoring))
+    assert (result.outcome, result.reason, result.failures_by_action) == ("Complete", "SuccessPolicy", {})
+    model = parse_model({"containers": {"runTime": {"constant": "10s"}, "sigterm": "Exit"}, "overrides": overrides})
     result = simulate(job, SimulationOptions(model=model))
     assert (result.outcome, result.reason, result.job["status"].get("failed", 0)) == ("Complete", "SuccessPolicy", 0)
     assert result.failures_by_action == {"EndedByJobSuccess": 4}
@@ -163,7 +168,7 @@ def test_pods_the_finished_job_ended_are_not_reported_as_counted_failures() -> N
     del job["spec"]["successPolicy"]
     failing = parse_model(
         {
-            "containers": {"runTime": {"constant": "10s"}},
+            "containers": {"runTime": {"constant": "10s"}, "sigterm": "Exit"},
             "overrides": [{"indexes": "0", "runTime": {"constant": "1s"}, "exitCodes": [{"code": 1}]}],
         }
     )

@@ -141,10 +141,10 @@ def test_kjobs_simulate_report_writes_the_page_with_the_same_summary_as_json_out
 
 
 def test_pods_the_finished_job_ended_are_drawn_as_ended_not_as_counted() -> None:
-    """A successPolicy met by index 0 ends index 1's pod: the timeline says so, as the summary does."""
-    model = parse_model(
-        {"containers": {"runTime": {"constant": "10s"}}, "overrides": [{"indexes": "0", "runTime": {"constant": "1s"}}]}
-    )
+    """A successPolicy met by index 0 ends index 1's pod (a container that dies of SIGTERM): the timeline says so,
+    as the summary does."""
+    containers = {"runTime": {"constant": "10s"}, "sigterm": "Exit"}
+    model = parse_model({"containers": containers, "overrides": [{"indexes": "0", "runTime": {"constant": "1s"}}]})
     spec = {"completionMode": "Indexed", "completions": 2, "parallelism": 2}
     result = simulate(job(**spec, successPolicy={"rules": [{"succeededIndexes": "0"}]}), SimulationOptions(model=model))
     attempts = report_data([result])["timeline"]["attempts"]

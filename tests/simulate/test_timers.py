@@ -56,9 +56,14 @@ def test_pod_failure_backoff_of_10s_doubles_at_exact_virtual_times() -> None:
 def test_active_deadline_of_600s_fails_the_job_at_start_plus_600() -> None:
     result = simulate(job(activeDeadlineSeconds=600), SimulationOptions(model=model(runTime={"constant": "1h"})))
     assert times(result.trace, "job", "FailureTarget=True (DeadlineExceeded") == [600.0]
-    # The running pod is terminated at once; Failed follows when its termination is seen (1 s batch).
-    assert times(result.trace, "pod-phase", "Failed") == [600.0]
-    assert (result.outcome, result.reason, result.virtual_seconds) == ("Failed", "DeadlineExceeded", 601.0)
+    # The running pod is deleted at once; its container, with no SIGTERM handler (the model's default `sigterm:
+    # Ignore`), runs out the 30 s grace period; Failed follows when its termination is seen (1 s batch).
+    assert times(result.trace, "pod-phase", "Failed") == [630.0]
+    assert (result.outcome, result.reason, result.virtual_seconds) == ("Failed", "DeadlineExceeded", 631.0)
+    dying = model(runTime={"constant": "1h"}, sigterm="Exit")
+    dies = simulate(job(activeDeadlineSeconds=600), SimulationOptions(model=dying))
+    assert times(dies.trace, "pod-phase", "Failed") == [600.0]
+    assert (dies.outcome, dies.virtual_seconds) == ("Failed", 601.0)
 
 
 def test_a_one_hour_container_takes_one_virtual_hour_and_little_wall_time() -> None:

@@ -4,9 +4,10 @@ Design note: processes are started, signalled and reaped by a shim process (`kjo
 through `kjobs.node.spawner`), as containerd's shims do for a kubelet: a process start costs its parent
 CPU, and in the shim that cost runs beside the agent instead of on its thread. The shim spawns the way that
 measured fastest here (docs/performance.md) — `subprocess.Popen` without `preexec_fn` (vfork path),
-`start_new_session=True` so every container is its own process group (signals and kills reach the whole
-tree), reaping through a pidfd. When a container's main process exits its group is SIGKILLed before it is
-reaped, as a container's processes die with its PID 1 and so the group id cannot be reused meanwhile.
+`start_new_session=True` so every container is its own process group (SIGKILL reaches the whole tree; the stop
+signal only its first process, as a container's init gets it: `kjobs.node.stopsignal`), reaping through a
+pidfd. When a container's main process exits its group is SIGKILLed before it is reaped,
+as a container's processes die with its PID 1 and so the group id cannot be reused meanwhile.
 A runtime has `shims` shims (two by default) and hands each start to the one with the fewer unanswered starts: a
 spawn blocks its shim until the child has reached `exec`, and with two those waits overlap
 (`kjobs.node.spawner.SHIMS`).
@@ -53,7 +54,7 @@ from kjobs.api.types import Obj
 from kjobs.api.uids import random_uuid
 from kjobs.clock import Clock, RealClock
 from kjobs.files import owned_dir
-from kjobs.node import adoption, hostsfile, leftovers, mountns, recursive_read_only, security, volumesetup
+from kjobs.node import adoption, hostsfile, leftovers, mountns, recursive_read_only, security, stopsignal, volumesetup
 from kjobs.node.cgroups import MemoryGuard, Placement, probe_memory_guard, read_group_rss
 from kjobs.node.envvars import ConfigError, EnvSources, container_env
 from kjobs.node.execution import ExecSpec
@@ -715,8 +716,9 @@ class ProcessRuntime(Supervisor):
 
     def stop_recovered(self, uid: str, grace_seconds: float) -> None:
         """Stop what previous agents left running for a pod this agent will not run nor adopt: its process groups
-        get SIGTERM and, `grace_seconds` later (at least `minimum_grace_seconds`, as the kubelet's
-        `killContainer` gives), SIGKILL; with 0, SIGKILL at once. Once its containers are reaped, a shim with
+        get SIGTERM (their first processes, as `kjobs.node.stopsignal` sends it) and, `grace_seconds` later
+        (at least `minimum_grace_seconds`, as the kubelet's `killContainer` gives), SIGKILL; with 0, SIGKILL at once.
+        Once its containers are reaped, a shim with
         nothing left exits (`kjobs.node.shim`)."""
         found = self._recovered.pop(uid, None) or []
         live = [
@@ -729,9 +731,8 @@ class ProcessRuntime(Supervisor):
         if grace_seconds <= 0:
             self._kill_recovered(live)
             return
-        for _, recorded in live:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(recorded.pid, signals.SIGTERM)
+        for _, recorded in live:  # as a container's init (the pod's spec is not known here)
+            stopsignal.send(recorded.pid, -1, signals.SIGTERM, stopsignal.INIT)
         self._stopping.extend(live)
         self._call_later(max(grace_seconds, self.minimum_grace_seconds), partial(self._kill_recovered, live))
 
@@ -915,13 +916,15 @@ class ProcessRuntime(Supervisor):
             self.memory_guard.release(running.placement)
 
     def _signal(self, record: PodRecord, attempt: Attempt, signum: int) -> None:
+        """SIGKILL to the container's process group; the stop signal to its first process, as a cluster's runtime
+        sends it to the container's init (`kjobs.node.stopsignal`)."""
+        scope = stopsignal.scope_of(record.pod.get("spec") or {}, signum)
         adopted = self._adopted.get(attempt.container_id)
         if adopted is not None:
             if adoption.still_ours(*adopted, self.procs_root):
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(adopted[1].pid, signum)
+                stopsignal.send(adopted[1].pid, -1, signum, scope)
         elif attempt.container_id in self._running:
-            self._spawner.signal(attempt.container_id, signum)
+            self._spawner.signal(attempt.container_id, signum, scope)
 
     def _spawn(self, record: PodRecord, container: Obj, number: int, env: dict[str, str], argv: list[str]) -> Attempt:
         # A pod without a securityContext (the common case) pays two dict lookups per container here.

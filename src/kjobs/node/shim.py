@@ -30,7 +30,10 @@ library only, so it is up in milliseconds) and speaks JSON lines over its stdin/
                                                     (below; stdin null)
     → ["a", uid]                                    with die_with_agent: pod uid has a scratch directory (removed
                                                     as a served pod's, though no container of it started)
-    → ["k", id, signum]                             signal its process group (ignored once reaped)
+    → ["k", id, signum(, scope)]                    signal it (ignored once reaped): its process group, or
+                                                    with scope "init" its first process if that takes the
+                                                    signal as a PID namespace's init would, "main" its first
+                                                    process (`kjobs.node.stopsignal`)
     → ["w", id, width, height]                      set the size of its terminal (ignored without one)
     → ["i", id, data]                               write data (bytes as a latin-1 string) to its terminal
     → ["q"]                                         the agent stops cleanly: remove the journal at exit
@@ -117,9 +120,10 @@ if TYPE_CHECKING:
     from typing import Any
 
 if __package__:
-    from kjobs.node import leftovers
+    from kjobs.node import leftovers, stopsignal
 else:  # run by path, light: this directory is sys.path[0]
     import leftovers  # type: ignore[import-not-found, no-redef]
+    import stopsignal  # type: ignore[import-not-found, no-redef]
 
 
 _DEFAULT_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT)
@@ -243,7 +247,7 @@ class Shim:
             if self.die_with_agent:
                 self.served.add(str(message[1]))
         elif kind == "k":
-            self.kill(message[1], message[2])
+            self.kill(message[1], message[2], str(message[3]) if len(message) > 3 else stopsignal.GROUP)
         elif kind == "w":
             self.resize(message[1], message[2], message[3])
         elif kind == "i":
@@ -741,12 +745,11 @@ class Shim:
         """When the oldest container not yet recorded is due to be."""
         return next(iter(self.unrecorded.values()), None)
 
-    def kill(self, cid: str, signum: int) -> None:
-        """Signal a running container's process group."""
+    def kill(self, cid: str, signum: int, scope: str = stopsignal.GROUP) -> None:
+        """Signal a running container: its process group, or its first process as `scope` says."""
         entry = self.running.get(cid)
         if entry is not None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(entry[0], signum)
+            stopsignal.send(entry[0], entry[1], signum, scope)
 
     def reap(self, pidfd: int) -> None:
         """A container's main process exited: end its group, reap it, report its status."""

@@ -27,6 +27,7 @@ from kjobs.node.logs import fallback_message, log_time, since_stamp
 from kjobs.node.observations import Attempt, KillReason, PodRecord
 from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP
 from kjobs.node.runtime import PodHandle, StatusCallback
+from kjobs.node.stopsignal import INIT, scope_of
 from kjobs.node.supervisor import MINIMUM_GRACE_SECONDS, Cancel, Supervisor, ignore_status
 
 
@@ -39,7 +40,11 @@ class Outcome:
     oom: bool = False
     """Killed by its memory limit after `duration`: exit code 137, signal 9, reason OOMKilled."""
     term_delay: float = 0.0
-    """Seconds the container takes to exit after SIGTERM (it then exits 143, signal 15)."""
+    """Seconds the container takes to exit after SIGTERM (it then exits `term_exit_code`)."""
+    term_exit_code: int | None = 143
+    """What it exits with once SIGTERM reached it (143, signal 15: it dies of it; another code: a handler that
+    exits so, `trap 'exit 7' TERM`); None: SIGTERM does not reach it, as a container's first process with no
+    handler for it (docs/sigterm42.md): it runs on until its own end or SIGKILL at the end of the grace period."""
     output: bytes = b""
 
 
@@ -281,9 +286,12 @@ class SimulatedRuntime(Supervisor):
             self._schedule_exit(record.uid, attempt, 0.0, 128 + signum, signum)
             return
         outcome = self._outcomes.get(attempt.container_id, Outcome())
+        if outcome.term_exit_code is None and scope_of(record.pod.get("spec") or {}, signum) == INIT:
+            return  # dropped, as the kernel drops it for a namespace's init with no handler
+        code = 128 + signum if outcome.term_exit_code is None else outcome.term_exit_code
         when = self.clock.now() + outcome.term_delay
         if pending is None or when < pending[0]:
-            self._schedule_exit(record.uid, attempt, outcome.term_delay, 128 + signum, signum)
+            self._schedule_exit(record.uid, attempt, outcome.term_delay, code, signum if code == 128 + signum else None)
 
 
 def _never_cancelled() -> None:

@@ -27,7 +27,7 @@ from typing import Any
 
 import orjson
 
-from kjobs.node import leftovers
+from kjobs.node import leftovers, stopsignal
 from kjobs.node.shim import DEFAULT_LOG_MAX_FILES, DEFAULT_LOG_MAX_SIZE
 from kjobs.rlimits import containers_open_files_limit
 
@@ -150,10 +150,11 @@ class Spawner:
         if cid in self._pids and self._proc is not None and data:
             self._send(["i", cid, data.decode("latin-1")])
 
-    def signal(self, cid: str, signum: int) -> None:
-        """Signal a container's process group (nothing if it has been reaped)."""
+    def signal(self, cid: str, signum: int, scope: str = stopsignal.GROUP) -> None:
+        """Signal a container's process group, or its first process as `scope` says (`kjobs.node.stopsignal`;
+        nothing if it has been reaped)."""
         if cid in self._pids and self._proc is not None:
-            self._send(["k", cid, signum])
+            self._send(["k", cid, signum] if scope == stopsignal.GROUP else ["k", cid, signum, scope])
 
     def pid(self, cid: str) -> int | None:
         """The container's main process id, once started."""
@@ -487,11 +488,11 @@ class SpawnerPool:
         """`Spawner.admitted` on the first shim (any one removes what it was told of)."""
         self._shims[0].admitted(uid)
 
-    def signal(self, cid: str, signum: int) -> None:
+    def signal(self, cid: str, signum: int, scope: str = stopsignal.GROUP) -> None:
         """`Spawner.signal` through the shim that started the container."""
         shim = self._owner.get(cid)
         if shim is not None:
-            shim.signal(cid, signum)
+            shim.signal(cid, signum, scope)
 
     def resize(self, cid: str, width: int, height: int) -> None:
         """`Spawner.resize` through the shim that started the container."""

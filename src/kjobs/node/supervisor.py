@@ -138,7 +138,8 @@ class Supervisor(ABC):
 
     @abstractmethod
     def _signal(self, record: PodRecord, attempt: Attempt, signum: int) -> None:
-        """Deliver a signal to a running attempt (its whole process group)."""
+        """Deliver a signal to a running attempt: SIGKILL to all its processes, the stop signal as a container's
+        first process gets it (`kjobs.node.stopsignal`: only with a handler, unless the pod shares a PID namespace)."""
 
     @abstractmethod
     def _call_later(self, delay: float, callback: Callable[[], None]) -> Cancel:

@@ -98,6 +98,10 @@ class RunTime:
         return self.a
 
 
+SIGTERM_IGNORE, SIGTERM_EXIT = "Ignore", "Exit"
+"""The values of a container model's `sigterm`."""
+
+
 @dataclass(frozen=True)
 class ContainerModel:
     """What a simulated container does: run a drawn time, then exit with a code drawn by weight — or be
@@ -106,6 +110,10 @@ class ContainerModel:
     run_time: float | RunTime = 0.0
     exit_codes: tuple[ExitCode, ...] = (ExitCode(0, 1.0),)
     oom: float = 0.0
+    sigterm: str = SIGTERM_IGNORE
+    """`sigterm`: `Ignore`, as a container's first process with no handler for it (most commands: `sleep`, a
+    shell script, a bare `python train.py`): a stopped container runs on until its grace period ends, then 137;
+    `Exit`: it has one and exits 143 at once (docs/sigterm42.md)."""
 
     def draw(self, rng: random.Random) -> Outcome:
         """One attempt's outcome (the draws in a fixed order: run time, OOM, exit code)."""
@@ -120,9 +128,10 @@ class ContainerModel:
                 code = entry.code
                 break
             pick -= entry.weight
+        term = None if self.sigterm == SIGTERM_IGNORE else 143
         if killed:
-            return Outcome(duration=duration, exit_code=137, oom=True)
-        return Outcome(duration=duration, exit_code=code)
+            return Outcome(duration=duration, exit_code=137, oom=True, term_exit_code=term)
+        return Outcome(duration=duration, exit_code=code, term_exit_code=term)
 
 
 @dataclass(frozen=True)
@@ -228,7 +237,7 @@ def parse_model(doc: Any, where: str = "model") -> Model:
     return Model(containers=containers, overrides=overrides, disruptions=disruptions)
 
 
-_CONTAINER_FIELDS = ("runTime", "exitCodes", "oomKillProbability")
+_CONTAINER_FIELDS = ("runTime", "exitCodes", "oomKillProbability", "sigterm")
 
 
 def _parse_containers(value: Any, where: str, base: ContainerModel, extra: tuple[str, ...] = ()) -> ContainerModel:
@@ -242,7 +251,12 @@ def _parse_containers(value: Any, where: str, base: ContainerModel, extra: tuple
     oom = base.oom
     if "oomKillProbability" in spec:
         oom = _probability(spec["oomKillProbability"], f"{where}.oomKillProbability")
-    return ContainerModel(run_time=run_time, exit_codes=codes, oom=oom)
+    sigterm = base.sigterm
+    if "sigterm" in spec:
+        sigterm = spec["sigterm"]
+        if sigterm not in (SIGTERM_IGNORE, SIGTERM_EXIT):
+            raise ModelError(f'{where}.sigterm: expected "{SIGTERM_IGNORE}" or "{SIGTERM_EXIT}", got {sigterm!r}')
+    return ContainerModel(run_time=run_time, exit_codes=codes, oom=oom, sigterm=str(sigterm))
 
 
 def _parse_run_time(value: Any, where: str) -> float | RunTime:

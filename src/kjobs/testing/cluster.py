@@ -586,7 +586,9 @@ class KjobsCluster:
         """Delete the Jobs, bare pods, PodDisruptionBudgets, PriorityClasses, ConfigMaps, Secrets, ServiceAccounts
         and namespaces created since `mark` (nothing owned by another object, nothing in a `kube-` namespace, no
         `default` account: the ServiceAccounts controller's), drop the finalizers
-        of the test's pods, and wait (bounded) until they are gone."""
+        of the test's pods, and wait (bounded) until they are gone. Its pods, a Job's too, are deleted with a grace
+        period of 0: the end of a test is the cluster's stop (as `kjobs run`'s Ctrl-C), and a container without a
+        SIGTERM handler would otherwise run on for its grace period (docs/sigterm42.md)."""
 
         async def delete_new() -> list[Obj]:
             pods: list[Obj] = []
@@ -598,7 +600,7 @@ class KjobsCluster:
                         continue
                     if ref is R.PODS:
                         pods.append(item)
-                    if meta.get("ownerReferences"):
+                    elif meta.get("ownerReferences"):
                         continue  # its owner's deletion removes it (the garbage collector)
                     ns = meta.get("namespace") if ref.namespaced else None
                     policy = "Background" if ref is R.JOBS else None

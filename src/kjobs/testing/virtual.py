@@ -36,6 +36,8 @@ _UNITS = {"": 1.0, "s": 1.0, "m": 60.0, "h": 3600.0, "d": 86400.0}
 """`sleep`'s suffixes (coreutils and busybox): seconds, minutes, hours, days."""
 _EXIT = re.compile(r"\bexit\s+(\d+)")
 _ECHO = re.compile(r"\becho\s+([^;&|]*)")
+_TRAP = re.compile(r"""\btrap\s+(?:'([^']*)'|"([^"]*)"|([^\s;&|'"]+))((?:\s+[\w-]+)+)""")
+"""`trap ACTION SIGNAL...`: its action, quoted or a word, and the signals it is set for."""
 _CONTROL_FLOW = re.compile(r"\b(?:if|case|while|until|for)\b|&&|\|\||\$\(|`")
 """Shell the reader does not run: its `exit` and `sleep` are read as if each ran once, in order."""
 
@@ -47,14 +49,19 @@ class SimulatedCommandWarning(UserWarning):
 def command_outcome(pod: Obj, container: Obj, attempt: int) -> Outcome:
     """What a shell container would do, read from its command (no shell runs): the `sleep`s add up to how long
     it runs (`sleep 90`, `sleep 2m`, `sleep infinity`: never ends, as on a node), the first `exit N` is its
-    exit code, `echo TEXT` prints TEXT; anything else exits 0 at once. A command with control flow (`if`,
-    `while`, `&&`...) is read the same way, with a `SimulatedCommandWarning`: the outcome then may not be what a
+    exit code, `echo TEXT` prints TEXT; anything else exits 0 at once. SIGTERM ends it only with a `trap` for
+    it (`_sigterm_trap`): else, as a container's first process, it runs on until SIGKILL. A command with control
+    flow (`if`, `while`, `&&`...) is read the same way, with a `SimulatedCommandWarning`:
+    the outcome then may not be what a
     shell would do (a test that needs other fates passes `outcome=`, a `kjobs.node.sim_runtime.OutcomeFn`)."""
     text = " ".join(str(part) for part in [*(container.get("command") or ()), *(container.get("args") or ())])
+    text, term_exit_code = _sigterm_trap(text)
     sleep = sum(_seconds(number, unit) for number, unit in _SLEEP.findall(text))
     code = _EXIT.search(text)
     output = b"".join(_echo(m).encode() + b"\n" for m in _ECHO.findall(text))
-    outcome = Outcome(duration=sleep, exit_code=int(code.group(1)) if code else 0, output=output)
+    outcome = Outcome(
+        duration=sleep, exit_code=int(code.group(1)) if code else 0, output=output, term_exit_code=term_exit_code
+    )
     if _CONTROL_FLOW.search(text):
         runs = "for ever" if math.isinf(sleep) else f"{sleep:g} s"
         warnings.warn(
@@ -66,6 +73,21 @@ def command_outcome(pod: Obj, container: Obj, attempt: int) -> Outcome:
             stacklevel=2,
         )
     return outcome
+
+
+def _sigterm_trap(text: str) -> tuple[str, int | None]:
+    """The command without its `trap` builtins, and what SIGTERM makes it exit with: a container's first process
+    ignores a signal it has no handler for (docs/sigterm42.md), so None unless a `trap 'exit N' TERM` (or `SIGTERM`,
+    `15`) gives one, then N (the trap's first `exit`; 143 without one). The handler is taken to run at once, as it
+    does for a shell waiting in `wait` (`sleep 30 & wait`); a shell runs it only once a command in the foreground
+    has ended."""
+    code: int | None = None
+    for match in _TRAP.finditer(text):
+        action = next((g for g in match.groups()[:3] if g is not None), "")
+        if {"TERM", "SIGTERM", "15"} & set(match.group(4).split()) and action not in ("", "-"):
+            found = _EXIT.search(action)
+            code = int(found.group(1)) if found else 143
+    return _TRAP.sub(" ", text), code
 
 
 def _seconds(number: str, unit: str) -> float:
