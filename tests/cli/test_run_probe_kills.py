@@ -1,7 +1,7 @@
 """`kjobs run` says when a container's liveness or startup probe killed it (`RunView.container_event`): the run
-records no Events, and the exit alone (143) does not say why, where `kubectl describe pod` on a cluster shows
-the kubelet's `Unhealthy` and `Killing` events (docs/lifecycle41.md). Before, the lines read `exited with code
-143` only."""
+records no Events, and the exit alone (137: SIGKILL at the end of a 1 s grace, as `sleep` takes no SIGTERM) does not
+say why, where `kubectl describe pod` on a cluster shows the kubelet's `Unhealthy` and `Killing` events
+(docs/lifecycle41.md). Before, the lines read `exited with code ...` only."""
 
 from __future__ import annotations
 
@@ -22,10 +22,11 @@ spec:
   template:
     spec:
       restartPolicy: {restart}
+      terminationGracePeriodSeconds: 1
       containers:
       - name: main
         image: busybox
-        command: [sh, -c, "sleep 30"]
+        command: [sh, -c, "sleep 300"]
         {probe}:
           exec: {{command: [sh, -c, "echo no /ready; exit 1"]}}
           periodSeconds: 1
@@ -54,7 +55,7 @@ def test_a_pod_its_liveness_probe_killed_says_so(tmp_path: Path) -> None:
     failed = [line for line in out.splitlines() if line.startswith("pod live-") and " failed: " in line]
     assert failed, out
     assert failed[0].endswith(
-        "failed: container main exited with code 143, killed after its liveness probe failed"
+        "failed: container main exited with code 137, killed after its liveness probe failed"
         " (Liveness probe failed: no /ready) → counts toward backoffLimit (0)"
     ), out
     assert "  - " + failed[0] in out  # and in the summary
@@ -65,6 +66,6 @@ def test_a_restart_after_a_startup_probe_kill_says_so(tmp_path: Path) -> None:
     restarted = [line for line in out.splitlines() if " restarted (" in line]
     assert restarted, out
     assert restarted[0].endswith(
-        "container main restarted (after exit code 143, restartCount 1): killed after its startup probe failed"
+        "container main restarted (after exit code 137, restartCount 1): killed after its startup probe failed"
         " (Startup probe failed: no /ready) → restarts count toward backoffLimit (1)"
     ), out
