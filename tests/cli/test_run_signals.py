@@ -226,3 +226,29 @@ def test_head_1_ends_the_run_with_status_141_and_no_traceback(tmp_path: Path) ->
     assert err == ""
     groups = {int(name) for name in os.listdir(marks)}  # the pods that had started by then, if any
     _until(lambda: not _members(groups), "the pods' processes end")
+
+
+def test_containers_start_with_default_dispositions_whatever_kjobs_inherited(tmp_path: Path) -> None:
+    """A container starts as a runtime starts it: no signal ignored. Before, what was ignored above kjobs (here
+    SIGQUIT and SIGUSR2, as a background job's SIGQUIT or `nohup`'s SIGHUP) was ignored in every container."""
+    job = tmp_path / "sigs.yaml"
+    job.write_text(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {name: sigs}\nspec:\n  template:\n    spec:\n"
+        "      restartPolicy: Never\n"
+        "      containers: [{name: c, image: busybox, command: [sh, -c, 'grep SigIgn /proc/self/status']}]\n"
+    )
+
+    def ignore() -> None:
+        signal.signal(signal.SIGQUIT, signal.SIG_IGN)
+        signal.signal(signal.SIGUSR2, signal.SIG_IGN)
+
+    done = subprocess.run(
+        [sys.executable, "-m", "kjobs", "run", str(job), "--plain", "--logs"],
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE,
+        preexec_fn=ignore,  # dispositions for the child only
+    )
+    line = next(x for x in done.stdout.splitlines() if "SigIgn:" in x)
+    ignored = int(line.split()[-1], 16) & ~(3 << 31)  # bits 32 and 33: glibc's own signals, not resettable
+    assert ignored & (1 << (signal.SIGQUIT - 1) | 1 << (signal.SIGUSR2 - 1)) == 0, line

@@ -126,8 +126,10 @@ else:  # run by path, light: this directory is sys.path[0]
     import stopsignal  # type: ignore[import-not-found, no-redef]
 
 
-_DEFAULT_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ, signal.SIGINT)
-"""Reset for a container: what Python and this shim ignore (Popen's `restore_signals` resets the first two)."""
+_DEFAULT_SIGNALS = tuple(sorted(set(signal.valid_signals()) - {signal.SIGKILL, signal.SIGSTOP}))
+"""Reset for a container: every signal, as a container starts with the default dispositions whatever ignored
+what above kjobs (`nohup`'s SIGHUP, a background job's SIGINT and SIGQUIT, Python's and this shim's SIGPIPE); an
+ignored SIGTERM would also change what a stop does (`kjobs.node.stopsignal`)."""
 
 ROTATE_AFTER = 100_000
 """Starts journaled before the journal is rotated (a start and an exit take about 150 bytes: some 15 MB)."""
