@@ -159,6 +159,25 @@ def test_takes_reads_the_handler_from_proc() -> None:
             proc.wait()
 
 
+def test_a_process_blocking_every_signal_is_not_read_as_waiting_for_sigterm() -> None:
+    """dash blocks every signal for a moment around a fork or exec: a stop read then as "blocked, so it takes it"
+    was queued and killed `sh -c "sleep 30"` once it unblocked (143 at once, where an init drops it; seen under
+    load). Everything blocked counts only while the process waits in `sigtimedwait` (tini); one signal blocked
+    still counts."""
+    then = "; import time; print(1, flush=True); time.sleep(9)"
+    every = "import signal; signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())" + then
+    one = "import signal; signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})" + then
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE) for code in (every, one)]
+    try:
+        for proc in procs:
+            assert proc.stdout is not None and proc.stdout.readline() == b"1\n"
+        assert [stopsignal.takes(p.pid, signal.SIGTERM) for p in procs] == [False, True]
+    finally:
+        for proc in procs:
+            proc.kill()
+            proc.wait()
+
+
 def test_scope_of_the_stop_signal() -> None:
     assert stopsignal.scope_of({}, signal.SIGTERM) == stopsignal.INIT
     assert stopsignal.scope_of({"shareProcessNamespace": True}, signal.SIGTERM) == stopsignal.MAIN

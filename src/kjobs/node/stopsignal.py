@@ -67,6 +67,13 @@ def _mask(status: str, field: str) -> int:
         return 0
 
 
+_BLOCKABLE = (1 << 31) - 1 & ~(1 << (signal.SIGKILL - 1)) & ~(1 << (signal.SIGSTOP - 1))
+"""Signals 1-31 but SIGKILL and SIGSTOP: a mask holding them all is a shell's (or glibc's `posix_spawn`) short
+window around a fork or exec, not a process waiting for one signal; read as blocked, a stop arriving then was
+queued and killed the command once it unblocked (143, where an init drops it). A process that blocks everything
+to wait for signals (tini) sleeps in `sigtimedwait`: `_in_sigwait` tells it."""
+
+
 def takes(pid: int, signum: int) -> bool:
     """Whether the process `pid` would receive `signum` as a namespace's init: it has a handler for it, or it
     blocks it (see the module note). False if it cannot be read (it is gone)."""
@@ -76,7 +83,10 @@ def takes(pid: int, signum: int) -> bool:
     except OSError:
         return False
     bit = 1 << (signum - 1)
-    return bool((_mask(status, "SigCgt") | _mask(status, "SigBlk")) & bit) or _in_sigwait(pid)
+    blocked = _mask(status, "SigBlk")
+    if blocked & _BLOCKABLE == _BLOCKABLE:
+        blocked = 0  # everything blocked: a moment of a fork or exec (dash does it), not a wait for the signal
+    return bool((_mask(status, "SigCgt") | blocked) & bit) or _in_sigwait(pid)
 
 
 def _in_sigwait(pid: int) -> bool:
