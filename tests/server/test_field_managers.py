@@ -84,8 +84,9 @@ def test_the_creator_does_not_own_the_selector_and_labels_the_job_strategy_gener
     [entry] = job["metadata"]["managedFields"]
     spec = entry["fieldsV1"]["f:spec"]
     assert "f:selector" not in spec
-    # What the request set, and only that; the labels map is new to the template's metadata, so it owns its `.`.
-    assert spec["f:template"]["f:metadata"] == {"f:labels": {".": {}, "f:app": {}}}
+    # What the request set, and only that; the labels map is new to the template's metadata, so it owns its `.`;
+    # the zero `creationTimestamp` Go decoded (and writes as null) is the request's too.
+    assert spec["f:template"]["f:metadata"] == {"f:creationTimestamp": {}, "f:labels": {".": {}, "f:app": {}}}
     assert spec["f:backoffLimit"] == {}  # a default applied as the request was decoded is the creator's
 
 

@@ -82,3 +82,34 @@ def test_job_and_node_conditions_written_without_times(http: httpx.Client) -> No
     assert http.patch("/api/v1/nodes/zt-node/status", json=ready, headers=SMP).status_code == 200
     condition = _condition(http.get("/api/v1/nodes/zt-node").json(), "Ready")
     assert condition["lastHeartbeatTime"] is None and condition["lastTransitionTime"] is None
+
+
+def test_a_templates_metadata_reads_back_with_a_null_creation_timestamp(http: httpx.Client) -> None:
+    """kube-apiserver 1.32 writes an embedded ObjectMeta's zero `creationTimestamp` as null, and a template's
+    `metadata` (a non-pointer struct) even when the manifest has none; the creator owns the field."""
+    job = job_manifest("zt3")
+    del job["spec"]["template"]["metadata"]  # type: ignore[index]
+    created = http.post(JOBS, json=job, headers={"Content-Type": "application/json"}, params={"fieldManager": "me"})
+    assert created.status_code == 201, created.text
+    read = http.get(f"{JOBS}/zt3").json()
+    assert read["spec"]["template"]["metadata"]["creationTimestamp"] is None
+    assert read["spec"]["template"]["metadata"]["labels"]["batch.kubernetes.io/job-name"] == "zt3"
+    mine = [e for e in read["metadata"]["managedFields"] if e["manager"] == "me"]
+    assert mine[0]["fieldsV1"]["f:spec"]["f:template"]["f:metadata"] == {"f:creationTimestamp": {}}
+    assert isinstance(read["metadata"]["creationTimestamp"], str)  # the object's own is the server's
+    # Removing it changes nothing: Go decodes the zero time again.
+    remove = [{"op": "remove", "path": "/spec/template/metadata/creationTimestamp"}]
+    patched = http.patch(f"{JOBS}/zt3", json=remove, headers={"Content-Type": "application/json-patch+json"})
+    assert patched.status_code == 200, patched.text
+    assert patched.json()["metadata"]["resourceVersion"] == read["metadata"]["resourceVersion"]
+
+    cronjob = {
+        "apiVersion": "batch/v1",
+        "kind": "CronJob",
+        "metadata": {"name": "zt4"},
+        "spec": {"schedule": "*/5 * * * *", "jobTemplate": {"spec": {"template": job["spec"]["template"]}}},  # type: ignore[index]
+    }
+    assert http.post("/apis/batch/v1/namespaces/default/cronjobs", json=cronjob).status_code == 201
+    spec = http.get("/apis/batch/v1/namespaces/default/cronjobs/zt4").json()["spec"]
+    assert spec["jobTemplate"]["metadata"] == {"creationTimestamp": None}
+    assert spec["jobTemplate"]["spec"]["template"]["metadata"] == {"creationTimestamp": None}

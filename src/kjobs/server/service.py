@@ -1060,6 +1060,8 @@ class ApiService:
         if old is None and not subresource and not meta.get("managedFields"):
             # A create with no ownership yet: the manager owns every field it set, encoded in one walk.
             source = self._default(r, decoded) if decoded is not None else (admitted_from or obj)
+            # Go decodes the zero times too: a template's `creationTimestamp: null` is the creator's field
+            source = zerotimes.fill(source, r.group, r.kind)
             tree = apply.fields_v1_of(source, strategies, include_status=not r.has_status)
             if tree:
                 meta["managedFields"] = [self._entry(r, manager, operation, subresource, tree)]

@@ -8,9 +8,12 @@ decoded, shows every such field of a present struct: a `DisruptionTarget` condit
 `lastProbeTime`, or a kubelet status patch that sends `lastProbeTime: null` (a deletion, in a strategic merge
 patch), reads back with `lastProbeTime: null`. `fill` puts those nulls in an object about to be stored.
 
-The fields come from the Go types (`data/gotypes-v1.32.json`, through `kjobs.server.gotypes`). ObjectMeta's
-`creationTimestamp` is left out: a stored object always has one, and a pod template's `creationTimestamp: null`
-is not reproduced (docs/leftovers42.md).
+The fields come from the Go types (`data/gotypes-v1.32.json`, through `kjobs.server.gotypes`). An embedded
+`ObjectMeta` (a pod template's, a CronJob's job template's, a claim template's) has a non-pointer
+`creationTimestamp` too, and a template is a non-pointer struct: kube-apiserver 1.32 shows `metadata:
+{creationTimestamp: null}` there even when the manifest has no `metadata` (Go 1.23 has no `omitzero`; 1.33's
+apimachinery tags it so). An absent non-pointer struct is made only when it would hold such a null. The object's
+own `metadata` is the server's to fill.
 
 Called on every object written (`ApiService._create_checked`, `_write_checked`) before it is validated, as Go
 fills the zero values when it decodes; the walk follows only fields that hold such times, precomputed per kind.
@@ -25,12 +28,13 @@ from kjobs.api.types import Obj
 from kjobs.server.gotypes import ROOTS, resolve_type
 
 _TIME = "meta/v1.Time"
-_SKIPPED = {"meta/v1.ObjectMeta", "core/v1.Event", "events/v1.Event"}
-"""Not walked: ObjectMeta (above), and Events, whose two versions `kjobs.api.events_v1` writes in full."""
+_SKIPPED = {"core/v1.Event", "events/v1.Event"}
+"""Not walked: Events, whose two versions `kjobs.api.events_v1` writes in full."""
 
 Plan = dict[str, Any]
-"""Per field of a struct: None (a non-pointer Time: null when absent), or (steps, plan): the plan of the struct
-beneath it, reached through `steps`, one character per slice (`l`) or map (`m`) on the way."""
+"""Per field of a struct: None (a non-pointer Time: null when absent), or (steps, plan, made): the plan of the
+struct beneath it, reached through `steps`, one character per slice (`l`) or map (`m`) on the way; `made`: the
+field is a non-pointer struct holding a non-pointer Time itself, so Go writes it (with that null) when absent."""
 
 
 @functools.cache
@@ -56,7 +60,8 @@ def _build(struct: str, seen: frozenset[str]) -> Plan | None:
             inner, steps = element, steps + kind[0]
         sub = _build(inner, seen | {underlying})
         if sub is not None:
-            plan[field] = (steps, sub)
+            made = not steps and not go_type.startswith("*") and None in sub.values()
+            plan[field] = (steps, sub, made)
     return plan or None
 
 
@@ -90,8 +95,10 @@ def _fill(value: Any, steps: str, plan: Plan) -> Any:
             continue
         item = value.get(field)
         if item is None:
-            continue
-        filled = _fill(item, *sub)
+            if not sub[2]:
+                continue
+            item = {}  # absent or null: Go decodes the zero struct and writes it
+        filled = _fill(item, sub[0], sub[1])
         if filled is not item:
             if copy is None:
                 copy = dict(value)
@@ -103,8 +110,15 @@ def fill(obj: Obj, group: str, kind: str) -> Obj:
     """`obj` of (API group, kind) with `null` in every absent non-pointer Time of its present structs, as Go's
     decode-then-encode gives it; `obj` itself when nothing is missing (kinds the Go types do not know included)."""
     root = ROOTS.get((group, kind))
-    plan = _plan(root) if root is not None else None
+    plan = _root_plan(root) if root is not None else None
     if plan is None:
         return obj
     filled: Obj = _fill(obj, "", plan)
     return filled
+
+
+@functools.cache
+def _root_plan(root: str) -> Plan | None:
+    """`_plan` of a stored kind without its own `metadata`: the server sets `creationTimestamp` itself."""
+    plan = {field: sub for field, sub in (_plan(root) or {}).items() if field != "metadata"}
+    return plan or None
