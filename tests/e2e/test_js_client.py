@@ -150,3 +150,32 @@ def test_js_times_are_read_as_go_reads_them(tmp_path: Path) -> None:
             "renewTime": "2026-12-05T07:49:50.143000Z",
             "firstTimestamp": "2026-12-05T07:49:50.000Z",  # the client's Date of the stored `...:50Z`
         }
+
+
+def test_js_client_tour(tmp_path: Path) -> None:
+    """What a user of the client's README and examples does, through 2.x's undici fetch, as on a cluster: a
+    watch from a compacted resourceVersion gets one `ERROR` event (410 `Expired`) and ends; a list over 128 KiB
+    comes gzipped (kjobs used to send it as it is); the initial events of a `sendInitialEvents` watch end with
+    the `k8s.io/initial-events-end` bookmark; a followed log ends with its container; exec's exit code and
+    stdin; the Metrics API; each patch type; cordon and an Eviction (`EvictionByEvictionAPI`); an Informer by
+    label; KubernetesObjectApi from YAML (discovery)."""
+    _require_js_client()
+    port, kubeconfig = free_port(), tmp_path / "kc.yaml"
+    args = ("--port", str(port), "--data-dir", str(tmp_path / "d"), "--kubeconfig", str(kubeconfig))
+    with _up(tmp_path, *args, "--history-size", "5"):
+        seen = _node(_env(tmp_path, kubeconfig), "tour", "js-tour")
+    managers = seen.pop("managers")
+    assert "tour/Apply" in managers and "kubernetes-client-javascript/Update" in managers, managers
+    assert seen == {
+        "expired": {"events": ["ERROR 410 Expired"], "end": None},
+        "list": {"encoding": "gzip", "items": 4},
+        "initial": ["ADDED", "ADDED", "ADDED", "ADDED", "BOOKMARK true"],
+        "followed": "line1\nline2\nline3\n",
+        "exec": {"stdout": "hi\n", "reason": "NonZeroExitCode", "exitCode": "3"},
+        "stdin": {"stdout": "piped\n", "status": "Success"},
+        "metrics": {"kind": "PodMetricsList", "main": "string"},
+        "labels": ["tour", "merge", "strategic", "json", "apply"],
+        "evicted": {"unschedulable": True, "deleting": True, "conditions": ["EvictionByEvictionAPI"]},
+        "informed": ["add", "delete", "update"],
+        "objects": {"made": "V1Job", "read": True, "label": "1", "deleted": "Job"},
+    }
