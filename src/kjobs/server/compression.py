@@ -6,8 +6,9 @@ writers.go, `deferredResponseWriter` and `negotiateContentEncoding`) gzips, at l
 piece when that is more than 128 KiB (`defaultGzipThresholdBytes`) and the request's `Accept-Encoding` has a
 token that is exactly `gzip` once trimmed (`gzip;q=0.5` is not): `Content-Encoding: gzip`, `Vary:
 Accept-Encoding`. Watch streams, logs, `/version`, health checks and metrics are written by other handlers and
-never so; OpenAPI documents are kube-openapi's, gzipped by its own rule (`kjobs.server.app`). Every HTTP client
-of note asks for gzip: Go's transport (kubectl, client-go), undici's fetch (the JavaScript client 2.x), httpx.
+never so; OpenAPI documents are kube-openapi's, gzipped by its own rule (`kjobs.server.app`). kubectl and
+client-go (Go's transport), the JavaScript client 2.x (undici's fetch), httpx and aiohttp ask for gzip and inflate
+it unseen; the official Python client (urllib3) does not ask (docs/js43.md).
 """
 
 from __future__ import annotations
