@@ -203,7 +203,7 @@ async function tour() {
   out.stdin = { stdout: piped.text(), status: piped.result.status };
 
   // the Metrics API (as metrics-server serves it): the running pod, once it has figures
-  for (let i = 0; i < 100 && !out.metrics; i++) {
+  for (let i = 0; i < 200 && !out.metrics; i++) {
     const metrics = await new k8s.Metrics(kc).getPodMetrics(namespace);
     const mine = metrics.items.find((m) => m.metadata.name === pod);
     if (mine) out.metrics = { kind: metrics.kind, main: typeof mine.containers.find((c) => c.name === 'main')?.usage.cpu };
