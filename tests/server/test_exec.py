@@ -233,3 +233,18 @@ def test_attach_has_execs_checks_and_its_own_discovery_entry_and_verb(exec_serve
         )
     forbidden = 'User "someone" cannot create resource "pods/attach" in API group "" in the namespace "default"'
     assert json.loads(refused.value.resp_body or b"{}")["message"] == f'pods "p" is forbidden: {forbidden}'
+
+
+def test_no_websocket_compression_is_negotiated(exec_server: tuple[str, ScriptedExec]) -> None:
+    """The JavaScript client's `ws` (and browsers) offer `permessage-deflate`; kube-apiserver's WebSocket server
+    (golang.org/x/net/websocket, under wsstream) implements no extension and answers without
+    `Sec-WebSocket-Extensions`, so frames stay uncompressed: so here."""
+    url, _ = exec_server
+    target = url.replace("https://", "wss://") + f"{PODS}/p/exec?" + urlencode([*COMMAND, ("stdout", "true")])
+    offer = "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits"
+    ws = websocket.create_connection(
+        target, subprotocols=["v5.channel.k8s.io"], header=[offer], sslopt={"context": client_tls()}, timeout=10
+    )
+    assert ws.getsubprotocol() == "v5.channel.k8s.io"
+    assert "sec-websocket-extensions" not in {name.lower() for name in ws.getheaders()}
+    assert _frames(ws)[:2] == [b"\x01", b"\x01echo hi"]

@@ -37,6 +37,7 @@ from kjobs.api.types import Obj
 from kjobs.server import (
     authz,
     bootstrap,
+    compression,
     crscale,
     discovery,
     eventttl,
@@ -628,6 +629,8 @@ class App:
         request = Request(scope, receive)
         route = routing.parse(request.path)
         proxied = route.subresource == "proxy"  # a backend's answer is passed on as it is
+        if request.path.startswith("/api") and not proxied and compression.accepts_gzip(request.accept_encoding):
+            send = compression.gzipping(send)  # outermost: what is gzipped is the answer as written
         if pretty.wanted(request.path, request.query, request.user_agent) and not proxied:
             send = pretty.indenting(send)  # curl's and browsers' answers are indented, as kube-apiserver's
         if route.kind != "resource":

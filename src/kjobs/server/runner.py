@@ -194,7 +194,9 @@ def server_config(
     scope's `client` and `scheme` from `X-Forwarded-For`/`-Proto` on every request from loopback, and nothing here
     reads either (authentication is the TLS peer's certificate or a token), so it was a layer of work a request
     with no effect on any answer. No `Server` header either: kube-apiserver's Go `net/http` server sends none,
-    where uvicorn would name itself on every response."""
+    where uvicorn would name itself on every response. No WebSocket `permessage-deflate` (uvicorn negotiates it
+    when offered, as the JavaScript client's `ws` does): kube-apiserver's WebSocket server (golang.org/x/net/
+    websocket, under apimachinery's wsstream) implements no extension, so its frames are never compressed."""
     tls: dict[str, Any] = {}
     if pki is not None:
         if app.authenticator is None:
@@ -217,6 +219,7 @@ def server_config(
         timeout_keep_alive=IDLE_TIMEOUT,
         proxy_headers=False,
         server_header=False,
+        ws_per_message_deflate=False,
         **tls,
         **extra,
     )
