@@ -41,6 +41,7 @@ def test_kubectl_create_job(kubectl: Kubectl) -> None:
             "f:podReplacementPolicy": {},
             "f:suspend": {},
             "f:template": {
+                "f:metadata": {"f:creationTimestamp": {}},  # Go's zero time, decoded and written as null
                 "f:spec": {
                     "f:containers": {
                         'k:{"name":"x"}': {
@@ -58,7 +59,7 @@ def test_kubectl_create_job(kubectl: Kubectl) -> None:
                     "f:schedulerName": {},
                     "f:securityContext": {},
                     "f:terminationGracePeriodSeconds": {},
-                }
+                },
             },
         }
     }
