@@ -70,9 +70,11 @@ def attempts(result: SimulationResult) -> list[dict[str, Any]]:
     for pod in by_pod.values():
         if pod["outcome"] is None:
             pod["end"], pod["outcome"] = result.virtual_seconds, "Unfinished"
-        decision = decisions.get(pod["pod"]) if pod["outcome"] == "Failed" else None
+        # A pod the Job counted as failed as it was deleted has a decision whatever its end (the summary's
+        # failures count it): one that then exited 0 within its grace period, or whose object went first.
+        decision = decisions.get(pod["pod"])
         e = decision.explanation if decision is not None else None
-        failed = pod["outcome"] == "Failed"
+        failed = pod["outcome"] == "Failed" or decision is not None
         pod["action"] = ((e.action if e is not None else None) or "Count") if failed else None
         if decision is not None and decision.ended_by_job:  # as the summary counts it: weighed by no rule
             pod["action"] = ENDED_BY_JOB[decision.ended_by_job]
@@ -84,13 +86,11 @@ def attempts(result: SimulationResult) -> list[dict[str, Any]]:
 
 
 def category(attempt: dict[str, Any]) -> str:
-    """The legend entry of an attempt: its outcome, and for a failure the action and the rule that chose it."""
-    if attempt["outcome"] == "Succeeded":
-        return SUCCEEDED
-    if attempt["outcome"] == "Deleted":
-        return DELETED
-    if attempt["outcome"] == "Unfinished":
-        return UNFINISHED
+    """The legend entry of an attempt: its outcome, and for a failure the action and the rule that chose it; a
+    pod that did not end Failed but that the Job counted as failed says both."""
+    plain = {"Succeeded": SUCCEEDED, "Deleted": DELETED, "Unfinished": UNFINISHED}.get(attempt["outcome"])
+    if plain is not None:
+        return f"{plain} · counted failed: {attempt['action']}" if attempt["action"] else plain
     if attempt["action"] in ENDED_BY_JOB.values():
         return f"Failed · {attempt['action']}"
     if attempt["rule"] is None:

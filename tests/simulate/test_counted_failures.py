@@ -1,0 +1,79 @@
+"""Every pod the Job counts as failed is in `failures by reason` and its run time in wasted pod-seconds, also
+when it never reaches phase Failed: Kubernetes counts a pod that is deleted while it runs as failed at once (the
+Job failed and ended it; or, with no podFailurePolicy, an eviction), and keeps it counted if it then exits 0
+within its grace period, or if its object is gone before any end was written (pkg/controller/job/
+job_controller.go, `isPodFailed` and `trackJobStatusAndRemoveFinalizers`). Found by docs/simtrial43.md."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kjobs.api.types import Obj
+from kjobs.simulate import SimulationOptions, parse_model, simulate
+from kjobs.simulate.report import attempts
+
+
+def job(grace: int, **spec: Any) -> Obj:
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "j", "namespace": "default"},
+        "spec": {
+            "activeDeadlineSeconds": 60,
+            "template": {
+                "spec": {
+                    "restartPolicy": "Never",
+                    "terminationGracePeriodSeconds": grace,
+                    "containers": [{"name": "main", "image": "x"}],
+                }
+            },
+            **spec,
+        },
+    }
+
+
+def run_for(seconds: str) -> SimulationOptions:
+    return SimulationOptions(model=parse_model({"containers": {"runTime": {"constant": seconds}}}))
+
+
+def test_a_pod_that_exits_0_within_its_grace_period_after_the_deadline_is_a_counted_failure() -> None:
+    # deleted at 60 s (the deadline), it runs out its 62 s within the 5 s grace period and exits 0
+    result = simulate(job(5), run_for("62s"))
+    assert result.job["status"]["failed"] == 1
+    assert result.failures_by_action == {"EndedByJobFailure": 1}
+    assert result.failures_by_reason == {"Completed 0": 1}
+    assert result.wasted_pod_seconds == 62.0
+    (attempt,) = attempts(result)
+    assert (attempt["outcome"], attempt["action"], attempt["end"]) == ("Succeeded", "EndedByJobFailure", 62.0)
+    assert attempt["category"] == "Succeeded · counted failed: EndedByJobFailure"
+
+
+def test_a_pod_gone_before_it_ended_is_a_counted_failure() -> None:
+    # grace period 0: the Job removes the finalizer of the pod it deleted and the object goes at once
+    result = simulate(job(0), run_for("1h"))
+    assert result.job["status"]["failed"] == 1
+    assert result.failures_by_action == {"EndedByJobFailure": 1}
+    assert result.failures_by_reason == {"Deleted": 1}
+    assert result.wasted_pod_seconds == 60.0
+
+
+def test_failures_by_reason_add_up_to_failures_by_action_under_drains() -> None:
+    # no podFailurePolicy: a drained pod counts as failed when it is deleted, and most of these 30 s-2 min
+    # containers, which take no SIGTERM, finish within the 30 s grace period
+    model = parse_model(
+        {
+            "containers": {"runTime": {"uniform": {"min": "30s", "max": "2m"}}},
+            "disruptions": [{"kind": "drain", "ratePerHour": 20}],
+        }
+    )
+    manifest = job(30, backoffLimit=6, completions=4, parallelism=2)
+    del manifest["spec"]["activeDeadlineSeconds"]
+    counted = by_reason = succeeded_but_counted = 0
+    for seed in range(6):
+        result = simulate(manifest, SimulationOptions(model=model, seed=seed))
+        counted += result.job["status"].get("failed", 0)
+        assert sum(result.failures_by_action.values()) == result.job["status"].get("failed", 0)
+        by_reason += sum(result.failures_by_reason.values())
+        succeeded_but_counted += sum(1 for a in attempts(result) if a["outcome"] == "Succeeded" and a["action"])
+    assert by_reason == counted
+    assert succeeded_but_counted > 0  # the case this test is about happened
