@@ -77,3 +77,19 @@ def test_failures_by_reason_add_up_to_failures_by_action_under_drains() -> None:
         succeeded_but_counted += sum(1 for a in attempts(result) if a["outcome"] == "Succeeded" and a["action"])
     assert by_reason == counted
     assert succeeded_but_counted > 0  # the case this test is about happened
+
+
+def test_an_eviction_that_exceeds_the_backoff_limit_counts_and_is_not_ended_by_the_job() -> None:
+    # no podFailurePolicy, backoffLimit 0: the drained pod is counted as failed as it is deleted, which fails the
+    # Job; the Job did not end it (it was evicted), so it is a Count failure with its eviction's reason
+    model = parse_model(
+        {"containers": {"runTime": {"constant": "1h"}}, "disruptions": [{"kind": "drain", "ratePerHour": 3600}]}
+    )
+    manifest = job(30, backoffLimit=0)
+    del manifest["spec"]["activeDeadlineSeconds"]
+    result = simulate(manifest, SimulationOptions(model=model))
+    assert (result.outcome, result.reason) == ("Failed", "BackoffLimitExceeded")
+    assert result.failures_by_action == {"Count": 1}
+    assert result.failures_by_reason == {"EvictionByEvictionAPI": 1}
+    (decision,) = result.view.decisions
+    assert "the Job had failed and ended the pod" not in decision.verdict
