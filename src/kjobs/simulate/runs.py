@@ -111,6 +111,7 @@ def distribution(results: Sequence[SimulationResult], seed: int) -> dict[str, An
         "podsCreated": _spread([r.pods_created for r in results]),
         "wastedPodSeconds": _spread([r.wasted_pod_seconds for r in results]),
         "retriesPerRun": _spread([sum(r.retries_per_index.values()) for r in results]),
+        "indexed": bool(results) and (results[0].job.get("spec") or {}).get("completionMode") == "Indexed",
         "failuresByActionPerRun": _mean_counts([r.failures_by_action for r in results], runs),
         "failuresByReasonPerRun": _mean_counts([r.failures_by_reason for r in results], runs),
         "disruptionsPerRun": _mean_counts([r.disruptions for r in results], runs),
@@ -141,7 +142,13 @@ def distribution_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
         ),
         ("pods created", spread("podsCreated")),
         ("wasted pod-seconds", spread("wastedPodSeconds")),
-        ("retries per run", spread("retriesPerRun")),
+        # Retries are pods created beyond the first of a completion index: a NonIndexed Job has no index.
+        (
+            "retries per run",
+            spread("retriesPerRun")
+            if summary.get("indexed", True)
+            else "not counted: a NonIndexed Job (see pods created)",
+        ),
         ("failures by action / run", counts("failuresByActionPerRun")),
         ("failures by reason / run", counts("failuresByReasonPerRun")),
         ("disruptions / run", counts("disruptionsPerRun")),
