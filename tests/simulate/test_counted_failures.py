@@ -10,7 +10,7 @@ from typing import Any
 
 from kjobs.api.types import Obj
 from kjobs.simulate import SimulationOptions, parse_model, simulate
-from kjobs.simulate.report import attempts
+from kjobs.simulate.report import attempts, pod_ends, render, report_data
 
 
 def job(grace: int, **spec: Any) -> Obj:
@@ -93,3 +93,12 @@ def test_an_eviction_that_exceeds_the_backoff_limit_counts_and_is_not_ended_by_t
     assert result.failures_by_reason == {"EvictionByEvictionAPI": 1}
     (decision,) = result.view.decisions
     assert "the Job had failed and ended the pod" not in decision.verdict
+
+
+def test_the_report_counts_such_a_pod_failed_and_says_why_and_what_it_wasted() -> None:
+    result = simulate(job(5), run_for("62s"))
+    succeeded, failed = pod_ends(report_data([result])["timeline"]["attempts"])
+    assert (succeeded, failed) == ([], [62.0])  # as status.failed counts it, not as its phase reads
+    page = render(report_data([result]))
+    assert "<tr><th>Failures by reason</th><td>Completed (exit 0) 1</td></tr>" in page
+    assert "<tr><th>Wasted pod-seconds</th><td>62</td></tr>" in page

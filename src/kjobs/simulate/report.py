@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from kjobs.simulate import plots
-from kjobs.simulate.session import ENDED_BY_JOB, SimulationResult
+from kjobs.simulate.session import ENDED_BY_JOB, SimulationResult, reason_label
 
 MAX_ATTEMPTS = 20_000
 """Attempts carried in the data block (the first, by creation); more are counted in `attemptsOmitted`."""
@@ -186,6 +186,10 @@ def _summary(run: dict[str, Any], runs: int) -> str:
         ("Succeeded / failed", f"{run['succeeded']} / {run['failed']}"),
         ("Failed indexes", run["failedIndexes"]),
         ("Failures by action", ", ".join(f"{a} {n}" for a, n in run["failuresByAction"].items()) or "none"),
+        ("Failures by reason", ", ".join(f"{reason_label(r)} {n}" for r, n in run["failuresByReason"].items())),
+        ("Wasted pod-seconds", f"{run['wastedPodSeconds']:g}" if run["failuresByAction"] else ""),
+        ("Retries per index", ", ".join(f"{i}: {n}" for i, n in run["retriesPerIndex"].items())),
+        ("Disruptions", ", ".join(f"{k} {n}" for k, n in run["disruptions"].items())),
     ]
     cells = "".join(f"<tr><th>{escape(k)}</th><td>{escape(_clip(str(v)))}</td></tr>" for k, v in rows if v)
     of = f"run 1 of {runs}" if runs > 1 else "one run"
@@ -244,9 +248,16 @@ def _tooltip(a: dict[str, Any]) -> str:
     return text + (f"; {a['cause']}" if a["cause"] else "")
 
 
+def pod_ends(attempts: list[dict[str, Any]]) -> tuple[list[float], list[float]]:
+    """When pods succeeded and failed, in order: a pod the Job counted as failed as it was deleted is a failure
+    even if it then exited 0 (`action` set: it has a decision), as in the summary and `status.failed`."""
+    succeeded = sorted(a["end"] for a in attempts if a["outcome"] == "Succeeded" and not a["action"])
+    failed = sorted(a["end"] for a in attempts if a["action"])
+    return succeeded, failed
+
+
 def _over_time(runs: list[dict[str, Any]], conditions: list[dict[str, Any]], span: float) -> str:
-    succeeded = sorted(a["end"] for a in runs if a["outcome"] == "Succeeded")
-    failed = sorted(a["end"] for a in runs if a["outcome"] == "Failed")
+    succeeded, failed = pod_ends(runs)
     changes = sorted(
         [(a["running"], 1) for a in runs if a["running"] is not None]
         + [(a["end"], -1) for a in runs if a["running"] is not None]
