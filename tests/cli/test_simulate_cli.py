@@ -9,6 +9,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+
+from kjobs.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -82,6 +85,14 @@ def test_a_bad_model_file_exits_2_naming_the_field(tmp_path: Path) -> None:
     result = kjobs("simulate", str(EXAMPLES / "failjob-exit-42.yaml"), "--model", str(model))
     assert result.returncode == 2
     assert "bad.yaml: model.containers.runTime.constant: expected a duration" in result.stderr
+
+
+@pytest.mark.parametrize("command", ["simulate", "run"])
+def test_a_backoff_that_is_not_a_number_is_refused(command: str) -> None:
+    """Click's bounds let NaN through (every comparison with it is false): `--backoff nan` ran as 0."""
+    result = CliRunner().invoke(main, [command, str(EXAMPLES / "failjob-exit-42.yaml"), "--backoff", "nan"])
+    assert result.exit_code == 2
+    assert "Invalid value for '--backoff': 'nan' is not a number." in result.stderr
 
 
 def test_compare_with_a_manifest_that_is_not_a_job_names_the_command(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ import orjson
 from kjobs.api.features import FeatureGates
 from kjobs.api.types import Obj
 from kjobs.cli.features import feature_gates_option
+from kjobs.cli.params import FloatRange
 from kjobs.cli.run import _load_job, managed_elsewhere
 from kjobs.cli.validate import validate_option
 
@@ -54,7 +55,7 @@ def _duration(_ctx: click.Context, _param: click.Parameter, value: str) -> float
     help="Simulated nodes [default: enough for the Job's parallelism, 110 pods each].",
 )
 @click.option(
-    "--backoff", type=click.FloatRange(min=0), default=10.0, show_default=True, help="Base pod-failure back-off (s)."
+    "--backoff", type=FloatRange(min=0), default=10.0, show_default=True, help="Base pod-failure back-off (s)."
 )
 @click.option(
     "--time-limit",
