@@ -95,6 +95,19 @@ def test_a_backoff_that_is_not_a_number_is_refused(command: str) -> None:
     assert "Invalid value for '--backoff': 'nan' is not a number." in result.stderr
 
 
+def test_a_preempt_model_names_the_compared_job_whose_containers_request_no_cpu() -> None:
+    """With --compare, "the Job's containers" alone does not say which of the two Jobs lacks cpu requests."""
+    args = [
+        "simulate",
+        str(EXAMPLES / "ignore-disruptions.yaml"),
+        "--compare",
+        str(EXAMPLES / "count-with-backoff-limit.yaml"),
+    ]
+    result = CliRunner().invoke(main, [*args, "--model", str(EXAMPLES / "models" / "spot-preemptions.yaml")])
+    assert result.exit_code == 2
+    assert "Job job-backoff-limit's do not" in result.stderr
+
+
 def test_compare_with_a_manifest_that_is_not_a_job_names_the_command(tmp_path: Path) -> None:
     pod = tmp_path / "pod.yaml"
     pod.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n")

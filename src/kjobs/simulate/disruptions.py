@@ -74,9 +74,11 @@ def check(model: Model, job: Obj) -> None:
     """Refuse a model whose disruptions could not happen to this Job (`ModelError` naming the field)."""
     for i, process in enumerate(model.disruptions):
         if process.kind == "preempt" and not _requests_cpu(job):
+            name = (job.get("metadata") or {}).get("name")
             raise ModelError(
                 f"model.disruptions[{i}].kind: preempt needs the Job's containers to request cpu "
-                "(resources.requests.cpu): otherwise a higher-priority pod fits beside them and nothing is preempted"
+                f"(resources.requests.cpu): Job {name}'s do not, so a higher-priority pod fits beside them and "
+                "nothing is preempted"
             )
 
 
