@@ -154,14 +154,15 @@ def simulate_command(
     sys.exit(0 if result.outcome == "Complete" else 1)
 
 
-def _report(path: str | None, results: list[SimulationResult]) -> None:
-    """Write the `--report` page of `results`, if one was asked for; exit 2 when it cannot be written."""
+def _report(path: str | None, results: list[SimulationResult], compared: list[SimulationResult] | None = None) -> None:
+    """Write the `--report` page of `results` (and of the `--compare` Job's), if one was asked for; exit 2 when it
+    cannot be written."""
     if not path:
         return
     from kjobs.simulate.report import write_report
 
     try:
-        write_report(path, results)
+        write_report(path, results, compared=compared or ())
     except OSError as exc:
         click.echo(f"error: cannot write the report: {exc}", err=True)
         sys.exit(2)
@@ -195,7 +196,7 @@ def _many(
     report_path: str | None,
     workers: int,
 ) -> None:
-    """`--runs` and `--compare`: the distribution of each Job over the same seeds; the report is the first Job's."""
+    """`--runs` and `--compare`: the distribution of each Job over the same seeds, and the report of both."""
     from rich.progress import Progress
 
     from kjobs.simulate.runs import distribution, render_comparison, render_distribution, simulate_runs
@@ -206,7 +207,7 @@ def _many(
         task = progress.add_task("simulating", total=runs * len(jobs))
         results = [simulate_runs(each, options, runs, lambda: progress.advance(task), workers=workers) for each in jobs]
     summaries = [distribution(each, options.seed) for each in results]
-    _report(report_path, results[0])
+    _report(report_path, results[0], results[1] if other is not None else None)
     if output == "json":
         body: object = summaries[0] if other is None else {"runs": summaries}
         click.echo(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode())

@@ -136,10 +136,13 @@ def distribution(summaries: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def report_data(results: Sequence[SimulationResult]) -> dict[str, Any]:
-    """The JSON the page carries: each run's summary, the first run's attempts, the distribution over runs."""
+def report_data(results: Sequence[SimulationResult], compared: Sequence[SimulationResult] = ()) -> dict[str, Any]:
+    """The JSON the page carries: each run's summary, the first run's attempts, the distribution over runs; and
+    with `compared` (`--compare`: another Job on the same seeds), the same of that Job under `compared`."""
     if not results:
         raise ValueError("a report needs at least one simulated run")
+    if compared:
+        return {**report_data(results), "compared": report_data(compared)}
     summaries = [r.to_dict() for r in results]
     first = attempts(results[0])
     conditions = [{"at": at, "condition": detail} for at, what, _, detail in results[0].trace if what == "job"]
@@ -156,18 +159,31 @@ def report_data(results: Sequence[SimulationResult]) -> dict[str, Any]:
     }
 
 
-def write_report(path: str | Path, results: Sequence[SimulationResult], *, title: str = "") -> None:
-    """Write the report of `results` (one run, or several of the same Job) to `path`."""
-    Path(path).write_text(render(report_data(results), title=title), encoding="utf-8")
+def write_report(
+    path: str | Path,
+    results: Sequence[SimulationResult],
+    *,
+    title: str = "",
+    compared: Sequence[SimulationResult] = (),
+) -> None:
+    """Write the report of `results` (one run, or several of the same Job), and of the `compared` Job's, to
+    `path`."""
+    Path(path).write_text(render(report_data(results, compared), title=title), encoding="utf-8")
 
 
 def render(data: dict[str, Any], *, title: str = "") -> str:
-    """The whole HTML page of `report_data`'s `data`."""
+    """The whole HTML page of `report_data`'s `data`: its Job's sections, then the compared Job's."""
     first = data["runs"][0]
-    heading = title or f"kjobs simulate: {first['job']}"
-    body = [f"<h1>{escape(heading)}</h1>", _summary(first, len(data["runs"]))]
-    body += _timeline_sections(data)
-    body.append(_distribution_section(data))
+    other = data.get("compared")
+    against = f" compared with {other['runs'][0]['job']}" if other else ""
+    heading = title or f"kjobs simulate: {first['job']}{against}"
+    body = [f"<h1>{escape(heading)}</h1>"]
+    for each in (data, other) if other else (data,):
+        if other:
+            body.append(f"<h1>{escape(str(each['runs'][0]['job']))}</h1>")
+        body.append(_summary(each["runs"][0], len(each["runs"])))
+        body += _timeline_sections(each)
+        body.append(_distribution_section(each))
     payload = orjson.dumps(data).decode().replace("</", "<\\/")
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
