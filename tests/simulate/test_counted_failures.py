@@ -9,8 +9,11 @@ from __future__ import annotations
 from typing import Any
 
 from kjobs.api.types import Obj
+from kjobs.cli.simulate import render
 from kjobs.simulate import SimulationOptions, parse_model, simulate
-from kjobs.simulate.report import attempts, pod_ends, render, report_data
+from kjobs.simulate.report import attempts, pod_ends, report_data
+from kjobs.simulate.report import render as report_page
+from kjobs.simulate.runs import distribution, render_comparison, render_distribution, simulate_runs
 
 
 def job(grace: int, **spec: Any) -> Obj:
@@ -99,6 +102,46 @@ def test_the_report_counts_such_a_pod_failed_and_says_why_and_what_it_wasted() -
     result = simulate(job(5), run_for("62s"))
     succeeded, failed = pod_ends(report_data([result])["timeline"]["attempts"])
     assert (succeeded, failed) == ([], [62.0])  # as status.failed counts it, not as its phase reads
-    page = render(report_data([result]))
+    page = report_page(report_data([result]))
     assert "<tr><th>Failures by reason</th><td>Completed (exit 0) 1</td></tr>" in page
     assert "<tr><th>Wasted pod-seconds</th><td>62</td></tr>" in page
+
+
+def on_failure(backoff_limit: int) -> Obj:
+    manifest = job(30, backoffLimit=backoff_limit)
+    del manifest["spec"]["activeDeadlineSeconds"]
+    manifest["spec"]["template"]["spec"]["restartPolicy"] = "OnFailure"
+    return manifest
+
+
+def test_in_place_restarts_under_on_failure_are_counted_and_their_time_wasted() -> None:
+    """restartPolicy OnFailure: a failed container restarts in its pod, which the Job does not count as failed,
+    but the restarts count toward backoffLimit, and the pod's time until its last restart went on failed runs and
+    their back-off. The summary said `failures: none`, `wasted pod-seconds: 0` after 8 minutes of crash loop."""
+    model = parse_model({"containers": {"runTime": {"constant": "30s"}, "exitCodes": [{"code": 0}, {"code": 1}]}})
+    result = simulate(on_failure(10), SimulationOptions(model=model, seed=1))
+    # seed 1 draws exit 1 six times, then 0: runs of 30 s, restarted at once, then after 10, 20, 40, 80, 160 s
+    assert (result.outcome, result.job["status"].get("failed", 0)) == ("Complete", 0)
+    assert result.container_restarts == 6
+    assert result.wasted_pod_seconds == 490.0  # the last run started at 490 s and succeeded at 520 s
+    assert (result.to_dict()["containerRestarts"], result.to_dict()["wastedPodSeconds"]) == (6, 490.0)
+
+
+def test_restarts_that_exceed_the_backoff_limit_are_counted_once() -> None:
+    model = parse_model({"containers": {"runTime": {"constant": "30s"}, "exitCodes": [{"code": 1}]}})
+    result = simulate(on_failure(3), SimulationOptions(model=model))
+    assert (result.outcome, result.reason) == ("Failed", "BackoffLimitExceeded")
+    assert result.container_restarts == 3
+    # the pod the failed Job ended: its whole run, restarts included, counted once
+    (attempt,) = attempts(result)
+    assert result.wasted_pod_seconds == attempt["end"] - attempt["running"]
+
+
+def test_the_text_reports_say_the_restarts_also_beside_a_job_without_any() -> None:
+    model = parse_model({"containers": {"runTime": {"constant": "30s"}, "exitCodes": [{"code": 0}, {"code": 1}]}})
+    restarting = simulate_runs(on_failure(10), SimulationOptions(model=model, seed=1), 1)
+    assert "  container restarts: 6 (in place, counted toward backoffLimit)" in render(restarting[0].to_dict())
+    never = simulate_runs(job(30), SimulationOptions(model=model, seed=1), 1)
+    table = render_comparison(distribution(restarting, 1), distribution(never, 1))
+    assert any(line.split()[:5] == ["container", "restarts", "p50", "6", "p90"] for line in table.splitlines())
+    assert "container restarts" not in render_distribution(distribution(never, 1))

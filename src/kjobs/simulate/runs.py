@@ -111,6 +111,7 @@ def distribution(results: Sequence[SimulationResult], seed: int) -> dict[str, An
         "podsCreated": _spread([r.pods_created for r in results]),
         "wastedPodSeconds": _spread([r.wasted_pod_seconds for r in results]),
         "retriesPerRun": _spread([sum(r.retries_per_index.values()) for r in results]),
+        "containerRestartsPerRun": _spread([r.container_restarts for r in results]),
         "indexed": bool(results) and (results[0].job.get("spec") or {}).get("completionMode") == "Indexed",
         "failuresByActionPerRun": _mean_counts([r.failures_by_action for r in results], runs),
         "failuresByReasonPerRun": _mean_counts([r.failures_by_reason for r in results], runs),
@@ -119,8 +120,13 @@ def distribution(results: Sequence[SimulationResult], seed: int) -> dict[str, An
     }
 
 
-def distribution_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
-    """(label, value) lines of a `distribution`, for one column or two side by side."""
+def _restarted(summary: dict[str, Any]) -> bool:
+    return bool(summary.get("containerRestartsPerRun", {}).get("mean"))
+
+
+def distribution_rows(summary: dict[str, Any], *, restarts: bool | None = None) -> list[tuple[str, str]]:
+    """(label, value) lines of a `distribution`, for one column or two side by side; the container restarts row
+    when `restarts` (by default: when the Job's containers restarted)."""
 
     def spread(key: str) -> str:
         s = summary[key]
@@ -149,6 +155,11 @@ def distribution_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
             if summary.get("indexed", True)
             else "not counted: a NonIndexed Job (see pods created)",
         ),
+        *(
+            [("container restarts", spread("containerRestartsPerRun"))]
+            if (_restarted(summary) if restarts is None else restarts)
+            else []
+        ),
         ("failures by action / run", counts("failuresByActionPerRun")),
         ("failures by reason / run", counts("failuresByReasonPerRun")),
         ("disruptions / run", counts("disruptionsPerRun")),
@@ -164,7 +175,10 @@ def render_distribution(summary: dict[str, Any]) -> str:
 
 def render_comparison(left: dict[str, Any], right: dict[str, Any]) -> str:
     """Two distributions side by side, on the same seeds (`kjobs simulate --compare`)."""
-    pairs = list(zip(distribution_rows(left), distribution_rows(right), strict=True))
+    restarts = _restarted(left) or _restarted(right)
+    pairs = list(
+        zip(distribution_rows(left, restarts=restarts), distribution_rows(right, restarts=restarts), strict=True)
+    )
     width = max(len(label) for (label, _), _ in pairs)
     column = max([len(str(left["job"]))] + [len(value) for (_, value), _ in pairs])
     lines = [f"  {'':<{width}}  {left['job']:<{column}}  {right['job']}"]

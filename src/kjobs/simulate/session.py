@@ -95,6 +95,9 @@ class SimulationResult:
     """Pods created beyond the first, per completion index (Indexed Jobs; indexes without retries left out)."""
     disruptions: dict[str, int]
     """Disruption events applied, by kind."""
+    container_restarts: int
+    """In-place restarts of the Job's containers (restartPolicy OnFailure), which count toward its backoffLimit
+    and are no pod failure."""
     trace: list[tuple[float, str, str, str]] = field(repr=False)
     """(virtual seconds since the Job's creation, what, name, detail), in order: pod created (detail: its
     completion index, empty for a NonIndexed Job) / phase / deleted, and Job conditions."""
@@ -120,6 +123,7 @@ class SimulationResult:
             "wastedPodSeconds": round(self.wasted_pod_seconds, 3),
             "retriesPerIndex": {str(i): n for i, n in self.retries_per_index.items()},
             "disruptions": dict(self.disruptions),
+            "containerRestarts": self.container_restarts,
         }
 
 
@@ -248,10 +252,34 @@ async def _follow(
     counted_unended: dict[str, str] = {}
     ended_uncounted: dict[str, tuple[float, str]] = {}
 
+    # restartPolicy OnFailure: containers restart in their pod. uid -> restarts seen, and when the last began
+    # (None once the pod's time is counted), kept until the pod is gone.
+    on_failure = ((job.get("spec") or {}).get("template") or {}).get("spec", {}).get("restartPolicy") == "OnFailure"
+    restarted: dict[str, tuple[int, float | None]] = {}
+    restarts = 0
+
     def count_failure(uid: str, end: float, reason: str) -> None:
         nonlocal wasted
+        if uid in restarted:  # its whole run is wasted, restarts and all
+            restarted[uid] = (restarted[uid][0], None)
         wasted += end - started.get(uid, end)
         reasons[reason] += 1
+
+    def count_restarted_success(uid: str) -> None:
+        """A pod that succeeded after restarts: its runs before the last one failed (and waited out back-off)."""
+        nonlocal wasted
+        seen, last = restarted.get(uid, (0, None))
+        if last is not None:
+            restarted[uid] = (seen, None)
+            wasted += last - started.get(uid, last)
+
+    def count_restarts(uid: str, pod: Obj) -> None:
+        nonlocal restarts
+        seen, last = restarted.get(uid, (0, None))
+        now = P.total_restarts(pod)
+        if now > seen:
+            restarts += now - seen
+            restarted[uid] = (now, at() if last is not None or seen == 0 else None)
 
     def count_unfailed(decided: int) -> None:
         """Put the pods of `view.decisions[decided:]` not (yet) Failed into `reasons` and `wasted` once they
@@ -306,9 +334,12 @@ async def _follow(
         if new is None:
             running.pop(uid, None)
             trace.append((at(), "pod-deleted", name, ""))
+            restarted.pop(uid, None)
             if phases.get(uid) not in ("Succeeded", "Failed"):
                 ended_unfailed(uid, name, pod)
         else:
+            if on_failure:
+                count_restarts(uid, new)
             phase = P.phase(new) or "Pending"
             if phase == "Running" and not new["metadata"].get("deletionTimestamp"):
                 running[uid] = new
@@ -328,6 +359,8 @@ async def _follow(
                     count_failure(uid, at(), judged_running.pop(uid, "") or failure_reason(new))
                 elif phase == "Succeeded":
                     ended_unfailed(uid, name, new)
+                    if restarted and name not in deleting:
+                        count_restarted_success(uid)
         decided = len(view.decisions)
         view.update_pod(new, deleted=old if new is None else None)
         if deleting and len(view.decisions) > decided:
@@ -370,6 +403,7 @@ async def _follow(
         wasted_pod_seconds=wasted,
         retries_per_index={i: n - 1 for i, n in sorted(slots.attempts().items()) if n > 1},
         disruptions=dict(sorted(driver.applied.items())),
+        container_restarts=restarts,
         trace=trace,
         view=view,
     )
