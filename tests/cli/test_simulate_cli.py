@@ -95,6 +95,13 @@ def test_a_backoff_that_is_not_a_number_is_refused(command: str) -> None:
     assert "Invalid value for '--backoff': 'nan' is not a number." in result.stderr
 
 
+def test_a_time_limit_of_0_is_refused() -> None:
+    """`--time-limit 0s` reported the Job Unfinished with no pod created, exit 1: nothing a user can mean."""
+    result = CliRunner().invoke(main, ["simulate", str(EXAMPLES / "failjob-exit-42.yaml"), "--time-limit", "0s"])
+    assert result.exit_code == 2
+    assert "--time-limit: must be more than 0, got '0s'" in result.stderr
+
+
 def test_a_preempt_model_names_the_compared_job_whose_containers_request_no_cpu() -> None:
     """With --compare, "the Job's containers" alone does not say which of the two Jobs lacks cpu requests."""
     args = [

@@ -39,9 +39,12 @@ def _duration(_ctx: click.Context, _param: click.Parameter, value: str) -> float
     from kjobs.simulate.model import ModelError, parse_duration
 
     try:
-        return parse_duration(value, "--time-limit")
+        seconds = parse_duration(value, "--time-limit")
     except ModelError as exc:
         raise click.BadParameter(str(exc)) from None
+    if seconds <= 0:  # the Job would be Unfinished before it was created
+        raise click.BadParameter(f"--time-limit: must be more than 0, got {value!r}")
+    return seconds
 
 
 @click.command("simulate")
