@@ -173,3 +173,36 @@ def test_the_config_maps_and_secrets_of_the_manifest_are_created_before_the_job(
         "succeeded": "2",
         "failed": "0",
     }
+
+
+EVICTED_WHILE_IT_FINISHES = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: evicted}
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: main, image: busybox, command: [sh, -c, "sleep 4"]}
+"""
+
+
+def test_a_disruption_at_a_time_ends_a_job_as_kjobs_run_disrupt_does(tmp_path: Path) -> None:
+    """The same eviction at 1 s, in a model (`at: 1s`) and on real processes (`--disrupt evict@1s`): `sh -c` takes
+    no SIGTERM, so the container finishes (exit 0) within its grace period, but the Job, with no podFailurePolicy,
+    counted the pod as failed when it was deleted: backoffLimit 0 is exceeded either way."""
+    manifest = tmp_path / "job.yaml"
+    manifest.write_text(EVICTED_WHILE_IT_FINISHES)
+    model = tmp_path / "model.yaml"
+    model.write_text("containers: {runTime: {constant: 4s}}\ndisruptions: [{kind: evict, at: 1s}]\n")
+    simulated = kjobs("simulate", str(manifest), "--model", str(model))
+    real = kjobs("run", str(manifest), "--plain", "--disrupt", "evict@1s")
+    assert simulated.returncode == real.returncode == 1, simulated.stderr + real.stderr
+    expected = {"outcome": "Failed", "reason": "BackoffLimitExceeded", "succeeded": "0", "failed": "1"}
+    assert final_status(simulated.stdout) == expected
+    assert {k: final_status(real.stdout).get(k) for k in expected} == expected
+    assert "failures by action: Count 1" in simulated.stdout
+    assert "failures by reason: EvictionByEvictionAPI 1" in simulated.stdout
+    assert "disruptions: evict 1" in simulated.stdout
