@@ -245,8 +245,8 @@ def render(summary: dict[str, object]) -> str:
 
     by_reason = ", ".join(f"{reason_label(k)} {v}" for k, v in reasons.items()) or "none"
     lines.append(f"  failures by reason: {by_reason}")
-    if summary.get("containerRestarts"):  # restartPolicy OnFailure: no pod failure, and toward backoffLimit
-        lines.append(f"  container restarts: {summary['containerRestarts']} (in place, counted toward backoffLimit)")
+    if summary.get("containerRestarts"):  # restartPolicy OnFailure: restarts in place, no pod failure
+        lines.append(f"  container restarts: {summary['containerRestarts']} (in place)")
     lines.append(f"  wasted pod-seconds: {summary.get('wastedPodSeconds', 0):g}")
     retries = summary.get("retriesPerIndex") or {}
     assert isinstance(retries, dict)
