@@ -96,8 +96,8 @@ class SimulationResult:
     disruptions: dict[str, int]
     """Disruption events applied, by kind."""
     container_restarts: int
-    """In-place restarts of the Job's containers (restartPolicy OnFailure), which count toward its backoffLimit
-    and are no pod failure."""
+    """In-place restarts of the Job's containers (restartPolicy OnFailure): no pod failure; they count toward its
+    backoffLimit unless the pod has `maxRestartTimes` (`pastBackoffLimitOnFailure`)."""
     trace: list[tuple[float, str, str, str]] = field(repr=False)
     """(virtual seconds since the Job's creation, what, name, detail), in order: pod created (detail: its
     completion index, empty for a NonIndexed Job) / phase / deleted, and Job conditions."""
