@@ -4,6 +4,7 @@ codes the examples' commands produce), deterministic output across processes, an
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -206,3 +207,18 @@ def test_a_disruption_at_a_time_ends_a_job_as_kjobs_run_disrupt_does(tmp_path: P
     assert "failures by action: Count 1" in simulated.stdout
     assert "failures by reason: EvictionByEvictionAPI 1" in simulated.stdout
     assert "disruptions: evict 1" in simulated.stdout
+
+
+def test_compare_of_one_run_prints_the_two_runs_side_by_side() -> None:
+    """One run of each: no p50/p90/p99 of a single value, but each run's summary in two columns (seed 0)."""
+    args = ["simulate", str(EXAMPLES / "failjob-exit-42.yaml"), "--compare", str(EXAMPLES / "ignore-disruptions.yaml")]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["default/job-pod-failure-policy-failjob", "default/job-pod-failure-policy-ignore"]
+    rows = {cells[0]: cells[1:] for cells in (re.split(r"\s{2,}", line.strip()) for line in lines[1:])}
+    assert rows["outcome"] == ["Complete (CompletionsReached)", "Complete (CompletionsReached)"]
+    assert rows["pods created"] == ["8", "4"]
+    assert rows["succeeded / failed"] == ["8 / 0", "4 / 0"]
+    assert rows["seed"] == ["0", "0"]
+    assert "p50" not in result.stdout

@@ -202,7 +202,13 @@ def _many(
     """`--runs` and `--compare`: the distribution of each Job over the same seeds, and the report of both."""
     from rich.progress import Progress
 
-    from kjobs.simulate.runs import distribution, render_comparison, render_distribution, simulate_runs
+    from kjobs.simulate.runs import (
+        distribution,
+        render_comparison,
+        render_distribution,
+        render_run_comparison,
+        simulate_runs,
+    )
 
     jobs = [job] if other is None else [job, other]
     show = output != "json" and sys.stderr.isatty() and runs * len(jobs) > 1
@@ -216,6 +222,9 @@ def _many(
         click.echo(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode())
     elif other is None:
         click.echo(render_distribution(summaries[0]))
+    elif runs == 1:
+        one = [{**each[0].to_dict(), "seed": options.seed} for each in results]
+        click.echo(render_run_comparison(one[0], one[1]))
     else:
         click.echo(render_comparison(summaries[0], summaries[1]))
 

@@ -176,11 +176,44 @@ def render_distribution(summary: dict[str, Any]) -> str:
 def render_comparison(left: dict[str, Any], right: dict[str, Any]) -> str:
     """Two distributions side by side, on the same seeds (`kjobs simulate --compare`)."""
     restarts = _restarted(left) or _restarted(right)
-    pairs = list(
-        zip(distribution_rows(left, restarts=restarts), distribution_rows(right, restarts=restarts), strict=True)
-    )
-    width = max(len(label) for (label, _), _ in pairs)
-    column = max([len(str(left["job"]))] + [len(value) for (_, value), _ in pairs])
-    lines = [f"  {'':<{width}}  {left['job']:<{column}}  {right['job']}"]
-    lines += [f"  {label:<{width}}  {a:<{column}}  {b}" for (label, a), (_, b) in pairs]
+    rows = zip(distribution_rows(left, restarts=restarts), distribution_rows(right, restarts=restarts), strict=True)
+    return _columns(str(left["job"]), str(right["job"]), [(label, a, b) for (label, a), (_, b) in rows])
+
+
+def run_rows(run: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, value) lines of one run's summary (`SimulationResult.to_dict`), for two runs side by side."""
+
+    def counts(key: str, label: Any = str) -> str:
+        return ", ".join(f"{label(k)} {v:g}" for k, v in (run.get(key) or {}).items()) or "none"
+
+    retries = ", ".join(f"{i}: {n}" for i, n in (run.get("retriesPerIndex") or {}).items())
+    return [
+        ("seed", str(run.get("seed", ""))),
+        ("outcome", f"{run['outcome']}" + (f" ({run['reason']})" if run["reason"] else "")),
+        ("virtual time (s)", f"{run['virtualSeconds']:g}"),
+        ("pods created", str(run["podsCreated"])),
+        ("succeeded / failed", f"{run['succeeded']} / {run['failed']}"),
+        ("completedIndexes", str(run["completedIndexes"] or "-")),
+        ("failedIndexes", str(run["failedIndexes"] or "-")),
+        ("failures by action", counts("failuresByAction")),
+        ("failures by reason", counts("failuresByReason", reason_label)),
+        ("container restarts", str(run.get("containerRestarts", 0))),
+        ("wasted pod-seconds", f"{run['wastedPodSeconds']:g}"),
+        ("retries per index", retries or "none"),
+        ("disruptions", counts("disruptions")),
+    ]
+
+
+def render_run_comparison(left: dict[str, Any], right: dict[str, Any]) -> str:
+    """Two single runs side by side, on the same seed (`kjobs simulate --compare` without `--runs`): each run's
+    summary, not percentiles of one value."""
+    rows = zip(run_rows(left), run_rows(right), strict=True)
+    return _columns(str(left["job"]), str(right["job"]), [(label, a, b) for (label, a), (_, b) in rows])
+
+
+def _columns(left: str, right: str, rows: list[tuple[str, str, str]]) -> str:
+    width = max(len(label) for label, _, _ in rows)
+    column = max([len(left)] + [len(a) for _, a, _ in rows])
+    lines = [f"  {'':<{width}}  {left:<{column}}  {right}"]
+    lines += [f"  {label:<{width}}  {a:<{column}}  {b}" for label, a, b in rows]
     return "\n".join(lines)
