@@ -358,7 +358,8 @@ async def _follow(
                     deleting.pop(name, None)
                     count_failure(uid, at(), judged_running.pop(uid, "") or failure_reason(new))
                 elif phase == "Succeeded":
-                    ended_unfailed(uid, name, new)
+                    if deleting or counted_unended:  # most runs delete no pod: no call a pod
+                        ended_unfailed(uid, name, new)
                     if restarted and name not in deleting:
                         count_restarted_success(uid)
         decided = len(view.decisions)
