@@ -138,15 +138,28 @@ def _ended_by_finished_job(job: Obj, pod: Obj) -> str | None:
     terminating): it is counted in `status.failed` as it ends, and no policy rule is weighed for it; `succeeded`
     for one deleted because the Job met its success criteria (SuccessCriteriaMet or Complete, e.g. by a
     successPolicy): its finalizer is removed uncounted, so it counts toward no limit (Kubernetes:
-    pkg/controller/job/job_controller.go, trackJobStatusAndRemoveFinalizers once the Job is finished)."""
+    pkg/controller/job/job_controller.go, trackJobStatusAndRemoveFinalizers once the Job is finished). A pod
+    deleted before the Job had ended (its deletion asked for before the condition, or a disruption's, carrying
+    `DisruptionTarget`) was not ended by it: counted as it was deleted, it may be the failure that ends the Job."""
     if not pod["metadata"].get("deletionTimestamp"):
         return None
+    target = P.condition(pod, "DisruptionTarget")
+    if target is not None and target.get("status") == "True":
+        return None  # deleted by a disruption (eviction, preemption, taint, pod GC): its failure may end the Job
     conditions = [c for c in (job.get("status") or {}).get("conditions") or [] if c.get("status") == "True"]
-    if any(c.get("type") in ("FailureTarget", "Failed") for c in conditions):
-        return "failed"
-    if any(c.get("type") in ("SuccessCriteriaMet", "Complete") for c in conditions):
-        return "succeeded"
+    requested = _deletion_requested(pod)
+    for ending, types in (("failed", ("FailureTarget", "Failed")), ("succeeded", ("SuccessCriteriaMet", "Complete"))):
+        since = [_time_or_none(c.get("lastTransitionTime")) for c in conditions if c.get("type") in types]
+        if since and not (requested is not None and all(t is not None and requested < t for t in since)):
+            return ending
     return None
+
+
+def _time_or_none(stamp: object) -> float | None:
+    try:
+        return parse_time(stamp) if isinstance(stamp, str) else None
+    except ValueError:
+        return None
 
 
 def _resource_version(obj: Obj) -> int:

@@ -4,11 +4,15 @@ codes the examples' commands produce), deterministic output across processes, an
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+
+from kjobs.cli import main
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -84,6 +88,34 @@ def test_a_bad_model_file_exits_2_naming_the_field(tmp_path: Path) -> None:
     assert "bad.yaml: model.containers.runTime.constant: expected a duration" in result.stderr
 
 
+@pytest.mark.parametrize("command", ["simulate", "run"])
+def test_a_backoff_that_is_not_a_number_is_refused(command: str) -> None:
+    """Click's bounds let NaN through (every comparison with it is false): `--backoff nan` ran as 0."""
+    result = CliRunner().invoke(main, [command, str(EXAMPLES / "failjob-exit-42.yaml"), "--backoff", "nan"])
+    assert result.exit_code == 2
+    assert "Invalid value for '--backoff': 'nan' is not a number." in result.stderr
+
+
+def test_a_time_limit_of_0_is_refused() -> None:
+    """`--time-limit 0s` reported the Job Unfinished with no pod created, exit 1: nothing a user can mean."""
+    result = CliRunner().invoke(main, ["simulate", str(EXAMPLES / "failjob-exit-42.yaml"), "--time-limit", "0s"])
+    assert result.exit_code == 2
+    assert "--time-limit: must be more than 0, got '0s'" in result.stderr
+
+
+def test_a_preempt_model_names_the_compared_job_whose_containers_request_no_cpu() -> None:
+    """With --compare, "the Job's containers" alone does not say which of the two Jobs lacks cpu requests."""
+    args = [
+        "simulate",
+        str(EXAMPLES / "ignore-disruptions.yaml"),
+        "--compare",
+        str(EXAMPLES / "count-with-backoff-limit.yaml"),
+    ]
+    result = CliRunner().invoke(main, [*args, "--model", str(EXAMPLES / "models" / "spot-preemptions.yaml")])
+    assert result.exit_code == 2
+    assert "Job job-backoff-limit's do not" in result.stderr
+
+
 def test_compare_with_a_manifest_that_is_not_a_job_names_the_command(tmp_path: Path) -> None:
     pod = tmp_path / "pod.yaml"
     pod.write_text("apiVersion: v1\nkind: Pod\nmetadata: {name: p}\n")
@@ -142,3 +174,51 @@ def test_the_config_maps_and_secrets_of_the_manifest_are_created_before_the_job(
         "succeeded": "2",
         "failed": "0",
     }
+
+
+EVICTED_WHILE_IT_FINISHES = """\
+apiVersion: batch/v1
+kind: Job
+metadata: {name: evicted}
+spec:
+  backoffLimit: 0
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - {name: main, image: busybox, command: [sh, -c, "sleep 4"]}
+"""
+
+
+def test_a_disruption_at_a_time_ends_a_job_as_kjobs_run_disrupt_does(tmp_path: Path) -> None:
+    """The same eviction at 1 s, in a model (`at: 1s`) and on real processes (`--disrupt evict@1s`): `sh -c` takes
+    no SIGTERM, so the container finishes (exit 0) within its grace period, but the Job, with no podFailurePolicy,
+    counted the pod as failed when it was deleted: backoffLimit 0 is exceeded either way."""
+    manifest = tmp_path / "job.yaml"
+    manifest.write_text(EVICTED_WHILE_IT_FINISHES)
+    model = tmp_path / "model.yaml"
+    model.write_text("containers: {runTime: {constant: 4s}}\ndisruptions: [{kind: evict, at: 1s}]\n")
+    simulated = kjobs("simulate", str(manifest), "--model", str(model))
+    real = kjobs("run", str(manifest), "--plain", "--disrupt", "evict@1s")
+    assert simulated.returncode == real.returncode == 1, simulated.stderr + real.stderr
+    expected = {"outcome": "Failed", "reason": "BackoffLimitExceeded", "succeeded": "0", "failed": "1"}
+    assert final_status(simulated.stdout) == expected
+    assert {k: final_status(real.stdout).get(k) for k in expected} == expected
+    assert "failures by action: Count 1" in simulated.stdout
+    assert "failures by reason: EvictionByEvictionAPI 1" in simulated.stdout
+    assert "disruptions: evict 1" in simulated.stdout
+
+
+def test_compare_of_one_run_prints_the_two_runs_side_by_side() -> None:
+    """One run of each: no p50/p90/p99 of a single value, but each run's summary in two columns (seed 0)."""
+    args = ["simulate", str(EXAMPLES / "failjob-exit-42.yaml"), "--compare", str(EXAMPLES / "ignore-disruptions.yaml")]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert lines[0].split() == ["default/job-pod-failure-policy-failjob", "default/job-pod-failure-policy-ignore"]
+    rows = {cells[0]: cells[1:] for cells in (re.split(r"\s{2,}", line.strip()) for line in lines[1:])}
+    assert rows["outcome"] == ["Complete (CompletionsReached)", "Complete (CompletionsReached)"]
+    assert rows["pods created"] == ["8", "4"]
+    assert rows["succeeded / failed"] == ["8 / 0", "4 / 0"]
+    assert rows["seed"] == ["0", "0"]
+    assert "p50" not in result.stdout

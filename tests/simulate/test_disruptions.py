@@ -92,3 +92,35 @@ def test_a_failjob_at_a_restarting_pods_oom_kill_reports_the_oom_kill() -> None:
     assert (result.outcome, result.reason) == ("Failed", "PodFailurePolicy")
     assert result.failures_by_action == {"FailJob": 1}
     assert result.failures_by_reason == {"OOMKilled 137": 1}
+
+
+def test_a_disruption_at_a_time_waits_for_a_running_pod_and_happens_once() -> None:
+    """`at: 500ms` as `kjobs run --disrupt evict@500ms`: index 0 ends at once and index 1 only starts at 1 s (the
+    Job controller's 1 s batch), so the eviction waits for a running pod; then it happens once."""
+    model = parse_model(
+        {
+            "containers": {"runTime": {"constant": "5m"}, "sigterm": "Exit"},
+            "overrides": [{"indexes": "0", "runTime": {"constant": "0s"}}],
+            "disruptions": [{"kind": "evict", "at": "500ms"}],
+        }
+    )
+    job = {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {"name": "at", "namespace": "default"},
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": 2,
+            "parallelism": 1,
+            "podFailurePolicy": {"rules": [{"action": "Ignore", "onPodConditions": [{"type": "DisruptionTarget"}]}]},
+            "template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "x"}]}},
+        },
+    }
+    result = simulate(job, SimulationOptions(model=model))
+    assert result.disruptions == {"evict": 1}
+    running = [t for t, what, _, detail in result.trace if what == "pod-phase" and detail == "Running"]
+    failed = [t for t, what, _, detail in result.trace if what == "pod-phase" and detail.startswith("Failed")]
+    assert running[0] == 1.0
+    assert failed == [1.0]  # evicted as it started; with `sigterm: Exit` it ends at once
+    assert result.failures_by_action == {"Ignore": 1}
+    assert result.outcome == "Complete"

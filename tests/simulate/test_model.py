@@ -33,6 +33,8 @@ from kjobs.simulate.model import ContainerModel, ExitCode, parse_duration
         ({"disruptions": [{"kind": "meteor", "ratePerHour": 1}]}, "model.disruptions[0].kind: expected one of"),
         ({"disruptions": [{"kind": "drain"}]}, "model.disruptions[0]: expected exactly one of: ratePerHour"),
         ({"disruptions": [{"kind": "drain", "ratePerPodHour": "x"}]}, "model.disruptions[0].ratePerPodHour"),
+        ({"disruptions": [{"kind": "drain", "at": "10x"}]}, "model.disruptions[0].at: expected a duration"),
+        ({"disruptions": [{"kind": "drain", "at": "1s", "ratePerHour": 1}]}, "model.disruptions[0]: expected exactly"),
         ({"containers": {"exitCodes": [{"code": 256}]}}, "model.containers.exitCodes[0].code: expected an exit"),
         ({"containers": {"exitCodes": [{"code": 0, "weight": -1}]}}, "model.containers.exitCodes[0].weight"),
         ({"containers": {"exitCodes": [{"code": 1, "weight": 0}]}}, "model.containers.exitCodes: the weights"),

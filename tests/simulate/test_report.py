@@ -149,3 +149,25 @@ def test_pods_the_finished_job_ended_are_drawn_as_ended_not_as_counted() -> None
     result = simulate(job(**spec, successPolicy={"rules": [{"succeededIndexes": "0"}]}), SimulationOptions(model=model))
     attempts = report_data([result])["timeline"]["attempts"]
     assert [(a["index"], a["category"]) for a in attempts] == [(0, "Succeeded"), (1, "Failed · EndedByJobSuccess")]
+
+
+def test_kjobs_simulate_compare_report_carries_both_jobs(tmp_path: Path) -> None:
+    """`--compare OTHER --report out.html`: the page had the first Job only, and nothing said the other was left
+    out; it now gives both, the other's data under `compared` (docs/simtrial43.md)."""
+    first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    first.write_text(yaml.safe_dump(job(completions=2)))
+    other = job(completions=3)
+    other["metadata"]["name"] = "other"
+    second.write_text(yaml.safe_dump(other))
+    out = tmp_path / "out.html"
+    args = ["simulate", str(first), "--compare", str(second), "--runs", "2", "-o", "json", "--report", str(out)]
+    printed = CliRunner().invoke(main, args)
+    assert printed.exit_code == 0, printed.output
+    summaries = orjson.loads(printed.stdout)["runs"]
+    page = out.read_text()
+    data = read_data(page)
+    assert data["runs"][0]["job"] == summaries[0]["job"] == "default/r"
+    assert data["compared"]["runs"][0]["job"] == summaries[1]["job"] == "default/other"
+    assert len(data["compared"]["timeline"]["attempts"]) == 3
+    assert "<h1>kjobs simulate: default/r compared with default/other</h1>" in page
+    assert page.count("<h2>Attempts per pod</h2>") == 2

@@ -73,3 +73,18 @@ def test_virtual_time_of_runs_none_of_which_finished_says_so() -> None:
     rows = dict(runs.distribution_rows(distribution(results, 0)))
     assert rows["outcomes"] == "Unfinished 2"
     assert rows["virtual time (s)"] == "none finished"
+
+
+def test_retries_of_a_non_indexed_job_are_not_said_to_be_zero() -> None:
+    """Retries are counted per completion index; a NonIndexed Job has none, so its row must not read `p50 0 ...
+    mean 0` while its pods were retried (docs/simtrial43.md)."""
+    job = flaky_job()
+    del job["spec"]["completionMode"], job["spec"]["backoffLimitPerIndex"], job["spec"]["maxFailedIndexes"]
+    job["spec"]["backoffLimit"] = 20
+    model = parse_model({"containers": {"exitCodes": [{"code": 0}, {"code": 1}]}})
+    results = simulate_runs(job, SimulationOptions(model=model), 2)
+    assert all(r.pods_created > 12 for r in results)  # retried
+    rows = dict(runs.distribution_rows(distribution(results, 0)))
+    assert rows["retries per run"] == "not counted: a NonIndexed Job (see pods created)"
+    indexed = dict(runs.distribution_rows(distribution(simulate_runs(flaky_job(), SimulationOptions(), 1), 0)))
+    assert indexed["retries per run"].startswith("p50 0")

@@ -16,6 +16,7 @@ import click
 
 from kjobs.api.features import FeatureGates
 from kjobs.cli.features import feature_gates_option
+from kjobs.cli.params import FloatRange
 from kjobs.controllers import CONTROLLER_NAMES as CONTROLLERS
 from kjobs.controllers import select_controllers
 from kjobs.stopping import held, on_loop
@@ -58,7 +59,7 @@ and `kjobs up`."""
 )
 @click.option(
     "--backoff",
-    type=click.FloatRange(min=0),
+    type=FloatRange(min=0),
     default=10.0,
     show_default=True,
     help="Pod-failure back-off base, seconds.",

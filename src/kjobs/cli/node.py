@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 import click
 
 from kjobs import stopping
+from kjobs.cli.params import FloatRange
 from kjobs.cli.up import container_log_flags, duration_option, settle_heap, sync_frequency_option
 
 _RUNTIMES = ("process", "sim")
@@ -59,17 +60,15 @@ def _connection(kubeconfig: Path | None) -> Any:
 )
 @click.option(
     "--eviction-max-pod-grace-period",
-    type=click.FloatRange(0),
+    type=FloatRange(0),
     default=0.0,
     show_default=True,
     help="Longest grace period, in seconds, a soft-threshold eviction gives a pod.",
 )
-@click.option(
-    "--shutdown-grace-period", type=click.FloatRange(0), default=30.0, show_default=True, help="Seconds for pods."
-)
+@click.option("--shutdown-grace-period", type=FloatRange(0), default=30.0, show_default=True, help="Seconds for pods.")
 @click.option(
     "--shutdown-grace-period-critical-pods",
-    type=click.FloatRange(0),
+    type=FloatRange(0),
     default=0.0,
     show_default=True,
     help="Of --shutdown-grace-period, the seconds for critical pods, stopped after the others.",
@@ -361,7 +360,7 @@ def pod_api_of(server: str) -> str:
 @click.argument("name")
 @click.option("--kubeconfig", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Kubeconfig file.")
 @click.option("--wait/--no-wait", default=True, show_default=True, help="Wait until the node's pods have stopped.")
-@click.option("--timeout", type=click.FloatRange(0), default=120.0, show_default=True, help="Seconds to wait.")
+@click.option("--timeout", type=FloatRange(0), default=120.0, show_default=True, help="Seconds to wait.")
 def shutdown(name: str, kubeconfig: Path | None, wait: bool, timeout: float) -> None:
     """Ask the agent of node NAME for a graceful node shutdown."""
     connection = _connection(kubeconfig)

@@ -19,6 +19,7 @@ from kjobs.api.features import FeatureGates
 from kjobs.api.manifest import ManifestError, load_manifests
 from kjobs.api.types import Obj
 from kjobs.cli.features import feature_gates_option
+from kjobs.cli.params import FloatRange
 from kjobs.cli.validate import decode_or_status, gated_field_hint, kubectl_invalid, validate_option
 from kjobs.disrupt import Disruption, DisruptionError, check, parse
 
@@ -34,7 +35,7 @@ def _parse_disruptions(_ctx: click.Context, _param: click.Parameter, values: tup
 @click.argument("manifest", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option(
     "--backoff",
-    type=click.FloatRange(min=0),
+    type=FloatRange(min=0),
     default=10.0,
     show_default=True,
     help="Base pod-failure back-off in seconds (Kubernetes: 10 s, doubling to 10 min).",
@@ -69,7 +70,7 @@ def _parse_disruptions(_ctx: click.Context, _param: click.Parameter, values: tup
     "KIND: drain, evict, taint, preempt, node-shutdown. Example: --disrupt drain@1s.",
 )
 @click.option("--plain", is_flag=True, help="Plain progress lines even on a terminal.")
-@click.option("--timeout", type=click.FloatRange(min=0), default=None, help="Give up (exit 1) after this many seconds.")
+@click.option("--timeout", type=FloatRange(min=0), default=None, help="Give up (exit 1) after this many seconds.")
 @validate_option
 @feature_gates_option
 def run_command(

@@ -27,6 +27,7 @@ import orjson
 from kjobs.api.features import FeatureGates
 from kjobs.api.types import Obj
 from kjobs.cli.features import feature_gates_option
+from kjobs.cli.params import FloatRange
 from kjobs.cli.run import _load_job, managed_elsewhere
 from kjobs.cli.validate import validate_option
 
@@ -38,9 +39,12 @@ def _duration(_ctx: click.Context, _param: click.Parameter, value: str) -> float
     from kjobs.simulate.model import ModelError, parse_duration
 
     try:
-        return parse_duration(value, "--time-limit")
+        seconds = parse_duration(value, "--time-limit")
     except ModelError as exc:
         raise click.BadParameter(str(exc)) from None
+    if seconds <= 0:  # the Job would be Unfinished before it was created
+        raise click.BadParameter(f"--time-limit: must be more than 0, got {value!r}")
+    return seconds
 
 
 @click.command("simulate")
@@ -54,7 +58,7 @@ def _duration(_ctx: click.Context, _param: click.Parameter, value: str) -> float
     help="Simulated nodes [default: enough for the Job's parallelism, 110 pods each].",
 )
 @click.option(
-    "--backoff", type=click.FloatRange(min=0), default=10.0, show_default=True, help="Base pod-failure back-off (s)."
+    "--backoff", type=FloatRange(min=0), default=10.0, show_default=True, help="Base pod-failure back-off (s)."
 )
 @click.option(
     "--time-limit",
@@ -153,14 +157,15 @@ def simulate_command(
     sys.exit(0 if result.outcome == "Complete" else 1)
 
 
-def _report(path: str | None, results: list[SimulationResult]) -> None:
-    """Write the `--report` page of `results`, if one was asked for; exit 2 when it cannot be written."""
+def _report(path: str | None, results: list[SimulationResult], compared: list[SimulationResult] | None = None) -> None:
+    """Write the `--report` page of `results` (and of the `--compare` Job's), if one was asked for; exit 2 when it
+    cannot be written."""
     if not path:
         return
     from kjobs.simulate.report import write_report
 
     try:
-        write_report(path, results)
+        write_report(path, results, compared=compared or ())
     except OSError as exc:
         click.echo(f"error: cannot write the report: {exc}", err=True)
         sys.exit(2)
@@ -194,10 +199,16 @@ def _many(
     report_path: str | None,
     workers: int,
 ) -> None:
-    """`--runs` and `--compare`: the distribution of each Job over the same seeds; the report is the first Job's."""
+    """`--runs` and `--compare`: the distribution of each Job over the same seeds, and the report of both."""
     from rich.progress import Progress
 
-    from kjobs.simulate.runs import distribution, render_comparison, render_distribution, simulate_runs
+    from kjobs.simulate.runs import (
+        distribution,
+        render_comparison,
+        render_distribution,
+        render_run_comparison,
+        simulate_runs,
+    )
 
     jobs = [job] if other is None else [job, other]
     show = output != "json" and sys.stderr.isatty() and runs * len(jobs) > 1
@@ -205,12 +216,15 @@ def _many(
         task = progress.add_task("simulating", total=runs * len(jobs))
         results = [simulate_runs(each, options, runs, lambda: progress.advance(task), workers=workers) for each in jobs]
     summaries = [distribution(each, options.seed) for each in results]
-    _report(report_path, results[0])
+    _report(report_path, results[0], results[1] if other is not None else None)
     if output == "json":
         body: object = summaries[0] if other is None else {"runs": summaries}
         click.echo(orjson.dumps(body, option=orjson.OPT_INDENT_2).decode())
     elif other is None:
         click.echo(render_distribution(summaries[0]))
+    elif runs == 1:
+        one = [{**each[0].to_dict(), "seed": options.seed} for each in results]
+        click.echo(render_run_comparison(one[0], one[1]))
     else:
         click.echo(render_comparison(summaries[0], summaries[1]))
 
@@ -240,6 +254,8 @@ def render(summary: dict[str, object]) -> str:
 
     by_reason = ", ".join(f"{reason_label(k)} {v}" for k, v in reasons.items()) or "none"
     lines.append(f"  failures by reason: {by_reason}")
+    if summary.get("containerRestarts"):  # restartPolicy OnFailure: restarts in place, no pod failure
+        lines.append(f"  container restarts: {summary['containerRestarts']} (in place)")
     lines.append(f"  wasted pod-seconds: {summary.get('wastedPodSeconds', 0):g}")
     retries = summary.get("retriesPerIndex") or {}
     assert isinstance(retries, dict)

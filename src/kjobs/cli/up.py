@@ -33,6 +33,7 @@ import click
 from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.cli.controller import terminated_pod_gc_threshold_option
 from kjobs.cli.features import feature_gates_option
+from kjobs.cli.params import FloatRange
 
 if TYPE_CHECKING:
     from kjobs.controllers.nodelifecycle import NodeLifecycleSettings
@@ -178,7 +179,7 @@ node_monitor_options = (
     ),
     click.option(
         "--pod-gc-period",
-        type=click.FloatRange(0, min_open=True),
+        type=FloatRange(0, min_open=True),
         default=None,
         hidden=True,
         help="Testing only: seconds between the pod GC's passes (Kubernetes: 20 s, a constant); a node gone from the "
@@ -249,21 +250,21 @@ def _loopback(host: str) -> bool:
 )
 @click.option(
     "--backoff",
-    type=click.FloatRange(min=0),
+    type=FloatRange(min=0),
     default=10.0,
     show_default=True,
     help="Base pod-failure back-off in seconds (Kubernetes: 10 s, doubling to 10 min).",
 )
 @click.option(
     "--job-batch-period",
-    type=click.FloatRange(0, min_open=True),
+    type=FloatRange(0, min_open=True),
     default=1.0,
     show_default=True,
     help="Seconds the Job controller gathers a Job's pod events before syncing it (Kubernetes: 1 s; timing only).",
 )
 @click.option(
     "--cronjob-clock-rate",
-    type=click.FloatRange(0, min_open=True),
+    type=FloatRange(0, min_open=True),
     default=1.0,
     hidden=True,
     help="Testing only: run the CronJob controller's clock this many times faster than wall time (60: a minute "

@@ -187,6 +187,17 @@ def _latest_finish(previous: float | None, statuses: Any, names: set[Any] | None
     return latest
 
 
+def total_restarts(pod: Obj) -> int:
+    """The restartCounts of the pod's init and regular containers, summed: what an OnFailure Job counts toward its
+    backoffLimit (`pastBackoffLimitOnFailure`, pkg/controller/job/job_controller.go)."""
+    st = status(pod)
+    return sum(
+        int((c or {}).get("restartCount") or 0)
+        for key in ("initContainerStatuses", "containerStatuses")
+        for c in st.get(key) or ()
+    )
+
+
 def max_restarts(pod: Obj) -> int:
     """The highest container restartCount."""
     return max((int((c or {}).get("restartCount") or 0) for c in status(pod).get("containerStatuses") or ()), default=0)

@@ -325,12 +325,7 @@ def _past_backoff_limit_on_failure(job: Obj, pods: Sequence[Obj]) -> bool:
     (`pastBackoffLimitOnFailure`). Not with a restart limit: then failed pods count, not restarts."""
     if restart_policy(job) != "OnFailure" or has_restart_limit(job):
         return False
-    restarts = 0
-    for pod in pods:
-        if P.phase(pod) in ("Running", "Pending"):
-            st = P.status(pod)
-            for key in ("initContainerStatuses", "containerStatuses"):
-                restarts += sum(int((c or {}).get("restartCount") or 0) for c in st.get(key) or ())
+    restarts = sum(P.total_restarts(pod) for pod in pods if P.phase(pod) in ("Running", "Pending"))
     limit = backoff_limit(job)
     return restarts > 0 if limit == 0 else restarts >= limit
 

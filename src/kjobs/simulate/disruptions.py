@@ -14,7 +14,8 @@ Each event goes where `kjobs run --disrupt` (`kjobs.disrupt.Disruptor`) and the 
 Schedules come from the seed alone: a `ratePerHour` process draws exponential gaps from
 `Random("SEED/disruptions/I")` and a victim among the running pods (ordered by completion index and attempt);
 a `ratePerPodHour` process draws each pod's time to disruption from `Random("SEED/disruptions/I/INDEX/ATTEMPT")`
-when it starts running. Two Jobs simulated with one seed therefore meet the same disruptions (`--compare`).
+when it starts running; an `at` disruption draws nothing (the first running pod at its time). Two Jobs
+simulated with one seed therefore meet the same disruptions (`--compare`).
 """
 
 from __future__ import annotations
@@ -74,9 +75,11 @@ def check(model: Model, job: Obj) -> None:
     """Refuse a model whose disruptions could not happen to this Job (`ModelError` naming the field)."""
     for i, process in enumerate(model.disruptions):
         if process.kind == "preempt" and not _requests_cpu(job):
+            name = (job.get("metadata") or {}).get("name")
             raise ModelError(
                 f"model.disruptions[{i}].kind: preempt needs the Job's containers to request cpu "
-                "(resources.requests.cpu): otherwise a higher-priority pod fits beside them and nothing is preempted"
+                f"(resources.requests.cpu): Job {name}'s do not, so a higher-priority pod fits beside them and "
+                "nothing is preempted"
             )
 
 
@@ -105,15 +108,20 @@ class DisruptionDriver:
         self._watched: set[str] = set()
         self._replacements = 0
         self._preemptions = 0
+        self._runs = asyncio.Event()
+        """Set when a pod runs (`pod_running`): what a disruption `at` a time waits for, if none runs then."""
 
     def start(self) -> None:
-        """Start each `ratePerHour` process."""
+        """Start each `ratePerHour` process and each disruption `at` a time (the Job has just been created)."""
         for i, process in enumerate(self.model.disruptions):
             if process.per == "hour" and process.rate > 0:
                 self._spawn(self._cluster_wide(i, process.kind, process.rate))
+            elif process.per == "at":
+                self._spawn(self._at(process.kind, process.rate))
 
     def pod_running(self, pod: Obj) -> None:
         """A pod of the Job runs: start its own clock for each `ratePerPodHour` process."""
+        self._runs.set()
         uid = str(pod["metadata"].get("uid"))
         slot = self.slots.slot(pod)
         if uid in self._watched or slot is None:
@@ -151,6 +159,15 @@ class DisruptionDriver:
             pods = self._ordered()
             if pods:
                 self._spawn(self.apply(kind, pods[int(pick * len(pods))]))
+
+    async def _at(self, kind: str, delay: float) -> None:
+        """`kjobs run --disrupt KIND@TIME`'s `apply_at` on virtual time: at `delay`, or once a pod runs after it,
+        the first running pod (by completion index and attempt)."""
+        await self.clock.sleep(delay)
+        while not (pods := self._ordered()):
+            self._runs.clear()
+            await self._runs.wait()
+        await self.apply(kind, pods[0])
 
     async def _per_pod(self, kind: str, uid: str, delay: float) -> None:
         await self.clock.sleep(delay)

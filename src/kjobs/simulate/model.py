@@ -156,7 +156,9 @@ DISRUPTION_KINDS = ("preempt", "drain", "evict", "taint", "node-loss", "node-pre
 @dataclass(frozen=True)
 class DisruptionProcess:
     """Disruptions of `kind` at `rate` events per hour of virtual time (`per="hour"`: cluster-wide, on a
-    running pod drawn at random) or per pod-hour (`per="pod-hour"`: each running pod's own Poisson clock)."""
+    running pod drawn at random) or per pod-hour (`per="pod-hour"`: each running pod's own Poisson clock); or
+    one (`per="at"`) `rate` virtual seconds after the Job's creation, on its first running pod, as `kjobs run
+    --disrupt KIND@TIME` applies it."""
 
     kind: str
     rate: float
@@ -343,13 +345,16 @@ def _parse_disruptions(value: Any, where: str) -> list[DisruptionProcess]:
     processes = []
     for i, item in enumerate(value):
         at = f"{where}[{i}]"
-        spec = _mapping(item, at, ("kind", "ratePerHour", "ratePerPodHour"))
+        spec = _mapping(item, at, ("kind", "ratePerHour", "ratePerPodHour", "at"))
         kind = spec.get("kind")
         if kind not in DISRUPTION_KINDS:
             raise ModelError(f"{at}.kind: expected one of: {', '.join(DISRUPTION_KINDS)}, got {kind!r}")
-        rates = [key for key in ("ratePerHour", "ratePerPodHour") if key in spec]
+        rates = [key for key in ("ratePerHour", "ratePerPodHour", "at") if key in spec]
         if len(rates) != 1:
-            raise ModelError(f"{at}: expected exactly one of: ratePerHour, ratePerPodHour")
+            raise ModelError(f"{at}: expected exactly one of: ratePerHour, ratePerPodHour, at")
+        if rates[0] == "at":
+            processes.append(DisruptionProcess(kind, parse_duration(spec["at"], f"{at}.at"), "at"))
+            continue
         rate = _non_negative(spec[rates[0]], f"{at}.{rates[0]}")
         processes.append(DisruptionProcess(kind, rate, "hour" if rates[0] == "ratePerHour" else "pod-hour"))
     return processes

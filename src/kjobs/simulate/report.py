@@ -22,7 +22,7 @@ from typing import Any
 import orjson
 
 from kjobs.simulate import plots
-from kjobs.simulate.session import ENDED_BY_JOB, SimulationResult
+from kjobs.simulate.session import ENDED_BY_JOB, SimulationResult, reason_label
 
 MAX_ATTEMPTS = 20_000
 """Attempts carried in the data block (the first, by creation); more are counted in `attemptsOmitted`."""
@@ -70,9 +70,11 @@ def attempts(result: SimulationResult) -> list[dict[str, Any]]:
     for pod in by_pod.values():
         if pod["outcome"] is None:
             pod["end"], pod["outcome"] = result.virtual_seconds, "Unfinished"
-        decision = decisions.get(pod["pod"]) if pod["outcome"] == "Failed" else None
+        # A pod the Job counted as failed as it was deleted has a decision whatever its end (the summary's
+        # failures count it): one that then exited 0 within its grace period, or whose object went first.
+        decision = decisions.get(pod["pod"])
         e = decision.explanation if decision is not None else None
-        failed = pod["outcome"] == "Failed"
+        failed = pod["outcome"] == "Failed" or decision is not None
         pod["action"] = ((e.action if e is not None else None) or "Count") if failed else None
         if decision is not None and decision.ended_by_job:  # as the summary counts it: weighed by no rule
             pod["action"] = ENDED_BY_JOB[decision.ended_by_job]
@@ -84,13 +86,11 @@ def attempts(result: SimulationResult) -> list[dict[str, Any]]:
 
 
 def category(attempt: dict[str, Any]) -> str:
-    """The legend entry of an attempt: its outcome, and for a failure the action and the rule that chose it."""
-    if attempt["outcome"] == "Succeeded":
-        return SUCCEEDED
-    if attempt["outcome"] == "Deleted":
-        return DELETED
-    if attempt["outcome"] == "Unfinished":
-        return UNFINISHED
+    """The legend entry of an attempt: its outcome, and for a failure the action and the rule that chose it; a
+    pod that did not end Failed but that the Job counted as failed says both."""
+    plain = {"Succeeded": SUCCEEDED, "Deleted": DELETED, "Unfinished": UNFINISHED}.get(attempt["outcome"])
+    if plain is not None:
+        return f"{plain} · counted failed: {attempt['action']}" if attempt["action"] else plain
     if attempt["action"] in ENDED_BY_JOB.values():
         return f"Failed · {attempt['action']}"
     if attempt["rule"] is None:
@@ -136,10 +136,13 @@ def distribution(summaries: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def report_data(results: Sequence[SimulationResult]) -> dict[str, Any]:
-    """The JSON the page carries: each run's summary, the first run's attempts, the distribution over runs."""
+def report_data(results: Sequence[SimulationResult], compared: Sequence[SimulationResult] = ()) -> dict[str, Any]:
+    """The JSON the page carries: each run's summary, the first run's attempts, the distribution over runs; and
+    with `compared` (`--compare`: another Job on the same seeds), the same of that Job under `compared`."""
     if not results:
         raise ValueError("a report needs at least one simulated run")
+    if compared:
+        return {**report_data(results), "compared": report_data(compared)}
     summaries = [r.to_dict() for r in results]
     first = attempts(results[0])
     conditions = [{"at": at, "condition": detail} for at, what, _, detail in results[0].trace if what == "job"]
@@ -156,18 +159,31 @@ def report_data(results: Sequence[SimulationResult]) -> dict[str, Any]:
     }
 
 
-def write_report(path: str | Path, results: Sequence[SimulationResult], *, title: str = "") -> None:
-    """Write the report of `results` (one run, or several of the same Job) to `path`."""
-    Path(path).write_text(render(report_data(results), title=title), encoding="utf-8")
+def write_report(
+    path: str | Path,
+    results: Sequence[SimulationResult],
+    *,
+    title: str = "",
+    compared: Sequence[SimulationResult] = (),
+) -> None:
+    """Write the report of `results` (one run, or several of the same Job), and of the `compared` Job's, to
+    `path`."""
+    Path(path).write_text(render(report_data(results, compared), title=title), encoding="utf-8")
 
 
 def render(data: dict[str, Any], *, title: str = "") -> str:
-    """The whole HTML page of `report_data`'s `data`."""
+    """The whole HTML page of `report_data`'s `data`: its Job's sections, then the compared Job's."""
     first = data["runs"][0]
-    heading = title or f"kjobs simulate: {first['job']}"
-    body = [f"<h1>{escape(heading)}</h1>", _summary(first, len(data["runs"]))]
-    body += _timeline_sections(data)
-    body.append(_distribution_section(data))
+    other = data.get("compared")
+    against = f" compared with {other['runs'][0]['job']}" if other else ""
+    heading = title or f"kjobs simulate: {first['job']}{against}"
+    body = [f"<h1>{escape(heading)}</h1>"]
+    for each in (data, other) if other else (data,):
+        if other:
+            body.append(f"<h1>{escape(str(each['runs'][0]['job']))}</h1>")
+        body.append(_summary(each["runs"][0], len(each["runs"])))
+        body += _timeline_sections(each)
+        body.append(_distribution_section(each))
     payload = orjson.dumps(data).decode().replace("</", "<\\/")
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
@@ -186,6 +202,10 @@ def _summary(run: dict[str, Any], runs: int) -> str:
         ("Succeeded / failed", f"{run['succeeded']} / {run['failed']}"),
         ("Failed indexes", run["failedIndexes"]),
         ("Failures by action", ", ".join(f"{a} {n}" for a, n in run["failuresByAction"].items()) or "none"),
+        ("Failures by reason", ", ".join(f"{reason_label(r)} {n}" for r, n in run["failuresByReason"].items())),
+        ("Wasted pod-seconds", f"{run['wastedPodSeconds']:g}" if run["failuresByAction"] else ""),
+        ("Retries per index", ", ".join(f"{i}: {n}" for i, n in run["retriesPerIndex"].items())),
+        ("Disruptions", ", ".join(f"{k} {n}" for k, n in run["disruptions"].items())),
     ]
     cells = "".join(f"<tr><th>{escape(k)}</th><td>{escape(_clip(str(v)))}</td></tr>" for k, v in rows if v)
     of = f"run 1 of {runs}" if runs > 1 else "one run"
@@ -244,9 +264,16 @@ def _tooltip(a: dict[str, Any]) -> str:
     return text + (f"; {a['cause']}" if a["cause"] else "")
 
 
+def pod_ends(attempts: list[dict[str, Any]]) -> tuple[list[float], list[float]]:
+    """When pods succeeded and failed, in order: a pod the Job counted as failed as it was deleted is a failure
+    even if it then exited 0 (`action` set: it has a decision), as in the summary and `status.failed`."""
+    succeeded = sorted(a["end"] for a in attempts if a["outcome"] == "Succeeded" and not a["action"])
+    failed = sorted(a["end"] for a in attempts if a["action"])
+    return succeeded, failed
+
+
 def _over_time(runs: list[dict[str, Any]], conditions: list[dict[str, Any]], span: float) -> str:
-    succeeded = sorted(a["end"] for a in runs if a["outcome"] == "Succeeded")
-    failed = sorted(a["end"] for a in runs if a["outcome"] == "Failed")
+    succeeded, failed = pod_ends(runs)
     changes = sorted(
         [(a["running"], 1) for a in runs if a["running"] is not None]
         + [(a["end"], -1) for a in runs if a["running"] is not None]

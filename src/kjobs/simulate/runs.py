@@ -111,6 +111,8 @@ def distribution(results: Sequence[SimulationResult], seed: int) -> dict[str, An
         "podsCreated": _spread([r.pods_created for r in results]),
         "wastedPodSeconds": _spread([r.wasted_pod_seconds for r in results]),
         "retriesPerRun": _spread([sum(r.retries_per_index.values()) for r in results]),
+        "containerRestartsPerRun": _spread([r.container_restarts for r in results]),
+        "indexed": bool(results) and (results[0].job.get("spec") or {}).get("completionMode") == "Indexed",
         "failuresByActionPerRun": _mean_counts([r.failures_by_action for r in results], runs),
         "failuresByReasonPerRun": _mean_counts([r.failures_by_reason for r in results], runs),
         "disruptionsPerRun": _mean_counts([r.disruptions for r in results], runs),
@@ -118,8 +120,13 @@ def distribution(results: Sequence[SimulationResult], seed: int) -> dict[str, An
     }
 
 
-def distribution_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
-    """(label, value) lines of a `distribution`, for one column or two side by side."""
+def _restarted(summary: dict[str, Any]) -> bool:
+    return bool(summary.get("containerRestartsPerRun", {}).get("mean"))
+
+
+def distribution_rows(summary: dict[str, Any], *, restarts: bool | None = None) -> list[tuple[str, str]]:
+    """(label, value) lines of a `distribution`, for one column or two side by side; the container restarts row
+    when `restarts` (by default: when the Job's containers restarted)."""
 
     def spread(key: str) -> str:
         s = summary[key]
@@ -141,7 +148,18 @@ def distribution_rows(summary: dict[str, Any]) -> list[tuple[str, str]]:
         ),
         ("pods created", spread("podsCreated")),
         ("wasted pod-seconds", spread("wastedPodSeconds")),
-        ("retries per run", spread("retriesPerRun")),
+        # Retries are pods created beyond the first of a completion index: a NonIndexed Job has no index.
+        (
+            "retries per run",
+            spread("retriesPerRun")
+            if summary.get("indexed", True)
+            else "not counted: a NonIndexed Job (see pods created)",
+        ),
+        *(
+            [("container restarts", spread("containerRestartsPerRun"))]
+            if (_restarted(summary) if restarts is None else restarts)
+            else []
+        ),
         ("failures by action / run", counts("failuresByActionPerRun")),
         ("failures by reason / run", counts("failuresByReasonPerRun")),
         ("disruptions / run", counts("disruptionsPerRun")),
@@ -157,9 +175,45 @@ def render_distribution(summary: dict[str, Any]) -> str:
 
 def render_comparison(left: dict[str, Any], right: dict[str, Any]) -> str:
     """Two distributions side by side, on the same seeds (`kjobs simulate --compare`)."""
-    pairs = list(zip(distribution_rows(left), distribution_rows(right), strict=True))
-    width = max(len(label) for (label, _), _ in pairs)
-    column = max([len(str(left["job"]))] + [len(value) for (_, value), _ in pairs])
-    lines = [f"  {'':<{width}}  {left['job']:<{column}}  {right['job']}"]
-    lines += [f"  {label:<{width}}  {a:<{column}}  {b}" for (label, a), (_, b) in pairs]
+    restarts = _restarted(left) or _restarted(right)
+    rows = zip(distribution_rows(left, restarts=restarts), distribution_rows(right, restarts=restarts), strict=True)
+    return _columns(str(left["job"]), str(right["job"]), [(label, a, b) for (label, a), (_, b) in rows])
+
+
+def run_rows(run: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, value) lines of one run's summary (`SimulationResult.to_dict`), for two runs side by side."""
+
+    def counts(key: str, label: Any = str) -> str:
+        return ", ".join(f"{label(k)} {v:g}" for k, v in (run.get(key) or {}).items()) or "none"
+
+    retries = ", ".join(f"{i}: {n}" for i, n in (run.get("retriesPerIndex") or {}).items())
+    return [
+        ("seed", str(run.get("seed", ""))),
+        ("outcome", f"{run['outcome']}" + (f" ({run['reason']})" if run["reason"] else "")),
+        ("virtual time (s)", f"{run['virtualSeconds']:g}"),
+        ("pods created", str(run["podsCreated"])),
+        ("succeeded / failed", f"{run['succeeded']} / {run['failed']}"),
+        ("completedIndexes", str(run["completedIndexes"] or "-")),
+        ("failedIndexes", str(run["failedIndexes"] or "-")),
+        ("failures by action", counts("failuresByAction")),
+        ("failures by reason", counts("failuresByReason", reason_label)),
+        ("container restarts", str(run.get("containerRestarts", 0))),
+        ("wasted pod-seconds", f"{run['wastedPodSeconds']:g}"),
+        ("retries per index", retries or "none"),
+        ("disruptions", counts("disruptions")),
+    ]
+
+
+def render_run_comparison(left: dict[str, Any], right: dict[str, Any]) -> str:
+    """Two single runs side by side, on the same seed (`kjobs simulate --compare` without `--runs`): each run's
+    summary, not percentiles of one value."""
+    rows = zip(run_rows(left), run_rows(right), strict=True)
+    return _columns(str(left["job"]), str(right["job"]), [(label, a, b) for (label, a), (_, b) in rows])
+
+
+def _columns(left: str, right: str, rows: list[tuple[str, str, str]]) -> str:
+    width = max(len(label) for label, _, _ in rows)
+    column = max([len(left)] + [len(a) for _, a, _ in rows])
+    lines = [f"  {'':<{width}}  {left:<{column}}  {right}"]
+    lines += [f"  {label:<{width}}  {a:<{column}}  {b}" for label, a, b in rows]
     return "\n".join(lines)

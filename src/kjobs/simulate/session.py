@@ -95,6 +95,9 @@ class SimulationResult:
     """Pods created beyond the first, per completion index (Indexed Jobs; indexes without retries left out)."""
     disruptions: dict[str, int]
     """Disruption events applied, by kind."""
+    container_restarts: int
+    """In-place restarts of the Job's containers (restartPolicy OnFailure): no pod failure; they count toward its
+    backoffLimit unless the pod has `maxRestartTimes` (`pastBackoffLimitOnFailure`)."""
     trace: list[tuple[float, str, str, str]] = field(repr=False)
     """(virtual seconds since the Job's creation, what, name, detail), in order: pod created (detail: its
     completion index, empty for a NonIndexed Job) / phase / deleted, and Job conditions."""
@@ -120,6 +123,7 @@ class SimulationResult:
             "wastedPodSeconds": round(self.wasted_pod_seconds, 3),
             "retriesPerIndex": {str(i): n for i, n in self.retries_per_index.items()},
             "disruptions": dict(self.disruptions),
+            "containerRestarts": self.container_restarts,
         }
 
 
@@ -242,6 +246,54 @@ async def _follow(
     wasted = 0.0
     reasons: Counter[str] = Counter()
     judged_running: dict[str, str] = {}  # uid -> failure_reason of a running pod a FailJob rule matched
+    # Pods the Job counts as failed that may never reach phase Failed (`count_unfailed`): deleted ones by name,
+    # those counted before they ended (uid -> name), and those that ended first (uid -> end, reason).
+    deleting: dict[str, str] = {}
+    counted_unended: dict[str, str] = {}
+    ended_uncounted: dict[str, tuple[float, str]] = {}
+
+    # restartPolicy OnFailure: containers restart in their pod. uid -> restarts seen, and when the last began
+    # (None once the pod's time is counted), kept until the pod is gone.
+    on_failure = ((job.get("spec") or {}).get("template") or {}).get("spec", {}).get("restartPolicy") == "OnFailure"
+    restarted: dict[str, tuple[int, float | None]] = {}
+    restarts = 0
+
+    def count_failure(uid: str, end: float, reason: str) -> None:
+        nonlocal wasted
+        if uid in restarted:  # its whole run is wasted, restarts and all
+            restarted[uid] = (restarted[uid][0], None)
+        wasted += end - started.get(uid, end)
+        reasons[reason] += 1
+
+    def count_restarted_success(uid: str) -> None:
+        """A pod that succeeded after restarts: its runs before the last one failed (and waited out back-off)."""
+        nonlocal wasted
+        seen, last = restarted.get(uid, (0, None))
+        if last is not None:
+            restarted[uid] = (seen, None)
+            wasted += last - started.get(uid, last)
+
+    def count_restarts(uid: str, pod: Obj) -> None:
+        nonlocal restarts
+        seen, last = restarted.get(uid, (0, None))
+        now = P.total_restarts(pod)
+        if now > seen:
+            restarts += now - seen
+            restarted[uid] = (now, at() if last is not None or seen == 0 else None)
+
+    def count_unfailed(decided: int) -> None:
+        """Put the pods of `view.decisions[decided:]` not (yet) Failed into `reasons` and `wasted` once they
+        have ended: the Job counts a deleted pod as failed as it is deleted, and it stays counted if it then
+        exits 0 in its grace period or its object goes before it ended (tests/simulate/test_counted_failures.py)."""
+        for decision in view.decisions[decided:]:
+            uid = deleting.pop(decision.pod, None)
+            if uid is None:
+                continue  # decided as it failed: counted there
+            if uid in ended_uncounted:
+                count_failure(uid, *ended_uncounted.pop(uid))
+            else:
+                counted_unended[uid] = decision.pod
+
     driver = DisruptionDriver(cluster, options.model, options.seed, slots, lambda: list(running.values()), clock)
 
     def at() -> float:
@@ -250,16 +302,26 @@ async def _follow(
     def on_job(_old: Obj | None, new: Obj | None) -> None:
         if new is None or new["metadata"].get("uid") != meta["uid"]:
             return
+        decided = len(view.decisions)
         for line in view.update_job(new):
             trace.append((at(), "job", str(meta["name"]), line.removeprefix("job condition ")))
+        if deleting and len(view.decisions) > decided:
+            count_unfailed(decided)
         if view.finished() is not None:
             done.set()
         elif not created and never_starts(new):
             idle.set()
             done.set()
 
+    def ended_unfailed(uid: str, name: str, pod: Obj) -> None:
+        """A pod ended other than Failed (exited 0, or its object went first): counted if the Job counted it."""
+        if uid in counted_unended:
+            del counted_unended[uid]
+            count_failure(uid, at(), counted_reason(pod))
+        elif name in deleting:
+            ended_uncounted[uid] = (at(), counted_reason(pod))
+
     def on_pod(old: Obj | None, new: Obj | None) -> None:
-        nonlocal wasted
         pod = new if new is not None else old or {}
         labels = (pod.get("metadata") or {}).get("labels") or {}
         if labels.get(CONTROLLER_UID_LABEL) != meta["uid"]:
@@ -272,12 +334,19 @@ async def _follow(
         if new is None:
             running.pop(uid, None)
             trace.append((at(), "pod-deleted", name, ""))
+            restarted.pop(uid, None)
+            if phases.get(uid) not in ("Succeeded", "Failed"):
+                ended_unfailed(uid, name, pod)
         else:
+            if on_failure:
+                count_restarts(uid, new)
             phase = P.phase(new) or "Pending"
             if phase == "Running" and not new["metadata"].get("deletionTimestamp"):
                 running[uid] = new
             else:
                 running.pop(uid, None)
+                if new["metadata"].get("deletionTimestamp") and phases.get(uid) not in ("Succeeded", "Failed"):
+                    deleting[name] = uid
             if phases.get(uid) != phase:
                 phases[uid] = phase
                 trace.append((at(), "pod-phase", name, phase if phase != "Failed" else _failure(new)))
@@ -285,10 +354,18 @@ async def _follow(
                     started[uid] = at()
                     driver.pod_running(new)
                 elif phase == "Failed":
-                    wasted += at() - started.get(uid, at())
-                    reasons[judged_running.pop(uid, "") or failure_reason(new)] += 1
+                    counted_unended.pop(uid, None)
+                    deleting.pop(name, None)
+                    count_failure(uid, at(), judged_running.pop(uid, "") or failure_reason(new))
+                elif phase == "Succeeded":
+                    if deleting or counted_unended:  # most runs delete no pod: no call a pod
+                        ended_unfailed(uid, name, new)
+                    if restarted and name not in deleting:
+                        count_restarted_success(uid)
         decided = len(view.decisions)
         view.update_pod(new, deleted=old if new is None else None)
+        if deleting and len(view.decisions) > decided:
+            count_unfailed(decided)
         if new is not None and len(view.decisions) > decided and P.phase(new) != "Failed":
             # A FailJob rule matched a running pod's last termination (restart-limit mode): the pod fails later,
             # killed for the Job's failure, and its 143 is not why it failed (docs/onfailure-pod-failure-policy.md).
@@ -306,6 +383,8 @@ async def _follow(
         await driver.stop()
         jobs.remove_handler(on_job)
         pods.remove_handler(on_pod)
+    for uid in counted_unended:  # counted as failed, and still terminating when the run ended
+        count_failure(uid, at(), counted_reason(view.pods.get(uid) or {}))
     outcome = view.finished() or "Unfinished"
     cond: Obj = next(
         (c for c in (view.job.get("status") or {}).get("conditions") or () if c.get("type") == outcome),
@@ -325,6 +404,7 @@ async def _follow(
         wasted_pod_seconds=wasted,
         retries_per_index={i: n - 1 for i, n in sorted(slots.attempts().items()) if n > 1},
         disruptions=dict(sorted(driver.applied.items())),
+        container_restarts=restarts,
         trace=trace,
         view=view,
     )
@@ -336,6 +416,17 @@ def _failure(pod: Obj) -> str:
         for cs in P.status(pod).get("containerStatuses") or ()
     ]
     return f"Failed exit={','.join(codes)}" if codes else f"Failed {P.status(pod).get('reason') or ''}".strip()
+
+
+def counted_reason(pod: Obj) -> str:
+    """`failure_reason` of a pod the Job counted as failed that did not reach phase Failed: its DisruptionTarget
+    reason if it has one, else `Completed 0` for one that exited 0 in its grace period, else the exit it showed, or
+    `Deleted` for one whose object went while it ran (as the Job controller counts it: `isPodFailed`)."""
+    target = P.condition(pod, "DisruptionTarget")
+    if P.phase(pod) == "Succeeded" and (target is None or target.get("status") != "True"):
+        return "Completed 0"
+    reason = failure_reason(pod)  # the DisruptionTarget reason first
+    return "Deleted" if reason == "Failed" and not P.status(pod).get("reason") else reason
 
 
 def reason_label(reason: str) -> str:
