@@ -50,7 +50,7 @@ def test_kubernetes_watch_with_bookmarks_gets_one_before_its_timeout(kubeconfig:
                 timeout_seconds=3,
             )
             seen = [(e["type"], e["raw_object"]["metadata"]) for e in events]
-            assert [(kind, list(meta)) for kind, meta in seen] == [("BOOKMARK", ["resourceVersion"])]
+            assert [(kind, list(meta)) for kind, meta in seen] == [("BOOKMARK", ["resourceVersion", "creationTimestamp"])]
             assert int(seen[0][1]["resourceVersion"]) >= int(rv)
 
 

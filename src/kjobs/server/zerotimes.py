@@ -25,12 +25,14 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from kjobs.api import events_v1
 from kjobs.api.types import Obj
 from kjobs.server.gotypes import ROOTS, resolve_type
 
 _TIME = "meta/v1.Time"
 _SKIPPED = {"core/v1.Event", "events/v1.Event"}
-"""Not walked: Events, whose two versions `kjobs.api.events_v1` writes in full."""
+"""Not walked: Events, whose two versions `kjobs.api.events_v1` writes in full (a core Event written through core
+`v1` is completed by `events_v1.complete_core`, its filler here)."""
 
 Plan = dict[str, Any]
 """Per field of a struct: None (a non-pointer Time: null when absent), or (steps, plan, made): the plan of the
@@ -186,7 +188,7 @@ def _compile(plan: Plan, inline_depth: int = _INLINE_DEPTH) -> Filler:
     return filler
 
 
-_FILLERS: dict[tuple[str, str], Filler | None] = {}
+_FILLERS: dict[tuple[str, str], Filler | None] = {("", "Event"): events_v1.complete_core}
 """Per (API group, kind): its filler, None for a kind without Times (or that the Go types do not know)."""
 
 
