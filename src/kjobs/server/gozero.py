@@ -98,7 +98,7 @@ def zero_status(group: str, kind: str) -> Obj:
     """A fresh copy of the zero `status` of (API group, kind) (`{}` where the Go types know none): what a strategy's
     `PrepareForCreate` that clears the status leaves, as Go writes it (a PodDisruptionBudget's four counters 0)."""
     status = (zero_object(group, kind) or {}).get("status")
-    return json.loads(json.dumps(status)) if type(status) is dict else {}
+    return json.loads(json.dumps(status)) if status else {}  # most kinds' is `{}`: no copy made
 
 
 def _is_struct(go_type: str) -> bool:
