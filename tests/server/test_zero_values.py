@@ -159,3 +159,25 @@ def test_the_generator_records_the_fields_without_omitempty() -> None:
         "core/v1.Inner": ["ready"],
         "core/v1.Outer": ["name", "ready"],
     }
+
+
+def test_absent_top_level_fields_read_back_at_their_zero_values(http: httpx.Client) -> None:
+    """A Lease `kubectl apply`-ed without `spec` reads `spec: {}` (a struct); an EndpointSlice without `ports`
+    reads `ports: null` (a slice tagged without omitempty), as Go's decode-then-encode gives them."""
+    leases = "/apis/coordination.k8s.io/v1/namespaces/default/leases"
+    lease = {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "zv5"}}
+    assert http.post(leases, json=lease).json()["spec"] == {}
+    assert http.put(f"{leases}/zv5", json=http.get(f"{leases}/zv5").json() | {"spec": None}).json()["spec"] == {}
+    slices = "/apis/discovery.k8s.io/v1/namespaces/default/endpointslices"
+    body = {
+        "apiVersion": "discovery.k8s.io/v1",
+        "kind": "EndpointSlice",
+        "metadata": {"name": "zv6"},
+        "addressType": "IPv4",
+        "endpoints": [],
+    }
+    created = http.post(slices, json=body)
+    assert created.status_code == 201, created.text
+    read = http.get(f"{slices}/zv6").json()
+    assert "ports" in read and read["ports"] is None and read["endpoints"] == []
+    assert gozero.differences(read, "discovery.k8s.io", "EndpointSlice") == []

@@ -99,19 +99,6 @@ _TO_CORE = [*_RENAMED, *((name, name) for name in _SAME)]
 _TO_V1 = [(core, v1) for v1, core in _RENAMED] + [(name, name) for name in _SAME]
 
 
-def complete_core(event: Obj) -> Obj:
-    """A core `v1` Event written through core `v1` with the fields Go always encodes that it lacks (`eventTime:
-    null`, `reportingComponent: ""`, ...), as kube-apiserver stores what it decoded; `event` itself when none is
-    missing (a copy otherwise: it may be shared)."""
-    if type(event) is not dict or all(key in event for key in _CORE_ALWAYS):
-        return event
-    out = dict(event)
-    for key, value in _CORE_ALWAYS.items():
-        if key not in out:
-            out[key] = {} if type(value) is dict else value
-    return out
-
-
 def to_core(event: Obj) -> Obj:
     """The core `v1` Event an `events.k8s.io/v1` Event is stored as (shares nested values with `event`)."""
     return _convert(event, "v1", _TO_CORE, _CORE_ALWAYS)
