@@ -243,7 +243,13 @@ def test_watch_with_send_initial_events_ends_them_with_a_bookmark(http: httpx.Cl
     assert events[2]["object"] == {
         "kind": "Pod",
         "apiVersion": "v1",
-        "metadata": {"resourceVersion": rv, "annotations": {"k8s.io/initial-events-end": "true"}},
+        "metadata": {
+            "resourceVersion": rv,
+            "creationTimestamp": None,
+            "annotations": {"k8s.io/initial-events-end": "true"},
+        },
+        "spec": {"containers": None},  # the zero Pod, as Go encodes it (docs/zerovalues43.md)
+        "status": {},
     }
     (empty,) = _watch_lines(http, f"/api/v1/namespaces/kube-system/pods?{query}", 1)
     assert empty["object"]["metadata"]["annotations"] == {"k8s.io/initial-events-end": "true"}  # type: ignore[index]
@@ -635,7 +641,7 @@ def test_a_watch_gets_a_bookmark_shortly_before_its_timeout() -> None:
         with http.stream("GET", f"{PODS}?watch=true&allowWatchBookmarks=true&timeoutSeconds=3") as response:
             lines = [(orjson.loads(line), time.monotonic() - started) for line in response.iter_lines() if line]
         assert [(event["type"], event["object"]["metadata"]) for event, _ in lines] == [  # type: ignore[index]
-            ("BOOKMARK", {"resourceVersion": rv})
+            ("BOOKMARK", {"resourceVersion": rv, "creationTimestamp": None})
         ]
         assert 0.5 < lines[0][1] < 2.5
         short = _watch_lines(http, f"{PODS}?watch=true&allowWatchBookmarks=true&timeoutSeconds=1", 99)

@@ -113,6 +113,16 @@ def _sharing(out: Any, source: Any) -> Any:
     return "new"
 
 
+def _with_top_level(obj: Any, kind: tuple[str, str]) -> Any:
+    """`obj` with the kind's absent top-level zero fields set, in a copy (the same `obj` when none is absent)."""
+    absent = [
+        (field, zero)
+        for field, zero in zerotimes._top_level(*kind)
+        if type(obj) is dict and (field not in obj or (zero is not None and obj[field] is None))
+    ]
+    return {**obj, **{field: {} if zero == {} else zero for field, zero in absent}} if absent else obj
+
+
 _COMPILED: dict[tuple[tuple[str, str], int], zerotimes.Filler] = {}
 
 
@@ -134,10 +144,12 @@ def test_the_code_fills_what_the_interpreter_filled(
     assert orjson.dumps(filled) == orjson.dumps(expected)  # the same values in the same key order
     assert _sharing(filled, obj) == _sharing(expected, obj)  # the same parts shared, copies where it copied
     assert obj == before and orjson.dumps(obj) == orjson.dumps(before)  # the input untouched
-    # `fill` itself: the stored kind's plan without its own metadata
+    # `fill` itself: the absent top-level zeros set (`_top_level`), then the stored kind's plan without its own
+    # metadata
     root_plan = zerotimes._root_plan(ROOTS[kind])
     through_fill = zerotimes.fill(obj, *kind)
-    expected = _plain_fill(obj, "", root_plan) if root_plan is not None else obj
+    top = _with_top_level(obj, kind)
+    expected = _plain_fill(top, "", root_plan) if root_plan is not None else top
     assert orjson.dumps(through_fill) == orjson.dumps(expected)
     assert _sharing(through_fill, obj) == _sharing(expected, obj)
 

@@ -231,6 +231,7 @@ class EventAggregator:
             "source": _source(new_event),
             "firstTimestamp": stamp,
             "lastTimestamp": stamp,
+            "eventTime": None,  # a zero MicroTime, as client-go's Event encodes it
             "count": 1,
             "type": new_event.get("type") or "",
             # client-go's aggregate copies neither reportingController nor reportingInstance.

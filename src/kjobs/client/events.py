@@ -138,6 +138,7 @@ class EventRecorder:
             "source": self._source,
             "firstTimestamp": stamp,
             "lastTimestamp": stamp,
+            "eventTime": None,  # a zero MicroTime, as client-go's Event encodes it
             "count": 1,
             "type": type_,
             "reportingComponent": self._component,

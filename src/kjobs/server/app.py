@@ -41,6 +41,7 @@ from kjobs.server import (
     crscale,
     discovery,
     eventttl,
+    gozero,
     health,
     limits,
     listoptions,
@@ -1260,11 +1261,18 @@ class App:
         # when nothing was written since it started (a cluster's revision never stands still that long).
         bookmark_floor = since + 1 if since > self.storage.revision else since
 
+        # A bookmark carries the kind's zero object (the cacher's `newFunc()`) with the revision: a Pod's is
+        # `{"metadata": {"resourceVersion": "N", "creationTimestamp": null}, "spec": {"containers": null},
+        # "status": {}}`, as Go encodes it; a custom resource's has only its metadata (an empty Unstructured).
+        zero = gozero.zero_object(r.group, r.kind) or {}
+        zero_meta = zero.get("metadata") or {}
+
         def bookmark(revision: int, *, initial_end: bool = False) -> bytes:
-            meta: Obj = {"resourceVersion": str(revision)}
+            meta: Obj = {"resourceVersion": str(revision), **zero_meta}
             if initial_end:
                 meta["annotations"] = {INITIAL_EVENTS_END: "true"}
             marked: Obj = {"kind": r.kind, "apiVersion": r.api_version, "metadata": meta}
+            marked.update((key, value) for key, value in zero.items() if key != "metadata")
             if partial is not None:
                 marked = negotiation.partial(marked, partial)
             return orjson.dumps({"type": "BOOKMARK", "object": marked}) + b"\n"

@@ -11,6 +11,9 @@ written `core/v1`, `batch/v1`, `meta/v1`, `policy/v1`, ... so that equal names i
 
     python -m kjobs.server.gotypesgen API_CHECKOUT APIMACHINERY_CHECKOUT  # git trees at v0.32.x
 
+It writes beside it `data/goalways-v1.32.json`: per struct, the fields tagged without `omitempty`, which Go writes
+at their zero value (`kjobs.server.gozero`).
+
 The shipped file was made from the trees of k8s.io/api and k8s.io/apimachinery at tag v0.32.13 (Kubernetes
 1.32), every package of `SOURCES` (the kinds kjobs serves, and the bodies of DeleteOptions, Eviction and Binding).
 
@@ -43,6 +46,9 @@ IMPORTS = {"metav1": "meta/v1", "corev1": "core/v1", "v1": "core/v1", "apiv1": "
 """The import aliases those files use for each other."""
 
 OUT = Path(__file__).parent / "data" / "gotypes-v1.32.json"
+OUT_ALWAYS = Path(__file__).parent / "data" / "goalways-v1.32.json"
+"""Per struct, the JSON fields whose tag has no `omitempty`: encoding/json writes them even at their zero value
+(`""`, `0`, `false`, `null`); read by `kjobs.server.gozero`."""
 
 _STRUCT = re.compile(r"^type (\w+) struct \{$")
 _NAMED = re.compile(r"^type (\w+) ([\w.\[\]*]+)$")
@@ -67,21 +73,33 @@ def qualify(expr: str, pkg: str) -> str:
     return _IDENT.sub(one, expr)
 
 
-def parse(pkg: str, text: str, structs: dict[str, dict[str, str]], named: dict[str, str]) -> None:
-    """Every struct's JSON fields (inline embeddings recorded as `,inline` entries) and every named type."""
+def parse(
+    pkg: str,
+    text: str,
+    structs: dict[str, dict[str, str]],
+    named: dict[str, str],
+    always: dict[str, set[str]] | None = None,
+) -> None:
+    """Every struct's JSON fields (inline embeddings recorded as `,inline` entries) and every named type; in
+    `always`, per struct, its fields tagged without `omitempty`."""
     current: dict[str, str] | None = None
+    name = ""
     for line in text.splitlines():
         if current is not None:
             if line == "}":
                 current = None
             elif (m := _FIELD.match(line)) is not None and m.group(3).split(",")[0] not in ("", "-"):
-                current[m.group(3).split(",")[0]] = qualify(m.group(2), pkg)
+                field, *options = m.group(3).split(",")
+                current[field] = qualify(m.group(2), pkg)
+                if always is not None and "omitempty" not in options:
+                    always.setdefault(name, set()).add(field)
             elif (m := _EMBEDDED.match(line)) is not None:
                 tag = m.group(2).split(",")[0]
                 current[tag or f",inline{len(current)}"] = qualify(m.group(1), pkg)
             continue
         if (m := _STRUCT.match(line)) is not None:
-            current = structs.setdefault(f"{pkg}.{m.group(1)}", {})
+            name = f"{pkg}.{m.group(1)}"
+            current = structs.setdefault(name, {})
         elif (m := _NAMED.match(line)) is not None:
             named[f"{pkg}.{m.group(1)}"] = qualify(m.group(2), pkg)
 
@@ -101,13 +119,28 @@ def flatten(structs: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
     return {name: fields(name) for name in structs}
 
 
+def flatten_always(structs: dict[str, dict[str, str]], always: dict[str, set[str]]) -> dict[str, list[str]]:
+    """`always` with the fields of inline-embedded structs merged in, as `flatten` merges them; sorted lists."""
+
+    def fields(name: str) -> set[str]:
+        out = set(always.get(name, ()))
+        for key, expr in structs.get(name, {}).items():
+            if key.startswith(",inline"):
+                out |= fields(expr)
+        return out
+
+    return {name: sorted(found) for name in structs if (found := fields(name))}
+
+
 def main(api: str, apimachinery: str) -> None:
     roots = {"api": Path(api), "apimachinery": Path(apimachinery)}
     structs: dict[str, dict[str, str]] = {}
     named: dict[str, str] = {}
+    always: dict[str, set[str]] = {}
     for pkg, (repo, path) in SOURCES.items():
-        parse(pkg, (roots[repo] / path).read_text(), structs, named)
+        parse(pkg, (roots[repo] / path).read_text(), structs, named, always)
     OUT.write_text(json.dumps({"structs": flatten(structs), "named": named}, sort_keys=True, indent=0) + "\n")
+    OUT_ALWAYS.write_text(json.dumps(flatten_always(structs, always), sort_keys=True, indent=0) + "\n")
 
 
 if __name__ == "__main__":

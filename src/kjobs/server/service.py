@@ -53,6 +53,7 @@ from kjobs.server import (
     apply,
     applymerge,
     fieldtrees,
+    gozero,
     limits,
     params,
     podsecurity,
@@ -431,7 +432,7 @@ def _initial_status(r: Resource, obj: Obj, now: str) -> Any:
         return {"phase": "Pending", "lastPhaseTransitionTime": now}
     if r.kind == "PersistentVolumeClaim":
         return {"phase": "Pending"}
-    return {}
+    return gozero.zero_status(r.group, r.kind)  # a PodDisruptionBudget's four counters, written at 0 by Go
 
 
 def _same_but_bookkeeping(new: Obj, old: Obj) -> bool:
@@ -2506,6 +2507,7 @@ class ApiService:
                 return latest  # already so: GuaranteedUpdate writes nothing
             new = _copy(latest)
             new["status"] = status
+            new = zerotimes.fill(new, "", "Pod")  # the condition's zero `lastProbeTime`, null as Go writes it
             expected = (latest.get("metadata") or {}).get("resourceVersion")
             return await self.store.update("pods", new, expected_rv=expected)
 

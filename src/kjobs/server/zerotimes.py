@@ -15,6 +15,9 @@ The fields come from the Go types (`data/gotypes-v1.32.json`, through `kjobs.ser
 apimachinery tags it so). An absent non-pointer struct is made only when it would hold such a null. The object's
 own `metadata` is the server's to fill.
 
+Beside the times, a body's absent top-level fields that Go writes at a flat zero value (`_top_level`: a Lease's
+`spec: {}`, a core Event's `eventTime: null`) are set, found once per kind from `kjobs.server.gozero`.
+
 Called on every object written (`ApiService._create_checked`, `_write_checked`) before it is validated, as Go
 fills the zero values when it decodes; the walk follows only fields that hold such times, made into code per kind.
 """
@@ -26,11 +29,13 @@ from collections.abc import Callable
 from typing import Any
 
 from kjobs.api.types import Obj
+from kjobs.server import gozero
 from kjobs.server.gotypes import ROOTS, resolve_type
 
 _TIME = "meta/v1.Time"
 _SKIPPED = {"core/v1.Event", "events/v1.Event"}
-"""Not walked: Events, whose two versions `kjobs.api.events_v1` writes in full."""
+"""Not walked: Events, whose two versions `kjobs.api.events_v1` writes in full (a core Event written through core
+`v1` gets its absent top-level fields, `_top_level`)."""
 
 Plan = dict[str, Any]
 """Per field of a struct: None (a non-pointer Time: null when absent), or (steps, plan, made): the plan of the
@@ -187,18 +192,54 @@ def _compile(plan: Plan, inline_depth: int = _INLINE_DEPTH) -> Filler:
 
 
 _FILLERS: dict[tuple[str, str], Filler | None] = {}
-"""Per (API group, kind): its filler, None for a kind without Times (or that the Go types do not know)."""
+"""Per (API group, kind): its filler, None for a kind without Times or absent top-level zeros (or that the Go types
+do not know)."""
+
+
+def _top_level(group: str, kind: str) -> tuple[tuple[str, Any], ...]:
+    """The top-level fields Go writes at a flat zero value (`null`, `""`, `0`, `false`, `{}`) when a body lacks
+    them: a Lease's `spec: {}`, an EndpointSlice's `ports: null`, a core Event's `eventTime: null`,
+    `reportingComponent: ""`, ... (`gozero.zero_object`). Not `metadata` (the server's) nor `status` (each
+    strategy's: `_initial_status`); a zero holding more (a Pod's `spec: {containers: null}`) belongs to a body
+    that is refused without it."""
+    zero = gozero.zero_object(group, kind) or {}
+    return tuple(
+        (field, value)
+        for field, value in zero.items()
+        if field not in ("metadata", "status") and (value == {} or not isinstance(value, dict | list))
+    )
+
+
+def _with_top_level(fields: tuple[tuple[str, Any], ...], times: Filler | None) -> Filler:
+    """`times` (or nothing) after the absent `fields` are set, and those null whose zero is not (Go's decoder
+    leaves a struct or scalar at its zero on a JSON null): a copy of the object only when one is set."""
+
+    def lacks(value: Obj, field: str, zero: Any) -> bool:  # absent; or null where Go decodes null as no change
+        return field not in value or (zero is not None and value[field] is None)
+
+    def filler(value: Any) -> Any:
+        if type(value) is dict and any(lacks(value, field, zero) for field, zero in fields):
+            value = dict(value)
+            for field, zero in fields:
+                if lacks(value, field, zero):
+                    value[field] = {} if zero == {} else zero
+        return times(value) if times is not None else value
+
+    return filler
 
 
 def fill(obj: Obj, group: str, kind: str) -> Obj:
-    """`obj` of (API group, kind) with `null` in every absent non-pointer Time of its present structs, as Go's
-    decode-then-encode gives it; `obj` itself when nothing is missing (kinds the Go types do not know included)."""
+    """`obj` of (API group, kind) with `null` in every absent non-pointer Time of its present structs, and its
+    absent top-level fields at their flat zero values (`_top_level`), as Go's decode-then-encode gives it; `obj`
+    itself when nothing is missing (kinds the Go types do not know included)."""
     try:
         filler = _FILLERS[group, kind]
     except KeyError:
         root = ROOTS.get((group, kind))
         plan = _root_plan(root) if root is not None else None
-        filler = _FILLERS[group, kind] = _compile(plan) if plan is not None else None
+        filler = _compile(plan) if plan is not None else None
+        top = _top_level(group, kind)
+        filler = _FILLERS[group, kind] = _with_top_level(top, filler) if top else filler
     if filler is None:
         return obj
     filled: Obj = filler(obj)
