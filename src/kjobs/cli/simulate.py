@@ -238,6 +238,9 @@ def render(summary: dict[str, object]) -> str:
         lines.append(f"  message: {summary['message']}")
     seconds = float(summary["virtualSeconds"])  # type: ignore[arg-type]
     lines.append(f"  virtual time: {_human(seconds)} ({seconds:g} s; wall {summary['wallSeconds']} s)")
+    if "settledAfter" in summary:  # stopped early: the time limit would have found the same
+        settled = float(summary["settledAfter"])  # type: ignore[arg-type]
+        lines.append(f"  nothing left to happen after {_human(settled)}: {summary['settled']}")
     lines.append(f"  pods created: {summary['podsCreated']}")
     counts = f"  succeeded: {summary['succeeded']}  failed: {summary['failed']}"
     for key in ("completedIndexes", "failedIndexes"):
