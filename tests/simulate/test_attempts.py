@@ -118,3 +118,48 @@ def test_a_real_run_of_a_flaky_command_and_its_model_end_alike(tmp_path: Path) -
     assert (simulated.returncode, real.returncode) == (0, 0), simulated.stderr + real.stderr
     for out in (simulated.stdout, real.stdout):
         assert "reason: CompletionsReached" in out and "succeeded: 1  failed: 1" in out
+
+
+def restart_rules_job(**spec: Any) -> Obj:
+    rules = [{"action": "Restart", "exitCodes": {"operator": "In", "values": [42]}}]
+    main = {"name": "main", "image": "x", "restartPolicy": "Never", "restartPolicyRules": rules}
+    return job({"containers": [main]}, **spec)
+
+
+def test_restarts_by_restart_policy_rules_are_counted_and_said_not_to_count_toward_backoff_limit(
+    tmp_path: Path,
+) -> None:
+    """A Never pod's container restarted in place by its restartPolicyRules (gate ContainerRestartRules) has a
+    restartCount, which the reports counted only under restartPolicy OnFailure."""
+    model = {"containers": {"runTime": {"constant": "2s"}, "attempts": [{"exitCodes": [{"code": 42}]}, {}]}}
+    manifest = restart_rules_job(completionMode="Indexed", completions=2, parallelism=2, backoffLimit=0)
+    features = FeatureGates.parse("AllAlpha=true")
+    result = simulate(manifest, SimulationOptions(model=parse_model(model), features=features))
+    assert (result.outcome, result.job["status"].get("failed", 0), result.container_restarts) == ("Complete", 0, 2)
+    assert result.to_dict()["restartPolicy"] == "Never"
+    (tmp_path / "job.yaml").write_text(yaml.safe_dump(manifest))
+    (tmp_path / "model.yaml").write_text(yaml.safe_dump(model))
+    args = ["simulate", str(tmp_path / "job.yaml"), "--model", str(tmp_path / "model.yaml")]
+    command = [sys.executable, "-m", "kjobs", *args, "--feature-gates", "AllAlpha=true"]
+    out = subprocess.run(command, capture_output=True, text=True, timeout=120, check=False)
+    assert "container restarts: 2 (in place; restartPolicy Never: not counted toward backoffLimit)" in out.stdout
+
+
+def test_a_sidecars_restarts_are_counted() -> None:
+    sidecar = {"name": "proxy", "image": "x", "restartPolicy": "Always"}
+    model = parse_model(
+        {
+            "containers": {"runTime": {"constant": "60s"}},
+            "overrides": [
+                {
+                    "container": "proxy",
+                    "attempts": [
+                        {"runTime": {"constant": "10s"}, "exitCodes": [{"code": 1}]},
+                        {"runTime": {"constant": "1h"}},
+                    ],
+                }
+            ],
+        }
+    )
+    result = simulate(job({"initContainers": [sidecar]}, backoffLimit=0), SimulationOptions(model=model))
+    assert (result.outcome, result.container_restarts, result.restart_policy) == ("Complete", 1, "Never")

@@ -96,8 +96,9 @@ class SimulationResult:
     disruptions: dict[str, int]
     """Disruption events applied, by kind."""
     container_restarts: int
-    """In-place restarts of the Job's containers (restartPolicy OnFailure): no pod failure; they count toward its
-    backoffLimit unless the pod has `maxRestartTimes` (`pastBackoffLimitOnFailure`)."""
+    """In-place restarts of the Job's containers, as the pods' restartCounts count them: no pod failure. Under
+    restartPolicy OnFailure they count toward its backoffLimit unless the pod has `maxRestartTimes`
+    (`pastBackoffLimitOnFailure`); a Never pod's (restartPolicyRules, sidecars) never do (`restart_policy`)."""
     trace: list[tuple[float, str, str, str]] = field(repr=False)
     """(virtual seconds since the Job's creation, what, name, detail), in order: pod created (detail: its
     completion index, empty for a NonIndexed Job) / phase / deleted, and Job conditions."""
@@ -106,6 +107,8 @@ class SimulationResult:
     """Unfinished only: the virtual time after which nothing could change any more (`settled_reason`,
     `never_starts`), where the run stopped instead of going on to `--time-limit`; `settled` says why."""
     settled: str = ""
+    restart_policy: str = "Never"
+    """The Job's pod template's restartPolicy: whether `container_restarts` count toward backoffLimit."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (`kjobs simulate -o json`); the trace is left out (it grows with the Job)."""
@@ -128,6 +131,7 @@ class SimulationResult:
             "retriesPerIndex": {str(i): n for i, n in self.retries_per_index.items()},
             "disruptions": dict(self.disruptions),
             "containerRestarts": self.container_restarts,
+            "restartPolicy": self.restart_policy,
             **({"settledAfter": self.settled_after, "settled": self.settled} if self.settled_after is not None else {}),
         }
 
@@ -310,9 +314,21 @@ async def _follow(
 
     # restartPolicy OnFailure: containers restart in their pod. uid -> restarts seen, and when the last began
     # (None once the pod's time is counted), kept until the pod is gone.
-    on_failure = ((job.get("spec") or {}).get("template") or {}).get("spec", {}).get("restartPolicy") == "OnFailure"
+    pod_spec = ((job.get("spec") or {}).get("template") or {}).get("spec") or {}
+    restart_policy = str(pod_spec.get("restartPolicy") or "Never")
+    on_failure = restart_policy == "OnFailure"
     restarted: dict[str, tuple[int, float | None]] = {}
     restarts = 0
+    # restartPolicy Never: containers with restartPolicyRules and sidecars restart in place too, and are in the
+    # restartCounts, though they count toward no backoffLimit (nor is their time wasted): uid -> restarts seen.
+    other_restarts: dict[str, int] | None = {} if not on_failure and P.restarts_in_place(pod_spec) else None
+
+    def count_other_restarts(uid: str, pod: Obj, seen: dict[str, int]) -> None:
+        nonlocal restarts
+        now = P.total_restarts(pod)
+        if now > seen.get(uid, 0):
+            restarts += now - seen.get(uid, 0)
+            seen[uid] = now
 
     def count_failure(uid: str, end: float, reason: str) -> None:
         nonlocal wasted
@@ -402,11 +418,15 @@ async def _follow(
             running.pop(uid, None)
             trace.append((at(), "pod-deleted", name, ""))
             restarted.pop(uid, None)
+            if other_restarts is not None:
+                other_restarts.pop(uid, None)
             if phases.get(uid) not in ("Succeeded", "Failed"):
                 ended_unfailed(uid, name, pod)
         else:
             if on_failure:
                 count_restarts(uid, new)
+            elif other_restarts is not None:
+                count_other_restarts(uid, new, other_restarts)
             phase = P.phase(new) or "Pending"
             if phase == "Running" and not new["metadata"].get("deletionTimestamp"):
                 running[uid] = new
@@ -485,6 +505,7 @@ async def _follow(
         view=view,
         settled_after=settled[0][0] if settled else None,
         settled=settled[0][1] if settled else "",
+        restart_policy=restart_policy,
     )
 
 
