@@ -52,6 +52,8 @@ class FakeClock:
     def __init__(self, start: float = 1_767_225_600.0) -> None:  # 2026-01-01T00:00:00Z
         self._now = start
         self._sleepers: list[tuple[float, int, asyncio.Future[None]]] = []
+        self._ticks: list[tuple[float, int, asyncio.Future[None]]] = []
+        """`tick` sleepers: periodic housekeeping, apart so that `next_event` need not look at them."""
         self._seq = itertools.count()
 
     def now(self) -> float:
@@ -60,6 +62,14 @@ class FakeClock:
 
     async def sleep(self, seconds: float) -> None:
         """Wait until the virtual clock reaches now + seconds."""
+        await self._wait(self._sleepers, seconds)
+
+    async def tick(self, seconds: float) -> None:
+        """`sleep`, for a periodic loop's wait (heartbeats, resyncs): the same wake-up, but not an `event`, so a
+        simulation can tell an idle cluster from one with something due (`kjobs.simulate.session`)."""
+        await self._wait(self._ticks, seconds)
+
+    async def _wait(self, heap: list[tuple[float, int, asyncio.Future[None]]], seconds: float) -> None:
         if seconds <= 0:
             await asyncio.sleep(0)
             return
@@ -67,14 +77,19 @@ class FakeClock:
         # A positive sleep ends strictly later, even one shorter than the float spacing of epoch seconds
         # (~2.4e-7 s): a caller waiting in a loop for time to pass then never wakes at the same instant forever.
         deadline = max(self._now + seconds, math.nextafter(self._now, math.inf))
-        heapq.heappush(self._sleepers, (deadline, next(self._seq), fut))
+        heapq.heappush(heap, (deadline, next(self._seq), fut))
         await fut
 
     def next_deadline(self) -> float | None:
-        """The earliest time a sleeper waits for (None when nobody sleeps)."""
-        while self._sleepers and self._sleepers[0][2].done():
-            heapq.heappop(self._sleepers)
-        return self._sleepers[0][0] if self._sleepers else None
+        """The earliest time a sleeper (`sleep` or `tick`) waits for (None when nobody sleeps)."""
+        event, tick = self.next_event(), _head(self._ticks)
+        if event is None or tick is None:
+            return tick if event is None else event
+        return min(event, tick)
+
+    def next_event(self) -> float | None:
+        """The earliest time a `sleep` (not a `tick`) waits for: None when only periodic loops wait."""
+        return _head(self._sleepers)
 
     def advance(self, seconds: float) -> None:
         """Move time forward and wake every sleeper whose deadline passed."""
@@ -83,10 +98,35 @@ class FakeClock:
     def set(self, moment: float) -> None:
         """Jump to `moment` (never backwards)."""
         self._now = max(self._now, moment)
-        while self._sleepers and self._sleepers[0][0] <= self._now:
-            _, _, fut = heapq.heappop(self._sleepers)
+        sleepers, ticks = self._sleepers, self._ticks
+        if not ticks or ticks[0][0] > self._now:  # the common case: no periodic loop due, one heap to pop
+            while sleepers and sleepers[0][0] <= self._now:
+                _, _, fut = heapq.heappop(sleepers)
+                if not fut.done():
+                    fut.set_result(None)
+            return
+        due = []
+        for heap in (sleepers, ticks):
+            while heap and heap[0][0] <= self._now:
+                due.append(heapq.heappop(heap))
+        for _, _, fut in sorted(due, key=lambda entry: entry[:2]):  # in (deadline, order of sleeping) as one heap
             if not fut.done():
                 fut.set_result(None)
+
+
+def _head(heap: list[tuple[float, int, asyncio.Future[None]]]) -> float | None:
+    """The earliest live deadline of `heap` (dropping the cancelled ones at its head)."""
+    while heap and heap[0][2].done():
+        heapq.heappop(heap)
+    return heap[0][0] if heap else None
+
+
+async def tick(clock: Clock, seconds: float) -> None:
+    """A periodic loop's wait on any clock: `FakeClock.tick` on virtual time, else `sleep`."""
+    if isinstance(clock, FakeClock):
+        await clock.tick(seconds)
+    else:
+        await clock.sleep(seconds)
 
 
 class ScaledClock:

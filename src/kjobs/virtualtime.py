@@ -79,6 +79,10 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
         """How many times the clock jumped forward (a measure of the simulation's timer traffic)."""
         self.joining_executor = False
         """Whether `shutdown_default_executor` is waiting for the executor's threads (real time, see there)."""
+        self.settle: Callable[[], bool] | None = None
+        """Asked before a jump when only periodic loops wait (`FakeClock.tick`: heartbeats, resyncs) and no
+        event (`FakeClock.sleep`, a handle of this loop) is due: true means nothing will ever change, and the
+        callback has made something ready to end the run (the clock does not move). `kjobs.simulate.session`."""
 
     async def shutdown_default_executor(self, timeout: float | None = None) -> None:
         """Join the default executor's threads with the clock standing still.
@@ -113,8 +117,15 @@ class VirtualTimeLoop(asyncio.SelectorEventLoop):
             candidates.append(sleeper)
         return min(candidates) if candidates else None
 
+    def _no_handle(self) -> bool:
+        """Whether no `call_later`/`call_at` handle of this loop (`asyncio.sleep`, a timeout) is pending."""
+        scheduled: list[asyncio.TimerHandle] = self._scheduled  # type: ignore[attr-defined]
+        return all(handle.cancelled() for handle in scheduled)
+
     def advance_to_next(self) -> None:
         """Jump the clock to the next due time (waking the clock's sleepers); raise when nothing is due."""
+        if self.settle is not None and self.clock.next_event() is None and self._no_handle() and self.settle():
+            return
         due = self.next_due()
         if due is None:
             raise VirtualTimeStalled("virtual time stalled: no task can run and no timer is due")

@@ -238,6 +238,9 @@ def render(summary: dict[str, object]) -> str:
         lines.append(f"  message: {summary['message']}")
     seconds = float(summary["virtualSeconds"])  # type: ignore[arg-type]
     lines.append(f"  virtual time: {_human(seconds)} ({seconds:g} s; wall {summary['wallSeconds']} s)")
+    if "settledAfter" in summary:  # stopped early: the time limit would have found the same
+        settled = float(summary["settledAfter"])  # type: ignore[arg-type]
+        lines.append(f"  nothing left to happen after {_human(settled)}: {summary['settled']}")
     lines.append(f"  pods created: {summary['podsCreated']}")
     counts = f"  succeeded: {summary['succeeded']}  failed: {summary['failed']}"
     for key in ("completedIndexes", "failedIndexes"):
@@ -254,8 +257,8 @@ def render(summary: dict[str, object]) -> str:
 
     by_reason = ", ".join(f"{reason_label(k)} {v}" for k, v in reasons.items()) or "none"
     lines.append(f"  failures by reason: {by_reason}")
-    if summary.get("containerRestarts"):  # restartPolicy OnFailure: restarts in place, no pod failure
-        lines.append(f"  container restarts: {summary['containerRestarts']} (in place)")
+    if summary.get("containerRestarts"):  # restarts in place, no pod failure
+        lines.append(f"  container restarts: {summary['containerRestarts']} {restarts_label(summary)}")
     lines.append(f"  wasted pod-seconds: {summary.get('wastedPodSeconds', 0):g}")
     retries = summary.get("retriesPerIndex") or {}
     assert isinstance(retries, dict)
@@ -266,6 +269,14 @@ def render(summary: dict[str, object]) -> str:
     if disruptions:
         lines.append(f"  disruptions: {', '.join(f'{k} {v}' for k, v in disruptions.items())}")
     return "\n".join(lines)
+
+
+def restarts_label(summary: dict[str, object]) -> str:
+    """What the container restarts of a run (or of `--runs`) are: under restartPolicy OnFailure they count
+    toward backoffLimit (unless the pod has maxRestartTimes); a Never pod's (restartPolicyRules, sidecars) not."""
+    if summary.get("restartPolicy", "OnFailure") == "OnFailure":
+        return "(in place)"
+    return "(in place; restartPolicy Never: not counted toward backoffLimit)"
 
 
 def _human(seconds: float) -> str:

@@ -15,7 +15,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Hashable
 from typing import Generic, TypeVar
 
-from kjobs.clock import Clock
+from kjobs.clock import Clock, tick
 
 K = TypeVar("K", bound=Hashable)
 log = logging.getLogger(__name__)
@@ -53,8 +53,9 @@ class WorkQueue(Generic[K]):
         self._queue.append(key)
         self._ready.set()
 
-    def add_after(self, key: K, delay: float) -> None:
-        """Queue `key` once `delay` seconds of the clock have passed; an earlier pending add wins."""
+    def add_after(self, key: K, delay: float, *, periodic: bool = False) -> None:
+        """Queue `key` once `delay` seconds of the clock have passed; an earlier pending add wins. `periodic`:
+        a resync's wait, which a simulation does not count as something due (`kjobs.clock.tick`)."""
         if delay <= 0:
             self.add(key)
             return
@@ -66,10 +67,10 @@ class WorkQueue(Generic[K]):
         old = self._timers.pop(key, None)
         if old is not None:
             old.cancel()
-        self._timers[key] = asyncio.get_running_loop().create_task(self._fire(key, delay, due))
+        self._timers[key] = asyncio.get_running_loop().create_task(self._fire(key, delay, due, periodic))
 
-    async def _fire(self, key: K, delay: float, due: float) -> None:
-        await self._clock.sleep(delay)
+    async def _fire(self, key: K, delay: float, due: float, periodic: bool) -> None:
+        await (tick(self._clock, delay) if periodic else self._clock.sleep(delay))
         if self._waiting.get(key) == due:
             del self._waiting[key]
             self._timers.pop(key, None)

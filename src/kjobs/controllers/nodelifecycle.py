@@ -42,7 +42,7 @@ from kjobs.client.flowcontrol import TokenBucket
 from kjobs.client.informer import InformerFactory, Key, key_of
 from kjobs.client.resources import LEASES, NODES, PODS
 from kjobs.client.workqueue import WorkQueue
-from kjobs.clock import Clock
+from kjobs.clock import Clock, tick
 from kjobs.controllers.disruption_metrics import NodeLifecycleMetrics
 from kjobs.controllers.nodehealth import (
     CONDITION_TAINT_KEYS,
@@ -220,7 +220,7 @@ class NodeLifecycleController:
                 await self.monitor_node_health()
             except Exception:
                 log.exception("monitoring node health")
-            await self.clock.sleep(self.settings.monitor_period)
+            await tick(self.clock, self.settings.monitor_period)
 
     def _zone(self, node: Obj) -> _ZoneEvictor:
         zone = zone_key(node)

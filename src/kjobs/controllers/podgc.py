@@ -23,7 +23,7 @@ from kjobs.api.types import Obj
 from kjobs.client.base import Client
 from kjobs.client.informer import InformerFactory, key_of
 from kjobs.client.resources import NODES, PODS
-from kjobs.clock import Clock
+from kjobs.clock import Clock, tick
 from kjobs.controllers.disruption_metrics import PodGCMetrics
 from kjobs.controllers.nodehealth import is_ready
 from kjobs.job import pods as P
@@ -100,7 +100,7 @@ class PodGCController:
                 await self.gc()
             except Exception:
                 log.exception("pod GC pass")
-            await self.clock.sleep(self.settings.period)
+            await tick(self.clock, self.settings.period)
 
     async def gc(self) -> None:
         """One pass, in Kubernetes' order."""

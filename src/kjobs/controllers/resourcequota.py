@@ -82,7 +82,7 @@ class ResourceQuotaController:
         for informer in (self.quotas, self.pods, self.jobs):
             await informer.synced.wait()
         self._workers.start()
-        self.queue.add_after(("", ""), self.settings.resync_period)  # the full resync's marker key
+        self.queue.add_after(("", ""), self.settings.resync_period, periodic=True)  # the full resync's marker key
 
     async def stop(self) -> None:
         await self._workers.stop()
@@ -138,7 +138,7 @@ class ResourceQuotaController:
         if key == ("", ""):
             for quota in self.quotas.list():
                 self.queue.add(key_of(quota))
-            self.queue.add_after(key, self.settings.resync_period)
+            self.queue.add_after(key, self.settings.resync_period, periodic=True)
             return
         cached = self.quotas.get(*key)
         if cached is None:

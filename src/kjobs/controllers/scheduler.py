@@ -64,7 +64,7 @@ from kjobs.client.resources import (
     STORAGE_CLASSES,
 )
 from kjobs.client.workqueue import WorkQueue
-from kjobs.clock import Clock
+from kjobs.clock import Clock, tick
 from kjobs.controllers import volumebinding
 from kjobs.controllers.interpod import cluster_scorer, default_spread_selector, prefilter
 from kjobs.controllers.preemption import PREFIX as PREEMPTION_PREFIX
@@ -500,7 +500,7 @@ class Scheduler:
         """Every 30 s, retry pods unschedulable for 5 minutes even without a cluster change (Kubernetes'
         `flushUnschedulablePodsLeftover`): one sweep instead of a timer per pod."""
         while True:
-            await self.clock.sleep(self.settings.unschedulable_flush_period)
+            await tick(self.clock, self.settings.unschedulable_flush_period)
             now = self.clock.now()
             stale = [k for k, since in self._parked.items() if now - since >= self.settings.max_unschedulable_wait]
             for key in stale:

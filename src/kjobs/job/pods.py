@@ -198,6 +198,18 @@ def total_restarts(pod: Obj) -> int:
     )
 
 
+def restarts_in_place(pod_spec: Obj) -> bool:
+    """Whether containers of a pod of this spec can restart in place although its restartPolicy is not OnFailure:
+    a sidecar (an init container with `restartPolicy: Always`), or a container with its own `restartPolicy` or
+    `restartPolicyRules` (KEP-5307, gate ContainerRestartRules). Their restarts are in the pod's restartCounts,
+    but the Job controller counts restartCounts toward backoffLimit only for `restartPolicy: OnFailure` pods."""
+    for key in ("initContainers", "containers"):
+        for container in pod_spec.get(key) or ():
+            if isinstance(container, dict) and (container.get("restartPolicyRules") or container.get("restartPolicy")):
+                return True
+    return False
+
+
 def max_restarts(pod: Obj) -> int:
     """The highest container restartCount."""
     return max((int((c or {}).get("restartCount") or 0) for c in status(pod).get("containerStatuses") or ()), default=0)

@@ -37,7 +37,7 @@ from kjobs.client.events import EventRecorder
 from kjobs.client.informer import Informer, Key
 from kjobs.client.resources import LEASES, NODES, PERSISTENT_VOLUME_CLAIMS, PERSISTENT_VOLUMES, PODS, SERVICES
 from kjobs.client.workqueue import WorkQueue
-from kjobs.clock import Clock
+from kjobs.clock import Clock, tick
 from kjobs.node import nodestatus
 from kjobs.node.admission import Load, LoadBook, Rejection, admit, pod_requests, shortfalls
 from kjobs.node.configsources import ConfigSources
@@ -581,7 +581,7 @@ class NodeAgent:
 
     async def _every(self, interval: float, action: Callable[[], Any]) -> None:
         while True:
-            await self.clock.sleep(interval)
+            await tick(self.clock, interval)
             try:
                 await action()
             except asyncio.CancelledError:

@@ -114,6 +114,15 @@ class ContainerModel:
     """`sigterm`: `Ignore`, as a container's first process with no handler for it (most commands: `sleep`, a
     shell script, a bare `python train.py`): a stopped container runs on until its grace period ends, then 137;
     `Exit`: it has one and exits 143 at once (docs/sigterm42.md)."""
+    attempts: tuple[ContainerModel, ...] = ()
+    """`attempts`: the model of a container's 1st, 2nd, ... run at a completion index (the last repeats); empty:
+    this model for every run."""
+
+    def for_run(self, run: int) -> ContainerModel:
+        """The model of the container's `run`th run (from 0) at its index: its `attempts` entry, else itself."""
+        if not self.attempts:
+            return self
+        return self.attempts[min(run, len(self.attempts) - 1)]
 
     def draw(self, rng: random.Random) -> Outcome:
         """One attempt's outcome (the draws in a fixed order: run time, OOM, exit code)."""
@@ -184,6 +193,7 @@ class Model:
         """The simulated runtime's outcome function for this model and seed. Pods that no Job owns (the
         preemptor of a `preempt` disruption) run as their command says (`sleep 1`)."""
         numbering = slots or AttemptSlots()
+        runs: dict[tuple[int | None, str], int] = {}  # (index, container) -> runs started, for `attempts`
 
         def decide(pod: Obj, container: Obj, attempt: int) -> Outcome:
             slot = numbering.slot(pod)
@@ -193,7 +203,12 @@ class Model:
             name = str(container.get("name"))
             key = f"{seed}/{index if index is not None else 'pod'}/{pod_attempt}/{name}/{attempt}"
             rng = random.Random(key)  # str seeds hash with SHA-512: stable everywhere
-            return self.container_model(name, index).draw(rng)
+            model = self.container_model(name, index)
+            if model.attempts:
+                run = runs.get((index, name), 0)
+                runs[(index, name)] = run + 1
+                model = model.for_run(run)
+            return model.draw(rng)
 
         return decide
 
@@ -242,8 +257,12 @@ def parse_model(doc: Any, where: str = "model") -> Model:
 _CONTAINER_FIELDS = ("runTime", "exitCodes", "oomKillProbability", "sigterm")
 
 
-def _parse_containers(value: Any, where: str, base: ContainerModel, extra: tuple[str, ...] = ()) -> ContainerModel:
-    spec = _mapping(value, where, (*extra, *_CONTAINER_FIELDS))
+def _parse_containers(
+    value: Any, where: str, base: ContainerModel, extra: tuple[str, ...] = (), *, attempts: bool = True
+) -> ContainerModel:
+    """`containers`, an override (`extra`: its `container`, `indexes`), or an `attempts` entry (`attempts` false:
+    none of its own): the fields it omits come from `base`; its `attempts` (never `base`'s) from it."""
+    spec = _mapping(value, where, (*extra, *_CONTAINER_FIELDS, *(("attempts",) if attempts else ())))
     run_time = base.run_time
     if "runTime" in spec:
         run_time = _parse_run_time(spec["runTime"], f"{where}.runTime")
@@ -258,7 +277,16 @@ def _parse_containers(value: Any, where: str, base: ContainerModel, extra: tuple
         sigterm = spec["sigterm"]
         if sigterm not in (SIGTERM_IGNORE, SIGTERM_EXIT):
             raise ModelError(f'{where}.sigterm: expected "{SIGTERM_IGNORE}" or "{SIGTERM_EXIT}", got {sigterm!r}')
-    return ContainerModel(run_time=run_time, exit_codes=codes, oom=oom, sigterm=str(sigterm))
+    model = ContainerModel(run_time=run_time, exit_codes=codes, oom=oom, sigterm=str(sigterm))
+    if "attempts" not in spec:
+        return model
+    entries = spec["attempts"]
+    if not isinstance(entries, list) or not entries:
+        raise ModelError(f"{where}.attempts: expected a non-empty list of container models (the 1st run's, ...)")
+    runs = tuple(
+        _parse_containers(entry, f"{where}.attempts[{i}]", model, attempts=False) for i, entry in enumerate(entries)
+    )
+    return ContainerModel(run_time=run_time, exit_codes=codes, oom=oom, sigterm=str(sigterm), attempts=runs)
 
 
 def _parse_run_time(value: Any, where: str) -> float | RunTime:
@@ -310,7 +338,7 @@ def _parse_overrides(value: Any, where: str, base: ContainerModel) -> list[Overr
     overrides = []
     for i, item in enumerate(value):
         at = f"{where}[{i}]"
-        spec = _mapping(item, at, ("container", "indexes", *_CONTAINER_FIELDS))
+        spec = _mapping(item, at, ("container", "indexes", *_CONTAINER_FIELDS, "attempts"))
         container = spec.get("container")
         if container is not None and (not isinstance(container, str) or not container):
             raise ModelError(f"{at}.container: expected a container name, got {container!r}")

@@ -112,12 +112,18 @@ def distribution(results: Sequence[SimulationResult], seed: int) -> dict[str, An
         "wastedPodSeconds": _spread([r.wasted_pod_seconds for r in results]),
         "retriesPerRun": _spread([sum(r.retries_per_index.values()) for r in results]),
         "containerRestartsPerRun": _spread([r.container_restarts for r in results]),
+        "restartPolicy": results[0].restart_policy if results else "Never",
         "indexed": bool(results) and (results[0].job.get("spec") or {}).get("completionMode") == "Indexed",
         "failuresByActionPerRun": _mean_counts([r.failures_by_action for r in results], runs),
         "failuresByReasonPerRun": _mean_counts([r.failures_by_reason for r in results], runs),
         "disruptionsPerRun": _mean_counts([r.disruptions for r in results], runs),
         "wallSeconds": round(sum(r.wall_seconds for r in results), 3),
     }
+
+
+def _not_counted(summary: dict[str, Any]) -> str:
+    """Said after a count of restarts that no backoffLimit counts (a Never pod's: restartPolicyRules, sidecars)."""
+    return "" if summary.get("restartPolicy", "OnFailure") == "OnFailure" else " (Never: not toward backoffLimit)"
 
 
 def _restarted(summary: dict[str, Any]) -> bool:
@@ -156,7 +162,7 @@ def distribution_rows(summary: dict[str, Any], *, restarts: bool | None = None) 
             else "not counted: a NonIndexed Job (see pods created)",
         ),
         *(
-            [("container restarts", spread("containerRestartsPerRun"))]
+            [("container restarts", spread("containerRestartsPerRun") + _not_counted(summary))]
             if (_restarted(summary) if restarts is None else restarts)
             else []
         ),
@@ -197,7 +203,10 @@ def run_rows(run: dict[str, Any]) -> list[tuple[str, str]]:
         ("failedIndexes", str(run["failedIndexes"] or "-")),
         ("failures by action", counts("failuresByAction")),
         ("failures by reason", counts("failuresByReason", reason_label)),
-        ("container restarts", str(run.get("containerRestarts", 0))),
+        (
+            "container restarts",
+            f"{run.get('containerRestarts', 0)}{_not_counted(run) if run.get('containerRestarts') else ''}",
+        ),
         ("wasted pod-seconds", f"{run['wastedPodSeconds']:g}"),
         ("retries per index", retries or "none"),
         ("disruptions", counts("disruptions")),

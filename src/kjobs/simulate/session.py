@@ -18,7 +18,7 @@ import math
 import random
 import time
 from collections import Counter
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,7 +26,7 @@ from kjobs.api.features import DEFAULT, FeatureGates
 from kjobs.api.names import CONTROLLER_UID_LABEL, JOB_COMPLETION_INDEX_ANNOTATION
 from kjobs.api.types import Obj
 from kjobs.client.local import LocalClient
-from kjobs.client.resources import JOBS, PODS
+from kjobs.client.resources import JOBS, NODES, PODS
 from kjobs.clock import FakeClock
 from kjobs.cluster import SPARSE_GC_THRESHOLD, ClusterSettings, LocalCluster, create_configs, sparse_gc
 from kjobs.job import pods as P
@@ -96,12 +96,19 @@ class SimulationResult:
     disruptions: dict[str, int]
     """Disruption events applied, by kind."""
     container_restarts: int
-    """In-place restarts of the Job's containers (restartPolicy OnFailure): no pod failure; they count toward its
-    backoffLimit unless the pod has `maxRestartTimes` (`pastBackoffLimitOnFailure`)."""
+    """In-place restarts of the Job's containers, as the pods' restartCounts count them: no pod failure. Under
+    restartPolicy OnFailure they count toward its backoffLimit unless the pod has `maxRestartTimes`
+    (`pastBackoffLimitOnFailure`); a Never pod's (restartPolicyRules, sidecars) never do (`restart_policy`)."""
     trace: list[tuple[float, str, str, str]] = field(repr=False)
     """(virtual seconds since the Job's creation, what, name, detail), in order: pod created (detail: its
     completion index, empty for a NonIndexed Job) / phase / deleted, and Job conditions."""
     view: RunView = field(repr=False)
+    settled_after: float | None = None
+    """Unfinished only: the virtual time after which nothing could change any more (`settled_reason`,
+    `never_starts`), where the run stopped instead of going on to `--time-limit`; `settled` says why."""
+    settled: str = ""
+    restart_policy: str = "Never"
+    """The Job's pod template's restartPolicy: whether `container_restarts` count toward backoffLimit."""
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready summary (`kjobs simulate -o json`); the trace is left out (it grows with the Job)."""
@@ -124,6 +131,8 @@ class SimulationResult:
             "retriesPerIndex": {str(i): n for i, n in self.retries_per_index.items()},
             "disruptions": dict(self.disruptions),
             "containerRestarts": self.container_restarts,
+            "restartPolicy": self.restart_policy,
+            **({"settledAfter": self.settled_after, "settled": self.settled} if self.settled_after is not None else {}),
         }
 
 
@@ -152,19 +161,69 @@ pkg/controller/job/job_controller.go, trackJobStatusAndRemoveFinalizers once the
 failure it is counted in status.failed; after success criteria are met (a successPolicy) it counts nowhere."""
 
 
-def never_starts(job: Obj) -> bool:
+def never_starts(job: Obj) -> str | None:
     """Whether a Job the controller has synced will never create a pod nor change: suspended (`Suspended=True`;
     nothing in a simulation resumes it, and its activeDeadlineSeconds does not run while suspended), or
     `parallelism: 0` without an activeDeadlineSeconds (Kubernetes pkg/controller/job/job_controller.go). Its run
     then ends as it would at `--time-limit`, without minutes of wall time spent on heartbeats. So does a Job whose
     `spec.managedBy` names another controller, which the built-in one never syncs (`syncJob` skips it) and
-    nothing in a simulation runs."""
+    nothing in a simulation runs. Returns why (None: it may start)."""
     spec, status = job.get("spec") or {}, job.get("status") or {}
-    if external_controller(job) is not None:
-        return True
+    manager = external_controller(job)
+    if manager is not None:
+        return f"spec.managedBy is {manager}: the Job controller does not sync the Job"
     if spec.get("suspend") is True:
-        return any(c.get("type") == "Suspended" and c.get("status") == "True" for c in status.get("conditions") or ())
-    return spec.get("parallelism") == 0 and spec.get("activeDeadlineSeconds") is None and "startTime" in status
+        conditions = status.get("conditions") or ()
+        suspended = any(c.get("type") == "Suspended" and c.get("status") == "True" for c in conditions)
+        return "the Job is suspended (spec.suspend), and nothing resumes it" if suspended else None
+    if spec.get("parallelism") == 0 and spec.get("activeDeadlineSeconds") is None and "startTime" in status:
+        return "spec.parallelism is 0: the Job creates no pod"
+    return None
+
+
+SCHEDULING_WAITS = ("Unschedulable", "SchedulingGated")
+"""`PodScheduled=False` reasons of a pod that stays unbound while nothing else changes."""
+
+
+def settled_reason(pods: Iterable[Obj], nodes: Iterable[Obj], agents: Collection[str]) -> str | None:
+    """Why nothing in a simulated cluster can change any more, or None when something may.
+
+    Asked only when nothing but periodic loops wait (`VirtualTimeLoop.settle`): no container's run, grace
+    period, back-off, activeDeadlineSeconds, toleration or other timed decision is due, and no controller has
+    work queued. Then the periodic loops (heartbeats, the node monitor, pod GC, the scheduler's 5-minute retry
+    of unschedulable pods, the kubelet's memory check) decide nothing new as long as every node is Ready with its
+    agent running, none is cordoned, tainted or under pressure (whose 5 min transition is such a decision), every
+    pod has ended — not being deleted, not bound to a node that is gone (pod GC would delete it) — except pods the
+    scheduler found no node for or that wait for their schedulingGates: against the same nodes, they stay so."""
+    names: set[str] = set()
+    for node in nodes:
+        name = str(node["metadata"]["name"])
+        names.add(name)
+        spec = node.get("spec") or {}
+        conditions = (node.get("status") or {}).get("conditions") or ()
+        ready = any(c.get("type") == "Ready" and c.get("status") == "True" for c in conditions)
+        pressure = any(c.get("type") != "Ready" and c.get("status") == "True" for c in conditions)
+        if name not in agents or spec.get("unschedulable") or spec.get("taints") or not ready or pressure:
+            return None
+    waiting: Obj | None = None
+    for pod in pods:
+        bound = str((pod.get("spec") or {}).get("nodeName") or "")
+        if pod["metadata"].get("deletionTimestamp"):
+            return None
+        if P.phase(pod) in ("Succeeded", "Failed"):
+            if bound and bound not in names:
+                return None
+            continue
+        scheduled = P.condition(pod, "PodScheduled") or {}
+        if bound or scheduled.get("status") != "False" or scheduled.get("reason") not in SCHEDULING_WAITS:
+            return None
+        waiting = waiting or pod
+    if waiting is None:
+        return None
+    name, scheduled = waiting["metadata"]["name"], P.condition(waiting, "PodScheduled") or {}
+    if scheduled.get("reason") == "SchedulingGated":
+        return f"pod {name} waits for its spec.schedulingGates to be removed"
+    return f"no node for pod {name}: {scheduled.get('message') or scheduled.get('reason')}"
 
 
 def action_of(view: RunView, index: int) -> str:
@@ -230,11 +289,12 @@ async def _follow(
     user = LocalClient(cluster.service, manager="kjobs-simulate", typed=False)
     namespace = str((job.get("metadata") or {}).get("namespace") or "default")
     jobs, pods = cluster.informers.informer(JOBS), cluster.informers.informer(PODS)
+    nodes = cluster.informers.informer(NODES)
     trace: list[tuple[float, str, str, str]] = []
     created: set[str] = set()
     phases: dict[str, str] = {}
     done = asyncio.Event()
-    idle = asyncio.Event()
+    settled: list[tuple[float, str]] = []  # (when, why) once nothing can change any more
     start = clock.now()
     created_namespaces = await create_configs(user, namespace, options.configs)
     await cluster.ensure_service_accounts([namespace, *created_namespaces])
@@ -254,9 +314,21 @@ async def _follow(
 
     # restartPolicy OnFailure: containers restart in their pod. uid -> restarts seen, and when the last began
     # (None once the pod's time is counted), kept until the pod is gone.
-    on_failure = ((job.get("spec") or {}).get("template") or {}).get("spec", {}).get("restartPolicy") == "OnFailure"
+    pod_spec = ((job.get("spec") or {}).get("template") or {}).get("spec") or {}
+    restart_policy = str(pod_spec.get("restartPolicy") or "Never")
+    on_failure = restart_policy == "OnFailure"
     restarted: dict[str, tuple[int, float | None]] = {}
     restarts = 0
+    # restartPolicy Never: containers with restartPolicyRules and sidecars restart in place too, and are in the
+    # restartCounts, though they count toward no backoffLimit (nor is their time wasted): uid -> restarts seen.
+    other_restarts: dict[str, int] | None = {} if not on_failure and P.restarts_in_place(pod_spec) else None
+
+    def count_other_restarts(uid: str, pod: Obj, seen: dict[str, int]) -> None:
+        nonlocal restarts
+        now = P.total_restarts(pod)
+        if now > seen.get(uid, 0):
+            restarts += now - seen.get(uid, 0)
+            seen[uid] = now
 
     def count_failure(uid: str, end: float, reason: str) -> None:
         nonlocal wasted
@@ -309,9 +381,20 @@ async def _follow(
             count_unfailed(decided)
         if view.finished() is not None:
             done.set()
-        elif not created and never_starts(new):
-            idle.set()
+        elif not created and (why := never_starts(new)):
+            settled.append((at(), why))
             done.set()
+
+    def settle() -> bool:
+        """`VirtualTimeLoop.settle`: end the run when nothing can change any more (`settled_reason`)."""
+        if done.is_set() or view.finished() is not None:
+            return False
+        why = settled_reason(pods.list(), nodes.list(), {agent.name for agent in cluster.agents})
+        if why is None:
+            return False
+        settled.append((at(), why))
+        done.set()
+        return True
 
     def ended_unfailed(uid: str, name: str, pod: Obj) -> None:
         """A pod ended other than Failed (exited 0, or its object went first): counted if the Job counted it."""
@@ -335,11 +418,15 @@ async def _follow(
             running.pop(uid, None)
             trace.append((at(), "pod-deleted", name, ""))
             restarted.pop(uid, None)
+            if other_restarts is not None:
+                other_restarts.pop(uid, None)
             if phases.get(uid) not in ("Succeeded", "Failed"):
                 ended_unfailed(uid, name, pod)
         else:
             if on_failure:
                 count_restarts(uid, new)
+            elif other_restarts is not None:
+                count_other_restarts(uid, new, other_restarts)
             phase = P.phase(new) or "Pending"
             if phase == "Running" and not new["metadata"].get("deletionTimestamp"):
                 running[uid] = new
@@ -375,12 +462,21 @@ async def _follow(
     pods.add_handler(on_pod)
     jobs.start()
     pods.start()
+    nodes.start()
     driver.start()
+    loop = asyncio.get_running_loop()
+    assert isinstance(loop, VirtualTimeLoop)
+    # The time limit waits as a periodic loop does (`tick`), so that it is no event keeping the run going.
+    waits = [asyncio.ensure_future(done.wait()), asyncio.ensure_future(clock.tick(options.time_limit))]
+    loop.settle = settle
     try:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(done.wait(), options.time_limit)
+        await asyncio.wait(waits, return_when=asyncio.FIRST_COMPLETED)
     finally:
+        loop.settle = None
+        for wait in waits:
+            wait.cancel()
         await driver.stop()
+        await nodes.stop()
         jobs.remove_handler(on_job)
         pods.remove_handler(on_pod)
     for uid in counted_unended:  # counted as failed, and still terminating when the run ended
@@ -396,7 +492,7 @@ async def _follow(
         outcome=outcome,
         reason=str(cond.get("reason") or ""),
         message=str(cond.get("message") or ""),
-        virtual_seconds=options.time_limit if idle.is_set() else at(),
+        virtual_seconds=options.time_limit if settled else at(),
         wall_seconds=time.perf_counter() - wall,
         pods_created=len(created),
         failures_by_action=dict(sorted(actions.items())),
@@ -407,6 +503,9 @@ async def _follow(
         container_restarts=restarts,
         trace=trace,
         view=view,
+        settled_after=settled[0][0] if settled else None,
+        settled=settled[0][1] if settled else "",
+        restart_policy=restart_policy,
     )
 
 
