@@ -15,10 +15,8 @@ from __future__ import annotations
 
 import asyncio
 import gzip
-from collections.abc import Awaitable, Callable
-from typing import Any
 
-Send = Callable[[dict[str, Any]], Awaitable[None]]
+from kjobs.server.held_answer import Headers, Send, holding
 
 THRESHOLD = 128 * 1024
 """Bytes an answer must exceed to be gzipped (`defaultGzipThresholdBytes`)."""
@@ -38,34 +36,15 @@ def accepts_gzip(accept_encoding: str) -> bool:
 def gzipping(send: Send) -> Send:
     """`send`, with a serialized answer of known length over `THRESHOLD` gzipped (its head held until its body is
     complete); a stream, text, or an answer already encoded passed on as it comes."""
-    held: dict[str, Any] = {}
-    chunks: list[bytes] = []
+    return holding(send, _large_serialized, _gzipped)
 
-    async def send_gzipped(message: dict[str, Any]) -> None:
-        if message["type"] == "http.response.start":
-            headers = dict(message.get("headers") or [])
-            media = headers.get(b"content-type", b"").split(b";", 1)[0].strip().lower()
-            length = headers.get(b"content-length", b"")
-            if (
-                media in _SERIALIZED
-                and b"content-encoding" not in headers
-                and length.isdigit()
-                and int(length) > THRESHOLD
-            ):
-                held.update(message)
-                return
-        elif held and message["type"] == "http.response.body":
-            chunks.append(message.get("body") or b"")
-            if message.get("more_body"):
-                return
-            body = await asyncio.to_thread(gzip.compress, b"".join(chunks), LEVEL, mtime=0)
-            head = [(k, v) for k, v in held["headers"] if k != b"content-length"]
-            head += [(b"content-encoding", b"gzip"), (b"vary", b"Accept-Encoding")]
-            head.append((b"content-length", str(len(body)).encode()))
-            await send({**held, "headers": head})
-            held.clear()
-            chunks.clear()
-            message = {"type": "http.response.body", "body": body}
-        await send(message)
 
-    return send_gzipped
+def _large_serialized(headers: dict[bytes, bytes]) -> bool:
+    media = headers.get(b"content-type", b"").split(b";", 1)[0].strip().lower()
+    length = headers.get(b"content-length", b"")
+    return media in _SERIALIZED and b"content-encoding" not in headers and length.isdigit() and int(length) > THRESHOLD
+
+
+async def _gzipped(body: bytes) -> tuple[bytes, Headers]:
+    compressed = await asyncio.to_thread(gzip.compress, body, LEVEL, mtime=0)
+    return compressed, [(b"content-encoding", b"gzip"), (b"vary", b"Accept-Encoding")]

@@ -13,12 +13,10 @@ these User-Agents, so their answers stay compact and cost nothing more.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable, Callable
-from typing import Any
 
 import orjson
 
-Send = Callable[[dict[str, Any]], Awaitable[None]]
+from kjobs.server.held_answer import Headers, Send, holding
 
 _TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
 _HUMAN_AGENTS = ("curl", "Wget", "Mozilla/5.0")
@@ -38,29 +36,15 @@ def wanted(path: str, query: dict[str, str], user_agent: str) -> bool:
 def indenting(send: Send) -> Send:
     """`send`, with a JSON answer of known length indented (its head held until its body is complete);
     anything else — a stream, YAML, protobuf, text — passed on as it comes."""
-    held: dict[str, Any] = {}
-    chunks: list[bytes] = []
+    return holding(send, _json_of_known_length, _indented)
 
-    async def send_indented(message: dict[str, Any]) -> None:
-        if message["type"] == "http.response.start":
-            headers = dict(message.get("headers") or [])
-            media = headers.get(b"content-type", b"").split(b";", 1)[0].strip()
-            if media == b"application/json" and b"content-length" in headers:
-                held.update(message)
-                return
-        elif held and message["type"] == "http.response.body":
-            chunks.append(message.get("body") or b"")
-            if message.get("more_body"):
-                return
-            body = b"".join(chunks)
-            with contextlib.suppress(orjson.JSONDecodeError):  # not JSON after all: as written
-                body = orjson.dumps(orjson.loads(body), option=orjson.OPT_INDENT_2)
-            head = [(k, v) for k, v in held["headers"] if k != b"content-length"]
-            head.append((b"content-length", str(len(body)).encode()))
-            await send({**held, "headers": head})
-            held.clear()
-            chunks.clear()
-            message = {"type": "http.response.body", "body": body}
-        await send(message)
 
-    return send_indented
+def _json_of_known_length(headers: dict[bytes, bytes]) -> bool:
+    media = headers.get(b"content-type", b"").split(b";", 1)[0].strip()
+    return media == b"application/json" and b"content-length" in headers
+
+
+async def _indented(body: bytes) -> tuple[bytes, Headers]:
+    with contextlib.suppress(orjson.JSONDecodeError):  # not JSON after all: as written
+        body = orjson.dumps(orjson.loads(body), option=orjson.OPT_INDENT_2)
+    return body, []
