@@ -318,6 +318,9 @@ class Verdict:
     """When a shim was killed (wall clock)."""
     lost_nodes: set[str] = field(default_factory=set)
     """Nodes lost for good (agent, shims and containers killed, never back)."""
+    out_of_service: set[str] = field(default_factory=set)
+    """Lost nodes tainted out-of-service (not deleted): the pod GC fails their terminating pods with no condition of
+    its own (`gcTerminating` → `markFailedAndDeletePod`, pkg/controller/podgc/gc_controller.go)."""
     unschedulable: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
     """Node -> wall-clock windows in which it was cordoned or tainted NoSchedule: no pod created then may run there."""
 
@@ -412,8 +415,13 @@ def _verify(
         node_lost = node in verdict.lost_nodes and not state and phase(pod) == "Failed"
         if node_lost:
             reason = condition(pod, "DisruptionTarget").get("reason")
+            # A drain of a lost node tainted out-of-service marks its pods EvictionByEvictionAPI (the Eviction API
+            # replaces the taint manager's reason, pkg/registry/core/pod/storage/eviction.go
+            # `addConditionAndDeletePod`), and the pod GC fails such a terminating pod with no condition of its own.
+            earlier = node in verdict.out_of_service and reason == "EvictionByEvictionAPI"
             verdict.check(
-                reason in ("DeletionByTaintManager", "DeletionByPodGC"), f"{pname}: on lost node {node}, {reason}"
+                reason in ("DeletionByTaintManager", "DeletionByPodGC") or earlier,
+                f"{pname}: on lost node {node}, {reason}",
             )
             verdict.saw("node-lost")
         reported = terminal_at.get(pod["metadata"]["uid"])
@@ -792,6 +800,7 @@ async def chaos_run(
                     if deleted:
                         await _kubectl(processes, "delete", "node", target, "--wait=false")
                     else:
+                        verdict.out_of_service.add(target)
                         await _kubectl(processes, "taint", "node", target, OUT_OF_SERVICE)
                     kills[kind] = kills.get(kind, 0) + 1
                     then = "node-deleted" if deleted else "out-of-service"
