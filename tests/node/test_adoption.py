@@ -69,6 +69,30 @@ def test_a_dead_shims_unfinished_containers_are_lost(tmp_path: Path) -> None:
     assert journal.containers["c1"].lost and not journal.containers["c2"].lost
 
 
+def test_a_created_container_is_lost_with_its_shim_and_its_start_fills_in_its_pid(tmp_path: Path) -> None:
+    """A creation entry ("c") is written before the shim spawns: a container with no start entry after it may have
+    run (the shim died inside `posix_spawn`), so with its shim gone it is lost like a running one; a start entry
+    gives the same record its pid (an adopter holds that record), a failed start ends it."""
+    journal = _journal(
+        tmp_path,
+        [
+            ["c", "c1", "uid-a", "main", 0, 10.0],
+            ["c", "c2", "uid-b", "main", 2, 11.0],
+            ["c", "c3", "uid-c", "main", 0, 12.0],
+            ["e", "c3", "failed to start container process: boom", 12.5, "uid-c", "main", 0],
+        ],
+    )
+    adoption.read_new(journal)
+    c1, c2 = journal.containers["c1"], journal.containers["c2"]
+    assert (c1.uid, c1.container, c1.number, c1.pid, c1.started_at, c1.running) == ("uid-a", "main", 0, 0, 10.0, True)
+    assert journal.containers["c3"].start_error and not journal.containers["c3"].running
+    with journal.path.open("ab") as f:
+        f.write(b'["p","c2",202,"uid-b","main",2,11.0]\n')
+    adoption.read_new(journal)
+    assert journal.containers["c2"] is c2 and c2.pid == 202
+    assert [r.container_id for r in adoption.mark_lost(journal)] == ["c1", "c2"]
+
+
 def test_malformed_lines_are_skipped(tmp_path: Path) -> None:
     journal = _journal(tmp_path, [["p", "c1"], ["x", "unknown", 0, 1.0], ["q"]], tail=b"not json\n")
     assert adoption.read_new(journal) == []
@@ -311,9 +335,11 @@ def test_a_rotated_journal_still_names_what_runs(tmp_path: Path, monkeypatch: py
         (current,) = (tmp_path / "journal").glob("*.jsonl")
         found = adoption.owners(current.name)
         assert found is not None and (tmp_path / "journal" / f"{current.name}.1").exists()
-        first = [json.loads(line)[1] for line in current.with_name(current.name + ".1").read_text().splitlines()]
-        assert first == ["long", "a"]
-        assert [json.loads(line)[1] for line in current.read_text().splitlines()] == ["long", "a", "b"]
+        rotated = current.with_name(current.name + ".1")
+        first = [json.loads(line)[:2] for line in rotated.read_text().splitlines()]
+        assert first == [["c", "long"], ["p", "long"], ["c", "a"], ["p", "a"]]
+        then = [json.loads(line)[:2] for line in current.read_text().splitlines()]
+        assert then == [["p", "long"], ["p", "a"], ["c", "b"], ["p", "b"]]  # what runs, then the next start
         (journal,) = adoption.scan(tmp_path / "journal", me=adoption.identity(os.getpid()))
         assert sorted(journal.containers) == ["a", "b", "long"]
     finally:

@@ -493,3 +493,35 @@ def test_a_node_root_removed_under_the_runtime_is_made_again_private(tmp_path: P
 
     root.mkdir(mode=0o700)
     with_runtime(root, body)
+
+
+def test_a_container_is_journaled_as_created_before_its_process_runs(tmp_path: Path) -> None:
+    """The journal names a pod's container (pod uid, container, restart count) before its process can exist, so
+    a shim killed inside `posix_spawn` leaves a record of what may have run (`kjobs.node.adoption`): the container
+    reads the journal as its first act and finds its own creation entry there."""
+    import subprocess
+    import sys
+
+    from kjobs.node import spawner
+
+    journals = tmp_path / "journal"
+    shim = subprocess.Popen(
+        [sys.executable, "-E", "-s", "-S", spawner._SHIM], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    assert shim.stdin is not None and shim.stdout is not None
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    try:
+        shim.stdin.write(json.dumps(["b", env, "", str(journals), "1-1"]).encode() + b"\n")
+        seen = tmp_path / "seen"
+        argv = ["sh", "-c", f"cat {journals}/*.jsonl > {seen}"]
+        start = ["s", "cid-1", argv, {}, str(tmp_path), str(tmp_path / "c.log"), "uid-1", "main", 2, 5.0]
+        shim.stdin.write(json.dumps(start).encode() + b"\n")
+        shim.stdin.flush()
+        assert json.loads(shim.stdout.readline())[:2] == ["p", "cid-1"]
+        assert json.loads(shim.stdout.readline())[:3] == ["x", "cid-1", 0]
+        entries = [json.loads(line) for line in seen.read_text().splitlines()]
+        assert ["c", "cid-1", "uid-1", "main", 2, 5.0] in entries
+    finally:
+        shim.stdin.close()
+        shim.wait(timeout=20)
+        shim.stdout.close()

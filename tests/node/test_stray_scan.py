@@ -20,8 +20,9 @@ import pytest
 from kjobs.api.types import Obj
 from kjobs.node import adoption, leftovers
 from kjobs.node.process_runtime import ProcessRuntime
+from tests.node.helpers import make_pod
 from tests.node.test_adoption import _AGENT, REPO, _running, _until, _wait_for
-from tests.node.test_process_runtime import sh
+from tests.node.test_process_runtime import sh, state
 from tests.node.test_shim_death import _children
 
 SLEEPER = [sys.executable, "-c", "import sys, time; print('ready', flush=True); time.sleep(60)"]
@@ -106,8 +107,8 @@ def test_a_process_started_before_the_oldest_dead_shim_is_not_looked_at() -> Non
 
 
 def _as_if_never_journaled(root: Path) -> None:
-    """What a shim killed between its `posix_spawn` and its journal's start entry leaves: no start entry, no
-    `leftovers` record (`kill_lost` and `kill_leftovers` know nothing of the container)."""
+    """What a shim killed between its `posix_spawn` and its journal's start entry leaves: its creation entry only,
+    no pid, no `leftovers` record (`kill_lost` and `kill_leftovers` cannot find the process)."""
     for journal in (root / "journal").glob("*.jsonl*"):
         lines = [line for line in journal.read_bytes().splitlines() if json.loads(line)[0] != "p"]
         journal.write_bytes(b"".join(line + b"\n" for line in lines))
@@ -199,3 +200,50 @@ def test_a_crashed_nodes_container_working_outside_the_pod_directories_is_killed
         for path in marks.iterdir():
             path.unlink()
         marks.rmdir()
+
+
+@pytest.mark.e2e
+def test_a_container_that_ran_to_its_end_while_its_shim_died_in_the_spawn_is_lost_not_started_again(
+    tmp_path: Path,
+) -> None:
+    """A node crash (agent and shim SIGKILLed) while the shim is in `posix_spawn` leaves a container running that
+    no start entry names; it runs to its end before the agent is back (chaos seed 12 found this: the restarted
+    agent, knowing nothing of it, started a `restartPolicy: Never` container a second time and reported that run's
+    exit 0 for a pod whose container had failed). The creation entry the shim journals before spawning makes the
+    restarted runtime adopt the pod with its container lost (`ContainerStatusUnknown`), and start nothing."""
+    root, marks = tmp_path / "node", tmp_path / "marks"
+    marks.mkdir()
+    script = f"echo run >> {marks}/runs; while [ ! -e {marks}/go ]; do sleep 0.01; done; exit 3"
+    container = sh(script)
+    _crash(root, container)
+    _wait_for(marks / "runs")
+    _as_if_never_journaled(root)
+    (marks / "go").touch()  # it ends, with 3, while no agent runs
+    _until(lambda: not any(_running(p) for p in _sessions_in(root)), "the container never ended")
+
+    async def restart() -> Obj:
+        runtime = ProcessRuntime(root_dir=root)
+        try:
+            handle = runtime.adopt(make_pod([container], uid="stray", name="stray"))
+            assert handle is not None, "the restarted runtime knows nothing of a container that ran"
+            return await asyncio.wait_for(handle.wait(), 10)
+        finally:
+            await runtime.shutdown(forget=True)
+
+    status = asyncio.run(restart())
+    terminated = state(status)["state"]["terminated"]
+    assert (status["phase"], terminated["exitCode"], terminated["reason"]) == ("Failed", 137, "ContainerStatusUnknown")
+    assert (marks / "runs").read_text() == "run\n", "the container ran again"
+
+
+def _sessions_in(root: Path) -> list[int]:
+    """Session leaders working in one of `root`'s pod directories (the containers of its pods)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            with contextlib.suppress(OSError):
+                if os.getsid(int(entry)) == int(entry) and os.readlink(f"/proc/{entry}/cwd").startswith(
+                    str(root / "pods")
+                ):
+                    found.append(int(entry))
+    return found

@@ -9,8 +9,9 @@ a live agent: two `kjobs run` sessions may share a root) and, per container, kno
   message) — reported as it really ended;
 - it runs: its shim is alive and still its parent — adopted, signalled directly, its end read from the
   journal as the old shim reaps it;
-- it is lost: its shim is gone without journaling its end (the shim was killed, the machine rebooted) —
-  reported as the kubelet reports a container it cannot find (`ContainerStatusUnknown`, 137).
+- it is lost: its shim is gone without journaling its end (the shim was killed, the machine rebooted), or it was
+  journaled as created and its shim died in the spawn, so it may have run — reported as the kubelet reports a
+  container it cannot find (`ContainerStatusUnknown`, 137), never started again.
 A container is identified by its container id, pod uid, container name and restart count (the journal's
 start entry), its process by pid, parent shim and start time (`leftovers` records). Parsing is pure
 (`apply`, `read_new`); `scan` reads a directory.
@@ -84,9 +85,16 @@ def apply(containers: dict[str, Recorded], entry: list[Any]) -> None:
     """Take one journal entry (see `kjobs.node.shim`); malformed entries are skipped."""
     try:
         kind, cid = entry[0], str(entry[1])
-        if kind == "p":
+        if kind == "c":  # created: its process may exist (the shim died in its spawn), pid unknown until "p"
+            _, _, uid, name, number, at = entry
+            containers.setdefault(cid, Recorded(cid, str(uid), str(name), int(number), 0, float(at)))
+        elif kind == "p":
             _, _, pid, uid, name, number, at = entry
-            containers[cid] = Recorded(cid, str(uid), str(name), int(number), int(pid), float(at))
+            created = containers.get(cid)
+            if created is not None and created.running:  # the same object an adopter may hold already
+                created.pid = int(pid)
+            else:
+                containers[cid] = Recorded(cid, str(uid), str(name), int(number), int(pid), float(at))
         elif kind == "x" and cid in containers:
             recorded = containers[cid]
             recorded.returncode, recorded.finished_at = int(entry[2]), float(entry[3])

@@ -74,11 +74,14 @@ The shim outlives its agent, as containerd's shims outlive a kubelet: it is its 
 signals and the agent's death do not reach it), and when its stdin closes (after a "q" nothing runs any more)
 it records every container still running, keeps reaping them until none is left, then exits. What a restarted
 agent needs to report them exactly is in the journal, `<journal_dir>/<agent_id>.<shim pid>-<start time>.jsonl`:
-one JSON line per start (`["p", id, pid, uid, name, number, time]`), exit (`["x", id, returncode, time]`) and
-failed start (`["e", id, message, time, uid, name, number]`), appended before the agent is told (a start as
-soon as its process exists, other entries one write per batch), so that the journal always knows at least what
-the agent knew, and the pid of every container this shim started even if it dies before reporting it (its agent
-kills them then, `Spawner._lost`); `kjobs.node.adoption` reads it. Every `ROTATE_AFTER` starts the journal is
+one JSON line per creation (`["c", id, uid, name, number, time]`, written before `posix_spawn`, as containerd
+keeps a container's record before its task starts), start (`["p", id, pid, uid, name, number, time]`), exit
+(`["x", id, returncode, time]`) and failed start (`["e", id, message, time, uid, name, number]`), appended before
+the agent is told (a creation and a start at once, other entries one write per batch), so that the journal always
+knows at least what the agent knew, every container that may have run even if the shim dies inside its spawn (a
+restarted agent then reports it lost rather than start it again: a `restartPolicy: Never` container runs at most
+once), and the pid of every container this shim started even if it dies before reporting it (its agent kills them
+then, `Spawner._lost`); `kjobs.node.adoption` reads it. Every `ROTATE_AFTER` starts the journal is
 renamed to `<name>.1` (replacing the one before) and a new one begins with the start entries of the containers
 still running, so its size stays bounded while an exit stays readable long after its agent has reported it. On
 SIGTERM the shim records what still runs and exits, leaving those containers
@@ -230,13 +233,16 @@ class Shim:
                 self.log_dir = os.path.dirname(log_path)
             owner = message[10] if len(message) > 10 else None
             stdin_path = message[11] if len(message) > 11 else None
-            self.spawn(cid, argv, env, cwd, log_path, owner, stdin_path, len(message) > 12 and bool(message[12]))
-            if message[1] in self.running:
+            # The agent's start time, so that an agent adopting the container reports the same startedAt.
+            stamp = message[9] if len(message) > 9 and message[9] is not None else time.time()
+            if len(message) > 8:  # a pod's container: journaled as created before its process can exist
                 if self.journaled_starts >= ROTATE_AFTER:
                     self.rotate_journal()
                 self.journaled_starts += 1
-                # The agent's start time, so that an agent adopting the container reports the same startedAt.
-                stamp = message[9] if len(message) > 9 and message[9] is not None else time.time()
+                self.journal.append(["c", cid, *message[6:9], stamp])
+                self.write_journal()
+            self.spawn(cid, argv, env, cwd, log_path, owner, stdin_path, len(message) > 12 and bool(message[12]))
+            if message[1] in self.running:
                 entry = ["p", message[1], self.running[message[1]][0], *message[6:9], stamp]
                 self.start_entries[message[1]] = entry
                 self.journal.append(entry)
