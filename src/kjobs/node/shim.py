@@ -135,7 +135,7 @@ what above kjobs (`nohup`'s SIGHUP, a background job's SIGINT and SIGQUIT, Pytho
 ignored SIGTERM would also change what a stop does (`kjobs.node.stopsignal`)."""
 
 ROTATE_AFTER = 100_000
-"""Starts journaled before the journal is rotated (a start and an exit take about 150 bytes: some 15 MB)."""
+"""Starts journaled before the journal is rotated (a creation, a start and an exit take about 310 bytes: some 31 MB)."""
 
 _encode = json.JSONEncoder(separators=(",", ":")).encode
 """`json.dumps(x, separators=(",", ":"))` without building an encoder per call."""
