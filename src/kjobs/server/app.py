@@ -41,6 +41,7 @@ from kjobs.server import (
     crscale,
     discovery,
     eventttl,
+    gojson,
     gozero,
     health,
     limits,
@@ -441,7 +442,10 @@ class Request:
                 else:
                     value = load_yaml(raw)
             else:
-                value = orjson.loads(raw)
+                try:
+                    value = orjson.loads(raw)
+                except orjson.JSONDecodeError as refused:
+                    value = gojson.loads(raw, refused)  # what Go stores as U+FFFD, or the refusal again
         except (orjson.JSONDecodeError, yaml.YAMLError) as exc:
             if into is not None and media not in _YAML_MEDIA:
                 reason = f"couldn't get version/kind; json parse error: {go_json_syntax_error(raw)}"
