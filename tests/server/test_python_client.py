@@ -702,3 +702,14 @@ def test_a_deleted_namespace_is_answered_terminating_and_refuses_new_content(api
         ("DELETED", "short-lived", "Terminating"),
     ]
     assert core.read_namespace("held").status.phase == "Terminating"
+
+
+def test_a_file_name_that_is_not_utf8_is_stored_as_a_cluster_stores_it(api: client.ApiClient) -> None:
+    """A name `os.listdir` decoded with `surrogateescape` (here the byte 0xff) reaches the API as the escape
+    `\\udcff` (the client's `json.dumps`); kube-apiserver's decoder stores U+FFFD for it (`kjobs.server.gojson`)."""
+    name = b"report-\xff.csv".decode("utf-8", "surrogateescape")
+    core = client.CoreV1Api(api)
+    body = client.V1ConfigMap(metadata=client.V1ObjectMeta(name="files", annotations={"source": name}))
+    created = core.create_namespaced_config_map("default", body)
+    assert created.metadata.annotations == {"source": "report-\ufffd.csv"}
+    assert core.read_namespaced_config_map("files", "default").metadata.annotations["source"] == "report-\ufffd.csv"
