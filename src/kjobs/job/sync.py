@@ -200,16 +200,21 @@ def new_context(
     status = copy_status(job.get("status"))
     active_pods: list[Obj] = []
     tracked_pods: list[Obj] = []
+    finished_tracked: list[Obj] = []
     terminating = 0
     for pod in pods if unsettled is None else unsettled:  # P's tests, inlined
         meta = pod.get("metadata") or _EMPTY
+        active = False
         if (pod.get("status") or _EMPTY).get("phase") not in P.TERMINAL_PHASES:
             if meta.get("deletionTimestamp"):
                 terminating += 1
             else:
+                active = True
                 active_pods.append(pod)
         if JOB_TRACKING_FINALIZER in (meta.get("finalizers") or ()):
             tracked_pods.append(pod)
+            if not active:
+                finished_tracked.append(pod)
     uncounted = status["uncountedTerminatedPods"]
     return SyncContext(
         job=job,
@@ -223,6 +228,7 @@ def new_context(
         uncounted_failed=frozenset(uncounted["failed"]),
         expected_rm_finalizers=expected_rm_finalizers,
         tracked_pods=tracked_pods,
+        finished_tracked=finished_tracked,
     )
 
 
@@ -280,7 +286,7 @@ def _new_finished_pods(ctx: SyncContext) -> tuple[list[Obj], list[Obj]]:
     succeeded: list[Obj] = []
     failed: list[Obj] = []
     indexed = is_indexed(ctx.job)
-    for pod in ctx.tracked_pods:
+    for pod in ctx.finishing_pods:  # an active pod is neither Succeeded nor failed
         pod_uid = P.uid(pod)
         if pod_uid in ctx.expected_rm_finalizers:
             continue
@@ -389,7 +395,7 @@ def compute_index_state(ctx: SyncContext) -> None:
     failed pods whose finalizer is held until their index is replaced."""
     job = ctx.job
     total = completions(job) or 0
-    ctx.prev_succeeded_indexes, ctx.succeeded_indexes = _succeeded_indexes(job, ctx.tracked_pods, total)
+    ctx.prev_succeeded_indexes, ctx.succeeded_indexes = _succeeded_indexes(job, ctx.finishing_pods, total)
     compute_failed_index_state(ctx)
 
 
@@ -399,8 +405,9 @@ def compute_failed_index_state(ctx: SyncContext) -> None:
     job = ctx.job
     if has_backoff_limit_per_index(job):
         # Only a pod still carrying the tracking finalizer adds an index (the others are in status.failedIndexes
-        # already), so the tracked pods are enough: a long Job's counted pods are not read on every sync.
-        ctx.failed_indexes = _failed_indexes(job, ctx.tracked_pods, completions(job) or 0)
+        # already), so the tracked pods are enough: a long Job's counted pods are not read on every sync. Of those,
+        # an active pod's index is not failed (`is_index_failed` needs `is_pod_failed`): the finished ones suffice.
+        ctx.failed_indexes = _failed_indexes(job, ctx.finishing_pods, completions(job) or 0)
         ctx.pods_with_delayed_deletion = _pods_with_delayed_deletion(ctx)
 
 
@@ -435,16 +442,20 @@ def _failed_indexes(job: Obj, pods: Sequence[Obj], total: int) -> Intervals:
 
 def _pods_with_delayed_deletion(ctx: SyncContext) -> dict[int, Obj]:
     """Per index without an active pod, the last failed pod: its finalizer stays until it is replaced."""
-    active_indexes = {P.completion_index(p) for p in ctx.active_pods} - {P.UNKNOWN_INDEX}
+    active_indexes: set[int] | None = None  # made only when a failed pod gets that far: most syncs have none
     failed_indexes = ctx.failed_indexes or Intervals()
     held: dict[int, Obj] = {}
-    for pod in ctx.tracked_pods:
+    for pod in ctx.finishing_pods:  # an active pod is not failed
         if P.uid(pod) in ctx.expected_rm_finalizers:
             continue
         index = valid_index(ctx.job, pod)
         if index is None or not is_pod_failed(pod, ctx.job):
             continue
-        if ctx.succeeded_indexes.has(index) or failed_indexes.has(index) or index in active_indexes:
+        if ctx.succeeded_indexes.has(index) or failed_indexes.has(index):
+            continue
+        if active_indexes is None:
+            active_indexes = {P.completion_index(p) for p in ctx.active_pods} - {P.UNKNOWN_INDEX}
+        if index in active_indexes:
             continue
         last = held.get(index)
         if last is None or (
@@ -530,11 +541,20 @@ def _pods_for_removal(job: Obj, active_pods: list[Obj], at_least: int) -> list[O
     remove: list[Obj] = []
     left: list[Obj] = active_pods
     if is_indexed(job):
-        remove, left = duplicate_index_pods(active_pods, completions(job) or 0)
+        total = completions(job) or 0
+        if at_least <= 0 and _distinct_valid_indexes(active_pods, total):
+            return []  # nothing to remove and no index to sort by: what nearly every sync of a running Job asks
+        remove, left = duplicate_index_pods(active_pods, total)
     if len(remove) < at_least:
         left = sorted(left, key=P.removal_order_key)
         remove = remove + left[: at_least - len(remove)]
     return remove
+
+
+def _distinct_valid_indexes(pods: list[Obj], total: int) -> bool:
+    """Whether every pod has an index in [0, total) of its own: then `duplicate_index_pods` removes none."""
+    indexes = {P.completion_index(p) for p in pods}
+    return len(indexes) == len(pods) and (not indexes or (min(indexes) >= 0 and max(indexes) < total))
 
 
 def duplicate_index_pods(pods: list[Obj], total: int) -> tuple[list[Obj], list[Obj]]:
