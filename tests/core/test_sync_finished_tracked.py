@@ -152,6 +152,6 @@ def test_a_sync_plans_the_same_from_the_finished_tracked_pods_alone(
 
     with pytest.MonkeyPatch.context() as m:
         m.setattr(sync, "new_context", walking_every_tracked_pod)
-        m.setattr(sync, "_distinct_valid_indexes", lambda pods, total: False)
+        m.setattr(sync, "_distinct_valid_indexes", lambda indexes, total: False)
         slow = _plans(job, pods, rm)
     assert fast == slow

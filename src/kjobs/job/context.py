@@ -45,6 +45,14 @@ class SyncContext:
     failed_indexes: Intervals | None = None
     pods_with_delayed_deletion: dict[int, Obj] = field(default_factory=dict)
     new_backoff: BackoffRecord = field(default_factory=BackoffRecord)
+    _active_indexes: list[int] | None = field(default=None, repr=False, compare=False)
+
+    def active_indexes(self) -> list[int]:
+        """`completion_index` of each active pod, in `active_pods` order: read once a sync, by the passes that
+        each needed them (the removal check, the pending indexes, the held failed pods)."""
+        if self._active_indexes is None:
+            self._active_indexes = [P.completion_index(p) for p in self.active_pods]
+        return self._active_indexes
 
     @property
     def finishing_pods(self) -> list[Obj]:

@@ -454,7 +454,7 @@ def _pods_with_delayed_deletion(ctx: SyncContext) -> dict[int, Obj]:
         if ctx.succeeded_indexes.has(index) or failed_indexes.has(index):
             continue
         if active_indexes is None:
-            active_indexes = {P.completion_index(p) for p in ctx.active_pods} - {P.UNKNOWN_INDEX}
+            active_indexes = set(ctx.active_indexes()) - {P.UNKNOWN_INDEX}
         if index in active_indexes:
             continue
         last = held.get(index)
@@ -473,14 +473,14 @@ def _manage_pods(ctx: SyncContext, plan: SyncPlan, cfg: SyncConfig) -> None:
     parallelism = int(spec.get("parallelism") or 0) if spec.get("parallelism") is not None else 1
     if is_suspended(job):
         plan.action = ACTION_PODS_DELETED
-        plan.deletions = [PodDeletion(p, strip_finalizer=True) for p in _pods_for_removal(job, ctx.active_pods, active)]
+        plan.deletions = [PodDeletion(p, strip_finalizer=True) for p in _pods_for_removal(ctx, active)]
         return
     wanted_total = completions(job)
     if wanted_total is None:
         want = active if ctx.succeeded > 0 else parallelism
     else:
         want = max(0, min(wanted_total - ctx.succeeded, parallelism))
-    surplus = _pods_for_removal(job, ctx.active_pods, max(0, active - want))[: cfg.max_pod_create_delete_per_sync]
+    surplus = _pods_for_removal(ctx, max(0, active - want))[: cfg.max_pod_create_delete_per_sync]
     if surplus:
         plan.action = ACTION_PODS_DELETED
         plan.deletions = [PodDeletion(p, strip_finalizer=True) for p in surplus]
@@ -536,13 +536,14 @@ def _manage_pods(ctx: SyncContext, plan: SyncPlan, cfg: SyncConfig) -> None:
         plan.creation_reason = "recreate_terminating_or_failed"
 
 
-def _pods_for_removal(job: Obj, active_pods: list[Obj], at_least: int) -> list[Obj]:
-    """Pods to delete: for Indexed Jobs every bad or duplicate index first, then the cheapest to lose."""
+def _pods_for_removal(ctx: SyncContext, at_least: int) -> list[Obj]:
+    """Active pods to delete: for Indexed Jobs every bad or duplicate index first, then the cheapest to lose."""
+    job, active_pods = ctx.job, ctx.active_pods
     remove: list[Obj] = []
     left: list[Obj] = active_pods
     if is_indexed(job):
         total = completions(job) or 0
-        if at_least <= 0 and _distinct_valid_indexes(active_pods, total):
+        if at_least <= 0 and _distinct_valid_indexes(ctx.active_indexes(), total):
             return []  # nothing to remove and no index to sort by: what nearly every sync of a running Job asks
         remove, left = duplicate_index_pods(active_pods, total)
     if len(remove) < at_least:
@@ -551,10 +552,11 @@ def _pods_for_removal(job: Obj, active_pods: list[Obj], at_least: int) -> list[O
     return remove
 
 
-def _distinct_valid_indexes(pods: list[Obj], total: int) -> bool:
-    """Whether every pod has an index in [0, total) of its own: then `duplicate_index_pods` removes none."""
-    indexes = {P.completion_index(p) for p in pods}
-    return len(indexes) == len(pods) and (not indexes or (min(indexes) >= 0 and max(indexes) < total))
+def _distinct_valid_indexes(indexes: list[int], total: int) -> bool:
+    """Whether the pods of these indexes each have one in [0, total) of its own: then `duplicate_index_pods`
+    removes none of them."""
+    distinct = set(indexes)
+    return len(distinct) == len(indexes) and (not distinct or (min(distinct) >= 0 and max(distinct) < total))
 
 
 def duplicate_index_pods(pods: list[Obj], total: int) -> tuple[list[Obj], list[Obj]]:
@@ -599,7 +601,7 @@ def first_pending_indexes(ctx: SyncContext, count: int, total: int) -> list[int]
     (`firstPendingIndexes`, pkg/controller/job/indexed_job_utils.go)."""
     if count == 0:
         return []
-    taken = ctx.succeeded_indexes.with_indexes(P.completion_index(p) for p in ctx.active_pods)
+    taken = ctx.succeeded_indexes.with_indexes(ctx.active_indexes())
     if only_replace_failed_pods(ctx.job):
         taken = taken.with_indexes(P.completion_index(p) for p in ctx.pods if P.is_terminating(p))
     if ctx.failed_indexes is not None:
