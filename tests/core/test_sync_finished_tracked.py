@@ -18,6 +18,7 @@ from kjobs.api.names import (
     JOB_TRACKING_FINALIZER,
 )
 from kjobs.api.types import Obj
+from kjobs.job import pods as P
 from kjobs.job import sync
 from kjobs.job.config import Bookkeeping, SyncConfig
 
@@ -50,7 +51,9 @@ def _pod(n: int, phase: str, index: Any, tracked: bool, deleting: bool, ready: b
         "spec": {"containers": [{"name": "c", "image": "busybox"}], "restartPolicy": "Never"},
         "status": {
             "phase": phase,
-            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+            # a second Ready condition now and then: the first one counts (`podutil.IsPodReady`)
+            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}]
+            + ([{"type": "Ready", "status": "False" if ready else "True"}] if n % 3 == 0 else []),
             "containerStatuses": [{"name": "c", "state": state, "restartCount": 0}],
         },
     }
@@ -141,6 +144,10 @@ def test_a_sync_plans_the_same_from_the_finished_tracked_pods_alone(
         "failed": [f"uid-{n}" for n in sorted(uncounted) if n % 2 == 1],
     }
     rm = frozenset(f"uid-{n}" for n in expected)
+    ctx = sync.new_context(job, pods, now=NOW, expected_rm_finalizers=rm)
+    assert ctx.ready == sum(1 for p in ctx.active_pods if P.is_ready(p))
+    assert ctx.finished_tracked == [p for p in ctx.tracked_pods if p not in ctx.active_pods]
+    assert ctx.active_indexes() == [P.completion_index(p) for p in ctx.active_pods]
     fast = _plans(job, pods, rm)
 
     new_context = sync.new_context

@@ -201,16 +201,21 @@ def new_context(
     active_pods: list[Obj] = []
     tracked_pods: list[Obj] = []
     finished_tracked: list[Obj] = []
-    terminating = 0
+    terminating = ready = 0
     for pod in pods if unsettled is None else unsettled:  # P's tests, inlined
         meta = pod.get("metadata") or _EMPTY
         active = False
-        if (pod.get("status") or _EMPTY).get("phase") not in P.TERMINAL_PHASES:
+        pod_status = pod.get("status") or _EMPTY
+        if pod_status.get("phase") not in P.TERMINAL_PHASES:
             if meta.get("deletionTimestamp"):
                 terminating += 1
             else:
                 active = True
                 active_pods.append(pod)
+                for cond in pod_status.get("conditions") or ():  # `P.is_ready`: the first Ready condition
+                    if isinstance(cond, dict) and cond.get("type") == "Ready":
+                        ready += cond.get("status") == "True"
+                        break
         if JOB_TRACKING_FINALIZER in (meta.get("finalizers") or ()):
             tracked_pods.append(pod)
             if not active:
@@ -222,7 +227,7 @@ def new_context(
         status=status,
         now=now,
         active_pods=active_pods,
-        ready=sum(1 for p in active_pods if P.is_ready(p)),
+        ready=ready,
         terminating=terminating,
         uncounted_succeeded=frozenset(uncounted["succeeded"]),
         uncounted_failed=frozenset(uncounted["failed"]),
