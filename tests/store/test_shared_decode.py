@@ -177,3 +177,18 @@ def test_a_check_while_another_thread_shares_objects_does_not_fail() -> None:
         thread.join()
         sys.setswitchinterval(interval)
     mutation.check()
+
+
+def test_a_pod_written_20000_writes_ago_is_still_shared() -> None:
+    """At issue #15's parallelism (5,000 pods in flight, about four writes each) some 20,000 writes of other pods
+    fall between a pod's binding and its node's status patch: the patch must still read the object its watchers
+    share rather than decode the pod again (docs/perf44.md)."""
+    store = MemoryStore()
+    first = asyncio.run(store.acreate("pods", "default", "first", _pod("first"), adopt=True))
+
+    async def others() -> None:
+        for n in range(20_000):
+            await store.acreate("pods", "default", f"p{n}", _pod(f"p{n}"), adopt=True)
+
+    asyncio.run(others())
+    assert store.get_shared("pods", "default", "first") is first

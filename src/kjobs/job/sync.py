@@ -200,16 +200,26 @@ def new_context(
     status = copy_status(job.get("status"))
     active_pods: list[Obj] = []
     tracked_pods: list[Obj] = []
-    terminating = 0
+    finished_tracked: list[Obj] = []
+    terminating = ready = 0
     for pod in pods if unsettled is None else unsettled:  # P's tests, inlined
         meta = pod.get("metadata") or _EMPTY
-        if (pod.get("status") or _EMPTY).get("phase") not in P.TERMINAL_PHASES:
+        active = False
+        pod_status = pod.get("status") or _EMPTY
+        if pod_status.get("phase") not in P.TERMINAL_PHASES:
             if meta.get("deletionTimestamp"):
                 terminating += 1
             else:
+                active = True
                 active_pods.append(pod)
+                for cond in pod_status.get("conditions") or ():  # `P.is_ready`: the first Ready condition
+                    if isinstance(cond, dict) and cond.get("type") == "Ready":
+                        ready += cond.get("status") == "True"
+                        break
         if JOB_TRACKING_FINALIZER in (meta.get("finalizers") or ()):
             tracked_pods.append(pod)
+            if not active:
+                finished_tracked.append(pod)
     uncounted = status["uncountedTerminatedPods"]
     return SyncContext(
         job=job,
@@ -217,12 +227,13 @@ def new_context(
         status=status,
         now=now,
         active_pods=active_pods,
-        ready=sum(1 for p in active_pods if P.is_ready(p)),
+        ready=ready,
         terminating=terminating,
         uncounted_succeeded=frozenset(uncounted["succeeded"]),
         uncounted_failed=frozenset(uncounted["failed"]),
         expected_rm_finalizers=expected_rm_finalizers,
         tracked_pods=tracked_pods,
+        finished_tracked=finished_tracked,
     )
 
 
@@ -280,7 +291,7 @@ def _new_finished_pods(ctx: SyncContext) -> tuple[list[Obj], list[Obj]]:
     succeeded: list[Obj] = []
     failed: list[Obj] = []
     indexed = is_indexed(ctx.job)
-    for pod in ctx.tracked_pods:
+    for pod in ctx.finishing_pods:  # an active pod is neither Succeeded nor failed
         pod_uid = P.uid(pod)
         if pod_uid in ctx.expected_rm_finalizers:
             continue
@@ -389,7 +400,7 @@ def compute_index_state(ctx: SyncContext) -> None:
     failed pods whose finalizer is held until their index is replaced."""
     job = ctx.job
     total = completions(job) or 0
-    ctx.prev_succeeded_indexes, ctx.succeeded_indexes = _succeeded_indexes(job, ctx.tracked_pods, total)
+    ctx.prev_succeeded_indexes, ctx.succeeded_indexes = _succeeded_indexes(job, ctx.finishing_pods, total)
     compute_failed_index_state(ctx)
 
 
@@ -399,8 +410,9 @@ def compute_failed_index_state(ctx: SyncContext) -> None:
     job = ctx.job
     if has_backoff_limit_per_index(job):
         # Only a pod still carrying the tracking finalizer adds an index (the others are in status.failedIndexes
-        # already), so the tracked pods are enough: a long Job's counted pods are not read on every sync.
-        ctx.failed_indexes = _failed_indexes(job, ctx.tracked_pods, completions(job) or 0)
+        # already), so the tracked pods are enough: a long Job's counted pods are not read on every sync. Of those,
+        # an active pod's index is not failed (`is_index_failed` needs `is_pod_failed`): the finished ones suffice.
+        ctx.failed_indexes = _failed_indexes(job, ctx.finishing_pods, completions(job) or 0)
         ctx.pods_with_delayed_deletion = _pods_with_delayed_deletion(ctx)
 
 
@@ -435,16 +447,20 @@ def _failed_indexes(job: Obj, pods: Sequence[Obj], total: int) -> Intervals:
 
 def _pods_with_delayed_deletion(ctx: SyncContext) -> dict[int, Obj]:
     """Per index without an active pod, the last failed pod: its finalizer stays until it is replaced."""
-    active_indexes = {P.completion_index(p) for p in ctx.active_pods} - {P.UNKNOWN_INDEX}
+    active_indexes: set[int] | None = None  # made only when a failed pod gets that far: most syncs have none
     failed_indexes = ctx.failed_indexes or Intervals()
     held: dict[int, Obj] = {}
-    for pod in ctx.tracked_pods:
+    for pod in ctx.finishing_pods:  # an active pod is not failed
         if P.uid(pod) in ctx.expected_rm_finalizers:
             continue
         index = valid_index(ctx.job, pod)
         if index is None or not is_pod_failed(pod, ctx.job):
             continue
-        if ctx.succeeded_indexes.has(index) or failed_indexes.has(index) or index in active_indexes:
+        if ctx.succeeded_indexes.has(index) or failed_indexes.has(index):
+            continue
+        if active_indexes is None:
+            active_indexes = set(ctx.active_indexes()) - {P.UNKNOWN_INDEX}
+        if index in active_indexes:
             continue
         last = held.get(index)
         if last is None or (
@@ -462,14 +478,14 @@ def _manage_pods(ctx: SyncContext, plan: SyncPlan, cfg: SyncConfig) -> None:
     parallelism = int(spec.get("parallelism") or 0) if spec.get("parallelism") is not None else 1
     if is_suspended(job):
         plan.action = ACTION_PODS_DELETED
-        plan.deletions = [PodDeletion(p, strip_finalizer=True) for p in _pods_for_removal(job, ctx.active_pods, active)]
+        plan.deletions = [PodDeletion(p, strip_finalizer=True) for p in _pods_for_removal(ctx, active)]
         return
     wanted_total = completions(job)
     if wanted_total is None:
         want = active if ctx.succeeded > 0 else parallelism
     else:
         want = max(0, min(wanted_total - ctx.succeeded, parallelism))
-    surplus = _pods_for_removal(job, ctx.active_pods, max(0, active - want))[: cfg.max_pod_create_delete_per_sync]
+    surplus = _pods_for_removal(ctx, max(0, active - want))[: cfg.max_pod_create_delete_per_sync]
     if surplus:
         plan.action = ACTION_PODS_DELETED
         plan.deletions = [PodDeletion(p, strip_finalizer=True) for p in surplus]
@@ -525,16 +541,27 @@ def _manage_pods(ctx: SyncContext, plan: SyncPlan, cfg: SyncConfig) -> None:
         plan.creation_reason = "recreate_terminating_or_failed"
 
 
-def _pods_for_removal(job: Obj, active_pods: list[Obj], at_least: int) -> list[Obj]:
-    """Pods to delete: for Indexed Jobs every bad or duplicate index first, then the cheapest to lose."""
+def _pods_for_removal(ctx: SyncContext, at_least: int) -> list[Obj]:
+    """Active pods to delete: for Indexed Jobs every bad or duplicate index first, then the cheapest to lose."""
+    job, active_pods = ctx.job, ctx.active_pods
     remove: list[Obj] = []
     left: list[Obj] = active_pods
     if is_indexed(job):
-        remove, left = duplicate_index_pods(active_pods, completions(job) or 0)
+        total = completions(job) or 0
+        if at_least <= 0 and _distinct_valid_indexes(ctx.active_indexes(), total):
+            return []  # nothing to remove and no index to sort by: what nearly every sync of a running Job asks
+        remove, left = duplicate_index_pods(active_pods, total)
     if len(remove) < at_least:
         left = sorted(left, key=P.removal_order_key)
         remove = remove + left[: at_least - len(remove)]
     return remove
+
+
+def _distinct_valid_indexes(indexes: list[int], total: int) -> bool:
+    """Whether the pods of these indexes each have one in [0, total) of its own: then `duplicate_index_pods`
+    removes none of them."""
+    distinct = set(indexes)
+    return len(distinct) == len(indexes) and (not distinct or (min(distinct) >= 0 and max(distinct) < total))
 
 
 def duplicate_index_pods(pods: list[Obj], total: int) -> tuple[list[Obj], list[Obj]]:
@@ -579,7 +606,7 @@ def first_pending_indexes(ctx: SyncContext, count: int, total: int) -> list[int]
     (`firstPendingIndexes`, pkg/controller/job/indexed_job_utils.go)."""
     if count == 0:
         return []
-    taken = ctx.succeeded_indexes.with_indexes(P.completion_index(p) for p in ctx.active_pods)
+    taken = ctx.succeeded_indexes.with_indexes(ctx.active_indexes())
     if only_replace_failed_pods(ctx.job):
         taken = taken.with_indexes(P.completion_index(p) for p in ctx.pods if P.is_terminating(p))
     if ctx.failed_indexes is not None:

@@ -385,8 +385,11 @@ def _read_at(obj: Obj, current: Record) -> bool:
     return isinstance(meta, dict) and meta.get("resourceVersion") == str(current.revision)
 
 
-_LATEST_KEPT = 4096
-"""How many recently written objects `get_shared` can return without a decode."""
+_LATEST_KEPT = 32_768
+"""How many recently written objects `get_shared` can return without a decode. Enough for a pod's writes to find
+the object its previous write handed over at issue #15's parallelism of 5,000 (some 20,000 writes of the other
+pods fall between a pod's binding and its node's status patch; with 4,096 nearly every patch and finalizer removal
+decoded the pod again, docs/perf44.md). Most of the objects are held anyway, by the informers that share them."""
 
 
 class Store(ABC):
