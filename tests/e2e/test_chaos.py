@@ -9,7 +9,7 @@ Two more seeds run on three nodes (`chaos_run(..., nodes=3)`), with the disrupti
 lost for good (its machine dies; the node lifecycle controller taints it, the taint manager evicts its pods, an admin
 deletes the Node or taints it out-of-service, the pod GC collects its pods, the others take the replacements; seed 6
 boots it again afterwards), a node back after it was marked NotReady, the API server killed while a node is
-NotReady, a cordon and a drain.
+NotReady, a cordon and a drain; seed 13 kills a shim and its agent in the same instant.
 
 Many more seeds run with `PYTHONPATH=src python -m tests.e2e.chaos --seeds 0-99` (docs/chaos.md has the numbers).
 """
@@ -53,6 +53,8 @@ NODE_SEEDS = {
     "the server killed while a node is NotReady",
     34: "a node lost (its Node deleted), a node back from NotReady, a shim, a cordon, "
     "the server killed while a node is NotReady",
+    13: "a shim and its agent killed in the same instant (the agent's other shim ends the dead shim's container, "
+    "as containerd would: docs/chaos44.md), a node back from NotReady, a cordon, a drain",
 }
 
 
