@@ -272,7 +272,11 @@ def test_a_restarted_runtime_reports_what_ended_as_it_ended_and_adopts_what_runs
 
 
 @pytest.mark.e2e
-def test_the_containers_of_a_killed_shim_are_lost_and_killed(tmp_path: Path) -> None:
+def test_the_containers_of_a_shim_killed_while_its_agent_is_dead_are_killed_and_reported_137(tmp_path: Path) -> None:
+    """A shim SIGKILLed while its agent is dead: containerd, which outlives both, kills its containers at once
+    (`cleanupAfterDeadShim`) and the restarted kubelet reports exit 137, `Error` (docs/chaos.md). The agent's
+    other shim, still up, does that here (`shim.Shim.watch_siblings`); before, the container ran on until an
+    agent started again and was reported `ContainerStatusUnknown`."""
     root, marks = tmp_path / "node", tmp_path / "marks"
     marks.mkdir()
     pods = {"long": sh(f"echo $$$$ > {marks}/long.tmp; mv {marks}/long.tmp {marks}/long; exec sleep 30")}
@@ -285,8 +289,23 @@ def test_the_containers_of_a_killed_shim_are_lost_and_killed(tmp_path: Path) -> 
     _until(lambda: any((root / "procs").glob(f"*/{long_pid}")), "the shim never recorded its running container")
     os.kill(shim, signal.SIGKILL)
     _until_gone(shim, "the shim survived SIGKILL")
+    try:
+        _until(lambda: not _running(long_pid), "the dead shim's container runs on while no agent runs", 10)
 
-    _adopted_long_is_lost_and_gone(root, pods["long"], long_pid)
+        async def body() -> None:
+            runtime = ProcessRuntime(root_dir=root)
+            try:
+                assert runtime.adopt(make_pod([pods["long"]], uid="long", name="long")) is not None
+                ended = await _settled(runtime, "long")
+                terminated = state(ended)["state"]["terminated"]
+                assert (ended["phase"], terminated["exitCode"], terminated["reason"]) == ("Failed", 137, "Error")
+            finally:
+                await runtime.shutdown(forget=True)
+
+        asyncio.run(body())
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(long_pid, signal.SIGKILL)
 
 
 @pytest.mark.e2e

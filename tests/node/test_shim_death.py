@@ -19,8 +19,9 @@ import pytest
 
 from kjobs.node.process_runtime import ProcessRuntime
 from kjobs.node.spawner import Spawner
-from tests.node.test_adoption import _AGENT, REPO, _adopted_long_is_lost_and_gone, _running, _wait_for
-from tests.node.test_process_runtime import sh
+from tests.node.helpers import make_pod
+from tests.node.test_adoption import _AGENT, REPO, _adopted_long_is_lost_and_gone, _running, _until, _wait_for
+from tests.node.test_process_runtime import sh, state
 
 pytestmark = pytest.mark.e2e
 
@@ -163,3 +164,50 @@ def test_a_node_crash_mid_burst_leaves_no_container_running(tmp_path: Path) -> N
         for pid in pids:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(pid, signal.SIGKILL)
+
+
+def test_a_shim_killed_just_before_its_agent_still_has_its_containers_killed(tmp_path: Path) -> None:
+    """A shim SIGKILLed, then its agent before the agent could see it die (docs/chaos.md, chaos seed 13 on three
+    nodes): containerd, which outlives both, kills the dead shim's containers at once (`cleanupAfterDeadShim`:
+    `runc delete --force`, `TaskExit` 128 + SIGKILL) and the restarted kubelet reports exit 137, `Error`. Before,
+    the container ran on until an agent started again, which then reported it `ContainerStatusUnknown`; now the
+    agent's surviving shim kills it as its agent's pipe closes and journals it killed."""
+    root, marks = tmp_path / "node", tmp_path / "marks"
+    marks.mkdir()
+    pods = {"long": sh(f"echo $$$$ > {marks}/long.tmp; mv {marks}/long.tmp {marks}/long; exec sleep 30")}
+    specs = [{"uid": uid, "container": container} for uid, container in pods.items()]
+    agent = subprocess.Popen(
+        [sys.executable, "-c", _AGENT, str(root), json.dumps(specs)], stdout=subprocess.PIPE, cwd=REPO
+    )
+    long_pid = 0
+    try:
+        assert agent.stdout is not None and agent.stdout.readline() == b"started\n"
+        _wait_for(marks / "long")
+        long_pid = int((marks / "long").read_text())
+        stat = Path(f"/proc/{long_pid}/stat").read_text()
+        shim = int(stat[stat.rfind(")") + 2 :].split()[1])
+        assert len(_children(agent.pid)) >= 2, "the agent has one shim: none would survive"
+        agent.send_signal(signal.SIGSTOP)  # it must not see its shim die
+        os.kill(shim, signal.SIGKILL)
+    finally:
+        agent.send_signal(signal.SIGKILL)
+        agent.wait()
+    try:
+        _until(lambda: not _running(long_pid), "the dead shim's container runs on after its agent died", 10)
+
+        async def body() -> None:
+            runtime = ProcessRuntime(root_dir=root)
+            try:
+                assert runtime.adopt(make_pod([pods["long"]], uid="long", name="long")) is not None
+                handle = runtime.get("long")
+                assert handle is not None
+                ended = await asyncio.wait_for(handle.wait(), 10)
+                terminated = state(ended)["state"]["terminated"]
+                assert (ended["phase"], terminated["exitCode"], terminated["reason"]) == ("Failed", 137, "Error")
+            finally:
+                await runtime.shutdown(forget=True)
+
+        asyncio.run(body())
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(long_pid, signal.SIGKILL)

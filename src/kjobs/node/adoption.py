@@ -210,19 +210,10 @@ def kill_lost(journal: Journal, lost: list[Recorded]) -> list[int]:
     while it is that container still: its own session's leader, started after the shim, within seconds of the
     start the journal gives. Returns the pids of the groups killed."""
     shim_started = int(journal.shim.partition("-")[2] or 0)
-    ticks = os.sysconf("SC_CLK_TCK")
-    booted = _boot_time()
+    booted = leftovers.boot_time()
     killed = []
     for recorded in lost:
-        try:
-            stat = Path(f"/proc/{recorded.pid}/stat").read_bytes()
-        except OSError:
-            continue
-        fields = stat[stat.rfind(b")") + 2 :].split()
-        if len(fields) < 20 or fields[0] in (b"Z", b"X") or int(fields[3]) != recorded.pid:
-            continue
-        started = int(fields[19])
-        if started < shim_started or not -5 < booted + started / ticks - recorded.started_at < 5:
+        if not leftovers.still_container(recorded.pid, shim_started, recorded.started_at, booted):
             continue
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(recorded.pid, signal.SIGKILL)
@@ -261,15 +252,6 @@ def kill_strays(dead: set[str], since: int) -> list[int]:
             continue
         killed.append(pid)
     return killed
-
-
-def _boot_time() -> float:
-    """When the machine booted (seconds since the epoch; /proc/stat's `btime`)."""
-    with contextlib.suppress(OSError, ValueError):
-        for line in Path("/proc/stat").read_text().splitlines():
-            if line.startswith("btime "):
-                return float(line.split()[1])
-    return 0.0
 
 
 def still_ours(journal: Journal, recorded: Recorded, procs: Path) -> bool:

@@ -109,6 +109,27 @@ def alive(identity: str) -> bool:
     return pid.isdigit() and _alive(int(pid), started)
 
 
+def boot_time() -> float:
+    """When the machine booted (seconds since the epoch; /proc/stat's `btime`)."""
+    with contextlib.suppress(OSError, ValueError), open("/proc/stat") as stat:
+        for line in stat:
+            if line.startswith("btime "):
+                return float(line.split()[1])
+    return 0.0
+
+
+def still_container(pid: int, shim_started: int, started_at: float, booted: float) -> bool:
+    """Whether `pid` is still the container a dead shim's journal started with it: not a zombie, its own
+    session's leader (a shim starts each container so), started no earlier than the shim (`shim_started`, clock
+    ticks) and within 5 s of the journaled start (`started_at`, seconds since the epoch; `booted`: `boot_time`).
+    A reused pid fails one of these."""
+    fields = _stat_fields(pid)
+    if fields is None or len(fields) < 20 or fields[0] in (b"Z", b"X") or int(fields[3]) != pid:
+        return False
+    started = int(fields[19])
+    return started >= shim_started and -5 < booted + started / os.sysconf("SC_CLK_TCK") - started_at < 5
+
+
 def record(directory: Path | str, pid: int) -> None:
     """Remember the process group led by `pid` (a container's main process); with `forget`, ~26 µs on tmpfs."""
     started = start_time(pid)

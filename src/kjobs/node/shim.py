@@ -87,6 +87,14 @@ still running, so its size stays bounded while an exit stays readable long after
 SIGTERM the shim records what still runs and exits, leaving those containers
 to `leftovers` (lost, as a killed shim's are).
 
+When its agent dies (stdin closes without a "q"), a shim also plays containerd's part for its agent's other shims,
+found by their journals' names: one already dead, or dying later while its journal shows containers running (the
+shim watches it with a pidfd, staying up for it, and reads its journal every `SIBLING_CHECK` to stop watching one
+whose containers all ended), has its containers SIGKILLed and journaled as killed (`["x", id, -9, time]`), as
+containerd's `cleanupAfterDeadShim` kills a dead shim's containers and reports 128 + SIGKILL whether the kubelet
+runs or not (`Shim.watch_siblings`). Without it, a shim killed just before or after its agent left its containers
+running until an agent started again, which reported them lost (`ContainerStatusUnknown`, docs/chaos44.md).
+
 A tty container's terminal master is the shim's alone, so from its first tty container on the shim also listens
 on the abstract Unix socket `control_address(<pid>-<start time>)` for "i" and "w" lines (JSON, as on stdin),
 accepting only connections from its own user (`SO_PEERCRED`): once its agent is gone, the restarted agent, which
@@ -179,6 +187,10 @@ class _Output:
 MAX_LINE = 16 * 1024
 """A line longer than this is written in parts (containerd's shim cuts at its 16 KiB buffer too)."""
 
+SIBLING_CHECK = 1.0
+"""Seconds between two reads of the journals of the sibling shims a shim whose agent died watches
+(`Shim.watch_siblings`), to stop watching those whose containers have all ended."""
+
 RECORD_AFTER = 0.05
 """Seconds a container runs before it is recorded for `leftovers`: most short ones (a Job of `true`s) end first,
 and reading their start time and writing and removing their record was a third of the shim's time per start."""
@@ -222,6 +234,8 @@ class Shim:
         self.terminals: set[int] = set()  # the terminal masters of tty containers (their output fds)
         self.control_reads: dict[int, bytes] = {}  # connected control client -> its unfinished line
         self.control: Any = None  # the listening control socket, once the agent is gone (see the module note)
+        self.siblings: dict[int, _Sibling] = {}  # once the agent is gone: pidfd -> a live sibling with containers
+        self.next_sibling_check = 0.0
 
     def handle(self, message: list[Any]) -> None:
         """Act on one request."""
@@ -316,6 +330,62 @@ class Shim:
                 os.write(self.journal_fd, data)
             self.journal_written = True
         self.journal.clear()
+
+    def watch_siblings(self) -> None:
+        """The agent died without a "q": this agent's other shims that die without it leave containers nobody
+        ends (`Spawner._lost` does while the agent lives, `adoption.kill_lost` only once one starts again), so
+        their surviving siblings do, as containerd, which outlives a kubelet and its shims, does for a shim whose
+        connection closed (`cleanupAfterDeadShim`: the shim's `delete`, `runc delete --force`, and `TaskExit`
+        with 128 + SIGKILL): a sibling found dead is ended now (`_Sibling.end`), one alive whose journal shows
+        containers running is watched (a pidfd) and ended when it exits, this shim staying up for it. A
+        restarted agent then reports those containers as a kubelet would, exit 137, not lost. Not covered: a
+        node whose every shim died (a machine crash: the next agent's `adoption.kill_lost` and `kill_strays`)."""
+        if not self.journal_path:
+            return
+        directory, own = os.path.split(self.journal_path)
+        prefix = own.partition(".")[0] + "."
+        try:
+            names = os.listdir(directory)
+        except OSError:
+            return
+        for name in names:
+            if name == own or not name.startswith(prefix) or not name.endswith(".jsonl"):
+                continue
+            sibling = _Sibling(name[len(prefix) : -len(".jsonl")], os.path.join(directory, name))
+            pid = sibling.identity.partition("-")[0]
+            try:
+                pidfd = os.pidfd_open(int(pid)) if pid.isdigit() else -1
+            except OSError:
+                pidfd = -1
+            if pidfd >= 0 and leftovers.alive(sibling.identity):  # alive once its pidfd is open: that shim's
+                if sibling.unended:
+                    self.siblings[pidfd] = sibling
+                    self.watch(pidfd, "sibling")
+                else:
+                    os.close(pidfd)  # nothing of it to end: it exits by itself
+                continue
+            if pidfd >= 0:
+                os.close(pidfd)
+            sibling.end()
+        self.next_sibling_check = time.monotonic() + SIBLING_CHECK
+
+    def sibling_ended(self, pidfd: int) -> None:
+        """A watched sibling shim exited: what it left running is ended (`_Sibling.end`)."""
+        sibling = self.siblings.pop(pidfd)
+        self.unwatch(pidfd)
+        os.close(pidfd)
+        sibling.end()
+
+    def check_siblings(self) -> None:
+        """Stop watching the siblings whose containers have all ended (they exit by themselves): two idle shims
+        must not keep each other up."""
+        self.next_sibling_check = time.monotonic() + SIBLING_CHECK
+        for pidfd, sibling in list(self.siblings.items()):
+            sibling.read()
+            if not sibling.unended:
+                del self.siblings[pidfd]
+                self.unwatch(pidfd)
+                os.close(pidfd)
 
     def close(self) -> None:
         """Leave nothing behind once no container runs: the record directory, and the journal after a clean
@@ -797,6 +867,76 @@ class Shim:
             self.agent_gone = True
 
 
+class _Sibling:
+    """Another shim of this shim's agent (`Shim.watch_siblings`): its identity, its journal and, from what that
+    says so far, its containers not yet ended (id -> pid, 0 while only created, and the journaled start)."""
+
+    def __init__(self, identity: str, path: str) -> None:
+        self.identity, self.path, self.offset = identity, path, 0
+        self.unended: dict[str, tuple[int, float]] = {}
+        try:  # the journal before its last rotation, then the journal (which repeats what still ran then)
+            with open(path + ".1", "rb") as rotated:
+                self.take(rotated.read())
+        except OSError:
+            pass
+        self.read()
+
+    def read(self) -> None:
+        """Take the journal's complete lines written since the last read (none once it is removed: its shim
+        stopped cleanly, nothing of it runs)."""
+        try:
+            with open(self.path, "rb") as journal:
+                journal.seek(self.offset)
+                data = journal.read()
+        except OSError:
+            self.unended.clear()
+            return
+        whole = data.rfind(b"\n") + 1
+        self.offset += whole
+        self.take(data[:whole])
+
+    def take(self, data: bytes) -> None:
+        for line in data.split(b"\n"):
+            try:
+                entry = json.loads(line)
+                if entry[0] == "c":
+                    self.unended.setdefault(str(entry[1]), (0, float(entry[5])))
+                elif entry[0] == "p":
+                    self.unended[str(entry[1])] = (int(entry[2]), float(entry[6]))
+                elif entry[0] in ("x", "e"):
+                    self.unended.pop(str(entry[1]), None)
+            except (ValueError, TypeError, IndexError, KeyError):
+                continue  # a malformed line, or the empty one after the last: skipped, as `adoption` does
+
+    def end(self) -> None:
+        """The shim is dead: SIGKILL each container it started and saw no end of, where the pid is still that
+        container (`leftovers.still_container`), and journal each as killed (-SIGKILL), as containerd reports a
+        dead shim's tasks whatever they did. One only created (the shim died in its `posix_spawn`: no pid) is
+        left to the next agent, which finds it by its tag (`adoption.kill_strays`)."""
+        self.read()
+        started = {cid: ran for cid, ran in self.unended.items() if ran[0]}
+        if not started:
+            return
+        shim_started, booted = int(self.identity.partition("-")[2] or 0), leftovers.boot_time()
+        for pid, at in started.values():
+            if leftovers.still_container(pid, shim_started, at, booted):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pid, signal.SIGKILL)
+        now = time.time()
+        ends = "".join(_status_line("x", cid, -int(signal.SIGKILL), now) + "\n" for cid in started)
+        with contextlib.suppress(OSError):
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
+            try:
+                size = os.fstat(fd).st_size
+                if size and os.pread(fd, 1, size - 1) != b"\n":
+                    ends = "\n" + ends  # after a line the dead shim cut short, not glued to it
+                os.write(fd, ends.encode())
+            finally:
+                os.close(fd)
+        for cid in started:
+            del self.unended[cid]
+
+
 def _tag(shim: str, cid: str) -> int:
     """The container's tag (`leftovers.CONTAINER_TAG`): an empty memfd named for this shim and the container,
     inheritable for the one spawn it is made for (the shim is single-threaded), closed here right after it; -1
@@ -872,11 +1012,14 @@ def main() -> None:
     shim.watch(in_fd, "requests")
     pending = b""
     requests: deque[bytes] = deque()
-    while not (shim.agent_gone and not shim.running and not requests):
+    while not (shim.agent_gone and not shim.running and not requests and not shim.siblings):
         # One request at a time, looking for exits in between (select with no wait): in a burst of starts, a
         # container that ended is reaped and reported at once, not after the whole burst.
         due = shim.next_record()
         timeout = 0.0 if requests else None if due is None else max(due - time.monotonic(), 0.0)
+        if shim.siblings:
+            check = max(shim.next_sibling_check - time.monotonic(), 0.0)
+            timeout = check if timeout is None else min(timeout, check)
         for fd, _ in shim.poll.poll(-1 if timeout is None else timeout):
             kind = shim.kinds.get(fd)  # None: closed by a reap earlier in this round
             if kind == "child":
@@ -891,6 +1034,9 @@ def main() -> None:
             if kind == "client":
                 shim.read_control(fd)
                 continue
+            if kind == "sibling":
+                shim.sibling_ended(fd)
+                continue
             if kind is None:
                 continue
             try:
@@ -901,6 +1047,8 @@ def main() -> None:
                 # The agent is gone (stopped, or killed): keep and reap what runs, for the next agent.
                 shim.agent_gone = True
                 shim.unwatch(in_fd)
+                if not shim.clean_quit:
+                    shim.watch_siblings()
                 if shim.die_with_agent and not shim.clean_quit:
                     for cid in list(shim.running):
                         shim.kill(cid, signal.SIGKILL)
@@ -916,6 +1064,8 @@ def main() -> None:
             shim.handle(json.loads(requests.popleft()))
         if due is not None:
             shim.record_due(time.monotonic())
+        if shim.siblings and time.monotonic() >= shim.next_sibling_check:
+            shim.check_siblings()
         # Starts are reported with the next exit or once no request waits: fewer writes, each waking the agent.
         if shim.urgent or not requests:
             shim.flush()
