@@ -202,24 +202,38 @@ async def _settled(runtime: ProcessRuntime, uid: str) -> Obj:
 def _adopted_long_is_lost_and_gone(root: Path, container: Obj, long_pid: int) -> None:
     """A runtime restarted on `root` adopts pod `long`, reports its container lost as a kubelet whose runtime lost
     it (`ContainerStatusUnknown`, 137), and that container no longer runs."""
+    _adopted_long_ended_as(root, container, long_pid, "ContainerStatusUnknown")
+    _until_gone(long_pid, "the lost container still runs")
+
+
+def _killed_at_once_and_read_137_error(root: Path, container: Obj, long_pid: int, what: str) -> None:
+    """Pod `long`'s container, whose shim died while no agent ran, is killed within seconds (`what` otherwise),
+    and a runtime restarted on `root` reports it ended with 137, `Error`, as a kubelet after containerd's clean-up
+    of a dead shim."""
+    try:
+        _until(lambda: not _running(long_pid), what, 10)
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(long_pid, signal.SIGKILL)  # only when it still runs: the check above failed
+    _adopted_long_ended_as(root, container, long_pid, "Error")
+
+
+def _adopted_long_ended_as(root: Path, container: Obj, long_pid: int, reason: str) -> None:
+    """A runtime restarted on `root` adopts pod `long` and reports its container ended with 137 and `reason`
+    (whatever happens, the container's group is killed at the end)."""
 
     async def body() -> None:
         runtime = ProcessRuntime(root_dir=root)
         try:
             assert runtime.adopt(make_pod([container], uid="long", name="long")) is not None
-            lost = await _settled(runtime, "long")
-            terminated = state(lost)["state"]["terminated"]
-            assert (lost["phase"], terminated["exitCode"], terminated["reason"]) == (
-                "Failed",
-                137,
-                "ContainerStatusUnknown",
-            )
+            ended = await _settled(runtime, "long")
+            terminated = state(ended)["state"]["terminated"]
+            assert (ended["phase"], terminated["exitCode"], terminated["reason"]) == ("Failed", 137, reason)
         finally:
             await runtime.shutdown(forget=True)
 
     try:
         asyncio.run(body())
-        _until_gone(long_pid, "the lost container still runs")
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(long_pid, signal.SIGKILL)
@@ -289,23 +303,7 @@ def test_the_containers_of_a_shim_killed_while_its_agent_is_dead_are_killed_and_
     _until(lambda: any((root / "procs").glob(f"*/{long_pid}")), "the shim never recorded its running container")
     os.kill(shim, signal.SIGKILL)
     _until_gone(shim, "the shim survived SIGKILL")
-    try:
-        _until(lambda: not _running(long_pid), "the dead shim's container runs on while no agent runs", 10)
-
-        async def body() -> None:
-            runtime = ProcessRuntime(root_dir=root)
-            try:
-                assert runtime.adopt(make_pod([pods["long"]], uid="long", name="long")) is not None
-                ended = await _settled(runtime, "long")
-                terminated = state(ended)["state"]["terminated"]
-                assert (ended["phase"], terminated["exitCode"], terminated["reason"]) == ("Failed", 137, "Error")
-            finally:
-                await runtime.shutdown(forget=True)
-
-        asyncio.run(body())
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(long_pid, signal.SIGKILL)
+    _killed_at_once_and_read_137_error(root, pods["long"], long_pid, "the dead shim's container runs on")
 
 
 @pytest.mark.e2e

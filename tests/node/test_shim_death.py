@@ -17,11 +17,18 @@ from pathlib import Path
 
 import pytest
 
+from kjobs.api.types import Obj
 from kjobs.node.process_runtime import ProcessRuntime
 from kjobs.node.spawner import Spawner
-from tests.node.helpers import make_pod
-from tests.node.test_adoption import _AGENT, REPO, _adopted_long_is_lost_and_gone, _running, _until, _wait_for
-from tests.node.test_process_runtime import sh, state
+from tests.node.test_adoption import (
+    _AGENT,
+    REPO,
+    _adopted_long_is_lost_and_gone,
+    _killed_at_once_and_read_137_error,
+    _running,
+    _wait_for,
+)
+from tests.node.test_process_runtime import sh
 
 pytestmark = pytest.mark.e2e
 
@@ -90,6 +97,14 @@ def test_a_shim_killed_mid_burst_leaves_no_container_running(tmp_path: Path) -> 
             os.killpg(pid, signal.SIGKILL)
 
 
+def _agent_running(root: Path, pods: dict[str, Obj]) -> subprocess.Popen[bytes]:
+    """An agent process on `root` starting `pods` (uid -> its one container); it prints `started` once they run."""
+    specs = [{"uid": uid, "container": container} for uid, container in pods.items()]
+    return subprocess.Popen(
+        [sys.executable, "-c", _AGENT, str(root), json.dumps(specs)], stdout=subprocess.PIPE, cwd=REPO
+    )
+
+
 def _children(parent: int) -> list[int]:
     found = []
     for entry in os.listdir("/proc"):
@@ -107,10 +122,7 @@ def test_a_node_crash_right_after_a_start_leaves_no_container_running(tmp_path: 
     root, marks = tmp_path / "node", tmp_path / "marks"
     marks.mkdir()
     pods = {"long": sh(f"echo $$$$ > {marks}/long.tmp; mv {marks}/long.tmp {marks}/long; exec sleep 30")}
-    specs = [{"uid": uid, "container": container} for uid, container in pods.items()]
-    agent = subprocess.Popen(
-        [sys.executable, "-c", _AGENT, str(root), json.dumps(specs)], stdout=subprocess.PIPE, cwd=REPO
-    )
+    agent = _agent_running(root, pods)
     try:
         assert agent.stdout is not None and agent.stdout.readline() == b"started\n"
         for shim in _children(agent.pid):  # the shims first: the agent must not see them die
@@ -175,10 +187,7 @@ def test_a_shim_killed_just_before_its_agent_still_has_its_containers_killed(tmp
     root, marks = tmp_path / "node", tmp_path / "marks"
     marks.mkdir()
     pods = {"long": sh(f"echo $$$$ > {marks}/long.tmp; mv {marks}/long.tmp {marks}/long; exec sleep 30")}
-    specs = [{"uid": uid, "container": container} for uid, container in pods.items()]
-    agent = subprocess.Popen(
-        [sys.executable, "-c", _AGENT, str(root), json.dumps(specs)], stdout=subprocess.PIPE, cwd=REPO
-    )
+    agent = _agent_running(root, pods)
     long_pid = 0
     try:
         assert agent.stdout is not None and agent.stdout.readline() == b"started\n"
@@ -192,22 +201,4 @@ def test_a_shim_killed_just_before_its_agent_still_has_its_containers_killed(tmp
     finally:
         agent.send_signal(signal.SIGKILL)
         agent.wait()
-    try:
-        _until(lambda: not _running(long_pid), "the dead shim's container runs on after its agent died", 10)
-
-        async def body() -> None:
-            runtime = ProcessRuntime(root_dir=root)
-            try:
-                assert runtime.adopt(make_pod([pods["long"]], uid="long", name="long")) is not None
-                handle = runtime.get("long")
-                assert handle is not None
-                ended = await asyncio.wait_for(handle.wait(), 10)
-                terminated = state(ended)["state"]["terminated"]
-                assert (ended["phase"], terminated["exitCode"], terminated["reason"]) == ("Failed", 137, "Error")
-            finally:
-                await runtime.shutdown(forget=True)
-
-        asyncio.run(body())
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(long_pid, signal.SIGKILL)
+    _killed_at_once_and_read_137_error(root, pods["long"], long_pid, "the dead shim's container runs on")

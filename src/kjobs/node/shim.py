@@ -918,10 +918,7 @@ class _Sibling:
         if not started:
             return
         shim_started, booted = int(self.identity.partition("-")[2] or 0), leftovers.boot_time()
-        for pid, at in started.values():
-            if leftovers.still_container(pid, shim_started, at, booted):
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(pid, signal.SIGKILL)
+        doomed = [pid for pid, at in started.values() if leftovers.still_container(pid, shim_started, at, booted)]
         now = time.time()
         ends = "".join(_status_line("x", cid, -int(signal.SIGKILL), now) + "\n" for cid in started)
         with contextlib.suppress(OSError):
@@ -933,6 +930,10 @@ class _Sibling:
                 os.write(fd, ends.encode())
             finally:
                 os.close(fd)
+        # Killed once journaled: whoever sees a container gone (a restarted agent's scan) finds its end written.
+        for pid in doomed:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(pid, signal.SIGKILL)
         for cid in started:
             del self.unended[cid]
 
