@@ -99,3 +99,54 @@ def test_a_killed_agent_process_takes_its_containers_but_not_a_finished_thread(t
                     os.killpg(pgid, signal.SIGKILL)
                 except ProcessLookupError:
                     break
+
+
+# An agent process that admits a pod (`ProcessRuntime.prepare_volumes`' order: the shim told, then the pod's
+# directory made) and is SIGKILLed in the same turn of its event loop, before any queued request could go out.
+_ADMITTING_AGENT = r"""
+import asyncio, os, signal, sys
+from pathlib import Path
+from kjobs.node.spawner import SpawnerPool
+
+pods = Path(sys.argv[1])
+
+async def main():
+    pool = SpawnerPool(
+        base_env={"PATH": os.environ["PATH"]}, procs_dir=None, die_with_agent=True, pods_dir=pods,
+        on_started=lambda cid, pid: None, on_failed=lambda cid, message: None, on_exited=lambda cid, code: None,
+    )
+    pool.admitted("uid-1")
+    (pods / "uid-1").mkdir()
+    print(" ".join(str(pid) for pid in (p.pid for p in pool.processes())), flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+asyncio.run(main())
+"""
+
+
+def test_a_pod_directory_made_just_before_the_agent_is_killed_is_removed(tmp_path: Path) -> None:
+    """`kjobs run` SIGKILLed right after it made an admitted pod's directory, in the same turn of its loop: the
+    shim already knew of the pod, so the directory goes with the run. Before, the shim was told at the end of the
+    turn and the directory stayed (tests/cli/test_run_signals.py met it under load)."""
+    pods = tmp_path / "pods"
+    pods.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-c", _ADMITTING_AGENT, str(pods)], capture_output=True, text=True, timeout=DEADLINE
+    )
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    shims = [int(pid) for pid in done.stdout.split()]
+    assert shims, done.stdout
+    deadline = time.monotonic() + DEADLINE
+    while any(_state(pid) not in ("Z", "X") for pid in shims):
+        assert time.monotonic() < deadline, "the shims did not exit"
+        time.sleep(0.02)
+    assert os.listdir(pods) == []
+
+
+def _state(pid: int) -> str:
+    """A process's state letter (`/proc/PID/stat`), or "X" once it is gone."""
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return "X"
+    return raw[raw.rfind(")") + 2 :].split()[0]

@@ -823,13 +823,15 @@ class ProcessRuntime(Supervisor):
         changed; the FailedMount message of each volume that could not be (empty: all ready)."""
         uid = str(pod.get("metadata", {}).get("uid", ""))
         pod_dir = self.pod_dir(uid)
+        if not remount:
+            # Before the directory exists: a throw-away node's shims remove it if the agent dies, even killed
+            # right after making it (docs/orphans.md).
+            self._spawner.admitted(uid)
         try:
             pod_dir.mkdir(exist_ok=True)
         except FileNotFoundError:  # the node's root or `pods` removed under it: made again private, as the shim does
             leftovers.private_dirs(str(pod_dir.parent))
             pod_dir.mkdir(exist_ok=True)
-        if not remount:
-            self._spawner.admitted(uid)  # a throw-away node's shims remove it if the agent dies (docs/orphans.md)
         return volumesetup.set_up(pod, pod_dir, sources, host_ip=self.host_ip, pod_ip=self.pod_ip, remount=remount)
 
     def _mount_prefix(

@@ -125,14 +125,17 @@ class Spawner:
     def admitted(self, uid: str) -> None:
         """With die_with_agent: tell the shim that pod `uid` has a scratch directory, so that it removes it too if
         the agent dies without stopping it, though none of the pod's containers started (a pod waiting on a
-        missing ConfigMap, or one admitted just before `kjobs run` was killed; docs/orphans.md)."""
+        missing ConfigMap, or one admitted just before `kjobs run` was killed; docs/orphans.md). Written at once,
+        not at the end of the loop's turn as other requests are: the caller makes the directory right after, and
+        an agent killed in between must not leave it (tests/cli/test_run_signals.py)."""
         if not self._die_with_agent:
             return
         try:
             self._ensure_shim()
         except OSError:  # no shim now: the pod's first start tells why; its directory may be left, as before
             return
-        self._send(["a", uid])
+        self._out += orjson.dumps(["a", uid]) + b"\n"
+        self._write()
 
     def _unstarted(self, cid: str, message: str) -> None:
         """Report a container no shim could be started for, as a shim reports one it could not start (after
