@@ -420,17 +420,17 @@ def test_output_is_logged_in_cri_entries_timed_as_read_and_whole_by_the_exit(tmp
 
 @settings(max_examples=300, deadline=None)
 @given(
-    cid=st.one_of(st.text(), st.integers()),
-    value=st.one_of(st.integers(), st.booleans()),
-    stamp=st.lists(st.floats(allow_nan=False, allow_infinity=False), max_size=1),
+    kind=st.sampled_from(["c", "p", "x", "e"]),
+    parts=st.lists(st.one_of(st.text(), st.integers(), st.booleans(), st.floats(), st.none()), max_size=7),
 )
-def test_status_lines_are_the_json_of_their_lists(cid: object, value: int, stamp: list[float]) -> None:
-    """The shim writes its start and exit replies and exit journal entries from their parts: the same bytes as
-    `json.dumps` of the list, which the agent and `kjobs.node.adoption` parse."""
-    from kjobs.node.shim import _status_line
+def test_journal_and_reply_lines_are_the_json_of_their_lists(kind: str, parts: list[object]) -> None:
+    """The shim writes its creation and start journal entries, its start and exit replies and its exit entries
+    from their parts: the same bytes as `json.dumps` of the list, which the agent and `kjobs.node.adoption` parse
+    (NaN and infinities, booleans and nulls included, though a start sends none)."""
+    from kjobs.node.shim import _line
 
-    expected = json.dumps(["x", cid, value, *stamp], separators=(",", ":"))
-    assert _status_line("x", cid, value, *stamp) == expected
+    expected = json.dumps([kind, *parts], separators=(",", ":"))
+    assert _line(kind, *parts) == expected
 
 
 def test_a_journal_is_kept_for_the_next_agent_only_when_it_holds_something(tmp_path: Path) -> None:
