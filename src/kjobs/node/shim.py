@@ -694,18 +694,12 @@ class Shim:
         self.kinds[fd] = kind
 
     def unwatch(self, fd: int) -> None:
-        """Stop waiting for `fd` (before it is closed)."""
+        """Stop waiting for `fd` (before it is closed). Not left to the close: a container spawned just before may
+        still hold a copy of the descriptor (`posix_spawn` returns once the child's exec has begun, before the
+        child closes its close-on-exec copies), so the epoll registration would outlive the close and report
+        for the descriptor number's next owner (epoll(7)): a reused pidfd's number reaped the wrong container."""
         self.poll.unregister(fd)
         del self.kinds[fd]
-
-    def drop(self, fd: int) -> None:
-        """Stop waiting for a container's output pipe, terminal or pidfd, and close it: closing removes it from the
-        epoll set, with no `unregister` (two system calls a start), because no other descriptor refers to it — each
-        is close-on-exec and never duplicated, and `posix_spawn` returns only once its child has exec'd (or died),
-        so no child still holds a copy (epoll(7): a registration lasts until every descriptor of the file is
-        closed)."""
-        del self.kinds[fd]
-        os.close(fd)
 
     def read_output(self, pipe: int, *, drain: bool = False) -> None:
         """Log what a container wrote: one read (or, with `drain`, all there is now); at the end of the pipe, or
@@ -729,7 +723,8 @@ class Shim:
                 break
         if ended or drain:
             self.log(out, self.entries(partial, final=True))
-            self.drop(pipe)
+            self.unwatch(pipe)
+            os.close(pipe)
             os.close(out.fd)
             for rotated in out.rotated:  # read by nothing once it ended (see the module note)
                 with contextlib.suppress(OSError):
@@ -852,7 +847,8 @@ class Shim:
         """A container's main process exited: end its group, reap it, report its status."""
         cid = self.by_pidfd.pop(pidfd)
         pid, _ = self.running.pop(cid)
-        self.drop(pidfd)
+        self.unwatch(pidfd)
+        os.close(pidfd)
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pid, signal.SIGKILL)
         _, status = os.waitpid(pid, 0)
