@@ -227,8 +227,9 @@ class Supervisor(ABC):
         record = self.records.get(uid)
         if record is None or record.pod is pod:  # the same version: nothing new to plan or publish
             return
+        same_spec = record.pod.get("spec") is pod.get("spec")  # shared by a patch that left it (read-only)
         record.pod = pod
-        if record.kill is None:
+        if record.kill is None and not same_spec:
             self._replace_changed(record)
         self.sync(uid)
 
