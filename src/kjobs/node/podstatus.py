@@ -366,14 +366,18 @@ def compute_pod_status(
     pod_ip: str = "127.0.0.1",
     backoff_cap: float = DEFAULT_BACKOFF_CAP,
     recursive_read_only: bool = False,
+    decisions: Plan | None = None,
 ) -> Obj:
     """The pod's status as the kubelet would report it now; `previous` is the status last reported;
-    `recursive_read_only`: whether the pod's runtime handler supports recursive read-only mounts."""
+    `recursive_read_only`: whether the pod's runtime handler supports recursive read-only mounts; `decisions`:
+    `restart.plan(record, now, cap=backoff_cap)` when the caller has just made it (the supervisor's sync, which
+    plans before every status it publishes: twice a pod's plans otherwise), else it is made here."""
     pod = record.pod
     spec = pod.get("spec", {})
     api_status = pod.get("status") or {}
     before = previous if previous is not None else api_status
-    decisions = plan(record, now, cap=backoff_cap)
+    if decisions is None:
+        decisions = plan(record, now, cap=backoff_cap)
     init_specs = spec.get("initContainers") or []
     has_init = bool(init_specs)
     rro = recursive_read_only

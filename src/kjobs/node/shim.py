@@ -153,11 +153,20 @@ _quote = json.encoder.encode_basestring_ascii
 replies and its exit's journal entry are written from their parts, the same bytes as `_encode` of the list."""
 
 
-def _status_line(kind: str, cid: Any, value: int, *stamp: float) -> str:
-    """`_encode([kind, cid, value, *stamp])` for a container id that is a string, an int and a float time."""
-    if type(cid) is not str or type(value) is not int:
-        return _encode([kind, cid, value, *stamp])
-    return f'["{kind}",{_quote(cid)},{value}' + "".join(f",{t!r}" for t in stamp) + "]"
+def _line(*parts: Any) -> str:
+    """`_encode(list(parts))` written from the parts when each is a string, an int or a finite float (strings
+    quoted in C, no encoder built): the creation, start and exit lines every container's start writes to the
+    journal and to the agent, the same bytes as `_encode` gives (which the agent and `kjobs.node.adoption` parse)."""
+    out = []
+    for part in parts:
+        kind = type(part)
+        if kind is str:
+            out.append(_quote(part))
+        elif kind is int or (kind is float and part - part == 0.0):
+            out.append(repr(part))
+        else:
+            return _encode(list(parts))
+    return "[" + ",".join(out) + "]"
 
 
 NO_ROTATION = 1 << 62
@@ -206,7 +215,7 @@ class Shim:
         self.journal_path = ""
         self.journal_fd = -1
         self.journal: list[Any] = []  # entries not yet appended to the journal (a list, or already its JSON)
-        self.start_entries: dict[str, list[Any]] = {}  # id -> its journal start entry, while it runs
+        self.start_entries: dict[str, str] = {}  # id -> its journal start entry (its JSON), while it runs
         self.journaled_starts = 0
         self.journal_written = False  # an entry reached the journal: the next agent may need it
         self.agent_gone = False  # stdin closed: no more requests, no one to reply to
@@ -253,12 +262,12 @@ class Shim:
                 if self.journaled_starts >= ROTATE_AFTER:
                     self.rotate_journal()
                 self.journaled_starts += 1
-                self.journal.append(["c", cid, *message[6:9], stamp])
+                self.journal.append(_line("c", cid, *message[6:9], stamp))
                 self.write_journal()
             self.spawn(cid, argv, env, cwd, log_path, owner, stdin_path, len(message) > 12 and bool(message[12]))
-            if message[1] in self.running:
-                entry = ["p", message[1], self.running[message[1]][0], *message[6:9], stamp]
-                self.start_entries[message[1]] = entry
+            if cid in self.running:
+                entry = _line("p", cid, self.running[cid][0], *message[6:9], stamp)
+                self.start_entries[cid] = entry
                 self.journal.append(entry)
                 # Journaled at once, not with the batch's replies: if this shim is killed before it reports the
                 # start, its agent still finds the pid here and kills the container (`Spawner._lost`).
@@ -541,7 +550,7 @@ class Shim:
         *,
         terminal: tuple[str, int] | None = None,
     ) -> None:
-        cwd, log_path = os.path.join(self.home, cwd), os.path.join(self.home, log_path)
+        cwd, log_path = _under(self.home, cwd), _under(self.home, log_path)
         try:
             _make_dir(cwd)
             if owner is not None:
@@ -617,7 +626,7 @@ class Shim:
         self.running[cid] = (pid, pidfd)
         self.by_pidfd[pidfd] = cid
         self.watch(pidfd, "child")
-        self.replies.append(_status_line("p", cid, pid))
+        self.replies.append(_line("p", cid, pid))
 
     def identity(self) -> str:
         """`<pid>-<start time>`: the name of this shim's record directory, journal and control socket."""
@@ -685,7 +694,10 @@ class Shim:
         self.kinds[fd] = kind
 
     def unwatch(self, fd: int) -> None:
-        """Stop waiting for `fd` (before it is closed)."""
+        """Stop waiting for `fd` (before it is closed). Not left to the close: a container spawned just before may
+        still hold a copy of the descriptor (`posix_spawn` returns once the child's exec has begun, before the
+        child closes its close-on-exec copies), so the epoll registration would outlive the close and report
+        for the descriptor number's next owner (epoll(7)): a reused pidfd's number reaped the wrong container."""
         self.poll.unregister(fd)
         del self.kinds[fd]
 
@@ -813,10 +825,12 @@ class Shim:
     def record_due(self, now: float | None) -> None:
         """Record for `leftovers` the containers still running at their record time (all of them when `now` is
         None: the shim is about to exit and leave them running)."""
-        for pid, due in list(self.unrecorded.items()):
+        unrecorded = self.unrecorded
+        while unrecorded:  # in start order, so in order of their record times: no copy of the map per turn
+            pid, due = next(iter(unrecorded.items()))
             if now is not None and due > now:
-                break  # in start order, so in order of their record times
-            del self.unrecorded[pid]
+                break
+            del unrecorded[pid]
             leftovers.record(self.procs_dir, pid)
 
     def next_record(self) -> float | None:
@@ -845,8 +859,8 @@ class Shim:
         if self.procs_dir and self.unrecorded.pop(pid, None) is None:
             leftovers.forget(self.procs_dir, pid)
         self.start_entries.pop(cid, None)
-        self.journal.append(_status_line("x", cid, returncode, time.time()))
-        self.replies.append(_status_line("x", cid, returncode))
+        self.journal.append(_line("x", cid, returncode, time.time()))
+        self.replies.append(_line("x", cid, returncode))
         self.urgent = True
 
     def flush(self) -> None:
@@ -920,7 +934,7 @@ class _Sibling:
         shim_started, booted = int(self.identity.partition("-")[2] or 0), leftovers.boot_time()
         doomed = [pid for pid, at in started.values() if leftovers.still_container(pid, shim_started, at, booted)]
         now = time.time()
-        ends = "".join(_status_line("x", cid, -int(signal.SIGKILL), now) + "\n" for cid in started)
+        ends = "".join(_line("x", cid, -int(signal.SIGKILL), now) + "\n" for cid in started)
         with contextlib.suppress(OSError):
             fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CLOEXEC)
             try:
@@ -942,18 +956,21 @@ def _tag(shim: str, cid: str) -> int:
     """The container's tag (`leftovers.CONTAINER_TAG`): an empty memfd named for this shim and the container,
     inheritable for the one spawn it is made for (the shim is single-threaded), closed here right after it; -1
     where none can be made (the container starts untagged)."""
-    try:
-        fd = os.memfd_create(leftovers.tag_name(shim, cid), 0)
+    try:  # without MFD_CLOEXEC: inheritable as made, with no `set_inheritable` (a system call a start)
+        return os.memfd_create(leftovers.tag_name(shim, cid), 0)
     except (OSError, AttributeError):
         return -1
-    os.set_inheritable(fd, True)
-    return fd
 
 
 def control_address(identity: str) -> bytes:
     """The abstract Unix socket a shim whose agent is gone takes tty input and resizes on (identity: its
     `<pid>-<start time>`; abstract, so no path length limit and nothing to remove)."""
     return b"\0kjobs-shim-control." + identity.encode()
+
+
+def _under(home: str, path: str) -> str:
+    """`os.path.join(home, path)`: an absolute path (what an agent sends) as it is, without the join's work."""
+    return path if path[:1] == "/" else os.path.join(home, path)
 
 
 def _make_dir(path: str) -> None:
@@ -1062,7 +1079,7 @@ def main() -> None:
             *lines, pending = pending.split(b"\n")
             requests.extend(line for line in lines if line)
         if requests:
-            shim.handle(json.loads(requests.popleft()))
+            shim.handle(json.loads(requests.popleft().decode()))  # a str: no encoding detection per request
         if due is not None:
             shim.record_due(time.monotonic())
         if shim.siblings and time.monotonic() >= shim.next_sibling_check:

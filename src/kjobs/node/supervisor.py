@@ -36,6 +36,7 @@ from kjobs.node.recursive_read_only import depends_on_support
 from kjobs.node.restart import (
     DEFAULT_BACKOFF_BASE,
     DEFAULT_BACKOFF_CAP,
+    Plan,
     is_sidecar,
     next_backoff,
     plan,
@@ -226,8 +227,9 @@ class Supervisor(ABC):
         record = self.records.get(uid)
         if record is None or record.pod is pod:  # the same version: nothing new to plan or publish
             return
+        same_spec = record.pod.get("spec") is pod.get("spec")  # shared by a patch that left it (read-only)
         record.pod = pod
-        if record.kill is None:
+        if record.kill is None and not same_spec:
             self._replace_changed(record)
         self.sync(uid)
 
@@ -308,7 +310,7 @@ class Supervisor(ABC):
             if round_:
                 # An attempt of the round before ended as it started: its exit is reported before the restart,
                 # as the kubelet's sync that sees it reports it (state terminated) and only then starts anew.
-                self._publish(record, handle, now, done=False)
+                self._publish(record, handle, now, done=False, decisions=decisions)
             started = 0
             for name in decisions.start:
                 # A regular container waits for the postStart hook of one before it (its end syncs the pod again).
@@ -328,7 +330,7 @@ class Supervisor(ABC):
             cancel()
         if wake_at is not None:
             self._wakeups[uid] = self._call_later(max(wake_at - now, 0.0), lambda: self.sync(uid))
-        self._publish(record, handle, now, done=decisions.done and not record.any_running())
+        self._publish(record, handle, now, done=decisions.done and not record.any_running(), decisions=decisions)
 
     def _behind_post_start(self, record: PodRecord, name: str) -> bool:
         """Whether a regular container before `name` in the spec runs its postStart hook still: the kubelet starts
@@ -354,7 +356,9 @@ class Supervisor(ABC):
             if isinstance(name, str) and not record.attempts.get(name) and name not in record.config_errors:
                 self._start(record, name, now)
 
-    def _publish(self, record: PodRecord, handle: PodHandle, now: float, *, done: bool) -> None:
+    def _publish(self, record: PodRecord, handle: PodHandle, now: float, *, done: bool, decisions: Plan) -> None:
+        """Compute the pod's status from `decisions`, the plan `sync` just made for `record` as it is at `now`
+        (nothing of the record changed since), and publish it if it changed."""
         status = compute_pod_status(
             record,
             now,
@@ -363,6 +367,7 @@ class Supervisor(ABC):
             pod_ip=self.pod_ip,
             backoff_cap=self.backoff_cap,
             recursive_read_only=self.recursive_read_only_mounts(record.pod),
+            decisions=decisions,
         )
         terminal = done and status.get("phase") in TERMINAL_PHASES
         if status != handle.status:

@@ -14,6 +14,7 @@ answers from Kubernetes' own OpenAPI extensions. Inputs are never mutated; resul
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import itemgetter
 from typing import Any
 
 import orjson
@@ -468,11 +469,17 @@ def _set_order(
                     f"The order in patch list:\n{patch_list}\n doesn't match $setElementOrder list:\n{order}\n"
                 )
             at += 1
-    before = original.get(field)
     rank_wanted = _first_positions(wanted)
+    ranks = [rank_wanted(i) for i in _idents(merged, merge_key)]
+    if min(ranks, default=0) >= 0:
+        # Every merged element is named by the order (a kubelet's status patch, which moves `PodScheduled` last):
+        # no element of the server's own to interleave, so the order alone places them (stably, as below).
+        result[field] = [e for _, e in sorted(zip(ranks, merged, strict=True), key=_FIRST)]
+        return
+    before = original.get(field)
     rank_server = _first_positions(_idents(before, merge_key) if isinstance(before, list) else [])
     # each merged element's place in the order and in the original list, looked up once
-    placed = [(rank_wanted(i), rank_server(i), e) for i, e in zip(_idents(merged, merge_key), merged, strict=True)]
+    placed = [(rank, rank_server(i), e) for rank, i, e in zip(ranks, _idents(merged, merge_key), merged, strict=True)]
     ordered = sorted((p for p in placed if p[0] >= 0), key=lambda p: p[0])
     server_only = sorted((p for p in placed if p[0] < 0), key=lambda p: p[1])
     out: list[Any] = []
@@ -485,6 +492,10 @@ def _set_order(
             out.append(ordered[j][2])
             j += 1
     result[field] = out
+
+
+_FIRST = itemgetter(0)
+"""A pair's first item, the sort key of `_set_order`'s placement (in C: no Python frame an element)."""
 
 
 def _idents(elements: list[Any], merge_key: str) -> list[Any]:
