@@ -286,6 +286,7 @@ class Supervisor(ABC):
             return
         now = self.clock.now()
         limit = restart_limit(record.pod)
+        debugged = False
         for round_ in range(_MAX_STARTS_PER_SYNC):
             decisions = plan(record, now, cap=self.backoff_cap)
             if decisions.limit_exceeded and limit is not None and record.kill is None:
@@ -298,6 +299,7 @@ class Supervisor(ABC):
             debuggers = not round_ and record.kill is None and record.pod.get("spec", {}).get("ephemeralContainers")
             if debuggers and not (decisions.done or decisions.stop):
                 self._start_ephemeral(record, now)
+                debugged = True  # the record changed after `decisions`: the status plans it afresh
             if decisions.stop and record.kill is None:
                 # The regular containers are done (or an init container failed the pod) while sidecars run: the
                 # kubelet kills the pod, its sidecars with the pod's grace period (request_kill syncs again).
@@ -330,7 +332,8 @@ class Supervisor(ABC):
             cancel()
         if wake_at is not None:
             self._wakeups[uid] = self._call_later(max(wake_at - now, 0.0), lambda: self.sync(uid))
-        self._publish(record, handle, now, done=decisions.done and not record.any_running(), decisions=decisions)
+        done = decisions.done and not record.any_running()
+        self._publish(record, handle, now, done=done, decisions=None if debugged else decisions)
 
     def _behind_post_start(self, record: PodRecord, name: str) -> bool:
         """Whether a regular container before `name` in the spec runs its postStart hook still: the kubelet starts
@@ -356,9 +359,10 @@ class Supervisor(ABC):
             if isinstance(name, str) and not record.attempts.get(name) and name not in record.config_errors:
                 self._start(record, name, now)
 
-    def _publish(self, record: PodRecord, handle: PodHandle, now: float, *, done: bool, decisions: Plan) -> None:
+    def _publish(self, record: PodRecord, handle: PodHandle, now: float, *, done: bool, decisions: Plan | None) -> None:
         """Compute the pod's status from `decisions`, the plan `sync` just made for `record` as it is at `now`
-        (nothing of the record changed since), and publish it if it changed."""
+        (nothing of the record changed since; None: the record changed, so it is planned again), and publish it
+        if it changed."""
         status = compute_pod_status(
             record,
             now,
