@@ -98,6 +98,21 @@ async def _reasons(client: LocalClient, name: str) -> list[str]:
     return [e["reason"] for e in events if e["involvedObject"]["name"] == name]
 
 
+async def _until_reasons(
+    clock: FakeClock, client: LocalClient, name: str, check: Callable[[list[str]], bool]
+) -> list[str]:
+    """Poll the reasons of the events about `name` until `check` holds, as `_until` polls an object."""
+    reasons: list[str] = []
+    for _ in range(300):
+        reasons = await _reasons(client, name)
+        if check(reasons):
+            return reasons
+        for _ in range(50):
+            await asyncio.sleep(0)
+        clock.advance(0.1)
+    raise AssertionError(f"{name}: {reasons}")
+
+
 def test_an_immediate_claim_binds_the_smallest_fitting_volume(tmp_path: Path) -> None:
     async def run(client: LocalClient, clock: FakeClock, _: PersistentVolumeController) -> None:
         for volume in (
@@ -209,7 +224,8 @@ def test_a_wait_for_first_consumer_claim_is_provisioned_once_a_node_is_selected(
             {"matchExpressions": [{"key": "kubernetes.io/hostname", "operator": "In", "values": ["kjobs-node"]}]}
         ]
         assert (tmp_path / name).is_dir()
-        reasons = await _reasons(client, "late")
+        # Events are written after what they tell of, as client-go's recorder writes them: waited for.
+        reasons = await _until_reasons(clock, client, "late", lambda r: "ProvisioningSucceeded" in r)
         assert reasons[-3:] == ["ExternalProvisioning", "Provisioning", "ProvisioningSucceeded"]
         await client.delete(PERSISTENT_VOLUME_CLAIMS, NS, "late")
         await _until(clock, client, PERSISTENT_VOLUMES, None, name, lambda o: o is None)
