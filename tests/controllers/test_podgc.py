@@ -5,11 +5,15 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
+import orjson
+import pytest
+
 from kjobs.api.timeutil import format_time
 from kjobs.api.types import Obj
 from kjobs.client.resources import NODES, PODS
 from kjobs.clock import FakeClock
 from kjobs.controllers.podgc import PodGCController, PodGCSettings, collection_order
+from kjobs.store import base as store_base
 from tests.controllers.disruption_support import condition, get_or_none, node_manifest, pod_manifest
 from tests.support import local_api, settle
 
@@ -140,6 +144,44 @@ def test_terminated_pods_over_the_threshold_go_oldest_and_evicted_first() -> Non
         await controller.start()
         await settle(clock, lambda: len(controller.pods.list("default")) == 2, max_virtual=30)
         assert sorted(p["metadata"]["name"] for p in controller.pods.list("default")) == ["b", "c"]
+        await controller.stop()
+
+    asyncio.run(scenario())
+
+
+def test_a_terminated_pod_is_deleted_as_its_informer_holds_it_which_stays_as_it_was(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Pod GC hands its informer's pod to the delete (`known`): the API server reads that object rather than
+    decode the stored pod again, and the deleted object it answers and sends watchers shares its members, the
+    informer's copy left at its own resourceVersion (docs/perf45.md). The store keeps no object of its own, as
+    for a pod written tens of thousands of writes before pod GC deletes it."""
+    monkeypatch.setattr(store_base, "_LATEST_KEPT", 0)
+
+    async def scenario() -> None:
+        clock, client, controller = await setup(terminated_pod_threshold=1)
+        for i, name in enumerate(["a", "b"]):
+            await client.create(PODS, "default", pod_manifest(name, "n1"))
+            pod = await client.get(PODS, "default", name)
+            pod["status"]["phase"] = "Succeeded"
+            await client.update(PODS, "default", pod, subresource="status")
+            clock.advance(1 + i)
+        store = client.service.store.store
+        watch = store.watch("pods", "default", since=store.revision)
+        await controller.start()
+        await settle(clock, lambda: controller.pods.get("default", "b") is not None, max_virtual=5)
+        held = controller.pods.get("default", "a")
+        assert held is not None
+        read_at = held["metadata"]["resourceVersion"]
+        decoded = orjson.loads(store.get_raw("pods", "default", "a"))  # what the delete read before
+        await settle(clock, lambda: controller.pods.get("default", "a") is None, max_virtual=30)
+        event = watch.next(timeout=1)
+        assert event is not None and str(event.type) == "DELETED"
+        assert event.object["spec"] is held["spec"]  # the informer's object, not a decode of the stored pod
+        assert held["metadata"]["resourceVersion"] == read_at
+        assert event.object["metadata"]["resourceVersion"] == str(event.revision) != read_at
+        decoded["metadata"]["resourceVersion"] = str(event.revision)
+        assert event.raw == orjson.dumps(decoded)  # the bytes a fresh decode gave, byte for byte
         await controller.stop()
 
     asyncio.run(scenario())

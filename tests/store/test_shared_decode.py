@@ -105,7 +105,8 @@ def test_a_deleter_handing_over_its_read_gets_it_back_stamped_and_shared_with_no
     gone = asyncio.run(store.adelete("pods", "default", "a", last=read))
     event = w.next(timeout=1)
     assert event is not None and str(event.type) == "DELETED"
-    assert gone is read is event.object  # the deleter's read, stamped at the deletion's revision
+    assert gone is event.object  # the deleter's read, stamped at the deletion's revision on a copy of its top
+    assert gone["spec"] is read["spec"] and gone["metadata"] is not read["metadata"]
     assert gone["metadata"]["resourceVersion"] == str(store.revision)
     assert orjson.loads(event.raw) == gone
     mutation.check()
@@ -192,3 +193,33 @@ def test_a_pod_written_20000_writes_ago_is_still_shared() -> None:
 
     asyncio.run(others())
     assert store.get_shared("pods", "default", "first") is first
+
+
+def test_a_delete_handed_a_shared_read_stamps_a_copy_and_leaves_the_read_as_it_was() -> None:
+    """A deleter may hand over a read others share (an informer's object, `get_shared`'s): the store stamps the
+    deletion's revision on a copy of its top level and metadata, sharing the rest (docs/perf45.md)."""
+    mutation.check()
+    store = MemoryStore()
+    asyncio.run(store.acreate("pods", "default", "a", _pod("a"), adopt=True))
+    shared = store.get_shared("pods", "default", "a")
+    read_at = shared["metadata"]["resourceVersion"]
+    w = store.watch("pods", None, since=store.revision)
+    gone = asyncio.run(store.adelete("pods", "default", "a", last=shared))
+    assert shared["metadata"]["resourceVersion"] == read_at
+    assert gone["metadata"]["resourceVersion"] == str(store.revision) != read_at
+    assert gone["spec"] is shared["spec"]
+    event = w.next(timeout=1)
+    assert event is not None and event.object is gone
+    assert orjson.loads(event.raw) == gone
+    mutation.check()  # nothing shared was changed
+
+
+def test_get_shared_returns_a_known_copy_only_at_the_stored_revision() -> None:
+    store = MemoryStore()
+    store.create("pods", "default", "a", _pod("a"))
+    known = store.get("pods", "default", "a")
+    assert store.get_shared("pods", "default", "a", known=known) is known
+    store.update("pods", "default", "a", {**known, "spec": {"nodeName": "n2"}})
+    fresh = store.get_shared("pods", "default", "a", known=known)
+    assert fresh is not known
+    assert fresh["spec"] == {"nodeName": "n2"}

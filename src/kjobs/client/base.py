@@ -100,8 +100,12 @@ class Client(Protocol):
         grace_period_seconds: int | None = None,
         propagation_policy: str | None = None,
         preconditions: Obj | None = None,
+        known: Obj | None = None,
     ) -> Obj:
-        """DELETE; returns the object as it is after the call (or a Status for an immediate removal)."""
+        """DELETE; returns the object as it is after the call (or a Status for an immediate removal).
+
+        `known`: the caller's read-only copy of the object (its informer's, left as it is): an in-process client
+        reads it instead of the stored object when it is at the stored revision; an HTTP client ignores it."""
 
     async def post_subresource(
         self,

@@ -173,8 +173,9 @@ class HttpClient:
         grace_period_seconds: int | None = None,
         propagation_policy: str | None = None,
         preconditions: Obj | None = None,
+        known: Obj | None = None,
     ) -> Obj:
-        """DELETE with DeleteOptions in the body (as kubectl sends them)."""
+        """DELETE with DeleteOptions in the body (as kubectl sends them); `known` is the server's to read."""
         options: Obj = {"kind": "DeleteOptions", "apiVersion": "v1"}
         if grace_period_seconds is not None:
             options["gracePeriodSeconds"] = grace_period_seconds

@@ -211,11 +211,12 @@ class LocalClient:
         grace_period_seconds: int | None = None,
         propagation_policy: str | None = None,
         preconditions: Obj | None = None,
+        known: Obj | None = None,
     ) -> Obj:
-        """DELETE."""
+        """DELETE (`known`: see `Client.delete`)."""
         pre = preconditions or {}
         options = DeleteOptions(grace_period_seconds, propagation_policy, pre.get("uid"), pre.get("resourceVersion"))
-        result = await self.service.delete(self._resource(resource), namespace or "", name, options)
+        result = await self.service.delete(self._resource(resource), namespace or "", name, options, known=known)
         return self._own(result.obj)
 
     async def post_subresource(

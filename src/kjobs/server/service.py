@@ -564,8 +564,10 @@ class ApiService:
         """The current time as Kubernetes writes it."""
         return format_time(self.clock())
 
-    def _get_or_404(self, r: Resource, namespace: str, name: str, *, shared: bool = False) -> Obj:
-        obj = self.store.get(r.store_key, namespace, name, shared=shared)
+    def _get_or_404(
+        self, r: Resource, namespace: str, name: str, *, shared: bool = False, known: Obj | None = None
+    ) -> Obj:
+        obj = self.store.get(r.store_key, namespace, name, shared=shared, known=known)
         if obj is None:
             raise not_found(r.plural, name, group=r.group)
         return obj
@@ -1797,7 +1799,14 @@ class ApiService:
     # ------------------------------------------------------------------------------------------- delete
 
     async def delete(
-        self, r: Resource, namespace: str, name: str, options: DeleteOptions, *, collection: bool = False
+        self,
+        r: Resource,
+        namespace: str,
+        name: str,
+        options: DeleteOptions,
+        *,
+        collection: bool = False,
+        known: Obj | None = None,
     ) -> Result:
         """DELETE an item: preconditions, graceful deletion, finalizers and propagation.
 
@@ -1809,7 +1818,13 @@ class ApiService:
         node agent) changed the object between the read and the compare-and-swap, as `GuaranteedUpdate` does
         (staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go `Delete`). Preconditions are
         checked against each read, so only a caller that sent them can get 409 Conflict.
+
+        `known`: an in-process caller's read-only copy of a pod (its informer's), read instead of decoding the
+        stored pod when it is at the stored revision (pod GC's deletes, docs/perf45.md); a pod's DELETE changes
+        what it read copy on write only (`_delete_pod`), where other kinds' may change it (a CRD's finalizers).
         """
+        if r.kind != "Pod":
+            known = None
         if r.kind == "PriorityClass" and not collection and name in SYSTEM_PRIORITY_CLASSES:
             raise forbidden(
                 "priorityclasses", name, "this is a system priority class and cannot be deleted", group=r.group
@@ -1821,6 +1836,7 @@ class ApiService:
                 name,
                 lambda old: self._delete_read(r, namespace, name, old, options),
                 check=_delete_preconditions(r, name, options),
+                known=known,
             )
         finally:
             self._written(r)
@@ -1840,12 +1856,15 @@ class ApiService:
         step: Callable[[Obj], Awaitable[T]],
         *,
         check: Callable[[Obj], None] | None = None,
+        known: Obj | None = None,
     ) -> T:
         """storage's `GuaranteedUpdate`: run `step` on a fresh read of the object; when its compare-and-swap
         lost to another writer (409 Conflict), read again and retry. `check` (the caller's preconditions) runs
-        on every read and its failure is final (staging/src/k8s.io/apiserver/pkg/storage/etcd3/store.go)."""
+        on every read and its failure is final (staging/src/k8s.io/apiserver/pkg/storage/etcd3/store.go).
+        `known`: the caller's read-only copy, the first read if still current (etcd3's `origStateIsCurrent`
+        starts from the watch cache's object too); `step` must then not change what it is given."""
         for attempt in range(_CONFLICT_RETRIES):
-            current = self._get_or_404(r, namespace, name)
+            current = self._get_or_404(r, namespace, name, known=known if attempt == 0 else None)
             if check is not None:
                 check(current)
             try:

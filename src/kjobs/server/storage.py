@@ -49,15 +49,18 @@ class Storage:
         view = VIEWS.get(resource)
         return self.store.exists(view.stored if view else resource, namespace, name)
 
-    def get(self, resource: str, namespace: str, name: str, *, shared: bool = False) -> Obj | None:
-        """The object, or None; with `shared`, possibly the read-only object the store shares with watchers."""
+    def get(
+        self, resource: str, namespace: str, name: str, *, shared: bool = False, known: Obj | None = None
+    ) -> Obj | None:
+        """The object, or None; with `shared`, possibly the read-only object the store shares with watchers, and
+        with `known` (the caller's read-only copy, see `Store.get_shared`) that one when it is current."""
         view = VIEWS.get(resource)
         if view is not None:
             stored = self.get(view.stored, namespace, name, shared=True)  # read: `view.read` copies it
             return None if stored is None else view.read(stored)
         try:
-            if shared:
-                return self.store.get_shared(resource, namespace, name)
+            if shared or known is not None:
+                return self.store.get_shared(resource, namespace, name, known=known)
             return self.store.get(resource, namespace, name)
         except ApiError as exc:
             if exc.code == 404:

@@ -379,6 +379,13 @@ def _stamp_update(obj: Obj, revision: int, index: Index, current: Record) -> Rec
     return Record(_trimmed(raw), revision, *index)
 
 
+def _restamped(obj: Obj) -> Obj:
+    """`obj` with its top level and `metadata` copied, the rest shared: a read-only object, ready to be stamped."""
+    copy = dict(obj)
+    copy["metadata"] = dict(copy["metadata"])
+    return copy
+
+
 def _read_at(obj: Obj, current: Record) -> bool:
     """Whether `obj` says it was read at `current`'s revision (the stored object, if its reader left it as read)."""
     meta = obj.get("metadata")
@@ -552,13 +559,16 @@ class Store(ABC):
                         op.obj = None  # read at another revision: not the stored object
                         last = current.decode()
                     else:
+                        # Stamped in a copy of its top and its metadata: the deleter's read may be an object
+                        # others share read-only (an informer's, `get_shared`'s), whose members it keeps.
+                        last = op.obj = _restamped(last)
                         op.from_obj = True
                     record = _stamp(last, revision, (current.labels, current.fields, current.uid))
                     overlay[key] = None
                     op.result = record
-                    # The last state was decoded to be stamped (here, or by the deleter when it read the object),
-                    # and nothing else keeps it: the watchers share it rather than decode the record again. A
-                    # deleter that handed its read over gets that same object back, read-only.
+                    # The last state was decoded to be stamped (here, or by the deleter when it read the object):
+                    # the watchers share it rather than decode the record again. A deleter that handed its read
+                    # over gets that same stamped object back, read-only.
                     changes.append(
                         (op.resource, Change(EventType.DELETED, op.namespace, op.name, record, current), last)
                     )
@@ -713,10 +723,11 @@ class Store(ABC):
         expected_uid: str | None = None,
         last: Obj | None = None,
     ) -> Obj:
-        """`delete` for asyncio callers. `last`, when given, is the caller's own decode of the object, handed
-        over unchanged (the deleter read it to check preconditions and grace): if the object is still at the
-        revision in its `metadata.resourceVersion`, the store stamps that dict rather than decode the record
-        again, shares it with in-process watchers and returns it, so it is read-only for the caller from then on."""
+        """`delete` for asyncio callers. `last`, when given, is the caller's read of the object, unchanged (the
+        deleter read it to check preconditions and grace; its own decode, or a read-only object shared with
+        others): if the object is still at the revision in its `metadata.resourceVersion`, the store stamps a
+        copy of its top level and metadata rather than decode the record again, shares that with in-process
+        watchers and returns it; its other members are `last`'s, so `last` is read-only from then on."""
         op = Op("delete", resource, namespace, name, last, expected_rv, expected_uid)
         await self._asubmit(op)
         return op.outcome()
@@ -754,9 +765,10 @@ class Store(ABC):
         obj: Obj = orjson.loads(self.get_raw(resource, namespace, name))
         return obj
 
-    def get_shared(self, resource: str, namespace: str, name: str) -> Obj:
+    def get_shared(self, resource: str, namespace: str, name: str, *, known: Obj | None = None) -> Obj:
         """The current object, read-only: when it was written recently by a writer that handed it over, the
-        very object its watchers share (no decode), else a fresh decode; 404 NotFound if absent.
+        very object its watchers share (no decode), else a fresh decode; 404 NotFound if absent. `known`: the
+        caller's read-only copy of the object (an informer's), returned if it is at the stored revision.
 
         For a read-modify-write that builds its new object without changing the old one (a patch merged copy
         on write), as the apiserver's patcher reads the watch cache's object rather than decoding etcd's bytes.
@@ -768,9 +780,11 @@ class Store(ABC):
             raise not_found(plural, name, group=group)
         if self._corrupt:
             self._refuse_corrupt(resource, namespace, name)
-        known = self._latest.get(key)
-        if known is not None and known[0] == record.revision:
-            return known[1]
+        latest = self._latest.get(key)
+        if latest is not None and latest[0] == record.revision:
+            return latest[1]
+        if known is not None and _read_at(known, record):
+            return known
         obj: Obj = orjson.loads(record.raw)
         return obj
 
