@@ -78,15 +78,20 @@ async def _until(
     clock: FakeClock, client: LocalClient, resource: Any, namespace: str | None, name: str, check: Callable[[Any], bool]
 ) -> Any:
     """Poll the object (None when gone) until `check` holds, letting the controllers run and virtual time pass."""
-    seen: Obj | None = None
+    return await _poll(clock, lambda: _get(client, resource, namespace, name), check, name)
+
+
+async def _poll(clock: FakeClock, read: Callable[[], Awaitable[Any]], check: Callable[[Any], bool], what: str) -> Any:
+    """`read()` until `check` holds of what it gives, letting the controllers run and virtual time pass."""
+    seen: Any = None
     for _ in range(300):
-        seen = await _get(client, resource, namespace, name)
+        seen = await read()
         if check(seen):
             return seen
         for _ in range(50):
             await asyncio.sleep(0)
         clock.advance(0.1)
-    raise AssertionError(f"{name}: {seen}")
+    raise AssertionError(f"{what}: {seen}")
 
 
 def _phase(obj: Obj | None) -> str:
@@ -96,21 +101,6 @@ def _phase(obj: Obj | None) -> str:
 async def _reasons(client: LocalClient, name: str) -> list[str]:
     events, _ = await client.list(EVENTS, NS)
     return [e["reason"] for e in events if e["involvedObject"]["name"] == name]
-
-
-async def _until_reasons(
-    clock: FakeClock, client: LocalClient, name: str, check: Callable[[list[str]], bool]
-) -> list[str]:
-    """Poll the reasons of the events about `name` until `check` holds, as `_until` polls an object."""
-    reasons: list[str] = []
-    for _ in range(300):
-        reasons = await _reasons(client, name)
-        if check(reasons):
-            return reasons
-        for _ in range(50):
-            await asyncio.sleep(0)
-        clock.advance(0.1)
-    raise AssertionError(f"{name}: {reasons}")
 
 
 def test_an_immediate_claim_binds_the_smallest_fitting_volume(tmp_path: Path) -> None:
@@ -225,7 +215,7 @@ def test_a_wait_for_first_consumer_claim_is_provisioned_once_a_node_is_selected(
         ]
         assert (tmp_path / name).is_dir()
         # Events are written after what they tell of, as client-go's recorder writes them: waited for.
-        reasons = await _until_reasons(clock, client, "late", lambda r: "ProvisioningSucceeded" in r)
+        reasons = await _poll(clock, lambda: _reasons(client, "late"), lambda r: "ProvisioningSucceeded" in r, "late")
         assert reasons[-3:] == ["ExternalProvisioning", "Provisioning", "ProvisioningSucceeded"]
         await client.delete(PERSISTENT_VOLUME_CLAIMS, NS, "late")
         await _until(clock, client, PERSISTENT_VOLUMES, None, name, lambda o: o is None)

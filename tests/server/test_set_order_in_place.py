@@ -1,6 +1,6 @@
 """`$setElementOrder` when the order names every merged element (stop 45: a kubelet's status patch, which moves
 `PodScheduled` last): the order alone places them. Held against the general placement it skips (the server's own
-elements interleaved by their place in the original), kept here as it was (kjobs.server.patch at ba32f66), on
+elements interleaved by their place in the original), as `tests/server/test_patch_rewrites.py` keeps it, on
 lists with and without a merge key, repeated and missing names, unhashable elements, server-only elements,
 directives and orders the patch's list contradicts."""
 
@@ -11,49 +11,8 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kjobs.server.patch import _DIRECTIVE, _ORDER, PatchError, _first_positions, _idents, _set_order
-
-
-def _general_set_order(
-    original: dict[str, Any], result: dict[str, Any], patch: dict[str, Any], key: str, order: Any, merge_key: str
-) -> None:
-    """`_set_order` before stop 45: every merged element placed by its rank in the order or the original."""
-    if not isinstance(order, list):
-        raise PatchError(f"{key} must be a list")
-    field = key[len(_ORDER) :]
-    merged = result.get(field)
-    if not isinstance(merged, list):
-        return
-    wanted = _idents(order, merge_key)
-    patch_list = patch.get(field)
-    if isinstance(patch_list, list):
-        named = _idents([e for e in patch_list if not (isinstance(e, dict) and _DIRECTIVE in e)], merge_key)
-        at = 0
-        for value in named:
-            while at < len(wanted) and wanted[at] != value:
-                at += 1
-            if at == len(wanted):
-                raise PatchError(
-                    f"The order in patch list:\n{patch_list}\n doesn't match $setElementOrder list:\n{order}\n"
-                )
-            at += 1
-    before = original.get(field)
-    rank_wanted = _first_positions(wanted)
-    rank_server = _first_positions(_idents(before, merge_key) if isinstance(before, list) else [])
-    placed = [(rank_wanted(i), rank_server(i), e) for i, e in zip(_idents(merged, merge_key), merged, strict=True)]
-    ordered = sorted((p for p in placed if p[0] >= 0), key=lambda p: p[0])
-    server_only = sorted((p for p in placed if p[0] < 0), key=lambda p: p[1])
-    out: list[Any] = []
-    i = j = 0
-    while i < len(server_only) or j < len(ordered):
-        if j >= len(ordered) or (i < len(server_only) and 0 <= server_only[i][1] < ordered[j][1]):
-            out.append(server_only[i][2])
-            i += 1
-        else:
-            out.append(ordered[j][2])
-            j += 1
-    result[field] = out
-
+from kjobs.server.patch import _DIRECTIVE, _ORDER, PatchError, _set_order
+from tests.server.test_patch_rewrites import plain_set_order
 
 _names = st.sampled_from(["a", "b", "c", "d"])
 _element = st.one_of(
@@ -95,7 +54,7 @@ def test_an_order_naming_every_merged_element_places_them_as_the_general_rule(
     key = _ORDER + "conditions"
     expected_result = {"conditions": list(result["conditions"])}
     try:
-        _general_set_order(original, expected_result, patch, key, order, merge_key)
+        plain_set_order(original, expected_result, patch, key, order, (), lambda path: ("merge", merge_key))
         expected: Any = expected_result
     except PatchError as exc:
         expected = ("error", str(exc))
