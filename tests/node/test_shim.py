@@ -344,7 +344,8 @@ def test_a_shim_whose_agent_is_gone_records_and_reaps_what_runs_then_exits(tmp_p
     try:
         shim.stdin.close()
         deadline = time.monotonic() + 20  # bounded; generous for a loaded 2-core CI machine
-        while not (procs / str(sleeper)).exists():
+        # The record is made, then written (`leftovers.record`): read once it holds something.
+        while not (procs / str(sleeper)).exists() or not (procs / str(sleeper)).read_text():
             assert time.monotonic() < deadline, "the running container was never recorded"
             time.sleep(0.01)
         assert (procs / str(sleeper)).read_text() == leftovers.start_time(sleeper)
@@ -545,18 +546,28 @@ def test_a_node_root_removed_under_the_runtime_is_made_again_private(tmp_path: P
     root = tmp_path / "node"
 
     async def body(runtime: ProcessRuntime) -> None:
+        # The shim, started with the runtime, makes its journal and record directories a few ms later: removed
+        # before that, the tree could gain them while `rmtree` walked it ("Directory not empty").
+        await eventually(lambda: _has_files(root / "journal") and _has_files(root / "procs"), "the shim's start")
         shutil.rmtree(root)
         runtime.prepare_volumes(make_pod([sh("true")], uid="uid-v", name="pv"), None)
         assert stat.S_IMODE(root.stat().st_mode) == stat.S_IMODE((root / "pods").stat().st_mode) == 0o700
         shutil.rmtree(root)
-        done = await finish(runtime, make_pod([sh("echo two")], uid="uid-2", name="p2"))
+        # Running past the shim's `RECORD_AFTER`, so that its record is made, under `procs`, made again too. (The
+        # journal keeps going to the file the shim has open; its directory is made again at its next rotation.)
+        done = await finish(runtime, make_pod([sh("sleep 0.3")], uid="uid-2", name="p2"))
         assert done["phase"] == "Succeeded", state(done)
-        made_again = [root, root / "pods", root / "logs", root / "procs", root / "journal"]
+        made_again = [root, root / "pods", root / "logs", root / "procs"]
         assert {d.name: stat.S_IMODE(d.stat().st_mode) for d in made_again} == {d.name: 0o700 for d in made_again}
         assert (root / "pods" / "uid-2").is_dir()
 
     root.mkdir(mode=0o700)
     with_runtime(root, body)
+
+
+def _has_files(directory: Path) -> bool:
+    """Whether `directory` exists and holds anything."""
+    return directory.is_dir() and any(directory.iterdir())
 
 
 def test_a_container_is_journaled_as_created_before_its_process_runs(tmp_path: Path) -> None:
