@@ -169,23 +169,35 @@ DEFAULT_PRIORITY_WHEN_NO_DEFAULT_CLASS_EXISTS = 0
 PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
 
 
-def _covers(toleration: Obj, key: str) -> bool:
-    """Whether an existing toleration counts as one for `key`: that key or no key, NoExecute or no effect.
+def _uncovered(tolerations: list[Obj]) -> tuple[bool, bool]:
+    """Whether no toleration covers not-ready's key, and whether none covers unreachable's, read in one pass
+    (every create and update of a pod asks, and nearly every one has both already). A toleration covers a key
+    when it has that key or none, and NoExecute or no effect; the plugin does not look at its operator, value or
+    tolerationSeconds."""
+    not_ready = unreachable = True
+    for toleration in tolerations:
+        if isinstance(toleration, dict) and (toleration.get("effect") or "") in ("", NO_EXECUTE):
+            key = toleration.get("key") or ""
+            if key in ("", TAINT_NOT_READY):
+                not_ready = False
+            if key in ("", TAINT_UNREACHABLE):
+                unreachable = False
+    return not_ready, unreachable
 
-    The plugin does not look at the operator, value or tolerationSeconds of the existing toleration."""
-    return (toleration.get("key") or "") in ("", key) and (toleration.get("effect") or "") in ("", NO_EXECUTE)
+
+def _default_toleration(key: str, seconds: int) -> Obj:
+    return {"key": key, "operator": "Exists", "effect": NO_EXECUTE, "tolerationSeconds": seconds}
 
 
 def default_tolerations(tolerations: list[Obj], settings: AdmissionSettings) -> list[Obj]:
     """A pod's `spec.tolerations` after DefaultTolerationSeconds: the given ones, then not-ready's and
     unreachable's (in that order) for the keys none of them covers."""
     result = list(tolerations)
-    for key, seconds in (
-        (TAINT_NOT_READY, settings.default_not_ready_toleration_seconds),
-        (TAINT_UNREACHABLE, settings.default_unreachable_toleration_seconds),
-    ):
-        if not any(_covers(t, key) for t in tolerations if isinstance(t, dict)):
-            result.append({"key": key, "operator": "Exists", "effect": NO_EXECUTE, "tolerationSeconds": seconds})
+    not_ready, unreachable = _uncovered(tolerations)
+    if not_ready:
+        result.append(_default_toleration(TAINT_NOT_READY, settings.default_not_ready_toleration_seconds))
+    if unreachable:
+        result.append(_default_toleration(TAINT_UNREACHABLE, settings.default_unreachable_toleration_seconds))
     return result
 
 
@@ -292,10 +304,12 @@ def admit_pod(pod: Obj, settings: AdmissionSettings, *, create: bool = True) -> 
     tolerations = spec.get("tolerations")
     if tolerations is None:
         tolerations = []
-    if isinstance(tolerations, list) and settings.enabled(DEFAULT_TOLERATION_SECONDS_PLUGIN):
-        defaulted = default_tolerations(tolerations, settings)
-        if len(defaulted) != len(tolerations):
-            changes["tolerations"] = defaulted
+    if (
+        isinstance(tolerations, list)
+        and settings.enabled(DEFAULT_TOLERATION_SECONDS_PLUGIN)
+        and any(_uncovered(tolerations))
+    ):
+        changes["tolerations"] = default_tolerations(tolerations, settings)
     if not changes:
         return pod
     return {**pod, "spec": {**spec, **changes}}
