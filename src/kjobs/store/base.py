@@ -143,9 +143,10 @@ class _History:
         self.compacted = compacted
 
     def append(self, change: Change) -> None:
-        if self.changes.maxlen is not None and len(self.changes) == self.changes.maxlen:
-            self.compacted = self.changes[0].record.revision  # `Change.revision`, without a property call per write
-        self.changes.append(change)
+        changes = self.changes
+        if len(changes) == changes.maxlen:  # never, without a bound
+            self.compacted = changes[0].record.revision  # `Change.revision`, without a property call per write
+        changes.append(change)
 
     def after(self, revision: int, current: int) -> list[Change]:
         if revision < self.compacted:
@@ -184,7 +185,7 @@ class _Bucket:
         if old is None:
             self._added[path] = None
             self._index(path, record.labels)
-        elif old.labels != record.labels:
+        elif old.labels is not record.labels and old.labels != record.labels:  # most writes share the dict
             self._unindex(path, old.labels)
             self._index(path, record.labels)
         self.records[path] = record

@@ -85,15 +85,16 @@ class Watch:
         if self.namespace is not None and change.namespace != self.namespace:
             return None
         record = change.record
+        raw = record.raw if shared is None else shared.raw  # the record's bytes, read once for every watcher
         if not self._filtered:
-            return Event(change.type, record.raw, record.revision, shared)
+            return Event(change.type, raw, record.revision, shared)
         if change.type is EventType.DELETED:
-            return Event(EventType.DELETED, record.raw, record.revision, shared) if self._selects(record) else None
+            return Event(EventType.DELETED, raw, record.revision, shared) if self._selects(record) else None
         now = self._selects(record)
         before = change.prev is not None and self._selects(change.prev)
         if now:
             kind = EventType.MODIFIED if before else EventType.ADDED
-            return Event(kind, record.raw, record.revision, shared)
+            return Event(kind, raw, record.revision, shared)
         if before and change.prev is not None:
             return Event(EventType.DELETED, _at_revision(change.prev, record.revision), record.revision)
         return None
