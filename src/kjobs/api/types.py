@@ -15,3 +15,10 @@ def section(obj: Obj, key: str) -> Obj:
     `metadata`, `spec` or `status` without tripping on a missing or malformed one."""
     value = obj.get(key)
     return value if isinstance(value, dict) else {}
+
+
+def unchanged(new: Any, old: Any) -> bool:
+    """`new == old`, answered at once when `new` is `old`'s very dict or list (a member an update merged copy on
+    write kept, read-only): `==` compares a container's items by identity first, so a container equals itself at
+    any depth. A float NaN is compared (it is not equal to itself)."""
+    return (new is old and (type(new) is dict or type(new) is list)) or new == old

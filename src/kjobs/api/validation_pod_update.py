@@ -21,7 +21,7 @@ from typing import Any
 from kjobs.api.disabled_fields import features_for_update
 from kjobs.api.errors import ErrorType, FieldError, go_quote
 from kjobs.api.features import DEFAULT, FeatureGates
-from kjobs.api.types import Obj
+from kjobs.api.types import Obj, unchanged
 from kjobs.api.validation_affinity import REQUIRED_NODE_VALUE_PATH, has_invalid_required_node_label_value
 from kjobs.api.validation_meta import validate_object_meta_update
 from kjobs.api.validation_pod import _validate_pod_annotations, uses_indivisible_hugepages, validate_pod
@@ -53,7 +53,7 @@ def validate_pod_update(pod: Obj, old: Obj, *, features: FeatureGates = DEFAULT)
     """The errors Kubernetes returns for updating `old` to `pod` (the spec rules above, plus the pod's own
     metadata and spec rules); a gated field the stored pod already uses stays valid with its gate off."""
     # A spec equal to the stored one passed validation when it was stored: re-checking it cannot find more.
-    same_spec = pod.get("spec") == old.get("spec")
+    same_spec = unchanged(pod.get("spec"), old.get("spec"))
     new_meta, old_meta = pod.get("metadata"), old.get("metadata")
     if not same_spec:  # gates only matter to the spec's validation, which an unchanged spec skips
         old_spec_for_gates = old.get("spec")

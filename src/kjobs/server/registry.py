@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kjobs.api.errors import FieldError
-from kjobs.api.types import Obj
+from kjobs.api.types import Obj, unchanged
 from kjobs.server import schema
 from kjobs.server.views import VIEWS
 
@@ -106,7 +106,7 @@ class Resource:
 
     def spec_changed(self, new: Obj, old: Obj) -> bool:
         """Whether an update changes what `metadata.generation` counts (for the built-in kinds: `spec`)."""
-        return bool(new.get("spec") != old.get("spec"))
+        return not unchanged(new.get("spec"), old.get("spec"))
 
     def unknown_fields(self, body: Obj) -> list[str] | None:
         """The unknown fields of a body by this resource's own schema (a custom resource's), or None: the
