@@ -339,3 +339,41 @@ def test_pods_differing_in_their_token_volumes_random_name_are_walked_once(monke
     blank = [str(e) for e in validate_pod(_token_volume_pod("kube-api-access-", "kube-api-access-"))]
     # a spec written with the blank name itself is walked on its own, and refused
     assert len(walks) == 3 and blank and blank[0].startswith('spec.volumes[0].name: Invalid value: "kube-api-access-"')
+
+
+def test_the_remembered_spec_covers_hugepages_amounts_only_where_they_were_checked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Stop 46: the hugepages amounts are checked inside the remembered walk (`validate_pod_spec(hugepages=True)`).
+    A spec remembered valid where indivisible amounts are allowed (an update of a pod stored with one) does not
+    make a create of the same spec pass, and a valid spec is walked once for two creates."""
+    from kjobs.api import validation_pod
+
+    walks: list[int] = []
+    real = validation_pod._validate_pod_spec
+
+    def counting(spec: Obj, path: str, errs: list[Any], *, is_pod: bool, features: Any) -> None:
+        walks.append(1)
+        real(spec, path, errs, is_pod=is_pod, features=features)
+
+    monkeypatch.setattr(validation_pod, "_validate_pod_spec", counting)
+    monkeypatch.setattr(validation_pod, "_VALID_SPECS", Memo(256))
+    amounts = {"hugepages-2Mi": "5Mi", "cpu": "1"}
+    pod = _raw_pod()
+    pod["spec"]["containers"][0]["resources"] = {"requests": dict(amounts), "limits": dict(amounts)}
+    pod = default_pod(pod)
+    refused = [
+        "spec.containers[0].resources.limits[hugepages-2Mi]: Invalid value: "
+        '"5Mi": 5Mi is not positive integer multiple of hugepages-2Mi',
+        "spec.containers[0].resources.requests[hugepages-2Mi]: Invalid value: "
+        '"5Mi": 5Mi is not positive integer multiple of hugepages-2Mi',
+    ]
+    assert validate_pod(pod, allow_indivisible_hugepages=True) == []
+    assert [str(e) for e in validate_pod(copy.deepcopy(pod))] == refused
+    assert [str(e) for e in validate_pod(copy.deepcopy(pod))] == refused  # not remembered: refused each time
+    assert len(walks) == 3
+    fine = copy.deepcopy(pod)
+    for part in ("requests", "limits"):
+        fine["spec"]["containers"][0]["resources"][part]["hugepages-2Mi"] = "4Mi"
+    assert validate_pod(fine) == validate_pod(copy.deepcopy(fine)) == []
+    assert len(walks) == 4
