@@ -35,9 +35,11 @@ def _shim(log_max_size: int, log_max_files: int) -> subprocess.Popen[bytes]:
     return shim
 
 
-def _run(shim: subprocess.Popen[bytes], cid: str, script: str, log: Path) -> list[str]:
-    """Start `sh -c script` logging to `log`; once it has written everything, the names of its log files
-    (before it exits: the rotated ones are removed then); return after its exit is reported."""
+def _run(shim: subprocess.Popen[bytes], cid: str, script: str, log: Path, last: str | None = None) -> list[str]:
+    """Start `sh -c script` logging to `log`; once it has written everything (and, with `last`, once the shim has
+    logged that line at the end of the current file: the container's last writes may still be in the pipe when it
+    says it is done), the names of its log files (before it exits: the rotated ones are removed then); return after
+    its exit is reported."""
     assert shim.stdin is not None and shim.stdout is not None
     done, end = log.parent / "written", log.parent / "end"
     script = f"{script}; touch {done}; while [ ! -e {end} ]; do sleep 0.01; done"
@@ -47,6 +49,9 @@ def _run(shim: subprocess.Popen[bytes], cid: str, script: str, log: Path) -> lis
     deadline = time.monotonic() + 60
     while not done.exists():
         assert time.monotonic() < deadline, "the container did not finish writing"
+        time.sleep(0.01)
+    while last is not None and render(log.read_bytes()).decode().splitlines()[-1:] != [last]:
+        assert time.monotonic() < deadline, f"the shim did not log {last!r}"
         time.sleep(0.01)
     names = sorted(f.name for f in log.parent.glob(f"{log.name}*"))
     copies = log.parent / "copies"
@@ -70,7 +75,8 @@ def test_a_log_past_its_max_size_rotates_keeping_max_files_and_the_newest_lines_
     log = tmp_path / "uid_main_0.log"
     shim = _shim(MI, 3)
     try:
-        names = _run(shim, "c", _lines(30000), log)  # 30,000 lines of 100 bytes (+ the entry's head: ~4.3 MB)
+        # 30,000 lines of 100 bytes (+ the entry's head: ~4.3 MB)
+        names = _run(shim, "c", _lines(30000), log, last=f"line-{29999:098d}")
     finally:
         shim.kill()
         shim.wait()
