@@ -176,8 +176,13 @@ def test_a_pod_waits_for_a_missing_config_map_then_runs(up: Up) -> None:
         "reason": "CreateContainerConfigError",
         "message": 'configmap "kc-late" not found',
     }
-    events = up.ok("get", "events", "--field-selector", f"involvedObject.name={pod},reason=Failed", "-o", "json")
-    [event] = json.loads(events)["items"]
+    selector = f"involvedObject.name={pod},reason=Failed"
+
+    def failed_events() -> list[dict[str, object]] | None:
+        # the node records its Events in the background: the waiting status can be stored a moment before
+        return json.loads(up.ok("get", "events", "--field-selector", selector, "-o", "json"))["items"] or None
+
+    [event] = _until(failed_events, "the Failed event", timeout=20)
     assert (event["type"], event["message"]) == ("Warning", 'Error: configmap "kc-late" not found')
     up.ok("create", "configmap", "kc-late", "--from-literal=v=now")
     up.ok("wait", "--for=condition=complete", "job/kc-waits", "--timeout=40s", timeout=50)

@@ -207,8 +207,16 @@ def test_kubernetes_asyncio_watches_a_job_exceed_its_backoff_limit(kubeconfig: P
                 terminated = pod.status.container_statuses[0].state.terminated
                 assert (pod.status.phase, terminated.exit_code, terminated.reason) == ("Failed", 3, "Error")
                 assert await core.read_namespaced_pod_log(pod.metadata.name, "default") == "attempt\n"
-            events = await core.list_namespaced_event("default", field_selector="involvedObject.name=ka-backoff")
-            assert "BackoffLimitExceeded" in [e.reason for e in events.items]
+            # The controller records its Events after the status write they describe (as client-go's recorder
+            # does), so the Job can show Failed a moment before its BackoffLimitExceeded Event is stored.
+            reasons: list[str] = []
+            for _ in range(200):
+                events = await core.list_namespaced_event("default", field_selector="involvedObject.name=ka-backoff")
+                reasons = [e.reason for e in events.items]
+                if "BackoffLimitExceeded" in reasons:
+                    break
+                await asyncio.sleep(0.05)
+            assert "BackoffLimitExceeded" in reasons
 
             invalid = _job("ka-invalid", "true")
             del invalid["spec"]["template"]["spec"]["restartPolicy"]
@@ -267,7 +275,11 @@ def test_kopf_operator_handles_jobs(kubeconfig: Path, tmp_path: Path) -> None:
         assert annotations["example.com/seen-by"] == "kopf"
         assert annotations["example.com/succeeded"] == "1"
         selector = "reason=SeenByOperator,involvedObject.name=kopf-watched"  # it also sees the earlier Jobs
-        events = core.list_namespaced_event("default", field_selector=selector).items
+        # kopf posts its Events in the background, after the patch that stored the annotations
+        events = _until(
+            lambda: core.list_namespaced_event("default", field_selector=selector).items or None,
+            "the operator's SeenByOperator Event",
+        )
         assert [(e.involved_object.name, e.message, e.source.component) for e in events] == [
             ("kopf-watched", "job kopf-watched seen", "kopf")
         ]
