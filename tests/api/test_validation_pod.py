@@ -276,8 +276,8 @@ def test_object_meta_update_rules() -> None:
     assert validate_object_meta_update(dict(old), old) == []
 
 
-def test_a_remembered_valid_spec_still_checks_another_hostname(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A Job's pods differ only in their hostname: the spec's walk is done once, yet a bad hostname is caught."""
+def _count_spec_walks(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Start with no remembered spec and list the full walks of `validate_pod_spec`, each by its spec's hostname."""
     from kjobs.api import validation_pod
 
     walks: list[str] = []
@@ -289,6 +289,12 @@ def test_a_remembered_valid_spec_still_checks_another_hostname(monkeypatch: pyte
 
     monkeypatch.setattr(validation_pod, "_validate_pod_spec", counting)
     monkeypatch.setattr(validation_pod, "_VALID_SPECS", Memo(256))
+    return walks
+
+
+def test_a_remembered_valid_spec_still_checks_another_hostname(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Job's pods differ only in their hostname: the spec's walk is done once, yet a bad hostname is caught."""
+    walks = _count_spec_walks(monkeypatch)
     assert validate_pod(_pod(hostname="job-0")) == []
     assert validate_pod(_pod(hostname="job-1")) == []
     assert walks == ["job-0"]
@@ -320,17 +326,7 @@ def _token_volume_pod(volume: str, mount: str) -> Obj:
 def test_pods_differing_in_their_token_volumes_random_name_are_walked_once(monkeypatch: pytest.MonkeyPatch) -> None:
     """The ServiceAccount admission's `kube-api-access-XXXXX` name differs in every pod: a Job's pods still share
     one remembered walk, while a mount naming another such volume than the pod has is still refused."""
-    from kjobs.api import validation_pod
-
-    walks: list[int] = []
-    real = validation_pod._validate_pod_spec
-
-    def counting(spec: Obj, path: str, errs: list[Any], *, is_pod: bool, features: Any) -> None:
-        walks.append(1)
-        real(spec, path, errs, is_pod=is_pod, features=features)
-
-    monkeypatch.setattr(validation_pod, "_validate_pod_spec", counting)
-    monkeypatch.setattr(validation_pod, "_VALID_SPECS", Memo(256))
+    walks = _count_spec_walks(monkeypatch)
     assert validate_pod(_token_volume_pod("kube-api-access-abcde", "kube-api-access-abcde")) == []
     assert validate_pod(_token_volume_pod("kube-api-access-x2z4q", "kube-api-access-x2z4q")) == []
     assert len(walks) == 1
@@ -347,17 +343,7 @@ def test_the_remembered_spec_covers_hugepages_amounts_only_where_they_were_check
     """Stop 46: the hugepages amounts are checked inside the remembered walk (`validate_pod_spec(hugepages=True)`).
     A spec remembered valid where indivisible amounts are allowed (an update of a pod stored with one) does not
     make a create of the same spec pass, and a valid spec is walked once for two creates."""
-    from kjobs.api import validation_pod
-
-    walks: list[int] = []
-    real = validation_pod._validate_pod_spec
-
-    def counting(spec: Obj, path: str, errs: list[Any], *, is_pod: bool, features: Any) -> None:
-        walks.append(1)
-        real(spec, path, errs, is_pod=is_pod, features=features)
-
-    monkeypatch.setattr(validation_pod, "_validate_pod_spec", counting)
-    monkeypatch.setattr(validation_pod, "_VALID_SPECS", Memo(256))
+    walks = _count_spec_walks(monkeypatch)
     amounts = {"hugepages-2Mi": "5Mi", "cpu": "1"}
     pod = _raw_pod()
     pod["spec"]["containers"][0]["resources"] = {"requests": dict(amounts), "limits": dict(amounts)}
