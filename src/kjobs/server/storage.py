@@ -49,6 +49,19 @@ class Storage:
         view = VIEWS.get(resource)
         return self.store.exists(view.stored if view else resource, namespace, name)
 
+    def mark_filled(self, resource: str, obj: Obj) -> None:
+        """`Store.mark_filled` for `obj`, what this adapter's write just returned (nothing for a view's object)."""
+        if resource not in VIEWS:
+            namespace, name = _key(obj)
+            self.store.mark_filled(resource, namespace, name, obj)
+
+    def filled(self, resource: str, obj: Obj) -> bool:
+        """`Store.filled` for `obj`, as a shared read returned it (False for a view's object)."""
+        if resource in VIEWS:
+            return False
+        namespace, name = _key(obj)
+        return self.store.filled(resource, namespace, name, obj)
+
     def get(
         self, resource: str, namespace: str, name: str, *, shared: bool = False, known: Obj | None = None
     ) -> Obj | None:

@@ -432,7 +432,9 @@ class Store(ABC):
         # Recent handed-over objects, by key (see `get_shared`), oldest first. An OrderedDict, not a dict: dropping
         # a dict's first entry with `next(iter(...))` walks over every slot freed before it (4.5 µs a write when
         # full, against 0.7), as the dict's entry table only compacts when it grows.
-        self._latest: OrderedDict[Key, tuple[int, Obj]] = OrderedDict()
+        self._latest: OrderedDict[Key, tuple[int, Obj, bool]] = OrderedDict()
+        """Per key, the newest object a writer handed over: its revision, the object, and whether its writer
+        said it was filled (`mark_filled`)."""
         self._corrupt: dict[Key, str] = {}  # objects whose stored copy was found damaged: read as 500 until rewritten
         # With `cold_after`, a record still stored `cold_after` writes later is packed (`kjobs.store.packing`),
         # while its resource holds at least `pack_above` objects.
@@ -616,7 +618,7 @@ class Store(ABC):
                 key = (resource, change.namespace, change.name)
                 latest.pop(key, None)
                 if obj is not None and change.type is not EventType.DELETED:
-                    latest[key] = (change.revision, obj)
+                    latest[key] = (change.revision, obj, False)
                     if len(latest) > _LATEST_KEPT:
                         latest.popitem(last=False)
                 watchers = self._watchers.get(resource)
@@ -788,6 +790,26 @@ class Store(ABC):
             return known
         obj: Obj = orjson.loads(record.raw)
         return obj
+
+    def mark_filled(self, resource: str, namespace: str, name: str, obj: Obj) -> None:
+        """Note that `obj`, the object its writer handed over and got back (`get_shared`'s object for the key),
+        has every null `kjobs.server.zerotimes.fill` would put in it: `filled` says so until the key's next write.
+        Nothing is noted when another write came between."""
+        key = (resource, namespace, name)
+        with self._lock:
+            latest = self._latest.get(key)
+            if latest is not None and latest[1] is obj and not latest[2]:
+                self._latest[key] = (latest[0], obj, True)  # an existing key keeps its place in the order
+
+    def filled(self, resource: str, namespace: str, name: str, obj: Obj) -> bool:
+        """Whether `obj` is the stored object's shared copy (as `get_shared` returned it) and its writer marked
+        it filled (`mark_filled`); False for any other object, a decode included."""
+        key = (resource, namespace, name)
+        latest = self._latest.get(key)
+        if latest is None or latest[1] is not obj or not latest[2]:
+            return False
+        record = self._lookup(key)
+        return record is not None and record.revision == latest[0]  # as `get_shared` reads it
 
     def _refuse_corrupt(self, resource: str, namespace: str | None, name: str | None = None) -> None:
         """Raise for a damaged object this read would return; a list fails whole, as a list over etcd fails on
