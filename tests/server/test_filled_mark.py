@@ -1,5 +1,5 @@
 """An update skips `zerotimes.fill` when it keeps the members the walk reads of a stored object an update marked
-filled (`ApiService._filled`, `Store.mark_filled`, docs/perf47.md): it stores what the walk would have given."""
+filled (`ApiService._filled`, `Store.filled`, docs/perf47.md): it stores what the walk would have given."""
 
 from __future__ import annotations
 
@@ -80,31 +80,31 @@ def _pod(name: str, status: Obj | None = None) -> Obj:
     return {"metadata": {"name": name, "namespace": "default"}, "spec": {}, "status": status or {}}
 
 
-def test_the_store_says_filled_only_of_its_current_shared_object_once_marked() -> None:
+def test_the_store_says_filled_only_of_its_current_shared_object_an_update_said_was_filled() -> None:
     async def scenario() -> None:
         store = MemoryStore()
         await store.acreate("pods", "default", "a", _pod("a"), adopt=True)
         shared = store.get_shared("pods", "default", "a")
-        assert not store.filled("pods", "default", "a", shared)
-        store.mark_filled("pods", "default", "a", store.get("pods", "default", "a"))  # a decode: not shared
-        assert not store.filled("pods", "default", "a", shared)
-        store.mark_filled("pods", "default", "a", shared)
+        assert not store.filled("pods", "default", "a", shared)  # a create says nothing
+        await store.aupdate("pods", "default", "a", _pod("a", {"phase": "Pending"}), adopt=True)
+        assert not store.filled("pods", "default", "a", store.get_shared("pods", "default", "a"))  # nor did it
+        await store.aupdate("pods", "default", "a", _pod("a", {"phase": "Running"}), adopt=True, filled=True)
+        shared = store.get_shared("pods", "default", "a")
         assert store.filled("pods", "default", "a", shared)
-        assert not store.filled("pods", "default", "a", store.get("pods", "default", "a"))
-        await store.aupdate("pods", "default", "a", _pod("a", {"phase": "Running"}), adopt=True)  # the next write
+        assert not store.filled("pods", "default", "a", store.get("pods", "default", "a"))  # a decode
+        assert not store.filled("pods", "default", "b", shared)  # another key
+        await store.aupdate("pods", "default", "a", _pod("a", {"phase": "Failed"}), adopt=True)  # the next write
         assert not store.filled("pods", "default", "a", shared)
-        newer = store.get_shared("pods", "default", "a")
-        assert newer is not shared and not store.filled("pods", "default", "a", newer)
-        store.mark_filled("pods", "default", "a", shared)  # a mark of a replaced object: nothing
-        assert not store.filled("pods", "default", "a", newer)
-        store.mark_filled("pods", "default", "a", newer)
-        assert store.filled("pods", "default", "a", newer)
-        await store.aupdate("pods", "default", "a", _pod("a", {"phase": "Failed"}))  # not handed over
-        assert not store.filled("pods", "default", "a", newer)
-        store.mark_filled("pods", "default", "a", newer)
-        assert not store.filled("pods", "default", "a", newer)
+        assert not store.filled("pods", "default", "a", store.get_shared("pods", "default", "a"))
+        await store.aupdate("pods", "default", "a", _pod("a", {"phase": "Running"}), adopt=True, filled=True)
+        shared = store.get_shared("pods", "default", "a")
+        await store.aupdate("pods", "default", "a", _pod("a", {"phase": "Failed"}), filled=True)  # not handed over
+        assert not store.filled("pods", "default", "a", shared)
+        assert not store.filled("pods", "default", "a", store.get_shared("pods", "default", "a"))
+        await store.aupdate("pods", "default", "a", _pod("a", {"phase": "Running"}), adopt=True, filled=True)
+        shared = store.get_shared("pods", "default", "a")
         await store.adelete("pods", "default", "a")
-        assert not store.filled("pods", "default", "a", newer)
+        assert not store.filled("pods", "default", "a", shared)
 
     asyncio.run(scenario())
 

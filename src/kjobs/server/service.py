@@ -1505,8 +1505,8 @@ class ApiService:
             self._written(r)
             await self._on_dependent_gone(gone)
             return new
-        written = await self.store.update(r.store_key, new, expected_rv=meta["resourceVersion"])
-        self.store.mark_filled(r.store_key, written)  # `new` was filled, and nothing since changed what it fills
+        # `new` was filled (`_filled`), and nothing since changed what the walk reads
+        written = await self.store.update(r.store_key, new, expected_rv=meta["resourceVersion"], filled=True)
         self._written(r)
         if r.kind == "Service":
             self.service_allocator.written(written)
@@ -1514,7 +1514,7 @@ class ApiService:
 
     def _filled(self, r: Resource, new: Obj, old: Obj) -> Obj:
         """`zerotimes.fill` of an update's `new`, but `new` itself when it keeps every member the walk reads of
-        `old` (`zerotimes.kept`) and `old` is the stored object an update marked filled (`Store.mark_filled`): a
+        `old` (`zerotimes.kept`) and `old` is the stored object an update said was filled (`Store.filled`): a
         finalizer's removal keeps the spec and status of the status write before it, about 3 µs a pod
         (docs/perf47.md; tests/server/test_filled_mark.py)."""
         if zerotimes.kept(new, old, r.group, r.kind) and self.store.filled(r.store_key, old):
