@@ -20,6 +20,7 @@ from kjobs.api.types import Obj
 from kjobs.client.resources import NODES, PODS
 from kjobs.clock import FakeClock
 from kjobs.controllers.podgc import PodGCController, PodGCSettings
+from kjobs.controllers.podgc import _sort as sort_pods
 from tests.controllers.disruption_support import condition, node_manifest, pod_manifest
 from tests.controllers.upstream_support import Recording
 from tests.support import local_api
@@ -288,7 +289,7 @@ GC_UNSCHEDULED_TERMINATING = [
 def test_gc_unscheduled_terminating(pods: list[P], deleted: set[str], patched: set[str]) -> None:
     async def scenario() -> None:
         made = await cluster(-1, pods)
-        await made.controller._gc_unscheduled_terminating(made.controller.pods.list())
+        await made.controller._gc_unscheduled_terminating(sort_pods(made.controller.pods.list()).deleting)
         check(made, deleted, patched, "unscheduled")
         for name in patched:  # no node died: failed, but no DisruptionTarget
             patch = next(a.body for a in made.client.of("patch") if a.name == name)
