@@ -1474,7 +1474,7 @@ class ApiService:
             # status PUT read before the Job controller deleted the pod and took its finalizer answered 422 ("no
             # new finalizers can be added if the object is being deleted"), which RetryOnConflict does not retry.
             raise conflict(r.plural, str((old.get("metadata") or {}).get("name", "")), group=r.group)
-        new = self._filled(r, new, old, subresource)
+        new = zerotimes.fill(new, r.group, r.kind)
         if manager and self.field_managers:  # before the no-op check: a body without them changes nothing
             _start_ownership(_meta(new), (old.get("metadata") or {}).get("managedFields"), subresource)
         if r.tracks_generation and subresource != "status" and r.spec_changed(new, old):
@@ -1505,26 +1505,11 @@ class ApiService:
             self._written(r)
             await self._on_dependent_gone(gone)
             return new
-        # `new` was filled (`_filled`), and nothing since changed what the walk reads
-        written = await self.store.update(r.store_key, new, expected_rv=meta["resourceVersion"], filled=True)
+        written = await self.store.update(r.store_key, new, expected_rv=meta["resourceVersion"])
         self._written(r)
         if r.kind == "Service":
             self.service_allocator.written(written)
         return written
-
-    def _filled(self, r: Resource, new: Obj, old: Obj, subresource: str) -> Obj:
-        """`zerotimes.fill` of an update's `new`, but `new` itself when it keeps every member the walk reads of
-        `old` (`zerotimes.kept`) and `old` is the stored object an update said was filled (`Store.filled`): a
-        finalizer's removal keeps the spec and status of the status write before it, and the walk of a status
-        read long before is cold (docs/perf47.md; tests/server/test_filled_mark.py). A status write is not
-        asked: it writes the status (the walk's one member but the spec) to change it."""
-        if (
-            subresource != "status"
-            and zerotimes.kept(new, old, r.group, r.kind)
-            and self.store.filled(r.store_key, old)
-        ):
-            return new
-        return zerotimes.fill(new, r.group, r.kind)
 
     async def update(
         self,

@@ -49,13 +49,6 @@ class Storage:
         view = VIEWS.get(resource)
         return self.store.exists(view.stored if view else resource, namespace, name)
 
-    def filled(self, resource: str, obj: Obj) -> bool:
-        """`Store.filled` for `obj`, as a shared read returned it (False for a view's object)."""
-        if resource in VIEWS:
-            return False
-        namespace, name = _key(obj)
-        return self.store.filled(resource, namespace, name, obj)
-
     def get(
         self, resource: str, namespace: str, name: str, *, shared: bool = False, known: Obj | None = None
     ) -> Obj | None:
@@ -186,9 +179,8 @@ class Storage:
             return view.read(await view.named(resource, write))
         return await self.store.acreate(resource, namespace, name, obj, adopt=True)
 
-    async def update(self, resource: str, obj: Obj, *, expected_rv: str | None, filled: bool = False) -> Obj:
-        """Compare-and-swap update; 409 Conflict if stale, 404 if gone. `filled`: `obj` went through
-        `kjobs.server.zerotimes.fill` (see `Store.filled`; not kept for a view's object)."""
+    async def update(self, resource: str, obj: Obj, *, expected_rv: str | None) -> Obj:
+        """Compare-and-swap update; 409 Conflict if stale, 404 if gone."""
         namespace, name = _key(obj)
         view = VIEWS.get(resource)
         if view is not None:
@@ -196,9 +188,7 @@ class Storage:
                 view.stored, namespace, name, view.write(obj), expected_rv=expected_rv, adopt=True
             )
             return view.read(await view.named(resource, write))
-        return await self.store.aupdate(
-            resource, namespace, name, obj, expected_rv=expected_rv, adopt=True, filled=filled
-        )
+        return await self.store.aupdate(resource, namespace, name, obj, expected_rv=expected_rv, adopt=True)
 
     async def delete(
         self, resource: str, namespace: str, name: str, *, expected_rv: str | None = None, last: Obj | None = None

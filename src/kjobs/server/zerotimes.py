@@ -246,33 +246,6 @@ def fill(obj: Obj, group: str, kind: str) -> Obj:
     return filled
 
 
-_ABSENT = object()
-
-
-def kept(new: Obj, old: Obj, group: str, kind: str) -> bool:
-    """Whether `new` holds, in every top-level field `fill` reads for (group, kind), the very value `old` holds
-    (or lacks it as `old` does): then `fill(new)` is `new` exactly when `fill(old)` is `old`, as long as neither
-    was changed since (stored objects are read-only). A finalizer's removal keeps a pod's `spec` and `status`."""
-    fields = _READ.get((group, kind))
-    if fields is None:
-        fields = _READ[group, kind] = _read(group, kind)
-    for field in fields:  # noqa: SIM110  (a loop: `all` of a generator costs more than the walk it is to save)
-        if new.get(field, _ABSENT) is not old.get(field, _ABSENT):
-            return False
-    return True
-
-
-_READ: dict[tuple[str, str], tuple[str, ...]] = {}
-"""`_read` per (group, kind), looked up in a plain dict: `kept` runs on every update."""
-
-
-def _read(group: str, kind: str) -> tuple[str, ...]:
-    """The top-level fields `fill`'s walk and its top-level zeros read for (group, kind)."""
-    root = ROOTS.get((group, kind))
-    plan = _root_plan(root) if root is not None else None
-    return tuple(plan or ()) + tuple(field for field, _ in _top_level(group, kind))
-
-
 @functools.cache
 def _root_plan(root: str) -> Plan | None:
     """`_plan` of a stored kind without its own `metadata`: the server sets `creationTimestamp` itself."""

@@ -117,7 +117,6 @@ class Op:
     waiter: builtins.object = field(default=None)  # spelled out: mypyc looks a bare `object` up in this module
     from_obj: bool = False  # `result` was cut from `obj`, so `obj` is the stored object, free to hand out
     adopted: bool = False  # `obj` was handed over by a writer that treats the outcome as read-only
-    filled: bool = False  # its writer says `obj` holds every null `kjobs.server.zerotimes.fill` puts in (`filled`)
 
     @property
     def key(self) -> Key:
@@ -433,9 +432,7 @@ class Store(ABC):
         # Recent handed-over objects, by key (see `get_shared`), oldest first. An OrderedDict, not a dict: dropping
         # a dict's first entry with `next(iter(...))` walks over every slot freed before it (4.5 µs a write when
         # full, against 0.7), as the dict's entry table only compacts when it grows.
-        self._latest: OrderedDict[Key, tuple[int, Obj, bool]] = OrderedDict()
-        """Per key, the newest object a writer handed over: its revision, the object, and whether its writer
-        said it was filled (`aupdate(filled=True)`, read by `filled`)."""
+        self._latest: OrderedDict[Key, tuple[int, Obj]] = OrderedDict()
         self._corrupt: dict[Key, str] = {}  # objects whose stored copy was found damaged: read as 500 until rewritten
         # With `cold_after`, a record still stored `cold_after` writes later is packed (`kjobs.store.packing`),
         # while its resource holds at least `pack_above` objects.
@@ -521,7 +518,7 @@ class Store(ABC):
     def _apply(self, ops: list[Op]) -> None:
         """Evaluate, persist and publish a batch (caller holds `_write_lock`); sets each op's outcome."""
         overlay: dict[Key, Record | None] = {}
-        changes: list[tuple[str, Change, Obj | None, bool]] = []
+        changes: list[tuple[str, Change, Obj | None]] = []
         revision = self._revision
         for op in ops:
             key = (op.resource, op.namespace, op.name)
@@ -536,8 +533,9 @@ class Store(ABC):
                     record = _stamp(op.obj, revision, op.index)
                     overlay[key] = op.result = record
                     op.from_obj = True
-                    change = Change(EventType.ADDED, op.namespace, op.name, record, None)
-                    changes.append((op.resource, change, _shareable(op), False))
+                    changes.append(
+                        (op.resource, Change(EventType.ADDED, op.namespace, op.name, record, None), _shareable(op))
+                    )
                     continue
                 if current is None:
                     plural, group = split_resource(op.resource)
@@ -554,7 +552,7 @@ class Store(ABC):
                     overlay[key] = op.result = record = stamped
                     op.from_obj = True
                     change = Change(EventType.MODIFIED, op.namespace, op.name, record, current)
-                    changes.append((op.resource, change, _shareable(op), op.filled))
+                    changes.append((op.resource, change, _shareable(op)))
                 else:
                     revision += 1
                     last = op.obj if op.obj is not None and _read_at(op.obj, current) else None
@@ -573,7 +571,7 @@ class Store(ABC):
                     # the watchers share it rather than decode the record again. A deleter that handed its read
                     # over gets that same stamped object back, read-only.
                     changes.append(
-                        (op.resource, Change(EventType.DELETED, op.namespace, op.name, record, current), last, False)
+                        (op.resource, Change(EventType.DELETED, op.namespace, op.name, record, current), last)
                     )
             except ApiError as err:
                 op.error = err
@@ -593,7 +591,7 @@ class Store(ABC):
             self._publish(overlay, changes, revision)
 
     def _publish(
-        self, final: dict[Key, Record | None], changes: list[tuple[str, Change, Obj | None, bool]], revision: int
+        self, final: dict[Key, Record | None], changes: list[tuple[str, Change, Obj | None]], revision: int
     ) -> None:
         with self._lock:
             packer = self._packer
@@ -612,13 +610,13 @@ class Store(ABC):
             per_watcher: dict[int, tuple[Watch, list[Event]]] = {}
             broken: list[Watch] = []
             latest = self._latest
-            for resource, change, obj, filled in changes:
+            for resource, change, obj in changes:
                 self._history(resource).append(change)
                 shared = SharedDecode(change.record.raw, obj)
                 key = (resource, change.namespace, change.name)
                 latest.pop(key, None)
                 if obj is not None and change.type is not EventType.DELETED:
-                    latest[key] = (change.revision, obj, filled)
+                    latest[key] = (change.revision, obj)
                     if len(latest) > _LATEST_KEPT:
                         latest.popitem(last=False)
                 watchers = self._watchers.get(resource)
@@ -699,10 +697,8 @@ class Store(ABC):
         expected_rv: str | None = None,
         expected_uid: str | None = None,
         adopt: bool = False,
-        filled: bool = False,
     ) -> Obj:
-        """`update` for asyncio callers (`adopt`: see `acreate`; `filled`: see `filled`, for an object handed
-        over)."""
+        """`update` for asyncio callers (`adopt`: see `acreate`)."""
         key = (resource, namespace, name)
         like = self._lookup(key)
         # The object the store shares for that record, if it still has it (as `get_shared` finds it): a handed-over
@@ -715,7 +711,6 @@ class Store(ABC):
         op = _write(
             "update", resource, namespace, name, obj, expected_rv, expected_uid, adopt=adopt, like=like, prev=prev
         )
-        op.filled = filled and adopt
         await self._asubmit(op)
         return op.outcome()
 
@@ -793,17 +788,6 @@ class Store(ABC):
             return known
         obj: Obj = orjson.loads(record.raw)
         return obj
-
-    def filled(self, resource: str, namespace: str, name: str, obj: Obj) -> bool:
-        """Whether `obj` is the stored object's shared copy (as `get_shared` returned it) and the update that
-        handed it over said it was filled (`aupdate(filled=True)`): it holds every null `kjobs.server.zerotimes.fill`
-        would put in it. False for any other object, a decode included, and once the key is written again."""
-        key = (resource, namespace, name)
-        latest = self._latest.get(key)
-        if latest is None or latest[1] is not obj or not latest[2]:
-            return False
-        record = self._lookup(key)
-        return record is not None and record.revision == latest[0]  # as `get_shared` reads it
 
     def _refuse_corrupt(self, resource: str, namespace: str | None, name: str | None = None) -> None:
         """Raise for a damaged object this read would return; a list fails whole, as a list over etcd fails on
