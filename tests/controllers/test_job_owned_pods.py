@@ -7,6 +7,7 @@ from hypothesis import strategies as st
 
 from kjobs.api.names import JOB_TRACKING_FINALIZER
 from kjobs.controllers.job import _facts, _InNameOrder, _OwnedPods
+from kjobs.job.pods import sync_facts
 from kjobs.job.sync import new_context
 
 _ops = st.lists(st.tuples(st.booleans(), st.integers(0, 30), st.integers(0, 3)), max_size=80)
@@ -94,6 +95,27 @@ def test_a_sync_reading_only_the_unsettled_pods_classifies_them_as_one_reading_a
     everyone = new_context(job, pods, now=0.0, expected_rm_finalizers=frozenset())
     few = new_context(job, pods, now=0.0, expected_rm_finalizers=frozenset(), unsettled=unsettled)
     assert few == everyone
+    # The remembered facts are those of the objects `pods` holds now, each under its own object's id (a pod
+    # replaced or gone took its entry with it), and a sync classifies from them as from the pods.
+    assert owned.facts == {id(pod): sync_facts(pod) for pod in owned.pods.values()}
+    remembered = new_context(
+        job, pods, now=0.0, expected_rm_finalizers=frozenset(), unsettled=unsettled, facts=owned.facts
+    )
+    assert remembered == everyone
+    assert remembered.active_indexes() == everyone.active_indexes()
+
+
+def test_a_pod_observed_again_as_the_same_object_keeps_its_facts() -> None:
+    owned = _OwnedPods()
+    pod = _pod(1, "Running", True, False, True)
+    owned.observe("uid-1", pod, tracked=True)
+    owned.observe("uid-1", pod, tracked=True)  # a resync hands over the object the informer holds
+    assert owned.facts == {id(pod): sync_facts(pod)}
+    newer = _pod(1, "Succeeded", True, False, False)
+    owned.observe("uid-1", newer, tracked=True, terminal=True)
+    assert owned.facts == {id(newer): sync_facts(newer)}
+    owned.observe("uid-1", None)
+    assert owned.facts == {}
 
 
 def test_the_lazy_view_lists_the_pods_in_name_order_at_its_first_read() -> None:

@@ -162,3 +162,61 @@ def test_a_sync_plans_the_same_from_the_finished_tracked_pods_alone(
         m.setattr(sync, "_distinct_valid_indexes", lambda indexes, total: False)
         slow = _plans(job, pods, rm)
     assert fast == slow
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    rows=_pods,
+    indexed=st.booleans(),
+    per_index=st.booleans(),
+    policy=st.booleans(),
+    failed_only=st.booleans(),
+    deleting=st.booleans(),
+    parallelism=st.integers(0, 10),
+    expected=st.sets(st.integers(0, 23), max_size=4),
+    known=st.sets(st.integers(0, 23)),
+    only_unsettled=st.booleans(),
+)
+def test_a_sync_plans_the_same_from_the_pods_remembered_facts(
+    rows: list[tuple[str, Any, bool, bool, bool, int, int]],
+    indexed: bool,
+    per_index: bool,
+    policy: bool,
+    failed_only: bool,
+    deleting: bool,
+    parallelism: int,
+    expected: set[int],
+    known: set[int],
+    only_unsettled: bool,
+) -> None:
+    """`P.sync_facts` remembered for some of the pods (the Job controller reads them when a pod arrives, docs/
+    http47.md): the sync's classification, the active pods' indexes, its plan and its tracking are those read
+    from the pods themselves."""
+    pods = [_pod(n, *row) for n, row in enumerate(rows)]
+    job = _job(indexed, per_index, policy, failed_only, deleting, parallelism)
+    rm = frozenset(f"uid-{n}" for n in expected)
+    unsettled = (
+        [p for p in pods if P.has_tracking_finalizer(p) or P.phase(p) not in P.TERMINAL_PHASES]
+        if only_unsettled
+        else None
+    )
+    facts = {id(p): P.sync_facts(p) for n, p in enumerate(pods) if n in known}
+
+    def plans(remembered: dict[int, P.SyncFacts] | None) -> tuple[Any, Any, list[int] | None]:
+        plan = sync.plan_sync(
+            job,
+            pods,
+            now=NOW,
+            bookkeeping=Bookkeeping(expected_rm_finalizers=rm),
+            config=SyncConfig(),
+            unsettled=unsettled,
+            facts=remembered,
+        )
+        indexes = plan.ctx.active_indexes() if plan.ctx is not None else None
+        tracking = plan.after_pod_actions() if plan.ctx is not None else None
+        return plan, tracking, indexes
+
+    assert plans(facts) == plans(None)
+    ctx = sync.new_context(job, pods, now=NOW, expected_rm_finalizers=rm, unsettled=unsettled, facts=facts)
+    assert ctx == sync.new_context(job, pods, now=NOW, expected_rm_finalizers=rm, unsettled=unsettled)
+    assert ctx.active_indexes() == [P.completion_index(p) for p in ctx.active_pods]

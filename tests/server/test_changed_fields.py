@@ -67,7 +67,12 @@ _values = st.recursive(
 _lists = st.lists(
     st.fixed_dictionaries(
         {"name": st.sampled_from(["main", "side", "third"]), "type": st.sampled_from(["Ready", "PodScheduled"])},
-        optional={"image": st.sampled_from(["a", "b"]), "status": st.sampled_from(["True", "False"])},
+        optional={
+            "image": st.sampled_from(["a", "b"]),
+            "status": st.sampled_from(["True", "False"]),
+            "lastProbeTime": st.none(),  # the kubelet's conditions carry it null
+            "reason": st.none() | st.just("PodCompleted"),
+        },
     ),
     max_size=3,
 )
@@ -195,6 +200,41 @@ def test_a_status_write_names_only_what_it_changed() -> None:
         '.status.conditions[type="Ready"].type',
         '.status.conditions[type="Ready"].status',
     }
+
+
+def test_new_conditions_with_null_fields_own_every_field() -> None:
+    """The node agent's write of a finished pod: four new conditions, each with `lastProbeTime: null`, whose trees
+    `_flat_tree` remembers by their field names. A null field of a new element is Added like any scalar."""
+    old = copy.deepcopy(BASE_POD)
+    new = copy.deepcopy(BASE_POD)
+    new["status"]["phase"] = "Succeeded"
+    for kind in ("PodReadyToStartContainers", "Initialized", "Ready", "ContainersReady"):
+        new["status"]["conditions"].insert(
+            0,
+            {
+                "type": kind,
+                "status": "False",
+                "reason": "PodCompleted",
+                "lastProbeTime": None,
+                "lastTransitionTime": "t",
+            },
+        )
+    for _ in range(2):  # built, then taken from the memo
+        got = fieldtrees.changed_fields_v1(old, new, POD_STRATEGIES, status=True)
+        expected = apply.to_fields_v1(_scope(_reference(old, new, include_status=True), True))
+        assert orjson.dumps(got) == orjson.dumps(expected)
+    ready = got["f:status"]["f:conditions"]['k:{"type":"Ready"}']
+    assert list(ready) == [".", "f:lastProbeTime", "f:lastTransitionTime", "f:reason", "f:status", "f:type"]
+
+
+def test_a_null_struct_field_in_a_map_the_old_object_has_is_no_change() -> None:
+    """Unlike a new element's, a null field Go renders always (`containers`) of a map the old object has (an
+    empty `spec`) reads as unset on both sides: such a map is not given a remembered flat tree."""
+    old: dict[str, Any] = {"spec": {}}
+    new: dict[str, Any] = {"spec": {"containers": None}}
+    expected = apply.to_fields_v1(_reference(old, new, include_status=True))
+    assert expected == {}
+    assert fieldtrees.changed_fields_v1(old, new, POD_STRATEGIES) == expected
 
 
 def test_a_removed_key_is_no_change_to_own() -> None:

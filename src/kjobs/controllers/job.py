@@ -448,6 +448,7 @@ class JobController:
             events=self.events,
             metrics=self.metrics,
             unsettled=unsettled,
+            facts=owned.facts if owned is not None else None,
         )
         self.last_outcome[key] = outcome
         if outcome.finished is not None:
@@ -467,10 +468,13 @@ class _OwnedPods:
     list sorted on each event moved half of it (12,500 pods at 100,000 completions) twice a pod, while only
     some policies read every pod (see `_InNameOrder`), and those pass over all of them on each sync anyway."""
 
-    __slots__ = ("_added", "_order", "_removed", "pods", "unsettled")
+    __slots__ = ("_added", "_order", "_removed", "facts", "pods", "unsettled")
 
     def __init__(self) -> None:
         self.pods: dict[str, Obj] = {}  # by uid
+        self.facts: dict[int, P.SyncFacts] = {}
+        """`P.sync_facts` of each pod in `pods`, by the pod object's `id` (an entry goes with its object, which
+        `pods` keeps alive meanwhile): what every sync would otherwise read again from every active pod."""
         self.unsettled: dict[str, str] = {}  # uid -> name
         self._order: list[tuple[str, str]] = []  # (name, uid), sorted, as of the last read
         self._added: dict[str, str] = {}  # uid -> name, pods that came since
@@ -483,12 +487,16 @@ class _OwnedPods:
             self.unsettled.pop(uid, None)
             if known is not None:
                 del self.pods[uid]
+                del self.facts[id(known)]
                 if self._added.pop(uid, None) is None:
                     self._removed = True
             return
         if known is None:
             self._added[uid] = _name(pod)
+        elif known is not pod:
+            del self.facts[id(known)]
         self.pods[uid] = pod
+        self.facts[id(pod)] = P.sync_facts(pod)
         if terminal and not tracked:  # settled: finished and counted
             self.unsettled.pop(uid, None)
         elif uid not in self.unsettled:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar
 
@@ -86,11 +86,21 @@ async def sync_job(
     events: EventSink,
     metrics: JobMetrics,
     unsettled: Sequence[Obj] | None = None,
+    facts: Mapping[int, P.SyncFacts] | None = None,
 ) -> SyncOutcome:
-    """Plan one sync of `job` and carry it out (Kubernetes' `syncJob`); `unsettled` as for `plan_sync`."""
+    """Plan one sync of `job` and carry it out (Kubernetes' `syncJob`); `unsettled` and `facts` as for
+    `plan_sync`."""
     started = time.perf_counter()
     key = job_key(job)
-    plan = plan_sync(job, pods, now=now, bookkeeping=book.snapshot(key, now=now), config=config, unsettled=unsettled)
+    plan = plan_sync(
+        job,
+        pods,
+        now=now,
+        bookkeeping=book.snapshot(key, now=now),
+        config=config,
+        unsettled=unsettled,
+        facts=facts,
+    )
     outcome = SyncOutcome(plan=plan, requeue_after=plan.requeue_after)
     for ev in plan.events if plan.skip else ():
         events.event(job, ev.type, ev.reason, ev.message)

@@ -101,6 +101,31 @@ def completion_index(pod: Obj) -> int:
     return index if index is not None and index >= 0 else UNKNOWN_INDEX
 
 
+SyncFacts = tuple[bool, bool, bool, bool, int]
+"""What a sync's classifying pass reads of a pod (`sync_facts`)."""
+
+
+def sync_facts(pod: Obj) -> SyncFacts:
+    """(not in a terminal phase, being deleted, its first Ready condition True, carrying the tracking finalizer,
+    `completion_index`): what `kjobs.job.sync.new_context` reads of each unsettled pod on every sync. A pod object
+    is never changed once stored, so a controller may read them once a version, when the pod arrives, rather than
+    on each of the many syncs (ten a second) that see the pod active (docs/http47.md)."""
+    meta = pod.get("metadata") or {}
+    pod_status = pod.get("status") or {}
+    ready = False
+    for cond in pod_status.get("conditions") or ():  # `is_ready`: the first Ready condition
+        if isinstance(cond, dict) and cond.get("type") == "Ready":
+            ready = cond.get("status") == "True"
+            break
+    return (
+        pod_status.get("phase") not in TERMINAL_PHASES,
+        bool(meta.get("deletionTimestamp")),
+        ready,
+        JOB_TRACKING_FINALIZER in (meta.get("finalizers") or ()),
+        completion_index(pod),
+    )
+
+
 def _annotation_int32(pod: Obj, key: str) -> int:
     annotations = (pod.get("metadata") or {}).get("annotations") or {}
     value = annotations.get(key)

@@ -13,7 +13,7 @@ The executor (`kjobs.job.execute`) carries the plan out against the API.
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import orjson
@@ -191,12 +191,19 @@ def new_context(
     now: float,
     expected_rm_finalizers: frozenset[str],
     unsettled: Sequence[Obj] | None = None,
+    facts: Mapping[int, P.SyncFacts] | None = None,
 ) -> SyncContext:
     """Classify the pods and copy the status: the starting point of a sync (and of a lone tracking step).
 
     `unsettled`, when the caller keeps them apart, holds the pods that are not in a terminal phase or still
     carry the tracking finalizer, in `pods` order. Only those can be active, terminating or tracked; the rest,
-    finished and counted, are most of a long Job's pods, and the classifying pass then skips them."""
+    finished and counted, are most of a long Job's pods, and the classifying pass then skips them.
+
+    `facts`: `P.sync_facts` of pods, by the `id` of the pod object, which the caller keeps alive while it is in
+    the mapping (so an `id` there is that object's); a pod not found there is read here. The pass then does
+    not touch thousands of active pods on each sync, and the active pods' indexes come with it."""
+    if facts is not None:
+        return _new_context_from_facts(job, pods, now, expected_rm_finalizers, unsettled, facts)
     status = copy_status(job.get("status"))
     active_pods: list[Obj] = []
     tracked_pods: list[Obj] = []
@@ -237,6 +244,55 @@ def new_context(
     )
 
 
+def _new_context_from_facts(
+    job: Obj,
+    pods: Sequence[Obj],
+    now: float,
+    expected_rm_finalizers: frozenset[str],
+    unsettled: Sequence[Obj] | None,
+    facts: Mapping[int, P.SyncFacts],
+) -> SyncContext:
+    """`new_context`'s classifying pass, from the pods' remembered facts (see `new_context`)."""
+    status = copy_status(job.get("status"))
+    active_pods: list[Obj] = []
+    active_indexes: list[int] = []
+    tracked_pods: list[Obj] = []
+    finished_tracked: list[Obj] = []
+    terminating = ready = 0
+    for pod in pods if unsettled is None else unsettled:
+        fact = facts.get(id(pod))
+        if fact is None:
+            fact = P.sync_facts(pod)
+        running, deleting, is_ready, tracked, index = fact
+        active = running and not deleting
+        if active:
+            active_pods.append(pod)
+            active_indexes.append(index)
+            ready += is_ready
+        elif running:
+            terminating += 1
+        if tracked:
+            tracked_pods.append(pod)
+            if not active:
+                finished_tracked.append(pod)
+    uncounted = status["uncountedTerminatedPods"]
+    return SyncContext(
+        job=job,
+        pods=pods,
+        status=status,
+        now=now,
+        active_pods=active_pods,
+        ready=ready,
+        terminating=terminating,
+        uncounted_succeeded=frozenset(uncounted["succeeded"]),
+        uncounted_failed=frozenset(uncounted["failed"]),
+        expected_rm_finalizers=expected_rm_finalizers,
+        tracked_pods=tracked_pods,
+        finished_tracked=finished_tracked,
+        _active_indexes=active_indexes,
+    )
+
+
 def plan_sync(
     job: Obj,
     pods: Sequence[Obj],
@@ -245,8 +301,9 @@ def plan_sync(
     bookkeeping: Bookkeeping | None = None,
     config: SyncConfig | None = None,
     unsettled: Sequence[Obj] | None = None,
+    facts: Mapping[int, P.SyncFacts] | None = None,
 ) -> SyncPlan:
-    """Decide one reconcile of `job` given the pods it owns (see the module note); `unsettled` as for
+    """Decide one reconcile of `job` given the pods it owns (see the module note); `unsettled` and `facts` as for
     `new_context`."""
     book = bookkeeping or Bookkeeping()
     cfg = config or SyncConfig()
@@ -263,7 +320,9 @@ def plan_sync(
             skip="unknown completion mode",
             events=[Event("Warning", "UnknownCompletionMode", "Skipped Job sync because completion mode is unknown")],
         )
-    ctx = new_context(job, pods, now=now, expected_rm_finalizers=book.expected_rm_finalizers, unsettled=unsettled)
+    ctx = new_context(
+        job, pods, now=now, expected_rm_finalizers=book.expected_rm_finalizers, unsettled=unsettled, facts=facts
+    )
     plan = SyncPlan(key=key, ctx=ctx, _satisfied=book.expectations_satisfied, _config=cfg)
     status, spec = ctx.status, spec_of(job)
     new_succeeded, new_failed = _new_finished_pods(ctx)

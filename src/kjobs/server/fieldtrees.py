@@ -195,9 +195,12 @@ def _flat_tree(value: Obj, *, element: bool) -> Obj | None:
     """The changed-fields tree of a map new to the object whose every field holds a scalar (a condition, an IP
     entry): a leaf per field, and the element's own `.` for a new list element. It depends on the field names
     alone, so it is remembered by them and shared, read-only, by the objects that have one of that shape (the
-    status of every pod a kubelet starts). None when some field holds a map, a list or null."""
+    status of every pod a kubelet starts). None when some field holds a map or a list, or, in a map that is not
+    a new element, null: a new element has no old value, so a null field there is Added as any scalar is (the
+    kubelet's conditions carry `lastProbeTime: null`), whereas in a map the old object has, a null struct field
+    (`schema.Shape.always`) reads as unset on both sides."""
     for item in value.values():
-        if item is None or type(item) is dict or type(item) is list:
+        if type(item) is dict or type(item) is list or (item is None and not element):
             return None
     key = (element, tuple(value))
     tree = _FLAT_TREES.get(key)
