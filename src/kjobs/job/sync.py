@@ -175,13 +175,13 @@ class SyncPlan:
         return plan_tracking(ctx, needs_flush=needs_update, max_uncounted=self._config.max_uncounted_pods)
 
 
-_EMPTY: Obj = {}
-
-
 def job_key(job: Obj) -> str:
     """`namespace/name`, the work-queue key."""
     meta = job.get("metadata") or {}
     return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
+
+
+_NO_FACTS: Mapping[int, P.SyncFacts] = {}
 
 
 def new_context(
@@ -202,57 +202,7 @@ def new_context(
     `facts`: `P.sync_facts` of pods, by the `id` of the pod object, which the caller keeps alive while it is in
     the mapping (so an `id` there is that object's); a pod not found there is read here. The pass then does
     not touch thousands of active pods on each sync, and the active pods' indexes come with it."""
-    if facts is not None:
-        return _new_context_from_facts(job, pods, now, expected_rm_finalizers, unsettled, facts)
-    status = copy_status(job.get("status"))
-    active_pods: list[Obj] = []
-    tracked_pods: list[Obj] = []
-    finished_tracked: list[Obj] = []
-    terminating = ready = 0
-    for pod in pods if unsettled is None else unsettled:  # P's tests, inlined
-        meta = pod.get("metadata") or _EMPTY
-        active = False
-        pod_status = pod.get("status") or _EMPTY
-        if pod_status.get("phase") not in P.TERMINAL_PHASES:
-            if meta.get("deletionTimestamp"):
-                terminating += 1
-            else:
-                active = True
-                active_pods.append(pod)
-                for cond in pod_status.get("conditions") or ():  # `P.is_ready`: the first Ready condition
-                    if isinstance(cond, dict) and cond.get("type") == "Ready":
-                        ready += cond.get("status") == "True"
-                        break
-        if JOB_TRACKING_FINALIZER in (meta.get("finalizers") or ()):
-            tracked_pods.append(pod)
-            if not active:
-                finished_tracked.append(pod)
-    uncounted = status["uncountedTerminatedPods"]
-    return SyncContext(
-        job=job,
-        pods=pods,
-        status=status,
-        now=now,
-        active_pods=active_pods,
-        ready=ready,
-        terminating=terminating,
-        uncounted_succeeded=frozenset(uncounted["succeeded"]),
-        uncounted_failed=frozenset(uncounted["failed"]),
-        expected_rm_finalizers=expected_rm_finalizers,
-        tracked_pods=tracked_pods,
-        finished_tracked=finished_tracked,
-    )
-
-
-def _new_context_from_facts(
-    job: Obj,
-    pods: Sequence[Obj],
-    now: float,
-    expected_rm_finalizers: frozenset[str],
-    unsettled: Sequence[Obj] | None,
-    facts: Mapping[int, P.SyncFacts],
-) -> SyncContext:
-    """`new_context`'s classifying pass, from the pods' remembered facts (see `new_context`)."""
+    remembered: Mapping[int, P.SyncFacts] = facts if facts is not None else _NO_FACTS
     status = copy_status(job.get("status"))
     active_pods: list[Obj] = []
     active_indexes: list[int] = []
@@ -260,7 +210,7 @@ def _new_context_from_facts(
     finished_tracked: list[Obj] = []
     terminating = ready = 0
     for pod in pods if unsettled is None else unsettled:
-        fact = facts.get(id(pod))
+        fact = remembered.get(id(pod))
         if fact is None:
             fact = P.sync_facts(pod)
         running, deleting, is_ready, tracked, index = fact
