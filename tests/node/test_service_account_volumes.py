@@ -380,3 +380,50 @@ def test_a_token_that_expires_while_refreshes_fail_fails_the_volume_until_one_su
             shutil.rmtree(runtime.root, ignore_errors=True)
 
     asyncio.run(body())
+
+
+class _AdoptingRuntime(MountingRuntime):
+    """Adopts every pod it is asked about, running, as `ProcessRuntime` adopts what a killed agent's shim kept
+    running (its end comes later)."""
+
+    def adopt(self, pod: Obj) -> Any:
+        return self.admit(pod)
+
+
+def test_an_adopted_pod_whose_token_request_fails_is_followed_to_its_end() -> None:
+    """chaos seed 135 (docs/chaos.md): a restarted agent adopted a running pod, then its token request failed (the
+    API server was being killed) before the pod was tracked. The retried sync found the runtime's handle and took
+    the pod as admitted, but nothing tracked it: its container's end reached no sync, and the pod stayed Running."""
+
+    async def body() -> None:
+        clock = FakeClock()
+        runtime = _AdoptingRuntime(clock=clock, outcome=lambda pod, container, attempt: Outcome(duration=10.0))
+        runtime.root, runtime.set_ups = Path(tempfile.mkdtemp()), []
+        client = await local_api(clock)
+        service = client.service
+        asked: list[float] = []
+
+        async def tokens(namespace: str, account: str, request: Obj) -> Obj:
+            asked.append(clock.now())
+            if len(asked) == 1:
+                raise RuntimeError("the API server went away")
+            return (await service.create_token(namespace, account, request)).obj
+
+        agent = _token_agent(client, clock, runtime, tokens)
+        await agent.start()
+        try:
+            await client.create(SERVICE_ACCOUNTS, "default", {"metadata": {"name": "default"}})
+            await client.create(CONFIG_MAPS, "default", {**ROOT_CA, "metadata": {"name": "kube-root-ca.crt"}})
+            spec = {"restartPolicy": "Never", "nodeName": NODE, "containers": [{"name": "main", "image": "b"}]}
+            await client.create(PODS, "default", {"metadata": {"name": "adopted"}, "spec": spec})
+
+            def phase() -> str:
+                return str(((agent.pods.get("default", "adopted") or {}).get("status") or {}).get("phase") or "")
+
+            await settle(clock, lambda: phase() == "Succeeded", max_virtual=60)
+            assert asked, "the token was asked for"
+        finally:
+            await agent.stop()
+            shutil.rmtree(runtime.root, ignore_errors=True)
+
+    asyncio.run(body())

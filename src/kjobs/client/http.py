@@ -61,14 +61,25 @@ class HttpClient:
         connection is reused, but not parsed); an error is raised alike either way."""
         data = None if body is None else orjson.dumps(body)
         headers = {"Content-Type": content_type} if data is not None else None
-        async with self._slots, self._session.request(method, path, params=params, data=data, headers=headers) as resp:
-            raw = await resp.read()
-            if resp.status >= 400:
-                raise _error(resp.status, raw)
-            result: Obj = orjson.loads(raw) if raw and decode else {}
-            if isinstance(result, dict):
-                raise_failure_status(result)
-            return result
+        try:
+            async with (
+                self._slots,
+                self._session.request(method, path, params=params, data=data, headers=headers) as resp,
+            ):
+                raw = await resp.read()
+        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError) as exc:
+            if isinstance(exc, OSError):
+                raise
+            # The server went away mid-request (`ServerDisconnectedError`, a cut-off body): unreachable, as a
+            # refused connection is, which the node agent and the controllers handle as an `OSError` (a retry,
+            # logged in a line; chaos seed 135 in docs/chaos.md).
+            raise ConnectionError(f"{method} {path}: {exc}") from exc
+        if resp.status >= 400:
+            raise _error(resp.status, raw)
+        result: Obj = orjson.loads(raw) if raw and decode else {}
+        if isinstance(result, dict):
+            raise_failure_status(result)
+        return result
 
     async def get(self, resource: ResourceRef, namespace: str | None, name: str) -> Obj:
         """GET one object."""

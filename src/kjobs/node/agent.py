@@ -973,12 +973,15 @@ class NodeAgent:
             self.runtime.provide_env_sources(uid, sources)
         adopted = self.runtime.adopt(pod)
         if adopted is not None:
-            if tokens:  # its volume is on disk; a container restarted here mounts it (`volumesetup._skipped`)
-                await self._fetch_tokens(pod)
+            # Tracked before anything is awaited: the runtime holds its handle from now on, so a retried sync takes
+            # it as admitted, and without the tracking the ends of its containers would reach no sync.
+            self._track(pod)
+            self._counted(adopted)
             if mounts and api_data_volumes(pod):  # brought up to date at its first sync
                 self._plan_remount(pod, None)
-            self._track(pod)
-            return self._counted(adopted)
+            if tokens:  # its volume is on disk; a container restarted here mounts it (`volumesetup._skipped`)
+                await self._fetch_tokens(pod)
+            return adopted
         if ran_before(pod) or _deleting(pod):
             self._ended[_key(pod)] = uid
             self._drop_env_sources(uid)
