@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from kjobs.api.names import JOB_COMPLETION_INDEX_ANNOTATION, JOB_TRACKING_FINALIZER
 from kjobs.api.types import Obj
-from kjobs.controllers.job import JobController, _facts, _key
+from kjobs.controllers.job import JobController, _claim_relevant, _controller_ref, _facts, _key
 from kjobs.job import pods as P
 from kjobs.job.context import is_finished
 from kjobs.job.sync import new_context
@@ -28,8 +28,6 @@ class PlainJobController(JobController):
     `_OwnedPods.observe` reading the new version's sync facts again."""
 
     def _on_pod(self, old: Obj | None, new: Obj | None) -> None:
-        from kjobs.controllers.job import _claim_relevant, _controller_ref
-
         pod = new or old
         assert pod is not None
         meta = pod.get("metadata") or {}
