@@ -333,6 +333,9 @@ class RunView:
     _probe_kills: dict[tuple[str, str], str] = field(default_factory=dict)
     """(pod uid, container) -> the last liveness or startup probe failure, and why the node killed the container
     (`container_event`), until a restart line or the pod's decision says it."""
+    _limit_of: Obj | None = field(default=None, repr=False, compare=False)
+    _limit: bool = field(default=False, repr=False, compare=False)
+    """`has_restart_limit` of `_limit_of`, the Job it was last asked of."""
 
     def update_job(self, job: Obj) -> list[str]:
         """Take a new Job state; returns lines about conditions that appeared."""
@@ -521,7 +524,9 @@ class RunView:
     def _fails_job_in_place(self, pod: Obj) -> bool:
         """A pod restarting in place under a restart limit whose last termination matches a FailJob rule
         (docs/onfailure-pod-failure-policy.md): its decision is shown now, not when the pod is gone."""
-        return has_restart_limit(self.job) and explain(self.job, pod).action == FAIL_JOB
+        if self._limit_of is not self.job:  # asked on every pod event; the Job changes far less often
+            self._limit_of, self._limit = self.job, has_restart_limit(self.job)
+        return self._limit and explain(self.job, pod).action == FAIL_JOB
 
     def forget_pods(self) -> None:
         """Drop the pods seen (the Job, its conditions and the decisions stay): for a view kept after its run."""

@@ -82,8 +82,7 @@ def test_a_sync_reading_only_the_unsettled_pods_classifies_them_as_one_reading_a
         uid = f"uid-{n}"
         if present:
             pod = _pod(n, phase, tracked, deleting, ready)
-            has_finalizer, terminal, _ = _facts(pod)
-            owned.observe(uid, pod, tracked=has_finalizer, terminal=terminal)
+            owned.observe(uid, pod, sync_facts(pod))
             model[uid] = pod
         else:
             owned.observe(uid, None)
@@ -108,11 +107,11 @@ def test_a_sync_reading_only_the_unsettled_pods_classifies_them_as_one_reading_a
 def test_a_pod_observed_again_as_the_same_object_keeps_its_facts() -> None:
     owned = _OwnedPods()
     pod = _pod(1, "Running", True, False, True)
-    owned.observe("uid-1", pod, tracked=True)
-    owned.observe("uid-1", pod, tracked=True)  # a resync hands over the object the informer holds
+    owned.observe("uid-1", pod)
+    owned.observe("uid-1", pod)  # a resync hands over the object the informer holds
     assert owned.facts == {id(pod): sync_facts(pod)}
     newer = _pod(1, "Succeeded", True, False, False)
-    owned.observe("uid-1", newer, tracked=True, terminal=True)
+    owned.observe("uid-1", newer)
     assert owned.facts == {id(newer): sync_facts(newer)}
     owned.observe("uid-1", None)
     assert owned.facts == {}

@@ -6,7 +6,12 @@ from typing import Any
 
 import pytest
 
+from kjobs.explanation import explain
+from kjobs.job.context import has_restart_limit
 from kjobs.progress import RunView, exit_summary, pod_state
+from tests.core.test_onfailure_restart_limit import FAIL_JOB_42
+from tests.core.test_onfailure_restart_limit import job as restart_limit_job
+from tests.core.test_onfailure_restart_limit import pod as restarting_pod
 
 
 def job(**status: Any) -> dict[str, Any]:
@@ -452,3 +457,22 @@ def test_a_pod_counted_while_deleted_that_only_the_deletion_stopped_stays_delete
     ]
     assert view.update_pod(stopped) == ["pod k Failed"]
     assert view.decisions[0].cause == "deleted while Running"
+
+
+def test_the_view_asks_each_new_job_state_whether_it_has_a_restart_limit() -> None:
+    """`_fails_job_in_place` remembers `has_restart_limit` for the Job state it was asked of (docs/perf48.md):
+    a Job state that gains or loses the limit (`update_job`) is asked again, as the plain form asked on every pod
+    event, so a running pod whose last exit matches a FailJob rule is explained exactly when the Job has it."""
+    limited = restart_limit_job(rules=FAIL_JOB_42)
+    unlimited = restart_limit_job(limit=None, rules=FAIL_JOB_42)
+    for states in ([unlimited, limited], [limited], [unlimited, unlimited, limited], [limited, unlimited]):
+        view = RunView(states[0])
+        explained = []
+        for n, state in enumerate(states):
+            view.update_job(state)
+            running = restarting_pod(f"p{n}", restarts=1, last=42)
+            plain = has_restart_limit(view.job) and explain(view.job, running).action == "FailJob"
+            before = len(view.decisions)
+            view.update_pod(running)
+            explained.append(len(view.decisions) > before)
+            assert explained[-1] == plain == (state is limited)

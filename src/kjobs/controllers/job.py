@@ -184,15 +184,28 @@ class JobController:
         meta = pod.get("metadata") or {}
         pod_uid = str(meta.get("uid") or "")
         owner = _controller_ref(meta)
-        # Each version's facts, read once: (tracking finalizer, terminal phase, being deleted).
-        old_tracked, old_terminal, old_deleting = _facts(old)
-        new_tracked, new_terminal, new_deleting = _facts(new)
+        owner_uid = str(owner.get("uid") or "") if owner is not None else ""
+        owned = self._pods_by_owner.get(owner_uid) if owner is not None else None
+        # Each version's facts, read once: the old version's as they were read when it arrived (the index keeps
+        # them by the object's id), the new one's once for both this handler and the syncs (`P.sync_facts`).
+        remembered = owned.facts if owned is not None else None
+        old_facts = None
+        if old is not None:
+            old_facts = remembered.get(id(old)) if remembered is not None else None
+            if old_facts is None:
+                old_facts = P.sync_facts(old)
+        new_facts = None
+        if new is not None:
+            new_facts = remembered.get(id(new)) if remembered is not None else None
+            if new_facts is None:
+                new_facts = P.sync_facts(new, old, old_facts)
+        old_tracked, old_terminal, old_deleting = _flags(old_facts)
+        new_tracked, new_terminal, new_deleting = _flags(new_facts)
         if owner is not None:
-            owner_uid = str(owner.get("uid") or "")
-            if new is None:
+            if new_facts is None:
                 self._forget_pod(owner_uid, pod_uid)
             else:
-                self._owned(owner_uid).observe(pod_uid, new, tracked=new_tracked, terminal=new_terminal)
+                (owned or self._owned(owner_uid)).observe(pod_uid, new, new_facts)
         job = self._job_for(meta, owner)
         relevant = False  # labels or owner changed: read once for both uses below
         if old is not None and new is not None and _claim_relevant(old, new):
@@ -480,8 +493,8 @@ class _OwnedPods:
         self._added: dict[str, str] = {}  # uid -> name, pods that came since
         self._removed = False  # whether a pod in `_order` may have gone since
 
-    def observe(self, uid: str, pod: Obj | None, *, tracked: bool = False, terminal: bool = False) -> None:
-        """Take a pod's newest version (None: it is gone), with its facts (`_facts`)."""
+    def observe(self, uid: str, pod: Obj | None, facts: P.SyncFacts | None = None) -> None:
+        """Take a pod's newest version (None: it is gone), with its `P.sync_facts` (read here when not given)."""
         known = self.pods.get(uid)
         if pod is None:
             self.unsettled.pop(uid, None)
@@ -491,13 +504,15 @@ class _OwnedPods:
                 if self._added.pop(uid, None) is None:
                     self._removed = True
             return
+        if facts is None:
+            facts = P.sync_facts(pod)
         if known is None:
             self._added[uid] = _name(pod)
         elif known is not pod:
             del self.facts[id(known)]
         self.pods[uid] = pod
-        self.facts[id(pod)] = P.sync_facts(pod)
-        if terminal and not tracked:  # settled: finished and counted
+        self.facts[id(pod)] = facts
+        if not facts[0] and not facts[3]:  # settled: finished and counted
             self.unsettled.pop(uid, None)
         elif uid not in self.unsettled:
             self.unsettled[uid] = _name(pod)
@@ -572,6 +587,13 @@ def _facts(pod: Obj | None) -> tuple[bool, bool, bool]:
         (pod.get("status") or {}).get("phase") in P.TERMINAL_PHASES,
         bool(meta.get("deletionTimestamp")),
     )
+
+
+def _flags(facts: P.SyncFacts | None) -> tuple[bool, bool, bool]:
+    """`_facts` of a pod version from its `P.sync_facts` (None: no pod)."""
+    if facts is None:
+        return False, False, False
+    return facts[3], not facts[0], facts[1]
 
 
 def _key(job: Obj) -> str:

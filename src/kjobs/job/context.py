@@ -46,6 +46,14 @@ class SyncContext:
     pods_with_delayed_deletion: dict[int, Obj] = field(default_factory=dict)
     new_backoff: BackoffRecord = field(default_factory=BackoffRecord)
     _active_indexes: list[int] | None = field(default=None, repr=False, compare=False)
+    _tracked_uids: list[str] | None = field(default=None, repr=False, compare=False)
+
+    def tracked_uids(self) -> list[str]:
+        """`uid` of each tracked pod, in `tracked_pods` order: handed over by `new_context` from the facts the Job
+        controller read when each pod arrived, so that a sync does not read thousands of active pods for them."""
+        if self._tracked_uids is None:
+            self._tracked_uids = [P.uid(p) for p in self.tracked_pods]
+        return self._tracked_uids
 
     def active_indexes(self) -> list[int]:
         """`completion_index` of each active pod, in `active_pods` order: read once a sync, by the passes that

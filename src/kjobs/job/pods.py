@@ -101,15 +101,18 @@ def completion_index(pod: Obj) -> int:
     return index if index is not None and index >= 0 else UNKNOWN_INDEX
 
 
-SyncFacts = tuple[bool, bool, bool, bool, int]
+SyncFacts = tuple[bool, bool, bool, bool, int, str]
 """What a sync's classifying pass reads of a pod (`sync_facts`)."""
 
 
-def sync_facts(pod: Obj) -> SyncFacts:
+def sync_facts(pod: Obj, earlier: Obj | None = None, earlier_facts: SyncFacts | None = None) -> SyncFacts:
     """(not in a terminal phase, being deleted, its first Ready condition True, carrying the tracking finalizer,
-    `completion_index`): what `kjobs.job.sync.new_context` reads of each unsettled pod on every sync. A pod object
-    is never changed once stored, so a controller may read them once a version, when the pod arrives, rather than
-    on each of the many syncs (ten a second) that see the pod active (docs/http47.md)."""
+    `completion_index`, `uid`): what `kjobs.job.sync.new_context` reads of each unsettled pod on every sync. A pod
+    object is never changed once stored, so a controller may read them once a version, when the pod arrives, rather
+    than on each of the many syncs (ten a second) that see the pod active (docs/http47.md).
+
+    `earlier`, another version of the pod with its `earlier_facts`: the index is carried over when both hold the
+    very same `annotations` object (a status or finalizer write keeps it), rather than parsed again (docs/perf48.md)."""
     meta = pod.get("metadata") or {}
     pod_status = pod.get("status") or {}
     ready = False
@@ -117,12 +120,22 @@ def sync_facts(pod: Obj) -> SyncFacts:
         if isinstance(cond, dict) and cond.get("type") == "Ready":
             ready = cond.get("status") == "True"
             break
+    if (
+        earlier_facts is not None
+        and earlier is not None
+        and (annotations := meta.get("annotations")) is not None
+        and annotations is (earlier.get("metadata") or {}).get("annotations")
+    ):
+        index = earlier_facts[4]
+    else:
+        index = completion_index(pod)
     return (
         pod_status.get("phase") not in TERMINAL_PHASES,
         bool(meta.get("deletionTimestamp")),
         ready,
         JOB_TRACKING_FINALIZER in (meta.get("finalizers") or ()),
-        completion_index(pod),
+        index,
+        str(meta.get("uid") or ""),
     )
 
 

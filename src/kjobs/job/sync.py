@@ -207,13 +207,14 @@ def new_context(
     active_pods: list[Obj] = []
     active_indexes: list[int] = []
     tracked_pods: list[Obj] = []
+    tracked_uids: list[str] = []
     finished_tracked: list[Obj] = []
     terminating = ready = 0
     for pod in pods if unsettled is None else unsettled:
         fact = remembered.get(id(pod))
         if fact is None:
             fact = P.sync_facts(pod)
-        running, deleting, is_ready, tracked, index = fact
+        running, deleting, is_ready, tracked, index, pod_uid = fact
         active = running and not deleting
         if active:
             active_pods.append(pod)
@@ -223,6 +224,7 @@ def new_context(
             terminating += 1
         if tracked:
             tracked_pods.append(pod)
+            tracked_uids.append(pod_uid)
             if not active:
                 finished_tracked.append(pod)
     uncounted = status["uncountedTerminatedPods"]
@@ -240,6 +242,7 @@ def new_context(
         tracked_pods=tracked_pods,
         finished_tracked=finished_tracked,
         _active_indexes=active_indexes,
+        _tracked_uids=tracked_uids,
     )
 
 

@@ -126,7 +126,7 @@ def plan_tracking(ctx: SyncContext, *, needs_flush: bool, max_uncounted: int) ->
     expected_rm = ctx.expected_rm_finalizers
     # Only pods still carrying the finalizer (and not already being stripped of it) take part; they are few
     # next to the pods already counted, so they are picked out before the index sort.
-    with_finalizer = {pod_uid for p in ctx.tracked_pods if (pod_uid := P.uid(p)) not in expected_rm}
+    with_finalizer = {pod_uid for pod_uid in ctx.tracked_uids() if pod_uid not in expected_rm}
     # Unless every finalizer may go (`can_remove_finalizer`'s first test), an active pod's stays (it is neither
     # Succeeded nor failed) and the loop below would only skip it: it walks the finished ones, in the same order
     # (a stable sort of a subsequence), not the thousands running at a high parallelism (docs/perf44.md).

@@ -301,6 +301,7 @@ async def _follow(
     created_job = await user.create(JOBS, namespace, job)
     meta = created_job["metadata"]
     view = RunView(created_job)
+    job_uid = meta["uid"]
     running: dict[str, Obj] = {}
     started: dict[str, float] = {}
     wasted = 0.0
@@ -368,8 +369,13 @@ async def _follow(
 
     driver = DisruptionDriver(cluster, options.model, options.seed, slots, lambda: list(running.values()), clock)
 
+    instant = [math.nan, 0.0]  # the clock's last reading and `at`'s answer for it: many events share an instant
+
     def at() -> float:
-        return round(clock.now() - start, 6)
+        now = clock.now()
+        if now != instant[0]:
+            instant[0], instant[1] = now, round(now - start, 6)
+        return instant[1]
 
     def on_job(_old: Obj | None, new: Obj | None) -> None:
         if new is None or new["metadata"].get("uid") != meta["uid"]:
@@ -407,7 +413,7 @@ async def _follow(
     def on_pod(old: Obj | None, new: Obj | None) -> None:
         pod = new if new is not None else old or {}
         labels = (pod.get("metadata") or {}).get("labels") or {}
-        if labels.get(CONTROLLER_UID_LABEL) != meta["uid"]:
+        if labels.get(CONTROLLER_UID_LABEL) != job_uid:
             return
         name, uid = str(pod["metadata"]["name"]), P.uid(pod)
         if uid not in created:
