@@ -16,14 +16,17 @@ def indexed_job(
     name: str = "bench",
     command: list[str] | None = None,
     backoff_limit_per_index: int | None = None,
+    max_failed_indexes: int | None = None,
 ) -> dict[str, Any]:
     """Indexed, `restartPolicy: Never`; `command` for a process runtime (none: the simulated runtime's model
-    decides), `backoffLimitPerIndex` when given."""
+    decides), `backoffLimitPerIndex` and `maxFailedIndexes` when given."""
     container: dict[str, Any] = {"name": "main", "image": "busybox"}
     if command is not None:
         container["command"] = command
     spec: dict[str, Any] = {"completionMode": "Indexed", "completions": pods, "parallelism": parallelism}
     if backoff_limit_per_index is not None:
         spec["backoffLimitPerIndex"] = backoff_limit_per_index
+    if max_failed_indexes is not None:
+        spec["maxFailedIndexes"] = max_failed_indexes
     spec["template"] = {"spec": {"restartPolicy": "Never", "containers": [container]}}
     return {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": name, "namespace": "default"}, "spec": spec}
