@@ -20,7 +20,7 @@ from kjobs.api.features import DEFAULT
 from kjobs.api.manifest import load_manifests
 from kjobs.client.local import LocalClient
 from kjobs.client.resources import JOBS
-from kjobs.cluster import ClusterSettings
+from kjobs.cluster import SERVER_GC_THRESHOLDS, ClusterSettings
 from kjobs.node.logsource import AgentLogs
 from kjobs.run import RunOptions, _api
 from kjobs.store import MemoryStore
@@ -106,7 +106,7 @@ def test_a_run_without_serving_collects_young_objects_sparsely_and_decides_the_s
         sparse = io.StringIO()
         sparse_code = run_module.run(manifest, RunOptions(out=sparse, backoff=0.2))
         assert seen == [1_000_000]
-        assert gc.get_threshold() == (100_000, 50, 1000)  # `tune_gc`'s, as the run found them
+        assert gc.get_threshold() == SERVER_GC_THRESHOLDS  # `tune_gc`'s, as the run found them
         monkeypatch.setattr(run_module, "sparse_gc", contextlib.nullcontext)
         plain = io.StringIO()
         plain_code = run_module.run(manifest, RunOptions(out=plain, backoff=0.2))
