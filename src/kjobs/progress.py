@@ -333,6 +333,9 @@ class RunView:
     _probe_kills: dict[tuple[str, str], str] = field(default_factory=dict)
     """(pod uid, container) -> the last liveness or startup probe failure, and why the node killed the container
     (`container_event`), until a restart line or the pod's decision says it."""
+    pod_lines: bool = True
+    """Make `update_pod`'s lines about states and decisions (`kjobs run` prints them); `kjobs simulate` reads none
+    (its trace is its own, from the same events) and turns them off: the decisions are kept all the same."""
     _limit_of: Obj | None = field(default=None, repr=False, compare=False)
     _limit: bool = field(default=False, repr=False, compare=False)
     """`has_restart_limit` of `_limit_of`, the Job it was last asked of."""
@@ -401,7 +404,6 @@ class RunView:
 
     def update_pod(self, pod: Obj | None, *, deleted: Obj | None = None) -> list[str]:
         """Take a pod change; returns lines about state changes and new failure decisions."""
-        lines: list[str] = []
         if pod is None:
             if deleted is not None:
                 self.pods.pop(P.uid(deleted), None)
@@ -410,21 +412,28 @@ class RunView:
                 self._unseen_end.pop(P.uid(deleted), None)
                 if P.uid(deleted) in self._terminating:
                     self._gone[P.uid(deleted)] = _resource_version(deleted)
-            return lines
-        uid = P.uid(pod)
+            return []
+        meta = pod["metadata"]
+        return self.pod_changed(
+            pod, P.uid(pod), str(meta.get("name")), P.phase(pod), bool(meta.get("deletionTimestamp"))
+        )
+
+    def pod_changed(self, pod: Obj, uid: str, name: str, phase: str, deleting: bool) -> list[str]:
+        """`update_pod` of a pod (not None) whose uid, name, phase (`P.phase`; unset and `Pending` are one state
+        here) and deletion (`P.is_deleting`) its caller has read already: `kjobs simulate`'s follower reads them
+        for every event of every pod (`simulate/session.py`)."""
+        lines: list[str] = []
         self.pods[uid] = pod
-        # Read once: this runs for every event of every pod of the Job.
-        phase, deleting = P.phase(pod), P.is_deleting(pod)
         if deleting and phase not in ("Succeeded", "Failed") and uid not in self._explained:
             self._terminating[uid] = pod
-        name = str(pod["metadata"].get("name"))
         state = _state(phase, deleting)
         if self.show_restarts:
             lines.extend(self._restart_lines(uid, name, pod))
         if self._states.get(uid) != state:
             self._states[uid] = state
-            grace = pod["metadata"].get("deletionGracePeriodSeconds") if state == "Terminating" else None
-            lines.append(f"pod {name} {state}" + (f" (grace period {grace}s)" if isinstance(grace, int) else ""))
+            if self.pod_lines:
+                grace = pod["metadata"].get("deletionGracePeriodSeconds") if state == "Terminating" else None
+                lines.append(f"pod {name} {state}" + (f" (grace period {grace}s)" if isinstance(grace, int) else ""))
         if self.show_blocked and state == "Pending":
             blocked = blocked_reason(pod)
             if blocked and self._blocked.get(uid) != blocked:
@@ -432,7 +441,9 @@ class RunView:
                 lines.append(f"pod {name} {blocked}")
         if uid in self._unseen_end and phase in ("Succeeded", "Failed"):
             lines.extend(self._seen_end(uid, name, pod))
-        if uid not in self._explained and (phase == "Failed" or self._fails_job_in_place(pod)):
+        if self._limit_of is not self.job:  # asked on every pod event; the Job changes far less often
+            self._limit_of, self._limit = self.job, has_restart_limit(self.job)
+        if uid not in self._explained and (phase == "Failed" or (self._limit and self._fails_job_in_place(pod))):
             self._explained.add(uid)
             self._terminating.pop(uid, None)
             index = (pod["metadata"].get("annotations") or {}).get(JOB_COMPLETION_INDEX_ANNOTATION)
@@ -440,7 +451,8 @@ class RunView:
             if self._probe_kills:
                 decision = replace(decision, cause=decision.cause + self._probe_kill_notes(uid, pod))
             self.decisions.append(decision)
-            lines.append(decision.line())
+            if self.pod_lines:
+                lines.append(decision.line())
         return lines
 
     def container_event(self, pod: Obj, kind: str, reason: str, message: str, container: str) -> None:
@@ -523,10 +535,9 @@ class RunView:
 
     def _fails_job_in_place(self, pod: Obj) -> bool:
         """A pod restarting in place under a restart limit whose last termination matches a FailJob rule
-        (docs/onfailure-pod-failure-policy.md): its decision is shown now, not when the pod is gone."""
-        if self._limit_of is not self.job:  # asked on every pod event; the Job changes far less often
-            self._limit_of, self._limit = self.job, has_restart_limit(self.job)
-        return self._limit and explain(self.job, pod).action == FAIL_JOB
+        (docs/onfailure-pod-failure-policy.md): its decision is shown now, not when the pod is gone. Asked only
+        under a restart limit (`_limit`, which `pod_changed` keeps for the Job's state)."""
+        return explain(self.job, pod).action == FAIL_JOB
 
     def forget_pods(self) -> None:
         """Drop the pods seen (the Job, its conditions and the decisions stay): for a view kept after its run."""

@@ -291,8 +291,7 @@ async def _follow(
     jobs, pods = cluster.informers.informer(JOBS), cluster.informers.informer(PODS)
     nodes = cluster.informers.informer(NODES)
     trace: list[tuple[float, str, str, str]] = []
-    created: set[str] = set()
-    phases: dict[str, str] = {}
+    phases: dict[str, str] = {}  # uid -> the last phase traced ("" before the first): one entry a pod created
     done = asyncio.Event()
     settled: list[tuple[float, str]] = []  # (when, why) once nothing can change any more
     start = clock.now()
@@ -300,7 +299,7 @@ async def _follow(
     await cluster.ensure_service_accounts([namespace, *created_namespaces])
     created_job = await user.create(JOBS, namespace, job)
     meta = created_job["metadata"]
-    view = RunView(created_job)
+    view = RunView(created_job, pod_lines=False)  # the trace is the follower's own
     job_uid = meta["uid"]
     running: dict[str, Obj] = {}
     started: dict[str, float] = {}
@@ -387,7 +386,7 @@ async def _follow(
             count_unfailed(decided)
         if view.finished() is not None:
             done.set()
-        elif not created and (why := never_starts(new)):
+        elif not phases and (why := never_starts(new)):
             settled.append((at(), why))
             done.set()
 
@@ -411,14 +410,16 @@ async def _follow(
             ended_uncounted[uid] = (at(), counted_reason(pod))
 
     def on_pod(old: Obj | None, new: Obj | None) -> None:
+        # Runs for every event of every pod: each field and table entry is read once.
         pod = new if new is not None else old or {}
-        labels = (pod.get("metadata") or {}).get("labels") or {}
-        if labels.get(CONTROLLER_UID_LABEL) != job_uid:
+        pod_meta = pod.get("metadata") or {}
+        if (pod_meta.get("labels") or {}).get(CONTROLLER_UID_LABEL) != job_uid:
             return
-        name, uid = str(pod["metadata"]["name"]), P.uid(pod)
-        if uid not in created:
-            created.add(uid)
-            index = (pod["metadata"].get("annotations") or {}).get(JOB_COMPLETION_INDEX_ANNOTATION, "")
+        name, uid = str(pod_meta["name"]), str(pod_meta.get("uid") or "")
+        before = phases.get(uid)
+        if before is None:
+            phases[uid] = ""
+            index = (pod_meta.get("annotations") or {}).get(JOB_COMPLETION_INDEX_ANNOTATION, "")
             trace.append((at(), "pod-created", name, str(index)))
         if new is None:
             running.pop(uid, None)
@@ -426,43 +427,47 @@ async def _follow(
             restarted.pop(uid, None)
             if other_restarts is not None:
                 other_restarts.pop(uid, None)
-            if phases.get(uid) not in ("Succeeded", "Failed"):
+            if before not in ("Succeeded", "Failed"):
                 ended_unfailed(uid, name, pod)
+            view.update_pod(None, deleted=old)  # a pod gone adds no decision
+            return
+        if on_failure:
+            count_restarts(uid, new)
+        elif other_restarts is not None:
+            count_other_restarts(uid, new, other_restarts)
+        phase = P.phase(new) or "Pending"
+        being_deleted = bool(pod_meta.get("deletionTimestamp"))
+        if phase == "Running" and not being_deleted:
+            running[uid] = new
         else:
-            if on_failure:
-                count_restarts(uid, new)
-            elif other_restarts is not None:
-                count_other_restarts(uid, new, other_restarts)
-            phase = P.phase(new) or "Pending"
-            if phase == "Running" and not new["metadata"].get("deletionTimestamp"):
-                running[uid] = new
-            else:
-                running.pop(uid, None)
-                if new["metadata"].get("deletionTimestamp") and phases.get(uid) not in ("Succeeded", "Failed"):
-                    deleting[name] = uid
-            if phases.get(uid) != phase:
-                phases[uid] = phase
-                trace.append((at(), "pod-phase", name, phase if phase != "Failed" else _failure(new)))
-                if phase == "Running":
-                    started[uid] = at()
-                    driver.pod_running(new)
-                elif phase == "Failed":
-                    counted_unended.pop(uid, None)
-                    deleting.pop(name, None)
-                    count_failure(uid, at(), judged_running.pop(uid, "") or failure_reason(new))
-                elif phase == "Succeeded":
-                    if deleting or counted_unended:  # most runs delete no pod: no call a pod
-                        ended_unfailed(uid, name, new)
-                    if restarted and name not in deleting:
-                        count_restarted_success(uid)
+            running.pop(uid, None)
+            if being_deleted and before not in ("Succeeded", "Failed"):
+                deleting[name] = uid
+        if before != phase:
+            phases[uid] = phase
+            trace.append((at(), "pod-phase", name, phase if phase != "Failed" else _failure(new)))
+            if phase == "Running":
+                started[uid] = at()
+                driver.pod_running(new)
+            elif phase == "Failed":
+                counted_unended.pop(uid, None)
+                deleting.pop(name, None)
+                count_failure(uid, at(), judged_running.pop(uid, "") or failure_reason(new))
+            elif phase == "Succeeded":
+                if deleting or counted_unended:  # most runs delete no pod: no call a pod
+                    ended_unfailed(uid, name, new)
+                if restarted and name not in deleting:
+                    count_restarted_success(uid)
         decided = len(view.decisions)
-        view.update_pod(new, deleted=old if new is None else None)
-        if deleting and len(view.decisions) > decided:
-            count_unfailed(decided)
-        if new is not None and len(view.decisions) > decided and P.phase(new) != "Failed":
-            # A FailJob rule matched a running pod's last termination (restart-limit mode): the pod fails later,
-            # killed for the Job's failure, and its 143 is not why it failed (docs/onfailure-pod-failure-policy.md).
-            judged_running[uid] = failure_reason(new, last_termination=True)
+        view.pod_changed(new, uid, name, phase, being_deleted)  # "" and Pending are one state to the view
+        if len(view.decisions) > decided:
+            if deleting:
+                count_unfailed(decided)
+            if phase != "Failed":
+                # A FailJob rule matched a running pod's last termination (restart-limit mode): the pod fails
+                # later, killed for the Job's failure, and its 143 is not why it failed
+                # (docs/onfailure-pod-failure-policy.md).
+                judged_running[uid] = failure_reason(new, last_termination=True)
 
     jobs.add_handler(on_job)
     pods.add_handler(on_pod)
@@ -500,7 +505,7 @@ async def _follow(
         message=str(cond.get("message") or ""),
         virtual_seconds=options.time_limit if settled else at(),
         wall_seconds=time.perf_counter() - wall,
-        pods_created=len(created),
+        pods_created=len(phases),
         failures_by_action=dict(sorted(actions.items())),
         failures_by_reason=dict(sorted(reasons.items())),
         wasted_pod_seconds=wasted,
