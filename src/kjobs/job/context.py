@@ -13,6 +13,9 @@ from kjobs.job.backoff import BackoffRecord
 from kjobs.job.intervals import Intervals
 from kjobs.policy import FAIL_INDEX, PolicyDecision, match_pod_failure_policy
 
+FinishingPod = tuple[Obj, str, int]
+"""A finishing pod with its `uid` and `completion_index` (`SyncContext.finishing`)."""
+
 
 @dataclass
 class SyncContext:
@@ -47,6 +50,7 @@ class SyncContext:
     new_backoff: BackoffRecord = field(default_factory=BackoffRecord)
     _active_indexes: list[int] | None = field(default=None, repr=False, compare=False)
     _tracked_uids: list[str] | None = field(default=None, repr=False, compare=False)
+    _finishing: list[FinishingPod] | None = field(default=None, repr=False, compare=False)
 
     def tracked_uids(self) -> list[str]:
         """`uid` of each tracked pod, in `tracked_pods` order: handed over by `new_context` from the facts the Job
@@ -61,6 +65,23 @@ class SyncContext:
         if self._active_indexes is None:
             self._active_indexes = [P.completion_index(p) for p in self.active_pods]
         return self._active_indexes
+
+    def tracked(self) -> list[FinishingPod]:
+        """(pod, `uid`, `completion_index`) of each of `tracked_pods`, the indexes read here: for the rare sync that
+        may strip every tracked pod's finalizer (the Job deleted or finishing)."""
+        uids = self.tracked_uids()
+        return [(p, uids[i], P.completion_index(p)) for i, p in enumerate(self.tracked_pods)]
+
+    def finishing(self) -> list[FinishingPod]:
+        """(pod, `uid`, `completion_index`) of each of `finishing_pods`, in that order: handed over by `new_context`
+        from the facts the Job controller read when each pod arrived, so that the counting passes (new finished
+        pods, succeeded and failed indexes, held pods, the tracking step) do not read each pod's UID and index
+        again, about three times a sync each (docs/finished48.md)."""
+        if self.finished_tracked is None:  # not kept apart
+            return self.tracked()
+        if self._finishing is None:
+            self._finishing = [(p, P.uid(p), P.completion_index(p)) for p in self.finished_tracked]
+        return self._finishing
 
     @property
     def finishing_pods(self) -> list[Obj]:
@@ -181,10 +202,9 @@ def is_index_failed(job: Obj, pod: Obj) -> bool:
     return counted and limit is not None and P.index_failure_count(pod) >= int(limit)
 
 
-def valid_index(job: Obj, pod: Obj) -> int | None:
-    """The pod's completion index if it is within [0, completions), else None."""
-    index = P.completion_index(pod)
-    total = completions(job)
+def index_within(index: int, total: int | None) -> int | None:
+    """`index` (a pod's `completion_index`, read once: `SyncContext.finishing`) if it is within [0, `total`), `total`
+    being `completions`, else None (the `ix < completions` tests of pkg/controller/job/indexed_job_utils.go)."""
     if index == P.UNKNOWN_INDEX or total is None or index >= total:
         return None
     return index

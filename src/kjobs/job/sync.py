@@ -35,6 +35,7 @@ from kjobs.job import pods as P
 from kjobs.job.backoff import next_backoff_record, remaining_time, remaining_time_per_index
 from kjobs.job.config import Bookkeeping, SyncConfig
 from kjobs.job.context import (
+    FinishingPod,
     SyncContext,
     backoff_limit,
     completion_mode,
@@ -42,6 +43,7 @@ from kjobs.job.context import (
     external_controller,
     has_backoff_limit_per_index,
     has_restart_limit,
+    index_within,
     is_finished,
     is_index_failed,
     is_indexed,
@@ -51,7 +53,6 @@ from kjobs.job.context import (
     only_replace_failed_pods,
     restart_policy,
     spec_of,
-    valid_index,
 )
 from kjobs.job.intervals import Intervals
 from kjobs.job.status import copy_status, counter
@@ -209,6 +210,7 @@ def new_context(
     tracked_pods: list[Obj] = []
     tracked_uids: list[str] = []
     finished_tracked: list[Obj] = []
+    finishing: list[FinishingPod] = []
     terminating = ready = 0
     for pod in pods if unsettled is None else unsettled:
         fact = remembered.get(id(pod))
@@ -227,6 +229,7 @@ def new_context(
             tracked_uids.append(pod_uid)
             if not active:
                 finished_tracked.append(pod)
+                finishing.append((pod, pod_uid, index))
     uncounted = status["uncountedTerminatedPods"]
     return SyncContext(
         job=job,
@@ -243,6 +246,7 @@ def new_context(
         finished_tracked=finished_tracked,
         _active_indexes=active_indexes,
         _tracked_uids=tracked_uids,
+        _finishing=finishing,
     )
 
 
@@ -299,15 +303,17 @@ def plan_sync(
 
 
 def _new_finished_pods(ctx: SyncContext) -> tuple[list[Obj], list[Obj]]:
-    """Finished pods not yet accounted for: with finalizer, not uncounted, not in flight, valid index."""
+    """Finished pods not yet accounted for: with finalizer, not uncounted, not in flight, valid index
+    (`getNewFinishedPods`, pkg/controller/job/job_controller.go); each pod's UID and index as `new_context`
+    handed them over (`SyncContext.finishing`)."""
     succeeded: list[Obj] = []
     failed: list[Obj] = []
     indexed = is_indexed(ctx.job)
-    for pod in ctx.finishing_pods:  # an active pod is neither Succeeded nor failed
-        pod_uid = P.uid(pod)
+    total = completions(ctx.job)
+    for pod, pod_uid, index in ctx.finishing():  # an active pod is neither Succeeded nor failed
         if pod_uid in ctx.expected_rm_finalizers:
             continue
-        if indexed and valid_index(ctx.job, pod) is None:
+        if indexed and index_within(index, total) is None:
             continue
         if P.phase(pod) == "Succeeded":
             if pod_uid not in ctx.uncounted_succeeded:
@@ -412,7 +418,7 @@ def compute_index_state(ctx: SyncContext) -> None:
     failed pods whose finalizer is held until their index is replaced."""
     job = ctx.job
     total = completions(job) or 0
-    ctx.prev_succeeded_indexes, ctx.succeeded_indexes = _succeeded_indexes(job, ctx.finishing_pods, total)
+    ctx.prev_succeeded_indexes, ctx.succeeded_indexes = _succeeded_indexes(job, ctx.finishing(), total)
     compute_failed_index_state(ctx)
 
 
@@ -424,7 +430,7 @@ def compute_failed_index_state(ctx: SyncContext) -> None:
         # Only a pod still carrying the tracking finalizer adds an index (the others are in status.failedIndexes
         # already), so the tracked pods are enough: a long Job's counted pods are not read on every sync. Of those,
         # an active pod's index is not failed (`is_index_failed` needs `is_pod_failed`): the finished ones suffice.
-        ctx.failed_indexes = _failed_indexes(job, ctx.finishing_pods, completions(job) or 0)
+        ctx.failed_indexes = _failed_indexes(job, ctx.finishing(), completions(job) or 0)
         ctx.pods_with_delayed_deletion = _pods_with_delayed_deletion(ctx)
 
 
@@ -436,36 +442,37 @@ def _earliest(current: float | None, candidate: float) -> float:
     return candidate if current is None else min(current, candidate)
 
 
-def _succeeded_indexes(job: Obj, pods: list[Obj], total: int) -> tuple[Intervals, Intervals]:
+def _succeeded_indexes(job: Obj, finishing: list[FinishingPod], total: int) -> tuple[Intervals, Intervals]:
+    """The succeeded indexes before and with `finishing`'s Succeeded pods (`calculateSucceededIndexes`,
+    pkg/controller/job/indexed_job_utils.go). Every finishing pod carries the tracking finalizer (`new_context`
+    picks them from the tracked ones), which Kubernetes' loop tests; its index comes read (`SyncContext.finishing`)."""
     prev = Intervals.parse((job.get("status") or {}).get("completedIndexes"), total)
     new = [
-        ix
-        for p in pods
-        if P.phase(p) == "Succeeded" and P.has_tracking_finalizer(p) and (ix := valid_index(job, p)) is not None
+        index for pod, _, index in finishing if P.phase(pod) == "Succeeded" and index_within(index, total) is not None
     ]
     return prev, prev.with_indexes(new)
 
 
-def _failed_indexes(job: Obj, pods: Sequence[Obj], total: int) -> Intervals:
+def _failed_indexes(job: Obj, finishing: list[FinishingPod], total: int) -> Intervals:
+    """The failed indexes with `finishing`'s failed ones (`calculateFailedIndexes`, pkg/controller/job/
+    indexed_job_utils.go); tracked pods with their indexes read, as for `_succeeded_indexes`."""
     text = (job.get("status") or {}).get("failedIndexes")
     prev = Intervals.parse(text, total) if text is not None else Intervals()
-    new = [
-        ix
-        for p in pods
-        if P.has_tracking_finalizer(p) and (ix := valid_index(job, p)) is not None and is_index_failed(job, p)
-    ]
+    new = [index for pod, _, index in finishing if index_within(index, total) is not None and is_index_failed(job, pod)]
     return prev.with_indexes(new)
 
 
 def _pods_with_delayed_deletion(ctx: SyncContext) -> dict[int, Obj]:
-    """Per index without an active pod, the last failed pod: its finalizer stays until it is replaced."""
+    """Per index without an active pod, the last failed pod: its finalizer stays until it is replaced
+    (`getPodsWithDelayedDeletionPerIndex`, pkg/controller/job/indexed_job_utils.go)."""
     active_indexes: set[int] | None = None  # made only when a failed pod gets that far: most syncs have none
     failed_indexes = ctx.failed_indexes or Intervals()
+    total = completions(ctx.job)
     held: dict[int, Obj] = {}
-    for pod in ctx.finishing_pods:  # an active pod is not failed
-        if P.uid(pod) in ctx.expected_rm_finalizers:
+    for pod, pod_uid, pod_index in ctx.finishing():  # an active pod is not failed
+        if pod_uid in ctx.expected_rm_finalizers:
             continue
-        index = valid_index(ctx.job, pod)
+        index = index_within(pod_index, total)
         if index is None or not is_pod_failed(pod, ctx.job):
             continue
         if ctx.succeeded_indexes.has(index) or failed_indexes.has(index):

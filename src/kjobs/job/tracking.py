@@ -21,12 +21,14 @@ from kjobs.job import conditions as C
 from kjobs.job import pods as P
 from kjobs.job.backoff import BackoffRecord
 from kjobs.job.context import (
+    FinishingPod,
     SyncContext,
+    completions,
     has_backoff_limit_per_index,
+    index_within,
     is_indexed,
     is_pod_failed,
     match_policy,
-    valid_index,
 )
 from kjobs.job.decisions import FailureDecision, decide
 from kjobs.job.status import copy_status, counter, to_api
@@ -101,9 +103,17 @@ def _move_uncounted(status: Obj, with_finalizer: set[str]) -> bool:
     return changed
 
 
-def can_remove_finalizer(ctx: SyncContext, pod: Obj, considered_failed: bool) -> bool:
+def _index_of(entry: FinishingPod) -> int:
+    """The sort key of the tracking step's pods: their `completion_index`."""
+    return entry[2]
+
+
+def can_remove_finalizer(
+    ctx: SyncContext, pod: Obj, considered_failed: bool, pod_uid: str | None = None, index: int | None = None
+) -> bool:
     """Finalizer may go when the Job is deleted or finishing, the pod succeeded, or it failed and is not held
-    back for its index's replacement (backoffLimitPerIndex)."""
+    back for its index's replacement (backoffLimitPerIndex; `canRemoveFinalizer`, pkg/controller/job/
+    job_controller.go). `pod_uid` and `index`: the pod's, when read already (`SyncContext.finishing`)."""
     if ctx.job.get("metadata", {}).get("deletionTimestamp") or ctx.finished_condition is not None:
         return True
     if P.phase(pod) == "Succeeded":
@@ -111,29 +121,33 @@ def can_remove_finalizer(ctx: SyncContext, pod: Obj, considered_failed: bool) ->
     if not considered_failed:
         return False
     if has_backoff_limit_per_index(ctx.job):
-        index = P.completion_index(pod)
+        if index is None:
+            index = P.completion_index(pod)
         if index != P.UNKNOWN_INDEX:
             held = ctx.pods_with_delayed_deletion.get(index)
-            if held is not None and P.uid(held) == P.uid(pod):
+            if held is not None and P.uid(held) == (P.uid(pod) if pod_uid is None else pod_uid):
                 return False
     return True
 
 
 def plan_tracking(ctx: SyncContext, *, needs_flush: bool, max_uncounted: int) -> TrackingPlan:
-    """Decide write 1 and the finalizer removals for this sync (mutates `ctx.status` into the post-state)."""
+    """Decide write 1 and the finalizer removals for this sync (mutates `ctx.status` into the post-state;
+    `trackJobStatusAndRemoveFinalizers`, pkg/controller/job/job_controller.go)."""
     job, status = ctx.job, ctx.status
     indexed = is_indexed(job)
+    total = completions(job)
     expected_rm = ctx.expected_rm_finalizers
     # Only pods still carrying the finalizer (and not already being stripped of it) take part; they are few
     # next to the pods already counted, so they are picked out before the index sort.
     with_finalizer = {pod_uid for pod_uid in ctx.tracked_uids() if pod_uid not in expected_rm}
     # Unless every finalizer may go (`can_remove_finalizer`'s first test), an active pod's stays (it is neither
     # Succeeded nor failed) and the loop below would only skip it: it walks the finished ones, in the same order
-    # (a stable sort of a subsequence), not the thousands running at a high parallelism (docs/perf44.md).
+    # (a stable sort of a subsequence), not the thousands running at a high parallelism (docs/perf44.md). Each
+    # comes with its UID and index, as `new_context` read them (`SyncContext.finishing`).
     every = ctx.job.get("metadata", {}).get("deletionTimestamp") or ctx.finished_condition is not None
-    pods = [p for p in (ctx.tracked_pods if every else ctx.finishing_pods) if P.uid(p) not in expected_rm]
+    pods = [entry for entry in (ctx.tracked() if every else ctx.finishing()) if entry[1] not in expected_rm]
     if indexed:
-        pods.sort(key=P.completion_index)
+        pods.sort(key=_index_of)
     if _move_uncounted(status, with_finalizer):
         needs_flush = True
     uncounted = status["uncountedTerminatedPods"]
@@ -144,15 +158,14 @@ def plan_tracking(ctx: SyncContext, *, needs_flush: bool, max_uncounted: int) ->
     new_succeeded_indexes: list[int] = []
     reached_max = False
     failing = ctx.finished_condition is not None and ctx.finished_condition.get("type") != COND_SUCCESS_CRITERIA_MET
-    for pod in pods:
-        pod_uid = P.uid(pod)
+    for pod, pod_uid, pod_index in pods:
         considered_failed = is_pod_failed(pod, job)
-        if not can_remove_finalizer(ctx, pod, considered_failed):
+        if not can_remove_finalizer(ctx, pod, considered_failed, pod_uid, pod_index):
             continue
         to_remove.append(pod)
         if P.phase(pod) == "Succeeded" and pod_uid not in ctx.uncounted_failed:
             if indexed:
-                index = valid_index(job, pod)
+                index = index_within(pod_index, total)
                 if index is not None and not ctx.prev_succeeded_indexes.has(index):
                     new_succeeded_indexes.append(index)
                     needs_flush = True
@@ -160,7 +173,7 @@ def plan_tracking(ctx: SyncContext, *, needs_flush: bool, max_uncounted: int) ->
                 needs_flush = True
                 uncounted["succeeded"].append(pod_uid)
         elif considered_failed or failing:
-            counts_index = not indexed or valid_index(job, pod) is not None
+            counts_index = not indexed or index_within(pod_index, total) is not None
             decision = match_policy(job, pod) if counts_index and policy is not None else None
             if counts_index:
                 # Also for a pod counted by an earlier sync whose finalizer removal did not finish: its decision
