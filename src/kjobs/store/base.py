@@ -579,22 +579,23 @@ class Store(ABC):
                     # replaced when the object published is the stored one: a decode of the record, a read its
                     # deleter vouches it left untouched, or the very object the store shares for the record.
                     # Any other object (a copy whose finalizers the DELETE changed) is encoded.
-                    record = None
+                    cut: Record | None = None
                     if last is None:
                         op.obj = None  # read at another revision: not the stored object
                         raw = current.raw
                         last = orjson.loads(raw)
-                        record = _restamped_record(raw, current, revision)
+                        cut = _restamped_record(raw, current, revision)
                     else:
                         if op.untouched or self._shares(key, current, last):
-                            record = _restamped_record(current.raw, current, revision)
+                            cut = _restamped_record(current.raw, current, revision)
                         # Stamped in a copy of its top and its metadata: the deleter's read may be an object
                         # others share read-only (an informer's, `get_shared`'s), whose members it keeps.
                         last = op.obj = _restamped(last)
                         op.from_obj = True
-                    if record is None:
+                    if cut is None:
                         record = _stamp(last, revision, (current.labels, current.fields, current.uid))
                     else:
+                        record = cut
                         last["metadata"]["resourceVersion"] = str(revision)
                     overlay[key] = None
                     op.result = record
