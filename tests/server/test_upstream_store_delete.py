@@ -8,6 +8,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+import orjson
 import pytest
 
 from kjobs.api.timeutil import parse_time
@@ -262,5 +263,44 @@ def test_TestGracefulStoreHandleFinalizers_foreground_keeps_the_pods_grace_perio
             assert left["metadata"]["deletionGracePeriodSeconds"] == expected and "finalizers" not in left["metadata"]
         else:
             assert left is None
+
+    run(body)
+
+
+@pytest.mark.parametrize("plural", ["pods", "configmaps"])
+def test_a_gc_finalizer_removed_by_the_delete_is_gone_from_the_deleted_event(plural: str) -> None:
+    """A grace-0 Background DELETE of an object held only by `foregroundDeletion` deletes the object this DELETE
+    changed (the finalizer taken away): the DELETED event's bytes are that object's, not the stored bytes with
+    the new revision (docs/gcbytes48.md)."""
+
+    async def body(clock: FakeClock, client: Any) -> None:
+        made = pod("x", ["foregroundDeletion"]) if plural == "pods" else config_map("x", ["foregroundDeletion"])
+        await client.create(PODS if plural == "pods" else CONFIG_MAPS, "default", made)
+        store = client.service.store.store
+        w = store.watch(plural, "default", since=store.revision)
+        await delete(client, plural, "x", DeleteOptions(grace_period=0, propagation="Background"))
+        event = w.next(0)
+        assert event is not None and event.type == "DELETED"
+        assert "finalizers" not in orjson.loads(event.raw)["metadata"]
+        assert orjson.loads(event.raw) == event.object
+
+    run(body)
+
+
+def test_a_pod_gc_delete_publishes_the_stored_pod_at_the_new_revision() -> None:
+    """Pod GC's grace-0 DELETE of a pod as its informer holds it (`known`): the DELETED event is the stored pod,
+    byte for byte, with the deletion's resourceVersion."""
+
+    async def body(clock: FakeClock, client: Any) -> None:
+        await client.create(PODS, "default", pod("x", node="n1"))
+        store = client.service.store.store
+        held = store.get("pods", "default", "x")
+        before = store.revision
+        expected = dict(held, metadata={**held["metadata"], "resourceVersion": str(before + 1)})
+        w = store.watch("pods", "default", since=before)
+        await client.delete(PODS, "default", "x", grace_period_seconds=0, known=held)
+        event = w.next(0)
+        assert event is not None and event.type == "DELETED"
+        assert event.raw == orjson.dumps(expected)
 
     run(body)

@@ -1968,7 +1968,9 @@ class ApiService:
                 new = await self.store.update(r.store_key, new, expected_rv=meta.get("resourceVersion"))
             result = Result(new, 200)
         else:
-            gone = await self.store.delete(r.store_key, namespace if r.namespaced else "", name, last=old)
+            key = namespace if r.namespaced else ""
+            # `old` is the read as made unless this DELETE's policy changed its finalizers (`kept`)
+            gone = await self.store.delete(r.store_key, key, name, last=old, untouched=kept is None)
             result = Result(_success_status(r, name, gone), 200)
         result.warnings.extend(warnings)
         await self._cascade(r, namespace, uid, propagation)
@@ -2083,8 +2085,10 @@ class ApiService:
         if grace is None:
             return Result(pod, 200)  # pending (the caller answers this case first)
         if grace == 0 and not meta.get("finalizers"):
-            # `pod` is this attempt's own read (`_guaranteed`), used for nothing after: the store stamps it.
-            gone = await self.store.delete(r.store_key, meta.get("namespace", ""), meta["name"], last=pod)
+            # `pod` is this attempt's own read (`_guaranteed`), used for nothing after: the store stamps it, and
+            # unless this DELETE changed its finalizers it is the read as made (the store reuses its bytes).
+            namespace, name = meta.get("namespace", ""), meta["name"]
+            gone = await self.store.delete(r.store_key, namespace, name, last=pod, untouched=not finalizers_changed)
             await self._on_dependent_gone(gone)
             return Result(gone, 200)
         if meta.get("deletionTimestamp") and not current:
@@ -2113,7 +2117,8 @@ class ApiService:
         meta = pod.get("metadata") or {}
         if not meta.get("deletionTimestamp") or meta.get("finalizers") or (uid and meta.get("uid") != uid):
             return False
-        pod = await self.store.delete("pods", namespace, name, expected_rv=meta.get("resourceVersion"), last=pod)
+        rv = meta.get("resourceVersion")
+        pod = await self.store.delete("pods", namespace, name, expected_rv=rv, last=pod, untouched=True)
         await self._on_dependent_gone(pod)
         return True
 

@@ -191,16 +191,26 @@ class Storage:
         return await self.store.aupdate(resource, namespace, name, obj, expected_rv=expected_rv, adopt=True)
 
     async def delete(
-        self, resource: str, namespace: str, name: str, *, expected_rv: str | None = None, last: Obj | None = None
+        self,
+        resource: str,
+        namespace: str,
+        name: str,
+        *,
+        expected_rv: str | None = None,
+        last: Obj | None = None,
+        untouched: bool = False,
     ) -> Obj:
         """Remove; the last state with the deletion's resourceVersion. `last`: the caller's fresh read of the
-        object, handed over (the store stamps it instead of decoding the record again; see `Store.adelete`)."""
+        object, handed over (the store stamps it instead of decoding the record again; see `Store.adelete`), and
+        `untouched` that it is left exactly as read (a view's `write` makes another object: never passed on)."""
         view = VIEWS.get(resource)
         if view is not None:
             stored = None if last is None else view.write(last)
             write = self.store.adelete(view.stored, namespace, name, expected_rv=expected_rv, last=stored)
             return view.read(await view.named(resource, write))
-        return await self.store.adelete(resource, namespace, name, expected_rv=expected_rv, last=last)
+        return await self.store.adelete(
+            resource, namespace, name, expected_rv=expected_rv, last=last, untouched=untouched
+        )
 
     def watch(
         self,

@@ -117,6 +117,7 @@ class Op:
     waiter: builtins.object = field(default=None)  # spelled out: mypyc looks a bare `object` up in this module
     from_obj: bool = False  # `result` was cut from `obj`, so `obj` is the stored object, free to hand out
     adopted: bool = False  # `obj` was handed over by a writer that treats the outcome as read-only
+    untouched: bool = False  # a delete's `obj` is its deleter's read of the stored object, left as read
 
     @property
     def key(self) -> Key:
@@ -380,6 +381,24 @@ def _stamp_update(obj: Obj, revision: int, index: Index, current: Record) -> Rec
     return Record(_trimmed(raw), revision, *index)
 
 
+def _restamped_record(raw: bytes, current: Record, revision: int) -> Record | None:
+    """The record of `current`'s object at `revision`, cut from its stored JSON `raw` (a delete's last state)
+    rather than encoded again, or None when the bytes do not hold `"resourceVersion":"<revision>"` exactly once.
+
+    The same bytes as encoding the stored object stamped with `revision`: orjson writes `metadata.resourceVersion`
+    as that exact key and string, and the pattern cannot start inside a string (a quote there is escaped as `\\"`)
+    unless a key ends in it (`a\\"resourceVersion`), or occur elsewhere but as a key of another object: either
+    shows it twice, which falls back to the encode. Only for an object known to be the stored one (see `_apply`)."""
+    stamp = b'"resourceVersion":"%d"' % current.revision
+    at = raw.find(stamp)
+    end = at + len(stamp)
+    if at < 0 or raw.find(stamp, end) >= 0:
+        return None
+    view = memoryview(raw)
+    data = b"".join((view[:at], b'"resourceVersion":"%d"' % revision, view[end:]))
+    return Record(data, revision, current.labels, current.fields, current.uid)
+
+
 def _restamped(obj: Obj) -> Obj:
     """`obj` with its top level and `metadata` copied, the rest shared: a read-only object, ready to be stamped."""
     copy = dict(obj)
@@ -556,15 +575,28 @@ class Store(ABC):
                 else:
                     revision += 1
                     last = op.obj if op.obj is not None and _read_at(op.obj, current) else None
+                    # The deleted object's bytes at the new revision are the stored bytes with the revision
+                    # replaced when the object published is the stored one: a decode of the record, a read its
+                    # deleter vouches it left untouched, or the very object the store shares for the record.
+                    # Any other object (a copy whose finalizers the DELETE changed) is encoded.
+                    cut: Record | None = None
                     if last is None:
                         op.obj = None  # read at another revision: not the stored object
-                        last = current.decode()
+                        raw = current.raw
+                        last = orjson.loads(raw)
+                        cut = _restamped_record(raw, current, revision)
                     else:
+                        if op.untouched or self._shares(key, current, last):
+                            cut = _restamped_record(current.raw, current, revision)
                         # Stamped in a copy of its top and its metadata: the deleter's read may be an object
                         # others share read-only (an informer's, `get_shared`'s), whose members it keeps.
                         last = op.obj = _restamped(last)
                         op.from_obj = True
-                    record = _stamp(last, revision, (current.labels, current.fields, current.uid))
+                    if cut is None:
+                        record = _stamp(last, revision, (current.labels, current.fields, current.uid))
+                    else:
+                        record = cut
+                        last["metadata"]["resourceVersion"] = str(revision)
                     overlay[key] = None
                     op.result = record
                     # The last state was decoded to be stamped (here, or by the deleter when it read the object):
@@ -589,6 +621,12 @@ class Store(ABC):
             self._commits += 1
             self._committed_changes += len(changes)
             self._publish(overlay, changes, revision)
+
+    def _shares(self, key: Key, current: Record, obj: Obj) -> bool:
+        """Whether `obj` is the very object the store shares for `current` (`get_shared`'s: its bytes were encoded
+        from it, and its holders treat it as read-only)."""
+        latest = self._latest.get(key)
+        return latest is not None and latest[0] == current.revision and latest[1] is obj
 
     def _publish(
         self, final: dict[Key, Record | None], changes: list[tuple[str, Change, Obj | None]], revision: int
@@ -723,13 +761,19 @@ class Store(ABC):
         expected_rv: str | None = None,
         expected_uid: str | None = None,
         last: Obj | None = None,
+        untouched: bool = False,
     ) -> Obj:
         """`delete` for asyncio callers. `last`, when given, is the caller's read of the object, unchanged (the
         deleter read it to check preconditions and grace; its own decode, or a read-only object shared with
         others): if the object is still at the revision in its `metadata.resourceVersion`, the store stamps a
         copy of its top level and metadata rather than decode the record again, shares that with in-process
-        watchers and returns it; its other members are `last`'s, so `last` is read-only from then on."""
+        watchers and returns it; its other members are `last`'s, so `last` is read-only from then on.
+
+        `untouched`: the caller vouches that `last` is a read of the stored object left exactly as read (not a
+        copy it changed): the deleted object's bytes are then the stored bytes with the new revision spliced in,
+        not a fresh encode (a pod GC delete's, of a pod last written minutes before: docs/gcbytes48.md)."""
         op = Op("delete", resource, namespace, name, last, expected_rv, expected_uid)
+        op.untouched = untouched
         await self._asubmit(op)
         return op.outcome()
 
