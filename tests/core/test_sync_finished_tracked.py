@@ -100,6 +100,14 @@ def _job(indexed: bool, per_index: bool, policy: bool, failed_only: bool, deleti
     return {"metadata": meta, "spec": spec, "status": {"startTime": "2027-01-15T08:00:00Z"}}
 
 
+def _uncounted(numbers: set[int]) -> Obj:
+    """`status.uncountedTerminatedPods` naming the pods numbered `numbers`: the even ones succeeded, the odd failed."""
+    return {
+        "succeeded": [f"uid-{n}" for n in sorted(numbers) if n % 2 == 0],
+        "failed": [f"uid-{n}" for n in sorted(numbers) if n % 2 == 1],
+    }
+
+
 def _plans(job: Obj, pods: list[Obj], expected: frozenset[str]) -> tuple[Any, Any]:
     plan = sync.plan_sync(
         job,
@@ -139,10 +147,7 @@ def test_a_sync_plans_the_same_from_the_finished_tracked_pods_alone(
 ) -> None:
     pods = [_pod(n, *row) for n, row in enumerate(rows)]
     job = _job(indexed, per_index, policy, failed_only, deleting, parallelism)
-    job["status"]["uncountedTerminatedPods"] = {
-        "succeeded": [f"uid-{n}" for n in sorted(uncounted) if n % 2 == 0],
-        "failed": [f"uid-{n}" for n in sorted(uncounted) if n % 2 == 1],
-    }
+    job["status"]["uncountedTerminatedPods"] = _uncounted(uncounted)
     rm = frozenset(f"uid-{n}" for n in expected)
     ctx = sync.new_context(job, pods, now=NOW, expected_rm_finalizers=rm)
     assert ctx.ready == sum(1 for p in ctx.active_pods if P.is_ready(p))

@@ -30,7 +30,7 @@ from kjobs.job.context import (
     is_pod_failed,
 )
 from kjobs.job.intervals import Intervals
-from tests.core.test_sync_finished_tracked import _PHASES, NOW, _job, _pod
+from tests.core.test_sync_finished_tracked import _PHASES, NOW, _job, _pod, _uncounted
 
 # indexes up to and past `completions` (8), as `_pods` of test_sync_finished_tracked, plus the boundary
 _pods = st.lists(
@@ -193,10 +193,7 @@ def test_each_pass_over_the_finishing_pods_is_its_plain_form(
 ) -> None:
     pods = [_pod(n, *row) for n, row in enumerate(rows)]
     job = _job(indexed, per_index, policy, failed_only, deleting, parallelism)
-    job["status"]["uncountedTerminatedPods"] = {
-        "succeeded": [f"uid-{n}" for n in sorted(uncounted) if n % 2 == 0],
-        "failed": [f"uid-{n}" for n in sorted(uncounted) if n % 2 == 1],
-    }
+    job["status"]["uncountedTerminatedPods"] = _uncounted(uncounted)
     rm = frozenset(f"uid-{n}" for n in expected)
     facts = {id(p): P.sync_facts(p) for n, p in enumerate(pods) if n in known}
     ctx = sync.new_context(job, pods, now=NOW, expected_rm_finalizers=rm, facts=facts)
@@ -260,10 +257,7 @@ def test_a_sync_plans_and_tracks_as_its_plain_passes_do(
 ) -> None:
     pods = [_pod(n, *row) for n, row in enumerate(rows)]
     job = _job(indexed, per_index, policy, failed_only, deleting, parallelism)
-    job["status"]["uncountedTerminatedPods"] = {
-        "succeeded": [f"uid-{n}" for n in sorted(uncounted) if n % 2 == 0],
-        "failed": [f"uid-{n}" for n in sorted(uncounted) if n % 2 == 1],
-    }
+    job["status"]["uncountedTerminatedPods"] = _uncounted(uncounted)
     rm = frozenset(f"uid-{n}" for n in expected)
     facts = {id(p): P.sync_facts(p) for n, p in enumerate(pods) if n in known}
 
