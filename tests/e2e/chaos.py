@@ -329,6 +329,11 @@ class Verdict:
     out_of_service: set[str] = field(default_factory=set)
     """Lost nodes tainted out-of-service (not deleted): the pod GC fails their terminating pods with no condition of
     its own (`gcTerminating` → `markFailedAndDeletePod`, pkg/controller/podgc/gc_controller.go)."""
+    drained_after_loss: set[str] = field(default_factory=set)
+    """Lost nodes drained after they came back (rebooted): the drain evicts the pods the pod GC failed but the Job
+    controller had not yet released (their tracking finalizer), and the Eviction API replaces their
+    `DisruptionTarget` reason with its own (pkg/registry/core/pod/storage/eviction.go `addConditionAndDeletePod`
+    updates the condition of a terminal pod too)."""
     unschedulable: dict[str, list[tuple[float, float]]] = field(default_factory=dict)
     """Node -> wall-clock windows in which it was cordoned or tainted NoSchedule: no pod created then may run there."""
 
@@ -426,7 +431,9 @@ def _verify(
             # A drain of a lost node tainted out-of-service marks its pods EvictionByEvictionAPI (the Eviction API
             # replaces the taint manager's reason, pkg/registry/core/pod/storage/eviction.go
             # `addConditionAndDeletePod`), and the pod GC fails such a terminating pod with no condition of its own.
-            earlier = node in verdict.out_of_service and reason == "EvictionByEvictionAPI"
+            # So does a drain of the node once it came back (`drained_after_loss`).
+            evicted_after = node in verdict.out_of_service or node in verdict.drained_after_loss
+            earlier = evicted_after and reason == "EvictionByEvictionAPI"
             verdict.check(
                 reason in ("DeletionByTaintManager", "DeletionByPodGC") or earlier,
                 f"{pname}: on lost node {node}, {reason}",
@@ -906,6 +913,8 @@ async def chaos_run(
                         if not await _evict(client, list(pods), rng):
                             continue
                     else:
+                        if target in verdict.lost_nodes:
+                            verdict.drained_after_loss.add(target)
                         await _kubectl(processes, "drain", target, "--ignore-daemonsets", "--timeout=20s")
                         since = time.time()
                         await asyncio.sleep(event.down)
