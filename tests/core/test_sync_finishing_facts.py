@@ -160,6 +160,21 @@ def plain_can_remove_finalizer(ctx: SyncContext, pod: Obj, considered_failed: bo
 _FINISHED = st.sampled_from([None, COND_FAILURE_TARGET, COND_SUCCESS_CRITERIA_MET])
 
 
+def _case(
+    rows: list[tuple[str, Any, bool, bool, bool, int, int]],
+    shape: tuple[bool, bool, bool, bool, bool, int],
+    expected: set[int],
+    uncounted: set[int],
+    known: set[int],
+) -> tuple[Obj, list[Obj], frozenset[str], dict[int, P.SyncFacts]]:
+    """The Job (`_job`'s `shape`), its pods, the finalizer removals in flight and the facts remembered for `known`."""
+    pods = [_pod(n, *row) for n, row in enumerate(rows)]
+    job = _job(*shape)
+    job["status"]["uncountedTerminatedPods"] = _uncounted(uncounted)
+    facts = {id(p): P.sync_facts(p) for n, p in enumerate(pods) if n in known}
+    return job, pods, frozenset(f"uid-{n}" for n in expected), facts
+
+
 @settings(max_examples=400, deadline=None)
 @given(
     rows=_pods,
@@ -191,11 +206,9 @@ def test_each_pass_over_the_finishing_pods_is_its_plain_form(
     finished: str | None,
     max_uncounted: int,
 ) -> None:
-    pods = [_pod(n, *row) for n, row in enumerate(rows)]
-    job = _job(indexed, per_index, policy, failed_only, deleting, parallelism)
-    job["status"]["uncountedTerminatedPods"] = _uncounted(uncounted)
-    rm = frozenset(f"uid-{n}" for n in expected)
-    facts = {id(p): P.sync_facts(p) for n, p in enumerate(pods) if n in known}
+    job, pods, rm, facts = _case(
+        rows, (indexed, per_index, policy, failed_only, deleting, parallelism), expected, uncounted, known
+    )
     ctx = sync.new_context(job, pods, now=NOW, expected_rm_finalizers=rm, facts=facts)
     if not kept_apart:
         ctx.finished_tracked = None
@@ -255,11 +268,9 @@ def test_a_sync_plans_and_tracks_as_its_plain_passes_do(
     uncounted: set[int],
     known: set[int],
 ) -> None:
-    pods = [_pod(n, *row) for n, row in enumerate(rows)]
-    job = _job(indexed, per_index, policy, failed_only, deleting, parallelism)
-    job["status"]["uncountedTerminatedPods"] = _uncounted(uncounted)
-    rm = frozenset(f"uid-{n}" for n in expected)
-    facts = {id(p): P.sync_facts(p) for n, p in enumerate(pods) if n in known}
+    job, pods, rm, facts = _case(
+        rows, (indexed, per_index, policy, failed_only, deleting, parallelism), expected, uncounted, known
+    )
 
     def planned() -> tuple[Any, Any]:
         plan = sync.plan_sync(
