@@ -166,7 +166,7 @@ class Disruptor:
         await self.client.patch(NODES, None, node, {"spec": {"unschedulable": True}})
         self.say(f"node/{node} cordoned")
         evicted = [pod for pod in await self._live_pods(node) if await self.evict(pod)]
-        await self._stopped(evicted, announce=True)
+        await self._stopped(evicted, announce=True, deleted=True)
         self.say(f"node/{node} drained")
         await self.client.patch(NODES, None, node, {"spec": {"unschedulable": None}})
         self.say(f"node/{node} uncordoned")
@@ -178,7 +178,7 @@ class Disruptor:
         taint = {"key": TAINT_KEY, "value": "taint", "effect": "NoExecute"}
         await self._set_taints(node, lambda taints: [*taints, taint])
         self.say(f"node/{node} tainted {TAINT_KEY}=taint:NoExecute")
-        await self._stopped(pods, announce=False)
+        await self._stopped(pods, announce=False, deleted=False)
         await self._set_taints(node, lambda taints: [t for t in taints if t.get("key") != TAINT_KEY])
         self.say(f"node/{node} untainted")
 
@@ -228,9 +228,13 @@ class Disruptor:
         taints = list((current.get("spec") or {}).get("taints") or ())
         await self.client.patch(NODES, None, node, {"spec": {"taints": change(taints) or None}})
 
-    async def _stopped(self, pods: list[Obj], *, announce: bool) -> None:
-        """Wait (bounded) until each pod has ended (Succeeded/Failed) or is gone; `announce` says so per pod,
-        as kubectl drain prints `pod/NAME evicted`."""
+    async def _stopped(self, pods: list[Obj], *, announce: bool, deleted: bool) -> None:
+        """Wait (bounded) until each pod is gone or, unless `deleted` is asked, has ended (Succeeded/Failed);
+        `announce` says so per pod, as kubectl drain prints `pod/NAME evicted`.
+
+        A drain waits for deletion as kubectl's `waitForDelete` does (k8s.io/kubectl/pkg/drain/drain.go: the pod
+        is not found, or a new one has its name): a Job's pod is gone only once the Job controller has counted it
+        and removed its tracking finalizer, so the drain is over after the Job has seen what it did."""
         deadline = self.clock.now() + STOP_TIMEOUT
         waiting = list(pods)
         while waiting and self.clock.now() < deadline:
@@ -243,7 +247,7 @@ class Disruptor:
                         raise
                     current = None
                 ended = current is None or current["metadata"].get("uid") != meta.get("uid")
-                if ended or (current or {}).get("status", {}).get("phase") in ("Succeeded", "Failed"):
+                if ended or (not deleted and (current or {}).get("status", {}).get("phase") in ("Succeeded", "Failed")):
                     waiting.remove(pod)
                     if announce:
                         self.say(f"pod/{meta['name']} evicted")

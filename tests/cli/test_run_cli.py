@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -203,8 +204,6 @@ def test_a_container_that_cannot_start_says_why(tmp_path: Path) -> None:
 
 def decisions(out: str) -> list[str]:
     """The live lines of disruptions and failure decisions (pod names replaced by `P`), before the summary."""
-    import re
-
     live = out.split("\n\nJob default/", 1)[0]
     wanted = [line for line in live.splitlines() if line.startswith("disrupt ") or " failed: " in line]
     return [re.sub(r"job-pod-failure-policy-ignore-\w{5}", "P", line) for line in wanted]
@@ -230,6 +229,11 @@ def test_quick_start_drain_is_ignored_and_the_job_completes() -> None:
         + ["disrupt drain@1s: node/kjobs-node drained", "disrupt drain@1s: node/kjobs-node uncordoned"]
     )
     assert lines[-2:] == ["disrupt drain@1s: node/kjobs-node drained", "disrupt drain@1s: node/kjobs-node uncordoned"]
+    # As kubectl's waitForDelete: a pod is `evicted` once it is gone, after the Job controller counted it.
+    live = result.stdout.split("\n\nJob default/", 1)[0].splitlines()
+    for name in sorted(set(re.findall(r"evicting pod default/(\S+)", result.stdout))):
+        decided = live.index(IGNORED.format("EvictionByEvictionAPI").replace("pod P ", f"pod {name} "))
+        assert decided < live.index(f"disrupt drain@1s: pod/{name} evicted")
     assert "Job default/job-pod-failure-policy-ignore: Complete\n" in result.stdout
     assert "succeeded: 4  failed: 0\n  failures: 2 pod(s) failed, 2 ignored by the policy\n" in result.stdout
 
@@ -262,8 +266,6 @@ def test_quick_start_drain_is_ignored_and_the_job_completes() -> None:
 def test_each_disruption_goes_through_the_cluster_and_is_ignored(
     disruption: str, nodes: str, applied: list[str], reason: str
 ) -> None:
-    import re
-
     args = ("--disrupt", disruption, "--backoff", "0.2", "--nodes", nodes)
     result = kjobs("run", str(EXAMPLES / "ignore-disruptions.yaml"), *args)
     assert result.returncode == 0, result.stderr
