@@ -454,7 +454,7 @@ class KjobsCluster:
         return self.get("pod", _name_of(pod), namespace if isinstance(pod, str) else pod["metadata"]["namespace"])
 
     def drain(self, node: str) -> None:
-        """`kubectl drain NODE` (cordon, evict each pod), then `kubectl uncordon` once they stopped."""
+        """`kubectl drain NODE` (cordon, evict each pod), then `kubectl uncordon` once they are gone."""
         __tracebackhide__ = True  # pytest shows the test's line, not the helper's
         self.disturbed = True
         self._run(self._disruptor().drain(node), 120)
