@@ -575,14 +575,28 @@ def _mode(value: dict[str, Any] | list[Any]) -> int:
         raw = orjson.dumps(value)
     except TypeError:
         return _GENERAL
-    if b'"$' in raw:
-        # The kubelet's status patches order conditions with `$setElementOrder/conditions`, and nothing else:
-        # that one directive does not need the general walk.
-        ordering = raw.count(b'"$setElementOrder/')
-        if not ordering or raw.count(b'"$') != ordering:
-            return _GENERAL
+    # Each `"$` is found through its `$` (a one-byte search is a `memchr`, several times cheaper than a search
+    # for two bytes), and `find` rather than `in`: `bytes in bytes` first tries the needle as an integer, which
+    # raises and clears a TypeError every call. The kubelet's status patches order conditions with
+    # `$setElementOrder/conditions`, and nothing else: that one directive does not need the general walk (compared
+    # as a slice: `startswith` at an offset parses its arguments the slow way).
+    at = raw.find(b"$")
+    ordering = False
+    while at >= 0:
+        if at and raw[at - 1] == _QUOTE:
+            if raw[at + 1 : at + _ORDER_END] != _ORDER_TAIL:
+                return _GENERAL
+            ordering = True
+        at = raw.find(b"$", at + 1)
+    if ordering:
         return _NO_DIRECTIVES
-    return _NO_DIRECTIVES if b"null" in raw else _PLAIN
+    return _NO_DIRECTIVES if raw.find(b"null") >= 0 else _PLAIN
+
+
+_QUOTE = ord('"')
+_ORDER_TAIL = _ORDER[1:].encode()
+_ORDER_END = 1 + len(_ORDER_TAIL)
+"""`setElementOrder/`: what follows the `$` of the one directive `_NO_DIRECTIVES` allows; where it ends."""
 
 
 def apply_patch(
