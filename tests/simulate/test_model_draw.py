@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kjobs.node.sim_runtime import Outcome
-from kjobs.simulate.model import SIGTERM_EXIT, SIGTERM_IGNORE, ContainerModel, ExitCode, RunTime
+from kjobs.simulate.model import DISTRIBUTIONS, SIGTERM_EXIT, SIGTERM_IGNORE, ContainerModel, ExitCode, RunTime
 
 
 def plain_draw(model: ContainerModel, rng: random.Random) -> Outcome:
@@ -40,7 +40,7 @@ def plain_draw(model: ContainerModel, rng: random.Random) -> Outcome:
 SECONDS = st.floats(0.0, 100.0, allow_nan=False)
 RUN_TIME = st.one_of(
     SECONDS,
-    st.builds(RunTime, st.sampled_from(["constant", "uniform", "exponential", "lognormal", "normal"]), SECONDS, SECONDS),
+    st.builds(RunTime, st.sampled_from(DISTRIBUTIONS), SECONDS, SECONDS),
 )
 WEIGHT = st.one_of(st.sampled_from([0.0, 0.05, 0.95, 1.0, 0.1, 0.2, 0.7]), st.floats(0.0, 5.0, allow_nan=False))
 MODEL = st.builds(
