@@ -1,4 +1,5 @@
-"""Stop 49: `ContainerModel.draw` takes what depends on the model alone (the run-time distribution, the exit codes'
+"""Stop 49: `Model.outcome` seeds one generator afresh for each attempt instead of making one, and
+`ContainerModel.draw` takes what depends on the model alone (the run-time distribution, the exit codes'
 total weight, the SIGTERM exit code) from `_fixed`, computed once a model, instead of once an attempt.
 
 The form it replaced is kept here as it was. Hypothesis makes models (every run-time distribution, weights that
@@ -11,12 +12,26 @@ from __future__ import annotations
 
 import pickle
 import random
+from collections.abc import Callable
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kjobs.api.names import CONTROLLER_UID_LABEL, JOB_COMPLETION_INDEX_ANNOTATION
+from kjobs.api.types import Obj
 from kjobs.node.sim_runtime import Outcome
-from kjobs.simulate.model import DISTRIBUTIONS, SIGTERM_EXIT, SIGTERM_IGNORE, ContainerModel, ExitCode, RunTime
+from kjobs.simulate.model import (
+    DISTRIBUTIONS,
+    SIGTERM_EXIT,
+    SIGTERM_IGNORE,
+    AttemptSlots,
+    ContainerModel,
+    ExitCode,
+    Model,
+    Override,
+    RunTime,
+)
+from kjobs.testing.virtual import command_outcome
 
 
 def plain_draw(model: ContainerModel, rng: random.Random) -> Outcome:
@@ -72,3 +87,56 @@ def test_the_fixed_part_is_no_field() -> None:
     assert model == fresh and hash(model) == hash(fresh)
     assert pickle.loads(pickle.dumps(model)) == fresh
     assert "_fixed" not in repr(model)
+
+
+def plain_outcome(model: Model, seed: int, slots: AttemptSlots) -> Callable[[Obj, Obj, int], Outcome]:
+    runs: dict[tuple[int | None, str], int] = {}
+
+    def decide(pod: Obj, container: Obj, attempt: int) -> Outcome:
+        slot = slots.slot(pod)
+        if slot is None:
+            return command_outcome(pod, container, attempt)
+        index, pod_attempt = slot
+        name = str(container.get("name"))
+        key = f"{seed}/{index if index is not None else 'pod'}/{pod_attempt}/{name}/{attempt}"
+        rng = random.Random(key)
+        chosen = model.container_model(name, index)
+        if chosen.attempts:
+            run = runs.get((index, name), 0)
+            runs[(index, name)] = run + 1
+            chosen = chosen.for_run(run)
+        return chosen.draw(rng)
+
+    return decide
+
+
+def job_pod(uid: str, index: int | None) -> Obj:
+    annotations = {} if index is None else {JOB_COMPLETION_INDEX_ANNOTATION: str(index)}
+    labels = {CONTROLLER_UID_LABEL: "job-uid"}
+    return {"metadata": {"uid": uid, "labels": labels, "annotations": annotations}, "spec": {}}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    model=MODEL,
+    spread=MODEL,
+    seed=st.integers(0, 2**40),
+    calls=st.lists(
+        st.tuples(st.integers(0, 5), st.one_of(st.none(), st.integers(0, 3)), st.sampled_from(["a", "b"])),
+        max_size=12,
+    ),
+)
+def test_one_generator_seeded_each_attempt_draws_as_a_new_one(
+    model: ContainerModel, spread: ContainerModel, seed: int, calls: list[tuple[int, int | None, str]]
+) -> None:
+    """`Model.outcome` seeds one generator for every attempt: the same outcomes, in any order of pods,
+    containers and attempts, with a normal run time (whose `gauss` keeps a spare draw) among them."""
+    whole = Model(
+        containers=model,
+        overrides=(Override("b", None, ContainerModel(run_time=RunTime("normal", 5.0, 2.0), attempts=(spread,))),),
+    )
+    new = whole.outcome(seed, AttemptSlots())
+    old = plain_outcome(whole, seed, AttemptSlots())
+    for n, (pod, index, name) in enumerate(calls):
+        uid = f"pod-{pod}-{index}"
+        assert new(job_pod(uid, index), {"name": name}, n % 3) == old(job_pod(uid, index), {"name": name}, n % 3)
