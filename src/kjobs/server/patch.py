@@ -424,7 +424,12 @@ def _merge_list(
             continue
         at = _position(result, merge_key, key_value)
         if at is None:
-            stripped = element if mode == _PLAIN else _strip(element, path, lookup, mode)
+            if mode == _PLAIN:
+                stripped = element
+            else:  # a flat element (the kubelet's conditions, its IPs) in one pass, else `_strip`'s walk
+                stripped = _stripped_flat(element) if mode == _NO_DIRECTIVES else None
+                if stripped is None:
+                    stripped = _strip(element, path, lookup, mode)
             if stripped is not None:
                 result.append(stripped)
         else:
@@ -556,6 +561,19 @@ def _strip(value: Any, path: Path, lookup: StrategyLookup, mode: int = _GENERAL)
     if isinstance(value, list):
         return [s for s in (_strip(v, path, lookup, mode) for v in value) if s is not None]
     return value
+
+
+def _stripped_flat(element: dict[str, Any]) -> dict[str, Any] | None:
+    """What `_strip` gives a map that holds no map or list (a condition, an IP) outside `_GENERAL` (its copy
+    without nulls), in one pass: the test and the copy at once, no call a key; None for a map that nests."""
+    flat: dict[str, Any] = {}
+    for key, value in element.items():
+        kind = type(value)
+        if kind is dict or kind is list:
+            return None
+        if value is not None:
+            flat[key] = value
+    return flat
 
 
 def _scalars_only(value: dict[str, Any]) -> bool:
