@@ -1,10 +1,12 @@
 """Stop 39, second round: the strategic merge's helpers rewritten for fewer calls give the merge it gave.
 
 `_set_order` names elements through one `_idents` call a list instead of a closure call an element,
-`_merge_list` tests its strategy and its elements' kinds with plain loops, `_scalars_only` is a loop. The plain
-versions are kept here as they were; hypothesis makes pod statuses and status patches (conditions and container
-statuses with repeated, missing and non-map elements, nulls, `$setElementOrder/…` in any order) and the merge is
-run twice, once with the plain helpers patched in: the same merged object, or the same error.
+`_merge_list` tests its strategy and its elements' kinds with plain loops, `_scalars_only` is a loop; stop 49:
+`_merge_list` copies a flat new element without its nulls in one pass (`_stripped_flat`) where the plain version
+calls `_strip`. The plain versions are kept here as they were; hypothesis makes pod statuses and status patches
+(conditions and container statuses with repeated, missing and non-map elements, nulls, `$setElementOrder/…` in
+any order) and the merge is run twice, once with the plain helpers patched in: the same merged object, or the
+same error.
 """
 
 from __future__ import annotations
@@ -245,3 +247,24 @@ def test_idents(elements: list[Any], merge_key: str, expected: list[Any]) -> Non
 )
 def test_scalars_only(value: dict[str, Any]) -> None:
     assert P._scalars_only(value) == plain_scalars_only(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {},
+        {"type": "Ready", "status": "True", "lastProbeTime": None},
+        {"ip": "10.0.0.1"},
+        {"a": None},
+        {"$setElementOrder/x": 1, "b": None},
+        {"a": 1, "b": {"c": None}},
+        {"a": [None]},
+    ],
+)
+def test_stripped_flat(value: dict[str, Any]) -> None:
+    """A flat map: what `_strip` gives it outside the general walk; a nested one: None (`_strip` walks it)."""
+    flat = P._stripped_flat(value)
+    if plain_scalars_only(value):
+        assert flat == P._strip(value, ("status", "conditions"), POD, P._NO_DIRECTIVES)
+    else:
+        assert flat is None

@@ -121,30 +121,32 @@ def plan(record: PodRecord, now: float, *, cap: float = DEFAULT_BACKOFF_CAP) -> 
     sidecar_backoff: dict[str, float] = {}
     sidecar_limit = False  # a sidecar's restart would exceed the limit: the pod fails, as for any container
 
-    def waiting(
-        start: tuple[str, ...] = (),
-        backing_off: dict[str, float] | None = None,
-        *,
-        done: bool = False,
-        limit_exceeded: bool = False,
-    ) -> Plan:
-        """A plan while initializing: the sidecars' restarts due beside what the init container needs."""
-        if done:  # an init container failed the pod: its sidecars stop too
-            stop = _sidecars_running(record)
-            return Plan(done=not stop, stop=stop, limit_exceeded=limit_exceeded)
-        off = {**sidecar_backoff, **(backing_off or {})}
-        return Plan(
-            start=start + tuple(sidecar_starts),
-            wake_at=min(off.values()) if off else None,
-            backing_off=off,
-            limit_exceeded=sidecar_limit,
-        )
-
     init_specs = spec.get("initContainers") or []
-    # computeInitContainerActions walks the init containers from the last one: one that ran means every
-    # init container before it was initialized, even if the runtime no longer shows it (removed containers).
-    seen = [bool(record.attempts.get(c["name"])) for c in init_specs]
-    regular_ran = any(record.attempts.get(c["name"]) for c in spec.get("containers") or [])
+    if init_specs:  # what only the init containers' walk uses (most pods have none: no closure, no reads)
+
+        def waiting(
+            start: tuple[str, ...] = (),
+            backing_off: dict[str, float] | None = None,
+            *,
+            done: bool = False,
+            limit_exceeded: bool = False,
+        ) -> Plan:
+            """A plan while initializing: the sidecars' restarts due beside what the init container needs."""
+            if done:  # an init container failed the pod: its sidecars stop too
+                stop = _sidecars_running(record)
+                return Plan(done=not stop, stop=stop, limit_exceeded=limit_exceeded)
+            off = {**sidecar_backoff, **(backing_off or {})}
+            return Plan(
+                start=start + tuple(sidecar_starts),
+                wake_at=min(off.values()) if off else None,
+                backing_off=off,
+                limit_exceeded=sidecar_limit,
+            )
+
+        # computeInitContainerActions walks the init containers from the last one: one that ran means every
+        # init container before it was initialized, even if the runtime no longer shows it (removed containers).
+        seen = [bool(record.attempts.get(c["name"])) for c in init_specs]
+        regular_ran = any(record.attempts.get(c["name"]) for c in spec.get("containers") or [])
     for index, container in enumerate(init_specs):
         name = container["name"]
         attempts = record.attempts.get(name)

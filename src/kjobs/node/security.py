@@ -185,15 +185,18 @@ def run_as(pod: Obj, container: Obj) -> RunAs | None:
 def unenforced(pod: Obj) -> list[str]:
     """The securityContext fields of `pod` that the process runtime does not honour, as field paths."""
     spec = pod.get("spec") or {}
-    root = os.geteuid() == 0
+    root: bool | None = None  # asked of the kernel only for a pod with a securityContext (most have none)
     found: list[str] = []
     pod_context = spec.get("securityContext") or {}
     if pod_context:
+        root = os.geteuid() == 0
         found += [f"spec.securityContext.{key}" for key in _pod_unenforced(pod_context, root)]
     for kind in ("initContainers", "containers"):
         for i, container in enumerate(spec.get(kind) or []):
             context = container.get("securityContext") or {}
             if context:
+                if root is None:
+                    root = os.geteuid() == 0
                 found += [f"spec.{kind}[{i}].securityContext.{key}" for key in _container_unenforced(context, root)]
     return found
 

@@ -424,7 +424,12 @@ def _merge_list(
             continue
         at = _position(result, merge_key, key_value)
         if at is None:
-            stripped = element if mode == _PLAIN else _strip(element, path, lookup, mode)
+            if mode == _PLAIN:
+                stripped = element
+            else:  # a flat element (the kubelet's conditions, its IPs) in one pass, else `_strip`'s walk
+                stripped = _stripped_flat(element) if mode == _NO_DIRECTIVES else None
+                if stripped is None:
+                    stripped = _strip(element, path, lookup, mode)
             if stripped is not None:
                 result.append(stripped)
         else:
@@ -558,6 +563,19 @@ def _strip(value: Any, path: Path, lookup: StrategyLookup, mode: int = _GENERAL)
     return value
 
 
+def _stripped_flat(element: dict[str, Any]) -> dict[str, Any] | None:
+    """What `_strip` gives a map that holds no map or list (a condition, an IP) outside `_GENERAL` (its copy
+    without nulls), in one pass: the test and the copy at once, no call a key; None for a map that nests."""
+    flat: dict[str, Any] = {}
+    for key, value in element.items():
+        kind = type(value)
+        if kind is dict or kind is list:
+            return None
+        if value is not None:
+            flat[key] = value
+    return flat
+
+
 def _scalars_only(value: dict[str, Any]) -> bool:
     # a loop, not `any(...)` over a generator: called for every element a status patch adds
     for v in value.values():
@@ -575,14 +593,28 @@ def _mode(value: dict[str, Any] | list[Any]) -> int:
         raw = orjson.dumps(value)
     except TypeError:
         return _GENERAL
-    if b'"$' in raw:
-        # The kubelet's status patches order conditions with `$setElementOrder/conditions`, and nothing else:
-        # that one directive does not need the general walk.
-        ordering = raw.count(b'"$setElementOrder/')
-        if not ordering or raw.count(b'"$') != ordering:
-            return _GENERAL
+    # Each `"$` is found through its `$` (a one-byte search is a `memchr`, several times cheaper than a search
+    # for two bytes), and `find` rather than `in`: `bytes in bytes` first tries the needle as an integer, which
+    # raises and clears a TypeError every call. The kubelet's status patches order conditions with
+    # `$setElementOrder/conditions`, and nothing else: that one directive does not need the general walk (compared
+    # as a slice: `startswith` at an offset parses its arguments the slow way).
+    at = raw.find(b"$")
+    ordering = False
+    while at >= 0:
+        if at and raw[at - 1] == _QUOTE:
+            if raw[at + 1 : at + _ORDER_END] != _ORDER_TAIL:
+                return _GENERAL
+            ordering = True
+        at = raw.find(b"$", at + 1)
+    if ordering:
         return _NO_DIRECTIVES
-    return _NO_DIRECTIVES if b"null" in raw else _PLAIN
+    return _NO_DIRECTIVES if raw.find(b"null") >= 0 else _PLAIN
+
+
+_QUOTE = ord('"')
+_ORDER_TAIL = _ORDER[1:].encode()
+_ORDER_END = 1 + len(_ORDER_TAIL)
+"""`setElementOrder/`: what follows the `$` of the one directive `_NO_DIRECTIVES` allows; where it ends."""
 
 
 def apply_patch(
