@@ -399,10 +399,15 @@ def shared_spec_info(spec: Obj) -> SpecInfo:
 
 
 def _without_mounts(containers: Any) -> Any:
-    """`containers` with no `volumeMounts` (which `spec_info` does not read), for `shared_spec_info`'s key."""
+    """`containers` with no `volumeMounts` (which `spec_info` does not read), for `shared_spec_info`'s key: the
+    list itself when none has the member (a simulation's pods; such a key never equals one made of copies, in
+    which every container has `volumeMounts: null`), else copies with it set to null."""
     if not isinstance(containers, list):
         return containers
-    return [{**c, "volumeMounts": None} if isinstance(c, dict) else c for c in containers]
+    for container in containers:
+        if isinstance(container, dict) and "volumeMounts" in container:
+            return [{**c, "volumeMounts": None} if isinstance(c, dict) else c for c in containers]
+    return containers
 
 
 def pod_info(pod: Obj, *, priority: int, preempt_never: bool, spec: SpecInfo | None = None) -> PodInfo:
