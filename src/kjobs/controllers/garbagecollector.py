@@ -283,23 +283,25 @@ class GarbageCollector:
                 known.obj = new
                 return
         namespace, name = key_of(obj)
-        old_owners = {str(r.get("uid")) for r in _refs(old)}
         new_owners = {str(r.get("uid")) for r in _refs(new)}
-        for owner in old_owners - new_owners:
-            dependents = self.dependents.get(owner)
-            if dependents is not None:
-                dependents.discard(uid)
-                if not dependents:  # an owner's last dependent gone: no empty set per owner ever seen
-                    del self.dependents[owner]
-            owner_node = self.nodes.get(owner)
-            if owner_node is not None and is_deleting_dependents(owner_node.obj):
-                self._enqueue("delete", owner_node)
-        for owner in _unblocked(old, new):
-            # a reference no longer blocks: an owner waiting for its dependents may be done
-            # (`addUnblockedOwnersToDeleteQueue`, pkg/controller/garbagecollector/graph_builder.go)
-            owner_node = self.nodes.get(owner)
-            if owner_node is not None and is_deleting_dependents(owner_node.obj):
-                self._enqueue("delete", owner_node)
+        old_owners: set[str] = set()
+        if old is not None:  # an add (every object once) has no owners before, and no reference that stopped blocking
+            old_owners = {str(r.get("uid")) for r in _refs(old)}
+            for owner in old_owners - new_owners:
+                dependents = self.dependents.get(owner)
+                if dependents is not None:
+                    dependents.discard(uid)
+                    if not dependents:  # an owner's last dependent gone: no empty set per owner ever seen
+                        del self.dependents[owner]
+                owner_node = self.nodes.get(owner)
+                if owner_node is not None and is_deleting_dependents(owner_node.obj):
+                    self._enqueue("delete", owner_node)
+            for owner in _unblocked(old, new):
+                # a reference no longer blocks: an owner waiting for its dependents may be done
+                # (`addUnblockedOwnersToDeleteQueue`, pkg/controller/garbagecollector/graph_builder.go)
+                owner_node = self.nodes.get(owner)
+                if owner_node is not None and is_deleting_dependents(owner_node.obj):
+                    self._enqueue("delete", owner_node)
         if new is None:
             self.nodes.pop(uid, None)
             for dependent in sorted(self.dependents.get(uid, ())):
@@ -314,9 +316,10 @@ class GarbageCollector:
         unsure = any(o not in self.nodes or _meta(self.nodes[o].obj).get("deletionTimestamp") for o in new_owners)
         if new_owners and (old is None or new_owners != old_owners) and unsure:
             self._enqueue("delete", node)
-        if is_orphaning(new) and not (old is not None and is_orphaning(old)):
+        deleting = bool(_meta(new).get("deletionTimestamp"))  # what both tests below read first
+        if deleting and is_orphaning(new) and not (old is not None and is_orphaning(old)):
             self._enqueue("orphan", node)
-        if is_deleting_dependents(new) and not (old is not None and is_deleting_dependents(old)):
+        if deleting and is_deleting_dependents(new) and not (old is not None and is_deleting_dependents(old)):
             self._enqueue("delete", node)
             for dependent in sorted(self.dependents.get(uid, ())):
                 dep = self.nodes.get(dependent)

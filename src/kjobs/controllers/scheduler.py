@@ -434,7 +434,7 @@ class Scheduler:
         previous = self._placed.get(info.uid)
         if previous is not None:
             counted = self._node_infos[previous].remove_pod(info.uid)
-            if counted is None or _victim_view(counted) != _victim_view(info):
+            if counted is None or not _same_victim_view(counted, info):
                 self._state += 1
         else:
             self._state += 1
@@ -807,18 +807,31 @@ def _signature(pod: PodInfo, nodes: list[NodeInfo]) -> tuple[Any, ...]:
     )
 
 
-def _victim_view(pod: PodInfo) -> tuple[Any, ...]:
-    """What a placed pod contributes to decisions (fit, victim choice, PDBs); status-only updates leave it as is."""
-    r = pod.requests
-    return (
-        pod.node_name,
-        pod.priority,
-        (r.milli_cpu, r.memory, r.ephemeral_storage, tuple(sorted(r.scalars.items()))),
-        pod.non_zero_cpu,
-        pod.non_zero_memory,
-        pod.started,
-        pod.deleting,
-        pod.preemption_target,
-        tuple(sorted(pod.labels.items())),
-        pod.host_ports,
-    )
+def _same_victim_view(a: PodInfo, b: PodInfo) -> bool:
+    """Whether two versions of a placed pod contribute the same to decisions (fit, victim choice, PDBs): node,
+    priority, requests, non-zero requests, start time, deletion, preemption mark, labels and host ports; a
+    status-only update leaves them as they were. Compared field by field, the shared parts by identity first (a
+    binding keeps the `SpecInfo`'s requests and the labels object): each bound pod is compared once with its
+    assumed self, and building both sides' sorted tuples cost more than the rest of the placement."""
+    if a is b:
+        return True
+    ra, rb = a.requests, b.requests
+    if not (
+        a.node_name == b.node_name
+        and a.priority == b.priority
+        and a.non_zero_cpu == b.non_zero_cpu
+        and a.non_zero_memory == b.non_zero_memory
+        and a.started == b.started
+        and a.deleting == b.deleting
+        and a.preemption_target == b.preemption_target
+        and a.host_ports == b.host_ports
+    ):
+        return False
+    if ra is not rb and (
+        ra.milli_cpu != rb.milli_cpu
+        or ra.memory != rb.memory
+        or ra.ephemeral_storage != rb.ephemeral_storage
+        or sorted(ra.scalars.items()) != sorted(rb.scalars.items())
+    ):
+        return False
+    return a.labels is b.labels or sorted(a.labels.items()) == sorted(b.labels.items())

@@ -201,8 +201,11 @@ def best_match(claim: Obj, volumes: list[Obj], node: tuple[dict[str, str], str] 
     return min(fitting, key=lambda pv: (_capacity(pv) or Fraction(0), str(_meta(pv).get("name") or "")))
 
 
+_TERMINAL_PHASES = ("Succeeded", "Failed")
+
+
 def _terminal(pod: Obj) -> bool:
-    return _phase(pod) in ("Succeeded", "Failed")
+    return _phase(pod) in _TERMINAL_PHASES
 
 
 def _claim_key(claim: Obj) -> str:
@@ -678,14 +681,20 @@ class PVCProtectionController:
             self.queue.add(f"{_meta(new).get('namespace') or ''}/{_meta(new).get('name') or ''}")
 
     def _on_pod(self, old: Obj | None, new: Obj | None) -> None:
-        """`podAddedDeletedUpdated`: a pod gone or finished may free its claims."""
-        if new is not None and not _terminal(new):
-            return
+        """`podAddedDeletedUpdated`: a pod gone or finished may free its claims. Every event of every pod comes
+        here and nearly all are of unfinished pods: `_terminal` is read in place (a JSON phase is a string or
+        never one of the two), and a pod without claims stops before its namespace is read."""
+        if new is not None:
+            status = new.get("status")
+            if not isinstance(status, dict) or status.get("phase") not in _TERMINAL_PHASES:
+                return
         obj = new if new is not None else old
         assert obj is not None
-        namespace = _meta(obj).get("namespace") or ""
-        for name in pod_claim_names(obj):
-            self.queue.add(f"{namespace}/{name}")
+        names = pod_claim_names(obj)
+        if names:
+            namespace = _meta(obj).get("namespace") or ""
+            for name in names:
+                self.queue.add(f"{namespace}/{name}")
 
     def _in_use(self, namespace: str, name: str) -> bool:
         for pod in self.pods.list(namespace):
