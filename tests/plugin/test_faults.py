@@ -7,11 +7,13 @@ controllers are done with it; `wait_for` then sees its last condition, whatever 
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import pytest
 
 from kjobs.api.types import Obj
+from kjobs.disrupt import STOP_TIMEOUT
 from kjobs.testing import FaultError, KjobsCluster
 
 RUNTIMES = [
@@ -72,6 +74,18 @@ def test_drain_evicts_and_uncordons(kjobs_cluster: KjobsCluster, runtime: str) -
     assert disruption_reason(kjobs_cluster.get("pod", "drained")) == "EvictionByEvictionAPI"
     assert not kjobs_cluster.get("node", "kjobs-node")["spec"].get("unschedulable")
     assert "node/kjobs-node drained" in kjobs_cluster.disruption_log
+
+
+@pytest.mark.kjobs(runtime="simulated", nodes=2)
+def test_a_drain_on_virtual_time_waits_on_virtual_time(kjobs_cluster: KjobsCluster) -> None:
+    """The pod's finalizer keeps it from ever going, so the drain waits out its bound (`STOP_TIMEOUT`) before it
+    uncordons: on the simulated runtime that bound is virtual time, not a wall minute (it was the wall clock's)."""
+    running(kjobs_cluster, "held")
+    wall, virtual = time.monotonic(), kjobs_cluster.clock.now()
+    kjobs_cluster.drain("kjobs-node")
+    assert kjobs_cluster.clock.now() - virtual >= STOP_TIMEOUT
+    assert time.monotonic() - wall < STOP_TIMEOUT / 2
+    assert kjobs_cluster.disruption_log[-2:] == ["node/kjobs-node drained", "node/kjobs-node uncordoned"]
 
 
 @pytest.mark.parametrize("runtime", RUNTIMES)

@@ -447,7 +447,10 @@ class KjobsCluster:
     def _disruptor(self) -> Any:
         from kjobs.disrupt import Disruptor
 
-        return Disruptor(self._client, list, self.disruption_log.append)
+        # The cluster's own clock: a simulated cluster's bounded waits (a drain's for its pods to go) run on
+        # virtual time, as `kjobs simulate`'s disruptions do, not a wall minute.
+        clock = self.embedded.clock if self.embedded is not None else None
+        return Disruptor(self._client, list, self.disruption_log.append, clock)
 
     def _pod(self, pod: Obj | str, namespace: str) -> Obj:
         __tracebackhide__ = True
