@@ -547,11 +547,11 @@ class ApiService:
         objects: `kjobs simulate`, `kjobs run` without `--serve`; `ClusterSettings.field_managers`). Server-side
         apply records its own either way."""
         self.record_events = record_events
+        """Whether this process's components write Events through a `LocalClient` of this service
+        (`ClusterSettings.events`; `kjobs.client.events.EventRecorder`)."""
         self.token_volumes = token_volumes
         """Whether the ServiceAccount plugin gives created pods the `kube-api-access-*` volume (False only where no
         pod reaches this API and nobody reads the pods: `kjobs run` without `--serve`, `kjobs simulate`)."""
-        """Whether this process's components write Events through a `LocalClient` of this service
-        (`ClusterSettings.events`; `kjobs.client.events.EventRecorder`)."""
         self.clock = clock
         self.logs = logs or NoLogs()
         self.new_uid = new_uid
