@@ -1140,13 +1140,15 @@ def _valid_spec_key(
     if type(hostname) is str and hostname and not is_dns1123_label(hostname):
         spec = {**spec, "hostname": ""}  # a valid hostname: any other valid one gives the same result
     try:
-        key = orjson.dumps([path, is_pod, str(features), _RATCHETED.get(), hugepages, spec])
+        key = orjson.dumps([path, is_pod, features.text, _RATCHETED.get(), hugepages, spec])
     except TypeError:  # not JSON (a body built in process): validated every time
         return None
     # The ServiceAccount admission names each pod's token volume `kube-api-access-` and 5 random characters,
     # so no two pods of a Job would share a key. A spec whose JSON holds one such name (as whole strings, in the
     # volume and its mounts) is keyed with that name blanked, marked so that no spec written with the blank
     # itself shares the key: renaming one name of this form to another, everywhere it occurs, changes no rule.
+    if key.find(_TOKEN_VOLUME_PREFIX) < 0:  # no such name: a plain search, a fraction of the regex's
+        return key
     names = set(_TOKEN_VOLUME_NAME.findall(key))
     if len(names) == 1:
         return b"T" + key.replace(names.pop(), b'"kube-api-access-"')
@@ -1154,6 +1156,7 @@ def _valid_spec_key(
 
 
 _TOKEN_VOLUME_NAME = re.compile(rb'"kube-api-access-[a-z0-9]{5}"')
+_TOKEN_VOLUME_PREFIX = b'"kube-api-access-'
 
 
 def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool, features: FeatureGates) -> None:
