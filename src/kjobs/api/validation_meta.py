@@ -28,7 +28,9 @@ from kjobs.api.validation_access import (
     type_error,
 )
 from kjobs.api.validation_formats import (
+    DNS1123_SUBDOMAIN_MAX,
     LABEL_VALUE_MAX,
+    dns1123_subdomain_match,
     is_dns1123_label,
     is_label_value,
     is_qualified_name,
@@ -248,9 +250,12 @@ def validate_object_meta(
         if generate_name is not None:
             errs.append(type_error(f"{path}.generateName", generate_name, "string"))
         generate_name = ""
+    subdomains = name_fn is name_is_dns_subdomain  # names are mostly unique: valid ones are matched in place
     if generate_name:
-        for msg in name_fn(generate_name, True):
-            errs.append(FieldError(f"{path}.generateName", Invalid, msg, generate_name))
+        masked = generate_name[:-1] + "a" if len(generate_name) > 1 and generate_name[-1] == "-" else generate_name
+        if not subdomains or len(masked) > DNS1123_SUBDOMAIN_MAX or dns1123_subdomain_match(masked) is None:
+            for msg in name_fn(generate_name, True):
+                errs.append(FieldError(f"{path}.generateName", Invalid, msg, generate_name))
     name = meta.get("name")
     if type(name) is not str:
         if name is not None:
@@ -258,7 +263,7 @@ def validate_object_meta(
         name = ""
     if not name:
         errs.append(FieldError(f"{path}.name", Required, "name or generateName is required"))
-    else:
+    elif not subdomains or len(name) > DNS1123_SUBDOMAIN_MAX or dns1123_subdomain_match(name) is None:
         for msg in name_fn(name, False):
             errs.append(FieldError(f"{path}.name", Invalid, msg, name))
     namespace = meta.get("namespace")
