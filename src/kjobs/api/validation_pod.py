@@ -1373,6 +1373,21 @@ def validate_pod_template_spec(
         )
 
 
+def _validate_image_whitespace(spec: Obj, errs: Errors) -> None:
+    """`ValidatePodCreate`'s image check of containers and init containers (entries that are no map are the spec
+    validation's to report); read in place, a path made only for an error."""
+    for key in ("containers", "initContainers"):
+        items = spec.get(key)
+        if type(items) is not list:
+            continue
+        for i, container in enumerate(items):
+            image = container.get("image") if type(container) is dict else None
+            if type(image) is str and image != image.strip():
+                errs.append(
+                    FieldError(f"spec.{key}[{i}].image", Invalid, "must not have leading or trailing whitespace", image)
+                )
+
+
 def validate_pod(
     pod: Obj,
     *,
@@ -1398,13 +1413,7 @@ def validate_pod(
     if spec_validated:
         return errs
     validate_pod_spec(spec, "spec", errs, is_pod=True, features=features, hugepages=not allow_indivisible_hugepages)
-    for key in ("containers", "initContainers"):
-        for i, container in items_of(spec.get(key) if type(spec.get(key)) is list else None, f"spec.{key}", []):
-            image = container.get("image")
-            if type(image) is str and image != image.strip():
-                errs.append(
-                    FieldError(f"spec.{key}[{i}].image", Invalid, "must not have leading or trailing whitespace", image)
-                )
+    _validate_image_whitespace(spec, errs)
     if spec.get("ephemeralContainers"):
         errs.append(FieldError("spec.ephemeralContainers", Forbidden, "cannot be set on create"))
     if spec.get("nodeName") and spec.get("schedulingGates"):

@@ -16,6 +16,7 @@ import asyncio
 import copy
 import dataclasses
 import json
+import math
 import random
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
@@ -108,6 +109,8 @@ ORPHAN_WARNING = (
     "them or set propagationPolicy=Orphan to suppress this warning"
 )
 _SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
+_SET_BY_SERVER_ON_CREATE = (*_SERVER_META, "resourceVersion", "selfLink")
+"""What a create's body may not set (`rest.BeforeCreate` clears or sets them)."""
 _PATCH_RETRIES = 5
 _CONFLICT_RETRIES = 16
 _EVICTION_RETRIES = 20
@@ -221,11 +224,11 @@ _GENERATE_NAME_ATTEMPTS = 8
 
 def _random_suffix() -> str:
     """generateName's five characters (Kubernetes uses a non-cryptographic generator for them too): the draws of
-    `random.choices(NAME_ALPHABET, k=5)`, one `random()` a character, without its call's list and loop (a fifth
-    of its cost, on every generated name)."""
-    draw = random.random
+    `random.choices(NAME_ALPHABET, k=5)`, one `random()` a character scaled and floored as it does, without its
+    call's list and loop (half its cost, on every generated name)."""
+    draw, f = random.random, math.floor
     a, n = NAME_ALPHABET, _NAME_ALPHABET_SIZE
-    return a[int(draw() * n)] + a[int(draw() * n)] + a[int(draw() * n)] + a[int(draw() * n)] + a[int(draw() * n)]
+    return a[f(draw() * n)] + a[f(draw() * n)] + a[f(draw() * n)] + a[f(draw() * n)] + a[f(draw() * n)]
 
 
 _NAME_ALPHABET_SIZE = float(len(NAME_ALPHABET))
@@ -1243,7 +1246,7 @@ class ApiService:
         generated = not meta.get("name") and bool(meta.get("generateName"))
         if generated:
             meta["name"] = f"{meta['generateName']}{_random_suffix()}"
-        for key in (*_SERVER_META, "resourceVersion", "selfLink"):
+        for key in _SET_BY_SERVER_ON_CREATE:
             meta.pop(key, None)
         meta["uid"] = self.new_uid()
         meta["creationTimestamp"] = self.now()
