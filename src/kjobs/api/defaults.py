@@ -275,8 +275,13 @@ def default_pod_update_in_place(pod: Obj, old: Obj) -> Obj:
     return default_pod_in_place(pod, priority=False)
 
 
-_DEFAULTED_SPECS: Memo[bytes, bytes] = Memo(256)
-"""Defaulted pod specs' JSON by their JSON before (each with `hostname` blanked): see `default_api_pod_in_place`."""
+_Change = tuple[tuple[str | int, ...], str | int, Any, bytes | None]
+"""What defaulting did at one place of a spec: (the path to the object or list changed, its key or index, the value
+set, or None and the value's JSON when it is a map or list, decoded afresh for each pod)."""
+
+_DEFAULTED_SPECS: Memo[bytes, tuple[_Change, ...] | bytes] = Memo(256)
+"""What defaulting does to a pod spec, by the spec's JSON (`hostname` blanked): the changes it makes, or (when they
+do not reproduce it) the defaulted spec's JSON. See `default_api_pod_in_place`."""
 
 _ABSENT = object()
 
@@ -286,12 +291,15 @@ def default_api_pod_in_place(pod: Obj) -> Obj:
     admission plugin sets from the pod's PriorityClass after defaulting (`kjobs.server.admission`).
 
     The defaults are a function of the spec alone, and a Job's pods repeat one spec but for their `hostname`
-    (`<job>-<index>`), which no default reads or sets. So a defaulted spec is remembered as JSON, by the JSON of
-    the spec it was made from, both with the hostname blanked; the next pod whose spec has that JSON gets it
-    decoded (a spec of its own) with its own hostname put back in its place (3.5 -> 1.7 µs a create of a Job's
-    pod, docs/perf46.md). A spec that does not encode is defaulted in place as before. As for the remembered
-    validation (`validate_pod_spec`), a body is JSON: decoded from a request, or built of JSON's types by kjobs'
-    components (a tuple where a list belongs would share a list's key)."""
+    (`<job>-<index>`), which no default reads or sets. So what defaulting did to a spec (the fields it added or
+    set, which are few: a Job's template was defaulted when the Job was stored) is remembered by the JSON of the
+    spec with the hostname blanked, and the next pod whose spec has that JSON gets those changes made to its own
+    spec, each map or list they set decoded afresh (docs/create50.md: a fraction of decoding the whole defaulted
+    spec, as stop 46 did). Changes that would not make the very JSON defaulting made (a default that removes a
+    field, or puts a key elsewhere) are not used: that spec's defaulted JSON is remembered and decoded instead.
+    A spec that does not encode is defaulted in place. As for the remembered validation (`validate_pod_spec`), a
+    body is JSON: decoded from a request, or built of JSON's types by kjobs' components (a tuple where a list
+    belongs would share a list's key)."""
     spec = pod.get("spec") if type(pod) is dict else None
     if type(spec) is not dict:
         return default_pod_in_place(pod, priority=False)
@@ -301,6 +309,9 @@ def default_api_pod_in_place(pod: Obj) -> Obj:
     except TypeError:
         return default_pod_in_place(pod, priority=False)
     done = _DEFAULTED_SPECS.get(key)
+    if isinstance(done, tuple):
+        _apply_changes(spec, done)
+        return pod
     if done is not None:
         fresh: Obj = orjson.loads(done)
         if hostname is not _ABSENT:
@@ -310,8 +321,54 @@ def default_api_pod_in_place(pod: Obj) -> Obj:
     default_pod_in_place(pod, priority=False)
     defaulted = pod["spec"]  # `spec` itself, defaulted in place
     with contextlib.suppress(TypeError):
-        _DEFAULTED_SPECS.put(key, orjson.dumps(defaulted if hostname is _ABSENT else {**defaulted, "hostname": ""}))
+        after = orjson.dumps(defaulted if hostname is _ABSENT else {**defaulted, "hostname": ""})
+        _DEFAULTED_SPECS.put(key, _reproducing_changes(key, after))
     return pod
+
+
+def _reproducing_changes(before: bytes, after: bytes) -> tuple[_Change, ...] | bytes:
+    """The changes that make the spec of JSON `before` into the spec of JSON `after`, if made to a copy decoded
+    from `before` they give `after` byte for byte (keys in the same order); else `after` itself."""
+    changes: list[_Change] = []
+    old, new = orjson.loads(before), orjson.loads(after)
+    if type(old) is dict and type(new) is dict:
+        _collect_changes(old, new, (), changes)
+        trial: Obj = orjson.loads(before)
+        _apply_changes(trial, tuple(changes))
+        if orjson.dumps(trial) == after:
+            return tuple(changes)
+    return after
+
+
+def _collect_changes(old: Obj, new: Obj, path: tuple[str | int, ...], changes: list[_Change]) -> None:
+    """The keys `new` adds to `old` or sets otherwise, into maps and equally long lists they both have (a key
+    `new` lacks is not seen: `_reproducing_changes` then finds that the changes do not reproduce `new`)."""
+    for key, value in new.items():
+        was = old.get(key, _ABSENT)
+        if type(was) is dict and type(value) is dict:
+            _collect_changes(was, value, (*path, key), changes)
+        elif type(was) is list and type(value) is list and len(was) == len(value):
+            for i, (item_was, item) in enumerate(zip(was, value, strict=True)):
+                if type(item_was) is dict and type(item) is dict:
+                    _collect_changes(item_was, item, (*path, key, i), changes)
+                elif type(item_was) is not type(item) or item_was != item:
+                    changes.append(_change((*path, key), i, item))
+        elif type(was) is not type(value) or was != value:
+            changes.append(_change(path, key, value))
+
+
+def _change(path: tuple[str | int, ...], key: str | int, value: Any) -> _Change:
+    if type(value) is dict or type(value) is list:
+        return (path, key, None, orjson.dumps(value))
+    return (path, key, value, None)
+
+
+def _apply_changes(spec: Obj, changes: tuple[_Change, ...]) -> None:
+    for path, key, value, raw in changes:
+        target: Any = spec
+        for step in path:
+            target = target[step]
+        target[key] = value if raw is None else orjson.loads(raw)
 
 
 def default_pod_in_place(out: Obj, *, priority: bool = True) -> Obj:

@@ -143,8 +143,27 @@ def features_for_update(features: FeatureGates, old_pod_spec: Obj, old_spec: Obj
     return FeatureGates(MappingProxyType({**features.overrides, **dict.fromkeys(used, True)}))
 
 
+_CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
+
+
+def _nothing_gated(pod_spec: Obj) -> bool:
+    """Whether `pod_spec` has none of the fields `drop_disabled_pod_spec` may remove, whatever the gates: no
+    container's `restartPolicy` nor `restartPolicyRules` (where the exit-code ranges are), no
+    `maxRestartTimes`, no volumes. Read in one pass, as a Job's pods have none of them."""
+    if "maxRestartTimes" in pod_spec or pod_spec.get("volumes"):
+        return False
+    for key in _CONTAINER_LISTS:
+        items = pod_spec.get(key)
+        for item in items if isinstance(items, list) else ():
+            if isinstance(item, dict) and ("restartPolicy" in item or "restartPolicyRules" in item):
+                return False
+    return True
+
+
 def drop_disabled_pod_spec(pod_spec: Obj, old_pod_spec: Obj | None, features: FeatureGates) -> None:
     """Remove, in place, the pod-spec fields of gates that are off and that `old_pod_spec` does not use."""
+    if _nothing_gated(pod_spec):
+        return
     if old_pod_spec:  # a create (or an empty stored spec) uses no gated field: the gates stay as they are
         features = features_for_update(features, old_pod_spec)
     if not features.enabled(fg.CONTAINER_RESTART_RULES):

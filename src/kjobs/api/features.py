@@ -17,6 +17,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
@@ -172,6 +173,12 @@ class FeatureGates:
         return cls.from_map(parse_map(text))
 
     def __str__(self) -> str:
+        return self.text
+
+    @cached_property
+    def text(self) -> str:
+        """`Name=true,Other=false` of the overrides, made once: the gates never change, and every pod create
+        keys a memo by them (`kjobs.api.validation_pod.validate_pod_spec`)."""
         return ",".join(f"{k}={str(v).lower()}" for k, v in self.overrides.items())
 
 

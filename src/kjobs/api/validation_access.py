@@ -92,9 +92,12 @@ def get_str_map(parent: Obj, key: str, path: str, errs: Errors) -> dict[str, str
     value = get_obj(parent, key, path, errs)
     if value is None:
         return None
-    bad = [k for k, v in value.items() if type(v) is not str]
-    if not bad:
+    for item in value.values():  # every label and annotation map of every write: no list unless one is bad
+        if type(item) is not str:
+            break
+    else:
         return value
+    bad = [k for k, v in value.items() if type(v) is not str]
     for k in bad:
         errs.append(type_error(f"{path}[{k}]", value[k], "string"))
     return {k: v for k, v in value.items() if type(v) is str}

@@ -60,6 +60,10 @@ _HTTP_PATH_FMT = "[A-Za-z0-9/\\-._~%!$&'()*+,;=:]+"
 
 _dns1123_label = re.compile(_DNS1123_LABEL_FMT)
 _dns1123_subdomain = re.compile(_DNS1123_SUBDOMAIN_FMT)
+dns1123_subdomain_match = _dns1123_subdomain.fullmatch
+"""The subdomain regex's `fullmatch`: a value it matches is ASCII, so `is_dns1123_subdomain` finds no problem
+with it when it is also at most `DNS1123_SUBDOMAIN_MAX` long. For callers whose values are mostly unique (object
+names), which the memoised check would only add to its cache."""
 _dns1035_label = re.compile(_DNS1035_LABEL_FMT)
 _label_key = re.compile(_LABEL_KEY_FMT)
 _label_value = re.compile(_LABEL_VALUE_FMT)

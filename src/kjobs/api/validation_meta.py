@@ -12,15 +12,31 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import orjson
+
 from kjobs.api.errors import ErrorType, FieldError, too_long
 from kjobs.api.types import Obj
-from kjobs.api.validation_access import Errors, get_int, get_list, get_obj, get_str, get_str_map, items_of
+from kjobs.api.validation_access import (
+    INT64_MAX,
+    Errors,
+    get_int,
+    get_list,
+    get_obj,
+    get_str,
+    get_str_map,
+    items_of,
+    type_error,
+)
 from kjobs.api.validation_formats import (
+    DNS1123_SUBDOMAIN_MAX,
+    LABEL_VALUE_MAX,
+    dns1123_subdomain_match,
+    is_dns1123_label,
     is_label_value,
     is_qualified_name,
-    name_is_dns_label,
     name_is_dns_subdomain,
 )
+from kjobs.memo import Memo
 
 Invalid = ErrorType.FieldValueInvalid
 Required = ErrorType.FieldValueRequired
@@ -46,14 +62,54 @@ def validate_label_name(name: str, path: str, errs: Errors) -> None:
         errs.append(FieldError(path, Invalid, msg, name))
 
 
+_KNOWN_VALID_MAX = 4096
+"""How many strings each known-valid set holds before it starts over (as `kjobs.memo.Memo` does)."""
+_VALID_LABEL_KEYS: set[str] = set()
+"""Label keys found valid (`is_qualified_name` said nothing): the labels of a controller's objects repeat, and a
+set lookup in the loop costs a fraction of the memoised check's call (docs/create50.md)."""
+_VALID_LABEL_VALUES: set[str] = set()
+"""Label values found valid (`is_label_value` said nothing), but those of letters and digits alone (valid when
+no longer than 63: the regex is `(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?`), which are checked in place."""
+_VALID_ANNOTATION_KEYS: set[str] = set()
+"""Annotation keys whose lower-cased form is a valid qualified name."""
+_VALID_FINALIZERS: set[str] = set()
+"""Finalizer names that are valid qualified names and standard or domain-qualified: no error of their own."""
+
+
+def _remember(known: set[str], value: str) -> None:
+    if len(known) >= _KNOWN_VALID_MAX:
+        known.clear()
+    known.add(value)
+
+
 def validate_labels(labels: dict[str, str] | None, path: str, errs: Errors) -> None:
-    """`ValidateLabels`: keys are qualified names, values valid label values (errors at the map's path)."""
+    """`ValidateLabels`: keys are qualified names, values valid label values (errors at the map's path).
+
+    A pair whose key and value are known valid adds no error, so it is passed over without the checks."""
     if not labels:
         return
+    keys, values = _VALID_LABEL_KEYS, _VALID_LABEL_VALUES
     for key, value in labels.items():
-        validate_label_name(key, path, errs)
-        for msg in is_label_value(value):
-            errs.append(FieldError(path, Invalid, msg, value))
+        if key in keys:
+            if value in values:
+                continue
+            if type(value) is str and len(value) <= LABEL_VALUE_MAX and value.isalnum() and value.isascii():
+                continue
+        _validate_label(key, value, path, errs)
+
+
+def _validate_label(key: str, value: str, path: str, errs: Errors) -> None:
+    """One label's checks, as `ValidateLabels` makes them; a key or value found valid is remembered."""
+    problems = is_qualified_name(key)
+    for msg in problems:
+        errs.append(FieldError(path, Invalid, msg, key))
+    if not problems:
+        _remember(_VALID_LABEL_KEYS, key)
+    problems = is_label_value(value)
+    for msg in problems:
+        errs.append(FieldError(path, Invalid, msg, value))
+    if not problems:
+        _remember(_VALID_LABEL_VALUES, value)
 
 
 def validate_annotations(annotations: dict[str, str] | None, path: str, errs: Errors) -> None:
@@ -61,15 +117,40 @@ def validate_annotations(annotations: dict[str, str] | None, path: str, errs: Er
     if not annotations:
         return
     total = 0
+    known = _VALID_ANNOTATION_KEYS
     for key, value in annotations.items():
-        for msg in is_qualified_name(key.lower()):
-            errs.append(FieldError(path, Invalid, msg, key))
+        if key not in known:
+            problems = is_qualified_name(key.lower())
+            for msg in problems:
+                errs.append(FieldError(path, Invalid, msg, key))
+            if not problems:
+                _remember(known, key)
         total += len(key.encode()) + len(value.encode())
     if total > TOTAL_ANNOTATION_SIZE_LIMIT:
         errs.append(too_long(path, TOTAL_ANNOTATION_SIZE_LIMIT))
 
 
+_VALID_OWNER_REFERENCES: Memo[bytes, bool] = Memo(1024)
+"""Lists of owner references found valid, by their JSON: a controller's objects all name it alike."""
+
+
 def _validate_owner_references(refs: list[Any] | None, path: str, errs: Errors) -> None:
+    """`ValidateOwnerReferences`; a list known valid (the same JSON as one that added no error) is not walked."""
+    if not refs:
+        return
+    try:  # a subclass of str, dict or list (whose type the walk tells apart) does not encode
+        key = orjson.dumps(refs, option=orjson.OPT_PASSTHROUGH_SUBCLASS)
+    except TypeError:  # not JSON (built in process): walked every time
+        key = None
+    if key is not None and key in _VALID_OWNER_REFERENCES:
+        return
+    before = len(errs)
+    _walk_owner_references(refs, path, errs)
+    if key is not None and len(errs) == before:
+        _VALID_OWNER_REFERENCES.put(key, True)
+
+
+def _walk_owner_references(refs: list[Any], path: str, errs: Errors) -> None:
     first_controller = ""
     for i, ref in items_of(refs, path, errs):
         item = f"{path}[{i}]"
@@ -107,6 +188,21 @@ def _validate_owner_references(refs: list[Any] | None, path: str, errs: Errors) 
 
 
 def _validate_finalizers(finalizers: list[Any] | None, path: str, errs: Errors) -> None:
+    """`ValidateFinalizers` with the finalizer-name check; a list of names each known valid, not both `orphan`
+    and `foregroundDeletion`, adds no error and is not walked."""
+    if not finalizers:
+        return
+    known = _VALID_FINALIZERS
+    for name in finalizers:
+        if type(name) is not str or name not in known:
+            break
+    else:
+        if "orphan" not in finalizers or "foregroundDeletion" not in finalizers:
+            return
+    _walk_finalizers(finalizers, path, errs)
+
+
+def _walk_finalizers(finalizers: list[Any], path: str, errs: Errors) -> None:
     names = [f for f in finalizers or [] if isinstance(f, str)]
     for i, item in enumerate(finalizers or []):
         if not isinstance(item, str):
@@ -128,6 +224,8 @@ def _validate_finalizers(finalizers: list[Any] | None, path: str, errs: Errors) 
                     f"{path}[{i}]", Invalid, "name is neither a standard finalizer name nor is it fully qualified", name
                 )
             )
+        elif not msgs:
+            _remember(_VALID_FINALIZERS, name)
 
 
 def validate_object_meta(
@@ -145,26 +243,46 @@ def validate_object_meta(
     errs: Errors = []
     if type(meta) is not dict:
         return [FieldError(path, Invalid, "must be of type object", meta)]
-    generate_name = get_str(meta, "generateName", f"{path}.generateName", errs) or ""
+    # The string fields are read inline (as `get_str` would, its path built only for an error): this runs for
+    # every create of every object.
+    generate_name = meta.get("generateName")
+    if type(generate_name) is not str:
+        if generate_name is not None:
+            errs.append(type_error(f"{path}.generateName", generate_name, "string"))
+        generate_name = ""
+    subdomains = name_fn is name_is_dns_subdomain  # names are mostly unique: valid ones are matched in place
     if generate_name:
-        for msg in name_fn(generate_name, True):
-            errs.append(FieldError(f"{path}.generateName", Invalid, msg, generate_name))
-    name = get_str(meta, "name", f"{path}.name", errs) or ""
+        masked = generate_name[:-1] + "a" if len(generate_name) > 1 and generate_name[-1] == "-" else generate_name
+        if not subdomains or len(masked) > DNS1123_SUBDOMAIN_MAX or dns1123_subdomain_match(masked) is None:
+            for msg in name_fn(generate_name, True):
+                errs.append(FieldError(f"{path}.generateName", Invalid, msg, generate_name))
+    name = meta.get("name")
+    if type(name) is not str:
+        if name is not None:
+            errs.append(type_error(f"{path}.name", name, "string"))
+        name = ""
     if not name:
         errs.append(FieldError(f"{path}.name", Required, "name or generateName is required"))
-    else:
+    elif not subdomains or len(name) > DNS1123_SUBDOMAIN_MAX or dns1123_subdomain_match(name) is None:
         for msg in name_fn(name, False):
             errs.append(FieldError(f"{path}.name", Invalid, msg, name))
-    namespace = get_str(meta, "namespace", f"{path}.namespace", errs) or ""
+    namespace = meta.get("namespace")
+    if type(namespace) is not str:
+        if namespace is not None:
+            errs.append(type_error(f"{path}.namespace", namespace, "string"))
+        namespace = ""
     if namespaced:
         if not namespace:
             errs.append(FieldError(f"{path}.namespace", Required))
         else:
-            for msg in name_is_dns_label(namespace, False):
+            for msg in is_dns1123_label(namespace):  # `NameIsDNSLabel` of a name, not a prefix
                 errs.append(FieldError(f"{path}.namespace", Invalid, msg, namespace))
     elif namespace:
         errs.append(FieldError(f"{path}.namespace", Forbidden, "not allowed on this type"))
-    validate_nonnegative(get_int(meta, "generation", f"{path}.generation", errs, bits=64), f"{path}.generation", errs)
+    generation = meta.get("generation")
+    if generation is not None and not (type(generation) is int and 0 <= generation <= INT64_MAX):
+        generation = get_int(meta, "generation", f"{path}.generation", errs, bits=64)
+        validate_nonnegative(generation, f"{path}.generation", errs)
     _validate_meta_collections(meta, path, errs, stored)
     return errs
 
@@ -176,28 +294,38 @@ _NOTHING: Obj = {}
 
 def _validate_meta_collections(meta: Obj, path: str, errs: Errors, stored: Obj | None, finalizers: Any = _READ) -> None:
     """Labels, annotations, owner references and finalizers, skipping those shared with `stored`
-    (`finalizers`: the list already read, with its type checked, by the caller)."""
+    (`finalizers`: the list already read, with its type checked, by the caller). An absent (or null) one has
+    nothing to check."""
 
     # A collection is shared when it is the stored object's own (not None): read inline rather than through a
     # helper, as this runs for every write of every object (four a pod).
     if stored is None:
         stored = _NOTHING
+    paths = _META_PATHS if path == "metadata" else None
     value = meta.get("labels")
-    if value is None or value is not stored.get("labels"):
-        validate_labels(get_str_map(meta, "labels", f"{path}.labels", errs), f"{path}.labels", errs)
+    if value is not None and value is not stored.get("labels"):
+        at = paths[0] if paths is not None else f"{path}.labels"
+        validate_labels(get_str_map(meta, "labels", at, errs), at, errs)
     value = meta.get("annotations")
-    if value is None or value is not stored.get("annotations"):
-        annotations = get_str_map(meta, "annotations", f"{path}.annotations", errs)
-        validate_annotations(annotations, f"{path}.annotations", errs)
+    if value is not None and value is not stored.get("annotations"):
+        at = paths[1] if paths is not None else f"{path}.annotations"
+        validate_annotations(get_str_map(meta, "annotations", at, errs), at, errs)
     value = meta.get("ownerReferences")
-    if value is None or value is not stored.get("ownerReferences"):
-        refs_path = f"{path}.ownerReferences"
-        _validate_owner_references(get_list(meta, "ownerReferences", refs_path, errs), refs_path, errs)
+    if value is not None and value is not stored.get("ownerReferences"):
+        at = paths[2] if paths is not None else f"{path}.ownerReferences"
+        _validate_owner_references(
+            value if type(value) is list else get_list(meta, "ownerReferences", at, errs), at, errs
+        )
     value = meta.get("finalizers")
-    if value is None or value is not stored.get("finalizers"):
+    if value is not None and value is not stored.get("finalizers"):
+        at = paths[3] if paths is not None else f"{path}.finalizers"
         if finalizers is _READ:
-            finalizers = get_list(meta, "finalizers", f"{path}.finalizers", errs)
-        _validate_finalizers(finalizers, f"{path}.finalizers", errs)
+            finalizers = value if type(value) is list else get_list(meta, "finalizers", at, errs)
+        _validate_finalizers(finalizers, at, errs)
+
+
+_META_PATHS = ("metadata.labels", "metadata.annotations", "metadata.ownerReferences", "metadata.finalizers")
+"""The collections' paths under `metadata`, where nearly every object's are."""
 
 
 def validate_metadata_update(obj: Obj, old: Any) -> list[FieldError]:

@@ -1140,13 +1140,15 @@ def _valid_spec_key(
     if type(hostname) is str and hostname and not is_dns1123_label(hostname):
         spec = {**spec, "hostname": ""}  # a valid hostname: any other valid one gives the same result
     try:
-        key = orjson.dumps([path, is_pod, str(features), _RATCHETED.get(), hugepages, spec])
+        key = orjson.dumps([path, is_pod, features.text, _RATCHETED.get(), hugepages, spec])
     except TypeError:  # not JSON (a body built in process): validated every time
         return None
     # The ServiceAccount admission names each pod's token volume `kube-api-access-` and 5 random characters,
     # so no two pods of a Job would share a key. A spec whose JSON holds one such name (as whole strings, in the
     # volume and its mounts) is keyed with that name blanked, marked so that no spec written with the blank
     # itself shares the key: renaming one name of this form to another, everywhere it occurs, changes no rule.
+    if key.find(_TOKEN_VOLUME_PREFIX) < 0:  # no such name: a plain search, a fraction of the regex's
+        return key
     names = set(_TOKEN_VOLUME_NAME.findall(key))
     if len(names) == 1:
         return b"T" + key.replace(names.pop(), b'"kube-api-access-"')
@@ -1154,6 +1156,7 @@ def _valid_spec_key(
 
 
 _TOKEN_VOLUME_NAME = re.compile(rb'"kube-api-access-[a-z0-9]{5}"')
+_TOKEN_VOLUME_PREFIX = b'"kube-api-access-'
 
 
 def _validate_pod_spec(spec: Obj, path: str, errs: Errors, *, is_pod: bool, features: FeatureGates) -> None:
@@ -1370,6 +1373,21 @@ def validate_pod_template_spec(
         )
 
 
+def _validate_image_whitespace(spec: Obj, errs: Errors) -> None:
+    """`ValidatePodCreate`'s image check of containers and init containers (entries that are no map are the spec
+    validation's to report); read in place, a path made only for an error."""
+    for key in ("containers", "initContainers"):
+        items = spec.get(key)
+        if type(items) is not list:
+            continue
+        for i, container in enumerate(items):
+            image = container.get("image") if type(container) is dict else None
+            if type(image) is str and image != image.strip():
+                errs.append(
+                    FieldError(f"spec.{key}[{i}].image", Invalid, "must not have leading or trailing whitespace", image)
+                )
+
+
 def validate_pod(
     pod: Obj,
     *,
@@ -1395,13 +1413,7 @@ def validate_pod(
     if spec_validated:
         return errs
     validate_pod_spec(spec, "spec", errs, is_pod=True, features=features, hugepages=not allow_indivisible_hugepages)
-    for key in ("containers", "initContainers"):
-        for i, container in items_of(spec.get(key) if type(spec.get(key)) is list else None, f"spec.{key}", []):
-            image = container.get("image")
-            if type(image) is str and image != image.strip():
-                errs.append(
-                    FieldError(f"spec.{key}[{i}].image", Invalid, "must not have leading or trailing whitespace", image)
-                )
+    _validate_image_whitespace(spec, errs)
     if spec.get("ephemeralContainers"):
         errs.append(FieldError("spec.ephemeralContainers", Forbidden, "cannot be set on create"))
     if spec.get("nodeName") and spec.get("schedulingGates"):

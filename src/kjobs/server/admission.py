@@ -192,8 +192,14 @@ def _default_toleration(key: str, seconds: int) -> Obj:
 def default_tolerations(tolerations: list[Obj], settings: AdmissionSettings) -> list[Obj]:
     """A pod's `spec.tolerations` after DefaultTolerationSeconds: the given ones, then not-ready's and
     unreachable's (in that order) for the keys none of them covers."""
+    return _with_default_tolerations(tolerations, *_uncovered(tolerations), settings)
+
+
+def _with_default_tolerations(
+    tolerations: list[Obj], not_ready: bool, unreachable: bool, settings: AdmissionSettings
+) -> list[Obj]:
+    """`default_tolerations` once `_uncovered` has been read."""
     result = list(tolerations)
-    not_ready, unreachable = _uncovered(tolerations)
     if not_ready:
         result.append(_default_toleration(TAINT_NOT_READY, settings.default_not_ready_toleration_seconds))
     if unreachable:
@@ -304,12 +310,10 @@ def admit_pod(pod: Obj, settings: AdmissionSettings, *, create: bool = True) -> 
     tolerations = spec.get("tolerations")
     if tolerations is None:
         tolerations = []
-    if (
-        isinstance(tolerations, list)
-        and settings.enabled(DEFAULT_TOLERATION_SECONDS_PLUGIN)
-        and any(_uncovered(tolerations))
-    ):
-        changes["tolerations"] = default_tolerations(tolerations, settings)
+    if isinstance(tolerations, list) and settings.enabled(DEFAULT_TOLERATION_SECONDS_PLUGIN):
+        not_ready, unreachable = _uncovered(tolerations)
+        if not_ready or unreachable:
+            changes["tolerations"] = _with_default_tolerations(tolerations, not_ready, unreachable, settings)
     if not changes:
         return pod
     return {**pod, "spec": {**spec, **changes}}
@@ -347,7 +351,6 @@ def admit_pod_priority(pod: Obj, old: Obj | None, classes: Iterable[Obj], *, gen
             if spec.get(key) is None and old_spec.get(key) is not None:
                 changes[key] = old_spec[key]
         return {**pod, "spec": {**spec, **changes}} if changes else pod
-    name = name_for_errors(pod.get("metadata") or {}, generated)
     class_name = spec.get("priorityClassName")
     policy: object = PREEMPT_LOWER_PRIORITY
     if not class_name:
@@ -359,13 +362,13 @@ def admit_pod_priority(pod: Obj, old: Obj | None, classes: Iterable[Obj], *, gen
     else:
         pc = next((c for c in classes if (c.get("metadata") or {}).get("name") == class_name), None)
         if pc is None:
-            raise forbidden("pods", name, f"no PriorityClass with name {class_name} was found")
+            raise forbidden("pods", _pod_name(pod, generated), f"no PriorityClass with name {class_name} was found")
         priority, policy = _value(pc), pc.get("preemptionPolicy")
     given = spec.get("priority")
     if given is not None and given != priority:
         raise forbidden(
             "pods",
-            name,
+            _pod_name(pod, generated),
             f"the integer value of priority ({given}) must not be provided in pod spec; priority admission "
             f"controller computed {priority} from the given PriorityClass name",
         )
@@ -375,7 +378,7 @@ def admit_pod_priority(pod: Obj, old: Obj | None, classes: Iterable[Obj], *, gen
         if given_policy is not None and given_policy != policy:
             raise forbidden(
                 "pods",
-                name,
+                _pod_name(pod, generated),
                 f"the string value of PreemptionPolicy ({given_policy}) must not be provided in pod spec; priority "
                 f"admission controller computed {policy} from the given PriorityClass name",
             )
@@ -400,6 +403,11 @@ def check_priority_class(pc: Obj, classes: Iterable[Obj], *, create: bool) -> No
             f"PriorityClass {current_name} is already marked as default. Only one default can exist",
             group="scheduling.k8s.io",
         )
+
+
+def _pod_name(pod: Obj, generated: bool) -> str:
+    """`name_for_errors` of a pod: read only for a refusal."""
+    return name_for_errors(pod.get("metadata") or {}, generated)
 
 
 def name_for_errors(meta: Obj, generated: bool) -> str:
