@@ -14,17 +14,7 @@ from typing import Any
 
 from kjobs.api.errors import ErrorType, FieldError, too_long
 from kjobs.api.types import Obj
-from kjobs.api.validation_access import (
-    INT64_MAX,
-    INT64_MIN,
-    Errors,
-    get_int,
-    get_list,
-    get_obj,
-    get_str,
-    get_str_map,
-    items_of,
-)
+from kjobs.api.validation_access import Errors, get_int, get_list, get_obj, get_str, get_str_map, items_of
 from kjobs.api.validation_formats import (
     is_label_value,
     is_qualified_name,
@@ -249,7 +239,7 @@ def validate_object_meta_update(meta: Obj, old: Obj, *, path: str = "metadata") 
     if not resource_version:
         errs.append(FieldError(f"{path}.resourceVersion", Invalid, "must be specified for an update", ""))
     generation = meta.get("generation")
-    if generation is not None and not (type(generation) is int and INT64_MIN <= generation <= INT64_MAX):
+    if generation is not None and not (type(generation) is int and -(2**63) <= generation < 2**63):  # int64
         generation = get_int(meta, "generation", f"{path}.generation", errs, bits=64)
     generation = generation or 0
     raw_old_generation = old.get("generation")
