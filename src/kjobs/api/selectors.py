@@ -607,40 +607,11 @@ def selectable_fields(
     controller's finalizer removal its `status` too), the fields under that key are `known`'s, unread: for the
     store, whose stored objects are read-only once written (`kjobs.store.mutation`), the same object holds the
     same values, and a field's value is a function of what its path leads to."""
-    plan = _PLANS.get(resource)
-    if plan is None:
+    reader = _PLANS.get(resource)
+    if reader is None:
         fields = FIELD_LABELS.get(resource, _METADATA_FIELDS) - FIELD_ALIASES.get(resource, {}).keys()
-        plan = _PLANS[resource] = _plan(sorted(fields))
-    values: dict[str, str] = {}
-    # `field_value`, unrolled: this runs for every stored write (four a pod). Fields under the same top-level
-    # key (a pod's `metadata`, `spec`, `status`) read that key once, and the usual two-part path needs no loop.
-    whole = type(obj) is dict
-    if known is not None and type(prev) is not dict:
-        known = None
-    for top, group in plan:
-        base: Any = obj.get(top) if whole else None
-        if known is not None and whole and base is prev.get(top):  # type: ignore[union-attr]
-            try:
-                for field, _, _, _ in group:
-                    values[field] = known[field]
-                continue
-            except KeyError:  # `known` is of another plan (a custom resource's fields changed): read them
-                pass
-        nested = type(base) is dict
-        for field, key, more, zero in group:
-            if key is None:
-                node: Any = base
-            else:
-                node = base.get(key) if nested else None
-                for part in more:
-                    node = node.get(part) if type(node) is dict else None
-            if type(node) is str:
-                values[field] = node
-            elif node is None or type(node) is dict or type(node) is list:
-                values[field] = zero
-            else:
-                values[field] = field_value(obj, field)
-    return values
+        reader = _PLANS[resource] = _reader(_plan(sorted(fields)))
+    return reader(obj, prev, known)
 
 
 _Field = tuple[str, str | None, tuple[str, ...], str]
@@ -649,7 +620,10 @@ _Field = tuple[str, str | None, tuple[str, ...], str]
 _Plan = tuple[tuple[str, tuple[_Field, ...]], ...]
 """Per run of fields sharing a path's first key: that key and its fields."""
 
-_PLANS: dict[str, _Plan] = {}
+_Reader = Callable[[Any, Any, "dict[str, str] | None"], dict[str, str]]
+
+_PLANS: dict[str, _Reader] = {}
+"""Per resource, `selectable_fields`' reader of its plan (dropped when a custom resource's fields change)."""
 
 
 def _plan(fields: list[str]) -> _Plan:
@@ -661,6 +635,42 @@ def _plan(fields: list[str]) -> _Plan:
             groups.append((path[0], []))
         groups[-1][1].append((field, path[1] if len(path) > 1 else None, path[2:], _FIELD_DEFAULTS.get(field, "")))
     return tuple((top, tuple(group)) for top, group in groups)
+
+
+def _reader(plan: _Plan) -> _Reader:
+    """A plan made into straight code, as `dataclasses` makes its methods: each field's path read with no loop
+    over the plan and no tuple unpacked a field (this runs for every stored write, four a pod). Fields under the
+    same top-level key (a pod's `metadata`, `spec`, `status`) read that key once; a top-level member that is
+    `prev`'s own takes its fields from `known` when `known` has them all (else they are read, as `known` is of
+    another plan when a custom resource's fields changed). Values: a string as it is, the field's zero for an
+    absent value, null, map or list, else `field_value`'s rendering."""
+    lines = ["def read(obj, prev, known):", "    values = {}", "    whole = type(obj) is dict"]
+    lines.append("    if known is not None and (not whole or type(prev) is not dict):")
+    lines.append("        known = None")
+    for top, group in plan:
+        lines.append(f"    base = obj.get({top!r}) if whole else None")
+        have = " and ".join(f"{field!r} in known" for field, _, _, _ in group)
+        lines.append(f"    if known is not None and base is prev.get({top!r}) and {have}:")
+        lines += [f"        values[{field!r}] = known[{field!r}]" for field, _, _, _ in group]
+        lines.append("    else:")
+        lines.append("        nested = type(base) is dict")
+        for field, key, more, zero in group:
+            if key is None:
+                lines.append("        node = base")
+            else:
+                lines.append(f"        node = base.get({key!r}) if nested else None")
+                lines += [f"        node = node.get({part!r}) if type(node) is dict else None" for part in more]
+            lines.append("        if type(node) is str:")
+            lines.append(f"            values[{field!r}] = node")
+            lines.append("        elif node is None or type(node) is dict or type(node) is list:")
+            lines.append(f"            values[{field!r}] = {zero!r}")
+            lines.append("        else:")
+            lines.append(f"            values[{field!r}] = field_value(obj, {field!r})")
+    lines.append("    return values")
+    namespace: dict[str, Any] = {"field_value": field_value}
+    exec(compile("\n".join(lines), "<selectable_fields>", "exec"), namespace)  # made from the field labels
+    reader: _Reader = namespace["read"]
+    return reader
 
 
 def _split_terms(text: str) -> list[str]:

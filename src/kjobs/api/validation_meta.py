@@ -343,7 +343,11 @@ def validate_object_meta_update(meta: Obj, old: Obj, *, path: str = "metadata") 
         return [FieldError(path, Invalid, "must be of type object", meta)]
     if type(old) is not dict:
         old = {}
-    finalizers = get_list(meta, "finalizers", f"{path}.finalizers", errs)
+    # Each of the three read in place when of its type, the field path (only an error's) then never built: this
+    # runs for every update of every object (two a pod).
+    finalizers = meta.get("finalizers")
+    if finalizers is not None and type(finalizers) is not list:
+        finalizers = get_list(meta, "finalizers", f"{path}.finalizers", errs)
     if old.get("deletionTimestamp"):
         new_set = {f for f in finalizers or [] if isinstance(f, str)}
         old_set = {f for f in old.get("finalizers") or [] if isinstance(f, str)}
@@ -357,10 +361,15 @@ def validate_object_meta_update(meta: Obj, old: Obj, *, path: str = "metadata") 
                     f"no new finalizers can be added if the object is being deleted, found new finalizers {listing}",
                 )
             )
-    resource_version = get_str(meta, "resourceVersion", f"{path}.resourceVersion", errs) or ""
+    resource_version = meta.get("resourceVersion")
+    if resource_version is not None and type(resource_version) is not str:
+        resource_version = get_str(meta, "resourceVersion", f"{path}.resourceVersion", errs)
     if not resource_version:
         errs.append(FieldError(f"{path}.resourceVersion", Invalid, "must be specified for an update", ""))
-    generation = get_int(meta, "generation", f"{path}.generation", errs, bits=64) or 0
+    generation = meta.get("generation")
+    if generation is not None and not (type(generation) is int and -(2**63) <= generation < 2**63):  # int64
+        generation = get_int(meta, "generation", f"{path}.generation", errs, bits=64)
+    generation = generation or 0
     raw_old_generation = old.get("generation")
     old_generation = raw_old_generation if type(raw_old_generation) is int else 0
     if generation < old_generation:

@@ -1408,6 +1408,11 @@ def validate_pod(
     meta = pod.get("metadata")
     errs.extend(validate_object_meta(meta if meta is not None else {}, namespaced=True, stored=stored_meta))
     spec = get_obj(pod, "spec", "spec", errs) or {}
+    shared = (
+        stored_meta is not None and type(meta) is dict and meta.get("annotations") is stored_meta.get("annotations")
+    )
+    if spec_validated and shared:
+        return errs  # the annotations' rules read them and the spec: both as they passed when stored
     annotations = get_str_map(meta, "annotations", "metadata.annotations", []) if type(meta) is dict else None
     has_profile_annotations = _validate_pod_annotations(annotations, spec, "metadata.annotations", errs)
     if spec_validated:

@@ -40,7 +40,11 @@ def validate_pod_status_update(pod: Obj, old: Obj) -> list[FieldError]:
     spec, old_spec = _obj(pod.get("spec")), _obj(old.get("spec"))
     status, old_status = _obj(pod.get("status")), _obj(old.get("status"))
     errs = validate_object_meta_update(meta, old_meta)
-    errs.extend(validate_pod_specific_annotation_updates(meta, old_meta, spec))
+    if not (spec is old_spec and meta.get("annotations") is old_meta.get("annotations")):
+        # Else both are the stored pod's own (a status write keeps the stored spec, and the annotations of most):
+        # no annotation changed, and the annotations' rules, which read only them and the spec, passed when it
+        # was stored (as `validate_object_meta` skips a shared collection).
+        errs.extend(validate_pod_specific_annotation_updates(meta, old_meta, spec))
     _validate_conditions(status.get("conditions"), errs)
     if spec.get("nodeName") != old_spec.get("nodeName") and (spec.get("nodeName") or old_spec.get("nodeName")):
         errs.append(FieldError("status.nodeName", Forbidden, "may not be changed directly"))

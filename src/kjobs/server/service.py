@@ -324,13 +324,16 @@ def _requested_rv(obj: Obj) -> str | None:
 
 
 _OMITTED_WHEN_EMPTY = ("labels", "annotations", "finalizers", "ownerReferences", "managedFields")
+_ABSENT = object()
 
 
 def _omit_empty(meta: Obj) -> None:
     """Go's `omitempty` on ObjectMeta: an empty map or list is not stored (a patch that removes the last
     finalizer leaves no `finalizers`, as a real API server shows it, not `[]`)."""
     for key in _OMITTED_WHEN_EMPTY:
-        if key in meta and (meta[key] is None or meta[key] == [] or meta[key] == {}):
+        # `None`, `[]` or `{}`; read once, with no list or dict built to compare with (four writes a pod)
+        value = meta.get(key, _ABSENT)
+        if value is None or (isinstance(value, (list, dict)) and not value):
             del meta[key]
 
 
