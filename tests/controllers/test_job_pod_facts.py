@@ -14,13 +14,22 @@ from hypothesis import strategies as st
 
 from kjobs.api.names import JOB_COMPLETION_INDEX_ANNOTATION, JOB_TRACKING_FINALIZER
 from kjobs.api.types import Obj
-from kjobs.controllers.job import JobController, _claim_relevant, _controller_ref, _facts, _key
+from kjobs.controllers.job import JobController, _controller_ref, _facts, _key
 from kjobs.job import pods as P
 from kjobs.job.context import is_finished
 from kjobs.job.sync import new_context
 from tests.controllers.test_upstream_job_controller import controller_ref, idle_controller, new_job
 
 _INDEXES = st.one_of(st.none(), st.sampled_from(["0", "3", "007", "-1", "x", "99999999999999999999", "", " 4"]))
+
+
+def _claim_relevant(old: Obj, new: Obj) -> bool:
+    """Labels or owner references changed between two versions of a pod (`updatePod`'s `labelChanged` and
+    `controllerRefChanged`), compared by value as the handler did before stop 50."""
+    old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
+    return old_meta.get("labels") != new_meta.get("labels") or old_meta.get("ownerReferences") != new_meta.get(
+        "ownerReferences"
+    )
 
 
 class PlainJobController(JobController):

@@ -179,6 +179,8 @@ class JobController:
             self.queue.add(key)
 
     def _on_pod(self, old: Obj | None, new: Obj | None) -> None:
+        # Runs for every event of every pod (four a pod in `kjobs simulate`): `_flags`, `_job_for`, `_key` and
+        # `_claim_relevant` are inlined, each field read once (docs/consume50.md).
         pod = new or old
         assert pod is not None
         meta = pod.get("metadata") or {}
@@ -194,23 +196,39 @@ class JobController:
             old_facts = remembered.get(id(old)) if remembered is not None else None
             if old_facts is None:
                 old_facts = P.sync_facts(old)
-        new_facts = None
+            old_tracked, old_terminal, old_deleting = old_facts[3], not old_facts[0], old_facts[1]  # `_flags`
+        else:
+            old_tracked = old_terminal = old_deleting = False
         if new is not None:
             new_facts = remembered.get(id(new)) if remembered is not None else None
             if new_facts is None:
                 new_facts = P.sync_facts(new, old, old_facts)
-        old_tracked, old_terminal, old_deleting = _flags(old_facts)
-        new_tracked, new_terminal, new_deleting = _flags(new_facts)
-        if owner is not None:
-            if new_facts is None:
-                self._forget_pod(owner_uid, pod_uid)
-            else:
+            new_tracked, new_terminal, new_deleting = new_facts[3], not new_facts[0], new_facts[1]
+            if owner is not None:
                 (owned or self._owned(owner_uid)).observe(pod_uid, new, new_facts)
-        job = self._job_for(meta, owner)
-        relevant = False  # labels or owner changed: read once for both uses below
-        if old is not None and new is not None and _claim_relevant(old, new):
-            relevant = True
-            self._owner_changed(old, owner, pod_uid)
+        else:
+            new_tracked = new_terminal = new_deleting = False
+            if owner is not None:
+                self._forget_pod(owner_uid, pod_uid)
+        # `_job_for`; its key is the cache's (namespace, name), which `_key` of the Job found there spells the same.
+        job = None
+        if owner is not None and owner.get("kind") == "Job":
+            namespace, name = str(meta.get("namespace") or ""), str(owner.get("name") or "")
+            job = self.jobs.get(namespace, name)
+            if job is not None and job["metadata"].get("uid") != owner.get("uid"):
+                job = None
+        relevant = False  # labels or owner changed (`_claim_relevant`): read once for both uses below
+        if old is not None and new is not None:
+            old_meta = old.get("metadata") or {}
+            new_meta = meta if pod is new else new.get("metadata") or {}  # `new or old` took an empty `new`'s old
+            old_labels, new_labels = old_meta.get("labels"), new_meta.get("labels")
+            old_refs, new_refs = old_meta.get("ownerReferences"), new_meta.get("ownerReferences")
+            # A write that leaves them as they were hands the very objects on: no walk of equal ones.
+            if (old_labels is not new_labels and old_labels != new_labels) or (
+                old_refs is not new_refs and old_refs != new_refs
+            ):
+                relevant = True
+                self._owner_changed(old, owner, pod_uid)
         if new is not None and (old is None or relevant):
             self._note_claims(new, job, owner, pod_uid)
         if new_tracked and new_terminal and not (old_tracked and old_terminal):
@@ -221,18 +239,19 @@ class JobController:
             if new is not None and new_tracked:
                 self._enqueue_orphan(new)  # checked by `sync_orphan_pod` once the caches have synced
             return
-        key = _key(job)
-        if old is None and new is not None and not new_deleting:
-            self.book.creation_observed(key)
-        if new is not None and new_deleting and not old_deleting:
-            self.book.deletion_observed(key)
-        if new is None and not old_deleting:
-            self.book.deletion_observed(key)
-        if not new_tracked and old_tracked:
-            self.book.finalizer_removal_observed(key, pod_uid)
+        key = f"{namespace}/{name}"
         if new is None:
+            if not old_deleting:
+                self.book.deletion_observed(key)
             self.book.finalizer_removal_observed(key, pod_uid)
-        if is_finished(job):
+        else:
+            if old is None and not new_deleting:
+                self.book.creation_observed(key)
+            if new_deleting and not old_deleting:
+                self.book.deletion_observed(key)
+            if not new_tracked and old_tracked:
+                self.book.finalizer_removal_observed(key, pod_uid)
+        if (job.get("status") or {}).get("conditions") and is_finished(job):  # a running Job has none
             if new is not None and new_tracked:
                 self._enqueue_orphan(new)
             return
@@ -589,25 +608,9 @@ def _facts(pod: Obj | None) -> tuple[bool, bool, bool]:
     )
 
 
-def _flags(facts: P.SyncFacts | None) -> tuple[bool, bool, bool]:
-    """`_facts` of a pod version from its `P.sync_facts` (None: no pod)."""
-    if facts is None:
-        return False, False, False
-    return facts[3], not facts[0], facts[1]
-
-
 def _key(job: Obj) -> str:
     meta = job.get("metadata") or {}
     return f"{meta.get('namespace') or ''}/{meta.get('name') or ''}"
-
-
-def _claim_relevant(old: Obj, new: Obj) -> bool:
-    """Labels or owner references changed between two versions of a pod (`updatePod`'s `labelChanged` and
-    `controllerRefChanged`): what decides a claim."""
-    old_meta, new_meta = old.get("metadata") or {}, new.get("metadata") or {}
-    return old_meta.get("labels") != new_meta.get("labels") or old_meta.get("ownerReferences") != new_meta.get(
-        "ownerReferences"
-    )
 
 
 def _controller_ref(meta: Obj) -> Obj | None:
