@@ -202,38 +202,43 @@ def status_patch(api_status: Obj, status: Obj, last_written: Obj) -> Obj:
     (`reason`/`message`) and stale keys of the conditions the kubelet owns are sent as null; conditions
     others own and keys others set (`nominatedNodeName`, a controller's `reason`) are left alone.
     """
-    body: Obj = dict(status)
-    for key in _OWNED_STATUS_KEYS:  # only what this agent wrote: a controller's reason on a pod it failed stays
-        if key not in status and key in last_written:
-            body[key] = None
+    # Like the status manager's two-way patch, only what differs from the API's status: a key the patch omits
+    # keeps its value, which is already the one wanted (picked in one pass over the status, in its order).
+    body: Obj = {}
+    for key, value in status.items():
+        if key == "conditions" or value is None or api_status.get(key) != value:
+            body[key] = value
+    if last_written:
+        for key in _OWNED_STATUS_KEYS:  # only what this agent wrote: a controller's reason on a pod it failed stays
+            if key in last_written and key not in status:
+                body[key] = None
     before: dict[str, set[str]] = {}
     for source in (api_status, last_written):
         for condition in source.get("conditions") or []:
             before.setdefault(str(condition.get("type")), set()).update(condition)
     in_api = {str(c.get("type")): c for c in api_status.get("conditions") or [] if isinstance(c, dict)}
     conditions = []
+    wanted = []
     for condition in status.get("conditions") or []:
-        stale = before.get(str(condition.get("type")), set()) - set(condition)
+        kind = condition.get("type")
+        wanted.append(kind)
+        named = str(kind)
+        known = before.get(named)
+        stale = known.difference(condition) if known else None
         if stale:
             conditions.append({**condition, **dict.fromkeys(sorted(stale))})
-        elif in_api.get(str(condition.get("type"))) != condition:
+        elif in_api.get(named) != condition:
             conditions.append(condition)
     if conditions:
         body["conditions"] = conditions
         # The status manager's two-way patch orders the list as the kubelet's status has it (the conditions
         # others own first, then its own, PodScheduled last); a merge alone would keep the API's order, with the
         # scheduler's PodScheduled first. Sent when the merge would not give that order.
-        wanted = [c.get("type") for c in status.get("conditions") or []]
         kept = set(wanted)
-        merged = [*in_api, *(t for t in wanted if t not in in_api)]
-        if [t for t in merged if t in kept] != wanted:
+        if [*[t for t in in_api if t in kept], *[t for t in wanted if t not in in_api]] != wanted:
             body["$setElementOrder/conditions"] = [{"type": t} for t in wanted]
     else:
         body.pop("conditions", None)
-    # Like the status manager's two-way patch, only what differs from the API's status: a key the patch omits
-    # keeps its value, which is already the one wanted.
-    for key in [k for k, v in body.items() if k != "conditions" and v is not None and api_status.get(k) == v]:
-        del body[key]
     return body
 
 
