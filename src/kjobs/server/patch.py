@@ -14,7 +14,6 @@ answers from Kubernetes' own OpenAPI extensions. Inputs are never mutated; resul
 from __future__ import annotations
 
 from collections.abc import Callable
-from operator import itemgetter
 from typing import Any
 
 import orjson
@@ -414,22 +413,19 @@ def _merge_list(
             if element not in merged:
                 merged.append(element)
         return merged
+    if not general:
+        return _merge_keyed(original, patch, path, lookup, mode, merge_key)
     result = list(original)
     for element in patch:
         if merge_key not in element:
             raise PatchError(f"map: {element} does not contain declared merge key: {merge_key}")
         key_value = element[merge_key]
-        if general and element.get(_DIRECTIVE) == "delete":
+        if element.get(_DIRECTIVE) == "delete":
             result = [e for e in result if e.get(merge_key) != key_value]
             continue
         at = _position(result, merge_key, key_value)
         if at is None:
-            if mode == _PLAIN:
-                stripped = element
-            else:  # a flat element (the kubelet's conditions, its IPs) in one pass, else `_strip`'s walk
-                stripped = _stripped_flat(element) if mode == _NO_DIRECTIVES else None
-                if stripped is None:
-                    stripped = _strip(element, path, lookup, mode)
+            stripped = _strip(element, path, lookup, mode)
             if stripped is not None:
                 result.append(stripped)
         else:
@@ -439,6 +435,33 @@ def _merge_list(
                 del result[at]
             else:
                 result[at] = merged_element
+    return result
+
+
+def _merge_keyed(
+    original: list[dict[str, Any]], patch: list[dict[str, Any]], path: Path, lookup: StrategyLookup, mode: int, key: str
+) -> list[Any]:
+    """`_merge_list`'s merge of maps by their merge key `key` outside the general walk, where no element is deleted
+    (no `$patch`, and `_merge_map` returns a map there): each patch element merges into the first element of the
+    same key, found by a scan in this loop, or is added — as it is (`_PLAIN`), or, holding nulls to drop, copied
+    without them in one pass when it is flat (the kubelet's conditions, its IPs), else through the merge."""
+    result = list(original)
+    for element in patch:
+        if key not in element:
+            raise PatchError(f"map: {element} does not contain declared merge key: {key}")
+        key_value = element[key]
+        for at, existing in enumerate(result):
+            if existing.get(key) == key_value:
+                result[at] = _merge_map(existing, element, path, lookup, mode)
+                break
+        else:
+            if mode == _PLAIN:
+                result.append(element)
+                continue
+            flat = _stripped_flat(element)
+            if flat is None:  # `_strip` of a map that nests, outside the general walk
+                flat = element if _mode(element) == _PLAIN else _merge_map({}, element, path, lookup, mode)
+            result.append(flat)
     return result
 
 
@@ -474,17 +497,18 @@ def _set_order(
                     f"The order in patch list:\n{patch_list}\n doesn't match $setElementOrder list:\n{order}\n"
                 )
             at += 1
-    rank_wanted = _first_positions(wanted)
-    ranks = [rank_wanted(i) for i in _idents(merged, merge_key)]
-    if min(ranks, default=0) >= 0:
+    idents = _idents(merged, merge_key)
+    ranks = _ranks(wanted, idents)
+    if -1 not in ranks:
         # Every merged element is named by the order (a kubelet's status patch, which moves `PodScheduled` last):
-        # no element of the server's own to interleave, so the order alone places them (stably, as below).
-        result[field] = [e for _, e in sorted(zip(ranks, merged, strict=True), key=_FIRST)]
+        # no element of the server's own to interleave, so the order alone places them, stably: the pairs
+        # (rank, index) sort in C with no key function (a keyword argument to a builtin is parsed the slow way).
+        result[field] = [merged[at] for _, at in sorted(zip(ranks, range(len(merged))))]  # noqa: B905 (equal lengths)
         return
     before = original.get(field)
     rank_server = _first_positions(_idents(before, merge_key) if isinstance(before, list) else [])
     # each merged element's place in the order and in the original list, looked up once
-    placed = [(rank, rank_server(i), e) for rank, i, e in zip(ranks, _idents(merged, merge_key), merged, strict=True)]
+    placed = [(rank, rank_server(i), e) for rank, i, e in zip(ranks, idents, merged, strict=True)]
     ordered = sorted((p for p in placed if p[0] >= 0), key=lambda p: p[0])
     server_only = sorted((p for p in placed if p[0] < 0), key=lambda p: p[1])
     out: list[Any] = []
@@ -499,8 +523,16 @@ def _set_order(
     result[field] = out
 
 
-_FIRST = itemgetter(0)
-"""A pair's first item, the sort key of `_set_order`'s placement (in C: no Python frame an element)."""
+def _ranks(wanted: list[Any], idents: list[Any]) -> list[int]:
+    """Where each of `idents` first stands in `wanted` (-1 if absent), as `_first_positions` finds it: when every
+    name hashes (a merge key's strings), through a table of first positions built in C (the reversed pairs leave
+    each value its first index) and one lookup an element."""
+    try:
+        table = dict(zip(reversed(wanted), range(len(wanted) - 1, -1, -1)))  # noqa: B905 (equal lengths)
+        return [table.get(ident, -1) for ident in idents]
+    except TypeError:  # a name that does not hash (a map, a list): `_first_positions`' scan and its answers
+        rank = _first_positions(wanted)
+        return [rank(ident) for ident in idents]
 
 
 def _idents(elements: list[Any], merge_key: str) -> list[Any]:
