@@ -762,8 +762,13 @@ class NodeAgent:
         The kubelet's pod workers likewise coalesce the updates of a pod (`podWorkers.UpdatePod`,
         pkg/kubelet/pod_workers.go) and its status manager skips a status it already wrote
         (`needsUpdate`, pkg/kubelet/status/status_manager.go)."""
-        uid = _uid(new)
-        if _uid(old) != uid or self._uid_of.get(_key(new)) != uid or _deleting(new):
+        meta = new.get("metadata") or {}  # what `_uid`, `_key` and `_deleting` read, read here once
+        uid = str(meta.get("uid") or "")
+        if (
+            str((old.get("metadata") or {}).get("uid") or "") != uid
+            or self._uid_of.get((str(meta.get("namespace") or ""), str(meta.get("name") or ""))) != uid
+            or meta.get("deletionTimestamp")
+        ):
             return False
         handle = self.runtime.get(uid)
         if handle is None or not handle.terminal or uid in self._env_refs:

@@ -207,10 +207,7 @@ def get_phase(
     """
     spec = pod.get("spec", {})
     policy = spec.get("restartPolicy") or "Always"
-    by_name = {cs.get("name"): cs for cs in list(init_statuses) + list(statuses)}
-
-    def restarts(container: Obj, terminated: Obj) -> bool:
-        return container_should_restart(container, policy, _exit_code(terminated))
+    by_name = {cs.get("name"): cs for cs in [*init_statuses, *statuses]}
 
     pending_init = pending_sidecars = failed_init = 0
     unknown = running = waiting = stopped = not_restarting = succeeded = 0
@@ -240,7 +237,7 @@ def get_phase(
         else:  # absent, running, waiting for its first run
             pending_init += 1
             continue
-        failed_init += _exit_code(terminated) != 0 and not restarts(container, terminated)
+        failed_init += _exit_code(terminated) != 0 and not _restarts(container, policy, terminated)
     for container in spec.get("containers") or []:
         cs = by_name.get(container.get("name"))
         if cs is None:
@@ -252,10 +249,10 @@ def get_phase(
         elif "terminated" in state:
             stopped += 1
             succeeded += _exit_code(state["terminated"]) == 0
-            not_restarting += not restarts(container, state["terminated"])
+            not_restarting += not _restarts(container, policy, state["terminated"])
         elif "waiting" in state and "terminated" in last:
             stopped += 1
-            not_restarting += not restarts(container, last["terminated"])
+            not_restarting += not _restarts(container, policy, last["terminated"])
         elif "waiting" in state:
             waiting += 1
         else:
@@ -271,6 +268,12 @@ def get_phase(
             return RUNNING  # a stopped container is in the process of restarting
         return SUCCEEDED if stopped == succeeded else FAILED
     return PENDING
+
+
+def _restarts(container: Obj, policy: str, terminated: Obj) -> bool:
+    """Whether the container that ended as `terminated` says will restart (a module function: not a closure made
+    at every `get_phase`)."""
+    return container_should_restart(container, policy, _exit_code(terminated))
 
 
 def _names(values: Iterable[str]) -> str:
@@ -357,6 +360,10 @@ def _carry_transition_times(conditions: list[Obj], previous: list[Obj], now: flo
             cond["lastTransitionTime"] = stamp
 
 
+def _status_name(status: Obj) -> str:
+    return str(status["name"])
+
+
 def compute_pod_status(
     record: PodRecord,
     now: float,
@@ -384,13 +391,12 @@ def compute_pod_status(
     init_statuses = [
         _container_status(record, c, init=True, has_init=has_init, decisions=decisions, rro=rro) for c in init_specs
     ]
-    statuses = sorted(
-        (
-            _container_status(record, c, init=False, has_init=has_init, decisions=decisions, rro=rro)
-            for c in spec.get("containers") or []
-        ),
-        key=lambda s: str(s["name"]),
-    )
+    statuses = [
+        _container_status(record, c, init=False, has_init=has_init, decisions=decisions, rro=rro)
+        for c in spec.get("containers") or []
+    ]
+    if len(statuses) > 1:  # by name (one status: nothing to sort, no key function called)
+        statuses.sort(key=_status_name)
     ephemeral = [_ephemeral_status(record, c, has_init, decisions, rro) for c in spec.get("ephemeralContainers") or ()]
     killing = record.kill is not None
     pod_is_terminal = killing and decisions.done
