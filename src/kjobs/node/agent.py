@@ -959,7 +959,9 @@ class NodeAgent:
             if _deleting(pod):
                 await self._finish_deletion(pod)
             return None
-        if not ran_before(pod) and not _deleting(pod) and await self._claims_unbound(pod):
+        ran, deleting = ran_before(pod), _deleting(pod)  # the pod is the informer's, never changed: read once
+        # (a pod whose volumes name no claim does not wait for one: no coroutine to make and await)
+        if not ran and not deleting and pod_claim_names(pod) and await self._claims_unbound(pod):
             self.queue.add_after(_key(pod), CLAIM_RETRY_INTERVAL)  # the kubelet's volume manager waits too
             return None
         refs = env_references(pod)
@@ -992,11 +994,11 @@ class NodeAgent:
             if tokens:  # its volume is on disk; a container restarted here mounts it (`volumesetup._skipped`)
                 await self._fetch_tokens(pod)
             return adopted
-        if ran_before(pod) or _deleting(pod):
+        if ran or deleting:
             self._ended[_key(pod)] = uid
             self._drop_env_sources(uid)
             await self._publish(pod, lost_pod_status(pod, self.clock.now()), terminal=True, announce=False)
-            if _deleting(pod):
+            if deleting:
                 await self._finish_deletion(pod)
             return None
         rejection = admit(
