@@ -11,12 +11,15 @@ from __future__ import annotations
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kjobs.clock import FakeClock
 from kjobs.node.agent import NodeAgent, _deleting, _key, _uid
 from kjobs.node.observations import Attempt, PodRecord
 from kjobs.node.podstatus import compute_pod_status
+from kjobs.node.sim_runtime import Outcome, SimulatedRuntime
 from tests.node.helpers import T0, attempt, make_pod
 
 
@@ -94,3 +97,29 @@ def test_container_statuses_come_sorted_by_name() -> None:
     assert [s["name"] for s in status["containerStatuses"]] == sorted(names)
     one = PodRecord(pod=make_pod(), admitted_at=T0)
     assert [s["name"] for s in compute_pod_status(one, T0)["containerStatuses"]] == ["main"]
+
+
+@pytest.mark.parametrize("duration", [0.0, 5.0])
+def test_update_pod_syncs_a_live_pod_and_leaves_one_that_is_over(duration: float) -> None:
+    """`Supervisor.update_pod` calls `sync` only for a pod that is not over: `sync` returns at once for a terminal
+    handle, so the pod that ended (here, a container of 0 s) gets nothing more either way; a running one is planned
+    and published again with the new version."""
+    clock = FakeClock(T0)
+    runtime = SimulatedRuntime(clock=clock, outcome=lambda pod, container, n: Outcome(duration=duration))
+    pod = make_pod()
+    handle = runtime.admit(pod)
+    assert handle.terminal is (duration == 0.0)
+    synced: list[str] = []
+    plain_sync = runtime.sync
+
+    def spy(uid: str) -> None:
+        synced.append(uid)
+        plain_sync(uid)
+
+    runtime.sync = spy  # type: ignore[method-assign]
+    status = handle.status
+    newer = {**pod, "metadata": {**pod["metadata"], "labels": {"a": "b"}}}
+    runtime.update_pod(newer)
+    assert runtime.records["uid-1"].pod is newer
+    assert synced == ([] if handle.terminal else ["uid-1"])
+    assert handle.status == status

@@ -854,7 +854,8 @@ class NodeAgent:
                     del self._remount[uid]
                 else:
                     await self._remount_volumes(pod)
-        stop = _deleting(pod) or _phase(pod) in TERMINAL_PHASES  # a terminal phase in the API is final too
+        deleting = _deleting(pod)  # the informer's object, never changed: read once
+        stop = deleting or _phase(pod) in TERMINAL_PHASES  # a terminal phase in the API is final too
         if stop and not handle.terminal and uid not in self._killing:
             self._killing.add(uid)
             self._record_killing(pod, handle)
@@ -873,7 +874,7 @@ class NodeAgent:
             self._load.remove(uid)
             if uid in self._env_refs:  # no container of it starts again
                 self._drop_env_sources(uid)
-        if _deleting(pod) and handle.terminal and self._written.get(uid, {}).get("phase") in TERMINAL_PHASES:
+        if deleting and handle.terminal and self._written.get(uid, {}).get("phase") in TERMINAL_PHASES:
             await self._finish_deletion(pod)
         if uid in self._env_refs:
             if not handle.terminal and _waits_for_config(handle.status):

@@ -231,7 +231,9 @@ class Supervisor(ABC):
         record.pod = pod
         if record.kill is None and not same_spec:
             self._replace_changed(record)
-        self.sync(uid)
+        handle = self.handles.get(uid)
+        if handle is not None and not handle.terminal:  # `sync` does nothing for a pod that is over
+            self.sync(uid)
 
     def _replace_changed(self, record: PodRecord) -> None:
         """Stop each running regular container or sidecar whose image the pod's spec changed, to start it again
