@@ -3,7 +3,9 @@ of the same key in its loop, no call for it), and `_set_order` ranks through `_r
 built in C) and places a fully ranked list by sorting (rank, index) pairs, without `min(..., default=)` and
 `zip(..., strict=)` (a builtin's keyword arguments are parsed the slow way). The forms they replaced are kept here
 as stop 50 left them; the merge is run with each pair patched in, on stop 39's hypothesis statuses and patches
-and on ones whose merge keys do not hash: the same merged object, or the same error."""
+and on ones whose merge keys do not hash: the same merged object, or the same error. `_merge_map` outside the
+general walk asks a value's type once, and `_set_order` names the patch's elements in one comprehension
+(`_named`): the old walk is patched in too."""
 
 from __future__ import annotations
 
@@ -117,9 +119,41 @@ def old_set_order(
     result[field] = out
 
 
+MERGE_MAP = P._merge_map
+
+
+def old_merge_map(
+    original: dict[str, Any], patch: dict[str, Any], path: tuple[str, ...], lookup: Any, mode: int = P._GENERAL
+) -> Any:
+    """Stop 50's walk outside the general one (a value's type asked once a test); the general walk as it is."""
+    if mode == P._GENERAL:
+        return MERGE_MAP(original, patch, path, lookup, mode)
+    result = dict(original)
+    orders = None
+    for key, value in patch.items():
+        if key[:1] == "$":
+            orders = [*(orders or ()), key]
+        elif value is None:
+            result.pop(key, None)
+        elif type(value) is dict:
+            current = result.get(key)
+            if lookup((*path, key))[0] == "replace":
+                current = None
+            result[key] = P._merge_map(current if type(current) is dict else {}, value, (*path, key), lookup, mode)
+        elif type(value) is list:
+            current = result.get(key)
+            result[key] = P._merge_list(current if type(current) is list else [], value, (*path, key), lookup, mode)
+        else:
+            result[key] = value
+    for key in orders or ():
+        P._set_order(original, result, patch, key, patch[key], path, lookup)
+    return result
+
+
 def both(original: Any, body: Any) -> tuple[tuple[str, Any], tuple[str, Any]]:
     new = outcome(lambda: P.strategic_merge(original, body, strategies=POD))
     with pytest.MonkeyPatch.context() as m:
+        m.setattr(P, "_merge_map", old_merge_map)
         m.setattr(P, "_merge_list", old_merge_list)
         m.setattr(P, "_set_order", old_set_order)
         old = outcome(lambda: P.strategic_merge(original, body, strategies=POD))

@@ -327,16 +327,20 @@ def _merge_map(
                 orders = [*(orders or ()), key]
             elif value is None:
                 result.pop(key, None)
-            elif type(value) is dict:
-                current = result.get(key)
-                if lookup((*path, key))[0] == "replace":  # `patchStrategy:"replace"` on a struct field
-                    current = None
-                result[key] = _merge_map(current if type(current) is dict else {}, value, (*path, key), lookup, mode)
-            elif type(value) is list:
-                current = result.get(key)
-                result[key] = _merge_list(current if type(current) is list else [], value, (*path, key), lookup, mode)
             else:
-                result[key] = value
+                kind = type(value)  # asked once a key
+                if kind is dict:
+                    current = result.get(key)
+                    if lookup((*path, key))[0] == "replace":  # `patchStrategy:"replace"` on a struct field
+                        current = None
+                    child = (*path, key)
+                    result[key] = _merge_map(current if type(current) is dict else {}, value, child, lookup, mode)
+                elif kind is list:
+                    current = result.get(key)
+                    child = (*path, key)
+                    result[key] = _merge_list(current if type(current) is list else [], value, child, lookup, mode)
+                else:
+                    result[key] = value
         for key in orders or ():
             _set_order(original, result, patch, key, patch[key], path, lookup)
         return result
@@ -487,7 +491,7 @@ def _set_order(
     wanted = _idents(order, merge_key)
     patch_list = patch.get(field)
     if isinstance(patch_list, list):  # the patch's own elements must come in the order's relative order
-        named = _idents([e for e in patch_list if not (isinstance(e, dict) and _DIRECTIVE in e)], merge_key)
+        named = _named(patch_list, merge_key)
         at = 0
         for value in named:
             while at < len(wanted) and wanted[at] != value:
@@ -541,6 +545,17 @@ def _idents(elements: list[Any], merge_key: str) -> list[Any]:
     if not merge_key:
         return list(elements)
     return [e.get(merge_key) if isinstance(e, dict) else e for e in elements]
+
+
+def _named(elements: list[Any], merge_key: str) -> list[Any]:
+    """`_idents` of the elements that are not a `$patch` directive, in one comprehension."""
+    if not merge_key:
+        return [e for e in elements if not (isinstance(e, dict) and _DIRECTIVE in e)]
+    return [
+        e.get(merge_key) if isinstance(e, dict) else e
+        for e in elements
+        if not (isinstance(e, dict) and _DIRECTIVE in e)
+    ]
 
 
 def _all_maps(elements: list[Any]) -> bool:
