@@ -4,7 +4,8 @@
 `PodRecord.any_running` is a loop (it was `any()` over a generator); `compute_pod_status` sorts the container
 statuses by name only when there are two or more (it was `sorted` with a key function always), and `get_phase`
 asks `container_should_restart` through a module function (it made a closure every call: the upstream phase table,
-tests/node/test_upstream_kubelet_phase.py, holds it)."""
+tests/node/test_upstream_kubelet_phase.py, holds it); `Supervisor.update_pod` calls `sync` only for a pod that is
+not over (`sync` returned at once for the others)."""
 
 from __future__ import annotations
 
