@@ -645,11 +645,17 @@ class Store(ABC):
                     if packer is not None:
                         packer.written(bucket.records, resource, path, record)
             self._revision = revision
-            per_watcher: dict[int, tuple[Watch, list[Event]]] = {}
+            # One change (nearly every commit: a single write) gives each watcher one event at most, pushed as it
+            # is made; several are gathered per watcher first, to be pushed in one go.
+            per_watcher: dict[int, tuple[Watch, list[Event]]] | None = {} if len(changes) > 1 else None
             broken: list[Watch] = []
             latest = self._latest
+            histories = self._histories
             for resource, change, obj in changes:
-                self._history(resource).append(change)
+                history = histories.get(resource)
+                if history is None:
+                    history = self._history(resource)
+                history.append(change)
                 shared = SharedDecode(change.record.raw, obj)
                 key = (resource, change.namespace, change.name)
                 latest.pop(key, None)
@@ -658,21 +664,29 @@ class Store(ABC):
                     if len(latest) > _LATEST_KEPT:
                         latest.popitem(last=False)
                 watchers = self._watchers.get(resource)
-                for w in watchers.for_change(change) if watchers is not None else ():
+                if watchers is None:
+                    continue
+                made: dict[EventType, Event] = {}  # the change's events by type, shared by its watchers
+                for w in watchers.for_change(change):
                     try:
-                        event = w.filter(change, shared)
+                        event = w.filter(change, shared, made)
                     except Exception:  # one watcher's selector must not fail a committed write: end that watch
                         broken.append(w)
                         continue
-                    if event is not None:
-                        # not `setdefault(id(w), (w, []))`, which builds a pair and a list for every event
-                        entry = per_watcher.get(id(w))
-                        if entry is None:
-                            per_watcher[id(w)] = (w, [event])
-                        else:
-                            entry[1].append(event)
-            for w, events in per_watcher.values():
-                w.push(events)
+                    if event is None:
+                        continue
+                    if per_watcher is None:
+                        w.push([event])
+                        continue
+                    # not `setdefault(id(w), (w, []))`, which builds a pair and a list for every event
+                    entry = per_watcher.get(id(w))
+                    if entry is None:
+                        per_watcher[id(w)] = (w, [event])
+                    else:
+                        entry[1].append(event)
+            if per_watcher is not None:
+                for w, events in per_watcher.values():
+                    w.push(events)
             for w in broken:
                 w.close()
 
