@@ -346,12 +346,6 @@ def _write(
     return op
 
 
-def _shareable(op: Op) -> Obj | None:
-    """The written object itself, for in-process watchers, when its writer handed it over (`adopt`): the writer
-    reads the outcome only, so the watchers can share it with no decode (see `kjobs.store.mutation`)."""
-    return op.obj if op.adopted else None
-
-
 def _trimmed(raw: bytes) -> bytes:
     """`raw` in a bytes object of its own size, to keep: orjson hands back its whole growing buffer (a 4.6 KB pod
     comes in an 8 KB allocation, a 2 KB one in 16 KB), which a stored record would hold for as long as it lives."""
@@ -552,14 +546,18 @@ class Store(ABC):
                     record = _stamp(op.obj, revision, op.index)
                     overlay[key] = op.result = record
                     op.from_obj = True
+                    # The written object itself, for in-process watchers, when its writer handed it over (`adopt`):
+                    # the writer reads the outcome only, so the watchers share it with no decode (`mutation`).
+                    shareable = op.obj if op.adopted else None
                     changes.append(
-                        (op.resource, Change(EventType.ADDED, op.namespace, op.name, record, None), _shareable(op))
+                        (op.resource, Change(EventType.ADDED, op.namespace, op.name, record, None), shareable)
                     )
                     continue
                 if current is None:
                     plural, group = split_resource(op.resource)
                     raise not_found(plural, op.name, group=group)
-                self._check(op, current)
+                if op.expected_uid is not None or op.expected_rv:  # a precondition to check
+                    self._check(op, current)
                 if op.kind == "update":
                     assert op.obj is not None
                     stamped = _stamp_update(op.obj, revision + 1, op.index, current)
@@ -571,7 +569,7 @@ class Store(ABC):
                     overlay[key] = op.result = record = stamped
                     op.from_obj = True
                     change = Change(EventType.MODIFIED, op.namespace, op.name, record, current)
-                    changes.append((op.resource, change, _shareable(op)))
+                    changes.append((op.resource, change, op.obj if op.adopted else None))  # as a create's
                 else:
                     revision += 1
                     last = op.obj if op.obj is not None and _read_at(op.obj, current) else None
@@ -636,7 +634,7 @@ class Store(ABC):
             for (resource, namespace, name), record in final.items():
                 if self._corrupt:
                     self._corrupt.pop((resource, namespace, name), None)  # written whole again: sound
-                bucket = self._bucket(resource)
+                bucket = self._buckets.get(resource) or self._bucket(resource)
                 path = f"{namespace}/{name}"  # `_path`, inline
                 if record is None:
                     bucket.remove(path)
@@ -736,7 +734,10 @@ class Store(ABC):
         store takes `obj` itself rather than a copy and shares it with in-process watchers; the object returned may be
         that same one, so it is read-only for the caller too."""
         op = _write("create", resource, namespace, name, obj, adopt=adopt)
-        await self._asubmit(op)
+        if self.writes_inline:
+            self._submit([op])  # what `_asubmit` does there, without a coroutine a write
+        else:
+            await self._asubmit(op)
         return op.outcome()
 
     async def aupdate(
@@ -763,7 +764,10 @@ class Store(ABC):
         op = _write(
             "update", resource, namespace, name, obj, expected_rv, expected_uid, adopt=adopt, like=like, prev=prev
         )
-        await self._asubmit(op)
+        if self.writes_inline:
+            self._submit([op])  # what `_asubmit` does there, without a coroutine a write
+        else:
+            await self._asubmit(op)
         return op.outcome()
 
     async def adelete(
@@ -788,7 +792,10 @@ class Store(ABC):
         not a fresh encode (a pod GC delete's, of a pod last written minutes before: docs/gcbytes48.md)."""
         op = Op("delete", resource, namespace, name, last, expected_rv, expected_uid)
         op.untouched = untouched
-        await self._asubmit(op)
+        if self.writes_inline:
+            self._submit([op])  # what `_asubmit` does there, without a coroutine a write
+        else:
+            await self._asubmit(op)
         return op.outcome()
 
     # --- reads ----------------------------------------------------------------------------------------------
