@@ -12,6 +12,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
 from kjobs.store import MemoryStore
 from kjobs.store.base import Key, Op, _write
@@ -93,7 +94,10 @@ class PlainStore(MemoryStore):
             broken: list[Watch] = []
             latest = self._latest
             for resource, change, obj in changes:
-                self._history(resource).append(change)
+                history = self._history(resource)
+                if len(history.changes) == history.changes.maxlen:
+                    history.compacted = history.changes[0].record.revision
+                history.changes.append(change)
                 shared = SharedDecode(change.record.raw, obj)
                 key = (resource, change.namespace, change.name)
                 latest.pop(key, None)
@@ -195,9 +199,11 @@ def _delivered(w: Watch) -> list[tuple[str, bytes, int, Obj]]:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.lists(WRITE, min_size=1, max_size=3), max_size=14), st.integers(1, 40))
-def test_watchers_receive_what_the_plain_fan_out_delivered(batches: list[list[tuple[Any, ...]]], bound: int) -> None:
-    stores = [PlainStore(watch_queue=bound), MemoryStore(watch_queue=bound)]
+@given(st.lists(st.lists(WRITE, min_size=1, max_size=3), max_size=14), st.integers(1, 40), st.integers(1, 8))
+def test_watchers_receive_what_the_plain_fan_out_delivered(
+    batches: list[list[tuple[Any, ...]]], bound: int, history: int
+) -> None:
+    stores = [PlainStore(watch_queue=bound, history_size=history), MemoryStore(watch_queue=bound, history_size=history)]
     watches = [
         [s.watch(r, ns, since=None, label_selector=ls, field_selector=fs) for r, ns, ls, fs in WATCHES] for s in stores
     ]
@@ -209,6 +215,19 @@ def test_watchers_receive_what_the_plain_fan_out_delivered(batches: list[list[tu
             for old, new in zip(watches[0], watches[1], strict=True):
                 assert _delivered(new) == _delivered(old)
                 assert (new.closed, new.overflowed) == (old.closed, old.overflowed)
+        # watches resumed from each past revision: the histories kept (or the 410 of one compacted) alike
+        for since in range(1, stores[0].revision + 1):
+            for resource, namespace, labels, fields in WATCHES:
+                seen = []
+                for store in stores:
+                    try:
+                        w = store.watch(resource, namespace, since=since, label_selector=labels, field_selector=fields)
+                    except ApiError as err:
+                        seen.append(("error", err.code, str(err)))
+                        continue
+                    seen.append(_delivered(w))
+                    w.close()
+                assert seen[0] == seen[1]
     finally:
         for store in stores:
             store.close()

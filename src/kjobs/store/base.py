@@ -135,19 +135,14 @@ class Op:
 
 
 class _History:
-    """The last `size` changes of one resource; `compacted` is the newest revision no longer fully covered."""
+    """The last `size` changes of one resource; `compacted` is the newest revision no longer fully covered (the
+    store appends to `changes` itself, setting `compacted` to the revision of the change a full deque drops)."""
 
     __slots__ = ("changes", "compacted")
 
     def __init__(self, size: int, compacted: int) -> None:
         self.changes: deque[Change] = deque(maxlen=size)
         self.compacted = compacted
-
-    def append(self, change: Change) -> None:
-        changes = self.changes
-        if len(changes) == changes.maxlen:  # never, without a bound
-            self.compacted = changes[0].record.revision  # `Change.revision`, without a property call per write
-        changes.append(change)
 
     def after(self, revision: int, current: int) -> list[Change]:
         if revision < self.compacted:
@@ -653,7 +648,10 @@ class Store(ABC):
                 history = histories.get(resource)
                 if history is None:
                     history = self._history(resource)
-                history.append(change)
+                kept = history.changes
+                if len(kept) == kept.maxlen:  # never, without a bound
+                    history.compacted = kept[0].record.revision  # `Change.revision`, without a property call
+                kept.append(change)
                 shared = SharedDecode(change.record.raw, obj)
                 key = (resource, change.namespace, change.name)
                 latest.pop(key, None)

@@ -64,6 +64,14 @@ class Watch:
         # The fields the selector compares: when a record holds them all, `_selects` reads nothing but its
         # labels and fields dicts (no decode), so two records sharing both dicts are selected alike.
         self._terms_fields = frozenset(term.field for term in field_selector.terms)
+        # A selector of one `field=value` term and no labels (a kubelet's `spec.nodeName=NODE`): `_selects` compares
+        # the record's precomputed value itself when it has one, as `matches_fields` would, without the call.
+        terms = field_selector.terms
+        self._one_term: tuple[str, str] | None = (
+            (terms[0].field, terms[0].value)
+            if label_selector.empty and len(terms) == 1 and not terms[0].negate
+            else None
+        )
         self._backlog = 0  # initial events, allowed on top of max_queue
         self.initial_count = 0
         """How many ADDED events of the state at the start open a watch from no revision (set by the store)."""
@@ -77,6 +85,11 @@ class Watch:
     # --- producer side (called by the store while it publishes) ---------------------------------------------
 
     def _selects(self, record: Record) -> bool:
+        one = self._one_term
+        if one is not None:
+            value = record.fields.get(one[0])
+            if value is not None:
+                return value == one[1]
         return (self._any_labels or self.label_selector.matches_labels(record.labels)) and (
             self.field_selector.matches_fields(record.fields, record.decode)
         )
