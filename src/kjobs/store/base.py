@@ -416,7 +416,8 @@ class Store(ABC):
     """
 
     writes_inline = False
-    """Whether the async writes complete without suspending the caller (nothing to wait for: no disk)."""
+    """Whether the async writes complete without suspending the caller (nothing to wait for: no disk). Such a
+    store's async writes call `_submit` themselves: its `_asubmit` would only wrap that in a coroutine."""
 
     def __init__(
         self,
@@ -458,7 +459,8 @@ class Store(ABC):
 
     @abstractmethod
     async def _asubmit(self, op: Op) -> None:
-        """Apply an op without blocking the running event loop; return once it is durable (or failed)."""
+        """Apply an op without blocking the running event loop; return once it is durable (or failed). Not
+        called by a store whose `writes_inline` is set."""
 
     def close(self) -> None:
         """Release resources; ends every open watch."""
