@@ -287,9 +287,9 @@ def test_a_pod_write_is_offered_only_to_watches_that_can_select_it() -> None:
     offered: list[str] = []
     original = Watch.filter
 
-    def counting(self: Watch, change, shared=None):  # type: ignore[no-untyped-def]
+    def counting(self: Watch, change, shared=None, made=None):  # type: ignore[no-untyped-def]
         offered.append(str(self.field_selector))
-        return original(self, change, shared)
+        return original(self, change, shared, made)
 
     store = MemoryStore()
     watches = [store.watch("pods", since=None, field_selector=f"spec.nodeName=n{i}") for i in range(50)]

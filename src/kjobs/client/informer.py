@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -164,7 +164,8 @@ class Informer:
                 field_selector=self.field_selector,
             )
             try:
-                await self._consume(stream)
+                while events := await stream.next_batch():
+                    self._deliver(events)
             finally:
                 stream.close()
             return
@@ -181,6 +182,11 @@ class Informer:
 
     async def _consume(self, stream: AsyncIterator[Any]) -> None:
         async for event in stream:
+            self._deliver((event,))
+
+    def _deliver(self, events: Iterable[Any]) -> None:
+        """Apply events (each with a `type` and an `object`) to the cache and call the handlers, in order."""
+        for event in events:
             # `_version_of` and `key_of` inlined, their `str()` only for what is not a str already: this loop
             # runs for every event of every informer (ten a pod in `kjobs simulate`).
             obj, kind = event.object, event.type

@@ -135,19 +135,14 @@ class Op:
 
 
 class _History:
-    """The last `size` changes of one resource; `compacted` is the newest revision no longer fully covered."""
+    """The last `size` changes of one resource; `compacted` is the newest revision no longer fully covered (the
+    store appends to `changes` itself, setting `compacted` to the revision of the change a full deque drops)."""
 
     __slots__ = ("changes", "compacted")
 
     def __init__(self, size: int, compacted: int) -> None:
         self.changes: deque[Change] = deque(maxlen=size)
         self.compacted = compacted
-
-    def append(self, change: Change) -> None:
-        changes = self.changes
-        if len(changes) == changes.maxlen:  # never, without a bound
-            self.compacted = changes[0].record.revision  # `Change.revision`, without a property call per write
-        changes.append(change)
 
     def after(self, revision: int, current: int) -> list[Change]:
         if revision < self.compacted:
@@ -346,12 +341,6 @@ def _write(
     return op
 
 
-def _shareable(op: Op) -> Obj | None:
-    """The written object itself, for in-process watchers, when its writer handed it over (`adopt`): the writer
-    reads the outcome only, so the watchers can share it with no decode (see `kjobs.store.mutation`)."""
-    return op.obj if op.adopted else None
-
-
 def _trimmed(raw: bytes) -> bytes:
     """`raw` in a bytes object of its own size, to keep: orjson hands back its whole growing buffer (a 4.6 KB pod
     comes in an 8 KB allocation, a 2 KB one in 16 KB), which a stored record would hold for as long as it lives."""
@@ -427,7 +416,8 @@ class Store(ABC):
     """
 
     writes_inline = False
-    """Whether the async writes complete without suspending the caller (nothing to wait for: no disk)."""
+    """Whether the async writes complete without suspending the caller (nothing to wait for: no disk). Such a
+    store's async writes call `_submit` themselves: its `_asubmit` would only wrap that in a coroutine."""
 
     def __init__(
         self,
@@ -469,7 +459,8 @@ class Store(ABC):
 
     @abstractmethod
     async def _asubmit(self, op: Op) -> None:
-        """Apply an op without blocking the running event loop; return once it is durable (or failed)."""
+        """Apply an op without blocking the running event loop; return once it is durable (or failed). Not
+        called by a store whose `writes_inline` is set."""
 
     def close(self) -> None:
         """Release resources; ends every open watch."""
@@ -552,14 +543,18 @@ class Store(ABC):
                     record = _stamp(op.obj, revision, op.index)
                     overlay[key] = op.result = record
                     op.from_obj = True
+                    # The written object itself, for in-process watchers, when its writer handed it over (`adopt`):
+                    # the writer reads the outcome only, so the watchers share it with no decode (`mutation`).
+                    shareable = op.obj if op.adopted else None
                     changes.append(
-                        (op.resource, Change(EventType.ADDED, op.namespace, op.name, record, None), _shareable(op))
+                        (op.resource, Change(EventType.ADDED, op.namespace, op.name, record, None), shareable)
                     )
                     continue
                 if current is None:
                     plural, group = split_resource(op.resource)
                     raise not_found(plural, op.name, group=group)
-                self._check(op, current)
+                if op.expected_uid is not None or op.expected_rv:  # a precondition to check
+                    self._check(op, current)
                 if op.kind == "update":
                     assert op.obj is not None
                     stamped = _stamp_update(op.obj, revision + 1, op.index, current)
@@ -571,7 +566,7 @@ class Store(ABC):
                     overlay[key] = op.result = record = stamped
                     op.from_obj = True
                     change = Change(EventType.MODIFIED, op.namespace, op.name, record, current)
-                    changes.append((op.resource, change, _shareable(op)))
+                    changes.append((op.resource, change, op.obj if op.adopted else None))  # as a create's
                 else:
                     revision += 1
                     last = op.obj if op.obj is not None and _read_at(op.obj, current) else None
@@ -636,7 +631,7 @@ class Store(ABC):
             for (resource, namespace, name), record in final.items():
                 if self._corrupt:
                     self._corrupt.pop((resource, namespace, name), None)  # written whole again: sound
-                bucket = self._bucket(resource)
+                bucket = self._buckets.get(resource) or self._bucket(resource)
                 path = f"{namespace}/{name}"  # `_path`, inline
                 if record is None:
                     bucket.remove(path)
@@ -645,11 +640,20 @@ class Store(ABC):
                     if packer is not None:
                         packer.written(bucket.records, resource, path, record)
             self._revision = revision
-            per_watcher: dict[int, tuple[Watch, list[Event]]] = {}
+            # One change (nearly every commit: a single write) gives each watcher one event at most, pushed as it
+            # is made; several are gathered per watcher first, to be pushed in one go.
+            per_watcher: dict[int, tuple[Watch, list[Event]]] | None = {} if len(changes) > 1 else None
             broken: list[Watch] = []
             latest = self._latest
+            histories = self._histories
             for resource, change, obj in changes:
-                self._history(resource).append(change)
+                history = histories.get(resource)
+                if history is None:
+                    history = self._history(resource)
+                kept = history.changes
+                if len(kept) == kept.maxlen:  # never, without a bound
+                    history.compacted = kept[0].record.revision  # `Change.revision`, without a property call
+                kept.append(change)
                 shared = SharedDecode(change.record.raw, obj)
                 key = (resource, change.namespace, change.name)
                 latest.pop(key, None)
@@ -658,21 +662,29 @@ class Store(ABC):
                     if len(latest) > _LATEST_KEPT:
                         latest.popitem(last=False)
                 watchers = self._watchers.get(resource)
-                for w in watchers.for_change(change) if watchers is not None else ():
+                if watchers is None:
+                    continue
+                made: dict[EventType, Event] = {}  # the change's events by type, shared by its watchers
+                for w in watchers.for_change(change):
                     try:
-                        event = w.filter(change, shared)
+                        event = w.filter(change, shared, made)
                     except Exception:  # one watcher's selector must not fail a committed write: end that watch
                         broken.append(w)
                         continue
-                    if event is not None:
-                        # not `setdefault(id(w), (w, []))`, which builds a pair and a list for every event
-                        entry = per_watcher.get(id(w))
-                        if entry is None:
-                            per_watcher[id(w)] = (w, [event])
-                        else:
-                            entry[1].append(event)
-            for w, events in per_watcher.values():
-                w.push(events)
+                    if event is None:
+                        continue
+                    if per_watcher is None:
+                        w.push([event])
+                        continue
+                    # not `setdefault(id(w), (w, []))`, which builds a pair and a list for every event
+                    entry = per_watcher.get(id(w))
+                    if entry is None:
+                        per_watcher[id(w)] = (w, [event])
+                    else:
+                        entry[1].append(event)
+            if per_watcher is not None:
+                for w, events in per_watcher.values():
+                    w.push(events)
             for w in broken:
                 w.close()
 
@@ -722,7 +734,10 @@ class Store(ABC):
         store takes `obj` itself rather than a copy and shares it with in-process watchers; the object returned may be
         that same one, so it is read-only for the caller too."""
         op = _write("create", resource, namespace, name, obj, adopt=adopt)
-        await self._asubmit(op)
+        if self.writes_inline:
+            self._submit([op])  # what `_asubmit` does there, without a coroutine a write
+        else:
+            await self._asubmit(op)
         return op.outcome()
 
     async def aupdate(
@@ -749,7 +764,10 @@ class Store(ABC):
         op = _write(
             "update", resource, namespace, name, obj, expected_rv, expected_uid, adopt=adopt, like=like, prev=prev
         )
-        await self._asubmit(op)
+        if self.writes_inline:
+            self._submit([op])  # what `_asubmit` does there, without a coroutine a write
+        else:
+            await self._asubmit(op)
         return op.outcome()
 
     async def adelete(
@@ -774,7 +792,10 @@ class Store(ABC):
         not a fresh encode (a pod GC delete's, of a pod last written minutes before: docs/gcbytes48.md)."""
         op = Op("delete", resource, namespace, name, last, expected_rv, expected_uid)
         op.untouched = untouched
-        await self._asubmit(op)
+        if self.writes_inline:
+            self._submit([op])  # what `_asubmit` does there, without a coroutine a write
+        else:
+            await self._asubmit(op)
         return op.outcome()
 
     # --- reads ----------------------------------------------------------------------------------------------

@@ -43,7 +43,9 @@ class Event:
         self.type = type
         self.raw = raw
         self.revision = revision
-        self._obj: Obj | None = None
+        # The writer's own object when it handed it over (the usual in-process write): `object` then reads it
+        # with no call into `shared`, which would return that same dict.
+        self._obj: Obj | None = None if shared is None else shared.obj
         self._shared = shared
 
     @property

@@ -61,6 +61,17 @@ class Watch:
         self._close_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._filtered = not (label_selector.empty and field_selector.empty)
         self._any_labels = label_selector.empty  # a node agent's watch selects by field only
+        # The fields the selector compares: when a record holds them all, `_selects` reads nothing but its
+        # labels and fields dicts (no decode), so two records sharing both dicts are selected alike.
+        self._terms_fields = frozenset(term.field for term in field_selector.terms)
+        # A selector of one `field=value` term and no labels (a kubelet's `spec.nodeName=NODE`): `_selects` compares
+        # the record's precomputed value itself when it has one, as `matches_fields` would, without the call.
+        terms = field_selector.terms
+        self._one_term: tuple[str, str] | None = (
+            (terms[0].field, terms[0].value)
+            if label_selector.empty and len(terms) == 1 and not terms[0].negate
+            else None
+        )
         self._backlog = 0  # initial events, allowed on top of max_queue
         self.initial_count = 0
         """How many ADDED events of the state at the start open a watch from no revision (set by the store)."""
@@ -74,30 +85,59 @@ class Watch:
     # --- producer side (called by the store while it publishes) ---------------------------------------------
 
     def _selects(self, record: Record) -> bool:
+        one = self._one_term
+        if one is not None:
+            value = record.fields.get(one[0])
+            if value is not None:
+                return value == one[1]
         return (self._any_labels or self.label_selector.matches_labels(record.labels)) and (
             self.field_selector.matches_fields(record.fields, record.decode)
         )
 
-    def filter(self, change: Change, shared: SharedDecode | None = None) -> Event | None:
+    def filter(
+        self, change: Change, shared: SharedDecode | None = None, made: dict[EventType, Event] | None = None
+    ) -> Event | None:
         """The event this watcher should see for a committed change, or None if it is outside its view.
 
-        `shared` decodes the change's object once for all the watchers that receive it."""
+        `shared` decodes the change's object once for all the watchers that receive it; `made`, the events of
+        that change already built for other watchers, by type: an event is read-only, so the watchers that see the
+        change as the same type share one (an event built here is added to it). Kept apart from `shared`, which
+        each event refers to: a dict of events there would make every change a reference cycle."""
         if self.namespace is not None and change.namespace != self.namespace:
             return None
         record = change.record
-        raw = record.raw if shared is None else shared.raw  # the record's bytes, read once for every watcher
         if not self._filtered:
-            return Event(change.type, raw, record.revision, shared)
-        if change.type is EventType.DELETED:
-            return Event(EventType.DELETED, raw, record.revision, shared) if self._selects(record) else None
-        now = self._selects(record)
-        before = change.prev is not None and self._selects(change.prev)
-        if now:
-            kind = EventType.MODIFIED if before else EventType.ADDED
+            kind = change.type
+        elif change.type is EventType.DELETED:
+            if not self._selects(record):
+                return None
+            kind = EventType.DELETED
+        else:
+            now = self._selects(record)
+            prev = change.prev
+            if prev is None:
+                before = False
+            elif (
+                prev.fields is record.fields
+                and (self._any_labels or prev.labels is record.labels)
+                and self._terms_fields <= record.fields.keys()
+            ):
+                before = now  # the same dicts, and nothing else read (see `_terms_fields`)
+            else:
+                before = self._selects(prev)
+            if now:
+                kind = EventType.MODIFIED if before else EventType.ADDED
+            elif before and prev is not None:
+                return Event(EventType.DELETED, _at_revision(prev, record.revision), record.revision)
+            else:
+                return None
+        raw = record.raw if shared is None else shared.raw  # the record's bytes, read once for every watcher
+        if made is None:
             return Event(kind, raw, record.revision, shared)
-        if before and change.prev is not None:
-            return Event(EventType.DELETED, _at_revision(change.prev, record.revision), record.revision)
-        return None
+        event = made.get(kind)
+        if event is None:
+            event = made[kind] = Event(kind, raw, record.revision, shared)
+        return event
 
     def push(self, events: list[Event], *, bounded: bool = True) -> None:
         """Append events to this watcher's queue and wake its consumer; never blocks on the consumer.
@@ -106,27 +146,31 @@ class Watch:
         """
         if not events:
             return
-        waiter = None
         with self._lock:
             if self._closed:
                 return
-            self._queue.extend(events)
+            queue = self._queue
+            queue.extend(events)
             if not bounded:
                 self._backlog += len(events)
-            elif len(self._queue) > self.max_queue + self._backlog:
+            elif len(queue) > self.max_queue + self._backlog:
                 self.overflowed = True
-                self._queue.clear()
+                queue.clear()
                 self._closed = True
             if self._sleepers:
                 self._cond.notify_all()
-            waiter, self._waiter = self._waiter, None
-            closing = self._take_close_waiters() if self.overflowed else []
+            waiter = self._waiter
+            if waiter is not None:
+                self._waiter = None
+            overflowed = self.overflowed  # set under this lock only: read once
+            closing = self._take_close_waiters() if overflowed else None
         if waiter is not None:
             _call_threadsafe(*waiter)
-        for close_waiter in closing:
-            _call_threadsafe(*close_waiter)
-        if self.overflowed and self._on_close is not None:
-            self._on_close(self)
+        if overflowed:
+            for close_waiter in closing or ():
+                _call_threadsafe(*close_waiter)
+            if self._on_close is not None:
+                self._on_close(self)
 
     # --- consumer side --------------------------------------------------------------------------------------
 
@@ -167,6 +211,25 @@ class Watch:
                     return event if self.convert is None else self.convert(event)
                 if self._closed:
                     raise StopAsyncIteration
+                loop = asyncio.get_running_loop()
+                fut: asyncio.Future[None] = loop.create_future()
+                self._waiter = (loop, fut)
+            await fut
+
+    async def next_batch(self) -> list[Event]:
+        """Every event queued now, in order, waiting for one when none is; [] once the watch has ended and is
+        drained. What `async for` hands out one at a time, taken together, for a consumer that handles each event
+        without suspending in between (an informer): one lock and one call a batch, not a coroutine an event.
+        A wait wakes exactly as `__anext__`'s does."""
+        while True:
+            with self._lock:
+                queue = self._queue
+                if queue:
+                    events = list(queue)
+                    queue.clear()
+                    return events if self.convert is None else [self.convert(e) for e in events]
+                if self._closed:
+                    return []
                 loop = asyncio.get_running_loop()
                 fut: asyncio.Future[None] = loop.create_future()
                 self._waiter = (loop, fut)
