@@ -2,7 +2,8 @@
 
 `validate_pod_status_update` reads its six parts inline rather than through `_obj`; `_validate_conditions`
 passes condition types found valid (and the kubelet's own) by a set lookup, not the remembered check's call; and
-`_validate_ips` checks a one-entry list (a pod's or node's one IP) without building the list of IPs. The old
+`_validate_ips` checks a one-entry list (a pod's or node's one IP) without building the list of IPs; the
+containers' users are looked for by a loop rather than `any` of a generator. The old
 forms are kept here as they were, each built from the module's own helpers; Hypothesis makes status writes with
 conditions of valid, invalid and repeated types, one or more IPs (valid, invalid, of either family, repeated,
 malformed entries) and malformed parts, and both forms must give the same errors in the same order.
@@ -111,6 +112,14 @@ IPS = st.sampled_from(["10.0.0.1", "10.0.0.2", "::1", "fd00::2", "::ffff:10.0.0.
 IP_ENTRY = st.one_of(st.fixed_dictionaries({"ip": IPS}), st.fixed_dictionaries({"ip": st.integers(0, 1)}), st.just({}),
                      st.none(), st.just("10.0.0.1"))  # fmt: skip
 IP_LIST = st.one_of(st.lists(IP_ENTRY, max_size=3), st.none(), st.just("10.0.0.1"), st.just({}))
+USER = st.one_of(
+    st.none(),
+    st.just({}),
+    st.fixed_dictionaries({"linux": st.fixed_dictionaries({"uid": st.sampled_from([0, -1, 7])})}),
+)
+CONTAINER_STATUS = st.one_of(
+    st.fixed_dictionaries({"name": st.sampled_from(["a", "b"])}, optional={"user": USER}), st.none(), st.just("a")
+)
 STATUS = st.fixed_dictionaries(
     {},
     optional={
@@ -120,6 +129,8 @@ STATUS = st.fixed_dictionaries(
         "hostIP": IPS,
         "qosClass": st.sampled_from(["BestEffort", "Burstable"]),
         "nominatedNodeName": st.sampled_from(["n1", "Bad_Name"]),
+        "containerStatuses": st.one_of(st.lists(CONTAINER_STATUS, max_size=3), st.none()),
+        "ephemeralContainerStatuses": st.lists(CONTAINER_STATUS, max_size=2),
     },
 )
 META = st.fixed_dictionaries({"name": st.just("p"), "namespace": st.just("default"), "resourceVersion": st.just("1")})
@@ -171,3 +182,17 @@ def test_ips_as_before(entries: Any) -> None:
     S._validate_ips(entries, "status.podIPs", errs)
     old_validate_ips(entries, "status.podIPs", expected)
     assert errs == expected
+
+
+def test_users_checked_once_a_list() -> None:
+    """Two containers reporting an out-of-range user: the list's users are checked once, as `any` had it."""
+    bad = {"linux": {"uid": -1}}
+    new = {
+        "metadata": {"name": "p", "namespace": "default", "resourceVersion": "1"},
+        "spec": {},
+        "status": {"containerStatuses": [{"name": "a", "user": bad}, {"name": "b", "user": bad}]},
+    }
+    old = {"metadata": dict(new["metadata"]), "spec": new["spec"], "status": {}}
+    errors = S.validate_pod_status_update(new, old)
+    assert errors == old_validate_pod_status_update(new, old)
+    assert len(errors) == 2

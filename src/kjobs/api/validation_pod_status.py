@@ -79,9 +79,13 @@ def validate_pod_status_update(pod: Obj, old: Obj) -> list[FieldError]:
     windows = None
     for key in ("containerStatuses", "initContainerStatuses", "ephemeralContainerStatuses"):
         statuses = status.get(key)
-        if type(statuses) is list and any(type(s) is dict and s.get("user") for s in statuses):
-            windows = _obj(spec.get("os")).get("name") == "windows" if windows is None else windows
-            _validate_users(statuses, f"status.{key}", windows, errs)
+        if type(statuses) is not list:
+            continue
+        for entry in statuses:  # a loop, not `any` of a generator: one container's status costs less
+            if type(entry) is dict and entry.get("user"):
+                windows = _obj(spec.get("os")).get("name") == "windows" if windows is None else windows
+                _validate_users(statuses, f"status.{key}", windows, errs)
+                break
     return errs
 
 
