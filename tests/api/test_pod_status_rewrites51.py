@@ -3,7 +3,8 @@
 `validate_pod_status_update` reads its six parts inline rather than through `_obj`; `_validate_conditions`
 passes condition types found valid (and the kubelet's own) by a set lookup, not the remembered check's call; and
 `_validate_ips` checks a one-entry list (a pod's or node's one IP) without building the list of IPs; the
-containers' users are looked for by a loop rather than `any` of a generator. The old
+containers' users are looked for by a loop rather than `any` of a generator; the init and ephemeral containers'
+state transitions are checked only when the stored status lists them. The old
 forms are kept here as they were, each built from the module's own helpers; Hypothesis makes status writes with
 conditions of valid, invalid and repeated types, one or more IPs (valid, invalid, of either family, repeated,
 malformed entries) and malformed parts, and both forms must give the same errors in the same order.
@@ -117,8 +118,11 @@ USER = st.one_of(
     st.just({}),
     st.fixed_dictionaries({"linux": st.fixed_dictionaries({"uid": st.sampled_from([0, -1, 7])})}),
 )
+STATE = st.sampled_from([{}, {"running": {}}, {"terminated": {"exitCode": 0}}, {"terminated": {"exitCode": 1}}])
 CONTAINER_STATUS = st.one_of(
-    st.fixed_dictionaries({"name": st.sampled_from(["a", "b"])}, optional={"user": USER}), st.none(), st.just("a")
+    st.fixed_dictionaries({"name": st.sampled_from(["a", "b"])}, optional={"user": USER, "state": STATE}),
+    st.none(),
+    st.just("a"),
 )
 STATUS = st.fixed_dictionaries(
     {},
@@ -131,6 +135,7 @@ STATUS = st.fixed_dictionaries(
         "nominatedNodeName": st.sampled_from(["n1", "Bad_Name"]),
         "containerStatuses": st.one_of(st.lists(CONTAINER_STATUS, max_size=3), st.none()),
         "ephemeralContainerStatuses": st.lists(CONTAINER_STATUS, max_size=2),
+        "initContainerStatuses": st.one_of(st.lists(CONTAINER_STATUS, max_size=2), st.just({})),
     },
 )
 META = st.fixed_dictionaries({"name": st.just("p"), "namespace": st.just("default"), "resourceVersion": st.just("1")})

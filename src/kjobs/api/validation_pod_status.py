@@ -63,10 +63,14 @@ def validate_pod_status_update(pod: Obj, old: Obj) -> list[FieldError]:
     if qos != (old_status.get("qosClass") or ""):
         errs.append(FieldError("status.qosClass", Invalid, "field is immutable", qos))
     restart = old_spec.get("restartPolicy") or ""
+    # Each list checked only when the stored status has one (`_state_transitions` reads nothing else then, and
+    # the sidecars are not looked for): most pods have no init or ephemeral containers.
     if restart != "Always":  # the pod restarts every container: any state may follow any other
         _state_transitions(status, old_status, "containerStatuses", restart, set(), errs)
-        _state_transitions(status, old_status, "initContainerStatuses", restart, _sidecars(old_spec), errs)
-    _state_transitions(status, old_status, "ephemeralContainerStatuses", "Never", set(), errs)
+        if type(old_status.get("initContainerStatuses")) is list:
+            _state_transitions(status, old_status, "initContainerStatuses", restart, _sidecars(old_spec), errs)
+    if type(old_status.get("ephemeralContainerStatuses")) is list:
+        _state_transitions(status, old_status, "ephemeralContainerStatuses", "Never", set(), errs)
     if "resourceClaimStatuses" in status:
         _validate_claim_statuses(status["resourceClaimStatuses"], spec.get("resourceClaims"), errs)
     _validate_ips(status.get("podIPs"), "status.podIPs", errs)
