@@ -180,8 +180,8 @@ def _unknown_options(line: str) -> list[str]:
     except ValueError:
         return []
     command: click.Command = main
-    while isinstance(command, click.Group) and argv and argv[0] in command.commands:
-        command = command.commands[argv.pop(0)]
+    while isinstance(command, click.Group) and argv and argv[0] in command.list_commands(click.Context(command)):
+        command = command.get_command(click.Context(command), argv.pop(0)) or command
     if isinstance(command, click.Group):
         return []
     names = {name for param in command.params for name in (*param.opts, *param.secondary_opts)}

@@ -9,13 +9,43 @@ informer caches, tasks) in reference cycles, and the interpreter's last collecti
 from __future__ import annotations
 
 import gc
+import importlib
 
 import click
 
 from kjobs import __version__
 
+COMMANDS: dict[str, tuple[str, str]] = {
+    "explain": ("kjobs.cli.explain", "explain_command"),
+    "validate": ("kjobs.cli.validate", "validate_command"),
+    "up": ("kjobs.cli.up", "up"),
+    "run": ("kjobs.cli.run", "run_command"),
+    "node": ("kjobs.cli.node", "node_group"),
+    "controller": ("kjobs.cli.controller", "controller_command"),
+    "completion": ("kjobs.cli.completion", "completion_command"),
+    "simulate": ("kjobs.cli.simulate", "simulate_command"),
+}
+"""Each command's name, and the module and attribute that define it: a module is imported when the command line
+names its command (or the commands are listed: `kjobs --help`, completion), so `kjobs run` does not import
+`kjobs explain`'s, `kjobs up`'s or `kjobs node`'s modules (about 23 M instructions of its start-up, docs/run51.md)."""
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+
+class CommandGroup(click.Group):
+    """A `click.Group` whose commands are `COMMANDS`, each added on first use: click's own listing and lookup
+    (`list_commands`, `get_command`) over the same names and command objects as when every module registered
+    its command at import."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            module, attribute = COMMANDS[cmd_name]
+            self.add_command(getattr(importlib.import_module(module), attribute), cmd_name)
+        return self.commands.get(cmd_name)
+
+
+@click.group(cls=CommandGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="kjobs")
 def main() -> None:
     """kjobs: Kubernetes batch Jobs, with their failure-handling semantics, on one machine."""
@@ -41,30 +71,3 @@ def entry() -> None:
         raise SystemExit(f"Error: {exc}") from None
     finally:
         gc.freeze()
-
-
-# Commands register themselves below (one line each).
-from kjobs.cli.explain import explain_command  # noqa: E402
-
-main.add_command(explain_command)
-from kjobs.cli.validate import validate_command  # noqa: E402
-
-main.add_command(validate_command)
-from kjobs.cli.up import up  # noqa: E402
-
-main.add_command(up)
-from kjobs.cli.run import run_command  # noqa: E402
-
-main.add_command(run_command)
-from kjobs.cli.node import node_group  # noqa: E402
-
-main.add_command(node_group)
-from kjobs.cli.controller import controller_command  # noqa: E402
-
-main.add_command(controller_command)
-from kjobs.cli.completion import completion_command  # noqa: E402
-
-main.add_command(completion_command)
-from kjobs.cli.simulate import simulate_command  # noqa: E402
-
-main.add_command(simulate_command)

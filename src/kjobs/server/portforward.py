@@ -40,13 +40,15 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import parse_qsl
 
 from kjobs.api.errors import ApiError, bad_request
 from kjobs.api.types import Obj
-from kjobs.server import spdy
 from kjobs.server.remotecommand import V4, V4_BASE64, Channels
+
+if TYPE_CHECKING:
+    from kjobs.server import spdy
 
 log = logging.getLogger(__name__)
 
@@ -347,6 +349,10 @@ class SpdySession:
     """The server side of one port-forward SPDY connection (`handleHTTPStreams`), over any byte transport."""
 
     def __init__(self, target: PortTarget, send: Callable[[bytes], Awaitable[None]]) -> None:
+        # The SPDY framing (and its frames' dataclasses) is imported by a session's methods, not with this
+        # module: every node agent imports this module, and `kjobs run` serves no port-forward without --serve.
+        from kjobs.server import spdy
+
         self._target = target
         self._send_bytes = send
         self._reader = spdy.FrameReader()
@@ -372,6 +378,8 @@ class SpdySession:
     async def run(self, read: Callable[[], Awaitable[bytes]], stop: asyncio.Event) -> None:
         """Read frames until the client leaves, sends GOAWAY, breaks the framing, the pod ends or the server
         stops; then end every forward."""
+        from kjobs.server import spdy
+
         ended = asyncio.ensure_future(_until_pod_ends(self._target, stop))
         stopped = asyncio.ensure_future(stop.wait())
         try:
@@ -403,6 +411,8 @@ class SpdySession:
 
     async def _handle(self, frame: spdy.Frame) -> bool:
         """Act on one frame; False when the connection ends."""
+        from kjobs.server import spdy
+
         if isinstance(frame, spdy.SynStream):
             await self._new_stream(frame)
         elif isinstance(frame, spdy.Data):
@@ -420,6 +430,8 @@ class SpdySession:
         return True  # SETTINGS, WINDOW_UPDATE, HEADERS, SYN_REPLY: nothing a port-forward server acts on
 
     async def _new_stream(self, frame: spdy.SynStream) -> None:
+        from kjobs.server import spdy
+
         stream_id = frame.stream_id
         if stream_id % 2 == 0 or stream_id <= self._last_id:  # spdystream's validateStreamId
             await self._send(lambda: self._writer.rst_stream(stream_id, spdy.PROTOCOL_ERROR))
@@ -480,6 +492,8 @@ class SpdySession:
             await self._send(lambda: self._writer.data(stream_id, text.encode()))
 
     async def _data(self, frame: spdy.Data) -> None:
+        from kjobs.server import spdy
+
         pair = self._streams.get(frame.stream_id)
         if pair is None or frame.stream_id != pair.data:
             return  # the error stream is the server's to write; a stream gone or unknown is dropped
