@@ -490,19 +490,47 @@ def _set_order(
     merge_key = lookup((*path, field))[1]
     wanted = _idents(order, merge_key)
     patch_list = patch.get(field)
-    if isinstance(patch_list, list):  # the patch's own elements must come in the order's relative order
-        named = _named(patch_list, merge_key)
-        at = 0
-        for value in named:
-            while at < len(wanted) and wanted[at] != value:
-                at += 1
-            if at == len(wanted):
-                raise PatchError(
-                    f"The order in patch list:\n{patch_list}\n doesn't match $setElementOrder list:\n{order}\n"
-                )
-            at += 1
-    idents = _idents(merged, merge_key)
-    ranks = _ranks(wanted, idents)
+    try:
+        table = dict(zip(wanted, range(len(wanted))))  # noqa: B905 (equal lengths)
+    except TypeError:  # a name that does not hash (a map, a list)
+        table = None
+    if table is None or len(table) != len(wanted):  # or a name the order repeats: the scans
+        if isinstance(patch_list, list):
+            _check_order(patch_list, order, wanted, merge_key)
+        idents = _idents(merged, merge_key)
+        ranks = _ranks(wanted, idents)
+    else:
+        # Each name once in the order (the kubelet's conditions by type): one table gives every place. The patch's
+        # own elements are in the order's relative order when their places rise (the scan's subsequence), and a
+        # name that does not hash is in no place (it equals none of the order's, which all hash).
+        if isinstance(patch_list, list):
+            last = -1
+            for element in patch_list:
+                if isinstance(element, dict):
+                    if _DIRECTIVE in element:
+                        continue
+                    if merge_key:
+                        element = element.get(merge_key)
+                try:
+                    at = table.get(element, -1)
+                except TypeError:
+                    at = -1
+                if at <= last:
+                    raise PatchError(
+                        f"The order in patch list:\n{patch_list}\n doesn't match $setElementOrder list:\n{order}\n"
+                    )
+                last = at
+        idents = _idents(merged, merge_key)
+        try:
+            by_place = dict(zip(map(table.get, idents), merged))  # noqa: B905 (equal lengths)
+        except TypeError:  # a merged element named by a map or a list: `_first_positions`' answers
+            ranks = _ranks(wanted, idents)
+        else:
+            if None not in by_place and len(by_place) == len(merged):
+                # each merged element in a place of its own (the kubelet's conditions): placed by its place, in C
+                result[field] = list(map(by_place.__getitem__, sorted(by_place)))
+                return
+            ranks = [table.get(ident, -1) for ident in idents]
     if -1 not in ranks:
         # Every merged element is named by the order (a kubelet's status patch, which moves `PodScheduled` last):
         # no element of the server's own to interleave, so the order alone places them, stably: the pairs
@@ -525,6 +553,20 @@ def _set_order(
             out.append(ordered[j][2])
             j += 1
     result[field] = out
+
+
+def _check_order(patch_list: list[Any], order: list[Any], wanted: list[Any], merge_key: str) -> None:
+    """The patch's own elements must come in the `$setElementOrder` list's relative order (apimachinery's
+    `validatePatchWithSetOrderList`): each named at or after where the previous one was found."""
+    at = 0
+    for value in _named(patch_list, merge_key):
+        while at < len(wanted) and wanted[at] != value:
+            at += 1
+        if at == len(wanted):
+            raise PatchError(
+                f"The order in patch list:\n{patch_list}\n doesn't match $setElementOrder list:\n{order}\n"
+            )
+        at += 1
 
 
 def _ranks(wanted: list[Any], idents: list[Any]) -> list[int]:
