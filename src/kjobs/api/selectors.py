@@ -15,6 +15,7 @@ reject unknown field labels as Kubernetes does (`field label not supported: x`).
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import IntEnum
@@ -606,7 +607,10 @@ def selectable_fields(
     very object `prev` holds under a top-level key (`is`: a pod's status write keeps the stored `spec`, the Job
     controller's finalizer removal its `status` too), the fields under that key are `known`'s, unread: for the
     store, whose stored objects are read-only once written (`kjobs.store.mutation`), the same object holds the
-    same values, and a field's value is a function of what its path leads to."""
+    same values, and a field's value is a function of what its path leads to.
+
+    Values other than the name are interned as read (`known`'s are already): the store keeps them for as long as
+    the object is stored, and most repeat across objects (see `kjobs.store.events.index_of`)."""
     reader = _PLANS.get(resource)
     if reader is None:
         fields = FIELD_LABELS.get(resource, _METADATA_FIELDS) - FIELD_ALIASES.get(resource, {}).keys()
@@ -643,10 +647,12 @@ def _reader(plan: _Plan) -> _Reader:
     same top-level key (a pod's `metadata`, `spec`, `status`) read that key once; a top-level member that is
     `prev`'s own takes its fields from `known` when `known` has them all (else they are read, as `known` is of
     another plan when a custom resource's fields changed). Values: a string as it is, the field's zero for an
-    absent value, null, map or list, else `field_value`'s rendering."""
+    absent value, null, map or list, else `field_value`'s rendering; each interned where it is read but the name
+    (unique to its object), so that no pass over the values is needed to intern them."""
     lines = ["def read(obj, prev, known):", "    values = {}", "    whole = type(obj) is dict"]
     lines.append("    if known is not None and (not whole or type(prev) is not dict):")
     lines.append("        known = None")
+    namespace: dict[str, Any] = {"field_value": field_value, "intern": sys.intern}
     for top, group in plan:
         lines.append(f"    base = obj.get({top!r}) if whole else None")
         have = " and ".join(f"{field!r} in known" for field, _, _, _ in group)
@@ -655,19 +661,21 @@ def _reader(plan: _Plan) -> _Reader:
         lines.append("    else:")
         lines.append("        nested = type(base) is dict")
         for field, key, more, zero in group:
+            zero_name = f"zero_{len(namespace)}"
+            namespace[zero_name] = sys.intern(zero)
+            kept = "{}" if field == "metadata.name" else "intern({})"
             if key is None:
                 lines.append("        node = base")
             else:
                 lines.append(f"        node = base.get({key!r}) if nested else None")
                 lines += [f"        node = node.get({part!r}) if type(node) is dict else None" for part in more]
             lines.append("        if type(node) is str:")
-            lines.append(f"            values[{field!r}] = node")
+            lines.append(f"            values[{field!r}] = {kept.format('node')}")
             lines.append("        elif node is None or type(node) is dict or type(node) is list:")
-            lines.append(f"            values[{field!r}] = {zero!r}")
+            lines.append(f"            values[{field!r}] = {zero_name}")
             lines.append("        else:")
-            lines.append(f"            values[{field!r}] = field_value(obj, {field!r})")
+            lines.append(f"            values[{field!r}] = {kept.format(f'field_value(obj, {field!r})')}")
     lines.append("    return values")
-    namespace: dict[str, Any] = {"field_value": field_value}
     exec(compile("\n".join(lines), "<selectable_fields>", "exec"), namespace)  # made from the field labels
     reader: _Reader = namespace["read"]
     return reader

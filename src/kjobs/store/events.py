@@ -105,11 +105,7 @@ def index_of(resource: str, obj: Obj, like: Record | None = None, prev: Obj | No
     else:
         fields = selectable_fields(resource, obj, prev, like.fields if prev is not None else None)
     if like is not None and fields == like.fields:
-        fields = like.fields
-    else:
-        for field, value in fields.items():
-            if field != "metadata.name":
-                fields[field] = intern(value)
+        fields = like.fields  # (`selectable_fields` interns the values it reads)
     uid = meta.get("uid")
     return labels, fields, uid if isinstance(uid, str) else ""
 
