@@ -42,7 +42,7 @@ from kjobs.api.selectors import (
 from kjobs.api.types import Obj
 from kjobs.store.events import Change, Event, EventType, Index, Record, index_of
 from kjobs.store.mutation import SharedDecode
-from kjobs.store.packing import Packer
+from kjobs.store.packing import MARK, Packer
 from kjobs.store.triggers import Watchers
 from kjobs.store.watch import DEFAULT_MAX_QUEUE, Watch
 
@@ -362,12 +362,14 @@ def _stamp_update(obj: Obj, revision: int, index: Index, current: Record) -> Rec
     meta = obj["metadata"]
     meta["resourceVersion"] = stamp = str(revision)
     raw = orjson.dumps(obj)
-    if len(raw) - len(stamp) == len(current.raw) - len(str(current.revision)):
-        meta["resourceVersion"] = str(current.revision)
+    held = current.data  # the stored JSON itself unless packed: its length without `raw`'s call (every update)
+    before = str(current.revision)
+    if len(raw) - len(stamp) == (len(held) if held[0] != MARK else len(current.raw)) - len(before):
+        meta["resourceVersion"] = before
         if obj == current.decode():
             return None
         meta["resourceVersion"] = stamp
-    return Record(_trimmed(raw), revision, *index)
+    return Record(memoryview(raw).tobytes(), revision, *index)  # `_trimmed`, inline
 
 
 def _restamped_record(raw: bytes, current: Record, revision: int) -> Record | None:
