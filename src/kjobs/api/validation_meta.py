@@ -239,10 +239,13 @@ def validate_object_meta(
     """Kubernetes' `ValidateObjectMeta` (core flavour, with the finalizer-name check) for a create.
 
     `stored`: on an update, the stored metadata; a map or list the update shares with it (the same object, as
-    a copy-on-write patch leaves it) passed these rules when it was stored, and is not walked again."""
+    a copy-on-write patch leaves it) passed these rules when it was stored, and is not walked again, nor is a
+    name, `generateName` or namespace that is the stored one's very string (a pod's four writes keep them)."""
     errs: Errors = []
     if type(meta) is not dict:
         return [FieldError(path, Invalid, "must be of type object", meta)]
+    if stored is None:
+        stored = _NOTHING
     # The string fields are read inline (as `get_str` would, its path built only for an error): this runs for
     # every create of every object.
     generate_name = meta.get("generateName")
@@ -251,7 +254,7 @@ def validate_object_meta(
             errs.append(type_error(f"{path}.generateName", generate_name, "string"))
         generate_name = ""
     subdomains = name_fn is name_is_dns_subdomain  # names are mostly unique: valid ones are matched in place
-    if generate_name:
+    if generate_name and generate_name is not stored.get("generateName"):
         masked = generate_name[:-1] + "a" if len(generate_name) > 1 and generate_name[-1] == "-" else generate_name
         if not subdomains or len(masked) > DNS1123_SUBDOMAIN_MAX or dns1123_subdomain_match(masked) is None:
             for msg in name_fn(generate_name, True):
@@ -263,6 +266,8 @@ def validate_object_meta(
         name = ""
     if not name:
         errs.append(FieldError(f"{path}.name", Required, "name or generateName is required"))
+    elif name is stored.get("name"):
+        pass
     elif not subdomains or len(name) > DNS1123_SUBDOMAIN_MAX or dns1123_subdomain_match(name) is None:
         for msg in name_fn(name, False):
             errs.append(FieldError(f"{path}.name", Invalid, msg, name))
@@ -274,7 +279,7 @@ def validate_object_meta(
     if namespaced:
         if not namespace:
             errs.append(FieldError(f"{path}.namespace", Required))
-        else:
+        elif namespace is not stored.get("namespace"):
             for msg in is_dns1123_label(namespace):  # `NameIsDNSLabel` of a name, not a prefix
                 errs.append(FieldError(f"{path}.namespace", Invalid, msg, namespace))
     elif namespace:
