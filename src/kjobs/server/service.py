@@ -337,6 +337,13 @@ def _omit_empty(meta: Obj) -> None:
             del meta[key]
 
 
+_ADMISSION_VALIDATED = frozenset({"PriorityClass", "Namespace"})
+"""The kinds `ApiService._validate_admission` checks: the only ones it is called for."""
+
+_WRITE_NOTED = frozenset({"PriorityClass", "ResourceQuota", "LimitRange", "CustomResourceDefinition"})
+"""The kinds whose writes `ApiService._written` notes: the only ones it is called for."""
+
+
 def _spec_finalizers(r: Resource, obj: Obj) -> list[Any]:
     """A Namespace's `spec.finalizers`, which hold its deletion as `metadata.finalizers` do
     (pkg/registry/core/namespace/storage `ShouldDeleteNamespaceDuringUpdate`); [] for any other kind."""
@@ -834,7 +841,8 @@ class ApiService:
 
     def _validate_admission(self, r: Resource, obj: Obj, subresource: str, *, create: bool) -> None:
         """Validating admission, after validation: the Priority plugin's one-default rule for PriorityClasses;
-        PodSecurity's refusal of a created namespace's unparseable labels."""
+        PodSecurity's refusal of a created namespace's unparseable labels. Callers call it only for
+        `_ADMISSION_VALIDATED` kinds (a call a write of every pod, for nothing)."""
         if r.kind == "PriorityClass" and not subresource and self.admission.enabled(PRIORITY):
             check_priority_class(obj, self._priority_classes(), create=create)
         elif r.kind == "Namespace" and create and not subresource and self.admission.enabled(podsecurity.PLUGIN):
@@ -875,7 +883,8 @@ class ApiService:
         return self._classes
 
     def _written(self, r: Resource) -> None:
-        """An object of `r` was written: a PriorityClass write makes the next pod admission list them again."""
+        """An object of `r` was written: a PriorityClass write makes the next pod admission list them again.
+        Writers call it only for `_WRITE_NOTED` kinds."""
         if r.kind == "PriorityClass":
             self._classes = None
         elif r.kind in ("ResourceQuota", "LimitRange"):
@@ -1039,8 +1048,8 @@ class ApiService:
             hook = r.hook(f"validate_{subresource}_update")
             if hook is not None:
                 errors = hook(obj, old)
-        elif old is not None and r.hook("validate_update") is not None:
-            errors = r.hook("validate_update")(obj, old, features=self.features)
+        elif old is not None and (update := r.hook("validate_update")) is not None:
+            errors = update(obj, old, features=self.features)
         else:
             validate = r.hook("validate")
             if validate is not None:
@@ -1340,7 +1349,8 @@ class ApiService:
             self._validate(r, {**obj, "metadata": {k: v for k, v in _meta(obj).items() if k != "labels"}}, None, "")
         else:
             self._validate(r, obj, None, "")
-        self._validate_admission(r, obj, "", create=True)
+        if r.kind in _ADMISSION_VALIDATED:
+            self._validate_admission(r, obj, "", create=True)
         if warn:
             warnings.extend(self._object_warnings(r, obj, None))
         if r.namespaced:
@@ -1358,7 +1368,8 @@ class ApiService:
                 self._pod_security(r, obj, None, "", ns, warnings if warn else None)
             if self.admission.enabled(RESOURCE_QUOTA):
                 await self.quota.check(r.group, r.plural, obj, namespace, name, dry_run=dry_run)
-        self._managed(r, obj, None, manager, "Update", "", decoded=decoded, admitted_from=defaulted)
+        if manager and self.field_managers:  # `_managed`'s own test, without a call a write
+            self._managed(r, obj, None, manager, "Update", "", decoded=decoded, admitted_from=defaulted)
         if dry_run:
             # DryRunnableStorage.Create: a dry run fails as the write would if the name is taken (409
             # AlreadyExists), after the same regeneration of a generated name (`createWithGenerateNameRetry`).
@@ -1373,7 +1384,8 @@ class ApiService:
         for attempt in range(_GENERATE_NAME_ATTEMPTS):
             try:
                 created = await self.store.create(r.store_key, obj)
-                self._written(r)
+                if r.kind in _WRITE_NOTED:
+                    self._written(r)
                 if r.kind == "Service":
                     self.service_allocator.written(created)
             except ApiError as exc:
@@ -1512,7 +1524,8 @@ class ApiService:
         if r.tracks_generation and subresource != "status" and r.spec_changed(new, old):
             _meta(new)["generation"] = int((old.get("metadata") or {}).get("generation") or 0) + 1
         self._validate(r, new, old, subresource)
-        self._validate_admission(r, new, subresource, create=False)
+        if r.kind in _ADMISSION_VALIDATED:
+            self._validate_admission(r, new, subresource, create=False)
         if warnings is not None and subresource != "status":
             warnings.extend(self._object_warnings(r, new, old))
         if subresource != "status" and r.kind in _POD_SECURITY_KINDS and self.admission.enabled(podsecurity.PLUGIN):
@@ -1521,7 +1534,8 @@ class ApiService:
             return old
         meta = _meta(new)
         _omit_empty(meta)  # first: labels a patch emptied are gone, not a field its manager now owns
-        self._managed(r, new, old, manager, operation, subresource)
+        if manager and self.field_managers:  # `_managed`'s own test, without a call a write
+            self._managed(r, new, old, manager, operation, subresource)
         meta["resourceVersion"] = expected_rv or (old.get("metadata") or {}).get("resourceVersion")
         if dry_run:
             return new
@@ -1534,11 +1548,13 @@ class ApiService:
             gone = await self.store.delete(
                 r.store_key, meta.get("namespace", ""), meta["name"], expected_rv=meta["resourceVersion"]
             )
-            self._written(r)
+            if r.kind in _WRITE_NOTED:
+                self._written(r)
             await self._on_dependent_gone(gone)
             return new
         written = await self.store.update(r.store_key, new, expected_rv=meta["resourceVersion"])
-        self._written(r)
+        if r.kind in _WRITE_NOTED:
+            self._written(r)
         if r.kind == "Service":
             self.service_allocator.written(written)
         return written
@@ -1885,7 +1901,8 @@ class ApiService:
                 known=known,
             )
         finally:
-            self._written(r)
+            if r.kind in _WRITE_NOTED:
+                self._written(r)
         if options.orphan_dependents is False and result.code == 200:
             # handlers/delete.go: 202 Accepted when not deleted at once and orphanDependents=false was sent
             uid = (result.obj.get("metadata") or {}).get("uid")
@@ -2365,7 +2382,11 @@ class ApiService:
         }
         # As setPodNodeAndMetadata: binding also sets PodScheduled=True, replacing an Unschedulable condition.
         scheduled: Obj = {"type": "PodScheduled", "status": "True", "lastProbeTime": None}
-        index = next((i for i, c in enumerate(conditions) if c.get("type") == "PodScheduled"), None)
+        index = None
+        for at, condition in enumerate(conditions):  # a loop, not `next` of a generator (a frame a binding)
+            if condition.get("type") == "PodScheduled":
+                index = at
+                break
         if index is None:
             conditions.append(dict(scheduled, lastTransitionTime=self.now()))
         else:
