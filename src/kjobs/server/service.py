@@ -18,7 +18,7 @@ import dataclasses
 import json
 import math
 import random
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable
+from collections.abc import AsyncIterator, Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any, TypeVar
@@ -342,6 +342,14 @@ _ADMISSION_VALIDATED = frozenset({"PriorityClass", "Namespace"})
 
 _WRITE_NOTED = frozenset({"PriorityClass", "ResourceQuota", "LimitRange", "CustomResourceDefinition"})
 """The kinds whose writes `ApiService._written` notes: the only ones it is called for."""
+
+
+async def _released(held: Allocation, write: Coroutine[Any, Any, Obj]) -> Obj:
+    """`write`, then the Service IP and ports `held` for it released, whatever its outcome."""
+    try:
+        return await write
+    finally:
+        held.release()
 
 
 def _spec_finalizers(r: Resource, obj: Obj) -> list[Any]:
@@ -1466,7 +1474,7 @@ class ApiService:
                 return None
             raise
 
-    async def _write(
+    def _write(
         self,
         r: Resource,
         old: Obj,
@@ -1478,7 +1486,9 @@ class ApiService:
         operation: str,
         dry_run: bool,
         warnings: Warnings | None = None,
-    ) -> Obj:
+    ) -> Awaitable[Obj]:
+        """Default and admit an update, then `_write_checked`, for the caller to await at once. Not a coroutine
+        itself: it hands back `_write_checked`'s (a Service's in `_released`), one coroutine fewer a write."""
         if subresource == "finalize":  # the namespace's spec.finalizers, written as given (FinalizeStrategy)
             if (finalize_hook := r.hook("default_finalize")) is not None:
                 new = finalize_hook(new)
@@ -1486,17 +1496,12 @@ class ApiService:
             new = self._admit(r, self._default(r, new, old), subresource, create=False, old=old)
         elif (status_hook := r.hook("default_status")) is not None:
             new = status_hook(new)
-        held: Allocation | None = None
-        if r.kind == "Service" and not subresource:
-            held = self._begin_service_write(new, old)
-        try:
-            return await self._write_checked(
-                r, old, new, subresource=subresource, expected_rv=expected_rv, manager=manager,
-                operation=operation, dry_run=dry_run, warnings=warnings,
-            )  # fmt: skip
-        finally:
-            if held is not None:
-                held.release()
+        held = self._begin_service_write(new, old) if r.kind == "Service" and not subresource else None
+        write = self._write_checked(
+            r, old, new, subresource=subresource, expected_rv=expected_rv, manager=manager,
+            operation=operation, dry_run=dry_run, warnings=warnings,
+        )  # fmt: skip
+        return write if held is None else _released(held, write)
 
     async def _write_checked(
         self,
