@@ -522,7 +522,7 @@ def _set_order(
                 last = at
         idents = _idents(merged, merge_key)
         try:
-            by_place = dict(zip(map(table.get, idents), merged))  # noqa: B905 (equal lengths)
+            by_place: dict[Any, Any] = dict(zip(map(table.get, idents), merged))  # noqa: B905 (equal lengths)
         except TypeError:  # a merged element named by a map or a list: `_first_positions`' answers
             ranks = _ranks(wanted, idents)
         else:
