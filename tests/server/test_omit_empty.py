@@ -9,7 +9,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kjobs.server.service import _OMITTED_WHEN_EMPTY, _omit_empty
+from kjobs.server.service import _ABSENT, _OMITTED_WHEN_EMPTY, _omit_empty
 
 SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-1, 1), st.floats(0, 0), st.sampled_from(["", "a"]))
 VALUE = st.one_of(
@@ -35,3 +35,20 @@ def test_omit_empty_drops_what_it_dropped(meta: dict[str, Any]) -> None:
     _omit_empty(meta)
     assert meta == plain
     assert list(meta) == list(plain)
+
+
+def stop51_omit_empty(meta: dict[str, Any]) -> None:
+    """Stop 51's form (stop 52 asks a value's type only when it is falsy)."""
+    for key in _OMITTED_WHEN_EMPTY:
+        value = meta.get(key, _ABSENT)
+        if value is None or (isinstance(value, (list, dict)) and not value):
+            del meta[key]
+
+
+@settings(max_examples=500, deadline=None)
+@given(META)
+def test_omit_empty_drops_what_stop_51_dropped(meta: dict[str, Any]) -> None:
+    old = copy.deepcopy(meta)
+    stop51_omit_empty(old)
+    _omit_empty(meta)
+    assert list(meta.items()) == list(old.items())

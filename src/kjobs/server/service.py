@@ -331,9 +331,10 @@ def _omit_empty(meta: Obj) -> None:
     """Go's `omitempty` on ObjectMeta: an empty map or list is not stored (a patch that removes the last
     finalizer leaves no `finalizers`, as a real API server shows it, not `[]`)."""
     for key in _OMITTED_WHEN_EMPTY:
-        # `None`, `[]` or `{}`; read once, with no list or dict built to compare with (four writes a pod)
+        # `None`, `[]` or `{}`; read once, with no list or dict built to compare with (four writes a pod), and
+        # its type asked only of a falsy value (most are present and not empty: an `isinstance` call apiece)
         value = meta.get(key, _ABSENT)
-        if value is None or (isinstance(value, (list, dict)) and not value):
+        if not value and (value is None or isinstance(value, (list, dict))):
             del meta[key]
 
 
