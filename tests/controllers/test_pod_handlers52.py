@@ -1,19 +1,37 @@
 """Stop 52: the node lifecycle and taint eviction controllers' pod handlers return before making the pod's key when
-the pod is on no node before and after the event (every new pod, not yet bound). Each handler is run beside its
+the pod is on no node before and after the event (every new pod, not yet bound); the garbage collector's handler
+checks a new object's owners with a loop rather than `any` over a generator; the Job controller's handler reads
+the pod's controller reference and its Job inline. Each handler is run beside its
 previous form, kept here, on the same stub controller state and the same sequences of pod events: the same index
 of pods by node and the same calls, in the same order."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from kjobs.api.names import JOB_TRACKING_FINALIZER
 from kjobs.api.types import Obj
 from kjobs.client.informer import key_of
+from kjobs.controllers.garbagecollector import (
+    GarbageCollector,
+    _Node,
+    _refs,
+    _same_graph_facts,
+    _unblocked,
+    is_deleting_dependents,
+    is_orphaning,
+)
+from kjobs.controllers.garbagecollector import (
+    _meta as _gc_meta,
+)
 from kjobs.controllers.nodelifecycle import NodeLifecycleController
 from kjobs.controllers.tainteviction import TaintEvictionController, _node_name, _same_tolerations, _tolerations
+from tests.controllers.test_job_pod_facts import PlainJobController, _state
+from tests.controllers.test_upstream_job_controller import controller_ref, idle_controller, new_job
 
 
 class _Stub:
@@ -137,3 +155,161 @@ def test_taint_eviction_on_pod_as_before(events: list[tuple[Obj | None, Obj | No
         TaintEvictionController._on_pod(new_self, old, new)  # type: ignore[arg-type]
     assert new_self._pods_by_node == old_self._pods_by_node
     assert new_self.calls == old_self.calls
+
+
+def old_gc_observe(self: Any, resource: Any, old: Obj | None, new: Obj | None) -> None:
+    """`GarbageCollector._observe` before stop 52 (its owners' check with `any` over a generator)."""
+    obj = new or old
+    assert obj is not None
+    uid = (obj.get("metadata") or {}).get("uid") or ""
+    if type(uid) is not str:
+        uid = str(uid)
+    if not uid:
+        return
+    if old is not None and new is not None and _same_graph_facts(old, new):
+        known = self.nodes.get(uid)
+        if known is not None:
+            known.obj = new
+            return
+    namespace, name = key_of(obj)
+    new_owners = {str(r.get("uid")) for r in _refs(new)}
+    old_owners: set[str] = set()
+    if old is not None:
+        old_owners = {str(r.get("uid")) for r in _refs(old)}
+        for owner in old_owners - new_owners:
+            dependents = self.dependents.get(owner)
+            if dependents is not None:
+                dependents.discard(uid)
+                if not dependents:
+                    del self.dependents[owner]
+            owner_node = self.nodes.get(owner)
+            if owner_node is not None and is_deleting_dependents(owner_node.obj):
+                self._enqueue("delete", owner_node)
+        for owner in _unblocked(old, new):
+            owner_node = self.nodes.get(owner)
+            if owner_node is not None and is_deleting_dependents(owner_node.obj):
+                self._enqueue("delete", owner_node)
+    if new is None:
+        self.nodes.pop(uid, None)
+        for dependent in sorted(self.dependents.get(uid, ())):
+            node = self.nodes.get(dependent)
+            if node is not None:
+                self._enqueue("delete", node)
+        return
+    node = _Node(resource, namespace, name, new)
+    self.nodes[uid] = node
+    for owner in new_owners:
+        self.dependents.setdefault(owner, set()).add(uid)
+    unsure = any(o not in self.nodes or _gc_meta(self.nodes[o].obj).get("deletionTimestamp") for o in new_owners)
+    if new_owners and (old is None or new_owners != old_owners) and unsure:
+        self._enqueue("delete", node)
+    deleting = bool(_gc_meta(new).get("deletionTimestamp"))
+    if deleting and is_orphaning(new) and not (old is not None and is_orphaning(old)):
+        self._enqueue("orphan", node)
+    if deleting and is_deleting_dependents(new) and not (old is not None and is_deleting_dependents(old)):
+        self._enqueue("delete", node)
+        for dependent in sorted(self.dependents.get(uid, ())):
+            dep = self.nodes.get(dependent)
+            if dep is not None:
+                self._enqueue("delete", dep)
+
+
+class _Graph:
+    """The collector's graph and queue, recording what it enqueues (action, and the node's key and object)."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, _Node] = {}
+        self.dependents: dict[str, set[str]] = {}
+        self.enqueued: list[tuple[str, str, str, Obj]] = []
+
+    def _enqueue(self, action: str, node: _Node) -> None:
+        self.enqueued.append((action, node.namespace, node.name, node.obj))
+
+
+UIDS = st.sampled_from(["a", "b", "c", "d"])
+
+
+@st.composite
+def graph_objects(draw: st.DrawFn) -> Obj | None:
+    """An object of a small graph: uid a-d (so each can own the others), owners among them, maybe deleting, with
+    the collector's finalizers or not."""
+    if draw(st.integers(0, 5)) == 0:
+        return None
+    uid = draw(UIDS)
+    meta: Obj = {"namespace": "ns", "name": f"o-{uid}", "uid": uid}
+    refs = [{"uid": o, "blockOwnerDeletion": draw(st.booleans())} for o in draw(st.lists(UIDS, max_size=2))]
+    if refs or draw(st.booleans()):
+        meta["ownerReferences"] = refs
+    if draw(st.booleans()):
+        meta["deletionTimestamp"] = "2024-01-01T00:00:00Z"
+    finalizers = draw(st.lists(st.sampled_from(["orphan", "foregroundDeletion", "other"]), max_size=2))
+    if finalizers:
+        meta["finalizers"] = finalizers
+    return {"metadata": meta, "status": {"n": draw(st.integers(0, 2))}}
+
+
+@given(events=st.lists(st.tuples(graph_objects(), graph_objects()).filter(lambda e: e != (None, None)), max_size=14))
+def test_garbage_collector_observe_as_before(events: list[tuple[Obj | None, Obj | None]]) -> None:
+    before, after = _Graph(), _Graph()
+    for old, new in events:
+        if old is not None and new is not None:
+            new = {**new, "metadata": {**new["metadata"], "uid": old["metadata"]["uid"]}}  # versions of one object
+        old_gc_observe(before, "pods", old, new)
+        GarbageCollector._observe(after, "pods", old, new)  # type: ignore[arg-type]
+    assert after.enqueued == before.enqueued
+    assert after.dependents == before.dependents
+    assert {uid: node.obj for uid, node in after.nodes.items()} == {uid: node.obj for uid, node in before.nodes.items()}
+
+
+REFS = st.lists(
+    st.tuples(st.sampled_from(["job1", "job2"]), st.sampled_from([True, False, None]), st.sampled_from(["Job", "Pod"])),
+    max_size=3,
+)
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    events=st.lists(
+        st.tuples(st.integers(0, 2), st.booleans(), REFS, st.sampled_from(["Running", "Failed"])), max_size=12
+    )
+)
+def test_job_controller_on_pod_finds_the_controller_as_before(events: list[tuple[int, bool, list[Any], str]]) -> None:
+    """The Job controller's pod handler finds the pod's controller reference (the first marked `controller`) and
+    its Job with `_controller_ref` and `Informer.get` inline: the same state as the plain handler kept in
+    tests/controllers/test_job_pod_facts.py, for owner references of any kind, controller or not, in any order."""
+
+    async def scenario() -> None:
+        job1, job2 = new_job("job1"), new_job("job2")
+        jobs = {"job1": job1, "job2": job2}
+        plain = await idle_controller(job1, job2)
+        plain.__class__ = PlainJobController
+        fast = await idle_controller(job1, job2)
+        counted: dict[int, list[str]] = {id(plain): [], id(fast): []}
+        for controller in (plain, fast):
+            controller._count_tracking_finalizer = counted[id(controller)].append  # type: ignore[method-assign]
+        versions: dict[int, Obj] = {}
+        for n, gone, refs, phase in events:
+            old = versions.get(n)
+            new: Obj | None = None
+            if gone:
+                versions.pop(n, None)
+                if old is None:
+                    continue
+            else:
+                owners = []
+                for job_name, controls, kind in refs:
+                    ref = {**controller_ref(jobs[job_name]), "kind": kind}
+                    if controls is None:
+                        del ref["controller"]
+                    else:
+                        ref["controller"] = controls
+                    owners.append(ref)
+                meta = {"name": f"pod-{n}", "namespace": "default", "uid": f"uid-{n}", "labels": {"foo": "bar"}}
+                meta["ownerReferences"] = owners
+                meta["finalizers"] = [JOB_TRACKING_FINALIZER]
+                new = versions[n] = {"metadata": meta, "spec": {}, "status": {"phase": phase}}
+            for controller in (plain, fast):
+                controller._on_pod(old, new)
+            assert _state(fast, counted[id(fast)]) == _state(plain, counted[id(plain)])
+
+    asyncio.run(scenario())
