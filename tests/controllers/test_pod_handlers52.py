@@ -1,7 +1,8 @@
 """Stop 52: the node lifecycle and taint eviction controllers' pod handlers return before making the pod's key when
 the pod is on no node before and after the event (every new pod, not yet bound); the garbage collector's handler
 checks a new object's owners with a loop rather than `any` over a generator; the Job controller's handler reads
-the pod's controller reference and its Job inline. Each handler is run beside its
+the pod's controller reference and its Job inline; the disruption controller's reads the clock only for a pod with a
+DisruptionTarget condition that may go stale (`stale_since`). Each handler is run beside its
 previous form, kept here, on the same stub controller state and the same sequences of pod events: the same index
 of pods by node and the same calls, in the same order."""
 
@@ -16,6 +17,7 @@ from hypothesis import strategies as st
 from kjobs.api.names import JOB_TRACKING_FINALIZER
 from kjobs.api.types import Obj
 from kjobs.client.informer import key_of
+from kjobs.controllers.disruption import stale_since, stale_wait
 from kjobs.controllers.garbagecollector import (
     GarbageCollector,
     _Node,
@@ -32,6 +34,7 @@ from kjobs.controllers.nodelifecycle import NodeLifecycleController
 from kjobs.controllers.tainteviction import TaintEvictionController, _node_name, _same_tolerations, _tolerations
 from tests.controllers.test_job_pod_facts import PlainJobController, _state
 from tests.controllers.test_upstream_job_controller import controller_ref, idle_controller, new_job
+from tests.core.test_pod_path_rewrites import PODS, _plain_stale_wait
 
 
 class _Stub:
@@ -313,3 +316,12 @@ def test_job_controller_on_pod_finds_the_controller_as_before(events: list[tuple
             assert _state(fast, counted[id(fast)]) == _state(plain, counted[id(plain)])
 
     asyncio.run(scenario())
+
+
+@settings(max_examples=300, deadline=None)
+@given(PODS, st.floats(0, 2e9))
+def test_stale_since_is_none_exactly_when_stale_wait_is(pod: Obj, now: float) -> None:
+    """The disruption controller's pod handler reads the clock only when `stale_since` finds a condition: exactly
+    the pods for which `stale_wait` (as it was, `_plain_stale_wait`) has a wait."""
+    assert (stale_since(pod) is None) == (_plain_stale_wait(pod, now, 120.0) is None)
+    assert stale_wait(pod, now, 120.0) == _plain_stale_wait(pod, now, 120.0)
