@@ -426,7 +426,11 @@ class RunView:
         self.pods[uid] = pod
         if deleting and phase not in ("Succeeded", "Failed") and uid not in self._explained:
             self._terminating[uid] = pod
-        state = _state(phase, deleting)
+        # `_state`, inline
+        if deleting and phase not in ("Succeeded", "Failed"):
+            state = "Terminating"
+        else:
+            state = phase if phase in STATES else "Pending"
         if self.show_restarts:
             lines.extend(self._restart_lines(uid, name, pod))
         if self._states.get(uid) != state:

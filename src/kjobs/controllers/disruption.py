@@ -77,6 +77,13 @@ def format_selector(selector: Obj | None) -> str:
 
 def stale_wait(pod: Obj, now: float, timeout: float) -> float | None:
     """`nonTerminatingPodHasStaleDisruptionCondition`: seconds until the condition is stale (None: never)."""
+    since = stale_since(pod)
+    return None if since is None else max(0.0, timeout - (now - since))
+
+
+def stale_since(pod: Obj) -> float | None:
+    """When the condition `stale_wait` waits on turned True (0 for no time), None when there is none: what the pod
+    handler asks first, so that it reads the clock only for the rare pod that carries one."""
     # `P.is_deleting`, `P.is_terminal` and `find_condition` inlined: this runs for every pod event, and hardly
     # any pod carries the condition.
     status = pod.get("status") or {}
@@ -90,8 +97,7 @@ def stale_wait(pod: Obj, now: float, timeout: float) -> float | None:
     if cond is None or cond.get("status") != "True" or cond.get("reason") == TERMINATION_BY_KUBELET:
         return None
     since = cond.get("lastTransitionTime")
-    start = parse_time(since) if isinstance(since, str) and since else 0.0
-    return max(0.0, timeout - (now - start))
+    return parse_time(since) if isinstance(since, str) and since else 0.0
 
 
 def _copy(obj: Obj) -> Obj:
@@ -173,7 +179,7 @@ class DisruptionController:
             )
         for pdb in budgets:
             self.queue.add(key_of(pdb))
-        if new is not None:
+        if new is not None and stale_since(new) is not None:  # hardly any pod: the clock is read only for those
             wait = stale_wait(new, self.clock.now(), self.settings.stale_timeout)
             if wait is not None:
                 self.stale_queue.add_after(key_of(new), wait)

@@ -313,9 +313,12 @@ class GarbageCollector:
         self.nodes[uid] = node
         for owner in new_owners:
             self.dependents.setdefault(owner, set()).add(uid)
-        unsure = any(o not in self.nodes or _meta(self.nodes[o].obj).get("deletionTimestamp") for o in new_owners)
-        if new_owners and (old is None or new_owners != old_owners) and unsure:
-            self._enqueue("delete", node)
+        if new_owners and (old is None or new_owners != old_owners):
+            for owner in new_owners:  # an owner not in the graph, or being deleted: `any`, with no generator
+                owner_node = self.nodes.get(owner)
+                if owner_node is None or (owner_node.obj.get("metadata") or {}).get("deletionTimestamp"):
+                    self._enqueue("delete", node)
+                    break
         deleting = bool(_meta(new).get("deletionTimestamp"))  # what both tests below read first
         if deleting and is_orphaning(new) and not (old is not None and is_orphaning(old)):
             self._enqueue("orphan", node)

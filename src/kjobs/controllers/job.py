@@ -180,12 +180,17 @@ class JobController:
 
     def _on_pod(self, old: Obj | None, new: Obj | None) -> None:
         # Runs for every event of every pod (four a pod in `kjobs simulate`): `_flags`, `_job_for`, `_key` and
-        # `_claim_relevant` are inlined, each field read once (docs/consume50.md).
+        # `_claim_relevant` are inlined, each field read once (docs/consume50.md), and `_controller_ref` and the
+        # Jobs informer's `get` too (docs/consume52.md).
         pod = new or old
         assert pod is not None
         meta = pod.get("metadata") or {}
         pod_uid = str(meta.get("uid") or "")
-        owner = _controller_ref(meta)
+        owner: Obj | None = None
+        for ref in meta.get("ownerReferences") or ():  # `_controller_ref`, inline
+            if ref.get("controller"):
+                owner = ref
+                break
         owner_uid = str(owner.get("uid") or "") if owner is not None else ""
         owned = self._pods_by_owner.get(owner_uid) if owner is not None else None
         # Each version's facts, read once: the old version's as they were read when it arrived (the index keeps
@@ -214,7 +219,7 @@ class JobController:
         job = None
         if owner is not None and owner.get("kind") == "Job":
             namespace, name = str(meta.get("namespace") or ""), str(owner.get("name") or "")
-            job = self.jobs.get(namespace, name)
+            job = self.jobs.cache.get((namespace, name))  # `Informer.get`, inline
             if job is not None and job["metadata"].get("uid") != owner.get("uid"):
                 job = None
         relevant = False  # labels or owner changed (`_claim_relevant`): read once for both uses below

@@ -190,6 +190,8 @@ class NodeLifecycleController:
         new_node = str(((new or {}).get("spec") or {}).get("nodeName") or "")
         if old is not None and new is not None and old_node == new_node:
             return  # most updates (status, metadata) leave the pod where it was indexed
+        if not old_node and (new is None or not new_node):
+            return  # on no node before or after (a new pod, not yet bound): nothing to index, no key to make
         key = key_of(new or old or {})
         if old_node and (new is None or old_node != new_node):
             self._pods_by_node.get(old_node, set()).discard(key)

@@ -429,6 +429,10 @@ def pod_info(pod: Obj, *, priority: int, preempt_never: bool, spec: SpecInfo | N
                 target = condition.get("status") == "True" and condition.get("reason") == "PreemptionByScheduler"
     namespace = str(meta.get("namespace") or "")
     labels = meta.get("labels") or {}
+    # `_time` of both timestamps, its frame only for one that is there (a pod starts with no `startTime`)
+    created_at, started_at = meta.get("creationTimestamp"), status.get("startTime")
+    created = _time(created_at) if created_at else None
+    started = _time(started_at) if started_at else None
     return PodInfo(
         str(meta.get("uid") or ""),  # uid
         namespace,
@@ -446,8 +450,8 @@ def pod_info(pod: Obj, *, priority: int, preempt_never: bool, spec: SpecInfo | N
         derived.preferred_terms,
         derived.host_ports,
         derived.tolerations,
-        _time(meta.get("creationTimestamp")) or 0.0,  # created
-        _time(status.get("startTime")),  # started
+        created or 0.0,  # created
+        started,  # started
         bool(meta.get("deletionTimestamp")),  # deleting
         status.get("phase") in ("Succeeded", "Failed"),  # terminal
         target,  # preemption_target

@@ -148,6 +148,8 @@ class TaintEvictionController:
         old_node, new_node = _node_name(old), _node_name(new)
         if old is not None and new is not None and old_node == new_node and _same_tolerations(old, new):
             return
+        if new is not None and not new_node and not old_node:
+            return  # on no node before or after (a new pod, not yet bound): nothing to index or evict
         key = key_of(new or old or {})
         if old_node and old_node != new_node:
             self._pods_by_node.get(old_node, set()).discard(key)

@@ -13,6 +13,8 @@ to two Jobs (`kjobs simulate --compare`), whatever their pod names.
 
 from __future__ import annotations
 
+import _random
+import hashlib
 import math
 import random
 import re
@@ -202,7 +204,7 @@ class Model:
         preemptor of a `preempt` disruption) run as their command says (`sleep 1`)."""
         numbering = slots or AttemptSlots()
         runs: dict[tuple[int | None, str], int] = {}  # (index, container) -> runs started, for `attempts`
-        # One generator, seeded afresh for every attempt: `seed` sets the whole state (and forgets `gauss`'s
+        # One generator, seeded afresh for every attempt: `seed_from_str` sets the whole state (and forgets `gauss`'s
         # spare), so each attempt draws as from a new `random.Random(key)`, without making one (about 5,000
         # instructions more than the seeding: the object, its C initialisation, `__init__`'s frame).
         rng = random.Random()
@@ -214,7 +216,7 @@ class Model:
             index, pod_attempt = slot
             name = str(container.get("name"))
             key = f"{seed}/{index if index is not None else 'pod'}/{pod_attempt}/{name}/{attempt}"
-            rng.seed(key)  # str seeds hash with SHA-512: stable everywhere
+            seed_from_str(rng, key)
             model = self.container_model(name, index)
             if model.attempts:
                 run = runs.get((index, name), 0)
@@ -223,6 +225,16 @@ class Model:
             return model.draw(rng)
 
         return decide
+
+
+def seed_from_str(rng: random.Random, key: str) -> None:
+    """`rng.seed(key)`: the generator's state from the UTF-8 bytes of `key` followed by their SHA-512, read as one
+    big-endian integer (`random.Random.seed`, version 2, for a str: stable across runs and platforms), and no
+    `gauss` spare. Done here without `Random.seed`'s Python frame, its type checks and its `super()` call (about
+    3,000 instructions of an attempt's 30,000: the rest is the Mersenne Twister's own initialisation, in C)."""
+    data = key.encode()
+    _random.Random.seed(rng, int.from_bytes(data + hashlib.sha512(data).digest(), "big"))
+    rng.gauss_next = None  # type: ignore[attr-defined]  # `Random.seed` forgets the spare `gauss` draw too
 
 
 class AttemptSlots:

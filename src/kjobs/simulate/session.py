@@ -435,7 +435,8 @@ async def _follow(
             count_restarts(uid, new)
         elif other_restarts is not None:
             count_other_restarts(uid, new, other_restarts)
-        phase = P.phase(new) or "Pending"
+        phase = (new.get("status") or {}).get("phase")  # `P.phase`, inline
+        phase = (phase if type(phase) is str else str(phase or "")) or "Pending"
         being_deleted = bool(pod_meta.get("deletionTimestamp"))
         if phase == "Running" and not being_deleted:
             running[uid] = new

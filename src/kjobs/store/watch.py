@@ -113,7 +113,11 @@ class Watch:
                 return None
             kind = EventType.DELETED
         else:
-            now = self._selects(record)
+            one = self._one_term  # `_selects`' one-term case, inline (a node agent's `spec.nodeName` watch)
+            if one is not None and (value := record.fields.get(one[0])) is not None:
+                now = value == one[1]
+            else:
+                now = self._selects(record)
             prev = change.prev
             if prev is None:
                 before = False
