@@ -210,6 +210,10 @@ WORDS = [
     "a-",
     "-",
     "ab.c-",
+    "a" * 63,  # a namespace (a DNS label, matched in place since stop 52) at its limit and past it
+    "a" * 64,
+    "a\n",
+    "A",
 ]
 TEXT = st.one_of(st.sampled_from(WORDS), st.sampled_from(WORDS).map(Text), st.text(max_size=6))
 VALUE = st.one_of(st.none(), TEXT, st.integers(-1, 3), st.booleans(), st.lists(TEXT, max_size=2), st.just({}))
@@ -363,8 +367,21 @@ def test_what_is_known_valid_does_not_pass_an_invalid_whole(meta: dict[str, Any]
         {"name": "a" * 253},
         {"generateName": "a" * 252 + "-", "name": "a-b.c"},
         {"generateName": "a.-", "name": "x"},  # a prefix is checked with its last '-' read as a letter
+        {"name": "x", "namespace": "a" * 63},
+        {"name": "x", "namespace": "a-b-1"},
     ],
 )
 def test_names_at_the_limit_are_valid(meta: dict[str, Any]) -> None:
-    assert V.validate_object_meta(meta, namespaced=False) == []
-    assert plain_object_meta(meta, namespaced=False, path="metadata", name_fn=name_is_dns_subdomain, stored=None) == []
+    namespaced = "namespace" in meta
+    assert V.validate_object_meta(meta, namespaced=namespaced) == []
+    plain = plain_object_meta(meta, namespaced=namespaced, path="metadata", name_fn=name_is_dns_subdomain, stored=None)
+    assert plain == []
+
+
+@settings(max_examples=500, deadline=None)
+@given(namespace=st.one_of(st.text(alphabet="ab-.A\n\u00e9", min_size=1, max_size=66), st.sampled_from(WORDS)))
+def test_a_namespace_matched_in_place_has_its_errors(namespace: str) -> None:
+    """The namespace, matched in place with the label regex (stop 52), has `NameIsDNSLabel`'s errors."""
+    meta = {"name": "x", "namespace": namespace}
+    plain = plain_object_meta(meta, namespaced=True, path="metadata", name_fn=name_is_dns_subdomain, stored=None)
+    assert outcome(lambda: V.validate_object_meta(meta, namespaced=True)) == [(e, str(e)) for e in plain]

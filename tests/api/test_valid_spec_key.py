@@ -45,7 +45,10 @@ VOLUME = st.sampled_from(
 SPEC = st.fixed_dictionaries(
     {},
     optional={
-        "hostname": st.sampled_from(["bench-0", "", "Bad_Host", "x" * 70]),
+        "hostname": st.one_of(
+            st.sampled_from(["bench-0", "", "Bad_Host", "x" * 70, "x" * 63, "x" * 64, "a.b", "a-", "a\n"]),
+            st.text(alphabet="ab0-.A\n\u00e9", max_size=66),  # matched in place since stop 52
+        ),
         "volumes": st.lists(st.fixed_dictionaries({"name": VOLUME}), max_size=2),
         "containers": st.lists(
             st.fixed_dictionaries(

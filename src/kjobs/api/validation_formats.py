@@ -64,6 +64,9 @@ dns1123_subdomain_match = _dns1123_subdomain.fullmatch
 """The subdomain regex's `fullmatch`: a value it matches is ASCII, so `is_dns1123_subdomain` finds no problem
 with it when it is also at most `DNS1123_SUBDOMAIN_MAX` long. For callers whose values are mostly unique (object
 names), which the memoised check would only add to its cache."""
+dns1123_label_match = _dns1123_label.fullmatch
+"""The label regex's `fullmatch`: a value it matches is ASCII, so `is_dns1123_label` finds no problem with it when it
+is also at most `DNS1123_LABEL_MAX` long. For callers whose values are mostly unique (hostnames of a Job's pods)."""
 _dns1035_label = re.compile(_DNS1035_LABEL_FMT)
 _label_key = re.compile(_LABEL_KEY_FMT)
 _label_value = re.compile(_LABEL_VALUE_FMT)

@@ -28,8 +28,10 @@ from kjobs.api.validation_access import (
     type_error,
 )
 from kjobs.api.validation_formats import (
+    DNS1123_LABEL_MAX,
     DNS1123_SUBDOMAIN_MAX,
     LABEL_VALUE_MAX,
+    dns1123_label_match,
     dns1123_subdomain_match,
     is_dns1123_label,
     is_label_value,
@@ -279,7 +281,9 @@ def validate_object_meta(
     if namespaced:
         if not namespace:
             errs.append(FieldError(f"{path}.namespace", Required))
-        elif namespace is not stored.get("namespace"):
+        elif namespace is not stored.get("namespace") and (
+            len(namespace) > DNS1123_LABEL_MAX or dns1123_label_match(namespace) is None  # valid: matched in place
+        ):
             for msg in is_dns1123_label(namespace):  # `NameIsDNSLabel` of a name, not a prefix
                 errs.append(FieldError(f"{path}.namespace", Invalid, msg, namespace))
     elif namespace:

@@ -47,6 +47,8 @@ from kjobs.api.validation_access import (
 )
 from kjobs.api.validation_affinity import validate_affinity, validate_topology_spread_constraints
 from kjobs.api.validation_formats import (
+    DNS1123_LABEL_MAX,
+    dns1123_label_match,
     inclusive_range_error,
     is_config_map_key,
     is_dns1123_label,
@@ -1137,8 +1139,10 @@ def _valid_spec_key(
     if type(spec) is not dict:
         return None
     hostname = spec.get("hostname")
-    if type(hostname) is str and hostname and not is_dns1123_label(hostname):
-        spec = {**spec, "hostname": ""}  # a valid hostname: any other valid one gives the same result
+    # A valid hostname (matched in place: each pod of a Job has its own, which `is_dns1123_label` would format
+    # and measure) gives the same result as any other valid one.
+    if type(hostname) is str and hostname and len(hostname) <= DNS1123_LABEL_MAX and dns1123_label_match(hostname):
+        spec = {**spec, "hostname": ""}
     try:
         key = orjson.dumps([path, is_pod, features.text, _RATCHETED.get(), hugepages, spec])
     except TypeError:  # not JSON (a body built in process): validated every time

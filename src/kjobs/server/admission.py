@@ -331,7 +331,9 @@ def default_priority_class(classes: Iterable[Obj]) -> Obj | None:
     return found
 
 
-def admit_pod_priority(pod: Obj, old: Obj | None, classes: Iterable[Obj], *, generated: bool = False) -> Obj:
+def admit_pod_priority(
+    pod: Obj, old: Obj | None, classes: Iterable[Obj], *, generated: bool = False, owned: bool = False
+) -> Obj:
     """The pod after the Priority plugin's `admitPod` (`old`: the stored pod of an update).
 
     On create the pod gets its class's value and preemption policy (no class named: the global default class,
@@ -339,7 +341,8 @@ def admit_pod_priority(pod: Obj, old: Obj | None, classes: Iterable[Obj], *, gen
     priority or policy other than the computed one, is refused with 403 Forbidden, naming the pod as
     `admission.NewForbidden` does before a name is generated (`generated`: the name came from `generateName`,
     which is named instead). On update the stored priority and policy are kept when the new object leaves them
-    out. Copy on write, as `admit_pod`."""
+    out. Copy on write, as `admit_pod`, but for a create whose pod and spec are the caller's own copies (`owned`:
+    made by the plugins before this one), which get the fields in place (the same keys in the same order)."""
     spec = pod.get("spec")
     if not isinstance(spec, dict):
         return pod
@@ -383,6 +386,9 @@ def admit_pod_priority(pod: Obj, old: Obj | None, classes: Iterable[Obj], *, gen
                 f"admission controller computed {policy} from the given PriorityClass name",
             )
         changes["preemptionPolicy"] = policy
+    if owned:
+        spec.update(changes)
+        return pod
     return {**pod, "spec": {**spec, **changes}}
 
 

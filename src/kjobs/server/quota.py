@@ -65,12 +65,12 @@ class QuotaAdmission:
 
     def admit_pod(self, pod: Obj, namespace: str) -> Obj:
         """LimitRanger's mutating half: the pod with its namespace's defaults (itself when none apply)."""
-        ranges = self.limit_ranges(namespace)
+        ranges = self._objects(_LIMIT_RANGES, namespace)  # `limit_ranges`, without its call (a pod create's)
         return limitranger.mutate_pod(pod, ranges) if ranges else pod
 
     def validate_pod(self, pod: Obj, namespace: str, name: str) -> None:
         """LimitRanger's validating half: 403 on the first LimitRange the pod breaks."""
-        for limit_range in self.limit_ranges(namespace):
+        for limit_range in self._objects(_LIMIT_RANGES, namespace):
             refusal = limitranger.validate_pod(pod, limit_range)
             if refusal is not None:
                 raise forbidden("pods", name, refusal)
@@ -82,11 +82,16 @@ class QuotaAdmission:
             if refusal is not None:
                 raise forbidden("persistentvolumeclaims", name, refusal)
 
+    def applies(self, group: str, plural: str, namespace: str) -> bool:
+        """Whether `check` has anything to do: a create of a counted resource in a namespace with a ResourceQuota.
+        Asked first, so the create of a namespace without one (every pod of a simulation) makes no coroutine."""
+        return (
+            (group, plural) not in q.IGNORED_RESOURCES and bool(namespace) and bool(self._objects(_QUOTAS, namespace))
+        )
+
     async def check(self, group: str, plural: str, obj: Obj, namespace: str, name: str, *, dry_run: bool) -> None:
         """ResourceQuota: refuse a create that exceeds a quota (403), else charge it to the quotas it matches."""
-        if (group, plural) in q.IGNORED_RESOURCES or not namespace:
-            return
-        if not self._objects(_QUOTAS, namespace):
+        if not self.applies(group, plural, namespace):
             return
         resource = f"{plural}.{group}" if group else plural
         lock = self._locks.setdefault(namespace, asyncio.Lock())

@@ -747,12 +747,15 @@ class ApiService:
         """Mutating admission, after defaulting and before validation, on creates and updates of the object
         itself (the admission plugins skip subresources): see `kjobs.server.admission`."""
         if r.kind == "Pod" and not subresource:
+            given = obj
             obj = admit_pod(obj, self.admission, create=create)
             if create and self.token_volumes and self.admission.enabled(SERVICE_ACCOUNT):
                 obj = self._mount_token(obj)
             if self.admission.enabled(PRIORITY):
                 classes = self._priority_classes() if create else ()
-                obj = admit_pod_priority(obj, None if create else old, classes, generated=generated)
+                # Both plugins above copy the pod and its spec when they change it: a copy is this request's own
+                owned = create and obj is not given
+                obj = admit_pod_priority(obj, None if create else old, classes, generated=generated, owned=owned)
         elif r.kind == "PersistentVolumeClaim" and not subresource:
             if create:
                 obj = admit_claim(obj, self._storage_classes(), self.admission)
@@ -1375,7 +1378,7 @@ class ApiService:
                 and self.admission.enabled(podsecurity.PLUGIN)
             ):
                 self._pod_security(r, obj, None, "", ns, warnings if warn else None)
-            if self.admission.enabled(RESOURCE_QUOTA):
+            if self.admission.enabled(RESOURCE_QUOTA) and self.quota.applies(r.group, r.plural, namespace):
                 await self.quota.check(r.group, r.plural, obj, namespace, name, dry_run=dry_run)
         if manager and self.field_managers:  # `_managed`'s own test, without a call a write
             self._managed(r, obj, None, manager, "Update", "", decoded=decoded, admitted_from=defaulted)
