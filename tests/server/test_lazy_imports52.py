@@ -1,11 +1,11 @@
 """Modules a `kjobs run` never calls into are imported by the requests that need them (docs/startup52.md).
 
-A `kjobs run` stores no CRD, makes no token request, review or server-side apply and names no CronJob or time
-zone: the custom resources' serving (with the CRD schemas and the printers' tables), RE2, `zoneinfo`, the token
-and review endpoints, the apply merge and the CronJob validation are then never used. The paths that use them
-are held by their own tests (tests/server/test_crds*.py, test_reviews.py, test_service_account_tokens.py,
-test_apply*.py, tests/test_cron*.py, tests/test_validate*.py); these check that they stay out of a run and come
-in with their request.
+A `kjobs run` stores no CRD, makes no token request, review or server-side apply, names no CronJob or time
+zone and keeps its objects in memory: the custom resources' serving (with the CRD schemas and the printers'
+tables), RE2, `zoneinfo`, the token and review endpoints, the apply merge, the CronJob validation and the SQLite
+store are then never used. The paths that use them are held by their own tests (tests/api/test_crd_validation.py,
+tests/server/test_reviews.py, test_service_account_tokens.py, test_apply*.py, tests/cronjob, tests/cli,
+tests/store); these check that they stay out of a run and come in with their request.
 """
 
 from __future__ import annotations
@@ -25,6 +25,9 @@ LAZY = {
     "kjobs.server.applymerge",
     "kjobs.api.validation_cronjob",
     "zoneinfo",
+    "kjobs.store.sqlite",
+    "kjobs.store.integrity",
+    "sqlite3",
 }
 
 _JOB = (
@@ -56,8 +59,8 @@ def test_a_one_pod_kjobs_run_imports_none_of_them(tmp_path: Path) -> None:
 
 
 def test_each_request_imports_what_it_needs() -> None:
-    """A CRD stored, a zone named, a CronJob validated: each imports its modules (the service's review, token
-    and apply requests import theirs in the method, held by their tests)."""
+    """A CRD stored, a zone named, a CronJob validated, the SQLite store named: each imports its modules (the
+    service's review, token and apply requests import theirs in the method, held by their tests)."""
     code = (
         "from kjobs.server import crdcontroller\n"
         "from kjobs.validate import validate_manifest\n"
@@ -66,10 +69,29 @@ def test_each_request_imports_what_it_needs() -> None:
         "crdcontroller._sync([{'metadata': {'name': 'a'}}])\n"
         "assert load_zone('Europe/Paris').key == 'Europe/Paris'\n"
         "validate_manifest({'apiVersion': 'batch/v1', 'kind': 'CronJob', 'metadata': {'name': 'c'}})\n"
+        "import kjobs.store.sqlite, kjobs.store.integrity\n"
+        "from kjobs.store import SCRUB_INTERVAL, SqliteStore, StoreDamaged\n"
+        "assert (SCRUB_INTERVAL, SqliteStore) == (kjobs.store.sqlite.SCRUB_INTERVAL, kjobs.store.sqlite.SqliteStore)\n"
+        "assert StoreDamaged is kjobs.store.integrity.StoreDamaged\n"
     )
     assert {"kjobs.server.customresources", "kjobs.api.crschema", "kjobs.api.validation_cronjob", "zoneinfo"} <= (
         _loaded(code)
     )
+
+
+def test_the_store_package_names_the_sqlite_store_when_asked() -> None:
+    """`kjobs.store`'s surface is as before: its lazy names come from their modules, others raise as before."""
+    code = (
+        "import kjobs.store\n"
+        f"assert not set(sys.modules).intersection({sorted(LAZY)!r})\n"
+        "assert kjobs.store.open_store(None).__class__ is kjobs.store.MemoryStore\n"
+        "assert 'kjobs.store.sqlite' not in sys.modules\n"
+        "assert issubclass(kjobs.store.SqliteStore, kjobs.store.Store)\n"
+        "try:\n    kjobs.store.Nothing\nexcept AttributeError as exc:\n"
+        "    assert str(exc) == \"module 'kjobs.store' has no attribute 'Nothing'\", exc\n"
+        "else:\n    raise AssertionError\n"
+    )
+    assert {"kjobs.store.sqlite", "kjobs.store.integrity", "sqlite3"} <= _loaded(code)
 
 
 def test_syncing_no_crds_before_any_was_served_changes_nothing() -> None:
