@@ -1,11 +1,13 @@
 """Modules a `kjobs run` never calls into are imported by the requests that need them (docs/startup52.md).
 
 A `kjobs run` stores no CRD, makes no token request, review or server-side apply, names no CronJob or time
-zone and keeps its objects in memory: the custom resources' serving (with the CRD schemas and the printers'
-tables), RE2, `zoneinfo`, the token and review endpoints, the apply merge, the CronJob validation and the SQLite
-store are then never used. The paths that use them are held by their own tests (tests/api/test_crd_validation.py,
-tests/server/test_reviews.py, test_service_account_tokens.py, test_apply*.py, tests/cronjob, tests/cli,
-tests/store); these check that they stay out of a run and come in with their request.
+zone, keeps its objects in memory and proxies to no pod: the custom resources' serving (with the CRD schemas
+and the printers' tables), RE2, `zoneinfo`, the token and review endpoints, the apply merge, the CronJob
+validation, the SQLite store and the pod proxy (with `html.parser`) are then never used. The paths that use
+them are held by their own tests (tests/api/test_crd_validation.py, tests/server/test_reviews.py,
+test_service_account_tokens.py, test_apply*.py, tests/cronjob, tests/cli, tests/store,
+tests/node/test_logsource_unreachable52.py); these check that they stay out of a run and come in with their
+request.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ LAZY = {
     "kjobs.store.sqlite",
     "kjobs.store.integrity",
     "sqlite3",
+    "kjobs.server.proxy",
+    "html.parser",
 }
 
 _JOB = (
