@@ -211,7 +211,7 @@ def _quote(text: str) -> str:
 def validate_manifest(obj: Obj, *, apply_defaults: bool = True, features: FeatureGates = DEFAULT) -> list[FieldError]:
     """Validate one manifest as a create request (disabled fields dropped and defaulting first, as the API
     server does)."""
-    from kjobs.api import config_objects, defaults, validation, validation_cronjob
+    from kjobs.api import config_objects, defaults, validation
     from kjobs.api.disabled_fields import drop_disabled_job_fields, drop_disabled_pod_fields
 
     kind = obj.get("kind")
@@ -250,6 +250,8 @@ def validate_manifest(obj: Obj, *, apply_defaults: bool = True, features: Featur
         found: list[FieldError] = getattr(storage, validate_hook)(created)
         return found
     if kind == "CronJob":
+        from kjobs.api import validation_cronjob  # imported by the first CronJob validated
+
         cronjob = defaults.default_cronjob_in_place(deepcopy(_as_created(obj))) if apply_defaults else obj
         return validation_cronjob.validate_cronjob(cronjob, features=features)
     if kind not in ("Job", "Pod"):

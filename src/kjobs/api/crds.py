@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from kjobs.api import regexps
 from kjobs.api.errors import ErrorType, FieldError
 from kjobs.api.types import Obj
 from kjobs.api.validation_formats import is_dns1035_label, is_dns1123_subdomain
@@ -230,6 +229,8 @@ def validate_structural(schema: Any, path: str, level: str = "root") -> list[Fie
             errs.append(FieldError(f"{path}.{name}", Forbidden, f"{name} is not supported"))
     pattern = schema.get("pattern")
     if isinstance(pattern, str) and pattern:
+        from kjobs.api import regexps  # RE2, imported by the first CRD with a pattern (`kjobs run` stores none)
+
         try:
             regexps.compile_go(pattern)
         except regexps.RegexpError as exc:

@@ -24,7 +24,6 @@ from __future__ import annotations
 import math
 import os
 import re
-import zoneinfo
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
 from functools import cache
@@ -64,6 +63,8 @@ def load_zone(name: str) -> tzinfo:
         return local_zone()
     if name.startswith("/") or ".." in name.split("/") or "\\" in name:
         raise CronError(f"unknown time zone {name}")
+    import zoneinfo  # with sysconfig: imported by the first zone named (a run with no CronJob names none)
+
     try:
         return zoneinfo.ZoneInfo(name)
     except (zoneinfo.ZoneInfoNotFoundError, ValueError, OSError):
@@ -79,6 +80,8 @@ def local_zone() -> tzinfo:
             return load_zone(name)
         except CronError:
             return UTC
+    import zoneinfo
+
     try:
         with open("/etc/localtime", "rb") as tzfile:
             return zoneinfo.ZoneInfo.from_file(tzfile, key="Local")

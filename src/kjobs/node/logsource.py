@@ -40,7 +40,6 @@ from kjobs.node.supervisor import find_container
 from kjobs.node.usage import AgentUsage
 from kjobs.server.logs import LogOptions, LogSource, waiting_error
 from kjobs.server.portforward import PortTarget, pod_does_not_exist
-from kjobs.server.proxy import unreachable
 from kjobs.server.remotecommand import ExecOptions, ExecProcess, UpgradeFailed
 from kjobs.server.resourcemetrics import Sample
 
@@ -189,6 +188,8 @@ class AgentLogs:
         agent = self._agents.get(node)
         uid = str((pod.get("metadata") or {}).get("uid") or "")
         if agent is None and self._remote is not None and node:
+            from kjobs.server.proxy import unreachable  # the proxy module (and html.parser) only for a proxy
+
             raise unreachable(
                 f"kjobs proxies only to pods on the nodes of the server's own process (kjobs up, kjobs run), not to "
                 f"pods on node {node}, joined with kjobs node join"
@@ -305,6 +306,8 @@ class RemoteLogs:
         try:
             return await _kubelet_request(endpoint + quote(path), method, self._ssl, self._connect_timeout)
         except (aiohttp.ClientError, TimeoutError) as exc:
+            from kjobs.server.proxy import unreachable
+
             raise unreachable(str(exc) or type(exc).__name__) from None
 
     async def _stream(self, pod: Obj, options: LogOptions, url: str, query: dict[str, str]) -> AsyncIterator[bytes]:

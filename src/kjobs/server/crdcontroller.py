@@ -14,6 +14,7 @@ Each CRD write (`Service._written`) re-serves the Established CRDs at once and s
 from __future__ import annotations
 
 import asyncio
+import sys
 from typing import TYPE_CHECKING, Any
 
 import orjson
@@ -21,7 +22,6 @@ import orjson
 from kjobs.api import crds
 from kjobs.api.errors import ApiError
 from kjobs.api.types import Obj
-from kjobs.server import customresources
 
 if TYPE_CHECKING:
     from kjobs.server.service import ApiService
@@ -45,12 +45,12 @@ class CrdController:
 
     def sync_now(self) -> None:
         """Serve the Established CRDs' resources (at start: a restart serves what was served)."""
-        customresources.sync(self._crds())
+        _sync(self._crds())
 
     def changed(self) -> None:
         """A CRD was written: serve what is Established now, and reconcile in the background."""
         items = self._crds()
-        customresources.sync(items)
+        _sync(items)
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
@@ -85,15 +85,16 @@ class CrdController:
                 crd["status"] = status
                 crd = await self.service.store.update(KEY, crd, expected_rv=crd["metadata"].get("resourceVersion"))
             settled.append(crd)
-        customresources.sync(self._crds())
+        _sync(self._crds())
         for crd in settled:
             meta = crd.get("metadata") or {}
             if meta.get("deletionTimestamp") and crds.CLEANUP_FINALIZER in (meta.get("finalizers") or []):
                 await self._clean_up(crd)
-        customresources.sync(self._crds())
+        _sync(self._crds())
 
     async def _clean_up(self, crd: Obj) -> None:
         """Delete every object of the CRD's resource, then drop the finalizer (deleting the CRD)."""
+        from kjobs.server import customresources
         from kjobs.server.service import DeleteOptions
 
         rows = customresources.resources_of_crd(crd)
@@ -128,6 +129,17 @@ class CrdController:
             await self.service.store.update(KEY, current, expected_rv=meta.get("resourceVersion"))
         else:
             await self.service.store.delete(KEY, "", meta["name"], expected_rv=meta.get("resourceVersion"))
+
+
+def _sync(items: list[Obj]) -> None:
+    """`customresources.sync(items)`. Only that module serves custom resources (their rows, printers and field
+    labels), so while it was never imported nothing is served that a sync of no CRDs would withdraw: a process
+    that stores no CRD (`kjobs run`, `kjobs simulate`) never imports it, nor the CRD schemas and printers it needs."""
+    if not items and "kjobs.server.customresources" not in sys.modules:
+        return
+    from kjobs.server import customresources
+
+    customresources.sync(items)
 
 
 def _options(cls: Any) -> Any:

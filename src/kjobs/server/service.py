@@ -52,15 +52,12 @@ from kjobs.api.uids import random_uuid
 from kjobs.api.validation_scheduling import SYSTEM_PRIORITY_CLASSES
 from kjobs.server import (
     apply,
-    applymerge,
     fieldtrees,
     gozero,
     limits,
     params,
     podsecurity,
-    reviews,
     schema,
-    tokenrest,
     zerotimes,
 )
 from kjobs.server.admission import (
@@ -787,6 +784,8 @@ class ApiService:
     async def create_token(self, namespace: str, name: str, body: Any, *, dry_run: bool = False) -> Result:
         """POST serviceaccounts/{name}/token (`kjobs.server.tokenrest.create_token`); nothing is stored, so a dry
         run is answered the same."""
+        from kjobs.server import tokenrest  # imported by the first token request (`kjobs run` makes none)
+
         return Result(tokenrest.create_token(self, namespace, name, body), 201)
 
     def _storage_classes(self) -> list[Obj]:
@@ -1232,6 +1231,8 @@ class ApiService:
     ) -> Result:
         """POST of a review (`kubectl auth whoami`, `kubectl auth can-i`, a SubjectAccessReview; a
         LocalSubjectAccessReview in `namespace`): answered from `user` or the user it names, not stored."""
+        from kjobs.server import reviews, tokenrest  # imported by the first review (`kjobs run` makes none)
+
         warnings = self._decode_check(r, body, field_validation)
         if r.kind == "TokenReview":
             return Result(tokenrest.token_review(self, body), 201, warnings)
@@ -1835,6 +1836,8 @@ class ApiService:
             raise apply.conflict_error(found)
         forced = {path for _, path in found}
         still_owned = set().union(*(owned - forced for _, owned in others)) if others else set()
+        from kjobs.server import applymerge  # imported by the first server-side apply (`kjobs run` makes none)
+
         merged = applymerge.merge(old, config, strategies)  # by list and map types, as typed/merge.go
         kept = still_owned | applied
         dropped = previous - applied - still_owned

@@ -7,16 +7,39 @@ directory. Watches (`Watch`) deliver `Event`s from a bounded per-resource histor
 
 from __future__ import annotations
 
+import importlib
 import os
+from typing import TYPE_CHECKING, Any
 
 from kjobs.files import private_dir, private_file
 from kjobs.store.base import DEFAULT_HISTORY, Store, StoreStats, split_resource
 from kjobs.store.events import Event, EventType
-from kjobs.store.integrity import StoreDamaged
 from kjobs.store.memory import MemoryStore
 from kjobs.store.packing import PACK_ABOVE
-from kjobs.store.sqlite import SCRUB_INTERVAL, SqliteStore
 from kjobs.store.watch import Watch
+
+if TYPE_CHECKING:
+    from kjobs.store.integrity import StoreDamaged
+    from kjobs.store.sqlite import SqliteStore
+
+_LAZY = {
+    "SCRUB_INTERVAL": "kjobs.store.sqlite",
+    "SqliteStore": "kjobs.store.sqlite",
+    "StoreDamaged": "kjobs.store.integrity",
+}
+"""Names whose modules (with `sqlite3`) are imported when first asked for: a `kjobs run` or `kjobs simulate`
+keeps its objects in a `MemoryStore` and never opens SQLite."""
+
+
+def __getattr__(name: str) -> Any:
+    """PEP 562: `from kjobs.store import SqliteStore` (`StoreDamaged`, `SCRUB_INTERVAL`) imports its module then."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
 
 DB_FILE = "kjobs.db"
 """The database file inside a data directory."""
@@ -33,6 +56,8 @@ def open_store(
     from which its cold records are packed (`kjobs.store.packing.PACK_ABOVE`; 0: from the first)."""
     if data_dir is None:
         return MemoryStore(history_size=history_size)
+    from kjobs.store.sqlite import SCRUB_INTERVAL, SqliteStore
+
     private_dir(data_dir)
     path = os.path.join(data_dir, DB_FILE)
     # SQLite gives its -wal and -shm files the mode of the database file; ones an older kjobs left are tightened.
