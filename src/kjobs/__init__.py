@@ -12,8 +12,9 @@ environment with kjobs installed (its plugin, `kjobs.pytest_plugin`), which shou
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from kjobs.lazyattrs import lazy_getattr
 
 if TYPE_CHECKING:
     from kjobs.api.manifest import load_manifests, parse_manifests
@@ -32,14 +33,7 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name's module when the name is first read."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'kjobs' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_getattr(__name__, _LAZY, globals())
 
 
 __version__ = "0.1.0"
