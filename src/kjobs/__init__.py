@@ -12,9 +12,8 @@ environment with kjobs installed (its plugin, `kjobs.pytest_plugin`), which shou
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from kjobs.lazyattrs import lazy_getattr
+import importlib
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kjobs.api.manifest import load_manifests, parse_manifests
@@ -33,7 +32,14 @@ _LAZY = {
 }
 
 
-__getattr__ = lazy_getattr(__name__, _LAZY, globals())
+def __getattr__(name: str) -> Any:
+    """Import a public name's module when the name is first read."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kjobs' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
 __version__ = "0.1.0"

@@ -7,11 +7,11 @@ directory. Watches (`Watch`) deliver `Event`s from a bounded per-resource histor
 
 from __future__ import annotations
 
+import importlib
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kjobs.files import private_dir, private_file
-from kjobs.lazyattrs import lazy_getattr
 from kjobs.store.base import DEFAULT_HISTORY, Store, StoreStats, split_resource
 from kjobs.store.events import Event, EventType
 from kjobs.store.memory import MemoryStore
@@ -31,7 +31,14 @@ _LAZY = {
 keeps its objects in a `MemoryStore` and never opens SQLite."""
 
 
-__getattr__ = lazy_getattr(__name__, _LAZY, globals())
+def __getattr__(name: str) -> Any:
+    """PEP 562: `from kjobs.store import SqliteStore` (`StoreDamaged`, `SCRUB_INTERVAL`) imports its module then."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
 
 
 DB_FILE = "kjobs.db"
