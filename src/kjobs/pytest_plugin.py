@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -101,6 +102,9 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         from kjobs.testing.embedded import remove_session_pki
 
         remove_session_pki()  # a process ended by a signal runs no `atexit`
+        # nor flushes its buffers: pytest's report (and why it stopped) would be lost when stdout is a pipe
+        sys.stdout.flush()
+        sys.stderr.flush()
         os.kill(os.getpid(), _terminated[0])
 
 

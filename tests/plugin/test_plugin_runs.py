@@ -179,7 +179,12 @@ def _run_until_its_pod_runs(tmp_path: Path, tmp: Path | None = None) -> tuple[su
         stderr=subprocess.STDOUT,
         text=True,
         # this kjobs, from any cwd; its temporary directories under tmp_path, where a killed run's stay
-        env={**os.environ, "PYTHONPATH": str(Path(kjobs.__file__).parents[1]), "TMPDIR": str(scratch)},
+        # and its stdout a buffered pipe, as `pytest | tee` has it, whatever PYTHONUNBUFFERED this run has
+        env={
+            **{k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"},
+            "PYTHONPATH": str(Path(kjobs.__file__).parents[1]),
+            "TMPDIR": str(scratch),
+        },
     )
     assert run.stdout is not None
     ready = next((line for line in run.stdout if line.startswith("READY")), "")
