@@ -64,22 +64,24 @@ def test_events_v1_api_and_the_core_view_of_the_same_event(up: Up, api: k8s.ApiC
     core_api, events = k8s.CoreV1Api(api), k8s.EventsV1Api(api)
     core_api.create_namespace(k8s.V1Namespace(metadata=k8s.V1ObjectMeta(name="ev-py")))
     seen: list[tuple[str, str]] = []
-    started = threading.Event()
+    first = threading.Event()
 
     def watch() -> None:
         stream = k8s_watch.Watch()
-        started.set()
         for item in stream.stream(events.list_namespaced_event, "ev-py", timeout_seconds=20):
             obj: Any = item["object"]
             seen.append((item["type"], obj.note))
+            first.set()
             if item["type"] == "DELETED":
                 stream.stop()
 
     thread = threading.Thread(target=watch, daemon=True)
     thread.start()
-    started.wait(5)
     created = events.create_namespaced_event("ev-py", _event("reconciled", "ev-py"))
     assert created.reporting_controller == "example.com/operator"
+    # The watch's request may reach the server after the create (it then lists the event as ADDED): wait for
+    # its first event, so that the patch below is seen as MODIFIED whichever came first.
+    assert first.wait(20)
     assert created.deprecated_count is None
 
     listed = events.list_namespaced_event("ev-py", field_selector="regarding.name=settings")
