@@ -13,6 +13,7 @@ environment with kjobs installed (its plugin, `kjobs.pytest_plugin`), which shou
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -32,14 +33,23 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    """Import a public name's module when the name is first read."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'kjobs' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+def lazy_module_getattr(module: str, lazy: dict[str, str], namespace: dict[str, Any]) -> Callable[[str], Any]:
+    """A module's PEP 562 `__getattr__` that imports `lazy[name]` when `name` is first read and keeps the value in
+    `namespace` (the module's globals), so the module's import does not pay for the names' modules. `kjobs.store`
+    uses it too: `kjobs` is imported before any `kjobs.*` module, and the pytest plugin may import nothing else."""
+
+    def getattr_(name: str) -> Any:
+        source = lazy.get(name)
+        if source is None:
+            raise AttributeError(f"module {module!r} has no attribute {name!r}")
+        value = getattr(importlib.import_module(source), name)
+        namespace[name] = value
+        return value
+
+    return getattr_
+
+
+__getattr__ = lazy_module_getattr(__name__, _LAZY, globals())
 
 
 __version__ = "0.1.0"

@@ -7,10 +7,10 @@ directory. Watches (`Watch`) deliver `Event`s from a bounded per-resource histor
 
 from __future__ import annotations
 
-import importlib
 import os
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from kjobs import lazy_module_getattr
 from kjobs.files import private_dir, private_file
 from kjobs.store.base import DEFAULT_HISTORY, Store, StoreStats, split_resource
 from kjobs.store.events import Event, EventType
@@ -31,14 +31,8 @@ _LAZY = {
 keeps its objects in a `MemoryStore` and never opens SQLite."""
 
 
-def __getattr__(name: str) -> Any:
-    """PEP 562: `from kjobs.store import SqliteStore` (`StoreDamaged`, `SCRUB_INTERVAL`) imports its module then."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_module_getattr(__name__, _LAZY, globals())
+"""PEP 562: `from kjobs.store import SqliteStore` (`StoreDamaged`, `SCRUB_INTERVAL`) imports its module then."""
 
 
 DB_FILE = "kjobs.db"
