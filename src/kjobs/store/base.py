@@ -532,9 +532,14 @@ class Store(ABC):
         overlay: dict[Key, Record | None] = {}
         changes: list[tuple[str, Change, Obj | None]] = []
         revision = self._revision
+        buckets = self._buckets
         for op in ops:
             key = (op.resource, op.namespace, op.name)
-            current = overlay[key] if key in overlay else self._lookup(key)
+            if key in overlay:
+                current = overlay[key]
+            else:  # `_lookup`, inline
+                bucket = buckets.get(op.resource)
+                current = None if bucket is None else bucket.records.get(f"{op.namespace}/{op.name}")
             try:
                 if op.kind == "create":
                     if current is not None:
@@ -555,8 +560,11 @@ class Store(ABC):
                 if current is None:
                     plural, group = split_resource(op.resource)
                     raise not_found(plural, op.name, group=group)
-                if op.expected_uid is not None or op.expected_rv:  # a precondition to check
-                    self._check(op, current)
+                expected_uid, expected_rv = op.expected_uid, op.expected_rv
+                if (expected_uid is not None and expected_uid != current.uid) or (
+                    expected_rv and expected_rv != str(current.revision)
+                ):
+                    self._check(op, current)  # a precondition that fails: `_check` raises its error
                 if op.kind == "update":
                     assert op.obj is not None
                     stamped = _stamp_update(op.obj, revision + 1, op.index, current)
@@ -645,7 +653,7 @@ class Store(ABC):
             # One change (nearly every commit: a single write) gives each watcher one event at most, pushed as it
             # is made; several are gathered per watcher first, to be pushed in one go.
             per_watcher: dict[int, tuple[Watch, list[Event]]] | None = {} if len(changes) > 1 else None
-            broken: list[Watch] = []
+            broken: list[Watch] | None = None  # made for a watcher whose filter fails (never, but for a bad selector)
             latest = self._latest
             histories = self._histories
             for resource, change, obj in changes:
@@ -660,7 +668,7 @@ class Store(ABC):
                 key = (resource, change.namespace, change.name)
                 latest.pop(key, None)
                 if obj is not None and change.type is not EventType.DELETED:
-                    latest[key] = (change.revision, obj)
+                    latest[key] = (change.record.revision, obj)  # `Change.revision`, without a property call
                     if len(latest) > _LATEST_KEPT:
                         latest.popitem(last=False)
                 watchers = self._watchers.get(resource)
@@ -668,15 +676,25 @@ class Store(ABC):
                     continue
                 made: dict[EventType, Event] = {}  # the change's events by type, shared by its watchers
                 for w in watchers.for_change(change):
-                    try:
-                        event = w.filter(change, shared, made)
-                    except Exception:  # one watcher's selector must not fail a committed write: end that watch
-                        broken.append(w)
-                        continue
-                    if event is None:
-                        continue
+                    if w.every:
+                        # `filter`'s answer for a watcher of every object (a shared informer's), without the call:
+                        # the change as its own type, in the event its other such watchers share.
+                        kind = change.type
+                        event = made.get(kind)
+                        if event is None:
+                            event = made[kind] = Event(kind, shared.raw, change.record.revision, shared)
+                    else:
+                        try:
+                            event = w.filter(change, shared, made)
+                        except Exception:  # one watcher's selector must not fail a committed write: end that watch
+                            if broken is None:
+                                broken = []
+                            broken.append(w)
+                            continue
+                        if event is None:
+                            continue
                     if per_watcher is None:
-                        w.push([event])
+                        w.push_one(event)
                         continue
                     # not `setdefault(id(w), (w, []))`, which builds a pair and a list for every event
                     entry = per_watcher.get(id(w))
@@ -687,7 +705,7 @@ class Store(ABC):
             if per_watcher is not None:
                 for w, events in per_watcher.values():
                     w.push(events)
-            for w in broken:
+            for w in broken or ():
                 w.close()
 
     # --- writes ---------------------------------------------------------------------------------------------

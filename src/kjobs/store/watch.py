@@ -60,6 +60,9 @@ class Watch:
         self._waiter: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None
         self._close_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._filtered = not (label_selector.empty and field_selector.empty)
+        self.every = namespace is None and not self._filtered
+        """Whether this watcher sees every change of its resource as it is (no namespace, no selector): the store
+        then makes its event as `filter` would, without the call."""
         self._any_labels = label_selector.empty  # a node agent's watch selects by field only
         # The fields the selector compares: when a record holds them all, `_selects` reads nothing but its
         # labels and fields dicts (no decode), so two records sharing both dicts are selected alike.
@@ -158,6 +161,32 @@ class Watch:
             if not bounded:
                 self._backlog += len(events)
             elif len(queue) > self.max_queue + self._backlog:
+                self.overflowed = True
+                queue.clear()
+                self._closed = True
+            if self._sleepers:
+                self._cond.notify_all()
+            waiter = self._waiter
+            if waiter is not None:
+                self._waiter = None
+            overflowed = self.overflowed  # set under this lock only: read once
+            closing = self._take_close_waiters() if overflowed else None
+        if waiter is not None:
+            _call_threadsafe(*waiter)
+        if overflowed:
+            for close_waiter in closing or ():
+                _call_threadsafe(*close_waiter)
+            if self._on_close is not None:
+                self._on_close(self)
+
+    def push_one(self, event: Event) -> None:
+        """`push([event])`, bounded, without the list (a commit of one change: nearly every write)."""
+        with self._lock:
+            if self._closed:
+                return
+            queue = self._queue
+            queue.append(event)
+            if len(queue) > self.max_queue + self._backlog:
                 self.overflowed = True
                 queue.clear()
                 self._closed = True
