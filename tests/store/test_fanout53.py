@@ -271,7 +271,11 @@ def _outcome(op: Op) -> Any:
 
 def _state(store: MemoryStore) -> Any:
     buckets = {
-        r: {p: (rec.raw, rec.revision, rec.labels, rec.fields, rec.uid) for p, rec in b.records.items()}
+        r: (
+            {p: (rec.raw, rec.revision, rec.labels, rec.fields, rec.uid) for p, rec in b.records.items()},
+            b.by_label,
+            b.sorted_keys(),
+        )
         for r, b in store._buckets.items()
     }
     histories = {

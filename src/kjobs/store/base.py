@@ -335,7 +335,12 @@ def _write(
     and `prev` the shared object of that record (see `index_of`; a stale one only shares less)."""
     if not name or "/" in name or "/" in namespace:
         raise bad_request(f"invalid object key: namespace {namespace!r}, name {name!r}")
-    copy = _adopted(obj) if adopt else _private_copy(obj)
+    if not adopt:
+        copy = _private_copy(obj)
+    elif type(obj) is dict and type(obj.get("metadata")) is dict:
+        copy = obj  # what `_adopted` returns for an object whose metadata is a dict, without the call
+    else:
+        copy = _adopted(obj)
     op = Op(kind, resource, namespace, name, copy, expected_rv, expected_uid, index_of(resource, copy, like, prev))
     op.adopted = adopt
     return op
@@ -646,7 +651,12 @@ class Store(ABC):
                 if record is None:
                     bucket.remove(path)
                 else:
-                    bucket.put(path, record)
+                    records = bucket.records
+                    old = records.get(path)
+                    if old is not None and old.labels is record.labels:
+                        records[path] = record  # `put` of a write that kept the labels' dict: nothing to index
+                    else:
+                        bucket.put(path, record)
                     if packer is not None:
                         packer.written(bucket.records, resource, path, record)
             self._revision = revision
@@ -758,6 +768,8 @@ class Store(ABC):
             self._submit([op])  # what `_asubmit` does there, without a coroutine a write
         else:
             await self._asubmit(op)
+        if op.from_obj and op.error is None and op.obj is not None:
+            return op.obj  # `outcome`, without the call
         return op.outcome()
 
     async def aupdate(
@@ -773,7 +785,8 @@ class Store(ABC):
     ) -> Obj:
         """`update` for asyncio callers (`adopt`: see `acreate`)."""
         key = (resource, namespace, name)
-        like = self._lookup(key)
+        bucket = self._buckets.get(resource)  # `_lookup`, inline
+        like = None if bucket is None else bucket.records.get(f"{namespace}/{name}")
         # The object the store shares for that record, if it still has it (as `get_shared` finds it): a handed-over
         # object that keeps its members (a status write keeps the spec) is indexed from what they were.
         prev = None
@@ -788,6 +801,8 @@ class Store(ABC):
             self._submit([op])  # what `_asubmit` does there, without a coroutine a write
         else:
             await self._asubmit(op)
+        if op.from_obj and op.error is None and op.obj is not None:
+            return op.obj  # `outcome`, without the call
         return op.outcome()
 
     async def adelete(
@@ -816,6 +831,8 @@ class Store(ABC):
             self._submit([op])  # what `_asubmit` does there, without a coroutine a write
         else:
             await self._asubmit(op)
+        if op.from_obj and op.error is None and op.obj is not None:
+            return op.obj  # `outcome`, without the call
         return op.outcome()
 
     # --- reads ----------------------------------------------------------------------------------------------
@@ -860,7 +877,8 @@ class Store(ABC):
         on write), as the apiserver's patcher reads the watch cache's object rather than decoding etcd's bytes.
         """
         key = (resource, namespace, name)
-        record = self._lookup(key)
+        bucket = self._buckets.get(resource)  # `_lookup`, inline
+        record = None if bucket is None else bucket.records.get(f"{namespace}/{name}")
         if record is None:
             plural, group = split_resource(resource)
             raise not_found(plural, name, group=group)
