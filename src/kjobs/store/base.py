@@ -40,7 +40,7 @@ from kjobs.api.selectors import (
     parse_label_selector,
 )
 from kjobs.api.types import Obj
-from kjobs.store.events import Change, Event, EventType, Index, Record, index_of
+from kjobs.store.events import ADDED, DELETED, MODIFIED, Change, Event, EventType, Index, Record, index_of
 from kjobs.store.mutation import SharedDecode
 from kjobs.store.packing import MARK, Packer
 from kjobs.store.triggers import Watchers
@@ -558,9 +558,7 @@ class Store(ABC):
                     # The written object itself, for in-process watchers, when its writer handed it over (`adopt`):
                     # the writer reads the outcome only, so the watchers share it with no decode (`mutation`).
                     shareable = op.obj if op.adopted else None
-                    changes.append(
-                        (op.resource, Change(EventType.ADDED, op.namespace, op.name, record, None), shareable)
-                    )
+                    changes.append((op.resource, Change(ADDED, op.namespace, op.name, record, None), shareable))
                     continue
                 if current is None:
                     plural, group = split_resource(op.resource)
@@ -580,7 +578,7 @@ class Store(ABC):
                     revision += 1
                     overlay[key] = op.result = record = stamped
                     op.from_obj = True
-                    change = Change(EventType.MODIFIED, op.namespace, op.name, record, current)
+                    change = Change(MODIFIED, op.namespace, op.name, record, current)
                     changes.append((op.resource, change, op.obj if op.adopted else None))  # as a create's
                 else:
                     revision += 1
@@ -612,9 +610,7 @@ class Store(ABC):
                     # The last state was decoded to be stamped (here, or by the deleter when it read the object):
                     # the watchers share it rather than decode the record again. A deleter that handed its read
                     # over gets that same stamped object back, read-only.
-                    changes.append(
-                        (op.resource, Change(EventType.DELETED, op.namespace, op.name, record, current), last)
-                    )
+                    changes.append((op.resource, Change(DELETED, op.namespace, op.name, record, current), last))
             except ApiError as err:
                 op.error = err
             except Exception as err:  # a malformed object must not take the rest of the batch down
@@ -677,7 +673,7 @@ class Store(ABC):
                 shared = SharedDecode(change.record.raw, obj)
                 key = (resource, change.namespace, change.name)
                 latest.pop(key, None)
-                if obj is not None and change.type is not EventType.DELETED:
+                if obj is not None and change.type is not DELETED:
                     latest[key] = (change.record.revision, obj)  # `Change.revision`, without a property call
                     if len(latest) > _LATEST_KEPT:
                         latest.popitem(last=False)
