@@ -670,7 +670,8 @@ class Store(ABC):
                 if len(kept) == kept.maxlen:  # never, without a bound
                     history.compacted = kept[0].record.revision  # `Change.revision`, without a property call
                 kept.append(change)
-                shared = SharedDecode(change.record.raw, obj)
+                data = change.record.data  # `Record.raw` without the call: a record just made is not packed
+                shared = SharedDecode(data if data[0] != MARK else change.record.raw, obj)
                 key = (resource, change.namespace, change.name)
                 latest.pop(key, None)
                 if obj is not None and change.type is not DELETED:
