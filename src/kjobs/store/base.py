@@ -40,7 +40,7 @@ from kjobs.api.selectors import (
     parse_label_selector,
 )
 from kjobs.api.types import Obj
-from kjobs.store.events import Change, Event, EventType, Index, Record, index_of
+from kjobs.store.events import ADDED, DELETED, MODIFIED, Change, Event, EventType, Index, Record, index_of
 from kjobs.store.mutation import SharedDecode
 from kjobs.store.packing import MARK, Packer
 from kjobs.store.triggers import Watchers
@@ -335,7 +335,12 @@ def _write(
     and `prev` the shared object of that record (see `index_of`; a stale one only shares less)."""
     if not name or "/" in name or "/" in namespace:
         raise bad_request(f"invalid object key: namespace {namespace!r}, name {name!r}")
-    copy = _adopted(obj) if adopt else _private_copy(obj)
+    if not adopt:
+        copy = _private_copy(obj)
+    elif type(obj) is dict and type(obj.get("metadata")) is dict:
+        copy = obj  # what `_adopted` returns for an object whose metadata is a dict, without the call
+    else:
+        copy = _adopted(obj)
     op = Op(kind, resource, namespace, name, copy, expected_rv, expected_uid, index_of(resource, copy, like, prev))
     op.adopted = adopt
     return op
@@ -532,9 +537,14 @@ class Store(ABC):
         overlay: dict[Key, Record | None] = {}
         changes: list[tuple[str, Change, Obj | None]] = []
         revision = self._revision
+        buckets = self._buckets
         for op in ops:
             key = (op.resource, op.namespace, op.name)
-            current = overlay[key] if key in overlay else self._lookup(key)
+            if key in overlay:
+                current = overlay[key]
+            else:  # `_lookup`, inline
+                bucket = buckets.get(op.resource)
+                current = None if bucket is None else bucket.records.get(f"{op.namespace}/{op.name}")
             try:
                 if op.kind == "create":
                     if current is not None:
@@ -548,15 +558,16 @@ class Store(ABC):
                     # The written object itself, for in-process watchers, when its writer handed it over (`adopt`):
                     # the writer reads the outcome only, so the watchers share it with no decode (`mutation`).
                     shareable = op.obj if op.adopted else None
-                    changes.append(
-                        (op.resource, Change(EventType.ADDED, op.namespace, op.name, record, None), shareable)
-                    )
+                    changes.append((op.resource, Change(ADDED, op.namespace, op.name, record, None), shareable))
                     continue
                 if current is None:
                     plural, group = split_resource(op.resource)
                     raise not_found(plural, op.name, group=group)
-                if op.expected_uid is not None or op.expected_rv:  # a precondition to check
-                    self._check(op, current)
+                expected_uid, expected_rv = op.expected_uid, op.expected_rv
+                if (expected_uid is not None and expected_uid != current.uid) or (
+                    expected_rv and expected_rv != str(current.revision)
+                ):
+                    self._check(op, current)  # a precondition that fails: `_check` raises its error
                 if op.kind == "update":
                     assert op.obj is not None
                     stamped = _stamp_update(op.obj, revision + 1, op.index, current)
@@ -567,7 +578,7 @@ class Store(ABC):
                     revision += 1
                     overlay[key] = op.result = record = stamped
                     op.from_obj = True
-                    change = Change(EventType.MODIFIED, op.namespace, op.name, record, current)
+                    change = Change(MODIFIED, op.namespace, op.name, record, current)
                     changes.append((op.resource, change, op.obj if op.adopted else None))  # as a create's
                 else:
                     revision += 1
@@ -599,9 +610,7 @@ class Store(ABC):
                     # The last state was decoded to be stamped (here, or by the deleter when it read the object):
                     # the watchers share it rather than decode the record again. A deleter that handed its read
                     # over gets that same stamped object back, read-only.
-                    changes.append(
-                        (op.resource, Change(EventType.DELETED, op.namespace, op.name, record, current), last)
-                    )
+                    changes.append((op.resource, Change(DELETED, op.namespace, op.name, record, current), last))
             except ApiError as err:
                 op.error = err
             except Exception as err:  # a malformed object must not take the rest of the batch down
@@ -638,14 +647,19 @@ class Store(ABC):
                 if record is None:
                     bucket.remove(path)
                 else:
-                    bucket.put(path, record)
+                    records = bucket.records
+                    old = records.get(path)
+                    if old is not None and old.labels is record.labels:
+                        records[path] = record  # `put` of a write that kept the labels' dict: nothing to index
+                    else:
+                        bucket.put(path, record)
                     if packer is not None:
                         packer.written(bucket.records, resource, path, record)
             self._revision = revision
             # One change (nearly every commit: a single write) gives each watcher one event at most, pushed as it
             # is made; several are gathered per watcher first, to be pushed in one go.
             per_watcher: dict[int, tuple[Watch, list[Event]]] | None = {} if len(changes) > 1 else None
-            broken: list[Watch] = []
+            broken: list[Watch] | None = None  # made for a watcher whose filter fails (never, but for a bad selector)
             latest = self._latest
             histories = self._histories
             for resource, change, obj in changes:
@@ -656,11 +670,12 @@ class Store(ABC):
                 if len(kept) == kept.maxlen:  # never, without a bound
                     history.compacted = kept[0].record.revision  # `Change.revision`, without a property call
                 kept.append(change)
-                shared = SharedDecode(change.record.raw, obj)
+                data = change.record.data  # `Record.raw` without the call: a record just made is not packed
+                shared = SharedDecode(data if data[0] != MARK else change.record.raw, obj)
                 key = (resource, change.namespace, change.name)
                 latest.pop(key, None)
-                if obj is not None and change.type is not EventType.DELETED:
-                    latest[key] = (change.revision, obj)
+                if obj is not None and change.type is not DELETED:
+                    latest[key] = (change.record.revision, obj)  # `Change.revision`, without a property call
                     if len(latest) > _LATEST_KEPT:
                         latest.popitem(last=False)
                 watchers = self._watchers.get(resource)
@@ -668,15 +683,25 @@ class Store(ABC):
                     continue
                 made: dict[EventType, Event] = {}  # the change's events by type, shared by its watchers
                 for w in watchers.for_change(change):
-                    try:
-                        event = w.filter(change, shared, made)
-                    except Exception:  # one watcher's selector must not fail a committed write: end that watch
-                        broken.append(w)
-                        continue
-                    if event is None:
-                        continue
+                    if w.every:
+                        # `filter`'s answer for a watcher of every object (a shared informer's), without the call:
+                        # the change as its own type, in the event its other such watchers share.
+                        kind = change.type
+                        event = made.get(kind)
+                        if event is None:
+                            event = made[kind] = Event(kind, shared.raw, change.record.revision, shared)
+                    else:
+                        try:
+                            event = w.filter(change, shared, made)
+                        except Exception:  # one watcher's selector must not fail a committed write: end that watch
+                            if broken is None:
+                                broken = []
+                            broken.append(w)
+                            continue
+                        if event is None:
+                            continue
                     if per_watcher is None:
-                        w.push([event])
+                        w.push_one(event)
                         continue
                     # not `setdefault(id(w), (w, []))`, which builds a pair and a list for every event
                     entry = per_watcher.get(id(w))
@@ -687,7 +712,7 @@ class Store(ABC):
             if per_watcher is not None:
                 for w, events in per_watcher.values():
                     w.push(events)
-            for w in broken:
+            for w in broken or ():
                 w.close()
 
     # --- writes ---------------------------------------------------------------------------------------------
@@ -740,6 +765,8 @@ class Store(ABC):
             self._submit([op])  # what `_asubmit` does there, without a coroutine a write
         else:
             await self._asubmit(op)
+        if op.from_obj and op.error is None and op.obj is not None:
+            return op.obj  # `outcome`, without the call
         return op.outcome()
 
     async def aupdate(
@@ -755,7 +782,8 @@ class Store(ABC):
     ) -> Obj:
         """`update` for asyncio callers (`adopt`: see `acreate`)."""
         key = (resource, namespace, name)
-        like = self._lookup(key)
+        bucket = self._buckets.get(resource)  # `_lookup`, inline
+        like = None if bucket is None else bucket.records.get(f"{namespace}/{name}")
         # The object the store shares for that record, if it still has it (as `get_shared` finds it): a handed-over
         # object that keeps its members (a status write keeps the spec) is indexed from what they were.
         prev = None
@@ -770,6 +798,8 @@ class Store(ABC):
             self._submit([op])  # what `_asubmit` does there, without a coroutine a write
         else:
             await self._asubmit(op)
+        if op.from_obj and op.error is None and op.obj is not None:
+            return op.obj  # `outcome`, without the call
         return op.outcome()
 
     async def adelete(
@@ -798,6 +828,8 @@ class Store(ABC):
             self._submit([op])  # what `_asubmit` does there, without a coroutine a write
         else:
             await self._asubmit(op)
+        if op.from_obj and op.error is None and op.obj is not None:
+            return op.obj  # `outcome`, without the call
         return op.outcome()
 
     # --- reads ----------------------------------------------------------------------------------------------
@@ -842,7 +874,8 @@ class Store(ABC):
         on write), as the apiserver's patcher reads the watch cache's object rather than decoding etcd's bytes.
         """
         key = (resource, namespace, name)
-        record = self._lookup(key)
+        bucket = self._buckets.get(resource)  # `_lookup`, inline
+        record = None if bucket is None else bucket.records.get(f"{namespace}/{name}")
         if record is None:
             plural, group = split_resource(resource)
             raise not_found(plural, name, group=group)

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
 from sys import intern
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -34,28 +34,42 @@ class EventType(StrEnum):
     BOOKMARK = "BOOKMARK"
 
 
+# The members under module names, for the write path: `EventType.DELETED` is a lookup on the enum class (about 900
+# instructions on CPython 3.11, measured with cachegrind), a module global about 50; the objects are the same.
+ADDED = EventType.ADDED
+MODIFIED = EventType.MODIFIED
+DELETED = EventType.DELETED
+
+
 class Event:
     """One watch event: `type` and the object (`object` decoded lazily from `raw`); unpacks as `(type, obj)`."""
 
-    __slots__ = ("_obj", "_shared", "raw", "revision", "type")
+    __slots__ = ("_shared", "object", "raw", "revision", "type")
+
+    object: Obj
+    """The object at this event's revision (its `metadata.resourceVersion` is the event revision).
+
+    Read-only: the watchers of one change share one decoded dict (see `kjobs.store.mutation`). A plain slot, set at
+    once to the writer's own object when it handed it over (the usual in-process write), so a consumer's read is a
+    slot's rather than a property's call; otherwise `__getattr__` decodes it at the first read and sets it."""
 
     def __init__(self, type: EventType, raw: bytes, revision: int, shared: SharedDecode | None = None) -> None:
         self.type = type
         self.raw = raw
         self.revision = revision
-        # The writer's own object when it handed it over (the usual in-process write): `object` then reads it
-        # with no call into `shared`, which would return that same dict.
-        self._obj: Obj | None = None if shared is None else shared.obj
         self._shared = shared
+        if shared is not None and shared.obj is not None:
+            self.object = shared.obj
 
-    @property
-    def object(self) -> Obj:
-        """The object at this event's revision (its `metadata.resourceVersion` is the event revision).
+    if not TYPE_CHECKING:  # for mypy, `object` is the attribute declared above, and no other name resolves
 
-        Read-only: the watchers of one change share one decoded dict (see `kjobs.store.mutation`)."""
-        if self._obj is None:
-            self._obj = self._shared.get() if self._shared is not None else orjson.loads(self.raw)
-        return self._obj
+        def __getattr__(self, name: str) -> Obj:
+            """`object` while its slot is unset: the change's shared decode (or this event's own), kept."""
+            if name != "object":
+                raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+            shared = self._shared
+            obj = self.object = shared.get() if shared is not None else orjson.loads(self.raw)
+            return obj
 
     def __iter__(self) -> Iterator[Any]:
         yield self.type

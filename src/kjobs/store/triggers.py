@@ -23,13 +23,16 @@ class Watchers:
 
     Copy-on-write: `add` and `remove` build new containers, so a publish iterating over them is never disturbed."""
 
-    __slots__ = ("_by_value", "_field", "_plain", "all")
+    __slots__ = ("_by_value", "_field", "_plain", "_with", "all")
 
     def __init__(self, resource: str) -> None:
         self._field = TRIGGER_FIELDS.get(resource)
         self.all: tuple[Watch, ...] = ()
         self._plain: tuple[Watch, ...] = ()
         self._by_value: dict[str, tuple[Watch, ...]] = {}
+        # `_plain` followed by each value's watchers, made when they change rather than at every write of an
+        # object whose trigger value stays (most writes of a bound pod: its kubelet's status, a finalizer's removal)
+        self._with: dict[str, tuple[Watch, ...]] = {}
 
     def __len__(self) -> int:
         return len(self.all)
@@ -45,6 +48,7 @@ class Watchers:
             self._plain = (*self._plain, w)
         else:
             self._by_value = {**self._by_value, value: (*self._by_value.get(value, ()), w)}
+        self._joined()
 
     def remove(self, w: Watch) -> bool:
         """Forget a watcher; False if it was not registered."""
@@ -62,7 +66,12 @@ class Watchers:
             else:
                 by_value.pop(value, None)
             self._by_value = by_value
+        self._joined()
         return True
+
+    def _joined(self) -> None:
+        plain = self._plain
+        self._with = {value: plain + found for value, found in self._by_value.items()}
 
     def for_change(self, change: Change) -> tuple[Watch, ...]:
         """The watchers that may select either state of `change`: the unindexed ones, then those filed under the
@@ -73,10 +82,11 @@ class Watchers:
         if field is None or not self._by_value:
             return plain
         value = change.record.fields.get(field)
-        found = self._by_value.get(value, ()) if value is not None else ()
         prev = change.prev
         if prev is not None:
             before = prev.fields.get(field)
-            if before is not None and before != value:
+            if before is not None and before != value:  # the value changed: the watchers of both
+                found = self._by_value.get(value, ()) if value is not None else ()
                 found += self._by_value.get(before, ())
-        return plain + found if found else plain
+                return plain + found if found else plain
+        return plain if value is None else self._with.get(value, plain)

@@ -22,7 +22,7 @@ from collections.abc import Callable
 import orjson
 
 from kjobs.api.selectors import FieldSelector, LabelSelector
-from kjobs.store.events import Change, Event, EventType, Record
+from kjobs.store.events import ADDED, DELETED, MODIFIED, Change, Event, EventType, Record
 from kjobs.store.mutation import SharedDecode
 
 DEFAULT_MAX_QUEUE = 100_000
@@ -60,6 +60,9 @@ class Watch:
         self._waiter: tuple[asyncio.AbstractEventLoop, asyncio.Future[None]] | None = None
         self._close_waiters: list[tuple[asyncio.AbstractEventLoop, asyncio.Future[None]]] = []
         self._filtered = not (label_selector.empty and field_selector.empty)
+        self.every = namespace is None and not self._filtered
+        """Whether this watcher sees every change of its resource as it is (no namespace, no selector): the store
+        then makes its event as `filter` would, without the call."""
         self._any_labels = label_selector.empty  # a node agent's watch selects by field only
         # The fields the selector compares: when a record holds them all, `_selects` reads nothing but its
         # labels and fields dicts (no decode), so two records sharing both dicts are selected alike.
@@ -108,10 +111,10 @@ class Watch:
         record = change.record
         if not self._filtered:
             kind = change.type
-        elif change.type is EventType.DELETED:
+        elif change.type is DELETED:
             if not self._selects(record):
                 return None
-            kind = EventType.DELETED
+            kind = DELETED
         else:
             one = self._one_term  # `_selects`' one-term case, inline (a node agent's `spec.nodeName` watch)
             if one is not None and (value := record.fields.get(one[0])) is not None:
@@ -127,12 +130,14 @@ class Watch:
                 and self._terms_fields <= record.fields.keys()
             ):
                 before = now  # the same dicts, and nothing else read (see `_terms_fields`)
+            elif one is not None and (value := prev.fields.get(one[0])) is not None:
+                before = value == one[1]  # the one-term case again, for the previous state
             else:
                 before = self._selects(prev)
             if now:
-                kind = EventType.MODIFIED if before else EventType.ADDED
+                kind = MODIFIED if before else ADDED
             elif before and prev is not None:
-                return Event(EventType.DELETED, _at_revision(prev, record.revision), record.revision)
+                return Event(DELETED, _at_revision(prev, record.revision), record.revision)
             else:
                 return None
         raw = record.raw if shared is None else shared.raw  # the record's bytes, read once for every watcher
@@ -172,6 +177,37 @@ class Watch:
             _call_threadsafe(*waiter)
         if overflowed:
             for close_waiter in closing or ():
+                _call_threadsafe(*close_waiter)
+            if self._on_close is not None:
+                self._on_close(self)
+
+    def push_one(self, event: Event) -> None:
+        """`push([event])`, bounded, without the list (a commit of one change: nearly every write)."""
+        with self._lock:
+            if self._closed:
+                return
+            queue = self._queue
+            queue.append(event)
+            if len(queue) <= self.max_queue + self._backlog:
+                if self._sleepers:
+                    self._cond.notify_all()
+                waiter = self._waiter
+                if waiter is None:
+                    return  # no consumer waits (the usual push: it is busy elsewhere, or takes batches)
+                self._waiter = None
+                closing = None
+            else:  # fallen too far behind: the watch ends
+                self.overflowed = True
+                queue.clear()
+                self._closed = True
+                if self._sleepers:
+                    self._cond.notify_all()
+                waiter, self._waiter = self._waiter, None
+                closing = self._take_close_waiters()
+        if waiter is not None:
+            _call_threadsafe(*waiter)
+        if closing is not None:
+            for close_waiter in closing:
                 _call_threadsafe(*close_waiter)
             if self._on_close is not None:
                 self._on_close(self)
