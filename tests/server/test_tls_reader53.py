@@ -112,6 +112,21 @@ def test_the_reader_hands_on_what_a_plain_protocol_got(events: list[tuple[str, A
     assert all(("data", value) in behind.calls for value in small)  # a read that fits is handed on whole
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 2), _CHUNK), max_size=12))
+def test_readers_of_one_thread_share_a_buffer_and_keep_their_own_bytes(reads: list[tuple[int, bytes]]) -> None:
+    """Three connections' readers in one thread read into one buffer (not 64 KiB held by each idle connection),
+    and each protocol still gets exactly its own connection's bytes, in order."""
+    protocols = [_Calls() for _ in range(3)]
+    readers = [_TlsReader(protocol) for protocol in protocols]
+    assert len({id(reader.get_buffer(1).obj) for reader in readers}) == 1
+    for which, value in reads:
+        _as_the_ssl_layer_reads(readers[which], value)
+    for which, protocol in enumerate(protocols):
+        got = b"".join(value for kind, value in protocol.calls if kind == "data")
+        assert got == b"".join(value for index, value in reads if index == which)
+
+
 def test_the_tls_connection_reads_through_the_buffered_path(server: Server) -> None:
     """The SSL transport of a served connection has a `_TlsReader` in front of the HTTP protocol (uvloop's buffered
     path is taken only for a protocol that is not an `asyncio.Protocol`)."""

@@ -23,6 +23,7 @@ only for a protocol that is not an `asyncio.Protocol`, which uvicorn's is), hand
 from __future__ import annotations
 
 import asyncio
+import threading
 from typing import Any, cast
 
 import httptools
@@ -47,6 +48,19 @@ _READ_SIZE = 64 * 1024
 """Bytes a TLS connection's reader decrypts into at once (asyncio's stream default); more pending is read in
 further turns, as the SSL layer does for any buffered protocol."""
 
+_buffers = threading.local()
+"""One read buffer a thread (an event loop), shared by its TLS connections: the SSL layer fills it and calls
+`buffer_updated` in the same callback, which copies the bytes out, so no connection's data waits in it, and a
+thousand idle watches do not each hold 64 KiB."""
+
+
+def _read_buffer() -> memoryview:
+    """This thread's read buffer, made on its first TLS read."""
+    view: memoryview | None = getattr(_buffers, "view", None)
+    if view is None:
+        view = _buffers.view = memoryview(bytearray(_READ_SIZE))
+    return view
+
 
 class _TlsReader(asyncio.BufferedProtocol):
     """What the SSL transport reads into (see the module's note): every read is passed to `protocol.data_received`
@@ -56,7 +70,7 @@ class _TlsReader(asyncio.BufferedProtocol):
 
     def __init__(self, protocol: asyncio.Protocol) -> None:
         self._protocol: asyncio.Protocol | None = protocol
-        self._view = memoryview(bytearray(_READ_SIZE))
+        self._view = _read_buffer()
 
     def get_buffer(self, sizehint: int) -> memoryview:
         return self._view
