@@ -746,9 +746,9 @@ class ApiService:
         if r.kind == "Pod" and not subresource:
             given = obj
             obj = admit_pod(obj, self.admission, create=create)
-            if create and self.token_volumes and self.admission.enabled(SERVICE_ACCOUNT):
+            if create and self.token_volumes and SERVICE_ACCOUNT not in self.admission.disabled_plugins:
                 obj = self._mount_token(obj)
-            if self.admission.enabled(PRIORITY):
+            if PRIORITY not in self.admission.disabled_plugins:  # `enabled`, inline: every pod write asks
                 classes = self._priority_classes() if create else ()
                 # Both plugins above copy the pod and its spec when they change it: a copy is this request's own
                 owned = create and obj is not given
@@ -1294,11 +1294,12 @@ class ApiService:
                 unlabelled = not meta.get("labels") and not _template_labelled(obj)
                 obj = prepare(obj, uid=meta["uid"])
         defaulted = self._default(r, obj)
-        if r.kind == "Pod" and self.admission.service_account_lookup and self.admission.enabled(SERVICE_ACCOUNT):
+        disabled = self.admission.disabled_plugins  # `enabled`'s set, read inline: every create asks
+        if r.kind == "Pod" and self.admission.service_account_lookup and SERVICE_ACCOUNT not in disabled:
             await self._check_service_account(defaulted, namespace, generated)
         # copy on write: `defaulted` is as admission found it
         obj = self._admit(r, defaulted, "", create=True, generated=generated)
-        if r.kind == "Pod" and self.admission.enabled(LIMIT_RANGER):
+        if r.kind == "Pod" and LIMIT_RANGER not in disabled:
             limited = self.quota.admit_pod(obj, namespace)
             if limited is not obj and isinstance(limited.get("status"), dict):
                 limited["status"]["qosClass"] = _qos_class(limited)  # PrepareForCreate runs after admission
@@ -1369,7 +1370,8 @@ class ApiService:
         if r.namespaced:
             name = str(_meta(obj).get("name") or "")
             ns = self.check_namespace(namespace, r, name)
-            if r.kind == "Pod" and self.admission.enabled(LIMIT_RANGER):
+            disabled = self.admission.disabled_plugins  # `enabled`'s set, read inline: every create asks
+            if r.kind == "Pod" and LIMIT_RANGER not in disabled:
                 self.quota.validate_pod(obj, namespace, name)
             elif r.kind == "PersistentVolumeClaim" and self.admission.enabled(LIMIT_RANGER):
                 self.quota.validate_claim(obj, namespace, name)
@@ -1379,7 +1381,7 @@ class ApiService:
                 and self.admission.enabled(podsecurity.PLUGIN)
             ):
                 self._pod_security(r, obj, None, "", ns, warnings if warn else None)
-            if self.admission.enabled(RESOURCE_QUOTA) and self.quota.applies(r.group, r.plural, namespace):
+            if RESOURCE_QUOTA not in disabled and self.quota.applies(r.group, r.plural, namespace):
                 await self.quota.check(r.group, r.plural, obj, namespace, name, dry_run=dry_run)
         if manager and self.field_managers:  # `_managed`'s own test, without a call a write
             self._managed(r, obj, None, manager, "Update", "", decoded=decoded, admitted_from=defaulted)
@@ -1538,7 +1540,11 @@ class ApiService:
             self._validate_admission(r, new, subresource, create=False)
         if warnings is not None and subresource != "status":
             warnings.extend(self._object_warnings(r, new, old))
-        if subresource != "status" and r.kind in _POD_SECURITY_KINDS and self.admission.enabled(podsecurity.PLUGIN):
+        if (
+            subresource != "status"
+            and r.kind in _POD_SECURITY_KINDS
+            and podsecurity.PLUGIN not in self.admission.disabled_plugins  # `enabled`, inline (every write)
+        ):
             self._pod_security(r, new, old, subresource, None, warnings)  # status writes: the plugin ignores them
         if _same_but_bookkeeping(new, old):
             return old
