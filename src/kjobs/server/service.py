@@ -107,6 +107,8 @@ ORPHAN_WARNING = (
 )
 _SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
 _SET_BY_SERVER_ON_CREATE = (*_SERVER_META, "resourceVersion", "selfLink")
+_KEPT_ON_UPDATE = (*_SERVER_META, "namespace", "name")
+"""The metadata an update keeps from the stored object (`_merge_update`)."""
 """What a create's body may not set (`rest.BeforeCreate` clears or sets them)."""
 _PATCH_RETRIES = 5
 _CONFLICT_RETRIES = 16
@@ -318,6 +320,16 @@ def _requested_rv(obj: Obj) -> str | None:
     if not rv or (isinstance(rv, str) and rv.isdigit() and int(rv) == 0):
         return None
     return str(rv)
+
+
+def _patched_rv(patched: Obj, old_rv: Any) -> Any:
+    """The resourceVersion a patch writes at: the one its result asks for (`_requested_rv`), else the stored one
+    `old_rv`. A patch that left the stored string in place (nearly all: it is the very object) asks for that one,
+    or for none when it is empty or zero, and either way writes at it: answered without parsing it."""
+    meta = patched.get("metadata")
+    if type(old_rv) is str and type(meta) is dict and meta.get("resourceVersion") is old_rv:
+        return old_rv
+    return _requested_rv(patched) or old_rv
 
 
 _OMITTED_WHEN_EMPTY = ("labels", "annotations", "finalizers", "ownerReferences", "managedFields")
@@ -1441,7 +1453,7 @@ class ApiService:
             else:
                 merged.pop("status", None)
         meta, old_meta = _meta(merged), old.get("metadata") or {}
-        for key in (*_SERVER_META, "namespace", "name"):
+        for key in _KEPT_ON_UPDATE:
             if key in old_meta:
                 meta[key] = old_meta[key]
             else:
@@ -1714,7 +1726,7 @@ class ApiService:
                 r, patched, field_validation, typed=typed, patch=merged, patching=True, strategic=strategic
             )
             old_rv = (old.get("metadata") or {}).get("resourceVersion")
-            expected = _requested_rv(patched) or old_rv
+            expected = _patched_rv(patched, old_rv)
             new = self._merge_update(r, old, patched, subresource)
             written = await self._write_unless_lost(
                 r,
