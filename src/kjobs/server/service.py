@@ -87,7 +87,7 @@ from kjobs.server.crdcontroller import CrdController, add_cleanup_finalizer
 from kjobs.server.decoding import check_listed_unknown_fields, check_unknown_fields
 from kjobs.server.gotypes import converter_type_error, first_type_error, go_format, well_typed
 from kjobs.server.logs import LogOptions, LogSource, NoLogs, validate_container
-from kjobs.server.patch import apply_patch
+from kjobs.server.patch import PATCH_MEDIA, apply_patch, media_base
 from kjobs.server.quota import QuotaAdmission
 from kjobs.server.rbac import RbacAuthorizer, check_escalation
 from kjobs.server.registry import STORED, Resource, core_hook, lookup
@@ -1687,7 +1687,7 @@ class ApiService:
     ) -> Result:
         """PATCH an item or its status (strategic merge, JSON merge, JSON patch or server-side apply;
         `typed`: see `_decode_check`; `warn`: see `_object_warnings`)."""
-        base = content_type.split(";", 1)[0].strip().lower()
+        base = content_type if content_type in PATCH_MEDIA else media_base(content_type)
         if base == "application/apply-patch+yaml":
             return await self._apply(
                 r,
