@@ -36,7 +36,7 @@ NAMES = sorted({name for r in RESOURCES for name in r.hooks} | {"warnings", "def
 
 
 @pytest.mark.parametrize("r", RESOURCES, ids=lambda r: f"{r.group}/{r.plural}")
-def test_hooks_found_as_core_hook_finds_them(r: Resource) -> None:
+def test_hooksfound_as_core_hook_finds_them(r: Resource) -> None:
     fresh = dataclasses.replace(r)  # nothing found yet
     for name in [*NAMES, *reversed(NAMES)]:
         assert fresh.hook(name) is hook52(r, name), name
@@ -75,3 +75,16 @@ def test_hooks_missing_are_asked_again() -> None:
     finally:
         del defaults.nope53  # type: ignore[attr-defined]
         registry._hooks.pop(("kjobs.api.defaults", "nope53"), None)
+
+
+@pytest.mark.parametrize("r", RESOURCES, ids=lambda r: f"{r.group}/{r.plural}")
+def test_found_first_as_the_service_reads_it(r: Resource) -> None:
+    """`r.found.get(name) or r.hook(name)`, the write path's read, answers as stop 52's `hook`, before and after
+    a hook was found; a custom resource's hooks (made per call) are never kept there."""
+    fresh = dataclasses.replace(r)
+    for name in [*NAMES, *NAMES]:
+        assert (fresh.found.get(name) or fresh.hook(name)) is hook52(r, name), name
+    cr = CustomResource("example.com", "v1", "widgets", "widget", "Widget", True, crd_name="widgets.example.com")
+    for name in ("default", "validate", "validate_update", "validate_status_update"):
+        cr.hook(name)
+    assert cr.found == {}

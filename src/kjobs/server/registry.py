@@ -69,8 +69,9 @@ class Resource:
     PodDisruptionBudget); otherwise one without it updates the latest (registry/store.go `Update`)."""
     only: tuple[str, ...] = ()
     hooks: dict[str, tuple[str, str]] = field(default_factory=dict)
-    _found: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
-    """`hook`'s answers found so far: `core_hook` keeps every hook it finds, so asking it again gives the same."""
+    found: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    """`hook`'s answers found so far (`core_hook` keeps every hook it finds, so asking it again gives the same):
+    the API service's write path reads a hook here first (`r.found.get(name) or r.hook(name)`), a call fewer."""
 
     @property
     def verbs(self) -> list[str]:
@@ -119,13 +120,13 @@ class Resource:
     def hook(self, name: str) -> Any:
         """The core's function for `name` (`default`, `default_update`, `default_status`, `validate`, `validate_update`,
         `validate_status_update`, `drop_disabled`); `validate`/`validate_update` take `features=`."""
-        found = self._found.get(name)
+        found = self.found.get(name)
         if found is not None:  # every write asks for two or three: a read here, not two calls
             return found
         target = self.hooks.get(name)
         found = core_hook(*target) if target else None
         if found is not None:
-            self._found[name] = found
+            self.found[name] = found
         return found
 
 

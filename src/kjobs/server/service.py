@@ -107,6 +107,8 @@ ORPHAN_WARNING = (
 )
 _SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
 _SET_BY_SERVER_ON_CREATE = (*_SERVER_META, "resourceVersion", "selfLink")
+_SUBRESOURCE_VALIDATION = {sub: f"validate_{sub}_update" for sub in ("status", "finalize", "ephemeralcontainers")}
+"""The hook validating a write through each subresource that has its own (`ApiService._validate`)."""
 _KEPT_ON_UPDATE = (*_SERVER_META, "namespace", "name")
 """The metadata an update keeps from the stored object (`_merge_update`)."""
 """What a create's body may not set (`rest.BeforeCreate` clears or sets them)."""
@@ -737,14 +739,14 @@ class ApiService:
         return check_unknown_fields(body, schema_name, kind, r.version, field_validation, self.features, patch=patch)
 
     def _default(self, r: Resource, obj: Obj, old: Obj | None = None) -> Obj:
-        drop = r.hook("drop_disabled")
+        drop = r.found.get("drop_disabled") or r.hook("drop_disabled")
         if drop is not None:
             drop(obj, old, self.features)
-        update_hook = r.hook("default_update") if old is not None else None
+        update_hook = (r.found.get("default_update") or r.hook("default_update")) if old is not None else None
         if update_hook is not None:
             result: Obj = update_hook(obj, old)
         else:
-            hook = r.hook("default")
+            hook = r.found.get("default") or r.hook("default")
             if hook is None:
                 return obj
             result = hook(obj)
@@ -1068,13 +1070,14 @@ class ApiService:
         errors: list[FieldError] = []
         name = str(_meta(obj).get("name", ""))
         if subresource in ("status", "finalize", "ephemeralcontainers") and old is not None:
-            hook = r.hook(f"validate_{subresource}_update")
+            hook_name = _SUBRESOURCE_VALIDATION[subresource]
+            hook = r.found.get(hook_name) or r.hook(hook_name)
             if hook is not None:
                 errors = hook(obj, old)
-        elif old is not None and (update := r.hook("validate_update")) is not None:
+        elif old is not None and (update := (r.found.get("validate_update") or r.hook("validate_update"))) is not None:
             errors = update(obj, old, features=self.features)
         else:
-            validate = r.hook("validate")
+            validate = r.found.get("validate") or r.hook("validate")
             if validate is not None:
                 errors = validate(obj, features=self.features)
             else:
@@ -1513,7 +1516,7 @@ class ApiService:
                 new = finalize_hook(new)
         elif subresource != "status":  # a status write keeps the stored (defaulted) object apart from status
             new = self._admit(r, self._default(r, new, old), subresource, create=False, old=old)
-        elif (status_hook := r.hook("default_status")) is not None:
+        elif (status_hook := (r.found.get("default_status") or r.hook("default_status"))) is not None:
             new = status_hook(new)
         held = self._begin_service_write(new, old) if r.kind == "Service" and not subresource else None
         write = self._write_checked(
