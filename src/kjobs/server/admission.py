@@ -303,14 +303,15 @@ def admit_pod(pod: Obj, settings: AdmissionSettings, *, create: bool = True) -> 
         return pod
     changes: Obj = {}
     mirror = MIRROR_POD_ANNOTATION in ((pod.get("metadata") or {}).get("annotations") or {})
-    defaulted_account = create and settings.enabled(SERVICE_ACCOUNT)  # the conversion's mirroring stays
+    disabled = settings.disabled_plugins  # `enabled`, read inline: every create and update of a pod asks
+    defaulted_account = create and SERVICE_ACCOUNT not in disabled  # the conversion's mirroring stays
     account = service_account(spec, create=defaulted_account, mirror=mirror)
     if account is not None and (spec.get("serviceAccountName"), spec.get("serviceAccount")) != (account, account):
         changes["serviceAccountName"] = changes["serviceAccount"] = account
     tolerations = spec.get("tolerations")
     if tolerations is None:
         tolerations = []
-    if isinstance(tolerations, list) and settings.enabled(DEFAULT_TOLERATION_SECONDS_PLUGIN):
+    if isinstance(tolerations, list) and DEFAULT_TOLERATION_SECONDS_PLUGIN not in disabled:
         not_ready, unreachable = _uncovered(tolerations)
         if not_ready or unreachable:
             changes["tolerations"] = _with_default_tolerations(tolerations, not_ready, unreachable, settings)

@@ -719,7 +719,7 @@ def apply_patch(
     `strict_decode`: the request's field validation is Warn (the default) or Strict, under which the apiserver
     first decodes a JSON or merge patch strictly into its Go type, so a document of the wrong shape is a 400
     `error decoding patch: ...` (handlers/patch.go `applyJSPatch`) before json-patch sees it."""
-    base = content_type.split(";", 1)[0].strip().lower()
+    base = content_type if content_type in PATCH_MEDIA else media_base(content_type)
     try:
         if base == "application/strategic-merge-patch+json":
             return strategic_merge(original, patch, strategies=strategies)
@@ -767,6 +767,12 @@ PATCH_MEDIA = frozenset(
     }
 )
 """The patch content types the apiserver accepts (staging/src/k8s.io/apiserver/pkg/endpoints/installer.go)."""
+
+
+def media_base(content_type: str) -> str:
+    """A request's media type without its parameters, lower case. Each of `PATCH_MEDIA` is its own (the form
+    every kjobs client sends, and the one `ApiService.patch` hands on): callers look it up there first."""
+    return content_type.split(";", 1)[0].strip().lower()
 
 
 def unsupported_patch_type() -> ApiError:

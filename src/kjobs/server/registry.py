@@ -69,6 +69,9 @@ class Resource:
     PodDisruptionBudget); otherwise one without it updates the latest (registry/store.go `Update`)."""
     only: tuple[str, ...] = ()
     hooks: dict[str, tuple[str, str]] = field(default_factory=dict)
+    found: dict[str, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    """`hook`'s answers found so far (`core_hook` keeps every hook it finds, so asking it again gives the same):
+    the API service's write path reads a hook here first (`r.found.get(name) or r.hook(name)`), a call fewer."""
 
     @property
     def verbs(self) -> list[str]:
@@ -78,14 +81,15 @@ class Resource:
             return ["create"]
         return list(self.only) if self.only else VERBS
 
-    @property
+    @functools.cached_property
     def api_version(self) -> str:
-        """`batch/v1` or `v1`."""
+        """`batch/v1` or `v1` (of fields that never change: read on every request, computed once)."""
         return f"{self.group}/{self.version}" if self.group else self.version
 
-    @property
+    @functools.cached_property
     def store_key(self) -> str:
-        """The resource string the store uses (`jobs.batch`, `pods`, `leases.coordination.k8s.io`)."""
+        """The resource string the store uses (`jobs.batch`, `pods`, `leases.coordination.k8s.io`), computed once
+        (read several times a write)."""
         return f"{self.plural}.{self.group}" if self.group else self.plural
 
     @property
@@ -116,8 +120,14 @@ class Resource:
     def hook(self, name: str) -> Any:
         """The core's function for `name` (`default`, `default_update`, `default_status`, `validate`, `validate_update`,
         `validate_status_update`, `drop_disabled`); `validate`/`validate_update` take `features=`."""
+        found = self.found.get(name)
+        if found is not None:  # every write asks for two or three: a read here, not two calls
+            return found
         target = self.hooks.get(name)
-        return core_hook(*target) if target else None
+        found = core_hook(*target) if target else None
+        if found is not None:
+            self.found[name] = found
+        return found
 
 
 _DEFAULTS = "kjobs.api.defaults"

@@ -87,7 +87,7 @@ from kjobs.server.crdcontroller import CrdController, add_cleanup_finalizer
 from kjobs.server.decoding import check_listed_unknown_fields, check_unknown_fields
 from kjobs.server.gotypes import converter_type_error, first_type_error, go_format, well_typed
 from kjobs.server.logs import LogOptions, LogSource, NoLogs, validate_container
-from kjobs.server.patch import apply_patch
+from kjobs.server.patch import PATCH_MEDIA, apply_patch, media_base
 from kjobs.server.quota import QuotaAdmission
 from kjobs.server.rbac import RbacAuthorizer, check_escalation
 from kjobs.server.registry import STORED, Resource, core_hook, lookup
@@ -107,6 +107,10 @@ ORPHAN_WARNING = (
 )
 _SERVER_META = ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation")
 _SET_BY_SERVER_ON_CREATE = (*_SERVER_META, "resourceVersion", "selfLink")
+_SUBRESOURCE_VALIDATION = {sub: f"validate_{sub}_update" for sub in ("status", "finalize", "ephemeralcontainers")}
+"""The hook validating a write through each subresource that has its own (`ApiService._validate`)."""
+_KEPT_ON_UPDATE = (*_SERVER_META, "namespace", "name")
+"""The metadata an update keeps from the stored object (`_merge_update`)."""
 """What a create's body may not set (`rest.BeforeCreate` clears or sets them)."""
 _PATCH_RETRIES = 5
 _CONFLICT_RETRIES = 16
@@ -318,6 +322,16 @@ def _requested_rv(obj: Obj) -> str | None:
     if not rv or (isinstance(rv, str) and rv.isdigit() and int(rv) == 0):
         return None
     return str(rv)
+
+
+def _patched_rv(patched: Obj, old_rv: Any) -> Any:
+    """The resourceVersion a patch writes at: the one its result asks for (`_requested_rv`), else the stored one
+    `old_rv`. A patch that left the stored string in place (nearly all: it is the very object) asks for that one,
+    or for none when it is empty or zero, and either way writes at it: answered without parsing it."""
+    meta = patched.get("metadata")
+    if type(old_rv) is str and type(meta) is dict and meta.get("resourceVersion") is old_rv:
+        return old_rv
+    return _requested_rv(patched) or old_rv
 
 
 _OMITTED_WHEN_EMPTY = ("labels", "annotations", "finalizers", "ownerReferences", "managedFields")
@@ -725,14 +739,14 @@ class ApiService:
         return check_unknown_fields(body, schema_name, kind, r.version, field_validation, self.features, patch=patch)
 
     def _default(self, r: Resource, obj: Obj, old: Obj | None = None) -> Obj:
-        drop = r.hook("drop_disabled")
+        drop = r.found.get("drop_disabled") or r.hook("drop_disabled")
         if drop is not None:
             drop(obj, old, self.features)
-        update_hook = r.hook("default_update") if old is not None else None
+        update_hook = (r.found.get("default_update") or r.hook("default_update")) if old is not None else None
         if update_hook is not None:
             result: Obj = update_hook(obj, old)
         else:
-            hook = r.hook("default")
+            hook = r.found.get("default") or r.hook("default")
             if hook is None:
                 return obj
             result = hook(obj)
@@ -746,9 +760,9 @@ class ApiService:
         if r.kind == "Pod" and not subresource:
             given = obj
             obj = admit_pod(obj, self.admission, create=create)
-            if create and self.token_volumes and self.admission.enabled(SERVICE_ACCOUNT):
+            if create and self.token_volumes and SERVICE_ACCOUNT not in self.admission.disabled_plugins:
                 obj = self._mount_token(obj)
-            if self.admission.enabled(PRIORITY):
+            if PRIORITY not in self.admission.disabled_plugins:  # `enabled`, inline: every pod write asks
                 classes = self._priority_classes() if create else ()
                 # Both plugins above copy the pod and its spec when they change it: a copy is this request's own
                 owned = create and obj is not given
@@ -1056,13 +1070,14 @@ class ApiService:
         errors: list[FieldError] = []
         name = str(_meta(obj).get("name", ""))
         if subresource in ("status", "finalize", "ephemeralcontainers") and old is not None:
-            hook = r.hook(f"validate_{subresource}_update")
+            hook_name = _SUBRESOURCE_VALIDATION[subresource]
+            hook = r.found.get(hook_name) or r.hook(hook_name)
             if hook is not None:
                 errors = hook(obj, old)
-        elif old is not None and (update := r.hook("validate_update")) is not None:
+        elif old is not None and (update := (r.found.get("validate_update") or r.hook("validate_update"))) is not None:
             errors = update(obj, old, features=self.features)
         else:
-            validate = r.hook("validate")
+            validate = r.found.get("validate") or r.hook("validate")
             if validate is not None:
                 errors = validate(obj, features=self.features)
             else:
@@ -1294,11 +1309,12 @@ class ApiService:
                 unlabelled = not meta.get("labels") and not _template_labelled(obj)
                 obj = prepare(obj, uid=meta["uid"])
         defaulted = self._default(r, obj)
-        if r.kind == "Pod" and self.admission.service_account_lookup and self.admission.enabled(SERVICE_ACCOUNT):
+        disabled = self.admission.disabled_plugins  # `enabled`'s set, read inline: every create asks
+        if r.kind == "Pod" and self.admission.service_account_lookup and SERVICE_ACCOUNT not in disabled:
             await self._check_service_account(defaulted, namespace, generated)
         # copy on write: `defaulted` is as admission found it
         obj = self._admit(r, defaulted, "", create=True, generated=generated)
-        if r.kind == "Pod" and self.admission.enabled(LIMIT_RANGER):
+        if r.kind == "Pod" and LIMIT_RANGER not in disabled:
             limited = self.quota.admit_pod(obj, namespace)
             if limited is not obj and isinstance(limited.get("status"), dict):
                 limited["status"]["qosClass"] = _qos_class(limited)  # PrepareForCreate runs after admission
@@ -1369,7 +1385,8 @@ class ApiService:
         if r.namespaced:
             name = str(_meta(obj).get("name") or "")
             ns = self.check_namespace(namespace, r, name)
-            if r.kind == "Pod" and self.admission.enabled(LIMIT_RANGER):
+            disabled = self.admission.disabled_plugins  # `enabled`'s set, read inline: every create asks
+            if r.kind == "Pod" and LIMIT_RANGER not in disabled:
                 self.quota.validate_pod(obj, namespace, name)
             elif r.kind == "PersistentVolumeClaim" and self.admission.enabled(LIMIT_RANGER):
                 self.quota.validate_claim(obj, namespace, name)
@@ -1379,7 +1396,7 @@ class ApiService:
                 and self.admission.enabled(podsecurity.PLUGIN)
             ):
                 self._pod_security(r, obj, None, "", ns, warnings if warn else None)
-            if self.admission.enabled(RESOURCE_QUOTA) and self.quota.applies(r.group, r.plural, namespace):
+            if RESOURCE_QUOTA not in disabled and self.quota.applies(r.group, r.plural, namespace):
                 await self.quota.check(r.group, r.plural, obj, namespace, name, dry_run=dry_run)
         if manager and self.field_managers:  # `_managed`'s own test, without a call a write
             self._managed(r, obj, None, manager, "Update", "", decoded=decoded, admitted_from=defaulted)
@@ -1439,7 +1456,7 @@ class ApiService:
             else:
                 merged.pop("status", None)
         meta, old_meta = _meta(merged), old.get("metadata") or {}
-        for key in (*_SERVER_META, "namespace", "name"):
+        for key in _KEPT_ON_UPDATE:
             if key in old_meta:
                 meta[key] = old_meta[key]
             else:
@@ -1499,7 +1516,7 @@ class ApiService:
                 new = finalize_hook(new)
         elif subresource != "status":  # a status write keeps the stored (defaulted) object apart from status
             new = self._admit(r, self._default(r, new, old), subresource, create=False, old=old)
-        elif (status_hook := r.hook("default_status")) is not None:
+        elif (status_hook := (r.found.get("default_status") or r.hook("default_status"))) is not None:
             new = status_hook(new)
         held = self._begin_service_write(new, old) if r.kind == "Service" and not subresource else None
         write = self._write_checked(
@@ -1538,7 +1555,11 @@ class ApiService:
             self._validate_admission(r, new, subresource, create=False)
         if warnings is not None and subresource != "status":
             warnings.extend(self._object_warnings(r, new, old))
-        if subresource != "status" and r.kind in _POD_SECURITY_KINDS and self.admission.enabled(podsecurity.PLUGIN):
+        if (
+            subresource != "status"
+            and r.kind in _POD_SECURITY_KINDS
+            and podsecurity.PLUGIN not in self.admission.disabled_plugins  # `enabled`, inline (every write)
+        ):
             self._pod_security(r, new, old, subresource, None, warnings)  # status writes: the plugin ignores them
         if _same_but_bookkeeping(new, old):
             return old
@@ -1669,7 +1690,7 @@ class ApiService:
     ) -> Result:
         """PATCH an item or its status (strategic merge, JSON merge, JSON patch or server-side apply;
         `typed`: see `_decode_check`; `warn`: see `_object_warnings`)."""
-        base = content_type.split(";", 1)[0].strip().lower()
+        base = content_type if content_type in PATCH_MEDIA else media_base(content_type)
         if base == "application/apply-patch+yaml":
             return await self._apply(
                 r,
@@ -1708,7 +1729,7 @@ class ApiService:
                 r, patched, field_validation, typed=typed, patch=merged, patching=True, strategic=strategic
             )
             old_rv = (old.get("metadata") or {}).get("resourceVersion")
-            expected = _requested_rv(patched) or old_rv
+            expected = _patched_rv(patched, old_rv)
             new = self._merge_update(r, old, patched, subresource)
             written = await self._write_unless_lost(
                 r,
