@@ -177,13 +177,16 @@ def is_finished(job: Obj) -> bool:
 
 
 def is_pod_failed(pod: Obj, job: Obj) -> bool:
-    """Failed phase; or, unless only Failed pods are replaced, deleted and not Succeeded."""
-    phase = P.phase(pod)
+    """Failed phase; or, unless only Failed pods are replaced, deleted and not Succeeded (`isPodFailed`,
+    pkg/controller/job/job_controller.go). Called several times a finished pod by each sync's passes, so `P.phase`,
+    `only_replace_failed_pods` and `P.is_deleting` are read inline (docs/node53.md): a pod's phase is a JSON value,
+    and only the string "Failed" (or "Succeeded") equals those names, as `P.phase`'s `str` of it does."""
+    phase = (pod.get("status") or {}).get("phase")
     if phase == "Failed":
         return True
-    if only_replace_failed_pods(job):
+    if (job.get("spec") or {}).get("podReplacementPolicy") == "Failed":
         return False
-    return P.is_deleting(pod) and phase != "Succeeded"
+    return bool((pod.get("metadata") or {}).get("deletionTimestamp")) and phase != "Succeeded"
 
 
 def is_index_failed(job: Obj, pod: Obj) -> bool:
