@@ -34,11 +34,16 @@ _json_scalars = st.one_of(
     st.floats(allow_nan=False, allow_infinity=False, width=16),
     st.sampled_from(["", "Failed", "Succeeded", "Running", "Pending", "Unknown", "failed", "Failed ", "0"]),
 )
-_json = st.one_of(_json_scalars, st.lists(_json_scalars, max_size=2), st.dictionaries(st.just("phase"), _json_scalars))
+_PHASES = st.sampled_from(["Failed", "Succeeded", "Running", "Pending"])
+_json = st.one_of(
+    _PHASES, _json_scalars, st.lists(_json_scalars, max_size=2), st.dictionaries(st.just("phase"), _json_scalars)
+)
 
 
 def _section(key: str, value: Any) -> st.SearchStrategy[Any]:
-    return st.one_of(st.just(_MISSING), st.none(), st.just({}), st.builds(lambda v: {key: v}, value))
+    """Mostly the key set (the cases that decide), sometimes the section missing, null or empty."""
+    present = st.builds(lambda v: {key: v}, value)
+    return st.one_of(present, present, present, st.just(_MISSING), st.none(), st.just({}))
 
 
 def _obj(**sections: Any) -> Obj:
@@ -48,7 +53,7 @@ def _obj(**sections: Any) -> Obj:
 _pods = st.builds(
     lambda status, metadata: _obj(status=status, metadata=metadata),
     _section("phase", _json),
-    _section("deletionTimestamp", st.one_of(_json_scalars, st.just("2026-01-01T00:00:00Z"))),
+    _section("deletionTimestamp", st.one_of(st.just("2026-01-01T00:00:00Z"), _json_scalars)),
 )
 _jobs = st.builds(
     lambda spec: _obj(spec=spec),
