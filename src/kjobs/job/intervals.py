@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 
 from kjobs.api.goints import go_atoi
 
@@ -35,29 +36,21 @@ class Intervals:
 
     @classmethod
     def parse(cls, text: str | None, completions: int) -> Intervals:
-        """Parse Kubernetes' interval string, ignoring corrupt parts and indexes >= completions."""
+        """Parse Kubernetes' interval string, ignoring corrupt parts and indexes >= completions.
+
+        A sync parses its Job's `completedIndexes` and `failedIndexes`, and the metrics count both of the status
+        written and of the one before (`count_indexes`): the same strings again and again. An `Intervals` never
+        changes, so the last few strings parsed are kept with their result (docs/node53.md)."""
         if not text:
             return cls()
-        spans: list[tuple[int, int]] = []
-        for part in text.split(","):
-            limits = part.split("-")
-            first = go_atoi(limits[0])
-            if first is None:
-                continue
-            if first >= completions:
-                break
-            if len(limits) > 1:
-                last = go_atoi(limits[1])
-                if last is None:
-                    continue
-                last = min(last, completions - 1)
-            else:
-                last = first
-            spans.append((first, last))
-        return cls(_sorted_spans(spans))
+        if type(text) is not str:  # not what the API stores (it fails as it did, uncached)
+            return _parse.__wrapped__(text, completions)
+        return _parse(text, completions)
 
     def merge(self, other: Intervals) -> Intervals:
         """The union of both interval lists."""
+        if not other._spans:  # nothing to add: this one, as the sort and merge below would make it again
+            return self
         return Intervals(_sorted_spans([*self._spans, *other._spans]))
 
     def with_indexes(self, indexes: Iterable[int]) -> Intervals:
@@ -108,6 +101,28 @@ class Intervals:
 
 def _sorted_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return sorted(spans)
+
+
+@lru_cache(maxsize=64)
+def _parse(text: str, completions: int) -> Intervals:
+    """`Intervals.parse` of a non-empty string (kept for the strings parsed last: a few a Job)."""
+    spans: list[tuple[int, int]] = []
+    for part in text.split(","):
+        limits = part.split("-")
+        first = go_atoi(limits[0])
+        if first is None:
+            continue
+        if first >= completions:
+            break
+        if len(limits) > 1:
+            last = go_atoi(limits[1])
+            if last is None:
+                continue
+            last = min(last, completions - 1)
+        else:
+            last = first
+        spans.append((first, last))
+    return Intervals(_sorted_spans(spans))
 
 
 def count_indexes(text: str | None, completions: int) -> int:
