@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kjobs.api.names import COND_COMPLETE, COND_FAILED, JOB_CONTROLLER_NAME, MAX_INT32
+from kjobs.api.names import (
+    COND_COMPLETE,
+    COND_FAILED,
+    JOB_CONTROLLER_NAME,
+    JOB_INDEX_FAILURE_COUNT_ANNOTATION,
+    MAX_INT32,
+)
 from kjobs.api.types import Obj
 from kjobs.job import conditions as C
 from kjobs.job import pods as P
@@ -202,7 +208,8 @@ def is_index_failed(job: Obj, pod: Obj) -> bool:
         else:
             counted = True
     limit = (job.get("spec") or {}).get("backoffLimitPerIndex")
-    return counted and limit is not None and P.index_failure_count(pod) >= int(limit)
+    # `P.index_failure_count`, without its call
+    return counted and limit is not None and P._annotation_int32(pod, JOB_INDEX_FAILURE_COUNT_ANNOTATION) >= int(limit)
 
 
 def index_within(index: int, total: int | None) -> int | None:

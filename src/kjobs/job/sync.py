@@ -540,12 +540,16 @@ def _manage_pods(ctx: SyncContext, plan: SyncPlan, cfg: SyncConfig) -> None:
         if per_index:
             ready_now: list[int] = []
             wait: float | None = None
+            held = ctx.pods_with_delayed_deletion
             for index in pending:
-                left = remaining_time_per_index(
-                    ctx.pods_with_delayed_deletion.get(index),
-                    now=ctx.now,
-                    base=cfg.pod_failure_backoff,
-                    cap=cfg.max_pod_failure_backoff,
+                last_failed = held.get(index)
+                # an index with no failed pod held has no back-off (`remaining_time_per_index` of None): no call
+                left = (
+                    0.0
+                    if last_failed is None
+                    else remaining_time_per_index(
+                        last_failed, now=ctx.now, base=cfg.pod_failure_backoff, cap=cfg.max_pod_failure_backoff
+                    )
                 )
                 if left == 0:
                     ready_now.append(index)
