@@ -292,14 +292,23 @@ def _condition(ctype: str, ok: bool, reason: str = "", message: str = "") -> Obj
 def _kubelet_conditions(
     pod: Obj, init_statuses: list[Obj], statuses: list[Obj], phase: str, sandbox_ready: bool, others: list[Obj]
 ) -> list[Obj]:
-    conditions = [_condition("PodReadyToStartContainers", sandbox_ready)]
+    # Each status has five of these: the usual ones are written as `_condition` makes them, without its call, and
+    # the init containers' sidecars are looked for only in a pod that has init containers (docs/node53.md).
+    conditions: list[Obj] = [
+        {"type": "PodReadyToStartContainers", "status": "True" if sandbox_ready else "False", "lastProbeTime": None}
+    ]
     # Initialized
-    incomplete = [s["name"] for s in init_statuses if not s["ready"]]
-    regular_started = any("running" in s["state"] or "terminated" in s["state"] for s in statuses)
+    incomplete = [s["name"] for s in init_statuses if not s["ready"]] if init_statuses else []
+    regular_started = False
+    for s in statuses:
+        state = s["state"]
+        if "running" in state or "terminated" in state:
+            regular_started = True
+            break
     if phase == SUCCEEDED:
-        conditions.append(_condition("Initialized", True, "PodCompleted"))
+        conditions.append({"type": "Initialized", "status": "True", "lastProbeTime": None, "reason": "PodCompleted"})
     elif regular_started or not incomplete:
-        conditions.append(_condition("Initialized", True))
+        conditions.append({"type": "Initialized", "status": "True", "lastProbeTime": None})
     else:
         conditions.append(
             _condition(
@@ -311,39 +320,42 @@ def _kubelet_conditions(
         )
     # ContainersReady, then Ready derived from it and the readiness gates.
     # sidecars first, as generate.go's GenerateContainersReadyCondition lists restartable init containers
-    sidecars = {c.get("name") for c in pod.get("spec", {}).get("initContainers") or () if is_sidecar(c)}
+    init_specs = pod.get("spec", {}).get("initContainers")
+    sidecars = {c.get("name") for c in init_specs if is_sidecar(c)} if init_specs else None
     unready = [s["name"] for s in init_statuses if s["name"] in sidecars and not s["ready"]] if sidecars else []
     unready += [s["name"] for s in statuses if not s["ready"]]
-    if phase == SUCCEEDED:
-        containers_ready = _condition("ContainersReady", False, "PodCompleted")
-    elif phase == FAILED:
-        containers_ready = _condition("ContainersReady", False, "PodFailed")
+    containers_ready: Obj
+    if phase in TERMINAL_PHASES:
+        reason = "PodCompleted" if phase == SUCCEEDED else "PodFailed"
+        containers_ready = {"type": "ContainersReady", "status": "False", "lastProbeTime": None, "reason": reason}
     elif unready:
         containers_ready = _condition(
             "ContainersReady", False, "ContainersNotReady", f"containers with unready status: {_names(unready)}"
         )
     else:
-        containers_ready = _condition("ContainersReady", True)
+        containers_ready = {"type": "ContainersReady", "status": "True", "lastProbeTime": None}
     if containers_ready["status"] != "True":
         ready = dict(containers_ready, type="Ready")
     else:
         gate_messages = []
-        by_type = {c.get("type"): c for c in others}
-        for gate in pod.get("spec", {}).get("readinessGates") or []:
-            ctype = gate.get("conditionType", "")
-            found = by_type.get(ctype)
-            if found is None:
-                gate_messages.append(f'corresponding condition of pod readiness gate "{ctype}" does not exist.')
-            elif found.get("status") != "True":
-                gate_messages.append(
-                    f'the status of pod readiness gate "{ctype}" is not "True", but {found.get("status")}'
-                )
+        gates = pod.get("spec", {}).get("readinessGates")
+        if gates:
+            by_type = {c.get("type"): c for c in others}
+            for gate in gates:
+                ctype = gate.get("conditionType", "")
+                found = by_type.get(ctype)
+                if found is None:
+                    gate_messages.append(f'corresponding condition of pod readiness gate "{ctype}" does not exist.')
+                elif found.get("status") != "True":
+                    gate_messages.append(
+                        f'the status of pod readiness gate "{ctype}" is not "True", but {found.get("status")}'
+                    )
         ready = (
             _condition("Ready", False, "ReadinessGatesNotReady", ", ".join(gate_messages))
             if gate_messages
-            else _condition("Ready", True)
+            else {"type": "Ready", "status": "True", "lastProbeTime": None}
         )
-    conditions += [ready, containers_ready, _condition("PodScheduled", True)]
+    conditions += [ready, containers_ready, {"type": "PodScheduled", "status": "True", "lastProbeTime": None}]
     return conditions
 
 
