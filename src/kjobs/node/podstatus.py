@@ -248,11 +248,12 @@ def get_phase(
             running += 1
         elif "terminated" in state:
             stopped += 1
-            succeeded += _exit_code(state["terminated"]) == 0
-            not_restarting += not _restarts(container, policy, state["terminated"])
+            code = _exit_code(state["terminated"])  # read once for both (`_restarts` without its call)
+            succeeded += code == 0
+            not_restarting += not container_should_restart(container, policy, code)
         elif "waiting" in state and "terminated" in last:
             stopped += 1
-            not_restarting += not _restarts(container, policy, last["terminated"])
+            not_restarting += not container_should_restart(container, policy, _exit_code(last["terminated"]))
         elif "waiting" in state:
             waiting += 1
         else:
@@ -400,16 +401,22 @@ def compute_pod_status(
     init_specs = spec.get("initContainers") or []
     has_init = bool(init_specs)
     rro = recursive_read_only
-    init_statuses = [
-        _container_status(record, c, init=True, has_init=has_init, decisions=decisions, rro=rro) for c in init_specs
-    ]
+    # (each comprehension is a call on this Python: one over nothing is made only when there is something)
+    init_statuses = (
+        [_container_status(record, c, init=True, has_init=has_init, decisions=decisions, rro=rro) for c in init_specs]
+        if init_specs
+        else []
+    )
     statuses = [
         _container_status(record, c, init=False, has_init=has_init, decisions=decisions, rro=rro)
         for c in spec.get("containers") or []
     ]
     if len(statuses) > 1:  # by name (one status: nothing to sort, no key function called)
         statuses.sort(key=_status_name)
-    ephemeral = [_ephemeral_status(record, c, has_init, decisions, rro) for c in spec.get("ephemeralContainers") or ()]
+    ephemeral_specs = spec.get("ephemeralContainers")
+    ephemeral = (
+        [_ephemeral_status(record, c, has_init, decisions, rro) for c in ephemeral_specs] if ephemeral_specs else []
+    )
     killing = record.kill is not None
     pod_is_terminal = killing and decisions.done
     if pod_is_terminal:
@@ -420,7 +427,11 @@ def compute_pod_status(
                 if "terminated" not in cs["state"]:
                     _mark_unknown(cs)
     # HasAnyActiveRegularContainerStarted: kjobs never recreates a sandbox, so any regular container created
-    has_run = any(record.attempts.get(c["name"]) for c in spec.get("containers") or [])
+    has_run = False
+    for c in spec.get("containers") or []:
+        if record.attempts.get(c["name"]):
+            has_run = True
+            break
     phase = get_phase(pod, init_statuses, statuses, pod_is_terminal=pod_is_terminal, pod_has_initialized=has_run)
     if pod_is_terminal and phase not in TERMINAL_PHASES:
         phase = FAILED
@@ -437,7 +448,8 @@ def compute_pod_status(
         # terminal phase waits while couldHaveRunningContainers).
         phase = previous_phase or PENDING
 
-    others = [c for c in api_status.get("conditions") or [] if c.get("type") not in KUBELET_CONDITIONS]
+    api_conditions = api_status.get("conditions")
+    others = [c for c in api_conditions if c.get("type") not in KUBELET_CONDITIONS] if api_conditions else []
     kill_reason = record.kill.reason if record.kill is not None else None
     if kill_reason is not None and kill_reason.disruption and pod_is_terminal:
         # With the terminal phase, not before (mergePodStatus: DisruptionTarget is sent once the pod is terminal
@@ -447,9 +459,9 @@ def compute_pod_status(
         message = kill_reason.condition_message or kill_reason.message
         others.append(_condition(ctype, True, kill_reason.condition_reason, message))
     sandbox_ready = not (decisions.done and not record.any_running())
-    conditions = [dict(c) for c in others] + _kubelet_conditions(
-        pod, init_statuses, statuses, phase, sandbox_ready, others
-    )
+    conditions = _kubelet_conditions(pod, init_statuses, statuses, phase, sandbox_ready, others)
+    if others:
+        conditions = [dict(c) for c in others] + conditions
     _carry_transition_times(conditions, before.get("conditions") or [], now)
 
     status: Obj = {
