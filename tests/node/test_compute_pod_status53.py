@@ -1,12 +1,14 @@
 """Stop 53: `compute_pod_status` makes a comprehension only over something (no init, ephemeral or foreign
 conditions: none), tests whether a regular container ran in a loop, and `get_phase` reads a stopped container's
-exit code once and asks `container_should_restart` without `_restarts` (docs/node53.md).
+exit code once and asks `container_should_restart` without `_restarts`; `get_phase` and `_carry_transition_times`
+index the statuses and conditions in loops, not comprehensions (docs/node53.md).
 
-Stop 52's `compute_pod_status` and `get_phase` are kept here (with its `_kubelet_conditions`, kept in
-test_kubelet_conditions53.py); hypothesis makes pods with and without init containers (sidecars or not), one or two
-regular containers, every restart policy, their attempts (running, exited 0 or 1), back-off entries, config errors,
-kill requests with and without a disruption condition and a fixed phase, and the API's and the last reported
-statuses (foreign and kubelet conditions, terminal phases, reasons): the same status, key order included."""
+Stop 52's `compute_pod_status`, `get_phase` and `_carry_transition_times` are kept here (with its
+`_kubelet_conditions`, kept in test_kubelet_conditions53.py); hypothesis makes pods with and without init containers
+(sidecars or not), one or two regular containers, every restart policy, their attempts (running, exited 0 or 1),
+back-off entries, config errors, kill requests with and without a disruption condition and a fixed phase, and the
+API's and the last reported statuses (foreign and kubelet conditions, terminal phases, reasons): the same status,
+key order included."""
 
 from __future__ import annotations
 
@@ -25,7 +27,6 @@ from kjobs.node.podstatus import (
     RUNNING,
     SUCCEEDED,
     TERMINAL_PHASES,
-    _carry_transition_times,
     _condition,
     _container_status,
     _ephemeral_status,
@@ -44,6 +45,19 @@ from tests.node.test_restart_plan_init import HISTORY, SPEC
 
 
 # fmt: off
+def old_carry_transition_times(conditions: list[Obj], previous: list[Obj], now: float) -> None:
+    before = {c.get("type"): c for c in previous}
+    stamp = None  # `now` formatted once, for the conditions that change (each status has four or five)
+    for cond in conditions:
+        old = before.get(cond["type"])
+        if old is not None and old.get("status") == cond["status"] and old.get("lastTransitionTime"):
+            cond["lastTransitionTime"] = old["lastTransitionTime"]
+        elif not cond.get("lastTransitionTime"):
+            if stamp is None:
+                stamp = format_time(now)
+            cond["lastTransitionTime"] = stamp
+
+
 def old_get_phase(
     pod: Obj, init_statuses: list[Obj], statuses: list[Obj], *, pod_is_terminal: bool, pod_has_initialized: bool
 ) -> str:
@@ -200,7 +214,7 @@ def old_compute_pod_status(
     conditions = [dict(c) for c in others] + old_kubelet_conditions(
         pod, init_statuses, statuses, phase, sandbox_ready, others
     )
-    _carry_transition_times(conditions, before.get("conditions") or [], now)
+    old_carry_transition_times(conditions, before.get("conditions") or [], now)
 
     status: Obj = {
         "phase": phase,
@@ -234,11 +248,12 @@ def old_compute_pod_status(
 _KILLS = st.sampled_from([None, "delete", "evict", "shutdown"])
 _API_CONDITIONS = st.lists(
     st.builds(
-        lambda t, s: {"type": t, "status": s, "lastTransitionTime": "2026-01-01T00:00:00Z"},
-        st.sampled_from(["DisruptionTarget", "Ready", "PodScheduled", "Custom"]),
+        lambda t, s, when: {"type": t, "status": s, "lastTransitionTime": when},
+        st.sampled_from(["DisruptionTarget", "Ready", "PodScheduled", "Initialized", "Custom"]),
         st.sampled_from(["True", "False"]),
+        st.sampled_from(["2026-01-01T00:00:00Z", "2026-01-01T00:00:07Z", ""]),
     ),
-    max_size=3,
+    max_size=4,
 )
 
 
@@ -255,9 +270,14 @@ _API_CONDITIONS = st.lists(
     previous=st.one_of(
         st.none(),
         st.builds(
-            lambda phase, reason: {"phase": phase, **({"reason": reason, "message": "m"} if reason else {})},
+            lambda phase, reason, conditions: {
+                "phase": phase,
+                **({"reason": reason, "message": "m"} if reason else {}),
+                "conditions": conditions,
+            },
             st.sampled_from(["Pending", "Running", "Succeeded", "Failed"]),
             st.sampled_from([None, "Evicted"]),
+            _API_CONDITIONS,  # types repeat: the last of a type counts, as in a dict made of them
         ),
     ),
     later=st.floats(0, 200),

@@ -722,7 +722,12 @@ def _add_index_env(pod_spec: Obj) -> None:
     for key in ("initContainers", "containers"):
         for container in pod_spec.get(key) or ():
             env = list(container.get("env") or ())
-            if any(v.get("name") == JOB_COMPLETION_INDEX_ENV for v in env):
+            defined = False  # a loop, not `any` over a generator (a call on this Python): once a pod created
+            for v in env:
+                if v.get("name") == JOB_COMPLETION_INDEX_ENV:
+                    defined = True
+                    break
+            if defined:
                 continue
             env.append({"name": JOB_COMPLETION_INDEX_ENV, "valueFrom": {"fieldRef": {"fieldPath": field_path}}})
             container["env"] = env

@@ -207,7 +207,11 @@ def get_phase(
     """
     spec = pod.get("spec", {})
     policy = spec.get("restartPolicy") or "Always"
-    by_name = {cs.get("name"): cs for cs in [*init_statuses, *statuses]}
+    by_name: dict[Any, Obj] = {}  # a loop, not a comprehension (a call on this Python) over a status or two
+    for known in init_statuses:
+        by_name[known.get("name")] = known
+    for known in statuses:
+        by_name[known.get("name")] = known
 
     pending_init = pending_sidecars = failed_init = 0
     unknown = running = waiting = stopped = not_restarting = succeeded = 0
@@ -361,7 +365,9 @@ def _kubelet_conditions(
 
 
 def _carry_transition_times(conditions: list[Obj], previous: list[Obj], now: float) -> None:
-    before = {c.get("type"): c for c in previous}
+    before: dict[Any, Obj] = {}  # a loop, not a comprehension: a call on this Python, five conditions a status
+    for c in previous:
+        before[c.get("type")] = c
     stamp = None  # `now` formatted once, for the conditions that change (each status has four or five)
     for cond in conditions:
         old = before.get(cond["type"])
