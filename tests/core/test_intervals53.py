@@ -1,5 +1,6 @@
-"""`Intervals.parse` keeps the strings it parsed last with their result, and `merge` (so `with_indexes`) hands back
-the intervals themselves when nothing is added (docs/node53.md): each gives what stop 52's form gives — the same
+"""`Intervals.parse` keeps the strings it parsed last with their result, `merge` (so `with_indexes`) hands back
+the intervals themselves when nothing is added, and the constructor, `of` and `total` run without a generator or a
+rebuilt tuple a span (docs/node53.md): each gives what stop 52's form gives — the same
 spans, `str`, `total` and `has` — for well-formed, unsorted, overlapping and corrupt strings, indexes at and past
 `completions`, and parsed again after other strings."""
 
@@ -86,3 +87,43 @@ def test_a_non_string_fails_as_before() -> None:
             assert type(exc) is expected
         else:
             raise AssertionError("no error")
+
+
+class OldIntervals:
+    """Stop 52's constructor, `of` and `total`."""
+
+    def __init__(self, spans: list[tuple[int, int]]) -> None:
+        merged: list[tuple[int, int]] = []
+        for first, last in spans:
+            if merged and first <= merged[-1][1] + 1:
+                if last > merged[-1][1]:
+                    merged[-1] = (merged[-1][0], last)
+            else:
+                merged.append((first, last))
+        self.spans = tuple(merged)
+        self.firsts = [s[0] for s in merged]
+
+    @classmethod
+    def of(cls, indexes: list[int]) -> OldIntervals:
+        return cls([(i, i) for i in sorted(set(indexes))])
+
+    def total(self) -> int:
+        return sum(last - first + 1 for first, last in self.spans)
+
+
+_spans = st.lists(st.tuples(st.integers(-3, 30), st.integers(-3, 30)), max_size=8)
+
+
+@settings(max_examples=1500, deadline=None)
+@given(st.one_of(_spans, _spans.map(sorted)), st.lists(st.integers(-2, 31), max_size=8))
+def test_the_constructor_of_and_total_are_stop_52s(spans: list[tuple[int, int]], indexes: list[int]) -> None:
+    """Any pairs (the constructor is handed sorted ones, but takes what it is given: reversed, overlapping, inside
+    one another, first past last) and any indexes: the same spans, firsts and totals."""
+    new, old = Intervals(spans), OldIntervals(spans)
+    assert new.spans == old.spans
+    assert new._firsts == old.firsts
+    assert new.total() == old.total()
+    new_of, old_of = Intervals.of(indexes), OldIntervals.of(indexes)
+    assert new_of.spans == old_of.spans
+    assert new_of._firsts == old_of.firsts
+    assert Intervals.of(iter(indexes)).spans == old_of.spans  # a one-pass iterable too

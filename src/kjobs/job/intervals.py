@@ -19,20 +19,33 @@ class Intervals:
     __slots__ = ("_firsts", "_spans")
 
     def __init__(self, spans: Iterable[tuple[int, int]] = ()) -> None:
+        # Each sync makes several of these from the Job's whole lists: the span being extended is kept in locals
+        # (not read back from the list and rebuilt at each extension) and the firsts are listed in the same loop.
         merged: list[tuple[int, int]] = []
+        firsts: list[int] = []
+        started = False
+        cur_first = cur_last = 0
         for first, last in spans:
-            if merged and first <= merged[-1][1] + 1:
-                if last > merged[-1][1]:
-                    merged[-1] = (merged[-1][0], last)
+            if started and first <= cur_last + 1:
+                if last > cur_last:
+                    cur_last = last
             else:
-                merged.append((first, last))
+                if started:
+                    merged.append((cur_first, cur_last))
+                    firsts.append(cur_first)
+                cur_first, cur_last, started = first, last, True
+        if started:
+            merged.append((cur_first, cur_last))
+            firsts.append(cur_first)
         self._spans = tuple(merged)
-        self._firsts = [s[0] for s in merged]
+        self._firsts = firsts
 
     @classmethod
     def of(cls, indexes: Iterable[int]) -> Intervals:
         """Intervals covering exactly the given indexes."""
-        return cls((i, i) for i in sorted(set(indexes)))
+        ordered = sorted(set(indexes))
+        # (i, i) pairs made in C, not by a generator; one list twice (no `strict=`: a keyword parses slowly here)
+        return cls(zip(ordered, ordered))  # noqa: B905
 
     @classmethod
     def parse(cls, text: str | None, completions: int) -> Intervals:
@@ -59,7 +72,10 @@ class Intervals:
 
     def total(self) -> int:
         """How many indexes the intervals hold."""
-        return sum(last - first + 1 for first, last in self._spans)
+        count = 0  # a loop, not `sum` over a generator (a call on this Python)
+        for first, last in self._spans:
+            count += last - first + 1
+        return count
 
     def has(self, index: int) -> bool:
         """Whether `index` is covered."""
