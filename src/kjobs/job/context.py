@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from kjobs.api.names import COND_COMPLETE, COND_FAILED, JOB_CONTROLLER_NAME, MAX_INT32
+from kjobs.api.names import (
+    COND_COMPLETE,
+    COND_FAILED,
+    JOB_CONTROLLER_NAME,
+    JOB_INDEX_FAILURE_COUNT_ANNOTATION,
+    MAX_INT32,
+)
 from kjobs.api.types import Obj
 from kjobs.job import conditions as C
 from kjobs.job import pods as P
@@ -177,13 +183,16 @@ def is_finished(job: Obj) -> bool:
 
 
 def is_pod_failed(pod: Obj, job: Obj) -> bool:
-    """Failed phase; or, unless only Failed pods are replaced, deleted and not Succeeded."""
-    phase = P.phase(pod)
+    """Failed phase; or, unless only Failed pods are replaced, deleted and not Succeeded (`isPodFailed`,
+    pkg/controller/job/job_controller.go). Called several times a finished pod by each sync's passes, so `P.phase`,
+    `only_replace_failed_pods` and `P.is_deleting` are read inline (docs/node53.md): a pod's phase is a JSON value,
+    and only the string "Failed" (or "Succeeded") equals those names, as `P.phase`'s `str` of it does."""
+    phase = (pod.get("status") or {}).get("phase")
     if phase == "Failed":
         return True
-    if only_replace_failed_pods(job):
+    if (job.get("spec") or {}).get("podReplacementPolicy") == "Failed":
         return False
-    return P.is_deleting(pod) and phase != "Succeeded"
+    return bool((pod.get("metadata") or {}).get("deletionTimestamp")) and phase != "Succeeded"
 
 
 def is_index_failed(job: Obj, pod: Obj) -> bool:
@@ -199,7 +208,8 @@ def is_index_failed(job: Obj, pod: Obj) -> bool:
         else:
             counted = True
     limit = (job.get("spec") or {}).get("backoffLimitPerIndex")
-    return counted and limit is not None and P.index_failure_count(pod) >= int(limit)
+    # `P.index_failure_count`, without its call
+    return counted and limit is not None and P._annotation_int32(pod, JOB_INDEX_FAILURE_COUNT_ANNOTATION) >= int(limit)
 
 
 def index_within(index: int, total: int | None) -> int | None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 
 from kjobs.api.goints import go_atoi
 
@@ -18,46 +19,51 @@ class Intervals:
     __slots__ = ("_firsts", "_spans")
 
     def __init__(self, spans: Iterable[tuple[int, int]] = ()) -> None:
+        # Each sync makes several of these from the Job's whole lists: the span being extended is kept in locals
+        # (not read back from the list and rebuilt at each extension) and the firsts are listed in the same loop.
         merged: list[tuple[int, int]] = []
+        firsts: list[int] = []
+        started = False
+        cur_first = cur_last = 0
         for first, last in spans:
-            if merged and first <= merged[-1][1] + 1:
-                if last > merged[-1][1]:
-                    merged[-1] = (merged[-1][0], last)
+            if started and first <= cur_last + 1:
+                if last > cur_last:
+                    cur_last = last
             else:
-                merged.append((first, last))
+                if started:
+                    merged.append((cur_first, cur_last))
+                    firsts.append(cur_first)
+                cur_first, cur_last, started = first, last, True
+        if started:
+            merged.append((cur_first, cur_last))
+            firsts.append(cur_first)
         self._spans = tuple(merged)
-        self._firsts = [s[0] for s in merged]
+        self._firsts = firsts
 
     @classmethod
     def of(cls, indexes: Iterable[int]) -> Intervals:
         """Intervals covering exactly the given indexes."""
-        return cls((i, i) for i in sorted(set(indexes)))
+        ordered = sorted(set(indexes))
+        # (i, i) pairs made in C, not by a generator; one list twice (no `strict=`: a keyword parses slowly here)
+        return cls(zip(ordered, ordered))  # noqa: B905
 
     @classmethod
     def parse(cls, text: str | None, completions: int) -> Intervals:
-        """Parse Kubernetes' interval string, ignoring corrupt parts and indexes >= completions."""
+        """Parse Kubernetes' interval string, ignoring corrupt parts and indexes >= completions.
+
+        A sync parses its Job's `completedIndexes` and `failedIndexes`, and the metrics count both of the status
+        written and of the one before (`count_indexes`): the same strings again and again. An `Intervals` never
+        changes, so the last few strings parsed are kept with their result (docs/node53.md)."""
         if not text:
             return cls()
-        spans: list[tuple[int, int]] = []
-        for part in text.split(","):
-            limits = part.split("-")
-            first = go_atoi(limits[0])
-            if first is None:
-                continue
-            if first >= completions:
-                break
-            if len(limits) > 1:
-                last = go_atoi(limits[1])
-                if last is None:
-                    continue
-                last = min(last, completions - 1)
-            else:
-                last = first
-            spans.append((first, last))
-        return cls(_sorted_spans(spans))
+        if type(text) is not str:  # not what the API stores (it fails as it did, uncached)
+            return _parse.__wrapped__(text, completions)
+        return _parse(text, completions)
 
     def merge(self, other: Intervals) -> Intervals:
         """The union of both interval lists."""
+        if not other._spans:  # nothing to add: this one, as the sort and merge below would make it again
+            return self
         return Intervals(_sorted_spans([*self._spans, *other._spans]))
 
     def with_indexes(self, indexes: Iterable[int]) -> Intervals:
@@ -66,7 +72,10 @@ class Intervals:
 
     def total(self) -> int:
         """How many indexes the intervals hold."""
-        return sum(last - first + 1 for first, last in self._spans)
+        count = 0  # a loop, not `sum` over a generator (a call on this Python)
+        for first, last in self._spans:
+            count += last - first + 1
+        return count
 
     def has(self, index: int) -> bool:
         """Whether `index` is covered."""
@@ -108,6 +117,28 @@ class Intervals:
 
 def _sorted_spans(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return sorted(spans)
+
+
+@lru_cache(maxsize=64)
+def _parse(text: str, completions: int) -> Intervals:
+    """`Intervals.parse` of a non-empty string (kept for the strings parsed last: a few a Job)."""
+    spans: list[tuple[int, int]] = []
+    for part in text.split(","):
+        limits = part.split("-")
+        first = go_atoi(limits[0])
+        if first is None:
+            continue
+        if first >= completions:
+            break
+        if len(limits) > 1:
+            last = go_atoi(limits[1])
+            if last is None:
+                continue
+            last = min(last, completions - 1)
+        else:
+            last = first
+        spans.append((first, last))
+    return Intervals(_sorted_spans(spans))
 
 
 def count_indexes(text: str | None, completions: int) -> int:

@@ -182,8 +182,14 @@ def creation_time(pod: Obj) -> float:
 def finish_time(pod: Obj) -> float:
     """When the pod finished, as the Job controller's back-off estimates it (`getFinishedTime`,
     pkg/controller/job/backoff_utils.go): its containers' (and sidecars') last finish, else when Ready turned
-    False, else its deletion less the grace period, else its creation."""
-    latest = _containers_finish_time(pod)
+    False, else its deletion less the grace period, else its creation. For a pod with no init containers the
+    containers' finish is read here (`_containers_finish_time` without its calls: the back-off reads each pod
+    that finished, docs/node53.md)."""
+    latest = (
+        _latest_finish(None, (pod.get("status") or {}).get("containerStatuses") or (), None)
+        if not (pod.get("spec") or {}).get("initContainers")
+        else _containers_finish_time(pod)
+    )
     if latest is not None:
         return latest
     ready = condition(pod, "Ready")

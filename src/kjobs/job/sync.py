@@ -43,7 +43,6 @@ from kjobs.job.context import (
     external_controller,
     has_backoff_limit_per_index,
     has_restart_limit,
-    index_within,
     is_finished,
     is_index_failed,
     is_indexed,
@@ -313,9 +312,9 @@ def _new_finished_pods(ctx: SyncContext) -> tuple[list[Obj], list[Obj]]:
     for pod, pod_uid, index in ctx.finishing():  # an active pod is neither Succeeded nor failed
         if pod_uid in ctx.expected_rm_finalizers:
             continue
-        if indexed and index_within(index, total) is None:
+        if indexed and (index == P.UNKNOWN_INDEX or total is None or index >= total):  # `index_within`, inline
             continue
-        if P.phase(pod) == "Succeeded":
+        if (pod.get("status") or {}).get("phase") == "Succeeded":  # `P.phase`, inline (`is_pod_failed` says why)
             if pod_uid not in ctx.uncounted_succeeded:
                 succeeded.append(pod)
         elif is_pod_failed(pod, ctx.job) and pod_uid not in ctx.uncounted_failed:
@@ -447,8 +446,11 @@ def _succeeded_indexes(job: Obj, finishing: list[FinishingPod], total: int) -> t
     pkg/controller/job/indexed_job_utils.go). Every finishing pod carries the tracking finalizer (`new_context`
     picks them from the tracked ones), which Kubernetes' loop tests; its index comes read (`SyncContext.finishing`)."""
     prev = Intervals.parse((job.get("status") or {}).get("completedIndexes"), total)
+    # `P.phase` and `index_within` inline (a call each a finishing pod a sync; `is_pod_failed` says why they agree)
     new = [
-        index for pod, _, index in finishing if P.phase(pod) == "Succeeded" and index_within(index, total) is not None
+        index
+        for pod, _, index in finishing
+        if (pod.get("status") or {}).get("phase") == "Succeeded" and index != P.UNKNOWN_INDEX and index < total
     ]
     return prev, prev.with_indexes(new)
 
@@ -458,7 +460,9 @@ def _failed_indexes(job: Obj, finishing: list[FinishingPod], total: int) -> Inte
     indexed_job_utils.go); tracked pods with their indexes read, as for `_succeeded_indexes`."""
     text = (job.get("status") or {}).get("failedIndexes")
     prev = Intervals.parse(text, total) if text is not None else Intervals()
-    new = [index for pod, _, index in finishing if index_within(index, total) is not None and is_index_failed(job, pod)]
+    new = [  # `index_within`, inline
+        index for pod, _, index in finishing if index != P.UNKNOWN_INDEX and index < total and is_index_failed(job, pod)
+    ]
     return prev.with_indexes(new)
 
 
@@ -472,8 +476,10 @@ def _pods_with_delayed_deletion(ctx: SyncContext) -> dict[int, Obj]:
     for pod, pod_uid, pod_index in ctx.finishing():  # an active pod is not failed
         if pod_uid in ctx.expected_rm_finalizers:
             continue
-        index = index_within(pod_index, total)
-        if index is None or not is_pod_failed(pod, ctx.job):
+        if pod_index == P.UNKNOWN_INDEX or total is None or pod_index >= total:  # `index_within`, inline
+            continue
+        index = pod_index
+        if not is_pod_failed(pod, ctx.job):
             continue
         if ctx.succeeded_indexes.has(index) or failed_indexes.has(index):
             continue
@@ -534,12 +540,16 @@ def _manage_pods(ctx: SyncContext, plan: SyncPlan, cfg: SyncConfig) -> None:
         if per_index:
             ready_now: list[int] = []
             wait: float | None = None
+            held = ctx.pods_with_delayed_deletion
             for index in pending:
-                left = remaining_time_per_index(
-                    ctx.pods_with_delayed_deletion.get(index),
-                    now=ctx.now,
-                    base=cfg.pod_failure_backoff,
-                    cap=cfg.max_pod_failure_backoff,
+                last_failed = held.get(index)
+                # an index with no failed pod held has no back-off (`remaining_time_per_index` of None): no call
+                left = (
+                    0.0
+                    if last_failed is None
+                    else remaining_time_per_index(
+                        last_failed, now=ctx.now, base=cfg.pod_failure_backoff, cap=cfg.max_pod_failure_backoff
+                    )
                 )
                 if left == 0:
                     ready_now.append(index)
@@ -712,7 +722,12 @@ def _add_index_env(pod_spec: Obj) -> None:
     for key in ("initContainers", "containers"):
         for container in pod_spec.get(key) or ():
             env = list(container.get("env") or ())
-            if any(v.get("name") == JOB_COMPLETION_INDEX_ENV for v in env):
+            defined = False  # a loop, not `any` over a generator (a call on this Python): once a pod created
+            for v in env:
+                if v.get("name") == JOB_COMPLETION_INDEX_ENV:
+                    defined = True
+                    break
+            if defined:
                 continue
             env.append({"name": JOB_COMPLETION_INDEX_ENV, "valueFrom": {"fieldRef": {"fieldPath": field_path}}})
             container["env"] = env

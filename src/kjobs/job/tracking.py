@@ -25,7 +25,6 @@ from kjobs.job.context import (
     SyncContext,
     completions,
     has_backoff_limit_per_index,
-    index_within,
     is_indexed,
     is_pod_failed,
     match_policy,
@@ -116,7 +115,7 @@ def can_remove_finalizer(
     job_controller.go). `pod_uid` and `index`: the pod's, when read already (`SyncContext.finishing`)."""
     if ctx.job.get("metadata", {}).get("deletionTimestamp") or ctx.finished_condition is not None:
         return True
-    if P.phase(pod) == "Succeeded":
+    if (pod.get("status") or {}).get("phase") == "Succeeded":  # `P.phase`, inline (`is_pod_failed` says why)
         return True
     if not considered_failed:
         return False
@@ -163,17 +162,18 @@ def plan_tracking(ctx: SyncContext, *, needs_flush: bool, max_uncounted: int) ->
         if not can_remove_finalizer(ctx, pod, considered_failed, pod_uid, pod_index):
             continue
         to_remove.append(pod)
-        if P.phase(pod) == "Succeeded" and pod_uid not in ctx.uncounted_failed:
+        # `P.phase` and `index_within`, inline: a call each a finished pod (`is_pod_failed` says why they agree)
+        within = pod_index != P.UNKNOWN_INDEX and total is not None and pod_index < total
+        if (pod.get("status") or {}).get("phase") == "Succeeded" and pod_uid not in ctx.uncounted_failed:
             if indexed:
-                index = index_within(pod_index, total)
-                if index is not None and not ctx.prev_succeeded_indexes.has(index):
-                    new_succeeded_indexes.append(index)
+                if within and not ctx.prev_succeeded_indexes.has(pod_index):
+                    new_succeeded_indexes.append(pod_index)
                     needs_flush = True
             elif pod_uid not in ctx.uncounted_succeeded:
                 needs_flush = True
                 uncounted["succeeded"].append(pod_uid)
         elif considered_failed or failing:
-            counts_index = not indexed or index_within(pod_index, total) is not None
+            counts_index = not indexed or within
             decision = match_policy(job, pod) if counts_index and policy is not None else None
             if counts_index:
                 # Also for a pod counted by an earlier sync whose finalizer removal did not finish: its decision

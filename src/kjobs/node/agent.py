@@ -235,7 +235,14 @@ def status_patch(api_status: Obj, status: Obj, last_written: Obj) -> Obj:
         # others own first, then its own, PodScheduled last); a merge alone would keep the API's order, with the
         # scheduler's PodScheduled first. Sent when the merge would not give that order.
         kept = set(wanted)
-        if [*[t for t in in_api if t in kept], *[t for t in wanted if t not in in_api]] != wanted:
+        merged = []  # the order a merge gives: loops, not two comprehensions (each a call on this Python)
+        for t in in_api:
+            if t in kept:
+                merged.append(t)
+        for t in wanted:
+            if t not in in_api:
+                merged.append(t)
+        if merged != wanted:
             body["$setElementOrder/conditions"] = [{"type": t} for t in wanted]
     else:
         body.pop("conditions", None)
@@ -1277,7 +1284,10 @@ class NodeAgent:
         self._uid_of[key] = uid
         self._key_of[uid] = key
         self._live[uid] = key
-        self._load.add(uid, self._requests_of(pod))
+        known = self._requests.get(uid)  # `_requests_of`, with the uid just read
+        if known is None:
+            known = self._requests[uid] = pod_requests(pod)
+        self._load.add(uid, known)
 
     def _counted(self, handle: PodHandle) -> PodHandle:
         """Stop counting the pod for admission once its handle is final (now, or when it gets there)."""

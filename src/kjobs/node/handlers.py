@@ -17,6 +17,7 @@ from kjobs.node.probing import PROBES, RUNNABLE_HOOK_ACTIONS, RUNNABLE_PROBE_ACT
 NOT_RUN = "HandlersNotRun"
 
 _HOOKS = ("postStart", "preStop")
+_PROBE_KEYS = frozenset(PROBES)
 
 
 def not_run(pod: Obj, *, runs_handlers: bool = True) -> list[str]:
@@ -26,19 +27,25 @@ def not_run(pod: Obj, *, runs_handlers: bool = True) -> list[str]:
     found: list[str] = []
     for group in ("initContainers", "containers"):
         for container in spec.get(group) or ():
-            names = [
-                probe
-                for probe in PROBES
-                if isinstance(container.get(probe), dict)
-                and not (runs_handlers and action_of(container[probe], RUNNABLE_PROBE_ACTIONS))
-            ]
+            # each comprehension is a call on this Python: made only for a container with a probe or a lifecycle
+            names = (
+                [
+                    probe
+                    for probe in PROBES
+                    if isinstance(container.get(probe), dict)
+                    and not (runs_handlers and action_of(container[probe], RUNNABLE_PROBE_ACTIONS))
+                ]
+                if not _PROBE_KEYS.isdisjoint(container)
+                else []
+            )
             lifecycle = container.get("lifecycle") or {}
-            names += [
-                f"lifecycle.{hook}"
-                for hook in _HOOKS
-                if isinstance(lifecycle.get(hook), dict)
-                and not (runs_handlers and action_of(lifecycle[hook], RUNNABLE_HOOK_ACTIONS))
-            ]
+            if lifecycle:
+                names += [
+                    f"lifecycle.{hook}"
+                    for hook in _HOOKS
+                    if isinstance(lifecycle.get(hook), dict)
+                    and not (runs_handlers and action_of(lifecycle[hook], RUNNABLE_HOOK_ACTIONS))
+                ]
             if names:
                 found.append(f"{', '.join(names)} (container {container.get('name', '')})")
     return found

@@ -169,7 +169,7 @@ class PodRecord:
         # a loop, not `any(...)` over a generator (SIM110): a generator costs a frame a call, and the supervisor
         # asks this several times a status
         for attempts in self.attempts.values():  # noqa: SIM110
-            if attempts and attempts[-1].running:
+            if attempts and attempts[-1].finished_at is None:  # `running`, without the property's call
                 return True
         return False
 

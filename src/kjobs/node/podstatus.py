@@ -207,7 +207,11 @@ def get_phase(
     """
     spec = pod.get("spec", {})
     policy = spec.get("restartPolicy") or "Always"
-    by_name = {cs.get("name"): cs for cs in [*init_statuses, *statuses]}
+    by_name: dict[Any, Obj] = {}  # a loop, not a comprehension (a call on this Python) over a status or two
+    for known in init_statuses:
+        by_name[known.get("name")] = known
+    for known in statuses:
+        by_name[known.get("name")] = known
 
     pending_init = pending_sidecars = failed_init = 0
     unknown = running = waiting = stopped = not_restarting = succeeded = 0
@@ -248,11 +252,12 @@ def get_phase(
             running += 1
         elif "terminated" in state:
             stopped += 1
-            succeeded += _exit_code(state["terminated"]) == 0
-            not_restarting += not _restarts(container, policy, state["terminated"])
+            code = _exit_code(state["terminated"])  # read once for both (`_restarts` without its call)
+            succeeded += code == 0
+            not_restarting += not container_should_restart(container, policy, code)
         elif "waiting" in state and "terminated" in last:
             stopped += 1
-            not_restarting += not _restarts(container, policy, last["terminated"])
+            not_restarting += not container_should_restart(container, policy, _exit_code(last["terminated"]))
         elif "waiting" in state:
             waiting += 1
         else:
@@ -292,14 +297,23 @@ def _condition(ctype: str, ok: bool, reason: str = "", message: str = "") -> Obj
 def _kubelet_conditions(
     pod: Obj, init_statuses: list[Obj], statuses: list[Obj], phase: str, sandbox_ready: bool, others: list[Obj]
 ) -> list[Obj]:
-    conditions = [_condition("PodReadyToStartContainers", sandbox_ready)]
+    # Each status has five of these: the usual ones are written as `_condition` makes them, without its call, and
+    # the init containers' sidecars are looked for only in a pod that has init containers (docs/node53.md).
+    conditions: list[Obj] = [
+        {"type": "PodReadyToStartContainers", "status": "True" if sandbox_ready else "False", "lastProbeTime": None}
+    ]
     # Initialized
-    incomplete = [s["name"] for s in init_statuses if not s["ready"]]
-    regular_started = any("running" in s["state"] or "terminated" in s["state"] for s in statuses)
+    incomplete = [s["name"] for s in init_statuses if not s["ready"]] if init_statuses else []
+    regular_started = False
+    for s in statuses:
+        state = s["state"]
+        if "running" in state or "terminated" in state:
+            regular_started = True
+            break
     if phase == SUCCEEDED:
-        conditions.append(_condition("Initialized", True, "PodCompleted"))
+        conditions.append({"type": "Initialized", "status": "True", "lastProbeTime": None, "reason": "PodCompleted"})
     elif regular_started or not incomplete:
-        conditions.append(_condition("Initialized", True))
+        conditions.append({"type": "Initialized", "status": "True", "lastProbeTime": None})
     else:
         conditions.append(
             _condition(
@@ -311,44 +325,49 @@ def _kubelet_conditions(
         )
     # ContainersReady, then Ready derived from it and the readiness gates.
     # sidecars first, as generate.go's GenerateContainersReadyCondition lists restartable init containers
-    sidecars = {c.get("name") for c in pod.get("spec", {}).get("initContainers") or () if is_sidecar(c)}
+    init_specs = pod.get("spec", {}).get("initContainers")
+    sidecars = {c.get("name") for c in init_specs if is_sidecar(c)} if init_specs else None
     unready = [s["name"] for s in init_statuses if s["name"] in sidecars and not s["ready"]] if sidecars else []
     unready += [s["name"] for s in statuses if not s["ready"]]
-    if phase == SUCCEEDED:
-        containers_ready = _condition("ContainersReady", False, "PodCompleted")
-    elif phase == FAILED:
-        containers_ready = _condition("ContainersReady", False, "PodFailed")
+    containers_ready: Obj
+    if phase in TERMINAL_PHASES:
+        reason = "PodCompleted" if phase == SUCCEEDED else "PodFailed"
+        containers_ready = {"type": "ContainersReady", "status": "False", "lastProbeTime": None, "reason": reason}
     elif unready:
         containers_ready = _condition(
             "ContainersReady", False, "ContainersNotReady", f"containers with unready status: {_names(unready)}"
         )
     else:
-        containers_ready = _condition("ContainersReady", True)
+        containers_ready = {"type": "ContainersReady", "status": "True", "lastProbeTime": None}
     if containers_ready["status"] != "True":
         ready = dict(containers_ready, type="Ready")
     else:
         gate_messages = []
-        by_type = {c.get("type"): c for c in others}
-        for gate in pod.get("spec", {}).get("readinessGates") or []:
-            ctype = gate.get("conditionType", "")
-            found = by_type.get(ctype)
-            if found is None:
-                gate_messages.append(f'corresponding condition of pod readiness gate "{ctype}" does not exist.')
-            elif found.get("status") != "True":
-                gate_messages.append(
-                    f'the status of pod readiness gate "{ctype}" is not "True", but {found.get("status")}'
-                )
+        gates = pod.get("spec", {}).get("readinessGates")
+        if gates:
+            by_type = {c.get("type"): c for c in others}
+            for gate in gates:
+                ctype = gate.get("conditionType", "")
+                found = by_type.get(ctype)
+                if found is None:
+                    gate_messages.append(f'corresponding condition of pod readiness gate "{ctype}" does not exist.')
+                elif found.get("status") != "True":
+                    gate_messages.append(
+                        f'the status of pod readiness gate "{ctype}" is not "True", but {found.get("status")}'
+                    )
         ready = (
             _condition("Ready", False, "ReadinessGatesNotReady", ", ".join(gate_messages))
             if gate_messages
-            else _condition("Ready", True)
+            else {"type": "Ready", "status": "True", "lastProbeTime": None}
         )
-    conditions += [ready, containers_ready, _condition("PodScheduled", True)]
+    conditions += [ready, containers_ready, {"type": "PodScheduled", "status": "True", "lastProbeTime": None}]
     return conditions
 
 
 def _carry_transition_times(conditions: list[Obj], previous: list[Obj], now: float) -> None:
-    before = {c.get("type"): c for c in previous}
+    before: dict[Any, Obj] = {}  # a loop, not a comprehension: a call on this Python, five conditions a status
+    for c in previous:
+        before[c.get("type")] = c
     stamp = None  # `now` formatted once, for the conditions that change (each status has four or five)
     for cond in conditions:
         old = before.get(cond["type"])
@@ -388,16 +407,22 @@ def compute_pod_status(
     init_specs = spec.get("initContainers") or []
     has_init = bool(init_specs)
     rro = recursive_read_only
-    init_statuses = [
-        _container_status(record, c, init=True, has_init=has_init, decisions=decisions, rro=rro) for c in init_specs
-    ]
+    # (each comprehension is a call on this Python: one over nothing is made only when there is something)
+    init_statuses = (
+        [_container_status(record, c, init=True, has_init=has_init, decisions=decisions, rro=rro) for c in init_specs]
+        if init_specs
+        else []
+    )
     statuses = [
         _container_status(record, c, init=False, has_init=has_init, decisions=decisions, rro=rro)
         for c in spec.get("containers") or []
     ]
     if len(statuses) > 1:  # by name (one status: nothing to sort, no key function called)
         statuses.sort(key=_status_name)
-    ephemeral = [_ephemeral_status(record, c, has_init, decisions, rro) for c in spec.get("ephemeralContainers") or ()]
+    ephemeral_specs = spec.get("ephemeralContainers")
+    ephemeral = (
+        [_ephemeral_status(record, c, has_init, decisions, rro) for c in ephemeral_specs] if ephemeral_specs else []
+    )
     killing = record.kill is not None
     pod_is_terminal = killing and decisions.done
     if pod_is_terminal:
@@ -408,7 +433,11 @@ def compute_pod_status(
                 if "terminated" not in cs["state"]:
                     _mark_unknown(cs)
     # HasAnyActiveRegularContainerStarted: kjobs never recreates a sandbox, so any regular container created
-    has_run = any(record.attempts.get(c["name"]) for c in spec.get("containers") or [])
+    has_run = False
+    for c in spec.get("containers") or []:
+        if record.attempts.get(c["name"]):
+            has_run = True
+            break
     phase = get_phase(pod, init_statuses, statuses, pod_is_terminal=pod_is_terminal, pod_has_initialized=has_run)
     if pod_is_terminal and phase not in TERMINAL_PHASES:
         phase = FAILED
@@ -425,7 +454,8 @@ def compute_pod_status(
         # terminal phase waits while couldHaveRunningContainers).
         phase = previous_phase or PENDING
 
-    others = [c for c in api_status.get("conditions") or [] if c.get("type") not in KUBELET_CONDITIONS]
+    api_conditions = api_status.get("conditions")
+    others = [c for c in api_conditions if c.get("type") not in KUBELET_CONDITIONS] if api_conditions else []
     kill_reason = record.kill.reason if record.kill is not None else None
     if kill_reason is not None and kill_reason.disruption and pod_is_terminal:
         # With the terminal phase, not before (mergePodStatus: DisruptionTarget is sent once the pod is terminal
@@ -435,9 +465,9 @@ def compute_pod_status(
         message = kill_reason.condition_message or kill_reason.message
         others.append(_condition(ctype, True, kill_reason.condition_reason, message))
     sandbox_ready = not (decisions.done and not record.any_running())
-    conditions = [dict(c) for c in others] + _kubelet_conditions(
-        pod, init_statuses, statuses, phase, sandbox_ready, others
-    )
+    conditions = _kubelet_conditions(pod, init_statuses, statuses, phase, sandbox_ready, others)
+    if others:
+        conditions = [dict(c) for c in others] + conditions
     _carry_transition_times(conditions, before.get("conditions") or [], now)
 
     status: Obj = {

@@ -113,8 +113,12 @@ def plan(record: PodRecord, now: float, *, cap: float = DEFAULT_BACKOFF_CAP) -> 
     if record.kill is not None:
         return Plan(done=not record.any_running())
     spec = record.pod.get("spec", {})
-    policy = restart_policy(record.pod)
-    limit = restart_limit(record.pod)
+    # `restart_policy` and `restart_limit`, and below `Attempt.running`, read inline: the supervisor plans twice a
+    # sync (docs/node53.md)
+    policy = str(spec.get("restartPolicy") or "Always")
+    limit = spec.get("maxRestartTimes")
+    if not isinstance(limit, int) or isinstance(limit, bool):
+        limit = None
     budget = None if limit is None else limit - pod_restarts(record)
 
     sidecar_starts: list[str] = []
@@ -212,7 +216,7 @@ def plan(record: PodRecord, now: float, *, cap: float = DEFAULT_BACKOFF_CAP) -> 
                 starts.append(name)
             continue
         last = attempts[-1]
-        if last.running:
+        if last.finished_at is None:  # running
             alive = True
             continue
         if name in record.replace:  # stopped for its new image: it starts again at once, whatever the policy
