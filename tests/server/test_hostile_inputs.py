@@ -875,3 +875,33 @@ def test_an_apply_with_a_dollar_key_where_the_schema_names_no_fields_is_400(
     assert answer.status == 400, answer.body
     expected = f"failed to create typed patch object {message}: field not declared in schema"
     assert orjson.loads(answer.body)["message"] == expected
+
+
+@pytest.mark.parametrize("version", ["¹", "٠", "0¹", "abc", "0"])
+@pytest.mark.parametrize(
+    "kind", [k for k in KINDS if k.plural in ("configmaps", "pods", "jobs")], ids=lambda k: k.plural
+)
+def test_an_update_whose_resource_version_has_non_ascii_digits_is_not_a_500(
+    server: Server, kind: Kind, version: str
+) -> None:
+    """Python's `str.isdigit` is true of '¹' and '٠', which Go's `strconv.ParseUint` refuses: such a
+    resourceVersion is a version that is not the stored one, like 'abc' (409 Conflict), never a crash, and only
+    an ASCII "0" asks for an unconditional write."""
+    stored = server.get(kind.item())
+    body = {**stored, "metadata": {**stored["metadata"], "resourceVersion": version}}
+    answer = _attempt(
+        server, "PUT", kind.item(), body=orjson.dumps(body), watched=None if version == "0" else kind.item()
+    )
+    if version == "0":
+        assert answer.status == 200, answer.body
+    else:
+        assert answer.status == 409, answer.body
+
+
+@pytest.mark.parametrize("port", ["¹", "+¹", "-٣", "٨٠"])
+def test_a_service_proxy_port_of_non_ascii_digits_is_not_a_500(server: Server, port: str) -> None:
+    """A service proxy's port is a number only in ASCII digits (Go's `strconv.Atoi`); otherwise it is a port name."""
+    kind = next(k for k in KINDS if k.plural == "services")
+    name = kind.body["metadata"]["name"]
+    path = kind.item().rsplit("/", 1)[0] + f"/{name}:{port}/proxy/"
+    _attempt(server, "GET", path)

@@ -248,7 +248,8 @@ def service_target(
         raise bad_request(f'invalid service request "{id_}"')
     scheme, name, port = parsed
     chance = rng or random.Random()
-    if port.isdigit() or (port[:1] in "+-" and port[1:].isdigit()):
+    # a number as Go's strconv.Atoi reads one: ASCII digits, an optional sign (`str.isdigit` also takes "¹")
+    if port.isascii() and (port.isdigit() or (port[:1] in "+-" and port[1:].isdigit())):
         service = get_service(name)
         for service_port in (service.get("spec") or {}).get("ports") or []:
             if int(service_port.get("port") or 0) == int(port):

@@ -319,7 +319,8 @@ def _requested_rv(obj: Obj) -> str | None:
     staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go. `kubectl replace` of an object with
     `resourceVersion: "0"` therefore replaces it instead of failing with 409 Conflict."""
     rv = (obj.get("metadata") or {}).get("resourceVersion") if isinstance(obj.get("metadata"), dict) else None
-    if not rv or (isinstance(rv, str) and rv.isdigit() and int(rv) == 0):
+    # ASCII digits only, as Go's strconv.ParseUint reads them (`str.isdigit` is also true of "¹" and "٠")
+    if not rv or (isinstance(rv, str) and rv.isascii() and rv.isdigit() and int(rv) == 0):
         return None
     return str(rv)
 
