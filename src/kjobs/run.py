@@ -405,27 +405,28 @@ async def _follow(cluster: LocalCluster, user: LocalClient, job: Obj, options: R
     kept: dict[str, Obj] = {}
     logs = cluster.logs if options.show_logs else None
 
-    def ours(obj: Obj) -> bool:
-        pod_meta = obj.get("metadata") or {}
-        labels = pod_meta.get("labels") or {}
-        return bool(pod_meta.get("namespace") == meta["namespace"] and labels.get(CONTROLLER_UID_LABEL) == meta["uid"])
-
     def on_job(_old: Obj | None, new: Obj | None) -> None:
         if new is not None and new["metadata"].get("uid") == meta["uid"]:
             lines.extend(view.update_job(new))
             changed.set()
 
+    namespace, job_uid = meta["namespace"], meta["uid"]
+
     def on_pod(old: Obj | None, new: Obj | None) -> None:
-        if not ours(new if new is not None else old or {}):
+        said = _pod_lines(view, namespace, job_uid, old, new)
+        if said is None:
             return
-        lines.extend(view.update_pod(new, deleted=old if new is None else None))
-        if logs is not None and new is not None:
+        lines.extend(said)
+        if new is None:
+            changed.set()
+            return
+        if logs is not None:
             uid = new["metadata"]["uid"]
             if uid not in kept and uid not in logged and (new.get("spec") or {}).get("nodeName"):
                 kept[uid] = new
                 logs.keep(new)
-        finished = new is not None and new.get("status", {}).get("phase") in ("Succeeded", "Failed")
-        if new is not None and finished and options.show_logs and new["metadata"]["uid"] not in logged:
+        finished = new.get("status", {}).get("phase") in ("Succeeded", "Failed")
+        if finished and options.show_logs and new["metadata"]["uid"] not in logged:
             logged.add(new["metadata"]["uid"])
             task = asyncio.get_running_loop().create_task(_print_logs(cluster, new, out))
             printing.add(task)
@@ -500,6 +501,20 @@ async def _follow(cluster: LocalCluster, user: LocalClient, job: Obj, options: R
     print("", file=out)
     print(view.summary(), file=out, flush=True)
     return 0 if view.finished() == "Complete" else 1
+
+
+def _pod_lines(view: RunView, namespace: str, job_uid: str, old: Obj | None, new: Obj | None) -> list[str] | None:
+    """The view's lines for a pod event (`RunView.update_pod`), or None when the pod is not the Job's (another
+    namespace, or not labelled with the Job's `controller-uid`). It runs for every event of every pod of the
+    cluster: a changed pod's metadata is read once, and handed to `RunView.pod_changed` as `update_pod` would."""
+    pod_meta = ((old or {}) if new is None else new).get("metadata") or {}
+    if pod_meta.get("namespace") != namespace or (pod_meta.get("labels") or {}).get(CONTROLLER_UID_LABEL) != job_uid:
+        return None
+    if new is None:
+        return view.update_pod(None, deleted=old)
+    return view.pod_changed(
+        new, P.uid(new), str(pod_meta.get("name")), P.phase(new), bool(pod_meta.get("deletionTimestamp"))
+    )
 
 
 def _live(view: RunView, out: TextIO) -> Any:
