@@ -24,7 +24,6 @@ from kjobs.api import validation_meta as V
 from kjobs.api.errors import ErrorType, FieldError, too_long
 from kjobs.api.validation_access import Errors, get_int, get_list, get_obj, get_str, items_of, type_error
 from kjobs.api.validation_formats import is_label_value, is_qualified_name, name_is_dns_label, name_is_dns_subdomain
-from kjobs.memo import Memo
 
 Invalid = ErrorType.FieldValueInvalid
 
@@ -253,9 +252,16 @@ def outcome(run: Any) -> Any:
 
 @pytest.fixture(autouse=True)
 def empty_shortcuts(monkeypatch: pytest.MonkeyPatch) -> None:
-    for known in ("_VALID_LABEL_KEYS", "_VALID_LABEL_VALUES", "_VALID_ANNOTATION_KEYS", "_VALID_FINALIZERS"):
+    for known in (
+        "_VALID_LABEL_KEYS",
+        "_VALID_LABEL_VALUES",
+        "_VALID_ANNOTATION_KEYS",
+        "_VALID_FINALIZERS",
+        "_VALID_OWNER_REFERENCES",
+        "_VALID_GENERATE_NAMES",
+        "_VALID_NAMESPACES",
+    ):
         monkeypatch.setattr(V, known, set())
-    monkeypatch.setattr(V, "_VALID_OWNER_REFERENCES", Memo(1024))
 
 
 @settings(max_examples=1500, deadline=None)

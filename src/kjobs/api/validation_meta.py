@@ -38,7 +38,6 @@ from kjobs.api.validation_formats import (
     is_qualified_name,
     name_is_dns_subdomain,
 )
-from kjobs.memo import Memo
 
 Invalid = ErrorType.FieldValueInvalid
 Required = ErrorType.FieldValueRequired
@@ -78,8 +77,14 @@ _VALID_FINALIZERS: set[str] = set()
 """Finalizer names that are valid qualified names and standard or domain-qualified: no error of their own."""
 
 
-def _remember(known: set[str], value: str) -> None:
-    if len(known) >= _KNOWN_VALID_MAX:
+_VALID_GENERATE_NAMES: set[str] = set()
+"""`generateName` prefixes that `name_is_dns_subdomain` found valid: a controller's objects repeat theirs."""
+_VALID_NAMESPACES: set[str] = set()
+"""Namespaces that `is_dns1123_label` found valid: every object of a namespace repeats it."""
+
+
+def _remember(known: set[Any], value: Any, limit: int = _KNOWN_VALID_MAX) -> None:
+    if len(known) >= limit:
         known.clear()
     known.add(value)
 
@@ -132,8 +137,10 @@ def validate_annotations(annotations: dict[str, str] | None, path: str, errs: Er
         errs.append(too_long(path, TOTAL_ANNOTATION_SIZE_LIMIT))
 
 
-_VALID_OWNER_REFERENCES: Memo[bytes, bool] = Memo(1024)
-"""Lists of owner references found valid, by their JSON: a controller's objects all name it alike."""
+_OWNER_REFERENCES_MAX = 1024
+_VALID_OWNER_REFERENCES: set[bytes] = set()
+"""Lists of owner references found valid, by their JSON: a controller's objects all name it alike (a set read
+in place: a `Memo`'s `__contains__` is a Python call)."""
 
 
 def _validate_owner_references(refs: list[Any] | None, path: str, errs: Errors) -> None:
@@ -149,7 +156,7 @@ def _validate_owner_references(refs: list[Any] | None, path: str, errs: Errors) 
     before = len(errs)
     _walk_owner_references(refs, path, errs)
     if key is not None and len(errs) == before:
-        _VALID_OWNER_REFERENCES.put(key, True)
+        _remember(_VALID_OWNER_REFERENCES, key, _OWNER_REFERENCES_MAX)
 
 
 def _walk_owner_references(refs: list[Any], path: str, errs: Errors) -> None:
@@ -256,11 +263,17 @@ def validate_object_meta(
             errs.append(type_error(f"{path}.generateName", generate_name, "string"))
         generate_name = ""
     subdomains = name_fn is name_is_dns_subdomain  # names are mostly unique: valid ones are matched in place
-    if generate_name and generate_name is not stored.get("generateName"):
+    if (
+        generate_name
+        and generate_name is not stored.get("generateName")
+        and not (subdomains and generate_name in _VALID_GENERATE_NAMES)
+    ):
         masked = generate_name[:-1] + "a" if len(generate_name) > 1 and generate_name[-1] == "-" else generate_name
         if not subdomains or len(masked) > DNS1123_SUBDOMAIN_MAX or dns1123_subdomain_match(masked) is None:
             for msg in name_fn(generate_name, True):
                 errs.append(FieldError(f"{path}.generateName", Invalid, msg, generate_name))
+        else:
+            _remember(_VALID_GENERATE_NAMES, generate_name)
     name = meta.get("name")
     if type(name) is not str:
         if name is not None:
@@ -281,11 +294,12 @@ def validate_object_meta(
     if namespaced:
         if not namespace:
             errs.append(FieldError(f"{path}.namespace", Required))
-        elif namespace is not stored.get("namespace") and (
-            len(namespace) > DNS1123_LABEL_MAX or dns1123_label_match(namespace) is None  # valid: matched in place
-        ):
-            for msg in is_dns1123_label(namespace):  # `NameIsDNSLabel` of a name, not a prefix
-                errs.append(FieldError(f"{path}.namespace", Invalid, msg, namespace))
+        elif namespace is not stored.get("namespace") and namespace not in _VALID_NAMESPACES:
+            if len(namespace) > DNS1123_LABEL_MAX or dns1123_label_match(namespace) is None:  # valid: matched in place
+                for msg in is_dns1123_label(namespace):  # `NameIsDNSLabel` of a name, not a prefix
+                    errs.append(FieldError(f"{path}.namespace", Invalid, msg, namespace))
+            else:
+                _remember(_VALID_NAMESPACES, namespace)
     elif namespace:
         errs.append(FieldError(f"{path}.namespace", Forbidden, "not allowed on this type"))
     generation = meta.get("generation")
@@ -312,11 +326,11 @@ def _validate_meta_collections(meta: Obj, path: str, errs: Errors, stored: Obj |
         stored = _NOTHING
     paths = _META_PATHS if path == "metadata" else None
     value = meta.get("labels")
-    if value is not None and value is not stored.get("labels"):
+    if value is not None and value is not stored.get("labels") and not _known_labels(value):
         at = paths[0] if paths is not None else f"{path}.labels"
         validate_labels(get_str_map(meta, "labels", at, errs), at, errs)
     value = meta.get("annotations")
-    if value is not None and value is not stored.get("annotations"):
+    if value is not None and value is not stored.get("annotations") and not _known_annotations(value):
         at = paths[1] if paths is not None else f"{path}.annotations"
         validate_annotations(get_str_map(meta, "annotations", at, errs), at, errs)
     value = meta.get("ownerReferences")
@@ -331,6 +345,40 @@ def _validate_meta_collections(meta: Obj, path: str, errs: Errors, stored: Obj |
         if finalizers is _READ:
             finalizers = value if type(value) is list else get_list(meta, "finalizers", at, errs)
         _validate_finalizers(finalizers, at, errs)
+
+
+def _known_labels(labels: Any) -> bool:
+    """A map of strings whose every key and value `validate_labels` would pass over as known valid: neither
+    `get_str_map` nor `validate_labels` adds an error to it, so neither is called (a Job's pods repeat theirs)."""
+    if type(labels) is not dict:
+        return False
+    keys, values = _VALID_LABEL_KEYS, _VALID_LABEL_VALUES
+    for key, value in labels.items():
+        if type(value) is not str or key not in keys:
+            return False
+        if value not in values and not (len(value) <= LABEL_VALUE_MAX and value.isalnum() and value.isascii()):
+            return False
+    return True
+
+
+_ANNOTATIONS_SHORT = TOTAL_ANNOTATION_SIZE_LIMIT // 4
+"""At most this many characters (keys and values) encode to at most the limit's bytes: UTF-8 takes at most 4 a
+character."""
+
+
+def _known_annotations(annotations: Any) -> bool:
+    """A map of strings whose keys are known valid and whose characters are ASCII and too few to pass the size
+    limit: neither `get_str_map` nor `validate_annotations` adds an error to it (nor raises: each encodes), so
+    neither is called."""
+    if type(annotations) is not dict:
+        return False
+    known = _VALID_ANNOTATION_KEYS
+    total = 0
+    for key, value in annotations.items():
+        if type(value) is not str or key not in known or not value.isascii():
+            return False
+        total += len(key) + len(value)
+    return total <= _ANNOTATIONS_SHORT
 
 
 _META_PATHS = ("metadata.labels", "metadata.annotations", "metadata.ownerReferences", "metadata.finalizers")

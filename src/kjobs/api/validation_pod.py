@@ -1286,6 +1286,16 @@ def _container_names(spec: Obj) -> set[str]:
     return names
 
 
+_MIRROR_ANNOTATION = "kubernetes.io/config.mirror"
+_DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
+_PLAIN_ANNOTATION_KEYS: set[tuple[str, ...]] = set()
+"""The keys (in order) of pod annotation maps' string entries without a mirror, deletion-cost, seccomp or AppArmor
+key: only those keys' values are read by `_validate_pod_annotations`, so a map of the same keys, of any values
+(strings or not: `get_str_map` only drops entries), adds no error and has no profile annotation. A Job's pods
+repeat theirs."""
+_PLAIN_ANNOTATION_KEYS_MAX = 1024
+
+
 def _validate_pod_annotations(annotations: dict[str, str] | None, spec: Obj, path: str, errs: Errors) -> bool:
     """`ValidatePodSpecificAnnotations`: mirror pods need a node; the deletion cost must be an int32; the
     deprecated seccomp annotations name valid profiles (their errors use the key as a path child,
@@ -1294,7 +1304,7 @@ def _validate_pod_annotations(annotations: dict[str, str] | None, spec: Obj, pat
     Whether there is any seccomp or AppArmor annotation (a Job's pods have none)."""
     if not annotations:
         return False
-    mirror = annotations.get("kubernetes.io/config.mirror")
+    mirror = annotations.get(_MIRROR_ANNOTATION)
     if mirror is not None and not spec.get("nodeName"):
         errs.append(
             FieldError(
@@ -1304,7 +1314,7 @@ def _validate_pod_annotations(annotations: dict[str, str] | None, spec: Obj, pat
                 mirror,
             )
         )
-    cost = annotations.get("controller.kubernetes.io/pod-deletion-cost")
+    cost = annotations.get(_DELETION_COST_ANNOTATION)
     if cost is not None:
         body = cost[1:] if cost[:1] in ("+", "-") else cost
         if not (body.isascii() and body.isdigit() and -(2**31) <= int(cost) <= MAX_INT32):
@@ -1417,8 +1427,22 @@ def validate_pod(
     )
     if spec_validated and shared:
         return errs  # the annotations' rules read them and the spec: both as they passed when stored
-    annotations = get_str_map(meta, "annotations", "metadata.annotations", []) if type(meta) is dict else None
-    has_profile_annotations = _validate_pod_annotations(annotations, spec, "metadata.annotations", errs)
+    raw = meta.get("annotations") if type(meta) is dict else None
+    annotations: dict[str, str] | None = None
+    if type(raw) is dict and tuple(raw) in _PLAIN_ANNOTATION_KEYS:
+        has_profile_annotations = False  # no key the pod's annotation rules read: no error, whatever the values
+    else:
+        annotations = get_str_map(meta, "annotations", "metadata.annotations", []) if type(meta) is dict else None
+        has_profile_annotations = _validate_pod_annotations(annotations, spec, "metadata.annotations", errs)
+        if (
+            annotations is not None
+            and not has_profile_annotations
+            and _MIRROR_ANNOTATION not in annotations
+            and _DELETION_COST_ANNOTATION not in annotations
+        ):
+            if len(_PLAIN_ANNOTATION_KEYS) >= _PLAIN_ANNOTATION_KEYS_MAX:
+                _PLAIN_ANNOTATION_KEYS.clear()
+            _PLAIN_ANNOTATION_KEYS.add(tuple(annotations))
     if spec_validated:
         return errs
     validate_pod_spec(spec, "spec", errs, is_pod=True, features=features, hugepages=not allow_indivisible_hugepages)
