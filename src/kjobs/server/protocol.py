@@ -11,19 +11,11 @@ uvicorn writes a response's head and its body separately: over TLS each write is
 sent apart (two `SSLObject.write`s and two socket sends a request, a tenth of a busy server's loop in a profile of
 `bench/bench_http.py`). Go's server buffers the head with the body (`bufio.Writer` under `response.w`, flushed when
 the handler returns); `_CoalescingTransport` holds the head until the body's first write and sends them together.
-
-Over TLS, the event loop's SSL layer hands a plain `asyncio.Protocol` each read as a new bytes object it asked
-`SSLObject.read` for at 256 KiB (uvloop's and asyncio's `_do_read__copied`, `SSL_READ_MAX_SIZE`): an allocation of
-that size, above glibc's mmap threshold, and its release, every request, and a failed read raising
-`SSLWantReadError` after it. To a `BufferedProtocol` it decrypts into the protocol's own buffer instead
-(`_do_read__buffered`). `_TlsReader` is that buffered protocol in front of this one (uvloop takes the buffered path
-only for a protocol that is not an `asyncio.Protocol`, which uvicorn's is), handing each read on as the same bytes.
 """
 
 from __future__ import annotations
 
 import asyncio
-import threading
 from typing import Any, cast
 
 import httptools
@@ -43,57 +35,6 @@ _JOIN_LIMIT = 64 * 1024
 """A held head is joined with a body of up to this many bytes; a larger body follows it as a write of its own."""
 
 _HEAD = b"HTTP/1.1 "
-
-_READ_SIZE = 64 * 1024
-"""Bytes a TLS connection's reader decrypts into at once (asyncio's stream default); more pending is read in
-further turns, as the SSL layer does for any buffered protocol."""
-
-_buffers = threading.local()
-"""One read buffer a thread (an event loop), shared by its TLS connections: the SSL layer fills it and calls
-`buffer_updated` in the same callback, which copies the bytes out, so no connection's data waits in it, and a
-thousand idle watches do not each hold 64 KiB."""
-
-
-def _read_buffer() -> memoryview:
-    """This thread's read buffer, made on its first TLS read."""
-    view: memoryview | None = getattr(_buffers, "view", None)
-    if view is None:
-        view = _buffers.view = memoryview(bytearray(_READ_SIZE))
-    return view
-
-
-class _TlsReader(asyncio.BufferedProtocol):
-    """What the SSL transport reads into (see the module's note): every read is passed to `protocol.data_received`
-    as bytes, and every other callback to `protocol`, so the HTTP protocol sees what it would have seen."""
-
-    __slots__ = ("_protocol", "_view")
-
-    def __init__(self, protocol: asyncio.Protocol) -> None:
-        self._protocol: asyncio.Protocol | None = protocol
-        self._view = _read_buffer()
-
-    def get_buffer(self, sizehint: int) -> memoryview:
-        return self._view
-
-    def buffer_updated(self, nbytes: int) -> None:
-        if self._protocol is not None:
-            self._protocol.data_received(bytes(self._view[:nbytes]))
-
-    def eof_received(self) -> bool | None:
-        return self._protocol.eof_received() if self._protocol is not None else None
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        protocol, self._protocol = self._protocol, None  # nothing comes after: no cycle kept through the transport
-        if protocol is not None:
-            protocol.connection_lost(exc)
-
-    def pause_writing(self) -> None:
-        if self._protocol is not None:
-            self._protocol.pause_writing()
-
-    def resume_writing(self) -> None:
-        if self._protocol is not None:
-            self._protocol.resume_writing()
 
 
 class _CoalescingTransport:
@@ -169,8 +110,6 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self.transport = cast(asyncio.Transport, _CoalescingTransport(transport))
-        if transport.get_extra_info("ssl_object") is not None:
-            transport.set_protocol(_TlsReader(self))
 
     def data_received(self, data: bytes) -> None:
         if self._refused:
