@@ -13,7 +13,9 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,7 +25,7 @@ from hypothesis import strategies as st
 from kjobs.api.types import Obj
 from kjobs.client.local import LocalClient
 from kjobs.client.resources import CONFIG_MAPS, EVENTS, PODS
-from kjobs.clock import FakeClock
+from kjobs.clock import FakeClock, RealClock
 from kjobs.node.agent import (
     TERMINAL_PHASES,
     NodeAgent,
@@ -35,7 +37,11 @@ from kjobs.node.agent import (
     _waits_for_config,
     deletion_grace_seconds,
 )
+from kjobs.node.process_runtime import ProcessRuntime
 from kjobs.node.sim_runtime import Outcome, SimulatedRuntime
+from kjobs.server.service import ApiService
+from kjobs.server.storage import Storage
+from kjobs.store import MemoryStore
 from tests.node.test_agent import MACHINE, NODE
 from tests.support import INTEGRATION_ADMISSION, local_api, settle
 
@@ -341,3 +347,96 @@ def test_the_same_writes_as_stop_53_on_generated_pods(case: Case) -> None:
     assert log == old_log
     assert final == old_final
     assert syncs <= old_syncs
+
+
+def _summary(status: Obj) -> tuple[Any, ...]:
+    """What a status write says, less its times: the phase, and each container's state, started and ready."""
+    containers = [*(status.get("initContainerStatuses") or ()), *(status.get("containerStatuses") or ())]
+    return (
+        status.get("phase"),
+        tuple((c["name"], *sorted(c.get("state") or {}), c.get("started"), c.get("ready")) for c in containers),
+    )
+
+
+async def _run_processes(agent_class: type[NodeAgent], root: Path) -> tuple[dict[str, list[Any]], int]:
+    """Real processes (the process runtime, its start report delay): a container that ends at once, one with a
+    postStart hook and a readiness probe, one that fails and is restarted (OnFailure), one deleted while it
+    starts. What each pod's status writes said, in order, and the number of syncs."""
+    clock = RealClock()
+    service = ApiService(Storage(MemoryStore()), clock=clock.now)
+    await service.ensure_namespaces()
+    client = LocalClient(service)
+    writes: dict[str, list[Any]] = {}
+
+    class Writes(LocalClient):
+        async def patch(self, resource: Any, namespace: Any, name: str, patch: Any, **kwargs: Any) -> Any:
+            result = await super().patch(resource, namespace, name, patch, **kwargs)
+            if resource is PODS and kwargs.get("subresource") == "status":
+                writes.setdefault(name, []).append(_summary((await client.get(PODS, "default", name))["status"]))
+            return result
+
+    agent = agent_class(
+        Writes(service, manager="kubelet"),
+        name="local",
+        clock=clock,
+        settings=NodeAgentSettings(),
+        runtime_factory=lambda on_status: ProcessRuntime(root_dir=root, clock=clock, on_status=on_status),
+    )
+    syncs = 0
+    plain = agent._sync_pod
+
+    async def counted(key: Any) -> None:
+        nonlocal syncs
+        syncs += 1
+        await plain(key)
+
+    agent._sync_pod = counted  # type: ignore[method-assign]
+    hooked = _container(
+        "main",
+        command=["sh", "-c", "sleep 1.5"],
+        lifecycle={"postStart": {"exec": {"command": ["sh", "-c", "sleep 0.3"]}}},
+        readinessProbe={"exec": {"command": ["true"]}, "periodSeconds": 1},
+    )
+    pods = {
+        "instant": _pod(_container("main", command=["true"])),
+        "hooked": _pod(hooked),
+        "restarted": _pod(
+            _container("main", command=["sh", "-c", "test -e $0 || { touch $0; exit 3; }", str(root / "ran")]),
+            policy="OnFailure",
+        ),
+        "deleted": _pod(_container("main", command=["sleep", "30"]), terminationGracePeriodSeconds=1),
+    }
+    await agent.start()
+    try:
+        for name, spec in pods.items():
+            body = {"metadata": {"name": name, "namespace": "default"}, "spec": {"nodeName": "local", **spec}}
+            created = await client.create(PODS, "default", body)
+            if name == "deleted":  # as soon as the agent admitted it: its start is in flight
+                while agent.runtime.get(created["metadata"]["uid"]) is None:
+                    await asyncio.sleep(0.001)
+                await client.delete(PODS, "default", name)
+        deadline = time.monotonic() + 30
+        while True:
+            left, _ = await client.list(PODS, "default")
+            if all((p.get("status") or {}).get("phase") in TERMINAL_PHASES for p in left) and agent.queue.idle():
+                break
+            assert time.monotonic() < deadline, left
+            await asyncio.sleep(0.05)
+    finally:
+        await agent.stop()
+    return writes, syncs
+
+
+def test_the_same_writes_as_stop_53_with_real_processes(tmp_path: Path) -> None:
+    """The process runtime's own paths (its shim's start and exit reports, a postStart hook, a readiness probe, a
+    restart, a deletion while the start is in flight) write the same statuses; in real time, so what is compared
+    leaves the times out (the cases above, in virtual time, compare the times too)."""
+    old, old_syncs = asyncio.run(_run_processes(OldAgent, tmp_path / "old"))
+    new, syncs = asyncio.run(_run_processes(NodeAgent, tmp_path / "new"))
+    assert new == old
+    assert old["hooked"] == [
+        ("Running", (("main", "running", True, False),)),
+        ("Running", (("main", "running", True, True),)),
+        ("Succeeded", (("main", "terminated", False, False),)),
+    ]
+    assert syncs < old_syncs
