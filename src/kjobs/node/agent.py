@@ -795,7 +795,8 @@ class NodeAgent:
         if key in self._before_publish:
             # Reported inside the pod's own sync before its status write (the runtime started the pod and, for
             # an instant container, ended it): that write takes the runtime's newest status, so the sync that
-            # this would queue after it would find nothing to do. `_sync` queues it if it writes nothing.
+            # this would queue after it would find nothing to do. `_sync` queues it if it writes nothing, unless the
+            # write waits for a start in flight (`_sync_pod`), whose answer queues the sync.
             self._before_publish[key] = True
             return
         self.queue.add(key)
@@ -875,6 +876,13 @@ class NodeAgent:
             if exited is not None and _exit_lost(exited, handle.status):
                 await self._publish(pod, exited, terminal=False)
             await self._publish(pod, handle.status, terminal=handle.terminal)
+        elif uid not in self._remount and uid not in self._env_refs:
+            # The write waits for the start's answer (Running, or the container's end): a status change the
+            # runtime reports after this sync, which queues the sync that writes it. A sync queued now for what
+            # was reported during this one (the admission's Pending) would find the start in flight and do
+            # nothing, or run after the answer, whose sync it is. (A pod that remounts volumes or reads
+            # ConfigMaps and Secrets keeps that sync: it may re-arm their timers.)
+            self._before_publish.pop(key, None)
         if handle.terminal:
             self._live.pop(uid, None)
             self._requests.pop(uid, None)
