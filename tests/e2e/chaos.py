@@ -380,7 +380,9 @@ def verify(
                 verdict.problems.append(
                     f"      {pod['metadata']['name']} {phase(pod)} exit={state.get('exitCode')} "
                     f"{state.get('reason')} disrupted={condition(pod, 'DisruptionTarget').get('reason')} "
-                    f"file={files.get(pod['metadata']['name'])} deleted={pod['metadata']['uid'] not in existing}"
+                    f"file={files.get(pod['metadata']['name'])} deleted={pod['metadata']['uid'] not in existing} "
+                    f"node={pod['spec'].get('nodeName') or '-'} "
+                    f"grace={pod['metadata'].get('deletionGracePeriodSeconds')}"
                 )
 
 
