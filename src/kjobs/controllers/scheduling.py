@@ -886,12 +886,21 @@ ClusterScores = Callable[[Sequence[NodeInfo]], "list[int] | None"]
 feasible nodes, or None when both skip (`kjobs.controllers.interpod.cluster_scorer`)."""
 
 
+def _any_soft_taints(nodes: Sequence[NodeInfo]) -> bool:
+    """`any(n.soft_taints for n in nodes)` as a loop: a generator costs a frame and a resumption per node, and
+    every pod with more than one feasible node is scored (docs/sched54.md)."""
+    for node in nodes:  # noqa: SIM110
+        if node.soft_taints:
+            return True
+    return False
+
+
 def node_scores(pod: PodInfo, feasible: Sequence[NodeInfo], cluster: ClusterScores | None = None) -> list[int]:
     """The default profile's weighted sum per feasible node (same order); `cluster` adds InterPodAffinity and
     PodTopologySpread (None: both skipped, as for a pod without such terms in a cluster without them)."""
     w = SCORE_WEIGHTS
     totals = _weighted_resource_scores(pod, feasible)
-    if any(n.soft_taints for n in feasible):
+    if _any_soft_taints(feasible):
         taints = normalize([untolerated_soft_taints(pod, n) for n in feasible], reverse=True)
         totals = [t + w["TaintToleration"] * x for t, x in zip(totals, taints, strict=True)]
     if pod.preferred_terms:
