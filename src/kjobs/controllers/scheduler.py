@@ -94,6 +94,7 @@ from kjobs.controllers.scheduling import (
     shared_spec_info,
     truncate_message,
     with_field,
+    with_node_name,
 )
 
 log = logging.getLogger(__name__)
@@ -569,8 +570,10 @@ class Scheduler:
         if nominated != pod.nominated_node:  # our nomination, before its status patch is seen
             pod = with_field(pod, "nominated_node", nominated)
         nodes = self._ready_nodes()
-        signature = None if nominated or has_claims else _signature(pod, nodes)
-        cached = self._failures.get(signature) if signature is not None else None
+        # The failure cache is keyed by `_signature`, made only when there is a cached failure to find or one to
+        # keep: nothing between here and the store below changes the pod or the nodes, so it is the same key.
+        cacheable = not nominated and not has_claims
+        cached = self._failures.get(_signature(pod, nodes)) if cacheable and self._failures else None
         if cached is not None and cached[0] == self._state:
             self._unschedulable(pod, cached[1], seq, cached[2])  # same pod shape, same cluster: same answer
             return
@@ -598,10 +601,16 @@ class Scheduler:
             # A preemptor whose nominated node now fits goes there (Kubernetes evaluates that node first).
             if nominated and any(n.name == nominated for n in feasible):
                 chosen = nominated
+            elif len(feasible) == 1:
+                chosen = feasible[0].name  # `select_host` scores no single node: its scorer is not made
             else:
-                selector = default_spread_selector(pod, self._service_selectors) if not pod.any_spread else None
+                selector = (
+                    default_spread_selector(pod, self._service_selectors)
+                    if not pod.any_spread and self._service_selectors.get(pod.namespace)
+                    else None
+                )
                 chosen = select_host(pod, feasible, cluster_scorer(pod, nodes, self._namespace_labels, selector))
-            self._assume(pod, chosen)
+            self._assume(pod, chosen, has_claims)
             return
         reasons = {name: status.reasons for name, status in statuses.items()}
         self.metrics.preemption_attempts.inc()
@@ -616,23 +625,26 @@ class Scheduler:
         elif result.clear_nomination:
             nomination = ""
         message = fit_error(len(nodes), reasons, post_filter=result.message)
-        if signature is not None and result.candidate is None:
+        if cacheable and result.candidate is None:
             if len(self._failures) > 10_000:
                 self._failures.clear()
-            self._failures[signature] = (self._state, message, nomination)
+            self._failures[_signature(pod, nodes)] = (self._state, message, nomination)
         self._unschedulable(pod, message, seq, nomination)
 
-    def _assume(self, pod: PodInfo, host: str) -> None:
-        assumed = with_field(pod, "node_name", host)
+    def _assume(self, pod: PodInfo, host: str, has_claims: bool) -> None:
+        """Count the pod on `host` and bind it in the background. `has_claims`: the pod's volumes name claims
+        (`pod_claim_names`, read by the attempt): without, there is nothing to provision or wait for."""
+        assumed = with_node_name(pod, host)
         self._assumed.add(pod.uid)
         self._place(assumed)
         self._set_nomination(pod.uid, "")
-        for claim in volumebinding.claims_to_provision(pod.pod, self._claim_assumed, self._storage_class):
-            if not volumebinding.selected_node(claim):
-                self._selected[str((claim.get("metadata") or {}).get("uid") or "")] = host
-        self._spawn(self._bind(assumed, self._attempts.get(pod.key, 0) + 1))
+        if has_claims:
+            for claim in volumebinding.claims_to_provision(pod.pod, self._claim_assumed, self._storage_class):
+                if not volumebinding.selected_node(claim):
+                    self._selected[str((claim.get("metadata") or {}).get("uid") or "")] = host
+        self._spawn(self._bind(assumed, self._attempts.get(pod.key, 0) + 1, has_claims))
 
-    async def _bind(self, pod: PodInfo, attempts: int) -> None:
+    async def _bind(self, pod: PodInfo, attempts: int, has_claims: bool) -> None:
         body: Obj = {
             "apiVersion": "v1",
             "kind": "Binding",
@@ -641,7 +653,7 @@ class Scheduler:
         }
         async with self._bind_slots:
             try:
-                if volumebinding.pod_claim_names(pod.pod):
+                if has_claims:
                     await self._bind_volumes(pod)
                 await self.client.post_subresource(PODS, pod.namespace, pod.name, "binding", body, handover=True)
             except Exception as exc:
@@ -779,6 +791,10 @@ class Scheduler:
 
 
 def _same_but_node_name(a: Obj, b: Obj) -> bool:
+    """Whether two specs hold the same members but `nodeName`. A binding adds `nodeName` to a spec without one:
+    then `a`'s items all in `b`'s answers it, without two copies of each spec (docs/sched54.md)."""
+    if "nodeName" not in a and len(b) == len(a) + 1 and "nodeName" in b:
+        return a.items() <= b.items()
     return {**a, "nodeName": None} == {**b, "nodeName": None}
 
 

@@ -886,12 +886,21 @@ ClusterScores = Callable[[Sequence[NodeInfo]], "list[int] | None"]
 feasible nodes, or None when both skip (`kjobs.controllers.interpod.cluster_scorer`)."""
 
 
+def _any_soft_taints(nodes: Sequence[NodeInfo]) -> bool:
+    """`any(n.soft_taints for n in nodes)` as a loop: a generator costs a frame and a resumption per node, and
+    every pod with more than one feasible node is scored (docs/sched54.md)."""
+    for node in nodes:  # noqa: SIM110
+        if node.soft_taints:
+            return True
+    return False
+
+
 def node_scores(pod: PodInfo, feasible: Sequence[NodeInfo], cluster: ClusterScores | None = None) -> list[int]:
     """The default profile's weighted sum per feasible node (same order); `cluster` adds InterPodAffinity and
     PodTopologySpread (None: both skipped, as for a pod without such terms in a cluster without them)."""
     w = SCORE_WEIGHTS
     totals = _weighted_resource_scores(pod, feasible)
-    if any(n.soft_taints for n in feasible):
+    if _any_soft_taints(feasible):
         taints = normalize([untolerated_soft_taints(pod, n) for n in feasible], reverse=True)
         totals = [t + w["TaintToleration"] * x for t, x in zip(totals, taints, strict=True)]
     if pod.preferred_terms:
@@ -964,3 +973,43 @@ def with_field(info: PodInfo, name: str, value: Any) -> PodInfo:
     values = list(_pod_info_values(info))
     values[_POD_INFO_FIELDS.index(name)] = value
     return PodInfo(*values)
+
+
+def with_node_name(info: PodInfo, node_name: str) -> PodInfo:
+    """`with_field(info, "node_name", node_name)`, written out by position: the scheduler makes one for every pod
+    it assumes on a node, and this costs about half of `with_field`'s attribute tuple, list and index
+    (docs/sched54.md)."""
+    return PodInfo(
+        info.uid,
+        info.namespace,
+        info.name,
+        node_name,
+        info.scheduler_name,
+        info.priority,
+        info.preempt_never,
+        info.requests,
+        info.non_zero_cpu,
+        info.non_zero_memory,
+        info.labels,
+        info.node_selector,
+        info.required_terms,
+        info.preferred_terms,
+        info.host_ports,
+        info.tolerations,
+        info.created,
+        info.started,
+        info.deleting,
+        info.terminal,
+        info.preemption_target,
+        info.nominated_node,
+        info.gated,
+        info.pod,
+        info.spec,
+        info.affinity_terms,
+        info.anti_terms,
+        info.spread,
+        info.preferred_affinity,
+        info.preferred_anti,
+        info.soft_spread,
+        info.any_spread,
+    )
