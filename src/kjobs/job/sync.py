@@ -562,8 +562,11 @@ def _manage_pods(ctx: SyncContext, plan: SyncPlan, cfg: SyncConfig) -> None:
         indexes = list(pending)
     else:
         indexes = [None] * diff
-    template_spec = _spec_copier((ctx.spec.get("template") or {}).get("spec") or {})
-    plan.creations = [_pod_from_template(ctx, index, template_spec) for index in indexes]
+    if indexes:
+        template_spec = _spec_copier(
+            (ctx.spec.get("template") or {}).get("spec") or {}, index_env=indexes[0] is not None
+        )
+        plan.creations = [_pod_from_template(ctx, index, template_spec) for index in indexes]
     if only_replace_failed_pods(job) and ctx.failed > 0:
         plan.creation_reason = "recreate_failed"
     elif ctx.failed > 0 or ctx.terminating > 0:
@@ -663,7 +666,7 @@ def _pod_from_template(ctx: SyncContext, index: int | None, template_spec: Calla
     name = str(meta.get("name") or "")
     template = ctx.spec.get("template") or {}
     tmeta = template.get("metadata") or {}
-    pod_spec = template_spec()
+    pod_spec = template_spec()  # an Indexed Job's with the index's env var already (`_spec_copier`)
     labels = dict(tmeta.get("labels") or {})
     annotations = dict(tmeta.get("annotations") or {})
     finalizers = list(tmeta.get("finalizers") or ())
@@ -671,7 +674,6 @@ def _pod_from_template(ctx: SyncContext, index: int | None, template_spec: Calla
         finalizers.append(JOB_TRACKING_FINALIZER)
     generate_name = f"{name}-"
     if index is not None:
-        _add_index_env(pod_spec)
         annotations[JOB_COMPLETION_INDEX_ANNOTATION] = str(index)
         labels[JOB_COMPLETION_INDEX_ANNOTATION] = str(index)
         pod_spec["hostname"] = f"{name}-{index}"
@@ -703,12 +705,25 @@ def _pod_from_template(ctx: SyncContext, index: int | None, template_spec: Calla
     return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": pod_spec}
 
 
-def _spec_copier(spec: Obj) -> Callable[[], Obj]:
-    """Fresh deep copies of a pod template's spec: decoded from its JSON, encoded once for all the pods of a sync."""
+def _spec_copier(spec: Obj, *, index_env: bool) -> Callable[[], Obj]:
+    """Fresh deep copies of a pod template's spec: decoded from its JSON, encoded once for all the pods of a sync.
+    `index_env`: an Indexed Job's pods, whose containers get `JOB_COMPLETION_INDEX` (`_add_index_env`); it names
+    no index, so it is added once, to the copy that is encoded, not to each pod (docs/jobctl54.md)."""
     try:
         raw = orjson.dumps(spec)
     except TypeError:  # not JSON (a Job built in process): copied the slow way
-        return lambda: copy.deepcopy(spec)
+
+        def deep_copy() -> Obj:
+            fresh: Obj = copy.deepcopy(spec)
+            if index_env:
+                _add_index_env(fresh)
+            return fresh
+
+        return deep_copy
+    if index_env:
+        with_env: Obj = orjson.loads(raw)
+        _add_index_env(with_env)
+        raw = orjson.dumps(with_env)
 
     def decode() -> Obj:
         fresh: Obj = orjson.loads(raw)
