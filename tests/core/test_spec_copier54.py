@@ -25,6 +25,8 @@ from kjobs.job.context import has_backoff_limit_per_index
 from kjobs.job.sync import (
     SyncContext,
     _add_index_env,
+    _pod_from_template,
+    _spec_copier,
     generate_name_with_index,
     new_context,
     new_index_failure_counts,
@@ -156,3 +158,41 @@ def test_planned_pods_are_stop_53s(
     for n, ids in enumerate(shared):
         for other in shared[n + 1 :]:
             assert not ids & other
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    held=st.dictionaries(
+        st.integers(0, 3),
+        st.tuples(st.sampled_from([None, "0", "2", "x"]), st.sampled_from([None, "0", "1"])),
+        max_size=4,
+    ),
+    policy=st.booleans(),
+)
+def test_a_replacement_carries_stop_53s_failure_counts(
+    held: dict[int, tuple[str | None, str | None]], policy: bool
+) -> None:
+    job = _job([{"name": "c"}], None, True, True, True)
+    if policy:
+        job["spec"]["podFailurePolicy"] = {
+            "rules": [{"action": "Ignore", "onExitCodes": {"operator": "In", "values": [1]}}]
+        }
+    ctx: SyncContext = new_context(job, [], now=NOW, expected_rm_finalizers=frozenset())
+    for index, (failures, ignored) in held.items():
+        annotations = {JOB_COMPLETION_INDEX_ANNOTATION: str(index)}
+        if failures is not None:
+            annotations[JOB_INDEX_FAILURE_COUNT_ANNOTATION] = failures
+        if ignored is not None:
+            annotations[JOB_INDEX_IGNORED_FAILURE_COUNT_ANNOTATION] = ignored
+        ctx.pods_with_delayed_deletion[index] = {
+            "metadata": {"name": f"p{index}", "uid": f"u{index}", "annotations": annotations},
+            "status": {
+                "phase": "Failed",
+                "containerStatuses": [{"name": "c", "state": {"terminated": {"exitCode": 1}}}],
+            },
+        }
+    spec = job["spec"]["template"]["spec"]
+    for index in range(4):
+        pod = _pod_from_template(ctx, index, _spec_copier(spec, index_env=True))
+        old = old_pod_from_template(ctx, index, old_spec_copier(spec))
+        assert orjson.dumps(pod) == orjson.dumps(old)

@@ -664,7 +664,8 @@ def _pod_from_template(ctx: SyncContext, index: int | None, template_spec: Calla
     job = ctx.job
     meta = job.get("metadata") or {}
     name = str(meta.get("name") or "")
-    template = ctx.spec.get("template") or {}
+    spec = job.get("spec") or {}  # `ctx.spec` and `has_backoff_limit_per_index`, inline: once a pod created
+    template = spec.get("template") or {}
     tmeta = template.get("metadata") or {}
     pod_spec = template_spec()  # an Indexed Job's with the index's env var already (`_spec_copier`)
     labels = dict(tmeta.get("labels") or {})
@@ -678,8 +679,9 @@ def _pod_from_template(ctx: SyncContext, index: int | None, template_spec: Calla
         labels[JOB_COMPLETION_INDEX_ANNOTATION] = str(index)
         pod_spec["hostname"] = f"{name}-{index}"
         generate_name = generate_name_with_index(name, index)
-        if has_backoff_limit_per_index(job):
-            failures, ignored = new_index_failure_counts(job, ctx.pods_with_delayed_deletion.get(index))
+        if spec.get("backoffLimitPerIndex") is not None:
+            replaced = ctx.pods_with_delayed_deletion.get(index)  # none for most: no call then
+            failures, ignored = (0, 0) if replaced is None else new_index_failure_counts(job, replaced)
             annotations[JOB_INDEX_FAILURE_COUNT_ANNOTATION] = str(failures)
             if ignored > 0:
                 annotations[JOB_INDEX_IGNORED_FAILURE_COUNT_ANNOTATION] = str(ignored)
