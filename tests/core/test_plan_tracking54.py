@@ -1,8 +1,10 @@
 """Stop 54: the tracking step's walk over finished pods calls neither `is_pod_failed` nor `can_remove_finalizer`
-for a Succeeded pod (the one is False and the other True for any such pod: docs/jobctl54.md). Stop 53's
-`plan_tracking` is kept here; on test_sync_finished_tracked.py's hypothesis Jobs and pods (Indexed or not,
-per-index limits, a pod failure policy, `podReplacementPolicy: Failed`, a Job being deleted, removals in flight,
-pods already uncounted), a sync plans the same with either, and its tracking step is the same."""
+for a Succeeded pod (the one is False and the other True for any such pod: docs/jobctl54.md), and neither do the
+failed-index and held-pod passes (`is_index_failed`, `is_pod_failed`). Stop 53's `plan_tracking`,
+`_failed_indexes` and `_pods_with_delayed_deletion` are kept here; on test_sync_finished_tracked.py's hypothesis
+Jobs and pods (Indexed or not, per-index limits, a pod failure policy, `podReplacementPolicy: Failed`, a Job
+being deleted, removals in flight, pods already uncounted), a sync plans the same with either, and its tracking
+step is the same."""
 
 from __future__ import annotations
 
@@ -17,11 +19,20 @@ from kjobs.api.types import Obj
 from kjobs.job import conditions as C
 from kjobs.job import pods as P
 from kjobs.job import sync
-from kjobs.job.context import SyncContext, completions, is_indexed, is_pod_failed, match_policy
+from kjobs.job.context import (
+    FinishingPod,
+    SyncContext,
+    completions,
+    is_index_failed,
+    is_indexed,
+    is_pod_failed,
+    match_policy,
+)
 from kjobs.job.decisions import FailureDecision, decide
+from kjobs.job.intervals import Intervals
 from kjobs.job.status import copy_status, to_api
 from kjobs.job.tracking import TrackingPlan, _index_of, _move_uncounted, can_remove_finalizer
-from tests.core.test_sync_finished_tracked import _job, _plans, _pod, _pods, _uncounted
+from tests.core.test_sync_finished_tracked import NOW, _job, _plans, _pod, _pods, _uncounted
 
 
 def old_plan_tracking(ctx: SyncContext, *, needs_flush: bool, max_uncounted: int) -> TrackingPlan:
@@ -124,7 +135,48 @@ def old_plan_tracking(ctx: SyncContext, *, needs_flush: bool, max_uncounted: int
     )
 
 
-@settings(max_examples=120, deadline=None)
+def old_failed_indexes(job: Obj, finishing: list[FinishingPod], total: int) -> Intervals:
+    """The failed indexes with `finishing`'s failed ones (`calculateFailedIndexes`, pkg/controller/job/
+    indexed_job_utils.go); tracked pods with their indexes read, as for `_succeeded_indexes`."""
+    text = (job.get("status") or {}).get("failedIndexes")
+    prev = Intervals.parse(text, total) if text is not None else Intervals()
+    new = [  # `index_within`, inline
+        index for pod, _, index in finishing if index != P.UNKNOWN_INDEX and index < total and is_index_failed(job, pod)
+    ]
+    return prev.with_indexes(new)
+
+
+def old_pods_with_delayed_deletion(ctx: SyncContext) -> dict[int, Obj]:
+    """Per index without an active pod, the last failed pod: its finalizer stays until it is replaced
+    (`getPodsWithDelayedDeletionPerIndex`, pkg/controller/job/indexed_job_utils.go)."""
+    active_indexes: set[int] | None = None  # made only when a failed pod gets that far: most syncs have none
+    failed_indexes = ctx.failed_indexes or Intervals()
+    total = completions(ctx.job)
+    held: dict[int, Obj] = {}
+    for pod, pod_uid, pod_index in ctx.finishing():  # an active pod is not failed
+        if pod_uid in ctx.expected_rm_finalizers:
+            continue
+        if pod_index == P.UNKNOWN_INDEX or total is None or pod_index >= total:  # `index_within`, inline
+            continue
+        index = pod_index
+        if not is_pod_failed(pod, ctx.job):
+            continue
+        if ctx.succeeded_indexes.has(index) or failed_indexes.has(index):
+            continue
+        if active_indexes is None:
+            active_indexes = set(ctx.active_indexes()) - {P.UNKNOWN_INDEX}
+        if index in active_indexes:
+            continue
+        last = held.get(index)
+        if last is None or (
+            P.index_absolute_failure_count(last) <= P.index_absolute_failure_count(pod)
+            and not P.finish_time(pod) < P.finish_time(last)
+        ):
+            held[index] = pod
+    return held
+
+
+@settings(max_examples=80, deadline=None)
 @given(
     rows=_pods,
     indexed=st.booleans(),
@@ -154,5 +206,19 @@ def test_a_sync_tracks_as_stop_53s_did(
     fast = _plans(job, pods, rm)
     with pytest.MonkeyPatch.context() as m:
         m.setattr(sync, "plan_tracking", old_plan_tracking)
+        m.setattr(sync, "_failed_indexes", old_failed_indexes)
+        m.setattr(sync, "_pods_with_delayed_deletion", old_pods_with_delayed_deletion)
         slow = _plans(job, pods, rm)
     assert fast == slow
+
+
+@settings(max_examples=80, deadline=None)
+@given(rows=_pods, policy=st.booleans(), failed_only=st.booleans(), expected=st.sets(st.integers(0, 23), max_size=4))
+def test_the_held_failed_pods_are_stop_53s(
+    rows: list[tuple[str, Any, bool, bool, bool, int, int]], policy: bool, failed_only: bool, expected: set[int]
+) -> None:
+    pods = [_pod(n, *row) for n, row in enumerate(rows)]
+    job = _job(True, True, policy, failed_only, False, 3)
+    rm = frozenset(f"uid-{n}" for n in expected)
+    ctx = sync.new_context(job, pods, now=NOW, expected_rm_finalizers=rm)
+    assert sync._pods_with_delayed_deletion(ctx) == old_pods_with_delayed_deletion(ctx)

@@ -460,8 +460,14 @@ def _failed_indexes(job: Obj, finishing: list[FinishingPod], total: int) -> Inte
     indexed_job_utils.go); tracked pods with their indexes read, as for `_succeeded_indexes`."""
     text = (job.get("status") or {}).get("failedIndexes")
     prev = Intervals.parse(text, total) if text is not None else Intervals()
-    new = [  # `index_within`, inline
-        index for pod, _, index in finishing if index != P.UNKNOWN_INDEX and index < total and is_index_failed(job, pod)
+    # `index_within`, inline; a Succeeded pod's index never fails (`is_pod_failed` is False for it): no call for it
+    new = [
+        index
+        for pod, _, index in finishing
+        if index != P.UNKNOWN_INDEX
+        and index < total
+        and (pod.get("status") or {}).get("phase") != "Succeeded"
+        and is_index_failed(job, pod)
     ]
     return prev.with_indexes(new)
 
@@ -479,7 +485,8 @@ def _pods_with_delayed_deletion(ctx: SyncContext) -> dict[int, Obj]:
         if pod_index == P.UNKNOWN_INDEX or total is None or pod_index >= total:  # `index_within`, inline
             continue
         index = pod_index
-        if not is_pod_failed(pod, ctx.job):
+        # a Succeeded pod is never failed (`is_pod_failed`): most finishing pods, without the call
+        if (pod.get("status") or {}).get("phase") == "Succeeded" or not is_pod_failed(pod, ctx.job):
             continue
         if ctx.succeeded_indexes.has(index) or failed_indexes.has(index):
             continue
