@@ -210,7 +210,24 @@ class JobController:
                 new_facts = P.sync_facts(new, old, old_facts)
             new_tracked, new_terminal, new_deleting = new_facts[3], not new_facts[0], new_facts[1]
             if owner is not None:
-                (owned or self._owned(owner_uid)).observe(pod_uid, new, new_facts)
+                if owned is None:
+                    owned = self._owned(owner_uid)
+                # `_OwnedPods.observe(pod_uid, new, new_facts)`, inline: a call less an event, the name read once
+                # (an empty `new`, which `new or old` passed over, has none)
+                known = owned.pods.get(pod_uid)
+                if known is None:
+                    pod_name = str(meta.get("name") or "") if pod is new else ""
+                    owned._added[pod_uid] = pod_name
+                elif known is not new:
+                    del owned.facts[id(known)]
+                owned.pods[pod_uid] = new
+                owned.facts[id(new)] = new_facts
+                if not new_facts[0] and not new_tracked:  # settled: finished and counted
+                    owned.unsettled.pop(pod_uid, None)
+                elif pod_uid not in owned.unsettled:
+                    if known is not None:
+                        pod_name = str(meta.get("name") or "") if pod is new else ""
+                    owned.unsettled[pod_uid] = pod_name
         else:
             new_tracked = new_terminal = new_deleting = False
             if owner is not None:

@@ -19,11 +19,15 @@ from kjobs.api.types import Obj
 def selector_matches(job: Obj, pod: Obj) -> bool:
     """The Job's `spec.selector` matches the pod's labels (a missing selector matches nothing). A selector of
     `matchLabels` alone (the one the API generates) is compared label by label, each an Equals requirement,
-    without building it: every pod the controller sees when it is first seen is asked this."""
+    without building it: every pod the controller sees when it is first seen is asked this (a loop, not `all`
+    over a generator, which is a call and a generator a pod on this Python: docs/jobctl54.md)."""
     selector = (job.get("spec") or {}).get("selector")
     labels = (pod.get("metadata") or {}).get("labels") or {}
     if selector is not None and not selector.get("matchExpressions"):
-        return all(labels.get(key) == str(value) for key, value in (selector.get("matchLabels") or {}).items())
+        for key, value in (selector.get("matchLabels") or {}).items():  # noqa: SIM110
+            if labels.get(key) != str(value):
+                return False
+        return True
     return label_selector_from_object(selector).matches_labels(labels)
 
 

@@ -299,7 +299,8 @@ async def _remove_finalizers(
     """Patch the finalizer out of each pod; a pod already gone counts as done."""
     if not pods:
         return set(), []
-    book.expect_finalizers_removed(key, [P.uid(p) for p in pods])
+    uids = [P.uid(p) for p in pods]  # read once, for the expectations and the result
+    book.expect_finalizers_removed(key, uids)
 
     async def one(pod: Obj) -> Exception | None:
         try:
@@ -312,7 +313,7 @@ async def _remove_finalizers(
         return None
 
     results = await _batch([one(p) for p in pods], pod_control.inline)
-    removed = {P.uid(p) for p, err in zip(pods, results, strict=True) if err is None}
+    removed = {uid for uid, err in zip(uids, results, strict=True) if err is None}
     return removed, [err for err in results if err is not None]
 
 
@@ -322,9 +323,13 @@ def _record_decisions(
     """One Event and one `kjobs_job_pod_failure_policy_decisions_total` sample per failed pod whose finalizer just
     went: a pod loses its finalizer once, so no pod is reported twice, even by a restarted controller (which
     never sees the finalizer again). See `kjobs.job.decisions`."""
+    decisions = tracking.decisions
+    if not decisions:  # no failed pod among them: nothing to report, no pod to read
+        return
     for pod in tracking.finalizer_removals:
-        decision = tracking.decisions.get(P.uid(pod))
-        if decision is None or P.uid(pod) not in removed:
+        pod_uid = P.uid(pod)
+        decision = decisions.get(pod_uid)
+        if decision is None or pod_uid not in removed:
             continue
         events.event(job, decision.event_type, decision.reason, decision.message())
         metrics.policy_decisions.labels(decision.action, decision.rule_label).inc()

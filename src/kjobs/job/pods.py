@@ -108,32 +108,45 @@ SyncFacts = tuple[bool, bool, bool, bool, int, str]
 
 
 def sync_facts(pod: Obj, earlier: Obj | None = None, earlier_facts: SyncFacts | None = None) -> SyncFacts:
-    """(not in a terminal phase, being deleted, its first Ready condition True, carrying the tracking finalizer,
-    `completion_index`, `uid`): what `kjobs.job.sync.new_context` reads of each unsettled pod on every sync. A pod
-    object is never changed once stored, so a controller may read them once a version, when the pod arrives, rather
-    than on each of the many syncs (ten a second) that see the pod active (docs/http47.md).
+    """(not in a terminal phase, being deleted, active and its first Ready condition True, carrying the tracking
+    finalizer, `completion_index`, `uid`): what `kjobs.job.sync.new_context` reads of each unsettled pod on every
+    sync, which counts the readiness of active pods only. A pod object is never changed once stored, so a controller
+    may read them once a version, when the pod arrives, rather than on each of the many syncs (ten a second) that
+    see the pod active (docs/http47.md).
 
     `earlier`, another version of the pod with its `earlier_facts`: the index is carried over when both hold the
-    very same `annotations` object (a status or finalizer write keeps it), rather than parsed again (docs/perf48.md)."""
+    very same `annotations` object (a status or finalizer write keeps it, docs/perf48.md), or the very same string
+    as the index annotation's value (the binding copies the map, not its values: docs/jobctl54.md), rather than
+    parsed again."""
     meta = pod.get("metadata") or {}
     pod_status = pod.get("status") or {}
+    running = pod_status.get("phase") not in TERMINAL_PHASES
+    deleting = bool(meta.get("deletionTimestamp"))
     ready = False
-    for cond in pod_status.get("conditions") or ():  # `is_ready`: the first Ready condition
-        if isinstance(cond, dict) and cond.get("type") == "Ready":
-            ready = cond.get("status") == "True"
-            break
-    if (
-        earlier_facts is not None
-        and earlier is not None
-        and (annotations := meta.get("annotations")) is not None
-        and annotations is (earlier.get("metadata") or {}).get("annotations")
-    ):
-        index = earlier_facts[4]
+    if running and not deleting:  # only an active pod's readiness is counted: half a pod's versions are terminal
+        for cond in pod_status.get("conditions") or ():  # `is_ready`: the first Ready condition
+            if isinstance(cond, dict) and cond.get("type") == "Ready":
+                ready = cond.get("status") == "True"
+                break
+    annotations = meta.get("annotations")
+    if earlier_facts is not None and earlier is not None and annotations is not None:
+        earlier_annotations = (earlier.get("metadata") or {}).get("annotations")
+        if annotations is earlier_annotations:
+            index = earlier_facts[4]
+        elif (
+            type(annotations) is dict
+            and type(earlier_annotations) is dict
+            and (value := annotations.get(JOB_COMPLETION_INDEX_ANNOTATION)) is not None
+            and value is earlier_annotations.get(JOB_COMPLETION_INDEX_ANNOTATION)
+        ):
+            index = earlier_facts[4]  # `completion_index` is a function of the value alone
+        else:
+            index = completion_index(pod)
     else:
         index = completion_index(pod)
     return (
-        pod_status.get("phase") not in TERMINAL_PHASES,
-        bool(meta.get("deletionTimestamp")),
+        running,
+        deleting,
         ready,
         JOB_TRACKING_FINALIZER in (meta.get("finalizers") or ()),
         index,

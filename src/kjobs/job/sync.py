@@ -460,8 +460,14 @@ def _failed_indexes(job: Obj, finishing: list[FinishingPod], total: int) -> Inte
     indexed_job_utils.go); tracked pods with their indexes read, as for `_succeeded_indexes`."""
     text = (job.get("status") or {}).get("failedIndexes")
     prev = Intervals.parse(text, total) if text is not None else Intervals()
-    new = [  # `index_within`, inline
-        index for pod, _, index in finishing if index != P.UNKNOWN_INDEX and index < total and is_index_failed(job, pod)
+    # `index_within`, inline; a Succeeded pod's index never fails (`is_pod_failed` is False for it): no call for it
+    new = [
+        index
+        for pod, _, index in finishing
+        if index != P.UNKNOWN_INDEX
+        and index < total
+        and (pod.get("status") or {}).get("phase") != "Succeeded"
+        and is_index_failed(job, pod)
     ]
     return prev.with_indexes(new)
 
@@ -479,7 +485,8 @@ def _pods_with_delayed_deletion(ctx: SyncContext) -> dict[int, Obj]:
         if pod_index == P.UNKNOWN_INDEX or total is None or pod_index >= total:  # `index_within`, inline
             continue
         index = pod_index
-        if not is_pod_failed(pod, ctx.job):
+        # a Succeeded pod is never failed (`is_pod_failed`): most finishing pods, without the call
+        if (pod.get("status") or {}).get("phase") == "Succeeded" or not is_pod_failed(pod, ctx.job):
             continue
         if ctx.succeeded_indexes.has(index) or failed_indexes.has(index):
             continue
@@ -562,8 +569,11 @@ def _manage_pods(ctx: SyncContext, plan: SyncPlan, cfg: SyncConfig) -> None:
         indexes = list(pending)
     else:
         indexes = [None] * diff
-    template_spec = _spec_copier((ctx.spec.get("template") or {}).get("spec") or {})
-    plan.creations = [_pod_from_template(ctx, index, template_spec) for index in indexes]
+    if indexes:
+        template_spec = _spec_copier(
+            (ctx.spec.get("template") or {}).get("spec") or {}, index_env=indexes[0] is not None
+        )
+        plan.creations = [_pod_from_template(ctx, index, template_spec) for index in indexes]
     if only_replace_failed_pods(job) and ctx.failed > 0:
         plan.creation_reason = "recreate_failed"
     elif ctx.failed > 0 or ctx.terminating > 0:
@@ -661,9 +671,10 @@ def _pod_from_template(ctx: SyncContext, index: int | None, template_spec: Calla
     job = ctx.job
     meta = job.get("metadata") or {}
     name = str(meta.get("name") or "")
-    template = ctx.spec.get("template") or {}
+    spec = job.get("spec") or {}  # `ctx.spec` and `has_backoff_limit_per_index`, inline: once a pod created
+    template = spec.get("template") or {}
     tmeta = template.get("metadata") or {}
-    pod_spec = template_spec()
+    pod_spec = template_spec()  # an Indexed Job's with the index's env var already (`_spec_copier`)
     labels = dict(tmeta.get("labels") or {})
     annotations = dict(tmeta.get("annotations") or {})
     finalizers = list(tmeta.get("finalizers") or ())
@@ -671,13 +682,13 @@ def _pod_from_template(ctx: SyncContext, index: int | None, template_spec: Calla
         finalizers.append(JOB_TRACKING_FINALIZER)
     generate_name = f"{name}-"
     if index is not None:
-        _add_index_env(pod_spec)
         annotations[JOB_COMPLETION_INDEX_ANNOTATION] = str(index)
         labels[JOB_COMPLETION_INDEX_ANNOTATION] = str(index)
         pod_spec["hostname"] = f"{name}-{index}"
         generate_name = generate_name_with_index(name, index)
-        if has_backoff_limit_per_index(job):
-            failures, ignored = new_index_failure_counts(job, ctx.pods_with_delayed_deletion.get(index))
+        if spec.get("backoffLimitPerIndex") is not None:
+            replaced = ctx.pods_with_delayed_deletion.get(index)  # none for most: no call then
+            failures, ignored = (0, 0) if replaced is None else new_index_failure_counts(job, replaced)
             annotations[JOB_INDEX_FAILURE_COUNT_ANNOTATION] = str(failures)
             if ignored > 0:
                 annotations[JOB_INDEX_IGNORED_FAILURE_COUNT_ANNOTATION] = str(ignored)
@@ -703,12 +714,25 @@ def _pod_from_template(ctx: SyncContext, index: int | None, template_spec: Calla
     return {"apiVersion": "v1", "kind": "Pod", "metadata": pod_meta, "spec": pod_spec}
 
 
-def _spec_copier(spec: Obj) -> Callable[[], Obj]:
-    """Fresh deep copies of a pod template's spec: decoded from its JSON, encoded once for all the pods of a sync."""
+def _spec_copier(spec: Obj, *, index_env: bool) -> Callable[[], Obj]:
+    """Fresh deep copies of a pod template's spec: decoded from its JSON, encoded once for all the pods of a sync.
+    `index_env`: an Indexed Job's pods, whose containers get `JOB_COMPLETION_INDEX` (`_add_index_env`); it names
+    no index, so it is added once, to the copy that is encoded, not to each pod (docs/jobctl54.md)."""
     try:
         raw = orjson.dumps(spec)
     except TypeError:  # not JSON (a Job built in process): copied the slow way
-        return lambda: copy.deepcopy(spec)
+
+        def deep_copy() -> Obj:
+            fresh: Obj = copy.deepcopy(spec)
+            if index_env:
+                _add_index_env(fresh)
+            return fresh
+
+        return deep_copy
+    if index_env:
+        with_env: Obj = orjson.loads(raw)
+        _add_index_env(with_env)
+        raw = orjson.dumps(with_env)
 
     def decode() -> Obj:
         fresh: Obj = orjson.loads(raw)

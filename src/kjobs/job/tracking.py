@@ -158,13 +158,19 @@ def plan_tracking(ctx: SyncContext, *, needs_flush: bool, max_uncounted: int) ->
     reached_max = False
     failing = ctx.finished_condition is not None and ctx.finished_condition.get("type") != COND_SUCCESS_CRITERIA_MET
     for pod, pod_uid, pod_index in pods:
-        considered_failed = is_pod_failed(pod, job)
-        if not can_remove_finalizer(ctx, pod, considered_failed, pod_uid, pod_index):
-            continue
-        to_remove.append(pod)
         # `P.phase` and `index_within`, inline: a call each a finished pod (`is_pod_failed` says why they agree)
+        succeeded = (pod.get("status") or {}).get("phase") == "Succeeded"
+        if succeeded:
+            # most finished pods: `is_pod_failed` is False for a Succeeded pod and `can_remove_finalizer` True,
+            # whatever else the pod or the Job says, so neither is called (docs/jobctl54.md)
+            considered_failed = False
+        else:
+            considered_failed = is_pod_failed(pod, job)
+            if not can_remove_finalizer(ctx, pod, considered_failed, pod_uid, pod_index):
+                continue
+        to_remove.append(pod)
         within = pod_index != P.UNKNOWN_INDEX and total is not None and pod_index < total
-        if (pod.get("status") or {}).get("phase") == "Succeeded" and pod_uid not in ctx.uncounted_failed:
+        if succeeded and pod_uid not in ctx.uncounted_failed:
             if indexed:
                 if within and not ctx.prev_succeeded_indexes.has(pod_index):
                     new_succeeded_indexes.append(pod_index)
