@@ -185,11 +185,14 @@ class ConfigMapWatch:
         return event
 
     def stop(self) -> None:
-        """`Stop()`: shut the connection so the reading thread ends."""
+        """`Stop()`: shut the connection so the reading thread ends, then close the response once it has: a
+        reader that fails on the shut socket closes it too, and two threads closing one `HTTPResponse` at once
+        can make the second's flush raise on a file the first just closed."""
         sock = getattr(self.response.connection, "sock", None)
         if sock is not None:
             with contextlib.suppress(OSError):
                 sock.shutdown(socket.SHUT_RDWR)
+        self.thread.join(timeout=10)
         self.response.close()
 
 

@@ -60,8 +60,12 @@ def test_runs_in_worker_processes_equal_the_runs_made_in_turn(monkeypatch: pytes
     assert spread[1].view.pods == {} and in_turn[1].view.pods
 
 
-def test_short_runs_stay_in_this_process() -> None:
+def test_short_runs_stay_in_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    # "Short" is measured in wall seconds, which a loaded machine stretches: the bar is raised far above what
+    # these runs take, and the test checks they took less.
+    monkeypatch.setattr(runs, "WORKER_WORTH", 30.0)
     results = simulate_runs(flaky_job(), SimulationOptions(seed=0), 3, workers=8)
+    assert all(r.wall_seconds < runs.WORKER_WORTH for r in results)
     assert all(r.view.pods for r in results)  # none went through a worker (which drops the pods)
 
 
