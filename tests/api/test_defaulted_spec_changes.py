@@ -21,6 +21,7 @@ from kjobs.api import defaults
 from kjobs.api.defaults import default_api_pod_in_place, default_pod_in_place
 from kjobs.memo import Memo
 from tests.api.test_defaulted_spec_memo import hostnames, specs
+from tests.hypothesis_budget import examples
 
 _ABSENT = object()
 
@@ -67,7 +68,7 @@ def fresh_memo(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(defaults, "_DEFAULTED_SPECS", Memo(256))
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(specs, hostnames, hostnames)
 def test_remembered_changes_give_the_decoded_default(spec: Any, first: Any, second: Any) -> None:
     defaults._DEFAULTED_SPECS = Memo(256)

@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from kjobs.api import defaults
 from kjobs.api.defaults import default_api_pod_in_place, default_pod_in_place
 from kjobs.memo import Memo
+from tests.hypothesis_budget import examples
 
 odd = st.one_of(st.none(), st.just(""), st.integers(0, 3), st.just([]), st.just({}), st.just("x"))
 images = st.sampled_from(["busybox", "busybox:latest", "busybox:1.36", "r.io/a@sha256:" + "0" * 64, ""])
@@ -96,7 +97,7 @@ def _with_hostname(spec: Any, hostname: Any, at_front: bool) -> Any:
     return {"hostname": hostname, **spec} if at_front else {**spec, "hostname": hostname}
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(specs, hostnames, hostnames, st.booleans())
 def test_a_remembered_default_is_the_default_made_afresh(spec: Any, first: Any, second: Any, at_front: bool) -> None:
     defaults._DEFAULTED_SPECS = Memo(256)  # hypothesis runs every example in one fixture's scope

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from kjobs.api import disabled_fields as D
 from kjobs.api import features as fg
 from kjobs.api.features import FeatureGates
+from tests.hypothesis_budget import examples
 
 
 def plain_drop(pod_spec: Any, old_pod_spec: Any, features: FeatureGates) -> None:
@@ -89,7 +90,7 @@ GATES = st.dictionaries(
 )
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(spec=SPEC, old=st.one_of(st.none(), st.just({}), SPEC), gates=GATES)
 def test_drop_disabled_pod_spec_as_before(spec: dict[str, Any], old: Any, gates: dict[str, bool]) -> None:
     features = FeatureGates.from_map(gates)

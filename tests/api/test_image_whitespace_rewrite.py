@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from kjobs.api.errors import ErrorType, FieldError
 from kjobs.api.validation_access import items_of
 from kjobs.api.validation_pod import _validate_image_whitespace
+from tests.hypothesis_budget import examples
 
 
 def old_loop(spec: Any, errs: list[FieldError]) -> None:
@@ -37,7 +38,7 @@ ENTRY = st.one_of(st.fixed_dictionaries({}, optional={"image": IMAGE, "name": st
 LIST = st.one_of(st.lists(ENTRY, max_size=3), st.none(), st.just("x"), st.just({}))
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=examples(800), deadline=None)
 @given(spec=st.fixed_dictionaries({}, optional={"containers": LIST, "initContainers": LIST}))
 def test_image_errors_as_before(spec: dict[str, Any]) -> None:
     got: list[FieldError] = []

@@ -19,6 +19,7 @@ from kjobs.api import validation_meta as V
 from kjobs.api.errors import ErrorType, FieldError
 from kjobs.api.validation_access import Errors, get_str_map
 from kjobs.api.validation_formats import name_is_dns_label, name_is_dns_subdomain
+from tests.hypothesis_budget import examples
 
 Invalid = ErrorType.FieldValueInvalid
 
@@ -67,7 +68,7 @@ MAP = st.one_of(st.dictionaries(st.one_of(st.sampled_from(KEYS), st.text(max_siz
 META = st.fixed_dictionaries({}, optional={"labels": MAP, "annotations": MAP})
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(meta=META, earlier=st.lists(META, max_size=3))
 def test_collections_as_stop52(meta: dict[str, Any], earlier: list[dict[str, Any]]) -> None:
     """Maps known valid in part or whole (earlier maps fill the sets), of every type, near the size limit (four

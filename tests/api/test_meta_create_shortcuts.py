@@ -24,6 +24,7 @@ from kjobs.api import validation_meta as V
 from kjobs.api.errors import ErrorType, FieldError, too_long
 from kjobs.api.validation_access import Errors, get_int, get_list, get_obj, get_str, items_of, type_error
 from kjobs.api.validation_formats import is_label_value, is_qualified_name, name_is_dns_label, name_is_dns_subdomain
+from tests.hypothesis_budget import examples
 
 Invalid = ErrorType.FieldValueInvalid
 
@@ -264,7 +265,7 @@ def empty_shortcuts(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.setattr(V, known, set())
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(
     meta=META,
     others=st.lists(META, max_size=2),
@@ -286,7 +287,7 @@ def test_object_meta_errors_as_before(
         assert got == plain
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(meta=META, old=META)
 def test_object_meta_update_collections_as_before(meta: dict[str, Any], old: dict[str, Any]) -> None:
     """The update's collections (none shared here: each is walked) give the plain collections' errors."""
@@ -384,7 +385,7 @@ def test_names_at_the_limit_are_valid(meta: dict[str, Any]) -> None:
     assert plain == []
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(namespace=st.one_of(st.text(alphabet="ab-.A\n\u00e9", min_size=1, max_size=66), st.sampled_from(WORDS)))
 def test_a_namespace_matched_in_place_has_its_errors(namespace: str) -> None:
     """The namespace, matched in place with the label regex (stop 52), has `NameIsDNSLabel`'s errors."""

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from kjobs.api import validation_meta as V
 from kjobs.api.errors import ErrorType, FieldError
 from kjobs.api.validation_access import get_list, get_str_map
+from tests.hypothesis_budget import examples
 
 _READ = V._READ
 
@@ -92,7 +93,7 @@ def outcome(meta: dict[str, Any], old: dict[str, Any]) -> Any:
         return type(err)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(old=META, other=META, hows=st.dictionaries(st.sampled_from(KEYS), HOW))
 def test_meta_update_errors_as_before(old: dict[str, Any], other: dict[str, Any], hows: dict[str, str]) -> None:
     """The plain run: the collections checked as they were, and the immutable fields made fresh objects in both

@@ -20,6 +20,7 @@ from kjobs.api.validation_formats import (
     is_dns1123_label,
     name_is_dns_subdomain,
 )
+from tests.hypothesis_budget import examples
 
 Invalid, Required, Forbidden = V.Invalid, V.Required, V.Forbidden
 
@@ -84,7 +85,7 @@ def _fresh(value: Any) -> Any:
     return "".join(list(value)) if type(value) is str and len(value) > 1 else value
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(
     st.fixed_dictionaries(
         {"name": st.sampled_from(NAMES), "namespace": st.sampled_from(NAMESPACES)},

@@ -15,6 +15,7 @@ from kjobs.api import validation_meta as V
 from kjobs.api.errors import FieldError
 from kjobs.api.validation_access import get_int, get_list, get_str
 from tests.api.test_meta_rewrites import META
+from tests.hypothesis_budget import examples
 
 Invalid, Forbidden = V.Invalid, V.Forbidden
 
@@ -80,7 +81,7 @@ def outcome(fn: Any, meta: Any, old: Any) -> Any:
         return type(err)
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(META, META, READS, READS, st.booleans())
 def test_meta_update_errors_as_before(
     old: dict[str, Any], new: dict[str, Any], reads: dict[str, Any], old_reads: dict[str, Any], keep: bool

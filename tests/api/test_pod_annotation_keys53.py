@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from kjobs.api import validation_pod as P
 from kjobs.api.defaults import default_pod
 from kjobs.api.types import Obj
+from tests.hypothesis_budget import examples
 
 
 class _NeverKnown(set[tuple[str, ...]]):
@@ -77,7 +78,7 @@ def errors(pod: Obj) -> list[str]:
     return [str(e) for e in P.validate_pod(copy.deepcopy(pod))]
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(annotations=ANNOTATIONS, node=st.booleans(), earlier=st.lists(ANNOTATIONS, max_size=3))
 def test_pod_annotation_errors_as_stop52(annotations: Any, node: bool, earlier: list[Any]) -> None:
     pod = _pod(annotations, node)

@@ -21,6 +21,7 @@ from kjobs.api import validation_pod_status as S
 from kjobs.api.errors import FieldError
 from kjobs.api.validation_meta import validate_object_meta_update
 from kjobs.api.validation_pod_update import validate_pod_specific_annotation_updates
+from tests.hypothesis_budget import examples
 
 Obj = dict[str, Any]
 
@@ -161,14 +162,14 @@ def writes(draw: st.DrawFn) -> tuple[Obj, Obj]:
     return new, old
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(writes())
 def test_status_write_errors_as_before(write: tuple[Obj, Obj]) -> None:
     new, old = write
     assert S.validate_pod_status_update(new, old) == old_validate_pod_status_update(new, old)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.one_of(st.lists(CONDITION, max_size=5), st.none(), st.just("Ready")))
 def test_conditions_as_before_and_again(conditions: Any) -> None:
     for _ in range(2):  # the second pass finds the valid types remembered
@@ -179,7 +180,7 @@ def test_conditions_as_before_and_again(conditions: Any) -> None:
         assert errs == expected
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(IP_LIST)
 def test_ips_as_before(entries: Any) -> None:
     errs: list[FieldError] = []

@@ -16,6 +16,7 @@ from kjobs.api import selectors
 from kjobs.api.selectors import FIELD_ALIASES, FIELD_LABELS, _field_path, field_value, selectable_fields
 from kjobs.api.types import Obj
 from tests.core.test_pod_path_rewrites import OBJECTS
+from tests.hypothesis_budget import examples
 
 CUSTOM = "things.example.com"
 CUSTOM_FIELDS = selectors._METADATA_FIELDS | {"spec.a.b", "spec.c", "status.d"}
@@ -78,7 +79,7 @@ THING = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(
     RESOURCES,
     st.one_of(OBJECTS, THING),

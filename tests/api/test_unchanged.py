@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kjobs.api.types import unchanged
+from tests.hypothesis_budget import examples
 
 NAN = float("nan")
 
@@ -26,7 +27,7 @@ values = st.recursive(
 )
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=examples(800), deadline=None)
 @given(values, values, st.sampled_from(["same", "copy", "other"]))
 def test_unchanged_is_equality(value: Any, other: Any, how: str) -> None:
     new = value if how == "same" else copy.deepcopy(value) if how == "copy" else other

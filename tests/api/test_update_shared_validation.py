@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 from kjobs.api import validation_pod as P
 from kjobs.api.validation_pod_status import validate_pod_status_update
 from kjobs.api.validation_pod_update import validate_pod_update
+from tests.hypothesis_budget import examples
 
 HOW = st.sampled_from(["keep", "copy", "drop", "change"])
 ANNOTATION_KEYS = st.sampled_from(
@@ -75,7 +76,7 @@ def _member(how: str, before: Any, other: Any) -> Any:
     return other
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(
     annotations=ANNOTATIONS,
     other_annotations=ANNOTATIONS,

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from kjobs.api.features import KNOWN, FeatureGates
 from kjobs.api.validation_formats import is_dns1123_label
 from kjobs.api.validation_pod import _RATCHETED, _TOKEN_VOLUME_NAME, _valid_spec_key
+from tests.hypothesis_budget import examples
 
 
 def old_key(spec: Any, path: str, is_pod: bool, features: FeatureGates, hugepages: bool = False) -> bytes | None:
@@ -62,7 +63,7 @@ SPEC = st.fixed_dictionaries(
 GATES = st.dictionaries(st.sampled_from(sorted(name for name, spec in KNOWN.items() if not spec.locked)), st.booleans())
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(spec=st.one_of(SPEC, st.none()), gates=GATES, is_pod=st.booleans(), hugepages=st.booleans())
 def test_the_key_is_the_key_it_was(spec: Any, gates: dict[str, bool], is_pod: bool, hugepages: bool) -> None:
     features = FeatureGates.from_map(gates)

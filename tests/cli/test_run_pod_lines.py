@@ -16,6 +16,7 @@ from kjobs.api.types import Obj
 from kjobs.progress import RunView
 from kjobs.run import _pod_lines
 from tests.core.test_progress_pod_changed import _event, _job, _pod, _state_of
+from tests.hypothesis_budget import examples
 
 
 def _old_on_pod(view: RunView, meta: Obj, old: Obj | None, new: Obj | None) -> list[str] | None:
@@ -44,7 +45,7 @@ def _owned(pod: Obj, owner: str) -> Obj:
     return pod
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.integers(0, 2),
     st.lists(st.tuples(_event, _owner), min_size=4, max_size=30),

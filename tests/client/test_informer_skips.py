@@ -27,6 +27,7 @@ from kjobs.client.resources import PODS
 from kjobs.clock import FakeClock
 from kjobs.controllers.nodelifecycle import NodeLifecycleController
 from kjobs.controllers.tainteviction import TaintEvictionController
+from tests.hypothesis_budget import examples
 from tests.support import local_api, settle
 
 
@@ -120,7 +121,7 @@ def _final(events: list[_Event], make: Any, unless_same: str | None) -> Any:
     return asyncio.run(_feed(events, make, unless_same))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(STEP, max_size=12))
 def test_a_handler_skipped_for_an_update_that_keeps_the_spec_ends_as_if_called(steps: list[tuple[Any, ...]]) -> None:
     events = _events(steps)

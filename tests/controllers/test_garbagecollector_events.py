@@ -23,6 +23,7 @@ from kjobs.controllers.garbagecollector import (
     is_deleting_dependents,
     is_orphaning,
 )
+from tests.hypothesis_budget import examples
 
 
 class PlainGarbageCollector(GarbageCollector):
@@ -133,7 +134,7 @@ def _state(gc: GarbageCollector) -> tuple[Any, ...]:
     return nodes, {k: sorted(v) for k, v in gc.dependents.items()}, list(gc.queue._queue)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(event_sequences())
 def test_graph_as_before_after_every_event(events: list[tuple[ResourceRef, Obj | None, Obj | None]]) -> None:
     clock = FakeClock()

@@ -9,6 +9,7 @@ from kjobs.api.names import JOB_TRACKING_FINALIZER
 from kjobs.controllers.job import _facts, _InNameOrder, _OwnedPods
 from kjobs.job.pods import sync_facts
 from kjobs.job.sync import new_context
+from tests.hypothesis_budget import examples
 
 _ops = st.lists(st.tuples(st.booleans(), st.integers(0, 30), st.integers(0, 3)), max_size=80)
 
@@ -29,7 +30,7 @@ def test_pods_come_out_in_name_order_with_their_newest_versions(ops: list[tuple[
     assert owned.in_name_order() == expected
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(ops=st.lists(st.tuples(st.sampled_from(("add", "remove", "read")), st.integers(0, 30), st.integers(0, 3))))
 @example(ops=[("add", 1, 0), ("read", 0, 0), ("remove", 1, 0), ("add", 1, 1), ("read", 0, 0)])  # gone and back
 @example(ops=[("add", 1, 0), ("add", 2, 0), ("remove", 2, 0), ("read", 0, 0)])  # came and went between reads
@@ -70,7 +71,7 @@ def _pod(n: int, phase: str, tracked: bool, deleting: bool, ready: bool) -> dict
     return {"metadata": meta, "status": status}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(ops=_pod_ops)
 def test_a_sync_reading_only_the_unsettled_pods_classifies_them_as_one_reading_all(
     ops: list[tuple[bool, int, str, bool, bool, bool]],

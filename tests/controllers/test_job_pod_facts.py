@@ -19,6 +19,7 @@ from kjobs.job import pods as P
 from kjobs.job.context import is_finished
 from kjobs.job.sync import new_context
 from tests.controllers.test_upstream_job_controller import controller_ref, idle_controller, new_job
+from tests.hypothesis_budget import examples
 
 _INDEXES = st.one_of(st.none(), st.sampled_from(["0", "3", "007", "-1", "x", "99999999999999999999", "", " 4"]))
 
@@ -177,7 +178,7 @@ def test_the_pod_handler_keeps_and_counts_what_the_plain_reading_does(events: li
     asyncio.run(scenario())
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     earlier_index=_INDEXES,
     index=_INDEXES,

@@ -20,6 +20,7 @@ from kjobs.api.types import Obj
 from kjobs.controllers.job import JobController
 from tests.controllers.test_job_pod_facts import PlainJobController
 from tests.controllers.test_upstream_job_controller import controller_ref, idle_controller, new_job
+from tests.hypothesis_budget import examples
 
 _OWNERS = ("running", "conditions", "finished", "absent", "ghost", "replicaset", None)
 
@@ -102,7 +103,7 @@ def _state(controller: JobController, counted: list[str]) -> dict[str, Any]:
     }
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(events=st.lists(_event, max_size=30))
 @example(
     events=[(0, False, None, "new", "other", None, False, False), (0, False, None, "new", "copied", None, False, False)]

@@ -35,6 +35,7 @@ from kjobs.controllers.tainteviction import TaintEvictionController, _node_name,
 from tests.controllers.test_job_pod_facts import PlainJobController, _state
 from tests.controllers.test_upstream_job_controller import controller_ref, idle_controller, new_job
 from tests.core.test_pod_path_rewrites import PODS, _plain_stale_wait
+from tests.hypothesis_budget import examples
 
 
 class _Stub:
@@ -318,7 +319,7 @@ def test_job_controller_on_pod_finds_the_controller_as_before(events: list[tuple
     asyncio.run(scenario())
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(PODS, st.floats(0, 2e9))
 def test_stale_since_is_none_exactly_when_stale_wait_is(pod: Obj, now: float) -> None:
     """The disruption controller's pod handler reads the clock only when `stale_since` finds a condition: exactly

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from kjobs.api.selectors import label_selector_from_object
 from kjobs.api.types import Obj
 from kjobs.controllers.podclaims import selector_matches
+from tests.hypothesis_budget import examples
 
 
 def old_selector_matches(job: Obj, pod: Obj) -> bool:
@@ -33,7 +34,7 @@ _expressions = st.one_of(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     match_labels=st.one_of(st.none(), st.dictionaries(_keys, _values, max_size=3)),
     expressions=_expressions,

@@ -30,6 +30,7 @@ from kjobs.controllers.podgc import (
     is_terminated,
 )
 from kjobs.job import pods as P
+from tests.hypothesis_budget import examples
 
 
 class PlainPodGC(PodGCController):
@@ -185,7 +186,7 @@ def run(kind: type[PodGCController], pods: list[Obj], nodes: list[Obj], threshol
     return asyncio.run(passes())
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(cluster())
 def test_a_pass_makes_the_calls_the_walk_per_step_made(
     case: tuple[list[Obj], list[Obj], int, dict[str, float]],

@@ -13,6 +13,7 @@ from kjobs.api.storage import pod_claim_names
 from kjobs.api.types import Obj
 from kjobs.clock import FakeClock
 from kjobs.controllers.volumes import PVCProtectionController, _meta, _terminal
+from tests.hypothesis_budget import examples
 
 
 class PlainPVCProtection(PVCProtectionController):
@@ -51,7 +52,7 @@ def pods(draw: st.DrawFn) -> Obj:
     return pod
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(st.lists(st.tuples(st.one_of(st.none(), pods()), st.one_of(st.none(), pods())), min_size=1, max_size=8))
 def test_pod_events_queue_what_they_did(events: list[tuple[Obj | None, Obj | None]]) -> None:
     clock = FakeClock()

@@ -12,6 +12,7 @@ from kjobs.api.types import Obj
 from kjobs.controllers.interpod import _any_affinity_pods, _any_anti_pods
 from kjobs.controllers.scheduler import _same_but_node_name
 from kjobs.controllers.scheduling import NodeInfo, Taint, _any_soft_taints, pod_info
+from tests.hypothesis_budget import examples
 
 _POD = pod_info({"metadata": {"uid": "u"}, "spec": {}}, priority=0, preempt_never=False)
 
@@ -60,7 +61,7 @@ def spec_pairs(draw: st.DrawFn) -> tuple[Obj, Obj]:
     return a, b
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(spec_pairs())
 def test_same_but_node_name_is_the_copies_form(pair: tuple[Obj, Obj]) -> None:
     a, b = pair

@@ -27,6 +27,7 @@ from kjobs.controllers.scheduling import (
     shared_spec_info,
     spec_info,
 )
+from tests.hypothesis_budget import examples
 
 
 def plain_pod_info(pod: Obj, *, priority: int, preempt_never: bool, spec: SpecInfo | None = None) -> PodInfo:
@@ -181,7 +182,7 @@ def pods(draw: st.DrawFn) -> Obj:
     return pod
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(pods(), st.integers(min_value=-5, max_value=5), st.booleans(), st.booleans())
 def test_pod_info_is_the_keyword_form(pod: Obj, priority: int, never: bool, shared: bool) -> None:
     """Every field by position lands where the keyword form put it (a field order mismatch fails here)."""
@@ -238,7 +239,7 @@ def versions(draw: st.DrawFn) -> tuple[PodInfo, PodInfo]:
     return a, (a if draw(st.integers(0, 9)) == 0 else b)
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(versions())
 def test_same_victim_view_is_the_tuple_comparison(pair: tuple[PodInfo, PodInfo]) -> None:
     a, b = pair
@@ -295,7 +296,7 @@ _MOUNTED = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     st.lists(
         st.fixed_dictionaries(

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from kjobs.api.names import JOB_COMPLETION_INDEX_ANNOTATION, JOB_COMPLETION_INDEX_ENV
 from kjobs.api.types import Obj
 from kjobs.job.sync import _add_index_env
+from tests.hypothesis_budget import examples
 
 
 def old_add_index_env(pod_spec: Obj) -> None:
@@ -38,7 +39,7 @@ _containers = st.lists(
 )
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=examples(800), deadline=None)
 @given(_containers, st.one_of(st.none(), _containers))
 def test_add_index_env_is_stop_52s(containers: list[Obj], init: list[Obj] | None) -> None:
     spec: Obj = {"containers": containers}

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from kjobs.api.goints import go_atoi
 from kjobs.job.intervals import Intervals, count_indexes
+from tests.hypothesis_budget import examples
 
 
 def old_parse(text: str | None, completions: int) -> Intervals:
@@ -56,7 +57,7 @@ def _same(a: Intervals, b: Intervals) -> None:
     assert [i for i in range(-1, 32) if a.has(i)] == [i for i in range(-1, 32) if b.has(i)]
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(st.lists(st.tuples(_texts, st.integers(0, 32)), min_size=1, max_size=6))
 def test_parse_is_stop_52s_also_parsed_again(calls: list[tuple[str | None, int]]) -> None:
     for text, completions in [*calls, *reversed(calls)]:  # each string parsed twice, others between
@@ -64,7 +65,7 @@ def test_parse_is_stop_52s_also_parsed_again(calls: list[tuple[str | None, int]]
         assert count_indexes(text, completions) == (0 if text is None else old_parse(text, completions).total())
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(_texts, st.lists(st.integers(0, 31), max_size=6), st.integers(0, 32))
 def test_with_indexes_and_merge_are_stop_52s(text: str | None, indexes: list[int], completions: int) -> None:
     base = Intervals.parse(text, completions)
@@ -114,7 +115,7 @@ class OldIntervals:
 _spans = st.lists(st.tuples(st.integers(-3, 30), st.integers(-3, 30)), max_size=8)
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(st.one_of(_spans, _spans.map(sorted)), st.lists(st.integers(-2, 31), max_size=8))
 def test_the_constructor_of_and_total_are_stop_52s(spans: list[tuple[int, int]], indexes: list[int]) -> None:
     """Any pairs (the constructor is handed sorted ones, but takes what it is given: reversed, overlapping, inside

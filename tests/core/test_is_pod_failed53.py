@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from kjobs.api.types import Obj
 from kjobs.job import pods as P
 from kjobs.job.context import is_pod_failed, only_replace_failed_pods
+from tests.hypothesis_budget import examples
 
 _MISSING = object()
 
@@ -61,13 +62,13 @@ _jobs = st.builds(
 )
 
 
-@settings(max_examples=2000, deadline=None)
+@settings(max_examples=examples(2000), deadline=None)
 @given(_pods, _jobs)
 def test_is_pod_failed_is_stop_52s(pod: Obj, job: Obj) -> None:
     assert is_pod_failed(pod, job) is old_is_pod_failed(pod, job)
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(_pods)
 def test_the_inline_succeeded_test_is_p_phases(pod: Obj) -> None:
     """`(pod.get("status") or {}).get("phase") == "Succeeded"`, as `_new_finished_pods`, `_succeeded_indexes`,
@@ -75,7 +76,7 @@ def test_the_inline_succeeded_test_is_p_phases(pod: Obj) -> None:
     assert ((pod.get("status") or {}).get("phase") == "Succeeded") is (P.phase(pod) == "Succeeded")
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(st.integers(-3, 12), st.one_of(st.none(), st.integers(0, 10)))
 def test_the_inline_index_test_is_index_within(index: int, total: int | None) -> None:
     """The passes' `index != P.UNKNOWN_INDEX and total is not None and index < total` against `index_within`."""

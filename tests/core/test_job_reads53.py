@@ -16,6 +16,7 @@ from kjobs.job import pods as P
 from kjobs.job.backoff import remaining_time_per_index
 from kjobs.job.context import is_index_failed, is_pod_failed, match_policy
 from kjobs.policy import FAIL_INDEX
+from tests.hypothesis_budget import examples
 
 
 def old_finish_time(pod: Obj) -> float:
@@ -118,13 +119,13 @@ _pods = st.builds(
 )
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(_pods)
 def test_finish_time_is_stop_52s(pod: Obj) -> None:
     assert P.finish_time(pod) == old_finish_time(pod)
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=examples(800), deadline=None)
 @given(_pods, st.one_of(st.none(), st.integers(0, 3)), st.sampled_from([None, "Failed", "TerminatingOrFailed"]))
 def test_is_index_failed_is_stop_52s(pod: Obj, limit: int | None, replacement: str | None) -> None:
     spec: Obj = {"completionMode": "Indexed", "completions": 4}

@@ -27,6 +27,7 @@ from kjobs.job import conditions as C
 from kjobs.job import pods as P
 from kjobs.job.context import is_finished
 from kjobs.progress import pod_state
+from tests.hypothesis_budget import examples
 
 SCALARS = st.one_of(
     st.none(),
@@ -68,7 +69,7 @@ def _plain_selectable_fields(resource: str, obj: Obj) -> dict[str, str]:
     return {f: field_value(obj, f) for f in sorted(fields)}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.sampled_from([*sorted(FIELD_LABELS), "configmaps"]), OBJECTS)
 def test_grouped_selectable_fields_are_each_fields_value(resource: str, obj: Obj) -> None:
     values = selectable_fields(resource, obj)
@@ -151,7 +152,7 @@ POD_STATUS = st.fixed_dictionaries(
 PODS = st.fixed_dictionaries({}, optional={"metadata": st.one_of(POD_META, st.none()), "status": POD_STATUS})
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(PODS)
 def test_pod_facts_read_inline_answer_as_through_meta_and_status(pod: Obj) -> None:
     meta, status = P.meta(pod), P.status(pod)
@@ -190,7 +191,7 @@ def _plain_stale_wait(pod: Obj, now: float, timeout: float) -> float | None:
     return max(0.0, timeout - (now - start))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(PODS, st.floats(0, 2e9))
 def test_stale_wait_inlined_answers_as_before(pod: Obj, now: float) -> None:
     assert stale_wait(pod, now, 120.0) == _plain_stale_wait(pod, now, 120.0)

@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kjobs.policy import match_pod_failure_policy
+from tests.hypothesis_budget import examples
 
 
 def pod(
@@ -181,7 +182,7 @@ _rule = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     rules=st.lists(_rule | _json, max_size=4) | _json,
     status=_json

@@ -20,6 +20,7 @@ from kjobs.job import pods as P
 from kjobs.job.context import has_restart_limit
 from kjobs.policy import FAIL_JOB
 from kjobs.progress import RunView, _resource_version, _state, decide
+from tests.hypothesis_budget import examples
 
 
 class PlainRunView(RunView):
@@ -160,7 +161,7 @@ def _state_of(view: RunView) -> tuple[Any, ...]:
     )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.integers(0, 2), st.lists(_event, min_size=4, max_size=30))
 def test_pod_changed_and_update_pod_say_and_keep_what_the_plain_view_did(first: int, events: list[Any]) -> None:
     start = _job([None, 2, 2][first], 0, (), 1)

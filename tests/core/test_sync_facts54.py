@@ -18,6 +18,7 @@ from kjobs.api.types import Obj
 from kjobs.job import pods as P
 from kjobs.job.pods import TERMINAL_PHASES, SyncFacts, completion_index
 from kjobs.job.sync import new_context
+from tests.hypothesis_budget import examples
 
 
 def old_sync_facts(pod: Obj, earlier: Obj | None = None, earlier_facts: SyncFacts | None = None) -> SyncFacts:
@@ -87,7 +88,7 @@ def _pod(phase: Any, deleting: bool, conditions: Any, tracked: bool, index: Any,
 _phase = st.sampled_from(["Pending", "Running", "Succeeded", "Failed", None, 3])
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     now=st.tuples(_phase, st.booleans(), _conditions, st.booleans()),
     before=st.tuples(_phase, st.booleans(), _conditions, st.booleans()),

@@ -21,6 +21,7 @@ from kjobs.api.types import Obj
 from kjobs.job import pods as P
 from kjobs.job import sync
 from kjobs.job.config import Bookkeeping, SyncConfig
+from tests.hypothesis_budget import examples
 
 NOW = 1_800_000_000.0
 _PHASES = ("Pending", "Running", "Succeeded", "Failed")
@@ -122,7 +123,7 @@ def _plans(job: Obj, pods: list[Obj], expected: frozenset[str]) -> tuple[Any, An
     return plan, tracking
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     rows=_pods,
     indexed=st.booleans(),
@@ -169,7 +170,7 @@ def test_a_sync_plans_the_same_from_the_finished_tracked_pods_alone(
     assert fast == slow
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     rows=_pods,
     indexed=st.booleans(),

@@ -31,6 +31,7 @@ from kjobs.job.context import (
 )
 from kjobs.job.intervals import Intervals
 from tests.core.test_sync_finished_tracked import _PHASES, NOW, _job, _pod, _uncounted
+from tests.hypothesis_budget import examples
 
 # indexes up to and past `completions` (8), as `_pods` of test_sync_finished_tracked, plus the boundary
 _pods = st.lists(
@@ -175,7 +176,7 @@ def _case(
     return job, pods, frozenset(f"uid-{n}" for n in expected), facts
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     rows=_pods,
     indexed=st.booleans(),
@@ -243,7 +244,7 @@ def test_each_pass_over_the_finishing_pods_is_its_plain_form(
     assert ctx.status == plain.status
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     rows=_pods,
     indexed=st.booleans(),

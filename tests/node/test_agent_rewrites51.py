@@ -21,6 +21,7 @@ from kjobs.node.agent import NodeAgent, _deleting, _key, _uid
 from kjobs.node.observations import Attempt, PodRecord
 from kjobs.node.podstatus import compute_pod_status
 from kjobs.node.sim_runtime import Outcome, SimulatedRuntime
+from tests.hypothesis_budget import examples
 from tests.node.helpers import T0, attempt, make_pod
 
 
@@ -51,7 +52,7 @@ META = st.one_of(
 STATUS = st.sampled_from([{"phase": "Succeeded"}, {"phase": "Failed"}, {}])
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(
     old=META,
     new=META,
@@ -76,7 +77,7 @@ def test_settled_answers_as_before(old: Any, new: Any, tracked: str, handle: Any
     assert NodeAgent._settled(agent, *pods) is old_settled(agent, *pods)  # type: ignore[arg-type]
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(ends=st.lists(st.lists(st.one_of(st.none(), st.floats(0, 5)), max_size=3), max_size=4))
 def test_any_running_as_before(ends: list[list[float | None]]) -> None:
     record = PodRecord(pod=make_pod(), admitted_at=T0)

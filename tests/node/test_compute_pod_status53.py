@@ -39,6 +39,7 @@ from kjobs.node.podstatus import (
 )
 from kjobs.node.resources import qos_class
 from kjobs.node.restart import DEFAULT_BACKOFF_CAP, Plan, is_sidecar, plan
+from tests.hypothesis_budget import examples
 from tests.node.helpers import T0, attempt, make_pod
 from tests.node.test_kubelet_conditions53 import old_kubelet_conditions
 from tests.node.test_restart_plan_init import HISTORY, SPEC
@@ -257,7 +258,7 @@ _API_CONDITIONS = st.lists(
 )
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=examples(800), deadline=None)
 @given(
     spec=SPEC,
     history=HISTORY,

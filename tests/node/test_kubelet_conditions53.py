@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from kjobs.api.types import Obj
 from kjobs.node.podstatus import FAILED, SUCCEEDED, _condition, _kubelet_conditions, _names
 from kjobs.node.restart import is_sidecar
+from tests.hypothesis_budget import examples
 
 
 # fmt: off
@@ -120,7 +121,7 @@ _others = st.lists(
 )
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(
     init_specs=_init_specs,
     gates=_gates,

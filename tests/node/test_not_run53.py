@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from kjobs.api.types import Obj
 from kjobs.node.handlers import _HOOKS, not_run
 from kjobs.node.probing import PROBES, RUNNABLE_HOOK_ACTIONS, RUNNABLE_PROBE_ACTIONS, action_of
+from tests.hypothesis_budget import examples
 
 
 def old_not_run(pod: Obj, *, runs_handlers: bool = True) -> list[str]:
@@ -54,7 +55,7 @@ def _container(name: str) -> Any:
     )
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(
     st.lists(_container("a"), max_size=2),
     st.lists(_container("i"), max_size=2),

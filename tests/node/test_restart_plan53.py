@@ -15,13 +15,14 @@ from hypothesis import strategies as st
 
 from kjobs.node.observations import BackoffEntry, PodRecord
 from kjobs.node.restart import plan
+from tests.hypothesis_budget import examples
 from tests.node.helpers import T0, attempt, make_pod
 from tests.node.test_restart_plan_init import HISTORY, SPEC, plain_plan
 
 _MISSING = object()
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(
     spec=SPEC,
     policy=st.sampled_from([_MISSING, None, "", "Always", "OnFailure", "Never"]),

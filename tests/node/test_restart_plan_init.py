@@ -29,6 +29,7 @@ from kjobs.node.restart import (
     restart_limit,
     restart_policy,
 )
+from tests.hypothesis_budget import examples
 from tests.node.helpers import T0, attempt, make_pod
 
 
@@ -195,7 +196,7 @@ RUN = st.tuples(st.booleans(), st.sampled_from([0, 1]), st.floats(0, 50), st.flo
 HISTORY = st.dictionaries(st.sampled_from(["i1", "i2", "a", "b"]), st.lists(RUN, min_size=1, max_size=3), max_size=4)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(
     spec=SPEC,
     history=HISTORY,

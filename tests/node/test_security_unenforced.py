@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from kjobs.api.types import Obj
 from kjobs.node import security
+from tests.hypothesis_budget import examples
 
 
 def plain_unenforced(pod: Obj) -> list[str]:
@@ -62,7 +63,7 @@ SPEC = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(spec=SPEC, euid=st.sampled_from([0, 1000]))
 def test_unenforced_as_before(spec: dict[str, Any], euid: int) -> None:
     pod = {"metadata": {"name": "p"}, "spec": spec}

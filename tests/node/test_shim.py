@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from kjobs.node import adoption, leftovers
 from kjobs.node.logs import log_time, render
 from kjobs.node.process_runtime import ProcessRuntime
+from tests.hypothesis_budget import examples
 from tests.node.helpers import make_pod
 from tests.node.test_process_runtime import eventually, finish, sh, state, with_runtime
 
@@ -483,7 +484,7 @@ def test_output_is_logged_in_cri_entries_timed_as_read_and_whole_by_the_exit(tmp
     assert log_time(before) <= times[0] and times[-1] <= log_time(after)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     kind=st.sampled_from(["c", "p", "x", "e"]),
     parts=st.lists(st.one_of(st.text(), st.integers(), st.booleans(), st.floats(), st.none()), max_size=7),

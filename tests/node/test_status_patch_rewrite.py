@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kjobs.node.agent import _OWNED_STATUS_KEYS, status_patch
+from tests.hypothesis_budget import examples
 
 Obj = dict[str, Any]
 
@@ -83,7 +84,7 @@ STATUS = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(api_status=STATUS, status=STATUS, last_written=st.one_of(st.just({}), STATUS), order=st.permutations(range(8)))
 def test_the_body_is_the_one_the_old_form_made(api_status: Obj, status: Obj, last_written: Obj, order: Any) -> None:
     keys = list(status)

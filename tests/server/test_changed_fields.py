@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from kjobs.api.types import Obj
 from kjobs.server import apply, fieldtrees, schema
+from tests.hypothesis_budget import examples
 
 POD_STRATEGIES = schema.strategies_for(schema.schema_name("", "v1", "Pod"))
 
@@ -175,7 +176,7 @@ def _scope(paths: set[apply.FieldPath], status: bool | None) -> set[apply.FieldP
     return {p for p in paths if status is None or (p[0] == "f:status") == status}
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(before=_edits, after=_edits, status=st.sampled_from([True, False, None]))
 def test_changed_fields_v1_encodes_the_definition(before: Any, after: Any, status: bool | None) -> None:
     old = _mutate(BASE_POD, before)
@@ -244,7 +245,7 @@ def test_a_removed_key_is_no_change_to_own() -> None:
     assert _changed_paths(BASE_POD, new) == set()
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(edits=_edits, include_status=st.booleans())
 def test_fields_v1_of_is_the_comparison_with_the_zero_value(edits: Any, include_status: bool) -> None:
     pod = _mutate(BASE_POD, edits)
@@ -290,7 +291,7 @@ _path_sets = st.sets(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(owned=_path_sets, change=_path_sets)
 def test_tree_operations_are_the_set_operations(owned: set[apply.FieldPath], change: set[apply.FieldPath]) -> None:
     """A member owned with nothing below it (`{}`) and one owned with children (`.`) are one path, as in SMD: a

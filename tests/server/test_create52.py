@@ -27,6 +27,7 @@ from kjobs.server import admission
 from kjobs.server.admission import admit_pod_priority
 from kjobs.server.app import create_app
 from kjobs.store import MemoryStore
+from tests.hypothesis_budget import examples
 
 CLASS = st.fixed_dictionaries(
     {
@@ -58,7 +59,7 @@ def outcome(pod: Obj, classes: list[Obj], owned: bool) -> Any:
     return (got, list(got), list(got["spec"]))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(spec=SPEC, classes=st.lists(CLASS, max_size=3))
 def test_a_create_owned_gets_what_the_copy_got(spec: Obj, classes: list[Obj]) -> None:
     pod = {"metadata": {"generateName": "p-", "name": "p-abcde"}, "spec": spec}

@@ -21,6 +21,7 @@ from kjobs.api.errors import ApiError, forbidden
 from kjobs.server import admission as A
 from kjobs.server import service as S
 from kjobs.server.registry import lookup
+from tests.hypothesis_budget import examples
 
 
 def old_random_suffix() -> str:
@@ -90,7 +91,7 @@ def outcome(run: Any) -> Any:
         return type(err)
 
 
-@settings(max_examples=1000, deadline=None)
+@settings(max_examples=examples(1000), deadline=None)
 @given(spec=POD_SPEC)
 def test_qos_class_as_before(spec: dict[str, Any]) -> None:
     pod = {"spec": spec}
@@ -131,7 +132,7 @@ def test_initial_status_asks_the_time_only_where_it_is_written() -> None:
 EMPTYISH = st.one_of(st.none(), st.just([]), st.just({}), st.just(""), st.just(0), st.just(["a"]), st.just({"a": "b"}))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(meta=st.dictionaries(st.sampled_from([*S._OMITTED_WHEN_EMPTY, "name"]), EMPTYISH))
 def test_omitting_empty_collections_twice_is_omitting_them_once(meta: dict[str, Any]) -> None:
     once = copy.deepcopy(meta)
@@ -219,7 +220,7 @@ def admitted(run: Any) -> Any:
         return (err.code, err.reason, err.message)
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(pod=PRIORITY_POD, classes=st.lists(CLASS, max_size=3), generated=st.booleans(), update=st.booleans())
 def test_priority_admission_as_before(pod: dict[str, Any], classes: list[Any], generated: bool, update: bool) -> None:
     old = {"spec": {"priority": 7, "preemptionPolicy": "Never"}} if update else None

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 from kjobs.server import admission as A
 from kjobs.server.admission import AdmissionSettings, admit_pod, default_tolerations
 from kjobs.server.podsecurity import PLUGIN as POD_SECURITY
+from tests.hypothesis_budget import examples
 
 
 def plain_covers(toleration: dict[str, Any], key: str) -> bool:
@@ -89,13 +90,13 @@ pods = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(tolerations, plugin_settings)
 def test_default_tolerations_adds_what_the_plain_plugin_added(given_list: list[Any], conf: AdmissionSettings) -> None:
     assert default_tolerations(given_list, conf) == plain_default_tolerations(given_list, conf)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(pods, plugin_settings, st.booleans())
 def test_admit_pod_admits_as_the_plain_plugin(pod: dict[str, Any], conf: AdmissionSettings, create: bool) -> None:
     admitted = admit_pod(pod, conf, create=create)

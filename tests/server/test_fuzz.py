@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from kjobs.server.patch import PatchError, json_merge, json_patch, strategic_merge
 from kjobs.server.runner import serve
 from kjobs.store import MemoryStore
+from tests.hypothesis_budget import examples
 from tests.server.conftest import job_manifest, pod_manifest
 from tests.support import client_tls, shared_pki
 
@@ -180,7 +181,7 @@ def test_mangled_jobs_are_rejected_cleanly(
     _check(response)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(original=json_values, patch=json_values)
 def test_patch_functions_only_raise_patch_errors(original: Any, patch: Any) -> None:
     for apply in (json_merge, json_patch, strategic_merge):
@@ -188,7 +189,7 @@ def test_patch_functions_only_raise_patch_errors(original: Any, patch: Any) -> N
             apply(original, patch)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(payload=st.binary(max_size=200), prefix=st.booleans())
 def test_protobuf_decoder_only_raises_api_errors(payload: bytes, prefix: bool) -> None:
     from kjobs.api.errors import ApiError
@@ -199,7 +200,7 @@ def test_protobuf_decoder_only_raises_api_errors(payload: bytes, prefix: bool) -
         assert isinstance(protobuf.decode(body), dict)
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(edits=st.lists(st.tuples(st.integers(0, 169), st.integers(0, 255)), min_size=1, max_size=4))
 def test_mutated_kubectl_protobuf_bodies_only_raise_api_errors(edits: list[tuple[int, int]]) -> None:
     from kjobs.api.errors import ApiError

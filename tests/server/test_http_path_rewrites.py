@@ -19,6 +19,7 @@ from kjobs.api.types import Obj
 from kjobs.server import gotypes, schema
 from kjobs.server.gotypes import _INTS, _PLAIN_SCALARS, _part, _quantity, well_typed
 from kjobs.server.patch import PatchError, strategic_merge
+from tests.hypothesis_budget import examples
 from tests.server.test_gotypes_plain import POD, REPLACEMENTS, STATUS_PATCH, STRATEGIES
 
 JOB: Obj = {
@@ -215,7 +216,7 @@ def _value_for(node: Any, defs: dict[str, Any], depth: int = 0) -> st.SearchStra
     return st.one_of(*shaped, *shaped, _VALUES) if shaped else _VALUES
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(data=st.data())
 def test_declared_answers_as_the_plain_walk_on_made_schemas(data: st.DataObject) -> None:
     """`_declared` (and `_declared_within`, for a patch that is a map) is True exactly when the plain walk finds
@@ -319,7 +320,7 @@ def test_well_typed_answers_as_before_on_every_value_of_pods_and_jobs() -> None:
     assert plain > 500 and refused > 500, (plain, refused)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(data=st.data())
 def test_well_typed_answers_as_before_on_made_values(data: st.DataObject) -> None:
     """A value of any JSON kind (hypothesis-made, with the integer edges) at a random place of a pod or a Job."""

@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kjobs.server.service import _ABSENT, _OMITTED_WHEN_EMPTY, _omit_empty
+from tests.hypothesis_budget import examples
 
 SCALAR = st.one_of(st.none(), st.booleans(), st.integers(-1, 1), st.floats(0, 0), st.sampled_from(["", "a"]))
 VALUE = st.one_of(
@@ -27,7 +28,7 @@ def plain_omit_empty(meta: dict[str, Any]) -> None:
             del meta[key]
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(META)
 def test_omit_empty_drops_what_it_dropped(meta: dict[str, Any]) -> None:
     plain = copy.deepcopy(meta)
@@ -45,7 +46,7 @@ def stop51_omit_empty(meta: dict[str, Any]) -> None:
             del meta[key]
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(META)
 def test_omit_empty_drops_what_stop_51_dropped(meta: dict[str, Any]) -> None:
     old = copy.deepcopy(meta)

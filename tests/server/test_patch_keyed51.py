@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 
 from kjobs.server import patch as P
 from kjobs.server.schema import strategies_for
+from tests.hypothesis_budget import examples
 from tests.server.test_patch_rewrites import PATCH, STATUS, outcome
 
 POD = strategies_for("io.k8s.api.core.v1.Pod")
@@ -160,7 +161,7 @@ def both(original: Any, body: Any) -> tuple[tuple[str, Any], tuple[str, Any]]:
     return new, old
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(status=STATUS, body=PATCH)
 def test_status_patches_merge_as_before(status: dict[str, Any], body: dict[str, Any]) -> None:
     new, old = both({"metadata": {"name": "p"}, "status": status}, {"status": body})
@@ -175,7 +176,7 @@ UNHASHABLE = st.sampled_from([["Ready"], {"a": 1}, "Ready", "PodScheduled", 7])
 ODD_CONDITION = st.fixed_dictionaries({"type": UNHASHABLE}, optional={"status": st.sampled_from(["True", None])})
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=examples(800), deadline=None)
 @given(
     before=st.lists(ODD_CONDITION, max_size=4),
     conditions=st.lists(ODD_CONDITION, max_size=4),

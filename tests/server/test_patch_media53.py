@@ -9,6 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kjobs.server.patch import PATCH_MEDIA, media_base
+from tests.hypothesis_budget import examples
 
 
 def base52(content_type: str) -> str:
@@ -29,7 +30,7 @@ CONTENT_TYPES = st.builds(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(content_type=st.one_of(CONTENT_TYPES, st.text(max_size=40)))
 def test_the_base_stop_52_gave(content_type: str) -> None:
     base = content_type if content_type in PATCH_MEDIA else media_base(content_type)

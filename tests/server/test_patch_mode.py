@@ -18,6 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kjobs.server import patch as P
+from tests.hypothesis_budget import examples
 
 
 def plain_mode(value: dict[str, Any] | list[Any]) -> int:
@@ -65,7 +66,7 @@ VALUE = st.recursive(
 TOP = st.one_of(st.lists(VALUE, max_size=4), st.dictionaries(TEXT, VALUE, max_size=5))
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(value=TOP)
 def test_mode_as_before(value: dict[str, Any] | list[Any]) -> None:
     assert P._mode(value) == plain_mode(value)

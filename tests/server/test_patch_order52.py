@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from kjobs.server import patch as P
 from kjobs.server.schema import strategies_for
+from tests.hypothesis_budget import examples
 from tests.server.test_patch_rewrites import PATCH, STATUS, outcome
 
 POD = strategies_for("io.k8s.api.core.v1.Pod")
@@ -92,7 +93,7 @@ def same(original: Any, new: tuple[str, Any], old: tuple[str, Any]) -> None:
                 ]
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(status=STATUS, body=PATCH)
 def test_status_patches_merge_as_before(status: dict[str, Any], body: dict[str, Any]) -> None:
     original = {"metadata": {"name": "p"}, "status": status}
@@ -107,7 +108,7 @@ ODD_CONDITION = st.one_of(
 )
 
 
-@settings(max_examples=1500, deadline=None)
+@settings(max_examples=examples(1500), deadline=None)
 @given(
     before=st.lists(ODD_CONDITION, max_size=5),
     conditions=st.lists(st.one_of(ODD_CONDITION, st.just({"$patch": "delete", "type": "Ready"})), max_size=5),

@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from kjobs.server import patch as P
 from kjobs.server.schema import strategies_for
+from tests.hypothesis_budget import examples
 
 POD = strategies_for("io.k8s.api.core.v1.Pod")
 
@@ -184,7 +185,7 @@ PATCH = st.fixed_dictionaries(
 )
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(status=STATUS, body=PATCH)
 def test_status_patch_merges_as_before(status: dict[str, Any], body: dict[str, Any]) -> None:
     original = {"metadata": {"name": "p"}, "status": status}
@@ -193,7 +194,7 @@ def test_status_patch_merges_as_before(status: dict[str, Any], body: dict[str, A
     assert new == old
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(status=STATUS, body=PATCH, directive=st.sampled_from(["replace", "delete", "merge"]))
 def test_patches_with_directives_merge_as_before(status: dict[str, Any], body: dict[str, Any], directive: str) -> None:
     """The general walk too (a `$patch` anywhere sends the whole patch there)."""

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kjobs.server.service import _patched_rv, _requested_rv
+from tests.hypothesis_budget import examples
 
 
 class Meta(dict[str, Any]):
@@ -30,7 +31,7 @@ VERSIONS = st.one_of(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     old_rv=VERSIONS,
     given_rv=st.one_of(st.just("same"), st.just("copy"), st.just("absent"), VERSIONS),

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from kjobs.api.types import Obj
 from kjobs.server import podsecurity
 from kjobs.server.podsecurity import _SECCOMP_CONTAINER_ANNOTATION, _changed, _meta, _spec
+from tests.hypothesis_budget import examples
 
 
 def _plain_significant_update(pod: Obj, old: Obj) -> bool:
@@ -73,7 +74,7 @@ def validated_pod(draw: st.DrawFn) -> Obj:
     return {"metadata": meta, "spec": spec}
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(
     validated_pod(),
     validated_pod(),

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from kjobs.api.types import unchanged
 from kjobs.server.service import _same_but_bookkeeping, _untimed
+from tests.hypothesis_budget import examples
 
 NAN = float("nan")
 
@@ -91,7 +92,7 @@ def updates(draw: st.DrawFn) -> tuple[dict[str, Any], dict[str, Any]]:
     return new, old
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(updates())
 def test_the_no_op_check_answers_as_the_plain_comparison(pair: tuple[dict[str, Any], dict[str, Any]]) -> None:
     new, old = pair
@@ -138,7 +139,7 @@ def stop51_same_but_bookkeeping(new: dict[str, Any], old: dict[str, Any]) -> boo
     return bool(_untimed(meta.get("managedFields")) == _untimed(old_meta.get("managedFields")))
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(updates())
 def test_the_no_op_check_answers_as_stop_51s(pair: tuple[dict[str, Any], dict[str, Any]]) -> None:
     new, old = pair

@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kjobs.server.patch import _DIRECTIVE, _ORDER, PatchError, _set_order
+from tests.hypothesis_budget import examples
 from tests.server.test_patch_rewrites import plain_set_order
 
 _names = st.sampled_from(["a", "b", "c", "d"])
@@ -44,7 +45,7 @@ def _case(draw: Any) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any], An
     return original, {"conditions": merged}, patch, order, merge_key
 
 
-@settings(max_examples=600, deadline=None)
+@settings(max_examples=examples(600), deadline=None)
 @given(case=_case())
 def test_an_order_naming_every_merged_element_places_them_as_the_general_rule(
     case: tuple[dict[str, Any], dict[str, Any], dict[str, Any], Any, str],

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from kjobs.server import zerotimes
 from kjobs.server.gotypes import ROOTS
 from kjobs.server.zerotimes import Plan
+from tests.hypothesis_budget import examples
 
 
 def _plain_fill(value: Any, steps: str, plan: Plan) -> Any:
@@ -169,7 +170,7 @@ the Go types hold today is a few of these; the order of the nulls a copy appends
 both its own Times and a struct Go makes."""
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(data=st.data(), plan=PLANS, inline_depth=st.sampled_from([1, 2, zerotimes._INLINE_DEPTH]))
 def test_any_plan_fills_as_the_interpreter_did(data: st.DataObject, plan: Plan, inline_depth: int) -> None:
     obj = data.draw(_shaped(plan))

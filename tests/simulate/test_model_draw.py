@@ -32,6 +32,7 @@ from kjobs.simulate.model import (
     RunTime,
 )
 from kjobs.testing.virtual import command_outcome
+from tests.hypothesis_budget import examples
 
 
 def plain_draw(model: ContainerModel, rng: random.Random) -> Outcome:
@@ -67,7 +68,7 @@ MODEL = st.builds(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(model=MODEL, seed=st.text(max_size=12), draws=st.integers(1, 5))
 def test_draws_as_before(model: ContainerModel, seed: str, draws: int) -> None:
     new, old = random.Random(seed), random.Random(seed)

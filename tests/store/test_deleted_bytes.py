@@ -19,6 +19,7 @@ from kjobs.api.types import Obj
 from kjobs.store.events import EventType
 from kjobs.store.memory import MemoryStore
 from tests.core.test_pod_path_rewrites import OBJECTS
+from tests.hypothesis_budget import examples
 
 REVISIONS = st.sampled_from(["1", "2", "3", "x"])
 TRAPS = st.fixed_dictionaries(
@@ -57,7 +58,7 @@ def _delete(store: MemoryStore, how: str) -> Obj:
     return asyncio.run(store.adelete("pods", "ns", "p", last=last, untouched=untouched))
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(OBJECTS, TRAPS, st.booleans(), HOW)
 def test_the_deleted_bytes_are_the_stored_objects_encode(obj: Obj, traps: Obj, updated: bool, how: str) -> None:
     store = MemoryStore()

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from kjobs.api.types import Obj
 from kjobs.store.events import Event, EventType
 from kjobs.store.mutation import SharedDecode
+from tests.hypothesis_budget import examples
 
 
 class PropertyEvent:
@@ -63,7 +64,7 @@ def _obj(n: int) -> Obj:
     return {"metadata": {"name": f"p{n}", "namespace": "ns", "resourceVersion": str(n)}, "spec": {"n": n}}
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.sampled_from(["none", "handed", "decoded"]),
     st.lists(st.tuples(st.integers(0, 2), st.sampled_from(["object", "iter", "repr"])), max_size=8),

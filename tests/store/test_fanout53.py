@@ -34,6 +34,7 @@ from kjobs.store.base import (
 from kjobs.store.events import Change, Event, EventType, Record
 from kjobs.store.mutation import SharedDecode
 from kjobs.store.watch import Watch
+from tests.hypothesis_budget import examples
 from tests.store.test_fanout_shared_events import LABELS, NAMES, NAMESPACES, NODES, PHASES, WATCHES, _pod, _widget
 
 
@@ -290,7 +291,7 @@ def orjson_of(obj: Obj) -> bytes:
     return orjson.dumps(obj)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(st.lists(WRITE, min_size=1, max_size=3), max_size=14), st.integers(1, 40), st.integers(1, 8))
 def test_writes_and_watchers_as_stop_52(batches: list[list[tuple[Any, ...]]], bound: int, history: int) -> None:
     stores = [

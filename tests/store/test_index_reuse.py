@@ -18,6 +18,7 @@ from kjobs.api.types import Obj
 from kjobs.store.events import Record, index_of
 from kjobs.store.memory import MemoryStore
 from tests.core.test_pod_path_rewrites import OBJECTS, VALUES
+from tests.hypothesis_budget import examples
 
 RESOURCES = st.one_of(st.just("pods"), st.sampled_from([*sorted(FIELD_LABELS), "configmaps"]))
 LABELS = st.one_of(VALUES, st.dictionaries(st.sampled_from(["app", "x"]), st.sampled_from(["a", "b", ""])))
@@ -48,7 +49,7 @@ def _member(how: str, before: Any, other: Any) -> Any:
     return other
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(RESOURCES, OBJECTS, OBJECTS, LABELS, LABELS, st.fixed_dictionaries(
     {k: HOW for k in ("metadata", "spec", "status", "involvedObject", "source", "reason", "type")}))  # fmt: skip
 def test_an_index_taken_from_the_stored_values_is_the_index_computed(

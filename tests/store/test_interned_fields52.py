@@ -16,6 +16,7 @@ from kjobs.api.selectors import FIELD_ALIASES, FIELD_LABELS, field_value
 from kjobs.api.types import Obj
 from kjobs.store.events import Record, index_of
 from tests.core.test_pod_path_rewrites import OBJECTS
+from tests.hypothesis_budget import examples
 from tests.store.test_index_reuse import HOW, LABELS, RESOURCES, _member, _with_labels
 
 
@@ -72,7 +73,7 @@ def check(resource: str, obj: Obj, like: Record | None, prev: Obj | None) -> Non
             assert sys.intern(value) is value, field
 
 
-@settings(max_examples=500, deadline=None)
+@settings(max_examples=examples(500), deadline=None)
 @given(RESOURCES, OBJECTS, OBJECTS, LABELS, LABELS, st.fixed_dictionaries(
     {k: HOW for k in ("metadata", "spec", "status", "involvedObject", "source", "reason", "type")}))  # fmt: skip
 def test_fields_are_stop_51s_and_interned(

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from kjobs.store import base
 from kjobs.store.events import Record
 from kjobs.store.packing import Dictionary, pack
+from tests.hypothesis_budget import examples
 
 
 def old_stamp_update(obj: dict[str, Any], revision: int, index: Any, current: Record) -> Record | None:
@@ -49,7 +50,7 @@ def _stored(obj: dict[str, Any], revision: int, how: str) -> Record:
     return record
 
 
-@settings(max_examples=800, deadline=None)
+@settings(max_examples=examples(800), deadline=None)
 @given(
     OBJECT,
     OBJECT,

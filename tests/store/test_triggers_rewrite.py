@@ -12,6 +12,7 @@ from kjobs.api.selectors import parse_field_selector, parse_label_selector
 from kjobs.store.events import Change, EventType, Record
 from kjobs.store.triggers import Watchers
 from kjobs.store.watch import Watch
+from tests.hypothesis_budget import examples
 
 
 def _plain_for_change(watchers: Watchers, change: Change) -> Iterator[Watch]:
@@ -43,7 +44,7 @@ def _record(node: str | None) -> Record:
     return Record(b"{}", 1, {}, {} if node is None else {"spec.nodeName": node}, "")
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.sampled_from(["pods", "jobs.batch"]),
     st.lists(SELECTORS, max_size=6),

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from kjobs.api.selectors import EVERYTHING, FieldSelector
 from kjobs.store.events import Event, EventType
 from kjobs.store.watch import Watch
+from tests.hypothesis_budget import examples
 
 
 def _watch(convert: bool) -> Watch:
@@ -31,7 +32,7 @@ def _events(start: int, n: int) -> list[Event]:
 STEP = st.one_of(st.tuples(st.just("push"), st.integers(1, 4)), st.just(("read",)), st.just(("close",)))
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(st.lists(STEP, max_size=20), st.booleans())
 def test_a_batch_is_what_anext_hands_out_before_it_would_wait(steps: list[tuple[Any, ...]], convert: bool) -> None:
     async def scenario() -> None:

@@ -18,6 +18,7 @@ from kjobs.api.types import Obj
 from kjobs.store import MemoryStore
 from kjobs.store.base import Key, Op, OpKind, _adopted, _private_copy, _read_at, _write, split_resource
 from kjobs.store.events import Record, index_of
+from tests.hypothesis_budget import examples
 
 
 def _old_write(
@@ -182,7 +183,7 @@ def _op_view(op: Op) -> Any:
     return (op.kind, op.resource, op.namespace, op.name, op.obj, op.expected_rv, op.expected_uid, op.index, op.adopted)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(
     st.sampled_from(["create", "update"]),
     OBJECTS,
@@ -248,7 +249,7 @@ async def _run(store: Any, writes: list[tuple[Any, ...]]) -> list[Any]:
     return out
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 @given(WRITES)
 def test_async_writes_answer_as_stop_52(writes: list[tuple[Any, ...]]) -> None:
     assert asyncio.run(_run(FailingStore(), writes)) == asyncio.run(_run(Stop52Store(), writes))
