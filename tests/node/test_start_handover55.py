@@ -14,6 +14,7 @@ import pytest
 from kjobs.api.types import Obj
 from kjobs.node import cgroups
 from kjobs.node.logs import render
+from kjobs.node.observations import Attempt
 from kjobs.node.process_runtime import ProcessRuntime
 from tests.node.helpers import make_pod
 from tests.node.test_process_runtime import eventually, sh, state, with_runtime
@@ -23,7 +24,7 @@ pytestmark = pytest.mark.e2e
 WRAPPER_DELAY = 0.4
 """Seconds the injected sleep holds the trampoline before its exec."""
 
-LIMIT = {"resources": {"limits": {"memory": "64Mi"}}}
+LIMIT = {"limits": {"memory": "64Mi"}}
 
 
 @pytest.fixture
@@ -53,7 +54,7 @@ async def _warm(runtime: ProcessRuntime) -> None:
     await (await runtime.run_pod(make_pod([sh("true")], uid="uid-0", name="warm"))).wait()
 
 
-def _attempts(runtime: ProcessRuntime, name: str) -> list:  # type: ignore[type-arg]
+def _attempts(runtime: ProcessRuntime, name: str) -> list[Attempt]:
     record = runtime.records.get("uid-1")
     return record.attempts.get(name, []) if record is not None else []
 
@@ -65,7 +66,7 @@ def test_the_next_init_container_waits_for_the_sidecars_command_not_its_trampoli
 
     async def body(runtime: ProcessRuntime) -> None:
         script = "trap 'exit 0' TERM; date +%s.%N > side; sleep 30 & wait"
-        side = sh(script, "side", restartPolicy="Always", **LIMIT)
+        side = sh(script, "side", restartPolicy="Always", resources=LIMIT)
         pod = make_pod([sh("true")], init=[side, sh("date +%s.%N > next", "next")])
         await _warm(runtime)
         began = time.time()
@@ -91,7 +92,7 @@ def test_a_container_in_a_mount_namespace_is_started_once_mountns_execs_its_comm
 
     async def body(runtime: ProcessRuntime) -> None:
         script = "trap 'exit 3' TERM; [ -e /proc/self/fd/3 ] && echo leaked; echo up; sleep 30 & wait"
-        pod = make_pod([_volume(sh(script, **LIMIT))], volumes=VOLUMES)
+        pod = make_pod([_volume(sh(script, resources=LIMIT))], volumes=VOLUMES)
         runtime.prepare_volumes(pod, None)
         await _warm(runtime)
         handle = await runtime.run_pod(pod)
@@ -111,7 +112,7 @@ def test_a_command_missing_in_a_volume_fails_as_before(tmp_path: Path) -> None:
     """`mountns` cannot exec it: it says why in the log and exits 128 before any handover, reported once, ended."""
 
     async def body(runtime: ProcessRuntime) -> None:
-        container = _volume({"name": "main", "image": "x", "command": ["/data/missing"], **LIMIT})
+        container = _volume({"name": "main", "image": "x", "command": ["/data/missing"], "resources": LIMIT})
         pod = make_pod([container], volumes=VOLUMES)
         runtime.prepare_volumes(pod, None)
         handle = await runtime.run_pod(pod)
@@ -135,7 +136,7 @@ def test_a_stop_during_the_wrappers_is_held_until_the_handover(tmp_path: Path, m
     monkeypatch.setattr(cgroups, "_TRAMPOLINE", f"sleep {WRAPPER_DELAY}; trap '' TERM; " + cgroups._TRAMPOLINE)
 
     async def body(runtime: ProcessRuntime) -> None:
-        pod = make_pod([sh("echo ran; sleep 0.2; exit 7", **LIMIT)], shareProcessNamespace=True)
+        pod = make_pod([sh("echo ran; sleep 0.2; exit 7", resources=LIMIT)], shareProcessNamespace=True)
         handle = await runtime.run_pod(pod)
         await asyncio.sleep(0.05)
         await runtime.kill_pod(handle.uid, grace_seconds=5)
@@ -152,7 +153,7 @@ def test_a_stop_during_the_wrappers_reaches_the_command_at_the_handover(tmp_path
     (a pod sharing its PID namespace: the signal is sent whatever the command's disposition)."""
 
     async def body(runtime: ProcessRuntime) -> None:
-        handle = await runtime.run_pod(make_pod([sh("exec sleep 30", **LIMIT)], shareProcessNamespace=True))
+        handle = await runtime.run_pod(make_pod([sh("exec sleep 30", resources=LIMIT)], shareProcessNamespace=True))
         await asyncio.sleep(0.05)
         stopped = time.monotonic()
         await runtime.kill_pod(handle.uid, grace_seconds=5)
