@@ -401,7 +401,11 @@ async def _run_processes(agent_class: type[NodeAgent], root: Path) -> tuple[dict
         "instant": _pod(_container("main", command=["true"])),
         "hooked": _pod(hooked),
         "restarted": _pod(
-            _container("main", command=["sh", "-c", "test -e $0 || { touch $0; exit 3; }", str(root / "ran")]),
+            # Its failed attempt runs well past the start report delay (from its command's start: docs/start55.md),
+            # so that both runs report it Running first.
+            _container(
+                "main", command=["sh", "-c", "test -e $0 || { touch $0; sleep 0.2; exit 3; }", str(root / "ran")]
+            ),
             policy="OnFailure",
         ),
         "deleted": _pod(_container("main", command=["sleep", "30"]), terminationGracePeriodSeconds=1),

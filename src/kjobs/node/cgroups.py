@@ -24,9 +24,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from kjobs.node.shim import HANDOVER_FD
+
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 WATCHDOG_INTERVAL = 0.05
-_TRAMPOLINE = 'echo $$ > "$0" && exec "$@"'
+_TRAMPOLINE = f'echo $$ > "$0" && exec "$@" {HANDOVER_FD}>&-'
+"""Puts the container in its cgroup, then execs its command closing the handover pipe (`kjobs.node.shim`): its
+command runs from here on."""
+_TRAMPOLINE_KEEPING = 'echo $$ > "$0" && exec "$@"'
+"""The same, handing the handover pipe on to the next kjobs wrapper (`kjobs.node.mountns`)."""
 
 
 @dataclass(slots=True)
@@ -39,6 +45,11 @@ class Placement:
     argv_prefix: list[str] = field(default_factory=list)
     pgid: int | None = None
     oom: bool = False
+
+    def argv_prefix_before_wrapper(self) -> list[str]:
+        """`argv_prefix` for a container whose next program is another kjobs wrapper, which closes the handover
+        pipe itself at its exec (`kjobs.node.shim`, `HANDOVER_FD`)."""
+        return [_TRAMPOLINE_KEEPING if arg == _TRAMPOLINE else arg for arg in self.argv_prefix]
 
 
 class MemoryGuard(Protocol):

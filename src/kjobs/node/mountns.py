@@ -24,7 +24,9 @@ process, before the exec — capabilities held in a user namespace do not surviv
    file, an empty file) are made on that tmpfs. Symlinks in a mountPath are resolved inside the container's
    view (as runc's securejoin does);
 5. pivots into the new root (`pivot_root(".", ".")`, as runc), detaches the old one, chdirs to the container's
-   working directory and execs the command, which may still be `setpriv`.
+   working directory and execs the command, which may still be `setpriv`. The plan's `handover` descriptor (the
+   shim's handover pipe, `kjobs.node.shim`) is close-on-exec from the start, so this exec is what tells the shim
+   the container's command runs, as runc's init execs the user's process.
 A failure before the exec is written to stderr (the container's log) and ends the process with 128, as a start
 error does. `--probe DIR` does steps 1-2 on DIR and exits 0: whether this machine lets a process do this; it
 then makes DIR (its binds of the host's entries below) read-only recursively in that throwaway namespace and
@@ -359,6 +361,10 @@ def pivot(root: str) -> None:
 
 
 def run(plan: dict[str, object], argv: list[str]) -> None:
+    handover = plan.get("handover")
+    if handover is not None:  # closed by the exec below, which starts the container's command (or `setpriv`)
+        with contextlib.suppress(OSError):
+            os.set_inheritable(int(handover), False)  # type: ignore[call-overload]
     root = str(plan["root"])
     hostname = plan.get("hostname")
     enter(None if hostname is None else str(hostname))

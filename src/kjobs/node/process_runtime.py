@@ -78,7 +78,7 @@ from kjobs.node.recovery import UNKNOWN_EXIT_CODE, UNKNOWN_MESSAGE
 from kjobs.node.resources import memory_limit_bytes
 from kjobs.node.restart import DEFAULT_BACKOFF_BASE, DEFAULT_BACKOFF_CAP
 from kjobs.node.runtime import PodHandle, StatusCallback
-from kjobs.node.shim import DEFAULT_LOG_MAX_FILES, DEFAULT_LOG_MAX_SIZE
+from kjobs.node.shim import DEFAULT_LOG_MAX_FILES, DEFAULT_LOG_MAX_SIZE, HANDOVER_FD
 from kjobs.node.spawner import SHIMS, SpawnerPool
 from kjobs.node.stdin import AttachStdin, ContainerStdin, TerminalStdin
 from kjobs.node.supervisor import MINIMUM_GRACE_SECONDS, Cancel, NotRunning, Supervisor, find_container, ignore_status
@@ -182,6 +182,9 @@ class _Running:
     replay: bool = False
     """No attach has come yet to this `stdin`+`stdinOnce` container (`kubectl run -i`): the first gets what it
     wrote before (`kjobs.node.attach`)."""
+    wrapped: bool = False
+    """It starts behind kjobs' wrappers: reported started when they hand over to its command (`kjobs.node.shim`),
+    and its `startedAt` is that time."""
 
 
 START_REPORT_DELAY = 0.02
@@ -888,6 +891,7 @@ class ProcessRuntime(Supervisor):
         }
         if hostname is not None:
             plan["hostname"] = hostname
+        plan["handover"] = HANDOVER_FD
         return [sys.executable, "-I", "-S", _MOUNTNS, json.dumps(plan, separators=(",", ":")), "--"], str(log)
 
     def _ensure_hosts_file(self, record: PodRecord, pod_dir: Path) -> str:
@@ -989,6 +993,8 @@ class ProcessRuntime(Supervisor):
                 if placement is not None:
                     self.memory_guard.release(placement)
                 return self._start_error(attempt, f"failed to create container stdin: {exc.strerror or exc}")
+        # Behind the cgroup trampoline or `mountns` its command runs later: started once they hand over to it.
+        wrapped = bool(mount_prefix) or bool(placement is not None and placement.argv_prefix)
         self._running[attempt.container_id] = _Running(
             uid=record.uid,
             attempt=attempt,
@@ -1001,6 +1007,7 @@ class ProcessRuntime(Supervisor):
             tty=tty,
             termination_log=termination_log,
             replay=container.get("stdin") is True and container.get("stdinOnce") is True,
+            wrapped=wrapped,
         )
         if prefix:
             argv = [*prefix, *argv]
@@ -1008,9 +1015,12 @@ class ProcessRuntime(Supervisor):
             argv = [*mount_prefix, *argv]
         # The pod's scratch directory belongs to the user its container runs as (a named workingDir is left alone).
         owner = run_as.owner if run_as is not None and not custom_workdir else None
+        if placement is not None and placement.argv_prefix:
+            cgroup = placement.argv_prefix_before_wrapper() if mount_prefix else placement.argv_prefix
+            argv = [*cgroup, *argv]
         self._spawner.spawn(
             attempt.container_id,
-            [*placement.argv_prefix, *argv] if placement else argv,
+            argv,
             own_env,
             workdir,
             log_path,
@@ -1019,6 +1029,7 @@ class ProcessRuntime(Supervisor):
             started_at=now,
             stdin=stdin.path if isinstance(stdin, ContainerStdin) else None,
             tty=tty,
+            handover=wrapped,
         )
         return attempt
 
@@ -1036,6 +1047,8 @@ class ProcessRuntime(Supervisor):
         if running is None:
             return
         running.pid = pid
+        if running.wrapped:  # its command runs from now on (`startedAt`, as a runtime's task start time)
+            running.attempt.started_at = self.clock.now()
         if running.placement is not None:
             self.memory_guard.attach(running.placement, pid)
         if self.start_report_delay <= 0:

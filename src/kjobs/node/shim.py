@@ -19,7 +19,7 @@ library only, so it is up in milliseconds) and speaks JSON lines over its stdin/
                                                     10Mi and 5); nofile, if not 0, the soft open-files limit
                                                     containers start with (the shim's own may be higher:
                                                     `kjobs.rlimits`)
-    → ["s", id, argv, env, cwd, log_path, uid, name, number, time(, owner(, stdin(, tty)))]
+    → ["s", id, argv, env, cwd, log_path, uid, name, number, time(, owner(, stdin(, tty(, handover))))]
                                                     start a container process (env on top of base_env) in cwd,
                                                     created if missing (and given to owner, [uid, gid], if
                                                     sent), output appended to log_path; uid, name and number
@@ -27,7 +27,9 @@ library only, so it is up in milliseconds) and speaks JSON lines over its stdin/
                                                     time the agent reports (null: the shim's clock); stdin a
                                                     FIFO to read as stdin (opened, then removed), else
                                                     /dev/null; tty true: a new pseudo-terminal instead
-                                                    (below; stdin null)
+                                                    (below; stdin null); handover true: its argv begins
+                                                    with kjobs' wrappers, started is reported once the
+                                                    last of them hands over (below)
     → ["a", uid]                                    with die_with_agent: pod uid has a scratch directory (removed
                                                     as a served pod's, though no container of it started)
     → ["k", id, signum(, scope)]                    signal it (ignored once reaped): its process group, or
@@ -38,7 +40,7 @@ library only, so it is up in milliseconds) and speaks JSON lines over its stdin/
     → ["i", id, data]                               write data (bytes as a latin-1 string) to its terminal
     → ["q"]                                         the agent stops cleanly: remove the journal at exit
 On the control socket (below), from the first tty container on: only "i" and "w".
-    ← ["p", id, pid]                                started
+    ← ["p", id, pid]                                started (its command runs, past any wrapper)
     ← ["e", id, message]                            could not start (message as containerd words it)
     ← ["x", id, returncode]                         exited and reaped (negative: killed by that signal)
 
@@ -52,6 +54,17 @@ CRI logs a tty container's one stream so, internal/cri/io/container_io.go) and w
 terminal's line discipline echoes and edits input as a terminal does. Output read from a terminal is logged as
 it comes, a line not yet ended as a `P` entry: an attach follows the log and must show a prompt or an echoed key
 at once. The master is closed with the container's output.
+
+A container started through kjobs' wrappers (the cgroup trampoline, `kjobs.node.mountns`: "s" with handover) is
+reported started only once the last of them hands over to the next program, as a runtime reports a container
+started once its own process runs (runc's `init` execs the user's process when `runc start` opens its exec fifo,
+libcontainer/standard_init_linux.go; containerd then publishes `TaskStart`): the container gets the write end of a
+pipe as descriptor `HANDOVER_FD`, which the last wrapper closes at its exec (`exec "$@" 3>&-` in the trampoline,
+close-on-exec in `mountns`), and the shim reports "p" at the pipe's EOF. A wrapper that exits first (it could not
+exec: a command missing in a volume) closes it by its exit, and is reported started then ended, as before. The
+pid is journaled at the spawn all the same (a container the shim started must be found and killed whatever
+happens). A stop signal ("k", not SIGKILL) that comes before the handover is held and sent at it: the wrappers do
+not handle it as the container's command would (`kjobs.node.stopsignal`); a SIGKILL is sent at once.
 
 A container's stdout and stderr are one pipe the shim reads, as containerd's shim does, so that each line is
 written to its log file in the CRI format the kubelet reads (`<time> stdout F <line>`: the time the shim read
@@ -141,6 +154,10 @@ _DEFAULT_SIGNALS = tuple(sorted(set(signal.valid_signals()) - {signal.SIGKILL, s
 """Reset for a container: every signal, as a container starts with the default dispositions whatever ignored
 what above kjobs (`nohup`'s SIGHUP, a background job's SIGINT and SIGQUIT, Python's and this shim's SIGPIPE); an
 ignored SIGTERM would also change what a stop does (`kjobs.node.stopsignal`)."""
+
+HANDOVER_FD = 3
+"""The descriptor on which a container with wrappers gets the handover pipe's write end (see the module note):
+the trampoline's script names it, so it is fixed."""
 
 ROTATE_AFTER = 100_000
 """Starts journaled before the journal is rotated (a creation, a start and an exit take about 310 bytes: some 31 MB)."""
@@ -240,6 +257,8 @@ class Shim:
         self.log_max_size = DEFAULT_LOG_MAX_SIZE  # NO_ROTATION: never rotated
         self.log_max_files = DEFAULT_LOG_MAX_FILES
         self.output_of: dict[str, int] = {}  # id -> its output pipe, while open
+        self.handovers: dict[int, str] = {}  # a handover pipe's read end -> its container, until the handover
+        self.held: dict[str, list[tuple[int, str]]] = {}  # id -> stop signals held until its handover
         self.terminals: set[int] = set()  # the terminal masters of tty containers (their output fds)
         self.control_reads: dict[int, bytes] = {}  # connected control client -> its unfinished line
         self.control: Any = None  # the listening control socket, once the agent is gone (see the module note)
@@ -264,7 +283,9 @@ class Shim:
                 self.journaled_starts += 1
                 self.journal.append(_line("c", cid, *message[6:9], stamp))
                 self.write_journal()
-            self.spawn(cid, argv, env, cwd, log_path, owner, stdin_path, len(message) > 12 and bool(message[12]))
+            tty = len(message) > 12 and bool(message[12])
+            handover = len(message) > 13 and bool(message[13])
+            self.spawn(cid, argv, env, cwd, log_path, owner, stdin_path, tty, handover)
             if cid in self.running:
                 entry = _line("p", cid, self.running[cid][0], *message[6:9], stamp)
                 self.start_entries[cid] = entry
@@ -466,10 +487,12 @@ class Shim:
         owner: list[int] | None = None,
         stdin_path: str | None = None,
         tty: bool = False,
+        handover: bool = False,
     ) -> None:
         """Start one container process in `cwd` (created if missing, and given to `owner` when the container runs
         as another user) with its output appended to its log file, its stdin the FIFO `stdin_path` if given; with
-        `tty`, on a new terminal instead (its input comes in "i" requests)."""
+        `tty`, on a new terminal instead (its input comes in "i" requests); with `handover`, reported started once
+        its wrappers have handed over (see the module note)."""
         stdin = self.devnull
         if stdin_path is not None:
             try:
@@ -483,16 +506,23 @@ class Shim:
                 with contextlib.suppress(OSError):
                     os.unlink(os.path.join(self.home, stdin_path))
         if tty:
-            self._spawn_on_terminal(cid, argv, env, cwd, log_path, owner)
+            self._spawn_on_terminal(cid, argv, env, cwd, log_path, owner, handover)
             return
         try:
-            self._spawn(cid, argv, env, cwd, log_path, owner, stdin)
+            self._spawn(cid, argv, env, cwd, log_path, owner, stdin, handover=handover)
         finally:
             if stdin != self.devnull:
                 os.close(stdin)
 
     def _spawn_on_terminal(
-        self, cid: str, argv: list[str], env: dict[str, str], cwd: str, log_path: str, owner: list[int] | None
+        self,
+        cid: str,
+        argv: list[str],
+        env: dict[str, str],
+        cwd: str,
+        log_path: str,
+        owner: list[int] | None,
+        handover: bool,
     ) -> None:
         """`_spawn` on a new pseudo-terminal: its other side is the container's stdio and controlling terminal,
         the shim reads its master as the container's output and writes the attach input ("i") to it."""
@@ -503,7 +533,7 @@ class Shim:
             return
         try:
             terminal = os.ttyname(child)
-            self._spawn(cid, argv, env, cwd, log_path, owner, -1, terminal=(terminal, master))
+            self._spawn(cid, argv, env, cwd, log_path, owner, -1, terminal=(terminal, master), handover=handover)
         finally:
             os.close(child)
         if cid not in self.output_of:  # it did not start
@@ -549,6 +579,7 @@ class Shim:
         stdin: int,
         *,
         terminal: tuple[str, int] | None = None,
+        handover: bool = False,
     ) -> None:
         cwd, log_path = _under(self.home, cwd), _under(self.home, log_path)
         try:
@@ -576,6 +607,18 @@ class Shim:
                 return
             stdio = [(os.POSIX_SPAWN_DUP2, stdin, 0), (os.POSIX_SPAWN_DUP2, pipe_write, 1)]
             stdio.append((os.POSIX_SPAWN_DUP2, pipe_write, 2))
+        handed, handing = -1, -1
+        if handover:
+            try:
+                handed, handing = os.pipe2(os.O_CLOEXEC)
+            except OSError as exc:
+                os.close(fd)
+                if terminal is None:
+                    os.close(pipe_read)
+                    os.close(pipe_write)
+                self.failed(cid, f"failed to start container process: {exc.strerror or exc}")
+                return
+            stdio.append((os.POSIX_SPAWN_DUP2, handing, HANDOVER_FD))
         full_env = {**self.base_env, **env}
         search = full_env.get("PATH", os.defpath)
         tag = -1
@@ -591,9 +634,13 @@ class Shim:
                 self.failed(cid, f"failed to start container process: {message}")
                 if terminal is None:
                     os.close(pipe_read)
+                if handed >= 0:
+                    os.close(handed)
                 os.close(fd)
                 return
             tag = _tag(self.identity(), cid)
+            if tag == HANDOVER_FD and handing >= 0:
+                tag = _moved(tag)  # the handover's descriptor would replace it in the child
             if self.nofile is None:
                 pid = os.posix_spawn(
                     program, argv, full_env, file_actions=stdio, setsid=True, setsigdef=_DEFAULT_SIGNALS
@@ -605,11 +652,15 @@ class Shim:
             self.failed(cid, f"failed to start container process: {exc.strerror or exc}")
             if terminal is None:
                 os.close(pipe_read)
+            if handed >= 0:
+                os.close(handed)
             os.close(fd)
             return
         finally:
             if pipe_write >= 0:
                 os.close(pipe_write)
+            if handing >= 0:
+                os.close(handing)
             if tag >= 0:
                 os.close(tag)
         os.set_blocking(pipe_read, False)
@@ -626,7 +677,22 @@ class Shim:
         self.running[cid] = (pid, pidfd)
         self.by_pidfd[pidfd] = cid
         self.watch(pidfd, "child")
-        self.replies.append(_line("p", cid, pid))
+        if handed >= 0:
+            self.handovers[handed] = cid
+            self.held[cid] = []
+            self.watch(handed, "handover")
+        else:
+            self.replies.append(_line("p", cid, pid))
+
+    def handed_over(self, pipe: int) -> None:
+        """A container's last wrapper exec'd its next program (or exited): it is started; stop signals held
+        meanwhile are sent now."""
+        cid = self.handovers.pop(pipe)
+        self.unwatch(pipe)
+        os.close(pipe)
+        self.replies.append(_line("p", cid, self.running[cid][0]))
+        for signum, scope in self.held.pop(cid, ()):
+            self.kill(cid, signum, scope)
 
     def identity(self) -> str:
         """`<pid>-<start time>`: the name of this shim's record directory, journal and control socket."""
@@ -840,12 +906,18 @@ class Shim:
     def kill(self, cid: str, signum: int, scope: str = stopsignal.GROUP) -> None:
         """Signal a running container: its process group, or its first process as `scope` says."""
         entry = self.running.get(cid)
-        if entry is not None:
-            stopsignal.send(entry[0], entry[1], signum, scope)
+        if entry is None:
+            return
+        if signum != signal.SIGKILL and cid in self.held:
+            self.held[cid].append((signum, scope))  # its command does not run yet (see the module note)
+            return
+        stopsignal.send(entry[0], entry[1], signum, scope)
 
     def reap(self, pidfd: int) -> None:
         """A container's main process exited: end its group, reap it, report its status."""
         cid = self.by_pidfd.pop(pidfd)
+        if cid in self.held:  # a wrapper that ended before its handover: started, then ended, as before
+            self.handed_over(next(p for p, c in self.handovers.items() if c == cid))
         pid, _ = self.running.pop(cid)
         self.unwatch(pidfd)
         os.close(pidfd)
@@ -962,6 +1034,15 @@ def _tag(shim: str, cid: str) -> int:
         return -1
 
 
+def _moved(fd: int) -> int:
+    """`fd` moved to another number, still inheritable."""
+    import fcntl  # only here: a tag lands on `HANDOVER_FD` only in a shim run in-process, without its own fd 3
+
+    moved = fcntl.fcntl(fd, fcntl.F_DUPFD, HANDOVER_FD + 1)
+    os.close(fd)
+    return moved
+
+
 def control_address(identity: str) -> bytes:
     """The abstract Unix socket a shim whose agent is gone takes tty input and resizes on (identity: its
     `<pid>-<start time>`; abstract, so no path length limit and nothing to remove)."""
@@ -1045,6 +1126,9 @@ def main() -> None:
                 continue
             if kind == "output":
                 shim.read_output(fd)
+                continue
+            if kind == "handover":
+                shim.handed_over(fd)
                 continue
             if kind == "control":
                 shim.accept_control()

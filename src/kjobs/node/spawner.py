@@ -97,6 +97,7 @@ class Spawner:
         started_at: float | None = None,
         stdin: str | None = None,
         tty: bool = False,
+        handover: bool = False,
     ) -> None:
         """Ask for a container process; `on_started`/`on_failed`, then `on_exited`, follow. `which` (pod uid,
         container name, restart count) is journaled with its start, for an agent that adopts it, and so is
@@ -104,7 +105,8 @@ class Spawner:
         reports the same `startedAt`. With `owner` (uid, gid), `cwd` is given to that user (the container runs
         as it: `kjobs.node.security`). `stdin`: a FIFO the container reads as its stdin (`stdin: true`), which
         the shim removes once opened; else its stdin is /dev/null. `tty`: it runs on a new terminal (`tty: true`)
-        instead, whose input `type_in` writes."""
+        instead, whose input `type_in` writes. `handover`: `argv` begins with kjobs' wrappers, and `on_started`
+        comes once the last of them has exec'd the next program (`kjobs.node.shim`, `HANDOVER_FD`)."""
         try:
             self._ensure_shim()
         except OSError as exc:  # fork or pipe refused (EAGAIN, ENOMEM, EMFILE): a start error of this container
@@ -114,11 +116,13 @@ class Spawner:
         self._starting[cid] = (cwd, env)  # (what `_started_unreported` compares is built only if it must)
         self.starting += 1
         message: list[Any] = ["s", cid, argv, dict(env), cwd, log_path, *which, started_at]
-        if owner is not None or stdin is not None or tty:
+        if owner is not None or stdin is not None or tty or handover:
             message.append(list(owner) if owner is not None else None)
-        if stdin is not None or tty:
+        if stdin is not None or tty or handover:
             message.append(stdin)
-        if tty:
+        if tty or handover:
+            message.append(tty)
+        if handover:
             message.append(True)
         self._send(message)
 
@@ -471,6 +475,7 @@ class SpawnerPool:
         started_at: float | None = None,
         stdin: str | None = None,
         tty: bool = False,
+        handover: bool = False,
     ) -> None:
         """`Spawner.spawn` on the shim with the fewest starts awaiting their answer (the next in turn on a tie)."""
         shims, first = self._shims, self._next
@@ -485,7 +490,19 @@ class SpawnerPool:
             for other in shims:
                 other.start()  # one that cannot start now reports it at its first container
         self._owner[cid] = shim
-        shim.spawn(cid, argv, env, cwd, log_path, which, owner=owner, started_at=started_at, stdin=stdin, tty=tty)
+        shim.spawn(
+            cid,
+            argv,
+            env,
+            cwd,
+            log_path,
+            which,
+            owner=owner,
+            started_at=started_at,
+            stdin=stdin,
+            tty=tty,
+            handover=handover,
+        )
 
     def admitted(self, uid: str) -> None:
         """`Spawner.admitted` on the first shim (any one removes what it was told of)."""

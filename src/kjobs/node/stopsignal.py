@@ -18,9 +18,11 @@ waiting for it with `sigwait` or a signalfd (tini, dumb-init, systemd) or instal
 unblocks it. (One that unblocks it still without a handler would die of it here, where an init drops it.) One
 ignored (`SigIgn`) is not sent: it would change nothing.
 The process the shim knows is the user's command: kjobs' wrappers (the
-cgroup trampoline, `kjobs.node.mountns`, `setpriv`) each exec the next one in the same process; a stop that comes
-while one still runs (the first milliseconds of a container) finds no handler and is dropped, as it would be for
-most commands once they run.
+cgroup trampoline, `kjobs.node.mountns`, `setpriv`) each exec the next one in the same process. The shim reports
+such a container started only once the trampoline or `mountns` has exec'd what follows it, and holds a stop that
+comes before until then (`kjobs.node.shim`, `HANDOVER_FD`), as a kubelet stops a container only after its
+runtime's `StartContainer` returned, which is after runc's init exec'd the user's process; the handler is looked
+for at that moment. `setpriv`, a C program that execs at once, is not waited for.
 
 A container that does not have its own PID namespace (`spec.shareProcessNamespace: true`, whose PID 1 is the
 pause container; `spec.hostPID: true`) is not an init: the signal goes to its first process whatever it does
