@@ -1069,7 +1069,10 @@ class ApiService:
         if r.group == "rbac.authorization.k8s.io":  # the policy-based storages check before they store
             check_escalation(self.rbac, r.kind, str(_meta(obj).get("namespace") or ""), obj, old)
         errors: list[FieldError] = []
-        name = str(_meta(obj).get("name", ""))
+        meta = obj.get("metadata")
+        if not isinstance(meta, dict):
+            meta = _meta(obj)  # its `{}`, set before the hooks read the object, as they always saw it
+        name = meta.get("name", "")  # read before the hooks, made a string only for an error (most writes pass)
         if subresource in ("status", "finalize", "ephemeralcontainers") and old is not None:
             hook_name = _SUBRESOURCE_VALIDATION[subresource]
             hook = r.found.get(hook_name) or r.hook(hook_name)
@@ -1090,7 +1093,7 @@ class ApiService:
                 if update_hook is not None:
                     errors = errors + update_hook(_meta(obj), old.get("metadata") or {})
         if errors:
-            raise invalid(r.kind, name, errors, group=r.group)
+            raise invalid(r.kind, str(name), errors, group=r.group)
 
     def _object_warnings(self, r: Resource, new: Obj, old: Obj | None) -> list[str]:
         """The strategy's `WarningsOnCreate`/`WarningsOnUpdate` (a pod create's: pkg/api/pod/warnings.go, about
@@ -1364,14 +1367,14 @@ class ApiService:
         if r.kind == "Pod":
             obj = _merge_affinity_label_keys(obj)
         obj = zerotimes.fill(obj, r.group, r.kind)
-        if not _meta(obj).get("name"):
+        stored_meta = _meta(obj)
+        if not stored_meta.get("name"):
             raise invalid(
                 r.kind,
                 "",
                 [FieldError("metadata.name", ErrorType.FieldValueRequired, "name or generateName is required")],
                 group=r.group,
             )
-        stored_meta = _meta(obj)
         _omit_empty(stored_meta)
         if meta is not stored_meta:  # a Job's stored object is the strategy's copy of the request
             _omit_empty(meta)
