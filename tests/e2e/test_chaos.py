@@ -22,7 +22,8 @@ from pathlib import Path
 import pytest
 
 from kjobs.api.types import Obj
-from tests.e2e.chaos import MULTI_KINDS, Verdict, chaos_run, plans, schedule, verify
+from kjobs.client.resources import PODS
+from tests.e2e.chaos import MULTI_KINDS, RecordingInformer, Verdict, chaos_run, plans, schedule, verify
 
 INDEX = "batch.kubernetes.io/job-completion-index"
 
@@ -156,3 +157,25 @@ def test_a_pod_removed_while_the_watch_was_down_may_have_ended_unseen(tmp_path: 
     verdict = Verdict()  # last seen not being deleted: the exception is for what was seen, an eviction begun
     verify(plan, job, [*pods, live], existing, {}, {}, tmp_path, {}, verdict, {"evicted": "relist"})
     assert verdict.problems[0] == "count-1-evicted: not terminal (Pending)"
+
+
+def test_the_recording_informer_says_a_removal_came_from_a_relist() -> None:
+    """What `removals` rests on: handlers called from a relist see `relisting`, and only then."""
+
+    class Lists:
+        def __init__(self) -> None:
+            self.answers: list[list[Obj]] = [[{"metadata": {"name": "p", "namespace": "default", "uid": "u"}}], []]
+
+        async def list(self, *args: object, **kwargs: object) -> tuple[list[Obj], str]:
+            return self.answers.pop(0), "1"
+
+    async def scenario() -> list[tuple[bool, bool]]:
+        informer = RecordingInformer(Lists(), PODS, "default")  # type: ignore[arg-type]
+        calls: list[tuple[bool, bool]] = []
+        informer.add_handler(lambda old, new: calls.append((new is None, informer.relisting)))
+        await informer._relist()
+        await informer._relist()
+        assert not informer.relisting
+        return calls
+
+    assert asyncio.run(scenario()) == [(False, True), (True, True)]
