@@ -73,6 +73,9 @@ missed before a live node is called unhealthy; if a loaded machine delays more, 
 checks accept as any eviction."""
 POD_GC_PERIOD = "0.5"
 """`kjobs up --pod-gc-period` (testing only; Kubernetes: 20 s, a deleted node quarantined 40 s)."""
+AGENT_START = 60.0
+"""How long a `kjobs node join` may take, from its spawn, to register: a Python start, which a machine running four
+test workers on two cores (docs/ci-time.md) stretched past 20 s (docs/chaos55.md)."""
 OUT_OF_SERVICE = "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute"
 DISRUPTION = {"type": "DisruptionTarget", "status": "True"}
 SHIM_KILLED = 137
@@ -321,7 +324,8 @@ class Verdict:
     problems: list[str] = field(default_factory=list)
     seen: dict[str, int] = field(default_factory=dict)
     """How many pods ended how: `ran` (to their end), `evicted`, `shim-killed`, `lost` (ContainerStatusUnknown),
-    `node-lost` (failed by the controllers for a node lost for good, without a word from its agent)."""
+    `node-lost` (failed by the controllers for a node lost for good, without a word from its agent); and, besides,
+    `end-unseen`: removed while this driver's watch was down, last seen being deleted but not terminal (`_verify`)."""
     shim_kills: list[float] = field(default_factory=list)
     """When a shim was killed (wall clock)."""
     lost_nodes: set[str] = field(default_factory=set)
@@ -366,13 +370,18 @@ def verify(
     truth: Path,
     kills: dict[str, int],
     verdict: Verdict,
+    removals: dict[str, str] | None = None,
 ) -> None:
-    """Compare one finished Job with what its pods' real outcomes and its policy make of them."""
+    """Compare one finished Job with what its pods' real outcomes and its policy make of them. `removals`: uid ->
+    how the driver learned of a pod's removal, `watch` (its watch's DELETED event, which the pod's every version
+    before it preceded) or `relist` (the pod missing from the list its informer made after the watch broke, as a
+    server restart breaks it: its versions in between were never seen)."""
     name = plan.name
     files = truth_of(truth, name)
     before = len(verdict.problems)
+    removals = removals or {}
     try:
-        _verify(plan, job, pods, existing, first_terminal, terminal_at, files, kills, verdict)
+        _verify(plan, job, pods, existing, first_terminal, terminal_at, files, kills, verdict, removals)
     finally:
         if len(verdict.problems) > before:
             for pod in pods:
@@ -382,7 +391,8 @@ def verify(
                     f"{state.get('reason')} disrupted={condition(pod, 'DisruptionTarget').get('reason')} "
                     f"file={files.get(pod['metadata']['name'])} deleted={pod['metadata']['uid'] not in existing} "
                     f"node={pod['spec'].get('nodeName') or '-'} "
-                    f"grace={pod['metadata'].get('deletionGracePeriodSeconds')}"
+                    f"grace={pod['metadata'].get('deletionGracePeriodSeconds')} "
+                    f"removal={removals.get(pod['metadata']['uid'], '-')} rv={pod['metadata'].get('resourceVersion')}"
                 )
 
 
@@ -408,6 +418,7 @@ def _verify(
     files: dict[str, tuple[int, float | None]],
     kills: dict[str, int],
     verdict: Verdict,
+    removals: dict[str, str],
 ) -> None:
     name = plan.name
     per_index: dict[int, list[tuple[str, frozenset[str]]]] = {}  # index -> [(outcome, its possible actions)]
@@ -415,7 +426,19 @@ def _verify(
         pname = pod["metadata"]["name"]
         index = int(pod["metadata"]["annotations"]["batch.kubernetes.io/job-completion-index"])
         state = terminated(pod)
-        verdict.check(phase(pod) in ("Succeeded", "Failed"), f"{pname}: not terminal ({phase(pod)})")
+        terminal = phase(pod) in ("Succeeded", "Failed")
+        # A pod being deleted whose removal only a relist showed may have ended while this driver's watch was down:
+        # its node agent (pkg/kubelet/status/status_manager.go `canBeDeleted` deletes a pod only once its phase is
+        # terminal) or, unscheduled, the pod GC (`gcUnscheduledTerminating`, pkg/controller/podgc/gc_controller.go)
+        # made it Failed and the Job controller, counting it, released it (its tracking finalizer): a deletion of
+        # grace 0 then removes it in the same write. With the API server restarted, the restarted controllers do
+        # both in their first passes, before this driver's watch is back (docs/chaos55.md). Its last version is
+        # unknown; one whose removal the watch delivered was seen to its end.
+        unseen_end = not terminal and removals.get(pod["metadata"]["uid"]) == "relist"
+        unseen_end &= bool(pod["metadata"].get("deletionTimestamp"))
+        verdict.check(terminal or unseen_end, f"{pname}: not terminal ({phase(pod)})")
+        if unseen_end:
+            verdict.saw("end-unseen")
         code = state.get("exitCode")
         planned, end = files.get(pname, (None, None))
         ended = end is not None
@@ -546,6 +569,20 @@ def _verify(
 # --- the run ---------------------------------------------------------------------------------------------------
 
 
+class RecordingInformer(Informer):
+    """An informer that says whether its handlers are being called from a relist (`relisting`): a removal found
+    there, after a broken watch, hides the versions the pod had in between; one from the watch does not."""
+
+    relisting = False
+
+    async def _relist(self) -> None:
+        self.relisting = True
+        try:
+            await super()._relist()
+        finally:
+            self.relisting = False
+
+
 @dataclass
 class Outcome:
     seed: int
@@ -628,7 +665,7 @@ async def join(
         assert agent.poll() is None, f"the node agent exited: {log.read_text(errors='replace')}"
         return log.exists() and "joined" in log.read_text(errors="replace")
 
-    await eventually(joined, what="the node agent registered")
+    await eventually(joined, timeout=AGENT_START, what="the node agent registered")
     return agent
 
 
@@ -751,11 +788,15 @@ async def chaos_run(
             first_terminal: dict[str, Obj] = {}
             terminal_at: dict[str, float] = {}  # when this driver first saw each pod terminal (wall clock)
 
+            removals: dict[str, str] = {}  # uid -> how its removal was learned (`verify`)
+
             def seen(old: Obj | None, new: Obj | None) -> None:
                 pod = new if new is not None else old
                 if pod is None:
                     return
                 uid = str(pod["metadata"]["uid"])
+                if new is None:
+                    removals[uid] = "relist" if informer.relisting else "watch"
                 if phase(pod) in ("Succeeded", "Failed"):
                     first_terminal.setdefault(uid, pod)
                     terminal_at.setdefault(uid, time.time())
@@ -785,7 +826,7 @@ async def chaos_run(
 
             poller = asyncio.create_task(poll())
 
-            informer = Informer(client, PODS, "default")
+            informer = RecordingInformer(client, PODS, "default")
             informer.add_handler(seen)
             informer.start()
             await informer.synced.wait()
@@ -973,6 +1014,7 @@ async def chaos_run(
                     truth,
                     kills,
                     verdict,
+                    removals,
                 )
         finally:
             await client.close()
