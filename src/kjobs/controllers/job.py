@@ -17,7 +17,7 @@ import asyncio
 import logging
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, overload
+from typing import overload
 
 from kjobs.api.errors import ApiError
 from kjobs.api.names import JOB_TRACKING_FINALIZER
@@ -35,6 +35,7 @@ from kjobs.job.config import SyncConfig
 from kjobs.job.context import external_controller, is_finished
 from kjobs.job.execute import SyncOutcome, sync_job
 from kjobs.job.metrics import JobMetrics
+from kjobs.metrictally import Tally
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +117,7 @@ class JobController:
         self._pod_control = ClientPodControl(client)
         self._status_writer = ClientStatusWriter(client)
         self._pods_by_owner: dict[str, _OwnedPods] = {}
-        self._tracking_finalizer_series: dict[str, Any] = {}
+        self._tracking_finalizer_series: dict[str, Tally] = {}
         self._finished_uids: set[str] = set()
         self._external_seen: set[str] = set()
         self._absent_jobs: dict[str, None] = {}
@@ -377,11 +378,13 @@ class JobController:
 
     def _count_tracking_finalizer(self, event: str) -> None:
         """`terminated_pods_tracking_finalizer_total{event}`: its two series are looked up once, when first
-        counted (a series appears only once counted, as Kubernetes' metrics do)."""
-        child = self._tracking_finalizer_series.get(event)
-        if child is None:
-            child = self._tracking_finalizer_series[event] = self.metrics.tracking_finalizer.labels(event)
-        child.inc()
+        counted (a series appears only once counted, as Kubernetes' metrics do), and counted in a tally of this
+        controller's thread (`kjobs.metrictally`), added to the series when the registry is collected."""
+        tally = self._tracking_finalizer_series.get(event)
+        if tally is None:
+            series = self.metrics.tracking_finalizer.labels(event)
+            tally = self._tracking_finalizer_series[event] = self.metrics.tracking_finalizer_counts.tally(series)
+        tally.inc()
 
     def _owned(self, owner: str) -> _OwnedPods:
         owned = self._pods_by_owner.get(owner)

@@ -674,7 +674,7 @@ class Scheduler:
                     self.queue.add_after(pod.key, self._back_off(pod.key))
                 return
         self.metrics.scheduled.inc()
-        self.metrics.pod_scheduling_attempts.observe(attempts)
+        self.metrics.scheduling_attempts.observe(attempts)
         self.events.event(
             pod.pod, "Normal", "Scheduled", f"Successfully assigned {pod.namespace}/{pod.name} to {pod.node_name}"
         )

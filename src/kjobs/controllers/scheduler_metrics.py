@@ -2,7 +2,9 @@
 (`pkg/scheduler/metrics/metrics.go`, the STABLE ones that apply here).
 
 Like `JobMetrics`, each instance owns a registry (tests get a fresh one; `kjobs up` can pass the one it serves).
-`scheduler_pending_pods` is collected at scrape time from the scheduler's queue state.
+`scheduler_pending_pods` is collected at scrape time from the scheduler's queue state. The per-pod counts
+(`scheduler_schedule_attempts_total`, `scheduler_pod_scheduling_attempts`) are tallied as plain ints and added to
+their metrics when the registry collects them (`kjobs.metrictally`): the exposition is unchanged.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from collections.abc import Callable, Iterator
 from prometheus_client import CollectorRegistry, Counter, Histogram
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.registry import Collector
+
+from kjobs.metrictally import Deferred
 
 _NS = "scheduler"
 PENDING_HELP = (
@@ -47,11 +51,12 @@ class SchedulerMetrics:
             "scheduled, while 'error' means an internal scheduler problem.",
             ["result", "profile"],
             namespace=_NS,
-            registry=reg,
+            registry=None,
         )
-        self.scheduled = attempts.labels("scheduled", profile)
-        self.unschedulable = attempts.labels("unschedulable", profile)
-        self.errors = attempts.labels("error", profile)
+        deferred = Deferred(attempts, reg)
+        self.scheduled = deferred.tally(attempts.labels("scheduled", profile))
+        self.unschedulable = deferred.tally(attempts.labels("unschedulable", profile))
+        self.errors = deferred.tally(attempts.labels("error", profile))
         self.preemption_attempts = Counter(
             "preemption_attempts",
             "[STABLE] Total preemption attempts in the cluster till now",
@@ -69,8 +74,11 @@ class SchedulerMetrics:
             "pod_scheduling_attempts",
             "[STABLE] Number of attempts to successfully schedule a pod.",
             namespace=_NS,
-            registry=reg,
+            registry=None,
             buckets=[float(2**i) for i in range(5)],
+        )
+        self.scheduling_attempts = Deferred(self.pod_scheduling_attempts, reg).observations(
+            self.pod_scheduling_attempts
         )
         self._pending: Callable[[], dict[str, int]] = dict
 

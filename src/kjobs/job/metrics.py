@@ -16,6 +16,7 @@ from kjobs.api.types import Obj
 from kjobs.job.context import completion_mode, has_backoff_limit_per_index, is_indexed
 from kjobs.job.intervals import count_indexes
 from kjobs.job.status import counter
+from kjobs.metrictally import Deferred
 
 _NS = "job_controller"
 
@@ -78,8 +79,10 @@ class JobMetrics:
             'batch.kubernetes.io/job-tracking. The event label can be "add" or "delete".',
             ["event"],
             namespace=_NS,
-            registry=reg,
+            registry=None,
         )
+        # Counted for every terminated pod: tallied, added when collected (`kjobs.metrictally`).
+        self.tracking_finalizer_counts = Deferred(self.tracking_finalizer, reg)
         self.finished_indexes = Counter(
             "job_finished_indexes",
             "[ALPHA] The number of finished indexes. Possible values for the\n\t\t\tstatus label are: "
