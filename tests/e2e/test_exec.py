@@ -114,8 +114,10 @@ def test_exec_errors_are_the_clusters(up: Up) -> None:
 
 
 def test_kubectl_cp_copies_a_file_out_of_a_pod(up: Up) -> None:
-    up.ok("cp", "worker:progress", "copied.txt")
-    assert (up.home / "copied.txt").read_text() == "42\n"
+    out = up.ok("cp", "worker:progress", "copied.txt")
+    copied = up.home / "copied.txt"
+    assert copied.exists(), f"kubectl cp exited 0 without the file; it printed: {out!r}"
+    assert copied.read_text() == "42\n"
 
 
 def test_exec_requires_credentials(up: Up, tmp_path: Path) -> None:
