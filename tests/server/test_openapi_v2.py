@@ -24,7 +24,7 @@ import pytest
 import yaml
 from kubernetes import client
 
-from kjobs.server import gnostic, kubeconfig, openapiv2
+from kjobs.server import gnostic, kubeconfig, openapiv2, registry
 from kjobs.server.app import create_app
 from kjobs.server.runner import serve
 from kjobs.store import MemoryStore
@@ -382,6 +382,7 @@ MESSAGES: dict[str, dict[int, tuple[str, str]]] = {
         1: ("$ref", "s"),
         2: ("format", "s"),
         4: ("description", "s"),
+        5: ("default", "A"),
         19: ("required", "S"),
         20: ("enum", "R"),
         21: ("additionalProperties", "AdditionalPropertiesItem"),
@@ -505,6 +506,19 @@ def _decode(message: str, data: bytes) -> Any:
     return out
 
 
+@pytest.fixture
+def built_in_only() -> Iterator[None]:
+    """The built-in resources alone: the served resources are process-wide (`registry.set_custom`), and a test of
+    another file run before this one in the same worker may have left its CRDs served."""
+    custom = registry.RESOURCES[len(registry.BUILT_IN) :]
+    registry.set_custom([])
+    try:
+        yield
+    finally:
+        registry.set_custom(custom)
+
+
+@pytest.mark.usefixtures("built_in_only")
 def test_protobuf_form_reads_back_as_the_json_document() -> None:
     doc = openapiv2.document()
     decoded = _decode("Document", doc.protobuf)
