@@ -80,9 +80,11 @@ def fast_settings(
         ),
         pod_gc=PodGCSettings(period=0.2, quarantine=0.5),
         disruption=DisruptionSettings(stale_timeout=1.0),
-        # pods tolerate an unreachable or not-ready node for 1 s instead of 300 (DefaultTolerationSeconds)
+        # pods tolerate an unreachable node for 1 s instead of 300 (DefaultTolerationSeconds), a not-ready one for
+        # 10 s: longer than the 3 s shutdown grace period, as 300 s is than a cluster's, so a node shutting down
+        # (Ready=False before its pods are marked, as the kubelet's shutdown manager does) ends its pods itself
         admission=AdmissionSettings(
-            default_not_ready_toleration_seconds=1,
+            default_not_ready_toleration_seconds=10,
             default_unreachable_toleration_seconds=1,
             service_account_lookup=True,
         ),
