@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import json
+import threading
+import time
 from collections.abc import Iterator
 from http import HTTPStatus
 from urllib.parse import urlencode
@@ -118,6 +120,44 @@ def test_v5_streams_stdin_until_the_close_signal_then_the_exit_status(exec_serve
         "details": {"causes": [{"reason": "ExitCode", "message": "2"}]},
     }
     assert source.seen[0] == ExecOptions("main", ("echo", "hi"), stdin=True, stdout=True, stderr=True)
+
+
+class GatedExec(ScriptedExec):
+    """Starts its command only once the test says so: after the test's client has read the upgrade."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.go = threading.Event()
+
+    async def start_exec(self, pod: Obj, options: ExecOptions) -> ExecProcess:
+        if not await asyncio.to_thread(self.go.wait, 10):
+            raise UpgradeFailed("the test never let the command start")
+        return await super().start_exec(pod, options)
+
+
+def test_v5_starts_the_command_after_the_upgrade() -> None:
+    """As the API server's stream translator does, and as kubectl 1.32 needs: its client-go reads the connection
+    before it has made its streams, and drops what comes first (kubernetes#131189). A v4 command starts before the upgrade
+    (the kubelet's refusal is the upgrade's 500): the client waits for it."""
+    store = MemoryStore()
+    source = GatedExec()
+    with serve(store, app=create_app(store, exec_source=source), pki=shared_pki()) as url:
+        with httpx.Client(base_url=url, verify=client_tls()) as http:
+            assert http.post(PODS, json=pod_manifest("p", node="n1")).status_code == 201
+        ws = _connect(url, "p", [*COMMAND, ("stdout", "true")], ["v5.channel.k8s.io"])
+        assert ws.getsubprotocol() == "v5.channel.k8s.io" and source.seen == []
+        source.go.set()
+        frames = _frames(ws)
+        assert frames[:2] == [b"\x01", b"\x01echo hi"]
+        source.go.clear()
+        pending = threading.Thread(target=lambda: (time.sleep(0.3), source.go.set()))
+        pending.start()
+        began = time.monotonic()
+        ws = _connect(url, "p", [*COMMAND, ("stdout", "true")], ["v4.channel.k8s.io"])
+        assert time.monotonic() - began >= 0.3 and len(source.seen) == 2
+        assert _frames(ws)[:2] == [b"\x01", b"\x01echo hi"]
+        pending.join()
+    store.close()
 
 
 def test_base64_and_pre_v4_protocols(exec_server: tuple[str, ScriptedExec]) -> None:

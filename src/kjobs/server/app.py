@@ -1404,11 +1404,16 @@ class App:
             options = remotecommand.exec_options(request.raw_query, pod)
             if protocol is None:
                 raise remotecommand.unsupported_protocols(offered)
-            if protocol == remotecommand.V5 and options.tty:  # v5 reports a failed start after the upgrade anyway
+            if protocol == remotecommand.V5:
+                # As the API server's stream translator: the upgrade first, then the kubelet is asked to start the
+                # command, whose failure comes as a status. The client-go of kubectl 1.32 reads the connection
+                # before it has made its streams and drops a message that comes first (kubernetes#131189, fixed by
+                # #131203): a command started before the upgrade could have its output sent with the 101 and lost.
                 channels = await _accept(send, protocol)
                 await channels.opened(options)
-                size, receive = await remotecommand.initial_size(channels, receive)
-                options = dataclasses.replace(options, size=size)
+                if options.tty:
+                    size, receive = await remotecommand.initial_size(channels, receive)
+                    options = dataclasses.replace(options, size=size)
             try:
                 start = self.exec_source.start_attach if attach else self.exec_source.start_exec
                 process = await start(pod, options)
