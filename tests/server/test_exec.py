@@ -137,8 +137,8 @@ class GatedExec(ScriptedExec):
 
 def test_v5_starts_the_command_after_the_upgrade() -> None:
     """As the API server's stream translator does, and as kubectl 1.32 needs: its client-go reads the connection
-    before it has made its streams, and drops what comes first (kubernetes#131189). A v4 command starts before the upgrade
-    (the kubelet's refusal is the upgrade's 500): the client waits for it."""
+    before it has made its streams, and drops what comes first (kubernetes#131189). A v4 command starts before the
+    upgrade (the kubelet's refusal is the upgrade's 500): the client waits for it."""
     store = MemoryStore()
     source = GatedExec()
     with serve(store, app=create_app(store, exec_source=source), pki=shared_pki()) as url:
