@@ -98,7 +98,7 @@ def _sort(pods: list[Obj]) -> _Sorted:
     return _Sorted(terminated, deleting, node_names)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class PodGCController:
     """Periodic force-deletion of terminated, orphaned and stuck terminating pods."""
 
