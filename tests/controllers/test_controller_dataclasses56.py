@@ -1,9 +1,10 @@
-"""The controllers are dataclasses for their `__init__` only: no run compares or prints one.
+"""The controllers, their informers and the Job controller's bookkeeping are dataclasses for their `__init__`
+only: no run compares or prints one.
 
 `eq=False, repr=False` spares each class the `exec` that compiles a generated `__eq__` and `__repr__` when its
-module is imported (docs/startup56.md). A controller holds its client, informers and queues, so a value
-comparison of two would never mean anything; these tests make sure a run never asks for one, so that identity
-equality and `object.__repr__` decide nothing.
+module is imported (docs/startup56.md). A controller holds its client, informers and queues, an informer its
+cache and handlers, the bookkeeping the Jobs' records: a value comparison of two would never mean anything.
+These tests make sure a run never asks for one, so that identity equality and `object.__repr__` decide nothing.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 import pytest
 
 from kjobs.api.types import Obj
+from kjobs.client.informer import Informer
 from kjobs.controllers.clusterroleaggregation import ClusterRoleAggregationController
 from kjobs.controllers.cronjob import CronJobController
 from kjobs.controllers.disruption import DisruptionController
@@ -28,6 +30,7 @@ from kjobs.controllers.serviceaccounts import ServiceAccountsController
 from kjobs.controllers.tainteviction import TaintEvictionController
 from kjobs.controllers.ttl import TTLAfterFinishedController
 from kjobs.controllers.volumes import PersistentVolumeController, PVCProtectionController, PVProtectionController
+from kjobs.job.bookkeeping import BookkeepingStore
 from kjobs.simulate import SimulationOptions, parse_model
 from kjobs.simulate.runs import simulate_runs
 
@@ -51,6 +54,8 @@ IDENTITY_ONLY: tuple[type, ...] = (
     PersistentVolumeController,
     PVCProtectionController,
     PVProtectionController,
+    Informer,
+    BookkeepingStore,
 )
 
 
