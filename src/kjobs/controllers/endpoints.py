@@ -135,7 +135,7 @@ def _after(stamp: float, last: float | None) -> bool:
     return last is None or stamp > last
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class TriggerTimeTracker:
     """pkg/controller/util/endpoint/trigger_time_tracker.go: per Service, the trigger time of each pod (its Ready
     condition's lastTransitionTime) and of the Service (its creation) seen at the last sync; a sync's

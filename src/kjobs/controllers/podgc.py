@@ -67,7 +67,7 @@ def _node_name(pod: Obj) -> str:
     return str((pod.get("spec") or {}).get("nodeName") or "")
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class _Sorted:
     """What the steps of one pass read of the listed pods, each list in the pods' order."""
 

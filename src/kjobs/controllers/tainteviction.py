@@ -42,7 +42,7 @@ class TaintEvictionSettings:
     retry_pause: float = RETRY_PAUSE
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class _Work:
     created_at: float
     fire_at: float

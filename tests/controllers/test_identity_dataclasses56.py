@@ -1,10 +1,10 @@
-"""The controllers, their informers and the Job controller's bookkeeping are dataclasses for their `__init__`
-only: no run compares or prints one.
+"""Controllers and working state that are dataclasses for their `__init__` only: no run compares or prints one.
 
 `eq=False, repr=False` spares each class the `exec` that compiles a generated `__eq__` and `__repr__` when its
 module is imported (docs/startup56.md). A controller holds its client, informers and queues, an informer its
-cache and handlers, the bookkeeping the Jobs' records: a value comparison of two would never mean anything.
-These tests make sure a run never asks for one, so that identity equality and `object.__repr__` decide nothing.
+cache and handlers, the Job controller's bookkeeping the Jobs' records, the others one sync's, one view's or one
+stream's mutable state: a value comparison of two would never mean anything. These tests make sure a run never
+asks for one, so that identity equality and `object.__repr__` decide nothing.
 """
 
 from __future__ import annotations
@@ -19,18 +19,28 @@ from kjobs.client.informer import Informer
 from kjobs.controllers.clusterroleaggregation import ClusterRoleAggregationController
 from kjobs.controllers.cronjob import CronJobController
 from kjobs.controllers.disruption import DisruptionController
-from kjobs.controllers.endpoints import EndpointsController, EndpointSliceController, _ServiceController
+from kjobs.controllers.endpoints import (
+    EndpointsController,
+    EndpointSliceController,
+    TriggerTimeTracker,
+    _ServiceController,
+)
 from kjobs.controllers.garbagecollector import GarbageCollector
 from kjobs.controllers.nodelifecycle import NodeLifecycleController, _ZoneEvictor
-from kjobs.controllers.podgc import PodGCController
+from kjobs.controllers.podgc import PodGCController, _Sorted
 from kjobs.controllers.ratelimitedqueue import RateLimitedTimedQueue
 from kjobs.controllers.resourcequota import ResourceQuotaController
 from kjobs.controllers.rootcacertpublisher import RootCACertPublisher
 from kjobs.controllers.serviceaccounts import ServiceAccountsController
-from kjobs.controllers.tainteviction import TaintEvictionController
+from kjobs.controllers.tainteviction import TaintEvictionController, _Work
 from kjobs.controllers.ttl import TTLAfterFinishedController
 from kjobs.controllers.volumes import PersistentVolumeController, PVCProtectionController, PVProtectionController
 from kjobs.job.bookkeeping import BookkeepingStore
+from kjobs.job.context import SyncContext
+from kjobs.node.poddns import _HostsFile
+from kjobs.progress import RunView
+from kjobs.run import _Serving
+from kjobs.server.portforward import _Pair
 from kjobs.simulate import SimulationOptions, parse_model
 from kjobs.simulate.runs import simulate_runs
 
@@ -56,6 +66,14 @@ IDENTITY_ONLY: tuple[type, ...] = (
     PVProtectionController,
     Informer,
     BookkeepingStore,
+    SyncContext,
+    RunView,
+    TriggerTimeTracker,
+    _Work,
+    _Sorted,
+    _Serving,
+    _HostsFile,
+    _Pair,
 )
 
 
