@@ -1,10 +1,11 @@
 """Controllers and working state that are dataclasses for their `__init__` only: no run compares or prints one.
 
 `eq=False, repr=False` spares each class the `exec` that compiles a generated `__eq__` and `__repr__` when its
-module is imported (docs/startup56.md). A controller holds its client, informers and queues, an informer its
-cache and handlers, the Job controller's bookkeeping the Jobs' records, the others one sync's, one view's or one
-stream's mutable state: a value comparison of two would never mean anything. These tests make sure a run never
-asks for one, so that identity equality and `object.__repr__` decide nothing.
+module is imported (docs/startup56.md). A controller holds its client, informers and queues,
+an informer its cache and handlers, the others one view's or one stream's mutable state: a value comparison of two
+would never mean anything. These tests make sure a run never asks for one, so that identity equality and
+`object.__repr__` decide nothing. (The Job controller's `SyncContext` and `BookkeepingStore` keep theirs: the
+Job controller's oracle tests compare them.)
 """
 
 from __future__ import annotations
@@ -35,8 +36,6 @@ from kjobs.controllers.serviceaccounts import ServiceAccountsController
 from kjobs.controllers.tainteviction import TaintEvictionController, _Work
 from kjobs.controllers.ttl import TTLAfterFinishedController
 from kjobs.controllers.volumes import PersistentVolumeController, PVCProtectionController, PVProtectionController
-from kjobs.job.bookkeeping import BookkeepingStore
-from kjobs.job.context import SyncContext
 from kjobs.node.poddns import _HostsFile
 from kjobs.progress import RunView
 from kjobs.run import _Serving
@@ -65,8 +64,6 @@ IDENTITY_ONLY: tuple[type, ...] = (
     PVCProtectionController,
     PVProtectionController,
     Informer,
-    BookkeepingStore,
-    SyncContext,
     RunView,
     TriggerTimeTracker,
     _Work,

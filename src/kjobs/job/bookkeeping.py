@@ -22,7 +22,7 @@ class _Expectations:
     since: float = 0.0
 
 
-@dataclass(eq=False, repr=False)
+@dataclass
 class BookkeepingStore:
     """Per-Job records keyed by `namespace/name`; mutated only by the controller shell."""
 

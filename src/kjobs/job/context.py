@@ -23,7 +23,7 @@ FinishingPod = tuple[Obj, str, int]
 """A finishing pod with its `uid` and `completion_index` (`SyncContext.finishing`)."""
 
 
-@dataclass(eq=False, repr=False)
+@dataclass
 class SyncContext:
     """Mutable working state of one sync; `status` is the JobStatus being built (a private copy)."""
 
