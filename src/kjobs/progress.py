@@ -301,7 +301,7 @@ def _ended_after(term: Obj, moment: float | None) -> bool:
         return False
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class RunView:
     """The state of one `kjobs run`."""
 

@@ -560,13 +560,7 @@ async def _print_logs(cluster: LocalCluster, pod: Obj, out: TextIO) -> None:
             print(f"[{meta['name']}/{container['name']}] {line}", file=out, flush=True)
 
 
-@dataclass
-class _Served:
-    should_exit: bool
-    task: asyncio.Task[None]
-
-
-@dataclass
+@dataclass(eq=False, repr=False)
 class _Serving:
     """What `--serve` serves with, made before the cluster starts: its pods' `KUBERNETES_SERVICE_*` and
     `kube-root-ca.crt` name the port and the CA."""

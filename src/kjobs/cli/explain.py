@@ -6,7 +6,6 @@ Two forms: `kjobs explain --job JOB.yaml --pod POD.yaml` reasons about manifests
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from typing import Any
 
@@ -117,6 +116,8 @@ def explain_job_command(
     name: str, namespace: str | None, kubeconfig: str | None, context: str | None, output: str
 ) -> None:
     """List a Job's failed pods: exit codes or conditions, the rule that matched, its action and effect."""
+    import asyncio  # only this subcommand runs a loop: `kjobs explain --job --pod` starts without asyncio
+
     from kjobs.client.kubeconfig import KubeconfigError, load
 
     try:

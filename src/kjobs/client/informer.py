@@ -40,7 +40,7 @@ def key_of(obj: Obj) -> Key:
     return str(meta.get("namespace") or ""), str(meta.get("name") or "")
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class Informer:
     """Cache of `resource` objects (optionally one namespace / selected), kept by list + watch."""
 

@@ -49,7 +49,7 @@ def aggregated_rules(role: Obj, roles: list[Obj]) -> list[Obj] | None:
     return rules
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ClusterRoleAggregationController:
     """Keeps the rules of aggregating ClusterRoles the union of the roles they select."""
 

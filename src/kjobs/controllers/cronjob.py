@@ -109,7 +109,7 @@ def _rfc1123z(moment: float) -> str:
     return datetime.fromtimestamp(moment, UTC).strftime("%a, %d %b %Y %H:%M:%S +0000")
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class CronJobController:
     """Creates each CronJob's Jobs at their scheduled times and keeps their history to its limits."""
 

@@ -114,7 +114,7 @@ def _ref(obj: Obj, kind: str, api_version: str) -> Obj:
     }
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class DisruptionController:
     """Keeps PDB status current and clears stale DisruptionTarget conditions."""
 

@@ -135,7 +135,7 @@ def _after(stamp: float, last: float | None) -> bool:
     return last is None or stamp > last
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class TriggerTimeTracker:
     """pkg/controller/util/endpoint/trigger_time_tracker.go: per Service, the trigger time of each pod (its Ready
     condition's lastTransitionTime) and of the Service (its creation) seen at the last sync; a sync's
@@ -301,7 +301,7 @@ def desired_slice_endpoints(service: Obj, pods: list[Obj]) -> dict[tuple[Any, ..
     return groups
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class _ServiceController:
     """What both controllers share: informers on Services, pods and their own kind; a queue of Service keys."""
 
@@ -388,7 +388,7 @@ class _ServiceController:
         raise NotImplementedError
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class EndpointsController(_ServiceController):
     """Keeps one `Endpoints` per Service with a selector (`syncService`)."""
 
@@ -449,7 +449,7 @@ class EndpointsController(_ServiceController):
         await self.client.update(ENDPOINTS, namespace, body, handover=True)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class EndpointSliceController(_ServiceController):
     """Keeps the EndpointSlices of each Service with a selector (`syncService` and the reconciler)."""
 

@@ -193,7 +193,7 @@ class _Node:
     obj: Obj
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class GarbageCollector:
     """Deletes dependents whose owners are gone, and carries out Foreground and Orphan deletions."""
 

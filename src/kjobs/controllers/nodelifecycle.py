@@ -107,7 +107,7 @@ def _pod_ref(pod: Obj) -> Obj:
     }
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class _ZoneEvictor:
     """A zone's NoExecute tainting queue and its state (`zoneNoExecuteTainter`, `zoneStates`).
 
@@ -119,7 +119,7 @@ class _ZoneEvictor:
     tainter: RateLimitedTimedQueue
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class NodeLifecycleController:
     """Watches Nodes, Leases and Pods; writes node conditions and taints, pods' Ready condition, Events."""
 

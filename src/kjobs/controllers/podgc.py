@@ -67,7 +67,7 @@ def _node_name(pod: Obj) -> str:
     return str((pod.get("spec") or {}).get("nodeName") or "")
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class _Sorted:
     """What the steps of one pass read of the listed pods, each list in the pods' order."""
 
@@ -98,7 +98,7 @@ def _sort(pods: list[Obj]) -> _Sorted:
     return _Sorted(terminated, deleting, node_names)
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class PodGCController:
     """Periodic force-deletion of terminated, orphaned and stuck terminating pods."""
 

@@ -23,7 +23,7 @@ class TimedValue:
     process_at: float
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class RateLimitedTimedQueue:
     """A unique FIFO of node names processed through a token bucket."""
 

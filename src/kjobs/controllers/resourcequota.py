@@ -54,7 +54,7 @@ class ResourceQuotaSettings:
     resync_period: float = 300.0
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ResourceQuotaController:
     """Keeps every ResourceQuota's status."""
 

@@ -64,7 +64,7 @@ def repaired(config_map: Obj, root_ca: str) -> Obj | None:
     }
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class RootCACertPublisher:
     """Keeps `kube-root-ca.crt` in every namespace."""
 

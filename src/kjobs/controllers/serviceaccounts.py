@@ -32,7 +32,7 @@ DEFAULT_ACCOUNTS = ("default",)
 """`DefaultServiceAccountsControllerOptions`: the accounts every namespace gets."""
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class ServiceAccountsController:
     """Keeps `default` (and any other of `accounts`) in every active namespace."""
 

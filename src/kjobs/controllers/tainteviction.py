@@ -42,7 +42,7 @@ class TaintEvictionSettings:
     retry_pause: float = RETRY_PAUSE
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class _Work:
     created_at: float
     fire_at: float
@@ -68,7 +68,7 @@ def _node_name(pod: Obj | None) -> str:
     return str(((pod or {}).get("spec") or {}).get("nodeName") or "")
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class TaintEvictionController:
     """Evicts pods that do not tolerate their node's NoExecute taints."""
 

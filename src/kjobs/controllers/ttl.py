@@ -76,7 +76,7 @@ def time_left(job: Obj, now: float) -> tuple[float, float] | None:
     return expires - now, expires
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class TTLAfterFinishedController:
     """Deletes finished Jobs once their `ttlSecondsAfterFinished` has passed."""
 

@@ -215,7 +215,7 @@ def _claim_key(claim: Obj) -> str:
 # ------------------------------------------------------------------------------------------------ binder
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class PersistentVolumeController:
     """Binds claims to volumes, provisions `rancher.io/local-path` volumes, releases and reclaims volumes."""
 
@@ -645,7 +645,7 @@ def _make_directory(path: Path) -> None:
 # ---------------------------------------------------------------------------------------------- protection
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class PVCProtectionController:
     """Adds `kubernetes.io/pvc-protection` where it is missing, and removes it from a claim being deleted once
     no scheduled, unfinished pod uses the claim (`processPVC`, `isBeingUsed`, `podUsesPVC`)."""
@@ -717,7 +717,7 @@ class PVCProtectionController:
         )
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class PVProtectionController:
     """Adds `kubernetes.io/pv-protection` where it is missing, and removes it from a volume being deleted once
     it is not Bound (`processPV`, `isBeingUsed`)."""

@@ -133,7 +133,7 @@ def records(
     return lines
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class _HostsFile:
     namespace: str
     path: str

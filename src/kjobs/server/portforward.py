@@ -329,7 +329,7 @@ async def _channels_from_client(
 # ---------------------------------------------------------------------------------------------- SPDY
 
 
-@dataclass
+@dataclass(eq=False, repr=False)
 class _Pair:
     request_id: str
     port: int

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 import orjson
 
@@ -20,8 +20,9 @@ from kjobs.api import events_v1
 from kjobs.api.errors import ApiError
 from kjobs.api.selectors import FieldSelector, FieldTerm
 from kjobs.api.types import Obj
-from kjobs.store.base import split_resource
-from kjobs.store.events import Event
+
+if TYPE_CHECKING:
+    from kjobs.store.events import Event
 
 T = TypeVar("T")
 
@@ -50,11 +51,15 @@ class View:
 
     def event(self, event: Event) -> Event:
         """A watch event of the stored resource, as the view's watchers see it."""
+        from kjobs.store.events import Event  # `kjobs validate` reads the views' table without the store
+
         return Event(event.type, self.read_raw(event.raw), event.revision)
 
     async def named(self, resource: str, write: Awaitable[T]) -> T:
         """A write to the stored resource, whose errors (AlreadyExists, Conflict, NotFound) name the view's
         resource as the apiserver names the one a request addressed (`events.events.k8s.io "x" already exists`)."""
+        from kjobs.store.base import split_resource
+
         try:
             return await write
         except ApiError as exc:
