@@ -675,9 +675,10 @@ class Scheduler:
                 return
         self.metrics.scheduled.inc()
         self.metrics.scheduling_attempts.observe(attempts)
-        self.events.event(
-            pod.pod, "Normal", "Scheduled", f"Successfully assigned {pod.namespace}/{pod.name} to {pod.node_name}"
-        )
+        if self.events.recording:  # a simulation records no events: its message is not formatted
+            self.events.event(
+                pod.pod, "Normal", "Scheduled", f"Successfully assigned {pod.namespace}/{pod.name} to {pod.node_name}"
+            )
 
     async def _bind_volumes(self, pod: PodInfo) -> None:
         """VolumeBinding's PreBind: name the chosen node in each unbound WaitForFirstConsumer claim, then wait

@@ -377,37 +377,44 @@ _SPEC_INFOS: Memo[bytes, SpecInfo] = Memo(256)
 
 
 def shared_spec_info(spec: Obj) -> SpecInfo:
-    """`spec_info`, computed once for specs that differ only in fields it does not read: a Job's pods repeat one
-    spec but for `hostname` (and `nodeName` once bound) and, on `kjobs up`, the name of the token volume the
-    ServiceAccount admission adds (`kube-api-access-` and five random characters, in `volumes` and in each
-    container's `volumeMounts`), so those are left out of the key. The result is shared, so read-only."""
+    """`spec_info`, computed once for specs equal in every member it reads: a Job's pods repeat one spec but for
+    `hostname` (and `nodeName` once bound) and, on `kjobs up`, the name of the token volume the ServiceAccount
+    admission adds (`kube-api-access-` and five random characters, in `volumes` and in each container's
+    `volumeMounts`), none of which it reads. The result is shared, so read-only."""
     try:
-        key = orjson.dumps(
-            {
-                **spec,
-                "hostname": None,
-                "nodeName": None,
-                "volumes": None,
-                "containers": _without_mounts(spec.get("containers")),
-                "initContainers": _without_mounts(spec.get("initContainers")),
-            }
-        )
+        key = spec_key(spec)
     except TypeError:  # not JSON (a spec built in process): computed every time
         return spec_info(spec)
     known = _SPEC_INFOS.get(key)
     return known if known is not None else _SPEC_INFOS.put(key, spec_info(spec))
 
 
-def _without_mounts(containers: Any) -> Any:
-    """`containers` with no `volumeMounts` (which `spec_info` does not read), for `shared_spec_info`'s key: the
-    list itself when none has the member (a simulation's pods; such a key never equals one made of copies, in
-    which every container has `volumeMounts: null`), else copies with it set to null."""
-    if not isinstance(containers, list):
-        return containers
-    for container in containers:
-        if isinstance(container, dict) and "volumeMounts" in container:
-            return [{**c, "volumeMounts": None} if isinstance(c, dict) else c for c in containers]
-    return containers
+def spec_key(spec: Obj) -> bytes:
+    """`shared_spec_info`'s key: the JSON of every member of `spec` that `spec_info` reads, each in its own place:
+    `affinity`, `nodeSelector`, `tolerations`, `topologySpreadConstraints`, `overhead`, and of each container and
+    init container (those `_dicts` keeps) the three it reads — `resources` (requests), `ports` (host ports) and
+    `restartPolicy` (a sidecar) — three places apiece, in one list for the containers and one for the init
+    containers (one list for both could not tell `containers: [{}]` from `initContainers: [{}]`).
+    JSON tells `1`, `1.0` and `True` apart, as `spec_info`'s `isinstance` tests do (Python's `==` does not), so
+    specs with equal keys read alike. Raises `TypeError` for a spec that is not JSON."""
+    read: list[list[Any]] = []
+    for containers in (spec.get("containers"), spec.get("initContainers")):
+        members: list[Any] = []
+        if isinstance(containers, list):
+            for c in containers:
+                if isinstance(c, dict):
+                    members += (c.get("resources"), c.get("ports"), c.get("restartPolicy"))
+        read.append(members)
+    return orjson.dumps(
+        (
+            spec.get("affinity"),
+            spec.get("nodeSelector"),
+            spec.get("tolerations"),
+            spec.get("topologySpreadConstraints"),
+            spec.get("overhead"),
+            read,
+        )
+    )
 
 
 def pod_info(pod: Obj, *, priority: int, preempt_never: bool, spec: SpecInfo | None = None) -> PodInfo:
