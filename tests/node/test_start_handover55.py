@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from kjobs.api.types import Obj
-from kjobs.node import cgroups
+from kjobs.clock import FakeClock
+from kjobs.node import adoption, cgroups
 from kjobs.node.logs import render
 from kjobs.node.observations import Attempt
 from kjobs.node.process_runtime import ProcessRuntime
@@ -162,3 +163,36 @@ def test_a_stop_during_the_wrappers_reaches_the_command_at_the_handover(tmp_path
         assert WRAPPER_DELAY / 2 < time.monotonic() - stopped < 4
 
     with_runtime(tmp_path, body)
+
+
+@pytest.mark.usefixtures("slow_trampoline")
+def test_an_adopting_agent_reads_the_start_time_reported_at_the_handover(tmp_path: Path) -> None:
+    """The journal's start entry holds the spawn's time (`leftovers.still_container` checks the process against
+    it); the time the agent reported at the handover is journaled after it ("h"), and what an adopting agent
+    reads (`adoption.Recorded.reported_start`) is that one: a restarted agent reports the `startedAt` the first
+    one did, where it read the spawn's, a second earlier when the wrappers straddled one (stop 56's CI run)."""
+    spawned = 1_000_000_000.25
+    clock = FakeClock(spawned)
+
+    async def body(runtime: ProcessRuntime) -> None:
+        handle = await runtime.run_pod(make_pod([sh("echo up; exec sleep 30", resources=LIMIT)], uid="uid-1"))
+        clock.set(spawned + 7)  # the wrappers sleep WRAPPER_DELAY before the handover: it reads this time
+        await eventually(lambda: "running" in state(handle.status)["state"], "the container to run")
+        assert state(handle.status)["state"]["running"]["startedAt"] == "2001-09-09T01:46:47Z"
+        journal = tmp_path / "journal"
+        await eventually(
+            lambda: any(b'["h",' in path.read_bytes() for path in journal.iterdir() if path.is_file()),
+            "the handover's time journaled",
+        )
+        (path,) = [path for path in journal.iterdir() if b'"uid-1"' in path.read_bytes()]
+        (recorded,) = [r for r in _read(path).values() if r.uid == "uid-1"]
+        assert (recorded.started_at, recorded.reported_start) == (spawned, spawned + 7)
+        await runtime.kill_pod("uid-1", grace_seconds=0)
+
+    with_runtime(tmp_path, body, clock=clock)
+
+
+def _read(path: Path) -> dict[str, adoption.Recorded]:
+    journal = adoption.Journal(path, "0-0")
+    adoption.read_new(journal)
+    return journal.containers

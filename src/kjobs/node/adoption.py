@@ -50,6 +50,14 @@ class Recorded:
     """As `waitpid` gives it, in Python's form: negative when killed by that signal."""
     start_error: str = ""
     lost: bool = False
+    handed_over_at: float | None = None
+    """For a container behind wrappers, the start time its agent reported at the handover ("h"); `started_at`
+    is the spawn's."""
+
+    @property
+    def reported_start(self) -> float:
+        """The `startedAt` its agent reported."""
+        return self.started_at if self.handed_over_at is None else self.handed_over_at
 
     @property
     def running(self) -> bool:
@@ -95,6 +103,8 @@ def apply(containers: dict[str, Recorded], entry: list[Any]) -> None:
                 created.pid = int(pid)
             else:
                 containers[cid] = Recorded(cid, str(uid), str(name), int(number), int(pid), float(at))
+        elif kind == "h" and cid in containers:
+            containers[cid].handed_over_at = float(entry[2])
         elif kind == "x" and cid in containers:
             recorded = containers[cid]
             recorded.returncode, recorded.finished_at = int(entry[2]), float(entry[3])

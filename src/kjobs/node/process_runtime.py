@@ -648,7 +648,7 @@ class ProcessRuntime(Supervisor):
                 container=recorded.container,
                 number=recorded.number,
                 container_id=recorded.container_id,
-                started_at=recorded.started_at,
+                started_at=recorded.reported_start,
             )
             attempts.setdefault(recorded.container, []).append(attempt)
             if recorded.running:  # its shim lives (else `scan` found it lost): its end will be journaled
@@ -1049,6 +1049,7 @@ class ProcessRuntime(Supervisor):
         running.pid = pid
         if running.wrapped:  # its command runs from now on (`startedAt`, as a runtime's task start time)
             running.attempt.started_at = self.clock.now()
+            self._spawner.started_at(container_id, running.attempt.started_at)  # before any status carries it
         if running.placement is not None:
             self.memory_guard.attach(running.placement, pid)
         if self.start_report_delay <= 0:

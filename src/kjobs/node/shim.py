@@ -36,6 +36,8 @@ library only, so it is up in milliseconds) and speaks JSON lines over its stdin/
                                                     with scope "init" its first process if that takes the
                                                     signal as a PID namespace's init would, "main" its first
                                                     process (`kjobs.node.stopsignal`)
+    → ["t", id, time]                               the start time the agent reports for a container started
+                                                    with handover (journaled: ["h", id, time])
     → ["w", id, width, height]                      set the size of its terminal (ignored without one)
     → ["i", id, data]                               write data (bytes as a latin-1 string) to its terminal
     → ["q"]                                         the agent stops cleanly: remove the journal at exit
@@ -300,6 +302,8 @@ class Shim:
                 self.served.add(str(message[1]))
         elif kind == "k":
             self.kill(message[1], message[2], str(message[3]) if len(message) > 3 else stopsignal.GROUP)
+        elif kind == "t":
+            self.handover_time(str(message[1]), float(message[2]))
         elif kind == "w":
             self.resize(message[1], message[2], message[3])
         elif kind == "i":
@@ -693,6 +697,16 @@ class Shim:
         self.replies.append(_line("p", cid, self.running[cid][0]))
         for signum, scope in self.held.pop(cid, ()):
             self.kill(cid, signum, scope)
+
+    def handover_time(self, cid: str, at: float) -> None:
+        """Journal the start time the agent reported at a container's handover: the "p" entry holds the spawn's
+        (which `leftovers.still_container` compares with the process's own start time), and an adopting agent
+        reports this one. Kept with the start entry, so that a rotated journal still has it."""
+        if cid in self.start_entries:
+            entry = _encode(["h", cid, at])
+            self.start_entries[cid] = self.start_entries[cid].split("\n", 1)[0] + "\n" + entry
+            self.journal.append(entry)
+            self.write_journal()
 
     def identity(self) -> str:
         """`<pid>-<start time>`: the name of this shim's record directory, journal and control socket."""

@@ -157,6 +157,12 @@ class Spawner:
         if cid in self._pids and self._proc is not None and data:
             self._send(["i", cid, data.decode("latin-1")])
 
+    def started_at(self, cid: str, at: float) -> None:
+        """Journal the `startedAt` the agent reports for a container started behind wrappers (its handover's
+        time on the agent's clock), so that an agent adopting it reports the same (nothing once it is reaped)."""
+        if cid in self._pids and self._proc is not None:
+            self._send(["t", cid, at])
+
     def signal(self, cid: str, signum: int, scope: str = stopsignal.GROUP) -> None:
         """Signal a container's process group, or its first process as `scope` says (`kjobs.node.stopsignal`;
         nothing if it has been reaped)."""
@@ -507,6 +513,12 @@ class SpawnerPool:
     def admitted(self, uid: str) -> None:
         """`Spawner.admitted` on the first shim (any one removes what it was told of)."""
         self._shims[0].admitted(uid)
+
+    def started_at(self, cid: str, at: float) -> None:
+        """`Spawner.started_at` through the shim that started the container."""
+        shim = self._owner.get(cid)
+        if shim is not None:
+            shim.started_at(cid, at)
 
     def signal(self, cid: str, signum: int, scope: str = stopsignal.GROUP) -> None:
         """`Spawner.signal` through the shim that started the container."""
