@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.e2e.test_config_objects import Up, kubectl_on_up
+from tests.e2e.test_config_objects import _KLOG_LINE, Up, kubectl_on_up
 from tests.e2e.test_python_clients import _until
 
 pytestmark = [
@@ -86,8 +86,10 @@ def test_exec_it_gives_the_command_a_terminal(up: Up) -> None:
         ["script", "-qec", kubectl, "/dev/null"], capture_output=True, text=True, env=env, input="", timeout=60
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    # text mode reads the terminal's \r\n as \n; script echoes the end of its own input (^@) at some point
-    assert re.search(r"33 111\n/dev/pts/\d+\n42\n", proc.stdout.replace("^@", "")), proc.stdout
+    # text mode reads the terminal's \r\n as \n; script echoes the end of its own input (^@) at some point, and
+    # kubectl's own log lines (klog, on the same terminal) are not the command's output
+    out = _KLOG_LINE.sub("", proc.stdout.replace("^@", ""))
+    assert re.search(r"33 111\n/dev/pts/\d+\n42\n", out), proc.stdout
 
 
 def test_exec_picks_the_named_container(up: Up) -> None:

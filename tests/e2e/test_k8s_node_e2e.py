@@ -48,10 +48,12 @@ TIMEOUT = 45.0
 """Seconds any one wait may take (upstream's are minutes; every wait here takes seconds)."""
 PAUSE = "trap 'exit 0' TERM; sleep 1000000 & wait"
 """The pause image: runs until signalled, then exits 0."""
-DELAY = {0: 0.0, 1: 0.1, 5: 1.0, 10: 1.3, 20: 1.6, 30: 1.8, 60: 3.0}
+DELAY = {0: 0.0, 1: 0.1, 5: 1.5, 10: 1.8, 20: 2.1, 30: 2.4, 60: 4.5}
 """ExecCommand's Delay/StartDelay seconds → the seconds slept here (order kept); 100 s and more: until killed.
-A 60 s regular container outlasts a 5 s sidecar's restarts upstream (a 10 s back-off); 3 s here leaves a
-restart of a 1 s sidecar room on a loaded machine (at 2 s, one was missed)."""
+A 5 s sidecar must still run when the node agent starts the next init container, which took 1.1 s once on CI's
+loaded machine (at 1 s the sidecar had exited). A 60 s regular container outlasts a 5 s sidecar's restarts
+upstream (a 10 s back-off); 3× the sidecar's delay here leaves a restart room on a loaded machine (at 2×, one
+was missed)."""
 
 
 @dataclass

@@ -81,6 +81,7 @@ def test_wait_for_conditions_logs_and_deletion(kjobs_cluster: KjobsCluster) -> N
         "hello", "default", propagation_policy="Foreground"
     )
     kjobs_cluster.wait_for("Job", "hello", "delete")
+    assert kjobs_cluster.wait_for("Job", "hello", "delete") == {}  # gone at the first look
 
 
 def test_wait_for_says_what_it_saw_and_refuses_what_it_cannot_read(kjobs_cluster: KjobsCluster) -> None:
