@@ -361,9 +361,9 @@ class KjobsCluster:
         self, kind: str, name: str, condition: Condition, timeout: float = 30.0, namespace: str = "default"
     ) -> Obj:
         """Wait until the object matches `condition` (see `matches`; `delete`: until it is gone) and return it
-        (for `delete`, the last version seen, `{}` when it was gone at the first look); `WaitFailed` at once when a finished Job or a terminal pod cannot match
-        any more; TimeoutError after `timeout` seconds of wall time. Both say what the object is (a Job: its
-        conditions, counts and pods)."""
+        (for `delete`, the last version seen, `{}` when it was gone at the first look); `WaitFailed` at once when
+        a finished Job or a terminal pod cannot match any more; TimeoutError after `timeout` seconds of wall time.
+        Both say what the object is (a Job: its conditions, counts and pods)."""
         __tracebackhide__ = True  # pytest shows the test's line, not the helper's
         ref = resource(kind)
         ns = namespace if ref.namespaced else None
