@@ -5,10 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
 
 from kjobs.store import mutation
+from tests.hypothesis_budget import default_examples
 
 mutation.enable()
+
+settings.register_profile("suite", max_examples=default_examples())
+settings.load_profile("suite")  # a generated-input test that names no count (tests/hypothesis_budget.py)
 
 
 @pytest.fixture(autouse=True)

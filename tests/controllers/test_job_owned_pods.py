@@ -14,7 +14,7 @@ from tests.hypothesis_budget import examples
 _ops = st.lists(st.tuples(st.booleans(), st.integers(0, 30), st.integers(0, 3)), max_size=80)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(ops=_ops)
 def test_pods_come_out_in_name_order_with_their_newest_versions(ops: list[tuple[bool, int, int]]) -> None:
     owned, model = _OwnedPods(), {}

@@ -141,7 +141,7 @@ def _state(controller: JobController, counted: list[str]) -> dict[str, Any]:
     }
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(events=st.lists(_event, max_size=30))
 def test_the_pod_handler_keeps_and_counts_what_the_plain_reading_does(events: list[tuple[Any, ...]]) -> None:
     async def scenario() -> None:

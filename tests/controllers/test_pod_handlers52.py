@@ -271,7 +271,7 @@ REFS = st.lists(
 )
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     events=st.lists(
         st.tuples(st.integers(0, 2), st.booleans(), REFS, st.sampled_from(["Running", "Failed"])), max_size=12

@@ -39,6 +39,7 @@ from kjobs.controllers.scheduling import (
     with_field,
     with_node_name,
 )
+from tests.hypothesis_budget import examples
 from tests.support import local_api
 
 
@@ -283,7 +284,7 @@ async def _run(kind: type[Recording], node_objs: list[Obj], pod_objs: list[Obj],
     }
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=examples(120), deadline=None)
 @given(nodes(), pods(), st.booleans())
 def test_schedule_one_decides_as_stop_53(node_objs: list[Obj], pod_objs: list[Obj], service: bool) -> None:
     new = asyncio.run(_run(Recording, node_objs, pod_objs, service))

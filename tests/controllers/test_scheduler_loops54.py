@@ -28,7 +28,7 @@ def _node(anti: bool, affinity: bool, soft: bool) -> NodeInfo:
     return info
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.tuples(st.booleans(), st.booleans(), st.booleans()), max_size=6))
 def test_node_loops_are_any(flags: list[tuple[bool, bool, bool]]) -> None:
     nodes = [_node(*f) for f in flags]

@@ -21,6 +21,7 @@ from kjobs.controllers.scheduling import (
     select_host,
     shared_spec_info,
 )
+from tests.hypothesis_budget import examples
 
 NOW = 1_767_225_600.0
 
@@ -64,7 +65,7 @@ def fits(pod: PodInfo, node: NodeInfo, without: set[str]) -> bool:
     return not insufficient(pod.requests, node.allocatable, node.allowed_pods, requested, count)
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     nodes=st.lists(st.tuples(cpus, mems, st.integers(min_value=1, max_value=6)), min_size=1, max_size=4),
     pods=st.lists(st.tuples(cpus, mems), min_size=1, max_size=25),
@@ -88,7 +89,7 @@ def test_assumed_placements_never_exceed_allocatable(
         assert total.milli_cpu <= n.allocatable.milli_cpu and total.memory <= n.allocatable.memory
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     bound=st.lists(
         st.tuples(cpus, mems, st.integers(min_value=0, max_value=5), st.sampled_from(["", "db"])), max_size=8
@@ -126,7 +127,7 @@ def test_victims_are_lower_priority_sufficient_and_each_necessary(
     assert outcome.pdb_violations <= sum(1 for v in outcome.victims if v.labels.get("app") == "db")
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     layout=st.lists(
         st.lists(st.tuples(cpus, st.integers(min_value=0, max_value=5)), max_size=5), min_size=1, max_size=4
@@ -156,7 +157,7 @@ def test_preempt_picks_a_node_where_the_pod_then_fits(
     assert fits(preemptor, target, {v.uid for v in result.candidate.victims})
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     nodes=st.lists(st.tuples(cpus, mems, st.integers(min_value=1, max_value=6)), min_size=2, max_size=5),
     steps=st.lists(

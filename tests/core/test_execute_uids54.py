@@ -21,6 +21,7 @@ from kjobs.job.decisions import FailureDecision
 from kjobs.job.execute import EventSink, PodControl, _batch, _record_decisions, _remove_finalizers
 from kjobs.job.metrics import JobMetrics
 from kjobs.job.tracking import TrackingPlan
+from tests.hypothesis_budget import examples
 
 
 async def old_remove_finalizers(
@@ -88,7 +89,7 @@ def _decision(uid: str, action: str) -> FailureDecision:
     return FailureDecision(uid, 1, "exit code 1", action, 0, None, "not counted" if action == "Ignore" else "counted")
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(_pod, max_size=6), st.booleans())
 def test_removals_and_decisions_are_stop_53s(drawn: list[tuple[int, int, str | None]], inline: bool) -> None:
     pods = [{"metadata": {"name": f"p{n}", "namespace": "ns", "uid": f"u{n}"}} for n, _, _ in drawn]

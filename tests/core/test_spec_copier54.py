@@ -33,6 +33,7 @@ from kjobs.job.sync import (
     plan_sync,
 )
 from tests.core.test_add_index_env53 import _containers
+from tests.hypothesis_budget import examples
 
 NOW = 1_767_225_600.0
 
@@ -138,7 +139,7 @@ def _ids(value: Any) -> set[int]:
     return found
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(_containers, st.one_of(st.none(), _containers), st.booleans(), st.booleans(), st.booleans())
 def test_planned_pods_are_stop_53s(
     containers: list[Obj], init: list[Obj] | None, indexed: bool, per_index: bool, json: bool
@@ -160,7 +161,7 @@ def test_planned_pods_are_stop_53s(
             assert not ids & other
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     held=st.dictionaries(
         st.integers(0, 3),

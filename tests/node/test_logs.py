@@ -18,6 +18,7 @@ from kjobs.node.logs import (
     render,
     tail_offset,
 )
+from tests.hypothesis_budget import examples
 
 
 def collect(path: Path, **kwargs: object) -> bytes:
@@ -157,7 +158,7 @@ def test_a_torn_entry_waits_for_its_end_and_raw_lines_pass_through(tmp_path: Pat
 
 
 @given(st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\x00", b"\n")), max_size=8))
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 def test_what_the_shim_writes_renders_back_byte_for_byte(chunks: list[bytes]) -> None:
     """However the container's output arrives in reads, the log renders to exactly what it wrote (with a
     MAX_LINE of 7 bytes, so that long lines and parts are common)."""

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from kjobs.api.types import Obj
 from kjobs.clock import FakeClock
 from kjobs.node.sim_runtime import Outcome, SimulatedRuntime
+from tests.hypothesis_budget import examples
 from tests.node.helpers import T0, make_pod
 
 outcomes = st.lists(
@@ -26,7 +27,7 @@ outcomes = st.lists(
 )
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(
     policy=st.sampled_from(["Never", "OnFailure", "Always"]),
     n_init=st.integers(0, 2),

@@ -28,7 +28,7 @@ def old_random_suffix() -> str:
     return "".join(random.choices(S.NAME_ALPHABET, k=5))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(seed=st.integers(0, 2**32), count=st.integers(1, 5))
 def test_random_suffix_draws_as_choices_did(seed: int, count: int) -> None:
     state = random.getstate()

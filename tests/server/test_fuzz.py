@@ -110,7 +110,7 @@ def _check(response: httpx.Response) -> None:
         assert status["kind"] == "Status" and status["code"] == response.status_code
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     method=st.sampled_from(["GET", "POST", "PUT", "PATCH", "DELETE"]),
     path=st.sampled_from(PATHS),
@@ -158,7 +158,7 @@ def _mutations() -> st.SearchStrategy[tuple[list[str], Any]]:
     return st.tuples(st.sampled_from(paths), json_values)
 
 
-@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(120), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(mutations=st.lists(_mutations(), min_size=1, max_size=3), update=st.booleans())
 def test_mangled_jobs_are_rejected_cleanly(
     http: httpx.Client, mutations: list[tuple[list[str], Any]], update: bool
@@ -252,7 +252,9 @@ def _job_spec_strategy() -> st.SearchStrategy[Any]:
 
 
 @settings(
-    max_examples=100, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+    max_examples=examples(100),
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(spec=st.deferred(_job_spec_strategy))
 def test_schema_shaped_jobs_never_fail_the_server(http: httpx.Client, spec: Any) -> None:

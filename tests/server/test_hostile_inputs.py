@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from kjobs.api.timeutil import parse_time
 from kjobs.server.app import App, create_app
 from kjobs.store import MemoryStore
+from tests.hypothesis_budget import examples
 from tests.server.fuzz37_support import (
     FIELD_SELECTORS,
     KINDS,
@@ -54,7 +55,7 @@ EXAMPLES = int(os.environ.get("KJOBS_FUZZ_EXAMPLES", "0"))
 
 def _settings(default: int) -> settings:
     return settings(
-        max_examples=EXAMPLES or default,
+        max_examples=EXAMPLES or examples(default),
         deadline=None,
         derandomize=not EXAMPLES,
         database=None,

@@ -23,6 +23,7 @@ from kjobs.server.registry import Resource, core_hook, lookup
 from kjobs.server.service import ApiService, _meta
 from kjobs.server.storage import Storage
 from kjobs.store.memory import MemoryStore
+from tests.hypothesis_budget import examples
 
 
 def _old_validate(self: ApiService, r: Resource, obj: Obj, old: Obj | None, subresource: str) -> None:
@@ -111,7 +112,7 @@ _NAMESPACES = lookup("", "v1", "namespaces")
 _CONFIGMAPS = lookup("", "v1", "configmaps")
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     obj=_objects(),
     case=st.sampled_from(["create", "update", "status"]),

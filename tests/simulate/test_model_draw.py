@@ -117,7 +117,7 @@ def job_pod(uid: str, index: int | None) -> Obj:
     return {"metadata": {"uid": uid, "labels": labels, "annotations": annotations}, "spec": {}}
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     model=MODEL,
     spread=MODEL,

@@ -19,6 +19,7 @@ from kjobs.store.base import Key, Op, _write
 from kjobs.store.events import Change, Event, EventType, Record
 from kjobs.store.mutation import SharedDecode
 from kjobs.store.watch import Watch, _at_revision, _call_threadsafe
+from tests.hypothesis_budget import examples
 
 
 class PlainWatch(Watch):
@@ -198,7 +199,7 @@ def _delivered(w: Watch) -> list[tuple[str, bytes, int, Obj]]:
     return [(e.type.value, e.raw, e.revision, copy.deepcopy(e.object)) for e in w.drain()]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(st.lists(WRITE, min_size=1, max_size=3), max_size=14), st.integers(1, 40), st.integers(1, 8))
 def test_watchers_receive_what_the_plain_fan_out_delivered(
     batches: list[list[tuple[Any, ...]]], bound: int, history: int

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 from kjobs.api.types import Obj
 from kjobs.store import MemoryStore, Store
 from kjobs.store.events import index_of
+from tests.hypothesis_budget import examples
 from tests.store.conftest import pod
 
 INDEX = "batch.kubernetes.io/job-completion-index"
@@ -176,7 +177,7 @@ def test_records_do_not_share_label_dicts_with_the_written_object(adopt: bool) -
     assert record.labels is not obj["metadata"]["labels"]
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     ops=st.lists(
         st.tuples(st.sampled_from(("create", "delete", "list")), st.sampled_from(("a", "b")), st.integers(0, 12))

@@ -15,6 +15,7 @@ from kjobs.api.types import Obj
 from kjobs.store import MemoryStore
 from kjobs.store.base import Op, Store
 from kjobs.store.events import Record
+from tests.hypothesis_budget import examples
 
 
 class ThroughSubmit(MemoryStore):
@@ -82,7 +83,7 @@ async def _run(store: Store, writes: list[tuple[Any, ...]]) -> list[Any]:
     return out
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(st.lists(WRITE, max_size=12))
 def test_inline_writes_answer_as_through_asubmit(writes: list[tuple[Any, ...]]) -> None:
     through, inline = ThroughSubmit(), Counting()
