@@ -119,13 +119,36 @@ def get_pod(c: Cluster, ns: str, name: str) -> k8s.V1Pod:
 
 
 def wait_for_pod(c: Cluster, ns: str, name: str, what: str, check: Callable[[k8s.V1Pod], bool]) -> k8s.V1Pod:
-    """e2epod.WaitForPodCondition: `check` may raise AssertionError to stop the wait (upstream returns an error)."""
+    """e2epod.WaitForPodCondition: `check` may raise AssertionError to stop the wait (upstream returns an error).
 
-    def probe() -> k8s.V1Pod | None:
-        pod = get_pod(c, ns, name)
-        return pod if check(pod) else None
-
-    return until(probe, what)
+    The pod as read, then every state a field-selected watch from its resourceVersion delivers, as client-go's
+    watchtools.UntilWithSync: each state is checked once, none is missed, and the cluster (in this process) is not
+    asked for the pod 20 times a second. A pod deleted before `check` holds ends the wait with an error, as a
+    poll's 404 did."""
+    deadline = time.monotonic() + TIMEOUT
+    pod = get_pod(c, ns, name)
+    while not check(pod):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise AssertionError(f"timed out waiting for {what}")
+        w = k8s_watch.Watch()
+        stream = w.stream(
+            c.core.list_namespaced_pod,
+            ns,
+            field_selector=f"metadata.name={name}",
+            resource_version=pod.metadata.resource_version,
+            timeout_seconds=max(1, int(left)),
+        )
+        try:
+            for event in stream:
+                if event["type"] == "DELETED":
+                    raise AssertionError(f"pod {name} deleted while waiting for {what}")
+                pod = event["object"]
+                if check(pod):
+                    return pod
+        finally:
+            w.stop()
+    return pod
 
 
 def wait_for_pod_running(c: Cluster, ns: str, name: str) -> k8s.V1Pod:
