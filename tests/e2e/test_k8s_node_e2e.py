@@ -73,9 +73,11 @@ logs `Starting`) rely on that latency; at 0.02 s the shell commands of the two r
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     """One in-process cluster (one node, container restart back-off from 0.1 s, `START_REPORT_DELAY`) for every
-    test of the module."""
+    test of the module. Its node checks memory for node-pressure eviction every 10 s, the kubelet's housekeeping
+    period, not every 0.2 s: no test here evicts, and each check reads every process's /proc stat (an eighth of
+    the module's CPU)."""
     settings = dataclasses.replace(
-        embedded.fast_settings(tmp_path_factory.mktemp("nodee2e") / "nodes"),
+        embedded.fast_settings(tmp_path_factory.mktemp("nodee2e") / "nodes", eviction_monitoring_interval=10.0),
         containers_die_with_agent=True,
         container_start_report_delay=START_REPORT_DELAY,
     )
@@ -118,14 +120,44 @@ def get_pod(c: Cluster, ns: str, name: str) -> k8s.V1Pod:
     return pod
 
 
+def pod_events(c: Cluster, ns: str, pod: k8s.V1Pod, deadline: float, what: str) -> Iterator[dict[str, Any]]:
+    """The events of a field-selected watch of `pod` from its resourceVersion, until `deadline` (monotonic), as
+    client-go's watchtools.UntilWithSync: every change is delivered once, none is missed, and the cluster (in this
+    process) is not asked for the pod 20 times a second as a poll does. A watch the server ends early is resumed
+    from the last event's resourceVersion."""
+    resource_version = pod.metadata.resource_version
+    while (left := deadline - time.monotonic()) > 0:
+        w = k8s_watch.Watch()
+        stream = w.stream(
+            c.core.list_namespaced_pod,
+            ns,
+            field_selector=f"metadata.name={pod.metadata.name}",
+            resource_version=resource_version,
+            timeout_seconds=max(1, int(left)),
+        )
+        try:
+            for event in stream:
+                resource_version = event["object"].metadata.resource_version
+                yield event
+        finally:
+            w.stop()
+    raise AssertionError(f"timed out waiting for {what}")
+
+
 def wait_for_pod(c: Cluster, ns: str, name: str, what: str, check: Callable[[k8s.V1Pod], bool]) -> k8s.V1Pod:
-    """e2epod.WaitForPodCondition: `check` may raise AssertionError to stop the wait (upstream returns an error)."""
-
-    def probe() -> k8s.V1Pod | None:
-        pod = get_pod(c, ns, name)
-        return pod if check(pod) else None
-
-    return until(probe, what)
+    """e2epod.WaitForPodCondition: `check` may raise AssertionError to stop the wait (upstream returns an error).
+    The pod as read, then each state its watch delivers (`pod_events`); a pod deleted before `check` holds ends the
+    wait with an error, as a poll's 404 did."""
+    deadline = time.monotonic() + TIMEOUT
+    pod = get_pod(c, ns, name)
+    if check(pod):
+        return pod
+    for event in pod_events(c, ns, pod, deadline, what):
+        if event["type"] == "DELETED":
+            raise AssertionError(f"pod {name} deleted while waiting for {what}")
+        if check(event["object"]):
+            return event["object"]  # type: ignore[no-any-return]
+    raise AssertionError(f"timed out waiting for {what}")
 
 
 def wait_for_pod_running(c: Cluster, ns: str, name: str) -> k8s.V1Pod:
@@ -166,14 +198,17 @@ def wait_for_pod_failed_reason(c: Cluster, ns: str, name: str, reason: str) -> k
 
 
 def wait_for_pod_not_found(c: Cluster, ns: str, name: str, timeout: float = TIMEOUT) -> None:
-    def gone() -> bool:
-        try:
-            get_pod(c, ns, name)
-        except ApiException as exc:
-            return exc.status == 404
-        return False
-
-    until(gone, "pod gone", timeout)
+    """e2epod.WaitForPodNotFoundInNamespace: the pod read (404: gone), then its watch (`pod_events`) until the
+    DELETED event."""
+    try:
+        pod = get_pod(c, ns, name)
+    except ApiException as exc:
+        if exc.status == 404:
+            return
+        raise
+    for event in pod_events(c, ns, pod, time.monotonic() + timeout, "pod gone"):
+        if event["type"] == "DELETED":
+            return
 
 
 def wait_for_container_restart_count(
@@ -437,10 +472,14 @@ def test_should_run_with_the_expected_status(cluster: Cluster, ns: str) -> None:
             statuses = get_pod(cluster, ns, pod_name).status.container_statuses or []
             return statuses[0] if statuses else None
 
+        def restarted(pod: k8s.V1Pod, rc: int = restart_count) -> bool:
+            statuses = pod.status.container_statuses or []
+            return bool(statuses) and statuses[0].restart_count == rc
+
         # should get the expected 'RestartCount'
-        until(lambda rc=restart_count: (s := status()) is not None and s.restart_count == rc, f"{name} restartCount")
+        wait_for_pod(cluster, ns, pod_name, f"{name} restartCount", restarted)
         # should get the expected 'Phase'
-        until(lambda p=phase, n=pod_name: get_pod(cluster, ns, n).status.phase == p, f"{name} phase {phase}")
+        wait_for_pod(cluster, ns, pod_name, f"{name} phase {phase}", lambda p, phase=phase: p.status.phase == phase)
         # should get the expected 'Ready' condition
         assert is_ready(get_pod(cluster, ns, pod_name)) == ready
         # should get the expected 'State'
@@ -455,7 +494,7 @@ def match_termination_message(c: Cluster, ns: str, ctr: dict[str, Any], expected
     ctr = {**ctr, "name": "termination-message-container"}
     pod = create(c, ns, conformance_pod(ctr["name"], ctr, "Never"))
     name = pod.metadata.name
-    until(lambda: get_pod(c, ns, name).status.phase == expected_phase, f"phase {expected_phase}")
+    wait_for_pod(c, ns, name, f"phase {expected_phase}", lambda p: p.status.phase == expected_phase)
     status = get_pod(c, ns, name).status.container_statuses[0]
     assert state_name(status.state) == "Terminated"
     assert (status.state.terminated.message or "") == expected
