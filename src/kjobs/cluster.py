@@ -42,6 +42,8 @@ from kjobs.controllers.serviceaccounts import ServiceAccountsController
 from kjobs.controllers.tainteviction import TaintEvictionController
 from kjobs.controllers.ttl import TTLAfterFinishedController
 from kjobs.controllers.volumes import PersistentVolumeController, PVCProtectionController, PVProtectionController
+from kjobs.gctuning import SERVER_GC_THRESHOLDS as SERVER_GC_THRESHOLDS  # re-exported: its callers' name
+from kjobs.gctuning import tune_gc as tune_gc
 from kjobs.job.config import SyncConfig
 from kjobs.job.metrics import JobMetrics
 from kjobs.node.logsource import AgentLogs
@@ -131,22 +133,6 @@ class ClusterSettings:
     """How many times faster than the others' clock the CronJob controller's runs (`kjobs up
     --cronjob-clock-rate`, for tests: at 60 a `*/1 * * * *` schedule fires every wall-clock second). 1: the
     same clock. kube-controller-manager has no such setting; nothing else reads the faster clock."""
-
-
-SERVER_GC_THRESHOLDS = (100_000, 1_000, 1_000)
-"""`tune_gc`'s (young, generation 1, generation 2) thresholds."""
-
-
-def tune_gc() -> None:
-    """Raise the cyclic GC's thresholds for a long-lived control-plane process.
-
-    Informer caches keep many small dicts alive, so default generation-0 collections (every 700 allocations)
-    rescan them constantly; measured on `kjobs run` of 300 pods: 115 → 155 pods/s with a young threshold of
-    100,000. Generation 1 at 1,000 young passes rather than 50: at 50, `kjobs up` running 100,000 pods paused its
-    event loop about 1.3 s twice (docs/http47.md, "The cyclic GC"); at 1,000 the first such pass came after about
-    800,000 pods, as long as the others (1.32 s, docs/http48.md), and the GC's CPU fell from 5.8 to 3.9 %.
-    """
-    gc.set_threshold(*SERVER_GC_THRESHOLDS)
 
 
 SPARSE_GC_THRESHOLD = 1_000_000

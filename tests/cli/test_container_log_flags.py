@@ -71,7 +71,7 @@ def test_node_join_takes_the_log_rotation_flags(unreachable: Path, monkeypatch: 
         seen.append((settings.container_log_max_size, settings.container_log_max_files))
 
     monkeypatch.setattr(node_cli, "_join", joined)
-    monkeypatch.setattr("kjobs.cluster.tune_gc", lambda: None)
+    monkeypatch.setattr("kjobs.gctuning.tune_gc", lambda: None)
     flags = ["--container-log-max-size", "2Mi", "--container-log-max-files", "3"]
     assert CliRunner().invoke(main, _join(unreachable)).exit_code == 0
     result = CliRunner().invoke(main, _join(unreachable, *flags))

@@ -4,6 +4,7 @@ collection of what the command left, piped progress needs no rich and goes out i
 from __future__ import annotations
 
 import gc
+import importlib
 import io
 import subprocess
 import sys
@@ -12,14 +13,16 @@ import textwrap
 import pytest
 from click.testing import CliRunner
 
-from kjobs.cli import entry, main
+from kjobs.cli import COMMANDS, entry, main
 from kjobs.cluster import INTERPRETER_FROZEN
+from kjobs.gctuning import SERVER_GC_THRESHOLDS
 from kjobs.run import _print_lines
 
 
 def test_entry_freezes_what_is_left_on_the_way_out(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "argv", ["kjobs", "--version"])
     assert gc.get_freeze_count() <= INTERPRETER_FROZEN  # CPython 3.12 starts with some frozen
+    before = gc.get_threshold()
     try:
         with pytest.raises(SystemExit) as exited:
             entry()
@@ -27,6 +30,33 @@ def test_entry_freezes_what_is_left_on_the_way_out(monkeypatch: pytest.MonkeyPat
         assert gc.get_freeze_count() > INTERPRETER_FROZEN
     finally:
         gc.unfreeze()
+        gc.set_threshold(*before)
+
+
+def test_entry_imports_the_command_under_the_servers_gc_thresholds(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`tune_gc`'s thresholds hold from before the command's module is imported (its start-up's objects live as
+    long as the process: young passes over them at the default threshold were CPU for nothing)."""
+    seen: list[tuple[int, int, int]] = []
+    real = importlib.import_module
+
+    def recording(name: str, package: str | None = None) -> object:
+        if name == COMMANDS["validate"][0]:
+            seen.append(gc.get_threshold())
+        return real(name, package)
+
+    monkeypatch.setattr(sys, "argv", ["kjobs", "validate", "--help"])
+    monkeypatch.setattr(importlib, "import_module", recording)
+    monkeypatch.delitem(main.commands, "validate", raising=False)  # added by an earlier test: imported again
+    before = gc.get_threshold()
+    try:
+        gc.set_threshold(700, 10, 10)  # the interpreter's defaults
+        with pytest.raises(SystemExit) as exited:
+            entry()
+        assert exited.value.code == 0
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*before)
+    assert seen == [SERVER_GC_THRESHOLDS]
 
 
 def test_main_alone_leaves_the_collector_alone() -> None:
@@ -86,3 +116,25 @@ def test_piped_run_does_without_rich() -> None:
     result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_python_m_kjobs_imports_the_cli_under_the_servers_gc_thresholds() -> None:
+    """`python -m kjobs` sets the thresholds before it imports the CLI (click, the command group)."""
+    script = textwrap.dedent(
+        """
+        import gc, runpy, sys
+
+        class Watch:
+            def find_spec(self, name, path=None, target=None):
+                if name == "click":
+                    print(gc.get_threshold())
+                return None
+
+        sys.meta_path.insert(0, Watch())
+        sys.argv = ["kjobs", "--version"]
+        runpy.run_module("kjobs", run_name="__main__")
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0] == str(SERVER_GC_THRESHOLDS)

@@ -102,7 +102,7 @@ def test_the_node_status_update_frequency_reaches_the_joined_agent(
         seen.append(settings.node_status_update_frequency)
 
     monkeypatch.setattr(node_cli, "_join", joined)
-    monkeypatch.setattr("kjobs.cluster.tune_gc", lambda: None)  # the test process keeps its GC settings
+    monkeypatch.setattr("kjobs.gctuning.tune_gc", lambda: None)  # the test process keeps its GC settings
     result = CliRunner().invoke(main, ["node", "join", "--kubeconfig", str(config), "--name", "n", *flags])
     assert result.exit_code == 0, result.output
     assert seen == [seconds]

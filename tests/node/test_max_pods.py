@@ -194,7 +194,7 @@ def test_the_sync_frequency_reaches_the_joined_agent(
         seen.append(settings.sync_frequency)
 
     monkeypatch.setattr(node_cli, "_join", joined)
-    monkeypatch.setattr("kjobs.cluster.tune_gc", lambda: None)  # the test process keeps its GC settings
+    monkeypatch.setattr("kjobs.gctuning.tune_gc", lambda: None)  # the test process keeps its GC settings
     result = CliRunner().invoke(main, _join(unreachable, *flags))
     assert result.exit_code == 0, result.output
     assert seen == [seconds]

@@ -13,7 +13,8 @@ from uvicorn.config import Config
 from uvicorn.server import ServerState
 
 from kjobs.server.protocol import BoundedHttpToolsProtocol
-from kjobs.server.runner import _TlsWSProtocol, _WSProtocol
+from kjobs.server.wsprotocol import TlsWSProtocol as _TlsWSProtocol
+from kjobs.server.wsprotocol import WSProtocol as _WSProtocol
 
 
 async def _app(scope: Any, receive: Any, send: Any) -> None:

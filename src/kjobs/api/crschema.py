@@ -18,7 +18,6 @@ import copy
 import re
 from typing import Any
 
-from kjobs.api import regexps
 from kjobs.api.errors import ErrorType, FieldError, too_long, too_many
 from kjobs.api.types import Obj
 
@@ -260,6 +259,8 @@ def _string(value: str, schema: Schema, where: str, errs: list[FieldError]) -> N
         )
     pattern = schema.get("pattern")
     if isinstance(pattern, str):
+        from kjobs.api import regexps  # RE2, with the first pattern checked (every kjobs up imports this module)
+
         try:
             matched = regexps.search(pattern, value)
         except regexps.RegexpError:

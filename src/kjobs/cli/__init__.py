@@ -55,15 +55,23 @@ def main() -> None:
 
 
 def entry() -> None:
-    """Run the command line as a program; on the way out, what is left is frozen rather than collected.
+    """Run the command line as a program, under `tune_gc`'s thresholds from the start; on the way out, what is
+    left is frozen rather than collected.
 
+    A command's start-up (its modules, classes, functions and the cluster it builds) is nearly all objects that
+    live as long as the process, so the young-generation passes at the interpreter's default threshold (700) only
+    scanned them again: about 100 young and 9 generation-1 passes before `kjobs up` was ready, some 50 ms of
+    CPU (docs/upstart57.md). The long-lived commands (`up`, `run`, `node join`, `controller`, `simulate`)
+    set the same thresholds once built; here they hold from the command's first import.
     `gc.freeze` moves every tracked object to the permanent generation, which the interpreter's collections at
     exit skip; `atexit` handlers, the flush of `sys.stdout`/`sys.stderr` and the exit status are unchanged.
     Only for a whole process: `main` itself (as click's test runner calls it) leaves the collector alone.
     """
     from kjobs.files import NotOwned
+    from kjobs.gctuning import tune_gc
     from kjobs.node.rootlock import RootInUse
 
+    tune_gc()
     try:
         main(prog_name="kjobs")
     except (NotOwned, RootInUse) as exc:  # a node's root another user made first (`kjobs.files.owned_dir`), or

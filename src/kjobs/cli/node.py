@@ -130,7 +130,7 @@ def join(
     click.get_current_context().with_resource(stopping.held())
     import uvloop
 
-    from kjobs.cluster import tune_gc
+    from kjobs.gctuning import tune_gc  # not through kjobs.cluster: an agent needs none of the controllers
     from kjobs.node.agent import NodeAgentSettings
     from kjobs.node.eviction import Threshold, ThresholdError
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
-import ssl
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -23,6 +22,7 @@ from kjobs.api.errors import go_quote
 from kjobs.api.types import Obj
 from kjobs.node.execution import ExecSpec, start
 from kjobs.server.remotecommand import ExecFailed, UpgradeFailed
+from kjobs.server.tls import unverified_client_context
 
 Result = Literal["success", "failure", "error"]
 PROBES = ("startupProbe", "livenessProbe", "readinessProbe")
@@ -148,9 +148,7 @@ async def run_http(action: Obj, container: Obj, pod_ip: str, timeout: float) -> 
             headers[str(header["name"])] = str(header.get("value", ""))
     context = None
     if scheme == "https":
-        context = ssl.create_default_context()
-        context.check_hostname = False
-        context.verify_mode = ssl.CERT_NONE
+        context = unverified_client_context()  # the prober's `InsecureSkipVerify` (pkg/probe/http/http.go)
 
     async def get() -> int:
         reader, writer = await asyncio.open_connection(host, port, ssl=context)

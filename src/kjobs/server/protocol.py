@@ -191,3 +191,13 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
     def on_message_complete(self) -> None:
         super().on_message_complete()
         self._in_head = True
+
+
+def tls_extension(transport: asyncio.BaseTransport) -> dict[str, Any] | None:
+    """The ASGI TLS extension's `client_cert_name` (an RFC 4514-style subject; None without a certificate)."""
+    sslobj = transport.get_extra_info("ssl_object")
+    if sslobj is None:
+        return None
+    peer = sslobj.getpeercert() or {}
+    parts = [f"{key}={value}" for rdn in reversed(peer.get("subject", ())) for key, value in rdn]
+    return {"client_cert_name": ",".join(parts) or None}

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import http
 import signal
 import socket
 import ssl
@@ -25,19 +24,15 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, cast
 
 import uvicorn
-import wsproto
-from uvicorn.protocols.websockets.wsproto_impl import WSProtocol
-from wsproto.connection import ConnectionType
-from wsproto.events import Event, RejectConnection
 
 from kjobs import stopping
 from kjobs.server.app import App, create_app
 from kjobs.server.auth import Authenticator
 from kjobs.server.logs import LogSource
-from kjobs.server.protocol import BoundedHttpToolsProtocol
+from kjobs.server.protocol import BoundedHttpToolsProtocol, tls_extension
 from kjobs.server.tls import Pki
 from kjobs.store import Store
 
@@ -93,7 +88,7 @@ class _TlsHttpToolsProtocol(BoundedHttpToolsProtocol):
             with contextlib.suppress(OSError):
                 sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         super().connection_made(transport)
-        self._tls = _tls_extension(transport)
+        self._tls = tls_extension(transport)
 
     def shutdown(self) -> None:
         """Abort an idle connection at a stop: closing a TLS transport waits for the peer's close_notify, which an
@@ -109,80 +104,20 @@ class _TlsHttpToolsProtocol(BoundedHttpToolsProtocol):
             self.scope["extensions"] = {"tls": self._tls}  # type: ignore[dict-item]  # asgiref types it loosely
 
 
-class _GoRejectingConnection(wsproto.WSConnection):
-    """wsproto's server side, refusing an upgrade with the status line and `Date` that Go's net/http writes.
+def _ws_protocol(**kwargs: Any) -> asyncio.Protocol:
+    """uvicorn's WebSocket protocol class, as uvicorn calls it for an upgrade (`ws_protocol_class(config=...,
+    server_state=..., app_state=...)`), imported then: wsproto and h11 are 30 ms of CPU at every start, and most
+    servers never see an upgrade (`kjobs.server.wsprotocol`)."""
+    from kjobs.server.wsprotocol import WSProtocol
 
-    A WebSocket request kube-apiserver refuses before the upgrade (a wrong container, a pod without a node, a
-    missing permission) is an ordinary HTTP response written by net/http: `HTTP/1.1 400 Bad Request` (the
-    reason phrase is `http.StatusText`, or `status code N` for a code it does not know) and a `Date` header.
-    wsproto sends h11's default empty phrase (`HTTP/1.1 400 `) and no date, which clients show: the official
-    Python client raised `Handshake status 400 None`, lightkube's httpx-ws `<Response [400 ]>`."""
-
-    def __init__(self, date: Callable[[], list[tuple[bytes, bytes]]]) -> None:
-        super().__init__(ConnectionType.SERVER)
-        self._date = date
-
-    def send(self, event: Event) -> bytes:
-        if not isinstance(event, RejectConnection):
-            return super().send(event)
-        headers = list(event.headers)
-        if not any(name.lower() == b"date" for name, _ in headers):
-            headers = [*self._date(), *headers]
-        data = super().send(RejectConnection(status_code=event.status_code, headers=headers, has_body=event.has_body))
-        line, crlf, rest = data.partition(b"\r\n")
-        if line.endswith(b" "):  # h11's status line without a reason phrase
-            line += _reason_phrase(event.status_code).encode()
-        return line + crlf + rest
+    return WSProtocol(**kwargs)
 
 
-def _reason_phrase(code: int) -> str:
-    try:
-        return http.HTTPStatus(code).phrase
-    except ValueError:
-        return f"status code {code}"  # Go's net/http for a code StatusText does not know
+def _tls_ws_protocol(**kwargs: Any) -> asyncio.Protocol:
+    """`_ws_protocol`'s, reporting the connection's verified client certificate too."""
+    from kjobs.server.wsprotocol import TlsWSProtocol
 
-
-class _WSProtocol(WSProtocol):
-    """uvicorn's wsproto WebSocket protocol whose refusals are written as Go's net/http writes them."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        state = kwargs.get("server_state")
-        headers: list[tuple[bytes, bytes]] = self.default_headers
-        # The Date header is read from the server's state, never through `self`: a closure over the protocol,
-        # held by its own connection, made each upgraded connection a reference cycle that only the cyclic GC
-        # frees, with its TLS buffers (`kjobs up`'s young-generation threshold is 100,000 objects: some 90 MB of
-        # closed `kubectl exec` connections before a pass; docs/soak41.md).
-        self.conn = _GoRejectingConnection(
-            lambda: [(k, v) for k, v in (headers if state is None else state.default_headers) if k == b"date"]
-        )
-
-
-class _TlsWSProtocol(_WSProtocol):
-    """uvicorn's wsproto WebSocket protocol that reports the connection's verified client certificate too (a
-    connection upgraded from HTTP is handed over with its transport; the HTTP scope's extension is not)."""
-
-    _tls: dict[str, Any] | None = None
-
-    def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        super().connection_made(transport)  # type: ignore[arg-type]
-        self._tls = _tls_extension(transport)
-
-    def handle_connect(self, event: Any) -> None:
-        super().handle_connect(event)
-        if self._tls is not None:
-            extensions: dict[str, Any] = {**(self.scope.get("extensions") or {}), "tls": self._tls}
-            self.scope["extensions"] = extensions
-
-
-def _tls_extension(transport: asyncio.BaseTransport) -> dict[str, Any] | None:
-    """The ASGI TLS extension's `client_cert_name` (an RFC 4514-style subject; None without a certificate)."""
-    sslobj = transport.get_extra_info("ssl_object")
-    if sslobj is None:
-        return None
-    peer = sslobj.getpeercert() or {}
-    parts = [f"{key}={value}" for rdn in reversed(peer.get("subject", ())) for key, value in rdn]
-    return {"client_cert_name": ",".join(parts) or None}
+    return TlsWSProtocol(**kwargs)
 
 
 def server_config(
@@ -211,7 +146,7 @@ def server_config(
         app,
         loop="uvloop",
         http=_TlsHttpToolsProtocol if pki is not None else BoundedHttpToolsProtocol,  # with Go's bound on a head
-        ws=_TlsWSProtocol if pki is not None else _WSProtocol,  # pods/exec (kjobs.server.remotecommand)
+        ws=cast(Any, _tls_ws_protocol if pki is not None else _ws_protocol),  # pods/exec (kjobs.server.remotecommand)
         lifespan=lifespan,
         log_level="warning",
         access_log=False,
