@@ -89,6 +89,7 @@ from kjobs.controllers.scheduling import (
     SpecInfo,
     filter_node,
     fit_error,
+    node_scores,
     pod_info,
     select_host,
     shared_spec_info,
@@ -102,6 +103,43 @@ log = logging.getLogger(__name__)
 POD_SCHEDULED = "PodScheduled"
 REASON_UNSCHEDULABLE = "Unschedulable"
 PREEMPTION_REASON = "PreemptionByScheduler"
+
+_UNFIT = -(1 << 62)
+"""A ranking's score for a node its spec does not fit: below every score `select_host` would take (> -1)."""
+_RANKINGS_KEPT = 8
+"""Rankings kept, one a pod spec (a Job's pods share one): more distinct specs at once start afresh."""
+
+
+@dataclass(slots=True, eq=False)
+class _Ranking:
+    """Each ready node's filter answer and resource score for one pod spec, as of the node's `generation` when it
+    was last looked at (`seen`). Filters and scores read only the spec and the node's own state (`NodeMemo`), so
+    an attempt re-evaluates only the nodes changed since (one placed pod, one released) and picks the best of the
+    kept scores in C (`max`, `index`), instead of calling the filter and the scorer for every node: at
+    parallelism 5,000 (46 nodes) that loop was the one cost a pod that grew with the cluster (docs/simscale58.md).
+    `flagged` counts the nodes with pods of (anti-)affinity terms or soft taints, with which a plain pod's choice
+    also reads other nodes: then the attempt takes the full path."""
+
+    spec: SpecInfo
+    nodes: list[NodeInfo]
+    seen: list[int]
+    scores: list[int]
+    marks: list[bool]
+    flagged: int = 0
+
+
+def _plain(pod: PodInfo) -> bool:
+    """Whether the pod's own terms leave its filter and score to each node alone: no pod (anti-)affinity, no
+    spread constraint, no preferred node affinity (those read the cluster or normalise across nodes)."""
+    return not (
+        pod.any_spread
+        or pod.spread
+        or pod.affinity_terms
+        or pod.anti_terms
+        or pod.preferred_affinity
+        or pod.preferred_anti
+        or pod.preferred_terms
+    )
 
 
 @dataclass(frozen=True)
@@ -125,6 +163,10 @@ class SchedulerSettings:
 
 class Scheduler:
     """Schedules every pod whose `spec.schedulerName` is unset or `settings.scheduler_name`."""
+
+    ranked = True
+    """Whether a plain pod's attempt picks its node from a `_Ranking` kept for its spec (False: every node filtered
+    and scored each attempt; the same choice, held by tests/controllers/test_scheduler_ranking58.py)."""
 
     def __init__(
         self,
@@ -172,6 +214,7 @@ class Scheduler:
         self._parked_for_pods: set[str] = set()  # parked pods with pod affinity or spread: a placement may help
         self._node_infos: dict[str, NodeInfo] = {}
         self._ready: list[NodeInfo] | None = None
+        self._rankings: dict[int, _Ranking] = {}  # by `id` of the spec, which the ranking keeps alive
         self._placed: dict[str, str] = {}
         self._assumed: set[str] = set()
         self._spec_infos: dict[str, tuple[Obj, SpecInfo]] = {}  # by pod uid, dropped with the pod
@@ -580,6 +623,19 @@ class Scheduler:
         if not nodes:
             self._unschedulable(pod, NO_NODES_AVAILABLE, seq, None)
             return
+        spec = pod.spec
+        if (
+            spec is not None
+            and cacheable
+            and self.ranked
+            and _plain(pod)
+            and not self._service_selectors.get(pod.namespace)
+            and not any(self._nominated.values())
+        ):
+            chosen = self._ranked_choice(pod, spec, nodes)
+            if chosen is not None:
+                self._assume(pod, chosen, has_claims)
+                return
         cycle = prefilter(pod, nodes, self._namespace_labels)
         feasible: list[NodeInfo] = []
         statuses: dict[str, FilterStatus] = {}
@@ -630,6 +686,39 @@ class Scheduler:
                 self._failures.clear()
             self._failures[_signature(pod, nodes)] = (self._state, message, nomination)
         self._unschedulable(pod, message, seq, nomination)
+
+    def _ranked_choice(self, pod: PodInfo, spec: SpecInfo, nodes: list[NodeInfo]) -> str | None:
+        """The node the full path would choose for a plain pod (no nomination, claim, or Service in its namespace,
+        no pod nominated anywhere), from its spec's ranking; None when the full path must decide (no node fits,
+        a node is flagged, or no score above -1)."""
+        ranking = self._rankings.get(id(spec))
+        if ranking is None or ranking.spec is not spec or ranking.nodes is not nodes:
+            if len(self._rankings) >= _RANKINGS_KEPT:
+                self._rankings.clear()
+            count = len(nodes)
+            ranking = self._rankings[id(spec)] = _Ranking(spec, nodes, [-1] * count, [_UNFIT] * count, [False] * count)
+        seen = ranking.seen
+        for i, node in enumerate(nodes):
+            if node.generation != seen[i]:
+                self._rank(ranking, i, pod, node)
+        if ranking.flagged:
+            return None
+        scores = ranking.scores
+        best = max(scores)
+        if best <= -1:
+            return None
+        return nodes[scores.index(best)].name  # the first of the best in name order: `select_host`'s tie-break
+
+    @staticmethod
+    def _rank(ranking: _Ranking, i: int, pod: PodInfo, node: NodeInfo) -> None:
+        """Evaluate node `i` of the ranking again for its spec (through the node's memo, as the full path does)."""
+        marked = bool(node.anti_pods or node.affinity_pods or node.soft_taints)
+        if marked is not ranking.marks[i]:
+            ranking.marks[i] = marked
+            ranking.flagged += 1 if marked else -1
+        fits = not marked and filter_node(pod, node) is None
+        ranking.scores[i] = node_scores(pod, (node,))[0] if fits else _UNFIT
+        ranking.seen[i] = node.generation
 
     def _assume(self, pod: PodInfo, host: str, has_claims: bool) -> None:
         """Count the pod on `host` and bind it in the background. `has_claims`: the pod's volumes name claims
