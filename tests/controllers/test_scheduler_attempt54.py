@@ -265,6 +265,12 @@ async def _run(kind: type[Recording], node_objs: list[Obj], pod_objs: list[Obj],
         for key in sorted(sched._pending, key=sched._order):
             await sched.schedule_one(key)
     sched.queue.shutdown()
+    return observed(sched)
+
+
+def observed(sched: Recording) -> dict[str, Any]:
+    """Everything a scheduling decision leaves behind that a user or a later attempt can see: bindings, events,
+    placements, the nodes' pods, the failure cache, nominations, parked pods, state counters and metrics."""
     return {
         "spawned": sched.spawned,
         "events": sched.events.recorded,  # type: ignore[attr-defined]

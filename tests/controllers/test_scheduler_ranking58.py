@@ -19,7 +19,7 @@ from kjobs.api.types import Obj
 from kjobs.clock import FakeClock
 from kjobs.controllers.scheduler import Scheduler
 from kjobs.simulate import SimulationOptions, parse_model
-from tests.controllers.test_scheduler_attempt54 import Recording
+from tests.controllers.test_scheduler_attempt54 import Recording, observed
 from tests.hypothesis_budget import examples
 from tests.simulate.test_shortcuts import FLAKY, final_pods
 from tests.support import local_api
@@ -128,23 +128,7 @@ async def _run(kind: type[Recording], start_nodes: int, plan: list[Step]) -> dic
         for key in sorted(sched._pending, key=sched._order):
             await sched.schedule_one(key)
     sched.queue.shutdown()
-    return {
-        "spawned": sched.spawned,
-        "events": sched.events.recorded,  # type: ignore[attr-defined]
-        "placed": sched._placed,
-        "assumed": sched._assumed,
-        "node pods": {name: dict(info.pods) for name, info in sched._node_infos.items()},
-        "failures": sched._failures,
-        "nominated": (sched._nominated, sched._nominated_node),
-        "parked": (sched._parked, sched._parked_for_pods, sched._attempts),
-        "state": (sched._state, sched._event_seq),
-        "metrics": [
-            (s.name, s.labels, s.value)
-            for family in sched.metrics.registry.collect()
-            for s in family.samples
-            if not s.name.endswith("_created")
-        ],
-    }
+    return observed(sched)
 
 
 @settings(max_examples=examples(150), deadline=None)
