@@ -406,12 +406,13 @@ class RunView:
         """Take a pod change; returns lines about state changes and new failure decisions."""
         if pod is None:
             if deleted is not None:
-                self.pods.pop(P.uid(deleted), None)
+                uid = P.uid(deleted)  # read once: every pod GC delete comes here (docs/delete59.md)
+                self.pods.pop(uid, None)
                 if self._probe_kills or self._unhealthy:
-                    self._forget_probes(P.uid(deleted))
-                self._unseen_end.pop(P.uid(deleted), None)
-                if P.uid(deleted) in self._terminating:
-                    self._gone[P.uid(deleted)] = _resource_version(deleted)
+                    self._forget_probes(uid)
+                self._unseen_end.pop(uid, None)
+                if uid in self._terminating:
+                    self._gone[uid] = _resource_version(deleted)
             return []
         meta = pod["metadata"]
         return self.pod_changed(

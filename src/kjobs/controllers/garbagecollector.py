@@ -265,6 +265,29 @@ class GarbageCollector:
         # A partial rather than a closure: one Python frame less on every event of every watched resource.
         return functools.partial(self._observe, resource)
 
+    def _observe_gone(self, uid: str, old: Obj | None) -> None:
+        """`_observe` of a delete: the object leaves its owners' dependents (an owner deleting its dependents in
+        the foreground may be done) and the graph, and its own dependents are looked at again. The update's
+        steps it has no use for (its name, the new owners, `_unblocked`, which is empty without a new version)
+        are left out: a pod GC pass deletes thousands of pods."""
+        if old is not None:
+            for owner in {str(r.get("uid")) for r in _refs(old)} - set():  # as `old_owners - new_owners`
+                dependents = self.dependents.get(owner)
+                if dependents is not None:
+                    dependents.discard(uid)
+                    if not dependents:
+                        del self.dependents[owner]
+                owner_node = self.nodes.get(owner)
+                if owner_node is not None and is_deleting_dependents(owner_node.obj):
+                    self._enqueue("delete", owner_node)
+        self.nodes.pop(uid, None)
+        own = self.dependents.get(uid)
+        if own:
+            for dependent in sorted(own):
+                node = self.nodes.get(dependent)
+                if node is not None:
+                    self._enqueue("delete", node)
+
     def _enqueue(self, action: str, node: _Node) -> None:
         self.queue.add((action, node.resource, node.namespace, node.name, str(_meta(node.obj).get("uid") or "")))
 
@@ -282,6 +305,9 @@ class GarbageCollector:
                 # Most updates (status, labels) change nothing the graph holds: keep the newest object, no more.
                 known.obj = new
                 return
+        if new is None:
+            self._observe_gone(uid, old)
+            return
         namespace, name = key_of(obj)
         new_owners = {str(r.get("uid")) for r in _refs(new)}
         old_owners: set[str] = set()
@@ -302,13 +328,6 @@ class GarbageCollector:
                 owner_node = self.nodes.get(owner)
                 if owner_node is not None and is_deleting_dependents(owner_node.obj):
                     self._enqueue("delete", owner_node)
-        if new is None:
-            self.nodes.pop(uid, None)
-            for dependent in sorted(self.dependents.get(uid, ())):
-                node = self.nodes.get(dependent)
-                if node is not None:
-                    self._enqueue("delete", node)
-            return
         node = _Node(resource, namespace, name, new)
         self.nodes[uid] = node
         for owner in new_owners:

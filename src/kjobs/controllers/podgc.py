@@ -16,9 +16,12 @@ import contextlib
 import logging
 from dataclasses import dataclass, field
 
+from prometheus_client import Counter
+
 from kjobs.api.conditions import DELETION_BY_POD_GC, disruption_target, update_pod_condition
 from kjobs.api.errors import ApiError
 from kjobs.api.taints import TAINT_OUT_OF_SERVICE, taints_of
+from kjobs.api.timeutil import parse_time
 from kjobs.api.types import Obj
 from kjobs.client.base import Client
 from kjobs.client.informer import InformerFactory, key_of
@@ -27,6 +30,7 @@ from kjobs.clock import Clock, tick
 from kjobs.controllers.disruption_metrics import PodGCMetrics
 from kjobs.controllers.nodehealth import is_ready
 from kjobs.job import pods as P
+from kjobs.job.pods import GO_ZERO_TIME
 
 log = logging.getLogger(__name__)
 
@@ -53,14 +57,22 @@ def is_terminated(pod: Obj) -> bool:
     return P.phase(pod) not in _NOT_TERMINATED
 
 
-def _evicted(pod: Obj) -> bool:
-    status = pod.get("status") or {}
-    return status.get("phase") == "Failed" and status.get("reason") == "Evicted"
-
-
 def collection_order(pod: Obj) -> tuple[bool, float, str]:
-    """`byEvictionAndCreationTimestamp`: evicted pods first, then oldest, then by name."""
-    return (not _evicted(pod), P.creation_time(pod), str((pod.get("metadata") or {}).get("name") or ""))
+    """`byEvictionAndCreationTimestamp`: evicted pods first, then oldest, then by name.
+
+    `_evicted` and `P.creation_time` inline: a pass sorts every terminated pod (17,500 at 100,000 completions)."""
+    status = pod.get("status") or {}
+    meta = pod.get("metadata") or {}
+    stamp = meta.get("creationTimestamp")
+    parsed = 0.0
+    if stamp:
+        try:
+            parsed = parse_time(str(stamp))
+        except ValueError:
+            parsed = 0.0
+    created = parsed or GO_ZERO_TIME
+    evicted = status.get("phase") == "Failed" and status.get("reason") == "Evicted"
+    return (not evicted, created, str(meta.get("name") or ""))
 
 
 def _node_name(pod: Obj) -> str:
@@ -114,6 +126,8 @@ class PodGCController:
         self.nodes = factory.informer(NODES)
         self.pods = factory.informer(PODS)
         self.quarantined: dict[str, float] = {}
+        self._deleting: dict[tuple[str, str], Counter] = {}
+        """`metrics.deleting`'s child by (namespace, reason), as `labels` hands it out."""
         self._task: asyncio.Task[None] | None = None
 
     async def start(self) -> None:
@@ -212,9 +226,16 @@ class PodGCController:
         pkg/controller/podgc/gc_controller.go counts them (its "ignore not founds" comment ignores them only in
         the log)."""
         namespace, name = key_of(pod)
-        self.metrics.deleting.labels(namespace, reason).inc()
+        counted = (namespace, reason)
+        deleting = self._deleting.get(counted)
+        if deleting is None:  # the labelled child, once: `labels` the same child again on every delete
+            deleting = self._deleting[counted] = self.metrics.deleting.labels(namespace, reason)
+        deleting.inc()
         try:
-            await self.mark_failed_and_delete(pod, condition)
+            if P.is_terminal(pod):  # `mark_failed_and_delete`'s delete of a terminal pod, without its frame
+                await self.client.delete(PODS, namespace, name, grace_period_seconds=0, known=pod)
+            else:
+                await self._mark_failed_and_delete(pod, namespace, name, condition)
         except ApiError as exc:
             self.metrics.errors.labels(namespace, reason).inc()
             if exc.code != 404:
@@ -223,6 +244,10 @@ class PodGCController:
     async def mark_failed_and_delete(self, pod: Obj, condition: Obj | None = None) -> None:
         """`markFailedAndDeletePodWithCondition`: phase Failed (+ condition) unless terminal, then grace-0 delete."""
         namespace, name = key_of(pod)
+        await self._mark_failed_and_delete(pod, namespace, name, condition)
+
+    async def _mark_failed_and_delete(self, pod: Obj, namespace: str, name: str, condition: Obj | None) -> None:
+        """`mark_failed_and_delete` of a pod whose key `_collect` has read already."""
         if not P.is_terminal(pod):
             status: Obj = dict(pod.get("status") or {})
             patch_status: Obj = {"phase": "Failed"}

@@ -2062,7 +2062,8 @@ class ApiService:
             gone = await self.store.delete(r.store_key, key, name, last=old, untouched=kept is None)
             result = Result(_success_status(r, name, gone), 200)
         result.warnings.extend(warnings)
-        await self._cascade(r, namespace, uid, propagation)
+        if uid and (propagation == "Orphan" or r.kind == "Job"):  # what `_cascade` acts on: no coroutine else
+            await self._cascade(r, namespace, uid, propagation)
         if propagation == "Orphan":  # answered as written (200, the object held by `orphan`), then let go
             await self._finish_orphan(r, namespace, name, uid)
         return result
@@ -2273,8 +2274,15 @@ class ApiService:
 
     async def _on_dependent_gone(self, dependent: Obj) -> None:
         """A pod went away: an owner Job being deleted in the foreground may now be removable, and so may its
-        namespace, Terminating while it waited for its pods."""
-        await self._finish_namespace(str((dependent.get("metadata") or {}).get("namespace") or ""))
+        namespace, Terminating while it waited for its pods. The namespace is finished only when its stored
+        JSON holds a deletionTimestamp, as `_finish_namespace` would first read: no coroutine a delete else."""
+        namespace_name = str((dependent.get("metadata") or {}).get("namespace") or "")
+        try:
+            raw = self.store.get_raw("namespaces", "", namespace_name)
+        except ApiError:
+            raw = b""  # gone: `_finish_namespace` would answer None
+        if b'"deletionTimestamp"' in raw:
+            await self._finish_namespace(namespace_name)
         for ref in (dependent.get("metadata") or {}).get("ownerReferences") or []:
             if ref.get("kind") == "Job" and ref.get("apiVersion", "batch/v1") == "batch/v1":
                 jobs = lookup("batch", "v1", "jobs")
@@ -3027,7 +3035,9 @@ def _gc_finalizers_kept(finalizers: Any, propagation: str) -> list[str] | None:
     """The finalizers after a Background or Orphan DELETE, or None when they stay as they are
     (`deletionFinalizersForGarbageCollection`, store.go): both GC finalizers are taken out, and Orphan appends
     `orphan` (TestDoubleDeletionWithFinalizer, TestStoreDeleteWithOrphanDependents); unchanged when the set is
-    the same."""
+    the same. None at once for no finalizers and no Orphan: every pod GC delete's case."""
+    if not finalizers and propagation != "Orphan":
+        return None
     names = [str(f) for f in finalizers or []]
     kept = [f for f in names if f not in ("orphan", "foregroundDeletion")]
     if propagation == "Orphan":
