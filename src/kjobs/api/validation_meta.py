@@ -393,8 +393,14 @@ def validate_metadata_update(obj: Obj, old: Any) -> list[FieldError]:
     return validate_object_meta_update(meta if type(meta) is dict else {}, old_meta if type(old_meta) is dict else {})
 
 
-def validate_object_meta_update(meta: Obj, old: Obj, *, path: str = "metadata") -> list[FieldError]:
-    """Kubernetes' `ValidateObjectMetaUpdate`: identity fields immutable, resourceVersion required."""
+def validate_object_meta_update(
+    meta: Obj, old: Obj, *, path: str = "metadata", collections_passed: bool = False
+) -> list[FieldError]:
+    """Kubernetes' `ValidateObjectMetaUpdate`: identity fields immutable, resourceVersion required.
+
+    `collections_passed`: the caller's `validate_object_meta(meta, stored=old)` (same `path`) found no error in
+    the labels, annotations, owner references and finalizers; the same check of the same input finds none here
+    either, so it is not run twice (a pod update runs both, as `ValidatePodUpdate` does)."""
     errs: Errors = []
     if type(meta) is not dict:
         return [FieldError(path, Invalid, "must be of type object", meta)]
@@ -440,7 +446,8 @@ def validate_object_meta_update(meta: Obj, old: Obj, *, path: str = "metadata") 
         if not semantic_equal(new_value, old_value):
             shown = new_value if new_value is not None else ("" if key in ("name", "namespace", "uid") else None)
             errs.append(FieldError(f"{path}.{key}", Invalid, IMMUTABLE_MSG, shown))
-    _validate_meta_collections(meta, path, errs, old, finalizers)
+    if not collections_passed:
+        _validate_meta_collections(meta, path, errs, old, finalizers)
     return errs
 
 

@@ -66,6 +66,9 @@ def validate_pod_update(pod: Obj, old: Obj, *, features: FeatureGates = DEFAULT)
         features=features,
         allow_indivisible_hugepages=not same_spec and uses_indivisible_hugepages(old.get("spec")),
     )
+    # No error at all: the metadata's collections passed `validate_object_meta` against the stored metadata,
+    # the very check `validate_object_meta_update` would repeat below (a pod's finalizer removal: every write).
+    collections_passed = not errors
     if not same_spec:
         errors = [e for e in errors if (e.field, e.detail) not in _CREATE_ONLY]
         if has_invalid_required_node_label_value(old.get("spec")):
@@ -76,7 +79,7 @@ def validate_pod_update(pod: Obj, old: Obj, *, features: FeatureGates = DEFAULT)
                 if not (e.type is ErrorType.FieldValueInvalid and REQUIRED_NODE_VALUE_PATH.fullmatch(e.field))
             ]
     if isinstance(new_meta, dict) and isinstance(old_meta, dict):
-        errors.extend(validate_object_meta_update(new_meta, old_meta))
+        errors.extend(validate_object_meta_update(new_meta, old_meta, collections_passed=collections_passed))
         errors.extend(_annotation_change_errors(new_meta, old_meta))
     spec, old_spec = pod.get("spec"), old.get("spec")
     if same_spec or not isinstance(spec, dict) or not isinstance(old_spec, dict):
