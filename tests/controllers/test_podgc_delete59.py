@@ -1,6 +1,5 @@
-"""Pod GC's delete path made cheaper (docs/delete59.md), held against the forms it replaced: the collection order's
-key with `_evicted` and `P.creation_time` inline, the force-delete counter's labelled child kept, and the generic
-delete's GC finalizers with no finalizers answered at once."""
+"""Pod GC's delete path made cheaper (docs/delete59.md), held against the forms it replaced: the force-delete
+counter's labelled child kept, and the generic delete's GC finalizers with no finalizers answered at once."""
 
 from __future__ import annotations
 
@@ -12,63 +11,9 @@ from hypothesis import strategies as st
 
 from kjobs.api.types import Obj
 from kjobs.client.resources import PODS
-from kjobs.controllers.podgc import collection_order
-from kjobs.job import pods as P
 from kjobs.server.service import _gc_finalizers_kept
 from tests.controllers.test_podgc import run_pod, setup
 from tests.hypothesis_budget import examples
-
-
-def plain_collection_order(pod: Obj) -> tuple[bool, float, str]:
-    """`collection_order` as it was before delete59."""
-    status = pod.get("status") or {}
-    evicted = status.get("phase") == "Failed" and status.get("reason") == "Evicted"
-    return (not evicted, P.creation_time(pod), str((pod.get("metadata") or {}).get("name") or ""))
-
-
-_STAMPS = st.sampled_from(
-    [
-        None,
-        "",
-        "not a time",
-        "1970-01-01T00:00:00Z",  # the epoch: 0.0, which `creation_time` reads as Go's zero time
-        "0001-01-01T00:00:00Z",
-        "2026-12-08T01:02:03Z",
-        "2026-12-08T01:02:03.5Z",
-        "2026-12-08T02:02:03+01:00",
-        "2026-12-08T01:02:04Z",
-    ]
-)
-
-
-@st.composite
-def pods(draw: st.DrawFn) -> Obj:
-    """A listed pod: any creation stamp, a name or none, evicted or otherwise finished or not, some parts absent."""
-    pod: Obj = {}
-    if draw(st.booleans()):
-        meta: Obj = {}
-        stamp = draw(_STAMPS)
-        if stamp is not None:
-            meta["creationTimestamp"] = stamp
-        name = draw(st.sampled_from([None, "", "a", "b", "pod-1"]))
-        if name is not None:
-            meta["name"] = name
-        pod["metadata"] = meta
-    if draw(st.booleans()):
-        status: Obj = {"phase": draw(st.sampled_from(["Failed", "Succeeded", "Running", ""]))}
-        reason = draw(st.sampled_from([None, "Evicted", "DeadlineExceeded"]))
-        if reason is not None:
-            status["reason"] = reason
-        pod["status"] = status
-    return pod
-
-
-@settings(max_examples=examples(1000), deadline=None)
-@given(st.lists(pods(), max_size=12))
-def test_collection_order_as_before(listed: list[Obj]) -> None:
-    for pod in listed:
-        assert collection_order(pod) == plain_collection_order(pod)
-    assert sorted(listed, key=collection_order) == sorted(listed, key=plain_collection_order)
 
 
 def test_force_deletes_and_errors_count_by_namespace_and_reason_as_labels_counts_them() -> None:

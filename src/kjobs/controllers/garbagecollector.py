@@ -271,7 +271,7 @@ class GarbageCollector:
         steps it has no use for (its name, the new owners, `_unblocked`, which is empty without a new version)
         are left out: a pod GC pass deletes thousands of pods."""
         if old is not None:
-            for owner in {str(r.get("uid")) for r in _refs(old)} - set():  # as `old_owners - new_owners`
+            for owner in {str(r.get("uid")) for r in _refs(old)}:  # `old_owners - new_owners`, no new owners
                 dependents = self.dependents.get(owner)
                 if dependents is not None:
                     dependents.discard(uid)

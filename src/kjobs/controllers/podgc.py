@@ -21,7 +21,6 @@ from prometheus_client import Counter
 from kjobs.api.conditions import DELETION_BY_POD_GC, disruption_target, update_pod_condition
 from kjobs.api.errors import ApiError
 from kjobs.api.taints import TAINT_OUT_OF_SERVICE, taints_of
-from kjobs.api.timeutil import parse_time
 from kjobs.api.types import Obj
 from kjobs.client.base import Client
 from kjobs.client.informer import InformerFactory, key_of
@@ -30,7 +29,6 @@ from kjobs.clock import Clock, tick
 from kjobs.controllers.disruption_metrics import PodGCMetrics
 from kjobs.controllers.nodehealth import is_ready
 from kjobs.job import pods as P
-from kjobs.job.pods import GO_ZERO_TIME
 
 log = logging.getLogger(__name__)
 
@@ -57,22 +55,14 @@ def is_terminated(pod: Obj) -> bool:
     return P.phase(pod) not in _NOT_TERMINATED
 
 
-def collection_order(pod: Obj) -> tuple[bool, float, str]:
-    """`byEvictionAndCreationTimestamp`: evicted pods first, then oldest, then by name.
-
-    `_evicted` and `P.creation_time` inline: a pass sorts every terminated pod (17,500 at 100,000 completions)."""
+def _evicted(pod: Obj) -> bool:
     status = pod.get("status") or {}
-    meta = pod.get("metadata") or {}
-    stamp = meta.get("creationTimestamp")
-    parsed = 0.0
-    if stamp:
-        try:
-            parsed = parse_time(str(stamp))
-        except ValueError:
-            parsed = 0.0
-    created = parsed or GO_ZERO_TIME
-    evicted = status.get("phase") == "Failed" and status.get("reason") == "Evicted"
-    return (not evicted, created, str(meta.get("name") or ""))
+    return status.get("phase") == "Failed" and status.get("reason") == "Evicted"
+
+
+def collection_order(pod: Obj) -> tuple[bool, float, str]:
+    """`byEvictionAndCreationTimestamp`: evicted pods first, then oldest, then by name."""
+    return (not _evicted(pod), P.creation_time(pod), str((pod.get("metadata") or {}).get("name") or ""))
 
 
 def _node_name(pod: Obj) -> str:
