@@ -18,7 +18,7 @@ from kjobs.server import service as S
 from kjobs.server.registry import lookup
 from kjobs.server.storage import Storage
 from kjobs.store.memory import MemoryStore
-from tests.server.test_write_coroutine52 import drawn
+from tests.server.test_write_coroutine52 import drawn, pod
 
 PODS = lookup("", "v1", "pods")
 SMP = "application/strategic-merge-patch+json"
@@ -98,15 +98,6 @@ async def old_patch(
         if written is not None:
             return S.Result(written, 200, warnings)
     raise S.conflict(r.plural, name, group=r.group)
-
-
-def pod(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "finalizers": ["batch.kubernetes.io/job-tracking"]},
-        "spec": {"restartPolicy": "Never", "containers": [{"name": "main", "image": "busybox"}]},
-    }
 
 
 async def script(races: int) -> list[Any]:
